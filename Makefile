@@ -1,0 +1,133 @@
+# profreg build. `make` builds bin/profreg; `make test` and `make demo`
+# install missing Debian packages first, so each works on a fresh machine.
+
+PKGS := gsl libpq libcurl jansson libgit2 libzstd zlib libprotobuf-c libcrypto
+TEST_PKGS := cmocka
+
+BUILD ?= build
+BIN ?= bin
+PREFIX ?= /usr/local
+SAN ?=
+
+OPT ?= -O2
+CFLAGS ?= $(OPT) -g
+ifneq ($(SAN),)
+  CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+  LDFLAGS += -fsanitize=address,undefined
+endif
+
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+TEST_CFLAGS := $(shell pkg-config --cflags $(TEST_PKGS) 2>/dev/null)
+TEST_LIBS := $(shell pkg-config --libs $(TEST_PKGS) 2>/dev/null)
+
+ALL_CFLAGS = -std=c11 -Wall -Wextra -Werror -MMD -MP -I. -I$(BUILD)/gen \
+	$(PKG_CFLAGS) $(CFLAGS)
+LIBS = $(PKG_LIBS) -lm
+
+VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
+
+# Everything but the CLI entry point goes into one static library that the
+# binary, the tests, the fuzzers and the benchmarks link against.
+LIB_SRC := $(filter-out jobs/main.c,$(wildcard common/*.c pipeline/*.c \
+	stats/*.c baselines/*.c reports/*.c jobs/*.c))
+PROTO := $(wildcard pipeline/profile.proto)
+GEN_SRC := $(PROTO:%.proto=$(BUILD)/gen/%.pb-c.c)
+GEN_HDR := $(PROTO:%.proto=$(BUILD)/gen/%.pb-c.h)
+SQL := $(sort $(wildcard pipeline/migrations/*.sql))
+SQL_C := $(BUILD)/gen/migrations.c
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(GEN_SRC:%.c=%.o) $(SQL_C:%.c=%.o)
+LIB := $(BUILD)/libprofreg.a
+
+TEST_SRC := $(wildcard tests/unit/test_*.c)
+TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+TEST_SUPPORT := $(wildcard tests/support/*.c)
+TEST_SUPPORT_OBJ := $(TEST_SUPPORT:%.c=$(BUILD)/%.o)
+
+BENCH_SRC := $(wildcard tests/bench/*.c)
+BENCH_BIN := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
+
+.PHONY: all deps test check asan demo bench fuzz install clean
+all: $(BIN)/profreg
+
+deps:
+	@scripts/install-deps
+
+$(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: %.proto
+	@mkdir -p $(BUILD)/gen
+	protoc-c --c_out=$(BUILD)/gen $<
+
+$(SQL_C): $(SQL) scripts/sql2c
+	@mkdir -p $(dir $@)
+	scripts/sql2c $(SQL) > $@.tmp && mv $@.tmp $@
+
+# Every object may include the generated protobuf header.
+$(LIB_OBJ) $(BUILD)/jobs/main.o $(TEST_SUPPORT_OBJ): | $(GEN_HDR)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -DPROFREG_VERSION='"$(VERSION)"' -c $< -o $@
+
+$(BUILD)/gen/%.o: $(BUILD)/gen/%.c
+	$(CC) $(ALL_CFLAGS) -Wno-unused-parameter -c $< -o $@
+
+$(LIB): $(LIB_OBJ)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(BIN)/profreg: $(BUILD)/jobs/main.o $(LIB)
+	@mkdir -p $(BIN)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(BUILD)/tests/%.o: tests/unit/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(TEST_CFLAGS) -c $< -o $@
+
+$(BUILD)/tests/support/%.o: tests/support/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(TEST_CFLAGS) -c $< -o $@
+
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_SUPPORT_OBJ) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) $(TEST_LIBS)
+
+$(BUILD)/bench/%: tests/bench/%.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS)
+
+# `check` runs the suite on what is already installed; `test` installs first.
+check: $(BIN)/profreg $(TEST_BIN)
+	BUILD=$(BUILD) BIN=$(BIN) tests/run
+
+test: deps
+	@$(MAKE) --no-print-directory check
+
+asan: deps
+	@$(MAKE) --no-print-directory SAN=1 BUILD=build/asan BIN=build/asan/bin check
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@scripts/demo
+
+bench: deps
+	@$(MAKE) --no-print-directory OPT=-O2 all $(BENCH_BIN)
+	@BUILD=$(BUILD) BIN=$(BIN) tests/bench/run
+
+FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+fuzz: deps
+	@$(MAKE) --no-print-directory CC=clang BUILD=build/fuzz \
+		CFLAGS="-O1 -g -fsanitize=fuzzer-no-link,address,undefined" \
+		$(FUZZ_TARGETS:%=build/fuzz/fuzz/%)
+	@tests/fuzz/run build/fuzz/fuzz
+
+build/fuzz/fuzz/%: tests/fuzz/%.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer,address,undefined -o $@ $^ $(LIBS)
+
+install: $(BIN)/profreg
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 $(BIN)/profreg $(DESTDIR)$(PREFIX)/bin/profreg
+
+clean:
+	rm -rf build bin
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,48 @@
+/*
+ * strmap.h: a map from byte strings to 32-bit values, for interning.
+ *
+ * Open addressing with linear probing, FNV-1a hashing. Keys are copied
+ * into the map's own arena, so callers may pass transient buffers; a key
+ * may contain NUL bytes. The map never shrinks.
+ */
+#ifndef PR_STRMAP_H
+#define PR_STRMAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct strmap_slot {
+	uint64_t hash;
+	const char *key; /* NULL: empty slot */
+	size_t len;
+	uint32_t value;
+} strmap_slot;
+
+typedef struct strmap_chunk strmap_chunk;
+
+typedef struct strmap {
+	strmap_slot *slots;
+	size_t cap; /* power of two or 0 */
+	size_t count;
+	strmap_chunk *arena;
+} strmap;
+
+#define STRMAP_INIT {NULL, 0, 0, NULL}
+
+void strmap_init(strmap *m);
+void strmap_release(strmap *m);
+
+/* Find a key; returns 1 and sets *value when present, 0 when absent. */
+int strmap_get(const strmap *m, const char *key, size_t len, uint32_t *value);
+
+/*
+ * Look the key up and insert it with `value` when absent. *found is set
+ * to the stored value (the existing one when present). Returns 1 when the
+ * key was inserted, 0 when it was present, PR_ENOMEM on failure.
+ * *stored_key, when not NULL, receives the map's own copy of the key,
+ * NUL-terminated, valid until strmap_release.
+ */
+int strmap_put(strmap *m, const char *key, size_t len, uint32_t value,
+	       uint32_t *found, const char **stored_key);
+
+#endif

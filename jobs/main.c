@@ -1,0 +1,90 @@
+/*
+ * main.c: profreg's entry point: global options, then the command table.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "cli.h"
+#include "commands.h"
+#include "exitcode.h"
+
+#include <locale.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef PROFREG_VERSION
+#define PROFREG_VERSION "0.0.0"
+#endif
+
+static int cmd_version(cli_ctx *ctx, int argc, char **argv)
+{
+	static const cli_option opts[] = {{NULL, 0, 0, NULL, NULL}};
+	cli_parser *p = NULL;
+	const char *arg;
+	int c;
+
+	if (cli_parser_new(&p, ctx, argc, argv, opts, "profreg version",
+			   "Print profreg's version.") < 0)
+		return EXIT_RUNTIME;
+	while ((c = cli_next(p, &arg)) > 0)
+		;
+	cli_parser_free(p);
+	if (c == CLI_HELP)
+		return EXIT_OK;
+	if (c == CLI_BAD)
+		return EXIT_USAGE;
+	printf("profreg %s\n", PROFREG_VERSION);
+	return cli_finish(ctx, EXIT_OK);
+}
+
+static const cli_command commands[] = {
+	COMMANDS_TABLE
+	{"version", cmd_version, "print the version"},
+	{NULL, NULL, NULL},
+};
+
+int main(int argc, char **argv)
+{
+	static const cli_option opts[] = {
+		{"version", no_argument, 'V', NULL, "print the version"},
+		{NULL, 0, 0, NULL, NULL},
+	};
+	cli_ctx ctx = {0};
+	cli_parser *p = NULL;
+	const char *arg;
+	int c, first, rc;
+
+	setlocale(LC_ALL, "C");
+	ctx.prog = "profreg";
+	if (cli_parser_new(&p, &ctx, argc, argv, opts,
+			   "profreg [global options] COMMAND [options]",
+			   "Find performance regressions in continuous profiles.") < 0)
+		return EXIT_RUNTIME;
+	while ((c = cli_next(p, &arg)) > 0) {
+		if (c == 'V') {
+			cli_parser_free(p);
+			printf("profreg %s\n", PROFREG_VERSION);
+			return cli_finish(&ctx, EXIT_OK);
+		}
+	}
+	first = cli_optind(p);
+	if (c == CLI_HELP) {
+		printf("\ncommands:\n");
+		for (const cli_command *k = commands; k->name; k++)
+			printf("  %-14s %s\n", k->name, k->help);
+		cli_parser_free(p);
+		return cli_finish(&ctx, EXIT_OK);
+	}
+	cli_parser_free(p);
+	if (c == CLI_BAD)
+		return EXIT_USAGE;
+	if (first >= argc) {
+		cli_error(&ctx, "no command given (see 'profreg --help')");
+		return EXIT_USAGE;
+	}
+	if (!ctx.home)
+		ctx.home = getenv("PROFREG_HOME");
+	if (!ctx.home || !*ctx.home)
+		ctx.home = "./var";
+	rc = cli_dispatch(&ctx, commands, "profreg", argc - first, argv + first);
+	return cli_finish(&ctx, rc);
+}

@@ -1,0 +1,536 @@
+/*
+ * profile.c: the in-memory profile model (see profile.h).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "profile.h"
+#include "../common/buf.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void profile_limits_default(profile_limits *lim)
+{
+	lim->max_input_bytes = PROFILE_DEFAULT_MAX_INPUT;
+	lim->max_decompressed_bytes = PROFILE_DEFAULT_MAX_DECOMPRESSED;
+	lim->max_samples = PROFILE_DEFAULT_MAX_SAMPLES;
+	lim->max_depth = PROFILE_DEFAULT_MAX_DEPTH;
+	lim->max_string_len = PROFILE_DEFAULT_MAX_STRING;
+}
+
+int profile_new(profile **out, profile_format format, const char *input_name,
+		const profile_limits *lim, pr_error *err)
+{
+	profile *p;
+
+	*out = NULL;
+	if (!(p = calloc(1, sizeof(*p))) ||
+	    !(p->input_name = strdup(input_name ? input_name : "-"))) {
+		free(p);
+		return pr_error_set(err, PR_ENOMEM, "cannot parse '%s': out of memory",
+				    input_name ? input_name : "-");
+	}
+	p->format = format;
+	if (lim)
+		p->limits = *lim;
+	else
+		profile_limits_default(&p->limits);
+	strmap_init(&p->func_index);
+	p->default_value = -1;
+	*out = p;
+	return 0;
+}
+
+static void value_type_release(profile_value_type *vt)
+{
+	free(vt->type);
+	free(vt->unit);
+	vt->type = vt->unit = NULL;
+}
+
+void profile_free(profile *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->nvalue_types; i++)
+		value_type_release(&p->value_types[i]);
+	value_type_release(&p->period_type);
+	free(p->value_types);
+	free(p->funcs);
+	strmap_release(&p->func_index);
+	free(p->frames);
+	free(p->stack_off);
+	free(p->stack_len);
+	free(p->values);
+	free(p->input_name);
+	free(p);
+}
+
+static int oom(profile *p, pr_error *err)
+{
+	return pr_error_set(err, PR_ENOMEM, "cannot parse '%s': out of memory",
+			    p->input_name);
+}
+
+int profile_set_value_types(profile *p, size_t n, const char *const *types,
+			    const char *const *units, pr_error *err)
+{
+	if (p->nvalue_types || p->nsamples)
+		return pr_error_set(err, PR_ERR, "'%s': value types set twice",
+				    p->input_name);
+	if (n == 0)
+		return pr_error_set(err, PR_EDATA,
+				    "cannot parse '%s': the profile declares no sample types",
+				    p->input_name);
+	if (!(p->value_types = calloc(n, sizeof(*p->value_types))))
+		return oom(p, err);
+	p->nvalue_types = n;
+	for (size_t i = 0; i < n; i++) {
+		p->value_types[i].type = strdup(types[i] ? types[i] : "");
+		p->value_types[i].unit = strdup(units[i] ? units[i] : "");
+		if (!p->value_types[i].type || !p->value_types[i].unit)
+			return oom(p, err);
+	}
+	p->primary = n - 1;
+	return 0;
+}
+
+/* Length of a valid UTF-8 sequence at s, or 0 when it is not valid. */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+	unsigned c = s[0];
+	size_t len;
+	unsigned cp;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf) {
+		len = 2;
+		cp = c & 0x1f;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		len = 3;
+		cp = c & 0x0f;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		len = 4;
+		cp = c & 0x07;
+	} else {
+		return 0;
+	}
+	if (n < len)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	/* Overlong forms, surrogates and values past U+10FFFF. */
+	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		return 0;
+	return len;
+}
+
+static bool utf8_valid(const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+
+	for (size_t i = 0; i < n;) {
+		size_t k = utf8_seq(u + i, n - i);
+		/* NUL cannot live in a C string or a PostgreSQL text value. */
+		if (k == 0 || u[i] == 0)
+			return false;
+		i += k;
+	}
+	return true;
+}
+
+/* Append s to b with every invalid byte (and NUL) replaced by U+FFFD. */
+static int utf8_repair(buf *b, const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	int rc;
+
+	for (size_t i = 0; i < n;) {
+		size_t k = utf8_seq(u + i, n - i);
+		if (k == 0 || u[i] == 0) {
+			if ((rc = buf_put(b, "\xef\xbf\xbd", 3)) < 0)
+				return rc;
+			i++;
+			continue;
+		}
+		if ((rc = buf_put(b, s + i, k)) < 0)
+			return rc;
+		i += k;
+	}
+	return 0;
+}
+
+int profile_intern(profile *p, uint32_t *out, const char *name, size_t name_len,
+		   const char *file, size_t file_len, pr_error *err)
+{
+	buf key = BUF_INIT;
+	const char *stored;
+	uint32_t id;
+	size_t stored_name_len;
+	int rc = 0;
+
+	if (!file)
+		file_len = 0;
+	if (name_len > p->limits.max_string_len || file_len > p->limits.max_string_len) {
+		rc = pr_error_set(err, PR_ELIMIT,
+				  "cannot parse '%s': a name of %zu bytes exceeds the limit of %u bytes",
+				  p->input_name, name_len > file_len ? name_len : file_len,
+				  p->limits.max_string_len);
+		goto out;
+	}
+	if (name_len == 0) {
+		name = "[unknown]";
+		name_len = strlen(name);
+	}
+	if (utf8_valid(name, name_len) && utf8_valid(file ? file : "", file_len)) {
+		/* The common case: look the pair up without copying. */
+		if ((rc = buf_put(&key, name, name_len)) < 0 ||
+		    (rc = buf_putc(&key, '\0')) < 0 ||
+		    (file_len && (rc = buf_put(&key, file, file_len)) < 0))
+			goto nomem;
+	} else {
+		p->utf8_replaced++;
+		if ((rc = utf8_repair(&key, name, name_len)) < 0)
+			goto nomem;
+		name_len = key.len;
+		if ((rc = buf_putc(&key, '\0')) < 0 ||
+		    (file_len && (rc = utf8_repair(&key, file, file_len)) < 0))
+			goto nomem;
+	}
+	if (p->nfuncs == UINT32_MAX) {
+		rc = pr_error_set(err, PR_ELIMIT, "cannot parse '%s': too many functions",
+				  p->input_name);
+		goto out;
+	}
+	rc = strmap_put(&p->func_index, key.ptr, key.len, p->nfuncs, &id, &stored);
+	if (rc < 0)
+		goto nomem;
+	if (rc == 1) {
+		if (p->nfuncs == p->funcs_cap) {
+			size_t cap = p->funcs_cap ? p->funcs_cap * 2 : 256;
+			profile_func *f = realloc(p->funcs, cap * sizeof(*f));
+			if (!f)
+				goto nomem;
+			p->funcs = f;
+			p->funcs_cap = cap;
+		}
+		stored_name_len = strlen(stored);
+		p->funcs[p->nfuncs].name = stored;
+		p->funcs[p->nfuncs].file = stored + stored_name_len + 1;
+		p->nfuncs++;
+	}
+	*out = id;
+	rc = 0;
+	goto out;
+nomem:
+	rc = oom(p, err);
+out:
+	buf_release(&key);
+	return rc;
+}
+
+static int grow_samples(profile *p, pr_error *err)
+{
+	size_t cap = p->samples_cap ? p->samples_cap * 2 : 1024;
+	size_t *off;
+	uint32_t *len;
+	int64_t *vals;
+
+	if (!(off = realloc(p->stack_off, cap * sizeof(*off))))
+		return oom(p, err);
+	p->stack_off = off;
+	if (!(len = realloc(p->stack_len, cap * sizeof(*len))))
+		return oom(p, err);
+	p->stack_len = len;
+	if (!(vals = realloc(p->values, cap * p->nvalue_types * sizeof(*vals))))
+		return oom(p, err);
+	p->values = vals;
+	p->samples_cap = cap;
+	return 0;
+}
+
+static int grow_frames(profile *p, size_t extra, pr_error *err)
+{
+	size_t cap = p->frames_cap ? p->frames_cap : 4096;
+	uint32_t *f;
+
+	while (cap < p->nframes + extra)
+		cap *= 2;
+	if (cap == p->frames_cap)
+		return 0;
+	if (!(f = realloc(p->frames, cap * sizeof(*f))))
+		return oom(p, err);
+	p->frames = f;
+	p->frames_cap = cap;
+	return 0;
+}
+
+static int check_sample(profile *p, uint32_t depth, const int64_t *values,
+			pr_error *err)
+{
+	if (!p->nvalue_types)
+		return pr_error_set(err, PR_ERR, "'%s': sample before value types",
+				    p->input_name);
+	if (p->nsamples >= p->limits.max_samples)
+		return pr_error_set(err, PR_ELIMIT,
+				    "cannot parse '%s': more than %llu samples (the sample limit)",
+				    p->input_name, (unsigned long long)p->limits.max_samples);
+	if (depth > p->limits.max_depth)
+		return pr_error_set(err, PR_ELIMIT,
+				    "cannot parse '%s': a stack of %u frames exceeds the depth limit of %u",
+				    p->input_name, depth, p->limits.max_depth);
+	for (size_t i = 0; i < p->nvalue_types; i++)
+		if (values[i] < 0)
+			return pr_error_set(err, PR_EDATA,
+					    "cannot parse '%s': negative sample value %lld",
+					    p->input_name, (long long)values[i]);
+	return 0;
+}
+
+static int add_sample(profile *p, const uint32_t *stack, uint32_t depth,
+		      const int64_t *values, bool leaf_first, pr_error *err)
+{
+	uint32_t *dst;
+	int rc;
+
+	if ((rc = check_sample(p, depth, values, err)) < 0)
+		return rc;
+	for (uint32_t i = 0; i < depth; i++)
+		if (stack[i] >= p->nfuncs)
+			return pr_error_set(err, PR_EDATA,
+					    "cannot parse '%s': sample refers to unknown function %u",
+					    p->input_name, stack[i]);
+	if (p->nsamples == p->samples_cap && (rc = grow_samples(p, err)) < 0)
+		return rc;
+	if ((rc = grow_frames(p, depth, err)) < 0)
+		return rc;
+	dst = p->frames + p->nframes;
+	if (leaf_first)
+		for (uint32_t i = 0; i < depth; i++)
+			dst[i] = stack[depth - 1 - i];
+	else
+		memcpy(dst, stack, depth * sizeof(*stack));
+	p->stack_off[p->nsamples] = p->nframes;
+	p->stack_len[p->nsamples] = depth;
+	memcpy(p->values + p->nsamples * p->nvalue_types, values,
+	       p->nvalue_types * sizeof(*values));
+	p->nframes += depth;
+	p->nsamples++;
+	return 0;
+}
+
+int profile_add_sample(profile *p, const uint32_t *stack, uint32_t depth,
+		       const int64_t *values, pr_error *err)
+{
+	return add_sample(p, stack, depth, values, false, err);
+}
+
+int profile_add_sample_leaf_first(profile *p, const uint32_t *stack,
+				  uint32_t depth, const int64_t *values,
+				  pr_error *err)
+{
+	return add_sample(p, stack, depth, values, true, err);
+}
+
+static long find_value(const profile *p, const char *type)
+{
+	for (size_t i = 0; i < p->nvalue_types; i++)
+		if (strcmp(p->value_types[i].type, type) == 0)
+			return (long)i;
+	return -1;
+}
+
+static const struct {
+	const char *type;
+	const char *pref[2];
+} primary_rules[] = {
+	{"cpu", {"cpu", "samples"}},
+	{"heap", {"inuse_space", "inuse_objects"}},
+	{"alloc", {"alloc_space", "alloc_objects"}},
+	{"wall", {"wall", "samples"}},
+	{"goroutine", {"goroutine", "samples"}},
+};
+
+const char *profile_guess_type(const profile *p)
+{
+	if (find_value(p, "inuse_space") >= 0 || find_value(p, "inuse_objects") >= 0)
+		return "heap";
+	if (find_value(p, "alloc_space") >= 0 || find_value(p, "alloc_objects") >= 0)
+		return "alloc";
+	if (find_value(p, "goroutine") >= 0)
+		return "goroutine";
+	if (find_value(p, "wall") >= 0 && find_value(p, "cpu") < 0)
+		return "wall";
+	return "cpu";
+}
+
+const char *profile_pick_primary(profile *p, const char *type)
+{
+	if (!type)
+		type = profile_guess_type(p);
+	for (size_t r = 0; r < sizeof(primary_rules) / sizeof(primary_rules[0]); r++) {
+		if (strcmp(primary_rules[r].type, type) != 0)
+			continue;
+		for (int k = 0; k < 2; k++) {
+			long i = find_value(p, primary_rules[r].pref[k]);
+			if (i >= 0) {
+				p->primary = (size_t)i;
+				return primary_rules[r].type;
+			}
+		}
+		break;
+	}
+	if (p->default_value >= 0 && (size_t)p->default_value < p->nvalue_types)
+		p->primary = (size_t)p->default_value;
+	else if (p->nvalue_types)
+		p->primary = p->nvalue_types - 1;
+	for (size_t r = 0; r < sizeof(primary_rules) / sizeof(primary_rules[0]); r++)
+		if (strcmp(primary_rules[r].type, type) == 0)
+			return primary_rules[r].type;
+	return "cpu";
+}
+
+static const profile *sort_profile;
+static int row_cmp(const void *a, const void *b)
+{
+	const profile_summary_row *x = a, *y = b;
+	int c;
+
+	if (x->self != y->self)
+		return x->self > y->self ? -1 : 1;
+	if (x->total != y->total)
+		return x->total > y->total ? -1 : 1;
+	c = strcmp(sort_profile->funcs[x->func].name, sort_profile->funcs[y->func].name);
+	if (c)
+		return c;
+	return strcmp(sort_profile->funcs[x->func].file, sort_profile->funcs[y->func].file);
+}
+
+static int overflow(const profile *p, pr_error *err)
+{
+	return pr_error_set(err, PR_EDATA,
+			    "cannot parse '%s': sample values overflow a 64-bit total",
+			    p->input_name);
+}
+
+int profile_summarize(profile_summary *out, const profile *p,
+		      size_t value_index, pr_error *err)
+{
+	int64_t *self = NULL, *total = NULL;
+	size_t *seen = NULL; /* sample index + 1 that last counted a function */
+	long samples_col = find_value(p, "samples");
+	size_t n = 0;
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (p->nvalue_types && value_index >= p->nvalue_types)
+		return pr_error_set(err, PR_EUSAGE, "'%s': no value column %zu",
+				    p->input_name, value_index);
+	if (p->nfuncs &&
+	    (!(self = calloc(p->nfuncs, sizeof(*self))) ||
+	     !(total = calloc(p->nfuncs, sizeof(*total))) ||
+	     !(seen = calloc(p->nfuncs, sizeof(*seen))))) {
+		rc = oom((profile *)p, err);
+		goto out;
+	}
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const int64_t *vals = p->values + i * p->nvalue_types;
+		int64_t v = vals[value_index];
+		const uint32_t *st = p->frames + p->stack_off[i];
+		uint32_t d = p->stack_len[i];
+
+		if (__builtin_add_overflow(out->total, v, &out->total) ||
+		    __builtin_add_overflow(out->sample_count,
+					   samples_col >= 0 ? vals[samples_col] : 1,
+					   &out->sample_count)) {
+			rc = overflow(p, err);
+			goto out;
+		}
+		if (d == 0 || v == 0)
+			continue;
+		if (__builtin_add_overflow(self[st[d - 1]], v, &self[st[d - 1]])) {
+			rc = overflow(p, err);
+			goto out;
+		}
+		/* Recursion: a function counts once per stack toward its total. */
+		for (uint32_t k = 0; k < d; k++) {
+			uint32_t f = st[k];
+			if (seen[f] == i + 1)
+				continue;
+			seen[f] = i + 1;
+			if (__builtin_add_overflow(total[f], v, &total[f])) {
+				rc = overflow(p, err);
+				goto out;
+			}
+		}
+	}
+	for (uint32_t f = 0; f < p->nfuncs; f++)
+		if (total[f])
+			n++;
+	if (n && !(out->rows = malloc(n * sizeof(*out->rows)))) {
+		rc = oom((profile *)p, err);
+		goto out;
+	}
+	for (uint32_t f = 0; f < p->nfuncs; f++) {
+		if (!total[f])
+			continue;
+		out->rows[out->nrows].func = f;
+		out->rows[out->nrows].self = self[f];
+		out->rows[out->nrows].total = total[f];
+		out->nrows++;
+	}
+	sort_profile = p;
+	qsort(out->rows, out->nrows, sizeof(*out->rows), row_cmp);
+	sort_profile = NULL;
+out:
+	free(self);
+	free(total);
+	free(seen);
+	if (rc < 0)
+		profile_summary_release(out);
+	return rc;
+}
+
+void profile_summary_release(profile_summary *s)
+{
+	free(s->rows);
+	memset(s, 0, sizeof(*s));
+}
+
+static const char *const format_names[] = {
+	[PROFILE_FMT_AUTO] = "auto",
+	[PROFILE_FMT_PPROF] = "pprof",
+	[PROFILE_FMT_FOLDED] = "folded",
+	[PROFILE_FMT_V8] = "v8",
+	[PROFILE_FMT_PERF] = "perf",
+};
+
+const char *profile_format_name(profile_format f)
+{
+	if ((size_t)f < sizeof(format_names) / sizeof(format_names[0]))
+		return format_names[f];
+	return "unknown";
+}
+
+int profile_format_from_name(profile_format *out, const char *name)
+{
+	for (size_t i = 0; i < sizeof(format_names) / sizeof(format_names[0]); i++) {
+		if (strcmp(format_names[i], name) == 0) {
+			*out = (profile_format)i;
+			return 0;
+		}
+	}
+	if (strcmp(name, "collapsed") == 0) {
+		*out = PROFILE_FMT_FOLDED;
+		return 0;
+	}
+	if (strcmp(name, "cpuprofile") == 0) {
+		*out = PROFILE_FMT_V8;
+		return 0;
+	}
+	return PR_EUSAGE;
+}

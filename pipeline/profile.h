@@ -1,0 +1,175 @@
+/*
+ * profile.h: the in-memory profile model every parser produces.
+ *
+ * One model for every format: interned functions (a name and, where the
+ * format has one, a file name), stacks as arrays of function ids stored
+ * root first (outermost caller at index 0, the leaf last), one or more
+ * values per stack with their types and units, and capture metadata.
+ *
+ * Labels, tags and any other per-sample payload are never kept: only
+ * function names, file names and numbers leave a profile.
+ *
+ * The model enforces the input limits as it grows (stack depth, sample
+ * count, name length), so every parser gets them for free and reports them
+ * the same way.
+ */
+#ifndef PR_PROFILE_H
+#define PR_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/error.h"
+#include "../common/strmap.h"
+
+typedef enum profile_format {
+	PROFILE_FMT_AUTO = 0,
+	PROFILE_FMT_PPROF,
+	PROFILE_FMT_FOLDED,
+	PROFILE_FMT_V8,
+	PROFILE_FMT_PERF,
+} profile_format;
+
+/* Limits on what one input may make us do; every one has a flag. */
+typedef struct profile_limits {
+	uint64_t max_input_bytes;        /* the file as read, compressed or not */
+	uint64_t max_decompressed_bytes; /* after gunzip: a bomb stops here */
+	uint64_t max_samples;            /* sample records in one profile */
+	uint32_t max_depth;              /* frames in one stack */
+	uint32_t max_string_len;         /* bytes in one function or file name */
+} profile_limits;
+
+#define PROFILE_DEFAULT_MAX_INPUT (64ULL << 20)
+#define PROFILE_DEFAULT_MAX_DECOMPRESSED (512ULL << 20)
+#define PROFILE_DEFAULT_MAX_SAMPLES 10000000ULL
+#define PROFILE_DEFAULT_MAX_DEPTH 4096u
+#define PROFILE_DEFAULT_MAX_STRING 65536u
+
+void profile_limits_default(profile_limits *lim);
+
+typedef struct profile_func {
+	const char *name; /* owned by the profile, valid UTF-8, never NULL */
+	const char *file; /* owned by the profile, "" when unknown */
+} profile_func;
+
+typedef struct profile_value_type {
+	char *type; /* "samples", "cpu", "inuse_space", ... */
+	char *unit; /* "count", "nanoseconds", "bytes", ... */
+} profile_value_type;
+
+typedef struct profile {
+	profile_format format;
+	char *input_name;         /* for messages: the file this came from */
+	profile_limits limits;
+
+	profile_func *funcs;
+	uint32_t nfuncs;
+	size_t funcs_cap;
+	strmap func_index;        /* "name\0file" -> function id */
+
+	profile_value_type *value_types;
+	size_t nvalue_types;
+	size_t primary;           /* index of the value profreg analyses */
+
+	uint32_t *frames;         /* every stack, root first, back to back */
+	size_t nframes, frames_cap;
+	size_t *stack_off;        /* sample i's stack: frames[stack_off[i]..] */
+	uint32_t *stack_len;
+	int64_t *values;          /* nsamples * nvalue_types, row per sample */
+	size_t nsamples, samples_cap;
+
+	int64_t period;           /* 0 when unknown */
+	profile_value_type period_type; /* NULL members when unknown */
+	int64_t duration_ns;      /* 0 when unknown */
+	int64_t time_ns;          /* capture start, Unix ns; 0 when unknown */
+	int64_t default_value;    /* pprof default_sample_type index, or -1 */
+
+	uint32_t utf8_replaced;   /* names whose invalid UTF-8 was replaced */
+} profile;
+
+/*
+ * Create an empty profile. `input_name` is copied and used in every error
+ * message; `lim` is copied (NULL: the defaults). Free with profile_free.
+ */
+int profile_new(profile **out, profile_format format, const char *input_name,
+		const profile_limits *lim, pr_error *err);
+
+void profile_free(profile *p);
+
+/*
+ * Declare the value columns (call once, before any sample). Strings are
+ * copied. The primary value defaults to the last column, pprof's rule;
+ * profile_pick_primary refines it.
+ */
+int profile_set_value_types(profile *p, size_t n, const char *const *types,
+			    const char *const *units, pr_error *err);
+
+/*
+ * Intern a function by name and file (file may be NULL or ""). Lengths are
+ * explicit, names need not be NUL-terminated. Invalid UTF-8 is replaced by
+ * U+FFFD (counted in utf8_replaced); a name longer than max_string_len is
+ * PR_ELIMIT; an empty name becomes "[unknown]".
+ */
+int profile_intern(profile *p, uint32_t *out, const char *name, size_t name_len,
+		   const char *file, size_t file_len, pr_error *err);
+
+/*
+ * Append one sample: `depth` function ids root first, and one value per
+ * value column. Negative values are PR_EDATA; a stack deeper than
+ * max_depth or a sample count over max_samples is PR_ELIMIT; an id that
+ * was not interned is PR_EDATA. A zero-depth stack is allowed (it counts
+ * toward the total but belongs to no function).
+ */
+int profile_add_sample(profile *p, const uint32_t *stack, uint32_t depth,
+		       const int64_t *values, pr_error *err);
+
+/* Same, with the stack given leaf first (pprof's order). */
+int profile_add_sample_leaf_first(profile *p, const uint32_t *stack,
+				  uint32_t depth, const int64_t *values,
+				  pr_error *err);
+
+/*
+ * Choose the primary value for a profile type ("cpu", "heap", "alloc",
+ * "wall", "goroutine", or NULL to guess from the value types), by this
+ * rule, first match wins:
+ *   cpu:       cpu, then samples
+ *   heap:      inuse_space, then inuse_objects
+ *   alloc:     alloc_space, then alloc_objects
+ *   wall:      wall, then samples
+ *   goroutine: goroutine, then samples
+ *   otherwise: pprof's default_sample_type when set, else the last column.
+ * Returns the profile type it settled on (a static string).
+ */
+const char *profile_pick_primary(profile *p, const char *type);
+
+/* Guess the profile type from the value types ("cpu" when nothing says). */
+const char *profile_guess_type(const profile *p);
+
+/* Per-function summary of one value column. */
+typedef struct profile_summary_row {
+	uint32_t func;
+	int64_t self;  /* value where the function is the leaf */
+	int64_t total; /* value of stacks that contain it, once per stack */
+} profile_summary_row;
+
+typedef struct profile_summary {
+	profile_summary_row *rows; /* self desc, then total desc, then name */
+	size_t nrows;              /* functions with a non-zero total */
+	int64_t total;             /* sum of the column over all samples */
+	int64_t sample_count;      /* sum of a "samples" column, else records */
+} profile_summary;
+
+/*
+ * Summarise column `value_index` of `p`. Overflow of a 64-bit sum is
+ * PR_EDATA. Release with profile_summary_release.
+ */
+int profile_summarize(profile_summary *out, const profile *p,
+		      size_t value_index, pr_error *err);
+
+void profile_summary_release(profile_summary *s);
+
+const char *profile_format_name(profile_format f);
+int profile_format_from_name(profile_format *out, const char *name);
+
+#endif

@@ -1,0 +1,16 @@
+/*
+ * v8.h: parser for V8 .cpuprofile JSON (node --cpu-prof, Chrome DevTools).
+ */
+#ifndef PR_V8_H
+#define PR_V8_H
+
+#include "profile.h"
+
+/* Parse .cpuprofile JSON; ownership as for pprof_parse. */
+int v8_parse(profile **out, const uint8_t *data, size_t len,
+	     const char *name, const profile_limits *lim, pr_error *err);
+
+/* True when the bytes are a JSON object that looks like a cpuprofile. */
+bool v8_sniff(const uint8_t *data, size_t len);
+
+#endif

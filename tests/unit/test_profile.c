@@ -1,0 +1,262 @@
+/*
+ * test_profile.c: the profile model: interning, limits, summaries.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "pipeline/profile.h"
+
+static profile *new_profile(const profile_limits *lim)
+{
+	static const char *types[] = {"samples", "cpu"};
+	static const char *units[] = {"count", "nanoseconds"};
+	pr_error err = PR_ERROR_INIT;
+	profile *p = NULL;
+
+	assert_int_equal(profile_new(&p, PROFILE_FMT_FOLDED, "t.folded", lim, &err), 0);
+	assert_int_equal(profile_set_value_types(p, 2, types, units, &err), 0);
+	return p;
+}
+
+static uint32_t fn(profile *p, const char *name)
+{
+	pr_error err = PR_ERROR_INIT;
+	uint32_t id;
+
+	assert_int_equal(profile_intern(p, &id, name, strlen(name), "f.c", 3, &err), 0);
+	return id;
+}
+
+static void add(profile *p, const uint32_t *st, uint32_t d, int64_t n)
+{
+	pr_error err = PR_ERROR_INIT;
+	int64_t v[2] = {n, n * 10};
+
+	assert_int_equal(profile_add_sample(p, st, d, v, &err), 0);
+}
+
+static const profile_summary_row *row(const profile *p, const profile_summary *s,
+				      const char *name)
+{
+	for (size_t i = 0; i < s->nrows; i++)
+		if (strcmp(p->funcs[s->rows[i].func].name, name) == 0)
+			return &s->rows[i];
+	return NULL;
+}
+
+static void test_interning_returns_one_id_per_name_and_file(void **state)
+{
+	pr_error err = PR_ERROR_INIT;
+	profile *p = new_profile(NULL);
+	uint32_t a, b, c;
+
+	(void)state;
+	a = fn(p, "main");
+	b = fn(p, "main");
+	assert_int_equal(profile_intern(p, &c, "main", 4, "other.c", 7, &err), 0);
+	assert_int_equal(a, b);
+	assert_int_not_equal(a, c);
+	assert_string_equal(p->funcs[c].file, "other.c");
+	assert_int_equal(p->nfuncs, 2);
+	profile_free(p);
+}
+
+static void test_recursion_counts_once_toward_total(void **state)
+{
+	profile *p = new_profile(NULL);
+	profile_summary s;
+	pr_error err = PR_ERROR_INIT;
+	uint32_t m, f, g;
+
+	(void)state;
+	m = fn(p, "main");
+	f = fn(p, "fib");
+	g = fn(p, "leaf");
+	add(p, (uint32_t[]){m, f, f, f}, 4, 5);
+	add(p, (uint32_t[]){m, f, g}, 3, 3);
+	add(p, (uint32_t[]){m}, 1, 2);
+	assert_int_equal(profile_summarize(&s, p, 0, &err), 0);
+	assert_int_equal(s.total, 10);
+	assert_int_equal(s.sample_count, 10); /* the "samples" column */
+	assert_int_equal(row(p, &s, "fib")->self, 5);
+	assert_int_equal(row(p, &s, "fib")->total, 8);
+	assert_int_equal(row(p, &s, "main")->total, 10);
+	assert_int_equal(row(p, &s, "main")->self, 2);
+	assert_int_equal(row(p, &s, "leaf")->self, 3);
+	/* Sorted by self, descending. */
+	assert_string_equal(p->funcs[s.rows[0].func].name, "fib");
+	profile_summary_release(&s);
+	assert_int_equal(profile_summarize(&s, p, 1, &err), 0);
+	assert_int_equal(s.total, 100);
+	assert_int_equal(row(p, &s, "fib")->self, 50);
+	profile_summary_release(&s);
+	profile_free(p);
+}
+
+static void test_leaf_first_stacks_are_stored_root_first(void **state)
+{
+	profile *p = new_profile(NULL);
+	pr_error err = PR_ERROR_INIT;
+	uint32_t m = fn(p, "main"), l = fn(p, "leaf");
+	int64_t v[2] = {1, 1};
+
+	(void)state;
+	assert_int_equal(profile_add_sample_leaf_first(p, (uint32_t[]){l, m}, 2, v, &err), 0);
+	assert_int_equal(p->frames[p->stack_off[0]], m);
+	assert_int_equal(p->frames[p->stack_off[0] + 1], l);
+	profile_free(p);
+}
+
+static void test_invalid_utf8_is_replaced_and_counted(void **state)
+{
+	profile *p = new_profile(NULL);
+	uint32_t id;
+
+	(void)state;
+	id = fn(p, "bad\xff\xfename");
+	assert_string_equal(p->funcs[id].name, "bad\xef\xbf\xbd\xef\xbf\xbdname");
+	assert_int_equal(p->utf8_replaced, 1);
+	/* A NUL inside a name is replaced too: it cannot be stored. */
+	{
+		pr_error err = PR_ERROR_INIT;
+		assert_int_equal(profile_intern(p, &id, "a\0b", 3, NULL, 0, &err), 0);
+		assert_string_equal(p->funcs[id].name, "a\xef\xbf\xbd" "b");
+	}
+	profile_free(p);
+}
+
+static void test_empty_name_becomes_unknown(void **state)
+{
+	profile *p = new_profile(NULL);
+	pr_error err = PR_ERROR_INIT;
+	uint32_t id;
+
+	(void)state;
+	assert_int_equal(profile_intern(p, &id, "", 0, NULL, 0, &err), 0);
+	assert_string_equal(p->funcs[id].name, "[unknown]");
+	profile_free(p);
+}
+
+static void test_limits_are_enforced_with_a_named_message(void **state)
+{
+	profile_limits lim;
+	profile *p;
+	pr_error err = PR_ERROR_INIT;
+	uint32_t id, st[4];
+	int64_t v[2] = {1, 1};
+	char longname[40];
+
+	(void)state;
+	profile_limits_default(&lim);
+	lim.max_depth = 3;
+	lim.max_samples = 2;
+	lim.max_string_len = 32;
+	p = new_profile(&lim);
+	id = fn(p, "x");
+	for (int i = 0; i < 4; i++)
+		st[i] = id;
+	assert_int_equal(profile_add_sample(p, st, 4, v, &err), PR_ELIMIT);
+	assert_non_null(strstr(err.msg, "'t.folded'"));
+	assert_non_null(strstr(err.msg, "depth limit"));
+	pr_error_clear(&err);
+	assert_int_equal(profile_add_sample(p, st, 3, v, &err), 0);
+	assert_int_equal(profile_add_sample(p, st, 3, v, &err), 0);
+	assert_int_equal(profile_add_sample(p, st, 3, v, &err), PR_ELIMIT);
+	assert_non_null(strstr(err.msg, "sample limit"));
+	pr_error_clear(&err);
+	memset(longname, 'a', sizeof(longname));
+	assert_int_equal(profile_intern(p, &id, longname, sizeof(longname), NULL, 0, &err),
+			 PR_ELIMIT);
+	assert_non_null(strstr(err.msg, "'t.folded'"));
+	profile_free(p);
+}
+
+static void test_negative_values_and_unknown_ids_are_rejected(void **state)
+{
+	profile *p = new_profile(NULL);
+	pr_error err = PR_ERROR_INIT;
+	uint32_t id = fn(p, "x"), bad = 99;
+	int64_t neg[2] = {-1, 1}, ok[2] = {1, 1};
+
+	(void)state;
+	assert_int_equal(profile_add_sample(p, &id, 1, neg, &err), PR_EDATA);
+	assert_non_null(strstr(err.msg, "negative"));
+	pr_error_clear(&err);
+	assert_int_equal(profile_add_sample(p, &bad, 1, ok, &err), PR_EDATA);
+	assert_non_null(strstr(err.msg, "unknown function"));
+	profile_free(p);
+}
+
+static void test_overflowing_totals_are_rejected(void **state)
+{
+	profile *p = new_profile(NULL);
+	profile_summary s;
+	pr_error err = PR_ERROR_INIT;
+	uint32_t id = fn(p, "x");
+	int64_t big[2] = {INT64_MAX, 1};
+
+	(void)state;
+	assert_int_equal(profile_add_sample(p, &id, 1, big, &err), 0);
+	assert_int_equal(profile_add_sample(p, &id, 1, big, &err), 0);
+	assert_int_equal(profile_summarize(&s, p, 0, &err), PR_EDATA);
+	assert_non_null(strstr(err.msg, "overflow"));
+	assert_null(s.rows);
+	profile_free(p);
+}
+
+static void test_empty_profile_summarises_to_zero(void **state)
+{
+	profile *p = new_profile(NULL);
+	profile_summary s;
+	pr_error err = PR_ERROR_INIT;
+
+	(void)state;
+	assert_int_equal(profile_summarize(&s, p, 0, &err), 0);
+	assert_int_equal(s.total, 0);
+	assert_int_equal(s.nrows, 0);
+	profile_summary_release(&s);
+	profile_free(p);
+}
+
+static void test_primary_value_follows_the_documented_rule(void **state)
+{
+	static const char *types[] = {"alloc_objects", "alloc_space", "inuse_objects", "inuse_space"};
+	static const char *units[] = {"count", "bytes", "count", "bytes"};
+	pr_error err = PR_ERROR_INIT;
+	profile *p = NULL;
+
+	(void)state;
+	assert_int_equal(profile_new(&p, PROFILE_FMT_PPROF, "heap.pb", NULL, &err), 0);
+	assert_int_equal(profile_set_value_types(p, 4, types, units, &err), 0);
+	assert_string_equal(profile_guess_type(p), "heap");
+	assert_string_equal(profile_pick_primary(p, "heap"), "heap");
+	assert_int_equal(p->primary, 3);
+	assert_string_equal(profile_pick_primary(p, "alloc"), "alloc");
+	assert_int_equal(p->primary, 1);
+	/* No rule matches: pprof's default, else the last column. */
+	p->default_value = 0;
+	profile_pick_primary(p, "cpu");
+	assert_int_equal(p->primary, 0);
+	profile_free(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_interning_returns_one_id_per_name_and_file),
+		cmocka_unit_test(test_recursion_counts_once_toward_total),
+		cmocka_unit_test(test_leaf_first_stacks_are_stored_root_first),
+		cmocka_unit_test(test_invalid_utf8_is_replaced_and_counted),
+		cmocka_unit_test(test_empty_name_becomes_unknown),
+		cmocka_unit_test(test_limits_are_enforced_with_a_named_message),
+		cmocka_unit_test(test_negative_values_and_unknown_ids_are_rejected),
+		cmocka_unit_test(test_overflowing_totals_are_rejected),
+		cmocka_unit_test(test_empty_profile_summarises_to_zero),
+		cmocka_unit_test(test_primary_value_follows_the_documented_rule),
+	};
+	return cmocka_run_group_tests_name("profile", tests, NULL, NULL);
+}
