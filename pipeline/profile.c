@@ -484,7 +484,8 @@ int profile_summarize(profile_summary *out, const profile *p,
 		out->nrows++;
 	}
 	sort_profile = p;
-	qsort(out->rows, out->nrows, sizeof(*out->rows), row_cmp);
+	if (out->nrows)
+		qsort(out->rows, out->nrows, sizeof(*out->rows), row_cmp);
 	sort_profile = NULL;
 out:
 	free(self);
