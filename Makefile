@@ -92,10 +92,16 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_SUPPORT_OBJ) $(LIB)
 
 $(BUILD)/bench/%: tests/bench/%.c $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LIBS)
+	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.c %.a,$^) $(LIBS)
+
+# The fleet simulator: standalone, on GSL and libc only.
+$(BUILD)/sim/fleetgen: tests/sim/fleetgen.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -Wall -Wextra -Werror $(CFLAGS) $(shell pkg-config --cflags gsl) \
+		-o $@ $< $(LDFLAGS) $(shell pkg-config --libs gsl) -lm
 
 # `check` runs the suite on what is already installed; `test` installs first.
-check: $(BIN)/profreg $(TEST_BIN)
+check: $(BIN)/profreg $(TEST_BIN) $(BUILD)/sim/fleetgen
 	BUILD=$(BUILD) BIN=$(BIN) tests/run
 
 test: deps
@@ -105,7 +111,7 @@ asan: deps
 	@$(MAKE) --no-print-directory SAN=1 BUILD=build/asan BIN=build/asan/bin check
 
 demo: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory all $(BUILD)/sim/fleetgen
 	@scripts/demo
 
 bench: deps
@@ -121,7 +127,7 @@ fuzz: deps
 
 build/fuzz/fuzz/%: tests/fuzz/%.c $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer,address,undefined -o $@ $^ $(LIBS)
+	$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer,address,undefined -o $@ $(filter %.c %.a,$^) $(LIBS)
 
 install: $(BIN)/profreg
 	install -d $(DESTDIR)$(PREFIX)/bin

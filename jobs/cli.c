@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <jansson.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,7 @@ struct cli_parser {
 	const char *description;
 	struct option *longopts;
 	char shortopts[128];
+	const char *optstr; /* shortopts, with or without the leading '+' */
 };
 
 static size_t count_opts(const cli_option *o)
@@ -70,9 +72,11 @@ int cli_parser_new(cli_parser **out, cli_ctx *ctx, int argc, char **argv,
 	p->opts = opts;
 	p->usage = usage;
 	p->description = description;
-	/* '+': stop at the first operand, so subcommands get their own options. */
+	/* Operands and options may mix ("ingest a.pb --service x"); main
+	 * switches to stopping at the first operand (cli_parser_posix). */
 	p->shortopts[s++] = '+';
 	p->shortopts[s++] = ':';
+	p->optstr = p->shortopts + 1;
 	for (size_t i = 0; i < n; i++, k++) {
 		p->longopts[k].name = opts[i].name;
 		p->longopts[k].has_arg = opts[i].has_arg;
@@ -90,10 +94,16 @@ int cli_parser_new(cli_parser **out, cli_ctx *ctx, int argc, char **argv,
 	}
 	p->shortopts[s++] = 'h';
 	p->shortopts[s] = '\0';
-	optind = 1;
+	/* 0, not 1: glibc then forgets the previous argv's permutation. */
+	optind = 0;
 	opterr = 0;
 	*out = p;
 	return 0;
+}
+
+void cli_parser_posix(cli_parser *p)
+{
+	p->optstr = p->shortopts;
 }
 
 void cli_parser_free(cli_parser *p)
@@ -136,7 +146,7 @@ int cli_next(cli_parser *p, const char **arg)
 	int longidx = 0, c;
 
 	for (;;) {
-		c = getopt_long(p->argc, p->argv, p->shortopts, p->longopts, &longidx);
+		c = getopt_long(p->argc, p->argv, p->optstr, p->longopts, &longidx);
 		*arg = optarg;
 		switch (c) {
 		case -1:
@@ -302,4 +312,36 @@ int cli_finish(const cli_ctx *ctx, int code)
 		return code ? code : EXIT_RUNTIME;
 	}
 	return code;
+}
+
+void cli_put_safe(FILE *f, const char *s, int width)
+{
+	int cols = 0;
+
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p < 0x20 || *p == 0x7f) {
+			fprintf(f, "\\x%02x", *p);
+			cols += 4;
+		} else {
+			fputc(*p, f);
+			if ((*p & 0xc0) != 0x80)
+				cols++;
+		}
+	}
+	for (; cols < width; cols++)
+		fputc(' ', f);
+}
+
+int cli_print_json(const cli_ctx *ctx, json_t *v)
+{
+	int rc;
+
+	if (!v) {
+		cli_error(ctx, "out of memory");
+		return EXIT_RUNTIME;
+	}
+	rc = json_dumpf(v, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(12));
+	json_decref(v);
+	fputc('\n', stdout);
+	return rc == 0 ? EXIT_OK : EXIT_RUNTIME;
 }

@@ -50,6 +50,9 @@ int cli_parser_new(cli_parser **out, cli_ctx *ctx, int argc, char **argv,
 		   const char *description);
 void cli_parser_free(cli_parser *p);
 
+/* Stop at the first operand (for a command that dispatches further). */
+void cli_parser_posix(cli_parser *p);
+
 /*
  * Next option: its key and *arg (or NULL); 0 at the end of options;
  * CLI_HELP when --help was given (help is already printed to stdout);
@@ -92,4 +95,20 @@ int cli_dispatch(cli_ctx *ctx, const cli_command *cmds, const char *group,
 /* Flush stdout and turn a write error into exit code 3. */
 int cli_finish(const cli_ctx *ctx, int code);
 
+
+
+/*
+ * Write a name taken from a profile to a terminal or log safely: control
+ * characters (ANSI escapes, newlines) are shown as \xNN, so a hostile
+ * function name cannot rewrite the operator's screen or forge log lines.
+ * Pads with spaces to `width` display columns when width > 0 (counting
+ * UTF-8 sequences as one column each).
+ */
+void cli_put_safe(FILE *f, const char *s, int width);
+
+/* Print a jansson value as one JSON document on stdout (steals `v`). */
+struct json_t;
+int cli_print_json(const cli_ctx *ctx, struct json_t *v);
+
 #endif
+

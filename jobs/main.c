@@ -59,6 +59,7 @@ int main(int argc, char **argv)
 			   "profreg [global options] COMMAND [options]",
 			   "Find performance regressions in continuous profiles.") < 0)
 		return EXIT_RUNTIME;
+	cli_parser_posix(p);
 	while ((c = cli_next(p, &arg)) > 0) {
 		if (c == 'V') {
 			cli_parser_free(p);

@@ -312,7 +312,7 @@ static int add_sample(profile *p, const uint32_t *stack, uint32_t depth,
 	if (leaf_first)
 		for (uint32_t i = 0; i < depth; i++)
 			dst[i] = stack[depth - 1 - i];
-	else
+	else if (depth)
 		memcpy(dst, stack, depth * sizeof(*stack));
 	p->stack_off[p->nsamples] = p->nframes;
 	p->stack_len[p->nsamples] = depth;

@@ -1,0 +1,125 @@
+/*
+ * cmd_db.c: `profreg db migrate|start|stop|status`: the schema and the
+ * private PostgreSQL cluster.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "commands.h"
+#include "context.h"
+#include "exitcode.h"
+#include "../pipeline/pgembed.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+
+static const cli_option no_opts[] = {{NULL, 0, 0, NULL, NULL}};
+
+static int parse_none(cli_ctx *ctx, int argc, char **argv, const char *usage,
+		      const char *desc)
+{
+	cli_parser *p = NULL;
+	const char *arg;
+	int c, rc = 0;
+
+	if (cli_parser_new(&p, ctx, argc, argv, no_opts, usage, desc) < 0)
+		return EXIT_RUNTIME;
+	while ((c = cli_next(p, &arg)) > 0)
+		;
+	if (c == CLI_HELP)
+		rc = -1;
+	else if (c == CLI_BAD)
+		rc = EXIT_USAGE;
+	else if (cli_optind(p) != argc) {
+		cli_error(ctx, "unexpected argument '%s' (see --help)", argv[cli_optind(p)]);
+		rc = EXIT_USAGE;
+	}
+	cli_parser_free(p);
+	return rc;
+}
+
+static int db_cmd_migrate(cli_ctx *ctx, int argc, char **argv)
+{
+	pr_error err = PR_ERROR_INIT;
+	db *d = NULL;
+	int rc, version = 0;
+
+	if ((rc = parse_none(ctx, argc, argv, "profreg db migrate",
+			     "Apply the schema migrations that have not been applied yet (profreg also does this on first use).")))
+		return rc < 0 ? EXIT_OK : rc;
+	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 ||
+	    (rc = db_schema_version(d, &version, &err)) < 0) {
+		db_close(d);
+		return cli_fail(ctx, &err);
+	}
+	db_close(d);
+	if (!ctx->quiet)
+		printf("schema at version %d\n", version);
+	return EXIT_OK;
+}
+
+static int db_cmd_start(cli_ctx *ctx, int argc, char **argv)
+{
+	pr_error err = PR_ERROR_INIT;
+	char *conninfo = NULL;
+	int rc;
+
+	if ((rc = parse_none(ctx, argc, argv, "profreg db start",
+			     "Create (once) and start the private PostgreSQL cluster under the state directory; print its connection string.")))
+		return rc < 0 ? EXIT_OK : rc;
+	if (pgembed_start(&conninfo, ctx->home, ctx->quiet, &err) < 0)
+		return cli_fail(ctx, &err);
+	if (ctx->json)
+		rc = cli_print_json(ctx, json_pack("{s:b,s:s}", "running", 1, "conninfo", conninfo));
+	else
+		printf("%s\n", conninfo);
+	free(conninfo);
+	return rc;
+}
+
+static int db_cmd_stop(cli_ctx *ctx, int argc, char **argv)
+{
+	pr_error err = PR_ERROR_INIT;
+	int rc;
+
+	if ((rc = parse_none(ctx, argc, argv, "profreg db stop",
+			     "Stop the private PostgreSQL cluster.")))
+		return rc < 0 ? EXIT_OK : rc;
+	if (pgembed_stop(ctx->home, ctx->quiet, &err) < 0)
+		return cli_fail(ctx, &err);
+	return EXIT_OK;
+}
+
+static int db_cmd_status(cli_ctx *ctx, int argc, char **argv)
+{
+	pr_error err = PR_ERROR_INIT;
+	char *conninfo = NULL;
+	bool running = false;
+	int rc;
+
+	if ((rc = parse_none(ctx, argc, argv, "profreg db status",
+			     "Say whether the private PostgreSQL cluster is running (exit 0) or not (exit 3).")))
+		return rc < 0 ? EXIT_OK : rc;
+	if (pgembed_status(&running, &conninfo, ctx->home, &err) < 0)
+		return cli_fail(ctx, &err);
+	if (ctx->json)
+		rc = cli_print_json(ctx, json_pack("{s:b,s:s?}", "running", running,
+						   "conninfo", running ? conninfo : NULL));
+	else if (running)
+		printf("running: %s\n", conninfo);
+	else
+		printf("not running\n");
+	free(conninfo);
+	return rc ? rc : (running ? EXIT_OK : EXIT_RUNTIME);
+}
+
+static const cli_command db_cmds[] = {
+	{"migrate", db_cmd_migrate, "apply pending schema migrations"},
+	{"start", db_cmd_start, "start the private PostgreSQL cluster"},
+	{"stop", db_cmd_stop, "stop the private PostgreSQL cluster"},
+	{"status", db_cmd_status, "is the private cluster running"},
+	{NULL, NULL, NULL},
+};
+
+int cmd_db(cli_ctx *ctx, int argc, char **argv)
+{
+	return cli_dispatch(ctx, db_cmds, ctx->prog, argc - 1, argv + 1);
+}

@@ -1,0 +1,168 @@
+/*
+ * cmd_service.c: `profreg service add|enable|disable|list`.
+ *
+ * Profiling is opt-in: nothing is ingested or analysed for a service
+ * until it has been added and enabled here.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "commands.h"
+#include "context.h"
+#include "exitcode.h"
+#include "../common/timeutil.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const cli_option no_opts[] = {{NULL, 0, 0, NULL, NULL}};
+
+/* Parse a command with no options but `nargs` operands. */
+static int parse_operands(cli_ctx *ctx, int argc, char **argv, const cli_option *opts,
+			  const char *usage, const char *desc, int nargs,
+			  const char **team, int *first)
+{
+	cli_parser *p = NULL;
+	const char *arg;
+	int c;
+
+	if (cli_parser_new(&p, ctx, argc, argv, opts, usage, desc) < 0)
+		return EXIT_RUNTIME;
+	while ((c = cli_next(p, &arg)) > 0)
+		if (c == 't' && team)
+			*team = arg;
+	*first = cli_optind(p);
+	if (c == CLI_HELP) {
+		cli_parser_free(p);
+		return -1;
+	}
+	if (c == CLI_BAD) {
+		cli_parser_free(p);
+		return EXIT_USAGE;
+	}
+	if (argc - *first != nargs) {
+		cli_error(ctx, "expected %d argument%s, got %d (see --help)", nargs,
+			  nargs == 1 ? "" : "s", argc - *first);
+		cli_parser_free(p);
+		return EXIT_USAGE;
+	}
+	cli_parser_free(p);
+	return 0;
+}
+
+static int service_add(cli_ctx *ctx, int argc, char **argv)
+{
+	static const cli_option opts[] = {
+		{"team", required_argument, 't', "TEAM", "owning team"},
+		{NULL, 0, 0, NULL, NULL},
+	};
+	pr_error err = PR_ERROR_INIT;
+	const char *team = NULL;
+	db *d = NULL;
+	int first, rc;
+
+	rc = parse_operands(ctx, argc, argv, opts, "profreg service add NAME [--team TEAM]",
+			    "Register a service. It starts disabled: enable it to ingest and analyse its profiles.",
+			    1, &team, &first);
+	if (rc)
+		return rc < 0 ? EXIT_OK : rc;
+	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 ||
+	    (rc = db_service_add(d, argv[first], team, &err)) < 0) {
+		db_close(d);
+		return cli_fail(ctx, &err);
+	}
+	db_close(d);
+	if (!ctx->quiet)
+		printf("added service '%s' (disabled; run 'profreg service enable %s')\n",
+		       argv[first], argv[first]);
+	return EXIT_OK;
+}
+
+static int service_toggle(cli_ctx *ctx, int argc, char **argv, bool enable)
+{
+	pr_error err = PR_ERROR_INIT;
+	db *d = NULL;
+	int first, rc;
+
+	rc = parse_operands(ctx, argc, argv, no_opts,
+			    enable ? "profreg service enable NAME" : "profreg service disable NAME",
+			    enable ? "Opt a service in: its profiles are ingested and analysed."
+				   : "Opt a service out: its profiles are refused and it is not analysed. Stored data is kept.",
+			    1, NULL, &first);
+	if (rc)
+		return rc < 0 ? EXIT_OK : rc;
+	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 ||
+	    (rc = db_service_set_enabled(d, argv[first], enable, &err)) < 0) {
+		db_close(d);
+		return cli_fail(ctx, &err);
+	}
+	db_close(d);
+	if (!ctx->quiet)
+		printf("%s service '%s'\n", enable ? "enabled" : "disabled", argv[first]);
+	return EXIT_OK;
+}
+
+static int service_enable(cli_ctx *ctx, int argc, char **argv)
+{
+	return service_toggle(ctx, argc, argv, true);
+}
+
+static int service_disable(cli_ctx *ctx, int argc, char **argv)
+{
+	return service_toggle(ctx, argc, argv, false);
+}
+
+static int service_list(cli_ctx *ctx, int argc, char **argv)
+{
+	pr_error err = PR_ERROR_INIT;
+	db_service *svcs = NULL;
+	size_t n = 0;
+	db *d = NULL;
+	int first, rc;
+
+	rc = parse_operands(ctx, argc, argv, no_opts, "profreg service list [--json]",
+			    "List the registered services.", 0, NULL, &first);
+	if (rc)
+		return rc < 0 ? EXIT_OK : rc;
+	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 ||
+	    (rc = db_service_list(d, &svcs, &n, &err)) < 0) {
+		db_close(d);
+		return cli_fail(ctx, &err);
+	}
+	db_close(d);
+	if (ctx->json) {
+		json_t *arr = json_array();
+		for (size_t i = 0; i < n; i++) {
+			char when[TIME_FMT_MAX];
+			time_format(when, svcs[i].created_at_us);
+			json_array_append_new(arr, json_pack("{s:I,s:s,s:s?,s:b,s:s}",
+				"id", (json_int_t)svcs[i].id, "name", svcs[i].name,
+				"team", svcs[i].team, "enabled", svcs[i].enabled,
+				"created_at", when));
+		}
+		rc = cli_print_json(ctx, json_pack("{s:o}", "services", arr));
+	} else {
+		printf("%-32s %-20s %s\n", "SERVICE", "TEAM", "ENABLED");
+		for (size_t i = 0; i < n; i++)
+			printf("%-32s %-20s %s\n", svcs[i].name,
+			       svcs[i].team ? svcs[i].team : "-",
+			       svcs[i].enabled ? "yes" : "no");
+		rc = EXIT_OK;
+	}
+	for (size_t i = 0; i < n; i++)
+		db_service_release(&svcs[i]);
+	free(svcs);
+	return rc;
+}
+
+static const cli_command service_cmds[] = {
+	{"add", service_add, "register a service (disabled until enabled)"},
+	{"enable", service_enable, "opt a service in to profiling"},
+	{"disable", service_disable, "opt a service out"},
+	{"list", service_list, "list services"},
+	{NULL, NULL, NULL},
+};
+
+int cmd_service(cli_ctx *ctx, int argc, char **argv)
+{
+	return cli_dispatch(ctx, service_cmds, ctx->prog, argc - 1, argv + 1);
+}

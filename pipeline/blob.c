@@ -1,0 +1,891 @@
+/*
+ * blob.c: the content-addressed blob store and its local directory
+ * backend (see blob.h).
+ */
+#define _XOPEN_SOURCE 700
+#include "blob.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+#include <zstd.h>
+#include <zstd_errors.h>
+
+#include "../common/fileio.h"
+
+#define BLOB_LEVEL 3
+/* Bounds the frame window the decoder accepts when nothing smaller fits. */
+#define BLOB_WINDOWLOG_MIN 10
+#define BLOB_WINDOWLOG_MAX 27
+/* Memory reserved up front from a frame's declared size, at most. */
+#define BLOB_RESERVE_MAX ((size_t)64 << 20)
+#define BLOB_GROW_MIN ((size_t)64 << 10)
+/* A temporary this old belongs to a write that is no longer running. */
+#define BLOB_TEMP_AGE 60
+#define BLOB_SHARDS "sha256"
+#define BLOB_SUFFIX ".zst"
+#define BLOB_TEMP_MARK ".tmp."
+
+struct blob_store {
+	const blob_store_ops *ops;
+	void *impl;
+	char *describe;
+};
+
+/* Keys and hashing */
+
+int blob_key_of(char out[BLOB_KEY_HEX + 1], const void *data, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0;
+
+	out[0] = '\0';
+	if (!EVP_Digest(len ? data : "", len, md, &mdlen, EVP_sha256(), NULL) ||
+	    mdlen * 2 != BLOB_KEY_HEX)
+		return PR_ERR;
+	for (unsigned int i = 0; i < mdlen; i++) {
+		out[2 * i] = hex[md[i] >> 4];
+		out[2 * i + 1] = hex[md[i] & 0xf];
+	}
+	out[BLOB_KEY_HEX] = '\0';
+	return 0;
+}
+
+bool blob_key_valid(const char *key)
+{
+	if (!key)
+		return false;
+	for (size_t i = 0; i < BLOB_KEY_HEX; i++) {
+		char c = key[i];
+		if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
+			return false;
+	}
+	return key[BLOB_KEY_HEX] == '\0';
+}
+
+/*
+ * A rejected key is caller input, possibly hostile: quote at most 64
+ * bytes of it, with anything unprintable replaced.
+ */
+static void key_for_msg(char out[BLOB_KEY_HEX + 4], const char *key)
+{
+	size_t i;
+
+	if (!key) {
+		strcpy(out, "(null)");
+		return;
+	}
+	for (i = 0; i < BLOB_KEY_HEX && key[i]; i++) {
+		unsigned char c = (unsigned char)key[i];
+		out[i] = (c < 0x20 || c >= 0x7f || c == '\'') ? '?' : (char)c;
+	}
+	if (key[i]) {
+		memcpy(out + i, "...", 3);
+		i += 3;
+	}
+	out[i] = '\0';
+}
+
+static int check_key(const char *key, pr_error *err)
+{
+	char shown[BLOB_KEY_HEX + 4];
+
+	if (blob_key_valid(key))
+		return 0;
+	key_for_msg(shown, key);
+	return pr_error_set(err, PR_EUSAGE,
+		"invalid blob key '%s': expected 64 lowercase hex characters", shown);
+}
+
+/* The stored form */
+
+int blob_encode(buf *out, const void *data, size_t len, pr_error *err)
+{
+	ZSTD_CCtx *cctx = NULL;
+	size_t bound, n;
+	int rc = 0;
+
+	buf_release(out);
+	bound = ZSTD_compressBound(len);
+	if (ZSTD_isError(bound) || bound == 0) {
+		rc = pr_error_set(err, PR_ELIMIT,
+			"cannot compress a blob of %zu bytes: too large", len);
+		goto out;
+	}
+	if (!(cctx = ZSTD_createCCtx())) {
+		rc = pr_error_set(err, PR_ENOMEM, "cannot compress a blob: out of memory");
+		goto out;
+	}
+	/* The frame checksum catches most damage before SHA-256 has to. */
+	if (ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, BLOB_LEVEL)) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1))) {
+		rc = pr_error_set(err, PR_ERR, "cannot compress a blob: bad zstd parameters");
+		goto out;
+	}
+	if ((rc = buf_grow(out, bound)) < 0) {
+		rc = pr_error_set(err, rc, "cannot compress a blob of %zu bytes: %s", len,
+				  rc == PR_ELIMIT ? "over the output buffer's limit" : "out of memory");
+		goto out;
+	}
+	n = ZSTD_compress2(cctx, out->ptr, bound, len ? data : "", len);
+	if (ZSTD_isError(n)) {
+		rc = pr_error_set(err, PR_ERR, "cannot compress a blob of %zu bytes: %s",
+				  len, ZSTD_getErrorName(n));
+		goto out;
+	}
+	out->len = n;
+	out->ptr[n] = '\0';
+out:
+	ZSTD_freeCCtx(cctx);
+	if (rc < 0)
+		buf_release(out);
+	return rc;
+}
+
+/*
+ * Our frames never need a window larger than their content (zstd shrinks
+ * the window to the source size), so a frame that asks for more than
+ * `max` rounds up to is hostile and is refused before any allocation.
+ */
+static int window_log_for(size_t max)
+{
+	int log = BLOB_WINDOWLOG_MIN;
+
+	while (log < BLOB_WINDOWLOG_MAX && ((size_t)1 << log) < max)
+		log++;
+	return log;
+}
+
+static int zstd_failure(const char *key, size_t ret, size_t max, pr_error *err)
+{
+	switch (ZSTD_getErrorCode(ret)) {
+	case ZSTD_error_frameParameter_windowTooLarge:
+		return pr_error_set(err, PR_ELIMIT,
+			"blob '%s' is over the limit of %zu bytes: its zstd window is larger",
+			key, max);
+	case ZSTD_error_memory_allocation:
+		return pr_error_set(err, PR_ENOMEM, "cannot read blob '%s': out of memory", key);
+	case ZSTD_error_checksum_wrong:
+		return pr_error_set(err, PR_EDATA, "blob '%s' is corrupt: checksum mismatch", key);
+	default:
+		return pr_error_set(err, PR_EDATA, "blob '%s' is corrupt: %s", key,
+				    ZSTD_getErrorName(ret));
+	}
+}
+
+/* Room for the next chunk of output, never past `max` bytes in all. */
+static int decode_room(buf *out, size_t max, size_t *room)
+{
+	size_t step;
+	int rc;
+
+	if (out->cap == 0 || out->cap - 1 == out->len) {
+		step = out->len > BLOB_GROW_MIN ? out->len : BLOB_GROW_MIN;
+		if (step > max - out->len)
+			step = max - out->len;
+		if ((rc = buf_grow(out, step)) < 0)
+			return rc;
+	}
+	*room = out->cap - 1 - out->len;
+	if (*room > max - out->len)
+		*room = max - out->len;
+	return 0;
+}
+
+int blob_decode(buf *out, const char *key, const void *stored, size_t len,
+		size_t max, pr_error *err)
+{
+	ZSTD_DCtx *dctx = NULL;
+	ZSTD_inBuffer in = {len ? stored : "", len, 0};
+	unsigned long long declared;
+	char scratch[1], got[BLOB_KEY_HEX + 1];
+	size_t ret = 1, reserve;
+	bool pending = false;
+	int rc = 0;
+
+	buf_release(out);
+	out->max = max;
+	if ((rc = check_key(key, err)) < 0)
+		goto out;
+	/* The declared size is a hint: good for refusing early, never trusted. */
+	declared = ZSTD_getFrameContentSize(in.src, len);
+	if (declared != ZSTD_CONTENTSIZE_UNKNOWN &&
+	    declared != ZSTD_CONTENTSIZE_ERROR && declared > max) {
+		rc = pr_error_set(err, PR_ELIMIT,
+			"blob '%s' expands to %llu bytes, over the limit of %zu bytes",
+			key, declared, max);
+		goto out;
+	}
+	if (!(dctx = ZSTD_createDCtx())) {
+		rc = pr_error_set(err, PR_ENOMEM, "cannot read blob '%s': out of memory", key);
+		goto out;
+	}
+	if (ZSTD_isError(ZSTD_DCtx_setParameter(dctx, ZSTD_d_windowLogMax,
+						window_log_for(max)))) {
+		rc = pr_error_set(err, PR_ERR, "cannot read blob '%s': bad zstd parameters", key);
+		goto out;
+	}
+	if (declared != ZSTD_CONTENTSIZE_UNKNOWN && declared != ZSTD_CONTENTSIZE_ERROR)
+		reserve = declared < BLOB_RESERVE_MAX ? (size_t)declared : BLOB_RESERVE_MAX;
+	else
+		reserve = BLOB_GROW_MIN < max ? BLOB_GROW_MIN : max;
+	if (reserve && (rc = buf_grow(out, reserve)) < 0) {
+		rc = pr_error_set(err, rc, "cannot read blob '%s': out of memory", key);
+		goto out;
+	}
+
+	while (in.pos < in.size || pending) {
+		ZSTD_outBuffer ob = {scratch, 1, 0};
+		size_t in_before = in.pos, room;
+		bool at_max = out->len == max;
+
+		/* At the limit, one more byte of output proves the blob too big. */
+		if (!at_max) {
+			if ((rc = decode_room(out, max, &room)) < 0) {
+				rc = pr_error_set(err, rc, "cannot read blob '%s': out of memory", key);
+				goto out;
+			}
+			ob.dst = out->ptr + out->len;
+			ob.size = room;
+		}
+		ret = ZSTD_decompressStream(dctx, &ob, &in);
+		if (ZSTD_isError(ret)) {
+			rc = zstd_failure(key, ret, max, err);
+			goto out;
+		}
+		if (at_max && ob.pos > 0) {
+			rc = pr_error_set(err, PR_ELIMIT,
+				"blob '%s' is larger than the limit of %zu bytes", key, max);
+			goto out;
+		}
+		if (!at_max)
+			out->len += ob.pos;
+		/* A full output buffer may hide more output, unless the frame
+		 * is done (0): calling again then would start a new frame. */
+		pending = !at_max && ob.pos == ob.size && ret != 0;
+		if (ob.pos == 0 && in.pos == in_before && in.pos < in.size) {
+			rc = pr_error_set(err, PR_EDATA,
+				"blob '%s' is corrupt: zstd stream makes no progress", key);
+			goto out;
+		}
+	}
+	if (ret != 0) {
+		rc = pr_error_set(err, PR_EDATA, "blob '%s' is corrupt: truncated zstd stream", key);
+		goto out;
+	}
+	out->ptr[out->len] = '\0';
+	if (blob_key_of(got, out->ptr, out->len) < 0) {
+		rc = pr_error_set(err, PR_ERR, "cannot verify blob '%s': sha-256 failed", key);
+		goto out;
+	}
+	if (memcmp(got, key, BLOB_KEY_HEX) != 0) {
+		rc = pr_error_set(err, PR_EDATA, "blob '%s' is corrupt: checksum mismatch", key);
+		goto out;
+	}
+out:
+	ZSTD_freeDCtx(dctx);
+	if (rc < 0)
+		buf_release(out);
+	return rc;
+}
+
+/* The generic store */
+
+int blob_store_new(blob_store **out, const blob_store_ops *ops, void *impl,
+		   const char *describe, pr_error *err)
+{
+	blob_store *bs = NULL;
+	int rc = 0;
+
+	*out = NULL;
+	if (!(bs = calloc(1, sizeof(*bs))) || !(bs->describe = strdup(describe))) {
+		rc = pr_error_set(err, PR_ENOMEM, "cannot open blob store '%s': out of memory",
+				  describe);
+		goto out;
+	}
+	bs->ops = ops;
+	bs->impl = impl;
+	*out = bs;
+	bs = NULL;
+	impl = NULL;
+out:
+	if (bs)
+		free(bs->describe);
+	free(bs);
+	if (impl)
+		ops->close(impl);
+	return rc;
+}
+
+void blob_store_free(blob_store *bs)
+{
+	if (!bs)
+		return;
+	bs->ops->close(bs->impl);
+	free(bs->describe);
+	free(bs);
+}
+
+const char *blob_store_describe(blob_store *bs)
+{
+	return bs->describe;
+}
+
+int blob_put(blob_store *bs, char key_out[BLOB_KEY_HEX + 1], const void *data,
+	     size_t len, bool *created, pr_error *err)
+{
+	buf stored = BUF_INIT;
+	bool exists = false, made = false;
+	int rc = 0;
+
+	if (created)
+		*created = false;
+	if (blob_key_of(key_out, data, len) < 0) {
+		rc = pr_error_set(err, PR_ERR, "cannot store a blob of %zu bytes: sha-256 failed", len);
+		goto out;
+	}
+	/* Blobs are immutable: skip compressing what is already stored. */
+	if ((rc = bs->ops->exists(bs->impl, key_out, &exists, err)) < 0 || exists)
+		goto out;
+	if ((rc = blob_encode(&stored, data, len, err)) < 0)
+		goto out;
+	if ((rc = bs->ops->put(bs->impl, key_out, stored.ptr, stored.len, &made, err)) < 0)
+		goto out;
+	if (created)
+		*created = made;
+out:
+	buf_release(&stored);
+	return rc;
+}
+
+int blob_get(blob_store *bs, const char *key, buf *out, size_t max,
+	     pr_error *err)
+{
+	buf stored = BUF_INIT;
+	size_t bound = SIZE_MAX;
+	int rc = 0;
+
+	buf_release(out);
+	out->max = max;
+	if ((rc = check_key(key, err)) < 0)
+		goto out;
+	/* No frame we wrote for at most `max` bytes is bigger than this. */
+	if (max < (size_t)ZSTD_MAX_INPUT_SIZE && ZSTD_compressBound(max) < SIZE_MAX - 64)
+		bound = ZSTD_compressBound(max) + 64;
+	if ((rc = bs->ops->get(bs->impl, key, &stored, bound, err)) < 0)
+		goto out;
+	rc = blob_decode(out, key, stored.ptr, stored.len, max, err);
+out:
+	buf_release(&stored);
+	return rc;
+}
+
+int blob_exists(blob_store *bs, const char *key, bool *out, pr_error *err)
+{
+	int rc;
+
+	*out = false;
+	if ((rc = check_key(key, err)) < 0)
+		return rc;
+	return bs->ops->exists(bs->impl, key, out, err);
+}
+
+int blob_delete(blob_store *bs, const char *key, pr_error *err)
+{
+	int rc;
+
+	if ((rc = check_key(key, err)) < 0)
+		return rc;
+	return bs->ops->del(bs->impl, key, err);
+}
+
+int blob_stored_size(blob_store *bs, const char *key, uint64_t *out,
+		     pr_error *err)
+{
+	int rc;
+
+	*out = 0;
+	if ((rc = check_key(key, err)) < 0)
+		return rc;
+	return bs->ops->size(bs->impl, key, out, err);
+}
+
+int blob_store_sweep_temp(blob_store *bs, unsigned *removed, pr_error *err)
+{
+	unsigned dummy = 0;
+
+	if (!removed)
+		removed = &dummy;
+	*removed = 0;
+	if (!bs->ops->sweep)
+		return 0;
+	return bs->ops->sweep(bs->impl, removed, err);
+}
+
+/* The local directory backend */
+
+typedef struct dir_store {
+	char *shards; /* <root>/sha256 */
+} dir_store;
+
+static int fsync_dir(const char *path)
+{
+	int fd, rc;
+
+	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return -1;
+	rc = fsync(fd);
+	close(fd);
+	return rc;
+}
+
+/* `dir` gets <shards>/ab, `file` gets <shards>/ab/cdef....zst. */
+static int dir_paths(dir_store *d, const char *key, buf *dir, buf *file,
+		     pr_error *err)
+{
+	if (buf_printf(dir, "%s/%.2s", d->shards, key) < 0 ||
+	    buf_printf(file, "%s/%s%s", dir->ptr, key + 2, BLOB_SUFFIX) < 0)
+		return pr_error_set(err, PR_ENOMEM, "cannot use blob '%s': out of memory", key);
+	return 0;
+}
+
+static int write_all(int fd, const char *p, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ * Temp file, fsync, then link() rather than rename(): link refuses to
+ * replace an existing name, so two writers racing on one key can never
+ * replace a blob, and the loser learns the blob was already there.
+ */
+static int dir_put(void *impl, const char *key, const void *data, size_t len,
+		   bool *created, pr_error *err)
+{
+	dir_store *d = impl;
+	buf dir = BUF_INIT, path = BUF_INIT, tmp = BUF_INIT;
+	bool tmp_live = false;
+	struct stat st;
+	int fd = -1, rc = 0;
+
+	*created = false;
+	if ((rc = dir_paths(d, key, &dir, &path, err)) < 0)
+		goto out;
+	if (mkdir(dir.ptr, 0700) == 0) {
+		if (fsync_dir(d->shards) < 0) {
+			rc = pr_error_set(err, PR_EIO, "cannot sync '%s': %s", d->shards,
+					  strerror(errno));
+			goto out;
+		}
+	} else if (errno != EEXIST) {
+		rc = pr_error_set(err, PR_EIO, "cannot create '%s': %s", dir.ptr,
+				  strerror(errno));
+		goto out;
+	}
+	if (buf_printf(&tmp, "%s" BLOB_TEMP_MARK "XXXXXX", path.ptr) < 0) {
+		rc = pr_error_set(err, PR_ENOMEM, "cannot store blob '%s': out of memory", key);
+		goto out;
+	}
+	if ((fd = mkstemp(tmp.ptr)) < 0) {
+		rc = pr_error_set(err, PR_EIO, "cannot store blob '%s': cannot create '%s': %s",
+				  key, tmp.ptr, strerror(errno));
+		goto out;
+	}
+	tmp_live = true;
+	if (fchmod(fd, 0600) < 0 || write_all(fd, data, len) < 0 || fsync(fd) < 0) {
+		rc = pr_error_set(err, PR_EIO, "cannot store blob '%s': cannot write '%s': %s",
+				  key, tmp.ptr, strerror(errno));
+		goto out;
+	}
+	rc = close(fd);
+	fd = -1;
+	if (rc < 0) {
+		rc = pr_error_set(err, PR_EIO, "cannot store blob '%s': cannot write '%s': %s",
+				  key, tmp.ptr, strerror(errno));
+		goto out;
+	}
+	if (link(tmp.ptr, path.ptr) == 0) {
+		*created = true;
+	} else if (errno == EEXIST) {
+		*created = false;
+	} else if (errno == EPERM || errno == ENOTSUP || errno == EOPNOTSUPP ||
+		   errno == ENOSYS) {
+		/* No hard links here: the check and the rename can race, but a
+		 * racing writer can only put the very same bytes in place. */
+		if (lstat(path.ptr, &st) == 0) {
+			*created = false;
+		} else if (rename(tmp.ptr, path.ptr) == 0) {
+			tmp_live = false;
+			*created = true;
+		} else {
+			rc = pr_error_set(err, PR_EIO, "cannot store blob '%s': cannot rename '%s': %s",
+					  key, tmp.ptr, strerror(errno));
+			goto out;
+		}
+	} else {
+		rc = pr_error_set(err, PR_EIO, "cannot store blob '%s': cannot link '%s': %s",
+				  key, path.ptr, strerror(errno));
+		goto out;
+	}
+	if (tmp_live && unlink(tmp.ptr) < 0 && errno != ENOENT) {
+		rc = pr_error_set(err, PR_EIO, "cannot remove '%s': %s", tmp.ptr, strerror(errno));
+		goto out;
+	}
+	tmp_live = false;
+	if (fsync_dir(dir.ptr) < 0) {
+		rc = pr_error_set(err, PR_EIO, "cannot sync '%s': %s", dir.ptr, strerror(errno));
+		goto out;
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	if (tmp_live)
+		unlink(tmp.ptr);
+	buf_release(&dir);
+	buf_release(&path);
+	buf_release(&tmp);
+	return rc;
+}
+
+static int dir_get(void *impl, const char *key, buf *out, size_t max,
+		   pr_error *err)
+{
+	dir_store *d = impl;
+	buf dir = BUF_INIT, path = BUF_INIT;
+	char chunk[65536];
+	struct stat st;
+	int fd = -1, rc = 0;
+
+	buf_release(out);
+	out->max = max;
+	if ((rc = dir_paths(d, key, &dir, &path, err)) < 0)
+		goto out;
+	/* O_NOFOLLOW: a blob is a regular file we wrote, never a link. */
+	if ((fd = open(path.ptr, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			rc = pr_error_set(err, PR_ENOTFOUND, "blob '%s' not found", key);
+		else if (errno == ELOOP)
+			rc = pr_error_set(err, PR_EDATA, "blob '%s' is corrupt: '%s' is a symbolic link",
+					  key, path.ptr);
+		else
+			rc = pr_error_set(err, PR_EIO, "cannot read blob '%s' from '%s': %s",
+					  key, path.ptr, strerror(errno));
+		goto out;
+	}
+	if (fstat(fd, &st) < 0) {
+		rc = pr_error_set(err, PR_EIO, "cannot read blob '%s' from '%s': %s",
+				  key, path.ptr, strerror(errno));
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		rc = pr_error_set(err, PR_EDATA, "blob '%s' is corrupt: '%s' is not a regular file",
+				  key, path.ptr);
+		goto out;
+	}
+	if ((uintmax_t)st.st_size > (uintmax_t)max) {
+		rc = pr_error_set(err, PR_ELIMIT,
+			"blob '%s' is over the size limit: %jd bytes stored, at most %zu expected",
+			key, (intmax_t)st.st_size, max);
+		goto out;
+	}
+	if ((rc = buf_grow(out, (size_t)st.st_size)) < 0) {
+		rc = pr_error_set(err, rc, "cannot read blob '%s': out of memory", key);
+		goto out;
+	}
+	for (;;) {
+		ssize_t n = read(fd, chunk, sizeof(chunk));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = pr_error_set(err, PR_EIO, "cannot read blob '%s' from '%s': %s",
+					  key, path.ptr, strerror(errno));
+			goto out;
+		}
+		if (n == 0)
+			break;
+		if ((rc = buf_put(out, chunk, (size_t)n)) < 0) {
+			if (rc == PR_ELIMIT)
+				rc = pr_error_set(err, rc,
+					"blob '%s' is over the size limit: more than %zu bytes stored",
+					key, max);
+			else
+				rc = pr_error_set(err, rc, "cannot read blob '%s': out of memory", key);
+			goto out;
+		}
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	if (rc < 0)
+		buf_release(out);
+	buf_release(&dir);
+	buf_release(&path);
+	return rc;
+}
+
+static int dir_exists(void *impl, const char *key, bool *out, pr_error *err)
+{
+	dir_store *d = impl;
+	buf dir = BUF_INIT, path = BUF_INIT;
+	struct stat st;
+	int rc = 0;
+
+	*out = false;
+	if ((rc = dir_paths(d, key, &dir, &path, err)) < 0)
+		goto out;
+	if (lstat(path.ptr, &st) == 0)
+		*out = S_ISREG(st.st_mode);
+	else if (errno != ENOENT && errno != ENOTDIR)
+		rc = pr_error_set(err, PR_EIO, "cannot look for blob '%s' at '%s': %s",
+				  key, path.ptr, strerror(errno));
+out:
+	buf_release(&dir);
+	buf_release(&path);
+	return rc;
+}
+
+static int dir_del(void *impl, const char *key, pr_error *err)
+{
+	dir_store *d = impl;
+	buf dir = BUF_INIT, path = BUF_INIT;
+	int rc = 0;
+
+	if ((rc = dir_paths(d, key, &dir, &path, err)) < 0)
+		goto out;
+	if (unlink(path.ptr) < 0) {
+		if (errno != ENOENT && errno != ENOTDIR)
+			rc = pr_error_set(err, PR_EIO, "cannot delete blob '%s' at '%s': %s",
+					  key, path.ptr, strerror(errno));
+		goto out;
+	}
+	if (fsync_dir(dir.ptr) < 0)
+		rc = pr_error_set(err, PR_EIO, "cannot sync '%s': %s", dir.ptr, strerror(errno));
+out:
+	buf_release(&dir);
+	buf_release(&path);
+	return rc;
+}
+
+static int dir_size(void *impl, const char *key, uint64_t *out, pr_error *err)
+{
+	dir_store *d = impl;
+	buf dir = BUF_INIT, path = BUF_INIT;
+	struct stat st;
+	int rc = 0;
+
+	*out = 0;
+	if ((rc = dir_paths(d, key, &dir, &path, err)) < 0)
+		goto out;
+	if (lstat(path.ptr, &st) < 0) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			rc = pr_error_set(err, PR_ENOTFOUND, "blob '%s' not found", key);
+		else
+			rc = pr_error_set(err, PR_EIO, "cannot look for blob '%s' at '%s': %s",
+					  key, path.ptr, strerror(errno));
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		rc = pr_error_set(err, PR_ENOTFOUND, "blob '%s' not found", key);
+		goto out;
+	}
+	*out = (uint64_t)st.st_size;
+out:
+	buf_release(&dir);
+	buf_release(&path);
+	return rc;
+}
+
+static bool is_shard_name(const char *name)
+{
+	return strlen(name) == 2 &&
+	       ((name[0] >= '0' && name[0] <= '9') || (name[0] >= 'a' && name[0] <= 'f')) &&
+	       ((name[1] >= '0' && name[1] <= '9') || (name[1] >= 'a' && name[1] <= 'f'));
+}
+
+/* Remove old temporaries from one shard folder (an open fd, taken over). */
+static int sweep_shard(int fd, const char *path, time_t cutoff,
+		       unsigned *removed, pr_error *err)
+{
+	DIR *dh = NULL;
+	struct dirent *de;
+	unsigned before = *removed;
+	int rc = 0;
+
+	if (!(dh = fdopendir(fd))) {
+		rc = pr_error_set(err, PR_EIO, "cannot list '%s': %s", path, strerror(errno));
+		close(fd);
+		goto out;
+	}
+	while ((errno = 0, de = readdir(dh))) {
+		struct stat st;
+
+		if (!strstr(de->d_name, BLOB_TEMP_MARK))
+			continue;
+		if (fstatat(dirfd(dh), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			if (errno == ENOENT)
+				continue;
+			rc = pr_error_set(err, PR_EIO, "cannot inspect '%s/%s': %s",
+					  path, de->d_name, strerror(errno));
+			goto out;
+		}
+		if (!S_ISREG(st.st_mode) || st.st_mtime >= cutoff)
+			continue;
+		if (unlinkat(dirfd(dh), de->d_name, 0) < 0) {
+			if (errno == ENOENT)
+				continue;
+			rc = pr_error_set(err, PR_EIO, "cannot remove '%s/%s': %s",
+					  path, de->d_name, strerror(errno));
+			goto out;
+		}
+		(*removed)++;
+	}
+	if (errno) {
+		rc = pr_error_set(err, PR_EIO, "cannot list '%s': %s", path, strerror(errno));
+		goto out;
+	}
+	if (*removed != before && fsync(dirfd(dh)) < 0)
+		rc = pr_error_set(err, PR_EIO, "cannot sync '%s': %s", path, strerror(errno));
+out:
+	if (dh)
+		closedir(dh);
+	return rc;
+}
+
+static int dir_sweep(void *impl, unsigned *removed, pr_error *err)
+{
+	dir_store *d = impl;
+	DIR *dh = NULL;
+	struct dirent *de;
+	buf shard = BUF_INIT;
+	time_t cutoff = time(NULL) - BLOB_TEMP_AGE;
+	int rc = 0;
+
+	if (!(dh = opendir(d->shards))) {
+		rc = pr_error_set(err, PR_EIO, "cannot list '%s': %s", d->shards, strerror(errno));
+		goto out;
+	}
+	while ((errno = 0, de = readdir(dh))) {
+		int fd;
+
+		if (!is_shard_name(de->d_name))
+			continue;
+		fd = openat(dirfd(dh), de->d_name,
+			    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0) {
+			if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP)
+				continue;
+			rc = pr_error_set(err, PR_EIO, "cannot open '%s/%s': %s",
+					  d->shards, de->d_name, strerror(errno));
+			goto out;
+		}
+		buf_reset(&shard);
+		if (buf_printf(&shard, "%s/%s", d->shards, de->d_name) < 0) {
+			close(fd);
+			rc = pr_error_set(err, PR_ENOMEM, "cannot sweep '%s': out of memory",
+					  d->shards);
+			goto out;
+		}
+		if ((rc = sweep_shard(fd, shard.ptr, cutoff, removed, err)) < 0)
+			goto out;
+	}
+	if (errno)
+		rc = pr_error_set(err, PR_EIO, "cannot list '%s': %s", d->shards, strerror(errno));
+out:
+	if (dh)
+		closedir(dh);
+	buf_release(&shard);
+	return rc;
+}
+
+static void dir_close(void *impl)
+{
+	dir_store *d = impl;
+
+	if (!d)
+		return;
+	free(d->shards);
+	free(d);
+}
+
+static const blob_store_ops dir_ops = {
+	.put = dir_put,
+	.get = dir_get,
+	.exists = dir_exists,
+	.del = dir_del,
+	.size = dir_size,
+	.sweep = dir_sweep,
+	.close = dir_close,
+};
+
+int blob_store_open_dir(blob_store **out, const char *root, pr_error *err)
+{
+	dir_store *d = NULL;
+	buf b = BUF_INIT;
+	char *real = NULL;
+	struct stat st;
+	int rc = 0;
+
+	*out = NULL;
+	if (!root || !*root) {
+		rc = pr_error_set(err, PR_EUSAGE, "cannot open blob store: no directory given");
+		goto out;
+	}
+	if ((rc = fileio_mkdirs(root, 0700, err)) < 0)
+		goto out;
+	/* Absolute, so a later chdir cannot move the store. */
+	if (!(real = realpath(root, NULL))) {
+		rc = pr_error_set(err, PR_EIO, "cannot open blob store '%s': %s", root,
+				  strerror(errno));
+		goto out;
+	}
+	if (stat(real, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		rc = pr_error_set(err, PR_EIO, "cannot open blob store '%s': not a directory", root);
+		goto out;
+	}
+	if (!(d = calloc(1, sizeof(*d))) ||
+	    buf_printf(&b, "%s/%s", strcmp(real, "/") ? real : "", BLOB_SHARDS) < 0 ||
+	    !(d->shards = strdup(b.ptr))) {
+		rc = pr_error_set(err, PR_ENOMEM, "cannot open blob store '%s': out of memory", root);
+		goto out;
+	}
+	if (mkdir(d->shards, 0700) == 0) {
+		if (fsync_dir(real) < 0) {
+			rc = pr_error_set(err, PR_EIO, "cannot sync '%s': %s", real, strerror(errno));
+			goto out;
+		}
+	} else if (errno != EEXIST) {
+		rc = pr_error_set(err, PR_EIO, "cannot create '%s': %s", d->shards, strerror(errno));
+		goto out;
+	}
+	buf_reset(&b);
+	if (buf_printf(&b, "dir:%s", real) < 0) {
+		rc = pr_error_set(err, PR_ENOMEM, "cannot open blob store '%s': out of memory", root);
+		goto out;
+	}
+	rc = blob_store_new(out, &dir_ops, d, b.ptr, err);
+	d = NULL;
+out:
+	dir_close(d);
+	free(real);
+	buf_release(&b);
+	return rc;
+}

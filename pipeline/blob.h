@@ -1,0 +1,147 @@
+/*
+ * blob.h: the immutable, content-addressed blob store.
+ *
+ * A blob is named by the SHA-256 of its original bytes (64 lowercase hex
+ * characters), stored zstd-compressed, written once and never overwritten,
+ * and verified on every read: the bytes handed back always hash to the key
+ * they were asked for, or the read fails.
+ *
+ * The store is an opaque `blob_store` over a backend. The generic layer
+ * here does everything that must not differ between backends (key checks,
+ * hashing, compression, bounded decompression, verification), so a backend
+ * only moves stored objects (the .zst bytes) around. The local directory is
+ * the first backend; an S3-compatible one implements `blob_store_ops` and
+ * wraps itself with blob_store_new.
+ *
+ * Local layout: `<root>/sha256/ab/cdef...zst`, the first two hex characters
+ * of the key as a folder, the other 62 plus ".zst" as the file name, mode
+ * 0600. Files whose names contain ".tmp." are writes that never finished;
+ * they are never read as blobs, and blob_store_sweep_temp removes them.
+ */
+#ifndef PR_BLOB_H
+#define PR_BLOB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/buf.h"
+#include "../common/error.h"
+
+#define BLOB_KEY_HEX 64
+
+typedef struct blob_store blob_store;
+
+/*
+ * Write the SHA-256 of `len` bytes at `data` as 64 lowercase hex
+ * characters and a NUL into `out`. Returns 0, or PR_ERR if the digest
+ * could not be computed.
+ */
+int blob_key_of(char out[BLOB_KEY_HEX + 1], const void *data, size_t len);
+
+/* True when `key` is exactly 64 lowercase hex characters (NULL: false). */
+bool blob_key_valid(const char *key);
+
+/*
+ * Open (creating with mode 0700 if needed) a store in the directory
+ * `root`. On success `*out` belongs to the caller (blob_store_free).
+ */
+int blob_store_open_dir(blob_store **out, const char *root, pr_error *err);
+
+/* Close the backend and free the store; NULL is fine. */
+void blob_store_free(blob_store *bs);
+
+/*
+ * What the store is, for messages and logs ("dir:/var/lib/profreg/blobs").
+ * The string belongs to the store and lives as long as it does.
+ */
+const char *blob_store_describe(blob_store *bs);
+
+/*
+ * Store `len` bytes and write their key into `key_out` (required).
+ * `*created` (may be NULL) is set to false when a blob with that key was
+ * already there, in which case nothing is written: a stored blob is never
+ * replaced. The store keeps no reference to `data`.
+ */
+int blob_put(blob_store *bs, char key_out[BLOB_KEY_HEX + 1], const void *data,
+	     size_t len, bool *created, pr_error *err);
+
+/*
+ * Read blob `key` into `out` (its previous contents are released and its
+ * `max` field set to `max`), verifying that the bytes hash to `key`. Fails with
+ * PR_EUSAGE on a malformed key, PR_ENOTFOUND when it is missing, PR_ELIMIT
+ * as soon as it would expand past `max` bytes (a decompression bomb costs
+ * at most `max` bytes of memory), PR_EDATA when the stored object is
+ * truncated or corrupt. On failure `out` is left empty. The caller owns
+ * the contents of `out` (buf_release).
+ */
+int blob_get(blob_store *bs, const char *key, buf *out, size_t max,
+	     pr_error *err);
+
+/* Set `*out` to whether blob `key` is stored. PR_EUSAGE on a bad key. */
+int blob_exists(blob_store *bs, const char *key, bool *out, pr_error *err);
+
+/*
+ * Remove blob `key`. Removing a blob that is not there succeeds, so a
+ * retried delete is harmless. PR_EUSAGE on a bad key.
+ */
+int blob_delete(blob_store *bs, const char *key, pr_error *err);
+
+/* Bytes blob `key` takes in storage (compressed). PR_ENOTFOUND if missing. */
+int blob_stored_size(blob_store *bs, const char *key, uint64_t *out,
+		     pr_error *err);
+
+/*
+ * Remove what interrupted writes left behind (temporary files older than
+ * a minute, so a write in progress is never touched) and set `*removed`
+ * (may be NULL) to how many went. A backend without temporaries removes
+ * nothing and succeeds.
+ */
+int blob_store_sweep_temp(blob_store *bs, unsigned *removed, pr_error *err);
+
+/*
+ * The stored form, for backends and tools.
+ *
+ * blob_encode compresses `len` bytes into `out` (released first; the
+ * caller owns the result). blob_decode turns a stored object back into
+ * the original bytes under the same bounds and checks as blob_get, and
+ * names `key` (which must be valid) in its messages.
+ */
+int blob_encode(buf *out, const void *data, size_t len, pr_error *err);
+int blob_decode(buf *out, const char *key, const void *stored, size_t len,
+		size_t max, pr_error *err);
+
+/*
+ * The backend interface. Every function gets a key already checked by
+ * blob_key_valid and works on stored objects, never on original bytes.
+ *
+ * put:    store `len` bytes under `key` unless an object with that key
+ *         exists (then set `*created` to false and change nothing). The
+ *         object must appear whole or not at all.
+ * get:    read the object into `out` (released first), PR_ENOTFOUND when
+ *         missing, PR_ELIMIT when it is larger than `max` bytes.
+ * exists, del, size: as blob_exists, blob_delete, blob_stored_size.
+ * sweep:  may be NULL (nothing to sweep).
+ * close:  free `impl`.
+ */
+typedef struct blob_store_ops {
+	int (*put)(void *impl, const char *key, const void *data, size_t len,
+		   bool *created, pr_error *err);
+	int (*get)(void *impl, const char *key, buf *out, size_t max,
+		   pr_error *err);
+	int (*exists)(void *impl, const char *key, bool *out, pr_error *err);
+	int (*del)(void *impl, const char *key, pr_error *err);
+	int (*size)(void *impl, const char *key, uint64_t *out, pr_error *err);
+	int (*sweep)(void *impl, unsigned *removed, pr_error *err);
+	void (*close)(void *impl);
+} blob_store_ops;
+
+/*
+ * Wrap a backend in a store. `ops` must outlive the store; `impl` is
+ * handed over (closed with ops->close by blob_store_free, and also here
+ * when this call fails); `describe` is copied.
+ */
+int blob_store_new(blob_store **out, const blob_store_ops *ops, void *impl,
+		   const char *describe, pr_error *err);
+
+#endif

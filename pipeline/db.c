@@ -1,0 +1,1354 @@
+/*
+ * db.c: the PostgreSQL index over libpq (see db.h).
+ *
+ * Every statement goes through PQexecParams with text parameters, except
+ * the fixed, parameterless SQL of migrations and transaction control.
+ * Microseconds and timestamptz convert in SQL, exactly over the whole
+ * timestamp range and on every supported server version: whole seconds
+ * and the microseconds within them travel separately, so no value ever
+ * passes through a double that could round it.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "db.h"
+#include "migrate.h"
+#include "../common/buf.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <libpq-fe.h>
+#include <openssl/evp.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define US_TO_TS(p) \
+	"(to_timestamp((" p ")::bigint / 1000000) + ((" p ")::bigint % 1000000) * interval '1 microsecond')"
+#define TS_TO_US(c) \
+	"(extract(epoch from date_trunc('second', " c "))::bigint * 1000000" \
+	" + extract(microseconds from " c ")::bigint % 1000000)"
+
+/* First key of every profreg advisory lock ("prof"), the second is hashtext(name). */
+#define LOCK_CLASS "1886547814"
+#define MIGRATE_LOCK "profreg.schema-migrations"
+
+/* COPY data goes to the server in chunks of about this size. */
+#define COPY_CHUNK (256u * 1024u)
+
+/* Server versions older than this lack what the schema uses (generated columns). */
+#define MIN_SERVER_VERSION 120000
+
+struct db {
+	PGconn *conn;
+	char actor[128];
+};
+
+/* ---- errors ---------------------------------------------------------- */
+
+/* The server's message for a failed result, else the connection's, first line only. */
+static void first_line(char *out, size_t cap, db *d, const PGresult *res)
+{
+	const char *m = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
+	size_t n;
+
+	if (!m || !*m)
+		m = d && d->conn ? PQerrorMessage(d->conn) : "";
+	/* libpq puts the severity in front of connection-level messages. */
+	while (strncmp(m, "ERROR:  ", 8) == 0 || strncmp(m, "FATAL:  ", 8) == 0)
+		m += 8;
+	n = strcspn(m, "\r\n");
+	if (n == 0) {
+		m = "unknown error";
+		n = strlen(m);
+	}
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(out, m, n);
+	out[n] = '\0';
+}
+
+static const char *sqlstate(const PGresult *res)
+{
+	const char *s = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+	return s ? s : "";
+}
+
+static int db_failv(db *d, const PGresult *res, pr_error *err, bool input,
+		    const char *fmt, va_list ap)
+{
+	char what[512], line[512];
+	const char *st = sqlstate(res);
+	int code = PR_EDB;
+
+	vsnprintf(what, sizeof(what), fmt, ap);
+	first_line(line, sizeof(line), d, res);
+	if (input && (strncmp(st, "22", 2) == 0 || strcmp(st, "23514") == 0))
+		code = PR_EUSAGE;
+	return pr_error_set(err, code, "database: %s: %s", what, line);
+}
+
+/* Record a failed statement as PR_EDB: "database: <what>: <first line>". */
+static int db_fail(db *d, const PGresult *res, pr_error *err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int db_fail(db *d, const PGresult *res, pr_error *err, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = db_failv(d, res, err, false, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+/*
+ * Same, for a statement that carries values the caller handed us: a data
+ * exception or a failed check there is the caller's bad value, PR_EUSAGE.
+ */
+static int db_fail_input(db *d, const PGresult *res, pr_error *err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int db_fail_input(db *d, const PGresult *res, pr_error *err, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = db_failv(d, res, err, true, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+/* A connection the server dropped (restart, network) says so plainly. */
+static int conn_lost(db *d, pr_error *err)
+{
+	char line[512];
+
+	first_line(line, sizeof(line), d, NULL);
+	return pr_error_set(err, PR_EDB, "database: the connection is lost: %s", line);
+}
+
+static int oom(pr_error *err)
+{
+	return pr_error_set(err, PR_ENOMEM, "database: out of memory");
+}
+
+static bool res_ok(const PGresult *res)
+{
+	ExecStatusType st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
+	return st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK;
+}
+
+static PGresult *q(db *d, const char *sql, int n, const char *const *params)
+{
+	return PQexecParams(d->conn, sql, n, NULL, params, NULL, NULL, 0);
+}
+
+/* Run a statement; on failure record "database: <what>: ..." and clear the result. */
+static int run(db *d, PGresult **out, pr_error *err, const char *sql, int n,
+	       const char *const *params, const char *what)
+{
+	PGresult *res = q(d, sql, n, params);
+	int rc = 0;
+
+	if (!res_ok(res)) {
+		rc = db_fail(d, res, err, "%s", what);
+		PQclear(res);
+		res = NULL;
+	}
+	if (out)
+		*out = res;
+	else
+		PQclear(res);
+	return rc;
+}
+
+/* Fixed SQL without parameters (transaction control, migrations). */
+static int run_plain(db *d, pr_error *err, const char *sql, const char *what)
+{
+	PGresult *res = PQexec(d->conn, sql);
+	int rc = 0;
+
+	if (!res_ok(res))
+		rc = db_fail(d, res, err, "%s", what);
+	PQclear(res);
+	return rc;
+}
+
+/* ---- small conversions ----------------------------------------------- */
+
+typedef struct num {
+	char s[24];
+} num;
+
+static const char *i64(num *n, int64_t v)
+{
+	snprintf(n->s, sizeof(n->s), "%" PRId64, v);
+	return n->s;
+}
+
+static int64_t get_i64(const PGresult *res, int row, int col)
+{
+	if (PQgetisnull(res, row, col))
+		return 0;
+	return strtoll(PQgetvalue(res, row, col), NULL, 10);
+}
+
+static double get_f64(const PGresult *res, int row, int col)
+{
+	if (PQgetisnull(res, row, col))
+		return 0;
+	return strtod(PQgetvalue(res, row, col), NULL);
+}
+
+static bool get_bool(const PGresult *res, int row, int col)
+{
+	return !PQgetisnull(res, row, col) && PQgetvalue(res, row, col)[0] == 't';
+}
+
+/* A copy of a text column, NULL for SQL NULL; sets *oom when memory runs out. */
+static char *get_str(const PGresult *res, int row, int col, bool *oom_flag)
+{
+	char *s;
+
+	if (PQgetisnull(res, row, col))
+		return NULL;
+	if (!(s = strdup(PQgetvalue(res, row, col))))
+		*oom_flag = true;
+	return s;
+}
+
+/* At most 64 bytes of `s`, printable ASCII only, for quoting caller input in a message. */
+static const char *sanitize(char out[68], const char *s)
+{
+	size_t i = 0;
+
+	for (; s && s[i] && i < 64; i++)
+		out[i] = (s[i] >= 0x20 && s[i] < 0x7f) ? s[i] : '?';
+	out[i] = '\0';
+	if (s && s[i])
+		memcpy(out + 61, "...", 4); /* i is 64 here */
+	return out;
+}
+
+/* ---- connection ------------------------------------------------------ */
+
+static void drop_notice(void *arg, const char *message)
+{
+	(void)arg;
+	(void)message;
+}
+
+static void set_actor(db *d)
+{
+	struct passwd *pw = getpwuid(geteuid());
+
+	if (pw && pw->pw_name && *pw->pw_name)
+		snprintf(d->actor, sizeof(d->actor), "%s", pw->pw_name);
+	else
+		snprintf(d->actor, sizeof(d->actor), "uid %ld", (long)geteuid());
+}
+
+/* libpq takes a bare word as a database name, anything with '=' or a URI prefix as a connection string. */
+static bool is_conn_string(const char *s)
+{
+	return strncmp(s, "postgresql://", 13) == 0 || strncmp(s, "postgres://", 11) == 0 ||
+	       strchr(s, '=') != NULL;
+}
+
+/*
+ * libpq's complaint about a connection string it cannot parse may quote a
+ * piece of it; when that piece could be a password, say less.
+ */
+static bool may_hold_secret(const char *conninfo)
+{
+	return strstr(conninfo, "password") || strchr(conninfo, '@');
+}
+
+/* Replace every occurrence of `secret` in the string `s` (capacity `cap`) by "***". */
+static void scrub(char *s, size_t cap, const char *secret)
+{
+	size_t n = secret ? strlen(secret) : 0;
+	char *p, *from = s;
+
+	if (n == 0)
+		return;
+	while ((p = strstr(from, secret))) {
+		size_t tail = strlen(p + n);
+		if ((size_t)(p - s) + 3 + tail >= cap) {
+			/* No room to grow: cut the message at the secret. */
+			*p = '\0';
+			return;
+		}
+		memmove(p + 3, p + n, tail + 1);
+		memcpy(p, "***", 3);
+		from = p + 3;
+	}
+}
+
+int db_open(db **out, const char *conninfo, pr_error *err)
+{
+	const char *keys[6], *vals[6];
+	PQconninfoOption *opts = NULL;
+	char *perr = NULL, line[512];
+	const char *password = NULL;
+	db *d = NULL;
+	int k = 0, rc = 0;
+
+	*out = NULL;
+	if (!conninfo)
+		conninfo = "";
+	if (is_conn_string(conninfo)) {
+		opts = PQconninfoParse(conninfo, &perr);
+		if (!opts) {
+			if (perr && !may_hold_secret(conninfo))
+				snprintf(line, sizeof(line), "%.*s", (int)strcspn(perr, "\r\n"), perr);
+			else
+				snprintf(line, sizeof(line), "the connection string is not valid");
+			rc = pr_error_set(err, PR_EDB, "cannot connect to the database: %s", line);
+			goto out;
+		}
+		for (PQconninfoOption *o = opts; o->keyword; o++)
+			if (strcmp(o->keyword, "password") == 0 && o->val && *o->val)
+				password = o->val;
+	}
+	if (!(d = calloc(1, sizeof(*d)))) {
+		rc = oom(err);
+		goto out;
+	}
+	/* Ours first, so the caller's string overrides them (expand_dbname). */
+	if (!getenv("PGCONNECT_TIMEOUT")) {
+		keys[k] = "connect_timeout";
+		vals[k++] = "10";
+	}
+	keys[k] = "fallback_application_name";
+	vals[k++] = "profreg";
+	keys[k] = "dbname";
+	vals[k++] = conninfo;
+	/* Function names travel as UTF-8 whatever the caller's setting. */
+	keys[k] = "client_encoding";
+	vals[k++] = "UTF8";
+	keys[k] = NULL;
+	vals[k] = NULL;
+	d->conn = PQconnectdbParams(keys, vals, 1);
+	if (!d->conn) {
+		rc = oom(err);
+		goto out;
+	}
+	if (PQstatus(d->conn) != CONNECTION_OK) {
+		first_line(line, sizeof(line), d, NULL);
+		scrub(line, sizeof(line), password);
+		rc = pr_error_set(err, PR_EDB, "cannot connect to the database: %s", line);
+		goto out;
+	}
+	if (PQserverVersion(d->conn) < MIN_SERVER_VERSION) {
+		rc = pr_error_set(err, PR_EDB,
+				  "database: the server runs PostgreSQL %d, profreg needs 12 or newer",
+				  PQserverVersion(d->conn) / 10000);
+		goto out;
+	}
+	PQsetNoticeProcessor(d->conn, drop_notice, NULL);
+	if ((rc = run_plain(d, err, "set timezone to 'UTC'; set client_min_messages to warning",
+			    "cannot set up the session")) < 0)
+		goto out;
+	set_actor(d);
+	*out = d;
+	d = NULL;
+out:
+	db_close(d);
+	PQconninfoFree(opts);
+	PQfreemem(perr);
+	return rc;
+}
+
+void db_close(db *d)
+{
+	if (!d)
+		return;
+	if (d->conn)
+		PQfinish(d->conn);
+	free(d);
+}
+
+/* A conninfo value, in single quotes with \ and ' escaped when it needs them. */
+static int put_conninfo_value(buf *b, const char *v)
+{
+	int rc;
+
+	if (*v && !strpbrk(v, " '\\\t\n"))
+		return buf_puts(b, v);
+	if ((rc = buf_putc(b, '\'')) < 0)
+		return rc;
+	for (; *v; v++)
+		if (((*v == '\'' || *v == '\\') && (rc = buf_putc(b, '\\')) < 0) ||
+		    (rc = buf_putc(b, *v)) < 0)
+			return rc;
+	return buf_putc(b, '\'');
+}
+
+char *db_conninfo_redact(const char *conninfo)
+{
+	PQconninfoOption *opts;
+	char *perr = NULL;
+	buf b = BUF_INIT;
+	int rc = 0;
+
+	if (!conninfo)
+		conninfo = "";
+	if (!is_conn_string(conninfo))
+		return strdup(conninfo); /* a bare database name */
+	if (!(opts = PQconninfoParse(conninfo, &perr))) {
+		PQfreemem(perr);
+		return strdup("(an invalid connection string)");
+	}
+	for (PQconninfoOption *o = opts; rc == 0 && o->keyword; o++) {
+		bool secret = strcmp(o->keyword, "password") == 0 ||
+			      strcmp(o->keyword, "sslpassword") == 0;
+		if (!o->val || !*o->val)
+			continue;
+		if ((rc = buf_printf(&b, "%s%s=", b.len ? " " : "", o->keyword)) == 0)
+			rc = secret ? buf_puts(&b, "***") : put_conninfo_value(&b, o->val);
+	}
+	PQconninfoFree(opts);
+	if (rc < 0) {
+		buf_release(&b);
+		return NULL;
+	}
+	return buf_detach(&b, NULL);
+}
+
+/* ---- migrations ------------------------------------------------------ */
+
+static const char create_migrations_table[] =
+	"create table if not exists schema_migrations ("
+	" version int primary key,"
+	" name text not null,"
+	" applied_at timestamptz not null default now())";
+
+static const char take_migrate_lock[] =
+	"select pg_advisory_xact_lock(" LOCK_CLASS ", hashtext('" MIGRATE_LOCK "'))";
+
+int db_schema_version(db *d, int *out, pr_error *err)
+{
+	PGresult *res = NULL;
+	int rc;
+
+	*out = 0;
+	if ((rc = run(d, &res, err, "select to_regclass('schema_migrations') is not null", 0, NULL,
+		      "cannot read the schema version")) < 0)
+		goto out;
+	if (!get_bool(res, 0, 0))
+		goto out;
+	PQclear(res);
+	if ((rc = run(d, &res, err, "select coalesce(max(version), 0) from schema_migrations",
+		      0, NULL, "cannot read the schema version")) < 0)
+		goto out;
+	*out = (int)get_i64(res, 0, 0);
+out:
+	PQclear(res);
+	return rc;
+}
+
+/* True when every migration the binary carries is recorded; a cheap check without locks. */
+static int migrations_pending(db *d, bool *pending, pr_error *err)
+{
+	PGresult *res = NULL;
+	size_t have = 0;
+	int rc;
+
+	*pending = migrations_count > 0;
+	if ((rc = run(d, &res, err, "select to_regclass('schema_migrations') is not null", 0, NULL,
+		      "cannot read the applied migrations")) < 0)
+		goto out;
+	if (!get_bool(res, 0, 0))
+		goto out;
+	PQclear(res);
+	if ((rc = run(d, &res, err, "select version from schema_migrations", 0, NULL,
+		      "cannot read the applied migrations")) < 0)
+		goto out;
+	for (size_t i = 0; i < migrations_count; i++)
+		for (int r = 0; r < PQntuples(res); r++)
+			if (get_i64(res, r, 0) == migrations[i].version) {
+				have++;
+				break;
+			}
+	*pending = have < migrations_count;
+out:
+	PQclear(res);
+	return rc;
+}
+
+/* Apply one migration unless another process got there first; *did says which. */
+static int apply_migration(db *d, const migration *m, bool *did, pr_error *err)
+{
+	num v;
+	const char *p[2] = {i64(&v, m->version), m->name};
+	PGresult *res = NULL;
+	bool in_tx = false;
+	int rc;
+
+	*did = false;
+	if ((rc = run_plain(d, err, "begin", "cannot start a migration")) < 0)
+		goto out;
+	in_tx = true;
+	/* A migration stuck behind a lock fails in bounded time rather than hanging a job. */
+	if ((rc = run_plain(d, err, "set local lock_timeout = '120s'", "cannot start a migration")) < 0)
+		goto out;
+	if ((rc = run_plain(d, err, take_migrate_lock, "cannot lock the schema for migration")) < 0)
+		goto out;
+	if ((rc = run(d, &res, err, "select 1 from schema_migrations where version = $1",
+		      1, p, "cannot read the applied migrations")) < 0)
+		goto out;
+	if (PQntuples(res) > 0)
+		goto out; /* applied while we waited for the lock */
+	PQclear(res);
+	res = PQexec(d->conn, m->sql);
+	if (!res_ok(res)) {
+		rc = db_fail(d, res, err, "cannot apply migration %s", m->name);
+		goto out;
+	}
+	PQclear(res);
+	res = NULL;
+	if ((rc = run(d, NULL, err, "insert into schema_migrations (version, name) values ($1, $2)",
+		      2, p, "cannot record a migration")) < 0)
+		goto out;
+	if ((rc = run_plain(d, err, "commit", "cannot commit a migration")) < 0)
+		goto out;
+	in_tx = false;
+	*did = true;
+out:
+	PQclear(res);
+	if (in_tx)
+		db_rollback(d);
+	return rc;
+}
+
+int db_migrate(db *d, int *applied, pr_error *err)
+{
+	bool pending = false, did;
+	int n = 0, rc;
+
+	if (applied)
+		*applied = 0;
+	if (PQstatus(d->conn) != CONNECTION_OK)
+		return conn_lost(d, err);
+	if (PQtransactionStatus(d->conn) != PQTRANS_IDLE)
+		return pr_error_set(err, PR_EUSAGE, "database: cannot migrate inside a transaction");
+	for (size_t i = 1; i < migrations_count; i++)
+		if (migrations[i].version <= migrations[i - 1].version)
+			return pr_error_set(err, PR_ERR,
+					    "database: migrations '%s' and '%s' are out of order",
+					    migrations[i - 1].name, migrations[i].name);
+	if ((rc = migrations_pending(d, &pending, err)) < 0 || !pending)
+		return rc;
+
+	/* The bookkeeping table itself, created under the same lock. */
+	if ((rc = run_plain(d, err, "begin", "cannot start a migration")) < 0)
+		return rc;
+	if ((rc = run_plain(d, err, "set local lock_timeout = '120s'", "cannot start a migration")) < 0 ||
+	    (rc = run_plain(d, err, take_migrate_lock, "cannot lock the schema for migration")) < 0 ||
+	    (rc = run_plain(d, err, create_migrations_table,
+			    "cannot create the migrations table")) < 0 ||
+	    (rc = run_plain(d, err, "commit", "cannot create the migrations table")) < 0) {
+		db_rollback(d);
+		return rc;
+	}
+	for (size_t i = 0; i < migrations_count; i++) {
+		if ((rc = apply_migration(d, &migrations[i], &did, err)) < 0)
+			break;
+		n += did;
+	}
+	if (applied)
+		*applied = n;
+	return rc;
+}
+
+/* ---- transactions and locks ------------------------------------------ */
+
+int db_begin(db *d, pr_error *err)
+{
+	if (PQstatus(d->conn) != CONNECTION_OK)
+		return conn_lost(d, err);
+	if (PQtransactionStatus(d->conn) != PQTRANS_IDLE)
+		return pr_error_set(err, PR_EUSAGE, "database: cannot begin: a transaction is already open");
+	return run_plain(d, err, "begin", "cannot begin a transaction");
+}
+
+int db_commit(db *d, pr_error *err)
+{
+	PGresult *res = NULL;
+	int rc = 0;
+
+	switch (PQtransactionStatus(d->conn)) {
+	case PQTRANS_INTRANS:
+		break;
+	case PQTRANS_INERROR:
+		db_rollback(d);
+		return pr_error_set(err, PR_EDB,
+				    "database: cannot commit: an earlier statement failed, the transaction was rolled back");
+	case PQTRANS_IDLE:
+		return pr_error_set(err, PR_EUSAGE, "database: cannot commit: no transaction is open");
+	default:
+		if (PQstatus(d->conn) != CONNECTION_OK)
+			return conn_lost(d, err);
+		return pr_error_set(err, PR_EDB, "database: cannot commit: the connection is busy");
+	}
+	res = PQexec(d->conn, "commit");
+	if (!res_ok(res))
+		rc = db_fail(d, res, err, "cannot commit");
+	else if (strcmp(PQcmdStatus(res), "ROLLBACK") == 0)
+		rc = pr_error_set(err, PR_EDB, "database: cannot commit: the server rolled the transaction back");
+	PQclear(res);
+	return rc;
+}
+
+void db_rollback(db *d)
+{
+	PGTransactionStatusType st;
+
+	if (!d || !d->conn)
+		return;
+	st = PQtransactionStatus(d->conn);
+	if (st == PQTRANS_INTRANS || st == PQTRANS_INERROR)
+		PQclear(PQexec(d->conn, "rollback"));
+}
+
+int db_try_advisory_lock(db *d, const char *name, bool *got, pr_error *err)
+{
+	const char *p[1] = {name};
+	PGresult *res = NULL;
+	int rc;
+
+	*got = false;
+	if ((rc = run(d, &res, err, "select pg_try_advisory_lock(" LOCK_CLASS ", hashtext($1))",
+		      1, p, "cannot take a lock")) < 0)
+		return rc;
+	*got = get_bool(res, 0, 0);
+	PQclear(res);
+	return 0;
+}
+
+void db_advisory_unlock(db *d, const char *name)
+{
+	const char *p[1] = {name};
+
+	if (d && d->conn)
+		PQclear(q(d, "select pg_advisory_unlock(" LOCK_CLASS ", hashtext($1))", 1, p));
+}
+
+/* ---- services -------------------------------------------------------- */
+
+static bool service_name_valid(const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+
+	if (n < 1 || n > 128)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+		if (!alnum && (i == 0 || (c != '.' && c != '_' && c != '-')))
+			return false;
+	}
+	return true;
+}
+
+static int bad_service_name(const char *name, pr_error *err)
+{
+	char q[68];
+
+	return pr_error_set(err, PR_EUSAGE,
+			    "invalid service name '%s': use 1 to 128 letters, digits, '.', '_' or '-', starting with a letter or digit",
+			    sanitize(q, name));
+}
+
+void db_service_release(db_service *s)
+{
+	if (!s)
+		return;
+	free(s->name);
+	free(s->team);
+	memset(s, 0, sizeof(*s));
+}
+
+int db_service_add(db *d, const char *name, const char *team, pr_error *err)
+{
+	const char *p[3] = {name, team, d->actor};
+	PGresult *res = NULL;
+	int rc = 0;
+
+	if (!service_name_valid(name))
+		return bad_service_name(name, err);
+	res = q(d,
+		"with s as (insert into services (name, team) values ($1, nullif($2, ''))"
+		"           returning id, name, team)"
+		" insert into audit_log (actor, action, object, detail)"
+		" select $3, 'service.add', 'service:' || s.name,"
+		"        jsonb_build_object('id', s.id, 'team', s.team) from s",
+		3, p);
+	if (strcmp(sqlstate(res), "23505") == 0)
+		rc = pr_error_set(err, PR_EEXISTS, "service '%s' already exists", name);
+	else if (!res_ok(res))
+		rc = db_fail(d, res, err, "cannot add service '%s'", name);
+	PQclear(res);
+	return rc;
+}
+
+int db_service_set_enabled(db *d, const char *name, bool enabled, pr_error *err)
+{
+	const char *p[3] = {name, enabled ? "t" : "f", d->actor};
+	char qn[68];
+	PGresult *res = NULL;
+	int rc;
+
+	if (!service_name_valid(name))
+		return pr_error_set(err, PR_ENOTFOUND, "service '%s' not found", sanitize(qn, name));
+	if ((rc = run(d, &res, err,
+		      "with old as (select id, enabled from services where name = $1 for update),"
+		      " s as (update services set enabled = $2::boolean, updated_at = now()"
+		      "       from old where services.id = old.id"
+		      "       returning services.id, services.name, old.enabled as was)"
+		      " insert into audit_log (actor, action, object, detail)"
+		      " select $3, case when $2::boolean then 'service.enable' else 'service.disable' end,"
+		      "        'service:' || s.name, jsonb_build_object('id', s.id, 'was_enabled', s.was)"
+		      " from s",
+		      3, p, enabled ? "cannot enable a service" : "cannot disable a service")) < 0)
+		return rc;
+	if (strcmp(PQcmdTuples(res), "0") == 0)
+		rc = pr_error_set(err, PR_ENOTFOUND, "service '%s' not found", name);
+	PQclear(res);
+	return rc;
+}
+
+#define SERVICE_COLS "id, name, coalesce(team, ''), enabled, " TS_TO_US("created_at")
+
+static int service_from_row(db_service *s, const PGresult *res, int row)
+{
+	bool fail = false;
+
+	s->id = get_i64(res, row, 0);
+	s->name = get_str(res, row, 1, &fail);
+	s->team = get_str(res, row, 2, &fail);
+	s->enabled = get_bool(res, row, 3);
+	s->created_at_us = get_i64(res, row, 4);
+	if (fail) {
+		db_service_release(s);
+		return PR_ENOMEM;
+	}
+	return 0;
+}
+
+int db_service_get(db *d, db_service *out, const char *name, pr_error *err)
+{
+	const char *p[1] = {name};
+	PGresult *res = NULL;
+	char qn[68];
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!service_name_valid(name))
+		return pr_error_set(err, PR_ENOTFOUND, "service '%s' not found", sanitize(qn, name));
+	if ((rc = run(d, &res, err, "select " SERVICE_COLS " from services where name = $1",
+		      1, p, "cannot read a service")) < 0)
+		return rc;
+	if (PQntuples(res) == 0)
+		rc = pr_error_set(err, PR_ENOTFOUND, "service '%s' not found", name);
+	else if (service_from_row(out, res, 0) < 0)
+		rc = oom(err);
+	PQclear(res);
+	return rc;
+}
+
+int db_service_list(db *d, db_service **out, size_t *n, pr_error *err)
+{
+	PGresult *res = NULL;
+	db_service *arr = NULL;
+	size_t rows, done = 0;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if ((rc = run(d, &res, err, "select " SERVICE_COLS " from services order by name collate \"C\"",
+		      0, NULL, "cannot list services")) < 0)
+		goto out;
+	rows = (size_t)PQntuples(res);
+	if (rows == 0)
+		goto out;
+	if (!(arr = calloc(rows, sizeof(*arr)))) {
+		rc = oom(err);
+		goto out;
+	}
+	for (; done < rows; done++)
+		if (service_from_row(&arr[done], res, (int)done) < 0) {
+			rc = oom(err);
+			goto out;
+		}
+	*out = arr;
+	*n = rows;
+	arr = NULL;
+out:
+	if (arr) {
+		for (size_t i = 0; i < done; i++)
+			db_service_release(&arr[i]);
+		free(arr);
+	}
+	PQclear(res);
+	return rc;
+}
+
+/* ---- captures -------------------------------------------------------- */
+
+void db_capture_release(db_capture *c)
+{
+	if (!c)
+		return;
+	free(c->service);
+	free(c->profile_type);
+	free(c->release);
+	free(c->commit_sha);
+	free(c->host);
+	free(c->period_type);
+	free(c->period_unit);
+	free(c->value_type);
+	free(c->value_unit);
+	free(c->blob_key);
+	free(c->format);
+	free(c->retention_class);
+	free(c->tags_json);
+	memset(c, 0, sizeof(*c));
+}
+
+int db_capture_find(db *d, int64_t *id, int64_t service_id, const char *blob_key, pr_error *err)
+{
+	num sid;
+	const char *p[2] = {i64(&sid, service_id), blob_key};
+	PGresult *res = NULL;
+	char qk[68];
+	int rc;
+
+	*id = 0;
+	if ((rc = run(d, &res, err, "select id from profiles where service_id = $1 and blob_key = $2",
+		      2, p, "cannot look a capture up")) < 0)
+		return rc;
+	if (PQntuples(res) == 0)
+		rc = pr_error_set(err, PR_ENOTFOUND, "no capture of service %" PRId64 " with blob '%s'",
+				  service_id, sanitize(qk, blob_key));
+	else
+		*id = get_i64(res, 0, 0);
+	PQclear(res);
+	return rc;
+}
+
+/* Text-format COPY: backslash, tab, newline and carriage return are escaped. */
+static int copy_field(buf *b, const char *s)
+{
+	const char *run_start = s;
+	int rc = 0;
+
+	for (; *s; s++) {
+		const char *esc;
+		switch (*s) {
+		case '\\': esc = "\\\\"; break;
+		case '\t': esc = "\\t"; break;
+		case '\n': esc = "\\n"; break;
+		case '\r': esc = "\\r"; break;
+		default: continue;
+		}
+		if ((rc = buf_put(b, run_start, (size_t)(s - run_start))) < 0 ||
+		    (rc = buf_put(b, esc, 2)) < 0)
+			return rc;
+		run_start = s + 1;
+	}
+	return buf_put(b, run_start, (size_t)(s - run_start));
+}
+
+/* Send what is buffered; on failure the COPY is left for the caller to end. */
+static int copy_flush(db *d, buf *b, pr_error *err)
+{
+	if (b->len && PQputCopyData(d->conn, b->ptr, (int)b->len) != 1)
+		return db_fail(d, NULL, err, "cannot send function rows");
+	buf_reset(b);
+	return 0;
+}
+
+/* End a COPY (aborting it when `abort_msg` is set) and collect every result. */
+static int copy_finish(db *d, const char *abort_msg, pr_error *err)
+{
+	PGresult *res;
+	int rc = 0;
+
+	if (PQputCopyEnd(d->conn, abort_msg) != 1)
+		rc = db_fail(d, NULL, err, "cannot finish sending function rows");
+	while ((res = PQgetResult(d->conn))) {
+		if (rc == 0 && !res_ok(res))
+			rc = db_fail(d, res, err, "cannot store function rows");
+		PQclear(res);
+	}
+	return rc;
+}
+
+/*
+ * The key `functions` is unique on: SHA-256 of the UTF-8 name, a NUL and
+ * the UTF-8 file, exactly what profreg_function_key computes in SQL (the
+ * session's client encoding is UTF-8). Hashing here rather than in SQL
+ * saves a function call per row on the server, which is most of the cost
+ * of a large capture; the count check in capture_insert_tx catches any
+ * disagreement between the two.
+ */
+static int function_key(EVP_MD_CTX *ctx, char hex[65], const char *name, const char *file)
+{
+	static const char digits[] = "0123456789abcdef";
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int n = 0;
+
+	if (!EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) || !EVP_DigestUpdate(ctx, name, strlen(name) + 1) ||
+	    !EVP_DigestUpdate(ctx, file, strlen(file)) || !EVP_DigestFinal_ex(ctx, md, &n) || n != 32)
+		return PR_ERR;
+	for (unsigned int i = 0; i < n; i++) {
+		hex[2 * i] = digits[md[i] >> 4];
+		hex[2 * i + 1] = digits[md[i] & 15];
+	}
+	hex[64] = '\0';
+	return 0;
+}
+
+/* COPY the summary's rows (name, file, key, self, total) into the session's scratch table. */
+static int copy_functions(db *d, const profile *p, const profile_summary *s, pr_error *err)
+{
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	PGresult *res = NULL;
+	buf b = BUF_INIT;
+	bool copying = false;
+	char hex[65];
+	int rc = 0;
+
+	if (!ctx) {
+		rc = oom(err);
+		goto out;
+	}
+	res = PQexec(d->conn, "copy profreg_capture_functions (name, file, key, self_value, total_value)"
+			      " from stdin");
+	if (!res || PQresultStatus(res) != PGRES_COPY_IN) {
+		rc = db_fail(d, res, err, "cannot send function rows");
+		goto out;
+	}
+	copying = true;
+	for (size_t i = 0; i < s->nrows; i++) {
+		const profile_summary_row *r = &s->rows[i];
+		const profile_func *f;
+		const char *file;
+
+		if (r->func >= p->nfuncs) {
+			rc = pr_error_set(err, PR_EUSAGE,
+					  "database: cannot insert a capture: summary row %zu names function %" PRIu32
+					  " of %" PRIu32, i, r->func, p->nfuncs);
+			goto out;
+		}
+		f = &p->funcs[r->func];
+		file = f->file ? f->file : "";
+		if (function_key(ctx, hex, f->name, file) < 0) {
+			rc = pr_error_set(err, PR_ERR, "database: cannot hash a function name");
+			goto out;
+		}
+		/* bytea's text form is \x<hex>; COPY wants its backslash doubled. */
+		if ((rc = copy_field(&b, f->name)) < 0 || (rc = buf_putc(&b, '\t')) < 0 ||
+		    (rc = copy_field(&b, file)) < 0 ||
+		    (rc = buf_printf(&b, "\t\\\\x%s\t%" PRId64 "\t%" PRId64 "\n", hex, r->self, r->total)) < 0) {
+			rc = oom(err);
+			goto out;
+		}
+		if (b.len >= COPY_CHUNK && (rc = copy_flush(d, &b, err)) < 0)
+			goto out;
+	}
+	if ((rc = copy_flush(d, &b, err)) < 0)
+		goto out;
+out:
+	PQclear(res);
+	buf_release(&b);
+	EVP_MD_CTX_free(ctx);
+	if (copying) {
+		int frc = copy_finish(d, rc < 0 ? "profreg abandoned the copy" : NULL, err);
+		if (rc == 0)
+			rc = frc;
+	}
+	return rc;
+}
+
+static int missing_field(const char *field, pr_error *err)
+{
+	return pr_error_set(err, PR_EUSAGE, "database: cannot insert a capture: %s is missing", field);
+}
+
+/* The body of db_capture_insert, inside a transaction. */
+static int capture_insert_tx(db *d, int64_t *id, const db_capture *m, const profile *p,
+			     const profile_summary *s, pr_error *err)
+{
+	num sid, at, dur, per, tot, cnt, fc, bytes, until, pid, nrows;
+	const char *ins[21];
+	PGresult *res = NULL;
+	char qk[68];
+	int rc = 0;
+
+	ins[0] = i64(&sid, m->service_id);
+	ins[1] = m->profile_type;
+	ins[2] = m->release;
+	ins[3] = m->commit_sha && *m->commit_sha ? m->commit_sha : NULL;
+	ins[4] = m->host && *m->host ? m->host : NULL;
+	ins[5] = i64(&at, m->captured_at_us);
+	ins[6] = m->duration_ns ? i64(&dur, m->duration_ns) : NULL;
+	ins[7] = m->period ? i64(&per, m->period) : NULL;
+	ins[8] = m->period_type;
+	ins[9] = m->period_unit;
+	ins[10] = m->value_type;
+	ins[11] = m->value_unit;
+	ins[12] = i64(&tot, s->total);
+	ins[13] = i64(&cnt, s->sample_count);
+	ins[14] = i64(&fc, (int64_t)s->nrows);
+	ins[15] = m->blob_key;
+	ins[16] = i64(&bytes, m->blob_bytes);
+	ins[17] = m->format;
+	ins[18] = m->retention_class ? m->retention_class : "hot";
+	ins[19] = m->retain_until_us ? i64(&until, m->retain_until_us) : NULL;
+	ins[20] = m->tags_json;
+	res = q(d,
+		"insert into profiles (service_id, profile_type, release, commit_sha, host,"
+		" captured_at, duration_ns, period, period_type, period_unit, value_type, value_unit,"
+		" total_value, sample_count, function_count, blob_key, blob_bytes, format,"
+		" retention_class, retain_until, tags)"
+		" values ($1, $2, $3, $4, $5, " US_TO_TS("$6") ", $7, $8, $9, $10, $11, $12,"
+		" $13, $14, $15, $16, $17, $18, $19, " US_TO_TS("$20") ", coalesce($21::jsonb, '{}'))"
+		" returning id",
+		21, ins);
+	if (strcmp(sqlstate(res), "23505") == 0) {
+		rc = pr_error_set(err, PR_EEXISTS, "capture of service '%s' with blob '%s' already exists",
+				  m->service ? m->service : ins[0], sanitize(qk, m->blob_key));
+		goto out;
+	}
+	if (strcmp(sqlstate(res), "23503") == 0) {
+		rc = pr_error_set(err, PR_ENOTFOUND, "service %" PRId64 " not found", m->service_id);
+		goto out;
+	}
+	if (!res_ok(res)) {
+		rc = db_fail_input(d, res, err, "cannot insert a capture");
+		goto out;
+	}
+	*id = get_i64(res, 0, 0);
+	PQclear(res);
+	res = NULL;
+	if (s->nrows == 0)
+		goto out;
+
+	/*
+	 * The session's scratch table: created once per session (it survives
+	 * commits; a rollback of the transaction that created it drops it, and
+	 * the next call creates it again), emptied before each use.
+	 */
+	if ((rc = run_plain(d, err,
+			    "create temp table if not exists profreg_capture_functions ("
+			    " name text not null, file text not null, key bytea not null,"
+			    " self_value bigint not null, total_value bigint not null)"
+			    " on commit delete rows;"
+			    " delete from profreg_capture_functions",
+			    "cannot prepare function rows")) < 0)
+		goto out;
+	if ((rc = copy_functions(d, p, s, err)) < 0)
+		goto out;
+	/* Statistics, so the joins below use the key index against a large `functions`. */
+	if ((rc = run_plain(d, err, "analyze profreg_capture_functions", "cannot prepare function rows")) < 0)
+		goto out;
+	/*
+	 * Intern what is new, in key order: two captures adding the same new
+	 * functions at once then wait for each other instead of deadlocking.
+	 */
+	if ((rc = run_plain(d, err,
+			    "insert into functions (name, file)"
+			    " select t.name, t.file from profreg_capture_functions t"
+			    " where not exists (select 1 from functions f where f.key = t.key)"
+			    " order by t.key"
+			    " on conflict (key) do nothing",
+			    "cannot intern function names")) < 0)
+		goto out;
+	{
+		const char *p2[2] = {i64(&pid, *id), ins[12]};
+		if ((rc = run(d, &res, err,
+			      "insert into profile_functions (profile_id, function_id, self_value, total_value,"
+			      " self_share, total_share, captured_at, service_id, profile_type)"
+			      " select c.id, f.id, t.self_value, t.total_value,"
+			      "  coalesce(t.self_value::float8 / nullif($2::bigint, 0), 0),"
+			      "  coalesce(t.total_value::float8 / nullif($2::bigint, 0), 0),"
+			      "  c.captured_at, c.service_id, c.profile_type"
+			      " from profreg_capture_functions t"
+			      " join functions f on f.key = t.key"
+			      " join profiles c on c.id = $1",
+			      2, p2, "cannot insert function rows")) < 0)
+			goto out;
+	}
+	/* Every row must have found its function; a silent gap would skew every baseline. */
+	i64(&nrows, (int64_t)s->nrows);
+	if (strcmp(PQcmdTuples(res), nrows.s) != 0) {
+		rc = pr_error_set(err, PR_EDB,
+				  "database: cannot insert function rows: %s of %zu functions stored",
+				  PQcmdTuples(res), s->nrows);
+		goto out;
+	}
+out:
+	PQclear(res);
+	return rc;
+}
+
+int db_capture_insert(db *d, int64_t *id, const db_capture *meta, const profile *p,
+		      const profile_summary *s, pr_error *err)
+{
+	bool own_tx = false;
+	int rc;
+
+	*id = 0;
+	if (!meta->profile_type)
+		return missing_field("the profile type", err);
+	if (!meta->release)
+		return missing_field("the release", err);
+	if (!meta->value_type || !meta->value_unit)
+		return missing_field("the value type", err);
+	if (!meta->blob_key)
+		return missing_field("the blob key", err);
+	if (!meta->format)
+		return missing_field("the format", err);
+	if (!meta->captured_at_us)
+		return missing_field("the capture time", err);
+	if (!s)
+		return missing_field("the summary", err);
+	if (s->nrows && !p)
+		return missing_field("the profile", err);
+	if (s->nrows > INT32_MAX)
+		return pr_error_set(err, PR_ELIMIT, "database: cannot insert a capture: %zu functions",
+				    s->nrows);
+
+	switch (PQtransactionStatus(d->conn)) {
+	case PQTRANS_IDLE:
+		if ((rc = db_begin(d, err)) < 0)
+			return rc;
+		own_tx = true;
+		break;
+	case PQTRANS_INTRANS:
+		break;
+	default:
+		return pr_error_set(err, PR_EDB,
+				    "database: cannot insert a capture: the transaction has already failed");
+	}
+	rc = capture_insert_tx(d, id, meta, p, s, err);
+	if (own_tx) {
+		if (rc == 0)
+			rc = db_commit(d, err);
+		else
+			db_rollback(d);
+	}
+	if (rc < 0)
+		*id = 0;
+	return rc;
+}
+
+#define CAPTURE_COLS \
+	"p.id, p.service_id, s.name, p.profile_type, p.release, p.commit_sha, p.host," \
+	" " TS_TO_US("p.captured_at") ", p.duration_ns, p.period, p.period_type, p.period_unit," \
+	" p.value_type, p.value_unit, p.total_value, p.sample_count, p.function_count," \
+	" p.blob_key, p.blob_bytes, p.format, p.retention_class, " TS_TO_US("p.retain_until") "," \
+	" p.tags::text, " TS_TO_US("p.ingested_at") \
+	" from profiles p join services s on s.id = p.service_id"
+
+static int capture_from_row(db_capture *c, const PGresult *res, int r)
+{
+	bool fail = false;
+
+	memset(c, 0, sizeof(*c));
+	c->id = get_i64(res, r, 0);
+	c->service_id = get_i64(res, r, 1);
+	c->service = get_str(res, r, 2, &fail);
+	c->profile_type = get_str(res, r, 3, &fail);
+	c->release = get_str(res, r, 4, &fail);
+	c->commit_sha = get_str(res, r, 5, &fail);
+	c->host = get_str(res, r, 6, &fail);
+	c->captured_at_us = get_i64(res, r, 7);
+	c->duration_ns = get_i64(res, r, 8);
+	c->period = get_i64(res, r, 9);
+	c->period_type = get_str(res, r, 10, &fail);
+	c->period_unit = get_str(res, r, 11, &fail);
+	c->value_type = get_str(res, r, 12, &fail);
+	c->value_unit = get_str(res, r, 13, &fail);
+	c->total_value = get_i64(res, r, 14);
+	c->sample_count = get_i64(res, r, 15);
+	c->function_count = (int32_t)get_i64(res, r, 16);
+	c->blob_key = get_str(res, r, 17, &fail);
+	c->blob_bytes = get_i64(res, r, 18);
+	c->format = get_str(res, r, 19, &fail);
+	c->retention_class = get_str(res, r, 20, &fail);
+	c->retain_until_us = get_i64(res, r, 21);
+	c->tags_json = get_str(res, r, 22, &fail);
+	c->ingested_at_us = get_i64(res, r, 23);
+	if (fail) {
+		db_capture_release(c);
+		return PR_ENOMEM;
+	}
+	return 0;
+}
+
+int db_capture_get(db *d, db_capture *out, int64_t capture_id, pr_error *err)
+{
+	num cid;
+	const char *p[1] = {i64(&cid, capture_id)};
+	PGresult *res = NULL;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = run(d, &res, err, "select " CAPTURE_COLS " where p.id = $1", 1, p,
+		      "cannot read a capture")) < 0)
+		return rc;
+	if (PQntuples(res) == 0)
+		rc = pr_error_set(err, PR_ENOTFOUND, "capture %" PRId64 " not found", capture_id);
+	else if (capture_from_row(out, res, 0) < 0)
+		rc = oom(err);
+	PQclear(res);
+	return rc;
+}
+
+int db_capture_list(db *d, db_capture **out, size_t *n, const db_capture_filter *f, pr_error *err)
+{
+	static const db_capture_filter all = {0};
+	num since, until, limit;
+	const char *p[6];
+	PGresult *res = NULL;
+	db_capture *arr = NULL;
+	size_t rows, done = 0;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if (!f)
+		f = &all;
+	p[0] = f->service;
+	p[1] = f->release;
+	p[2] = f->profile_type;
+	p[3] = f->since_us ? i64(&since, f->since_us) : NULL;
+	p[4] = f->until_us ? i64(&until, f->until_us) : NULL;
+	p[5] = f->limit ? i64(&limit, f->limit > INT64_MAX ? INT64_MAX : (int64_t)f->limit) : NULL;
+	if ((rc = run(d, &res, err,
+		      "select " CAPTURE_COLS
+		      " where ($1::text is null or s.name = $1)"
+		      " and ($2::text is null or p.release = $2)"
+		      " and ($3::text is null or p.profile_type = $3)"
+		      " and ($4::bigint is null or p.captured_at >= " US_TO_TS("$4") ")"
+		      " and ($5::bigint is null or p.captured_at < " US_TO_TS("$5") ")"
+		      " order by p.captured_at desc, p.id desc"
+		      " limit $6::bigint",
+		      6, p, "cannot list captures")) < 0)
+		goto out;
+	rows = (size_t)PQntuples(res);
+	if (rows == 0)
+		goto out;
+	if (!(arr = calloc(rows, sizeof(*arr)))) {
+		rc = oom(err);
+		goto out;
+	}
+	for (; done < rows; done++)
+		if (capture_from_row(&arr[done], res, (int)done) < 0) {
+			rc = oom(err);
+			goto out;
+		}
+	*out = arr;
+	*n = rows;
+	arr = NULL;
+out:
+	if (arr) {
+		for (size_t i = 0; i < done; i++)
+			db_capture_release(&arr[i]);
+		free(arr);
+	}
+	PQclear(res);
+	return rc;
+}
+
+void db_func_rows_free(db_func_row *rows, size_t n)
+{
+	if (!rows)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		free(rows[i].name);
+		free(rows[i].file);
+	}
+	free(rows);
+}
+
+int db_capture_top(db *d, db_func_row **out, size_t *n, int64_t capture_id, size_t limit,
+		   pr_error *err)
+{
+	num cid, lim;
+	const char *p[2] = {i64(&cid, capture_id),
+			    limit ? i64(&lim, limit > INT64_MAX ? INT64_MAX : (int64_t)limit) : NULL};
+	PGresult *res = NULL;
+	db_func_row *arr = NULL;
+	size_t rows = 0;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if ((rc = run(d, &res, err,
+		      "select f.name, f.file, pf.self_value, pf.total_value,"
+		      " coalesce(pf.self_share, 0), coalesce(pf.total_share, 0)"
+		      " from profile_functions pf join functions f on f.id = pf.function_id"
+		      " where pf.profile_id = $1"
+		      " order by pf.self_value desc, pf.total_value desc,"
+		      "  f.name collate \"C\", f.file collate \"C\""
+		      " limit $2::bigint",
+		      2, p, "cannot read a capture's functions")) < 0)
+		goto out;
+	rows = (size_t)PQntuples(res);
+	if (rows == 0) {
+		PQclear(res);
+		if ((rc = run(d, &res, err, "select 1 from profiles where id = $1", 1, p,
+			      "cannot read a capture")) < 0)
+			goto out;
+		if (PQntuples(res) == 0)
+			rc = pr_error_set(err, PR_ENOTFOUND, "capture %" PRId64 " not found", capture_id);
+		goto out;
+	}
+	if (!(arr = calloc(rows, sizeof(*arr)))) {
+		rc = oom(err);
+		goto out;
+	}
+	for (size_t i = 0; i < rows; i++) {
+		bool fail = false;
+		arr[i].name = get_str(res, (int)i, 0, &fail);
+		arr[i].file = get_str(res, (int)i, 1, &fail);
+		arr[i].self_value = get_i64(res, (int)i, 2);
+		arr[i].total_value = get_i64(res, (int)i, 3);
+		arr[i].self_share = get_f64(res, (int)i, 4);
+		arr[i].total_share = get_f64(res, (int)i, 5);
+		if (fail) {
+			rc = oom(err);
+			goto out;
+		}
+	}
+	*out = arr;
+	*n = rows;
+	arr = NULL;
+out:
+	db_func_rows_free(arr, rows);
+	PQclear(res);
+	return rc;
+}
+
+int db_audit(db *d, const char *action, const char *object, const char *detail_json, pr_error *err)
+{
+	const char *p[4] = {d->actor, action, object ? object : "", detail_json};
+	PGresult *res;
+	int rc = 0;
+
+	if (!action || !*action)
+		return pr_error_set(err, PR_EUSAGE, "database: cannot write an audit row: no action");
+	res = q(d, "insert into audit_log (actor, action, object, detail)"
+		   " values ($1, $2, $3, coalesce($4::jsonb, '{}'))", 4, p);
+	if (!res_ok(res))
+		rc = db_fail_input(d, res, err, "cannot write an audit row for '%s'", action);
+	PQclear(res);
+	return rc;
+}

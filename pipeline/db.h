@@ -1,0 +1,209 @@
+/*
+ * db.h: the PostgreSQL index of services and captures.
+ *
+ * One `db` is one libpq connection. Every query is parameterised; bulk
+ * rows go in with COPY. Timestamps cross this boundary as Unix
+ * microseconds (int64) and are timestamptz inside; the session runs with
+ * TimeZone UTC. Any libpq failure is PR_EDB with a one-line message
+ * "database: <what we were doing>: <the server's first line>".
+ *
+ * Transactions: db_begin/db_commit/db_rollback wrap several calls into one
+ * transaction. A call made outside a transaction is atomic on its own
+ * (db_capture_insert opens and commits its own when none is open).
+ *
+ * Not thread-safe: one connection, one thread at a time.
+ */
+#ifndef PR_DB_H
+#define PR_DB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/error.h"
+#include "profile.h"
+
+typedef struct db db;
+
+/*
+ * Connect. `conninfo` is a libpq connection string or URI; "" uses the
+ * libpq environment (PGHOST, PGDATABASE, ...). application_name defaults
+ * to "profreg", connect_timeout to 10 s (PGCONNECT_TIMEOUT overrides),
+ * client_encoding is UTF8 and TimeZone UTC. A failure says "cannot
+ * connect to the database: ..." and never echoes a password. Free with
+ * db_close.
+ */
+int db_open(db **out, const char *conninfo, pr_error *err);
+void db_close(db *d);
+
+/*
+ * Apply every migration the binary carries (pipeline/migrate.h) that the
+ * database lacks, in order, each in its own transaction under an
+ * advisory lock, so two processes migrating at once are safe. Idempotent:
+ * *applied (may be NULL) is the number newly applied, 0 when up to date.
+ */
+int db_migrate(db *d, int *applied, pr_error *err);
+
+/* Highest applied migration version, 0 for an empty database. */
+int db_schema_version(db *d, int *out, pr_error *err);
+
+/*
+ * Transactions. db_begin fails with PR_EUSAGE when one is already open;
+ * db_commit fails (PR_EDB) when the transaction had failed and the server
+ * rolled it back. db_rollback is safe to call in any state.
+ */
+int db_begin(db *d, pr_error *err);
+int db_commit(db *d, pr_error *err);
+void db_rollback(db *d);
+
+/*
+ * Session-level advisory lock named `name` (a job name): *got is true when
+ * this session now holds it, false when another session does. Held until
+ * db_advisory_unlock or the connection closes; taking it twice needs two
+ * unlocks.
+ */
+int db_try_advisory_lock(db *d, const char *name, bool *got, pr_error *err);
+void db_advisory_unlock(db *d, const char *name);
+
+/* A service; `name` and `team` belong to the struct ("" when no team). */
+typedef struct db_service {
+	int64_t id;
+	char *name;
+	char *team;
+	bool enabled;
+	int64_t created_at_us;
+} db_service;
+
+/* Free the members and zero the struct. */
+void db_service_release(db_service *s);
+
+/*
+ * Add a service, disabled (profiling is opt-in). `team` may be NULL. A name
+ * outside [A-Za-z0-9][A-Za-z0-9._-]{0,127} is PR_EUSAGE; a name in use is
+ * PR_EEXISTS. Writes an audit row ("service.add").
+ */
+int db_service_add(db *d, const char *name, const char *team, pr_error *err);
+
+/* Enable or disable; PR_ENOTFOUND when absent. Audited. */
+int db_service_set_enabled(db *d, const char *name, bool enabled, pr_error *err);
+
+/* Fill *out (release it with db_service_release); PR_ENOTFOUND when absent. */
+int db_service_get(db *d, db_service *out, const char *name, pr_error *err);
+
+/*
+ * Every service by name. *out is a new array of *n services (NULL when
+ * none): release each with db_service_release, then free(*out).
+ */
+int db_service_list(db *d, db_service **out, size_t *n, pr_error *err);
+
+/*
+ * One capture's index row. Strings belong to the struct when it was filled
+ * by db_capture_get/db_capture_list; NULL members are unknown (commit_sha,
+ * host, period_type, period_unit). Numbers are 0 when unknown.
+ */
+typedef struct db_capture {
+	int64_t id, service_id;
+	char *service;
+	char *profile_type;
+	char *release;
+	char *commit_sha;
+	char *host;
+	int64_t captured_at_us; /* Unix microseconds */
+	int64_t duration_ns, period;
+	char *period_type, *period_unit;
+	char *value_type, *value_unit;
+	int64_t total_value, sample_count;
+	int32_t function_count;
+	char *blob_key;
+	int64_t blob_bytes;
+	char *format;
+	char *retention_class;
+	int64_t retain_until_us; /* 0: none */
+	char *tags_json;         /* JSON object text, "{}" when none */
+	int64_t ingested_at_us;
+} db_capture;
+
+/* Free the members and zero the struct. */
+void db_capture_release(db_capture *c);
+
+/* The capture of this service with this blob key: 0 and *id when present, PR_ENOTFOUND when absent. */
+int db_capture_find(db *d, int64_t *id, int64_t service_id, const char *blob_key, pr_error *err);
+
+/*
+ * Insert a capture's row and one row per function of `s` (a summary of
+ * `p`), interning function names and files into `functions`. Runs inside
+ * the caller's transaction when one is open, else in its own.
+ *
+ * From `meta` it takes service_id, profile_type, release, value_type,
+ * value_unit, blob_key (64 lowercase hex), format and captured_at_us
+ * (required; 0 is PR_EUSAGE), and the optional rest (NULL strings and 0
+ * numbers are stored as unknown; retention_class NULL is "hot"; tags_json
+ * NULL is "{}" and must be a JSON object). It ignores id, service,
+ * ingested_at_us, and takes function_count, total_value and sample_count
+ * from `s`, so the row always agrees with its per-function rows.
+ * Per-function shares are value / s->total, 0 when the total is 0.
+ *
+ * A second capture with the same service and blob key is PR_EEXISTS; an
+ * unknown service_id is PR_ENOTFOUND. *id is the new capture's id.
+ */
+int db_capture_insert(db *d, int64_t *id, const db_capture *meta,
+		      const profile *p, const profile_summary *s, pr_error *err);
+
+/*
+ * Which captures db_capture_list returns: NULL strings and 0 numbers do
+ * not filter. since_us is inclusive, until_us exclusive.
+ */
+typedef struct db_capture_filter {
+	const char *service;
+	const char *release;
+	const char *profile_type;
+	int64_t since_us;
+	int64_t until_us;
+	size_t limit; /* 0: all */
+} db_capture_filter;
+
+/*
+ * Captures matching `f` (NULL: all), newest first (captured_at, then id).
+ * *out is a new array of *n captures (NULL when none): release each with
+ * db_capture_release, then free(*out).
+ */
+int db_capture_list(db *d, db_capture **out, size_t *n, const db_capture_filter *f, pr_error *err);
+
+/* Fill *out (release with db_capture_release); PR_ENOTFOUND when absent. */
+int db_capture_get(db *d, db_capture *out, int64_t capture_id, pr_error *err);
+
+/* One function's numbers in one capture; strings belong to the row. */
+typedef struct db_func_row {
+	char *name;
+	char *file;
+	int64_t self_value, total_value;
+	double self_share, total_share;
+} db_func_row;
+
+/* Free every row's strings and the array itself. */
+void db_func_rows_free(db_func_row *rows, size_t n);
+
+/*
+ * The capture's functions by self value desc, then total desc, then name
+ * and file (byte order), at most `limit` (0: all). *out is a new array of
+ * *n rows (NULL when none), freed with db_func_rows_free. PR_ENOTFOUND
+ * when the capture does not exist; a capture with no functions gives 0 rows.
+ */
+int db_capture_top(db *d, db_func_row **out, size_t *n, int64_t capture_id,
+		   size_t limit, pr_error *err);
+
+/*
+ * Append to the audit log: `action` ("ingest", "service.enable", ...), the
+ * `object` it acted on ("capture:42"), and `detail_json` (a JSON object,
+ * NULL for none). The actor is the operating-system user running profreg.
+ */
+int db_audit(db *d, const char *action, const char *object, const char *detail_json, pr_error *err);
+
+/*
+ * A copy of `conninfo` safe to print: any password (key=value or in a
+ * URI) is replaced by "***". The caller frees the result; NULL when out of
+ * memory.
+ */
+char *db_conninfo_redact(const char *conninfo);
+
+#endif

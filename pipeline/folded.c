@@ -1,0 +1,331 @@
+/*
+ * folded.c: parser for folded stacks (see folded.h).
+ *
+ * One stack a line, root first: "main;serve;parse 42". The count is the
+ * field after the LAST run of whitespace, so frames may contain spaces
+ * ("std::vector<int> ::push_back", "[unknown]"), as C++ symbols and
+ * Pyroscope's exports do. CRLF, blank lines, trailing whitespace and a
+ * last line without a newline are accepted; a NUL byte is not (that is a
+ * binary file, not text).
+ *
+ * This parser is on the fleet simulator's hot path, so it avoids work per
+ * frame: folded files are usually sorted, and a frame that lies inside the
+ * byte prefix a line shares with the line before it keeps the id it had
+ * there; every other frame is looked up in a cache keyed by its raw bytes
+ * before profile_intern (which copies and validates) is asked.
+ */
+#include "folded.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* How far into the input folded_sniff starts new lines, and how many. */
+#define SNIFF_BYTES 65536
+#define SNIFF_LINES 8
+
+typedef struct parser {
+	profile *p;
+	pr_error *err;
+	size_t line;        /* 1-based number of the line being parsed */
+	strmap cache;       /* raw frame bytes -> function id */
+	uint32_t *stack;    /* frame ids, root first; kept across lines */
+	size_t stack_cap;
+	const char *prev;   /* the previous line's stack text (in the input) */
+	size_t prev_len;
+	uint32_t prev_depth;
+} parser;
+
+static bool is_space(unsigned char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+static bool is_digit(unsigned char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/*
+ * Copy at most 32 bytes of s into out as printable ASCII, for quoting
+ * input in a message; out must hold 40 bytes.
+ */
+static const char *quote(char *out, const char *s, size_t n)
+{
+	size_t k = n > 32 ? 32 : n, i;
+
+	for (i = 0; i < k; i++) {
+		unsigned char c = (unsigned char)s[i];
+		out[i] = c >= 0x20 && c < 0x7f && c != '\'' ? (char)c : '?';
+	}
+	if (n > k) {
+		memcpy(out + i, "...", 3);
+		i += 3;
+	}
+	out[i] = '\0';
+	return out;
+}
+
+/*
+ * Report an error the profile model found, with the line number put in
+ * after its "cannot parse 'name': " prefix so that every message from
+ * this parser reads the same way.
+ */
+static int model_error(parser *ps, int rc, const pr_error *inner)
+{
+	char prefix[PR_ERROR_MSG_MAX];
+	size_t k;
+
+	snprintf(prefix, sizeof(prefix), "cannot parse '%s': ", ps->p->input_name);
+	k = strlen(prefix);
+	if (strncmp(inner->msg, prefix, k) == 0)
+		return pr_error_set(ps->err, rc, "%sline %zu: %s", prefix, ps->line,
+				    inner->msg + k);
+	return pr_error_set(ps->err, rc, "%s (line %zu)", inner->msg, ps->line);
+}
+
+static int bad_line(parser *ps, const char *what, const char *s, size_t n)
+{
+	char q[40];
+
+	return pr_error_set(ps->err, PR_EDATA, "cannot parse '%s': line %zu: %s '%s'",
+			    ps->p->input_name, ps->line, what, quote(q, s, n));
+}
+
+/* Function id for the raw frame name s[0..n). */
+static int frame_id(parser *ps, uint32_t *out, const char *s, size_t n)
+{
+	pr_error inner = PR_ERROR_INIT;
+	int rc;
+
+	if (strmap_get(&ps->cache, s, n, out))
+		return 0;
+	if ((rc = profile_intern(ps->p, out, s, n, NULL, 0, &inner)) < 0)
+		return model_error(ps, rc, &inner);
+	if (strmap_put(&ps->cache, s, n, *out, out, NULL) < 0)
+		return pr_error_set(ps->err, PR_ENOMEM, "cannot parse '%s': out of memory",
+				    ps->p->input_name);
+	return 0;
+}
+
+/*
+ * Parse the count field; every way it can be wrong gets its own message
+ * because "count 1.5 is fractional" fixes a generator faster than
+ * "bad count".
+ */
+static int parse_count(parser *ps, int64_t *out, const char *s, size_t n)
+{
+	uint64_t v = 0;
+	size_t i = 0;
+
+	while (i < n && is_digit((unsigned char)s[i])) {
+		unsigned d = (unsigned)(s[i] - '0');
+		if (v > ((uint64_t)INT64_MAX - d) / 10)
+			return bad_line(ps, "count exceeds the 64-bit range:", s, n);
+		v = v * 10 + d;
+		i++;
+	}
+	if (i == n && n > 0) {
+		*out = (int64_t)v;
+		return 0;
+	}
+	if (s[0] == '-' && n > 1 && (is_digit((unsigned char)s[1]) || s[1] == '.'))
+		return bad_line(ps, "count is negative:", s, n);
+	if (i < n && s[i] == '.' && i + 1 < n && is_digit((unsigned char)s[i + 1]))
+		return bad_line(ps, "count is not a whole number:", s, n);
+	return bad_line(ps, "no count at the end of the line, found", s, n);
+}
+
+static int grow_stack(parser *ps, size_t depth)
+{
+	size_t cap = ps->stack_cap ? ps->stack_cap : 64;
+	uint32_t *st;
+
+	if (depth <= ps->stack_cap)
+		return 0;
+	while (cap < depth)
+		cap *= 2;
+	if (!(st = realloc(ps->stack, cap * sizeof(*st))))
+		return pr_error_set(ps->err, PR_ENOMEM, "cannot parse '%s': out of memory",
+				    ps->p->input_name);
+	ps->stack = st;
+	ps->stack_cap = cap;
+	return 0;
+}
+
+/* Parse one line, without its newline; blank lines were skipped. */
+static int parse_line(parser *ps, const char *s, size_t n)
+{
+	pr_error inner = PR_ERROR_INIT;
+	const char *count;
+	size_t count_len, stack_len, lcp = 0, start = 0, depth = 1;
+	int64_t value;
+	int rc;
+
+	while (n && is_space((unsigned char)s[n - 1]))
+		n--;
+	while (n && is_space((unsigned char)*s)) {
+		s++;
+		n--;
+	}
+	count_len = 0;
+	while (count_len < n && !is_space((unsigned char)s[n - 1 - count_len]))
+		count_len++;
+	if (count_len == n)
+		return bad_line(ps, "expected 'stack count', found a single field", s, n);
+	count = s + n - count_len;
+	if ((rc = parse_count(ps, &value, count, count_len)) < 0)
+		return rc;
+	stack_len = n - count_len;
+	while (is_space((unsigned char)s[stack_len - 1]))
+		stack_len--;
+
+	for (const char *q = s; (q = memchr(q, ';', (size_t)(s + stack_len - q))); q++)
+		depth++;
+	if (depth > ps->p->limits.max_depth)
+		return pr_error_set(ps->err, PR_ELIMIT,
+				    "cannot parse '%s': line %zu: a stack of %zu frames exceeds the depth limit of %u",
+				    ps->p->input_name, ps->line, depth,
+				    ps->p->limits.max_depth);
+	if ((rc = grow_stack(ps, depth)) < 0)
+		return rc;
+
+	while (lcp < stack_len && lcp < ps->prev_len && s[lcp] == ps->prev[lcp])
+		lcp++;
+	for (uint32_t i = 0; i < depth; i++) {
+		const char *semi = memchr(s + start, ';', stack_len - start);
+		size_t end = semi ? (size_t)(semi - s) : stack_len;
+
+		/*
+		 * Frame i is byte-identical to the previous line's frame i when
+		 * it ends inside the shared prefix and the previous line has a
+		 * frame boundary at the same place: its id is already there.
+		 */
+		if (!(i < ps->prev_depth && end <= lcp &&
+		      (end == ps->prev_len || ps->prev[end] == ';')) &&
+		    (rc = frame_id(ps, &ps->stack[i], s + start, end - start)) < 0)
+			return rc;
+		start = end + 1;
+	}
+	ps->prev = s;
+	ps->prev_len = stack_len;
+	ps->prev_depth = (uint32_t)depth;
+
+	if ((rc = profile_add_sample(ps->p, ps->stack, (uint32_t)depth, &value,
+				     &inner)) < 0)
+		return model_error(ps, rc, &inner);
+	return 0;
+}
+
+static bool blank(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!is_space((unsigned char)s[i]))
+			return false;
+	return true;
+}
+
+int folded_parse(profile **out, const uint8_t *data, size_t len,
+		 const char *name, const profile_limits *lim, pr_error *err)
+{
+	static const char *const types[] = {"samples"};
+	static const char *const units[] = {"count"};
+	parser ps = {0};
+	const char *text = (const char *)data;
+	const char *nul;
+	size_t pos = 0;
+	int rc;
+
+	*out = NULL;
+	strmap_init(&ps.cache);
+	ps.err = err;
+	if ((rc = profile_new(&ps.p, PROFILE_FMT_FOLDED, name, lim, err)) < 0 ||
+	    (rc = profile_set_value_types(ps.p, 1, types, units, err)) < 0)
+		goto out;
+
+	if (len && (nul = memchr(text, '\0', len))) {
+		size_t line = 1;
+		for (const char *q = text; (q = memchr(q, '\n', (size_t)(nul - q))); q++)
+			line++;
+		rc = pr_error_set(err, PR_EDATA,
+				  "cannot parse '%s': line %zu: NUL byte at offset %zu (binary data, not folded stacks)",
+				  ps.p->input_name, line, (size_t)(nul - text));
+		goto out;
+	}
+
+	while (pos < len) {
+		const char *nl = memchr(text + pos, '\n', len - pos);
+		size_t end = nl ? (size_t)(nl - text) : len;
+
+		ps.line++;
+		if (!blank(text + pos, end - pos) &&
+		    (rc = parse_line(&ps, text + pos, end - pos)) < 0)
+			goto out;
+		pos = end + 1;
+	}
+	*out = ps.p;
+	ps.p = NULL;
+	rc = 0;
+out:
+	profile_free(ps.p);
+	strmap_release(&ps.cache);
+	free(ps.stack);
+	return rc;
+}
+
+/*
+ * A sniffed line must be "stack<whitespace>digits" with a stack that does
+ * not start with whitespace or look like JSON, and no control bytes: perf
+ * script headers end in "event:", JSON lines in punctuation, protobuf is
+ * binary (a NUL byte is a control byte too).
+ */
+static bool sniff_line(const char *s, size_t n)
+{
+	size_t k = 0;
+
+	while (n && is_space((unsigned char)s[n - 1]))
+		n--;
+	if (n == 0 || is_space((unsigned char)s[0]) || s[0] == '{')
+		return false;
+	if (s[0] == '[') {
+		size_t i = 1;
+		while (i < n && is_space((unsigned char)s[i]))
+			i++;
+		if (i == n || strchr("{[]\"-0123456789", s[i]))
+			return false;
+	}
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c < 0x20 && c != '\t')
+			return false;
+	}
+	while (k < n && is_digit((unsigned char)s[n - 1 - k]))
+		k++;
+	return k > 0 && k < n && is_space((unsigned char)s[n - 1 - k]);
+}
+
+bool folded_sniff(const uint8_t *data, size_t len)
+{
+	const char *text = (const char *)data;
+	size_t pos = 0;
+	int seen = 0;
+
+	if (!data)
+		return false;
+	/*
+	 * Whole lines are judged, however long (a deep Java stack can pass
+	 * 64 KiB); after the first SNIFF_BYTES only the line under way is.
+	 */
+	while (pos < len && seen < SNIFF_LINES && (pos < SNIFF_BYTES || seen == 0)) {
+		const char *nl = memchr(text + pos, '\n', len - pos);
+		size_t end = nl ? (size_t)(nl - text) : len;
+
+		if (!blank(text + pos, end - pos)) {
+			if (!sniff_line(text + pos, end - pos))
+				return false;
+			seen++;
+		}
+		pos = end + 1;
+	}
+	return seen > 0;
+}

@@ -1,0 +1,154 @@
+/*
+ * ingest.c: file -> blob + index rows (see ingest.h).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "ingest.h"
+#include "format.h"
+#include "../common/fileio.h"
+#include "../common/timeutil.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+const char *const ingest_types[] = {"cpu", "heap", "alloc", "wall", "goroutine", NULL};
+
+bool ingest_type_valid(const char *type)
+{
+	for (size_t i = 0; ingest_types[i]; i++)
+		if (strcmp(ingest_types[i], type) == 0)
+			return true;
+	return false;
+}
+
+static int check_service(db *d, db_service *svc, const char *name, pr_error *err)
+{
+	int rc;
+
+	if ((rc = db_service_get(d, svc, name, err)) < 0)
+		return rc;
+	if (!svc->enabled)
+		return pr_error_set(err, PR_EREFUSED,
+				    "service '%s' is not enabled for profiling (run 'profreg service enable %s')",
+				    name, name);
+	return 0;
+}
+
+static int64_t capture_time(const ingest_request *req, const profile *p)
+{
+	struct stat st;
+
+	if (req->time_us)
+		return req->time_us;
+	if (p->time_ns > 0)
+		return p->time_ns / 1000;
+	/* Collectors drop files as they capture them: mtime is the best guess. */
+	if (strcmp(req->path, "-") != 0 && stat(req->path, &st) == 0)
+		return (int64_t)st.st_mtim.tv_sec * 1000000 + st.st_mtim.tv_nsec / 1000;
+	return time_now_us();
+}
+
+int ingest_file(ingest_result *out, db *d, blob_store *bs,
+		const ingest_request *req, const profile_limits *lim,
+		pr_error *err)
+{
+	const char *name = req->display ? req->display : req->path;
+	db_service svc = {0};
+	db_capture meta = {0};
+	profile *p = NULL;
+	profile_summary sum = {0};
+	buf raw = BUF_INIT;
+	const char *type;
+	bool in_tx = false;
+	int64_t found;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (req->type && !ingest_type_valid(req->type)) {
+		rc = pr_error_set(err, PR_EUSAGE, "unknown profile type '%s'", req->type);
+		goto out;
+	}
+	if ((rc = check_service(d, &svc, req->service, err)) < 0)
+		goto out;
+	if ((rc = fileio_read(&raw, req->path, lim->max_input_bytes, err)) < 0)
+		goto out;
+	out->bytes = raw.len;
+	blob_key_of(out->blob_key, raw.ptr, raw.len);
+
+	rc = db_capture_find(d, &found, svc.id, out->blob_key, err);
+	if (rc == 0) {
+		out->already = true;
+		out->capture_id = found;
+		goto out;
+	}
+	if (rc != PR_ENOTFOUND)
+		goto out;
+	pr_error_clear(err);
+
+	if ((rc = format_parse(&p, (const uint8_t *)raw.ptr, raw.len, req->format,
+			       name, lim, err)) < 0)
+		goto out;
+	type = profile_pick_primary(p, req->type);
+	if ((rc = profile_summarize(&sum, p, p->primary, err)) < 0)
+		goto out;
+
+	if ((rc = blob_put(bs, out->blob_key, raw.ptr, raw.len, NULL, err)) < 0)
+		goto out;
+
+	meta.service_id = svc.id;
+	meta.service = svc.name;
+	meta.profile_type = (char *)type;
+	meta.release = (char *)req->release;
+	meta.commit_sha = (char *)req->commit;
+	meta.host = (char *)req->host;
+	meta.captured_at_us = capture_time(req, p);
+	meta.duration_ns = p->duration_ns;
+	meta.period = p->period;
+	meta.period_type = p->period_type.type;
+	meta.period_unit = p->period_type.unit;
+	meta.value_type = p->value_types[p->primary].type;
+	meta.value_unit = p->value_types[p->primary].unit;
+	meta.total_value = sum.total;
+	meta.sample_count = sum.sample_count;
+	meta.function_count = (int32_t)sum.nrows;
+	meta.blob_key = out->blob_key;
+	meta.blob_bytes = (int64_t)raw.len;
+	meta.format = (char *)profile_format_name(p->format);
+	meta.retention_class = (char *)"hot";
+	meta.tags_json = (char *)(req->tags_json ? req->tags_json : "{}");
+
+	if ((rc = db_begin(d, err)) < 0)
+		goto out;
+	in_tx = true;
+	if ((rc = db_capture_insert(d, &out->capture_id, &meta, p, &sum, err)) < 0)
+		goto out;
+	{
+		char object[64], detail[256];
+		snprintf(object, sizeof(object), "capture:%lld", (long long)out->capture_id);
+		snprintf(detail, sizeof(detail),
+			 "{\"service\":\"%s\",\"blob_key\":\"%s\",\"bytes\":%zu}",
+			 svc.name, out->blob_key, raw.len);
+		if ((rc = db_audit(d, "ingest", object, detail, err)) < 0)
+			goto out;
+	}
+	if ((rc = db_commit(d, err)) < 0)
+		goto out;
+	in_tx = false;
+
+	snprintf(out->type, sizeof(out->type), "%s", type);
+	snprintf(out->format, sizeof(out->format), "%s", meta.format);
+	out->total = sum.total;
+	out->sample_count = sum.sample_count;
+	out->nfunctions = sum.nrows;
+	out->utf8_replaced = p->utf8_replaced;
+out:
+	if (in_tx)
+		db_rollback(d);
+	profile_summary_release(&sum);
+	profile_free(p);
+	buf_release(&raw);
+	db_service_release(&svc);
+	return rc;
+}

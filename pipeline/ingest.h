@@ -1,0 +1,63 @@
+/*
+ * ingest.h: one capture from a file into the blob store and the index.
+ *
+ * Reads the file under the input limit, parses and summarises it, stores
+ * the original bytes as a blob, then writes the capture's row and its
+ * per-function rows in one transaction. The blob goes first, so a crash
+ * at any point leaves at worst an unreferenced blob, never a row that
+ * points at a missing one. The same bytes for the same service are stored
+ * once: a second ingest reports the capture that already holds them.
+ */
+#ifndef PR_INGEST_H
+#define PR_INGEST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "blob.h"
+#include "db.h"
+#include "profile.h"
+
+typedef struct ingest_request {
+	const char *path;        /* file to read ("-" for standard input) */
+	const char *display;     /* name in messages (NULL: path) */
+	const char *service;
+	const char *release;
+	const char *commit;      /* NULL when unknown */
+	const char *host;        /* NULL when unknown */
+	int64_t time_us;         /* 0: the profile's own time, else the file's mtime */
+	const char *type;        /* NULL: guessed from the profile's value types */
+	const char *tags_json;   /* JSON object text, NULL for none */
+	profile_format format;   /* PROFILE_FMT_AUTO to detect */
+} ingest_request;
+
+typedef struct ingest_result {
+	int64_t capture_id;
+	bool already;            /* the bytes were stored before */
+	char blob_key[BLOB_KEY_HEX + 1];
+	char type[16];
+	char format[16];
+	int64_t total;
+	int64_t sample_count;
+	size_t nfunctions;
+	uint64_t bytes;
+	uint32_t utf8_replaced;  /* names with invalid UTF-8 replaced */
+} ingest_result;
+
+/* Profile types profreg knows; NULL-terminated. */
+extern const char *const ingest_types[];
+
+/* True when `type` is one of ingest_types. */
+bool ingest_type_valid(const char *type);
+
+/*
+ * Ingest one file for an enabled service. An unknown service is
+ * PR_ENOTFOUND, a disabled one PR_EREFUSED; bad input PR_EDATA or
+ * PR_ELIMIT with the file named. On any failure nothing is written to
+ * the index (a blob may remain, unreferenced, for retention to collect).
+ */
+int ingest_file(ingest_result *out, db *d, blob_store *bs,
+		const ingest_request *req, const profile_limits *lim,
+		pr_error *err);
+
+#endif

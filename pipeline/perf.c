@@ -1,0 +1,661 @@
+/*
+ * perf.c: parser for Linux `perf script` text (see perf.h).
+ *
+ * After `perf record -g`, `perf script` prints one block per sample event:
+ *
+ *   render pool 11713   667.664722:   10101010 cpu-clock:
+ *   	            1257 leaf_hash+0x27 (/tmp/pf/burn)
+ *   	            135c checksum_inline+0x1c (inlined)
+ *   	            135c render_page+0x1c (/tmp/pf/burn)
+ *   	          1098eb clone3+0x2b (/usr/lib/x86_64-linux-gnu/libc.so.6)
+ *   <blank line>
+ *
+ * a header line (comm, pid[/tid], [cpu], time, period, event: which fields
+ * appear depends on -F), then the call chain leaf first, one indented
+ * "address symbol+offset (dso)" line a frame, then a blank line.
+ *
+ * Stacks are folded the way Brendan Gregg's stackcollapse-perf.pl folds
+ * them with its default options, so a profile from this parser and one
+ * from that script's output agree function for function:
+ *   - the root frame is the command name with spaces turned into '_';
+ *   - each event counts 1 (value type samples/count). The script's
+ *     current version adds up the period perf prints before the event
+ *     name instead; with a fixed period (perf record -c, or cpu-clock at
+ *     -F) the two differ by a constant factor and every share is equal;
+ *   - only events of the first event type seen are kept, because adding
+ *     up cycles and instructions (say) would mean nothing;
+ *   - "+0x1f" offsets are stripped; "[unknown]" becomes the basename of
+ *     the dso in brackets ("[libc.so.6]"), or "[unknown]" when the dso is
+ *     unknown too;
+ *   - argument lists are cut from the first '(' (except Go's
+ *     "pkg.(*T).Method" and C++'s "(anonymous namespace)"), ';' becomes
+ *     ':', quotes are dropped, and for commands starting with "java" the
+ *     leading 'L' of "Lpkg/Class;" signatures goes;
+ *   - "a->b" inline chains become two frames, the second marked "_[i]";
+ *     perf's own "(inlined)" frames are frames like any other;
+ *   - frames whose symbol starts with '(' are process names and skipped;
+ *   - a header with no frames after it is a stack of the command alone.
+ *
+ * Where the script's regular expressions trip over input they were not
+ * written for, this parser does the sensible thing instead, on purpose:
+ *   - a command name ending in a number ("render pool 2") is kept whole
+ *     when the header has a timestamp; the script cuts it at the first
+ *     word made of digits;
+ *   - the last event is kept even without a blank line after it (shells
+ *     and editors strip trailing newlines); the script drops it. But a
+ *     last frame line cut off before its "(dso)" is an error;
+ *   - a header that arrives while an event is still open ends that event;
+ *     the script merges the two stacks;
+ *   - "(anonymous namespace)::f" is a frame, not a process name;
+ *   - the dso is the balanced "(...)" group at the end of a frame line,
+ *     so "(/tmp/x.so (deleted))" is one dso, named "[x.so]" for an
+ *     unknown symbol;
+ *   - a frame line without a "(dso)" (perf script -F ip,sym) is a frame.
+ * Lines of only whitespace are ignored, as the script ignores them. Any
+ * other line that is not a comment ('#'), a header, a frame or a blank
+ * line is an error naming the line, where the script only warns: input
+ * that does not parse is not silently turned into a smaller profile.
+ */
+#include "perf.h"
+#include "../common/buf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SNIFF_BYTES 65536
+
+typedef enum ev_state {
+	EV_NONE,  /* between events: a frame line here is an error */
+	EV_OPEN,  /* collecting the frames of a kept event */
+	EV_SKIP,  /* an event of another type: its frames are ignored */
+} ev_state;
+
+typedef struct parser {
+	profile *p;
+	pr_error *err;
+	size_t line;
+	strmap cache;        /* folded frame name -> function id */
+	buf name;            /* scratch: the frame name being folded */
+	buf event;           /* the event type kept; empty until the first */
+	uint32_t *stack;     /* the open event's frames, leaf first */
+	size_t stack_cap;
+	uint32_t depth;
+	ev_state state;
+	size_t ev_line;      /* line of the open event's header */
+	uint32_t comm_id;
+	bool java;           /* the open event's command starts with "java" */
+	bool cut;            /* this line is the last and has no newline */
+} parser;
+
+static bool is_space(unsigned char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+static bool is_digit(unsigned char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static bool is_xdigit(unsigned char c)
+{
+	return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+static size_t skip_spaces(const char *s, size_t n, size_t i)
+{
+	while (i < n && is_space((unsigned char)s[i]))
+		i++;
+	return i;
+}
+
+static size_t skip_digits(const char *s, size_t n, size_t i)
+{
+	while (i < n && is_digit((unsigned char)s[i]))
+		i++;
+	return i;
+}
+
+/* At most 32 bytes of s as printable ASCII; out holds 40 bytes. */
+static const char *quote(char *out, const char *s, size_t n)
+{
+	size_t k = n > 32 ? 32 : n, i;
+
+	for (i = 0; i < k; i++) {
+		unsigned char c = (unsigned char)s[i];
+		out[i] = c >= 0x20 && c < 0x7f && c != '\'' ? (char)c : '?';
+	}
+	if (n > k) {
+		memcpy(out + i, "...", 3);
+		i += 3;
+	}
+	out[i] = '\0';
+	return out;
+}
+
+static int bad_line(parser *ps, const char *what, const char *s, size_t n)
+{
+	char q[40];
+
+	return pr_error_set(ps->err, PR_EDATA, "cannot parse '%s': line %zu: %s '%s'",
+			    ps->p->input_name, ps->line, what, quote(q, s, n));
+}
+
+static int oom(parser *ps)
+{
+	return pr_error_set(ps->err, PR_ENOMEM, "cannot parse '%s': out of memory",
+			    ps->p->input_name);
+}
+
+/* An error from the profile model, with the line number put in. */
+static int model_error(parser *ps, int rc, const pr_error *inner, size_t line)
+{
+	char prefix[PR_ERROR_MSG_MAX];
+	size_t k;
+
+	snprintf(prefix, sizeof(prefix), "cannot parse '%s': ", ps->p->input_name);
+	k = strlen(prefix);
+	if (strncmp(inner->msg, prefix, k) == 0)
+		return pr_error_set(ps->err, rc, "%sline %zu: %s", prefix, line,
+				    inner->msg + k);
+	return pr_error_set(ps->err, rc, "%s (line %zu)", inner->msg, line);
+}
+
+static int intern(parser *ps, uint32_t *out, const char *s, size_t n)
+{
+	pr_error inner = PR_ERROR_INIT;
+	int rc;
+
+	if (strmap_get(&ps->cache, s, n, out))
+		return 0;
+	if ((rc = profile_intern(ps->p, out, s, n, NULL, 0, &inner)) < 0)
+		return model_error(ps, rc, &inner, ps->line);
+	if (strmap_put(&ps->cache, s, n, *out, out, NULL) < 0)
+		return oom(ps);
+	return 0;
+}
+
+/*
+ * Does s[i..n) continue a header after the command name? With `strict`,
+ * it must be " pid[/tid] [cpu] secs.usecs:" (the cpu optional), which
+ * lets a command name contain words made of digits. Without, it is
+ * stackcollapse-perf.pl's " pid[/tid] " and nothing more, for headers
+ * printed without a timestamp.
+ */
+static bool header_tail(const char *s, size_t n, size_t i, bool strict)
+{
+	size_t j;
+
+	if (i >= n || !is_space((unsigned char)s[i]))
+		return false;
+	i = skip_spaces(s, n, i);
+	if ((j = skip_digits(s, n, i)) == i)
+		return false;
+	i = j;
+	if (!strict) {
+		while (i < n && s[i] == '/')
+			i++;
+		i = skip_digits(s, n, i);
+		return i < n && is_space((unsigned char)s[i]);
+	}
+	if (i < n && s[i] == '/') {
+		if ((j = skip_digits(s, n, i + 1)) == i + 1)
+			return false;
+		i = j;
+	}
+	if (i >= n || !is_space((unsigned char)s[i]))
+		return false;
+	i = skip_spaces(s, n, i);
+	if (i < n && s[i] == '[') {
+		if ((j = skip_digits(s, n, i + 1)) == i + 1 || j >= n || s[j] != ']')
+			return false;
+		i = j + 1;
+		if (i >= n || !is_space((unsigned char)s[i]))
+			return false;
+		i = skip_spaces(s, n, i);
+	}
+	if ((j = skip_digits(s, n, i)) == i || j >= n || s[j] != '.')
+		return false;
+	i = j + 1;
+	if ((j = skip_digits(s, n, i)) == i || j >= n || s[j] != ':')
+		return false;
+	return true;
+}
+
+/*
+ * Length of the command name when s[0..n) is an event header, else 0.
+ * The name is the shortest prefix the rest of a header can follow; only
+ * the start of each run of spaces can end it, so this is linear.
+ */
+static size_t header_comm(const char *s, size_t n)
+{
+	if (n == 0 || is_space((unsigned char)s[0]))
+		return 0;
+	for (int strict = 1; strict >= 0; strict--) {
+		for (size_t i = 1; i < n; i++) {
+			if (!is_space((unsigned char)s[i]))
+				continue;
+			if (header_tail(s, n, i, strict))
+				return i;
+			i = skip_spaces(s, n, i);
+		}
+	}
+	return 0;
+}
+
+/*
+ * The event type, as stackcollapse-perf.pl finds it: the last field when
+ * it ends in ':' and follows a ':' with at most a number (the period) in
+ * between: "...: 5025125 cpu-clock:" or "...: cycles:u:". That leaves out
+ * a timestamp when perf script prints no event field.
+ */
+static bool header_event(const char *s, size_t n, const char **ev, size_t *ev_len)
+{
+	size_t start, i;
+
+	while (n && is_space((unsigned char)s[n - 1]))
+		n--;
+	if (n < 2 || s[n - 1] != ':')
+		return false;
+	start = n - 1;
+	while (start && !is_space((unsigned char)s[start - 1]))
+		start--;
+	if (start == n - 1 || start == 0)
+		return false;
+	i = start;
+	while (i && is_space((unsigned char)s[i - 1]))
+		i--;
+	while (i && is_digit((unsigned char)s[i - 1]))
+		i--;
+	while (i && is_space((unsigned char)s[i - 1]))
+		i--;
+	if (i == 0 || s[i - 1] != ':')
+		return false;
+	*ev = s + start;
+	*ev_len = n - 1 - start;
+	return true;
+}
+
+/*
+ * Append to the open event's stack. A frame must leave room for the
+ * command that flush() puts at the root, so that a stack too deep is
+ * reported at the frame line that made it so.
+ */
+static int push(parser *ps, uint32_t id, bool frame)
+{
+	if (frame && ps->depth + 1 >= ps->p->limits.max_depth)
+		return pr_error_set(ps->err, PR_ELIMIT,
+				    "cannot parse '%s': line %zu: a stack of more than %u frames exceeds the depth limit of %u",
+				    ps->p->input_name, ps->line, ps->p->limits.max_depth,
+				    ps->p->limits.max_depth);
+	if (ps->depth == ps->stack_cap) {
+		size_t cap = ps->stack_cap ? ps->stack_cap * 2 : 64;
+		uint32_t *st = realloc(ps->stack, cap * sizeof(*st));
+		if (!st)
+			return oom(ps);
+		ps->stack = st;
+		ps->stack_cap = cap;
+	}
+	ps->stack[ps->depth++] = id;
+	return 0;
+}
+
+/* End the open event: its frames plus the command as the root. */
+static int flush(parser *ps)
+{
+	pr_error inner = PR_ERROR_INIT;
+	const int64_t one = 1;
+	int rc;
+
+	if (ps->state != EV_OPEN) {
+		ps->state = EV_NONE;
+		return 0;
+	}
+	ps->state = EV_NONE;
+	if ((rc = push(ps, ps->comm_id, false)) < 0)
+		return rc;
+	if ((rc = profile_add_sample_leaf_first(ps->p, ps->stack, ps->depth, &one,
+						&inner)) < 0)
+		return model_error(ps, rc, &inner, ps->ev_line);
+	return 0;
+}
+
+static int parse_header(parser *ps, const char *s, size_t n, size_t comm_len)
+{
+	const char *ev;
+	size_t ev_len;
+	int rc;
+
+	if ((rc = flush(ps)) < 0)
+		return rc;
+	if (header_event(s, n, &ev, &ev_len)) {
+		if (ps->event.len == 0) {
+			if (buf_put(&ps->event, ev, ev_len) < 0)
+				return oom(ps);
+		} else if (ps->event.len != ev_len || memcmp(ps->event.ptr, ev, ev_len)) {
+			ps->state = EV_SKIP;
+			return 0;
+		}
+	}
+	buf_reset(&ps->name);
+	if (buf_put(&ps->name, s, comm_len) < 0)
+		return oom(ps);
+	for (size_t i = 0; i < ps->name.len; i++)
+		if (ps->name.ptr[i] == ' ')
+			ps->name.ptr[i] = '_';
+	ps->java = strncmp(ps->name.ptr, "java", 4) == 0;
+	if ((rc = intern(ps, &ps->comm_id, ps->name.ptr, ps->name.len)) < 0)
+		return rc;
+	ps->state = EV_OPEN;
+	ps->ev_line = ps->line;
+	ps->depth = 0;
+	return 0;
+}
+
+/* Does s[0..n) look like a Go method, "pkg.(*T).Method"? */
+static bool go_method(const char *s, size_t n)
+{
+	const char *open = NULL;
+
+	for (size_t i = 0; i + 1 < n; i++) {
+		if (!open && s[i] == '.' && s[i + 1] == '(')
+			open = s + i;
+		else if (open && s + i >= open + 2 && s[i] == ')' && s[i + 1] == '.')
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Fold one symbol (a piece of an "a->b" chain) into ps->name and intern
+ * it. `inlined`: not the first piece of its chain.
+ */
+static int fold_symbol(parser *ps, uint32_t *out, const char *sym, size_t sym_len,
+		       const char *dso, size_t dso_len, bool inlined)
+{
+	static const char anon[] = "anonymous namespace)";
+	buf *b = &ps->name;
+	size_t cut, w;
+
+	buf_reset(b);
+	if (sym_len == 0 || (sym_len == 9 && memcmp(sym, "[unknown]", 9) == 0)) {
+		const char *slash;
+
+		/* A binary replaced since it was mapped; the name is the same. */
+		if (dso_len > 10 && memcmp(dso + dso_len - 10, " (deleted)", 10) == 0)
+			dso_len -= 10;
+		if (dso_len == 0 || (dso_len == 9 && memcmp(dso, "[unknown]", 9) == 0)) {
+			dso = "unknown";
+			dso_len = 7;
+		}
+		/* The basename: everything after the last '/'. */
+		for (slash = dso + dso_len; slash > dso && slash[-1] != '/'; slash--)
+			;
+		if (buf_putc(b, '[') < 0 ||
+		    buf_put(b, slash, (size_t)(dso + dso_len - slash)) < 0 ||
+		    buf_putc(b, ']') < 0)
+			return oom(ps);
+	} else if (buf_put(b, sym, sym_len) < 0) {
+		return oom(ps);
+	}
+
+	for (size_t i = 0; i < b->len; i++)
+		if (b->ptr[i] == ';')
+			b->ptr[i] = ':';
+	if (!go_method(b->ptr, b->len)) {
+		for (cut = 0; cut < b->len; cut++)
+			if (b->ptr[cut] == '(' &&
+			    !(b->len - cut - 1 >= sizeof(anon) - 1 &&
+			      memcmp(b->ptr + cut + 1, anon, sizeof(anon) - 1) == 0))
+				break;
+		b->len = cut;
+	}
+	w = 0;
+	for (size_t i = 0; i < b->len; i++)
+		if (b->ptr[i] != '"' && b->ptr[i] != '\'')
+			b->ptr[w++] = b->ptr[i];
+	b->len = w;
+	b->ptr[b->len] = '\0';
+	if (ps->java && b->len && b->ptr[0] == 'L' && memchr(b->ptr, '/', b->len)) {
+		memmove(b->ptr, b->ptr + 1, b->len);
+		b->len--;
+	}
+	if (inlined && !strstr(b->ptr, "_[i]") && buf_put(b, "_[i]", 4) < 0)
+		return oom(ps);
+	return intern(ps, out, b->ptr, b->len);
+}
+
+/*
+ * A frame line: whitespace, a hex address, the symbol (maybe with
+ * "+0xoff", maybe absent) and the dso in parentheses at the end (maybe
+ * absent, as with perf script -F ip,sym).
+ */
+static int parse_frame(parser *ps, const char *s, size_t n)
+{
+	const char *sym, *dso = NULL;
+	size_t i, j, sym_len, dso_len = 0;
+	int rc;
+
+	while (n && is_space((unsigned char)s[n - 1]))
+		n--;
+	/*
+	 * A frame line always ends in its "(dso)"; one that does not, at
+	 * the very end of the input, was cut off (a copy interrupted, a
+	 * disk full) and would fold into a half name.
+	 */
+	if (ps->cut && n && s[n - 1] != ')')
+		return bad_line(ps, "input ends in the middle of a frame line:", s, n);
+	i = skip_spaces(s, n, 0);
+	j = i;
+	while (j < n && is_xdigit((unsigned char)s[j]))
+		j++;
+	if (j == i || (j < n && !is_space((unsigned char)s[j])))
+		return bad_line(ps, "frame line does not start with an address:", s + i, n - i);
+	i = skip_spaces(s, n, j);
+	sym = s + i;
+	sym_len = n - i;
+
+	/* The dso: the balanced "(...)" at the end, after a space. */
+	if (sym_len && sym[sym_len - 1] == ')') {
+		size_t k = sym_len - 1, depth = 0;
+		for (;;) {
+			if (sym[k] == ')')
+				depth++;
+			else if (sym[k] == '(' && --depth == 0)
+				break;
+			if (k == 0)
+				break;
+			k--;
+		}
+		if (depth == 0 && (k == 0 || is_space((unsigned char)sym[k - 1]))) {
+			dso = sym + k + 1;
+			dso_len = sym_len - k - 2;
+			sym_len = k;
+			while (sym_len && is_space((unsigned char)sym[sym_len - 1]))
+				sym_len--;
+		}
+	}
+
+	/* "+0x1f" at the end: perf prints offsets since Linux 4.8. */
+	for (size_t k = sym_len; k > 0; k--) {
+		unsigned char c = (unsigned char)sym[k - 1];
+		if (is_digit(c) || (c >= 'a' && c <= 'f'))
+			continue;
+		if (c == 'x' && k >= 3 && k < sym_len && sym[k - 2] == '0' &&
+		    sym[k - 3] == '+')
+			sym_len = k - 3;
+		break;
+	}
+	/* Perl's split drops empty trailing pieces: "a->" is just "a". */
+	while (sym_len >= 2 && sym[sym_len - 1] == '>' && sym[sym_len - 2] == '-')
+		sym_len -= 2;
+	if (sym_len && sym[0] == '(' &&
+	    !(sym_len >= 21 && memcmp(sym + 1, "anonymous namespace)", 20) == 0))
+		return 0;
+
+	/*
+	 * "a->b->c": the pieces go root-ward first in stackcollapse-perf's
+	 * output ("a;b_[i];c_[i]"), so on this leaf-first stack they are
+	 * pushed in reverse, scanning the chain from its end.
+	 */
+	{
+		const char *end = sym + sym_len;
+		const char *piece_end = end;
+		const char *q = end;
+
+		for (;;) {
+			const char *arrow = NULL;
+			for (const char *t = q; t > sym + 1; t--)
+				if (t[-1] == '>' && t[-2] == '-') {
+					arrow = t - 2;
+					break;
+				}
+			const char *piece = arrow ? arrow + 2 : sym;
+			uint32_t id;
+
+			if ((rc = fold_symbol(ps, &id, piece, (size_t)(piece_end - piece),
+					      dso, dso_len, piece != sym)) < 0)
+				return rc;
+			if ((rc = push(ps, id, true)) < 0)
+				return rc;
+			if (!arrow)
+				break;
+			piece_end = arrow;
+			q = arrow;
+		}
+	}
+	return 0;
+}
+
+static bool blank(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!is_space((unsigned char)s[i]))
+			return false;
+	return true;
+}
+
+static int parse_line(parser *ps, const char *s, size_t n)
+{
+	size_t comm_len;
+
+	if (n && s[n - 1] == '\r')
+		n--;
+	if (n == 0)
+		return flush(ps);
+	if (s[0] == '#' || blank(s, n))
+		return 0;
+	if (is_space((unsigned char)s[0])) {
+		if (ps->state == EV_SKIP)
+			return 0;
+		if (ps->state == EV_NONE)
+			return bad_line(ps, "frame line outside an event (no header before it):",
+					s, n);
+		return parse_frame(ps, s, n);
+	}
+	if ((comm_len = header_comm(s, n)) == 0)
+		return bad_line(ps, "not an event header, frame, comment or blank line:",
+				s, n);
+	return parse_header(ps, s, n, comm_len);
+}
+
+int perf_parse(profile **out, const uint8_t *data, size_t len,
+	       const char *name, const profile_limits *lim, pr_error *err)
+{
+	static const char *const types[] = {"samples"};
+	static const char *const units[] = {"count"};
+	parser ps = {0};
+	const char *text = (const char *)data;
+	const char *nul;
+	size_t pos = 0;
+	int rc;
+
+	*out = NULL;
+	strmap_init(&ps.cache);
+	buf_init(&ps.name, SIZE_MAX);
+	buf_init(&ps.event, SIZE_MAX);
+	ps.err = err;
+	if ((rc = profile_new(&ps.p, PROFILE_FMT_PERF, name, lim, err)) < 0 ||
+	    (rc = profile_set_value_types(ps.p, 1, types, units, err)) < 0)
+		goto out;
+
+	if (len >= 8 && memcmp(text, "PERFILE2", 8) == 0) {
+		rc = pr_error_set(err, PR_EDATA,
+				  "cannot parse '%s': this is a perf.data file, not perf script text (convert it with 'perf script -i')",
+				  ps.p->input_name);
+		goto out;
+	}
+	if (len && (nul = memchr(text, '\0', len))) {
+		size_t line = 1;
+		for (const char *q = text; (q = memchr(q, '\n', (size_t)(nul - q))); q++)
+			line++;
+		rc = pr_error_set(err, PR_EDATA,
+				  "cannot parse '%s': line %zu: NUL byte at offset %zu (binary data, not perf script text)",
+				  ps.p->input_name, line, (size_t)(nul - text));
+		goto out;
+	}
+
+	while (pos < len) {
+		const char *nl = memchr(text + pos, '\n', len - pos);
+		size_t end = nl ? (size_t)(nl - text) : len;
+
+		ps.line++;
+		ps.cut = !nl;
+		if ((rc = parse_line(&ps, text + pos, end - pos)) < 0)
+			goto out;
+		pos = end + 1;
+	}
+	if ((rc = flush(&ps)) < 0)
+		goto out;
+	*out = ps.p;
+	ps.p = NULL;
+	rc = 0;
+out:
+	profile_free(ps.p);
+	strmap_release(&ps.cache);
+	buf_release(&ps.name);
+	buf_release(&ps.event);
+	free(ps.stack);
+	return rc;
+}
+
+bool perf_sniff(const uint8_t *data, size_t len)
+{
+	const char *text = (const char *)data;
+	size_t n = len > SNIFF_BYTES ? SNIFF_BYTES : len, pos = 0, i, j;
+	bool header = false;
+
+	if (!data || n == 0 || memchr(text, '\0', n))
+		return false;
+	while (pos < n) {
+		const char *nl = memchr(text + pos, '\n', n - pos);
+		size_t end = nl ? (size_t)(nl - text) : n;
+		const char *s = text + pos;
+		size_t k = end - pos;
+
+		if (!nl && n < len)
+			return false;
+		pos = end + 1;
+		if (k && s[k - 1] == '\r')
+			k--;
+		if (!header) {
+			if (k == 0 || s[0] == '#' || blank(s, k))
+				continue;
+			if (!header_comm(s, k))
+				return false;
+			header = true;
+			continue;
+		}
+		/* The line after the header: an indented "hex symbol". */
+		if (k == 0 || !is_space((unsigned char)s[0]))
+			return false;
+		i = skip_spaces(s, k, 0);
+		j = i;
+		while (j < k && is_xdigit((unsigned char)s[j]))
+			j++;
+		return j > i && j < k && is_space((unsigned char)s[j]) &&
+		       skip_spaces(s, k, j) < k;
+	}
+	return false;
+}

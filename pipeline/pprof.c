@@ -1,0 +1,1005 @@
+/*
+ * pprof.c: parser for pprof's profile.proto (see pprof.h).
+ *
+ * protobuf-c decodes the message; everything the wire format cannot say
+ * is checked here before a single sample reaches the model: string
+ * indices in range, ids nonzero, unique and resolvable, one value per
+ * sample type, no negative values, and the limits. When protobuf-c
+ * refuses the bytes it says nothing about why, so a small walk over the
+ * wire format (wire_scan) then finds the offset and the reason.
+ *
+ * Memory stays proportional to the input: protobuf-c allocates through a
+ * budget of DECODE_BYTES_PER_INPUT_BYTE, and the expanded stacks (one
+ * location can stand for many inlined frames, and many samples can share
+ * one location) are capped at FRAMES_PER_INPUT_BYTE.
+ *
+ * Naming follows `pprof -top`: a frame is function.name (its
+ * system_name when the name is empty), its file function.filename.
+ * A location without line information is named after where it is: the
+ * mapped object's base name and the offset into it ("libc.so.6+0x9a3f0"),
+ * which unlike the raw address survives address space randomisation and
+ * so names the same code in every capture; "0x..." when no mapped object
+ * is known.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "pprof.h"
+#include "pipeline/profile.pb-c.h"
+#include "../common/buf.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* protobuf-c needs at most ~40 bytes per input byte (an empty sample). */
+#define DECODE_BYTES_PER_INPUT_BYTE 64u
+#define DECODE_BYTES_SLACK (1u << 20)
+/* Legitimate profiles expand to well under one frame per input byte. */
+#define FRAMES_PER_INPUT_BYTE 8u
+#define FRAMES_SLACK (1u << 16)
+
+#define NONE UINT32_MAX
+
+typedef Perftools__Profiles__Profile pb_profile;
+typedef Perftools__Profiles__ValueType pb_value_type;
+typedef Perftools__Profiles__Sample pb_sample;
+typedef Perftools__Profiles__Label pb_label;
+typedef Perftools__Profiles__Mapping pb_mapping;
+typedef Perftools__Profiles__Location pb_location;
+typedef Perftools__Profiles__Line pb_line;
+typedef Perftools__Profiles__Function pb_function;
+
+/* ---- the wire walk: why protobuf-c refused, and sniffing ------------- */
+
+enum wire_kind { W_VARINT, W_BYTES, W_VARINTS, W_MSG };
+enum wire_msg {
+	M_PROFILE, M_VALUE_TYPE, M_SAMPLE, M_LABEL, M_MAPPING, M_LOCATION,
+	M_LINE, M_FUNCTION, M_COUNT
+};
+
+typedef struct wire_field {
+	uint8_t kind; /* wire_kind */
+	uint8_t sub;  /* wire_msg, for W_MSG */
+	const char *name;
+} wire_field;
+
+/* Index: field number. A missing entry (name NULL) is an unknown field. */
+static const wire_field wire_schema[M_COUNT][15] = {
+	[M_PROFILE] = {
+		[1] = {W_MSG, M_VALUE_TYPE, "sample_type"},
+		[2] = {W_MSG, M_SAMPLE, "sample"},
+		[3] = {W_MSG, M_MAPPING, "mapping"},
+		[4] = {W_MSG, M_LOCATION, "location"},
+		[5] = {W_MSG, M_FUNCTION, "function"},
+		[6] = {W_BYTES, 0, "string_table"},
+		[7] = {W_VARINT, 0, "drop_frames"},
+		[8] = {W_VARINT, 0, "keep_frames"},
+		[9] = {W_VARINT, 0, "time_nanos"},
+		[10] = {W_VARINT, 0, "duration_nanos"},
+		[11] = {W_MSG, M_VALUE_TYPE, "period_type"},
+		[12] = {W_VARINT, 0, "period"},
+		[13] = {W_VARINTS, 0, "comment"},
+		[14] = {W_VARINT, 0, "default_sample_type"},
+	},
+	[M_VALUE_TYPE] = {
+		[1] = {W_VARINT, 0, "type"},
+		[2] = {W_VARINT, 0, "unit"},
+	},
+	[M_SAMPLE] = {
+		[1] = {W_VARINTS, 0, "location_id"},
+		[2] = {W_VARINTS, 0, "value"},
+		[3] = {W_MSG, M_LABEL, "label"},
+	},
+	[M_LABEL] = {
+		[1] = {W_VARINT, 0, "key"},
+		[2] = {W_VARINT, 0, "str"},
+		[3] = {W_VARINT, 0, "num"},
+		[4] = {W_VARINT, 0, "num_unit"},
+	},
+	[M_MAPPING] = {
+		[1] = {W_VARINT, 0, "id"},
+		[2] = {W_VARINT, 0, "memory_start"},
+		[3] = {W_VARINT, 0, "memory_limit"},
+		[4] = {W_VARINT, 0, "file_offset"},
+		[5] = {W_VARINT, 0, "filename"},
+		[6] = {W_VARINT, 0, "build_id"},
+		[7] = {W_VARINT, 0, "has_functions"},
+		[8] = {W_VARINT, 0, "has_filenames"},
+		[9] = {W_VARINT, 0, "has_line_numbers"},
+		[10] = {W_VARINT, 0, "has_inline_frames"},
+	},
+	[M_LOCATION] = {
+		[1] = {W_VARINT, 0, "id"},
+		[2] = {W_VARINT, 0, "mapping_id"},
+		[3] = {W_VARINT, 0, "address"},
+		[4] = {W_MSG, M_LINE, "line"},
+		[5] = {W_VARINT, 0, "is_folded"},
+	},
+	[M_LINE] = {
+		[1] = {W_VARINT, 0, "function_id"},
+		[2] = {W_VARINT, 0, "line"},
+		[3] = {W_VARINT, 0, "column"},
+	},
+	[M_FUNCTION] = {
+		[1] = {W_VARINT, 0, "id"},
+		[2] = {W_VARINT, 0, "name"},
+		[3] = {W_VARINT, 0, "system_name"},
+		[4] = {W_VARINT, 0, "filename"},
+		[5] = {W_VARINT, 0, "start_line"},
+	},
+};
+
+static const char *const wire_msg_name[M_COUNT] = {
+	"Profile", "ValueType", "Sample", "Label", "Mapping", "Location",
+	"Line", "Function",
+};
+
+typedef struct wire_fault {
+	size_t total; /* input length: the outermost message ends there */
+	size_t off;
+	bool eof;
+	char why[160];
+} wire_fault;
+
+/* Read a varint at d[*pos] (end: one past the last byte); 0 or -1. */
+static int wire_varint(const uint8_t *d, size_t *pos, size_t end, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	for (unsigned i = 0; i < 10; i++) {
+		if (*pos >= end)
+			return -1;
+		uint8_t b = d[(*pos)++];
+		v |= (uint64_t)(b & 0x7f) << (7 * i);
+		if (!(b & 0x80)) {
+			*out = v;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int wire_fail(wire_fault *f, size_t off, bool eof, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int wire_fail(wire_fault *f, size_t off, bool eof, const char *fmt, ...)
+{
+	va_list ap;
+
+	f->off = off;
+	f->eof = eof;
+	va_start(ap, fmt);
+	vsnprintf(f->why, sizeof(f->why), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* "Profile.sample", or "field 17 of Profile" for a field we do not know. */
+static const char *field_label(char *b, size_t n, int msg, const wire_field *fd,
+			       uint32_t num)
+{
+	if (fd)
+		snprintf(b, n, "%s.%s", wire_msg_name[msg], fd->name);
+	else
+		snprintf(b, n, "field %" PRIu32 " of %s", num, wire_msg_name[msg]);
+	return b;
+}
+
+/*
+ * Walk the message of type `msg` in d[start, end), recursing into known
+ * submessages, and report the first thing protobuf-c would refuse.
+ */
+static int wire_scan(const uint8_t *d, size_t start, size_t end, int msg,
+		     wire_fault *f)
+{
+	size_t pos = start;
+	char name[64];
+	/* Only the outermost message ends where the input does. */
+	bool top = msg == M_PROFILE && end == f->total;
+
+	while (pos < end) {
+		size_t at = pos, vat;
+		uint64_t key, len, v;
+		uint32_t num;
+		unsigned wt;
+		const wire_field *fd = NULL;
+
+		if (wire_varint(d, &pos, end, &key) < 0)
+			return wire_fail(f, at, top && pos == end,
+					 "bad field tag (truncated or over-long) in %s",
+					 wire_msg_name[msg]);
+		if (pos - at > 5 || (key >> 3) > 0x1fffffff)
+			return wire_fail(f, at, false, "field tag too large in %s",
+					 wire_msg_name[msg]);
+		num = (uint32_t)(key >> 3);
+		wt = (unsigned)(key & 7);
+		if (num == 0)
+			return wire_fail(f, at, false, "field number 0 in %s", wire_msg_name[msg]);
+		if (num < 15 && wire_schema[msg][num].name)
+			fd = &wire_schema[msg][num];
+
+		vat = pos;
+		switch (wt) {
+		case 0:
+			if (fd && fd->kind != W_VARINT && fd->kind != W_VARINTS)
+				goto wrong_type;
+			if (wire_varint(d, &pos, end, &v) < 0)
+				return wire_fail(f, vat, top && pos == end,
+						 "bad varint (truncated or longer than 10 bytes) in %s",
+						 field_label(name, sizeof(name), msg, fd, num));
+			break;
+		case 1:
+		case 5:
+			if (fd)
+				goto wrong_type;
+			if (end - pos < (wt == 1 ? 8u : 4u))
+				return wire_fail(f, at, top, "truncated fixed-size %s",
+						 field_label(name, sizeof(name), msg, fd, num));
+			pos += wt == 1 ? 8 : 4;
+			break;
+		case 2:
+			if (fd && fd->kind == W_VARINT)
+				goto wrong_type;
+			if (wire_varint(d, &pos, end, &len) < 0)
+				return wire_fail(f, vat, top && pos == end, "bad length of %s",
+						 field_label(name, sizeof(name), msg, fd, num));
+			if (len > end - pos)
+				return wire_fail(f, at, top,
+						 "%s claims %" PRIu64 " bytes but only %zu remain",
+						 field_label(name, sizeof(name), msg, fd, num),
+						 len, end - pos);
+			if (fd && fd->kind == W_MSG &&
+			    wire_scan(d, pos, pos + len, fd->sub, f) < 0)
+				return -1;
+			if (fd && fd->kind == W_VARINTS) {
+				size_t p = pos;
+				while (p < pos + len) {
+					vat = p;
+					if (wire_varint(d, &p, pos + len, &v) < 0)
+						return wire_fail(f, vat, false, "bad varint in packed %s",
+								 field_label(name, sizeof(name),
+									     msg, fd, num));
+				}
+			}
+			pos += len;
+			break;
+		default:
+			return wire_fail(f, at, false, "unsupported wire type %u for %s", wt,
+					 field_label(name, sizeof(name), msg, fd, num));
+		}
+		continue;
+wrong_type:
+		return wire_fail(f, at, false, "wrong wire type %u for %s", wt,
+				 field_label(name, sizeof(name), msg, fd, num));
+	}
+	return 0;
+}
+
+/*
+ * Cheap: the first field must be one a Profile has, with its wire type,
+ * and the first few fields (submessages included) must be well formed, so
+ * text and JSON fail within a byte or two. Input that ends in the middle
+ * of a field after at least one whole one passes: it is a truncated
+ * profile, and the parser will say so better than "unknown format".
+ */
+bool pprof_sniff(const uint8_t *data, size_t len)
+{
+	size_t pos = 0;
+	wire_fault f;
+
+	if (!data)
+		return false;
+	f.total = len;
+	for (int i = 0; i < 8 && pos < len; i++) {
+		const wire_field *fd = NULL;
+		uint64_t key, v, flen;
+		unsigned wt;
+		uint32_t num;
+
+		if (wire_varint(data, &pos, len, &key) < 0)
+			return i > 0 && pos >= len;
+		num = (uint32_t)(key >> 3);
+		wt = (unsigned)(key & 7);
+		if (num < 15 && wire_schema[M_PROFILE][num].name)
+			fd = &wire_schema[M_PROFILE][num];
+		if (num == 0 || (i == 0 && !fd) || key >> 32)
+			return false;
+		switch (wt) {
+		case 0:
+			if (fd && fd->kind != W_VARINT && fd->kind != W_VARINTS)
+				return false;
+			if (wire_varint(data, &pos, len, &v) < 0)
+				return i > 0 && pos >= len;
+			break;
+		case 1:
+		case 5:
+			if (fd)
+				return false;
+			if (len - pos < (wt == 1 ? 8u : 4u))
+				return i > 0;
+			pos += wt == 1 ? 8 : 4;
+			break;
+		case 2:
+			if (fd && fd->kind == W_VARINT)
+				return false;
+			if (wire_varint(data, &pos, len, &flen) < 0)
+				return i > 0 && pos >= len;
+			if (flen > len - pos)
+				return i > 0;
+			if (fd && fd->kind == W_MSG &&
+			    wire_scan(data, pos, pos + flen, fd->sub, &f) < 0)
+				return false;
+			pos += flen;
+			break;
+		default:
+			return false;
+		}
+	}
+	return len > 0;
+}
+
+/* ---- decoding into an arena, under a memory budget ----------------- */
+
+/*
+ * protobuf-c makes several small allocations per sample; a bump arena
+ * makes them nearly free, frees them all at once, and lets the budget
+ * count exactly what the decoder asked for.
+ */
+#define ARENA_CHUNK (1u << 20)
+#define ARENA_ALIGN 16u
+
+typedef struct arena_chunk {
+	struct arena_chunk *next;
+	size_t used, cap;
+	_Alignas(ARENA_ALIGN) unsigned char data[];
+} arena_chunk;
+
+typedef struct arena {
+	arena_chunk *head; /* the chunk being filled, then older ones */
+	size_t left;       /* budget: bytes the decoder may still ask for */
+	bool exceeded;     /* the budget ran out */
+	bool oom;          /* malloc failed */
+} arena;
+
+static void *arena_alloc(void *data, size_t size)
+{
+	arena *a = data;
+	arena_chunk *c = a->head;
+	size_t need;
+	void *p;
+
+	if (size > a->left || size > SIZE_MAX - 2 * ARENA_ALIGN - sizeof(*c)) {
+		a->exceeded = true;
+		return NULL;
+	}
+	a->left -= size;
+	need = (size + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
+	if (!need)
+		need = ARENA_ALIGN;
+	if (!c || c->cap - c->used < need) {
+		size_t cap = need > ARENA_CHUNK / 4 ? need : ARENA_CHUNK;
+		arena_chunk *n = malloc(sizeof(*n) + cap);
+		if (!n) {
+			a->oom = true;
+			return NULL;
+		}
+		n->used = 0;
+		n->cap = cap;
+		if (c && cap == need) {
+			/* A big block gets a chunk of its own behind the current one,
+			 * which stays open for the small blocks that follow. */
+			n->next = c->next;
+			c->next = n;
+			n->used = need;
+			return n->data;
+		}
+		n->next = c;
+		a->head = c = n;
+	}
+	p = c->data + c->used;
+	c->used += need;
+	return p;
+}
+
+/* Blocks are only ever freed together, by arena_release. */
+static void arena_free(void *data, void *ptr)
+{
+	(void)data;
+	(void)ptr;
+}
+
+static void arena_release(arena *a)
+{
+	while (a->head) {
+		arena_chunk *n = a->head->next;
+		free(a->head);
+		a->head = n;
+	}
+}
+
+/* ---- id -> index maps ----------------------------------------------- */
+
+/*
+ * Most producers number mappings, locations and functions 1..n in order;
+ * then the index is the id minus one. Anything else goes through an
+ * open-addressing table.
+ */
+typedef struct idmap {
+	bool dense;
+	size_t n;
+	uint64_t *keys; /* 0: empty slot (ids are nonzero) */
+	uint32_t *vals;
+	size_t mask;
+	uint64_t seed;
+} idmap;
+
+static void idmap_release(idmap *m)
+{
+	free(m->keys);
+	free(m->vals);
+	memset(m, 0, sizeof(*m));
+}
+
+/*
+ * The ids come from the input: an unpredictable seed keeps anyone from
+ * choosing ids that all land in one slot and make every lookup a scan.
+ */
+static inline uint64_t id_hash(uint64_t x, uint64_t seed)
+{
+	x += seed;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	return x;
+}
+
+static uint32_t idmap_get(const idmap *m, uint64_t id)
+{
+	if (m->dense)
+		return id >= 1 && id <= m->n ? (uint32_t)(id - 1) : NONE;
+	if (!m->keys || id == 0)
+		return NONE;
+	for (size_t i = id_hash(id, m->seed) & m->mask;; i = (i + 1) & m->mask) {
+		if (m->keys[i] == id)
+			return m->vals[i];
+		if (m->keys[i] == 0)
+			return NONE;
+	}
+}
+
+/* ---- the parser ------------------------------------------------------ */
+
+typedef struct parser {
+	const char *name;
+	const pb_profile *m;
+	profile *p;
+	pr_error *err;
+
+	idmap maps, locs, funcs;
+	uint32_t *func_ids; /* function index -> profile function, or NONE */
+	size_t *loc_off;    /* location index -> loc_frames offset, or SIZE_MAX */
+	uint32_t *loc_len;
+	uint32_t *loc_frames; /* each location's frames, innermost first */
+	size_t nloc_frames, loc_frames_cap;
+	uint32_t *stack;
+	size_t stack_cap;
+	uint64_t frames_left; /* budget for all expanded stacks together */
+} parser;
+
+static int bad(parser *ps, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int bad(parser *ps, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return pr_error_set(ps->err, PR_EDATA, "cannot parse '%s': %s", ps->name, msg);
+}
+
+static int nomem(parser *ps)
+{
+	return pr_error_set(ps->err, PR_ENOMEM, "cannot parse '%s': out of memory",
+			    ps->name);
+}
+
+static uint64_t hash_seed(const void *where)
+{
+	struct timespec ts;
+	uint64_t s = (uint64_t)(uintptr_t)where;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	s ^= (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15ULL ^ (uint64_t)ts.tv_sec;
+	return s;
+}
+
+/* Build the map of `n` ids read by `get`; `what` names them in messages. */
+static int idmap_build(parser *ps, idmap *m, size_t n, const char *what,
+		       uint64_t (*get)(const pb_profile *, size_t))
+{
+	size_t cap = 16;
+
+	memset(m, 0, sizeof(*m));
+	m->n = n;
+	if (n >= NONE)
+		return pr_error_set(ps->err, PR_ELIMIT, "cannot parse '%s': too many %ss",
+				    ps->name, what);
+	m->dense = true;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t id = get(ps->m, i);
+		if (id == 0)
+			return bad(ps, "the %s at index %zu has the reserved id 0", what, i);
+		if (id != i + 1)
+			m->dense = false;
+	}
+	if (m->dense)
+		return 0;
+	while (cap < 2 * n)
+		cap *= 2;
+	if (!(m->keys = calloc(cap, sizeof(*m->keys))) ||
+	    !(m->vals = malloc(cap * sizeof(*m->vals))))
+		return nomem(ps);
+	m->mask = cap - 1;
+	m->seed = hash_seed(m);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t id = get(ps->m, i);
+		size_t s = id_hash(id, m->seed) & m->mask;
+		while (m->keys[s] && m->keys[s] != id)
+			s = (s + 1) & m->mask;
+		if (m->keys[s] == id)
+			return bad(ps, "duplicate %s id %" PRIu64, what, id);
+		m->keys[s] = id;
+		m->vals[s] = (uint32_t)i;
+	}
+	return 0;
+}
+
+static uint64_t mapping_id(const pb_profile *m, size_t i) { return m->mapping[i]->id; }
+static uint64_t location_id(const pb_profile *m, size_t i) { return m->location[i]->id; }
+static uint64_t function_id(const pb_profile *m, size_t i) { return m->function[i]->id; }
+
+/* `what` (a format) names the referring field, formatted only on error. */
+static int check_str(parser *ps, int64_t idx, const char *what, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int check_str(parser *ps, int64_t idx, const char *what, ...)
+{
+	char field[128];
+	va_list ap;
+
+	if (idx >= 0 && (uint64_t)idx < ps->m->n_string_table)
+		return 0;
+	va_start(ap, what);
+	vsnprintf(field, sizeof(field), what, ap);
+	va_end(ap);
+	return bad(ps, "string index %" PRId64 " of %s is out of range (the string table has %zu entries)",
+		   idx, field, ps->m->n_string_table);
+}
+
+static const ProtobufCBinaryData *str_at(const parser *ps, int64_t idx)
+{
+	return &ps->m->string_table[idx];
+}
+
+/*
+ * A sample type name or unit as a C string: printable ASCII only, since it
+ * ends up in the index and in reports; anything else becomes '?'.
+ */
+static char *dup_label(const ProtobufCBinaryData *s)
+{
+	char *c = malloc(s->len + 1);
+
+	if (!c)
+		return NULL;
+	for (size_t i = 0; i < s->len; i++)
+		c[i] = s->data[i] >= 0x20 && s->data[i] < 0x7f ? (char)s->data[i] : '?';
+	c[s->len] = '\0';
+	return c;
+}
+
+/* Everything but the samples: the tables and every reference in them. */
+static int check_tables(parser *ps)
+{
+	const pb_profile *m = ps->m;
+	int rc;
+
+	if (m->n_string_table == 0)
+		return bad(ps, "the string table is empty (string_table[0] must be \"\")");
+	if (m->string_table[0].len != 0)
+		return bad(ps, "string_table[0] is not the empty string");
+	if (m->n_sample_type == 0 && m->n_sample != 0)
+		return bad(ps, "%zu samples but no sample types", m->n_sample);
+	for (size_t i = 0; i < m->n_sample_type; i++) {
+		if ((rc = check_str(ps, m->sample_type[i]->type, "sample_type %zu type", i)) < 0 ||
+		    (rc = check_str(ps, m->sample_type[i]->unit, "sample_type %zu unit", i)) < 0)
+			return rc;
+	}
+	if (m->period_type &&
+	    ((rc = check_str(ps, m->period_type->type, "period_type type")) < 0 ||
+	     (rc = check_str(ps, m->period_type->unit, "period_type unit")) < 0))
+		return rc;
+	if ((rc = check_str(ps, m->drop_frames, "drop_frames")) < 0 ||
+	    (rc = check_str(ps, m->keep_frames, "keep_frames")) < 0 ||
+	    (rc = check_str(ps, m->default_sample_type, "default_sample_type")) < 0)
+		return rc;
+	for (size_t i = 0; i < m->n_comment; i++)
+		if ((rc = check_str(ps, m->comment[i], "comment %zu", i)) < 0)
+			return rc;
+	if (m->period < 0)
+		return bad(ps, "negative period %" PRId64, m->period);
+	if (m->duration_nanos < 0)
+		return bad(ps, "negative duration_nanos %" PRId64, m->duration_nanos);
+	if (m->time_nanos < 0)
+		return bad(ps, "negative time_nanos %" PRId64, m->time_nanos);
+
+	if ((rc = idmap_build(ps, &ps->maps, m->n_mapping, "mapping", mapping_id)) < 0 ||
+	    (rc = idmap_build(ps, &ps->funcs, m->n_function, "function", function_id)) < 0 ||
+	    (rc = idmap_build(ps, &ps->locs, m->n_location, "location", location_id)) < 0)
+		return rc;
+
+	for (size_t i = 0; i < m->n_mapping; i++) {
+		const pb_mapping *mp = m->mapping[i];
+		if ((rc = check_str(ps, mp->filename, "mapping %" PRIu64 " filename", mp->id)) < 0 ||
+		    (rc = check_str(ps, mp->build_id, "mapping %" PRIu64 " build_id", mp->id)) < 0)
+			return rc;
+	}
+	for (size_t i = 0; i < m->n_function; i++) {
+		const pb_function *fn = m->function[i];
+		if ((rc = check_str(ps, fn->name, "function %" PRIu64 " name", fn->id)) < 0 ||
+		    (rc = check_str(ps, fn->system_name, "function %" PRIu64 " system_name", fn->id)) < 0 ||
+		    (rc = check_str(ps, fn->filename, "function %" PRIu64 " filename", fn->id)) < 0)
+			return rc;
+	}
+	for (size_t i = 0; i < m->n_location; i++) {
+		const pb_location *l = m->location[i];
+		if (l->mapping_id && idmap_get(&ps->maps, l->mapping_id) == NONE)
+			return bad(ps, "location %" PRIu64 " refers to mapping id %" PRIu64
+				   " that does not exist", l->id, l->mapping_id);
+		for (size_t j = 0; j < l->n_line; j++) {
+			uint64_t fid = l->line[j]->function_id;
+			if (fid == 0)
+				return bad(ps, "location %" PRIu64 " has a line without a function",
+					   l->id);
+			if (idmap_get(&ps->funcs, fid) == NONE)
+				return bad(ps, "location %" PRIu64 " refers to function id %" PRIu64
+					   " that does not exist", l->id, fid);
+		}
+	}
+	return 0;
+}
+
+static int set_header(parser *ps)
+{
+	const pb_profile *m = ps->m;
+	profile *p = ps->p;
+	char **types = NULL, **units = NULL;
+	size_t n = m->n_sample_type;
+	int rc = 0;
+
+	if (n && (!(types = calloc(n, sizeof(*types))) ||
+		  !(units = calloc(n, sizeof(*units))))) {
+		rc = nomem(ps);
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const ProtobufCBinaryData *t = str_at(ps, m->sample_type[i]->type);
+		const ProtobufCBinaryData *u = str_at(ps, m->sample_type[i]->unit);
+		if (t->len > p->limits.max_string_len || u->len > p->limits.max_string_len) {
+			rc = pr_error_set(ps->err, PR_ELIMIT,
+					  "cannot parse '%s': sample_type %zu has a name of more than %u bytes",
+					  ps->name, i, p->limits.max_string_len);
+			goto out;
+		}
+		if (!(types[i] = dup_label(t)) || !(units[i] = dup_label(u))) {
+			rc = nomem(ps);
+			goto out;
+		}
+	}
+	if ((rc = profile_set_value_types(p, n, (const char *const *)types,
+					  (const char *const *)units, ps->err)) < 0)
+		goto out;
+
+	if (m->default_sample_type) {
+		const ProtobufCBinaryData *d = str_at(ps, m->default_sample_type);
+		for (size_t i = 0; i < n; i++) {
+			const ProtobufCBinaryData *t = str_at(ps, m->sample_type[i]->type);
+			if (t->len == d->len && memcmp(t->data, d->data, d->len) == 0) {
+				p->default_value = (int64_t)i;
+				p->primary = i;
+				break;
+			}
+		}
+	}
+	if (m->period_type && str_at(ps, m->period_type->type)->len) {
+		const ProtobufCBinaryData *t = str_at(ps, m->period_type->type);
+		const ProtobufCBinaryData *u = str_at(ps, m->period_type->unit);
+		if (t->len > p->limits.max_string_len || u->len > p->limits.max_string_len) {
+			rc = pr_error_set(ps->err, PR_ELIMIT,
+					  "cannot parse '%s': period_type has a name of more than %u bytes",
+					  ps->name, p->limits.max_string_len);
+			goto out;
+		}
+		if (!(p->period_type.type = dup_label(t)) ||
+		    !(p->period_type.unit = dup_label(u))) {
+			rc = nomem(ps);
+			goto out;
+		}
+	}
+	p->period = m->period;
+	p->duration_ns = m->duration_nanos;
+	p->time_ns = m->time_nanos;
+out:
+	for (size_t i = 0; types && i < n; i++) {
+		free(types[i]);
+		free(units[i]);
+	}
+	free(types);
+	free(units);
+	return rc;
+}
+
+static int intern_function(parser *ps, uint32_t fi, uint32_t *out)
+{
+	const pb_function *fn;
+	const ProtobufCBinaryData *name, *file;
+	int rc;
+
+	if (ps->func_ids[fi] != NONE) {
+		*out = ps->func_ids[fi];
+		return 0;
+	}
+	fn = ps->m->function[fi];
+	name = str_at(ps, fn->name);
+	if (name->len == 0)
+		name = str_at(ps, fn->system_name);
+	file = str_at(ps, fn->filename);
+	if ((rc = profile_intern(ps->p, out, (const char *)name->data, name->len,
+				 (const char *)file->data, file->len, ps->err)) < 0)
+		return rc;
+	ps->func_ids[fi] = *out;
+	return 0;
+}
+
+/* The frame of a location that has no line information. */
+static int intern_address(parser *ps, const pb_location *l, uint32_t *out)
+{
+	const pb_mapping *mp = NULL;
+	const ProtobufCBinaryData *file = NULL;
+	const char *base = NULL;
+	size_t base_len = 0;
+	buf name = BUF_INIT;
+	int rc;
+
+	if (l->mapping_id)
+		mp = ps->m->mapping[idmap_get(&ps->maps, l->mapping_id)];
+	if (mp && (file = str_at(ps, mp->filename))->len) {
+		const uint8_t *slash = NULL;
+		for (size_t i = 0; i < file->len; i++)
+			if (file->data[i] == '/')
+				slash = file->data + i;
+		base = slash ? (const char *)slash + 1 : (const char *)file->data;
+		base_len = file->len - (size_t)((const uint8_t *)base - file->data);
+	} else {
+		file = NULL;
+	}
+	if (base_len && l->address >= mp->memory_start && l->address < mp->memory_limit)
+		rc = buf_put(&name, base, base_len) < 0 ||
+		     buf_printf(&name, "+0x%" PRIx64,
+				l->address - mp->memory_start + mp->file_offset) < 0;
+	else if (base_len && l->address == 0)
+		rc = buf_putc(&name, '[') < 0 || buf_put(&name, base, base_len) < 0 ||
+		     buf_putc(&name, ']') < 0;
+	else if (l->address)
+		rc = buf_printf(&name, "0x%" PRIx64, l->address) < 0;
+	else
+		rc = 0; /* nothing known: the model names it "[unknown]" */
+	if (rc) {
+		buf_release(&name);
+		return nomem(ps);
+	}
+	rc = profile_intern(ps->p, out, name.ptr, name.len,
+			    file ? (const char *)file->data : NULL, file ? file->len : 0,
+			    ps->err);
+	buf_release(&name);
+	return rc;
+}
+
+/* Expand location `li` into frames, innermost first, once. */
+static int expand_location(parser *ps, uint32_t li)
+{
+	const pb_location *l = ps->m->location[li];
+	size_t need = l->n_line ? l->n_line : 1;
+	uint32_t *dst;
+	int rc;
+
+	if (need > ps->loc_frames_cap - ps->nloc_frames) {
+		size_t cap = ps->loc_frames_cap ? ps->loc_frames_cap : 1024;
+		uint32_t *f;
+		while (cap - ps->nloc_frames < need)
+			cap *= 2;
+		if (!(f = realloc(ps->loc_frames, cap * sizeof(*f))))
+			return nomem(ps);
+		ps->loc_frames = f;
+		ps->loc_frames_cap = cap;
+	}
+	dst = ps->loc_frames + ps->nloc_frames;
+	if (l->n_line == 0) {
+		if ((rc = intern_address(ps, l, dst)) < 0)
+			return rc;
+	}
+	for (size_t j = 0; j < l->n_line; j++) {
+		uint32_t fi = idmap_get(&ps->funcs, l->line[j]->function_id);
+		if ((rc = intern_function(ps, fi, &dst[j])) < 0)
+			return rc;
+	}
+	ps->loc_off[li] = ps->nloc_frames;
+	ps->loc_len[li] = (uint32_t)need;
+	ps->nloc_frames += need;
+	return 0;
+}
+
+static int add_samples(parser *ps)
+{
+	const pb_profile *m = ps->m;
+	profile *p = ps->p;
+	size_t ntypes = m->n_sample_type;
+	int rc;
+
+	for (size_t i = 0; i < m->n_sample; i++) {
+		const pb_sample *s = m->sample[i];
+		size_t depth = 0;
+
+		if (s->n_value != ntypes)
+			return bad(ps, "sample %zu has %zu values for %zu sample types",
+				   i, s->n_value, ntypes);
+		for (size_t k = 0; k < ntypes; k++)
+			if (s->value[k] < 0)
+				return bad(ps, "sample %zu has a negative value %" PRId64 " for '%s'",
+					   i, s->value[k], p->value_types[k].type);
+		for (size_t k = 0; k < s->n_label; k++) {
+			const pb_label *lb = s->label[k];
+			if ((rc = check_str(ps, lb->key, "sample %zu label key", i)) < 0 ||
+			    (rc = check_str(ps, lb->str, "sample %zu label value", i)) < 0 ||
+			    (rc = check_str(ps, lb->num_unit, "sample %zu label unit", i)) < 0)
+				return rc;
+		}
+		for (size_t k = 0; k < s->n_location_id; k++) {
+			uint32_t li = idmap_get(&ps->locs, s->location_id[k]);
+			uint32_t n;
+			if (li == NONE)
+				return bad(ps, "sample %zu refers to location id %" PRIu64
+					   " that does not exist", i, s->location_id[k]);
+			if (ps->loc_off[li] == SIZE_MAX && (rc = expand_location(ps, li)) < 0)
+				return rc;
+			n = ps->loc_len[li];
+			if (depth + n > p->limits.max_depth)
+				return pr_error_set(ps->err, PR_ELIMIT,
+						    "cannot parse '%s': sample %zu has a stack deeper than the limit of %u frames",
+						    ps->name, i, p->limits.max_depth);
+			if (depth + n > ps->stack_cap) {
+				size_t cap = ps->stack_cap ? ps->stack_cap : 256;
+				uint32_t *st;
+				while (cap < depth + n)
+					cap *= 2;
+				if (!(st = realloc(ps->stack, cap * sizeof(*st))))
+					return nomem(ps);
+				ps->stack = st;
+				ps->stack_cap = cap;
+			}
+			memcpy(ps->stack + depth, ps->loc_frames + ps->loc_off[li],
+			       n * sizeof(*ps->stack));
+			depth += n;
+		}
+		if (depth > ps->frames_left)
+			return pr_error_set(ps->err, PR_ELIMIT,
+					    "cannot parse '%s': stacks expand to more than %u frames per input byte",
+					    ps->name, FRAMES_PER_INPUT_BYTE);
+		ps->frames_left -= depth;
+		if ((rc = profile_add_sample_leaf_first(p, ps->stack, (uint32_t)depth,
+							 s->value, ps->err)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* protobuf-c refused the bytes: say where and why. */
+static int decode_failed(parser *ps, const uint8_t *data, size_t len,
+			 const arena *budget, size_t budget_total)
+{
+	wire_fault f;
+
+	if (budget->oom)
+		return nomem(ps);
+	if (budget->exceeded)
+		return pr_error_set(ps->err, PR_ELIMIT,
+				    "cannot parse '%s': decoding needs more than %zu bytes of memory (%u per input byte)",
+				    ps->name, budget_total, DECODE_BYTES_PER_INPUT_BYTE);
+	memset(&f, 0, sizeof(f));
+	f.total = len;
+	if (wire_scan(data, 0, len, M_PROFILE, &f) < 0)
+		return f.eof ? bad(ps, "truncated input of %zu bytes: %s at offset %zu",
+				   len, f.why, f.off)
+			     : bad(ps, "malformed profile.proto data: %s at offset %zu",
+				   f.why, f.off);
+	return bad(ps, "not a valid profile.proto message");
+}
+
+int pprof_parse(profile **out, const uint8_t *data, size_t len,
+		const char *name, const profile_limits *lim, pr_error *err)
+{
+	parser ps;
+	pb_profile *m = NULL;
+	arena mem = {NULL, 0, false, false};
+	ProtobufCAllocator alloc;
+	size_t budget_total;
+	int rc = 0;
+
+	*out = NULL;
+	memset(&ps, 0, sizeof(ps));
+	ps.name = name ? name : "-";
+	ps.err = err;
+
+	if ((rc = profile_new(&ps.p, PROFILE_FMT_PPROF, ps.name, lim, err)) < 0)
+		goto out;
+	if (len == 0) {
+		rc = bad(&ps, "empty input");
+		goto out;
+	}
+	budget_total = len > (SIZE_MAX - DECODE_BYTES_SLACK) / DECODE_BYTES_PER_INPUT_BYTE
+			       ? SIZE_MAX
+			       : len * DECODE_BYTES_PER_INPUT_BYTE + DECODE_BYTES_SLACK;
+	mem.left = budget_total;
+	alloc.alloc = arena_alloc;
+	alloc.free = arena_free;
+	alloc.allocator_data = &mem;
+	if (!(m = perftools__profiles__profile__unpack(&alloc, len, data))) {
+		rc = decode_failed(&ps, data, len, &mem, budget_total);
+		goto out;
+	}
+	ps.m = m;
+	if (m->n_sample > ps.p->limits.max_samples) {
+		rc = pr_error_set(err, PR_ELIMIT,
+				  "cannot parse '%s': more than %llu samples (the sample limit)",
+				  ps.name, (unsigned long long)ps.p->limits.max_samples);
+		goto out;
+	}
+	if ((rc = check_tables(&ps)) < 0 || (rc = set_header(&ps)) < 0)
+		goto out;
+
+	if ((m->n_function &&
+	     !(ps.func_ids = malloc(m->n_function * sizeof(*ps.func_ids)))) ||
+	    (m->n_location &&
+	     (!(ps.loc_off = malloc(m->n_location * sizeof(*ps.loc_off))) ||
+	      !(ps.loc_len = malloc(m->n_location * sizeof(*ps.loc_len)))))) {
+		rc = nomem(&ps);
+		goto out;
+	}
+	for (size_t i = 0; i < m->n_function; i++)
+		ps.func_ids[i] = NONE;
+	for (size_t i = 0; i < m->n_location; i++)
+		ps.loc_off[i] = SIZE_MAX;
+	ps.frames_left = (uint64_t)len * FRAMES_PER_INPUT_BYTE + FRAMES_SLACK;
+	if ((rc = add_samples(&ps)) < 0)
+		goto out;
+	*out = ps.p;
+	ps.p = NULL;
+out:
+	arena_release(&mem); /* the decoded message */
+	idmap_release(&ps.maps);
+	idmap_release(&ps.locs);
+	idmap_release(&ps.funcs);
+	free(ps.func_ids);
+	free(ps.loc_off);
+	free(ps.loc_len);
+	free(ps.loc_frames);
+	free(ps.stack);
+	profile_free(ps.p);
+	return rc;
+}

@@ -1,0 +1,130 @@
+#!/bin/bash
+# End to end: services, ingest of every format, idempotency, refusal,
+# manifests, bad input leaving the database unchanged, list and show.
+. "$(dirname "$0")/lib.sh"
+fresh_db cli_ingest
+D=$PROFREG_TEST_DATA
+T=$PROFREG_TEST_TMP/cli_ingest
+rm -rf "$T" && mkdir -p "$T"
+
+# A small folded profile whose shares we know: a 60, b 30, c 10.
+printf 'main;a 60\nmain;b 30\nmain;b;c 10\n' >"$T/small.folded"
+
+run pr service add checkout --team payments
+[ $RC -eq 0 ] && ok "service add" || not_ok "service add" "$ERR"
+run pr service add checkout
+[ $RC -eq 4 ] && [[ $ERR == *"already exists"* ]] && ok "adding a service twice is exit 4" || not_ok "duplicate add" "rc=$RC $ERR"
+run pr service add 'bad name!'
+[ $RC -ne 0 ] && ok "an invalid service name is refused" || not_ok "bad name accepted"
+
+run pr ingest "$T/small.folded" --service checkout --release v1
+[ $RC -eq 4 ] && [[ $ERR == *"not enabled"* ]] && ok "ingest into a disabled service is refused with exit 4" || not_ok "disabled refusal" "rc=$RC $ERR"
+run pr ingest "$T/small.folded" --service nosuch --release v1
+[ $RC -eq 4 ] && [[ $ERR == *"nosuch"* ]] && ok "ingest into an unknown service is refused with exit 4" || not_ok "unknown refusal" "rc=$RC $ERR"
+[ "$(sql 'select count(*) from profiles')" = 0 ] && ok "refused ingests wrote nothing" || not_ok "rows after refusal"
+
+run pr service enable checkout
+run pr service list --json
+[[ $OUT == *'"enabled": true'* ]] && ok "service list shows it enabled" || not_ok "service list" "$OUT"
+
+run pr ingest "$T/small.folded" --service checkout --release v1 --host h1 --time 2026-11-01T10:00:00Z --commit abc1234 --tag zone=eu
+[ $RC -eq 0 ] && [[ $OUT == *"stored as capture"* ]] && ok "ingest a folded file" || not_ok "ingest folded" "rc=$RC $OUT $ERR"
+id=$(sql "select id from profiles order by id desc limit 1")
+run pr ingest "$T/small.folded" --service checkout --release v1
+[ $RC -eq 0 ] && [[ $OUT == *"already stored as capture $id"* ]] && ok "the same bytes are stored once" || not_ok "idempotent ingest" "$OUT $ERR"
+[ "$(sql 'select count(*) from profiles')" = 1 ] && ok "one row after two ingests" || not_ok "duplicate row"
+[ "$(find "$HOME_DIR/blobs" -name '*.zst' | wc -l)" = 1 ] && ok "one blob on disk" || not_ok "blob count"
+
+run pr profile show "$id" --json
+[[ $OUT == *'"name": "a"'* ]] && [[ $OUT == *'"self_share": 0.6'* ]] && ok "profile show gives the top function and its share" || not_ok "profile show" "$OUT"
+run pr profile show "$id"
+[[ $OUT == *"60.00%"* ]] && [[ $OUT == *"release   v1"* ]] && ok "profile show prints self percent" || not_ok "profile show text" "$OUT"
+[ "$(sql "select total_value from profile_functions pf join functions f on f.id=pf.function_id where f.name='b' and profile_id=$id")" = 40 ] && ok "total counts the whole subtree" || not_ok "total of b"
+[ "$(sql "select tags->>'zone' from profiles where id=$id")" = eu ] && ok "tags are stored" || not_ok "tags"
+run pr profile show 999999
+[ $RC -eq 4 ] && ok "showing a missing capture is exit 4" || not_ok "missing capture" "rc=$RC"
+
+# Every real format from tests/data goes in, detected by content.
+for f in pprof/go-cpu.pb.gz pprof/go-heap.pb.gz v8/node-burn.cpuprofile perf/*.perf folded/*.folded; do
+	for g in $D/$f; do
+		[ -f "$g" ] || continue
+		run pr ingest "$g" --service checkout --release v2
+		[ $RC -eq 0 ] && ok "ingest $(basename "$g")" || not_ok "ingest $(basename "$g")" "$ERR"
+	done
+done
+run pr profiles list --service checkout --release v2 --json
+[[ $OUT == *'"release": "v2"'* ]] && ok "profiles list filters by release" || not_ok "list by release" "$OUT"
+run pr profiles list --service checkout --json --since 2026-10-31 --until 2026-11-02
+[ "$(grep -c '"id"' <<<"$OUT")" = 1 ] && ok "profiles list filters by time" || not_ok "list by time" "$OUT"
+
+# Bad input: exit 4, one line naming the file, nothing written.
+before=$(sql 'select count(*) from profiles')
+fn_before=$(sql 'select count(*) from profile_functions')
+printf 'main;a 10\nmain;b notanumber\n' >"$T/bad.folded"
+head -c 300 "$D/pprof/go-cpu.pb.gz" >"$T/truncated.pb.gz"
+printf '\x1f\x8b\x08\x00garbage' >"$T/corrupt.gz"
+printf '{"nodes": [{"id": 1, "children": [9]}], "samples": [], "timeDeltas": []}' >"$T/dangling.cpuprofile"
+: >"$T/empty.bin"
+head -c 4096 /dev/urandom >"$T/random.bin"
+for f in bad.folded truncated.pb.gz corrupt.gz dangling.cpuprofile random.bin; do
+	run pr ingest "$T/$f" --service checkout --release v3
+	lines=$(printf '%s\n' "$ERR" | grep -c .)
+	if [ $RC -eq 4 ] && [ "$lines" = 1 ] && [[ $ERR == *"$f"* ]]; then
+		ok "malformed $f: exit 4 and one line naming it"
+	else
+		not_ok "malformed $f" "rc=$RC lines=$lines" "$ERR"
+	fi
+done
+[ "$(sql 'select count(*) from profiles')" = "$before" ] && [ "$(sql 'select count(*) from profile_functions')" = "$fn_before" ] && ok "bad input leaves the database unchanged" || not_ok "rows written by bad input"
+
+# A decompression bomb fails fast under a small limit.
+head -c 64M /dev/zero | gzip -c >"$T/bomb.gz"
+start=$(date +%s)
+run pr ingest "$T/bomb.gz" --service checkout --release v3 --max-decompressed-bytes 1M
+[ $RC -eq 4 ] && [[ $ERR == *"limit"* ]] && [ $(( $(date +%s) - start )) -lt 10 ] && ok "a decompression bomb is stopped at the limit" || not_ok "bomb" "rc=$RC $ERR"
+run pr ingest "$T/small.folded" --service checkout --release v3 --max-input-bytes 16
+[ $RC -eq 4 ] && [[ $ERR == *"input limit"* ]] && ok "an oversized file is refused" || not_ok "max input" "rc=$RC $ERR"
+printf 'a;b;c;d;e 1\n' >"$T/deep.folded"
+run pr ingest "$T/deep.folded" --service checkout --release v3 --max-depth 3
+[ $RC -eq 4 ] && [[ $ERR == *"depth"* ]] && ok "a too deep stack is refused" || not_ok "max depth" "rc=$RC $ERR"
+
+# Manifests: good lines go in, bad lines are named by number, exit 4.
+mkdir -p "$T/m"
+printf 'm;x 5\nm;y 5\n' >"$T/m/one.folded"
+printf 'm;x 7\nm;y 3\n' >"$T/m/two.folded"
+cat >"$T/m/manifest.jsonl" <<JSON
+{"path": "one.folded", "service": "checkout", "release": "v4", "host": "h1", "time": "2026-11-02T00:00:00Z", "type": "cpu", "tags": {"k": "v"}}
+
+{"path": "two.folded", "service": "checkout", "release": "v4", "commit": "0123456789abcdef0123456789abcdef01234567", "time": "2026-11-02T01:00:00Z"}
+{"path": "missing.folded", "service": "checkout", "release": "v4"}
+not json
+{"path": "one.folded", "service": "checkout"}
+{"path": "one.folded", "service": "checkout", "release": "v4", "colour": "red"}
+JSON
+run pr ingest --manifest "$T/m/manifest.jsonl"
+[ $RC -eq 3 ] || [ $RC -eq 4 ] && ok "a manifest with bad lines exits non-zero" || not_ok "manifest exit" "rc=$RC"
+[[ $ERR == *"line 5"* ]] && [[ $ERR == *"line 6"* ]] && [[ $ERR == *"line 7"* ]] && ok "bad manifest lines are named by number" || not_ok "manifest line numbers" "$ERR"
+[ "$(sql "select count(*) from profiles where release='v4'")" = 2 ] && ok "the good manifest lines are ingested" || not_ok "manifest good lines"
+[ "$(sql "select to_char(captured_at at time zone 'UTC','HH24') from profiles where release='v4' and commit_sha is not null")" = 01 ] && ok "manifest times are used" || not_ok "manifest time"
+
+# Usage errors are exit 2; --help works everywhere.
+run pr ingest "$T/small.folded" --service checkout
+[ $RC -eq 2 ] && ok "ingest without --release is a usage error" || not_ok "missing release" "rc=$RC"
+run pr ingest --bogus
+[ $RC -eq 2 ] && ok "an unknown option is exit 2" || not_ok "unknown option" "rc=$RC"
+run pr ingest "$T/small.folded" --service checkout --release v1 --type nonsense
+[ $RC -eq 2 ] && ok "an unknown type is exit 2" || not_ok "bad type" "rc=$RC"
+for c in "ingest" "profiles list" "profile show" "service add" "service enable" "service disable" "service list" "db migrate" "db start" "db stop" "db status" "version"; do
+	# shellcheck disable=SC2086
+	run "$PROFREG_BIN" $c --help
+	[ $RC -eq 0 ] && [[ $OUT == *"usage:"* ]] && ok "$c --help" || not_ok "$c --help" "rc=$RC"
+done
+run "$PROFREG_BIN" --version
+[ $RC -eq 0 ] && [[ $OUT == profreg* ]] && ok "--version" || not_ok "--version"
+run "$PROFREG_BIN"
+[ $RC -eq 2 ] && ok "no command is exit 2" || not_ok "no command" "rc=$RC"
+run pr service disable checkout
+run pr ingest "$T/m/one.folded" --service checkout --release v9
+[ $RC -eq 4 ] && ok "disable stops ingest again" || not_ok "disable" "rc=$RC"
+
+finish

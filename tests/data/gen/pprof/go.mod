@@ -1,0 +1,3 @@
+module profreg.test/gen/pprof
+
+go 1.19

@@ -1,0 +1,144 @@
+/*
+ * fuzz_folded.c: libFuzzer target for the folded-stacks parser.
+ *
+ * Whatever the bytes, folded_parse must either fail with a message that
+ * names the input and a line, or return a profile that says exactly what
+ * the text says: the target splits the lines again the plain way (no
+ * prefix reuse, no cache) and every sample's frames and count must match.
+ *
+ * Seeds (tests/fuzz/corpus/folded/): tests/data/folded/mixed.folded, the
+ * golden tests/data/perf/burn-fp.folded, and small hand-written files for
+ * CRLF, shared prefixes, empty frames and each kind of bad count.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pipeline/folded.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static bool ws(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+/* Sample `i` must be the stack s[0..n) with value v. */
+static void check_sample(const profile *p, size_t i, const char *s, size_t n,
+			 int64_t v)
+{
+	const uint32_t *st = p->frames + p->stack_off[i];
+	uint32_t k = 0;
+	size_t start = 0;
+
+	if (p->values[i] != v)
+		abort();
+	for (;;) {
+		const char *semi = memchr(s + start, ';', n - start);
+		size_t end = semi ? (size_t)(semi - s) : n;
+		const char *want = s + start;
+		size_t want_len = end - start;
+		const char *name;
+
+		if (want_len == 0) {
+			want = "[unknown]";
+			want_len = 9;
+		}
+		if (k >= p->stack_len[i])
+			abort();
+		name = p->funcs[st[k++]].name;
+		if (strlen(name) != want_len || memcmp(name, want, want_len) != 0)
+			abort();
+		if (!semi)
+			break;
+		start = end + 1;
+	}
+	if (k != p->stack_len[i])
+		abort();
+}
+
+static void check_profile(const profile *p, const uint8_t *data, size_t size,
+			  const profile_limits *lim)
+{
+	const char *text = (const char *)data;
+	size_t pos = 0, sample = 0;
+
+	if (p->nvalue_types != 1 || strcmp(p->value_types[0].type, "samples"))
+		abort();
+	for (size_t i = 0; i < p->nsamples; i++)
+		if (p->stack_len[i] == 0 || p->stack_len[i] > lim->max_depth)
+			abort();
+	/* Replaced UTF-8 changes names; the structure is still checked. */
+	if (p->utf8_replaced)
+		return;
+	while (pos < size) {
+		const char *nl = memchr(text + pos, '\n', size - pos);
+		size_t end = nl ? (size_t)(nl - text) : size;
+		const char *s = text + pos;
+		size_t n = end - pos, c;
+		int64_t v = 0;
+
+		pos = end + 1;
+		while (n && ws(s[n - 1]))
+			n--;
+		while (n && ws(*s)) {
+			s++;
+			n--;
+		}
+		if (n == 0)
+			continue;
+		/* The count: the field after the last run of whitespace. */
+		c = n;
+		while (c && !ws(s[c - 1]))
+			c--;
+		for (size_t d = c; d < n; d++)
+			v = v * 10 + (s[d] - '0');
+		while (c && ws(s[c - 1]))
+			c--;
+		if (sample >= p->nsamples)
+			abort();
+		check_sample(p, sample++, s, c, v);
+	}
+	if (sample != p->nsamples)
+		abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	profile_limits lim;
+	pr_error err = PR_ERROR_INIT;
+	profile *p = NULL;
+	int rc;
+
+	profile_limits_default(&lim);
+	/* Small limits, so the fuzzer reaches them with small inputs. */
+	lim.max_depth = 64;
+	lim.max_samples = 1000;
+	lim.max_string_len = 256;
+	(void)folded_sniff(data, size);
+	rc = folded_parse(&p, data, size, "fuzz.folded", &lim, &err);
+	if (rc < 0) {
+		if (p || err.code != rc || !strstr(err.msg, "'fuzz.folded'") ||
+		    !strstr(err.msg, "line "))
+			abort();
+		if (rc != PR_EDATA && rc != PR_ELIMIT && rc != PR_ENOMEM)
+			abort();
+		return 0;
+	}
+	if (!p)
+		abort();
+	check_profile(p, data, size, &lim);
+	{
+		profile_summary s;
+
+		if (profile_summarize(&s, p, 0, &err) == 0) {
+			for (size_t r = 0; r < s.nrows; r++)
+				if (s.rows[r].self > s.rows[r].total || s.rows[r].total > s.total)
+					abort();
+			profile_summary_release(&s);
+		}
+	}
+	profile_free(p);
+	return 0;
+}

@@ -1,0 +1,1021 @@
+/*
+ * test_blob.c: the content-addressed blob store and its directory backend.
+ *
+ * Each test gets a fresh store in a private folder under $PROFREG_TEST_TMP
+ * (or /tmp), removed afterwards. Damaged, truncated, hostile and oversized
+ * stored objects are made by hand in the store's own layout.
+ */
+#define _XOPEN_SOURCE 700
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <zstd.h>
+
+#include "pipeline/blob.h"
+
+#define MiB ((size_t)1 << 20)
+
+typedef struct fixture {
+	char dir[4096];  /* private temporary folder */
+	char root[4200]; /* the store's root, inside `dir` */
+	blob_store *bs;
+} fixture;
+
+static int remove_entry(const char *path, const struct stat *st, int flag,
+			struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static int setup(void **state)
+{
+	const char *base = getenv("PROFREG_TEST_TMP");
+	pr_error err = PR_ERROR_INIT;
+	fixture *f = calloc(1, sizeof(*f));
+
+	assert_non_null(f);
+	snprintf(f->dir, sizeof(f->dir), "%s/test_blob.XXXXXX",
+		 base && *base ? base : "/tmp");
+	assert_non_null(mkdtemp(f->dir));
+	snprintf(f->root, sizeof(f->root), "%s/store/blobs", f->dir);
+	if (blob_store_open_dir(&f->bs, f->root, &err) < 0)
+		fail_msg("%s", err.msg);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	fixture *f = *state;
+
+	blob_store_free(f->bs);
+	nftw(f->dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	free(f);
+	return 0;
+}
+
+/* Where the directory backend keeps `key`. */
+static void blob_file(const fixture *f, const char *key, char *out, size_t n)
+{
+	snprintf(out, n, "%s/sha256/%.2s/%s.zst", f->root, key, key + 2);
+}
+
+static void write_file(const char *path, const void *data, size_t len)
+{
+	FILE *fp = fopen(path, "wb");
+
+	assert_non_null(fp);
+	assert_int_equal(fwrite(data, 1, len, fp), len);
+	assert_int_equal(fclose(fp), 0);
+}
+
+static void read_file(const char *path, buf *out)
+{
+	char chunk[4096];
+	size_t n;
+	FILE *fp = fopen(path, "rb");
+
+	assert_non_null(fp);
+	buf_release(out);
+	while ((n = fread(chunk, 1, sizeof(chunk), fp)) > 0)
+		assert_int_equal(buf_put(out, chunk, n), 0);
+	fclose(fp);
+}
+
+/* Deterministic incompressible bytes (splitmix64). */
+static void fill_random(unsigned char *p, size_t n, uint64_t seed)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint64_t z;
+		if (i % 8 == 0) {
+			seed += 0x9e3779b97f4a7c15ULL;
+			z = seed;
+			z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+			z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+			z ^= z >> 31;
+			memcpy(p + i, &z, n - i < 8 ? n - i : 8);
+		}
+	}
+}
+
+/* Count files under the store whose name contains `part` ("" = all). */
+static unsigned count_files(const char *dir, const char *part)
+{
+	DIR *dh = opendir(dir);
+	struct dirent *de;
+	unsigned n = 0;
+
+	assert_non_null(dh);
+	while ((de = readdir(dh))) {
+		char path[8192];
+		struct stat st;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		assert_int_equal(lstat(path, &st), 0);
+		if (S_ISDIR(st.st_mode))
+			n += count_files(path, part);
+		else if (strstr(de->d_name, part))
+			n++;
+	}
+	closedir(dh);
+	return n;
+}
+
+static void put_ok(fixture *f, const void *data, size_t len, char key[BLOB_KEY_HEX + 1],
+		   bool *created)
+{
+	pr_error err = PR_ERROR_INIT;
+
+	if (blob_put(f->bs, key, data, len, created, &err) < 0)
+		fail_msg("blob_put: %s", err.msg);
+}
+
+static void assert_error(int rc, const pr_error *err, int code, const char *part1,
+			 const char *part2)
+{
+	if (rc != code)
+		fail_msg("expected code %d, got %d (%s)", code, rc, err->msg);
+	assert_int_equal(err->code, code);
+	if (part1 && !strstr(err->msg, part1))
+		fail_msg("message '%s' does not contain '%s'", err->msg, part1);
+	if (part2 && !strstr(err->msg, part2))
+		fail_msg("message '%s' does not contain '%s'", err->msg, part2);
+}
+
+/*
+ * A zstd frame made of RLE blocks of 128 KiB each: `total` bytes of 'A'
+ * from 4 bytes a block, with a 128 KiB window. `declare` writes the total
+ * in the frame header; without it the size is only known by expanding.
+ */
+static void write_rle_frame(const char *path, uint64_t total, bool declare)
+{
+	const uint32_t block = 128 << 10;
+	uint64_t blocks = total / block;
+	FILE *fp = fopen(path, "wb");
+	unsigned char hdr[10] = {0x28, 0xb5, 0x2f, 0xfd};
+	size_t n = 4;
+
+	assert_true(total % block == 0 && total < ((uint64_t)1 << 32));
+	assert_non_null(fp);
+	hdr[n++] = declare ? 0x80 : 0x00; /* 4-byte content size, or none */
+	hdr[n++] = 0x38;                  /* window 2^(10+7) = 128 KiB */
+	if (declare)
+		for (int i = 0; i < 4; i++)
+			hdr[n++] = (unsigned char)(total >> (8 * i));
+	assert_int_equal(fwrite(hdr, 1, n, fp), n);
+	for (uint64_t b = 0; b < blocks; b++) {
+		uint32_t h = (block << 3) | (1u << 1) | (b + 1 == blocks ? 1u : 0u);
+		unsigned char blk[4] = {h & 0xff, (h >> 8) & 0xff, (h >> 16) & 0xff, 'A'};
+		assert_int_equal(fwrite(blk, 1, 4, fp), 4);
+	}
+	assert_int_equal(fclose(fp), 0);
+}
+
+static void make_shard(const fixture *f, const char *key)
+{
+	char dir[8192];
+
+	snprintf(dir, sizeof(dir), "%s/sha256/%.2s", f->root, key);
+	assert_true(mkdir(dir, 0700) == 0 || errno == EEXIST);
+}
+
+/* Keys */
+
+static void test_key_of_matches_known_sha256_vectors(void **state)
+{
+	char key[BLOB_KEY_HEX + 1];
+
+	(void)state;
+	assert_int_equal(blob_key_of(key, "abc", 3), 0);
+	assert_string_equal(key, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+	assert_int_equal(blob_key_of(key, NULL, 0), 0);
+	assert_string_equal(key, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+	assert_int_equal(blob_key_of(key, "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", 56), 0);
+	assert_string_equal(key, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+}
+
+static void test_key_valid_accepts_only_64_lowercase_hex(void **state)
+{
+	static const struct { const char *key; bool ok; } cases[] = {
+		{"ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad", true},
+		{"0000000000000000000000000000000000000000000000000000000000000000", true},
+		{"BA7816BF8F01CFEA414140DE5DAE2223B00361A396177A9CB410FF61F20015AD", false},
+		{"ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015a", false},
+		{"ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad0", false},
+		{"ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ag", false},
+		{"../../etc/passwd", false},
+		{"ba/816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad", false},
+		{"..7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad", false},
+		{"", false},
+		{NULL, false},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (blob_key_valid(cases[i].key) != cases[i].ok)
+			fail_msg("case %zu: '%s' expected %s", i,
+				 cases[i].key ? cases[i].key : "(null)",
+				 cases[i].ok ? "valid" : "invalid");
+}
+
+/* Round trips and layout */
+
+static void round_trip(fixture *f, const void *data, size_t len)
+{
+	char key[BLOB_KEY_HEX + 1], want[BLOB_KEY_HEX + 1];
+	pr_error err = PR_ERROR_INIT;
+	buf out = BUF_INIT;
+	bool created = false, exists = false;
+
+	put_ok(f, data, len, key, &created);
+	assert_true(created);
+	assert_int_equal(blob_key_of(want, data, len), 0);
+	assert_string_equal(key, want);
+	assert_int_equal(blob_exists(f->bs, key, &exists, &err), 0);
+	assert_true(exists);
+	if (blob_get(f->bs, key, &out, len, &err) < 0)
+		fail_msg("blob_get: %s", err.msg);
+	assert_int_equal(out.len, len);
+	if (len)
+		assert_memory_equal(out.ptr, data, len);
+	assert_int_equal(out.ptr[out.len], '\0');
+	buf_release(&out);
+}
+
+static void test_round_trip_of_empty_small_and_5mb_random(void **state)
+{
+	fixture *f = *state;
+	size_t big = 5 * MiB;
+	unsigned char *data = malloc(big);
+
+	assert_non_null(data);
+	fill_random(data, big, 42);
+	round_trip(f, "", 0);
+	round_trip(f, "hello, blob", 11);
+	round_trip(f, data, big);
+	free(data);
+	assert_int_equal(count_files(f->root, ".zst"), 3);
+}
+
+static void test_same_bytes_twice_make_one_file_and_report_not_created(void **state)
+{
+	fixture *f = *state;
+	char k1[BLOB_KEY_HEX + 1], k2[BLOB_KEY_HEX + 1];
+	bool created = true;
+
+	put_ok(f, "same bytes", 10, k1, &created);
+	assert_true(created);
+	put_ok(f, "same bytes", 10, k2, &created);
+	assert_false(created);
+	put_ok(f, "same bytes", 10, k2, NULL);
+	assert_string_equal(k1, k2);
+	assert_int_equal(count_files(f->root, ""), 1);
+}
+
+static void test_existing_blob_is_never_overwritten(void **state)
+{
+	fixture *f = *state;
+	char key[BLOB_KEY_HEX + 1], path[8192];
+	pr_error err = PR_ERROR_INIT;
+	buf before = BUF_INIT, after = BUF_INIT, out = BUF_INIT;
+	bool created = true;
+	int rc;
+
+	/* A damaged blob already in place stays as it is: put is a no-op. */
+	assert_int_equal(blob_key_of(key, "precious", 8), 0);
+	make_shard(f, key);
+	blob_file(f, key, path, sizeof(path));
+	write_file(path, "not zstd at all", 15);
+	read_file(path, &before);
+	put_ok(f, "precious", 8, key, &created);
+	assert_false(created);
+	read_file(path, &after);
+	assert_int_equal(after.len, before.len);
+	assert_memory_equal(after.ptr, before.ptr, before.len);
+	rc = blob_get(f->bs, key, &out, MiB, &err);
+	assert_error(rc, &err, PR_EDATA, key, "corrupt");
+	buf_release(&before);
+	buf_release(&after);
+}
+
+static void test_blob_file_layout_and_modes(void **state)
+{
+	fixture *f = *state;
+	char key[BLOB_KEY_HEX + 1], path[8192];
+	struct stat st;
+
+	put_ok(f, "abc", 3, key, NULL);
+	blob_file(f, key, path, sizeof(path));
+	assert_string_equal(path + strlen(f->root),
+		"/sha256/ba/7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad.zst");
+	assert_int_equal(stat(path, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(st.st_mode & 07777, 0600);
+	assert_int_equal(stat(f->root, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0700);
+	snprintf(path, sizeof(path), "%s/sha256/ba", f->root);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0700);
+}
+
+static void test_stored_file_mode_is_0600_whatever_the_umask(void **state)
+{
+	fixture *f = *state;
+	char key[BLOB_KEY_HEX + 1], path[8192];
+	mode_t old = umask(0277);
+	struct stat st;
+
+	put_ok(f, "umask", 5, key, NULL);
+	umask(old);
+	blob_file(f, key, path, sizeof(path));
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+}
+
+static void test_no_temp_files_left_after_put(void **state)
+{
+	fixture *f = *state;
+	char key[BLOB_KEY_HEX + 1];
+
+	put_ok(f, "one", 3, key, NULL);
+	put_ok(f, "two", 3, key, NULL);
+	put_ok(f, "one", 3, key, NULL);
+	assert_int_equal(count_files(f->root, ".tmp."), 0);
+	assert_int_equal(count_files(f->root, ""), 2);
+}
+
+static void test_stored_size_is_bytes_on_disk(void **state)
+{
+	fixture *f = *state;
+	char key[BLOB_KEY_HEX + 1], path[8192];
+	pr_error err = PR_ERROR_INIT;
+	size_t len = 200000;
+	char *text = malloc(len);
+	uint64_t size = 0;
+	struct stat st;
+
+	assert_non_null(text);
+	for (size_t i = 0; i < len; i++)
+		text[i] = "main;handler;parse_request 12\n"[i % 30];
+	put_ok(f, text, len, key, NULL);
+	assert_int_equal(blob_stored_size(f->bs, key, &size, &err), 0);
+	blob_file(f, key, path, sizeof(path));
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(size, (uint64_t)st.st_size);
+	assert_true(size < len / 10); /* it really is compressed */
+	free(text);
+}
+
+static void test_describe_names_the_directory(void **state)
+{
+	fixture *f = *state;
+	char want[8192], *real = realpath(f->root, NULL);
+
+	assert_non_null(real);
+	snprintf(want, sizeof(want), "dir:%s", real);
+	assert_string_equal(blob_store_describe(f->bs), want);
+	free(real);
+}
+
+/* Damage */
+
+static void test_flipped_byte_is_rejected_as_corrupt_naming_the_key(void **state)
+{
+	fixture *f = *state;
+	char key[BLOB_KEY_HEX + 1], path[8192];
+	pr_error err = PR_ERROR_INIT;
+	buf zst = BUF_INIT, out = BUF_INIT;
+	unsigned char data[4096];
+	int rc;
+
+	fill_random(data, sizeof(data), 7);
+	put_ok(f, data, sizeof(data), key, NULL);
+	blob_file(f, key, path, sizeof(path));
+	read_file(path, &zst);
+	zst.ptr[zst.len / 2] ^= 0x01;
+	write_file(path, zst.ptr, zst.len);
+	rc = blob_get(f->bs, key, &out, MiB, &err);
+	assert_error(rc, &err, PR_EDATA, key, "is corrupt");
+	assert_int_equal(out.len, 0);
+	buf_release(&zst);
+}
+
+static void test_valid_frame_of_other_content_is_a_checksum_mismatch(void **state)
+{
+	fixture *f = *state;
+	char key[BLOB_KEY_HEX + 1], path[8192], want[256];
+	pr_error err = PR_ERROR_INIT;
+	char frame[256];
+	buf out = BUF_INIT;
+	size_t n;
+	int rc;
+
+	put_ok(f, "the real content", 16, key, NULL);
+	n = ZSTD_compress(frame, sizeof(frame), "forged content!!", 16, 3);
+	assert_false(ZSTD_isError(n));
+	blob_file(f, key, path, sizeof(path));
+	write_file(path, frame, n);
+	rc = blob_get(f->bs, key, &out, MiB, &err);
+	assert_error(rc, &err, PR_EDATA, NULL, NULL);
+	snprintf(want, sizeof(want), "blob '%s' is corrupt: checksum mismatch", key);
+	assert_string_equal(err.msg, want);
+	assert_int_equal(out.len, 0);
+}
+
+static void test_truncated_blob_is_rejected(void **state)
+{
+	fixture *f = *state;
+	char key[BLOB_KEY_HEX + 1], path[8192];
+	unsigned char data[100000];
+	buf zst = BUF_INIT, out = BUF_INIT;
+	size_t cuts[4];
+
+	fill_random(data, sizeof(data), 9);
+	put_ok(f, data, sizeof(data), key, NULL);
+	blob_file(f, key, path, sizeof(path));
+	read_file(path, &zst);
+	cuts[0] = zst.len - 1; /* inside the frame checksum */
+	cuts[1] = zst.len / 2;
+	cuts[2] = 5;           /* inside the frame header */
+	cuts[3] = 0;
+	for (size_t i = 0; i < 4; i++) {
+		pr_error err = PR_ERROR_INIT;
+		int rc;
+
+		write_file(path, zst.ptr, cuts[i]);
+		rc = blob_get(f->bs, key, &out, MiB, &err);
+		assert_error(rc, &err, PR_EDATA, key, "truncated");
+		assert_int_equal(out.len, 0);
+	}
+	buf_release(&zst);
+}
+
+static void test_trailing_garbage_after_the_frame_is_rejected(void **state)
+{
+	fixture *f = *state;
+	char key[BLOB_KEY_HEX + 1], path[8192];
+	pr_error err = PR_ERROR_INIT;
+	buf zst = BUF_INIT, out = BUF_INIT;
+	int rc;
+
+	put_ok(f, "payload", 7, key, NULL);
+	blob_file(f, key, path, sizeof(path));
+	read_file(path, &zst);
+	assert_int_equal(buf_puts(&zst, "GARBAGE!"), 0);
+	write_file(path, zst.ptr, zst.len);
+	rc = blob_get(f->bs, key, &out, MiB, &err);
+	assert_error(rc, &err, PR_EDATA, key, "corrupt");
+	buf_release(&zst);
+}
+
+static void test_symlink_in_place_of_a_blob_is_refused(void **state)
+{
+	fixture *f = *state;
+	char key[BLOB_KEY_HEX + 1], path[8192], other[8192];
+	pr_error err = PR_ERROR_INIT;
+	buf out = BUF_INIT;
+	int rc;
+
+	put_ok(f, "target", 6, key, NULL);
+	blob_file(f, key, other, sizeof(other));
+	assert_int_equal(blob_key_of(key, "linked", 6), 0);
+	make_shard(f, key);
+	blob_file(f, key, path, sizeof(path));
+	assert_int_equal(symlink(other, path), 0);
+	rc = blob_get(f->bs, key, &out, MiB, &err);
+	assert_error(rc, &err, PR_EDATA, key, "symbolic link");
+}
+
+/* Limits and bombs */
+
+static void test_get_with_max_below_the_content_is_a_limit_error(void **state)
+{
+	fixture *f = *state;
+	char key[BLOB_KEY_HEX + 1];
+	unsigned char data[1000];
+	buf out = BUF_INIT;
+	pr_error err = PR_ERROR_INIT;
+	int rc;
+
+	fill_random(data, sizeof(data), 3);
+	put_ok(f, data, sizeof(data), key, NULL);
+	rc = blob_get(f->bs, key, &out, sizeof(data) - 1, &err);
+	assert_error(rc, &err, PR_ELIMIT, key, "limit of 999 bytes");
+	assert_int_equal(out.len, 0);
+	pr_error_clear(&err);
+	assert_int_equal(blob_get(f->bs, key, &out, sizeof(data), &err), 0);
+	assert_int_equal(out.len, sizeof(data));
+	buf_release(&out);
+}
+
+static void test_limit_holds_when_the_frame_hides_its_size(void **state)
+{
+	fixture *f = *state;
+	char key[BLOB_KEY_HEX + 1], path[8192];
+	unsigned char data[300000];
+	size_t bound = ZSTD_compressBound(sizeof(data)), n;
+	buf zst = BUF_INIT, out = BUF_INIT;
+	pr_error err = PR_ERROR_INIT;
+	ZSTD_CCtx *cctx = ZSTD_createCCtx();
+	int rc;
+
+	/*
+	 * No content size in the header: only expanding finds the size. The
+	 * second half repeats the first, so the stored object is small and
+	 * it is the expansion, not the stored size, that meets the limit.
+	 */
+	fill_random(data, sizeof(data) / 2, 5);
+	memcpy(data + sizeof(data) / 2, data, sizeof(data) / 2);
+	assert_non_null(cctx);
+	assert_false(ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 0)));
+	assert_int_equal(buf_grow(&zst, bound), 0);
+	n = ZSTD_compress2(cctx, zst.ptr, bound, data, sizeof(data));
+	ZSTD_freeCCtx(cctx);
+	assert_false(ZSTD_isError(n));
+	assert_true(ZSTD_getFrameContentSize(zst.ptr, n) == ZSTD_CONTENTSIZE_UNKNOWN);
+	assert_int_equal(blob_key_of(key, data, sizeof(data)), 0);
+	make_shard(f, key);
+	blob_file(f, key, path, sizeof(path));
+	write_file(path, zst.ptr, n);
+	assert_true(n < 200000);
+	rc = blob_get(f->bs, key, &out, 290000, &err);
+	assert_error(rc, &err, PR_ELIMIT, key, "limit of 290000 bytes");
+	assert_int_equal(out.len, 0);
+	pr_error_clear(&err);
+	if (blob_get(f->bs, key, &out, sizeof(data), &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(out.len, sizeof(data));
+	assert_memory_equal(out.ptr, data, sizeof(data));
+	buf_release(&out);
+	buf_release(&zst);
+}
+
+static void test_hand_made_rle_frame_is_valid_zstd(void **state)
+{
+	fixture *f = *state;
+	size_t len = 512 << 10;
+	char *want = malloc(len), key[BLOB_KEY_HEX + 1], path[8192];
+	pr_error err = PR_ERROR_INIT;
+	buf out = BUF_INIT;
+
+	/* Proves the bomb tests below feed zstd a frame it really expands. */
+	assert_non_null(want);
+	memset(want, 'A', len);
+	assert_int_equal(blob_key_of(key, want, len), 0);
+	make_shard(f, key);
+	blob_file(f, key, path, sizeof(path));
+	for (int declare = 0; declare < 2; declare++) {
+		write_rle_frame(path, len, declare);
+		if (blob_get(f->bs, key, &out, MiB, &err) < 0)
+			fail_msg("%s", err.msg);
+		assert_int_equal(out.len, len);
+		assert_memory_equal(out.ptr, want, len);
+	}
+	buf_release(&out);
+	free(want);
+}
+
+static void bomb(void **state, bool declare)
+{
+	fixture *f = *state;
+	char key[BLOB_KEY_HEX + 1], path[8192];
+	pr_error err = PR_ERROR_INIT;
+	buf out = BUF_INIT;
+	struct stat st;
+	struct timespec t0, t1;
+	int rc;
+
+	assert_int_equal(blob_key_of(key, "bomb", 4), 0);
+	make_shard(f, key);
+	blob_file(f, key, path, sizeof(path));
+	write_rle_frame(path, (uint64_t)1 << 30, declare);
+	assert_int_equal(stat(path, &st), 0);
+	assert_true(st.st_size < 64 << 10);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rc = blob_get(f->bs, key, &out, MiB, &err);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	assert_error(rc, &err, PR_ELIMIT, key, "1048576 bytes");
+	assert_int_equal(out.len, 0);
+	/* Stopping at 1 MiB takes milliseconds; expanding 1 GiB does not. */
+	assert_true((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000 < 2000);
+}
+
+static void test_zstd_bomb_declaring_1gib_fails_fast_with_limit(void **state)
+{
+	bomb(state, true);
+}
+
+static void test_zstd_bomb_hiding_its_1gib_size_fails_fast_with_limit(void **state)
+{
+	bomb(state, false);
+}
+
+static void test_frame_asking_for_a_huge_window_is_refused(void **state)
+{
+	fixture *f = *state;
+	char key[BLOB_KEY_HEX + 1], path[8192];
+	pr_error err = PR_ERROR_INIT;
+	buf out = BUF_INIT;
+	/* No content size, window 2^(10+20) = 1 GiB, one empty raw block. */
+	const unsigned char frame[] = {0x28, 0xb5, 0x2f, 0xfd, 0x00, 0xa0, 0x01, 0x00, 0x00};
+	int rc;
+
+	assert_int_equal(blob_key_of(key, "", 0), 0);
+	make_shard(f, key);
+	blob_file(f, key, path, sizeof(path));
+	write_file(path, frame, sizeof(frame));
+	rc = blob_get(f->bs, key, &out, MiB, &err);
+	assert_error(rc, &err, PR_ELIMIT, key, "window");
+}
+
+/* Keys from outside */
+
+static void test_invalid_keys_are_rejected_as_usage_errors(void **state)
+{
+	fixture *f = *state;
+	static const char *bad[] = {
+		"../../etc/passwd",
+		"BA7816BF8F01CFEA414140DE5DAE2223B00361A396177A9CB410FF61F20015AD",
+		"ba7816bf",
+		"ba/../../../../../../../../../../../../../../../../../../etc/passwd",
+		"ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad\n",
+		"",
+	};
+	char sentinel[8192];
+	struct stat st;
+
+	snprintf(sentinel, sizeof(sentinel), "%s/sentinel", f->dir);
+	write_file(sentinel, "x", 1);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		pr_error err = PR_ERROR_INIT;
+		buf out = BUF_INIT;
+		bool exists = true;
+		uint64_t size = 1;
+		int rc;
+
+		rc = blob_get(f->bs, bad[i], &out, MiB, &err);
+		assert_error(rc, &err, PR_EUSAGE, "invalid blob key", NULL);
+		assert_null(strchr(err.msg, '\n'));
+		pr_error_clear(&err);
+		rc = blob_exists(f->bs, bad[i], &exists, &err);
+		assert_error(rc, &err, PR_EUSAGE, "invalid blob key", NULL);
+		assert_false(exists);
+		pr_error_clear(&err);
+		rc = blob_delete(f->bs, bad[i], &err);
+		assert_error(rc, &err, PR_EUSAGE, "invalid blob key", NULL);
+		pr_error_clear(&err);
+		rc = blob_stored_size(f->bs, bad[i], &size, &err);
+		assert_error(rc, &err, PR_EUSAGE, "invalid blob key", NULL);
+	}
+	assert_int_equal(stat(sentinel, &st), 0);
+}
+
+static void test_delete_is_idempotent(void **state)
+{
+	fixture *f = *state;
+	char key[BLOB_KEY_HEX + 1], want[256];
+	pr_error err = PR_ERROR_INIT;
+	buf out = BUF_INIT;
+	bool exists = true;
+	uint64_t size = 1;
+	int rc;
+
+	put_ok(f, "short-lived", 11, key, NULL);
+	assert_int_equal(blob_delete(f->bs, key, &err), 0);
+	assert_int_equal(blob_exists(f->bs, key, &exists, &err), 0);
+	assert_false(exists);
+	assert_int_equal(blob_delete(f->bs, key, &err), 0);
+	assert_int_equal(err.code, 0);
+	rc = blob_get(f->bs, key, &out, MiB, &err);
+	assert_error(rc, &err, PR_ENOTFOUND, NULL, NULL);
+	snprintf(want, sizeof(want), "blob '%s' not found", key);
+	assert_string_equal(err.msg, want);
+	pr_error_clear(&err);
+	rc = blob_stored_size(f->bs, key, &size, &err);
+	assert_error(rc, &err, PR_ENOTFOUND, key, "not found");
+	assert_int_equal(count_files(f->root, ""), 0);
+}
+
+static void test_blob_never_stored_is_not_found(void **state)
+{
+	fixture *f = *state;
+	const char *key = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+	pr_error err = PR_ERROR_INIT;
+	buf out = BUF_INIT;
+	bool exists = true;
+	int rc;
+
+	rc = blob_get(f->bs, key, &out, MiB, &err);
+	assert_error(rc, &err, PR_ENOTFOUND, key, "not found");
+	assert_int_equal(blob_exists(f->bs, key, &exists, &err), 0);
+	assert_false(exists);
+	assert_int_equal(blob_delete(f->bs, key, &err), 0);
+}
+
+/* Crash leftovers */
+
+static void test_temp_files_are_never_blobs_and_old_ones_are_swept(void **state)
+{
+	fixture *f = *state;
+	char key[BLOB_KEY_HEX + 1], path[8192], old[8300], fresh[8300];
+	pr_error err = PR_ERROR_INIT;
+	char frame[256];
+	buf out = BUF_INIT;
+	bool exists = true;
+	uint64_t size = 0;
+	unsigned removed = 99;
+	struct timespec times[2];
+	struct stat st;
+	size_t n;
+	int rc;
+
+	/* What a crash between write and link leaves: a whole, valid frame. */
+	assert_int_equal(blob_key_of(key, "half-written", 12), 0);
+	n = ZSTD_compress(frame, sizeof(frame), "half-written", 12, 3);
+	assert_false(ZSTD_isError(n));
+	make_shard(f, key);
+	blob_file(f, key, path, sizeof(path));
+	snprintf(old, sizeof(old), "%s.tmp.a1b2c3", path);
+	snprintf(fresh, sizeof(fresh), "%s.tmp.d4e5f6", path);
+	write_file(old, frame, n);
+	write_file(fresh, frame, n);
+	assert_int_equal(clock_gettime(CLOCK_REALTIME, &times[0]), 0);
+	times[0].tv_sec -= 120;
+	times[1] = times[0];
+	assert_int_equal(utimensat(AT_FDCWD, old, times, 0), 0);
+
+	assert_int_equal(blob_exists(f->bs, key, &exists, &err), 0);
+	assert_false(exists);
+	rc = blob_get(f->bs, key, &out, MiB, &err);
+	assert_error(rc, &err, PR_ENOTFOUND, key, NULL);
+	pr_error_clear(&err);
+	rc = blob_stored_size(f->bs, key, &size, &err);
+	assert_error(rc, &err, PR_ENOTFOUND, key, NULL);
+	pr_error_clear(&err);
+
+	assert_int_equal(blob_store_sweep_temp(f->bs, &removed, &err), 0);
+	assert_int_equal(removed, 1);
+	assert_int_equal(stat(old, &st), -1);
+	assert_int_equal(stat(fresh, &st), 0);
+	assert_int_equal(blob_store_sweep_temp(f->bs, NULL, &err), 0);
+	assert_int_equal(stat(fresh, &st), 0);
+
+	/* A real put next to a leftover still works and leaves only the blob. */
+	put_ok(f, "half-written", 12, key, NULL);
+	assert_int_equal(count_files(f->root, ".tmp."), 1);
+	if (blob_get(f->bs, key, &out, MiB, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(out.len, 12);
+	buf_release(&out);
+}
+
+static void test_racing_writers_store_one_blob_and_one_reports_created(void **state)
+{
+	fixture *f = *state;
+	enum { WRITERS = 8 };
+	size_t len = 1 << 20;
+	unsigned char *data = malloc(len);
+	pid_t pids[WRITERS];
+	int created = 0;
+
+	assert_non_null(data);
+	fill_random(data, len, 11);
+	for (int i = 0; i < WRITERS; i++) {
+		pids[i] = fork();
+		assert_true(pids[i] >= 0);
+		if (pids[i] == 0) {
+			char key[BLOB_KEY_HEX + 1];
+			pr_error err = PR_ERROR_INIT;
+			bool made = false;
+
+			if (blob_put(f->bs, key, data, len, &made, &err) < 0)
+				_exit(2);
+			_exit(made ? 1 : 0);
+		}
+	}
+	for (int i = 0; i < WRITERS; i++) {
+		int status = 0;
+
+		assert_int_equal(waitpid(pids[i], &status, 0), pids[i]);
+		assert_true(WIFEXITED(status) && WEXITSTATUS(status) < 2);
+		created += WEXITSTATUS(status);
+	}
+	/* Exactly one writer linked the blob in; the rest found it there. */
+	assert_int_equal(created, 1);
+	assert_int_equal(count_files(f->root, ".zst"), 1);
+	assert_int_equal(count_files(f->root, ".tmp."), 0);
+	free(data);
+}
+
+/*
+ * A backend kept in memory (one object), to show that any backend gets
+ * key checks, bounds and verification from the generic layer.
+ */
+typedef struct mem_backend {
+	char key[BLOB_KEY_HEX + 1];
+	buf obj;
+	bool closed_flag;
+	bool *closed;
+} mem_backend;
+
+static int mem_put(void *impl, const char *key, const void *data, size_t len,
+		   bool *created, pr_error *err)
+{
+	mem_backend *m = impl;
+
+	(void)err;
+	*created = strcmp(m->key, key) != 0;
+	if (*created) {
+		strcpy(m->key, key);
+		buf_release(&m->obj);
+		assert_int_equal(buf_put(&m->obj, data, len), 0);
+	}
+	return 0;
+}
+
+static int mem_get(void *impl, const char *key, buf *out, size_t max, pr_error *err)
+{
+	mem_backend *m = impl;
+
+	buf_release(out);
+	if (strcmp(m->key, key) != 0)
+		return pr_error_set(err, PR_ENOTFOUND, "blob '%s' not found", key);
+	if (m->obj.len > max)
+		return pr_error_set(err, PR_ELIMIT, "blob '%s' is over the size limit", key);
+	return buf_put(out, m->obj.ptr, m->obj.len);
+}
+
+static int mem_exists(void *impl, const char *key, bool *out, pr_error *err)
+{
+	(void)err;
+	*out = strcmp(((mem_backend *)impl)->key, key) == 0;
+	return 0;
+}
+
+static int mem_del(void *impl, const char *key, pr_error *err)
+{
+	mem_backend *m = impl;
+
+	(void)err;
+	if (strcmp(m->key, key) == 0)
+		m->key[0] = '\0';
+	return 0;
+}
+
+static int mem_size(void *impl, const char *key, uint64_t *out, pr_error *err)
+{
+	mem_backend *m = impl;
+
+	if (strcmp(m->key, key) != 0)
+		return pr_error_set(err, PR_ENOTFOUND, "blob '%s' not found", key);
+	*out = m->obj.len;
+	return 0;
+}
+
+static void mem_close(void *impl)
+{
+	mem_backend *m = impl;
+
+	*m->closed = true;
+	buf_release(&m->obj);
+}
+
+static const blob_store_ops mem_ops = {
+	mem_put, mem_get, mem_exists, mem_del, mem_size, NULL, mem_close,
+};
+
+static void test_any_backend_gets_verification_from_the_generic_layer(void **state)
+{
+	mem_backend m = {.obj = BUF_INIT};
+	char key[BLOB_KEY_HEX + 1];
+	pr_error err = PR_ERROR_INIT;
+	blob_store *bs = NULL;
+	buf out = BUF_INIT;
+	bool created = false, closed = false;
+	unsigned removed = 7;
+	int rc;
+
+	(void)state;
+	m.closed = &closed;
+	assert_int_equal(blob_store_new(&bs, &mem_ops, &m, "mem:test", &err), 0);
+	assert_string_equal(blob_store_describe(bs), "mem:test");
+	assert_int_equal(blob_put(bs, key, "in memory", 9, &created, &err), 0);
+	assert_true(created);
+	assert_int_equal(blob_get(bs, key, &out, 9, &err), 0);
+	assert_int_equal(out.len, 9);
+	assert_memory_equal(out.ptr, "in memory", 9);
+	assert_int_equal(blob_put(bs, key, "in memory", 9, &created, &err), 0);
+	assert_false(created);
+	/* No sweep in this backend: nothing to remove, no error. */
+	assert_int_equal(blob_store_sweep_temp(bs, &removed, &err), 0);
+	assert_int_equal(removed, 0);
+
+	m.obj.ptr[m.obj.len / 2] ^= 0x20;
+	rc = blob_get(bs, key, &out, 9, &err);
+	assert_error(rc, &err, PR_EDATA, key, "corrupt");
+	assert_int_equal(out.len, 0);
+	pr_error_clear(&err);
+	rc = blob_get(bs, "../evil", &out, 9, &err);
+	assert_error(rc, &err, PR_EUSAGE, "invalid blob key", NULL);
+	blob_store_free(bs);
+	assert_true(closed);
+}
+
+static void test_open_dir_creates_root_with_mode_0700(void **state)
+{
+	fixture *f = *state;
+	char root[8192];
+	pr_error err = PR_ERROR_INIT;
+	blob_store *bs = NULL;
+	struct stat st;
+
+	snprintf(root, sizeof(root), "%s/fresh/deep/store", f->dir);
+	if (blob_store_open_dir(&bs, root, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(stat(root, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	assert_int_equal(st.st_mode & 07777, 0700);
+	blob_store_free(bs);
+	/* Opening an existing store again is fine. */
+	assert_int_equal(blob_store_open_dir(&bs, root, &err), 0);
+	blob_store_free(bs);
+	blob_store_free(NULL);
+}
+
+static void test_open_dir_on_a_regular_file_fails_naming_it(void **state)
+{
+	fixture *f = *state;
+	char path[8192];
+	pr_error err = PR_ERROR_INIT;
+	blob_store *bs = (blob_store *)1;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/plainfile", f->dir);
+	write_file(path, "x", 1);
+	rc = blob_store_open_dir(&bs, path, &err);
+	assert_true(rc < 0);
+	assert_null(bs);
+	assert_non_null(strstr(err.msg, "plainfile"));
+	pr_error_clear(&err);
+	rc = blob_store_open_dir(&bs, "", &err);
+	assert_error(rc, &err, PR_EUSAGE, NULL, NULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_key_of_matches_known_sha256_vectors),
+		cmocka_unit_test(test_key_valid_accepts_only_64_lowercase_hex),
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+		T(test_round_trip_of_empty_small_and_5mb_random),
+		T(test_same_bytes_twice_make_one_file_and_report_not_created),
+		T(test_existing_blob_is_never_overwritten),
+		T(test_blob_file_layout_and_modes),
+		T(test_stored_file_mode_is_0600_whatever_the_umask),
+		T(test_no_temp_files_left_after_put),
+		T(test_stored_size_is_bytes_on_disk),
+		T(test_describe_names_the_directory),
+		T(test_flipped_byte_is_rejected_as_corrupt_naming_the_key),
+		T(test_valid_frame_of_other_content_is_a_checksum_mismatch),
+		T(test_truncated_blob_is_rejected),
+		T(test_trailing_garbage_after_the_frame_is_rejected),
+		T(test_symlink_in_place_of_a_blob_is_refused),
+		T(test_get_with_max_below_the_content_is_a_limit_error),
+		T(test_limit_holds_when_the_frame_hides_its_size),
+		T(test_hand_made_rle_frame_is_valid_zstd),
+		T(test_zstd_bomb_declaring_1gib_fails_fast_with_limit),
+		T(test_zstd_bomb_hiding_its_1gib_size_fails_fast_with_limit),
+		T(test_frame_asking_for_a_huge_window_is_refused),
+		T(test_invalid_keys_are_rejected_as_usage_errors),
+		T(test_delete_is_idempotent),
+		T(test_blob_never_stored_is_not_found),
+		T(test_temp_files_are_never_blobs_and_old_ones_are_swept),
+		T(test_racing_writers_store_one_blob_and_one_reports_created),
+		cmocka_unit_test(test_any_backend_gets_verification_from_the_generic_layer),
+		T(test_open_dir_creates_root_with_mode_0700),
+		T(test_open_dir_on_a_regular_file_fails_naming_it),
+#undef T
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,1135 @@
+/*
+ * test_db.c: the PostgreSQL index against a real server: migrations,
+ * services, captures and their function rows, transactions, locks and
+ * error messages. Each test gets its own database (tests/support/testdb).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <cmocka.h>
+
+#include "pipeline/db.h"
+#include "pipeline/migrate.h"
+#include "pipeline/profile.h"
+#include "tests/support/testdb.h"
+
+#define KEY_A "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+#define KEY_B "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+#define KEY_C "cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc"
+
+/* 2025-11-29T10:12:25.123456Z: microseconds must survive the trip. */
+#define T0 1764411145123456LL
+
+static int64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static int64_t add_service(testdb *t, const char *name)
+{
+	pr_error err = PR_ERROR_INIT;
+	db_service s = {0};
+	int64_t id;
+
+	assert_int_equal(db_service_add(t->db, name, "team-x", &err), 0);
+	assert_int_equal(db_service_set_enabled(t->db, name, true, &err), 0);
+	assert_int_equal(db_service_get(t->db, &s, name, &err), 0);
+	id = s.id;
+	db_service_release(&s);
+	return id;
+}
+
+/* A small profile: main -> foo (1 sample, 10 ns), main -> foo -> bar (2, 20), main -> bar (1, 5). */
+static profile *small_profile(void)
+{
+	static const char *types[] = {"samples", "cpu"};
+	static const char *units[] = {"count", "nanoseconds"};
+	pr_error err = PR_ERROR_INIT;
+	profile *p = NULL;
+	uint32_t main_, foo, bar;
+
+	assert_int_equal(profile_new(&p, PROFILE_FMT_FOLDED, "small.folded", NULL, &err), 0);
+	assert_int_equal(profile_set_value_types(p, 2, types, units, &err), 0);
+	assert_int_equal(profile_intern(p, &main_, "main", 4, "main.c", 6, &err), 0);
+	assert_int_equal(profile_intern(p, &foo, "foo", 3, "", 0, &err), 0);
+	assert_int_equal(profile_intern(p, &bar, "bar", 3, "b.c", 3, &err), 0);
+	{
+		uint32_t s1[] = {main_, foo}, s2[] = {main_, foo, bar}, s3[] = {main_, bar};
+		int64_t v1[] = {1, 10}, v2[] = {2, 20}, v3[] = {1, 5};
+		assert_int_equal(profile_add_sample(p, s1, 2, v1, &err), 0);
+		assert_int_equal(profile_add_sample(p, s2, 3, v2, &err), 0);
+		assert_int_equal(profile_add_sample(p, s3, 2, v3, &err), 0);
+	}
+	return p;
+}
+
+static void meta_init(db_capture *m, int64_t service_id, const char *key)
+{
+	memset(m, 0, sizeof(*m));
+	m->service_id = service_id;
+	m->service = (char *)"svc";
+	m->profile_type = (char *)"cpu";
+	m->release = (char *)"v1";
+	m->captured_at_us = T0;
+	m->value_type = (char *)"cpu";
+	m->value_unit = (char *)"nanoseconds";
+	m->blob_key = (char *)key;
+	m->blob_bytes = 1234;
+	m->format = (char *)"folded";
+}
+
+/* Insert `p` (summarised on its primary column) as a capture; returns its id. */
+static int insert_profile(testdb *t, const db_capture *m, profile *p, int64_t *id, pr_error *err)
+{
+	profile_summary s = {0};
+	pr_error perr = PR_ERROR_INIT;
+	int rc;
+
+	assert_int_equal(profile_summarize(&s, p, p->primary, &perr), 0);
+	rc = db_capture_insert(t->db, id, m, p, &s, err);
+	profile_summary_release(&s);
+	return rc;
+}
+
+static int64_t insert_small(testdb *t, int64_t service_id, const char *key, const char *release,
+			    int64_t at_us)
+{
+	pr_error err = PR_ERROR_INIT;
+	profile *p = small_profile();
+	db_capture m;
+	int64_t id = 0;
+
+	meta_init(&m, service_id, key);
+	m.release = (char *)release;
+	m.captured_at_us = at_us;
+	if (insert_profile(t, &m, p, &id, &err) < 0)
+		fail_msg("%s", err.msg);
+	profile_free(p);
+	assert_true(id > 0);
+	return id;
+}
+
+/* ---- migrations ------------------------------------------------------ */
+
+static void test_migrate_twice_applies_nothing_the_second_time(void **state)
+{
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+	int applied = -1, version = -1;
+
+	assert_int_equal(db_schema_version(t->db, &version, &err), 0);
+	assert_int_equal(version, 0);
+	assert_int_equal(db_migrate(t->db, &applied, &err), 0);
+	assert_int_equal(applied, (int)migrations_count);
+	assert_int_equal(db_schema_version(t->db, &version, &err), 0);
+	assert_int_equal(version, migrations[migrations_count - 1].version);
+	assert_int_equal(db_migrate(t->db, &applied, &err), 0);
+	assert_int_equal(applied, 0);
+	assert_int_equal(testdb_int(t, "select count(*) from schema_migrations"), (int64_t)migrations_count);
+	assert_string_equal(testdb_text(t, "select name from schema_migrations order by version limit 1"),
+			    migrations[0].name);
+}
+
+#define RACERS 4
+
+typedef struct racer {
+	const char *conninfo;
+	pthread_barrier_t *start;
+	int rc, applied;
+	char msg[PR_ERROR_MSG_MAX];
+} racer;
+
+static void *race_migrate(void *arg)
+{
+	racer *r = arg;
+	pr_error err = PR_ERROR_INIT;
+	db *d = NULL;
+
+	r->rc = db_open(&d, r->conninfo, &err);
+	pthread_barrier_wait(r->start);
+	if (r->rc == 0)
+		r->rc = db_migrate(d, &r->applied, &err);
+	snprintf(r->msg, sizeof(r->msg), "%s", err.msg);
+	db_close(d);
+	return NULL;
+}
+
+static void test_concurrent_migrations_apply_each_migration_once(void **state)
+{
+	testdb *t = *state;
+	pthread_t th[RACERS];
+	pthread_barrier_t start;
+	racer r[RACERS];
+	int total = 0;
+
+	pthread_barrier_init(&start, NULL, RACERS);
+	for (int i = 0; i < RACERS; i++) {
+		memset(&r[i], 0, sizeof(r[i]));
+		r[i].conninfo = t->conninfo;
+		r[i].start = &start;
+		assert_int_equal(pthread_create(&th[i], NULL, race_migrate, &r[i]), 0);
+	}
+	for (int i = 0; i < RACERS; i++)
+		pthread_join(th[i], NULL);
+	pthread_barrier_destroy(&start);
+	for (int i = 0; i < RACERS; i++) {
+		if (r[i].rc != 0)
+			fail_msg("racer %d: %s", i, r[i].msg);
+		total += r[i].applied;
+	}
+	assert_int_equal(total, (int)migrations_count);
+	assert_int_equal(testdb_int(t, "select count(*) from schema_migrations"), (int64_t)migrations_count);
+	assert_int_equal(testdb_int(t, "select count(*) from pg_tables where tablename = 'profile_functions'"), 1);
+}
+
+/* ---- services -------------------------------------------------------- */
+
+static void test_service_add_enable_disable_get_and_list(void **state)
+{
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+	db_service s = {0}, *list = NULL;
+	size_t n = 0;
+	int64_t before = now_us();
+
+	assert_int_equal(db_service_add(t->db, "checkout", "payments", &err), 0);
+	assert_int_equal(db_service_add(t->db, "Auth.v2_x-y", NULL, &err), 0);
+
+	assert_int_equal(db_service_get(t->db, &s, "checkout", &err), 0);
+	assert_true(s.id > 0);
+	assert_string_equal(s.name, "checkout");
+	assert_string_equal(s.team, "payments");
+	assert_false(s.enabled); /* opt-in */
+	assert_true(s.created_at_us > before - 60000000 && s.created_at_us < now_us() + 60000000);
+	db_service_release(&s);
+
+	assert_int_equal(db_service_set_enabled(t->db, "checkout", true, &err), 0);
+	assert_int_equal(db_service_get(t->db, &s, "checkout", &err), 0);
+	assert_true(s.enabled);
+	db_service_release(&s);
+	assert_int_equal(db_service_set_enabled(t->db, "checkout", false, &err), 0);
+	assert_int_equal(db_service_get(t->db, &s, "checkout", &err), 0);
+	assert_false(s.enabled);
+	db_service_release(&s);
+
+	assert_int_equal(db_service_list(t->db, &list, &n, &err), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(list[0].name, "Auth.v2_x-y"); /* byte order: upper case first */
+	assert_string_equal(list[0].team, "");
+	assert_string_equal(list[1].name, "checkout");
+	for (size_t i = 0; i < n; i++)
+		db_service_release(&list[i]);
+	free(list);
+}
+
+static void test_empty_service_list_is_null_and_zero(void **state)
+{
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+	db_service *list = (db_service *)&err;
+	size_t n = 99;
+
+	assert_int_equal(db_service_list(t->db, &list, &n, &err), 0);
+	assert_null(list);
+	assert_int_equal(n, 0);
+}
+
+static void test_duplicate_service_is_eexists_and_names_it(void **state)
+{
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+
+	assert_int_equal(db_service_add(t->db, "checkout", NULL, &err), 0);
+	assert_int_equal(db_service_add(t->db, "checkout", "other", &err), PR_EEXISTS);
+	assert_string_equal(err.msg, "service 'checkout' already exists");
+	assert_int_equal(testdb_int(t, "select count(*) from services"), 1);
+}
+
+static void test_invalid_service_names_are_usage_errors(void **state)
+{
+	static const char *bad[] = {
+		"", "-lead", ".dot", "_under", "with space", "a/b", "semi;colon", "quote'd",
+		"na\xc3\xafve", "tab\there", "new\nline",
+		"x123456789012345678901234567890123456789012345678901234567890123456789"
+		"0123456789012345678901234567890123456789012345678901234567890", /* 129 */
+	};
+	testdb *t = *state;
+	char max[129];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		pr_error err = PR_ERROR_INIT;
+		assert_int_equal(db_service_add(t->db, bad[i], NULL, &err), PR_EUSAGE);
+		assert_non_null(strstr(err.msg, "invalid service name '"));
+		assert_null(strchr(err.msg, '\n'));
+	}
+	assert_int_equal(testdb_int(t, "select count(*) from services"), 0);
+	memset(max, 'm', 128);
+	max[128] = '\0';
+	{
+		pr_error err = PR_ERROR_INIT;
+		assert_int_equal(db_service_add(t->db, max, NULL, &err), 0);
+	}
+}
+
+static void test_unknown_service_is_not_found(void **state)
+{
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+	db_service s = {0};
+
+	assert_int_equal(db_service_get(t->db, &s, "nope", &err), PR_ENOTFOUND);
+	assert_string_equal(err.msg, "service 'nope' not found");
+	pr_error_clear(&err);
+	assert_int_equal(db_service_set_enabled(t->db, "nope", true, &err), PR_ENOTFOUND);
+	assert_string_equal(err.msg, "service 'nope' not found");
+	assert_int_equal(testdb_int(t, "select count(*) from audit_log"), 0);
+}
+
+static void test_service_changes_are_audited(void **state)
+{
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+
+	assert_int_equal(db_service_add(t->db, "checkout", "payments", &err), 0);
+	assert_int_equal(db_service_set_enabled(t->db, "checkout", true, &err), 0);
+	assert_int_equal(db_service_set_enabled(t->db, "checkout", false, &err), 0);
+	assert_int_equal(testdb_int(t, "select count(*) from audit_log"), 3);
+	assert_string_equal(testdb_text(t, "select string_agg(action, ',' order by id) from audit_log"
+					   " where object = 'service:checkout'"),
+			    "service.add,service.enable,service.disable");
+	assert_string_equal(testdb_text(t, "select detail->>'team' from audit_log where action = 'service.add'"),
+			    "payments");
+	assert_string_equal(testdb_text(t, "select detail->>'was_enabled' from audit_log"
+					   " where action = 'service.disable'"), "true");
+	assert_int_equal(testdb_int(t, "select count(*) from audit_log where actor = '' or at is null"), 0);
+}
+
+/* ---- captures -------------------------------------------------------- */
+
+static void test_capture_round_trips_row_and_function_numbers(void **state)
+{
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+	profile *p = small_profile();
+	db_capture m, c = {0};
+	db_func_row *rows = NULL;
+	size_t n = 0;
+	int64_t sid = add_service(t, "svc"), id = 0, before = now_us();
+
+	meta_init(&m, sid, KEY_A);
+	m.commit_sha = (char *)"0123456789abcdef0123456789abcdef01234567";
+	m.host = (char *)"web-1";
+	m.duration_ns = 10000000000LL;
+	m.period = 10000000;
+	m.period_type = (char *)"cpu";
+	m.period_unit = (char *)"nanoseconds";
+	m.retention_class = (char *)"forensic";
+	m.retain_until_us = 253402300799999999LL; /* 9999-12-31T23:59:59.999999Z */
+	m.tags_json = (char *)"{\"env\": \"prod\"}";
+	m.function_count = 999; /* ignored: comes from the summary */
+	m.total_value = 999;
+	if (insert_profile(t, &m, p, &id, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_true(id > 0);
+
+	assert_int_equal(db_capture_get(t->db, &c, id, &err), 0);
+	assert_int_equal(c.id, id);
+	assert_int_equal(c.service_id, sid);
+	assert_string_equal(c.service, "svc");
+	assert_string_equal(c.profile_type, "cpu");
+	assert_string_equal(c.release, "v1");
+	assert_string_equal(c.commit_sha, m.commit_sha);
+	assert_string_equal(c.host, "web-1");
+	assert_int_equal(c.captured_at_us, T0);
+	assert_int_equal(c.duration_ns, 10000000000LL);
+	assert_int_equal(c.period, 10000000);
+	assert_string_equal(c.period_type, "cpu");
+	assert_string_equal(c.period_unit, "nanoseconds");
+	assert_string_equal(c.value_type, "cpu");
+	assert_string_equal(c.value_unit, "nanoseconds");
+	assert_int_equal(c.total_value, 35);
+	assert_int_equal(c.sample_count, 4);
+	assert_int_equal(c.function_count, 3);
+	assert_string_equal(c.blob_key, KEY_A);
+	assert_int_equal(c.blob_bytes, 1234);
+	assert_string_equal(c.format, "folded");
+	assert_string_equal(c.retention_class, "forensic");
+	assert_int_equal(c.retain_until_us, 253402300799999999LL);
+	assert_string_equal(c.tags_json, "{\"env\": \"prod\"}");
+	assert_true(c.ingested_at_us > before - 60000000 && c.ingested_at_us < now_us() + 60000000);
+	db_capture_release(&c);
+
+	assert_int_equal(db_capture_top(t->db, &rows, &n, id, 0, &err), 0);
+	assert_int_equal(n, 3);
+	/* bar: leaf of 20 + 5; foo: leaf of 10, on stacks worth 30; main: never a leaf. */
+	assert_string_equal(rows[0].name, "bar");
+	assert_string_equal(rows[0].file, "b.c");
+	assert_int_equal(rows[0].self_value, 25);
+	assert_int_equal(rows[0].total_value, 25);
+	assert_true(rows[0].self_share == 25.0 / 35.0);
+	assert_true(rows[0].total_share == 25.0 / 35.0);
+	assert_string_equal(rows[1].name, "foo");
+	assert_string_equal(rows[1].file, "");
+	assert_int_equal(rows[1].self_value, 10);
+	assert_int_equal(rows[1].total_value, 30);
+	assert_true(rows[1].self_share == 10.0 / 35.0);
+	assert_true(rows[1].total_share == 30.0 / 35.0);
+	assert_string_equal(rows[2].name, "main");
+	assert_string_equal(rows[2].file, "main.c");
+	assert_int_equal(rows[2].self_value, 0);
+	assert_int_equal(rows[2].total_value, 35);
+	assert_true(rows[2].self_share == 0.0);
+	assert_true(rows[2].total_share == 1.0);
+	db_func_rows_free(rows, n);
+
+	assert_int_equal(db_capture_top(t->db, &rows, &n, id, 2, &err), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(rows[1].name, "foo");
+	db_func_rows_free(rows, n);
+
+	/* The denormalised columns agree with the capture. */
+	assert_int_equal(testdb_int(t, "select count(*) from profile_functions pf join profiles p"
+				       " on p.id = pf.profile_id where pf.captured_at = p.captured_at"
+				       " and pf.service_id = p.service_id and pf.profile_type = p.profile_type"), 3);
+	profile_free(p);
+}
+
+static void test_times_round_trip_to_the_microsecond(void **state)
+{
+	static const int64_t times[] = {T0, T0 + 1, -1, -1234567, 1, 999999, -62135596800000000LL,
+					253402300799999999LL};
+	static const char *const keys[] = {
+		"0000000000000000000000000000000000000000000000000000000000000001",
+		"0000000000000000000000000000000000000000000000000000000000000002",
+		"0000000000000000000000000000000000000000000000000000000000000003",
+		"0000000000000000000000000000000000000000000000000000000000000004",
+		"0000000000000000000000000000000000000000000000000000000000000005",
+		"0000000000000000000000000000000000000000000000000000000000000006",
+		"0000000000000000000000000000000000000000000000000000000000000007",
+		"0000000000000000000000000000000000000000000000000000000000000008",
+	};
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+	int64_t sid = add_service(t, "svc");
+
+	for (size_t i = 0; i < sizeof(times) / sizeof(times[0]); i++) {
+		db_capture c = {0};
+		int64_t id = insert_small(t, sid, keys[i], "v1", times[i]);
+		assert_int_equal(db_capture_get(t->db, &c, id, &err), 0);
+		assert_int_equal(c.captured_at_us, times[i]);
+		db_capture_release(&c);
+	}
+	/* And they are real instants: the SQL side agrees. */
+	assert_string_equal(testdb_text(t, "select to_char(captured_at at time zone 'UTC',"
+					   " 'YYYY-MM-DD HH24:MI:SS.US') from profiles where blob_key like '%1'"),
+			    "2025-11-29 10:12:25.123456");
+}
+
+static void test_unknown_fields_are_stored_as_null_and_read_as_zero(void **state)
+{
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+	int64_t sid = add_service(t, "svc"), id = insert_small(t, sid, KEY_A, "v1", T0);
+	db_capture c = {0};
+
+	assert_int_equal(db_capture_get(t->db, &c, id, &err), 0);
+	assert_null(c.commit_sha);
+	assert_null(c.host);
+	assert_null(c.period_type);
+	assert_int_equal(c.duration_ns, 0);
+	assert_int_equal(c.retain_until_us, 0);
+	assert_string_equal(c.retention_class, "hot");
+	assert_string_equal(c.tags_json, "{}");
+	db_capture_release(&c);
+	assert_int_equal(testdb_int(t, "select count(*) from profiles where duration_ns is null"
+				       " and retain_until is null and commit_sha is null"), 1);
+}
+
+static const char *const hostile_names[] = {
+	"tab\there",
+	"new\nline",
+	"carriage\rreturn",
+	"back\\slash",
+	"\\N",
+	"\\.",
+	"trailing backslash\\",
+	"\\t not a tab",
+	"quotes ' and \" and `",
+	"std::vector<int>::operator[](unsigned long) const",
+	"na\xc3\xafve \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x98\x80",
+	"%s %n %x",
+	"semi;colon, comma",
+};
+
+static void test_hostile_and_huge_function_names_round_trip_exactly(void **state)
+{
+	enum { NH = sizeof(hostile_names) / sizeof(hostile_names[0]) };
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+	profile *p = NULL;
+	profile_summary s = {0};
+	db_func_row *rows = NULL;
+	db_capture m;
+	size_t n = 0, huge = PROFILE_DEFAULT_MAX_STRING;
+	char *long_name = malloc(huge + 1), *long_file = malloc(huge + 1);
+	uint32_t ids[NH + 2];
+	int64_t sid = add_service(t, "svc"), id = 0, id2 = 0;
+	static const char *types[] = {"cpu"};
+	static const char *units[] = {"nanoseconds"};
+	bool seen[NH + 2] = {0};
+
+	assert_non_null(long_name);
+	assert_non_null(long_file);
+	for (size_t i = 0; i < huge; i++) {
+		long_name[i] = (char)('a' + i % 26);
+		long_file[i] = (char)('A' + i % 26);
+	}
+	long_name[huge] = long_file[huge] = '\0';
+	long_name[100] = '\t'; /* escapes inside a long name too */
+	long_file[200] = '\\';
+
+	assert_int_equal(profile_new(&p, PROFILE_FMT_FOLDED, "hostile", NULL, &err), 0);
+	assert_int_equal(profile_set_value_types(p, 1, types, units, &err), 0);
+	for (size_t i = 0; i < NH; i++)
+		assert_int_equal(profile_intern(p, &ids[i], hostile_names[i], strlen(hostile_names[i]),
+						"f\tile\n.c", 8, &err), 0);
+	assert_int_equal(profile_intern(p, &ids[NH], long_name, huge, "", 0, &err), 0);
+	assert_int_equal(profile_intern(p, &ids[NH + 1], "short", 5, long_file, huge, &err), 0);
+	for (size_t i = 0; i < NH + 2; i++) {
+		int64_t v = (int64_t)(i + 1);
+		assert_int_equal(profile_add_sample(p, &ids[i], 1, &v, &err), 0);
+	}
+	assert_int_equal(profile_summarize(&s, p, 0, &err), 0);
+	assert_int_equal(s.nrows, NH + 2);
+
+	meta_init(&m, sid, KEY_A);
+	if (db_capture_insert(t->db, &id, &m, p, &s, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(db_capture_top(t->db, &rows, &n, id, 0, &err), 0);
+	assert_int_equal(n, NH + 2);
+	for (size_t r = 0; r < n; r++) {
+		/* Each value is unique (i + 1), so it says which function came back. */
+		size_t i = (size_t)rows[r].self_value - 1;
+		assert_true(i < NH + 2);
+		assert_false(seen[i]);
+		seen[i] = true;
+		if (i < NH) {
+			assert_string_equal(rows[r].name, hostile_names[i]);
+			assert_string_equal(rows[r].file, "f\tile\n.c");
+		} else if (i == NH) {
+			assert_int_equal(strlen(rows[r].name), huge);
+			assert_memory_equal(rows[r].name, long_name, huge);
+			assert_string_equal(rows[r].file, "");
+		} else {
+			assert_string_equal(rows[r].name, "short");
+			assert_int_equal(strlen(rows[r].file), huge);
+			assert_memory_equal(rows[r].file, long_file, huge);
+		}
+	}
+	db_func_rows_free(rows, n);
+
+	/* The same names again intern to the same rows. */
+	meta_init(&m, sid, KEY_B);
+	if (db_capture_insert(t->db, &id2, &m, p, &s, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(testdb_int(t, "select count(*) from functions"), NH + 2);
+	assert_int_equal(testdb_int(t, "select count(*) from profile_functions"), 2 * (NH + 2));
+
+	profile_summary_release(&s);
+	profile_free(p);
+	free(long_name);
+	free(long_file);
+}
+
+static void test_same_name_in_two_files_is_two_functions(void **state)
+{
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+	profile *p = NULL;
+	profile_summary s = {0};
+	db_capture m;
+	uint32_t a, b;
+	int64_t v1 = 3, v2 = 4, id = 0, sid = add_service(t, "svc");
+	static const char *types[] = {"cpu"};
+	static const char *units[] = {"nanoseconds"};
+
+	assert_int_equal(profile_new(&p, PROFILE_FMT_FOLDED, "two", NULL, &err), 0);
+	assert_int_equal(profile_set_value_types(p, 1, types, units, &err), 0);
+	assert_int_equal(profile_intern(p, &a, "init", 4, "a.c", 3, &err), 0);
+	assert_int_equal(profile_intern(p, &b, "init", 4, "b.c", 3, &err), 0);
+	assert_int_equal(profile_add_sample(p, &a, 1, &v1, &err), 0);
+	assert_int_equal(profile_add_sample(p, &b, 1, &v2, &err), 0);
+	assert_int_equal(profile_summarize(&s, p, 0, &err), 0);
+	meta_init(&m, sid, KEY_A);
+	assert_int_equal(db_capture_insert(t->db, &id, &m, p, &s, &err), 0);
+	assert_int_equal(testdb_int(t, "select count(*) from functions where name = 'init'"), 2);
+	/* An empty file and a file that is a prefix are distinct from each other too. */
+	assert_int_equal(testdb_int(t, "select count(distinct key) from functions"), 2);
+	profile_summary_release(&s);
+	profile_free(p);
+}
+
+static void test_empty_profile_stores_zero_totals(void **state)
+{
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+	profile *p = NULL;
+	profile_summary s = {0};
+	db_func_row *rows = (db_func_row *)&err;
+	db_capture m, c = {0};
+	size_t n = 99;
+	int64_t id = 0, sid = add_service(t, "svc");
+	static const char *types[] = {"cpu"};
+	static const char *units[] = {"nanoseconds"};
+
+	assert_int_equal(profile_new(&p, PROFILE_FMT_FOLDED, "empty", NULL, &err), 0);
+	assert_int_equal(profile_set_value_types(p, 1, types, units, &err), 0);
+	assert_int_equal(profile_summarize(&s, p, 0, &err), 0);
+	assert_int_equal(s.total, 0);
+	meta_init(&m, sid, KEY_A);
+	assert_int_equal(db_capture_insert(t->db, &id, &m, p, &s, &err), 0);
+	assert_int_equal(db_capture_get(t->db, &c, id, &err), 0);
+	assert_int_equal(c.total_value, 0);
+	assert_int_equal(c.sample_count, 0);
+	assert_int_equal(c.function_count, 0);
+	db_capture_release(&c);
+	assert_int_equal(db_capture_top(t->db, &rows, &n, id, 10, &err), 0);
+	assert_null(rows);
+	assert_int_equal(n, 0);
+	profile_summary_release(&s);
+	profile_free(p);
+}
+
+static void test_zero_total_gives_zero_shares_not_nan(void **state)
+{
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+	profile *p = small_profile();
+	/* A summary whose total is 0 while rows exist: division must not happen. */
+	profile_summary_row r[2] = {{0, 0, 0}, {1, 0, 0}};
+	profile_summary s = {r, 2, 0, 0};
+	db_func_row *rows = NULL;
+	db_capture m;
+	size_t n = 0;
+	int64_t id = 0, sid = add_service(t, "svc");
+
+	meta_init(&m, sid, KEY_A);
+	if (db_capture_insert(t->db, &id, &m, p, &s, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(db_capture_top(t->db, &rows, &n, id, 0, &err), 0);
+	assert_int_equal(n, 2);
+	for (size_t i = 0; i < n; i++) {
+		assert_false(isnan(rows[i].self_share));
+		assert_false(isnan(rows[i].total_share));
+		assert_true(rows[i].self_share == 0.0);
+		assert_true(rows[i].total_share == 0.0);
+	}
+	assert_int_equal(testdb_int(t, "select count(*) from profile_functions"
+				       " where self_share = 0 and total_share = 0"), 2);
+	db_func_rows_free(rows, n);
+	profile_free(p);
+}
+
+static void test_capture_is_found_by_service_and_blob_key(void **state)
+{
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+	int64_t a = add_service(t, "a"), b = add_service(t, "b");
+	int64_t id = insert_small(t, a, KEY_A, "v1", T0), found = -1;
+
+	assert_int_equal(db_capture_find(t->db, &found, a, KEY_A, &err), 0);
+	assert_int_equal(found, id);
+	assert_int_equal(db_capture_find(t->db, &found, a, KEY_B, &err), PR_ENOTFOUND);
+	pr_error_clear(&err);
+	/* Keys are per service: the same bytes for another service are a new capture. */
+	assert_int_equal(db_capture_find(t->db, &found, b, KEY_A, &err), PR_ENOTFOUND);
+	assert_true(insert_small(t, b, KEY_A, "v1", T0) != id);
+}
+
+static void test_same_blob_twice_for_one_service_is_eexists(void **state)
+{
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+	profile *p = small_profile();
+	int64_t sid = add_service(t, "svc"), id = 0;
+	db_capture m;
+
+	insert_small(t, sid, KEY_A, "v1", T0);
+	meta_init(&m, sid, KEY_A);
+	assert_int_equal(insert_profile(t, &m, p, &id, &err), PR_EEXISTS);
+	assert_int_equal(id, 0);
+	assert_non_null(strstr(err.msg, "already exists"));
+	assert_non_null(strstr(err.msg, KEY_A));
+	assert_int_equal(testdb_int(t, "select count(*) from profiles"), 1);
+	assert_int_equal(testdb_int(t, "select count(*) from profile_functions"), 3);
+	profile_free(p);
+}
+
+static void test_bad_capture_fields_are_rejected(void **state)
+{
+	testdb *t = *state;
+	profile *p = small_profile();
+	int64_t sid = add_service(t, "svc"), id;
+	db_capture m;
+	pr_error err = PR_ERROR_INIT;
+
+	meta_init(&m, sid, KEY_A);
+	m.blob_key = (char *)"not-a-key";
+	assert_int_equal(insert_profile(t, &m, p, &id, &err), PR_EUSAGE);
+	assert_non_null(strstr(err.msg, "database: cannot insert a capture: "));
+
+	pr_error_clear(&err);
+	meta_init(&m, sid, KEY_A);
+	m.tags_json = (char *)"[1, 2]";
+	assert_int_equal(insert_profile(t, &m, p, &id, &err), PR_EUSAGE);
+
+	pr_error_clear(&err);
+	m.tags_json = (char *)"{not json";
+	assert_int_equal(insert_profile(t, &m, p, &id, &err), PR_EUSAGE);
+
+	pr_error_clear(&err);
+	meta_init(&m, sid, KEY_A);
+	m.retention_class = (char *)"forever";
+	assert_int_equal(insert_profile(t, &m, p, &id, &err), PR_EUSAGE);
+
+	pr_error_clear(&err);
+	meta_init(&m, sid, KEY_A);
+	m.captured_at_us = 0;
+	assert_int_equal(insert_profile(t, &m, p, &id, &err), PR_EUSAGE);
+	assert_string_equal(err.msg, "database: cannot insert a capture: the capture time is missing");
+
+	pr_error_clear(&err);
+	meta_init(&m, sid, KEY_A);
+	m.release = NULL;
+	assert_int_equal(insert_profile(t, &m, p, &id, &err), PR_EUSAGE);
+
+	pr_error_clear(&err);
+	meta_init(&m, sid + 1000, KEY_A);
+	assert_int_equal(insert_profile(t, &m, p, &id, &err), PR_ENOTFOUND);
+
+	/* Every failure rolled back its own transaction: nothing is left. */
+	assert_int_equal(testdb_int(t, "select count(*) from profiles"), 0);
+	assert_int_equal(testdb_int(t, "select count(*) from functions"), 0);
+	/* And the connection is still usable. */
+	insert_small(t, sid, KEY_A, "v1", T0);
+	profile_free(p);
+}
+
+static void test_rollback_leaves_nothing_behind(void **state)
+{
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+	db_capture *list = NULL;
+	size_t n = 0;
+	int64_t sid = add_service(t, "svc"), id;
+
+	assert_int_equal(db_begin(t->db, &err), 0);
+	id = insert_small(t, sid, KEY_A, "v1", T0);
+	assert_int_equal(db_audit(t->db, "ingest", "capture:1", NULL, &err), 0);
+	db_rollback(t->db);
+
+	{
+		db_capture c = {0};
+		char want[64];
+		snprintf(want, sizeof(want), "capture %lld not found", (long long)id);
+		assert_int_equal(db_capture_get(t->db, &c, id, &err), PR_ENOTFOUND);
+		assert_string_equal(err.msg, want);
+	}
+	assert_int_equal(db_capture_list(t->db, &list, &n, NULL, &err), 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(testdb_int(t, "select count(*) from profiles"), 0);
+	assert_int_equal(testdb_int(t, "select count(*) from profile_functions"), 0);
+	assert_int_equal(testdb_int(t, "select count(*) from functions"), 0);
+	assert_int_equal(testdb_int(t, "select count(*) from audit_log where action = 'ingest'"), 0);
+
+	/* The session's scratch table went with the rollback; the next insert still works. */
+	id = insert_small(t, sid, KEY_A, "v1", T0);
+	assert_int_equal(testdb_int(t, "select count(*) from profile_functions"), 3);
+}
+
+static void test_commit_after_a_failed_statement_is_an_error(void **state)
+{
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+	profile *p = small_profile();
+	int64_t sid = add_service(t, "svc"), id;
+	db_capture m;
+
+	insert_small(t, sid, KEY_A, "v1", T0);
+	assert_int_equal(db_begin(t->db, &err), 0);
+	assert_int_equal(db_begin(t->db, &err), PR_EUSAGE);
+	pr_error_clear(&err);
+	insert_small(t, sid, KEY_B, "v1", T0);
+	meta_init(&m, sid, KEY_A);
+	assert_int_equal(insert_profile(t, &m, p, &id, &err), PR_EEXISTS);
+	pr_error_clear(&err);
+	assert_int_equal(db_commit(t->db, &err), PR_EDB);
+	assert_non_null(strstr(err.msg, "cannot commit"));
+	/* KEY_B went with the failed transaction. */
+	assert_int_equal(testdb_int(t, "select count(*) from profiles"), 1);
+	pr_error_clear(&err);
+	assert_int_equal(db_commit(t->db, &err), PR_EUSAGE); /* nothing open any more */
+	profile_free(p);
+}
+
+static void test_two_captures_in_one_transaction_keep_their_own_functions(void **state)
+{
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+	int64_t sid = add_service(t, "svc"), a, b;
+
+	assert_int_equal(db_begin(t->db, &err), 0);
+	a = insert_small(t, sid, KEY_A, "v1", T0);
+	b = insert_small(t, sid, KEY_B, "v1", T0 + 1);
+	assert_int_equal(db_commit(t->db, &err), 0);
+	assert_int_equal(testdb_int(t, "select count(*) from profile_functions group by profile_id"
+				       " order by 1 desc limit 1"), 3);
+	assert_int_equal(testdb_int(t, "select count(*) from functions"), 3);
+	assert_true(a != b);
+}
+
+static void test_capture_list_filters_and_orders_newest_first(void **state)
+{
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+	int64_t a = add_service(t, "a"), b = add_service(t, "b");
+	int64_t a1 = insert_small(t, a, KEY_A, "v1", T0);
+	int64_t a2 = insert_small(t, a, KEY_B, "v2", T0 + 1000);
+	int64_t a3 = insert_small(t, a, KEY_C, "v2", T0 + 2000);
+	int64_t b1 = insert_small(t, b, KEY_A, "v1", T0 + 500);
+	db_capture *l = NULL;
+	size_t n = 0;
+
+#define LIST(...) do { \
+		db_capture_filter f = {__VA_ARGS__}; \
+		for (size_t i = 0; i < n; i++) db_capture_release(&l[i]); \
+		free(l); \
+		l = NULL; \
+		assert_int_equal(db_capture_list(t->db, &l, &n, &f, &err), 0); \
+	} while (0)
+
+	LIST(0);
+	assert_int_equal(n, 4);
+	assert_int_equal(l[0].id, a3);
+	assert_int_equal(l[1].id, a2);
+	assert_int_equal(l[2].id, b1);
+	assert_int_equal(l[3].id, a1);
+	assert_string_equal(l[2].service, "b");
+
+	LIST(.service = "a");
+	assert_int_equal(n, 3);
+	assert_int_equal(l[0].id, a3);
+	assert_int_equal(l[2].id, a1);
+
+	LIST(.service = "a", .release = "v2");
+	assert_int_equal(n, 2);
+	assert_int_equal(l[0].id, a3);
+	assert_int_equal(l[1].id, a2);
+
+	LIST(.release = "v1");
+	assert_int_equal(n, 2);
+	assert_int_equal(l[0].id, b1);
+
+	LIST(.since_us = T0 + 500);
+	assert_int_equal(n, 3); /* inclusive */
+	assert_int_equal(l[2].id, b1);
+
+	LIST(.since_us = T0 + 500, .until_us = T0 + 2000);
+	assert_int_equal(n, 2); /* until is exclusive */
+	assert_int_equal(l[0].id, a2);
+
+	LIST(.limit = 1);
+	assert_int_equal(n, 1);
+	assert_int_equal(l[0].id, a3);
+
+	LIST(.profile_type = "heap");
+	assert_int_equal(n, 0);
+	assert_null(l);
+
+	LIST(.service = "nobody");
+	assert_int_equal(n, 0);
+
+	/* Hostile filter values are values, not SQL. */
+	LIST(.service = "a' or '1'='1");
+	assert_int_equal(n, 0);
+#undef LIST
+}
+
+static void test_missing_capture_is_not_found(void **state)
+{
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+	db_capture c = {0};
+	db_func_row *rows = NULL;
+	size_t n = 0;
+
+	assert_int_equal(db_capture_get(t->db, &c, 4242, &err), PR_ENOTFOUND);
+	assert_string_equal(err.msg, "capture 4242 not found");
+	pr_error_clear(&err);
+	assert_int_equal(db_capture_top(t->db, &rows, &n, 4242, 5, &err), PR_ENOTFOUND);
+	assert_string_equal(err.msg, "capture 4242 not found");
+}
+
+/* ---- audit, locks, sessions ------------------------------------------ */
+
+static void test_audit_rows_are_written_and_checked(void **state)
+{
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+
+	assert_int_equal(db_audit(t->db, "ingest", "capture:7", "{\"bytes\": 12}", &err), 0);
+	assert_int_equal(db_audit(t->db, "retention", "capture:8", NULL, &err), 0);
+	assert_string_equal(testdb_text(t, "select detail->>'bytes' from audit_log where object = 'capture:7'"), "12");
+	assert_string_equal(testdb_text(t, "select detail::text from audit_log where object = 'capture:8'"), "{}");
+	assert_int_equal(testdb_int(t, "select count(*) from audit_log where actor <> ''"), 2);
+	assert_int_equal(db_audit(t->db, "ingest", "capture:9", "{broken", &err), PR_EUSAGE);
+	assert_non_null(strstr(err.msg, "database: cannot write an audit row for 'ingest': "));
+	pr_error_clear(&err);
+	assert_int_equal(db_audit(t->db, "", "x", NULL, &err), PR_EUSAGE);
+	assert_int_equal(testdb_int(t, "select count(*) from audit_log"), 2);
+}
+
+static void test_advisory_lock_is_held_by_one_session(void **state)
+{
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+	db *other = NULL;
+	bool got = false;
+
+	assert_int_equal(db_open(&other, t->conninfo, &err), 0);
+	assert_int_equal(db_try_advisory_lock(t->db, "nightly", &got, &err), 0);
+	assert_true(got);
+	assert_int_equal(db_try_advisory_lock(other, "nightly", &got, &err), 0);
+	assert_false(got);
+	assert_int_equal(db_try_advisory_lock(other, "post-deploy:svc", &got, &err), 0);
+	assert_true(got); /* another name is another lock */
+	db_advisory_unlock(t->db, "nightly");
+	assert_int_equal(db_try_advisory_lock(other, "nightly", &got, &err), 0);
+	assert_true(got);
+	/* Closing the session releases what it held, once its server process has gone. */
+	db_close(other);
+	for (int i = 0; i < 100; i++) {
+		struct timespec pause = {0, 50000000};
+		assert_int_equal(db_try_advisory_lock(t->db, "nightly", &got, &err), 0);
+		if (got)
+			break;
+		nanosleep(&pause, NULL);
+	}
+	assert_true(got);
+}
+
+static void test_session_is_named_profreg(void **state)
+{
+	testdb *t = *state;
+
+	/* At least ours: sessions of earlier tests may still be on their way out. */
+	assert_true(testdb_int(t, "select count(*) from pg_stat_activity"
+				  " where datname = current_database() and application_name = 'profreg'") >= 1);
+	assert_int_equal(testdb_int(t, "select count(*) from pg_stat_activity"
+				       " where datname = current_database() and application_name = ''"
+				       " and backend_type = 'client backend' and pid <> pg_backend_pid()"), 0);
+}
+
+static void test_a_dropped_connection_is_a_database_error(void **state)
+{
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+	db_service *list = NULL;
+	size_t n = 0;
+
+	assert_int_equal(testdb_int(t, "select count(pg_terminate_backend(pid)) from pg_stat_activity"
+				       " where datname = current_database() and application_name = 'profreg'"), 1);
+	assert_int_equal(db_service_list(t->db, &list, &n, &err), PR_EDB);
+	assert_non_null(strstr(err.msg, "database: cannot list services: "));
+	assert_null(strchr(err.msg, '\n'));
+	pr_error_clear(&err);
+	assert_int_equal(db_begin(t->db, &err), PR_EDB);
+	assert_non_null(strstr(err.msg, "database: the connection is lost"));
+	pr_error_clear(&err);
+	assert_int_equal(db_migrate(t->db, NULL, &err), PR_EDB);
+	db_rollback(t->db); /* harmless on a dead connection */
+}
+
+static void test_insert_without_a_transaction_commits_on_its_own(void **state)
+{
+	testdb *t = *state;
+	int64_t sid = add_service(t, "svc");
+
+	insert_small(t, sid, KEY_A, "v1", T0);
+	/* The side connection sees it: it was committed. */
+	assert_int_equal(testdb_int(t, "select count(*) from profile_functions"), 3);
+}
+
+static void test_connection_failure_names_the_problem_and_hides_the_password(void **state)
+{
+	static const char *const bad[] = {
+		"host=/nonexistent-profreg-dir port=5 user=u password=hunter2 dbname=x connect_timeout=2",
+		"postgresql://u:hunter2@/x?host=/nonexistent-profreg-dir&port=5",
+		"password=hunter2 nonsense",
+		"host=/x password='hunter2",
+		"postgresql://u:hunter2@%zz/x",
+	};
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		pr_error err = PR_ERROR_INIT;
+		db *d = NULL;
+		assert_int_equal(db_open(&d, bad[i], &err), PR_EDB);
+		assert_null(d);
+		assert_non_null(strstr(err.msg, "cannot connect to the database: "));
+		if (strstr(err.msg, "hunter2"))
+			fail_msg("password in message: %s", err.msg);
+	}
+}
+
+static void test_redacted_conninfo_hides_passwords(void **state)
+{
+	char *r;
+	(void)state;
+
+	r = db_conninfo_redact("host=/tmp/s user=postgres password=hunter2 dbname=profreg");
+	assert_non_null(r);
+	assert_null(strstr(r, "hunter2"));
+	assert_non_null(strstr(r, "password=***"));
+	assert_non_null(strstr(r, "host=/tmp/s"));
+	assert_non_null(strstr(r, "dbname=profreg"));
+	free(r);
+	r = db_conninfo_redact("postgresql://u:hunter2@db.example/prof");
+	assert_null(strstr(r, "hunter2"));
+	assert_non_null(strstr(r, "host=db.example"));
+	free(r);
+	r = db_conninfo_redact("host='/a b' password=x");
+	assert_non_null(strstr(r, "host='/a b'"));
+	free(r);
+	r = db_conninfo_redact("password=hunter2 broken");
+	assert_null(strstr(r, "hunter2"));
+	free(r);
+	r = db_conninfo_redact("profreg");
+	assert_string_equal(r, "profreg");
+	free(r);
+}
+
+/* ---- concurrency ----------------------------------------------------- */
+
+typedef struct ingester {
+	const char *conninfo;
+	int64_t service_id;
+	const char *key;
+	pthread_barrier_t *start;
+	int rc;
+	char msg[PR_ERROR_MSG_MAX];
+} ingester;
+
+/* Many new functions shared with the other ingester, in a different order. */
+static void *race_ingest(void *arg)
+{
+	ingester *g = arg;
+	static const char *types[] = {"cpu"};
+	static const char *units[] = {"nanoseconds"};
+	pr_error err = PR_ERROR_INIT;
+	profile *p = NULL;
+	profile_summary s = {0};
+	db_capture m;
+	db *d = NULL;
+	int64_t id;
+	bool reverse = g->key[0] == 'b';
+
+	if ((g->rc = db_open(&d, g->conninfo, &err)) < 0 ||
+	    (g->rc = profile_new(&p, PROFILE_FMT_FOLDED, "race", NULL, &err)) < 0 ||
+	    (g->rc = profile_set_value_types(p, 1, types, units, &err)) < 0)
+		goto out;
+	for (int i = 0; i < 2000; i++) {
+		char name[32];
+		uint32_t f;
+		int64_t v = 1 + i;
+		int k = reverse ? 1999 - i : i;
+		snprintf(name, sizeof(name), "shared_fn_%d", k);
+		if ((g->rc = profile_intern(p, &f, name, strlen(name), "", 0, &err)) < 0 ||
+		    (g->rc = profile_add_sample(p, &f, 1, &v, &err)) < 0)
+			goto out;
+	}
+	if ((g->rc = profile_summarize(&s, p, 0, &err)) < 0)
+		goto out;
+	meta_init(&m, g->service_id, g->key);
+	pthread_barrier_wait(g->start);
+	g->rc = db_capture_insert(d, &id, &m, p, &s, &err);
+out:
+	snprintf(g->msg, sizeof(g->msg), "%s", err.msg);
+	profile_summary_release(&s);
+	profile_free(p);
+	db_close(d);
+	return NULL;
+}
+
+static void test_concurrent_ingests_share_new_functions(void **state)
+{
+	testdb *t = *state;
+	int64_t sid = add_service(t, "svc");
+	pthread_barrier_t start;
+	pthread_t th[2];
+	ingester g[2] = {{t->conninfo, sid, KEY_A, &start, 0, ""}, {t->conninfo, sid, KEY_B, &start, 0, ""}};
+
+	pthread_barrier_init(&start, NULL, 2);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, race_ingest, &g[i]), 0);
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	pthread_barrier_destroy(&start);
+	for (int i = 0; i < 2; i++)
+		if (g[i].rc != 0)
+			fail_msg("ingester %d: %s", i, g[i].msg);
+	assert_int_equal(testdb_int(t, "select count(*) from functions"), 2000);
+	assert_int_equal(testdb_int(t, "select count(*) from profile_functions"), 4000);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_migrate_twice_applies_nothing_the_second_time,
+						testdb_setup_empty, testdb_teardown),
+		cmocka_unit_test_setup_teardown(test_concurrent_migrations_apply_each_migration_once,
+						testdb_setup_empty, testdb_teardown),
+		cmocka_unit_test_setup(test_service_add_enable_disable_get_and_list, testdb_reset),
+		cmocka_unit_test_setup(test_empty_service_list_is_null_and_zero, testdb_reset),
+		cmocka_unit_test_setup(test_duplicate_service_is_eexists_and_names_it, testdb_reset),
+		cmocka_unit_test_setup(test_invalid_service_names_are_usage_errors, testdb_reset),
+		cmocka_unit_test_setup(test_unknown_service_is_not_found, testdb_reset),
+		cmocka_unit_test_setup(test_service_changes_are_audited, testdb_reset),
+		cmocka_unit_test_setup(test_capture_round_trips_row_and_function_numbers, testdb_reset),
+		cmocka_unit_test_setup(test_times_round_trip_to_the_microsecond, testdb_reset),
+		cmocka_unit_test_setup(test_unknown_fields_are_stored_as_null_and_read_as_zero, testdb_reset),
+		cmocka_unit_test_setup(test_hostile_and_huge_function_names_round_trip_exactly, testdb_reset),
+		cmocka_unit_test_setup(test_same_name_in_two_files_is_two_functions, testdb_reset),
+		cmocka_unit_test_setup(test_empty_profile_stores_zero_totals, testdb_reset),
+		cmocka_unit_test_setup(test_zero_total_gives_zero_shares_not_nan, testdb_reset),
+		cmocka_unit_test_setup(test_capture_is_found_by_service_and_blob_key, testdb_reset),
+		cmocka_unit_test_setup(test_same_blob_twice_for_one_service_is_eexists, testdb_reset),
+		cmocka_unit_test_setup(test_bad_capture_fields_are_rejected, testdb_reset),
+		cmocka_unit_test_setup(test_rollback_leaves_nothing_behind, testdb_reset),
+		cmocka_unit_test_setup(test_commit_after_a_failed_statement_is_an_error, testdb_reset),
+		cmocka_unit_test_setup(test_two_captures_in_one_transaction_keep_their_own_functions, testdb_reset),
+		cmocka_unit_test_setup(test_capture_list_filters_and_orders_newest_first, testdb_reset),
+		cmocka_unit_test_setup(test_missing_capture_is_not_found, testdb_reset),
+		cmocka_unit_test_setup(test_audit_rows_are_written_and_checked, testdb_reset),
+		cmocka_unit_test_setup(test_advisory_lock_is_held_by_one_session, testdb_reset),
+		cmocka_unit_test_setup(test_session_is_named_profreg, testdb_reset),
+		cmocka_unit_test_setup(test_insert_without_a_transaction_commits_on_its_own, testdb_reset),
+		cmocka_unit_test_setup(test_a_dropped_connection_is_a_database_error, testdb_reset),
+		cmocka_unit_test(test_connection_failure_names_the_problem_and_hides_the_password),
+		cmocka_unit_test(test_redacted_conninfo_hides_passwords),
+		cmocka_unit_test_setup(test_concurrent_ingests_share_new_functions, testdb_reset),
+	};
+
+	return cmocka_run_group_tests_name("db", tests, testdb_group_setup, testdb_group_teardown);
+}

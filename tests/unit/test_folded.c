@@ -1,0 +1,500 @@
+/*
+ * test_folded.c: the folded-stacks parser: exact self and total values,
+ * the whitespace rules, frame-id reuse between lines, a data file checked
+ * against a hand-computed summary, and malformed, hostile and oversized
+ * input, each error naming the input and the line.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "common/buf.h"
+#include "common/fileio.h"
+#include "pipeline/folded.h"
+
+#define NAME "t.folded"
+
+static int parse_n(profile **out, const char *text, size_t len,
+		   const profile_limits *lim, pr_error *err)
+{
+	return folded_parse(out, (const uint8_t *)text, len, NAME, lim, err);
+}
+
+static profile *parse_ok(const char *text)
+{
+	pr_error err = PR_ERROR_INIT;
+	profile *p = NULL;
+
+	if (parse_n(&p, text, strlen(text), NULL, &err) != 0)
+		fail_msg("parse failed: %s", err.msg);
+	assert_non_null(p);
+	return p;
+}
+
+static const profile_summary_row *find_row(const profile *p,
+					   const profile_summary *s,
+					   const char *name)
+{
+	for (size_t i = 0; i < s->nrows; i++)
+		if (strcmp(p->funcs[s->rows[i].func].name, name) == 0)
+			return &s->rows[i];
+	return NULL;
+}
+
+static const profile_summary_row *row(const profile *p, const profile_summary *s,
+				      const char *name)
+{
+	const profile_summary_row *r = find_row(p, s, name);
+
+	if (!r)
+		fail_msg("no function '%s' in the summary", name);
+	return r;
+}
+
+static void summarize(profile_summary *s, const profile *p)
+{
+	pr_error err = PR_ERROR_INIT;
+
+	assert_int_equal(profile_summarize(s, p, 0, &err), 0);
+}
+
+/* Sample i's stack as "a;b;c", into out (for checking frame ids). */
+static const char *stack_str(char *out, size_t cap, const profile *p, size_t i)
+{
+	size_t len = 0;
+
+	out[0] = '\0';
+	for (uint32_t k = 0; k < p->stack_len[i]; k++) {
+		const char *n = p->funcs[p->frames[p->stack_off[i] + k]].name;
+		len += (size_t)snprintf(out + len, cap - len, "%s%s", k ? ";" : "", n);
+		assert_true(len < cap);
+	}
+	return out;
+}
+
+/* The parse fails with `code`, naming the input and "line N". */
+static void expect_error(const char *text, size_t len, const profile_limits *lim,
+			 int code, size_t line, const char *reason)
+{
+	pr_error err = PR_ERROR_INIT;
+	profile *p = (profile *)1;
+	char want[64];
+
+	assert_int_equal(parse_n(&p, text, len, lim, &err), code);
+	assert_null(p);
+	assert_int_equal(err.code, code);
+	snprintf(want, sizeof(want), "line %zu:", line);
+	if (!strstr(err.msg, "'" NAME "'") || !strstr(err.msg, want) ||
+	    !strstr(err.msg, reason))
+		fail_msg("message '%s' lacks the name, '%s' or '%s'", err.msg, want,
+			 reason);
+}
+
+static void read_data(buf *b, const char *rel)
+{
+	const char *dir = getenv("PROFREG_TEST_DATA");
+	char path[4096];
+	pr_error err = PR_ERROR_INIT;
+
+	snprintf(path, sizeof(path), "%s/%s", dir ? dir : "tests/data", rel);
+	if (fileio_read(b, path, 64u << 20, &err) < 0)
+		fail_msg("%s", err.msg);
+}
+
+static void test_stacks_give_exact_self_and_total(void **state)
+{
+	profile *p = parse_ok("main;serve;parse 7\n"
+			      "main;serve;render 3\n"
+			      "main;serve 2\n"
+			      "main;fib;fib;fib 5\n"
+			      "main;serve;parse 1\n");
+	profile_summary s;
+
+	(void)state;
+	assert_int_equal(p->format, PROFILE_FMT_FOLDED);
+	assert_int_equal(p->nvalue_types, 1);
+	assert_string_equal(p->value_types[0].type, "samples");
+	assert_string_equal(p->value_types[0].unit, "count");
+	assert_int_equal(p->nsamples, 5);
+	assert_int_equal(p->nfuncs, 5);
+	summarize(&s, p);
+	assert_int_equal(s.total, 18);
+	assert_int_equal(s.sample_count, 18);
+	assert_int_equal(row(p, &s, "parse")->self, 8);
+	assert_int_equal(row(p, &s, "parse")->total, 8);
+	assert_int_equal(row(p, &s, "render")->self, 3);
+	assert_int_equal(row(p, &s, "serve")->self, 2);
+	assert_int_equal(row(p, &s, "serve")->total, 13);
+	assert_int_equal(row(p, &s, "main")->self, 0);
+	assert_int_equal(row(p, &s, "main")->total, 18);
+	/* Recursion counts once toward the total. */
+	assert_int_equal(row(p, &s, "fib")->self, 5);
+	assert_int_equal(row(p, &s, "fib")->total, 5);
+	profile_summary_release(&s);
+	profile_free(p);
+}
+
+static void test_count_is_the_field_after_the_last_whitespace(void **state)
+{
+	profile *p = parse_ok("main;std::vector<int> ::push_back 4\n"
+			      "main;[unknown] 2\n"
+			      "io worker;epoll wait\t \t9\n"
+			      "  main;leading 1\n");
+	profile_summary s;
+
+	(void)state;
+	summarize(&s, p);
+	assert_int_equal(row(p, &s, "std::vector<int> ::push_back")->self, 4);
+	assert_int_equal(row(p, &s, "[unknown]")->self, 2);
+	assert_int_equal(row(p, &s, "io worker")->total, 9);
+	assert_int_equal(row(p, &s, "epoll wait")->self, 9);
+	assert_int_equal(row(p, &s, "leading")->self, 1);
+	assert_int_equal(row(p, &s, "main")->total, 7);
+	assert_null(find_row(p, &s, "  main"));
+	profile_summary_release(&s);
+	profile_free(p);
+}
+
+static void test_crlf_blank_lines_and_a_last_line_without_newline_are_accepted(void **state)
+{
+	profile *p = parse_ok("\r\n\n  \t\r\na;b 1\r\n\r\na;c 2  \r\n\n\na;b 3");
+	profile_summary s;
+
+	(void)state;
+	assert_int_equal(p->nsamples, 3);
+	summarize(&s, p);
+	assert_int_equal(s.total, 6);
+	assert_int_equal(row(p, &s, "b")->self, 4);
+	assert_int_equal(row(p, &s, "c")->self, 2);
+	assert_null(find_row(p, &s, "c\r"));
+	profile_summary_release(&s);
+	profile_free(p);
+}
+
+static void test_empty_frames_become_unknown(void **state)
+{
+	profile *p = parse_ok("a;;b 2\n;x 1\ny; 4\n");
+	profile_summary s;
+
+	(void)state;
+	summarize(&s, p);
+	assert_int_equal(row(p, &s, "[unknown]")->total, 7);
+	assert_int_equal(row(p, &s, "[unknown]")->self, 4);
+	assert_int_equal(row(p, &s, "b")->self, 2);
+	assert_int_equal(row(p, &s, "x")->self, 1);
+	profile_summary_release(&s);
+	profile_free(p);
+}
+
+static void test_empty_input_is_a_profile_without_samples(void **state)
+{
+	static const char *const inputs[] = {"", "\n", "\r\n \t\n\n"};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(inputs) / sizeof(inputs[0]); i++) {
+		profile *p = parse_ok(inputs[i]);
+		profile_summary s;
+
+		assert_int_equal(p->nsamples, 0);
+		assert_int_equal(p->nvalue_types, 1);
+		summarize(&s, p);
+		assert_int_equal(s.total, 0);
+		assert_int_equal(s.nrows, 0);
+		profile_summary_release(&s);
+		profile_free(p);
+	}
+}
+
+static void test_zero_and_int64_max_counts_are_accepted(void **state)
+{
+	profile *p = parse_ok("a;b 0\na;c 9223372036854775807\n");
+
+	(void)state;
+	assert_int_equal(p->nsamples, 2);
+	assert_int_equal(p->values[0], 0);
+	assert_true(p->values[1] == INT64_MAX);
+	profile_free(p);
+}
+
+/*
+ * Frames inside the prefix a line shares with the one before keep their
+ * ids; these lines share prefixes that end inside a frame, at a frame
+ * boundary on one side only, and cover the whole of either line.
+ */
+static void test_shared_prefixes_never_confuse_frames(void **state)
+{
+	static const char *const lines[] = {
+		"a;bc;d", "a;b;d", "a;b", "a;b;c;d", "a;bc", "ab;c", "a", "a;b;c;d",
+		"a;b;c;dd", "x;b;c;d", "a;;c", "a;;", "a;b;c;d",
+	};
+	char text[512] = "", got[128];
+	size_t len = 0;
+	profile *p;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
+		len += (size_t)snprintf(text + len, sizeof(text) - len, "%s 1\n", lines[i]);
+	p = parse_ok(text);
+	assert_int_equal(p->nsamples, sizeof(lines) / sizeof(lines[0]));
+	for (size_t i = 0; i < p->nsamples; i++) {
+		char want[128];
+		size_t w = 0;
+		/* Empty frames come back as "[unknown]". */
+		for (const char *c = lines[i]; ; c++) {
+			bool start = c == lines[i] || c[-1] == ';';
+			if (start && (*c == ';' || *c == '\0'))
+				w += (size_t)snprintf(want + w, sizeof(want) - w, "[unknown]");
+			if (!*c)
+				break;
+			want[w++] = *c;
+			want[w] = '\0';
+		}
+		assert_string_equal(stack_str(got, sizeof(got), p, i), want);
+	}
+	profile_free(p);
+}
+
+/* tests/data/folded/mixed.summary was worked out by hand. */
+static void test_data_file_matches_hand_computed_summary(void **state)
+{
+	buf text = BUF_INIT, golden = BUF_INIT;
+	pr_error err = PR_ERROR_INIT;
+	profile_summary s;
+	profile *p = NULL;
+	char *line, *save = NULL;
+	size_t n = 0;
+
+	(void)state;
+	read_data(&text, "folded/mixed.folded");
+	read_data(&golden, "folded/mixed.summary");
+	assert_int_equal(folded_parse(&p, (const uint8_t *)text.ptr, text.len,
+				      "mixed.folded", NULL, &err), 0);
+	assert_int_equal(p->nsamples, 9);
+	summarize(&s, p);
+	assert_int_equal(s.total, 38);
+	for (line = strtok_r(golden.ptr, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *t1, *t2;
+		const profile_summary_row *r;
+
+		if (line[0] == '#')
+			continue;
+		assert_non_null(t1 = strchr(line, '\t'));
+		assert_non_null(t2 = strchr(t1 + 1, '\t'));
+		r = row(p, &s, t2 + 1);
+		if (r->self != strtoll(line, NULL, 10) || r->total != strtoll(t1 + 1, NULL, 10))
+			fail_msg("%s: self %lld total %lld, expected %s", t2 + 1,
+				 (long long)r->self, (long long)r->total, line);
+		n++;
+	}
+	assert_int_equal(n, s.nrows);
+	profile_summary_release(&s);
+	profile_free(p);
+	buf_release(&text);
+	buf_release(&golden);
+}
+
+static void test_bad_counts_are_rejected_with_the_line(void **state)
+{
+	static const struct {
+		const char *text;
+		const char *reason;
+	} cases[] = {
+		{"a;b 1\na;b 1\na;b x12\n", "no count"},
+		{"a;b 1\na;b 1\na;b 12x\n", "no count"},
+		{"a;b 1\na;b 1\na;b +5\n", "no count"},
+		{"a;b 1\na;b 1\na;b -5\n", "negative"},
+		{"a;b 1\na;b 1\na;b -0.5\n", "negative"},
+		{"a;b 1\na;b 1\na;b 9223372036854775808\n", "64-bit"},
+		{"a;b 1\na;b 1\na;b 99999999999999999999999\n", "64-bit"},
+		{"a;b 1\na;b 1\na;b 1.5\n", "whole number"},
+		{"a;b 1\na;b 1\na;b 1e3\n", "no count"},
+		{"a;b 1\na;b 1\nmain;serve;parse\n", "single field"},
+		{"a;b 1\na;b 1\n12\n", "single field"},
+		{"a;b 1\r\na;b 1\r\nmain;std::vector<int> ::push_back\r\n", "no count"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		expect_error(cases[i].text, strlen(cases[i].text), NULL, PR_EDATA, 3,
+			     cases[i].reason);
+}
+
+static void test_nul_byte_is_rejected_as_binary(void **state)
+{
+	static const char text[] = "a;b 1\nc;d 2\na;b\0 3\n";
+
+	(void)state;
+	expect_error(text, sizeof(text) - 1, NULL, PR_EDATA, 3, "NUL byte at offset 15");
+	/* A protobuf-looking prefix is refused the same way. */
+	expect_error("\x08\x00\x12\x04", 4, NULL, PR_EDATA, 1, "NUL byte at offset 1");
+}
+
+static void test_stack_deeper_than_the_limit_is_rejected(void **state)
+{
+	profile_limits lim;
+	profile *p = NULL;
+	pr_error err = PR_ERROR_INIT;
+	const char *ok = "a;b;c;d 1\n";
+
+	(void)state;
+	profile_limits_default(&lim);
+	lim.max_depth = 4;
+	assert_int_equal(parse_n(&p, ok, strlen(ok), &lim, &err), 0);
+	profile_free(p);
+	expect_error("a;b;c;d 1\na;b;c;d;e 1\n", 22, &lim, PR_ELIMIT, 2,
+		     "a stack of 5 frames exceeds the depth limit of 4");
+}
+
+static void test_hostile_deep_line_is_rejected_by_the_depth_limit(void **state)
+{
+	size_t n = 1u << 20;
+	char *text = malloc(2 * n + 8);
+
+	(void)state;
+	assert_non_null(text);
+	for (size_t i = 0; i < n; i++) {
+		text[2 * i] = 'f';
+		text[2 * i + 1] = ';';
+	}
+	memcpy(text + 2 * n, "f 1\n", 4);
+	expect_error(text, 2 * n + 4, NULL, PR_ELIMIT, 1,
+		     "a stack of 1048577 frames exceeds the depth limit of 4096");
+	free(text);
+}
+
+static void test_too_many_samples_are_rejected(void **state)
+{
+	profile_limits lim;
+
+	(void)state;
+	profile_limits_default(&lim);
+	lim.max_samples = 2;
+	expect_error("a 1\n\nb 1\nc 1\n", 13, &lim, PR_ELIMIT, 4, "sample limit");
+}
+
+static void test_overlong_frame_name_is_rejected(void **state)
+{
+	profile_limits lim;
+	const char *text = "main;short 1\nmain;abcdefghi 1\n";
+
+	(void)state;
+	profile_limits_default(&lim);
+	lim.max_string_len = 8;
+	expect_error(text, strlen(text), &lim, PR_ELIMIT, 2,
+		     "a name of 9 bytes exceeds the limit of 8 bytes");
+}
+
+static void test_invalid_utf8_is_replaced_not_rejected(void **state)
+{
+	profile *p = parse_ok("main;caf\xe9 3\nmain;caf\xe9 1\n");
+
+	(void)state;
+	assert_int_equal(p->nfuncs, 2);
+	assert_string_equal(p->funcs[1].name, "caf\xef\xbf\xbd");
+	assert_int_equal(p->utf8_replaced, 1);
+	profile_free(p);
+}
+
+static void test_error_quotes_are_short_and_printable(void **state)
+{
+	char text[300];
+	pr_error err = PR_ERROR_INIT;
+	profile *p = NULL;
+
+	(void)state;
+	memset(text, 'x', sizeof(text));
+	memcpy(text, "main;serve \x1b[31m\x01", 17);
+	text[sizeof(text) - 1] = '\n';
+	assert_int_equal(parse_n(&p, text, sizeof(text), NULL, &err), PR_EDATA);
+	assert_non_null(strstr(err.msg, "found '?[31m?xxx"));
+	assert_non_null(strstr(err.msg, "...'"));
+	assert_null(strchr(err.msg, '\x1b'));
+	assert_null(strchr(err.msg, '\x01'));
+	assert_true(strlen(err.msg) < 120);
+}
+
+static void test_sniff_accepts_folded_and_refuses_other_formats(void **state)
+{
+	static const struct {
+		const char *text;
+		bool want;
+	} cases[] = {
+		{"main;serve;parse 7\nmain;serve 2\n", true},
+		{"\n\nmain;std::vector<int> ::push_back 4\r\n", true},
+		{"[unknown];runtime.goexit 1\n", true},
+		{"single 1", true},
+		{"", false},
+		{"\n \n", false},
+		{"{\"nodes\":[], \"samples\": 12\n", false},
+		{"[1, 2\n", false},
+		{"[ {\"a\": 1\n", false},
+		{"burn  7205   450.213772:    2004008 cpu-clock: \n"
+		 "\t            11f7 leaf_hash+0x27 (/tmp/burn)\n", false},
+		{"main;serve 7\n\t 11f7 leaf (/x)\n", false},
+		{"main;serve 7\nnot folded\n", false},
+		{"main;serve\n", false},
+		{"a;b 1\x01\n", false},
+	};
+	static const uint8_t pb[] = {0x0a, 0x04, 0x08, 0x01, 0x10, 0x02, ' ', '1'};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (folded_sniff((const uint8_t *)cases[i].text, strlen(cases[i].text)) !=
+		    cases[i].want)
+			fail_msg("case %zu: sniff should be %d", i, cases[i].want);
+	assert_false(folded_sniff(pb, sizeof(pb)));
+	assert_false(folded_sniff(NULL, 0));
+}
+
+/* A deep stack makes a long line; the sniffer reads it to its end. */
+static void test_sniff_judges_lines_longer_than_its_window(void **state)
+{
+	size_t n = 200000;
+	char *text = malloc(n + 16);
+
+	(void)state;
+	assert_non_null(text);
+	for (size_t i = 0; i < n; i++)
+		text[i] = i % 10 == 9 ? ';' : 'f';
+	memcpy(text + n, "f 12\nf;g x\n", 12);
+	assert_true(folded_sniff((const uint8_t *)text, n + 5));
+	/* The next line is past the window and is not judged... */
+	assert_true(folded_sniff((const uint8_t *)text, n + 12));
+	/* ...but a bad first line is, however long. */
+	text[n + 2] = 'x';
+	assert_false(folded_sniff((const uint8_t *)text, n + 5));
+	free(text);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_stacks_give_exact_self_and_total),
+		cmocka_unit_test(test_count_is_the_field_after_the_last_whitespace),
+		cmocka_unit_test(test_crlf_blank_lines_and_a_last_line_without_newline_are_accepted),
+		cmocka_unit_test(test_empty_frames_become_unknown),
+		cmocka_unit_test(test_empty_input_is_a_profile_without_samples),
+		cmocka_unit_test(test_zero_and_int64_max_counts_are_accepted),
+		cmocka_unit_test(test_shared_prefixes_never_confuse_frames),
+		cmocka_unit_test(test_data_file_matches_hand_computed_summary),
+		cmocka_unit_test(test_bad_counts_are_rejected_with_the_line),
+		cmocka_unit_test(test_nul_byte_is_rejected_as_binary),
+		cmocka_unit_test(test_stack_deeper_than_the_limit_is_rejected),
+		cmocka_unit_test(test_hostile_deep_line_is_rejected_by_the_depth_limit),
+		cmocka_unit_test(test_too_many_samples_are_rejected),
+		cmocka_unit_test(test_overlong_frame_name_is_rejected),
+		cmocka_unit_test(test_invalid_utf8_is_replaced_not_rejected),
+		cmocka_unit_test(test_error_quotes_are_short_and_printable),
+		cmocka_unit_test(test_sniff_accepts_folded_and_refuses_other_formats),
+		cmocka_unit_test(test_sniff_judges_lines_longer_than_its_window),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,629 @@
+/*
+ * test_perf.c: the perf script parser: real captures folded exactly as
+ * stackcollapse-perf.pl folds them (golden files), every header and frame
+ * variant, and malformed, truncated, hostile and oversized input, each
+ * error naming the input and the line.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "common/buf.h"
+#include "common/fileio.h"
+#include "pipeline/folded.h"
+#include "pipeline/perf.h"
+
+#define NAME "t.perf"
+
+static int parse_n(profile **out, const char *text, size_t len,
+		   const profile_limits *lim, pr_error *err)
+{
+	return perf_parse(out, (const uint8_t *)text, len, NAME, lim, err);
+}
+
+static profile *parse_ok(const char *text)
+{
+	pr_error err = PR_ERROR_INIT;
+	profile *p = NULL;
+
+	if (parse_n(&p, text, strlen(text), NULL, &err) != 0)
+		fail_msg("parse failed: %s", err.msg);
+	assert_non_null(p);
+	return p;
+}
+
+static void expect_error(const char *text, size_t len, const profile_limits *lim,
+			 int code, size_t line, const char *reason)
+{
+	pr_error err = PR_ERROR_INIT;
+	profile *p = (profile *)1;
+	char want[64];
+
+	assert_int_equal(parse_n(&p, text, len, lim, &err), code);
+	assert_null(p);
+	assert_int_equal(err.code, code);
+	snprintf(want, sizeof(want), "line %zu:", line);
+	if (!strstr(err.msg, "'" NAME "'") || !strstr(err.msg, want) ||
+	    !strstr(err.msg, reason))
+		fail_msg("message '%s' lacks the name, '%s' or '%s'", err.msg, want,
+			 reason);
+}
+
+static void read_data(buf *b, const char *rel)
+{
+	const char *dir = getenv("PROFREG_TEST_DATA");
+	char path[4096];
+	pr_error err = PR_ERROR_INIT;
+
+	snprintf(path, sizeof(path), "%s/%s", dir ? dir : "tests/data", rel);
+	if (fileio_read(b, path, 64u << 20, &err) < 0)
+		fail_msg("%s", err.msg);
+}
+
+/* Sample i's stack as "a;b;c". */
+static void stack_str(buf *out, const profile *p, size_t i)
+{
+	buf_reset(out);
+	for (uint32_t k = 0; k < p->stack_len[i]; k++)
+		assert_int_equal(buf_printf(out, "%s%s", k ? ";" : "",
+					    p->funcs[p->frames[p->stack_off[i] + k]].name), 0);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * The profile as stackcollapse-perf.pl prints it: one "stack count" line
+ * per distinct stack, sorted, joined by newlines. Caller frees.
+ */
+static char *folded_text(const profile *p)
+{
+	char **lines = calloc(p->nsamples + 1, sizeof(*lines));
+	buf s = BUF_INIT, all = BUF_INIT;
+	size_t n = 0;
+
+	assert_non_null(lines);
+	for (size_t i = 0; i < p->nsamples; i++) {
+		stack_str(&s, p, i);
+		assert_int_equal(buf_printf(&s, "\t%lld", (long long)p->values[i]), 0);
+		lines[n++] = buf_detach(&s, NULL);
+	}
+	qsort(lines, n, sizeof(*lines), cmp_str);
+	for (size_t i = 0; i < n;) {
+		char *tab = strrchr(lines[i], '\t');
+		long long sum = 0;
+		size_t j = i;
+
+		*tab = '\0';
+		for (; j < n; j++) {
+			char *t = strrchr(lines[j], '\t');
+			if (j > i) {
+				if (!t || strncmp(lines[j], lines[i], (size_t)(t - lines[j])) ||
+				    lines[i][t - lines[j]] != '\0')
+					break;
+				*t = '\0';
+			}
+			sum += strtoll((j > i ? t : tab) + 1, NULL, 10);
+		}
+		assert_int_equal(buf_printf(&all, "%s %lld\n", lines[i], sum), 0);
+		i = j;
+	}
+	for (size_t i = 0; i < n; i++)
+		free(lines[i]);
+	free(lines);
+	buf_release(&s);
+	return buf_detach(&all, NULL);
+}
+
+static const profile_summary_row *find_row(const profile *p,
+					   const profile_summary *s,
+					   const char *name)
+{
+	for (size_t i = 0; i < s->nrows; i++)
+		if (strcmp(p->funcs[s->rows[i].func].name, name) == 0)
+			return &s->rows[i];
+	return NULL;
+}
+
+/*
+ * Parse `rel`.perf with perf_parse and the golden `rel`.folded (the
+ * script's output) with folded_parse: every function's self and total,
+ * and every stack with its count, must agree.
+ */
+static void check_against_golden(const char *rel, size_t want_events)
+{
+	buf text = BUF_INIT, golden = BUF_INIT;
+	pr_error err = PR_ERROR_INIT;
+	profile *mine = NULL, *ref = NULL;
+	profile_summary sm, sr;
+	char path[256], *a, *b;
+
+	snprintf(path, sizeof(path), "perf/%s.perf", rel);
+	read_data(&text, path);
+	snprintf(path, sizeof(path), "perf/%s.folded", rel);
+	read_data(&golden, path);
+	if (perf_parse(&mine, (const uint8_t *)text.ptr, text.len, rel, NULL, &err) < 0 ||
+	    folded_parse(&ref, (const uint8_t *)golden.ptr, golden.len, rel, NULL, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(mine->nsamples, want_events);
+	assert_int_equal(profile_summarize(&sm, mine, 0, &err), 0);
+	assert_int_equal(profile_summarize(&sr, ref, 0, &err), 0);
+	assert_int_equal(sm.total, (int64_t)want_events);
+	assert_int_equal(sm.total, sr.total);
+	assert_int_equal(sm.nrows, sr.nrows);
+	for (size_t i = 0; i < sr.nrows; i++) {
+		const char *name = ref->funcs[sr.rows[i].func].name;
+		const profile_summary_row *r = find_row(mine, &sm, name);
+
+		if (!r || r->self != sr.rows[i].self || r->total != sr.rows[i].total)
+			fail_msg("%s: '%s' self %lld total %lld, stackcollapse-perf %lld %lld",
+				 rel, name, r ? (long long)r->self : -1LL,
+				 r ? (long long)r->total : -1LL,
+				 (long long)sr.rows[i].self, (long long)sr.rows[i].total);
+	}
+	a = folded_text(mine);
+	b = folded_text(ref);
+	assert_string_equal(a, b);
+	free(a);
+	free(b);
+	profile_summary_release(&sm);
+	profile_summary_release(&sr);
+	profile_free(mine);
+	profile_free(ref);
+	buf_release(&text);
+	buf_release(&golden);
+}
+
+static void test_real_dwarf_capture_folds_like_stackcollapse_perf(void **state)
+{
+	(void)state;
+	check_against_golden("burn-dwarf", 110);
+}
+
+static void test_real_pid_tid_cpu_capture_folds_like_stackcollapse_perf(void **state)
+{
+	(void)state;
+	check_against_golden("burn-fp", 346);
+}
+
+static void test_documented_variants_fold_like_stackcollapse_perf(void **state)
+{
+	(void)state;
+	check_against_golden("variants", 8);
+}
+
+static void test_real_capture_has_the_expected_shape(void **state)
+{
+	buf text = BUF_INIT;
+	pr_error err = PR_ERROR_INIT;
+	profile_summary s;
+	profile *p = NULL;
+
+	(void)state;
+	read_data(&text, "perf/burn-dwarf.perf");
+	assert_int_equal(perf_parse(&p, (const uint8_t *)text.ptr, text.len,
+				    "burn-dwarf.perf", NULL, &err), 0);
+	assert_int_equal(p->format, PROFILE_FMT_PERF);
+	assert_int_equal(p->nvalue_types, 1);
+	assert_string_equal(p->value_types[0].type, "samples");
+	assert_string_equal(p->value_types[0].unit, "count");
+	assert_int_equal(profile_summarize(&s, p, 0, &err), 0);
+	/* Three threads; a name with a space; leaf_hash burns the most. */
+	assert_non_null(find_row(p, &s, "burn"));
+	assert_non_null(find_row(p, &s, "io_worker"));
+	assert_non_null(find_row(p, &s, "render_pool"));
+	assert_int_equal(find_row(p, &s, "burn")->total + find_row(p, &s, "io_worker")->total +
+			 find_row(p, &s, "render_pool")->total, 110);
+	assert_string_equal(p->funcs[s.rows[0].func].name, "leaf_hash");
+	assert_true(s.rows[0].self > 55);
+	/* perf's "(inlined)" frame is a frame. */
+	assert_non_null(find_row(p, &s, "checksum_inline"));
+	/* No offset survives. */
+	for (uint32_t f = 0; f < p->nfuncs; f++)
+		assert_null(strstr(p->funcs[f].name, "+0x"));
+	profile_summary_release(&s);
+	profile_free(p);
+	buf_release(&text);
+}
+
+/* Parse one event and return its stack, root first. */
+static void expect_stack(const char *text, const char *want)
+{
+	profile *p = parse_ok(text);
+	buf s = BUF_INIT;
+
+	assert_int_equal(p->nsamples, 1);
+	stack_str(&s, p, 0);
+	if (strcmp(s.ptr, want) != 0)
+		fail_msg("'%s' folded to '%s', expected '%s'", text, s.ptr, want);
+	buf_release(&s);
+	profile_free(p);
+}
+
+static void test_header_variants_give_the_command_as_root(void **state)
+{
+	static const struct {
+		const char *header;
+		const char *comm;
+	} cases[] = {
+		/* The examples in stackcollapse-perf.pl's comments. */
+		{"java 25607 4794564.109216: cycles:", "java"},
+		{"java 12688 [002] 6544038.708352: cpu-clock:", "java"},
+		{"V8 WorkerThread 25607 4794564.109216: 104345 cycles:", "V8_WorkerThread"},
+		{"java 24636/25607 [000] 4794564.109216: 1 cycles:", "java"},
+		{"java 12688/12764 6544038.708352: 10309278 cpu-clock:", "java"},
+		{"V8 WorkerThread 24636/25607 [000] 94564.109216: 100 cycles:",
+		 "V8_WorkerThread"},
+		{"swapper     0 [000] 158665.570607: cpu-clock:", "swapper"},
+		/* perf 6.1's default output, trailing space and all. */
+		{"render pool 11455   648.610512:   10101010 cpu-clock: ", "render_pool"},
+		{"kworker/0:1-ev   112 [000] 1000.000002:          1 cpu-clock:u: ",
+		 "kworker/0:1-ev"},
+		/* A name ending in a number stays whole (the script: "render_pool"). */
+		{"render pool 2  7515   460.339740:    5025125 cpu-clock: ", "render_pool_2"},
+		{"Thread 2 pool 7 7515/7516 [001] 460.339740: cycles:", "Thread_2_pool_7"},
+		{"a 1 2.5: cycles:", "a"},
+		/* Without a timestamp, the script's rule: up to the first number. */
+		{"perf 123 cycles:", "perf"},
+		{"Thread 2 pool 77 cycles:", "Thread"},
+	};
+	char text[256], want[128];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(text, sizeof(text), "%s\n\t    4a1b2c leaf+0x1 (/bin/x)\n\n",
+			 cases[i].header);
+		snprintf(want, sizeof(want), "%s;leaf", cases[i].comm);
+		expect_stack(text, want);
+	}
+}
+
+#define HDR "app 100 [000] 1.000001: 1 cpu-clock:\n"
+
+static void test_frames_are_tidied_like_stackcollapse_perf(void **state)
+{
+	static const struct {
+		const char *frame;
+		const char *want;
+	} cases[] = {
+		{"7f00 parse+0x1f (/bin/app)", "parse"},
+		{"7f00 parse+0xABC (/bin/app)", "parse+0xABC"},
+		{"7f00 parse (/bin/app)", "parse"},
+		{"7f00 [unknown] (/usr/lib/x86_64-linux-gnu/libc.so.6)", "[libc.so.6]"},
+		{"7f00 [unknown] ([kernel.kallsyms])", "[[kernel.kallsyms]]"},
+		{"0 [unknown] ([unknown])", "[unknown]"},
+		{"7f00 foo(int, char const*)+0x10 (/bin/app)", "foo"},
+		{"7f00 net/http.(*Client).Do+0x20 (/bin/app)", "net/http.(*Client).Do"},
+		{"7f00 ns::(anonymous namespace)::f(int) (/bin/app)",
+		 "ns::(anonymous namespace)::f"},
+		{"7f00 (anonymous namespace)::g() (/bin/app)", "(anonymous namespace)::g"},
+		{"7f00 \"RegExp:[&<>'x]\" (/tmp/perf-1.map)", "RegExp:[&<>x]"},
+		{"7f00 a;b (/bin/app)", "a:b"},
+		{"7f00 inlined_fn (inlined)", "inlined_fn"},
+		{"7f00 outer->inner+0x3 (/bin/app)", "outer;inner_[i]"},
+		{"7f00 a->b->c (/bin/app)", "a;b_[i];c_[i]"},
+		{"7f00 a->b_[i] (/bin/app)", "a;b_[i]"},
+		{"7f00 a-> (/bin/app)", "a"},
+		{"7f00 Lorg/x/Y;.call (/tmp/perf-1.map)", "Lorg/x/Y:.call"},
+		{"7f00 close (/tmp/x.so (deleted))", "close"},
+		{"7f00 [unknown] (/tmp/x.so (deleted))", "[x.so]"},
+		{"7f00 sym_without_dso", "sym_without_dso"},
+		{"7f00 (/bin/app)", "[app]"},
+		{"7f00", "[unknown]"},
+		{"7f00 parse+0x1f (/bin/app)   ", "parse"},
+		{"FFFFFFFF8103CE3B native_safe_halt ([kernel.kallsyms])", "native_safe_halt"},
+	};
+	char text[512], want[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(text, sizeof(text), HDR "\t    %s\n\n", cases[i].frame);
+		snprintf(want, sizeof(want), "app;%s", cases[i].want);
+		expect_stack(text, want);
+	}
+}
+
+static void test_java_signatures_lose_their_leading_l(void **state)
+{
+	(void)state;
+	expect_stack("java 1 1.0: cycles:\n"
+		     "\t7f00 Lorg/x/Y;.call(Lorg/x/Ctx;)Ljava/lang/Object; (/tmp/perf-1.map)\n"
+		     "\t7f01 Interpreter (/jvm/libjvm.so)\n"
+		     "\t7f02 Lmain (/jvm/libjvm.so)\n\n",
+		     "java;Lmain;Interpreter;org/x/Y:.call");
+	expect_stack("javac 1 1.0: cycles:\n\t7f00 Lorg/a/B;.run (/tmp/perf-1.map)\n\n",
+		     "javac;org/a/B:.run");
+}
+
+static void test_process_name_frames_are_skipped(void **state)
+{
+	(void)state;
+	expect_stack(HDR "\t7f00 leaf (/bin/app)\n\t7f01 (/bin/app) (/bin/app)\n"
+		     "\t7f02 main+0x4 (/bin/app)\n\n",
+		     "app;main;leaf");
+}
+
+static void test_header_without_frames_is_a_stack_of_the_command(void **state)
+{
+	profile *p = parse_ok("kworker/0:1 112 [000] 1.0: 1 cpu-clock:\n\n"
+			      HDR "\t7f00 leaf (/bin/app)\n\n");
+	buf s = BUF_INIT;
+
+	(void)state;
+	assert_int_equal(p->nsamples, 2);
+	stack_str(&s, p, 0);
+	assert_string_equal(s.ptr, "kworker/0:1");
+	stack_str(&s, p, 1);
+	assert_string_equal(s.ptr, "app;leaf");
+	buf_release(&s);
+	profile_free(p);
+}
+
+static void test_only_the_first_event_type_is_kept(void **state)
+{
+	profile *p = parse_ok("app 1 1.0: 100 cycles:\n\t7f00 a (/x)\n\n"
+			      "app 1 1.1: 900 instructions:\n\t7f00 b (/x)\n\t7f01 c (/x)\n\n"
+			      "app 1 1.2: 100 cycles:\n\t7f00 d (/x)\n\n"
+			      "app 1 1.3: 900 instructions:\n\n"
+			      "app 1 1.4: 100 cycles:u:\n\t7f00 e (/x)\n\n");
+	buf s = BUF_INIT;
+
+	(void)state;
+	assert_int_equal(p->nsamples, 2);
+	stack_str(&s, p, 0);
+	assert_string_equal(s.ptr, "app;a");
+	stack_str(&s, p, 1);
+	assert_string_equal(s.ptr, "app;d");
+	buf_release(&s);
+	profile_free(p);
+}
+
+static void test_headers_without_an_event_field_are_all_kept(void **state)
+{
+	profile *p = parse_ok("app 1 1.000001: \n\t7f00 a (/x)\n\n"
+			      "app 1 1.000002: \n\t7f00 b (/x)\n\n");
+
+	(void)state;
+	assert_int_equal(p->nsamples, 2);
+	profile_free(p);
+}
+
+static void test_last_event_without_blank_line_is_kept(void **state)
+{
+	(void)state;
+	expect_stack(HDR "\t7f00 leaf (/bin/app)\n\t7f01 main (/bin/app)", "app;main;leaf");
+	expect_stack(HDR "\t7f00 leaf (/bin/app)\n", "app;leaf");
+}
+
+static void test_header_while_an_event_is_open_ends_it(void **state)
+{
+	profile *p = parse_ok(HDR "\t7f00 a (/x)\n" HDR "\t7f00 b (/x)\n\n");
+	buf s = BUF_INIT;
+
+	(void)state;
+	assert_int_equal(p->nsamples, 2);
+	stack_str(&s, p, 0);
+	assert_string_equal(s.ptr, "app;a");
+	stack_str(&s, p, 1);
+	assert_string_equal(s.ptr, "app;b");
+	buf_release(&s);
+	profile_free(p);
+}
+
+static void test_comments_crlf_and_stray_whitespace_lines_are_accepted(void **state)
+{
+	profile *p = parse_ok("# ========\r\n# captured on: today\r\n# ========\r\n#\r\n\r\n"
+			      "app 100 [000] 1.000001: 1 cpu-clock: \r\n"
+			      "\t7f00 leaf+0x1 (/bin/app)\r\n"
+			      "# a comment inside an event\r\n"
+			      "   \t\r\n"
+			      "\t7f01 main+0x2 (/bin/app)\r\n\r\n\r\n");
+	buf s = BUF_INIT;
+
+	(void)state;
+	assert_int_equal(p->nsamples, 1);
+	stack_str(&s, p, 0);
+	assert_string_equal(s.ptr, "app;main;leaf");
+	buf_release(&s);
+	profile_free(p);
+}
+
+static void test_empty_input_is_a_profile_without_samples(void **state)
+{
+	static const char *const inputs[] = {"", "\n\n", "# ========\n# only a header\n#\n"};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(inputs) / sizeof(inputs[0]); i++) {
+		profile *p = parse_ok(inputs[i]);
+		assert_int_equal(p->nsamples, 0);
+		assert_int_equal(p->nvalue_types, 1);
+		profile_free(p);
+	}
+}
+
+static void test_malformed_lines_are_rejected_with_the_line(void **state)
+{
+	static const struct {
+		const char *text;
+		size_t line;
+		const char *reason;
+	} cases[] = {
+		{"\t7f00 leaf (/bin/app)\n\n", 1, "frame line outside an event"},
+		{"# header\n\n    7f00 leaf (/bin/app)\n", 3, "frame line outside an event"},
+		{HDR "\t7f00 a (/x)\n\n\t7f01 b (/x)\n", 4, "frame line outside an event"},
+		{HDR "\t7f00 a (/x)\n\nswapper\n", 4, "not an event header"},
+		{HDR "\t7f00 a (/x)\nmain;serve 12\n", 3, "not an event header"},
+		{HDR "\tleaf (/bin/app)\n", 2, "does not start with an address"},
+		{HDR "\t7f00x leaf (/bin/app)\n", 2, "does not start with an address"},
+		{HDR "\t7f00 a (/x)\n\t7f01 main+0x4 (/usr/li", 3,
+		 "input ends in the middle of a frame line"},
+		{"{\"nodes\": []}\n", 1, "not an event header"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		expect_error(cases[i].text, strlen(cases[i].text), NULL, PR_EDATA,
+			     cases[i].line, cases[i].reason);
+}
+
+static void test_binary_input_is_rejected(void **state)
+{
+	static const char text[] = HDR "\t7f00 a\0 (/x)\n\n";
+	pr_error err = PR_ERROR_INIT;
+	profile *p = NULL;
+
+	(void)state;
+	expect_error(text, sizeof(text) - 1, NULL, PR_EDATA, 2, "NUL byte at offset");
+	assert_int_equal(parse_n(&p, "PERFILE2\x68\0\0\0", 12, NULL, &err), PR_EDATA);
+	assert_null(p);
+	assert_non_null(strstr(err.msg, "'" NAME "'"));
+	assert_non_null(strstr(err.msg, "perf.data file"));
+}
+
+static void test_stack_deeper_than_the_limit_is_rejected(void **state)
+{
+	profile_limits lim;
+	profile *p = NULL;
+	pr_error err = PR_ERROR_INIT;
+	/* Three frames and the command: four, the limit. */
+	const char *ok = HDR "\t1 a (/x)\n\t2 b (/x)\n\t3 c (/x)\n\n";
+	const char *deep = HDR "\t1 a (/x)\n\t2 b (/x)\n\t3 c (/x)\n\n"
+			   HDR "\t1 a (/x)\n\t2 b (/x)\n\t3 c (/x)\n\t4 d (/x)\n\n";
+
+	(void)state;
+	profile_limits_default(&lim);
+	lim.max_depth = 4;
+	assert_int_equal(parse_n(&p, ok, strlen(ok), &lim, &err), 0);
+	profile_free(p);
+	expect_error(deep, strlen(deep), &lim, PR_ELIMIT, 10, "depth limit of 4");
+	/* An inline chain counts every piece. */
+	expect_error(HDR "\t1 a->b->c->d->e (/x)\n", strlen(HDR) + 22, &lim, PR_ELIMIT, 2,
+		     "depth limit of 4");
+}
+
+static void test_hostile_deep_event_is_rejected_by_the_depth_limit(void **state)
+{
+	size_t n = 100000, len = strlen(HDR);
+	char *text = malloc(len + n * 12 + 2);
+
+	(void)state;
+	assert_non_null(text);
+	memcpy(text, HDR, len);
+	for (size_t i = 0; i < n; i++) {
+		memcpy(text + len, "\t1 fn (/x)\n", 11);
+		len += 11;
+	}
+	text[len++] = '\n';
+	expect_error(text, len, NULL, PR_ELIMIT, 4097,
+		     "more than 4096 frames exceeds the depth limit of 4096");
+	free(text);
+}
+
+static void test_too_many_samples_are_rejected(void **state)
+{
+	profile_limits lim;
+	const char *text = HDR "\t1 a (/x)\n\n" HDR "\t1 a (/x)\n\n" HDR "\t1 a (/x)\n\n";
+
+	(void)state;
+	profile_limits_default(&lim);
+	lim.max_samples = 2;
+	expect_error(text, strlen(text), &lim, PR_ELIMIT, 7, "sample limit");
+}
+
+static void test_overlong_names_are_rejected(void **state)
+{
+	profile_limits lim;
+	const char *frame = HDR "\t1 short (/x)\n\t2 abcdefghi+0x10 (/x)\n\n";
+	const char *comm = HDR "\t1 a (/x)\n\nlongcommand 1 1.0: cpu-clock:\n\n";
+
+	(void)state;
+	profile_limits_default(&lim);
+	lim.max_string_len = 8;
+	expect_error(frame, strlen(frame), &lim, PR_ELIMIT, 3,
+		     "a name of 9 bytes exceeds the limit of 8 bytes");
+	expect_error(comm, strlen(comm), &lim, PR_ELIMIT, 4,
+		     "a name of 11 bytes exceeds the limit of 8 bytes");
+}
+
+static void test_sniff_finds_perf_script_and_nothing_else(void **state)
+{
+	static const struct {
+		const char *text;
+		bool want;
+	} cases[] = {
+		{HDR "\t    7f00 leaf+0x1 (/bin/app)\n\n", true},
+		{"# ========\n# captured on: x\n#\n\n" HDR "\t7f00 leaf (/bin/app)\n", true},
+		{"render pool 11455   648.610512:   10101010 cpu-clock: \r\n"
+		 "\t            1254 leaf_hash+0x24 (/tmp/pf/burn)\r\n", true},
+		{"", false},
+		{HDR, false},
+		{HDR "\n", false},
+		{HDR "\tleaf (/bin/app)\n", false},
+		{HDR "not a frame\n", false},
+		{"\t7f00 leaf (/bin/app)\n", false},
+		{"main;serve;parse 7\nmain;serve 2\n", false},
+		{"{\"nodes\":[],\"samples\":[],\"timeDeltas\":[]}", false},
+		{"\x0a\x04\x08\x01\x10\x02", false},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (perf_sniff((const uint8_t *)cases[i].text, strlen(cases[i].text)) !=
+		    cases[i].want)
+			fail_msg("case %zu: sniff should be %d", i, cases[i].want);
+	assert_false(perf_sniff(NULL, 0));
+}
+
+static void test_sniff_accepts_the_real_captures(void **state)
+{
+	static const char *const files[] = {"perf/burn-dwarf.perf", "perf/burn-fp.perf",
+					    "perf/variants.perf"};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		buf text = BUF_INIT;
+		read_data(&text, files[i]);
+		assert_true(perf_sniff((const uint8_t *)text.ptr, text.len));
+		assert_false(folded_sniff((const uint8_t *)text.ptr, text.len));
+		buf_release(&text);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_real_dwarf_capture_folds_like_stackcollapse_perf),
+		cmocka_unit_test(test_real_pid_tid_cpu_capture_folds_like_stackcollapse_perf),
+		cmocka_unit_test(test_documented_variants_fold_like_stackcollapse_perf),
+		cmocka_unit_test(test_real_capture_has_the_expected_shape),
+		cmocka_unit_test(test_header_variants_give_the_command_as_root),
+		cmocka_unit_test(test_frames_are_tidied_like_stackcollapse_perf),
+		cmocka_unit_test(test_java_signatures_lose_their_leading_l),
+		cmocka_unit_test(test_process_name_frames_are_skipped),
+		cmocka_unit_test(test_header_without_frames_is_a_stack_of_the_command),
+		cmocka_unit_test(test_only_the_first_event_type_is_kept),
+		cmocka_unit_test(test_headers_without_an_event_field_are_all_kept),
+		cmocka_unit_test(test_last_event_without_blank_line_is_kept),
+		cmocka_unit_test(test_header_while_an_event_is_open_ends_it),
+		cmocka_unit_test(test_comments_crlf_and_stray_whitespace_lines_are_accepted),
+		cmocka_unit_test(test_empty_input_is_a_profile_without_samples),
+		cmocka_unit_test(test_malformed_lines_are_rejected_with_the_line),
+		cmocka_unit_test(test_binary_input_is_rejected),
+		cmocka_unit_test(test_stack_deeper_than_the_limit_is_rejected),
+		cmocka_unit_test(test_hostile_deep_event_is_rejected_by_the_depth_limit),
+		cmocka_unit_test(test_too_many_samples_are_rejected),
+		cmocka_unit_test(test_overlong_names_are_rejected),
+		cmocka_unit_test(test_sniff_finds_perf_script_and_nothing_else),
+		cmocka_unit_test(test_sniff_accepts_the_real_captures),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
