@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "exitcode.h"
 
+#include <gsl/gsl_errno.h>
 #include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +55,9 @@ int main(int argc, char **argv)
 	int c, first, rc;
 
 	setlocale(LC_ALL, "C");
+	/* GSL aborts on a domain error by default; the stats code checks its
+	 * arguments and return values instead. */
+	gsl_set_error_handler_off();
 	ctx.prog = "profreg";
 	if (cli_parser_new(&p, &ctx, argc, argv, opts,
 			   "profreg [global options] COMMAND [options]",

@@ -1352,3 +1352,56 @@ int db_audit(db *d, const char *action, const char *object, const char *detail_j
 	PQclear(res);
 	return rc;
 }
+
+/* ---- generic access for modules that own their SQL ------------------- */
+
+int db_exec(db *d, PGresult **out, pr_error *err, const char *what,
+	    const char *sql, int nparams, const char *const *params)
+{
+	PGresult *res = q(d, sql, nparams, params);
+
+	if (out)
+		*out = NULL;
+	if (!res_ok(res)) {
+		int rc = res && sqlstate(res)[0] == '2' && sqlstate(res)[1] == '2'
+			? db_fail_input(d, res, err, "%s", what)
+			: db_fail(d, res, err, "%s", what);
+		PQclear(res);
+		return rc;
+	}
+	if (out)
+		*out = res;
+	else
+		PQclear(res);
+	return 0;
+}
+
+int64_t db_get_i64(const PGresult *res, int row, int col)
+{
+	return get_i64(res, row, col);
+}
+
+double db_get_f64(const PGresult *res, int row, int col)
+{
+	return get_f64(res, row, col);
+}
+
+bool db_get_bool(const PGresult *res, int row, int col)
+{
+	return get_bool(res, row, col);
+}
+
+const char *db_get_text(const PGresult *res, int row, int col)
+{
+	return PQgetisnull(res, row, col) ? NULL : PQgetvalue(res, row, col);
+}
+
+int db_rows(const PGresult *res)
+{
+	return res ? PQntuples(res) : 0;
+}
+
+void db_result_free(PGresult *res)
+{
+	PQclear(res);
+}

@@ -206,4 +206,24 @@ int db_audit(db *d, const char *action, const char *object, const char *detail_j
  */
 char *db_conninfo_redact(const char *conninfo);
 
+/*
+ * Run one parameterised statement for a module that owns its own SQL
+ * (baselines, findings, runs). `what` names the operation in the error
+ * message ("database: <what>: <server message>"). On success *out (when
+ * not NULL) is the result, which the caller frees with PQclear; on
+ * failure it is NULL and the code is PR_EDB (or PR_EUSAGE for invalid
+ * input such as a bad cast). Parameters are text, NULL for SQL NULL.
+ */
+struct pg_result;
+int db_exec(db *d, struct pg_result **out, pr_error *err, const char *what,
+	    const char *sql, int nparams, const char *const *params);
+
+/* Column accessors for results from db_exec: SQL NULL reads as 0 / false / NULL. */
+int64_t db_get_i64(const struct pg_result *res, int row, int col);
+double db_get_f64(const struct pg_result *res, int row, int col);
+bool db_get_bool(const struct pg_result *res, int row, int col);
+const char *db_get_text(const struct pg_result *res, int row, int col);
+int db_rows(const struct pg_result *res);
+void db_result_free(struct pg_result *res);
+
 #endif

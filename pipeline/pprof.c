@@ -2,16 +2,19 @@
  * pprof.c: parser for pprof's profile.proto (see pprof.h).
  *
  * protobuf-c decodes the message; everything the wire format cannot say
- * is checked here before a single sample reaches the model: string
- * indices in range, ids nonzero, unique and resolvable, one value per
- * sample type, no negative values, and the limits. When protobuf-c
- * refuses the bytes it says nothing about why, so a small walk over the
- * wire format (wire_scan) then finds the offset and the reason.
+ * is checked here before a sample reaches the model: string indices in
+ * range, ids nonzero, unique and resolvable, one value per sample type,
+ * no negative values, and the limits. When protobuf-c refuses the bytes
+ * it says nothing about why, so a small walk over the wire format
+ * (wire_next, wire_scan) then finds the offset and the reason.
  *
- * Memory stays proportional to the input: protobuf-c allocates through a
- * budget of DECODE_BYTES_PER_INPUT_BYTE, and the expanded stacks (one
- * location can stand for many inlined frames, and many samples can share
- * one location) are capped at FRAMES_PER_INPUT_BYTE.
+ * Memory stays proportional to the tables, not to the samples: the walk
+ * splits the top-level fields, the tables (strings, functions, locations,
+ * mappings) are decoded in one go, and the samples, usually most of the
+ * input, one at a time into an arena that is reused. Every decode runs
+ * under a budget of DECODE_BYTES_PER_INPUT_BYTE, and the expanded stacks
+ * (one location can stand for many inlined frames, and many samples can
+ * share one location) are capped at FRAMES_PER_INPUT_BYTE.
  *
  * Naming follows `pprof -top`: a frame is function.name (its
  * system_name when the name is empty), its file function.filename.
@@ -33,7 +36,7 @@
 #include <string.h>
 #include <time.h>
 
-/* protobuf-c needs at most ~40 bytes per input byte (an empty sample). */
+/* protobuf-c needs at most ~40 bytes per input byte (an empty Location). */
 #define DECODE_BYTES_PER_INPUT_BYTE 64u
 #define DECODE_BYTES_SLACK (1u << 20)
 /* Legitimate profiles expand to well under one frame per input byte. */
@@ -187,6 +190,98 @@ static const char *field_label(char *b, size_t n, int msg, const wire_field *fd,
 	return b;
 }
 
+/* One field as wire_next found it. */
+typedef struct wire_item {
+	size_t at;             /* offset of its tag */
+	size_t off, len;       /* its payload, for length-delimited fields */
+	uint32_t num;
+	unsigned wt;
+	const wire_field *fd;  /* NULL: a field the schema does not know */
+} wire_item;
+
+/*
+ * Read the field at d[*pos] of a message of type `msg` that ends at
+ * `end`, check what protobuf-c would check of it (tag, wire type for a
+ * known field, lengths, packed varints) without looking inside
+ * submessages, and move *pos past it. 0, or -1 with `f` filled in.
+ */
+static int wire_next(const uint8_t *d, size_t *pos, size_t end, int msg,
+		     wire_item *it, wire_fault *f)
+{
+	/* Only the outermost message ends where the input does. */
+	bool top = msg == M_PROFILE && end == f->total;
+	const wire_field *fd = NULL;
+	char name[64];
+	uint64_t key, v;
+	size_t vat;
+
+	it->at = *pos;
+	if (wire_varint(d, pos, end, &key) < 0)
+		return wire_fail(f, it->at, top && *pos == end,
+				 "bad field tag (truncated or over-long) in %s",
+				 wire_msg_name[msg]);
+	if (*pos - it->at > 5 || (key >> 3) > 0x1fffffff)
+		return wire_fail(f, it->at, false, "field tag too large in %s",
+				 wire_msg_name[msg]);
+	it->num = (uint32_t)(key >> 3);
+	it->wt = (unsigned)(key & 7);
+	if (it->num == 0)
+		return wire_fail(f, it->at, false, "field number 0 in %s", wire_msg_name[msg]);
+	if (it->num < 15 && wire_schema[msg][it->num].name)
+		fd = &wire_schema[msg][it->num];
+	it->fd = fd;
+	vat = *pos;
+	switch (it->wt) {
+	case 0:
+		if (fd && fd->kind != W_VARINT && fd->kind != W_VARINTS)
+			goto wrong_type;
+		if (wire_varint(d, pos, end, &v) < 0)
+			return wire_fail(f, vat, top && *pos == end,
+					 "bad varint (truncated or longer than 10 bytes) in %s",
+					 field_label(name, sizeof(name), msg, fd, it->num));
+		return 0;
+	case 1:
+	case 5:
+		if (fd)
+			goto wrong_type;
+		if (end - *pos < (it->wt == 1 ? 8u : 4u))
+			return wire_fail(f, it->at, top, "truncated fixed-size %s",
+					 field_label(name, sizeof(name), msg, fd, it->num));
+		*pos += it->wt == 1 ? 8 : 4;
+		return 0;
+	case 2:
+		if (fd && fd->kind == W_VARINT)
+			goto wrong_type;
+		if (wire_varint(d, pos, end, &v) < 0)
+			return wire_fail(f, vat, top && *pos == end, "bad length of %s",
+					 field_label(name, sizeof(name), msg, fd, it->num));
+		if (v > end - *pos)
+			return wire_fail(f, it->at, top,
+					 "%s claims %" PRIu64 " bytes but only %zu remain",
+					 field_label(name, sizeof(name), msg, fd, it->num),
+					 v, end - *pos);
+		it->off = *pos;
+		it->len = (size_t)v;
+		*pos += it->len;
+		if (fd && fd->kind == W_VARINTS) {
+			for (size_t p = it->off; p < *pos;) {
+				vat = p;
+				if (wire_varint(d, &p, *pos, &v) < 0)
+					return wire_fail(f, vat, false, "bad varint in packed %s",
+							 field_label(name, sizeof(name), msg,
+								     fd, it->num));
+			}
+		}
+		return 0;
+	default:
+		return wire_fail(f, it->at, false, "unsupported wire type %u for %s", it->wt,
+				 field_label(name, sizeof(name), msg, fd, it->num));
+	}
+wrong_type:
+	return wire_fail(f, it->at, false, "wrong wire type %u for %s", it->wt,
+			 field_label(name, sizeof(name), msg, fd, it->num));
+}
+
 /*
  * Walk the message of type `msg` in d[start, end), recursing into known
  * submessages, and report the first thing protobuf-c would refuse.
@@ -194,85 +289,14 @@ static const char *field_label(char *b, size_t n, int msg, const wire_field *fd,
 static int wire_scan(const uint8_t *d, size_t start, size_t end, int msg,
 		     wire_fault *f)
 {
-	size_t pos = start;
-	char name[64];
-	/* Only the outermost message ends where the input does. */
-	bool top = msg == M_PROFILE && end == f->total;
+	wire_item it;
 
-	while (pos < end) {
-		size_t at = pos, vat;
-		uint64_t key, len, v;
-		uint32_t num;
-		unsigned wt;
-		const wire_field *fd = NULL;
-
-		if (wire_varint(d, &pos, end, &key) < 0)
-			return wire_fail(f, at, top && pos == end,
-					 "bad field tag (truncated or over-long) in %s",
-					 wire_msg_name[msg]);
-		if (pos - at > 5 || (key >> 3) > 0x1fffffff)
-			return wire_fail(f, at, false, "field tag too large in %s",
-					 wire_msg_name[msg]);
-		num = (uint32_t)(key >> 3);
-		wt = (unsigned)(key & 7);
-		if (num == 0)
-			return wire_fail(f, at, false, "field number 0 in %s", wire_msg_name[msg]);
-		if (num < 15 && wire_schema[msg][num].name)
-			fd = &wire_schema[msg][num];
-
-		vat = pos;
-		switch (wt) {
-		case 0:
-			if (fd && fd->kind != W_VARINT && fd->kind != W_VARINTS)
-				goto wrong_type;
-			if (wire_varint(d, &pos, end, &v) < 0)
-				return wire_fail(f, vat, top && pos == end,
-						 "bad varint (truncated or longer than 10 bytes) in %s",
-						 field_label(name, sizeof(name), msg, fd, num));
-			break;
-		case 1:
-		case 5:
-			if (fd)
-				goto wrong_type;
-			if (end - pos < (wt == 1 ? 8u : 4u))
-				return wire_fail(f, at, top, "truncated fixed-size %s",
-						 field_label(name, sizeof(name), msg, fd, num));
-			pos += wt == 1 ? 8 : 4;
-			break;
-		case 2:
-			if (fd && fd->kind == W_VARINT)
-				goto wrong_type;
-			if (wire_varint(d, &pos, end, &len) < 0)
-				return wire_fail(f, vat, top && pos == end, "bad length of %s",
-						 field_label(name, sizeof(name), msg, fd, num));
-			if (len > end - pos)
-				return wire_fail(f, at, top,
-						 "%s claims %" PRIu64 " bytes but only %zu remain",
-						 field_label(name, sizeof(name), msg, fd, num),
-						 len, end - pos);
-			if (fd && fd->kind == W_MSG &&
-			    wire_scan(d, pos, pos + len, fd->sub, f) < 0)
-				return -1;
-			if (fd && fd->kind == W_VARINTS) {
-				size_t p = pos;
-				while (p < pos + len) {
-					vat = p;
-					if (wire_varint(d, &p, pos + len, &v) < 0)
-						return wire_fail(f, vat, false, "bad varint in packed %s",
-								 field_label(name, sizeof(name),
-									     msg, fd, num));
-				}
-			}
-			pos += len;
-			break;
-		default:
-			return wire_fail(f, at, false, "unsupported wire type %u for %s", wt,
-					 field_label(name, sizeof(name), msg, fd, num));
-		}
-		continue;
-wrong_type:
-		return wire_fail(f, at, false, "wrong wire type %u for %s", wt,
-				 field_label(name, sizeof(name), msg, fd, num));
+	for (size_t pos = start; pos < end;) {
+		if (wire_next(d, &pos, end, msg, &it, f) < 0)
+			return -1;
+		if (it.wt == 2 && it.fd && it.fd->kind == W_MSG &&
+		    wire_scan(d, it.off, it.off + it.len, it.fd->sub, f) < 0)
+			return -1;
 	}
 	return 0;
 }
@@ -286,58 +310,23 @@ wrong_type:
  */
 bool pprof_sniff(const uint8_t *data, size_t len)
 {
-	size_t pos = 0;
 	wire_fault f;
+	wire_item it;
+	size_t pos = 0;
 
-	if (!data)
+	if (!data || len == 0)
 		return false;
 	f.total = len;
 	for (int i = 0; i < 8 && pos < len; i++) {
-		const wire_field *fd = NULL;
-		uint64_t key, v, flen;
-		unsigned wt;
-		uint32_t num;
-
-		if (wire_varint(data, &pos, len, &key) < 0)
-			return i > 0 && pos >= len;
-		num = (uint32_t)(key >> 3);
-		wt = (unsigned)(key & 7);
-		if (num < 15 && wire_schema[M_PROFILE][num].name)
-			fd = &wire_schema[M_PROFILE][num];
-		if (num == 0 || (i == 0 && !fd) || key >> 32)
+		if (wire_next(data, &pos, len, M_PROFILE, &it, &f) < 0)
+			return i > 0 && f.eof;
+		if (i == 0 && !it.fd)
 			return false;
-		switch (wt) {
-		case 0:
-			if (fd && fd->kind != W_VARINT && fd->kind != W_VARINTS)
-				return false;
-			if (wire_varint(data, &pos, len, &v) < 0)
-				return i > 0 && pos >= len;
-			break;
-		case 1:
-		case 5:
-			if (fd)
-				return false;
-			if (len - pos < (wt == 1 ? 8u : 4u))
-				return i > 0;
-			pos += wt == 1 ? 8 : 4;
-			break;
-		case 2:
-			if (fd && fd->kind == W_VARINT)
-				return false;
-			if (wire_varint(data, &pos, len, &flen) < 0)
-				return i > 0 && pos >= len;
-			if (flen > len - pos)
-				return i > 0;
-			if (fd && fd->kind == W_MSG &&
-			    wire_scan(data, pos, pos + flen, fd->sub, &f) < 0)
-				return false;
-			pos += flen;
-			break;
-		default:
+		if (it.wt == 2 && it.fd && it.fd->kind == W_MSG &&
+		    wire_scan(data, it.off, it.off + it.len, it.fd->sub, &f) < 0)
 			return false;
-		}
 	}
-	return len > 0;
+	return true;
 }
 
 /* ---- decoding into an arena, under a memory budget ----------------- */
@@ -408,6 +397,24 @@ static void arena_free(void *data, void *ptr)
 {
 	(void)data;
 	(void)ptr;
+}
+
+/* Forget every block but keep the newest chunk, for the next message. */
+static void arena_reset(arena *a, size_t budget)
+{
+	if (a->head) {
+		arena_chunk *c = a->head->next;
+		while (c) {
+			arena_chunk *n = c->next;
+			free(c);
+			c = n;
+		}
+		a->head->next = NULL;
+		a->head->used = 0;
+	}
+	a->left = budget;
+	a->exceeded = false;
+	a->oom = false;
 }
 
 static void arena_release(arena *a)
@@ -488,6 +495,7 @@ typedef struct parser {
 	uint32_t *stack;
 	size_t stack_cap;
 	uint64_t frames_left; /* budget for all expanded stacks together */
+	size_t nsamples;      /* Profile.sample fields in the input */
 } parser;
 
 static int bad(parser *ps, const char *fmt, ...)
@@ -614,8 +622,8 @@ static int check_tables(parser *ps)
 		return bad(ps, "the string table is empty (string_table[0] must be \"\")");
 	if (m->string_table[0].len != 0)
 		return bad(ps, "string_table[0] is not the empty string");
-	if (m->n_sample_type == 0 && m->n_sample != 0)
-		return bad(ps, "%zu samples but no sample types", m->n_sample);
+	if (m->n_sample_type == 0 && ps->nsamples != 0)
+		return bad(ps, "%zu samples but no sample types", ps->nsamples);
 	for (size_t i = 0; i < m->n_sample_type; i++) {
 		if ((rc = check_str(ps, m->sample_type[i]->type, "sample_type %zu type", i)) < 0 ||
 		    (rc = check_str(ps, m->sample_type[i]->unit, "sample_type %zu unit", i)) < 0)
@@ -845,90 +853,168 @@ static int expand_location(parser *ps, uint32_t li)
 	return 0;
 }
 
-static int add_samples(parser *ps)
+/* One decoded sample: check it, expand its stack and add it to the model. */
+static int add_sample(parser *ps, size_t i, const pb_sample *s)
 {
-	const pb_profile *m = ps->m;
 	profile *p = ps->p;
-	size_t ntypes = m->n_sample_type;
+	size_t ntypes = ps->m->n_sample_type;
+	size_t depth = 0;
 	int rc;
 
-	for (size_t i = 0; i < m->n_sample; i++) {
-		const pb_sample *s = m->sample[i];
-		size_t depth = 0;
-
-		if (s->n_value != ntypes)
-			return bad(ps, "sample %zu has %zu values for %zu sample types",
-				   i, s->n_value, ntypes);
-		for (size_t k = 0; k < ntypes; k++)
-			if (s->value[k] < 0)
-				return bad(ps, "sample %zu has a negative value %" PRId64 " for '%s'",
-					   i, s->value[k], p->value_types[k].type);
-		for (size_t k = 0; k < s->n_label; k++) {
-			const pb_label *lb = s->label[k];
-			if ((rc = check_str(ps, lb->key, "sample %zu label key", i)) < 0 ||
-			    (rc = check_str(ps, lb->str, "sample %zu label value", i)) < 0 ||
-			    (rc = check_str(ps, lb->num_unit, "sample %zu label unit", i)) < 0)
-				return rc;
+	if (s->n_value != ntypes)
+		return bad(ps, "sample %zu has %zu values for %zu sample types",
+			   i, s->n_value, ntypes);
+	for (size_t k = 0; k < ntypes; k++)
+		if (s->value[k] < 0)
+			return bad(ps, "sample %zu has a negative value %" PRId64 " for '%s'",
+				   i, s->value[k], p->value_types[k].type);
+	for (size_t k = 0; k < s->n_label; k++) {
+		const pb_label *lb = s->label[k];
+		if ((rc = check_str(ps, lb->key, "sample %zu label key", i)) < 0 ||
+		    (rc = check_str(ps, lb->str, "sample %zu label value", i)) < 0 ||
+		    (rc = check_str(ps, lb->num_unit, "sample %zu label unit", i)) < 0)
+			return rc;
+	}
+	for (size_t k = 0; k < s->n_location_id; k++) {
+		uint32_t li = idmap_get(&ps->locs, s->location_id[k]);
+		uint32_t n;
+		if (li == NONE)
+			return bad(ps, "sample %zu refers to location id %" PRIu64
+				   " that does not exist", i, s->location_id[k]);
+		if (ps->loc_off[li] == SIZE_MAX && (rc = expand_location(ps, li)) < 0)
+			return rc;
+		n = ps->loc_len[li];
+		if (depth + n > p->limits.max_depth)
+			return pr_error_set(ps->err, PR_ELIMIT,
+					    "cannot parse '%s': sample %zu has a stack deeper than the limit of %u frames",
+					    ps->name, i, p->limits.max_depth);
+		if (depth + n > ps->stack_cap) {
+			size_t cap = ps->stack_cap ? ps->stack_cap : 256;
+			uint32_t *st;
+			while (cap < depth + n)
+				cap *= 2;
+			if (!(st = realloc(ps->stack, cap * sizeof(*st))))
+				return nomem(ps);
+			ps->stack = st;
+			ps->stack_cap = cap;
 		}
-		for (size_t k = 0; k < s->n_location_id; k++) {
-			uint32_t li = idmap_get(&ps->locs, s->location_id[k]);
-			uint32_t n;
-			if (li == NONE)
-				return bad(ps, "sample %zu refers to location id %" PRIu64
-					   " that does not exist", i, s->location_id[k]);
-			if (ps->loc_off[li] == SIZE_MAX && (rc = expand_location(ps, li)) < 0)
-				return rc;
-			n = ps->loc_len[li];
-			if (depth + n > p->limits.max_depth)
-				return pr_error_set(ps->err, PR_ELIMIT,
-						    "cannot parse '%s': sample %zu has a stack deeper than the limit of %u frames",
-						    ps->name, i, p->limits.max_depth);
-			if (depth + n > ps->stack_cap) {
-				size_t cap = ps->stack_cap ? ps->stack_cap : 256;
-				uint32_t *st;
-				while (cap < depth + n)
-					cap *= 2;
-				if (!(st = realloc(ps->stack, cap * sizeof(*st))))
-					return nomem(ps);
-				ps->stack = st;
-				ps->stack_cap = cap;
-			}
+		/* Most locations are one frame: skip the call to memcpy. */
+		if (n == 1)
+			ps->stack[depth] = ps->loc_frames[ps->loc_off[li]];
+		else
 			memcpy(ps->stack + depth, ps->loc_frames + ps->loc_off[li],
 			       n * sizeof(*ps->stack));
-			depth += n;
+		depth += n;
+	}
+	if (depth > ps->frames_left)
+		return pr_error_set(ps->err, PR_ELIMIT,
+				    "cannot parse '%s': stacks expand to more than %u frames per input byte",
+				    ps->name, FRAMES_PER_INPUT_BYTE);
+	ps->frames_left -= depth;
+	return profile_add_sample_leaf_first(p, ps->stack, (uint32_t)depth, s->value,
+					     ps->err);
+}
+
+static size_t decode_budget(size_t len)
+{
+	if (len > (SIZE_MAX - DECODE_BYTES_SLACK) / DECODE_BYTES_PER_INPUT_BYTE)
+		return SIZE_MAX;
+	return len * DECODE_BYTES_PER_INPUT_BYTE + DECODE_BYTES_SLACK;
+}
+
+/* The input is not well-formed protobuf: where and why. */
+static int wire_error(parser *ps, const wire_fault *f)
+{
+	if (f->eof)
+		return bad(ps, "truncated input of %zu bytes: %s at offset %zu",
+			   f->total, f->why, f->off);
+	return bad(ps, "malformed profile.proto data: %s at offset %zu", f->why, f->off);
+}
+
+/*
+ * protobuf-c refused d[start, start + len), a message of type `msg`: say
+ * why, with offsets into the whole input of `total` bytes.
+ */
+static int decode_failed(parser *ps, const uint8_t *d, size_t start, size_t len,
+			 size_t total, int msg, const arena *mem)
+{
+	wire_fault f;
+
+	if (mem->oom)
+		return nomem(ps);
+	if (mem->exceeded)
+		return pr_error_set(ps->err, PR_ELIMIT,
+				    "cannot parse '%s': decoding needs more than %zu bytes of memory (%u per input byte)",
+				    ps->name, decode_budget(len), DECODE_BYTES_PER_INPUT_BYTE);
+	memset(&f, 0, sizeof(f));
+	f.total = total;
+	if (wire_scan(d, start, start + len, msg, &f) < 0)
+		return wire_error(ps, &f);
+	return bad(ps, "%s at offset %zu is not a valid %s message", wire_msg_name[msg],
+		   start, wire_msg_name[msg]);
+}
+
+/*
+ * Copy every top-level field but the samples to `rest` (room for `len`
+ * bytes) and count the samples. The tables are decoded in one go from
+ * `rest`; the samples, usually most of the input, one at a time into
+ * memory that is reused, so that decoding them costs no memory that
+ * grows with the profile.
+ */
+static int split_samples(parser *ps, const uint8_t *data, size_t len,
+			 uint8_t *rest, size_t *rest_len, size_t *nsamples)
+{
+	wire_fault f;
+	wire_item it;
+
+	*rest_len = 0;
+	*nsamples = 0;
+	memset(&f, 0, sizeof(f));
+	f.total = len;
+	for (size_t pos = 0; pos < len;) {
+		if (wire_next(data, &pos, len, M_PROFILE, &it, &f) < 0)
+			return wire_error(ps, &f);
+		if (it.num == 2) { /* Profile.sample; wire_next checked its type */
+			++*nsamples;
+			continue;
 		}
-		if (depth > ps->frames_left)
-			return pr_error_set(ps->err, PR_ELIMIT,
-					    "cannot parse '%s': stacks expand to more than %u frames per input byte",
-					    ps->name, FRAMES_PER_INPUT_BYTE);
-		ps->frames_left -= depth;
-		if ((rc = profile_add_sample_leaf_first(p, ps->stack, (uint32_t)depth,
-							 s->value, ps->err)) < 0)
-			return rc;
+		memcpy(rest + *rest_len, data + it.at, pos - it.at);
+		*rest_len += pos - it.at;
 	}
 	return 0;
 }
 
-/* protobuf-c refused the bytes: say where and why. */
-static int decode_failed(parser *ps, const uint8_t *data, size_t len,
-			 const arena *budget, size_t budget_total)
+static int add_samples(parser *ps, const uint8_t *data, size_t len)
 {
+	arena mem = {NULL, 0, false, false};
+	ProtobufCAllocator alloc = {arena_alloc, arena_free, &mem};
 	wire_fault f;
+	wire_item it;
+	size_t i = 0;
+	int rc = 0;
 
-	if (budget->oom)
-		return nomem(ps);
-	if (budget->exceeded)
-		return pr_error_set(ps->err, PR_ELIMIT,
-				    "cannot parse '%s': decoding needs more than %zu bytes of memory (%u per input byte)",
-				    ps->name, budget_total, DECODE_BYTES_PER_INPUT_BYTE);
 	memset(&f, 0, sizeof(f));
 	f.total = len;
-	if (wire_scan(data, 0, len, M_PROFILE, &f) < 0)
-		return f.eof ? bad(ps, "truncated input of %zu bytes: %s at offset %zu",
-				   len, f.why, f.off)
-			     : bad(ps, "malformed profile.proto data: %s at offset %zu",
-				   f.why, f.off);
-	return bad(ps, "not a valid profile.proto message");
+	for (size_t pos = 0; pos < len;) {
+		pb_sample *s;
+
+		/* split_samples has checked every top-level field already. */
+		if (wire_next(data, &pos, len, M_PROFILE, &it, &f) < 0) {
+			rc = wire_error(ps, &f);
+			break;
+		}
+		if (it.num != 2)
+			continue;
+		arena_reset(&mem, decode_budget(it.len));
+		if (!(s = perftools__profiles__sample__unpack(&alloc, it.len, data + it.off))) {
+			rc = decode_failed(ps, data, it.off, it.len, len, M_SAMPLE, &mem);
+			break;
+		}
+		if ((rc = add_sample(ps, i++, s)) < 0)
+			break;
+	}
+	arena_release(&mem);
+	return rc;
 }
 
 int pprof_parse(profile **out, const uint8_t *data, size_t len,
@@ -937,8 +1023,9 @@ int pprof_parse(profile **out, const uint8_t *data, size_t len,
 	parser ps;
 	pb_profile *m = NULL;
 	arena mem = {NULL, 0, false, false};
-	ProtobufCAllocator alloc;
-	size_t budget_total;
+	ProtobufCAllocator alloc = {arena_alloc, arena_free, &mem};
+	uint8_t *rest = NULL;
+	size_t rest_len;
 	int rc = 0;
 
 	*out = NULL;
@@ -952,24 +1039,27 @@ int pprof_parse(profile **out, const uint8_t *data, size_t len,
 		rc = bad(&ps, "empty input");
 		goto out;
 	}
-	budget_total = len > (SIZE_MAX - DECODE_BYTES_SLACK) / DECODE_BYTES_PER_INPUT_BYTE
-			       ? SIZE_MAX
-			       : len * DECODE_BYTES_PER_INPUT_BYTE + DECODE_BYTES_SLACK;
-	mem.left = budget_total;
-	alloc.alloc = arena_alloc;
-	alloc.free = arena_free;
-	alloc.allocator_data = &mem;
-	if (!(m = perftools__profiles__profile__unpack(&alloc, len, data))) {
-		rc = decode_failed(&ps, data, len, &mem, budget_total);
+	if (!(rest = malloc(len))) {
+		rc = nomem(&ps);
 		goto out;
 	}
-	ps.m = m;
-	if (m->n_sample > ps.p->limits.max_samples) {
+	if ((rc = split_samples(&ps, data, len, rest, &rest_len, &ps.nsamples)) < 0)
+		goto out;
+	if (ps.nsamples > ps.p->limits.max_samples) {
 		rc = pr_error_set(err, PR_ELIMIT,
 				  "cannot parse '%s': more than %llu samples (the sample limit)",
 				  ps.name, (unsigned long long)ps.p->limits.max_samples);
 		goto out;
 	}
+	mem.left = decode_budget(rest_len);
+	if (!(m = perftools__profiles__profile__unpack(&alloc, rest_len, rest))) {
+		/* Offsets in `rest` mean nothing to the user: scan the input. */
+		rc = decode_failed(&ps, data, 0, len, len, M_PROFILE, &mem);
+		goto out;
+	}
+	free(rest);
+	rest = NULL;
+	ps.m = m;
 	if ((rc = check_tables(&ps)) < 0 || (rc = set_header(&ps)) < 0)
 		goto out;
 
@@ -986,12 +1076,13 @@ int pprof_parse(profile **out, const uint8_t *data, size_t len,
 	for (size_t i = 0; i < m->n_location; i++)
 		ps.loc_off[i] = SIZE_MAX;
 	ps.frames_left = (uint64_t)len * FRAMES_PER_INPUT_BYTE + FRAMES_SLACK;
-	if ((rc = add_samples(&ps)) < 0)
+	if ((rc = add_samples(&ps, data, len)) < 0)
 		goto out;
 	*out = ps.p;
 	ps.p = NULL;
 out:
-	arena_release(&mem); /* the decoded message */
+	free(rest);
+	arena_release(&mem); /* the decoded tables */
 	idmap_release(&ps.maps);
 	idmap_release(&ps.locs);
 	idmap_release(&ps.funcs);

@@ -644,6 +644,34 @@ static void test_bad_varint_is_rejected(void **state)
 	free(data);
 }
 
+/* Well-framed at the top, broken inside a sample or a table entry. */
+static void test_corrupt_submessage_is_rejected_with_offset(void **state)
+{
+	static const uint8_t bad_sample[] = {0x12, 0x03, 0x0a, 0x01, 0x80};
+	static const uint8_t bad_location[] = {0x22, 0x02, 0x08, 0x80};
+	pb b;
+	size_t len;
+	uint8_t *data, *bad;
+	char want[128];
+
+	(void)state;
+	pb_init(&b);
+	data = pb_pack(&b, &len);
+	bad = malloc(len + 8);
+	assert_non_null(bad);
+	memcpy(bad, data, len);
+	memcpy(bad + len, bad_sample, sizeof(bad_sample));
+	snprintf(want, sizeof(want),
+		 "malformed profile.proto data: bad varint in packed Sample.location_id at offset %zu",
+		 len + 4);
+	expect_bytes_error(bad, len + sizeof(bad_sample), PR_EDATA, want);
+	memcpy(bad + len, bad_location, sizeof(bad_location));
+	snprintf(want, sizeof(want), "Location.id at offset %zu", len + 3);
+	expect_bytes_error(bad, len + sizeof(bad_location), PR_EDATA, want);
+	free(bad);
+	free(data);
+}
+
 static void test_wrong_wire_type_is_rejected(void **state)
 {
 	pb b;
@@ -961,6 +989,7 @@ int main(void)
 		cmocka_unit_test(test_empty_input_is_rejected),
 		cmocka_unit_test(test_truncated_message_is_rejected_with_offset),
 		cmocka_unit_test(test_bad_varint_is_rejected),
+		cmocka_unit_test(test_corrupt_submessage_is_rejected_with_offset),
 		cmocka_unit_test(test_wrong_wire_type_is_rejected),
 		cmocka_unit_test(test_text_is_rejected_as_not_a_profile),
 		cmocka_unit_test(test_string_index_out_of_range_is_rejected),

@@ -1,0 +1,365 @@
+/*
+ * baseline.c: eligible captures, their per-function values, and the
+ * summaries a baseline keeps (see baseline.h).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "baseline.h"
+#include "common/buf.h"
+#include "stats/stats.h"
+
+#include <inttypes.h>
+#include <libpq-fe.h>
+#include <math.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void capture_set_release(capture_set *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		free(s->caps[i].release);
+	free(s->caps);
+	s->caps = NULL;
+	s->n = 0;
+}
+
+static int oom(pr_error *err)
+{
+	return pr_error_set(err, PR_ENOMEM, "out of memory");
+}
+
+int capture_set_load(capture_set *out, db *d, const capture_query *q, pr_error *err)
+{
+	/*
+	 * Eligibility lives in SQL so the rule is one statement: evidence and
+	 * incident captures are out, and so is every release with an open
+	 * regression for this service and type.
+	 */
+	static const char sql[] =
+		"select p.id, (extract(epoch from p.captured_at) * 1000000)::bigint,"
+		"       p.release, p.total_value, p.sample_count, coalesce(p.duration_ns, 0)"
+		"  from profiles p"
+		" where p.service_id = $1 and p.profile_type = $2"
+		"   and ($3::text is null or p.release = $3)"
+		"   and ($4::text is null or p.release <> $4)"
+		"   and ($5::bigint is null or p.captured_at >= 'epoch'::timestamptz + $5::bigint * interval '1 microsecond')"
+		"   and ($6::bigint is null or p.captured_at < 'epoch'::timestamptz + $6::bigint * interval '1 microsecond')"
+		"   and (not $7::boolean or ("
+		"        p.retention_class <> 'forensic'"
+		"        and not (p.tags ? 'incident') and not (p.tags ? 'forensic')"
+		"        and p.total_value > 0"
+		"        and not exists (select 1 from findings f"
+		"                         where f.service_id = p.service_id"
+		"                           and f.profile_type = p.profile_type"
+		"                           and f.status = 'open' and f.direction = 'regression'"
+		"                           and f.current_release = p.release)))"
+		" order by p.captured_at, p.id";
+	char sid[24], since[24], until[24];
+	const char *params[7];
+	PGresult *res = NULL;
+	int rc, n;
+
+	memset(out, 0, sizeof(*out));
+	snprintf(sid, sizeof(sid), "%" PRId64, q->service_id);
+	snprintf(since, sizeof(since), "%" PRId64, q->since_us);
+	snprintf(until, sizeof(until), "%" PRId64, q->until_us);
+	params[0] = sid;
+	params[1] = q->type;
+	params[2] = q->release;
+	params[3] = q->exclude_release;
+	params[4] = q->since_us ? since : NULL;
+	params[5] = q->until_us ? until : NULL;
+	params[6] = q->eligible_only ? "true" : "false";
+	if ((rc = db_exec(d, &res, err, "selecting captures", sql, 7, params)) < 0)
+		return rc;
+	n = db_rows(res);
+	if (n && !(out->caps = calloc((size_t)n, sizeof(*out->caps)))) {
+		rc = oom(err);
+		goto out;
+	}
+	for (int i = 0; i < n; i++) {
+		capture_ref *c = &out->caps[i];
+		c->id = db_get_i64(res, i, 0);
+		c->captured_at_us = db_get_i64(res, i, 1);
+		if (!(c->release = strdup(db_get_text(res, i, 2)))) {
+			rc = oom(err);
+			goto out;
+		}
+		c->total = db_get_i64(res, i, 3);
+		c->sample_count = db_get_i64(res, i, 4);
+		c->duration_ns = db_get_i64(res, i, 5);
+		out->n++;
+	}
+out:
+	db_result_free(res);
+	if (rc < 0)
+		capture_set_release(out);
+	return rc;
+}
+
+void func_matrix_release(func_matrix *m)
+{
+	free(m->func_ids);
+	free(m->self);
+	memset(m, 0, sizeof(*m));
+}
+
+/* "{1,2,3}": a bigint[] literal of the captures' ids. */
+static int id_array(buf *b, const capture_set *a, const capture_set *c)
+{
+	int rc = buf_putc(b, '{');
+
+	for (size_t k = 0; rc == 0 && k < 2; k++) {
+		const capture_set *s = k ? c : a;
+		for (size_t i = 0; rc == 0 && s && i < s->n; i++)
+			rc = buf_printf(b, "%s%" PRId64, b->len > 1 ? "," : "", s->caps[i].id);
+	}
+	return rc ? rc : buf_putc(b, '}');
+}
+
+static int col_of(const capture_set *a, const capture_set *b, int64_t id, size_t *col)
+{
+	/* Captures are few (tens); a linear scan beats building a map. */
+	for (size_t i = 0; i < a->n; i++)
+		if (a->caps[i].id == id)
+			return (void)(*col = i), 0;
+	for (size_t i = 0; b && i < b->n; i++)
+		if (b->caps[i].id == id)
+			return (void)(*col = a->n + i), 0;
+	return -1;
+}
+
+int func_matrix_load(func_matrix *out, db *d, const capture_set *a,
+		     const capture_set *b, pr_error *err)
+{
+	static const char sql[] =
+		"select function_id, profile_id, self_value from profile_functions"
+		" where profile_id = any($1::bigint[]) order by function_id";
+	buf ids = BUF_INIT;
+	PGresult *res = NULL;
+	const char *params[1];
+	size_t ncaps = a->n + (b ? b->n : 0), row = 0;
+	int rc, n;
+
+	memset(out, 0, sizeof(*out));
+	out->ncaps = ncaps;
+	if ((rc = id_array(&ids, a, b)) < 0) {
+		rc = oom(err);
+		goto out;
+	}
+	params[0] = ids.ptr;
+	if ((rc = db_exec(d, &res, err, "loading per-function values", sql, 1, params)) < 0)
+		goto out;
+	n = db_rows(res);
+	for (int i = 0; i < n; i++)
+		if (i == 0 || db_get_i64(res, i, 0) != db_get_i64(res, i - 1, 0))
+			out->nfuncs++;
+	if (out->nfuncs &&
+	    (!(out->func_ids = calloc(out->nfuncs, sizeof(*out->func_ids))) ||
+	     !(out->self = calloc(out->nfuncs * ncaps, sizeof(*out->self))))) {
+		rc = oom(err);
+		goto out;
+	}
+	for (int i = 0; i < n; i++) {
+		int64_t fid = db_get_i64(res, i, 0);
+		size_t col;
+		if (i > 0 && fid != db_get_i64(res, i - 1, 0))
+			row++;
+		out->func_ids[row] = fid;
+		if (col_of(a, b, db_get_i64(res, i, 1), &col) == 0)
+			out->self[row * ncaps + col] = db_get_i64(res, i, 2);
+	}
+out:
+	db_result_free(res);
+	buf_release(&ids);
+	if (rc < 0)
+		func_matrix_release(out);
+	return rc;
+}
+
+double capture_share(const capture_ref *c, int64_t self)
+{
+	return c->total > 0 ? (double)self / (double)c->total : 0.0;
+}
+
+double capture_rate(const capture_ref *c, int64_t self)
+{
+	/* Without a duration, captures are taken as equally long. */
+	return c->duration_ns > 0 ? (double)self / ((double)c->duration_ns / 1e9) : (double)self;
+}
+
+int baseline_summarize(baseline_func *out, const func_matrix *m, size_t row,
+		       size_t col0, const capture_set *base, pr_error *err)
+{
+	double *share = NULL, *vst = NULL;
+	double floor_sum = 0, rate_sum = 0;
+	size_t n = base->n;
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->function_id = m->func_ids[row];
+	out->n = n;
+	if (n == 0)
+		return pr_error_set(err, PR_EUSAGE, "an empty baseline has no summary");
+	if (!(share = malloc(n * sizeof(*share))) || !(vst = malloc(n * sizeof(*vst)))) {
+		rc = oom(err);
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		int64_t self = m->self[row * m->ncaps + col0 + i];
+		const capture_ref *c = &base->caps[i];
+		share[i] = capture_share(c, self);
+		vst[i] = stats_vst(share[i]);
+		floor_sum += stats_vst_var_floor(c->sample_count > 0 ? (double)c->sample_count : 1.0);
+		rate_sum += capture_rate(c, self);
+	}
+	out->var_floor = floor_sum / (double)n;
+	out->mean_rate = rate_sum / (double)n;
+	if (stats_mean(&out->mean_share, share, n) < 0 ||
+	    stats_mean(&out->mean_vst, vst, n) < 0 ||
+	    stats_median(&out->median_share, share, n) < 0 ||
+	    stats_mad(&out->mad_share, share, n) < 0 ||
+	    stats_ewma(&out->ewma_share, share, n, BASELINE_EWMA_ALPHA) < 0) {
+		rc = pr_error_set(err, PR_ERR, "cannot summarise function %" PRId64 " over %zu captures",
+				  out->function_id, n);
+		goto out;
+	}
+	out->var_vst = NAN;
+	if (n >= 2)
+		stats_variance(&out->var_vst, vst, n);
+out:
+	free(share);
+	free(vst);
+	return rc;
+}
+
+/* SHA-256 over the sorted capture ids: the identity of a baseline's data. */
+static int capture_set_key(char hex[65], const capture_set *s)
+{
+	int64_t *ids = malloc((s->n ? s->n : 1) * sizeof(*ids));
+	unsigned char md[32];
+	unsigned int mdlen = 0;
+
+	if (!ids)
+		return PR_ENOMEM;
+	for (size_t i = 0; i < s->n; i++)
+		ids[i] = s->caps[i].id;
+	/* Already ordered by time then id; ids are unique, that is enough. */
+	if (!EVP_Digest(ids, s->n * sizeof(*ids), md, &mdlen, EVP_sha256(), NULL)) {
+		free(ids);
+		return PR_ERR;
+	}
+	free(ids);
+	for (unsigned i = 0; i < 32; i++)
+		snprintf(hex + 2 * i, 3, "%02x", md[i]);
+	return 0;
+}
+
+static int put_array_f(buf *b, const baseline_func *f, size_t n, size_t field)
+{
+	int rc = buf_putc(b, '{');
+
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		double v;
+		switch (field) {
+		case 0: v = f[i].mean_share; break;
+		case 1: v = f[i].median_share; break;
+		case 2: v = f[i].mad_share; break;
+		case 3: v = f[i].ewma_share; break;
+		case 4: v = f[i].mean_vst; break;
+		case 5: v = f[i].var_vst; break;
+		case 6: v = f[i].var_floor; break;
+		default: v = f[i].mean_rate; break;
+		}
+		if (isnan(v))
+			rc = buf_printf(b, "%sNULL", i ? "," : "");
+		else
+			rc = buf_printf(b, "%s%.17g", i ? "," : "", v);
+	}
+	return rc ? rc : buf_putc(b, '}');
+}
+
+int baseline_store(int64_t *id, bool *reused, db *d, int64_t service_id,
+		   const char *type, int64_t window_start_us, int64_t window_end_us,
+		   const capture_set *base, const baseline_func *funcs, size_t nfuncs,
+		   pr_error *err)
+{
+	static const char find_sql[] =
+		"select id from baselines where service_id = $1 and profile_type = $2"
+		" and capture_set = $3 order by id desc limit 1";
+	static const char insert_sql[] =
+		"insert into baselines (service_id, profile_type, window_start, window_end,"
+		" captures, capture_set, releases)"
+		" values ($1, $2, 'epoch'::timestamptz + $3::bigint * interval '1 microsecond',"
+		" 'epoch'::timestamptz + $4::bigint * interval '1 microsecond', $5, $6,"
+		" (select coalesce(array_agg(distinct release order by release), '{}')"
+		"    from profiles where id = any($7::bigint[])))"
+		" returning id";
+	static const char funcs_sql[] =
+		"insert into baseline_functions (baseline_id, function_id, n, mean_share,"
+		" median_share, mad_share, ewma_share, mean_vst, var_vst, var_floor, mean_rate)"
+		" select $1, f, $2, a, b, c, e, g, h, i, j from unnest($3::bigint[], $4::float8[],"
+		" $5::float8[], $6::float8[], $7::float8[], $8::float8[], $9::float8[],"
+		" $10::float8[], $11::float8[]) as t(f, a, b, c, e, g, h, i, j)";
+	char key[65], sid[24], ws[24], we[24], ncap[24], bid[24];
+	buf ids = BUF_INIT, fids = BUF_INIT, arr[8];
+	PGresult *res = NULL;
+	const char *p[11];
+	int rc;
+
+	for (size_t k = 0; k < 8; k++)
+		buf_init(&arr[k], SIZE_MAX);
+	*reused = false;
+	if ((rc = capture_set_key(key, base)) < 0) {
+		rc = pr_error_set(err, rc, "cannot hash the baseline's captures");
+		goto out;
+	}
+	snprintf(sid, sizeof(sid), "%" PRId64, service_id);
+	p[0] = sid, p[1] = type, p[2] = key;
+	if ((rc = db_exec(d, &res, err, "finding a stored baseline", find_sql, 3, p)) < 0)
+		goto out;
+	if (db_rows(res) == 1) {
+		*id = db_get_i64(res, 0, 0);
+		*reused = true;
+		goto out;
+	}
+	db_result_free(res);
+	res = NULL;
+
+	snprintf(ws, sizeof(ws), "%" PRId64, window_start_us);
+	snprintf(we, sizeof(we), "%" PRId64, window_end_us);
+	snprintf(ncap, sizeof(ncap), "%zu", base->n);
+	if (id_array(&ids, base, NULL) < 0) {
+		rc = oom(err);
+		goto out;
+	}
+	p[0] = sid, p[1] = type, p[2] = ws, p[3] = we, p[4] = ncap, p[5] = key, p[6] = ids.ptr;
+	if ((rc = db_exec(d, &res, err, "storing a baseline", insert_sql, 7, p)) < 0)
+		goto out;
+	*id = db_get_i64(res, 0, 0);
+
+	rc = buf_putc(&fids, '{');
+	for (size_t i = 0; rc == 0 && i < nfuncs; i++)
+		rc = buf_printf(&fids, "%s%" PRId64, i ? "," : "", funcs[i].function_id);
+	if (rc == 0)
+		rc = buf_putc(&fids, '}');
+	for (size_t k = 0; rc == 0 && k < 8; k++)
+		rc = put_array_f(&arr[k], funcs, nfuncs, k);
+	if (rc < 0) {
+		rc = oom(err);
+		goto out;
+	}
+	snprintf(bid, sizeof(bid), "%" PRId64, *id);
+	p[0] = bid, p[1] = ncap, p[2] = fids.ptr;
+	for (size_t k = 0; k < 8; k++)
+		p[3 + k] = arr[k].ptr;
+	rc = db_exec(d, NULL, err, "storing baseline functions", funcs_sql, 11, p);
+out:
+	db_result_free(res);
+	buf_release(&ids);
+	buf_release(&fids);
+	for (size_t k = 0; k < 8; k++)
+		buf_release(&arr[k]);
+	return rc;
+}

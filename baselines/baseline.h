@@ -1,0 +1,104 @@
+/*
+ * baseline.h: rolling per-function baselines.
+ *
+ * A baseline is the set of eligible captures of one service and profile
+ * type in a window before the analysed period, and per function the
+ * summary of its self share over them: n, mean and variance on the
+ * variance-stabilised scale (asin sqrt), mean, median, MAD and EWMA of
+ * the share, and the mean absolute rate (self value per second of
+ * capture, or per capture when durations are unknown).
+ *
+ * Not eligible: captures retained as forensic evidence or tagged
+ * "incident" or "forensic", empty captures, and captures of a release
+ * that has an open regression finding for this service and type, so a
+ * regression never becomes its own baseline.
+ */
+#ifndef PR_BASELINE_H
+#define PR_BASELINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pipeline/db.h"
+
+/* One capture as analysis sees it. */
+typedef struct capture_ref {
+	int64_t id;
+	int64_t captured_at_us;
+	char *release;
+	int64_t total;
+	int64_t sample_count;
+	int64_t duration_ns;
+} capture_ref;
+
+typedef struct capture_set {
+	capture_ref *caps; /* oldest first */
+	size_t n;
+} capture_set;
+
+void capture_set_release(capture_set *s);
+
+/* Which captures a selection takes. */
+typedef struct capture_query {
+	int64_t service_id;
+	const char *type;
+	const char *release;         /* only this release (NULL: any) */
+	const char *exclude_release; /* never this release (NULL: none) */
+	int64_t since_us, until_us;  /* [since, until); 0 = unbounded */
+	bool eligible_only;          /* apply the baseline eligibility rules */
+} capture_query;
+
+/* Captures matching `q`, oldest first. Free with capture_set_release. */
+int capture_set_load(capture_set *out, db *d, const capture_query *q, pr_error *err);
+
+/*
+ * Self values of every function in the captures of `a` followed by those
+ * of `b` (b may be NULL): a dense matrix, one row per function that
+ * appears in any of them, one column per capture (a's first). Absent
+ * means 0.
+ */
+typedef struct func_matrix {
+	int64_t *func_ids;  /* nfuncs */
+	size_t nfuncs;
+	size_t ncaps;
+	int64_t *self;      /* nfuncs * ncaps, row per function */
+} func_matrix;
+
+int func_matrix_load(func_matrix *out, db *d, const capture_set *a,
+		     const capture_set *b, pr_error *err);
+void func_matrix_release(func_matrix *m);
+
+/* Share and rate of a function in one capture. */
+double capture_share(const capture_ref *c, int64_t self);
+double capture_rate(const capture_ref *c, int64_t self);
+
+/* The summary of one function over a baseline. */
+typedef struct baseline_func {
+	int64_t function_id;
+	size_t n;
+	double mean_share, median_share, mad_share, ewma_share;
+	double mean_vst, var_vst, var_floor;
+	double mean_rate;
+} baseline_func;
+
+#define BASELINE_EWMA_ALPHA 0.2
+
+/*
+ * Summarise row `row` of `m` over columns [col0, col0 + base->n), which
+ * hold the baseline captures `base`.
+ */
+int baseline_summarize(baseline_func *out, const func_matrix *m, size_t row,
+		       size_t col0, const capture_set *base, pr_error *err);
+
+/*
+ * Store a baseline and its per-function summaries, or find the stored one
+ * with the same captures (the window moved, the captures did not): either
+ * way *id is the baseline's id and *reused says which.
+ */
+int baseline_store(int64_t *id, bool *reused, db *d, int64_t service_id,
+		   const char *type, int64_t window_start_us, int64_t window_end_us,
+		   const capture_set *base, const baseline_func *funcs, size_t nfuncs,
+		   pr_error *err);
+
+#endif

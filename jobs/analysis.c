@@ -1,0 +1,644 @@
+/*
+ * analysis.c: per-function significance tests, the false discovery rate
+ * across a run, classification and ranking (see analysis.h).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "analysis.h"
+#include "baselines/baseline.h"
+#include "common/buf.h"
+#include "common/timeutil.h"
+#include "stats/fdr.h"
+#include "stats/stats.h"
+#include "stats/test.h"
+
+#include <inttypes.h>
+#include <libpq-fe.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DAY_US (86400LL * 1000000LL)
+
+void analysis_opts_default(analysis_opts *o)
+{
+	stats_severity_thresholds sev = STATS_SEVERITY_THRESHOLDS_INIT;
+
+	memset(o, 0, sizeof(*o));
+	o->at_us = time_now_us();
+	o->window_us = 14 * DAY_US;
+	o->min_baseline = 8;
+	o->rel_margin = 0.05;
+	o->abs_margin = 0.001;
+	o->fdr = 0.05;
+	o->mw_alpha = 0.05;
+	o->ci_level = 0.95;
+	o->welch_min = 8;
+	o->severity = sev;
+}
+
+const char *finding_dir_name(finding_dir d)
+{
+	switch (d) {
+	case FINDING_REGRESSION: return "regression";
+	case FINDING_IMPROVEMENT: return "improvement";
+	default: return "relative_shift";
+	}
+}
+
+void analysis_init(analysis *a, const analysis_opts *o)
+{
+	memset(a, 0, sizeof(*a));
+	a->opts = *o;
+}
+
+static void finding_release(finding *f)
+{
+	free(f->service);
+	free(f->type);
+	free(f->function);
+	free(f->file);
+	free(f->current_release);
+	free(f->baseline_releases);
+	free(f->test);
+	free(f->capture_ids);
+}
+
+void analysis_release(analysis *a)
+{
+	for (size_t i = 0; i < a->ntests; i++)
+		finding_release(&a->tests[i]);
+	free(a->tests);
+	for (size_t i = 0; i < a->nskipped; i++) {
+		free(a->skipped[i].service);
+		free(a->skipped[i].type);
+		free(a->skipped[i].reason);
+	}
+	free(a->skipped);
+	memset(a, 0, sizeof(*a));
+}
+
+static int oom(pr_error *err)
+{
+	return pr_error_set(err, PR_ENOMEM, "out of memory");
+}
+
+static int skip(analysis *a, const analysis_target *t, pr_error *err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int skip(analysis *a, const analysis_target *t, pr_error *err, const char *fmt, ...)
+{
+	analysis_skip *s = realloc(a->skipped, (a->nskipped + 1) * sizeof(*s));
+	buf reason = BUF_INIT;
+	va_list ap;
+
+	if (!s)
+		return oom(err);
+	a->skipped = s;
+	s = &s[a->nskipped];
+	va_start(ap, fmt);
+	if (buf_vprintf(&reason, fmt, ap) < 0) {
+		va_end(ap);
+		return oom(err);
+	}
+	va_end(ap);
+	s->service = strdup(t->service);
+	s->type = strdup(t->type);
+	s->reason = buf_detach(&reason, NULL);
+	if (!s->service || !s->type || !s->reason) {
+		free(s->service), free(s->type), free(s->reason);
+		return oom(err);
+	}
+	a->nskipped++;
+	return 0;
+}
+
+/* What a target's captures are, and the baseline that goes with them. */
+typedef struct sides {
+	capture_set cur, base;
+	int64_t window_start, window_end;
+} sides;
+
+static int load_sides(sides *s, db *d, const analysis_target *t, const analysis_opts *o,
+		      pr_error *err)
+{
+	capture_query q = {0};
+	int rc;
+
+	memset(s, 0, sizeof(*s));
+	q.service_id = t->service_id;
+	q.type = t->type;
+	q.release = t->release;
+	q.since_us = t->release ? 0 : t->since_us;
+	/* Nothing after "now": --at makes a run reproducible. */
+	q.until_us = t->until_us && t->until_us <= o->at_us ? t->until_us : o->at_us + 1;
+	if ((rc = capture_set_load(&s->cur, d, &q, err)) < 0 || s->cur.n == 0)
+		return rc;
+	memset(&q, 0, sizeof(q));
+	q.service_id = t->service_id;
+	q.type = t->type;
+	q.exclude_release = t->release;
+	q.eligible_only = true;
+	s->window_end = t->release ? s->cur.caps[0].captured_at_us : t->since_us;
+	s->window_start = s->window_end - o->window_us;
+	q.since_us = s->window_start;
+	q.until_us = s->window_end;
+	return capture_set_load(&s->base, d, &q, err);
+}
+
+static void sides_release(sides *s)
+{
+	capture_set_release(&s->cur);
+	capture_set_release(&s->base);
+}
+
+/* JSON texts a finding carries: baseline releases and the capture ids. */
+static int describe_sides(char **releases, char **ids, const sides *s)
+{
+	buf r = BUF_INIT, c = BUF_INIT;
+	int rc = buf_putc(&r, '[');
+
+	for (size_t i = 0; rc == 0 && i < s->base.n; i++) {
+		bool seen = false;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = strcmp(s->base.caps[j].release, s->base.caps[i].release) == 0;
+		if (seen)
+			continue;
+		/* Releases passed validation at ingest: no quotes or controls. */
+		rc = buf_printf(&r, "%s\"%s\"", r.len > 1 ? "," : "", s->base.caps[i].release);
+	}
+	if (rc == 0)
+		rc = buf_printf(&c, "{\"baseline\":[");
+	for (size_t i = 0; rc == 0 && i < s->base.n; i++)
+		rc = buf_printf(&c, "%s%" PRId64, i ? "," : "", s->base.caps[i].id);
+	if (rc == 0)
+		rc = buf_puts(&c, "],\"current\":[");
+	for (size_t i = 0; rc == 0 && i < s->cur.n; i++)
+		rc = buf_printf(&c, "%s%" PRId64, i ? "," : "", s->cur.caps[i].id);
+	if (rc == 0 && (rc = buf_putc(&r, ']')) == 0)
+		rc = buf_puts(&c, "]}");
+	if (rc < 0) {
+		buf_release(&r);
+		buf_release(&c);
+		return PR_ENOMEM;
+	}
+	*releases = buf_detach(&r, NULL);
+	*ids = buf_detach(&c, NULL);
+	return *releases && *ids ? 0 : PR_ENOMEM;
+}
+
+/* Per-side arrays of one function: shares, VST shares, rates. */
+typedef struct series {
+	double *share, *vst, *rate;
+	double floor;
+} series;
+
+static void series_fill(series *s, const func_matrix *m, size_t row, size_t col0,
+			const capture_set *cs)
+{
+	double floor = 0;
+
+	for (size_t i = 0; i < cs->n; i++) {
+		int64_t self = m->self[row * m->ncaps + col0 + i];
+		const capture_ref *c = &cs->caps[i];
+		s->share[i] = capture_share(c, self);
+		s->vst[i] = stats_vst(s->share[i]);
+		s->rate[i] = capture_rate(c, self);
+		floor += stats_vst_var_floor(c->sample_count > 0 ? (double)c->sample_count : 1.0);
+	}
+	s->floor = cs->n ? floor / (double)cs->n : 0;
+}
+
+static double mean_of(const double *x, size_t n)
+{
+	double m = 0;
+
+	for (size_t i = 0; i < n; i++)
+		m += x[i];
+	return n ? m / (double)n : NAN;
+}
+
+static int run_t(stats_result *out, const char **name, const stats_sample *b,
+		 const stats_sample *c, double x0, const stats_test_opts *to,
+		 const analysis_opts *o)
+{
+	if (c->n == 1) {
+		*name = "prediction";
+		return stats_test_prediction(out, b, x0, c->var_floor, to);
+	}
+	if (c->n >= o->welch_min && b->n >= o->welch_min) {
+		*name = "welch";
+		return stats_test_welch(out, b, c, to);
+	}
+	*name = "shared_var";
+	return stats_test_shared_var(out, b, c, to);
+}
+
+/* The tests of one function; fills everything but q, class and score. */
+static int test_function(finding *f, const series *b, const series *c, size_t nb,
+			 size_t nc, const analysis_opts *o)
+{
+	stats_sample sb, sc;
+	stats_test_opts up = STATS_TEST_OPTS_INIT, dn = STATS_TEST_OPTS_INIT,
+			two = STATS_TEST_OPTS_INIT;
+	stats_mw_opts mw = STATS_MW_OPTS_INIT;
+	stats_mw_result mwr;
+	stats_result rup, rdn, rci;
+	const char *name = NULL;
+	double pb, margin_up, margin_dn;
+	int rc;
+
+	if ((rc = stats_sample_of(&sb, b->vst, nb, b->floor)) < 0 ||
+	    (rc = stats_sample_of(&sc, c->vst, nc, c->floor)) < 0)
+		return rc;
+	pb = stats_vst_inv(sb.mean);
+	margin_up = fmax(o->rel_margin * pb, o->abs_margin);
+	margin_dn = fmax(o->rel_margin * pb, o->abs_margin);
+	up.alt = STATS_GREATER;
+	up.delta0 = stats_vst_delta(pb, margin_up);
+	dn.alt = STATS_LESS;
+	dn.delta0 = stats_vst_delta(pb, -fmin(margin_dn, pb));
+	two.alt = STATS_TWO_SIDED;
+	two.delta0 = 0;
+	two.alpha = 1 - o->ci_level;
+	if ((rc = run_t(&rup, &name, &sb, &sc, c->vst[0], &up, o)) < 0 ||
+	    (rc = run_t(&rdn, &name, &sb, &sc, c->vst[0], &dn, o)) < 0 ||
+	    (rc = run_t(&rci, &name, &sb, &sc, c->vst[0], &two, o)) < 0)
+		return rc;
+	f->test = strdup(name);
+	f->baseline_share = mean_of(b->share, nb);
+	f->current_share = mean_of(c->share, nc);
+	f->delta = f->current_share - f->baseline_share;
+	f->rel_delta = f->baseline_share > 0 ? f->delta / f->baseline_share : INFINITY;
+	f->ci_low = stats_vst_delta_share(sb.mean, rci.ci_low);
+	f->ci_high = stats_vst_delta_share(sb.mean, rci.ci_high);
+	f->rate_ratio = mean_of(b->rate, nb) > 0 ? mean_of(c->rate, nc) / mean_of(b->rate, nb) : NAN;
+	/* Two one-sided tests against the margin; the smaller p, doubled. */
+	f->direction = rup.p <= rdn.p ? FINDING_REGRESSION : FINDING_IMPROVEMENT;
+	f->p_value = fmin(1.0, 2 * fmin(rup.p, rdn.p));
+	mw.alt = f->direction == FINDING_REGRESSION ? STATS_GREATER : STATS_LESS;
+	mw.delta0 = f->direction == FINDING_REGRESSION ? up.delta0 : dn.delta0;
+	if ((rc = stats_mann_whitney(&mwr, c->vst, nc, b->vst, nb, &mw)) < 0)
+		return rc;
+	f->mw_p = mwr.p;
+	f->baseline_captures = nb;
+	f->current_captures = nc;
+	return f->test ? 0 : STATS_ENOMEM;
+}
+
+static int grow_tests(analysis *a, size_t extra)
+{
+	finding *t;
+	size_t cap = a->cap ? a->cap : 256;
+
+	while (cap < a->ntests + extra)
+		cap *= 2;
+	if (cap == a->cap)
+		return 0;
+	if (!(t = realloc(a->tests, cap * sizeof(*t))))
+		return PR_ENOMEM;
+	a->tests = t;
+	a->cap = cap;
+	return 0;
+}
+
+/* Names of the functions behind `ids`, in the same order. */
+static int load_names(char ***names, char ***files, db *d, const int64_t *ids, size_t n,
+		      pr_error *err)
+{
+	static const char sql[] =
+		"select f.name, f.file from unnest($1::bigint[]) with ordinality as u(id, k)"
+		" join functions f on f.id = u.id order by u.k";
+	buf arr = BUF_INIT;
+	PGresult *res = NULL;
+	const char *p[1];
+	int rc = buf_putc(&arr, '{');
+
+	*names = calloc(n ? n : 1, sizeof(**names));
+	*files = calloc(n ? n : 1, sizeof(**files));
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		rc = buf_printf(&arr, "%s%" PRId64, i ? "," : "", ids[i]);
+	if (rc == 0)
+		rc = buf_putc(&arr, '}');
+	if (rc < 0 || !*names || !*files) {
+		rc = oom(err);
+		goto out;
+	}
+	p[0] = arr.ptr;
+	if ((rc = db_exec(d, &res, err, "loading function names", sql, 1, p)) < 0)
+		goto out;
+	if ((size_t)db_rows(res) != n) {
+		rc = pr_error_set(err, PR_EDB, "database: %zu function names missing",
+				  n - (size_t)db_rows(res));
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		(*names)[i] = strdup(db_get_text(res, (int)i, 0));
+		(*files)[i] = strdup(db_get_text(res, (int)i, 1));
+		if (!(*names)[i] || !(*files)[i]) {
+			rc = oom(err);
+			goto out;
+		}
+	}
+out:
+	db_result_free(res);
+	buf_release(&arr);
+	return rc;
+}
+
+static void free_names(char **names, char **files, size_t n)
+{
+	for (size_t i = 0; names && i < n; i++)
+		free(names[i]);
+	for (size_t i = 0; files && i < n; i++)
+		free(files[i]);
+	free(names);
+	free(files);
+}
+
+int analysis_add(analysis *a, db *d, const analysis_target *t, bool store, pr_error *err)
+{
+	const analysis_opts *o = &a->opts;
+	sides s;
+	func_matrix m = {0};
+	baseline_func *bf = NULL;
+	size_t *rows = NULL, nrows = 0;
+	int64_t *ids = NULL, baseline_id = 0;
+	char **names = NULL, **files = NULL, *releases = NULL, *capids = NULL;
+	series sb = {0}, sc = {0};
+	bool reused;
+	int rc;
+
+	if ((rc = load_sides(&s, d, t, o, err)) < 0)
+		goto out;
+	if (s.cur.n == 0) {
+		rc = t->release ? skip(a, t, err, "no %s captures of release '%s'", t->type, t->release)
+				: skip(a, t, err, "no %s captures in the selected time range", t->type);
+		goto out;
+	}
+	if (s.base.n < o->min_baseline || s.base.n < 2) {
+		char when[TIME_FMT_MAX];
+		time_format(when, s.window_end);
+		rc = skip(a, t, err,
+			  "insufficient baseline: %zu eligible %s captures in the %lld days before %s (need %zu)",
+			  s.base.n, t->type, (long long)(o->window_us / DAY_US), when, o->min_baseline);
+		goto out;
+	}
+	if ((rc = func_matrix_load(&m, d, &s.base, &s.cur, err)) < 0)
+		goto out;
+	if (!(sb.share = calloc(s.base.n * 3, sizeof(double))) ||
+	    !(sc.share = calloc(s.cur.n * 3, sizeof(double))) ||
+	    !(rows = calloc(m.nfuncs ? m.nfuncs : 1, sizeof(*rows))) ||
+	    !(ids = calloc(m.nfuncs ? m.nfuncs : 1, sizeof(*ids))) ||
+	    !(bf = calloc(m.nfuncs ? m.nfuncs : 1, sizeof(*bf)))) {
+		rc = oom(err);
+		goto out;
+	}
+	sb.vst = sb.share + s.base.n, sb.rate = sb.vst + s.base.n;
+	sc.vst = sc.share + s.cur.n, sc.rate = sc.vst + s.cur.n;
+
+	/*
+	 * Independent filtering: a function whose share stays under the
+	 * absolute margin in every capture can never move by more than it,
+	 * so it is not tested and does not dilute the family.
+	 */
+	for (size_t r = 0; r < m.nfuncs; r++) {
+		double top = 0;
+		for (size_t i = 0; i < s.base.n; i++)
+			top = fmax(top, capture_share(&s.base.caps[i], m.self[r * m.ncaps + i]));
+		for (size_t i = 0; i < s.cur.n; i++)
+			top = fmax(top, capture_share(&s.cur.caps[i], m.self[r * m.ncaps + s.base.n + i]));
+		if (top < o->abs_margin) {
+			a->filtered++;
+			continue;
+		}
+		rows[nrows] = r;
+		ids[nrows] = m.func_ids[r];
+		nrows++;
+	}
+	if ((rc = load_names(&names, &files, d, ids, nrows, err)) < 0 ||
+	    (rc = describe_sides(&releases, &capids, &s)) < 0) {
+		if (rc == PR_ENOMEM)
+			rc = oom(err);
+		goto out;
+	}
+	for (size_t k = 0; k < nrows; k++)
+		if ((rc = baseline_summarize(&bf[k], &m, rows[k], 0, &s.base, err)) < 0)
+			goto out;
+	if (store && (rc = baseline_store(&baseline_id, &reused, d, t->service_id, t->type,
+					  s.window_start, s.window_end, &s.base, bf, nrows, err)) < 0)
+		goto out;
+	if (grow_tests(a, nrows) < 0) {
+		rc = oom(err);
+		goto out;
+	}
+	for (size_t k = 0; k < nrows; k++) {
+		finding *f = &a->tests[a->ntests];
+		memset(f, 0, sizeof(*f));
+		series_fill(&sb, &m, rows[k], 0, &s.base);
+		series_fill(&sc, &m, rows[k], s.base.n, &s.cur);
+		if ((rc = test_function(f, &sb, &sc, s.base.n, s.cur.n, o)) < 0) {
+			finding_release(f);
+			rc = rc == STATS_ENOMEM ? oom(err)
+			     : pr_error_set(err, PR_ERR, "cannot test '%s' in service '%s': %s",
+					    names[k], t->service, stats_error_name(rc));
+			goto out;
+		}
+		f->service_id = t->service_id;
+		f->function_id = ids[k];
+		f->baseline_id = baseline_id;
+		f->service = strdup(t->service);
+		f->type = strdup(t->type);
+		f->function = names[k], names[k] = NULL;
+		f->file = files[k], files[k] = NULL;
+		f->current_release = strdup(t->release ? t->release : s.cur.caps[s.cur.n - 1].release);
+		f->baseline_releases = strdup(releases);
+		f->capture_ids = strdup(capids);
+		a->ntests++;
+		if (!f->service || !f->type || !f->current_release || !f->baseline_releases ||
+		    !f->capture_ids) {
+			rc = oom(err);
+			goto out;
+		}
+	}
+	a->services++;
+out:
+	free(sb.share);
+	free(sc.share);
+	free(rows);
+	free(ids);
+	free(bf);
+	free(releases);
+	free(capids);
+	free_names(names, files, nrows);
+	func_matrix_release(&m);
+	sides_release(&s);
+	return rc;
+}
+
+/* Findings first; regressions, then shifts, then improvements; by score. */
+static int rank_cmp(const void *x, const void *y)
+{
+	const finding *a = x, *b = y;
+
+	if (a->significant != b->significant)
+		return a->significant ? -1 : 1;
+	if (a->direction != b->direction)
+		return a->direction == FINDING_REGRESSION ? -1 :
+		       b->direction == FINDING_REGRESSION ? 1 :
+		       a->direction == FINDING_RELATIVE_SHIFT ? -1 : 1;
+	if (a->score != b->score)
+		return a->score > b->score ? -1 : 1;
+	if (a->q_value != b->q_value)
+		return a->q_value < b->q_value ? -1 : 1;
+	return strcmp(a->function, b->function);
+}
+
+/*
+ * A share that rose while the function's absolute rate rose by less than
+ * half as much was pushed up by something else getting cheaper; likewise
+ * a share that fell while its rate did not follow.
+ */
+static bool is_relative_shift(const finding *f)
+{
+	double share_ratio;
+
+	if (isnan(f->rate_ratio) || f->baseline_share <= 0)
+		return false;
+	share_ratio = f->current_share / f->baseline_share;
+	if (f->direction == FINDING_REGRESSION)
+		return f->rate_ratio - 1 < 0.5 * (share_ratio - 1);
+	return 1 - f->rate_ratio < 0.5 * (1 - share_ratio);
+}
+
+int analysis_finish(analysis *a, pr_error *err)
+{
+	double *p = NULL;
+	int rc = 0;
+
+	if (a->ntests && !(p = malloc(a->ntests * sizeof(*p))))
+		return oom(err);
+	for (size_t i = 0; i < a->ntests; i++)
+		p[i] = a->tests[i].p_value;
+	if (a->ntests && stats_bh_qvalues(p, a->ntests, p) < 0) {
+		rc = pr_error_set(err, PR_ERR, "cannot adjust %zu p-values", a->ntests);
+		goto out;
+	}
+	a->nfindings = 0;
+	for (size_t i = 0; i < a->ntests; i++) {
+		finding *f = &a->tests[i];
+		double lo_pp, rel;
+
+		f->q_value = p[i];
+		f->significant = f->q_value <= a->opts.fdr && f->mw_p <= a->opts.mw_alpha;
+		if (f->significant && is_relative_shift(f))
+			f->direction = FINDING_RELATIVE_SHIFT;
+		/* The conservative end of the change, in the direction it went. */
+		lo_pp = 100 * (f->direction == FINDING_IMPROVEMENT ? -f->ci_high : f->ci_low);
+		rel = f->baseline_share > 0 ? lo_pp / (100 * f->baseline_share) : INFINITY;
+		f->score = stats_score(lo_pp, f->q_value, 1.0);
+		if (isnan(f->score))
+			f->score = 0;
+		f->severity = f->significant && f->direction == FINDING_REGRESSION
+			? stats_severity_of(lo_pp, rel, f->q_value, &a->opts.severity)
+			: STATS_SEV_NONE;
+		if (f->significant)
+			a->nfindings++;
+	}
+	if (a->ntests)
+		qsort(a->tests, a->ntests, sizeof(*a->tests), rank_cmp);
+out:
+	free(p);
+	return rc;
+}
+
+static const char *fmt_f(char *b, size_t n, double v)
+{
+	if (isnan(v) || isinf(v))
+		return NULL;
+	snprintf(b, n, "%.17g", v);
+	return b;
+}
+
+int analysis_store(analysis *a, db *d, int64_t run_id, pr_error *err)
+{
+	static const char sql[] =
+		"insert into findings (run_id, service_id, profile_type, function_id, function,"
+		" direction, baseline_share, current_share, delta, rel_delta, ci_low, ci_high,"
+		" p_value, q_value, mw_p, score, severity, baseline_captures, current_captures,"
+		" current_release, baseline_releases, baseline_id, fingerprint, detail)"
+		" values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,"
+		" $17, $18, $19, $20, array(select jsonb_array_elements_text($21::jsonb)),"
+		" nullif($22::bigint, 0), $23, $24::jsonb)"
+		" on conflict (fingerprint) where status = 'open' do update set"
+		" run_id = excluded.run_id, direction = excluded.direction,"
+		" baseline_share = excluded.baseline_share, current_share = excluded.current_share,"
+		" delta = excluded.delta, rel_delta = excluded.rel_delta, ci_low = excluded.ci_low,"
+		" ci_high = excluded.ci_high, p_value = excluded.p_value, q_value = excluded.q_value,"
+		" mw_p = excluded.mw_p, score = excluded.score, severity = excluded.severity,"
+		" baseline_captures = excluded.baseline_captures,"
+		" current_captures = excluded.current_captures,"
+		" baseline_releases = excluded.baseline_releases, baseline_id = excluded.baseline_id,"
+		" detail = excluded.detail, updated_at = now()"
+		" returning id";
+	bool in_tx = false;
+	int rc = 0;
+
+	if ((rc = db_begin(d, err)) < 0)
+		return rc;
+	in_tx = true;
+	for (size_t i = 0; i < a->ntests && a->tests[i].significant; i++) {
+		finding *f = &a->tests[i];
+		char run[24], sid[24], fid[24], bid[24], nb[24], nc[24], num[10][32], fp[128];
+		buf detail = BUF_INIT;
+		PGresult *res = NULL;
+		const char *p[24];
+
+		snprintf(run, sizeof(run), "%" PRId64, run_id);
+		snprintf(sid, sizeof(sid), "%" PRId64, f->service_id);
+		snprintf(fid, sizeof(fid), "%" PRId64, f->function_id);
+		snprintf(bid, sizeof(bid), "%" PRId64, f->baseline_id);
+		snprintf(nb, sizeof(nb), "%zu", f->baseline_captures);
+		snprintf(nc, sizeof(nc), "%zu", f->current_captures);
+		snprintf(fp, sizeof(fp), "%" PRId64 "/%s/%" PRId64 "/%.64s", f->service_id, f->type,
+			 f->function_id, f->current_release);
+		if (buf_printf(&detail,
+			       "{\"test\":\"%s\",\"rate_ratio\":%s,\"at_us\":%" PRId64
+			       ",\"window_us\":%" PRId64 ",\"rel_margin\":%g,\"abs_margin\":%g,"
+			       "\"fdr\":%g,\"mw_alpha\":%g,\"min_baseline\":%zu,\"captures\":%s}",
+			       f->test, isnan(f->rate_ratio) ? "null" : fmt_f(num[9], 32, f->rate_ratio),
+			       a->opts.at_us, a->opts.window_us, a->opts.rel_margin,
+			       a->opts.abs_margin, a->opts.fdr, a->opts.mw_alpha,
+			       a->opts.min_baseline, f->capture_ids) < 0) {
+			rc = oom(err);
+			goto out;
+		}
+		p[0] = run, p[1] = sid, p[2] = f->type, p[3] = fid, p[4] = f->function;
+		p[5] = finding_dir_name(f->direction);
+		p[6] = fmt_f(num[0], 32, f->baseline_share);
+		p[7] = fmt_f(num[1], 32, f->current_share);
+		p[8] = fmt_f(num[2], 32, f->delta);
+		p[9] = fmt_f(num[3], 32, f->rel_delta);
+		p[10] = fmt_f(num[4], 32, f->ci_low);
+		p[11] = fmt_f(num[5], 32, f->ci_high);
+		p[12] = fmt_f(num[6], 32, f->p_value);
+		p[13] = fmt_f(num[7], 32, f->q_value);
+		p[14] = fmt_f(num[8], 32, f->mw_p);
+		p[15] = fmt_f(num[9], 32, f->score);
+		p[16] = stats_severity_name(f->severity);
+		p[17] = nb, p[18] = nc, p[19] = f->current_release, p[20] = f->baseline_releases;
+		p[21] = bid, p[22] = fp, p[23] = detail.ptr;
+		rc = db_exec(d, &res, err, "storing a finding", sql, 24, p);
+		buf_release(&detail);
+		if (rc < 0)
+			goto out;
+		f->id = db_get_i64(res, 0, 0);
+		db_result_free(res);
+	}
+	if ((rc = db_commit(d, err)) < 0)
+		goto out;
+	in_tx = false;
+out:
+	if (in_tx)
+		db_rollback(d);
+	return rc;
+}

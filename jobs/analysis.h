@@ -1,0 +1,116 @@
+/*
+ * analysis.h: deciding, per function, whether its self share really moved.
+ *
+ * For each target (a service, a profile type, and the captures to judge:
+ * one release, or a time range), the baseline is the eligible captures of
+ * earlier releases in the window before the first judged capture. Every
+ * function big enough to ever pass the practical margin is tested on the
+ * variance-stabilised share (asin sqrt): against a margin of
+ * max(rel_margin x baseline share, abs_margin), in both directions, with
+ *   - one current capture: a prediction-interval test,
+ *   - few current captures: a t test with the baseline's variance for
+ *     both sides (df = n_b - 1),
+ *   - enough on both sides: Welch's test,
+ * and Mann-Whitney U (shifted by the margin) as a robustness check. All
+ * tests of a run form one family: Benjamini-Hochberg q-values. A finding
+ * is a test with q <= fdr whose Mann-Whitney p is <= mw_alpha too. A rise
+ * of share that the function's absolute rate does not follow (because
+ * something else got cheaper) is a relative shift, not a regression.
+ */
+#ifndef PR_ANALYSIS_H
+#define PR_ANALYSIS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pipeline/db.h"
+#include "stats/rank.h"
+
+typedef struct analysis_opts {
+	int64_t at_us;            /* "now": nothing captured later is used */
+	int64_t window_us;        /* baseline window before the judged captures */
+	size_t min_baseline;      /* fewer eligible captures: insufficient */
+	double rel_margin;        /* 0.05: a change must exceed 5% of the share */
+	double abs_margin;        /* 0.001: and 0.1 percentage point */
+	double fdr;               /* q-value at or below which a test is a finding */
+	double mw_alpha;          /* Mann-Whitney p at or below which it is confirmed */
+	double ci_level;          /* confidence of the reported interval (0.95) */
+	size_t welch_min;         /* both sides at least this many: Welch */
+	stats_severity_thresholds severity;
+} analysis_opts;
+
+void analysis_opts_default(analysis_opts *o);
+
+typedef struct analysis_target {
+	int64_t service_id;
+	const char *service;
+	const char *type;
+	const char *release;      /* judge this release's captures, or */
+	int64_t since_us, until_us; /* these times' (until 0: up to at) */
+} analysis_target;
+
+typedef enum finding_dir {
+	FINDING_REGRESSION = 0,
+	FINDING_IMPROVEMENT,
+	FINDING_RELATIVE_SHIFT,
+} finding_dir;
+
+const char *finding_dir_name(finding_dir d);
+
+/* One tested function; a finding when `significant`. */
+typedef struct finding {
+	int64_t id;               /* stored finding's id, 0 when not stored */
+	int64_t service_id, function_id, baseline_id;
+	char *service, *type, *function, *file, *current_release;
+	char *baseline_releases;  /* JSON array text */
+	char *test;               /* "prediction", "shared_var", "welch" */
+	finding_dir direction;
+	bool significant;
+	double baseline_share, current_share, delta, rel_delta;
+	double ci_low, ci_high;   /* interval of delta (share, not percent) */
+	double p_value, q_value, mw_p, score;
+	double rate_ratio;        /* current / baseline absolute rate; NaN unknown */
+	stats_severity severity;
+	size_t baseline_captures, current_captures;
+	char *capture_ids;        /* JSON {"baseline":[...],"current":[...]} */
+} finding;
+
+typedef struct analysis_skip {
+	char *service, *type, *reason;
+} analysis_skip;
+
+typedef struct analysis {
+	analysis_opts opts;
+	finding *tests;           /* every test; findings first after finish */
+	size_t ntests, cap;
+	size_t nfindings;
+	analysis_skip *skipped;
+	size_t nskipped;
+	size_t services;          /* targets analysed (not skipped) */
+	size_t filtered;          /* functions too small to ever pass the margin */
+} analysis;
+
+void analysis_init(analysis *a, const analysis_opts *o);
+void analysis_release(analysis *a);
+
+/*
+ * Test every function of one target and add the tests to the family. A
+ * target without current captures or with too small a baseline is
+ * recorded in `skipped`, not an error. With `store`, the baseline is
+ * stored (or the stored one reused).
+ */
+int analysis_add(analysis *a, db *d, const analysis_target *t, bool store,
+		 pr_error *err);
+
+/* Adjust for the whole family, classify and rank: findings first, best first. */
+int analysis_finish(analysis *a, pr_error *err);
+
+/*
+ * Store the findings of a finished analysis under run `run_id`, one
+ * transaction. A finding already open for the same service, type,
+ * function and selection is updated, never duplicated.
+ */
+int analysis_store(analysis *a, db *d, int64_t run_id, pr_error *err);
+
+#endif

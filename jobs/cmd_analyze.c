@@ -1,0 +1,326 @@
+/*
+ * cmd_analyze.c: `profreg analyze` and `profreg baseline show`.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "analysis.h"
+#include "commands.h"
+#include "context.h"
+#include "exitcode.h"
+#include "baselines/baseline.h"
+#include "common/timeutil.h"
+
+#include <inttypes.h>
+#include <jansson.h>
+#include <libpq-fe.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+	O_SERVICE = 's',
+	O_RELEASE = 'r',
+	O_ALL = 1300,
+	O_SINCE,
+	O_UNTIL,
+	O_TYPE,
+	O_AT,
+	O_WINDOW,
+	O_MIN,
+	O_REL,
+	O_ABS,
+	O_FDR,
+	O_DRY,
+	O_FUNCTION,
+	O_ALL_TESTS,
+};
+
+static const cli_option analyze_opts[] = {
+	{"service", required_argument, O_SERVICE, "NAME", "analyse this service"},
+	{"all-services", no_argument, O_ALL, NULL, "analyse every enabled service, one FDR family"},
+	{"release", required_argument, O_RELEASE, "RELEASE", "judge this release's captures"},
+	{"since", required_argument, O_SINCE, "TIME", "judge captures from TIME (ISO 8601 or a duration back from --at)"},
+	{"until", required_argument, O_UNTIL, "TIME", "... up to TIME (default --at)"},
+	{"type", required_argument, O_TYPE, "TYPE", "profile type (default cpu)"},
+	{"at", required_argument, O_AT, "TIME", "take TIME as now, for reproducible runs"},
+	{"window", required_argument, O_WINDOW, "DURATION", "baseline window (default 14d)"},
+	{"min-captures", required_argument, O_MIN, "N", "fewest baseline captures (default 8)"},
+	{"rel-margin", required_argument, O_REL, "FRACTION", "smallest relative change that counts (default 0.05)"},
+	{"abs-margin", required_argument, O_ABS, "PP", "smallest change in percentage points that counts (default 0.1)"},
+	{"fdr", required_argument, O_FDR, "Q", "false discovery rate (default 0.05)"},
+	{"dry-run", no_argument, O_DRY, NULL, "store nothing"},
+	{"all-tests", no_argument, O_ALL_TESTS, NULL, "with --json, list every test, not only findings"},
+	{NULL, 0, 0, NULL, NULL},
+};
+
+static int parse_fraction(cli_ctx *ctx, const char *opt, const char *s, double lo, double hi,
+			  double *out)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (end == s || *end || !(v >= lo && v <= hi)) {
+		cli_error(ctx, "'--%s %s' is not a number from %g to %g", opt, s, lo, hi);
+		return CLI_BAD;
+	}
+	*out = v;
+	return 0;
+}
+
+static json_t *num_or_null(double v)
+{
+	return isnan(v) || isinf(v) ? json_null() : json_real(v);
+}
+
+static json_t *finding_json(const finding *f)
+{
+	json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:b}",
+		"service", f->service, "type", f->type, "function", f->function,
+		"file", f->file ? f->file : "", "direction", finding_dir_name(f->direction),
+		"severity", stats_severity_name(f->severity), "significant", f->significant);
+	json_t *rel = json_loads(f->baseline_releases, 0, NULL);
+
+	json_object_set_new(o, "baseline_share", num_or_null(f->baseline_share));
+	json_object_set_new(o, "current_share", num_or_null(f->current_share));
+	json_object_set_new(o, "delta", num_or_null(f->delta));
+	json_object_set_new(o, "rel_delta", num_or_null(f->rel_delta));
+	json_object_set_new(o, "ci_low", num_or_null(f->ci_low));
+	json_object_set_new(o, "ci_high", num_or_null(f->ci_high));
+	json_object_set_new(o, "p_value", num_or_null(f->p_value));
+	json_object_set_new(o, "q_value", num_or_null(f->q_value));
+	json_object_set_new(o, "mw_p", num_or_null(f->mw_p));
+	json_object_set_new(o, "score", num_or_null(f->score));
+	json_object_set_new(o, "rate_ratio", num_or_null(f->rate_ratio));
+	json_object_set_new(o, "test", json_string(f->test));
+	json_object_set_new(o, "baseline_captures", json_integer((json_int_t)f->baseline_captures));
+	json_object_set_new(o, "current_captures", json_integer((json_int_t)f->current_captures));
+	json_object_set_new(o, "current_release", json_string(f->current_release));
+	json_object_set_new(o, "baseline_releases", rel ? rel : json_array());
+	if (f->id)
+		json_object_set_new(o, "id", json_integer((json_int_t)f->id));
+	return o;
+}
+
+static void print_text(const analysis *a, int64_t run_id)
+{
+	char when[TIME_FMT_MAX];
+
+	time_format(when, a->opts.at_us);
+	printf("analysis at %s: %zu service%s analysed, %zu tests, %zu findings",
+	       when, a->services, a->services == 1 ? "" : "s", a->ntests, a->nfindings);
+	if (run_id)
+		printf(" (run %" PRId64 ")", run_id);
+	printf("\n");
+	for (size_t i = 0; i < a->nskipped; i++) {
+		printf("skipped %s/%s: ", a->skipped[i].service, a->skipped[i].type);
+		cli_put_safe(stdout, a->skipped[i].reason, 0);
+		putchar('\n');
+	}
+	if (!a->nfindings)
+		return;
+	printf("\n%-9s %-14s %-18s %-16s %18s %22s %9s %9s\n", "SEVERITY", "DIRECTION", "SERVICE",
+	       "RELEASE", "SHARE", "CHANGE (95% CI)", "Q", "CAPTURES");
+	for (size_t i = 0; i < a->ntests && a->tests[i].significant; i++) {
+		const finding *f = &a->tests[i];
+		char share[40], change[48], caps[24];
+		snprintf(share, sizeof(share), "%.2f%% -> %.2f%%", 100 * f->baseline_share,
+			 100 * f->current_share);
+		snprintf(change, sizeof(change), "%+.2fpp [%+.2f, %+.2f]", 100 * f->delta,
+			 100 * f->ci_low, 100 * f->ci_high);
+		snprintf(caps, sizeof(caps), "%zu/%zu", f->current_captures, f->baseline_captures);
+		printf("%-9s %-14s ", stats_severity_name(f->severity), finding_dir_name(f->direction));
+		cli_put_safe(stdout, f->service, 18);
+		putchar(' ');
+		cli_put_safe(stdout, f->current_release, 16);
+		printf(" %18s %22s %9.2g %9s\n          ", share, change, f->q_value, caps);
+		cli_put_safe(stdout, f->function, 0);
+		putchar('\n');
+	}
+}
+
+/* A run record: what was asked, and what came of it. */
+static int run_begin(int64_t *id, db *d, const analysis_opts *o, const char *selection,
+		     pr_error *err)
+{
+	static const char sql[] =
+		"insert into runs (kind, status, detail) values ('analyze', 'running',"
+		" jsonb_build_object('at_us', $1::bigint, 'selection', $2::text)) returning id";
+	char at[24];
+	const char *p[2] = {at, selection};
+	PGresult *res = NULL;
+	int rc;
+
+	snprintf(at, sizeof(at), "%" PRId64, o->at_us);
+	if ((rc = db_exec(d, &res, err, "recording the run", sql, 2, p)) < 0)
+		return rc;
+	*id = db_get_i64(res, 0, 0);
+	db_result_free(res);
+	return 0;
+}
+
+static int run_end(db *d, int64_t id, const analysis *a, const char *status, pr_error *err)
+{
+	static const char sql[] =
+		"update runs set status = $2, finished_at = now(), detail = detail ||"
+		" jsonb_build_object('services', $3::int, 'tests', $4::int, 'findings', $5::int,"
+		" 'skipped', $6::int) where id = $1";
+	char sid[24], n[4][24];
+	const char *p[6] = {sid, status, n[0], n[1], n[2], n[3]};
+
+	snprintf(sid, sizeof(sid), "%" PRId64, id);
+	snprintf(n[0], 24, "%zu", a->services);
+	snprintf(n[1], 24, "%zu", a->ntests);
+	snprintf(n[2], 24, "%zu", a->nfindings);
+	snprintf(n[3], 24, "%zu", a->nskipped);
+	return db_exec(d, NULL, err, "recording the run", sql, 6, p);
+}
+
+int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
+{
+	pr_error err = PR_ERROR_INIT;
+	analysis_opts o;
+	analysis a;
+	cli_parser *p = NULL;
+	db *d = NULL;
+	db_service *svcs = NULL, one = {0};
+	size_t nsvcs = 0;
+	const char *arg, *service = NULL, *release = NULL, *type = "cpu";
+	const char *since_s = NULL, *until_s = NULL;
+	bool all = false, dry = false, all_tests = false;
+	int64_t since = 0, until = 0, run_id = 0;
+	unsigned long long v = 0;
+	double pp = 0;
+	int c, rc = 0;
+
+	analysis_opts_default(&o);
+	if (cli_parser_new(&p, ctx, argc, argv, analyze_opts,
+			   "profreg analyze (--service S | --all-services) (--release R | --since T [--until T]) [options]",
+			   "Compare the selected captures with each service's rolling baseline and\n"
+			   "print the functions whose self share moved, ranked best first.") < 0)
+		return EXIT_RUNTIME;
+	while ((c = cli_next(p, &arg)) > 0) {
+		switch (c) {
+		case O_SERVICE: service = arg; break;
+		case O_ALL: all = true; break;
+		case O_RELEASE: release = arg; break;
+		case O_SINCE: since_s = arg; break;
+		case O_UNTIL: until_s = arg; break;
+		case O_TYPE: type = arg; break;
+		case O_DRY: dry = true; break;
+		case O_ALL_TESTS: all_tests = true; break;
+		case O_AT:
+			if (time_parse(&o.at_us, arg) < 0) {
+				cli_error(ctx, "'--at %s' is not an ISO 8601 time", arg);
+				rc = EXIT_USAGE;
+			}
+			break;
+		case O_WINDOW:
+			if (time_parse_duration(&o.window_us, arg) < 0 || o.window_us <= 0) {
+				cli_error(ctx, "'--window %s' is not a duration like 14d", arg);
+				rc = EXIT_USAGE;
+			}
+			break;
+		case O_MIN:
+			if (cli_parse_u64(ctx, "min-captures", arg, 2, 100000, &v) < 0)
+				rc = EXIT_USAGE;
+			o.min_baseline = (size_t)v;
+			break;
+		case O_REL:
+			if (parse_fraction(ctx, "rel-margin", arg, 0, 10, &o.rel_margin) < 0)
+				rc = EXIT_USAGE;
+			break;
+		case O_ABS:
+			if (parse_fraction(ctx, "abs-margin", arg, 0, 100, &pp) < 0)
+				rc = EXIT_USAGE;
+			o.abs_margin = pp / 100;
+			break;
+		case O_FDR:
+			if (parse_fraction(ctx, "fdr", arg, 1e-6, 0.5, &o.fdr) < 0)
+				rc = EXIT_USAGE;
+			break;
+		}
+	}
+	if (c == 0 && !rc && cli_optind(p) != argc) {
+		cli_error(ctx, "unexpected argument '%s' (see --help)", argv[cli_optind(p)]);
+		rc = EXIT_USAGE;
+	}
+	cli_parser_free(p);
+	if (c == CLI_HELP)
+		return EXIT_OK;
+	if (c == CLI_BAD || rc)
+		return EXIT_USAGE;
+	if (!!service + all != 1 || !!release + !!since_s != 1 || (until_s && !since_s)) {
+		cli_error(ctx, "give --service or --all-services, and --release or --since (see --help)");
+		return EXIT_USAGE;
+	}
+	if ((since_s && time_parse_since(&since, since_s, o.at_us) < 0) ||
+	    (until_s && time_parse_since(&until, until_s, o.at_us) < 0)) {
+		cli_error(ctx, "'%s' is not a time (ISO 8601) or a duration (24h, 7d)",
+			  since_s && time_parse_since(&since, since_s, o.at_us) < 0 ? since_s : until_s);
+		return EXIT_USAGE;
+	}
+
+	analysis_init(&a, &o);
+	if ((rc = ctx_db_open(ctx, &d, &err)) < 0)
+		goto fail;
+	if (all) {
+		if ((rc = db_service_list(d, &svcs, &nsvcs, &err)) < 0)
+			goto fail;
+	} else {
+		if ((rc = db_service_get(d, &one, service, &err)) < 0)
+			goto fail;
+		if (!one.enabled) {
+			rc = pr_error_set(&err, PR_EREFUSED,
+					  "service '%s' is not enabled for profiling", service);
+			goto fail;
+		}
+	}
+	if (!dry && (rc = run_begin(&run_id, d, &o, release ? release : since_s, &err)) < 0)
+		goto fail;
+	for (size_t i = 0; i < (all ? nsvcs : 1); i++) {
+		const db_service *s = all ? &svcs[i] : &one;
+		analysis_target t = {s->id, s->name, type, release, since, until};
+		if (!s->enabled)
+			continue;
+		if ((rc = analysis_add(&a, d, &t, !dry, &err)) < 0)
+			goto fail;
+	}
+	if ((rc = analysis_finish(&a, &err)) < 0)
+		goto fail;
+	if (!dry && ((rc = analysis_store(&a, d, run_id, &err)) < 0 ||
+		     (rc = run_end(d, run_id, &a, "ok", &err)) < 0))
+		goto fail;
+
+	if (ctx->json) {
+		json_t *arr = json_array(), *skipped = json_array();
+		for (size_t i = 0; i < a.ntests && (all_tests || a.tests[i].significant); i++)
+			json_array_append_new(arr, finding_json(&a.tests[i]));
+		for (size_t i = 0; i < a.nskipped; i++)
+			json_array_append_new(skipped, json_pack("{s:s,s:s,s:s}",
+				"service", a.skipped[i].service, "type", a.skipped[i].type,
+				"reason", a.skipped[i].reason));
+		char when[TIME_FMT_MAX];
+		time_format(when, o.at_us);
+		rc = cli_print_json(ctx, json_pack("{s:s,s:I,s:I,s:I,s:I,s:o,s:o}",
+			"at", when, "run_id", (json_int_t)run_id, "services", (json_int_t)a.services,
+			"tests", (json_int_t)a.ntests, "filtered", (json_int_t)a.filtered,
+			"findings", arr, "insufficient", skipped));
+	} else {
+		print_text(&a, run_id);
+		rc = EXIT_OK;
+	}
+	goto out;
+fail:
+	if (run_id) {
+		pr_error ignore = PR_ERROR_INIT;
+		run_end(d, run_id, &a, "failed", &ignore);
+	}
+	rc = cli_fail(ctx, &err);
+out:
+	analysis_release(&a);
+	for (size_t i = 0; i < nsvcs; i++)
+		db_service_release(&svcs[i]);
+	free(svcs);
+	db_service_release(&one);
+	db_close(d);
+	return rc;
+}

@@ -1,0 +1,89 @@
+#!/bin/bash
+# End to end: a small simulated fleet with known regressions, ingested and
+# analysed; regressions found, null services quiet, runs reproducible,
+# findings never duplicated, thin baselines reported, evidence and
+# regressed releases kept out of baselines.
+. "$(dirname "$0")/lib.sh"
+fresh_db cli_analyze
+BUILD=${BUILD:-build}
+T=$PROFREG_TEST_TMP/cli_analyze
+rm -rf "$T" && mkdir -p "$T"
+
+# service|function|direction for every finding in analyze --json output.
+findings() {
+	awk -F'"' '/^      "service": /{s=$4} /^      "function": /{f=$4}
+		/^      "direction": /{print s "|" f "|" $4}' "$1"
+}
+
+"$BUILD/sim/fleetgen" --out "$T/fleet" --services 8 --functions 60 --factors 2,1.5 \
+	--bands 1-10,10-30 --regressed 0.5 --seed 11 >"$T/gen.txt"
+at=$(sed -n 's/^at: //p' "$T/gen.txt")
+rel=$(sed -n 's/^release: //p' "$T/gen.txt")
+while read -r s; do pr --quiet service add "$s" && pr --quiet service enable "$s"; done <"$T/fleet/services.txt"
+run pr --quiet ingest --manifest "$T/fleet/manifest.jsonl"
+[ $RC -eq 0 ] && ok "the fleet ingests" || not_ok "fleet ingest" "$ERR"
+
+run pr analyze --all-services --release "$rel" --at "$at" --json
+echo "$OUT" >"$T/a1.json"
+[ $RC -eq 0 ] && ok "analyze --all-services runs" || not_ok "analyze" "rc=$RC $ERR"
+findings "$T/a1.json" >"$T/f1.txt"
+
+# Every injected regression is found, as a regression of that function.
+missed=0
+while IFS= read -r line; do
+	svc=$(sed 's/.*"service":"\([^"]*\)".*/\1/' <<<"$line")
+	fn=$(sed 's/.*"function":"\([^"]*\)".*/\1/' <<<"$line")
+	grep -qF "$svc|$fn|regression" "$T/f1.txt" || { missed=$((missed + 1)); echo "# missed $svc $fn"; }
+done < <(grep '"regressed":true' "$T/fleet/truth.jsonl")
+nreg=$(grep -c '"regressed":true' "$T/fleet/truth.jsonl")
+[ "$missed" = 0 ] && [ "$nreg" -ge 3 ] && ok "every injected 1.5x and 2x regression is found ($nreg)" || not_ok "regressions missed: $missed"
+
+# Null services raise no regression.
+false=0
+while read -r s; do
+	grep -q "\"service\":\"$s\",\"regressed\":false" "$T/fleet/truth.jsonl" || continue
+	if grep -q "^$s|.*|regression$" "$T/f1.txt"; then false=$((false + 1)); echo "# false finding in $s"; fi
+done <"$T/fleet/services.txt"
+[ "$false" = 0 ] && ok "null services raise no regression" || not_ok "false findings: $false"
+
+n1=$(sql "select count(*) from findings")
+run pr analyze --all-services --release "$rel" --at "$at" --json
+echo "$OUT" >"$T/a2.json"
+[ "$(sql "select count(*) from findings")" = "$n1" ] && ok "re-running the same analysis adds no finding" || not_ok "findings duplicated"
+if diff <(grep -v '"run_id"\|"id"' "$T/a1.json") <(grep -v '"run_id"\|"id"' "$T/a2.json") >/dev/null; then
+	ok "re-running with the same --at gives the same numbers"
+else
+	not_ok "re-run differs"
+fi
+[ "$(sql "select count(*) from runs where kind='analyze' and status='ok'")" = 2 ] && ok "each run is recorded" || not_ok "run records"
+[ "$(sql "select count(distinct capture_set) from baselines")" = "$(sql "select count(*) from baselines")" ] && ok "an unchanged baseline is stored once" || not_ok "baselines duplicated"
+[ "$(sql "select count(*) from findings where direction='regression' and jsonb_array_length(detail->'captures'->'baseline') >= 8")" -gt 0 ] && ok "findings keep the captures they came from" || not_ok "finding detail"
+
+# Too little history is reported, never guessed.
+run pr analyze --all-services --release "$rel" --at "$at" --window 1d --json --dry-run
+[[ $OUT == *'insufficient baseline'* ]] && [ "$(findings <(echo "$OUT") | wc -l)" = 0 ] && ok "a thin baseline is reported as insufficient" || not_ok "insufficient" "$OUT"
+
+# A release with an open regression is not baseline for the next one.
+svc=$(grep '"regressed":true' "$T/fleet/truth.jsonl" | head -n 1 | sed 's/.*"service":"\([^"]*\)".*/\1/')
+before=$(sql "select captures from baselines b join services s on s.id=b.service_id where s.name='$svc' order by b.id desc limit 1")
+printf 'main;x 10\n' >"$T/next.folded"
+pr --quiet ingest "$T/next.folded" --service "$svc" --release next --time "$at"
+run pr analyze --service "$svc" --release next --at "$at" --window 30d --json --dry-run
+used=$(sed -n 's/^ *"baseline_captures": \([0-9]*\).*/\1/p' <<<"$OUT" | head -n 1)
+cur=$(sql "select count(*) from profiles p join services s on s.id=p.service_id where s.name='$svc' and release='$rel'")
+total=$(sql "select count(*) from profiles p join services s on s.id=p.service_id where s.name='$svc' and release<>'next'")
+[ -n "$used" ] && [ "$used" = $((total - cur)) ] && ok "captures of a release with an open regression are not baseline" || not_ok "open regression excluded" "used=$used total=$total cur=$cur before=$before"
+
+# Incident captures are not baseline either.
+sql "update profiles set tags = tags || '{\"incident\":\"INC-1\"}' where id in (select p.id from profiles p join services s on s.id=p.service_id where s.name='$svc' and release<>'$rel' and release<>'next' order by captured_at limit 3)" >/dev/null
+run pr analyze --service "$svc" --release next --at "$at" --window 30d --json --dry-run
+used2=$(sed -n 's/^ *"baseline_captures": \([0-9]*\).*/\1/p' <<<"$OUT" | head -n 1)
+[ -n "$used2" ] && [ "$used2" = $((used - 3)) ] && ok "incident captures are not baseline" || not_ok "incident excluded" "used2=$used2 used=$used"
+
+run pr analyze --service nosuch --release "$rel"
+[ $RC -eq 4 ] && ok "analyzing an unknown service is exit 4" || not_ok "unknown service" "rc=$RC"
+run pr analyze --all-services
+[ $RC -eq 2 ] && ok "analyze without a selection is a usage error" || not_ok "usage" "rc=$RC"
+run pr analyze --help
+[ $RC -eq 0 ] && ok "analyze --help" || not_ok "analyze --help"
+finish
