@@ -3,6 +3,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "analysis.h"
+#include "config.h"
 #include "commands.h"
 #include "context.h"
 #include "exitcode.h"
@@ -189,9 +190,14 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 	int64_t since = 0, until = 0, run_id = 0;
 	unsigned long long v = 0;
 	double pp = 0;
+	/* Flags override the configuration file, which is read after them. */
+	analysis_opts flags;
+	bool set_at = false, set_window = false, set_min = false, set_rel = false;
+	bool set_abs = false, set_fdr = false;
+	config cfg;
 	int c, rc = 0;
 
-	analysis_opts_default(&o);
+	analysis_opts_default(&flags);
 	if (cli_parser_new(&p, ctx, argc, argv, analyze_opts,
 			   "profreg analyze (--service S | --all-services) (--release R | --since T [--until T]) [options]",
 			   "Compare the selected captures with each service's rolling baseline and\n"
@@ -208,34 +214,40 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 		case O_DRY: dry = true; break;
 		case O_ALL_TESTS: all_tests = true; break;
 		case O_AT:
-			if (time_parse(&o.at_us, arg) < 0) {
+			if (time_parse(&flags.at_us, arg) < 0) {
 				cli_error(ctx, "'--at %s' is not an ISO 8601 time", arg);
 				rc = EXIT_USAGE;
 			}
+			set_at = true;
 			break;
 		case O_WINDOW:
-			if (time_parse_duration(&o.window_us, arg) < 0 || o.window_us <= 0) {
+			if (time_parse_duration(&flags.window_us, arg) < 0 || flags.window_us <= 0) {
 				cli_error(ctx, "'--window %s' is not a duration like 14d", arg);
 				rc = EXIT_USAGE;
 			}
+			set_window = true;
 			break;
 		case O_MIN:
 			if (cli_parse_u64(ctx, "min-captures", arg, 2, 100000, &v) < 0)
 				rc = EXIT_USAGE;
-			o.min_baseline = (size_t)v;
+			flags.min_baseline = (size_t)v;
+			set_min = true;
 			break;
 		case O_REL:
-			if (parse_fraction(ctx, "rel-margin", arg, 0, 10, &o.rel_margin) < 0)
+			if (parse_fraction(ctx, "rel-margin", arg, 0, 10, &flags.rel_margin) < 0)
 				rc = EXIT_USAGE;
+			set_rel = true;
 			break;
 		case O_ABS:
 			if (parse_fraction(ctx, "abs-margin", arg, 0, 100, &pp) < 0)
 				rc = EXIT_USAGE;
-			o.abs_margin = pp / 100;
+			flags.abs_margin = pp / 100;
+			set_abs = true;
 			break;
 		case O_FDR:
-			if (parse_fraction(ctx, "fdr", arg, 1e-6, 0.5, &o.fdr) < 0)
+			if (parse_fraction(ctx, "fdr", arg, 1e-6, 0.5, &flags.fdr) < 0)
 				rc = EXIT_USAGE;
+			set_fdr = true;
 			break;
 		}
 	}
@@ -252,6 +264,16 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 		cli_error(ctx, "give --service or --all-services, and --release or --since (see --help)");
 		return EXIT_USAGE;
 	}
+	if (config_load(&cfg, ctx, &err) < 0)
+		return cli_fail(ctx, &err);
+	o = cfg.analysis;
+	config_release(&cfg);
+	if (set_at) o.at_us = flags.at_us;
+	if (set_window) o.window_us = flags.window_us;
+	if (set_min) o.min_baseline = flags.min_baseline;
+	if (set_rel) o.rel_margin = flags.rel_margin;
+	if (set_abs) o.abs_margin = flags.abs_margin;
+	if (set_fdr) o.fdr = flags.fdr;
 	if ((since_s && time_parse_since(&since, since_s, o.at_us) < 0) ||
 	    (until_s && time_parse_since(&until, until_s, o.at_us) < 0)) {
 		cli_error(ctx, "'%s' is not a time (ISO 8601) or a duration (24h, 7d)",

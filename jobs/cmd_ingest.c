@@ -8,6 +8,7 @@
 #include "../common/fileio.h"
 #include "../common/timeutil.h"
 #include "../pipeline/ingest.h"
+#include "config.h"
 
 #include <ctype.h>
 #include <jansson.h>
@@ -381,11 +382,11 @@ int cmd_ingest(cli_ctx *ctx, int argc, char **argv)
 	json_t *tags = json_object();
 	char *tags_text = NULL;
 	const char *arg, *manifest = NULL;
-	unsigned long long v;
+	unsigned long long flag[5] = {0}; /* limits given as flags; 0 = not given */
+	config cfg = {0};
 	int c, first, rc = EXIT_OK;
 
 	run.ctx = ctx;
-	profile_limits_default(&run.lim);
 	if (!tags || cli_parser_new(&p, ctx, argc, argv, ingest_opts,
 			"profreg ingest FILE... --service S --release R [options]\n"
 			"       profreg ingest --manifest FILE [options]",
@@ -424,29 +425,24 @@ int cmd_ingest(cli_ctx *ctx, int argc, char **argv)
 			}
 			break;
 		case O_MAX_INPUT:
-			if (cli_parse_u64(ctx, "max-input-bytes", arg, 1, SIZE_MAX, &v) < 0)
+			if (cli_parse_u64(ctx, "max-input-bytes", arg, 1, SIZE_MAX, &flag[0]) < 0)
 				rc = EXIT_USAGE;
-			run.lim.max_input_bytes = v;
 			break;
 		case O_MAX_DECOMPRESSED:
-			if (cli_parse_u64(ctx, "max-decompressed-bytes", arg, 1, SIZE_MAX, &v) < 0)
+			if (cli_parse_u64(ctx, "max-decompressed-bytes", arg, 1, SIZE_MAX, &flag[1]) < 0)
 				rc = EXIT_USAGE;
-			run.lim.max_decompressed_bytes = v;
 			break;
 		case O_MAX_SAMPLES:
-			if (cli_parse_u64(ctx, "max-samples", arg, 1, UINT32_MAX, &v) < 0)
+			if (cli_parse_u64(ctx, "max-samples", arg, 1, UINT32_MAX, &flag[2]) < 0)
 				rc = EXIT_USAGE;
-			run.lim.max_samples = v;
 			break;
 		case O_MAX_DEPTH:
-			if (cli_parse_u64(ctx, "max-depth", arg, 1, 1u << 20, &v) < 0)
+			if (cli_parse_u64(ctx, "max-depth", arg, 1, 1u << 20, &flag[3]) < 0)
 				rc = EXIT_USAGE;
-			run.lim.max_depth = (uint32_t)v;
 			break;
 		case O_MAX_STRING:
-			if (cli_parse_u64(ctx, "max-string-length", arg, 16, 1u << 24, &v) < 0)
+			if (cli_parse_u64(ctx, "max-string-length", arg, 16, 1u << 24, &flag[4]) < 0)
 				rc = EXIT_USAGE;
-			run.lim.max_string_len = (uint32_t)v;
 			break;
 		}
 	}
@@ -470,6 +466,17 @@ int cmd_ingest(cli_ctx *ctx, int argc, char **argv)
 		json_decref(tags);
 		return cli_fail(ctx, &err);
 	}
+	if (config_load(&cfg, ctx, &err) < 0) {
+		json_decref(tags);
+		return cli_fail(ctx, &err);
+	}
+	run.lim = cfg.limits;
+	config_release(&cfg);
+	if (flag[0]) run.lim.max_input_bytes = flag[0];
+	if (flag[1]) run.lim.max_decompressed_bytes = flag[1];
+	if (flag[2]) run.lim.max_samples = flag[2];
+	if (flag[3]) run.lim.max_depth = (uint32_t)flag[3];
+	if (flag[4]) run.lim.max_string_len = (uint32_t)flag[4];
 	if (json_object_size(tags))
 		base.tags_json = tags_text = json_dumps(tags, JSON_COMPACT | JSON_SORT_KEYS);
 

@@ -88,6 +88,19 @@ printf 'a;b;c;d;e 1\n' >"$T/deep.folded"
 run pr ingest "$T/deep.folded" --service checkout --release v3 --max-depth 3
 [ $RC -eq 4 ] && [[ $ERR == *"depth"* ]] && ok "a too deep stack is refused" || not_ok "max depth" "rc=$RC $ERR"
 
+# The configuration file sets limits; a flag overrides it; bad keys are named.
+printf '{"limits": {"max_depth": 3}}' >"$T/cfg.json"
+run pr --config "$T/cfg.json" ingest "$T/deep.folded" --service checkout --release v3
+[ $RC -eq 4 ] && [[ $ERR == *"depth"* ]] && ok "a limit from the config file applies" || not_ok "config limit" "rc=$RC $ERR"
+run pr --config "$T/cfg.json" ingest "$T/deep.folded" --service checkout --release v3 --max-depth 10
+[ $RC -eq 0 ] && ok "a flag overrides the config file" || not_ok "flag over config" "rc=$RC $ERR"
+printf '{"limits": {"max_depht": 3}}' >"$T/cfg-bad.json"
+run pr --config "$T/cfg-bad.json" ingest "$T/deep.folded" --service checkout --release v3
+[ $RC -eq 2 ] && [[ $ERR == *"limits.max_depht: unknown key"* ]] && ok "an unknown config key is named by its path" || not_ok "config unknown key" "rc=$RC $ERR"
+printf '{"analysis": {"fdr": "low"}}' >"$T/cfg-bad2.json"
+run pr --config "$T/cfg-bad2.json" ingest "$T/deep.folded" --service checkout --release v3
+[ $RC -eq 2 ] && [[ $ERR == *"analysis.fdr: expected a number"* ]] && ok "a config value of the wrong type is named" || not_ok "config type" "rc=$RC $ERR"
+
 # Manifests: good lines go in, bad lines are named by number, exit 4.
 mkdir -p "$T/m"
 printf 'm;x 5\nm;y 5\n' >"$T/m/one.folded"
