@@ -8,6 +8,7 @@
 #include "context.h"
 #include "exitcode.h"
 #include "baselines/baseline.h"
+#include "common/buf.h"
 #include "common/timeutil.h"
 
 #include <inttypes.h>
@@ -345,4 +346,175 @@ out:
 	db_service_release(&one);
 	db_close(d);
 	return rc;
+}
+
+static int by_mean_share(const void *x, const void *y)
+{
+	const baseline_func *a = x, *b = y;
+
+	if (a->mean_share != b->mean_share)
+		return a->mean_share > b->mean_share ? -1 : 1;
+	return a->function_id < b->function_id ? -1 : a->function_id > b->function_id;
+}
+
+static int baseline_show(cli_ctx *ctx, int argc, char **argv)
+{
+	static const cli_option opts[] = {
+		{"service", required_argument, O_SERVICE, "NAME", "the service"},
+		{"type", required_argument, O_TYPE, "TYPE", "profile type (default cpu)"},
+		{"function", required_argument, O_FUNCTION, "TEXT", "only functions whose name contains TEXT"},
+		{"at", required_argument, O_AT, "TIME", "the baseline as of TIME (default now)"},
+		{"window", required_argument, O_WINDOW, "DURATION", "baseline window (default 14d, or the config's)"},
+		{NULL, 0, 0, NULL, NULL},
+	};
+	pr_error err = PR_ERROR_INIT;
+	cli_parser *p = NULL;
+	config cfg;
+	db *d = NULL;
+	db_service svc = {0};
+	capture_set base = {0};
+	capture_query q = {0};
+	func_matrix m = {0};
+	baseline_func *bf = NULL;
+	PGresult *names = NULL;
+	const char *arg, *service = NULL, *type = "cpu", *needle = NULL, *at_s = NULL, *win_s = NULL;
+	int64_t at, window;
+	json_t *arr = NULL;
+	int c, rc = 0;
+
+	if (cli_parser_new(&p, ctx, argc, argv, opts,
+			   "profreg baseline show --service S [--type T] [--function TEXT] [--at T] [--json]",
+			   "Show a service's rolling baseline: the eligible captures in the window\n"
+			   "before --at, and per function n, mean, median, MAD and EWMA of its self\n"
+			   "share, the variance-stabilised mean and variance, and the mean rate.") < 0)
+		return EXIT_RUNTIME;
+	while ((c = cli_next(p, &arg)) > 0) {
+		switch (c) {
+		case O_SERVICE: service = arg; break;
+		case O_TYPE: type = arg; break;
+		case O_FUNCTION: needle = arg; break;
+		case O_AT: at_s = arg; break;
+		case O_WINDOW: win_s = arg; break;
+		}
+	}
+	cli_parser_free(p);
+	if (c == CLI_HELP)
+		return EXIT_OK;
+	if (c == CLI_BAD)
+		return EXIT_USAGE;
+	if (!service) {
+		cli_error(ctx, "no service given (--service)");
+		return EXIT_USAGE;
+	}
+	if (config_load(&cfg, ctx, &err) < 0)
+		return cli_fail(ctx, &err);
+	at = cfg.analysis.at_us;
+	window = cfg.analysis.window_us;
+	config_release(&cfg);
+	if ((at_s && time_parse(&at, at_s) < 0) || (win_s && (time_parse_duration(&window, win_s) < 0 || window <= 0))) {
+		cli_error(ctx, "'%s' is not a %s", at_s && time_parse(&at, at_s) < 0 ? at_s : win_s,
+			  at_s && time_parse(&at, at_s) < 0 ? "time (ISO 8601)" : "duration like 14d");
+		return EXIT_USAGE;
+	}
+	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 || (rc = db_service_get(d, &svc, service, &err)) < 0)
+		goto fail;
+	q.service_id = svc.id;
+	q.type = type;
+	q.since_us = at - window;
+	q.until_us = at;
+	q.eligible_only = true;
+	if ((rc = capture_set_load(&base, d, &q, &err)) < 0)
+		goto fail;
+	if (base.n && (rc = func_matrix_load(&m, d, &base, NULL, &err)) < 0)
+		goto fail;
+	if (m.nfuncs && !(bf = calloc(m.nfuncs, sizeof(*bf)))) {
+		rc = pr_error_set(&err, PR_ENOMEM, "out of memory");
+		goto fail;
+	}
+	for (size_t r = 0; r < m.nfuncs; r++)
+		if ((rc = baseline_summarize(&bf[r], &m, r, 0, &base, &err)) < 0)
+			goto fail;
+	/* Highest mean share first, then the names in that order. */
+	if (m.nfuncs)
+		qsort(bf, m.nfuncs, sizeof(*bf), by_mean_share);
+	{
+		static const char sql[] =
+			"select f.name from unnest($1::bigint[]) with ordinality as u(id, k)"
+			" join functions f on f.id = u.id order by u.k";
+		buf ids = BUF_INIT;
+		const char *pp[1];
+		int brc = buf_putc(&ids, '{');
+		for (size_t r = 0; brc == 0 && r < m.nfuncs; r++)
+			brc = buf_printf(&ids, "%s%" PRId64, r ? "," : "", bf[r].function_id);
+		if (brc == 0)
+			brc = buf_putc(&ids, '}');
+		pp[0] = ids.ptr;
+		rc = brc < 0 ? pr_error_set(&err, PR_ENOMEM, "out of memory")
+			     : db_exec(d, &names, &err, "loading function names", sql, 1, pp);
+		buf_release(&ids);
+		if (rc < 0)
+			goto fail;
+	}
+	arr = json_array();
+	{
+		char from[TIME_FMT_MAX], to[TIME_FMT_MAX];
+		time_format(from, at - window);
+		time_format(to, at);
+		if (!ctx->json)
+			printf("baseline of %s/%s from %s to %s: %zu eligible captures\n\n%-8s %4s %8s %8s %8s %8s %10s  %s\n",
+			       service, type, from, to, base.n, "MEAN%", "N", "MEDIAN%", "MAD%", "EWMA%",
+			       "SD(VST)", "RATE", "FUNCTION");
+		for (size_t r = 0; r < m.nfuncs; r++) {
+			const char *name = (int)r < db_rows(names) ? db_get_text(names, (int)r, 0) : "?";
+			if (needle && !strstr(name, needle))
+				continue;
+			if (ctx->json) {
+				json_t *o = json_pack("{s:s,s:I}", "function", name, "n", (json_int_t)bf[r].n);
+				json_object_set_new(o, "mean_share", num_or_null(bf[r].mean_share));
+				json_object_set_new(o, "median_share", num_or_null(bf[r].median_share));
+				json_object_set_new(o, "mad_share", num_or_null(bf[r].mad_share));
+				json_object_set_new(o, "ewma_share", num_or_null(bf[r].ewma_share));
+				json_object_set_new(o, "mean_vst", num_or_null(bf[r].mean_vst));
+				json_object_set_new(o, "var_vst", num_or_null(bf[r].var_vst));
+				json_object_set_new(o, "mean_rate", num_or_null(bf[r].mean_rate));
+				json_array_append_new(arr, o);
+				continue;
+			}
+			printf("%7.3f%% %4zu %7.3f%% %7.3f%% %7.3f%% %8.4f %10.4g  ", 100 * bf[r].mean_share,
+			       bf[r].n, 100 * bf[r].median_share, 100 * bf[r].mad_share,
+			       100 * bf[r].ewma_share, sqrt(bf[r].var_vst), bf[r].mean_rate);
+			cli_put_safe(stdout, name, 0);
+			putchar('\n');
+		}
+		if (ctx->json) {
+			rc = cli_print_json(ctx, json_pack("{s:s,s:s,s:s,s:s,s:I,s:o}", "service", service,
+				"type", type, "window_start", from, "window_end", to,
+				"captures", (json_int_t)base.n, "functions", arr));
+			arr = NULL;
+		}
+	}
+	if (base.n < cfg.analysis.min_baseline && !ctx->quiet)
+		cli_warn(ctx, "only %zu eligible captures: analysis needs %zu (insufficient baseline)",
+			 base.n, cfg.analysis.min_baseline);
+	goto out;
+fail:
+	rc = cli_fail(ctx, &err);
+out:
+	json_decref(arr);
+	db_result_free(names);
+	free(bf);
+	func_matrix_release(&m);
+	capture_set_release(&base);
+	db_service_release(&svc);
+	db_close(d);
+	return rc;
+}
+
+int cmd_baseline(cli_ctx *ctx, int argc, char **argv)
+{
+	static const cli_command cmds[] = {
+		{"show", baseline_show, "show a service's rolling baseline"},
+		{NULL, NULL, NULL},
+	};
+	return cli_dispatch(ctx, cmds, ctx->prog, argc - 1, argv + 1);
 }

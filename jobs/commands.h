@@ -13,10 +13,12 @@ int cmd_ingest(cli_ctx *ctx, int argc, char **argv);
 int cmd_profiles(cli_ctx *ctx, int argc, char **argv);
 int cmd_profile(cli_ctx *ctx, int argc, char **argv);
 int cmd_analyze(cli_ctx *ctx, int argc, char **argv);
+int cmd_baseline(cli_ctx *ctx, int argc, char **argv);
 
 #define COMMANDS_TABLE \
 	{"ingest", cmd_ingest, "store profiles from files or a manifest"}, \
 	{"analyze", cmd_analyze, "test releases against their rolling baselines"}, \
+	{"baseline", cmd_baseline, "show a service's rolling baseline"}, \
 	{"profiles", cmd_profiles, "list stored captures"}, \
 	{"profile", cmd_profile, "show one capture and its top functions"}, \
 	{"service", cmd_service, "add, enable, disable and list services"}, \

@@ -80,6 +80,11 @@ run pr analyze --service "$svc" --release next --at "$at" --window 30d --json --
 used2=$(sed -n 's/^ *"baseline_captures": \([0-9]*\).*/\1/p' <<<"$OUT" | head -n 1)
 [ -n "$used2" ] && [ "$used2" = $((used - 3)) ] && ok "incident captures are not baseline" || not_ok "incident excluded" "used2=$used2 used=$used"
 
+run pr baseline show --service svc-000 --at "$at" --json
+[ $RC -eq 0 ] && [[ $OUT == *'"captures": 28'* ]] && [[ $OUT == *'"mean_share"'* ]] && ok "baseline show summarises the window" || not_ok "baseline show" "rc=$RC $ERR"
+run pr baseline show --service svc-000 --at "$at" --window 1d
+[[ $ERR == *"insufficient baseline"* ]] && ok "baseline show warns about a thin window" || not_ok "baseline show thin" "$ERR"
+
 run pr analyze --service nosuch --release "$rel"
 [ $RC -eq 4 ] && ok "analyzing an unknown service is exit 4" || not_ok "unknown service" "rc=$RC"
 run pr analyze --all-services
