@@ -654,15 +654,19 @@ static int check_tables(parser *ps)
 
 	for (size_t i = 0; i < m->n_mapping; i++) {
 		const pb_mapping *mp = m->mapping[i];
-		if ((rc = check_str(ps, mp->filename, "mapping %" PRIu64 " filename", mp->id)) < 0 ||
-		    (rc = check_str(ps, mp->build_id, "mapping %" PRIu64 " build_id", mp->id)) < 0)
+		if ((rc = check_str(ps, mp->filename, "mapping %" PRIu64 " filename",
+				    mp->id)) < 0 ||
+		    (rc = check_str(ps, mp->build_id, "mapping %" PRIu64 " build_id",
+				    mp->id)) < 0)
 			return rc;
 	}
 	for (size_t i = 0; i < m->n_function; i++) {
 		const pb_function *fn = m->function[i];
 		if ((rc = check_str(ps, fn->name, "function %" PRIu64 " name", fn->id)) < 0 ||
-		    (rc = check_str(ps, fn->system_name, "function %" PRIu64 " system_name", fn->id)) < 0 ||
-		    (rc = check_str(ps, fn->filename, "function %" PRIu64 " filename", fn->id)) < 0)
+		    (rc = check_str(ps, fn->system_name, "function %" PRIu64 " system_name",
+				    fn->id)) < 0 ||
+		    (rc = check_str(ps, fn->filename, "function %" PRIu64 " filename",
+				    fn->id)) < 0)
 			return rc;
 	}
 	for (size_t i = 0; i < m->n_location; i++) {
