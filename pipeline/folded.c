@@ -232,7 +232,6 @@ int folded_parse(profile **out, const uint8_t *data, size_t len,
 	static const char *const units[] = {"count"};
 	parser ps = {0};
 	const char *text = (const char *)data;
-	const char *nul;
 	size_t pos = 0;
 	int rc;
 
@@ -243,15 +242,8 @@ int folded_parse(profile **out, const uint8_t *data, size_t len,
 	    (rc = profile_set_value_types(ps.p, 1, types, units, err)) < 0)
 		goto out;
 
-	if (len && (nul = memchr(text, '\0', len))) {
-		size_t line = 1;
-		for (const char *q = text; (q = memchr(q, '\n', (size_t)(nul - q))); q++)
-			line++;
-		rc = pr_error_set(err, PR_EDATA,
-				  "cannot parse '%s': line %zu: NUL byte at offset %zu (binary data, not folded stacks)",
-				  ps.p->input_name, line, (size_t)(nul - text));
+	if ((rc = profile_reject_nul(text, len, ps.p->input_name, "folded stacks", err)) < 0)
 		goto out;
-	}
 
 	while (pos < len) {
 		const char *nl = memchr(text + pos, '\n', len - pos);

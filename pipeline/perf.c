@@ -567,7 +567,6 @@ int perf_parse(profile **out, const uint8_t *data, size_t len,
 	static const char *const units[] = {"count"};
 	parser ps = {0};
 	const char *text = (const char *)data;
-	const char *nul;
 	size_t pos = 0;
 	int rc;
 
@@ -586,15 +585,8 @@ int perf_parse(profile **out, const uint8_t *data, size_t len,
 				  ps.p->input_name);
 		goto out;
 	}
-	if (len && (nul = memchr(text, '\0', len))) {
-		size_t line = 1;
-		for (const char *q = text; (q = memchr(q, '\n', (size_t)(nul - q))); q++)
-			line++;
-		rc = pr_error_set(err, PR_EDATA,
-				  "cannot parse '%s': line %zu: NUL byte at offset %zu (binary data, not perf script text)",
-				  ps.p->input_name, line, (size_t)(nul - text));
+	if ((rc = profile_reject_nul(text, len, ps.p->input_name, "perf script text", err)) < 0)
 		goto out;
-	}
 
 	while (pos < len) {
 		const char *nl = memchr(text + pos, '\n', len - pos);

@@ -502,6 +502,21 @@ void profile_summary_release(profile_summary *s)
 	memset(s, 0, sizeof(*s));
 }
 
+int profile_reject_nul(const char *text, size_t len, const char *name,
+		       const char *what, pr_error *err)
+{
+	const char *nul = len ? memchr(text, '\0', len) : NULL;
+	size_t line = 1;
+
+	if (!nul)
+		return 0;
+	for (const char *q = text; (q = memchr(q, '\n', (size_t)(nul - q))); q++)
+		line++;
+	return pr_error_set(err, PR_EDATA,
+			    "cannot parse '%s': line %zu: NUL byte at offset %zu (binary data, not %s)",
+			    name, line, (size_t)(nul - text), what);
+}
+
 static const char *const format_names[] = {
 	[PROFILE_FMT_AUTO] = "auto",
 	[PROFILE_FMT_PPROF] = "pprof",

@@ -169,6 +169,13 @@ int profile_summarize(profile_summary *out, const profile *p,
 
 void profile_summary_release(profile_summary *s);
 
+/*
+ * Text formats: refuse input with a NUL byte, naming its line and offset
+ * ("binary data, not <what>"). Returns 0 or PR_EDATA.
+ */
+int profile_reject_nul(const char *text, size_t len, const char *name,
+		       const char *what, pr_error *err);
+
 const char *profile_format_name(profile_format f);
 int profile_format_from_name(profile_format *out, const char *name);
 
