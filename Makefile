@@ -47,7 +47,7 @@ TEST_SUPPORT_OBJ := $(TEST_SUPPORT:%.c=$(BUILD)/%.o)
 BENCH_SRC := $(wildcard tests/bench/*.c)
 BENCH_BIN := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all deps test check asan demo bench fuzz install clean
+.PHONY: all deps test check asan demo bench eval fuzz install clean
 all: $(BIN)/profreg
 
 deps:
@@ -100,8 +100,13 @@ $(BUILD)/sim/fleetgen: tests/sim/fleetgen.c
 	$(CC) -std=c11 -Wall -Wextra -Werror $(CFLAGS) $(shell pkg-config --cflags gsl) \
 		-o $@ $< $(LDFLAGS) $(shell pkg-config --libs gsl) -lm
 
+# The scorer behind `make eval`: findings against the simulator's truth.
+$(BUILD)/eval/eval: tests/eval/eval.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -Wall -Wextra -Werror $(CFLAGS) $(PKG_CFLAGS) -o $@ $< $(LDFLAGS) $(PKG_LIBS) -lm
+
 # `check` runs the suite on what is already installed; `test` installs first.
-check: $(BIN)/profreg $(TEST_BIN) $(BUILD)/sim/fleetgen
+check: $(BIN)/profreg $(TEST_BIN) $(BUILD)/sim/fleetgen $(BUILD)/eval/eval
 	BUILD=$(BUILD) BIN=$(BIN) tests/run
 
 test: deps
@@ -117,6 +122,10 @@ demo: deps
 bench: deps
 	@$(MAKE) --no-print-directory OPT=-O2 all $(BENCH_BIN)
 	@BUILD=$(BUILD) BIN=$(BIN) tests/bench/run
+
+eval: deps
+	@$(MAKE) --no-print-directory all $(BUILD)/sim/fleetgen $(BUILD)/eval/eval
+	@BUILD=$(BUILD) BIN=$(BIN) tests/eval/run
 
 FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 fuzz: deps
