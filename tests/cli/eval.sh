@@ -58,7 +58,8 @@ findings "$(finding r1 'pay.(*Book).Post' regression)" \
 	"$(finding n1 x regression)" \
 	"$(finding n1 y regression)" \
 	"$(finding n2 z improvement)" \
-	"$(finding n3 w regression ',"significant":false')" >"$T/findings.json"
+	"$(finding n3 w regression ',"significant":false')" \
+	"$(finding n2 heapy regression | sed 's/"type":"cpu"/"type":"heap"/')" >"$T/findings.json"
 
 run "$E" --truth "$T/truth.jsonl" --findings "$T/findings.json" --label tiny --setting "4 current" --list 5
 [ $RC -eq 0 ] && ok "the scorer runs without a database" || not_ok "scorer runs" "rc=$RC $ERR"
@@ -94,6 +95,8 @@ line() { grep -F -- "$1" <<<"$OUT" | head -n 1 | tr -s ' '; }
 	ok "relative shifts and improvements are counted apart" || not_ok "other directions" "$OUT"
 [[ $OUT == *"(1 non-significant tests ignored)"* ]] &&
 	ok "tests marked not significant are ignored" || not_ok "not significant" "$OUT"
+[[ $OUT == *"(1 findings of types other than cpu ignored)"* ]] &&
+	ok "findings of another profile type are ignored" || not_ok "other type" "$OUT"
 [[ $OUT == *"naive +10% rule: not computed (no --db)"* ]] &&
 	ok "without --db the naive rule is marked not computed" || not_ok "naive without db" "$OUT"
 sm=$(sed -n '/^== smallest factor/,/^== false/p' <<<"$OUT" | grep -A4 'profreg analyze' | tr -s ' ')
@@ -105,6 +108,12 @@ sm=$(sed -n '/^== smallest factor/,/^== false/p' <<<"$OUT" | grep -A4 'profreg a
 [[ $OUT == *"regressions profreg analyze missed: 2 =="* ]] &&
 	[[ $OUT == *"skipped: too little data"* ]] && [[ $OUT == *"reported as relative_shift"* ]] &&
 	ok "the misses are listed with their reason" || not_ok "miss list" "$OUT"
+
+# A hostile name is listed escaped: no raw control byte reaches the terminal.
+findings "$(finding n1 'evil\u001b[2J\u0007name' regression)" >"$T/hostile.json"
+run "$E" --truth "$T/truth.jsonl" --findings "$T/hostile.json"
+[ $RC -eq 0 ] && [[ $OUT == *'evil\x1b[2J\x07name'* ]] && ! grep -q $'[\x01-\x08\x0b-\x1f]' <<<"$OUT" &&
+	ok "control characters in names are escaped in the lists" || not_ok "hostile name" "rc=$RC $ERR"
 
 # Two fleets in one setting add up; a fleet in another setting stays apart.
 run "$E" --truth "$T/truth.jsonl" --findings "$T/findings.json" --label one --setting s4 \

@@ -123,6 +123,7 @@ typedef struct fleet {
 	unsigned dir_n[3];   /* counted findings by direction */
 	unsigned shift_null; /* relative shifts on null services */
 	unsigned not_significant;
+	unsigned other_type; /* findings of another profile type, ignored */
 	unsigned naive_new;  /* functions that rose from a zero baseline (not flagged) */
 	unsigned db_unknown; /* services in the database that the truth lacks */
 	bool naive_done;
@@ -554,7 +555,7 @@ static int findings_insufficient(fleet *fl, const json_t *arr)
 	return 0;
 }
 
-static int findings_load(fleet *fl)
+static int findings_load(fleet *fl, const opts *opt)
 {
 	json_t *root = NULL, *arr, *ins, *o;
 	json_error_t jerr;
@@ -607,18 +608,23 @@ static int findings_load(fleet *fl)
 
 		if ((rc = finding_check(fl, o, i, &dir)) < 0)
 			goto out;
-		/* --all-tests lists tests that did not pass: they are not findings. */
-		sig = json_object_get(o, "significant");
-		if (sig && json_is_false(sig)) {
-			fl->not_significant++;
-			continue;
-		}
 		service = json_string_value(json_object_get(o, "service"));
 		function = json_string_value(json_object_get(o, "function"));
 		if (!(s = svc_find(fl, service))) {
 			rc = fail(E_DATA, "findings '%s': finding %zu names service '%s', which truth '%s'"
 				  " does not list", fl->findings_path, i, quote(a, service), fl->truth_path);
 			goto out;
+		}
+		/* --all-tests lists tests that did not pass: they are not findings. */
+		sig = json_object_get(o, "significant");
+		if (sig && json_is_false(sig)) {
+			fl->not_significant++;
+			continue;
+		}
+		/* The truth describes one profile type; findings of others are not about it. */
+		if (strcmp(json_string_value(json_object_get(o, "type")), opt->type) != 0) {
+			fl->other_type++;
+			continue;
 		}
 		if (!(keys[nkeys].key = finding_key(o))) {
 			rc = nomem();
@@ -930,29 +936,26 @@ static int smallest_factor(const tool_stats *ts, int b, double target)
 
 /* ---------------------------------------------------------------- text */
 
-/* A name from an input, safe on a terminal, cut to `width` bytes. */
+/*
+ * A name from an input, safe on a terminal (control bytes as \xNN), cut
+ * to `width` bytes with "..." when longer, and padded to `width`.
+ */
 static void put_name(FILE *out, const char *s, int width)
 {
 	char buf[4 * NAME_W + 8];
-	size_t n = 0, len = strlen(s);
-	bool cut = false;
+	size_t n = 0, w = (size_t)width;
 
-	for (size_t i = 0; i < len; i++) {
+	for (size_t i = 0; s[i] && n <= w; i++) {
 		unsigned char c = (unsigned char)s[i];
-		if (n + 4 > (size_t)width) {
-			cut = true;
-			break;
-		}
 		if (c < 0x20 || c == 0x7f)
 			n += (size_t)snprintf(buf + n, sizeof(buf) - n, "\\x%02x", c);
 		else
 			buf[n++] = (char)c;
 	}
-	if (cut) {
+	if (n > w) {
+		n = w - 3;
 		/* Never leave half a UTF-8 sequence before the ellipsis. */
-		while (n > 0 && ((unsigned char)buf[n - 1] & 0xc0) == 0x80)
-			n--;
-		if (n > 0 && ((unsigned char)buf[n - 1] & 0xc0) == 0xc0)
+		while (n > 0 && ((unsigned char)buf[n] & 0xc0) == 0x80)
 			n--;
 		memcpy(buf + n, "...", 3);
 		n += 3;
@@ -1074,7 +1077,7 @@ static void print_targets(FILE *out, const tool_stats *ts)
 		isnan(prec) ? "-" : met(prec >= TARGET_PRECISION));
 }
 
-static void print_setting(FILE *out, const setting *st, const opts *o)
+static void print_setting(FILE *out, const setting *st)
 {
 	bool first = true;
 
@@ -1102,7 +1105,6 @@ static void print_setting(FILE *out, const setting *st, const opts *o)
 	if (st->t[T_NAIVE].done)
 		fprintf(out, "  naive rule: %u function(s) rose from a zero baseline share (not flagged)\n",
 			st->naive_new);
-	(void)o;
 }
 
 static void print_smallest(FILE *out, const opts *o)
@@ -1230,6 +1232,8 @@ static void print_text(FILE *out, const opts *o)
 			fl->dir_n[D_SHIFT], fl->dir_n[D_IMPROVEMENT]);
 		if (fl->not_significant)
 			fprintf(out, " (%u non-significant tests ignored)", fl->not_significant);
+		if (fl->other_type)
+			fprintf(out, " (%u findings of types other than %s ignored)", fl->other_type, o->type);
 		fputc('\n', out);
 		if (fl->analyzed >= 0 && (size_t)fl->analyzed != fl->nsvcs)
 			fprintf(out, "  warning: analyze reports %lld services for fleet %s, the truth lists %zu\n",
@@ -1243,7 +1247,7 @@ static void print_text(FILE *out, const opts *o)
 		" naive, floor: the same, only for functions with a baseline share >= %g%%\n",
 		o->naive_ratio, o->window_days, 100.0 * o->naive_floor);
 	for (size_t k = 0; k < nsettings; k++)
-		print_setting(out, &settings[k], o);
+		print_setting(out, &settings[k]);
 	print_smallest(out, o);
 	print_lists(out, o);
 }
@@ -1547,7 +1551,7 @@ int main(int argc, char **argv)
 			goto out;
 	sort_axes();
 	for (size_t i = 0; i < nfleets; i++) {
-		if ((rc = findings_load(&fleets[i])) < 0)
+		if ((rc = findings_load(&fleets[i], &o)) < 0)
 			goto out;
 		if (fleets[i].conninfo && (rc = naive_run(&fleets[i], &o)) < 0)
 			goto out;
