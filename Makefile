@@ -120,7 +120,7 @@ demo: deps
 	@scripts/demo
 
 bench: deps
-	@$(MAKE) --no-print-directory OPT=-O2 all $(BENCH_BIN)
+	@$(MAKE) --no-print-directory OPT=-O2 all $(BENCH_BIN) $(BUILD)/sim/fleetgen
 	@BUILD=$(BUILD) BIN=$(BIN) tests/bench/run
 
 eval: deps

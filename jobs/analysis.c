@@ -17,8 +17,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define DAY_US (86400LL * 1000000LL)
+
+static double mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 void analysis_opts_default(analysis_opts *o)
 {
@@ -366,6 +375,7 @@ int analysis_add(analysis *a, db *d, const analysis_target *t, bool store, pr_er
 	char **names = NULL, **files = NULL, *releases = NULL, *capids = NULL;
 	series sb = {0}, sc = {0};
 	bool reused;
+	double t0 = mono(), t_tests = 0;
 	int rc;
 
 	if ((rc = load_sides(&s, d, t, o, err)) < 0)
@@ -431,6 +441,7 @@ int analysis_add(analysis *a, db *d, const analysis_target *t, bool store, pr_er
 		rc = oom(err);
 		goto out;
 	}
+	t_tests = mono();
 	for (size_t k = 0; k < nrows; k++) {
 		finding *f = &a->tests[a->ntests];
 		memset(f, 0, sizeof(*f));
@@ -461,7 +472,10 @@ int analysis_add(analysis *a, db *d, const analysis_target *t, bool store, pr_er
 		}
 	}
 	a->services++;
+	a->stats_seconds += mono() - t_tests;
 out:
+	/* Everything before the tests is loading, and storing the baseline. */
+	a->db_seconds += (t_tests ? t_tests : mono()) - t0;
 	free(sb.share);
 	free(sc.share);
 	free(rows);
@@ -512,7 +526,7 @@ static bool is_relative_shift(const finding *f)
 
 int analysis_finish(analysis *a, pr_error *err)
 {
-	double *p = NULL;
+	double *p = NULL, t0 = mono();
 	int rc = 0;
 
 	if (a->ntests && !(p = malloc(a->ntests * sizeof(*p))))
@@ -548,6 +562,7 @@ int analysis_finish(analysis *a, pr_error *err)
 		qsort(a->tests, a->ntests, sizeof(*a->tests), rank_cmp);
 out:
 	free(p);
+	a->stats_seconds += mono() - t0;
 	return rc;
 }
 

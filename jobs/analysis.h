@@ -89,6 +89,8 @@ typedef struct analysis {
 	size_t nskipped;
 	size_t services;          /* targets analysed (not skipped) */
 	size_t filtered;          /* functions too small to ever pass the margin */
+	double db_seconds;        /* time spent loading and storing */
+	double stats_seconds;     /* time spent testing, adjusting and ranking */
 } analysis;
 
 void analysis_init(analysis *a, const analysis_opts *o);

@@ -323,10 +323,11 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 				"reason", a.skipped[i].reason));
 		char when[TIME_FMT_MAX];
 		time_format(when, o.at_us);
-		rc = cli_print_json(ctx, json_pack("{s:s,s:I,s:I,s:I,s:I,s:o,s:o}",
+		rc = cli_print_json(ctx, json_pack("{s:s,s:I,s:I,s:I,s:I,s:o,s:o,s:{s:f,s:f}}",
 			"at", when, "run_id", (json_int_t)run_id, "services", (json_int_t)a.services,
 			"tests", (json_int_t)a.ntests, "filtered", (json_int_t)a.filtered,
-			"findings", arr, "insufficient", skipped));
+			"findings", arr, "insufficient", skipped,
+			"timing", "database_seconds", a.db_seconds, "statistics_seconds", a.stats_seconds));
 	} else {
 		print_text(&a, run_id);
 		rc = EXIT_OK;
