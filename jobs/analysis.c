@@ -242,6 +242,46 @@ static int run_t(stats_result *out, const char **name, const stats_sample *b,
 	return stats_test_shared_var(out, b, c, to);
 }
 
+/*
+ * Did the function's absolute rate move? The same test on log rates (a
+ * rate of 0 counts as half the smallest positive one), without margin:
+ * its p-values feed the relative-shift guard. NaN when unknown.
+ */
+static void rate_tests(finding *f, const series *b, const series *c, size_t nb, size_t nc,
+		       const analysis_opts *o)
+{
+	stats_test_opts up = STATS_TEST_OPTS_INIT, dn = STATS_TEST_OPTS_INIT;
+	stats_sample sb, sc;
+	stats_result r;
+	const char *name;
+	double *lb = malloc(nb * sizeof(*lb)), *lc = malloc(nc * sizeof(*lc)), least = INFINITY;
+
+	f->rate_p_up = f->rate_p_down = NAN;
+	for (size_t i = 0; i < nb; i++)
+		if (b->rate[i] > 0)
+			least = fmin(least, b->rate[i]);
+	for (size_t i = 0; i < nc; i++)
+		if (c->rate[i] > 0)
+			least = fmin(least, c->rate[i]);
+	if (!lb || !lc || isinf(least))
+		goto out;
+	for (size_t i = 0; i < nb; i++)
+		lb[i] = log(b->rate[i] > 0 ? b->rate[i] : least / 2);
+	for (size_t i = 0; i < nc; i++)
+		lc[i] = log(c->rate[i] > 0 ? c->rate[i] : least / 2);
+	if (stats_sample_of(&sb, lb, nb, 1e-12) < 0 || stats_sample_of(&sc, lc, nc, 1e-12) < 0)
+		goto out;
+	up.alt = STATS_GREATER;
+	dn.alt = STATS_LESS;
+	if (run_t(&r, &name, &sb, &sc, lc[0], &up, o) == 0)
+		f->rate_p_up = r.p;
+	if (run_t(&r, &name, &sb, &sc, lc[0], &dn, o) == 0)
+		f->rate_p_down = r.p;
+out:
+	free(lb);
+	free(lc);
+}
+
 /* The tests of one function; fills everything but q, class and score. */
 static int test_function(finding *f, const series *b, const series *c, size_t nb,
 			 size_t nc, const analysis_opts *o)
@@ -281,6 +321,7 @@ static int test_function(finding *f, const series *b, const series *c, size_t nb
 	f->ci_low = stats_vst_delta_share(sb.mean, rci.ci_low);
 	f->ci_high = stats_vst_delta_share(sb.mean, rci.ci_high);
 	f->rate_ratio = mean_of(b->rate, nb) > 0 ? mean_of(c->rate, nc) / mean_of(b->rate, nb) : NAN;
+	rate_tests(f, b, c, nb, nc, o);
 	/* Two one-sided tests against the margin; the smaller p, doubled. */
 	f->direction = rup.p <= rdn.p ? FINDING_REGRESSION : FINDING_IMPROVEMENT;
 	f->p_value = fmin(1.0, 2 * fmin(rup.p, rdn.p));
@@ -508,11 +549,13 @@ static int rank_cmp(const void *x, const void *y)
 }
 
 /*
- * A share that rose while the function's absolute rate rose by less than
- * half as much was pushed up by something else getting cheaper; likewise
- * a share that fell while its rate did not follow.
+ * A share that rose while the function's absolute rate did not rise
+ * significantly, and rose by less than half as much as the share, was
+ * pushed up by something else getting cheaper; likewise a share that fell
+ * while its rate did not follow. Both conditions: a noisy rate alone must
+ * not turn a real regression into a shift.
  */
-static bool is_relative_shift(const finding *f)
+static bool is_relative_shift(const finding *f, double alpha)
 {
 	double share_ratio;
 
@@ -520,8 +563,8 @@ static bool is_relative_shift(const finding *f)
 		return false;
 	share_ratio = f->current_share / f->baseline_share;
 	if (f->direction == FINDING_REGRESSION)
-		return f->rate_ratio - 1 < 0.5 * (share_ratio - 1);
-	return 1 - f->rate_ratio < 0.5 * (1 - share_ratio);
+		return !(f->rate_p_up <= alpha) && f->rate_ratio - 1 < 0.5 * (share_ratio - 1);
+	return !(f->rate_p_down <= alpha) && 1 - f->rate_ratio < 0.5 * (1 - share_ratio);
 }
 
 int analysis_finish(analysis *a, pr_error *err)
@@ -544,7 +587,7 @@ int analysis_finish(analysis *a, pr_error *err)
 
 		f->q_value = p[i];
 		f->significant = f->q_value <= a->opts.fdr && f->mw_p <= a->opts.mw_alpha;
-		if (f->significant && is_relative_shift(f))
+		if (f->significant && is_relative_shift(f, a->opts.mw_alpha))
 			f->direction = FINDING_RELATIVE_SHIFT;
 		/* The conservative end of the change, in the direction it went. */
 		lo_pp = 100 * (f->direction == FINDING_IMPROVEMENT ? -f->ci_high : f->ci_low);

@@ -71,6 +71,8 @@ typedef struct finding {
 	double ci_low, ci_high;   /* interval of delta (share, not percent) */
 	double p_value, q_value, mw_p, score;
 	double rate_ratio;        /* current / baseline absolute rate; NaN unknown */
+	double rate_p_up;         /* p of "the absolute rate rose" (log scale) */
+	double rate_p_down;       /* p of "the absolute rate fell" */
 	stats_severity severity;
 	size_t baseline_captures, current_captures;
 	char *capture_ids;        /* JSON {"baseline":[...],"current":[...]} */

@@ -50,7 +50,7 @@ n1=$(sql "select count(*) from findings")
 run pr analyze --all-services --release "$rel" --at "$at" --json
 echo "$OUT" >"$T/a2.json"
 [ "$(sql "select count(*) from findings")" = "$n1" ] && ok "re-running the same analysis adds no finding" || not_ok "findings duplicated"
-if diff <(grep -v '"run_id"\|"id"' "$T/a1.json") <(grep -v '"run_id"\|"id"' "$T/a2.json") >/dev/null; then
+if diff <(grep -v '"run_id"\|"id"\|_seconds"' "$T/a1.json") <(grep -v '"run_id"\|"id"\|_seconds"' "$T/a2.json") >/dev/null; then
 	ok "re-running with the same --at gives the same numbers"
 else
 	not_ok "re-run differs"
@@ -84,6 +84,23 @@ run pr baseline show --service svc-000 --at "$at" --json
 [ $RC -eq 0 ] && [[ $OUT =~ '"captures": '[1-9][0-9] ]] && [[ $OUT == *'"mean_share"'* ]] && ok "baseline show summarises the window" || not_ok "baseline show" "rc=$RC $ERR"
 run pr baseline show --service svc-000 --at "$at" --window 1d
 [[ $ERR == *"insufficient baseline"* ]] && ok "baseline show warns about a thin window" || not_ok "baseline show thin" "$ERR"
+
+# Something got cheaper: the other functions' shares rise, their absolute
+# rates do not. That is a relative shift, never a regression.
+fresh_db cli_analyze_shift
+"$BUILD/sim/fleetgen" --out "$T/shift" --services 6 --functions 60 --regressed 0 --improved 1 \
+	--improve-factors 0.5 --seed 12 >"$T/shift.txt"
+at2=$(sed -n 's/^at: //p' "$T/shift.txt")
+rel2=$(sed -n 's/^release: //p' "$T/shift.txt")
+while read -r s; do pr --quiet service add "$s" && pr --quiet service enable "$s"; done <"$T/shift/services.txt"
+pr --quiet ingest --manifest "$T/shift/manifest.jsonl"
+run pr analyze --all-services --release "$rel2" --at "$at2" --json --dry-run
+echo "$OUT" >"$T/shift.json"
+findings "$T/shift.json" >"$T/shift.txt.f"
+nreg=$(grep -c '|regression$' "$T/shift.txt.f")
+nshift=$(grep -c '|relative_shift$' "$T/shift.txt.f")
+nimp=$(grep -c '|improvement$' "$T/shift.txt.f")
+[ "$nreg" = 0 ] && [ "$nshift" -gt 0 ] && [ "$nimp" -gt 0 ] && ok "a cheaper function makes relative shifts and an improvement, no regression ($nshift shifts, $nimp improvements)" || not_ok "relative shift guard" "regressions=$nreg shifts=$nshift improvements=$nimp"
 
 run pr analyze --service nosuch --release "$rel"
 [ $RC -eq 4 ] && ok "analyzing an unknown service is exit 4" || not_ok "unknown service" "rc=$RC"
