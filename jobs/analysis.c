@@ -322,9 +322,11 @@ static int test_function(finding *f, const series *b, const series *c, size_t nb
 	f->ci_high = stats_vst_delta_share(sb.mean, rci.ci_high);
 	f->rate_ratio = mean_of(b->rate, nb) > 0 ? mean_of(c->rate, nc) / mean_of(b->rate, nb) : NAN;
 	rate_tests(f, b, c, nb, nc, o);
-	/* Two one-sided tests against the margin; the smaller p, doubled. */
+	/* Two one-sided tests against the margin; each has its own family. */
+	f->p_up = rup.p;
+	f->p_down = rdn.p;
 	f->direction = rup.p <= rdn.p ? FINDING_REGRESSION : FINDING_IMPROVEMENT;
-	f->p_value = fmin(1.0, 2 * fmin(rup.p, rdn.p));
+	f->p_value = fmin(rup.p, rdn.p);
 	mw.alt = f->direction == FINDING_REGRESSION ? STATS_GREATER : STATS_LESS;
 	mw.delta0 = f->direction == FINDING_REGRESSION ? up.delta0 : dn.delta0;
 	if ((rc = stats_mann_whitney(&mwr, c->vst, nc, b->vst, nb, &mw)) < 0)
@@ -569,14 +571,24 @@ static bool is_relative_shift(const finding *f, double alpha)
 
 int analysis_finish(analysis *a, pr_error *err)
 {
-	double *p = NULL, t0 = mono();
+	double *up = NULL, *down = NULL, t0 = mono();
 	int rc = 0;
 
-	if (a->ntests && !(p = malloc(a->ntests * sizeof(*p))))
-		return oom(err);
-	for (size_t i = 0; i < a->ntests; i++)
-		p[i] = a->tests[i].p_value;
-	if (a->ntests && stats_bh_qvalues(p, a->ntests, p) < 0) {
+	if (a->ntests && (!(up = malloc(a->ntests * sizeof(*up))) ||
+			  !(down = malloc(a->ntests * sizeof(*down))))) {
+		rc = oom(err);
+		goto out;
+	}
+	/*
+	 * Rises and falls are separate families: a regression's q counts only
+	 * the run's tests for a rise, so improvements never dilute it.
+	 */
+	for (size_t i = 0; i < a->ntests; i++) {
+		up[i] = a->tests[i].p_up;
+		down[i] = a->tests[i].p_down;
+	}
+	if (a->ntests && (stats_bh_qvalues(up, a->ntests, up) < 0 ||
+			  stats_bh_qvalues(down, a->ntests, down) < 0)) {
 		rc = pr_error_set(err, PR_ERR, "cannot adjust %zu p-values", a->ntests);
 		goto out;
 	}
@@ -585,7 +597,7 @@ int analysis_finish(analysis *a, pr_error *err)
 		finding *f = &a->tests[i];
 		double lo_pp, rel;
 
-		f->q_value = p[i];
+		f->q_value = f->direction == FINDING_REGRESSION ? up[i] : down[i];
 		f->significant = f->q_value <= a->opts.fdr && f->mw_p <= a->opts.mw_alpha;
 		if (f->significant && is_relative_shift(f, a->opts.mw_alpha))
 			f->direction = FINDING_RELATIVE_SHIFT;
@@ -604,7 +616,8 @@ int analysis_finish(analysis *a, pr_error *err)
 	if (a->ntests)
 		qsort(a->tests, a->ntests, sizeof(*a->tests), rank_cmp);
 out:
-	free(p);
+	free(up);
+	free(down);
 	a->stats_seconds += mono() - t0;
 	return rc;
 }

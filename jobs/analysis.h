@@ -11,8 +11,9 @@
  *   - few current captures: a t test with the baseline's variance for
  *     both sides (df = n_b - 1),
  *   - enough on both sides: Welch's test,
- * and Mann-Whitney U (shifted by the margin) as a robustness check. All
- * tests of a run form one family: Benjamini-Hochberg q-values. A finding
+ * and Mann-Whitney U (shifted by the margin) as a robustness check. The
+ * rises of a run form one family and the falls another, each adjusted
+ * with Benjamini-Hochberg across every service and function. A finding
  * is a test with q <= fdr whose Mann-Whitney p is <= mw_alpha too. A rise
  * of share that the function's absolute rate does not follow (because
  * something else got cheaper) is a relative shift, not a regression.
@@ -70,6 +71,7 @@ typedef struct finding {
 	double baseline_share, current_share, delta, rel_delta;
 	double ci_low, ci_high;   /* interval of delta (share, not percent) */
 	double p_value, q_value, mw_p, score;
+	double p_up, p_down;      /* one-sided p: rose / fell beyond the margin */
 	double rate_ratio;        /* current / baseline absolute rate; NaN unknown */
 	double rate_p_up;         /* p of "the absolute rate rose" (log scale) */
 	double rate_p_down;       /* p of "the absolute rate fell" */
