@@ -128,7 +128,8 @@ eval: deps
 	@BUILD=$(BUILD) BIN=$(BIN) tests/eval/run
 
 FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
-fuzz: deps
+fuzz:
+	@scripts/install-deps clang libclang-rt-14-dev
 	@$(MAKE) --no-print-directory CC=clang BUILD=build/fuzz \
 		CFLAGS="-O1 -g -fsanitize=fuzzer-no-link,address,undefined" \
 		$(FUZZ_TARGETS:%=build/fuzz/fuzz/%)
