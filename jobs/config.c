@@ -4,6 +4,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "config.h"
 #include "common/buf.h"
+#include "pipeline/ingest.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -68,6 +69,98 @@ static int apply(json_t *obj, const field *fields, const char *path, const char 
 			*(uint32_t *)f->target = (uint32_t)json_integer_value(v);
 	}
 	return 0;
+}
+
+static char *dup_string(json_t *v)
+{
+	return strdup(json_string_value(v));
+}
+
+/* One entry of "services": strings, an array of types, a source object. */
+static int load_service(config_service *s, const char *name, json_t *obj, const char *path,
+			pr_error *err)
+{
+	static const char *const keys[] = {"team", "types", "source", "repo", NULL};
+	const char *key;
+	json_t *v;
+	char at[256];
+
+	memset(s, 0, sizeof(*s));
+	if (!(s->name = strdup(name)))
+		return pr_error_set(err, PR_ENOMEM, "out of memory");
+	if (!json_is_object(obj)) {
+		snprintf(at, sizeof(at), "services.%.64s", name);
+		return bad(err, path, at, "expected an object");
+	}
+	json_object_foreach(obj, key, v) {
+		size_t k;
+		for (k = 0; keys[k] && strcmp(keys[k], key) != 0; k++)
+			;
+		snprintf(at, sizeof(at), "services.%.64s.%.64s", name, key);
+		if (!keys[k])
+			return bad(err, path, at, "unknown key");
+		if ((k == 0 || k == 3) && !json_is_string(v))
+			return bad(err, path, at, "expected a string");
+		if (k == 0 && !(s->team = dup_string(v)))
+			return pr_error_set(err, PR_ENOMEM, "out of memory");
+		if (k == 3 && !(s->repo = dup_string(v)))
+			return pr_error_set(err, PR_ENOMEM, "out of memory");
+		if (k == 1) {
+			size_t i;
+			json_t *t;
+			if (!json_is_array(v) || json_array_size(v) == 0)
+				return bad(err, path, at, "expected a non-empty array of profile types");
+			if (!(s->types = calloc(json_array_size(v), sizeof(*s->types))))
+				return pr_error_set(err, PR_ENOMEM, "out of memory");
+			json_array_foreach(v, i, t) {
+				if (!json_is_string(t) || !ingest_type_valid(json_string_value(t)))
+					return bad(err, path, at, "expected cpu, heap, alloc, wall or goroutine");
+				if (!(s->types[s->ntypes++] = dup_string(t)))
+					return pr_error_set(err, PR_ENOMEM, "out of memory");
+			}
+		}
+		if (k == 2) {
+			json_t *dir = json_object_get(v, "dir");
+			if (!json_is_object(v) || json_object_size(v) != 1 || !json_is_string(dir))
+				return bad(err, path, at, "expected {\"dir\": \"PATH\"}");
+			if (!(s->source_dir = dup_string(dir)))
+				return pr_error_set(err, PR_ENOMEM, "out of memory");
+		}
+	}
+	if (!s->ntypes) {
+		if (!(s->types = calloc(1, sizeof(*s->types))) || !(s->types[0] = strdup("cpu")))
+			return pr_error_set(err, PR_ENOMEM, "out of memory");
+		s->ntypes = 1;
+	}
+	return 0;
+}
+
+static int load_services(config *c, json_t *obj, const char *path, pr_error *err)
+{
+	const char *name;
+	json_t *v;
+	int rc;
+
+	if (!json_is_object(obj))
+		return bad(err, path, "services", "expected an object of services by name");
+	if (json_object_size(obj) &&
+	    !(c->services = calloc(json_object_size(obj), sizeof(*c->services))))
+		return pr_error_set(err, PR_ENOMEM, "out of memory");
+	json_object_foreach(obj, name, v) {
+		rc = load_service(&c->services[c->nservices], name, v, path, err);
+		c->nservices++;
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+const config_service *config_service_find(const config *c, const char *name)
+{
+	for (size_t i = 0; i < c->nservices; i++)
+		if (strcmp(c->services[i].name, name) == 0)
+			return &c->services[i];
+	return NULL;
 }
 
 int config_load(config *c, const cli_ctx *ctx, pr_error *err)
@@ -158,6 +251,18 @@ int config_load(config *c, const cli_ctx *ctx, pr_error *err)
 			rc = bad(err, path.ptr, "(top level)", "expected an object");
 			goto out;
 		}
+		{
+			/* "services" has names for keys: validated on its own. */
+			json_t *svcs = json_object_get(root, "services");
+			if (svcs) {
+				json_incref(svcs);
+				json_object_del(root, "services");
+				rc = load_services(c, svcs, path.ptr, err);
+				json_decref(svcs);
+				if (rc < 0)
+					goto out;
+			}
+		}
 		if ((rc = apply(root, top, path.ptr, "", err)) < 0)
 			goto out;
 		c->analysis.min_baseline = minc;
@@ -168,11 +273,26 @@ int config_load(config *c, const cli_ctx *ctx, pr_error *err)
 out:
 	json_decref(root);
 	buf_release(&path);
+	if (rc < 0)
+		config_release(c);
 	return rc;
 }
 
 void config_release(config *c)
 {
+	for (size_t i = 0; i < c->nservices; i++) {
+		config_service *s = &c->services[i];
+		free(s->name);
+		free(s->team);
+		for (size_t k = 0; k < s->ntypes; k++)
+			free(s->types[k]);
+		free(s->types);
+		free(s->source_dir);
+		free(s->repo);
+	}
+	free(c->services);
+	c->services = NULL;
+	c->nservices = 0;
 	free(c->path);
 	c->path = NULL;
 }

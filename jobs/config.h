@@ -13,8 +13,16 @@
  *     "analysis": {"window_days": N, "min_captures": N, "rel_margin": X,
  *                  "abs_margin_pp": X, "fdr": X, "mw_alpha": X,
  *                  "severity": {"q_max": X, "critical_pp": X, "critical_rel": X,
- *                               "critical_rel_pp": X, "high_pp": X, "medium_pp": X}}
+ *                               "critical_rel_pp": X, "high_pp": X, "medium_pp": X}},
+ *     "services": {"NAME": {"team": "T", "types": ["cpu", ...],
+ *                           "source": {"dir": "PATH"}, "repo": "PATH"}}
  *   }
+ *
+ * Which wins: the database registers services and holds their opt-in
+ * (`profreg service add/enable/disable`); the file holds where their
+ * profiles come from. A service in the file that is not registered, or
+ * not enabled, is reported and skipped, never enabled behind anyone's
+ * back; the file has no "enabled" key, so the two cannot disagree.
  */
 #ifndef PR_CONFIG_H
 #define PR_CONFIG_H
@@ -23,11 +31,25 @@
 #include "cli.h"
 #include "pipeline/profile.h"
 
+typedef struct config_service {
+	char *name;
+	char *team;        /* NULL when not set */
+	char **types;      /* profile types to analyse; {"cpu"} by default */
+	size_t ntypes;
+	char *source_dir;  /* folder collectors drop captures into, or NULL */
+	char *repo;        /* git repository of the service, or NULL */
+} config_service;
+
 typedef struct config {
 	profile_limits limits;
 	analysis_opts analysis;
+	config_service *services;
+	size_t nservices;
 	char *path;   /* the file read, NULL when none */
 } config;
+
+/* The file's settings for a service, or NULL. */
+const config_service *config_service_find(const config *c, const char *name);
 
 /* Defaults, then the file (if any). Release with config_release. */
 int config_load(config *out, const cli_ctx *ctx, pr_error *err);

@@ -1,0 +1,40 @@
+/*
+ * source.h: where a service's captures come from.
+ *
+ * The first source is a folder that collectors drop files into. Each
+ * capture is a profile file F (any format profreg reads) with a sidecar
+ * F.json holding its metadata, the keys of an ingest manifest line less
+ * "path" and "service":
+ *
+ *   {"release": "v42", "commit": "9fceb02...", "host": "web-3",
+ *    "time": "2026-11-29T02:00:00Z", "type": "cpu", "tags": {"zone": "eu"}}
+ *
+ * "release" is required. A file without its sidecar is not collected yet
+ * (a collector may still be writing it): write the profile first, then
+ * the sidecar. Files are taken in name order; ingest is idempotent, so
+ * collecting the same folder twice stores nothing new.
+ */
+#ifndef PR_SOURCE_H
+#define PR_SOURCE_H
+
+#include "ingest.h"
+
+typedef struct source_report {
+	size_t stored;      /* new captures */
+	size_t already;     /* captures stored before */
+	size_t waiting;     /* profile files without a sidecar yet */
+	size_t failed;      /* bad files or sidecars */
+	char *first_error;  /* the first failure's message, or NULL */
+} source_report;
+
+void source_report_release(source_report *r);
+
+/*
+ * Collect every capture in `dir` for `service`. Bad files are counted
+ * and the first reason kept, never fatal; an unreadable folder is
+ * PR_EIO, a database failure is passed up.
+ */
+int source_collect_dir(source_report *out, db *d, blob_store *bs, const char *service,
+		       const char *dir, const profile_limits *lim, pr_error *err);
+
+#endif

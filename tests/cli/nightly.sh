@@ -1,0 +1,83 @@
+#!/bin/bash
+# The nightly job: services' drop folders collected, the night analysed in
+# one run, the lock, an idempotent re-run, and one broken service not
+# stopping the others.
+. "$(dirname "$0")/lib.sh"
+fresh_db cli_nightly
+BUILD=${BUILD:-build}
+T=$PROFREG_TEST_TMP/cli_nightly
+rm -rf "$T" && mkdir -p "$T/drop"
+
+"$BUILD/sim/fleetgen" --out "$T/fleet" --services 5 --functions 60 --factors 2 \
+	--bands 1-10,10-30 --regressed 0.4 --seed 21 >"$T/gen.txt"
+at=$(sed -n 's/^at: //p' "$T/gen.txt")
+
+# Each capture goes into its service's drop folder with a sidecar.
+while IFS= read -r line; do
+	path=$(sed 's/.*"path":"\([^"]*\)".*/\1/' <<<"$line")
+	svc=$(sed 's/.*"service":"\([^"]*\)".*/\1/' <<<"$line")
+	mkdir -p "$T/drop/$svc"
+	cp "$T/fleet/$path" "$T/drop/$svc/$(basename "$path")"
+	sed 's/"path":"[^"]*",//; s/"service":"[^"]*",//' <<<"$line" >"$T/drop/$svc/$(basename "$path").json"
+done <"$T/fleet/manifest.jsonl"
+# A profile whose sidecar has not arrived yet is left for later.
+printf 'main;x 1\n' >"$T/drop/svc-000/late.folded"
+
+# svc-004's folder is missing: that service fails, the others go on.
+{
+	echo '{"services": {'
+	for s in svc-000 svc-001 svc-002 svc-003; do echo "\"$s\": {\"team\": \"t\", \"source\": {\"dir\": \"$T/drop/$s\"}},"; done
+	echo "\"svc-004\": {\"source\": {\"dir\": \"$T/drop/nosuch\"}},"
+	echo '"ghost": {"types": ["cpu"]}'
+	echo '}}'
+} >"$T/profreg.json"
+while read -r s; do pr --quiet service add "$s" && pr --quiet service enable "$s"; done <"$T/fleet/services.txt"
+
+run pr --config "$T/profreg.json" nightly --at "$at" --json
+echo "$OUT" >"$T/n1.json"
+[ $RC -eq 0 ] && ok "nightly completes with a broken service" || not_ok "nightly exit" "rc=$RC $ERR"
+[ "$(sql "select count(*) from profiles")" = $(( $(grep -c . "$T/fleet/manifest.jsonl") - $(grep -c '"service":"svc-004"' "$T/fleet/manifest.jsonl") )) ] && ok "every capture with a sidecar is collected" || not_ok "collected count"
+grep -q '"status": "failed"' "$T/n1.json" && grep -q 'nosuch' "$T/n1.json" && ok "the broken service is reported with its reason" || not_ok "failed service" "$OUT"
+grep -q '"ghost"' "$T/n1.json" && grep -q 'not registered' "$T/n1.json" && ok "a configured but unregistered service is reported" || not_ok "ghost"
+grep -q '"waiting": 1' "$T/n1.json" && ok "a file without its sidecar waits" || not_ok "waiting"
+missed=0
+while IFS= read -r line; do
+	svc=$(sed 's/.*"service":"\([^"]*\)".*/\1/' <<<"$line")
+	[ "$svc" = svc-004 ] && continue
+	fn=$(sed 's/.*"function":"\([^"]*\)".*/\1/' <<<"$line")
+	grep -q "\"function\": \"$fn\"" "$T/n1.json" || missed=$((missed + 1))
+done < <(grep '"regressed":true' "$T/fleet/truth.jsonl")
+nreg=$(grep '"regressed":true' "$T/fleet/truth.jsonl" | grep -vc '"service":"svc-004"')
+[ "$missed" = 0 ] && [ "$nreg" -ge 1 ] && ok "the night's injected regressions are found ($nreg)" || not_ok "nightly missed $missed"
+[ "$(sql "select count(*) from runs where kind='nightly' and status='ok'")" = 1 ] && ok "the run is recorded" || not_ok "run record"
+nf=$(sql "select count(*) from findings")
+np=$(sql "select count(*) from profiles")
+
+run pr --config "$T/profreg.json" nightly --at "$at" --json
+[ $RC -eq 0 ] && [ "$(sql "select count(*) from findings")" = "$nf" ] && [ "$(sql "select count(*) from profiles")" = "$np" ] && ok "re-running the same night changes nothing" || not_ok "re-run" "rc=$RC"
+
+# A second nightly while one holds the lock exits 3 at once.
+psql "$DB" -qAt -c "select pg_advisory_lock(1886547814, hashtext('profreg-nightly')), pg_sleep(4)" >/dev/null 2>&1 &
+holder=$!
+sleep 1
+start=$(date +%s)
+run pr --config "$T/profreg.json" nightly --at "$at"
+[ $RC -eq 3 ] && [[ $ERR == *"lock"* ]] && [ $(( $(date +%s) - start )) -lt 5 ] && ok "a second nightly exits 3 at once while the lock is held" || not_ok "lock" "rc=$RC $ERR"
+
+wait "$holder" 2>/dev/null
+
+run pr --config "$T/profreg.json" nightly --at "$at" --service svc-001 --dry-run
+[ $RC -eq 0 ] && [[ $OUT == *"dry run"* ]] && [ "$(sql "select count(*) from runs where kind='nightly'")" = 2 ] && ok "--dry-run records nothing" || not_ok "dry run" "rc=$RC $OUT"
+run pr runs list --json
+[[ $OUT == *'"kind": "nightly"'* ]] && ok "runs list" || not_ok "runs list" "$OUT"
+rid=$(sql "select max(id) from runs where kind='nightly'")
+run pr run show "$rid"
+[ $RC -eq 0 ] && [[ $OUT == *'"services"'* ]] && [[ $OUT == *'"findings"'* ]] && ok "run show gives outcomes and findings" || not_ok "run show" "rc=$RC"
+run pr run show 999999
+[ $RC -eq 4 ] && ok "a missing run is exit 4" || not_ok "missing run" "rc=$RC"
+for c in "nightly" "runs list" "run show"; do
+	# shellcheck disable=SC2086
+	run "$PROFREG_BIN" $c --help
+	[ $RC -eq 0 ] && ok "$c --help" || not_ok "$c --help"
+done
+finish
