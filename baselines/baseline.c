@@ -98,6 +98,41 @@ out:
 	return rc;
 }
 
+int capture_set_load_ids(capture_set *out, db *d, const char *ids_json, pr_error *err)
+{
+	static const char sql[] =
+		"select p.id, (extract(epoch from p.captured_at) * 1000000)::bigint,"
+		"       p.release, p.total_value, p.sample_count, coalesce(p.duration_ns, 0)"
+		"  from profiles p"
+		" where p.id in (select (jsonb_array_elements_text($1::jsonb))::bigint)"
+		" order by p.captured_at, p.id";
+	const char *params[1] = {ids_json};
+	PGresult *res = NULL;
+	int rc, n;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = db_exec(d, &res, err, "loading the pinned captures", sql, 1, params)) < 0)
+		return rc;
+	n = db_rows(res);
+	if (n && !(out->caps = calloc((size_t)n, sizeof(*out->caps))))
+		rc = oom(err);
+	for (int i = 0; rc == 0 && i < n; i++) {
+		capture_ref *c = &out->caps[i];
+		c->id = db_get_i64(res, i, 0);
+		c->captured_at_us = db_get_i64(res, i, 1);
+		if (!(c->release = strdup(db_get_text(res, i, 2))))
+			rc = oom(err);
+		c->total = db_get_i64(res, i, 3);
+		c->sample_count = db_get_i64(res, i, 4);
+		c->duration_ns = db_get_i64(res, i, 5);
+		out->n++;
+	}
+	db_result_free(res);
+	if (rc < 0)
+		capture_set_release(out);
+	return rc;
+}
+
 void func_matrix_release(func_matrix *m)
 {
 	free(m->func_ids);

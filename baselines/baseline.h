@@ -52,6 +52,9 @@ typedef struct capture_query {
 /* Captures matching `q`, oldest first. Free with capture_set_release. */
 int capture_set_load(capture_set *out, db *d, const capture_query *q, pr_error *err);
 
+/* The captures with these ids (a JSON array text), oldest first. */
+int capture_set_load_ids(capture_set *out, db *d, const char *ids_json, pr_error *err);
+
 /*
  * Self values of every function in the captures of `a` followed by those
  * of `b` (b may be NULL): a dense matrix, one row per function that

@@ -134,6 +134,14 @@ static int load_sides(sides *s, db *d, const analysis_target *t, const analysis_
 	int rc;
 
 	memset(s, 0, sizeof(*s));
+	if (t->base_ids && t->cur_ids) {
+		if ((rc = capture_set_load_ids(&s->cur, d, t->cur_ids, err)) < 0 ||
+		    (rc = capture_set_load_ids(&s->base, d, t->base_ids, err)) < 0)
+			return rc;
+		s->window_end = s->cur.n ? s->cur.caps[0].captured_at_us : 0;
+		s->window_start = s->base.n ? s->base.caps[0].captured_at_us : 0;
+		return 0;
+	}
 	q.service_id = t->service_id;
 	q.type = t->type;
 	q.release = t->release;
@@ -630,6 +638,49 @@ static const char *fmt_f(char *b, size_t n, double v)
 	return b;
 }
 
+/*
+ * A regression's evidence: its current captures become forensic, tagged
+ * with the finding; its baseline captures are pinned while it is open.
+ * Only captures not already marked change, so a re-run audits nothing.
+ */
+static int pin_evidence(db *d, const finding *f, pr_error *err)
+{
+	static const char forensic_sql[] =
+		"with c as (select (jsonb_array_elements_text($2::jsonb -> 'current'))::bigint as id),"
+		" u as (update profiles p set retention_class = 'forensic', retain_until = null,"
+		"   tags = p.tags || jsonb_build_object('finding', $1::bigint::text)"
+		"   where p.id in (select id from c)"
+		"   and (p.retention_class <> 'forensic' or not (p.tags ? 'finding')) returning p.id)"
+		" select count(*) from u";
+	static const char pin_sql[] =
+		"with b as (select (jsonb_array_elements_text($2::jsonb -> 'baseline'))::bigint as id),"
+		" i as (insert into capture_pins (profile_id, finding_id) select id, $1 from b"
+		"   on conflict do nothing returning profile_id)"
+		" select count(*) from i";
+	char id[24], object[48], detail[160];
+	PGresult *res = NULL;
+	const char *p[2] = {id, f->capture_ids};
+	int64_t made_forensic, pinned;
+	int rc;
+
+	snprintf(id, sizeof(id), "%" PRId64, f->id);
+	if ((rc = db_exec(d, &res, err, "marking forensic captures", forensic_sql, 2, p)) < 0)
+		return rc;
+	made_forensic = db_get_i64(res, 0, 0);
+	db_result_free(res);
+	if ((rc = db_exec(d, &res, err, "pinning baseline captures", pin_sql, 2, p)) < 0)
+		return rc;
+	pinned = db_get_i64(res, 0, 0);
+	db_result_free(res);
+	if (!made_forensic && !pinned)
+		return 0;
+	snprintf(object, sizeof(object), "finding:%" PRId64, f->id);
+	snprintf(detail, sizeof(detail),
+		 "{\"forensic_captures\":%" PRId64 ",\"pinned_baseline_captures\":%" PRId64
+		 ",\"reason\":\"regression finding\"}", made_forensic, pinned);
+	return db_audit(d, "pin", object, detail, err);
+}
+
 int analysis_store(analysis *a, db *d, int64_t run_id, pr_error *err)
 {
 	static const char sql[] =
@@ -704,6 +755,8 @@ int analysis_store(analysis *a, db *d, int64_t run_id, pr_error *err)
 			goto out;
 		f->id = db_get_i64(res, 0, 0);
 		db_result_free(res);
+		if (f->direction == FINDING_REGRESSION && (rc = pin_evidence(d, f, err)) < 0)
+			goto out;
 	}
 	if ((rc = db_commit(d, err)) < 0)
 		goto out;

@@ -49,6 +49,8 @@ typedef struct analysis_target {
 	const char *type;
 	const char *release;      /* judge this release's captures, or */
 	int64_t since_us, until_us; /* these times' (until 0: up to at) */
+	const char *base_ids;     /* reproduce: exactly these captures (JSON */
+	const char *cur_ids;      /* arrays of ids); NULL to select as above */
 } analysis_target;
 
 typedef enum finding_dir {

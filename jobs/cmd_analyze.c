@@ -301,7 +301,7 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 		goto fail;
 	for (size_t i = 0; i < (all ? nsvcs : 1); i++) {
 		const db_service *s = all ? &svcs[i] : &one;
-		analysis_target t = {s->id, s->name, type, release, since, until};
+		analysis_target t = {s->id, s->name, type, release, since, until, NULL, NULL};
 		if (!s->enabled)
 			continue;
 		if ((rc = analysis_add(&a, d, &t, !dry, &err)) < 0)

@@ -216,7 +216,7 @@ int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
 			have_src = true;
 		}
 		for (size_t t = 0; t < (cs ? cs->ntypes : 1); t++) {
-			analysis_target tg = {s->id, s->name, cs ? cs->types[t] : "cpu", NULL, at - night, at + 1};
+			analysis_target tg = {s->id, s->name, cs ? cs->types[t] : "cpu", NULL, at - night, at + 1, NULL, NULL};
 			if ((rc = analysis_add(&a, d, &tg, !dry, &serr)) < 0) {
 				if (serr.code == PR_EDB || serr.code == PR_ENOMEM) {
 					rc = pr_error_set(&err, serr.code, "%s", serr.msg);

@@ -52,9 +52,27 @@ nreg=$(grep '"regressed":true' "$T/fleet/truth.jsonl" | grep -vc '"service":"svc
 [ "$(sql "select count(*) from runs where kind='nightly' and status='ok'")" = 1 ] && ok "the run is recorded" || not_ok "run record"
 nf=$(sql "select count(*) from findings")
 np=$(sql "select count(*) from profiles")
+nreg_found=$(sql "select count(*) from findings where direction='regression'")
+[ "$(sql "select count(*) from profiles where retention_class='forensic' and tags ? 'finding'")" -ge "$nreg_found" ] && [ "$nreg_found" -ge 1 ] && ok "a regression's current captures become forensic, tagged with the finding" || not_ok "forensic captures"
+[ "$(sql "select count(*) from capture_pins")" -ge 8 ] && ok "its baseline captures are pinned" || not_ok "pins"
+npin=$(sql "select count(*) from audit_log where action='pin'")
+[ "$npin" = "$nreg_found" ] && ok "an audit row records each pinning" || not_ok "pin audit" "pins=$npin regressions=$nreg_found"
 
 run pr --config "$T/profreg.json" nightly --at "$at" --json
 [ $RC -eq 0 ] && [ "$(sql "select count(*) from findings")" = "$nf" ] && [ "$(sql "select count(*) from profiles")" = "$np" ] && ok "re-running the same night changes nothing" || not_ok "re-run" "rc=$RC"
+
+[ "$(sql "select count(*) from audit_log where action='pin'")" = "$npin" ] && ok "a re-run pins nothing twice" || not_ok "pin audit after re-run"
+
+fid=$(sql "select id from findings where direction='regression' order by id limit 1")
+run pr finding show "$fid" --json
+stored=$(sed -n 's/^  "p_value": \(.*\),$/\1/p' <<<"$OUT" | head -n 1)
+again=$(sed -n 's/^    "p_value": \(.*\),$/\1/p' <<<"$OUT" | head -n 1)
+[ $RC -eq 0 ] && [ -n "$stored" ] && [ "$stored" = "$again" ] && ok "finding show reproduces the p-value from the pinned captures" || not_ok "finding show" "stored=$stored again=$again $OUT"
+run pr finding resolve "$fid" --note "fixed in v4"
+[ $RC -eq 0 ] && [ "$(sql "select count(*) from capture_pins where finding_id=$fid")" = 0 ] && [ "$(sql "select status from findings where id=$fid")" = resolved ] && ok "resolve closes the finding and lifts its pins" || not_ok "resolve" "rc=$RC $ERR"
+[ "$(sql "select count(*) from profiles where retention_class='forensic' and tags->>'finding'='$fid'")" -ge 1 ] && ok "its current captures stay forensic" || not_ok "forensic after resolve"
+run pr finding resolve "$fid"
+[ $RC -eq 4 ] && ok "resolving twice is exit 4" || not_ok "resolve twice" "rc=$RC"
 
 # A second nightly while one holds the lock exits 3 at once.
 psql "$DB" -qAt -c "select pg_advisory_lock(1886547814, hashtext('profreg-nightly')), pg_sleep(4)" >/dev/null 2>&1 &
@@ -75,7 +93,7 @@ run pr run show "$rid"
 [ $RC -eq 0 ] && [[ $OUT == *'"services"'* ]] && [[ $OUT == *'"findings"'* ]] && ok "run show gives outcomes and findings" || not_ok "run show" "rc=$RC"
 run pr run show 999999
 [ $RC -eq 4 ] && ok "a missing run is exit 4" || not_ok "missing run" "rc=$RC"
-for c in "nightly" "runs list" "run show"; do
+for c in "nightly" "runs list" "run show" "finding show" "finding resolve"; do
 	# shellcheck disable=SC2086
 	run "$PROFREG_BIN" $c --help
 	[ $RC -eq 0 ] && ok "$c --help" || not_ok "$c --help"
