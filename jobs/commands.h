@@ -18,12 +18,14 @@ int cmd_nightly(cli_ctx *ctx, int argc, char **argv);
 int cmd_runs(cli_ctx *ctx, int argc, char **argv);
 int cmd_run(cli_ctx *ctx, int argc, char **argv);
 int cmd_finding(cli_ctx *ctx, int argc, char **argv);
+int cmd_postdeploy(cli_ctx *ctx, int argc, char **argv);
 
 #define COMMANDS_TABLE \
 	{"ingest", cmd_ingest, "store profiles from files or a manifest"}, \
 	{"nightly", cmd_nightly, "collect, analyse every enabled service, record the run"}, \
 	{"runs", cmd_runs, "list recent runs"}, \
 	{"run", cmd_run, "show one run"}, \
+	{"post-deploy", cmd_postdeploy, "check a deploy: analyse, suspects, Markdown, exit code"}, \
 	{"finding", cmd_finding, "show or resolve a finding"}, \
 	{"analyze", cmd_analyze, "test releases against their rolling baselines"}, \
 	{"baseline", cmd_baseline, "show a service's rolling baseline"}, \

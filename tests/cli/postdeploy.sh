@@ -1,0 +1,54 @@
+#!/bin/bash
+# post-deploy as a CI step: exit codes for pass, regression, bad ref and a
+# missing database; the Markdown summary; the deploy and the commit range
+# from a real git repository; evidence tagged with the deploy's commit.
+. "$(dirname "$0")/lib.sh"
+fresh_db cli_postdeploy
+BUILD=${BUILD:-build}
+T=$PROFREG_TEST_TMP/cli_postdeploy
+rm -rf "$T" && mkdir -p "$T"
+
+"$BUILD/sim/fleetgen" --out "$T/fleet" --services 3 --functions 60 --factors 2 \
+	--bands 10-30 --regressed 0.34 --seed 31 >"$T/gen.txt"
+at=$(sed -n 's/^at: //p' "$T/gen.txt")
+rel=$(sed -n 's/^release: //p' "$T/gen.txt")
+bad=$(grep '"regressed":true' "$T/fleet/truth.jsonl" | head -n 1 | sed 's/.*"service":"\([^"]*\)".*/\1/')
+good=$(grep '"regressed":false' "$T/fleet/truth.jsonl" | head -n 1 | sed 's/.*"service":"\([^"]*\)".*/\1/')
+while read -r s; do pr --quiet service add "$s" && pr --quiet service enable "$s"; done <"$T/fleet/services.txt"
+pr --quiet ingest --manifest "$T/fleet/manifest.jsonl"
+
+# A repository with two releases and commits between them.
+R=$T/repo
+git init -q "$R"
+g() { git -C "$R" -c user.name=Alice -c user.email=a@example.com "$@"; }
+echo one >"$R/ledger.go" && g add . && g commit -qm "ledger: first" && g tag v2
+echo two >>"$R/ledger.go" && g commit -qam "ledger: batch the writes"
+echo three >"$R/api.go" && g add . && g commit -qm "api: add an endpoint" && g tag -a "$rel" -m "release $rel"
+sha=$(g rev-parse HEAD)
+
+run pr post-deploy --service "$bad" --release "$rel" --commit "$rel" --repo "$R" --previous v2 --at "$at"
+echo "$OUT" >"$T/bad.md"
+[ $RC -eq 1 ] && ok "a regression at or above the gate is exit 1" || not_ok "gate exit" "rc=$RC $ERR"
+[[ $OUT == *"Verdict: FAIL"* ]] && [[ $OUT == *"| critical | regression |"* ]] && ok "the Markdown summary gives the verdict and the ranked findings" || not_ok "markdown" "$OUT"
+[[ $OUT == *"ledger: batch the writes"* ]] && [[ $OUT == *"api: add an endpoint"* ]] && [[ $OUT != *"ledger: first"* ]] && ok "the commit range runs from the previous release to this one" || not_ok "commit range" "$OUT"
+[ "$(sql "select commit_sha from deploys d join services s on s.id=d.service_id where s.name='$bad'")" = "$sha" ] && ok "the deploy is recorded with the annotated tag peeled to its commit" || not_ok "deploy row"
+[ "$(sql "select count(*) from profiles where tags->>'commit'='$sha' and retention_class='forensic'")" -ge 1 ] && ok "the evidence is tagged with the deploy's commit" || not_ok "evidence tags"
+
+run pr post-deploy --service "$bad" --release "$rel" --commit "$rel" --repo "$R" --previous v2 --at "$at" --gate critical --json
+[ $RC -eq 1 ] && [[ $OUT == *'"verdict": "fail"'* ]] && ok "--json gives the same verdict" || not_ok "json" "rc=$RC"
+[ "$(sql "select count(*) from deploys")" = 1 ] && ok "a retried CI job records the deploy once" || not_ok "deploy twice"
+
+run pr post-deploy --service "$good" --release "$rel" --commit "${sha:0:10}" --repo "$R" --at "$at"
+[ $RC -eq 0 ] && [[ $OUT == *"Verdict: pass"* ]] && ok "a clean release passes with exit 0" || not_ok "pass" "rc=$RC $OUT"
+
+run pr post-deploy --service "$good" --release "$rel" --commit no-such-ref --repo "$R" --at "$at"
+[ $RC -eq 4 ] && [[ $ERR == *"no-such-ref"* ]] && ok "a ref that does not resolve is exit 4" || not_ok "bad ref" "rc=$RC $ERR"
+run pr post-deploy --service "$good" --release "$rel" --commit main --at "$at"
+[ $RC -eq 4 ] && [[ $ERR == *"without a repository"* ]] && ok "without a repository only a full SHA is accepted" || not_ok "no repo" "rc=$RC $ERR"
+run "$PROFREG_BIN" --db "host=$T/nosuch dbname=x" --home "$HOME_DIR" post-deploy --service "$good" --release "$rel" --commit "$sha"
+[ $RC -eq 3 ] && ok "a missing database is exit 3" || not_ok "no database" "rc=$RC $ERR"
+run pr post-deploy --service "$good" --release "$rel"
+[ $RC -eq 2 ] && ok "a missing --commit is exit 2" || not_ok "usage" "rc=$RC"
+run pr post-deploy --help
+[ $RC -eq 0 ] && ok "post-deploy --help" || not_ok "help"
+finish
