@@ -643,11 +643,12 @@ static const char *fmt_f(char *b, size_t n, double v)
  * with the finding; its baseline captures are pinned while it is open.
  * Only captures not already marked change, so a re-run audits nothing.
  */
-static int pin_evidence(db *d, const finding *f, pr_error *err)
+static int pin_evidence(db *d, const finding *f, int64_t keep_us, pr_error *err)
 {
 	static const char forensic_sql[] =
 		"with c as (select (jsonb_array_elements_text($2::jsonb -> 'current'))::bigint as id),"
-		" u as (update profiles p set retention_class = 'forensic', retain_until = null,"
+		" u as (update profiles p set retention_class = 'forensic',"
+		"   retain_until = case when $3::bigint > 0 then now() + $3::bigint * interval '1 microsecond' end,"
 		"   tags = p.tags || jsonb_build_object('finding', $1::bigint::text)"
 		"   where p.id in (select id from c)"
 		"   and (p.retention_class <> 'forensic' or not (p.tags ? 'finding')) returning p.id)"
@@ -657,14 +658,15 @@ static int pin_evidence(db *d, const finding *f, pr_error *err)
 		" i as (insert into capture_pins (profile_id, finding_id) select id, $1 from b"
 		"   on conflict do nothing returning profile_id)"
 		" select count(*) from i";
-	char id[24], object[48], detail[160];
+	char id[24], keep[24], object[48], detail[160];
 	PGresult *res = NULL;
-	const char *p[2] = {id, f->capture_ids};
+	const char *p[3] = {id, f->capture_ids, keep};
 	int64_t made_forensic, pinned;
 	int rc;
 
 	snprintf(id, sizeof(id), "%" PRId64, f->id);
-	if ((rc = db_exec(d, &res, err, "marking forensic captures", forensic_sql, 2, p)) < 0)
+	snprintf(keep, sizeof(keep), "%" PRId64, keep_us);
+	if ((rc = db_exec(d, &res, err, "marking forensic captures", forensic_sql, 3, p)) < 0)
 		return rc;
 	made_forensic = db_get_i64(res, 0, 0);
 	db_result_free(res);
@@ -755,7 +757,7 @@ int analysis_store(analysis *a, db *d, int64_t run_id, pr_error *err)
 			goto out;
 		f->id = db_get_i64(res, 0, 0);
 		db_result_free(res);
-		if (f->direction == FINDING_REGRESSION && (rc = pin_evidence(d, f, err)) < 0)
+		if (f->direction == FINDING_REGRESSION && (rc = pin_evidence(d, f, a->opts.forensic_keep_us, err)) < 0)
 			goto out;
 	}
 	if ((rc = db_commit(d, err)) < 0)

@@ -39,6 +39,7 @@ typedef struct analysis_opts {
 	double ci_level;          /* confidence of the reported interval (0.95) */
 	size_t welch_min;         /* both sides at least this many: Welch */
 	stats_severity_thresholds severity;
+	int64_t forensic_keep_us; /* how long evidence is kept; 0: forever */
 } analysis_opts;
 
 void analysis_opts_default(analysis_opts *o);

@@ -19,6 +19,7 @@ int cmd_runs(cli_ctx *ctx, int argc, char **argv);
 int cmd_run(cli_ctx *ctx, int argc, char **argv);
 int cmd_finding(cli_ctx *ctx, int argc, char **argv);
 int cmd_postdeploy(cli_ctx *ctx, int argc, char **argv);
+int cmd_config(cli_ctx *ctx, int argc, char **argv);
 
 #define COMMANDS_TABLE \
 	{"ingest", cmd_ingest, "store profiles from files or a manifest"}, \
@@ -32,6 +33,7 @@ int cmd_postdeploy(cli_ctx *ctx, int argc, char **argv);
 	{"profiles", cmd_profiles, "list stored captures"}, \
 	{"profile", cmd_profile, "show one capture and its top functions"}, \
 	{"service", cmd_service, "add, enable, disable and list services"}, \
+	{"config", cmd_config, "validate the configuration file"}, \
 	{"db", cmd_db, "migrate the schema; start, stop the private cluster"},
 
 #endif

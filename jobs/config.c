@@ -215,7 +215,12 @@ int config_load(config *c, const cli_ctx *ctx, pr_error *err)
 			{"max_string_length", 'i', 16, 1 << 24, &c->limits.max_string_len, 4, NULL},
 			{NULL, 0, 0, 0, NULL, 0, NULL},
 		};
+		const field retention[] = {
+			{"forensic_days", 'i', 0, 36500, &c->analysis.forensic_keep_us, -1, NULL},
+			{NULL, 0, 0, 0, NULL, 0, NULL},
+		};
 		const field top[] = {
+			{"retention", 'o', 0, 0, NULL, 0, retention},
 			{"limits", 'o', 0, 0, NULL, 0, limits},
 			{"analysis", 'o', 0, 0, NULL, 0, analysis},
 			{NULL, 0, 0, 0, NULL, 0, NULL},

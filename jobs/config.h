@@ -14,6 +14,7 @@
  *                  "abs_margin_pp": X, "fdr": X, "mw_alpha": X,
  *                  "severity": {"q_max": X, "critical_pp": X, "critical_rel": X,
  *                               "critical_rel_pp": X, "high_pp": X, "medium_pp": X}},
+ *     "retention": {"forensic_days": N (0: evidence is kept forever)},
  *     "services": {"NAME": {"team": "T", "types": ["cpu", ...],
  *                           "source": {"dir": "PATH"}, "repo": "PATH"}}
  *   }

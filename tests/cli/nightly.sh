@@ -93,7 +93,18 @@ run pr run show "$rid"
 [ $RC -eq 0 ] && [[ $OUT == *'"services"'* ]] && [[ $OUT == *'"findings"'* ]] && ok "run show gives outcomes and findings" || not_ok "run show" "rc=$RC"
 run pr run show 999999
 [ $RC -eq 4 ] && ok "a missing run is exit 4" || not_ok "missing run" "rc=$RC"
-for c in "nightly" "runs list" "run show" "finding show" "finding resolve"; do
+run pr config check "$T/profreg.json"
+[ $RC -eq 0 ] && [[ $OUT == *"6 services configured"* ]] && ok "config check accepts the file" || not_ok "config check" "rc=$RC $OUT $ERR"
+printf '{"services": {"a": {"source": {"folder": "x"}}}}' >"$T/bad.json"
+run pr config check "$T/bad.json"
+[ $RC -eq 2 ] && [[ $ERR == *"services.a.source"* ]] && ok "config check names the bad path" || not_ok "config check bad" "rc=$RC $ERR"
+printf '{"retention": {"forensic_days": 30}}' >"$T/keep.json"
+sql "update profiles set retention_class='hot', retain_until=null, tags = tags - 'finding'" >/dev/null
+sql "update findings set status='open'" >/dev/null
+pr --config "$T/keep.json" --quiet nightly --at "$at" >/dev/null
+[ "$(sql "select count(*) from profiles where retention_class='forensic' and retain_until > now() + interval '29 days'")" -ge 1 ] && ok "forensic expiry follows retention.forensic_days" || not_ok "forensic days"
+
+for c in "nightly" "runs list" "run show" "finding show" "finding resolve" "config check"; do
 	# shellcheck disable=SC2086
 	run "$PROFREG_BIN" $c --help
 	[ $RC -eq 0 ] && ok "$c --help" || not_ok "$c --help"

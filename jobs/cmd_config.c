@@ -1,0 +1,59 @@
+/*
+ * cmd_config.c: `profreg config check [FILE]`: validate a configuration
+ * file without running anything.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "commands.h"
+#include "config.h"
+#include "exitcode.h"
+
+#include <stdio.h>
+
+static int config_check(cli_ctx *ctx, int argc, char **argv)
+{
+	static const cli_option opts[] = {{NULL, 0, 0, NULL, NULL}};
+	pr_error err = PR_ERROR_INIT;
+	cli_parser *p = NULL;
+	config cfg;
+	const char *arg;
+	int c, first;
+
+	if (cli_parser_new(&p, ctx, argc, argv, opts, "profreg config check [FILE]",
+			   "Validate a configuration file (default: --config, else <home>/profreg.json):\n"
+			   "every unknown key and every value of the wrong type is named by its JSON path.\n"
+			   "Exit 0 when it is valid, 2 when it is not.") < 0)
+		return EXIT_RUNTIME;
+	while ((c = cli_next(p, &arg)) > 0)
+		;
+	first = cli_optind(p);
+	cli_parser_free(p);
+	if (c == CLI_HELP)
+		return EXIT_OK;
+	if (c == CLI_BAD || argc - first > 1) {
+		if (c != CLI_BAD)
+			cli_error(ctx, "expected at most one FILE (see --help)");
+		return EXIT_USAGE;
+	}
+	if (argc - first == 1)
+		ctx->config = argv[first];
+	if (config_load(&cfg, ctx, &err) < 0)
+		return cli_fail(ctx, &err);
+	if (!ctx->quiet) {
+		if (cfg.path)
+			printf("'%s' is valid: %zu service%s configured\n", cfg.path, cfg.nservices,
+			       cfg.nservices == 1 ? "" : "s");
+		else
+			printf("no configuration file: the built-in defaults apply\n");
+	}
+	config_release(&cfg);
+	return EXIT_OK;
+}
+
+int cmd_config(cli_ctx *ctx, int argc, char **argv)
+{
+	static const cli_command cmds[] = {
+		{"check", config_check, "validate a configuration file"},
+		{NULL, NULL, NULL},
+	};
+	return cli_dispatch(ctx, cmds, ctx->prog, argc - 1, argv + 1);
+}
