@@ -45,18 +45,21 @@ int capture_set_load(capture_set *out, db *d, const capture_query *q, pr_error *
 		"   and ($4::text is null or p.release <> $4)"
 		"   and ($5::bigint is null or p.captured_at >= 'epoch'::timestamptz + $5::bigint * interval '1 microsecond')"
 		"   and ($6::bigint is null or p.captured_at < 'epoch'::timestamptz + $6::bigint * interval '1 microsecond')"
+		"   and ($8::jsonb is null or not ($8::jsonb ? p.release))"
+		"   and p.total_value > 0"
 		"   and (not $7::boolean or ("
 		"        p.retention_class <> 'forensic'"
 		"        and not (p.tags ? 'incident') and not (p.tags ? 'forensic')"
-		"        and p.total_value > 0"
 		"        and not exists (select 1 from findings f"
 		"                         where f.service_id = p.service_id"
 		"                           and f.profile_type = p.profile_type"
 		"                           and f.status = 'open' and f.direction = 'regression'"
+		"                           and ($9::bigint is null or f.created_at <="
+		"                                'epoch'::timestamptz + $9::bigint * interval '1 microsecond')"
 		"                           and f.current_release = p.release)))"
 		" order by p.captured_at, p.id";
-	char sid[24], since[24], until[24];
-	const char *params[7];
+	char sid[24], since[24], until[24], asof[24];
+	const char *params[9];
 	PGresult *res = NULL;
 	int rc, n;
 
@@ -71,7 +74,10 @@ int capture_set_load(capture_set *out, db *d, const capture_query *q, pr_error *
 	params[4] = q->since_us ? since : NULL;
 	params[5] = q->until_us ? until : NULL;
 	params[6] = q->eligible_only ? "true" : "false";
-	if ((rc = db_exec(d, &res, err, "selecting captures", sql, 7, params)) < 0)
+	params[7] = q->exclude_releases;
+	snprintf(asof, sizeof(asof), "%" PRId64, q->as_of_us);
+	params[8] = q->as_of_us ? asof : NULL;
+	if ((rc = db_exec(d, &res, err, "selecting captures", sql, 9, params)) < 0)
 		return rc;
 	n = db_rows(res);
 	if (n && !(out->caps = calloc((size_t)n, sizeof(*out->caps)))) {
@@ -341,6 +347,7 @@ int baseline_store(int64_t *id, bool *reused, db *d, int64_t service_id,
 	buf ids = BUF_INIT, fids = BUF_INIT, arr[8];
 	PGresult *res = NULL;
 	const char *p[11];
+	bool in_tx = false;
 	int rc;
 
 	for (size_t k = 0; k < 8; k++)
@@ -370,6 +377,10 @@ int baseline_store(int64_t *id, bool *reused, db *d, int64_t service_id,
 		goto out;
 	}
 	p[0] = sid, p[1] = type, p[2] = ws, p[3] = we, p[4] = ncap, p[5] = key, p[6] = ids.ptr;
+	/* The row and its function rows appear together or not at all. */
+	if ((rc = db_begin(d, err)) < 0)
+		goto out;
+	in_tx = true;
 	if ((rc = db_exec(d, &res, err, "storing a baseline", insert_sql, 7, p)) < 0)
 		goto out;
 	*id = db_get_i64(res, 0, 0);
@@ -389,8 +400,13 @@ int baseline_store(int64_t *id, bool *reused, db *d, int64_t service_id,
 	p[0] = bid, p[1] = ncap, p[2] = fids.ptr;
 	for (size_t k = 0; k < 8; k++)
 		p[3 + k] = arr[k].ptr;
-	rc = db_exec(d, NULL, err, "storing baseline functions", funcs_sql, 11, p);
+	if ((rc = db_exec(d, NULL, err, "storing baseline functions", funcs_sql, 11, p)) < 0)
+		goto out;
+	rc = db_commit(d, err);
+	in_tx = false;
 out:
+	if (in_tx)
+		db_rollback(d);
 	db_result_free(res);
 	buf_release(&ids);
 	buf_release(&fids);

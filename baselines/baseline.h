@@ -45,6 +45,8 @@ typedef struct capture_query {
 	const char *type;
 	const char *release;         /* only this release (NULL: any) */
 	const char *exclude_release; /* never this release (NULL: none) */
+	const char *exclude_releases; /* nor these (JSON array text, or NULL) */
+	int64_t as_of_us;            /* open findings created after this do not count (0: all) */
 	int64_t since_us, until_us;  /* [since, until); 0 = unbounded */
 	bool eligible_only;          /* apply the baseline eligibility rules */
 } capture_query;

@@ -12,6 +12,7 @@
 #include "stats/test.h"
 
 #include <inttypes.h>
+#include <jansson.h>
 #include <libpq-fe.h>
 #include <math.h>
 #include <stdio.h>
@@ -121,10 +122,30 @@ static int skip(analysis *a, const analysis_target *t, pr_error *err, const char
 	return 0;
 }
 
+/* A JSON array text of the distinct releases of `cs`; NULL on failure. */
+static char *releases_json(const capture_set *cs)
+{
+	json_t *arr = json_array();
+	char *text;
+
+	for (size_t i = 0; arr && i < cs->n; i++) {
+		bool seen = false;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = strcmp(cs->caps[j].release, cs->caps[i].release) == 0;
+		/* jansson escapes quotes and controls; NULL means invalid UTF-8. */
+		if (!seen && json_array_append_new(arr, json_string(cs->caps[i].release)) < 0)
+			json_array_append_new(arr, json_string("?"));
+	}
+	text = arr ? json_dumps(arr, JSON_COMPACT) : NULL;
+	json_decref(arr);
+	return text;
+}
+
 /* What a target's captures are, and the baseline that goes with them. */
 typedef struct sides {
 	capture_set cur, base;
 	int64_t window_start, window_end;
+	char *cur_releases; /* JSON array of the judged captures' releases */
 } sides;
 
 static int load_sides(sides *s, db *d, const analysis_target *t, const analysis_opts *o,
@@ -155,6 +176,11 @@ static int load_sides(sides *s, db *d, const analysis_target *t, const analysis_
 	q.type = t->type;
 	q.exclude_release = t->release;
 	q.eligible_only = true;
+	q.as_of_us = o->at_us;
+	/* A release judged in this window is never its own baseline. */
+	if (!t->release && !(s->cur_releases = releases_json(&s->cur)))
+		return pr_error_set(err, PR_ENOMEM, "out of memory");
+	q.exclude_releases = s->cur_releases;
 	s->window_end = t->release ? s->cur.caps[0].captured_at_us : t->since_us;
 	s->window_start = s->window_end - o->window_us;
 	q.since_us = s->window_start;
@@ -166,23 +192,18 @@ static void sides_release(sides *s)
 {
 	capture_set_release(&s->cur);
 	capture_set_release(&s->base);
+	free(s->cur_releases);
+	s->cur_releases = NULL;
 }
 
 /* JSON texts a finding carries: baseline releases and the capture ids. */
 static int describe_sides(char **releases, char **ids, const sides *s)
 {
-	buf r = BUF_INIT, c = BUF_INIT;
-	int rc = buf_putc(&r, '[');
+	buf c = BUF_INIT;
+	int rc = 0;
 
-	for (size_t i = 0; rc == 0 && i < s->base.n; i++) {
-		bool seen = false;
-		for (size_t j = 0; j < i && !seen; j++)
-			seen = strcmp(s->base.caps[j].release, s->base.caps[i].release) == 0;
-		if (seen)
-			continue;
-		/* Releases passed validation at ingest: no quotes or controls. */
-		rc = buf_printf(&r, "%s\"%s\"", r.len > 1 ? "," : "", s->base.caps[i].release);
-	}
+	if (!(*releases = releases_json(&s->base)))
+		return PR_ENOMEM;
 	if (rc == 0)
 		rc = buf_printf(&c, "{\"baseline\":[");
 	for (size_t i = 0; rc == 0 && i < s->base.n; i++)
@@ -191,16 +212,14 @@ static int describe_sides(char **releases, char **ids, const sides *s)
 		rc = buf_puts(&c, "],\"current\":[");
 	for (size_t i = 0; rc == 0 && i < s->cur.n; i++)
 		rc = buf_printf(&c, "%s%" PRId64, i ? "," : "", s->cur.caps[i].id);
-	if (rc == 0 && (rc = buf_putc(&r, ']')) == 0)
+	if (rc == 0)
 		rc = buf_puts(&c, "]}");
 	if (rc < 0) {
-		buf_release(&r);
 		buf_release(&c);
 		return PR_ENOMEM;
 	}
-	*releases = buf_detach(&r, NULL);
 	*ids = buf_detach(&c, NULL);
-	return *releases && *ids ? 0 : PR_ENOMEM;
+	return *ids ? 0 : PR_ENOMEM;
 }
 
 /* Per-side arrays of one function: shares, VST shares, rates. */
@@ -427,6 +446,7 @@ int analysis_add(analysis *a, db *d, const analysis_target *t, bool store, pr_er
 	series sb = {0}, sc = {0};
 	bool reused;
 	double t0 = mono(), t_tests = 0;
+	size_t ntests0 = a->ntests;
 	int rc;
 
 	if ((rc = load_sides(&s, d, t, o, err)) < 0)
@@ -525,6 +545,10 @@ int analysis_add(analysis *a, db *d, const analysis_target *t, bool store, pr_er
 	a->services++;
 	a->stats_seconds += mono() - t_tests;
 out:
+	/* A target that failed half way leaves none of its tests behind. */
+	if (rc < 0)
+		while (a->ntests > ntests0)
+			finding_release(&a->tests[--a->ntests]);
 	/* Everything before the tests is loading, and storing the baseline. */
 	a->db_seconds += (t_tests ? t_tests : mono()) - t0;
 	free(sb.share);
@@ -577,6 +601,17 @@ static bool is_relative_shift(const finding *f, double alpha)
 	return !(f->rate_p_down <= alpha) && 1 - f->rate_ratio < 0.5 * (1 - share_ratio);
 }
 
+/*
+ * The smallest p-value Mann-Whitney can give for n_b against n_c values,
+ * 1 / C(n_b + n_c, n_c). With one current capture and a short baseline it
+ * cannot reach mw_alpha at all; the check is waived then rather than
+ * letting it veto every finding.
+ */
+static double mw_floor(size_t nb, size_t nc)
+{
+	return exp(lgamma((double)nb + 1) + lgamma((double)nc + 1) - lgamma((double)(nb + nc) + 1));
+}
+
 int analysis_finish(analysis *a, pr_error *err)
 {
 	double *up = NULL, *down = NULL, t0 = mono();
@@ -606,7 +641,9 @@ int analysis_finish(analysis *a, pr_error *err)
 		double lo_pp, rel;
 
 		f->q_value = f->direction == FINDING_REGRESSION ? up[i] : down[i];
-		f->significant = f->q_value <= a->opts.fdr && f->mw_p <= a->opts.mw_alpha;
+		f->significant = f->q_value <= a->opts.fdr &&
+				 (f->mw_p <= a->opts.mw_alpha ||
+				  mw_floor(f->baseline_captures, f->current_captures) > a->opts.mw_alpha);
 		if (f->significant && is_relative_shift(f, a->opts.mw_alpha))
 			f->direction = FINDING_RELATIVE_SHIFT;
 		/* The conservative end of the change, in the direction it went. */
@@ -712,8 +749,8 @@ int analysis_store(analysis *a, db *d, int64_t run_id, pr_error *err)
 	in_tx = true;
 	for (size_t i = 0; i < a->ntests && a->tests[i].significant; i++) {
 		finding *f = &a->tests[i];
-		char run[24], sid[24], fid[24], bid[24], nb[24], nc[24], num[10][32], fp[128];
-		buf detail = BUF_INIT;
+		char run[24], sid[24], fid[24], bid[24], nb[24], nc[24], num[10][32];
+		buf detail = BUF_INIT, fp = BUF_INIT;
 		PGresult *res = NULL;
 		const char *p[24];
 
@@ -723,9 +760,9 @@ int analysis_store(analysis *a, db *d, int64_t run_id, pr_error *err)
 		snprintf(bid, sizeof(bid), "%" PRId64, f->baseline_id);
 		snprintf(nb, sizeof(nb), "%zu", f->baseline_captures);
 		snprintf(nc, sizeof(nc), "%zu", f->current_captures);
-		snprintf(fp, sizeof(fp), "%" PRId64 "/%s/%" PRId64 "/%.64s", f->service_id, f->type,
-			 f->function_id, f->current_release);
-		if (buf_printf(&detail,
+		if (buf_printf(&fp, "%" PRId64 "/%s/%" PRId64 "/%s", f->service_id, f->type,
+			       f->function_id, f->current_release) < 0 ||
+		    buf_printf(&detail,
 			       "{\"test\":\"%s\",\"rate_ratio\":%s,\"at_us\":%" PRId64
 			       ",\"window_us\":%" PRId64 ",\"rel_margin\":%g,\"abs_margin\":%g,"
 			       "\"fdr\":%g,\"mw_alpha\":%g,\"min_baseline\":%zu,\"captures\":%s}",
@@ -733,6 +770,7 @@ int analysis_store(analysis *a, db *d, int64_t run_id, pr_error *err)
 			       a->opts.at_us, a->opts.window_us, a->opts.rel_margin,
 			       a->opts.abs_margin, a->opts.fdr, a->opts.mw_alpha,
 			       a->opts.min_baseline, f->capture_ids) < 0) {
+			buf_release(&fp);
 			rc = oom(err);
 			goto out;
 		}
@@ -750,9 +788,10 @@ int analysis_store(analysis *a, db *d, int64_t run_id, pr_error *err)
 		p[15] = fmt_f(num[9], 32, f->score);
 		p[16] = stats_severity_name(f->severity);
 		p[17] = nb, p[18] = nc, p[19] = f->current_release, p[20] = f->baseline_releases;
-		p[21] = bid, p[22] = fp, p[23] = detail.ptr;
+		p[21] = bid, p[22] = fp.ptr, p[23] = detail.ptr;
 		rc = db_exec(d, &res, err, "storing a finding", sql, 24, p);
 		buf_release(&detail);
+		buf_release(&fp);
 		if (rc < 0)
 			goto out;
 		f->id = db_get_i64(res, 0, 0);

@@ -195,9 +195,13 @@ int cli_optind(const cli_parser *p)
 
 static void vreport(const cli_ctx *ctx, const char *kind, const char *fmt, va_list ap)
 {
+	char msg[2 * PR_ERROR_MSG_MAX];
+
+	/* Messages quote names and paths from outside: no escape reaches the terminal. */
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	fflush(stdout);
 	fprintf(stderr, "%s: %s", ctx->prog ? ctx->prog : "profreg", kind);
-	vfprintf(stderr, fmt, ap);
+	cli_put_safe(stderr, msg, 0);
 	fputc('\n', stderr);
 }
 

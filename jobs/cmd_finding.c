@@ -56,7 +56,7 @@ static int finding_show(cli_ctx *ctx, int argc, char **argv)
 		" f.severity, f.status, f.current_release,"
 		" (f.detail -> 'captures' -> 'baseline')::text, (f.detail -> 'captures' -> 'current')::text,"
 		" (f.detail ->> 'at_us')::bigint, (f.detail ->> 'rel_margin')::float8,"
-		" (f.detail ->> 'abs_margin')::float8"
+		" (f.detail ->> 'abs_margin')::float8, coalesce((f.detail ->> 'min_baseline')::int, 2)"
 		" from findings f join services s on s.id = f.service_id where f.id = $1";
 	pr_error err = PR_ERROR_INIT;
 	PGresult *res = NULL;
@@ -85,6 +85,7 @@ static int finding_show(cli_ctx *ctx, int argc, char **argv)
 	o.at_us = db_get_i64(res, 0, 18);
 	o.rel_margin = db_get_f64(res, 0, 19);
 	o.abs_margin = db_get_f64(res, 0, 20);
+	o.min_baseline = (size_t)db_get_i64(res, 0, 21);
 	analysis_init(&a, &o);
 	{
 		analysis_target t = {db_get_i64(res, 0, 0), db_get_text(res, 0, 1), db_get_text(res, 0, 2),
@@ -115,9 +116,11 @@ static int finding_show(cli_ctx *ctx, int argc, char **argv)
 			json_object_set_new(o2, "reproduced", json_null());
 		rc = cli_print_json(ctx, o2);
 	} else {
-		printf("finding %s (%s, %s)\nservice   %s/%s, release %s\nfunction  ", id,
+		printf("finding %s (%s, %s)\nservice   %s/%s, release ", id,
 		       db_get_text(res, 0, 5), db_get_text(res, 0, 14), db_get_text(res, 0, 1),
-		       db_get_text(res, 0, 2), db_get_text(res, 0, 15));
+		       db_get_text(res, 0, 2));
+		cli_put_safe(stdout, db_get_text(res, 0, 15) ? db_get_text(res, 0, 15) : "-", 0);
+		printf("\nfunction  ");
 		cli_put_safe(stdout, db_get_text(res, 0, 4), 0);
 		printf("\nstored    %.4f%% -> %.4f%%, %+.4fpp [%+.4f, %+.4f], p %.3g, q %.3g\n",
 		       100 * db_get_f64(res, 0, 6), 100 * db_get_f64(res, 0, 7), 100 * db_get_f64(res, 0, 8),

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #define MANIFEST_MAX (256u << 20)
-#define TEXT_MAX 256
+#define TEXT_MAX INGEST_TEXT_MAX
 
 enum {
 	O_SERVICE = 's',
@@ -66,31 +66,6 @@ typedef struct ingest_run {
 	size_t done, total;
 } ingest_run;
 
-/* A value that goes into the index and reports must be short, printable text. */
-static int check_text(const char *what, const char *s, pr_error *err)
-{
-	size_t n = strlen(s);
-
-	if (n == 0 || n > TEXT_MAX)
-		return pr_error_set(err, PR_EUSAGE, "%s must be 1 to %d bytes long", what, TEXT_MAX);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-		if (*p < 0x20 || *p == 0x7f)
-			return pr_error_set(err, PR_EUSAGE, "%s contains a control character", what);
-	return 0;
-}
-
-static int check_commit(const char *s, pr_error *err)
-{
-	size_t n = strlen(s);
-
-	if (n < 4 || n > 64)
-		return pr_error_set(err, PR_EUSAGE, "commit '%.64s' is not a hex SHA (4 to 64 hex digits)", s);
-	for (size_t i = 0; i < n; i++)
-		if (!isxdigit((unsigned char)s[i]))
-			return pr_error_set(err, PR_EUSAGE, "commit '%.64s' is not a hex SHA (4 to 64 hex digits)", s);
-	return 0;
-}
-
 static bool tag_key_ok(const char *k, size_t n)
 {
 	if (n == 0 || n > 64)
@@ -111,7 +86,7 @@ static int add_tag(json_t *tags, const char *kv, pr_error *err)
 	if (!eq || !tag_key_ok(kv, (size_t)(eq - kv)))
 		return pr_error_set(err, PR_EUSAGE,
 				    "tag '%.64s' is not KEY=VALUE with a key of letters, digits, '_', '.', '-'", kv);
-	if ((rc = check_text("a tag value", eq + 1, err)) < 0)
+	if ((rc = ingest_check_text("a tag value", eq + 1, err)) < 0)
 		return rc;
 	memcpy(key, kv, (size_t)(eq - kv));
 	key[eq - kv] = '\0';
@@ -121,22 +96,11 @@ static int add_tag(json_t *tags, const char *kv, pr_error *err)
 
 static int validate_request(const ingest_request *r, pr_error *err)
 {
-	int rc;
-
 	if (!r->service)
 		return pr_error_set(err, PR_EUSAGE, "no service given (--service)");
 	if (!r->release)
 		return pr_error_set(err, PR_EUSAGE, "no release given (--release)");
-	if ((rc = check_text("the release", r->release, err)) < 0)
-		return rc;
-	if (r->host && (rc = check_text("the host", r->host, err)) < 0)
-		return rc;
-	if (r->commit && (rc = check_commit(r->commit, err)) < 0)
-		return rc;
-	if (r->type && !ingest_type_valid(r->type))
-		return pr_error_set(err, PR_EUSAGE,
-				    "unknown profile type '%.32s' (cpu, heap, alloc, wall, goroutine)", r->type);
-	return 0;
+	return ingest_validate(r, err);
 }
 
 static void progress(ingest_run *run, const char *name)

@@ -124,8 +124,12 @@ int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
 		case O_AT: at_s = arg; break;
 		case O_DRY: dry = true; break;
 		case O_SERVICE:
-			if (nonly < sizeof(only) / sizeof(only[0]))
-				only[nonly++] = arg;
+			if (nonly == sizeof(only) / sizeof(only[0])) {
+				cli_error(ctx, "at most %zu --service options", nonly);
+				rc = EXIT_USAGE;
+				break;
+			}
+			only[nonly++] = arg;
 			break;
 		case O_NIGHT:
 			if (time_parse_duration(&night, arg) < 0 || night <= 0) {
@@ -298,10 +302,9 @@ fail:
 		run_finish(d, run_id, "failed", why, &ignore);
 		json_decref(why);
 	}
-	rc = cli_fail(ctx, &err);
-	/* The run itself failed: that is always an infrastructure matter. */
-	if (rc != EXIT_USAGE)
-		rc = EXIT_RUNTIME;
+	cli_fail(ctx, &err);
+	/* The run itself failed: for cron that is always exit 3. */
+	rc = EXIT_RUNTIME;
 out:
 	if (locked)
 		db_advisory_unlock(d, NIGHTLY_LOCK);

@@ -19,6 +19,7 @@
 #include "common/timeutil.h"
 #include "pipeline/source.h"
 
+#include <ctype.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <libpq-fe.h>
@@ -118,7 +119,8 @@ static void md_escape(const char *s)
 {
 	/* Table cells: a pipe or backtick from a function name must stay text. */
 	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-		if (*c == '|' || *c == '`' || *c == '*' || *c == '_' || *c == '<' || *c == '>' || *c == '\\')
+		/* CommonMark lets any ASCII punctuation be escaped. */
+		if (*c < 0x80 && ispunct(*c))
 			printf("\\%c", *c);
 		else if (*c < 0x20 || *c == 0x7f)
 			printf("\\x%02x", *c);
@@ -133,11 +135,16 @@ static void print_markdown(const deploy_ctx *x, const analysis *a, stats_severit
 
 	for (size_t i = 0; i < a->ntests && a->tests[i].significant; i++)
 		nreg += a->tests[i].direction == FINDING_REGRESSION;
-	printf("## profreg post-deploy: %s %s\n\n", x->service, x->release);
-	if (a->nskipped)
-		printf("**Verdict: inconclusive** - %s\n\n", a->skipped[0].reason);
-	else if (fail)
+	printf("## profreg post-deploy: %s ", x->service);
+	md_escape(x->release);
+	printf("\n\n");
+	if (fail) {
 		printf("**Verdict: FAIL** - a regression at or above the gate (%s)\n\n", stats_severity_name(gate));
+	} else if (a->nskipped) {
+		printf("**Verdict: inconclusive** - ");
+		md_escape(a->skipped[0].reason);
+		printf("\n\n");
+	}
 	else
 		printf("**Verdict: pass** - %zu regression%s below the gate (%s)\n\n", nreg,
 		       nreg == 1 ? "" : "s", stats_severity_name(gate));
@@ -383,7 +390,7 @@ int cmd_postdeploy(cli_ctx *ctx, int argc, char **argv)
 			"update runs set status = 'ok', finished_at = now(), detail = detail ||"
 			" jsonb_build_object('findings', $2::int, 'verdict', $3::text) where id = $1";
 		char rid[24], nf[24];
-		const char *pp[3] = {rid, nf, a.nskipped ? "inconclusive" : fail ? "fail" : "pass"};
+		const char *pp[3] = {rid, nf, fail ? "fail" : a.nskipped ? "inconclusive" : "pass"};
 		snprintf(rid, sizeof(rid), "%" PRId64, run_id);
 		snprintf(nf, sizeof(nf), "%zu", a.nfindings);
 		if ((rc = db_exec(d, NULL, &err, "recording the run", sql, 3, pp)) < 0)
@@ -406,7 +413,7 @@ int cmd_postdeploy(cli_ctx *ctx, int argc, char **argv)
 			"service", x.service, "release", x.release, "commit", x.sha,
 			"previous_commit", x.prev_sha[0] ? x.prev_sha : NULL,
 			"deploy_id", (json_int_t)x.deploy_id, "run_id", (json_int_t)run_id,
-			"verdict", a.nskipped ? "inconclusive" : fail ? "fail" : "pass",
+			"verdict", fail ? "fail" : a.nskipped ? "inconclusive" : "pass",
 			"findings", arr, "commits", commits));
 	} else {
 		print_markdown(&x, &a, gate, fail);

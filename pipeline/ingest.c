@@ -7,6 +7,7 @@
 #include "../common/fileio.h"
 #include "../common/timeutil.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,49 @@ bool ingest_type_valid(const char *type)
 		if (strcmp(ingest_types[i], type) == 0)
 			return true;
 	return false;
+}
+
+int ingest_check_text(const char *what, const char *s, pr_error *err)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > INGEST_TEXT_MAX)
+		return pr_error_set(err, PR_EUSAGE, "%s must be 1 to %d bytes long", what, INGEST_TEXT_MAX);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		if (*p < 0x20 || *p == 0x7f || *p == '"' || *p == '\\')
+			return pr_error_set(err, PR_EUSAGE, "%s contains a control character, quote or backslash",
+					    what);
+	return 0;
+}
+
+static int check_commit(const char *s, pr_error *err)
+{
+	size_t n = strlen(s);
+
+	if (n < 4 || n > 64)
+		return pr_error_set(err, PR_EUSAGE, "commit '%.64s' is not a hex SHA (4 to 64 hex digits)", s);
+	for (size_t i = 0; i < n; i++)
+		if (!isxdigit((unsigned char)s[i]))
+			return pr_error_set(err, PR_EUSAGE, "commit '%.64s' is not a hex SHA (4 to 64 hex digits)", s);
+	return 0;
+}
+
+int ingest_validate(const ingest_request *r, pr_error *err)
+{
+	int rc;
+
+	if (!r->release)
+		return pr_error_set(err, PR_EUSAGE, "no release given");
+	if ((rc = ingest_check_text("the release", r->release, err)) < 0)
+		return rc;
+	if (r->host && (rc = ingest_check_text("the host", r->host, err)) < 0)
+		return rc;
+	if (r->commit && (rc = check_commit(r->commit, err)) < 0)
+		return rc;
+	if (r->type && !ingest_type_valid(r->type))
+		return pr_error_set(err, PR_EUSAGE,
+				    "unknown profile type '%.32s' (cpu, heap, alloc, wall, goroutine)", r->type);
+	return 0;
 }
 
 static int check_service(db *d, db_service *svc, const char *name, pr_error *err)
@@ -66,10 +110,9 @@ int ingest_file(ingest_result *out, db *d, blob_store *bs,
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if (req->type && !ingest_type_valid(req->type)) {
-		rc = pr_error_set(err, PR_EUSAGE, "unknown profile type '%s'", req->type);
+	/* Every caller's metadata is checked here, whatever path it came by. */
+	if ((rc = ingest_validate(req, err)) < 0)
 		goto out;
-	}
 	if ((rc = check_service(d, &svc, req->service, err)) < 0)
 		goto out;
 	if ((rc = fileio_read(&raw, req->path, lim->max_input_bytes, err)) < 0)

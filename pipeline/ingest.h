@@ -47,6 +47,19 @@ typedef struct ingest_result {
 /* Profile types profreg knows; NULL-terminated. */
 extern const char *const ingest_types[];
 
+#define INGEST_TEXT_MAX 256
+
+/*
+ * Check a request's metadata: release (required) and host 1 to 256
+ * bytes of printable text, quotes and backslashes refused too (they end
+ * up in reports and JSON); commit 4 to 64 hex digits; a known type.
+ * Returns 0 or PR_EUSAGE with the reason.
+ */
+int ingest_validate(const ingest_request *r, pr_error *err);
+
+/* The text rule above for one value; `what` names it in the message. */
+int ingest_check_text(const char *what, const char *s, pr_error *err);
+
 /* True when `type` is one of ingest_types. */
 bool ingest_type_valid(const char *type);
 

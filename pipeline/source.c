@@ -4,6 +4,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "source.h"
 #include "../common/buf.h"
+#include "../common/fileio.h"
 #include "../common/timeutil.h"
 
 #include <dirent.h>
@@ -64,7 +65,18 @@ static int read_sidecar(ingest_request *req, json_t **meta, char **tags, const c
 	json_t *v;
 	bool bad = false;
 
-	*meta = json_load_file(sidecar, JSON_REJECT_DUPLICATES, &jerr);
+	{
+		/* A sidecar is small; a FIFO or a huge file must not stall the run. */
+		struct stat st;
+		buf text = BUF_INIT;
+		int rc;
+		if (stat(sidecar, &st) < 0 || !S_ISREG(st.st_mode))
+			return pr_error_set(err, PR_EDATA, "sidecar '%s' is not a regular file", sidecar);
+		if ((rc = fileio_read(&text, sidecar, SIDECAR_MAX, err)) < 0)
+			return rc == PR_ELIMIT ? PR_EDATA : rc;
+		*meta = json_loadb(text.ptr, text.len, JSON_REJECT_DUPLICATES, &jerr);
+		buf_release(&text);
+	}
 	if (!*meta)
 		return pr_error_set(err, PR_EDATA, "cannot read sidecar '%s': %s", sidecar, jerr.text);
 	if (!json_is_object(*meta))

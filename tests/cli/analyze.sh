@@ -59,6 +59,14 @@ fi
 [ "$(sql "select count(distinct capture_set) from baselines")" = "$(sql "select count(*) from baselines")" ] && ok "an unchanged baseline is stored once" || not_ok "baselines duplicated"
 [ "$(sql "select count(*) from findings where direction='regression' and jsonb_array_length(detail->'captures'->'baseline') >= 8")" -gt 0 ] && ok "findings keep the captures they came from" || not_ok "finding detail"
 
+# One new capture against a short baseline: the prediction test decides,
+# and Mann-Whitney, which cannot reach significance there, does not veto.
+svc1=$(grep '"regressed":true' "$T/fleet/truth.jsonl" | grep '"factor":2' | head -n 1 | sed 's/.*"service":"\([^"]*\)".*/\1/')
+fn1=$(grep "\"service\":\"$svc1\"" "$T/fleet/truth.jsonl" | sed 's/.*"function":"\([^"]*\)".*/\1/')
+t1=$(sql "select to_char(min(captured_at) at time zone 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"') from profiles p join services s on s.id=p.service_id where s.name='$svc1' and release='$rel'")
+run pr analyze --service "$svc1" --since "$t1" --until "$(date -u -d "$t1 + 1 second" +%Y-%m-%dT%H:%M:%SZ)" --window 5d --at "$at" --json --dry-run
+[[ $OUT == *'"current_captures": 1'* ]] && [[ $OUT == *'"baseline_captures": 10'* ]] && findings <(echo "$OUT") | grep -qF "$svc1|$fn1|regression" && ok "one capture against ten finds a 2x regression" || not_ok "single capture" "$svc1 $fn1 $OUT"
+
 # Too little history is reported, never guessed.
 run pr analyze --all-services --release "$rel" --at "$at" --window 1d --json --dry-run
 [[ $OUT == *'insufficient baseline'* ]] && [ "$(findings <(echo "$OUT") | wc -l)" = 0 ] && ok "a thin baseline is reported as insufficient" || not_ok "insufficient" "$OUT"

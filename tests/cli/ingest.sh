@@ -123,6 +123,8 @@ run pr ingest --manifest "$T/m/manifest.jsonl"
 # Usage errors are exit 2; --help works everywhere.
 run pr ingest "$T/small.folded" --service checkout
 [ $RC -eq 2 ] && ok "ingest without --release is a usage error" || not_ok "missing release" "rc=$RC"
+run pr ingest "$T/small.folded" --service checkout --release 'v1"rc'
+[ $RC -eq 2 ] && [[ $ERR == *"quote"* ]] && ok "a release with a quote is refused" || not_ok "release quote" "rc=$RC $ERR"
 run pr ingest --bogus
 [ $RC -eq 2 ] && ok "an unknown option is exit 2" || not_ok "unknown option" "rc=$RC"
 run pr ingest "$T/small.folded" --service checkout --release v1 --type nonsense
