@@ -19,7 +19,6 @@
 #include "common/timeutil.h"
 #include "pipeline/source.h"
 
-#include <ctype.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <libpq-fe.h>
@@ -119,8 +118,11 @@ static void md_escape(const char *s)
 {
 	/* Table cells: a pipe or backtick from a function name must stay text. */
 	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-		/* CommonMark lets any ASCII punctuation be escaped. */
-		if (*c < 0x80 && ispunct(*c))
+		/*
+		 * Escape what can start emphasis, code, links, images, HTML,
+		 * tables or headings; leave the rest readable in a raw CI log.
+		 */
+		if (strchr("\\`*_[]<>|!~&#", *c) && *c)
 			printf("\\%c", *c);
 		else if (*c < 0x20 || *c == 0x7f)
 			printf("\\x%02x", *c);
