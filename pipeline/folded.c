@@ -47,26 +47,6 @@ static bool is_digit(unsigned char c)
 }
 
 /*
- * Copy at most 32 bytes of s into out as printable ASCII, for quoting
- * input in a message; out must hold 40 bytes.
- */
-static const char *quote(char *out, const char *s, size_t n)
-{
-	size_t k = n > 32 ? 32 : n, i;
-
-	for (i = 0; i < k; i++) {
-		unsigned char c = (unsigned char)s[i];
-		out[i] = c >= 0x20 && c < 0x7f && c != '\'' ? (char)c : '?';
-	}
-	if (n > k) {
-		memcpy(out + i, "...", 3);
-		i += 3;
-	}
-	out[i] = '\0';
-	return out;
-}
-
-/*
  * Report an error the profile model found, with the line number put in
  * after its "cannot parse 'name': " prefix so that every message from
  * this parser reads the same way.
@@ -89,7 +69,7 @@ static int bad_line(parser *ps, const char *what, const char *s, size_t n)
 	char q[40];
 
 	return pr_error_set(ps->err, PR_EDATA, "cannot parse '%s': line %zu: %s '%s'",
-			    ps->p->input_name, ps->line, what, quote(q, s, n));
+			    ps->p->input_name, ps->line, what, profile_quote(q, s, n));
 }
 
 /* Function id for the raw frame name s[0..n). */

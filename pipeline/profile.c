@@ -517,6 +517,22 @@ int profile_reject_nul(const char *text, size_t len, const char *name,
 			    name, line, (size_t)(nul - text), what);
 }
 
+const char *profile_quote(char out[40], const char *s, size_t n)
+{
+	size_t k = n > 32 ? 32 : n, i;
+
+	for (i = 0; i < k; i++) {
+		unsigned char c = (unsigned char)s[i];
+		out[i] = c >= 0x20 && c < 0x7f && c != '\'' ? (char)c : '?';
+	}
+	if (n > k) {
+		memcpy(out + i, "...", 3);
+		i += 3;
+	}
+	out[i] = '\0';
+	return out;
+}
+
 static const char *const format_names[] = {
 	[PROFILE_FMT_AUTO] = "auto",
 	[PROFILE_FMT_PPROF] = "pprof",

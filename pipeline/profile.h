@@ -176,6 +176,12 @@ void profile_summary_release(profile_summary *s);
 int profile_reject_nul(const char *text, size_t len, const char *name,
 		       const char *what, pr_error *err);
 
+/*
+ * At most 32 bytes of s as printable ASCII ('?' for anything else, "..."
+ * when cut), for quoting input in an error message. out holds 40 bytes.
+ */
+const char *profile_quote(char out[40], const char *s, size_t n);
+
 const char *profile_format_name(profile_format f);
 int profile_format_from_name(profile_format *out, const char *name);
 
