@@ -14,6 +14,15 @@
  * appear depends on -F), then the call chain leaf first, one indented
  * "address symbol+offset (dso)" line a frame, then a blank line.
  *
+ * After `perf record` without -g there is no call chain, and each sample
+ * is one line, the command padded to 16 columns and the frame the sample
+ * hit after the event:
+ *
+ *          burn 24193  7227.119856:    5025125 cpu-clock:      557ad0a49257 leaf_hash+0x27 (/tmp/pf/burn)
+ *
+ * That is a stack of two frames, the command and that symbol, tidied as
+ * any frame is; its symbol must be there.
+ *
  * Stacks are folded the way Brendan Gregg's stackcollapse-perf.pl folds
  * them with its default options, so a profile from this parser and one
  * from that script's output agree function for function:
@@ -166,7 +175,7 @@ static int intern(parser *ps, uint32_t *out, const char *s, size_t n)
  * stackcollapse-perf.pl's " pid[/tid] " and nothing more, for headers
  * printed without a timestamp.
  */
-static bool header_tail(const char *s, size_t n, size_t i, bool strict)
+static bool header_tail(const char *s, size_t n, size_t i, bool strict, size_t *ts_end)
 {
 	size_t j;
 
@@ -203,6 +212,7 @@ static bool header_tail(const char *s, size_t n, size_t i, bool strict)
 	i = j + 1;
 	if ((j = skip_digits(s, n, i)) == i || j >= n || s[j] != ':')
 		return false;
+	*ts_end = j + 1;
 	return true;
 }
 
@@ -210,16 +220,19 @@ static bool header_tail(const char *s, size_t n, size_t i, bool strict)
  * Length of the command name when s[0..n) is an event header, else 0.
  * The name is the shortest prefix the rest of a header can follow; only
  * the start of each run of spaces can end it, so this is linear.
+ * *ts_end: the offset just after the timestamp's ':', or 0 when the
+ * header has no timestamp.
  */
-static size_t header_comm(const char *s, size_t n)
+static size_t header_comm(const char *s, size_t n, size_t *ts_end)
 {
+	*ts_end = 0;
 	if (n == 0 || is_space((unsigned char)s[0]))
 		return 0;
 	for (int strict = 1; strict >= 0; strict--) {
 		for (size_t i = 1; i < n; i++) {
 			if (!is_space((unsigned char)s[i]))
 				continue;
-			if (header_tail(s, n, i, strict))
+			if (header_tail(s, n, i, strict, ts_end))
 				return i;
 			i = skip_spaces(s, n, i);
 		}
@@ -258,6 +271,62 @@ static bool header_event(const char *s, size_t n, const char **ev, size_t *ev_le
 	*ev = s + start;
 	*ev_len = n - 1 - start;
 	return true;
+}
+
+static size_t token_end(const char *s, size_t n, size_t i)
+{
+	while (i < n && !is_space((unsigned char)s[i]))
+		i++;
+	return i;
+}
+
+static bool hex_token(const char *s, size_t i, size_t j)
+{
+	if (j == i)
+		return false;
+	for (; i < j; i++)
+		if (!is_xdigit((unsigned char)s[i]))
+			return false;
+	return true;
+}
+
+/*
+ * Without -g, perf script prints a sample on one line: the header, then
+ * the frame the sample hit, "ip sym (dso)", after the event field. This
+ * finds that frame in a header whose timestamp ends at ts_end (0: none)
+ * and returns its offset, or 0 when the line is a header alone. After the
+ * timestamp come an optional period (digits), an optional event name
+ * ending in ':', then the frame, which must start with a hex address:
+ * anything else there (a tracepoint's fields) keeps the line a header.
+ * A period is told from an address by the hex address after it.
+ * *ev is the event name without its ':', NULL when there is none.
+ */
+static size_t oneline_frame(const char *s, size_t n, size_t ts_end,
+			    const char **ev, size_t *ev_len)
+{
+	size_t i, j;
+
+	*ev = NULL;
+	*ev_len = 0;
+	if (ts_end == 0)
+		return 0;
+	i = skip_spaces(s, n, ts_end);
+	j = token_end(s, n, i);
+	if (j > i && skip_digits(s, n, i) == j) {
+		size_t i2 = skip_spaces(s, n, j), j2 = token_end(s, n, i2);
+
+		if (j2 > i2 && (s[j2 - 1] == ':' || hex_token(s, i2, j2))) {
+			i = i2;
+			j = j2;
+		}
+	}
+	if (j > i + 1 && s[j - 1] == ':') {
+		*ev = s + i;
+		*ev_len = j - 1 - i;
+		i = skip_spaces(s, n, j);
+		j = token_end(s, n, i);
+	}
+	return hex_token(s, i, j) ? i : 0;
 }
 
 /*
@@ -304,20 +373,57 @@ static int flush(parser *ps)
 	return 0;
 }
 
-static int parse_header(parser *ps, const char *s, size_t n, size_t comm_len)
+static int parse_frame(parser *ps, const char *s, size_t n);
+
+/*
+ * The frame of a one-line event must name a symbol: an address alone,
+ * or an address and a "(dso)", is a line cut short or printed without
+ * the sym field, and folding it would invent a function.
+ */
+static bool oneline_has_symbol(const char *s, size_t n, size_t i)
+{
+	size_t depth = 0, k;
+
+	while (n > i && is_space((unsigned char)s[n - 1]))
+		n--;
+	i = skip_spaces(s, n, token_end(s, n, i));
+	if (i >= n)
+		return false;
+	if (s[i] != '(')
+		return true;
+	for (k = i; k < n; k++) {
+		if (s[k] == '(')
+			depth++;
+		else if (s[k] == ')' && --depth == 0)
+			break;
+	}
+	return k + 1 < n;
+}
+
+/*
+ * A header line; with a frame after the event (perf record without -g),
+ * a whole sample: the command, then that frame.
+ */
+static int parse_header(parser *ps, const char *s, size_t n, size_t comm_len,
+			size_t ts_end)
 {
 	const char *ev;
-	size_t ev_len;
+	size_t ev_len, frame;
+	bool has_event;
 	int rc;
 
 	if ((rc = flush(ps)) < 0)
 		return rc;
-	if (header_event(s, n, &ev, &ev_len)) {
+	frame = oneline_frame(s, n, ts_end, &ev, &ev_len);
+	if (frame && !oneline_has_symbol(s, n, frame))
+		return bad_line(ps, "one-line event has no symbol after the address:", s, n);
+	has_event = frame ? ev != NULL : header_event(s, n, &ev, &ev_len);
+	if (has_event) {
 		if (ps->event.len == 0) {
 			if (buf_put(&ps->event, ev, ev_len) < 0)
 				return oom(ps);
 		} else if (ps->event.len != ev_len || memcmp(ps->event.ptr, ev, ev_len)) {
-			ps->state = EV_SKIP;
+			ps->state = frame ? EV_NONE : EV_SKIP;
 			return 0;
 		}
 	}
@@ -333,7 +439,11 @@ static int parse_header(parser *ps, const char *s, size_t n, size_t comm_len)
 	ps->state = EV_OPEN;
 	ps->ev_line = ps->line;
 	ps->depth = 0;
-	return 0;
+	if (!frame)
+		return 0;
+	if ((rc = parse_frame(ps, s + frame, n - frame)) < 0)
+		return rc;
+	return flush(ps);
 }
 
 /* Does s[0..n) look like a Go method, "pkg.(*T).Method"? */
@@ -521,7 +631,7 @@ static bool blank(const char *s, size_t n)
 
 static int parse_line(parser *ps, const char *s, size_t n)
 {
-	size_t comm_len;
+	size_t comm_len, ts_end;
 
 	if (n && s[n - 1] == '\r')
 		n--;
@@ -532,15 +642,28 @@ static int parse_line(parser *ps, const char *s, size_t n)
 	if (is_space((unsigned char)s[0])) {
 		if (ps->state == EV_SKIP)
 			return 0;
-		if (ps->state == EV_NONE)
+		if (ps->state == EV_NONE) {
+			/*
+			 * Without -g, perf pads the command to 16 columns, so a
+			 * one-line event can start with spaces. Inside an event
+			 * an indented line is always a frame, as it was before.
+			 */
+			size_t i = skip_spaces(s, n, 0);
+			const char *ev;
+			size_t ev_len;
+
+			comm_len = header_comm(s + i, n - i, &ts_end);
+			if (comm_len && oneline_frame(s + i, n - i, ts_end, &ev, &ev_len))
+				return parse_header(ps, s + i, n - i, comm_len, ts_end);
 			return bad_line(ps, "frame line outside an event (no header before it):",
 					s, n);
+		}
 		return parse_frame(ps, s, n);
 	}
-	if ((comm_len = header_comm(s, n)) == 0)
+	if ((comm_len = header_comm(s, n, &ts_end)) == 0)
 		return bad_line(ps, "not an event header, frame, comment or blank line:",
 				s, n);
-	return parse_header(ps, s, n, comm_len);
+	return parse_header(ps, s, n, comm_len, ts_end);
 }
 
 int perf_parse(profile **out, const uint8_t *data, size_t len,
@@ -598,7 +721,8 @@ out:
 bool perf_sniff(const uint8_t *data, size_t len)
 {
 	const char *text = (const char *)data;
-	size_t n = len > SNIFF_BYTES ? SNIFF_BYTES : len, pos = 0, i, j;
+	size_t n = len > SNIFF_BYTES ? SNIFF_BYTES : len, pos = 0, i, j, c, ts, ev_len;
+	const char *ev;
 	bool header = false;
 
 	if (!data || n == 0 || memchr(text, '\0', n))
@@ -617,7 +741,12 @@ bool perf_sniff(const uint8_t *data, size_t len)
 		if (!header) {
 			if (k == 0 || s[0] == '#' || blank(s, k))
 				continue;
-			if (!header_comm(s, k))
+			/* A one-line event (no -g), maybe padded, is enough. */
+			i = skip_spaces(s, k, 0);
+			c = header_comm(s + i, k - i, &ts);
+			if (c && (j = oneline_frame(s + i, k - i, ts, &ev, &ev_len)) != 0)
+				return oneline_has_symbol(s + i, k - i, j);
+			if (!c || i > 0)
 				return false;
 			header = true;
 			continue;

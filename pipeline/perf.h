@@ -1,5 +1,5 @@
 /*
- * perf.h: parser for Linux `perf script` text (after `perf record -g`).
+ * perf.h: parser for Linux `perf script` text (after `perf record`, with or without -g).
  */
 #ifndef PR_PERF_H
 #define PR_PERF_H

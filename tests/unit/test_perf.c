@@ -200,6 +200,12 @@ static void test_documented_variants_fold_like_stackcollapse_perf(void **state)
 	check_against_golden("variants", 8);
 }
 
+static void test_real_capture_without_call_chains_folds_like_stackcollapse_perf(void **state)
+{
+	(void)state;
+	check_against_golden("burn-nocg", 372);
+}
+
 static void test_real_capture_has_the_expected_shape(void **state)
 {
 	buf text = BUF_INIT;
@@ -396,6 +402,93 @@ static void test_headers_without_an_event_field_are_all_kept(void **state)
 	profile_free(p);
 }
 
+static void test_one_line_events_are_the_command_and_the_symbol(void **state)
+{
+	static const struct {
+		const char *line;
+		const char *want;
+	} cases[] = {
+		/* perf 6.1's default without -g: the command padded to 16. */
+		{"            burn 24193  7227.119856:    5025125 cpu-clock:      557ad0a49257 leaf_hash+0x27 (/tmp/pf/burn)",
+		 "burn;leaf_hash"},
+		{"     render pool 24196  7227.124237:    5025125 cpu-clock:      557ad0a49257 leaf_hash+0x27 (/tmp/pf/burn)",
+		 "render_pool;leaf_hash"},
+		{"burn 12345 [001] 12345.678901:     250000 cpu-clock:  55d0c3a1b149 main+0x19 (/tmp/burn)",
+		 "burn;main"},
+		{"java 24636/25607 [000] 4794564.109216: cycles: 7f00 Lorg/a/B;.run (/tmp/perf-1.map)",
+		 "java;org/a/B:.run"},
+		{"app 1/2 1.5: 100 cycles:u: 7f00 [unknown] (/usr/lib/libc.so.6)", "app;[libc.so.6]"},
+		{"a-very-long-command-name 7 1.0: 1 cpu-clock: ffffffff8103ce3b native_safe_halt ([kernel.kallsyms])",
+		 "a-very-long-command-name;native_safe_halt"},
+		{"app 1 1.0: 7f00 outer->inner+0x3 (/bin/app)", "app;outer;inner_[i]"},
+		{"app 1 1.0:   5025125   7f00 parse (/bin/app)", "app;parse"},
+		{"app 1 1.0: 7f00 sym_without_dso", "app;sym_without_dso"},
+		{"app 1 1.0: 7f00 (/bin/app) (/bin/app)", "app"},
+	};
+	char text[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(text, sizeof(text), "%s\n", cases[i].line);
+		expect_stack(text, cases[i].want);
+		/* The last line needs no newline, if it ends in its "(dso)". */
+		if (cases[i].line[strlen(cases[i].line) - 1] == ')')
+			expect_stack(cases[i].line, cases[i].want);
+	}
+}
+
+static void test_one_line_and_call_chain_events_mix(void **state)
+{
+	profile *p = parse_ok("# ========\n"
+			      HDR "\t7f00 leaf (/bin/app)\n\t7f01 main (/bin/app)\n\n"
+			      "             app   100 [000] 1.000002:  1 cpu-clock:   7f00 leaf+0x1 (/bin/app)\n"
+			      "app 100 [000] 1.000003: 1 cpu-clock: 7f02 other (/bin/app)\n"
+			      "             app   100 [000] 1.000004:  9 cycles:   7f00 skipped (/bin/app)\n"
+			      "             app   100 [000] 1.000005:  1 cpu-clock:   7f00 last (/bin/app)\n"
+			      "kworker/0:1 112 [000] 1.000006: 1 cpu-clock:\n\n"
+			      HDR "\t7f03 deep (/bin/app)\n\n"
+			      "swapper     0 [000] 1.000007:  1 cpu-clock:  0 [unknown] ([unknown])\n");
+	static const char *const want[] = {"app;main;leaf", "app;leaf",  "app;other",
+					   "app;last",      "kworker/0:1", "app;deep",
+					   "swapper;[unknown]"};
+	buf s = BUF_INIT;
+
+	(void)state;
+	assert_int_equal(p->nsamples, sizeof(want) / sizeof(want[0]));
+	for (size_t i = 0; i < p->nsamples; i++) {
+		stack_str(&s, p, i);
+		assert_string_equal(s.ptr, want[i]);
+	}
+	buf_release(&s);
+	profile_free(p);
+}
+
+static void test_malformed_one_line_events_are_rejected_with_the_line(void **state)
+{
+	static const struct {
+		const char *text;
+		size_t line;
+		const char *reason;
+	} cases[] = {
+		{"app 1 1.0: 1 cpu-clock: 7f00 a (/x)\napp 1 1.1: 1 cpu-clock: 7f00\n", 2,
+		 "one-line event has no symbol after the address"},
+		{"            burn 24193  7227.119856:    5025125 cpu-clock:      557ad0a49257   \n",
+		 1, "one-line event has no symbol after the address"},
+		{"# x\napp 1 [000] 1.0: 1 cpu-clock: 7f00 (/bin/app)\n", 2,
+		 "one-line event has no symbol after the address"},
+		{"app 1 1.0: 1 cpu-clock: 7f00 a (/x)\n\t7f01 b (/x)\n", 2,
+		 "frame line outside an event"},
+		{"     app 1 cpu-clock: 7f00 a (/x)\n", 1, "frame line outside an event"},
+		{"app 1 1.0: 1 cpu-clock: 7f00 a (/x)\napp 1 1.1: 1 cpu-clock: 7f00 main+0x4 (/usr/li",
+		 2, "input ends in the middle of a frame line"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		expect_error(cases[i].text, strlen(cases[i].text), NULL, PR_EDATA,
+			     cases[i].line, cases[i].reason);
+}
+
 static void test_last_event_without_blank_line_is_kept(void **state)
 {
 	(void)state;
@@ -572,6 +665,11 @@ static void test_sniff_finds_perf_script_and_nothing_else(void **state)
 		{"main;serve;parse 7\nmain;serve 2\n", false},
 		{"{\"nodes\":[],\"samples\":[],\"timeDeltas\":[]}", false},
 		{"\x0a\x04\x08\x01\x10\x02", false},
+		{"            burn 24193  7227.119856:    5025125 cpu-clock:      557ad0a49257 leaf_hash+0x27 (/tmp/pf/burn)\n",
+		 true},
+		{"app 1 1.0: 1 cpu-clock: 7f00 a (/x)\n", true},
+		{"app 1 1.0: 1 cpu-clock: 7f00\n", false},
+		{"     app 1 1.0: 1 cpu-clock:\n\t7f00 a (/x)\n", false},
 	};
 
 	(void)state;
@@ -585,7 +683,7 @@ static void test_sniff_finds_perf_script_and_nothing_else(void **state)
 static void test_sniff_accepts_the_real_captures(void **state)
 {
 	static const char *const files[] = {"perf/burn-dwarf.perf", "perf/burn-fp.perf",
-					    "perf/variants.perf"};
+					    "perf/variants.perf", "perf/burn-nocg.perf"};
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
@@ -603,6 +701,7 @@ int main(void)
 		cmocka_unit_test(test_real_dwarf_capture_folds_like_stackcollapse_perf),
 		cmocka_unit_test(test_real_pid_tid_cpu_capture_folds_like_stackcollapse_perf),
 		cmocka_unit_test(test_documented_variants_fold_like_stackcollapse_perf),
+		cmocka_unit_test(test_real_capture_without_call_chains_folds_like_stackcollapse_perf),
 		cmocka_unit_test(test_real_capture_has_the_expected_shape),
 		cmocka_unit_test(test_header_variants_give_the_command_as_root),
 		cmocka_unit_test(test_frames_are_tidied_like_stackcollapse_perf),
@@ -611,6 +710,9 @@ int main(void)
 		cmocka_unit_test(test_header_without_frames_is_a_stack_of_the_command),
 		cmocka_unit_test(test_only_the_first_event_type_is_kept),
 		cmocka_unit_test(test_headers_without_an_event_field_are_all_kept),
+		cmocka_unit_test(test_one_line_events_are_the_command_and_the_symbol),
+		cmocka_unit_test(test_one_line_and_call_chain_events_mix),
+		cmocka_unit_test(test_malformed_one_line_events_are_rejected_with_the_line),
 		cmocka_unit_test(test_last_event_without_blank_line_is_kept),
 		cmocka_unit_test(test_header_while_an_event_is_open_ends_it),
 		cmocka_unit_test(test_comments_crlf_and_stray_whitespace_lines_are_accepted),
