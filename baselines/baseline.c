@@ -385,11 +385,7 @@ int baseline_store(int64_t *id, bool *reused, db *d, int64_t service_id,
 		goto out;
 	*id = db_get_i64(res, 0, 0);
 
-	rc = buf_putc(&fids, '{');
-	for (size_t i = 0; rc == 0 && i < nfuncs; i++)
-		rc = buf_printf(&fids, "%s%" PRId64, i ? "," : "", funcs[i].function_id);
-	if (rc == 0)
-		rc = buf_putc(&fids, '}');
+	rc = db_bigint_array(&fids, nfuncs ? &funcs[0].function_id : NULL, nfuncs, sizeof(*funcs));
 	for (size_t k = 0; rc == 0 && k < 8; k++)
 		rc = put_array_f(&arr[k], funcs, nfuncs, k);
 	if (rc < 0) {

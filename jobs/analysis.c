@@ -390,14 +390,10 @@ static int load_names(char ***names, char ***files, db *d, const int64_t *ids, s
 	buf arr = BUF_INIT;
 	PGresult *res = NULL;
 	const char *p[1];
-	int rc = buf_putc(&arr, '{');
+	int rc = db_bigint_array(&arr, ids, n, sizeof(*ids));
 
 	*names = calloc(n ? n : 1, sizeof(**names));
 	*files = calloc(n ? n : 1, sizeof(**files));
-	for (size_t i = 0; rc == 0 && i < n; i++)
-		rc = buf_printf(&arr, "%s%" PRId64, i ? "," : "", ids[i]);
-	if (rc == 0)
-		rc = buf_putc(&arr, '}');
 	if (rc < 0 || !*names || !*files) {
 		rc = oom(err);
 		goto out;

@@ -444,11 +444,7 @@ static int baseline_show(cli_ctx *ctx, int argc, char **argv)
 			" join functions f on f.id = u.id order by u.k";
 		buf ids = BUF_INIT;
 		const char *pp[1];
-		int brc = buf_putc(&ids, '{');
-		for (size_t r = 0; brc == 0 && r < m.nfuncs; r++)
-			brc = buf_printf(&ids, "%s%" PRId64, r ? "," : "", bf[r].function_id);
-		if (brc == 0)
-			brc = buf_putc(&ids, '}');
+		int brc = db_bigint_array(&ids, bf ? &bf[0].function_id : NULL, m.nfuncs, sizeof(*bf));
 		pp[0] = ids.ptr;
 		rc = brc < 0 ? pr_error_set(&err, PR_ENOMEM, "out of memory")
 			     : db_exec(d, &names, &err, "loading function names", sql, 1, pp);

@@ -1405,3 +1405,18 @@ void db_result_free(PGresult *res)
 {
 	PQclear(res);
 }
+
+int db_bigint_array(buf *out, const int64_t *first, size_t n, size_t stride)
+{
+	const char *at = (const char *)first;
+	int rc = buf_putc(out, '{');
+
+	for (size_t i = 0; rc == 0 && i < n; i++, at += stride) {
+		int64_t v;
+		memcpy(&v, at, sizeof(v));
+		rc = buf_printf(out, "%s%" PRId64, i ? "," : "", v);
+	}
+	if (rc == 0)
+		rc = buf_putc(out, '}');
+	return rc < 0 ? PR_ENOMEM : 0;
+}

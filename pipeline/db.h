@@ -226,4 +226,14 @@ const char *db_get_text(const struct pg_result *res, int row, int col);
 int db_rows(const struct pg_result *res);
 void db_result_free(struct pg_result *res);
 
+/*
+ * Append a bigint[] literal ("{1,2,3}") of n values to `out`, for an
+ * `= any($1::bigint[])` parameter. The values start at `first` and lie
+ * `stride` bytes apart: sizeof(int64_t) for a plain array, the size of a
+ * struct to read one field of an array of structs. Returns 0 or PR_ENOMEM
+ * (the buffer is then released).
+ */
+struct buf;
+int db_bigint_array(struct buf *out, const int64_t *first, size_t n, size_t stride);
+
 #endif
