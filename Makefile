@@ -44,6 +44,11 @@ TEST_BIN := $(TEST_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 TEST_SUPPORT := $(wildcard tests/support/*.c)
 TEST_SUPPORT_OBJ := $(TEST_SUPPORT:%.c=$(BUILD)/%.o)
 
+# Small loopback servers the tests talk to (one .c file each, libc and
+# jansson only).
+SERVER_SRC := $(wildcard tests/servers/*.c)
+SERVER_BIN := $(SERVER_SRC:tests/servers/%.c=$(BUILD)/servers/%)
+
 BENCH_SRC := $(wildcard tests/bench/*.c)
 BENCH_BIN := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
 
@@ -94,6 +99,11 @@ $(BUILD)/bench/%: tests/bench/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.c %.a,$^) $(LIBS)
 
+$(BUILD)/servers/%: tests/servers/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -Wall -Wextra -Werror $(CFLAGS) $(shell pkg-config --cflags jansson) \
+		-o $@ $< $(LDFLAGS) $(shell pkg-config --libs jansson)
+
 # The fleet simulator: standalone, on GSL and libc only.
 $(BUILD)/sim/fleetgen: tests/sim/fleetgen.c
 	@mkdir -p $(dir $@)
@@ -106,7 +116,7 @@ $(BUILD)/eval/eval: tests/eval/eval.c
 	$(CC) -std=c11 -Wall -Wextra -Werror $(CFLAGS) $(PKG_CFLAGS) -o $@ $< $(LDFLAGS) $(PKG_LIBS) -lm
 
 # `check` runs the suite on what is already installed; `test` installs first.
-check: $(BIN)/profreg $(TEST_BIN) $(BUILD)/sim/fleetgen $(BUILD)/eval/eval
+check: $(BIN)/profreg $(TEST_BIN) $(BUILD)/sim/fleetgen $(BUILD)/eval/eval $(SERVER_BIN)
 	BUILD=$(BUILD) BIN=$(BIN) tests/run
 
 test: deps

@@ -17,9 +17,9 @@
 
 typedef struct field {
 	const char *key;
-	int kind;        /* 'i' integer, 'f' number, 'o' object */
+	int kind;        /* 'i' integer, 'f' number, 'o' object, 's' string, 'b' boolean */
 	double lo, hi;
-	void *target;    /* uint64_t*, uint32_t*, size_t*, int64_t* (days), double* */
+	void *target;    /* uint64_t*, uint32_t*, int64_t* (days), double*, char**, bool* */
 	int width;       /* integer target size in bytes; -1: days into int64_t us */
 	const struct field *sub;
 } field;
@@ -51,6 +51,20 @@ static int apply(json_t *obj, const field *fields, const char *path, const char 
 				return rc;
 			continue;
 		}
+		if (f->kind == 's') {
+			if (!json_is_string(v) || json_string_length(v) == 0)
+				return bad(err, path, at, "expected a non-empty string");
+			free(*(char **)f->target);
+			if (!(*(char **)f->target = strdup(json_string_value(v))))
+				return pr_error_set(err, PR_ENOMEM, "out of memory");
+			continue;
+		}
+		if (f->kind == 'b') {
+			if (!json_is_boolean(v))
+				return bad(err, path, at, "expected true or false");
+			*(bool *)f->target = json_is_true(v);
+			continue;
+		}
 		if (f->kind == 'i' ? !json_is_integer(v) : !json_is_number(v))
 			return bad(err, path, at, f->kind == 'i' ? "expected an integer" : "expected a number");
 		double d = json_number_value(v);
@@ -63,6 +77,8 @@ static int apply(json_t *obj, const field *fields, const char *path, const char 
 			*(double *)f->target = d;
 		else if (f->width == -1)
 			*(int64_t *)f->target = (int64_t)json_integer_value(v) * DAY_US;
+		else if (f->width == -2)
+			*(int64_t *)f->target = (int64_t)json_integer_value(v);
 		else if (f->width == 8)
 			*(uint64_t *)f->target = (uint64_t)json_integer_value(v);
 		else
@@ -76,16 +92,60 @@ static char *dup_string(json_t *v)
 	return strdup(json_string_value(v));
 }
 
+/* An array of target names, each checked later against paging.targets. */
+static int load_names(char ***out, size_t *n, json_t *v, const char *path, const char *at,
+		      pr_error *err)
+{
+	size_t i;
+	json_t *t;
+
+	if (!json_is_array(v))
+		return bad(err, path, at, "expected an array of target names");
+	if (json_array_size(v) && !(*out = calloc(json_array_size(v), sizeof(**out))))
+		return pr_error_set(err, PR_ENOMEM, "out of memory");
+	json_array_foreach(v, i, t) {
+		if (!json_is_string(t) || json_string_length(t) == 0)
+			return bad(err, path, at, "expected an array of target names");
+		if (!((*out)[(*n)++] = strdup(json_string_value(t))))
+			return pr_error_set(err, PR_ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+static void free_names(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* A service's own tiers: -1 inherits the global value. */
+static int load_tiers(config_tiers *t, json_t *v, const char *path, const char *at,
+		      pr_error *err)
+{
+	const field f[] = {
+		{"hot_days", 'i', 0, 36500, &t->hot_us, -1, NULL},
+		{"summary_days", 'i', 0, 36500, &t->summary_us, -1, NULL},
+		{"summary_top", 'i', 0, 1000000, &t->summary_top, -2, NULL},
+		{NULL, 0, 0, 0, NULL, 0, NULL},
+	};
+	if (!json_is_object(v))
+		return bad(err, path, at, "expected an object");
+	return apply(v, f, path, at, err);
+}
+
 /* One entry of "services": strings, an array of types, a source object. */
 static int load_service(config_service *s, const char *name, json_t *obj, const char *path,
 			pr_error *err)
 {
-	static const char *const keys[] = {"team", "types", "source", "repo", NULL};
+	static const char *const keys[] = {"team", "types", "source", "repo", "page",
+					   "retention", NULL};
 	const char *key;
 	json_t *v;
 	char at[256];
 
 	memset(s, 0, sizeof(*s));
+	s->tiers.hot_us = s->tiers.summary_us = s->tiers.summary_top = -1;
 	if (!(s->name = strdup(name)))
 		return pr_error_set(err, PR_ENOMEM, "out of memory");
 	if (!json_is_object(obj)) {
@@ -118,6 +178,17 @@ static int load_service(config_service *s, const char *name, json_t *obj, const 
 				if (!(s->types[s->ntypes++] = dup_string(t)))
 					return pr_error_set(err, PR_ENOMEM, "out of memory");
 			}
+		}
+		if (k == 4) {
+			int rc = load_names(&s->page, &s->npage, v, path, at, err);
+			if (rc < 0)
+				return rc;
+			s->page_set = true;
+		}
+		if (k == 5) {
+			int rc = load_tiers(&s->tiers, v, path, at, err);
+			if (rc < 0)
+				return rc;
 		}
 		if (k == 2) {
 			json_t *dir = json_object_get(v, "dir");
@@ -155,6 +226,275 @@ static int load_services(config *c, json_t *obj, const char *path, pr_error *err
 	return 0;
 }
 
+static int load_target(config_target *t, const char *name, json_t *obj, const char *path,
+		       pr_error *err)
+{
+	static const char *const kinds[] = {"pagerduty", "alertmanager", "webhook", NULL};
+	char *type = NULL;
+	char at[256];
+	int rc;
+
+	t->name = strdup(name);
+	if (!t->name)
+		return pr_error_set(err, PR_ENOMEM, "out of memory");
+	snprintf(at, sizeof(at), "paging.targets.%.64s", name);
+	if (!json_is_object(obj))
+		return bad(err, path, at, "expected an object");
+	{
+		const field f[] = {
+			{"type", 's', 0, 0, &type, 0, NULL},
+			{"url", 's', 0, 0, &t->url, 0, NULL},
+			{"secret_env", 's', 0, 0, &t->secret_env, 0, NULL},
+			{"secret_file", 's', 0, 0, &t->secret_file, 0, NULL},
+			{NULL, 0, 0, 0, NULL, 0, NULL},
+		};
+		if ((rc = apply(obj, f, path, at, err)) < 0)
+			goto out;
+	}
+	rc = -1;
+	for (int k = 0; type && kinds[k]; k++)
+		if (strcmp(type, kinds[k]) == 0) {
+			t->kind = (config_target_kind)k;
+			rc = 0;
+		}
+	if (rc < 0) {
+		snprintf(at, sizeof(at), "paging.targets.%.64s.type", name);
+		rc = bad(err, path, at, "expected pagerduty, alertmanager or webhook");
+		goto out;
+	}
+	if (!t->url && t->kind == CONFIG_TARGET_PAGERDUTY &&
+	    !(t->url = strdup("https://events.pagerduty.com"))) {
+		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+		goto out;
+	}
+	if (!t->url) {
+		snprintf(at, sizeof(at), "paging.targets.%.64s.url", name);
+		rc = bad(err, path, at, "required for alertmanager and webhook targets");
+		goto out;
+	}
+	if (strncmp(t->url, "http://", 7) != 0 && strncmp(t->url, "https://", 8) != 0) {
+		snprintf(at, sizeof(at), "paging.targets.%.64s.url", name);
+		rc = bad(err, path, at, "expected an http:// or https:// URL");
+		goto out;
+	}
+	if (t->kind == CONFIG_TARGET_PAGERDUTY && !t->secret_env && !t->secret_file) {
+		snprintf(at, sizeof(at), "paging.targets.%.64s", name);
+		rc = bad(err, path, at, "a PagerDuty target needs secret_env or secret_file (its routing key)");
+		goto out;
+	}
+	if (t->secret_env && t->secret_file) {
+		snprintf(at, sizeof(at), "paging.targets.%.64s", name);
+		rc = bad(err, path, at, "set secret_env or secret_file, not both");
+	}
+out:
+	free(type);
+	return rc;
+}
+
+/*
+ * "paging": scalar settings through the field table; "targets" and
+ * "teams" have names for keys and "default" is a list, so they are taken
+ * out first and read here.
+ */
+static int load_paging(config *c, json_t *obj, const char *path, pr_error *err)
+{
+	config_paging *p = &c->paging;
+	json_t *targets, *teams, *def;
+	char *sev = NULL;
+	const char *name;
+	json_t *v;
+	int rc = 0;
+
+	if (!json_is_object(obj))
+		return bad(err, path, "paging", "expected an object");
+	targets = json_incref(json_object_get(obj, "targets"));
+	teams = json_incref(json_object_get(obj, "teams"));
+	def = json_incref(json_object_get(obj, "default"));
+	json_object_del(obj, "targets");
+	json_object_del(obj, "teams");
+	json_object_del(obj, "default");
+	{
+		const field f[] = {
+			{"min_severity", 's', 0, 0, &sev, 0, NULL},
+			{"max_attempts", 'i', 1, 100, &p->max_attempts, 4, NULL},
+			{"connect_timeout_ms", 'i', 1, 600000, &p->connect_timeout_ms, 4, NULL},
+			{"timeout_ms", 'i', 1, 600000, &p->timeout_ms, 4, NULL},
+			{"backoff_ms", 'i', 0, 600000, &p->backoff_ms, 4, NULL},
+			{"max_backoff_ms", 'i', 0, 3600000, &p->max_backoff_ms, 4, NULL},
+			{"alert_hours", 'i', 1, 8760, &p->alert_hours, 4, NULL},
+			{NULL, 0, 0, 0, NULL, 0, NULL},
+		};
+		if ((rc = apply(obj, f, path, "paging", err)) < 0)
+			goto out;
+	}
+	if (sev && (stats_severity_parse(&p->min_severity, sev) < 0 ||
+		    p->min_severity == STATS_SEV_NONE)) {
+		rc = bad(err, path, "paging.min_severity", "expected low, medium, high or critical");
+		goto out;
+	}
+	if (targets) {
+		if (!json_is_object(targets)) {
+			rc = bad(err, path, "paging.targets", "expected an object of targets by name");
+			goto out;
+		}
+		if (json_object_size(targets) &&
+		    !(p->targets = calloc(json_object_size(targets), sizeof(*p->targets)))) {
+			rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+			goto out;
+		}
+		json_object_foreach(targets, name, v) {
+			rc = load_target(&p->targets[p->ntargets++], name, v, path, err);
+			if (rc < 0)
+				goto out;
+		}
+	}
+	if (def && (rc = load_names(&p->default_targets, &p->ndefault, def, path,
+				    "paging.default", err)) < 0)
+		goto out;
+	if (teams) {
+		if (!json_is_object(teams)) {
+			rc = bad(err, path, "paging.teams", "expected an object of target lists by team");
+			goto out;
+		}
+		if (json_object_size(teams) &&
+		    !(p->teams = calloc(json_object_size(teams), sizeof(*p->teams)))) {
+			rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+			goto out;
+		}
+		json_object_foreach(teams, name, v) {
+			config_route *r = &p->teams[p->nteams++];
+			char at[256];
+			snprintf(at, sizeof(at), "paging.teams.%.64s", name);
+			if (!(r->team = strdup(name))) {
+				rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+				goto out;
+			}
+			if ((rc = load_names(&r->targets, &r->ntargets, v, path, at, err)) < 0)
+				goto out;
+		}
+	}
+out:
+	free(sev);
+	json_decref(targets);
+	json_decref(teams);
+	json_decref(def);
+	return rc;
+}
+
+/* Every name a routing list gives must be a configured target. */
+static int check_routes(const config *c, const char *path, pr_error *err)
+{
+	char at[256];
+	size_t i, k;
+
+	for (k = 0; k < c->paging.ndefault; k++)
+		if (!config_target_find(c, c->paging.default_targets[k]))
+			return bad(err, path, "paging.default", "names a target not under paging.targets");
+	for (i = 0; i < c->paging.nteams; i++)
+		for (k = 0; k < c->paging.teams[i].ntargets; k++)
+			if (!config_target_find(c, c->paging.teams[i].targets[k])) {
+				snprintf(at, sizeof(at), "paging.teams.%.64s", c->paging.teams[i].team);
+				return bad(err, path, at, "names a target not under paging.targets");
+			}
+	for (i = 0; i < c->nservices; i++)
+		for (k = 0; k < c->services[i].npage; k++)
+			if (!config_target_find(c, c->services[i].page[k])) {
+				snprintf(at, sizeof(at), "services.%.64s.page", c->services[i].name);
+				return bad(err, path, at, "names a target not under paging.targets");
+			}
+	return 0;
+}
+
+/*
+ * A baseline is built from captures up to window_days old; past the
+ * summary tier they are gone, so a longer window would silently shrink.
+ */
+static int check_retention(const config *c, const char *path, pr_error *err)
+{
+	char why[160];
+
+	for (size_t i = 0; i <= c->nservices; i++) {
+		config_tiers t = i < c->nservices ? config_service_tiers(c, c->services[i].name)
+						 : c->retention.tiers;
+		const char *who = i < c->nservices ? c->services[i].name : NULL;
+		char at[256];
+
+		if (t.summary_us < t.hot_us) {
+			snprintf(at, sizeof(at), who ? "services.%.64s.retention" : "retention", who);
+			return bad(err, path, at, "summary_days must be at least hot_days");
+		}
+		if (c->analysis.window_us > t.summary_us) {
+			snprintf(at, sizeof(at), who ? "services.%.64s.retention.summary_days"
+						     : "retention.summary_days", who);
+			snprintf(why, sizeof(why),
+				 "keeps %lld days, less than the %lld-day baseline window (analysis.window_days)",
+				 (long long)(t.summary_us / DAY_US),
+				 (long long)(c->analysis.window_us / DAY_US));
+			return bad(err, path, at, why);
+		}
+	}
+	return 0;
+}
+
+const config_target *config_target_find(const config *c, const char *name)
+{
+	for (size_t i = 0; i < c->paging.ntargets; i++)
+		if (strcmp(c->paging.targets[i].name, name) == 0)
+			return &c->paging.targets[i];
+	return NULL;
+}
+
+char *const *config_page_targets(const config *c, const char *service, size_t *n)
+{
+	const config_service *s = config_service_find(c, service);
+
+	if (s && s->page_set) {
+		*n = s->npage;
+		return s->page;
+	}
+	if (s && s->team)
+		for (size_t i = 0; i < c->paging.nteams; i++)
+			if (strcmp(c->paging.teams[i].team, s->team) == 0) {
+				*n = c->paging.teams[i].ntargets;
+				return c->paging.teams[i].targets;
+			}
+	*n = c->paging.ndefault;
+	return c->paging.default_targets;
+}
+
+config_tiers config_service_tiers(const config *c, const char *service)
+{
+	const config_service *s = config_service_find(c, service);
+	config_tiers t = c->retention.tiers;
+
+	if (s) {
+		if (s->tiers.hot_us >= 0)
+			t.hot_us = s->tiers.hot_us;
+		if (s->tiers.summary_us >= 0)
+			t.summary_us = s->tiers.summary_us;
+		if (s->tiers.summary_top >= 0)
+			t.summary_top = s->tiers.summary_top;
+	}
+	return t;
+}
+
+static void defaults(config *c)
+{
+	profile_limits_default(&c->limits);
+	analysis_opts_default(&c->analysis);
+	c->retention.tiers.hot_us = 7 * DAY_US;
+	c->retention.tiers.summary_us = 90 * DAY_US;
+	c->retention.tiers.summary_top = 200;
+	c->retention.batch = 200;
+	c->paging.min_severity = STATS_SEV_HIGH;
+	c->paging.max_attempts = 5;
+	c->paging.connect_timeout_ms = 3000;
+	c->paging.timeout_ms = 10000;
+	c->paging.backoff_ms = 500;
+	c->paging.max_backoff_ms = 30000;
+	c->paging.alert_hours = 48;
+}
+
 const config_service *config_service_find(const config *c, const char *name)
 {
 	for (size_t i = 0; i < c->nservices; i++)
@@ -172,8 +512,7 @@ int config_load(config *c, const cli_ctx *ctx, pr_error *err)
 	int rc = 0;
 
 	memset(c, 0, sizeof(*c));
-	profile_limits_default(&c->limits);
-	analysis_opts_default(&c->analysis);
+	defaults(c);
 	if (ctx->config) {
 		rc = buf_puts(&path, ctx->config);
 	} else {
@@ -215,11 +554,31 @@ int config_load(config *c, const cli_ctx *ctx, pr_error *err)
 			{"max_string_length", 'i', 16, 1 << 24, &c->limits.max_string_len, 4, NULL},
 			{NULL, 0, 0, 0, NULL, 0, NULL},
 		};
+		config_retention *r = &c->retention;
 		const field retention[] = {
 			{"forensic_days", 'i', 0, 36500, &c->analysis.forensic_keep_us, -1, NULL},
+			{"hot_days", 'i', 0, 36500, &r->tiers.hot_us, -1, NULL},
+			{"summary_days", 'i', 0, 36500, &r->tiers.summary_us, -1, NULL},
+			{"summary_top", 'i', 0, 1000000, &r->tiers.summary_top, -2, NULL},
+			{"budget_bytes", 'i', 0, 1e18, &r->budget_bytes, 8, NULL},
+			{"budget_rows", 'i', 0, 1e18, &r->budget_rows, 8, NULL},
+			{"batch", 'i', 1, 100000, &r->batch, 4, NULL},
+			{"after_nightly", 'b', 0, 0, &r->after_nightly, 0, NULL},
+			{NULL, 0, 0, 0, NULL, 0, NULL},
+		};
+		const field metrics[] = {
+			{"pushgateway", 's', 0, 0, &c->metrics.pushgateway, 0, NULL},
+			{"instance", 's', 0, 0, &c->metrics.instance, 0, NULL},
+			{NULL, 0, 0, 0, NULL, 0, NULL},
+		};
+		const field reports[] = {
+			{"dir", 's', 0, 0, &c->reports.dir, 0, NULL},
+			{"base_url", 's', 0, 0, &c->reports.base_url, 0, NULL},
 			{NULL, 0, 0, 0, NULL, 0, NULL},
 		};
 		const field top[] = {
+			{"metrics", 'o', 0, 0, NULL, 0, metrics},
+			{"reports", 'o', 0, 0, NULL, 0, reports},
 			{"retention", 'o', 0, 0, NULL, 0, retention},
 			{"limits", 'o', 0, 0, NULL, 0, limits},
 			{"analysis", 'o', 0, 0, NULL, 0, analysis},
@@ -268,8 +627,27 @@ int config_load(config *c, const cli_ctx *ctx, pr_error *err)
 					goto out;
 			}
 		}
+		{
+			json_t *paging = json_object_get(root, "paging");
+			if (paging) {
+				json_incref(paging);
+				json_object_del(root, "paging");
+				rc = load_paging(c, paging, path.ptr, err);
+				json_decref(paging);
+				if (rc < 0)
+					goto out;
+			}
+		}
 		if ((rc = apply(root, top, path.ptr, "", err)) < 0)
 			goto out;
+		if ((rc = check_routes(c, path.ptr, err)) < 0 ||
+		    (rc = check_retention(c, path.ptr, err)) < 0)
+			goto out;
+		if (c->metrics.pushgateway && strncmp(c->metrics.pushgateway, "http://", 7) != 0 &&
+		    strncmp(c->metrics.pushgateway, "https://", 8) != 0) {
+			rc = bad(err, path.ptr, "metrics.pushgateway", "expected an http:// or https:// URL");
+			goto out;
+		}
 		c->analysis.min_baseline = minc;
 		if (abs_pp >= 0)
 			c->analysis.abs_margin = abs_pp / 100;
@@ -294,7 +672,29 @@ void config_release(config *c)
 		free(s->types);
 		free(s->source_dir);
 		free(s->repo);
+		free_names(s->page, s->npage);
 	}
+	for (size_t i = 0; i < c->paging.ntargets; i++) {
+		config_target *t = &c->paging.targets[i];
+		free(t->name);
+		free(t->url);
+		free(t->secret_env);
+		free(t->secret_file);
+	}
+	free(c->paging.targets);
+	free_names(c->paging.default_targets, c->paging.ndefault);
+	for (size_t i = 0; i < c->paging.nteams; i++) {
+		free(c->paging.teams[i].team);
+		free_names(c->paging.teams[i].targets, c->paging.teams[i].ntargets);
+	}
+	free(c->paging.teams);
+	free(c->metrics.pushgateway);
+	free(c->metrics.instance);
+	free(c->reports.dir);
+	free(c->reports.base_url);
+	memset(&c->paging, 0, sizeof(c->paging));
+	memset(&c->metrics, 0, sizeof(c->metrics));
+	memset(&c->reports, 0, sizeof(c->reports));
 	free(c->services);
 	c->services = NULL;
 	c->nservices = 0;

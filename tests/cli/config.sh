@@ -1,0 +1,67 @@
+#!/bin/bash
+# The configuration file's paging, metrics, reports and retention
+# sections: a full file is accepted, and each kind of mistake is named by
+# its JSON path with exit 2.
+. "$(dirname "$0")/lib.sh"
+T=$PROFREG_TEST_TMP/cli_config
+rm -rf "$T" && mkdir -p "$T"
+
+cat >"$T/good.json" <<'JSON'
+{"paging": {"min_severity": "critical", "max_attempts": 3, "backoff_ms": 10,
+  "targets": {"pd": {"type": "pagerduty", "secret_env": "PD_KEY"},
+              "am": {"type": "alertmanager", "url": "http://127.0.0.1:9093"},
+              "hook": {"type": "webhook", "url": "https://chat.example/hook", "secret_file": "/etc/x"}},
+  "default": ["am"], "teams": {"payments": ["pd", "am"]}},
+ "metrics": {"pushgateway": "http://127.0.0.1:9091", "instance": "batch-1"},
+ "reports": {"dir": "/tmp/r", "base_url": "https://reports.example"},
+ "retention": {"hot_days": 3, "summary_days": 30, "summary_top": 50,
+               "budget_bytes": 1000000000, "budget_rows": 5000000, "after_nightly": true},
+ "services": {"checkout": {"team": "payments", "page": [], "retention": {"hot_days": 1}}}}
+JSON
+run "$PROFREG_BIN" config check "$T/good.json"
+[ $RC -eq 0 ] && ok "a file with every section is valid" || not_ok "good config" "rc=$RC $ERR"
+
+# bad CONFIG-TEXT EXPECTED-MESSAGE-PART DESCRIPTION
+bad() {
+	printf '%s\n' "$1" >"$T/bad.json"
+	run "$PROFREG_BIN" config check "$T/bad.json"
+	if [ $RC -eq 2 ] && [[ $ERR == *"$2"* ]] && [ "$(grep -c . <<<"$ERR")" -eq 1 ]; then
+		ok "$3"
+	else
+		not_ok "$3" "rc=$RC $ERR"
+	fi
+}
+bad '{"paging": {"targets": {"pd": {"type": "pagerduty"}}}}' \
+	"paging.targets.pd: a PagerDuty target needs secret_env or secret_file" \
+	"a PagerDuty target without a routing key source is refused"
+bad '{"paging": {"targets": {"pd": {"type": "pagerduty", "secret_env": "A", "secret_file": "/b"}}}}' \
+	"set secret_env or secret_file, not both" "a target with two secret sources is refused"
+bad '{"paging": {"default": ["nope"]}}' "paging.default: names a target not under paging.targets" \
+	"a default route to an unknown target is refused"
+bad '{"services": {"a": {"page": ["zz"]}}}' "services.a.page: names a target not under paging.targets" \
+	"a service routed to an unknown target is refused"
+bad '{"paging": {"teams": {"t": "x"}}}' "paging.teams.t: expected an array of target names" \
+	"a team route must be a list"
+bad '{"paging": {"min_severity": "loud"}}' "paging.min_severity: expected low, medium, high or critical" \
+	"an unknown severity is refused"
+bad '{"paging": {"targets": {"x": {"type": "sms", "url": "http://a"}}}}' \
+	"paging.targets.x.type: expected pagerduty, alertmanager or webhook" "an unknown target type is refused"
+bad '{"paging": {"targets": {"x": {"type": "webhook"}}}}' "paging.targets.x.url: required" \
+	"a webhook without a URL is refused"
+bad '{"paging": {"targets": {"x": {"type": "webhook", "url": "file:///etc/passwd"}}}}' \
+	"paging.targets.x.url: expected an http:// or https:// URL" "a target URL must be http or https"
+bad '{"metrics": {"pushgateway": "ftp://x"}}' "metrics.pushgateway: expected an http:// or https:// URL" \
+	"a Pushgateway URL must be http or https"
+bad '{"retention": {"summary_days": 7}}' \
+	"retention.summary_days: keeps 7 days, less than the 14-day baseline window" \
+	"a summary tier shorter than the baseline window is refused"
+bad '{"services": {"a": {"retention": {"summary_days": 10}}}}' \
+	"services.a.retention.summary_days: keeps 10 days" \
+	"a service's summary tier shorter than the baseline window is refused"
+bad '{"retention": {"hot_days": 30, "summary_days": 20}}' "summary_days must be at least hot_days" \
+	"a summary tier shorter than the hot tier is refused"
+bad '{"retention": {"after_nightly": 1}}' "retention.after_nightly: expected true or false" \
+	"a switch must be a boolean"
+bad '{"reports": {"dirx": "a"}}' "reports.dirx: unknown key" "an unknown key in reports is named"
+bad '{"reports": {"dir": ""}}' "reports.dir: expected a non-empty string" "an empty path is refused"
+finish
