@@ -174,9 +174,16 @@ static int col_of(const capture_set *a, const capture_set *b, int64_t id, size_t
 int func_matrix_load(func_matrix *out, db *d, const capture_set *a,
 		     const capture_set *b, pr_error *err)
 {
+	/*
+	 * A summary capture's "(other functions)" row (retention) stands for
+	 * many functions: it is never a function to test or count. Shares of
+	 * the functions a summary keeps are unchanged (the capture's total is).
+	 */
 	static const char sql[] =
 		"select function_id, profile_id, self_value from profile_functions"
-		" where profile_id = any($1::bigint[]) order by function_id";
+		" where profile_id = any($1::bigint[])"
+		"   and function_id not in (select id from functions where synthetic)"
+		" order by function_id";
 	buf ids = BUF_INIT;
 	PGresult *res = NULL;
 	const char *params[1];

@@ -12,6 +12,10 @@
  * "incident" or "forensic", empty captures, and captures of a release
  * that has an open regression finding for this service and type, so a
  * regression never becomes its own baseline.
+ *
+ * Captures in the summary tier (retention) are eligible: they keep their
+ * top functions with unchanged shares. Their synthetic "(other
+ * functions)" row is never loaded as a function.
  */
 #ifndef PR_BASELINE_H
 #define PR_BASELINE_H

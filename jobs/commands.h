@@ -20,6 +20,9 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv);
 int cmd_finding(cli_ctx *ctx, int argc, char **argv);
 int cmd_postdeploy(cli_ctx *ctx, int argc, char **argv);
 int cmd_config(cli_ctx *ctx, int argc, char **argv);
+int cmd_retention(cli_ctx *ctx, int argc, char **argv);
+int cmd_storage(cli_ctx *ctx, int argc, char **argv);
+int cmd_capture(cli_ctx *ctx, int argc, char **argv);
 
 #define COMMANDS_TABLE \
 	{"ingest", cmd_ingest, "store profiles from files or a manifest"}, \
@@ -28,6 +31,9 @@ int cmd_config(cli_ctx *ctx, int argc, char **argv);
 	{"run", cmd_run, "show one run"}, \
 	{"post-deploy", cmd_postdeploy, "check a deploy: analyse, suspects, Markdown, exit code"}, \
 	{"finding", cmd_finding, "show or resolve a finding"}, \
+	{"retention", cmd_retention, "move captures through the retention tiers"}, \
+	{"storage", cmd_storage, "show storage use by tier and service against the budget"}, \
+	{"capture", cmd_capture, "pin or unpin a capture as forensic evidence"}, \
 	{"analyze", cmd_analyze, "test releases against their rolling baselines"}, \
 	{"baseline", cmd_baseline, "show a service's rolling baseline"}, \
 	{"profiles", cmd_profiles, "list stored captures"}, \

@@ -406,8 +406,9 @@ static int check_routes(const config *c, const char *path, pr_error *err)
 }
 
 /*
- * A baseline is built from captures up to window_days old; past the
- * summary tier they are gone, so a longer window would silently shrink.
+ * A nightly baseline reaches back window_days before the night it judges,
+ * so its oldest captures are window_days + 1 old; past the summary tier
+ * they are gone and the baseline would silently shrink.
  */
 static int check_retention(const config *c, const char *path, pr_error *err)
 {
@@ -423,11 +424,11 @@ static int check_retention(const config *c, const char *path, pr_error *err)
 			snprintf(at, sizeof(at), who ? "services.%.64s.retention" : "retention", who);
 			return bad(err, path, at, "summary_days must be at least hot_days");
 		}
-		if (c->analysis.window_us > t.summary_us) {
+		if (c->analysis.window_us + DAY_US > t.summary_us) {
 			snprintf(at, sizeof(at), who ? "services.%.64s.retention.summary_days"
 						     : "retention.summary_days", who);
 			snprintf(why, sizeof(why),
-				 "keeps %lld days, less than the %lld-day baseline window (analysis.window_days)",
+				 "keeps %lld days, less than the %lld-day baseline window plus the night it judges (analysis.window_days + 1)",
 				 (long long)(t.summary_us / DAY_US),
 				 (long long)(c->analysis.window_us / DAY_US));
 			return bad(err, path, at, why);

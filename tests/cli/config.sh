@@ -58,6 +58,11 @@ bad '{"retention": {"summary_days": 7}}' \
 bad '{"services": {"a": {"retention": {"summary_days": 10}}}}' \
 	"services.a.retention.summary_days: keeps 10 days" \
 	"a service's summary tier shorter than the baseline window is refused"
+bad '{"retention": {"summary_days": 14}}' "retention.summary_days: keeps 14 days, less than the 14-day baseline window plus the night" \
+	"a summary tier exactly as long as the window is refused: the night adds a day"
+printf '{"analysis": {"window_days": 20}, "retention": {"summary_days": 21}}\n' >"$T/edge.json"
+run "$PROFREG_BIN" config check "$T/edge.json"
+[ $RC -eq 0 ] && ok "a summary tier of the window plus one day is enough" || not_ok "window + 1" "rc=$RC $ERR"
 bad '{"retention": {"hot_days": 30, "summary_days": 20}}' "summary_days must be at least hot_days" \
 	"a summary tier shorter than the hot tier is refused"
 bad '{"retention": {"after_nightly": 1}}' "retention.after_nightly: expected true or false" \

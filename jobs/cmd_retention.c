@@ -1,0 +1,227 @@
+/*
+ * cmd_retention.c: `profreg retention` moves captures through the tiers
+ * and holds storage to the budget; `profreg storage` shows where the
+ * bytes and rows are. The engine is jobs/retention.c.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "commands.h"
+#include "config.h"
+#include "context.h"
+#include "exitcode.h"
+#include "retention.h"
+#include "common/timeutil.h"
+
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { O_AT = 1700, O_DRY };
+
+static void print_bytes(uint64_t b)
+{
+	static const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+	double v = (double)b;
+	int u = 0;
+
+	while (v >= 1024 && u < 4)
+		v /= 1024, u++;
+	if (u == 0)
+		printf("%" PRIu64 " B", b);
+	else
+		printf("%.1f %s", v, unit[u]);
+}
+
+static void print_result(const retention_result *r)
+{
+	char when[TIME_FMT_MAX];
+	const char *would = r->dry_run ? "would be " : "";
+
+	time_format(when, r->at_us);
+	printf("retention%s at %s\n", r->dry_run ? " (dry run: nothing changed)" : "", when);
+	printf("  by age:    %" PRIu64 " captures %smoved to summary, %" PRIu64 " %sdeleted\n",
+	       r->to_summary, would, r->deleted, would);
+	printf("  by budget: %" PRIu64 " captures %smoved to summary, %" PRIu64 " %sdeleted\n",
+	       r->budget_to_summary, would, r->budget_deleted, would);
+	printf("  %" PRIu64 " per-function rows %sremoved; %" PRIu64 " blobs %sdeleted (", r->rows_removed,
+	       would, r->blobs_deleted, would);
+	print_bytes(r->bytes_freed);
+	printf("); %" PRIu64 " unreferenced blobs %sswept (", r->orphans_deleted, would);
+	print_bytes(r->orphan_bytes);
+	printf(")\n");
+	printf("  %" PRIu64 " captures past their tier kept as forensic or pinned evidence", r->protected_kept);
+	if (r->skipped_locked)
+		printf("; %" PRIu64 " busy, left for the next run", r->skipped_locked);
+	printf("\n");
+	if (r->budget_bytes || r->budget_rows) {
+		printf("  budget:    ");
+		if (r->budget_bytes) {
+			print_bytes(r->bytes_used);
+			printf(" of ");
+			print_bytes(r->budget_bytes);
+			printf(" of blobs%s", r->budget_rows ? ", " : "");
+		}
+		if (r->budget_rows)
+			printf("%" PRIu64 " of %" PRIu64 " rows", r->rows_used, r->budget_rows);
+		printf("%s\n", r->over_budget ? " (OVER: protected data alone exceeds it)" : "");
+	}
+	if (r->run_id)
+		printf("  run %" PRId64 ", %" PRIu64 " batches, %.2f s\n", r->run_id, r->batches, r->seconds);
+}
+
+int cmd_retention(cli_ctx *ctx, int argc, char **argv)
+{
+	static const cli_option opts[] = {
+		{"at", required_argument, O_AT, "TIME", "judge ages as of TIME (default now)"},
+		{"dry-run", no_argument, O_DRY, NULL, "say what would be done; change nothing"},
+		{NULL, 0, 0, NULL, NULL},
+	};
+	pr_error err = PR_ERROR_INIT;
+	cli_parser *p = NULL;
+	config cfg = {0};
+	db *d = NULL;
+	blob_store *bs = NULL;
+	retention_opts o = {0};
+	retention_result r;
+	const char *arg, *at_s = NULL;
+	int c, rc = 0;
+
+	if (cli_parser_new(&p, ctx, argc, argv, opts, "profreg retention [--at T] [--dry-run] [--json]",
+			   "Move captures through the retention tiers (hot: blob and every row;\n"
+			   "summary: top functions only; then deleted), keep forensic and pinned\n"
+			   "captures whole, hold blobs and rows to the budget, and sweep blobs no\n"
+			   "capture keeps. Safe to interrupt and re-run, and to run beside nightly.\n"
+			   "Exit 0 done; 1 protected (forensic or pinned) data alone exceeds the\n"
+			   "budget; 3 the run failed.") < 0)
+		return EXIT_RUNTIME;
+	while ((c = cli_next(p, &arg)) > 0) {
+		if (c == O_AT)
+			at_s = arg;
+		else if (c == O_DRY)
+			o.dry_run = true;
+	}
+	cli_parser_free(p);
+	if (c == CLI_HELP)
+		return EXIT_OK;
+	if (c == CLI_BAD)
+		return EXIT_USAGE;
+	if (at_s && time_parse(&o.at_us, at_s) < 0) {
+		cli_error(ctx, "'--at %s' is not an ISO 8601 time", at_s);
+		return EXIT_USAGE;
+	}
+	if (config_load(&cfg, ctx, &err) < 0)
+		return cli_fail(ctx, &err);
+	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 || (rc = ctx_blobs_open(ctx, &bs, &err)) < 0 ||
+	    (rc = retention_run(&r, d, bs, &cfg, &o, &err)) < 0) {
+		rc = cli_fail(ctx, &err);
+		goto out;
+	}
+	if (ctx->json)
+		rc = cli_print_json(ctx, retention_result_json(&r));
+	else if (!ctx->quiet)
+		print_result(&r);
+	if (r.over_budget) {
+		retention_warn_over_budget(ctx->prog, &r);
+		if (rc == EXIT_OK)
+			rc = EXIT_GATE;
+	}
+	rc = cli_finish(ctx, rc);
+out:
+	blob_store_free(bs);
+	db_close(d);
+	config_release(&cfg);
+	return rc;
+}
+
+static void print_group(const char *name, json_t *g)
+{
+	printf("  %-24s %10" JSON_INTEGER_FORMAT " %12" JSON_INTEGER_FORMAT " %8" JSON_INTEGER_FORMAT "  ",
+	       name, json_integer_value(json_object_get(g, "captures")),
+	       json_integer_value(json_object_get(g, "rows")),
+	       json_integer_value(json_object_get(g, "blobs")));
+	print_bytes((uint64_t)json_integer_value(json_object_get(g, "blob_bytes")));
+	putchar('\n');
+}
+
+int cmd_storage(cli_ctx *ctx, int argc, char **argv)
+{
+	static const cli_option opts[] = {{NULL, 0, 0, NULL, NULL}};
+	pr_error err = PR_ERROR_INIT;
+	cli_parser *p = NULL;
+	config cfg = {0};
+	db *d = NULL;
+	blob_store *bs = NULL;
+	json_t *doc = NULL;
+	const char *arg;
+	int c, rc;
+
+	if (cli_parser_new(&p, ctx, argc, argv, opts, "profreg storage [--json]",
+			   "Storage by tier and by service: captures, per-function rows, and the\n"
+			   "blobs they keep (compressed bytes as stored), against the budget; for\n"
+			   "a local store, also what is on disk and what no capture keeps.") < 0)
+		return EXIT_RUNTIME;
+	while ((c = cli_next(p, &arg)) > 0)
+		;
+	cli_parser_free(p);
+	if (c == CLI_HELP)
+		return EXIT_OK;
+	if (c == CLI_BAD)
+		return EXIT_USAGE;
+	if (config_load(&cfg, ctx, &err) < 0)
+		return cli_fail(ctx, &err);
+	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 || (rc = ctx_blobs_open(ctx, &bs, &err)) < 0 ||
+	    (rc = retention_storage(&doc, d, bs, &cfg, &err)) < 0) {
+		rc = cli_fail(ctx, &err);
+		goto out;
+	}
+	if (ctx->json) {
+		rc = cli_print_json(ctx, doc);
+		doc = NULL;
+	} else {
+		const char *name;
+		json_t *g, *total = json_object_get(doc, "total"), *disk = json_object_get(doc, "disk");
+		json_t *budget = json_object_get(doc, "budget");
+
+		printf("  %-24s %10s %12s %8s  %s\n", "TIER", "CAPTURES", "ROWS", "BLOBS", "BLOB BYTES");
+		json_object_foreach(json_object_get(doc, "tiers"), name, g)
+			print_group(name, g);
+		printf("\n  %-24s %10s %12s %8s  %s\n", "SERVICE", "CAPTURES", "ROWS", "BLOBS", "BLOB BYTES");
+		json_object_foreach(json_object_get(doc, "services"), name, g)
+			print_group(name, g);
+		printf("\n");
+		print_group("total", total);
+		if (json_integer_value(json_object_get(total, "missing_blobs")))
+			printf("  WARNING: %" JSON_INTEGER_FORMAT " kept blobs are missing from the store\n",
+			       json_integer_value(json_object_get(total, "missing_blobs")));
+		printf("  budget: ");
+		if (json_integer_value(json_object_get(budget, "bytes"))) {
+			print_bytes((uint64_t)json_integer_value(json_object_get(total, "blob_bytes")));
+			printf(" of ");
+			print_bytes((uint64_t)json_integer_value(json_object_get(budget, "bytes")));
+		} else {
+			printf("no byte budget");
+		}
+		if (json_integer_value(json_object_get(budget, "rows")))
+			printf(", %" JSON_INTEGER_FORMAT " of %" JSON_INTEGER_FORMAT " rows",
+			       json_integer_value(json_object_get(total, "rows")),
+			       json_integer_value(json_object_get(budget, "rows")));
+		printf("%s\n", json_is_true(json_object_get(budget, "over")) ? " (OVER)" : "");
+		if (disk) {
+			printf("  on disk: %" JSON_INTEGER_FORMAT " files, ",
+			       json_integer_value(json_object_get(disk, "files")));
+			print_bytes((uint64_t)json_integer_value(json_object_get(disk, "bytes")));
+			printf("; %" JSON_INTEGER_FORMAT " not kept by any capture (",
+			       json_integer_value(json_object_get(disk, "unreferenced_files")));
+			print_bytes((uint64_t)json_integer_value(json_object_get(disk, "unreferenced_bytes")));
+			printf(")\n");
+		}
+		rc = EXIT_OK;
+	}
+	rc = cli_finish(ctx, rc);
+out:
+	json_decref(doc);
+	blob_store_free(bs);
+	db_close(d);
+	config_release(&cfg);
+	return rc;
+}

@@ -1,0 +1,1125 @@
+/*
+ * retention.c: the retention engine (see retention.h for the tiers, the
+ * budget and what survives a crash).
+ *
+ * Every batch is two statements in one transaction: the first picks and
+ * locks captures (FOR UPDATE SKIP LOCKED), the second, under a fresh
+ * snapshot, re-checks that each is still unprotected and moves it. A pin
+ * inserted by a concurrent nightly either committed before the second
+ * statement (and is seen) or waits on our row lock (its foreign-key check
+ * needs a share lock on the capture) until we commit; so a pin is never
+ * undone by a degrade that did not see it.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "retention.h"
+#include "common/buf.h"
+#include "common/timeutil.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <libpq-fe.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define US_TS(n) "('epoch'::timestamptz + $" #n "::bigint * interval '1 microsecond')"
+
+/* A capture the run may not touch: live forensic evidence, or the baseline of an open finding. $1 is `at`. */
+#define PROTECTED_P \
+	"((p.retention_class = 'forensic' and (p.retain_until is null or p.retain_until > " US_TS(1) "))" \
+	" or exists (select 1 from capture_pins cp join findings f on f.id = cp.finding_id" \
+	"            where cp.profile_id = p.id and f.status = 'open'))"
+
+/* Per-service thresholds, from arrays: $2 service ids, $3 hot cut, $4 delete cut (Unix us), $5 top. */
+#define TIERS_CTE \
+	"t as (select * from unnest($2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[])" \
+	"      as t(sid, hot_cut, del_cut, top))"
+#define TS_COL(c) "('epoch'::timestamptz + " c " * interval '1 microsecond')"
+
+#define SWEEP_CHUNK 500
+
+typedef struct ret {
+	db *d;
+	blob_store *bs;
+	const config *cfg;
+	retention_opts o;
+	retention_result *res;
+	char at[24], batch[24], other[24];
+	buf sids, hot, del, top;   /* bigint[] literals, one entry per service */
+	bool global_tx;            /* dry run: everything in one transaction, rolled back */
+} ret;
+
+static int oom(pr_error *err)
+{
+	return pr_error_set(err, PR_ENOMEM, "out of memory");
+}
+
+static const char *i64s(char out[24], int64_t v)
+{
+	snprintf(out, 24, "%" PRId64, v);
+	return out;
+}
+
+/* ---- batches ------------------------------------------------------------ */
+
+static int batch_begin(ret *r, pr_error *err)
+{
+	return r->global_tx ? 0 : db_begin(r->d, err);
+}
+
+static int batch_commit(ret *r, pr_error *err)
+{
+	return r->global_tx ? 0 : db_commit(r->d, err);
+}
+
+static void batch_abort(ret *r)
+{
+	if (!r->global_tx)
+		db_rollback(r->d);
+}
+
+/* Ids from the first column of a result: *out is a bigint[] literal, *n how many. */
+static int ids_of(buf *out, size_t *n, PGresult *res, pr_error *err)
+{
+	int rc = buf_putc(out, '{');
+
+	*n = 0;
+	for (int i = 0; rc == 0 && i < db_rows(res); i++, (*n)++)
+		rc = buf_printf(out, "%s%s", i ? "," : "", db_get_text(res, i, 0));
+	if (rc == 0)
+		rc = buf_putc(out, '}');
+	return rc < 0 ? oom(err) : 0;
+}
+
+static int audit_batch(ret *r, const char *action, const char *why, const char *ids,
+		       uint64_t rows, pr_error *err)
+{
+	char object[48], num[24];
+	buf detail = BUF_INIT;
+	int rc;
+
+	if (r->o.dry_run)
+		return 0;
+	snprintf(object, sizeof(object), "run:%" PRId64, r->res->run_id);
+	/* ids is "{1,2,3}": the same list as a JSON array. */
+	if (buf_printf(&detail, "{\"reason\":\"%s\",\"rows_removed\":%s,\"captures\":[%.*s]}", why,
+		       i64s(num, (int64_t)rows), (int)(strlen(ids) - 2), ids + 1) < 0)
+		return oom(err);
+	rc = db_audit(r->d, action, object, detail.ptr, err);
+	buf_release(&detail);
+	return rc;
+}
+
+/*
+ * Cut the rows of captures `ids` (just moved to summary) to each service's
+ * top functions plus the "(other functions)" row. *removed is the net
+ * number of rows gone.
+ */
+static int cut_rows(ret *r, const char *ids, uint64_t *removed, pr_error *err)
+{
+	static const char sql[] =
+		"with t as (select * from unnest($2::bigint[], $3::bigint[]) as t(sid, top)),"
+		" r as (select pf.profile_id, pf.function_id, t.top,"
+		"   row_number() over (partition by pf.profile_id"
+		"                      order by pf.self_value desc, pf.function_id) as rn"
+		"   from profile_functions pf join profiles p on p.id = pf.profile_id"
+		"   join t on t.sid = p.service_id"
+		"   where pf.profile_id = any($1::bigint[]) and t.top > 0 and pf.function_id <> $4),"
+		" g as (delete from profile_functions pf using r"
+		"   where pf.profile_id = r.profile_id and pf.function_id = r.function_id and r.rn > r.top"
+		"   returning pf.profile_id, pf.self_value),"
+		" o as (insert into profile_functions (profile_id, function_id, self_value, total_value,"
+		"     self_share, total_share, captured_at, service_id, profile_type)"
+		"   select p.id, $4, s.v, s.v, coalesce(s.v::float8 / nullif(p.total_value, 0), 0),"
+		"     coalesce(s.v::float8 / nullif(p.total_value, 0), 0), p.captured_at, p.service_id,"
+		"     p.profile_type"
+		"   from (select profile_id, sum(self_value)::bigint as v from g group by profile_id) s"
+		"   join profiles p on p.id = s.profile_id"
+		"   on conflict (profile_id, function_id) do update set"
+		"     self_value = profile_functions.self_value + excluded.self_value,"
+		"     total_value = profile_functions.total_value + excluded.total_value,"
+		"     self_share = profile_functions.self_share + excluded.self_share,"
+		"     total_share = profile_functions.total_share + excluded.total_share"
+		"   returning (xmax = 0) as inserted)"
+		" select (select count(*) from g), (select count(*) from o where inserted)";
+	const char *p[4] = {ids, r->sids.ptr, r->top.ptr, r->other};
+	PGresult *res = NULL;
+	int rc;
+
+	if ((rc = db_exec(r->d, &res, err, "cutting summary rows", sql, 4, p)) < 0)
+		return rc;
+	*removed = (uint64_t)(db_get_i64(res, 0, 0) - db_get_i64(res, 0, 1));
+	db_result_free(res);
+	return 0;
+}
+
+/*
+ * Move the locked captures `ids` that are still unprotected and not yet
+ * summary to the summary tier, in the caller's transaction. *moved and
+ * *rows get what happened.
+ */
+static int degrade(ret *r, const char *ids, const char *why, uint64_t *moved, uint64_t *rows,
+		   pr_error *err)
+{
+	static const char sql[] =
+		"with u as (update profiles p set retention_class = 'summary', retain_until = null,"
+		"   blob_deleted_at = coalesce(p.blob_deleted_at, now())"
+		"   where p.id = any($2::bigint[]) and p.retention_class <> 'summary'"
+		"   and not " PROTECTED_P " returning p.id, p.blob_key),"
+		" q as (insert into blob_sweep (blob_key) select distinct blob_key from u"
+		"   on conflict do nothing)"
+		" select id from u order by id";
+	const char *p[2] = {r->at, ids};
+	PGresult *res = NULL;
+	buf done = BUF_INIT;
+	size_t n = 0;
+	int rc;
+
+	*moved = *rows = 0;
+	if ((rc = db_exec(r->d, &res, err, "moving captures to the summary tier", sql, 2, p)) < 0)
+		goto out;
+	if ((rc = ids_of(&done, &n, res, err)) < 0 || n == 0)
+		goto out;
+	if ((rc = cut_rows(r, done.ptr, rows, err)) < 0 ||
+	    (rc = audit_batch(r, "retention.summary", why, done.ptr, *rows, err)) < 0)
+		goto out;
+	*moved = n;
+out:
+	db_result_free(res);
+	buf_release(&done);
+	return rc;
+}
+
+/* Delete the locked captures `ids` that are still unprotected, in the caller's transaction. */
+static int delete_caps(ret *r, const char *ids, const char *why, uint64_t *deleted,
+		       uint64_t *rows, pr_error *err)
+{
+	static const char sql[] =
+		"with c as (select p.id, p.blob_key from profiles p"
+		"   where p.id = any($2::bigint[]) and not " PROTECTED_P "),"
+		" q as (insert into blob_sweep (blob_key) select distinct blob_key from c"
+		"   on conflict do nothing),"
+		" n as (select count(*) as rows from profile_functions"
+		"   where profile_id in (select id from c)),"
+		" x as (delete from profiles where id in (select id from c) returning id)"
+		" select id, (select rows from n) from x order by id";
+	const char *p[2] = {r->at, ids};
+	PGresult *res = NULL;
+	buf done = BUF_INIT;
+	size_t n = 0;
+	int rc;
+
+	*deleted = *rows = 0;
+	if ((rc = db_exec(r->d, &res, err, "deleting captures", sql, 2, p)) < 0)
+		goto out;
+	if ((rc = ids_of(&done, &n, res, err)) < 0 || n == 0)
+		goto out;
+	*rows = (uint64_t)db_get_i64(res, 0, 1);
+	if ((rc = audit_batch(r, "retention.delete", why, done.ptr, *rows, err)) < 0)
+		goto out;
+	*deleted = n;
+out:
+	db_result_free(res);
+	buf_release(&done);
+	return rc;
+}
+
+/* ---- the blob sweep ----------------------------------------------------- */
+
+static int keys_literal(buf *b, char **keys, size_t n)
+{
+	int rc = buf_putc(b, '{');
+
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		rc = buf_printf(b, "%s%s", i ? "," : "", keys[i]);
+	return rc ? rc : buf_putc(b, '}');
+}
+
+/*
+ * Delete the queued blobs no capture keeps any more, then their queue
+ * rows; drop from the queue the keys something live still names. Outside
+ * a dry run each statement commits on its own: a crash between a file's
+ * deletion and its queue row's leaves a harmless second delete.
+ */
+static int sweep_queue(ret *r, pr_error *err)
+{
+	static const char pick[] =
+		"select s.blob_key, exists (select 1 from profiles p where p.blob_key = s.blob_key"
+		"   and p.blob_deleted_at is null)"
+		" from blob_sweep s order by s.blob_key limit 500";
+	static const char done_sql[] = "delete from blob_sweep where blob_key = any($1::text[])";
+	static const char race_sql[] =
+		"select count(distinct blob_key) from profiles"
+		" where blob_key = any($1::text[]) and blob_deleted_at is null";
+	int rc = 0;
+
+	for (;;) {
+		PGresult *res = NULL;
+		char *dead[SWEEP_CHUNK], *all[SWEEP_CHUNK];
+		size_t ndead = 0, nall = 0;
+		buf lit = BUF_INIT;
+		const char *p[1];
+
+		if ((rc = db_exec(r->d, &res, err, "reading the blob sweep queue", pick, 0, NULL)) < 0)
+			return rc;
+		if (db_rows(res) == 0) {
+			db_result_free(res);
+			return 0;
+		}
+		for (int i = 0; i < db_rows(res) && i < SWEEP_CHUNK; i++) {
+			char *k = (char *)db_get_text(res, i, 0);
+			all[nall++] = k;
+			if (!db_get_bool(res, i, 1))
+				dead[ndead++] = k;
+		}
+		for (size_t i = 0; rc == 0 && i < ndead; i++) {
+			uint64_t size = 0;
+			pr_error e2 = PR_ERROR_INIT;
+			if (blob_stored_size(r->bs, dead[i], &size, &e2) < 0) {
+				if (e2.code != PR_ENOTFOUND)
+					rc = pr_error_set(err, e2.code, "%s", e2.msg);
+				continue; /* already gone: a retried delete */
+			}
+			if (!r->o.dry_run && (rc = blob_delete(r->bs, dead[i], err)) < 0)
+				break;
+			r->res->blobs_deleted++;
+			r->res->bytes_freed += size;
+		}
+		if (rc == 0 && ndead && !r->o.dry_run) {
+			if (keys_literal(&lit, dead, ndead) < 0) {
+				rc = oom(err);
+			} else {
+				PGresult *rr = NULL;
+				p[0] = lit.ptr;
+				if ((rc = db_exec(r->d, &rr, err, "checking swept blobs", race_sql, 1, p)) == 0 &&
+				    db_get_i64(rr, 0, 0) > 0) {
+					/* An ingest stored this content again as it went: say so, loudly. */
+					r->res->raced += (uint64_t)db_get_i64(rr, 0, 0);
+					fprintf(stderr, "profreg retention: %" PRId64 " blob(s) were stored again by a"
+						" concurrent ingest while being deleted; re-ingest those captures\n",
+						db_get_i64(rr, 0, 0));
+				}
+				db_result_free(rr);
+			}
+			buf_release(&lit);
+		}
+		if (rc == 0) {
+			if (keys_literal(&lit, all, nall) < 0) {
+				rc = oom(err);
+			} else {
+				p[0] = lit.ptr;
+				rc = db_exec(r->d, NULL, err, "emptying the blob sweep queue", done_sql, 1, p);
+			}
+			buf_release(&lit);
+		}
+		db_result_free(res);
+		if (rc < 0)
+			return rc;
+	}
+}
+
+/* The local store's root from its description ("dir:/path"), or NULL. */
+static const char *store_root(blob_store *bs)
+{
+	const char *d = blob_store_describe(bs);
+
+	return d && strncmp(d, "dir:", 4) == 0 ? d + 4 : NULL;
+}
+
+static bool is_hex(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+}
+
+/* One blob file of a local store, as walked. */
+typedef struct blob_file {
+	char key[BLOB_KEY_HEX + 1];
+	uint64_t size;
+	int64_t mtime_us;
+} blob_file;
+
+/*
+ * Every blob file under a local store's root (the documented layout
+ * <root>/sha256/ab/<62 hex>.zst; temporaries are skipped). *out is a new
+ * array the caller frees; a store without a "sha256" folder yet has none.
+ */
+static int walk_store(blob_file **out, size_t *n, const char *root, pr_error *err)
+{
+	buf path = BUF_INIT;
+	DIR *top = NULL;
+	struct dirent *e;
+	size_t cap = 0;
+	int rc = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (buf_printf(&path, "%s/sha256", root) < 0)
+		return oom(err);
+	if (!(top = opendir(path.ptr))) {
+		if (errno != ENOENT)
+			rc = pr_error_set(err, PR_EIO, "cannot list '%s': %s", path.ptr, strerror(errno));
+		goto out;
+	}
+	while (rc == 0 && (e = readdir(top))) {
+		DIR *sub;
+		struct dirent *f;
+		size_t base;
+
+		if (strlen(e->d_name) != 2 || !is_hex(e->d_name, 2))
+			continue;
+		buf_reset(&path);
+		if (buf_printf(&path, "%s/sha256/%s/", root, e->d_name) < 0) {
+			rc = oom(err);
+			break;
+		}
+		base = path.len;
+		if (!(sub = opendir(path.ptr)))
+			continue; /* removed under us */
+		while (rc == 0 && (f = readdir(sub))) {
+			struct stat st;
+			size_t len = strlen(f->d_name);
+			if (len != 62 + 4 || strcmp(f->d_name + 62, ".zst") != 0 || !is_hex(f->d_name, 62))
+				continue;
+			path.len = base;
+			if (buf_puts(&path, f->d_name) < 0) {
+				rc = oom(err);
+				break;
+			}
+			if (lstat(path.ptr, &st) < 0 || !S_ISREG(st.st_mode))
+				continue;
+			if (*n == cap) {
+				size_t nc = cap ? cap * 2 : 256;
+				blob_file *g = realloc(*out, nc * sizeof(**out));
+				if (!g) {
+					rc = oom(err);
+					break;
+				}
+				*out = g;
+				cap = nc;
+			}
+			memcpy((*out)[*n].key, e->d_name, 2);
+			memcpy((*out)[*n].key + 2, f->d_name, 62);
+			(*out)[*n].key[64] = '\0';
+			(*out)[*n].size = (uint64_t)st.st_size;
+			(*out)[*n].mtime_us = (int64_t)st.st_mtim.tv_sec * 1000000 + st.st_mtim.tv_nsec / 1000;
+			(*n)++;
+		}
+		closedir(sub);
+	}
+out:
+	if (top)
+		closedir(top);
+	buf_release(&path);
+	if (rc < 0) {
+		free(*out);
+		*out = NULL;
+		*n = 0;
+	}
+	return rc;
+}
+
+/*
+ * Which of `keys` (a text[] literal) no capture keeps its blob for: a
+ * result of those keys.
+ */
+static int unkept(db *d, PGresult **res, const char *keys, pr_error *err)
+{
+	static const char sql[] =
+		"select k from unnest($1::text[]) k where not exists (select 1 from profiles p"
+		"  where p.blob_key = k and p.blob_deleted_at is null)";
+	const char *p[1] = {keys};
+
+	return db_exec(d, res, err, "looking for unreferenced blobs", sql, 1, p);
+}
+
+/* Files of a local store that no capture keeps, older than the grace period. */
+static int sweep_orphans(ret *r, pr_error *err)
+{
+	const char *root = store_root(r->bs);
+	int64_t now = time_now_us();
+	int64_t grace = r->o.orphan_grace_us > 0 ? r->o.orphan_grace_us : RETENTION_ORPHAN_GRACE_US;
+	blob_file *files = NULL;
+	size_t n = 0;
+	int rc;
+
+	if (!root)
+		return 0; /* other backends list nothing here */
+	if ((rc = walk_store(&files, &n, root, err)) < 0)
+		return rc;
+	for (size_t i = 0; rc == 0 && i < n; i += SWEEP_CHUNK) {
+		PGresult *res = NULL;
+		buf lit = BUF_INIT;
+		char *keys[SWEEP_CHUNK];
+		size_t m = 0;
+
+		for (size_t k = i; k < n && k < i + SWEEP_CHUNK; k++)
+			if (now - files[k].mtime_us >= grace)
+				keys[m++] = files[k].key;
+		if (m == 0)
+			continue;
+		if (keys_literal(&lit, keys, m) < 0) {
+			rc = oom(err);
+			break;
+		}
+		if ((rc = unkept(r->d, &res, lit.ptr, err)) == 0) {
+			for (int j = 0; rc == 0 && j < db_rows(res); j++) {
+				const char *k = db_get_text(res, j, 0);
+				for (size_t x = i; x < n && x < i + SWEEP_CHUNK; x++) {
+					if (strcmp(files[x].key, k) != 0)
+						continue;
+					if (!r->o.dry_run && (rc = blob_delete(r->bs, k, err)) < 0)
+						break;
+					r->res->orphans_deleted++;
+					r->res->orphan_bytes += files[x].size;
+					break;
+				}
+			}
+		}
+		db_result_free(res);
+		buf_release(&lit);
+	}
+	free(files);
+	return rc;
+}
+
+/* ---- tiers and budget --------------------------------------------------- */
+
+static int tiers_load(ret *r, pr_error *err)
+{
+	db_service *svcs = NULL;
+	size_t n = 0;
+	int rc;
+
+	if ((rc = db_service_list(r->d, &svcs, &n, err)) < 0)
+		return rc;
+	rc = buf_putc(&r->sids, '{') | buf_putc(&r->hot, '{') | buf_putc(&r->del, '{') |
+	     buf_putc(&r->top, '{');
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		config_tiers t = config_service_tiers(r->cfg, svcs[i].name);
+		int64_t keep = t.summary_us > t.hot_us ? t.summary_us : t.hot_us;
+		const char *sep = i ? "," : "";
+		rc = buf_printf(&r->sids, "%s%" PRId64, sep, svcs[i].id) |
+		     buf_printf(&r->hot, "%s%" PRId64, sep, r->res->at_us - t.hot_us) |
+		     buf_printf(&r->del, "%s%" PRId64, sep, r->res->at_us - keep) |
+		     buf_printf(&r->top, "%s%" PRId64, sep, t.summary_top);
+	}
+	if (rc == 0)
+		rc = buf_putc(&r->sids, '}') | buf_putc(&r->hot, '}') | buf_putc(&r->del, '}') |
+		     buf_putc(&r->top, '}');
+	for (size_t i = 0; i < n; i++)
+		db_service_release(&svcs[i]);
+	free(svcs);
+	return rc ? oom(err) : 0;
+}
+
+/*
+ * One batch: lock with `lock_sql` ($1 at, $2-$5 tiers, $6 batch size or
+ * an id list), then degrade or delete. *moved is 0 when nothing was left.
+ */
+static int batch(ret *r, const char *lock_sql, const char *arg6, bool del, const char *why,
+		 uint64_t *moved, uint64_t *rows, pr_error *err)
+{
+	const char *p[6] = {r->at, r->sids.ptr, r->hot.ptr, r->del.ptr, r->top.ptr, arg6};
+	PGresult *res = NULL;
+	buf ids = BUF_INIT;
+	size_t n = 0;
+	int rc;
+
+	*moved = *rows = 0;
+	if ((rc = batch_begin(r, err)) < 0)
+		return rc;
+	if ((rc = db_exec(r->d, &res, err, "selecting captures to move", lock_sql, 6, p)) < 0 ||
+	    (rc = ids_of(&ids, &n, res, err)) < 0)
+		goto out;
+	if (n == 0)
+		goto out;
+	rc = del ? delete_caps(r, ids.ptr, why, moved, rows, err)
+		 : degrade(r, ids.ptr, why, moved, rows, err);
+	if (rc < 0)
+		goto out;
+	if ((rc = batch_commit(r, err)) < 0)
+		goto out;
+	r->res->batches++;
+	r->res->rows_removed += *rows;
+	rc = sweep_queue(r, err);
+out:
+	if (rc < 0)
+		batch_abort(r);
+	else if (n == 0 && !r->global_tx)
+		db_rollback(r->d);
+	db_result_free(res);
+	buf_release(&ids);
+	return rc;
+}
+
+/* By age: captures past their tier, oldest first. */
+static const char age_delete_sql[] =
+	"with " TIERS_CTE
+	" select p.id from profiles p join t on t.sid = p.service_id"
+	" where (p.retention_class <> 'forensic' or p.retain_until is not null)"
+	"   and p.captured_at < " TS_COL("t.del_cut")
+	"   and not " PROTECTED_P
+	" order by p.captured_at, p.id limit $6 for update of p skip locked";
+static const char age_summary_sql[] =
+	"with " TIERS_CTE
+	" select p.id from profiles p join t on t.sid = p.service_id"
+	" where (p.retention_class = 'hot' or (p.retention_class = 'forensic' and p.retain_until is not null))"
+	"   and p.captured_at < " TS_COL("t.hot_cut")
+	"   and not " PROTECTED_P
+	" order by p.captured_at, p.id limit $6 for update of p skip locked";
+
+/* The budget: lock exactly these captures ($6, chosen beforehand). */
+static const char lock_ids_sql[] =
+	"with " TIERS_CTE
+	" select p.id from profiles p where p.id = any($6::bigint[]) and $1::bigint is not null"
+	" order by p.id for update of p skip locked";
+
+static int by_age(ret *r, pr_error *err)
+{
+	uint64_t moved, rows;
+	int rc;
+
+	do {
+		if ((rc = batch(r, age_delete_sql, r->batch, true, "age", &moved, &rows, err)) < 0)
+			return rc;
+		r->res->deleted += moved;
+	} while (moved);
+	do {
+		if ((rc = batch(r, age_summary_sql, r->batch, false, "age", &moved, &rows, err)) < 0)
+			return rc;
+		r->res->to_summary += moved;
+	} while (moved);
+	return 0;
+}
+
+/* Bytes of the blobs captures keep (each once); *missing counts keys with no file. */
+static int bytes_kept(ret *r, uint64_t *bytes, uint64_t *missing, pr_error *err)
+{
+	static const char sql[] =
+		"select distinct blob_key from profiles where blob_deleted_at is null";
+	PGresult *res = NULL;
+	int rc;
+
+	*bytes = *missing = 0;
+	if ((rc = db_exec(r->d, &res, err, "listing kept blobs", sql, 0, NULL)) < 0)
+		return rc;
+	for (int i = 0; rc == 0 && i < db_rows(res); i++) {
+		uint64_t size = 0;
+		pr_error e2 = PR_ERROR_INIT;
+		if (blob_stored_size(r->bs, db_get_text(res, i, 0), &size, &e2) < 0) {
+			if (e2.code == PR_ENOTFOUND)
+				(*missing)++;
+			else
+				rc = pr_error_set(err, e2.code, "%s", e2.msg);
+			continue;
+		}
+		*bytes += size;
+	}
+	db_result_free(res);
+	return rc;
+}
+
+static int rows_kept(ret *r, uint64_t *rows, pr_error *err)
+{
+	PGresult *res = NULL;
+	int rc = db_exec(r->d, &res, err, "counting per-function rows",
+			 "select count(*) from profile_functions", 0, NULL);
+
+	if (rc == 0)
+		*rows = (uint64_t)db_get_i64(res, 0, 0);
+	db_result_free(res);
+	return rc;
+}
+
+/*
+ * Choose from `res` (id, estimate of what moving it frees, key or NULL)
+ * the oldest captures whose estimates cover `deficit`; a key counts once.
+ */
+static int choose(buf *ids, size_t *n, PGresult *res, uint64_t deficit, pr_error *err)
+{
+	uint64_t est = 0;
+	int rc = buf_putc(ids, '{');
+
+	*n = 0;
+	for (int i = 0; rc == 0 && i < db_rows(res) && est < deficit; i++) {
+		const char *key = db_get_text(res, i, 2);
+		bool seen = false;
+		for (int k = 0; key && k < i && !seen; k++)
+			seen = strcmp(key, db_get_text(res, k, 2)) == 0;
+		if (!seen)
+			est += (uint64_t)db_get_i64(res, i, 1);
+		rc = buf_printf(ids, "%s%s", *n ? "," : "", db_get_text(res, i, 0));
+		(*n)++;
+	}
+	if (rc == 0)
+		rc = buf_putc(ids, '}');
+	return rc < 0 ? oom(err) : 0;
+}
+
+/* Sizes of the candidates' blobs, for the bytes budget: (id, size, key). */
+static int with_sizes(ret *r, PGresult *res, buf *ids, size_t *n, uint64_t deficit,
+		      pr_error *err)
+{
+	uint64_t est = 0;
+	int rc = buf_putc(ids, '{');
+
+	*n = 0;
+	for (int i = 0; rc == 0 && i < db_rows(res) && est < deficit; i++) {
+		const char *key = db_get_text(res, i, 1);
+		bool seen = false;
+		for (int k = 0; k < i && !seen; k++)
+			seen = strcmp(key, db_get_text(res, k, 1)) == 0;
+		if (!seen) {
+			uint64_t size = 0;
+			pr_error e2 = PR_ERROR_INIT;
+			if (blob_stored_size(r->bs, key, &size, &e2) == 0)
+				est += size;
+		}
+		rc = buf_printf(ids, "%s%s", *n ? "," : "", db_get_text(res, i, 0));
+		(*n)++;
+	}
+	if (rc == 0)
+		rc = buf_putc(ids, '}');
+	return rc < 0 ? oom(err) : 0;
+}
+
+static int budget_bytes(ret *r, pr_error *err)
+{
+	static const char cand_sql[] =
+		"select p.id, p.blob_key from profiles p"
+		" where p.blob_deleted_at is null and p.retention_class <> 'summary'"
+		"   and not " PROTECTED_P
+		" order by p.captured_at, p.id limit $2";
+	uint64_t used, missing;
+	int rc;
+
+	if ((rc = bytes_kept(r, &used, &missing, err)) < 0)
+		return rc;
+	while (used > r->res->budget_bytes) {
+		const char *p[2] = {r->at, r->batch};
+		PGresult *res = NULL;
+		buf ids = BUF_INIT;
+		uint64_t moved = 0, rows = 0, before = r->res->bytes_freed, freed;
+		size_t n = 0;
+
+		if ((rc = db_exec(r->d, &res, err, "choosing captures over the budget", cand_sql, 2, p)) < 0)
+			return rc;
+		if (db_rows(res) == 0) {
+			db_result_free(res);
+			r->res->over_budget = true;
+			break;
+		}
+		rc = with_sizes(r, res, &ids, &n, used - r->res->budget_bytes, err);
+		db_result_free(res);
+		if (rc == 0)
+			rc = batch(r, lock_ids_sql, ids.ptr, false, "budget", &moved, &rows, err);
+		buf_release(&ids);
+		if (rc < 0)
+			return rc;
+		r->res->budget_to_summary += moved;
+		freed = r->res->bytes_freed - before;
+		used = freed > used ? 0 : used - freed;
+		if (moved == 0)
+			break; /* every candidate is busy elsewhere: the next run goes on */
+	}
+	r->res->bytes_used = used;
+	return 0;
+}
+
+static int budget_rows(ret *r, pr_error *err)
+{
+	/* First the oldest hot captures whose rows a cut would shrink, */
+	static const char cut_sql[] =
+		"with " TIERS_CTE
+		" select p.id, c.n - t.top - 1, null from profiles p join t on t.sid = p.service_id,"
+		"  lateral (select count(*) as n from profile_functions pf where pf.profile_id = p.id) c"
+		" where p.blob_deleted_at is null and p.retention_class <> 'summary'"
+		"   and t.top > 0 and c.n > t.top + 1 and not " PROTECTED_P
+		" order by p.captured_at, p.id limit $6";
+	/* then whole captures, summary ones first, oldest first. */
+	static const char del_sql[] =
+		"with " TIERS_CTE
+		" select p.id, c.n, null from profiles p join t on t.sid = p.service_id,"
+		"  lateral (select count(*) as n from profile_functions pf where pf.profile_id = p.id) c"
+		" where not " PROTECTED_P
+		" order by p.blob_deleted_at is null, p.captured_at, p.id limit $6";
+	uint64_t used = 0;
+	int rc;
+
+	if ((rc = rows_kept(r, &used, err)) < 0)
+		return rc;
+	for (int phase = 0; phase < 2 && used > r->res->budget_rows;) {
+		const char *p[6] = {r->at, r->sids.ptr, r->hot.ptr, r->del.ptr, r->top.ptr, r->batch};
+		PGresult *res = NULL;
+		buf ids = BUF_INIT;
+		uint64_t moved = 0, rows = 0;
+		size_t n = 0;
+
+		if ((rc = db_exec(r->d, &res, err, "choosing captures over the row budget",
+				  phase ? del_sql : cut_sql, 6, p)) < 0)
+			return rc;
+		if (db_rows(res) == 0) {
+			db_result_free(res);
+			phase++;
+			continue;
+		}
+		rc = choose(&ids, &n, res, used - r->res->budget_rows, err);
+		db_result_free(res);
+		if (rc == 0)
+			rc = batch(r, lock_ids_sql, ids.ptr, phase == 1, "budget", &moved, &rows, err);
+		buf_release(&ids);
+		if (rc < 0)
+			return rc;
+		if (phase)
+			r->res->budget_deleted += moved;
+		else
+			r->res->budget_to_summary += moved;
+		used -= rows > used ? used : rows;
+		if (moved == 0)
+			break;
+	}
+	if (used > r->res->budget_rows && rc == 0) {
+		/* Only stop short of "over" when captures were busy, not exhausted. */
+		PGresult *res = NULL;
+		const char *p[1] = {r->at};
+		if ((rc = db_exec(r->d, &res, err, "checking the row budget",
+				  "select count(*) from profiles p where not " PROTECTED_P, 1, p)) < 0)
+			return rc;
+		if (db_get_i64(res, 0, 0) == 0)
+			r->res->over_budget = true;
+		db_result_free(res);
+	}
+	r->res->rows_used = used;
+	return 0;
+}
+
+/* What stayed past its tier: protected captures, and busy ones left for the next run. */
+static int leftovers(ret *r, pr_error *err)
+{
+	static const char sql[] =
+		"with " TIERS_CTE
+		" select count(*) filter (where " PROTECTED_P "),"
+		"  count(*) filter (where not " PROTECTED_P
+		"   and (p.retention_class <> 'summary' or p.captured_at < " TS_COL("t.del_cut") "))"
+		" from profiles p join t on t.sid = p.service_id"
+		" where p.captured_at < " TS_COL("t.hot_cut");
+	const char *p[5] = {r->at, r->sids.ptr, r->hot.ptr, r->del.ptr, r->top.ptr};
+	PGresult *res = NULL;
+	int rc = db_exec(r->d, &res, err, "counting kept captures", sql, 5, p);
+
+	if (rc == 0) {
+		r->res->protected_kept = (uint64_t)db_get_i64(res, 0, 0);
+		r->res->skipped_locked = (uint64_t)db_get_i64(res, 0, 1);
+	}
+	db_result_free(res);
+	return rc;
+}
+
+/* ---- the run record ------------------------------------------------------ */
+
+json_t *retention_result_json(const retention_result *r)
+{
+	char when[TIME_FMT_MAX];
+
+	time_format(when, r->at_us);
+	return json_pack("{s:I,s:s,s:b,s:{s:I,s:I,s:I,s:I},s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,"
+			 "s:{s:I,s:I,s:I,s:I,s:b},s:f}",
+		"run_id", (json_int_t)r->run_id, "at", when, "dry_run", r->dry_run,
+		"moved", "to_summary", (json_int_t)r->to_summary, "deleted", (json_int_t)r->deleted,
+		"budget_to_summary", (json_int_t)r->budget_to_summary,
+		"budget_deleted", (json_int_t)r->budget_deleted,
+		"rows_removed", (json_int_t)r->rows_removed,
+		"blobs_deleted", (json_int_t)r->blobs_deleted, "bytes_freed", (json_int_t)r->bytes_freed,
+		"orphans_deleted", (json_int_t)r->orphans_deleted,
+		"orphan_bytes", (json_int_t)r->orphan_bytes, "temps_deleted", (json_int_t)r->temps_deleted,
+		"batches", (json_int_t)r->batches, "protected_kept", (json_int_t)r->protected_kept,
+		"left_for_next_run", (json_int_t)r->skipped_locked, "raced", (json_int_t)r->raced,
+		"budget", "bytes_used", (json_int_t)r->bytes_used, "bytes", (json_int_t)r->budget_bytes,
+		"rows_used", (json_int_t)r->rows_used, "rows", (json_int_t)r->budget_rows,
+		"over_budget", r->over_budget,
+		"seconds", r->seconds);
+}
+
+static int run_insert(ret *r, pr_error *err)
+{
+	static const char stale[] =
+		"update runs set status = 'interrupted', finished_at = now()"
+		" where kind = 'retention' and status = 'running'";
+	static const char sql[] =
+		"insert into runs (kind, status, detail) values ('retention', 'running',"
+		" jsonb_build_object('at_us', $1::bigint, 'batch', $2::bigint)) returning id";
+	const char *p[2] = {r->at, r->batch};
+	PGresult *res = NULL;
+	int rc;
+
+	/* We hold the lock: any retention still "running" was killed. */
+	if ((rc = db_exec(r->d, NULL, err, "closing interrupted runs", stale, 0, NULL)) < 0 ||
+	    (rc = db_exec(r->d, &res, err, "recording the run", sql, 2, p)) < 0)
+		return rc;
+	r->res->run_id = db_get_i64(res, 0, 0);
+	db_result_free(res);
+	return 0;
+}
+
+static int run_finish(ret *r, const char *status, json_t *detail, pr_error *err)
+{
+	static const char sql[] =
+		"update runs set status = $2, finished_at = now(), detail = detail || $3::jsonb"
+		" where id = $1";
+	char id[24], object[48], *text = json_dumps(detail, JSON_COMPACT | JSON_SORT_KEYS);
+	const char *p[3] = {i64s(id, r->res->run_id), status, text};
+	int rc;
+
+	if (!text)
+		return oom(err);
+	snprintf(object, sizeof(object), "run:%s", id);
+	rc = db_exec(r->d, NULL, err, "recording the run", sql, 3, p);
+	if (rc == 0)
+		rc = db_audit(r->d, "retention", object, text, err);
+	free(text);
+	return rc;
+}
+
+static int other_function(ret *r, pr_error *err)
+{
+	PGresult *res = NULL;
+	int rc = db_exec(r->d, &res, err, "finding the summary function",
+			 "select id from functions where synthetic order by id limit 1", 0, NULL);
+
+	if (rc < 0)
+		return rc;
+	if (db_rows(res) != 1)
+		rc = pr_error_set(err, PR_EDB, "database: the synthetic '(other functions)' row is missing;"
+				  " re-run 'profreg db migrate'");
+	else
+		i64s(r->other, db_get_i64(res, 0, 0));
+	db_result_free(res);
+	return rc;
+}
+
+int retention_run(retention_result *out, db *d, blob_store *bs, const config *cfg,
+		  const retention_opts *o, pr_error *err)
+{
+	ret r;
+	bool locked = false;
+	int64_t t0 = time_now_us();
+	unsigned temps = 0;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	memset(&r, 0, sizeof(r));
+	r.d = d, r.bs = bs, r.cfg = cfg, r.o = *o, r.res = out;
+	r.sids = r.hot = r.del = r.top = (buf)BUF_INIT;
+	out->at_us = o->at_us ? o->at_us : t0;
+	out->dry_run = o->dry_run;
+	out->budget_bytes = cfg->retention.budget_bytes;
+	out->budget_rows = cfg->retention.budget_rows;
+	i64s(r.at, out->at_us);
+	i64s(r.batch, cfg->retention.batch ? cfg->retention.batch : 200);
+
+	if ((rc = db_try_advisory_lock(d, RETENTION_LOCK, &locked, err)) < 0)
+		goto out;
+	if (!locked) {
+		rc = pr_error_set(err, PR_ELOCKED, "another retention run holds the lock; not starting a second one");
+		goto out;
+	}
+	if ((rc = other_function(&r, err)) < 0 || (rc = tiers_load(&r, err)) < 0)
+		goto out;
+	if (!o->dry_run && (rc = run_insert(&r, err)) < 0)
+		goto out;
+	if (o->dry_run) {
+		if ((rc = db_begin(d, err)) < 0)
+			goto out;
+		r.global_tx = true;
+	}
+	/* What a killed run left queued first, then the tiers, then the budget. */
+	if ((rc = sweep_queue(&r, err)) < 0 || (rc = by_age(&r, err)) < 0)
+		goto out;
+	if (out->budget_bytes && (rc = budget_bytes(&r, err)) < 0)
+		goto out;
+	if (out->budget_rows && (rc = budget_rows(&r, err)) < 0)
+		goto out;
+	if ((rc = sweep_orphans(&r, err)) < 0 || (rc = leftovers(&r, err)) < 0)
+		goto out;
+	if (!o->dry_run && (rc = blob_store_sweep_temp(bs, &temps, err)) < 0)
+		goto out;
+	out->temps_deleted = temps;
+out:
+	if (r.global_tx)
+		db_rollback(d);
+	out->seconds = (double)(time_now_us() - t0) / 1e6;
+	if (out->run_id) {
+		pr_error e2 = PR_ERROR_INIT;
+		json_t *j = retention_result_json(out);
+		if (rc < 0 && j)
+			json_object_set_new(j, "error", json_string(err->msg));
+		db_rollback(d);
+		if (j) {
+			int frc = run_finish(&r, rc < 0 ? "failed" : out->over_budget ? "over_budget" : "ok", j,
+					     rc < 0 ? &e2 : err);
+			if (rc == 0)
+				rc = frc;
+		}
+		json_decref(j);
+	}
+	if (locked)
+		db_advisory_unlock(d, RETENTION_LOCK);
+	buf_release(&r.sids);
+	buf_release(&r.hot);
+	buf_release(&r.del);
+	buf_release(&r.top);
+	return rc;
+}
+
+/* ---- storage ------------------------------------------------------------- */
+
+static int key_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void add_u64(json_t *o, const char *k, uint64_t v)
+{
+	json_t *old = json_object_get(o, k);
+	json_int_t cur = old ? json_integer_value(old) : 0;
+
+	json_object_set_new(o, k, json_integer(cur + (json_int_t)v));
+}
+
+/* The group object o[name] (created with zeroed counters). */
+static json_t *group(json_t *o, const char *name)
+{
+	json_t *g = json_object_get(o, name);
+
+	if (!g) {
+		g = json_pack("{s:I,s:I,s:I,s:I}", "captures", (json_int_t)0, "rows", (json_int_t)0,
+			      "blobs", (json_int_t)0, "blob_bytes", (json_int_t)0);
+		json_object_set_new(o, name, g);
+	}
+	return g;
+}
+
+int retention_storage(json_t **out, db *d, blob_store *bs, const config *cfg, pr_error *err)
+{
+	/* Counts per service and tier; an expired forensic capture counts as forensic until the next run. */
+	static const char count_sql[] =
+		"select s.name, p.retention_class, count(*), coalesce(sum(r.n), 0),"
+		"  count(*) filter (where exists (select 1 from capture_pins cp join findings f"
+		"    on f.id = cp.finding_id where cp.profile_id = p.id and f.status = 'open'))"
+		" from profiles p join services s on s.id = p.service_id"
+		" left join (select profile_id, count(*) as n from profile_functions group by profile_id) r"
+		"   on r.profile_id = p.id"
+		" group by 1, 2 order by 1, 2";
+	/* Blobs kept, once per (service, tier) they are kept for. */
+	static const char blob_sql[] =
+		"select distinct s.name, p.retention_class, p.blob_key collate \"C\""
+		" from profiles p join services s on s.id = p.service_id"
+		" where p.blob_deleted_at is null order by 3";
+	PGresult *res = NULL;
+	json_t *doc = NULL, *tiers, *services, *total;
+	blob_file *files = NULL;
+	char **kept = NULL;
+	size_t nfiles = 0, nkept = 0;
+	uint64_t kept_bytes = 0, missing = 0;
+	const char *root = store_root(bs);
+	int rc;
+
+	*out = NULL;
+	doc = json_pack("{s:{},s:{},s:{s:I,s:I,s:I,s:I},s:{s:I,s:I}}", "tiers", "services", "total",
+			"captures", (json_int_t)0, "rows", (json_int_t)0, "blobs", (json_int_t)0,
+			"blob_bytes", (json_int_t)0, "budget", "bytes", (json_int_t)cfg->retention.budget_bytes,
+			"rows", (json_int_t)cfg->retention.budget_rows);
+	if (!doc)
+		return oom(err);
+	tiers = json_object_get(doc, "tiers");
+	services = json_object_get(doc, "services");
+	total = json_object_get(doc, "total");
+	if ((rc = db_exec(d, &res, err, "counting captures by tier", count_sql, 0, NULL)) < 0)
+		goto out;
+	for (int i = 0; i < db_rows(res); i++) {
+		json_t *t = group(tiers, db_get_text(res, i, 1));
+		json_t *s = group(services, db_get_text(res, i, 0));
+		uint64_t caps = (uint64_t)db_get_i64(res, i, 2), rows = (uint64_t)db_get_i64(res, i, 3);
+		add_u64(t, "captures", caps), add_u64(t, "rows", rows);
+		add_u64(s, "captures", caps), add_u64(s, "rows", rows);
+		add_u64(total, "captures", caps), add_u64(total, "rows", rows);
+		add_u64(total, "pinned", (uint64_t)db_get_i64(res, i, 4));
+	}
+	db_result_free(res);
+	res = NULL;
+	if ((rc = db_exec(d, &res, err, "listing kept blobs", blob_sql, 0, NULL)) < 0)
+		goto out;
+	if (db_rows(res) && !(kept = calloc((size_t)db_rows(res), sizeof(*kept)))) {
+		rc = oom(err);
+		goto out;
+	}
+	for (int i = 0; i < db_rows(res); i++) {
+		const char *key = db_get_text(res, i, 2);
+		uint64_t size = 0;
+		pr_error e2 = PR_ERROR_INIT;
+		bool first = nkept == 0 || strcmp(kept[nkept - 1], key) != 0;
+
+		if (blob_stored_size(bs, key, &size, &e2) < 0) {
+			if (e2.code != PR_ENOTFOUND) {
+				rc = pr_error_set(err, e2.code, "%s", e2.msg);
+				goto out;
+			}
+			if (first)
+				missing++;
+			size = 0;
+		} else {
+			add_u64(group(tiers, db_get_text(res, i, 1)), "blobs", 1);
+			add_u64(group(tiers, db_get_text(res, i, 1)), "blob_bytes", size);
+			add_u64(group(services, db_get_text(res, i, 0)), "blobs", 1);
+			add_u64(group(services, db_get_text(res, i, 0)), "blob_bytes", size);
+			if (first)
+				kept_bytes += size;
+		}
+		if (first)
+			kept[nkept++] = (char *)key; /* ordered by key: duplicates are adjacent */
+	}
+	add_u64(total, "blobs", nkept - missing);
+	add_u64(total, "blob_bytes", kept_bytes);
+	json_object_set_new(total, "missing_blobs", json_integer((json_int_t)missing));
+	if (root) {
+		uint64_t disk = 0, loose = 0, nloose = 0;
+		if ((rc = walk_store(&files, &nfiles, root, err)) < 0)
+			goto out;
+		for (size_t i = 0; i < nfiles; i++) {
+			char *k = files[i].key;
+			disk += files[i].size;
+			if (!bsearch(&k, kept, nkept, sizeof(*kept), key_cmp))
+				loose += files[i].size, nloose++;
+		}
+		json_object_set_new(doc, "disk", json_pack("{s:s,s:I,s:I,s:I,s:I}", "store", root,
+			"files", (json_int_t)nfiles, "bytes", (json_int_t)disk,
+			"unreferenced_files", (json_int_t)nloose, "unreferenced_bytes", (json_int_t)loose));
+	}
+	json_object_set_new(json_object_get(doc, "budget"), "over",
+		json_boolean((cfg->retention.budget_bytes && kept_bytes > cfg->retention.budget_bytes) ||
+			     (cfg->retention.budget_rows &&
+			      (uint64_t)json_integer_value(json_object_get(total, "rows")) >
+				      cfg->retention.budget_rows)));
+	*out = doc;
+	doc = NULL;
+out:
+	db_result_free(res);
+	free(kept);
+	free(files);
+	json_decref(doc);
+	return rc;
+}
+
+void retention_warn_over_budget(const char *prog, const retention_result *r)
+{
+	fprintf(stderr, "%s: over budget: protected (forensic or pinned) data alone takes %" PRIu64
+		" bytes of blobs (budget %" PRIu64 ") and %" PRIu64 " rows (budget %" PRIu64
+		"); nothing protected was deleted\n",
+		prog, r->bytes_used, r->budget_bytes, r->rows_used, r->budget_rows);
+}

@@ -1,0 +1,113 @@
+/*
+ * retention.h: tiered retention of captures under a storage budget.
+ *
+ * Tiers, by the age of a capture (captured_at against `at`), per service
+ * (config_service_tiers):
+ *   hot      younger than hot_days: the blob and every per-function row;
+ *   summary  up to summary_days: no blob; the top summary_top functions
+ *            by self value plus one synthetic "(other functions)" row
+ *            holding the rest, so the rows still add up to the total;
+ *   deleted  older: the capture and its rows are gone.
+ * Protected captures are never moved, cut or deleted, by age or budget:
+ * forensic ones (retention_class 'forensic' with no retain_until, or one
+ * still in the future) and those pinned as the baseline of an open
+ * finding. A forensic capture whose retain_until has passed is tiered by
+ * its age like any other.
+ *
+ * Budget (config retention.budget_bytes / budget_rows), applied after the
+ * tiers: the oldest unprotected hot captures move to summary first (their
+ * blobs go), then the oldest summary captures are deleted, until both
+ * figures fit. When what is left is protected data alone and it still
+ * does not fit, the result says so (over_budget) and nothing protected is
+ * touched.
+ *
+ * Crash safety: captures move in batches of config retention.batch, each
+ * one transaction that re-checks protection on rows it holds locked
+ * (FOR UPDATE, SKIP LOCKED: a capture being pinned right now is left for
+ * the next run) and queues the blob keys in `blob_sweep`. Blob files are
+ * deleted only after that commit, and only when no capture that still
+ * keeps its blob (blob_deleted_at null) names the key; the queue row goes
+ * after the file. A run killed anywhere leaves committed batches and a
+ * queue the next run finishes. Files no row names at all (an ingest that
+ * died between writing the blob and its row) are removed once older than
+ * the grace period, and so are stale temporary files.
+ *
+ * The run holds the advisory lock RETENTION_LOCK, distinct from nightly's,
+ * so the two can run side by side.
+ */
+#ifndef PR_RETENTION_H
+#define PR_RETENTION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "pipeline/blob.h"
+#include "pipeline/db.h"
+
+#define RETENTION_LOCK "profreg-retention"
+
+/* Unreferenced blob files younger than this are left alone (an ingest may be writing the row). */
+#define RETENTION_ORPHAN_GRACE_US (6 * 3600 * 1000000LL)
+
+typedef struct retention_opts {
+	int64_t at_us;           /* "now" for ages; 0: the clock */
+	bool dry_run;            /* change nothing; report what would happen */
+	int64_t orphan_grace_us; /* 0: RETENTION_ORPHAN_GRACE_US */
+} retention_opts;
+
+typedef struct retention_result {
+	int64_t run_id;              /* 0 when not recorded */
+	int64_t at_us;
+	bool dry_run;
+	uint64_t to_summary;         /* hot -> summary by age */
+	uint64_t deleted;            /* deleted by age */
+	uint64_t budget_to_summary;  /* hot -> summary to meet the budget */
+	uint64_t budget_deleted;     /* summary captures deleted to meet the budget */
+	uint64_t rows_removed;       /* per-function rows gone (net of "(other)" rows) */
+	uint64_t blobs_deleted, bytes_freed;
+	uint64_t orphans_deleted, orphan_bytes, temps_deleted;
+	uint64_t batches;            /* transactions that moved captures */
+	uint64_t skipped_locked;     /* captures busy elsewhere, left for the next run */
+	uint64_t raced;              /* blobs a concurrent ingest started using again as they went */
+	uint64_t protected_kept;     /* captures past their tier kept as forensic or pinned */
+	uint64_t bytes_used, rows_used;     /* after the run */
+	uint64_t budget_bytes, budget_rows; /* 0: none */
+	bool over_budget;            /* protected data alone exceeds the budget */
+	double seconds;
+} retention_result;
+
+/*
+ * Run retention once with `cfg`'s tiers, batch size and budget. Takes
+ * RETENTION_LOCK (PR_ELOCKED when another run holds it) and, unless
+ * o->dry_run, records a `runs` row of kind "retention"
+ * (status "ok", "over_budget" or "failed"; runs left "running" by a killed
+ * retention are marked "interrupted") and one audit row per batch plus one
+ * for the run. A dry run does the same work in one transaction that it
+ * rolls back, and deletes no file. *out is filled even on failure with
+ * what was done until then. Being over budget is not an error: check
+ * out->over_budget.
+ */
+int retention_run(retention_result *out, db *d, blob_store *bs, const config *cfg,
+		  const retention_opts *o, pr_error *err);
+
+/*
+ * The one stderr line an operator's alerting looks for when protected
+ * data alone exceeds the budget; `prog` starts it ("profreg retention").
+ */
+void retention_warn_over_budget(const char *prog, const retention_result *r);
+
+/* The result as a JSON object (the caller owns it; NULL when out of memory). */
+struct json_t *retention_result_json(const retention_result *r);
+
+/*
+ * Storage use against the budget: per tier and per service, captures,
+ * per-function rows and the bytes of the blobs they keep (what
+ * blob_stored_size reports, each blob counted once per group), the total
+ * over distinct blobs, and, for a local store, what is on disk and how
+ * much of it no capture keeps. *out is a new JSON object the caller owns.
+ */
+int retention_storage(struct json_t **out, db *d, blob_store *bs, const config *cfg,
+		      pr_error *err);
+
+#endif

@@ -1,0 +1,333 @@
+/*
+ * test_retention.c: the retention engine against a real PostgreSQL and a
+ * real blob store: the budget's eviction order, protected data over the
+ * budget, a pin taken concurrently by another session, and a summary
+ * capture as a baseline member.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include <libpq-fe.h>
+
+#include "baselines/baseline.h"
+#include "jobs/retention.h"
+#include "tests/support/testdb.h"
+
+#define DAY (86400LL * 1000000LL)
+/* 2026-06-01T00:00:00Z */
+#define AT 1780272000000000LL
+
+typedef struct fx {
+	testdb *t;
+	blob_store *bs;
+	char dir[512];
+	config cfg;
+	int64_t sid;
+} fx;
+
+static void sqlf(testdb *t, const char *fmt, ...)
+{
+	char q[2048];
+	va_list ap;
+	pr_error err = PR_ERROR_INIT;
+
+	va_start(ap, fmt);
+	vsnprintf(q, sizeof(q), fmt, ap);
+	va_end(ap);
+	if (db_exec(t->db, NULL, &err, "test sql", q, 0, NULL) < 0)
+		fail_msg("%s: %s", q, err.msg);
+}
+
+static int64_t intf(testdb *t, const char *fmt, ...)
+{
+	char q[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(q, sizeof(q), fmt, ap);
+	va_end(ap);
+	return testdb_int(t, q);
+}
+
+static int setup(void **state)
+{
+	static fx f;
+	const char *base = getenv("PROFREG_TEST_TMP");
+	pr_error err = PR_ERROR_INIT;
+	int rc;
+
+	if ((rc = testdb_reset(state)) != 0)
+		return rc;
+	memset(&f.cfg, 0, sizeof(f.cfg));
+	f.t = *state;
+	snprintf(f.dir, sizeof(f.dir), "%s/retention-XXXXXX", base ? base : "/tmp");
+	if (!mkdtemp(f.dir) || blob_store_open_dir(&f.bs, f.dir, &err) < 0) {
+		fprintf(stderr, "cannot make a blob store: %s\n", err.msg);
+		return -1;
+	}
+	f.cfg.retention.tiers.hot_us = 7 * DAY;
+	f.cfg.retention.tiers.summary_us = 90 * DAY;
+	f.cfg.retention.tiers.summary_top = 2;
+	f.cfg.retention.batch = 200;
+	/* The reset emptied `functions`; put back what migration 006 adds. */
+	sqlf(f.t, "insert into functions (name, file, synthetic) values ('(other functions)', '(profreg summary)', true)");
+	sqlf(f.t, "insert into services (name, enabled) values ('svc', true)");
+	f.sid = intf(f.t, "select id from services where name = 'svc'");
+	*state = &f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	fx *f = *state;
+	char cmd[600];
+
+	blob_store_free(f->bs);
+	f->bs = NULL;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
+	if (system(cmd) != 0)
+		return -1;
+	*state = f->t;
+	return 0;
+}
+
+/*
+ * A capture `age` days before AT with functions f1..fN (self 10*N .. 10),
+ * a real blob of `bytes` distinct bytes, in retention class `cls`. Returns
+ * its id.
+ */
+static int64_t capture(fx *f, int age, int nfuncs, size_t bytes, const char *cls)
+{
+	static int seq;
+	char key[BLOB_KEY_HEX + 1], *data = malloc(bytes);
+	pr_error err = PR_ERROR_INIT;
+	int64_t id, total = 0;
+	unsigned x = 2166136261u ^ (unsigned)++seq;
+
+	assert_non_null(data);
+	/* Incompressible enough that stored sizes differ little from `bytes`. */
+	for (size_t i = 0; i < bytes; i++) {
+		x = x * 1103515245u + 12345u;
+		data[i] = (char)(x >> 16);
+	}
+	assert_int_equal(blob_put(f->bs, key, data, bytes, NULL, &err), 0);
+	free(data);
+	for (int i = 1; i <= nfuncs; i++)
+		total += 10 * i;
+	sqlf(f->t,
+	     "insert into profiles (service_id, profile_type, release, captured_at, value_type, value_unit,"
+	     " total_value, sample_count, function_count, blob_key, format, retention_class, blob_deleted_at)"
+	     " values (%lld, 'cpu', 'r1', 'epoch'::timestamptz + %lld * interval '1 microsecond',"
+	     " 'samples', 'count', %lld, %lld, %d, '%s', 'folded', '%s', case when '%s' = 'summary' then now() end)",
+	     (long long)f->sid, (long long)(AT - age * DAY), (long long)total, (long long)total, nfuncs,
+	     key, cls, cls);
+	id = intf(f->t, "select max(id) from profiles");
+	sqlf(f->t, "insert into functions (name, file) select 'f' || g, '' from generate_series(1, %d) g"
+		   " on conflict do nothing", nfuncs);
+	sqlf(f->t,
+	     "insert into profile_functions (profile_id, function_id, self_value, total_value, self_share,"
+	     " total_share, captured_at, service_id, profile_type)"
+	     " select p.id, fn.id, 10 * substr(fn.name, 2)::int, 10 * substr(fn.name, 2)::int,"
+	     " 10 * substr(fn.name, 2)::int / p.total_value::float8, 10 * substr(fn.name, 2)::int / p.total_value::float8,"
+	     " p.captured_at, p.service_id, p.profile_type from profiles p, functions fn"
+	     " where p.id = %lld and fn.file = '' and fn.name ~ '^f[0-9]+$' and substr(fn.name, 2)::int <= %d",
+	     (long long)id, nfuncs);
+	return id;
+}
+
+static uint64_t stored(fx *f, int64_t id)
+{
+	char q[128];
+	uint64_t size = 0;
+	pr_error err = PR_ERROR_INIT;
+
+	snprintf(q, sizeof(q), "select blob_key from profiles where id = %lld", (long long)id);
+	assert_int_equal(blob_stored_size(f->bs, testdb_text(f->t, q), &size, &err), 0);
+	return size;
+}
+
+static const char *cls(fx *f, int64_t id)
+{
+	char q[128];
+	const char *s;
+
+	snprintf(q, sizeof(q), "select retention_class from profiles where id = %lld", (long long)id);
+	s = testdb_text(f->t, q);
+	return s ? s : "deleted";
+}
+
+static int run(fx *f, retention_result *r)
+{
+	retention_opts o = {AT, false, 0};
+	pr_error err = PR_ERROR_INIT;
+	int rc = retention_run(r, f->t->db, f->bs, &f->cfg, &o, &err);
+
+	if (rc < 0)
+		print_error("retention_run: %s\n", err.msg);
+	return rc;
+}
+
+static void test_byte_budget_moves_the_oldest_unprotected_captures_to_summary_first(void **state)
+{
+	fx *f = *state;
+	int64_t h1 = capture(f, 1, 3, 4000, "hot");
+	int64_t h2 = capture(f, 2, 3, 4000, "hot");
+	int64_t h3 = capture(f, 3, 3, 4000, "hot");
+	int64_t h4 = capture(f, 4, 3, 4000, "hot");
+	int64_t fo = capture(f, 6, 3, 4000, "forensic");
+	uint64_t all = stored(f, h1) + stored(f, h2) + stored(f, h3) + stored(f, h4) + stored(f, fo);
+	retention_result r;
+
+	/* Room for everything but the two oldest hot captures' blobs. */
+	f->cfg.retention.budget_bytes = all - stored(f, h4) - stored(f, h3);
+	assert_int_equal(run(f, &r), 0);
+	assert_string_equal(cls(f, h4), "summary");
+	assert_string_equal(cls(f, h3), "summary");
+	assert_string_equal(cls(f, h2), "hot");
+	assert_string_equal(cls(f, h1), "hot");
+	assert_string_equal(cls(f, fo), "forensic");
+	assert_int_equal(r.budget_to_summary, 2);
+	assert_int_equal(r.blobs_deleted, 2);
+	assert_int_equal(r.bytes_used, f->cfg.retention.budget_bytes);
+	assert_false(r.over_budget);
+	assert_int_equal(intf(f->t, "select count(*) from audit_log where action = 'retention.summary'"
+				    " and detail->>'reason' = 'budget'"), 1);
+}
+
+static void test_row_budget_cuts_hot_captures_then_deletes_the_oldest_summary_ones(void **state)
+{
+	fx *f = *state;
+	int64_t h1 = capture(f, 1, 5, 100, "hot");
+	int64_t h2 = capture(f, 2, 5, 100, "hot");
+	int64_t s1 = capture(f, 30, 3, 100, "summary");
+	int64_t s2 = capture(f, 20, 3, 100, "summary");
+	int64_t fo = capture(f, 40, 9, 100, "forensic");
+	retention_result r;
+
+	/* 5 + 5 + 3 + 3 + 9 = 25 rows; cutting h1 and h2 to 3 gives 21, deleting s1 gives 18. */
+	f->cfg.retention.budget_rows = 18;
+	assert_int_equal(run(f, &r), 0);
+	assert_string_equal(cls(f, h1), "summary");
+	assert_string_equal(cls(f, h2), "summary");
+	assert_string_equal(cls(f, s1), "deleted");
+	assert_string_equal(cls(f, s2), "summary");
+	assert_string_equal(cls(f, fo), "forensic");
+	assert_int_equal(intf(f->t, "select count(*) from profile_functions"), 18);
+	assert_int_equal(intf(f->t, "select count(*) from profile_functions where profile_id = %lld", (long long)fo), 9);
+	assert_int_equal(r.budget_to_summary, 2);
+	assert_int_equal(r.budget_deleted, 1);
+	assert_int_equal(r.rows_used, 18);
+	assert_false(r.over_budget);
+}
+
+static void test_protected_data_alone_over_the_budget_is_flagged_and_kept(void **state)
+{
+	fx *f = *state;
+	int64_t fo = capture(f, 200, 4, 3000, "forensic");
+	int64_t pinned = capture(f, 200, 4, 3000, "hot");
+	int64_t plain = capture(f, 1, 4, 3000, "hot");
+	retention_result r;
+
+	sqlf(f->t, "insert into findings (service_id, status) values (%lld, 'open')", (long long)f->sid);
+	sqlf(f->t, "insert into capture_pins (profile_id, finding_id) values (%lld, (select max(id) from findings))",
+	     (long long)pinned);
+	f->cfg.retention.budget_bytes = 1;
+	f->cfg.retention.budget_rows = 1;
+	assert_int_equal(run(f, &r), 0);
+	assert_true(r.over_budget);
+	assert_string_equal(cls(f, fo), "forensic");
+	assert_string_equal(cls(f, pinned), "hot");
+	/* The unprotected one went all the way for the row budget. */
+	assert_string_equal(cls(f, plain), "deleted");
+	assert_int_equal(intf(f->t, "select count(*) from profile_functions"), 8);
+	assert_int_equal(r.bytes_used, stored(f, fo) + stored(f, pinned));
+	assert_int_equal(intf(f->t, "select count(*) from runs where kind = 'retention' and status = 'over_budget'"), 1);
+}
+
+/* Another session pins a capture and has not committed yet: the run must leave it alone. */
+static void test_a_pin_taken_by_another_session_during_the_run_is_never_undone(void **state)
+{
+	fx *f = *state;
+	int64_t c = capture(f, 10, 4, 500, "hot");
+	int64_t e = capture(f, 10, 4, 500, "hot");
+	PGconn *side = PQconnectdb(f->t->conninfo);
+	retention_result r;
+	char q[512];
+	PGresult *res;
+
+	assert_int_equal(PQstatus(side), CONNECTION_OK);
+	sqlf(f->t, "insert into findings (service_id, status) values (%lld, 'open')", (long long)f->sid);
+	snprintf(q, sizeof(q),
+		 "begin; insert into capture_pins (profile_id, finding_id) values (%lld, (select max(id) from findings));"
+		 " update profiles set retention_class = 'forensic' where id = %lld",
+		 (long long)c, (long long)e);
+	res = PQexec(side, q);
+	assert_int_equal(PQresultStatus(res), PGRES_COMMAND_OK);
+	PQclear(res);
+
+	assert_int_equal(run(f, &r), 0);
+	assert_string_equal(cls(f, c), "hot");
+	assert_int_equal(r.to_summary, 0);
+	assert_int_equal(r.skipped_locked, 2);
+
+	res = PQexec(side, "commit");
+	assert_int_equal(PQresultStatus(res), PGRES_COMMAND_OK);
+	PQclear(res);
+	PQfinish(side);
+	assert_int_equal(run(f, &r), 0);
+	assert_string_equal(cls(f, c), "hot");
+	assert_string_equal(cls(f, e), "forensic");
+	assert_int_equal(intf(f->t, "select count(*) from profile_functions where profile_id = %lld", (long long)c), 4);
+	assert_int_equal(r.protected_kept, 2);
+	assert_int_equal(r.skipped_locked, 0);
+}
+
+static void test_a_summary_capture_stays_a_baseline_member_without_its_other_row(void **state)
+{
+	fx *f = *state;
+	int64_t c = capture(f, 10, 5, 100, "hot");
+	capture_query q = {0};
+	capture_set set = {0};
+	func_matrix m = {0};
+	pr_error err = PR_ERROR_INIT;
+	retention_result r;
+	int64_t top_self[2] = {0, 0};
+
+	assert_int_equal(run(f, &r), 0);
+	assert_string_equal(cls(f, c), "summary");
+	assert_int_equal(intf(f->t, "select count(*) from profile_functions where profile_id = %lld", (long long)c), 3);
+	q.service_id = f->sid;
+	q.type = "cpu";
+	q.eligible_only = true;
+	assert_int_equal(capture_set_load(&set, f->t->db, &q, &err), 0);
+	assert_int_equal(set.n, 1);
+	assert_int_equal(func_matrix_load(&m, f->t->db, &set, NULL, &err), 0);
+	/* f5 (50) and f4 (40) stay; f1..f3 are in "(other)", which is not a function. */
+	assert_int_equal(m.nfuncs, 2);
+	for (size_t i = 0; i < m.nfuncs; i++)
+		top_self[i] = m.self[i];
+	assert_true((top_self[0] == 50 && top_self[1] == 40) || (top_self[0] == 40 && top_self[1] == 50));
+	/* Shares are against the capture's whole total, as before the cut. */
+	assert_true(capture_share(&set.caps[0], 50) == 50.0 / 150.0);
+	func_matrix_release(&m);
+	capture_set_release(&set);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_byte_budget_moves_the_oldest_unprotected_captures_to_summary_first, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_row_budget_cuts_hot_captures_then_deletes_the_oldest_summary_ones, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_protected_data_alone_over_the_budget_is_flagged_and_kept, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_pin_taken_by_another_session_during_the_run_is_never_undone, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_summary_capture_stays_a_baseline_member_without_its_other_row, setup, teardown),
+	};
+	return cmocka_run_group_tests_name("retention", tests, testdb_group_setup, testdb_group_teardown);
+}
