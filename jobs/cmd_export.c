@@ -1,0 +1,135 @@
+/*
+ * cmd_export.c: `profreg export`, a capture or a merged selection as
+ * folded stacks, speedscope JSON or pprof.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "commands.h"
+#include "config.h"
+#include "context.h"
+#include "exitcode.h"
+#include "reportdata.h"
+#include "common/timeutil.h"
+#include "reports/export.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { O_FORMAT = 1800, O_OUT, O_HOST, O_SINCE, O_UNTIL };
+
+int cmd_export(cli_ctx *ctx, int argc, char **argv)
+{
+	static const cli_option opts[] = {
+		{"format", required_argument, O_FORMAT, "FORMAT", "folded, speedscope or pprof (default folded)"},
+		{"out", required_argument, O_OUT, "FILE", "write here (default: standard output)"},
+		{"host", required_argument, O_HOST, "HOST", "only captures from this host"},
+		{"since", required_argument, O_SINCE, "TIME", "only captures at or after TIME (or a duration ago)"},
+		{"until", required_argument, O_UNTIL, "TIME", "only captures before TIME"},
+		{NULL, 0, 0, NULL, NULL},
+	};
+	pr_error err = PR_ERROR_INIT;
+	cli_parser *p = NULL;
+	config cfg = {0};
+	reportdata_sel sel = {0};
+	reportdata_cap *caps = NULL;
+	size_t ncaps = 0;
+	profile *one = NULL, *merged = NULL;
+	db *d = NULL;
+	blob_store *bs = NULL;
+	buf text = BUF_INIT;
+	export_format fmt = EXPORT_FOLDED;
+	const char *arg, *outp = "-", *host = NULL;
+	int64_t since = 0, until = 0;
+	int c, rc = 0, first;
+
+	if (cli_parser_new(&p, ctx, argc, argv, opts,
+			   "profreg export ID|SELECTION [--format folded|speedscope|pprof] [--out FILE]",
+			   "Write a capture, or the captures a selection names merged into one profile,\n"
+			   "for other tools: folded stacks (flamegraph.pl), speedscope JSON\n"
+			   "(speedscope.app) or gzip-compressed pprof (go tool pprof). A selection is\n"
+			   "'service=S,release=R', 'service=S,commit=C' or 'id=1,2,3', with optional\n"
+			   "host=, type= (default cpu), since= and until=.") < 0)
+		return EXIT_RUNTIME;
+	while ((c = cli_next(p, &arg)) > 0) {
+		switch (c) {
+		case O_FORMAT:
+			if (export_format_parse(&fmt, arg) < 0) {
+				cli_error(ctx, "'--format %s' is not folded, speedscope or pprof", arg);
+				rc = EXIT_USAGE;
+			}
+			break;
+		case O_OUT: outp = arg; break;
+		case O_HOST: host = arg; break;
+		case O_SINCE:
+			if (time_parse_since(&since, arg, time_now_us()) < 0) {
+				cli_error(ctx, "'--since %s' is not a time or a duration", arg);
+				rc = EXIT_USAGE;
+			}
+			break;
+		case O_UNTIL:
+			if (time_parse(&until, arg) < 0) {
+				cli_error(ctx, "'--until %s' is not an ISO 8601 time", arg);
+				rc = EXIT_USAGE;
+			}
+			break;
+		}
+	}
+	first = cli_optind(p);
+	cli_parser_free(p);
+	if (c == CLI_HELP)
+		return EXIT_OK;
+	if (c == CLI_BAD || rc)
+		return EXIT_USAGE;
+	if (argc - first != 1) {
+		cli_error(ctx, "expected one capture ID or selection (see --help)");
+		return EXIT_USAGE;
+	}
+	if (reportdata_sel_parse(&sel, argv[first], host, since, until, &err) < 0)
+		return cli_fail(ctx, &err);
+	if (config_load(&cfg, ctx, &err) < 0) {
+		reportdata_sel_release(&sel);
+		return cli_fail(ctx, &err);
+	}
+	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 || (rc = ctx_blobs_open(ctx, &bs, &err)) < 0 ||
+	    (rc = reportdata_sel_captures(&caps, &ncaps, d, &sel, &err)) < 0)
+		goto fail;
+	if (ncaps == 1) {
+		if ((rc = reportdata_load_profile(&one, bs, &caps[0], &cfg.limits, &err)) < 0 ||
+		    (rc = export_write(&text, one, one->primary, fmt, sel.text, &err)) < 0)
+			goto fail;
+	} else {
+		for (size_t i = 0; i < ncaps; i++) {
+			if ((rc = reportdata_load_profile(&one, bs, &caps[i], &cfg.limits, &err)) < 0)
+				goto fail;
+			if (!merged && (rc = export_merged_new(&merged, sel.text, one->value_types[one->primary].type,
+							       one->value_types[one->primary].unit, &err)) < 0)
+				goto fail;
+			rc = export_merge(merged, one, &err);
+			profile_free(one);
+			one = NULL;
+			if (rc < 0)
+				goto fail;
+		}
+		if ((rc = export_write(&text, merged, 0, fmt, sel.text, &err)) < 0)
+			goto fail;
+	}
+	if ((rc = reportdata_write_file(outp, text.ptr, text.len, &err)) < 0)
+		goto fail;
+	if (strcmp(outp, "-") != 0 && !ctx->quiet)
+		fprintf(stderr, "exported %zu capture%s to %s\n", ncaps, ncaps == 1 ? "" : "s", outp);
+	rc = cli_finish(ctx, EXIT_OK);
+	goto out;
+fail:
+	rc = cli_fail(ctx, &err);
+out:
+	buf_release(&text);
+	profile_free(one);
+	profile_free(merged);
+	reportdata_caps_free(caps, ncaps);
+	reportdata_sel_release(&sel);
+	blob_store_free(bs);
+	db_close(d);
+	config_release(&cfg);
+	return rc;
+}

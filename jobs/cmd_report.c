@@ -1,0 +1,178 @@
+/*
+ * cmd_report.c: `profreg report`, the HTML, Markdown or JSON report of a
+ * run, a finding or a release.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "commands.h"
+#include "config.h"
+#include "context.h"
+#include "exitcode.h"
+#include "reportdata.h"
+#include "common/fileio.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { O_RUN = 1700, O_FINDING, O_SERVICE, O_RELEASE, O_OUT, O_FORMAT };
+
+/* html, md or json from --format, else from the --out extension. */
+static const char *pick_format(const char *fmt, const char *out)
+{
+	const char *dot;
+
+	if (fmt)
+		return fmt;
+	dot = out ? strrchr(out, '.') : NULL;
+	if (dot && strcmp(dot, ".md") == 0)
+		return "md";
+	if (dot && strcmp(dot, ".json") == 0)
+		return "json";
+	return "html";
+}
+
+/* A file name piece from a service or release: [A-Za-z0-9._-], others '_'. */
+static void safe_name(buf *b, const char *s)
+{
+	for (; *s; s++)
+		buf_putc(b, (strchr("._-", *s) || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+			     (*s >= '0' && *s <= '9')) ? *s : '_');
+}
+
+int cmd_report(cli_ctx *ctx, int argc, char **argv)
+{
+	static const cli_option opts[] = {
+		{"run", required_argument, O_RUN, "ID", "report a run (nightly or post-deploy)"},
+		{"finding", required_argument, O_FINDING, "ID", "report one finding"},
+		{"service", required_argument, O_SERVICE, "NAME", "with --release: report a release"},
+		{"release", required_argument, O_RELEASE, "RELEASE", "the release"},
+		{"out", required_argument, O_OUT, "FILE", "write here ('-': standard output; default: the reports directory)"},
+		{"format", required_argument, O_FORMAT, "FORMAT", "html, md or json (default: from --out, else html)"},
+		{NULL, 0, 0, NULL, NULL},
+	};
+	pr_error err = PR_ERROR_INIT;
+	cli_parser *p = NULL;
+	config cfg = {0};
+	report r;
+	db *d = NULL;
+	blob_store *bs = NULL;
+	buf text = BUF_INIT, path = BUF_INIT;
+	const char *arg, *service = NULL, *release = NULL, *outp = NULL, *fmt = NULL;
+	unsigned long long run = 0, fid = 0;
+	char *dir = NULL;
+	int c, rc = 0, modes;
+
+	memset(&r, 0, sizeof(r));
+	if (cli_parser_new(&p, ctx, argc, argv, opts,
+			   "profreg report --run ID | --finding ID | --service S --release R [--out FILE] [--format html|md|json]",
+			   "Write the report of a run, a finding or a release: a self-contained HTML page\n"
+			   "(summary, ranked findings, a differential flame graph and the function's\n"
+			   "history per finding, the pinned captures and how to reproduce), Markdown for\n"
+			   "CI logs, or JSON. Without --out the file goes to the reports directory\n"
+			   "(config reports.dir, else <home>/reports) and its path is printed; for a\n"
+			   "run without --out or --format, all three (run-ID.html, .md, .json).") < 0)
+		return EXIT_RUNTIME;
+	while ((c = cli_next(p, &arg)) > 0) {
+		switch (c) {
+		case O_RUN:
+			if (cli_parse_u64(ctx, "run", arg, 1, INT64_MAX, &run) < 0)
+				rc = EXIT_USAGE;
+			break;
+		case O_FINDING:
+			if (cli_parse_u64(ctx, "finding", arg, 1, INT64_MAX, &fid) < 0)
+				rc = EXIT_USAGE;
+			break;
+		case O_SERVICE: service = arg; break;
+		case O_RELEASE: release = arg; break;
+		case O_OUT: outp = arg; break;
+		case O_FORMAT: fmt = arg; break;
+		}
+	}
+	cli_parser_free(p);
+	if (c == CLI_HELP)
+		return EXIT_OK;
+	if (c == CLI_BAD || rc)
+		return EXIT_USAGE;
+	modes = (run != 0) + (fid != 0) + (service || release);
+	if (modes != 1 || (!service) != (!release)) {
+		cli_error(ctx, "give one of --run ID, --finding ID, or --service and --release (see --help)");
+		return EXIT_USAGE;
+	}
+	/* A run's default: the same three files nightly and post-deploy write. */
+	if (run && !outp && !fmt) {
+		char *html = NULL;
+		if (config_load(&cfg, ctx, &err) < 0)
+			return cli_fail(ctx, &err);
+		if ((rc = ctx_db_open(ctx, &d, &err)) < 0 || (rc = ctx_blobs_open(ctx, &bs, &err)) < 0 ||
+		    (rc = reportdata_write_run(d, bs, &cfg, ctx->home, (int64_t)run, &html, &err)) < 0)
+			goto fail;
+		if (!ctx->quiet)
+			printf("%s\n", html);
+		free(html);
+		rc = cli_finish(ctx, EXIT_OK);
+		goto out;
+	}
+	fmt = pick_format(fmt, outp);
+	if (strcmp(fmt, "html") && strcmp(fmt, "md") && strcmp(fmt, "json")) {
+		cli_error(ctx, "'--format %s' is not html, md or json", fmt);
+		return EXIT_USAGE;
+	}
+	if (config_load(&cfg, ctx, &err) < 0)
+		return cli_fail(ctx, &err);
+	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 || (rc = ctx_blobs_open(ctx, &bs, &err)) < 0)
+		goto fail;
+	if (run)
+		rc = reportdata_run(&r, d, bs, &cfg, (int64_t)run, &err);
+	else if (fid)
+		rc = reportdata_finding(&r, d, bs, &cfg, (int64_t)fid, &err);
+	else
+		rc = reportdata_release(&r, d, bs, &cfg, service, release, &err);
+	if (rc < 0)
+		goto fail;
+	rc = strcmp(fmt, "md") == 0 ? report_md(&text, &r, &err)
+	   : strcmp(fmt, "json") == 0 ? report_json(&text, &r, &err) : report_html(&text, &r, &err);
+	if (rc < 0)
+		goto fail;
+	if (!outp) {
+		if (!(dir = reportdata_dir(&cfg, ctx->home))) {
+			rc = pr_error_set(&err, PR_ENOMEM, "out of memory");
+			goto fail;
+		}
+		if ((rc = fileio_mkdirs(dir, 0755, &err)) < 0)
+			goto fail;
+		buf_printf(&path, "%s/", dir);
+		if (run)
+			buf_printf(&path, "run-%llu", run);
+		else if (fid)
+			buf_printf(&path, "finding-%llu", fid);
+		else {
+			buf_puts(&path, "release-");
+			safe_name(&path, service);
+			buf_putc(&path, '-');
+			safe_name(&path, release);
+		}
+		if (buf_printf(&path, ".%s", fmt) < 0) {
+			rc = pr_error_set(&err, PR_ENOMEM, "out of memory");
+			goto fail;
+		}
+		outp = path.ptr;
+	}
+	if ((rc = reportdata_write_file(outp, text.ptr, text.len, &err)) < 0)
+		goto fail;
+	if (strcmp(outp, "-") != 0 && !ctx->quiet)
+		printf("%s\n", outp);
+	rc = cli_finish(ctx, EXIT_OK);
+	goto out;
+fail:
+	rc = cli_fail(ctx, &err);
+out:
+	free(dir);
+	buf_release(&text);
+	buf_release(&path);
+	report_release(&r);
+	blob_store_free(bs);
+	db_close(d);
+	config_release(&cfg);
+	return rc;
+}

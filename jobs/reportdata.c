@@ -1,0 +1,981 @@
+/*
+ * reportdata.c: reports filled from the database and the blob store.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "reportdata.h"
+#include "analysis.h"
+#include "gitinfo.h"
+#include "common/fileio.h"
+#include "common/timeutil.h"
+#include "pipeline/format.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <libpq-fe.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_SUSPECT_RANGE 500
+
+static int oom(pr_error *err)
+{
+	return pr_error_set(err, PR_ENOMEM, "cannot build the report: out of memory");
+}
+
+/* strdup that keeps NULL; sets *bad on failure. */
+static char *dup_or_null(const char *s, bool *bad)
+{
+	char *c;
+
+	if (!s)
+		return NULL;
+	if (!(c = strdup(s)))
+		*bad = true;
+	return c;
+}
+
+static double f64n(const PGresult *res, int row, int col)
+{
+	return db_get_text(res, row, col) ? db_get_f64(res, row, col) : NAN;
+}
+
+/* ---- selections ---- */
+
+void reportdata_sel_release(reportdata_sel *s)
+{
+	free(s->text);
+	free(s->service);
+	free(s->release);
+	free(s->commit);
+	free(s->host);
+	free(s->type);
+	free(s->ids);
+	memset(s, 0, sizeof(*s));
+}
+
+static int set_str(char **dst, const char *v, size_t n, const char *key, const char *text, pr_error *err)
+{
+	if (*dst)
+		return pr_error_set(err, PR_EUSAGE, "selection '%s': '%s' given twice", text, key);
+	if (!n)
+		return pr_error_set(err, PR_EUSAGE, "selection '%s': '%s' is empty", text, key);
+	if (!(*dst = strndup(v, n)))
+		return oom(err);
+	return 0;
+}
+
+static int add_id(reportdata_sel *s, const char *v, size_t n, const char *text, pr_error *err)
+{
+	char tmp[24], *end;
+	long long id;
+	int64_t *ni;
+
+	if (n == 0 || n >= sizeof(tmp))
+		return pr_error_set(err, PR_EUSAGE, "selection '%s': expected a capture id", text);
+	memcpy(tmp, v, n);
+	tmp[n] = 0;
+	errno = 0;
+	id = strtoll(tmp, &end, 10);
+	if (*end || errno || id <= 0)
+		return pr_error_set(err, PR_EUSAGE, "selection '%s': '%s' is not a capture id", text, tmp);
+	if (s->nids >= REPORTDATA_MAX_SELECTION)
+		return pr_error_set(err, PR_ELIMIT, "selection '%s': more than %d capture ids", text,
+				    REPORTDATA_MAX_SELECTION);
+	if (!(ni = realloc(s->ids, (s->nids + 1) * sizeof(*ni))))
+		return oom(err);
+	s->ids = ni;
+	s->ids[s->nids++] = id;
+	return 0;
+}
+
+static int set_time(int64_t *dst, const char *v, size_t n, const char *key, const char *text, pr_error *err)
+{
+	char *tmp = strndup(v, n);
+	int rc = 0;
+
+	if (!tmp)
+		return oom(err);
+	if (time_parse_since(dst, tmp, time_now_us()) < 0)
+		rc = pr_error_set(err, PR_EUSAGE, "selection '%s': %s '%s' is not a time or a duration",
+				  text, key, tmp);
+	free(tmp);
+	return rc;
+}
+
+int reportdata_sel_parse(reportdata_sel *out, const char *text, const char *host,
+			 int64_t since_us, int64_t until_us, pr_error *err)
+{
+	const char *p = text;
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!text || !*text)
+		return pr_error_set(err, PR_EUSAGE, "empty selection: give 'service=S,release=R', "
+				    "'service=S,commit=C' or 'id=1,2,3'");
+	if (!(out->text = strdup(text)))
+		return oom(err);
+	while (*p && rc == 0) {
+		const char *end = strchr(p, ','), *eq;
+		size_t n;
+
+		if (!end)
+			end = p + strlen(p);
+		n = (size_t)(end - p);
+		eq = memchr(p, '=', n);
+		if (!eq) {
+			/* A bare number: a capture id ("42", "1,2,3", or after id=). */
+			rc = add_id(out, p, n, text, err);
+		} else {
+			size_t k = (size_t)(eq - p);
+			const char *v = eq + 1;
+			size_t vn = n - k - 1;
+			if (k == 7 && !strncmp(p, "service", k))
+				rc = set_str(&out->service, v, vn, "service", text, err);
+			else if (k == 7 && !strncmp(p, "release", k))
+				rc = set_str(&out->release, v, vn, "release", text, err);
+			else if (k == 6 && !strncmp(p, "commit", k))
+				rc = set_str(&out->commit, v, vn, "commit", text, err);
+			else if (k == 4 && !strncmp(p, "host", k))
+				rc = set_str(&out->host, v, vn, "host", text, err);
+			else if (k == 4 && !strncmp(p, "type", k))
+				rc = set_str(&out->type, v, vn, "type", text, err);
+			else if (k == 5 && !strncmp(p, "since", k))
+				rc = set_time(&out->since_us, v, vn, "since", text, err);
+			else if (k == 5 && !strncmp(p, "until", k))
+				rc = set_time(&out->until_us, v, vn, "until", text, err);
+			else if ((k == 2 && !strncmp(p, "id", k)) || (k == 3 && !strncmp(p, "ids", k))) {
+				rc = add_id(out, v, vn, text, err);
+			} else {
+				char q[40];
+				rc = pr_error_set(err, PR_EUSAGE, "selection '%s': unknown key '%s' (service, release, "
+						  "commit, host, type, since, until, id)", text, profile_quote(q, p, k));
+			}
+		}
+		p = *end ? end + 1 : end;
+	}
+	if (rc == 0 && !out->nids && !out->service && !out->release && !out->commit && !out->host &&
+	    !out->since_us && !out->until_us)
+		rc = pr_error_set(err, PR_EUSAGE, "selection '%s' selects nothing in particular: "
+				  "give a service, release, commit, host, time or capture ids", text);
+	if (rc == 0 && host && !out->host && !(out->host = strdup(host)))
+		rc = oom(err);
+	if (rc == 0 && since_us && !out->since_us)
+		out->since_us = since_us;
+	if (rc == 0 && until_us && !out->until_us)
+		out->until_us = until_us;
+	if (rc < 0)
+		reportdata_sel_release(out);
+	return rc;
+}
+
+void reportdata_caps_free(reportdata_cap *c, size_t n)
+{
+	for (size_t i = 0; c && i < n; i++) {
+		free(c[i].service);
+		free(c[i].type);
+		free(c[i].release);
+		free(c[i].commit);
+		free(c[i].host);
+		free(c[i].blob_key);
+		free(c[i].format);
+		free(c[i].retention);
+	}
+	free(c);
+}
+
+int reportdata_sel_captures(reportdata_cap **out, size_t *n, db *d, const reportdata_sel *s,
+			    pr_error *err)
+{
+	static const char sql[] =
+		"select * from (select p.id, p.service_id, (extract(epoch from p.captured_at) * 1000000)::bigint,"
+		" p.total_value, s.name, p.profile_type, p.release, p.commit_sha, p.host,"
+		" case when p.blob_deleted_at is null then p.blob_key end, p.format,"
+		" p.retention_class, p.captured_at"
+		" from profiles p join services s on s.id = p.service_id"
+		" where ($1::bigint[] is null or p.id = any($1::bigint[]))"
+		" and ($2::text is null or s.name = $2) and ($3::text is null or p.release = $3)"
+		" and ($4::text is null or left(p.commit_sha, length($4)) = $4)"
+		" and ($5::text is null or p.host = $5) and ($6::text is null or p.profile_type = $6)"
+		" and ($7::bigint is null or p.captured_at >= 'epoch'::timestamptz + $7::bigint * interval '1 microsecond')"
+		" and ($8::bigint is null or p.captured_at < 'epoch'::timestamptz + $8::bigint * interval '1 microsecond')"
+		" order by p.captured_at desc, p.id desc limit $9) x order by x.captured_at, x.id";
+	buf ids = BUF_INIT;
+	char since[24], until[24], lim[24];
+	const char *p[9];
+	PGresult *res = NULL;
+	reportdata_cap *caps = NULL;
+	int rows = 0, rc;
+	bool bad = false;
+
+	*out = NULL;
+	*n = 0;
+	if (s->nids && db_bigint_array(&ids, s->ids, s->nids, sizeof(*s->ids)) < 0)
+		return oom(err);
+	snprintf(since, sizeof(since), "%" PRId64, s->since_us);
+	snprintf(until, sizeof(until), "%" PRId64, s->until_us);
+	snprintf(lim, sizeof(lim), "%d", REPORTDATA_MAX_SELECTION);
+	p[0] = s->nids ? ids.ptr : NULL;
+	p[1] = s->service, p[2] = s->release, p[3] = s->commit, p[4] = s->host;
+	/* Without ids, one profile type: CPU unless asked otherwise. */
+	p[5] = s->type ? s->type : s->nids ? NULL : "cpu";
+	p[6] = s->since_us ? since : NULL;
+	p[7] = s->until_us ? until : NULL;
+	p[8] = lim;
+	rc = db_exec(d, &res, err, "selecting captures", sql, 9, p);
+	buf_release(&ids);
+	if (rc < 0)
+		return rc;
+	rows = db_rows(res);
+	if (rows == 0) {
+		rc = pr_error_set(err, PR_ENOTFOUND, "selection '%s' matches no capture%s", s->text,
+				  !s->type && !s->nids ? " of type cpu (add type=...)" : "");
+		goto out;
+	}
+	if (!(caps = calloc((size_t)rows, sizeof(*caps)))) {
+		rc = oom(err);
+		goto out;
+	}
+	for (int i = 0; i < rows; i++) {
+		reportdata_cap *c = &caps[i];
+		c->id = db_get_i64(res, i, 0);
+		c->service_id = db_get_i64(res, i, 1);
+		c->at_us = db_get_i64(res, i, 2);
+		c->total = db_get_i64(res, i, 3);
+		c->service = dup_or_null(db_get_text(res, i, 4), &bad);
+		c->type = dup_or_null(db_get_text(res, i, 5), &bad);
+		c->release = dup_or_null(db_get_text(res, i, 6), &bad);
+		c->commit = dup_or_null(db_get_text(res, i, 7), &bad);
+		c->host = dup_or_null(db_get_text(res, i, 8), &bad);
+		c->blob_key = dup_or_null(db_get_text(res, i, 9), &bad);
+		c->format = dup_or_null(db_get_text(res, i, 10), &bad);
+		c->retention = dup_or_null(db_get_text(res, i, 11), &bad);
+	}
+	if (bad) {
+		rc = oom(err);
+		goto out;
+	}
+	for (int i = 1; i < rows; i++)
+		if (strcmp(caps[i].type, caps[0].type) != 0) {
+			rc = pr_error_set(err, PR_EUSAGE, "selection '%s' mixes profile types '%s' and '%s': "
+					  "add type=...", s->text, caps[0].type, caps[i].type);
+			goto out;
+		}
+	*out = caps;
+	*n = (size_t)rows;
+	caps = NULL;
+out:
+	reportdata_caps_free(caps, (size_t)rows);
+	db_result_free(res);
+	return rc;
+}
+
+int reportdata_load_profile(profile **out, blob_store *bs, const reportdata_cap *c,
+			    const profile_limits *lim, pr_error *err)
+{
+	buf raw = BUF_INIT;
+	profile_format fmt = PROFILE_FMT_AUTO;
+	char name[48];
+	int rc;
+
+	*out = NULL;
+	snprintf(name, sizeof(name), "capture %" PRId64, c->id);
+	if (!c->blob_key || !c->blob_key[0])
+		return pr_error_set(err, PR_ENOTFOUND, "capture %" PRId64 " has no blob (summary tier)", c->id);
+	if ((rc = blob_get(bs, c->blob_key, &raw, lim->max_decompressed_bytes, err)) < 0)
+		return rc;
+	if (c->format)
+		profile_format_from_name(&fmt, c->format);
+	rc = format_parse(out, (const uint8_t *)raw.ptr, raw.len, fmt, name, lim, err);
+	buf_release(&raw);
+	if (rc == 0)
+		profile_pick_primary(*out, c->type);
+	return rc;
+}
+
+/*
+ * Add captures to one side, each weighted by 1 / its total. Captures in
+ * the summary tier have no profile left: they are skipped and counted in
+ * *skipped; a side left with none is an error.
+ */
+static int add_side(flame_tree *t, flame_side side, blob_store *bs, const reportdata_cap *caps,
+		    size_t n, const profile_limits *lim, size_t *skipped, pr_error *err)
+{
+	size_t first = n > REPORTDATA_MAX_FLAME_CAPTURES ? n - REPORTDATA_MAX_FLAME_CAPTURES : 0;
+	size_t used = 0;
+
+	for (size_t i = first; i < n; i++) {
+		profile *p = NULL;
+		double total = 0;
+		int rc;
+
+		if (!caps[i].blob_key) {
+			(*skipped)++;
+			continue;
+		}
+		if ((rc = reportdata_load_profile(&p, bs, &caps[i], lim, err)) < 0)
+			return rc;
+		for (size_t s = 0; s < p->nsamples; s++)
+			total += (double)p->values[s * p->nvalue_types + p->primary];
+		if (total > 0)
+			rc = flame_tree_add_profile(t, side, p, p->primary, 1 / total, err);
+		profile_free(p);
+		if (rc < 0)
+			return rc;
+		used++;
+	}
+	if (n && !used)
+		return pr_error_set(err, PR_ENOTFOUND, "none of the %s captures still has its profile "
+				    "(they are in the summary tier)", side == FLAME_BASE ? "baseline" : "current");
+	return 0;
+}
+
+static int build_flame(flame_tree **out, blob_store *bs, const reportdata_cap *base, size_t nb,
+		       const reportdata_cap *cur, size_t nc, const profile_limits *lim,
+		       size_t *skipped, pr_error *err)
+{
+	flame_tree *t = malloc(sizeof(*t));
+	int rc;
+
+	*out = NULL;
+	*skipped = 0;
+	if (!t)
+		return oom(err);
+	if ((rc = flame_tree_init(t, err)) < 0) {
+		free(t);
+		return rc;
+	}
+	if ((rc = add_side(t, FLAME_BASE, bs, base, nb, lim, skipped, err)) < 0 ||
+	    (rc = add_side(t, FLAME_CUR, bs, cur, nc, lim, skipped, err)) < 0) {
+		flame_tree_release(t);
+		free(t);
+		return rc;
+	}
+	*out = t;
+	return 0;
+}
+
+/* The note under a graph drawn without the captures retention summarised. */
+static char *skipped_note(size_t skipped)
+{
+	char note[160];
+
+	snprintf(note, sizeof(note), "The flame graph leaves out %zu capture%s in the summary tier, "
+		 "whose profiles are no longer kept; the statistics use all.", skipped,
+		 skipped == 1 ? "" : "s");
+	return strdup(note);
+}
+
+/* ---- findings ---- */
+
+static const char finding_cols[] =
+	"select f.id, s.name, f.profile_type, f.function, coalesce(fn.file, ''), f.direction, f.severity,"
+	" f.status, f.detail ->> 'test', f.current_release, f.baseline_share, f.current_share, f.delta,"
+	" f.rel_delta, f.ci_low, f.ci_high, f.p_value, f.q_value, f.baseline_captures, f.current_captures,"
+	" coalesce((f.detail -> 'captures')::text, '{}'), f.function_id, f.service_id,"
+	" coalesce((select d.commit_sha from deploys d where d.service_id = f.service_id"
+	"   and d.release = f.current_release and d.commit_sha is not null order by d.deployed_at desc, d.id desc limit 1),"
+	"  (select p.commit_sha from profiles p where p.service_id = f.service_id"
+	"   and p.release = f.current_release and p.commit_sha is not null order by p.captured_at desc limit 1)),"
+	" (select d2.commit_sha from deploys d2 where d2.service_id = f.service_id"
+	"   and d2.release <> f.current_release and d2.commit_sha is not null and d2.deployed_at <="
+	"   coalesce((select max(d3.deployed_at) from deploys d3 where d3.service_id = f.service_id"
+	"   and d3.release = f.current_release), now()) order by d2.deployed_at desc, d2.id desc limit 1)"
+	" from findings f join services s on s.id = f.service_id"
+	" left join functions fn on fn.id = f.function_id where ";
+static const char finding_order[] =
+	" order by case f.direction when 'regression' then 0 when 'relative_shift' then 1 else 2 end,"
+	" case f.severity when 'critical' then 0 when 'high' then 1 when 'medium' then 2 when 'low' then 3 else 4 end,"
+	" f.score desc nulls last, f.id";
+
+/* The finding's captures, with the function's share in each. */
+static int load_captures(report_finding *f, reportdata_cap **caps_out, size_t *ncaps, db *d,
+			 const char *captures_json, int64_t function_id, pr_error *err)
+{
+	static const char sql[] =
+		"with c as (select x::bigint as id, false as cur from jsonb_array_elements_text($1::jsonb -> 'baseline') x"
+		" union all select x::bigint, true from jsonb_array_elements_text($1::jsonb -> 'current') x)"
+		" select p.id, c.cur, (extract(epoch from p.captured_at) * 1000000)::bigint,"
+		" case when p.blob_deleted_at is null then p.blob_key end, p.release,"
+		" p.host, p.retention_class, p.format, p.profile_type, coalesce(pf.self_share, 0), p.service_id,"
+		" p.total_value, p.commit_sha"
+		" from c join profiles p on p.id = c.id"
+		" left join profile_functions pf on pf.profile_id = p.id and pf.function_id = $2"
+		" order by c.cur, p.captured_at, p.id";
+	char fid[24];
+	const char *p[2] = {captures_json, fid};
+	PGresult *res = NULL;
+	reportdata_cap *caps = NULL;
+	int rows, rc;
+	bool bad = false;
+
+	snprintf(fid, sizeof(fid), "%" PRId64, function_id);
+	if ((rc = db_exec(d, &res, err, "reading a finding's captures", sql, 2, p)) < 0)
+		return rc;
+	rows = db_rows(res);
+	if (rows && (!(f->caps = calloc((size_t)rows, sizeof(*f->caps))) ||
+		     !(f->points = calloc((size_t)rows, sizeof(*f->points))) ||
+		     !(caps = calloc((size_t)rows, sizeof(*caps))))) {
+		rc = oom(err);
+		goto out;
+	}
+	for (int i = 0; i < rows; i++) {
+		report_capture *c = &f->caps[f->ncaps++];
+		report_point *pt = &f->points[f->npoints++];
+		reportdata_cap *rc2 = &caps[i];
+		c->id = pt->capture_id = rc2->id = db_get_i64(res, i, 0);
+		c->current = pt->current = db_get_bool(res, i, 1);
+		c->at_us = pt->at_us = rc2->at_us = db_get_i64(res, i, 2);
+		c->blob_key = dup_or_null(db_get_text(res, i, 3), &bad);
+		c->release = dup_or_null(db_get_text(res, i, 4), &bad);
+		c->host = dup_or_null(db_get_text(res, i, 5), &bad);
+		c->retention = dup_or_null(db_get_text(res, i, 6), &bad);
+		pt->share = db_get_f64(res, i, 9);
+		rc2->blob_key = dup_or_null(db_get_text(res, i, 3), &bad);
+		rc2->format = dup_or_null(db_get_text(res, i, 7), &bad);
+		rc2->type = dup_or_null(db_get_text(res, i, 8), &bad);
+		rc2->service_id = db_get_i64(res, i, 10);
+		rc2->total = db_get_i64(res, i, 11);
+		rc2->commit = dup_or_null(db_get_text(res, i, 12), &bad);
+		/* The scratch copy carries its side in `retention`. */
+		rc2->retention = dup_or_null(c->current ? "current" : "baseline", &bad);
+	}
+	if (bad) {
+		rc = oom(err);
+		goto out;
+	}
+	report_finding_band(f);
+	*caps_out = caps;
+	*ncaps = (size_t)rows;
+	caps = NULL;
+out:
+	reportdata_caps_free(caps, (size_t)rows);
+	db_result_free(res);
+	return rc;
+}
+
+static void suspects(report_finding *f, const config *cfg, const char *prev_sha)
+{
+	const config_service *cs = cfg ? config_service_find(cfg, f->service) : NULL;
+	gitinfo_commit *commits = NULL;
+	size_t nc = 0, *idx = NULL, n = 0;
+	pr_error gerr = PR_ERROR_INIT;
+	bool bad = false;
+	char note[PR_ERROR_MSG_MAX + 64];
+
+	note[0] = 0;
+	if (!f->file || !f->file[0])
+		snprintf(note, sizeof(note), "The profile gives no file name for this function.");
+	else if (!cs || !cs->repo)
+		snprintf(note, sizeof(note), "No repository configured for the service: no commit range.");
+	else if (!f->commit || !prev_sha)
+		snprintf(note, sizeof(note), "No previous deploy with a commit: no commit range.");
+	else if (gitinfo_range(&commits, &nc, cs->repo, prev_sha, f->commit, MAX_SUSPECT_RANGE, &gerr) < 0)
+		snprintf(note, sizeof(note), "Commit range unavailable: %s", gerr.msg);
+	else if (gitinfo_suspects(&idx, &n, commits, nc, f->file) < 0 || !n)
+		snprintf(note, sizeof(note), "No commit in the range touched this file.");
+	if (n && (f->suspects = calloc(n, sizeof(*f->suspects)))) {
+		for (size_t k = 0; k < n; k++) {
+			const gitinfo_commit *c = &commits[idx[k]];
+			f->suspects[k].sha = dup_or_null(c->sha, &bad);
+			f->suspects[k].author = dup_or_null(c->author, &bad);
+			f->suspects[k].subject = dup_or_null(c->subject ? c->subject : "", &bad);
+		}
+		f->nsuspects = n;
+	}
+	if (note[0])
+		f->suspect_note = strdup(note);
+	free(idx);
+	gitinfo_commits_free(commits, nc);
+}
+
+/* Load the findings that `where` (with params) selects into r. */
+static int load_findings(report *r, db *d, blob_store *bs, const config *cfg, const char *where,
+			 int nparams, const char *const *params, pr_error *err)
+{
+	buf sql = BUF_INIT;
+	PGresult *res = NULL;
+	profile_limits lim;
+	int rows, rc;
+
+	if (cfg)
+		lim = cfg->limits;
+	else
+		profile_limits_default(&lim);
+	if (buf_puts(&sql, finding_cols) < 0 || buf_puts(&sql, where) < 0 || buf_puts(&sql, finding_order) < 0)
+		return oom(err);
+	rc = db_exec(d, &res, err, "reading findings", sql.ptr, nparams, params);
+	buf_release(&sql);
+	if (rc < 0)
+		return rc;
+	rows = db_rows(res);
+	for (int i = 0; i < rows && rc == 0; i++) {
+		report_finding *f;
+		reportdata_cap *caps = NULL;
+		size_t ncaps = 0, nb = 0;
+		bool bad = false;
+		const char *capjson = db_get_text(res, i, 20);
+
+		if ((rc = report_add_finding(r, &f, err)) < 0)
+			break;
+		f->id = db_get_i64(res, i, 0);
+		f->service = dup_or_null(db_get_text(res, i, 1), &bad);
+		f->type = dup_or_null(db_get_text(res, i, 2), &bad);
+		f->function = dup_or_null(db_get_text(res, i, 3), &bad);
+		f->file = dup_or_null(db_get_text(res, i, 4), &bad);
+		f->direction = dup_or_null(db_get_text(res, i, 5), &bad);
+		f->severity = dup_or_null(db_get_text(res, i, 6), &bad);
+		f->status = dup_or_null(db_get_text(res, i, 7), &bad);
+		f->test = dup_or_null(db_get_text(res, i, 8), &bad);
+		f->release = dup_or_null(db_get_text(res, i, 9), &bad);
+		f->baseline_share = f64n(res, i, 10);
+		f->current_share = f64n(res, i, 11);
+		f->delta = f64n(res, i, 12);
+		f->rel_delta = f64n(res, i, 13);
+		f->ci_low = f64n(res, i, 14);
+		f->ci_high = f64n(res, i, 15);
+		f->p_value = f64n(res, i, 16);
+		f->q_value = f64n(res, i, 17);
+		f->baseline_captures = (size_t)db_get_i64(res, i, 18);
+		f->current_captures = (size_t)db_get_i64(res, i, 19);
+		f->commit = dup_or_null(db_get_text(res, i, 23), &bad);
+		if (bad) {
+			rc = oom(err);
+			break;
+		}
+		if ((rc = load_captures(f, &caps, &ncaps, d, capjson, db_get_i64(res, i, 21), err)) < 0)
+			break;
+		for (size_t k = 0; k < ncaps; k++) {
+			nb += strcmp(caps[k].retention, "baseline") == 0;
+			if (!r->window_from_us || caps[k].at_us < r->window_from_us)
+				r->window_from_us = caps[k].at_us;
+			if (caps[k].at_us > r->window_to_us)
+				r->window_to_us = caps[k].at_us;
+		}
+		/* Findings of one target share their captures: draw them once. */
+		for (int k = 0; k < i && f->flame_ref < 0; k++)
+			if (r->findings[k].flame && strcmp(db_get_text(res, k, 20), capjson) == 0)
+				f->flame_ref = k;
+		if (f->flame_ref < 0 && ncaps) {
+			pr_error ferr = PR_ERROR_INIT;
+			size_t skipped = 0;
+			if (build_flame(&f->flame, bs, caps, nb, caps + nb, ncaps - nb, &lim, &skipped,
+					&ferr) < 0) {
+				char note[PR_ERROR_MSG_MAX + 64];
+				if (ferr.code == PR_EDB || ferr.code == PR_ENOMEM) {
+					rc = pr_error_set(err, ferr.code, "%s", ferr.msg);
+					reportdata_caps_free(caps, ncaps);
+					break;
+				}
+				snprintf(note, sizeof(note), "No flame graph: %s", ferr.msg);
+				f->flame_note = strdup(note);
+			} else if (skipped) {
+				f->flame_note = skipped_note(skipped);
+			}
+		} else if (!ncaps) {
+			f->flame_note = strdup("No flame graph: the finding's captures are gone.");
+		}
+		reportdata_caps_free(caps, ncaps);
+		if (f->direction && strcmp(f->direction, "regression") == 0)
+			suspects(f, cfg, db_get_text(res, i, 24));
+	}
+	db_result_free(res);
+	return rc;
+}
+
+static int run_summary(report *r, db *d, int64_t run_id, pr_error *err)
+{
+	static const char sql[] =
+		"select r.kind, r.status, (extract(epoch from r.started_at) * 1000000)::bigint,"
+		" (extract(epoch from r.finished_at) * 1000000)::bigint, r.detail::text, s.name"
+		" from runs r left join services s on s.id = r.service_id where r.id = $1";
+	char id[24], title[256];
+	const char *p[1] = {id};
+	PGresult *res = NULL;
+	json_t *detail = NULL, *services;
+	bool bad = false;
+	int rc;
+
+	snprintf(id, sizeof(id), "%" PRId64, run_id);
+	if ((rc = db_exec(d, &res, err, "reading the run", sql, 1, p)) < 0)
+		return rc;
+	if (db_rows(res) != 1) {
+		rc = pr_error_set(err, PR_ENOTFOUND, "run %s not found", id);
+		goto out;
+	}
+	r->run_id = run_id;
+	r->run_kind = dup_or_null(db_get_text(res, 0, 0), &bad);
+	r->run_status = dup_or_null(db_get_text(res, 0, 1), &bad);
+	r->started_us = db_get_i64(res, 0, 2);
+	r->finished_us = db_get_i64(res, 0, 3);
+	detail = json_loads(db_get_text(res, 0, 4), 0, NULL);
+	if (json_is_integer(json_object_get(detail, "analysed")))
+		r->services_analysed = (long)json_integer_value(json_object_get(detail, "analysed"));
+	if (json_is_integer(json_object_get(detail, "failed")))
+		r->services_failed = (long)json_integer_value(json_object_get(detail, "failed"));
+	if ((services = json_object_get(detail, "services"))) {
+		const char *name;
+		json_t *v;
+		json_object_foreach(services, name, v) {
+			const char *st = json_string_value(json_object_get(v, "status"));
+			const char *why = json_string_value(json_object_get(v, "reason"));
+			char **nf;
+			buf line = BUF_INIT;
+			if (!st || strcmp(st, "failed") != 0)
+				continue;
+			if (buf_printf(&line, "%s: %s", name, why ? why : "failed") < 0 ||
+			    !(nf = realloc(r->failures, (r->nfailures + 1) * sizeof(*nf)))) {
+				buf_release(&line);
+				bad = true;
+				break;
+			}
+			r->failures = nf;
+			r->failures[r->nfailures++] = buf_detach(&line, NULL);
+		}
+	}
+	if (db_get_text(res, 0, 5)) {
+		const char *rel = json_string_value(json_object_get(detail, "release"));
+		const char *verdict = json_string_value(json_object_get(detail, "verdict"));
+		snprintf(title, sizeof(title), "profreg %s run %s: %s %s%s%s%s", db_get_text(res, 0, 0), id,
+			 db_get_text(res, 0, 5), rel ? rel : "", verdict ? " (" : "", verdict ? verdict : "",
+			 verdict ? ")" : "");
+		if (r->services_analysed < 0)
+			r->services_analysed = 1, r->services_failed = 0;
+	} else {
+		snprintf(title, sizeof(title), "profreg %s run %s", db_get_text(res, 0, 0), id);
+	}
+	r->title = dup_or_null(title, &bad);
+	if (bad)
+		rc = oom(err);
+out:
+	json_decref(detail);
+	db_result_free(res);
+	return rc;
+}
+
+int reportdata_run(report *out, db *d, blob_store *bs, const config *cfg, int64_t run_id,
+		   pr_error *err)
+{
+	char id[24];
+	const char *p[1] = {id};
+	int rc;
+
+	snprintf(id, sizeof(id), "%" PRId64, run_id);
+	if ((rc = report_init(out, "run", err)) < 0 || (rc = run_summary(out, d, run_id, err)) < 0 ||
+	    (rc = load_findings(out, d, bs, cfg, "f.run_id = $1", 1, p, err)) < 0)
+		return rc;
+	out->generated_us = time_now_us();
+	return 0;
+}
+
+int reportdata_finding(report *out, db *d, blob_store *bs, const config *cfg,
+		       int64_t finding_id, pr_error *err)
+{
+	char id[24], title[64];
+	const char *p[1] = {id};
+	int rc;
+
+	snprintf(id, sizeof(id), "%" PRId64, finding_id);
+	snprintf(title, sizeof(title), "profreg finding %s", id);
+	if ((rc = report_init(out, "finding", err)) < 0)
+		return rc;
+	if (!(out->title = strdup(title)))
+		return oom(err);
+	if ((rc = load_findings(out, d, bs, cfg, "f.id = $1", 1, p, err)) < 0)
+		return rc;
+	if (!out->nfindings)
+		return pr_error_set(err, PR_ENOTFOUND, "finding %s not found", id);
+	out->generated_us = time_now_us();
+	return 0;
+}
+
+int reportdata_release(report *out, db *d, blob_store *bs, const config *cfg,
+		       const char *service, const char *release, pr_error *err)
+{
+	const char *p[2] = {service, release};
+	buf title = BUF_INIT;
+	db_service svc = {0};
+	int rc;
+
+	if ((rc = report_init(out, "release", err)) < 0)
+		return rc;
+	if ((rc = db_service_get(d, &svc, service, err)) < 0)
+		return rc;
+	db_service_release(&svc);
+	if (buf_printf(&title, "profreg report: %s release %s", service, release) < 0)
+		return oom(err);
+	out->title = buf_detach(&title, NULL);
+	if ((rc = load_findings(out, d, bs, cfg, "s.name = $1 and f.current_release = $2", 2, p, err)) < 0)
+		return rc;
+	if (!out->nfindings && !(out->note = strdup("No stored finding for this release: either it was never "
+						   "analysed or nothing moved beyond the margin.")))
+		return oom(err);
+	out->generated_us = time_now_us();
+	return 0;
+}
+
+/* ---- diff ---- */
+
+static int ids_json(buf *out, const reportdata_cap *c, size_t n)
+{
+	int rc = buf_putc(out, '[');
+	for (size_t i = 0; i < n && rc == 0; i++)
+		rc = buf_printf(out, "%s%" PRId64, i ? "," : "", c[i].id);
+	return rc == 0 ? buf_putc(out, ']') : rc;
+}
+
+typedef struct fshare {
+	uint32_t name;
+	double self[2];
+} fshare;
+
+static int cmp_absdelta(const void *a, const void *b)
+{
+	const fshare *x = a, *y = b;
+	double dx = fabs(x->self[1] - x->self[0]), dy = fabs(y->self[1] - y->self[0]);
+	return dx < dy ? 1 : dx > dy ? -1 : 0;
+}
+
+static int cmp_test_absdelta(const void *a, const void *b)
+{
+	const finding *x = a, *y = b;
+	double dx = fabs(x->delta), dy = fabs(y->delta);
+	if (x->significant != y->significant)
+		return x->significant ? -1 : 1;
+	return dx < dy ? 1 : dx > dy ? -1 : 0;
+}
+
+/* Rows from the merged stacks alone: per function, self share on each side. */
+static int rows_from_tree(report *r, const flame_tree *t, size_t top, const reportdata_cap *tc,
+			  pr_error *err)
+{
+	fshare *fs = calloc(t->nnames ? t->nnames : 1, sizeof(*fs));
+	int rc = 0;
+
+	if (!fs)
+		return oom(err);
+	for (size_t i = 0; i < t->nnames; i++)
+		fs[i].name = (uint32_t)i;
+	for (size_t i = 1; i < t->n; i++) {
+		double self[2], tot[2];
+		flame_node_shares(t, (uint32_t)i, self, tot);
+		fs[t->nodes[i].name].self[0] += self[0];
+		fs[t->nodes[i].name].self[1] += self[1];
+	}
+	qsort(fs, t->nnames, sizeof(*fs), cmp_absdelta);
+	for (size_t i = 0; i < t->nnames && i < top && rc == 0; i++) {
+		report_finding *f;
+		bool bad = false;
+		if (fs[i].self[0] == 0 && fs[i].self[1] == 0)
+			break;
+		if ((rc = report_add_finding(r, &f, err)) < 0)
+			break;
+		f->function = dup_or_null(t->names[fs[i].name], &bad);
+		f->service = dup_or_null(tc->service, &bad);
+		f->type = dup_or_null(tc->type, &bad);
+		f->baseline_share = fs[i].self[0];
+		f->current_share = fs[i].self[1];
+		f->delta = fs[i].self[1] - fs[i].self[0];
+		f->rel_delta = fs[i].self[0] > 0 ? f->delta / fs[i].self[0] : NAN;
+		f->ci_low = f->ci_high = NAN;
+		f->baseline_captures = r->base_ncaps;
+		f->current_captures = r->target_ncaps;
+		if (bad)
+			rc = oom(err);
+	}
+	free(fs);
+	return rc;
+}
+
+int reportdata_diff(report *out, db *d, blob_store *bs, const config *cfg,
+		    const reportdata_sel *base, const reportdata_sel *target, size_t top,
+		    pr_error *err)
+{
+	reportdata_cap *bc = NULL, *tc = NULL;
+	size_t nb = 0, nt = 0, skipped = 0;
+	buf bids = BUF_INIT, tids = BUF_INIT, title = BUF_INIT;
+	analysis a;
+	analysis_opts o;
+	profile_limits lim;
+	bool one_target, bad = false;
+	int rc;
+
+	memset(&a, 0, sizeof(a));
+	if (cfg)
+		lim = cfg->limits, o = cfg->analysis;
+	else
+		profile_limits_default(&lim), analysis_opts_default(&o);
+	if ((rc = report_init(out, "diff", err)) < 0 ||
+	    (rc = reportdata_sel_captures(&bc, &nb, d, base, err)) < 0 ||
+	    (rc = reportdata_sel_captures(&tc, &nt, d, target, err)) < 0)
+		goto out;
+	if (strcmp(bc[0].type, tc[0].type) != 0) {
+		rc = pr_error_set(err, PR_EUSAGE, "cannot compare '%s' captures with '%s' captures",
+				  bc[0].type, tc[0].type);
+		goto out;
+	}
+	out->base_desc = dup_or_null(base->text, &bad);
+	out->target_desc = dup_or_null(target->text, &bad);
+	out->base_ncaps = nb;
+	out->target_ncaps = nt;
+	out->window_from_us = bc[0].at_us < tc[0].at_us ? bc[0].at_us : tc[0].at_us;
+	out->window_to_us = bc[nb - 1].at_us > tc[nt - 1].at_us ? bc[nb - 1].at_us : tc[nt - 1].at_us;
+	if (buf_printf(&title, "profreg diff: %s vs %s", base->text, target->text) < 0)
+		bad = true;
+	out->title = buf_detach(&title, NULL);
+	if (bad) {
+		rc = oom(err);
+		goto out;
+	}
+	if ((rc = build_flame(&out->flame, bs, bc, nb, tc, nt, &lim, &skipped, err)) < 0)
+		goto out;
+	if (skipped)
+		out->note = skipped_note(skipped);
+	else if (nb > REPORTDATA_MAX_FLAME_CAPTURES || nt > REPORTDATA_MAX_FLAME_CAPTURES)
+		out->note = strdup("The flame graph merges the newest 64 captures of each side; the table uses all.");
+
+	/* The analysis' own tests when both sides are one service's captures. */
+	one_target = true;
+	for (size_t i = 0; i < nb; i++)
+		one_target &= bc[i].service_id == tc[0].service_id;
+	for (size_t i = 0; i < nt; i++)
+		one_target &= tc[i].service_id == tc[0].service_id;
+	if (one_target && nb >= 2) {
+		o.min_baseline = 2;
+		analysis_init(&a, &o);
+		if (ids_json(&bids, bc, nb) < 0 || ids_json(&tids, tc, nt) < 0) {
+			rc = oom(err);
+			goto out;
+		}
+		{
+			analysis_target t = {tc[0].service_id, tc[0].service, tc[0].type, NULL, 0, 0,
+					     bids.ptr, tids.ptr};
+			if ((rc = analysis_add(&a, d, &t, false, err)) < 0 || (rc = analysis_finish(&a, err)) < 0)
+				goto out;
+		}
+	}
+	if (a.ntests) {
+		qsort(a.tests, a.ntests, sizeof(*a.tests), cmp_test_absdelta);
+		for (size_t i = 0; i < a.ntests && i < top; i++) {
+			const finding *t = &a.tests[i];
+			report_finding *f;
+			if ((rc = report_add_finding(out, &f, err)) < 0)
+				goto out;
+			f->service = dup_or_null(t->service, &bad);
+			f->type = dup_or_null(t->type, &bad);
+			f->function = dup_or_null(t->function, &bad);
+			f->file = dup_or_null(t->file, &bad);
+			f->test = dup_or_null(t->test, &bad);
+			f->release = dup_or_null(tc[nt - 1].release, &bad);
+			f->commit = dup_or_null(tc[nt - 1].commit, &bad);
+			if (t->significant) {
+				f->direction = dup_or_null(finding_dir_name(t->direction), &bad);
+				f->severity = dup_or_null(stats_severity_name(t->severity), &bad);
+			}
+			f->baseline_share = t->baseline_share;
+			f->current_share = t->current_share;
+			f->delta = t->delta;
+			f->rel_delta = t->rel_delta;
+			f->ci_low = t->ci_low;
+			f->ci_high = t->ci_high;
+			f->p_value = t->p_value;
+			f->q_value = t->q_value;
+			f->baseline_captures = t->baseline_captures;
+			f->current_captures = t->current_captures;
+		}
+		if (bad) {
+			rc = oom(err);
+			goto out;
+		}
+	} else {
+		if (!out->note)
+			out->note = strdup(one_target ? "Shares only: the analysis' tests need at least two baseline captures."
+						      : "Shares only: the analysis' tests need one service on both sides.");
+		if ((rc = rows_from_tree(out, out->flame, top, &tc[0], err)) < 0)
+			goto out;
+	}
+	out->generated_us = time_now_us();
+out:
+	analysis_release(&a);
+	buf_release(&bids);
+	buf_release(&tids);
+	reportdata_caps_free(bc, nb);
+	reportdata_caps_free(tc, nt);
+	return rc;
+}
+
+/* ---- files ---- */
+
+char *reportdata_dir(const config *cfg, const char *home)
+{
+	buf b = BUF_INIT;
+
+	if (cfg && cfg->reports.dir)
+		return strdup(cfg->reports.dir);
+	if (buf_printf(&b, "%s/reports", home ? home : ".") < 0)
+		return NULL;
+	return buf_detach(&b, NULL);
+}
+
+int reportdata_write_file(const char *path, const char *data, size_t len, pr_error *err)
+{
+	if (strcmp(path, "-") == 0) {
+		if (fwrite(data, 1, len, stdout) != len || fflush(stdout) != 0)
+			return pr_error_set(err, PR_EIO, "cannot write the report to standard output: %s",
+					    strerror(errno));
+		return 0;
+	}
+	return fileio_write_atomic(path, data, len, 0644, err);
+}
+
+int reportdata_write_run(db *d, blob_store *bs, const config *cfg, const char *home,
+			 int64_t run_id, char **html_path, pr_error *err)
+{
+	static const char *ext[3] = {"html", "md", "json"};
+	report r;
+	buf text = BUF_INIT, path = BUF_INIT;
+	char *dir = NULL;
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	if (html_path)
+		*html_path = NULL;
+	if ((rc = reportdata_run(&r, d, bs, cfg, run_id, err)) < 0)
+		goto out;
+	if (!(dir = reportdata_dir(cfg, home))) {
+		rc = oom(err);
+		goto out;
+	}
+	if ((rc = fileio_mkdirs(dir, 0755, err)) < 0)
+		goto out;
+	for (int k = 0; k < 3; k++) {
+		buf_reset(&text);
+		buf_reset(&path);
+		rc = k == 0 ? report_html(&text, &r, err) : k == 1 ? report_md(&text, &r, err)
+								   : report_json(&text, &r, err);
+		if (rc < 0)
+			goto out;
+		if (buf_printf(&path, "%s/run-%" PRId64 ".%s", dir, run_id, ext[k]) < 0) {
+			rc = oom(err);
+			goto out;
+		}
+		if ((rc = reportdata_write_file(path.ptr, text.ptr, text.len, err)) < 0)
+			goto out;
+		if (k == 0 && html_path && !(*html_path = strdup(path.ptr))) {
+			rc = oom(err);
+			goto out;
+		}
+	}
+out:
+	if (rc < 0 && html_path) {
+		free(*html_path);
+		*html_path = NULL;
+	}
+	buf_release(&text);
+	buf_release(&path);
+	free(dir);
+	report_release(&r);
+	return rc;
+}

@@ -1,0 +1,109 @@
+/*
+ * reportdata.h: filling reports from the database and the blob store.
+ *
+ * A run's, a finding's or a release's findings come from the findings
+ * table; each finding's evidence from the captures pinned behind it
+ * (detail -> captures -> baseline/current): their blobs are read and
+ * parsed again and merged into the differential flame graph (every
+ * capture weighted by 1 / its total, so each counts once, as in the
+ * analysis' mean share), and the function's self share per capture comes
+ * from profile_functions for the sparkline. Suspect commits are listed
+ * when the service has a repository in the config and its deploys give a
+ * commit range.
+ *
+ * Selections name captures for `profreg diff` and `profreg export`:
+ *   "service=S,release=R"   "service=S,commit=C"   "id=1,2,3" (or "1,2,3")
+ * with optional host=H, type=T (default cpu unless ids are given),
+ * since=TIME and until=TIME, separated by commas.
+ */
+#ifndef PR_REPORTDATA_H
+#define PR_REPORTDATA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "pipeline/blob.h"
+#include "pipeline/db.h"
+#include "pipeline/profile.h"
+#include "reports/report.h"
+
+/* Captures read per side of one flame graph at most (the newest win). */
+#define REPORTDATA_MAX_FLAME_CAPTURES 64
+/* Captures one selection may name at most. */
+#define REPORTDATA_MAX_SELECTION 2000
+
+typedef struct reportdata_sel {
+	char *text;              /* as given, for titles and messages */
+	char *service, *release, *commit, *host, *type;
+	int64_t *ids;
+	size_t nids;
+	int64_t since_us, until_us; /* 0: unbounded; until exclusive */
+} reportdata_sel;
+
+/*
+ * Parse a selection; extra host/since/until (may be NULL/0) apply when
+ * the text does not set them. PR_EUSAGE with the reason on bad text.
+ * Release with reportdata_sel_release.
+ */
+int reportdata_sel_parse(reportdata_sel *out, const char *text, const char *host,
+			 int64_t since_us, int64_t until_us, pr_error *err);
+void reportdata_sel_release(reportdata_sel *s);
+
+/* One selected capture; strings owned (reportdata_caps_free). */
+typedef struct reportdata_cap {
+	int64_t id, service_id, at_us, total;
+	char *service, *type, *release, *commit, *host, *blob_key, *format, *retention;
+} reportdata_cap;
+
+void reportdata_caps_free(reportdata_cap *c, size_t n);
+
+/*
+ * The captures a selection names, oldest first, all of one profile type
+ * (PR_EUSAGE otherwise). None is PR_ENOTFOUND.
+ */
+int reportdata_sel_captures(reportdata_cap **out, size_t *n, db *d, const reportdata_sel *s,
+			    pr_error *err);
+
+/*
+ * Read and parse one capture's blob, with the primary value chosen for
+ * its profile type. *out is the caller's (profile_free).
+ */
+int reportdata_load_profile(profile **out, blob_store *bs, const reportdata_cap *c,
+			    const profile_limits *lim, pr_error *err);
+
+/* Reports. `out` is initialised here; release it with report_release. */
+int reportdata_run(report *out, db *d, blob_store *bs, const config *cfg, int64_t run_id,
+		   pr_error *err);
+int reportdata_finding(report *out, db *d, blob_store *bs, const config *cfg,
+		       int64_t finding_id, pr_error *err);
+int reportdata_release(report *out, db *d, blob_store *bs, const config *cfg,
+		       const char *service, const char *release, pr_error *err);
+
+/*
+ * Compare two selections: one flame graph (base against target) and the
+ * functions whose self share changed most (at most `top`), with the
+ * analysis' statistics when both sides hold one service and type and the
+ * base has at least two captures.
+ */
+int reportdata_diff(report *out, db *d, blob_store *bs, const config *cfg,
+		    const reportdata_sel *base, const reportdata_sel *target, size_t top,
+		    pr_error *err);
+
+/* Where reports go: config reports.dir, else <home>/reports. Caller frees. */
+char *reportdata_dir(const config *cfg, const char *home);
+
+/*
+ * Write the HTML, Markdown and JSON reports of run `run_id` to
+ * <reports dir>/run-<RUN_ID>.html, .md and .json (each whole or not at
+ * all). Each finding's section has the anchor #finding-<FINDING_ID>.
+ * *html_path (may be NULL) is the HTML file's path, the caller's to free.
+ */
+int reportdata_write_run(db *d, blob_store *bs, const config *cfg, const char *home,
+			 int64_t run_id, char **html_path, pr_error *err);
+
+/* Write `len` bytes to `path` ("-": standard output) whole or not at all. */
+int reportdata_write_file(const char *path, const char *data, size_t len, pr_error *err);
+
+#endif

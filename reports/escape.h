@@ -1,0 +1,34 @@
+/*
+ * escape.h: making names taken from a profile safe in each output format.
+ *
+ * Every function and file name in a report comes from an untrusted
+ * profile. These are the only ways such a string enters HTML or Markdown,
+ * so a name like `<script>` or `a|b` always renders as the text it is.
+ * (JSON output goes through jansson, which escapes by itself.)
+ */
+#ifndef PR_ESCAPE_H
+#define PR_ESCAPE_H
+
+#include <stddef.h>
+
+#include "common/buf.h"
+
+/*
+ * Append `s` to `out` as HTML text or attribute value: & < > " ' become
+ * entities, control characters become the visible text \xNN. Returns 0
+ * or the buffer's error (PR_ENOMEM, PR_ELIMIT).
+ */
+int esc_html(buf *out, const char *s);
+
+/* Same for the first `n` bytes of `s` (which may contain no NUL). */
+int esc_html_n(buf *out, const char *s, size_t n);
+
+/*
+ * Append `s` to `out` as Markdown text that is safe inside a table cell:
+ * every character that can start emphasis, code, a link, an image, raw
+ * HTML, a heading or a table cell is backslash-escaped, control
+ * characters (newlines included) become \xNN. Returns as esc_html.
+ */
+int esc_md(buf *out, const char *s);
+
+#endif

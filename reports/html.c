@@ -1,0 +1,506 @@
+/*
+ * html.c: the report as one self-contained HTML page.
+ *
+ * Inline CSS, inline SVG and a few lines of inline JavaScript (zoom and
+ * search in the flame graphs); nothing is fetched, so the page opens
+ * offline and from an artifact store. Every string from a profile or the
+ * database goes through esc_html.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "report.h"
+#include "escape.h"
+#include "common/timeutil.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdarg.h>
+#include <string.h>
+
+/* Past this size, later flame graphs are drawn with fewer frames. */
+#define PAGE_BUDGET (4u << 20)
+#define SMALL_FRAMES 300
+
+typedef struct out {
+	buf *b;
+	int rc;
+} out;
+
+static void P(out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void P(out *o, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (o->rc < 0)
+		return;
+	va_start(ap, fmt);
+	o->rc = buf_vprintf(o->b, fmt, ap);
+	va_end(ap);
+}
+
+/* Escaped text; NULL shows as `dash`. */
+static void E(out *o, const char *s, const char *dash)
+{
+	if (o->rc < 0)
+		return;
+	o->rc = esc_html(o->b, s ? s : dash);
+}
+
+static void T(out *o, int64_t us)
+{
+	char t[TIME_FMT_MAX];
+
+	if (!us) {
+		P(o, "-");
+		return;
+	}
+	time_format(t, us);
+	P(o, "%s", t);
+}
+
+static const char css[] =
+	"body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:24px;color:#1b1b1b;max-width:1260px}\n"
+	"h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #ddd;padding-bottom:4px}\n"
+	"h3{font-size:15px;margin:18px 0 6px}.meta,.note{color:#666}\n"
+	"table{border-collapse:collapse;margin:6px 0}td,th{padding:3px 8px;border-bottom:1px solid #eee;text-align:left;vertical-align:top}\n"
+	"th{background:#f6f6f6;font-weight:600}td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\n"
+	"code,.mono{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12.5px;word-break:break-all}\n"
+	"pre{background:#f6f6f6;padding:8px;overflow-x:auto;font-size:12.5px}\n"
+	".sev{display:inline-block;padding:0 6px;border-radius:3px;color:#fff;font-size:12px}\n"
+	".sev-critical{background:#8b0000}.sev-high{background:#d62020}.sev-medium{background:#e07b00}.sev-low{background:#888}.sev-none{background:#bbb}\n"
+	".up{color:#c01818}.down{color:#1d5fcf}\n"
+	".legend span{display:inline-block;width:14px;height:10px;margin:0 3px 0 10px;vertical-align:middle}\n"
+	"section.finding{margin-top:24px}\n"
+	"svg.spark circle.cur{fill:#d62020}svg.spark circle.base{fill:#4a6fa5}\n";
+
+static const char *sev_class(const char *s)
+{
+	static const char *known[] = {"critical", "high", "medium", "low"};
+
+	for (size_t i = 0; s && i < 4; i++)
+		if (strcmp(s, known[i]) == 0)
+			return known[i];
+	return "none";
+}
+
+static void pct(out *o, double share)
+{
+	char b[32];
+	P(o, "%s", report_pct(b, share));
+}
+
+static void pp(out *o, double d)
+{
+	if (isnan(d))
+		P(o, "-");
+	else
+		P(o, "%+.2fpp", 100 * d);
+}
+
+static void num_g(out *o, double v)
+{
+	if (isnan(v))
+		P(o, "-");
+	else
+		P(o, "%.2g", v);
+}
+
+static void anchor(out *o, const report_finding *f, size_t i)
+{
+	if (f->id)
+		P(o, "finding-%" PRId64, f->id);
+	else
+		P(o, "row-%zu", i + 1);
+}
+
+static void summary(out *o, const report *r)
+{
+	size_t sev[4], regressions = 0, others = 0;
+
+	report_severity_counts(r, sev);
+	for (size_t i = 0; i < r->nfindings; i++) {
+		if (!r->findings[i].direction)
+			continue;
+		if (strcmp(r->findings[i].direction, "regression") == 0)
+			regressions++;
+		else
+			others++;
+	}
+	P(o, "<section id=\"summary\"><h2>Summary</h2>\n<table class=\"kv\">\n");
+	if (r->run_id) {
+		P(o, "<tr><th>run</th><td>#%" PRId64 " (", r->run_id);
+		E(o, r->run_kind, "-");
+		P(o, ", ");
+		E(o, r->run_status, "-");
+		P(o, ")</td></tr>\n<tr><th>started</th><td>");
+		T(o, r->started_us);
+		P(o, "</td></tr>\n<tr><th>finished</th><td>");
+		T(o, r->finished_us);
+		P(o, "</td></tr>\n");
+	}
+	if (r->base_desc) {
+		P(o, "<tr><th>baseline</th><td><code>");
+		E(o, r->base_desc, "");
+		P(o, "</code> (%zu captures)</td></tr>\n<tr><th>target</th><td><code>", r->base_ncaps);
+		E(o, r->target_desc, "");
+		P(o, "</code> (%zu captures)</td></tr>\n", r->target_ncaps);
+	}
+	if (r->window_from_us) {
+		P(o, "<tr><th>time window</th><td>");
+		T(o, r->window_from_us);
+		P(o, " to ");
+		T(o, r->window_to_us);
+		P(o, "</td></tr>\n");
+	}
+	if (r->services_analysed >= 0)
+		P(o, "<tr><th>services</th><td>%ld analysed, %ld failed</td></tr>\n", r->services_analysed,
+		  r->services_failed < 0 ? 0 : r->services_failed);
+	if (strcmp(r->kind, "diff") != 0)
+		P(o, "<tr><th>regressions</th><td>%zu: <span class=\"sev sev-critical\">critical %zu</span> "
+		  "<span class=\"sev sev-high\">high %zu</span> <span class=\"sev sev-medium\">medium %zu</span> "
+		  "<span class=\"sev sev-low\">low %zu</span></td></tr>\n"
+		  "<tr><th>other findings</th><td>%zu (improvements and relative shifts)</td></tr>\n",
+		  regressions, sev[3], sev[2], sev[1], sev[0], others);
+	P(o, "</table>\n");
+	if (r->nfailures) {
+		P(o, "<p>Failed:</p><ul>\n");
+		for (size_t i = 0; i < r->nfailures; i++) {
+			P(o, "<li>");
+			E(o, r->failures[i], "");
+			P(o, "</li>\n");
+		}
+		P(o, "</ul>\n");
+	}
+	if (r->note) {
+		P(o, "<p class=\"note\">");
+		E(o, r->note, "");
+		P(o, "</p>\n");
+	}
+	P(o, "</section>\n");
+}
+
+static void findings_table(out *o, const report *r)
+{
+	bool diff = strcmp(r->kind, "diff") == 0;
+
+	P(o, "<section id=\"findings\"><h2>%s</h2>\n", diff ? "Functions whose share changed most" : "Findings");
+	if (!r->nfindings) {
+		P(o, "<p>No function's self share moved beyond the margin.</p></section>\n");
+		return;
+	}
+	P(o, "<table class=\"findings\"><tr><th>#</th><th>severity</th><th>direction</th><th>service</th>"
+	  "<th>function</th><th>baseline &rarr; current</th><th>change (95%% CI)</th><th>relative</th>"
+	  "<th>q</th><th>captures (base/cur)</th><th>release (commit)</th><th>suspects</th></tr>\n");
+	for (size_t i = 0; i < r->nfindings; i++) {
+		const report_finding *f = &r->findings[i];
+		P(o, "<tr><td class=\"num\">%zu</td><td><span class=\"sev sev-%s\">", i + 1, sev_class(f->severity));
+		E(o, f->severity, "-");
+		P(o, "</span></td><td>");
+		E(o, f->direction, "not significant");
+		P(o, "</td><td>");
+		E(o, f->service, "-");
+		if (diff) {
+			P(o, "</td><td class=\"mono\">");
+			E(o, f->function, "");
+			P(o, "</td><td class=\"num\">");
+		} else {
+			P(o, "</td><td><a class=\"mono\" href=\"#");
+			anchor(o, f, i);
+			P(o, "\">");
+			E(o, f->function, "");
+			P(o, "</a></td><td class=\"num\">");
+		}
+		pct(o, f->baseline_share);
+		P(o, " &rarr; ");
+		pct(o, f->current_share);
+		P(o, "</td><td class=\"num %s\">", f->delta > 0 ? "up" : "down");
+		pp(o, f->delta);
+		if (!isnan(f->ci_low))
+			P(o, " [%+.2f, %+.2f]", 100 * f->ci_low, 100 * f->ci_high);
+		P(o, "</td><td class=\"num\">");
+		if (isnan(f->rel_delta) || isinf(f->rel_delta))
+			P(o, "new");
+		else
+			P(o, "%+.1f%%", 100 * f->rel_delta);
+		P(o, "</td><td class=\"num\">");
+		num_g(o, f->q_value);
+		P(o, "</td><td class=\"num\">%zu/%zu</td><td>", f->baseline_captures, f->current_captures);
+		E(o, f->release, "-");
+		if (f->commit) {
+			P(o, " <code>");
+			o->rc = o->rc < 0 ? o->rc : esc_html_n(o->b, f->commit, strnlen(f->commit, 12));
+			P(o, "</code>");
+		}
+		P(o, "</td><td>");
+		for (size_t k = 0; k < f->nsuspects && k < 3; k++) {
+			P(o, "%s<code>", k ? " " : "");
+			o->rc = o->rc < 0 ? o->rc : esc_html_n(o->b, f->suspects[k].sha, strnlen(f->suspects[k].sha, 12));
+			P(o, "</code>");
+		}
+		if (f->nsuspects > 3)
+			P(o, " +%zu", f->nsuspects - 3);
+		if (!f->nsuspects)
+			P(o, "-");
+		P(o, "</td></tr>\n");
+	}
+	P(o, "</table></section>\n");
+}
+
+static void legend(out *o)
+{
+	P(o, "<p class=\"legend note\">Width: share of the current samples. Colour: change of the frame's self share"
+	  " against the baseline<span style=\"background:#d62020\"></span>grew"
+	  "<span style=\"background:#265cd6\"></span>shrank<span style=\"background:#eceae4\"></span>unchanged."
+	  " Hover for exact values, click to zoom (click the root to reset).</p>\n");
+}
+
+static void flame(out *o, const report *r, const flame_tree *t, const char *id, const char *highlight, pr_error *err)
+{
+	flame_opts fo = r->fopts;
+
+	if (o->rc < 0)
+		return;
+	fo.id = id;
+	fo.highlight = highlight;
+	if (o->b->len > PAGE_BUDGET && fo.max_frames > SMALL_FRAMES)
+		fo.max_frames = SMALL_FRAMES;
+	P(o, "<p><input class=\"flame-search\" type=\"search\" placeholder=\"search functions\" data-for=\"%s\"> "
+	  "<span id=\"%s-found\" class=\"note\"></span></p>\n", id, id);
+	legend(o);
+	if (o->rc == 0)
+		o->rc = flame_render_svg(o->b, t, &fo, NULL, err);
+}
+
+/* The function's share capture by capture, the baseline band shaded. */
+static void sparkline(out *o, const report_finding *f)
+{
+	const double W = 420, H = 80, pad = 6;
+	double hi = 0, lo = 0;
+	size_t nbase = 0;
+
+	if (!f->npoints) {
+		P(o, "<p class=\"note\">No per-capture history for this function.</p>\n");
+		return;
+	}
+	for (size_t i = 0; i < f->npoints; i++) {
+		if (f->points[i].share > hi)
+			hi = f->points[i].share;
+		nbase += !f->points[i].current;
+	}
+	if (f->has_band && f->band_median + f->band_spread > hi)
+		hi = f->band_median + f->band_spread;
+	hi = hi > 0 ? hi * 1.1 : 1;
+#define X(i) (f->npoints > 1 ? pad + (double)(i) * (W - 2 * pad) / (double)(f->npoints - 1) : W / 2)
+#define Y(s) (H - pad - ((s) - lo) / (hi - lo) * (H - 2 * pad))
+	P(o, "<svg class=\"spark\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+	  "data-points=\"%zu\">\n<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"#fafafa\" stroke=\"#ddd\"/>\n",
+	  W, H, f->npoints, W, H);
+	if (f->has_band) {
+		double top = f->band_median + f->band_spread, bot = f->band_median - f->band_spread;
+		if (bot < 0)
+			bot = 0;
+		P(o, "<rect class=\"band\" x=\"0\" y=\"%.1f\" width=\"%.0f\" height=\"%.1f\" fill=\"#4a6fa5\" "
+		  "fill-opacity=\"0.15\"><title>baseline median %.3f%% &#177; %.3f%%</title></rect>\n"
+		  "<line x1=\"0\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#4a6fa5\" stroke-dasharray=\"3,3\"/>\n",
+		  Y(top), W, Y(bot) - Y(top), 100 * f->band_median, 100 * f->band_spread, W,
+		  Y(f->band_median), Y(f->band_median));
+	}
+	if (nbase && nbase < f->npoints)
+		P(o, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"0\" y2=\"%.0f\" stroke=\"#999\" stroke-dasharray=\"2,2\"/>\n",
+		  (X(nbase - 1) + X(nbase)) / 2, (X(nbase - 1) + X(nbase)) / 2, H);
+	P(o, "<polyline fill=\"none\" stroke=\"#777\" stroke-width=\"1\" points=\"");
+	for (size_t i = 0; i < f->npoints; i++)
+		P(o, "%s%.1f,%.1f", i ? " " : "", X(i), Y(f->points[i].share));
+	P(o, "\"/>\n");
+	for (size_t i = 0; i < f->npoints; i++) {
+		const report_point *pt = &f->points[i];
+		P(o, "<circle class=\"%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"%s\"><title>capture %" PRId64 " (%s), ",
+		  pt->current ? "cur" : "base", X(i), Y(pt->share), pt->current ? "3" : "2", pt->capture_id,
+		  pt->current ? "current" : "baseline");
+		T(o, pt->at_us);
+		P(o, ": %.3f%%</title></circle>\n", 100 * pt->share);
+	}
+#undef X
+#undef Y
+	P(o, "</svg>\n<p class=\"note\">Self share per capture, oldest first: baseline (blue) then current (red);"
+	  " the band is the baseline median &#177; 1.4826 MAD.</p>\n");
+}
+
+static void id_list(out *o, const report_finding *f, bool current)
+{
+	bool first = true;
+
+	for (size_t i = 0; i < f->ncaps; i++)
+		if (f->caps[i].current == current) {
+			P(o, "%s%" PRId64, first ? "" : ",", f->caps[i].id);
+			first = false;
+		}
+}
+
+static void evidence(out *o, const report_finding *f)
+{
+	if (f->ncaps) {
+		size_t ncur = 0;
+		for (size_t i = 0; i < f->ncaps; i++)
+			ncur += f->caps[i].current;
+		P(o, "<h3>Captures</h3>\n<details%s><summary>%zu baseline and %zu current captures</summary>\n",
+		  f->ncaps <= 8 ? " open" : "", f->ncaps - ncur, ncur);
+		P(o, "<table class=\"caps\"><tr><th>capture</th><th>side</th><th>captured</th>"
+		  "<th>release</th><th>host</th><th>retention</th><th>blob key</th></tr>\n");
+		for (size_t i = 0; i < f->ncaps; i++) {
+			const report_capture *c = &f->caps[i];
+			P(o, "<tr><td class=\"num\">%" PRId64 "</td><td>%s</td><td>", c->id, c->current ? "current" : "baseline");
+			T(o, c->at_us);
+			P(o, "</td><td>");
+			E(o, c->release, "-");
+			P(o, "</td><td>");
+			E(o, c->host, "-");
+			P(o, "</td><td>");
+			E(o, c->retention, "-");
+			P(o, "</td><td><code class=\"blob\">");
+			E(o, c->blob_key, "-");
+			P(o, "</code></td></tr>\n");
+		}
+		P(o, "</table></details>\n");
+	}
+	P(o, "<h3>Reproduce</h3>\n<pre>");
+	if (f->id)
+		P(o, "profreg finding show %" PRId64 "\nprofreg report --finding %" PRId64 " --out finding-%" PRId64
+		  ".html\n", f->id, f->id, f->id);
+	if (f->ncaps) {
+		P(o, "profreg diff --base 'id=");
+		id_list(o, f, false);
+		P(o, "' --target 'id=");
+		id_list(o, f, true);
+		P(o, "' --out diff.html\nprofreg export 'id=");
+		id_list(o, f, true);
+		P(o, "' --format pprof --out current.pb.gz\n");
+	}
+	P(o, "</pre>\n");
+}
+
+static void finding_section(out *o, const report *r, size_t i, pr_error *err)
+{
+	const report_finding *f = &r->findings[i];
+	char id[48];
+
+	P(o, "<section class=\"finding\" id=\"");
+	anchor(o, f, i);
+	P(o, "\"><h2>%zu. <span class=\"sev sev-%s\">", i + 1, sev_class(f->severity));
+	E(o, f->severity, "-");
+	P(o, "</span> ");
+	E(o, f->direction, "change");
+	P(o, ": <code>");
+	E(o, f->function, "");
+	P(o, "</code></h2>\n<p>");
+	E(o, f->service, "-");
+	P(o, " (");
+	E(o, f->type, "-");
+	P(o, "), release ");
+	E(o, f->release, "-");
+	if (f->commit) {
+		P(o, ", commit <code>");
+		E(o, f->commit, "");
+		P(o, "</code>");
+	}
+	if (f->file && f->file[0]) {
+		P(o, ", file <code>");
+		E(o, f->file, "");
+		P(o, "</code>");
+	}
+	P(o, "</p>\n<p>Self share <b>");
+	pct(o, f->baseline_share);
+	P(o, " &rarr; ");
+	pct(o, f->current_share);
+	P(o, "</b>, change <b class=\"%s\">", f->delta > 0 ? "up" : "down");
+	pp(o, f->delta);
+	P(o, "</b>");
+	if (!isnan(f->ci_low))
+		P(o, " (95%% CI %+.3f to %+.3fpp)", 100 * f->ci_low, 100 * f->ci_high);
+	if (!isnan(f->rel_delta) && !isinf(f->rel_delta))
+		P(o, ", %+.1f%% relative", 100 * f->rel_delta);
+	P(o, "; p ");
+	num_g(o, f->p_value);
+	P(o, ", q ");
+	num_g(o, f->q_value);
+	if (f->test) {
+		P(o, " (");
+		E(o, f->test, "");
+		P(o, " test)");
+	}
+	P(o, "; %zu baseline and %zu current captures.</p>\n", f->baseline_captures, f->current_captures);
+
+	if (strcmp(r->kind, "diff") != 0) {
+		P(o, "<h3>Differential flame graph</h3>\n");
+		if (f->flame) {
+			snprintf(id, sizeof(id), "fg-%zu", i + 1);
+			flame(o, r, f->flame, id, f->function, err);
+			if (f->flame_note) {
+				P(o, "<p class=\"note\">");
+				E(o, f->flame_note, "");
+				P(o, "</p>\n");
+			}
+		} else if (f->flame_ref >= 0) {
+			P(o, "<p>Same captures as <a href=\"#");
+			anchor(o, &r->findings[f->flame_ref], (size_t)f->flame_ref);
+			P(o, "\">finding %d</a>: see its flame graph.</p>\n", f->flame_ref + 1);
+		} else {
+			P(o, "<p class=\"note\">");
+			E(o, f->flame_note, "No flame graph: the captures could not be read.");
+			P(o, "</p>\n");
+		}
+		P(o, "<h3>History</h3>\n");
+		sparkline(o, f);
+		if (f->direction && strcmp(f->direction, "regression") == 0) {
+			P(o, "<h3>Suspect commits</h3>\n");
+			if (f->nsuspects) {
+				P(o, "<ul>\n");
+				for (size_t k = 0; k < f->nsuspects; k++) {
+					P(o, "<li><code>");
+					E(o, f->suspects[k].sha, "");
+					P(o, "</code> ");
+					E(o, f->suspects[k].subject, "");
+					P(o, " (");
+					E(o, f->suspects[k].author, "");
+					P(o, ")</li>\n");
+				}
+				P(o, "</ul>\n");
+			} else {
+				P(o, "<p class=\"note\">");
+				E(o, f->suspect_note, "No suspect commits.");
+				P(o, "</p>\n");
+			}
+		}
+	}
+	evidence(o, f);
+	P(o, "</section>\n");
+}
+
+int report_html(buf *b, const report *r, pr_error *err)
+{
+	out o = {b, 0};
+	char gen[TIME_FMT_MAX];
+
+	time_format(gen, r->generated_us ? r->generated_us : time_now_us());
+	P(&o, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+	  "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>");
+	E(&o, r->title, "profreg report");
+	P(&o, "</title>\n<style>\n%s%s</style>\n</head>\n<body>\n<header><h1>", css, flame_css());
+	E(&o, r->title, "profreg report");
+	P(&o, "</h1><p class=\"meta\">profreg report, generated %s</p></header>\n", gen);
+	summary(&o, r);
+	if (r->flame) {
+		P(&o, "<section id=\"diff\"><h2>Differential flame graph</h2>\n");
+		flame(&o, r, r->flame, "fg-diff", NULL, err);
+		P(&o, "</section>\n");
+	}
+	findings_table(&o, r);
+	for (size_t i = 0; i < r->nfindings && o.rc == 0; i++)
+		if (strcmp(r->kind, "diff") != 0)
+			finding_section(&o, r, i, err);
+	P(&o, "<script>\n%s</script>\n</body></html>\n", flame_script());
+	if (o.rc < 0)
+		return pr_error_set(err, o.rc, "cannot write the HTML report: %s",
+				    o.rc == PR_ELIMIT ? "it exceeds its size limit" : "out of memory");
+	return 0;
+}

@@ -1,0 +1,166 @@
+/*
+ * md.c: the report as compact Markdown for CI logs and pull-request
+ * comments: the summary, the findings table and, per regression, its
+ * suspects and the command that reproduces it. No images, no raw HTML;
+ * every name goes through esc_md, so a `|` cannot break the table.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "report.h"
+#include "escape.h"
+#include "common/timeutil.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdarg.h>
+#include <string.h>
+
+typedef struct out {
+	buf *b;
+	int rc;
+} out;
+
+static void P(out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void P(out *o, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (o->rc < 0)
+		return;
+	va_start(ap, fmt);
+	o->rc = buf_vprintf(o->b, fmt, ap);
+	va_end(ap);
+}
+
+static void M(out *o, const char *s, const char *dash)
+{
+	if (o->rc == 0)
+		o->rc = esc_md(o->b, s ? s : dash);
+}
+
+static void when(out *o, int64_t us)
+{
+	char t[TIME_FMT_MAX];
+
+	time_format(t, us);
+	P(o, "%s", t);
+}
+
+static void short_sha(out *o, const char *sha)
+{
+	char s[13];
+
+	/* Commit SHAs are hex, but the text came from the database: escape anyway. */
+	snprintf(s, sizeof(s), "%s", sha);
+	P(o, "`");
+	for (const char *c = s; *c; c++)
+		P(o, "%c", strchr("0123456789abcdefABCDEF", *c) ? *c : '?');
+	P(o, "`");
+}
+
+int report_md(buf *b, const report *r, pr_error *err)
+{
+	out o = {b, 0};
+	size_t sev[4], regressions = 0;
+	bool diff = strcmp(r->kind, "diff") == 0;
+
+	report_severity_counts(r, sev);
+	for (size_t i = 0; i < r->nfindings; i++)
+		regressions += r->findings[i].direction && strcmp(r->findings[i].direction, "regression") == 0;
+	P(&o, "## ");
+	M(&o, r->title, "profreg report");
+	P(&o, "\n\n");
+	if (r->run_id) {
+		P(&o, "Run #%" PRId64 " (", r->run_id);
+		M(&o, r->run_kind, "-");
+		P(&o, ", ");
+		M(&o, r->run_status, "-");
+		P(&o, ")");
+		if (r->started_us) {
+			P(&o, ", started ");
+			when(&o, r->started_us);
+		}
+		P(&o, "\n\n");
+	}
+	if (diff) {
+		P(&o, "Baseline ");
+		M(&o, r->base_desc, "");
+		P(&o, " (%zu captures), target ", r->base_ncaps);
+		M(&o, r->target_desc, "");
+		P(&o, " (%zu captures)\n\n", r->target_ncaps);
+	}
+	if (r->window_from_us) {
+		P(&o, "Captures from ");
+		when(&o, r->window_from_us);
+		P(&o, " to ");
+		when(&o, r->window_to_us);
+		P(&o, "\n\n");
+	}
+	if (r->services_analysed >= 0)
+		P(&o, "Services: %ld analysed, %ld failed\n\n", r->services_analysed,
+		  r->services_failed < 0 ? 0 : r->services_failed);
+	for (size_t i = 0; i < r->nfailures; i++) {
+		P(&o, "- failed: ");
+		M(&o, r->failures[i], "");
+		P(&o, "\n");
+	}
+	if (r->nfailures)
+		P(&o, "\n");
+	if (!diff)
+		P(&o, "**%zu regression%s**: %zu critical, %zu high, %zu medium, %zu low\n\n", regressions,
+		  regressions == 1 ? "" : "s", sev[3], sev[2], sev[1], sev[0]);
+	if (r->nfindings) {
+		P(&o, "| # | severity | direction | service | function | baseline -> current | change (95%% CI) | q | captures b/c | release |\n");
+		P(&o, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
+		for (size_t i = 0; i < r->nfindings; i++) {
+			const report_finding *f = &r->findings[i];
+			P(&o, "| %zu | ", i + 1);
+			M(&o, f->severity, "-");
+			P(&o, " | ");
+			M(&o, f->direction, "-");
+			P(&o, " | ");
+			M(&o, f->service, "-");
+			P(&o, " | ");
+			M(&o, f->function, "");
+			P(&o, " | %.2f%% -> %.2f%% | %+.2fpp", 100 * f->baseline_share, 100 * f->current_share,
+			  100 * f->delta);
+			if (!isnan(f->ci_low))
+				P(&o, " [%+.2f, %+.2f]", 100 * f->ci_low, 100 * f->ci_high);
+			if (isnan(f->q_value))
+				P(&o, " | - ");
+			else
+				P(&o, " | %.2g ", f->q_value);
+			P(&o, "| %zu/%zu | ", f->baseline_captures, f->current_captures);
+			M(&o, f->release, "-");
+			P(&o, " |\n");
+		}
+		P(&o, "\n");
+	} else {
+		P(&o, "No function's self share moved beyond the margin.\n\n");
+	}
+	for (size_t i = 0; i < r->nfindings && !diff; i++) {
+		const report_finding *f = &r->findings[i];
+		if (!f->direction || strcmp(f->direction, "regression") != 0)
+			continue;
+		P(&o, "%zu. ", i + 1);
+		M(&o, f->function, "");
+		P(&o, ":");
+		if (f->nsuspects) {
+			P(&o, " suspects");
+			for (size_t k = 0; k < f->nsuspects; k++) {
+				P(&o, "%s ", k ? "," : "");
+				short_sha(&o, f->suspects[k].sha);
+				P(&o, " ");
+				M(&o, f->suspects[k].subject, "");
+			}
+			P(&o, ";");
+		}
+		if (f->id)
+			P(&o, " reproduce with `profreg finding show %" PRId64 "`", f->id);
+		P(&o, "\n");
+	}
+	if (o.rc < 0)
+		return pr_error_set(err, o.rc, "cannot write the Markdown report: %s",
+				    o.rc == PR_ELIMIT ? "it exceeds its size limit" : "out of memory");
+	return 0;
+}

@@ -1,0 +1,151 @@
+/*
+ * report.c: the report model's lifecycle and the numbers renderers share.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "report.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int report_init(report *r, const char *kind, pr_error *err)
+{
+	memset(r, 0, sizeof(*r));
+	r->services_analysed = r->services_failed = -1;
+	flame_opts_default(&r->fopts);
+	if (!(r->kind = strdup(kind)))
+		return pr_error_set(err, PR_ENOMEM, "cannot build the report: out of memory");
+	return 0;
+}
+
+static void finding_release(report_finding *f)
+{
+	free(f->service);
+	free(f->type);
+	free(f->function);
+	free(f->file);
+	free(f->direction);
+	free(f->severity);
+	free(f->status);
+	free(f->test);
+	free(f->release);
+	free(f->commit);
+	for (size_t i = 0; i < f->ncaps; i++) {
+		free(f->caps[i].blob_key);
+		free(f->caps[i].release);
+		free(f->caps[i].host);
+		free(f->caps[i].retention);
+	}
+	free(f->caps);
+	free(f->points);
+	for (size_t i = 0; i < f->nsuspects; i++) {
+		free(f->suspects[i].sha);
+		free(f->suspects[i].author);
+		free(f->suspects[i].subject);
+	}
+	free(f->suspects);
+	free(f->suspect_note);
+	if (f->flame) {
+		flame_tree_release(f->flame);
+		free(f->flame);
+	}
+	free(f->flame_note);
+}
+
+void report_release(report *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->nfindings; i++)
+		finding_release(&r->findings[i]);
+	free(r->findings);
+	for (size_t i = 0; i < r->nfailures; i++)
+		free(r->failures[i]);
+	free(r->failures);
+	free(r->kind);
+	free(r->title);
+	free(r->run_kind);
+	free(r->run_status);
+	free(r->base_desc);
+	free(r->target_desc);
+	free(r->note);
+	if (r->flame) {
+		flame_tree_release(r->flame);
+		free(r->flame);
+	}
+	memset(r, 0, sizeof(*r));
+}
+
+int report_add_finding(report *r, report_finding **out, pr_error *err)
+{
+	report_finding *nf = realloc(r->findings, (r->nfindings + 1) * sizeof(*nf));
+
+	if (!nf)
+		return pr_error_set(err, PR_ENOMEM, "cannot build the report: out of memory");
+	r->findings = nf;
+	*out = &nf[r->nfindings++];
+	memset(*out, 0, sizeof(**out));
+	(*out)->p_value = (*out)->q_value = NAN;
+	(*out)->flame_ref = -1;
+	return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+void report_finding_band(report_finding *f)
+{
+	double *v = NULL;
+	size_t n = 0;
+
+	f->has_band = false;
+	for (size_t i = 0; i < f->npoints; i++)
+		n += !f->points[i].current;
+	if (n < 2 || !(v = malloc(n * sizeof(*v))))
+		return;
+	n = 0;
+	for (size_t i = 0; i < f->npoints; i++)
+		if (!f->points[i].current)
+			v[n++] = f->points[i].share;
+	f->band_median = median(v, n);
+	for (size_t i = 0; i < n; i++)
+		v[i] = fabs(v[i] - f->band_median);
+	/* 1.4826 x MAD estimates the standard deviation of normal data. */
+	f->band_spread = 1.4826 * median(v, n);
+	f->has_band = true;
+	free(v);
+}
+
+void report_severity_counts(const report *r, size_t out[4])
+{
+	static const char *names[4] = {"low", "medium", "high", "critical"};
+
+	memset(out, 0, 4 * sizeof(*out));
+	for (size_t i = 0; i < r->nfindings; i++) {
+		const report_finding *f = &r->findings[i];
+		if (!f->direction || !f->severity || strcmp(f->direction, "regression") != 0)
+			continue;
+		for (int k = 0; k < 4; k++)
+			if (strcmp(f->severity, names[k]) == 0)
+				out[k]++;
+	}
+}
+
+const char *report_pct(char out[32], double share)
+{
+	if (isnan(share))
+		snprintf(out, 32, "-");
+	else
+		snprintf(out, 32, "%.2f%%", 100 * share);
+	return out;
+}

@@ -1,0 +1,120 @@
+/*
+ * report.h: what a report says, independent of how it is written.
+ *
+ * A report is a summary (which run, which time window, services analysed
+ * and failed), a ranked list of findings with their statistics, and per
+ * finding the evidence: the captures on each side (their blob keys), the
+ * function's share capture by capture with the baseline band, suspect
+ * commits and the merged stacks of both sides for the differential flame
+ * graph. jobs/reportdata.c fills it from the database and the blob store;
+ * report_html, report_md and report_json write it. A `profreg diff` is
+ * the same model with one flame graph for the whole comparison and the
+ * most changed functions as its rows.
+ *
+ * Every string in the model is owned by it (report_release frees all).
+ */
+#ifndef PR_REPORT_H
+#define PR_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/buf.h"
+#include "common/error.h"
+#include "flame.h"
+
+#define REPORT_SCHEMA_VERSION 1
+
+/* The function's share in one capture, for the sparkline. */
+typedef struct report_point {
+	int64_t capture_id;
+	int64_t at_us;
+	double share;
+	bool current;        /* a current capture (else baseline) */
+} report_point;
+
+/* A capture behind a finding. */
+typedef struct report_capture {
+	int64_t id;
+	int64_t at_us;
+	char *blob_key;
+	char *release;
+	char *host;          /* NULL: unknown */
+	char *retention;     /* hot, summary, forensic */
+	bool current;
+} report_capture;
+
+typedef struct report_commit {
+	char *sha, *author, *subject;
+} report_commit;
+
+typedef struct report_finding {
+	int64_t id;                  /* 0: not a stored finding (a diff row) */
+	char *service, *type, *function, *file;
+	char *direction;             /* regression, improvement, relative_shift; NULL: not a finding */
+	char *severity, *status, *test;
+	char *release, *commit;      /* the judged release and its commit; NULL: unknown */
+	double baseline_share, current_share, delta, rel_delta, ci_low, ci_high;
+	double p_value, q_value;     /* NaN: not tested */
+	size_t baseline_captures, current_captures;
+	report_capture *caps;
+	size_t ncaps;
+	report_point *points;        /* baseline first, then current, each oldest first */
+	size_t npoints;
+	bool has_band;
+	double band_median, band_spread; /* baseline median and 1.4826 x MAD of the share */
+	report_commit *suspects;
+	size_t nsuspects;
+	char *suspect_note;          /* why there are none, or NULL */
+	flame_tree *flame;           /* NULL: see flame_note */
+	char *flame_note;
+	int flame_ref;               /* >= 0: same captures as finding [flame_ref], drawn there */
+} report_finding;
+
+typedef struct report {
+	char *kind;                  /* "run", "finding", "release", "diff" */
+	char *title;
+	int64_t generated_us;
+	int64_t run_id;              /* 0: none */
+	char *run_kind, *run_status;
+	int64_t started_us, finished_us;
+	int64_t window_from_us, window_to_us; /* span of every capture involved */
+	long services_analysed, services_failed; /* -1: unknown */
+	char **failures;             /* "service: reason" */
+	size_t nfailures;
+	report_finding *findings;    /* ranked: findings first, best first */
+	size_t nfindings;
+	/* diff only */
+	char *base_desc, *target_desc;
+	size_t base_ncaps, target_ncaps;
+	flame_tree *flame;
+	char *note;                  /* a line under the summary, or NULL */
+	flame_opts fopts;            /* how to draw the graphs */
+} report;
+
+/* An empty report of `kind` (copied). */
+int report_init(report *r, const char *kind, pr_error *err);
+void report_release(report *r);
+
+/* Add a zeroed finding (p_value, q_value NaN; flame_ref -1); *out points into r. */
+int report_add_finding(report *r, report_finding **out, pr_error *err);
+
+/* Compute the baseline band of a finding from its baseline points. */
+void report_finding_band(report_finding *f);
+
+/* Findings per severity among significant regressions: [low, medium, high, critical]. */
+void report_severity_counts(const report *r, size_t out[4]);
+
+/*
+ * Write the report. Each appends to `out`; on failure `err` says why
+ * (PR_ENOMEM, PR_ELIMIT when the buffer's cap is reached).
+ */
+int report_html(buf *out, const report *r, pr_error *err);
+int report_md(buf *out, const report *r, pr_error *err);
+int report_json(buf *out, const report *r, pr_error *err);
+
+/* Format a share as a percentage into out[32] ("12.34%"). */
+const char *report_pct(char out[32], double share);
+
+#endif

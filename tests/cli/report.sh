@@ -1,0 +1,87 @@
+#!/bin/bash
+# Reports, diff and export from the command line: a known regression in a
+# small service with a hostile frame name, reported as HTML, Markdown and
+# JSON; diff of two releases; exports that round-trip through ingest.
+. "$(dirname "$0")/lib.sh"
+fresh_db cli_report
+T=$PROFREG_TEST_TMP/cli_report
+rm -rf "$T" && mkdir -p "$T"
+
+pr --quiet service add web && pr --quiet service enable web
+while read -r f rel at; do
+	pr --quiet ingest "$f" --service web --release "$rel" --time "$at" --host "h-$rel" --type cpu --commit 0123abcd
+done < <(bash "$PROFREG_TEST_DATA/reports/web.sh" "$T/caps")
+
+run pr analyze --service web --release v2 --at 2026-03-11T00:00:00Z --min-captures 5
+run_id=$(sql "select max(id) from runs where kind = 'analyze'")
+fid=$(sql "select id from findings where function = 'checkout.computeTax' and direction = 'regression'")
+[ -n "$fid" ] && ok "the known regression is found (finding $fid, run $run_id)" || not_ok "analyze" "$OUT $ERR"
+
+run pr report --run "$run_id"
+html=$HOME_DIR/reports/run-$run_id.html
+[ $RC -eq 0 ] && [ "$OUT" = "$html" ] && [ -s "$html" ] && ok "report --run writes run-ID.html in the reports directory and prints its path" || not_ok "report --run" "rc=$RC out=$OUT $ERR"
+[ -s "${html%.html}.md" ] && [ -s "${html%.html}.json" ] && ok "beside it run-ID.md and run-ID.json, as nightly writes them" || not_ok "md and json beside"
+grep -q "id=\"finding-$fid\"" "$html" && ok "each finding's section has the anchor #finding-ID" || not_ok "anchor"
+grep -q '<svg class="flame"' "$html" && grep -q 'data-name="checkout.computeTax"' "$html" && ok "the report draws a differential flame graph with the regressed frame" || not_ok "flame graph"
+grep -q '<svg class="spark"' "$html" && grep -q 'class="band"' "$html" && ok "the report draws the function's history with the baseline band" || not_ok "sparkline"
+! grep -q '<script>alert' "$html" && grep -q '&lt;script&gt;alert(1)&lt;/script&gt;' "$html" && ok "a hostile function name is escaped in the HTML" || not_ok "html escaping"
+! grep -Eq '(src|href)="(https?:)?//' "$html" && ok "the HTML fetches nothing from the network" || not_ok "self-contained"
+key=$(sql "select blob_key from profiles where release = 'v2' order by id limit 1")
+grep -q "$key" "$html" && grep -q "profreg finding show $fid" "$html" && ok "the report lists the pinned captures' blob keys and how to reproduce" || not_ok "evidence"
+# The regressed frame carries the largest growth.
+top=$(grep -o 'data-name="[^"]*" data-delta="[^"]*"' "$html" | sed 's/data-name="\([^"]*\)" data-delta="\(.*\)"/\2 \1/' | sort -g -r | head -n 1)
+[ "${top#* }" = checkout.computeTax ] && ok "the regressed frame has the largest share growth" || not_ok "reddest" "$top"
+
+run pr report --run "$run_id" --format md --out -
+[ $RC -eq 0 ] && grep -q '| checkout.computeTax |' <<<"$OUT" && grep -q 'web | \\<script\\>alert' <<<"$OUT" && ! grep -q '[^\\]<' <<<"$OUT" && ok "Markdown: the findings table, no raw HTML" || not_ok "md" "$OUT"
+run pr report --run "$run_id" --out "$T/r.json"
+[ $RC -eq 0 ] && grep -q '"schema_version": 1' "$T/r.json" && grep -q '"function": "checkout.computeTax"' "$T/r.json" && ok "JSON (chosen by the .json extension) has a schema_version and the findings" || not_ok "json" "$ERR"
+run pr report --finding "$fid" --out "$T/f.html"
+[ $RC -eq 0 ] && grep -q "id=\"finding-$fid\"" "$T/f.html" && ok "report --finding" || not_ok "report --finding" "$ERR"
+run pr report --service web --release v2 --format md --out -
+[ $RC -eq 0 ] && grep -q 'checkout.computeTax' <<<"$OUT" && ok "report --service --release" || not_ok "report release" "$ERR"
+run pr report --finding 99999
+[ $RC -eq 4 ] && grep -q 'finding 99999 not found' <<<"$ERR" && ok "an unknown finding is exit 4 with a reason" || not_ok "unknown finding" "rc=$RC $ERR"
+run pr report --run 1 --finding 1
+[ $RC -eq 2 ] && ok "two modes at once is a usage error" || not_ok "usage" "rc=$RC"
+run pr report --run "$run_id" --format pdf
+[ $RC -eq 2 ] && ok "an unknown format is a usage error" || not_ok "format" "rc=$RC"
+
+run pr diff --base 'service=web,release=v1' --target 'service=web,release=v2' --out "$T/diff.html"
+[ $RC -eq 0 ] && [ -s "$T/diff.html" ] && grep -q '<svg class="flame"' "$T/diff.html" && ok "diff writes the differential flame graph" || not_ok "diff" "rc=$RC $ERR"
+grep -A3 '<td class="num">1</td>' "$T/diff.html" | grep -q 'checkout.computeTax' && grep -q 'regression' "$T/diff.html" && ok "diff ranks the regressed function first, with the analysis' verdict" || not_ok "diff table"
+! grep -q '<script>alert' "$T/diff.html" && ok "diff escapes hostile names" || not_ok "diff escaping"
+ids=$(sql "select string_agg(id::text, ',' order by id) from profiles where release = 'v1'")
+run pr diff --base "id=$ids" --target 'service=web,commit=0123,release=v2' --out - --format json
+[ $RC -eq 0 ] && grep -q '"base_captures": 10' <<<"$OUT" && grep -q '"target_captures": 3' <<<"$OUT" && ok "diff selects by capture ids and by commit" || not_ok "diff ids" "$ERR"
+run pr diff --base 'service=web,release=v1' --target 'service=web,release=v2' --host h-v1 --out /dev/null
+[ $RC -eq 4 ] && grep -q 'matches no capture' <<<"$ERR" && ok "a selection that matches nothing is exit 4 with a reason" || not_ok "diff empty" "rc=$RC $ERR"
+run pr diff --base 'service=web,relase=v1' --target 'service=web'
+[ $RC -eq 2 ] && grep -q "unknown key 'relase'" <<<"$ERR" && ok "a bad selection is a usage error naming the key" || not_ok "diff bad selection" "rc=$RC $ERR"
+
+# Export, then ingest again: the same per-function self values.
+pr --quiet service add back && pr --quiet service enable back
+cid=$(sql "select id from profiles where release = 'v2' order by id limit 1")
+want=$(sql "select string_agg(f.name || '=' || pf.self_value, ' ' order by f.name) from profile_functions pf join functions f on f.id = pf.function_id where pf.profile_id = $cid and pf.self_value > 0")
+for fmt in folded pprof; do
+	run pr export "$cid" --format $fmt --out "$T/e.$fmt"
+	[ $RC -eq 0 ] || not_ok "export $fmt" "$ERR"
+	run pr ingest "$T/e.$fmt" --service back --release "$fmt" --type cpu --time 2026-03-10T00:00:00Z --json
+	nid=$(sql "select id from profiles where service_id = (select id from services where name = 'back') and release = '$fmt'")
+	got=$(sql "select string_agg(f.name || '=' || pf.self_value, ' ' order by f.name) from profile_functions pf join functions f on f.id = pf.function_id where pf.profile_id = $nid and pf.self_value > 0")
+	[ -n "$want" ] && [ "$got" = "$want" ] && ok "export $fmt then ingest gives the same per-function self values" || not_ok "round trip $fmt" "want=$want" "got=$got"
+done
+run pr export 'service=web,release=v2' --format speedscope --out "$T/e.speedscope.json"
+[ $RC -eq 0 ] && grep -q '"type":"sampled"' "$T/e.speedscope.json" && grep -q 'speedscope.app/file-format-schema.json' "$T/e.speedscope.json" && ok "export speedscope of a merged selection" || not_ok "speedscope" "$ERR"
+run pr export 'service=web,release=v2' --format folded --out -
+total=$(awk '{s += $NF} END {print s}' <<<"$OUT")
+[ "$total" = "$(sql "select sum(total_value) from profiles where release = 'v2' and service_id = (select id from services where name = 'web')")" ] && ok "a merged export holds every capture's samples" || not_ok "merged total" "$total"
+if command -v go >/dev/null 2>&1; then
+	run env HOME="$T" GOFLAGS=-mod=mod timeout 120 go tool pprof -top "$T/e.pprof"
+	[ $RC -eq 0 ] && grep -q 'checkout.computeTax' <<<"$OUT" && ok "go tool pprof reads the pprof export" || not_ok "go tool pprof" "$ERR"
+fi
+run pr export 99999
+[ $RC -eq 4 ] && ok "exporting a missing capture is exit 4" || not_ok "export missing" "rc=$RC"
+run pr export 1 --format svg
+[ $RC -eq 2 ] && ok "an unknown export format is a usage error" || not_ok "export format" "rc=$RC"
+finish

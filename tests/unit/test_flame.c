@@ -1,0 +1,292 @@
+/*
+ * test_flame.c: the merged call tree and the differential flame graph.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reports/flame.h"
+
+/* Add "a;b;c" with value v to one side. */
+static void add(flame_tree *t, flame_side side, const char *stack, double v)
+{
+	const char *fr[64];
+	size_t len[64], n = 0;
+	const char *s = stack;
+	pr_error err = PR_ERROR_INIT;
+
+	while (*s && n < 64) {
+		const char *e = strchr(s, ';');
+		if (!e)
+			e = s + strlen(s);
+		fr[n] = s;
+		len[n++] = (size_t)(e - s);
+		s = *e ? e + 1 : e;
+	}
+	assert_int_equal(flame_tree_add(t, side, fr, len, n, v, &err), 0);
+}
+
+static uint32_t find(const flame_tree *t, const char *path)
+{
+	uint32_t node = 0;
+	char *copy = strdup(path), *save = NULL;
+
+	for (char *tok = strtok_r(copy, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
+		uint32_t c;
+		for (c = t->nodes[node].child; c; c = t->nodes[c].next)
+			if (strcmp(t->names[t->nodes[c].name], tok) == 0)
+				break;
+		if (!c) {
+			free(copy);
+			return UINT32_MAX;
+		}
+		node = c;
+	}
+	free(copy);
+	return node;
+}
+
+static void test_merged_tree_sums_values_per_path_and_side(void **state)
+{
+	flame_tree t;
+	pr_error err = PR_ERROR_INIT;
+	double self[2], tot[2];
+	uint32_t n;
+
+	(void)state;
+	assert_int_equal(flame_tree_init(&t, &err), 0);
+	add(&t, FLAME_BASE, "main;a", 30);
+	add(&t, FLAME_BASE, "main;a;x", 10);
+	add(&t, FLAME_BASE, "main;b", 60);
+	add(&t, FLAME_CUR, "main;a", 50);
+	add(&t, FLAME_CUR, "main;b", 50);
+	add(&t, FLAME_CUR, "other;a", 100);
+	assert_true(t.total[FLAME_BASE] == 100);
+	assert_true(t.total[FLAME_CUR] == 200);
+	n = find(&t, "main;a");
+	assert_int_not_equal(n, UINT32_MAX);
+	assert_true(t.nodes[n].v[FLAME_BASE] == 40);
+	assert_true(t.nodes[n].v[FLAME_CUR] == 50);
+	flame_node_shares(&t, n, self, tot);
+	assert_true(tot[FLAME_BASE] == 0.4 && self[FLAME_BASE] == 0.3);
+	assert_true(tot[FLAME_CUR] == 0.25 && self[FLAME_CUR] == 0.25);
+	/* The same name under another parent is another frame. */
+	assert_int_not_equal(find(&t, "other;a"), n);
+	assert_int_equal(find(&t, "main;c"), UINT32_MAX);
+	flame_tree_release(&t);
+}
+
+static void test_regressed_frame_is_the_reddest_and_shrunk_one_blue(void **state)
+{
+	flame_tree t;
+	flame_opts o;
+	flame_stats st;
+	pr_error err = PR_ERROR_INIT;
+	buf out = BUF_INIT;
+	char *a, *b;
+
+	(void)state;
+	assert_int_equal(flame_tree_init(&t, &err), 0);
+	add(&t, FLAME_BASE, "main;handler;slow", 10);
+	add(&t, FLAME_BASE, "main;handler;fast", 50);
+	add(&t, FLAME_BASE, "main;idle", 40);
+	add(&t, FLAME_CUR, "main;handler;slow", 40);
+	add(&t, FLAME_CUR, "main;handler;fast", 40);
+	add(&t, FLAME_CUR, "main;idle", 20);
+	flame_opts_default(&o);
+	assert_int_equal(flame_render_svg(&out, &t, &o, &st, &err), 0);
+	assert_int_equal(st.frames, 6);
+	assert_string_equal(t.names[t.nodes[st.reddest].name], "slow");
+	assert_true(st.max_delta > 0.299 && st.max_delta < 0.301);
+	/* Full intensity red for the largest growth, blue for the largest fall. */
+	a = strstr(out.ptr, "data-name=\"slow\"");
+	assert_non_null(a);
+	b = strstr(a, "fill=\"");
+	assert_non_null(b);
+	assert_memory_equal(b, "fill=\"#d62020\"", 14);
+	a = strstr(out.ptr, "data-name=\"idle\"");
+	assert_non_null(a);
+	assert_non_null(strstr(a, "fill=\"#"));
+	assert_memory_not_equal(strstr(a, "fill=\"#"), "fill=\"#d6", 9);
+	/* handler has no self time on either side: neutral. */
+	a = strstr(out.ptr, "data-name=\"handler\"");
+	assert_memory_equal(strstr(a, "fill=\""), "fill=\"#eceae4\"", 14);
+	assert_non_null(strstr(out.ptr, "self change +30.000pp"));
+	buf_release(&out);
+	flame_tree_release(&t);
+}
+
+static void test_narrow_frames_are_merged_into_their_parent(void **state)
+{
+	flame_tree t;
+	flame_opts o;
+	flame_stats st;
+	pr_error err = PR_ERROR_INIT;
+	buf out = BUF_INIT;
+	char stack[64];
+
+	(void)state;
+	assert_int_equal(flame_tree_init(&t, &err), 0);
+	add(&t, FLAME_CUR, "main;big", 1000000);
+	for (int i = 0; i < 500; i++) {
+		snprintf(stack, sizeof(stack), "main;tiny%d", i);
+		add(&t, FLAME_CUR, stack, 10);
+		add(&t, FLAME_BASE, stack, 10);
+	}
+	flame_opts_default(&o);
+	assert_int_equal(flame_render_svg(&out, &t, &o, &st, &err), 0);
+	assert_int_equal(st.frames, 3); /* all, main, big */
+	assert_int_equal(st.pruned, 500);
+	assert_null(strstr(out.ptr, "tiny"));
+	buf_release(&out);
+	flame_tree_release(&t);
+}
+
+static void test_frame_cap_bounds_a_huge_profile(void **state)
+{
+	flame_tree t;
+	flame_opts o;
+	flame_stats st;
+	pr_error err = PR_ERROR_INIT;
+	buf out = BUF_INIT;
+	char stack[64];
+
+	(void)state;
+	assert_int_equal(flame_tree_init(&t, &err), 0);
+	for (int i = 0; i < 20000; i++) {
+		snprintf(stack, sizeof(stack), "main;m%d;f%d", i % 100, i);
+		add(&t, FLAME_CUR, stack, 1 + i % 7);
+	}
+	flame_opts_default(&o);
+	o.min_frac = 0;
+	o.max_frames = 150;
+	assert_int_equal(flame_render_svg(&out, &t, &o, &st, &err), 0);
+	assert_true(st.frames <= 150);
+	assert_true(st.frames >= 100);
+	assert_true(out.len < 150 * 1024);
+	buf_release(&out);
+	flame_tree_release(&t);
+}
+
+static void test_hostile_names_are_escaped_in_the_svg(void **state)
+{
+	static const char *hostile[] = {
+		"<script>alert(1)</script>", "a\"b'c&d", "]]></svg><img src=x onerror=alert(1)>",
+		"ctl\x01\x1b[31m", "\xef\xbf\xbd replaced",
+	};
+	flame_tree t;
+	flame_opts o;
+	pr_error err = PR_ERROR_INIT;
+	buf out = BUF_INIT;
+	char stack[256];
+	const char *end;
+
+	(void)state;
+	assert_int_equal(flame_tree_init(&t, &err), 0);
+	for (size_t i = 0; i < sizeof(hostile) / sizeof(hostile[0]); i++) {
+		snprintf(stack, sizeof(stack), "main;%s", hostile[i]);
+		add(&t, FLAME_CUR, stack, 10);
+	}
+	flame_opts_default(&o);
+	o.highlight = "<script>alert(1)</script>";
+	assert_int_equal(flame_render_svg(&out, &t, &o, NULL, &err), 0);
+	assert_null(strstr(out.ptr, "<script"));
+	assert_null(strstr(out.ptr, "<img"));
+	assert_null(strstr(out.ptr, "\x01"));
+	assert_null(strstr(out.ptr, "\x1b"));
+	assert_non_null(strstr(out.ptr, "data-name=\"&lt;script&gt;alert(1)&lt;/script&gt;\""));
+	assert_non_null(strstr(out.ptr, "a&quot;b&#39;c&amp;d"));
+	assert_non_null(strstr(out.ptr, "ctl\\x01\\x1b[31m"));
+	assert_non_null(strstr(out.ptr, "class=\"fr hl\""));
+	/* The only closing tag of the svg is its own, at the end. */
+	end = strstr(out.ptr, "</svg>");
+	assert_non_null(end);
+	assert_string_equal(end, "</svg>\n");
+	buf_release(&out);
+	flame_tree_release(&t);
+}
+
+static void test_bad_values_and_limits_are_refused_with_a_reason(void **state)
+{
+	flame_tree t;
+	pr_error err = PR_ERROR_INIT;
+	const char *fr[2] = {"a", "b"};
+	size_t len[2] = {1, 1};
+
+	(void)state;
+	assert_int_equal(flame_tree_init(&t, &err), 0);
+	assert_int_equal(flame_tree_add(&t, FLAME_CUR, fr, len, 2, -1, &err), PR_EUSAGE);
+	assert_non_null(strstr(err.msg, "value -1"));
+	pr_error_clear(&err);
+	t.max_nodes = 2;
+	assert_int_equal(flame_tree_add(&t, FLAME_CUR, fr, len, 2, 1, &err), PR_ELIMIT);
+	assert_non_null(strstr(err.msg, "more than 2 distinct frames"));
+	flame_tree_release(&t);
+}
+
+static void test_empty_current_side_draws_a_note_not_a_graph(void **state)
+{
+	flame_tree t;
+	flame_opts o;
+	pr_error err = PR_ERROR_INIT;
+	buf out = BUF_INIT;
+
+	(void)state;
+	assert_int_equal(flame_tree_init(&t, &err), 0);
+	add(&t, FLAME_BASE, "main;a", 5);
+	flame_opts_default(&o);
+	assert_int_equal(flame_render_svg(&out, &t, &o, NULL, &err), 0);
+	assert_null(strstr(out.ptr, "<svg"));
+	assert_non_null(strstr(out.ptr, "No current samples"));
+	buf_release(&out);
+	flame_tree_release(&t);
+}
+
+static void test_profile_samples_are_weighted_into_one_side(void **state)
+{
+	profile *p = NULL;
+	flame_tree t;
+	pr_error err = PR_ERROR_INIT;
+	const char *types[1] = {"samples"}, *units[1] = {"count"};
+	uint32_t a, b, st[2];
+	int64_t v;
+
+	(void)state;
+	assert_int_equal(profile_new(&p, PROFILE_FMT_FOLDED, "t", NULL, &err), 0);
+	assert_int_equal(profile_set_value_types(p, 1, types, units, &err), 0);
+	assert_int_equal(profile_intern(p, &a, "main", 4, NULL, 0, &err), 0);
+	assert_int_equal(profile_intern(p, &b, "work", 4, "w.go", 4, &err), 0);
+	st[0] = a, st[1] = b, v = 30;
+	assert_int_equal(profile_add_sample(p, st, 2, &v, &err), 0);
+	v = 10;
+	assert_int_equal(profile_add_sample(p, st, 1, &v, &err), 0);
+	assert_int_equal(flame_tree_init(&t, &err), 0);
+	assert_int_equal(flame_tree_add_profile(&t, FLAME_CUR, p, 0, 1.0 / 40, &err), 0);
+	assert_true(t.total[FLAME_CUR] == 1.0);
+	assert_true(t.nodes[find(&t, "main;work")].v[FLAME_CUR] == 0.75);
+	assert_int_equal(flame_tree_add_profile(&t, FLAME_CUR, p, 3, 1, &err), PR_EUSAGE);
+	flame_tree_release(&t);
+	profile_free(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_merged_tree_sums_values_per_path_and_side),
+		cmocka_unit_test(test_regressed_frame_is_the_reddest_and_shrunk_one_blue),
+		cmocka_unit_test(test_narrow_frames_are_merged_into_their_parent),
+		cmocka_unit_test(test_frame_cap_bounds_a_huge_profile),
+		cmocka_unit_test(test_hostile_names_are_escaped_in_the_svg),
+		cmocka_unit_test(test_bad_values_and_limits_are_refused_with_a_reason),
+		cmocka_unit_test(test_empty_current_side_draws_a_note_not_a_graph),
+		cmocka_unit_test(test_profile_samples_are_weighted_into_one_side),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

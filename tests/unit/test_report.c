@@ -1,0 +1,300 @@
+/*
+ * test_report.c: the report renderers (HTML, Markdown, JSON) on a model
+ * with hostile names, and the selection syntax of diff and export.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jobs/reportdata.h"
+#include "reports/escape.h"
+#include "reports/report.h"
+
+#define HOSTILE "<script>alert(1)</script>|x`y*z_[a](b)&\"'\n# ]]></svg>\x01"
+
+static void add_stack(flame_tree *t, flame_side side, const char *a, const char *b, double v)
+{
+	const char *fr[2] = {a, b};
+	size_t len[2] = {strlen(a), strlen(b)};
+	pr_error err = PR_ERROR_INIT;
+
+	assert_int_equal(flame_tree_add(t, side, fr, len, 2, v, &err), 0);
+}
+
+/* A run report with one hostile regression and one plain improvement. */
+static void build(report *r)
+{
+	report_finding *f;
+	pr_error err = PR_ERROR_INIT;
+
+	assert_int_equal(report_init(r, "run", &err), 0);
+	r->title = strdup("nightly <b>run</b>");
+	r->run_id = 7;
+	r->run_kind = strdup("nightly");
+	r->run_status = strdup("ok");
+	r->services_analysed = 2;
+	r->services_failed = 1;
+	r->failures = calloc(1, sizeof(char *));
+	r->failures[0] = strdup("svc-x: cannot read '<dir>'");
+	r->nfailures = 1;
+	assert_int_equal(report_add_finding(r, &f, &err), 0);
+	f->id = 42;
+	f->service = strdup("checkout");
+	f->type = strdup("cpu");
+	f->function = strdup(HOSTILE);
+	f->file = strdup("src/<evil>.go");
+	f->direction = strdup("regression");
+	f->severity = strdup("high");
+	f->status = strdup("open");
+	f->release = strdup("v2|<i>");
+	f->commit = strdup("0123456789abcdef0123456789abcdef01234567");
+	f->baseline_share = 0.05, f->current_share = 0.12, f->delta = 0.07, f->rel_delta = 1.4;
+	f->ci_low = 0.05, f->ci_high = 0.09, f->p_value = 1e-6, f->q_value = 1e-5;
+	f->baseline_captures = 10, f->current_captures = 3;
+	f->caps = calloc(2, sizeof(*f->caps));
+	f->ncaps = 2;
+	f->caps[0].id = 1, f->caps[0].blob_key = strdup("aa"), f->caps[0].release = strdup("v1");
+	f->caps[1].id = 2, f->caps[1].blob_key = strdup("bb"), f->caps[1].release = strdup("v2|<i>");
+	f->caps[1].current = true;
+	f->points = calloc(3, sizeof(*f->points));
+	f->npoints = 3;
+	f->points[0] = (report_point){1, 1000000, 0.05, false};
+	f->points[1] = (report_point){3, 2000000, 0.06, false};
+	f->points[2] = (report_point){2, 3000000, 0.12, true};
+	report_finding_band(f);
+	f->suspects = calloc(1, sizeof(*f->suspects));
+	f->nsuspects = 1;
+	f->suspects[0].sha = strdup("fedcba9876543210fedcba9876543210fedcba98");
+	f->suspects[0].author = strdup("Mallory <m@x>");
+	f->suspects[0].subject = strdup("speed up | <script>");
+	f->flame = calloc(1, sizeof(*f->flame));
+	assert_int_equal(flame_tree_init(f->flame, &err), 0);
+	add_stack(f->flame, FLAME_BASE, "main", HOSTILE, 5);
+	add_stack(f->flame, FLAME_BASE, "main", "other", 95);
+	add_stack(f->flame, FLAME_CUR, "main", HOSTILE, 12);
+	add_stack(f->flame, FLAME_CUR, "main", "other", 88);
+	assert_int_equal(report_add_finding(r, &f, &err), 0);
+	f->id = 43;
+	f->service = strdup("checkout");
+	f->function = strdup("plain.func");
+	f->direction = strdup("improvement");
+	f->severity = strdup("none");
+	f->baseline_share = 0.2, f->current_share = 0.1, f->delta = -0.1;
+	f->flame_ref = 0;
+}
+
+static void test_html_escapes_every_name_from_a_profile(void **state)
+{
+	report r;
+	buf out = BUF_INIT;
+	pr_error err = PR_ERROR_INIT;
+	const char *scripts;
+
+	(void)state;
+	build(&r);
+	assert_int_equal(report_html(&out, &r, &err), 0);
+	/* The page's own script is the only one, at the end. */
+	scripts = strstr(out.ptr, "<script");
+	assert_non_null(scripts);
+	assert_null(strstr(scripts + 1, "<script"));
+	assert_non_null(strstr(scripts, "</script>\n</body></html>"));
+	assert_null(strstr(out.ptr, "<b>run"));
+	assert_null(strstr(out.ptr, "<evil>"));
+	assert_null(strstr(out.ptr, "<i>"));
+	assert_null(strstr(out.ptr, "\x01"));
+	assert_non_null(strstr(out.ptr, "&lt;script&gt;alert(1)&lt;/script&gt;|x`y*z_[a](b)&amp;&quot;&#39;\\x0a# ]]&gt;&lt;/svg&gt;\\x01"));
+	assert_non_null(strstr(out.ptr, "Mallory &lt;m@x&gt;"));
+	assert_non_null(strstr(out.ptr, "id=\"finding-42\""));
+	assert_non_null(strstr(out.ptr, "id=\"finding-43\""));
+	assert_non_null(strstr(out.ptr, "href=\"#finding-42\""));
+	/* Summary, table, graph, history, evidence: in that order. */
+	assert_true(strstr(out.ptr, "id=\"summary\"") < strstr(out.ptr, "id=\"findings\""));
+	assert_true(strstr(out.ptr, "id=\"findings\"") < strstr(out.ptr, "<svg class=\"flame\""));
+	assert_non_null(strstr(out.ptr, "<svg class=\"spark\""));
+	assert_non_null(strstr(out.ptr, "class=\"band\""));
+	assert_non_null(strstr(out.ptr, "profreg finding show 42"));
+	assert_non_null(strstr(out.ptr, "Same captures as"));
+	/* Self-contained: nothing is fetched. */
+	assert_null(strstr(out.ptr, "src=\"http"));
+	assert_null(strstr(out.ptr, "<link"));
+	buf_release(&out);
+	report_release(&r);
+}
+
+static void test_markdown_keeps_hostile_names_inside_their_table_cell(void **state)
+{
+	report r;
+	buf out = BUF_INIT;
+	pr_error err = PR_ERROR_INIT;
+	char *line, *save = NULL;
+	int header_pipes = -1, rows = 0;
+
+	(void)state;
+	build(&r);
+	assert_int_equal(report_md(&out, &r, &err), 0);
+	/* No raw HTML: every '<' is escaped. */
+	for (const char *c = out.ptr; *c; c++)
+		if (*c == '<')
+			assert_int_equal(c[-1], '\\');
+	assert_null(strstr(out.ptr, "\x01"));
+	assert_non_null(strstr(out.ptr, "\\<script\\>alert\\(1\\)\\</script\\>\\|x\\`y\\*z\\_\\[a\\]\\(b\\)\\&"));
+	/* Every table row has as many unescaped pipes as the header. */
+	for (line = strtok_r(out.ptr, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		int pipes = 0;
+		if (line[0] != '|')
+			continue;
+		for (char *c = line; *c; c++)
+			pipes += *c == '|' && (c == line || c[-1] != '\\');
+		if (header_pipes < 0)
+			header_pipes = pipes;
+		assert_int_equal(pipes, header_pipes);
+		rows++;
+	}
+	assert_int_equal(rows, 4); /* header, rule, two findings */
+	buf_release(&out);
+	report_release(&r);
+}
+
+static void test_json_carries_names_as_data_with_a_schema_version(void **state)
+{
+	report r;
+	buf out = BUF_INIT;
+	pr_error err = PR_ERROR_INIT;
+	json_error_t jerr;
+	json_t *j, *f0, *flame;
+
+	(void)state;
+	build(&r);
+	assert_int_equal(report_json(&out, &r, &err), 0);
+	j = json_loads(out.ptr, 0, &jerr);
+	assert_non_null(j);
+	assert_int_equal(json_integer_value(json_object_get(j, "schema_version")), REPORT_SCHEMA_VERSION);
+	f0 = json_array_get(json_object_get(j, "findings"), 0);
+	assert_string_equal(json_string_value(json_object_get(f0, "function")), HOSTILE);
+	assert_int_equal(json_integer_value(json_object_get(f0, "id")), 42);
+	assert_true(fabs(json_real_value(json_object_get(f0, "delta")) - 0.07) < 1e-12);
+	assert_int_equal(json_array_size(json_object_get(f0, "history")), 3);
+	assert_non_null(json_object_get(json_object_get(f0, "band"), "median"));
+	flame = json_object_get(f0, "flame");
+	assert_int_equal(json_array_size(flame), 4); /* all, main, hostile, other */
+	assert_string_equal(json_string_value(json_object_get(json_array_get(flame, 0), "name")), "all");
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "regressions_by_severity"), "high")), 1);
+	/* A NaN p-value (never tested) is null, not an invalid number. */
+	assert_true(json_is_null(json_object_get(json_array_get(json_object_get(j, "findings"), 1), "p_value")));
+	json_decref(j);
+	buf_release(&out);
+	report_release(&r);
+}
+
+static void test_band_is_the_baseline_median_and_scaled_mad(void **state)
+{
+	report_finding f;
+	report_point pts[5] = {
+		{1, 1, 0.10, false}, {2, 2, 0.12, false}, {3, 3, 0.11, false}, {4, 4, 0.30, false}, {5, 5, 0.90, true},
+	};
+
+	(void)state;
+	memset(&f, 0, sizeof(f));
+	f.points = pts;
+	f.npoints = 5;
+	report_finding_band(&f);
+	assert_true(f.has_band);
+	assert_true(fabs(f.band_median - 0.115) < 1e-12);
+	/* |dev| = .015 .005 .005 .185, median .01 */
+	assert_true(fabs(f.band_spread - 1.4826 * 0.01) < 1e-12);
+	f.npoints = 1;
+	report_finding_band(&f);
+	assert_false(f.has_band);
+}
+
+static void test_selections_parse_services_releases_commits_ids_and_times(void **state)
+{
+	reportdata_sel s;
+	pr_error err = PR_ERROR_INIT;
+
+	(void)state;
+	assert_int_equal(reportdata_sel_parse(&s, "service=api,release=v2", NULL, 0, 0, &err), 0);
+	assert_string_equal(s.service, "api");
+	assert_string_equal(s.release, "v2");
+	assert_null(s.host);
+	reportdata_sel_release(&s);
+	assert_int_equal(reportdata_sel_parse(&s, "service=api,commit=abc123,host=h1,type=heap", "other", 5, 9, &err), 0);
+	assert_string_equal(s.commit, "abc123");
+	assert_string_equal(s.host, "h1"); /* the selection's own host wins */
+	assert_string_equal(s.type, "heap");
+	assert_int_equal(s.since_us, 5);
+	assert_int_equal(s.until_us, 9);
+	reportdata_sel_release(&s);
+	assert_int_equal(reportdata_sel_parse(&s, "id=1,2,3", NULL, 0, 0, &err), 0);
+	assert_int_equal(s.nids, 3);
+	assert_int_equal(s.ids[2], 3);
+	reportdata_sel_release(&s);
+	assert_int_equal(reportdata_sel_parse(&s, "42", NULL, 0, 0, &err), 0);
+	assert_int_equal(s.nids, 1);
+	assert_int_equal(s.ids[0], 42);
+	reportdata_sel_release(&s);
+	assert_int_equal(reportdata_sel_parse(&s, "service=a,since=2026-01-01,until=2026-01-02T00:00:00Z", NULL, 0, 0, &err), 0);
+	assert_int_equal(s.until_us - s.since_us, 86400000000LL);
+	reportdata_sel_release(&s);
+}
+
+static void test_bad_selections_are_refused_with_the_reason(void **state)
+{
+	static const struct {
+		const char *text, *why;
+	} bad[] = {
+		{"", "empty selection"},
+		{"servce=a", "unknown key 'servce'"},
+		{"service=a,service=b", "'service' given twice"},
+		{"release=", "'release' is empty"},
+		{"id=1,x", "'x' is not a capture id"},
+		{"id=-3", "'-3' is not a capture id"},
+		{"service=a,since=yesterday", "since 'yesterday' is not a time"},
+		{"type=cpu", "selects nothing in particular"},
+	};
+	reportdata_sel s;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		pr_error err = PR_ERROR_INIT;
+		assert_int_equal(reportdata_sel_parse(&s, bad[i].text, NULL, 0, 0, &err), PR_EUSAGE);
+		if (!strstr(err.msg, bad[i].why))
+			fail_msg("'%s': got '%s', want '%s'", bad[i].text, err.msg, bad[i].why);
+		assert_null(s.text);
+	}
+}
+
+static void test_escapers_handle_every_special_character(void **state)
+{
+	buf b = BUF_INIT;
+
+	(void)state;
+	assert_int_equal(esc_html(&b, "a<b>&\"'\x7f\tz"), 0);
+	assert_string_equal(b.ptr, "a&lt;b&gt;&amp;&quot;&#39;\\x7f\\x09z");
+	buf_reset(&b);
+	assert_int_equal(esc_md(&b, "a|b*c_`<d>#!\n"), 0);
+	assert_string_equal(b.ptr, "a\\|b\\*c\\_\\`\\<d\\>\\#\\!\\x0a");
+	buf_release(&b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_html_escapes_every_name_from_a_profile),
+		cmocka_unit_test(test_markdown_keeps_hostile_names_inside_their_table_cell),
+		cmocka_unit_test(test_json_carries_names_as_data_with_a_schema_version),
+		cmocka_unit_test(test_band_is_the_baseline_median_and_scaled_mad),
+		cmocka_unit_test(test_selections_parse_services_releases_commits_ids_and_times),
+		cmocka_unit_test(test_bad_selections_are_refused_with_the_reason),
+		cmocka_unit_test(test_escapers_handle_every_special_character),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
