@@ -34,4 +34,7 @@ void time_format(char out[TIME_FMT_MAX], int64_t us);
 /* The current time. */
 int64_t time_now_us(void);
 
+/* Seconds on the monotonic clock, for measuring how long something took. */
+double time_mono(void);
+
 #endif

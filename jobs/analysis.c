@@ -4,6 +4,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "analysis.h"
+#include "pager.h"
 #include "baselines/baseline.h"
 #include "common/buf.h"
 #include "common/timeutil.h"
@@ -21,14 +22,6 @@
 #include <time.h>
 
 #define DAY_US (86400LL * 1000000LL)
-
-static double mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 void analysis_opts_default(analysis_opts *o)
 {
@@ -441,7 +434,7 @@ int analysis_add(analysis *a, db *d, const analysis_target *t, bool store, pr_er
 	char **names = NULL, **files = NULL, *releases = NULL, *capids = NULL;
 	series sb = {0}, sc = {0};
 	bool reused;
-	double t0 = mono(), t_tests = 0;
+	double t0 = time_mono(), t_tests = 0;
 	size_t ntests0 = a->ntests;
 	int rc;
 
@@ -508,7 +501,7 @@ int analysis_add(analysis *a, db *d, const analysis_target *t, bool store, pr_er
 		rc = oom(err);
 		goto out;
 	}
-	t_tests = mono();
+	t_tests = time_mono();
 	for (size_t k = 0; k < nrows; k++) {
 		finding *f = &a->tests[a->ntests];
 		memset(f, 0, sizeof(*f));
@@ -539,14 +532,14 @@ int analysis_add(analysis *a, db *d, const analysis_target *t, bool store, pr_er
 		}
 	}
 	a->services++;
-	a->stats_seconds += mono() - t_tests;
+	a->stats_seconds += time_mono() - t_tests;
 out:
 	/* A target that failed half way leaves none of its tests behind. */
 	if (rc < 0)
 		while (a->ntests > ntests0)
 			finding_release(&a->tests[--a->ntests]);
 	/* Everything before the tests is loading, and storing the baseline. */
-	a->db_seconds += (t_tests ? t_tests : mono()) - t0;
+	a->db_seconds += (t_tests ? t_tests : time_mono()) - t0;
 	free(sb.share);
 	free(sc.share);
 	free(rows);
@@ -610,7 +603,7 @@ static double mw_floor(size_t nb, size_t nc)
 
 int analysis_finish(analysis *a, pr_error *err)
 {
-	double *up = NULL, *down = NULL, t0 = mono();
+	double *up = NULL, *down = NULL, t0 = time_mono();
 	int rc = 0;
 
 	if (a->ntests && (!(up = malloc(a->ntests * sizeof(*up))) ||
@@ -659,7 +652,7 @@ int analysis_finish(analysis *a, pr_error *err)
 out:
 	free(up);
 	free(down);
-	a->stats_seconds += mono() - t0;
+	a->stats_seconds += time_mono() - t0;
 	return rc;
 }
 
@@ -716,7 +709,8 @@ static int pin_evidence(db *d, const finding *f, int64_t keep_us, pr_error *err)
 	return db_audit(d, "pin", object, detail, err);
 }
 
-int analysis_store(analysis *a, db *d, int64_t run_id, pr_error *err)
+int analysis_store(analysis *a, db *d, int64_t run_id, const struct config *paging,
+		   pr_error *err)
 {
 	static const char sql[] =
 		"insert into findings (run_id, service_id, profile_type, function_id, function,"
@@ -738,6 +732,7 @@ int analysis_store(analysis *a, db *d, int64_t run_id, pr_error *err)
 		" detail = excluded.detail, updated_at = now()"
 		" returning id";
 	bool in_tx = false;
+	size_t enqueued0 = a->pages_enqueued;
 	int rc = 0;
 
 	if ((rc = db_begin(d, err)) < 0)
@@ -794,12 +789,16 @@ int analysis_store(analysis *a, db *d, int64_t run_id, pr_error *err)
 		db_result_free(res);
 		if (f->direction == FINDING_REGRESSION && (rc = pin_evidence(d, f, a->opts.forensic_keep_us, err)) < 0)
 			goto out;
+		if (paging && (rc = pager_enqueue_finding(d, paging, f, run_id, &a->pages_enqueued, err)) < 0)
+			goto out;
 	}
 	if ((rc = db_commit(d, err)) < 0)
 		goto out;
 	in_tx = false;
 out:
-	if (in_tx)
+	if (in_tx) {
 		db_rollback(d);
+		a->pages_enqueued = enqueued0; /* rolled back with the findings */
+	}
 	return rc;
 }

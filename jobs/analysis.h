@@ -96,6 +96,7 @@ typedef struct analysis {
 	size_t nskipped;
 	size_t services;          /* targets analysed (not skipped) */
 	size_t filtered;          /* functions too small to ever pass the margin */
+	size_t pages_enqueued;    /* outbox rows analysis_store added */
 	double db_seconds;        /* time spent loading and storing */
 	double stats_seconds;     /* time spent testing, adjusting and ranking */
 } analysis;
@@ -118,8 +119,14 @@ int analysis_finish(analysis *a, pr_error *err);
 /*
  * Store the findings of a finished analysis under run `run_id`, one
  * transaction. A finding already open for the same service, type,
- * function and selection is updated, never duplicated.
+ * function and selection is updated, never duplicated. With `paging`
+ * (the loaded config; NULL pages no one), each regression at or above
+ * paging.min_severity enqueues its page in the same transaction
+ * (jobs/pager.h); a->pages_enqueued counts the rows added, 0 when every
+ * page was already enqueued by an earlier run.
  */
-int analysis_store(analysis *a, db *d, int64_t run_id, pr_error *err);
+struct config;
+int analysis_store(analysis *a, db *d, int64_t run_id, const struct config *paging,
+		   pr_error *err);
 
 #endif

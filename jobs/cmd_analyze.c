@@ -3,6 +3,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "analysis.h"
+#include "pager.h"
 #include "config.h"
 #include "commands.h"
 #include "context.h"
@@ -196,7 +197,11 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 	bool set_at = false, set_window = false, set_min = false, set_rel = false;
 	bool set_abs = false, set_fdr = false;
 	config cfg;
+	pager_counts pc;
 	int c, rc = 0;
+
+	memset(&cfg, 0, sizeof(cfg));
+	memset(&pc, 0, sizeof(pc));
 
 	analysis_opts_default(&flags);
 	if (cli_parser_new(&p, ctx, argc, argv, analyze_opts,
@@ -267,8 +272,8 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 	}
 	if (config_load(&cfg, ctx, &err) < 0)
 		return cli_fail(ctx, &err);
+	/* cfg stays loaded for paging: analysis_store enqueues, then a flush sends. */
 	o = cfg.analysis;
-	config_release(&cfg);
 	if (set_at) o.at_us = flags.at_us;
 	if (set_window) o.window_us = flags.window_us;
 	if (set_min) o.min_baseline = flags.min_baseline;
@@ -279,6 +284,7 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 	    (until_s && time_parse_since(&until, until_s, o.at_us) < 0)) {
 		cli_error(ctx, "'%s' is not a time (ISO 8601) or a duration (24h, 7d)",
 			  since_s && time_parse_since(&since, since_s, o.at_us) < 0 ? since_s : until_s);
+		config_release(&cfg);
 		return EXIT_USAGE;
 	}
 
@@ -309,9 +315,14 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 	}
 	if ((rc = analysis_finish(&a, &err)) < 0)
 		goto fail;
-	if (!dry && ((rc = analysis_store(&a, d, run_id, &err)) < 0 ||
+	if (!dry && ((rc = analysis_store(&a, d, run_id, &cfg, &err)) < 0 ||
 		     (rc = run_end(d, run_id, &a, "ok", &err)) < 0))
 		goto fail;
+	/* Delivery problems stay on their rows (profreg page list); only the database fails this. */
+	if (!dry && (rc = pager_flush(d, &cfg, NULL, &pc, &err)) < 0)
+		goto fail;
+	if (!dry && pc.first_error[0])
+		cli_warn(ctx, "paging: %s", pc.first_error);
 
 	if (ctx->json) {
 		json_t *arr = json_array(), *skipped = json_array();
@@ -323,13 +334,18 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 				"reason", a.skipped[i].reason));
 		char when[TIME_FMT_MAX];
 		time_format(when, o.at_us);
-		rc = cli_print_json(ctx, json_pack("{s:s,s:I,s:I,s:I,s:I,s:o,s:o,s:{s:f,s:f}}",
+		rc = cli_print_json(ctx, json_pack("{s:s,s:I,s:I,s:I,s:I,s:o,s:o,s:{s:f,s:f},s:{s:I,s:I,s:I,s:I}}",
 			"at", when, "run_id", (json_int_t)run_id, "services", (json_int_t)a.services,
 			"tests", (json_int_t)a.ntests, "filtered", (json_int_t)a.filtered,
 			"findings", arr, "insufficient", skipped,
-			"timing", "database_seconds", a.db_seconds, "statistics_seconds", a.stats_seconds));
+			"timing", "database_seconds", a.db_seconds, "statistics_seconds", a.stats_seconds,
+			"pages", "enqueued", (json_int_t)a.pages_enqueued, "sent", (json_int_t)pc.sent,
+			"failed", (json_int_t)pc.failed, "pending", (json_int_t)pc.pending));
 	} else {
 		print_text(&a, run_id);
+		if (a.pages_enqueued || pc.sent || pc.failed || pc.pending)
+			printf("pages: %zu enqueued, %zu sent, %zu failed, %zu pending\n", a.pages_enqueued,
+			       pc.sent, pc.failed, pc.pending);
 		rc = EXIT_OK;
 	}
 	goto out;
@@ -340,6 +356,7 @@ fail:
 	}
 	rc = cli_fail(ctx, &err);
 out:
+	config_release(&cfg);
 	analysis_release(&a);
 	for (size_t i = 0; i < nsvcs; i++)
 		db_service_release(&svcs[i]);

@@ -5,8 +5,10 @@
 #define _POSIX_C_SOURCE 200809L
 #include "analysis.h"
 #include "commands.h"
+#include "config.h"
 #include "context.h"
 #include "exitcode.h"
+#include "pager.h"
 
 #include <inttypes.h>
 #include <jansson.h>
@@ -159,16 +161,28 @@ static int finding_resolve(cli_ctx *ctx, int argc, char **argv)
 	pr_error err = PR_ERROR_INIT;
 	PGresult *res = NULL;
 	db *d = NULL;
+	config cfg;
+	pager_counts pc;
+	pager_flush_opts fo = {false, 0};
 	const char *id = NULL, *note = NULL, *params[2];
-	char object[48], detail[96];
+	char object[48], detail[160];
+	size_t added = 0, cancelled = 0;
+	unsigned long long fid = 0;
 	int rc;
 
+	memset(&cfg, 0, sizeof(cfg));
+	memset(&pc, 0, sizeof(pc));
 	if ((rc = one_id(ctx, argc, argv, opts, "profreg finding resolve ID [--note TEXT]",
 			 "Close an open finding. Its current captures stay forensic; the pins on\n"
-			 "its baseline captures lift, so retention may collect them again.", &note, &id)))
+			 "its baseline captures lift, so retention may collect them again. Each\n"
+			 "page it caused gets its resolve event, sent now (or left pending in\n"
+			 "the outbox when the target cannot be reached: see profreg page).", &note, &id)))
 		return rc < 0 ? EXIT_OK : rc;
 	params[0] = id;
 	params[1] = note;
+	fid = strtoull(id, NULL, 10);
+	if ((rc = config_load(&cfg, ctx, &err)) < 0)
+		goto fail;
 	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 || (rc = db_begin(d, &err)) < 0 ||
 	    (rc = db_exec(d, &res, &err, "resolving the finding", sql, 2, params)) < 0)
 		goto fail;
@@ -176,14 +190,27 @@ static int finding_resolve(cli_ctx *ctx, int argc, char **argv)
 		rc = pr_error_set(&err, PR_ENOTFOUND, "finding %s is not an open finding", id);
 		goto fail;
 	}
+	/* Same transaction: the finding is never resolved without its resolve events queued. */
+	if ((rc = pager_enqueue_resolve(d, (int64_t)fid, &added, &cancelled, &err)) < 0)
+		goto fail;
 	snprintf(object, sizeof(object), "finding:%s", id);
-	snprintf(detail, sizeof(detail), "{\"unpinned_baseline_captures\":%" PRId64 "}",
-		 db_get_i64(res, 0, 1));
+	snprintf(detail, sizeof(detail),
+		 "{\"unpinned_baseline_captures\":%" PRId64 ",\"resolve_events\":%zu,\"pages_cancelled\":%zu}",
+		 db_get_i64(res, 0, 1), added, cancelled);
 	if ((rc = db_audit(d, "resolve", object, detail, &err)) < 0 || (rc = db_commit(d, &err)) < 0)
 		goto fail;
-	if (!ctx->quiet)
+	fo.finding_id = (int64_t)fid;
+	if (added && (rc = pager_flush(d, &cfg, &fo, &pc, &err)) < 0)
+		goto fail;
+	if (pc.first_error[0])
+		cli_warn(ctx, "paging: %s", pc.first_error);
+	if (!ctx->quiet) {
 		printf("resolved finding %s; %" PRId64 " baseline captures unpinned\n", id,
 		       db_get_i64(res, 0, 1));
+		if (added || cancelled)
+			printf("pages: %zu resolve events, %zu sent, %zu failed; %zu unsent pages cancelled\n",
+			       added, pc.sent, pc.failed, cancelled);
+	}
 	rc = EXIT_OK;
 	goto out;
 fail:
@@ -193,6 +220,7 @@ fail:
 out:
 	db_result_free(res);
 	db_close(d);
+	config_release(&cfg);
 	return rc;
 }
 

@@ -14,6 +14,10 @@
 #include "config.h"
 #include "context.h"
 #include "exitcode.h"
+#include "pager.h"
+#include "pushgw.h"
+#include "reportdata.h"
+#include "retention.h"
 #include "common/timeutil.h"
 #include "pipeline/source.h"
 
@@ -22,6 +26,7 @@
 #include <libpq-fe.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define NIGHTLY_LOCK "profreg-nightly"
 #define MAX_SERVICES 1024
@@ -50,6 +55,50 @@ static json_t *outcome(const char *status, const char *reason, const source_repo
 			"stored", (json_int_t)src->stored, "already_stored", (json_int_t)src->already,
 			"waiting", (json_int_t)src->waiting, "failed", (json_int_t)src->failed));
 	return o;
+}
+
+/* Push the run's metrics when configured; a failed push is a warning. */
+static void push_metrics(const cli_ctx *ctx, const config *cfg, const analysis *a, bool ok,
+			 double t0, size_t failed, const pager_counts *pc)
+{
+	pr_error perr = PR_ERROR_INIT;
+
+	if (pushgw_push_analysis(cfg, "nightly", ok, t0, a, failed, pc, &perr) < 0)
+		cli_warn(ctx, "%s", perr.msg);
+}
+
+/*
+ * The run's reports, written once the run is recorded. A report that
+ * cannot be written is a warning: the findings and pages are stored and
+ * `profreg report --run ID` writes it again.
+ */
+static char *write_report(const cli_ctx *ctx, db *d, blob_store *bs, const config *cfg,
+			  int64_t run_id)
+{
+	pr_error rerr = PR_ERROR_INIT;
+	char *path = NULL;
+
+	if (reportdata_write_run(d, bs, cfg, ctx->home, run_id, &path, &rerr) < 0) {
+		cli_warn(ctx, "report: %s", rerr.msg);
+		return NULL;
+	}
+	return path;
+}
+
+/*
+ * Retention at the end of the night, when the config asks for it. It
+ * takes its own lock, so a retention run already going elsewhere is
+ * reported and left to finish.
+ */
+static int run_retention(const cli_ctx *ctx, db *d, blob_store *bs, const config *cfg,
+			 int64_t at, retention_result *r, pr_error *err)
+{
+	retention_opts o = {at, false, 0};
+	int rc = retention_run(r, d, bs, cfg, &o, err);
+
+	if (rc == 0 && r->over_budget)
+		retention_warn_over_budget(ctx->prog, r);
+	return rc;
 }
 
 static int run_insert(int64_t *id, db *d, const char *kind, json_t *params, pr_error *err)
@@ -111,13 +160,24 @@ int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
 	json_t *services = json_object(), *summary = NULL;
 	size_t failed = 0, skipped = 0;
 	char when[TIME_FMT_MAX];
+	pager_counts pc;
+	retention_result ret;
+	bool loaded = false, ret_ran = false, ret_failed = false;
+	char *report = NULL;
+	double t0 = time_mono();
 	int c, rc = 0;
 
 	memset(&a, 0, sizeof(a));
+	memset(&pc, 0, sizeof(pc));
+	memset(&ret, 0, sizeof(ret));
 	if (cli_parser_new(&p, ctx, argc, argv, opts, "profreg nightly [--at T] [--service S]... [--dry-run] [--json]",
 			   "Collect each enabled service's new captures, analyse the night against\n"
 			   "its rolling baseline (all services in one FDR family) and record the run.\n"
-			   "Exit 0 when the run completed, findings or not; 3 when it failed.") < 0)
+			   "Writes the run's HTML, Markdown and JSON reports under the reports directory\n"
+			   "and, with retention.after_nightly in the config, runs retention at the end.\n"
+			   "Exit 0 when the run completed, findings or not; 1 when retention found\n"
+			   "protected data alone over the storage budget; 3 when the run or its\n"
+			   "retention failed.") < 0)
 		return EXIT_RUNTIME;
 	while ((c = cli_next(p, &arg)) > 0) {
 		switch (c) {
@@ -152,6 +212,7 @@ int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
 		json_decref(services);
 		return cli_fail(ctx, &err);
 	}
+	loaded = true;
 	at = cfg.analysis.at_us;
 	if (at_s && time_parse(&at, at_s) < 0) {
 		cli_error(ctx, "'--at %s' is not an ISO 8601 time", at_s);
@@ -245,13 +306,34 @@ int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
 	}
 	if ((rc = analysis_finish(&a, &err)) < 0)
 		goto fail;
-	if (!dry && (rc = analysis_store(&a, d, run_id, &err)) < 0)
+	if (!dry && (rc = analysis_store(&a, d, run_id, &cfg, &err)) < 0)
 		goto fail;
-	summary = json_pack("{s:I,s:I,s:I,s:I,s:O}", "analysed", (json_int_t)a.services,
+	/* Pages wait in the outbox on delivery problems; only the database fails the run. */
+	if (!dry && (rc = pager_flush(d, &cfg, NULL, &pc, &err)) < 0)
+		goto fail;
+	if (pc.first_error[0])
+		cli_warn(ctx, "paging: %s", pc.first_error);
+	summary = json_pack("{s:I,s:I,s:I,s:I,s:O,s:{s:I,s:I,s:I,s:I,s:I}}", "analysed", (json_int_t)a.services,
 			    "tests", (json_int_t)a.ntests, "findings", (json_int_t)a.nfindings,
-			    "failed", (json_int_t)failed, "services", services);
+			    "failed", (json_int_t)failed, "services", services,
+			    "pages", "enqueued", (json_int_t)a.pages_enqueued, "sent", (json_int_t)pc.sent,
+			    "failed", (json_int_t)pc.failed, "pending", (json_int_t)pc.pending,
+			    "alerts_refreshed", (json_int_t)pc.refreshed);
 	if (!dry && (rc = run_finish(d, run_id, "ok", summary, &err)) < 0)
 		goto fail;
+	if (!dry) {
+		pr_error rerr = PR_ERROR_INIT;
+
+		report = write_report(ctx, d, bs, &cfg, run_id);
+		if (cfg.retention.after_nightly) {
+			ret_ran = true;
+			if (run_retention(ctx, d, bs, &cfg, at, &ret, &rerr) < 0) {
+				ret_failed = true;
+				cli_error(ctx, "retention: %s", rerr.msg);
+			}
+		}
+		push_metrics(ctx, &cfg, &a, true, t0, failed, &pc);
+	}
 
 	if (ctx->json) {
 		json_t *arr = json_array();
@@ -267,6 +349,9 @@ int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
 		json_object_set_new(summary, "findings_list", arr);
 		json_object_set_new(summary, "run_id", json_integer((json_int_t)run_id));
 		json_object_set_new(summary, "at", json_string(when));
+		json_object_set_new(summary, "report", report ? json_string(report) : json_null());
+		if (ret_ran)
+			json_object_set_new(summary, "retention", retention_result_json(&ret));
 		rc = cli_print_json(ctx, summary);
 		summary = NULL;
 	} else {
@@ -274,6 +359,9 @@ int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
 		json_t *v;
 		printf("nightly run%s at %s: %zu services analysed, %zu skipped, %zu failed; %zu tests, %zu findings\n",
 		       dry ? " (dry run)" : "", when, a.services, skipped, failed, a.ntests, a.nfindings);
+		if (!dry)
+			printf("pages: %zu enqueued, %zu sent, %zu failed, %zu pending\n", a.pages_enqueued,
+			       pc.sent, pc.failed, pc.pending);
 		json_object_foreach(services, name, v) {
 			json_t *reason = json_object_get(v, "reason");
 			printf("  %-24s %s", name, json_string_value(json_object_get(v, "status")));
@@ -292,8 +380,22 @@ int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
 			cli_put_safe(stdout, f->function, 0);
 			putchar('\n');
 		}
+		if (report) {
+			printf("report: ");
+			cli_put_safe(stdout, report, 0);
+			putchar('\n');
+		}
+		if (ret_ran && !ret_failed)
+			printf("retention: %" PRIu64 " captures moved to summary, %" PRIu64
+			       " deleted, %" PRIu64 " blobs deleted\n",
+			       ret.to_summary + ret.budget_to_summary, ret.deleted + ret.budget_deleted,
+			       ret.blobs_deleted);
 		rc = EXIT_OK;
 	}
+	if (rc == EXIT_OK && ret_failed)
+		rc = EXIT_RUNTIME;
+	else if (rc == EXIT_OK && ret.over_budget)
+		rc = EXIT_GATE;
 	goto out;
 fail:
 	if (run_id) {
@@ -303,11 +405,14 @@ fail:
 		json_decref(why);
 	}
 	cli_fail(ctx, &err);
+	if (loaded && !dry)
+		push_metrics(ctx, &cfg, &a, false, t0, failed, &pc);
 	/* The run itself failed: for cron that is always exit 3. */
 	rc = EXIT_RUNTIME;
 out:
 	if (locked)
 		db_advisory_unlock(d, NIGHTLY_LOCK);
+	free(report);
 	json_decref(summary);
 	json_decref(services);
 	analysis_release(&a);

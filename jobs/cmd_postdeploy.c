@@ -16,6 +16,9 @@
 #include "context.h"
 #include "exitcode.h"
 #include "gitinfo.h"
+#include "pager.h"
+#include "pushgw.h"
+#include "reportdata.h"
 #include "common/timeutil.h"
 #include "pipeline/source.h"
 
@@ -219,6 +222,16 @@ static void print_markdown(const deploy_ctx *x, const analysis *a, stats_severit
 	}
 }
 
+/* Push the run's metrics when configured; a failed push is a warning. */
+static void push_metrics(const cli_ctx *ctx, const config *cfg, const analysis *a, bool ok,
+			 double t0, const pager_counts *pc)
+{
+	pr_error perr = PR_ERROR_INIT;
+
+	if (pushgw_push_analysis(cfg, "post-deploy", ok, t0, a, ok ? 0 : 1, pc, &perr) < 0)
+		cli_warn(ctx, "%s", perr.msg);
+}
+
 int cmd_postdeploy(cli_ctx *ctx, int argc, char **argv)
 {
 	static const cli_option opts[] = {
@@ -245,9 +258,13 @@ int cmd_postdeploy(cli_ctx *ctx, int argc, char **argv)
 	stats_severity gate = STATS_SEV_HIGH;
 	unsigned long long min_caps = 1;
 	int64_t wait_us = 0, run_id = 0;
-	bool fail = false;
+	bool fail = false, loaded = false;
+	pager_counts pc;
+	double t0 = time_mono();
+	char *report = NULL;
 	int c, rc = 0;
 
+	memset(&pc, 0, sizeof(pc));
 	memset(&x, 0, sizeof(x));
 	memset(&a, 0, sizeof(a));
 	if (cli_parser_new(&p, ctx, argc, argv, opts,
@@ -294,6 +311,7 @@ int cmd_postdeploy(cli_ctx *ctx, int argc, char **argv)
 	}
 	if (config_load(&cfg, ctx, &err) < 0)
 		return cli_fail(ctx, &err);
+	loaded = true;
 	if (at_s && time_parse(&cfg.analysis.at_us, at_s) < 0) {
 		cli_error(ctx, "'--at %s' is not an ISO 8601 time", at_s);
 		config_release(&cfg);
@@ -381,22 +399,41 @@ int cmd_postdeploy(cli_ctx *ctx, int argc, char **argv)
 				goto fail;
 		}
 	}
-	if ((rc = analysis_finish(&a, &err)) < 0 || (rc = analysis_store(&a, d, run_id, &err)) < 0 ||
+	if ((rc = analysis_finish(&a, &err)) < 0 || (rc = analysis_store(&a, d, run_id, &cfg, &err)) < 0 ||
 	    (rc = tag_evidence(d, &x, &a, &err)) < 0)
 		goto fail;
+	/* Delivery problems leave pages pending in the outbox; they do not change the verdict. */
+	if ((rc = pager_flush(d, &cfg, NULL, &pc, &err)) < 0)
+		goto fail;
+	if (pc.first_error[0])
+		cli_warn(ctx, "paging: %s", pc.first_error);
 	for (size_t i = 0; i < a.ntests && a.tests[i].significant; i++)
 		if (a.tests[i].direction == FINDING_REGRESSION && a.tests[i].severity >= gate)
 			fail = true;
 	{
 		static const char sql[] =
 			"update runs set status = 'ok', finished_at = now(), detail = detail ||"
-			" jsonb_build_object('findings', $2::int, 'verdict', $3::text) where id = $1";
-		char rid[24], nf[24];
-		const char *pp[3] = {rid, nf, fail ? "fail" : a.nskipped ? "inconclusive" : "pass"};
+			" jsonb_build_object('findings', $2::int, 'verdict', $3::text, 'pages',"
+			" jsonb_build_object('enqueued', $4::int, 'sent', $5::int, 'failed', $6::int,"
+			" 'pending', $7::int)) where id = $1";
+		char rid[24], nf[24], np[4][24];
+		const char *pp[7] = {rid, nf, fail ? "fail" : a.nskipped ? "inconclusive" : "pass",
+				     np[0], np[1], np[2], np[3]};
 		snprintf(rid, sizeof(rid), "%" PRId64, run_id);
 		snprintf(nf, sizeof(nf), "%zu", a.nfindings);
-		if ((rc = db_exec(d, NULL, &err, "recording the run", sql, 3, pp)) < 0)
+		snprintf(np[0], 24, "%zu", a.pages_enqueued);
+		snprintf(np[1], 24, "%zu", pc.sent);
+		snprintf(np[2], 24, "%zu", pc.failed);
+		snprintf(np[3], 24, "%zu", pc.pending);
+		if ((rc = db_exec(d, NULL, &err, "recording the run", sql, 7, pp)) < 0)
 			goto fail;
+	}
+	push_metrics(ctx, &cfg, &a, true, t0, &pc);
+	{
+		/* The findings are recorded: a report that cannot be written is a warning. */
+		pr_error rerr = PR_ERROR_INIT;
+		if (reportdata_write_run(d, bs, &cfg, ctx->home, run_id, &report, &rerr) < 0)
+			cli_warn(ctx, "report: %s", rerr.msg);
 	}
 	if (ctx->json) {
 		json_t *arr = json_array(), *commits = json_array();
@@ -411,14 +448,25 @@ int cmd_postdeploy(cli_ctx *ctx, int argc, char **argv)
 		for (size_t k = 0; k < x.ncommits; k++)
 			json_array_append_new(commits, json_pack("{s:s,s:s,s:s?}", "sha", x.commits[k].sha,
 				"author", x.commits[k].author, "subject", x.commits[k].subject));
-		rc = cli_print_json(ctx, json_pack("{s:s,s:s,s:s,s:s?,s:I,s:I,s:s,s:o,s:o}",
+		rc = cli_print_json(ctx, json_pack("{s:s,s:s,s:s,s:s?,s:I,s:I,s:s,s:o,s:o,s:{s:I,s:I,s:I,s:I},s:s?}",
 			"service", x.service, "release", x.release, "commit", x.sha,
 			"previous_commit", x.prev_sha[0] ? x.prev_sha : NULL,
 			"deploy_id", (json_int_t)x.deploy_id, "run_id", (json_int_t)run_id,
 			"verdict", fail ? "fail" : a.nskipped ? "inconclusive" : "pass",
-			"findings", arr, "commits", commits));
+			"findings", arr, "commits", commits,
+			"pages", "enqueued", (json_int_t)a.pages_enqueued, "sent", (json_int_t)pc.sent,
+			"failed", (json_int_t)pc.failed, "pending", (json_int_t)pc.pending,
+			"report", report));
 	} else {
 		print_markdown(&x, &a, gate, fail);
+		if (a.pages_enqueued || pc.sent || pc.failed || pc.pending)
+			printf("\nPages: %zu enqueued, %zu sent, %zu failed, %zu pending.\n",
+			       a.pages_enqueued, pc.sent, pc.failed, pc.pending);
+		if (report) {
+			printf("\nReport: ");
+			cli_put_safe(stdout, report, 0);
+			printf("\n");
+		}
 		rc = EXIT_OK;
 	}
 	if (rc == EXIT_OK && fail)
@@ -434,7 +482,11 @@ fail:
 		db_exec(d, NULL, &ignore, "recording the run", sql, 1, pp);
 	}
 	rc = cli_fail(ctx, &err);
+	/* Only a run that got as far as analysing counts as a failed run for the metrics. */
+	if (loaded && run_id)
+		push_metrics(ctx, &cfg, &a, false, t0, &pc);
 out:
+	free(report);
 	analysis_release(&a);
 	gitinfo_commits_free(x.commits, x.ncommits);
 	db_service_release(&svc);

@@ -20,6 +20,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv);
 int cmd_finding(cli_ctx *ctx, int argc, char **argv);
 int cmd_postdeploy(cli_ctx *ctx, int argc, char **argv);
 int cmd_config(cli_ctx *ctx, int argc, char **argv);
+int cmd_page(cli_ctx *ctx, int argc, char **argv);
 int cmd_report(cli_ctx *ctx, int argc, char **argv);
 int cmd_diff(cli_ctx *ctx, int argc, char **argv);
 int cmd_export(cli_ctx *ctx, int argc, char **argv);
@@ -34,6 +35,7 @@ int cmd_capture(cli_ctx *ctx, int argc, char **argv);
 	{"run", cmd_run, "show one run"}, \
 	{"post-deploy", cmd_postdeploy, "check a deploy: analyse, suspects, Markdown, exit code"}, \
 	{"finding", cmd_finding, "show or resolve a finding"}, \
+	{"page", cmd_page, "list pages; send the pending ones now"}, \
 	{"report", cmd_report, "write the HTML, Markdown or JSON report of a run or finding"}, \
 	{"diff", cmd_diff, "compare two selections of captures: flame graph and table"}, \
 	{"export", cmd_export, "write captures as folded stacks, speedscope or pprof"}, \

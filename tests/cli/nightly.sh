@@ -50,6 +50,12 @@ done < <(grep '"regressed":true' "$T/fleet/truth.jsonl")
 nreg=$(grep '"regressed":true' "$T/fleet/truth.jsonl" | grep -vc '"service":"svc-004"')
 [ "$missed" = 0 ] && [ "$nreg" -ge 1 ] && ok "the night's injected regressions are found ($nreg)" || not_ok "nightly missed $missed"
 [ "$(sql "select count(*) from runs where kind='nightly' and status='ok'")" = 1 ] && ok "the run is recorded" || not_ok "run record"
+rid1=$(sql "select max(id) from runs where kind='nightly'")
+report=$(sed -n 's/^  "report": "\(.*\)",*$/\1/p' "$T/n1.json")
+[ "$report" = "$HOME_DIR/reports/run-$rid1.html" ] && [ -s "$report" ] && [ -s "${report%.html}.md" ] && [ -s "${report%.html}.json" ] &&
+	ok "the night's HTML, Markdown and JSON reports are written under the state directory" || not_ok "nightly report" "report=$report"
+fid1=$(sql "select id from findings where direction='regression' order by id limit 1")
+grep -q "id=\"finding-$fid1\"" "$report" 2>/dev/null && ok "each finding has its anchor in the night's report" || not_ok "report anchor"
 nf=$(sql "select count(*) from findings")
 np=$(sql "select count(*) from profiles")
 nreg_found=$(sql "select count(*) from findings where direction='regression'")
@@ -103,6 +109,29 @@ sql "update profiles set retention_class='hot', retain_until=null, tags = tags -
 sql "update findings set status='open'" >/dev/null
 pr --config "$T/keep.json" --quiet nightly --at "$at" >/dev/null
 [ "$(sql "select count(*) from profiles where retention_class='forensic' and retain_until > now() + interval '29 days'")" -ge 1 ] && ok "forensic expiry follows retention.forensic_days" || not_ok "forensic days"
+
+# Retention at the end of the night when the config asks for it: with a
+# 3-day hot tier, the older baseline captures lose their blobs, and the
+# next night still analyses from their summary rows.
+printf '{"retention": {"after_nightly": true, "hot_days": 3, "summary_days": 30}}' >"$T/ret.json"
+nhot=$(sql "select count(*) from profiles where retention_class='hot' and captured_at < timestamptz '$at' - interval '3 days' and id not in (select profile_id from capture_pins cp join findings f on f.id = cp.finding_id where f.status = 'open')")
+run pr --config "$T/ret.json" nightly --at "$at" --json
+[ $RC -eq 0 ] && [[ $OUT == *'"retention"'* ]] && [ "$nhot" -ge 1 ] &&
+	[ "$(sql "select count(*) from profiles where retention_class='summary'")" = "$nhot" ] &&
+	ok "nightly runs retention at its end when configured ($nhot captures to summary)" || not_ok "nightly retention" "rc=$RC hot=$nhot $ERR"
+[ "$(sql "select count(*) from runs where kind='retention' and status='ok'")" = 1 ] && ok "the retention is recorded as its own run" || not_ok "retention run record"
+run pr --config "$T/ret.json" nightly --at "$at"
+[ $RC -eq 0 ] && [[ $OUT == *"retention: 0 captures moved to summary"* ]] && [[ $OUT == *"report: "* ]] &&
+	ok "a second night moves nothing again and prints the report path" || not_ok "nightly retention rerun" "rc=$RC $OUT $ERR"
+# Resolving a finding lifts the pins on its baseline: retention then
+# summarises the old ones, and its report draws from those still kept.
+fsum=$(sql "select id from findings where status='open' and direction='regression' order by id limit 1")
+pr finding resolve "$fsum" --quiet >/dev/null
+pr --config "$T/ret.json" --quiet retention --at "$at" >/dev/null
+run pr report --finding "$fsum" --out "$T/after.html"
+[ $RC -eq 0 ] && grep -q 'class="note">The flame graph leaves out [0-9]* captures* in the summary tier' "$T/after.html" &&
+	grep -q '<svg' "$T/after.html" &&
+	ok "a report after retention draws its graphs from the captures still kept, and says so" || not_ok "report after retention" "rc=$RC $ERR"
 
 for c in "nightly" "runs list" "run show" "finding show" "finding resolve" "config check"; do
 	# shellcheck disable=SC2086

@@ -1,0 +1,201 @@
+/*
+ * cmd_page.c: `profreg page list` shows the paging outbox; `profreg page
+ * flush` sends what is pending now (jobs/pager.h has the guarantees).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "commands.h"
+#include "config.h"
+#include "context.h"
+#include "exitcode.h"
+#include "pager.h"
+
+#include <inttypes.h>
+#include <jansson.h>
+#include <libpq-fe.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { O_STATE = 1700, O_LIMIT };
+
+static int page_list(cli_ctx *ctx, int argc, char **argv)
+{
+	static const cli_option opts[] = {
+		{"state", required_argument, O_STATE, "STATE", "only pending, sent, failed or cancelled pages"},
+		{"limit", required_argument, O_LIMIT, "N", "at most N pages, newest first (default 100)"},
+		{NULL, 0, 0, NULL, NULL},
+	};
+	static const char sql[] =
+		"select p.id, p.status, p.event, p.target, p.dedup_key, coalesce(p.finding_id, 0),"
+		" p.attempts, coalesce(p.http_status, 0), coalesce(p.last_error, ''),"
+		" coalesce(p.response, ''),"
+		" to_char(p.created_at at time zone 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
+		" coalesce(to_char(p.sent_at at time zone 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), ''),"
+		" to_char(p.next_attempt_at at time zone 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
+		" coalesce(p.detail ->> 'service', ''), coalesce(p.detail ->> 'function', ''),"
+		" coalesce(p.detail ->> 'severity', ''), p.refreshes"
+		" from pages p where $1::text is null or p.status = $1 order by p.id desc limit $2::int";
+	pr_error err = PR_ERROR_INIT;
+	cli_parser *p = NULL;
+	PGresult *res = NULL;
+	db *d = NULL;
+	const char *arg, *state = NULL, *params[2];
+	unsigned long long limit = 100;
+	char lim[24];
+	int c, rc = 0;
+
+	if (cli_parser_new(&p, ctx, argc, argv, opts, "profreg page list [--state S] [--limit N] [--json]",
+			   "List the paging outbox, newest first: each page's target, event\n"
+			   "(trigger or resolve), state, attempts and last error. A pending page is\n"
+			   "sent by the next run or by `profreg page flush`.") < 0)
+		return EXIT_RUNTIME;
+	while ((c = cli_next(p, &arg)) > 0) {
+		if (c == O_STATE) {
+			if (strcmp(arg, "pending") && strcmp(arg, "sent") && strcmp(arg, "failed") &&
+			    strcmp(arg, "cancelled")) {
+				cli_error(ctx, "'--state %s' is not pending, sent, failed or cancelled", arg);
+				rc = EXIT_USAGE;
+			}
+			state = arg;
+		} else if (c == O_LIMIT && cli_parse_u64(ctx, "limit", arg, 1, 1000000, &limit) < 0) {
+			rc = EXIT_USAGE;
+		}
+	}
+	if (c == 0 && !rc && cli_optind(p) != argc) {
+		cli_error(ctx, "unexpected argument '%s' (see --help)", argv[cli_optind(p)]);
+		rc = EXIT_USAGE;
+	}
+	cli_parser_free(p);
+	if (c == CLI_HELP)
+		return EXIT_OK;
+	if (c == CLI_BAD || rc)
+		return EXIT_USAGE;
+	snprintf(lim, sizeof(lim), "%llu", limit);
+	params[0] = state;
+	params[1] = lim;
+	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 ||
+	    (rc = db_exec(d, &res, &err, "listing pages", sql, 2, params)) < 0) {
+		db_close(d);
+		return cli_fail(ctx, &err);
+	}
+	if (ctx->json) {
+		json_t *arr = json_array();
+		for (int i = 0; i < db_rows(res); i++) {
+			json_t *o = json_pack("{s:I,s:s,s:s,s:s,s:s,s:I,s:I,s:s,s:s,s:s,s:s,s:I}",
+				"id", (json_int_t)db_get_i64(res, i, 0), "state", db_get_text(res, i, 1),
+				"event", db_get_text(res, i, 2), "target", db_get_text(res, i, 3),
+				"dedup_key", db_get_text(res, i, 4),
+				"finding_id", (json_int_t)db_get_i64(res, i, 5),
+				"attempts", (json_int_t)db_get_i64(res, i, 6),
+				"created_at", db_get_text(res, i, 10), "next_attempt_at", db_get_text(res, i, 12),
+				"service", db_get_text(res, i, 13), "function", db_get_text(res, i, 14),
+				"refreshes", (json_int_t)db_get_i64(res, i, 16));
+			if (!o)
+				continue; /* a name that is not UTF-8 cannot be in a page: skip it */
+			if (db_get_i64(res, i, 7))
+				json_object_set_new(o, "http_status", json_integer(db_get_i64(res, i, 7)));
+			if (db_get_text(res, i, 8)[0])
+				json_object_set_new(o, "last_error", json_string(db_get_text(res, i, 8)));
+			if (db_get_text(res, i, 9)[0])
+				json_object_set_new(o, "response", json_string(db_get_text(res, i, 9)));
+			if (db_get_text(res, i, 11)[0])
+				json_object_set_new(o, "sent_at", json_string(db_get_text(res, i, 11)));
+			json_object_set_new(o, "severity", json_string(db_get_text(res, i, 15)));
+			json_array_append_new(arr, o);
+		}
+		rc = cli_print_json(ctx, json_pack("{s:o}", "pages", arr));
+	} else {
+		printf("%-6s %-9s %-8s %-14s %-8s %-8s %-20s %s\n", "ID", "STATE", "EVENT", "TARGET",
+		       "FINDING", "ATTEMPTS", "SENT", "SERVICE / FUNCTION / LAST ERROR");
+		for (int i = 0; i < db_rows(res); i++) {
+			printf("%-6s %-9s %-8s ", db_get_text(res, i, 0), db_get_text(res, i, 1),
+			       db_get_text(res, i, 2));
+			cli_put_safe(stdout, db_get_text(res, i, 3), 14);
+			printf(" %-8s %-8s %-20s ", db_get_text(res, i, 5), db_get_text(res, i, 6),
+			       db_get_text(res, i, 11)[0] ? db_get_text(res, i, 11) : "-");
+			cli_put_safe(stdout, db_get_text(res, i, 13), 0);
+			printf(" / ");
+			cli_put_safe(stdout, db_get_text(res, i, 14), 0);
+			if (db_get_text(res, i, 8)[0]) {
+				printf(" / ");
+				cli_put_safe(stdout, db_get_text(res, i, 8), 0);
+			}
+			putchar('\n');
+		}
+		rc = EXIT_OK;
+	}
+	db_result_free(res);
+	db_close(d);
+	return rc;
+}
+
+static int page_flush(cli_ctx *ctx, int argc, char **argv)
+{
+	static const cli_option opts[] = {{NULL, 0, 0, NULL, NULL}};
+	pr_error err = PR_ERROR_INIT;
+	cli_parser *p = NULL;
+	config cfg;
+	db *d = NULL;
+	pager_counts pc;
+	const char *arg;
+	int c, rc = 0;
+
+	memset(&cfg, 0, sizeof(cfg));
+	if (cli_parser_new(&p, ctx, argc, argv, opts, "profreg page flush [--json]",
+			   "Send every pending page that is due, with retries and backoff, and\n"
+			   "re-post the Alertmanager alert of every open finding. Safe to run at\n"
+			   "any time, also beside a nightly run: a page is claimed with a row lock\n"
+			   "while it is sent. Exit 0 when nothing is left pending and nothing was\n"
+			   "refused; 3 otherwise (the reasons are in `profreg page list`).") < 0)
+		return EXIT_RUNTIME;
+	while ((c = cli_next(p, &arg)) > 0)
+		;
+	if (c == 0 && cli_optind(p) != argc) {
+		cli_error(ctx, "unexpected argument '%s' (see --help)", argv[cli_optind(p)]);
+		c = CLI_BAD;
+	}
+	cli_parser_free(p);
+	if (c == CLI_HELP)
+		return EXIT_OK;
+	if (c == CLI_BAD)
+		return EXIT_USAGE;
+	if ((rc = config_load(&cfg, ctx, &err)) < 0 || (rc = ctx_db_open(ctx, &d, &err)) < 0 ||
+	    (rc = pager_flush(d, &cfg, NULL, &pc, &err)) < 0) {
+		rc = cli_fail(ctx, &err);
+		goto out;
+	}
+	if (ctx->json) {
+		json_t *o = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "sent", (json_int_t)pc.sent,
+			"failed", (json_int_t)pc.failed, "retried", (json_int_t)pc.retried,
+			"skipped", (json_int_t)pc.skipped, "pending", (json_int_t)pc.pending,
+			"alerts_refreshed", (json_int_t)pc.refreshed,
+			"alerts_refresh_failed", (json_int_t)pc.refresh_failed);
+		if (pc.first_error[0])
+			json_object_set_new(o, "first_error", json_string(pc.first_error));
+		rc = cli_print_json(ctx, o);
+	} else {
+		printf("page flush: %zu sent, %zu failed, %zu retried, %zu pending; %zu alerts re-sent\n",
+		       pc.sent, pc.failed, pc.retried, pc.pending, pc.refreshed);
+		if (pc.first_error[0]) {
+			printf("first problem: ");
+			cli_put_safe(stdout, pc.first_error, 0);
+			putchar('\n');
+		}
+		rc = EXIT_OK;
+	}
+	if (rc == EXIT_OK && (pc.pending || pc.failed || pc.skipped))
+		rc = EXIT_RUNTIME;
+out:
+	db_close(d);
+	config_release(&cfg);
+	return rc;
+}
+
+int cmd_page(cli_ctx *ctx, int argc, char **argv)
+{
+	static const cli_command cmds[] = {
+		{"list", page_list, "list the paging outbox"},
+		{"flush", page_flush, "send the pending pages now"},
+		{NULL, NULL, NULL},
+	};
+	return cli_dispatch(ctx, cmds, ctx->prog, argc - 1, argv + 1);
+}

@@ -1,0 +1,901 @@
+/*
+ * pager.c: the paging outbox and its libcurl sender (see pager.h).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "pager.h"
+#include "secret.h"
+#include "common/buf.h"
+#include "common/timeutil.h"
+#include "reports/page.h"
+
+#include <ctype.h>
+#include <curl/curl.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <libpq-fe.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+/* How much of a response is kept on the row, and of an error message. */
+#define RESPONSE_MAX 2048
+#define ERROR_MAX 512
+/* A Retry-After further away than this is read as this. */
+#define RETRY_AFTER_CAP_MS (86400LL * 1000)
+
+static int oom(pr_error *err)
+{
+	return pr_error_set(err, PR_ENOMEM, "out of memory");
+}
+
+void pager_dedup_key(char out[PAGER_KEY_MAX], const char *service, const char *type,
+		     const char *function, const char *file, const char *release)
+{
+	const char *parts[5] = {service, type, function, file, release};
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0;
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	bool ok = ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) == 1;
+
+	for (size_t i = 0; ok && i < 5; i++) {
+		const char *s = parts[i] ? parts[i] : "";
+		ok = EVP_DigestUpdate(ctx, s, strlen(s) + 1) == 1; /* the NUL separates the parts */
+	}
+	ok = ok && EVP_DigestFinal_ex(ctx, md, &mdlen) == 1 && mdlen == 32;
+	EVP_MD_CTX_free(ctx);
+	/* Only allocation can fail here; a constant key then still pages, once. */
+	if (!ok)
+		memset(md, 0, sizeof(md));
+	memcpy(out, "profreg-", 8);
+	for (size_t i = 0; i < 32; i++)
+		snprintf(out + 8 + 2 * i, 3, "%02x", md[i]);
+}
+
+bool pager_should_page(const config_paging *p, const finding *f)
+{
+	return f->significant && f->direction == FINDING_REGRESSION &&
+	       f->severity != STATS_SEV_NONE && f->severity >= p->min_severity;
+}
+
+int pager_enqueue_finding(db *d, const config *c, const finding *f, int64_t run_id,
+			  size_t *added, pr_error *err)
+{
+	static const char sql[] =
+		"insert into pages (service_id, finding_id, dedup_key, target, event, run_id, detail)"
+		" values ($1::bigint, $2::bigint, $3, $4, 'trigger', nullif($5::bigint, 0), $6::jsonb)"
+		" on conflict (dedup_key, target, event) do nothing returning id";
+	char key[PAGER_KEY_MAX], sid[24], fid[24], rid[24], *detail = NULL;
+	const config_service *cs = config_service_find(c, f->service);
+	char *const *targets;
+	size_t ntargets;
+	buf link = BUF_INIT;
+	page_event e;
+	json_t *obj = NULL;
+	int rc = 0;
+
+	targets = config_page_targets(c, f->service, &ntargets);
+	if (!ntargets || !pager_should_page(&c->paging, f))
+		return 0;
+	pager_dedup_key(key, f->service, f->type, f->function, f->file, f->current_release);
+	if (c->reports.base_url && c->reports.base_url[0]) {
+		size_t n = strlen(c->reports.base_url);
+		while (n && c->reports.base_url[n - 1] == '/')
+			n--;
+		if (buf_printf(&link, "%.*s/run-%" PRId64 ".html#finding-%" PRId64, (int)n,
+			       c->reports.base_url, run_id, f->id) < 0)
+			return oom(err);
+	}
+	memset(&e, 0, sizeof(e));
+	e.dedup_key = key;
+	e.service = f->service;
+	e.team = cs ? cs->team : NULL;
+	e.type = f->type;
+	e.function = f->function;
+	e.file = f->file;
+	e.release = f->current_release;
+	e.severity = f->severity;
+	e.baseline_share = f->baseline_share;
+	e.current_share = f->current_share;
+	e.ci_low = f->ci_low;
+	e.ci_high = f->ci_high;
+	e.q_value = f->q_value;
+	e.finding_id = f->id;
+	e.run_id = run_id;
+	e.link = link.len ? link.ptr : NULL;
+	e.created_us = time_now_us();
+	if (!(obj = page_event_to_json(&e)) ||
+	    !(detail = json_dumps(obj, JSON_COMPACT | JSON_SORT_KEYS))) {
+		rc = pr_error_set(err, PR_ENOMEM, "cannot describe the page of finding %" PRId64, f->id);
+		goto out;
+	}
+	snprintf(sid, sizeof(sid), "%" PRId64, f->service_id);
+	snprintf(fid, sizeof(fid), "%" PRId64, f->id);
+	snprintf(rid, sizeof(rid), "%" PRId64, run_id);
+	for (size_t i = 0; i < ntargets; i++) {
+		const char *p[6] = {sid, fid, key, targets[i], rid, detail};
+		PGresult *res = NULL;
+		if ((rc = db_exec(d, &res, err, "enqueueing a page", sql, 6, p)) < 0)
+			goto out;
+		if (added)
+			*added += (size_t)db_rows(res);
+		db_result_free(res);
+	}
+out:
+	json_decref(obj);
+	free(detail);
+	buf_release(&link);
+	return rc;
+}
+
+int pager_enqueue_resolve(db *d, int64_t finding_id, size_t *added, size_t *cancelled,
+			  pr_error *err)
+{
+	/*
+	 * FOR UPDATE (without SKIP LOCKED) waits for a flush sending one of
+	 * these triggers, so its outcome is known before deciding: a sent
+	 * trigger needs a resolve, a pending one is simply never sent.
+	 */
+	static const char sql[] =
+		"with t as (select id, service_id, dedup_key, target, status, detail, run_id from pages"
+		"   where finding_id = $1::bigint and event = 'trigger' order by id for update),"
+		" c as (update pages set status = 'cancelled', updated_at = now(),"
+		"   last_error = 'finding resolved before the page was sent'"
+		"   where id in (select id from t where status = 'pending') returning 1),"
+		" i as (insert into pages (service_id, finding_id, dedup_key, target, event, run_id, detail)"
+		"   select service_id, $1::bigint, dedup_key, target, 'resolve', run_id, detail from t"
+		"   where status = 'sent' on conflict (dedup_key, target, event) do nothing returning 1)"
+		" select (select count(*) from i), (select count(*) from c)";
+	char fid[24];
+	const char *p[1] = {fid};
+	PGresult *res = NULL;
+	int rc;
+
+	snprintf(fid, sizeof(fid), "%" PRId64, finding_id);
+	if ((rc = db_exec(d, &res, err, "enqueueing resolve events", sql, 1, p)) < 0)
+		return rc;
+	if (added)
+		*added += (size_t)db_get_i64(res, 0, 0);
+	if (cancelled)
+		*cancelled += (size_t)db_get_i64(res, 0, 1);
+	db_result_free(res);
+	return 0;
+}
+
+int pager_count(db *d, const char *status, size_t *out, pr_error *err)
+{
+	static const char sql[] = "select count(*) from pages where $1::text is null or status = $1";
+	const char *p[1] = {status};
+	PGresult *res = NULL;
+	int rc;
+
+	if ((rc = db_exec(d, &res, err, "counting pages", sql, 1, p)) < 0)
+		return rc;
+	*out = (size_t)db_get_i64(res, 0, 0);
+	db_result_free(res);
+	return 0;
+}
+
+uint32_t pager_backoff_ms(const config_paging *p, uint32_t attempt, uint32_t rnd)
+{
+	uint64_t d = p->backoff_ms, half;
+
+	for (uint32_t i = 1; i < attempt && d < p->max_backoff_ms; i++)
+		d *= 2;
+	if (d > p->max_backoff_ms)
+		d = p->max_backoff_ms;
+	/* Equal jitter: never less than half the delay, never more than all. */
+	half = d / 2;
+	return (uint32_t)(d - half + (half ? rnd % (half + 1) : 0));
+}
+
+/* Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's). */
+static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
+{
+	int64_t era;
+	unsigned yoe, doy, doe;
+
+	y -= m <= 2;
+	era = (y >= 0 ? y : y - 399) / 400;
+	yoe = (unsigned)(y - era * 400);
+	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + (int64_t)doe - 719468;
+}
+
+int pager_retry_after(int64_t *delay_ms, const char *value, int64_t now_s)
+{
+	static const char months[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
+	const char *s = value;
+	char wd[4], mon[4], zone[4];
+	int day, year, hh, mm, ss, used = 0;
+	int64_t at;
+
+	if (!s)
+		return -1;
+	while (*s == ' ' || *s == '\t')
+		s++;
+	if (isdigit((unsigned char)*s)) {
+		int64_t v = 0;
+		for (; isdigit((unsigned char)*s); s++)
+			v = v > RETRY_AFTER_CAP_MS ? v : v * 10 + (*s - '0');
+		while (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n')
+			s++;
+		if (*s)
+			return -1;
+		*delay_ms = v * 1000 > RETRY_AFTER_CAP_MS ? RETRY_AFTER_CAP_MS : v * 1000;
+		return 0;
+	}
+	if (sscanf(s, "%3[A-Za-z], %2d %3[A-Za-z] %4d %2d:%2d:%2d %3[A-Z]%n", wd, &day, mon, &year, &hh,
+		   &mm, &ss, zone, &used) != 8 || strcmp(zone, "GMT") != 0)
+		return -1;
+	{
+		const char *m = strstr(months, mon);
+		if (!m || strlen(mon) != 3 || (m - months) % 3 || day < 1 || day > 31 || hh > 23 ||
+		    mm > 59 || ss > 60 || year < 1970)
+			return -1;
+		at = days_from_civil(year, (unsigned)((m - months) / 3 + 1), (unsigned)day) * 86400 +
+		     hh * 3600 + mm * 60 + ss;
+	}
+	at -= now_s;
+	*delay_ms = at <= 0 ? 0 : at * 1000 > RETRY_AFTER_CAP_MS ? RETRY_AFTER_CAP_MS : at * 1000;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- sending */
+
+typedef struct http_result {
+	long status;             /* 0: no response */
+	CURLcode curl_rc;
+	char errbuf[CURL_ERROR_SIZE];
+	buf body;                /* at most RESPONSE_MAX bytes of the response */
+	int64_t retry_after_ms;  /* -1: none */
+} http_result;
+
+static size_t on_body(char *data, size_t size, size_t n, void *ud)
+{
+	buf *b = ud;
+	size_t len = size * n, room = b->len < RESPONSE_MAX ? RESPONSE_MAX - b->len : 0;
+
+	/* Keep the head; swallow the rest so a big answer is not an error. */
+	if (room && buf_put(b, data, len < room ? len : room) < 0)
+		return 0;
+	return len;
+}
+
+static size_t on_header(char *data, size_t size, size_t n, void *ud)
+{
+	http_result *r = ud;
+	size_t len = size * n;
+	static const char name[] = "retry-after:";
+
+	if (len > sizeof(name) - 1 && len < 256 && strncasecmp(data, name, sizeof(name) - 1) == 0) {
+		char v[256];
+		int64_t ms;
+		memcpy(v, data + sizeof(name) - 1, len - (sizeof(name) - 1));
+		v[len - (sizeof(name) - 1)] = '\0';
+		if (pager_retry_after(&ms, v, time(NULL)) == 0)
+			r->retry_after_ms = ms;
+	}
+	return len;
+}
+
+static void curl_init_once(void)
+{
+	static int done;
+
+	if (!done) {
+		curl_global_init(CURL_GLOBAL_DEFAULT);
+		done = 1;
+	}
+}
+
+/*
+ * POST `body` as JSON to `url`. Fills *r; returns 0 when a request could
+ * be made at all (whatever its outcome), PR_ENOMEM otherwise. Nothing
+ * here prints: curl's verbose mode stays off so no header is ever shown.
+ */
+static int http_post(http_result *r, const char *url, const char *body, const char *bearer,
+		     const config_paging *p)
+{
+	struct curl_slist *h = NULL, *h2;
+	buf auth = BUF_INIT;
+	CURL *c;
+	int rc = 0;
+
+	memset(r, 0, sizeof(*r));
+	r->body = (buf)BUF_INIT;
+	r->retry_after_ms = -1;
+	curl_init_once();
+	if (!(c = curl_easy_init()))
+		return PR_ENOMEM;
+	if (!(h = curl_slist_append(NULL, "Content-Type: application/json")) ||
+	    !(h2 = curl_slist_append(h, "Accept: application/json")) ||
+	    !(h2 = curl_slist_append(h, "User-Agent: profreg")) ||
+	    !(h2 = curl_slist_append(h, "Expect:"))) {
+		rc = PR_ENOMEM;
+		goto out;
+	}
+	if (bearer) {
+		if (buf_printf(&auth, "Authorization: Bearer %s", bearer) < 0 ||
+		    !(h2 = curl_slist_append(h, auth.ptr))) {
+			rc = PR_ENOMEM;
+			goto out;
+		}
+	}
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	/* A redirect could carry the token elsewhere: never follow one. */
+	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_VERBOSE, 0L);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)p->connect_timeout_ms);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)p->timeout_ms);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &r->body);
+	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, r->errbuf);
+	r->curl_rc = curl_easy_perform(c);
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
+out:
+	/* The header held the token: wipe it before it goes back to malloc. */
+	for (volatile char *w = auth.ptr; auth.len && *w; w++)
+		*w = 0;
+	buf_release(&auth);
+	curl_slist_free_all(h);
+	curl_easy_cleanup(c);
+	return rc;
+}
+
+/* Replace every copy of `secret` in `s` (in place) with '*'. */
+static void mask_secret(char *s, const char *secret)
+{
+	size_t n = secret ? strlen(secret) : 0;
+	char *hit;
+
+	if (n < 4)
+		return;
+	while ((hit = strstr(s, secret)))
+		memset(hit, '*', n);
+}
+
+typedef struct target_state {
+	const config_target *t;
+	char *secret;
+	bool read;
+	pr_error err;
+} target_state;
+
+typedef struct flush_state {
+	db *d;
+	const config *c;
+	target_state *targets;
+	size_t ntargets;
+	int64_t *done;           /* rows this flush is finished with */
+	size_t ndone, capdone;
+	int64_t *tried_id;       /* attempts this flush made, per row */
+	uint32_t *tried_n;
+	size_t ntried, captried;
+	uint64_t rng;
+	pager_counts *out;
+} flush_state;
+
+static uint32_t next_rand(flush_state *s)
+{
+	s->rng ^= s->rng << 13;
+	s->rng ^= s->rng >> 7;
+	s->rng ^= s->rng << 17;
+	return (uint32_t)(s->rng >> 16);
+}
+
+static int mark_done(flush_state *s, int64_t id)
+{
+	if (s->ndone == s->capdone) {
+		size_t cap = s->capdone ? 2 * s->capdone : 64;
+		int64_t *p = realloc(s->done, cap * sizeof(*p));
+		if (!p)
+			return PR_ENOMEM;
+		s->done = p;
+		s->capdone = cap;
+	}
+	s->done[s->ndone++] = id;
+	return 0;
+}
+
+/* Attempts made on row `id` in this flush, after counting one more. */
+static int count_try(flush_state *s, int64_t id, uint32_t *n)
+{
+	for (size_t i = 0; i < s->ntried; i++)
+		if (s->tried_id[i] == id) {
+			*n = ++s->tried_n[i];
+			return 0;
+		}
+	if (s->ntried == s->captried) {
+		size_t cap = s->captried ? 2 * s->captried : 64;
+		int64_t *a = realloc(s->tried_id, cap * sizeof(*a));
+		uint32_t *b;
+		if (!a)
+			return PR_ENOMEM;
+		s->tried_id = a;
+		if (!(b = realloc(s->tried_n, cap * sizeof(*b))))
+			return PR_ENOMEM;
+		s->tried_n = b;
+		s->captried = cap;
+	}
+	s->tried_id[s->ntried] = id;
+	s->tried_n[s->ntried++] = *n = 1;
+	return 0;
+}
+
+static void note_error(flush_state *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note_error(flush_state *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (s->out->first_error[0])
+		return;
+	va_start(ap, fmt);
+	vsnprintf(s->out->first_error, sizeof(s->out->first_error), fmt, ap);
+	va_end(ap);
+}
+
+/* The target's state, its secret read on first use; NULL when not configured. */
+static target_state *target_get(flush_state *s, const char *name)
+{
+	for (size_t i = 0; i < s->ntargets; i++) {
+		target_state *t = &s->targets[i];
+		if (strcmp(t->t->name, name) != 0)
+			continue;
+		if (!t->read) {
+			t->read = true;
+			if (secret_read(&t->secret, t->t->secret_env, t->t->secret_file, &t->err) == 0 &&
+			    !t->secret && t->t->kind == CONFIG_TARGET_PAGERDUTY)
+				pr_error_set(&t->err, PR_EREFUSED, "no routing key configured");
+		}
+		return t;
+	}
+	return NULL;
+}
+
+/* The request of one row: URL and body. The body may hold the secret. */
+static int build_request(buf *url, char **body, const target_state *ts, const char *event,
+			 const char *detail, const config_paging *p, pr_error *err)
+{
+	const config_target *t = ts->t;
+	bool resolve = strcmp(event, "resolve") == 0;
+	json_t *obj = json_loads(detail, 0, NULL), *req = NULL;
+	int64_t now = time_now_us();
+	page_event e;
+	const char *base = t->url;
+	size_t n;
+	int rc = 0;
+
+	if (!obj || page_event_from_json(&e, obj) < 0) {
+		rc = pr_error_set(err, PR_EDATA, "the stored page is not a page event");
+		goto out;
+	}
+	if (t->kind == CONFIG_TARGET_PAGERDUTY && !base)
+		base = "https://events.pagerduty.com";
+	if (!base) {
+		rc = pr_error_set(err, PR_EUSAGE, "no url configured");
+		goto out;
+	}
+	n = strlen(base);
+	if (t->kind != CONFIG_TARGET_WEBHOOK)
+		while (n && base[n - 1] == '/')
+			n--;
+	switch (t->kind) {
+	case CONFIG_TARGET_PAGERDUTY:
+		req = page_pagerduty(&e, ts->secret, resolve, now);
+		rc = buf_printf(url, "%.*s/v2/enqueue", (int)n, base);
+		break;
+	case CONFIG_TARGET_ALERTMANAGER:
+		req = page_alertmanager(&e, resolve ? now : now + (int64_t)p->alert_hours * 3600 * 1000000);
+		rc = buf_printf(url, "%.*s/api/v2/alerts", (int)n, base);
+		break;
+	default:
+		req = page_webhook(&e, resolve, now);
+		rc = buf_puts(url, base);
+		break;
+	}
+	if (rc < 0 || !req || !(*body = json_dumps(req, JSON_COMPACT))) {
+		rc = pr_error_set(err, PR_ENOMEM, "cannot build the request");
+		goto out;
+	}
+out:
+	json_decref(obj);
+	json_decref(req);
+	return rc;
+}
+
+static void body_free(char *body)
+{
+	secret_free(body);
+}
+
+/* One text parameter, NULL when empty. */
+static const char *nz(const char *s)
+{
+	return s && s[0] ? s : NULL;
+}
+
+typedef enum outcome { OUT_SENT, OUT_RETRY, OUT_FAILED } outcome;
+
+/* What to do after a response; fills `why` with a one-line reason. */
+static outcome classify(const http_result *r, const config_paging *p, char *why, size_t n)
+{
+	if (r->curl_rc != CURLE_OK) {
+		if (r->curl_rc == CURLE_OPERATION_TIMEDOUT)
+			snprintf(why, n, "no answer within %" PRIu32 " ms (timeout)", p->timeout_ms);
+		else
+			snprintf(why, n, "network error: %s",
+				 r->errbuf[0] ? r->errbuf : curl_easy_strerror(r->curl_rc));
+		return OUT_RETRY;
+	}
+	if (r->status >= 200 && r->status < 300) {
+		why[0] = '\0';
+		return OUT_SENT;
+	}
+	snprintf(why, n, "HTTP %ld", r->status);
+	if (r->status == 429 || r->status == 408 || r->status >= 500)
+		return OUT_RETRY;
+	if (r->status >= 300 && r->status < 400)
+		snprintf(why, n, "HTTP %ld: redirects are not followed", r->status);
+	return OUT_FAILED;
+}
+
+/*
+ * Claim the next due row and send it. *idle_ms is set when nothing is due
+ * yet (how long until something is), -1 when nothing is left to do.
+ */
+static int flush_one(flush_state *s, int64_t finding_id, int64_t *idle_ms, pr_error *err)
+{
+	static const char claim_sql[] =
+		"select id, target, event, detail::text,"
+		" greatest(0, ceil(extract(epoch from (next_attempt_at - clock_timestamp())) * 1000))::bigint"
+		" from pages where status = 'pending' and not (id = any($1::bigint[]))"
+		" and ($2::bigint = 0 or finding_id = $2::bigint)"
+		" order by next_attempt_at, id limit 1 for update skip locked";
+	static const char sent_sql[] =
+		"update pages set status = 'sent', sent_at = now(), attempts = attempts + 1,"
+		" last_attempt_at = now(), http_status = $2::int, response = $3, last_error = null,"
+		" updated_at = now()"
+		" where id = $1::bigint";
+	static const char failed_sql[] =
+		"update pages set status = 'failed', attempts = attempts + 1, last_attempt_at = now(),"
+		" http_status = $2::int, last_error = $4, response = $3, updated_at = now()"
+		" where id = $1::bigint";
+	static const char retry_sql[] =
+		"update pages set attempts = attempts + 1, last_attempt_at = now(),"
+		" http_status = $2::int, last_error = $4, response = $3, updated_at = now(),"
+		" next_attempt_at = clock_timestamp() + $5::bigint * interval '1 millisecond'"
+		" where id = $1::bigint";
+	static const char skip_sql[] =
+		"update pages set last_error = $2, updated_at = now() where id = $1::bigint";
+	const config_paging *p = &s->c->paging;
+	buf ids = BUF_INIT, url = BUF_INIT;
+	char sid[24], fid[24], status[16], why[ERROR_MAX], delay_s[24];
+	char *body = NULL, *resp = NULL, *target = NULL, *event = NULL, *detail = NULL;
+	const char *params[5];
+	PGresult *res = NULL;
+	http_result hr;
+	target_state *ts;
+	bool in_tx = false;
+	int64_t id, wait;
+	uint32_t tries;
+	outcome o;
+	int rc;
+
+	memset(&hr, 0, sizeof(hr));
+	hr.body = (buf)BUF_INIT;
+	*idle_ms = 0;
+	snprintf(fid, sizeof(fid), "%" PRId64, finding_id);
+	if (db_bigint_array(&ids, s->done, s->ndone, sizeof(*s->done)) < 0)
+		return oom(err);
+	params[0] = ids.ptr;
+	params[1] = fid;
+	if ((rc = db_begin(s->d, err)) < 0)
+		goto out;
+	in_tx = true;
+	if ((rc = db_exec(s->d, &res, err, "claiming a page", claim_sql, 2, params)) < 0)
+		goto out;
+	if (db_rows(res) == 0) {
+		*idle_ms = -1;
+		goto out;
+	}
+	id = db_get_i64(res, 0, 0);
+	wait = db_get_i64(res, 0, 4);
+	if (wait > 0) {
+		*idle_ms = wait;
+		goto out;
+	}
+	if (!(target = strdup(db_get_text(res, 0, 1))) || !(event = strdup(db_get_text(res, 0, 2))) ||
+	    !(detail = strdup(db_get_text(res, 0, 3)))) {
+		rc = oom(err);
+		goto out;
+	}
+	db_result_free(res);
+	res = NULL;
+	snprintf(sid, sizeof(sid), "%" PRId64, id);
+	ts = target_get(s, target);
+	if (!ts || ts->err.code) {
+		/* Not an attempt: nothing was sent. The row waits for a fixed config. */
+		snprintf(why, sizeof(why), "target '%.64s': %.400s", target,
+			 ts ? ts->err.msg : "not configured under paging.targets");
+		note_error(s, "page %" PRId64 ": %s", id, why);
+		params[0] = sid;
+		params[1] = why;
+		if ((rc = db_exec(s->d, NULL, err, "recording a page", skip_sql, 2, params)) < 0 ||
+		    (rc = db_commit(s->d, err)) < 0)
+			goto out;
+		in_tx = false;
+		s->out->skipped++;
+		if (mark_done(s, id) < 0)
+			rc = oom(err);
+		goto out;
+	}
+	{
+		pr_error berr = PR_ERROR_INIT;
+		if (build_request(&url, &body, ts, event, detail, p, &berr) < 0) {
+			if (berr.code == PR_ENOMEM) {
+				rc = oom(err);
+				goto out;
+			}
+			/* A row that can never make a request fails for good. */
+			snprintf(why, sizeof(why), "target '%.64s': %.400s", target, berr.msg);
+			params[0] = sid, params[1] = NULL, params[2] = NULL, params[3] = why;
+			note_error(s, "page %" PRId64 ": %s", id, why);
+			if ((rc = db_exec(s->d, NULL, err, "recording a page", failed_sql, 4, params)) < 0 ||
+			    (rc = db_commit(s->d, err)) < 0)
+				goto out;
+			in_tx = false;
+			s->out->failed++;
+			if (mark_done(s, id) < 0)
+				rc = oom(err);
+			goto out;
+		}
+	}
+	/* PagerDuty carries its key in the body; the others in a header. */
+	if (http_post(&hr, url.ptr, body, ts->t->kind == CONFIG_TARGET_PAGERDUTY ? NULL : ts->secret,
+		      p) < 0) {
+		rc = oom(err);
+		goto out;
+	}
+	o = classify(&hr, p, why, sizeof(why));
+	if (hr.body.len) {
+		mask_secret(hr.body.ptr, ts->secret);
+		if (!(resp = page_clean_text(hr.body.ptr, RESPONSE_MAX))) {
+			rc = oom(err);
+			goto out;
+		}
+	}
+	snprintf(status, sizeof(status), "%ld", hr.status);
+	params[0] = sid;
+	params[1] = hr.status ? status : NULL;
+	params[2] = nz(resp);
+	params[3] = nz(why);
+	if ((rc = count_try(s, id, &tries)) < 0) {
+		rc = oom(err);
+		goto out;
+	}
+	if (o == OUT_SENT) {
+		rc = db_exec(s->d, NULL, err, "recording a sent page", sent_sql, 3, params);
+		s->out->sent++;
+	} else if (o == OUT_FAILED) {
+		note_error(s, "page %" PRId64 " to '%.64s': %s", id, target, why);
+		rc = db_exec(s->d, NULL, err, "recording a failed page", failed_sql, 4, params);
+		s->out->failed++;
+	} else {
+		int64_t delay = pager_backoff_ms(p, tries, next_rand(s));
+		if (hr.retry_after_ms > delay)
+			delay = hr.retry_after_ms;
+		snprintf(delay_s, sizeof(delay_s), "%" PRId64, delay);
+		params[4] = delay_s;
+		note_error(s, "page %" PRId64 " to '%.64s': %s", id, target, why);
+		rc = db_exec(s->d, NULL, err, "recording a page to retry", retry_sql, 5, params);
+		s->out->retried++;
+	}
+	if (rc < 0 || (rc = db_commit(s->d, err)) < 0)
+		goto out;
+	in_tx = false;
+	if ((o != OUT_RETRY || tries >= p->max_attempts) && mark_done(s, id) < 0)
+		rc = oom(err);
+out:
+	if (in_tx)
+		db_rollback(s->d);
+	db_result_free(res);
+	buf_release(&ids);
+	buf_release(&url);
+	buf_release(&hr.body);
+	body_free(body);
+	free(resp);
+	free(target);
+	free(event);
+	free(detail);
+	return rc;
+}
+
+/* A text[] literal of the names of the Alertmanager targets. */
+static int am_targets(buf *out, const config *c)
+{
+	int rc = buf_putc(out, '{'), first = 1;
+
+	for (size_t i = 0; rc == 0 && i < c->paging.ntargets; i++) {
+		const char *n = c->paging.targets[i].name;
+		if (c->paging.targets[i].kind != CONFIG_TARGET_ALERTMANAGER)
+			continue;
+		rc = buf_puts(out, first ? "\"" : ",\"");
+		first = 0;
+		for (; rc == 0 && *n; n++)
+			rc = (*n == '"' || *n == '\\') ? buf_printf(out, "\\%c", *n) : buf_putc(out, *n);
+		if (rc == 0)
+			rc = buf_putc(out, '"');
+	}
+	return rc == 0 ? buf_putc(out, '}') : rc;
+}
+
+/* Re-post one open alert that this flush did not just deliver. */
+static int refresh_one(flush_state *s, const char *targets, const char *since, bool *more,
+		       pr_error *err)
+{
+	static const char sql[] =
+		"select p.id, p.target, p.detail::text from pages p join findings f on f.id = p.finding_id"
+		" where p.event = 'trigger' and p.status = 'sent' and f.status = 'open'"
+		" and p.target = any($1::text[]) and not (p.id = any($2::bigint[]))"
+		" and coalesce(p.refreshed_at, p.sent_at) < $3::timestamptz"
+		" order by p.id limit 1 for update of p skip locked";
+	static const char done_sql[] =
+		"update pages set refreshed_at = now(), refreshes = refreshes + 1, updated_at = now()"
+		" where id = $1::bigint";
+	buf ids = BUF_INIT, url = BUF_INIT;
+	char sid[24], why[ERROR_MAX], *body = NULL;
+	const char *params[3];
+	PGresult *res = NULL;
+	target_state *ts;
+	http_result hr;
+	bool in_tx = false;
+	int64_t id;
+	int rc;
+
+	memset(&hr, 0, sizeof(hr));
+	hr.body = (buf)BUF_INIT;
+	*more = false;
+	if (db_bigint_array(&ids, s->done, s->ndone, sizeof(*s->done)) < 0)
+		return oom(err);
+	params[0] = targets, params[1] = ids.ptr, params[2] = since;
+	if ((rc = db_begin(s->d, err)) < 0)
+		goto out;
+	in_tx = true;
+	if ((rc = db_exec(s->d, &res, err, "finding open alerts", sql, 3, params)) < 0 ||
+	    db_rows(res) == 0)
+		goto out;
+	*more = true;
+	id = db_get_i64(res, 0, 0);
+	if ((rc = mark_done(s, id)) < 0) {
+		rc = oom(err);
+		goto out;
+	}
+	snprintf(sid, sizeof(sid), "%" PRId64, id);
+	ts = target_get(s, db_get_text(res, 0, 1));
+	if (!ts || ts->err.code) {
+		s->out->refresh_failed++;
+		goto out;
+	}
+	{
+		pr_error berr = PR_ERROR_INIT;
+		if (build_request(&url, &body, ts, "trigger", db_get_text(res, 0, 2), &s->c->paging,
+				  &berr) < 0) {
+			s->out->refresh_failed++;
+			goto out;
+		}
+	}
+	if (http_post(&hr, url.ptr, body, ts->secret, &s->c->paging) < 0) {
+		rc = oom(err);
+		goto out;
+	}
+	if (classify(&hr, &s->c->paging, why, sizeof(why)) != OUT_SENT) {
+		note_error(s, "re-sending alert %" PRId64 ": %s", id, why);
+		s->out->refresh_failed++;
+		goto out;
+	}
+	params[0] = sid;
+	if ((rc = db_exec(s->d, NULL, err, "recording a re-sent alert", done_sql, 1, params)) < 0 ||
+	    (rc = db_commit(s->d, err)) < 0)
+		goto out;
+	in_tx = false;
+	s->out->refreshed++;
+out:
+	if (in_tx)
+		db_rollback(s->d);
+	db_result_free(res);
+	buf_release(&ids);
+	buf_release(&url);
+	buf_release(&hr.body);
+	body_free(body);
+	return rc;
+}
+
+static void sleep_ms(int64_t ms)
+{
+	struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+
+	while (nanosleep(&ts, &ts) < 0)
+		;
+}
+
+int pager_flush(db *d, const config *c, const pager_flush_opts *opts, pager_counts *out,
+		pr_error *err)
+{
+	pager_flush_opts def = {true, 0};
+	flush_state s;
+	buf am = BUF_INIT;
+	char since[64] = "";
+	int64_t idle;
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	memset(&s, 0, sizeof(s));
+	if (!opts)
+		opts = &def;
+	s.d = d;
+	s.c = c;
+	s.out = out;
+	s.rng = (uint64_t)time_now_us() ^ ((uint64_t)getpid() << 32) ^ 0x9e3779b97f4a7c15ULL;
+	if (c->paging.ntargets && !(s.targets = calloc(c->paging.ntargets, sizeof(*s.targets))))
+		return oom(err);
+	s.ntargets = c->paging.ntargets;
+	for (size_t i = 0; i < s.ntargets; i++)
+		s.targets[i].t = &c->paging.targets[i];
+	{
+		PGresult *res = NULL;
+		if ((rc = db_exec(d, &res, err, "reading the clock", "select clock_timestamp()::text", 0,
+				  NULL)) < 0)
+			goto out;
+		snprintf(since, sizeof(since), "%s", db_get_text(res, 0, 0));
+		db_result_free(res);
+	}
+	/*
+	 * Every pass either sends a row (at most max_attempts per row) or
+	 * sleeps until the next one is due, never longer than the longest
+	 * backoff: a Retry-After further away ends the flush instead.
+	 */
+	for (;;) {
+		if ((rc = flush_one(&s, opts->finding_id, &idle, err)) < 0)
+			goto out;
+		if (idle < 0)
+			break;
+		if (idle > 0) {
+			if (idle > (int64_t)c->paging.max_backoff_ms)
+				break;
+			sleep_ms(idle);
+		}
+	}
+	if (opts->refresh && !opts->finding_id) {
+		bool more = true;
+		if (am_targets(&am, c) < 0) {
+			rc = oom(err);
+			goto out;
+		}
+		while (more && am.len > 2)
+			if ((rc = refresh_one(&s, am.ptr, since, &more, err)) < 0)
+				goto out;
+	}
+	rc = pager_count(d, "pending", &out->pending, err);
+out:
+	for (size_t i = 0; i < s.ntargets; i++)
+		secret_free(s.targets[i].secret);
+	free(s.targets);
+	free(s.done);
+	free(s.tried_id);
+	free(s.tried_n);
+	buf_release(&am);
+	return rc;
+}

@@ -1,0 +1,120 @@
+/*
+ * pager.h: the paging outbox and its sender.
+ *
+ * Enqueue: a finding that pages gets one 'trigger' row in `pages` per
+ * target, written inside the caller's transaction (the one that stores
+ * the finding), keyed by (dedup_key, target, event) with INSERT ... ON
+ * CONFLICT DO NOTHING: a re-run, a retry or a crash enqueues nothing
+ * twice. Resolving a finding adds one 'resolve' row per target its
+ * trigger reached (and cancels a trigger that was never sent).
+ *
+ * Flush: one row at a time, each in a short transaction that claims it
+ * with SELECT ... FOR UPDATE SKIP LOCKED, sends it with libcurl and
+ * records the outcome before committing. Two flushes at once never send
+ * the same row at the same time; a process killed mid-send leaves its row
+ * pending (the transaction rolls back) and the next flush sends it again:
+ * delivery is at least once, and the dedup key makes a repeat harmless at
+ * PagerDuty and Alertmanager. 2xx is delivered; 429 and 5xx and network
+ * errors and timeouts are retried with exponential backoff and jitter
+ * (429's Retry-After is honoured, in seconds or as an HTTP date), at most
+ * paging.max_attempts times per row per flush; any other status is a
+ * permanent failure recorded with the response body. The time of the
+ * next attempt is stored, so a later flush respects it.
+ *
+ * Alertmanager forgets an alert at its endsAt, so each flush also
+ * re-posts the alert of every trigger it delivered whose finding is
+ * still open (endsAt = now + paging.alert_hours). That refresh creates no
+ * row and is best effort: a failed refresh is counted and retried by the
+ * next flush.
+ *
+ * Secrets are read at send time (jobs/secret.h), put only in the request
+ * (PagerDuty's body, or an Authorization header), and never stored,
+ * printed or logged; a response body is stored with any copy of the
+ * secret masked.
+ */
+#ifndef PR_PAGER_H
+#define PR_PAGER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis.h"
+#include "config.h"
+
+/* "profreg-" and 64 hex digits, NUL-terminated. */
+#define PAGER_KEY_MAX 73
+
+/*
+ * The dedup key of a regression: "profreg-" + hex SHA-256 of service,
+ * profile type, function name, file and release (NUL-separated, so no two
+ * different tuples meet). NULL file is "".
+ */
+void pager_dedup_key(char out[PAGER_KEY_MAX], const char *service, const char *type,
+		     const char *function, const char *file, const char *release);
+
+/* Whether a finding pages under `p`: a regression at or above min_severity. */
+bool pager_should_page(const config_paging *p, const finding *f);
+
+/*
+ * Inside the caller's open transaction: enqueue the trigger of stored
+ * finding `f` (f->id set) for every target config_page_targets names for
+ * its service. *added (may be NULL) grows by the rows actually inserted
+ * (0 for targets already paged for this dedup key). The report link is
+ * <reports.base_url>/run-<run_id>.html#finding-<id> when base_url is set.
+ */
+int pager_enqueue_finding(db *d, const config *c, const finding *f, int64_t run_id,
+			  size_t *added, pr_error *err);
+
+/*
+ * Inside the caller's open transaction: for each trigger of finding
+ * `finding_id`, enqueue a resolve when it was sent, or cancel it when it
+ * was still pending. Waits for a flush that is sending one of them.
+ * *added and *cancelled (may be NULL) are the counts.
+ */
+int pager_enqueue_resolve(db *d, int64_t finding_id, size_t *added, size_t *cancelled,
+			  pr_error *err);
+
+typedef struct pager_counts {
+	size_t sent;            /* delivered by this flush */
+	size_t failed;          /* refused for good by this flush */
+	size_t retried;         /* attempts that failed and were rescheduled */
+	size_t skipped;         /* rows not tried: unknown target or unreadable secret */
+	size_t pending;         /* rows still pending after the flush (all of them) */
+	size_t refreshed;       /* open Alertmanager alerts re-posted */
+	size_t refresh_failed;
+	char first_error[256];  /* first delivery problem, "" when none */
+} pager_counts;
+
+typedef struct pager_flush_opts {
+	bool refresh;           /* re-post open Alertmanager alerts */
+	int64_t finding_id;     /* only this finding's rows; 0: every row */
+} pager_flush_opts;
+
+/*
+ * Send what is due (see above). Delivery problems are counted in *out,
+ * recorded on their rows and are not errors; an error is a database
+ * failure or running out of memory. `opts` may be NULL (refresh, all).
+ */
+int pager_flush(db *d, const config *c, const pager_flush_opts *opts, pager_counts *out,
+		pr_error *err);
+
+/* Count rows by status (NULL: every row). */
+int pager_count(db *d, const char *status, size_t *out, pr_error *err);
+
+/*
+ * Delay before retry number `attempt` (1 = after the first failure):
+ * backoff_ms doubled each time up to max_backoff_ms, of which the upper
+ * half is jitter drawn from `rnd`.
+ */
+uint32_t pager_backoff_ms(const config_paging *p, uint32_t attempt, uint32_t rnd);
+
+/*
+ * Parse a Retry-After value: delay-seconds or an HTTP-date (IMF-fixdate,
+ * "Sun, 06 Nov 1994 08:49:37 GMT"), relative to `now_s`. 0 and
+ * *delay_ms (never negative; capped at a day) on success, -1 when the
+ * value is neither.
+ */
+int pager_retry_after(int64_t *delay_ms, const char *value, int64_t now_s);
+
+#endif

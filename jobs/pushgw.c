@@ -1,0 +1,164 @@
+/*
+ * pushgw.c: Pushgateway text exposition and push (see pushgw.h).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "pushgw.h"
+#include "stats/rank.h"
+#include "common/timeutil.h"
+
+#include <curl/curl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static int metric(buf *b, const char *name, const char *help)
+{
+	return buf_printf(b, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
+}
+
+int pushgw_format(buf *out, const pushgw_run *r)
+{
+	int rc = 0;
+
+	rc |= metric(out, "profreg_run_duration_seconds", "Wall time of the last run.");
+	rc |= buf_printf(out, "profreg_run_duration_seconds %.3f\n", r->duration_seconds);
+	rc |= metric(out, "profreg_run_success", "1 when the last run completed, 0 when it failed.");
+	rc |= buf_printf(out, "profreg_run_success %d\n", r->success ? 1 : 0);
+	rc |= metric(out, "profreg_last_run_timestamp_seconds", "When the last run ended, success or not.");
+	rc |= buf_printf(out, "profreg_last_run_timestamp_seconds %.3f\n", (double)r->finished_us / 1e6);
+	rc |= metric(out, "profreg_services_analysed", "Services analysed by the last run.");
+	rc |= buf_printf(out, "profreg_services_analysed %zu\n", r->services_analysed);
+	rc |= metric(out, "profreg_services_failed", "Services that failed in the last run.");
+	rc |= buf_printf(out, "profreg_services_failed %zu\n", r->services_failed);
+	rc |= metric(out, "profreg_findings", "Findings of the last run by severity.");
+	for (int s = STATS_SEV_NONE; s <= STATS_SEV_CRITICAL; s++)
+		rc |= buf_printf(out, "profreg_findings{severity=\"%s\"} %zu\n",
+				 stats_severity_name((stats_severity)s), r->findings[s]);
+	rc |= metric(out, "profreg_pages", "Pages of the last run: enqueued, sent, failed; pending: all not yet delivered.");
+	rc |= buf_printf(out, "profreg_pages{state=\"enqueued\"} %zu\n", r->pages_enqueued);
+	rc |= buf_printf(out, "profreg_pages{state=\"sent\"} %zu\n", r->pages_sent);
+	rc |= buf_printf(out, "profreg_pages{state=\"failed\"} %zu\n", r->pages_failed);
+	rc |= buf_printf(out, "profreg_pages{state=\"pending\"} %zu\n", r->pages_pending);
+	if (r->success) {
+		rc |= metric(out, "profreg_last_success_timestamp_seconds",
+			     "When a run last completed (pushed only by a run that did).");
+		rc |= buf_printf(out, "profreg_last_success_timestamp_seconds %.3f\n",
+				 (double)r->finished_us / 1e6);
+	}
+	return rc ? PR_ENOMEM : 0;
+}
+
+static size_t discard(char *data, size_t size, size_t n, void *ud)
+{
+	(void)data;
+	(void)ud;
+	return size * n;
+}
+
+static int grouping_value(buf *b, const char *v)
+{
+	int rc = 0;
+
+	if (!v || !*v)
+		return buf_putc(b, '_');
+	for (size_t i = 0; rc == 0 && v[i] && i < 128; i++) {
+		char c = v[i];
+		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+			  c == '.' || c == '_' || c == '-';
+		rc = buf_putc(b, ok ? c : '_');
+	}
+	return rc;
+}
+
+int pushgw_post(const char *base_url, const char *instance, const char *kind, const char *body,
+		uint32_t connect_timeout_ms, uint32_t timeout_ms, pr_error *err)
+{
+	char host[256] = "";
+	struct curl_slist *h = NULL;
+	buf url = BUF_INIT;
+	size_t n = strlen(base_url);
+	CURL *c = NULL;
+	CURLcode cr;
+	long status = 0;
+	int rc = 0;
+
+	if (!instance) {
+		if (gethostname(host, sizeof(host) - 1) < 0)
+			snprintf(host, sizeof(host), "unknown");
+		instance = host;
+	}
+	while (n && base_url[n - 1] == '/')
+		n--;
+	if (buf_printf(&url, "%.*s/metrics/job/profreg/instance/", (int)n, base_url) < 0 ||
+	    grouping_value(&url, instance) < 0 || buf_puts(&url, "/kind/") < 0 ||
+	    grouping_value(&url, kind) < 0)
+		return pr_error_set(err, PR_ENOMEM, "out of memory");
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	if (!(c = curl_easy_init()) ||
+	    !(h = curl_slist_append(NULL, "Content-Type: text/plain; version=0.0.4"))) {
+		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+		goto out;
+	}
+	curl_easy_setopt(c, CURLOPT_URL, url.ptr);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)connect_timeout_ms);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
+	if ((cr = curl_easy_perform(c)) != CURLE_OK) {
+		rc = pr_error_set(err, PR_EIO, "cannot push metrics to the pushgateway: %s",
+				  curl_easy_strerror(cr));
+		goto out;
+	}
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+	if (status < 200 || status >= 300)
+		rc = pr_error_set(err, PR_EIO, "cannot push metrics to the pushgateway: HTTP %ld", status);
+out:
+	curl_slist_free_all(h);
+	curl_easy_cleanup(c);
+	buf_release(&url);
+	return rc;
+}
+
+int pushgw_push_run(const config *c, const pushgw_run *r, pr_error *err)
+{
+	buf body = BUF_INIT;
+	int rc;
+
+	if (!c->metrics.pushgateway || !c->metrics.pushgateway[0])
+		return 0;
+	if (pushgw_format(&body, r) < 0)
+		return pr_error_set(err, PR_ENOMEM, "out of memory");
+	rc = pushgw_post(c->metrics.pushgateway, c->metrics.instance, r->kind, body.ptr,
+			 c->paging.connect_timeout_ms, c->paging.timeout_ms, err);
+	buf_release(&body);
+	return rc;
+}
+
+int pushgw_push_analysis(const config *c, const char *kind, bool success, double t0,
+			 const analysis *a, size_t services_failed, const pager_counts *pc,
+			 pr_error *err)
+{
+	pushgw_run r;
+
+	memset(&r, 0, sizeof(r));
+	r.kind = kind;
+	r.success = success;
+	r.duration_seconds = time_mono() - t0;
+	r.finished_us = time_now_us();
+	r.services_analysed = a->services;
+	r.services_failed = services_failed;
+	for (size_t i = 0; i < a->ntests && a->tests[i].significant; i++)
+		r.findings[a->tests[i].severity]++;
+	r.pages_enqueued = a->pages_enqueued;
+	if (pc) {
+		r.pages_sent = pc->sent;
+		r.pages_failed = pc->failed;
+		r.pages_pending = pc->pending;
+	}
+	return pushgw_push_run(c, &r, err);
+}

@@ -1,0 +1,32 @@
+/*
+ * secret.h: reading a secret (a PagerDuty routing key, a bearer token)
+ * from an environment variable or an owner-only file.
+ *
+ * A secret file must be a regular file owned by the user running
+ * profreg and readable by no one else (mode 0600 or 0400): anything
+ * else is refused with an error that names the file and the problem,
+ * never the value. The value is never printed or put in a message by
+ * this module; callers keep it out of logs, output and the database.
+ */
+#ifndef PR_SECRET_H
+#define PR_SECRET_H
+
+#include "common/error.h"
+
+/* Longest secret read from a file or the environment, in bytes. */
+#define SECRET_MAX 4096
+
+/*
+ * Read the secret named by `env_name` (an environment variable) or else
+ * `file`. One trailing newline (LF or CRLF) is stripped. *out is a new
+ * string that the caller frees with secret_free; it is NULL (and 0 is
+ * returned) when both names are NULL. An unset or empty variable, a
+ * missing, unsafe, empty or oversized file is PR_EREFUSED (unsafe mode or
+ * owner) or PR_EDATA / PR_EIO, with a one-line message.
+ */
+int secret_read(char **out, const char *env_name, const char *file, pr_error *err);
+
+/* Overwrite and free a secret; NULL is fine. */
+void secret_free(char *s);
+
+#endif

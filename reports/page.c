@@ -1,0 +1,403 @@
+/*
+ * page.c: page texts and the request bodies for each pager (see page.h).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "page.h"
+#include "common/buf.h"
+
+#include <inttypes.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+const char *page_pd_severity(stats_severity s)
+{
+	switch (s) {
+	case STATS_SEV_CRITICAL: return "critical";
+	case STATS_SEV_HIGH: return "error";
+	case STATS_SEV_MEDIUM: return "warning";
+	default: return "info";
+	}
+}
+
+/* Length of the valid UTF-8 sequence at p (1-4), or 0 when invalid. */
+static size_t utf8_len(const unsigned char *p)
+{
+	unsigned c = p[0];
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		return (p[1] & 0xc0) == 0x80 ? 2 : 0;
+	if (c >= 0xe0 && c <= 0xef) {
+		/* No overlongs (e0 80..9f) and no surrogates (ed a0..bf). */
+		if ((p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80 ||
+		    (c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] > 0x9f))
+			return 0;
+		return 3;
+	}
+	if (c >= 0xf0 && c <= 0xf4) {
+		if ((p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80 || (p[3] & 0xc0) != 0x80 ||
+		    (c == 0xf0 && p[1] < 0x90) || (c == 0xf4 && p[1] > 0x8f))
+			return 0;
+		return 4;
+	}
+	return 0;
+}
+
+char *page_clean_text(const char *s, size_t max)
+{
+	buf b = BUF_INIT;
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	size_t cut;
+
+	if (max < 4)
+		max = 4;
+	/* Clean at most a little past `max`: enough to know a cut is needed. */
+	while (*p && b.len <= max) {
+		size_t n = utf8_len(p);
+		int rc;
+		if (n == 0) {
+			rc = buf_puts(&b, "\xef\xbf\xbd");
+			p++;
+		} else if (n == 1 && (*p < 0x20 || *p == 0x7f)) {
+			rc = buf_putc(&b, ' ');
+			p++;
+		} else if (n == 2 && p[0] == 0xc2 && p[1] < 0xa0) {
+			rc = buf_putc(&b, ' '); /* C1 controls */
+			p += 2;
+		} else {
+			rc = buf_put(&b, p, n);
+			p += n;
+		}
+		if (rc < 0)
+			return NULL;
+	}
+	if (b.len <= max && !*p)
+		return buf_detach(&b, NULL);
+	/* Cut on a sequence start so that the text and "..." fit in max. */
+	cut = max - 3;
+	while (cut > 0 && ((unsigned char)b.ptr[cut] & 0xc0) == 0x80)
+		cut--;
+	b.len = cut;
+	b.ptr[cut] = '\0';
+	if (buf_puts(&b, "...") < 0)
+		return NULL;
+	return buf_detach(&b, NULL);
+}
+
+void page_time_format(char out[32], int64_t us)
+{
+	time_t s = (time_t)(us / 1000000);
+	int ms = (int)((us % 1000000) / 1000);
+	struct tm tm;
+	size_t n;
+
+	if (us < 0) {
+		s = 0;
+		ms = 0;
+	}
+	gmtime_r(&s, &tm);
+	n = strftime(out, 24, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(out + n, 32 - n, ".%03dZ", ms);
+}
+
+/* The event's names, cleaned; every member NULL or a string to free. */
+typedef struct clean {
+	char *service, *team, *type, *function, *file, *release, *link, *key;
+} clean;
+
+static void clean_release(clean *c)
+{
+	free(c->service), free(c->team), free(c->type), free(c->function);
+	free(c->file), free(c->release), free(c->link), free(c->key);
+}
+
+static int clean_of(clean *c, const page_event *e)
+{
+	memset(c, 0, sizeof(*c));
+	c->service = page_clean_text(e->service, 256);
+	c->team = e->team ? page_clean_text(e->team, 256) : NULL;
+	c->type = page_clean_text(e->type, 64);
+	c->function = page_clean_text(e->function, PAGE_NAME_MAX);
+	c->file = e->file && e->file[0] ? page_clean_text(e->file, PAGE_NAME_MAX) : NULL;
+	c->release = page_clean_text(e->release, 256);
+	c->link = e->link && e->link[0] ? page_clean_text(e->link, 2048) : NULL;
+	c->key = page_clean_text(e->dedup_key, 256);
+	if (!c->service || !c->type || !c->function || !c->release || !c->key ||
+	    (e->team && !c->team) || (e->file && e->file[0] && !c->file) ||
+	    (e->link && e->link[0] && !c->link)) {
+		clean_release(c);
+		return -1;
+	}
+	return 0;
+}
+
+static char *summary_of(const page_event *e, const clean *c)
+{
+	buf b = BUF_INIT;
+	char *out;
+
+	if (buf_printf(&b, "[%s] %s: %s self share of %s rose %.2f%% -> %.2f%% (+%.2fpp, at least +%.2fpp",
+		       stats_severity_name(e->severity), c->service, c->type, c->function,
+		       100 * e->baseline_share, 100 * e->current_share,
+		       100 * (e->current_share - e->baseline_share), 100 * e->ci_low) < 0 ||
+	    buf_printf(&b, ", q %.2g) in release %s", e->q_value, c->release) < 0 ||
+	    (c->file && buf_printf(&b, " [%s]", c->file) < 0))
+		return NULL;
+	out = page_clean_text(b.ptr, PAGE_SUMMARY_MAX);
+	buf_release(&b);
+	return out;
+}
+
+char *page_summary(const page_event *e)
+{
+	clean c;
+	char *s;
+
+	if (clean_of(&c, e) < 0)
+		return NULL;
+	s = summary_of(e, &c);
+	clean_release(&c);
+	return s;
+}
+
+/* json_real refuses NaN and infinities: those become null. */
+static json_t *num(double v)
+{
+	return isnan(v) || isinf(v) ? json_null() : json_real(v);
+}
+
+static int set(json_t *o, const char *k, json_t *v)
+{
+	return v ? json_object_set_new(o, k, v) : -1;
+}
+
+static int set_str(json_t *o, const char *k, const char *s)
+{
+	return s ? set(o, k, json_string(s)) : 0;
+}
+
+json_t *page_event_to_json(const page_event *e)
+{
+	json_t *o = json_object();
+	int bad = 0;
+
+	if (!o)
+		return NULL;
+	bad |= set_str(o, "dedup_key", e->dedup_key);
+	bad |= set_str(o, "service", e->service);
+	bad |= set_str(o, "team", e->team);
+	bad |= set_str(o, "type", e->type);
+	bad |= set_str(o, "function", e->function);
+	bad |= set_str(o, "file", e->file);
+	bad |= set_str(o, "release", e->release);
+	bad |= set_str(o, "severity", stats_severity_name(e->severity));
+	bad |= set(o, "baseline_share", num(e->baseline_share));
+	bad |= set(o, "current_share", num(e->current_share));
+	bad |= set(o, "ci_low", num(e->ci_low));
+	bad |= set(o, "ci_high", num(e->ci_high));
+	bad |= set(o, "q_value", num(e->q_value));
+	bad |= set(o, "finding_id", json_integer((json_int_t)e->finding_id));
+	bad |= set(o, "run_id", json_integer((json_int_t)e->run_id));
+	bad |= set_str(o, "link", e->link);
+	bad |= set(o, "created_us", json_integer((json_int_t)e->created_us));
+	if (bad) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+static const char *get_str(json_t *o, const char *k)
+{
+	return json_string_value(json_object_get(o, k));
+}
+
+int page_event_from_json(page_event *out, json_t *obj)
+{
+	stats_severity sev = STATS_SEV_NONE;
+
+	memset(out, 0, sizeof(*out));
+	if (!json_is_object(obj) || !get_str(obj, "dedup_key"))
+		return -1;
+	out->dedup_key = get_str(obj, "dedup_key");
+	out->service = get_str(obj, "service");
+	out->team = get_str(obj, "team");
+	out->type = get_str(obj, "type");
+	out->function = get_str(obj, "function");
+	out->file = get_str(obj, "file");
+	out->release = get_str(obj, "release");
+	if (get_str(obj, "severity"))
+		stats_severity_parse(&sev, get_str(obj, "severity"));
+	out->severity = sev;
+	out->baseline_share = json_number_value(json_object_get(obj, "baseline_share"));
+	out->current_share = json_number_value(json_object_get(obj, "current_share"));
+	out->ci_low = json_number_value(json_object_get(obj, "ci_low"));
+	out->ci_high = json_number_value(json_object_get(obj, "ci_high"));
+	out->q_value = json_number_value(json_object_get(obj, "q_value"));
+	out->finding_id = (int64_t)json_integer_value(json_object_get(obj, "finding_id"));
+	out->run_id = (int64_t)json_integer_value(json_object_get(obj, "run_id"));
+	out->link = get_str(obj, "link");
+	out->created_us = (int64_t)json_integer_value(json_object_get(obj, "created_us"));
+	return 0;
+}
+
+/* The numbers of a finding, in percent and percentage points. */
+static json_t *change_json(const page_event *e)
+{
+	json_t *o = json_object();
+
+	if (!o || set(o, "baseline_percent", num(100 * e->baseline_share)) ||
+	    set(o, "current_percent", num(100 * e->current_share)) ||
+	    set(o, "delta_pp", num(100 * (e->current_share - e->baseline_share))) ||
+	    set(o, "ci_low_pp", num(100 * e->ci_low)) || set(o, "ci_high_pp", num(100 * e->ci_high)) ||
+	    set(o, "q_value", num(e->q_value))) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+json_t *page_pagerduty(const page_event *e, const char *routing_key, bool resolve, int64_t now_us)
+{
+	json_t *o = NULL, *payload = NULL, *details = NULL, *links = NULL;
+	char when[32], *summary = NULL;
+	clean c;
+
+	if (clean_of(&c, e) < 0)
+		return NULL;
+	o = json_pack("{s:s,s:s,s:s}", "routing_key", routing_key ? routing_key : "",
+		      "event_action", resolve ? "resolve" : "trigger", "dedup_key", c.key);
+	if (!o || resolve)
+		goto out;
+	page_time_format(when, e->created_us ? e->created_us : now_us);
+	if (!(summary = summary_of(e, &c)) || !(details = change_json(e)) ||
+	    set(details, "release", json_string(c.release)) ||
+	    (c.file && set(details, "file", json_string(c.file))) ||
+	    (c.team && set(details, "team", json_string(c.team))) ||
+	    set(details, "finding_id", json_integer((json_int_t)e->finding_id)) ||
+	    set(details, "run_id", json_integer((json_int_t)e->run_id)) ||
+	    set(details, "profreg_severity", json_string(stats_severity_name(e->severity))))
+		goto fail;
+	payload = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:O}", "summary", summary,
+			    "source", "profreg", "severity", page_pd_severity(e->severity),
+			    "timestamp", when, "component", c.function, "group", c.service,
+			    "class", c.type, "custom_details", details);
+	if (!payload || json_object_set_new(o, "payload", payload) < 0)
+		goto fail;
+	payload = NULL;
+	if (json_object_set_new(o, "client", json_string("profreg")) < 0)
+		goto fail;
+	if (c.link) {
+		links = json_pack("[{s:s,s:s}]", "href", c.link, "text", "profreg report");
+		if (!links || json_object_set_new(o, "links", links) < 0)
+			goto fail;
+		if (json_object_set_new(o, "client_url", json_string(c.link)) < 0)
+			goto fail;
+	}
+	goto out;
+fail:
+	json_decref(o);
+	o = NULL;
+out:
+	json_decref(details);
+	free(summary);
+	clean_release(&c);
+	return o;
+}
+
+json_t *page_alertmanager(const page_event *e, int64_t ends_us)
+{
+	json_t *arr = NULL, *alert = NULL, *labels = NULL, *ann = NULL;
+	char starts[32], ends[32], *summary = NULL;
+	buf desc = BUF_INIT;
+	clean c;
+
+	if (clean_of(&c, e) < 0)
+		return NULL;
+	page_time_format(starts, e->created_us ? e->created_us : ends_us);
+	page_time_format(ends, ends_us);
+	if (!(summary = summary_of(e, &c)))
+		goto out;
+	if (buf_printf(&desc, "The %s self share of %s in service %s rose from %.2f%% to %.2f%% in release %s;"
+		       " the change is at least +%.2fpp at 95%% confidence (q %.2g). Finding %" PRId64
+		       ", run %" PRId64 ".", c.type, c.function, c.service, 100 * e->baseline_share,
+		       100 * e->current_share, c.release, 100 * e->ci_low, e->q_value, e->finding_id,
+		       e->run_id) < 0)
+		goto out;
+	labels = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s}", "alertname", PAGE_ALERTNAME,
+			   "service", c.service, "function", c.function,
+			   "severity", page_pd_severity(e->severity), "profile_type", c.type,
+			   "release", c.release);
+	ann = json_pack("{s:s,s:s,s:s}", "summary", summary, "description", desc.ptr,
+			"dedup_key", c.key);
+	if (!labels || !ann || (c.link && set(ann, "report", json_string(c.link))))
+		goto out;
+	alert = json_pack("{s:O,s:O,s:s,s:s}", "labels", labels, "annotations", ann,
+			  "startsAt", starts, "endsAt", ends);
+	if (!alert || (c.link && set(alert, "generatorURL", json_string(c.link))))
+		goto out;
+	if ((arr = json_array()) && json_array_append_new(arr, alert) < 0) {
+		json_decref(arr);
+		arr = NULL;
+	}
+	alert = NULL;
+out:
+	json_decref(alert);
+	json_decref(labels);
+	json_decref(ann);
+	buf_release(&desc);
+	free(summary);
+	clean_release(&c);
+	return arr;
+}
+
+json_t *page_webhook(const page_event *e, bool resolve, int64_t now_us)
+{
+	json_t *o = NULL, *change = NULL;
+	char when[32], created[32], *summary = NULL;
+	clean c;
+
+	if (clean_of(&c, e) < 0)
+		return NULL;
+	page_time_format(when, now_us);
+	page_time_format(created, e->created_us ? e->created_us : now_us);
+	if (!(summary = summary_of(e, &c)) || !(change = change_json(e)))
+		goto out;
+	if (resolve) {
+		char *text = page_clean_text(summary, PAGE_SUMMARY_MAX - 10);
+		buf b = BUF_INIT;
+		if (!text || buf_printf(&b, "Resolved: %s", text) < 0) {
+			free(text);
+			goto out;
+		}
+		free(text);
+		free(summary);
+		summary = buf_detach(&b, NULL);
+		if (!summary)
+			goto out;
+	}
+	o = json_pack("{s:i,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:O,s:I,s:I}",
+		      "version", 1, "event", resolve ? "resolve" : "trigger", "dedup_key", c.key,
+		      "text", summary, "timestamp", when, "created_at", created,
+		      "service", c.service, "profile_type", c.type, "function", c.function,
+		      "release", c.release, "severity", stats_severity_name(e->severity),
+		      "change", change, "finding_id", (json_int_t)e->finding_id,
+		      "run_id", (json_int_t)e->run_id);
+	if (o && (set(o, "pager_severity", json_string(page_pd_severity(e->severity))) ||
+		  (c.file && set(o, "file", json_string(c.file))) ||
+		  (c.team && set(o, "team", json_string(c.team))) ||
+		  (c.link && set(o, "link", json_string(c.link))))) {
+		json_decref(o);
+		o = NULL;
+	}
+out:
+	json_decref(change);
+	free(summary);
+	clean_release(&c);
+	return o;
+}

@@ -1,0 +1,108 @@
+#!/bin/bash
+# Paging a real Prometheus Alertmanager (API v2) and pushing job metrics
+# to a real Pushgateway, both started here on free loopback ports: one
+# alert per regression with the right labels, none added by a re-run,
+# resolved when the finding is; metrics arrive and a failed run does not
+# overwrite the last success timestamp.
+. "$(dirname "$0")/lib.sh"
+fresh_db cli_paging_prom
+BUILD=${BUILD:-build}
+T=$PROFREG_TEST_TMP/cli_paging_prom
+rm -rf "$T" && mkdir -p "$T/am" "$T/pg"
+AM=${ALERTMANAGER:-/usr/bin/prometheus-alertmanager}
+PGW=${PUSHGATEWAY:-/usr/bin/prometheus-pushgateway}
+PIDS=""
+trap 'for p in $PIDS; do kill "$p" 2>/dev/null; done' EXIT
+
+if [ ! -x "$AM" ] || [ ! -x "$PGW" ]; then
+	not_ok "prometheus-alertmanager and prometheus-pushgateway are installed (make deps)"
+	finish
+	exit 1
+fi
+
+free_port() {
+	local p
+	for _ in $(seq 50); do
+		p=$((20000 + RANDOM % 40000))
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return 0; fi
+	done
+	return 1
+}
+
+# wait_ready URL: bounded wait for a 200.
+wait_ready() {
+	for _ in $(seq 100); do curl -sf "$1" >/dev/null 2>&1 && return 0; sleep 0.1; done
+	return 1
+}
+
+AM_PORT=$(free_port)
+cat >"$T/am.yml" <<EOF
+route:
+  receiver: 'null'
+  group_wait: 30s
+receivers:
+  - name: 'null'
+EOF
+"$AM" --config.file="$T/am.yml" --storage.path="$T/am" --web.listen-address="127.0.0.1:$AM_PORT" \
+	--cluster.listen-address= --log.level=warn >"$T/am.log" 2>&1 &
+PIDS="$PIDS $!"
+PG_PORT=$(free_port)
+"$PGW" --web.listen-address="127.0.0.1:$PG_PORT" --log.level=warn >"$T/pgw.log" 2>&1 &
+PIDS="$PIDS $!"
+wait_ready "http://127.0.0.1:$AM_PORT/-/ready" && ok "alertmanager is up on port $AM_PORT" || not_ok "alertmanager start" "$(tail -5 "$T/am.log")"
+wait_ready "http://127.0.0.1:$PG_PORT/-/ready" && ok "pushgateway is up on port $PG_PORT" || not_ok "pushgateway start" "$(tail -5 "$T/pgw.log")"
+
+"$BUILD/sim/fleetgen" --out "$T/fleet" --services 1 --functions 30 --factors 3 --bands 10-30 \
+	--regressed 1 --seed 5 --days 5 --per-day 2 --current 3 >"$T/gen.txt"
+at=$(sed -n 's/^at: //p' "$T/gen.txt")
+fn=$(jq -r .function "$T/fleet/truth.jsonl")
+pr --quiet service add svc-000 && pr --quiet service enable svc-000
+pr --quiet ingest --manifest "$T/fleet/manifest.jsonl" >/dev/null
+cat >"$T/cfg.json" <<EOF
+{"paging": {"min_severity": "high", "backoff_ms": 20, "timeout_ms": 3000, "alert_hours": 2,
+  "targets": {"am": {"type": "alertmanager", "url": "http://127.0.0.1:$AM_PORT/"}},
+  "default": ["am"]},
+ "metrics": {"pushgateway": "http://127.0.0.1:$PG_PORT", "instance": "test"},
+ "reports": {"base_url": "https://reports.example"}}
+EOF
+alerts() { curl -sf "http://127.0.0.1:$AM_PORT/api/v2/alerts?alertname=ProfregRegression" "$@"; }
+
+run pr --config "$T/cfg.json" nightly --at "$at"
+[ $RC -eq 0 ] && [[ $OUT == *"pages: 1 enqueued, 1 sent"* ]] && ok "the nightly pages Alertmanager once" || not_ok "nightly" "rc=$RC $OUT $ERR"
+A=$(alerts)
+[ "$(jq length <<<"$A")" = 1 ] && ok "exactly one alert is firing" || not_ok "one alert" "$A"
+labels=$(jq -c '.[0].labels | {alertname, service, function, severity, profile_type}' <<<"$A")
+want=$(jq -nc --arg f "$fn" '{alertname: "ProfregRegression", service: "svc-000", function: $f, severity: "critical", profile_type: "cpu"}')
+[ "$labels" = "$want" ] && ok "its labels: alertname, service, function, severity, profile_type" || not_ok "labels" "$labels"
+[[ $(jq -r '.[0].annotations.report' <<<"$A") == https://reports.example/run-*.html#finding-* ]] && [ -n "$(jq -r '.[0].annotations.summary' <<<"$A")" ] && ok "annotations carry the summary and the report link" || not_ok "annotations" "$A"
+[ "$(jq -r '.[0].status.state' <<<"$A")" = active ] && ok "the alert is active" || not_ok "active"
+ends1=$(jq -r '.[0].endsAt' <<<"$A")
+
+sleep 1.1
+run pr --config "$T/cfg.json" nightly --at "$at"
+A=$(alerts)
+[ $RC -eq 0 ] && [ "$(jq length <<<"$A")" = 1 ] && [ "$(sql "select count(*) from pages")" = 1 ] && ok "a re-run adds no alert and no page" || not_ok "re-run" "rc=$RC $A"
+[ "$(sql "select refreshes from pages")" = 1 ] && [[ "$(jq -r '.[0].endsAt' <<<"$A")" > "$ends1" ]] && ok "the re-run re-sends the open alert, pushing endsAt on" || not_ok "refresh" "$(sql "select refreshes from pages") $ends1 $(jq -r '.[0].endsAt' <<<"$A")"
+
+fid=$(sql "select finding_id from pages")
+run pr --config "$T/cfg.json" finding resolve "$fid"
+[ $RC -eq 0 ] && [[ $OUT == *"1 resolve events, 1 sent"* ]] && ok "finding resolve sends the resolved alert" || not_ok "resolve" "rc=$RC $OUT $ERR"
+A=$(alerts --get --data active=true)
+[ "$(jq length <<<"$A")" = 0 ] && ok "no alert is active any more (endsAt <= now)" || not_ok "resolved" "$A"
+run pr --config "$T/cfg.json" page flush
+[ $RC -eq 0 ] && [ "$(jq length <<<"$(alerts --get --data active=true)")" = 0 ] && ok "a later flush does not revive the resolved alert" || not_ok "no revive" "$OUT"
+
+# Pushgateway: the metrics of the runs above arrived.
+M=$(curl -sf "http://127.0.0.1:$PG_PORT/metrics")
+grep -q '^profreg_run_success{instance="test",job="profreg",kind="nightly"} 1$' <<<"$M" && ok "profreg_run_success 1 is pushed" || not_ok "run_success" "$(grep profreg_ <<<"$M" | head)"
+grep -q '^profreg_findings{instance="test",job="profreg",kind="nightly",severity="critical"} 1$' <<<"$M" && grep -q '^profreg_services_analysed{.*} 1$' <<<"$M" && grep -q '^profreg_run_duration_seconds{' <<<"$M" && grep -q '^profreg_pages{.*state="pending"} 0$' <<<"$M" && ok "duration, services, findings by severity and pages arrive" || not_ok "metrics" "$(grep profreg_ <<<"$M")"
+last=$(sed -n 's/^profreg_last_success_timestamp_seconds{instance="test",job="profreg",kind="nightly"} //p' <<<"$M")
+[ -n "$last" ] && ok "the success timestamp is pushed ($last)" || not_ok "last success"
+
+# A failed run (no such database) pushes its failure but keeps the success time.
+sleep 1.1
+run "$PROFREG_BIN" --db "$PROFREG_TEST_DB dbname=no_such_db_here" --home "$HOME_DIR" --config "$T/cfg.json" nightly --at "$at"
+M=$(curl -sf "http://127.0.0.1:$PG_PORT/metrics")
+[ $RC -eq 3 ] && grep -q '^profreg_run_success{instance="test",job="profreg",kind="nightly"} 0$' <<<"$M" && ok "a failed nightly pushes profreg_run_success 0" || not_ok "failed push" "rc=$RC $(grep profreg_run_success <<<"$M")"
+[ "$(sed -n 's/^profreg_last_success_timestamp_seconds{instance="test",job="profreg",kind="nightly"} //p' <<<"$M")" = "$last" ] && ok "and does not overwrite the last success timestamp" || not_ok "success kept" "$(grep last_success <<<"$M")"
+finish

@@ -1,0 +1,235 @@
+/*
+ * test_page.c: page texts and request bodies for PagerDuty, Alertmanager
+ * and webhooks: severity mapping, the 1024-byte summary cut on a UTF-8
+ * boundary, hostile names, and the fields each contract needs.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "reports/page.h"
+
+#define NOW 1767225600000000LL /* 2026-01-01T00:00:00Z */
+
+static page_event sample(void)
+{
+	page_event e;
+
+	memset(&e, 0, sizeof(e));
+	e.dedup_key = "profreg-abc";
+	e.service = "checkout";
+	e.type = "cpu";
+	e.function = "crypto/sha256.block";
+	e.file = "sha256.go";
+	e.release = "v42";
+	e.severity = STATS_SEV_HIGH;
+	e.baseline_share = 0.012;
+	e.current_share = 0.045;
+	e.ci_low = 0.025;
+	e.ci_high = 0.04;
+	e.q_value = 0.001;
+	e.finding_id = 7;
+	e.run_id = 3;
+	e.link = "https://r.example/run-3.html#finding-7";
+	e.created_us = NOW;
+	return e;
+}
+
+static bool valid_utf8(const char *s)
+{
+	json_t *j = json_string(s); /* jansson refuses invalid UTF-8 */
+	bool ok = j != NULL;
+
+	json_decref(j);
+	return ok;
+}
+
+static void test_severity_classes_map_to_pagerduty_severities(void **state)
+{
+	(void)state;
+	assert_string_equal(page_pd_severity(STATS_SEV_CRITICAL), "critical");
+	assert_string_equal(page_pd_severity(STATS_SEV_HIGH), "error");
+	assert_string_equal(page_pd_severity(STATS_SEV_MEDIUM), "warning");
+	assert_string_equal(page_pd_severity(STATS_SEV_LOW), "info");
+	assert_string_equal(page_pd_severity(STATS_SEV_NONE), "info");
+}
+
+static void test_summary_of_a_huge_multibyte_name_is_cut_on_a_utf8_boundary(void **state)
+{
+	page_event e = sample();
+	size_t n = 3000;
+	char *name = malloc(3 * n + 1), *s;
+
+	(void)state;
+	for (size_t i = 0; i < n; i++)
+		memcpy(name + 3 * i, "\xe2\x82\xac", 3); /* the euro sign, 3 bytes */
+	name[3 * n] = '\0';
+	e.function = name;
+	s = page_summary(&e);
+	assert_non_null(s);
+	assert_true(strlen(s) <= PAGE_SUMMARY_MAX);
+	assert_true(valid_utf8(s));
+	assert_non_null(strstr(s, "..."));
+	free(s);
+	free(name);
+}
+
+static void test_clean_text_cuts_before_a_split_sequence(void **state)
+{
+	/* 4 x 3 bytes: max 10 keeps two whole characters and "...". */
+	char *s = page_clean_text("\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac", 10);
+
+	(void)state;
+	assert_string_equal(s, "\xe2\x82\xac\xe2\x82\xac...");
+	free(s);
+	s = page_clean_text("short", 10);
+	assert_string_equal(s, "short");
+	free(s);
+}
+
+static void test_hostile_names_become_valid_text_without_controls(void **state)
+{
+	page_event e = sample();
+	json_t *pd;
+	const char *comp;
+
+	(void)state;
+	e.function = "evil\x1b[31m\n\xff\xfe\xc0\xafname\xed\xa0\x80";
+	pd = page_pagerduty(&e, "k", false, NOW);
+	assert_non_null(pd);
+	comp = json_string_value(json_object_get(json_object_get(pd, "payload"), "component"));
+	assert_non_null(comp);
+	for (const char *c = comp; *c; c++)
+		assert_false((unsigned char)*c < 0x20 || *c == 0x7f);
+	assert_non_null(strstr(comp, "\xef\xbf\xbd"));
+	assert_non_null(strstr(comp, "name"));
+	json_decref(pd);
+}
+
+static void test_pagerduty_trigger_has_the_events_v2_fields(void **state)
+{
+	page_event e = sample();
+	json_t *pd = page_pagerduty(&e, "0123456789abcdef0123456789abcdef", false, NOW), *p;
+
+	(void)state;
+	assert_non_null(pd);
+	assert_string_equal(json_string_value(json_object_get(pd, "event_action")), "trigger");
+	assert_string_equal(json_string_value(json_object_get(pd, "dedup_key")), "profreg-abc");
+	assert_string_equal(json_string_value(json_object_get(pd, "routing_key")),
+			    "0123456789abcdef0123456789abcdef");
+	p = json_object_get(pd, "payload");
+	assert_string_equal(json_string_value(json_object_get(p, "severity")), "error");
+	assert_string_equal(json_string_value(json_object_get(p, "source")), "profreg");
+	assert_string_equal(json_string_value(json_object_get(p, "component")), "crypto/sha256.block");
+	assert_string_equal(json_string_value(json_object_get(p, "group")), "checkout");
+	assert_string_equal(json_string_value(json_object_get(p, "class")), "cpu");
+	assert_string_equal(json_string_value(json_object_get(p, "timestamp")), "2026-01-01T00:00:00.000Z");
+	assert_true(json_is_object(json_object_get(p, "custom_details")));
+	assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(pd, "links"), 0), "href")),
+			    e.link);
+	json_decref(pd);
+}
+
+static void test_pagerduty_resolve_carries_only_the_key_and_action(void **state)
+{
+	page_event e = sample();
+	json_t *pd = page_pagerduty(&e, "k", true, NOW);
+
+	(void)state;
+	assert_string_equal(json_string_value(json_object_get(pd, "event_action")), "resolve");
+	assert_int_equal(json_object_size(pd), 3);
+	json_decref(pd);
+}
+
+static void test_no_link_without_a_base_url(void **state)
+{
+	page_event e = sample();
+	json_t *pd, *am;
+
+	(void)state;
+	e.link = NULL;
+	pd = page_pagerduty(&e, "k", false, NOW);
+	am = page_alertmanager(&e, NOW);
+	assert_null(json_object_get(pd, "links"));
+	assert_null(json_object_get(json_object_get(json_array_get(am, 0), "annotations"), "report"));
+	json_decref(pd);
+	json_decref(am);
+}
+
+static void test_alertmanager_alert_has_labels_and_times(void **state)
+{
+	page_event e = sample();
+	json_t *am = page_alertmanager(&e, NOW + 3600LL * 1000000), *a, *l;
+
+	(void)state;
+	assert_int_equal(json_array_size(am), 1);
+	a = json_array_get(am, 0);
+	l = json_object_get(a, "labels");
+	assert_string_equal(json_string_value(json_object_get(l, "alertname")), PAGE_ALERTNAME);
+	assert_string_equal(json_string_value(json_object_get(l, "service")), "checkout");
+	assert_string_equal(json_string_value(json_object_get(l, "function")), "crypto/sha256.block");
+	assert_string_equal(json_string_value(json_object_get(l, "severity")), "error");
+	assert_string_equal(json_string_value(json_object_get(l, "profile_type")), "cpu");
+	assert_string_equal(json_string_value(json_object_get(a, "startsAt")), "2026-01-01T00:00:00.000Z");
+	assert_string_equal(json_string_value(json_object_get(a, "endsAt")), "2026-01-01T01:00:00.000Z");
+	assert_non_null(json_string_value(json_object_get(json_object_get(a, "annotations"), "description")));
+	json_decref(am);
+}
+
+static void test_webhook_body_names_event_and_text(void **state)
+{
+	page_event e = sample();
+	json_t *w = page_webhook(&e, false, NOW), *r = page_webhook(&e, true, NOW);
+
+	(void)state;
+	assert_int_equal(json_integer_value(json_object_get(w, "version")), 1);
+	assert_string_equal(json_string_value(json_object_get(w, "event")), "trigger");
+	assert_string_equal(json_string_value(json_object_get(r, "event")), "resolve");
+	assert_non_null(strstr(json_string_value(json_object_get(w, "text")), "checkout"));
+	assert_true(strncmp(json_string_value(json_object_get(r, "text")), "Resolved: ", 10) == 0);
+	assert_string_equal(json_string_value(json_object_get(w, "severity")), "high");
+	json_decref(w);
+	json_decref(r);
+}
+
+static void test_event_survives_the_outbox_round_trip(void **state)
+{
+	page_event e = sample(), back;
+	json_t *j = page_event_to_json(&e);
+
+	(void)state;
+	assert_int_equal(page_event_from_json(&back, j), 0);
+	assert_string_equal(back.function, e.function);
+	assert_string_equal(back.link, e.link);
+	assert_int_equal(back.severity, STATS_SEV_HIGH);
+	assert_int_equal(back.finding_id, 7);
+	assert_true(back.current_share == e.current_share);
+	json_decref(j);
+	assert_int_equal(page_event_from_json(&back, NULL), -1);
+	j = json_pack("{s:s}", "service", "x");
+	assert_int_equal(page_event_from_json(&back, j), -1);
+	json_decref(j);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_severity_classes_map_to_pagerduty_severities),
+		cmocka_unit_test(test_summary_of_a_huge_multibyte_name_is_cut_on_a_utf8_boundary),
+		cmocka_unit_test(test_clean_text_cuts_before_a_split_sequence),
+		cmocka_unit_test(test_hostile_names_become_valid_text_without_controls),
+		cmocka_unit_test(test_pagerduty_trigger_has_the_events_v2_fields),
+		cmocka_unit_test(test_pagerduty_resolve_carries_only_the_key_and_action),
+		cmocka_unit_test(test_no_link_without_a_base_url),
+		cmocka_unit_test(test_alertmanager_alert_has_labels_and_times),
+		cmocka_unit_test(test_webhook_body_names_event_and_text),
+		cmocka_unit_test(test_event_survives_the_outbox_round_trip),
+	};
+	return cmocka_run_group_tests_name("page", tests, NULL, NULL);
+}
