@@ -192,26 +192,9 @@ uint32_t pager_backoff_ms(const config_paging *p, uint32_t attempt, uint32_t rnd
 	return (uint32_t)(d - half + (half ? rnd % (half + 1) : 0));
 }
 
-/* Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's). */
-static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
-{
-	int64_t era;
-	unsigned yoe, doy, doe;
-
-	y -= m <= 2;
-	era = (y >= 0 ? y : y - 399) / 400;
-	yoe = (unsigned)(y - era * 400);
-	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + (int64_t)doe - 719468;
-}
-
 int pager_retry_after(int64_t *delay_ms, const char *value, int64_t now_s)
 {
-	static const char months[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
 	const char *s = value;
-	char wd[4], mon[4], zone[4];
-	int day, year, hh, mm, ss, used = 0;
 	int64_t at;
 
 	if (!s)
@@ -229,17 +212,9 @@ int pager_retry_after(int64_t *delay_ms, const char *value, int64_t now_s)
 		*delay_ms = v * 1000 > RETRY_AFTER_CAP_MS ? RETRY_AFTER_CAP_MS : v * 1000;
 		return 0;
 	}
-	if (sscanf(s, "%3[A-Za-z], %2d %3[A-Za-z] %4d %2d:%2d:%2d %3[A-Z]%n", wd, &day, mon, &year, &hh,
-		   &mm, &ss, zone, &used) != 8 || strcmp(zone, "GMT") != 0)
+	/* An HTTP date: curl parses every form RFC 9110 allows. */
+	if ((at = (int64_t)curl_getdate(s, NULL)) < 0)
 		return -1;
-	{
-		const char *m = strstr(months, mon);
-		if (!m || strlen(mon) != 3 || (m - months) % 3 || day < 1 || day > 31 || hh > 23 ||
-		    mm > 59 || ss > 60 || year < 1970)
-			return -1;
-		at = days_from_civil(year, (unsigned)((m - months) / 3 + 1), (unsigned)day) * 86400 +
-		     hh * 3600 + mm * 60 + ss;
-	}
 	at -= now_s;
 	*delay_ms = at <= 0 ? 0 : at * 1000 > RETRY_AFTER_CAP_MS ? RETRY_AFTER_CAP_MS : at * 1000;
 	return 0;

@@ -239,10 +239,59 @@ static int keys_literal(buf *b, char **keys, size_t n)
 }
 
 /*
+ * Delete the files of `keys` that no capture keeps, under the exclusive
+ * lock of each key (db_blob_lock): an ingest writing or pointing a row at
+ * one of them right now either committed before (its row is seen and the
+ * file stays) or waits until the file is gone (and writes it again).
+ */
+static int delete_dead(ret *r, char **keys, size_t n, pr_error *err)
+{
+	static const char still_dead[] =
+		"select k from unnest($1::text[]) k where not exists (select 1 from profiles p"
+		" where p.blob_key = k and p.blob_deleted_at is null) order by k";
+	PGresult *res = NULL;
+	buf lit = BUF_INIT;
+	const char *p[1];
+	int rc;
+
+	if (keys_literal(&lit, keys, n) < 0)
+		return oom(err);
+	p[0] = lit.ptr;
+	if ((rc = db_begin(r->d, err)) < 0)
+		goto out;
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		rc = db_blob_lock(r->d, keys[i], true, err);
+	if (rc == 0)
+		rc = db_exec(r->d, &res, err, "checking blobs before deleting them", still_dead, 1, p);
+	for (int i = 0; rc == 0 && i < db_rows(res); i++) {
+		const char *k = db_get_text(res, i, 0);
+		uint64_t size = 0;
+		pr_error e2 = PR_ERROR_INIT;
+		if (blob_stored_size(r->bs, k, &size, &e2) < 0) {
+			if (e2.code != PR_ENOTFOUND)
+				rc = pr_error_set(err, e2.code, "%s", e2.msg);
+			continue; /* already gone: a retried delete */
+		}
+		if ((rc = blob_delete(r->bs, k, err)) < 0)
+			break;
+		r->res->blobs_deleted++;
+		r->res->bytes_freed += size;
+	}
+	if (rc == 0)
+		rc = db_commit(r->d, err);
+out:
+	if (rc < 0)
+		db_rollback(r->d);
+	db_result_free(res);
+	buf_release(&lit);
+	return rc;
+}
+
+/*
  * Delete the queued blobs no capture keeps any more, then their queue
- * rows; drop from the queue the keys something live still names. Outside
- * a dry run each statement commits on its own: a crash between a file's
- * deletion and its queue row's leaves a harmless second delete.
+ * rows; drop from the queue the keys something live still names. A crash
+ * between a file's deletion and its queue row's leaves a harmless second
+ * delete. A dry run, inside the run's one transaction, only counts.
  */
 static int sweep_queue(ret *r, pr_error *err)
 {
@@ -251,9 +300,6 @@ static int sweep_queue(ret *r, pr_error *err)
 		"   and p.blob_deleted_at is null)"
 		" from blob_sweep s order by s.blob_key limit 500";
 	static const char done_sql[] = "delete from blob_sweep where blob_key = any($1::text[])";
-	static const char race_sql[] =
-		"select count(distinct blob_key) from profiles"
-		" where blob_key = any($1::text[]) and blob_deleted_at is null";
 	int rc = 0;
 
 	for (;;) {
@@ -275,36 +321,17 @@ static int sweep_queue(ret *r, pr_error *err)
 			if (!db_get_bool(res, i, 1))
 				dead[ndead++] = k;
 		}
-		for (size_t i = 0; rc == 0 && i < ndead; i++) {
-			uint64_t size = 0;
-			pr_error e2 = PR_ERROR_INIT;
-			if (blob_stored_size(r->bs, dead[i], &size, &e2) < 0) {
-				if (e2.code != PR_ENOTFOUND)
-					rc = pr_error_set(err, e2.code, "%s", e2.msg);
-				continue; /* already gone: a retried delete */
-			}
-			if (!r->o.dry_run && (rc = blob_delete(r->bs, dead[i], err)) < 0)
-				break;
-			r->res->blobs_deleted++;
-			r->res->bytes_freed += size;
-		}
-		if (rc == 0 && ndead && !r->o.dry_run) {
-			if (keys_literal(&lit, dead, ndead) < 0) {
-				rc = oom(err);
-			} else {
-				PGresult *rr = NULL;
-				p[0] = lit.ptr;
-				if ((rc = db_exec(r->d, &rr, err, "checking swept blobs", race_sql, 1, p)) == 0 &&
-				    db_get_i64(rr, 0, 0) > 0) {
-					/* An ingest stored this content again as it went: say so, loudly. */
-					r->res->raced += (uint64_t)db_get_i64(rr, 0, 0);
-					fprintf(stderr, "profreg retention: %" PRId64 " blob(s) were stored again by a"
-						" concurrent ingest while being deleted; re-ingest those captures\n",
-						db_get_i64(rr, 0, 0));
+		if (ndead && !r->o.dry_run) {
+			rc = delete_dead(r, dead, ndead, err);
+		} else {
+			for (size_t i = 0; i < ndead; i++) {
+				uint64_t size = 0;
+				pr_error e2 = PR_ERROR_INIT;
+				if (blob_stored_size(r->bs, dead[i], &size, &e2) == 0) {
+					r->res->blobs_deleted++;
+					r->res->bytes_freed += size;
 				}
-				db_result_free(rr);
 			}
-			buf_release(&lit);
 		}
 		if (rc == 0) {
 			if (keys_literal(&lit, all, nall) < 0) {
@@ -828,7 +855,7 @@ json_t *retention_result_json(const retention_result *r)
 	char when[TIME_FMT_MAX];
 
 	time_format(when, r->at_us);
-	return json_pack("{s:I,s:s,s:b,s:{s:I,s:I,s:I,s:I},s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,"
+	return json_pack("{s:I,s:s,s:b,s:{s:I,s:I,s:I,s:I},s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,"
 			 "s:{s:I,s:I,s:I,s:I,s:b},s:f}",
 		"run_id", (json_int_t)r->run_id, "at", when, "dry_run", r->dry_run,
 		"moved", "to_summary", (json_int_t)r->to_summary, "deleted", (json_int_t)r->deleted,
@@ -839,7 +866,7 @@ json_t *retention_result_json(const retention_result *r)
 		"orphans_deleted", (json_int_t)r->orphans_deleted,
 		"orphan_bytes", (json_int_t)r->orphan_bytes, "temps_deleted", (json_int_t)r->temps_deleted,
 		"batches", (json_int_t)r->batches, "protected_kept", (json_int_t)r->protected_kept,
-		"left_for_next_run", (json_int_t)r->skipped_locked, "raced", (json_int_t)r->raced,
+		"left_for_next_run", (json_int_t)r->skipped_locked,
 		"budget", "bytes_used", (json_int_t)r->bytes_used, "bytes", (json_int_t)r->budget_bytes,
 		"rows_used", (json_int_t)r->rows_used, "rows", (json_int_t)r->budget_rows,
 		"over_budget", r->over_budget,

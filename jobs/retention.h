@@ -69,7 +69,6 @@ typedef struct retention_result {
 	uint64_t orphans_deleted, orphan_bytes, temps_deleted;
 	uint64_t batches;            /* transactions that moved captures */
 	uint64_t skipped_locked;     /* captures busy elsewhere, left for the next run */
-	uint64_t raced;              /* blobs a concurrent ingest started using again as they went */
 	uint64_t protected_kept;     /* captures past their tier kept as forensic or pinned */
 	uint64_t bytes_used, rows_used;     /* after the run */
 	uint64_t budget_bytes, budget_rows; /* 0: none */

@@ -32,6 +32,8 @@
 
 /* First key of every profreg advisory lock ("prof"), the second is hashtext(name). */
 #define LOCK_CLASS "1886547814"
+/* First key of the per-blob locks: LOCK_CLASS + 1, so they never meet a job's. */
+#define BLOB_LOCK_CLASS "1886547815"
 #define MIGRATE_LOCK "profreg.schema-migrations"
 
 /* COPY data goes to the server in chunks of about this size. */
@@ -635,6 +637,20 @@ void db_advisory_unlock(db *d, const char *name)
 
 	if (d && d->conn)
 		PQclear(q(d, "select pg_advisory_unlock(" LOCK_CLASS ", hashtext($1))", 1, p));
+}
+
+int db_blob_lock(db *d, const char *blob_key, bool exclusive, pr_error *err)
+{
+	const char *p[1] = {blob_key};
+	PGresult *res = NULL;
+	int rc;
+
+	rc = run(d, &res, err, exclusive
+		 ? "select pg_advisory_xact_lock(" BLOB_LOCK_CLASS ", hashtext($1))"
+		 : "select pg_advisory_xact_lock_shared(" BLOB_LOCK_CLASS ", hashtext($1))",
+		 1, p, "cannot lock a blob key");
+	PQclear(res);
+	return rc;
 }
 
 /* ---- services -------------------------------------------------------- */

@@ -65,6 +65,15 @@ void db_rollback(db *d);
 int db_try_advisory_lock(db *d, const char *name, bool *got, pr_error *err);
 void db_advisory_unlock(db *d, const char *name);
 
+/*
+ * Transaction-level advisory lock on a blob key, released at commit or
+ * rollback; call it inside a transaction. Shared: an ingest about to store
+ * or point a row at the blob. Exclusive: retention about to delete the
+ * file once no row keeps it. Either side then sees the other's outcome,
+ * so a file is never deleted under a row that was just written.
+ */
+int db_blob_lock(db *d, const char *blob_key, bool exclusive, pr_error *err);
+
 /* A service; `name` and `team` belong to the struct ("" when no team). */
 typedef struct db_service {
 	int64_t id;

@@ -137,9 +137,6 @@ int ingest_file(ingest_result *out, db *d, blob_store *bs,
 	if ((rc = profile_summarize(&sum, p, p->primary, err)) < 0)
 		goto out;
 
-	if ((rc = blob_put(bs, out->blob_key, raw.ptr, raw.len, NULL, err)) < 0)
-		goto out;
-
 	meta.service_id = svc.id;
 	meta.service = svc.name;
 	meta.profile_type = (char *)type;
@@ -162,9 +159,17 @@ int ingest_file(ingest_result *out, db *d, blob_store *bs,
 	meta.retention_class = (char *)"hot";
 	meta.tags_json = (char *)(req->tags_json ? req->tags_json : "{}");
 
+	/*
+	 * The blob is written under a shared lock on its key, held until the
+	 * row that keeps it commits: retention deletes a file only under the
+	 * exclusive lock and after checking that no row keeps it.
+	 */
 	if ((rc = db_begin(d, err)) < 0)
 		goto out;
 	in_tx = true;
+	if ((rc = db_blob_lock(d, out->blob_key, false, err)) < 0 ||
+	    (rc = blob_put(bs, out->blob_key, raw.ptr, raw.len, NULL, err)) < 0)
+		goto out;
 	if ((rc = db_capture_insert(d, &out->capture_id, &meta, p, &sum, err)) < 0)
 		goto out;
 	{

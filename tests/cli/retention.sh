@@ -138,6 +138,30 @@ run P retention --at 2026-07-05T00:00:00Z
 [ $RC -eq 0 ] && ok "retention runs while nightly holds its lock" || not_ok "beside nightly" "rc=$RC $ERR"
 wait $holder
 
+# An ingest in flight on a blob retention is about to delete: it holds the
+# shared lock on the key while its row is not yet committed. Retention
+# waits for it, sees the new row and keeps the file.
+racy=$(capture racy svc 10)
+rk=$(sql "select blob_key from profiles where id=$racy")
+rfile=$(blobfile "$racy")
+psql "$DB" -qAt -c "begin; select pg_advisory_xact_lock_shared(1886547815, hashtext('$rk'));
+	insert into profiles (service_id, profile_type, release, captured_at, value_type, value_unit,
+		total_value, sample_count, blob_key, format)
+	select (select id from services where name='long'), profile_type, 'r2', timestamptz '$AT',
+		value_type, value_unit, total_value, sample_count, blob_key, format from profiles where id=$racy;
+	select pg_sleep(3); commit;" >/dev/null 2>&1 &
+holder=$!
+sleep 1
+t0=$(date +%s.%N)
+run P retention --at "$AT"
+t1=$(date +%s.%N)
+wait $holder
+[ $RC -eq 0 ] && [ "$(cls $racy)" = summary ] && [ -f "$rfile" ] &&
+	[ "$(sql "select count(*) from profiles where blob_key='$rk' and blob_deleted_at is null")" = 1 ] &&
+	awk -v a="$t0" -v b="$t1" 'BEGIN { exit !(b - a > 1.5) }' &&
+	ok "retention waits for an ingest writing the same blob and keeps the file it needs" ||
+	not_ok "blob lock" "rc=$RC class=$(cls $racy) file=$([ -f "$rfile" ] && echo yes || echo no) $ERR"
+
 run P retention --help
 [ $RC -eq 0 ] && grep -q -- "--dry-run" <<<"$OUT" && ok "retention --help" || not_ok "help"
 run P retention --at yesterdayish
