@@ -787,6 +787,15 @@ int analysis_store(analysis *a, db *d, int64_t run_id, const struct config *pagi
 			goto out;
 		f->id = db_get_i64(res, 0, 0);
 		db_result_free(res);
+		if (run_id > 0) {
+			static const char seen[] = "insert into run_findings (run_id, finding_id)"
+						   " values ($1, $2) on conflict do nothing";
+			char id[24];
+			const char *q[2] = {run, id};
+			snprintf(id, sizeof(id), "%" PRId64, f->id);
+			if ((rc = db_exec(d, NULL, err, "recording a run's finding", seen, 2, q)) < 0)
+				goto out;
+		}
 		if (f->direction == FINDING_REGRESSION && (rc = pin_evidence(d, f, a->opts.forensic_keep_us, err)) < 0)
 			goto out;
 		if (paging && (rc = pager_enqueue_finding(d, paging, f, run_id, &a->pages_enqueued, err)) < 0)

@@ -504,7 +504,8 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		"   'direction', f.direction, 'severity', f.severity, 'baseline_share', f.baseline_share,"
 		"   'current_share', f.current_share, 'q_value', f.q_value, 'status', f.status)"
 		"   order by f.score desc)"
-		"   from findings f join services s on s.id = f.service_id where f.run_id = r.id), '[]'))"
+		"   from findings f join services s on s.id = f.service_id"
+		"   where f.id in (select finding_id from run_findings rf where rf.run_id = r.id)), '[]'))"
 		" from runs r where r.id = $1";
 	pr_error err = PR_ERROR_INIT;
 	cli_parser *p = NULL;

@@ -664,7 +664,8 @@ int reportdata_run(report *out, db *d, blob_store *bs, const config *cfg, int64_
 
 	snprintf(id, sizeof(id), "%" PRId64, run_id);
 	if ((rc = report_init(out, "run", err)) < 0 || (rc = run_summary(out, d, run_id, err)) < 0 ||
-	    (rc = load_findings(out, d, bs, cfg, "f.run_id = $1", 1, p, err)) < 0)
+	    (rc = load_findings(out, d, bs, cfg,
+			   "f.id in (select finding_id from run_findings where run_id = $1)", 1, p, err)) < 0)
 		return rc;
 	out->generated_us = time_now_us();
 	return 0;

@@ -68,6 +68,9 @@ run pr --config "$T/profreg.json" nightly --at "$at" --json
 [ $RC -eq 0 ] && [ "$(sql "select count(*) from findings")" = "$nf" ] && [ "$(sql "select count(*) from profiles")" = "$np" ] && ok "re-running the same night changes nothing" || not_ok "re-run" "rc=$RC"
 
 [ "$(sql "select count(*) from audit_log where action='pin'")" = "$npin" ] && ok "a re-run pins nothing twice" || not_ok "pin audit after re-run"
+run pr report --run "$rid1" --format json --out -
+[ $RC -eq 0 ] && [ "$(grep -c '"function":' <<<"$OUT")" -ge "$nreg_found" ] &&
+	ok "an earlier run's report still lists its findings after a re-run updated them" || not_ok "report of an earlier run" "rc=$RC"
 
 fid=$(sql "select id from findings where direction='regression' order by id limit 1")
 run pr finding show "$fid" --json
