@@ -65,9 +65,26 @@ static const char *i64s(char out[24], int64_t v)
 
 /* ---- batches ------------------------------------------------------------ */
 
+/*
+ * Each batch is one short transaction: a statement that runs past
+ * RETENTION_STATEMENT_TIMEOUT or waits on a lock past
+ * RETENTION_LOCK_TIMEOUT fails the run instead of holding rows that
+ * nightly and ingest need; what committed before stays done.
+ */
 static int batch_begin(ret *r, pr_error *err)
 {
-	return r->global_tx ? 0 : db_begin(r->d, err);
+	static const char bound[] =
+		"select set_config('statement_timeout', '" RETENTION_STATEMENT_TIMEOUT "', true),"
+		" set_config('lock_timeout', '" RETENTION_LOCK_TIMEOUT "', true)";
+	int rc;
+
+	if (r->global_tx)
+		return 0;
+	if ((rc = db_begin(r->d, err)) < 0)
+		return rc;
+	if ((rc = db_exec(r->d, NULL, err, "bounding a retention batch", bound, 0, NULL)) < 0)
+		db_rollback(r->d);
+	return rc;
 }
 
 static int batch_commit(ret *r, pr_error *err)

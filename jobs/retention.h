@@ -47,6 +47,10 @@
 
 #define RETENTION_LOCK "profreg-retention"
 
+/* Bounds of one batch's transaction (PostgreSQL interval syntax). */
+#define RETENTION_STATEMENT_TIMEOUT "30s"
+#define RETENTION_LOCK_TIMEOUT "5s"
+
 /* Unreferenced blob files younger than this are left alone (an ingest may be writing the row). */
 #define RETENTION_ORPHAN_GRACE_US (6 * 3600 * 1000000LL)
 
