@@ -184,6 +184,12 @@ int func_matrix_load(func_matrix *out, db *d, const capture_set *a,
 		" where profile_id = any($1::bigint[])"
 		"   and function_id not in (select id from functions where synthetic)"
 		" order by function_id";
+	/* Captures cut to their top functions carry the synthetic row. */
+	static const char cut_sql[] =
+		"select distinct profile_id from profile_functions"
+		" where profile_id = any($1::bigint[])"
+		"   and function_id in (select id from functions where synthetic)";
+	PGresult *cut = NULL;
 	buf ids = BUF_INIT;
 	PGresult *res = NULL;
 	const char *params[1];
@@ -209,6 +215,14 @@ int func_matrix_load(func_matrix *out, db *d, const capture_set *a,
 		rc = oom(err);
 		goto out;
 	}
+	if ((rc = db_exec(d, &cut, err, "finding summarised captures", cut_sql, 1, params)) < 0)
+		goto out;
+	for (int i = 0; i < db_rows(cut); i++) {
+		size_t col;
+		if (col_of(a, b, db_get_i64(cut, i, 0), &col) == 0)
+			for (size_t r = 0; r < out->nfuncs; r++)
+				out->self[r * ncaps + col] = FUNC_MATRIX_UNKNOWN;
+	}
 	for (int i = 0; i < n; i++) {
 		int64_t fid = db_get_i64(res, i, 0);
 		size_t col;
@@ -219,6 +233,7 @@ int func_matrix_load(func_matrix *out, db *d, const capture_set *a,
 			out->self[row * ncaps + col] = db_get_i64(res, i, 2);
 	}
 out:
+	db_result_free(cut);
 	db_result_free(res);
 	buf_release(&ids);
 	if (rc < 0)
@@ -242,25 +257,34 @@ int baseline_summarize(baseline_func *out, const func_matrix *m, size_t row,
 {
 	double *share = NULL, *vst = NULL;
 	double floor_sum = 0, rate_sum = 0;
-	size_t n = base->n;
+	size_t n = 0;
 	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
 	out->function_id = m->func_ids[row];
-	out->n = n;
-	if (n == 0)
+	if (base->n == 0)
 		return pr_error_set(err, PR_EUSAGE, "an empty baseline has no summary");
-	if (!(share = malloc(n * sizeof(*share))) || !(vst = malloc(n * sizeof(*vst)))) {
+	if (!(share = malloc(base->n * sizeof(*share))) || !(vst = malloc(base->n * sizeof(*vst)))) {
 		rc = oom(err);
 		goto out;
 	}
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < base->n; i++) {
 		int64_t self = m->self[row * m->ncaps + col0 + i];
 		const capture_ref *c = &base->caps[i];
-		share[i] = capture_share(c, self);
-		vst[i] = stats_vst(share[i]);
+		if (self == FUNC_MATRIX_UNKNOWN)
+			continue;
+		share[n] = capture_share(c, self);
+		vst[n] = stats_vst(share[n]);
 		floor_sum += stats_vst_var_floor(c->sample_count > 0 ? (double)c->sample_count : 1.0);
 		rate_sum += capture_rate(c, self);
+		n++;
+	}
+	out->n = n;
+	if (n == 0) {
+		/* Known in no capture of the baseline: nothing to summarise. */
+		out->var_floor = out->mean_rate = out->mean_share = out->mean_vst = NAN;
+		out->median_share = out->mad_share = out->ewma_share = out->var_vst = NAN;
+		goto out;
 	}
 	out->var_floor = floor_sum / (double)n;
 	out->mean_rate = rate_sum / (double)n;

@@ -65,8 +65,12 @@ int capture_set_load_ids(capture_set *out, db *d, const char *ids_json, pr_error
  * Self values of every function in the captures of `a` followed by those
  * of `b` (b may be NULL): a dense matrix, one row per function that
  * appears in any of them, one column per capture (a's first). Absent
- * means 0.
+ * means 0, except in a summary capture that retention cut to its top
+ * functions: there an absent function's value is unknown (it was at most
+ * the smallest value kept, not 0) and is FUNC_MATRIX_UNKNOWN.
  */
+#define FUNC_MATRIX_UNKNOWN (-1)
+
 typedef struct func_matrix {
 	int64_t *func_ids;  /* nfuncs */
 	size_t nfuncs;

@@ -221,20 +221,31 @@ typedef struct series {
 	double floor;
 } series;
 
-static void series_fill(series *s, const func_matrix *m, size_t row, size_t col0,
-			const capture_set *cs)
+/*
+ * One side's known values of a function, packed; returns how many. A
+ * capture retention cut to its top functions does not know the small
+ * ones (FUNC_MATRIX_UNKNOWN): it is left out rather than read as 0, which
+ * would drag the baseline down and make a steady function look risen.
+ */
+static size_t series_fill(series *s, const func_matrix *m, size_t row, size_t col0,
+			  const capture_set *cs)
 {
 	double floor = 0;
+	size_t n = 0;
 
 	for (size_t i = 0; i < cs->n; i++) {
 		int64_t self = m->self[row * m->ncaps + col0 + i];
 		const capture_ref *c = &cs->caps[i];
-		s->share[i] = capture_share(c, self);
-		s->vst[i] = stats_vst(s->share[i]);
-		s->rate[i] = capture_rate(c, self);
+		if (self == FUNC_MATRIX_UNKNOWN)
+			continue;
+		s->share[n] = capture_share(c, self);
+		s->vst[n] = stats_vst(s->share[n]);
+		s->rate[n] = capture_rate(c, self);
 		floor += stats_vst_var_floor(c->sample_count > 0 ? (double)c->sample_count : 1.0);
+		n++;
 	}
-	s->floor = cs->n ? floor / (double)cs->n : 0;
+	s->floor = n ? floor / (double)n : 0;
+	return n;
 }
 
 static double mean_of(const double *x, size_t n)
@@ -473,11 +484,19 @@ int analysis_add(analysis *a, db *d, const analysis_target *t, bool store, pr_er
 	 */
 	for (size_t r = 0; r < m.nfuncs; r++) {
 		double top = 0;
-		for (size_t i = 0; i < s.base.n; i++)
-			top = fmax(top, capture_share(&s.base.caps[i], m.self[r * m.ncaps + i]));
+		size_t known = 0;
+		for (size_t i = 0; i < s.base.n; i++) {
+			int64_t v = m.self[r * m.ncaps + i];
+			known += v != FUNC_MATRIX_UNKNOWN;
+			top = fmax(top, capture_share(&s.base.caps[i], v));
+		}
 		for (size_t i = 0; i < s.cur.n; i++)
 			top = fmax(top, capture_share(&s.cur.caps[i], m.self[r * m.ncaps + s.base.n + i]));
-		if (top < o->abs_margin) {
+		/*
+		 * Too few captures know it (summaries cut it off): its baseline
+		 * is not measured, so it is not tested.
+		 */
+		if (top < o->abs_margin || known < o->min_baseline) {
 			a->filtered++;
 			continue;
 		}
@@ -504,10 +523,16 @@ int analysis_add(analysis *a, db *d, const analysis_target *t, bool store, pr_er
 	t_tests = time_mono();
 	for (size_t k = 0; k < nrows; k++) {
 		finding *f = &a->tests[a->ntests];
+		size_t nb, nc;
 		memset(f, 0, sizeof(*f));
-		series_fill(&sb, &m, rows[k], 0, &s.base);
-		series_fill(&sc, &m, rows[k], s.base.n, &s.cur);
-		if ((rc = test_function(f, &sb, &sc, s.base.n, s.cur.n, o)) < 0) {
+		nb = series_fill(&sb, &m, rows[k], 0, &s.base);
+		nc = series_fill(&sc, &m, rows[k], s.base.n, &s.cur);
+		if (nc == 0) {
+			/* No current capture knows it: nothing to judge. */
+			a->filtered++;
+			continue;
+		}
+		if ((rc = test_function(f, &sb, &sc, nb, nc, o)) < 0) {
 			finding_release(f);
 			rc = rc == STATS_ENOMEM ? oom(err)
 			     : pr_error_set(err, PR_ERR, "cannot test '%s' in service '%s': %s",
@@ -674,7 +699,13 @@ static int pin_evidence(db *d, const finding *f, int64_t keep_us, pr_error *err)
 	static const char forensic_sql[] =
 		"with c as (select (jsonb_array_elements_text($2::jsonb -> 'current'))::bigint as id),"
 		" u as (update profiles p set retention_class = 'forensic',"
-		"   retain_until = case when $3::bigint > 0 then now() + $3::bigint * interval '1 microsecond' end,"
+		/* Never shortened: kept forever stays forever, a later expiry stays later. */
+		"   retain_until = case"
+		"     when p.retention_class = 'forensic' and p.retain_until is null then null"
+		"     when $3::bigint <= 0 then null"
+		"     when p.retention_class = 'forensic'"
+		"       then greatest(p.retain_until, now() + $3::bigint * interval '1 microsecond')"
+		"     else now() + $3::bigint * interval '1 microsecond' end,"
 		"   tags = p.tags || jsonb_build_object('finding', $1::bigint::text)"
 		"   where p.id in (select id from c)"
 		"   and (p.retention_class <> 'forensic' or not (p.tags ? 'finding')) returning p.id)"

@@ -95,7 +95,8 @@ typedef struct analysis {
 	analysis_skip *skipped;
 	size_t nskipped;
 	size_t services;          /* targets analysed (not skipped) */
-	size_t filtered;          /* functions too small to ever pass the margin */
+	size_t filtered;          /* functions not tested: too small to ever pass the
+				   * margin, or known in too few captures (summaries) */
 	size_t pages_enqueued;    /* outbox rows analysis_store added */
 	double db_seconds;        /* time spent loading and storing */
 	double stats_seconds;     /* time spent testing, adjusting and ranking */

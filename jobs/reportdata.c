@@ -79,8 +79,11 @@ static int add_id(reportdata_sel *s, const char *v, size_t n, const char *text, 
 	tmp[n] = 0;
 	errno = 0;
 	id = strtoll(tmp, &end, 10);
-	if (*end || errno || id <= 0)
-		return pr_error_set(err, PR_EUSAGE, "selection '%s': '%s' is not a capture id", text, tmp);
+	if (*end || errno || id <= 0) {
+		char q[40];
+		return pr_error_set(err, PR_EUSAGE, "selection '%s': '%s' is not a capture id", text,
+				    profile_quote(q, tmp, n));
+	}
 	if (s->nids >= REPORTDATA_MAX_SELECTION)
 		return pr_error_set(err, PR_ELIMIT, "selection '%s': more than %d capture ids", text,
 				    REPORTDATA_MAX_SELECTION);
@@ -98,24 +101,28 @@ static int set_time(int64_t *dst, const char *v, size_t n, const char *key, cons
 
 	if (!tmp)
 		return oom(err);
-	if (time_parse_since(dst, tmp, time_now_us()) < 0)
+	if (time_parse_since(dst, tmp, time_now_us()) < 0) {
+		char q[40];
 		rc = pr_error_set(err, PR_EUSAGE, "selection '%s': %s '%s' is not a time or a duration",
-				  text, key, tmp);
+				  text, key, profile_quote(q, tmp, n));
+	}
 	free(tmp);
 	return rc;
 }
 
-int reportdata_sel_parse(reportdata_sel *out, const char *text, const char *host,
+int reportdata_sel_parse(reportdata_sel *out, const char *raw, const char *host,
 			 int64_t since_us, int64_t until_us, pr_error *err)
 {
-	const char *p = text;
+	const char *p = raw;
+	char text[40]; /* the selection as messages quote it: short, no control bytes */
 	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
-	if (!text || !*text)
+	if (!raw || !*raw)
 		return pr_error_set(err, PR_EUSAGE, "empty selection: give 'service=S,release=R', "
 				    "'service=S,commit=C' or 'id=1,2,3'");
-	if (!(out->text = strdup(text)))
+	profile_quote(text, raw, strlen(raw));
+	if (!(out->text = strdup(raw)))
 		return oom(err);
 	while (*p && rc == 0) {
 		const char *end = strchr(p, ','), *eq;
@@ -230,7 +237,9 @@ int reportdata_sel_captures(reportdata_cap **out, size_t *n, db *d, const report
 		return rc;
 	rows = db_rows(res);
 	if (rows == 0) {
-		rc = pr_error_set(err, PR_ENOTFOUND, "selection '%s' matches no capture%s", s->text,
+		char q[40];
+		rc = pr_error_set(err, PR_ENOTFOUND, "selection '%s' matches no capture%s",
+				  profile_quote(q, s->text, strlen(s->text)),
 				  !s->type && !s->nids ? " of type cpu (add type=...)" : "");
 		goto out;
 	}
@@ -259,8 +268,10 @@ int reportdata_sel_captures(reportdata_cap **out, size_t *n, db *d, const report
 	}
 	for (int i = 1; i < rows; i++)
 		if (strcmp(caps[i].type, caps[0].type) != 0) {
+			char q[40];
 			rc = pr_error_set(err, PR_EUSAGE, "selection '%s' mixes profile types '%s' and '%s': "
-					  "add type=...", s->text, caps[0].type, caps[i].type);
+					  "add type=...", profile_quote(q, s->text, strlen(s->text)),
+					  caps[0].type, caps[i].type);
 			goto out;
 		}
 	*out = caps;

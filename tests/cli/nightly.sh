@@ -110,8 +110,13 @@ run pr config check "$T/bad.json"
 printf '{"retention": {"forensic_days": 30}}' >"$T/keep.json"
 sql "update profiles set retention_class='hot', retain_until=null, tags = tags - 'finding'" >/dev/null
 sql "update findings set status='open'" >/dev/null
+# One of a regression's current captures was already pinned by hand, for good.
+kept=$(sql "select x::bigint from findings f, jsonb_array_elements_text(f.detail -> 'captures' -> 'current') x where f.direction='regression' order by f.id, 1 limit 1")
+pr --quiet capture pin "$kept" --reason "incident review" >/dev/null
 pr --config "$T/keep.json" --quiet nightly --at "$at" >/dev/null
 [ "$(sql "select count(*) from profiles where retention_class='forensic' and retain_until > now() + interval '29 days'")" -ge 1 ] && ok "forensic expiry follows retention.forensic_days" || not_ok "forensic days"
+[ "$(sql "select retention_class || ':' || coalesce(retain_until::text, 'forever') from profiles where id=$kept")" = "forensic:forever" ] &&
+	ok "a finding never shortens the retention of evidence already kept for good" || not_ok "forensic shortened" "$(sql "select retain_until from profiles where id=$kept")"
 
 # Retention at the end of the night when the config asks for it: with a
 # 3-day hot tier, the older baseline captures lose their blobs, and the
