@@ -41,11 +41,21 @@ static int pin_cmd(cli_ctx *ctx, int argc, char **argv, bool pin)
 		{"reason", required_argument, O_REASON, "TEXT", "why it no longer needs keeping (required; audited)"},
 		{NULL, 0, 0, NULL, NULL},
 	};
+	/*
+	 * A pin never shortens what is kept: evidence kept forever stays so,
+	 * an expiring one keeps the later of the two ends, and a pin without
+	 * --until keeps it forever. $3 null: no --until.
+	 */
 	static const char pin_sql[] =
 		"update profiles set retention_class = 'forensic',"
-		" retain_until = 'epoch'::timestamptz + $3::bigint * interval '1 microsecond',"
+		" retain_until = case when $3::bigint is null then null"
+		"   when retention_class = 'forensic' and retain_until is null then null"
+		"   when retention_class = 'forensic'"
+		"     then greatest(retain_until, 'epoch'::timestamptz + $3::bigint * interval '1 microsecond')"
+		"   else 'epoch'::timestamptz + $3::bigint * interval '1 microsecond' end,"
 		" forensic_reason = $2, forensic_by = $4, forensic_at = now()"
-		" where id = $1 returning blob_deleted_at is not null";
+		" where id = $1 returning blob_deleted_at is not null,"
+		" (extract(epoch from retain_until) * 1000000)::bigint";
 	/* Back to the tier its data is in: hot while it has its blob, else summary. */
 	static const char unpin_sql[] =
 		"update profiles set retention_class = case when blob_deleted_at is null then 'hot'"
@@ -59,7 +69,8 @@ static int pin_cmd(cli_ctx *ctx, int argc, char **argv, bool pin)
 	const char *arg, *reason = NULL, *until_s = NULL, *params[4];
 	unsigned long long id = 0;
 	int64_t until = 0;
-	char until_txt[24], object[48];
+	char until_txt[24], object[48], kept_txt[TIME_FMT_MAX] = "";
+	bool kept_forever = false, longer = false;
 	json_t *detail = NULL;
 	char *detail_s = NULL;
 	int c, first, rc = 0;
@@ -118,10 +129,18 @@ static int pin_cmd(cli_ctx *ctx, int argc, char **argv, bool pin)
 		goto fail;
 	}
 	detail = json_pack("{s:s}", "reason", reason);
-	if (detail && until_s) {
-		char when[TIME_FMT_MAX];
-		time_format(when, until);
-		json_object_set_new(detail, "until", json_string(when));
+	if (detail && pin) {
+		/* What is kept now, which may be longer than asked: null is forever. */
+		kept_forever = db_get_text(res, 0, 1) == NULL;
+		if (!kept_forever)
+			time_format(kept_txt, db_get_i64(res, 0, 1));
+		json_object_set_new(detail, "until", kept_forever ? json_null() : json_string(kept_txt));
+		if (until_s) {
+			char when[TIME_FMT_MAX];
+			time_format(when, until);
+			json_object_set_new(detail, "requested_until", json_string(when));
+			longer = kept_forever || db_get_i64(res, 0, 1) > until;
+		}
 	}
 	if (detail && !pin)
 		json_object_set_new(detail, "tier", json_string(db_get_text(res, 0, 0)));
@@ -142,8 +161,9 @@ static int pin_cmd(cli_ctx *ctx, int argc, char **argv, bool pin)
 		detail = NULL;
 	} else if (!ctx->quiet) {
 		if (pin)
-			printf("capture %llu is forensic evidence%s%s%s\n", id, until_s ? " until " : "",
-			       until_s ? until_s : "",
+			printf("capture %llu is forensic evidence %s%s%s%s\n", id,
+			       kept_forever ? "kept forever" : "until ", kept_forever ? "" : kept_txt,
+			       longer ? " (it was already kept longer than that; a pin never shortens it)" : "",
 			       db_get_bool(res, 0, 0) ? " (already summarised: its blob was deleted before; what is left is kept)" : "");
 		else
 			printf("capture %llu is back in normal retention (%s tier)\n", id, db_get_text(res, 0, 0));

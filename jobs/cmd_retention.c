@@ -63,7 +63,10 @@ static void print_result(const retention_result *r)
 		}
 		if (r->budget_rows)
 			printf("%" PRIu64 " of %" PRIu64 " rows", r->rows_used, r->budget_rows);
-		printf("%s\n", r->over_budget ? " (OVER: protected data alone exceeds it)" : "");
+		printf("%s\n", r->over_budget ? " (OVER: what is left cannot be cut further)" : "");
+		if (r->over_budget && r->budget_rows && r->rows_used > r->budget_rows)
+			printf("  rows left: %" PRIu64 " in protected captures, %" PRIu64
+			       " in hot captures the budget may not cut\n", r->protected_rows, r->uncut_hot_rows);
 	}
 	if (r->run_id)
 		printf("  run %" PRId64 ", %" PRIu64 " batches, %.2f s\n", r->run_id, r->batches, r->seconds);
@@ -91,8 +94,10 @@ int cmd_retention(cli_ctx *ctx, int argc, char **argv)
 			   "summary: top functions only; then deleted), keep forensic and pinned\n"
 			   "captures whole, hold blobs and rows to the budget, and sweep blobs no\n"
 			   "capture keeps. Safe to interrupt and re-run, and to run beside nightly.\n"
-			   "Exit 0 done; 1 protected (forensic or pinned) data alone exceeds the\n"
-			   "budget; 3 the run failed.") < 0)
+			   "The budget deletes summary captures only. --at may be at most 5 minutes\n"
+			   "ahead of the clock. Exit 0 done; 1 over budget: what is left (protected\n"
+			   "captures, hot ones that cannot be cut further) exceeds it; 2 bad usage\n"
+			   "(--at in the future); 3 the run failed.") < 0)
 		return EXIT_RUNTIME;
 	while ((c = cli_next(p, &arg)) > 0) {
 		if (c == O_AT)

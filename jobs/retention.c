@@ -3,12 +3,13 @@
  * budget and what survives a crash).
  *
  * Every batch is two statements in one transaction: the first picks and
- * locks captures (FOR UPDATE SKIP LOCKED), the second, under a fresh
- * snapshot, re-checks that each is still unprotected and moves it. A pin
- * inserted by a concurrent nightly either committed before the second
- * statement (and is seen) or waits on our row lock (its foreign-key check
- * needs a share lock on the capture) until we commit; so a pin is never
- * undone by a degrade that did not see it.
+ * locks captures (FOR UPDATE SKIP LOCKED; a dry run FOR NO KEY UPDATE, see
+ * retention.h), the second, under a fresh snapshot, re-checks that each
+ * is still unprotected and moves it. A pin inserted by a concurrent
+ * nightly either committed before the second statement (and is seen) or
+ * waits on our row lock (its foreign-key check needs a share lock on the
+ * capture) until we commit; so a pin is never undone by a degrade that did
+ * not see it.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "retention.h"
@@ -71,20 +72,23 @@ static const char *i64s(char out[24], int64_t v)
  * RETENTION_LOCK_TIMEOUT fails the run instead of holding rows that
  * nightly and ingest need; what committed before stays done.
  */
-static int batch_begin(ret *r, pr_error *err)
+static int bounded_begin(db *d, pr_error *err)
 {
 	static const char bound[] =
 		"select set_config('statement_timeout', '" RETENTION_STATEMENT_TIMEOUT "', true),"
 		" set_config('lock_timeout', '" RETENTION_LOCK_TIMEOUT "', true)";
 	int rc;
 
-	if (r->global_tx)
-		return 0;
-	if ((rc = db_begin(r->d, err)) < 0)
+	if ((rc = db_begin(d, err)) < 0)
 		return rc;
-	if ((rc = db_exec(r->d, NULL, err, "bounding a retention batch", bound, 0, NULL)) < 0)
-		db_rollback(r->d);
+	if ((rc = db_exec(d, NULL, err, "bounding a retention transaction", bound, 0, NULL)) < 0)
+		db_rollback(d);
 	return rc;
+}
+
+static int batch_begin(ret *r, pr_error *err)
+{
+	return r->global_tx ? 0 : bounded_begin(r->d, err);
 }
 
 static int batch_commit(ret *r, pr_error *err)
@@ -214,9 +218,14 @@ out:
 static int delete_caps(ret *r, const char *ids, const char *why, uint64_t *deleted,
 		       uint64_t *rows, pr_error *err)
 {
+	/*
+	 * A run holds these rows FOR UPDATE already; a dry run only FOR NO KEY
+	 * UPDATE, so it skips one a pin is being inserted for, as a run would.
+	 */
 	static const char sql[] =
 		"with c as (select p.id, p.blob_key from profiles p"
-		"   where p.id = any($2::bigint[]) and not " PROTECTED_P "),"
+		"   where p.id = any($2::bigint[]) and not " PROTECTED_P
+		"   for update of p skip locked),"
 		" q as (insert into blob_sweep (blob_key) select distinct blob_key from c"
 		"   on conflict do nothing),"
 		" n as (select count(*) as rows from profile_functions"
@@ -246,6 +255,31 @@ out:
 
 /* ---- the blob sweep ----------------------------------------------------- */
 
+/* The local store's root from its description ("dir:/path"), or NULL. */
+static const char *store_root(blob_store *bs)
+{
+	const char *d = blob_store_describe(bs);
+
+	return d && strncmp(d, "dir:", 4) == 0 ? d + 4 : NULL;
+}
+
+/*
+ * Whether blob `key` of a local store was modified (put again) less than
+ * `grace` before `now`; a file that is gone is not, a path too long to
+ * look at is (kept: the safe side).
+ */
+static bool blob_young(const char *root, const char *key, int64_t now, int64_t grace)
+{
+	char path[4096];
+	struct stat st;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/sha256/%.2s/%s.zst", root, key, key + 2) >= sizeof(path))
+		return true;
+	if (lstat(path, &st) < 0)
+		return false;
+	return now - ((int64_t)st.st_mtim.tv_sec * 1000000 + st.st_mtim.tv_nsec / 1000) < grace;
+}
+
 static int keys_literal(buf *b, char **keys, size_t n)
 {
 	int rc = buf_putc(b, '{');
@@ -260,8 +294,12 @@ static int keys_literal(buf *b, char **keys, size_t n)
  * lock of each key (db_blob_lock): an ingest writing or pointing a row at
  * one of them right now either committed before (its row is seen and the
  * file stays) or waits until the file is gone (and writes it again).
+ * `orphans`: keys the store walk found with no row keeping them; under
+ * the lock they must also still be older than the grace period (a put
+ * since the walk makes a blob young again), and they count as orphans.
  */
-static int delete_dead(ret *r, char **keys, size_t n, pr_error *err)
+static int delete_dead(ret *r, char **keys, size_t n, bool orphans, int64_t grace,
+		       pr_error *err)
 {
 	static const char still_dead[] =
 		"select k from unnest($1::text[]) k where not exists (select 1 from profiles p"
@@ -284,6 +322,8 @@ static int delete_dead(ret *r, char **keys, size_t n, pr_error *err)
 		const char *k = db_get_text(res, i, 0);
 		uint64_t size = 0;
 		pr_error e2 = PR_ERROR_INIT;
+		if (orphans && blob_young(store_root(r->bs), k, time_now_us(), grace))
+			continue;
 		if (blob_stored_size(r->bs, k, &size, &e2) < 0) {
 			if (e2.code != PR_ENOTFOUND)
 				rc = pr_error_set(err, e2.code, "%s", e2.msg);
@@ -291,8 +331,13 @@ static int delete_dead(ret *r, char **keys, size_t n, pr_error *err)
 		}
 		if ((rc = blob_delete(r->bs, k, err)) < 0)
 			break;
-		r->res->blobs_deleted++;
-		r->res->bytes_freed += size;
+		if (orphans) {
+			r->res->orphans_deleted++;
+			r->res->orphan_bytes += size;
+		} else {
+			r->res->blobs_deleted++;
+			r->res->bytes_freed += size;
+		}
 	}
 	if (rc == 0)
 		rc = db_commit(r->d, err);
@@ -339,7 +384,7 @@ static int sweep_queue(ret *r, pr_error *err)
 				dead[ndead++] = k;
 		}
 		if (ndead && !r->o.dry_run) {
-			rc = delete_dead(r, dead, ndead, err);
+			rc = delete_dead(r, dead, ndead, false, 0, err);
 		} else {
 			for (size_t i = 0; i < ndead; i++) {
 				uint64_t size = 0;
@@ -363,14 +408,6 @@ static int sweep_queue(ret *r, pr_error *err)
 		if (rc < 0)
 			return rc;
 	}
-}
-
-/* The local store's root from its description ("dir:/path"), or NULL. */
-static const char *store_root(blob_store *bs)
-{
-	const char *d = blob_store_describe(bs);
-
-	return d && strncmp(d, "dir:", 4) == 0 ? d + 4 : NULL;
 }
 
 static bool is_hex(const char *s, size_t n)
@@ -482,7 +519,14 @@ static int unkept(db *d, PGresult **res, const char *keys, pr_error *err)
 	return db_exec(d, res, err, "looking for unreferenced blobs", sql, 1, p);
 }
 
-/* Files of a local store that no capture keeps, older than the grace period. */
+/*
+ * Files of a local store that no capture keeps, older than the grace
+ * period. The walk and a first look at the rows take no lock; each file
+ * that looks dead is then deleted like a queued one (delete_dead: the
+ * exclusive lock on its key, the rows and its age checked again), so an
+ * ingest storing the same bytes right now never loses the file it is
+ * pointing its row at. A dry run only counts.
+ */
 static int sweep_orphans(ret *r, pr_error *err)
 {
 	const char *root = store_root(r->bs);
@@ -511,17 +555,22 @@ static int sweep_orphans(ret *r, pr_error *err)
 			rc = oom(err);
 			break;
 		}
-		if ((rc = unkept(r->d, &res, lit.ptr, err)) == 0) {
-			for (int j = 0; rc == 0 && j < db_rows(res); j++) {
+		if ((rc = unkept(r->d, &res, lit.ptr, err)) == 0 && !r->o.dry_run) {
+			char *dead[SWEEP_CHUNK];
+			int nd = db_rows(res);
+			for (int j = 0; j < nd; j++)
+				dead[j] = (char *)db_get_text(res, j, 0);
+			if (nd)
+				rc = delete_dead(r, dead, (size_t)nd, true, grace, err);
+		} else if (rc == 0) {
+			for (int j = 0; j < db_rows(res); j++) {
 				const char *k = db_get_text(res, j, 0);
 				for (size_t x = i; x < n && x < i + SWEEP_CHUNK; x++) {
-					if (strcmp(files[x].key, k) != 0)
-						continue;
-					if (!r->o.dry_run && (rc = blob_delete(r->bs, k, err)) < 0)
+					if (strcmp(files[x].key, k) == 0) {
+						r->res->orphans_deleted++;
+						r->res->orphan_bytes += files[x].size;
 						break;
-					r->res->orphans_deleted++;
-					r->res->orphan_bytes += files[x].size;
-					break;
+					}
 				}
 			}
 		}
@@ -566,8 +615,8 @@ static int tiers_load(ret *r, pr_error *err)
  * One batch: lock with `lock_sql` ($1 at, $2-$5 tiers, $6 batch size or
  * an id list), then degrade or delete. *moved is 0 when nothing was left.
  */
-static int batch(ret *r, const char *lock_sql, const char *arg6, bool del, const char *why,
-		 uint64_t *moved, uint64_t *rows, pr_error *err)
+static int batch(ret *r, const char *const lock_sql[2], const char *arg6, bool del,
+		 const char *why, uint64_t *moved, uint64_t *rows, pr_error *err)
 {
 	const char *p[6] = {r->at, r->sids.ptr, r->hot.ptr, r->del.ptr, r->top.ptr, arg6};
 	PGresult *res = NULL;
@@ -578,7 +627,7 @@ static int batch(ret *r, const char *lock_sql, const char *arg6, bool del, const
 	*moved = *rows = 0;
 	if ((rc = batch_begin(r, err)) < 0)
 		return rc;
-	if ((rc = db_exec(r->d, &res, err, "selecting captures to move", lock_sql, 6, p)) < 0 ||
+	if ((rc = db_exec(r->d, &res, err, "selecting captures to move", lock_sql[r->o.dry_run], 6, p)) < 0 ||
 	    (rc = ids_of(&ids, &n, res, err)) < 0)
 		goto out;
 	if (n == 0)
@@ -602,27 +651,33 @@ out:
 	return rc;
 }
 
+/*
+ * Each lock statement twice: [0] for a run, [1] for a dry run, which
+ * takes the lock a pin's foreign-key check does not wait on.
+ */
+#define LOCKING(sql) {sql " for update of p skip locked", sql " for no key update of p skip locked"}
+
 /* By age: captures past their tier, oldest first. */
-static const char age_delete_sql[] =
+static const char *const age_delete_sql[2] = LOCKING(
 	"with " TIERS_CTE
 	" select p.id from profiles p join t on t.sid = p.service_id"
 	" where (p.retention_class <> 'forensic' or p.retain_until is not null)"
 	"   and p.captured_at < " TS_COL("t.del_cut")
 	"   and not " PROTECTED_P
-	" order by p.captured_at, p.id limit $6 for update of p skip locked";
-static const char age_summary_sql[] =
+	" order by p.captured_at, p.id limit $6");
+static const char *const age_summary_sql[2] = LOCKING(
 	"with " TIERS_CTE
 	" select p.id from profiles p join t on t.sid = p.service_id"
 	" where (p.retention_class = 'hot' or (p.retention_class = 'forensic' and p.retain_until is not null))"
 	"   and p.captured_at < " TS_COL("t.hot_cut")
 	"   and not " PROTECTED_P
-	" order by p.captured_at, p.id limit $6 for update of p skip locked";
+	" order by p.captured_at, p.id limit $6");
 
 /* The budget: lock exactly these captures ($6, chosen beforehand). */
-static const char lock_ids_sql[] =
+static const char *const lock_ids_sql[2] = LOCKING(
 	"with " TIERS_CTE
 	" select p.id from profiles p where p.id = any($6::bigint[]) and $1::bigint is not null"
-	" order by p.id for update of p skip locked";
+	" order by p.id");
 
 static int by_age(ret *r, pr_error *err)
 {
@@ -776,6 +831,30 @@ static int budget_bytes(ret *r, pr_error *err)
 	return 0;
 }
 
+/*
+ * Over the row budget: where the rows that are left are, for the message.
+ * Unprotected captures that are not summary are the hot ones the budget
+ * may not cut further (summary_top 0, or no more rows than their top).
+ */
+static int rows_left(ret *r, pr_error *err)
+{
+	static const char sql[] =
+		"select coalesce(sum(c.n) filter (where " PROTECTED_P "), 0),"
+		"  coalesce(sum(c.n) filter (where not " PROTECTED_P " and p.retention_class <> 'summary'), 0)"
+		" from profiles p,"
+		"  lateral (select count(*) as n from profile_functions pf where pf.profile_id = p.id) c";
+	const char *p[1] = {r->at};
+	PGresult *res = NULL;
+	int rc = db_exec(r->d, &res, err, "counting the rows left over the budget", sql, 1, p);
+
+	if (rc == 0) {
+		r->res->protected_rows = (uint64_t)db_get_i64(res, 0, 0);
+		r->res->uncut_hot_rows = (uint64_t)db_get_i64(res, 0, 1);
+	}
+	db_result_free(res);
+	return rc;
+}
+
 static int budget_rows(ret *r, pr_error *err)
 {
 	/* First the oldest hot captures whose rows a cut would shrink, */
@@ -786,13 +865,16 @@ static int budget_rows(ret *r, pr_error *err)
 		" where p.blob_deleted_at is null and p.retention_class <> 'summary'"
 		"   and t.top > 0 and c.n > t.top + 1 and not " PROTECTED_P
 		" order by p.captured_at, p.id limit $6";
-	/* then whole captures, summary ones first, oldest first. */
+	/*
+	 * then whole summary captures, oldest first. Never a hot one: it may
+	 * be tonight's, not analysed yet; what cannot be cut stays, reported.
+	 */
 	static const char del_sql[] =
 		"with " TIERS_CTE
 		" select p.id, c.n, null from profiles p join t on t.sid = p.service_id,"
 		"  lateral (select count(*) as n from profile_functions pf where pf.profile_id = p.id) c"
-		" where not " PROTECTED_P
-		" order by p.blob_deleted_at is null, p.captured_at, p.id limit $6";
+		" where p.retention_class = 'summary' and not " PROTECTED_P
+		" order by p.captured_at, p.id limit $6";
 	uint64_t used = 0;
 	int rc;
 
@@ -810,7 +892,8 @@ static int budget_rows(ret *r, pr_error *err)
 			return rc;
 		if (db_rows(res) == 0) {
 			db_result_free(res);
-			phase++;
+			if (++phase == 2)
+				r->res->over_budget = true; /* nothing left that may go */
 			continue;
 		}
 		rc = choose(&ids, &n, res, used - r->res->budget_rows, err);
@@ -826,21 +909,10 @@ static int budget_rows(ret *r, pr_error *err)
 			r->res->budget_to_summary += moved;
 		used -= rows > used ? used : rows;
 		if (moved == 0)
-			break;
-	}
-	if (used > r->res->budget_rows && rc == 0) {
-		/* Only stop short of "over" when captures were busy, not exhausted. */
-		PGresult *res = NULL;
-		const char *p[1] = {r->at};
-		if ((rc = db_exec(r->d, &res, err, "checking the row budget",
-				  "select count(*) from profiles p where not " PROTECTED_P, 1, p)) < 0)
-			return rc;
-		if (db_get_i64(res, 0, 0) == 0)
-			r->res->over_budget = true;
-		db_result_free(res);
+			break; /* busy elsewhere, not exhausted: the next run goes on */
 	}
 	r->res->rows_used = used;
-	return 0;
+	return used > r->res->budget_rows ? rows_left(r, err) : 0;
 }
 
 /* What stayed past its tier: protected captures, and busy ones left for the next run. */
@@ -873,7 +945,7 @@ json_t *retention_result_json(const retention_result *r)
 
 	time_format(when, r->at_us);
 	return json_pack("{s:I,s:s,s:b,s:{s:I,s:I,s:I,s:I},s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,"
-			 "s:{s:I,s:I,s:I,s:I,s:b},s:f}",
+			 "s:{s:I,s:I,s:I,s:I,s:b,s:I,s:I},s:f}",
 		"run_id", (json_int_t)r->run_id, "at", when, "dry_run", r->dry_run,
 		"moved", "to_summary", (json_int_t)r->to_summary, "deleted", (json_int_t)r->deleted,
 		"budget_to_summary", (json_int_t)r->budget_to_summary,
@@ -886,7 +958,8 @@ json_t *retention_result_json(const retention_result *r)
 		"left_for_next_run", (json_int_t)r->skipped_locked,
 		"budget", "bytes_used", (json_int_t)r->bytes_used, "bytes", (json_int_t)r->budget_bytes,
 		"rows_used", (json_int_t)r->rows_used, "rows", (json_int_t)r->budget_rows,
-		"over_budget", r->over_budget,
+		"over_budget", r->over_budget, "protected_rows", (json_int_t)r->protected_rows,
+		"uncut_hot_rows", (json_int_t)r->uncut_hot_rows,
 		"seconds", r->seconds);
 }
 
@@ -966,6 +1039,16 @@ int retention_run(retention_result *out, db *d, blob_store *bs, const config *cf
 	out->budget_rows = cfg->retention.budget_rows;
 	i64s(r.at, out->at_us);
 	i64s(r.batch, cfg->retention.batch ? cfg->retention.batch : 200);
+	if (out->at_us > t0 + RETENTION_AT_SLACK_US) {
+		char when[TIME_FMT_MAX], now[TIME_FMT_MAX];
+		time_format(when, out->at_us);
+		time_format(now, t0);
+		rc = pr_error_set(err, PR_EUSAGE,
+				  "cannot run retention as of '%s': it is more than %d minutes after now"
+				  " ('%s'); a time in the future would expire forensic evidence early",
+				  when, (int)(RETENTION_AT_SLACK_US / 60000000), now);
+		goto out;
+	}
 
 	if ((rc = db_try_advisory_lock(d, RETENTION_LOCK, &locked, err)) < 0)
 		goto out;
@@ -978,7 +1061,8 @@ int retention_run(retention_result *out, db *d, blob_store *bs, const config *cf
 	if (!o->dry_run && (rc = run_insert(&r, err)) < 0)
 		goto out;
 	if (o->dry_run) {
-		if ((rc = db_begin(d, err)) < 0)
+		/* A batch's bounds on each statement: a dry run never waits long on a lock either. */
+		if ((rc = bounded_begin(d, err)) < 0)
 			goto out;
 		r.global_tx = true;
 	}
@@ -1162,8 +1246,15 @@ out:
 
 void retention_warn_over_budget(const char *prog, const retention_result *r)
 {
-	fprintf(stderr, "%s: over budget: protected (forensic or pinned) data alone takes %" PRIu64
-		" bytes of blobs (budget %" PRIu64 ") and %" PRIu64 " rows (budget %" PRIu64
-		"); nothing protected was deleted\n",
-		prog, r->bytes_used, r->budget_bytes, r->rows_used, r->budget_rows);
+	fprintf(stderr, "%s: over budget: what is left cannot be cut further:", prog);
+	if (r->budget_bytes && r->bytes_used > r->budget_bytes)
+		fprintf(stderr, " %" PRIu64 " bytes of blobs (budget %" PRIu64
+			"), kept by protected (forensic or pinned) captures;", r->bytes_used, r->budget_bytes);
+	if (r->budget_rows && r->rows_used > r->budget_rows)
+		fprintf(stderr, " %" PRIu64 " rows (budget %" PRIu64 "): %" PRIu64
+			" in protected (forensic or pinned) captures, %" PRIu64
+			" in hot captures the budget may not cut further (summary_top 0, or no more"
+			" rows than their top functions);", r->rows_used, r->budget_rows,
+			r->protected_rows, r->uncut_hot_rows);
+	fprintf(stderr, " nothing protected or hot was deleted\n");
 }

@@ -16,10 +16,13 @@
  *
  * Budget (config retention.budget_bytes / budget_rows), applied after the
  * tiers: the oldest unprotected hot captures move to summary first (their
- * blobs go), then the oldest summary captures are deleted, until both
- * figures fit. When what is left is protected data alone and it still
- * does not fit, the result says so (over_budget) and nothing protected is
- * touched.
+ * blobs go, their rows are cut), then the oldest summary captures are
+ * deleted, until both figures fit. A hot capture is never deleted by the
+ * budget. When what is left cannot be cut further (protected data, and
+ * hot captures whose rows a cut would not shrink: summary_top 0, or no
+ * more rows than their top functions) and still does not fit, the result
+ * says so (over_budget, with where the rows are) and nothing protected or
+ * hot is deleted.
  *
  * Crash safety: captures move in batches of config retention.batch, each
  * one transaction that re-checks protection on rows it holds locked
@@ -34,6 +37,13 @@
  *
  * The run holds the advisory lock RETENTION_LOCK, distinct from nightly's,
  * so the two can run side by side.
+ *
+ * A dry run is one transaction, rolled back, bounded like a batch. It
+ * picks captures FOR NO KEY UPDATE SKIP LOCKED: busy ones are skipped as a
+ * run would skip them, and a pin being inserted meanwhile (its foreign-key
+ * check takes FOR KEY SHARE) does not wait on it; only the rows it deletes
+ * are held against a pin until it ends. With nothing changing meanwhile it
+ * predicts exactly what a run does.
  */
 #ifndef PR_RETENTION_H
 #define PR_RETENTION_H
@@ -51,11 +61,14 @@
 #define RETENTION_STATEMENT_TIMEOUT "30s"
 #define RETENTION_LOCK_TIMEOUT "5s"
 
+/* How far past the clock `at` may be: a later one would expire evidence early. */
+#define RETENTION_AT_SLACK_US (5 * 60 * 1000000LL)
+
 /* Unreferenced blob files younger than this are left alone (an ingest may be writing the row). */
 #define RETENTION_ORPHAN_GRACE_US (6 * 3600 * 1000000LL)
 
 typedef struct retention_opts {
-	int64_t at_us;           /* "now" for ages; 0: the clock */
+	int64_t at_us;           /* "now" for ages; 0: the clock; at most RETENTION_AT_SLACK_US ahead */
 	bool dry_run;            /* change nothing; report what would happen */
 	int64_t orphan_grace_us; /* 0: RETENTION_ORPHAN_GRACE_US */
 } retention_opts;
@@ -76,7 +89,9 @@ typedef struct retention_result {
 	uint64_t protected_kept;     /* captures past their tier kept as forensic or pinned */
 	uint64_t bytes_used, rows_used;     /* after the run */
 	uint64_t budget_bytes, budget_rows; /* 0: none */
-	bool over_budget;            /* protected data alone exceeds the budget */
+	bool over_budget;            /* what cannot be cut further exceeds the budget */
+	uint64_t protected_rows;     /* over the row budget: rows of protected captures */
+	uint64_t uncut_hot_rows;     /* over the row budget: rows of hot captures it may not cut */
 	double seconds;
 } retention_result;
 
@@ -89,14 +104,18 @@ typedef struct retention_result {
  * for the run. A dry run does the same work in one transaction that it
  * rolls back, and deletes no file. *out is filled even on failure with
  * what was done until then. Being over budget is not an error: check
- * out->over_budget.
+ * out->over_budget. An `at` more than RETENTION_AT_SLACK_US past the clock
+ * is refused (PR_EUSAGE) before anything is done: ages and retain_until
+ * judged in the future would delete what must still be kept.
  */
 int retention_run(retention_result *out, db *d, blob_store *bs, const config *cfg,
 		  const retention_opts *o, pr_error *err);
 
 /*
- * The one stderr line an operator's alerting looks for when protected
- * data alone exceeds the budget; `prog` starts it ("profreg retention").
+ * The one stderr line an operator's alerting looks for when what is left
+ * cannot be cut further and still exceeds the budget: which figure, and
+ * for rows how many are protected and how many hot; `prog` starts it
+ * ("profreg retention: over budget: ...").
  */
 void retention_warn_over_budget(const char *prog, const retention_result *r);
 

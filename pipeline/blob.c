@@ -354,9 +354,23 @@ int blob_put(blob_store *bs, char key_out[BLOB_KEY_HEX + 1], const void *data,
 		rc = pr_error_set(err, PR_ERR, "cannot store a blob of %zu bytes: sha-256 failed", len);
 		goto out;
 	}
-	/* Blobs are immutable: skip compressing what is already stored. */
-	if ((rc = bs->ops->exists(bs->impl, key_out, &exists, err)) < 0 || exists)
+	/*
+	 * Blobs are immutable: skip compressing what is already stored, but
+	 * make it young again, so the orphan sweep's grace period covers the
+	 * row this put is for. Gone since the check: write it after all.
+	 */
+	if ((rc = bs->ops->exists(bs->impl, key_out, &exists, err)) < 0)
 		goto out;
+	if (exists) {
+		pr_error e2 = PR_ERROR_INIT;
+		if (!bs->ops->touch || (rc = bs->ops->touch(bs->impl, key_out, &e2)) == 0)
+			goto out;
+		if (e2.code != PR_ENOTFOUND) {
+			rc = pr_error_set(err, e2.code, "%s", e2.msg);
+			goto out;
+		}
+		rc = 0;
+	}
 	if ((rc = blob_encode(&stored, data, len, err)) < 0)
 		goto out;
 	if ((rc = bs->ops->put(bs->impl, key_out, stored.ptr, stored.len, &made, err)) < 0)
@@ -526,7 +540,13 @@ static int dir_put(void *impl, const char *key, const void *data, size_t len,
 	if (link(tmp.ptr, path.ptr) == 0) {
 		*created = true;
 	} else if (errno == EEXIST) {
+		/* Another writer won: its blob is ours, and as young. */
 		*created = false;
+		if (utimensat(AT_FDCWD, path.ptr, NULL, AT_SYMLINK_NOFOLLOW) < 0 && errno != ENOENT) {
+			rc = pr_error_set(err, PR_EIO, "cannot touch blob '%s' at '%s': %s", key,
+					  path.ptr, strerror(errno));
+			goto out;
+		}
 	} else if (errno == EPERM || errno == ENOTSUP || errno == EOPNOTSUPP ||
 		   errno == ENOSYS) {
 		/* No hard links here: the check and the rename can race, but a
@@ -685,6 +705,27 @@ out:
 	return rc;
 }
 
+static int dir_touch(void *impl, const char *key, pr_error *err)
+{
+	dir_store *d = impl;
+	buf dir = BUF_INIT, path = BUF_INIT;
+	int rc = 0;
+
+	if ((rc = dir_paths(d, key, &dir, &path, err)) < 0)
+		goto out;
+	if (utimensat(AT_FDCWD, path.ptr, NULL, AT_SYMLINK_NOFOLLOW) < 0) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			rc = pr_error_set(err, PR_ENOTFOUND, "blob '%s' not found", key);
+		else
+			rc = pr_error_set(err, PR_EIO, "cannot touch blob '%s' at '%s': %s", key,
+					  path.ptr, strerror(errno));
+	}
+out:
+	buf_release(&dir);
+	buf_release(&path);
+	return rc;
+}
+
 static int dir_size(void *impl, const char *key, uint64_t *out, pr_error *err)
 {
 	dir_store *d = impl;
@@ -832,6 +873,7 @@ static const blob_store_ops dir_ops = {
 	.exists = dir_exists,
 	.del = dir_del,
 	.size = dir_size,
+	.touch = dir_touch,
 	.sweep = dir_sweep,
 	.close = dir_close,
 };

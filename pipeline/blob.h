@@ -61,7 +61,9 @@ const char *blob_store_describe(blob_store *bs);
  * Store `len` bytes and write their key into `key_out` (required).
  * `*created` (may be NULL) is set to false when a blob with that key was
  * already there, in which case nothing is written: a stored blob is never
- * replaced. The store keeps no reference to `data`.
+ * replaced, but its modification time is set to now, so a sweep of
+ * unreferenced blobs counts its grace period from the last put. The store
+ * keeps no reference to `data`.
  */
 int blob_put(blob_store *bs, char key_out[BLOB_KEY_HEX + 1], const void *data,
 	     size_t len, bool *created, pr_error *err);
@@ -123,6 +125,10 @@ int blob_decode(buf *out, const char *key, const void *stored, size_t len,
  * exists, del, size: as blob_exists, blob_delete, blob_stored_size.
  * sweep:  may be NULL (nothing to sweep).
  * close:  free `impl`.
+ * touch:  set the stored object's modification time to now (blob_put of
+ *         a blob already there); PR_ENOTFOUND when it is missing. May be
+ *         NULL (the backend keeps no age). Last, so backends written
+ *         before it still initialise the others in order.
  */
 typedef struct blob_store_ops {
 	int (*put)(void *impl, const char *key, const void *data, size_t len,
@@ -134,6 +140,7 @@ typedef struct blob_store_ops {
 	int (*size)(void *impl, const char *key, uint64_t *out, pr_error *err);
 	int (*sweep)(void *impl, unsigned *removed, pr_error *err);
 	void (*close)(void *impl);
+	int (*touch)(void *impl, const char *key, pr_error *err);
 } blob_store_ops;
 
 /*

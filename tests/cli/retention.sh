@@ -162,6 +162,44 @@ wait $holder
 	ok "retention waits for an ingest writing the same blob and keeps the file it needs" ||
 	not_ok "blob lock" "rc=$RC class=$(cls $racy) file=$([ -f "$rfile" ] && echo yes || echo no) $ERR"
 
+# A pin never shortens what is kept.
+ever=$(capture ever svc 10)
+P --quiet capture pin "$ever" --reason "kept for good"
+run P capture pin "$ever" --reason "a later, shorter request" --until 2026-12-31 --json
+[ $RC -eq 0 ] && [ "$(sql "select retention_class || ':' || coalesce(retain_until::text, 'forever') from profiles where id=$ever")" = forensic:forever ] &&
+	grep -q '"until": null' <<<"$OUT" && grep -q '"requested_until": "2026-12-31' <<<"$OUT" &&
+	ok "pin --until on evidence kept forever keeps it forever" || not_ok "pin shortened forever" "rc=$RC $OUT $(sql "select retain_until from profiles where id=$ever")"
+until_of() { sql "select to_char(retain_until at time zone 'UTC', 'YYYY-MM-DD') from profiles where id=$1"; }
+exp2=$(capture expiring svc 10)
+P --quiet capture pin "$exp2" --reason "a while" --until 2027-03-01
+run P capture pin "$exp2" --reason "shorter" --until 2027-01-01
+[ $RC -eq 0 ] && [ "$(until_of "$exp2")" = 2027-03-01 ] && grep -q "already kept longer" <<<"$OUT" &&
+	ok "an earlier --until leaves the later end" || not_ok "pin shortened" "rc=$RC $OUT $(until_of "$exp2")"
+run P capture pin "$exp2" --reason "longer" --until 2027-06-01
+[ $RC -eq 0 ] && [ "$(until_of "$exp2")" = 2027-06-01 ] && ok "a later --until extends it" || not_ok "pin extend" "rc=$RC $(until_of "$exp2")"
+run P capture pin "$exp2" --reason "for good now"
+[ $RC -eq 0 ] && [ "$(sql "select retain_until is null from profiles where id=$exp2")" = t ] && grep -q "kept forever" <<<"$OUT" &&
+	ok "a pin without --until makes expiring evidence kept forever" || not_ok "pin forever" "rc=$RC $OUT"
+
+# A time to come would expire evidence early: refused, for a dry run too.
+future=$(date -u -d 'now + 2 days' +%Y-%m-%dT%H:%M:%SZ)
+runs_before=$(sql "select count(*) from runs")
+run P retention --at "$future"
+[ $RC -eq 2 ] && grep -q "cannot run retention as of '$future'" <<<"$ERR" && [ "$(sql "select count(*) from runs")" = "$runs_before" ] &&
+	ok "retention --at in the future is a usage error naming the time" || not_ok "future at" "rc=$RC $ERR"
+run P retention --at "$future" --dry-run
+[ $RC -eq 2 ] && ok "so is a dry run's" || not_ok "future at dry run" "rc=$RC $ERR"
+
+# Over the row budget with nothing left that may go: hot captures stay, and stderr says what is left.
+printf '{"retention": {"summary_top": 0, "budget_rows": 1}}' >"$T/tight.json"
+fresh=$(capture fresh svc 1)
+hot_before=$(sql "select string_agg(id::text, ',' order by id) from profiles where retention_class = 'hot'")
+run pr --config "$T/tight.json" retention --at "$AT"
+[ $RC -eq 1 ] && [ "$(sql "select count(*) from profile_functions where profile_id = $fresh")" = 7 ] && [ "$(sql "select string_agg(id::text, ',' order by id) from profiles where retention_class = 'hot'")" = "$hot_before" ] &&
+	[ "$(sql "select count(*) from profiles where retention_class = 'summary'")" = 0 ] &&
+	grep -q "over budget: what is left cannot be cut further:.* in protected (forensic or pinned) captures, [1-9][0-9]* in hot captures the budget may not cut further" <<<"$ERR" &&
+	ok "the row budget deletes summary captures only, keeps hot ones and says so" || not_ok "row budget hot" "rc=$RC $ERR hot=$hot_before"
+
 run P retention --help
 [ $RC -eq 0 ] && grep -q -- "--dry-run" <<<"$OUT" && ok "retention --help" || not_ok "help"
 run P retention --at yesterdayish

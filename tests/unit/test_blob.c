@@ -292,6 +292,33 @@ static void test_same_bytes_twice_make_one_file_and_report_not_created(void **st
 	assert_int_equal(count_files(f->root, ""), 1);
 }
 
+/* The orphan sweep's grace period counts from the last put of a blob, not its first. */
+static void test_putting_a_stored_blob_again_makes_it_young_without_rewriting_it(void **state)
+{
+	fixture *f = *state;
+	char key[BLOB_KEY_HEX + 1], path[8192];
+	struct timespec old[2] = {{1000000000, 0}, {1000000000, 0}};
+	struct stat before, after;
+	time_t t0 = time(NULL);
+	bool created = true;
+
+	put_ok(f, "same bytes", 10, key, &created);
+	assert_true(created);
+	blob_file(f, key, path, sizeof(path));
+	assert_int_equal(utimensat(AT_FDCWD, path, old, 0), 0);
+	assert_int_equal(stat(path, &before), 0);
+	assert_int_equal(before.st_mtime, 1000000000);
+
+	put_ok(f, "same bytes", 10, key, &created);
+	assert_false(created);
+	assert_int_equal(stat(path, &after), 0);
+	assert_true(after.st_mtime >= t0);
+	/* The same file, not a rewrite. */
+	assert_int_equal(after.st_ino, before.st_ino);
+	assert_int_equal(after.st_size, before.st_size);
+	assert_int_equal(count_files(f->root, ""), 1);
+}
+
 static void test_existing_blob_is_never_overwritten(void **state)
 {
 	fixture *f = *state;
@@ -901,7 +928,7 @@ static void mem_close(void *impl)
 }
 
 static const blob_store_ops mem_ops = {
-	mem_put, mem_get, mem_exists, mem_del, mem_size, NULL, mem_close,
+	mem_put, mem_get, mem_exists, mem_del, mem_size, NULL, mem_close, NULL,
 };
 
 static void test_any_backend_gets_verification_from_the_generic_layer(void **state)
@@ -989,6 +1016,7 @@ int main(void)
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 		T(test_round_trip_of_empty_small_and_5mb_random),
 		T(test_same_bytes_twice_make_one_file_and_report_not_created),
+		T(test_putting_a_stored_blob_again_makes_it_young_without_rewriting_it),
 		T(test_existing_blob_is_never_overwritten),
 		T(test_blob_file_layout_and_modes),
 		T(test_stored_file_mode_is_0600_whatever_the_umask),

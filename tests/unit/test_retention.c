@@ -2,9 +2,13 @@
  * test_retention.c: the retention engine against a real PostgreSQL and a
  * real blob store: the budget's eviction order, protected data over the
  * budget, a pin taken concurrently by another session, and a summary
- * capture as a baseline member.
+ * capture as a baseline member; the orphan sweep beside an ingest of the
+ * same bytes, the row budget never deleting hot captures, a future `at`,
+ * and what a dry run holds and for how long.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,17 +16,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include <libpq-fe.h>
 
 #include "baselines/baseline.h"
+#include "common/timeutil.h"
 #include "jobs/retention.h"
 #include "tests/support/testdb.h"
 
 #define DAY (86400LL * 1000000LL)
 /* 2026-06-01T00:00:00Z */
 #define AT 1780272000000000LL
+/* pipeline/db.c's class of blob key locks, as an ingest takes them. */
+#define BLOB_LOCK_CLASS "1886547815"
 
 typedef struct fx {
 	testdb *t;
@@ -320,6 +329,282 @@ static void test_a_summary_capture_stays_a_baseline_member_without_its_other_row
 	capture_set_release(&set);
 }
 
+/* A side connection: fails the test unless it connects. */
+static PGconn *side_open(fx *f)
+{
+	PGconn *c = PQconnectdb(f->t->conninfo);
+
+	if (PQstatus(c) != CONNECTION_OK)
+		fail_msg("side connection: %s", PQerrorMessage(c));
+	return c;
+}
+
+static void side_exec(PGconn *c, const char *sql)
+{
+	PGresult *res = PQexec(c, sql);
+
+	if (PQresultStatus(res) != PGRES_COMMAND_OK && PQresultStatus(res) != PGRES_TUPLES_OK)
+		fail_msg("%s: %s", sql, PQerrorMessage(c));
+	PQclear(res);
+}
+
+/* Wait for everything a PQsendQuery asked; the first error's message, or NULL. */
+static char *side_drain(PGconn *c)
+{
+	PGresult *res;
+	char *first = NULL;
+
+	while ((res = PQgetResult(c))) {
+		if (PQresultStatus(res) == PGRES_FATAL_ERROR && !first)
+			first = strdup(PQresultErrorMessage(res));
+		PQclear(res);
+	}
+	return first;
+}
+
+static const char *key_of(fx *f, int64_t id)
+{
+	char q[128];
+
+	snprintf(q, sizeof(q), "select blob_key from profiles where id = %lld", (long long)id);
+	return testdb_text(f->t, q);
+}
+
+static void blob_path(fx *f, const char *key, char *out, size_t n)
+{
+	snprintf(out, n, "%s/sha256/%.2s/%s.zst", f->dir, key, key + 2);
+}
+
+/* A blob file no row names, last written two days ago. */
+static void orphan(fx *f, const char *bytes, char key[BLOB_KEY_HEX + 1])
+{
+	char path[1024];
+	pr_error err = PR_ERROR_INIT;
+	struct timespec old[2];
+
+	assert_int_equal(blob_put(f->bs, key, bytes, strlen(bytes), NULL, &err), 0);
+	blob_path(f, key, path, sizeof(path));
+	old[0].tv_sec = old[1].tv_sec = time(NULL) - 2 * 86400;
+	old[0].tv_nsec = old[1].tv_nsec = 0;
+	assert_int_equal(utimensat(AT_FDCWD, path, old, 0), 0);
+}
+
+static bool blob_there(fx *f, const char *key)
+{
+	char path[1024];
+	struct stat st;
+
+	blob_path(f, key, path, sizeof(path));
+	return stat(path, &st) == 0;
+}
+
+/*
+ * An ingest storing bytes that are already there as an orphan (blob_put
+ * finds the file and writes nothing) holds the shared lock on the key
+ * until its row commits: the sweep must wait, see the row and keep the
+ * file. A plain orphan beside it still goes.
+ */
+static void test_the_orphan_sweep_never_deletes_a_blob_an_ingest_is_pointing_a_row_at(void **state)
+{
+	fx *f = *state;
+	char busy[BLOB_KEY_HEX + 1], dead[BLOB_KEY_HEX + 1], q[1024];
+	PGconn *side = side_open(f);
+	retention_result r;
+	char *side_err;
+
+	orphan(f, "bytes an ingest is storing again", busy);
+	orphan(f, "bytes nobody wants", dead);
+	snprintf(q, sizeof(q),
+		 "begin; select pg_advisory_xact_lock_shared(" BLOB_LOCK_CLASS ", hashtext('%s'));"
+		 " insert into profiles (service_id, profile_type, release, captured_at, value_type, value_unit,"
+		 " total_value, sample_count, blob_key, format) values (%lld, 'cpu', 'r1', now(), 'samples',"
+		 " 'count', 1, 1, '%s', 'folded')",
+		 busy, (long long)f->sid, busy);
+	side_exec(side, q);
+	assert_int_equal(PQsendQuery(side, "select pg_sleep(1.5); commit"), 1);
+
+	assert_int_equal(run(f, &r), 0);
+	side_err = side_drain(side);
+	PQfinish(side);
+	if (side_err)
+		fail_msg("the ingest's transaction failed: %s", side_err);
+	assert_int_equal(intf(f->t, "select count(*) from profiles where blob_key = '%s' and blob_deleted_at is null", busy), 1);
+	assert_true(blob_there(f, busy));
+	assert_false(blob_there(f, dead));
+	assert_int_equal(r.orphans_deleted, 1);
+}
+
+/*
+ * Once the summary captures are gone, the row budget stops: hot captures
+ * it cannot cut (summary_top 0 keeps every row) are never deleted, and the
+ * result says where the rows that are left are.
+ */
+static void test_the_row_budget_never_deletes_hot_captures_and_says_what_is_left(void **state)
+{
+	fx *f = *state;
+	int64_t h1, h2, s1, fo;
+	retention_result r;
+	char path[600], msg[1024] = "";
+	int saved, fd;
+	ssize_t got;
+
+	f->cfg.retention.tiers.summary_top = 0;
+	h1 = capture(f, 1, 5, 100, "hot");
+	h2 = capture(f, 3, 4, 100, "hot");
+	s1 = capture(f, 30, 3, 100, "summary");
+	fo = capture(f, 40, 9, 100, "forensic");
+	/* 5 + 4 + 3 + 9 = 21 rows; only s1 may go. */
+	f->cfg.retention.budget_rows = 5;
+	assert_int_equal(run(f, &r), 0);
+	assert_string_equal(cls(f, s1), "deleted");
+	assert_string_equal(cls(f, h1), "hot");
+	assert_string_equal(cls(f, h2), "hot");
+	assert_string_equal(cls(f, fo), "forensic");
+	assert_int_equal(intf(f->t, "select count(*) from profile_functions where profile_id in (%lld, %lld)",
+			      (long long)h1, (long long)h2), 9);
+	assert_true(stored(f, h1) > 0 && stored(f, h2) > 0);
+	assert_int_equal(r.budget_deleted, 1);
+	assert_int_equal(r.budget_to_summary, 0);
+	assert_true(r.over_budget);
+	assert_int_equal(r.rows_used, 18);
+	assert_int_equal(r.protected_rows, 9);
+	assert_int_equal(r.uncut_hot_rows, 9);
+	assert_int_equal(intf(f->t, "select count(*) from runs where kind = 'retention' and status = 'over_budget'"), 1);
+
+	/* The stderr line says both. */
+	snprintf(path, sizeof(path), "%s/warn.txt", f->dir);
+	fflush(stderr);
+	saved = dup(2);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(saved >= 0 && fd >= 0);
+	dup2(fd, 2);
+	retention_warn_over_budget("profreg retention", &r);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	close(fd);
+	fd = open(path, O_RDONLY);
+	got = read(fd, msg, sizeof(msg) - 1);
+	close(fd);
+	assert_true(got > 0);
+	msg[got] = '\0';
+	assert_non_null(strstr(msg, "profreg retention: over budget:"));
+	assert_non_null(strstr(msg, "18 rows (budget 5)"));
+	assert_non_null(strstr(msg, "9 in protected"));
+	assert_non_null(strstr(msg, "9 in hot captures the budget may not cut further"));
+	assert_null(strstr(msg, "bytes of blobs"));
+}
+
+/* Judged from a time to come, evidence kept until tomorrow would look expired. */
+static void test_an_at_in_the_future_is_refused_and_nothing_is_touched(void **state)
+{
+	fx *f = *state;
+	int64_t fo = capture(f, 10, 3, 100, "forensic");
+	int64_t h = capture(f, 10, 3, 100, "hot");
+	int64_t now = time_now_us();
+	retention_opts o = {now + 2 * DAY, false, 0};
+	pr_error err = PR_ERROR_INIT;
+	retention_result r;
+	char when[TIME_FMT_MAX];
+	int rc;
+
+	sqlf(f->t, "update profiles set retain_until = now() + interval '1 day' where id = %lld", (long long)fo);
+	rc = retention_run(&r, f->t->db, f->bs, &f->cfg, &o, &err);
+	assert_int_equal(rc, PR_EUSAGE);
+	time_format(when, o.at_us);
+	assert_non_null(strstr(err.msg, when));
+	assert_non_null(strstr(err.msg, "after now"));
+	assert_string_equal(cls(f, fo), "forensic");
+	assert_string_equal(cls(f, h), "hot");
+	assert_int_equal(intf(f->t, "select count(*) from runs"), 0);
+	/* A dry run is refused the same way. */
+	pr_error_clear(&err);
+	o.dry_run = true;
+	assert_int_equal(retention_run(&r, f->t->db, f->bs, &f->cfg, &o, &err), PR_EUSAGE);
+	/* A clock a little behind the database's is fine. */
+	pr_error_clear(&err);
+	o.dry_run = false;
+	o.at_us = time_now_us() + 60 * 1000000LL;
+	assert_int_equal(retention_run(&r, f->t->db, f->bs, &f->cfg, &o, &err), 0);
+	/* Both are months old by the clock: the evidence is kept, the other goes. */
+	assert_string_equal(cls(f, fo), "forensic");
+	assert_string_equal(cls(f, h), "deleted");
+}
+
+/*
+ * A dry run waits, mid-way, on another session's row (the sweep queue
+ * entry of a blob it would free). Meanwhile nightly pins a capture the dry
+ * run has picked: the pin's foreign-key check must not wait on it.
+ */
+static void test_a_dry_run_does_not_block_a_pin_on_a_capture_it_picked(void **state)
+{
+	fx *f = *state;
+	int64_t c = capture(f, 10, 4, 100, "hot");
+	int64_t d = capture(f, 10, 4, 100, "hot");
+	PGconn *holder = side_open(f), *pinner = side_open(f);
+	retention_opts o = {AT, true, 0};
+	pr_error err = PR_ERROR_INIT;
+	retention_result r;
+	char q[512], *perr, *herr;
+	int rc;
+
+	sqlf(f->t, "insert into findings (service_id, status) values (%lld, 'open')", (long long)f->sid);
+	snprintf(q, sizeof(q), "begin; insert into blob_sweep (blob_key) values ('%s')", key_of(f, c));
+	side_exec(holder, q);
+	assert_int_equal(PQsendQuery(holder, "select pg_sleep(3); rollback"), 1);
+	snprintf(q, sizeof(q),
+		 "begin; select pg_sleep(1); set local lock_timeout = '1s';"
+		 " insert into capture_pins (profile_id, finding_id) values (%lld, (select max(id) from findings));"
+		 " rollback",
+		 (long long)d);
+	assert_int_equal(PQsendQuery(pinner, q), 1);
+
+	rc = retention_run(&r, f->t->db, f->bs, &f->cfg, &o, &err);
+	perr = side_drain(pinner);
+	herr = side_drain(holder);
+	PQfinish(pinner);
+	PQfinish(holder);
+	if (rc < 0)
+		fail_msg("dry run: %s", err.msg);
+	if (perr)
+		fail_msg("the pin waited on the dry run: %s", perr);
+	free(herr);
+	assert_int_equal(r.to_summary, 2);
+	assert_string_equal(cls(f, c), "hot");
+	assert_string_equal(cls(f, d), "hot");
+}
+
+/* The dry run's one transaction has a batch's bounds: it gives up instead of waiting on. */
+static void test_a_dry_run_gives_up_on_a_lock_it_waits_for_too_long(void **state)
+{
+	fx *f = *state;
+	int64_t c = capture(f, 10, 4, 100, "hot");
+	PGconn *holder = side_open(f);
+	retention_opts o = {AT, true, 0};
+	pr_error err = PR_ERROR_INIT;
+	retention_result r;
+	PGcancel *cancel;
+	char q[512], errbuf[256];
+	int64_t t0;
+	int rc;
+
+	snprintf(q, sizeof(q), "begin; insert into blob_sweep (blob_key) values ('%s')", key_of(f, c));
+	side_exec(holder, q);
+	assert_int_equal(PQsendQuery(holder, "select pg_sleep(10); rollback"), 1);
+	t0 = time_now_us();
+	rc = retention_run(&r, f->t->db, f->bs, &f->cfg, &o, &err);
+	t0 = time_now_us() - t0;
+	cancel = PQgetCancel(holder);
+	PQcancel(cancel, errbuf, sizeof(errbuf));
+	PQfreeCancel(cancel);
+	free(side_drain(holder));
+	PQfinish(holder);
+	assert_int_equal(rc, PR_EDB);
+	assert_non_null(strstr(err.msg, "lock timeout"));
+	assert_true(t0 < 9 * 1000000LL);
+	assert_string_equal(cls(f, c), "hot");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -328,6 +613,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_protected_data_alone_over_the_budget_is_flagged_and_kept, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_pin_taken_by_another_session_during_the_run_is_never_undone, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_summary_capture_stays_a_baseline_member_without_its_other_row, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_the_orphan_sweep_never_deletes_a_blob_an_ingest_is_pointing_a_row_at, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_the_row_budget_never_deletes_hot_captures_and_says_what_is_left, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_an_at_in_the_future_is_refused_and_nothing_is_touched, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_dry_run_does_not_block_a_pin_on_a_capture_it_picked, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_dry_run_gives_up_on_a_lock_it_waits_for_too_long, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("retention", tests, testdb_group_setup, testdb_group_teardown);
 }
