@@ -35,6 +35,7 @@ enum {
 	O_DRY,
 	O_FUNCTION,
 	O_ALL_TESTS,
+	O_PAGE,
 };
 
 static const cli_option analyze_opts[] = {
@@ -51,6 +52,7 @@ static const cli_option analyze_opts[] = {
 	{"abs-margin", required_argument, O_ABS, "PP", "smallest change in percentage points that counts (default 0.1)"},
 	{"fdr", required_argument, O_FDR, "Q", "false discovery rate (default 0.05)"},
 	{"dry-run", no_argument, O_DRY, NULL, "store nothing"},
+	{"page", no_argument, O_PAGE, NULL, "page on-call for the regressions found (as a nightly run does)"},
 	{"all-tests", no_argument, O_ALL_TESTS, NULL, "with --json, list every test, not only findings"},
 	{NULL, 0, 0, NULL, NULL},
 };
@@ -188,7 +190,7 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 	size_t nsvcs = 0;
 	const char *arg, *service = NULL, *release = NULL, *type = "cpu";
 	const char *since_s = NULL, *until_s = NULL;
-	bool all = false, dry = false, all_tests = false;
+	bool all = false, dry = false, all_tests = false, page = false;
 	int64_t since = 0, until = 0, run_id = 0;
 	unsigned long long v = 0;
 	double pp = 0;
@@ -207,7 +209,8 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 	if (cli_parser_new(&p, ctx, argc, argv, analyze_opts,
 			   "profreg analyze (--service S | --all-services) (--release R | --since T [--until T]) [options]",
 			   "Compare the selected captures with each service's rolling baseline and\n"
-			   "print the functions whose self share moved, ranked best first.") < 0)
+			   "print the functions whose self share moved, ranked best first. The\n"
+			   "findings are stored; no one is paged unless --page is given.") < 0)
 		return EXIT_RUNTIME;
 	while ((c = cli_next(p, &arg)) > 0) {
 		switch (c) {
@@ -219,6 +222,7 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 		case O_TYPE: type = arg; break;
 		case O_DRY: dry = true; break;
 		case O_ALL_TESTS: all_tests = true; break;
+		case O_PAGE: page = true; break;
 		case O_AT:
 			if (time_parse(&flags.at_us, arg) < 0) {
 				cli_error(ctx, "'--at %s' is not an ISO 8601 time", arg);
@@ -270,9 +274,17 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 		cli_error(ctx, "give --service or --all-services, and --release or --since (see --help)");
 		return EXIT_USAGE;
 	}
+	if (page && dry) {
+		cli_error(ctx, "--page and --dry-run exclude each other: a dry run stores no finding to page");
+		return EXIT_USAGE;
+	}
 	if (config_load(&cfg, ctx, &err) < 0)
 		return cli_fail(ctx, &err);
-	/* cfg stays loaded for paging: analysis_store enqueues, then a flush sends. */
+	/*
+	 * An analysis by hand is often exploratory (a loose --fdr, an --at in
+	 * the past): it pages only when asked to. With --page, cfg stays
+	 * loaded for paging: analysis_store enqueues, then a flush sends.
+	 */
 	o = cfg.analysis;
 	if (set_at) o.at_us = flags.at_us;
 	if (set_window) o.window_us = flags.window_us;
@@ -315,13 +327,13 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 	}
 	if ((rc = analysis_finish(&a, &err)) < 0)
 		goto fail;
-	if (!dry && ((rc = analysis_store(&a, d, run_id, &cfg, &err)) < 0 ||
+	if (!dry && ((rc = analysis_store(&a, d, run_id, page ? &cfg : NULL, &err)) < 0 ||
 		     (rc = run_end(d, run_id, &a, "ok", &err)) < 0))
 		goto fail;
 	/* Delivery problems stay on their rows (profreg page list); only the database fails this. */
-	if (!dry && (rc = pager_flush(d, &cfg, NULL, &pc, &err)) < 0)
+	if (page && (rc = pager_flush(d, &cfg, NULL, &pc, &err)) < 0)
 		goto fail;
-	if (!dry && pc.first_error[0])
+	if (page && pc.first_error[0])
 		cli_warn(ctx, "paging: %s", pc.first_error);
 
 	if (ctx->json) {

@@ -163,7 +163,8 @@ static int finding_resolve(cli_ctx *ctx, int argc, char **argv)
 	db *d = NULL;
 	config cfg;
 	pager_counts pc;
-	pager_flush_opts fo = {false, 0};
+	pager_flush_opts fo = {false, true, NULL, 1, 0};
+	int64_t only;
 	const char *id = NULL, *note = NULL, *params[2];
 	char object[48], detail[160];
 	size_t added = 0, cancelled = 0;
@@ -199,11 +200,20 @@ static int finding_resolve(cli_ctx *ctx, int argc, char **argv)
 		 db_get_i64(res, 0, 1), added, cancelled);
 	if ((rc = db_audit(d, "resolve", object, detail, &err)) < 0 || (rc = db_commit(d, &err)) < 0)
 		goto fail;
-	fo.finding_id = (int64_t)fid;
-	if (added && (rc = pager_flush(d, &cfg, &fo, &pc, &err)) < 0)
-		goto fail;
-	if (pc.first_error[0])
+	only = (int64_t)fid;
+	fo.finding_ids = &only;
+	/*
+	 * The resolve is committed: a flush that fails now (the database went
+	 * away, out of memory) leaves the events in the outbox for the next
+	 * flush, and the finding is resolved all the same.
+	 */
+	if (added && pager_flush(d, &cfg, &fo, &pc, &err) < 0) {
+		cli_warn(ctx, "paging: %s; the resolve events are pending in the outbox (profreg page flush)",
+			 err.msg);
+		memset(&pc, 0, sizeof(pc));
+	} else if (pc.first_error[0]) {
 		cli_warn(ctx, "paging: %s", pc.first_error);
+	}
 	if (!ctx->quiet) {
 		printf("resolved finding %s; %" PRId64 " baseline captures unpinned\n", id,
 		       db_get_i64(res, 0, 1));

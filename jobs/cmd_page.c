@@ -1,6 +1,7 @@
 /*
  * cmd_page.c: `profreg page list` shows the paging outbox; `profreg page
- * flush` sends what is pending now (jobs/pager.h has the guarantees).
+ * flush` sends what is pending now; `profreg page retry` puts refused
+ * pages back in the queue (jobs/pager.h has the guarantees).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "commands.h"
@@ -15,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { O_STATE = 1700, O_LIMIT };
+enum { O_STATE = 1700, O_LIMIT, O_ALL_FAILED };
 
 static int page_list(cli_ctx *ctx, int argc, char **argv)
 {
@@ -144,8 +145,9 @@ static int page_flush(cli_ctx *ctx, int argc, char **argv)
 			   "Send every pending page that is due, with retries and backoff, and\n"
 			   "re-post the Alertmanager alert of every open finding. Safe to run at\n"
 			   "any time, also beside a nightly run: a page is claimed with a row lock\n"
-			   "while it is sent. Exit 0 when nothing is left pending and nothing was\n"
-			   "refused; 3 otherwise (the reasons are in `profreg page list`).") < 0)
+			   "while it is sent. Exit 0 when nothing is left pending and no page of\n"
+			   "an open finding stands refused (failed); 3 otherwise (the reasons are\n"
+			   "in `profreg page list`; `profreg page retry` queues a failed page again).") < 0)
 		return EXIT_RUNTIME;
 	while ((c = cli_next(p, &arg)) > 0)
 		;
@@ -164,9 +166,10 @@ static int page_flush(cli_ctx *ctx, int argc, char **argv)
 		goto out;
 	}
 	if (ctx->json) {
-		json_t *o = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "sent", (json_int_t)pc.sent,
+		json_t *o = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "sent", (json_int_t)pc.sent,
 			"failed", (json_int_t)pc.failed, "retried", (json_int_t)pc.retried,
 			"skipped", (json_int_t)pc.skipped, "pending", (json_int_t)pc.pending,
+			"failed_open", (json_int_t)pc.failed_open,
 			"alerts_refreshed", (json_int_t)pc.refreshed,
 			"alerts_refresh_failed", (json_int_t)pc.refresh_failed);
 		if (pc.first_error[0])
@@ -175,6 +178,9 @@ static int page_flush(cli_ctx *ctx, int argc, char **argv)
 	} else {
 		printf("page flush: %zu sent, %zu failed, %zu retried, %zu pending; %zu alerts re-sent\n",
 		       pc.sent, pc.failed, pc.retried, pc.pending, pc.refreshed);
+		if (pc.failed_open)
+			printf("%zu failed page%s of open findings: see `profreg page list --state failed`,"
+			       " then `profreg page retry`\n", pc.failed_open, pc.failed_open == 1 ? "" : "s");
 		if (pc.first_error[0]) {
 			printf("first problem: ");
 			cli_put_safe(stdout, pc.first_error, 0);
@@ -182,7 +188,7 @@ static int page_flush(cli_ctx *ctx, int argc, char **argv)
 		}
 		rc = EXIT_OK;
 	}
-	if (rc == EXIT_OK && (pc.pending || pc.failed || pc.skipped))
+	if (rc == EXIT_OK && (pc.pending || pc.failed || pc.skipped || pc.failed_open))
 		rc = EXIT_RUNTIME;
 out:
 	db_close(d);
@@ -190,11 +196,62 @@ out:
 	return rc;
 }
 
+static int page_retry(cli_ctx *ctx, int argc, char **argv)
+{
+	static const cli_option opts[] = {
+		{"all-failed", no_argument, O_ALL_FAILED, NULL, "every failed page (not a trigger of a resolved finding)"},
+		{NULL, 0, 0, NULL, NULL},
+	};
+	pr_error err = PR_ERROR_INIT;
+	cli_parser *p = NULL;
+	db *d = NULL;
+	const char *arg;
+	unsigned long long id = 0;
+	bool all = false;
+	size_t n = 0;
+	int c, rc = 0, first;
+
+	if (cli_parser_new(&p, ctx, argc, argv, opts, "profreg page retry (ID | --all-failed) [--json]",
+			   "Put a failed page (a permanent refusal such as HTTP 400 or 404) back\n"
+			   "in the queue: pending, attempts 0, due now. The next run or `profreg\n"
+			   "page flush` sends it. The trigger of a finding resolved since is never\n"
+			   "sent again. Recorded in the audit log.") < 0)
+		return EXIT_RUNTIME;
+	while ((c = cli_next(p, &arg)) > 0)
+		if (c == O_ALL_FAILED)
+			all = true;
+	first = cli_optind(p);
+	cli_parser_free(p);
+	if (c == CLI_HELP)
+		return EXIT_OK;
+	if (c == CLI_BAD)
+		return EXIT_USAGE;
+	if (all == (first < argc) || argc - first > 1) {
+		cli_error(ctx, "give one page ID or --all-failed (see --help)");
+		return EXIT_USAGE;
+	}
+	if (!all && cli_parse_u64(ctx, "ID", argv[first], 1, INT64_MAX, &id) < 0)
+		return EXIT_USAGE;
+	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 ||
+	    (rc = pager_retry_failed(d, (int64_t)id, &n, &err)) < 0) {
+		db_close(d);
+		return cli_fail(ctx, &err);
+	}
+	db_close(d);
+	if (ctx->json)
+		return cli_print_json(ctx, json_pack("{s:I}", "retried", (json_int_t)n));
+	if (!ctx->quiet)
+		printf("%zu failed page%s back to pending; `profreg page flush` sends %s now\n", n,
+		       n == 1 ? "" : "s", n == 1 ? "it" : "them");
+	return EXIT_OK;
+}
+
 int cmd_page(cli_ctx *ctx, int argc, char **argv)
 {
 	static const cli_command cmds[] = {
 		{"list", page_list, "list the paging outbox"},
 		{"flush", page_flush, "send the pending pages now"},
+		{"retry", page_retry, "queue failed pages again"},
 		{NULL, NULL, NULL},
 	};
 	return cli_dispatch(ctx, cmds, ctx->prog, argc - 1, argv + 1);

@@ -30,6 +30,8 @@
 #include <time.h>
 
 #define MAX_RANGE 500
+/* How long a post-deploy step may spend sending its own pages. */
+#define POSTDEPLOY_PAGE_DEADLINE_MS 30000
 
 enum { O_SERVICE = 1600, O_RELEASE, O_COMMIT, O_REPO, O_PREVIOUS, O_WAIT, O_MIN, O_GATE, O_AT };
 
@@ -402,9 +404,30 @@ int cmd_postdeploy(cli_ctx *ctx, int argc, char **argv)
 	if ((rc = analysis_finish(&a, &err)) < 0 || (rc = analysis_store(&a, d, run_id, &cfg, &err)) < 0 ||
 	    (rc = tag_evidence(d, &x, &a, &err)) < 0)
 		goto fail;
-	/* Delivery problems leave pages pending in the outbox; they do not change the verdict. */
-	if ((rc = pager_flush(d, &cfg, NULL, &pc, &err)) < 0)
-		goto fail;
+	/*
+	 * Delivery problems leave pages pending in the outbox; they do not
+	 * change the verdict. A CI step waits for this: only this run's pages
+	 * are sent, within a deadline; the rest (and the other services'
+	 * outbox) is for the next nightly or `profreg page flush`.
+	 */
+	{
+		int64_t *ids = NULL;
+		size_t n = 0;
+		pager_flush_opts fo = {false, true, NULL, 0, POSTDEPLOY_PAGE_DEADLINE_MS};
+		if (a.nfindings && !(ids = calloc(a.nfindings, sizeof(*ids)))) {
+			rc = pr_error_set(&err, PR_ENOMEM, "out of memory");
+			goto fail;
+		}
+		for (size_t i = 0; i < a.ntests && a.tests[i].significant && n < a.nfindings; i++)
+			if (a.tests[i].id)
+				ids[n++] = a.tests[i].id;
+		fo.finding_ids = ids;
+		fo.nfinding_ids = n;
+		rc = pager_flush(d, &cfg, &fo, &pc, &err);
+		free(ids);
+		if (rc < 0)
+			goto fail;
+	}
 	if (pc.first_error[0])
 		cli_warn(ctx, "paging: %s", pc.first_error);
 	for (size_t i = 0; i < a.ntests && a.tests[i].significant; i++)

@@ -5,6 +5,7 @@
 #include "config.h"
 #include "common/buf.h"
 #include "pipeline/ingest.h"
+#include "secret.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -285,6 +286,13 @@ static int load_target(config_target *t, const char *name, json_t *obj, const ch
 	if (t->secret_env && t->secret_file) {
 		snprintf(at, sizeof(at), "paging.targets.%.64s", name);
 		rc = bad(err, path, at, "set secret_env or secret_file, not both");
+		goto out;
+	}
+	/* The key would cross the network in cleartext: only loopback may be plain http. */
+	if ((t->secret_env || t->secret_file) && !secret_url_safe(t->url)) {
+		snprintf(at, sizeof(at), "paging.targets.%.64s.url", name);
+		rc = bad(err, path, at,
+			 "a target with a secret needs an https:// URL (plain http only to 127.0.0.1, [::1] or localhost)");
 	}
 out:
 	free(type);

@@ -23,6 +23,11 @@
 
 /* How much of a response is kept on the row, and of an error message. */
 #define RESPONSE_MAX 2048
+/*
+ * How much of a response is read: a copy of the secret that starts in
+ * the part kept must be whole to be masked before the cut.
+ */
+#define CAPTURE_MAX (RESPONSE_MAX + SECRET_MAX)
 #define ERROR_MAX 512
 /* A Retry-After further away than this is read as this. */
 #define RETRY_AFTER_CAP_MS (86400LL * 1000)
@@ -64,10 +69,26 @@ bool pager_should_page(const config_paging *p, const finding *f)
 int pager_enqueue_finding(db *d, const config *c, const finding *f, int64_t run_id,
 			  size_t *added, pr_error *err)
 {
+	/*
+	 * A sent trigger is never touched (the dedup guarantee). A failed or
+	 * cancelled one is armed again for this open finding: a permanent
+	 * refusal (a bad key, a 404 while a URL was wrong) must not lose the
+	 * page for good. Its last error stays until the next attempt. A
+	 * resolve still pending for the same key would close the new alert:
+	 * it is cancelled.
+	 */
 	static const char sql[] =
-		"insert into pages (service_id, finding_id, dedup_key, target, event, run_id, detail)"
-		" values ($1::bigint, $2::bigint, $3, $4, 'trigger', nullif($5::bigint, 0), $6::jsonb)"
-		" on conflict (dedup_key, target, event) do nothing returning id";
+		"with up as (insert into pages (service_id, finding_id, dedup_key, target, event, run_id, detail)"
+		"   values ($1::bigint, $2::bigint, $3, $4, 'trigger', nullif($5::bigint, 0), $6::jsonb)"
+		"   on conflict (dedup_key, target, event) do update set status = 'pending', attempts = 0,"
+		"   next_attempt_at = now(), updated_at = now(), finding_id = excluded.finding_id,"
+		"   service_id = excluded.service_id, run_id = excluded.run_id, detail = excluded.detail"
+		"   where pages.status in ('failed', 'cancelled') returning dedup_key, target),"
+		" r as (update pages set status = 'cancelled', updated_at = now(),"
+		"   last_error = 'superseded by a new trigger'"
+		"   where event = 'resolve' and status = 'pending'"
+		"   and (dedup_key, target) in (select dedup_key, target from up) returning 1)"
+		" select count(*), (select count(*) from r) from up";
 	char key[PAGER_KEY_MAX], sid[24], fid[24], rid[24], *detail = NULL;
 	const config_service *cs = config_service_find(c, f->service);
 	char *const *targets;
@@ -121,7 +142,7 @@ int pager_enqueue_finding(db *d, const config *c, const finding *f, int64_t run_
 		if ((rc = db_exec(d, &res, err, "enqueueing a page", sql, 6, p)) < 0)
 			goto out;
 		if (added)
-			*added += (size_t)db_rows(res);
+			*added += (size_t)db_get_i64(res, 0, 0);
 		db_result_free(res);
 	}
 out:
@@ -139,15 +160,26 @@ int pager_enqueue_resolve(db *d, int64_t finding_id, size_t *added, size_t *canc
 	 * these triggers, so its outcome is known before deciding: a sent
 	 * trigger needs a resolve, a pending one is simply never sent.
 	 */
+	/*
+	 * A pending trigger that was tried may have arrived (a timeout after
+	 * the target accepted it, a process killed after the send): it is
+	 * cancelled AND gets a resolve, which is harmless where the trigger
+	 * never arrived. A resolve row left from an earlier resolve of the
+	 * same key (the trigger was armed again since) is armed again too.
+	 */
 	static const char sql[] =
-		"with t as (select id, service_id, dedup_key, target, status, detail, run_id from pages"
-		"   where finding_id = $1::bigint and event = 'trigger' order by id for update),"
+		"with t as (select id, service_id, dedup_key, target, status, attempts, detail, run_id"
+		"   from pages where finding_id = $1::bigint and event = 'trigger' order by id for update),"
 		" c as (update pages set status = 'cancelled', updated_at = now(),"
 		"   last_error = 'finding resolved before the page was sent'"
 		"   where id in (select id from t where status = 'pending') returning 1),"
 		" i as (insert into pages (service_id, finding_id, dedup_key, target, event, run_id, detail)"
 		"   select service_id, $1::bigint, dedup_key, target, 'resolve', run_id, detail from t"
-		"   where status = 'sent' on conflict (dedup_key, target, event) do nothing returning 1)"
+		"   where status = 'sent' or attempts > 0"
+		"   on conflict (dedup_key, target, event) do update set status = 'pending', attempts = 0,"
+		"   next_attempt_at = now(), updated_at = now(), finding_id = excluded.finding_id,"
+		"   run_id = excluded.run_id, detail = excluded.detail"
+		"   where pages.status <> 'pending' returning 1)"
 		" select (select count(*) from i), (select count(*) from c)";
 	char fid[24];
 	const char *p[1] = {fid};
@@ -177,6 +209,91 @@ int pager_count(db *d, const char *status, size_t *out, pr_error *err)
 	*out = (size_t)db_get_i64(res, 0, 0);
 	db_result_free(res);
 	return 0;
+}
+
+int pager_count_failed_open(db *d, size_t *out, pr_error *err)
+{
+	static const char sql[] =
+		"select count(*) from pages p join findings f on f.id = p.finding_id"
+		" where p.event = 'trigger' and p.status = 'failed' and f.status = 'open'";
+	PGresult *res = NULL;
+	int rc;
+
+	if ((rc = db_exec(d, &res, err, "counting failed pages", sql, 0, NULL)) < 0)
+		return rc;
+	*out = (size_t)db_get_i64(res, 0, 0);
+	db_result_free(res);
+	return 0;
+}
+
+int pager_retry_failed(db *d, int64_t id, size_t *n, pr_error *err)
+{
+	/* A trigger of a finding resolved since would page for nothing: never re-armed. */
+	static const char sql[] =
+		"with u as (update pages p set status = 'pending', attempts = 0, next_attempt_at = now(),"
+		"   updated_at = now()"
+		"   where p.status = 'failed' and ($1::bigint = 0 or p.id = $1::bigint)"
+		"   and (p.event = 'resolve' or exists (select 1 from findings f"
+		"        where f.id = p.finding_id and f.status = 'open'))"
+		"   returning p.id)"
+		" select count(*), coalesce((select string_agg(id::text, ',' order by id)"
+		"   from (select id from u order by id limit 100) x), '') from u";
+	static const char why_sql[] =
+		"select p.status, p.event, coalesce(f.status, '') from pages p"
+		" left join findings f on f.id = p.finding_id where p.id = $1::bigint";
+	char sid[24], object[48];
+	const char *p[1] = {sid};
+	PGresult *res = NULL;
+	buf detail = BUF_INIT;
+	size_t changed;
+	int rc;
+
+	snprintf(sid, sizeof(sid), "%" PRId64, id);
+	if ((rc = db_begin(d, err)) < 0)
+		return rc;
+	if ((rc = db_exec(d, &res, err, "retrying failed pages", sql, 1, p)) < 0)
+		goto out;
+	changed = (size_t)db_get_i64(res, 0, 0);
+	if (id && !changed) {
+		db_result_free(res);
+		res = NULL;
+		if ((rc = db_exec(d, &res, err, "reading a page", why_sql, 1, p)) < 0)
+			goto out;
+		if (db_rows(res) == 0)
+			rc = pr_error_set(err, PR_ENOTFOUND, "page %" PRId64 " does not exist", id);
+		else if (strcmp(db_get_text(res, 0, 0), "failed") != 0)
+			rc = pr_error_set(err, PR_ENOTFOUND, "page %" PRId64 " is %s, not failed", id,
+					  db_get_text(res, 0, 0));
+		else
+			rc = pr_error_set(err, PR_EREFUSED,
+					  "page %" PRId64 " is the trigger of a finding that is no longer open",
+					  id);
+		goto out;
+	}
+	if (changed) {
+		if (id)
+			snprintf(object, sizeof(object), "page:%" PRId64, id);
+		else
+			snprintf(object, sizeof(object), "pages:failed");
+		/* The first 100 ids: enough to find them in `page list`. */
+		if (buf_printf(&detail, "{\"count\":%zu,\"pages\":[%s]}", changed,
+			       db_get_text(res, 0, 1)) < 0) {
+			rc = oom(err);
+			goto out;
+		}
+		if ((rc = db_audit(d, "page-retry", object, detail.ptr, err)) < 0)
+			goto out;
+	}
+	if ((rc = db_commit(d, err)) < 0)
+		goto out;
+	if (n)
+		*n = changed;
+out:
+	if (rc < 0)
+		db_rollback(d);
+	db_result_free(res);
+	buf_release(&detail);
+	return rc;
 }
 
 uint32_t pager_backoff_ms(const config_paging *p, uint32_t attempt, uint32_t rnd)
@@ -226,14 +343,14 @@ typedef struct http_result {
 	long status;             /* 0: no response */
 	CURLcode curl_rc;
 	char errbuf[CURL_ERROR_SIZE];
-	buf body;                /* at most RESPONSE_MAX bytes of the response */
+	buf body;                /* at most CAPTURE_MAX bytes of the response */
 	int64_t retry_after_ms;  /* -1: none */
 } http_result;
 
 static size_t on_body(char *data, size_t size, size_t n, void *ud)
 {
 	buf *b = ud;
-	size_t len = size * n, room = b->len < RESPONSE_MAX ? RESPONSE_MAX - b->len : 0;
+	size_t len = size * n, room = b->len < CAPTURE_MAX ? CAPTURE_MAX - b->len : 0;
 
 	/* Keep the head; swallow the rest so a big answer is not an error. */
 	if (room && buf_put(b, data, len < room ? len : room) < 0)
@@ -268,14 +385,25 @@ static void curl_init_once(void)
 	}
 }
 
+/* Overwrite a header list's strings (one holds the token) before they are freed. */
+static void wipe_headers(struct curl_slist *h)
+{
+	for (; h; h = h->next)
+		for (volatile char *w = h->data; w && *w; w++)
+			*w = 0;
+}
+
 /*
  * POST `body` as JSON to `url`. Fills *r; returns 0 when a request could
  * be made at all (whatever its outcome), PR_ENOMEM otherwise. Nothing
  * here prints: curl's verbose mode stays off so no header is ever shown.
+ * `cap_ms` (0: none) cuts both timeouts, for a flush with a deadline.
  */
 static int http_post(http_result *r, const char *url, const char *body, const char *bearer,
-		     const config_paging *p)
+		     const config_paging *p, int64_t cap_ms)
 {
+	long connect_ms = (long)p->connect_timeout_ms, total_ms = (long)p->timeout_ms;
+
 	struct curl_slist *h = NULL, *h2;
 	buf auth = BUF_INIT;
 	CURL *c;
@@ -308,8 +436,12 @@ static int http_post(http_result *r, const char *url, const char *body, const ch
 	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_VERBOSE, 0L);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)p->connect_timeout_ms);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)p->timeout_ms);
+	if (cap_ms > 0 && (total_ms <= 0 || cap_ms < total_ms))
+		total_ms = (long)cap_ms;
+	if (cap_ms > 0 && (connect_ms <= 0 || cap_ms < connect_ms))
+		connect_ms = (long)cap_ms;
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, connect_ms);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, total_ms);
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
 	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
 	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
@@ -321,25 +453,40 @@ static int http_post(http_result *r, const char *url, const char *body, const ch
 	r->curl_rc = curl_easy_perform(c);
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
 out:
-	/* The header held the token: wipe it before it goes back to malloc. */
+	/*
+	 * The header held the token, in `auth` and in the list's own copy:
+	 * wipe both before they go back to malloc.
+	 */
 	for (volatile char *w = auth.ptr; auth.len && *w; w++)
 		*w = 0;
 	buf_release(&auth);
+	wipe_headers(h);
 	curl_slist_free_all(h);
 	curl_easy_cleanup(c);
 	return rc;
 }
 
-/* Replace every copy of `secret` in `s` (in place) with '*'. */
-static void mask_secret(char *s, const char *secret)
+/* A secret shorter than this is not masked in a response: the response is dropped. */
+#define MASK_MIN 8
+
+char *pager_response_text(char *body, const char *secret, size_t max, bool *nomem)
 {
 	size_t n = secret ? strlen(secret) : 0;
-	char *hit;
+	char *hit, *out;
 
-	if (n < 4)
-		return;
-	while ((hit = strstr(s, secret)))
-		memset(hit, '*', n);
+	*nomem = false;
+	if (!body || !body[0])
+		return NULL;
+	if (n && strstr(body, secret)) {
+		if (n < MASK_MIN)
+			return NULL;
+		/* Mask the whole body first: a copy across the cut must not leave its head. */
+		while ((hit = strstr(body, secret)))
+			memset(hit, '*', n);
+	}
+	if (!(out = page_clean_text(body, max)))
+		*nomem = true;
+	return out;
 }
 
 typedef struct target_state {
@@ -361,7 +508,20 @@ typedef struct flush_state {
 	size_t ntried, captried;
 	uint64_t rng;
 	pager_counts *out;
+	const char *scope;       /* bigint[] literal of the findings to flush; NULL: all */
+	double deadline;         /* time_mono() to stop at; 0: none */
 } flush_state;
+
+/* Milliseconds left before the deadline: -1 without one, 0 when it passed. */
+static int64_t left_ms(const flush_state *s)
+{
+	double left;
+
+	if (s->deadline <= 0)
+		return -1;
+	left = (s->deadline - time_mono()) * 1000;
+	return left <= 0 ? 0 : left > 1 ? (int64_t)left : 1;
+}
 
 static uint32_t next_rand(flush_state *s)
 {
@@ -419,6 +579,27 @@ static void note_error(flush_state *s, const char *fmt, ...)
 		return;
 	va_start(ap, fmt);
 	vsnprintf(s->out->first_error, sizeof(s->out->first_error), fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * Append a note that must be seen whatever went before it: the first
+ * error is cut to make room.
+ */
+static void add_note(pager_counts *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add_note(pager_counts *out, const char *fmt, ...)
+{
+	size_t n = strlen(out->first_error);
+	va_list ap;
+
+	if (n > 100) {
+		memcpy(out->first_error + 97, "...", 4);
+		n = 100;
+	}
+	if (n)
+		n += (size_t)snprintf(out->first_error + n, sizeof(out->first_error) - n, "; ");
+	va_start(ap, fmt);
+	vsnprintf(out->first_error + n, sizeof(out->first_error) - n, fmt, ap);
 	va_end(ap);
 }
 
@@ -491,6 +672,13 @@ out:
 	return rc;
 }
 
+/* A response may echo the token: overwrite it before it is freed. */
+static void wipe_buf(buf *b)
+{
+	for (volatile char *w = b->ptr; w && w < b->ptr + b->len; w++)
+		*w = 0;
+}
+
 static void body_free(char *body)
 {
 	secret_free(body);
@@ -531,13 +719,13 @@ static outcome classify(const http_result *r, const config_paging *p, char *why,
  * Claim the next due row and send it. *idle_ms is set when nothing is due
  * yet (how long until something is), -1 when nothing is left to do.
  */
-static int flush_one(flush_state *s, int64_t finding_id, int64_t *idle_ms, pr_error *err)
+static int flush_one(flush_state *s, int64_t *idle_ms, pr_error *err)
 {
 	static const char claim_sql[] =
 		"select id, target, event, detail::text,"
 		" greatest(0, ceil(extract(epoch from (next_attempt_at - clock_timestamp())) * 1000))::bigint"
 		" from pages where status = 'pending' and not (id = any($1::bigint[]))"
-		" and ($2::bigint = 0 or finding_id = $2::bigint)"
+		" and ($2::bigint[] is null or finding_id = any($2::bigint[]))"
 		" order by next_attempt_at, id limit 1 for update skip locked";
 	static const char sent_sql[] =
 		"update pages set status = 'sent', sent_at = now(), attempts = attempts + 1,"
@@ -557,7 +745,7 @@ static int flush_one(flush_state *s, int64_t finding_id, int64_t *idle_ms, pr_er
 		"update pages set last_error = $2, updated_at = now() where id = $1::bigint";
 	const config_paging *p = &s->c->paging;
 	buf ids = BUF_INIT, url = BUF_INIT;
-	char sid[24], fid[24], status[16], why[ERROR_MAX], delay_s[24];
+	char sid[24], status[16], why[ERROR_MAX], delay_s[24];
 	char *body = NULL, *resp = NULL, *target = NULL, *event = NULL, *detail = NULL;
 	const char *params[5];
 	PGresult *res = NULL;
@@ -572,11 +760,10 @@ static int flush_one(flush_state *s, int64_t finding_id, int64_t *idle_ms, pr_er
 	memset(&hr, 0, sizeof(hr));
 	hr.body = (buf)BUF_INIT;
 	*idle_ms = 0;
-	snprintf(fid, sizeof(fid), "%" PRId64, finding_id);
 	if (db_bigint_array(&ids, s->done, s->ndone, sizeof(*s->done)) < 0)
 		return oom(err);
 	params[0] = ids.ptr;
-	params[1] = fid;
+	params[1] = s->scope;
 	if ((rc = db_begin(s->d, err)) < 0)
 		goto out;
 	in_tx = true;
@@ -640,14 +827,15 @@ static int flush_one(flush_state *s, int64_t finding_id, int64_t *idle_ms, pr_er
 	}
 	/* PagerDuty carries its key in the body; the others in a header. */
 	if (http_post(&hr, url.ptr, body, ts->t->kind == CONFIG_TARGET_PAGERDUTY ? NULL : ts->secret,
-		      p) < 0) {
+		      p, left_ms(s)) < 0) {
 		rc = oom(err);
 		goto out;
 	}
 	o = classify(&hr, p, why, sizeof(why));
 	if (hr.body.len) {
-		mask_secret(hr.body.ptr, ts->secret);
-		if (!(resp = page_clean_text(hr.body.ptr, RESPONSE_MAX))) {
+		bool nomem;
+		if (!(resp = pager_response_text(hr.body.ptr, ts->secret, RESPONSE_MAX, &nomem)) &&
+		    nomem) {
 			rc = oom(err);
 			goto out;
 		}
@@ -689,6 +877,7 @@ out:
 	db_result_free(res);
 	buf_release(&ids);
 	buf_release(&url);
+	wipe_buf(&hr.body);
 	buf_release(&hr.body);
 	body_free(body);
 	free(resp);
@@ -727,6 +916,16 @@ static int refresh_one(flush_state *s, const char *targets, const char *since, b
 		" and p.target = any($1::text[]) and not (p.id = any($2::bigint[]))"
 		" and coalesce(p.refreshed_at, p.sent_at) < $3::timestamptz"
 		" order by p.id limit 1 for update of p skip locked";
+	/*
+	 * The first statement read f.status from its snapshot, before its row
+	 * lock was granted: a resolve committed in between is only seen by a
+	 * new statement. The resolve's own transaction locks this trigger row
+	 * (pager_enqueue_resolve), so once this statement sees the finding
+	 * open, the resolve event is queued after this re-post, never before.
+	 */
+	static const char open_sql[] =
+		"select f.status = 'open' and p.status = 'sent' from pages p"
+		" join findings f on f.id = p.finding_id where p.id = $1::bigint";
 	static const char done_sql[] =
 		"update pages set refreshed_at = now(), refreshes = refreshes + 1, updated_at = now()"
 		" where id = $1::bigint";
@@ -759,6 +958,17 @@ static int refresh_one(flush_state *s, const char *targets, const char *since, b
 		goto out;
 	}
 	snprintf(sid, sizeof(sid), "%" PRId64, id);
+	{
+		PGresult *still = NULL;
+		bool open;
+		params[0] = sid;
+		if ((rc = db_exec(s->d, &still, err, "checking an open alert", open_sql, 1, params)) < 0)
+			goto out;
+		open = db_rows(still) == 1 && strcmp(db_get_text(still, 0, 0), "t") == 0;
+		db_result_free(still);
+		if (!open)
+			goto out;
+	}
 	ts = target_get(s, db_get_text(res, 0, 1));
 	if (!ts || ts->err.code) {
 		s->out->refresh_failed++;
@@ -772,7 +982,7 @@ static int refresh_one(flush_state *s, const char *targets, const char *since, b
 			goto out;
 		}
 	}
-	if (http_post(&hr, url.ptr, body, ts->secret, &s->c->paging) < 0) {
+	if (http_post(&hr, url.ptr, body, ts->secret, &s->c->paging, left_ms(s)) < 0) {
 		rc = oom(err);
 		goto out;
 	}
@@ -793,6 +1003,7 @@ out:
 	db_result_free(res);
 	buf_release(&ids);
 	buf_release(&url);
+	wipe_buf(&hr.body);
 	buf_release(&hr.body);
 	body_free(body);
 	return rc;
@@ -809,9 +1020,9 @@ static void sleep_ms(int64_t ms)
 int pager_flush(db *d, const config *c, const pager_flush_opts *opts, pager_counts *out,
 		pr_error *err)
 {
-	pager_flush_opts def = {true, 0};
+	pager_flush_opts def = {true, false, NULL, 0, 0};
 	flush_state s;
-	buf am = BUF_INIT;
+	buf am = BUF_INIT, scope = BUF_INIT;
 	char since[64] = "";
 	int64_t idle;
 	int rc = 0;
@@ -824,6 +1035,14 @@ int pager_flush(db *d, const config *c, const pager_flush_opts *opts, pager_coun
 	s.c = c;
 	s.out = out;
 	s.rng = (uint64_t)time_now_us() ^ ((uint64_t)getpid() << 32) ^ 0x9e3779b97f4a7c15ULL;
+	if (opts->deadline_ms)
+		s.deadline = time_mono() + opts->deadline_ms / 1000.0;
+	if (opts->only_findings) {
+		if (db_bigint_array(&scope, opts->finding_ids, opts->nfinding_ids,
+				    sizeof(*opts->finding_ids)) < 0)
+			return oom(err);
+		s.scope = scope.ptr;
+	}
 	if (c->paging.ntargets && !(s.targets = calloc(c->paging.ntargets, sizeof(*s.targets))))
 		return oom(err);
 	s.ntargets = c->paging.ntargets;
@@ -843,27 +1062,45 @@ int pager_flush(db *d, const config *c, const pager_flush_opts *opts, pager_coun
 	 * backoff: a Retry-After further away ends the flush instead.
 	 */
 	for (;;) {
-		if ((rc = flush_one(&s, opts->finding_id, &idle, err)) < 0)
+		if (left_ms(&s) == 0) {
+			out->deadline_hit = true;
+			break;
+		}
+		if ((rc = flush_one(&s, &idle, err)) < 0)
 			goto out;
 		if (idle < 0)
 			break;
 		if (idle > 0) {
 			if (idle > (int64_t)c->paging.max_backoff_ms)
 				break;
+			if (left_ms(&s) >= 0 && idle >= left_ms(&s)) {
+				out->deadline_hit = true;
+				break;
+			}
 			sleep_ms(idle);
 		}
 	}
-	if (opts->refresh && !opts->finding_id) {
+	if (opts->refresh && !opts->only_findings && !out->deadline_hit) {
 		bool more = true;
 		if (am_targets(&am, c) < 0) {
 			rc = oom(err);
 			goto out;
 		}
-		while (more && am.len > 2)
+		while (more && am.len > 2 && left_ms(&s) != 0)
 			if ((rc = refresh_one(&s, am.ptr, since, &more, err)) < 0)
 				goto out;
 	}
-	rc = pager_count(d, "pending", &out->pending, err);
+	if ((rc = pager_count(d, "pending", &out->pending, err)) < 0 ||
+	    (rc = pager_count_failed_open(d, &out->failed_open, err)) < 0)
+		goto out;
+	if (out->deadline_hit)
+		add_note(out, "stopped at the %" PRIu32 " ms paging deadline; the rest waits in the outbox",
+			 opts->deadline_ms);
+	/* A refused page of a finding still open is not done with: say so, every time. */
+	if (out->failed_open && !opts->only_findings)
+		add_note(out, "%zu failed page%s of open findings (profreg page list --state failed;"
+			 " profreg page retry --all-failed)", out->failed_open,
+			 out->failed_open == 1 ? "" : "s");
 out:
 	for (size_t i = 0; i < s.ntargets; i++)
 		secret_free(s.targets[i].secret);
@@ -872,5 +1109,6 @@ out:
 	free(s.tried_id);
 	free(s.tried_n);
 	buf_release(&am);
+	buf_release(&scope);
 	return rc;
 }

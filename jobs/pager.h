@@ -3,10 +3,13 @@
  *
  * Enqueue: a finding that pages gets one 'trigger' row in `pages` per
  * target, written inside the caller's transaction (the one that stores
- * the finding), keyed by (dedup_key, target, event) with INSERT ... ON
- * CONFLICT DO NOTHING: a re-run, a retry or a crash enqueues nothing
- * twice. Resolving a finding adds one 'resolve' row per target its
- * trigger reached (and cancels a trigger that was never sent).
+ * the finding), keyed by (dedup_key, target, event): a re-run, a retry or
+ * a crash never sends a delivered page twice. A trigger row that is
+ * 'failed' or 'cancelled' is put back to 'pending' by the next enqueue of
+ * the same open regression (a permanent failure is retried once per run,
+ * not lost). Resolving a finding cancels its unsent triggers and adds one
+ * 'resolve' row per target its trigger may have reached: sent, or tried
+ * at least once (a timeout can follow an accepted request).
  *
  * Flush: one row at a time, each in a short transaction that claims it
  * with SELECT ... FOR UPDATE SKIP LOCKED, sends it with libcurl and
@@ -18,8 +21,10 @@
  * errors and timeouts are retried with exponential backoff and jitter
  * (429's Retry-After is honoured, in seconds or as an HTTP date), at most
  * paging.max_attempts times per row per flush; any other status is a
- * permanent failure recorded with the response body. The time of the
- * next attempt is stored, so a later flush respects it.
+ * permanent failure recorded with the response body (the row is
+ * 'failed' until the next run finds the regression open again, or until
+ * `profreg page retry`; meanwhile every unscoped flush reports it). The
+ * time of the next attempt is stored, so a later flush respects it.
  *
  * Alertmanager forgets an alert at its endsAt, so each flush also
  * re-posts the alert of every trigger it delivered whose finding is
@@ -28,9 +33,9 @@
  * next flush.
  *
  * Secrets are read at send time (jobs/secret.h), put only in the request
- * (PagerDuty's body, or an Authorization header), and never stored,
- * printed or logged; a response body is stored with any copy of the
- * secret masked.
+ * (PagerDuty's body, or an Authorization header, both wiped before they
+ * are freed), and never stored, printed or logged; a response body is
+ * stored with any copy of the secret masked (pager_response_text).
  */
 #ifndef PR_PAGER_H
 #define PR_PAGER_H
@@ -65,12 +70,18 @@ bool pager_should_page(const config_paging *p, const finding *f);
  */
 int pager_enqueue_finding(db *d, const config *c, const finding *f, int64_t run_id,
 			  size_t *added, pr_error *err);
+/*
+ * (*added also counts 'failed' or 'cancelled' triggers put back to
+ * pending; those keep their last error and response until the next
+ * attempt, and a pending resolve of the same key and target is cancelled.)
+ */
 
 /*
  * Inside the caller's open transaction: for each trigger of finding
- * `finding_id`, enqueue a resolve when it was sent, or cancel it when it
- * was still pending. Waits for a flush that is sending one of them.
- * *added and *cancelled (may be NULL) are the counts.
+ * `finding_id`, cancel it when it is still pending, and enqueue a resolve
+ * when it was sent or tried at least once (it may have arrived). Waits
+ * for a flush that is sending one of them. *added and *cancelled (may be
+ * NULL) are the counts.
  */
 int pager_enqueue_resolve(db *d, int64_t finding_id, size_t *added, size_t *cancelled,
 			  pr_error *err);
@@ -83,24 +94,56 @@ typedef struct pager_counts {
 	size_t pending;         /* rows still pending after the flush (all of them) */
 	size_t refreshed;       /* open Alertmanager alerts re-posted */
 	size_t refresh_failed;
+	size_t failed_open;     /* 'failed' triggers whose finding is open (all of them) */
+	bool deadline_hit;      /* stopped at opts->deadline_ms with work left */
 	char first_error[256];  /* first delivery problem, "" when none */
 } pager_counts;
 
 typedef struct pager_flush_opts {
-	bool refresh;           /* re-post open Alertmanager alerts */
-	int64_t finding_id;     /* only this finding's rows; 0: every row */
+	bool refresh;                /* re-post open Alertmanager alerts (unscoped flush only) */
+	bool only_findings;          /* only rows of these findings (none: no row) */
+	const int64_t *finding_ids;
+	size_t nfinding_ids;
+	uint32_t deadline_ms;        /* stop sending after this long; 0: no limit */
 } pager_flush_opts;
 
 /*
  * Send what is due (see above). Delivery problems are counted in *out,
  * recorded on their rows and are not errors; an error is a database
- * failure or running out of memory. `opts` may be NULL (refresh, all).
+ * failure or running out of memory. `opts` may be NULL (refresh, every
+ * row, no deadline). With a deadline, no request outlasts it (its
+ * timeout is cut to what is left) and no backoff sleeps past it; what is
+ * not sent by then stays pending for the next flush. An unscoped flush
+ * that leaves failed triggers of open findings says so in first_error.
  */
 int pager_flush(db *d, const config *c, const pager_flush_opts *opts, pager_counts *out,
 		pr_error *err);
 
 /* Count rows by status (NULL: every row). */
 int pager_count(db *d, const char *status, size_t *out, pr_error *err);
+
+/* Count 'failed' triggers whose finding is still open. */
+int pager_count_failed_open(db *d, size_t *out, pr_error *err);
+
+/*
+ * Put failed rows back to pending (attempts 0, due now; last error and
+ * response kept until the next attempt): row `id`, or with id 0 every
+ * failed row. A trigger whose finding is no longer open is left alone
+ * (with an id: PR_EREFUSED); an id that is not a failed row is
+ * PR_ENOTFOUND. Audit-logged. *n (may be NULL) is the rows changed.
+ */
+int pager_retry_failed(db *d, int64_t id, size_t *n, pr_error *err);
+
+/*
+ * The response text to store for a body received from a target that
+ * holds `secret` (may be NULL): every copy of the secret masked with '*'
+ * first, then cleaned and cut to `max` bytes (reports/page.h). NULL when
+ * nothing is to be stored: an empty body, or a secret shorter than 8
+ * bytes that appears in it (masking so short a string would say too
+ * much about it). *nomem is set when NULL means out of memory. `body` is
+ * changed in place (the masking).
+ */
+char *pager_response_text(char *body, const char *secret, size_t max, bool *nomem);
 
 /*
  * Delay before retry number `attempt` (1 = after the first failure):

@@ -39,6 +39,7 @@ int pushgw_format(buf *out, const pushgw_run *r)
 	rc |= buf_printf(out, "profreg_pages{state=\"sent\"} %zu\n", r->pages_sent);
 	rc |= buf_printf(out, "profreg_pages{state=\"failed\"} %zu\n", r->pages_failed);
 	rc |= buf_printf(out, "profreg_pages{state=\"pending\"} %zu\n", r->pages_pending);
+	rc |= buf_printf(out, "profreg_pages{state=\"failed_open\"} %zu\n", r->pages_failed_open);
 	if (r->success) {
 		rc |= metric(out, "profreg_last_success_timestamp_seconds",
 			     "When a run last completed (pushed only by a run that did).");
@@ -159,6 +160,7 @@ int pushgw_push_analysis(const config *c, const char *kind, bool success, double
 		r.pages_sent = pc->sent;
 		r.pages_failed = pc->failed;
 		r.pages_pending = pc->pending;
+		r.pages_failed_open = pc->failed_open;
 	}
 	return pushgw_push_run(c, &r, err);
 }

@@ -29,6 +29,7 @@ typedef struct pushgw_run {
 	size_t services_analysed, services_failed;
 	size_t findings[5];          /* by stats_severity; [0]: no severity */
 	size_t pages_enqueued, pages_sent, pages_failed, pages_pending;
+	size_t pages_failed_open;    /* failed pages of findings still open: nobody was told */
 } pushgw_run;
 
 /* Append the text exposition of `r` to `out`. 0 or PR_ENOMEM. */

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -35,6 +36,18 @@ static void strip_newline(char *s, size_t *n)
 		s[--*n] = '\0';
 }
 
+/*
+ * Whether `s` holds a control character (C0, DEL): the secret goes into
+ * an HTTP header, where a CR or LF would start a header of its own.
+ */
+static int has_control(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] == 0x7f)
+			return 1;
+	return 0;
+}
+
 static int from_env(char **out, const char *name, pr_error *err)
 {
 	const char *v = getenv(name);
@@ -49,6 +62,13 @@ static int from_env(char **out, const char *name, pr_error *err)
 	if (!(*out = strdup(v)))
 		return pr_error_set(err, PR_ENOMEM, "out of memory");
 	strip_newline(*out, &n);
+	if (n == 0 || has_control(*out, n)) {
+		secret_free(*out);
+		*out = NULL;
+		return pr_error_set(err, PR_EDATA, "secret variable '%.64s' %s", name,
+				    n == 0 ? "is empty" :
+				    "holds a control character (CR, LF, tab or another); a secret must be one line of printable text");
+	}
 	return 0;
 }
 
@@ -121,6 +141,12 @@ static int from_file(char **out, const char *path, pr_error *err)
 		rc = pr_error_set(err, PR_EDATA, "secret file '%.256s' holds more than one line", path);
 		goto out;
 	}
+	if (has_control(s, n)) {
+		rc = pr_error_set(err, PR_EDATA,
+				  "secret file '%.256s' holds a control character (CR, tab or another); a secret must be one line of printable text",
+				  path);
+		goto out;
+	}
 	*out = s;
 	s = NULL;
 out:
@@ -131,6 +157,70 @@ out:
 	}
 	close(fd);
 	return rc;
+}
+
+/* The host of an http(s) URL, after any user info: [start, end). */
+static void url_host(const char *url, const char **start, const char **end)
+{
+	const char *a = strstr(url, "://"), *e, *at;
+
+	a = a ? a + 3 : url;
+	e = a + strcspn(a, "/?#");
+	/* The last '@' ends the user info; a '@' after the authority is not one. */
+	for (at = a; at < e; at++)
+		if (*at == '@')
+			a = at + 1;
+	if (*a == '[') {
+		const char *close = memchr(a, ']', (size_t)(e - a));
+		*start = a + 1;
+		*end = close ? close : a + 1;
+		return;
+	}
+	*start = a;
+	for (*end = a; *end < e && **end != ':'; (*end)++)
+		;
+}
+
+/* A dotted IPv4 address 127.x.y.z, each part 0-255 in decimal. */
+static int is_ipv4_loopback(const char *s, size_t n)
+{
+	unsigned part = 0, parts = 0, digits = 0, first = 0;
+
+	for (size_t i = 0; i <= n; i++) {
+		if (i == n || s[i] == '.') {
+			if (!digits || part > 255)
+				return 0;
+			if (parts++ == 0)
+				first = part;
+			part = 0;
+			digits = 0;
+		} else if (s[i] >= '0' && s[i] <= '9' && digits < 3) {
+			part = part * 10 + (unsigned)(s[i] - '0');
+			digits++;
+		} else {
+			return 0;
+		}
+	}
+	return parts == 4 && first == 127;
+}
+
+int secret_url_safe(const char *url)
+{
+	const char *h, *e;
+	size_t n;
+
+	if (!url)
+		return 0;
+	if (strncmp(url, "https://", 8) == 0)
+		return 1;
+	if (strncmp(url, "http://", 7) != 0)
+		return 0;
+	url_host(url, &h, &e);
+	n = (size_t)(e - h);
+	if (n && h[n - 1] == '.') /* "localhost." is localhost */
+		n--;
+	return (n == 9 && strncasecmp(h, "localhost", 9) == 0) || (n == 3 && memcmp(h, "::1", 3) == 0) ||
+	       is_ipv4_loopback(h, n);
 }
 
 int secret_read(char **out, const char *env_name, const char *file, pr_error *err)

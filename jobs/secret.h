@@ -18,13 +18,23 @@
 
 /*
  * Read the secret named by `env_name` (an environment variable) or else
- * `file`. One trailing newline (LF or CRLF) is stripped. *out is a new
+ * `file`. One trailing newline (LF or CRLF) is stripped; any other
+ * control character (CR, LF, tab, DEL...) is refused as PR_EDATA naming
+ * the variable or file, never the value: the secret goes into an HTTP
+ * header, where a line break would inject headers of its own. *out is a new
  * string that the caller frees with secret_free; it is NULL (and 0 is
  * returned) when both names are NULL. An unset or empty variable, a
  * missing, unsafe, empty or oversized file is PR_EREFUSED (unsafe mode or
  * owner) or PR_EDATA / PR_EIO, with a one-line message.
  */
 int secret_read(char **out, const char *env_name, const char *file, pr_error *err);
+
+/*
+ * Whether a secret may travel to `url`: https, or plain http to a
+ * loopback host (127.0.0.0/8, [::1], localhost). Anything else would
+ * carry it in cleartext over the network. 1 safe, 0 not.
+ */
+int secret_url_safe(const char *url);
 
 /* Overwrite and free a secret; NULL is fine. */
 void secret_free(char *s);

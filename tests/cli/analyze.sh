@@ -2,7 +2,7 @@
 # End to end: a small simulated fleet with known regressions, ingested and
 # analysed; regressions found, null services quiet, runs reproducible,
 # findings never duplicated, thin baselines reported, evidence and
-# regressed releases kept out of baselines.
+# regressed releases kept out of baselines; paging only with --page.
 . "$(dirname "$0")/lib.sh"
 fresh_db cli_analyze
 BUILD=${BUILD:-build}
@@ -56,6 +56,24 @@ else
 	not_ok "re-run differs"
 fi
 [ "$(sql "select count(*) from runs where kind='analyze' and status='ok'")" = 2 ] && ok "each run is recorded" || not_ok "run records"
+
+# Paging: an analysis by hand stores its findings but pages no one unless
+# --page is given (a loose --fdr or a past --at must not wake on-call).
+cat >"$T/page.json" <<EOF
+{"paging": {"min_severity": "low", "max_attempts": 1, "backoff_ms": 10, "connect_timeout_ms": 500,
+  "targets": {"pd": {"type": "pagerduty", "url": "http://127.0.0.1:9", "secret_env": "PROFREG_TEST_PD_KEY"}},
+  "default": ["pd"]}}
+EOF
+export PROFREG_TEST_PD_KEY=0123456789abcdef0123456789abcdef
+run pr --config "$T/page.json" analyze --all-services --release "$rel" --at "$at" --fdr 0.5 --json
+nf=$(grep -c '"direction": "regression"' <<<"$OUT")
+[ $RC -eq 0 ] && [ "$nf" -gt 0 ] && [ "$(sql "select count(*) from pages")" = 0 ] && ok "analyze stores $nf regressions and enqueues no page without --page" || not_ok "analyze pages no one" "rc=$RC findings=$nf pages=$(sql "select count(*) from pages") $ERR"
+run pr --config "$T/page.json" analyze --all-services --release "$rel" --at "$at" --page
+[ $RC -eq 0 ] && [ "$(sql "select count(*) from pages")" -gt 0 ] && [[ $OUT == *"pages: "*" enqueued"* ]] && ok "analyze --page enqueues the pages (and tries to send them)" || not_ok "analyze --page" "rc=$RC pages=$(sql "select count(*) from pages") $OUT $ERR"
+run pr --config "$T/page.json" analyze --all-services --release "$rel" --at "$at" --page --dry-run
+[ $RC -eq 2 ] && ok "--page with --dry-run is a usage error" || not_ok "page dry-run" "rc=$RC"
+unset PROFREG_TEST_PD_KEY
+
 [ "$(sql "select count(distinct capture_set) from baselines")" = "$(sql "select count(*) from baselines")" ] && ok "an unchanged baseline is stored once" || not_ok "baselines duplicated"
 [ "$(sql "select count(*) from findings where direction='regression' and jsonb_array_length(detail->'captures'->'baseline') >= 8")" -gt 0 ] && ok "findings keep the captures they came from" || not_ok "finding detail"
 
@@ -114,6 +132,7 @@ run pr analyze --service nosuch --release "$rel"
 [ $RC -eq 4 ] && ok "analyzing an unknown service is exit 4" || not_ok "unknown service" "rc=$RC"
 run pr analyze --all-services
 [ $RC -eq 2 ] && ok "analyze without a selection is a usage error" || not_ok "usage" "rc=$RC"
+
 run pr analyze --help
-[ $RC -eq 0 ] && ok "analyze --help" || not_ok "analyze --help"
+[ $RC -eq 0 ] && [[ $OUT == *"--page"* ]] && ok "analyze --help (names --page)" || not_ok "analyze --help"
 finish

@@ -50,6 +50,32 @@ bad '{"paging": {"targets": {"x": {"type": "webhook"}}}}' "paging.targets.x.url:
 	"a webhook without a URL is refused"
 bad '{"paging": {"targets": {"x": {"type": "webhook", "url": "file:///etc/passwd"}}}}' \
 	"paging.targets.x.url: expected an http:// or https:// URL" "a target URL must be http or https"
+bad '{"paging": {"targets": {"x": {"type": "webhook", "url": "http://hooks.example/x", "secret_env": "T"}}}}' \
+	"paging.targets.x.url: a target with a secret needs an https:// URL" \
+	"a bearer token over plain http to another host is refused"
+bad '{"paging": {"targets": {"pd": {"type": "pagerduty", "url": "http://events.example", "secret_file": "/k"}}}}' \
+	"paging.targets.pd.url: a target with a secret needs an https:// URL" \
+	"a routing key over plain http is refused"
+bad '{"paging": {"targets": {"x": {"type": "webhook", "url": "http://127.0.0.1@evil.example/", "secret_env": "T"}}}}' \
+	"paging.targets.x.url: a target with a secret needs an https:// URL" \
+	"user info that looks like loopback does not make a host loopback"
+bad '{"paging": {"targets": {"x": {"type": "webhook", "url": "http://127.0.0.1.evil.example/", "secret_env": "T"}}}}' \
+	"paging.targets.x.url: a target with a secret needs an https:// URL" \
+	"a host name that starts with 127.0.0.1 is not loopback"
+bad '{"paging": {"targets": {"x": {"type": "webhook", "url": "http://localhostx:80/", "secret_env": "T"}}}}' \
+	"paging.targets.x.url: a target with a secret needs an https:// URL" \
+	"a host name that starts with localhost is not loopback"
+cat >"$T/loop.json" <<'JSON'
+{"paging": {"targets": {
+  "a": {"type": "webhook", "url": "http://127.0.0.1:8080/hook", "secret_env": "T"},
+  "b": {"type": "webhook", "url": "http://127.9.8.7/hook", "secret_env": "T"},
+  "c": {"type": "webhook", "url": "http://[::1]:9/hook", "secret_file": "/k"},
+  "d": {"type": "webhook", "url": "http://LocalHost/hook", "secret_env": "T"},
+  "e": {"type": "webhook", "url": "http://hooks.example/open"},
+  "f": {"type": "webhook", "url": "https://hooks.example/x", "secret_env": "T"}}}}
+JSON
+run "$PROFREG_BIN" config check "$T/loop.json"
+[ $RC -eq 0 ] && ok "plain http with a secret is fine to loopback (127/8, [::1], localhost); without a secret anywhere" || not_ok "loopback http" "rc=$RC $ERR"
 bad '{"metrics": {"pushgateway": "ftp://x"}}' "metrics.pushgateway: expected an http:// or https:// URL" \
 	"a Pushgateway URL must be http or https"
 bad '{"retention": {"summary_days": 7}}' \

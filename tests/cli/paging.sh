@@ -3,8 +3,10 @@
 # (tests/servers/pd_server.c): delivery with retries, backoff and 429
 # Retry-After, 400 as a permanent failure with its body, a hanging server
 # hitting the timeout, bounded attempts per run, a flush killed mid-send,
-# two flushes at once, a webhook with a bearer token, secret files, and
-# the test key never showing up in any output or in the database.
+# two flushes at once, a webhook with a bearer token, secret files, a
+# refused page armed again (next run, page retry) instead of lost, a
+# resolve that stands when its flush fails, and the test key never
+# showing up in any output or in the database.
 . "$(dirname "$0")/lib.sh"
 fresh_db cli_paging
 BUILD=${BUILD:-build}
@@ -203,6 +205,56 @@ export PROFREG_PD_KEY=$KEY
 prc page flush
 [ $RC -eq 0 ] && [ "$(sql "select count(*) from pages where status = 'pending'")" = 0 ] && ok "with the secrets fixed, everything is delivered" || not_ok "fixed" "rc=$RC $OUT"
 
+# 12. A refused page is not lost: flush keeps failing, the next run arms it
+# again, `page retry` queues it by hand.
+one=$(sql "select min(p.id) from pages p join findings f on f.id = p.finding_id where p.event = 'trigger' and f.status = 'open'")
+reset_pages "where id = $one"
+start_pd "400"
+cfg
+prc page flush
+[ $RC -eq 3 ] && [ "$(sql "select status from pages where id = $one")" = failed ] && ok "a 400 fails the page (exit 3)" || not_ok "400 again" "rc=$RC $OUT"
+start_pd "202"
+cfg
+prc page flush --json
+[ $RC -eq 3 ] && [ "$(jq .failed_open <<<"$OUT")" = 1 ] && [ "$(reqs)" = 0 ] && ok "a later flush with nothing to send still exits 3 while a page of an open finding stands failed" || not_ok "flush after failure" "rc=$RC $OUT"
+prc page flush
+[ $RC -eq 3 ] && [[ $OUT == *"1 failed page of open findings"* ]] && ok "the flush names how many failed pages of open findings are left" || not_ok "flush names failed" "rc=$RC $OUT"
+start_pd "400"
+cfg
+prc nightly --at "$at"
+[ $RC -eq 0 ] && [ "$(reqs)" = 1 ] && [ "$(sql "select status || ' ' || attempts from pages where id = $one")" = "failed 1" ] && ok "the next nightly arms the failed page again and tries it once more" || not_ok "nightly re-arm" "rc=$RC requests=$(reqs) $(sql "select status, attempts from pages where id = $one")"
+[[ $ERR == *"paging:"*"1 failed page of open findings"* ]] && ok "the nightly warns about the failed page of an open finding" || not_ok "nightly warning" "$ERR"
+[ "$(sql "select count(*) from pages where event = 'trigger' and status = 'sent' and id <> $one")" = "$(sql "select count(*) from pages where event = 'trigger' and id <> $one")" ] && ok "the delivered pages were not sent again" || not_ok "sent untouched"
+start_pd "202"
+cfg
+prc page retry "$one"
+[ $RC -eq 0 ] && [[ $OUT == *"1 failed page back to pending"* ]] && [ "$(sql "select status || ' ' || attempts from pages where id = $one")" = "pending 0" ] && ok "page retry ID puts the failed page back to pending" || not_ok "retry id" "rc=$RC $OUT $ERR"
+[ "$(sql "select count(*) from audit_log where action = 'page-retry' and object = 'page:$one'")" = 1 ] && ok "page retry is audit-logged" || not_ok "retry audit"
+prc page flush
+[ $RC -eq 0 ] && [ "$(sql "select status from pages where id = $one")" = sent ] && [ "$(reqs)" = 1 ] && ok "the retried page is delivered by the next flush (exit 0)" || not_ok "retry flush" "rc=$RC $OUT"
+prc page retry "$one"
+[ $RC -eq 4 ] && [[ $ERR == *"page $one is sent, not failed"* ]] && ok "page retry of a page that is not failed is refused (exit 4)" || not_ok "retry sent" "rc=$RC $ERR"
+prc page retry --all-failed --json
+[ $RC -eq 0 ] && [ "$(jq .retried <<<"$OUT")" = 0 ] && ok "page retry --all-failed with nothing failed changes nothing" || not_ok "retry all none" "rc=$RC $OUT"
+prc page retry
+[ $RC -eq 2 ] && prc page retry 1 --all-failed && [ $RC -eq 2 ] && ok "page retry needs one ID or --all-failed" || not_ok "retry usage" "rc=$RC"
+
+# 13. finding resolve: once the resolve is committed, a flush that fails
+# (here: the database refuses to record the delivery) is a warning.
+fid2=$(sql "select p.finding_id from pages p join findings f on f.id = p.finding_id
+            where p.event = 'trigger' and p.status = 'sent' and f.status = 'open' order by p.id desc limit 1")
+sql "create function pr_test_fail() returns trigger language plpgsql as \$\$ begin raise exception 'injected failure'; end \$\$;
+     create trigger pr_test_fail before update on pages for each row
+     when (new.attempts > old.attempts) execute function pr_test_fail()" >/dev/null
+start_pd "202"
+cfg
+prc finding resolve "$fid2"
+[ $RC -eq 0 ] && [ "$(sql "select status from findings where id = $fid2")" = resolved ] && ok "finding resolve exits 0 when the flush fails after the resolve" || not_ok "resolve exit" "rc=$RC $OUT $ERR"
+[[ $ERR == *"pending in the outbox"* ]] && [ "$(sql "select string_agg(distinct status, ',') from pages where finding_id = $fid2 and event = 'resolve'")" = pending ] && ok "it warns that the resolve event waits in the outbox" || not_ok "resolve warning" "$ERR"
+sql "drop trigger pr_test_fail on pages; drop function pr_test_fail()" >/dev/null
+prc page flush
+[ "$(sql "select string_agg(distinct status, ',') from pages where finding_id = $fid2 and event = 'resolve'")" = sent ] && ok "the next flush sends the resolve event" || not_ok "resolve later" "rc=$RC $OUT"
+
 # 11. The secrets never show up in output, logs or the database.
 prc page list --json
 prc page list
@@ -210,7 +262,7 @@ psql "$DB" -qAt -c "select * from pages" -c "select * from audit_log" -c "select
 if grep -q -e "$KEY" -e "$TOKEN" "$ALL" "$T/db.txt"; then not_ok "secrets leaked" "$(grep -l -e "$KEY" -e "$TOKEN" "$ALL" "$T/db.txt")"; else ok "neither secret appears in stdout, stderr or the database"; fi
 grep -q "$KEY" "$T"/pd*.log && ok "(the routing key did reach the server, so the grep can find it)" || not_ok "routing key sent"
 
-for c in "page" "page list" "page flush"; do
+for c in "page" "page list" "page flush" "page retry"; do
 	# shellcheck disable=SC2086
 	run "$PROFREG_BIN" $c --help
 	[ $RC -eq 0 ] && ok "$c --help" || not_ok "$c --help"

@@ -95,7 +95,7 @@ run pr --config "$T/cfg.json" page flush
 # Pushgateway: the metrics of the runs above arrived.
 M=$(curl -sf "http://127.0.0.1:$PG_PORT/metrics")
 grep -q '^profreg_run_success{instance="test",job="profreg",kind="nightly"} 1$' <<<"$M" && ok "profreg_run_success 1 is pushed" || not_ok "run_success" "$(grep profreg_ <<<"$M" | head)"
-grep -q '^profreg_findings{instance="test",job="profreg",kind="nightly",severity="critical"} 1$' <<<"$M" && grep -q '^profreg_services_analysed{.*} 1$' <<<"$M" && grep -q '^profreg_run_duration_seconds{' <<<"$M" && grep -q '^profreg_pages{.*state="pending"} 0$' <<<"$M" && ok "duration, services, findings by severity and pages arrive" || not_ok "metrics" "$(grep profreg_ <<<"$M")"
+grep -q '^profreg_findings{instance="test",job="profreg",kind="nightly",severity="critical"} 1$' <<<"$M" && grep -q '^profreg_services_analysed{.*} 1$' <<<"$M" && grep -q '^profreg_run_duration_seconds{' <<<"$M" && grep -q '^profreg_pages{.*state="pending"} 0$' <<<"$M" && grep -q '^profreg_pages{.*state="failed_open"} 0$' <<<"$M" && ok "duration, services, findings by severity and pages arrive" || not_ok "metrics" "$(grep profreg_ <<<"$M")"
 last=$(sed -n 's/^profreg_last_success_timestamp_seconds{instance="test",job="profreg",kind="nightly"} //p' <<<"$M")
 [ -n "$last" ] && ok "the success timestamp is pushed ($last)" || not_ok "last success"
 

@@ -1,7 +1,8 @@
 #!/bin/bash
 # post-deploy as a CI step: exit codes for pass, regression, bad ref and a
 # missing database; the Markdown summary; the deploy and the commit range
-# from a real git repository; evidence tagged with the deploy's commit.
+# from a real git repository; evidence tagged with the deploy's commit;
+# an unreachable pager does not hold the step for more than its deadline.
 . "$(dirname "$0")/lib.sh"
 fresh_db cli_postdeploy
 BUILD=${BUILD:-build}
@@ -55,4 +56,36 @@ run pr post-deploy --service "$good" --release "$rel"
 [ $RC -eq 2 ] && ok "a missing --commit is exit 2" || not_ok "usage" "rc=$RC"
 run pr post-deploy --help
 [ $RC -eq 0 ] && ok "post-deploy --help" || not_ok "help"
+
+# A pager that never answers must not hold the CI step: post-deploy sends
+# only its own run's pages, within 30 s; the rest stays pending.
+PD_SERVER=${PD_SERVER:-$BUILD/servers/pd_server}
+if [ -x "$PD_SERVER" ]; then
+	"$PD_SERVER" --port-file "$T/pd.port" --log "$T/pd.log" --script "" --then hang --timeout 200 &
+	srv=$!
+	trap 'kill $srv 2>/dev/null' EXIT
+	for _ in $(seq 100); do [ -s "$T/pd.port" ] && break; sleep 0.05; done
+	cat >"$T/page.json" <<EOF
+{"paging": {"min_severity": "high", "max_attempts": 3, "backoff_ms": 20, "connect_timeout_ms": 2000,
+  "timeout_ms": 20000,
+  "targets": {"pd": {"type": "pagerduty", "url": "http://127.0.0.1:$(cat "$T/pd.port")", "secret_env": "PROFREG_TEST_PD_KEY"}},
+  "default": ["pd"]}}
+EOF
+	export PROFREG_TEST_PD_KEY=0123456789abcdef0123456789abcdef
+	# Another service's page waiting in the outbox: not this step's business.
+	sql "insert into pages (service_id, dedup_key, target, event, detail)
+	     select id, 'other-service-page', 'pd', 'trigger', '{}' from services where name = '$good'" >/dev/null
+	t0=$(date +%s)
+	run pr --config "$T/page.json" post-deploy --service "$bad" --release "$rel" --commit "$rel" --repo "$R" --previous v2 --at "$at"
+	secs=$(( $(date +%s) - t0 ))
+	mine=$(sql "select count(*) from pages p join findings f on f.id = p.finding_id join services s on s.id = f.service_id
+	            where s.name = '$bad' and p.status = 'pending' and p.attempts >= 1")
+	[ $RC -eq 1 ] && [ "$secs" -lt 45 ] && [ "$mine" -ge 1 ] && ok "a hanging pager: post-deploy returns in ${secs} s, its page left pending" || not_ok "post-deploy deadline" "rc=$RC secs=$secs pending-tried=$mine $(sql "select id, status, attempts, last_error from pages") $ERR"
+	[[ $ERR == *"deadline"* ]] && ok "it warns that the rest waits in the outbox" || not_ok "deadline warning" "$ERR"
+	[ "$(sql "select status || ' ' || attempts from pages where dedup_key = 'other-service-page'")" = "pending 0" ] && ok "another service's pending page is left to the next flush" || not_ok "scope" "$(sql "select status, attempts, last_error from pages where dedup_key = 'other-service-page'")"
+	kill $srv 2>/dev/null
+	unset PROFREG_TEST_PD_KEY
+else
+	not_ok "pd_server is built ($PD_SERVER)"
+fi
 finish

@@ -1,8 +1,11 @@
 /*
  * test_pager.c: the outbox against a real database (enqueue is
  * idempotent, only regressions at or above the threshold page, resolve
- * cancels unsent triggers and queues resolves for sent ones), and the
- * pure parts of the sender: dedup keys, backoff with jitter, Retry-After.
+ * cancels unsent triggers and queues resolves for sent or tried ones, a
+ * failed page is armed again by the next enqueue or by a retry), the
+ * sender's scope and deadline, and the pure parts of the sender: dedup
+ * keys, backoff with jitter, Retry-After, masking the secret in a stored
+ * response.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
@@ -12,6 +15,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "jobs/pager.h"
@@ -253,6 +261,254 @@ static void test_unreachable_target_is_retried_then_left_pending(void **state)
 	assert_int_equal(testdb_int(t, "select count(*) from pages where last_error like 'network error%'"), 1);
 }
 
+static void test_failed_or_cancelled_trigger_is_armed_again_but_sent_is_not(void **state)
+{
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+	config c;
+	finding f;
+	size_t added = 0;
+
+	paging_config(&c);
+	make_finding(t, &f, STATS_SEV_CRITICAL, FINDING_REGRESSION);
+	assert_int_equal(pager_enqueue_finding(t->db, &c, &f, 0, &added, &err), 0);
+	testdb_int(t, "with u as (update pages set status = 'failed', attempts = 1, http_status = 404,"
+		      " last_error = 'HTTP 404', response = 'no such integration' returning 1)"
+		      " select count(*) from u");
+	/* A pending resolve of the same key would close the alert the new trigger opens. */
+	testdb_int(t, "with i as (insert into pages (service_id, finding_id, dedup_key, target, event, detail)"
+		      " select service_id, finding_id, dedup_key, target, 'resolve', detail from pages"
+		      " returning 1) select count(*) from i");
+	added = 0;
+	assert_int_equal(pager_enqueue_finding(t->db, &c, &f, 0, &added, &err), 0);
+	assert_int_equal(added, 1);
+	assert_int_equal(testdb_int(t, "select count(*) from pages where event = 'trigger' and status = 'pending'"
+				       " and attempts = 0 and next_attempt_at <= now()"), 1);
+	/* The last error stays until the next attempt says something new. */
+	assert_string_equal(testdb_text(t, "select last_error || ' / ' || response || ' / ' || http_status"
+					   " from pages where event = 'trigger'"),
+			    "HTTP 404 / no such integration / 404");
+	assert_string_equal(testdb_text(t, "select status from pages where event = 'resolve'"), "cancelled");
+
+	/* Cancelled (resolved before it was sent): a new open finding arms it, for itself. */
+	testdb_int(t, "with u as (update pages set status = 'cancelled' where event = 'trigger' returning 1)"
+		      " select count(*) from u");
+	make_finding(t, &f, STATS_SEV_CRITICAL, FINDING_REGRESSION);
+	added = 0;
+	assert_int_equal(pager_enqueue_finding(t->db, &c, &f, 0, &added, &err), 0);
+	assert_int_equal(added, 1);
+	assert_int_equal(testdb_int(t, "select finding_id from pages where event = 'trigger' and status = 'pending'"),
+			 f.id);
+
+	/* Sent: the dedup guarantee, never paged twice. */
+	testdb_int(t, "with u as (update pages set status = 'sent', attempts = 1 where event = 'trigger'"
+		      " returning 1) select count(*) from u");
+	added = 0;
+	assert_int_equal(pager_enqueue_finding(t->db, &c, &f, 0, &added, &err), 0);
+	assert_int_equal(added, 0);
+	assert_int_equal(testdb_int(t, "select count(*) from pages where event = 'trigger' and status = 'sent'"
+				       " and attempts = 1"), 1);
+	assert_int_equal(testdb_int(t, "select count(*) from pages"), 2);
+}
+
+static void test_resolve_queues_a_resolve_for_a_pending_trigger_that_was_tried(void **state)
+{
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+	config c;
+	finding f;
+	size_t added = 0, cancelled = 0;
+
+	paging_config(&c);
+	make_finding(t, &f, STATS_SEV_CRITICAL, FINDING_REGRESSION);
+	assert_int_equal(pager_enqueue_finding(t->db, &c, &f, 0, NULL, &err), 0);
+	/* A timeout after the target accepted it: pending, but maybe delivered. */
+	testdb_int(t, "with u as (update pages set attempts = 1, last_error = 'timeout' returning 1)"
+		      " select count(*) from u");
+	assert_int_equal(pager_enqueue_resolve(t->db, f.id, &added, &cancelled, &err), 0);
+	assert_int_equal(cancelled, 1);
+	assert_int_equal(added, 1);
+	assert_string_equal(testdb_text(t, "select string_agg(event || ':' || status, ',' order by id) from pages"),
+			    "trigger:cancelled,resolve:pending");
+	assert_int_equal(testdb_int(t, "select count(*) from pages where finding_id = "
+				       "(select max(id) from findings) and event = 'resolve'"), 1);
+}
+
+static void test_response_text_masks_before_the_cut_and_drops_short_secrets(void **state)
+{
+	static const char key[] = "KEY-0123456789abcdef";
+	char body[4096 + 64], *out;
+	bool nomem;
+	size_t klen = strlen(key);
+
+	(void)state;
+	/* A copy that crosses the 2 KiB cut: masked whole, no head of it kept. */
+	memset(body, 'x', sizeof(body));
+	memcpy(body + 2048 - 6, key, klen);
+	memcpy(body + 100, key, klen);
+	body[3000] = '\0';
+	out = pager_response_text(body, key, 2048, &nomem);
+	assert_non_null(out);
+	assert_false(nomem);
+	assert_true(strlen(out) <= 2048);
+	assert_null(strstr(out, "KEY-"));
+	assert_null(strstr(out, "KEY"));
+	assert_non_null(strstr(out, "********************"));
+	free(out);
+
+	/* Short secrets are not masked: the body is not kept at all. */
+	snprintf(body, sizeof(body), "{\"error\":\"bad token abc123\"}");
+	assert_null(pager_response_text(body, "abc123", 2048, &nomem));
+	assert_false(nomem);
+	snprintf(body, sizeof(body), "{\"error\":\"bad token\"}");
+	out = pager_response_text(body, "abc123", 2048, &nomem);
+	assert_non_null(out);
+	assert_string_equal(out, "{\"error\":\"bad token\"}");
+	free(out);
+	/* Eight bytes and more: masked in place. */
+	snprintf(body, sizeof(body), "token abcdefgh refused; abcdefgh");
+	out = pager_response_text(body, "abcdefgh", 2048, &nomem);
+	assert_string_equal(out, "token ******** refused; ********");
+	free(out);
+	/* No secret, an empty body. */
+	snprintf(body, sizeof(body), "plain\r\nlines");
+	out = pager_response_text(body, NULL, 2048, &nomem);
+	assert_string_equal(out, "plain  lines");
+	free(out);
+	body[0] = '\0';
+	assert_null(pager_response_text(body, key, 2048, &nomem));
+	assert_false(nomem);
+}
+
+static void test_retry_rearms_failed_pages_but_not_triggers_of_resolved_findings(void **state)
+{
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT, e2 = PR_ERROR_INIT, e3 = PR_ERROR_INIT;
+	config c;
+	finding open, gone;
+	size_t n = 0, failed_open = 0;
+	int64_t id;
+
+	paging_config(&c);
+	make_finding(t, &open, STATS_SEV_CRITICAL, FINDING_REGRESSION);
+	assert_int_equal(pager_enqueue_finding(t->db, &c, &open, 0, NULL, &err), 0);
+	make_finding(t, &gone, STATS_SEV_CRITICAL, FINDING_REGRESSION);
+	gone.current_release = (char *)"v9";
+	assert_int_equal(pager_enqueue_finding(t->db, &c, &gone, 0, NULL, &err), 0);
+	testdb_int(t, "with u as (update pages set status = 'failed', attempts = 1, last_error = 'HTTP 400'"
+		      " returning 1) select count(*) from u");
+	testdb_int(t, "with u as (update findings set status = 'resolved' where id = (select max(id) from findings)"
+		      " returning 1) select count(*) from u");
+	assert_int_equal(pager_count_failed_open(t->db, &failed_open, &err), 0);
+	assert_int_equal(failed_open, 1);
+
+	id = testdb_int(t, "select max(id) from pages");
+	assert_int_equal(pager_retry_failed(t->db, id, &n, &e2), PR_EREFUSED);
+	assert_non_null(strstr(e2.msg, "no longer open"));
+	assert_int_equal(pager_retry_failed(t->db, 0, &n, &err), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(testdb_text(t, "select string_agg(status || ' ' || attempts, ',' order by id) from pages"),
+			    "pending 0,failed 1");
+	assert_int_equal(testdb_int(t, "select count(*) from audit_log where action = 'page-retry'"
+				       " and object = 'pages:failed' and (detail ->> 'count')::int = 1"), 1);
+	id = testdb_int(t, "select min(id) from pages");
+	assert_int_equal(pager_retry_failed(t->db, id, &n, &e3), PR_ENOTFOUND);
+	assert_non_null(strstr(e3.msg, "is pending, not failed"));
+	assert_int_equal(pager_retry_failed(t->db, 999999, &n, &e3), PR_ENOTFOUND);
+	assert_int_equal(pager_count_failed_open(t->db, &failed_open, &err), 0);
+	assert_int_equal(failed_open, 0);
+}
+
+static void test_unscoped_flush_names_failed_pages_of_open_findings(void **state)
+{
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+	pager_counts pc;
+	config c;
+	finding f;
+
+	paging_config(&c);
+	make_finding(t, &f, STATS_SEV_CRITICAL, FINDING_REGRESSION);
+	assert_int_equal(pager_enqueue_finding(t->db, &c, &f, 0, NULL, &err), 0);
+	testdb_int(t, "with u as (update pages set status = 'failed', attempts = 1 returning 1)"
+		      " select count(*) from u");
+	assert_int_equal(pager_flush(t->db, &c, NULL, &pc, &err), 0);
+	assert_int_equal(pc.failed, 0);
+	assert_int_equal(pc.failed_open, 1);
+	assert_non_null(strstr(pc.first_error, "1 failed page of open findings"));
+	assert_non_null(strstr(pc.first_error, "profreg page retry"));
+}
+
+/* A loopback socket that accepts connections (the backlog) but never answers. */
+static int silent_server(int *port)
+{
+	struct sockaddr_in a;
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	assert_true(fd >= 0);
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(fd, 16), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+	*port = ntohs(a.sin_port);
+	return fd;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void test_flush_with_a_deadline_and_a_scope_returns_in_time(void **state)
+{
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+	pager_counts pc;
+	config c;
+	finding mine, other;
+	char url[64];
+	int port, fd = silent_server(&port);
+	config_target hook = {(char *)"pd", CONFIG_TARGET_WEBHOOK, url, NULL, NULL};
+	pager_flush_opts fo = {false, true, NULL, 1, 700};
+	double t0;
+
+	paging_config(&c);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/hook", port);
+	c.paging.targets = &hook;
+	c.paging.timeout_ms = 20000;
+	c.paging.connect_timeout_ms = 20000;
+	c.paging.max_attempts = 5;
+	make_finding(t, &other, STATS_SEV_CRITICAL, FINDING_REGRESSION);
+	other.current_release = (char *)"v7";
+	assert_int_equal(pager_enqueue_finding(t->db, &c, &other, 0, NULL, &err), 0);
+	make_finding(t, &mine, STATS_SEV_CRITICAL, FINDING_REGRESSION);
+	assert_int_equal(pager_enqueue_finding(t->db, &c, &mine, 0, NULL, &err), 0);
+	fo.finding_ids = &mine.id;
+	t0 = now_s();
+	assert_int_equal(pager_flush(t->db, &c, &fo, &pc, &err), 0);
+	/* 20 s per request without the deadline; 0.7 s with it. */
+	assert_true(now_s() - t0 < 3.0);
+	assert_true(pc.deadline_hit);
+	assert_int_equal(pc.sent, 0);
+	assert_non_null(strstr(pc.first_error, "timeout"));
+	assert_int_equal(testdb_int(t, "select count(*) from pages where status = 'pending'"), 2);
+	assert_int_equal(testdb_int(t, "select attempts from pages where finding_id = (select max(id) from findings)"), 1);
+	/* The other finding's page was not touched. */
+	assert_int_equal(testdb_int(t, "select attempts from pages where finding_id = (select min(id) from findings)"), 0);
+	/* A scope of no finding sends nothing. */
+	fo.nfinding_ids = 0;
+	fo.deadline_ms = 0;
+	assert_int_equal(pager_flush(t->db, &c, &fo, &pc, &err), 0);
+	assert_int_equal(pc.sent + pc.retried + pc.failed, 0);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -265,6 +521,12 @@ int main(void)
 		cmocka_unit_test_setup(test_resolve_cancels_unsent_and_queues_resolve_for_sent, testdb_reset),
 		cmocka_unit_test_setup(test_flush_without_the_secret_skips_and_keeps_the_page, testdb_reset),
 		cmocka_unit_test_setup(test_unreachable_target_is_retried_then_left_pending, testdb_reset),
+		cmocka_unit_test_setup(test_failed_or_cancelled_trigger_is_armed_again_but_sent_is_not, testdb_reset),
+		cmocka_unit_test_setup(test_resolve_queues_a_resolve_for_a_pending_trigger_that_was_tried, testdb_reset),
+		cmocka_unit_test(test_response_text_masks_before_the_cut_and_drops_short_secrets),
+		cmocka_unit_test_setup(test_retry_rearms_failed_pages_but_not_triggers_of_resolved_findings, testdb_reset),
+		cmocka_unit_test_setup(test_unscoped_flush_names_failed_pages_of_open_findings, testdb_reset),
+		cmocka_unit_test_setup(test_flush_with_a_deadline_and_a_scope_returns_in_time, testdb_reset),
 	};
 	return cmocka_run_group_tests_name("pager", tests, testdb_group_setup, testdb_group_teardown);
 }

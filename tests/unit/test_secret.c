@@ -1,7 +1,9 @@
 /*
  * test_secret.c: secrets from the environment or owner-only files; files
  * that others can read, that are not regular files, empty, oversized or
- * multi-line are refused with a message naming the file, never the value.
+ * multi-line are refused with a message naming the file, never the value;
+ * control characters (header injection) are refused from either source;
+ * which URLs a secret may travel to in plain http (loopback only).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
@@ -160,6 +162,74 @@ static void test_file_owned_by_another_user_is_refused(void **state)
 	assert_null(s);
 }
 
+static void test_env_secret_with_a_control_character_is_refused_by_name(void **state)
+{
+	/* A line break would add a header after "Authorization: Bearer ". */
+	static const char *const bad[] = {
+		"abcdefgh\r\nX-Injected: 1", "abcdefgh\nX-Injected: 1", "abcd\refgh", "abcd\tefgh",
+		"abcd\x7f" "efgh", "abcd\x01" "efgh", "\r\n",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		pr_error err = PR_ERROR_INIT;
+		char *s = NULL;
+		setenv("PR_TEST_CTL", bad[i], 1);
+		assert_int_equal(secret_read(&s, "PR_TEST_CTL", NULL, &err), PR_EDATA);
+		assert_null(s);
+		assert_non_null(strstr(err.msg, "'PR_TEST_CTL'"));
+		assert_null(strstr(err.msg, "abcd"));
+		assert_null(strstr(err.msg, "Injected"));
+	}
+	unsetenv("PR_TEST_CTL");
+}
+
+static void test_file_secret_with_a_control_character_is_refused_by_name(void **state)
+{
+	pr_error e1 = PR_ERROR_INIT, e2 = PR_ERROR_INIT;
+	char *s = NULL;
+	const char *path;
+
+	(void)state;
+	path = write_file("cr", "abcdefgh\rX-Injected: 1\n", 0600);
+	assert_int_equal(secret_read(&s, NULL, path, &e1), PR_EDATA);
+	assert_non_null(strstr(e1.msg, path));
+	assert_non_null(strstr(e1.msg, "control character"));
+	assert_null(strstr(e1.msg, "Injected"));
+	path = write_file("tab", "abcd\tefgh", 0600);
+	assert_int_equal(secret_read(&s, NULL, path, &e2), PR_EDATA);
+	assert_non_null(strstr(e2.msg, "control character"));
+	assert_null(s);
+	/* One trailing CRLF is still just the end of the line. */
+	path = write_file("crlf", VALUE "\r\n", 0600);
+	assert_int_equal(secret_read(&s, NULL, path, &e2), 0);
+	assert_string_equal(s, VALUE);
+	secret_free(s);
+}
+
+static void test_secret_url_is_https_or_loopback_http(void **state)
+{
+	static const char *const safe[] = {
+		"https://events.pagerduty.com", "https://x.example:8443/a?b#c", "http://127.0.0.1:9093/",
+		"http://127.255.0.9/hook", "http://[::1]:8080/x", "http://localhost/", "http://LOCALHOST:1",
+		"http://localhost./x", "http://user:pw@127.0.0.1/x",
+	};
+	static const char *const unsafe[] = {
+		"http://hooks.example/x", "http://128.0.0.1/", "http://127.0.0.1@evil.example/",
+		"http://127.0.0.1.evil.example/", "http://localhost.evil.example/", "http://localhostx/",
+		"http://127.0.0/", "http://127.0.0.256/", "http://[::2]/", "http://[::1/", "http://evil.example#@127.0.0.1",
+		"http://evil.example/?@127.0.0.1", "ftp://127.0.0.1/", "http://", "", NULL,
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(safe) / sizeof(*safe); i++)
+		if (!secret_url_safe(safe[i]))
+			fail_msg("'%s' should be safe", safe[i]);
+	for (size_t i = 0; i < sizeof(unsafe) / sizeof(*unsafe); i++)
+		if (secret_url_safe(unsafe[i]))
+			fail_msg("'%s' should not be safe", unsafe[i] ? unsafe[i] : "(null)");
+}
+
 static void test_no_names_means_no_secret(void **state)
 {
 	pr_error err = PR_ERROR_INIT;
@@ -182,6 +252,9 @@ int main(void)
 		cmocka_unit_test(test_empty_multiline_and_oversized_files_are_refused),
 		cmocka_unit_test(test_file_owned_by_another_user_is_refused),
 		cmocka_unit_test(test_no_names_means_no_secret),
+		cmocka_unit_test(test_env_secret_with_a_control_character_is_refused_by_name),
+		cmocka_unit_test(test_file_secret_with_a_control_character_is_refused_by_name),
+		cmocka_unit_test(test_secret_url_is_https_or_loopback_http),
 	};
 	return cmocka_run_group_tests_name("secret", tests, setup, NULL);
 }
