@@ -314,9 +314,7 @@ static int delete_dead(ret *r, char **keys, size_t n, bool orphans, int64_t grac
 	p[0] = lit.ptr;
 	if ((rc = db_begin(r->d, err)) < 0)
 		goto out;
-	for (size_t i = 0; rc == 0 && i < n; i++)
-		rc = db_blob_lock(r->d, keys[i], true, err);
-	if (rc == 0)
+	if ((rc = db_blob_lock_all(r->d, lit.ptr, err)) == 0)
 		rc = db_exec(r->d, &res, err, "checking blobs before deleting them", still_dead, 1, p);
 	for (int i = 0; rc == 0 && i < db_rows(res); i++) {
 		const char *k = db_get_text(res, i, 0);

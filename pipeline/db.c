@@ -653,6 +653,20 @@ int db_blob_lock(db *d, const char *blob_key, bool exclusive, pr_error *err)
 	return rc;
 }
 
+int db_blob_lock_all(db *d, const char *keys_literal, pr_error *err)
+{
+	/* In one order, so two lockers of overlapping sets cannot deadlock. */
+	static const char sql[] =
+		"select count(pg_advisory_xact_lock(" BLOB_LOCK_CLASS ", h)) from"
+		" (select distinct hashtext(k) as h from unnest($1::text[]) k order by 1) x";
+	const char *p[1] = {keys_literal};
+	PGresult *res = NULL;
+	int rc = run(d, &res, err, sql, 1, p, "cannot lock blob keys");
+
+	PQclear(res);
+	return rc;
+}
+
 /* ---- services -------------------------------------------------------- */
 
 static bool service_name_valid(const char *s)

@@ -74,6 +74,9 @@ void db_advisory_unlock(db *d, const char *name);
  */
 int db_blob_lock(db *d, const char *blob_key, bool exclusive, pr_error *err);
 
+/* The same exclusive lock on every key of a text[] literal, in one round trip. */
+int db_blob_lock_all(db *d, const char *keys_literal, pr_error *err);
+
 /* A service; `name` and `team` belong to the struct ("" when no team). */
 typedef struct db_service {
 	int64_t id;
