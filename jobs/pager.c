@@ -389,8 +389,8 @@ static void curl_init_once(void)
 static void wipe_headers(struct curl_slist *h)
 {
 	for (; h; h = h->next)
-		for (volatile char *w = h->data; w && *w; w++)
-			*w = 0;
+		if (h->data)
+			secret_wipe(h->data, strlen(h->data));
 }
 
 /*
@@ -457,8 +457,7 @@ out:
 	 * The header held the token, in `auth` and in the list's own copy:
 	 * wipe both before they go back to malloc.
 	 */
-	for (volatile char *w = auth.ptr; auth.len && *w; w++)
-		*w = 0;
+	secret_wipe(auth.ptr, auth.len);
 	buf_release(&auth);
 	wipe_headers(h);
 	curl_slist_free_all(h);
@@ -675,8 +674,7 @@ out:
 /* A response may echo the token: overwrite it before it is freed. */
 static void wipe_buf(buf *b)
 {
-	for (volatile char *w = b->ptr; w && w < b->ptr + b->len; w++)
-		*w = 0;
+	secret_wipe(b->ptr, b->len);
 }
 
 static void body_free(char *body)

@@ -18,13 +18,18 @@
 #define O_NOFOLLOW 0
 #endif
 
+void secret_wipe(void *p, size_t n)
+{
+	/* volatile: the compiler may not drop stores to memory about to be freed. */
+	for (volatile char *w = p; w && n; n--)
+		*w++ = 0;
+}
+
 void secret_free(char *s)
 {
 	if (!s)
 		return;
-	/* volatile: the compiler may not drop stores to memory about to be freed. */
-	for (volatile char *p = s; *p; p++)
-		*p = 0;
+	secret_wipe(s, strlen(s));
 	free(s);
 }
 
@@ -151,8 +156,7 @@ static int from_file(char **out, const char *path, pr_error *err)
 	s = NULL;
 out:
 	if (s) {
-		for (volatile char *w = s; w < s + SECRET_MAX + 3; w++)
-			*w = 0;
+		secret_wipe(s, SECRET_MAX + 3);
 		free(s);
 	}
 	close(fd);

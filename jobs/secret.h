@@ -11,6 +11,7 @@
 #ifndef PR_SECRET_H
 #define PR_SECRET_H
 
+#include <stddef.h>
 #include "common/error.h"
 
 /* Longest secret read from a file or the environment, in bytes. */
@@ -38,5 +39,8 @@ int secret_url_safe(const char *url);
 
 /* Overwrite and free a secret; NULL is fine. */
 void secret_free(char *s);
+
+/* Overwrite n bytes at p (NULL: nothing) in a way the compiler keeps. */
+void secret_wipe(void *p, size_t n);
 
 #endif

@@ -14,29 +14,14 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
-#include <stdarg.h>
 #include <string.h>
 
 /* Past this size, later flame graphs are drawn with fewer frames. */
 #define PAGE_BUDGET (4u << 20)
 #define SMALL_FRAMES 300
 
-typedef struct out {
-	buf *b;
-	int rc;
-} out;
-
-static void P(out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void P(out *o, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (o->rc < 0)
-		return;
-	va_start(ap, fmt);
-	o->rc = buf_vprintf(o->b, fmt, ap);
-	va_end(ap);
-}
+typedef report_out out;
+#define P report_put
 
 /* Escaped text; NULL shows as `dash`. */
 static void E(out *o, const char *s, const char *dash)

@@ -12,25 +12,10 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
-#include <stdarg.h>
 #include <string.h>
 
-typedef struct out {
-	buf *b;
-	int rc;
-} out;
-
-static void P(out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void P(out *o, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (o->rc < 0)
-		return;
-	va_start(ap, fmt);
-	o->rc = buf_vprintf(o->b, fmt, ap);
-	va_end(ap);
-}
+typedef report_out out;
+#define P report_put
 
 static void M(out *o, const char *s, const char *dash)
 {

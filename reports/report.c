@@ -5,6 +5,7 @@
 #include "report.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,4 +149,15 @@ const char *report_pct(char out[32], double share)
 	else
 		snprintf(out, 32, "%.2f%%", 100 * share);
 	return out;
+}
+
+void report_put(report_out *o, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (o->rc < 0)
+		return;
+	va_start(ap, fmt);
+	o->rc = buf_vprintf(o->b, fmt, ap);
+	va_end(ap);
 }

@@ -94,6 +94,18 @@ typedef struct report {
 } report;
 
 /* An empty report of `kind` (copied). */
+/*
+ * Where a renderer writes: the buffer and its first failure. Once an
+ * append fails every later one is skipped, so a renderer appends freely
+ * and checks rc once at the end.
+ */
+typedef struct report_out {
+	buf *b;
+	int rc;
+} report_out;
+
+void report_put(report_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 int report_init(report *r, const char *kind, pr_error *err);
 void report_release(report *r);
 
