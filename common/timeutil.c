@@ -125,7 +125,7 @@ int time_parse_duration(int64_t *out, const char *s)
 		unit = 7 * 86400 * 1000000LL;
 	else
 		return PR_EUSAGE;
-	if (v < 0 || v > INT64_MAX / unit)
+	if (v < 0 || v > TIME_MAX_DURATION_DAYS * 86400LL * 1000000LL / unit)
 		return PR_EUSAGE;
 	*out = (int64_t)v * unit;
 	return 0;

@@ -16,8 +16,11 @@ int time_parse(int64_t *out_us, const char *s);
 
 /*
  * Parse a duration: "90s", "15m", "24h", "14d", "1w" (an integer and a
- * unit). Returns 0 or PR_EUSAGE.
+ * unit), at most TIME_MAX_DURATION_DAYS: longer is never meant, and
+ * would overflow the timestamps it is subtracted from. Returns 0 or
+ * PR_EUSAGE.
  */
+#define TIME_MAX_DURATION_DAYS 36500
 int time_parse_duration(int64_t *out_us, const char *s);
 
 /*

@@ -28,7 +28,7 @@ void analysis_opts_default(analysis_opts *o)
 	stats_severity_thresholds sev = STATS_SEVERITY_THRESHOLDS_INIT;
 
 	memset(o, 0, sizeof(*o));
-	o->at_us = time_now_us();
+	o->at_us = 0; /* "now" is read when the analysis starts, not when options load */
 	o->window_us = 14 * DAY_US;
 	o->min_baseline = 8;
 	o->rel_margin = 0.05;
@@ -53,6 +53,8 @@ void analysis_init(analysis *a, const analysis_opts *o)
 {
 	memset(a, 0, sizeof(*a));
 	a->opts = *o;
+	if (!a->opts.at_us)
+		a->opts.at_us = time_now_us();
 }
 
 static void finding_release(finding *f)
@@ -740,6 +742,121 @@ static int pin_evidence(db *d, const finding *f, int64_t keep_us, pr_error *err)
 	return db_audit(d, "pin", object, detail, err);
 }
 
+static json_t *num_or_null(double v)
+{
+	return isnan(v) || isinf(v) ? json_null() : json_real(v);
+}
+
+json_t *analysis_finding_json(const finding *f)
+{
+	json_t *o = json_pack("{s:i,s:s,s:s,s:s,s:s,s:s,s:s,s:b}", "schema_version", ANALYSIS_FINDING_SCHEMA,
+		"service", f->service, "type", f->type, "function", f->function,
+		"file", f->file ? f->file : "", "direction", finding_dir_name(f->direction),
+		"severity", stats_severity_name(f->severity), "significant", f->significant);
+	json_t *rel = f->baseline_releases ? json_loads(f->baseline_releases, 0, NULL) : NULL;
+	json_t *caps = f->capture_ids ? json_loads(f->capture_ids, 0, NULL) : NULL;
+
+	if (!o) {
+		json_decref(rel);
+		json_decref(caps);
+		return NULL;
+	}
+
+	json_object_set_new(o, "baseline_share", num_or_null(f->baseline_share));
+	json_object_set_new(o, "current_share", num_or_null(f->current_share));
+	json_object_set_new(o, "delta", num_or_null(f->delta));
+	json_object_set_new(o, "rel_delta", num_or_null(f->rel_delta));
+	json_object_set_new(o, "ci_low", num_or_null(f->ci_low));
+	json_object_set_new(o, "ci_high", num_or_null(f->ci_high));
+	json_object_set_new(o, "p_value", num_or_null(f->p_value));
+	json_object_set_new(o, "q_value", num_or_null(f->q_value));
+	json_object_set_new(o, "mw_p", num_or_null(f->mw_p));
+	json_object_set_new(o, "score", num_or_null(f->score));
+	json_object_set_new(o, "rate_ratio", num_or_null(f->rate_ratio));
+	json_object_set_new(o, "test", f->test ? json_string(f->test) : json_null());
+	json_object_set_new(o, "baseline_captures", json_integer((json_int_t)f->baseline_captures));
+	json_object_set_new(o, "current_captures", json_integer((json_int_t)f->current_captures));
+	json_object_set_new(o, "current_release", f->current_release ? json_string(f->current_release)
+									: json_null());
+	json_object_set_new(o, "baseline_releases", rel ? rel : json_array());
+	/* Fixed key order, whether the ids came from this run or from jsonb. */
+	json_object_set_new(o, "capture_ids", caps ? json_pack("{s:O,s:O}",
+		"baseline", json_object_get(caps, "baseline") ? json_object_get(caps, "baseline")
+							       : json_null(),
+		"current", json_object_get(caps, "current") ? json_object_get(caps, "current")
+							     : json_null()) : json_null());
+	json_decref(caps);
+	json_object_set_new(o, "id", f->id ? json_integer((json_int_t)f->id) : json_null());
+	return o;
+}
+
+static int replace_str(char **dst, const char *src)
+{
+	char *c = strdup(src ? src : "");
+
+	if (!c)
+		return PR_ENOMEM;
+	free(*dst);
+	*dst = c;
+	return 0;
+}
+
+/*
+ * A finding stored by an earlier run: what this run prints and pages is
+ * the stored finding, not this run's recomputation of it.
+ */
+static int load_stored(finding *f, db *d, pr_error *err)
+{
+	static const char sql[] =
+		"select direction, severity, baseline_share, current_share, delta, rel_delta, ci_low,"
+		" ci_high, p_value, q_value, mw_p, score, baseline_captures, current_captures,"
+		" current_release, to_jsonb(baseline_releases)::text,"
+		" coalesce((detail -> 'captures')::text, '{}'), detail ->> 'test', baseline_id"
+		" from findings where id = $1";
+	char id[24];
+	const char *p[1] = {id};
+	PGresult *res = NULL;
+	const char *dir;
+	int rc;
+
+	snprintf(id, sizeof(id), "%" PRId64, f->id);
+	if ((rc = db_exec(d, &res, err, "reading a stored finding", sql, 1, p)) < 0)
+		return rc;
+	if (db_rows(res) != 1) {
+		rc = pr_error_set(err, PR_EDB, "database: finding %s vanished while it was stored", id);
+		goto out;
+	}
+	dir = db_get_text(res, 0, 0);
+	f->direction = strcmp(dir, "regression") == 0 ? FINDING_REGRESSION
+		       : strcmp(dir, "improvement") == 0 ? FINDING_IMPROVEMENT
+							 : FINDING_RELATIVE_SHIFT;
+	if (stats_severity_parse(&f->severity, db_get_text(res, 0, 1)) < 0)
+		f->severity = STATS_SEV_NONE;
+#define NUM(col) (PQgetisnull(res, 0, col) ? NAN : db_get_f64(res, 0, col))
+	f->baseline_share = NUM(2);
+	f->current_share = NUM(3);
+	f->delta = NUM(4);
+	f->rel_delta = NUM(5);
+	f->ci_low = NUM(6);
+	f->ci_high = NUM(7);
+	f->p_value = NUM(8);
+	f->q_value = NUM(9);
+	f->mw_p = NUM(10);
+	f->score = NUM(11);
+#undef NUM
+	f->baseline_captures = (size_t)db_get_i64(res, 0, 12);
+	f->current_captures = (size_t)db_get_i64(res, 0, 13);
+	f->baseline_id = db_get_i64(res, 0, 18);
+	if (replace_str(&f->current_release, db_get_text(res, 0, 14)) < 0 ||
+	    replace_str(&f->baseline_releases, db_get_text(res, 0, 15)) < 0 ||
+	    replace_str(&f->capture_ids, db_get_text(res, 0, 16)) < 0 ||
+	    (!PQgetisnull(res, 0, 17) && replace_str(&f->test, db_get_text(res, 0, 17)) < 0))
+		rc = oom(err);
+out:
+	db_result_free(res);
+	return rc;
+}
+
 int analysis_store(analysis *a, db *d, int64_t run_id, const struct config *paging,
 		   pr_error *err)
 {
@@ -751,17 +868,13 @@ int analysis_store(analysis *a, db *d, int64_t run_id, const struct config *pagi
 		" values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,"
 		" $17, $18, $19, $20, array(select jsonb_array_elements_text($21::jsonb)),"
 		" nullif($22::bigint, 0), $23, $24::jsonb)"
-		" on conflict (fingerprint) where status = 'open' do update set"
-		" run_id = excluded.run_id, direction = excluded.direction,"
-		" baseline_share = excluded.baseline_share, current_share = excluded.current_share,"
-		" delta = excluded.delta, rel_delta = excluded.rel_delta, ci_low = excluded.ci_low,"
-		" ci_high = excluded.ci_high, p_value = excluded.p_value, q_value = excluded.q_value,"
-		" mw_p = excluded.mw_p, score = excluded.score, severity = excluded.severity,"
-		" baseline_captures = excluded.baseline_captures,"
-		" current_captures = excluded.current_captures,"
-		" baseline_releases = excluded.baseline_releases, baseline_id = excluded.baseline_id,"
-		" detail = excluded.detail, updated_at = now()"
-		" returning id";
+		/*
+		 * A stored finding never changes: its release, window and
+		 * captures are what it was found on. A later run that sees it
+		 * again only records that it did (run_findings).
+		 */
+		" on conflict (fingerprint) where status = 'open' do update set updated_at = now()"
+		" returning id, xmax = 0";
 	bool in_tx = false;
 	size_t enqueued0 = a->pages_enqueued;
 	int rc = 0;
@@ -817,7 +930,10 @@ int analysis_store(analysis *a, db *d, int64_t run_id, const struct config *pagi
 		if (rc < 0)
 			goto out;
 		f->id = db_get_i64(res, 0, 0);
+		f->stored_before = !db_get_bool(res, 0, 1);
 		db_result_free(res);
+		if (f->stored_before && (rc = load_stored(f, d, err)) < 0)
+			goto out;
 		if (run_id > 0) {
 			static const char seen[] = "insert into run_findings (run_id, finding_id)"
 						   " values ($1, $2) on conflict do nothing";
@@ -827,6 +943,11 @@ int analysis_store(analysis *a, db *d, int64_t run_id, const struct config *pagi
 			if ((rc = db_exec(d, NULL, err, "recording a run's finding", seen, 2, q)) < 0)
 				goto out;
 		}
+		/*
+		 * Both are idempotent, and use the stored finding's captures: a
+		 * finding first stored without paging (analyze) pages when a
+		 * later run that pages sees it again.
+		 */
 		if (f->direction == FINDING_REGRESSION && (rc = pin_evidence(d, f, a->opts.forensic_keep_us, err)) < 0)
 			goto out;
 		if (paging && (rc = pager_enqueue_finding(d, paging, f, run_id, &a->pages_enqueued, err)) < 0)

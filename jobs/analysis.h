@@ -29,7 +29,8 @@
 #include "stats/rank.h"
 
 typedef struct analysis_opts {
-	int64_t at_us;            /* "now": nothing captured later is used */
+	int64_t at_us;            /* "now": nothing captured later is used; 0 is
+				   * the time analysis_init is called */
 	int64_t window_us;        /* baseline window before the judged captures */
 	size_t min_baseline;      /* fewer eligible captures: insufficient */
 	double rel_margin;        /* 0.05: a change must exceed 5% of the share */
@@ -43,6 +44,9 @@ typedef struct analysis_opts {
 } analysis_opts;
 
 void analysis_opts_default(analysis_opts *o);
+
+/* The longest baseline window an option or the config may ask for: 3650 days. */
+#define ANALYSIS_MAX_WINDOW_US (3650LL * 86400 * 1000000)
 
 typedef struct analysis_target {
 	int64_t service_id;
@@ -71,6 +75,8 @@ typedef struct finding {
 	char *test;               /* "prediction", "shared_var", "welch" */
 	finding_dir direction;
 	bool significant;
+	bool stored_before;       /* analysis_store found it stored by an earlier run:
+				   * its numbers here are the stored ones */
 	double baseline_share, current_share, delta, rel_delta;
 	double ci_low, ci_high;   /* interval of delta (share, not percent) */
 	double p_value, q_value, mw_p, score;
@@ -120,13 +126,31 @@ int analysis_finish(analysis *a, pr_error *err);
 /*
  * Store the findings of a finished analysis under run `run_id`, one
  * transaction. A finding already open for the same service, type,
- * function and selection is updated, never duplicated. With `paging`
+ * function and release is never changed nor duplicated: the run records
+ * that it saw it again, and the finding in `a` takes the stored numbers
+ * (stored_before), so that what is printed is what is stored. With `paging`
  * (the loaded config; NULL pages no one), each regression at or above
  * paging.min_severity enqueues its page in the same transaction
  * (jobs/pager.h); a->pages_enqueued counts the rows added, 0 when every
  * page was already enqueued by an earlier run.
  */
 struct config;
+struct json_t;
+
+/*
+ * The one JSON shape of a finding (or a test, when not significant),
+ * printed by analyze, nightly, post-deploy and finding show:
+ * schema_version, id (null when not stored), service, type, function,
+ * file, direction, severity, significant, baseline_share, current_share,
+ * delta, rel_delta, ci_low, ci_high (shares as fractions), p_value,
+ * q_value, mw_p, score, rate_ratio, test, baseline_captures,
+ * current_captures, current_release, baseline_releases, capture_ids
+ * ({"baseline": [...], "current": [...]}). A number that was not computed
+ * (NaN) or is infinite is null. NULL when out of memory.
+ */
+#define ANALYSIS_FINDING_SCHEMA 1
+struct json_t *analysis_finding_json(const finding *f);
+
 int analysis_store(analysis *a, db *d, int64_t run_id, const struct config *paging,
 		   pr_error *err);
 

@@ -36,6 +36,7 @@ enum {
 	O_FUNCTION,
 	O_ALL_TESTS,
 	O_PAGE,
+	O_GATE,
 };
 
 static const cli_option analyze_opts[] = {
@@ -54,6 +55,7 @@ static const cli_option analyze_opts[] = {
 	{"dry-run", no_argument, O_DRY, NULL, "store nothing"},
 	{"page", no_argument, O_PAGE, NULL, "page on-call for the regressions found (as a nightly run does)"},
 	{"all-tests", no_argument, O_ALL_TESTS, NULL, "with --json, list every test, not only findings"},
+	{"gate", required_argument, O_GATE, "SEVERITY", "exit 1 when a regression is at or above: low, medium, high, critical"},
 	{NULL, 0, 0, NULL, NULL},
 };
 
@@ -74,35 +76,6 @@ static int parse_fraction(cli_ctx *ctx, const char *opt, const char *s, double l
 static json_t *num_or_null(double v)
 {
 	return isnan(v) || isinf(v) ? json_null() : json_real(v);
-}
-
-static json_t *finding_json(const finding *f)
-{
-	json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:b}",
-		"service", f->service, "type", f->type, "function", f->function,
-		"file", f->file ? f->file : "", "direction", finding_dir_name(f->direction),
-		"severity", stats_severity_name(f->severity), "significant", f->significant);
-	json_t *rel = json_loads(f->baseline_releases, 0, NULL);
-
-	json_object_set_new(o, "baseline_share", num_or_null(f->baseline_share));
-	json_object_set_new(o, "current_share", num_or_null(f->current_share));
-	json_object_set_new(o, "delta", num_or_null(f->delta));
-	json_object_set_new(o, "rel_delta", num_or_null(f->rel_delta));
-	json_object_set_new(o, "ci_low", num_or_null(f->ci_low));
-	json_object_set_new(o, "ci_high", num_or_null(f->ci_high));
-	json_object_set_new(o, "p_value", num_or_null(f->p_value));
-	json_object_set_new(o, "q_value", num_or_null(f->q_value));
-	json_object_set_new(o, "mw_p", num_or_null(f->mw_p));
-	json_object_set_new(o, "score", num_or_null(f->score));
-	json_object_set_new(o, "rate_ratio", num_or_null(f->rate_ratio));
-	json_object_set_new(o, "test", json_string(f->test));
-	json_object_set_new(o, "baseline_captures", json_integer((json_int_t)f->baseline_captures));
-	json_object_set_new(o, "current_captures", json_integer((json_int_t)f->current_captures));
-	json_object_set_new(o, "current_release", json_string(f->current_release));
-	json_object_set_new(o, "baseline_releases", rel ? rel : json_array());
-	if (f->id)
-		json_object_set_new(o, "id", json_integer((json_int_t)f->id));
-	return o;
 }
 
 static void print_text(const analysis *a, int64_t run_id)
@@ -197,7 +170,8 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 	/* Flags override the configuration file, which is read after them. */
 	analysis_opts flags;
 	bool set_at = false, set_window = false, set_min = false, set_rel = false;
-	bool set_abs = false, set_fdr = false;
+	bool set_abs = false, set_fdr = false, gated = false;
+	stats_severity gate = STATS_SEV_NONE;
 	config cfg;
 	pager_counts pc;
 	int c, rc = 0;
@@ -210,7 +184,9 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 			   "profreg analyze (--service S | --all-services) (--release R | --since T [--until T]) [options]",
 			   "Compare the selected captures with each service's rolling baseline and\n"
 			   "print the functions whose self share moved, ranked best first. The\n"
-			   "findings are stored; no one is paged unless --page is given.") < 0)
+			   "findings are stored; no one is paged unless --page is given.\n"
+			   "Exit 0 when the analysis ran (findings or not); with --gate, 1 when a\n"
+			   "regression is at or above the gate; 3 infrastructure; 4 bad input.") < 0)
 		return EXIT_RUNTIME;
 	while ((c = cli_next(p, &arg)) > 0) {
 		switch (c) {
@@ -223,6 +199,13 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 		case O_DRY: dry = true; break;
 		case O_ALL_TESTS: all_tests = true; break;
 		case O_PAGE: page = true; break;
+		case O_GATE:
+			if (stats_severity_parse(&gate, arg) < 0 || gate == STATS_SEV_NONE) {
+				cli_error(ctx, "'--gate %s' is not low, medium, high or critical", arg);
+				rc = EXIT_USAGE;
+			}
+			gated = true;
+			break;
 		case O_AT:
 			if (time_parse(&flags.at_us, arg) < 0) {
 				cli_error(ctx, "'--at %s' is not an ISO 8601 time", arg);
@@ -231,8 +214,10 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 			set_at = true;
 			break;
 		case O_WINDOW:
-			if (time_parse_duration(&flags.window_us, arg) < 0 || flags.window_us <= 0) {
-				cli_error(ctx, "'--window %s' is not a duration like 14d", arg);
+			if (time_parse_duration(&flags.window_us, arg) < 0 || flags.window_us <= 0 ||
+			    flags.window_us > ANALYSIS_MAX_WINDOW_US) {
+				cli_error(ctx, "'--window %s' is not a duration from 1s to 3650d, like 14d",
+					  arg);
 				rc = EXIT_USAGE;
 			}
 			set_window = true;
@@ -292,6 +277,8 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 	if (set_rel) o.rel_margin = flags.rel_margin;
 	if (set_abs) o.abs_margin = flags.abs_margin;
 	if (set_fdr) o.fdr = flags.fdr;
+	if (!o.at_us)
+		o.at_us = time_now_us();
 	if ((since_s && time_parse_since(&since, since_s, o.at_us) < 0) ||
 	    (until_s && time_parse_since(&until, until_s, o.at_us) < 0)) {
 		cli_error(ctx, "'%s' is not a time (ISO 8601) or a duration (24h, 7d)",
@@ -339,7 +326,7 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 	if (ctx->json) {
 		json_t *arr = json_array(), *skipped = json_array();
 		for (size_t i = 0; i < a.ntests && (all_tests || a.tests[i].significant); i++)
-			json_array_append_new(arr, finding_json(&a.tests[i]));
+			json_array_append_new(arr, analysis_finding_json(&a.tests[i]));
 		for (size_t i = 0; i < a.nskipped; i++)
 			json_array_append_new(skipped, json_pack("{s:s,s:s,s:s}",
 				"service", a.skipped[i].service, "type", a.skipped[i].type,
@@ -360,6 +347,9 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 			       pc.sent, pc.failed, pc.pending);
 		rc = EXIT_OK;
 	}
+	for (size_t i = 0; gated && rc == EXIT_OK && i < a.ntests && a.tests[i].significant; i++)
+		if (a.tests[i].direction == FINDING_REGRESSION && a.tests[i].severity >= gate)
+			rc = EXIT_GATE;
 	goto out;
 fail:
 	if (run_id) {
@@ -438,12 +428,15 @@ static int baseline_show(cli_ctx *ctx, int argc, char **argv)
 	}
 	if (config_load(&cfg, ctx, &err) < 0)
 		return cli_fail(ctx, &err);
-	at = cfg.analysis.at_us;
+	at = cfg.analysis.at_us ? cfg.analysis.at_us : time_now_us();
 	window = cfg.analysis.window_us;
 	config_release(&cfg);
-	if ((at_s && time_parse(&at, at_s) < 0) || (win_s && (time_parse_duration(&window, win_s) < 0 || window <= 0))) {
+	if ((at_s && time_parse(&at, at_s) < 0) ||
+	    (win_s && (time_parse_duration(&window, win_s) < 0 || window <= 0 ||
+		       window > ANALYSIS_MAX_WINDOW_US))) {
 		cli_error(ctx, "'%s' is not a %s", at_s && time_parse(&at, at_s) < 0 ? at_s : win_s,
-			  at_s && time_parse(&at, at_s) < 0 ? "time (ISO 8601)" : "duration like 14d");
+			  at_s && time_parse(&at, at_s) < 0 ? "time (ISO 8601)"
+							     : "duration from 1s to 3650d, like 14d");
 		return EXIT_USAGE;
 	}
 	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 || (rc = db_service_get(d, &svc, service, &err)) < 0)

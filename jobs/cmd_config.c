@@ -7,6 +7,7 @@
 #include "config.h"
 #include "exitcode.h"
 
+#include <jansson.h>
 #include <stdio.h>
 
 static int config_check(cli_ctx *ctx, int argc, char **argv)
@@ -20,7 +21,8 @@ static int config_check(cli_ctx *ctx, int argc, char **argv)
 
 	if (cli_parser_new(&p, ctx, argc, argv, opts, "profreg config check [FILE]",
 			   "Validate a configuration file (default: --config, else <home>/profreg.json):\n"
-			   "every unknown key and every value of the wrong type is named by its JSON path.\n"
+			   "every unknown key and every value of the wrong type is named by its JSON path,\n"
+			   "and every service's drop folder and repository must exist and be readable.\n"
 			   "Exit 0 when it is valid, 2 when it is not.") < 0)
 		return EXIT_RUNTIME;
 	while ((c = cli_next(p, &arg)) > 0)
@@ -36,8 +38,22 @@ static int config_check(cli_ctx *ctx, int argc, char **argv)
 	}
 	if (argc - first == 1)
 		ctx->config = argv[first];
-	if (config_load(&cfg, ctx, &err) < 0)
+	if (config_load(&cfg, ctx, &err) < 0 || config_check_paths(&cfg, &err) < 0) {
+		if (ctx->json)
+			cli_print_json(ctx, json_pack("{s:b,s:s?,s:s}", "valid", 0, "path", ctx->config,
+						      "error", err.msg));
+		config_release(&cfg);
 		return cli_fail(ctx, &err);
+	}
+	if (ctx->json) {
+		json_t *names = json_array();
+		for (size_t i = 0; i < cfg.nservices; i++)
+			json_array_append_new(names, json_string(cfg.services[i].name));
+		c = cli_print_json(ctx, json_pack("{s:b,s:s?,s:o}", "valid", 1, "path", cfg.path,
+						  "services", names));
+		config_release(&cfg);
+		return c;
+	}
 	if (!ctx->quiet) {
 		if (cfg.path)
 			printf("'%s' is valid: %zu service%s configured\n", cfg.path, cfg.nservices,

@@ -1,6 +1,7 @@
 /*
- * cmd_db.c: `profreg db migrate|start|stop|status`: the schema and the
- * private PostgreSQL cluster.
+ * cmd_db.c: `profreg db init|migrate|start|stop|status`: the schema and
+ * the private PostgreSQL cluster. `init` and `migrate` are the setup
+ * steps that may create a cluster or a schema; no job ever does.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "commands.h"
@@ -43,9 +44,10 @@ static int db_cmd_migrate(cli_ctx *ctx, int argc, char **argv)
 	int rc, version = 0;
 
 	if ((rc = parse_none(ctx, argc, argv, "profreg db migrate",
-			     "Apply the schema migrations that have not been applied yet (profreg also does this on first use).")))
+			     "Apply the schema migrations that have not been applied yet, to an empty\n"
+			     "database too (every command applies pending ones to a profreg database).")))
 		return rc < 0 ? EXIT_OK : rc;
-	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 ||
+	if ((rc = ctx_db_open_setup(ctx, &d, &err)) < 0 ||
 	    (rc = db_schema_version(d, &version, &err)) < 0) {
 		db_close(d);
 		return cli_fail(ctx, &err);
@@ -56,6 +58,30 @@ static int db_cmd_migrate(cli_ctx *ctx, int argc, char **argv)
 	return EXIT_OK;
 }
 
+static int db_cmd_init(cli_ctx *ctx, int argc, char **argv)
+{
+	pr_error err = PR_ERROR_INIT;
+	db *d = NULL;
+	int rc, version = 0;
+
+	if ((rc = parse_none(ctx, argc, argv, "profreg db init",
+			     "Set up the database: without --db (or PROFREG_DB, or the libpq environment)\n"
+			     "create and start the private PostgreSQL cluster under the state directory;\n"
+			     "then apply the schema. Running it again changes nothing.")))
+		return rc < 0 ? EXIT_OK : rc;
+	if ((rc = ctx_db_open_setup(ctx, &d, &err)) < 0 ||
+	    (rc = db_schema_version(d, &version, &err)) < 0) {
+		db_close(d);
+		return cli_fail(ctx, &err);
+	}
+	db_close(d);
+	if (ctx->json)
+		return cli_print_json(ctx, json_pack("{s:i}", "schema_version", version));
+	if (!ctx->quiet)
+		printf("database ready, schema at version %d\n", version);
+	return EXIT_OK;
+}
+
 static int db_cmd_start(cli_ctx *ctx, int argc, char **argv)
 {
 	pr_error err = PR_ERROR_INIT;
@@ -63,9 +89,10 @@ static int db_cmd_start(cli_ctx *ctx, int argc, char **argv)
 	int rc;
 
 	if ((rc = parse_none(ctx, argc, argv, "profreg db start",
-			     "Create (once) and start the private PostgreSQL cluster under the state directory; print its connection string.")))
+			     "Start the private PostgreSQL cluster under the state directory (made by\n"
+			     "'profreg db init'); print its connection string.")))
 		return rc < 0 ? EXIT_OK : rc;
-	if (pgembed_start(&conninfo, ctx->home, ctx->quiet, &err) < 0)
+	if (pgembed_open(&conninfo, ctx->home, ctx->quiet, &err) < 0)
 		return cli_fail(ctx, &err);
 	if (ctx->json)
 		rc = cli_print_json(ctx, json_pack("{s:b,s:s}", "running", 1, "conninfo", conninfo));
@@ -112,6 +139,7 @@ static int db_cmd_status(cli_ctx *ctx, int argc, char **argv)
 }
 
 static const cli_command db_cmds[] = {
+	{"init", db_cmd_init, "create the private cluster (without --db) and the schema"},
 	{"migrate", db_cmd_migrate, "apply pending schema migrations"},
 	{"start", db_cmd_start, "start the private PostgreSQL cluster"},
 	{"stop", db_cmd_stop, "stop the private PostgreSQL cluster"},

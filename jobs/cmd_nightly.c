@@ -18,6 +18,9 @@
 #include "pushgw.h"
 #include "reportdata.h"
 #include "retention.h"
+#include "runs.h"
+#include "suspects.h"
+#include "deploys.h"
 #include "common/timeutil.h"
 #include "pipeline/source.h"
 
@@ -101,40 +104,57 @@ static int run_retention(const cli_ctx *ctx, db *d, blob_store *bs, const config
 	return rc;
 }
 
-static int run_insert(int64_t *id, db *d, const char *kind, json_t *params, pr_error *err)
+/*
+ * Suspect commits of the night's regressions, computed once and stored
+ * with the run: the range is the one recorded with the deploy of the
+ * finding's release (post-deploy), read from the service's repository.
+ */
+static int store_suspects(db *d, const config *cfg, const analysis *a, int64_t run_id,
+			  pr_error *err)
 {
-	static const char sql[] =
-		"insert into runs (kind, status, detail) values ($1, 'running', $2::jsonb) returning id";
-	char *text = json_dumps(params, JSON_COMPACT | JSON_SORT_KEYS);
-	const char *p[2] = {kind, text};
-	PGresult *res = NULL;
-	int rc;
+	int rc = 0;
 
-	if (!text)
-		return pr_error_set(err, PR_ENOMEM, "out of memory");
-	rc = db_exec(d, &res, err, "recording the run", sql, 2, p);
-	free(text);
-	if (rc == 0)
-		*id = db_get_i64(res, 0, 0);
-	db_result_free(res);
+	for (size_t i = 0; i < a->ntests && a->tests[i].significant && rc == 0; i++) {
+		const finding *f = &a->tests[i];
+		const config_service *cs = config_service_find(cfg, f->service);
+		suspects_range range;
+		deploy dep;
+		json_t *s;
+		bool have = false;
+
+		if (f->direction != FINDING_REGRESSION || !f->id)
+			continue;
+		memset(&dep, 0, sizeof(dep));
+		rc = deploy_find_release(&dep, d, f->service_id, f->current_release, err);
+		if (rc < 0 && rc != PR_ENOTFOUND)
+			return rc;
+		have = rc == 0;
+		if ((rc = suspects_range_load(&range, cs ? cs->repo : NULL,
+					      have ? dep.previous_sha : NULL,
+					      have ? dep.commit_sha : NULL, err)) < 0)
+			return rc;
+		if (!have)
+			snprintf(range.note, sizeof(range.note),
+				 "No deploy of release '%.200s' was recorded: no commit range.",
+				 f->current_release);
+		s = suspects_for_file(&range, f->file);
+		suspects_range_release(&range);
+		if (!s)
+			return pr_error_set(err, PR_ENOMEM, "out of memory");
+		rc = suspects_store(d, run_id, f->id, s, err);
+	}
 	return rc;
 }
 
-static int run_finish(db *d, int64_t id, const char *status, json_t *detail, pr_error *err)
+/*
+ * A night succeeded when every service it was asked for was analysed or
+ * had a reason not to be, none failed, and at least one was analysed: a
+ * night that analysed nothing has checked nothing, and must not look
+ * like one that found nothing.
+ */
+static const char *night_status(size_t analysed, size_t failed)
 {
-	static const char sql[] =
-		"update runs set status = $2, finished_at = now(), detail = detail || $3::jsonb"
-		" where id = $1";
-	char sid[24], *text = json_dumps(detail, JSON_COMPACT | JSON_SORT_KEYS);
-	const char *p[3] = {sid, status, text};
-	int rc;
-
-	if (!text)
-		return pr_error_set(err, PR_ENOMEM, "out of memory");
-	snprintf(sid, sizeof(sid), "%" PRId64, id);
-	rc = db_exec(d, NULL, err, "recording the run", sql, 3, p);
-	free(text);
-	return rc;
+	return failed || !analysed ? "incomplete" : "ok";
 }
 
 int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
@@ -154,7 +174,7 @@ int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
 	blob_store *bs = NULL;
 	db_service *svcs = NULL;
 	size_t nsvcs = 0, nonly = 0;
-	const char *arg, *only[64], *at_s = NULL;
+	const char *arg, *only[64], *at_s = NULL, *status = "ok";
 	bool dry = false, locked = false;
 	int64_t at = 0, night = 24 * 3600 * 1000000LL, run_id = 0;
 	json_t *services = json_object(), *summary = NULL;
@@ -175,9 +195,11 @@ int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
 			   "its rolling baseline (all services in one FDR family) and record the run.\n"
 			   "Writes the run's HTML, Markdown and JSON reports under the reports directory\n"
 			   "and, with retention.after_nightly in the config, runs retention at the end.\n"
-			   "Exit 0 when the run completed, findings or not; 1 when retention found\n"
-			   "protected data alone over the storage budget; 3 when the run or its\n"
-			   "retention failed.") < 0)
+			   "Exit 0 when every service was analysed or had a reason not to be and at\n"
+			   "least one was analysed, findings or not; 1 when retention found protected\n"
+			   "data alone over the storage budget; 3 when the run or its retention failed,\n"
+			   "a service failed (an unreadable drop folder), or no service was analysed.\n"
+			   "With --quiet nothing is printed unless something is wrong.") < 0)
 		return EXIT_RUNTIME;
 	while ((c = cli_next(p, &arg)) > 0) {
 		switch (c) {
@@ -199,6 +221,10 @@ int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
 			break;
 		}
 	}
+	if (c == 0 && !rc && cli_optind(p) != argc) {
+		cli_error(ctx, "unexpected argument '%s' (see --help)", argv[cli_optind(p)]);
+		rc = EXIT_USAGE;
+	}
 	cli_parser_free(p);
 	if (c == CLI_HELP) {
 		json_decref(services);
@@ -213,9 +239,16 @@ int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
 		return cli_fail(ctx, &err);
 	}
 	loaded = true;
-	at = cfg.analysis.at_us;
+	at = cfg.analysis.at_us ? cfg.analysis.at_us : time_now_us();
 	if (at_s && time_parse(&at, at_s) < 0) {
 		cli_error(ctx, "'--at %s' is not an ISO 8601 time", at_s);
+		config_release(&cfg);
+		json_decref(services);
+		return EXIT_USAGE;
+	}
+	/* Refused before any work: not after a run recorded as ok. */
+	if (!dry && cfg.retention.after_nightly && retention_check_at(at, &err) < 0) {
+		cli_fail(ctx, &err);
 		config_release(&cfg);
 		json_decref(services);
 		return EXIT_USAGE;
@@ -235,10 +268,24 @@ int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
 	}
 	if ((rc = db_service_list(d, &svcs, &nsvcs, &err)) < 0)
 		goto fail;
+	for (size_t k = 0; k < nonly; k++) {
+		bool known = false;
+		for (size_t i = 0; i < nsvcs && !known; i++)
+			known = strcmp(svcs[i].name, only[k]) == 0;
+		/* An unknown --service is a typo, never an empty success. */
+		if (!known) {
+			db_service probe = {0};
+			rc = db_service_get(d, &probe, only[k], &err);
+			db_service_release(&probe);
+			if (rc == 0)
+				rc = pr_error_set(&err, PR_ENOTFOUND, "service '%s' not found", only[k]);
+			goto fail;
+		}
+	}
 	if (!dry) {
 		json_t *params = json_pack("{s:s,s:I,s:I,s:b}", "at", when, "at_us", (json_int_t)at,
 					   "night_us", (json_int_t)night, "dry_run", 0);
-		rc = run_insert(&run_id, d, "nightly", params, &err);
+		rc = runs_begin(&run_id, d, "nightly", 0, params, &err);
 		json_decref(params);
 		if (rc < 0)
 			goto fail;
@@ -290,6 +337,7 @@ int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
 				break;
 			}
 		}
+		rc = 0;
 		if (serr.code) {
 			json_object_set_new(services, s->name, outcome("failed", serr.msg, have_src ? &src : NULL));
 			failed++;
@@ -297,29 +345,36 @@ int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
 			json_object_set_new(services, s->name,
 				outcome("skipped", a.skipped[a.nskipped - 1].reason, have_src ? &src : NULL));
 			skipped++;
+		} else if (src.failed) {
+			/* Files that would not ingest are the collector's fault: say so, fail the night. */
+			json_object_set_new(services, s->name,
+				outcome("failed", src.first_error, have_src ? &src : NULL));
+			failed++;
 		} else {
 			json_object_set_new(services, s->name,
-				outcome(src.failed ? "analysed, some files failed" : "analysed",
-					src.first_error, have_src ? &src : NULL));
+				outcome("analysed", NULL, have_src ? &src : NULL));
 		}
 		source_report_release(&src);
 	}
 	if ((rc = analysis_finish(&a, &err)) < 0)
 		goto fail;
-	if (!dry && (rc = analysis_store(&a, d, run_id, &cfg, &err)) < 0)
+	if (!dry && ((rc = analysis_store(&a, d, run_id, &cfg, &err)) < 0 ||
+		     (rc = store_suspects(d, &cfg, &a, run_id, &err)) < 0))
 		goto fail;
 	/* Pages wait in the outbox on delivery problems; only the database fails the run. */
 	if (!dry && (rc = pager_flush(d, &cfg, NULL, &pc, &err)) < 0)
 		goto fail;
 	if (pc.first_error[0])
 		cli_warn(ctx, "paging: %s", pc.first_error);
-	summary = json_pack("{s:I,s:I,s:I,s:I,s:O,s:{s:I,s:I,s:I,s:I,s:I}}", "analysed", (json_int_t)a.services,
+	status = night_status(a.services, failed);
+	summary = json_pack("{s:I,s:I,s:I,s:I,s:I,s:O,s:{s:I,s:I,s:I,s:I,s:I}}", "analysed", (json_int_t)a.services,
 			    "tests", (json_int_t)a.ntests, "findings", (json_int_t)a.nfindings,
-			    "failed", (json_int_t)failed, "services", services,
+			    "failed", (json_int_t)failed, "skipped", (json_int_t)skipped,
+			    "services", services,
 			    "pages", "enqueued", (json_int_t)a.pages_enqueued, "sent", (json_int_t)pc.sent,
 			    "failed", (json_int_t)pc.failed, "pending", (json_int_t)pc.pending,
 			    "alerts_refreshed", (json_int_t)pc.refreshed);
-	if (!dry && (rc = run_finish(d, run_id, "ok", summary, &err)) < 0)
+	if (!dry && (rc = runs_finish(d, run_id, status, summary, &err)) < 0)
 		goto fail;
 	if (!dry) {
 		pr_error rerr = PR_ERROR_INIT;
@@ -332,20 +387,16 @@ int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
 				cli_error(ctx, "retention: %s", rerr.msg);
 			}
 		}
-		push_metrics(ctx, &cfg, &a, true, t0, failed, &pc);
+		/* Only a complete night resets the staleness alert's clock. */
+		push_metrics(ctx, &cfg, &a, strcmp(status, "ok") == 0, t0, failed, &pc);
 	}
 
 	if (ctx->json) {
 		json_t *arr = json_array();
-		for (size_t i = 0; i < a.ntests && a.tests[i].significant; i++) {
-			const finding *f = &a.tests[i];
-			json_array_append_new(arr, json_pack("{s:s,s:s,s:s,s:s,s:s,s:f,s:f,s:f,s:f,s:I}",
-				"service", f->service, "type", f->type, "function", f->function,
-				"direction", finding_dir_name(f->direction),
-				"severity", stats_severity_name(f->severity),
-				"baseline_share", f->baseline_share, "current_share", f->current_share,
-				"delta", f->delta, "q_value", f->q_value, "id", (json_int_t)f->id));
-		}
+		for (size_t i = 0; i < a.ntests && a.tests[i].significant; i++)
+			json_array_append_new(arr, analysis_finding_json(&a.tests[i]));
+		json_object_set_new(summary, "schema_version", json_integer(1));
+		json_object_set_new(summary, "status", json_string(status));
 		json_object_set_new(summary, "findings_list", arr);
 		json_object_set_new(summary, "run_id", json_integer((json_int_t)run_id));
 		json_object_set_new(summary, "at", json_string(when));
@@ -354,7 +405,7 @@ int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
 			json_object_set_new(summary, "retention", retention_result_json(&ret));
 		rc = cli_print_json(ctx, summary);
 		summary = NULL;
-	} else {
+	} else if (!ctx->quiet) {
 		const char *name;
 		json_t *v;
 		printf("nightly run%s at %s: %zu services analysed, %zu skipped, %zu failed; %zu tests, %zu findings\n",
@@ -364,7 +415,9 @@ int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
 			       pc.sent, pc.failed, pc.pending);
 		json_object_foreach(services, name, v) {
 			json_t *reason = json_object_get(v, "reason");
-			printf("  %-24s %s", name, json_string_value(json_object_get(v, "status")));
+			printf("  ");
+			cli_put_safe(stdout, name, 24);
+			printf(" %s", json_string_value(json_object_get(v, "status")));
 			if (reason) {
 				printf(": ");
 				cli_put_safe(stdout, json_string_value(reason), 0);
@@ -392,6 +445,19 @@ int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
 			       ret.blobs_deleted);
 		rc = EXIT_OK;
 	}
+	/* What cron mails when --quiet hides the rest: why the night is not a success. */
+	if (strcmp(status, "ok") != 0) {
+		const char *name;
+		json_t *v;
+		json_object_foreach(services, name, v)
+			if (strcmp(json_string_value(json_object_get(v, "status")), "failed") == 0)
+				cli_error(ctx, "service '%s' failed: %s", name,
+					  json_string_value(json_object_get(v, "reason")));
+		if (!a.services)
+			cli_error(ctx, "no service was analysed (%zu skipped, %zu failed): the night "
+				  "checked nothing", skipped, failed);
+		rc = EXIT_RUNTIME;
+	}
 	if (rc == EXIT_OK && ret_failed)
 		rc = EXIT_RUNTIME;
 	else if (rc == EXIT_OK && ret.over_budget)
@@ -401,14 +467,14 @@ fail:
 	if (run_id) {
 		pr_error ignore = PR_ERROR_INIT;
 		json_t *why = json_pack("{s:s}", "error", err.msg);
-		run_finish(d, run_id, "failed", why, &ignore);
+		runs_finish(d, run_id, "failed", why, &ignore);
 		json_decref(why);
 	}
 	cli_fail(ctx, &err);
 	if (loaded && !dry)
 		push_metrics(ctx, &cfg, &a, false, t0, failed, &pc);
-	/* The run itself failed: for cron that is always exit 3. */
-	rc = EXIT_RUNTIME;
+	/* The run itself failed: for cron that is always exit 3, but a typo is exit 4. */
+	rc = err.code == PR_ENOTFOUND ? EXIT_DATA : EXIT_RUNTIME;
 out:
 	if (locked)
 		db_advisory_unlock(d, NIGHTLY_LOCK);
@@ -425,28 +491,23 @@ out:
 	return rc;
 }
 
-static int runs_list(cli_ctx *ctx, int argc, char **argv)
+static int runs_list_cmd(cli_ctx *ctx, int argc, char **argv)
 {
 	static const cli_option opts[] = {
 		{"limit", required_argument, O_LIMIT, "N", "at most N runs (default 20)"},
 		{NULL, 0, 0, NULL, NULL},
 	};
-	static const char sql[] =
-		"select id, kind, status, to_char(started_at at time zone 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
-		" coalesce(to_char(finished_at at time zone 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), ''),"
-		" coalesce(detail->>'findings', ''), coalesce(detail->>'failed', '')"
-		" from runs order by id desc limit $1";
 	pr_error err = PR_ERROR_INIT;
 	cli_parser *p = NULL;
-	PGresult *res = NULL;
 	db *d = NULL;
-	const char *arg, *params[1];
+	json_t *runs = NULL, *r;
+	const char *arg;
 	unsigned long long limit = 20;
-	char lim[24];
+	size_t i;
 	int c, rc = 0;
 
 	if (cli_parser_new(&p, ctx, argc, argv, opts, "profreg runs list [--limit N] [--json]",
-			   "List recent runs (nightly, analyze, post-deploy), newest first.") < 0)
+			   "List recent runs (nightly, analyze, post-deploy, retention), newest first.") < 0)
 		return EXIT_RUNTIME;
 	while ((c = cli_next(p, &arg)) > 0)
 		if (c == O_LIMIT && cli_parse_u64(ctx, "limit", arg, 1, 100000, &limit) < 0)
@@ -456,64 +517,102 @@ static int runs_list(cli_ctx *ctx, int argc, char **argv)
 		return EXIT_OK;
 	if (c == CLI_BAD || rc)
 		return EXIT_USAGE;
-	snprintf(lim, sizeof(lim), "%llu", limit);
-	params[0] = lim;
-	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 ||
-	    (rc = db_exec(d, &res, &err, "listing runs", sql, 1, params)) < 0) {
+	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 || (rc = runs_list(&runs, d, limit, &err)) < 0) {
 		db_close(d);
 		return cli_fail(ctx, &err);
 	}
-	if (ctx->json) {
-		json_t *arr = json_array();
-		for (int i = 0; i < db_rows(res); i++)
-			json_array_append_new(arr, json_pack("{s:I,s:s,s:s,s:s,s:s}",
-				"id", (json_int_t)db_get_i64(res, i, 0), "kind", db_get_text(res, i, 1),
-				"status", db_get_text(res, i, 2), "started_at", db_get_text(res, i, 3),
-				"finished_at", db_get_text(res, i, 4)));
-		rc = cli_print_json(ctx, json_pack("{s:o}", "runs", arr));
-	} else {
-		printf("%-6s %-12s %-8s %-20s %-20s %8s %6s\n", "ID", "KIND", "STATUS", "STARTED",
-		       "FINISHED", "FINDINGS", "FAILED");
-		for (int i = 0; i < db_rows(res); i++)
-			printf("%-6s %-12s %-8s %-20s %-20s %8s %6s\n", db_get_text(res, i, 0),
-			       db_get_text(res, i, 1), db_get_text(res, i, 2), db_get_text(res, i, 3),
-			       db_get_text(res, i, 4), db_get_text(res, i, 5), db_get_text(res, i, 6));
-	}
-	db_result_free(res);
 	db_close(d);
-	return rc;
+	if (ctx->json)
+		return cli_print_json(ctx, json_pack("{s:o}", "runs", runs));
+	printf("%-6s %-12s %-11s %-20s %-20s %8s\n", "ID", "KIND", "STATUS", "STARTED", "FINISHED",
+	       "FINDINGS");
+	json_array_foreach(runs, i, r) {
+		const char *fin = json_string_value(json_object_get(r, "finished_at"));
+		json_t *nf = json_object_get(r, "findings");
+		printf("%-6" JSON_INTEGER_FORMAT " %-12s %-11s %-20s %-20s ",
+		       json_integer_value(json_object_get(r, "id")),
+		       json_string_value(json_object_get(r, "kind")),
+		       json_string_value(json_object_get(r, "status")),
+		       json_string_value(json_object_get(r, "started_at")), fin ? fin : "-");
+		if (json_is_integer(nf))
+			printf("%8" JSON_INTEGER_FORMAT "\n", json_integer_value(nf));
+		else
+			printf("%8s\n", "-");
+	}
+	json_decref(runs);
+	return EXIT_OK;
 }
 
 int cmd_runs(cli_ctx *ctx, int argc, char **argv)
 {
 	static const cli_command cmds[] = {
-		{"list", runs_list, "list recent runs"},
+		{"list", runs_list_cmd, "list recent runs"},
 		{NULL, NULL, NULL},
 	};
 	return cli_dispatch(ctx, cmds, ctx->prog, argc - 1, argv + 1);
 }
 
+/* A run as text: what it was, how it ended, each service's outcome, its findings. */
+static void print_run(const json_t *run)
+{
+	const json_t *detail = json_object_get(run, "detail"), *svcs, *v;
+	const char *fin = json_string_value(json_object_get(run, "finished_at"));
+	const char *svc = json_string_value(json_object_get(run, "service"));
+	const char *name, *err = json_string_value(json_object_get(detail, "error"));
+	size_t i;
+
+	printf("run %" JSON_INTEGER_FORMAT ": %s", json_integer_value(json_object_get(run, "id")),
+	       json_string_value(json_object_get(run, "kind")));
+	if (svc) {
+		printf(" of ");
+		cli_put_safe(stdout, svc, 0);
+	}
+	printf(", %s\nstarted  %s\nfinished %s\n", json_string_value(json_object_get(run, "status")),
+	       json_string_value(json_object_get(run, "started_at")), fin ? fin : "-");
+	if (err) {
+		printf("error:   ");
+		cli_put_safe(stdout, err, 0);
+		putchar('\n');
+	}
+	if (json_string_value(json_object_get(detail, "verdict")))
+		printf("verdict  %s\n", json_string_value(json_object_get(detail, "verdict")));
+	if ((svcs = json_object_get(detail, "services")) && json_object_size(svcs)) {
+		printf("\nservices:\n");
+		json_object_foreach((json_t *)svcs, name, v) {
+			const char *why = json_string_value(json_object_get(v, "reason"));
+			printf("  ");
+			cli_put_safe(stdout, name, 24);
+			printf(" %s", json_string_value(json_object_get(v, "status")));
+			if (why) {
+				printf(": ");
+				cli_put_safe(stdout, why, 0);
+			}
+			putchar('\n');
+		}
+	}
+	printf("\nfindings: %zu\n", json_array_size(json_object_get(run, "findings")));
+	json_array_foreach(json_object_get(run, "findings"), i, v) {
+		printf("  %-6" JSON_INTEGER_FORMAT " %-9s %-14s ",
+		       json_integer_value(json_object_get(v, "id")),
+		       json_string_value(json_object_get(v, "severity")),
+		       json_string_value(json_object_get(v, "direction")));
+		cli_put_safe(stdout, json_string_value(json_object_get(v, "service")), 0);
+		printf(" %.2f%% -> %.2f%% ", 100 * json_number_value(json_object_get(v, "baseline_share")),
+		       100 * json_number_value(json_object_get(v, "current_share")));
+		cli_put_safe(stdout, json_string_value(json_object_get(v, "function")), 0);
+		putchar('\n');
+	}
+}
+
 int cmd_run(cli_ctx *ctx, int argc, char **argv)
 {
 	static const cli_option opts[] = {{NULL, 0, 0, NULL, NULL}};
-	static const char sql[] =
-		"select jsonb_build_object('id', r.id, 'kind', r.kind, 'status', r.status,"
-		" 'started_at', r.started_at, 'finished_at', r.finished_at, 'detail', r.detail,"
-		" 'findings', coalesce((select jsonb_agg(jsonb_build_object('id', f.id,"
-		"   'service', s.name, 'type', f.profile_type, 'function', f.function,"
-		"   'direction', f.direction, 'severity', f.severity, 'baseline_share', f.baseline_share,"
-		"   'current_share', f.current_share, 'q_value', f.q_value, 'status', f.status)"
-		"   order by f.score desc)"
-		"   from findings f join services s on s.id = f.service_id"
-		"   where f.id in (select finding_id from run_findings rf where rf.run_id = r.id)), '[]'))"
-		" from runs r where r.id = $1";
 	pr_error err = PR_ERROR_INIT;
 	cli_parser *p = NULL;
-	PGresult *res = NULL;
 	db *d = NULL;
-	const char *arg, *params[1];
+	const char *arg;
 	unsigned long long id = 0;
-	json_t *doc;
+	json_t *doc = NULL;
 	int c, first, rc = 0;
 
 	if (argc > 1 && strcmp(argv[1], "show") == 0) {
@@ -536,21 +635,15 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 			cli_error(ctx, "expected one run ID (see --help)");
 		return EXIT_USAGE;
 	}
-	params[0] = argv[first];
-	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 ||
-	    (rc = db_exec(d, &res, &err, "reading the run", sql, 1, params)) < 0) {
+	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 || (rc = runs_show(&doc, d, (int64_t)id, &err)) < 0) {
 		db_close(d);
 		return cli_fail(ctx, &err);
 	}
-	if (db_rows(res) != 1) {
-		pr_error_set(&err, PR_ENOTFOUND, "run %llu not found", id);
-		db_result_free(res);
-		db_close(d);
-		return cli_fail(ctx, &err);
-	}
-	doc = json_loads(db_get_text(res, 0, 0), 0, NULL);
-	db_result_free(res);
 	db_close(d);
 	/* Names in the document are printed by jansson, escaped as JSON. */
-	return cli_print_json(ctx, doc);
+	if (ctx->json)
+		return cli_print_json(ctx, doc);
+	print_run(doc);
+	json_decref(doc);
+	return EXIT_OK;
 }

@@ -80,6 +80,7 @@ static int profiles_list(cli_ctx *ctx, int argc, char **argv)
 	cli_parser *p = NULL;
 	size_t n = 0;
 	db *d = NULL;
+	db_service svc = {0};
 	const char *arg;
 	unsigned long long lim = 100;
 	int64_t now = time_now_us();
@@ -118,10 +119,13 @@ static int profiles_list(cli_ctx *ctx, int argc, char **argv)
 		return EXIT_USAGE;
 	f.limit = (size_t)lim;
 	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 ||
+	    (f.service && (rc = db_service_get(d, &svc, f.service, &err)) < 0) ||
 	    (rc = db_capture_list(d, &caps, &n, &f, &err)) < 0) {
+		db_service_release(&svc);
 		db_close(d);
 		return cli_fail(ctx, &err);
 	}
+	db_service_release(&svc);
 	db_close(d);
 	if (ctx->json) {
 		json_t *arr = json_array();

@@ -58,7 +58,7 @@ int cmd_report(cli_ctx *ctx, int argc, char **argv)
 	db *d = NULL;
 	blob_store *bs = NULL;
 	buf text = BUF_INIT, path = BUF_INIT;
-	const char *arg, *service = NULL, *release = NULL, *outp = NULL, *fmt = NULL;
+	const char *arg, *service = NULL, *release = NULL, *outp = NULL, *fmt = NULL, *instance;
 	unsigned long long run = 0, fid = 0;
 	char *dir = NULL;
 	int c, rc = 0, modes;
@@ -142,15 +142,21 @@ int cmd_report(cli_ctx *ctx, int argc, char **argv)
 		if ((rc = fileio_mkdirs(dir, 0755, &err)) < 0)
 			goto fail;
 		buf_printf(&path, "%s/", dir);
-		if (run)
-			buf_printf(&path, "run-%llu", run);
-		else if (fid)
-			buf_printf(&path, "finding-%llu", fid);
-		else {
+		/* Every name carries the database's instance: two databases never collide. */
+		if ((rc = db_instance(d, &instance, &err)) < 0)
+			goto fail;
+		if (run) {
+			char name[REPORT_RUN_NAME_MAX];
+			report_run_name(name, (int64_t)run, instance);
+			buf_puts(&path, name);
+		} else if (fid) {
+			buf_printf(&path, "finding-%llu-%.8s", fid, instance);
+		} else {
 			buf_puts(&path, "release-");
 			safe_name(&path, service);
 			buf_putc(&path, '-');
 			safe_name(&path, release);
+			buf_printf(&path, "-%.8s", instance);
 		}
 		if (buf_printf(&path, ".%s", fmt) < 0) {
 			rc = pr_error_set(&err, PR_ENOMEM, "out of memory");

@@ -1,11 +1,12 @@
 /*
- * cmd_service.c: `profreg service add|enable|disable|list`.
+ * cmd_service.c: `profreg service add|set|enable|disable|list`.
  *
  * Profiling is opt-in: nothing is ingested or analysed for a service
  * until it has been added and enabled here.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "commands.h"
+#include "config.h"
 #include "context.h"
 #include "exitcode.h"
 #include "../common/timeutil.h"
@@ -49,10 +50,93 @@ static int parse_operands(cli_ctx *ctx, int argc, char **argv, const cli_option 
 	return 0;
 }
 
+/*
+ * The team a service is added with: --team, else the configuration
+ * file's services.NAME.team. *cfg_team is strdup'd (caller frees).
+ */
+static int config_team(char **out, const cli_ctx *ctx, const char *name, pr_error *err)
+{
+	config cfg;
+	const config_service *cs;
+	int rc;
+
+	*out = NULL;
+	if ((rc = config_load(&cfg, ctx, err)) < 0)
+		return rc;
+	cs = config_service_find(&cfg, name);
+	if (cs && cs->team && !(*out = strdup(cs->team)))
+		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+	config_release(&cfg);
+	return rc;
+}
+
 static int service_add(cli_ctx *ctx, int argc, char **argv)
 {
 	static const cli_option opts[] = {
-		{"team", required_argument, 't', "TEAM", "owning team"},
+		{"team", required_argument, 't', "TEAM", "owning team (default: the config file's)"},
+		{NULL, 0, 0, NULL, NULL},
+	};
+	pr_error err = PR_ERROR_INIT;
+	const char *team = NULL, *name;
+	char *file_team = NULL;
+	db_service have = {0};
+	db *d = NULL;
+	bool existed = false;
+	int first, rc;
+
+	rc = parse_operands(ctx, argc, argv, opts, "profreg service add NAME [--team TEAM]",
+			    "Register a service. It starts disabled: enable it to ingest and analyse its\n"
+			    "profiles. The team is --team, else the configuration file's. Adding a\n"
+			    "service that exists with the same team changes nothing (exit 0); with\n"
+			    "another team it is refused (exit 4): change it with 'service set'.",
+			    1, &team, &first);
+	if (rc)
+		return rc < 0 ? EXIT_OK : rc;
+	name = argv[first];
+	if (!team) {
+		if ((rc = config_team(&file_team, ctx, name, &err)) < 0)
+			goto fail;
+		team = file_team;
+	}
+	if ((rc = ctx_db_open_setup(ctx, &d, &err)) < 0)
+		goto fail;
+	rc = db_service_add(d, name, team, &err);
+	if (rc == PR_EEXISTS) {
+		pr_error_clear(&err);
+		if ((rc = db_service_get(d, &have, name, &err)) < 0)
+			goto fail;
+		if (strcmp(have.team, team ? team : "") != 0) {
+			rc = pr_error_set(&err, PR_EEXISTS,
+					  "service '%s' already exists with team '%s', not '%s' (change it "
+					  "with 'profreg service set %s --team %s')", name,
+					  have.team[0] ? have.team : "(none)", team ? team : "(none)", name,
+					  team && *team ? team : "''");
+			goto fail;
+		}
+		existed = true;
+	} else if (rc < 0) {
+		goto fail;
+	}
+	if (!ctx->quiet && existed)
+		printf("service '%s' already exists (%s); nothing changed\n", name,
+		       have.enabled ? "enabled" : "disabled");
+	else if (!ctx->quiet)
+		printf("added service '%s' (disabled; run 'profreg service enable %s')\n", name, name);
+	rc = EXIT_OK;
+	goto out;
+fail:
+	rc = cli_fail(ctx, &err);
+out:
+	db_service_release(&have);
+	free(file_team);
+	db_close(d);
+	return rc;
+}
+
+static int service_set(cli_ctx *ctx, int argc, char **argv)
+{
+	static const cli_option opts[] = {
+		{"team", required_argument, 't', "TEAM", "the new owning team ('' for none)"},
 		{NULL, 0, 0, NULL, NULL},
 	};
 	pr_error err = PR_ERROR_INIT;
@@ -60,20 +144,23 @@ static int service_add(cli_ctx *ctx, int argc, char **argv)
 	db *d = NULL;
 	int first, rc;
 
-	rc = parse_operands(ctx, argc, argv, opts, "profreg service add NAME [--team TEAM]",
-			    "Register a service. It starts disabled: enable it to ingest and analyse its profiles.",
-			    1, &team, &first);
+	rc = parse_operands(ctx, argc, argv, opts, "profreg service set NAME --team TEAM",
+			    "Change a registered service's team. Audited.", 1, &team, &first);
 	if (rc)
 		return rc < 0 ? EXIT_OK : rc;
+	if (!team) {
+		cli_error(ctx, "nothing to change: give --team (see --help)");
+		return EXIT_USAGE;
+	}
 	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 ||
-	    (rc = db_service_add(d, argv[first], team, &err)) < 0) {
+	    (rc = db_service_set_team(d, argv[first], team, &err)) < 0) {
 		db_close(d);
 		return cli_fail(ctx, &err);
 	}
 	db_close(d);
 	if (!ctx->quiet)
-		printf("added service '%s' (disabled; run 'profreg service enable %s')\n",
-		       argv[first], argv[first]);
+		printf("service '%s' now belongs to %s%s%s\n", argv[first], *team ? "team '" : "no team",
+		       team, *team ? "'" : "");
 	return EXIT_OK;
 }
 
@@ -156,6 +243,7 @@ static int service_list(cli_ctx *ctx, int argc, char **argv)
 
 static const cli_command service_cmds[] = {
 	{"add", service_add, "register a service (disabled until enabled)"},
+	{"set", service_set, "change a service's team"},
 	{"enable", service_enable, "opt a service in to profiling"},
 	{"disable", service_disable, "opt a service out"},
 	{"list", service_list, "list services"},

@@ -27,6 +27,7 @@ int cmd_export(cli_ctx *ctx, int argc, char **argv);
 int cmd_retention(cli_ctx *ctx, int argc, char **argv);
 int cmd_storage(cli_ctx *ctx, int argc, char **argv);
 int cmd_capture(cli_ctx *ctx, int argc, char **argv);
+int cmd_deploy(cli_ctx *ctx, int argc, char **argv);
 
 #define COMMANDS_TABLE \
 	{"ingest", cmd_ingest, "store profiles from files or a manifest"}, \
@@ -34,6 +35,7 @@ int cmd_capture(cli_ctx *ctx, int argc, char **argv);
 	{"runs", cmd_runs, "list recent runs"}, \
 	{"run", cmd_run, "show one run"}, \
 	{"post-deploy", cmd_postdeploy, "check a deploy: analyse, suspects, Markdown, exit code"}, \
+	{"deploy", cmd_deploy, "list or delete recorded deploys"}, \
 	{"finding", cmd_finding, "show or resolve a finding"}, \
 	{"page", cmd_page, "list pages; send the pending ones now"}, \
 	{"report", cmd_report, "write the HTML, Markdown or JSON report of a run or finding"}, \

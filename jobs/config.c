@@ -11,6 +11,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define CONFIG_MAX (4u << 20)
@@ -149,10 +151,13 @@ static int load_service(config_service *s, const char *name, json_t *obj, const 
 	s->tiers.hot_us = s->tiers.summary_us = s->tiers.summary_top = -1;
 	if (!(s->name = strdup(name)))
 		return pr_error_set(err, PR_ENOMEM, "out of memory");
-	if (!json_is_object(obj)) {
-		snprintf(at, sizeof(at), "services.%.64s", name);
+	snprintf(at, sizeof(at), "services.%.64s", name);
+	/* The same rule as `service add`: a name the CLI refuses can match nothing. */
+	if (!db_service_name_valid(name))
+		return bad(err, path, at, "not a valid service name (1 to 128 letters, digits, "
+			   "'.', '_' or '-', starting with a letter or digit)");
+	if (!json_is_object(obj))
 		return bad(err, path, at, "expected an object");
-	}
 	json_object_foreach(obj, key, v) {
 		size_t k;
 		for (k = 0; keys[k] && strcmp(keys[k], key) != 0; k++)
@@ -668,6 +673,45 @@ out:
 	if (rc < 0)
 		config_release(c);
 	return rc;
+}
+
+/* A folder we can list: exists, is a directory, readable and searchable. */
+static int check_dir(const char *dir, const char *path, const char *at, const char *what,
+		     pr_error *err)
+{
+	struct stat st;
+	char why[512];
+
+	if (stat(dir, &st) < 0) {
+		snprintf(why, sizeof(why), "%s '%.300s': %s", what, dir, strerror(errno));
+		return bad(err, path, at, why);
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		snprintf(why, sizeof(why), "%s '%.300s': not a directory", what, dir);
+		return bad(err, path, at, why);
+	}
+	if (access(dir, R_OK | X_OK) < 0) {
+		snprintf(why, sizeof(why), "%s '%.300s': %s", what, dir, strerror(errno));
+		return bad(err, path, at, why);
+	}
+	return 0;
+}
+
+int config_check_paths(const config *c, pr_error *err)
+{
+	char at[256];
+	int rc;
+
+	for (size_t i = 0; i < c->nservices; i++) {
+		const config_service *s = &c->services[i];
+		snprintf(at, sizeof(at), "services.%.64s.source.dir", s->name);
+		if (s->source_dir && (rc = check_dir(s->source_dir, c->path, at, "drop folder", err)) < 0)
+			return rc;
+		snprintf(at, sizeof(at), "services.%.64s.repo", s->name);
+		if (s->repo && (rc = check_dir(s->repo, c->path, at, "repository", err)) < 0)
+			return rc;
+	}
+	return 0;
 }
 
 void config_release(config *c)

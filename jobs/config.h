@@ -163,4 +163,11 @@ config_tiers config_service_tiers(const config *c, const char *service);
 int config_load(config *out, const cli_ctx *ctx, pr_error *err);
 void config_release(config *c);
 
+/*
+ * What `config check` adds to loading: every service's drop folder is a
+ * readable directory and its repository exists. Loading does not check
+ * them, so that the nightly can fail one service and go on with the rest.
+ */
+int config_check_paths(const config *c, pr_error *err);
+
 #endif

@@ -10,26 +10,49 @@
 #include <stdlib.h>
 #include <string.h>
 
-int ctx_db_open(cli_ctx *ctx, db **out, pr_error *err)
+/*
+ * Connect and migrate. Only a setup step (`setup`) may create the private
+ * cluster or put a schema into an empty database; a job that finds
+ * neither fails, so a typo in --home or --db never makes a new, empty
+ * world that analyses nothing and reports success.
+ */
+static int open_db(cli_ctx *ctx, db **out, bool setup, pr_error *err)
 {
 	const char *conninfo = ctx->db;
 	char *embedded = NULL;
-	int applied = 0, rc;
+	int applied = 0, version = 0, rc;
 
 	*out = NULL;
-	if (!conninfo || !*conninfo)
+	if (conninfo && !*conninfo) {
+		rc = pr_error_set(err, PR_EUSAGE,
+				  "'--db' is empty: give a connection string (an unset secret?)");
+		goto out;
+	}
+	if (!conninfo)
 		conninfo = getenv("PROFREG_DB");
 	if (!conninfo || !*conninfo) {
 		if (getenv("PGHOST") || getenv("PGDATABASE")) {
 			conninfo = ""; /* libpq reads its own environment */
 		} else {
-			if ((rc = pgembed_start(&embedded, ctx->home, ctx->quiet, err)) < 0)
+			rc = setup ? pgembed_start(&embedded, ctx->home, ctx->quiet, err)
+				   : pgembed_open(&embedded, ctx->home, ctx->quiet, err);
+			if (rc < 0)
 				goto out;
 			conninfo = embedded;
 		}
 	}
 	if ((rc = db_open(out, conninfo, err)) < 0)
 		goto out;
+	if (!setup) {
+		if ((rc = db_schema_version(*out, &version, err)) < 0)
+			goto out;
+		if (version == 0) {
+			rc = pr_error_set(err, PR_EDB,
+					  "no database: the database holds no profreg schema (set it up "
+					  "with 'profreg db init', or check --db)");
+			goto out;
+		}
+	}
 	if ((rc = db_migrate(*out, &applied, err)) < 0)
 		goto out;
 	if (applied && !ctx->quiet)
@@ -42,6 +65,16 @@ out:
 	}
 	free(embedded);
 	return rc;
+}
+
+int ctx_db_open(cli_ctx *ctx, db **out, pr_error *err)
+{
+	return open_db(ctx, out, false, err);
+}
+
+int ctx_db_open_setup(cli_ctx *ctx, db **out, pr_error *err)
+{
+	return open_db(ctx, out, true, err);
 }
 
 int ctx_blobs_open(cli_ctx *ctx, blob_store **out, pr_error *err)

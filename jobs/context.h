@@ -13,12 +13,21 @@
 
 /*
  * Connect to the database and bring its schema up to date. The
- * connection is chosen in this order: --db, $PROFREG_DB, the standard
- * libpq environment when PGHOST or PGDATABASE is set, else the private
- * cluster under the state directory (created and started on first use).
+ * connection is chosen in this order: --db (an empty --db is PR_EUSAGE),
+ * $PROFREG_DB, the standard libpq environment when PGHOST or PGDATABASE
+ * is set, else the private cluster under the state directory, started if
+ * it is not running. A private cluster that does not exist, or a
+ * database without profreg's schema, is PR_EDB: only setup creates them.
  * The caller closes *out with db_close.
  */
 int ctx_db_open(cli_ctx *ctx, db **out, pr_error *err);
+
+/*
+ * The same for setup steps (`db init`, `db migrate`, `service add`): the
+ * private cluster and its database are created when absent, and an
+ * empty database gets the schema.
+ */
+int ctx_db_open_setup(cli_ctx *ctx, db **out, pr_error *err);
 
 /* Open the blob store under <home>/blobs; free with blob_store_free. */
 int ctx_blobs_open(cli_ctx *ctx, blob_store **out, pr_error *err);

@@ -3,7 +3,8 @@
  *
  * CI hooks and cron wrappers branch on these, so they never change
  * meaning: 0 ok, 1 a gate or finding condition, 2 usage, 3 a runtime or
- * infrastructure failure, 4 bad input data.
+ * infrastructure failure, 4 bad input data, 5 inconclusive (a gate that
+ * could not judge and was told to fail closed).
  */
 #ifndef PR_EXITCODE_H
 #define PR_EXITCODE_H
@@ -14,6 +15,7 @@ enum {
 	EXIT_USAGE = 2,
 	EXIT_RUNTIME = 3,
 	EXIT_DATA = 4,
+	EXIT_INCONCLUSIVE = 5,
 };
 
 /* Map a PR_E* code to the exit status it deserves. */

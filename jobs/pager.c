@@ -3,6 +3,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "pager.h"
+#include "reports/report.h"
 #include "secret.h"
 #include "common/buf.h"
 #include "common/timeutil.h"
@@ -104,10 +105,15 @@ int pager_enqueue_finding(db *d, const config *c, const finding *f, int64_t run_
 	pager_dedup_key(key, f->service, f->type, f->function, f->file, f->current_release);
 	if (c->reports.base_url && c->reports.base_url[0]) {
 		size_t n = strlen(c->reports.base_url);
+		const char *instance;
+		char name[REPORT_RUN_NAME_MAX];
+		if ((rc = db_instance(d, &instance, err)) < 0)
+			return rc;
+		report_run_name(name, run_id, instance);
 		while (n && c->reports.base_url[n - 1] == '/')
 			n--;
-		if (buf_printf(&link, "%.*s/run-%" PRId64 ".html#finding-%" PRId64, (int)n,
-			       c->reports.base_url, run_id, f->id) < 0)
+		if (buf_printf(&link, "%.*s/%s.html#finding-%" PRId64, (int)n,
+			       c->reports.base_url, name, f->id) < 0)
 			return oom(err);
 	}
 	memset(&e, 0, sizeof(e));

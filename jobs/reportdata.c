@@ -4,7 +4,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "reportdata.h"
 #include "analysis.h"
-#include "gitinfo.h"
+#include "suspects.h"
 #include "common/fileio.h"
 #include "common/timeutil.h"
 #include "pipeline/format.h"
@@ -18,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_SUSPECT_RANGE 500
 
 static int oom(pr_error *err)
 {
@@ -238,6 +237,11 @@ int reportdata_sel_captures(reportdata_cap **out, size_t *n, db *d, const report
 	rows = db_rows(res);
 	if (rows == 0) {
 		char q[40];
+		db_service svc = {0};
+		/* An unknown service is a typo: say so, with the close name. */
+		if (s->service && (rc = db_service_get(d, &svc, s->service, err)) < 0)
+			goto out;
+		db_service_release(&svc);
 		rc = pr_error_set(err, PR_ENOTFOUND, "selection '%s' matches no capture%s",
 				  profile_quote(q, s->text, strlen(s->text)),
 				  !s->type && !s->nids ? " of type cpu (add type=...)" : "");
@@ -467,44 +471,52 @@ out:
 	return rc;
 }
 
-static void suspects(report_finding *f, const config *cfg, const char *prev_sha)
+/*
+ * The suspect commits stored by the run that computed them (run_id > 0:
+ * that run's; else the latest), never recomputed here: the report, the
+ * CI summary and the JSON all show the one computation.
+ */
+static int suspects(report_finding *f, db *d, int64_t run_id, pr_error *err)
 {
-	const config_service *cs = cfg ? config_service_find(cfg, f->service) : NULL;
-	gitinfo_commit *commits = NULL;
-	size_t nc = 0, *idx = NULL, n = 0;
-	pr_error gerr = PR_ERROR_INIT;
+	json_t *s = NULL, *commits, *c;
+	const char *note;
 	bool bad = false;
-	char note[PR_ERROR_MSG_MAX + 64];
+	size_t i;
+	int rc;
 
-	note[0] = 0;
-	if (!f->file || !f->file[0])
-		snprintf(note, sizeof(note), "The profile gives no file name for this function.");
-	else if (!cs || !cs->repo)
-		snprintf(note, sizeof(note), "No repository configured for the service: no commit range.");
-	else if (!f->commit || !prev_sha)
-		snprintf(note, sizeof(note), "No previous deploy with a commit: no commit range.");
-	else if (gitinfo_range(&commits, &nc, cs->repo, prev_sha, f->commit, MAX_SUSPECT_RANGE, &gerr) < 0)
-		snprintf(note, sizeof(note), "Commit range unavailable: %s", gerr.msg);
-	else if (gitinfo_suspects(&idx, &n, commits, nc, f->file) < 0 || !n)
-		snprintf(note, sizeof(note), "No commit in the range touched this file.");
-	if (n && (f->suspects = calloc(n, sizeof(*f->suspects)))) {
-		for (size_t k = 0; k < n; k++) {
-			const gitinfo_commit *c = &commits[idx[k]];
-			f->suspects[k].sha = dup_or_null(c->sha, &bad);
-			f->suspects[k].author = dup_or_null(c->author, &bad);
-			f->suspects[k].subject = dup_or_null(c->subject ? c->subject : "", &bad);
-		}
-		f->nsuspects = n;
+	if ((rc = suspects_load(&s, d, run_id, f->id, err)) < 0)
+		return rc;
+	if (!s && run_id > 0 && (rc = suspects_load(&s, d, 0, f->id, err)) < 0)
+		return rc;
+	if (!s) {
+		f->suspect_note = strdup("Suspect commits were not computed: no deploy of this "
+					 "release was checked by 'profreg post-deploy'.");
+		return f->suspect_note ? 0 : oom(err);
 	}
-	if (note[0])
-		f->suspect_note = strdup(note);
-	free(idx);
-	gitinfo_commits_free(commits, nc);
+	commits = json_object_get(s, "commits");
+	note = json_string_value(json_object_get(s, "note"));
+	if (json_array_size(commits) && !(f->suspects = calloc(json_array_size(commits),
+							      sizeof(*f->suspects)))) {
+		json_decref(s);
+		return oom(err);
+	}
+	json_array_foreach(commits, i, c) {
+		const char *subject = json_string_value(json_object_get(c, "subject"));
+		const char *author = json_string_value(json_object_get(c, "author"));
+		f->suspects[i].sha = dup_or_null(json_string_value(json_object_get(c, "sha")), &bad);
+		f->suspects[i].author = dup_or_null(author ? author : "", &bad);
+		f->suspects[i].subject = dup_or_null(subject ? subject : "", &bad);
+		f->nsuspects++;
+	}
+	if (note)
+		f->suspect_note = dup_or_null(note, &bad);
+	json_decref(s);
+	return bad ? oom(err) : 0;
 }
 
 /* Load the findings that `where` (with params) selects into r. */
-static int load_findings(report *r, db *d, blob_store *bs, const config *cfg, const char *where,
-			 int nparams, const char *const *params, pr_error *err)
+static int load_findings(report *r, db *d, blob_store *bs, const config *cfg, int64_t run_id,
+			 const char *where, int nparams, const char *const *params, pr_error *err)
 {
 	buf sql = BUF_INIT;
 	PGresult *res = NULL;
@@ -589,8 +601,9 @@ static int load_findings(report *r, db *d, blob_store *bs, const config *cfg, co
 			f->flame_note = strdup("No flame graph: the finding's captures are gone.");
 		}
 		reportdata_caps_free(caps, ncaps);
-		if (f->direction && strcmp(f->direction, "regression") == 0)
-			suspects(f, cfg, db_get_text(res, i, 24));
+		if (f->direction && strcmp(f->direction, "regression") == 0 &&
+		    (rc = suspects(f, d, run_id, err)) < 0)
+			break;
 	}
 	db_result_free(res);
 	return rc;
@@ -632,18 +645,20 @@ static int run_summary(report *r, db *d, int64_t run_id, pr_error *err)
 		json_object_foreach(services, name, v) {
 			const char *st = json_string_value(json_object_get(v, "status"));
 			const char *why = json_string_value(json_object_get(v, "reason"));
-			char **nf;
+			bool failed = st && strcmp(st, "failed") == 0;
+			char ***list = failed ? &r->failures : &r->skips, **nf;
+			size_t *n = failed ? &r->nfailures : &r->nskips;
 			buf line = BUF_INIT;
-			if (!st || strcmp(st, "failed") != 0)
+			if (!st || (!failed && strcmp(st, "skipped") != 0))
 				continue;
-			if (buf_printf(&line, "%s: %s", name, why ? why : "failed") < 0 ||
-			    !(nf = realloc(r->failures, (r->nfailures + 1) * sizeof(*nf)))) {
+			if (buf_printf(&line, "%s: %s", name, why ? why : st) < 0 ||
+			    !(nf = realloc(*list, (*n + 1) * sizeof(*nf)))) {
 				buf_release(&line);
 				bad = true;
 				break;
 			}
-			r->failures = nf;
-			r->failures[r->nfailures++] = buf_detach(&line, NULL);
+			*list = nf;
+			(*list)[(*n)++] = buf_detach(&line, NULL);
 		}
 	}
 	if (db_get_text(res, 0, 5)) {
@@ -675,7 +690,7 @@ int reportdata_run(report *out, db *d, blob_store *bs, const config *cfg, int64_
 
 	snprintf(id, sizeof(id), "%" PRId64, run_id);
 	if ((rc = report_init(out, "run", err)) < 0 || (rc = run_summary(out, d, run_id, err)) < 0 ||
-	    (rc = load_findings(out, d, bs, cfg,
+	    (rc = load_findings(out, d, bs, cfg, run_id,
 			   "f.id in (select finding_id from run_findings where run_id = $1)", 1, p, err)) < 0)
 		return rc;
 	out->generated_us = time_now_us();
@@ -695,7 +710,7 @@ int reportdata_finding(report *out, db *d, blob_store *bs, const config *cfg,
 		return rc;
 	if (!(out->title = strdup(title)))
 		return oom(err);
-	if ((rc = load_findings(out, d, bs, cfg, "f.id = $1", 1, p, err)) < 0)
+	if ((rc = load_findings(out, d, bs, cfg, 0, "f.id = $1", 1, p, err)) < 0)
 		return rc;
 	if (!out->nfindings)
 		return pr_error_set(err, PR_ENOTFOUND, "finding %s not found", id);
@@ -719,7 +734,7 @@ int reportdata_release(report *out, db *d, blob_store *bs, const config *cfg,
 	if (buf_printf(&title, "profreg report: %s release %s", service, release) < 0)
 		return oom(err);
 	out->title = buf_detach(&title, NULL);
-	if ((rc = load_findings(out, d, bs, cfg, "s.name = $1 and f.current_release = $2", 2, p, err)) < 0)
+	if ((rc = load_findings(out, d, bs, cfg, 0, "s.name = $1 and f.current_release = $2", 2, p, err)) < 0)
 		return rc;
 	if (!out->nfindings && !(out->note = strdup("No stored finding for this release: either it was never "
 						   "analysed or nothing moved beyond the margin.")))
@@ -948,14 +963,17 @@ int reportdata_write_run(db *d, blob_store *bs, const config *cfg, const char *h
 	static const char *ext[3] = {"html", "md", "json"};
 	report r;
 	buf text = BUF_INIT, path = BUF_INIT;
-	char *dir = NULL;
+	char *dir = NULL, name[REPORT_RUN_NAME_MAX];
+	const char *instance;
 	int rc;
 
 	memset(&r, 0, sizeof(r));
 	if (html_path)
 		*html_path = NULL;
-	if ((rc = reportdata_run(&r, d, bs, cfg, run_id, err)) < 0)
+	if ((rc = reportdata_run(&r, d, bs, cfg, run_id, err)) < 0 ||
+	    (rc = db_instance(d, &instance, err)) < 0)
 		goto out;
+	report_run_name(name, run_id, instance);
 	if (!(dir = reportdata_dir(cfg, home))) {
 		rc = oom(err);
 		goto out;
@@ -969,7 +987,7 @@ int reportdata_write_run(db *d, blob_store *bs, const config *cfg, const char *h
 								   : report_json(&text, &r, err);
 		if (rc < 0)
 			goto out;
-		if (buf_printf(&path, "%s/run-%" PRId64 ".%s", dir, run_id, ext[k]) < 0) {
+		if (buf_printf(&path, "%s/%s.%s", dir, name, ext[k]) < 0) {
 			rc = oom(err);
 			goto out;
 		}

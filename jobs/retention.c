@@ -961,6 +961,21 @@ json_t *retention_result_json(const retention_result *r)
 		"seconds", r->seconds);
 }
 
+int retention_check_at(int64_t at_us, pr_error *err)
+{
+	int64_t now_us = time_now_us();
+	char when[TIME_FMT_MAX], now[TIME_FMT_MAX];
+
+	if (at_us <= now_us + RETENTION_AT_SLACK_US)
+		return 0;
+	time_format(when, at_us);
+	time_format(now, now_us);
+	return pr_error_set(err, PR_EUSAGE,
+			    "cannot run retention as of '%s': it is more than %d minutes after now"
+			    " ('%s'); a time in the future would expire forensic evidence early",
+			    when, (int)(RETENTION_AT_SLACK_US / 60000000), now);
+}
+
 static int run_insert(ret *r, pr_error *err)
 {
 	static const char stale[] =
@@ -1037,16 +1052,8 @@ int retention_run(retention_result *out, db *d, blob_store *bs, const config *cf
 	out->budget_rows = cfg->retention.budget_rows;
 	i64s(r.at, out->at_us);
 	i64s(r.batch, cfg->retention.batch ? cfg->retention.batch : 200);
-	if (out->at_us > t0 + RETENTION_AT_SLACK_US) {
-		char when[TIME_FMT_MAX], now[TIME_FMT_MAX];
-		time_format(when, out->at_us);
-		time_format(now, t0);
-		rc = pr_error_set(err, PR_EUSAGE,
-				  "cannot run retention as of '%s': it is more than %d minutes after now"
-				  " ('%s'); a time in the future would expire forensic evidence early",
-				  when, (int)(RETENTION_AT_SLACK_US / 60000000), now);
+	if ((rc = retention_check_at(out->at_us, err)) < 0)
 		goto out;
-	}
 
 	if ((rc = db_try_advisory_lock(d, RETENTION_LOCK, &locked, err)) < 0)
 		goto out;

@@ -64,6 +64,13 @@
 /* How far past the clock `at` may be: a later one would expire evidence early. */
 #define RETENTION_AT_SLACK_US (5 * 60 * 1000000LL)
 
+/*
+ * 0 when retention may run as of `at_us`; PR_EUSAGE (saying why) when it
+ * is more than RETENTION_AT_SLACK_US after the clock. A job that ends in
+ * retention checks this before it starts, not after its work is done.
+ */
+int retention_check_at(int64_t at_us, pr_error *err);
+
 /* Unreferenced blob files younger than this are left alone (an ingest may be writing the row). */
 #define RETENTION_ORPHAN_GRACE_US (6 * 3600 * 1000000LL)
 

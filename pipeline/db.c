@@ -10,6 +10,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "db.h"
+#include "../common/similar.h"
 #include "migrate.h"
 #include "../common/buf.h"
 
@@ -24,11 +25,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#define US_TO_TS(p) \
-	"(to_timestamp((" p ")::bigint / 1000000) + ((" p ")::bigint % 1000000) * interval '1 microsecond')"
-#define TS_TO_US(c) \
-	"(extract(epoch from date_trunc('second', " c "))::bigint * 1000000" \
-	" + extract(microseconds from " c ")::bigint % 1000000)"
+#define US_TO_TS(p) DB_US_TO_TS(p)
+#define TS_TO_US(c) DB_TS_TO_US(c)
 
 /* First key of every profreg advisory lock ("prof"), the second is hashtext(name). */
 #define LOCK_CLASS "1886547814"
@@ -45,6 +43,7 @@
 struct db {
 	PGconn *conn;
 	char actor[128];
+	char instance[DB_INSTANCE_MAX + 1]; /* "" until read */
 };
 
 /* ---- errors ---------------------------------------------------------- */
@@ -693,6 +692,64 @@ static int bad_service_name(const char *name, pr_error *err)
 			    sanitize(q, name));
 }
 
+/*
+ * "service 'paymnts-api' not found (did you mean 'payments-api'?)": an
+ * unknown name is far more often a typo than a new service. The
+ * suggestion is best effort: a failed lookup leaves it out.
+ */
+static int service_not_found(db *d, const char *name, pr_error *err)
+{
+	PGresult *res = NULL;
+	const char **names = NULL;
+	char qn[68], qs[68];
+	long best = -1;
+	int n = 0;
+
+	res = q(d, "select name from services order by name collate \"C\" limit 100000", 0, NULL);
+	if (res_ok(res) && (n = PQntuples(res)) > 0 && (names = calloc((size_t)n, sizeof(*names)))) {
+		for (int i = 0; i < n; i++)
+			names[i] = PQgetvalue(res, i, 0);
+		best = service_name_valid(name) ? similar_best(name, names, (size_t)n) : -1;
+	}
+	if (best >= 0)
+		pr_error_set(err, PR_ENOTFOUND, "service '%s' not found (did you mean '%s'?)",
+			     sanitize(qn, name), sanitize(qs, names[best]));
+	else
+		pr_error_set(err, PR_ENOTFOUND, "service '%s' not found", sanitize(qn, name));
+	free(names);
+	PQclear(res);
+	return PR_ENOTFOUND;
+}
+
+int db_instance(db *d, const char **out, pr_error *err)
+{
+	PGresult *res = NULL;
+	int rc;
+
+	*out = d->instance;
+	if (d->instance[0])
+		return 0;
+	if ((rc = run(d, &res, err, "select replace(id::text, '-', '') from instance", 0, NULL,
+		      "cannot read the instance id")) < 0)
+		return rc;
+	if (PQntuples(res) == 1)
+		snprintf(d->instance, sizeof(d->instance), "%s", PQgetvalue(res, 0, 0));
+	else
+		rc = pr_error_set(err, PR_EDB, "database: the instance id is missing");
+	PQclear(res);
+	return rc;
+}
+
+const char *db_actor(const db *d)
+{
+	return d->actor;
+}
+
+bool db_service_name_valid(const char *name)
+{
+	return service_name_valid(name);
+}
+
 void db_service_release(db_service *s)
 {
 	if (!s)
@@ -728,12 +785,11 @@ int db_service_add(db *d, const char *name, const char *team, pr_error *err)
 int db_service_set_enabled(db *d, const char *name, bool enabled, pr_error *err)
 {
 	const char *p[3] = {name, enabled ? "t" : "f", d->actor};
-	char qn[68];
 	PGresult *res = NULL;
 	int rc;
 
 	if (!service_name_valid(name))
-		return pr_error_set(err, PR_ENOTFOUND, "service '%s' not found", sanitize(qn, name));
+		return service_not_found(d, name, err);
 	if ((rc = run(d, &res, err,
 		      "with old as (select id, enabled from services where name = $1 for update),"
 		      " s as (update services set enabled = $2::boolean, updated_at = now()"
@@ -746,7 +802,32 @@ int db_service_set_enabled(db *d, const char *name, bool enabled, pr_error *err)
 		      3, p, enabled ? "cannot enable a service" : "cannot disable a service")) < 0)
 		return rc;
 	if (strcmp(PQcmdTuples(res), "0") == 0)
-		rc = pr_error_set(err, PR_ENOTFOUND, "service '%s' not found", name);
+		rc = service_not_found(d, name, err);
+	PQclear(res);
+	return rc;
+}
+
+int db_service_set_team(db *d, const char *name, const char *team, pr_error *err)
+{
+	const char *p[3] = {name, team ? team : "", d->actor};
+	PGresult *res = NULL;
+	int rc;
+
+	if (!service_name_valid(name))
+		return service_not_found(d, name, err);
+	if ((rc = run(d, &res, err,
+		      "with old as (select id, team from services where name = $1 for update),"
+		      " s as (update services set team = nullif($2, ''), updated_at = now()"
+		      "       from old where services.id = old.id"
+		      "       returning services.id, services.name, old.team as was, services.team)"
+		      " insert into audit_log (actor, action, object, detail)"
+		      " select $3, 'service.set', 'service:' || s.name,"
+		      "        jsonb_build_object('id', s.id, 'team', s.team, 'was_team', s.was)"
+		      " from s",
+		      3, p, "cannot change a service")) < 0)
+		return rc;
+	if (strcmp(PQcmdTuples(res), "0") == 0)
+		rc = service_not_found(d, name, err);
 	PQclear(res);
 	return rc;
 }
@@ -773,17 +854,16 @@ int db_service_get(db *d, db_service *out, const char *name, pr_error *err)
 {
 	const char *p[1] = {name};
 	PGresult *res = NULL;
-	char qn[68];
 	int rc;
 
 	memset(out, 0, sizeof(*out));
 	if (!service_name_valid(name))
-		return pr_error_set(err, PR_ENOTFOUND, "service '%s' not found", sanitize(qn, name));
+		return service_not_found(d, name, err);
 	if ((rc = run(d, &res, err, "select " SERVICE_COLS " from services where name = $1",
 		      1, p, "cannot read a service")) < 0)
 		return rc;
 	if (PQntuples(res) == 0)
-		rc = pr_error_set(err, PR_ENOTFOUND, "service '%s' not found", name);
+		rc = service_not_found(d, name, err);
 	else if (service_from_row(out, res, 0) < 0)
 		rc = oom(err);
 	PQclear(res);
@@ -825,6 +905,49 @@ out:
 	}
 	PQclear(res);
 	return rc;
+}
+
+int db_service_releases(db *d, char ***out, size_t *n, int64_t service_id, pr_error *err)
+{
+	char sid[24];
+	const char *p[1] = {sid};
+	PGresult *res = NULL;
+	char **arr = NULL;
+	size_t rows;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	snprintf(sid, sizeof(sid), "%" PRId64, service_id);
+	if ((rc = run(d, &res, err,
+		      "select release from profiles where service_id = $1 group by release"
+		      " order by max(captured_at) desc limit 1000", 1, p,
+		      "cannot list a service's releases")) < 0)
+		return rc;
+	rows = (size_t)PQntuples(res);
+	if (rows && !(arr = calloc(rows, sizeof(*arr)))) {
+		rc = oom(err);
+		goto out;
+	}
+	for (size_t i = 0; i < rows; i++)
+		if (!(arr[i] = strdup(PQgetvalue(res, (int)i, 0)))) {
+			db_strings_free(arr, i);
+			arr = NULL;
+			rc = oom(err);
+			goto out;
+		}
+	*out = arr;
+	*n = rows;
+out:
+	PQclear(res);
+	return rc;
+}
+
+void db_strings_free(char **s, size_t n)
+{
+	for (size_t i = 0; s && i < n; i++)
+		free(s[i]);
+	free(s);
 }
 
 /* ---- captures -------------------------------------------------------- */

@@ -96,7 +96,21 @@ void db_service_release(db_service *s);
  */
 int db_service_add(db *d, const char *name, const char *team, pr_error *err);
 
-/* Enable or disable; PR_ENOTFOUND when absent. Audited. */
+/*
+ * Whether `name` is a valid service name (the rule db_service_add
+ * enforces), for checks made before a database is at hand (the
+ * configuration file).
+ */
+bool db_service_name_valid(const char *name);
+
+/* Set or clear (NULL or "") a service's team; PR_ENOTFOUND when absent. Audited. */
+int db_service_set_team(db *d, const char *name, const char *team, pr_error *err);
+
+/*
+ * Enable or disable; PR_ENOTFOUND when absent. Audited. Every "not found"
+ * of a service names the closest registered name when one is likely
+ * meant ("did you mean 'payments-api'?").
+ */
 int db_service_set_enabled(db *d, const char *name, bool enabled, pr_error *err);
 
 /* Fill *out (release it with db_service_release); PR_ENOTFOUND when absent. */
@@ -107,6 +121,14 @@ int db_service_get(db *d, db_service *out, const char *name, pr_error *err);
  * none): release each with db_service_release, then free(*out).
  */
 int db_service_list(db *d, db_service **out, size_t *n, pr_error *err);
+
+/*
+ * The releases a service has captures of, the most recently captured
+ * first, at most 1000. *out is a new array of *n strings (NULL when none),
+ * freed with db_strings_free.
+ */
+int db_service_releases(db *d, char ***out, size_t *n, int64_t service_id, pr_error *err);
+void db_strings_free(char **s, size_t n);
 
 /*
  * One capture's index row. Strings belong to the struct when it was filled
@@ -217,6 +239,28 @@ int db_audit(db *d, const char *action, const char *object, const char *detail_j
  * memory.
  */
 char *db_conninfo_redact(const char *conninfo);
+
+/*
+ * SQL text that turns a bigint of Unix microseconds into a timestamptz
+ * and back, exactly (never through double precision): every module that
+ * owns SQL with timestamps uses these.
+ */
+#define DB_US_TO_TS(p) \
+	"(to_timestamp((" p ")::bigint / 1000000) + ((" p ")::bigint % 1000000) * interval '1 microsecond')"
+#define DB_TS_TO_US(c) \
+	"(extract(epoch from date_trunc('second', " c "))::bigint * 1000000" \
+	" + extract(microseconds from " c ")::bigint % 1000000)"
+
+/*
+ * The database's instance id: 32 hex digits made when its schema was
+ * created, so that files named after rows (run reports) of two databases
+ * never collide in one folder. *out points into `d`.
+ */
+#define DB_INSTANCE_MAX 32
+int db_instance(db *d, const char **out, pr_error *err);
+
+/* The OS user profreg runs as, for audit rows ("root", "uid 1000"). */
+const char *db_actor(const db *d);
 
 /*
  * Run one parameterised statement for a module that owns its own SQL

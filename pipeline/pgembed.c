@@ -1057,7 +1057,7 @@ static void drop_notice(void *arg, const char *message)
 }
 
 /* Create database "profreg" unless it exists. */
-static int ensure_database(const cluster *c, bool quiet, pr_error *err)
+static int ensure_database(const cluster *c, bool create, bool quiet, pr_error *err)
 {
 	char *ci = conninfo_for(c, "postgres");
 	const char *keys[] = {"dbname", "connect_timeout", "fallback_application_name", NULL};
@@ -1084,6 +1084,12 @@ static int ensure_database(const cluster *c, bool quiet, pr_error *err)
 	}
 	if (PQntuples(res) > 0)
 		goto out;
+	if (!create) {
+		rc = pr_error_set(err, PR_EDB,
+				  "no database: the private cluster in '%s' has no database '" DB_NAME
+				  "' (create it with 'profreg db init')", c->disp);
+		goto out;
+	}
 	PQclear(res);
 	res = PQexec(conn, "create database " DB_NAME " encoding 'UTF8' template template0");
 	if (PQresultStatus(res) != PGRES_COMMAND_OK) {
@@ -1104,14 +1110,26 @@ out:
 
 /* ---- public ---------------------------------------------------------- */
 
-int pgembed_start(char **conninfo_out, const char *home, bool quiet, pr_error *err)
+/*
+ * Start the cluster under <home>/pg; with `create`, make it (and its
+ * database) first when absent. Without, a missing cluster or database is
+ * an error that says how to make one: a job never creates a new, empty
+ * world because of a typo in --home.
+ */
+static int start(char **conninfo_out, const char *home, bool create, bool quiet, pr_error *err)
 {
 	cluster c;
 	int rc;
 
 	*conninfo_out = NULL;
-	if ((rc = cluster_paths(&c, home, true, err)) < 0)
+	if ((rc = cluster_paths(&c, home, create, err)) < 0)
 		goto out;
+	if (!create && !exists(c.data)) {
+		rc = pr_error_set(err, PR_EDB,
+				  "no database: '%s' holds no private PostgreSQL cluster (create one with "
+				  "'profreg db init', or give --db or PROFREG_DB)", c.disp);
+		goto out;
+	}
 	if ((rc = pick_user(&c, err)) < 0)
 		goto out;
 	if ((rc = make_private_dir(&c, c.root, err)) < 0)
@@ -1143,13 +1161,23 @@ int pgembed_start(char **conninfo_out, const char *home, bool quiet, pr_error *e
 	}
 	if ((rc = ensure_running(&c, quiet, err)) < 0)
 		goto out;
-	if ((rc = ensure_database(&c, quiet, err)) < 0)
+	if ((rc = ensure_database(&c, create, quiet, err)) < 0)
 		goto out;
 	if (!(*conninfo_out = conninfo_for(&c, DB_NAME)))
 		rc = oom(err);
 out:
 	cluster_release(&c);
 	return rc;
+}
+
+int pgembed_start(char **conninfo_out, const char *home, bool quiet, pr_error *err)
+{
+	return start(conninfo_out, home, true, quiet, err);
+}
+
+int pgembed_open(char **conninfo_out, const char *home, bool quiet, pr_error *err)
+{
+	return start(conninfo_out, home, false, quiet, err);
 }
 
 int pgembed_stop(const char *home, bool quiet, pr_error *err)

@@ -40,6 +40,15 @@
  */
 int pgembed_start(char **conninfo_out, const char *home, bool quiet, pr_error *err);
 
+/*
+ * Start the existing cluster under <home>/pg if it is not running, and
+ * connect to its database, like pgembed_start, but never create either:
+ * a home without a cluster (a typo in --home) is PR_EDB with a message
+ * that says how to make one. Jobs use this; setup commands use
+ * pgembed_start.
+ */
+int pgembed_open(char **conninfo_out, const char *home, bool quiet, pr_error *err);
+
 /* Stop the cluster if it runs (fast shutdown, then immediate after 30 s). */
 int pgembed_stop(const char *home, bool quiet, pr_error *err);
 

@@ -138,8 +138,8 @@ static void summary(out *o, const report *r)
 		P(o, "</td></tr>\n");
 	}
 	if (r->services_analysed >= 0)
-		P(o, "<tr><th>services</th><td>%ld analysed, %ld failed</td></tr>\n", r->services_analysed,
-		  r->services_failed < 0 ? 0 : r->services_failed);
+		P(o, "<tr><th>services</th><td>%ld analysed, %ld failed, %zu skipped</td></tr>\n",
+		  r->services_analysed, r->services_failed < 0 ? 0 : r->services_failed, r->nskips);
 	if (strcmp(r->kind, "diff") != 0)
 		P(o, "<tr><th>regressions</th><td>%zu: <span class=\"sev sev-critical\">critical %zu</span> "
 		  "<span class=\"sev sev-high\">high %zu</span> <span class=\"sev sev-medium\">medium %zu</span> "
@@ -152,6 +152,15 @@ static void summary(out *o, const report *r)
 		for (size_t i = 0; i < r->nfailures; i++) {
 			P(o, "<li>");
 			E(o, r->failures[i], "");
+			P(o, "</li>\n");
+		}
+		P(o, "</ul>\n");
+	}
+	if (r->nskips) {
+		P(o, "<p>Skipped (not analysed):</p><ul>\n");
+		for (size_t i = 0; i < r->nskips; i++) {
+			P(o, "<li>");
+			E(o, r->skips[i], "");
 			P(o, "</li>\n");
 		}
 		P(o, "</ul>\n");

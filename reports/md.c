@@ -82,14 +82,19 @@ int report_md(buf *b, const report *r, pr_error *err)
 		P(&o, "\n\n");
 	}
 	if (r->services_analysed >= 0)
-		P(&o, "Services: %ld analysed, %ld failed\n\n", r->services_analysed,
-		  r->services_failed < 0 ? 0 : r->services_failed);
+		P(&o, "Services: %ld analysed, %ld failed, %zu skipped\n\n", r->services_analysed,
+		  r->services_failed < 0 ? 0 : r->services_failed, r->nskips);
 	for (size_t i = 0; i < r->nfailures; i++) {
 		P(&o, "- failed: ");
 		M(&o, r->failures[i], "");
 		P(&o, "\n");
 	}
-	if (r->nfailures)
+	for (size_t i = 0; i < r->nskips; i++) {
+		P(&o, "- skipped: ");
+		M(&o, r->skips[i], "");
+		P(&o, "\n");
+	}
+	if (r->nfailures || r->nskips)
 		P(&o, "\n");
 	if (!diff)
 		P(&o, "**%zu regression%s**: %zu critical, %zu high, %zu medium, %zu low\n\n", regressions,

@@ -7,8 +7,15 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+
+void report_run_name(char out[REPORT_RUN_NAME_MAX], int64_t run_id, const char *instance)
+{
+	snprintf(out, REPORT_RUN_NAME_MAX, "run-%" PRId64 "-%.8s", run_id,
+		 instance && *instance ? instance : "0");
+}
 
 int report_init(report *r, const char *kind, pr_error *err)
 {
@@ -64,6 +71,9 @@ void report_release(report *r)
 	for (size_t i = 0; i < r->nfailures; i++)
 		free(r->failures[i]);
 	free(r->failures);
+	for (size_t i = 0; i < r->nskips; i++)
+		free(r->skips[i]);
+	free(r->skips);
 	free(r->kind);
 	free(r->title);
 	free(r->run_kind);

@@ -83,6 +83,8 @@ typedef struct report {
 	long services_analysed, services_failed; /* -1: unknown */
 	char **failures;             /* "service: reason" */
 	size_t nfailures;
+	char **skips;                /* "service: reason": not analysed, not failed */
+	size_t nskips;
 	report_finding *findings;    /* ranked: findings first, best first */
 	size_t nfindings;
 	/* diff only */
@@ -105,6 +107,15 @@ typedef struct report_out {
 } report_out;
 
 void report_put(report_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * The file name, without extension, of a run's report: "run-42-1a2b3c4d",
+ * the run id and the first 8 hex digits of the database's instance id,
+ * so that two databases writing into one reports folder never overwrite
+ * each other's run 42. Links (pages, CI summaries) use the same name.
+ */
+#define REPORT_RUN_NAME_MAX 48
+void report_run_name(char out[REPORT_RUN_NAME_MAX], int64_t run_id, const char *instance);
 
 int report_init(report *r, const char *kind, pr_error *err);
 void report_release(report *r);

@@ -126,7 +126,7 @@ fail:
 
 int report_json(buf *b, const report *r, pr_error *err)
 {
-	json_t *root = NULL, *arr = NULL, *fails = NULL;
+	json_t *root = NULL, *arr = NULL, *fails = NULL, *skips = NULL;
 	size_t sev[4];
 	char *text = NULL;
 	int rc = 0;
@@ -136,6 +136,9 @@ int report_json(buf *b, const report *r, pr_error *err)
 	fails = json_array();
 	for (size_t i = 0; i < r->nfailures; i++)
 		json_array_append_new(fails, json_string(r->failures[i]));
+	skips = json_array();
+	for (size_t i = 0; i < r->nskips; i++)
+		json_array_append_new(skips, json_string(r->skips[i]));
 	for (size_t i = 0; i < r->nfindings; i++) {
 		json_t *f = finding_json(&r->findings[i], &r->fopts);
 		if (!f || json_array_append_new(arr, f) < 0) {
@@ -161,7 +164,8 @@ int report_json(buf *b, const report *r, pr_error *err)
 			    "failed", (json_int_t)(r->services_failed < 0 ? 0 : r->services_failed))
 		: json_null());
 	json_object_set_new(root, "failures", fails);
-	fails = NULL;
+	json_object_set_new(root, "skipped", skips);
+	fails = skips = NULL;
 	json_object_set_new(root, "regressions_by_severity", json_pack("{s:I,s:I,s:I,s:I}",
 		"critical", (json_int_t)sev[3], "high", (json_int_t)sev[2], "medium", (json_int_t)sev[1],
 		"low", (json_int_t)sev[0]));
@@ -184,6 +188,7 @@ out:
 	json_decref(root);
 	json_decref(arr);
 	json_decref(fails);
+	json_decref(skips);
 	if (rc < 0)
 		return pr_error_set(err, rc, "cannot write the JSON report: %s",
 				    rc == PR_ELIMIT ? "it exceeds its size limit" : "out of memory");

@@ -35,7 +35,8 @@ while read -r s; do pr --quiet service add "$s" && pr --quiet service enable "$s
 
 run pr --config "$T/profreg.json" nightly --at "$at" --json
 echo "$OUT" >"$T/n1.json"
-[ $RC -eq 0 ] && ok "nightly completes with a broken service" || not_ok "nightly exit" "rc=$RC $ERR"
+[ $RC -eq 3 ] && [[ $ERR == *"service 'svc-004' failed"*"nosuch"* ]] &&
+	ok "nightly analyses the others, then fails (exit 3) naming the broken service" || not_ok "nightly exit" "rc=$RC $ERR"
 [ "$(sql "select count(*) from profiles")" = $(( $(grep -c . "$T/fleet/manifest.jsonl") - $(grep -c '"service":"svc-004"' "$T/fleet/manifest.jsonl") )) ] && ok "every capture with a sidecar is collected" || not_ok "collected count"
 grep -q '"status": "failed"' "$T/n1.json" && grep -q 'nosuch' "$T/n1.json" && ok "the broken service is reported with its reason" || not_ok "failed service" "$OUT"
 grep -q '"ghost"' "$T/n1.json" && grep -q 'not registered' "$T/n1.json" && ok "a configured but unregistered service is reported" || not_ok "ghost"
@@ -49,11 +50,13 @@ while IFS= read -r line; do
 done < <(grep '"regressed":true' "$T/fleet/truth.jsonl")
 nreg=$(grep '"regressed":true' "$T/fleet/truth.jsonl" | grep -vc '"service":"svc-004"')
 [ "$missed" = 0 ] && [ "$nreg" -ge 1 ] && ok "the night's injected regressions are found ($nreg)" || not_ok "nightly missed $missed"
-[ "$(sql "select count(*) from runs where kind='nightly' and status='ok'")" = 1 ] && ok "the run is recorded" || not_ok "run record"
+[ "$(sql "select count(*) from runs where kind='nightly' and status='incomplete'")" = 1 ] && ok "the run is recorded as incomplete" || not_ok "run record"
 rid1=$(sql "select max(id) from runs where kind='nightly'")
 report=$(sed -n 's/^  "report": "\(.*\)",*$/\1/p' "$T/n1.json")
-[ "$report" = "$HOME_DIR/reports/run-$rid1.html" ] && [ -s "$report" ] && [ -s "${report%.html}.md" ] && [ -s "${report%.html}.json" ] &&
+[[ $report == "$HOME_DIR/reports/run-$rid1-"*.html ]] && [ -s "$report" ] && [ -s "${report%.html}.md" ] && [ -s "${report%.html}.json" ] &&
 	ok "the night's HTML, Markdown and JSON reports are written under the state directory" || not_ok "nightly report" "report=$report"
+jq -e '.skipped | map(select(startswith("ghost: "))) | length == 1' "${report%.html}.json" >/dev/null &&
+	grep -q 'Skipped (not analysed)' "$report" && ok "the report lists the skipped services with their reasons" || not_ok "skipped in report"
 fid1=$(sql "select id from findings where direction='regression' order by id limit 1")
 grep -q "id=\"finding-$fid1\"" "$report" 2>/dev/null && ok "each finding has its anchor in the night's report" || not_ok "report anchor"
 nf=$(sql "select count(*) from findings")
@@ -65,7 +68,7 @@ npin=$(sql "select count(*) from audit_log where action='pin'")
 [ "$npin" = "$nreg_found" ] && ok "an audit row records each pinning" || not_ok "pin audit" "pins=$npin regressions=$nreg_found"
 
 run pr --config "$T/profreg.json" nightly --at "$at" --json
-[ $RC -eq 0 ] && [ "$(sql "select count(*) from findings")" = "$nf" ] && [ "$(sql "select count(*) from profiles")" = "$np" ] && ok "re-running the same night changes nothing" || not_ok "re-run" "rc=$RC"
+[ $RC -eq 3 ] && [ "$(sql "select count(*) from findings")" = "$nf" ] && [ "$(sql "select count(*) from profiles")" = "$np" ] && ok "re-running the same night changes nothing" || not_ok "re-run" "rc=$RC"
 
 [ "$(sql "select count(*) from audit_log where action='pin'")" = "$npin" ] && ok "a re-run pins nothing twice" || not_ok "pin audit after re-run"
 run pr report --run "$rid1" --format json --out -
@@ -98,12 +101,21 @@ run pr --config "$T/profreg.json" nightly --at "$at" --service svc-001 --dry-run
 run pr runs list --json
 [[ $OUT == *'"kind": "nightly"'* ]] && ok "runs list" || not_ok "runs list" "$OUT"
 rid=$(sql "select max(id) from runs where kind='nightly'")
+run pr run show "$rid" --json
+[ $RC -eq 0 ] && [[ $OUT == *'"services"'* ]] && [[ $OUT == *'"findings"'* ]] && ok "run show --json gives outcomes and findings" || not_ok "run show" "rc=$RC"
 run pr run show "$rid"
-[ $RC -eq 0 ] && [[ $OUT == *'"services"'* ]] && [[ $OUT == *'"findings"'* ]] && ok "run show gives outcomes and findings" || not_ok "run show" "rc=$RC"
+[ $RC -eq 0 ] && [[ $OUT == "run $rid: nightly"* ]] && [[ $OUT == *"svc-004"*"failed"* ]] && [[ $OUT != *'{'* ]] &&
+	ok "run show prints text without --json" || not_ok "run show text" "rc=$RC $OUT"
 run pr run show 999999
 [ $RC -eq 4 ] && ok "a missing run is exit 4" || not_ok "missing run" "rc=$RC"
 run pr config check "$T/profreg.json"
-[ $RC -eq 0 ] && [[ $OUT == *"6 services configured"* ]] && ok "config check accepts the file" || not_ok "config check" "rc=$RC $OUT $ERR"
+[ $RC -eq 2 ] && [[ $ERR == *"services.svc-004.source.dir: drop folder"*"nosuch"* ]] &&
+	ok "config check refuses a drop folder that is not there" || not_ok "config check" "rc=$RC $OUT $ERR"
+grep -v nosuch "$T/profreg.json" >"$T/good.json"
+run pr config check "$T/good.json"
+[ $RC -eq 0 ] && [[ $OUT == *"5 services configured"* ]] && ok "config check accepts the file" || not_ok "config check good" "rc=$RC $OUT $ERR"
+run pr config check "$T/good.json" --json
+[ $RC -eq 0 ] && [ "$(jq -r .valid <<<"$OUT")" = true ] && ok "config check --json prints JSON" || not_ok "config check json" "$OUT"
 printf '{"services": {"a": {"source": {"folder": "x"}}}}' >"$T/bad.json"
 run pr config check "$T/bad.json"
 [ $RC -eq 2 ] && [[ $ERR == *"services.a.source"* ]] && ok "config check names the bad path" || not_ok "config check bad" "rc=$RC $ERR"

@@ -88,7 +88,8 @@ gap=$(jq -s '(map(select(.action == "429:1")) | .[0]) as $t | map(select(.body.d
 first=$(jq -c 'select(.action == "202")' "$LOG" | head -n 1)
 fid=$(jq -r .body.payload.custom_details.finding_id <<<"$first")
 rid=$(jq -r .body.payload.custom_details.run_id <<<"$first")
-[ "$(jq -r '.body.links[0].href' <<<"$first")" = "https://reports.example/profreg/run-$rid.html#finding-$fid" ] && ok "the page links to the run report's finding" || not_ok "link" "$first"
+inst=$(sql "select left(replace(id::text, '-', ''), 8) from instance")
+[ "$(jq -r '.body.links[0].href' <<<"$first")" = "https://reports.example/profreg/run-$rid-$inst.html#finding-$fid" ] && ok "the page links to the run report's finding" || not_ok "link" "$first"
 [ "$(jq -r '.body.payload | "\(.severity) \(.group) \(.class) \(.source)"' <<<"$first")" = "critical $(jq -r .body.payload.group <<<"$first") cpu profreg" ] && [ -n "$(jq -r .body.payload.component <<<"$first")" ] && ok "payload: severity critical, group the service, class the type, component the function" || not_ok "payload" "$first"
 grep -q '"pages": {' "$T/n1.json" && [ "$(jq .pages.sent "$T/n1.json")" = 3 ] && ok "nightly --json reports the page counts" || not_ok "nightly json pages" "$OUT"
 [ "$(sql "select detail->'pages'->>'enqueued' from runs where kind = 'nightly' order by id desc limit 1")" = 3 ] && ok "the run record holds the page counts" || not_ok "run record pages"

@@ -35,8 +35,9 @@ echo "$OUT" >"$T/bad.md"
 [ "$(sql "select commit_sha from deploys d join services s on s.id=d.service_id where s.name='$bad'")" = "$sha" ] && ok "the deploy is recorded with the annotated tag peeled to its commit" || not_ok "deploy row"
 [ "$(sql "select count(*) from profiles where tags->>'commit'='$sha' and retention_class='forensic'")" -ge 1 ] && ok "the evidence is tagged with the deploy's commit" || not_ok "evidence tags"
 prid=$(sql "select max(id) from runs where kind='post-deploy'")
-[[ $OUT == *"Report: $HOME_DIR/reports/run-$prid.html"* ]] && [ -s "$HOME_DIR/reports/run-$prid.html" ] &&
-	grep -q "Suspect\|suspect" "$HOME_DIR/reports/run-$prid.html" &&
+inst=$(sql "select left(replace(id::text, '-', ''), 8) from instance")
+[[ $OUT == *"Report: \`$HOME_DIR/reports/run-$prid-$inst.html\`"* ]] && [ -s "$HOME_DIR/reports/run-$prid-$inst.html" ] &&
+	grep -q "Suspect\|suspect" "$HOME_DIR/reports/run-$prid-$inst.html" &&
 	ok "post-deploy writes the run's report and prints its path" || not_ok "post-deploy report" "run=$prid $OUT"
 
 run pr post-deploy --service "$bad" --release "$rel" --commit "$rel" --repo "$R" --previous v2 --at "$at" --gate critical --json

@@ -18,8 +18,9 @@ fid=$(sql "select id from findings where function = 'checkout.computeTax' and di
 [ -n "$fid" ] && ok "the known regression is found (finding $fid, run $run_id)" || not_ok "analyze" "$OUT $ERR"
 
 run pr report --run "$run_id"
-html=$HOME_DIR/reports/run-$run_id.html
-[ $RC -eq 0 ] && [ "$OUT" = "$html" ] && [ -s "$html" ] && ok "report --run writes run-ID.html in the reports directory and prints its path" || not_ok "report --run" "rc=$RC out=$OUT $ERR"
+inst=$(sql "select left(replace(id::text, '-', ''), 8) from instance")
+html=$HOME_DIR/reports/run-$run_id-$inst.html
+[ $RC -eq 0 ] && [ "$OUT" = "$html" ] && [ -s "$html" ] && ok "report --run writes run-ID-INSTANCE.html in the reports directory and prints its path" || not_ok "report --run" "rc=$RC out=$OUT $ERR"
 [ -s "${html%.html}.md" ] && [ -s "${html%.html}.json" ] && ok "beside it run-ID.md and run-ID.json, as nightly writes them" || not_ok "md and json beside"
 grep -q "id=\"finding-$fid\"" "$html" && ok "each finding's section has the anchor #finding-ID" || not_ok "anchor"
 grep -q '<svg class="flame"' "$html" && grep -q 'data-name="checkout.computeTax"' "$html" && ok "the report draws a differential flame graph with the regressed frame" || not_ok "flame graph"

@@ -1,0 +1,48 @@
+/*
+ * runs.h: the run record of every job (table `runs`), its one writer.
+ *
+ * A job begins a run ("running"), does its work, and finishes it with a
+ * status (ok, failed, degraded, ...) and a detail object merged into the
+ * parameters it began with. A process killed with SIGKILL never
+ * finishes its run; its database session ends with it, so the next run
+ * of the same kind finds the row still "running" with no session behind
+ * it and marks it "interrupted".
+ */
+#ifndef PR_RUNS_H
+#define PR_RUNS_H
+
+#include <stdint.h>
+
+#include "pipeline/db.h"
+
+struct json_t;
+
+/*
+ * Mark the runs of `kind` left running by a dead session as interrupted,
+ * then record a new run of `kind` (for one service when service_id > 0)
+ * with `params` (a JSON object, may be NULL; not stolen). *id is the new
+ * run's id.
+ */
+int runs_begin(int64_t *id, db *d, const char *kind, int64_t service_id,
+	       const struct json_t *params, pr_error *err);
+
+/* Finish run `id` with `status`, merging `detail` (may be NULL; not stolen) into its detail. */
+int runs_finish(db *d, int64_t id, const char *status, const struct json_t *detail,
+		pr_error *err);
+
+/* Mark the runs of `kind` whose session is gone as interrupted; *n (may be NULL) how many. */
+int runs_reap(db *d, const char *kind, int64_t *n, pr_error *err);
+
+/*
+ * Recent runs, newest first, at most `limit`, as a JSON array of objects
+ * {id, kind, service, status, started_at, finished_at, findings, failed}.
+ */
+int runs_list(struct json_t **out, db *d, size_t limit, pr_error *err);
+
+/*
+ * One run as JSON: id, kind, status, service, started_at, finished_at,
+ * detail and the findings it reported. PR_ENOTFOUND when absent.
+ */
+int runs_show(struct json_t **out, db *d, int64_t id, pr_error *err);
+
+#endif

@@ -1,0 +1,142 @@
+/*
+ * suspects.c: suspect commits, computed once and stored (see suspects.h).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "suspects.h"
+#include "common/timeutil.h"
+
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int suspects_range_load(suspects_range *out, const char *repo, const char *from, const char *to,
+			pr_error *err)
+{
+	pr_error gerr = PR_ERROR_INIT;
+
+	memset(out, 0, sizeof(*out));
+	snprintf(out->from, sizeof(out->from), "%s", from ? from : "");
+	snprintf(out->to, sizeof(out->to), "%s", to ? to : "");
+	if (!repo || !*repo) {
+		snprintf(out->note, sizeof(out->note),
+			 "No repository configured for the service: no commit range.");
+		return 0;
+	}
+	if (!out->to[0]) {
+		snprintf(out->note, sizeof(out->note), "No deploy with a commit: no commit range.");
+		return 0;
+	}
+	if (!out->from[0]) {
+		snprintf(out->note, sizeof(out->note),
+			 "No previous deploy with a commit: no commit range.");
+		return 0;
+	}
+	if (gitinfo_range(&out->commits, &out->ncommits, repo, out->from, out->to,
+			  SUSPECTS_MAX_RANGE, &gerr) < 0) {
+		if (gerr.code == PR_ENOMEM)
+			return pr_error_set(err, PR_ENOMEM, "out of memory");
+		snprintf(out->note, sizeof(out->note), "Commit range unavailable: %s", gerr.msg);
+	}
+	return 0;
+}
+
+void suspects_range_release(suspects_range *r)
+{
+	gitinfo_commits_free(r->commits, r->ncommits);
+	memset(r, 0, sizeof(*r));
+}
+
+static json_t *commit_json(const gitinfo_commit *c)
+{
+	char when[TIME_FMT_MAX];
+
+	time_format(when, c->time_us);
+	/* jansson refuses invalid UTF-8: such a subject becomes null rather than failing. */
+	return json_pack("{s:s,s:s?,s:s?,s:s}", "sha", c->sha, "author", c->author,
+			 "subject", c->subject ? c->subject : "", "time", when);
+}
+
+json_t *suspects_range_json(const suspects_range *r)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; arr && i < r->ncommits; i++)
+		json_array_append_new(arr, commit_json(&r->commits[i]));
+	return arr;
+}
+
+json_t *suspects_for_file(const suspects_range *r, const char *file)
+{
+	json_t *o = json_pack("{s:i,s:s?,s:s?,s:s?}", "schema_version", 1,
+			      "from", r->from[0] ? r->from : NULL, "to", r->to[0] ? r->to : NULL,
+			      "file", file && *file ? file : NULL);
+	json_t *commits = json_array();
+	const char *note = NULL;
+
+	if (!o || !commits) {
+		json_decref(o);
+		json_decref(commits);
+		return NULL;
+	}
+	if (!file || !*file)
+		note = "The profile gives no file name for this function.";
+	else if (r->note[0])
+		note = r->note;
+	for (size_t i = 0; !note && i < r->ncommits; i++) {
+		const gitinfo_commit *c = &r->commits[i];
+		bool hit = false;
+		for (size_t k = 0; k < c->nfiles && !hit; k++)
+			hit = gitinfo_path_match(file, c->files[k]);
+		if (hit)
+			json_array_append_new(commits, commit_json(c));
+	}
+	if (!note && json_array_size(commits) == 0)
+		note = r->ncommits ? "No commit in the range touched this file."
+				   : "The commit range is empty.";
+	json_object_set_new(o, "commits", commits);
+	if (note)
+		json_object_set_new(o, "note", json_string(note));
+	return o;
+}
+
+int suspects_store(db *d, int64_t run_id, int64_t finding_id, json_t *s, pr_error *err)
+{
+	static const char sql[] =
+		"update run_findings set suspects = $3::jsonb where run_id = $1 and finding_id = $2";
+	char rid[24], fid[24], *text = s ? json_dumps(s, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+	const char *p[3] = {rid, fid, text};
+	int rc;
+
+	json_decref(s);
+	if (!text)
+		return pr_error_set(err, PR_ENOMEM, "out of memory");
+	snprintf(rid, sizeof(rid), "%" PRId64, run_id);
+	snprintf(fid, sizeof(fid), "%" PRId64, finding_id);
+	rc = db_exec(d, NULL, err, "storing suspect commits", sql, 3, p);
+	free(text);
+	return rc;
+}
+
+int suspects_load(json_t **out, db *d, int64_t run_id, int64_t finding_id, pr_error *err)
+{
+	static const char sql[] =
+		"select suspects::text from run_findings where finding_id = $2"
+		" and suspects is not null and ($1::bigint = 0 or run_id = $1)"
+		" order by run_id desc limit 1";
+	char rid[24], fid[24];
+	const char *p[2] = {rid, fid};
+	struct pg_result *res = NULL;
+	int rc;
+
+	*out = NULL;
+	snprintf(rid, sizeof(rid), "%" PRId64, run_id > 0 ? run_id : 0);
+	snprintf(fid, sizeof(fid), "%" PRId64, finding_id);
+	if ((rc = db_exec(d, &res, err, "reading suspect commits", sql, 2, p)) < 0)
+		return rc;
+	if (db_rows(res) == 1)
+		*out = json_loads(db_get_text(res, 0, 0), 0, NULL);
+	db_result_free(res);
+	return 0;
+}

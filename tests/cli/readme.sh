@@ -1,0 +1,133 @@
+#!/bin/bash
+# The README's CI step, crontab line and systemd unit, run as written:
+# each block is read out of README.md (only the paths it names are
+# pointed at this test's folders), so a change to the README that breaks
+# them fails here. The CI step runs under `bash -e`, as CI runs it: a
+# regression, an unknown service, a missing database and an unset secret
+# fail the step; a clean release passes.
+. "$(dirname "$0")/lib.sh"
+BUILD=${BUILD:-build}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+T=$PROFREG_TEST_TMP/cli_readme
+rm -rf "$T" && mkdir -p "$T/bin"
+ln -s "$PROFREG_BIN" "$T/bin/profreg"
+
+# The `run: |` block of the CI step, dedented.
+ci=$(awk '/^- name: profile regression gate$/ {f = 1} f && /^```/ {exit}
+	f && run {sub(/^    /, ""); print} f && /^  run: \|$/ {run = 1}' "$ROOT/README.md")
+[ -n "$ci" ] && [[ $ci == *"post-deploy"* ]] && ok "the README has a CI step" || not_ok "CI step" "$ci"
+[[ $ci != *"| tee"* ]] && ok "the CI step pipes into nothing that could hide its status" || not_ok "tee" "$ci"
+
+# One simulated fleet; the regressed service and a null one become
+# "checkout" in two databases, with the new release named by a commit.
+"$BUILD/sim/fleetgen" --out "$T/fleet" --services 2 --functions 50 --factors 2 --bands 10-30 \
+	--regressed 0.5 --seed 41 >"$T/gen.txt"
+rel=$(sed -n 's/^release: //p' "$T/gen.txt")
+bad=$(grep '"regressed":true' "$T/fleet/truth.jsonl" | sed 's/.*"service":"\([^"]*\)".*/\1/')
+good=$(grep '"regressed":false' "$T/fleet/truth.jsonl" | sed 's/.*"service":"\([^"]*\)".*/\1/')
+R=$T/repo
+git init -q "$R"
+echo one >"$R/main.go"
+git -C "$R" -c user.name=Ci -c user.email=ci@example.com add .
+git -C "$R" -c user.name=Ci -c user.email=ci@example.com commit -qm "the release"
+sha=$(git -C "$R" rev-parse HEAD)
+
+setup_db() { # NAME SERVICE-FROM-FLEET
+	fresh_db "$1"
+	pr --quiet service add checkout && pr --quiet service enable checkout
+	grep "\"service\":\"$2\"" "$T/fleet/manifest.jsonl" |
+		sed "s/\"service\":\"$2\"/\"service\":\"checkout\"/; s/\"release\":\"$rel\"/\"release\":\"$sha\"/" \
+			>"$T/fleet/m-$1.jsonl"
+	pr --quiet ingest --manifest "$T/fleet/m-$1.jsonl"
+}
+setup_db cli_readme_bad "$bad"
+DB_BAD=$DB
+setup_db cli_readme_good "$good"
+DB_GOOD=$DB
+fresh_db cli_readme_empty
+pr --quiet db init
+DB_EMPTY=$DB
+
+step() { # PROFREG_DB: runs the CI block as GitHub Actions does (bash -e, no pipefail)
+	: >"$T/summary.md"
+	(cd "$R" && env PATH="$T/bin:/usr/bin:/bin" HOME="$T" GITHUB_SHA="$sha" \
+		GITHUB_STEP_SUMMARY="$T/summary.md" PROFREG_DB="$1" RUNNER_TEMP="$T/runner" \
+		bash -e -c "$ci") >"$T/step.out" 2>"$T/step.err"
+	RC=$?
+}
+
+step "$DB_BAD"
+[ $RC -eq 1 ] && grep -q 'Verdict: FAIL' "$T/summary.md" && ok "the step fails on a real regression, the summary says why" ||
+	not_ok "regression" "rc=$RC $(cat "$T/step.err")"
+step "$DB_GOOD"
+[ $RC -eq 0 ] && grep -q 'Verdict: pass' "$T/summary.md" && ok "the step passes a clean release" ||
+	not_ok "clean" "rc=$RC $(cat "$T/step.err") $(cat "$T/summary.md")"
+step "$DB_EMPTY"
+[ $RC -eq 4 ] && grep -q "service 'checkout' not found" "$T/step.err" && ok "the step fails when the service is not registered" ||
+	not_ok "no service" "rc=$RC $(cat "$T/step.err")"
+step "$PROFREG_TEST_DB dbname=cli_readme_no_such_db"
+[ $RC -eq 3 ] && ok "the step fails when the database is not there" || not_ok "no database" "rc=$RC $(cat "$T/step.err")"
+step ""
+[ $RC -ne 0 ] && grep -q "'--db' is empty" "$T/step.err" && ok "the step fails when the secret is unset" ||
+	not_ok "unset secret" "rc=$RC $(cat "$T/step.err")"
+[ ! -e "$R/var" ] && [ "$(git -C "$R" status --porcelain)" = "" ] &&
+	ok "the step writes nothing into the checkout" || not_ok "checkout written" "$(git -C "$R" status --porcelain)"
+
+# The crontab line, run as cron runs it: sh, a bare PATH, no profreg
+# environment. The home gets its private cluster from `db init` first.
+cron=$(grep -E '^30 2 \* \* \*' "$ROOT/README.md" | head -n 1)
+cmd=$(sed -E 's/^([^ ]+ +){5}//' <<<"$cron")
+[[ $cmd == /* ]] && ok "the crontab line names the binary by its full path" || not_ok "cron path" "$cmd"
+H=$T/state
+cmd=${cmd//\/usr\/local\/bin\/profreg/$PROFREG_BIN}
+cmd=${cmd//\/var\/lib\/profreg/$H}
+cmd=${cmd//\/etc\/profreg.json/$T/profreg.json}
+printf '{"services": {"checkout": {"team": "payments"}}}\n' >"$T/profreg.json"
+"$PROFREG_BIN" --home "$H" --quiet db init >/dev/null 2>&1
+"$PROFREG_BIN" --home "$H" --quiet service add checkout >/dev/null
+"$PROFREG_BIN" --home "$H" --quiet service enable checkout >/dev/null
+"$PROFREG_BIN" --home "$H" --quiet ingest --manifest "$T/fleet/m-cli_readme_good.jsonl" >/dev/null
+at_night() { # the simulated night is in the past: run cron's command as of then
+	at=$(sed -n 's/^at: //p' "$T/gen.txt")
+	env -i HOME="$T" LOGNAME=root PATH=/usr/bin:/bin SHELL=/bin/sh /bin/sh -c "$cmd --at $at" \
+		>"$T/cron.out" 2>"$T/cron.err"
+	RC=$?
+}
+at_night
+[ $RC -eq 0 ] && [ ! -s "$T/cron.out" ] && [ ! -s "$T/cron.err" ] && ok "a good night under cron prints nothing (no mail)" ||
+	not_ok "cron quiet" "rc=$RC out=$(cat "$T/cron.out") err=$(cat "$T/cron.err")"
+[ "$("$PROFREG_BIN" --home "$H" runs list --json | jq -r '.runs[0].status')" = ok ] &&
+	ok "the cron night is recorded as ok" || not_ok "cron run"
+printf '{"services": {"checkout": {"team": "payments", "source": {"dir": "%s/gone"}}}}\n' "$T" >"$T/profreg.json"
+at_night
+[ $RC -eq 3 ] && [ ! -s "$T/cron.out" ] && grep -q "service 'checkout' failed" "$T/cron.err" &&
+	ok "a failed night under cron exits 3 and says why on stderr (mailed)" ||
+	not_ok "cron failure" "rc=$RC out=$(cat "$T/cron.out") err=$(cat "$T/cron.err")"
+
+# The systemd unit's Environment= and ExecStart=, with nothing else.
+env_line=$(sed -n 's/^Environment=//p' "$ROOT/README.md" | head -n 1)
+exec_line=$(sed -n 's/^ExecStart=//p' "$ROOT/README.md" | head -n 1)
+[[ $exec_line == /* ]] && [ -n "$env_line" ] && ok "the systemd unit names the binary by its full path" || not_ok "unit" "$exec_line"
+printf '{"services": {"checkout": {"team": "payments"}}}\n' >"$T/profreg.json"
+exec_line=${exec_line//\/usr\/local\/bin\/profreg/$PROFREG_BIN}
+exec_line=${exec_line//\/etc\/profreg.json/$T/profreg.json}
+env_line=${env_line//\/var\/lib\/profreg/$H}
+# shellcheck disable=SC2086
+env -i "$env_line" PATH=/usr/bin:/bin $exec_line --at "$(sed -n 's/^at: //p' "$T/gen.txt")" >"$T/unit.out" 2>&1
+RC=$?
+[ $RC -eq 0 ] && grep -q 'services analysed' "$T/unit.out" && ok "the systemd unit's command runs the night" ||
+	not_ok "systemd" "rc=$RC $(cat "$T/unit.out")"
+
+# A typo in --home is an error, not a new empty world.
+run "$PROFREG_BIN" --home "$H-typo" --config "$T/profreg.json" nightly
+[ $RC -eq 3 ] && [[ $ERR == *"no database"*"db init"* ]] && [ ! -e "$H-typo" ] &&
+	ok "a typo in --home fails (exit 3) and creates nothing" || not_ok "home typo" "rc=$RC $ERR $(ls "$H-typo" 2>&1)"
+for c in "post-deploy --service checkout --release v1 --commit $sha" "analyze --all-services --since 1d" \
+	"report --run 1" "retention" "page flush" "profiles list" "service enable checkout"; do
+	# shellcheck disable=SC2086
+	run "$PROFREG_BIN" --home "$H-typo" $c
+	[ $RC -eq 3 ] && [ ! -e "$H-typo" ] && [[ $ERR == *"no database"* ]] &&
+		ok "${c%% *} with a typo in --home fails and creates nothing" || not_ok "${c%% *} creates nothing" "rc=$RC $ERR"
+done
+"$PROFREG_BIN" --home "$H" --quiet db stop >/dev/null 2>&1
+finish
