@@ -2,7 +2,8 @@
  * cmd_analyze.c: `profreg analyze` and `profreg baseline show`.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "analysis.h"
+#include "baselines/analysis.h"
+#include "record.h"
 #include "pager.h"
 #include "config.h"
 #include "commands.h"
@@ -263,12 +264,12 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 		cli_error(ctx, "--page and --dry-run exclude each other: a dry run stores no finding to page");
 		return EXIT_USAGE;
 	}
-	if (config_load(&cfg, ctx, &err) < 0)
+	if (ctx_config_load(ctx, &cfg, &err) < 0)
 		return cli_fail(ctx, &err);
 	/*
 	 * An analysis by hand is often exploratory (a loose --fdr, an --at in
 	 * the past): it pages only when asked to. With --page, cfg stays
-	 * loaded for paging: analysis_store enqueues, then a flush sends.
+	 * loaded for paging: record_findings enqueues, then a flush sends.
 	 */
 	o = cfg.analysis;
 	if (set_at) o.at_us = flags.at_us;
@@ -314,7 +315,7 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 	}
 	if ((rc = analysis_finish(&a, &err)) < 0)
 		goto fail;
-	if (!dry && ((rc = analysis_store(&a, d, run_id, page ? &cfg : NULL, &err)) < 0 ||
+	if (!dry && ((rc = record_findings(&a, d, run_id, &cfg, page, &err)) < 0 ||
 		     (rc = run_end(d, run_id, &a, "ok", &err)) < 0))
 		goto fail;
 	/* Delivery problems stay on their rows (profreg page list); only the database fails this. */
@@ -426,7 +427,7 @@ static int baseline_show(cli_ctx *ctx, int argc, char **argv)
 		cli_error(ctx, "no service given (--service)");
 		return EXIT_USAGE;
 	}
-	if (config_load(&cfg, ctx, &err) < 0)
+	if (ctx_config_load(ctx, &cfg, &err) < 0)
 		return cli_fail(ctx, &err);
 	at = cfg.analysis.at_us ? cfg.analysis.at_us : time_now_us();
 	window = cfg.analysis.window_us;

@@ -8,27 +8,17 @@
 #include "commands.h"
 #include "context.h"
 #include "exitcode.h"
+#include "evidence.h"
 #include "common/timeutil.h"
 
 #include <inttypes.h>
 #include <jansson.h>
-#include <libpq-fe.h>
-#include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 enum { O_REASON = 1800, O_UNTIL };
 
 #define REASON_MAX 1024
-
-/* The operating-system user, as the audit log names it. */
-static const char *who(void)
-{
-	struct passwd *pw = getpwuid(geteuid());
-
-	return pw && pw->pw_name ? pw->pw_name : "unknown";
-}
 
 static int pin_cmd(cli_ctx *ctx, int argc, char **argv, bool pin)
 {
@@ -41,38 +31,14 @@ static int pin_cmd(cli_ctx *ctx, int argc, char **argv, bool pin)
 		{"reason", required_argument, O_REASON, "TEXT", "why it no longer needs keeping (required; audited)"},
 		{NULL, 0, 0, NULL, NULL},
 	};
-	/*
-	 * A pin never shortens what is kept: evidence kept forever stays so,
-	 * an expiring one keeps the later of the two ends, and a pin without
-	 * --until keeps it forever. $3 null: no --until.
-	 */
-	static const char pin_sql[] =
-		"update profiles set retention_class = 'forensic',"
-		" retain_until = case when $3::bigint is null then null"
-		"   when retention_class = 'forensic' and retain_until is null then null"
-		"   when retention_class = 'forensic'"
-		"     then greatest(retain_until, 'epoch'::timestamptz + $3::bigint * interval '1 microsecond')"
-		"   else 'epoch'::timestamptz + $3::bigint * interval '1 microsecond' end,"
-		" forensic_reason = $2, forensic_by = $4, forensic_at = now()"
-		" where id = $1 returning blob_deleted_at is not null,"
-		" (extract(epoch from retain_until) * 1000000)::bigint";
-	/* Back to the tier its data is in: hot while it has its blob, else summary. */
-	static const char unpin_sql[] =
-		"update profiles set retention_class = case when blob_deleted_at is null then 'hot'"
-		" else 'summary' end, retain_until = null, forensic_reason = null, forensic_by = null,"
-		" forensic_at = null where id = $1 and retention_class = 'forensic'"
-		" returning retention_class, $2::text is not null, $3::text, $4::text";
 	pr_error err = PR_ERROR_INIT;
 	cli_parser *p = NULL;
-	PGresult *res = NULL;
 	db *d = NULL;
-	const char *arg, *reason = NULL, *until_s = NULL, *params[4];
+	const char *arg, *reason = NULL, *until_s = NULL;
 	unsigned long long id = 0;
 	int64_t until = 0;
-	char until_txt[24], object[48], kept_txt[TIME_FMT_MAX] = "";
-	bool kept_forever = false, longer = false;
-	json_t *detail = NULL;
-	char *detail_s = NULL;
+	char kept_txt[TIME_FMT_MAX] = "";
+	evidence_pin_result r;
 	int c, first, rc = 0;
 
 	if (cli_parser_new(&p, ctx, argc, argv, pin ? pin_opts : unpin_opts,
@@ -111,74 +77,48 @@ static int pin_cmd(cli_ctx *ctx, int argc, char **argv, bool pin)
 		cli_error(ctx, "'--reason' is longer than %d bytes", REASON_MAX);
 		return EXIT_USAGE;
 	}
-	if (until_s && time_parse(&until, until_s) < 0) {
+	if (until_s && (time_parse(&until, until_s) < 0 || until == 0)) {
 		cli_error(ctx, "'--until %s' is not an ISO 8601 time", until_s);
 		return EXIT_USAGE;
 	}
-	snprintf(until_txt, sizeof(until_txt), "%" PRId64, until);
-	params[0] = argv[first];
-	params[1] = reason;
-	params[2] = until_s ? until_txt : NULL;
-	params[3] = who();
-	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 || (rc = db_begin(d, &err)) < 0 ||
-	    (rc = db_exec(d, &res, &err, pin ? "pinning the capture" : "unpinning the capture",
-			  pin ? pin_sql : unpin_sql, 4, params)) < 0)
+	if ((rc = ctx_db_open(ctx, &d, &err)) < 0)
 		goto fail;
-	if (db_rows(res) != 1) {
-		rc = pr_error_set(&err, PR_ENOTFOUND, pin ? "capture %llu not found" : "capture %llu is not forensic", id);
+	rc = pin ? evidence_pin_capture(&r, d, (int64_t)id, reason, until, &err)
+		 : evidence_unpin_capture(&r, d, (int64_t)id, reason, &err);
+	if (rc < 0)
 		goto fail;
-	}
-	detail = json_pack("{s:s}", "reason", reason);
-	if (detail && pin) {
-		/* What is kept now, which may be longer than asked: null is forever. */
-		kept_forever = db_get_text(res, 0, 1) == NULL;
-		if (!kept_forever)
-			time_format(kept_txt, db_get_i64(res, 0, 1));
-		json_object_set_new(detail, "until", kept_forever ? json_null() : json_string(kept_txt));
-		if (until_s) {
-			char when[TIME_FMT_MAX];
-			time_format(when, until);
-			json_object_set_new(detail, "requested_until", json_string(when));
-			longer = kept_forever || db_get_i64(res, 0, 1) > until;
-		}
-	}
-	if (detail && !pin)
-		json_object_set_new(detail, "tier", json_string(db_get_text(res, 0, 0)));
-	if (!detail || !(detail_s = json_dumps(detail, JSON_COMPACT | JSON_SORT_KEYS))) {
-		rc = pr_error_set(&err, PR_ENOMEM, "out of memory");
-		goto fail;
-	}
-	snprintf(object, sizeof(object), "capture:%llu", id);
-	if ((rc = db_audit(d, pin ? "capture.pin" : "capture.unpin", object, detail_s, &err)) < 0 ||
-	    (rc = db_commit(d, &err)) < 0)
-		goto fail;
+	if (!r.kept_forever)
+		time_format(kept_txt, r.kept_until_us);
 	if (ctx->json) {
-		json_object_set_new(detail, "id", json_integer((json_int_t)id));
-		json_object_set_new(detail, "action", json_string(pin ? "pin" : "unpin"));
-		if (pin)
-			json_object_set_new(detail, "blob_deleted", json_boolean(db_get_bool(res, 0, 0)));
-		rc = cli_print_json(ctx, detail);
-		detail = NULL;
+		json_t *o = json_pack("{s:I,s:s,s:s}", "id", (json_int_t)id, "action",
+				      pin ? "pin" : "unpin", "reason", reason);
+		if (pin) {
+			json_object_set_new(o, "until", r.kept_forever ? json_null() : json_string(kept_txt));
+			json_object_set_new(o, "blob_deleted", json_boolean(r.blob_deleted));
+			if (until_s) {
+				char when[TIME_FMT_MAX];
+				time_format(when, until);
+				json_object_set_new(o, "requested_until", json_string(when));
+			}
+		} else {
+			json_object_set_new(o, "tier", json_string(r.tier));
+		}
+		rc = cli_print_json(ctx, o);
 	} else if (!ctx->quiet) {
 		if (pin)
 			printf("capture %llu is forensic evidence %s%s%s%s\n", id,
-			       kept_forever ? "kept forever" : "until ", kept_forever ? "" : kept_txt,
-			       longer ? " (it was already kept longer than that; a pin never shortens it)" : "",
-			       db_get_bool(res, 0, 0) ? " (already summarised: its blob was deleted before; what is left is kept)" : "");
+			       r.kept_forever ? "kept forever" : "until ", r.kept_forever ? "" : kept_txt,
+			       r.longer ? " (it was already kept longer than that; a pin never shortens it)" : "",
+			       r.blob_deleted ? " (already summarised: its blob was deleted before; what is left is kept)" : "");
 		else
-			printf("capture %llu is back in normal retention (%s tier)\n", id, db_get_text(res, 0, 0));
+			printf("capture %llu is back in normal retention (%s tier)\n", id, r.tier);
 		rc = EXIT_OK;
 	}
 	rc = cli_finish(ctx, rc);
 	goto out;
 fail:
-	if (d)
-		db_rollback(d);
 	rc = cli_fail(ctx, &err);
 out:
-	free(detail_s);
-	json_decref(detail);
-	db_result_free(res);
 	db_close(d);
 	return rc;
 }

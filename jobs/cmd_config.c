@@ -5,6 +5,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "commands.h"
 #include "config.h"
+#include "context.h"
 #include "exitcode.h"
 
 #include <jansson.h>
@@ -38,7 +39,7 @@ static int config_check(cli_ctx *ctx, int argc, char **argv)
 	}
 	if (argc - first == 1)
 		ctx->config = argv[first];
-	if (config_load(&cfg, ctx, &err) < 0 || config_check_paths(&cfg, &err) < 0) {
+	if (ctx_config_load(ctx, &cfg, &err) < 0 || config_check_paths(&cfg, &err) < 0) {
 		if (ctx->json)
 			cli_print_json(ctx, json_pack("{s:b,s:s?,s:s}", "valid", 0, "path", ctx->config,
 						      "error", err.msg));

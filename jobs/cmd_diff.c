@@ -99,7 +99,7 @@ int cmd_diff(cli_ctx *ctx, int argc, char **argv)
 		rc = cli_fail(ctx, &err);
 		goto out;
 	}
-	if (config_load(&cfg, ctx, &err) < 0 || (rc = ctx_db_open(ctx, &d, &err)) < 0 ||
+	if (ctx_config_load(ctx, &cfg, &err) < 0 || (rc = ctx_db_open(ctx, &d, &err)) < 0 ||
 	    (rc = ctx_blobs_open(ctx, &bs, &err)) < 0 ||
 	    (rc = reportdata_diff(&r, d, bs, &cfg, &base, &target, (size_t)top, &err)) < 0)
 		goto fail;

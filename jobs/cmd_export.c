@@ -87,7 +87,7 @@ int cmd_export(cli_ctx *ctx, int argc, char **argv)
 	}
 	if (reportdata_sel_parse(&sel, argv[first], host, since, until, &err) < 0)
 		return cli_fail(ctx, &err);
-	if (config_load(&cfg, ctx, &err) < 0) {
+	if (ctx_config_load(ctx, &cfg, &err) < 0) {
 		reportdata_sel_release(&sel);
 		return cli_fail(ctx, &err);
 	}

@@ -430,7 +430,7 @@ int cmd_ingest(cli_ctx *ctx, int argc, char **argv)
 		json_decref(tags);
 		return cli_fail(ctx, &err);
 	}
-	if (config_load(&cfg, ctx, &err) < 0) {
+	if (ctx_config_load(ctx, &cfg, &err) < 0) {
 		json_decref(tags);
 		return cli_fail(ctx, &err);
 	}

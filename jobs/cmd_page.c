@@ -160,7 +160,7 @@ static int page_flush(cli_ctx *ctx, int argc, char **argv)
 		return EXIT_OK;
 	if (c == CLI_BAD)
 		return EXIT_USAGE;
-	if ((rc = config_load(&cfg, ctx, &err)) < 0 || (rc = ctx_db_open(ctx, &d, &err)) < 0 ||
+	if ((rc = ctx_config_load(ctx, &cfg, &err)) < 0 || (rc = ctx_db_open(ctx, &d, &err)) < 0 ||
 	    (rc = pager_flush(d, &cfg, NULL, &pc, &err)) < 0) {
 		rc = cli_fail(ctx, &err);
 		goto out;

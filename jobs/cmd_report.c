@@ -102,7 +102,7 @@ int cmd_report(cli_ctx *ctx, int argc, char **argv)
 	/* A run's default: the same three files nightly and post-deploy write. */
 	if (run && !outp && !fmt) {
 		char *html = NULL;
-		if (config_load(&cfg, ctx, &err) < 0)
+		if (ctx_config_load(ctx, &cfg, &err) < 0)
 			return cli_fail(ctx, &err);
 		if ((rc = ctx_db_open(ctx, &d, &err)) < 0 || (rc = ctx_blobs_open(ctx, &bs, &err)) < 0 ||
 		    (rc = reportdata_write_run(d, bs, &cfg, ctx->home, (int64_t)run, &html, &err)) < 0)
@@ -118,7 +118,7 @@ int cmd_report(cli_ctx *ctx, int argc, char **argv)
 		cli_error(ctx, "'--format %s' is not html, md or json", fmt);
 		return EXIT_USAGE;
 	}
-	if (config_load(&cfg, ctx, &err) < 0)
+	if (ctx_config_load(ctx, &cfg, &err) < 0)
 		return cli_fail(ctx, &err);
 	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 || (rc = ctx_blobs_open(ctx, &bs, &err)) < 0)
 		goto fail;

@@ -114,7 +114,7 @@ int cmd_retention(cli_ctx *ctx, int argc, char **argv)
 		cli_error(ctx, "'--at %s' is not an ISO 8601 time", at_s);
 		return EXIT_USAGE;
 	}
-	if (config_load(&cfg, ctx, &err) < 0)
+	if (ctx_config_load(ctx, &cfg, &err) < 0)
 		return cli_fail(ctx, &err);
 	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 || (rc = ctx_blobs_open(ctx, &bs, &err)) < 0 ||
 	    (rc = retention_run(&r, d, bs, &cfg, &o, &err)) < 0) {
@@ -126,7 +126,9 @@ int cmd_retention(cli_ctx *ctx, int argc, char **argv)
 	else if (!ctx->quiet)
 		print_result(&r);
 	if (r.over_budget) {
-		retention_warn_over_budget(ctx->prog, &r);
+		char msg[PR_ERROR_MSG_MAX];
+		retention_over_budget_msg(msg, sizeof(msg), &r);
+		cli_error(ctx, "%s", msg);
 		if (rc == EXIT_OK)
 			rc = EXIT_GATE;
 	}
@@ -172,7 +174,7 @@ int cmd_storage(cli_ctx *ctx, int argc, char **argv)
 		return EXIT_OK;
 	if (c == CLI_BAD)
 		return EXIT_USAGE;
-	if (config_load(&cfg, ctx, &err) < 0)
+	if (ctx_config_load(ctx, &cfg, &err) < 0)
 		return cli_fail(ctx, &err);
 	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 || (rc = ctx_blobs_open(ctx, &bs, &err)) < 0 ||
 	    (rc = retention_storage(&doc, d, bs, &cfg, &err)) < 0) {

@@ -54,14 +54,14 @@ static int parse_operands(cli_ctx *ctx, int argc, char **argv, const cli_option 
  * The team a service is added with: --team, else the configuration
  * file's services.NAME.team. *cfg_team is strdup'd (caller frees).
  */
-static int config_team(char **out, const cli_ctx *ctx, const char *name, pr_error *err)
+static int config_team(char **out, cli_ctx *ctx, const char *name, pr_error *err)
 {
 	config cfg;
 	const config_service *cs;
 	int rc;
 
 	*out = NULL;
-	if ((rc = config_load(&cfg, ctx, err)) < 0)
+	if ((rc = ctx_config_load(ctx, &cfg, err)) < 0)
 		return rc;
 	cs = config_service_find(&cfg, name);
 	if (cs && cs->team && !(*out = strdup(cs->team)))

@@ -517,7 +517,7 @@ const config_service *config_service_find(const config *c, const char *name)
 	return NULL;
 }
 
-int config_load(config *c, const cli_ctx *ctx, pr_error *err)
+int config_load(config *c, const char *file, pr_error *err)
 {
 	buf path = BUF_INIT;
 	json_error_t jerr;
@@ -527,14 +527,9 @@ int config_load(config *c, const cli_ctx *ctx, pr_error *err)
 
 	memset(c, 0, sizeof(*c));
 	defaults(c);
-	if (ctx->config) {
-		rc = buf_puts(&path, ctx->config);
-	} else {
-		rc = buf_printf(&path, "%s/profreg.json", ctx->home);
-		if (rc == 0 && access(path.ptr, F_OK) != 0)
-			goto out; /* no file: defaults */
-	}
-	if (rc < 0) {
+	if (!file)
+		goto out; /* no file: defaults */
+	if ((rc = buf_puts(&path, file)) < 0) {
 		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
 		goto out;
 	}

@@ -1,8 +1,9 @@
 /*
  * config.h: the configuration file (JSON), validated before anything runs.
  *
- * Read from --config FILE, else <home>/profreg.json when it exists; no
- * file means the built-in defaults. Every unknown key and every value of
+ * The command line chooses the file (--config FILE, else
+ * <home>/profreg.json when it exists; no file means the built-in
+ * defaults) and passes its path. Every unknown key and every value of
  * the wrong type or range is an error that names its JSON path
  * ("config 'p.json': limits.max_depth: expected a positive integer").
  * Command-line flags override the file.
@@ -48,8 +49,7 @@
 #ifndef PR_CONFIG_H
 #define PR_CONFIG_H
 
-#include "analysis.h"
-#include "cli.h"
+#include "baselines/analysis.h"
 #include "pipeline/profile.h"
 
 /* Per-tier ages and size of the retention job; -1 in a service: inherit. */
@@ -159,8 +159,12 @@ char *const *config_page_targets(const config *c, const char *service, size_t *n
 /* The retention tiers of a service: its own, filled in from the global. */
 config_tiers config_service_tiers(const config *c, const char *service);
 
-/* Defaults, then the file (if any). Release with config_release. */
-int config_load(config *out, const cli_ctx *ctx, pr_error *err);
+/*
+ * The defaults, then the file `path` when it is not NULL (a missing or
+ * unreadable file is an error). Release with config_release, also after
+ * a failure.
+ */
+int config_load(config *out, const char *path, pr_error *err);
 void config_release(config *c);
 
 /*

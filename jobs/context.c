@@ -6,6 +6,9 @@
 #include "../common/buf.h"
 #include "../common/fileio.h"
 #include "../pipeline/pgembed.h"
+#include "config.h"
+
+#include <unistd.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +78,22 @@ int ctx_db_open(cli_ctx *ctx, db **out, pr_error *err)
 int ctx_db_open_setup(cli_ctx *ctx, db **out, pr_error *err)
 {
 	return open_db(ctx, out, true, err);
+}
+
+int ctx_config_load(cli_ctx *ctx, config *out, pr_error *err)
+{
+	buf path = BUF_INIT;
+	int rc;
+
+	if (ctx->config)
+		return config_load(out, ctx->config, err);
+	if (buf_printf(&path, "%s/profreg.json", ctx->home) < 0) {
+		memset(out, 0, sizeof(*out));
+		return pr_error_set(err, PR_ENOMEM, "out of memory");
+	}
+	rc = config_load(out, access(path.ptr, F_OK) == 0 ? path.ptr : NULL, err);
+	buf_release(&path);
+	return rc;
 }
 
 int ctx_blobs_open(cli_ctx *ctx, blob_store **out, pr_error *err)

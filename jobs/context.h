@@ -29,6 +29,13 @@ int ctx_db_open(cli_ctx *ctx, db **out, pr_error *err);
  */
 int ctx_db_open_setup(cli_ctx *ctx, db **out, pr_error *err);
 
+/*
+ * Load the configuration: --config FILE, else <home>/profreg.json when it
+ * exists, else the defaults. Release with config_release.
+ */
+struct config;
+int ctx_config_load(cli_ctx *ctx, struct config *out, pr_error *err);
+
 /* Open the blob store under <home>/blobs; free with blob_store_free. */
 int ctx_blobs_open(cli_ctx *ctx, blob_store **out, pr_error *err);
 

@@ -44,7 +44,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "analysis.h"
+#include "baselines/analysis.h"
 #include "config.h"
 
 /* "profreg-" and 64 hex digits, NUL-terminated. */

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "analysis.h"
+#include "baselines/analysis.h"
 #include "config.h"
 #include "pager.h"
 #include "common/buf.h"

@@ -3,7 +3,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "reportdata.h"
-#include "analysis.h"
+#include "baselines/analysis.h"
 #include "suspects.h"
 #include "common/fileio.h"
 #include "common/timeutil.h"

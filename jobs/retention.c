@@ -1249,17 +1249,21 @@ out:
 	return rc;
 }
 
-void retention_warn_over_budget(const char *prog, const retention_result *r)
+void retention_over_budget_msg(char *out, size_t n, const retention_result *r)
 {
-	fprintf(stderr, "%s: over budget: what is left cannot be cut further:", prog);
+	size_t k = 0;
+
+#define ADD(...) (k < n ? (void)(k += (size_t)snprintf(out + k, n - k, __VA_ARGS__)) : (void)0)
+	ADD("over budget: what is left cannot be cut further:");
 	if (r->budget_bytes && r->bytes_used > r->budget_bytes)
-		fprintf(stderr, " %" PRIu64 " bytes of blobs (budget %" PRIu64
-			"), kept by protected (forensic or pinned) captures;", r->bytes_used, r->budget_bytes);
+		ADD(" %" PRIu64 " bytes of blobs (budget %" PRIu64
+		    "), kept by protected (forensic or pinned) captures;", r->bytes_used, r->budget_bytes);
 	if (r->budget_rows && r->rows_used > r->budget_rows)
-		fprintf(stderr, " %" PRIu64 " rows (budget %" PRIu64 "): %" PRIu64
-			" in protected (forensic or pinned) captures, %" PRIu64
-			" in hot captures the budget may not cut further (summary_top 0, or no more"
-			" rows than their top functions);", r->rows_used, r->budget_rows,
-			r->protected_rows, r->uncut_hot_rows);
-	fprintf(stderr, " nothing protected or hot was deleted\n");
+		ADD(" %" PRIu64 " rows (budget %" PRIu64 "): %" PRIu64
+		    " in protected (forensic or pinned) captures, %" PRIu64
+		    " in hot captures the budget may not cut further (summary_top 0, or no more"
+		    " rows than their top functions);", r->rows_used, r->budget_rows,
+		    r->protected_rows, r->uncut_hot_rows);
+	ADD(" nothing protected or hot was deleted");
+#undef ADD
 }

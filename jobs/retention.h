@@ -119,12 +119,12 @@ int retention_run(retention_result *out, db *d, blob_store *bs, const config *cf
 		  const retention_opts *o, pr_error *err);
 
 /*
- * The one stderr line an operator's alerting looks for when what is left
- * cannot be cut further and still exceeds the budget: which figure, and
- * for rows how many are protected and how many hot; `prog` starts it
- * ("profreg retention: over budget: ...").
+ * The one line an operator's alerting looks for when what is left cannot
+ * be cut further and still exceeds the budget: which figure, and for rows
+ * how many are protected and how many hot ("over budget: ..."), written
+ * into out[n]; the command line prints it after its name.
  */
-void retention_warn_over_budget(const char *prog, const retention_result *r);
+void retention_over_budget_msg(char *out, size_t n, const retention_result *r);
 
 /* The result as a JSON object (the caller owns it; NULL when out of memory). */
 struct json_t *retention_result_json(const retention_result *r);

@@ -2,7 +2,8 @@
  * suspects.c: suspect commits, computed once and stored (see suspects.h).
  */
 #define _POSIX_C_SOURCE 200809L
-#include "suspects.h"
+#include "jobs/suspects.h"
+#include "baselines/findings.h"
 #include "common/timeutil.h"
 
 #include <inttypes.h>
@@ -103,40 +104,28 @@ json_t *suspects_for_file(const suspects_range *r, const char *file)
 
 int suspects_store(db *d, int64_t run_id, int64_t finding_id, json_t *s, pr_error *err)
 {
-	static const char sql[] =
-		"update run_findings set suspects = $3::jsonb where run_id = $1 and finding_id = $2";
-	char rid[24], fid[24], *text = s ? json_dumps(s, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-	const char *p[3] = {rid, fid, text};
+	char *text = s ? json_dumps(s, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
 	int rc;
 
 	json_decref(s);
 	if (!text)
 		return pr_error_set(err, PR_ENOMEM, "out of memory");
-	snprintf(rid, sizeof(rid), "%" PRId64, run_id);
-	snprintf(fid, sizeof(fid), "%" PRId64, finding_id);
-	rc = db_exec(d, NULL, err, "storing suspect commits", sql, 3, p);
+	rc = findings_set_suspects(d, run_id, finding_id, text, err);
 	free(text);
 	return rc;
 }
 
 int suspects_load(json_t **out, db *d, int64_t run_id, int64_t finding_id, pr_error *err)
 {
-	static const char sql[] =
-		"select suspects::text from run_findings where finding_id = $2"
-		" and suspects is not null and ($1::bigint = 0 or run_id = $1)"
-		" order by run_id desc limit 1";
-	char rid[24], fid[24];
-	const char *p[2] = {rid, fid};
-	struct pg_result *res = NULL;
+	char *text = NULL;
 	int rc;
 
 	*out = NULL;
-	snprintf(rid, sizeof(rid), "%" PRId64, run_id > 0 ? run_id : 0);
-	snprintf(fid, sizeof(fid), "%" PRId64, finding_id);
-	if ((rc = db_exec(d, &res, err, "reading suspect commits", sql, 2, p)) < 0)
+	if ((rc = findings_get_suspects(&text, d, run_id, finding_id, err)) < 0)
 		return rc;
-	if (db_rows(res) == 1)
-		*out = json_loads(db_get_text(res, 0, 0), 0, NULL);
-	db_result_free(res);
-	return 0;
+	if (text && !(*out = json_loads(text, 0, NULL)))
+		rc = pr_error_set(err, PR_EDB, "database: finding %" PRId64 "'s stored suspects are "
+				  "not JSON", finding_id);
+	free(text);
+	return rc;
 }

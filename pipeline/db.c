@@ -907,6 +907,23 @@ out:
 	return rc;
 }
 
+int db_capture_count(db *d, int64_t *n, int64_t service_id, const char *release, pr_error *err)
+{
+	char sid[24];
+	const char *p[2] = {sid, release};
+	PGresult *res = NULL;
+	int rc;
+
+	*n = 0;
+	snprintf(sid, sizeof(sid), "%" PRId64, service_id);
+	if ((rc = run(d, &res, err, "select count(*) from profiles where service_id = $1 and release = $2",
+		      2, p, "cannot count captures")) < 0)
+		return rc;
+	*n = get_i64(res, 0, 0);
+	PQclear(res);
+	return 0;
+}
+
 int db_service_releases(db *d, char ***out, size_t *n, int64_t service_id, pr_error *err)
 {
 	char sid[24];

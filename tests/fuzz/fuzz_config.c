@@ -146,7 +146,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ctx.config = file_path;
 	ctx.home = home_path;
 	ctx.prog = "profreg";
-	rc = config_load(&c, &ctx, &err);
+	(void)ctx;
+	rc = config_load(&c, file_path, &err);
 	if (rc < 0) {
 		if (rc != PR_EUSAGE && rc != PR_ENOMEM)
 			abort();

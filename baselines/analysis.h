@@ -103,7 +103,7 @@ typedef struct analysis {
 	size_t services;          /* targets analysed (not skipped) */
 	size_t filtered;          /* functions not tested: too small to ever pass the
 				   * margin, or known in too few captures (summaries) */
-	size_t pages_enqueued;    /* outbox rows analysis_store added */
+	size_t pages_enqueued;    /* outbox rows the job that stored it added (jobs/record.h) */
 	double db_seconds;        /* time spent loading and storing */
 	double stats_seconds;     /* time spent testing, adjusting and ranking */
 } analysis;
@@ -123,18 +123,9 @@ int analysis_add(analysis *a, db *d, const analysis_target *t, bool store,
 /* Adjust for the whole family, classify and rank: findings first, best first. */
 int analysis_finish(analysis *a, pr_error *err);
 
-/*
- * Store the findings of a finished analysis under run `run_id`, one
- * transaction. A finding already open for the same service, type,
- * function and release is never changed nor duplicated: the run records
- * that it saw it again, and the finding in `a` takes the stored numbers
- * (stored_before), so that what is printed is what is stored. With `paging`
- * (the loaded config; NULL pages no one), each regression at or above
- * paging.min_severity enqueues its page in the same transaction
- * (jobs/pager.h); a->pages_enqueued counts the rows added, 0 when every
- * page was already enqueued by an earlier run.
- */
-struct config;
+/* Free a finding's strings and zero it. */
+void finding_clear(finding *f);
+
 struct json_t;
 
 /*
@@ -150,8 +141,5 @@ struct json_t;
  */
 #define ANALYSIS_FINDING_SCHEMA 1
 struct json_t *analysis_finding_json(const finding *f);
-
-int analysis_store(analysis *a, db *d, int64_t run_id, const struct config *paging,
-		   pr_error *err);
 
 #endif

@@ -1,10 +1,10 @@
 /*
  * analysis.c: per-function significance tests, the false discovery rate
- * across a run, classification and ranking (see analysis.h).
+ * across a run, classification and ranking (see analysis.h). It computes;
+ * baselines/findings.c stores what it found.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "analysis.h"
-#include "pager.h"
+#include "baselines/analysis.h"
 #include "baselines/baseline.h"
 #include "common/buf.h"
 #include "common/timeutil.h"
@@ -57,7 +57,7 @@ void analysis_init(analysis *a, const analysis_opts *o)
 		a->opts.at_us = time_now_us();
 }
 
-static void finding_release(finding *f)
+void finding_clear(finding *f)
 {
 	free(f->service);
 	free(f->type);
@@ -67,12 +67,13 @@ static void finding_release(finding *f)
 	free(f->baseline_releases);
 	free(f->test);
 	free(f->capture_ids);
+	memset(f, 0, sizeof(*f));
 }
 
 void analysis_release(analysis *a)
 {
 	for (size_t i = 0; i < a->ntests; i++)
-		finding_release(&a->tests[i]);
+		finding_clear(&a->tests[i]);
 	free(a->tests);
 	for (size_t i = 0; i < a->nskipped; i++) {
 		free(a->skipped[i].service);
@@ -535,7 +536,7 @@ int analysis_add(analysis *a, db *d, const analysis_target *t, bool store, pr_er
 			continue;
 		}
 		if ((rc = test_function(f, &sb, &sc, nb, nc, o)) < 0) {
-			finding_release(f);
+			finding_clear(f);
 			rc = rc == STATS_ENOMEM ? oom(err)
 			     : pr_error_set(err, PR_ERR, "cannot test '%s' in service '%s': %s",
 					    names[k], t->service, stats_error_name(rc));
@@ -564,7 +565,7 @@ out:
 	/* A target that failed half way leaves none of its tests behind. */
 	if (rc < 0)
 		while (a->ntests > ntests0)
-			finding_release(&a->tests[--a->ntests]);
+			finding_clear(&a->tests[--a->ntests]);
 	/* Everything before the tests is loading, and storing the baseline. */
 	a->db_seconds += (t_tests ? t_tests : time_mono()) - t0;
 	free(sb.share);
@@ -683,65 +684,6 @@ out:
 	return rc;
 }
 
-static const char *fmt_f(char *b, size_t n, double v)
-{
-	if (isnan(v) || isinf(v))
-		return NULL;
-	snprintf(b, n, "%.17g", v);
-	return b;
-}
-
-/*
- * A regression's evidence: its current captures become forensic, tagged
- * with the finding; its baseline captures are pinned while it is open.
- * Only captures not already marked change, so a re-run audits nothing.
- */
-static int pin_evidence(db *d, const finding *f, int64_t keep_us, pr_error *err)
-{
-	static const char forensic_sql[] =
-		"with c as (select (jsonb_array_elements_text($2::jsonb -> 'current'))::bigint as id),"
-		" u as (update profiles p set retention_class = 'forensic',"
-		/* Never shortened: kept forever stays forever, a later expiry stays later. */
-		"   retain_until = case"
-		"     when p.retention_class = 'forensic' and p.retain_until is null then null"
-		"     when $3::bigint <= 0 then null"
-		"     when p.retention_class = 'forensic'"
-		"       then greatest(p.retain_until, now() + $3::bigint * interval '1 microsecond')"
-		"     else now() + $3::bigint * interval '1 microsecond' end,"
-		"   tags = p.tags || jsonb_build_object('finding', $1::bigint::text)"
-		"   where p.id in (select id from c)"
-		"   and (p.retention_class <> 'forensic' or not (p.tags ? 'finding')) returning p.id)"
-		" select count(*) from u";
-	static const char pin_sql[] =
-		"with b as (select (jsonb_array_elements_text($2::jsonb -> 'baseline'))::bigint as id),"
-		" i as (insert into capture_pins (profile_id, finding_id) select id, $1 from b"
-		"   on conflict do nothing returning profile_id)"
-		" select count(*) from i";
-	char id[24], keep[24], object[48], detail[160];
-	PGresult *res = NULL;
-	const char *p[3] = {id, f->capture_ids, keep};
-	int64_t made_forensic, pinned;
-	int rc;
-
-	snprintf(id, sizeof(id), "%" PRId64, f->id);
-	snprintf(keep, sizeof(keep), "%" PRId64, keep_us);
-	if ((rc = db_exec(d, &res, err, "marking forensic captures", forensic_sql, 3, p)) < 0)
-		return rc;
-	made_forensic = db_get_i64(res, 0, 0);
-	db_result_free(res);
-	if ((rc = db_exec(d, &res, err, "pinning baseline captures", pin_sql, 2, p)) < 0)
-		return rc;
-	pinned = db_get_i64(res, 0, 0);
-	db_result_free(res);
-	if (!made_forensic && !pinned)
-		return 0;
-	snprintf(object, sizeof(object), "finding:%" PRId64, f->id);
-	snprintf(detail, sizeof(detail),
-		 "{\"forensic_captures\":%" PRId64 ",\"pinned_baseline_captures\":%" PRId64
-		 ",\"reason\":\"regression finding\"}", made_forensic, pinned);
-	return db_audit(d, "pin", object, detail, err);
-}
-
 static json_t *num_or_null(double v)
 {
 	return isnan(v) || isinf(v) ? json_null() : json_real(v);
@@ -790,176 +732,3 @@ json_t *analysis_finding_json(const finding *f)
 	return o;
 }
 
-static int replace_str(char **dst, const char *src)
-{
-	char *c = strdup(src ? src : "");
-
-	if (!c)
-		return PR_ENOMEM;
-	free(*dst);
-	*dst = c;
-	return 0;
-}
-
-/*
- * A finding stored by an earlier run: what this run prints and pages is
- * the stored finding, not this run's recomputation of it.
- */
-static int load_stored(finding *f, db *d, pr_error *err)
-{
-	static const char sql[] =
-		"select direction, severity, baseline_share, current_share, delta, rel_delta, ci_low,"
-		" ci_high, p_value, q_value, mw_p, score, baseline_captures, current_captures,"
-		" current_release, to_jsonb(baseline_releases)::text,"
-		" coalesce((detail -> 'captures')::text, '{}'), detail ->> 'test', baseline_id"
-		" from findings where id = $1";
-	char id[24];
-	const char *p[1] = {id};
-	PGresult *res = NULL;
-	const char *dir;
-	int rc;
-
-	snprintf(id, sizeof(id), "%" PRId64, f->id);
-	if ((rc = db_exec(d, &res, err, "reading a stored finding", sql, 1, p)) < 0)
-		return rc;
-	if (db_rows(res) != 1) {
-		rc = pr_error_set(err, PR_EDB, "database: finding %s vanished while it was stored", id);
-		goto out;
-	}
-	dir = db_get_text(res, 0, 0);
-	f->direction = strcmp(dir, "regression") == 0 ? FINDING_REGRESSION
-		       : strcmp(dir, "improvement") == 0 ? FINDING_IMPROVEMENT
-							 : FINDING_RELATIVE_SHIFT;
-	if (stats_severity_parse(&f->severity, db_get_text(res, 0, 1)) < 0)
-		f->severity = STATS_SEV_NONE;
-#define NUM(col) (PQgetisnull(res, 0, col) ? NAN : db_get_f64(res, 0, col))
-	f->baseline_share = NUM(2);
-	f->current_share = NUM(3);
-	f->delta = NUM(4);
-	f->rel_delta = NUM(5);
-	f->ci_low = NUM(6);
-	f->ci_high = NUM(7);
-	f->p_value = NUM(8);
-	f->q_value = NUM(9);
-	f->mw_p = NUM(10);
-	f->score = NUM(11);
-#undef NUM
-	f->baseline_captures = (size_t)db_get_i64(res, 0, 12);
-	f->current_captures = (size_t)db_get_i64(res, 0, 13);
-	f->baseline_id = db_get_i64(res, 0, 18);
-	if (replace_str(&f->current_release, db_get_text(res, 0, 14)) < 0 ||
-	    replace_str(&f->baseline_releases, db_get_text(res, 0, 15)) < 0 ||
-	    replace_str(&f->capture_ids, db_get_text(res, 0, 16)) < 0 ||
-	    (!PQgetisnull(res, 0, 17) && replace_str(&f->test, db_get_text(res, 0, 17)) < 0))
-		rc = oom(err);
-out:
-	db_result_free(res);
-	return rc;
-}
-
-int analysis_store(analysis *a, db *d, int64_t run_id, const struct config *paging,
-		   pr_error *err)
-{
-	static const char sql[] =
-		"insert into findings (run_id, service_id, profile_type, function_id, function,"
-		" direction, baseline_share, current_share, delta, rel_delta, ci_low, ci_high,"
-		" p_value, q_value, mw_p, score, severity, baseline_captures, current_captures,"
-		" current_release, baseline_releases, baseline_id, fingerprint, detail)"
-		" values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,"
-		" $17, $18, $19, $20, array(select jsonb_array_elements_text($21::jsonb)),"
-		" nullif($22::bigint, 0), $23, $24::jsonb)"
-		/*
-		 * A stored finding never changes: its release, window and
-		 * captures are what it was found on. A later run that sees it
-		 * again only records that it did (run_findings).
-		 */
-		" on conflict (fingerprint) where status = 'open' do update set updated_at = now()"
-		" returning id, xmax = 0";
-	bool in_tx = false;
-	size_t enqueued0 = a->pages_enqueued;
-	int rc = 0;
-
-	if ((rc = db_begin(d, err)) < 0)
-		return rc;
-	in_tx = true;
-	for (size_t i = 0; i < a->ntests && a->tests[i].significant; i++) {
-		finding *f = &a->tests[i];
-		char run[24], sid[24], fid[24], bid[24], nb[24], nc[24], num[10][32];
-		buf detail = BUF_INIT, fp = BUF_INIT;
-		PGresult *res = NULL;
-		const char *p[24];
-
-		snprintf(run, sizeof(run), "%" PRId64, run_id);
-		snprintf(sid, sizeof(sid), "%" PRId64, f->service_id);
-		snprintf(fid, sizeof(fid), "%" PRId64, f->function_id);
-		snprintf(bid, sizeof(bid), "%" PRId64, f->baseline_id);
-		snprintf(nb, sizeof(nb), "%zu", f->baseline_captures);
-		snprintf(nc, sizeof(nc), "%zu", f->current_captures);
-		if (buf_printf(&fp, "%" PRId64 "/%s/%" PRId64 "/%s", f->service_id, f->type,
-			       f->function_id, f->current_release) < 0 ||
-		    buf_printf(&detail,
-			       "{\"test\":\"%s\",\"rate_ratio\":%s,\"at_us\":%" PRId64
-			       ",\"window_us\":%" PRId64 ",\"rel_margin\":%g,\"abs_margin\":%g,"
-			       "\"fdr\":%g,\"mw_alpha\":%g,\"min_baseline\":%zu,\"captures\":%s}",
-			       f->test, isnan(f->rate_ratio) ? "null" : fmt_f(num[9], 32, f->rate_ratio),
-			       a->opts.at_us, a->opts.window_us, a->opts.rel_margin,
-			       a->opts.abs_margin, a->opts.fdr, a->opts.mw_alpha,
-			       a->opts.min_baseline, f->capture_ids) < 0) {
-			buf_release(&fp);
-			rc = oom(err);
-			goto out;
-		}
-		p[0] = run, p[1] = sid, p[2] = f->type, p[3] = fid, p[4] = f->function;
-		p[5] = finding_dir_name(f->direction);
-		p[6] = fmt_f(num[0], 32, f->baseline_share);
-		p[7] = fmt_f(num[1], 32, f->current_share);
-		p[8] = fmt_f(num[2], 32, f->delta);
-		p[9] = fmt_f(num[3], 32, f->rel_delta);
-		p[10] = fmt_f(num[4], 32, f->ci_low);
-		p[11] = fmt_f(num[5], 32, f->ci_high);
-		p[12] = fmt_f(num[6], 32, f->p_value);
-		p[13] = fmt_f(num[7], 32, f->q_value);
-		p[14] = fmt_f(num[8], 32, f->mw_p);
-		p[15] = fmt_f(num[9], 32, f->score);
-		p[16] = stats_severity_name(f->severity);
-		p[17] = nb, p[18] = nc, p[19] = f->current_release, p[20] = f->baseline_releases;
-		p[21] = bid, p[22] = fp.ptr, p[23] = detail.ptr;
-		rc = db_exec(d, &res, err, "storing a finding", sql, 24, p);
-		buf_release(&detail);
-		buf_release(&fp);
-		if (rc < 0)
-			goto out;
-		f->id = db_get_i64(res, 0, 0);
-		f->stored_before = !db_get_bool(res, 0, 1);
-		db_result_free(res);
-		if (f->stored_before && (rc = load_stored(f, d, err)) < 0)
-			goto out;
-		if (run_id > 0) {
-			static const char seen[] = "insert into run_findings (run_id, finding_id)"
-						   " values ($1, $2) on conflict do nothing";
-			char id[24];
-			const char *q[2] = {run, id};
-			snprintf(id, sizeof(id), "%" PRId64, f->id);
-			if ((rc = db_exec(d, NULL, err, "recording a run's finding", seen, 2, q)) < 0)
-				goto out;
-		}
-		/*
-		 * Both are idempotent, and use the stored finding's captures: a
-		 * finding first stored without paging (analyze) pages when a
-		 * later run that pages sees it again.
-		 */
-		if (f->direction == FINDING_REGRESSION && (rc = pin_evidence(d, f, a->opts.forensic_keep_us, err)) < 0)
-			goto out;
-		if (paging && (rc = pager_enqueue_finding(d, paging, f, run_id, &a->pages_enqueued, err)) < 0)
-			goto out;
-	}
-	if ((rc = db_commit(d, err)) < 0)
-		goto out;
-	in_tx = false;
-out:
-	if (in_tx) {
-		db_rollback(d);
-		a->pages_enqueued = enqueued0; /* rolled back with the findings */
-	}
-	return rc;
-}

@@ -1,0 +1,60 @@
+/*
+ * findings.h: what analyses found, stored (tables `findings` and
+ * `run_findings`).
+ *
+ * A finding is stored once, by the first run that finds it, and never
+ * changes after: its release, window, captures and numbers are what it
+ * was found on. A later run that finds the same function of the same
+ * service, type and release again while it is open records that it saw
+ * it (run_findings) and takes the stored numbers. Each run's row in
+ * run_findings can hold the suspect commits that run computed.
+ *
+ * These functions run inside the caller's transaction when one is open;
+ * storing findings, their evidence and their pages is one transaction of
+ * the job that found them.
+ */
+#ifndef PR_FINDINGS_H
+#define PR_FINDINGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "baselines/analysis.h"
+#include "pipeline/db.h"
+
+/*
+ * Store the significant tests of a finished analysis under run `run_id`
+ * (0: no run): each gets its id; one stored before by another run is
+ * marked stored_before and takes the stored numbers.
+ */
+int findings_store(analysis *a, db *d, int64_t run_id, pr_error *err);
+
+/* What a stored finding was found with, beside its numbers. */
+typedef struct findings_meta {
+	char status[16];          /* open, resolved */
+	int64_t at_us;            /* the analysis' "now" */
+	double rel_margin, abs_margin;
+	size_t min_baseline;
+} findings_meta;
+
+/*
+ * A stored finding: *out is filled (release it with finding_clear), and
+ * *meta. PR_ENOTFOUND when there is none.
+ */
+int findings_get(finding *out, findings_meta *meta, db *d, int64_t id, pr_error *err);
+
+/* Close an open finding; PR_ENOTFOUND when it is not open. */
+int findings_resolve(db *d, int64_t id, const char *note, pr_error *err);
+
+/* The suspect commits run `run_id` computed for a finding (a JSON object text). */
+int findings_set_suspects(db *d, int64_t run_id, int64_t finding_id, const char *json,
+			  pr_error *err);
+
+/*
+ * The stored suspects of a finding: run `run_id`'s when > 0, else the
+ * latest run's that stored any. *out (the caller frees it) is NULL when
+ * none were stored.
+ */
+int findings_get_suspects(char **out, db *d, int64_t run_id, int64_t finding_id, pr_error *err);
+
+#endif

@@ -1,0 +1,201 @@
+/*
+ * evidence.c: forensic captures and finding pins (see evidence.h). Every
+ * statement that makes a capture forensic, or pins one, is here.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "jobs/evidence.h"
+#include "common/timeutil.h"
+
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * The one rule: what a capture is kept until once it is made forensic
+ * with `until` (an SQL timestamptz expression, NULL for forever) asked.
+ */
+#define KEEP_UNTIL(until) \
+	"case when (" until ") is null then null" \
+	" when p.retention_class = 'forensic' and p.retain_until is null then null" \
+	" when p.retention_class = 'forensic' then greatest(p.retain_until, " until ")" \
+	" else " until " end"
+
+int evidence_pin_finding(db *d, const finding *f, int64_t keep_us, pr_error *err)
+{
+	static const char forensic_sql[] =
+		"with c as (select (jsonb_array_elements_text($2::jsonb -> 'current'))::bigint as id),"
+		" u as (update profiles p set retention_class = 'forensic',"
+		"   retain_until = " KEEP_UNTIL("case when $3::bigint > 0"
+					    " then now() + $3::bigint * interval '1 microsecond' end") ","
+		"   tags = p.tags || jsonb_build_object('finding', $1::bigint::text)"
+		"   where p.id in (select id from c)"
+		"   and (p.retention_class <> 'forensic' or not (p.tags ? 'finding')) returning p.id)"
+		" select count(*) from u";
+	static const char pin_sql[] =
+		"with b as (select (jsonb_array_elements_text($2::jsonb -> 'baseline'))::bigint as id),"
+		" i as (insert into capture_pins (profile_id, finding_id) select id, $1 from b"
+		"   on conflict do nothing returning profile_id)"
+		" select count(*) from i";
+	char id[24], keep[24], object[48], detail[160];
+	struct pg_result *res = NULL;
+	const char *p[3] = {id, f->capture_ids, keep};
+	int64_t made_forensic, pinned;
+	int rc;
+
+	snprintf(id, sizeof(id), "%" PRId64, f->id);
+	snprintf(keep, sizeof(keep), "%" PRId64, keep_us);
+	if ((rc = db_exec(d, &res, err, "marking forensic captures", forensic_sql, 3, p)) < 0)
+		return rc;
+	made_forensic = db_get_i64(res, 0, 0);
+	db_result_free(res);
+	if ((rc = db_exec(d, &res, err, "pinning baseline captures", pin_sql, 2, p)) < 0)
+		return rc;
+	pinned = db_get_i64(res, 0, 0);
+	db_result_free(res);
+	if (!made_forensic && !pinned)
+		return 0;
+	snprintf(object, sizeof(object), "finding:%" PRId64, f->id);
+	snprintf(detail, sizeof(detail),
+		 "{\"forensic_captures\":%" PRId64 ",\"pinned_baseline_captures\":%" PRId64
+		 ",\"reason\":\"regression finding\"}", made_forensic, pinned);
+	return db_audit(d, "pin", object, detail, err);
+}
+
+int evidence_tag_deploy(db *d, int64_t finding_id, int64_t deploy_id, const char *sha,
+			pr_error *err)
+{
+	static const char sql[] =
+		"update profiles set tags = tags || jsonb_build_object('deploy', $2::text, 'commit', $3::text)"
+		" where tags ->> 'finding' = $1";
+	char fid[24], did[24];
+	const char *p[3] = {fid, did, sha};
+
+	snprintf(fid, sizeof(fid), "%" PRId64, finding_id);
+	snprintf(did, sizeof(did), "%" PRId64, deploy_id);
+	return db_exec(d, NULL, err, "tagging evidence", sql, 3, p);
+}
+
+int evidence_release_finding(db *d, int64_t finding_id, int64_t *unpinned, pr_error *err)
+{
+	static const char sql[] =
+		"with p as (delete from capture_pins where finding_id = $1 returning 1)"
+		" select count(*) from p";
+	char id[24];
+	const char *p[1] = {id};
+	struct pg_result *res = NULL;
+	int rc;
+
+	snprintf(id, sizeof(id), "%" PRId64, finding_id);
+	if ((rc = db_exec(d, &res, err, "unpinning a finding's baseline", sql, 1, p)) < 0)
+		return rc;
+	if (unpinned)
+		*unpinned = db_get_i64(res, 0, 0);
+	db_result_free(res);
+	return 0;
+}
+
+/* Audit a pin or unpin with its reason and what came of it; commits. */
+static int audit_and_commit(db *d, int64_t id, bool pin, json_t *detail, pr_error *err)
+{
+	char object[48], *text = json_dumps(detail, JSON_COMPACT | JSON_SORT_KEYS);
+	int rc;
+
+	if (!text)
+		return pr_error_set(err, PR_ENOMEM, "out of memory");
+	snprintf(object, sizeof(object), "capture:%" PRId64, id);
+	rc = db_audit(d, pin ? "capture.pin" : "capture.unpin", object, text, err);
+	free(text);
+	return rc < 0 ? rc : db_commit(d, err);
+}
+
+int evidence_pin_capture(evidence_pin_result *out, db *d, int64_t id, const char *reason,
+			 int64_t until_us, pr_error *err)
+{
+	static const char sql[] =
+		"update profiles p set retention_class = 'forensic',"
+		" retain_until = " KEEP_UNTIL(DB_US_TO_TS("$3")) ","
+		" forensic_reason = $2, forensic_by = $4, forensic_at = now()"
+		" where id = $1 returning blob_deleted_at is not null, retain_until is null,"
+		" coalesce(" DB_TS_TO_US("retain_until") ", 0)";
+	char sid[24], until[24];
+	const char *p[4] = {sid, reason, until_us ? until : NULL, db_actor(d)};
+	struct pg_result *res = NULL;
+	json_t *detail = NULL;
+	char when[TIME_FMT_MAX];
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	snprintf(sid, sizeof(sid), "%" PRId64, id);
+	snprintf(until, sizeof(until), "%" PRId64, until_us);
+	if ((rc = db_begin(d, err)) < 0)
+		return rc;
+	if ((rc = db_exec(d, &res, err, "pinning the capture", sql, 4, p)) < 0)
+		goto out;
+	if (db_rows(res) != 1) {
+		rc = pr_error_set(err, PR_ENOTFOUND, "capture %" PRId64 " not found", id);
+		goto out;
+	}
+	out->blob_deleted = db_get_bool(res, 0, 0);
+	out->kept_forever = db_get_bool(res, 0, 1);
+	out->kept_until_us = out->kept_forever ? 0 : db_get_i64(res, 0, 2);
+	out->longer = until_us && (out->kept_forever || out->kept_until_us > until_us);
+	/* What is kept now, which may be longer than asked: null is forever. */
+	if (!(detail = json_pack("{s:s}", "reason", reason))) {
+		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+		goto out;
+	}
+	time_format(when, out->kept_until_us);
+	json_object_set_new(detail, "until", out->kept_forever ? json_null() : json_string(when));
+	if (until_us) {
+		time_format(when, until_us);
+		json_object_set_new(detail, "requested_until", json_string(when));
+	}
+	rc = audit_and_commit(d, id, true, detail, err);
+out:
+	if (rc < 0)
+		db_rollback(d);
+	json_decref(detail);
+	db_result_free(res);
+	return rc;
+}
+
+int evidence_unpin_capture(evidence_pin_result *out, db *d, int64_t id, const char *reason,
+			   pr_error *err)
+{
+	/* Back to the tier its data is in: hot while it has its blob, else summary. */
+	static const char sql[] =
+		"update profiles set retention_class = case when blob_deleted_at is null then 'hot'"
+		" else 'summary' end, retain_until = null, forensic_reason = null, forensic_by = null,"
+		" forensic_at = null where id = $1 and retention_class = 'forensic'"
+		" returning retention_class";
+	char sid[24];
+	const char *p[1] = {sid};
+	struct pg_result *res = NULL;
+	json_t *detail = NULL;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	snprintf(sid, sizeof(sid), "%" PRId64, id);
+	if ((rc = db_begin(d, err)) < 0)
+		return rc;
+	if ((rc = db_exec(d, &res, err, "unpinning the capture", sql, 1, p)) < 0)
+		goto out;
+	if (db_rows(res) != 1) {
+		rc = pr_error_set(err, PR_ENOTFOUND, "capture %" PRId64 " is not forensic", id);
+		goto out;
+	}
+	snprintf(out->tier, sizeof(out->tier), "%s", db_get_text(res, 0, 0));
+	if (!(detail = json_pack("{s:s,s:s}", "reason", reason, "tier", out->tier))) {
+		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+		goto out;
+	}
+	rc = audit_and_commit(d, id, false, detail, err);
+out:
+	if (rc < 0)
+		db_rollback(d);
+	json_decref(detail);
+	db_result_free(res);
+	return rc;
+}

@@ -1,0 +1,66 @@
+/*
+ * evidence.h: captures kept as forensic evidence, and the pins that keep
+ * a finding's baseline while it is open (table `capture_pins`, and the
+ * forensic columns of `profiles`: retention_class 'forensic',
+ * retain_until, forensic_reason/by/at, the 'finding' tag).
+ *
+ * One rule, written once here: evidence is never kept for less time than
+ * it already was. A capture kept forever stays kept forever; one kept
+ * until T is kept until the later of T and what is asked; a capture not
+ * yet forensic is kept until what is asked (NULL: forever). Retention
+ * never touches a forensic capture while its retain_until is ahead, nor a
+ * capture pinned by an open finding.
+ */
+#ifndef PR_EVIDENCE_H
+#define PR_EVIDENCE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "baselines/analysis.h"
+#include "pipeline/db.h"
+
+/*
+ * A regression's evidence, in the caller's transaction: its current
+ * captures become forensic (kept `keep_us` from now; 0: forever) tagged
+ * with the finding, its baseline captures are pinned while it is open,
+ * and an audit row says so. Captures already marked are left alone, so
+ * storing the same finding again audits nothing.
+ */
+int evidence_pin_finding(db *d, const finding *f, int64_t keep_us, pr_error *err);
+
+/*
+ * Tag a finding's forensic captures with the deploy that shipped the
+ * regression and its commit, so the evidence names what to look at.
+ */
+int evidence_tag_deploy(db *d, int64_t finding_id, int64_t deploy_id, const char *sha,
+			pr_error *err);
+
+/* Lift a finding's pins (it was resolved); *unpinned how many. */
+int evidence_release_finding(db *d, int64_t finding_id, int64_t *unpinned, pr_error *err);
+
+/* What `capture pin` and `capture unpin` did. */
+typedef struct evidence_pin_result {
+	bool kept_forever;        /* pin: retain_until is none */
+	int64_t kept_until_us;    /* pin: when it is kept until, else 0 */
+	bool longer;              /* pin: already kept longer than asked */
+	bool blob_deleted;        /* pin: only its summary rows were left */
+	char tier[16];            /* unpin: the tier it went back to */
+} evidence_pin_result;
+
+/*
+ * Keep capture `id` as forensic evidence until `until_us` (0: forever),
+ * for `reason` (required), audited with the reason and the user, in one
+ * transaction. PR_ENOTFOUND when the capture does not exist.
+ */
+int evidence_pin_capture(evidence_pin_result *out, db *d, int64_t id, const char *reason,
+			 int64_t until_us, pr_error *err);
+
+/*
+ * Return forensic capture `id` to normal retention (hot while it has its
+ * blob, else summary), audited. PR_ENOTFOUND when it is not forensic.
+ */
+int evidence_unpin_capture(evidence_pin_result *out, db *d, int64_t id, const char *reason,
+			   pr_error *err);
+
+#endif

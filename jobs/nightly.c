@@ -1,0 +1,319 @@
+/*
+ * nightly.c: the nightly job (see nightly.h).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "jobs/nightly.h"
+#include "common/timeutil.h"
+#include "jobs/deploys.h"
+#include "jobs/pushgw.h"
+#include "jobs/record.h"
+#include "jobs/reportdata.h"
+#include "jobs/runs.h"
+#include "jobs/suspects.h"
+#include "pipeline/source.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DAY_US (86400LL * 1000000LL)
+
+static bool wanted(const char *name, const nightly_opts *o)
+{
+	if (!o->nonly)
+		return true;
+	for (size_t i = 0; i < o->nonly; i++)
+		if (strcmp(o->only[i], name) == 0)
+			return true;
+	return false;
+}
+
+/* Outcome of one service: {"status": "...", "reason": "...", "collected": {...}} */
+static void outcome(nightly_result *r, const char *name, const char *status, const char *reason,
+		    const source_report *src)
+{
+	json_t *o = json_pack("{s:s}", "status", status);
+
+	if (!o)
+		return;
+	if (reason)
+		json_object_set_new(o, "reason", json_string(reason));
+	if (src)
+		json_object_set_new(o, "collected", json_pack("{s:I,s:I,s:I,s:I}",
+			"stored", (json_int_t)src->stored, "already_stored", (json_int_t)src->already,
+			"waiting", (json_int_t)src->waiting, "failed", (json_int_t)src->failed));
+	json_object_set_new(r->services, name, o);
+	if (strcmp(status, "failed") == 0)
+		r->failed++;
+	else if (strcmp(status, "skipped") == 0)
+		r->skipped++;
+	else
+		r->analysed++;
+}
+
+/* Every --service must be registered: a typo is an error, never an empty night. */
+static int check_only(db *d, const db_service *svcs, size_t n, const nightly_opts *o,
+		      pr_error *err)
+{
+	for (size_t k = 0; k < o->nonly; k++) {
+		bool known = false;
+		db_service probe = {0};
+		int rc;
+		for (size_t i = 0; i < n && !known; i++)
+			known = strcmp(svcs[i].name, o->only[k]) == 0;
+		if (known)
+			continue;
+		rc = db_service_get(d, &probe, o->only[k], err);
+		db_service_release(&probe);
+		return rc < 0 ? rc : pr_error_set(err, PR_ENOTFOUND, "service '%s' not found", o->only[k]);
+	}
+	return 0;
+}
+
+/*
+ * One service's night: collect its drop folder, add its targets to the
+ * family. Only the database (or memory) fails the run; anything else is
+ * the service's outcome.
+ */
+static int one_service(nightly_result *r, const job_env *env, const db_service *s,
+		       const nightly_opts *o, int64_t night, pr_error *err)
+{
+	const config_service *cs = config_service_find(env->cfg, s->name);
+	source_report src = {0};
+	pr_error serr = PR_ERROR_INIT;
+	bool have_src = false;
+	size_t before = r->a.nskipped;
+	int rc = 0;
+
+	if (cs && cs->source_dir) {
+		if (source_collect_dir(&src, env->d, env->bs, s->name, cs->source_dir,
+				       &env->cfg->limits, &serr) < 0) {
+			if (serr.code == PR_EDB || serr.code == PR_ENOMEM)
+				return pr_error_set(err, serr.code, "%s", serr.msg);
+			outcome(r, s->name, "failed", serr.msg, NULL);
+			return 0;
+		}
+		have_src = true;
+	}
+	for (size_t t = 0; t < (cs ? cs->ntypes : 1); t++) {
+		analysis_target tg = {s->id, s->name, cs ? cs->types[t] : "cpu", NULL,
+				      r->at_us - night, r->at_us + 1, NULL, NULL};
+		if (analysis_add(&r->a, env->d, &tg, !o->dry_run, &serr) < 0) {
+			if (serr.code == PR_EDB || serr.code == PR_ENOMEM) {
+				rc = pr_error_set(err, serr.code, "%s", serr.msg);
+				goto out;
+			}
+			break;
+		}
+	}
+	if (serr.code)
+		outcome(r, s->name, "failed", serr.msg, have_src ? &src : NULL);
+	else if (r->a.nskipped > before)
+		outcome(r, s->name, "skipped", r->a.skipped[r->a.nskipped - 1].reason,
+			have_src ? &src : NULL);
+	else if (src.failed)
+		/* Files that would not ingest are the collector's fault: say so, fail the night. */
+		outcome(r, s->name, "failed", src.first_error, have_src ? &src : NULL);
+	else
+		outcome(r, s->name, "analysed", NULL, have_src ? &src : NULL);
+out:
+	source_report_release(&src);
+	return rc;
+}
+
+/*
+ * Suspect commits of the night's regressions, computed once and stored
+ * with the run: the range is the one recorded with the deploy of the
+ * finding's release (post-deploy), read from the service's repository.
+ */
+static int store_suspects(const job_env *env, const analysis *a, int64_t run_id, pr_error *err)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < a->ntests && a->tests[i].significant && rc == 0; i++) {
+		const finding *f = &a->tests[i];
+		const config_service *cs = config_service_find(env->cfg, f->service);
+		suspects_range range;
+		deploy dep;
+		json_t *s;
+		bool have;
+
+		if (f->direction != FINDING_REGRESSION || !f->id)
+			continue;
+		memset(&dep, 0, sizeof(dep));
+		rc = deploy_find_release(&dep, env->d, f->service_id, f->current_release, err);
+		if (rc < 0 && rc != PR_ENOTFOUND)
+			return rc;
+		have = rc == 0;
+		if ((rc = suspects_range_load(&range, cs ? cs->repo : NULL,
+					      have ? dep.previous_sha : NULL,
+					      have ? dep.commit_sha : NULL, err)) < 0)
+			return rc;
+		if (!have)
+			snprintf(range.note, sizeof(range.note),
+				 "No deploy of release '%.200s' was recorded: no commit range.",
+				 f->current_release);
+		s = suspects_for_file(&range, f->file);
+		suspects_range_release(&range);
+		if (!s)
+			return pr_error_set(err, PR_ENOMEM, "out of memory");
+		rc = suspects_store(env->d, run_id, f->id, s, err);
+	}
+	return rc;
+}
+
+/* What a finished night leaves behind: reports, retention, metrics. Notes, not errors. */
+static void after_night(nightly_result *r, const job_env *env, double t0)
+{
+	pr_error e = PR_ERROR_INIT;
+
+	if (reportdata_write_run(env->d, env->bs, env->cfg, env->home, r->run_id, &r->report,
+				 &e) < 0)
+		job_note(&r->notes, "report: %s", e.msg);
+	if (env->cfg->retention.after_nightly) {
+		retention_opts ro = {r->at_us, false, 0};
+		pr_error_clear(&e);
+		r->retention_ran = true;
+		if (retention_run(&r->retention, env->d, env->bs, env->cfg, &ro, &e) < 0) {
+			r->retention_failed = true;
+			job_note(&r->notes, "retention: %s", e.msg);
+		} else if (r->retention.over_budget) {
+			char msg[PR_ERROR_MSG_MAX];
+			retention_over_budget_msg(msg, sizeof(msg), &r->retention);
+			job_note(&r->notes, "retention: %s", msg);
+		}
+	}
+	/* Only a complete night resets the staleness alert's clock. */
+	pr_error_clear(&e);
+	if (pushgw_push_analysis(env->cfg, "nightly", strcmp(r->status, "ok") == 0, t0, &r->a,
+				 r->failed, &r->pages, &e) < 0)
+		job_note(&r->notes, "%s", e.msg);
+}
+
+int nightly_run(nightly_result *out, const job_env *env, const nightly_opts *o, pr_error *err)
+{
+	nightly_result *r = out;
+	analysis_opts ao = env->cfg->analysis;
+	db_service *svcs = NULL;
+	size_t nsvcs = 0;
+	bool locked = false;
+	int64_t night = o->night_us > 0 ? o->night_us : DAY_US;
+	double t0 = time_mono();
+	char when[TIME_FMT_MAX];
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	r->status = "incomplete";
+	r->at_us = o->at_us ? o->at_us : job_now(env);
+	ao.at_us = r->at_us;
+	analysis_init(&r->a, &ao);
+	time_format(when, r->at_us);
+	if (!(r->services = json_object()))
+		return pr_error_set(err, PR_ENOMEM, "out of memory");
+	/* Refused before any work: not after a run recorded as ok. */
+	if (!o->dry_run && env->cfg->retention.after_nightly &&
+	    (rc = retention_check_at(r->at_us, err)) < 0)
+		return rc;
+	if ((rc = db_try_advisory_lock(env->d, NIGHTLY_LOCK, &locked, err)) < 0)
+		goto fail;
+	if (!locked) {
+		rc = pr_error_set(err, PR_ELOCKED,
+				  "another nightly run holds the lock; not starting a second one");
+		goto fail;
+	}
+	if ((rc = db_service_list(env->d, &svcs, &nsvcs, err)) < 0 ||
+	    (rc = check_only(env->d, svcs, nsvcs, o, err)) < 0)
+		goto fail;
+	if (!o->dry_run) {
+		json_t *params = json_pack("{s:s,s:I,s:I,s:b}", "at", when, "at_us",
+					   (json_int_t)r->at_us, "night_us", (json_int_t)night,
+					   "dry_run", 0);
+		rc = runs_begin(&r->run_id, env->d, "nightly", 0, params, err);
+		json_decref(params);
+		if (rc < 0)
+			goto fail;
+	}
+	for (size_t i = 0; i < env->cfg->nservices; i++) {
+		const char *name = env->cfg->services[i].name;
+		bool known = false;
+		for (size_t k = 0; k < nsvcs && !known; k++)
+			known = strcmp(svcs[k].name, name) == 0;
+		if (!known && wanted(name, o))
+			outcome(r, name, "skipped",
+				"in the configuration file but not registered (profreg service add)", NULL);
+	}
+	for (size_t i = 0; i < nsvcs; i++) {
+		if (!wanted(svcs[i].name, o))
+			continue;
+		if (!svcs[i].enabled)
+			outcome(r, svcs[i].name, "skipped", "not enabled", NULL);
+		else if ((rc = one_service(r, env, &svcs[i], o, night, err)) < 0)
+			goto fail;
+	}
+	if ((rc = analysis_finish(&r->a, err)) < 0)
+		goto fail;
+	if (!o->dry_run && ((rc = record_findings(&r->a, env->d, r->run_id, env->cfg, true, err)) < 0 ||
+			    (rc = store_suspects(env, &r->a, r->run_id, err)) < 0))
+		goto fail;
+	/* Pages wait in the outbox on delivery problems; only the database fails the run. */
+	if (!o->dry_run && (rc = pager_flush(env->d, env->cfg, NULL, &r->pages, err)) < 0)
+		goto fail;
+	if (r->pages.first_error[0])
+		job_note(&r->notes, "paging: %s", r->pages.first_error);
+	r->status = r->failed || !r->a.services ? "incomplete" : "ok";
+	if (!o->dry_run) {
+		json_t *summary = json_pack("{s:I,s:I,s:I,s:I,s:I,s:O,s:{s:I,s:I,s:I,s:I,s:I}}",
+			"analysed", (json_int_t)r->a.services, "tests", (json_int_t)r->a.ntests,
+			"findings", (json_int_t)r->a.nfindings, "failed", (json_int_t)r->failed,
+			"skipped", (json_int_t)r->skipped, "services", r->services,
+			"pages", "enqueued", (json_int_t)r->a.pages_enqueued, "sent",
+			(json_int_t)r->pages.sent, "failed", (json_int_t)r->pages.failed, "pending",
+			(json_int_t)r->pages.pending, "alerts_refreshed", (json_int_t)r->pages.refreshed);
+		rc = summary ? runs_finish(env->d, r->run_id, r->status, summary, err)
+			     : pr_error_set(err, PR_ENOMEM, "out of memory");
+		json_decref(summary);
+		if (rc < 0)
+			goto fail;
+		after_night(r, env, t0);
+	}
+	goto out;
+fail:
+	if (r->run_id) {
+		pr_error ignore = PR_ERROR_INIT;
+		json_t *why = json_pack("{s:s}", "error", err->msg);
+		runs_finish(env->d, r->run_id, "failed", why, &ignore);
+		json_decref(why);
+	}
+	if (!o->dry_run) {
+		pr_error ignore = PR_ERROR_INIT;
+		pushgw_push_analysis(env->cfg, "nightly", false, t0, &r->a, r->failed, &r->pages,
+				     &ignore);
+	}
+out:
+	if (locked)
+		db_advisory_unlock(env->d, NIGHTLY_LOCK);
+	for (size_t i = 0; i < nsvcs; i++)
+		db_service_release(&svcs[i]);
+	free(svcs);
+	return rc;
+}
+
+void nightly_result_release(nightly_result *r)
+{
+	analysis_release(&r->a);
+	json_decref(r->services);
+	free(r->report);
+	job_notes_release(&r->notes);
+	memset(r, 0, sizeof(*r));
+}
+
+int nightly_push_failure(const config *cfg, pr_error *err)
+{
+	analysis a;
+	int rc;
+
+	memset(&a, 0, sizeof(a));
+	rc = pushgw_push_analysis(cfg, "nightly", false, time_mono(), &a, 0, NULL, err);
+	return rc;
+}

@@ -1,0 +1,72 @@
+/*
+ * nightly.h: the nightly job.
+ *
+ * It holds an advisory lock for its whole length, collects new captures
+ * from each enabled service's drop folder, analyses the night window of
+ * every service in one false-discovery family, stores the findings with
+ * their evidence and pages (one transaction), computes the suspect
+ * commits of each regression, flushes the outbox, records one run with
+ * each service's outcome, writes the run's reports, runs retention when
+ * the config asks, and pushes its metrics. One service's failure is
+ * recorded against it and the run goes on; re-running the same night
+ * changes nothing.
+ *
+ * A night succeeds ("ok") when no service failed and at least one was
+ * analysed; otherwise it is "incomplete": a night that checked nothing
+ * must not look like one that found nothing.
+ */
+#ifndef PR_NIGHTLY_H
+#define PR_NIGHTLY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "baselines/analysis.h"
+#include "jobs/job.h"
+#include "jobs/pager.h"
+#include "jobs/retention.h"
+
+struct json_t;
+
+#define NIGHTLY_LOCK "profreg-nightly"
+
+typedef struct nightly_opts {
+	int64_t at_us;              /* the night ends here; 0: now */
+	int64_t night_us;           /* its length; 0: 24 hours */
+	const char *const *only;    /* only these services (none: every one) */
+	size_t nonly;
+	bool dry_run;               /* analyse, store nothing, record no run */
+} nightly_opts;
+
+typedef struct nightly_result {
+	int64_t run_id;             /* 0 for a dry run */
+	int64_t at_us;
+	const char *status;         /* "ok" or "incomplete" */
+	analysis a;                 /* the tests and findings, ranked */
+	struct json_t *services;    /* name -> {status, reason, collected} */
+	size_t analysed, skipped, failed;
+	pager_counts pages;
+	char *report;               /* the HTML report's path, or NULL */
+	bool retention_ran, retention_failed;
+	retention_result retention;
+	job_notes notes;            /* warnings: report, paging, metrics, retention */
+} nightly_result;
+
+/*
+ * Run the night. Unknown services in `only` are PR_ENOTFOUND (with the
+ * close name); a lock held by another nightly is PR_ELOCKED; a database
+ * failure fails the run (recorded "failed"). A retention --at in the far
+ * future is refused before any work (PR_EUSAGE). Release *out with
+ * nightly_result_release, also after a failure.
+ */
+int nightly_run(nightly_result *out, const job_env *env, const nightly_opts *o, pr_error *err);
+void nightly_result_release(nightly_result *r);
+
+/*
+ * Push a failed night's metrics when the night could not even start (no
+ * database): the staleness alert must see the failure.
+ */
+int nightly_push_failure(const config *cfg, pr_error *err);
+
+#endif

@@ -1,0 +1,320 @@
+/*
+ * postdeploy.c: the post-deploy job (see postdeploy.h).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "jobs/postdeploy.h"
+#include "common/similar.h"
+#include "common/timeutil.h"
+#include "jobs/evidence.h"
+#include "jobs/gitinfo.h"
+#include "jobs/pushgw.h"
+#include "jobs/record.h"
+#include "jobs/reportdata.h"
+#include "jobs/runs.h"
+#include "pipeline/source.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define POLL_US (5 * 1000000LL)
+
+/* One line of a collection problem, kept once however often it repeats. */
+static void note_collect(postdeploy_result *x, const char *fmt, const char *what)
+{
+	char line[PR_ERROR_MSG_MAX + 128];
+	size_t i;
+	json_t *v;
+
+	snprintf(line, sizeof(line), fmt, what);
+	json_array_foreach(x->collect, i, v)
+		if (strcmp(json_string_value(v), line) == 0)
+			return;
+	json_array_append_new(x->collect, json_string(line));
+}
+
+/*
+ * Collect until `min_caps` captures of the release exist or the wait
+ * ends. A collection problem is noted and shown, never silent; only the
+ * database fails the step.
+ */
+static int wait_for_captures(postdeploy_result *x, const job_env *env, const postdeploy_opts *o,
+			     int64_t sid, pr_error *err)
+{
+	const config_service *cs = config_service_find(env->cfg, o->service);
+	uint64_t want = o->min_captures ? o->min_captures : 1;
+	int64_t poll = o->poll_us > 0 ? o->poll_us : POLL_US;
+	double start = time_mono();
+	int rc;
+
+	for (;;) {
+		if (cs && cs->source_dir) {
+			source_report src = {0};
+			pr_error serr = PR_ERROR_INIT;
+			if (source_collect_dir(&src, env->d, env->bs, o->service, cs->source_dir,
+					       &env->cfg->limits, &serr) < 0) {
+				if (serr.code == PR_EDB || serr.code == PR_ENOMEM)
+					return pr_error_set(err, serr.code, "%s", serr.msg);
+				note_collect(x, "drop folder: %s", serr.msg);
+			} else if (src.failed) {
+				note_collect(x, "drop folder: %s", src.first_error ? src.first_error
+										   : "a file failed");
+			}
+			source_report_release(&src);
+		}
+		if ((rc = db_capture_count(env->d, &x->captures, sid, o->release, err)) < 0)
+			return rc;
+		x->waited_us = (int64_t)((time_mono() - start) * 1e6);
+		if ((uint64_t)x->captures >= want || x->waited_us >= o->wait_us)
+			return 0;
+		{
+			int64_t left = o->wait_us - x->waited_us;
+			int64_t step = left < poll ? left : poll;
+			struct timespec pause = {(time_t)(step / 1000000), (long)(step % 1000000) * 1000};
+			while (nanosleep(&pause, &pause) < 0 && errno == EINTR)
+				;
+		}
+	}
+}
+
+/* "no captures of release 'v4.2' of service 's' ... (did you mean 'v4.2.0'?)" */
+static int no_captures(const postdeploy_result *x, db *d, const postdeploy_opts *o, int64_t sid,
+		       pr_error *err)
+{
+	char **rel = NULL, hint[400] = "";
+	size_t n = 0;
+	long best;
+
+	if (db_service_releases(d, &rel, &n, sid, err) < 0)
+		return err->code;
+	best = similar_best(o->release, (const char *const *)rel, n);
+	if (best >= 0)
+		snprintf(hint, sizeof(hint), " (did you mean '%.300s'?)", rel[best]);
+	else if (n)
+		snprintf(hint, sizeof(hint), " (its latest release is '%.300s')", rel[0]);
+	db_strings_free(rel, n);
+	return pr_error_set(err, PR_ENOTFOUND,
+			    "no captures of release '%s' of service '%s' after waiting %" PRId64
+			    " s%s: refusing to pass a release profreg has never seen", o->release,
+			    o->service, x->waited_us / 1000000, hint);
+}
+
+/* Compute each regression's suspects once, store them with the run, keep them for printing. */
+static int store_suspects(postdeploy_result *x, db *d, int64_t run_id, pr_error *err)
+{
+	int rc;
+
+	for (size_t i = 0; i < x->a.ntests && x->a.tests[i].significant; i++) {
+		const finding *f = &x->a.tests[i];
+		json_t *s;
+		char id[24];
+		if (f->direction != FINDING_REGRESSION || !f->id)
+			continue;
+		if (!(s = suspects_for_file(&x->range, f->file)))
+			return pr_error_set(err, PR_ENOMEM, "out of memory");
+		snprintf(id, sizeof(id), "%" PRId64, f->id);
+		json_object_set(x->suspects, id, s);
+		if ((rc = suspects_store(d, run_id, f->id, s, err)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* Send this run's own pages within a deadline; the rest waits for the next flush. */
+static int send_pages(db *d, const config *cfg, const analysis *a, pager_counts *pc,
+		      pr_error *err)
+{
+	pager_flush_opts fo = {false, true, NULL, 0, POSTDEPLOY_PAGE_DEADLINE_MS};
+	int64_t *ids = NULL;
+	size_t n = 0;
+	int rc;
+
+	if (a->nfindings && !(ids = calloc(a->nfindings, sizeof(*ids))))
+		return pr_error_set(err, PR_ENOMEM, "out of memory");
+	for (size_t i = 0; i < a->ntests && a->tests[i].significant && n < a->nfindings; i++)
+		if (a->tests[i].id)
+			ids[n++] = a->tests[i].id;
+	fo.finding_ids = ids;
+	fo.nfinding_ids = n;
+	rc = pager_flush(d, cfg, &fo, pc, err);
+	free(ids);
+	return rc;
+}
+
+/* Tag the evidence of this deploy's new regressions with the deploy and its commit. */
+static int tag_evidence(const postdeploy_result *x, db *d, pr_error *err)
+{
+	int rc;
+
+	for (size_t i = 0; i < x->a.ntests && x->a.tests[i].significant; i++) {
+		const finding *f = &x->a.tests[i];
+		if (f->direction != FINDING_REGRESSION || !f->id || f->stored_before)
+			continue;
+		if ((rc = evidence_tag_deploy(d, f->id, x->dep.id, x->sha, err)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* Fail on a regression at or above the gate; else inconclusive when anything went unjudged. */
+static void verdict(postdeploy_result *x, const postdeploy_opts *o)
+{
+	stats_severity gate = o->gate == STATS_SEV_NONE ? STATS_SEV_HIGH : o->gate;
+	uint64_t want = o->min_captures ? o->min_captures : 1;
+	char line[PR_ERROR_MSG_MAX];
+
+	x->verdict = "pass";
+	for (size_t i = 0; i < x->a.ntests && x->a.tests[i].significant; i++)
+		if (x->a.tests[i].direction == FINDING_REGRESSION && x->a.tests[i].severity >= gate)
+			x->verdict = "fail";
+	for (size_t i = 0; i < x->a.nskipped; i++) {
+		snprintf(line, sizeof(line), "%s: %s", x->a.skipped[i].type, x->a.skipped[i].reason);
+		json_array_append_new(x->reasons, json_string(line));
+	}
+	if ((uint64_t)x->captures < want) {
+		snprintf(line, sizeof(line), "only %" PRId64 " of the %" PRIu64
+			 " captures asked for (--min-captures) arrived within --wait", x->captures, want);
+		json_array_append_new(x->reasons, json_string(line));
+	}
+	if (strcmp(x->verdict, "fail") != 0 && json_array_size(x->reasons))
+		x->verdict = "inconclusive";
+}
+
+static int finish_run(postdeploy_result *x, db *d, pr_error *err)
+{
+	json_t *detail = json_pack("{s:I,s:s,s:O,s:O,s:o,s:s?,s:I,s:{s:I,s:I,s:I,s:I}}",
+		"findings", (json_int_t)x->a.nfindings, "verdict", x->verdict,
+		"inconclusive_reasons", x->reasons, "collection_problems", x->collect,
+		"commits", suspects_range_json(&x->range),
+		"range_note", x->range.note[0] ? x->range.note : NULL,
+		"captures", (json_int_t)x->captures,
+		"pages", "enqueued", (json_int_t)x->a.pages_enqueued, "sent", (json_int_t)x->pages.sent,
+		"failed", (json_int_t)x->pages.failed, "pending", (json_int_t)x->pages.pending);
+	int rc = detail ? runs_finish(d, x->run_id, "ok", detail, err)
+			: pr_error_set(err, PR_ENOMEM, "out of memory");
+
+	json_decref(detail);
+	return rc;
+}
+
+int postdeploy_run(postdeploy_result *out, const job_env *env, const postdeploy_opts *o,
+		   pr_error *err)
+{
+	postdeploy_result *x = out;
+	const config_service *cs = config_service_find(env->cfg, o->service);
+	const char *repo = o->repo ? o->repo : cs ? cs->repo : NULL;
+	char prev_sha[GITINFO_SHA_HEX + 1] = "";
+	analysis_opts ao = env->cfg->analysis;
+	int64_t reported_at = job_now(env);
+	db_service svc = {0};
+	double t0 = time_mono();
+	bool existed = false;
+	int rc;
+
+	memset(x, 0, sizeof(*x));
+	x->verdict = "pass";
+	if (!(x->collect = json_array()) || !(x->reasons = json_array()) ||
+	    !(x->suspects = json_object()))
+		return pr_error_set(err, PR_ENOMEM, "out of memory");
+	/* The service first: a misspelled service must not be blamed on the repository. */
+	if ((rc = db_service_get(env->d, &svc, o->service, err)) < 0)
+		goto out;
+	if (!svc.enabled) {
+		rc = pr_error_set(err, PR_EREFUSED, "service '%s' is not enabled for profiling",
+				  o->service);
+		goto out;
+	}
+	if ((rc = gitinfo_resolve(x->sha, repo, o->ref, err)) < 0 ||
+	    (o->previous && (rc = gitinfo_resolve(prev_sha, repo, o->previous, err)) < 0)) {
+		/* A ref that does not resolve is bad input, not a usage slip. */
+		if (err->code == PR_EUSAGE && repo == NULL)
+			err->code = rc = PR_EDATA;
+		goto out;
+	}
+	if ((rc = wait_for_captures(x, env, o, svc.id, err)) < 0)
+		goto out;
+	if (x->captures == 0) {
+		rc = no_captures(x, env->d, o, svc.id, err);
+		goto out;
+	}
+	/* The deploy is as old as the CI step, however long it waited. */
+	if ((rc = deploy_record(&x->dep, &existed, env->d, svc.id, o->release, x->sha,
+				o->previous ? prev_sha : NULL, reported_at, err)) < 0 ||
+	    (rc = suspects_range_load(&x->range, repo, x->dep.previous_sha, x->dep.commit_sha,
+				      err)) < 0)
+		goto out;
+	/* "Now" is when the analysis starts, so the captures waited for are in it. */
+	ao.at_us = o->at_us ? o->at_us : job_now(env);
+	analysis_init(&x->a, &ao);
+	{
+		json_t *params = json_pack("{s:s,s:s,s:I,s:s,s:I}", "release", o->release,
+					   "commit", x->sha, "deploy_id", (json_int_t)x->dep.id,
+					   "gate", stats_severity_name(o->gate == STATS_SEV_NONE
+								       ? STATS_SEV_HIGH : o->gate),
+					   "at_us", (json_int_t)ao.at_us);
+		rc = runs_begin(&x->run_id, env->d, "post-deploy", svc.id, params, err);
+		json_decref(params);
+		if (rc < 0)
+			goto out;
+	}
+	for (size_t t = 0; t < (cs ? cs->ntypes : 1); t++) {
+		analysis_target tg = {svc.id, svc.name, cs ? cs->types[t] : "cpu", o->release,
+				      0, 0, NULL, NULL};
+		if ((rc = analysis_add(&x->a, env->d, &tg, true, err)) < 0)
+			goto fail;
+	}
+	if ((rc = analysis_finish(&x->a, err)) < 0 ||
+	    (rc = record_findings(&x->a, env->d, x->run_id, env->cfg, true, err)) < 0 ||
+	    (rc = store_suspects(x, env->d, x->run_id, err)) < 0 ||
+	    (rc = tag_evidence(x, env->d, err)) < 0)
+		goto fail;
+	/* Delivery problems leave pages pending in the outbox; they do not change the verdict. */
+	if ((rc = send_pages(env->d, env->cfg, &x->a, &x->pages, err)) < 0)
+		goto fail;
+	if (x->pages.first_error[0])
+		job_note(&x->notes, "paging: %s", x->pages.first_error);
+	verdict(x, o);
+	if ((rc = finish_run(x, env->d, err)) < 0)
+		goto fail;
+	{
+		pr_error e = PR_ERROR_INIT;
+		if (pushgw_push_analysis(env->cfg, "post-deploy", true, t0, &x->a, 0, &x->pages, &e) < 0)
+			job_note(&x->notes, "%s", e.msg);
+		pr_error_clear(&e);
+		/* The findings are recorded: a report that cannot be written is a note. */
+		if (reportdata_write_run(env->d, env->bs, env->cfg, env->home, x->run_id, &x->report,
+					 &e) < 0)
+			job_note(&x->notes, "report: %s", e.msg);
+	}
+	for (size_t i = 0; i < json_array_size(x->collect); i++)
+		job_note(&x->notes, "collection: %s", json_string_value(json_array_get(x->collect, i)));
+	goto out;
+fail:
+	{
+		pr_error ignore = PR_ERROR_INIT;
+		json_t *why = json_pack("{s:s}", "error", err->msg);
+		runs_finish(env->d, x->run_id, "failed", why, &ignore);
+		json_decref(why);
+		/* Only a run that got as far as analysing counts as a failed run for the metrics. */
+		pushgw_push_analysis(env->cfg, "post-deploy", false, t0, &x->a, 1, &x->pages, &ignore);
+	}
+out:
+	db_service_release(&svc);
+	return rc;
+}
+
+void postdeploy_result_release(postdeploy_result *r)
+{
+	analysis_release(&r->a);
+	suspects_range_release(&r->range);
+	json_decref(r->reasons);
+	json_decref(r->collect);
+	json_decref(r->suspects);
+	free(r->report);
+	job_notes_release(&r->notes);
+	memset(r, 0, sizeof(*r));
+}

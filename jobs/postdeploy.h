@@ -1,0 +1,71 @@
+/*
+ * postdeploy.h: the job the CI hook runs after a deploy.
+ *
+ * It checks the service first (unknown, with the close name, or not
+ * enabled: bad input), resolves the deploy's commit with libgit2, waits
+ * (bounded) for captures of the new release while collecting the
+ * service's drop folder, refuses a release with no captures at all,
+ * records the deploy, analyses the release against the baseline of
+ * earlier releases with "now" read when the analysis starts, stores the
+ * findings with their evidence and pages, computes each regression's
+ * suspect commits once and stores them with the run, sends this run's
+ * pages within a deadline, records the run and writes its reports.
+ *
+ * The verdict fails closed: "fail" on a regression at or above the gate;
+ * "inconclusive" when anything kept the release from being judged (a
+ * skipped profile type, fewer captures than asked for), with the reasons;
+ * else "pass".
+ */
+#ifndef PR_POSTDEPLOY_H
+#define PR_POSTDEPLOY_H
+
+#include <stdint.h>
+
+#include "baselines/analysis.h"
+#include "jobs/deploys.h"
+#include "jobs/job.h"
+#include "jobs/pager.h"
+#include "jobs/suspects.h"
+
+struct json_t;
+
+/* How long post-deploy may spend sending its own pages. */
+#define POSTDEPLOY_PAGE_DEADLINE_MS 30000
+
+typedef struct postdeploy_opts {
+	const char *service, *release, *ref;
+	const char *repo;          /* NULL: the service's repo in the config */
+	const char *previous;      /* start of the range; NULL: the previous deploy's */
+	int64_t wait_us;           /* wait up to this long for captures (0: no wait) */
+	uint64_t min_captures;     /* captures of the release to wait for (0: 1) */
+	stats_severity gate;       /* fail at or above (STATS_SEV_NONE: high) */
+	int64_t at_us;             /* "now" for the analysis; 0: when it starts */
+	int64_t poll_us;           /* how often the wait looks again; 0: 5 s */
+} postdeploy_opts;
+
+typedef struct postdeploy_result {
+	char sha[GITINFO_SHA_HEX + 1];  /* the deploy's commit */
+	deploy dep;
+	suspects_range range;           /* the deploy's commit range */
+	int64_t captures;               /* captures of the release after the wait */
+	int64_t waited_us;
+	int64_t run_id;
+	analysis a;
+	const char *verdict;            /* "pass", "fail", "inconclusive" */
+	struct json_t *reasons;         /* why inconclusive: array of strings */
+	struct json_t *collect;         /* collection problems: array of strings */
+	struct json_t *suspects;        /* finding id (text) -> stored suspects object */
+	pager_counts pages;
+	char *report;                   /* the run's HTML report, or NULL */
+	job_notes notes;
+} postdeploy_result;
+
+/*
+ * Run the job. A failure after the run began records the run "failed".
+ * Release *out with postdeploy_result_release, also after a failure.
+ */
+int postdeploy_run(postdeploy_result *out, const job_env *env, const postdeploy_opts *o,
+		   pr_error *err);
+void postdeploy_result_release(postdeploy_result *r);
+
+#endif

@@ -1,0 +1,40 @@
+/*
+ * record.c: findings, evidence and pages in one transaction (see record.h).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "jobs/record.h"
+#include "baselines/findings.h"
+#include "jobs/evidence.h"
+#include "jobs/pager.h"
+
+int record_findings(analysis *a, db *d, int64_t run_id, const config *cfg, bool page,
+		    pr_error *err)
+{
+	size_t enqueued0 = a->pages_enqueued;
+	int rc;
+
+	if ((rc = db_begin(d, err)) < 0)
+		return rc;
+	if ((rc = findings_store(a, d, run_id, err)) < 0)
+		goto out;
+	for (size_t i = 0; i < a->ntests && a->tests[i].significant; i++) {
+		const finding *f = &a->tests[i];
+		/*
+		 * Both are idempotent and use the stored finding's captures: a
+		 * finding first stored without paging (analyze) pages when a
+		 * later run that pages sees it again.
+		 */
+		if (f->direction == FINDING_REGRESSION &&
+		    (rc = evidence_pin_finding(d, f, a->opts.forensic_keep_us, err)) < 0)
+			goto out;
+		if (page && (rc = pager_enqueue_finding(d, cfg, f, run_id, &a->pages_enqueued, err)) < 0)
+			goto out;
+	}
+	rc = db_commit(d, err);
+out:
+	if (rc < 0) {
+		db_rollback(d);
+		a->pages_enqueued = enqueued0; /* rolled back with the findings */
+	}
+	return rc;
+}

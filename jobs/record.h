@@ -1,0 +1,29 @@
+/*
+ * record.h: the step every analysing job ends with: store what the
+ * analysis found, pin each regression's evidence and enqueue its pages,
+ * all in one transaction, so that no finding is ever stored without its
+ * evidence or its page, and no page is ever enqueued for a finding that
+ * was rolled back.
+ */
+#ifndef PR_RECORD_H
+#define PR_RECORD_H
+
+#include <stdint.h>
+
+#include "baselines/analysis.h"
+#include "jobs/config.h"
+#include "pipeline/db.h"
+
+/*
+ * Store the findings of a finished analysis under run `run_id`
+ * (baselines/findings.h), pin the evidence of each regression
+ * (jobs/evidence.h, kept cfg->analysis.forensic_keep_us) and, when
+ * `page` is true, enqueue the pages of each regression at or above
+ * paging.min_severity (jobs/pager.h); a->pages_enqueued counts the rows
+ * added. A finding stored before by another run is pinned and paged
+ * again, which changes nothing when it already was.
+ */
+int record_findings(analysis *a, db *d, int64_t run_id, const config *cfg, bool page,
+		    pr_error *err);
+
+#endif
