@@ -387,56 +387,6 @@ static int grow_tests(analysis *a, size_t extra)
 	return 0;
 }
 
-/* Names of the functions behind `ids`, in the same order. */
-static int load_names(char ***names, char ***files, db *d, const int64_t *ids, size_t n,
-		      pr_error *err)
-{
-	static const char sql[] =
-		"select f.name, f.file from unnest($1::bigint[]) with ordinality as u(id, k)"
-		" join functions f on f.id = u.id order by u.k";
-	buf arr = BUF_INIT;
-	PGresult *res = NULL;
-	const char *p[1];
-	int rc = db_bigint_array(&arr, ids, n, sizeof(*ids));
-
-	*names = calloc(n ? n : 1, sizeof(**names));
-	*files = calloc(n ? n : 1, sizeof(**files));
-	if (rc < 0 || !*names || !*files) {
-		rc = oom(err);
-		goto out;
-	}
-	p[0] = arr.ptr;
-	if ((rc = db_exec(d, &res, err, "loading function names", sql, 1, p)) < 0)
-		goto out;
-	if ((size_t)db_rows(res) != n) {
-		rc = pr_error_set(err, PR_EDB, "database: %zu function names missing",
-				  n - (size_t)db_rows(res));
-		goto out;
-	}
-	for (size_t i = 0; i < n; i++) {
-		(*names)[i] = strdup(db_get_text(res, (int)i, 0));
-		(*files)[i] = strdup(db_get_text(res, (int)i, 1));
-		if (!(*names)[i] || !(*files)[i]) {
-			rc = oom(err);
-			goto out;
-		}
-	}
-out:
-	db_result_free(res);
-	buf_release(&arr);
-	return rc;
-}
-
-static void free_names(char **names, char **files, size_t n)
-{
-	for (size_t i = 0; names && i < n; i++)
-		free(names[i]);
-	for (size_t i = 0; files && i < n; i++)
-		free(files[i]);
-	free(names);
-	free(files);
-}
-
 int analysis_add(analysis *a, db *d, const analysis_target *t, bool store, pr_error *err)
 {
 	const analysis_opts *o = &a->opts;
@@ -507,7 +457,7 @@ int analysis_add(analysis *a, db *d, const analysis_target *t, bool store, pr_er
 		ids[nrows] = m.func_ids[r];
 		nrows++;
 	}
-	if ((rc = load_names(&names, &files, d, ids, nrows, err)) < 0 ||
+	if ((rc = func_names_load(&names, &files, d, ids, nrows, err)) < 0 ||
 	    (rc = describe_sides(&releases, &capids, &s)) < 0) {
 		if (rc == PR_ENOMEM)
 			rc = oom(err);
@@ -575,7 +525,7 @@ out:
 	free(bf);
 	free(releases);
 	free(capids);
-	free_names(names, files, nrows);
+	func_names_free(names, files, nrows);
 	func_matrix_release(&m);
 	sides_release(&s);
 	return rc;

@@ -441,3 +441,113 @@ out:
 		buf_release(&arr[k]);
 	return rc;
 }
+
+int func_names_load(char ***names, char ***files, db *d, const int64_t *ids, size_t n,
+		      pr_error *err)
+{
+	static const char sql[] =
+		"select f.name, f.file from unnest($1::bigint[]) with ordinality as u(id, k)"
+		" join functions f on f.id = u.id order by u.k";
+	buf arr = BUF_INIT;
+	PGresult *res = NULL;
+	const char *p[1];
+	int rc = db_bigint_array(&arr, ids, n, sizeof(*ids));
+
+	*names = calloc(n ? n : 1, sizeof(**names));
+	*files = calloc(n ? n : 1, sizeof(**files));
+	if (rc < 0 || !*names || !*files) {
+		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+		goto out;
+	}
+	p[0] = arr.ptr;
+	if ((rc = db_exec(d, &res, err, "loading function names", sql, 1, p)) < 0)
+		goto out;
+	if ((size_t)db_rows(res) != n) {
+		rc = pr_error_set(err, PR_EDB, "database: %zu function names missing",
+				  n - (size_t)db_rows(res));
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		(*names)[i] = strdup(db_get_text(res, (int)i, 0));
+		(*files)[i] = strdup(db_get_text(res, (int)i, 1));
+		if (!(*names)[i] || !(*files)[i]) {
+			rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+			goto out;
+		}
+	}
+out:
+	db_result_free(res);
+	buf_release(&arr);
+	return rc;
+}
+
+void func_names_free(char **names, char **files, size_t n)
+{
+	for (size_t i = 0; names && i < n; i++)
+		free(names[i]);
+	for (size_t i = 0; files && i < n; i++)
+		free(files[i]);
+	free(names);
+	free(files);
+}
+
+
+static int by_mean_share(const void *x, const void *y)
+{
+	const baseline_func *a = x, *b = y;
+
+	if (a->mean_share != b->mean_share)
+		return a->mean_share > b->mean_share ? -1 : 1;
+	return a->function_id < b->function_id ? -1 : a->function_id > b->function_id;
+}
+
+int baseline_view_load(baseline_view *out, db *d, int64_t service_id, const char *type,
+		       int64_t at_us, int64_t window_us, pr_error *err)
+{
+	capture_set base = {0};
+	capture_query q = {0};
+	func_matrix m = {0};
+	int64_t *ids = NULL;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	q.service_id = service_id;
+	q.type = type;
+	q.since_us = at_us - window_us;
+	q.until_us = at_us;
+	q.eligible_only = true;
+	if ((rc = capture_set_load(&base, d, &q, err)) < 0)
+		goto out;
+	out->captures = base.n;
+	if (!base.n)
+		goto out;
+	if ((rc = func_matrix_load(&m, d, &base, NULL, err)) < 0)
+		goto out;
+	if (m.nfuncs && (!(out->funcs = calloc(m.nfuncs, sizeof(*out->funcs))) ||
+			 !(ids = calloc(m.nfuncs, sizeof(*ids))))) {
+		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t r = 0; r < m.nfuncs; r++, out->nfuncs++)
+		if ((rc = baseline_summarize(&out->funcs[r], &m, r, 0, &base, err)) < 0)
+			goto out;
+	/* Highest mean share first, then the names in that order. */
+	qsort(out->funcs, out->nfuncs, sizeof(*out->funcs), by_mean_share);
+	for (size_t r = 0; r < out->nfuncs; r++)
+		ids[r] = out->funcs[r].function_id;
+	rc = func_names_load(&out->names, &out->files, d, ids, out->nfuncs, err);
+out:
+	if (rc < 0)
+		baseline_view_release(out);
+	free(ids);
+	func_matrix_release(&m);
+	capture_set_release(&base);
+	return rc;
+}
+
+void baseline_view_release(baseline_view *v)
+{
+	func_names_free(v->names, v->files, v->names ? v->nfuncs : 0);
+	free(v->funcs);
+	memset(v, 0, sizeof(*v));
+}

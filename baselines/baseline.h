@@ -114,4 +114,29 @@ int baseline_store(int64_t *id, bool *reused, db *d, int64_t service_id,
 		   const capture_set *base, const baseline_func *funcs, size_t nfuncs,
 		   pr_error *err);
 
+/*
+ * The names and files of the functions behind `ids`, in the same order.
+ * *names and *files are new arrays of n strings, freed with
+ * func_names_free.
+ */
+int func_names_load(char ***names, char ***files, db *d, const int64_t *ids, size_t n,
+		    pr_error *err);
+void func_names_free(char **names, char **files, size_t n);
+
+/*
+ * A service's baseline as analysis would build it at `at_us`: the eligible
+ * captures in the window before it, and per function its summary, with
+ * its name, highest mean share first. Release with baseline_view_release.
+ */
+typedef struct baseline_view {
+	size_t captures;
+	baseline_func *funcs;
+	char **names, **files;
+	size_t nfuncs;
+} baseline_view;
+
+int baseline_view_load(baseline_view *out, db *d, int64_t service_id, const char *type,
+		       int64_t at_us, int64_t window_us, pr_error *err);
+void baseline_view_release(baseline_view *v);
+
 #endif

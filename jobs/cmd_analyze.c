@@ -3,7 +3,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "baselines/analysis.h"
-#include "record.h"
+#include "analyze.h"
 #include "pager.h"
 #include "config.h"
 #include "commands.h"
@@ -15,7 +15,6 @@
 
 #include <inttypes.h>
 #include <jansson.h>
-#include <libpq-fe.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +39,7 @@ enum {
 	O_GATE,
 };
 
-static const cli_option analyze_opts[] = {
+static const cli_option analyze_options[] = {
 	{"service", required_argument, O_SERVICE, "NAME", "analyse this service"},
 	{"all-services", no_argument, O_ALL, NULL, "analyse every enabled service, one FDR family"},
 	{"release", required_argument, O_RELEASE, "RELEASE", "judge this release's captures"},
@@ -116,56 +115,17 @@ static void print_text(const analysis *a, int64_t run_id)
 	}
 }
 
-/* A run record: what was asked, and what came of it. */
-static int run_begin(int64_t *id, db *d, const analysis_opts *o, const char *selection,
-		     pr_error *err)
-{
-	static const char sql[] =
-		"insert into runs (kind, status, detail) values ('analyze', 'running',"
-		" jsonb_build_object('at_us', $1::bigint, 'selection', $2::text)) returning id";
-	char at[24];
-	const char *p[2] = {at, selection};
-	PGresult *res = NULL;
-	int rc;
-
-	snprintf(at, sizeof(at), "%" PRId64, o->at_us);
-	if ((rc = db_exec(d, &res, err, "recording the run", sql, 2, p)) < 0)
-		return rc;
-	*id = db_get_i64(res, 0, 0);
-	db_result_free(res);
-	return 0;
-}
-
-static int run_end(db *d, int64_t id, const analysis *a, const char *status, pr_error *err)
-{
-	static const char sql[] =
-		"update runs set status = $2, finished_at = now(), detail = detail ||"
-		" jsonb_build_object('services', $3::int, 'tests', $4::int, 'findings', $5::int,"
-		" 'skipped', $6::int) where id = $1";
-	char sid[24], n[4][24];
-	const char *p[6] = {sid, status, n[0], n[1], n[2], n[3]};
-
-	snprintf(sid, sizeof(sid), "%" PRId64, id);
-	snprintf(n[0], 24, "%zu", a->services);
-	snprintf(n[1], 24, "%zu", a->ntests);
-	snprintf(n[2], 24, "%zu", a->nfindings);
-	snprintf(n[3], 24, "%zu", a->nskipped);
-	return db_exec(d, NULL, err, "recording the run", sql, 6, p);
-}
-
 int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 {
 	pr_error err = PR_ERROR_INIT;
 	analysis_opts o;
-	analysis a;
+	analyze_result r;
 	cli_parser *p = NULL;
 	db *d = NULL;
-	db_service *svcs = NULL, one = {0};
-	size_t nsvcs = 0;
 	const char *arg, *service = NULL, *release = NULL, *type = "cpu";
 	const char *since_s = NULL, *until_s = NULL;
 	bool all = false, dry = false, all_tests = false, page = false;
-	int64_t since = 0, until = 0, run_id = 0;
+	int64_t since = 0, until = 0;
 	unsigned long long v = 0;
 	double pp = 0;
 	/* Flags override the configuration file, which is read after them. */
@@ -174,14 +134,13 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 	bool set_abs = false, set_fdr = false, gated = false;
 	stats_severity gate = STATS_SEV_NONE;
 	config cfg;
-	pager_counts pc;
 	int c, rc = 0;
 
 	memset(&cfg, 0, sizeof(cfg));
-	memset(&pc, 0, sizeof(pc));
+	memset(&r, 0, sizeof(r));
 
 	analysis_opts_default(&flags);
-	if (cli_parser_new(&p, ctx, argc, argv, analyze_opts,
+	if (cli_parser_new(&p, ctx, argc, argv, analyze_options,
 			   "profreg analyze (--service S | --all-services) (--release R | --since T [--until T]) [options]",
 			   "Compare the selected captures with each service's rolling baseline and\n"
 			   "print the functions whose self share moved, ranked best first. The\n"
@@ -288,94 +247,55 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 		return EXIT_USAGE;
 	}
 
-	analysis_init(&a, &o);
-	if ((rc = ctx_db_open(ctx, &d, &err)) < 0)
-		goto fail;
-	if (all) {
-		if ((rc = db_service_list(d, &svcs, &nsvcs, &err)) < 0)
+	{
+		analyze_opts ao = {service, release, since, until, type, o, release ? release : since_s,
+				   dry, page};
+		job_env env = {&cfg, NULL, NULL, ctx->home, NULL};
+		if ((rc = ctx_db_open(ctx, &d, &err)) < 0)
 			goto fail;
-	} else {
-		if ((rc = db_service_get(d, &one, service, &err)) < 0)
-			goto fail;
-		if (!one.enabled) {
-			rc = pr_error_set(&err, PR_EREFUSED,
-					  "service '%s' is not enabled for profiling", service);
-			goto fail;
-		}
-	}
-	if (!dry && (rc = run_begin(&run_id, d, &o, release ? release : since_s, &err)) < 0)
-		goto fail;
-	for (size_t i = 0; i < (all ? nsvcs : 1); i++) {
-		const db_service *s = all ? &svcs[i] : &one;
-		analysis_target t = {s->id, s->name, type, release, since, until, NULL, NULL};
-		if (!s->enabled)
-			continue;
-		if ((rc = analysis_add(&a, d, &t, !dry, &err)) < 0)
+		env.d = d;
+		if ((rc = analyze_run(&r, &env, &ao, &err)) < 0)
 			goto fail;
 	}
-	if ((rc = analysis_finish(&a, &err)) < 0)
-		goto fail;
-	if (!dry && ((rc = record_findings(&a, d, run_id, &cfg, page, &err)) < 0 ||
-		     (rc = run_end(d, run_id, &a, "ok", &err)) < 0))
-		goto fail;
-	/* Delivery problems stay on their rows (profreg page list); only the database fails this. */
-	if (page && (rc = pager_flush(d, &cfg, NULL, &pc, &err)) < 0)
-		goto fail;
-	if (page && pc.first_error[0])
-		cli_warn(ctx, "paging: %s", pc.first_error);
-
+	for (size_t i = 0; i < r.notes.n; i++)
+		cli_warn(ctx, "%s", r.notes.lines[i]);
 	if (ctx->json) {
+		const analysis *a = &r.a;
 		json_t *arr = json_array(), *skipped = json_array();
-		for (size_t i = 0; i < a.ntests && (all_tests || a.tests[i].significant); i++)
-			json_array_append_new(arr, analysis_finding_json(&a.tests[i]));
-		for (size_t i = 0; i < a.nskipped; i++)
-			json_array_append_new(skipped, json_pack("{s:s,s:s,s:s}",
-				"service", a.skipped[i].service, "type", a.skipped[i].type,
-				"reason", a.skipped[i].reason));
 		char when[TIME_FMT_MAX];
-		time_format(when, o.at_us);
-		rc = cli_print_json(ctx, json_pack("{s:s,s:I,s:I,s:I,s:I,s:o,s:o,s:{s:f,s:f},s:{s:I,s:I,s:I,s:I}}",
-			"at", when, "run_id", (json_int_t)run_id, "services", (json_int_t)a.services,
-			"tests", (json_int_t)a.ntests, "filtered", (json_int_t)a.filtered,
-			"findings", arr, "insufficient", skipped,
-			"timing", "database_seconds", a.db_seconds, "statistics_seconds", a.stats_seconds,
-			"pages", "enqueued", (json_int_t)a.pages_enqueued, "sent", (json_int_t)pc.sent,
-			"failed", (json_int_t)pc.failed, "pending", (json_int_t)pc.pending));
+		for (size_t i = 0; i < a->ntests && (all_tests || a->tests[i].significant); i++)
+			json_array_append_new(arr, analysis_finding_json(&a->tests[i]));
+		for (size_t i = 0; i < a->nskipped; i++)
+			json_array_append_new(skipped, json_pack("{s:s,s:s,s:s}",
+				"service", a->skipped[i].service, "type", a->skipped[i].type,
+				"reason", a->skipped[i].reason));
+		time_format(when, a->opts.at_us);
+		rc = cli_print_json(ctx, json_pack("{s:i,s:s,s:I,s:I,s:I,s:I,s:o,s:o,s:{s:f,s:f},"
+						   "s:{s:I,s:I,s:I,s:I}}",
+			"schema_version", 1, "at", when, "run_id", (json_int_t)r.run_id,
+			"services", (json_int_t)a->services, "tests", (json_int_t)a->ntests,
+			"filtered", (json_int_t)a->filtered, "findings", arr, "insufficient", skipped,
+			"timing", "database_seconds", a->db_seconds, "statistics_seconds", a->stats_seconds,
+			"pages", "enqueued", (json_int_t)a->pages_enqueued, "sent", (json_int_t)r.pages.sent,
+			"failed", (json_int_t)r.pages.failed, "pending", (json_int_t)r.pages.pending));
 	} else {
-		print_text(&a, run_id);
-		if (a.pages_enqueued || pc.sent || pc.failed || pc.pending)
-			printf("pages: %zu enqueued, %zu sent, %zu failed, %zu pending\n", a.pages_enqueued,
-			       pc.sent, pc.failed, pc.pending);
+		print_text(&r.a, r.run_id);
+		if (r.a.pages_enqueued || r.pages.sent || r.pages.failed || r.pages.pending)
+			printf("pages: %zu enqueued, %zu sent, %zu failed, %zu pending\n",
+			       r.a.pages_enqueued, r.pages.sent, r.pages.failed, r.pages.pending);
 		rc = EXIT_OK;
 	}
-	for (size_t i = 0; gated && rc == EXIT_OK && i < a.ntests && a.tests[i].significant; i++)
-		if (a.tests[i].direction == FINDING_REGRESSION && a.tests[i].severity >= gate)
+	for (size_t i = 0; gated && rc == EXIT_OK && i < r.a.ntests && r.a.tests[i].significant; i++)
+		if (r.a.tests[i].direction == FINDING_REGRESSION && r.a.tests[i].severity >= gate)
 			rc = EXIT_GATE;
 	goto out;
 fail:
-	if (run_id) {
-		pr_error ignore = PR_ERROR_INIT;
-		run_end(d, run_id, &a, "failed", &ignore);
-	}
 	rc = cli_fail(ctx, &err);
 out:
 	config_release(&cfg);
-	analysis_release(&a);
-	for (size_t i = 0; i < nsvcs; i++)
-		db_service_release(&svcs[i]);
-	free(svcs);
-	db_service_release(&one);
+	analyze_result_release(&r);
 	db_close(d);
 	return rc;
-}
-
-static int by_mean_share(const void *x, const void *y)
-{
-	const baseline_func *a = x, *b = y;
-
-	if (a->mean_share != b->mean_share)
-		return a->mean_share > b->mean_share ? -1 : 1;
-	return a->function_id < b->function_id ? -1 : a->function_id > b->function_id;
 }
 
 static int baseline_show(cli_ctx *ctx, int argc, char **argv)
@@ -393,16 +313,15 @@ static int baseline_show(cli_ctx *ctx, int argc, char **argv)
 	config cfg;
 	db *d = NULL;
 	db_service svc = {0};
-	capture_set base = {0};
-	capture_query q = {0};
-	func_matrix m = {0};
-	baseline_func *bf = NULL;
-	PGresult *names = NULL;
+	baseline_view v;
 	const char *arg, *service = NULL, *type = "cpu", *needle = NULL, *at_s = NULL, *win_s = NULL;
 	int64_t at, window;
+	size_t min_baseline;
 	json_t *arr = NULL;
+	char from[TIME_FMT_MAX], to[TIME_FMT_MAX];
 	int c, rc = 0;
 
+	memset(&v, 0, sizeof(v));
 	if (cli_parser_new(&p, ctx, argc, argv, opts,
 			   "profreg baseline show --service S [--type T] [--function TEXT] [--at T] [--json]",
 			   "Show a service's rolling baseline: the eligible captures in the window\n"
@@ -431,100 +350,64 @@ static int baseline_show(cli_ctx *ctx, int argc, char **argv)
 		return cli_fail(ctx, &err);
 	at = cfg.analysis.at_us ? cfg.analysis.at_us : time_now_us();
 	window = cfg.analysis.window_us;
+	min_baseline = cfg.analysis.min_baseline;
 	config_release(&cfg);
-	if ((at_s && time_parse(&at, at_s) < 0) ||
-	    (win_s && (time_parse_duration(&window, win_s) < 0 || window <= 0 ||
-		       window > ANALYSIS_MAX_WINDOW_US))) {
-		cli_error(ctx, "'%s' is not a %s", at_s && time_parse(&at, at_s) < 0 ? at_s : win_s,
-			  at_s && time_parse(&at, at_s) < 0 ? "time (ISO 8601)"
-							     : "duration from 1s to 3650d, like 14d");
+	if (at_s && time_parse(&at, at_s) < 0) {
+		cli_error(ctx, "'%s' is not a time (ISO 8601)", at_s);
 		return EXIT_USAGE;
 	}
-	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 || (rc = db_service_get(d, &svc, service, &err)) < 0)
-		goto fail;
-	q.service_id = svc.id;
-	q.type = type;
-	q.since_us = at - window;
-	q.until_us = at;
-	q.eligible_only = true;
-	if ((rc = capture_set_load(&base, d, &q, &err)) < 0)
-		goto fail;
-	if (base.n && (rc = func_matrix_load(&m, d, &base, NULL, &err)) < 0)
-		goto fail;
-	if (m.nfuncs && !(bf = calloc(m.nfuncs, sizeof(*bf)))) {
-		rc = pr_error_set(&err, PR_ENOMEM, "out of memory");
-		goto fail;
+	if (win_s && (time_parse_duration(&window, win_s) < 0 || window <= 0 ||
+		      window > ANALYSIS_MAX_WINDOW_US)) {
+		cli_error(ctx, "'%s' is not a duration from 1s to 3650d, like 14d", win_s);
+		return EXIT_USAGE;
 	}
-	for (size_t r = 0; r < m.nfuncs; r++)
-		if ((rc = baseline_summarize(&bf[r], &m, r, 0, &base, &err)) < 0)
-			goto fail;
-	/* Highest mean share first, then the names in that order. */
-	if (m.nfuncs)
-		qsort(bf, m.nfuncs, sizeof(*bf), by_mean_share);
-	{
-		static const char sql[] =
-			"select f.name from unnest($1::bigint[]) with ordinality as u(id, k)"
-			" join functions f on f.id = u.id order by u.k";
-		buf ids = BUF_INIT;
-		const char *pp[1];
-		int brc = db_bigint_array(&ids, bf ? &bf[0].function_id : NULL, m.nfuncs, sizeof(*bf));
-		pp[0] = ids.ptr;
-		rc = brc < 0 ? pr_error_set(&err, PR_ENOMEM, "out of memory")
-			     : db_exec(d, &names, &err, "loading function names", sql, 1, pp);
-		buf_release(&ids);
-		if (rc < 0)
-			goto fail;
-	}
+	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 || (rc = db_service_get(d, &svc, service, &err)) < 0 ||
+	    (rc = baseline_view_load(&v, d, svc.id, type, at, window, &err)) < 0)
+		goto fail;
 	arr = json_array();
-	{
-		char from[TIME_FMT_MAX], to[TIME_FMT_MAX];
-		time_format(from, at - window);
-		time_format(to, at);
-		if (!ctx->json)
-			printf("baseline of %s/%s from %s to %s: %zu eligible captures\n\n%-8s %4s %8s %8s %8s %8s %10s  %s\n",
-			       service, type, from, to, base.n, "MEAN%", "N", "MEDIAN%", "MAD%", "EWMA%",
-			       "SD(VST)", "RATE", "FUNCTION");
-		for (size_t r = 0; r < m.nfuncs; r++) {
-			const char *name = (int)r < db_rows(names) ? db_get_text(names, (int)r, 0) : "?";
-			if (needle && !strstr(name, needle))
-				continue;
-			if (ctx->json) {
-				json_t *o = json_pack("{s:s,s:I}", "function", name, "n", (json_int_t)bf[r].n);
-				json_object_set_new(o, "mean_share", num_or_null(bf[r].mean_share));
-				json_object_set_new(o, "median_share", num_or_null(bf[r].median_share));
-				json_object_set_new(o, "mad_share", num_or_null(bf[r].mad_share));
-				json_object_set_new(o, "ewma_share", num_or_null(bf[r].ewma_share));
-				json_object_set_new(o, "mean_vst", num_or_null(bf[r].mean_vst));
-				json_object_set_new(o, "var_vst", num_or_null(bf[r].var_vst));
-				json_object_set_new(o, "mean_rate", num_or_null(bf[r].mean_rate));
-				json_array_append_new(arr, o);
-				continue;
-			}
-			printf("%7.3f%% %4zu %7.3f%% %7.3f%% %7.3f%% %8.4f %10.4g  ", 100 * bf[r].mean_share,
-			       bf[r].n, 100 * bf[r].median_share, 100 * bf[r].mad_share,
-			       100 * bf[r].ewma_share, sqrt(bf[r].var_vst), bf[r].mean_rate);
-			cli_put_safe(stdout, name, 0);
-			putchar('\n');
-		}
+	time_format(from, at - window);
+	time_format(to, at);
+	if (!ctx->json)
+		printf("baseline of %s/%s from %s to %s: %zu eligible captures\n\n%-8s %4s %8s %8s %8s %8s %10s  %s\n",
+		       service, type, from, to, v.captures, "MEAN%", "N", "MEDIAN%", "MAD%", "EWMA%",
+		       "SD(VST)", "RATE", "FUNCTION");
+	for (size_t r = 0; r < v.nfuncs; r++) {
+		const baseline_func *b = &v.funcs[r];
+		if (needle && !strstr(v.names[r], needle))
+			continue;
 		if (ctx->json) {
-			rc = cli_print_json(ctx, json_pack("{s:s,s:s,s:s,s:s,s:I,s:o}", "service", service,
-				"type", type, "window_start", from, "window_end", to,
-				"captures", (json_int_t)base.n, "functions", arr));
-			arr = NULL;
+			json_t *o = json_pack("{s:s,s:I}", "function", v.names[r], "n", (json_int_t)b->n);
+			json_object_set_new(o, "mean_share", num_or_null(b->mean_share));
+			json_object_set_new(o, "median_share", num_or_null(b->median_share));
+			json_object_set_new(o, "mad_share", num_or_null(b->mad_share));
+			json_object_set_new(o, "ewma_share", num_or_null(b->ewma_share));
+			json_object_set_new(o, "mean_vst", num_or_null(b->mean_vst));
+			json_object_set_new(o, "var_vst", num_or_null(b->var_vst));
+			json_object_set_new(o, "mean_rate", num_or_null(b->mean_rate));
+			json_array_append_new(arr, o);
+			continue;
 		}
+		printf("%7.3f%% %4zu %7.3f%% %7.3f%% %7.3f%% %8.4f %10.4g  ", 100 * b->mean_share,
+		       b->n, 100 * b->median_share, 100 * b->mad_share, 100 * b->ewma_share,
+		       sqrt(b->var_vst), b->mean_rate);
+		cli_put_safe(stdout, v.names[r], 0);
+		putchar('\n');
 	}
-	if (base.n < cfg.analysis.min_baseline && !ctx->quiet)
+	if (ctx->json) {
+		rc = cli_print_json(ctx, json_pack("{s:s,s:s,s:s,s:s,s:I,s:o}", "service", service,
+			"type", type, "window_start", from, "window_end", to,
+			"captures", (json_int_t)v.captures, "functions", arr));
+		arr = NULL;
+	}
+	if (v.captures < min_baseline)
 		cli_warn(ctx, "only %zu eligible captures: analysis needs %zu (insufficient baseline)",
-			 base.n, cfg.analysis.min_baseline);
+			 v.captures, min_baseline);
 	goto out;
 fail:
 	rc = cli_fail(ctx, &err);
 out:
 	json_decref(arr);
-	db_result_free(names);
-	free(bf);
-	func_matrix_release(&m);
-	capture_set_release(&base);
+	baseline_view_release(&v);
 	db_service_release(&svc);
 	db_close(d);
 	return rc;

@@ -1,0 +1,97 @@
+/*
+ * analyze.c: the analysis a person asks for (see analyze.h).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "jobs/analyze.h"
+#include "jobs/record.h"
+#include "jobs/runs.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int finish(analyze_result *r, db *d, const char *status, pr_error *err)
+{
+	json_t *detail = json_pack("{s:I,s:I,s:I,s:I}", "services", (json_int_t)r->a.services,
+				   "tests", (json_int_t)r->a.ntests, "findings",
+				   (json_int_t)r->a.nfindings, "skipped", (json_int_t)r->a.nskipped);
+	int rc = detail ? runs_finish(d, r->run_id, status, detail, err)
+			: pr_error_set(err, PR_ENOMEM, "out of memory");
+
+	json_decref(detail);
+	return rc;
+}
+
+int analyze_run(analyze_result *out, const job_env *env, const analyze_opts *o, pr_error *err)
+{
+	analyze_result *r = out;
+	analysis_opts ao = o->analysis;
+	db_service *svcs = NULL, one = {0};
+	size_t nsvcs = 0;
+	const char *type = o->type ? o->type : "cpu";
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	if (!ao.at_us)
+		ao.at_us = job_now(env);
+	analysis_init(&r->a, &ao);
+	if (!o->service) {
+		if ((rc = db_service_list(env->d, &svcs, &nsvcs, err)) < 0)
+			goto out;
+	} else {
+		if ((rc = db_service_get(env->d, &one, o->service, err)) < 0)
+			goto out;
+		if (!one.enabled) {
+			rc = pr_error_set(err, PR_EREFUSED, "service '%s' is not enabled for profiling",
+					  o->service);
+			goto out;
+		}
+	}
+	if (!o->dry_run) {
+		json_t *params = json_pack("{s:I,s:s?}", "at_us", (json_int_t)ao.at_us, "selection",
+					   o->selection);
+		rc = runs_begin(&r->run_id, env->d, "analyze", 0, params, err);
+		json_decref(params);
+		if (rc < 0)
+			goto out;
+	}
+	for (size_t i = 0; i < (o->service ? 1 : nsvcs); i++) {
+		const db_service *s = o->service ? &one : &svcs[i];
+		analysis_target t = {s->id, s->name, type, o->release, o->since_us, o->until_us,
+				     NULL, NULL};
+		if (!s->enabled)
+			continue;
+		if ((rc = analysis_add(&r->a, env->d, &t, !o->dry_run, err)) < 0)
+			goto fail;
+	}
+	if ((rc = analysis_finish(&r->a, err)) < 0)
+		goto fail;
+	if (!o->dry_run &&
+	    ((rc = record_findings(&r->a, env->d, r->run_id, env->cfg, o->page, err)) < 0 ||
+	     (rc = finish(r, env->d, "ok", err)) < 0))
+		goto fail;
+	/* Delivery problems stay on their rows (profreg page list); only the database fails this. */
+	if (o->page && (rc = pager_flush(env->d, env->cfg, NULL, &r->pages, err)) < 0)
+		goto fail;
+	if (o->page && r->pages.first_error[0])
+		job_note(&r->notes, "paging: %s", r->pages.first_error);
+	goto out;
+fail:
+	if (r->run_id) {
+		pr_error ignore = PR_ERROR_INIT;
+		finish(r, env->d, "failed", &ignore);
+	}
+out:
+	for (size_t i = 0; i < nsvcs; i++)
+		db_service_release(&svcs[i]);
+	free(svcs);
+	db_service_release(&one);
+	return rc;
+}
+
+void analyze_result_release(analyze_result *r)
+{
+	analysis_release(&r->a);
+	job_notes_release(&r->notes);
+	memset(r, 0, sizeof(*r));
+}

@@ -1,0 +1,44 @@
+/*
+ * analyze.h: the analysis a person asks for (`profreg analyze`): one
+ * service or every enabled one, one release or a time range, in one
+ * false-discovery family, recorded as a run. It pages only when asked:
+ * an analysis by hand is often exploratory (a loose --fdr, an --at in
+ * the past).
+ */
+#ifndef PR_ANALYZE_H
+#define PR_ANALYZE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "baselines/analysis.h"
+#include "jobs/job.h"
+#include "jobs/pager.h"
+
+typedef struct analyze_opts {
+	const char *service;        /* NULL: every enabled service */
+	const char *release;        /* judge this release's captures, or */
+	int64_t since_us, until_us; /* these times' (until 0: up to "now") */
+	const char *type;           /* profile type; NULL: cpu */
+	analysis_opts analysis;     /* margins, window, fdr; at_us 0: now */
+	const char *selection;      /* what was asked, recorded with the run */
+	bool dry_run;               /* store nothing, record no run */
+	bool page;                  /* enqueue and send the pages of the regressions */
+} analyze_opts;
+
+typedef struct analyze_result {
+	int64_t run_id;             /* 0 for a dry run */
+	analysis a;
+	pager_counts pages;
+	job_notes notes;
+} analyze_result;
+
+/*
+ * Analyse. An unknown service is PR_ENOTFOUND (with the close name), a
+ * disabled one PR_EREFUSED. Release *out with analyze_result_release,
+ * also after a failure.
+ */
+int analyze_run(analyze_result *out, const job_env *env, const analyze_opts *o, pr_error *err);
+void analyze_result_release(analyze_result *r);
+
+#endif
