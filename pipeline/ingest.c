@@ -170,7 +170,30 @@ int ingest_file(ingest_result *out, db *d, blob_store *bs,
 	if ((rc = db_blob_lock(d, out->blob_key, false, err)) < 0 ||
 	    (rc = blob_put(bs, out->blob_key, raw.ptr, raw.len, NULL, err)) < 0)
 		goto out;
-	if ((rc = db_capture_insert(d, &out->capture_id, &meta, p, &sum, err)) < 0)
+	rc = db_capture_insert(d, &out->capture_id, &meta, p, &sum, err);
+	if (rc == PR_EEXISTS) {
+		/*
+		 * An ingest of the same bytes committed between our look-up and
+		 * our insert: the unique key made us wait for it, and its row is
+		 * the one these bytes have. Same answer as the look-up above.
+		 */
+		pr_error lost = *err;
+		db_rollback(d);
+		in_tx = false;
+		pr_error_clear(err);
+		rc = db_capture_find(d, &found, svc.id, out->blob_key, err);
+		if (rc == 0) {
+			out->already = true;
+			out->capture_id = found;
+			goto out;
+		}
+		if (rc == PR_ENOTFOUND) {
+			rc = PR_EEXISTS;
+			*err = lost;
+		}
+		goto out;
+	}
+	if (rc < 0)
 		goto out;
 	{
 		char object[64], detail[256];

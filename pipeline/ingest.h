@@ -66,7 +66,9 @@ bool ingest_type_valid(const char *type);
 /*
  * Ingest one file for an enabled service. An unknown service is
  * PR_ENOTFOUND, a disabled one PR_EREFUSED; bad input PR_EDATA or
- * PR_ELIMIT with the file named. On any failure nothing is written to
+ * PR_ELIMIT with the file named. Bytes already stored for the service,
+ * even by an ingest racing this one, are success with out->already and
+ * the capture that holds them. On any failure nothing is written to
  * the index (a blob may remain, unreferenced, for retention to collect).
  */
 int ingest_file(ingest_result *out, db *d, blob_store *bs,

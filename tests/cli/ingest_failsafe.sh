@@ -1,0 +1,75 @@
+#!/bin/bash
+# Ingest when things go wrong: racing ingests of the same bytes.
+. "$(dirname "$0")/lib.sh"
+fresh_db cli_ingest_failsafe
+T=$PROFREG_TEST_TMP/cli_ingest_failsafe
+rm -rf "$T" && mkdir -p "$T"
+
+# wait_for SQL VALUE SECONDS: poll until the query prints VALUE; fails
+# after SECONDS.
+wait_for() {
+	local deadline=$(($(date +%s) + $3))
+	while [ "$(sql "$1")" != "$2" ]; do
+		[ "$(date +%s)" -ge "$deadline" ] && return 1
+		sleep 0.1
+	done
+}
+
+key_of() {
+	sha256sum "$1" | cut -c1-64
+}
+
+pr --quiet service add s && pr --quiet service enable s
+
+# ---- racing ingests of the same bytes --------------------------------------
+# Every ingest looks the bytes up, finds nothing, and then waits for the
+# blob key's lock, which this test holds (as retention would): when it
+# lets go, all of them insert at once and exactly one wins the row.
+N=6
+printf 'main;race 7\n' >"$T/race.folded"
+key=$(key_of "$T/race.folded")
+waiting="select count(*) from pg_locks l join pg_database d on d.oid = l.database
+	where d.datname = current_database() and l.locktype = 'advisory'
+	and l.classid = 1886547815 and l.objid = (hashtext('$key')::bigint & 4294967295)"
+mkfifo "$T/hold"
+psql "$DB" -qAt <"$T/hold" >/dev/null 2>&1 &
+holder=$!
+exec 7>"$T/hold"
+echo "select pg_advisory_lock(1886547815, hashtext('$key'));" >&7
+if wait_for "$waiting and l.granted" 1 30; then
+	pids=()
+	for i in $(seq 1 $N); do
+		(
+			timeout 120 "$PROFREG_BIN" --db "$DB" --home "$HOME_DIR" ingest "$T/race.folded" \
+				--service s --release v1 >"$T/race.$i.out" 2>"$T/race.$i.err"
+			echo $? >"$T/race.$i.rc"
+		) &
+		pids+=($!)
+	done
+	wait_for "$waiting and not l.granted" $N 60 && queued=yes || queued=no
+	echo "select pg_advisory_unlock(1886547815, hashtext('$key'));" >&7
+	exec 7>&-
+	wait "${pids[@]}"
+	[ $queued = yes ] && ok "$N ingests of the same bytes are queued on the blob key at once" ||
+		not_ok "race set-up" "$(sql "$waiting and not l.granted") waiting"
+	id=$(sql "select id from profiles where blob_key = '$key'")
+	[ "$(sql "select count(*) from profiles where blob_key = '$key'")" = 1 ] &&
+		ok "racing ingests store one capture" || not_ok "race rows" "$(sql "select id from profiles")"
+	zero=0 winners=0 losers=0
+	for i in $(seq 1 $N); do
+		[ "$(cat "$T/race.$i.rc")" = 0 ] && zero=$((zero + 1))
+		grep -q "': stored as capture $id " "$T/race.$i.out" && winners=$((winners + 1))
+		grep -q "': already stored as capture $id\$" "$T/race.$i.out" && losers=$((losers + 1))
+	done
+	[ $zero = $N ] && ok "every racing ingest exits 0" ||
+		not_ok "race exit codes" "$zero of $N exited 0" "$(cat "$T"/race.*.err)"
+	[ $winners = 1 ] && [ $losers = $((N - 1)) ] &&
+		ok "the losers report the winner's capture ($id) as already stored" ||
+		not_ok "race messages" "winners=$winners losers=$losers" "$(cat "$T"/race.*.out)"
+else
+	exec 7>&-
+	not_ok "race set-up: the blob key lock was not taken"
+fi
+wait "$holder" 2>/dev/null
+
+finish
