@@ -1,5 +1,6 @@
 #!/bin/bash
-# Ingest when things go wrong: racing ingests of the same bytes.
+# Ingest when things go wrong: racing ingests of the same bytes;
+# leftover temporary files counted by `profreg storage`.
 . "$(dirname "$0")/lib.sh"
 fresh_db cli_ingest_failsafe
 T=$PROFREG_TEST_TMP/cli_ingest_failsafe
@@ -71,5 +72,17 @@ else
 	not_ok "race set-up: the blob key lock was not taken"
 fi
 wait "$holder" 2>/dev/null
+
+# ---- storage counts the blob store's leftover temporary files ---------------
+pr --quiet ingest "$T/race.folded" --service s --release v1 >/dev/null
+mkdir -p "$HOME_DIR/blobs/sha256/ab"
+head -c 1234 /dev/zero >"$HOME_DIR/blobs/sha256/ab/$(printf 'c%.0s' $(seq 62)).zst.tmp.a1b2c3"
+head -c 766 /dev/zero >"$HOME_DIR/blobs/sha256/${key:0:2}/${key:2}.zst.tmp.d4e5f6"
+run pr storage --json
+[ $RC -eq 0 ] && grep -q '"temp_files": 2' <<<"$OUT" && grep -q '"temp_bytes": 2000' <<<"$OUT" &&
+	ok "storage counts temporary files and their bytes" || not_ok "storage temp --json" "rc=$RC $OUT"
+run pr storage
+[ $RC -eq 0 ] && grep -q "^  temporary: 2 files, 2.0 KiB of unfinished writes$" <<<"$OUT" &&
+	ok "storage shows them" || not_ok "storage temp text" "rc=$RC $OUT"
 
 finish
