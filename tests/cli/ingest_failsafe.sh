@@ -1,6 +1,7 @@
 #!/bin/bash
-# Ingest when things go wrong: racing ingests of the same bytes;
-# leftover temporary files counted by `profreg storage`.
+# Ingest when things go wrong: racing ingests of the same bytes, an
+# oversized manifest line, sidecars checked like manifest lines, leftover
+# temporary files counted by `profreg storage`.
 . "$(dirname "$0")/lib.sh"
 fresh_db cli_ingest_failsafe
 T=$PROFREG_TEST_TMP/cli_ingest_failsafe
@@ -72,6 +73,46 @@ else
 	not_ok "race set-up: the blob key lock was not taken"
 fi
 wait "$holder" 2>/dev/null
+
+# ---- a 100 MB manifest line ---------------------------------------------------
+mkdir -p "$T/big"
+printf 'big;a 1\n' >"$T/big/a.folded"
+printf 'big;b 1\n' >"$T/big/b.folded"
+M=$T/big/m.jsonl
+{
+	echo '{"path": "a.folded", "service": "s", "release": "v4"}'
+	printf '{"path": "'
+	head -c 100M /dev/zero | tr '\0' x
+	echo '", "service": "s", "release": "v4"}'
+	echo '{"path": "b.folded", "service": "s", "release": "v4"}'
+} >"$M"
+run pr ingest --manifest "$M"
+[ $RC -eq 4 ] && [ "$ERR" = "profreg ingest: line 2 of '$M': longer than 65536 bytes" ] &&
+	ok "a 100 MB manifest line is bad input, and the message keeps its reason" ||
+	not_ok "long line" "rc=$RC" "${ERR:0:300}"
+[ "$(sql "select count(*) from profiles where release = 'v4'")" = 2 ] &&
+	ok "the lines around it are ingested" || not_ok "long line rows"
+rm -f "$M"
+
+# ---- sidecars are checked like manifest lines -------------------------------
+# A tag key with a space: `profreg ingest` always refused it, the nightly
+# collection used to store it. (tests/unit/test_ingest.c compares the
+# messages of both paths.)
+mkdir -p "$T/drop/s"
+printf 'side;a 1\n' >"$T/drop/s/a.folded"
+meta='"release": "v5", "tags": {"bad key": "v"}'
+echo "{$meta}" >"$T/drop/s/a.folded.json"
+echo "{\"path\": \"drop/s/a.folded\", \"service\": \"s\", $meta}" >"$T/tag.jsonl"
+run pr ingest --manifest "$T/tag.jsonl"
+[ $RC -eq 4 ] && [[ $ERR == *"line 1 of '$T/tag.jsonl': tag key 'bad key' has characters"* ]] &&
+	ok "a manifest line with a bad tag key is refused" || not_ok "manifest bad tag" "rc=$RC $ERR"
+echo "{\"services\": {\"s\": {\"source\": {\"dir\": \"$T/drop/s\"}}}}" >"$T/cfg.json"
+run pr --config "$T/cfg.json" nightly --json
+collected=$(sed -n '/"collected"/,/}/p' <<<"$OUT" | tr -d ' \n')
+[ $RC -eq 0 ] && [[ $collected == *'"stored":0,'*'"failed":1'* ]] &&
+	[ "$(sql "select count(*) from profiles where release = 'v5'")" = 0 ] &&
+	ok "a sidecar with the same tag is refused by the nightly collection" ||
+	not_ok "sidecar bad tag" "rc=$RC $OUT $ERR"
 
 # ---- storage counts the blob store's leftover temporary files ---------------
 pr --quiet ingest "$T/race.folded" --service s --release v1 >/dev/null
