@@ -59,7 +59,8 @@ typedef struct ingest_run {
 	profile_limits lim;
 	json_t *results; /* --json: one object per capture */
 	size_t stored, already, failed;
-	int worst;       /* exit code of the worst failure */
+	size_t not_tried; /* left out after an infrastructure failure */
+	int worst;        /* exit code of the worst failure */
 	bool progress;
 	size_t done, total;
 } ingest_run;
@@ -153,21 +154,31 @@ static void record(ingest_run *run, const char *name, const ingest_result *res,
 		cli_warn(run->ctx, "'%s': the profile has no samples", name);
 }
 
-/* Ingest one request; `where` (may be NULL) names it in messages first. */
-static void ingest_one(ingest_run *run, const ingest_request *req, const char *where)
+/*
+ * Ingest one request into *res, the failure into *err. True when the
+ * batch must stop: the database, the blob store or memory failed, not
+ * this input, and every later ingest would fail the same way.
+ */
+static bool ingest_one(ingest_run *run, const ingest_request *req, ingest_result *res,
+		       pr_error *err)
 {
-	pr_error e = PR_ERROR_INIT, err = PR_ERROR_INIT;
-	ingest_result res;
-	const char *name = req->display ? req->display : req->path;
+	progress(run, req->display ? req->display : req->path);
+	ingest_file(res, run->d, run->bs, req, &run->lim, err);
+	return res->infra || err->code == PR_ENOMEM;
+}
 
-	progress(run, name);
-	if (ingest_file(&res, run->d, run->bs, req, &run->lim, &e) < 0) {
-		if (where)
-			pr_error_set(&err, e.code, "%s: %s", where, e.msg);
-		else
-			pr_error_set(&err, e.code, "%s", e.msg);
-	}
-	record(run, name, &res, &err);
+/* Report the failure that stopped a batch at `at`, with how far it got. */
+static void record_stop(ingest_run *run, const char *at, const pr_error *why, size_t left)
+{
+	pr_error e = PR_ERROR_INIT;
+	char failed[48] = "";
+
+	run->not_tried = left;
+	if (run->failed)
+		snprintf(failed, sizeof(failed), ", %zu failed", run->failed);
+	pr_error_set(&e, why->code, "stopped at %s: %s; %zu ingested%s, %zu not tried", at,
+		     why->msg, run->stored + run->already, failed, left);
+	record(run, at, NULL, &e);
 }
 
 static char *dir_of(const char *path)
@@ -209,7 +220,11 @@ static size_t count_entries(const char *s, const char *end)
 	return n;
 }
 
-/* Every line of a manifest in order; a bad line is reported with its number and skipped. */
+/*
+ * Every line of a manifest in order. A bad line is reported with its
+ * number and skipped; a failure of the database, the blob store or
+ * memory stops the manifest there, saying how far it got.
+ */
 static int ingest_manifest(ingest_run *run, const char *path)
 {
 	pr_error err = PR_ERROR_INIT;
@@ -235,6 +250,9 @@ static int ingest_manifest(ingest_run *run, const char *path)
 		const char *nl = memchr(line, '\n', (size_t)(end - line));
 		size_t len = (size_t)((nl ? nl : end) - line);
 		ingest_desc desc = {0};
+		ingest_result res;
+		pr_error why = PR_ERROR_INIT;
+		bool stop;
 
 		next = nl ? nl + 1 : end;
 		lineno++;
@@ -247,11 +265,21 @@ static int ingest_manifest(ingest_run *run, const char *path)
 			goto out;
 		}
 		src.name = where.ptr;
-		if (ingest_request_from_json(&desc, line, len, &src, &err) < 0)
+		if (ingest_request_from_json(&desc, line, len, &src, &err) < 0) {
 			record(run, where.ptr, NULL, &err);
-		else
-			ingest_one(run, &desc.req, where.ptr);
+			continue;
+		}
+		stop = ingest_one(run, &desc.req, &res, &why);
+		if (stop) {
+			record_stop(run, where.ptr, &why, count_entries(next, end));
+		} else {
+			if (why.code)
+				pr_error_set(&err, why.code, "%s: %s", where.ptr, why.msg);
+			record(run, desc.req.path, &res, &err);
+		}
 		ingest_desc_release(&desc);
+		if (stop)
+			break;
 	}
 out:
 	free(dir);
@@ -383,19 +411,31 @@ int cmd_ingest(cli_ctx *ctx, int argc, char **argv)
 		run.progress = run.progress && run.total > 1;
 		for (int i = first; i < argc; i++) {
 			ingest_request req = base;
+			ingest_result res;
+			pr_error why = PR_ERROR_INIT;
+			char at[48];
+
 			req.path = argv[i];
-			ingest_one(&run, &req, NULL);
+			if (ingest_one(&run, &req, &res, &why) && run.total > 1) {
+				snprintf(at, sizeof(at), "file %d of %zu", i - first + 1, run.total);
+				record_stop(&run, at, &why, (size_t)(argc - i - 1));
+				break;
+			}
+			record(&run, argv[i], &res, &why);
 		}
 	}
 	progress_end(&run);
 	if (run.results) {
-		rc = cli_print_json(ctx, json_pack("{s:o,s:I,s:I,s:I}", "captures", run.results,
+		rc = cli_print_json(ctx, json_pack("{s:o,s:I,s:I,s:I,s:I}", "captures", run.results,
 			"stored", (json_int_t)run.stored, "already_stored", (json_int_t)run.already,
-			"failed", (json_int_t)run.failed));
+			"failed", (json_int_t)run.failed, "not_tried", (json_int_t)run.not_tried));
 		run.results = NULL;
 	} else if (!ctx->quiet && run.done > 1) {
-		printf("%zu stored, %zu already stored, %zu failed\n", run.stored, run.already,
+		printf("%zu stored, %zu already stored, %zu failed", run.stored, run.already,
 		       run.failed);
+		if (run.not_tried)
+			printf(", %zu not tried", run.not_tried);
+		printf("\n");
 	}
 	if (rc == EXIT_OK && run.failed)
 		rc = run.worst;

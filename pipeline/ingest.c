@@ -300,33 +300,78 @@ static int64_t capture_time(const ingest_request *req, const profile *p)
 	return time_now_us();
 }
 
+/* Error codes that say the input or the request was at fault, not the store. */
+static bool input_code(int code)
+{
+	return code == PR_EUSAGE || code == PR_EDATA || code == PR_ELIMIT ||
+	       code == PR_ENOTFOUND || code == PR_EEXISTS || code == PR_EREFUSED;
+}
+
+/*
+ * Write the blob and the capture's rows in one transaction. The blob is
+ * written under a shared lock on its key, held until the row that keeps
+ * it commits: retention deletes a file only under the exclusive lock and
+ * after checking that no row keeps it.
+ */
+static int store(ingest_result *out, db *d, blob_store *bs, const db_capture *meta,
+		 const profile *p, const profile_summary *sum, const buf *raw, pr_error *err)
+{
+	char object[64], detail[256];
+	bool in_tx = false;
+	int rc;
+
+	if ((rc = db_begin(d, err)) < 0)
+		goto out;
+	in_tx = true;
+	if ((rc = db_blob_lock(d, out->blob_key, false, err)) < 0 ||
+	    (rc = blob_put(bs, out->blob_key, raw->ptr, raw->len, NULL, err)) < 0 ||
+	    (rc = db_capture_insert(d, &out->capture_id, meta, p, sum, err)) < 0)
+		goto out;
+	snprintf(object, sizeof(object), "capture:%lld", (long long)out->capture_id);
+	snprintf(detail, sizeof(detail), "{\"service\":\"%s\",\"blob_key\":\"%s\",\"bytes\":%zu}",
+		 meta->service, out->blob_key, raw->len);
+	if ((rc = db_audit(d, "ingest", object, detail, err)) < 0 ||
+	    (rc = db_commit(d, err)) < 0)
+		goto out;
+	in_tx = false;
+out:
+	if (in_tx)
+		db_rollback(d);
+	return rc;
+}
+
 int ingest_file(ingest_result *out, db *d, blob_store *bs,
 		const ingest_request *req, const profile_limits *lim,
 		pr_error *err)
 {
 	const char *name = req->display ? req->display : req->path;
+	pr_error e = PR_ERROR_INIT; /* the reason, before the file is named */
 	db_service svc = {0};
 	db_capture meta = {0};
 	profile *p = NULL;
 	profile_summary sum = {0};
 	buf raw = BUF_INIT;
 	const char *type;
-	bool in_tx = false;
+	bool named = false;      /* e names the file already (reading and parsing it) */
+	bool input_read = false; /* the file itself could not be read */
 	int64_t found;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
 	/* Every caller's metadata is checked here, whatever path it came by. */
-	if ((rc = ingest_validate(req, err)) < 0)
+	if ((rc = ingest_validate(req, &e)) < 0)
 		goto out;
-	if ((rc = check_service(d, &svc, req->service, err)) < 0)
+	if ((rc = check_service(d, &svc, req->service, &e)) < 0)
 		goto out;
-	if ((rc = fileio_read(&raw, req->path, lim->max_input_bytes, err)) < 0)
+	if ((rc = fileio_read(&raw, req->path, lim->max_input_bytes, &e)) < 0) {
+		named = true;
+		input_read = rc != PR_ENOMEM;
 		goto out;
+	}
 	out->bytes = raw.len;
 	blob_key_of(out->blob_key, raw.ptr, raw.len);
 
-	rc = db_capture_find(d, &found, svc.id, out->blob_key, err);
+	rc = db_capture_find(d, &found, svc.id, out->blob_key, &e);
 	if (rc == 0) {
 		out->already = true;
 		out->capture_id = found;
@@ -334,14 +379,16 @@ int ingest_file(ingest_result *out, db *d, blob_store *bs,
 	}
 	if (rc != PR_ENOTFOUND)
 		goto out;
-	pr_error_clear(err);
+	pr_error_clear(&e);
 
+	named = true;
 	if ((rc = format_parse(&p, (const uint8_t *)raw.ptr, raw.len, req->format,
-			       name, lim, err)) < 0)
+			       name, lim, &e)) < 0)
 		goto out;
 	type = profile_pick_primary(p, req->type);
-	if ((rc = profile_summarize(&sum, p, p->primary, err)) < 0)
+	if ((rc = profile_summarize(&sum, p, p->primary, &e)) < 0)
 		goto out;
+	named = false;
 
 	meta.service_id = svc.id;
 	meta.service = svc.name;
@@ -365,29 +412,16 @@ int ingest_file(ingest_result *out, db *d, blob_store *bs,
 	meta.retention_class = (char *)"hot";
 	meta.tags_json = (char *)(req->tags_json ? req->tags_json : "{}");
 
-	/*
-	 * The blob is written under a shared lock on its key, held until the
-	 * row that keeps it commits: retention deletes a file only under the
-	 * exclusive lock and after checking that no row keeps it.
-	 */
-	if ((rc = db_begin(d, err)) < 0)
-		goto out;
-	in_tx = true;
-	if ((rc = db_blob_lock(d, out->blob_key, false, err)) < 0 ||
-	    (rc = blob_put(bs, out->blob_key, raw.ptr, raw.len, NULL, err)) < 0)
-		goto out;
-	rc = db_capture_insert(d, &out->capture_id, &meta, p, &sum, err);
+	rc = store(out, d, bs, &meta, p, &sum, &raw, &e);
 	if (rc == PR_EEXISTS) {
 		/*
 		 * An ingest of the same bytes committed between our look-up and
 		 * our insert: the unique key made us wait for it, and its row is
 		 * the one these bytes have. Same answer as the look-up above.
 		 */
-		pr_error lost = *err;
-		db_rollback(d);
-		in_tx = false;
-		pr_error_clear(err);
-		rc = db_capture_find(d, &found, svc.id, out->blob_key, err);
+		pr_error lost = e;
+		pr_error_clear(&e);
+		rc = db_capture_find(d, &found, svc.id, out->blob_key, &e);
 		if (rc == 0) {
 			out->already = true;
 			out->capture_id = found;
@@ -395,24 +429,12 @@ int ingest_file(ingest_result *out, db *d, blob_store *bs,
 		}
 		if (rc == PR_ENOTFOUND) {
 			rc = PR_EEXISTS;
-			*err = lost;
+			e = lost;
 		}
 		goto out;
 	}
 	if (rc < 0)
 		goto out;
-	{
-		char object[64], detail[256];
-		snprintf(object, sizeof(object), "capture:%lld", (long long)out->capture_id);
-		snprintf(detail, sizeof(detail),
-			 "{\"service\":\"%s\",\"blob_key\":\"%s\",\"bytes\":%zu}",
-			 svc.name, out->blob_key, raw.len);
-		if ((rc = db_audit(d, "ingest", object, detail, err)) < 0)
-			goto out;
-	}
-	if ((rc = db_commit(d, err)) < 0)
-		goto out;
-	in_tx = false;
 
 	snprintf(out->type, sizeof(out->type), "%s", type);
 	snprintf(out->format, sizeof(out->format), "%s", meta.format);
@@ -421,8 +443,14 @@ int ingest_file(ingest_result *out, db *d, blob_store *bs,
 	out->nfunctions = sum.nrows;
 	out->utf8_replaced = p->utf8_replaced;
 out:
-	if (in_tx)
-		db_rollback(d);
+	if (rc < 0) {
+		out->capture_id = 0;
+		out->infra = !input_code(rc) && !input_read;
+		if (named)
+			pr_error_set(err, rc, "%s", e.msg);
+		else
+			pr_error_set(err, rc, "cannot ingest '%s': %s", name, e.msg);
+	}
 	profile_summary_release(&sum);
 	profile_free(p);
 	buf_release(&raw);

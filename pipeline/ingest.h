@@ -42,6 +42,12 @@ typedef struct ingest_result {
 	size_t nfunctions;
 	uint64_t bytes;
 	uint32_t utf8_replaced;  /* names with invalid UTF-8 replaced */
+	/*
+	 * On failure: the database, the blob store or memory failed, not this
+	 * input. Every later ingest would most likely fail the same way, so a
+	 * batch stops here instead of trying the rest.
+	 */
+	bool infra;
 } ingest_result;
 
 /* Profile types profreg knows; NULL-terminated. */
@@ -116,10 +122,13 @@ int ingest_request_from_json(ingest_desc *out, const char *text, size_t len,
 /*
  * Ingest one file for an enabled service. An unknown service is
  * PR_ENOTFOUND, a disabled one PR_EREFUSED; bad input PR_EDATA or
- * PR_ELIMIT with the file named. Bytes already stored for the service,
- * even by an ingest racing this one, are success with out->already and
- * the capture that holds them. On any failure nothing is written to
- * the index (a blob may remain, unreferenced, for retention to collect).
+ * PR_ELIMIT. Every message names the file (req->display, else req->path)
+ * first: "cannot ingest 'a.pb.gz': cannot store blob '<key>': ...".
+ * Bytes already stored for the service, even by an ingest racing this
+ * one, are success with out->already and the capture that holds them.
+ * On failure out->infra tells whether the store failed rather than the
+ * input, and nothing is written to the index (a blob may remain,
+ * unreferenced, for retention to collect).
  */
 int ingest_file(ingest_result *out, db *d, blob_store *bs,
 		const ingest_request *req, const profile_limits *lim,

@@ -147,9 +147,10 @@ int source_collect_dir(source_report *out, db *d, blob_store *bs, const char *se
 		if (read_sidecar(&desc, side.ptr, path.ptr, service, &ferr) == 0)
 			ingest_file(&res, d, bs, &desc.req, lim, &ferr);
 		ingest_desc_release(&desc);
-		if (ferr.code == PR_EDB || ferr.code == PR_ENOMEM) {
-			/* The database or memory failed, not the file: stop here. */
-			rc = pr_error_set(err, ferr.code, "%s", ferr.msg);
+		if (res.infra || ferr.code == PR_ENOMEM) {
+			/* The database, the store or memory failed, not the file: stop here. */
+			rc = pr_error_set(err, ferr.code, "stopped at file %zu of %zu in '%s': %s",
+					  i + 1, n, dir, ferr.msg);
 			goto out;
 		}
 		if (ferr.code)

@@ -34,8 +34,10 @@ void source_report_release(source_report *r);
 /*
  * Collect every capture in `dir` for `service`. Bad files and sidecars
  * are counted and the first reason kept (naming the file or sidecar),
- * never fatal; an unreadable folder is PR_EIO, a database failure is
- * passed up.
+ * never fatal; an unreadable folder is PR_EIO. When the database, the
+ * blob store or memory fails, collection stops there and passes that
+ * code up, the message saying at which file ("stopped at file 3 of 40
+ * in '/spool/x': cannot ingest '/spool/x/c.pb.gz': database: ...").
  */
 int source_collect_dir(source_report *out, db *d, blob_store *bs, const char *service,
 		       const char *dir, const profile_limits *lim, pr_error *err);

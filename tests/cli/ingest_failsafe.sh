@@ -1,7 +1,8 @@
 #!/bin/bash
-# Ingest when things go wrong: racing ingests of the same bytes, an
-# oversized manifest line, sidecars checked like manifest lines, leftover
-# temporary files counted by `profreg storage`.
+# Ingest when things go wrong: racing ingests of the same bytes, the
+# database or the blob store failing mid-manifest, an oversized manifest
+# line, sidecars checked like manifest lines, leftover temporary files
+# counted by `profreg storage`.
 . "$(dirname "$0")/lib.sh"
 fresh_db cli_ingest_failsafe
 T=$PROFREG_TEST_TMP/cli_ingest_failsafe
@@ -73,6 +74,79 @@ else
 	not_ok "race set-up: the blob key lock was not taken"
 fi
 wait "$holder" 2>/dev/null
+
+# ---- the database going away mid-manifest ---------------------------------
+# A trigger ends the server session when line 4 inserts its capture, as a
+# restart or a failover would: the manifest stops there and says how far
+# it got; the bad line before it is reported as usual.
+sql "create function failsafe_down() returns trigger language plpgsql as \$\$
+	begin
+		if new.release = 'v-down' then
+			perform pg_terminate_backend(pg_backend_pid());
+		end if;
+		return new;
+	end \$\$" >/dev/null
+sql "create trigger failsafe_down before insert on profiles
+	for each row execute function failsafe_down()" >/dev/null
+mkdir -p "$T/down"
+for f in a b c d e f; do printf 'main;%s 3\n' "$f" >"$T/down/$f.folded"; done
+M=$T/down/m.jsonl
+{
+	echo '{"path": "a.folded", "service": "s", "release": "v2"}'
+	echo 'not json'
+	echo '{"path": "b.folded", "service": "s", "release": "v2"}'
+	echo '{"path": "c.folded", "service": "s", "release": "v-down"}'
+	echo '{"path": "d.folded", "service": "s", "release": "v2"}'
+	echo ''
+	echo '{"path": "e.folded", "service": "s", "release": "v2"}'
+	echo '{"path": "f.folded", "service": "s", "release": "v2"}'
+} >"$M"
+run pr ingest --manifest "$M"
+lines=$(printf '%s\n' "$ERR" | grep -c .)
+[ $RC -eq 3 ] && ok "a manifest the database leaves exits 3" ||
+	not_ok "db down exit" "rc=$RC" "$ERR"
+[[ $ERR == *"line 2 of '$M': invalid JSON"* ]] &&
+	ok "a bad line before it is still reported and skipped" || not_ok "bad line before the stop" "$ERR"
+stop="stopped at line 4 of '$M': cannot ingest '$T/down/c.folded': database: "
+left="; 2 ingested, 1 failed, 3 not tried"
+[[ $ERR == *"$stop"*"$left" ]] && [ "$lines" = 2 ] &&
+	ok "the manifest stops at the first database failure: the line, its file, what is left" ||
+	not_ok "db down message" "lines=$lines" "$ERR"
+[[ $OUT == *"2 stored, 0 already stored, 2 failed, 3 not tried"* ]] &&
+	ok "the summary counts the lines not tried" || not_ok "db down summary" "$OUT"
+sql "drop trigger failsafe_down on profiles" >/dev/null
+[ "$(sql "select string_agg(release, ',' order by id) from profiles where release like 'v%'
+	and release <> 'v1'")" = "v2,v2" ] && ok "the lines before it are stored, nothing after" ||
+	not_ok "db down rows"
+
+# ---- the blob store failing mid-manifest ------------------------------------
+# The shard folder of line 2's blob is a plain file, so the store cannot
+# write there (as with a full or read-only disk, even for root).
+mkdir -p "$T/disk"
+printf 'x;a 1\n' >"$T/disk/x.folded"
+printf 'y;b 2\n' >"$T/disk/y.folded"
+printf 'z;c 3\n' >"$T/disk/z.folded"
+ky=$(key_of "$T/disk/y.folded")
+shards=$(for f in x y z; do key_of "$T/disk/$f.folded" | cut -c1-2; done | sort -u | wc -l)
+mkdir -p "$HOME_DIR/blobs/sha256"
+: >"$HOME_DIR/blobs/sha256/${ky:0:2}"
+M=$T/disk/m.jsonl
+for f in x y z; do
+	echo "{\"path\": \"$f.folded\", \"service\": \"s\", \"release\": \"v3\"}"
+done >"$M"
+run pr ingest --manifest "$M"
+named="cannot ingest '$T/disk/y.folded': cannot store blob '$ky': "
+[ "$shards" = 3 ] && [ $RC -eq 3 ] &&
+	[[ $ERR == "profreg ingest: stopped at line 2 of '$M': $named"*"; 1 ingested, 1 not tried" ]] &&
+	ok "a blob store failure stops the manifest, naming the input file, then the blob key" ||
+	not_ok "disk failure in a manifest" "rc=$RC shards=$shards" "$ERR"
+[ "$(sql "select count(*) from profiles where release = 'v3'")" = 1 ] &&
+	ok "nothing after the store failed is tried" || not_ok "disk failure rows"
+run pr ingest "$T/disk/y.folded" --service s --release v3
+[ $RC -eq 3 ] && [[ $ERR == "profreg ingest: $named"* ]] &&
+	ok "a single file's storage failure names the file first" ||
+	not_ok "disk failure of one file" "rc=$RC $ERR"
+rm -f "$HOME_DIR/blobs/sha256/${ky:0:2}"
 
 # ---- a 100 MB manifest line ---------------------------------------------------
 mkdir -p "$T/big"

@@ -1,7 +1,10 @@
 /*
  * test_ingest.c: capture descriptions in JSON (manifest lines and
- * drop-folder sidecars): one set of checks and messages for both. The
- * database tests run against the test server (tests/support/testdb).
+ * drop-folder sidecars) and ingest failures: one set of checks and
+ * messages for both, every failure naming its input, and failures of the
+ * store told apart from bad input. The database tests run against the
+ * test server (tests/support/testdb); the blob store that fails is a
+ * backend that answers every write as a full disk would.
  */
 #define _XOPEN_SOURCE 700
 #include <setjmp.h>
@@ -275,6 +278,79 @@ static void drop(const char *dir, const char *name, const char *stack, const cha
 	}
 }
 
+/* A blob store whose every write fails as on a full disk. */
+static unsigned full_puts;
+
+static int full_put(void *impl, const char *key, const void *data, size_t len, bool *created,
+		    pr_error *err)
+{
+	(void)impl;
+	(void)data;
+	(void)len;
+	full_puts++;
+	*created = false;
+	return pr_error_set(err, PR_EIO,
+			    "cannot store blob '%s': cannot write '/full/%.2s/%s.zst.tmp.a1': %s",
+			    key, key, key + 2, strerror(ENOSPC));
+}
+
+static int full_get(void *impl, const char *key, buf *out, size_t max, pr_error *err)
+{
+	(void)impl;
+	(void)out;
+	(void)max;
+	return pr_error_set(err, PR_ENOTFOUND, "blob '%s' not found", key);
+}
+
+static int full_exists(void *impl, const char *key, bool *out, pr_error *err)
+{
+	(void)impl;
+	(void)key;
+	(void)err;
+	*out = false;
+	return 0;
+}
+
+static int full_del(void *impl, const char *key, pr_error *err)
+{
+	(void)impl;
+	(void)key;
+	(void)err;
+	return 0;
+}
+
+static int full_size(void *impl, const char *key, uint64_t *out, pr_error *err)
+{
+	(void)impl;
+	(void)out;
+	return pr_error_set(err, PR_ENOTFOUND, "blob '%s' not found", key);
+}
+
+static void full_close(void *impl)
+{
+	(void)impl;
+}
+
+static const blob_store_ops full_ops = {
+	.put = full_put,
+	.get = full_get,
+	.exists = full_exists,
+	.del = full_del,
+	.size = full_size,
+	.close = full_close,
+};
+
+static blob_store *full_store(void)
+{
+	pr_error err = PR_ERROR_INIT;
+	blob_store *bs = NULL;
+
+	if (blob_store_new(&bs, &full_ops, NULL, "full:", &err) < 0)
+		fail_msg("%s", err.msg);
+	full_puts = 0;
+	return bs;
+}
+
 static blob_store *dir_store(const fixture *f)
 {
 	pr_error err = PR_ERROR_INIT;
@@ -285,6 +361,94 @@ static blob_store *dir_store(const fixture *f)
 	if (blob_store_open_dir(&bs, root, &err) < 0)
 		fail_msg("%s", err.msg);
 	return bs;
+}
+
+static void test_a_full_disk_names_the_input_file_then_the_blob_key(void **state)
+{
+	fixture *f = *state;
+	blob_store *bs = full_store();
+	pr_error err = PR_ERROR_INIT;
+	ingest_request req = {0};
+	ingest_result res;
+	char path[4200], key[BLOB_KEY_HEX + 1], want[4600];
+	static const char stack[] = "main;a 1\n";
+
+	snprintf(path, sizeof(path), "%s/cpu.folded", f->dir);
+	write_file(path, stack);
+	blob_key_of(key, stack, strlen(stack));
+	req.path = path;
+	req.service = "svc";
+	req.release = "v1";
+	assert_int_equal(ingest_file(&res, f->t->db, bs, &req, &limits, &err), PR_EIO);
+	snprintf(want, sizeof(want), "cannot ingest '%s': cannot store blob '%s': cannot write "
+		 "'/full/%.2s/%s.zst.tmp.a1': %s", path, key, key, key + 2, strerror(ENOSPC));
+	assert_string_equal(err.msg, want);
+	assert_true(res.infra);
+	assert_int_equal(res.capture_id, 0);
+	assert_int_equal(testdb_int(f->t, "select count(*) from profiles"), 0);
+	blob_store_free(bs);
+}
+
+static void test_bad_input_is_not_a_failure_of_the_store(void **state)
+{
+	fixture *f = *state;
+	blob_store *bs = dir_store(f);
+	pr_error err = PR_ERROR_INIT;
+	db_service off = {0};
+	ingest_request req = {0};
+	ingest_result res;
+	char path[4200], missing[4200];
+
+	snprintf(path, sizeof(path), "%s/bad.folded", f->dir);
+	snprintf(missing, sizeof(missing), "%s/missing.folded", f->dir);
+	write_file(path, "main;a notanumber\n");
+	req.service = "svc";
+	req.release = "v1";
+
+	req.path = missing;
+	assert_int_equal(ingest_file(&res, f->t->db, bs, &req, &limits, &err), PR_EIO);
+	assert_false(res.infra);
+	assert_non_null(strstr(err.msg, missing));
+	pr_error_clear(&err);
+
+	req.path = path;
+	assert_int_equal(ingest_file(&res, f->t->db, bs, &req, &limits, &err), PR_EDATA);
+	assert_false(res.infra);
+	assert_non_null(strstr(err.msg, path));
+	pr_error_clear(&err);
+
+	assert_int_equal(db_service_add(f->t->db, "off", NULL, &err), 0);
+	assert_int_equal(db_service_get(f->t->db, &off, "off", &err), 0);
+	db_service_release(&off);
+	req.service = "off";
+	assert_int_equal(ingest_file(&res, f->t->db, bs, &req, &limits, &err), PR_EREFUSED);
+	assert_false(res.infra);
+	assert_true(strncmp(err.msg, "cannot ingest '", 15) == 0);
+	assert_non_null(strstr(err.msg, "service 'off' is not enabled"));
+	blob_store_free(bs);
+}
+
+static void test_a_lost_database_names_the_file_and_is_a_failure_of_the_store(void **state)
+{
+	fixture *f = *state;
+	blob_store *bs = dir_store(f);
+	pr_error err = PR_ERROR_INIT;
+	ingest_request req = {0};
+	ingest_result res;
+	char path[4200], want[4400];
+
+	snprintf(path, sizeof(path), "%s/cpu.folded", f->dir);
+	write_file(path, "main;a 1\n");
+	req.path = path;
+	req.service = "svc";
+	req.release = "v1";
+	assert_int_equal(testdb_int(f->t, "select count(pg_terminate_backend(pid)) from pg_stat_activity"
+				       " where datname = current_database() and application_name = 'profreg'"), 1);
+	assert_int_equal(ingest_file(&res, f->t->db, bs, &req, &limits, &err), PR_EDB);
+	snprintf(want, sizeof(want), "cannot ingest '%s': database: ", path);
+	assert_true(strncmp(err.msg, want, strlen(want)) == 0);
+	assert_true(res.infra);
+	blob_store_free(bs);
 }
 
 /* Collect a folder holding one profile with `sidecar`; the one failure's message. */
@@ -350,6 +514,29 @@ static void test_a_bad_sidecar_is_named_with_its_reason(void **state)
 	blob_store_free(bs);
 }
 
+static void test_collection_stops_at_a_failure_of_the_store(void **state)
+{
+	fixture *f = *state;
+	blob_store *bs = full_store();
+	pr_error err = PR_ERROR_INIT;
+	source_report rep;
+	char dir[4200], want[8600];
+
+	snprintf(dir, sizeof(dir), "%s/spool", f->dir);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	drop(dir, "a.folded", "main;a 1\n", "{\"release\": \"v1\"}");
+	drop(dir, "b.folded", "main;b 1\n", "{\"release\": \"v1\"}");
+	drop(dir, "c.folded", "main;c 1\n", "{\"release\": \"v1\"}");
+	assert_int_equal(source_collect_dir(&rep, f->t->db, bs, "svc", dir, &limits, &err), PR_EIO);
+	snprintf(want, sizeof(want), "stopped at file 1 of 3 in '%s': cannot ingest '%s/a.folded': "
+		 "cannot store blob '", dir, dir);
+	if (strncmp(err.msg, want, strlen(want)) != 0)
+		fail_msg("'%s', want '%s...'", err.msg, want);
+	assert_int_equal(full_puts, 1);
+	source_report_release(&rep);
+	blob_store_free(bs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -357,7 +544,15 @@ int main(void)
 		cmocka_unit_test(test_manifest_lines_and_sidecars_differ_only_in_path_and_service),
 		cmocka_unit_test(test_an_oversized_description_is_bad_input_and_says_so),
 		cmocka_unit_test(test_flags_meet_the_same_tag_rules),
+		cmocka_unit_test_setup_teardown(test_a_full_disk_names_the_input_file_then_the_blob_key,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_input_is_not_a_failure_of_the_store, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_a_lost_database_names_the_file_and_is_a_failure_of_the_store,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_bad_sidecar_is_named_with_its_reason, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_collection_stops_at_a_failure_of_the_store, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
