@@ -111,9 +111,10 @@ void ingest_desc_release(ingest_desc *d);
  * refused when `src` gives them), "release" (required), "commit",
  * "host", "time" (ISO 8601), "type", "format" and "tags" (an object of
  * strings); any other key, a value of the wrong type, more than
- * INGEST_JSON_MAX bytes or anything ingest_validate refuses is PR_EDATA,
- * the message starting with src->name. On success *out holds the
- * request (release it with ingest_desc_release); on failure *out is
+ * INGEST_JSON_MAX bytes, a "path" longer than INGEST_PATH_MAX or
+ * anything ingest_validate refuses is PR_EDATA (PR_ENOMEM when memory
+ * runs out), the message starting with src->name. On success *out holds
+ * the request (release it with ingest_desc_release); on failure *out is
  * left zeroed.
  */
 int ingest_request_from_json(ingest_desc *out, const char *text, size_t len,
