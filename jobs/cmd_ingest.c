@@ -10,14 +10,12 @@
 #include "../pipeline/ingest.h"
 #include "config.h"
 
-#include <ctype.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #define MANIFEST_MAX (256u << 20)
-#define TEXT_MAX INGEST_TEXT_MAX
 
 enum {
 	O_SERVICE = 's',
@@ -61,37 +59,27 @@ typedef struct ingest_run {
 	profile_limits lim;
 	json_t *results; /* --json: one object per capture */
 	size_t stored, already, failed;
-	int worst;       /* exit code of the worst failure */
+	size_t not_tried; /* left out after an infrastructure failure */
+	int worst;        /* exit code of the worst failure */
 	bool progress;
 	size_t done, total;
 } ingest_run;
-
-static bool tag_key_ok(const char *k, size_t n)
-{
-	if (n == 0 || n > 64)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (!isalnum((unsigned char)k[i]) && !strchr("_.-", k[i]))
-			return false;
-	return true;
-}
 
 /* Add "K=V" to a JSON object of tags. */
 static int add_tag(json_t *tags, const char *kv, pr_error *err)
 {
 	const char *eq = strchr(kv, '=');
-	char key[65];
+	char *key = NULL;
 	int rc;
 
-	if (!eq || !tag_key_ok(kv, (size_t)(eq - kv)))
-		return pr_error_set(err, PR_EUSAGE,
-				    "tag '%.64s' is not KEY=VALUE with a key of letters, digits, '_', '.', '-'", kv);
-	if ((rc = ingest_check_text("a tag value", eq + 1, err)) < 0)
-		return rc;
-	memcpy(key, kv, (size_t)(eq - kv));
-	key[eq - kv] = '\0';
-	json_object_set_new(tags, key, json_string(eq + 1));
-	return 0;
+	if (!eq)
+		return pr_error_set(err, PR_EUSAGE, "tag '%.64s' is not KEY=VALUE", kv);
+	if (!(key = strndup(kv, (size_t)(eq - kv))))
+		return pr_error_set(err, PR_ENOMEM, "out of memory");
+	if ((rc = ingest_check_tag(key, eq + 1, err)) == 0)
+		json_object_set_new(tags, key, json_string(eq + 1));
+	free(key);
+	return rc;
 }
 
 static int validate_request(const ingest_request *r, pr_error *err)
@@ -166,89 +154,31 @@ static void record(ingest_run *run, const char *name, const ingest_result *res,
 		cli_warn(run->ctx, "'%s': the profile has no samples", name);
 }
 
-static void ingest_one(ingest_run *run, const ingest_request *req)
+/*
+ * Ingest one request into *res, the failure into *err. True when the
+ * batch must stop: the database, the blob store or memory failed, not
+ * this input, and every later ingest would fail the same way.
+ */
+static bool ingest_one(ingest_run *run, const ingest_request *req, ingest_result *res,
+		       pr_error *err)
 {
-	pr_error err = PR_ERROR_INIT;
-	ingest_result res;
-	const char *name = req->display ? req->display : req->path;
-
-	progress(run, name);
-	if (validate_request(req, &err) == 0)
-		ingest_file(&res, run->d, run->bs, req, &run->lim, &err);
-	record(run, name, &res, &err);
+	progress(run, req->display ? req->display : req->path);
+	ingest_file(res, run->d, run->bs, req, &run->lim, err);
+	return res->infra || err->code == PR_ENOMEM;
 }
 
-static int manifest_string(json_t *obj, const char *key, const char **out,
-			   bool required, pr_error *err)
+/* Report the failure that stopped a batch at `at`, with how far it got. */
+static void record_stop(ingest_run *run, const char *at, const pr_error *why, size_t left)
 {
-	json_t *v = json_object_get(obj, key);
+	pr_error e = PR_ERROR_INIT;
+	char failed[48] = "";
 
-	if (!v || json_is_null(v)) {
-		if (required)
-			return pr_error_set(err, PR_EDATA, "missing \"%s\"", key);
-		return 0;
-	}
-	if (!json_is_string(v))
-		return pr_error_set(err, PR_EDATA, "\"%s\" must be a string", key);
-	*out = json_string_value(v);
-	return 0;
-}
-
-/* Turn one manifest line into a request; strings stay owned by `obj`. */
-static int manifest_request(ingest_request *req, json_t *obj, json_t **tags_out,
-			    char **tags_text, pr_error *err)
-{
-	static const char *const known[] = {"path", "service", "release", "commit", "host",
-					    "time", "type", "tags", "format", NULL};
-	const char *key, *time = NULL, *fmt = NULL;
-	json_t *v;
-	int rc;
-
-	if (!json_is_object(obj))
-		return pr_error_set(err, PR_EDATA, "not a JSON object");
-	json_object_foreach(obj, key, v) {
-		size_t i;
-		for (i = 0; known[i] && strcmp(known[i], key) != 0; i++)
-			;
-		if (!known[i])
-			return pr_error_set(err, PR_EDATA, "unknown key \"%.64s\"", key);
-	}
-	if ((rc = manifest_string(obj, "path", &req->path, true, err)) < 0 ||
-	    (rc = manifest_string(obj, "service", &req->service, true, err)) < 0 ||
-	    (rc = manifest_string(obj, "release", &req->release, true, err)) < 0 ||
-	    (rc = manifest_string(obj, "commit", &req->commit, false, err)) < 0 ||
-	    (rc = manifest_string(obj, "host", &req->host, false, err)) < 0 ||
-	    (rc = manifest_string(obj, "time", &time, false, err)) < 0 ||
-	    (rc = manifest_string(obj, "type", &req->type, false, err)) < 0 ||
-	    (rc = manifest_string(obj, "format", &fmt, false, err)) < 0)
-		return rc;
-	if (time && time_parse(&req->time_us, time) < 0)
-		return pr_error_set(err, PR_EDATA, "\"time\" '%.40s' is not an ISO 8601 time", time);
-	if (fmt && profile_format_from_name(&req->format, fmt) < 0)
-		return pr_error_set(err, PR_EDATA, "unknown \"format\" '%.32s'", fmt);
-	v = json_object_get(obj, "tags");
-	if (v && !json_is_null(v)) {
-		json_t *tv, *tags;
-		if (!json_is_object(v))
-			return pr_error_set(err, PR_EDATA, "\"tags\" must be an object");
-		if (!(tags = json_object()))
-			return pr_error_set(err, PR_ENOMEM, "out of memory");
-		*tags_out = tags;
-		json_object_foreach(v, key, tv) {
-			char kv[TEXT_MAX + 80];
-			if (!json_is_string(tv))
-				return pr_error_set(err, PR_EDATA, "tag \"%.64s\" must be a string", key);
-			snprintf(kv, sizeof(kv), "%.70s=%s", key, json_string_value(tv));
-			if (strlen(key) > 64 || strlen(json_string_value(tv)) > TEXT_MAX)
-				return pr_error_set(err, PR_EDATA, "tag \"%.64s\" is too long", key);
-			if ((rc = add_tag(tags, kv, err)) < 0)
-				return rc;
-		}
-		if (!(*tags_text = json_dumps(tags, JSON_COMPACT | JSON_SORT_KEYS)))
-			return pr_error_set(err, PR_ENOMEM, "out of memory");
-		req->tags_json = *tags_text;
-	}
-	return 0;
+	run->not_tried = left;
+	if (run->failed)
+		snprintf(failed, sizeof(failed), ", %zu failed", run->failed);
+	pr_error_set(&e, why->code, "stopped at %s: %s; %zu ingested%s, %zu not tried", at,
+		     why->msg, run->stored + run->already, failed, left);
+	record(run, at, NULL, &e);
 }
 
 static char *dir_of(const char *path)
@@ -268,73 +198,94 @@ static char *dir_of(const char *path)
 	return d;
 }
 
-static size_t count_lines(const char *s, size_t len)
+static bool blank(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
+			return false;
+	return true;
+}
+
+/* Lines in [s, end) that are not blank: the captures a manifest lists there. */
+static size_t count_entries(const char *s, const char *end)
 {
 	size_t n = 0;
 
-	for (size_t i = 0; i < len; i++)
-		if (s[i] == '\n')
-			n++;
-	return n + (len && s[len - 1] != '\n');
+	while (s < end) {
+		const char *nl = memchr(s, '\n', (size_t)(end - s));
+		const char *stop = nl ? nl : end;
+		n += !blank(s, (size_t)(stop - s));
+		s = nl ? nl + 1 : end;
+	}
+	return n;
 }
 
+/*
+ * Every line of a manifest in order. A bad line is reported with its
+ * number and skipped; a failure of the database, the blob store or
+ * memory stops the manifest there, saying how far it got.
+ */
 static int ingest_manifest(ingest_run *run, const char *path)
 {
 	pr_error err = PR_ERROR_INIT;
-	buf text = BUF_INIT, full = BUF_INIT;
+	buf text = BUF_INIT, where = BUF_INIT;
+	ingest_json_source src = {NULL, NULL, NULL, NULL};
 	char *dir = NULL;
+	const char *end;
 	size_t lineno = 0;
-	int rc;
+	int rc = 0;
 
-	if ((rc = fileio_read(&text, path, MANIFEST_MAX, &err)) < 0)
-		return cli_fail(run->ctx, &err);
-	if (!(dir = dir_of(path))) {
-		buf_release(&text);
-		return EXIT_RUNTIME;
+	if ((rc = fileio_read(&text, path, MANIFEST_MAX, &err)) < 0) {
+		rc = cli_fail(run->ctx, &err);
+		goto out;
 	}
-	run->total = count_lines(text.ptr, text.len);
-	for (char *line = text.ptr, *next; line < text.ptr + text.len; line = next) {
-		ingest_request req = {0};
-		json_t *obj = NULL, *tags = NULL;
-		char *tags_text = NULL, *nl = memchr(line, '\n', (size_t)(text.ptr + text.len - line));
-		json_error_t jerr;
-		char display[64];
+	if (!(dir = dir_of(path))) {
+		rc = EXIT_RUNTIME;
+		goto out;
+	}
+	src.dir = dir;
+	end = text.ptr + text.len;
+	run->total = count_entries(text.ptr, end);
+	for (const char *line = text.ptr, *next; line < end; line = next) {
+		const char *nl = memchr(line, '\n', (size_t)(end - line));
+		size_t len = (size_t)((nl ? nl : end) - line);
+		ingest_desc desc = {0};
+		ingest_result res;
+		pr_error why = PR_ERROR_INIT;
+		bool stop;
 
-		next = nl ? nl + 1 : text.ptr + text.len;
-		if (nl)
-			*nl = '\0';
+		next = nl ? nl + 1 : end;
 		lineno++;
-		if (strspn(line, " \t\r") == strlen(line)) {
-			run->total--;
+		if (blank(line, len))
+			continue;
+		pr_error_clear(&err);
+		buf_reset(&where);
+		if (buf_printf(&where, "line %zu of '%s'", lineno, path) < 0) {
+			rc = EXIT_RUNTIME;
+			goto out;
+		}
+		src.name = where.ptr;
+		if (ingest_request_from_json(&desc, line, len, &src, &err) < 0) {
+			record(run, where.ptr, NULL, &err);
 			continue;
 		}
-		pr_error_clear(&err);
-		snprintf(display, sizeof(display), "line %zu", lineno);
-		obj = json_loads(line, JSON_REJECT_DUPLICATES, &jerr);
-		if (!obj)
-			pr_error_set(&err, PR_EDATA, "invalid JSON: %s", jerr.text);
-		else if (manifest_request(&req, obj, &tags, &tags_text, &err) == 0) {
-			buf_reset(&full);
-			if (req.path[0] == '/' || strcmp(req.path, "-") == 0)
-				buf_puts(&full, req.path);
-			else
-				buf_printf(&full, "%s/%s", dir, req.path);
-			req.path = full.ptr;
-			ingest_one(run, &req);
+		stop = ingest_one(run, &desc.req, &res, &why);
+		if (stop) {
+			record_stop(run, where.ptr, &why, count_entries(next, end));
+		} else {
+			if (why.code)
+				pr_error_set(&err, why.code, "%s: %s", where.ptr, why.msg);
+			record(run, desc.req.path, &res, &err);
 		}
-		if (err.code) {
-			pr_error e2 = PR_ERROR_INIT;
-			pr_error_set(&e2, err.code, "manifest '%s' line %zu: %s", path, lineno, err.msg);
-			record(run, display, NULL, &e2);
-		}
-		free(tags_text);
-		json_decref(tags);
-		json_decref(obj);
+		ingest_desc_release(&desc);
+		if (stop)
+			break;
 	}
+out:
 	free(dir);
-	buf_release(&full);
+	buf_release(&where);
 	buf_release(&text);
-	return 0;
+	return rc;
 }
 
 int cmd_ingest(cli_ctx *ctx, int argc, char **argv)
@@ -460,19 +411,31 @@ int cmd_ingest(cli_ctx *ctx, int argc, char **argv)
 		run.progress = run.progress && run.total > 1;
 		for (int i = first; i < argc; i++) {
 			ingest_request req = base;
+			ingest_result res;
+			pr_error why = PR_ERROR_INIT;
+			char at[48];
+
 			req.path = argv[i];
-			ingest_one(&run, &req);
+			if (ingest_one(&run, &req, &res, &why) && run.total > 1) {
+				snprintf(at, sizeof(at), "file %d of %zu", i - first + 1, run.total);
+				record_stop(&run, at, &why, (size_t)(argc - i - 1));
+				break;
+			}
+			record(&run, argv[i], &res, &why);
 		}
 	}
 	progress_end(&run);
 	if (run.results) {
-		rc = cli_print_json(ctx, json_pack("{s:o,s:I,s:I,s:I}", "captures", run.results,
+		rc = cli_print_json(ctx, json_pack("{s:o,s:I,s:I,s:I,s:I}", "captures", run.results,
 			"stored", (json_int_t)run.stored, "already_stored", (json_int_t)run.already,
-			"failed", (json_int_t)run.failed));
+			"failed", (json_int_t)run.failed, "not_tried", (json_int_t)run.not_tried));
 		run.results = NULL;
 	} else if (!ctx->quiet && run.done > 1) {
-		printf("%zu stored, %zu already stored, %zu failed\n", run.stored, run.already,
+		printf("%zu stored, %zu already stored, %zu failed", run.stored, run.already,
 		       run.failed);
+		if (run.not_tried)
+			printf(", %zu not tried", run.not_tried);
+		printf("\n");
 	}
 	if (rc == EXIT_OK && run.failed)
 		rc = run.worst;

@@ -165,7 +165,9 @@ int cmd_storage(cli_ctx *ctx, int argc, char **argv)
 	if (cli_parser_new(&p, ctx, argc, argv, opts, "profreg storage [--json]",
 			   "Storage by tier and by service: captures, per-function rows, and the\n"
 			   "blobs they keep (compressed bytes as stored), against the budget; for\n"
-			   "a local store, also what is on disk and what no capture keeps.") < 0)
+			   "a local store, also what is on disk, what no capture keeps, and the\n"
+			   "temporary files unfinished writes left (`profreg retention` removes\n"
+			   "those older than a minute).") < 0)
 		return EXIT_RUNTIME;
 	while ((c = cli_next(p, &arg)) > 0)
 		;
@@ -221,6 +223,10 @@ int cmd_storage(cli_ctx *ctx, int argc, char **argv)
 			       json_integer_value(json_object_get(disk, "unreferenced_files")));
 			print_bytes((uint64_t)json_integer_value(json_object_get(disk, "unreferenced_bytes")));
 			printf(")\n");
+			printf("  temporary: %" JSON_INTEGER_FORMAT " files, ",
+			       json_integer_value(json_object_get(disk, "temp_files")));
+			print_bytes((uint64_t)json_integer_value(json_object_get(disk, "temp_bytes")));
+			printf(" of unfinished writes\n");
 		}
 		rc = EXIT_OK;
 	}

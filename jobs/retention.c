@@ -423,12 +423,20 @@ typedef struct blob_file {
 	int64_t mtime_us;
 } blob_file;
 
+/* The temporary files of a local store (writes unfinished or in progress). */
+typedef struct store_temp {
+	uint64_t files;
+	uint64_t bytes;
+} store_temp;
+
 /*
  * Every blob file under a local store's root (the documented layout
- * <root>/sha256/ab/<62 hex>.zst; temporaries are skipped). *out is a new
- * array the caller frees; a store without a "sha256" folder yet has none.
+ * <root>/sha256/ab/<62 hex>.zst). Temporaries are not listed; when `tmp`
+ * is not NULL they are counted there. *out is a new array the caller
+ * frees; a store without a "sha256" folder yet has none.
  */
-static int walk_store(blob_file **out, size_t *n, const char *root, pr_error *err)
+static int walk_store(blob_file **out, size_t *n, store_temp *tmp, const char *root,
+		      pr_error *err)
 {
 	buf path = BUF_INIT;
 	DIR *top = NULL;
@@ -463,7 +471,10 @@ static int walk_store(blob_file **out, size_t *n, const char *root, pr_error *er
 		while (rc == 0 && (f = readdir(sub))) {
 			struct stat st;
 			size_t len = strlen(f->d_name);
-			if (len != 62 + 4 || strcmp(f->d_name + 62, ".zst") != 0 || !is_hex(f->d_name, 62))
+			bool temp = strstr(f->d_name, BLOB_TEMP_MARK) != NULL;
+			bool blob = len == 62 + 4 && strcmp(f->d_name + 62, ".zst") == 0 &&
+				    is_hex(f->d_name, 62);
+			if (!blob && !(temp && tmp))
 				continue;
 			path.len = base;
 			if (buf_puts(&path, f->d_name) < 0) {
@@ -472,6 +483,11 @@ static int walk_store(blob_file **out, size_t *n, const char *root, pr_error *er
 			}
 			if (lstat(path.ptr, &st) < 0 || !S_ISREG(st.st_mode))
 				continue;
+			if (temp) {
+				tmp->files++;
+				tmp->bytes += (uint64_t)st.st_size;
+				continue;
+			}
 			if (*n == cap) {
 				size_t nc = cap ? cap * 2 : 256;
 				blob_file *g = realloc(*out, nc * sizeof(**out));
@@ -536,7 +552,7 @@ static int sweep_orphans(ret *r, pr_error *err)
 
 	if (!root)
 		return 0; /* other backends list nothing here */
-	if ((rc = walk_store(&files, &n, root, err)) < 0)
+	if ((rc = walk_store(&files, &n, NULL, root, err)) < 0)
 		return rc;
 	for (size_t i = 0; rc == 0 && i < n; i += SWEEP_CHUNK) {
 		PGresult *res = NULL;
@@ -1222,7 +1238,8 @@ int retention_storage(json_t **out, db *d, blob_store *bs, const config *cfg, pr
 	json_object_set_new(total, "missing_blobs", json_integer((json_int_t)missing));
 	if (root) {
 		uint64_t disk = 0, loose = 0, nloose = 0;
-		if ((rc = walk_store(&files, &nfiles, root, err)) < 0)
+		store_temp tmp = {0, 0};
+		if ((rc = walk_store(&files, &nfiles, &tmp, root, err)) < 0)
 			goto out;
 		for (size_t i = 0; i < nfiles; i++) {
 			char *k = files[i].key;
@@ -1230,9 +1247,10 @@ int retention_storage(json_t **out, db *d, blob_store *bs, const config *cfg, pr
 			if (!bsearch(&k, kept, nkept, sizeof(*kept), key_cmp))
 				loose += files[i].size, nloose++;
 		}
-		json_object_set_new(doc, "disk", json_pack("{s:s,s:I,s:I,s:I,s:I}", "store", root,
-			"files", (json_int_t)nfiles, "bytes", (json_int_t)disk,
-			"unreferenced_files", (json_int_t)nloose, "unreferenced_bytes", (json_int_t)loose));
+		json_object_set_new(doc, "disk", json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I}",
+			"store", root, "files", (json_int_t)nfiles, "bytes", (json_int_t)disk,
+			"unreferenced_files", (json_int_t)nloose, "unreferenced_bytes", (json_int_t)loose,
+			"temp_files", (json_int_t)tmp.files, "temp_bytes", (json_int_t)tmp.bytes));
 	}
 	json_object_set_new(json_object_get(doc, "budget"), "over",
 		json_boolean((cfg->retention.budget_bytes && kept_bytes > cfg->retention.budget_bytes) ||

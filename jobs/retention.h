@@ -133,8 +133,10 @@ struct json_t *retention_result_json(const retention_result *r);
  * Storage use against the budget: per tier and per service, captures,
  * per-function rows and the bytes of the blobs they keep (what
  * blob_stored_size reports, each blob counted once per group), the total
- * over distinct blobs, and, for a local store, what is on disk and how
- * much of it no capture keeps. *out is a new JSON object the caller owns.
+ * over distinct blobs, and, for a local store, what is on disk, how much
+ * of it no capture keeps, and the temporary files of writes unfinished or
+ * in progress ("temp_files", "temp_bytes"; not among "files" and
+ * "bytes"). *out is a new JSON object the caller owns.
  */
 int retention_storage(struct json_t **out, db *d, blob_store *bs, const config *cfg,
 		      pr_error *err);

@@ -33,7 +33,6 @@
 #define BLOB_TEMP_AGE 60
 #define BLOB_SHARDS "sha256"
 #define BLOB_SUFFIX ".zst"
-#define BLOB_TEMP_MARK ".tmp."
 
 struct blob_store {
 	const blob_store_ops *ops;

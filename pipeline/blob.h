@@ -15,8 +15,9 @@
  *
  * Local layout: `<root>/sha256/ab/cdef...zst`, the first two hex characters
  * of the key as a folder, the other 62 plus ".zst" as the file name, mode
- * 0600. Files whose names contain ".tmp." are writes that never finished;
- * they are never read as blobs, and blob_store_sweep_temp removes them.
+ * 0600. Files whose names contain BLOB_TEMP_MARK are writes in progress
+ * or that never finished; they are never read as blobs, and
+ * blob_store_sweep_temp removes them.
  */
 #ifndef PR_BLOB_H
 #define PR_BLOB_H
@@ -29,6 +30,9 @@
 #include "../common/error.h"
 
 #define BLOB_KEY_HEX 64
+
+/* In the name of every temporary file of the local store. */
+#define BLOB_TEMP_MARK ".tmp."
 
 typedef struct blob_store blob_store;
 

@@ -42,32 +42,94 @@ typedef struct ingest_result {
 	size_t nfunctions;
 	uint64_t bytes;
 	uint32_t utf8_replaced;  /* names with invalid UTF-8 replaced */
+	/*
+	 * On failure: the database, the blob store or memory failed, not this
+	 * input. Every later ingest would most likely fail the same way, so a
+	 * batch stops here instead of trying the rest.
+	 */
+	bool infra;
 } ingest_result;
 
 /* Profile types profreg knows; NULL-terminated. */
 extern const char *const ingest_types[];
 
 #define INGEST_TEXT_MAX 256
+#define INGEST_TAG_KEY_MAX 64
+#define INGEST_PATH_MAX 1024
+/* The longest JSON capture description (manifest line or sidecar). */
+#define INGEST_JSON_MAX (64 * 1024)
 
 /*
- * Check a request's metadata: release (required) and host 1 to 256
- * bytes of printable text, quotes and backslashes refused too (they end
- * up in reports and JSON); commit 4 to 64 hex digits; a known type.
- * Returns 0 or PR_EUSAGE with the reason.
+ * Check a request's metadata: a service named; release (required) and
+ * host 1 to 256 bytes of printable text, quotes and backslashes refused
+ * too (they end up in reports and JSON); commit 4 to 64 hex digits; a
+ * known type; tags (tags_json) an object of strings, each checked by
+ * ingest_check_tag. Every way into the store (flags, manifest lines,
+ * sidecars) passes here, so they all refuse the same things in the same
+ * words. Returns 0 or PR_EUSAGE with the reason.
  */
 int ingest_validate(const ingest_request *r, pr_error *err);
 
 /* The text rule above for one value; `what` names it in the message. */
 int ingest_check_text(const char *what, const char *s, pr_error *err);
 
+/*
+ * One tag: a key of 1 to 64 letters, digits, '_', '.' or '-', a value
+ * under the text rule. Returns 0 or PR_EUSAGE naming the key.
+ */
+int ingest_check_tag(const char *key, const char *value, pr_error *err);
+
 /* True when `type` is one of ingest_types. */
 bool ingest_type_valid(const char *type);
 
 /*
+ * Where a JSON capture description comes from. A manifest line names its
+ * file and service itself; a drop-folder sidecar describes the profile
+ * beside it, for the folder's service.
+ */
+typedef struct ingest_json_source {
+	const char *name;    /* starts every message: "line 3 of 'm.jsonl'", "sidecar 'f.json'" */
+	const char *dir;     /* folder a relative "path" resolves against; NULL: as given */
+	const char *path;    /* the profile file (a sidecar's); NULL: "path" from the JSON */
+	const char *service; /* the service (a sidecar's); NULL: "service" from the JSON */
+} ingest_json_source;
+
+/* A request parsed from JSON, with the memory its strings live in. */
+typedef struct ingest_desc {
+	ingest_request req;
+	struct json_t *json;   /* the parsed object; req's strings point into it */
+	char *tags_json;       /* req.tags_json: the tags, compact, keys sorted */
+	char *path;            /* req.path: "path" resolved against src->dir */
+} ingest_desc;
+
+/* Free what *d holds and zero it; a zeroed ingest_desc is fine. */
+void ingest_desc_release(ingest_desc *d);
+
+/*
+ * Turn `len` bytes of JSON describing one capture (a manifest line or a
+ * sidecar) into a request. Keys: "path" and "service" (required, and
+ * refused when `src` gives them), "release" (required), "commit",
+ * "host", "time" (ISO 8601), "type", "format" and "tags" (an object of
+ * strings); any other key, a value of the wrong type, more than
+ * INGEST_JSON_MAX bytes, a "path" longer than INGEST_PATH_MAX or
+ * anything ingest_validate refuses is PR_EDATA (PR_ENOMEM when memory
+ * runs out), the message starting with src->name. On success *out holds
+ * the request (release it with ingest_desc_release); on failure *out is
+ * left zeroed.
+ */
+int ingest_request_from_json(ingest_desc *out, const char *text, size_t len,
+			     const ingest_json_source *src, pr_error *err);
+
+/*
  * Ingest one file for an enabled service. An unknown service is
  * PR_ENOTFOUND, a disabled one PR_EREFUSED; bad input PR_EDATA or
- * PR_ELIMIT with the file named. On any failure nothing is written to
- * the index (a blob may remain, unreferenced, for retention to collect).
+ * PR_ELIMIT. Every message names the file (req->display, else req->path)
+ * first: "cannot ingest 'a.pb.gz': cannot store blob '<key>': ...".
+ * Bytes already stored for the service, even by an ingest racing this
+ * one, are success with out->already and the capture that holds them.
+ * On failure out->infra tells whether the store failed rather than the
+ * input, and nothing is written to the index (a blob may remain,
+ * unreferenced, for retention to collect).
  */
 int ingest_file(ingest_result *out, db *d, blob_store *bs,
 		const ingest_request *req, const profile_limits *lim,

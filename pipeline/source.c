@@ -5,16 +5,12 @@
 #include "source.h"
 #include "../common/buf.h"
 #include "../common/fileio.h"
-#include "../common/timeutil.h"
 
 #include <dirent.h>
 #include <errno.h>
-#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-#define SIDECAR_MAX (64 * 1024)
 
 void source_report_release(source_report *r)
 {
@@ -41,81 +37,43 @@ static void failed(source_report *r, const char *msg)
 		r->first_error = strdup(msg);
 }
 
-static const char *opt_string(json_t *obj, const char *key, bool *bad)
+/*
+ * Read sidecar `side` of profile `path` into a request: the same checks
+ * and the same words as a manifest line, every message naming the sidecar.
+ */
+static int read_sidecar(ingest_desc *out, const char *side, const char *path,
+			const char *service, pr_error *err)
 {
-	json_t *v = json_object_get(obj, key);
+	ingest_json_source src = {NULL, NULL, path, service};
+	pr_error rerr = PR_ERROR_INIT;
+	buf name = BUF_INIT, text = BUF_INIT;
+	struct stat st;
+	int rc;
 
-	if (!v || json_is_null(v))
-		return NULL;
-	if (!json_is_string(v)) {
-		*bad = true;
-		return NULL;
+	memset(out, 0, sizeof(*out));
+	if ((rc = buf_printf(&name, "sidecar '%s'", side)) < 0) {
+		rc = pr_error_set(err, PR_ENOMEM, "cannot read sidecar '%s': out of memory", side);
+		goto out;
 	}
-	return json_string_value(v);
-}
-
-/* Read F.json into a request; strings stay owned by *meta. */
-static int read_sidecar(ingest_request *req, json_t **meta, char **tags, const char *sidecar,
-			pr_error *err)
-{
-	static const char *const known[] = {"release", "commit", "host", "time", "type", "tags",
-					    "format", NULL};
-	json_error_t jerr;
-	const char *key, *time, *fmt;
-	json_t *v;
-	bool bad = false;
-
-	{
-		/* A sidecar is small; a FIFO or a huge file must not stall the run. */
-		struct stat st;
-		buf text = BUF_INIT;
-		int rc;
-		if (stat(sidecar, &st) < 0 || !S_ISREG(st.st_mode))
-			return pr_error_set(err, PR_EDATA, "sidecar '%s' is not a regular file", sidecar);
-		if ((rc = fileio_read(&text, sidecar, SIDECAR_MAX, err)) < 0)
-			return rc == PR_ELIMIT ? PR_EDATA : rc;
-		*meta = json_loadb(text.ptr, text.len, JSON_REJECT_DUPLICATES, &jerr);
-		buf_release(&text);
+	/* A sidecar is small; a FIFO or a huge file must not stall the run. */
+	if (stat(side, &st) < 0 || !S_ISREG(st.st_mode)) {
+		rc = pr_error_set(err, PR_EDATA, "%s: not a regular file", name.ptr);
+		goto out;
 	}
-	if (!*meta)
-		return pr_error_set(err, PR_EDATA, "cannot read sidecar '%s': %s", sidecar, jerr.text);
-	if (!json_is_object(*meta))
-		return pr_error_set(err, PR_EDATA, "sidecar '%s': not a JSON object", sidecar);
-	json_object_foreach(*meta, key, v) {
-		size_t k;
-		for (k = 0; known[k] && strcmp(known[k], key) != 0; k++)
-			;
-		if (!known[k])
-			return pr_error_set(err, PR_EDATA, "sidecar '%s': unknown key \"%.64s\"", sidecar, key);
+	if ((rc = fileio_read(&text, side, INGEST_JSON_MAX, &rerr)) < 0) {
+		if (rc == PR_ELIMIT)
+			rc = pr_error_set(err, PR_EDATA, "%s: longer than %d bytes", name.ptr,
+					  INGEST_JSON_MAX);
+		else
+			rc = pr_error_set(err, rc, "%s", rerr.msg);
+		goto out;
 	}
-	req->release = opt_string(*meta, "release", &bad);
-	req->commit = opt_string(*meta, "commit", &bad);
-	req->host = opt_string(*meta, "host", &bad);
-	req->type = opt_string(*meta, "type", &bad);
-	time = opt_string(*meta, "time", &bad);
-	fmt = opt_string(*meta, "format", &bad);
-	if (bad)
-		return pr_error_set(err, PR_EDATA, "sidecar '%s': values must be strings", sidecar);
-	if (!req->release)
-		return pr_error_set(err, PR_EDATA, "sidecar '%s': missing \"release\"", sidecar);
-	if (time && time_parse(&req->time_us, time) < 0)
-		return pr_error_set(err, PR_EDATA, "sidecar '%s': \"time\" is not ISO 8601", sidecar);
-	if (fmt && profile_format_from_name(&req->format, fmt) < 0)
-		return pr_error_set(err, PR_EDATA, "sidecar '%s': unknown \"format\"", sidecar);
-	v = json_object_get(*meta, "tags");
-	if (v && !json_is_null(v)) {
-		const char *tk;
-		json_t *tv;
-		if (!json_is_object(v))
-			return pr_error_set(err, PR_EDATA, "sidecar '%s': \"tags\" must be an object", sidecar);
-		json_object_foreach(v, tk, tv)
-			if (!json_is_string(tv) || strlen(tk) > 64 || strlen(json_string_value(tv)) > 256)
-				return pr_error_set(err, PR_EDATA, "sidecar '%s': tags must be short strings", sidecar);
-		if (!(*tags = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS)))
-			return pr_error_set(err, PR_ENOMEM, "out of memory");
-		req->tags_json = *tags;
-	}
-	return 0;
+	src.name = name.ptr;
+	rc = ingest_request_from_json(out, text.ptr, text.len, &src, err);
+out:
+	buf_release(&name);
+	buf_release(&text);
+	return rc;
 }
 
 /* Names of the regular files in dir that are not sidecars, sorted. */
@@ -168,11 +126,9 @@ int source_collect_dir(source_report *out, db *d, blob_store *bs, const char *se
 	if ((rc = list_profiles(&names, &n, dir, err)) < 0)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
-		ingest_request req = {0};
-		ingest_result res;
+		ingest_desc desc = {0};
+		ingest_result res = {0};
 		pr_error ferr = PR_ERROR_INIT;
-		json_t *meta = NULL;
-		char *tags = NULL;
 		struct stat st;
 
 		buf_reset(&path);
@@ -188,15 +144,13 @@ int source_collect_dir(source_report *out, db *d, blob_store *bs, const char *se
 			out->waiting++;
 			continue;
 		}
-		req.path = path.ptr;
-		req.service = service;
-		if (read_sidecar(&req, &meta, &tags, side.ptr, &ferr) == 0)
-			ingest_file(&res, d, bs, &req, lim, &ferr);
-		json_decref(meta);
-		free(tags);
-		if (ferr.code == PR_EDB || ferr.code == PR_ENOMEM) {
-			/* The database or memory failed, not the file: stop here. */
-			rc = pr_error_set(err, ferr.code, "%s", ferr.msg);
+		if (read_sidecar(&desc, side.ptr, path.ptr, service, &ferr) == 0)
+			ingest_file(&res, d, bs, &desc.req, lim, &ferr);
+		ingest_desc_release(&desc);
+		if (res.infra || ferr.code == PR_ENOMEM) {
+			/* The database, the store or memory failed, not the file: stop here. */
+			rc = pr_error_set(err, ferr.code, "stopped at file %zu of %zu in '%s': %s",
+					  i + 1, n, dir, ferr.msg);
 			goto out;
 		}
 		if (ferr.code)

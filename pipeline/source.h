@@ -9,7 +9,9 @@
  *   {"release": "v42", "commit": "9fceb02...", "host": "web-3",
  *    "time": "2026-11-29T02:00:00Z", "type": "cpu", "tags": {"zone": "eu"}}
  *
- * "release" is required. A file without its sidecar is not collected yet
+ * "release" is required. A sidecar is read by ingest_request_from_json,
+ * like a manifest line: the same checks, the same messages, each naming
+ * the sidecar. A file without its sidecar is not collected yet
  * (a collector may still be writing it): write the profile first, then
  * the sidecar. Files are taken in name order; ingest is idempotent, so
  * collecting the same folder twice stores nothing new.
@@ -30,9 +32,12 @@ typedef struct source_report {
 void source_report_release(source_report *r);
 
 /*
- * Collect every capture in `dir` for `service`. Bad files are counted
- * and the first reason kept, never fatal; an unreadable folder is
- * PR_EIO, a database failure is passed up.
+ * Collect every capture in `dir` for `service`. Bad files and sidecars
+ * are counted and the first reason kept (naming the file or sidecar),
+ * never fatal; an unreadable folder is PR_EIO. When the database, the
+ * blob store or memory fails, collection stops there and passes that
+ * code up, the message saying at which file ("stopped at file 3 of 40
+ * in '/spool/x': cannot ingest '/spool/x/c.pb.gz': database: ...").
  */
 int source_collect_dir(source_report *out, db *d, blob_store *bs, const char *service,
 		       const char *dir, const profile_limits *lim, pr_error *err);

@@ -1,0 +1,559 @@
+/*
+ * test_ingest.c: capture descriptions in JSON (manifest lines and
+ * drop-folder sidecars) and ingest failures: one set of checks and
+ * messages for both, every failure naming its input, and failures of the
+ * store told apart from bad input. The database tests run against the
+ * test server (tests/support/testdb); the blob store that fails is a
+ * backend that answers every write as a full disk would.
+ */
+#define _XOPEN_SOURCE 700
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "pipeline/ingest.h"
+#include "pipeline/source.h"
+#include "tests/support/testdb.h"
+
+static const profile_limits limits = {64u << 20, 512u << 20, 10000000, 4096, 65536};
+
+/* ---- JSON descriptions, no database ---------------------------------------- */
+
+/*
+ * Metadata that every description may carry. Each row is tried as a
+ * sidecar and as a manifest line (the same object plus "path" and
+ * "service"): both must give the same verdict in the same words.
+ */
+static const struct {
+	const char *meta; /* members of the JSON object, without braces */
+	const char *msg;  /* the message after the description's name; NULL: accepted */
+} meta_cases[] = {
+	{"\"release\": \"v1\"", NULL},
+	{"\"release\": \"v1\", \"commit\": \"9fceb02\", \"host\": \"web-3\", \"type\": \"heap\","
+	 " \"time\": \"2026-11-29T02:00:00Z\", \"format\": \"folded\","
+	 " \"tags\": {\"zone\": \"eu\"}", NULL},
+	{"\"host\": \"h\"", "missing \"release\""},
+	{"\"release\": 5", "\"release\" must be a string"},
+	{"\"release\": \"v1\", \"colour\": \"red\"", "unknown key \"colour\""},
+	{"\"release\": \"v1\", \"time\": \"yesterday\"", "\"time\" 'yesterday' is not an ISO 8601 time"},
+	{"\"release\": \"v1\", \"format\": \"xml\"", "unknown \"format\" 'xml' (pprof, folded, v8, perf)"},
+	{"\"release\": \"v1\", \"type\": \"disk\"",
+	 "unknown profile type 'disk' (cpu, heap, alloc, wall, goroutine)"},
+	{"\"release\": \"v1\", \"commit\": \"zz\"", "commit 'zz' is not a hex SHA (4 to 64 hex digits)"},
+	{"\"release\": \"v\\\"1\"", "the release contains a control character, quote or backslash"},
+	{"\"release\": \"\"", "the release must be 1 to 256 bytes long"},
+	{"\"release\": \"v1\", \"tags\": [\"a\"]", "\"tags\" must be an object"},
+	{"\"release\": \"v1\", \"tags\": {\"k\": 1}", "tag 'k' must be a string"},
+	{"\"release\": \"v1\", \"tags\": {\"bad key\": \"v\"}",
+	 "tag key 'bad key' has characters other than letters, digits, '_', '.' and '-'"},
+	{"\"release\": \"v1\", \"tags\": {\"k\": \"a\\\\b\"}",
+	 "the value of tag 'k' contains a control character, quote or backslash"},
+	{"\"release\": \"v1\", \"tags\": {\"k\": \"\"}",
+	 "the value of tag 'k' must be 1 to 256 bytes long"},
+};
+
+static int from_json(ingest_desc *d, const char *json, const ingest_json_source *src, pr_error *err)
+{
+	return ingest_request_from_json(d, json, strlen(json), src, err);
+}
+
+static void test_sidecars_and_manifest_lines_pass_the_same_checks(void **state)
+{
+	ingest_json_source line = {"line 3 of 'm.jsonl'", "/spool", NULL, NULL};
+	ingest_json_source side = {"sidecar '/drop/a.pb.gz.json'", NULL, "/drop/a.pb.gz", "checkout"};
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(meta_cases) / sizeof(meta_cases[0]); i++) {
+		pr_error le = PR_ERROR_INIT, se = PR_ERROR_INIT;
+		ingest_desc ld, sd;
+		char lj[1024], sj[1024], want[1200];
+		int lrc, src_rc;
+
+		snprintf(lj, sizeof(lj), "{\"path\": \"a.pb.gz\", \"service\": \"checkout\", %s}",
+			 meta_cases[i].meta);
+		snprintf(sj, sizeof(sj), "{%s}", meta_cases[i].meta);
+		lrc = from_json(&ld, lj, &line, &le);
+		src_rc = from_json(&sd, sj, &side, &se);
+		if (!meta_cases[i].msg) {
+			if (lrc || src_rc)
+				fail_msg("case %zu refused: '%s' / '%s'", i, le.msg, se.msg);
+			assert_string_equal(ld.req.path, "/spool/a.pb.gz");
+			assert_string_equal(sd.req.path, "/drop/a.pb.gz");
+			assert_string_equal(ld.req.service, "checkout");
+			assert_string_equal(sd.req.service, "checkout");
+			assert_string_equal(ld.req.release, sd.req.release);
+			assert_true(ld.req.time_us == sd.req.time_us);
+			assert_int_equal(ld.req.format, sd.req.format);
+			if (ld.req.tags_json || sd.req.tags_json)
+				assert_string_equal(ld.req.tags_json, sd.req.tags_json);
+			ingest_desc_release(&ld);
+			ingest_desc_release(&sd);
+			continue;
+		}
+		if (lrc != PR_EDATA || src_rc != PR_EDATA)
+			fail_msg("case %zu: rc %d / %d, want PR_EDATA", i, lrc, src_rc);
+		/* Left zeroed on failure: releasing again is harmless. */
+		assert_null(ld.json);
+		assert_null(sd.path);
+		ingest_desc_release(&ld);
+		snprintf(want, sizeof(want), "line 3 of 'm.jsonl': %s", meta_cases[i].msg);
+		if (strncmp(le.msg, want, strlen(want)) != 0)
+			fail_msg("case %zu: manifest line says '%s', want '%s'", i, le.msg, want);
+		snprintf(want, sizeof(want), "sidecar '/drop/a.pb.gz.json': %s", meta_cases[i].msg);
+		if (strncmp(se.msg, want, strlen(want)) != 0)
+			fail_msg("case %zu: sidecar says '%s', want '%s'", i, se.msg, want);
+		/* The same reason in the same words, whichever way it came. */
+		assert_string_equal(strchr(le.msg, ':'), strchr(se.msg, ':'));
+	}
+}
+
+static void test_manifest_lines_and_sidecars_differ_only_in_path_and_service(void **state)
+{
+	static const struct {
+		bool sidecar;
+		const char *json;
+		const char *msg; /* NULL: accepted */
+		const char *path;
+	} cases[] = {
+		{false, "{\"path\": \"/abs/x.folded\", \"service\": \"s\", \"release\": \"v1\"}", NULL,
+		 "/abs/x.folded"},
+		{false, "{\"path\": \"-\", \"service\": \"s\", \"release\": \"v1\"}", NULL, "-"},
+		{false, "{\"path\": \"sub/x.folded\", \"service\": \"s\", \"release\": \"v1\"}", NULL,
+		 "/spool/sub/x.folded"},
+		{false, "{\"service\": \"s\", \"release\": \"v1\"}", "NAME: missing \"path\"", NULL},
+		{false, "{\"path\": \"x\", \"release\": \"v1\"}", "NAME: missing \"service\"", NULL},
+		{false, "{\"path\": \"\", \"service\": \"s\", \"release\": \"v1\"}",
+		 "NAME: \"path\" must be 1 to 1024 bytes long", NULL},
+		{true, "{\"path\": \"x\", \"release\": \"v1\"}", "NAME: unknown key \"path\"", NULL},
+		{true, "{\"service\": \"other\", \"release\": \"v1\"}", "NAME: unknown key \"service\"", NULL},
+		{true, "[\"release\"]", "NAME: not a JSON object", NULL},
+		{true, "{\"release\": ", "NAME: invalid JSON at column", NULL},
+		{true, "", "NAME: invalid JSON at column", NULL},
+		{true, "{\"release\": \"v1\", \"release\": \"v2\"}", "NAME: invalid JSON at column", NULL},
+	};
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ingest_json_source src = {"NAME", "/spool", NULL, NULL};
+		pr_error err = PR_ERROR_INIT;
+		ingest_desc d;
+		int rc;
+
+		if (cases[i].sidecar) {
+			src.path = "/drop/f";
+			src.service = "s";
+		}
+		rc = from_json(&d, cases[i].json, &src, &err);
+		if (!cases[i].msg) {
+			if (rc)
+				fail_msg("case %zu refused: %s", i, err.msg);
+			assert_string_equal(d.req.path, cases[i].path);
+			ingest_desc_release(&d);
+			continue;
+		}
+		assert_int_equal(rc, PR_EDATA);
+		if (strncmp(err.msg, cases[i].msg, strlen(cases[i].msg)) != 0)
+			fail_msg("case %zu: '%s', want '%s'", i, err.msg, cases[i].msg);
+	}
+}
+
+static void test_an_oversized_description_is_bad_input_and_says_so(void **state)
+{
+	ingest_json_source src = {"line 3 of 'm.jsonl'", ".", NULL, NULL};
+	pr_error err = PR_ERROR_INIT;
+	static const char json[] = "{\"path\": \"a\", \"service\": \"s\", \"release\": \"v1\"}";
+	size_t n = (size_t)INGEST_JSON_MAX + 1;
+	char *big = malloc(n);
+	ingest_desc d;
+	(void)state;
+
+	assert_non_null(big);
+	memset(big, ' ', n);
+	memcpy(big, json, strlen(json));
+	assert_int_equal(ingest_request_from_json(&d, big, n, &src, &err), PR_EDATA);
+	assert_string_equal(err.msg, "line 3 of 'm.jsonl': longer than 65536 bytes");
+	/* One byte less is fine: trailing white space is JSON. */
+	pr_error_clear(&err);
+	assert_int_equal(ingest_request_from_json(&d, big, n - 1, &src, &err), 0);
+	ingest_desc_release(&d);
+	free(big);
+}
+
+static void test_flags_meet_the_same_tag_rules(void **state)
+{
+	pr_error err = PR_ERROR_INIT;
+	ingest_request r = {0};
+	(void)state;
+
+	assert_int_equal(ingest_check_tag("zone.a-b_c", "eu-1", &err), 0);
+	assert_int_equal(ingest_check_tag("bad key", "v", &err), PR_EUSAGE);
+	pr_error_clear(&err);
+	assert_int_equal(ingest_check_tag("", "v", &err), PR_EUSAGE);
+	pr_error_clear(&err);
+	/* The request check reads the tags the same way. */
+	r.service = "svc";
+	r.release = "v1";
+	r.tags_json = "{\"ok\": \"1\", \"bad key\": \"v\"}";
+	assert_int_equal(ingest_validate(&r, &err), PR_EUSAGE);
+	assert_string_equal(err.msg,
+			    "tag key 'bad key' has characters other than letters, digits, '_', '.' and '-'");
+	pr_error_clear(&err);
+	r.tags_json = "{\"ok\": \"1\"}";
+	assert_int_equal(ingest_validate(&r, &err), 0);
+}
+
+/* ---- files, folders and a store that is full ------------------------------ */
+
+typedef struct fixture {
+	testdb *t;
+	char dir[4096];
+} fixture;
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static int setup(void **state)
+{
+	const char *base = getenv("PROFREG_TEST_TMP");
+	pr_error err = PR_ERROR_INIT;
+	fixture *f = calloc(1, sizeof(*f));
+
+	if (!f || !(f->t = testdb_new(true)))
+		return -1;
+	snprintf(f->dir, sizeof(f->dir), "%s/test_ingest.XXXXXX", base && *base ? base : "/tmp");
+	if (!mkdtemp(f->dir))
+		return -1;
+	if (db_service_add(f->t->db, "svc", NULL, &err) < 0 ||
+	    db_service_set_enabled(f->t->db, "svc", true, &err) < 0) {
+		fprintf(stderr, "%s\n", err.msg);
+		return -1;
+	}
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	fixture *f = *state;
+
+	nftw(f->dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	testdb_free(f->t);
+	free(f);
+	return 0;
+}
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *fp = fopen(path, "w");
+
+	assert_non_null(fp);
+	fputs(text, fp);
+	assert_int_equal(fclose(fp), 0);
+}
+
+/* dir/name (a folded profile with `stack`) and, unless NULL, dir/name.json. */
+static void drop(const char *dir, const char *name, const char *stack, const char *sidecar)
+{
+	char path[4400];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	write_file(path, stack);
+	if (sidecar) {
+		snprintf(path, sizeof(path), "%s/%s.json", dir, name);
+		write_file(path, sidecar);
+	}
+}
+
+/* A blob store whose every write fails as on a full disk. */
+static unsigned full_puts;
+
+static int full_put(void *impl, const char *key, const void *data, size_t len, bool *created,
+		    pr_error *err)
+{
+	(void)impl;
+	(void)data;
+	(void)len;
+	full_puts++;
+	*created = false;
+	return pr_error_set(err, PR_EIO,
+			    "cannot store blob '%s': cannot write '/full/%.2s/%s.zst.tmp.a1': %s",
+			    key, key, key + 2, strerror(ENOSPC));
+}
+
+static int full_get(void *impl, const char *key, buf *out, size_t max, pr_error *err)
+{
+	(void)impl;
+	(void)out;
+	(void)max;
+	return pr_error_set(err, PR_ENOTFOUND, "blob '%s' not found", key);
+}
+
+static int full_exists(void *impl, const char *key, bool *out, pr_error *err)
+{
+	(void)impl;
+	(void)key;
+	(void)err;
+	*out = false;
+	return 0;
+}
+
+static int full_del(void *impl, const char *key, pr_error *err)
+{
+	(void)impl;
+	(void)key;
+	(void)err;
+	return 0;
+}
+
+static int full_size(void *impl, const char *key, uint64_t *out, pr_error *err)
+{
+	(void)impl;
+	(void)out;
+	return pr_error_set(err, PR_ENOTFOUND, "blob '%s' not found", key);
+}
+
+static void full_close(void *impl)
+{
+	(void)impl;
+}
+
+static const blob_store_ops full_ops = {
+	.put = full_put,
+	.get = full_get,
+	.exists = full_exists,
+	.del = full_del,
+	.size = full_size,
+	.close = full_close,
+};
+
+static blob_store *full_store(void)
+{
+	pr_error err = PR_ERROR_INIT;
+	blob_store *bs = NULL;
+
+	if (blob_store_new(&bs, &full_ops, NULL, "full:", &err) < 0)
+		fail_msg("%s", err.msg);
+	full_puts = 0;
+	return bs;
+}
+
+static blob_store *dir_store(const fixture *f)
+{
+	pr_error err = PR_ERROR_INIT;
+	blob_store *bs = NULL;
+	char root[4200];
+
+	snprintf(root, sizeof(root), "%s/blobs", f->dir);
+	if (blob_store_open_dir(&bs, root, &err) < 0)
+		fail_msg("%s", err.msg);
+	return bs;
+}
+
+static void test_a_full_disk_names_the_input_file_then_the_blob_key(void **state)
+{
+	fixture *f = *state;
+	blob_store *bs = full_store();
+	pr_error err = PR_ERROR_INIT;
+	ingest_request req = {0};
+	ingest_result res;
+	char path[4200], key[BLOB_KEY_HEX + 1], want[4600];
+	static const char stack[] = "main;a 1\n";
+
+	snprintf(path, sizeof(path), "%s/cpu.folded", f->dir);
+	write_file(path, stack);
+	blob_key_of(key, stack, strlen(stack));
+	req.path = path;
+	req.service = "svc";
+	req.release = "v1";
+	assert_int_equal(ingest_file(&res, f->t->db, bs, &req, &limits, &err), PR_EIO);
+	snprintf(want, sizeof(want), "cannot ingest '%s': cannot store blob '%s': cannot write "
+		 "'/full/%.2s/%s.zst.tmp.a1': %s", path, key, key, key + 2, strerror(ENOSPC));
+	assert_string_equal(err.msg, want);
+	assert_true(res.infra);
+	assert_int_equal(res.capture_id, 0);
+	assert_int_equal(testdb_int(f->t, "select count(*) from profiles"), 0);
+	blob_store_free(bs);
+}
+
+static void test_bad_input_is_not_a_failure_of_the_store(void **state)
+{
+	fixture *f = *state;
+	blob_store *bs = dir_store(f);
+	pr_error err = PR_ERROR_INIT;
+	db_service off = {0};
+	ingest_request req = {0};
+	ingest_result res;
+	char path[4200], missing[4200];
+
+	snprintf(path, sizeof(path), "%s/bad.folded", f->dir);
+	snprintf(missing, sizeof(missing), "%s/missing.folded", f->dir);
+	write_file(path, "main;a notanumber\n");
+	req.service = "svc";
+	req.release = "v1";
+
+	req.path = missing;
+	assert_int_equal(ingest_file(&res, f->t->db, bs, &req, &limits, &err), PR_EIO);
+	assert_false(res.infra);
+	assert_non_null(strstr(err.msg, missing));
+	pr_error_clear(&err);
+
+	req.path = path;
+	assert_int_equal(ingest_file(&res, f->t->db, bs, &req, &limits, &err), PR_EDATA);
+	assert_false(res.infra);
+	assert_non_null(strstr(err.msg, path));
+	pr_error_clear(&err);
+
+	assert_int_equal(db_service_add(f->t->db, "off", NULL, &err), 0);
+	assert_int_equal(db_service_get(f->t->db, &off, "off", &err), 0);
+	db_service_release(&off);
+	req.service = "off";
+	assert_int_equal(ingest_file(&res, f->t->db, bs, &req, &limits, &err), PR_EREFUSED);
+	assert_false(res.infra);
+	assert_true(strncmp(err.msg, "cannot ingest '", 15) == 0);
+	assert_non_null(strstr(err.msg, "service 'off' is not enabled"));
+	blob_store_free(bs);
+}
+
+static void test_a_lost_database_names_the_file_and_is_a_failure_of_the_store(void **state)
+{
+	fixture *f = *state;
+	blob_store *bs = dir_store(f);
+	pr_error err = PR_ERROR_INIT;
+	ingest_request req = {0};
+	ingest_result res;
+	char path[4200], want[4400];
+
+	snprintf(path, sizeof(path), "%s/cpu.folded", f->dir);
+	write_file(path, "main;a 1\n");
+	req.path = path;
+	req.service = "svc";
+	req.release = "v1";
+	assert_int_equal(testdb_int(f->t, "select count(pg_terminate_backend(pid)) from pg_stat_activity"
+				       " where datname = current_database() and application_name = 'profreg'"), 1);
+	assert_int_equal(ingest_file(&res, f->t->db, bs, &req, &limits, &err), PR_EDB);
+	snprintf(want, sizeof(want), "cannot ingest '%s': database: ", path);
+	assert_true(strncmp(err.msg, want, strlen(want)) == 0);
+	assert_true(res.infra);
+	blob_store_free(bs);
+}
+
+/* Collect a folder holding one profile with `sidecar`; the one failure's message. */
+static void collect_one(fixture *f, blob_store *bs, const char *sub, const char *sidecar,
+			char *msg, size_t cap)
+{
+	pr_error err = PR_ERROR_INIT;
+	source_report rep;
+	char dir[4200];
+
+	snprintf(dir, sizeof(dir), "%s/%s", f->dir, sub);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	drop(dir, "a.folded", "main;a 1\n", sidecar);
+	if (source_collect_dir(&rep, f->t->db, bs, "svc", dir, &limits, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(rep.stored, 0);
+	assert_int_equal(rep.failed, 1);
+	assert_non_null(rep.first_error);
+	snprintf(msg, cap, "%s", rep.first_error);
+	source_report_release(&rep);
+}
+
+static void test_a_bad_sidecar_is_named_with_its_reason(void **state)
+{
+	static const struct {
+		const char *sidecar;
+		const char *reason;
+	} cases[] = {
+		{"{\"release\": \"v1\",", "invalid JSON at column"},
+		{"{\"release\": \"v1\", \"commit\": \"not-hex\"}",
+		 "commit 'not-hex' is not a hex SHA (4 to 64 hex digits)"},
+		/* Refused by `profreg ingest`; the collection used to store it. */
+		{"{\"release\": \"v1\", \"tags\": {\"bad key\": \"v\"}}",
+		 "tag key 'bad key' has characters other than letters, digits, '_', '.' and '-'"},
+		{"{\"release\": \"v1\", \"tags\": {\"k\": \"say \\\"hi\\\"\"}}",
+		 "the value of tag 'k' contains a control character, quote or backslash"},
+	};
+	fixture *f = *state;
+	blob_store *bs = dir_store(f);
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char sub[32], msg[PR_ERROR_MSG_MAX], want[PR_ERROR_MSG_MAX + 4200];
+		ingest_json_source line = {"line 1 of 'm.jsonl'", f->dir, NULL, NULL};
+		pr_error lerr = PR_ERROR_INIT;
+		ingest_desc d;
+		char lj[512];
+
+		snprintf(sub, sizeof(sub), "case%zu", i);
+		collect_one(f, bs, sub, cases[i].sidecar, msg, sizeof(msg));
+		snprintf(want, sizeof(want), "sidecar '%s/%s/a.folded.json': %s", f->dir, sub,
+			 cases[i].reason);
+		if (strncmp(msg, want, strlen(want)) != 0)
+			fail_msg("case %zu: '%s', want '%s'", i, msg, want);
+		/* A manifest line with the same metadata: the same words after its name. */
+		if (cases[i].sidecar[strlen(cases[i].sidecar) - 1] != '}')
+			continue;
+		snprintf(lj, sizeof(lj), "{\"path\": \"a\", \"service\": \"svc\", %s",
+			 cases[i].sidecar + 1);
+		assert_int_equal(from_json(&d, lj, &line, &lerr), PR_EDATA);
+		assert_string_equal(strchr(lerr.msg, ':'), strchr(msg, ':'));
+	}
+	assert_int_equal(testdb_int(f->t, "select count(*) from profiles"), 0);
+	blob_store_free(bs);
+}
+
+static void test_collection_stops_at_a_failure_of_the_store(void **state)
+{
+	fixture *f = *state;
+	blob_store *bs = full_store();
+	pr_error err = PR_ERROR_INIT;
+	source_report rep;
+	char dir[4200], want[8600];
+
+	snprintf(dir, sizeof(dir), "%s/spool", f->dir);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	drop(dir, "a.folded", "main;a 1\n", "{\"release\": \"v1\"}");
+	drop(dir, "b.folded", "main;b 1\n", "{\"release\": \"v1\"}");
+	drop(dir, "c.folded", "main;c 1\n", "{\"release\": \"v1\"}");
+	assert_int_equal(source_collect_dir(&rep, f->t->db, bs, "svc", dir, &limits, &err), PR_EIO);
+	snprintf(want, sizeof(want), "stopped at file 1 of 3 in '%s': cannot ingest '%s/a.folded': "
+		 "cannot store blob '", dir, dir);
+	if (strncmp(err.msg, want, strlen(want)) != 0)
+		fail_msg("'%s', want '%s...'", err.msg, want);
+	assert_int_equal(full_puts, 1);
+	source_report_release(&rep);
+	blob_store_free(bs);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sidecars_and_manifest_lines_pass_the_same_checks),
+		cmocka_unit_test(test_manifest_lines_and_sidecars_differ_only_in_path_and_service),
+		cmocka_unit_test(test_an_oversized_description_is_bad_input_and_says_so),
+		cmocka_unit_test(test_flags_meet_the_same_tag_rules),
+		cmocka_unit_test_setup_teardown(test_a_full_disk_names_the_input_file_then_the_blob_key,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_input_is_not_a_failure_of_the_store, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_a_lost_database_names_the_file_and_is_a_failure_of_the_store,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_bad_sidecar_is_named_with_its_reason, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_collection_stops_at_a_failure_of_the_store, setup,
+						teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
