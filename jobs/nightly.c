@@ -109,12 +109,12 @@ static int one_service(nightly_result *r, const job_env *env, const db_service *
 	}
 	if (serr.code)
 		outcome(r, s->name, "failed", serr.msg, have_src ? &src : NULL);
-	else if (r->a.nskipped > before)
-		outcome(r, s->name, "skipped", r->a.skipped[r->a.nskipped - 1].reason,
-			have_src ? &src : NULL);
 	else if (src.failed)
 		/* Files that would not ingest are the collector's fault: say so, fail the night. */
 		outcome(r, s->name, "failed", src.first_error, have_src ? &src : NULL);
+	else if (r->a.nskipped > before)
+		outcome(r, s->name, "skipped", r->a.skipped[r->a.nskipped - 1].reason,
+			have_src ? &src : NULL);
 	else
 		outcome(r, s->name, "analysed", NULL, have_src ? &src : NULL);
 out:

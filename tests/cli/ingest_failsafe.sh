@@ -183,9 +183,9 @@ run pr ingest --manifest "$T/tag.jsonl"
 echo "{\"services\": {\"s\": {\"source\": {\"dir\": \"$T/drop/s\"}}}}" >"$T/cfg.json"
 run pr --config "$T/cfg.json" nightly --json
 collected=$(sed -n '/"collected"/,/}/p' <<<"$OUT" | tr -d ' \n')
-[ $RC -eq 0 ] && [[ $collected == *'"stored":0,'*'"failed":1'* ]] &&
+[ $RC -eq 3 ] && [[ $collected == *'"stored":0,'*'"failed":1'* ]] && [[ $ERR == *"service 's' failed: sidecar"*"bad key"* ]] &&
 	[ "$(sql "select count(*) from profiles where release = 'v5'")" = 0 ] &&
-	ok "a sidecar with the same tag is refused by the nightly collection" ||
+	ok "a sidecar with the same tag is refused by the nightly collection, which fails naming it" ||
 	not_ok "sidecar bad tag" "rc=$RC $OUT $ERR"
 
 # ---- storage counts the blob store's leftover temporary files ---------------
