@@ -1,0 +1,382 @@
+/*
+ * test_jobs.c: the jobs as library functions, against a real PostgreSQL
+ * and a real blob store: the analysis engine on a small generated fleet,
+ * nightly_run, postdeploy_run and analyze_run, the run lifecycle
+ * (including a run whose session died), and the one finding object all
+ * three jobs print.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "baselines/analysis.h"
+#include "common/timeutil.h"
+#include "jobs/analyze.h"
+#include "jobs/nightly.h"
+#include "jobs/postdeploy.h"
+#include "jobs/runs.h"
+#include "pipeline/ingest.h"
+#include "tests/support/testdb.h"
+
+#define DAY (86400LL * 1000000LL)
+/* The night judged: 2026-06-15T00:00:00Z, and the baseline's 14 days before it. */
+#define NIGHT_END 1781481600000000LL
+#define SHA_V2 "2222222222222222222222222222222222222222"
+
+typedef struct fx {
+	testdb *t;
+	blob_store *bs;
+	char dir[512];
+	config cfg;
+	job_env env;
+	unsigned seed;
+} fx;
+
+static fx F;
+
+static void sqlf(testdb *t, const char *fmt, ...)
+{
+	char q[1024];
+	va_list ap;
+	pr_error err = PR_ERROR_INIT;
+
+	va_start(ap, fmt);
+	vsnprintf(q, sizeof(q), fmt, ap);
+	va_end(ap);
+	if (db_exec(t->db, NULL, &err, "test sql", q, 0, NULL) < 0)
+		fail_msg("%s: %s", q, err.msg);
+}
+
+/* A number in [1 - spread, 1 + spread), from a fixed sequence. */
+static double noise(fx *f, double spread)
+{
+	f->seed = f->seed * 1103515245u + 12345u;
+	return 1 - spread + 2 * spread * (double)((f->seed >> 8) & 0xffff) / 65536.0;
+}
+
+/*
+ * One capture of `service`: eight steady functions and work.hot, whose
+ * weight is multiplied by `factor`; every weight varies by 5% from
+ * capture to capture.
+ */
+static void capture(fx *f, const char *service, const char *release, int64_t at, double factor)
+{
+	static const char *const names[] = {"work.a", "work.b", "work.c", "work.d", "io.read",
+					    "io.write", "runtime.gc", "json.encode"};
+	static const int weights[] = {3000, 2500, 2000, 1500, 1200, 900, 700, 500};
+	static int seq;
+	char path[600];
+	FILE *out;
+	ingest_request req;
+	ingest_result res;
+	pr_error err = PR_ERROR_INIT;
+
+	snprintf(path, sizeof(path), "%s/c%d.folded", f->dir, ++seq);
+	assert_non_null(out = fopen(path, "w"));
+	for (size_t i = 0; i < sizeof(weights) / sizeof(weights[0]); i++)
+		fprintf(out, "main;serve;%s %d\n", names[i], (int)(weights[i] * noise(f, 0.05)));
+	fprintf(out, "main;serve;work.hot %d\n", (int)(2000 * factor * noise(f, 0.05)));
+	assert_int_equal(fclose(out), 0);
+	memset(&req, 0, sizeof(req));
+	req.path = path;
+	req.service = service;
+	req.release = release;
+	req.commit = strcmp(release, "v2") == 0 ? SHA_V2 : NULL;
+	req.time_us = at;
+	req.type = "cpu";
+	req.format = PROFILE_FMT_FOLDED;
+	if (ingest_file(&res, f->t->db, f->bs, &req, &f->cfg.limits, &err) < 0)
+		fail_msg("ingest: %s", err.msg);
+}
+
+/*
+ * A service with 14 days of release v1 (two captures a day) and four
+ * captures of v2 in the night before NIGHT_END, in which work.hot costs
+ * `factor` times as much.
+ */
+static void service(fx *f, const char *name, double factor)
+{
+	sqlf(f->t, "insert into services (name, enabled) values ('%s', true)", name);
+	for (int day = 14; day >= 1; day--) {
+		capture(f, name, "v1", NIGHT_END - day * DAY - 9 * 3600 * 1000000LL, 1);
+		capture(f, name, "v1", NIGHT_END - day * DAY - 3 * 3600 * 1000000LL, 1);
+	}
+	for (int k = 0; k < 4; k++)
+		capture(f, name, "v2", NIGHT_END - (20 - 4 * k) * 3600 * 1000000LL, factor);
+}
+
+static int64_t fixed_now(void)
+{
+	return NIGHT_END;
+}
+
+static int setup(void **state)
+{
+	const char *base = getenv("PROFREG_TEST_TMP");
+	pr_error err = PR_ERROR_INIT;
+	int rc;
+
+	if ((rc = testdb_reset(state)) != 0)
+		return rc;
+	memset(&F, 0, sizeof(F));
+	F.t = *state;
+	F.seed = 7;
+	snprintf(F.dir, sizeof(F.dir), "%s/jobs-XXXXXX", base ? base : "/tmp");
+	if (!mkdtemp(F.dir) || blob_store_open_dir(&F.bs, F.dir, &err) < 0 ||
+	    config_load(&F.cfg, NULL, &err) < 0) {
+		fprintf(stderr, "cannot set up: %s\n", err.msg);
+		return -1;
+	}
+	/* The reset emptied `functions`; put back what migration 006 adds. */
+	sqlf(F.t, "insert into functions (name, file, synthetic)"
+		  " values ('(other functions)', '(profreg summary)', true)");
+	sqlf(F.t, "insert into instance default values");
+	F.env = (job_env){&F.cfg, F.t->db, F.bs, F.dir, fixed_now};
+	*state = &F;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	fx *f = *state;
+	char cmd[600];
+
+	blob_store_free(f->bs);
+	config_release(&f->cfg);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
+	*state = f->t;
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static const finding *regression(const analysis *a, const char *service)
+{
+	for (size_t i = 0; i < a->ntests && a->tests[i].significant; i++)
+		if (a->tests[i].direction == FINDING_REGRESSION && strcmp(a->tests[i].service, service) == 0)
+			return &a->tests[i];
+	return NULL;
+}
+
+static void test_the_engine_finds_a_doubled_function_and_nothing_in_a_null_service(void **state)
+{
+	fx *f = *state;
+	analysis_opts o;
+	analysis a;
+	pr_error err = PR_ERROR_INIT;
+	int64_t sid[2];
+
+	service(f, "bad", 2);
+	service(f, "good", 1);
+	sid[0] = testdb_int(f->t, "select id from services where name = 'bad'");
+	sid[1] = testdb_int(f->t, "select id from services where name = 'good'");
+	analysis_opts_default(&o);
+	o.at_us = NIGHT_END;
+	analysis_init(&a, &o);
+	for (int i = 0; i < 2; i++) {
+		analysis_target t = {sid[i], i ? "good" : "bad", "cpu", "v2", 0, 0, NULL, NULL};
+		assert_int_equal(analysis_add(&a, f->t->db, &t, false, &err), 0);
+	}
+	assert_int_equal(analysis_finish(&a, &err), 0);
+	assert_int_equal(a.services, 2);
+	assert_non_null(regression(&a, "bad"));
+	assert_string_equal(regression(&a, "bad")->function, "work.hot");
+	assert_true(regression(&a, "bad")->severity >= STATS_SEV_HIGH);
+	assert_null(regression(&a, "good"));
+	analysis_release(&a);
+}
+
+static void test_the_nightly_job_finds_the_regression_and_records_an_ok_run(void **state)
+{
+	fx *f = *state;
+	nightly_opts o = {0};
+	nightly_result r;
+	pr_error err = PR_ERROR_INIT;
+
+	service(f, "bad", 2);
+	service(f, "good", 1);
+	assert_int_equal(nightly_run(&r, &f->env, &o, &err), 0);
+	assert_string_equal(r.status, "ok");
+	assert_int_equal(r.at_us, NIGHT_END);
+	assert_int_equal(r.analysed, 2);
+	assert_non_null(regression(&r.a, "bad"));
+	assert_int_equal(testdb_int(f->t, "select count(*) from runs where kind = 'nightly'"
+					  " and status = 'ok'"), 1);
+	assert_int_equal(testdb_int(f->t, "select count(*) from findings"
+					  " where direction = 'regression'"), 1);
+	assert_non_null(r.report);
+	nightly_result_release(&r);
+}
+
+static void test_a_night_that_analyses_nothing_is_incomplete(void **state)
+{
+	fx *f = *state;
+	nightly_opts o = {0};
+	nightly_result r;
+	pr_error err = PR_ERROR_INIT;
+
+	service(f, "bad", 2);
+	sqlf(f->t, "update services set enabled = false");
+	assert_int_equal(nightly_run(&r, &f->env, &o, &err), 0);
+	assert_string_equal(r.status, "incomplete");
+	assert_int_equal(r.analysed, 0);
+	assert_int_equal(r.skipped, 1);
+	assert_int_equal(testdb_int(f->t, "select count(*) from runs where status = 'incomplete'"), 1);
+	nightly_result_release(&r);
+}
+
+static void test_the_postdeploy_job_fails_a_regression_and_passes_a_clean_release(void **state)
+{
+	fx *f = *state;
+	postdeploy_opts o = {"bad", "v2", SHA_V2, NULL, NULL, 0, 4, STATS_SEV_HIGH, 0, 0};
+	postdeploy_result r;
+	pr_error err = PR_ERROR_INIT;
+
+	service(f, "bad", 2);
+	service(f, "good", 1);
+	assert_int_equal(postdeploy_run(&r, &f->env, &o, &err), 0);
+	assert_string_equal(r.verdict, "fail");
+	assert_int_equal(r.captures, 4);
+	assert_string_equal(r.sha, SHA_V2);
+	assert_non_null(regression(&r.a, "bad"));
+	postdeploy_result_release(&r);
+	o.service = "good";
+	assert_int_equal(postdeploy_run(&r, &f->env, &o, &err), 0);
+	assert_string_equal(r.verdict, "pass");
+	postdeploy_result_release(&r);
+	assert_int_equal(testdb_int(f->t, "select count(*) from deploys"), 2);
+}
+
+static void test_the_postdeploy_job_is_inconclusive_with_too_few_captures(void **state)
+{
+	fx *f = *state;
+	postdeploy_opts o = {"good", "v2", SHA_V2, NULL, NULL, 0, 10, STATS_SEV_HIGH, 0, 0};
+	postdeploy_result r;
+	pr_error err = PR_ERROR_INIT;
+
+	service(f, "good", 1);
+	assert_int_equal(postdeploy_run(&r, &f->env, &o, &err), 0);
+	assert_string_equal(r.verdict, "inconclusive");
+	assert_int_equal(json_array_size(r.reasons), 1);
+	assert_non_null(strstr(json_string_value(json_array_get(r.reasons, 0)), "only 4 of the 10"));
+	postdeploy_result_release(&r);
+}
+
+static void test_the_postdeploy_job_refuses_a_release_without_captures(void **state)
+{
+	fx *f = *state;
+	postdeploy_opts o = {"good", "v3", SHA_V2, NULL, NULL, 0, 1, STATS_SEV_HIGH, 0, 0};
+	postdeploy_result r;
+	pr_error err = PR_ERROR_INIT;
+
+	service(f, "good", 1);
+	assert_int_equal(postdeploy_run(&r, &f->env, &o, &err), PR_ENOTFOUND);
+	assert_non_null(strstr(err.msg, "no captures of release 'v3'"));
+	assert_non_null(strstr(err.msg, "did you mean 'v2'?"));
+	assert_int_equal(testdb_int(f->t, "select count(*) from deploys"), 0);
+	assert_int_equal(testdb_int(f->t, "select count(*) from runs"), 0);
+	postdeploy_result_release(&r);
+}
+
+/* The finding object without what only says which run printed it. */
+static char *finding_text(const finding *f)
+{
+	json_t *o = analysis_finding_json(f);
+	char *s;
+
+	assert_non_null(o);
+	s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(12));
+	json_decref(o);
+	return s;
+}
+
+static void test_analyze_nightly_and_postdeploy_give_the_same_finding_object(void **state)
+{
+	fx *f = *state;
+	analyze_opts ao = {"bad", "v2", 0, 0, "cpu", f->cfg.analysis, "v2", false, false};
+	postdeploy_opts po = {"bad", "v2", SHA_V2, NULL, NULL, 0, 4, STATS_SEV_HIGH, 0, 0};
+	nightly_opts no = {0};
+	analyze_result ar;
+	nightly_result nr;
+	postdeploy_result pr;
+	pr_error err = PR_ERROR_INIT;
+	char *a, *n, *p;
+
+	service(f, "bad", 2);
+	assert_int_equal(analyze_run(&ar, &f->env, &ao, &err), 0);
+	assert_int_equal(nightly_run(&nr, &f->env, &no, &err), 0);
+	assert_int_equal(postdeploy_run(&pr, &f->env, &po, &err), 0);
+	assert_non_null(regression(&ar.a, "bad"));
+	assert_non_null(regression(&nr.a, "bad"));
+	assert_non_null(regression(&pr.a, "bad"));
+	a = finding_text(regression(&ar.a, "bad"));
+	n = finding_text(regression(&nr.a, "bad"));
+	p = finding_text(regression(&pr.a, "bad"));
+	assert_string_equal(a, n);
+	assert_string_equal(a, p);
+	assert_int_equal(testdb_int(f->t, "select count(*) from findings"
+					  " where direction = 'regression'"), 1);
+	assert_int_equal(testdb_int(f->t, "select count(distinct run_id) from run_findings"), 3);
+	free(a);
+	free(n);
+	free(p);
+	analyze_result_release(&ar);
+	nightly_result_release(&nr);
+	postdeploy_result_release(&pr);
+}
+
+static void test_a_run_whose_session_died_is_marked_interrupted_by_the_next_of_its_kind(void **state)
+{
+	fx *f = *state;
+	pr_error err = PR_ERROR_INIT;
+	db *other = NULL;
+	int64_t dead = 0, alive = 0, next = 0, pid;
+	char q[200];
+
+	assert_int_equal(db_open(&other, f->t->conninfo, &err), 0);
+	assert_int_equal(runs_begin(&dead, other, "nightly", 0, NULL, &err), 0);
+	assert_int_equal(runs_begin(&alive, f->t->db, "post-deploy", 0, NULL, &err), 0);
+	snprintf(q, sizeof(q), "select backend_pid from runs where id = %lld", (long long)dead);
+	pid = testdb_int(f->t, q);
+	db_close(other);
+	/* The server ends the closed session's backend on its own time: wait, bounded. */
+	snprintf(q, sizeof(q), "select count(*) from pg_stat_activity where pid = %lld", (long long)pid);
+	for (int i = 0; i < 200 && testdb_int(f->t, q) > 0; i++) {
+		struct timespec ts = {0, 50 * 1000000L};
+		nanosleep(&ts, NULL);
+	}
+	assert_int_equal(runs_begin(&next, f->t->db, "post-deploy", 0, NULL, &err), 0);
+	snprintf(q, sizeof(q), "select status from runs where id = %lld", (long long)dead);
+	assert_string_equal(testdb_text(f->t, q), "running");
+	assert_int_equal(runs_begin(&next, f->t->db, "nightly", 0, NULL, &err), 0);
+	assert_string_equal(testdb_text(f->t, q), "interrupted");
+	snprintf(q, sizeof(q), "select status from runs where id = %lld", (long long)alive);
+	assert_string_equal(testdb_text(f->t, q), "running");
+	assert_int_equal(runs_finish(f->t->db, alive, "ok", NULL, &err), 0);
+	assert_string_equal(testdb_text(f->t, q), "ok");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+		T(test_the_engine_finds_a_doubled_function_and_nothing_in_a_null_service),
+		T(test_the_nightly_job_finds_the_regression_and_records_an_ok_run),
+		T(test_a_night_that_analyses_nothing_is_incomplete),
+		T(test_the_postdeploy_job_fails_a_regression_and_passes_a_clean_release),
+		T(test_the_postdeploy_job_is_inconclusive_with_too_few_captures),
+		T(test_the_postdeploy_job_refuses_a_release_without_captures),
+		T(test_analyze_nightly_and_postdeploy_give_the_same_finding_object),
+		T(test_a_run_whose_session_died_is_marked_interrupted_by_the_next_of_its_kind),
+#undef T
+	};
+
+	return cmocka_run_group_tests(tests, testdb_group_setup, testdb_group_teardown);
+}
