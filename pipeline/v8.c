@@ -223,6 +223,7 @@ static int nomem(v8_parser *ps)
 
 static void scalars_on(v8_parser *ps);
 static void scalars_off(v8_parser *ps);
+static void values_off(v8_parser *ps);
 
 static void defer(v8_parser *ps, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -587,6 +588,7 @@ static int close_container(v8_parser *ps)
 	ps->depth--;
 	if (ps->ignoring)
 		return 1;
+	scalars_on(ps);
 	c = ps->stack[--ps->nctx];
 	if (c == X_NODE)
 		return node_end(ps);
@@ -615,6 +617,7 @@ static int cb_key(void *arg, const unsigned char *s, size_t n)
 	key first = c == X_TOP ? K_NODES : c == X_NODE ? K_ID : K_FNAME;
 	key last = c == X_TOP ? K_HEAD : K_URL;
 
+	scalars_on(ps);
 	ps->key = K_OTHER;
 	for (key k = first; k <= last; k++) {
 		if (strlen(key_names[k]) != n || memcmp(key_names[k], s, n) != 0)
@@ -632,6 +635,8 @@ static int cb_key(void *arg, const unsigned char *s, size_t n)
 			ps->have_head = true;
 		break;
 	}
+	if (ps->key == K_OTHER || ps->key == K_HEAD)
+		values_off(ps);
 	return 1;
 }
 
@@ -828,15 +833,22 @@ static int cb_null(void *arg)
 }
 
 /*
- * Inside a skipped value yajl need not decode strings or call back for
- * scalars and keys; only the nesting is followed.
+ * yajl decodes a string only for a string callback, so the value of a
+ * key nothing here reads is never decoded or converted: its scalars are
+ * turned off until the next key or the end of its object.
  */
-static void scalars_off(v8_parser *ps)
+static void values_off(v8_parser *ps)
 {
 	ps->cb.yajl_null = NULL;
 	ps->cb.yajl_boolean = NULL;
 	ps->cb.yajl_number = NULL;
 	ps->cb.yajl_string = NULL;
+}
+
+/* Inside a skipped container only the nesting is followed. */
+static void scalars_off(v8_parser *ps)
+{
+	values_off(ps);
 	ps->cb.yajl_map_key = NULL;
 }
 
