@@ -169,7 +169,7 @@ typedef struct v8_parser {
 	uint32_t nctx;
 	key key;            /* the key whose value comes next */
 
-	bool have_top, have_nodes, have_samples, have_deltas, have_head;
+	bool have_nodes, have_samples, have_deltas, have_head;
 	v8_node *nodes;
 	uint32_t nnodes;
 	size_t nodes_cap;
@@ -552,7 +552,6 @@ static int open_container(v8_parser *ps, bool object)
 			defer(ps, "the top level is an array, not a cpuprofile object");
 			return 1;
 		}
-		ps->have_top = true;
 		ps->stack[0] = X_TOP;
 		ps->seen[0] = 0;
 		ps->nctx = 1;
@@ -882,7 +881,7 @@ static int yajl_failed(v8_parser *ps)
 	if (msg)
 		yajl_free_error(ps->yh, msg);
 	if (strcmp(reason, "premature EOF") == 0)
-		snprintf(reason, sizeof(reason), "the input ends inside a value (truncated?)");
+		snprintf(reason, sizeof(reason), "the input ends too early (truncated?)");
 	json_error(ps, reason);
 	return ps->rc;
 }
