@@ -15,8 +15,8 @@
  * under a budget of DECODE_BYTES_PER_INPUT_BYTE, and the expanded stacks
  * (one location can stand for many inlined frames, and many samples can
  * share one location) are capped at FRAMES_PER_INPUT_BYTE. Both are
- * relative to the input, so on their own they would let 512 MB of empty
- * Location messages ask protobuf-c for 5 GB: the copy of the tables, their
+ * relative to the input, so on their own they let 512 MB of empty
+ * Location messages grow past 5 GB once decoded: the copy of the tables, their
  * decoded form and the lookup arrays are charged to the parse's memory
  * budget too (profile_mem_take), and each decode may use no more than
  * what is left of it.
