@@ -1,7 +1,7 @@
 # profreg build. `make` builds bin/profreg; `make test` and `make demo`
 # install missing Debian packages first, so each works on a fresh machine.
 
-PKGS := gsl libpq libcurl jansson libgit2 libzstd zlib libprotobuf-c libcrypto
+PKGS := gsl libpq libcurl jansson yajl libgit2 libzstd zlib libprotobuf-c libcrypto
 TEST_PKGS := cmocka
 
 BUILD ?= build

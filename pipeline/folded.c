@@ -20,6 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A cache entry: the key, its NUL and up to three map slots. */
+#define CACHE_COST(n) ((n) + 1 + 3 * sizeof(strmap_slot))
+
 /* How far into the input folded_sniff starts new lines, and how many. */
 #define SNIFF_BYTES 65536
 #define SNIFF_LINES 8
@@ -80,7 +83,9 @@ static int frame_id(parser *ps, uint32_t *out, const char *s, size_t n)
 
 	if (strmap_get(&ps->cache, s, n, out))
 		return 0;
-	if ((rc = profile_intern(ps->p, out, s, n, NULL, 0, &inner)) < 0)
+	/* The cache keeps its own copy of the raw name: charge it too. */
+	if ((rc = profile_intern(ps->p, out, s, n, NULL, 0, &inner)) < 0 ||
+	    (rc = profile_mem_take(ps->p, CACHE_COST(n), &inner)) < 0)
 		return model_error(ps, rc, &inner);
 	if (strmap_put(&ps->cache, s, n, *out, out, NULL) < 0)
 		return pr_error_set(ps->err, PR_ENOMEM, "cannot parse '%s': out of memory",

@@ -73,6 +73,8 @@
 #include <string.h>
 
 #define SNIFF_BYTES 65536
+/* A cache entry: the key, its NUL and up to three map slots. */
+#define CACHE_COST(n) ((n) + 1 + 3 * sizeof(strmap_slot))
 
 typedef enum ev_state {
 	EV_NONE,  /* between events: a frame line here is an error */
@@ -161,7 +163,9 @@ static int intern(parser *ps, uint32_t *out, const char *s, size_t n)
 
 	if (strmap_get(&ps->cache, s, n, out))
 		return 0;
-	if ((rc = profile_intern(ps->p, out, s, n, NULL, 0, &inner)) < 0)
+	/* The cache keeps its own copy of the folded name: charge it too. */
+	if ((rc = profile_intern(ps->p, out, s, n, NULL, 0, &inner)) < 0 ||
+	    (rc = profile_mem_take(ps->p, CACHE_COST(n), &inner)) < 0)
 		return model_error(ps, rc, &inner, ps->line);
 	if (strmap_put(&ps->cache, s, n, *out, out, NULL) < 0)
 		return oom(ps);

@@ -14,7 +14,12 @@
  * input, one at a time into an arena that is reused. Every decode runs
  * under a budget of DECODE_BYTES_PER_INPUT_BYTE, and the expanded stacks
  * (one location can stand for many inlined frames, and many samples can
- * share one location) are capped at FRAMES_PER_INPUT_BYTE.
+ * share one location) are capped at FRAMES_PER_INPUT_BYTE. Both are
+ * relative to the input, so on their own they let 512 MB of empty
+ * Location messages grow past 5 GB once decoded: the copy of the tables, their
+ * decoded form and the lookup arrays are charged to the parse's memory
+ * budget too (profile_mem_take), and each decode may use no more than
+ * what is left of it.
  *
  * Naming follows `pprof -top`: a frame is function.name (its
  * system_name when the name is empty), its file function.filename.
@@ -533,6 +538,7 @@ static int idmap_build(parser *ps, idmap *m, size_t n, const char *what,
 		       uint64_t (*get)(const pb_profile *, size_t))
 {
 	size_t cap = 16;
+	int rc;
 
 	memset(m, 0, sizeof(*m));
 	m->n = n;
@@ -551,6 +557,9 @@ static int idmap_build(parser *ps, idmap *m, size_t n, const char *what,
 		return 0;
 	while (cap < 2 * n)
 		cap *= 2;
+	if ((rc = profile_mem_take(ps->p, cap * (sizeof(*m->keys) + sizeof(*m->vals)),
+				   ps->err)) < 0)
+		return rc;
 	if (!(m->keys = calloc(cap, sizeof(*m->keys))) ||
 	    !(m->vals = malloc(cap * sizeof(*m->vals))))
 		return nomem(ps);
@@ -831,6 +840,8 @@ static int expand_location(parser *ps, uint32_t li)
 	uint32_t *dst;
 	int rc;
 
+	if ((rc = profile_mem_take(ps->p, need * sizeof(*dst), ps->err)) < 0)
+		return rc;
 	if (need > ps->loc_frames_cap - ps->nloc_frames) {
 		size_t cap = ps->loc_frames_cap ? ps->loc_frames_cap : 1024;
 		uint32_t *f;
@@ -926,6 +937,19 @@ static size_t decode_budget(size_t len)
 	return len * DECODE_BYTES_PER_INPUT_BYTE + DECODE_BYTES_SLACK;
 }
 
+/*
+ * What a decode of `len` bytes may allocate: its own budget, or what is
+ * left of the parse's memory budget when that is less (*capped says so).
+ */
+static size_t decode_room(const parser *ps, size_t len, bool *capped)
+{
+	size_t own = decode_budget(len);
+	uint64_t left = ps->p->mem_max - ps->p->mem_used;
+
+	*capped = left < own;
+	return *capped ? (size_t)left : own;
+}
+
 /* The input is not well-formed protobuf: where and why. */
 static int wire_error(parser *ps, const wire_fault *f)
 {
@@ -940,12 +964,15 @@ static int wire_error(parser *ps, const wire_fault *f)
  * why, with offsets into the whole input of `total` bytes.
  */
 static int decode_failed(parser *ps, const uint8_t *d, size_t start, size_t len,
-			 size_t total, int msg, const arena *mem)
+			 size_t total, int msg, const arena *mem, bool capped)
 {
 	wire_fault f;
 
 	if (mem->oom)
 		return nomem(ps);
+	/* More than the parse's budget has left: the model's own message. */
+	if (mem->exceeded && capped)
+		return profile_mem_take(ps->p, UINT64_MAX, ps->err);
 	if (mem->exceeded)
 		return pr_error_set(ps->err, PR_ELIMIT,
 				    "cannot parse '%s': decoding needs more than %zu bytes of memory (%u per input byte)",
@@ -959,9 +986,9 @@ static int decode_failed(parser *ps, const uint8_t *d, size_t start, size_t len,
 }
 
 /*
- * Copy every top-level field but the samples to `rest` (room for `len`
- * bytes) and count the samples. The tables are decoded in one go from
- * `rest`; the samples, usually most of the input, one at a time into
+ * Copy every top-level field but the samples to `rest` (NULL: only
+ * measure them) and count the samples. The tables are decoded in one go
+ * from `rest`; the samples, usually most of the input, one at a time into
  * memory that is reused, so that decoding them costs no memory that
  * grows with the profile.
  */
@@ -982,7 +1009,8 @@ static int split_samples(parser *ps, const uint8_t *data, size_t len,
 			++*nsamples;
 			continue;
 		}
-		memcpy(rest + *rest_len, data + it.at, pos - it.at);
+		if (rest)
+			memcpy(rest + *rest_len, data + it.at, pos - it.at);
 		*rest_len += pos - it.at;
 	}
 	return 0;
@@ -995,6 +1023,7 @@ static int add_samples(parser *ps, const uint8_t *data, size_t len)
 	wire_fault f;
 	wire_item it;
 	size_t i = 0;
+	bool capped;
 	int rc = 0;
 
 	memset(&f, 0, sizeof(f));
@@ -1009,9 +1038,9 @@ static int add_samples(parser *ps, const uint8_t *data, size_t len)
 		}
 		if (it.num != 2)
 			continue;
-		arena_reset(&mem, decode_budget(it.len));
+		arena_reset(&mem, decode_room(ps, it.len, &capped));
 		if (!(s = perftools__profiles__sample__unpack(&alloc, it.len, data + it.off))) {
-			rc = decode_failed(ps, data, it.off, it.len, len, M_SAMPLE, &mem);
+			rc = decode_failed(ps, data, it.off, it.len, len, M_SAMPLE, &mem, capped);
 			break;
 		}
 		if ((rc = add_sample(ps, i++, s)) < 0)
@@ -1029,7 +1058,8 @@ int pprof_parse(profile **out, const uint8_t *data, size_t len,
 	arena mem = {NULL, 0, false, false};
 	ProtobufCAllocator alloc = {arena_alloc, arena_free, &mem};
 	uint8_t *rest = NULL;
-	size_t rest_len;
+	size_t rest_len, room;
+	bool capped;
 	int rc = 0;
 
 	*out = NULL;
@@ -1043,11 +1073,7 @@ int pprof_parse(profile **out, const uint8_t *data, size_t len,
 		rc = bad(&ps, "empty input");
 		goto out;
 	}
-	if (!(rest = malloc(len))) {
-		rc = nomem(&ps);
-		goto out;
-	}
-	if ((rc = split_samples(&ps, data, len, rest, &rest_len, &ps.nsamples)) < 0)
+	if ((rc = split_samples(&ps, data, len, NULL, &rest_len, &ps.nsamples)) < 0)
 		goto out;
 	if (ps.nsamples > ps.p->limits.max_samples) {
 		rc = pr_error_set(err, PR_ELIMIT,
@@ -1055,18 +1081,35 @@ int pprof_parse(profile **out, const uint8_t *data, size_t len,
 				  ps.name, (unsigned long long)ps.p->limits.max_samples);
 		goto out;
 	}
-	mem.left = decode_budget(rest_len);
+	/* The tables' copy is held while they decode, then handed back. */
+	if ((rc = profile_mem_take(ps.p, rest_len, err)) < 0)
+		goto out;
+	if (!(rest = malloc(rest_len ? rest_len : 1))) {
+		rc = nomem(&ps);
+		goto out;
+	}
+	if ((rc = split_samples(&ps, data, len, rest, &rest_len, &ps.nsamples)) < 0)
+		goto out;
+	mem.left = room = decode_room(&ps, rest_len, &capped);
 	if (!(m = perftools__profiles__profile__unpack(&alloc, rest_len, rest))) {
 		/* Offsets in `rest` mean nothing to the user: scan the input. */
-		rc = decode_failed(&ps, data, 0, len, len, M_PROFILE, &mem);
+		rc = decode_failed(&ps, data, 0, len, len, M_PROFILE, &mem, capped);
 		goto out;
 	}
 	free(rest);
 	rest = NULL;
+	profile_mem_give(ps.p, rest_len);
+	/* The decoded tables live until the end of the parse. */
+	if ((rc = profile_mem_take(ps.p, room - mem.left, err)) < 0)
+		goto out;
 	ps.m = m;
 	if ((rc = check_tables(&ps)) < 0 || (rc = set_header(&ps)) < 0)
 		goto out;
 
+	if ((rc = profile_mem_take(ps.p, m->n_function * sizeof(*ps.func_ids) +
+				   m->n_location * (sizeof(*ps.loc_off) + sizeof(*ps.loc_len)),
+				   err)) < 0)
+		goto out;
 	if ((m->n_function &&
 	     !(ps.func_ids = malloc(m->n_function * sizeof(*ps.func_ids)))) ||
 	    (m->n_location &&

@@ -17,6 +17,13 @@ void profile_limits_default(profile_limits *lim)
 	lim->max_string_len = PROFILE_DEFAULT_MAX_STRING;
 }
 
+uint64_t profile_mem_budget(const profile_limits *lim)
+{
+	uint64_t half = lim->max_decompressed_bytes / 2;
+
+	return half > PROFILE_MEM_FLOOR ? half : PROFILE_MEM_FLOOR;
+}
+
 int profile_new(profile **out, profile_format format, const char *input_name,
 		const profile_limits *lim, pr_error *err)
 {
@@ -36,6 +43,7 @@ int profile_new(profile **out, profile_format format, const char *input_name,
 		profile_limits_default(&p->limits);
 	strmap_init(&p->func_index);
 	p->default_value = -1;
+	p->mem_max = profile_mem_budget(&p->limits);
 	*out = p;
 	return 0;
 }
@@ -65,10 +73,33 @@ void profile_free(profile *p)
 	free(p);
 }
 
+/*
+ * What a new function costs beside its key bytes: its profile_func entry,
+ * the key's NUL, and the map's slots (up to three per key just after the
+ * map doubled, at a load of 3/8).
+ */
+#define INTERN_OVERHEAD (sizeof(profile_func) + 1 + 3 * sizeof(strmap_slot))
+
 static int oom(profile *p, pr_error *err)
 {
 	return pr_error_set(err, PR_ENOMEM, "cannot parse '%s': out of memory",
 			    p->input_name);
+}
+
+int profile_mem_take(profile *p, uint64_t bytes, pr_error *err)
+{
+	if (bytes > p->mem_max - p->mem_used)
+		return pr_error_set(err, PR_ELIMIT,
+				    "cannot parse '%s': the profile needs more than %llu MiB of memory "
+				    "(half the decompressed size limit, at least 64 MiB)",
+				    p->input_name, (unsigned long long)(p->mem_max >> 20));
+	p->mem_used += bytes;
+	return 0;
+}
+
+void profile_mem_give(profile *p, uint64_t bytes)
+{
+	p->mem_used -= bytes < p->mem_used ? bytes : p->mem_used;
 }
 
 int profile_set_value_types(profile *p, size_t n, const char *const *types,
@@ -206,6 +237,9 @@ int profile_intern(profile *p, uint32_t *out, const char *name, size_t name_len,
 				  p->input_name);
 		goto out;
 	}
+	if (!strmap_get(&p->func_index, key.ptr, key.len, &id) &&
+	    (rc = profile_mem_take(p, key.len + INTERN_OVERHEAD, err)) < 0)
+		goto out;
 	rc = strmap_put(&p->func_index, key.ptr, key.len, p->nfuncs, &id, &stored);
 	if (rc < 0)
 		goto nomem;
@@ -298,6 +332,10 @@ static int add_sample(profile *p, const uint32_t *stack, uint32_t depth,
 	int rc;
 
 	if ((rc = check_sample(p, depth, values, err)) < 0)
+		return rc;
+	if ((rc = profile_mem_take(p, depth * sizeof(*dst) + sizeof(*p->stack_off) +
+				   sizeof(*p->stack_len) +
+				   p->nvalue_types * sizeof(*p->values), err)) < 0)
 		return rc;
 	for (uint32_t i = 0; i < depth; i++)
 		if (stack[i] >= p->nfuncs)

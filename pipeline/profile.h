@@ -11,7 +11,9 @@
  *
  * The model enforces the input limits as it grows (stack depth, sample
  * count, name length), so every parser gets them for free and reports them
- * the same way.
+ * the same way. It also keeps the memory of one parse within a budget (see
+ * profile_mem_take): the stacks, values and names it holds, plus what the
+ * parser keeps on the side, beside the input bytes themselves.
  */
 #ifndef PR_PROFILE_H
 #define PR_PROFILE_H
@@ -47,6 +49,15 @@ typedef struct profile_limits {
 #define PROFILE_DEFAULT_MAX_STRING 65536u
 
 void profile_limits_default(profile_limits *lim);
+
+/*
+ * The memory budget of one parse under `lim`: half the decompressed size
+ * limit, never less than PROFILE_MEM_FLOOR; 256 MiB under the defaults.
+ * With the input (at most max_input_bytes) and its gunzipped text (at most
+ * max_decompressed_bytes) beside it, a parse stays under 1 GiB by default.
+ */
+#define PROFILE_MEM_FLOOR (64ULL << 20)
+uint64_t profile_mem_budget(const profile_limits *lim);
 
 typedef struct profile_func {
 	const char *name; /* owned by the profile, valid UTF-8, never NULL */
@@ -86,6 +97,9 @@ typedef struct profile {
 	int64_t default_value;    /* pprof default_sample_type index, or -1 */
 
 	uint32_t utf8_replaced;   /* names whose invalid UTF-8 was replaced */
+
+	uint64_t mem_used;        /* bytes charged to this parse's budget */
+	uint64_t mem_max;         /* profile_mem_budget(&limits) */
 } profile;
 
 /*
@@ -98,6 +112,16 @@ int profile_new(profile **out, profile_format format, const char *input_name,
 void profile_free(profile *p);
 
 /*
+ * Charge `bytes` to the parse's memory budget before holding them: the
+ * model charges what it stores (frames, per-sample rows, interned names);
+ * a parser charges its own scratch (node tables, decoded messages, caches).
+ * PR_ELIMIT, with the message set, when the budget would be exceeded.
+ * profile_mem_give hands bytes back once they are freed.
+ */
+int profile_mem_take(profile *p, uint64_t bytes, pr_error *err);
+void profile_mem_give(profile *p, uint64_t bytes);
+
+/*
  * Declare the value columns (call once, before any sample). Strings are
  * copied. The primary value defaults to the last column, pprof's rule;
  * profile_pick_primary refines it.
@@ -108,8 +132,9 @@ int profile_set_value_types(profile *p, size_t n, const char *const *types,
 /*
  * Intern a function by name and file (file may be NULL or ""). Lengths are
  * explicit, names need not be NUL-terminated. Invalid UTF-8 is replaced by
- * U+FFFD (counted in utf8_replaced); a name longer than max_string_len is
- * PR_ELIMIT; an empty name becomes "[unknown]".
+ * U+FFFD (counted in utf8_replaced); a name longer than max_string_len, or
+ * a new name that does not fit the memory budget, is PR_ELIMIT; an empty
+ * name becomes "[unknown]".
  */
 int profile_intern(profile *p, uint32_t *out, const char *name, size_t name_len,
 		   const char *file, size_t file_len, pr_error *err);
@@ -117,9 +142,10 @@ int profile_intern(profile *p, uint32_t *out, const char *name, size_t name_len,
 /*
  * Append one sample: `depth` function ids root first, and one value per
  * value column. Negative values are PR_EDATA; a stack deeper than
- * max_depth or a sample count over max_samples is PR_ELIMIT; an id that
- * was not interned is PR_EDATA. A zero-depth stack is allowed (it counts
- * toward the total but belongs to no function).
+ * max_depth, a sample count over max_samples or a sample that does not fit
+ * the memory budget is PR_ELIMIT; an id that was not interned is PR_EDATA.
+ * A zero-depth stack is allowed (it counts toward the total but belongs to
+ * no function).
  */
 int profile_add_sample(profile *p, const uint32_t *stack, uint32_t depth,
 		       const int64_t *values, pr_error *err);

@@ -50,47 +50,147 @@
  * without timeDeltas spread endTime - startTime evenly over the samples;
  * without samples, each node's hitCount is its count and its time is
  * hitCount * (endTime - startTime) / total hitCount.
+ *
+ * Memory. yajl reads the text in one streaming pass and only what the
+ * profile needs is kept: per node its id, links, hit count and the index
+ * of its (name, url) pair, each pair once; per sample its node id and its
+ * time delta. The value of any other key is skipped as yajl reads it,
+ * neither stored nor decoded, however large or deeply nested. Everything
+ * kept is charged to the parse's memory budget (profile_mem_take) as it
+ * is read, and the limits are checked as each value arrives, so a
+ * hostile document (millions of nodes, a stack expansion, a huge name, a
+ * sample array over max_samples) stops where it goes over, in bounded
+ * memory, instead of after being held whole. The one cost outside the
+ * budget is yajl's own: it decodes a string with escapes into its buffer
+ * before the parser sees it, so a functionName or url costs its size once
+ * before the length limit refuses it. yajl has no nesting limit (it keeps
+ * a byte per level); JSON_MAX_DEPTH is jansson's, the parser used before.
+ *
+ * Errors come in the order a whole-document parser reports them: a
+ * document that is not well-formed JSON is "invalid JSON" wherever it
+ * breaks, even after a part that is well-formed but wrong as a profile.
+ * So the first such profile error is kept, the rest of the text is only
+ * checked as JSON, and the error is reported once the text has proved
+ * well-formed. Limits, and JSON errors profreg finds itself (duplicate
+ * keys, numbers out of range, nesting), stop the parse at once.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "v8.h"
+#include "../common/buf.h"
 
-#include <jansson.h>
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <yajl/yajl_parse.h>
 
 #define NO_NODE UINT32_MAX
 #define SNIFF_WINDOW 4096
+#define JSON_MAX_DEPTH 2048
+/* Longer number texts are refused: no writer needs them. */
+#define NUMBER_MAX 128
+/* Object contexts never nest deeper than top > nodes > node > callFrame. */
+#define CTX_MAX 8
 
 typedef struct v8_node {
 	int64_t id;
-	uint32_t parent;  /* index of the parent node, NO_NODE for the root */
-	uint32_t depth;   /* frames on its stack; the root has 0 */
-	uint32_t func;    /* interned function (not set for the root) */
-	bool on_path;     /* cycle detection while depth is being computed */
-	bool depth_known;
-	bool has_hits;    /* hitCount present */
+	int64_t parent_id; /* "parent" as written, when F_PARENT */
 	int64_t hits;
-	int64_t count;    /* samples summed into this node */
+	int64_t count;     /* samples summed into this node */
 	int64_t time_ns;
-	json_t *json;     /* borrowed from the document */
+	size_t kids_off;   /* its "children" ids: kids[kids_off, kids_off + nkids) */
+	uint32_t nkids;
+	uint32_t parent;   /* index of the parent node, NO_NODE for the root */
+	uint32_t depth;    /* frames on its stack; the root has 0 */
+	uint32_t name;     /* index into names_at: its (functionName, url) */
+	uint32_t func;     /* interned function (not set for the root) */
+	uint8_t flags;
 } v8_node;
+
+enum {
+	F_ID = 1, F_HITS = 2, F_PARENT = 4, F_FRAME = 8, F_ON_PATH = 16, F_DEPTH = 32,
+};
+
+/* Per node: the node, its id index and dense table entries, its path slot. */
+#define NODE_COST (sizeof(v8_node) + sizeof(id_index) + 5 * sizeof(uint32_t))
 
 typedef struct id_index {
 	int64_t id;
 	uint32_t index;
 } id_index;
 
+/* A (functionName, url) pair as kept: u32 name length, name, url. */
+typedef struct name_key {
+	const char *key; /* owned by the names map */
+	size_t len;
+} name_key;
+
+/* What the JSON value being read belongs to. */
+typedef enum ctx {
+	X_TOP, X_NODES, X_NODE, X_FRAME, X_KIDS, X_SAMPLES, X_DELTAS,
+} ctx;
+
+typedef enum key {
+	K_OTHER, K_NODES, K_SAMPLES, K_DELTAS, K_START, K_END, K_HEAD,
+	K_ID, K_HITS, K_CHILDREN, K_PARENT, K_FRAME, K_FNAME, K_URL,
+} key;
+
+static const char *const key_names[] = {
+	[K_NODES] = "nodes", [K_SAMPLES] = "samples", [K_DELTAS] = "timeDeltas",
+	[K_START] = "startTime", [K_END] = "endTime", [K_HEAD] = "head",
+	[K_ID] = "id", [K_HITS] = "hitCount", [K_CHILDREN] = "children",
+	[K_PARENT] = "parent", [K_FRAME] = "callFrame", [K_FNAME] = "functionName",
+	[K_URL] = "url",
+};
+
+/* A scalar as yajl reported it. */
+typedef enum vkind { V_INT, V_REAL, V_STRING, V_OTHER } vkind;
+
 typedef struct v8_parser {
 	const char *name;
 	pr_error *err;
+	pr_error pending;   /* the first profile error, reported if the JSON is well-formed */
+	int rc;             /* why a callback stopped the parse */
 	profile *p;
+	yajl_handle yh;
+	/* yajl reads the callbacks through this pointer: skipping turns scalars off. */
+	yajl_callbacks cb;
+	const unsigned char *text;
+	size_t text_len;
+	bool completing;    /* in yajl_complete_parse: the offset is the end */
+
+	uint32_t depth;     /* JSON nesting of the value being read */
+	uint32_t skip;      /* nesting of the container being skipped; 0: none */
+	bool ignoring;      /* after a profile error: only the JSON is checked */
+	ctx stack[CTX_MAX];
+	uint32_t seen[CTX_MAX]; /* keys met in each open object, for duplicates */
+	uint32_t nctx;
+	key key;            /* the key whose value comes next */
+
+	bool have_nodes, have_samples, have_deltas, have_head;
 	v8_node *nodes;
 	uint32_t nnodes;
-	id_index *ids;    /* sorted by id, for lookup */
-	uint32_t *dense;  /* id - ids[0].id -> index, when ids are compact */
+	size_t nodes_cap;
+	int64_t *kids;      /* every "children" id, node after node */
+	size_t nkids, kids_cap;
+	int64_t *samples;   /* node ids, at most max_samples */
+	size_t nsamples, samples_seen, samples_cap;
+	int64_t *deltas;    /* in nanoseconds, at most max_samples */
+	size_t ndeltas, deltas_seen, deltas_cap;
+	strmap names;       /* name_key bytes -> index into names_at */
+	name_key *names_at;
+	uint32_t nnames;
+	size_t names_cap;
+	uint64_t names_charged;
+
+	/* The node being read: its call frame's strings and its own. */
+	buf fname, furl, nname, nurl;
+	key node_bad;       /* a node-level name field that is not a string */
+
+	id_index *ids;      /* sorted by id, for lookup */
+	uint32_t *dense;    /* id - ids[0].id -> index, when ids are compact */
 	uint64_t dense_len;
 	uint32_t root;
 	bool have_start, have_end;
@@ -100,6 +200,7 @@ typedef struct v8_parser {
 static int bad(v8_parser *ps, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* A profile error found after the text was read: reported at once. */
 static int bad(v8_parser *ps, const char *fmt, ...)
 {
 	char reason[512];
@@ -117,6 +218,702 @@ static int nomem(v8_parser *ps)
 	return pr_error_set(ps->err, PR_ENOMEM, "cannot parse '%s': out of memory",
 			    ps->name);
 }
+
+/* ---- while yajl reads: skipping, errors, limits ---------------------- */
+
+static void scalars_on(v8_parser *ps);
+static void scalars_off(v8_parser *ps);
+static void values_off(v8_parser *ps);
+
+static void defer(v8_parser *ps, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/*
+ * A profile error found while reading: keep the first, and only check
+ * the rest of the text as JSON (see the header comment).
+ */
+static void defer(v8_parser *ps, const char *fmt, ...)
+{
+	char reason[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(reason, sizeof(reason), fmt, ap);
+	va_end(ap);
+	pr_error_set(&ps->pending, PR_EDATA, "cannot parse '%s': %s", ps->name, reason);
+	ps->ignoring = true;
+	scalars_off(ps);
+}
+
+/* Where yajl is in the text, as a line and a column (both from 1). */
+static void position(const v8_parser *ps, size_t *line, size_t *col)
+{
+	size_t off = ps->completing ? ps->text_len : yajl_get_bytes_consumed(ps->yh);
+	const unsigned char *t = ps->text, *q = t, *nl;
+
+	if (off > ps->text_len)
+		off = ps->text_len;
+	*line = 1;
+	while ((nl = memchr(q, '\n', off - (size_t)(q - t)))) {
+		(*line)++;
+		q = nl + 1;
+	}
+	*col = off - (size_t)(q - t) + 1;
+}
+
+static int json_error(v8_parser *ps, const char *reason)
+{
+	size_t line, col;
+
+	position(ps, &line, &col);
+	ps->rc = pr_error_set(ps->err, PR_EDATA,
+			      "cannot parse '%s': invalid JSON at line %zu column %zu: %s",
+			      ps->name, line, col, reason);
+	return 0;
+}
+
+/* Stop the parse: ps->err is set, ps->rc says why. yajl's "cancel" is 0. */
+static int stop(v8_parser *ps, int rc)
+{
+	ps->rc = rc;
+	return 0;
+}
+
+static int take(v8_parser *ps, uint64_t bytes)
+{
+	return profile_mem_take(ps->p, bytes, ps->err);
+}
+
+/* Room for one more element of a growing array; the element is charged. */
+static int grow(v8_parser *ps, void **arr, size_t *cap, size_t n, size_t size)
+{
+	void *a;
+	size_t c;
+	int rc;
+
+	if ((rc = take(ps, size)) < 0)
+		return rc;
+	if (n < *cap)
+		return 0;
+	c = *cap ? *cap * 2 : 256;
+	if (!(a = realloc(*arr, c * size)))
+		return nomem(ps);
+	*arr = a;
+	*cap = c;
+	return 0;
+}
+
+/* "node 12", or "node at index 3" while its id is still unknown. */
+static const char *node_label(v8_parser *ps, char *b, size_t n)
+{
+	const v8_node *nd = &ps->nodes[ps->nnodes - 1];
+
+	if (nd->flags & F_ID)
+		snprintf(b, n, "node %lld", (long long)nd->id);
+	else
+		snprintf(b, n, "node at index %u", ps->nnodes - 1);
+	return b;
+}
+
+/*
+ * An integer token as int64. Returns 1, or 0 with a JSON error set (out
+ * of range, as jansson refused such numbers too).
+ */
+static int to_int(v8_parser *ps, const char *s, size_t n, int64_t *out)
+{
+	char tmp[NUMBER_MAX + 1];
+	long long v;
+
+	if (n > 20)
+		return json_error(ps, "integer out of range");
+	memcpy(tmp, s, n);
+	tmp[n] = '\0';
+	errno = 0;
+	v = strtoll(tmp, NULL, 10);
+	if (errno == ERANGE)
+		return json_error(ps, "integer out of range");
+	*out = v;
+	return 1;
+}
+
+/*
+ * A time in microseconds (an integer or real token) as nanoseconds.
+ * Integers are the norm; a few writers emit fractions, which nanoseconds
+ * keep. Returns 1, 0 with a JSON error set, or -1 when the value does
+ * not fit 64 bits of nanoseconds.
+ */
+static int to_ns(v8_parser *ps, vkind kind, const char *s, size_t n, int64_t *out)
+{
+	char tmp[NUMBER_MAX + 1];
+	int64_t us;
+	double ns;
+
+	if (kind == V_INT) {
+		if (!to_int(ps, s, n, &us))
+			return 0;
+		return __builtin_mul_overflow(us, 1000, out) ? -1 : 1;
+	}
+	if (n > NUMBER_MAX)
+		return json_error(ps, "number of more than 128 characters");
+	memcpy(tmp, s, n);
+	tmp[n] = '\0';
+	errno = 0;
+	ns = strtod(tmp, NULL);
+	if (errno == ERANGE && (ns == HUGE_VAL || ns == -HUGE_VAL))
+		return json_error(ps, "real number out of range");
+	ns *= 1000.0;
+	/* 9.2e18 is just under INT64_MAX, so llround cannot overflow. */
+	if (!isfinite(ns) || ns > 9.2e18 || ns < -9.2e18)
+		return -1;
+	*out = (int64_t)llround(ns);
+	return 1;
+}
+
+/* The node a "nodes" element starts. */
+static int node_start(v8_parser *ps)
+{
+	v8_node *n;
+	int rc;
+
+	if (ps->nnodes == NO_NODE - 1) {
+		ps->rc = pr_error_set(ps->err, PR_ELIMIT, "cannot parse '%s': too many nodes",
+				      ps->name);
+		return 0;
+	}
+	if ((rc = take(ps, NODE_COST - sizeof(v8_node))) < 0 ||
+	    (rc = grow(ps, (void **)&ps->nodes, &ps->nodes_cap, ps->nnodes,
+		       sizeof(*ps->nodes))) < 0)
+		return stop(ps, rc);
+	n = &ps->nodes[ps->nnodes++];
+	memset(n, 0, sizeof(*n));
+	n->parent = NO_NODE;
+	buf_reset(&ps->fname);
+	buf_reset(&ps->furl);
+	buf_reset(&ps->nname);
+	buf_reset(&ps->nurl);
+	ps->node_bad = K_OTHER;
+	return 1;
+}
+
+/* The (functionName, url) pair of the node just read, kept once. */
+static int node_end(v8_parser *ps)
+{
+	v8_node *n = &ps->nodes[ps->nnodes - 1];
+	const buf *fn = n->flags & F_FRAME ? &ps->fname : &ps->nname;
+	const buf *url = n->flags & F_FRAME ? &ps->furl : &ps->nurl;
+	buf key = BUF_INIT;
+	uint32_t len = (uint32_t)fn->len, idx;
+	const char *stored;
+	int rc;
+
+	if (!(n->flags & F_ID)) {
+		defer(ps, "node at index %u has no id", ps->nnodes - 1);
+		return 1;
+	}
+	if (ps->node_bad != K_OTHER && !(n->flags & F_FRAME)) {
+		defer(ps, "node %lld: %s is not a string", (long long)n->id,
+		      key_names[ps->node_bad]);
+		return 1;
+	}
+	if (buf_put(&key, &len, sizeof(len)) < 0 || buf_put(&key, fn->ptr, fn->len) < 0 ||
+	    buf_put(&key, url->ptr, url->len) < 0) {
+		rc = nomem(ps);
+		goto out;
+	}
+	if (!strmap_get(&ps->names, key.ptr, key.len, &idx)) {
+		uint64_t cost = key.len + 1 + 3 * sizeof(strmap_slot);
+
+		if ((rc = take(ps, cost)) < 0 ||
+		    (rc = grow(ps, (void **)&ps->names_at, &ps->names_cap, ps->nnames,
+			       sizeof(*ps->names_at))) < 0)
+			goto out;
+		ps->names_charged += cost + sizeof(*ps->names_at);
+		if (strmap_put(&ps->names, key.ptr, key.len, ps->nnames, &idx, &stored) < 0) {
+			rc = nomem(ps);
+			goto out;
+		}
+		ps->names_at[ps->nnames].key = stored;
+		ps->names_at[ps->nnames].len = key.len;
+		ps->nnames++;
+	}
+	n->name = idx;
+	rc = 0;
+out:
+	buf_release(&key);
+	return rc < 0 ? stop(ps, rc) : 1;
+}
+
+/* A container opens as the value of ps->key, or as an array element. */
+static int container_value(v8_parser *ps, bool object)
+{
+	ctx c = ps->stack[ps->nctx - 1];
+	ctx push = X_TOP;
+	char nb[48];
+
+	switch (c) {
+	case X_TOP:
+		if (ps->key == K_NODES && !object) {
+			ps->have_nodes = true;
+			push = X_NODES;
+		} else if (ps->key == K_SAMPLES && !object) {
+			ps->have_samples = true;
+			push = X_SAMPLES;
+		} else if (ps->key == K_DELTAS && !object) {
+			ps->have_deltas = true;
+			push = X_DELTAS;
+		} else if (ps->key == K_NODES || ps->key == K_SAMPLES || ps->key == K_DELTAS) {
+			defer(ps, "\"%s\" is not an array", key_names[ps->key]);
+			return 1;
+		} else if (ps->key == K_START || ps->key == K_END) {
+			defer(ps, "%s is not a number of microseconds", key_names[ps->key]);
+			return 1;
+		}
+		break;
+	case X_NODES:
+		if (!object) {
+			defer(ps, "node at index %u is not an object", ps->nnodes);
+			return 1;
+		}
+		if (!node_start(ps))
+			return 0;
+		push = X_NODE;
+		break;
+	case X_NODE:
+		if (ps->key == K_CHILDREN && !object) {
+			ps->nodes[ps->nnodes - 1].kids_off = ps->nkids;
+			push = X_KIDS;
+		} else if (ps->key == K_FRAME && object) {
+			ps->nodes[ps->nnodes - 1].flags |= F_FRAME;
+			push = X_FRAME;
+		} else if (ps->key == K_ID) {
+			defer(ps, "node at index %u: id is not an integer", ps->nnodes - 1);
+			return 1;
+		} else if (ps->key == K_HITS) {
+			defer(ps, "%s: hitCount is not an integer", node_label(ps, nb, sizeof(nb)));
+			return 1;
+		} else if (ps->key == K_CHILDREN) {
+			defer(ps, "%s: children is not an array", node_label(ps, nb, sizeof(nb)));
+			return 1;
+		} else if (ps->key == K_PARENT) {
+			defer(ps, "%s: parent is not an integer id",
+			      node_label(ps, nb, sizeof(nb)));
+			return 1;
+		} else if (ps->key == K_FRAME) {
+			defer(ps, "%s: callFrame is not an object", node_label(ps, nb, sizeof(nb)));
+			return 1;
+		} else if (ps->key == K_FNAME || ps->key == K_URL) {
+			ps->node_bad = ps->key;
+		}
+		break;
+	case X_FRAME:
+		if (ps->key == K_FNAME || ps->key == K_URL) {
+			defer(ps, "%s: %s is not a string", node_label(ps, nb, sizeof(nb)),
+			      key_names[ps->key]);
+			return 1;
+		}
+		break;
+	case X_KIDS:
+		defer(ps, "%s: child at index %zu is not an integer id",
+		      node_label(ps, nb, sizeof(nb)),
+		      ps->nkids - ps->nodes[ps->nnodes - 1].kids_off);
+		return 1;
+	case X_SAMPLES:
+		defer(ps, "sample %zu is not an integer node id", ps->samples_seen);
+		return 1;
+	case X_DELTAS:
+		defer(ps, "timeDelta %zu is not a number of microseconds", ps->deltas_seen);
+		return 1;
+	}
+	if (push == X_TOP) {
+		/* A value nothing here reads: skip it whole. */
+		ps->skip = ps->depth;
+		scalars_off(ps);
+		return 1;
+	}
+	ps->stack[ps->nctx] = push;
+	ps->seen[ps->nctx] = 0;
+	ps->nctx++;
+	return 1;
+}
+
+static int open_container(v8_parser *ps, bool object)
+{
+	if (++ps->depth > JSON_MAX_DEPTH) {
+		char reason[64];
+
+		snprintf(reason, sizeof(reason), "maximum parsing depth of %d exceeded",
+			 JSON_MAX_DEPTH);
+		return json_error(ps, reason);
+	}
+	if (ps->ignoring || ps->skip)
+		return 1;
+	if (ps->nctx == 0) {
+		if (!object) {
+			defer(ps, "the top level is an array, not a cpuprofile object");
+			return 1;
+		}
+		ps->stack[0] = X_TOP;
+		ps->seen[0] = 0;
+		ps->nctx = 1;
+		return 1;
+	}
+	return container_value(ps, object);
+}
+
+static int cb_start_map(void *arg)
+{
+	return open_container(arg, true);
+}
+
+static int cb_start_array(void *arg)
+{
+	return open_container(arg, false);
+}
+
+static int close_container(v8_parser *ps)
+{
+	ctx c;
+
+	if (ps->skip) {
+		/* The skipped value, or a container inside it, ends. */
+		if (ps->depth == ps->skip) {
+			ps->skip = 0;
+			if (!ps->ignoring)
+				scalars_on(ps);
+		}
+		ps->depth--;
+		return 1;
+	}
+	ps->depth--;
+	if (ps->ignoring)
+		return 1;
+	scalars_on(ps);
+	c = ps->stack[--ps->nctx];
+	if (c == X_NODE)
+		return node_end(ps);
+	if (c == X_KIDS) {
+		v8_node *n = &ps->nodes[ps->nnodes - 1];
+		n->nkids = (uint32_t)(ps->nkids - n->kids_off);
+	} else if (c == X_SAMPLES && ps->samples_seen > ps->p->limits.max_samples) {
+		ps->rc = pr_error_set(ps->err, PR_ELIMIT,
+				      "cannot parse '%s': %zu samples exceed the limit of %llu",
+				      ps->name, ps->samples_seen,
+				      (unsigned long long)ps->p->limits.max_samples);
+		return 0;
+	}
+	return 1;
+}
+
+static int cb_end(void *arg)
+{
+	return close_container(arg);
+}
+
+static int cb_key(void *arg, const unsigned char *s, size_t n)
+{
+	v8_parser *ps = arg;
+	ctx c = ps->stack[ps->nctx - 1];
+	key first = c == X_TOP ? K_NODES : c == X_NODE ? K_ID : K_FNAME;
+	key last = c == X_TOP ? K_HEAD : K_URL;
+
+	scalars_on(ps);
+	ps->key = K_OTHER;
+	for (key k = first; k <= last; k++) {
+		if (strlen(key_names[k]) != n || memcmp(key_names[k], s, n) != 0)
+			continue;
+		if (ps->seen[ps->nctx - 1] & (1u << k)) {
+			char reason[64];
+
+			snprintf(reason, sizeof(reason), "duplicate object key \"%s\"",
+				 key_names[k]);
+			return json_error(ps, reason);
+		}
+		ps->seen[ps->nctx - 1] |= 1u << k;
+		ps->key = k;
+		if (k == K_HEAD)
+			ps->have_head = true;
+		break;
+	}
+	if (ps->key == K_OTHER || ps->key == K_HEAD)
+		values_off(ps);
+	return 1;
+}
+
+/* A string value of a name field: kept for the node, within the limit. */
+static int name_value(v8_parser *ps, buf *dst, const unsigned char *s, size_t n)
+{
+	if (n > ps->p->limits.max_string_len) {
+		ps->rc = pr_error_set(ps->err, PR_ELIMIT,
+				      "cannot parse '%s': a name of %zu bytes exceeds the limit of %u bytes",
+				      ps->name, n, ps->p->limits.max_string_len);
+		return 0;
+	}
+	buf_reset(dst);
+	if (buf_put(dst, s, n) < 0)
+		return stop(ps, nomem(ps));
+	return 1;
+}
+
+/* A node id in an array: a child or a sample. */
+static int id_element(v8_parser *ps, int64_t **arr, size_t *n, size_t *cap,
+		      int64_t id)
+{
+	int rc;
+
+	if ((rc = grow(ps, (void **)arr, cap, *n, sizeof(**arr))) < 0)
+		return stop(ps, rc);
+	(*arr)[(*n)++] = id;
+	return 1;
+}
+
+/*
+ * A scalar: `s`, `n` is the text of a number or the bytes of a string.
+ * Numbers are converted only where a value is read, so one out of range
+ * in a skipped value is no error.
+ */
+static int scalar(v8_parser *ps, vkind kind, const char *s, size_t n)
+{
+	ctx c;
+	v8_node *nd;
+	int64_t v;
+	char nb[48];
+	int r;
+
+	if (ps->nctx == 0) {
+		defer(ps, "the top level is not a cpuprofile object");
+		return 1;
+	}
+	c = ps->stack[ps->nctx - 1];
+	nd = ps->nnodes ? &ps->nodes[ps->nnodes - 1] : NULL;
+	switch (c) {
+	case X_TOP:
+		if (ps->key == K_START || ps->key == K_END) {
+			int64_t *dst = ps->key == K_START ? &ps->start_ns : &ps->end_ns;
+
+			if (kind == V_STRING || kind == V_OTHER ||
+			    (r = to_ns(ps, kind, s, n, dst)) < 0) {
+				defer(ps, "%s is not a number of microseconds", key_names[ps->key]);
+				return 1;
+			}
+			if (r == 0)
+				return 0;
+			if (ps->key == K_START)
+				ps->have_start = true;
+			else
+				ps->have_end = true;
+		} else if (ps->key == K_NODES || ps->key == K_SAMPLES || ps->key == K_DELTAS) {
+			defer(ps, "\"%s\" is not an array", key_names[ps->key]);
+		}
+		return 1;
+	case X_NODES:
+		defer(ps, "node at index %u is not an object", ps->nnodes);
+		return 1;
+	case X_NODE:
+		switch (ps->key) {
+		case K_ID:
+			if (kind != V_INT) {
+				defer(ps, "node at index %u: id is not an integer", ps->nnodes - 1);
+				return 1;
+			}
+			if (!to_int(ps, s, n, &nd->id))
+				return 0;
+			nd->flags |= F_ID;
+			return 1;
+		case K_HITS:
+			if (kind != V_INT) {
+				defer(ps, "%s: hitCount is not an integer",
+				      node_label(ps, nb, sizeof(nb)));
+				return 1;
+			}
+			if (!to_int(ps, s, n, &v))
+				return 0;
+			if (v < 0) {
+				defer(ps, "%s: negative hitCount %lld", node_label(ps, nb, sizeof(nb)),
+				      (long long)v);
+				return 1;
+			}
+			nd->hits = v;
+			nd->flags |= F_HITS;
+			return 1;
+		case K_PARENT:
+			if (kind != V_INT) {
+				defer(ps, "%s: parent is not an integer id",
+				      node_label(ps, nb, sizeof(nb)));
+				return 1;
+			}
+			if (!to_int(ps, s, n, &nd->parent_id))
+				return 0;
+			nd->flags |= F_PARENT;
+			return 1;
+		case K_CHILDREN:
+			defer(ps, "%s: children is not an array", node_label(ps, nb, sizeof(nb)));
+			return 1;
+		case K_FRAME:
+			defer(ps, "%s: callFrame is not an object", node_label(ps, nb, sizeof(nb)));
+			return 1;
+		case K_FNAME:
+		case K_URL:
+			/* Old writers put the call frame's fields on the node. */
+			if (kind != V_STRING) {
+				ps->node_bad = ps->key;
+				return 1;
+			}
+			return name_value(ps, ps->key == K_FNAME ? &ps->nname : &ps->nurl,
+					  (const unsigned char *)s, n);
+		default:
+			return 1;
+		}
+	case X_FRAME:
+		if (ps->key != K_FNAME && ps->key != K_URL)
+			return 1;
+		if (kind != V_STRING) {
+			defer(ps, "%s: %s is not a string", node_label(ps, nb, sizeof(nb)),
+			      key_names[ps->key]);
+			return 1;
+		}
+		return name_value(ps, ps->key == K_FNAME ? &ps->fname : &ps->furl,
+				  (const unsigned char *)s, n);
+	case X_KIDS:
+		if (kind != V_INT) {
+			defer(ps, "%s: child at index %zu is not an integer id",
+			      node_label(ps, nb, sizeof(nb)), ps->nkids - nd->kids_off);
+			return 1;
+		}
+		if (!to_int(ps, s, n, &v))
+			return 0;
+		return id_element(ps, &ps->kids, &ps->nkids, &ps->kids_cap, v);
+	case X_SAMPLES:
+		if (kind != V_INT) {
+			defer(ps, "sample %zu is not an integer node id", ps->samples_seen);
+			return 1;
+		}
+		if (!to_int(ps, s, n, &v))
+			return 0;
+		/* Past the limit only count, for the message at the array's end. */
+		if (ps->samples_seen++ >= ps->p->limits.max_samples)
+			return 1;
+		return id_element(ps, &ps->samples, &ps->nsamples, &ps->samples_cap, v);
+	case X_DELTAS:
+		if (kind == V_STRING || kind == V_OTHER || (r = to_ns(ps, kind, s, n, &v)) < 0) {
+			defer(ps, "timeDelta %zu is not a number of microseconds", ps->deltas_seen);
+			return 1;
+		}
+		if (r == 0)
+			return 0;
+		/* As many as samples can be kept; a longer array is a mismatch. */
+		if (ps->deltas_seen++ >= ps->p->limits.max_samples)
+			return 1;
+		return id_element(ps, &ps->deltas, &ps->ndeltas, &ps->deltas_cap, v);
+	}
+	return 1;
+}
+
+static int cb_number(void *arg, const char *s, size_t n)
+{
+	bool real = memchr(s, '.', n) || memchr(s, 'e', n) || memchr(s, 'E', n);
+
+	return scalar(arg, real ? V_REAL : V_INT, s, n);
+}
+
+static int cb_string(void *arg, const unsigned char *s, size_t n)
+{
+	return scalar(arg, V_STRING, (const char *)s, n);
+}
+
+static int cb_bool(void *arg, int v)
+{
+	(void)v;
+	return scalar(arg, V_OTHER, "", 0);
+}
+
+static int cb_null(void *arg)
+{
+	return scalar(arg, V_OTHER, "", 0);
+}
+
+/*
+ * yajl decodes a string only for a string callback, so the value of a
+ * key nothing here reads is never decoded or converted: its scalars are
+ * turned off until the next key or the end of its object.
+ */
+static void values_off(v8_parser *ps)
+{
+	ps->cb.yajl_null = NULL;
+	ps->cb.yajl_boolean = NULL;
+	ps->cb.yajl_number = NULL;
+	ps->cb.yajl_string = NULL;
+}
+
+/* Inside a skipped container only the nesting is followed. */
+static void scalars_off(v8_parser *ps)
+{
+	values_off(ps);
+	ps->cb.yajl_map_key = NULL;
+}
+
+static void scalars_on(v8_parser *ps)
+{
+	ps->cb.yajl_null = cb_null;
+	ps->cb.yajl_boolean = cb_bool;
+	ps->cb.yajl_number = cb_number;
+	ps->cb.yajl_string = cb_string;
+	ps->cb.yajl_map_key = cb_key;
+}
+
+/*
+ * yajl's own message without its "parse error: " or "lexical error: "
+ * prefix and full stop. Never verbose: that would quote the input.
+ */
+static int yajl_failed(v8_parser *ps)
+{
+	unsigned char *msg = yajl_get_error(ps->yh, 0, NULL, 0);
+	char reason[256];
+	const char *r = msg ? (const char *)msg : "malformed";
+	const char *colon = strstr(r, "error: ");
+	size_t k;
+
+	if (colon)
+		r = colon + 7;
+	snprintf(reason, sizeof(reason), "%s", r);
+	k = strlen(reason);
+	while (k && (reason[k - 1] == '\n' || reason[k - 1] == '.'))
+		reason[--k] = '\0';
+	if (msg)
+		yajl_free_error(ps->yh, msg);
+	if (strcmp(reason, "premature EOF") == 0)
+		snprintf(reason, sizeof(reason), "the input ends too early (truncated?)");
+	json_error(ps, reason);
+	return ps->rc;
+}
+
+/* Read the text with yajl: 0, or the error that stopped it. */
+static int read_json(v8_parser *ps)
+{
+	yajl_status st;
+
+	scalars_on(ps);
+	ps->cb.yajl_start_map = cb_start_map;
+	ps->cb.yajl_end_map = cb_end;
+	ps->cb.yajl_start_array = cb_start_array;
+	ps->cb.yajl_end_array = cb_end;
+	/* UTF-8 is validated (the default); no comments, one value, no garbage. */
+	if (!(ps->yh = yajl_alloc(&ps->cb, NULL, ps)))
+		return nomem(ps);
+	st = yajl_parse(ps->yh, ps->text, ps->text_len);
+	if (st == yajl_status_ok) {
+		ps->completing = true;
+		st = yajl_complete_parse(ps->yh);
+	}
+	if (st == yajl_status_client_canceled)
+		return ps->rc;
+	if (st != yajl_status_ok)
+		return yajl_failed(ps);
+	if (ps->pending.code)
+		return pr_error_set(ps->err, ps->pending.code, "%s", ps->pending.msg);
+	return 0;
+}
+
+/* ---- after the text: the tree, the times, the stacks ----------------- */
 
 static int id_cmp(const void *a, const void *b)
 {
@@ -150,49 +947,10 @@ static uint32_t find_node(const v8_parser *ps, int64_t id)
 }
 
 /*
- * A time in microseconds as nanoseconds. Integers are the norm; a few
- * writers emit fractions, which nanoseconds keep. Returns false when the
- * value is not a number or does not fit.
- */
-static bool time_ns(const json_t *v, int64_t *out)
-{
-	if (json_is_integer(v)) {
-		json_int_t us = json_integer_value(v);
-		return !__builtin_mul_overflow((int64_t)us, 1000, out);
-	}
-	if (json_is_real(v)) {
-		double ns = json_real_value(v) * 1000.0;
-		/* 9.2e18 is just under INT64_MAX, so llround cannot overflow. */
-		if (!isfinite(ns) || ns > 9.2e18 || ns < -9.2e18)
-			return false;
-		*out = (int64_t)llround(ns);
-		return true;
-	}
-	return false;
-}
-
-/* A string member, "" when absent; PR_EDATA when present but no string. */
-static int get_string(v8_parser *ps, const json_t *obj, const char *key,
-		      int64_t node_id, const char **s, size_t *len)
-{
-	const json_t *v = json_object_get(obj, key);
-
-	*s = "";
-	*len = 0;
-	if (!v)
-		return 0;
-	if (!json_is_string(v))
-		return bad(ps, "node %lld: %s is not a string", (long long)node_id, key);
-	*s = json_string_value(v);
-	*len = json_string_length(v);
-	return 0;
-}
-
-/*
  * V8 numbers nodes 1..n, so a table indexed by id usually replaces the
  * binary search that each of the (many) samples would otherwise need.
  * Only when the ids are compact: the table never outgrows 4 entries per
- * node, so its size stays bounded by the input.
+ * node, which NODE_COST has charged.
  */
 static int index_dense(v8_parser *ps)
 {
@@ -210,36 +968,13 @@ static int index_dense(v8_parser *ps)
 	return 0;
 }
 
-/* Read the scalar fields of every node and index them by id. */
-static int read_nodes(v8_parser *ps, const json_t *nodes)
+/* Index the nodes by id; ids are unique. */
+static int index_nodes(v8_parser *ps)
 {
+	if (!(ps->ids = malloc(ps->nnodes * sizeof(*ps->ids))))
+		return nomem(ps);
 	for (uint32_t i = 0; i < ps->nnodes; i++) {
-		v8_node *n = &ps->nodes[i];
-		json_t *obj = json_array_get(nodes, i);
-		json_t *id, *hits;
-
-		n->parent = NO_NODE;
-		n->json = obj;
-		if (!json_is_object(obj))
-			return bad(ps, "node at index %u is not an object", i);
-		id = json_object_get(obj, "id");
-		if (!id)
-			return bad(ps, "node at index %u has no id", i);
-		if (!json_is_integer(id))
-			return bad(ps, "node at index %u: id is not an integer", i);
-		n->id = json_integer_value(id);
-		if ((hits = json_object_get(obj, "hitCount"))) {
-			if (!json_is_integer(hits))
-				return bad(ps, "node %lld: hitCount is not an integer",
-					   (long long)n->id);
-			if (json_integer_value(hits) < 0)
-				return bad(ps, "node %lld: negative hitCount %lld",
-					   (long long)n->id,
-					   (long long)json_integer_value(hits));
-			n->hits = json_integer_value(hits);
-			n->has_hits = true;
-		}
-		ps->ids[i].id = n->id;
+		ps->ids[i].id = ps->nodes[i].id;
 		ps->ids[i].index = i;
 	}
 	qsort(ps->ids, ps->nnodes, sizeof(*ps->ids), id_cmp);
@@ -274,40 +1009,28 @@ static int link_nodes(v8_parser *ps)
 	int rc;
 
 	for (uint32_t i = 0; i < ps->nnodes; i++) {
-		v8_node *n = &ps->nodes[i];
-		json_t *children = json_object_get(n->json, "children");
-		json_t *c;
-		size_t k;
+		const v8_node *n = &ps->nodes[i];
 
-		if (!children)
-			continue;
-		if (!json_is_array(children))
-			return bad(ps, "node %lld: children is not an array", (long long)n->id);
-		json_array_foreach(children, k, c) {
+		for (uint32_t k = 0; k < n->nkids; k++) {
+			int64_t id = ps->kids[n->kids_off + k];
 			uint32_t ci;
 
-			if (!json_is_integer(c))
-				return bad(ps, "node %lld: child at index %zu is not an integer id",
-					   (long long)n->id, k);
-			if ((ci = find_node(ps, json_integer_value(c))) == NO_NODE)
+			if ((ci = find_node(ps, id)) == NO_NODE)
 				return bad(ps, "node %lld lists child %lld, which does not exist",
-					   (long long)n->id, (long long)json_integer_value(c));
+					   (long long)n->id, (long long)id);
 			if ((rc = set_parent(ps, ci, i)) < 0)
 				return rc;
 		}
 	}
 	for (uint32_t i = 0; i < ps->nnodes; i++) {
 		v8_node *n = &ps->nodes[i];
-		json_t *parent = json_object_get(n->json, "parent");
 		uint32_t pi;
 
-		if (!parent)
+		if (!(n->flags & F_PARENT))
 			continue;
-		if (!json_is_integer(parent))
-			return bad(ps, "node %lld: parent is not an integer id", (long long)n->id);
-		if ((pi = find_node(ps, json_integer_value(parent))) == NO_NODE)
+		if ((pi = find_node(ps, n->parent_id)) == NO_NODE)
 			return bad(ps, "node %lld names parent %lld, which does not exist",
-				   (long long)n->id, (long long)json_integer_value(parent));
+				   (long long)n->id, (long long)n->parent_id);
 		/* The same link given both ways is fine; a second parent is not. */
 		if (n->parent == pi)
 			continue;
@@ -343,19 +1066,17 @@ static int compute_depths(v8_parser *ps)
 			   (long long)ps->nodes[other_root].id);
 	if (!(path = malloc(ps->nnodes * sizeof(*path))))
 		return nomem(ps);
-	if (ps->root != NO_NODE) {
-		ps->nodes[ps->root].depth = 0;
-		ps->nodes[ps->root].depth_known = true;
-	}
+	if (ps->root != NO_NODE)
+		ps->nodes[ps->root].flags |= F_DEPTH;
 	for (uint32_t i = 0; i < ps->nnodes; i++) {
 		uint32_t len = 0, j = i;
 
-		while (!ps->nodes[j].depth_known) {
-			if (ps->nodes[j].on_path) {
+		while (!(ps->nodes[j].flags & F_DEPTH)) {
+			if (ps->nodes[j].flags & F_ON_PATH) {
 				rc = bad(ps, "cycle at node %lld", (long long)ps->nodes[j].id);
 				goto out;
 			}
-			ps->nodes[j].on_path = true;
+			ps->nodes[j].flags |= F_ON_PATH;
 			path[len++] = j;
 			/* Only the root lacks a parent, and its depth is known. */
 			j = ps->nodes[j].parent;
@@ -363,8 +1084,7 @@ static int compute_depths(v8_parser *ps)
 		while (len > 0) {
 			v8_node *n = &ps->nodes[path[--len]];
 			n->depth = ps->nodes[n->parent].depth + 1;
-			n->depth_known = true;
-			n->on_path = false;
+			n->flags = (uint8_t)((n->flags | F_DEPTH) & ~F_ON_PATH);
 		}
 	}
 out:
@@ -372,31 +1092,26 @@ out:
 	return rc;
 }
 
-/* Intern every node but the root as a function. */
+/* Intern every node but the root as a function, in node order. */
 static int intern_funcs(v8_parser *ps)
 {
 	int rc;
 
 	for (uint32_t i = 0; i < ps->nnodes; i++) {
 		v8_node *n = &ps->nodes[i];
-		const json_t *frame = json_object_get(n->json, "callFrame");
-		const char *fname, *url;
-		size_t fname_len, url_len;
+		const name_key *k = &ps->names_at[n->name];
+		const char *fname = k->key + sizeof(uint32_t), *url;
+		uint32_t fname_len;
+		size_t url_len;
 
-		if (!frame) {
-			/* Old writers put the call frame's fields on the node. */
-			frame = n->json;
-		} else if (!json_is_object(frame)) {
-			return bad(ps, "node %lld: callFrame is not an object", (long long)n->id);
-		}
-		if ((rc = get_string(ps, frame, "functionName", n->id, &fname, &fname_len)) < 0 ||
-		    (rc = get_string(ps, frame, "url", n->id, &url, &url_len)) < 0)
-			return rc;
 		if (i == ps->root)
 			continue;
+		memcpy(&fname_len, k->key, sizeof(fname_len));
+		url = fname + fname_len;
+		url_len = k->len - sizeof(fname_len) - fname_len;
 		if (fname_len == 0) {
 			fname = "(anonymous)";
-			fname_len = strlen(fname);
+			fname_len = (uint32_t)strlen(fname);
 		}
 		if ((rc = profile_intern(ps->p, &n->func, fname, fname_len, url, url_len,
 					 ps->err)) < 0)
@@ -413,21 +1128,8 @@ static int add_to_node(v8_parser *ps, v8_node *n, int64_t count, int64_t t)
 	return 0;
 }
 
-static int read_times(v8_parser *ps, const json_t *root)
+static int check_times(v8_parser *ps)
 {
-	const json_t *start = json_object_get(root, "startTime");
-	const json_t *end = json_object_get(root, "endTime");
-
-	if (start) {
-		if (!time_ns(start, &ps->start_ns))
-			return bad(ps, "startTime is not a number of microseconds");
-		ps->have_start = true;
-	}
-	if (end) {
-		if (!time_ns(end, &ps->end_ns))
-			return bad(ps, "endTime is not a number of microseconds");
-		ps->have_end = true;
-	}
 	if (ps->have_start && ps->have_end) {
 		if (ps->end_ns < ps->start_ns)
 			return bad(ps, "endTime is before startTime");
@@ -438,29 +1140,21 @@ static int read_times(v8_parser *ps, const json_t *root)
 }
 
 /* Per-sample time by the rule in the header comment, summed per node. */
-static int read_samples(v8_parser *ps, const json_t *samples, const json_t *deltas)
+static int read_samples(v8_parser *ps)
 {
-	size_t n = json_array_size(samples);
+	size_t n = ps->nsamples;
+	const int64_t *deltas = ps->have_deltas ? ps->deltas : NULL;
 	uint32_t cached = NO_NODE;
 	int64_t cached_id = 0, sum = 0, even = 0;
 	int rc;
 
-	if (n > ps->p->limits.max_samples)
-		return pr_error_set(ps->err, PR_ELIMIT,
-				    "cannot parse '%s': %zu samples exceed the limit of %llu",
-				    ps->name, n,
-				    (unsigned long long)ps->p->limits.max_samples);
-	if (deltas && json_array_size(deltas) != n)
-		return bad(ps, "%zu samples but %zu timeDeltas", n, json_array_size(deltas));
+	if (ps->have_deltas && ps->deltas_seen != n)
+		return bad(ps, "%zu samples but %zu timeDeltas", n, ps->deltas_seen);
 	if (!deltas && n > 0)
 		even = ps->p->duration_ns / (int64_t)n;
 	for (size_t i = 0; i < n; i++) {
-		const json_t *s = json_array_get(samples, i);
-		int64_t id, t = even;
+		int64_t id = ps->samples[i], t = even;
 
-		if (!json_is_integer(s))
-			return bad(ps, "sample %zu is not an integer node id", i);
-		id = json_integer_value(s);
 		if (cached == NO_NODE || id != cached_id) {
 			if ((cached = find_node(ps, id)) == NO_NODE)
 				return bad(ps, "sample %zu refers to node %lld, which does not exist",
@@ -468,21 +1162,16 @@ static int read_samples(v8_parser *ps, const json_t *samples, const json_t *delt
 			cached_id = id;
 		}
 		if (deltas) {
-			int64_t d0, d;
+			int64_t d;
 
-			if (!time_ns(json_array_get(deltas, i), &d0))
-				return bad(ps, "timeDelta %zu is not a number of microseconds", i);
 			if (i + 1 < n) {
-				if (!time_ns(json_array_get(deltas, i + 1), &d))
-					return bad(ps, "timeDelta %zu is not a number of microseconds",
-						   i + 1);
-				t = d > 0 ? d : 0;
+				t = deltas[i + 1] > 0 ? deltas[i + 1] : 0;
 				if (__builtin_add_overflow(sum, t, &sum))
 					return bad(ps, "timeDeltas overflow 64 bits");
 			} else if (n > 1) {
 				t = sum / (int64_t)(n - 1);
 			} else if (ps->have_start && ps->have_end &&
-				   !__builtin_add_overflow(ps->start_ns, d0, &d) &&
+				   !__builtin_add_overflow(ps->start_ns, deltas[0], &d) &&
 				   !__builtin_sub_overflow(ps->end_ns, d, &t)) {
 				t = t > 0 ? t : 0;
 			} else {
@@ -502,7 +1191,7 @@ static int read_hit_counts(v8_parser *ps)
 	int rc;
 
 	for (uint32_t i = 0; i < ps->nnodes; i++) {
-		if (!ps->nodes[i].has_hits)
+		if (!(ps->nodes[i].flags & F_HITS))
 			return bad(ps, "node %lld has no hitCount and the profile has no samples",
 				   (long long)ps->nodes[i].id);
 		if (__builtin_add_overflow(total, ps->nodes[i].hits, &total))
@@ -531,8 +1220,9 @@ static int emit_samples(v8_parser *ps)
 			max_depth = ps->nodes[i].depth;
 	/*
 	 * Bounded by the node count, hence by the input. profile_add_sample
-	 * enforces max_depth; the first stack over it ends the parse, so
-	 * building stacks costs at most max_depth per node plus one long walk.
+	 * enforces max_depth and the memory budget; the first stack over
+	 * either ends the parse, so building stacks costs at most max_depth
+	 * per node plus one long walk.
 	 */
 	/* One spare entry: never a NULL stack, even when only the root is hit. */
 	if (!(stack = malloc(((size_t)max_depth + 1) * sizeof(*stack))))
@@ -556,21 +1246,59 @@ out:
 	return rc;
 }
 
-/*
- * jansson's error text without its "near '...'" quote of the input, which
- * could carry a payload into a log; the line and column say where.
- */
-static void json_reason(char *out, size_t size, const json_error_t *jerr)
+/* What the whole text must have had, checked once it was read. */
+static int check_shape(v8_parser *ps)
 {
-	const char *near = strstr(jerr->text, " near ");
-	size_t n = near ? (size_t)(near - jerr->text) : strlen(jerr->text);
+	if (!ps->have_nodes)
+		return bad(ps, ps->have_head ?
+			   "the legacy \"head\" tree format is not supported" :
+			   "no \"nodes\" member: not a cpuprofile");
+	if (ps->nnodes == 0)
+		return bad(ps, "\"nodes\" is empty: a profile has at least a root");
+	if (ps->have_deltas && !ps->have_samples)
+		return bad(ps, "\"timeDeltas\" without \"samples\"");
+	return 0;
+}
 
-	if (n >= size)
-		n = size - 1;
-	memcpy(out, jerr->text, n);
-	out[n] = '\0';
-	if (near && strcmp(near, " near end of file") == 0 && n + 30 < size)
-		strcat(out, " at the end of the input (truncated?)");
+/* Free what only reading and linking needed, and give its memory back. */
+static void drop_scratch(v8_parser *ps)
+{
+	profile_mem_give(ps->p, ps->nkids * sizeof(*ps->kids) + ps->names_charged);
+	free(ps->kids);
+	ps->kids = NULL;
+	ps->nkids = 0;
+	strmap_release(&ps->names);
+	free(ps->names_at);
+	ps->names_at = NULL;
+	ps->names_charged = 0;
+}
+
+/* Free the samples once they are summed into the nodes. */
+static void drop_samples(v8_parser *ps)
+{
+	profile_mem_give(ps->p, (ps->nsamples + ps->ndeltas) * sizeof(int64_t));
+	free(ps->samples);
+	free(ps->deltas);
+	ps->samples = ps->deltas = NULL;
+	ps->nsamples = ps->ndeltas = 0;
+}
+
+static void parser_release(v8_parser *ps)
+{
+	if (ps->yh)
+		yajl_free(ps->yh);
+	free(ps->nodes);
+	free(ps->kids);
+	free(ps->samples);
+	free(ps->deltas);
+	strmap_release(&ps->names);
+	free(ps->names_at);
+	buf_release(&ps->fname);
+	buf_release(&ps->furl);
+	buf_release(&ps->nname);
+	buf_release(&ps->nurl);
+	free(ps->ids);
+	free(ps->dense);
 }
 
 static size_t skip_bom(const uint8_t *data, size_t len)
@@ -583,103 +1311,51 @@ int v8_parse(profile **out, const uint8_t *data, size_t len,
 {
 	static const char *const types[] = {"samples", "cpu"};
 	static const char *const units[] = {"count", "nanoseconds"};
-	v8_parser ps = {0};
-	json_t *root = NULL;
-	json_t *nodes, *samples, *deltas;
-	json_error_t jerr;
+	v8_parser ps;
 	size_t bom = skip_bom(data, len);
 	int rc;
 
 	*out = NULL;
+	memset(&ps, 0, sizeof(ps));
 	ps.name = name ? name : "-";
 	ps.err = err;
+	ps.text = data + bom;
+	ps.text_len = len - bom;
+	strmap_init(&ps.names);
+	buf_init(&ps.fname, SIZE_MAX);
+	buf_init(&ps.furl, SIZE_MAX);
+	buf_init(&ps.nname, SIZE_MAX);
+	buf_init(&ps.nurl, SIZE_MAX);
 	if ((rc = profile_new(&ps.p, PROFILE_FMT_V8, ps.name, lim, err)) < 0)
 		goto out;
 	if (len == bom) {
 		rc = bad(&ps, "the input is empty");
 		goto out;
 	}
-	/*
-	 * jansson stops at JSON_PARSER_MAX_DEPTH (2048) levels of nesting, so
-	 * a hostile nest of arrays is an error, not a stack overflow. NUL is
-	 * allowed in strings because JavaScript names may contain it;
-	 * profile_intern replaces it.
-	 */
-	root = json_loadb((const char *)data + bom, len - bom,
-			  JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
-	if (!root) {
-		char reason[JSON_ERROR_TEXT_LENGTH];
-
-		json_reason(reason, sizeof(reason), &jerr);
-		rc = bad(&ps, "invalid JSON at line %d column %d: %s", jerr.line,
-			 jerr.column, reason);
-		goto out;
-	}
-	if (!json_is_object(root)) {
-		rc = bad(&ps, "the top level is an array, not a cpuprofile object");
-		goto out;
-	}
-	nodes = json_object_get(root, "nodes");
-	if (!nodes) {
-		rc = bad(&ps, json_object_get(root, "head") ?
-			 "the legacy \"head\" tree format is not supported" :
-			 "no \"nodes\" member: not a cpuprofile");
-		goto out;
-	}
-	if (!json_is_array(nodes)) {
-		rc = bad(&ps, "\"nodes\" is not an array");
-		goto out;
-	}
-	if (json_array_size(nodes) == 0) {
-		rc = bad(&ps, "\"nodes\" is empty: a profile has at least a root");
-		goto out;
-	}
-	if (json_array_size(nodes) >= NO_NODE) {
-		rc = pr_error_set(err, PR_ELIMIT, "cannot parse '%s': too many nodes",
-				  ps.name);
-		goto out;
-	}
-	samples = json_object_get(root, "samples");
-	deltas = json_object_get(root, "timeDeltas");
-	if (samples && !json_is_array(samples)) {
-		rc = bad(&ps, "\"samples\" is not an array");
-		goto out;
-	}
-	if (deltas && !json_is_array(deltas)) {
-		rc = bad(&ps, "\"timeDeltas\" is not an array");
-		goto out;
-	}
-	if (deltas && !samples) {
-		rc = bad(&ps, "\"timeDeltas\" without \"samples\"");
-		goto out;
-	}
-	ps.nnodes = (uint32_t)json_array_size(nodes);
-	if (!(ps.nodes = calloc(ps.nnodes, sizeof(*ps.nodes))) ||
-	    !(ps.ids = calloc(ps.nnodes, sizeof(*ps.ids)))) {
-		rc = nomem(&ps);
-		goto out;
-	}
-	if ((rc = read_nodes(&ps, nodes)) < 0 ||
+	if ((rc = read_json(&ps)) < 0 ||
+	    (rc = check_shape(&ps)) < 0 ||
+	    (rc = index_nodes(&ps)) < 0 ||
 	    (rc = link_nodes(&ps)) < 0 ||
 	    (rc = compute_depths(&ps)) < 0 ||
 	    (rc = profile_set_value_types(ps.p, 2, types, units, err)) < 0 ||
 	    (rc = intern_funcs(&ps)) < 0 ||
-	    (rc = read_times(&ps, root)) < 0)
+	    (rc = check_times(&ps)) < 0)
 		goto out;
-	if (samples)
-		rc = read_samples(&ps, samples, deltas);
-	else
-		rc = read_hit_counts(&ps);
-	if (rc < 0 || (rc = emit_samples(&ps)) < 0)
+	drop_scratch(&ps);
+	if (ps.have_samples) {
+		if ((rc = read_samples(&ps)) < 0)
+			goto out;
+		drop_samples(&ps);
+	} else if ((rc = read_hit_counts(&ps)) < 0) {
+		goto out;
+	}
+	if ((rc = emit_samples(&ps)) < 0)
 		goto out;
 	profile_pick_primary(ps.p, "cpu");
 	*out = ps.p;
 	ps.p = NULL;
 out:
-	json_decref(root);
-	free(ps.nodes);
-	free(ps.ids);
-	free(ps.dense);
+	parser_release(&ps);
 	profile_free(ps.p);
 	return rc;
 }

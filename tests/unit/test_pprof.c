@@ -940,6 +940,32 @@ static void test_stack_expansion_bomb_is_rejected(void **state)
 	free(smpp);
 }
 
+/*
+ * 8 MB of empty Location messages: protobuf-c would allocate about 40 times
+ * that for their decoded form, past the 256 MiB memory budget of the
+ * default limits; the decode stops there rather than after.
+ */
+static void test_table_decode_stops_at_the_memory_budget(void **state)
+{
+	enum { LOCS = 4 << 20 };
+	static const uint8_t head[] = {
+		0x32, 0x00,             /* string_table: "" */
+		0x0a, 0x02, 0x08, 0x00, /* sample_type {type: 0} */
+	};
+	size_t len = sizeof(head) + 2 * (size_t)LOCS;
+	uint8_t *data = malloc(len);
+
+	(void)state;
+	assert_non_null(data);
+	memcpy(data, head, sizeof(head));
+	for (size_t i = 0; i < LOCS; i++) {
+		data[sizeof(head) + 2 * i] = 0x22; /* location, length 0 */
+		data[sizeof(head) + 2 * i + 1] = 0x00;
+	}
+	expect_bytes_error(data, len, PR_ELIMIT, "the profile needs more than 256 MiB of memory");
+	free(data);
+}
+
 static void test_sniff_accepts_profiles_and_rejects_text_and_json(void **state)
 {
 	static const char *const not_pprof[] = {
@@ -1005,6 +1031,7 @@ int main(void)
 		cmocka_unit_test(test_too_many_samples_is_rejected),
 		cmocka_unit_test(test_over_long_name_is_rejected),
 		cmocka_unit_test(test_stack_expansion_bomb_is_rejected),
+		cmocka_unit_test(test_table_decode_stops_at_the_memory_budget),
 		cmocka_unit_test(test_sniff_accepts_profiles_and_rejects_text_and_json),
 	};
 

@@ -244,6 +244,46 @@ static void test_primary_value_follows_the_documented_rule(void **state)
 	profile_free(p);
 }
 
+/*
+ * The budget is half the decompressed size limit, at least 64 MiB; the
+ * model charges what it stores, so a full budget refuses a new sample or
+ * a new name, and memory handed back makes room again.
+ */
+static void test_memory_budget_refuses_what_does_not_fit(void **state)
+{
+	profile_limits lim;
+	pr_error err = PR_ERROR_INIT;
+	profile *p;
+	uint32_t a, b, st[1];
+	int64_t v[2] = {1, 1};
+
+	(void)state;
+	profile_limits_default(&lim);
+	assert_int_equal(profile_mem_budget(&lim), 256ULL << 20);
+	lim.max_decompressed_bytes = 1 << 20;
+	assert_int_equal(profile_mem_budget(&lim), PROFILE_MEM_FLOOR);
+	lim.max_decompressed_bytes = 1ULL << 30;
+	p = new_profile(&lim);
+	assert_int_equal(p->mem_max, 512ULL << 20);
+	a = fn(p, "main");
+	st[0] = a;
+	assert_int_equal(profile_mem_take(p, p->mem_max - p->mem_used, &err), 0);
+	assert_int_equal(profile_add_sample(p, st, 1, v, &err), PR_ELIMIT);
+	assert_non_null(strstr(err.msg, "'t.folded': the profile needs more than 512 MiB"));
+	assert_int_equal(p->nsamples, 0);
+	pr_error_clear(&err);
+	/* A name already held costs nothing; a new one does not fit. */
+	assert_int_equal(profile_intern(p, &b, "main", 4, "f.c", 3, &err), 0);
+	assert_int_equal(b, a);
+	assert_int_equal(profile_intern(p, &b, "other", 5, "f.c", 3, &err), PR_ELIMIT);
+	assert_int_equal(p->nfuncs, 1);
+	pr_error_clear(&err);
+	profile_mem_give(p, 4096);
+	assert_int_equal(profile_add_sample(p, st, 1, v, &err), 0);
+	assert_int_equal(p->nsamples, 1);
+	profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -257,6 +297,7 @@ int main(void)
 		cmocka_unit_test(test_overflowing_totals_are_rejected),
 		cmocka_unit_test(test_empty_profile_summarises_to_zero),
 		cmocka_unit_test(test_primary_value_follows_the_documented_rule),
+		cmocka_unit_test(test_memory_budget_refuses_what_does_not_fit),
 	};
 	return cmocka_run_group_tests_name("profile", tests, NULL, NULL);
 }

@@ -709,6 +709,211 @@ static void test_too_many_samples_are_rejected(void **state)
 		  "5 samples exceed the limit of 2");
 }
 
+/*
+ * Hostile input read as a stream: each case is refused with one line that
+ * names the input and the reason. Where `tail` is set, the document is
+ * cut short after the hostile part, so a parser that read the whole text
+ * before looking at its limits would say "invalid JSON" instead: the
+ * expected error proves it stopped where the input went over.
+ */
+static void check_refused(const char *what, const buf *b, const profile_limits *lim,
+			  int code, const char *reason)
+{
+	pr_error err = PR_ERROR_INIT;
+	profile *p = (profile *)1;
+	int rc = v8_parse(&p, (const uint8_t *)b->ptr, b->len, NAME, lim, &err);
+
+	if (rc != code)
+		fail_msg("%s: got %d (%s), want %d", what, rc, err.msg, code);
+	assert_null(p);
+	assert_int_equal(err.code, code);
+	assert_null(strchr(err.msg, '\n'));
+	if (strncmp(err.msg, "cannot parse '" NAME "': ", strlen(NAME) + 16) != 0 ||
+	    !strstr(err.msg, reason))
+		fail_msg("%s: message \"%s\" lacks \"%s\"", what, err.msg, reason);
+}
+
+/* A chain of n nodes linked by "parent", listed leaf first. */
+static void parent_chain(buf *b, int n)
+{
+	assert_int_equal(buf_puts(b, "{\"nodes\":["), 0);
+	for (int i = n; i >= 1; i--) {
+		assert_int_equal(buf_printf(b, "{\"id\":%d,\"callFrame\":{\"functionName\":\"f%d\"}",
+					    i, i), 0);
+		if (i > 1)
+			assert_int_equal(buf_printf(b, ",\"parent\":%d},", i - 1), 0);
+		else
+			assert_int_equal(buf_putc(b, '}'), 0);
+	}
+	assert_int_equal(buf_printf(b, "],\"samples\":[%d],\"timeDeltas\":[1]}", n), 0);
+}
+
+static void test_parent_chain_listed_leaf_first_is_refused_by_depth(void **state)
+{
+	buf b = BUF_INIT;
+
+	(void)state;
+	/* Depths come from an explicit path, not recursion, in any order. */
+	parent_chain(&b, 300000);
+	check_refused("parent chain", &b, NULL, PR_ELIMIT,
+		      "a stack of 299999 frames exceeds the depth limit of 4096");
+	buf_release(&b);
+}
+
+static void test_nodes_past_the_memory_budget_stop_the_parse(void **state)
+{
+	profile_limits lim;
+	buf b = BUF_INIT;
+	int n = 0;
+
+	(void)state;
+	profile_limits_default(&lim);
+	lim.max_decompressed_bytes = 1 << 20; /* the budget's floor, 64 MiB */
+	assert_int_equal(buf_puts(&b, "{\"nodes\":[{\"id\":1}"), 0);
+	/* Nodes of distinct names: well past 64 MiB once held. */
+	while (b.len < (48u << 20)) {
+		n++;
+		assert_int_equal(buf_printf(&b, ",{\"id\":%d,\"parent\":1,\"functionName\":"
+					    "\"function-number-%d-with-a-long-enough-name\"}",
+					    n + 1, n), 0);
+	}
+	/* Cut short: only a parse that stopped at the budget sees no JSON error. */
+	check_refused("many nodes", &b, &lim, PR_ELIMIT,
+		      "the profile needs more than 64 MiB of memory");
+	buf_release(&b);
+}
+
+static void test_samples_over_the_limit_stop_at_the_end_of_the_array(void **state)
+{
+	profile_limits lim;
+	buf b = BUF_INIT;
+
+	(void)state;
+	profile_limits_default(&lim);
+	lim.max_samples = 1000;
+	assert_int_equal(buf_puts(&b, "{\"nodes\":[" ROOT_2 "," NODE_2 "],\"samples\":[2"), 0);
+	for (int i = 1; i < 250000; i++)
+		assert_int_equal(buf_puts(&b, ",2"), 0);
+	/* The rest is cut short and never read. */
+	assert_int_equal(buf_puts(&b, "],\"timeDeltas\":[1,"), 0);
+	check_refused("many samples", &b, &lim, PR_ELIMIT,
+		      "250000 samples exceed the limit of 1000");
+	buf_release(&b);
+}
+
+static void test_oversized_name_is_refused_as_it_is_read(void **state)
+{
+	buf b = BUF_INIT;
+
+	(void)state;
+	assert_int_equal(buf_puts(&b, "{\"nodes\":[" ROOT_2 ",{\"id\":2,\"callFrame\":"
+				  "{\"url\":\"\\n"), 0);
+	for (int i = 0; i < 70000; i++)
+		assert_int_equal(buf_putc(&b, 'u'), 0);
+	assert_int_equal(buf_puts(&b, "\",\"functionName\":\"a\""), 0);
+	check_refused("long url", &b, NULL, PR_ELIMIT,
+		      "a name of 70001 bytes exceeds the limit of 65536 bytes");
+	buf_release(&b);
+}
+
+/* A valid profile whose "meta" value is `value`. */
+static void with_meta(buf *b, const char *value_head, const char *value_tail, int repeat)
+{
+	buf_reset(b);
+	assert_int_equal(buf_puts(b, "{\"nodes\":[" ROOT_2 "," NODE_2 "],\"meta\":"), 0);
+	for (int i = 0; i < repeat; i++)
+		assert_int_equal(buf_puts(b, value_head), 0);
+	for (int i = 0; i < repeat; i++)
+		assert_int_equal(buf_puts(b, value_tail), 0);
+	assert_int_equal(buf_puts(b, ",\"samples\":[2],\"timeDeltas\":[1]}"), 0);
+}
+
+static void test_unknown_values_are_skipped_whatever_they_hold(void **state)
+{
+	static const char *const skipped[][2] = {
+		{"{\"a\":[", "]}"},                    /* nested objects and arrays */
+		{"[\"x\\u00e9\\n\",99999999999999999999999,1e999,true,[", "]]"},
+		{"{\"nodes\":{\"id\":\"no\"},\"id\":[", "]}"}, /* known names, no meaning here */
+	};
+	buf b = BUF_INIT;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(skipped) / sizeof(skipped[0]); i++) {
+		profile_summary s;
+		profile *p;
+
+		with_meta(&b, skipped[i][0], skipped[i][1], 1000);
+		p = parse_ok(b.ptr);
+		summarize(&s, p, 0);
+		assert_int_equal(s.total, 1);
+		assert_int_equal(row(p, &s, "a", "x.js")->self, 1);
+		profile_summary_release(&s);
+		profile_free(p);
+	}
+	/* A huge string with escapes in a skipped value is not decoded. */
+	buf_reset(&b);
+	assert_int_equal(buf_puts(&b, "{\"nodes\":[" ROOT_2 "," NODE_2 "],\"meta\":\"\\t"), 0);
+	for (int i = 0; i < (4 << 20); i++)
+		assert_int_equal(buf_putc(&b, 'm'), 0);
+	assert_int_equal(buf_puts(&b, "\",\"samples\":[2],\"timeDeltas\":[1]}"), 0);
+	profile_free(parse_ok(b.ptr));
+	buf_release(&b);
+}
+
+static void test_hostile_json_in_skipped_values_is_still_refused(void **state)
+{
+	buf b = BUF_INIT;
+	char want[128];
+
+	(void)state;
+	/* Refused at the bracket that opens level 2049 (the top object is 1). */
+	with_meta(&b, "[", "]", 3000);
+	snprintf(want, sizeof(want),
+		 "invalid JSON at line 1 column %zu: maximum parsing depth of 2048 exceeded",
+		 strlen("{\"nodes\":[" ROOT_2 "," NODE_2 "],\"meta\":") + 2048 + 1);
+	check_refused("deep unknown value", &b, NULL, PR_EDATA, want);
+	with_meta(&b, "{\"k\":\"\xc3\x28\",\"l\":[", "]}", 1);
+	check_refused("bad UTF-8 in an unknown value", &b, NULL, PR_EDATA, "invalid JSON");
+	with_meta(&b, "[1,2", "", 1);
+	check_refused("unclosed unknown value", &b, NULL, PR_EDATA, "invalid JSON");
+	buf_release(&b);
+}
+
+static void test_numbers_out_of_range_are_refused_where_they_are_read(void **state)
+{
+	static const struct {
+		const char *json;
+		const char *reason;
+	} cases[] = {
+		{"{\"nodes\":[" ROOT_2 "," NODE_2 "],\"samples\":[99999999999999999999],"
+		 "\"timeDeltas\":[1]}", "invalid JSON at line 1 column"},
+		{"{\"nodes\":[" ROOT_2 "," NODE_2 "],\"samples\":[2],\"timeDeltas\":[1e999]}",
+		 "real number out of range"},
+		{"{\"nodes\":[" ROOT_2 ",{\"id\":2,\"hitCount\":-99999999999999999999}]}",
+		 "integer out of range"},
+		{"{\"nodes\":[" ROOT_2 "," NODE_2 "],\"startTime\":1e400}", "out of range"},
+		{"{\"nodes\":[" ROOT_2 "," NODE_2 "],\"samples\":[2],\"timeDeltas\":[1.5e20]}",
+		 "timeDelta 0 is not a number of microseconds"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		check_bad(cases[i].json, cases[i].json, strlen(cases[i].json), NULL, PR_EDATA,
+			  cases[i].reason);
+}
+
+static void test_duplicate_keys_of_a_node_are_refused(void **state)
+{
+	(void)state;
+	check_bad("duplicate id key", "{\"nodes\":[{\"id\":1,\"id\":2}]}",
+		  strlen("{\"nodes\":[{\"id\":1,\"id\":2}]}"), NULL, PR_EDATA,
+		  "duplicate object key \"id\"");
+	check_bad("duplicate functionName",
+		  "{\"nodes\":[{\"id\":1,\"callFrame\":{\"functionName\":\"a\",\"functionName\":\"b\"}}]}",
+		  strlen("{\"nodes\":[{\"id\":1,\"callFrame\":{\"functionName\":\"a\","
+			 "\"functionName\":\"b\"}}]}"), NULL, PR_EDATA, "duplicate object key");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -733,6 +938,14 @@ int main(void)
 		cmocka_unit_test(test_hostile_node_chain_is_rejected_by_the_depth_limit),
 		cmocka_unit_test(test_overlong_function_name_is_rejected),
 		cmocka_unit_test(test_too_many_samples_are_rejected),
+		cmocka_unit_test(test_parent_chain_listed_leaf_first_is_refused_by_depth),
+		cmocka_unit_test(test_nodes_past_the_memory_budget_stop_the_parse),
+		cmocka_unit_test(test_samples_over_the_limit_stop_at_the_end_of_the_array),
+		cmocka_unit_test(test_oversized_name_is_refused_as_it_is_read),
+		cmocka_unit_test(test_unknown_values_are_skipped_whatever_they_hold),
+		cmocka_unit_test(test_hostile_json_in_skipped_values_is_still_refused),
+		cmocka_unit_test(test_numbers_out_of_range_are_refused_where_they_are_read),
+		cmocka_unit_test(test_duplicate_keys_of_a_node_are_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
