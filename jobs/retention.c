@@ -13,6 +13,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "retention.h"
+#include "jobs/runs.h"
 #include "common/buf.h"
 #include "common/timeutil.h"
 
@@ -994,38 +995,27 @@ int retention_check_at(int64_t at_us, pr_error *err)
 
 static int run_insert(ret *r, pr_error *err)
 {
-	static const char stale[] =
-		"update runs set status = 'interrupted', finished_at = now()"
-		" where kind = 'retention' and status = 'running'";
-	static const char sql[] =
-		"insert into runs (kind, status, detail) values ('retention', 'running',"
-		" jsonb_build_object('at_us', $1::bigint, 'batch', $2::bigint)) returning id";
-	const char *p[2] = {r->at, r->batch};
-	PGresult *res = NULL;
+	json_t *params = json_pack("{s:I,s:I}", "at_us", (json_int_t)r->res->at_us, "batch",
+				   (json_int_t)strtoll(r->batch, NULL, 10));
 	int rc;
 
-	/* We hold the lock: any retention still "running" was killed. */
-	if ((rc = db_exec(r->d, NULL, err, "closing interrupted runs", stale, 0, NULL)) < 0 ||
-	    (rc = db_exec(r->d, &res, err, "recording the run", sql, 2, p)) < 0)
-		return rc;
-	r->res->run_id = db_get_i64(res, 0, 0);
-	db_result_free(res);
-	return 0;
+	if (!params)
+		return oom(err);
+	/* Any retention still "running" whose session is gone was killed: runs_begin says so. */
+	rc = runs_begin(&r->res->run_id, r->d, "retention", 0, params, err);
+	json_decref(params);
+	return rc;
 }
 
 static int run_finish(ret *r, const char *status, json_t *detail, pr_error *err)
 {
-	static const char sql[] =
-		"update runs set status = $2, finished_at = now(), detail = detail || $3::jsonb"
-		" where id = $1";
-	char id[24], object[48], *text = json_dumps(detail, JSON_COMPACT | JSON_SORT_KEYS);
-	const char *p[3] = {i64s(id, r->res->run_id), status, text};
+	char object[48], *text = json_dumps(detail, JSON_COMPACT | JSON_SORT_KEYS);
 	int rc;
 
 	if (!text)
 		return oom(err);
-	snprintf(object, sizeof(object), "run:%s", id);
-	rc = db_exec(r->d, NULL, err, "recording the run", sql, 3, p);
+	snprintf(object, sizeof(object), "run:%" PRId64, r->res->run_id);
+	rc = runs_finish(r->d, r->res->run_id, status, detail, err);
 	if (rc == 0)
 		rc = db_audit(r->d, "retention", object, text, err);
 	free(text);

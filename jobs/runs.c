@@ -19,17 +19,17 @@ int runs_reap(db *d, const char *kind, int64_t *n, pr_error *err)
 {
 	/*
 	 * A session is identified by pid and start time: a pid reused by a
-	 * later session does not keep a dead run alive. Runs from before the
-	 * sessions were recorded have no pid and are left as they are. A
+	 * later session does not keep a dead run alive. A run from before
+	 * sessions were recorded (no pid) cannot still be running either. A
 	 * session of another role may hide its start time: alive, then.
 	 */
 	static const char sql[] =
 		"with r as (update runs set status = 'interrupted', finished_at = now(),"
 		"   detail = detail || jsonb_build_object('error',"
 		"     'the process running it ended without finishing it (killed, or the machine stopped)')"
-		" where kind = $1 and status = 'running' and backend_pid is not null"
-		"   and not exists (select 1 from pg_stat_activity a where a.pid = runs.backend_pid"
-		"     and (a.backend_start is null or a.backend_start = runs.backend_start)) returning 1)"
+		" where kind = $1 and status = 'running' and (backend_pid is null"
+		"   or not exists (select 1 from pg_stat_activity a where a.pid = runs.backend_pid"
+		"     and (a.backend_start is null or a.backend_start = runs.backend_start))) returning 1)"
 		" select count(*) from r";
 	const char *p[1] = {kind};
 	struct pg_result *res = NULL;
