@@ -14,6 +14,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "retention.h"
 #include "common/buf.h"
+#include "common/fileio.h"
 #include "common/timeutil.h"
 
 #include <dirent.h>
@@ -25,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define US_TS(n) "('epoch'::timestamptz + $" #n "::bigint * interval '1 microsecond')"
 
@@ -1244,15 +1246,27 @@ out:
 
 void retention_warn_over_budget(const char *prog, const retention_result *r)
 {
-	fprintf(stderr, "%s: over budget: what is left cannot be cut further:", prog);
-	if (r->budget_bytes && r->bytes_used > r->budget_bytes)
-		fprintf(stderr, " %" PRIu64 " bytes of blobs (budget %" PRIu64
-			"), kept by protected (forensic or pinned) captures;", r->bytes_used, r->budget_bytes);
-	if (r->budget_rows && r->rows_used > r->budget_rows)
-		fprintf(stderr, " %" PRIu64 " rows (budget %" PRIu64 "): %" PRIu64
-			" in protected (forensic or pinned) captures, %" PRIu64
-			" in hot captures the budget may not cut further (summary_top 0, or no more"
-			" rows than their top functions);", r->rows_used, r->budget_rows,
-			r->protected_rows, r->uncut_hot_rows);
-	fprintf(stderr, " nothing protected or hot was deleted\n");
+	buf line = BUF_INIT;
+	int rc;
+
+	/* One message, one write (see cli_error); out of memory, none at all. */
+	rc = buf_printf(&line, "%s: over budget: what is left cannot be cut further:", prog);
+	if (rc == 0 && r->budget_bytes && r->bytes_used > r->budget_bytes)
+		rc = buf_printf(&line, " %" PRIu64 " bytes of blobs (budget %" PRIu64 "),"
+				" kept by protected (forensic or pinned) captures;",
+				r->bytes_used, r->budget_bytes);
+	if (rc == 0 && r->budget_rows && r->rows_used > r->budget_rows)
+		rc = buf_printf(&line, " %" PRIu64 " rows (budget %" PRIu64 "): %" PRIu64
+				" in protected (forensic or pinned) captures, %" PRIu64
+				" in hot captures the budget may not cut further"
+				" (summary_top 0, or no more rows than their top functions);",
+				r->rows_used, r->budget_rows, r->protected_rows,
+				r->uncut_hot_rows);
+	if (rc == 0)
+		rc = buf_puts(&line, " nothing protected or hot was deleted\n");
+	if (rc == 0) {
+		fflush(stdout);
+		(void)fileio_write_fd(STDERR_FILENO, line.ptr, line.len);
+	}
+	buf_release(&line);
 }
