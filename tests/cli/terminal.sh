@@ -1,7 +1,7 @@
 #!/bin/bash
 # What reaches a terminal: control, C1 and bidirectional characters in
 # function names are shown escaped by profile show; every message goes
-# to standard error in one write(2).
+# to standard error in one write(2); `profreg help` is `profreg --help`.
 . "$(dirname "$0")/lib.sh"
 fresh_db cli_terminal
 T=$PROFREG_TEST_TMP/cli_terminal
@@ -60,4 +60,12 @@ else
 	not_ok "strace is needed to count write calls (make deps installs it)"
 fi
 
+# 3. `profreg help` is `profreg --help`, to the byte.
+"$PROFREG_BIN" help >"$T/help" 2>&1
+rc1=$?
+"$PROFREG_BIN" --help >"$T/dash-help" 2>&1
+rc2=$?
+[ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && cmp -s "$T/help" "$T/dash-help" && grep -q 'global options' "$T/help" && grep -q '^commands:' "$T/help" && ok "profreg help and profreg --help print the same text" || not_ok "help differs" "$(diff "$T/help" "$T/dash-help")"
+run "$PROFREG_BIN" help ingest
+[ $RC -eq 0 ] && [[ $OUT == "usage: profreg ingest"* ]] && ok "profreg help COMMAND is COMMAND --help" || not_ok "help ingest" "rc=$RC $OUT"
 finish
