@@ -21,6 +21,7 @@ enum {
 	OPT_CONFIG,
 	OPT_QUIET,
 	OPT_JSON,
+	OPT_WIDE,
 	OPT_HELP,
 };
 
@@ -32,6 +33,7 @@ static const cli_option global_opts[] = {
 	{"config", required_argument, OPT_CONFIG, "FILE", "configuration file (JSON)"},
 	{"quiet", no_argument, OPT_QUIET, NULL, "print only errors"},
 	{"json", no_argument, OPT_JSON, NULL, "print data as JSON"},
+	{"wide", no_argument, OPT_WIDE, NULL, "print tables whole: all columns, no name shortened"},
 	{"help", no_argument, OPT_HELP, NULL, "show this help"},
 	{NULL, 0, 0, NULL, NULL},
 };
@@ -168,6 +170,9 @@ int cli_next(cli_parser *p, const char **arg)
 			continue;
 		case OPT_JSON:
 			p->ctx->json = true;
+			continue;
+		case OPT_WIDE:
+			p->ctx->wide = true;
 			continue;
 		case 'h':
 		case OPT_HELP:

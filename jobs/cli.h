@@ -3,8 +3,8 @@
  *
  * Every command has a table of options that drives both getopt_long and
  * its --help text, so the two can never disagree. The global options
- * (--db, --home, --config, --quiet, --json) are accepted before the
- * command and by every command.
+ * (--db, --home, --config, --quiet, --json, --wide) are accepted before
+ * the command and by every command.
  */
 #ifndef PR_CLI_H
 #define PR_CLI_H
@@ -22,6 +22,7 @@ typedef struct cli_ctx {
 	const char *config;  /* --config FILE or NULL */
 	bool quiet;
 	bool json;
+	bool wide;           /* --wide: tables in full (table.h) */
 	const char *prog;    /* "profreg ingest", for messages */
 } cli_ctx;
 

@@ -18,6 +18,7 @@
 #include "pushgw.h"
 #include "reportdata.h"
 #include "retention.h"
+#include "table.h"
 #include "common/timeutil.h"
 #include "pipeline/source.h"
 
@@ -425,6 +426,62 @@ out:
 	return rc;
 }
 
+/* How long a run took, short: "0.4s", "42s", "3m05s", "1h02m"; "-" while it runs. */
+static void format_took(char *out, size_t n, double secs)
+{
+	if (secs < 0)
+		snprintf(out, n, "-");
+	else if (secs < 10)
+		snprintf(out, n, "%.1fs", secs);
+	else if (secs < 60)
+		snprintf(out, n, "%.0fs", secs);
+	else if (secs < 3600)
+		snprintf(out, n, "%dm%02ds", (int)secs / 60, (int)secs % 60);
+	else
+		snprintf(out, n, "%dh%02dm", (int)(secs / 3600), (int)secs % 3600 / 60);
+}
+
+/*
+ * The rows of runs_list's query as a table that fits 80 columns: how long
+ * each run took rather than when it finished, which --wide adds.
+ */
+static int print_runs(const cli_ctx *ctx, const PGresult *res)
+{
+	static const table_col cols[] = {
+		{"ID", TABLE_RIGHT | TABLE_WHOLE, 0, 0},
+		{"KIND", TABLE_WHOLE, 0, 0},
+		{"STATUS", TABLE_WHOLE, 0, 0},
+		{"STARTED", TABLE_WHOLE, 0, 0},
+		{"FINISHED", TABLE_WHOLE | TABLE_WIDE_ONLY, 0, 0},
+		{"DURATION", TABLE_RIGHT | TABLE_WHOLE, 0, 0},
+		{"FINDINGS", TABLE_RIGHT | TABLE_WHOLE, 0, 0},
+		{"FAILED", TABLE_RIGHT | TABLE_WHOLE, 0, 0},
+	};
+	table *t = NULL;
+	int rc = EXIT_OK;
+
+	if (table_new(&t, cols, sizeof(cols) / sizeof(cols[0]), ctx->wide) < 0)
+		goto oom;
+	for (int i = 0; i < db_rows(res); i++) {
+		char took[32];
+		format_took(took, sizeof(took), strtod(db_get_text(res, i, 7), NULL));
+		for (int k = 0; k < 5; k++)
+			table_add(t, db_get_text(res, i, k)[0] ? db_get_text(res, i, k) : "-");
+		table_add(t, took);
+		table_add(t, db_get_text(res, i, 5)[0] ? db_get_text(res, i, 5) : "-");
+		table_add(t, db_get_text(res, i, 6)[0] ? db_get_text(res, i, 6) : "-");
+	}
+	if (table_print(t, stdout) < 0)
+		goto oom;
+	goto out;
+oom:
+	cli_error(ctx, "out of memory");
+	rc = EXIT_RUNTIME;
+out:
+	table_free(t);
+	return rc;
+}
+
 static int runs_list(cli_ctx *ctx, int argc, char **argv)
 {
 	static const cli_option opts[] = {
@@ -434,7 +491,8 @@ static int runs_list(cli_ctx *ctx, int argc, char **argv)
 	static const char sql[] =
 		"select id, kind, status, to_char(started_at at time zone 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
 		" coalesce(to_char(finished_at at time zone 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), ''),"
-		" coalesce(detail->>'findings', ''), coalesce(detail->>'failed', '')"
+		" coalesce(detail->>'findings', ''), coalesce(detail->>'failed', ''),"
+		" coalesce(extract(epoch from finished_at - started_at)::float8, -1)"
 		" from runs order by id desc limit $1";
 	pr_error err = PR_ERROR_INIT;
 	cli_parser *p = NULL;
@@ -472,12 +530,7 @@ static int runs_list(cli_ctx *ctx, int argc, char **argv)
 				"finished_at", db_get_text(res, i, 4)));
 		rc = cli_print_json(ctx, json_pack("{s:o}", "runs", arr));
 	} else {
-		printf("%-6s %-12s %-8s %-20s %-20s %8s %6s\n", "ID", "KIND", "STATUS", "STARTED",
-		       "FINISHED", "FINDINGS", "FAILED");
-		for (int i = 0; i < db_rows(res); i++)
-			printf("%-6s %-12s %-8s %-20s %-20s %8s %6s\n", db_get_text(res, i, 0),
-			       db_get_text(res, i, 1), db_get_text(res, i, 2), db_get_text(res, i, 3),
-			       db_get_text(res, i, 4), db_get_text(res, i, 5), db_get_text(res, i, 6));
+		rc = print_runs(ctx, res);
 	}
 	db_result_free(res);
 	db_close(d);

@@ -1,11 +1,19 @@
 #!/bin/bash
 # What reaches a terminal: control, C1 and bidirectional characters in
 # function names are shown escaped by profile show; every message goes
-# to standard error in one write(2); `profreg help` is `profreg --help`.
+# to standard error in one write(2); the tables of profiles list, profile
+# show, service list, runs list and page list fit 80 columns on a fixture
+# of long names, and --wide shows them whole; `profreg help` is
+# `profreg --help`.
 . "$(dirname "$0")/lib.sh"
 fresh_db cli_terminal
 T=$PROFREG_TEST_TMP/cli_terminal
 rm -rf "$T" && mkdir -p "$T"
+
+# Display columns of the widest line of standard input (escapes are
+# ASCII; U+2026 and the names below are one column a character).
+widest() { LC_ALL=C.UTF-8 wc -L; }
+[ "$(printf 'a\xe2\x80\xa6\n' | widest)" = 2 ] && ok "the C.UTF-8 locale measures display columns" || not_ok "C.UTF-8 locale" "wc -L counts bytes: the widths below mean nothing"
 
 svc=payments-checkout-$(printf 'service%.0s' {1..14})   # 116 characters
 team=team-$(printf 'ledger%.0s' {1..10})
@@ -60,7 +68,35 @@ else
 	not_ok "strace is needed to count write calls (make deps installs it)"
 fi
 
-# 3. `profreg help` is `profreg --help`, to the byte.
+# 3. Tables fit 80 columns; --wide shows every name whole.
+sql "select setval('runs_id_seq', 99990)" >/dev/null
+sql "insert into runs (kind, status, detail, finished_at) values ('post-deploy', 'ok', '{\"findings\": 12, \"failed\": 1}', now() + interval '75 seconds'), ('nightly', 'running', '{}', null), ('analyze', 'failed', '{}', now() + interval '3 hours')"
+svc_id=$(sql "select id from services where name = '$svc'")
+sql "insert into pages (service_id, dedup_key, status, target, event, attempts, last_error, sent_at, detail) values ($svc_id, 'k1', 'failed', 'pagerduty-payments-europe-west-primary-escalation', 'trigger', 5, 'HTTP 400: Invalid routing key; the integration was deleted or its key is wrong', now(), jsonb_build_object('service', '$svc', 'function', '$fn')), ($svc_id, 'k2', 'cancelled', 'am', 'resolve', 0, null, null, '{}')"
+for cmd in "profiles list" "profile show $id" "service list" "runs list" "page list"; do
+	# shellcheck disable=SC2086
+	run pr $cmd
+	w=$(printf '%s\n' "$OUT" | widest)
+	[ $RC -eq 0 ] && [ "$(printf '%s\n' "$OUT" | grep -c .)" -ge 2 ] && [ "$w" -le 80 ] && ok "$cmd: every line fits 80 columns ($w)" || not_ok "$cmd is $w columns" "rc=$RC $ERR" "$OUT"
+done
+run pr profiles list
+[[ $OUT == *"…"* ]] && [[ $OUT != *"$svc"* ]] && [[ $OUT != *"$rel"* ]] && ok "profiles list shortens long names with an ellipsis" || not_ok "ellipsis" "$OUT"
+run pr profiles list --wide
+[[ $OUT == *"$svc"* ]] && [[ $OUT == *"$rel"* ]] && [[ $OUT == *"$host"* ]] && ok "profiles list --wide shows service, release and host whole" || not_ok "profiles list --wide" "$OUT"
+run pr profile show "$id"
+[[ $OUT == *"checkout.(*Ledger).re"*"…"*"Pending.batchWrite"* ]] && [[ $OUT != *"$fn"* ]] && ok "profile show keeps a long function name's head and tail" || not_ok "profile show ellipsis" "$OUT"
+run pr profile show "$id" --wide
+[[ $OUT == *"$fn"* ]] && ok "profile show --wide shows the function name whole" || not_ok "profile show --wide" "$OUT"
+run pr --wide service list
+[[ $OUT == *"$svc"*"$team"* ]] && ok "--wide before the command: service list shows service and team whole" || not_ok "service list --wide" "$OUT"
+run pr runs list --wide
+[[ $OUT == *FINISHED* ]] && [ "$(grep -c '99991 post-deploy ok' <<<"$OUT")" = 1 ] && ok "runs list --wide adds when each run finished" || not_ok "runs list --wide" "$OUT"
+run pr runs list
+[[ $OUT == *"1m15s"* ]] && [[ $OUT == *"3h00m"* ]] && ok "runs list shows how long each run took" || not_ok "runs list duration" "$OUT"
+run pr page list --wide
+[[ $OUT == *"$fn"* ]] && [[ $OUT == *"pagerduty-payments-europe-west-primary-escalation"* ]] && [[ $OUT == *"its key is wrong"* ]] && ok "page list --wide shows target, function and error whole" || not_ok "page list --wide" "$OUT"
+
+# 4. `profreg help` is `profreg --help`, to the byte.
 "$PROFREG_BIN" help >"$T/help" 2>&1
 rc1=$?
 "$PROFREG_BIN" --help >"$T/dash-help" 2>&1

@@ -2,7 +2,8 @@
  * test_cli.c: what reaches a terminal. Names in their safe form (C0, DEL,
  * C1, bidirectional controls, line and paragraph separators and bytes
  * that are not UTF-8 escaped; everything else kept) and their display
- * width.
+ * width; tables that fit 80 columns, shorten names in the middle without
+ * splitting a character or an escape, and show everything in wide mode.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
@@ -15,6 +16,7 @@
 #include <cmocka.h>
 
 #include "jobs/cli.h"
+#include "jobs/table.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -142,6 +144,193 @@ static void test_put_safe_pads_by_display_columns(void **state)
 	free(s);
 }
 
+/* ---- tables ---- */
+
+/* Display columns of a line of the test tables (ASCII, escapes, U+2026, CJK). */
+static int line_cols(const char *s, size_t n)
+{
+	char *copy = strndup(s, n);
+	int cols;
+
+	assert_non_null(copy);
+	cols = cli_width(copy);
+	free(copy);
+	return cols;
+}
+
+/* Print `t` and return its text (the caller frees); checks the line widths. */
+static char *render(table *t, int max_cols)
+{
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	assert_non_null(f);
+	assert_int_equal(table_print(t, f), 0);
+	assert_int_equal(fclose(f), 0);
+	for (const char *p = out, *nl; *p; p = nl + 1) {
+		nl = strchr(p, '\n');
+		assert_non_null(nl);
+		if (max_cols && line_cols(p, (size_t)(nl - p)) > max_cols)
+			fail_msg("line wider than %d: '%.*s'", max_cols, (int)(nl - p), p);
+		if (nl > p && nl[-1] == ' ')
+			fail_msg("trailing blank: '%.*s'", (int)(nl - p), p);
+	}
+	return out;
+}
+
+static const char long_name[] = "checkout.(*Ledger).reconcileAndBatchWrite";
+
+static void test_long_name_loses_its_middle(void **state)
+{
+	static const table_col cols[] = {{"FUNCTION", TABLE_LEFT, 0, 30}};
+	table *t = NULL;
+	char *out;
+
+	(void)state;
+	assert_int_equal(table_new(&t, cols, N(cols), false), 0);
+	table_add(t, long_name);
+	table_add(t, "short");
+	out = render(t, 30);
+	assert_string_equal(out, "FUNCTION\n"
+				 "checkout.(*Ledg\xe2\x80\xa6" "eAndBatchWrite\n"
+				 "short\n");
+	free(out);
+	table_free(t);
+}
+
+static void test_wide_shows_everything(void **state)
+{
+	static const table_col cols[] = {
+		{"ID", TABLE_RIGHT | TABLE_WHOLE, 0, 0},
+		{"WHEN", TABLE_WHOLE | TABLE_WIDE_ONLY, 0, 0},
+		{"FUNCTION", TABLE_LEFT, 0, 30},
+	};
+	table *t = NULL;
+	char *out;
+
+	(void)state;
+	assert_int_equal(table_new(&t, cols, N(cols), true), 0);
+	table_add(t, "7");
+	table_add(t, "2026-03-11T00:00:00Z");
+	table_add(t, long_name);
+	out = render(t, 0);
+	assert_non_null(strstr(out, long_name));
+	assert_non_null(strstr(out, "2026-03-11T00:00:00Z"));
+	assert_non_null(strstr(out, "WHEN"));
+	free(out);
+	table_free(t);
+	/* The same table, not wide: no WHEN column, the name shortened. */
+	assert_int_equal(table_new(&t, cols, N(cols), false), 0);
+	table_add(t, "7");
+	table_add(t, "2026-03-11T00:00:00Z");
+	table_add(t, long_name);
+	out = render(t, 80);
+	assert_string_equal(out, "ID FUNCTION\n"
+				 " 7 checkout.(*Ledg\xe2\x80\xa6" "eAndBatchWrite\n");
+	free(out);
+	table_free(t);
+}
+
+static void test_columns_shrink_to_fit_80(void **state)
+{
+	static const table_col cols[] = {
+		{"ID", TABLE_RIGHT | TABLE_WHOLE, 0, 0},
+		{"SERVICE", TABLE_LEFT, 8, 0},
+		{"CAPTURED", TABLE_WHOLE, 0, 0},
+		{"FUNCTION", TABLE_LEFT, 12, 0},
+		{"N", TABLE_RIGHT | TABLE_WHOLE, 0, 0},
+	};
+	char name[200];
+	table *t = NULL;
+	char *out;
+
+	(void)state;
+	memset(name, 'f', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	assert_int_equal(table_new(&t, cols, N(cols), false), 0);
+	for (int i = 0; i < 3; i++) {
+		table_addf(t, "%d", 1000 + i);
+		table_add(t, "payments-checkout-service-with-a-very-long-name-indeed");
+		table_add(t, "2026-03-11T00:00:00Z");
+		table_add(t, name);
+		table_addf(t, "%d", i);
+	}
+	out = render(t, 80);
+	/* Whole columns stay whole; both names are shortened. */
+	assert_non_null(strstr(out, "1002"));
+	assert_non_null(strstr(out, "2026-03-11T00:00:00Z"));
+	assert_non_null(strstr(out, "payments-"));
+	assert_null(strstr(out, "payments-checkout-service-with-a-very-long-name-indeed"));
+	assert_non_null(strstr(out, "\xe2\x80\xa6"));
+	/* The title line is exactly 80 columns here: all the room is used. */
+	assert_int_equal(line_cols(out, (size_t)(strchr(out, '\n') - out)), 80);
+	free(out);
+	table_free(t);
+}
+
+static void test_shortening_never_splits_an_escape_or_a_character(void **state)
+{
+	static const table_col cols[] = {{"NAME", TABLE_LEFT, 0, 10}};
+	table *t = NULL;
+	char *out;
+
+	(void)state;
+	assert_int_equal(table_new(&t, cols, N(cols), false), 0);
+	/* Head budget 5: "abc" and then "\x1b" (4 columns) would not fit. */
+	table_add(t, "abc\x1b" "defghijklmnopqrstuv");
+	/* CJK, 2 columns each: 2 fit the head (4 <= 5), the third would not. */
+	table_add(t, "\xe4\xb8\x80\xe4\xb8\x81\xe4\xb8\x82\xe4\xb8\x83\xe4\xb8\x84\xe4\xb8\x85");
+	/* A C1 escape (8 columns) is dropped whole, never cut. */
+	table_add(t, "\xc2\x9b\xc2\x9b\xc2\x9b");
+	out = render(t, 10);
+	assert_string_equal(out, "NAME\n"
+				 "abc\xe2\x80\xa6" "stuv\n"
+				 "\xe4\xb8\x80\xe4\xb8\x81\xe2\x80\xa6\xe4\xb8\x84\xe4\xb8\x85\n"
+				 "\xe2\x80\xa6\n");
+	assert_null(strstr(out, "\x1b"));
+	free(out);
+	table_free(t);
+}
+
+static void test_cells_are_escaped_and_right_aligned(void **state)
+{
+	static const table_col cols[] = {
+		{"NAME", TABLE_LEFT, 0, 0},
+		{"COUNT", TABLE_RIGHT | TABLE_WHOLE, 0, 0},
+	};
+	table *t = NULL;
+	char *out;
+
+	(void)state;
+	assert_int_equal(table_new(&t, cols, N(cols), false), 0);
+	table_add(t, "a\xe2\x80\xae" "b");
+	table_add(t, "7");
+	table_add(t, NULL);
+	table_addf(t, "%d", 12345);
+	out = render(t, 80);
+	assert_string_equal(out, "NAME       COUNT\n"
+				 "a\\u{202e}b     7\n"
+				 "-          12345\n");
+	free(out);
+	table_free(t);
+}
+
+static void test_a_missing_last_cell_prints_empty(void **state)
+{
+	static const table_col cols[] = {{"A", TABLE_LEFT, 0, 0}, {"B", TABLE_LEFT, 0, 0}};
+	table *t = NULL;
+	char *out;
+
+	(void)state;
+	assert_int_equal(table_new(&t, cols, N(cols), false), 0);
+	table_add(t, "x");
+	out = render(t, 80);
+	assert_string_equal(out, "A B\nx\n");
+	free(out);
+	table_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -149,6 +338,12 @@ int main(void)
 		cmocka_unit_test(test_escaped_form_holds_no_control_byte),
 		cmocka_unit_test(test_unit_next_steps_over_whole_characters),
 		cmocka_unit_test(test_put_safe_pads_by_display_columns),
+		cmocka_unit_test(test_long_name_loses_its_middle),
+		cmocka_unit_test(test_wide_shows_everything),
+		cmocka_unit_test(test_columns_shrink_to_fit_80),
+		cmocka_unit_test(test_shortening_never_splits_an_escape_or_a_character),
+		cmocka_unit_test(test_cells_are_escaped_and_right_aligned),
+		cmocka_unit_test(test_a_missing_last_cell_prints_empty),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
