@@ -1,5 +1,6 @@
 /*
- * fileio.h: reading whole files under a size limit, and durable writes.
+ * fileio.h: reading whole files under a size limit, durable writes, and
+ * the one policy for writing to a path a user named (--out).
  */
 #ifndef PR_FILEIO_H
 #define PR_FILEIO_H
@@ -21,6 +22,33 @@ int fileio_read(buf *out, const char *path, size_t max, pr_error *err);
  */
 int fileio_write_atomic(const char *path, const void *data, size_t len,
 			unsigned mode, pr_error *err);
+
+/*
+ * Write `len` bytes to the output path a user named (--out), never
+ * replacing anything that is not a regular file:
+ *
+ * - "-", "/dev/stdout", "/dev/stderr" and "/dev/fd/N" name a descriptor
+ *   this process already holds (as they do in shell redirections): the
+ *   bytes are written to it as they are (standard output through stdio,
+ *   flushed);
+ * - a path that does not exist, or a regular file: written whole or not
+ *   at all, as fileio_write_atomic does (a new file gets `mode`);
+ * - a character device or a FIFO (/dev/null, a terminal, mkfifo): opened
+ *   and written in place; opening a FIFO waits for its reader;
+ * - a symbolic link is refused, not followed, and so are directories,
+ *   sockets and block devices: PR_EUSAGE with a message naming the path.
+ *
+ * Other failures are PR_EIO (PR_ENOMEM). The caller keeps `data`.
+ */
+int fileio_write_out(const char *path, const void *data, size_t len, unsigned mode,
+		     pr_error *err);
+
+/*
+ * Write all `len` bytes to `fd`, retrying after EINTR and short writes.
+ * Returns 0, or -1 with errno set. Meant for one message in one call:
+ * the bytes go out in a single write(2) unless the kernel takes fewer.
+ */
+int fileio_write_fd(int fd, const void *data, size_t len);
 
 /* mkdir -p with `mode` for the directories it creates. */
 int fileio_mkdirs(const char *path, unsigned mode, pr_error *err);

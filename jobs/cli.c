@@ -4,13 +4,16 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 #include "exitcode.h"
+#include "../common/fileio.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum {
 	OPT_DB = 1000,
@@ -18,6 +21,7 @@ enum {
 	OPT_CONFIG,
 	OPT_QUIET,
 	OPT_JSON,
+	OPT_WIDE,
 	OPT_HELP,
 };
 
@@ -29,6 +33,7 @@ static const cli_option global_opts[] = {
 	{"config", required_argument, OPT_CONFIG, "FILE", "configuration file (JSON)"},
 	{"quiet", no_argument, OPT_QUIET, NULL, "print only errors"},
 	{"json", no_argument, OPT_JSON, NULL, "print data as JSON"},
+	{"wide", no_argument, OPT_WIDE, NULL, "print tables whole: all columns, no name shortened"},
 	{"help", no_argument, OPT_HELP, NULL, "show this help"},
 	{NULL, 0, 0, NULL, NULL},
 };
@@ -166,6 +171,9 @@ int cli_next(cli_parser *p, const char **arg)
 		case OPT_JSON:
 			p->ctx->json = true;
 			continue;
+		case OPT_WIDE:
+			p->ctx->wide = true;
+			continue;
 		case 'h':
 		case OPT_HELP:
 			cli_print_help(p, stdout);
@@ -195,14 +203,20 @@ int cli_optind(const cli_parser *p)
 
 static void vreport(const cli_ctx *ctx, const char *kind, const char *fmt, va_list ap)
 {
+	static const char oom[] = "profreg: out of memory while reporting an error\n";
 	char msg[2 * PR_ERROR_MSG_MAX];
+	buf line = BUF_INIT;
 
 	/* Messages quote names and paths from outside: no escape reaches the terminal. */
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	fflush(stdout);
-	fprintf(stderr, "%s: %s", ctx->prog ? ctx->prog : "profreg", kind);
-	cli_put_safe(stderr, msg, 0);
-	fputc('\n', stderr);
+	/* The whole line in one write: lines of two processes never mix. */
+	if (buf_printf(&line, "%s: %s", ctx->prog ? ctx->prog : "profreg", kind) < 0 ||
+	    cli_escape(&line, msg) < 0 || buf_putc(&line, '\n') < 0)
+		(void)fileio_write_fd(STDERR_FILENO, oom, sizeof(oom) - 1);
+	else
+		(void)fileio_write_fd(STDERR_FILENO, line.ptr, line.len);
+	buf_release(&line);
 }
 
 void cli_error(const cli_ctx *ctx, const char *fmt, ...)
@@ -289,12 +303,25 @@ int cli_dispatch(cli_ctx *ctx, const cli_command *cmds, const char *group,
 
 	if (argc < 1 || strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0 ||
 	    strcmp(argv[0], "help") == 0) {
-		FILE *f = argc < 1 ? stderr : stdout;
-		fprintf(f, "usage: %s COMMAND [options]\n\ncommands:\n", group);
-		for (const cli_command *c = cmds; c->name; c++)
-			fprintf(f, "  %-14s %s\n", c->name, c->help);
-		fprintf(f, "\nRun '%s COMMAND --help' for a command's options.\n", group);
-		return argc < 1 ? EXIT_USAGE : EXIT_OK;
+		/* Asked for, on stdout; as the answer to a missing command, on
+		 * stderr in one write like every message. */
+		buf text = BUF_INIT;
+		int brc = buf_printf(&text, "usage: %s COMMAND [options]\n\ncommands:\n", group);
+		for (const cli_command *c = cmds; c->name && brc == 0; c++)
+			brc = buf_printf(&text, "  %-14s %s\n", c->name, c->help);
+		if (brc == 0)
+			brc = buf_printf(&text, "\nRun '%s COMMAND --help' for a command's"
+					 " options.\n", group);
+		if (brc < 0) {
+			cli_error(ctx, "out of memory");
+		} else if (argc < 1) {
+			fflush(stdout);
+			(void)fileio_write_fd(STDERR_FILENO, text.ptr, text.len);
+		} else {
+			fwrite(text.ptr, 1, text.len, stdout);
+		}
+		buf_release(&text);
+		return brc < 0 ? EXIT_RUNTIME : argc < 1 ? EXIT_USAGE : EXIT_OK;
 	}
 	for (const cli_command *c = cmds; c->name; c++) {
 		if (strcmp(c->name, argv[0]) != 0)
@@ -318,19 +345,137 @@ int cli_finish(const cli_ctx *ctx, int code)
 	return code;
 }
 
-void cli_put_safe(FILE *f, const char *s, int width)
+/*
+ * The scalar value of the UTF-8 sequence at `s` into *cp, and its length;
+ * 0 when `s` does not start a valid sequence (overlong forms, surrogates
+ * and values past U+10FFFF are not valid). Never reads past a NUL.
+ */
+static size_t utf8_decode(const unsigned char *s, uint32_t *cp)
 {
+	uint32_t v, min;
+	size_t n;
+
+	if (s[0] < 0x80) {
+		*cp = s[0];
+		return 1;
+	}
+	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+		n = 2, v = s[0] & 0x1f, min = 0x80;
+	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+		n = 3, v = s[0] & 0x0f, min = 0x800;
+	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		n = 4, v = s[0] & 0x07, min = 0x10000;
+	} else {
+		return 0;
+	}
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		v = v << 6 | (s[i] & 0x3f);
+	}
+	if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff))
+		return 0;
+	*cp = v;
+	return n;
+}
+
+/* Characters a terminal would act on rather than show (see cli.h). */
+static bool must_escape(uint32_t cp)
+{
+	return cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f) || cp == 0x61c ||
+	       cp == 0x200e || cp == 0x200f || (cp >= 0x202a && cp <= 0x202e) ||
+	       (cp >= 0x2066 && cp <= 0x2069) || cp == 0x2028 || cp == 0x2029;
+}
+
+static bool in_ranges(uint32_t cp, const uint32_t (*r)[2], size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (cp >= r[i][0] && cp <= r[i][1])
+			return true;
+	return false;
+}
+
+/* Columns of a printable character: wcwidth, roughly, without a locale. */
+static int char_cols(uint32_t cp)
+{
+	static const uint32_t zero[][2] = {
+		{0x0300, 0x036f}, {0x0483, 0x0489}, {0x0591, 0x05bd}, {0x0610, 0x061a},
+		{0x064b, 0x065f}, {0x1ab0, 0x1aff}, {0x1dc0, 0x1dff}, {0x200b, 0x200d},
+		{0x2060, 0x2064}, {0x20d0, 0x20ff}, {0xfe00, 0xfe0f}, {0xfe20, 0xfe2f},
+		{0xfeff, 0xfeff},
+	};
+	static const uint32_t wide[][2] = {
+		{0x1100, 0x115f}, {0x2e80, 0x303e}, {0x3041, 0x33ff}, {0x3400, 0x4dbf},
+		{0x4e00, 0x9fff}, {0xa000, 0xa4cf}, {0xac00, 0xd7a3}, {0xf900, 0xfaff},
+		{0xfe30, 0xfe4f}, {0xff00, 0xff60}, {0xffe0, 0xffe6}, {0x1f300, 0x1f64f},
+		{0x1f900, 0x1f9ff}, {0x20000, 0x3fffd},
+	};
+
+	if (cp < 0x300)
+		return 1;
+	if (in_ranges(cp, zero, sizeof(zero) / sizeof(zero[0])))
+		return 0;
+	if (in_ranges(cp, wide, sizeof(wide) / sizeof(wide[0])))
+		return 2;
+	return 1;
+}
+
+size_t cli_unit_next(cli_unit *out, const char *s)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	uint32_t cp = 0;
+	size_t n = utf8_decode(u, &cp);
+
+	if (n == 0) {
+		/* Not UTF-8: show the one byte, and go on with the next. */
+		out->cols = snprintf(out->text, sizeof(out->text), "\\x%02x", u[0]);
+		return 1;
+	}
+	if (must_escape(cp)) {
+		out->cols = snprintf(out->text, sizeof(out->text),
+				     cp < 0x80 ? "\\x%02x" : "\\u{%04x}", (unsigned)cp);
+		return n;
+	}
+	memcpy(out->text, s, n);
+	out->text[n] = '\0';
+	out->cols = char_cols(cp);
+	return n;
+}
+
+int cli_escape(buf *out, const char *s)
+{
+	cli_unit u;
+	int rc;
+
+	while (*s) {
+		s += cli_unit_next(&u, s);
+		if ((rc = buf_puts(out, u.text)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+int cli_width(const char *s)
+{
+	cli_unit u;
 	int cols = 0;
 
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p < 0x20 || *p == 0x7f) {
-			fprintf(f, "\\x%02x", *p);
-			cols += 4;
-		} else {
-			fputc(*p, f);
-			if ((*p & 0xc0) != 0x80)
-				cols++;
-		}
+	while (*s) {
+		s += cli_unit_next(&u, s);
+		cols += u.cols;
+	}
+	return cols;
+}
+
+void cli_put_safe(FILE *f, const char *s, int width)
+{
+	cli_unit u;
+	int cols = 0;
+
+	while (*s) {
+		s += cli_unit_next(&u, s);
+		fputs(u.text, f);
+		cols += u.cols;
 	}
 	for (; cols < width; cols++)
 		fputc(' ', f);

@@ -3,8 +3,8 @@
  *
  * Every command has a table of options that drives both getopt_long and
  * its --help text, so the two can never disagree. The global options
- * (--db, --home, --config, --quiet, --json) are accepted before the
- * command and by every command.
+ * (--db, --home, --config, --quiet, --json, --wide) are accepted before
+ * the command and by every command.
  */
 #ifndef PR_CLI_H
 #define PR_CLI_H
@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "../common/buf.h"
 #include "../common/error.h"
 
 typedef struct cli_ctx {
@@ -21,6 +22,7 @@ typedef struct cli_ctx {
 	const char *config;  /* --config FILE or NULL */
 	bool quiet;
 	bool json;
+	bool wide;           /* --wide: tables in full (table.h) */
 	const char *prog;    /* "profreg ingest", for messages */
 } cli_ctx;
 
@@ -69,14 +71,18 @@ int cli_optind(const cli_parser *p);
 /* Print the usage and option table of a parser to `f`. */
 void cli_print_help(const cli_parser *p, FILE *f);
 
-/* Print "profreg CMD: msg" to stderr, one line. */
+/*
+ * Print "profreg CMD: msg" to stderr as one line in one write(2), in its
+ * safe form (see cli_escape), so that lines of processes sharing a log
+ * never interleave.
+ */
 void cli_error(const cli_ctx *ctx, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /* Report a recorded error and return the matching exit code. */
 int cli_fail(const cli_ctx *ctx, const pr_error *err);
 
-/* Print a warning unless --quiet. */
+/* Print "profreg CMD: warning: msg" like cli_error, unless --quiet. */
 void cli_warn(const cli_ctx *ctx, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
@@ -98,11 +104,48 @@ int cli_finish(const cli_ctx *ctx, int code);
 
 
 /*
- * Write a name taken from a profile to a terminal or log safely: control
- * characters (ANSI escapes, newlines) are shown as \xNN, so a hostile
- * function name cannot rewrite the operator's screen or forge log lines.
- * Pads with spaces to `width` display columns when width > 0 (counting
- * UTF-8 sequences as one column each).
+ * Text from outside (a profile's names, paths, messages quoting them) is
+ * shown on a terminal or in a log in a safe form, so a hostile function
+ * name can neither rewrite the operator's screen, reorder what it shows,
+ * nor forge log lines. Everything else stays as it is (UTF-8 included):
+ *
+ * - C0 controls (U+0000 to U+001F) and DEL: \xNN ("\x1b", "\x0a");
+ * - a byte that is not part of valid UTF-8 (a stray continuation byte, an
+ *   overlong form, a surrogate, a cut sequence): \xNN too ("\xff");
+ * - C1 controls (U+0080 to U+009F), the bidirectional controls (U+061C,
+ *   U+200E, U+200F, U+202A to U+202E, U+2066 to U+2069) and the line and
+ *   paragraph separators (U+2028, U+2029): \u{NNNN}, four lower-case hex
+ *   digits ("\u{009b}", "\u{202e}").
+ *
+ * A backslash is shown as itself. Display columns follow wcwidth
+ * roughly, without a locale: combining marks and zero-width characters
+ * take 0, East Asian wide characters and emoji 2, the rest 1; an escape
+ * takes as many columns as it has characters.
+ */
+
+/* One display unit: a character, or the escape shown in its place. */
+#define CLI_UNIT_MAX 12
+typedef struct cli_unit {
+	char text[CLI_UNIT_MAX]; /* NUL-terminated UTF-8 bytes or escape */
+	int cols;                /* display columns */
+} cli_unit;
+
+/*
+ * Read the unit at the start of `s`, which must not be at its end (*s !=
+ * '\0'), into `out`. Returns how many bytes of `s` it stands for (1 to
+ * 4).
+ */
+size_t cli_unit_next(cli_unit *out, const char *s);
+
+/* Append the safe form of `s` to `out`; returns 0 or buf_put's code. */
+int cli_escape(buf *out, const char *s);
+
+/* Display columns of the safe form of `s`. */
+int cli_width(const char *s);
+
+/*
+ * Write `s` in its safe form to `f`, padded with spaces to `width`
+ * display columns when width > 0.
  */
 void cli_put_safe(FILE *f, const char *s, int width);
 

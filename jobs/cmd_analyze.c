@@ -4,6 +4,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "baselines/analysis.h"
 #include "analyze.h"
+#include "table.h"
 #include "pager.h"
 #include "config.h"
 #include "commands.h"
@@ -78,9 +79,27 @@ static json_t *num_or_null(double v)
 	return isnan(v) || isinf(v) ? json_null() : json_real(v);
 }
 
-static void print_text(const analysis *a, int64_t run_id)
+/*
+ * The findings as a table that fits 80 columns; --wide adds the release,
+ * the 95% interval and the captures, and shows every name whole.
+ */
+static int print_text(const cli_ctx *ctx, const analysis *a, int64_t run_id)
 {
+	static const table_col cols[] = {
+		{"SEVERITY", TABLE_WHOLE, 0, 0},
+		{"DIRECTION", TABLE_WHOLE, 0, 0},
+		{"SERVICE", TABLE_LEFT, 6, 24},
+		{"RELEASE", TABLE_WIDE_ONLY, 0, 0},
+		{"FUNCTION", TABLE_LEFT, 16, 0},
+		{"SHARE %", TABLE_RIGHT | TABLE_WHOLE, 0, 0},
+		{"CHANGE", TABLE_RIGHT | TABLE_WHOLE, 0, 0},
+		{"95% CI (PP)", TABLE_RIGHT | TABLE_WHOLE | TABLE_WIDE_ONLY, 0, 0},
+		{"Q", TABLE_RIGHT | TABLE_WHOLE, 0, 0},
+		{"CAPTURES", TABLE_RIGHT | TABLE_WHOLE | TABLE_WIDE_ONLY, 0, 0},
+	};
 	char when[TIME_FMT_MAX];
+	table *t = NULL;
+	int rc = 0;
 
 	time_format(when, a->opts.at_us);
 	printf("analysis at %s: %zu service%s analysed, %zu tests, %zu findings",
@@ -89,30 +108,34 @@ static void print_text(const analysis *a, int64_t run_id)
 		printf(" (run %" PRId64 ")", run_id);
 	printf("\n");
 	for (size_t i = 0; i < a->nskipped; i++) {
-		printf("skipped %s/%s: ", a->skipped[i].service, a->skipped[i].type);
+		printf("skipped ");
+		cli_put_safe(stdout, a->skipped[i].service, 0);
+		printf("/%s: ", a->skipped[i].type);
 		cli_put_safe(stdout, a->skipped[i].reason, 0);
 		putchar('\n');
 	}
 	if (!a->nfindings)
-		return;
-	printf("\n%-9s %-14s %-18s %-16s %18s %22s %9s %9s\n", "SEVERITY", "DIRECTION", "SERVICE",
-	       "RELEASE", "SHARE", "CHANGE (95% CI)", "Q", "CAPTURES");
+		return 0;
+	putchar('\n');
+	if ((rc = table_new(&t, cols, sizeof(cols) / sizeof(cols[0]), ctx->wide)) < 0)
+		goto out;
 	for (size_t i = 0; i < a->ntests && a->tests[i].significant; i++) {
 		const finding *f = &a->tests[i];
-		char share[40], change[48], caps[24];
-		snprintf(share, sizeof(share), "%.2f%% -> %.2f%%", 100 * f->baseline_share,
-			 100 * f->current_share);
-		snprintf(change, sizeof(change), "%+.2fpp [%+.2f, %+.2f]", 100 * f->delta,
-			 100 * f->ci_low, 100 * f->ci_high);
-		snprintf(caps, sizeof(caps), "%zu/%zu", f->current_captures, f->baseline_captures);
-		printf("%-9s %-14s ", stats_severity_name(f->severity), finding_dir_name(f->direction));
-		cli_put_safe(stdout, f->service, 18);
-		putchar(' ');
-		cli_put_safe(stdout, f->current_release, 16);
-		printf(" %18s %22s %9.2g %9s\n          ", share, change, f->q_value, caps);
-		cli_put_safe(stdout, f->function, 0);
-		putchar('\n');
+		table_add(t, stats_severity_name(f->severity));
+		table_add(t, finding_dir_name(f->direction));
+		table_add(t, f->service);
+		table_add(t, f->current_release);
+		table_add(t, f->function);
+		table_addf(t, "%.2f->%.2f", 100 * f->baseline_share, 100 * f->current_share);
+		table_addf(t, "%+.2fpp", 100 * f->delta);
+		table_addf(t, "[%+.2f, %+.2f]", 100 * f->ci_low, 100 * f->ci_high);
+		table_addf(t, "%.2g", f->q_value);
+		table_addf(t, "%zu/%zu", f->current_captures, f->baseline_captures);
 	}
+	rc = table_print(t, stdout);
+out:
+	table_free(t);
+	return rc;
 }
 
 int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
@@ -279,7 +302,12 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 			"pages", "enqueued", (json_int_t)a->pages_enqueued, "sent", (json_int_t)r.pages.sent,
 			"failed", (json_int_t)r.pages.failed, "pending", (json_int_t)r.pages.pending));
 	} else {
-		print_text(&r.a, r.run_id);
+		if (print_text(ctx, &r.a, r.run_id) < 0) {
+			/* The run is recorded: this is only what it prints. */
+			cli_error(ctx, "out of memory");
+			rc = EXIT_RUNTIME;
+			goto out;
+		}
 		if (r.a.pages_enqueued || r.pages.sent || r.pages.failed || r.pages.pending)
 			printf("pages: %zu enqueued, %zu sent, %zu failed, %zu pending\n",
 			       r.a.pages_enqueued, r.pages.sent, r.pages.failed, r.pages.pending);

@@ -9,6 +9,7 @@
 #include "context.h"
 #include "exitcode.h"
 #include "reportdata.h"
+#include "common/fileio.h"
 #include "common/timeutil.h"
 
 #include <stdio.h>
@@ -105,7 +106,7 @@ int cmd_diff(cli_ctx *ctx, int argc, char **argv)
 		goto fail;
 	rc = strcmp(fmt, "md") == 0 ? report_md(&text, &r, &err)
 	   : strcmp(fmt, "json") == 0 ? report_json(&text, &r, &err) : report_html(&text, &r, &err);
-	if (rc < 0 || (rc = reportdata_write_file(outp, text.ptr, text.len, &err)) < 0)
+	if (rc < 0 || (rc = fileio_write_out(outp, text.ptr, text.len, 0644, &err)) < 0)
 		goto fail;
 	if (strcmp(outp, "-") != 0 && !ctx->quiet)
 		printf("%s\n", outp);

@@ -8,6 +8,7 @@
 #include "context.h"
 #include "exitcode.h"
 #include "reportdata.h"
+#include "common/fileio.h"
 #include "common/timeutil.h"
 #include "reports/export.h"
 
@@ -114,7 +115,7 @@ int cmd_export(cli_ctx *ctx, int argc, char **argv)
 		if ((rc = export_write(&text, merged, 0, fmt, sel.text, &err)) < 0)
 			goto fail;
 	}
-	if ((rc = reportdata_write_file(outp, text.ptr, text.len, &err)) < 0)
+	if ((rc = fileio_write_out(outp, text.ptr, text.len, 0644, &err)) < 0)
 		goto fail;
 	if (strcmp(outp, "-") != 0 && !ctx->quiet)
 		fprintf(stderr, "exported %zu capture%s to %s\n", ncaps, ncaps == 1 ? "" : "s", outp);

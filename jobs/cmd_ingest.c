@@ -91,13 +91,17 @@ static int validate_request(const ingest_request *r, pr_error *err)
 	return ingest_validate(r, err);
 }
 
+/* The progress line on a terminal, in one write like every message. */
 static void progress(ingest_run *run, const char *name)
 {
+	buf line = BUF_INIT;
+
 	if (!run->progress)
 		return;
-	fprintf(stderr, "\r\033[K[%zu/%zu] ", run->done + 1, run->total);
-	cli_put_safe(stderr, name, 0);
-	fflush(stderr);
+	if (buf_printf(&line, "\r\033[K[%zu/%zu] ", run->done + 1, run->total) == 0 &&
+	    cli_escape(&line, name) == 0)
+		(void)fileio_write_fd(STDERR_FILENO, line.ptr, line.len);
+	buf_release(&line);
 }
 
 static void progress_end(ingest_run *run)

@@ -8,6 +8,7 @@
 #include "exitcode.h"
 #include "nightly.h"
 #include "runs.h"
+#include "table.h"
 #include "common/timeutil.h"
 
 #include <inttypes.h>
@@ -206,6 +207,76 @@ out:
 	return rc;
 }
 
+/* How long a run took, short: "0.4s", "42s", "3m05s", "1h02m"; "-" while it runs. */
+static void format_took(char *out, size_t n, double secs)
+{
+	if (secs < 0)
+		snprintf(out, n, "-");
+	else if (secs < 10)
+		snprintf(out, n, "%.1fs", secs);
+	else if (secs < 60)
+		snprintf(out, n, "%.0fs", secs);
+	else if (secs < 3600)
+		snprintf(out, n, "%dm%02ds", (int)secs / 60, (int)secs % 60);
+	else
+		snprintf(out, n, "%dh%02dm", (int)(secs / 3600), (int)secs % 3600 / 60);
+}
+
+/*
+ * The runs as a table that fits 80 columns: how long each run took
+ * rather than when it finished, which --wide adds.
+ */
+static int print_runs(const cli_ctx *ctx, const json_t *runs)
+{
+	static const table_col cols[] = {
+		{"ID", TABLE_RIGHT | TABLE_WHOLE, 0, 0},
+		{"KIND", TABLE_WHOLE, 0, 0},
+		{"STATUS", TABLE_WHOLE, 0, 0},
+		{"STARTED", TABLE_WHOLE, 0, 0},
+		{"FINISHED", TABLE_WHOLE | TABLE_WIDE_ONLY, 0, 0},
+		{"DURATION", TABLE_RIGHT | TABLE_WHOLE, 0, 0},
+		{"FINDINGS", TABLE_RIGHT | TABLE_WHOLE, 0, 0},
+		{"FAILED", TABLE_RIGHT | TABLE_WHOLE, 0, 0},
+	};
+	table *t = NULL;
+	const json_t *r;
+	size_t i;
+	int rc = EXIT_OK;
+
+	if (table_new(&t, cols, sizeof(cols) / sizeof(cols[0]), ctx->wide) < 0)
+		goto oom;
+	json_array_foreach(runs, i, r) {
+		const char *fin = json_string_value(json_object_get(r, "finished_at"));
+		const json_t *secs = json_object_get(r, "seconds"), *nf = json_object_get(r, "findings");
+		const json_t *failed = json_object_get(r, "failed");
+		char took[32];
+		format_took(took, sizeof(took), json_is_number(secs) ? json_number_value(secs) : -1);
+		table_addf(t, "%" JSON_INTEGER_FORMAT, json_integer_value(json_object_get(r, "id")));
+		table_add(t, json_string_value(json_object_get(r, "kind")));
+		table_add(t, json_string_value(json_object_get(r, "status")));
+		table_add(t, json_string_value(json_object_get(r, "started_at")));
+		table_add(t, fin ? fin : "-");
+		table_add(t, took);
+		if (json_is_integer(nf))
+			table_addf(t, "%" JSON_INTEGER_FORMAT, json_integer_value(nf));
+		else
+			table_add(t, "-");
+		if (json_is_integer(failed))
+			table_addf(t, "%" JSON_INTEGER_FORMAT, json_integer_value(failed));
+		else
+			table_add(t, "-");
+	}
+	if (table_print(t, stdout) < 0)
+		goto oom;
+	goto out;
+oom:
+	cli_error(ctx, "out of memory");
+	rc = EXIT_RUNTIME;
+out:
+	table_free(t);
+	return rc;
+}
+
 static int runs_list_cmd(cli_ctx *ctx, int argc, char **argv)
 {
 	static const cli_option opts[] = {
@@ -215,10 +286,9 @@ static int runs_list_cmd(cli_ctx *ctx, int argc, char **argv)
 	pr_error err = PR_ERROR_INIT;
 	cli_parser *p = NULL;
 	db *d = NULL;
-	json_t *runs = NULL, *r;
+	json_t *runs = NULL;
 	const char *arg;
 	unsigned long long limit = 20;
-	size_t i;
 	int c, rc = 0;
 
 	if (cli_parser_new(&p, ctx, argc, argv, opts, "profreg runs list [--limit N] [--json]",
@@ -239,23 +309,9 @@ static int runs_list_cmd(cli_ctx *ctx, int argc, char **argv)
 	db_close(d);
 	if (ctx->json)
 		return cli_print_json(ctx, json_pack("{s:o}", "runs", runs));
-	printf("%-6s %-12s %-11s %-20s %-20s %8s\n", "ID", "KIND", "STATUS", "STARTED", "FINISHED",
-	       "FINDINGS");
-	json_array_foreach(runs, i, r) {
-		const char *fin = json_string_value(json_object_get(r, "finished_at"));
-		json_t *nf = json_object_get(r, "findings");
-		printf("%-6" JSON_INTEGER_FORMAT " %-12s %-11s %-20s %-20s ",
-		       json_integer_value(json_object_get(r, "id")),
-		       json_string_value(json_object_get(r, "kind")),
-		       json_string_value(json_object_get(r, "status")),
-		       json_string_value(json_object_get(r, "started_at")), fin ? fin : "-");
-		if (json_is_integer(nf))
-			printf("%8" JSON_INTEGER_FORMAT "\n", json_integer_value(nf));
-		else
-			printf("%8s\n", "-");
-	}
+	rc = print_runs(ctx, runs);
 	json_decref(runs);
-	return EXIT_OK;
+	return rc;
 }
 
 int cmd_runs(cli_ctx *ctx, int argc, char **argv)

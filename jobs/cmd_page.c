@@ -9,6 +9,7 @@
 #include "context.h"
 #include "exitcode.h"
 #include "pager.h"
+#include "table.h"
 
 #include <inttypes.h>
 #include <jansson.h>
@@ -17,6 +18,54 @@
 #include <string.h>
 
 enum { O_STATE = 1700, O_LIMIT, O_ALL_FAILED };
+
+/*
+ * The outbox rows of page_list's query as a table that fits 80 columns;
+ * --wide adds the attempts and when each page was sent, and shows every
+ * name whole.
+ */
+static int print_list(const cli_ctx *ctx, const PGresult *res)
+{
+	static const table_col cols[] = {
+		{"ID", TABLE_RIGHT | TABLE_WHOLE, 0, 0},
+		{"STATE", TABLE_WHOLE, 0, 0},
+		{"EVENT", TABLE_WHOLE, 0, 0},
+		{"TARGET", TABLE_LEFT, 6, 20},
+		{"FINDING", TABLE_RIGHT | TABLE_WHOLE, 0, 0},
+		{"TRIES", TABLE_RIGHT | TABLE_WHOLE | TABLE_WIDE_ONLY, 0, 0},
+		{"SENT", TABLE_WHOLE | TABLE_WIDE_ONLY, 0, 0},
+		{"SERVICE", TABLE_LEFT, 7, 24},
+		{"FUNCTION", TABLE_LEFT, 16, 0},
+		{"LAST ERROR", TABLE_LEFT, 10, 0},
+	};
+	table *t = NULL;
+	int rc = EXIT_OK;
+
+	if (table_new(&t, cols, sizeof(cols) / sizeof(cols[0]), ctx->wide) < 0)
+		goto oom;
+	for (int i = 0; i < db_rows(res); i++) {
+		const char *sent = db_get_text(res, i, 11), *error = db_get_text(res, i, 8);
+		table_add(t, db_get_text(res, i, 0));
+		table_add(t, db_get_text(res, i, 1));
+		table_add(t, db_get_text(res, i, 2));
+		table_add(t, db_get_text(res, i, 3));
+		table_add(t, db_get_i64(res, i, 5) ? db_get_text(res, i, 5) : "-");
+		table_add(t, db_get_text(res, i, 6));
+		table_add(t, sent[0] ? sent : "-");
+		table_add(t, db_get_text(res, i, 13)[0] ? db_get_text(res, i, 13) : "-");
+		table_add(t, db_get_text(res, i, 14)[0] ? db_get_text(res, i, 14) : "-");
+		table_add(t, error[0] ? error : "-");
+	}
+	if (table_print(t, stdout) < 0)
+		goto oom;
+	goto out;
+oom:
+	cli_error(ctx, "out of memory");
+	rc = EXIT_RUNTIME;
+out:
+	table_free(t);
+	return rc;
+}
 
 static int page_list(cli_ctx *ctx, int argc, char **argv)
 {
@@ -105,24 +154,7 @@ static int page_list(cli_ctx *ctx, int argc, char **argv)
 		}
 		rc = cli_print_json(ctx, json_pack("{s:o}", "pages", arr));
 	} else {
-		printf("%-6s %-9s %-8s %-14s %-8s %-8s %-20s %s\n", "ID", "STATE", "EVENT", "TARGET",
-		       "FINDING", "ATTEMPTS", "SENT", "SERVICE / FUNCTION / LAST ERROR");
-		for (int i = 0; i < db_rows(res); i++) {
-			printf("%-6s %-9s %-8s ", db_get_text(res, i, 0), db_get_text(res, i, 1),
-			       db_get_text(res, i, 2));
-			cli_put_safe(stdout, db_get_text(res, i, 3), 14);
-			printf(" %-8s %-8s %-20s ", db_get_text(res, i, 5), db_get_text(res, i, 6),
-			       db_get_text(res, i, 11)[0] ? db_get_text(res, i, 11) : "-");
-			cli_put_safe(stdout, db_get_text(res, i, 13), 0);
-			printf(" / ");
-			cli_put_safe(stdout, db_get_text(res, i, 14), 0);
-			if (db_get_text(res, i, 8)[0]) {
-				printf(" / ");
-				cli_put_safe(stdout, db_get_text(res, i, 8), 0);
-			}
-			putchar('\n');
-		}
-		rc = EXIT_OK;
+		rc = print_list(ctx, res);
 	}
 	db_result_free(res);
 	db_close(d);

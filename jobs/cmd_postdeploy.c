@@ -31,20 +31,26 @@ enum {
 	O_INCONCLUSIVE, O_SUMMARY,
 };
 
-/* Markdown table cells and lines: nothing from outside may change how they render. */
+/*
+ * Markdown table cells and lines: nothing from outside may change how
+ * they render, nor reach the CI log raw (controls, C1, bidi and line
+ * separators take the terminal's escaped form, cli_unit_next).
+ */
 static void md_escape(report_out *o, const char *s)
 {
-	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+	cli_unit u;
+
+	while (*s) {
+		size_t n = cli_unit_next(&u, s);
 		/*
 		 * Escape what can start emphasis, code, links, images, HTML,
 		 * tables or headings; leave the rest readable in a raw CI log.
 		 */
-		if (strchr("\\`*_[]<>|!~&#", *c))
-			report_put(o, "\\%c", *c);
-		else if (*c < 0x20 || *c == 0x7f)
-			report_put(o, "\\x%02x", *c);
+		if (n == 1 && u.text[1] == '\0' && strchr("\\`*_[]<>|!~&#", u.text[0]))
+			report_put(o, "\\%c", u.text[0]);
 		else
-			report_put(o, "%c", *c);
+			report_put(o, "%s", u.text);
+		s += n;
 	}
 }
 

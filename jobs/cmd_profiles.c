@@ -5,6 +5,7 @@
 #include "commands.h"
 #include "context.h"
 #include "exitcode.h"
+#include "table.h"
 #include "../common/timeutil.h"
 
 #include <jansson.h>
@@ -61,6 +62,47 @@ static json_t *capture_json(const db_capture *c)
 		"blob_key", c->blob_key, "blob_bytes", (json_int_t)c->blob_bytes,
 		"format", c->format, "retention_class", c->retention_class,
 		"tags", tags ? tags : json_object());
+}
+
+/* The captures as a table that fits 80 columns (all of it with --wide). */
+static int print_list(const cli_ctx *ctx, const db_capture *caps, size_t n)
+{
+	static const table_col cols[] = {
+		{"ID", TABLE_RIGHT | TABLE_WHOLE, 0, 0},
+		{"SERVICE", TABLE_LEFT, 8, 32},
+		{"TYPE", TABLE_LEFT, 9, 16},
+		{"RELEASE", TABLE_LEFT, 8, 24},
+		{"HOST", TABLE_LEFT, 6, 24},
+		{"CAPTURED", TABLE_WHOLE, 0, 0},
+		{"SAMPLES", TABLE_RIGHT | TABLE_WHOLE, 0, 0},
+		{"FUNCS", TABLE_RIGHT | TABLE_WHOLE, 0, 0},
+	};
+	table *t = NULL;
+	int rc = EXIT_OK;
+
+	if (table_new(&t, cols, sizeof(cols) / sizeof(cols[0]), ctx->wide) < 0)
+		goto oom;
+	for (size_t i = 0; i < n; i++) {
+		char when[TIME_FMT_MAX];
+		time_format(when, caps[i].captured_at_us - caps[i].captured_at_us % 1000000);
+		table_addf(t, "%lld", (long long)caps[i].id);
+		table_add(t, caps[i].service);
+		table_add(t, caps[i].profile_type);
+		table_add(t, caps[i].release);
+		table_add(t, caps[i].host);
+		table_add(t, when);
+		table_addf(t, "%lld", (long long)caps[i].sample_count);
+		table_addf(t, "%d", (int)caps[i].function_count);
+	}
+	if (table_print(t, stdout) < 0)
+		goto oom;
+	goto out;
+oom:
+	cli_error(ctx, "out of memory");
+	rc = EXIT_RUNTIME;
+out:
+	table_free(t);
+	return rc;
 }
 
 static int profiles_list(cli_ctx *ctx, int argc, char **argv)
@@ -133,21 +175,7 @@ static int profiles_list(cli_ctx *ctx, int argc, char **argv)
 			json_array_append_new(arr, capture_json(&caps[i]));
 		rc = cli_print_json(ctx, json_pack("{s:o}", "captures", arr));
 	} else {
-		printf("%-8s %-20s %-6s %-16s %-20s %-20s %10s %8s\n", "ID", "SERVICE", "TYPE",
-		       "RELEASE", "HOST", "CAPTURED", "SAMPLES", "FUNCS");
-		for (size_t i = 0; i < n; i++) {
-			char when[TIME_FMT_MAX];
-			time_format(when, caps[i].captured_at_us - caps[i].captured_at_us % 1000000);
-			printf("%-8lld ", (long long)caps[i].id);
-			cli_put_safe(stdout, caps[i].service, 20);
-			printf(" %-6s ", caps[i].profile_type);
-			cli_put_safe(stdout, caps[i].release, 16);
-			putchar(' ');
-			cli_put_safe(stdout, caps[i].host ? caps[i].host : "-", 20);
-			printf(" %-20s %10lld %8d\n", when, (long long)caps[i].sample_count,
-			       (int)caps[i].function_count);
-		}
-		rc = EXIT_OK;
+		rc = print_list(ctx, caps, n);
 	}
 	for (size_t i = 0; i < n; i++)
 		db_capture_release(&caps[i]);
@@ -164,42 +192,84 @@ int cmd_profiles(cli_ctx *ctx, int argc, char **argv)
 	return cli_dispatch(ctx, cmds, ctx->prog, argc - 1, argv + 1);
 }
 
-static void print_capture(const db_capture *c, const db_func_row *rows, size_t n)
+/*
+ * One "label     value" line of profile show: the value in its safe form,
+ * shortened in the middle to end within 80 columns unless --wide.
+ */
+static void put_field(const cli_ctx *ctx, const char *label, const char *value)
 {
-	char when[TIME_FMT_MAX], total[32];
+	buf line = BUF_INIT;
+
+	if (buf_printf(&line, "%-9s ", label) == 0 &&
+	    table_fit(&line, value, ctx->wide ? 0 : TABLE_WIDTH - (int)line.len) >= 0 &&
+	    buf_putc(&line, '\n') == 0)
+		fwrite(line.ptr, 1, line.len, stdout);
+	buf_release(&line);
+}
+
+static int print_capture(const cli_ctx *ctx, const db_capture *c, const db_func_row *rows,
+			 size_t n)
+{
+	static const table_col cols[] = {
+		{"SELF", TABLE_RIGHT | TABLE_WHOLE, 0, 0},
+		{"SELF%", TABLE_RIGHT | TABLE_WHOLE, 0, 0},
+		{"TOTAL", TABLE_RIGHT | TABLE_WHOLE, 0, 0},
+		{"TOTAL%", TABLE_RIGHT | TABLE_WHOLE, 0, 0},
+		{"FUNCTION", TABLE_LEFT, 16, 0},
+	};
+	char when[TIME_FMT_MAX], total[32], text[128];
+	buf type = BUF_INIT;
+	table *t = NULL;
+	int rc = EXIT_OK;
 
 	time_format(when, c->captured_at_us);
 	format_value(total, sizeof(total), c->total_value, c->value_unit);
-	printf("capture   %lld\n", (long long)c->id);
-	printf("service   ");
-	cli_put_safe(stdout, c->service, 0);
-	printf("\ntype      %s (%s/%s, %s)\n", c->profile_type, c->value_type, c->value_unit,
-	       c->format);
-	printf("release   ");
-	cli_put_safe(stdout, c->release, 0);
-	printf("\ncommit    %s\nhost      ", c->commit_sha ? c->commit_sha : "-");
-	cli_put_safe(stdout, c->host ? c->host : "-", 0);
-	printf("\ncaptured  %s\n", when);
+	snprintf(text, sizeof(text), "%lld", (long long)c->id);
+	put_field(ctx, "capture", text);
+	put_field(ctx, "service", c->service);
+	if (buf_printf(&type, "%s (%s/%s, %s)", c->profile_type, c->value_type, c->value_unit,
+		       c->format) < 0)
+		goto oom;
+	put_field(ctx, "type", type.ptr);
+	put_field(ctx, "release", c->release);
+	put_field(ctx, "commit", c->commit_sha ? c->commit_sha : "-");
+	put_field(ctx, "host", c->host ? c->host : "-");
+	put_field(ctx, "captured", when);
 	if (c->duration_ns)
 		printf("duration  %.3fs\n", (double)c->duration_ns / 1e9);
 	printf("total     %s in %lld samples, %d functions\n", total,
 	       (long long)c->sample_count, (int)c->function_count);
-	printf("blob      %s (%lld bytes, %s)\n", c->blob_key, (long long)c->blob_bytes,
-	       c->retention_class);
+	put_field(ctx, "blob", c->blob_key);
+	snprintf(text, sizeof(text), "%s, %lld bytes", c->retention_class,
+		 (long long)c->blob_bytes);
+	put_field(ctx, "retention", text);
 	if (c->sample_count == 0 || c->total_value == 0) {
 		printf("\nthe profile has no samples\n");
-		return;
+		goto out;
 	}
-	printf("\n%12s %7s %12s %7s  %s\n", "SELF", "SELF%", "TOTAL", "TOTAL%", "FUNCTION");
+	putchar('\n');
+	if (table_new(&t, cols, sizeof(cols) / sizeof(cols[0]), ctx->wide) < 0)
+		goto oom;
 	for (size_t i = 0; i < n; i++) {
-		char s[32], t[32];
-		format_value(s, sizeof(s), rows[i].self_value, c->value_unit);
-		format_value(t, sizeof(t), rows[i].total_value, c->value_unit);
-		printf("%12s %6.2f%% %12s %6.2f%%  ", s, rows[i].self_share * 100, t,
-		       rows[i].total_share * 100);
-		cli_put_safe(stdout, rows[i].name, 0);
-		putchar('\n');
+		char v[32];
+		format_value(v, sizeof(v), rows[i].self_value, c->value_unit);
+		table_add(t, v);
+		table_addf(t, "%.2f%%", rows[i].self_share * 100);
+		format_value(v, sizeof(v), rows[i].total_value, c->value_unit);
+		table_add(t, v);
+		table_addf(t, "%.2f%%", rows[i].total_share * 100);
+		table_add(t, rows[i].name);
 	}
+	if (table_print(t, stdout) < 0)
+		goto oom;
+	goto out;
+oom:
+	cli_error(ctx, "out of memory");
+	rc = EXIT_RUNTIME;
+out:
+	buf_release(&type);
+	table_free(t);
+	return rc;
 }
 
 int cmd_profile(cli_ctx *ctx, int argc, char **argv)
@@ -259,8 +329,7 @@ int cmd_profile(cli_ctx *ctx, int argc, char **argv)
 		json_object_set_new(obj, "top", arr);
 		rc = cli_print_json(ctx, obj);
 	} else {
-		print_capture(&cap, rows, n);
-		rc = EXIT_OK;
+		rc = print_capture(ctx, &cap, rows, n);
 	}
 	db_func_rows_free(rows, n);
 	db_capture_release(&cap);

@@ -164,7 +164,7 @@ int cmd_report(cli_ctx *ctx, int argc, char **argv)
 		}
 		outp = path.ptr;
 	}
-	if ((rc = reportdata_write_file(outp, text.ptr, text.len, &err)) < 0)
+	if ((rc = fileio_write_out(outp, text.ptr, text.len, 0644, &err)) < 0)
 		goto fail;
 	if (strcmp(outp, "-") != 0 && !ctx->quiet)
 		printf("%s\n", outp);

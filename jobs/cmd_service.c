@@ -9,6 +9,7 @@
 #include "config.h"
 #include "context.h"
 #include "exitcode.h"
+#include "table.h"
 #include "../common/timeutil.h"
 
 #include <jansson.h>
@@ -198,6 +199,35 @@ static int service_disable(cli_ctx *ctx, int argc, char **argv)
 	return service_toggle(ctx, argc, argv, false);
 }
 
+/* The services as a table that fits 80 columns (all of it with --wide). */
+static int print_list(const cli_ctx *ctx, const db_service *svcs, size_t n)
+{
+	static const table_col cols[] = {
+		{"SERVICE", TABLE_LEFT, 16, 0},
+		{"TEAM", TABLE_LEFT, 8, 32},
+		{"ENABLED", TABLE_WHOLE, 0, 0},
+	};
+	table *t = NULL;
+	int rc = EXIT_OK;
+
+	if (table_new(&t, cols, sizeof(cols) / sizeof(cols[0]), ctx->wide) < 0)
+		goto oom;
+	for (size_t i = 0; i < n; i++) {
+		table_add(t, svcs[i].name);
+		table_add(t, svcs[i].team && svcs[i].team[0] ? svcs[i].team : "-");
+		table_add(t, svcs[i].enabled ? "yes" : "no");
+	}
+	if (table_print(t, stdout) < 0)
+		goto oom;
+	goto out;
+oom:
+	cli_error(ctx, "out of memory");
+	rc = EXIT_RUNTIME;
+out:
+	table_free(t);
+	return rc;
+}
+
 static int service_list(cli_ctx *ctx, int argc, char **argv)
 {
 	pr_error err = PR_ERROR_INIT;
@@ -228,12 +258,7 @@ static int service_list(cli_ctx *ctx, int argc, char **argv)
 		}
 		rc = cli_print_json(ctx, json_pack("{s:o}", "services", arr));
 	} else {
-		printf("%-32s %-20s %s\n", "SERVICE", "TEAM", "ENABLED");
-		for (size_t i = 0; i < n; i++)
-			printf("%-32s %-20s %s\n", svcs[i].name,
-			       svcs[i].team ? svcs[i].team : "-",
-			       svcs[i].enabled ? "yes" : "no");
-		rc = EXIT_OK;
+		rc = print_list(ctx, svcs, n);
 	}
 	for (size_t i = 0; i < n; i++)
 		db_service_release(&svcs[i]);

@@ -43,15 +43,31 @@ static const cli_command commands[] = {
 	{NULL, NULL, NULL},
 };
 
+/*
+ * What follows the option table in the top-level help. `profreg --help`,
+ * `profreg -h` and `profreg help` print the same text: the parser's
+ * usage and options, then this.
+ */
+static void print_commands(void)
+{
+	printf("\ncommands:\n");
+	for (const cli_command *k = commands; k->name; k++)
+		printf("  %-14s %s\n", k->name, k->help);
+	printf("  %-14s %s\n", "help", "show this help; 'help COMMAND' shows a command's");
+	printf("\nRun 'profreg COMMAND --help' for a command's options.\n");
+}
+
 int main(int argc, char **argv)
 {
 	static const cli_option opts[] = {
 		{"version", no_argument, 'V', NULL, "print the version"},
 		{NULL, 0, 0, NULL, NULL},
 	};
+	static char help_opt[] = "--help";
 	cli_ctx ctx = {0};
 	cli_parser *p = NULL;
 	const char *arg;
+	char *sub[3];
 	int c, first, rc;
 
 	setlocale(LC_ALL, "C");
@@ -72,10 +88,13 @@ int main(int argc, char **argv)
 		}
 	}
 	first = cli_optind(p);
+	if (c == 0 && first + 1 == argc && strcmp(argv[first], "help") == 0) {
+		/* `profreg help` is `profreg --help`, to the byte. */
+		cli_print_help(p, stdout);
+		c = CLI_HELP;
+	}
 	if (c == CLI_HELP) {
-		printf("\ncommands:\n");
-		for (const cli_command *k = commands; k->name; k++)
-			printf("  %-14s %s\n", k->name, k->help);
+		print_commands();
 		cli_parser_free(p);
 		return cli_finish(&ctx, EXIT_OK);
 	}
@@ -90,6 +109,14 @@ int main(int argc, char **argv)
 		ctx.home = getenv("PROFREG_HOME");
 	if (!ctx.home || !*ctx.home)
 		ctx.home = "./var";
-	rc = cli_dispatch(&ctx, commands, "profreg", argc - first, argv + first);
+	if (strcmp(argv[first], "help") == 0) {
+		/* `profreg help COMMAND` is `profreg COMMAND --help`. */
+		sub[0] = argv[first + 1];
+		sub[1] = help_opt;
+		sub[2] = NULL;
+		rc = cli_dispatch(&ctx, commands, "profreg", 2, sub);
+	} else {
+		rc = cli_dispatch(&ctx, commands, "profreg", argc - first, argv + first);
+	}
 	return cli_finish(&ctx, rc);
 }

@@ -946,17 +946,6 @@ char *reportdata_dir(const config *cfg, const char *home)
 	return buf_detach(&b, NULL);
 }
 
-int reportdata_write_file(const char *path, const char *data, size_t len, pr_error *err)
-{
-	if (strcmp(path, "-") == 0) {
-		if (fwrite(data, 1, len, stdout) != len || fflush(stdout) != 0)
-			return pr_error_set(err, PR_EIO, "cannot write the report to standard output: %s",
-					    strerror(errno));
-		return 0;
-	}
-	return fileio_write_atomic(path, data, len, 0644, err);
-}
-
 int reportdata_write_run(db *d, blob_store *bs, const config *cfg, const char *home,
 			 int64_t run_id, char **html_path, pr_error *err)
 {
@@ -991,7 +980,7 @@ int reportdata_write_run(db *d, blob_store *bs, const config *cfg, const char *h
 			rc = oom(err);
 			goto out;
 		}
-		if ((rc = reportdata_write_file(path.ptr, text.ptr, text.len, err)) < 0)
+		if ((rc = fileio_write_out(path.ptr, text.ptr, text.len, 0644, err)) < 0)
 			goto out;
 		if (k == 0 && html_path && !(*html_path = strdup(path.ptr))) {
 			rc = oom(err);

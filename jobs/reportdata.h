@@ -96,14 +96,13 @@ char *reportdata_dir(const config *cfg, const char *home);
 
 /*
  * Write the HTML, Markdown and JSON reports of run `run_id` to
- * <reports dir>/run-<RUN_ID>.html, .md and .json (each whole or not at
- * all). Each finding's section has the anchor #finding-<FINDING_ID>.
+ * <reports dir>/run-<RUN_ID>.html, .md and .json, each by
+ * fileio_write_out: whole or not at all, and never over a symbolic link
+ * or anything else that is not a regular file. Each finding's section has
+ * the anchor #finding-<FINDING_ID>.
  * *html_path (may be NULL) is the HTML file's path, the caller's to free.
  */
 int reportdata_write_run(db *d, blob_store *bs, const config *cfg, const char *home,
 			 int64_t run_id, char **html_path, pr_error *err);
-
-/* Write `len` bytes to `path` ("-": standard output) whole or not at all. */
-int reportdata_write_file(const char *path, const char *data, size_t len, pr_error *err);
 
 #endif

@@ -15,6 +15,7 @@
 #include "retention.h"
 #include "jobs/runs.h"
 #include "common/buf.h"
+#include "common/fileio.h"
 #include "common/timeutil.h"
 
 #include <dirent.h>
@@ -26,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define US_TS(n) "('epoch'::timestamptz + $" #n "::bigint * interval '1 microsecond')"
 

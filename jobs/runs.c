@@ -97,7 +97,8 @@ int runs_list(json_t **out, db *d, size_t limit, pr_error *err)
 		"select coalesce(jsonb_agg(jsonb_build_object('id', r.id, 'kind', r.kind,"
 		"   'service', s.name, 'status', r.status, 'started_at', " RUN_TIME("r.started_at") ","
 		"   'finished_at', " RUN_TIME("r.finished_at") ","
-		"   'findings', (r.detail ->> 'findings')::bigint, 'failed', (r.detail ->> 'failed')::bigint)"
+		"   'findings', (r.detail ->> 'findings')::bigint, 'failed', (r.detail ->> 'failed')::bigint,"
+		"   'seconds', extract(epoch from r.finished_at - r.started_at)::float8)"
 		"   order by r.id desc), '[]')::text"
 		" from (select * from runs order by id desc limit $1) r"
 		" left join services s on s.id = r.service_id";

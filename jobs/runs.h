@@ -35,7 +35,8 @@ int runs_reap(db *d, const char *kind, int64_t *n, pr_error *err);
 
 /*
  * Recent runs, newest first, at most `limit`, as a JSON array of objects
- * {id, kind, service, status, started_at, finished_at, findings, failed}.
+ * {id, kind, service, status, started_at, finished_at, seconds (how long
+ * it took; null while running), findings, failed}.
  */
 int runs_list(struct json_t **out, db *d, size_t limit, pr_error *err);
 

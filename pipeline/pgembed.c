@@ -83,13 +83,20 @@ static void say(bool quiet, const char *fmt, ...)
 {
 	va_list ap;
 
+	buf line = BUF_INIT;
+	int rc;
+
 	if (quiet)
 		return;
-	fputs("profreg: ", stderr);
+	/* One line in one write, as every message of profreg goes out. */
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	rc = buf_puts(&line, "profreg: ") < 0 ? PR_ENOMEM : buf_vprintf(&line, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	if (rc == 0 && buf_putc(&line, '\n') == 0) {
+		fflush(stdout);
+		(void)fileio_write_fd(STDERR_FILENO, line.ptr, line.len);
+	}
+	buf_release(&line);
 }
 
 static int oom(pr_error *err)

@@ -1,0 +1,269 @@
+/*
+ * test_fileio.c: the --out policy of fileio_write_out. A new path and a
+ * regular file are written whole; a FIFO, a character device and a
+ * descriptor name (/dev/fd/N) are written in place and stay what they
+ * were; a symbolic link, a directory, a socket and a block device are
+ * refused by name and left untouched; a link planted under the temporary
+ * file's name is not followed.
+ */
+#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "common/fileio.h"
+
+#define TEXT "root;leaf 42\n"
+
+static char dir[200];
+
+static int setup(void **state)
+{
+	const char *tmp = getenv("PROFREG_TEST_TMP");
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/test_fileio.XXXXXX", tmp ? tmp : "/tmp");
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+static const char *path_of(const char *name)
+{
+	static char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return path;
+}
+
+static void put_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+static void expect_file(const char *path, const char *text)
+{
+	buf b = BUF_INIT;
+	pr_error err = PR_ERROR_INIT;
+
+	assert_int_equal(fileio_read(&b, path, 1 << 20, &err), 0);
+	assert_string_equal(b.ptr, text);
+	buf_release(&b);
+}
+
+static mode_t type_of(const char *path)
+{
+	struct stat st;
+
+	assert_int_equal(lstat(path, &st), 0);
+	return st.st_mode & S_IFMT;
+}
+
+static void test_new_path_and_regular_file_are_written_whole(void **state)
+{
+	pr_error err = PR_ERROR_INIT;
+	char path[512];
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s", path_of("new.folded"));
+	assert_int_equal(fileio_write_out(path, TEXT, strlen(TEXT), 0644, &err), 0);
+	expect_file(path, TEXT);
+	assert_int_equal(type_of(path), S_IFREG);
+	assert_int_equal(fileio_write_out(path, "x 1\n", 4, 0644, &err), 0);
+	expect_file(path, "x 1\n");
+	assert_int_equal(err.code, 0);
+}
+
+/* What refused paths have in common: the code, the path, the reason. */
+struct refusal {
+	const char *name;
+	mode_t type;
+	const char *why;
+};
+
+static void expect_refused(const char *path, const struct refusal *r)
+{
+	pr_error err = PR_ERROR_INIT;
+
+	assert_int_equal(fileio_write_out(path, TEXT, strlen(TEXT), 0644, &err), PR_EUSAGE);
+	assert_non_null(strstr(err.msg, "cannot write '"));
+	assert_non_null(strstr(err.msg, path));
+	assert_non_null(strstr(err.msg, r->why));
+	assert_int_equal(type_of(path), r->type);
+}
+
+static void test_link_directory_socket_and_block_device_are_refused(void **state)
+{
+	static const struct refusal cases[] = {
+		{"link", S_IFLNK, "symbolic link"},
+		{"dir", S_IFDIR, "is a directory"},
+		{"sock", S_IFSOCK, "is a socket"},
+		{"blk", S_IFBLK, "is a block device"},
+	};
+	char path[512], target[512];
+
+	(void)state;
+	snprintf(target, sizeof(target), "%s", path_of("target.folded"));
+	put_file(target, "kept 1\n");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct refusal *r = &cases[i];
+		snprintf(path, sizeof(path), "%s", path_of(r->name));
+		if (r->type == S_IFLNK) {
+			assert_int_equal(symlink(target, path), 0);
+		} else if (r->type == S_IFDIR) {
+			assert_int_equal(mkdir(path, 0755), 0);
+		} else if (r->type == S_IFSOCK) {
+			struct sockaddr_un sa = {.sun_family = AF_UNIX};
+			int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+			assert_true(fd >= 0 && strlen(path) < sizeof(sa.sun_path));
+			memcpy(sa.sun_path, path, strlen(path) + 1);
+			assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+			close(fd);
+		} else if (mknod(path, S_IFBLK | 0600, makedev(7, 0)) < 0) {
+			/* Only root makes device nodes: nothing to refuse here. */
+			continue;
+		}
+		expect_refused(path, r);
+	}
+	/* The link's target is what a replaced link would have hidden. */
+	expect_file(target, "kept 1\n");
+}
+
+/* A character device that is a copy of /dev/null where we may make one. */
+static const char *null_device(void)
+{
+	static char path[512];
+
+	snprintf(path, sizeof(path), "%s", path_of("null"));
+	if (mknod(path, S_IFCHR | 0666, makedev(1, 3)) == 0)
+		return path;
+	/* Not root: /dev itself cannot be written over by this process. */
+	return "/dev/null";
+}
+
+static void test_character_device_is_written_in_place(void **state)
+{
+	pr_error err = PR_ERROR_INIT;
+	const char *dev = null_device();
+	struct stat st;
+
+	(void)state;
+	assert_int_equal(fileio_write_out(dev, TEXT, strlen(TEXT), 0644, &err), 0);
+	assert_int_equal(lstat(dev, &st), 0);
+	assert_true(S_ISCHR(st.st_mode));
+	assert_int_equal(major(st.st_rdev), 1);
+	assert_int_equal(minor(st.st_rdev), 3);
+}
+
+static void test_fifo_is_written_to_its_reader(void **state)
+{
+	pr_error err = PR_ERROR_INIT;
+	char path[512], got[64];
+	size_t n = 0;
+	ssize_t k;
+	int status, fd, rc;
+	pid_t pid;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s", path_of("fifo"));
+	assert_int_equal(mkfifo(path, 0600), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		/* The reader: exit 0 when it read exactly TEXT. */
+		alarm(20);
+		if ((fd = open(path, O_RDONLY)) < 0)
+			_exit(2);
+		while (n < sizeof(got) && (k = read(fd, got + n, sizeof(got) - n)) > 0)
+			n += (size_t)k;
+		_exit(n == strlen(TEXT) && memcmp(got, TEXT, n) == 0 ? 0 : 1);
+	}
+	alarm(20);
+	rc = fileio_write_out(path, TEXT, strlen(TEXT), 0644, &err);
+	alarm(0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(rc, 0);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(type_of(path), S_IFIFO);
+}
+
+static void test_descriptor_name_is_written_to_the_descriptor(void **state)
+{
+	pr_error err = PR_ERROR_INIT;
+	char name[64], got[64];
+	int fds[2];
+	ssize_t n;
+
+	(void)state;
+	assert_int_equal(pipe(fds), 0);
+	snprintf(name, sizeof(name), "/dev/fd/%d", fds[1]);
+	assert_int_equal(fileio_write_out(name, TEXT, strlen(TEXT), 0644, &err), 0);
+	close(fds[1]);
+	n = read(fds[0], got, sizeof(got));
+	close(fds[0]);
+	assert_int_equal(n, (ssize_t)strlen(TEXT));
+	assert_memory_equal(got, TEXT, strlen(TEXT));
+	/* A closed descriptor is an error naming it, not a new file. */
+	assert_int_equal(fileio_write_out(name, TEXT, strlen(TEXT), 0644, &err), PR_EIO);
+	assert_non_null(strstr(err.msg, name));
+}
+
+static void test_link_planted_as_the_temporary_file_is_not_followed(void **state)
+{
+	pr_error err = PR_ERROR_INIT;
+	char path[512], tmp[600], victim[512];
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s", path_of("out.html"));
+	snprintf(victim, sizeof(victim), "%s", path_of("victim"));
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
+	put_file(victim, "victim\n");
+	assert_int_equal(symlink(victim, tmp), 0);
+	assert_int_equal(fileio_write_out(path, TEXT, strlen(TEXT), 0644, &err), 0);
+	expect_file(path, TEXT);
+	expect_file(victim, "victim\n");
+	assert_int_equal(access(tmp, F_OK), -1);
+}
+
+static void test_missing_directory_is_an_io_error_naming_the_path(void **state)
+{
+	pr_error err = PR_ERROR_INIT;
+	char path[512];
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s", path_of("nosuch/out.html"));
+	assert_int_equal(fileio_write_out(path, TEXT, strlen(TEXT), 0644, &err), PR_EIO);
+	assert_non_null(strstr(err.msg, "nosuch/out.html"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_new_path_and_regular_file_are_written_whole),
+		cmocka_unit_test(test_link_directory_socket_and_block_device_are_refused),
+		cmocka_unit_test(test_character_device_is_written_in_place),
+		cmocka_unit_test(test_fifo_is_written_to_its_reader),
+		cmocka_unit_test(test_descriptor_name_is_written_to_the_descriptor),
+		cmocka_unit_test(test_link_planted_as_the_temporary_file_is_not_followed),
+		cmocka_unit_test(test_missing_directory_is_an_io_error_naming_the_path),
+	};
+	return cmocka_run_group_tests(tests, setup, NULL);
+}
