@@ -29,8 +29,8 @@ VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 
 # Everything but the CLI entry point goes into one static library that the
 # binary, the tests, the fuzzers and the benchmarks link against.
-LIB_SRC := $(filter-out jobs/main.c,$(wildcard common/*.c pipeline/*.c \
-	stats/*.c baselines/*.c reports/*.c jobs/*.c))
+LIB_SRC := $(filter-out jobs/cli/main.c,$(wildcard common/*.c pipeline/*.c \
+	stats/*.c baselines/*.c reports/*.c jobs/*.c jobs/cli/*.c))
 PROTO := $(wildcard pipeline/profile.proto)
 GEN_SRC := $(PROTO:%.proto=$(BUILD)/gen/%.pb-c.c)
 GEN_HDR := $(PROTO:%.proto=$(BUILD)/gen/%.pb-c.h)
@@ -67,7 +67,7 @@ $(SQL_C): $(SQL) scripts/sql2c
 	scripts/sql2c $(SQL) > $@.tmp && mv $@.tmp $@
 
 # Every object may include the generated protobuf header.
-$(LIB_OBJ) $(BUILD)/jobs/main.o $(TEST_SUPPORT_OBJ): | $(GEN_HDR)
+$(LIB_OBJ) $(BUILD)/jobs/cli/main.o $(TEST_SUPPORT_OBJ): | $(GEN_HDR)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -80,7 +80,7 @@ $(LIB): $(LIB_OBJ)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
-$(BIN)/profreg: $(BUILD)/jobs/main.o $(LIB)
+$(BIN)/profreg: $(BUILD)/jobs/cli/main.o $(LIB)
 	@mkdir -p $(BIN)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 

@@ -3,7 +3,7 @@
  * summaries a baseline keeps (see baseline.h).
  */
 #define _POSIX_C_SOURCE 200809L
-#include "baseline.h"
+#include "baselines/baseline.h"
 #include "common/buf.h"
 #include "stats/stats.h"
 

@@ -1,8 +1,8 @@
 /*
  * buf.c: the growable byte buffer (see buf.h).
  */
-#include "buf.h"
-#include "error.h"
+#include "common/buf.h"
+#include "common/error.h"
 
 #include <stdio.h>
 #include <stdlib.h>

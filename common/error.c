@@ -1,7 +1,7 @@
 /*
  * error.c: the error record (see error.h).
  */
-#include "error.h"
+#include "common/error.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -2,7 +2,7 @@
  * fileio.c: bounded reads, atomic writes and the --out policy (see fileio.h).
  */
 #define _POSIX_C_SOURCE 200809L
-#include "fileio.h"
+#include "common/fileio.h"
 
 #include <errno.h>
 #include <fcntl.h>

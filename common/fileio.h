@@ -5,8 +5,8 @@
 #ifndef PR_FILEIO_H
 #define PR_FILEIO_H
 
-#include "buf.h"
-#include "error.h"
+#include "common/buf.h"
+#include "common/error.h"
 
 /*
  * Read all of `path` ("-" is standard input) into `out`, failing with

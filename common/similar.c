@@ -1,7 +1,7 @@
 /*
  * similar.c: edit distance and the closest candidate (see similar.h).
  */
-#include "similar.h"
+#include "common/similar.h"
 
 #include <ctype.h>
 #include <string.h>

@@ -1,8 +1,8 @@
 /*
  * strmap.c: string interning map (see strmap.h).
  */
-#include "strmap.h"
-#include "error.h"
+#include "common/strmap.h"
+#include "common/error.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -2,8 +2,8 @@
  * timeutil.c: instants and durations (see timeutil.h).
  */
 #define _DEFAULT_SOURCE
-#include "timeutil.h"
-#include "error.h"
+#include "common/timeutil.h"
+#include "common/error.h"
 
 #include <ctype.h>
 #include <stdio.h>

@@ -2,10 +2,10 @@
  * config.c: load and validate the configuration file (see config.h).
  */
 #define _POSIX_C_SOURCE 200809L
-#include "config.h"
+#include "jobs/config.h"
 #include "common/buf.h"
 #include "pipeline/ingest.h"
-#include "secret.h"
+#include "jobs/secret.h"
 
 #include <jansson.h>
 #include <math.h>

@@ -3,7 +3,7 @@
  * module is the only one that writes `deploys`.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "deploys.h"
+#include "jobs/deploys.h"
 
 #include <inttypes.h>
 #include <jansson.h>

@@ -3,7 +3,7 @@
  * repository, on libgit2 (see gitinfo.h).
  */
 #define _POSIX_C_SOURCE 200809L
-#include "gitinfo.h"
+#include "jobs/gitinfo.h"
 
 #include <git2.h>
 #include <pthread.h>

@@ -2,9 +2,9 @@
  * pager.c: the paging outbox and its libcurl sender (see pager.h).
  */
 #define _POSIX_C_SOURCE 200809L
-#include "pager.h"
+#include "jobs/pager.h"
 #include "reports/report.h"
-#include "secret.h"
+#include "jobs/secret.h"
 #include "common/buf.h"
 #include "common/timeutil.h"
 #include "reports/page.h"

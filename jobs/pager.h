@@ -45,7 +45,7 @@
 #include <stdint.h>
 
 #include "baselines/analysis.h"
-#include "config.h"
+#include "jobs/config.h"
 
 /* "profreg-" and 64 hex digits, NUL-terminated. */
 #define PAGER_KEY_MAX 73

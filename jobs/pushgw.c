@@ -2,7 +2,7 @@
  * pushgw.c: Pushgateway text exposition and push (see pushgw.h).
  */
 #define _POSIX_C_SOURCE 200809L
-#include "pushgw.h"
+#include "jobs/pushgw.h"
 #include "stats/rank.h"
 #include "common/timeutil.h"
 

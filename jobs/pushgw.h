@@ -16,8 +16,8 @@
 #include <stdint.h>
 
 #include "baselines/analysis.h"
-#include "config.h"
-#include "pager.h"
+#include "jobs/config.h"
+#include "jobs/pager.h"
 #include "common/buf.h"
 
 /* What one run reports. */

@@ -2,9 +2,9 @@
  * reportdata.c: reports filled from the database and the blob store.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "reportdata.h"
+#include "jobs/reportdata.h"
 #include "baselines/analysis.h"
-#include "suspects.h"
+#include "jobs/suspects.h"
 #include "common/fileio.h"
 #include "common/timeutil.h"
 #include "pipeline/format.h"

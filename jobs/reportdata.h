@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config.h"
+#include "jobs/config.h"
 #include "pipeline/blob.h"
 #include "pipeline/db.h"
 #include "pipeline/profile.h"

@@ -12,7 +12,7 @@
  * not see it.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "retention.h"
+#include "jobs/retention.h"
 #include "jobs/runs.h"
 #include "common/buf.h"
 #include "common/fileio.h"

@@ -51,7 +51,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "config.h"
+#include "jobs/config.h"
 #include "pipeline/blob.h"
 #include "pipeline/db.h"
 

@@ -2,7 +2,7 @@
  * runs.c: run records (see runs.h). Every statement on `runs` is here.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "runs.h"
+#include "jobs/runs.h"
 
 #include <inttypes.h>
 #include <jansson.h>

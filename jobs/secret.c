@@ -4,7 +4,7 @@
  * so a swap between the check and the read cannot slip another file in.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "secret.h"
+#include "jobs/secret.h"
 
 #include <errno.h>
 #include <fcntl.h>

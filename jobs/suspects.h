@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gitinfo.h"
+#include "jobs/gitinfo.h"
 #include "pipeline/db.h"
 
 struct json_t;

@@ -3,7 +3,7 @@
  * backend (see blob.h).
  */
 #define _XOPEN_SOURCE 700
-#include "blob.h"
+#include "pipeline/blob.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -20,7 +20,7 @@
 #include <zstd.h>
 #include <zstd_errors.h>
 
-#include "../common/fileio.h"
+#include "common/fileio.h"
 
 #define BLOB_LEVEL 3
 /* Bounds the frame window the decoder accepts when nothing smaller fits. */

@@ -9,10 +9,10 @@
  * passes through a double that could round it.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "db.h"
-#include "../common/similar.h"
-#include "migrate.h"
-#include "../common/buf.h"
+#include "pipeline/db.h"
+#include "common/similar.h"
+#include "pipeline/migrate.h"
+#include "common/buf.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -20,8 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/error.h"
-#include "profile.h"
+#include "common/error.h"
+#include "pipeline/profile.h"
 
 typedef struct db db;
 

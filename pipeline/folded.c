@@ -14,7 +14,7 @@
  * there; every other frame is looked up in a cache keyed by its raw bytes
  * before profile_intern (which copies and validates) is asked.
  */
-#include "folded.h"
+#include "pipeline/folded.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -5,7 +5,7 @@
 #ifndef PR_FOLDED_H
 #define PR_FOLDED_H
 
-#include "profile.h"
+#include "pipeline/profile.h"
 
 /* Parse folded text; ownership as for pprof_parse. */
 int folded_parse(profile **out, const uint8_t *data, size_t len,

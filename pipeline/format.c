@@ -1,12 +1,12 @@
 /*
  * format.c: gunzip, detect and dispatch to the right parser (see format.h).
  */
-#include "format.h"
-#include "folded.h"
-#include "gunzip.h"
-#include "perf.h"
-#include "pprof.h"
-#include "v8.h"
+#include "pipeline/format.h"
+#include "pipeline/folded.h"
+#include "pipeline/gunzip.h"
+#include "pipeline/perf.h"
+#include "pipeline/pprof.h"
+#include "pipeline/v8.h"
 
 #include <string.h>
 

@@ -13,7 +13,7 @@
 #ifndef PR_FORMAT_H
 #define PR_FORMAT_H
 
-#include "profile.h"
+#include "pipeline/profile.h"
 
 /* Guess the format of decompressed bytes; PROFILE_FMT_AUTO when unknown. */
 profile_format format_detect(const uint8_t *data, size_t len);

@@ -8,7 +8,7 @@
  * ratio. Concatenated members (what `cat a.gz b.gz` makes, and what some
  * profilers write) decompress as one stream, as gzip(1) does.
  */
-#include "gunzip.h"
+#include "pipeline/gunzip.h"
 
 #include <limits.h>
 #include <stdbool.h>

@@ -6,8 +6,8 @@
 
 #include <stdint.h>
 
-#include "../common/buf.h"
-#include "../common/error.h"
+#include "common/buf.h"
+#include "common/error.h"
 
 /*
  * Decompress every gzip member in `data` into `out`, stopping with

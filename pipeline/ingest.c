@@ -2,10 +2,10 @@
  * ingest.c: file -> blob + index rows (see ingest.h).
  */
 #define _POSIX_C_SOURCE 200809L
-#include "ingest.h"
-#include "format.h"
-#include "../common/fileio.h"
-#include "../common/timeutil.h"
+#include "pipeline/ingest.h"
+#include "pipeline/format.h"
+#include "common/fileio.h"
+#include "common/timeutil.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -14,9 +14,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "blob.h"
-#include "db.h"
-#include "profile.h"
+#include "pipeline/blob.h"
+#include "pipeline/db.h"
+#include "pipeline/profile.h"
 
 typedef struct ingest_request {
 	const char *path;        /* file to read ("-" for standard input) */

@@ -65,8 +65,8 @@
  * line is an error naming the line, where the script only warns: input
  * that does not parse is not silently turned into a smaller profile.
  */
-#include "perf.h"
-#include "../common/buf.h"
+#include "pipeline/perf.h"
+#include "common/buf.h"
 
 #include <stdio.h>
 #include <stdlib.h>

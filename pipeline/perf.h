@@ -4,7 +4,7 @@
 #ifndef PR_PERF_H
 #define PR_PERF_H
 
-#include "profile.h"
+#include "pipeline/profile.h"
 
 /*
  * Parse perf script output: one stack per sample event, folded the way

@@ -14,9 +14,9 @@
  * happen in the child).
  */
 #define _GNU_SOURCE
-#include "pgembed.h"
-#include "../common/buf.h"
-#include "../common/fileio.h"
+#include "pipeline/pgembed.h"
+#include "common/buf.h"
+#include "common/fileio.h"
 
 #include <dirent.h>
 #include <errno.h>

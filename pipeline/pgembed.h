@@ -27,7 +27,7 @@
 
 #include <stdbool.h>
 
-#include "../common/error.h"
+#include "common/error.h"
 
 /*
  * Create the cluster under <home>/pg if it does not exist, start it if it

@@ -30,9 +30,9 @@
  * is known.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "pprof.h"
+#include "pipeline/pprof.h"
 #include "pipeline/profile.pb-c.h"
-#include "../common/buf.h"
+#include "common/buf.h"
 
 #include <inttypes.h>
 #include <stdarg.h>

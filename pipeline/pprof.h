@@ -4,7 +4,7 @@
 #ifndef PR_PPROF_H
 #define PR_PPROF_H
 
-#include "profile.h"
+#include "pipeline/profile.h"
 
 /*
  * Parse an uncompressed profile.proto message. Every sample type is kept

@@ -2,8 +2,8 @@
  * profile.c: the in-memory profile model (see profile.h).
  */
 #define _POSIX_C_SOURCE 200809L
-#include "profile.h"
-#include "../common/buf.h"
+#include "pipeline/profile.h"
+#include "common/buf.h"
 
 #include <stdlib.h>
 #include <string.h>

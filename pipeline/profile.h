@@ -22,8 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/error.h"
-#include "../common/strmap.h"
+#include "common/error.h"
+#include "common/strmap.h"
 
 typedef enum profile_format {
 	PROFILE_FMT_AUTO = 0,

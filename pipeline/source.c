@@ -2,9 +2,9 @@
  * source.c: collecting captures from a drop folder (see source.h).
  */
 #define _POSIX_C_SOURCE 200809L
-#include "source.h"
-#include "../common/buf.h"
-#include "../common/fileio.h"
+#include "pipeline/source.h"
+#include "common/buf.h"
+#include "common/fileio.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -19,7 +19,7 @@
 #ifndef PR_SOURCE_H
 #define PR_SOURCE_H
 
-#include "ingest.h"
+#include "pipeline/ingest.h"
 
 typedef struct source_report {
 	size_t stored;      /* new captures */

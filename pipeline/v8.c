@@ -75,8 +75,8 @@
  * keys, numbers out of range, nesting), stop the parse at once.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "v8.h"
-#include "../common/buf.h"
+#include "pipeline/v8.h"
+#include "common/buf.h"
 
 #include <errno.h>
 #include <math.h>

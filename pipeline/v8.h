@@ -4,7 +4,7 @@
 #ifndef PR_V8_H
 #define PR_V8_H
 
-#include "profile.h"
+#include "pipeline/profile.h"
 
 /*
  * Parse .cpuprofile JSON; ownership as for pprof_parse. `data` is read in

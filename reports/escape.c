@@ -1,7 +1,7 @@
 /*
  * escape.c: HTML and Markdown escaping of names taken from profiles.
  */
-#include "escape.h"
+#include "reports/escape.h"
 
 #include <string.h>
 

@@ -2,7 +2,7 @@
  * export.c: folded stacks, speedscope JSON and gzip-compressed pprof.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "export.h"
+#include "reports/export.h"
 #include "pipeline/profile.pb-c.h"
 
 #include <jansson.h>

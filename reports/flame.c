@@ -1,8 +1,8 @@
 /*
  * flame.c: the merged call tree of two sides and its differential SVG.
  */
-#include "flame.h"
-#include "escape.h"
+#include "reports/flame.h"
+#include "reports/escape.h"
 
 #include <math.h>
 #include <stdio.h>

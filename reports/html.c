@@ -7,8 +7,8 @@
  * database goes through esc_html.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "report.h"
-#include "escape.h"
+#include "reports/report.h"
+#include "reports/escape.h"
 #include "common/timeutil.h"
 
 #include <inttypes.h>

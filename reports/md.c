@@ -5,8 +5,8 @@
  * every name goes through esc_md, so a `|` cannot break the table.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "report.h"
-#include "escape.h"
+#include "reports/report.h"
+#include "reports/escape.h"
 #include "common/timeutil.h"
 
 #include <inttypes.h>

@@ -2,7 +2,7 @@
  * page.c: page texts and the request bodies for each pager (see page.h).
  */
 #define _POSIX_C_SOURCE 200809L
-#include "page.h"
+#include "reports/page.h"
 #include "common/buf.h"
 
 #include <inttypes.h>

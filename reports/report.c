@@ -2,7 +2,7 @@
  * report.c: the report model's lifecycle and the numbers renderers share.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "report.h"
+#include "reports/report.h"
 
 #include <math.h>
 #include <stdarg.h>

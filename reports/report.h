@@ -22,7 +22,7 @@
 
 #include "common/buf.h"
 #include "common/error.h"
-#include "flame.h"
+#include "reports/flame.h"
 
 #define REPORT_SCHEMA_VERSION 1
 

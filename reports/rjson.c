@@ -7,7 +7,7 @@
  * the drawn one, frames that exist only in the baseline included.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "report.h"
+#include "reports/report.h"
 #include "common/timeutil.h"
 
 #include <jansson.h>

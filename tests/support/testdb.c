@@ -2,7 +2,7 @@
  * testdb.c: per-test databases (see testdb.h).
  */
 #define _POSIX_C_SOURCE 200809L
-#include "testdb.h"
+#include "tests/support/testdb.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

@@ -15,8 +15,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "jobs/cli.h"
-#include "jobs/table.h"
+#include "jobs/cli/cli.h"
+#include "jobs/cli/table.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -4,11 +4,11 @@
  * bytes and rows are. The engine is jobs/retention.c.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "commands.h"
-#include "config.h"
-#include "context.h"
-#include "exitcode.h"
-#include "retention.h"
+#include "jobs/cli/commands.h"
+#include "jobs/config.h"
+#include "jobs/cli/context.h"
+#include "jobs/cli/exitcode.h"
+#include "jobs/retention.h"
 #include "common/timeutil.h"
 
 #include <inttypes.h>

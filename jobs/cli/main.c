@@ -2,9 +2,9 @@
  * main.c: profreg's entry point: global options, then the command table.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "cli.h"
-#include "commands.h"
-#include "exitcode.h"
+#include "jobs/cli/cli.h"
+#include "jobs/cli/commands.h"
+#include "jobs/cli/exitcode.h"
 
 #include <gsl/gsl_errno.h>
 #include <locale.h>

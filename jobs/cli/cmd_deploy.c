@@ -3,10 +3,10 @@
  * commit ranges and suspect commits are read from.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "commands.h"
-#include "context.h"
-#include "deploys.h"
-#include "exitcode.h"
+#include "jobs/cli/commands.h"
+#include "jobs/cli/context.h"
+#include "jobs/deploys.h"
+#include "jobs/cli/exitcode.h"
 #include "common/timeutil.h"
 
 #include <inttypes.h>

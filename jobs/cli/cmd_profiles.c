@@ -2,11 +2,11 @@
  * cmd_profiles.c: `profreg profiles list` and `profreg profile show`.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "commands.h"
-#include "context.h"
-#include "exitcode.h"
-#include "table.h"
-#include "../common/timeutil.h"
+#include "jobs/cli/commands.h"
+#include "jobs/cli/context.h"
+#include "jobs/cli/exitcode.h"
+#include "jobs/cli/table.h"
+#include "common/timeutil.h"
 
 #include <jansson.h>
 #include <stdlib.h>

@@ -5,10 +5,10 @@
  * to normal retention. Both are audited with the reason and the user.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "commands.h"
-#include "context.h"
-#include "exitcode.h"
-#include "evidence.h"
+#include "jobs/cli/commands.h"
+#include "jobs/cli/context.h"
+#include "jobs/cli/exitcode.h"
+#include "jobs/evidence.h"
 #include "common/timeutil.h"
 
 #include <inttypes.h>

@@ -3,11 +3,11 @@
  * folded stacks, speedscope JSON or pprof.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "commands.h"
-#include "config.h"
-#include "context.h"
-#include "exitcode.h"
-#include "reportdata.h"
+#include "jobs/cli/commands.h"
+#include "jobs/config.h"
+#include "jobs/cli/context.h"
+#include "jobs/cli/exitcode.h"
+#include "jobs/reportdata.h"
 #include "common/fileio.h"
 #include "common/timeutil.h"
 #include "reports/export.h"

@@ -5,7 +5,7 @@
 #ifndef PR_COMMANDS_H
 #define PR_COMMANDS_H
 
-#include "cli.h"
+#include "jobs/cli/cli.h"
 
 int cmd_db(cli_ctx *ctx, int argc, char **argv);
 int cmd_service(cli_ctx *ctx, int argc, char **argv);

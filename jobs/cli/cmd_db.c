@@ -4,10 +4,10 @@
  * steps that may create a cluster or a schema; no job ever does.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "commands.h"
-#include "context.h"
-#include "exitcode.h"
-#include "../pipeline/pgembed.h"
+#include "jobs/cli/commands.h"
+#include "jobs/cli/context.h"
+#include "jobs/cli/exitcode.h"
+#include "pipeline/pgembed.h"
 
 #include <jansson.h>
 #include <stdlib.h>

@@ -11,10 +11,10 @@
  * --on-inconclusive pass.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "commands.h"
-#include "context.h"
-#include "exitcode.h"
-#include "postdeploy.h"
+#include "jobs/cli/commands.h"
+#include "jobs/cli/context.h"
+#include "jobs/cli/exitcode.h"
+#include "jobs/postdeploy.h"
 #include "common/buf.h"
 #include "common/timeutil.h"
 #include "reports/report.h"

@@ -2,10 +2,10 @@
  * table.c: terminal tables that fit TABLE_WIDTH columns (see table.h).
  */
 #define _POSIX_C_SOURCE 200809L
-#include "table.h"
-#include "cli.h"
-#include "../common/buf.h"
-#include "../common/error.h"
+#include "jobs/cli/table.h"
+#include "jobs/cli/cli.h"
+#include "common/buf.h"
+#include "common/error.h"
 
 #include <stdarg.h>
 #include <stdlib.h>

@@ -2,9 +2,9 @@
  * cli.c: option tables, help text and error reporting for every command.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "cli.h"
-#include "exitcode.h"
-#include "../common/fileio.h"
+#include "jobs/cli/cli.h"
+#include "jobs/cli/exitcode.h"
+#include "common/fileio.h"
 
 #include <errno.h>
 #include <getopt.h>

@@ -3,12 +3,12 @@
  * `profreg runs list` / `run show`.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "commands.h"
-#include "context.h"
-#include "exitcode.h"
-#include "nightly.h"
-#include "runs.h"
-#include "table.h"
+#include "jobs/cli/commands.h"
+#include "jobs/cli/context.h"
+#include "jobs/cli/exitcode.h"
+#include "jobs/nightly.h"
+#include "jobs/runs.h"
+#include "jobs/cli/table.h"
 #include "common/timeutil.h"
 
 #include <inttypes.h>

@@ -5,12 +5,12 @@
  * until it has been added and enabled here.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "commands.h"
-#include "config.h"
-#include "context.h"
-#include "exitcode.h"
-#include "table.h"
-#include "../common/timeutil.h"
+#include "jobs/cli/commands.h"
+#include "jobs/config.h"
+#include "jobs/cli/context.h"
+#include "jobs/cli/exitcode.h"
+#include "jobs/cli/table.h"
+#include "common/timeutil.h"
 
 #include <jansson.h>
 #include <stdlib.h>

@@ -5,11 +5,11 @@
 #define _POSIX_C_SOURCE 200809L
 #include "baselines/analysis.h"
 #include "baselines/findings.h"
-#include "commands.h"
-#include "config.h"
-#include "context.h"
-#include "exitcode.h"
-#include "triage.h"
+#include "jobs/cli/commands.h"
+#include "jobs/config.h"
+#include "jobs/cli/context.h"
+#include "jobs/cli/exitcode.h"
+#include "jobs/triage.h"
 
 #include <inttypes.h>
 #include <jansson.h>

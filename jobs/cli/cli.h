@@ -13,8 +13,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "../common/buf.h"
-#include "../common/error.h"
+#include "common/buf.h"
+#include "common/error.h"
 
 typedef struct cli_ctx {
 	const char *db;      /* --db, or NULL: resolved by ctx_db_open */

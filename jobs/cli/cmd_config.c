@@ -3,10 +3,10 @@
  * file without running anything.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "commands.h"
-#include "config.h"
-#include "context.h"
-#include "exitcode.h"
+#include "jobs/cli/commands.h"
+#include "jobs/config.h"
+#include "jobs/cli/context.h"
+#include "jobs/cli/exitcode.h"
 
 #include <jansson.h>
 #include <stdio.h>

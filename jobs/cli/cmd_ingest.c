@@ -2,13 +2,13 @@
  * cmd_ingest.c: `profreg ingest`: files or a manifest into the store.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "commands.h"
-#include "context.h"
-#include "exitcode.h"
-#include "../common/fileio.h"
-#include "../common/timeutil.h"
-#include "../pipeline/ingest.h"
-#include "config.h"
+#include "jobs/cli/commands.h"
+#include "jobs/cli/context.h"
+#include "jobs/cli/exitcode.h"
+#include "common/fileio.h"
+#include "common/timeutil.h"
+#include "pipeline/ingest.h"
+#include "jobs/config.h"
 
 #include <jansson.h>
 #include <stdlib.h>

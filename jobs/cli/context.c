@@ -2,11 +2,11 @@
  * context.c: resolve the database and the blob store for a command.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "context.h"
-#include "../common/buf.h"
-#include "../common/fileio.h"
-#include "../pipeline/pgembed.h"
-#include "config.h"
+#include "jobs/cli/context.h"
+#include "common/buf.h"
+#include "common/fileio.h"
+#include "pipeline/pgembed.h"
+#include "jobs/config.h"
 
 #include <unistd.h>
 

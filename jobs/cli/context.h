@@ -6,10 +6,10 @@
 #ifndef PR_CONTEXT_H
 #define PR_CONTEXT_H
 
-#include "cli.h"
-#include "../pipeline/blob.h"
-#include "../pipeline/db.h"
-#include "../pipeline/profile.h"
+#include "jobs/cli/cli.h"
+#include "pipeline/blob.h"
+#include "pipeline/db.h"
+#include "pipeline/profile.h"
 
 /*
  * Connect to the database and bring its schema up to date. The

@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "../common/buf.h"
+#include "common/buf.h"
 
 #define TABLE_WIDTH 80
 

@@ -4,12 +4,12 @@
  * pages back in the queue (jobs/pager.h has the guarantees).
  */
 #define _POSIX_C_SOURCE 200809L
-#include "commands.h"
-#include "config.h"
-#include "context.h"
-#include "exitcode.h"
-#include "pager.h"
-#include "table.h"
+#include "jobs/cli/commands.h"
+#include "jobs/config.h"
+#include "jobs/cli/context.h"
+#include "jobs/cli/exitcode.h"
+#include "jobs/pager.h"
+#include "jobs/cli/table.h"
 
 #include <inttypes.h>
 #include <jansson.h>
