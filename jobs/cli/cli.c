@@ -201,6 +201,32 @@ int cli_optind(const cli_parser *p)
 	return optind;
 }
 
+int cli_end(cli_parser *p, int c, bool bad, int min_operands, int max_operands,
+	    const char *what, int *first)
+{
+	const cli_ctx *ctx = p->ctx;
+	char **argv = p->argv;
+	int at = cli_optind(p), n = p->argc - at;
+
+	cli_parser_free(p);
+	if (first)
+		*first = at;
+	if (c == CLI_HELP)
+		return EXIT_OK;
+	if (c == CLI_BAD || bad)
+		return EXIT_USAGE;
+	if (n >= min_operands && (max_operands < 0 || n <= max_operands))
+		return CLI_GO;
+	if (what)
+		cli_error(ctx, "expected %s (see --help)", what);
+	else if (max_operands >= 0 && n > max_operands)
+		cli_error(ctx, "unexpected argument '%s' (see --help)", argv[at + max_operands]);
+	else
+		cli_error(ctx, "expected at least %d argument%s (see --help)", min_operands,
+			  min_operands == 1 ? "" : "s");
+	return EXIT_USAGE;
+}
+
 static void vreport(const cli_ctx *ctx, const char *kind, const char *fmt, va_list ap)
 {
 	static const char oom[] = "profreg: out of memory while reporting an error\n";
@@ -299,7 +325,7 @@ int cli_dispatch(cli_ctx *ctx, const cli_command *cmds, const char *group,
 {
 	const char *prog = ctx->prog;
 	char name[128];
-	int rc;
+	int status;
 
 	if (argc < 1 || strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0 ||
 	    strcmp(argv[0], "help") == 0) {
@@ -328,9 +354,9 @@ int cli_dispatch(cli_ctx *ctx, const cli_command *cmds, const char *group,
 			continue;
 		snprintf(name, sizeof(name), "%s %s", group, c->name);
 		ctx->prog = name;
-		rc = c->fn(ctx, argc, argv);
+		status = c->fn(ctx, argc, argv);
 		ctx->prog = prog;
-		return rc;
+		return status;
 	}
 	cli_error(ctx, "unknown command '%s' (see '%s --help')", argv[0], group);
 	return EXIT_USAGE;

@@ -68,6 +68,27 @@ int cli_next(cli_parser *p, const char **arg);
 /* Index of the first operand in argv after cli_next returned 0. */
 int cli_optind(const cli_parser *p);
 
+/*
+ * End a command's option loop: free `p` and say whether the command goes
+ * on. `c` is what cli_next returned last; `bad` is true when the command
+ * has already reported a bad option value. Returns CLI_GO to go on, with
+ * *first (when `first` is not NULL) the index in argv of the first
+ * operand; else the exit status to return at once:
+ *
+ * - EXIT_OK after --help (the help is printed);
+ * - EXIT_USAGE after a usage error the parser or the command reported;
+ * - EXIT_USAGE when the number of operands is below `min_operands` or
+ *   above `max_operands` (-1: no limit). It prints "expected WHAT (see
+ *   --help)", or, when `what` is NULL, "unexpected argument 'X' (see
+ *   --help)" naming the first operand past the limit.
+ *
+ * Checks that depend on the options given (an operand or an option) stay
+ * with the command, after CLI_GO.
+ */
+#define CLI_GO (-102)
+int cli_end(cli_parser *p, int c, bool bad, int min_operands, int max_operands,
+	    const char *what, int *first);
+
 /* Print the usage and option table of a parser to `f`. */
 void cli_print_help(const cli_parser *p, FILE *f);
 
@@ -79,7 +100,10 @@ void cli_print_help(const cli_parser *p, FILE *f);
 void cli_error(const cli_ctx *ctx, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* Report a recorded error and return the matching exit code. */
+/*
+ * Report a recorded error and return the matching exit status
+ * (exitcode_for): the one place a PR_E* code becomes an exit status.
+ */
 int cli_fail(const cli_ctx *ctx, const pr_error *err);
 
 /* Print "profreg CMD: warning: msg" like cli_error, unless --quiet. */

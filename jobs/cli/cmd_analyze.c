@@ -154,10 +154,10 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 	/* Flags override the configuration file, which is read after them. */
 	analysis_opts flags;
 	bool set_at = false, set_window = false, set_min = false, set_rel = false;
-	bool set_abs = false, set_fdr = false, gated = false;
+	bool set_abs = false, set_fdr = false, gated = false, bad = false;
 	stats_severity gate = STATS_SEV_NONE;
 	config cfg;
-	int c, rc = 0;
+	int c, rc, status;
 
 	memset(&cfg, 0, sizeof(cfg));
 	memset(&r, 0, sizeof(r));
@@ -185,14 +185,14 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 		case O_GATE:
 			if (stats_severity_parse(&gate, arg) < 0 || gate == STATS_SEV_NONE) {
 				cli_error(ctx, "'--gate %s' is not low, medium, high or critical", arg);
-				rc = EXIT_USAGE;
+				bad = true;
 			}
 			gated = true;
 			break;
 		case O_AT:
 			if (time_parse(&flags.at_us, arg) < 0) {
 				cli_error(ctx, "'--at %s' is not an ISO 8601 time", arg);
-				rc = EXIT_USAGE;
+				bad = true;
 			}
 			set_at = true;
 			break;
@@ -201,43 +201,36 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 			    flags.window_us > ANALYSIS_MAX_WINDOW_US) {
 				cli_error(ctx, "'--window %s' is not a duration from 1s to 3650d, like 14d",
 					  arg);
-				rc = EXIT_USAGE;
+				bad = true;
 			}
 			set_window = true;
 			break;
 		case O_MIN:
 			if (cli_parse_u64(ctx, "min-captures", arg, 2, 100000, &v) < 0)
-				rc = EXIT_USAGE;
+				bad = true;
 			flags.min_baseline = (size_t)v;
 			set_min = true;
 			break;
 		case O_REL:
 			if (parse_fraction(ctx, "rel-margin", arg, 0, 10, &flags.rel_margin) < 0)
-				rc = EXIT_USAGE;
+				bad = true;
 			set_rel = true;
 			break;
 		case O_ABS:
 			if (parse_fraction(ctx, "abs-margin", arg, 0, 100, &pp) < 0)
-				rc = EXIT_USAGE;
+				bad = true;
 			flags.abs_margin = pp / 100;
 			set_abs = true;
 			break;
 		case O_FDR:
 			if (parse_fraction(ctx, "fdr", arg, 1e-6, 0.5, &flags.fdr) < 0)
-				rc = EXIT_USAGE;
+				bad = true;
 			set_fdr = true;
 			break;
 		}
 	}
-	if (c == 0 && !rc && cli_optind(p) != argc) {
-		cli_error(ctx, "unexpected argument '%s' (see --help)", argv[cli_optind(p)]);
-		rc = EXIT_USAGE;
-	}
-	cli_parser_free(p);
-	if (c == CLI_HELP)
-		return EXIT_OK;
-	if (c == CLI_BAD || rc)
-		return EXIT_USAGE;
+	if ((status = cli_end(p, c, bad, 0, 0, NULL, NULL)) != CLI_GO)
+		return status;
 	if (!!service + all != 1 || !!release + !!since_s != 1 || (until_s && !since_s)) {
 		cli_error(ctx, "give --service or --all-services, and --release or --since (see --help)");
 		return EXIT_USAGE;
@@ -293,7 +286,7 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 				"service", a->skipped[i].service, "type", a->skipped[i].type,
 				"reason", a->skipped[i].reason));
 		time_format(when, a->opts.at_us);
-		rc = cli_print_json(ctx, json_pack("{s:i,s:s,s:I,s:I,s:I,s:I,s:o,s:o,s:{s:f,s:f},"
+		status = cli_print_json(ctx, json_pack("{s:i,s:s,s:I,s:I,s:I,s:I,s:o,s:o,s:{s:f,s:f},"
 						   "s:{s:I,s:I,s:I,s:I}}",
 			"schema_version", 1, "at", when, "run_id", (json_int_t)r.run_id,
 			"services", (json_int_t)a->services, "tests", (json_int_t)a->ntests,
@@ -305,25 +298,26 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 		if (print_text(ctx, &r.a, r.run_id) < 0) {
 			/* The run is recorded: this is only what it prints. */
 			cli_error(ctx, "out of memory");
-			rc = EXIT_RUNTIME;
+			status = EXIT_RUNTIME;
 			goto out;
 		}
 		if (r.a.pages_enqueued || r.pages.sent || r.pages.failed || r.pages.pending)
 			printf("pages: %zu enqueued, %zu sent, %zu failed, %zu pending\n",
 			       r.a.pages_enqueued, r.pages.sent, r.pages.failed, r.pages.pending);
-		rc = EXIT_OK;
+		status = EXIT_OK;
 	}
-	for (size_t i = 0; gated && rc == EXIT_OK && i < r.a.ntests && r.a.tests[i].significant; i++)
+	for (size_t i = 0; gated && status == EXIT_OK && i < r.a.ntests &&
+	     r.a.tests[i].significant; i++)
 		if (r.a.tests[i].direction == FINDING_REGRESSION && r.a.tests[i].severity >= gate)
-			rc = EXIT_GATE;
+			status = EXIT_GATE;
 	goto out;
 fail:
-	rc = cli_fail(ctx, &err);
+	status = cli_fail(ctx, &err);
 out:
 	config_release(&cfg);
 	analyze_result_release(&r);
 	db_close(d);
-	return rc;
+	return status;
 }
 
 static int baseline_show(cli_ctx *ctx, int argc, char **argv)
@@ -347,7 +341,7 @@ static int baseline_show(cli_ctx *ctx, int argc, char **argv)
 	size_t min_baseline;
 	json_t *arr = NULL;
 	char from[TIME_FMT_MAX], to[TIME_FMT_MAX];
-	int c, rc = 0;
+	int c, rc, status;
 
 	memset(&v, 0, sizeof(v));
 	if (cli_parser_new(&p, ctx, argc, argv, opts,
@@ -365,11 +359,8 @@ static int baseline_show(cli_ctx *ctx, int argc, char **argv)
 		case O_WINDOW: win_s = arg; break;
 		}
 	}
-	cli_parser_free(p);
-	if (c == CLI_HELP)
-		return EXIT_OK;
-	if (c == CLI_BAD)
-		return EXIT_USAGE;
+	if ((status = cli_end(p, c, false, 0, -1, NULL, NULL)) != CLI_GO)
+		return status;
 	if (!service) {
 		cli_error(ctx, "no service given (--service)");
 		return EXIT_USAGE;
@@ -392,6 +383,7 @@ static int baseline_show(cli_ctx *ctx, int argc, char **argv)
 	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 || (rc = db_service_get(d, &svc, service, &err)) < 0 ||
 	    (rc = baseline_view_load(&v, d, svc.id, type, at, window, &err)) < 0)
 		goto fail;
+	status = EXIT_OK;
 	arr = json_array();
 	time_format(from, at - window);
 	time_format(to, at);
@@ -422,7 +414,7 @@ static int baseline_show(cli_ctx *ctx, int argc, char **argv)
 		putchar('\n');
 	}
 	if (ctx->json) {
-		rc = cli_print_json(ctx, json_pack("{s:s,s:s,s:s,s:s,s:I,s:o}", "service", service,
+		status = cli_print_json(ctx, json_pack("{s:s,s:s,s:s,s:s,s:I,s:o}", "service", service,
 			"type", type, "window_start", from, "window_end", to,
 			"captures", (json_int_t)v.captures, "functions", arr));
 		arr = NULL;
@@ -432,13 +424,13 @@ static int baseline_show(cli_ctx *ctx, int argc, char **argv)
 			 v.captures, min_baseline);
 	goto out;
 fail:
-	rc = cli_fail(ctx, &err);
+	status = cli_fail(ctx, &err);
 out:
 	json_decref(arr);
 	baseline_view_release(&v);
 	db_service_release(&svc);
 	db_close(d);
-	return rc;
+	return status;
 }
 
 int cmd_baseline(cli_ctx *ctx, int argc, char **argv)

@@ -39,7 +39,7 @@ static int pin_cmd(cli_ctx *ctx, int argc, char **argv, bool pin)
 	int64_t until = 0;
 	char kept_txt[TIME_FMT_MAX] = "";
 	evidence_pin_result r;
-	int c, first, rc = 0;
+	int c, first, rc, status;
 
 	if (cli_parser_new(&p, ctx, argc, argv, pin ? pin_opts : unpin_opts,
 			   pin ? "profreg capture pin ID --reason TEXT [--until T]"
@@ -57,16 +57,8 @@ static int pin_cmd(cli_ctx *ctx, int argc, char **argv, bool pin)
 		else if (c == O_UNTIL)
 			until_s = arg;
 	}
-	first = cli_optind(p);
-	cli_parser_free(p);
-	if (c == CLI_HELP)
-		return EXIT_OK;
-	if (c == CLI_BAD)
-		return EXIT_USAGE;
-	if (argc - first != 1) {
-		cli_error(ctx, "expected one capture ID (see --help)");
-		return EXIT_USAGE;
-	}
+	if ((status = cli_end(p, c, false, 1, 1, "one capture ID", &first)) != CLI_GO)
+		return status;
 	if (cli_parse_u64(ctx, "ID", argv[first], 1, INT64_MAX, &id) < 0)
 		return EXIT_USAGE;
 	if (!reason || !*reason) {
@@ -89,6 +81,7 @@ static int pin_cmd(cli_ctx *ctx, int argc, char **argv, bool pin)
 		goto fail;
 	if (!r.kept_forever)
 		time_format(kept_txt, r.kept_until_us);
+	status = EXIT_OK;
 	if (ctx->json) {
 		json_t *o = json_pack("{s:I,s:s,s:s}", "id", (json_int_t)id, "action",
 				      pin ? "pin" : "unpin", "reason", reason);
@@ -103,7 +96,7 @@ static int pin_cmd(cli_ctx *ctx, int argc, char **argv, bool pin)
 		} else {
 			json_object_set_new(o, "tier", json_string(r.tier));
 		}
-		rc = cli_print_json(ctx, o);
+		status = cli_print_json(ctx, o);
 	} else if (!ctx->quiet) {
 		if (pin)
 			printf("capture %llu is forensic evidence %s%s%s%s\n", id,
@@ -112,15 +105,14 @@ static int pin_cmd(cli_ctx *ctx, int argc, char **argv, bool pin)
 			       r.blob_deleted ? " (already summarised: its blob was deleted before; what is left is kept)" : "");
 		else
 			printf("capture %llu is back in normal retention (%s tier)\n", id, r.tier);
-		rc = EXIT_OK;
 	}
-	rc = cli_finish(ctx, rc);
+	status = cli_finish(ctx, status);
 	goto out;
 fail:
-	rc = cli_fail(ctx, &err);
+	status = cli_fail(ctx, &err);
 out:
 	db_close(d);
-	return rc;
+	return status;
 }
 
 static int capture_pin(cli_ctx *ctx, int argc, char **argv)

@@ -18,7 +18,7 @@ static int config_check(cli_ctx *ctx, int argc, char **argv)
 	cli_parser *p = NULL;
 	config cfg;
 	const char *arg;
-	int c, first;
+	int c, first, status;
 
 	if (cli_parser_new(&p, ctx, argc, argv, opts, "profreg config check [FILE]",
 			   "Validate a configuration file (default: --config, else <home>/profreg.json):\n"
@@ -28,15 +28,8 @@ static int config_check(cli_ctx *ctx, int argc, char **argv)
 		return EXIT_RUNTIME;
 	while ((c = cli_next(p, &arg)) > 0)
 		;
-	first = cli_optind(p);
-	cli_parser_free(p);
-	if (c == CLI_HELP)
-		return EXIT_OK;
-	if (c == CLI_BAD || argc - first > 1) {
-		if (c != CLI_BAD)
-			cli_error(ctx, "expected at most one FILE (see --help)");
-		return EXIT_USAGE;
-	}
+	if ((status = cli_end(p, c, false, 0, 1, "at most one FILE", &first)) != CLI_GO)
+		return status;
 	if (argc - first == 1)
 		ctx->config = argv[first];
 	if (ctx_config_load(ctx, &cfg, &err) < 0 || config_check_paths(&cfg, &err) < 0) {
@@ -50,10 +43,10 @@ static int config_check(cli_ctx *ctx, int argc, char **argv)
 		json_t *names = json_array();
 		for (size_t i = 0; i < cfg.nservices; i++)
 			json_array_append_new(names, json_string(cfg.services[i].name));
-		c = cli_print_json(ctx, json_pack("{s:b,s:s?,s:o}", "valid", 1, "path", cfg.path,
-						  "services", names));
+		status = cli_print_json(ctx, json_pack("{s:b,s:s?,s:o}", "valid", 1,
+						       "path", cfg.path, "services", names));
 		config_release(&cfg);
-		return c;
+		return status;
 	}
 	if (!ctx->quiet) {
 		if (cfg.path)

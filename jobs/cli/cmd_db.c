@@ -14,39 +14,32 @@
 
 static const cli_option no_opts[] = {{NULL, 0, 0, NULL, NULL}};
 
+/* Parse a command with neither options nor operands: CLI_GO, or the exit status. */
 static int parse_none(cli_ctx *ctx, int argc, char **argv, const char *usage,
 		      const char *desc)
 {
 	cli_parser *p = NULL;
 	const char *arg;
-	int c, rc = 0;
+	int c;
 
 	if (cli_parser_new(&p, ctx, argc, argv, no_opts, usage, desc) < 0)
 		return EXIT_RUNTIME;
 	while ((c = cli_next(p, &arg)) > 0)
 		;
-	if (c == CLI_HELP)
-		rc = -1;
-	else if (c == CLI_BAD)
-		rc = EXIT_USAGE;
-	else if (cli_optind(p) != argc) {
-		cli_error(ctx, "unexpected argument '%s' (see --help)", argv[cli_optind(p)]);
-		rc = EXIT_USAGE;
-	}
-	cli_parser_free(p);
-	return rc;
+	return cli_end(p, c, false, 0, 0, NULL, NULL);
 }
 
 static int db_cmd_migrate(cli_ctx *ctx, int argc, char **argv)
 {
 	pr_error err = PR_ERROR_INIT;
 	db *d = NULL;
-	int rc, version = 0;
+	int rc, status, version = 0;
 
-	if ((rc = parse_none(ctx, argc, argv, "profreg db migrate",
-			     "Apply the schema migrations that have not been applied yet, to an empty\n"
-			     "database too (every command applies pending ones to a profreg database).")))
-		return rc < 0 ? EXIT_OK : rc;
+	status = parse_none(ctx, argc, argv, "profreg db migrate",
+			    "Apply the schema migrations that have not been applied yet, to an empty\n"
+			    "database too (every command applies pending ones to a profreg database).");
+	if (status != CLI_GO)
+		return status;
 	if ((rc = ctx_db_open_setup(ctx, &d, &err)) < 0 ||
 	    (rc = db_schema_version(d, &version, &err)) < 0) {
 		db_close(d);
@@ -62,13 +55,14 @@ static int db_cmd_init(cli_ctx *ctx, int argc, char **argv)
 {
 	pr_error err = PR_ERROR_INIT;
 	db *d = NULL;
-	int rc, version = 0;
+	int rc, status, version = 0;
 
-	if ((rc = parse_none(ctx, argc, argv, "profreg db init",
-			     "Set up the database: without --db (or PROFREG_DB, or the libpq environment)\n"
-			     "create and start the private PostgreSQL cluster under the state directory;\n"
-			     "then apply the schema. Running it again changes nothing.")))
-		return rc < 0 ? EXIT_OK : rc;
+	status = parse_none(ctx, argc, argv, "profreg db init",
+			    "Set up the database: without --db (or PROFREG_DB, or the libpq environment)\n"
+			    "create and start the private PostgreSQL cluster under the state directory;\n"
+			    "then apply the schema. Running it again changes nothing.");
+	if (status != CLI_GO)
+		return status;
 	if ((rc = ctx_db_open_setup(ctx, &d, &err)) < 0 ||
 	    (rc = db_schema_version(d, &version, &err)) < 0) {
 		db_close(d);
@@ -86,30 +80,34 @@ static int db_cmd_start(cli_ctx *ctx, int argc, char **argv)
 {
 	pr_error err = PR_ERROR_INIT;
 	char *conninfo = NULL;
-	int rc;
+	int status;
 
-	if ((rc = parse_none(ctx, argc, argv, "profreg db start",
-			     "Start the private PostgreSQL cluster under the state directory (made by\n"
-			     "'profreg db init'); print its connection string.")))
-		return rc < 0 ? EXIT_OK : rc;
+	status = parse_none(ctx, argc, argv, "profreg db start",
+			    "Start the private PostgreSQL cluster under the state directory (made by\n"
+			    "'profreg db init'); print its connection string.");
+	if (status != CLI_GO)
+		return status;
 	if (pgembed_open(&conninfo, ctx->home, ctx->quiet, &err) < 0)
 		return cli_fail(ctx, &err);
+	status = EXIT_OK;
 	if (ctx->json)
-		rc = cli_print_json(ctx, json_pack("{s:b,s:s}", "running", 1, "conninfo", conninfo));
+		status = cli_print_json(ctx, json_pack("{s:b,s:s}", "running", 1,
+						       "conninfo", conninfo));
 	else
 		printf("%s\n", conninfo);
 	free(conninfo);
-	return rc;
+	return status;
 }
 
 static int db_cmd_stop(cli_ctx *ctx, int argc, char **argv)
 {
 	pr_error err = PR_ERROR_INIT;
-	int rc;
+	int status;
 
-	if ((rc = parse_none(ctx, argc, argv, "profreg db stop",
-			     "Stop the private PostgreSQL cluster.")))
-		return rc < 0 ? EXIT_OK : rc;
+	status = parse_none(ctx, argc, argv, "profreg db stop",
+			    "Stop the private PostgreSQL cluster.");
+	if (status != CLI_GO)
+		return status;
 	if (pgembed_stop(ctx->home, ctx->quiet, &err) < 0)
 		return cli_fail(ctx, &err);
 	return EXIT_OK;
@@ -120,22 +118,24 @@ static int db_cmd_status(cli_ctx *ctx, int argc, char **argv)
 	pr_error err = PR_ERROR_INIT;
 	char *conninfo = NULL;
 	bool running = false;
-	int rc;
+	int status;
 
-	if ((rc = parse_none(ctx, argc, argv, "profreg db status",
-			     "Say whether the private PostgreSQL cluster is running (exit 0) or not (exit 3).")))
-		return rc < 0 ? EXIT_OK : rc;
+	status = parse_none(ctx, argc, argv, "profreg db status",
+			    "Say whether the private PostgreSQL cluster is running (exit 0) or not (exit 3).");
+	if (status != CLI_GO)
+		return status;
 	if (pgembed_status(&running, &conninfo, ctx->home, &err) < 0)
 		return cli_fail(ctx, &err);
+	status = EXIT_OK;
 	if (ctx->json)
-		rc = cli_print_json(ctx, json_pack("{s:b,s:s?}", "running", running,
-						   "conninfo", running ? conninfo : NULL));
+		status = cli_print_json(ctx, json_pack("{s:b,s:s?}", "running", running,
+						       "conninfo", running ? conninfo : NULL));
 	else if (running)
 		printf("running: %s\n", conninfo);
 	else
 		printf("not running\n");
 	free(conninfo);
-	return rc ? rc : (running ? EXIT_OK : EXIT_RUNTIME);
+	return status ? status : (running ? EXIT_OK : EXIT_RUNTIME);
 }
 
 static const cli_command db_cmds[] = {

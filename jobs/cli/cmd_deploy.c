@@ -31,7 +31,8 @@ static int deploy_list_cmd(cli_ctx *ctx, int argc, char **argv)
 	size_t n = 0;
 	const char *arg, *service = NULL;
 	unsigned long long limit = 50;
-	int c, rc = 0;
+	bool bad = false;
+	int c, rc, status;
 
 	if (cli_parser_new(&p, ctx, argc, argv, opts, "profreg deploy list [--service S] [--limit N] [--json]",
 			   "List recorded deploys, newest first by deploy time: each deploy's commit\n"
@@ -41,17 +42,10 @@ static int deploy_list_cmd(cli_ctx *ctx, int argc, char **argv)
 		if (c == O_SERVICE)
 			service = arg;
 		else if (c == O_LIMIT && cli_parse_u64(ctx, "limit", arg, 1, 100000, &limit) < 0)
-			rc = EXIT_USAGE;
+			bad = true;
 	}
-	if (c == 0 && !rc && cli_optind(p) != argc) {
-		cli_error(ctx, "unexpected argument '%s' (see --help)", argv[cli_optind(p)]);
-		rc = EXIT_USAGE;
-	}
-	cli_parser_free(p);
-	if (c == CLI_HELP)
-		return EXIT_OK;
-	if (c == CLI_BAD || rc)
-		return EXIT_USAGE;
+	if ((status = cli_end(p, c, bad, 0, 0, NULL, NULL)) != CLI_GO)
+		return status;
 	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 ||
 	    (service && (rc = db_service_get(d, &svc, service, &err)) < 0) ||
 	    (rc = deploy_list(&deps, &n, d, svc.id, limit, &err)) < 0)
@@ -68,7 +62,7 @@ static int deploy_list_cmd(cli_ctx *ctx, int argc, char **argv)
 				"previous_commit", deps[i].previous_sha[0] ? deps[i].previous_sha : NULL,
 				"deployed_at", when));
 		}
-		rc = cli_print_json(ctx, json_pack("{s:o}", "deploys", arr));
+		status = cli_print_json(ctx, json_pack("{s:o}", "deploys", arr));
 	} else {
 		printf("%-6s %-20s %-20s %-12s %-12s %s\n", "ID", "DEPLOYED", "SERVICE", "COMMIT",
 		       "FROM", "RELEASE");
@@ -82,16 +76,16 @@ static int deploy_list_cmd(cli_ctx *ctx, int argc, char **argv)
 			cli_put_safe(stdout, deps[i].release, 0);
 			putchar('\n');
 		}
-		rc = EXIT_OK;
+		status = EXIT_OK;
 	}
 	goto out;
 fail:
-	rc = cli_fail(ctx, &err);
+	status = cli_fail(ctx, &err);
 out:
 	free(deps);
 	db_service_release(&svc);
 	db_close(d);
-	return rc;
+	return status;
 }
 
 static int deploy_delete_cmd(cli_ctx *ctx, int argc, char **argv)
@@ -102,7 +96,7 @@ static int deploy_delete_cmd(cli_ctx *ctx, int argc, char **argv)
 	db *d = NULL;
 	const char *arg;
 	unsigned long long id = 0;
-	int c, first, rc;
+	int c, first, rc, status;
 
 	if (cli_parser_new(&p, ctx, argc, argv, opts, "profreg deploy delete ID",
 			   "Delete a deploy recorded by mistake (a wrong --release or --commit), so that\n"
@@ -110,17 +104,10 @@ static int deploy_delete_cmd(cli_ctx *ctx, int argc, char **argv)
 		return EXIT_RUNTIME;
 	while ((c = cli_next(p, &arg)) > 0)
 		;
-	first = cli_optind(p);
-	cli_parser_free(p);
-	if (c == CLI_HELP)
-		return EXIT_OK;
-	if (c == CLI_BAD)
+	if ((status = cli_end(p, c, false, 1, 1, "one deploy ID", &first)) != CLI_GO)
+		return status;
+	if (cli_parse_u64(ctx, "ID", argv[first], 1, INT64_MAX, &id) < 0)
 		return EXIT_USAGE;
-	if (argc - first != 1 || cli_parse_u64(ctx, "ID", argv[first], 1, INT64_MAX, &id) < 0) {
-		if (argc - first != 1)
-			cli_error(ctx, "expected one deploy ID (see --help)");
-		return EXIT_USAGE;
-	}
 	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 || (rc = deploy_delete(d, (int64_t)id, &err)) < 0) {
 		db_close(d);
 		return cli_fail(ctx, &err);

@@ -42,7 +42,8 @@ int cmd_diff(cli_ctx *ctx, int argc, char **argv)
 	const char *arg, *bsel = NULL, *tsel = NULL, *host = NULL, *outp = "diff.html", *fmt = NULL, *dot;
 	unsigned long long top = 30;
 	int64_t since = 0, until = 0;
-	int c, rc = 0;
+	bool bad = false;
+	int c, rc, status;
 
 	memset(&r, 0, sizeof(r));
 	if (cli_parser_new(&p, ctx, argc, argv, opts,
@@ -63,27 +64,24 @@ int cmd_diff(cli_ctx *ctx, int argc, char **argv)
 		case O_FORMAT: fmt = arg; break;
 		case O_TOP:
 			if (cli_parse_u64(ctx, "top", arg, 1, 10000, &top) < 0)
-				rc = EXIT_USAGE;
+				bad = true;
 			break;
 		case O_SINCE:
 			if (time_parse_since(&since, arg, time_now_us()) < 0) {
 				cli_error(ctx, "'--since %s' is not a time or a duration", arg);
-				rc = EXIT_USAGE;
+				bad = true;
 			}
 			break;
 		case O_UNTIL:
 			if (time_parse(&until, arg) < 0) {
 				cli_error(ctx, "'--until %s' is not an ISO 8601 time", arg);
-				rc = EXIT_USAGE;
+				bad = true;
 			}
 			break;
 		}
 	}
-	cli_parser_free(p);
-	if (c == CLI_HELP)
-		return EXIT_OK;
-	if (c == CLI_BAD || rc)
-		return EXIT_USAGE;
+	if ((status = cli_end(p, c, bad, 0, -1, NULL, NULL)) != CLI_GO)
+		return status;
 	if (!bsel || !tsel) {
 		cli_error(ctx, "--base and --target are required (see --help)");
 		return EXIT_USAGE;
@@ -95,12 +93,9 @@ int cmd_diff(cli_ctx *ctx, int argc, char **argv)
 		cli_error(ctx, "'--format %s' is not html, md or json", fmt);
 		return EXIT_USAGE;
 	}
-	if (reportdata_sel_parse(&base, bsel, host, since, until, &err) < 0 ||
-	    reportdata_sel_parse(&target, tsel, host, since, until, &err) < 0) {
-		rc = cli_fail(ctx, &err);
-		goto out;
-	}
-	if (ctx_config_load(ctx, &cfg, &err) < 0 || (rc = ctx_db_open(ctx, &d, &err)) < 0 ||
+	if ((rc = reportdata_sel_parse(&base, bsel, host, since, until, &err)) < 0 ||
+	    (rc = reportdata_sel_parse(&target, tsel, host, since, until, &err)) < 0 ||
+	    (rc = ctx_config_load(ctx, &cfg, &err)) < 0 || (rc = ctx_db_open(ctx, &d, &err)) < 0 ||
 	    (rc = ctx_blobs_open(ctx, &bs, &err)) < 0 ||
 	    (rc = reportdata_diff(&r, d, bs, &cfg, &base, &target, (size_t)top, &err)) < 0)
 		goto fail;
@@ -110,10 +105,10 @@ int cmd_diff(cli_ctx *ctx, int argc, char **argv)
 		goto fail;
 	if (strcmp(outp, "-") != 0 && !ctx->quiet)
 		printf("%s\n", outp);
-	rc = cli_finish(ctx, EXIT_OK);
+	status = cli_finish(ctx, EXIT_OK);
 	goto out;
 fail:
-	rc = cli_fail(ctx, &err);
+	status = cli_fail(ctx, &err);
 out:
 	buf_release(&text);
 	report_release(&r);
@@ -122,5 +117,5 @@ out:
 	blob_store_free(bs);
 	db_close(d);
 	config_release(&cfg);
-	return rc;
+	return status;
 }

@@ -42,7 +42,8 @@ int cmd_export(cli_ctx *ctx, int argc, char **argv)
 	export_format fmt = EXPORT_FOLDED;
 	const char *arg, *outp = "-", *host = NULL;
 	int64_t since = 0, until = 0;
-	int c, rc = 0, first;
+	bool bad = false;
+	int c, rc, status, first;
 
 	if (cli_parser_new(&p, ctx, argc, argv, opts,
 			   "profreg export ID|SELECTION [--format folded|speedscope|pprof] [--out FILE]",
@@ -57,7 +58,7 @@ int cmd_export(cli_ctx *ctx, int argc, char **argv)
 		case O_FORMAT:
 			if (export_format_parse(&fmt, arg) < 0) {
 				cli_error(ctx, "'--format %s' is not folded, speedscope or pprof", arg);
-				rc = EXIT_USAGE;
+				bad = true;
 			}
 			break;
 		case O_OUT: outp = arg; break;
@@ -65,34 +66,23 @@ int cmd_export(cli_ctx *ctx, int argc, char **argv)
 		case O_SINCE:
 			if (time_parse_since(&since, arg, time_now_us()) < 0) {
 				cli_error(ctx, "'--since %s' is not a time or a duration", arg);
-				rc = EXIT_USAGE;
+				bad = true;
 			}
 			break;
 		case O_UNTIL:
 			if (time_parse(&until, arg) < 0) {
 				cli_error(ctx, "'--until %s' is not an ISO 8601 time", arg);
-				rc = EXIT_USAGE;
+				bad = true;
 			}
 			break;
 		}
 	}
-	first = cli_optind(p);
-	cli_parser_free(p);
-	if (c == CLI_HELP)
-		return EXIT_OK;
-	if (c == CLI_BAD || rc)
-		return EXIT_USAGE;
-	if (argc - first != 1) {
-		cli_error(ctx, "expected one capture ID or selection (see --help)");
-		return EXIT_USAGE;
-	}
-	if (reportdata_sel_parse(&sel, argv[first], host, since, until, &err) < 0)
-		return cli_fail(ctx, &err);
-	if (ctx_config_load(ctx, &cfg, &err) < 0) {
-		reportdata_sel_release(&sel);
-		return cli_fail(ctx, &err);
-	}
-	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 || (rc = ctx_blobs_open(ctx, &bs, &err)) < 0 ||
+	status = cli_end(p, c, bad, 1, 1, "one capture ID or selection", &first);
+	if (status != CLI_GO)
+		return status;
+	if ((rc = reportdata_sel_parse(&sel, argv[first], host, since, until, &err)) < 0 ||
+	    (rc = ctx_config_load(ctx, &cfg, &err)) < 0 ||
+	    (rc = ctx_db_open(ctx, &d, &err)) < 0 || (rc = ctx_blobs_open(ctx, &bs, &err)) < 0 ||
 	    (rc = reportdata_sel_captures(&caps, &ncaps, d, &sel, &err)) < 0)
 		goto fail;
 	if (ncaps == 1) {
@@ -119,10 +109,10 @@ int cmd_export(cli_ctx *ctx, int argc, char **argv)
 		goto fail;
 	if (strcmp(outp, "-") != 0 && !ctx->quiet)
 		fprintf(stderr, "exported %zu capture%s to %s\n", ncaps, ncaps == 1 ? "" : "s", outp);
-	rc = cli_finish(ctx, EXIT_OK);
+	status = cli_finish(ctx, EXIT_OK);
 	goto out;
 fail:
-	rc = cli_fail(ctx, &err);
+	status = cli_fail(ctx, &err);
 out:
 	buf_release(&text);
 	profile_free(one);
@@ -132,5 +122,5 @@ out:
 	blob_store_free(bs);
 	db_close(d);
 	config_release(&cfg);
-	return rc;
+	return status;
 }

@@ -18,34 +18,29 @@
 
 enum { O_NOTE = 1500 };
 
-/* Parse "ID" after the options; prints the usage error itself. */
+/*
+ * Parse "ID" after the options into *id (a pointer into argv). Returns
+ * CLI_GO, or the exit status to return (usage errors are printed).
+ */
 static int one_id(cli_ctx *ctx, int argc, char **argv, const cli_option *opts,
 		  const char *usage, const char *desc, const char **note, const char **id)
 {
 	cli_parser *p = NULL;
 	const char *arg;
 	unsigned long long v;
-	int c, first;
+	int c, first, status;
 
 	if (cli_parser_new(&p, ctx, argc, argv, opts, usage, desc) < 0)
 		return EXIT_RUNTIME;
 	while ((c = cli_next(p, &arg)) > 0)
 		if (c == O_NOTE && note)
 			*note = arg;
-	first = cli_optind(p);
-	cli_parser_free(p);
-	if (c == CLI_HELP)
-		return -1;
-	if (c == CLI_BAD)
-		return EXIT_USAGE;
-	if (argc - first != 1) {
-		cli_error(ctx, "expected one finding ID (see --help)");
-		return EXIT_USAGE;
-	}
+	if ((status = cli_end(p, c, false, 1, 1, "one finding ID", &first)) != CLI_GO)
+		return status;
 	if (cli_parse_u64(ctx, "ID", argv[first], 1, INT64_MAX, &v) < 0)
 		return EXIT_USAGE;
 	*id = argv[first];
-	return 0;
+	return CLI_GO;
 }
 
 static int finding_show(cli_ctx *ctx, int argc, char **argv)
@@ -57,15 +52,16 @@ static int finding_show(cli_ctx *ctx, int argc, char **argv)
 	db *d = NULL;
 	const char *id = NULL;
 	bool reproduced = false;
-	int rc;
+	int rc, status;
 
 	memset(&f, 0, sizeof(f));
 	memset(&again, 0, sizeof(again));
-	if ((rc = one_id(ctx, argc, argv, opts, "profreg finding show ID [--json]",
-			 "Show a stored finding and reproduce its comparison from the captures\n"
-			 "pinned behind it: the shares, change, interval and p-value come out the\n"
-			 "same (the q-value belongs to the whole run it was found in).", NULL, &id)))
-		return rc < 0 ? EXIT_OK : rc;
+	status = one_id(ctx, argc, argv, opts, "profreg finding show ID [--json]",
+			"Show a stored finding and reproduce its comparison from the captures\n"
+			"pinned behind it: the shares, change, interval and p-value come out the\n"
+			"same (the q-value belongs to the whole run it was found in).", NULL, &id);
+	if (status != CLI_GO)
+		return status;
 	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 ||
 	    (rc = findings_get(&f, &meta, d, (int64_t)strtoll(id, NULL, 10), &err)) < 0 ||
 	    (rc = triage_reproduce(&again, &reproduced, d, &f, &meta, &err)) < 0)
@@ -75,7 +71,7 @@ static int finding_show(cli_ctx *ctx, int argc, char **argv)
 		json_object_set_new(o, "status", json_string(meta.status));
 		json_object_set_new(o, "reproduced", reproduced ? analysis_finding_json(&again)
 								: json_null());
-		rc = cli_print_json(ctx, o);
+		status = cli_print_json(ctx, o);
 	} else {
 		printf("finding %s (%s, %s)\nservice   ", id, finding_dir_name(f.direction),
 		       meta.status);
@@ -94,16 +90,16 @@ static int finding_show(cli_ctx *ctx, int argc, char **argv)
 			       again.baseline_captures, again.current_captures);
 		else
 			printf("reproduced: the pinned captures no longer hold this function\n");
-		rc = EXIT_OK;
+		status = EXIT_OK;
 	}
 	goto out;
 fail:
-	rc = cli_fail(ctx, &err);
+	status = cli_fail(ctx, &err);
 out:
 	finding_clear(&f);
 	finding_clear(&again);
 	db_close(d);
-	return rc;
+	return status;
 }
 
 static int finding_resolve(cli_ctx *ctx, int argc, char **argv)
@@ -117,15 +113,17 @@ static int finding_resolve(cli_ctx *ctx, int argc, char **argv)
 	config cfg;
 	triage_resolution r;
 	const char *id = NULL, *note = NULL;
-	int rc;
+	int rc, status;
 
 	memset(&cfg, 0, sizeof(cfg));
-	if ((rc = one_id(ctx, argc, argv, opts, "profreg finding resolve ID [--note TEXT]",
-			 "Close an open finding. Its current captures stay forensic; the pins on\n"
-			 "its baseline captures lift, so retention may collect them again. Each\n"
-			 "page it caused gets its resolve event, sent now (or left pending in\n"
-			 "the outbox when the target cannot be reached: see profreg page).", &note, &id)))
-		return rc < 0 ? EXIT_OK : rc;
+	status = one_id(ctx, argc, argv, opts, "profreg finding resolve ID [--note TEXT]",
+			"Close an open finding. Its current captures stay forensic; the pins on\n"
+			"its baseline captures lift, so retention may collect them again. Each\n"
+			"page it caused gets its resolve event, sent now (or left pending in\n"
+			"the outbox when the target cannot be reached: see profreg page).",
+			&note, &id);
+	if (status != CLI_GO)
+		return status;
 	if ((rc = ctx_config_load(ctx, &cfg, &err)) < 0 ||
 	    (rc = ctx_db_open(ctx, &d, &err)) < 0 ||
 	    (rc = triage_resolve(&r, d, &cfg, (int64_t)strtoll(id, NULL, 10), note, &err)) < 0)
@@ -138,14 +136,14 @@ static int finding_resolve(cli_ctx *ctx, int argc, char **argv)
 			printf("pages: %zu resolve events, %zu sent, %zu failed; %zu unsent pages cancelled\n",
 			       r.resolve_events, r.pages.sent, r.pages.failed, r.cancelled);
 	}
-	rc = EXIT_OK;
+	status = EXIT_OK;
 	goto out;
 fail:
-	rc = cli_fail(ctx, &err);
+	status = cli_fail(ctx, &err);
 out:
 	db_close(d);
 	config_release(&cfg);
-	return rc;
+	return status;
 }
 
 int cmd_finding(cli_ctx *ctx, int argc, char **argv)

@@ -115,13 +115,13 @@ static void record(ingest_run *run, const char *name, const ingest_result *res,
 {
 	run->done++;
 	if (err && err->code) {
-		int code = exitcode_for(err->code);
+		int status;
 		run->failed++;
+		progress_end(run);
+		status = cli_fail(run->ctx, err);
 		/* An infrastructure failure outranks bad input. */
 		if (run->worst != EXIT_RUNTIME)
-			run->worst = code == EXIT_RUNTIME ? EXIT_RUNTIME : code;
-		progress_end(run);
-		cli_error(run->ctx, "%s", err->msg);
+			run->worst = status;
 		if (run->results)
 			json_array_append_new(run->results, json_pack("{s:s,s:s,s:s}",
 				"path", name, "status", "failed", "error", err->msg));
@@ -227,7 +227,10 @@ static size_t count_entries(const char *s, const char *end)
 /*
  * Every line of a manifest in order. A bad line is reported with its
  * number and skipped; a failure of the database, the blob store or
- * memory stops the manifest there, saying how far it got.
+ * memory stops the manifest there, saying how far it got. Returns
+ * EXIT_OK, or the exit status of a failure before the first line (the
+ * manifest cannot be read) or between lines (out of memory); what the
+ * lines did is in `run`.
  */
 static int ingest_manifest(ingest_run *run, const char *path)
 {
@@ -237,15 +240,13 @@ static int ingest_manifest(ingest_run *run, const char *path)
 	char *dir = NULL;
 	const char *end;
 	size_t lineno = 0;
-	int rc = 0;
+	int rc, status = EXIT_OK;
 
-	if ((rc = fileio_read(&text, path, MANIFEST_MAX, &err)) < 0) {
-		rc = cli_fail(run->ctx, &err);
-		goto out;
-	}
+	if ((rc = fileio_read(&text, path, MANIFEST_MAX, &err)) < 0)
+		goto fail;
 	if (!(dir = dir_of(path))) {
-		rc = EXIT_RUNTIME;
-		goto out;
+		rc = pr_error_set(&err, PR_ENOMEM, "out of memory");
+		goto fail;
 	}
 	src.dir = dir;
 	end = text.ptr + text.len;
@@ -265,8 +266,8 @@ static int ingest_manifest(ingest_run *run, const char *path)
 		pr_error_clear(&err);
 		buf_reset(&where);
 		if (buf_printf(&where, "line %zu of '%s'", lineno, path) < 0) {
-			rc = EXIT_RUNTIME;
-			goto out;
+			rc = pr_error_set(&err, PR_ENOMEM, "out of memory");
+			goto fail;
 		}
 		src.name = where.ptr;
 		if (ingest_request_from_json(&desc, line, len, &src, &err) < 0) {
@@ -285,11 +286,14 @@ static int ingest_manifest(ingest_run *run, const char *path)
 		if (stop)
 			break;
 	}
+	goto out;
+fail:
+	status = cli_fail(run->ctx, &err);
 out:
 	free(dir);
 	buf_release(&where);
 	buf_release(&text);
-	return rc;
+	return status;
 }
 
 int cmd_ingest(cli_ctx *ctx, int argc, char **argv)
@@ -303,7 +307,8 @@ int cmd_ingest(cli_ctx *ctx, int argc, char **argv)
 	const char *arg, *manifest = NULL;
 	unsigned long long flag[5] = {0}; /* limits given as flags; 0 = not given */
 	config cfg = {0};
-	int c, first, rc = EXIT_OK;
+	bool bad = false;
+	int c, first, rc, status;
 
 	run.ctx = ctx;
 	if (!tags || cli_parser_new(&p, ctx, argc, argv, ingest_opts,
@@ -327,68 +332,59 @@ int cmd_ingest(cli_ctx *ctx, int argc, char **argv)
 		case O_TIME:
 			if (time_parse(&base.time_us, arg) < 0) {
 				cli_error(ctx, "'--time %s' is not an ISO 8601 time", arg);
-				rc = EXIT_USAGE;
+				bad = true;
 			}
 			break;
 		case O_FORMAT:
 			if (profile_format_from_name(&base.format, arg) < 0) {
 				cli_error(ctx, "unknown format '%s' (pprof, folded, v8, perf)", arg);
-				rc = EXIT_USAGE;
+				bad = true;
 			}
 			break;
 		case O_TAG:
 			if (add_tag(tags, arg, &err) < 0) {
 				cli_fail(ctx, &err);
 				pr_error_clear(&err);
-				rc = EXIT_USAGE;
+				bad = true;
 			}
 			break;
 		case O_MAX_INPUT:
 			if (cli_parse_u64(ctx, "max-input-bytes", arg, 1, SIZE_MAX, &flag[0]) < 0)
-				rc = EXIT_USAGE;
+				bad = true;
 			break;
 		case O_MAX_DECOMPRESSED:
 			if (cli_parse_u64(ctx, "max-decompressed-bytes", arg, 1, SIZE_MAX, &flag[1]) < 0)
-				rc = EXIT_USAGE;
+				bad = true;
 			break;
 		case O_MAX_SAMPLES:
 			if (cli_parse_u64(ctx, "max-samples", arg, 1, UINT32_MAX, &flag[2]) < 0)
-				rc = EXIT_USAGE;
+				bad = true;
 			break;
 		case O_MAX_DEPTH:
 			if (cli_parse_u64(ctx, "max-depth", arg, 1, 1u << 20, &flag[3]) < 0)
-				rc = EXIT_USAGE;
+				bad = true;
 			break;
 		case O_MAX_STRING:
 			if (cli_parse_u64(ctx, "max-string-length", arg, 16, 1u << 24, &flag[4]) < 0)
-				rc = EXIT_USAGE;
+				bad = true;
 			break;
 		}
 	}
-	first = cli_optind(p);
-	cli_parser_free(p);
-	if (c == CLI_HELP || c == CLI_BAD || rc) {
-		json_decref(tags);
-		return c == CLI_HELP ? EXIT_OK : EXIT_USAGE;
-	}
+	if ((status = cli_end(p, c, bad, 0, -1, NULL, &first)) != CLI_GO)
+		goto out;
 	if (!manifest && first >= argc) {
 		cli_error(ctx, "no files given (see --help)");
-		json_decref(tags);
-		return EXIT_USAGE;
+		status = EXIT_USAGE;
+		goto out;
 	}
 	if (manifest && first < argc) {
 		cli_error(ctx, "give either files or --manifest, not both");
-		json_decref(tags);
-		return EXIT_USAGE;
+		status = EXIT_USAGE;
+		goto out;
 	}
-	if (!manifest && validate_request(&base, &err) < 0) {
-		json_decref(tags);
-		return cli_fail(ctx, &err);
-	}
-	if (ctx_config_load(ctx, &cfg, &err) < 0) {
-		json_decref(tags);
-		return cli_fail(ctx, &err);
-	}
+	if ((!manifest && (rc = validate_request(&base, &err)) < 0) ||
+	    (rc = ctx_config_load(ctx, &cfg, &err)) < 0)
+		goto fail;
 	run.lim = cfg.limits;
 	config_release(&cfg);
 	if (flag[0]) run.lim.max_input_bytes = flag[0];
@@ -400,16 +396,15 @@ int cmd_ingest(cli_ctx *ctx, int argc, char **argv)
 		base.tags_json = tags_text = json_dumps(tags, JSON_COMPACT | JSON_SORT_KEYS);
 
 	if ((rc = ctx_db_open(ctx, &run.d, &err)) < 0 ||
-	    (rc = ctx_blobs_open(ctx, &run.bs, &err)) < 0) {
-		rc = cli_fail(ctx, &err);
-		goto out;
-	}
+	    (rc = ctx_blobs_open(ctx, &run.bs, &err)) < 0)
+		goto fail;
+	status = EXIT_OK;
 	if (ctx->json)
 		run.results = json_array();
 	run.total = (size_t)(argc - first);
 	run.progress = !ctx->quiet && !ctx->json && isatty(STDERR_FILENO) && isatty(STDOUT_FILENO);
 	if (manifest) {
-		if ((rc = ingest_manifest(&run, manifest)) != 0)
+		if ((status = ingest_manifest(&run, manifest)) != EXIT_OK)
 			goto out;
 	} else {
 		run.progress = run.progress && run.total > 1;
@@ -430,7 +425,7 @@ int cmd_ingest(cli_ctx *ctx, int argc, char **argv)
 	}
 	progress_end(&run);
 	if (run.results) {
-		rc = cli_print_json(ctx, json_pack("{s:o,s:I,s:I,s:I,s:I}", "captures", run.results,
+		status = cli_print_json(ctx, json_pack("{s:o,s:I,s:I,s:I,s:I}", "captures", run.results,
 			"stored", (json_int_t)run.stored, "already_stored", (json_int_t)run.already,
 			"failed", (json_int_t)run.failed, "not_tried", (json_int_t)run.not_tried));
 		run.results = NULL;
@@ -441,13 +436,16 @@ int cmd_ingest(cli_ctx *ctx, int argc, char **argv)
 			printf(", %zu not tried", run.not_tried);
 		printf("\n");
 	}
-	if (rc == EXIT_OK && run.failed)
-		rc = run.worst;
+	if (status == EXIT_OK && run.failed)
+		status = run.worst;
+	goto out;
+fail:
+	status = cli_fail(ctx, &err);
 out:
 	json_decref(run.results);
 	json_decref(tags);
 	free(tags_text);
 	blob_store_free(run.bs);
 	db_close(run.d);
-	return rc;
+	return status;
 }

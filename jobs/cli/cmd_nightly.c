@@ -104,7 +104,8 @@ int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
 	const char *arg, *only[64];
 	nightly_opts o;
 	nightly_result r;
-	int c, rc = 0;
+	bool bad = false;
+	int c, rc, status;
 
 	memset(&o, 0, sizeof(o));
 	memset(&r, 0, sizeof(r));
@@ -125,14 +126,14 @@ int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
 		case O_AT:
 			if (time_parse(&o.at_us, arg) < 0) {
 				cli_error(ctx, "'--at %s' is not an ISO 8601 time", arg);
-				rc = EXIT_USAGE;
+				bad = true;
 			}
 			break;
 		case O_DRY: o.dry_run = true; break;
 		case O_SERVICE:
 			if (o.nonly == sizeof(only) / sizeof(only[0])) {
 				cli_error(ctx, "at most %zu --service options", o.nonly);
-				rc = EXIT_USAGE;
+				bad = true;
 				break;
 			}
 			only[o.nonly++] = arg;
@@ -140,20 +141,13 @@ int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
 		case O_NIGHT:
 			if (time_parse_duration(&o.night_us, arg) < 0 || o.night_us <= 0) {
 				cli_error(ctx, "'--night %s' is not a duration like 24h", arg);
-				rc = EXIT_USAGE;
+				bad = true;
 			}
 			break;
 		}
 	}
-	if (c == 0 && !rc && cli_optind(p) != argc) {
-		cli_error(ctx, "unexpected argument '%s' (see --help)", argv[cli_optind(p)]);
-		rc = EXIT_USAGE;
-	}
-	cli_parser_free(p);
-	if (c == CLI_HELP)
-		return EXIT_OK;
-	if (c == CLI_BAD || rc)
-		return EXIT_USAGE;
+	if ((status = cli_end(p, c, bad, 0, 0, NULL, NULL)) != CLI_GO)
+		return status;
 	o.only = only;
 	if ((rc = ctx_config_load(ctx, &cfg, &err)) < 0)
 		goto fail;
@@ -171,11 +165,11 @@ int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
 	for (size_t i = 0; i < r.notes.n; i++)
 		cli_warn(ctx, "%s", r.notes.lines[i]);
 	if (ctx->json) {
-		rc = print_night_json(ctx, &r);
+		status = print_night_json(ctx, &r);
 	} else {
 		if (!ctx->quiet)
 			print_night(&r, o.dry_run);
-		rc = EXIT_OK;
+		status = EXIT_OK;
 	}
 	/* What cron mails when --quiet hides the rest: why the night is not a success. */
 	if (strcmp(r.status, "ok") != 0) {
@@ -188,23 +182,24 @@ int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
 		if (!r.a.services)
 			cli_error(ctx, "no service was analysed (%zu skipped, %zu failed): the night "
 				  "checked nothing", r.skipped, r.failed);
-		rc = EXIT_RUNTIME;
+		status = EXIT_RUNTIME;
 	}
-	if (rc == EXIT_OK && r.retention_failed)
-		rc = EXIT_RUNTIME;
-	else if (rc == EXIT_OK && r.retention.over_budget)
-		rc = EXIT_GATE;
+	if (status == EXIT_OK && r.retention_failed)
+		status = EXIT_RUNTIME;
+	else if (status == EXIT_OK && r.retention.over_budget)
+		status = EXIT_GATE;
 	goto out;
 fail:
-	cli_fail(ctx, &err);
+	status = cli_fail(ctx, &err);
 	/* For cron a failed night is exit 3; a typo (unknown service, bad --at) is 4 or 2. */
-	rc = err.code == PR_ENOTFOUND ? EXIT_DATA : err.code == PR_EUSAGE ? EXIT_USAGE : EXIT_RUNTIME;
+	if (err.code != PR_ENOTFOUND && err.code != PR_EUSAGE)
+		status = EXIT_RUNTIME;
 out:
 	nightly_result_release(&r);
 	blob_store_free(bs);
 	db_close(d);
 	config_release(&cfg);
-	return rc;
+	return status;
 }
 
 /* How long a run took, short: "0.4s", "42s", "3m05s", "1h02m"; "-" while it runs. */
@@ -241,7 +236,7 @@ static int print_runs(const cli_ctx *ctx, const json_t *runs)
 	table *t = NULL;
 	const json_t *r;
 	size_t i;
-	int rc = EXIT_OK;
+	int status = EXIT_OK;
 
 	if (table_new(&t, cols, sizeof(cols) / sizeof(cols[0]), ctx->wide) < 0)
 		goto oom;
@@ -271,10 +266,10 @@ static int print_runs(const cli_ctx *ctx, const json_t *runs)
 	goto out;
 oom:
 	cli_error(ctx, "out of memory");
-	rc = EXIT_RUNTIME;
+	status = EXIT_RUNTIME;
 out:
 	table_free(t);
-	return rc;
+	return status;
 }
 
 static int runs_list_cmd(cli_ctx *ctx, int argc, char **argv)
@@ -289,19 +284,17 @@ static int runs_list_cmd(cli_ctx *ctx, int argc, char **argv)
 	json_t *runs = NULL;
 	const char *arg;
 	unsigned long long limit = 20;
-	int c, rc = 0;
+	bool bad = false;
+	int c, rc, status;
 
 	if (cli_parser_new(&p, ctx, argc, argv, opts, "profreg runs list [--limit N] [--json]",
 			   "List recent runs (nightly, analyze, post-deploy, retention), newest first.") < 0)
 		return EXIT_RUNTIME;
 	while ((c = cli_next(p, &arg)) > 0)
 		if (c == O_LIMIT && cli_parse_u64(ctx, "limit", arg, 1, 100000, &limit) < 0)
-			rc = EXIT_USAGE;
-	cli_parser_free(p);
-	if (c == CLI_HELP)
-		return EXIT_OK;
-	if (c == CLI_BAD || rc)
-		return EXIT_USAGE;
+			bad = true;
+	if ((status = cli_end(p, c, bad, 0, -1, NULL, NULL)) != CLI_GO)
+		return status;
 	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 || (rc = runs_list(&runs, d, limit, &err)) < 0) {
 		db_close(d);
 		return cli_fail(ctx, &err);
@@ -309,9 +302,9 @@ static int runs_list_cmd(cli_ctx *ctx, int argc, char **argv)
 	db_close(d);
 	if (ctx->json)
 		return cli_print_json(ctx, json_pack("{s:o}", "runs", runs));
-	rc = print_runs(ctx, runs);
+	status = print_runs(ctx, runs);
 	json_decref(runs);
-	return rc;
+	return status;
 }
 
 int cmd_runs(cli_ctx *ctx, int argc, char **argv)
@@ -384,7 +377,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	const char *arg;
 	unsigned long long id = 0;
 	json_t *doc = NULL;
-	int c, first, rc = 0;
+	int c, first, rc, status;
 
 	if (argc > 1 && strcmp(argv[1], "show") == 0) {
 		argc--;
@@ -395,17 +388,10 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		return EXIT_RUNTIME;
 	while ((c = cli_next(p, &arg)) > 0)
 		;
-	first = cli_optind(p);
-	cli_parser_free(p);
-	if (c == CLI_HELP)
-		return EXIT_OK;
-	if (c == CLI_BAD)
+	if ((status = cli_end(p, c, false, 1, 1, "one run ID", &first)) != CLI_GO)
+		return status;
+	if (cli_parse_u64(ctx, "ID", argv[first], 1, INT64_MAX, &id) < 0)
 		return EXIT_USAGE;
-	if (argc - first != 1 || cli_parse_u64(ctx, "ID", argv[first], 1, INT64_MAX, &id) < 0) {
-		if (argc - first != 1)
-			cli_error(ctx, "expected one run ID (see --help)");
-		return EXIT_USAGE;
-	}
 	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 || (rc = runs_show(&doc, d, (int64_t)id, &err)) < 0) {
 		db_close(d);
 		return cli_fail(ctx, &err);

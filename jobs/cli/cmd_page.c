@@ -39,7 +39,7 @@ static int print_list(const cli_ctx *ctx, const PGresult *res)
 		{"LAST ERROR", TABLE_LEFT, 10, 0},
 	};
 	table *t = NULL;
-	int rc = EXIT_OK;
+	int status = EXIT_OK;
 
 	if (table_new(&t, cols, sizeof(cols) / sizeof(cols[0]), ctx->wide) < 0)
 		goto oom;
@@ -61,10 +61,10 @@ static int print_list(const cli_ctx *ctx, const PGresult *res)
 	goto out;
 oom:
 	cli_error(ctx, "out of memory");
-	rc = EXIT_RUNTIME;
+	status = EXIT_RUNTIME;
 out:
 	table_free(t);
-	return rc;
+	return status;
 }
 
 static int page_list(cli_ctx *ctx, int argc, char **argv)
@@ -91,7 +91,8 @@ static int page_list(cli_ctx *ctx, int argc, char **argv)
 	const char *arg, *state = NULL, *params[2];
 	unsigned long long limit = 100;
 	char lim[24];
-	int c, rc = 0;
+	bool bad = false;
+	int c, rc, status;
 
 	if (cli_parser_new(&p, ctx, argc, argv, opts, "profreg page list [--state S] [--limit N] [--json]",
 			   "List the paging outbox, newest first: each page's target, event\n"
@@ -103,22 +104,15 @@ static int page_list(cli_ctx *ctx, int argc, char **argv)
 			if (strcmp(arg, "pending") && strcmp(arg, "sent") && strcmp(arg, "failed") &&
 			    strcmp(arg, "cancelled")) {
 				cli_error(ctx, "'--state %s' is not pending, sent, failed or cancelled", arg);
-				rc = EXIT_USAGE;
+				bad = true;
 			}
 			state = arg;
 		} else if (c == O_LIMIT && cli_parse_u64(ctx, "limit", arg, 1, 1000000, &limit) < 0) {
-			rc = EXIT_USAGE;
+			bad = true;
 		}
 	}
-	if (c == 0 && !rc && cli_optind(p) != argc) {
-		cli_error(ctx, "unexpected argument '%s' (see --help)", argv[cli_optind(p)]);
-		rc = EXIT_USAGE;
-	}
-	cli_parser_free(p);
-	if (c == CLI_HELP)
-		return EXIT_OK;
-	if (c == CLI_BAD || rc)
-		return EXIT_USAGE;
+	if ((status = cli_end(p, c, bad, 0, 0, NULL, NULL)) != CLI_GO)
+		return status;
 	snprintf(lim, sizeof(lim), "%llu", limit);
 	params[0] = state;
 	params[1] = lim;
@@ -152,13 +146,13 @@ static int page_list(cli_ctx *ctx, int argc, char **argv)
 			json_object_set_new(o, "severity", json_string(db_get_text(res, i, 15)));
 			json_array_append_new(arr, o);
 		}
-		rc = cli_print_json(ctx, json_pack("{s:o}", "pages", arr));
+		status = cli_print_json(ctx, json_pack("{s:o}", "pages", arr));
 	} else {
-		rc = print_list(ctx, res);
+		status = print_list(ctx, res);
 	}
 	db_result_free(res);
 	db_close(d);
-	return rc;
+	return status;
 }
 
 static int page_flush(cli_ctx *ctx, int argc, char **argv)
@@ -170,7 +164,7 @@ static int page_flush(cli_ctx *ctx, int argc, char **argv)
 	db *d = NULL;
 	pager_counts pc;
 	const char *arg;
-	int c, rc = 0;
+	int c, rc, status;
 
 	memset(&cfg, 0, sizeof(cfg));
 	if (cli_parser_new(&p, ctx, argc, argv, opts, "profreg page flush [--json]",
@@ -183,20 +177,11 @@ static int page_flush(cli_ctx *ctx, int argc, char **argv)
 		return EXIT_RUNTIME;
 	while ((c = cli_next(p, &arg)) > 0)
 		;
-	if (c == 0 && cli_optind(p) != argc) {
-		cli_error(ctx, "unexpected argument '%s' (see --help)", argv[cli_optind(p)]);
-		c = CLI_BAD;
-	}
-	cli_parser_free(p);
-	if (c == CLI_HELP)
-		return EXIT_OK;
-	if (c == CLI_BAD)
-		return EXIT_USAGE;
+	if ((status = cli_end(p, c, false, 0, 0, NULL, NULL)) != CLI_GO)
+		return status;
 	if ((rc = ctx_config_load(ctx, &cfg, &err)) < 0 || (rc = ctx_db_open(ctx, &d, &err)) < 0 ||
-	    (rc = pager_flush(d, &cfg, NULL, &pc, &err)) < 0) {
-		rc = cli_fail(ctx, &err);
-		goto out;
-	}
+	    (rc = pager_flush(d, &cfg, NULL, &pc, &err)) < 0)
+		goto fail;
 	if (ctx->json) {
 		json_t *o = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "sent", (json_int_t)pc.sent,
 			"failed", (json_int_t)pc.failed, "retried", (json_int_t)pc.retried,
@@ -206,7 +191,7 @@ static int page_flush(cli_ctx *ctx, int argc, char **argv)
 			"alerts_refresh_failed", (json_int_t)pc.refresh_failed);
 		if (pc.first_error[0])
 			json_object_set_new(o, "first_error", json_string(pc.first_error));
-		rc = cli_print_json(ctx, o);
+		status = cli_print_json(ctx, o);
 	} else {
 		printf("page flush: %zu sent, %zu failed, %zu retried, %zu pending; %zu alerts re-sent\n",
 		       pc.sent, pc.failed, pc.retried, pc.pending, pc.refreshed);
@@ -218,14 +203,17 @@ static int page_flush(cli_ctx *ctx, int argc, char **argv)
 			cli_put_safe(stdout, pc.first_error, 0);
 			putchar('\n');
 		}
-		rc = EXIT_OK;
+		status = EXIT_OK;
 	}
-	if (rc == EXIT_OK && (pc.pending || pc.failed || pc.skipped || pc.failed_open))
-		rc = EXIT_RUNTIME;
+	if (status == EXIT_OK && (pc.pending || pc.failed || pc.skipped || pc.failed_open))
+		status = EXIT_RUNTIME;
+	goto out;
+fail:
+	status = cli_fail(ctx, &err);
 out:
 	db_close(d);
 	config_release(&cfg);
-	return rc;
+	return status;
 }
 
 static int page_retry(cli_ctx *ctx, int argc, char **argv)
@@ -241,7 +229,7 @@ static int page_retry(cli_ctx *ctx, int argc, char **argv)
 	unsigned long long id = 0;
 	bool all = false;
 	size_t n = 0;
-	int c, rc = 0, first;
+	int c, rc, status, first;
 
 	if (cli_parser_new(&p, ctx, argc, argv, opts, "profreg page retry (ID | --all-failed) [--json]",
 			   "Put a failed page (a permanent refusal such as HTTP 400 or 404) back\n"
@@ -252,12 +240,9 @@ static int page_retry(cli_ctx *ctx, int argc, char **argv)
 	while ((c = cli_next(p, &arg)) > 0)
 		if (c == O_ALL_FAILED)
 			all = true;
-	first = cli_optind(p);
-	cli_parser_free(p);
-	if (c == CLI_HELP)
-		return EXIT_OK;
-	if (c == CLI_BAD)
-		return EXIT_USAGE;
+	if ((status = cli_end(p, c, false, 0, -1, NULL, &first)) != CLI_GO)
+		return status;
+	/* One message for every wrong combination of ID and --all-failed. */
 	if (all == (first < argc) || argc - first > 1) {
 		cli_error(ctx, "give one page ID or --all-failed (see --help)");
 		return EXIT_USAGE;

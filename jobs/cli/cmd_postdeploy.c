@@ -261,7 +261,8 @@ int cmd_postdeploy(cli_ctx *ctx, int argc, char **argv)
 	const char *arg, *on_inc = "fail", *summary_path = NULL;
 	unsigned long long min_caps = 1;
 	buf md = BUF_INIT;
-	int c, rc = 0;
+	bool bad = false;
+	int c, rc, status;
 
 	memset(&o, 0, sizeof(o));
 	memset(&x, 0, sizeof(x));
@@ -287,43 +288,36 @@ int cmd_postdeploy(cli_ctx *ctx, int argc, char **argv)
 		case O_AT:
 			if (time_parse(&o.at_us, arg) < 0 || o.at_us == 0) {
 				cli_error(ctx, "'--at %s' is not an ISO 8601 time", arg);
-				rc = EXIT_USAGE;
+				bad = true;
 			}
 			break;
 		case O_WAIT:
 			if (time_parse_duration(&o.wait_us, arg) < 0) {
 				cli_error(ctx, "'--wait %s' is not a duration like 10m", arg);
-				rc = EXIT_USAGE;
+				bad = true;
 			}
 			break;
 		case O_MIN:
 			if (cli_parse_u64(ctx, "min-captures", arg, 1, 100000, &min_caps) < 0)
-				rc = EXIT_USAGE;
+				bad = true;
 			break;
 		case O_GATE:
 			if (stats_severity_parse(&o.gate, arg) < 0 || o.gate == STATS_SEV_NONE) {
 				cli_error(ctx, "'--gate %s' is not low, medium, high or critical", arg);
-				rc = EXIT_USAGE;
+				bad = true;
 			}
 			break;
 		case O_INCONCLUSIVE:
 			if (strcmp(arg, "pass") != 0 && strcmp(arg, "fail") != 0) {
 				cli_error(ctx, "'--on-inconclusive %s' is not pass or fail", arg);
-				rc = EXIT_USAGE;
+				bad = true;
 			}
 			on_inc = arg;
 			break;
 		}
 	}
-	if (c == 0 && !rc && cli_optind(p) != argc) {
-		cli_error(ctx, "unexpected argument '%s' (see --help)", argv[cli_optind(p)]);
-		rc = EXIT_USAGE;
-	}
-	cli_parser_free(p);
-	if (c == CLI_HELP)
-		return EXIT_OK;
-	if (c == CLI_BAD || rc)
-		return EXIT_USAGE;
+	if ((status = cli_end(p, c, bad, 0, 0, NULL, NULL)) != CLI_GO)
+		return status;
 	if (!o.service || !o.release || !o.ref || !*o.release) {
 		cli_error(ctx, "--service, --release and --commit are required (see --help)");
 		return EXIT_USAGE;
@@ -350,26 +344,27 @@ int cmd_postdeploy(cli_ctx *ctx, int argc, char **argv)
 	for (size_t i = 0; i < x.notes.n; i++)
 		cli_warn(ctx, "%s", x.notes.lines[i]);
 	if (ctx->json) {
-		rc = cli_print_json(ctx, result_json(&o, &x));
+		status = cli_print_json(ctx, result_json(&o, &x));
 	} else {
 		fwrite(md.ptr, 1, md.len, stdout);
 		if (x.a.pages_enqueued || x.pages.sent || x.pages.failed || x.pages.pending)
 			printf("\nPages: %zu enqueued, %zu sent, %zu failed, %zu pending.\n",
 			       x.a.pages_enqueued, x.pages.sent, x.pages.failed, x.pages.pending);
-		rc = EXIT_OK;
+		status = EXIT_OK;
 	}
-	if (rc == EXIT_OK && strcmp(x.verdict, "fail") == 0)
-		rc = EXIT_GATE;
-	else if (rc == EXIT_OK && strcmp(x.verdict, "inconclusive") == 0 && strcmp(on_inc, "fail") == 0)
-		rc = EXIT_INCONCLUSIVE;
+	if (status == EXIT_OK && strcmp(x.verdict, "fail") == 0)
+		status = EXIT_GATE;
+	else if (status == EXIT_OK && strcmp(x.verdict, "inconclusive") == 0 &&
+		 strcmp(on_inc, "fail") == 0)
+		status = EXIT_INCONCLUSIVE;
 	goto out;
 fail:
-	rc = cli_fail(ctx, &err);
+	status = cli_fail(ctx, &err);
 out:
 	buf_release(&md);
 	postdeploy_result_release(&x);
 	blob_store_free(bs);
 	db_close(d);
 	config_release(&cfg);
-	return rc;
+	return status;
 }

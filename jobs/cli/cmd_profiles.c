@@ -78,7 +78,7 @@ static int print_list(const cli_ctx *ctx, const db_capture *caps, size_t n)
 		{"FUNCS", TABLE_RIGHT | TABLE_WHOLE, 0, 0},
 	};
 	table *t = NULL;
-	int rc = EXIT_OK;
+	int status = EXIT_OK;
 
 	if (table_new(&t, cols, sizeof(cols) / sizeof(cols[0]), ctx->wide) < 0)
 		goto oom;
@@ -99,10 +99,10 @@ static int print_list(const cli_ctx *ctx, const db_capture *caps, size_t n)
 	goto out;
 oom:
 	cli_error(ctx, "out of memory");
-	rc = EXIT_RUNTIME;
+	status = EXIT_RUNTIME;
 out:
 	table_free(t);
-	return rc;
+	return status;
 }
 
 static int profiles_list(cli_ctx *ctx, int argc, char **argv)
@@ -126,7 +126,8 @@ static int profiles_list(cli_ctx *ctx, int argc, char **argv)
 	const char *arg;
 	unsigned long long lim = 100;
 	int64_t now = time_now_us();
-	int c, rc = 0;
+	bool bad = false;
+	int c, rc, status;
 
 	if (cli_parser_new(&p, ctx, argc, argv, opts,
 			   "profreg profiles list [--service S] [--release R] [--since T] [--json]",
@@ -141,24 +142,17 @@ static int profiles_list(cli_ctx *ctx, int argc, char **argv)
 		case O_UNTIL:
 			if (time_parse_since(c == O_SINCE ? &f.since_us : &f.until_us, arg, now) < 0) {
 				cli_error(ctx, "'%s' is not a time (ISO 8601) or a duration (24h, 7d)", arg);
-				rc = EXIT_USAGE;
+				bad = true;
 			}
 			break;
 		case O_LIMIT:
 			if (cli_parse_u64(ctx, "limit", arg, 0, 1000000000, &lim) < 0)
-				rc = EXIT_USAGE;
+				bad = true;
 			break;
 		}
 	}
-	if (c == 0 && !rc && cli_optind(p) != argc) {
-		cli_error(ctx, "unexpected argument '%s' (see --help)", argv[cli_optind(p)]);
-		rc = EXIT_USAGE;
-	}
-	cli_parser_free(p);
-	if (c == CLI_HELP)
-		return EXIT_OK;
-	if (c == CLI_BAD || rc)
-		return EXIT_USAGE;
+	if ((status = cli_end(p, c, bad, 0, 0, NULL, NULL)) != CLI_GO)
+		return status;
 	f.limit = (size_t)lim;
 	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 ||
 	    (f.service && (rc = db_service_get(d, &svc, f.service, &err)) < 0) ||
@@ -173,14 +167,14 @@ static int profiles_list(cli_ctx *ctx, int argc, char **argv)
 		json_t *arr = json_array();
 		for (size_t i = 0; i < n; i++)
 			json_array_append_new(arr, capture_json(&caps[i]));
-		rc = cli_print_json(ctx, json_pack("{s:o}", "captures", arr));
+		status = cli_print_json(ctx, json_pack("{s:o}", "captures", arr));
 	} else {
-		rc = print_list(ctx, caps, n);
+		status = print_list(ctx, caps, n);
 	}
 	for (size_t i = 0; i < n; i++)
 		db_capture_release(&caps[i]);
 	free(caps);
-	return rc;
+	return status;
 }
 
 int cmd_profiles(cli_ctx *ctx, int argc, char **argv)
@@ -220,7 +214,7 @@ static int print_capture(const cli_ctx *ctx, const db_capture *c, const db_func_
 	char when[TIME_FMT_MAX], total[32], text[128];
 	buf type = BUF_INIT;
 	table *t = NULL;
-	int rc = EXIT_OK;
+	int status = EXIT_OK;
 
 	time_format(when, c->captured_at_us);
 	format_value(total, sizeof(total), c->total_value, c->value_unit);
@@ -265,11 +259,11 @@ static int print_capture(const cli_ctx *ctx, const db_capture *c, const db_func_
 	goto out;
 oom:
 	cli_error(ctx, "out of memory");
-	rc = EXIT_RUNTIME;
+	status = EXIT_RUNTIME;
 out:
 	buf_release(&type);
 	table_free(t);
-	return rc;
+	return status;
 }
 
 int cmd_profile(cli_ctx *ctx, int argc, char **argv)
@@ -286,7 +280,8 @@ int cmd_profile(cli_ctx *ctx, int argc, char **argv)
 	db *d = NULL;
 	const char *arg;
 	unsigned long long top = 20, id = 0;
-	int c, first, rc = 0;
+	bool bad = false;
+	int c, first, rc, status;
 
 	/* `profile show ID`: accept the "show" verb, the only one there is. */
 	if (argc > 1 && strcmp(argv[1], "show") == 0) {
@@ -298,18 +293,11 @@ int cmd_profile(cli_ctx *ctx, int argc, char **argv)
 		return EXIT_RUNTIME;
 	while ((c = cli_next(p, &arg)) > 0)
 		if (c == O_TOP && cli_parse_u64(ctx, "top", arg, 0, 1000000, &top) < 0)
-			rc = EXIT_USAGE;
-	first = cli_optind(p);
-	cli_parser_free(p);
-	if (c == CLI_HELP)
-		return EXIT_OK;
-	if (c == CLI_BAD || rc)
+			bad = true;
+	if ((status = cli_end(p, c, bad, 1, 1, "one capture ID", &first)) != CLI_GO)
+		return status;
+	if (cli_parse_u64(ctx, "ID", argv[first], 1, INT64_MAX, &id) < 0)
 		return EXIT_USAGE;
-	if (argc - first != 1 || cli_parse_u64(ctx, "ID", argv[first], 1, INT64_MAX, &id) < 0) {
-		if (argc - first != 1)
-			cli_error(ctx, "expected one capture ID (see --help)");
-		return EXIT_USAGE;
-	}
 	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 ||
 	    (rc = db_capture_get(d, &cap, (int64_t)id, &err)) < 0 ||
 	    (rc = db_capture_top(d, &rows, &n, (int64_t)id, (size_t)top, &err)) < 0) {
@@ -327,11 +315,11 @@ int cmd_profile(cli_ctx *ctx, int argc, char **argv)
 				"total", (json_int_t)rows[i].total_value,
 				"self_share", rows[i].self_share, "total_share", rows[i].total_share));
 		json_object_set_new(obj, "top", arr);
-		rc = cli_print_json(ctx, obj);
+		status = cli_print_json(ctx, obj);
 	} else {
-		rc = print_capture(ctx, &cap, rows, n);
+		status = print_capture(ctx, &cap, rows, n);
 	}
 	db_func_rows_free(rows, n);
 	db_capture_release(&cap);
-	return rc;
+	return status;
 }

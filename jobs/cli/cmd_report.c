@@ -61,7 +61,8 @@ int cmd_report(cli_ctx *ctx, int argc, char **argv)
 	const char *arg, *service = NULL, *release = NULL, *outp = NULL, *fmt = NULL, *instance;
 	unsigned long long run = 0, fid = 0;
 	char *dir = NULL;
-	int c, rc = 0, modes;
+	bool bad = false;
+	int c, rc, status, modes;
 
 	memset(&r, 0, sizeof(r));
 	if (cli_parser_new(&p, ctx, argc, argv, opts,
@@ -77,11 +78,11 @@ int cmd_report(cli_ctx *ctx, int argc, char **argv)
 		switch (c) {
 		case O_RUN:
 			if (cli_parse_u64(ctx, "run", arg, 1, INT64_MAX, &run) < 0)
-				rc = EXIT_USAGE;
+				bad = true;
 			break;
 		case O_FINDING:
 			if (cli_parse_u64(ctx, "finding", arg, 1, INT64_MAX, &fid) < 0)
-				rc = EXIT_USAGE;
+				bad = true;
 			break;
 		case O_SERVICE: service = arg; break;
 		case O_RELEASE: release = arg; break;
@@ -89,11 +90,8 @@ int cmd_report(cli_ctx *ctx, int argc, char **argv)
 		case O_FORMAT: fmt = arg; break;
 		}
 	}
-	cli_parser_free(p);
-	if (c == CLI_HELP)
-		return EXIT_OK;
-	if (c == CLI_BAD || rc)
-		return EXIT_USAGE;
+	if ((status = cli_end(p, c, bad, 0, -1, NULL, NULL)) != CLI_GO)
+		return status;
 	modes = (run != 0) + (fid != 0) + (service || release);
 	if (modes != 1 || (!service) != (!release)) {
 		cli_error(ctx, "give one of --run ID, --finding ID, or --service and --release (see --help)");
@@ -110,7 +108,7 @@ int cmd_report(cli_ctx *ctx, int argc, char **argv)
 		if (!ctx->quiet)
 			printf("%s\n", html);
 		free(html);
-		rc = cli_finish(ctx, EXIT_OK);
+		status = cli_finish(ctx, EXIT_OK);
 		goto out;
 	}
 	fmt = pick_format(fmt, outp);
@@ -168,10 +166,10 @@ int cmd_report(cli_ctx *ctx, int argc, char **argv)
 		goto fail;
 	if (strcmp(outp, "-") != 0 && !ctx->quiet)
 		printf("%s\n", outp);
-	rc = cli_finish(ctx, EXIT_OK);
+	status = cli_finish(ctx, EXIT_OK);
 	goto out;
 fail:
-	rc = cli_fail(ctx, &err);
+	status = cli_fail(ctx, &err);
 out:
 	free(dir);
 	buf_release(&text);
@@ -180,5 +178,5 @@ out:
 	blob_store_free(bs);
 	db_close(d);
 	config_release(&cfg);
-	return rc;
+	return status;
 }

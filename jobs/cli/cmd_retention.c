@@ -87,7 +87,7 @@ int cmd_retention(cli_ctx *ctx, int argc, char **argv)
 	retention_opts o = {0};
 	retention_result r;
 	const char *arg, *at_s = NULL;
-	int c, rc = 0;
+	int c, rc, status;
 
 	if (cli_parser_new(&p, ctx, argc, argv, opts, "profreg retention [--at T] [--dry-run] [--json]",
 			   "Move captures through the retention tiers (hot: blob and every row;\n"
@@ -105,11 +105,8 @@ int cmd_retention(cli_ctx *ctx, int argc, char **argv)
 		else if (c == O_DRY)
 			o.dry_run = true;
 	}
-	cli_parser_free(p);
-	if (c == CLI_HELP)
-		return EXIT_OK;
-	if (c == CLI_BAD)
-		return EXIT_USAGE;
+	if ((status = cli_end(p, c, false, 0, -1, NULL, NULL)) != CLI_GO)
+		return status;
 	if (at_s && time_parse(&o.at_us, at_s) < 0) {
 		cli_error(ctx, "'--at %s' is not an ISO 8601 time", at_s);
 		return EXIT_USAGE;
@@ -117,27 +114,29 @@ int cmd_retention(cli_ctx *ctx, int argc, char **argv)
 	if (ctx_config_load(ctx, &cfg, &err) < 0)
 		return cli_fail(ctx, &err);
 	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 || (rc = ctx_blobs_open(ctx, &bs, &err)) < 0 ||
-	    (rc = retention_run(&r, d, bs, &cfg, &o, &err)) < 0) {
-		rc = cli_fail(ctx, &err);
-		goto out;
-	}
+	    (rc = retention_run(&r, d, bs, &cfg, &o, &err)) < 0)
+		goto fail;
+	status = EXIT_OK;
 	if (ctx->json)
-		rc = cli_print_json(ctx, retention_result_json(&r));
+		status = cli_print_json(ctx, retention_result_json(&r));
 	else if (!ctx->quiet)
 		print_result(&r);
 	if (r.over_budget) {
 		char msg[PR_ERROR_MSG_MAX];
 		retention_over_budget_msg(msg, sizeof(msg), &r);
 		cli_error(ctx, "%s", msg);
-		if (rc == EXIT_OK)
-			rc = EXIT_GATE;
+		if (status == EXIT_OK)
+			status = EXIT_GATE;
 	}
-	rc = cli_finish(ctx, rc);
+	status = cli_finish(ctx, status);
+	goto out;
+fail:
+	status = cli_fail(ctx, &err);
 out:
 	blob_store_free(bs);
 	db_close(d);
 	config_release(&cfg);
-	return rc;
+	return status;
 }
 
 static void print_group(const char *name, json_t *g)
@@ -160,7 +159,7 @@ int cmd_storage(cli_ctx *ctx, int argc, char **argv)
 	blob_store *bs = NULL;
 	json_t *doc = NULL;
 	const char *arg;
-	int c, rc;
+	int c, rc, status;
 
 	if (cli_parser_new(&p, ctx, argc, argv, opts, "profreg storage [--json]",
 			   "Storage by tier and by service: captures, per-function rows, and the\n"
@@ -171,20 +170,15 @@ int cmd_storage(cli_ctx *ctx, int argc, char **argv)
 		return EXIT_RUNTIME;
 	while ((c = cli_next(p, &arg)) > 0)
 		;
-	cli_parser_free(p);
-	if (c == CLI_HELP)
-		return EXIT_OK;
-	if (c == CLI_BAD)
-		return EXIT_USAGE;
+	if ((status = cli_end(p, c, false, 0, -1, NULL, NULL)) != CLI_GO)
+		return status;
 	if (ctx_config_load(ctx, &cfg, &err) < 0)
 		return cli_fail(ctx, &err);
 	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 || (rc = ctx_blobs_open(ctx, &bs, &err)) < 0 ||
-	    (rc = retention_storage(&doc, d, bs, &cfg, &err)) < 0) {
-		rc = cli_fail(ctx, &err);
-		goto out;
-	}
+	    (rc = retention_storage(&doc, d, bs, &cfg, &err)) < 0)
+		goto fail;
 	if (ctx->json) {
-		rc = cli_print_json(ctx, doc);
+		status = cli_print_json(ctx, doc);
 		doc = NULL;
 	} else {
 		const char *name;
@@ -228,13 +222,16 @@ int cmd_storage(cli_ctx *ctx, int argc, char **argv)
 			print_bytes((uint64_t)json_integer_value(json_object_get(disk, "temp_bytes")));
 			printf(" of unfinished writes\n");
 		}
-		rc = EXIT_OK;
+		status = EXIT_OK;
 	}
-	rc = cli_finish(ctx, rc);
+	status = cli_finish(ctx, status);
+	goto out;
+fail:
+	status = cli_fail(ctx, &err);
 out:
 	json_decref(doc);
 	blob_store_free(bs);
 	db_close(d);
 	config_release(&cfg);
-	return rc;
+	return status;
 }

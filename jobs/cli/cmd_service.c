@@ -18,9 +18,13 @@
 
 static const cli_option no_opts[] = {{NULL, 0, 0, NULL, NULL}};
 
-/* Parse a command with no options but `nargs` operands. */
+/*
+ * Parse a command whose only option is --team (when `team` is not NULL)
+ * and whose operand is one service NAME, or none when `name` is false.
+ * Returns CLI_GO, or the exit status to return (usage errors are printed).
+ */
 static int parse_operands(cli_ctx *ctx, int argc, char **argv, const cli_option *opts,
-			  const char *usage, const char *desc, int nargs,
+			  const char *usage, const char *desc, bool name,
 			  const char **team, int *first)
 {
 	cli_parser *p = NULL;
@@ -32,23 +36,7 @@ static int parse_operands(cli_ctx *ctx, int argc, char **argv, const cli_option 
 	while ((c = cli_next(p, &arg)) > 0)
 		if (c == 't' && team)
 			*team = arg;
-	*first = cli_optind(p);
-	if (c == CLI_HELP) {
-		cli_parser_free(p);
-		return -1;
-	}
-	if (c == CLI_BAD) {
-		cli_parser_free(p);
-		return EXIT_USAGE;
-	}
-	if (argc - *first != nargs) {
-		cli_error(ctx, "expected %d argument%s, got %d (see --help)", nargs,
-			  nargs == 1 ? "" : "s", argc - *first);
-		cli_parser_free(p);
-		return EXIT_USAGE;
-	}
-	cli_parser_free(p);
-	return 0;
+	return cli_end(p, c, false, name, name, name ? "one service NAME" : NULL, first);
 }
 
 /*
@@ -83,16 +71,16 @@ static int service_add(cli_ctx *ctx, int argc, char **argv)
 	db_service have = {0};
 	db *d = NULL;
 	bool existed = false;
-	int first, rc;
+	int first, rc, status;
 
-	rc = parse_operands(ctx, argc, argv, opts, "profreg service add NAME [--team TEAM]",
-			    "Register a service. It starts disabled: enable it to ingest and analyse its\n"
-			    "profiles. The team is --team, else the configuration file's. Adding a\n"
-			    "service that exists with the same team changes nothing (exit 0); with\n"
-			    "another team it is refused (exit 4): change it with 'service set'.",
-			    1, &team, &first);
-	if (rc)
-		return rc < 0 ? EXIT_OK : rc;
+	status = parse_operands(ctx, argc, argv, opts, "profreg service add NAME [--team TEAM]",
+				"Register a service. It starts disabled: enable it to ingest and analyse its\n"
+				"profiles. The team is --team, else the configuration file's. Adding a\n"
+				"service that exists with the same team changes nothing (exit 0); with\n"
+				"another team it is refused (exit 4): change it with 'service set'.",
+				true, &team, &first);
+	if (status != CLI_GO)
+		return status;
 	name = argv[first];
 	if (!team) {
 		if ((rc = config_team(&file_team, ctx, name, &err)) < 0)
@@ -123,15 +111,15 @@ static int service_add(cli_ctx *ctx, int argc, char **argv)
 		       have.enabled ? "enabled" : "disabled");
 	else if (!ctx->quiet)
 		printf("added service '%s' (disabled; run 'profreg service enable %s')\n", name, name);
-	rc = EXIT_OK;
+	status = EXIT_OK;
 	goto out;
 fail:
-	rc = cli_fail(ctx, &err);
+	status = cli_fail(ctx, &err);
 out:
 	db_service_release(&have);
 	free(file_team);
 	db_close(d);
-	return rc;
+	return status;
 }
 
 static int service_set(cli_ctx *ctx, int argc, char **argv)
@@ -143,12 +131,12 @@ static int service_set(cli_ctx *ctx, int argc, char **argv)
 	pr_error err = PR_ERROR_INIT;
 	const char *team = NULL;
 	db *d = NULL;
-	int first, rc;
+	int first, rc, status;
 
-	rc = parse_operands(ctx, argc, argv, opts, "profreg service set NAME --team TEAM",
-			    "Change a registered service's team. Audited.", 1, &team, &first);
-	if (rc)
-		return rc < 0 ? EXIT_OK : rc;
+	status = parse_operands(ctx, argc, argv, opts, "profreg service set NAME --team TEAM",
+				"Change a registered service's team. Audited.", true, &team, &first);
+	if (status != CLI_GO)
+		return status;
 	if (!team) {
 		cli_error(ctx, "nothing to change: give --team (see --help)");
 		return EXIT_USAGE;
@@ -169,15 +157,16 @@ static int service_toggle(cli_ctx *ctx, int argc, char **argv, bool enable)
 {
 	pr_error err = PR_ERROR_INIT;
 	db *d = NULL;
-	int first, rc;
+	int first, rc, status;
 
-	rc = parse_operands(ctx, argc, argv, no_opts,
-			    enable ? "profreg service enable NAME" : "profreg service disable NAME",
-			    enable ? "Opt a service in: its profiles are ingested and analysed."
-				   : "Opt a service out: its profiles are refused and it is not analysed. Stored data is kept.",
-			    1, NULL, &first);
-	if (rc)
-		return rc < 0 ? EXIT_OK : rc;
+	status = parse_operands(ctx, argc, argv, no_opts,
+				enable ? "profreg service enable NAME" : "profreg service disable NAME",
+				enable ? "Opt a service in: its profiles are ingested and analysed."
+				       : "Opt a service out: its profiles are refused and it is not "
+					 "analysed. Stored data is kept.",
+				true, NULL, &first);
+	if (status != CLI_GO)
+		return status;
 	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 ||
 	    (rc = db_service_set_enabled(d, argv[first], enable, &err)) < 0) {
 		db_close(d);
@@ -208,7 +197,7 @@ static int print_list(const cli_ctx *ctx, const db_service *svcs, size_t n)
 		{"ENABLED", TABLE_WHOLE, 0, 0},
 	};
 	table *t = NULL;
-	int rc = EXIT_OK;
+	int status = EXIT_OK;
 
 	if (table_new(&t, cols, sizeof(cols) / sizeof(cols[0]), ctx->wide) < 0)
 		goto oom;
@@ -222,10 +211,10 @@ static int print_list(const cli_ctx *ctx, const db_service *svcs, size_t n)
 	goto out;
 oom:
 	cli_error(ctx, "out of memory");
-	rc = EXIT_RUNTIME;
+	status = EXIT_RUNTIME;
 out:
 	table_free(t);
-	return rc;
+	return status;
 }
 
 static int service_list(cli_ctx *ctx, int argc, char **argv)
@@ -234,12 +223,12 @@ static int service_list(cli_ctx *ctx, int argc, char **argv)
 	db_service *svcs = NULL;
 	size_t n = 0;
 	db *d = NULL;
-	int first, rc;
+	int rc, status;
 
-	rc = parse_operands(ctx, argc, argv, no_opts, "profreg service list [--json]",
-			    "List the registered services.", 0, NULL, &first);
-	if (rc)
-		return rc < 0 ? EXIT_OK : rc;
+	status = parse_operands(ctx, argc, argv, no_opts, "profreg service list [--json]",
+				"List the registered services.", false, NULL, NULL);
+	if (status != CLI_GO)
+		return status;
 	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 ||
 	    (rc = db_service_list(d, &svcs, &n, &err)) < 0) {
 		db_close(d);
@@ -256,14 +245,14 @@ static int service_list(cli_ctx *ctx, int argc, char **argv)
 				"team", svcs[i].team, "enabled", svcs[i].enabled,
 				"created_at", when));
 		}
-		rc = cli_print_json(ctx, json_pack("{s:o}", "services", arr));
+		status = cli_print_json(ctx, json_pack("{s:o}", "services", arr));
 	} else {
-		rc = print_list(ctx, svcs, n);
+		status = print_list(ctx, svcs, n);
 	}
 	for (size_t i = 0; i < n; i++)
 		db_service_release(&svcs[i]);
 	free(svcs);
-	return rc;
+	return status;
 }
 
 static const cli_command service_cmds[] = {

@@ -21,18 +21,15 @@ static int cmd_version(cli_ctx *ctx, int argc, char **argv)
 	static const cli_option opts[] = {{NULL, 0, 0, NULL, NULL}};
 	cli_parser *p = NULL;
 	const char *arg;
-	int c;
+	int c, status;
 
 	if (cli_parser_new(&p, ctx, argc, argv, opts, "profreg version",
 			   "Print profreg's version.") < 0)
 		return EXIT_RUNTIME;
 	while ((c = cli_next(p, &arg)) > 0)
 		;
-	cli_parser_free(p);
-	if (c == CLI_HELP)
-		return EXIT_OK;
-	if (c == CLI_BAD)
-		return EXIT_USAGE;
+	if ((status = cli_end(p, c, false, 0, -1, NULL, NULL)) != CLI_GO)
+		return status;
 	printf("profreg %s\n", PROFREG_VERSION);
 	return cli_finish(ctx, EXIT_OK);
 }
@@ -68,7 +65,7 @@ int main(int argc, char **argv)
 	cli_parser *p = NULL;
 	const char *arg;
 	char *sub[3];
-	int c, first, rc;
+	int c, first, status;
 
 	setlocale(LC_ALL, "C");
 	/* GSL aborts on a domain error by default; the stats code checks its
@@ -80,27 +77,25 @@ int main(int argc, char **argv)
 			   "Find performance regressions in continuous profiles.") < 0)
 		return EXIT_RUNTIME;
 	cli_parser_posix(p);
-	while ((c = cli_next(p, &arg)) > 0) {
-		if (c == 'V') {
-			cli_parser_free(p);
-			printf("profreg %s\n", PROFREG_VERSION);
-			return cli_finish(&ctx, EXIT_OK);
-		}
-	}
+	while ((c = cli_next(p, &arg)) > 0)
+		if (c == 'V')
+			break;
 	first = cli_optind(p);
 	if (c == 0 && first + 1 == argc && strcmp(argv[first], "help") == 0) {
 		/* `profreg help` is `profreg --help`, to the byte. */
 		cli_print_help(p, stdout);
 		c = CLI_HELP;
 	}
-	if (c == CLI_HELP) {
+	if ((status = cli_end(p, c, false, 0, -1, NULL, &first)) != CLI_GO) {
+		if (status != EXIT_OK)
+			return status;
 		print_commands();
-		cli_parser_free(p);
 		return cli_finish(&ctx, EXIT_OK);
 	}
-	cli_parser_free(p);
-	if (c == CLI_BAD)
-		return EXIT_USAGE;
+	if (c == 'V') {
+		printf("profreg %s\n", PROFREG_VERSION);
+		return cli_finish(&ctx, EXIT_OK);
+	}
 	if (first >= argc) {
 		cli_error(&ctx, "no command given (see 'profreg --help')");
 		return EXIT_USAGE;
@@ -114,9 +109,9 @@ int main(int argc, char **argv)
 		sub[0] = argv[first + 1];
 		sub[1] = help_opt;
 		sub[2] = NULL;
-		rc = cli_dispatch(&ctx, commands, "profreg", 2, sub);
+		status = cli_dispatch(&ctx, commands, "profreg", 2, sub);
 	} else {
-		rc = cli_dispatch(&ctx, commands, "profreg", argc - first, argv + first);
+		status = cli_dispatch(&ctx, commands, "profreg", argc - first, argv + first);
 	}
-	return cli_finish(&ctx, rc);
+	return cli_finish(&ctx, status);
 }

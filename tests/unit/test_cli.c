@@ -4,6 +4,8 @@
  * that are not UTF-8 escaped; everything else kept) and their display
  * width; tables that fit 80 columns, shorten names in the middle without
  * splitting a character or an escape, and show everything in wide mode.
+ * The end of a command's option loop: --help, usage errors and operand
+ * counts become CLI_GO or one exit status, with one message at most.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
@@ -14,8 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "jobs/cli/cli.h"
+#include "jobs/cli/exitcode.h"
 #include "jobs/cli/table.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
@@ -331,6 +336,112 @@ static void test_a_missing_last_cell_prints_empty(void **state)
 	table_free(t);
 }
 
+struct end_case {
+	const char *what;
+	const char *args;     /* argv, split at spaces; argv[0] is the command */
+	bool bad;             /* the command reported a bad option value */
+	int min, max;
+	const char *operands; /* what cli_end names, or NULL */
+	int want;             /* CLI_GO or the exit status */
+	const char *first;    /* with CLI_GO: argv[*first], "" when there is none */
+	const char *err;      /* all of stderr */
+};
+
+static const struct end_case end_cases[] = {
+	{"no operands wanted, none given", "cmd", false, 0, 0, NULL, CLI_GO, "", ""},
+	{"an operand where none is wanted", "cmd x", false, 0, 0, NULL, EXIT_USAGE, NULL,
+	 "profreg t: unexpected argument 'x' (see --help)\n"},
+	{"the first operand past the limit is named", "cmd a b c", false, 0, 1, NULL, EXIT_USAGE,
+	 NULL, "profreg t: unexpected argument 'b' (see --help)\n"},
+	{"one wanted, none given", "cmd", false, 1, 1, "one ID", EXIT_USAGE, NULL,
+	 "profreg t: expected one ID (see --help)\n"},
+	{"one wanted, two given", "cmd 1 2", false, 1, 1, "one ID", EXIT_USAGE, NULL,
+	 "profreg t: expected one ID (see --help)\n"},
+	{"operands and options mix", "cmd 7 --top 3", false, 1, 1, "one ID", CLI_GO, "7", ""},
+	{"no limit", "cmd a b c", false, 0, -1, NULL, CLI_GO, "a", ""},
+	{"too few, nothing named", "cmd a", false, 2, -1, NULL, EXIT_USAGE, NULL,
+	 "profreg t: expected at least 2 arguments (see --help)\n"},
+	{"--help is exit 0 whatever follows", "cmd --help x y", false, 0, 0, NULL, EXIT_OK, NULL,
+	 ""},
+	{"--help wins over a bad value before it", "cmd --help", true, 0, 0, NULL, EXIT_OK, NULL,
+	 ""},
+	{"an unknown option: the parser's message only", "cmd --nope x", false, 0, 0, NULL,
+	 EXIT_USAGE, NULL, "profreg t: unknown option '--nope' (see --help)\n"},
+	{"a missing value: the parser's message only", "cmd x --top", false, 0, 0, NULL,
+	 EXIT_USAGE, NULL, "profreg t: option '--top' needs a value (see --help)\n"},
+	{"a bad value: the command's message only", "cmd x y", true, 1, 1, "one ID", EXIT_USAGE,
+	 NULL, ""},
+};
+
+/*
+ * Run a command's option loop and cli_end on `c`: stderr into *err (free
+ * it), the first operand into first_arg.
+ */
+static int run_end(const struct end_case *c, char **err, char *first_arg, size_t size)
+{
+	static const cli_option opts[] = {
+		{"top", required_argument, 't', "N", "a value"},
+		{NULL, 0, 0, NULL, NULL},
+	};
+	cli_ctx ctx = {.prog = "profreg t"};
+	char args[128], *argv[16], *save = NULL;
+	cli_parser *p = NULL;
+	const char *arg;
+	int argc = 0, first = -1, status, k, saved_out, saved_err, null_fd;
+	FILE *e = tmpfile();
+	long n;
+
+	assert_non_null(e);
+	assert_true(strlen(c->args) < sizeof(args));
+	strcpy(args, c->args);
+	for (char *t = strtok_r(args, " ", &save); t; t = strtok_r(NULL, " ", &save))
+		argv[argc++] = t;
+	argv[argc] = NULL;
+	/* --help goes to stdout, which the test throws away; messages to e. */
+	fflush(stdout);
+	saved_out = dup(STDOUT_FILENO);
+	saved_err = dup(STDERR_FILENO);
+	null_fd = open("/dev/null", O_WRONLY);
+	assert_true(saved_out >= 0 && saved_err >= 0 && null_fd >= 0);
+	dup2(null_fd, STDOUT_FILENO);
+	dup2(fileno(e), STDERR_FILENO);
+	assert_int_equal(cli_parser_new(&p, &ctx, argc, argv, opts, "cmd [options]", NULL), 0);
+	while ((k = cli_next(p, &arg)) > 0)
+		;
+	status = cli_end(p, k, c->bad, c->min, c->max, c->operands, &first);
+	fflush(stdout);
+	dup2(saved_out, STDOUT_FILENO);
+	dup2(saved_err, STDERR_FILENO);
+	close(saved_out);
+	close(saved_err);
+	close(null_fd);
+	snprintf(first_arg, size, "%s", first >= 0 && first < argc ? argv[first] : "");
+	n = ftell(e);
+	rewind(e);
+	assert_non_null(*err = calloc(1, (size_t)n + 1));
+	assert_int_equal(fread(*err, 1, (size_t)n, e), (size_t)n);
+	fclose(e);
+	return status;
+}
+
+static void test_end_of_options(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < N(end_cases); i++) {
+		const struct end_case *c = &end_cases[i];
+		char *err = NULL, first[32];
+		int status = run_end(c, &err, first, sizeof(first));
+
+		if (status != c->want)
+			fail_msg("%s: returned %d, want %d", c->what, status, c->want);
+		if (strcmp(err, c->err) != 0)
+			fail_msg("%s: stderr '%s', want '%s'", c->what, err, c->err);
+		if (c->want == CLI_GO && strcmp(first, c->first) != 0)
+			fail_msg("%s: first operand '%s', want '%s'", c->what, first, c->first);
+		free(err);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -344,6 +455,7 @@ int main(void)
 		cmocka_unit_test(test_shortening_never_splits_an_escape_or_a_character),
 		cmocka_unit_test(test_cells_are_escaped_and_right_aligned),
 		cmocka_unit_test(test_a_missing_last_cell_prints_empty),
+		cmocka_unit_test(test_end_of_options),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
