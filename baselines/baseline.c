@@ -37,7 +37,7 @@ int capture_set_load(capture_set *out, db *d, const capture_query *q, pr_error *
 	 * regression for this service and type.
 	 */
 	static const char sql[] =
-		"select p.id, (extract(epoch from p.captured_at) * 1000000)::bigint,"
+		"select p.id, " DB_TS_TO_US("p.captured_at") ","
 		"       p.release, p.total_value, p.sample_count, coalesce(p.duration_ns, 0)"
 		"  from profiles p"
 		" where p.service_id = $1 and p.profile_type = $2"
@@ -107,7 +107,7 @@ out:
 int capture_set_load_ids(capture_set *out, db *d, const char *ids_json, pr_error *err)
 {
 	static const char sql[] =
-		"select p.id, (extract(epoch from p.captured_at) * 1000000)::bigint,"
+		"select p.id, " DB_TS_TO_US("p.captured_at") ","
 		"       p.release, p.total_value, p.sample_count, coalesce(p.duration_ns, 0)"
 		"  from profiles p"
 		" where p.id in (select (jsonb_array_elements_text($1::jsonb))::bigint)"

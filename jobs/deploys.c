@@ -134,23 +134,31 @@ out:
 int deploy_delete(db *d, int64_t id, pr_error *err)
 {
 	static const char sql[] =
-		"with del as (delete from deploys where id = $1 returning id, service_id, release,"
-		"   commit_sha, previous_commit_sha, deployed_at)"
-		" insert into audit_log (actor, action, object, detail)"
-		" select $2, 'deploy.delete', 'deploy:' || del.id,"
-		"   jsonb_build_object('service_id', del.service_id, 'release', del.release,"
-		"   'commit', del.commit_sha, 'previous_commit', del.previous_commit_sha,"
-		"   'deployed_at', del.deployed_at) from del returning 1";
-	char sid[24];
-	const char *p[2] = {sid, db_actor(d)};
+		"delete from deploys where id = $1 returning jsonb_build_object('service_id', service_id,"
+		" 'release', release, 'commit', commit_sha, 'previous_commit', previous_commit_sha,"
+		" 'deployed_at', deployed_at)::text";
+	char sid[24], object[48];
+	const char *p[1] = {sid};
 	PGresult *res = NULL;
 	int rc;
 
 	snprintf(sid, sizeof(sid), "%" PRId64, id);
-	if ((rc = db_exec(d, &res, err, "deleting a deploy", sql, 2, p)) < 0)
+	snprintf(object, sizeof(object), "deploy:%" PRId64, id);
+	if ((rc = db_begin(d, err)) < 0)
 		return rc;
-	if (db_rows(res) == 0)
+	if ((rc = db_exec(d, &res, err, "deleting a deploy", sql, 1, p)) < 0)
+		goto out;
+	if (db_rows(res) == 0) {
 		rc = pr_error_set(err, PR_ENOTFOUND, "deploy %" PRId64 " not found", id);
+		goto out;
+	}
+	/* The audit row keeps what the deploy was. */
+	if ((rc = db_audit(d, "deploy.delete", object, db_get_text(res, 0, 0), err)) < 0)
+		goto out;
+	rc = db_commit(d, err);
+out:
+	if (rc < 0)
+		db_rollback(d);
 	db_result_free(res);
 	return rc;
 }

@@ -196,7 +196,7 @@ int reportdata_sel_captures(reportdata_cap **out, size_t *n, db *d, const report
 			    pr_error *err)
 {
 	static const char sql[] =
-		"select * from (select p.id, p.service_id, (extract(epoch from p.captured_at) * 1000000)::bigint,"
+		"select * from (select p.id, p.service_id, " DB_TS_TO_US("p.captured_at") ","
 		" p.total_value, s.name, p.profile_type, p.release, p.commit_sha, p.host,"
 		" case when p.blob_deleted_at is null then p.blob_key end, p.format,"
 		" p.retention_class, p.captured_at"
@@ -412,7 +412,7 @@ static int load_captures(report_finding *f, reportdata_cap **caps_out, size_t *n
 	static const char sql[] =
 		"with c as (select x::bigint as id, false as cur from jsonb_array_elements_text($1::jsonb -> 'baseline') x"
 		" union all select x::bigint, true from jsonb_array_elements_text($1::jsonb -> 'current') x)"
-		" select p.id, c.cur, (extract(epoch from p.captured_at) * 1000000)::bigint,"
+		" select p.id, c.cur, " DB_TS_TO_US("p.captured_at") ","
 		" case when p.blob_deleted_at is null then p.blob_key end, p.release,"
 		" p.host, p.retention_class, p.format, p.profile_type, coalesce(pf.self_share, 0), p.service_id,"
 		" p.total_value, p.commit_sha"
@@ -612,8 +612,8 @@ static int load_findings(report *r, db *d, blob_store *bs, const config *cfg, in
 static int run_summary(report *r, db *d, int64_t run_id, pr_error *err)
 {
 	static const char sql[] =
-		"select r.kind, r.status, (extract(epoch from r.started_at) * 1000000)::bigint,"
-		" (extract(epoch from r.finished_at) * 1000000)::bigint, r.detail::text, s.name"
+		"select r.kind, r.status, " DB_TS_TO_US("r.started_at") ","
+		" " DB_TS_TO_US("r.finished_at") ", r.detail::text, s.name"
 		" from runs r left join services s on s.id = r.service_id where r.id = $1";
 	char id[24], title[256];
 	const char *p[1] = {id};

@@ -12,7 +12,7 @@
 
 static char *dump(const json_t *v)
 {
-	return json_dumps(v ? v : json_object(), JSON_COMPACT | JSON_SORT_KEYS);
+	return v ? json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS) : strdup("{}");
 }
 
 int runs_reap(db *d, const char *kind, int64_t *n, pr_error *err)
