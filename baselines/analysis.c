@@ -354,7 +354,8 @@ static int test_function(finding *f, const series *b, const series *c, size_t nb
 	f->rel_delta = f->baseline_share > 0 ? f->delta / f->baseline_share : INFINITY;
 	f->ci_low = stats_vst_delta_share(sb.mean, rci.ci_low);
 	f->ci_high = stats_vst_delta_share(sb.mean, rci.ci_high);
-	f->rate_ratio = mean_of(b->rate, nb) > 0 ? mean_of(c->rate, nc) / mean_of(b->rate, nb) : NAN;
+	f->rate_ratio =
+		mean_of(b->rate, nb) > 0 ? mean_of(c->rate, nc) / mean_of(b->rate, nb) : NAN;
 	rate_tests(f, b, c, nb, nc, o);
 	/* Two one-sided tests against the margin; each has its own family. */
 	f->p_up = rup.p;
@@ -405,16 +406,21 @@ int analysis_add(analysis *a, db *d, const analysis_target *t, bool store, pr_er
 	if ((rc = load_sides(&s, d, t, o, err)) < 0)
 		goto out;
 	if (s.cur.n == 0) {
-		rc = t->release ? skip(a, t, err, "no %s captures of release '%s'", t->type, t->release)
-				: skip(a, t, err, "no %s captures in the selected time range", t->type);
+		rc = t->release ? skip(a, t, err, "no %s captures of release '%s'", t->type,
+				       t->release)
+				: skip(a, t, err, "no %s captures in the selected time range",
+				       t->type);
 		goto out;
 	}
 	if (s.base.n < o->min_baseline || s.base.n < 2) {
 		char when[TIME_FMT_MAX];
 		time_format(when, s.window_end);
-		rc = skip(a, t, err,
-			  "insufficient baseline: %zu eligible %s captures in the %lld days before %s (need %zu)",
-			  s.base.n, t->type, (long long)(o->window_us / DAY_US), when, o->min_baseline);
+		rc = skip(
+			a, t, err,
+			"insufficient baseline: %zu eligible %s captures in the %lld "
+			"days before %s (need %zu)",
+			s.base.n, t->type, (long long)(o->window_us / DAY_US), when,
+			o->min_baseline);
 		goto out;
 	}
 	if ((rc = func_matrix_load(&m, d, &s.base, &s.cur, err)) < 0)
@@ -444,7 +450,8 @@ int analysis_add(analysis *a, db *d, const analysis_target *t, bool store, pr_er
 			top = fmax(top, capture_share(&s.base.caps[i], v));
 		}
 		for (size_t i = 0; i < s.cur.n; i++)
-			top = fmax(top, capture_share(&s.cur.caps[i], m.self[r * m.ncaps + s.base.n + i]));
+			top = fmax(top, capture_share(&s.cur.caps[i],
+						      m.self[r * m.ncaps + s.base.n + i]));
 		/*
 		 * Too few captures know it (summaries cut it off): its baseline
 		 * is not measured, so it is not tested.
@@ -466,8 +473,9 @@ int analysis_add(analysis *a, db *d, const analysis_target *t, bool store, pr_er
 	for (size_t k = 0; k < nrows; k++)
 		if ((rc = baseline_summarize(&bf[k], &m, rows[k], 0, &s.base, err)) < 0)
 			goto out;
-	if (store && (rc = baseline_store(&baseline_id, &reused, d, t->service_id, t->type,
-					  s.window_start, s.window_end, &s.base, bf, nrows, err)) < 0)
+	if (store &&
+	    (rc = baseline_store(&baseline_id, &reused, d, t->service_id, t->type, s.window_start,
+				 s.window_end, &s.base, bf, nrows, err)) < 0)
 		goto out;
 	if (grow_tests(a, nrows) < 0) {
 		rc = oom(err);
@@ -499,7 +507,8 @@ int analysis_add(analysis *a, db *d, const analysis_target *t, bool store, pr_er
 		f->type = strdup(t->type);
 		f->function = names[k], names[k] = NULL;
 		f->file = files[k], files[k] = NULL;
-		f->current_release = strdup(t->release ? t->release : s.cur.caps[s.cur.n - 1].release);
+		f->current_release =
+			strdup(t->release ? t->release : s.cur.caps[s.cur.n - 1].release);
 		f->baseline_releases = strdup(releases);
 		f->capture_ids = strdup(capids);
 		a->ntests++;
@@ -608,9 +617,10 @@ int analysis_finish(analysis *a, pr_error *err)
 		double lo_pp, rel;
 
 		f->q_value = f->direction == FINDING_REGRESSION ? up[i] : down[i];
-		f->significant = f->q_value <= a->opts.fdr &&
-				 (f->mw_p <= a->opts.mw_alpha ||
-				  mw_floor(f->baseline_captures, f->current_captures) > a->opts.mw_alpha);
+		f->significant =
+			f->q_value <= a->opts.fdr &&
+			(f->mw_p <= a->opts.mw_alpha ||
+			 mw_floor(f->baseline_captures, f->current_captures) > a->opts.mw_alpha);
 		if (f->significant && is_relative_shift(f, a->opts.mw_alpha))
 			f->direction = FINDING_RELATIVE_SHIFT;
 		/* The conservative end of the change, in the direction it went. */
@@ -641,10 +651,11 @@ static json_t *num_or_null(double v)
 
 json_t *analysis_finding_json(const finding *f)
 {
-	json_t *o = json_pack("{s:i,s:s,s:s,s:s,s:s,s:s,s:s,s:b}", "schema_version", ANALYSIS_FINDING_SCHEMA,
-		"service", f->service, "type", f->type, "function", f->function,
-		"file", f->file ? f->file : "", "direction", finding_dir_name(f->direction),
-		"severity", stats_severity_name(f->severity), "significant", f->significant);
+	json_t *o = json_pack("{s:i,s:s,s:s,s:s,s:s,s:s,s:s,s:b}", "schema_version",
+			      ANALYSIS_FINDING_SCHEMA, "service", f->service, "type", f->type,
+			      "function", f->function, "file", f->file ? f->file : "", "direction",
+			      finding_dir_name(f->direction), "severity",
+			      stats_severity_name(f->severity), "significant", f->significant);
 	json_t *rel = f->baseline_releases ? json_loads(f->baseline_releases, 0, NULL) : NULL;
 	json_t *caps = f->capture_ids ? json_loads(f->capture_ids, 0, NULL) : NULL;
 
@@ -668,8 +679,8 @@ json_t *analysis_finding_json(const finding *f)
 	json_object_set_new(o, "test", f->test ? json_string(f->test) : json_null());
 	json_object_set_new(o, "baseline_captures", json_integer((json_int_t)f->baseline_captures));
 	json_object_set_new(o, "current_captures", json_integer((json_int_t)f->current_captures));
-	json_object_set_new(o, "current_release", f->current_release ? json_string(f->current_release)
-									: json_null());
+	json_object_set_new(o, "current_release",
+			    f->current_release ? json_string(f->current_release) : json_null());
 	json_object_set_new(o, "baseline_releases", rel ? rel : json_array());
 	/* Fixed key order, whether the ids came from this run or from jsonb. */
 	json_object_set_new(o, "capture_ids", caps ? json_pack("{s:O,s:O}",

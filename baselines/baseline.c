@@ -43,8 +43,10 @@ int capture_set_load(capture_set *out, db *d, const capture_query *q, pr_error *
 		" where p.service_id = $1 and p.profile_type = $2"
 		"   and ($3::text is null or p.release = $3)"
 		"   and ($4::text is null or p.release <> $4)"
-		"   and ($5::bigint is null or p.captured_at >= 'epoch'::timestamptz + $5::bigint * interval '1 microsecond')"
-		"   and ($6::bigint is null or p.captured_at < 'epoch'::timestamptz + $6::bigint * interval '1 microsecond')"
+		"   and ($5::bigint is null or p.captured_at >= 'epoch'::timestamptz + $5::bigint "
+		"* interval '1 microsecond')"
+		"   and ($6::bigint is null or p.captured_at < 'epoch'::timestamptz + $6::bigint * "
+		"interval '1 microsecond')"
 		"   and ($8::jsonb is null or not ($8::jsonb ? p.release))"
 		"   and p.total_value > 0"
 		"   and (not $7::boolean or ("
@@ -55,7 +57,8 @@ int capture_set_load(capture_set *out, db *d, const capture_query *q, pr_error *
 		"                           and f.profile_type = p.profile_type"
 		"                           and f.status = 'open' and f.direction = 'regression'"
 		"                           and ($9::bigint is null or f.created_at <="
-		"                                'epoch'::timestamptz + $9::bigint * interval '1 microsecond')"
+		"                                'epoch'::timestamptz + $9::bigint * "
+		"interval '1 microsecond')"
 		"                           and f.current_release = p.release)))"
 		" order by p.captured_at, p.id";
 	char sid[24], since[24], until[24], asof[24];
@@ -264,7 +267,8 @@ int baseline_summarize(baseline_func *out, const func_matrix *m, size_t row,
 	out->function_id = m->func_ids[row];
 	if (base->n == 0)
 		return pr_error_set(err, PR_EUSAGE, "an empty baseline has no summary");
-	if (!(share = malloc(base->n * sizeof(*share))) || !(vst = malloc(base->n * sizeof(*vst)))) {
+	if (!(share = malloc(base->n * sizeof(*share))) ||
+	    !(vst = malloc(base->n * sizeof(*vst)))) {
 		rc = oom(err);
 		goto out;
 	}
@@ -275,7 +279,8 @@ int baseline_summarize(baseline_func *out, const func_matrix *m, size_t row,
 			continue;
 		share[n] = capture_share(c, self);
 		vst[n] = stats_vst(share[n]);
-		floor_sum += stats_vst_var_floor(c->sample_count > 0 ? (double)c->sample_count : 1.0);
+		floor_sum +=
+			stats_vst_var_floor(c->sample_count > 0 ? (double)c->sample_count : 1.0);
 		rate_sum += capture_rate(c, self);
 		n++;
 	}
@@ -293,7 +298,8 @@ int baseline_summarize(baseline_func *out, const func_matrix *m, size_t row,
 	    stats_median(&out->median_share, share, n) < 0 ||
 	    stats_mad(&out->mad_share, share, n) < 0 ||
 	    stats_ewma(&out->ewma_share, share, n, BASELINE_EWMA_ALPHA) < 0) {
-		rc = pr_error_set(err, PR_ERR, "cannot summarise function %" PRId64 " over %zu captures",
+		rc = pr_error_set(err, PR_ERR,
+				  "cannot summarise function %" PRId64 " over %zu captures",
 				  out->function_id, n);
 		goto out;
 	}

@@ -44,7 +44,8 @@ static int replace_str(char **dst, const char *src)
 static int load_stored(finding *f, db *d, pr_error *err)
 {
 	static const char sql[] =
-		"select direction, severity, baseline_share, current_share, delta, rel_delta, ci_low,"
+		"select direction, severity, baseline_share, current_share, "
+		"delta, rel_delta, ci_low,"
 		" ci_high, p_value, q_value, mw_p, score, baseline_captures, current_captures,"
 		" current_release, to_jsonb(baseline_releases)::text,"
 		" coalesce((detail -> 'captures')::text, '{}'), detail ->> 'test', baseline_id"
@@ -59,7 +60,8 @@ static int load_stored(finding *f, db *d, pr_error *err)
 	if ((rc = db_exec(d, &res, err, "reading a stored finding", sql, 1, p)) < 0)
 		return rc;
 	if (db_rows(res) != 1) {
-		rc = pr_error_set(err, PR_EDB, "database: finding %s vanished while it was stored", id);
+		rc = pr_error_set(err, PR_EDB, "database: finding %s vanished while it was stored",
+				  id);
 		goto out;
 	}
 	dir = db_get_text(res, 0, 0);
@@ -131,7 +133,8 @@ int findings_store(analysis *a, db *d, int64_t run_id, pr_error *err)
 			       "{\"test\":\"%s\",\"rate_ratio\":%s,\"at_us\":%" PRId64
 			       ",\"window_us\":%" PRId64 ",\"rel_margin\":%g,\"abs_margin\":%g,"
 			       "\"fdr\":%g,\"mw_alpha\":%g,\"min_baseline\":%zu,\"captures\":%s}",
-			       f->test, isnan(f->rate_ratio) ? "null" : fmt_f(num[9], 32, f->rate_ratio),
+			       f->test,
+			       isnan(f->rate_ratio) ? "null" : fmt_f(num[9], 32, f->rate_ratio),
 			       a->opts.at_us, a->opts.window_us, a->opts.rel_margin,
 			       a->opts.abs_margin, a->opts.fdr, a->opts.mw_alpha,
 			       a->opts.min_baseline, f->capture_ids) < 0) {
@@ -170,7 +173,8 @@ int findings_store(analysis *a, db *d, int64_t run_id, pr_error *err)
 			char id[24];
 			const char *q[2] = {run, id};
 			snprintf(id, sizeof(id), "%" PRId64, f->id);
-			if ((rc = db_exec(d, NULL, err, "recording a run's finding", seen, 2, q)) < 0)
+			if ((rc = db_exec(d, NULL, err, "recording a run's finding", seen, 2, q)) <
+			    0)
 				goto out;
 		}
 	}
@@ -184,7 +188,8 @@ int findings_get(finding *out, findings_meta *meta, db *d, int64_t id, pr_error 
 		"select f.service_id, s.name, f.profile_type, f.function_id, f.function,"
 		" coalesce(fn.file, ''), f.status,"
 		" coalesce((f.detail ->> 'at_us')::bigint, 0), (f.detail ->> 'rel_margin')::float8,"
-		" (f.detail ->> 'abs_margin')::float8, coalesce((f.detail ->> 'min_baseline')::int, 2),"
+		" (f.detail ->> 'abs_margin')::float8, coalesce((f.detail ->> "
+		"'min_baseline')::int, 2),"
 		" coalesce((f.detail ->> 'rate_ratio')::float8, 'NaN'::float8)"
 		" from findings f join services s on s.id = f.service_id"
 		" left join functions fn on fn.id = f.function_id where f.id = $1";
@@ -231,7 +236,8 @@ out:
 int findings_resolve(db *d, int64_t id, const char *note, pr_error *err)
 {
 	static const char sql[] =
-		"update findings set status = 'resolved', resolved_at = now(), resolution_note = $2,"
+		"update findings set status = 'resolved', resolved_at = "
+		"now(), resolution_note = $2,"
 		" updated_at = now() where id = $1 and status = 'open'";
 	char sid[24];
 	const char *p[2] = {sid, note};
@@ -242,7 +248,8 @@ int findings_resolve(db *d, int64_t id, const char *note, pr_error *err)
 	if ((rc = db_exec(d, &res, err, "resolving the finding", sql, 2, p)) < 0)
 		return rc;
 	if (strcmp(PQcmdTuples(res), "1") != 0)
-		rc = pr_error_set(err, PR_ENOTFOUND, "finding %" PRId64 " is not an open finding", id);
+		rc = pr_error_set(err, PR_ENOTFOUND, "finding %" PRId64 " is not an open finding",
+				  id);
 	db_result_free(res);
 	return rc;
 }
@@ -251,7 +258,8 @@ int findings_set_suspects(db *d, int64_t run_id, int64_t finding_id, const char 
 			  pr_error *err)
 {
 	static const char sql[] =
-		"update run_findings set suspects = $3::jsonb where run_id = $1 and finding_id = $2";
+		"update run_findings set suspects = $3::jsonb where "
+		"run_id = $1 and finding_id = $2";
 	char rid[24], fid[24];
 	const char *p[3] = {rid, fid, json};
 

@@ -41,7 +41,8 @@ int fileio_read(buf *out, const char *path, size_t max, pr_error *err)
 		if ((rc = buf_put(out, chunk, (size_t)n)) < 0) {
 			if (rc == PR_ELIMIT)
 				rc = pr_error_set(err, PR_ELIMIT,
-					"cannot read '%s': larger than the input limit of %zu bytes",
+					"cannot read '%s': larger than the "
+					"input limit of %zu bytes",
 					path, max);
 			else
 				rc = pr_error_set(err, rc, "cannot read '%s': out of memory", path);

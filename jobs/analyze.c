@@ -12,9 +12,10 @@
 
 static int finish(analyze_result *r, db *d, const char *status, pr_error *err)
 {
-	json_t *detail = json_pack("{s:I,s:I,s:I,s:I}", "services", (json_int_t)r->a.services,
-				   "tests", (json_int_t)r->a.ntests, "findings",
-				   (json_int_t)r->a.nfindings, "skipped", (json_int_t)r->a.nskipped);
+	json_t *detail =
+		json_pack("{s:I,s:I,s:I,s:I}", "services", (json_int_t)r->a.services, "tests",
+			  (json_int_t)r->a.ntests, "findings", (json_int_t)r->a.nfindings,
+			  "skipped", (json_int_t)r->a.nskipped);
 	int rc = detail ? runs_finish(d, r->run_id, status, detail, err)
 			: pr_error_set(err, PR_ENOMEM, "out of memory");
 
@@ -42,8 +43,8 @@ int analyze_run(analyze_result *out, const job_env *env, const analyze_opts *o, 
 		if ((rc = db_service_get(env->d, &one, o->service, err)) < 0)
 			goto out;
 		if (!one.enabled) {
-			rc = pr_error_set(err, PR_EREFUSED, "service '%s' is not enabled for profiling",
-					  o->service);
+			rc = pr_error_set(err, PR_EREFUSED,
+					  "service '%s' is not enabled for profiling", o->service);
 			goto out;
 		}
 	}
@@ -70,7 +71,9 @@ int analyze_run(analyze_result *out, const job_env *env, const analyze_opts *o, 
 	    ((rc = record_findings(&r->a, env->d, r->run_id, env->cfg, o->page, err)) < 0 ||
 	     (rc = finish(r, env->d, "ok", err)) < 0))
 		goto fail;
-	/* Delivery problems stay on their rows (profreg page list); only the database fails this. */
+	/*
+	 * Delivery problems stay on their rows (profreg page list); only the database fails this.
+	 */
 	if (o->page && (rc = pager_flush(env->d, env->cfg, NULL, &r->pages, err)) < 0)
 		goto fail;
 	if (o->page && r->pages.first_error[0])

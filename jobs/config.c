@@ -69,7 +69,8 @@ static int apply(json_t *obj, const field *fields, const char *path, const char 
 			continue;
 		}
 		if (f->kind == 'i' ? !json_is_integer(v) : !json_is_number(v))
-			return bad(err, path, at, f->kind == 'i' ? "expected an integer" : "expected a number");
+			return bad(err, path, at,
+				   f->kind == 'i' ? "expected an integer" : "expected a number");
 		double d = json_number_value(v);
 		if (!(d >= f->lo && d <= f->hi)) {
 			char why[96];
@@ -175,12 +176,14 @@ static int load_service(config_service *s, const char *name, json_t *obj, const 
 			size_t i;
 			json_t *t;
 			if (!json_is_array(v) || json_array_size(v) == 0)
-				return bad(err, path, at, "expected a non-empty array of profile types");
+				return bad(err, path, at,
+					   "expected a non-empty array of profile types");
 			if (!(s->types = calloc(json_array_size(v), sizeof(*s->types))))
 				return pr_error_set(err, PR_ENOMEM, "out of memory");
 			json_array_foreach(v, i, t) {
 				if (!json_is_string(t) || !ingest_type_valid(json_string_value(t)))
-					return bad(err, path, at, "expected cpu, heap, alloc, wall or goroutine");
+					return bad(err, path, at,
+						   "expected cpu, heap, alloc, wall or goroutine");
 				if (!(s->types[s->ntypes++] = dup_string(t)))
 					return pr_error_set(err, PR_ENOMEM, "out of memory");
 			}
@@ -285,7 +288,8 @@ static int load_target(config_target *t, const char *name, json_t *obj, const ch
 	}
 	if (t->kind == CONFIG_TARGET_PAGERDUTY && !t->secret_env && !t->secret_file) {
 		snprintf(at, sizeof(at), "paging.targets.%.64s", name);
-		rc = bad(err, path, at, "a PagerDuty target needs secret_env or secret_file (its routing key)");
+		rc = bad(err, path, at,
+			 "a PagerDuty target needs secret_env or secret_file (its routing key)");
 		goto out;
 	}
 	if (t->secret_env && t->secret_file) {
@@ -297,7 +301,8 @@ static int load_target(config_target *t, const char *name, json_t *obj, const ch
 	if ((t->secret_env || t->secret_file) && !secret_url_safe(t->url)) {
 		snprintf(at, sizeof(at), "paging.targets.%.64s.url", name);
 		rc = bad(err, path, at,
-			 "a target with a secret needs an https:// URL (plain http only to 127.0.0.1, [::1] or localhost)");
+			 "a target with a secret needs an https:// URL (plain http only to "
+			 "127.0.0.1, [::1] or localhost)");
 	}
 out:
 	free(type);
@@ -342,12 +347,14 @@ static int load_paging(config *c, json_t *obj, const char *path, pr_error *err)
 	}
 	if (sev && (stats_severity_parse(&p->min_severity, sev) < 0 ||
 		    p->min_severity == STATS_SEV_NONE)) {
-		rc = bad(err, path, "paging.min_severity", "expected low, medium, high or critical");
+		rc = bad(err, path, "paging.min_severity",
+			 "expected low, medium, high or critical");
 		goto out;
 	}
 	if (targets) {
 		if (!json_is_object(targets)) {
-			rc = bad(err, path, "paging.targets", "expected an object of targets by name");
+			rc = bad(err, path, "paging.targets",
+				 "expected an object of targets by name");
 			goto out;
 		}
 		if (json_object_size(targets) &&
@@ -366,7 +373,8 @@ static int load_paging(config *c, json_t *obj, const char *path, pr_error *err)
 		goto out;
 	if (teams) {
 		if (!json_is_object(teams)) {
-			rc = bad(err, path, "paging.teams", "expected an object of target lists by team");
+			rc = bad(err, path, "paging.teams",
+				 "expected an object of target lists by team");
 			goto out;
 		}
 		if (json_object_size(teams) &&
@@ -402,18 +410,23 @@ static int check_routes(const config *c, const char *path, pr_error *err)
 
 	for (k = 0; k < c->paging.ndefault; k++)
 		if (!config_target_find(c, c->paging.default_targets[k]))
-			return bad(err, path, "paging.default", "names a target not under paging.targets");
+			return bad(err, path, "paging.default",
+				   "names a target not under paging.targets");
 	for (i = 0; i < c->paging.nteams; i++)
 		for (k = 0; k < c->paging.teams[i].ntargets; k++)
 			if (!config_target_find(c, c->paging.teams[i].targets[k])) {
-				snprintf(at, sizeof(at), "paging.teams.%.64s", c->paging.teams[i].team);
-				return bad(err, path, at, "names a target not under paging.targets");
+				snprintf(at, sizeof(at), "paging.teams.%.64s",
+					 c->paging.teams[i].team);
+				return bad(err, path, at,
+					   "names a target not under paging.targets");
 			}
 	for (i = 0; i < c->nservices; i++)
 		for (k = 0; k < c->services[i].npage; k++)
 			if (!config_target_find(c, c->services[i].page[k])) {
-				snprintf(at, sizeof(at), "services.%.64s.page", c->services[i].name);
-				return bad(err, path, at, "names a target not under paging.targets");
+				snprintf(at, sizeof(at), "services.%.64s.page",
+					 c->services[i].name);
+				return bad(err, path, at,
+					   "names a target not under paging.targets");
 			}
 	return 0;
 }
@@ -434,14 +447,16 @@ static int check_retention(const config *c, const char *path, pr_error *err)
 		char at[256];
 
 		if (t.summary_us < t.hot_us) {
-			snprintf(at, sizeof(at), who ? "services.%.64s.retention" : "retention", who);
+			snprintf(at, sizeof(at), who ? "services.%.64s.retention" : "retention",
+				 who);
 			return bad(err, path, at, "summary_days must be at least hot_days");
 		}
 		if (c->analysis.window_us + DAY_US > t.summary_us) {
 			snprintf(at, sizeof(at), who ? "services.%.64s.retention.summary_days"
 						     : "retention.summary_days", who);
 			snprintf(why, sizeof(why),
-				 "keeps %lld days, less than the %lld-day baseline window plus the night it judges (analysis.window_days + 1)",
+				 "keeps %lld days, less than the %lld-day baseline window plus the "
+				 "night it judges (analysis.window_days + 1)",
 				 (long long)(t.summary_us / DAY_US),
 				 (long long)(c->analysis.window_us / DAY_US));
 			return bad(err, path, at, why);
@@ -539,7 +554,8 @@ int config_load(config *c, const char *file, pr_error *err)
 			{"q_max", 'f', 1e-6, 0.5, &c->analysis.severity.q_max, 0, NULL},
 			{"critical_pp", 'f', 0, 100, &c->analysis.severity.critical_pp, 0, NULL},
 			{"critical_rel", 'f', 0, 1e6, &c->analysis.severity.critical_rel, 0, NULL},
-			{"critical_rel_pp", 'f', 0, 100, &c->analysis.severity.critical_rel_pp, 0, NULL},
+			{"critical_rel_pp", 'f', 0, 100, &c->analysis.severity.critical_rel_pp, 0,
+			 NULL},
 			{"high_pp", 'f', 0, 100, &c->analysis.severity.high_pp, 0, NULL},
 			{"medium_pp", 'f', 0, 100, &c->analysis.severity.medium_pp, 0, NULL},
 			{NULL, 0, 0, 0, NULL, 0, NULL},
@@ -557,7 +573,8 @@ int config_load(config *c, const char *file, pr_error *err)
 		};
 		const field limits[] = {
 			{"max_input_bytes", 'i', 1, 1e15, &c->limits.max_input_bytes, 8, NULL},
-			{"max_decompressed_bytes", 'i', 1, 1e15, &c->limits.max_decompressed_bytes, 8, NULL},
+			{"max_decompressed_bytes", 'i', 1, 1e15, &c->limits.max_decompressed_bytes,
+			 8, NULL},
 			{"max_samples", 'i', 1, 4294967295.0, &c->limits.max_samples, 8, NULL},
 			{"max_depth", 'i', 1, 1 << 20, &c->limits.max_depth, 4, NULL},
 			{"max_string_length", 'i', 16, 1 << 24, &c->limits.max_string_len, 4, NULL},
@@ -599,7 +616,8 @@ int config_load(config *c, const char *file, pr_error *err)
 		char chunk[8192];
 
 		if (!f) {
-			rc = pr_error_set(err, PR_EUSAGE, "cannot read config '%s': no such file or unreadable",
+			rc = pr_error_set(err, PR_EUSAGE,
+					  "cannot read config '%s': no such file or unreadable",
 					  path.ptr);
 			goto out;
 		}
@@ -607,8 +625,9 @@ int config_load(config *c, const char *file, pr_error *err)
 		while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
 			if (buf_put(&text, chunk, n) < 0) {
 				fclose(f);
-				rc = pr_error_set(err, PR_EUSAGE, "config '%s': larger than %u bytes",
-						  path.ptr, CONFIG_MAX);
+				rc = pr_error_set(err, PR_EUSAGE,
+						  "config '%s': larger than %u bytes", path.ptr,
+						  CONFIG_MAX);
 				goto out;
 			}
 		}
@@ -654,7 +673,8 @@ int config_load(config *c, const char *file, pr_error *err)
 			goto out;
 		if (c->metrics.pushgateway && strncmp(c->metrics.pushgateway, "http://", 7) != 0 &&
 		    strncmp(c->metrics.pushgateway, "https://", 8) != 0) {
-			rc = bad(err, path.ptr, "metrics.pushgateway", "expected an http:// or https:// URL");
+			rc = bad(err, path.ptr, "metrics.pushgateway",
+				 "expected an http:// or https:// URL");
 			goto out;
 		}
 		c->analysis.min_baseline = minc;
@@ -700,7 +720,8 @@ int config_check_paths(const config *c, pr_error *err)
 	for (size_t i = 0; i < c->nservices; i++) {
 		const config_service *s = &c->services[i];
 		snprintf(at, sizeof(at), "services.%.64s.source.dir", s->name);
-		if (s->source_dir && (rc = check_dir(s->source_dir, c->path, at, "drop folder", err)) < 0)
+		if (s->source_dir &&
+		    (rc = check_dir(s->source_dir, c->path, at, "drop folder", err)) < 0)
 			return rc;
 		snprintf(at, sizeof(at), "services.%.64s.repo", s->name);
 		if (s->repo && (rc = check_dir(s->repo, c->path, at, "repository", err)) < 0)

@@ -45,14 +45,18 @@ int deploy_record(deploy *out, bool *existed, db *d, int64_t service_id, const c
 		"     where o.id = (select id from old)), " DB_US_TO_TS("$5") ")"
 		"   and p.id <> coalesce((select id from old), 0)"
 		"   order by p.deployed_at desc, p.id desc limit 1),"
-		" ins as (insert into deploys (service_id, release, commit_sha, previous_commit_sha,"
-		"   deployed_at) select $1, $2, $3, coalesce(nullif($4, ''), (select commit_sha from prev)),"
+		" ins as (insert into deploys (service_id, release, "
+		"commit_sha, previous_commit_sha,"
+		"   deployed_at) select $1, $2, $3, coalesce(nullif($4, ''), "
+		"(select commit_sha from prev)),"
 		"   " DB_US_TO_TS("$5")
 		"   where not exists (select 1 from old) returning id),"
-		" upd as (update deploys set previous_commit_sha = $4 where id = (select id from old)"
+		" upd as (update deploys set previous_commit_sha = $4 where "
+		"id = (select id from old)"
 		"   and nullif($4, '') is not null and previous_commit_sha is distinct from $4"
 		"   returning id)"
-		" select coalesce((select id from ins), (select id from old)), exists (select 1 from old)";
+		" select coalesce((select id from ins), (select id from old)), "
+		"exists (select 1 from old)";
 	static const char get_sql[] =
 		"select " DEPLOY_COLS " from deploys d join services s on s.id = d.service_id"
 		" where d.id = $1";
@@ -72,7 +76,8 @@ int deploy_record(deploy *out, bool *existed, db *d, int64_t service_id, const c
 	if ((rc = db_exec(d, &res, err, "reading the deploy", get_sql, 1, g)) < 0)
 		return rc;
 	if (db_rows(res) != 1)
-		rc = pr_error_set(err, PR_EDB, "database: deploy %s vanished while it was recorded", id);
+		rc = pr_error_set(err, PR_EDB, "database: deploy %s vanished while it was recorded",
+				  id);
 	else
 		from_row(out, res, 0);
 	db_result_free(res);
@@ -134,7 +139,8 @@ out:
 int deploy_delete(db *d, int64_t id, pr_error *err)
 {
 	static const char sql[] =
-		"delete from deploys where id = $1 returning jsonb_build_object('service_id', service_id,"
+		"delete from deploys where id = $1 returning "
+		"jsonb_build_object('service_id', service_id,"
 		" 'release', release, 'commit', commit_sha, 'previous_commit', previous_commit_sha,"
 		" 'deployed_at', deployed_at)::text";
 	char sid[24], object[48];

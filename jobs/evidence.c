@@ -22,19 +22,25 @@
 	" when p.retention_class = 'forensic' then greatest(p.retain_until, " until ")" \
 	" else " until " end"
 
+/* Kept `us` microseconds from now; 0 or less: forever (NULL). */
+#define KEEP_FOR(us) \
+	"case when " us "::bigint > 0 then now() + " us "::bigint * interval '1 microsecond' end"
+
 int evidence_pin_finding(db *d, const finding *f, int64_t keep_us, pr_error *err)
 {
 	static const char forensic_sql[] =
-		"with c as (select (jsonb_array_elements_text($2::jsonb -> 'current'))::bigint as id),"
+		"with c as (select (jsonb_array_elements_text($2::jsonb -> 'current'))::bigint"
+		"   as id),"
 		" u as (update profiles p set retention_class = 'forensic',"
-		"   retain_until = " KEEP_UNTIL("case when $3::bigint > 0"
-					    " then now() + $3::bigint * interval '1 microsecond' end") ","
+		"   retain_until = " KEEP_UNTIL(KEEP_FOR("$3")) ","
 		"   tags = p.tags || jsonb_build_object('finding', $1::bigint::text)"
 		"   where p.id in (select id from c)"
-		"   and (p.retention_class <> 'forensic' or not (p.tags ? 'finding')) returning p.id)"
+		"   and (p.retention_class <> 'forensic' or not (p.tags ? 'finding'))"
+		"   returning p.id)"
 		" select count(*) from u";
 	static const char pin_sql[] =
-		"with b as (select (jsonb_array_elements_text($2::jsonb -> 'baseline'))::bigint as id),"
+		"with b as (select (jsonb_array_elements_text($2::jsonb -> 'baseline'))::bigint"
+		"   as id),"
 		" i as (insert into capture_pins (profile_id, finding_id) select id, $1 from b"
 		"   on conflict do nothing returning profile_id)"
 		" select count(*) from i";
@@ -67,7 +73,8 @@ int evidence_tag_deploy(db *d, int64_t finding_id, int64_t deploy_id, const char
 			pr_error *err)
 {
 	static const char sql[] =
-		"update profiles set tags = tags || jsonb_build_object('deploy', $2::text, 'commit', $3::text)"
+		"update profiles set"
+		" tags = tags || jsonb_build_object('deploy', $2::text, 'commit', $3::text)"
 		" where tags ->> 'finding' = $1";
 	char fid[24], did[24];
 	const char *p[3] = {fid, did, sha};
@@ -167,7 +174,8 @@ int evidence_unpin_capture(evidence_pin_result *out, db *d, int64_t id, const ch
 	/* Back to the tier its data is in: hot while it has its blob, else summary. */
 	static const char sql[] =
 		"update profiles set retention_class = case when blob_deleted_at is null then 'hot'"
-		" else 'summary' end, retain_until = null, forensic_reason = null, forensic_by = null,"
+		" else 'summary' end, retain_until = null, forensic_reason = null,"
+		" forensic_by = null,"
 		" forensic_at = null where id = $1 and retention_class = 'forensic'"
 		" returning retention_class";
 	char sid[24];

@@ -40,9 +40,11 @@ static void outcome(nightly_result *r, const char *name, const char *status, con
 	if (reason)
 		json_object_set_new(o, "reason", json_string(reason));
 	if (src)
-		json_object_set_new(o, "collected", json_pack("{s:I,s:I,s:I,s:I}",
-			"stored", (json_int_t)src->stored, "already_stored", (json_int_t)src->already,
-			"waiting", (json_int_t)src->waiting, "failed", (json_int_t)src->failed));
+		json_object_set_new(
+			o, "collected",
+			json_pack("{s:I,s:I,s:I,s:I}", "stored", (json_int_t)src->stored,
+				  "already_stored", (json_int_t)src->already, "waiting",
+				  (json_int_t)src->waiting, "failed", (json_int_t)src->failed));
 	json_object_set_new(r->services, name, o);
 	if (strcmp(status, "failed") == 0)
 		r->failed++;
@@ -66,7 +68,9 @@ static int check_only(db *d, const db_service *svcs, size_t n, const nightly_opt
 			continue;
 		rc = db_service_get(d, &probe, o->only[k], err);
 		db_service_release(&probe);
-		return rc < 0 ? rc : pr_error_set(err, PR_ENOTFOUND, "service '%s' not found", o->only[k]);
+		return rc < 0 ? rc
+			      : pr_error_set(err, PR_ENOTFOUND, "service '%s' not found",
+					     o->only[k]);
 	}
 	return 0;
 }
@@ -241,7 +245,8 @@ int nightly_run(nightly_result *out, const job_env *env, const nightly_opts *o, 
 			known = strcmp(svcs[k].name, name) == 0;
 		if (!known && wanted(name, o))
 			outcome(r, name, "skipped",
-				"in the configuration file but not registered (profreg service add)", NULL);
+				"in the configuration file but not "
+				"registered (profreg service add)", NULL);
 	}
 	for (size_t i = 0; i < nsvcs; i++) {
 		if (!wanted(svcs[i].name, o))
@@ -253,8 +258,9 @@ int nightly_run(nightly_result *out, const job_env *env, const nightly_opts *o, 
 	}
 	if ((rc = analysis_finish(&r->a, err)) < 0)
 		goto fail;
-	if (!o->dry_run && ((rc = record_findings(&r->a, env->d, r->run_id, env->cfg, true, err)) < 0 ||
-			    (rc = store_suspects(env, &r->a, r->run_id, err)) < 0))
+	if (!o->dry_run &&
+	    ((rc = record_findings(&r->a, env->d, r->run_id, env->cfg, true, err)) < 0 ||
+	     (rc = store_suspects(env, &r->a, r->run_id, err)) < 0))
 		goto fail;
 	/* Pages wait in the outbox on delivery problems; only the database fails the run. */
 	if (!o->dry_run && (rc = pager_flush(env->d, env->cfg, NULL, &r->pages, err)) < 0)
@@ -263,13 +269,15 @@ int nightly_run(nightly_result *out, const job_env *env, const nightly_opts *o, 
 		job_note(&r->notes, "paging: %s", r->pages.first_error);
 	r->status = r->failed || !r->a.services ? "incomplete" : "ok";
 	if (!o->dry_run) {
-		json_t *summary = json_pack("{s:I,s:I,s:I,s:I,s:I,s:O,s:{s:I,s:I,s:I,s:I,s:I}}",
-			"analysed", (json_int_t)r->a.services, "tests", (json_int_t)r->a.ntests,
-			"findings", (json_int_t)r->a.nfindings, "failed", (json_int_t)r->failed,
-			"skipped", (json_int_t)r->skipped, "services", r->services,
-			"pages", "enqueued", (json_int_t)r->a.pages_enqueued, "sent",
-			(json_int_t)r->pages.sent, "failed", (json_int_t)r->pages.failed, "pending",
-			(json_int_t)r->pages.pending, "alerts_refreshed", (json_int_t)r->pages.refreshed);
+		json_t *summary = json_pack(
+			"{s:I,s:I,s:I,s:I,s:I,s:O,s:{s:I,s:I,s:I,s:I,s:I}}", "analysed",
+			(json_int_t)r->a.services, "tests", (json_int_t)r->a.ntests, "findings",
+			(json_int_t)r->a.nfindings, "failed", (json_int_t)r->failed, "skipped",
+			(json_int_t)r->skipped, "services", r->services, "pages", "enqueued",
+			(json_int_t)r->a.pages_enqueued, "sent", (json_int_t)r->pages.sent,
+			"failed", (json_int_t)r->pages.failed, "pending",
+			(json_int_t)r->pages.pending, "alerts_refreshed",
+			(json_int_t)r->pages.refreshed);
 		rc = summary ? runs_finish(env->d, r->run_id, r->status, summary, err)
 			     : pr_error_set(err, PR_ENOMEM, "out of memory");
 		json_decref(summary);

@@ -61,8 +61,8 @@ static int wait_for_captures(postdeploy_result *x, const job_env *env, const pos
 					return pr_error_set(err, serr.code, "%s", serr.msg);
 				note_collect(x, "drop folder: %s", serr.msg);
 			} else if (src.failed) {
-				note_collect(x, "drop folder: %s", src.first_error ? src.first_error
-										   : "a file failed");
+				note_collect(x, "drop folder: %s",
+					     src.first_error ? src.first_error : "a file failed");
 			}
 			source_report_release(&src);
 		}
@@ -74,7 +74,8 @@ static int wait_for_captures(postdeploy_result *x, const job_env *env, const pos
 		{
 			int64_t left = o->wait_us - x->waited_us;
 			int64_t step = left < poll ? left : poll;
-			struct timespec pause = {(time_t)(step / 1000000), (long)(step % 1000000) * 1000};
+			struct timespec pause = {(time_t)(step / 1000000),
+						 (long)(step % 1000000) * 1000};
 			while (nanosleep(&pause, &pause) < 0 && errno == EINTR)
 				;
 		}
@@ -172,12 +173,14 @@ static void verdict(postdeploy_result *x, const postdeploy_opts *o)
 		if (x->a.tests[i].direction == FINDING_REGRESSION && x->a.tests[i].severity >= gate)
 			x->verdict = "fail";
 	for (size_t i = 0; i < x->a.nskipped; i++) {
-		snprintf(line, sizeof(line), "%s: %s", x->a.skipped[i].type, x->a.skipped[i].reason);
+		snprintf(line, sizeof(line), "%s: %s", x->a.skipped[i].type,
+			 x->a.skipped[i].reason);
 		json_array_append_new(x->reasons, json_string(line));
 	}
 	if ((uint64_t)x->captures < want) {
 		snprintf(line, sizeof(line), "only %" PRId64 " of the %" PRIu64
-			 " captures asked for (--min-captures) arrived within --wait", x->captures, want);
+			 " captures asked for (--min-captures) "
+			 "arrived within --wait", x->captures, want);
 		json_array_append_new(x->reasons, json_string(line));
 	}
 	if (strcmp(x->verdict, "fail") != 0 && json_array_size(x->reasons))
@@ -186,14 +189,15 @@ static void verdict(postdeploy_result *x, const postdeploy_opts *o)
 
 static int finish_run(postdeploy_result *x, db *d, pr_error *err)
 {
-	json_t *detail = json_pack("{s:I,s:s,s:O,s:O,s:o,s:s?,s:I,s:{s:I,s:I,s:I,s:I}}",
-		"findings", (json_int_t)x->a.nfindings, "verdict", x->verdict,
-		"inconclusive_reasons", x->reasons, "collection_problems", x->collect,
-		"commits", suspects_range_json(&x->range),
-		"range_note", x->range.note[0] ? x->range.note : NULL,
-		"captures", (json_int_t)x->captures,
-		"pages", "enqueued", (json_int_t)x->a.pages_enqueued, "sent", (json_int_t)x->pages.sent,
-		"failed", (json_int_t)x->pages.failed, "pending", (json_int_t)x->pages.pending);
+	json_t *detail = json_pack("{s:I,s:s,s:O,s:O,s:o,s:s?,s:I,s:{s:I,s:I,s:I,s:I}}", "findings",
+				   (json_int_t)x->a.nfindings, "verdict", x->verdict,
+				   "inconclusive_reasons", x->reasons, "collection_problems",
+				   x->collect, "commits", suspects_range_json(&x->range),
+				   "range_note", x->range.note[0] ? x->range.note : NULL,
+				   "captures", (json_int_t)x->captures, "pages", "enqueued",
+				   (json_int_t)x->a.pages_enqueued, "sent",
+				   (json_int_t)x->pages.sent, "failed", (json_int_t)x->pages.failed,
+				   "pending", (json_int_t)x->pages.pending);
 	int rc = detail ? runs_finish(d, x->run_id, "ok", detail, err)
 			: pr_error_set(err, PR_ENOMEM, "out of memory");
 
@@ -282,16 +286,18 @@ int postdeploy_run(postdeploy_result *out, const job_env *env, const postdeploy_
 		goto fail;
 	{
 		pr_error e = PR_ERROR_INIT;
-		if (pushgw_push_analysis(env->cfg, "post-deploy", true, t0, &x->a, 0, &x->pages, &e) < 0)
+		if (pushgw_push_analysis(env->cfg, "post-deploy", true, t0, &x->a, 0, &x->pages,
+					 &e) < 0)
 			job_note(&x->notes, "%s", e.msg);
 		pr_error_clear(&e);
 		/* The findings are recorded: a report that cannot be written is a note. */
-		if (reportdata_write_run(env->d, env->bs, env->cfg, env->home, x->run_id, &x->report,
-					 &e) < 0)
+		if (reportdata_write_run(env->d, env->bs, env->cfg, env->home, x->run_id,
+					 &x->report, &e) < 0)
 			job_note(&x->notes, "report: %s", e.msg);
 	}
 	for (size_t i = 0; i < json_array_size(x->collect); i++)
-		job_note(&x->notes, "collection: %s", json_string_value(json_array_get(x->collect, i)));
+		job_note(&x->notes, "collection: %s",
+			 json_string_value(json_array_get(x->collect, i)));
 	goto out;
 fail:
 	{
@@ -299,8 +305,11 @@ fail:
 		json_t *why = json_pack("{s:s}", "error", err->msg);
 		runs_finish(env->d, x->run_id, "failed", why, &ignore);
 		json_decref(why);
-		/* Only a run that got as far as analysing counts as a failed run for the metrics. */
-		pushgw_push_analysis(env->cfg, "post-deploy", false, t0, &x->a, 1, &x->pages, &ignore);
+		/*
+		 * Only a run that got as far as analysing counts as a failed run for the metrics.
+		 */
+		pushgw_push_analysis(env->cfg, "post-deploy", false, t0, &x->a, 1, &x->pages,
+				     &ignore);
 	}
 out:
 	db_service_release(&svc);

@@ -27,7 +27,8 @@ int record_findings(analysis *a, db *d, int64_t run_id, const config *cfg, bool 
 		if (f->direction == FINDING_REGRESSION &&
 		    (rc = evidence_pin_finding(d, f, a->opts.forensic_keep_us, err)) < 0)
 			goto out;
-		if (page && (rc = pager_enqueue_finding(d, cfg, f, run_id, &a->pages_enqueued, err)) < 0)
+		if (page &&
+		    (rc = pager_enqueue_finding(d, cfg, f, run_id, &a->pages_enqueued, err)) < 0)
 			goto out;
 	}
 	rc = db_commit(d, err);

@@ -55,7 +55,8 @@ void reportdata_sel_release(reportdata_sel *s)
 	memset(s, 0, sizeof(*s));
 }
 
-static int set_str(char **dst, const char *v, size_t n, const char *key, const char *text, pr_error *err)
+static int set_str(char **dst, const char *v, size_t n, const char *key, const char *text,
+		   pr_error *err)
 {
 	if (*dst)
 		return pr_error_set(err, PR_EUSAGE, "selection '%s': '%s' given twice", text, key);
@@ -80,12 +81,12 @@ static int add_id(reportdata_sel *s, const char *v, size_t n, const char *text, 
 	id = strtoll(tmp, &end, 10);
 	if (*end || errno || id <= 0) {
 		char q[40];
-		return pr_error_set(err, PR_EUSAGE, "selection '%s': '%s' is not a capture id", text,
-				    profile_quote(q, tmp, n));
+		return pr_error_set(err, PR_EUSAGE, "selection '%s': '%s' is not a capture id",
+				    text, profile_quote(q, tmp, n));
 	}
 	if (s->nids >= REPORTDATA_MAX_SELECTION)
-		return pr_error_set(err, PR_ELIMIT, "selection '%s': more than %d capture ids", text,
-				    REPORTDATA_MAX_SELECTION);
+		return pr_error_set(err, PR_ELIMIT, "selection '%s': more than %d capture ids",
+				    text, REPORTDATA_MAX_SELECTION);
 	if (!(ni = realloc(s->ids, (s->nids + 1) * sizeof(*ni))))
 		return oom(err);
 	s->ids = ni;
@@ -93,7 +94,8 @@ static int add_id(reportdata_sel *s, const char *v, size_t n, const char *text, 
 	return 0;
 }
 
-static int set_time(int64_t *dst, const char *v, size_t n, const char *key, const char *text, pr_error *err)
+static int set_time(int64_t *dst, const char *v, size_t n, const char *key, const char *text,
+		    pr_error *err)
 {
 	char *tmp = strndup(v, n);
 	int rc = 0;
@@ -102,8 +104,9 @@ static int set_time(int64_t *dst, const char *v, size_t n, const char *key, cons
 		return oom(err);
 	if (time_parse_since(dst, tmp, time_now_us()) < 0) {
 		char q[40];
-		rc = pr_error_set(err, PR_EUSAGE, "selection '%s': %s '%s' is not a time or a duration",
-				  text, key, profile_quote(q, tmp, n));
+		rc = pr_error_set(err, PR_EUSAGE,
+				  "selection '%s': %s '%s' is not a time or a duration", text, key,
+				  profile_quote(q, tmp, n));
 	}
 	free(tmp);
 	return rc;
@@ -152,12 +155,16 @@ int reportdata_sel_parse(reportdata_sel *out, const char *raw, const char *host,
 				rc = set_time(&out->since_us, v, vn, "since", text, err);
 			else if (k == 5 && !strncmp(p, "until", k))
 				rc = set_time(&out->until_us, v, vn, "until", text, err);
-			else if ((k == 2 && !strncmp(p, "id", k)) || (k == 3 && !strncmp(p, "ids", k))) {
+			else if ((k == 2 && !strncmp(p, "id", k)) ||
+				 (k == 3 && !strncmp(p, "ids", k))) {
 				rc = add_id(out, v, vn, text, err);
 			} else {
 				char q[40];
-				rc = pr_error_set(err, PR_EUSAGE, "selection '%s': unknown key '%s' (service, release, "
-						  "commit, host, type, since, until, id)", text, profile_quote(q, p, k));
+				rc = pr_error_set(
+					err, PR_EUSAGE,
+					"selection '%s': unknown key '%s' (service, release, "
+					"commit, host, type, since, until, id)",
+					text, profile_quote(q, p, k));
 			}
 		}
 		p = *end ? end + 1 : end;
@@ -165,7 +172,8 @@ int reportdata_sel_parse(reportdata_sel *out, const char *raw, const char *host,
 	if (rc == 0 && !out->nids && !out->service && !out->release && !out->commit && !out->host &&
 	    !out->since_us && !out->until_us)
 		rc = pr_error_set(err, PR_EUSAGE, "selection '%s' selects nothing in particular: "
-				  "give a service, release, commit, host, time or capture ids", text);
+				  "give a service, release, commit, host, "
+				  "time or capture ids", text);
 	if (rc == 0 && host && !out->host && !(out->host = strdup(host)))
 		rc = oom(err);
 	if (rc == 0 && since_us && !out->since_us)
@@ -204,9 +212,12 @@ int reportdata_sel_captures(reportdata_cap **out, size_t *n, db *d, const report
 		" where ($1::bigint[] is null or p.id = any($1::bigint[]))"
 		" and ($2::text is null or s.name = $2) and ($3::text is null or p.release = $3)"
 		" and ($4::text is null or left(p.commit_sha, length($4)) = $4)"
-		" and ($5::text is null or p.host = $5) and ($6::text is null or p.profile_type = $6)"
-		" and ($7::bigint is null or p.captured_at >= 'epoch'::timestamptz + $7::bigint * interval '1 microsecond')"
-		" and ($8::bigint is null or p.captured_at < 'epoch'::timestamptz + $8::bigint * interval '1 microsecond')"
+		" and ($5::text is null or p.host = $5) and ($6::text is "
+		"null or p.profile_type = $6)"
+		" and ($7::bigint is null or p.captured_at >= 'epoch'::timestamptz + $7::bigint * "
+		"interval '1 microsecond')"
+		" and ($8::bigint is null or p.captured_at < 'epoch'::timestamptz + $8::bigint * "
+		"interval '1 microsecond')"
 		" order by p.captured_at desc, p.id desc limit $9) x order by x.captured_at, x.id";
 	buf ids = BUF_INIT;
 	char since[24], until[24], lim[24];
@@ -273,9 +284,11 @@ int reportdata_sel_captures(reportdata_cap **out, size_t *n, db *d, const report
 	for (int i = 1; i < rows; i++)
 		if (strcmp(caps[i].type, caps[0].type) != 0) {
 			char q[40];
-			rc = pr_error_set(err, PR_EUSAGE, "selection '%s' mixes profile types '%s' and '%s': "
-					  "add type=...", profile_quote(q, s->text, strlen(s->text)),
-					  caps[0].type, caps[i].type);
+			rc = pr_error_set(err, PR_EUSAGE,
+					  "selection '%s' mixes profile types '%s' and '%s': "
+					  "add type=...",
+					  profile_quote(q, s->text, strlen(s->text)), caps[0].type,
+					  caps[i].type);
 			goto out;
 		}
 	*out = caps;
@@ -298,7 +311,8 @@ int reportdata_load_profile(profile **out, blob_store *bs, const reportdata_cap 
 	*out = NULL;
 	snprintf(name, sizeof(name), "capture %" PRId64, c->id);
 	if (!c->blob_key || !c->blob_key[0])
-		return pr_error_set(err, PR_ENOTFOUND, "capture %" PRId64 " has no blob (summary tier)", c->id);
+		return pr_error_set(err, PR_ENOTFOUND,
+				    "capture %" PRId64 " has no blob (summary tier)", c->id);
 	if ((rc = blob_get(bs, c->blob_key, &raw, lim->max_decompressed_bytes, err)) < 0)
 		return rc;
 	if (c->format)
@@ -342,8 +356,10 @@ static int add_side(flame_tree *t, flame_side side, blob_store *bs, const report
 		used++;
 	}
 	if (n && !used)
-		return pr_error_set(err, PR_ENOTFOUND, "none of the %s captures still has its profile "
-				    "(they are in the summary tier)", side == FLAME_BASE ? "baseline" : "current");
+		return pr_error_set(err, PR_ENOTFOUND,
+				    "none of the %s captures still has its profile "
+				    "(they are in the summary tier)",
+				    side == FLAME_BASE ? "baseline" : "current");
 	return 0;
 }
 
@@ -377,32 +393,41 @@ static char *skipped_note(size_t skipped)
 {
 	char note[160];
 
-	snprintf(note, sizeof(note), "The flame graph leaves out %zu capture%s in the summary tier, "
-		 "whose profiles are no longer kept; the statistics use all.", skipped,
-		 skipped == 1 ? "" : "s");
+	snprintf(note, sizeof(note),
+		 "The flame graph leaves out %zu capture%s in the summary tier, "
+		 "whose profiles are no longer kept; the statistics use all.",
+		 skipped, skipped == 1 ? "" : "s");
 	return strdup(note);
 }
 
 /* ---- findings ---- */
 
 static const char finding_cols[] =
-	"select f.id, s.name, f.profile_type, f.function, coalesce(fn.file, ''), f.direction, f.severity,"
-	" f.status, f.detail ->> 'test', f.current_release, f.baseline_share, f.current_share, f.delta,"
-	" f.rel_delta, f.ci_low, f.ci_high, f.p_value, f.q_value, f.baseline_captures, f.current_captures,"
+	"select f.id, s.name, f.profile_type, f.function, coalesce(fn.file, "
+	"''), f.direction, f.severity,"
+	" f.status, f.detail ->> 'test', f.current_release, f.baseline_share, "
+	"f.current_share, f.delta,"
+	" f.rel_delta, f.ci_low, f.ci_high, f.p_value, f.q_value, "
+	"f.baseline_captures, f.current_captures,"
 	" coalesce((f.detail -> 'captures')::text, '{}'), f.function_id, f.service_id,"
 	" coalesce((select d.commit_sha from deploys d where d.service_id = f.service_id"
-	"   and d.release = f.current_release and d.commit_sha is not null order by d.deployed_at desc, d.id desc limit 1),"
+	"   and d.release = f.current_release and d.commit_sha is not null order by d.deployed_at "
+	"desc, d.id desc limit 1),"
 	"  (select p.commit_sha from profiles p where p.service_id = f.service_id"
-	"   and p.release = f.current_release and p.commit_sha is not null order by p.captured_at desc limit 1)),"
+	"   and p.release = f.current_release and p.commit_sha is not null order by "
+	"p.captured_at desc limit 1)),"
 	" (select d2.commit_sha from deploys d2 where d2.service_id = f.service_id"
 	"   and d2.release <> f.current_release and d2.commit_sha is not null and d2.deployed_at <="
 	"   coalesce((select max(d3.deployed_at) from deploys d3 where d3.service_id = f.service_id"
-	"   and d3.release = f.current_release), now()) order by d2.deployed_at desc, d2.id desc limit 1)"
+	"   and d3.release = f.current_release), now()) order by d2.deployed_at "
+	"desc, d2.id desc limit 1)"
 	" from findings f join services s on s.id = f.service_id"
 	" left join functions fn on fn.id = f.function_id where ";
 static const char finding_order[] =
-	" order by case f.direction when 'regression' then 0 when 'relative_shift' then 1 else 2 end,"
-	" case f.severity when 'critical' then 0 when 'high' then 1 when 'medium' then 2 when 'low' then 3 else 4 end,"
+	" order by case f.direction when 'regression' then 0 when "
+	"'relative_shift' then 1 else 2 end,"
+	" case f.severity when 'critical' then 0 when 'high' then 1 when 'medium' then 2 "
+	"when 'low' then 3 else 4 end,"
 	" f.score desc nulls last, f.id";
 
 /* The finding's captures, with the function's share in each. */
@@ -410,11 +435,14 @@ static int load_captures(report_finding *f, reportdata_cap **caps_out, size_t *n
 			 const char *captures_json, int64_t function_id, pr_error *err)
 {
 	static const char sql[] =
-		"with c as (select x::bigint as id, false as cur from jsonb_array_elements_text($1::jsonb -> 'baseline') x"
-		" union all select x::bigint, true from jsonb_array_elements_text($1::jsonb -> 'current') x)"
+		"with c as (select x::bigint as id, false as cur from "
+		"jsonb_array_elements_text($1::jsonb -> 'baseline') x"
+		" union all select x::bigint, true from "
+		"jsonb_array_elements_text($1::jsonb -> 'current') x)"
 		" select p.id, c.cur, " DB_TS_TO_US("p.captured_at") ","
 		" case when p.blob_deleted_at is null then p.blob_key end, p.release,"
-		" p.host, p.retention_class, p.format, p.profile_type, coalesce(pf.self_share, 0), p.service_id,"
+		" p.host, p.retention_class, p.format, p.profile_type, "
+		"coalesce(pf.self_share, 0), p.service_id,"
 		" p.total_value, p.commit_sha"
 		" from c join profiles p on p.id = c.id"
 		" left join profile_functions pf on pf.profile_id = p.id and pf.function_id = $2"
@@ -503,7 +531,8 @@ static int suspects(report_finding *f, db *d, int64_t run_id, pr_error *err)
 	json_array_foreach(commits, i, c) {
 		const char *subject = json_string_value(json_object_get(c, "subject"));
 		const char *author = json_string_value(json_object_get(c, "author"));
-		f->suspects[i].sha = dup_or_null(json_string_value(json_object_get(c, "sha")), &bad);
+		f->suspects[i].sha =
+			dup_or_null(json_string_value(json_object_get(c, "sha")), &bad);
 		f->suspects[i].author = dup_or_null(author ? author : "", &bad);
 		f->suspects[i].subject = dup_or_null(subject ? subject : "", &bad);
 		f->nsuspects++;
@@ -527,7 +556,8 @@ static int load_findings(report *r, db *d, blob_store *bs, const config *cfg, in
 		lim = cfg->limits;
 	else
 		profile_limits_default(&lim);
-	if (buf_puts(&sql, finding_cols) < 0 || buf_puts(&sql, where) < 0 || buf_puts(&sql, finding_order) < 0)
+	if (buf_puts(&sql, finding_cols) < 0 || buf_puts(&sql, where) < 0 ||
+	    buf_puts(&sql, finding_order) < 0)
 		return oom(err);
 	rc = db_exec(d, &res, err, "reading findings", sql.ptr, nparams, params);
 	buf_release(&sql);
@@ -568,7 +598,8 @@ static int load_findings(report *r, db *d, blob_store *bs, const config *cfg, in
 			rc = oom(err);
 			break;
 		}
-		if ((rc = load_captures(f, &caps, &ncaps, d, capjson, db_get_i64(res, i, 21), err)) < 0)
+		if ((rc = load_captures(f, &caps, &ncaps, d, capjson, db_get_i64(res, i, 21),
+					err)) < 0)
 			break;
 		for (size_t k = 0; k < ncaps; k++) {
 			nb += strcmp(caps[k].retention, "baseline") == 0;
@@ -584,8 +615,8 @@ static int load_findings(report *r, db *d, blob_store *bs, const config *cfg, in
 		if (f->flame_ref < 0 && ncaps) {
 			pr_error ferr = PR_ERROR_INIT;
 			size_t skipped = 0;
-			if (build_flame(&f->flame, bs, caps, nb, caps + nb, ncaps - nb, &lim, &skipped,
-					&ferr) < 0) {
+			if (build_flame(&f->flame, bs, caps, nb, caps + nb, ncaps - nb, &lim,
+					&skipped, &ferr) < 0) {
 				char note[PR_ERROR_MSG_MAX + 64];
 				if (ferr.code == PR_EDB || ferr.code == PR_ENOMEM) {
 					rc = pr_error_set(err, ferr.code, "%s", ferr.msg);
@@ -636,7 +667,8 @@ static int run_summary(report *r, db *d, int64_t run_id, pr_error *err)
 	r->finished_us = db_get_i64(res, 0, 3);
 	detail = json_loads(db_get_text(res, 0, 4), 0, NULL);
 	if (json_is_integer(json_object_get(detail, "analysed")))
-		r->services_analysed = (long)json_integer_value(json_object_get(detail, "analysed"));
+		r->services_analysed =
+			(long)json_integer_value(json_object_get(detail, "analysed"));
 	if (json_is_integer(json_object_get(detail, "failed")))
 		r->services_failed = (long)json_integer_value(json_object_get(detail, "failed"));
 	if ((services = json_object_get(detail, "services"))) {
@@ -664,9 +696,9 @@ static int run_summary(report *r, db *d, int64_t run_id, pr_error *err)
 	if (db_get_text(res, 0, 5)) {
 		const char *rel = json_string_value(json_object_get(detail, "release"));
 		const char *verdict = json_string_value(json_object_get(detail, "verdict"));
-		snprintf(title, sizeof(title), "profreg %s run %s: %s %s%s%s%s", db_get_text(res, 0, 0), id,
-			 db_get_text(res, 0, 5), rel ? rel : "", verdict ? " (" : "", verdict ? verdict : "",
-			 verdict ? ")" : "");
+		snprintf(title, sizeof(title), "profreg %s run %s: %s %s%s%s%s",
+			 db_get_text(res, 0, 0), id, db_get_text(res, 0, 5), rel ? rel : "",
+			 verdict ? " (" : "", verdict ? verdict : "", verdict ? ")" : "");
 		if (r->services_analysed < 0)
 			r->services_analysed = 1, r->services_failed = 0;
 	} else {
@@ -689,9 +721,11 @@ int reportdata_run(report *out, db *d, blob_store *bs, const config *cfg, int64_
 	int rc;
 
 	snprintf(id, sizeof(id), "%" PRId64, run_id);
-	if ((rc = report_init(out, "run", err)) < 0 || (rc = run_summary(out, d, run_id, err)) < 0 ||
+	if ((rc = report_init(out, "run", err)) < 0 ||
+	    (rc = run_summary(out, d, run_id, err)) < 0 ||
 	    (rc = load_findings(out, d, bs, cfg, run_id,
-			   "f.id in (select finding_id from run_findings where run_id = $1)", 1, p, err)) < 0)
+				"f.id in (select finding_id from run_findings where run_id = $1)",
+				1, p, err)) < 0)
 		return rc;
 	out->generated_us = time_now_us();
 	return 0;
@@ -734,10 +768,12 @@ int reportdata_release(report *out, db *d, blob_store *bs, const config *cfg,
 	if (buf_printf(&title, "profreg report: %s release %s", service, release) < 0)
 		return oom(err);
 	out->title = buf_detach(&title, NULL);
-	if ((rc = load_findings(out, d, bs, cfg, 0, "s.name = $1 and f.current_release = $2", 2, p, err)) < 0)
+	if ((rc = load_findings(out, d, bs, cfg, 0, "s.name = $1 and f.current_release = $2", 2, p,
+				err)) < 0)
 		return rc;
-	if (!out->nfindings && !(out->note = strdup("No stored finding for this release: either it was never "
-						   "analysed or nothing moved beyond the margin.")))
+	if (!out->nfindings &&
+	    !(out->note = strdup("No stored finding for this release: either it was never "
+				 "analysed or nothing moved beyond the margin.")))
 		return oom(err);
 	out->generated_us = time_now_us();
 	return 0;
@@ -848,7 +884,8 @@ int reportdata_diff(report *out, db *d, blob_store *bs, const config *cfg,
 	out->base_ncaps = nb;
 	out->target_ncaps = nt;
 	out->window_from_us = bc[0].at_us < tc[0].at_us ? bc[0].at_us : tc[0].at_us;
-	out->window_to_us = bc[nb - 1].at_us > tc[nt - 1].at_us ? bc[nb - 1].at_us : tc[nt - 1].at_us;
+	out->window_to_us =
+		bc[nb - 1].at_us > tc[nt - 1].at_us ? bc[nb - 1].at_us : tc[nt - 1].at_us;
 	if (buf_printf(&title, "profreg diff: %s vs %s", base->text, target->text) < 0)
 		bad = true;
 	out->title = buf_detach(&title, NULL);
@@ -861,7 +898,9 @@ int reportdata_diff(report *out, db *d, blob_store *bs, const config *cfg,
 	if (skipped)
 		out->note = skipped_note(skipped);
 	else if (nb > REPORTDATA_MAX_FLAME_CAPTURES || nt > REPORTDATA_MAX_FLAME_CAPTURES)
-		out->note = strdup("The flame graph merges the newest 64 captures of each side; the table uses all.");
+		out->note = strdup(
+			"The flame graph merges the newest 64 captures of each "
+			"side; the table uses all.");
 
 	/* The analysis' own tests when both sides are one service's captures. */
 	one_target = true;
@@ -877,9 +916,11 @@ int reportdata_diff(report *out, db *d, blob_store *bs, const config *cfg,
 			goto out;
 		}
 		{
-			analysis_target t = {tc[0].service_id, tc[0].service, tc[0].type, NULL, 0, 0,
-					     bids.ptr, tids.ptr};
-			if ((rc = analysis_add(&a, d, &t, false, err)) < 0 || (rc = analysis_finish(&a, err)) < 0)
+			analysis_target t = {
+				tc[0].service_id, tc[0].service, tc[0].type, NULL, 0, 0,
+				bids.ptr,         tids.ptr};
+			if ((rc = analysis_add(&a, d, &t, false, err)) < 0 ||
+			    (rc = analysis_finish(&a, err)) < 0)
 				goto out;
 		}
 	}
@@ -918,8 +959,11 @@ int reportdata_diff(report *out, db *d, blob_store *bs, const config *cfg,
 		}
 	} else {
 		if (!out->note)
-			out->note = strdup(one_target ? "Shares only: the analysis' tests need at least two baseline captures."
-						      : "Shares only: the analysis' tests need one service on both sides.");
+			out->note = strdup(one_target
+					   ? "Shares only: the analysis' tests need at least"
+					     " two baseline captures."
+					   : "Shares only: the analysis' tests need one service"
+					     " on both sides.");
 		if ((rc = rows_from_tree(out, out->flame, top, &tc[0], err)) < 0)
 			goto out;
 	}

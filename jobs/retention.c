@@ -31,13 +31,20 @@
 
 #define US_TS(n) "('epoch'::timestamptz + $" #n "::bigint * interval '1 microsecond')"
 
-/* A capture the run may not touch: live forensic evidence, or the baseline of an open finding. $1 is `at`. */
+/*
+ * A capture the run may not touch: live forensic evidence, or the baseline of an open finding. $1
+ * is `at`.
+ */
 #define PROTECTED_P \
-	"((p.retention_class = 'forensic' and (p.retain_until is null or p.retain_until > " US_TS(1) "))" \
+	"((p.retention_class = 'forensic'" \
+	"  and (p.retain_until is null or p.retain_until > " US_TS(1) "))" \
 	" or exists (select 1 from capture_pins cp join findings f on f.id = cp.finding_id" \
 	"            where cp.profile_id = p.id and f.status = 'open'))"
 
-/* Per-service thresholds, from arrays: $2 service ids, $3 hot cut, $4 delete cut (Unix us), $5 top. */
+/*
+ * Per-service thresholds, from arrays: $2 service ids, $3 hot cut, $4 delete cut (Unix us), $5
+ * top.
+ */
 #define TIERS_CTE \
 	"t as (select * from unnest($2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[])" \
 	"      as t(sid, hot_cut, del_cut, top))"
@@ -151,16 +158,21 @@ static int cut_rows(ret *r, const char *ids, uint64_t *removed, pr_error *err)
 		"                      order by pf.self_value desc, pf.function_id) as rn"
 		"   from profile_functions pf join profiles p on p.id = pf.profile_id"
 		"   join t on t.sid = p.service_id"
-		"   where pf.profile_id = any($1::bigint[]) and t.top > 0 and pf.function_id <> $4),"
+		"   where pf.profile_id = any($1::bigint[]) and t.top > 0 "
+		"and pf.function_id <> $4),"
 		" g as (delete from profile_functions pf using r"
-		"   where pf.profile_id = r.profile_id and pf.function_id = r.function_id and r.rn > r.top"
+		"   where pf.profile_id = r.profile_id and pf.function_id = "
+		"r.function_id and r.rn > r.top"
 		"   returning pf.profile_id, pf.self_value),"
-		" o as (insert into profile_functions (profile_id, function_id, self_value, total_value,"
+		" o as (insert into profile_functions (profile_id, "
+		"function_id, self_value, total_value,"
 		"     self_share, total_share, captured_at, service_id, profile_type)"
 		"   select p.id, $4, s.v, s.v, coalesce(s.v::float8 / nullif(p.total_value, 0), 0),"
-		"     coalesce(s.v::float8 / nullif(p.total_value, 0), 0), p.captured_at, p.service_id,"
+		"     coalesce(s.v::float8 / nullif(p.total_value, 0), 0), "
+		"p.captured_at, p.service_id,"
 		"     p.profile_type"
-		"   from (select profile_id, sum(self_value)::bigint as v from g group by profile_id) s"
+		"   from (select profile_id, sum(self_value)::bigint as v "
+		"from g group by profile_id) s"
 		"   join profiles p on p.id = s.profile_id"
 		"   on conflict (profile_id, function_id) do update set"
 		"     self_value = profile_functions.self_value + excluded.self_value,"
@@ -276,7 +288,8 @@ static bool blob_young(const char *root, const char *key, int64_t now, int64_t g
 	char path[4096];
 	struct stat st;
 
-	if ((size_t)snprintf(path, sizeof(path), "%s/sha256/%.2s/%s.zst", root, key, key + 2) >= sizeof(path))
+	if ((size_t)snprintf(path, sizeof(path), "%s/sha256/%.2s/%s.zst", root, key, key + 2) >=
+	    sizeof(path))
 		return true;
 	if (lstat(path, &st) < 0)
 		return false;
@@ -318,7 +331,8 @@ static int delete_dead(ret *r, char **keys, size_t n, bool orphans, int64_t grac
 	if ((rc = db_begin(r->d, err)) < 0)
 		goto out;
 	if ((rc = db_blob_lock_all(r->d, lit.ptr, err)) == 0)
-		rc = db_exec(r->d, &res, err, "checking blobs before deleting them", still_dead, 1, p);
+		rc = db_exec(r->d, &res, err, "checking blobs before deleting them", still_dead, 1,
+			     p);
 	for (int i = 0; rc == 0 && i < db_rows(res); i++) {
 		const char *k = db_get_text(res, i, 0);
 		uint64_t size = 0;
@@ -372,7 +386,8 @@ static int sweep_queue(ret *r, pr_error *err)
 		buf lit = BUF_INIT;
 		const char *p[1];
 
-		if ((rc = db_exec(r->d, &res, err, "reading the blob sweep queue", pick, 0, NULL)) < 0)
+		if ((rc = db_exec(r->d, &res, err, "reading the blob sweep queue", pick, 0, NULL)) <
+		    0)
 			return rc;
 		if (db_rows(res) == 0) {
 			db_result_free(res);
@@ -401,7 +416,8 @@ static int sweep_queue(ret *r, pr_error *err)
 				rc = oom(err);
 			} else {
 				p[0] = lit.ptr;
-				rc = db_exec(r->d, NULL, err, "emptying the blob sweep queue", done_sql, 1, p);
+				rc = db_exec(r->d, NULL, err, "emptying the blob sweep queue",
+					     done_sql, 1, p);
 			}
 			buf_release(&lit);
 		}
@@ -453,7 +469,8 @@ static int walk_store(blob_file **out, size_t *n, store_temp *tmp, const char *r
 		return oom(err);
 	if (!(top = opendir(path.ptr))) {
 		if (errno != ENOENT)
-			rc = pr_error_set(err, PR_EIO, "cannot list '%s': %s", path.ptr, strerror(errno));
+			rc = pr_error_set(err, PR_EIO, "cannot list '%s': %s", path.ptr,
+					  strerror(errno));
 		goto out;
 	}
 	while (rc == 0 && (e = readdir(top))) {
@@ -505,7 +522,8 @@ static int walk_store(blob_file **out, size_t *n, store_temp *tmp, const char *r
 			memcpy((*out)[*n].key + 2, f->d_name, 62);
 			(*out)[*n].key[64] = '\0';
 			(*out)[*n].size = (uint64_t)st.st_size;
-			(*out)[*n].mtime_us = (int64_t)st.st_mtim.tv_sec * 1000000 + st.st_mtim.tv_nsec / 1000;
+			(*out)[*n].mtime_us =
+				(int64_t)st.st_mtim.tv_sec * 1000000 + st.st_mtim.tv_nsec / 1000;
 			(*n)++;
 		}
 		closedir(sub);
@@ -644,7 +662,8 @@ static int batch(ret *r, const char *const lock_sql[2], const char *arg6, bool d
 	*moved = *rows = 0;
 	if ((rc = batch_begin(r, err)) < 0)
 		return rc;
-	if ((rc = db_exec(r->d, &res, err, "selecting captures to move", lock_sql[r->o.dry_run], 6, p)) < 0 ||
+	if ((rc = db_exec(r->d, &res, err, "selecting captures to move", lock_sql[r->o.dry_run], 6,
+			  p)) < 0 ||
 	    (rc = ids_of(&ids, &n, res, err)) < 0)
 		goto out;
 	if (n == 0)
@@ -685,7 +704,8 @@ static const char *const age_delete_sql[2] = LOCKING(
 static const char *const age_summary_sql[2] = LOCKING(
 	"with " TIERS_CTE
 	" select p.id from profiles p join t on t.sid = p.service_id"
-	" where (p.retention_class = 'hot' or (p.retention_class = 'forensic' and p.retain_until is not null))"
+	" where (p.retention_class = 'hot' or (p.retention_class = 'forensic' and "
+	"p.retain_until is not null))"
 	"   and p.captured_at < " TS_COL("t.hot_cut")
 	"   and not " PROTECTED_P
 	" order by p.captured_at, p.id limit $6");
@@ -707,7 +727,8 @@ static int by_age(ret *r, pr_error *err)
 		r->res->deleted += moved;
 	} while (moved);
 	do {
-		if ((rc = batch(r, age_summary_sql, r->batch, false, "age", &moved, &rows, err)) < 0)
+		if ((rc = batch(r, age_summary_sql, r->batch, false, "age", &moved, &rows, err)) <
+		    0)
 			return rc;
 		r->res->to_summary += moved;
 	} while (moved);
@@ -824,7 +845,8 @@ static int budget_bytes(ret *r, pr_error *err)
 		uint64_t moved = 0, rows = 0, before = r->res->bytes_freed, freed;
 		size_t n = 0;
 
-		if ((rc = db_exec(r->d, &res, err, "choosing captures over the budget", cand_sql, 2, p)) < 0)
+		if ((rc = db_exec(r->d, &res, err, "choosing captures over the budget", cand_sql, 2,
+				  p)) < 0)
 			return rc;
 		if (db_rows(res) == 0) {
 			db_result_free(res);
@@ -855,11 +877,12 @@ static int budget_bytes(ret *r, pr_error *err)
  */
 static int rows_left(ret *r, pr_error *err)
 {
-	static const char sql[] =
-		"select coalesce(sum(c.n) filter (where " PROTECTED_P "), 0),"
-		"  coalesce(sum(c.n) filter (where not " PROTECTED_P " and p.retention_class <> 'summary'), 0)"
-		" from profiles p,"
-		"  lateral (select count(*) as n from profile_functions pf where pf.profile_id = p.id) c";
+	static const char sql[] = "select coalesce(sum(c.n) filter (where " PROTECTED_P "), 0),"
+				  "  coalesce(sum(c.n) filter (where not " PROTECTED_P
+				  " and p.retention_class <> 'summary'), 0)"
+				  " from profiles p,"
+				  "  lateral (select count(*) as n from profile_functions pf "
+				  "where pf.profile_id = p.id) c";
 	const char *p[1] = {r->at};
 	PGresult *res = NULL;
 	int rc = db_exec(r->d, &res, err, "counting the rows left over the budget", sql, 1, p);
@@ -877,8 +900,10 @@ static int budget_rows(ret *r, pr_error *err)
 	/* First the oldest hot captures whose rows a cut would shrink, */
 	static const char cut_sql[] =
 		"with " TIERS_CTE
-		" select p.id, c.n - t.top - 1, null from profiles p join t on t.sid = p.service_id,"
-		"  lateral (select count(*) as n from profile_functions pf where pf.profile_id = p.id) c"
+		" select p.id, c.n - t.top - 1, null from profiles p join "
+		"t on t.sid = p.service_id,"
+		"  lateral (select count(*) as n from profile_functions pf "
+		"where pf.profile_id = p.id) c"
 		" where p.blob_deleted_at is null and p.retention_class <> 'summary'"
 		"   and t.top > 0 and c.n > t.top + 1 and not " PROTECTED_P
 		" order by p.captured_at, p.id limit $6";
@@ -889,7 +914,8 @@ static int budget_rows(ret *r, pr_error *err)
 	static const char del_sql[] =
 		"with " TIERS_CTE
 		" select p.id, c.n, null from profiles p join t on t.sid = p.service_id,"
-		"  lateral (select count(*) as n from profile_functions pf where pf.profile_id = p.id) c"
+		"  lateral (select count(*) as n from profile_functions pf "
+		"where pf.profile_id = p.id) c"
 		" where p.retention_class = 'summary' and not " PROTECTED_P
 		" order by p.captured_at, p.id limit $6";
 	uint64_t used = 0;
@@ -898,7 +924,8 @@ static int budget_rows(ret *r, pr_error *err)
 	if ((rc = rows_kept(r, &used, err)) < 0)
 		return rc;
 	for (int phase = 0; phase < 2 && used > r->res->budget_rows;) {
-		const char *p[6] = {r->at, r->sids.ptr, r->hot.ptr, r->del.ptr, r->top.ptr, r->batch};
+		const char *p[6] = {r->at,      r->sids.ptr, r->hot.ptr,
+				    r->del.ptr, r->top.ptr,  r->batch};
 		PGresult *res = NULL;
 		buf ids = BUF_INIT;
 		uint64_t moved = 0, rows = 0;
@@ -916,7 +943,8 @@ static int budget_rows(ret *r, pr_error *err)
 		rc = choose(&ids, &n, res, used - r->res->budget_rows, err);
 		db_result_free(res);
 		if (rc == 0)
-			rc = batch(r, lock_ids_sql, ids.ptr, phase == 1, "budget", &moved, &rows, err);
+			rc = batch(r, lock_ids_sql, ids.ptr, phase == 1, "budget", &moved, &rows,
+				   err);
 		buf_release(&ids);
 		if (rc < 0)
 			return rc;
@@ -939,7 +967,8 @@ static int leftovers(ret *r, pr_error *err)
 		"with " TIERS_CTE
 		" select count(*) filter (where " PROTECTED_P "),"
 		"  count(*) filter (where not " PROTECTED_P
-		"   and (p.retention_class <> 'summary' or p.captured_at < " TS_COL("t.del_cut") "))"
+		"   and (p.retention_class <> 'summary'"
+		"     or p.captured_at < " TS_COL("t.del_cut") "))"
 		" from profiles p join t on t.sid = p.service_id"
 		" where p.captured_at < " TS_COL("t.hot_cut");
 	const char *p[5] = {r->at, r->sids.ptr, r->hot.ptr, r->del.ptr, r->top.ptr};
@@ -961,22 +990,22 @@ json_t *retention_result_json(const retention_result *r)
 	char when[TIME_FMT_MAX];
 
 	time_format(when, r->at_us);
-	return json_pack("{s:I,s:s,s:b,s:{s:I,s:I,s:I,s:I},s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,"
-			 "s:{s:I,s:I,s:I,s:I,s:b,s:I,s:I},s:f}",
-		"run_id", (json_int_t)r->run_id, "at", when, "dry_run", r->dry_run,
-		"moved", "to_summary", (json_int_t)r->to_summary, "deleted", (json_int_t)r->deleted,
-		"budget_to_summary", (json_int_t)r->budget_to_summary,
-		"budget_deleted", (json_int_t)r->budget_deleted,
-		"rows_removed", (json_int_t)r->rows_removed,
-		"blobs_deleted", (json_int_t)r->blobs_deleted, "bytes_freed", (json_int_t)r->bytes_freed,
-		"orphans_deleted", (json_int_t)r->orphans_deleted,
-		"orphan_bytes", (json_int_t)r->orphan_bytes, "temps_deleted", (json_int_t)r->temps_deleted,
-		"batches", (json_int_t)r->batches, "protected_kept", (json_int_t)r->protected_kept,
-		"left_for_next_run", (json_int_t)r->skipped_locked,
-		"budget", "bytes_used", (json_int_t)r->bytes_used, "bytes", (json_int_t)r->budget_bytes,
-		"rows_used", (json_int_t)r->rows_used, "rows", (json_int_t)r->budget_rows,
-		"over_budget", r->over_budget, "protected_rows", (json_int_t)r->protected_rows,
-		"uncut_hot_rows", (json_int_t)r->uncut_hot_rows,
+	return json_pack(
+		"{s:I,s:s,s:b,s:{s:I,s:I,s:I,s:I},s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,"
+		"s:{s:I,s:I,s:I,s:I,s:b,s:I,s:I},s:f}",
+		"run_id", (json_int_t)r->run_id, "at", when, "dry_run", r->dry_run, "moved",
+		"to_summary", (json_int_t)r->to_summary, "deleted", (json_int_t)r->deleted,
+		"budget_to_summary", (json_int_t)r->budget_to_summary, "budget_deleted",
+		(json_int_t)r->budget_deleted, "rows_removed", (json_int_t)r->rows_removed,
+		"blobs_deleted", (json_int_t)r->blobs_deleted, "bytes_freed",
+		(json_int_t)r->bytes_freed, "orphans_deleted", (json_int_t)r->orphans_deleted,
+		"orphan_bytes", (json_int_t)r->orphan_bytes, "temps_deleted",
+		(json_int_t)r->temps_deleted, "batches", (json_int_t)r->batches, "protected_kept",
+		(json_int_t)r->protected_kept, "left_for_next_run", (json_int_t)r->skipped_locked,
+		"budget", "bytes_used", (json_int_t)r->bytes_used, "bytes",
+		(json_int_t)r->budget_bytes, "rows_used", (json_int_t)r->rows_used, "rows",
+		(json_int_t)r->budget_rows, "over_budget", r->over_budget, "protected_rows",
+		(json_int_t)r->protected_rows, "uncut_hot_rows", (json_int_t)r->uncut_hot_rows,
 		"seconds", r->seconds);
 }
 
@@ -1033,7 +1062,8 @@ static int other_function(ret *r, pr_error *err)
 	if (rc < 0)
 		return rc;
 	if (db_rows(res) != 1)
-		rc = pr_error_set(err, PR_EDB, "database: the synthetic '(other functions)' row is missing;"
+		rc = pr_error_set(err, PR_EDB,
+				  "database: the synthetic '(other functions)' row is missing;"
 				  " re-run 'profreg db migrate'");
 	else
 		i64s(r->other, db_get_i64(res, 0, 0));
@@ -1066,7 +1096,9 @@ int retention_run(retention_result *out, db *d, blob_store *bs, const config *cf
 	if ((rc = db_try_advisory_lock(d, RETENTION_LOCK, &locked, err)) < 0)
 		goto out;
 	if (!locked) {
-		rc = pr_error_set(err, PR_ELOCKED, "another retention run holds the lock; not starting a second one");
+		rc = pr_error_set(
+			err, PR_ELOCKED,
+			"another retention run holds the lock; not starting a second one");
 		goto out;
 	}
 	if ((rc = other_function(&r, err)) < 0 || (rc = tiers_load(&r, err)) < 0)
@@ -1074,7 +1106,10 @@ int retention_run(retention_result *out, db *d, blob_store *bs, const config *cf
 	if (!o->dry_run && (rc = run_insert(&r, err)) < 0)
 		goto out;
 	if (o->dry_run) {
-		/* A batch's bounds on each statement: a dry run never waits long on a lock either. */
+		/*
+		 * A batch's bounds on each statement: a dry run never waits long on a lock
+		 * either.
+		 */
 		if ((rc = bounded_begin(d, err)) < 0)
 			goto out;
 		r.global_tx = true;
@@ -1102,8 +1137,11 @@ out:
 			json_object_set_new(j, "error", json_string(err->msg));
 		db_rollback(d);
 		if (j) {
-			int frc = run_finish(&r, rc < 0 ? "failed" : out->over_budget ? "over_budget" : "ok", j,
-					     rc < 0 ? &e2 : err);
+			int frc = run_finish(&r,
+					     rc < 0             ? "failed"
+					     : out->over_budget ? "over_budget"
+								: "ok",
+					     j, rc < 0 ? &e2 : err);
 			if (rc == 0)
 				rc = frc;
 		}
@@ -1148,13 +1186,17 @@ static json_t *group(json_t *o, const char *name)
 
 int retention_storage(json_t **out, db *d, blob_store *bs, const config *cfg, pr_error *err)
 {
-	/* Counts per service and tier; an expired forensic capture counts as forensic until the next run. */
+	/*
+	 * Counts per service and tier; an expired forensic capture counts as forensic until the
+	 * next run.
+	 */
 	static const char count_sql[] =
 		"select s.name, p.retention_class, count(*), coalesce(sum(r.n), 0),"
 		"  count(*) filter (where exists (select 1 from capture_pins cp join findings f"
 		"    on f.id = cp.finding_id where cp.profile_id = p.id and f.status = 'open'))"
 		" from profiles p join services s on s.id = p.service_id"
-		" left join (select profile_id, count(*) as n from profile_functions group by profile_id) r"
+		" left join (select profile_id, count(*) as n from "
+		"profile_functions group by profile_id) r"
 		"   on r.profile_id = p.id"
 		" group by 1, 2 order by 1, 2";
 	/* Blobs kept, once per (service, tier) they are kept for. */
@@ -1174,8 +1216,9 @@ int retention_storage(json_t **out, db *d, blob_store *bs, const config *cfg, pr
 	*out = NULL;
 	doc = json_pack("{s:{},s:{},s:{s:I,s:I,s:I,s:I},s:{s:I,s:I}}", "tiers", "services", "total",
 			"captures", (json_int_t)0, "rows", (json_int_t)0, "blobs", (json_int_t)0,
-			"blob_bytes", (json_int_t)0, "budget", "bytes", (json_int_t)cfg->retention.budget_bytes,
-			"rows", (json_int_t)cfg->retention.budget_rows);
+			"blob_bytes", (json_int_t)0, "budget", "bytes",
+			(json_int_t)cfg->retention.budget_bytes, "rows",
+			(json_int_t)cfg->retention.budget_rows);
 	if (!doc)
 		return oom(err);
 	tiers = json_object_get(doc, "tiers");
@@ -1186,7 +1229,8 @@ int retention_storage(json_t **out, db *d, blob_store *bs, const config *cfg, pr
 	for (int i = 0; i < db_rows(res); i++) {
 		json_t *t = group(tiers, db_get_text(res, i, 1));
 		json_t *s = group(services, db_get_text(res, i, 0));
-		uint64_t caps = (uint64_t)db_get_i64(res, i, 2), rows = (uint64_t)db_get_i64(res, i, 3);
+		uint64_t caps = (uint64_t)db_get_i64(res, i, 2),
+			 rows = (uint64_t)db_get_i64(res, i, 3);
 		add_u64(t, "captures", caps), add_u64(t, "rows", rows);
 		add_u64(s, "captures", caps), add_u64(s, "rows", rows);
 		add_u64(total, "captures", caps), add_u64(total, "rows", rows);
@@ -1239,16 +1283,20 @@ int retention_storage(json_t **out, db *d, blob_store *bs, const config *cfg, pr
 			if (!bsearch(&k, kept, nkept, sizeof(*kept), key_cmp))
 				loose += files[i].size, nloose++;
 		}
-		json_object_set_new(doc, "disk", json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I}",
-			"store", root, "files", (json_int_t)nfiles, "bytes", (json_int_t)disk,
-			"unreferenced_files", (json_int_t)nloose, "unreferenced_bytes", (json_int_t)loose,
-			"temp_files", (json_int_t)tmp.files, "temp_bytes", (json_int_t)tmp.bytes));
+		json_object_set_new(
+			doc, "disk",
+			json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I}", "store", root, "files",
+				  (json_int_t)nfiles, "bytes", (json_int_t)disk,
+				  "unreferenced_files", (json_int_t)nloose, "unreferenced_bytes",
+				  (json_int_t)loose, "temp_files", (json_int_t)tmp.files,
+				  "temp_bytes", (json_int_t)tmp.bytes));
 	}
 	json_object_set_new(json_object_get(doc, "budget"), "over",
-		json_boolean((cfg->retention.budget_bytes && kept_bytes > cfg->retention.budget_bytes) ||
-			     (cfg->retention.budget_rows &&
-			      (uint64_t)json_integer_value(json_object_get(total, "rows")) >
-				      cfg->retention.budget_rows)));
+			    json_boolean((cfg->retention.budget_bytes &&
+					  kept_bytes > cfg->retention.budget_bytes) ||
+					 (cfg->retention.budget_rows &&
+					  (uint64_t)json_integer_value(json_object_get(
+						  total, "rows")) > cfg->retention.budget_rows)));
 	*out = doc;
 	doc = NULL;
 out:
@@ -1267,7 +1315,8 @@ void retention_over_budget_msg(char *out, size_t n, const retention_result *r)
 	ADD("over budget: what is left cannot be cut further:");
 	if (r->budget_bytes && r->bytes_used > r->budget_bytes)
 		ADD(" %" PRIu64 " bytes of blobs (budget %" PRIu64
-		    "), kept by protected (forensic or pinned) captures;", r->bytes_used, r->budget_bytes);
+		    "), kept by protected (forensic or "
+		    "pinned) captures;", r->bytes_used, r->budget_bytes);
 	if (r->budget_rows && r->rows_used > r->budget_rows)
 		ADD(" %" PRIu64 " rows (budget %" PRIu64 "): %" PRIu64
 		    " in protected (forensic or pinned) captures, %" PRIu64

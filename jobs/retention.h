@@ -75,7 +75,7 @@ int retention_check_at(int64_t at_us, pr_error *err);
 #define RETENTION_ORPHAN_GRACE_US (6 * 3600 * 1000000LL)
 
 typedef struct retention_opts {
-	int64_t at_us;           /* "now" for ages; 0: the clock; at most RETENTION_AT_SLACK_US ahead */
+	int64_t at_us; /* "now" for ages; 0: the clock; at most RETENTION_AT_SLACK_US ahead */
 	bool dry_run;            /* change nothing; report what would happen */
 	int64_t orphan_grace_us; /* 0: RETENTION_ORPHAN_GRACE_US */
 } retention_opts;

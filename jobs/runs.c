@@ -26,10 +26,12 @@ int runs_reap(db *d, const char *kind, int64_t *n, pr_error *err)
 	static const char sql[] =
 		"with r as (update runs set status = 'interrupted', finished_at = now(),"
 		"   detail = detail || jsonb_build_object('error',"
-		"     'the process running it ended without finishing it (killed, or the machine stopped)')"
+		"     'the process running it ended without finishing it (killed, "
+		"or the machine stopped)')"
 		" where kind = $1 and status = 'running' and (backend_pid is null"
 		"   or not exists (select 1 from pg_stat_activity a where a.pid = runs.backend_pid"
-		"     and (a.backend_start is null or a.backend_start = runs.backend_start))) returning 1)"
+		"     and (a.backend_start is null or a.backend_start = "
+		"runs.backend_start))) returning 1)"
 		" select count(*) from r";
 	const char *p[1] = {kind};
 	struct pg_result *res = NULL;
@@ -95,9 +97,11 @@ int runs_list(json_t **out, db *d, size_t limit, pr_error *err)
 {
 	static const char sql[] =
 		"select coalesce(jsonb_agg(jsonb_build_object('id', r.id, 'kind', r.kind,"
-		"   'service', s.name, 'status', r.status, 'started_at', " RUN_TIME("r.started_at") ","
+		"   'service', s.name, 'status', r.status,"
+		"   'started_at', " RUN_TIME("r.started_at") ","
 		"   'finished_at', " RUN_TIME("r.finished_at") ","
-		"   'findings', (r.detail ->> 'findings')::bigint, 'failed', (r.detail ->> 'failed')::bigint,"
+		"   'findings', (r.detail ->> 'findings')::bigint, 'failed', "
+		"(r.detail ->> 'failed')::bigint,"
 		"   'seconds', extract(epoch from r.finished_at - r.started_at)::float8)"
 		"   order by r.id desc), '[]')::text"
 		" from (select * from runs order by id desc limit $1) r"
@@ -122,16 +126,19 @@ int runs_show(json_t **out, db *d, int64_t id, pr_error *err)
 	static const char sql[] =
 		"select jsonb_build_object('id', r.id, 'kind', r.kind, 'status', r.status,"
 		" 'service', s.name,"
-		" 'started_at', " RUN_TIME("r.started_at") ", 'finished_at', " RUN_TIME("r.finished_at") ","
+		" 'started_at', " RUN_TIME("r.started_at") ","
+		" 'finished_at', " RUN_TIME("r.finished_at") ","
 		" 'detail', r.detail,"
 		" 'findings', coalesce((select jsonb_agg(jsonb_build_object('id', f.id,"
 		"   'service', fs.name, 'type', f.profile_type, 'function', f.function,"
-		"   'direction', f.direction, 'severity', f.severity, 'baseline_share', f.baseline_share,"
+		"   'direction', f.direction, 'severity', f.severity, "
+		"'baseline_share', f.baseline_share,"
 		"   'current_share', f.current_share, 'q_value', f.q_value, 'status', f.status,"
 		"   'current_release', f.current_release)"
 		"   order by f.score desc nulls last, f.id)"
 		"   from findings f join services fs on fs.id = f.service_id"
-		"   where f.id in (select finding_id from run_findings rf where rf.run_id = r.id)), '[]'))::text"
+		"   where f.id in (select finding_id from run_findings rf where "
+		"rf.run_id = r.id)), '[]'))::text"
 		" from runs r left join services s on s.id = r.service_id where r.id = $1";
 	char rid[24];
 	const char *p[1] = {rid};

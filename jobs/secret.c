@@ -59,11 +59,13 @@ static int from_env(char **out, const char *name, pr_error *err)
 	size_t n;
 
 	if (!v || !*v)
-		return pr_error_set(err, PR_EREFUSED, "secret variable '%.64s' is not set or empty", name);
+		return pr_error_set(err, PR_EREFUSED, "secret variable '%.64s' is not set or empty",
+				    name);
 	n = strlen(v);
 	if (n > SECRET_MAX)
-		return pr_error_set(err, PR_ELIMIT, "secret variable '%.64s' is longer than %d bytes",
-				    name, SECRET_MAX);
+		return pr_error_set(err, PR_ELIMIT,
+				    "secret variable '%.64s' is longer than %d bytes", name,
+				    SECRET_MAX);
 	if (!(*out = strdup(v)))
 		return pr_error_set(err, PR_ENOMEM, "out of memory");
 	strip_newline(*out, &n);
@@ -72,7 +74,8 @@ static int from_env(char **out, const char *name, pr_error *err)
 		*out = NULL;
 		return pr_error_set(err, PR_EDATA, "secret variable '%.64s' %s", name,
 				    n == 0 ? "is empty" :
-				    "holds a control character (CR, LF, tab or another); a secret must be one line of printable text");
+				    "holds a control character (CR, LF, tab or another); a secret "
+				    "must be one line of printable text");
 	}
 	return 0;
 }
@@ -88,28 +91,32 @@ static int from_file(char **out, const char *path, pr_error *err)
 		return pr_error_set(err, PR_EIO, "cannot open secret file '%.256s': %s", path,
 				    errno == ELOOP ? "it is a symbolic link" : strerror(errno));
 	if (fstat(fd, &st) < 0) {
-		rc = pr_error_set(err, PR_EIO, "cannot read secret file '%.256s': %s", path, strerror(errno));
+		rc = pr_error_set(err, PR_EIO, "cannot read secret file '%.256s': %s", path,
+				  strerror(errno));
 		goto out;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		rc = pr_error_set(err, PR_EREFUSED, "secret file '%.256s' is not a regular file", path);
+		rc = pr_error_set(err, PR_EREFUSED, "secret file '%.256s' is not a regular file",
+				  path);
 		goto out;
 	}
 	if (st.st_uid != geteuid()) {
 		rc = pr_error_set(err, PR_EREFUSED,
-				  "secret file '%.256s' is owned by uid %ld, not by the user running profreg (uid %ld)",
+				  "secret file '%.256s' is owned by uid %ld, not by the user "
+				  "running profreg (uid %ld)",
 				  path, (long)st.st_uid, (long)geteuid());
 		goto out;
 	}
 	if (st.st_mode & (S_IRWXG | S_IRWXO)) {
 		rc = pr_error_set(err, PR_EREFUSED,
-				  "secret file '%.256s' is accessible by group or others (mode %04o); run chmod 600 on it",
+				  "secret file '%.256s' is accessible by group or others (mode "
+				  "%04o); run chmod 600 on it",
 				  path, (unsigned)(st.st_mode & 07777));
 		goto out;
 	}
 	if (st.st_size > SECRET_MAX + 2) {
-		rc = pr_error_set(err, PR_ELIMIT, "secret file '%.256s' is larger than %d bytes", path,
-				  SECRET_MAX);
+		rc = pr_error_set(err, PR_ELIMIT, "secret file '%.256s' is larger than %d bytes",
+				  path, SECRET_MAX);
 		goto out;
 	}
 	if (!(s = calloc(SECRET_MAX + 3, 1))) {
@@ -131,8 +138,8 @@ static int from_file(char **out, const char *path, pr_error *err)
 		n += (size_t)r;
 	}
 	if (n > SECRET_MAX + 2) {
-		rc = pr_error_set(err, PR_ELIMIT, "secret file '%.256s' is larger than %d bytes", path,
-				  SECRET_MAX);
+		rc = pr_error_set(err, PR_ELIMIT, "secret file '%.256s' is larger than %d bytes",
+				  path, SECRET_MAX);
 		goto out;
 	}
 	s[n] = '\0';
@@ -143,12 +150,14 @@ static int from_file(char **out, const char *path, pr_error *err)
 		goto out;
 	}
 	if (memchr(s, '\n', n)) {
-		rc = pr_error_set(err, PR_EDATA, "secret file '%.256s' holds more than one line", path);
+		rc = pr_error_set(err, PR_EDATA, "secret file '%.256s' holds more than one line",
+				  path);
 		goto out;
 	}
 	if (has_control(s, n)) {
 		rc = pr_error_set(err, PR_EDATA,
-				  "secret file '%.256s' holds a control character (CR, tab or another); a secret must be one line of printable text",
+				  "secret file '%.256s' holds a control character (CR, tab or "
+				  "another); a secret must be one line of printable text",
 				  path);
 		goto out;
 	}
@@ -223,8 +232,8 @@ int secret_url_safe(const char *url)
 	n = (size_t)(e - h);
 	if (n && h[n - 1] == '.') /* "localhost." is localhost */
 		n--;
-	return (n == 9 && strncasecmp(h, "localhost", 9) == 0) || (n == 3 && memcmp(h, "::1", 3) == 0) ||
-	       is_ipv4_loopback(h, n);
+	return (n == 9 && strncasecmp(h, "localhost", 9) == 0) ||
+	       (n == 3 && memcmp(h, "::1", 3) == 0) || is_ipv4_loopback(h, n);
 }
 
 int secret_read(char **out, const char *env_name, const char *file, pr_error *err)

@@ -124,8 +124,10 @@ int suspects_load(json_t **out, db *d, int64_t run_id, int64_t finding_id, pr_er
 	if ((rc = findings_get_suspects(&text, d, run_id, finding_id, err)) < 0)
 		return rc;
 	if (text && !(*out = json_loads(text, 0, NULL)))
-		rc = pr_error_set(err, PR_EDB, "database: finding %" PRId64 "'s stored suspects are "
-				  "not JSON", finding_id);
+		rc = pr_error_set(err, PR_EDB,
+				  "database: finding %" PRId64 "'s stored suspects are "
+				  "not JSON",
+				  finding_id);
 	free(text);
 	return rc;
 }

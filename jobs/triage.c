@@ -88,11 +88,13 @@ int triage_resolve(triage_resolution *out, db *d, const config *cfg, int64_t id,
 	fo.finding_ids = &id;
 	if (pager_flush(d, cfg, &fo, &out->pages, &ferr) < 0) {
 		snprintf(out->paging_error, sizeof(out->paging_error),
-			 "%.180s; the resolve events are pending in the outbox (profreg page flush)",
+			 "%.180s; the resolve events are pending in the "
+			 "outbox (profreg page flush)",
 			 ferr.msg);
 		memset(&out->pages, 0, sizeof(out->pages));
 	} else if (out->pages.first_error[0]) {
-		snprintf(out->paging_error, sizeof(out->paging_error), "%s", out->pages.first_error);
+		snprintf(out->paging_error, sizeof(out->paging_error), "%s",
+			 out->pages.first_error);
 	}
 	return 0;
 out:

@@ -133,7 +133,8 @@ int blob_encode(buf *out, const void *data, size_t len, pr_error *err)
 	}
 	if ((rc = buf_grow(out, bound)) < 0) {
 		rc = pr_error_set(err, rc, "cannot compress a blob of %zu bytes: %s", len,
-				  rc == PR_ELIMIT ? "over the output buffer's limit" : "out of memory");
+				  rc == PR_ELIMIT ? "over the output buffer's limit"
+						  : "out of memory");
 		goto out;
 	}
 	n = ZSTD_compress2(cctx, out->ptr, bound, len ? data : "", len);
@@ -251,7 +252,8 @@ int blob_decode(buf *out, const char *key, const void *stored, size_t len,
 		/* At the limit, one more byte of output proves the blob too big. */
 		if (!at_max) {
 			if ((rc = decode_room(out, max, &room)) < 0) {
-				rc = pr_error_set(err, rc, "cannot read blob '%s': out of memory", key);
+				rc = pr_error_set(err, rc, "cannot read blob '%s': out of memory",
+						  key);
 				goto out;
 			}
 			ob.dst = out->ptr + out->len;
@@ -279,7 +281,8 @@ int blob_decode(buf *out, const char *key, const void *stored, size_t len,
 		}
 	}
 	if (ret != 0) {
-		rc = pr_error_set(err, PR_EDATA, "blob '%s' is corrupt: truncated zstd stream", key);
+		rc = pr_error_set(err, PR_EDATA, "blob '%s' is corrupt: truncated zstd stream",
+				  key);
 		goto out;
 	}
 	out->ptr[out->len] = '\0';
@@ -350,7 +353,8 @@ int blob_put(blob_store *bs, char key_out[BLOB_KEY_HEX + 1], const void *data,
 	if (created)
 		*created = false;
 	if (blob_key_of(key_out, data, len) < 0) {
-		rc = pr_error_set(err, PR_ERR, "cannot store a blob of %zu bytes: sha-256 failed", len);
+		rc = pr_error_set(err, PR_ERR, "cannot store a blob of %zu bytes: sha-256 failed",
+				  len);
 		goto out;
 	}
 	/*
@@ -541,7 +545,8 @@ static int dir_put(void *impl, const char *key, const void *data, size_t len,
 	} else if (errno == EEXIST) {
 		/* Another writer won: its blob is ours, and as young. */
 		*created = false;
-		if (utimensat(AT_FDCWD, path.ptr, NULL, AT_SYMLINK_NOFOLLOW) < 0 && errno != ENOENT) {
+		if (utimensat(AT_FDCWD, path.ptr, NULL, AT_SYMLINK_NOFOLLOW) < 0 &&
+		    errno != ENOENT) {
 			rc = pr_error_set(err, PR_EIO, "cannot touch blob '%s' at '%s': %s", key,
 					  path.ptr, strerror(errno));
 			goto out;
@@ -556,8 +561,9 @@ static int dir_put(void *impl, const char *key, const void *data, size_t len,
 			tmp_live = false;
 			*created = true;
 		} else {
-			rc = pr_error_set(err, PR_EIO, "cannot store blob '%s': cannot rename '%s': %s",
-					  key, tmp.ptr, strerror(errno));
+			rc = pr_error_set(err, PR_EIO,
+					  "cannot store blob '%s': cannot rename '%s': %s", key,
+					  tmp.ptr, strerror(errno));
 			goto out;
 		}
 	} else {
@@ -603,8 +609,9 @@ static int dir_get(void *impl, const char *key, buf *out, size_t max,
 		if (errno == ENOENT || errno == ENOTDIR)
 			rc = pr_error_set(err, PR_ENOTFOUND, "blob '%s' not found", key);
 		else if (errno == ELOOP)
-			rc = pr_error_set(err, PR_EDATA, "blob '%s' is corrupt: '%s' is a symbolic link",
-					  key, path.ptr);
+			rc = pr_error_set(err, PR_EDATA,
+					  "blob '%s' is corrupt: '%s' is a symbolic link", key,
+					  path.ptr);
 		else
 			rc = pr_error_set(err, PR_EIO, "cannot read blob '%s' from '%s': %s",
 					  key, path.ptr, strerror(errno));
@@ -644,10 +651,12 @@ static int dir_get(void *impl, const char *key, buf *out, size_t max,
 		if ((rc = buf_put(out, chunk, (size_t)n)) < 0) {
 			if (rc == PR_ELIMIT)
 				rc = pr_error_set(err, rc,
-					"blob '%s' is over the size limit: more than %zu bytes stored",
+					"blob '%s' is over the size limit: more "
+					"than %zu bytes stored",
 					key, max);
 			else
-				rc = pr_error_set(err, rc, "cannot read blob '%s': out of memory", key);
+				rc = pr_error_set(err, rc, "cannot read blob '%s': out of memory",
+						  key);
 			goto out;
 		}
 	}
@@ -899,27 +908,32 @@ int blob_store_open_dir(blob_store **out, const char *root, pr_error *err)
 		goto out;
 	}
 	if (stat(real, &st) < 0 || !S_ISDIR(st.st_mode)) {
-		rc = pr_error_set(err, PR_EIO, "cannot open blob store '%s': not a directory", root);
+		rc = pr_error_set(err, PR_EIO, "cannot open blob store '%s': not a directory",
+				  root);
 		goto out;
 	}
 	if (!(d = calloc(1, sizeof(*d))) ||
 	    buf_printf(&b, "%s/%s", strcmp(real, "/") ? real : "", BLOB_SHARDS) < 0 ||
 	    !(d->shards = strdup(b.ptr))) {
-		rc = pr_error_set(err, PR_ENOMEM, "cannot open blob store '%s': out of memory", root);
+		rc = pr_error_set(err, PR_ENOMEM, "cannot open blob store '%s': out of memory",
+				  root);
 		goto out;
 	}
 	if (mkdir(d->shards, 0700) == 0) {
 		if (fsync_dir(real) < 0) {
-			rc = pr_error_set(err, PR_EIO, "cannot sync '%s': %s", real, strerror(errno));
+			rc = pr_error_set(err, PR_EIO, "cannot sync '%s': %s", real,
+					  strerror(errno));
 			goto out;
 		}
 	} else if (errno != EEXIST) {
-		rc = pr_error_set(err, PR_EIO, "cannot create '%s': %s", d->shards, strerror(errno));
+		rc = pr_error_set(err, PR_EIO, "cannot create '%s': %s", d->shards,
+				  strerror(errno));
 		goto out;
 	}
 	buf_reset(&b);
 	if (buf_printf(&b, "dir:%s", real) < 0) {
-		rc = pr_error_set(err, PR_ENOMEM, "cannot open blob store '%s': out of memory", root);
+		rc = pr_error_set(err, PR_ENOMEM, "cannot open blob store '%s': out of memory",
+				  root);
 		goto out;
 	}
 	rc = blob_store_new(out, &dir_ops, d, b.ptr, err);

@@ -251,7 +251,10 @@ static void set_actor(db *d)
 		snprintf(d->actor, sizeof(d->actor), "uid %ld", (long)geteuid());
 }
 
-/* libpq takes a bare word as a database name, anything with '=' or a URI prefix as a connection string. */
+/*
+ * libpq takes a bare word as a database name, anything with '=' or a URI prefix as a connection
+ * string.
+ */
 static bool is_conn_string(const char *s)
 {
 	return strncmp(s, "postgresql://", 13) == 0 || strncmp(s, "postgres://", 11) == 0 ||
@@ -304,7 +307,8 @@ int db_open(db **out, const char *conninfo, pr_error *err)
 		opts = PQconninfoParse(conninfo, &perr);
 		if (!opts) {
 			if (perr && !may_hold_secret(conninfo))
-				snprintf(line, sizeof(line), "%.*s", (int)strcspn(perr, "\r\n"), perr);
+				snprintf(line, sizeof(line), "%.*s", (int)strcspn(perr, "\r\n"),
+					 perr);
 			else
 				snprintf(line, sizeof(line), "the connection string is not valid");
 			rc = pr_error_set(err, PR_EDB, "cannot connect to the database: %s", line);
@@ -345,7 +349,8 @@ int db_open(db **out, const char *conninfo, pr_error *err)
 	}
 	if (PQserverVersion(d->conn) < MIN_SERVER_VERSION) {
 		rc = pr_error_set(err, PR_EDB,
-				  "database: the server runs PostgreSQL %d, profreg needs 12 or newer",
+				  "database: the server runs PostgreSQL %d, "
+				  "profreg needs 12 or newer",
 				  PQserverVersion(d->conn) / 10000);
 		goto out;
 	}
@@ -494,7 +499,8 @@ static int apply_migration(db *d, const migration *m, bool *did, pr_error *err)
 		goto out;
 	in_tx = true;
 	/* A migration stuck behind a lock fails in bounded time rather than hanging a job. */
-	if ((rc = run_plain(d, err, "set local lock_timeout = '120s'", "cannot start a migration")) < 0)
+	if ((rc = run_plain(d, err, "set local lock_timeout = '120s'",
+			    "cannot start a migration")) < 0)
 		goto out;
 	if ((rc = run_plain(d, err, take_migrate_lock, "cannot lock the schema for migration")) < 0)
 		goto out;
@@ -535,7 +541,8 @@ int db_migrate(db *d, int *applied, pr_error *err)
 	if (PQstatus(d->conn) != CONNECTION_OK)
 		return conn_lost(d, err);
 	if (PQtransactionStatus(d->conn) != PQTRANS_IDLE)
-		return pr_error_set(err, PR_EUSAGE, "database: cannot migrate inside a transaction");
+		return pr_error_set(err, PR_EUSAGE,
+				    "database: cannot migrate inside a transaction");
 	for (size_t i = 1; i < migrations_count; i++)
 		if (migrations[i].version <= migrations[i - 1].version)
 			return pr_error_set(err, PR_ERR,
@@ -547,8 +554,10 @@ int db_migrate(db *d, int *applied, pr_error *err)
 	/* The bookkeeping table itself, created under the same lock. */
 	if ((rc = run_plain(d, err, "begin", "cannot start a migration")) < 0)
 		return rc;
-	if ((rc = run_plain(d, err, "set local lock_timeout = '120s'", "cannot start a migration")) < 0 ||
-	    (rc = run_plain(d, err, take_migrate_lock, "cannot lock the schema for migration")) < 0 ||
+	if ((rc = run_plain(d, err, "set local lock_timeout = '120s'",
+			    "cannot start a migration")) < 0 ||
+	    (rc = run_plain(d, err, take_migrate_lock, "cannot lock the schema for migration")) <
+		    0 ||
 	    (rc = run_plain(d, err, create_migrations_table,
 			    "cannot create the migrations table")) < 0 ||
 	    (rc = run_plain(d, err, "commit", "cannot create the migrations table")) < 0) {
@@ -572,7 +581,8 @@ int db_begin(db *d, pr_error *err)
 	if (PQstatus(d->conn) != CONNECTION_OK)
 		return conn_lost(d, err);
 	if (PQtransactionStatus(d->conn) != PQTRANS_IDLE)
-		return pr_error_set(err, PR_EUSAGE, "database: cannot begin: a transaction is already open");
+		return pr_error_set(err, PR_EUSAGE,
+				    "database: cannot begin: a transaction is already open");
 	return run_plain(d, err, "begin", "cannot begin a transaction");
 }
 
@@ -587,9 +597,11 @@ int db_commit(db *d, pr_error *err)
 	case PQTRANS_INERROR:
 		db_rollback(d);
 		return pr_error_set(err, PR_EDB,
-				    "database: cannot commit: an earlier statement failed, the transaction was rolled back");
+				    "database: cannot commit: an earlier statement failed, the "
+				    "transaction was rolled back");
 	case PQTRANS_IDLE:
-		return pr_error_set(err, PR_EUSAGE, "database: cannot commit: no transaction is open");
+		return pr_error_set(err, PR_EUSAGE,
+				    "database: cannot commit: no transaction is open");
 	default:
 		if (PQstatus(d->conn) != CONNECTION_OK)
 			return conn_lost(d, err);
@@ -599,7 +611,9 @@ int db_commit(db *d, pr_error *err)
 	if (!res_ok(res))
 		rc = db_fail(d, res, err, "cannot commit");
 	else if (strcmp(PQcmdStatus(res), "ROLLBACK") == 0)
-		rc = pr_error_set(err, PR_EDB, "database: cannot commit: the server rolled the transaction back");
+		rc = pr_error_set(
+			err, PR_EDB,
+			"database: cannot commit: the server rolled the transaction back");
 	PQclear(res);
 	return rc;
 }
@@ -676,7 +690,8 @@ static bool service_name_valid(const char *s)
 		return false;
 	for (size_t i = 0; i < n; i++) {
 		char c = s[i];
-		bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+		bool alnum =
+			(c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
 		if (!alnum && (i == 0 || (c != '.' && c != '_' && c != '-')))
 			return false;
 	}
@@ -688,7 +703,8 @@ static int bad_service_name(const char *name, pr_error *err)
 	char q[68];
 
 	return pr_error_set(err, PR_EUSAGE,
-			    "invalid service name '%s': use 1 to 128 letters, digits, '.', '_' or '-', starting with a letter or digit",
+			    "invalid service name '%s': use 1 to 128 letters, digits, '.', '_' or "
+			    "'-', starting with a letter or digit",
 			    sanitize(q, name));
 }
 
@@ -706,7 +722,8 @@ static int service_not_found(db *d, const char *name, pr_error *err)
 	int n = 0;
 
 	res = q(d, "select name from services order by name collate \"C\" limit 100000", 0, NULL);
-	if (res_ok(res) && (n = PQntuples(res)) > 0 && (names = calloc((size_t)n, sizeof(*names)))) {
+	if (res_ok(res) && (n = PQntuples(res)) > 0 &&
+	    (names = calloc((size_t)n, sizeof(*names)))) {
 		for (int i = 0; i < n; i++)
 			names[i] = PQgetvalue(res, i, 0);
 		best = service_name_valid(name) ? similar_best(name, names, (size_t)n) : -1;
@@ -796,8 +813,10 @@ int db_service_set_enabled(db *d, const char *name, bool enabled, pr_error *err)
 		      "       from old where services.id = old.id"
 		      "       returning services.id, services.name, old.enabled as was)"
 		      " insert into audit_log (actor, action, object, detail)"
-		      " select $3, case when $2::boolean then 'service.enable' else 'service.disable' end,"
-		      "        'service:' || s.name, jsonb_build_object('id', s.id, 'was_enabled', s.was)"
+		      " select $3, case when $2::boolean then 'service.enable' "
+		      "else 'service.disable' end,"
+		      "        'service:' || s.name, jsonb_build_object('id', "
+		      "s.id, 'was_enabled', s.was)"
 		      " from s",
 		      3, p, enabled ? "cannot enable a service" : "cannot disable a service")) < 0)
 		return rc;
@@ -879,8 +898,9 @@ int db_service_list(db *d, db_service **out, size_t *n, pr_error *err)
 
 	*out = NULL;
 	*n = 0;
-	if ((rc = run(d, &res, err, "select " SERVICE_COLS " from services order by name collate \"C\"",
-		      0, NULL, "cannot list services")) < 0)
+	if ((rc = run(d, &res, err,
+		      "select " SERVICE_COLS " from services order by name collate \"C\"", 0, NULL,
+		      "cannot list services")) < 0)
 		goto out;
 	rows = (size_t)PQntuples(res);
 	if (rows == 0)
@@ -916,8 +936,9 @@ int db_capture_count(db *d, int64_t *n, int64_t service_id, const char *release,
 
 	*n = 0;
 	snprintf(sid, sizeof(sid), "%" PRId64, service_id);
-	if ((rc = run(d, &res, err, "select count(*) from profiles where service_id = $1 and release = $2",
-		      2, p, "cannot count captures")) < 0)
+	if ((rc = run(d, &res, err,
+		      "select count(*) from profiles where service_id = $1 and release = $2", 2, p,
+		      "cannot count captures")) < 0)
 		return rc;
 	*n = get_i64(res, 0, 0);
 	PQclear(res);
@@ -998,12 +1019,14 @@ int db_capture_find(db *d, int64_t *id, int64_t service_id, const char *blob_key
 	int rc;
 
 	*id = 0;
-	if ((rc = run(d, &res, err, "select id from profiles where service_id = $1 and blob_key = $2",
-		      2, p, "cannot look a capture up")) < 0)
+	if ((rc = run(d, &res, err,
+		      "select id from profiles where service_id = $1 and blob_key = $2", 2, p,
+		      "cannot look a capture up")) < 0)
 		return rc;
 	if (PQntuples(res) == 0)
-		rc = pr_error_set(err, PR_ENOTFOUND, "no capture of service %" PRId64 " with blob '%s'",
-				  service_id, sanitize(qk, blob_key));
+		rc = pr_error_set(err, PR_ENOTFOUND,
+				  "no capture of service %" PRId64 " with blob '%s'", service_id,
+				  sanitize(qk, blob_key));
 	else
 		*id = get_i64(res, 0, 0);
 	PQclear(res);
@@ -1072,8 +1095,10 @@ static int function_key(EVP_MD_CTX *ctx, char hex[65], const char *name, const c
 	unsigned char md[EVP_MAX_MD_SIZE];
 	unsigned int n = 0;
 
-	if (!EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) || !EVP_DigestUpdate(ctx, name, strlen(name) + 1) ||
-	    !EVP_DigestUpdate(ctx, file, strlen(file)) || !EVP_DigestFinal_ex(ctx, md, &n) || n != 32)
+	if (!EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) ||
+	    !EVP_DigestUpdate(ctx, name, strlen(name) + 1) ||
+	    !EVP_DigestUpdate(ctx, file, strlen(file)) || !EVP_DigestFinal_ex(ctx, md, &n) ||
+	    n != 32)
 		return PR_ERR;
 	for (unsigned int i = 0; i < n; i++) {
 		hex[2 * i] = digits[md[i] >> 4];
@@ -1097,8 +1122,9 @@ static int copy_functions(db *d, const profile *p, const profile_summary *s, pr_
 		rc = oom(err);
 		goto out;
 	}
-	res = PQexec(d->conn, "copy profreg_capture_functions (name, file, key, self_value, total_value)"
-			      " from stdin");
+	res = PQexec(d->conn,
+		     "copy profreg_capture_functions (name, file, key, self_value, total_value)"
+		     " from stdin");
 	if (!res || PQresultStatus(res) != PGRES_COPY_IN) {
 		rc = db_fail(d, res, err, "cannot send function rows");
 		goto out;
@@ -1111,7 +1137,8 @@ static int copy_functions(db *d, const profile *p, const profile_summary *s, pr_
 
 		if (r->func >= p->nfuncs) {
 			rc = pr_error_set(err, PR_EUSAGE,
-					  "database: cannot insert a capture: summary row %zu names function %" PRIu32
+					  "database: cannot insert a capture: summary "
+					  "row %zu names function %" PRIu32
 					  " of %" PRIu32, i, r->func, p->nfuncs);
 			goto out;
 		}
@@ -1124,7 +1151,8 @@ static int copy_functions(db *d, const profile *p, const profile_summary *s, pr_
 		/* bytea's text form is \x<hex>; COPY wants its backslash doubled. */
 		if ((rc = copy_field(&b, f->name)) < 0 || (rc = buf_putc(&b, '\t')) < 0 ||
 		    (rc = copy_field(&b, file)) < 0 ||
-		    (rc = buf_printf(&b, "\t\\\\x%s\t%" PRId64 "\t%" PRId64 "\n", hex, r->self, r->total)) < 0) {
+		    (rc = buf_printf(&b, "\t\\\\x%s\t%" PRId64 "\t%" PRId64 "\n", hex, r->self,
+				     r->total)) < 0) {
 			rc = oom(err);
 			goto out;
 		}
@@ -1147,7 +1175,8 @@ out:
 
 static int missing_field(const char *field, pr_error *err)
 {
-	return pr_error_set(err, PR_EUSAGE, "database: cannot insert a capture: %s is missing", field);
+	return pr_error_set(err, PR_EUSAGE, "database: cannot insert a capture: %s is missing",
+			    field);
 }
 
 /* The body of db_capture_insert, inside a transaction. */
@@ -1183,20 +1212,24 @@ static int capture_insert_tx(db *d, int64_t *id, const db_capture *m, const prof
 	ins[20] = m->tags_json;
 	res = q(d,
 		"insert into profiles (service_id, profile_type, release, commit_sha, host,"
-		" captured_at, duration_ns, period, period_type, period_unit, value_type, value_unit,"
+		" captured_at, duration_ns, period, period_type, "
+		"period_unit, value_type, value_unit,"
 		" total_value, sample_count, function_count, blob_key, blob_bytes, format,"
 		" retention_class, retain_until, tags)"
 		" values ($1, $2, $3, $4, $5, " US_TO_TS("$6") ", $7, $8, $9, $10, $11, $12,"
-		" $13, $14, $15, $16, $17, $18, $19, " US_TO_TS("$20") ", coalesce($21::jsonb, '{}'))"
+		" $13, $14, $15, $16, $17, $18, $19, " US_TO_TS("$20") ","
+		" coalesce($21::jsonb, '{}'))"
 		" returning id",
 		21, ins);
 	if (strcmp(sqlstate(res), "23505") == 0) {
-		rc = pr_error_set(err, PR_EEXISTS, "capture of service '%s' with blob '%s' already exists",
+		rc = pr_error_set(err, PR_EEXISTS,
+				  "capture of service '%s' with blob '%s' already exists",
 				  m->service ? m->service : ins[0], sanitize(qk, m->blob_key));
 		goto out;
 	}
 	if (strcmp(sqlstate(res), "23503") == 0) {
-		rc = pr_error_set(err, PR_ENOTFOUND, "service %" PRId64 " not found", m->service_id);
+		rc = pr_error_set(err, PR_ENOTFOUND, "service %" PRId64 " not found",
+				  m->service_id);
 		goto out;
 	}
 	if (!res_ok(res)) {
@@ -1225,7 +1258,8 @@ static int capture_insert_tx(db *d, int64_t *id, const db_capture *m, const prof
 	if ((rc = copy_functions(d, p, s, err)) < 0)
 		goto out;
 	/* Statistics, so the joins below use the key index against a large `functions`. */
-	if ((rc = run_plain(d, err, "analyze profreg_capture_functions", "cannot prepare function rows")) < 0)
+	if ((rc = run_plain(d, err, "analyze profreg_capture_functions",
+			    "cannot prepare function rows")) < 0)
 		goto out;
 	/*
 	 * Intern what is new, in key order: two captures adding the same new
@@ -1242,7 +1276,8 @@ static int capture_insert_tx(db *d, int64_t *id, const db_capture *m, const prof
 	{
 		const char *p2[2] = {i64(&pid, *id), ins[12]};
 		if ((rc = run(d, &res, err,
-			      "insert into profile_functions (profile_id, function_id, self_value, total_value,"
+			      "insert into profile_functions (profile_id, "
+			      "function_id, self_value, total_value,"
 			      " self_share, total_share, captured_at, service_id, profile_type)"
 			      " select c.id, f.id, t.self_value, t.total_value,"
 			      "  coalesce(t.self_value::float8 / nullif($2::bigint, 0), 0),"
@@ -1258,7 +1293,8 @@ static int capture_insert_tx(db *d, int64_t *id, const db_capture *m, const prof
 	i64(&nrows, (int64_t)s->nrows);
 	if (strcmp(PQcmdTuples(res), nrows.s) != 0) {
 		rc = pr_error_set(err, PR_EDB,
-				  "database: cannot insert function rows: %s of %zu functions stored",
+				  "database: cannot insert function rows: %s "
+				  "of %zu functions stored",
 				  PQcmdTuples(res), s->nrows);
 		goto out;
 	}
@@ -1291,8 +1327,8 @@ int db_capture_insert(db *d, int64_t *id, const db_capture *meta, const profile 
 	if (s->nrows && !p)
 		return missing_field("the profile", err);
 	if (s->nrows > INT32_MAX)
-		return pr_error_set(err, PR_ELIMIT, "database: cannot insert a capture: %zu functions",
-				    s->nrows);
+		return pr_error_set(err, PR_ELIMIT,
+				    "database: cannot insert a capture: %zu functions", s->nrows);
 
 	switch (PQtransactionStatus(d->conn)) {
 	case PQTRANS_IDLE:
@@ -1304,7 +1340,8 @@ int db_capture_insert(db *d, int64_t *id, const db_capture *meta, const profile 
 		break;
 	default:
 		return pr_error_set(err, PR_EDB,
-				    "database: cannot insert a capture: the transaction has already failed");
+				    "database: cannot insert a capture: the "
+				    "transaction has already failed");
 	}
 	rc = capture_insert_tx(d, id, meta, p, s, err);
 	if (own_tx) {
@@ -1453,7 +1490,8 @@ int db_capture_top(db *d, db_func_row **out, size_t *n, int64_t capture_id, size
 {
 	num cid, lim;
 	const char *p[2] = {i64(&cid, capture_id),
-			    limit ? i64(&lim, limit > INT64_MAX ? INT64_MAX : (int64_t)limit) : NULL};
+			    limit ? i64(&lim, limit > INT64_MAX ? INT64_MAX : (int64_t)limit)
+				  : NULL};
 	PGresult *res = NULL;
 	db_func_row *arr = NULL;
 	size_t rows = 0;
@@ -1478,7 +1516,8 @@ int db_capture_top(db *d, db_func_row **out, size_t *n, int64_t capture_id, size
 			      "cannot read a capture")) < 0)
 			goto out;
 		if (PQntuples(res) == 0)
-			rc = pr_error_set(err, PR_ENOTFOUND, "capture %" PRId64 " not found", capture_id);
+			rc = pr_error_set(err, PR_ENOTFOUND, "capture %" PRId64 " not found",
+					  capture_id);
 		goto out;
 	}
 	if (!(arr = calloc(rows, sizeof(*arr)))) {
@@ -1514,7 +1553,8 @@ int db_audit(db *d, const char *action, const char *object, const char *detail_j
 	int rc = 0;
 
 	if (!action || !*action)
-		return pr_error_set(err, PR_EUSAGE, "database: cannot write an audit row: no action");
+		return pr_error_set(err, PR_EUSAGE,
+				    "database: cannot write an audit row: no action");
 	res = q(d, "insert into audit_log (actor, action, object, detail)"
 		   " values ($1, $2, $3, coalesce($4::jsonb, '{}'))", 4, p);
 	if (!res_ok(res))

@@ -163,7 +163,10 @@ typedef struct db_capture {
 /* Free the members and zero the struct. */
 void db_capture_release(db_capture *c);
 
-/* The capture of this service with this blob key: 0 and *id when present, PR_ENOTFOUND when absent. */
+/*
+ * The capture of this service with this blob key: 0 and *id when present, PR_ENOTFOUND when
+ * absent.
+ */
 int db_capture_find(db *d, int64_t *id, int64_t service_id, const char *blob_key, pr_error *err);
 
 /*
@@ -248,8 +251,9 @@ char *db_conninfo_redact(const char *conninfo);
  * and back, exactly (never through double precision): every module that
  * owns SQL with timestamps uses these.
  */
-#define DB_US_TO_TS(p) \
-	"(to_timestamp((" p ")::bigint / 1000000) + ((" p ")::bigint % 1000000) * interval '1 microsecond')"
+#define DB_US_TO_TS(p)                                                                             \
+	"(to_timestamp((" p ")::bigint / 1000000) + ((" p                                          \
+	")::bigint % 1000000) * interval '1 microsecond')"
 #define DB_TS_TO_US(c) \
 	"(extract(epoch from date_trunc('second', " c "))::bigint * 1000000" \
 	" + extract(microseconds from " c ")::bigint % 1000000)"

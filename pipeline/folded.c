@@ -169,7 +169,8 @@ static int parse_line(parser *ps, const char *s, size_t n)
 		depth++;
 	if (depth > ps->p->limits.max_depth)
 		return pr_error_set(ps->err, PR_ELIMIT,
-				    "cannot parse '%s': line %zu: a stack of %zu frames exceeds the depth limit of %u",
+				    "cannot parse '%s': line %zu: a stack of %zu frames "
+				    "exceeds the depth limit of %u",
 				    ps->p->input_name, ps->line, depth,
 				    ps->p->limits.max_depth);
 	if ((rc = grow_stack(ps, depth)) < 0)

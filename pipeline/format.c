@@ -44,7 +44,8 @@ int format_parse(profile **out, const uint8_t *data, size_t len,
 	}
 	if (len > lim->max_input_bytes) {
 		rc = pr_error_set(err, PR_ELIMIT,
-				  "cannot parse '%s': %zu bytes exceed the input limit of %llu bytes",
+				  "cannot parse '%s': %zu bytes exceed the "
+				  "input limit of %llu bytes",
 				  name, len, (unsigned long long)lim->max_input_bytes);
 		goto out;
 	}
@@ -56,13 +57,15 @@ int format_parse(profile **out, const uint8_t *data, size_t len,
 		len = plain.len;
 	} else if (len > lim->max_decompressed_bytes) {
 		rc = pr_error_set(err, PR_ELIMIT,
-				  "cannot parse '%s': %zu bytes exceed the decompressed size limit of %llu bytes",
+				  "cannot parse '%s': %zu bytes exceed the "
+				  "decompressed size limit of %llu bytes",
 				  name, len, (unsigned long long)lim->max_decompressed_bytes);
 		goto out;
 	}
 	if (fmt == PROFILE_FMT_AUTO && (fmt = format_detect(data, len)) == PROFILE_FMT_AUTO) {
 		rc = pr_error_set(err, PR_EDATA,
-				  "cannot parse '%s': not a known profile format (pprof, folded, V8 cpuprofile, perf script)",
+				  "cannot parse '%s': not a known profile format (pprof, folded, "
+				  "V8 cpuprofile, perf script)",
 				  name);
 		goto out;
 	}

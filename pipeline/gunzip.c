@@ -35,7 +35,8 @@ static size_t size_hint(const uint8_t *data, size_t len)
 static int over_limit(const char *name, size_t max_out, pr_error *err)
 {
 	return pr_error_set(err, PR_ELIMIT,
-			    "cannot decompress '%s': decompressed size exceeds the limit of %zu bytes",
+			    "cannot decompress '%s': decompressed size "
+			    "exceeds the limit of %zu bytes",
 			    name, max_out);
 }
 
@@ -111,7 +112,8 @@ int gunzip_bounded(buf *out, const uint8_t *data, size_t len, size_t max_out,
 			/* Another member follows; its header is checked by inflate. */
 			if ((zrc = inflateReset(&zs)) != Z_OK) {
 				rc = pr_error_set(err, PR_ERR,
-						  "cannot decompress '%s': zlib reset failed", name);
+						  "cannot decompress '%s': "
+						  "zlib reset failed", name);
 				goto out;
 			}
 			continue;
@@ -142,7 +144,8 @@ int gunzip_bounded(buf *out, const uint8_t *data, size_t len, size_t max_out,
 	}
 	if (!ended) {
 		rc = pr_error_set(err, PR_EDATA,
-				  "cannot decompress '%s': truncated gzip stream (input ends at offset %zu)",
+				  "cannot decompress '%s': truncated gzip stream "
+				  "(input ends at offset %zu)",
 				  name, len);
 		goto out;
 	}

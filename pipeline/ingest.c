@@ -30,10 +30,12 @@ int ingest_check_text(const char *what, const char *s, pr_error *err)
 	size_t n = strlen(s);
 
 	if (n == 0 || n > INGEST_TEXT_MAX)
-		return pr_error_set(err, PR_EUSAGE, "%s must be 1 to %d bytes long", what, INGEST_TEXT_MAX);
+		return pr_error_set(err, PR_EUSAGE, "%s must be 1 to %d bytes long", what,
+				    INGEST_TEXT_MAX);
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
 		if (*p < 0x20 || *p == 0x7f || *p == '"' || *p == '\\')
-			return pr_error_set(err, PR_EUSAGE, "%s contains a control character, quote or backslash",
+			return pr_error_set(err, PR_EUSAGE,
+					    "%s contains a control character, quote or backslash",
 					    what);
 	return 0;
 }
@@ -43,10 +45,13 @@ static int check_commit(const char *s, pr_error *err)
 	size_t n = strlen(s);
 
 	if (n < 4 || n > 64)
-		return pr_error_set(err, PR_EUSAGE, "commit '%.64s' is not a hex SHA (4 to 64 hex digits)", s);
+		return pr_error_set(err, PR_EUSAGE,
+				    "commit '%.64s' is not a hex SHA (4 to 64 hex digits)", s);
 	for (size_t i = 0; i < n; i++)
 		if (!isxdigit((unsigned char)s[i]))
-			return pr_error_set(err, PR_EUSAGE, "commit '%.64s' is not a hex SHA (4 to 64 hex digits)", s);
+			return pr_error_set(err, PR_EUSAGE,
+					    "commit '%.64s' is not a hex SHA (4 to 64 hex digits)",
+					    s);
 	return 0;
 }
 
@@ -56,12 +61,13 @@ int ingest_check_tag(const char *key, const char *value, pr_error *err)
 	char what[INGEST_TAG_KEY_MAX + 32];
 
 	if (n == 0 || n > INGEST_TAG_KEY_MAX)
-		return pr_error_set(err, PR_EUSAGE, "tag key '%.64s' must be 1 to %d bytes long", key,
-				    INGEST_TAG_KEY_MAX);
+		return pr_error_set(err, PR_EUSAGE, "tag key '%.64s' must be 1 to %d bytes long",
+				    key, INGEST_TAG_KEY_MAX);
 	for (size_t i = 0; i < n; i++)
 		if (!isalnum((unsigned char)key[i]) && !strchr("_.-", key[i]))
 			return pr_error_set(err, PR_EUSAGE,
-					    "tag key '%.64s' has characters other than letters, digits, "
+					    "tag key '%.64s' has characters other "
+					    "than letters, digits, "
 					    "'_', '.' and '-'", key);
 	snprintf(what, sizeof(what), "the value of tag '%s'", key);
 	return ingest_check_text(what, value, err);
@@ -108,7 +114,8 @@ int ingest_validate(const ingest_request *r, pr_error *err)
 		return rc;
 	if (r->type && !ingest_type_valid(r->type))
 		return pr_error_set(err, PR_EUSAGE,
-				    "unknown profile type '%.32s' (cpu, heap, alloc, wall, goroutine)", r->type);
+				    "unknown profile type '%.32s' (cpu, heap, "
+				    "alloc, wall, goroutine)", r->type);
 	if (r->tags_json && (rc = check_tags(r->tags_json, err)) < 0)
 		return rc;
 	return 0;
@@ -241,13 +248,14 @@ int ingest_request_from_json(ingest_desc *out, const char *text, size_t len,
 	    (rc = json_required(req->release, "release", name, err)) < 0)
 		goto out;
 	if (time && time_parse(&req->time_us, time) < 0) {
-		rc = pr_error_set(err, PR_EDATA, "%s: \"time\" '%.40s' is not an ISO 8601 time", name,
-				  time);
+		rc = pr_error_set(err, PR_EDATA, "%s: \"time\" '%.40s' is not an ISO 8601 time",
+				  name, time);
 		goto out;
 	}
 	if (fmt && profile_format_from_name(&req->format, fmt) < 0) {
 		rc = pr_error_set(err, PR_EDATA,
-				  "%s: unknown \"format\" '%.32s' (pprof, folded, v8, perf)", name, fmt);
+				  "%s: unknown \"format\" '%.32s' "
+				  "(pprof, folded, v8, perf)", name, fmt);
 		goto out;
 	}
 	if ((rc = json_tags(&out->tags_json, out->json, name, err)) < 0)
@@ -281,7 +289,8 @@ static int check_service(db *d, db_service *svc, const char *name, pr_error *err
 		return rc;
 	if (!svc->enabled)
 		return pr_error_set(err, PR_EREFUSED,
-				    "service '%s' is not enabled for profiling (run 'profreg service enable %s')",
+				    "service '%s' is not enabled for profiling (run "
+				    "'profreg service enable %s')",
 				    name, name);
 	return 0;
 }

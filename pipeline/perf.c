@@ -18,7 +18,7 @@
  * is one line, the command padded to 16 columns and the frame the sample
  * hit after the event:
  *
- *          burn 24193  7227.119856:    5025125 cpu-clock:      557ad0a49257 leaf_hash+0x27 (/tmp/pf/burn)
+ *   burn 24193  7227.119856:    5025125 cpu-clock:  557ad0a49257 leaf_hash+0x27 (/tmp/pf/burn)
  *
  * That is a stack of two frames, the command and that symbol, tidied as
  * any frame is; its symbol must be there.
@@ -342,7 +342,8 @@ static int push(parser *ps, uint32_t id, bool frame)
 {
 	if (frame && ps->depth + 1 >= ps->p->limits.max_depth)
 		return pr_error_set(ps->err, PR_ELIMIT,
-				    "cannot parse '%s': line %zu: a stack of more than %u frames exceeds the depth limit of %u",
+				    "cannot parse '%s': line %zu: a stack of more than %u frames "
+				    "exceeds the depth limit of %u",
 				    ps->p->input_name, ps->line, ps->p->limits.max_depth,
 				    ps->p->limits.max_depth);
 	if (ps->depth == ps->stack_cap) {
@@ -691,7 +692,8 @@ int perf_parse(profile **out, const uint8_t *data, size_t len,
 
 	if (len >= 8 && memcmp(text, "PERFILE2", 8) == 0) {
 		rc = pr_error_set(err, PR_EDATA,
-				  "cannot parse '%s': this is a perf.data file, not perf script text (convert it with 'perf script -i')",
+				  "cannot parse '%s': this is a perf.data file, not perf script "
+				  "text (convert it with 'perf script -i')",
 				  ps.p->input_name);
 		goto out;
 	}

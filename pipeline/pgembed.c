@@ -187,7 +187,8 @@ static int find_bin(cluster *c, pr_error *err)
 	if (env && *env) {
 		if (!has_tools(env))
 			return pr_error_set(err, PR_ERR,
-					    "cannot use PROFREG_PG_BIN '%s': no executable initdb and pg_ctl there",
+					    "cannot use PROFREG_PG_BIN '%s': no executable "
+					    "initdb and pg_ctl there",
 					    env);
 		snprintf(c->bin, sizeof(c->bin), "%s", env);
 		return 0;
@@ -216,8 +217,10 @@ static int find_bin(cluster *c, pr_error *err)
 	}
 	if (best < 0)
 		return pr_error_set(err, PR_ERR,
-				    "cannot find PostgreSQL's initdb and pg_ctl under '" DEBIAN_PG_ROOT
-				    "/<version>/bin': install the 'postgresql' package, set PROFREG_PG_BIN, or point --db at a server");
+				    "cannot find PostgreSQL's initdb "
+				    "and pg_ctl under '" DEBIAN_PG_ROOT
+				    "/<version>/bin': install the 'postgresql' package, set "
+				    "PROFREG_PG_BIN, or point --db at a server");
 	return 0;
 }
 
@@ -231,7 +234,8 @@ static int set_user(pg_user *u, const struct passwd *pw, pr_error *err)
 	u->gid = pw->pw_gid;
 	snprintf(u->name, sizeof(u->name), "%s", pw->pw_name);
 	if (strlen(pw->pw_name) >= sizeof(u->name))
-		return pr_error_set(err, PR_ERR, "cannot run PostgreSQL as '%s': the user name is too long",
+		return pr_error_set(err, PR_ERR,
+				    "cannot run PostgreSQL as '%s': the user name is too long",
 				    pw->pw_name);
 	if (getgrouplist(pw->pw_name, pw->pw_gid, u->groups, &n) < 0) {
 		/* More groups than we keep: the primary group is enough for PostgreSQL. */
@@ -254,7 +258,8 @@ static int pick_user(cluster *c, pr_error *err)
 	if (geteuid() != 0) {
 		if (!(pw = getpwuid(geteuid())))
 			return pr_error_set(err, PR_ERR,
-					    "cannot start PostgreSQL: user id %ld has no name in the user database",
+					    "cannot start PostgreSQL: user id %ld has no "
+					    "name in the user database",
 					    (long)geteuid());
 		c->user.drop = false;
 		return set_user(&c->user, pw, err);
@@ -262,14 +267,19 @@ static int pick_user(cluster *c, pr_error *err)
 	if (stat(c->data, &st) == 0 && st.st_uid != 0) {
 		if (!(pw = getpwuid(st.st_uid)))
 			return pr_error_set(err, PR_ERR,
-					    "cannot start the cluster in '%s': its owner, user id %ld, has no name",
+					    "cannot start the cluster in '%s': its owner, "
+					    "user id %ld, has no name",
 					    c->disp, (long)st.st_uid);
 	} else if (!(pw = getpwnam("postgres"))) {
 		return pr_error_set(err, PR_ERR,
-				    "cannot create a private PostgreSQL cluster as root: PostgreSQL refuses to run as root and there is no 'postgres' system user (installing the 'postgresql' package creates it), or run profreg as another user");
+				    "cannot create a private PostgreSQL cluster as root: "
+				    "PostgreSQL refuses to run as root and there is no 'postgres' "
+				    "system user (installing the 'postgresql' package creates it), "
+				    "or run profreg as another user");
 	}
 	if (pw->pw_uid == 0)
-		return pr_error_set(err, PR_ERR, "cannot run PostgreSQL as '%s': it is root", pw->pw_name);
+		return pr_error_set(err, PR_ERR, "cannot run PostgreSQL as '%s': it is root",
+				    pw->pw_name);
 	c->user.drop = true;
 	return set_user(&c->user, pw, err);
 }
@@ -283,7 +293,9 @@ static int check_path_chars(const char *home, pr_error *err)
 		unsigned char ch = (unsigned char)*p;
 		if (ch < 0x20 || ch == 0x7f || ch == '"' || ch == '`' || ch == '$' || ch == '\\')
 			return pr_error_set(err, PR_EUSAGE,
-					    "cannot keep a PostgreSQL cluster under '%.64s': the path contains a quote, '$', '`', '\\' or a control character, which pg_ctl cannot take",
+					    "cannot keep a PostgreSQL cluster under '%.64s': the "
+					    "path contains a quote, '$', '`', '\\' or a control "
+					    "character, which pg_ctl cannot take",
 					    home);
 	}
 	return 0;
@@ -315,7 +327,8 @@ static int cluster_paths(cluster *c, const char *home, bool create, pr_error *er
 	memset(c, 0, sizeof(*c));
 	c->lock_fd = -1;
 	if (!home || !*home)
-		return pr_error_set(err, PR_EUSAGE, "no state folder given for the private PostgreSQL cluster");
+		return pr_error_set(err, PR_EUSAGE,
+				    "no state folder given for the private PostgreSQL cluster");
 	if ((rc = check_path_chars(home, err)) < 0)
 		return rc;
 	hl = strlen(home);
@@ -338,7 +351,8 @@ static int cluster_paths(cluster *c, const char *home, bool create, pr_error *er
 			return oom(err);
 	} else {
 		if (!getcwd(cwd, sizeof(cwd)))
-			return pr_error_set(err, PR_EIO, "cannot resolve '%s': %s", home, strerror(errno));
+			return pr_error_set(err, PR_EIO, "cannot resolve '%s': %s", home,
+					    strerror(errno));
 		if (buf_printf(&abs, "%s/%.*s", cwd, (int)hl, home) < 0)
 			return oom(err);
 	}
@@ -352,7 +366,9 @@ static int cluster_paths(cluster *c, const char *home, bool create, pr_error *er
 	/* sun_path holds 108 bytes with the NUL; PostgreSQL refuses longer socket paths. */
 	if (strlen(c->sock) + strlen(SOCKET_NAME) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
 		if (sha8(hex, c->home) < 0)
-			return pr_error_set(err, PR_ERR, "cannot compute a socket folder name for '%s'", c->disp);
+			return pr_error_set(err, PR_ERR,
+					    "cannot compute a socket folder name for '%s'",
+					    c->disp);
 		free(c->sock);
 		if (!(c->sock = malloc(32)))
 			return oom(err);
@@ -384,8 +400,9 @@ static char *conninfo_for(const cluster *c, const char *dbname)
 	buf b = BUF_INIT;
 
 	if (buf_puts(&b, "host=") < 0 || put_conninfo_value(&b, c->sock) < 0 ||
-	    buf_puts(&b, " port=" PG_PORT " user=") < 0 || put_conninfo_value(&b, c->user.name) < 0 ||
-	    buf_puts(&b, " dbname=") < 0 || put_conninfo_value(&b, dbname) < 0) {
+	    buf_puts(&b, " port=" PG_PORT " user=") < 0 ||
+	    put_conninfo_value(&b, c->user.name) < 0 || buf_puts(&b, " dbname=") < 0 ||
+	    put_conninfo_value(&b, dbname) < 0) {
 		buf_release(&b);
 		return NULL;
 	}
@@ -458,7 +475,8 @@ static void child_exec(const pg_user *u, int out_fd, long max_fd, char *const ar
  * the exit code; a child that did not finish in time is killed and is
  * PR_ERR.
  */
-static int run_child(const cluster *c, int *status, char *const argv[], int timeout_s, pr_error *err)
+static int run_child(const cluster *c, int *status, char *const argv[], int timeout_s,
+		     pr_error *err)
 {
 	long max_fd = sysconf(_SC_OPEN_MAX);
 	int64_t deadline = mono_ms() + (int64_t)timeout_s * 1000;
@@ -471,7 +489,8 @@ static int run_child(const cluster *c, int *status, char *const argv[], int time
 	if (out_fd < 0 && errno == ENOENT) /* no log folder (pgembed_status): nowhere to keep it */
 		out_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	if (out_fd < 0)
-		return pr_error_set(err, PR_EIO, "cannot open '%s': %s", c->ctl_log, strerror(errno));
+		return pr_error_set(err, PR_EIO, "cannot open '%s': %s", c->ctl_log,
+				    strerror(errno));
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
@@ -486,12 +505,14 @@ static int run_child(const cluster *c, int *status, char *const argv[], int time
 		if (w == pid)
 			break;
 		if (w < 0 && errno != EINTR)
-			return pr_error_set(err, PR_ERR, "cannot wait for '%s': %s", argv[0], strerror(errno));
+			return pr_error_set(err, PR_ERR, "cannot wait for '%s': %s", argv[0],
+					    strerror(errno));
 		if (mono_ms() >= deadline) {
 			kill(pid, SIGKILL);
 			while (waitpid(pid, &wst, 0) < 0 && errno == EINTR)
 				;
-			return pr_error_set(err, PR_ERR, "'%s %s' did not finish within %d s (see '%s')",
+			return pr_error_set(err, PR_ERR,
+					    "'%s %s' did not finish within %d s (see '%s')",
 					    argv[0], argv[1], timeout_s, c->ctl_log);
 		}
 		nap_ms(20);
@@ -499,7 +520,8 @@ static int run_child(const cluster *c, int *status, char *const argv[], int time
 	if (WIFEXITED(wst)) {
 		*status = WEXITSTATUS(wst);
 		if (*status == 126)
-			return pr_error_set(err, PR_ERR, "cannot run '%s' as user '%s'", argv[0], c->user.name);
+			return pr_error_set(err, PR_ERR, "cannot run '%s' as user '%s'", argv[0],
+					    c->user.name);
 		if (*status == 127)
 			return pr_error_set(err, PR_ERR, "cannot execute '%s'", argv[0]);
 		return 0;
@@ -579,7 +601,8 @@ static void log_reason(char *out, size_t cap, const char *path, off_t from)
 		const char *t1, *t2;
 		size_t l1 = pid_tag(best, &t1), l2 = pid_tag(best_prev, &t2);
 		if (l1 && l1 == l2 && memcmp(t1, t2, l1) == 0 &&
-		    !strstr(best_prev, "starting PostgreSQL") && !strstr(best_prev, "listening on")) {
+		    !strstr(best_prev, "starting PostgreSQL") &&
+		    !strstr(best_prev, "listening on")) {
 			put_log_line(&b, best_prev);
 			buf_puts(&b, "; ");
 		}
@@ -600,8 +623,8 @@ static off_t file_size(const char *path)
 static int give_to_user(const cluster *c, const char *path, pr_error *err)
 {
 	if (c->user.drop && chown(path, c->user.uid, c->user.gid) < 0)
-		return pr_error_set(err, PR_EIO, "cannot hand '%s' to user '%s': %s", path, c->user.name,
-				    strerror(errno));
+		return pr_error_set(err, PR_EIO, "cannot hand '%s' to user '%s': %s", path,
+				    c->user.name, strerror(errno));
 	return 0;
 }
 
@@ -642,8 +665,8 @@ static int check_reachable(const cluster *c, pr_error *err)
 		char prefix[PATH_MAX];
 		size_t len = strlen(c->root);
 		close(fds[0]);
-		if (setgroups((size_t)c->user.ngroups, c->user.groups) < 0 || setgid(c->user.gid) < 0 ||
-		    setuid(c->user.uid) < 0)
+		if (setgroups((size_t)c->user.ngroups, c->user.groups) < 0 ||
+		    setgid(c->user.gid) < 0 || setuid(c->user.uid) < 0)
 			_exit(2);
 		if (len >= sizeof(prefix))
 			_exit(2);
@@ -673,20 +696,25 @@ static int check_reachable(const cluster *c, pr_error *err)
 			kill(pid, SIGKILL);
 			while (waitpid(pid, &wst, 0) < 0 && errno == EINTR)
 				;
-			return pr_error_set(err, PR_ERR, "cannot check access to '%s': the check hung", c->root);
+			return pr_error_set(err, PR_ERR,
+					    "cannot check access to '%s': the check hung", c->root);
 		}
 		nap_ms(10);
 	}
 	if (w < 0)
-		return pr_error_set(err, PR_ERR, "cannot wait for the access check: %s", strerror(errno));
+		return pr_error_set(err, PR_ERR, "cannot wait for the access check: %s",
+				    strerror(errno));
 	if (WIFEXITED(wst) && WEXITSTATUS(wst) == 0)
 		return 0;
 	if (bad[0])
 		return pr_error_set(err, PR_EIO,
-				    "the private PostgreSQL cluster runs as system user '%s' (profreg runs as root), which cannot reach '%s': '%s' is not searchable by it; use --home under /tmp or /var/lib, or let '%s' in (chmod o+x)",
+				    "the private PostgreSQL cluster runs as system user '%s' "
+				    "(profreg runs as root), which cannot reach '%s': '%s' is not "
+				    "searchable by it; use --home under /tmp or /var/lib, "
+				    "or let '%s' in (chmod o+x)",
 				    c->user.name, c->root, bad, bad);
-	return pr_error_set(err, PR_ERR, "cannot check whether user '%s' can reach '%s'", c->user.name,
-			    c->root);
+	return pr_error_set(err, PR_ERR, "cannot check whether user '%s' can reach '%s'",
+			    c->user.name, c->root);
 }
 
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -711,10 +739,10 @@ static int open_home(const cluster *c, bool quiet, pr_error *err)
 	if (!c->user.drop || stat(c->home, &st) < 0 || st.st_uid != 0 || (st.st_mode & S_IXOTH))
 		return 0;
 	if (chmod(c->home, (st.st_mode & 07777) | S_IXOTH) < 0)
-		return pr_error_set(err, PR_EIO, "cannot let user '%s' through '%s': %s", c->user.name,
-				    c->home, strerror(errno));
-	say(quiet, "made '%s' searchable (o+x) so that system user '%s' can reach its cluster", c->home,
-	    c->user.name);
+		return pr_error_set(err, PR_EIO, "cannot let user '%s' through '%s': %s",
+				    c->user.name, c->home, strerror(errno));
+	say(quiet, "made '%s' searchable (o+x) so that system user '%s' can reach its cluster",
+	    c->home, c->user.name);
 	return 0;
 }
 
@@ -753,11 +781,14 @@ static int write_profreg_conf(const cluster *c, const char *data, pr_error *err)
 	bool ok;
 	int rc;
 
-	ok = buf_puts(&b, "# Written by profreg at every start; put your own settings in postgresql.conf.\n"
-			  "listen_addresses = ''\n"
-			  "port = " PG_PORT "\n"
-			  "unix_socket_permissions = 0700\n"
-			  "unix_socket_directories = '") == 0;
+	ok = buf_puts(
+		     &b,
+		     "# Written by profreg at every start; put your own "
+		     "settings in postgresql.conf.\n"
+		     "listen_addresses = ''\n"
+		     "port = " PG_PORT "\n"
+		     "unix_socket_permissions = 0700\n"
+		     "unix_socket_directories = '") == 0;
 	for (const char *p = c->sock; ok && *p; p++)
 		ok = (*p != '\'' || buf_putc(&b, '\'') == 0) && buf_putc(&b, *p) == 0;
 	ok = ok && buf_puts(&b, "'\n") == 0 && buf_printf(&path, "%s/profreg.conf", data) == 0;
@@ -804,12 +835,14 @@ static int take_lock(cluster *c, pr_error *err)
 	}
 	while (flock(c->lock_fd, LOCK_EX | LOCK_NB) < 0) {
 		if (errno != EWOULDBLOCK && errno != EINTR) {
-			rc = pr_error_set(err, PR_EIO, "cannot lock '%s': %s", path, strerror(errno));
+			rc = pr_error_set(err, PR_EIO, "cannot lock '%s': %s", path,
+					  strerror(errno));
 			goto out;
 		}
 		if (mono_ms() >= deadline) {
 			rc = pr_error_set(err, PR_ELOCKED,
-					  "cannot lock '%s': another profreg has been starting or stopping the cluster for %d s",
+					  "cannot lock '%s': another profreg has been starting or "
+					  "stopping the cluster for %d s",
 					  path, LOCK_TIMEOUT_S);
 			goto out;
 		}
@@ -848,8 +881,11 @@ static int ctl_status(const cluster *c, bool *running, pr_error *err)
 	if (st == 0)
 		*running = true;
 	else if (st != 3 && st != 4)
-		return pr_error_set(err, PR_ERR, "cannot tell whether the cluster in '%s' runs: pg_ctl status exited with %d (see '%s')",
-				    c->disp, st, c->ctl_log);
+		return pr_error_set(
+			err, PR_ERR,
+			"cannot tell whether the cluster in '%s' runs: pg_ctl status "
+			"exited with %d (see '%s')",
+			c->disp, st, c->ctl_log);
 	return 0;
 }
 
@@ -877,16 +913,23 @@ static int initdb(cluster *c, bool quiet, pr_error *err)
 	}
 	if (st != 0) {
 		log_reason(reason, sizeof(reason), c->ctl_log, mark);
-		rc = pr_error_set(err, PR_ERR, "cannot create a PostgreSQL cluster in '%s': initdb failed: %s (see '%s')",
-				  c->disp, reason[0] ? reason : "no reason given", c->ctl_log);
+		rc = pr_error_set(
+			err, PR_ERR,
+			"cannot create a PostgreSQL cluster in '%s': initdb failed: %s (see '%s')",
+			c->disp, reason[0] ? reason : "no reason given", c->ctl_log);
 		goto out;
 	}
 	/* The socket only, no TCP; the socket folder's mode is the access control. */
-	if ((rc = write_user_file(c, hba.ptr,
-				  "# Written by profreg: the private cluster takes local socket connections only.\n"
-				  "local all all trust\n", err)) < 0 ||
-	    (rc = append_line(conf.ptr, "\n# Added by profreg: its settings, rewritten at every start.\n"
-				       "include_if_exists = 'profreg.conf'\n", err)) < 0 ||
+	if ((rc = write_user_file(
+		     c, hba.ptr,
+		     "# Written by profreg: the private cluster takes local "
+		     "socket connections only.\n"
+		     "local all all trust\n",
+		     err)) < 0 ||
+	    (rc = append_line(conf.ptr,
+			      "\n# Added by profreg: its settings, rewritten at every start.\n"
+			      "include_if_exists = 'profreg.conf'\n",
+			      err)) < 0 ||
 	    (rc = write_profreg_conf(c, tmp.ptr, err)) < 0)
 		goto out;
 	if (rename(tmp.ptr, c->data) < 0) {
@@ -894,7 +937,8 @@ static int initdb(cluster *c, bool quiet, pr_error *err)
 				  strerror(errno));
 		goto out;
 	}
-	say(quiet, "created a private PostgreSQL cluster in '%s' (owner %s)", c->disp, c->user.name);
+	say(quiet, "created a private PostgreSQL cluster in '%s' (owner %s)", c->disp,
+	    c->user.name);
 out:
 	if (rc < 0 && tmp.len && is_dir(tmp.ptr))
 		nftw(tmp.ptr, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
@@ -919,7 +963,8 @@ static int prepare_socket_dir(const cluster *c, bool quiet, pr_error *err)
 		return oom(err);
 	if (!c->sock_fallback) {
 		if (unlink(record) < 0 && errno != ENOENT) {
-			rc = pr_error_set(err, PR_EIO, "cannot remove '%s': %s", record, strerror(errno));
+			rc = pr_error_set(err, PR_EIO, "cannot remove '%s': %s", record,
+					  strerror(errno));
 			goto out;
 		}
 		rc = make_private_dir(c, c->sock, err);
@@ -928,7 +973,8 @@ static int prepare_socket_dir(const cluster *c, bool quiet, pr_error *err)
 	if (mkdir(c->sock, 0700) == 0) {
 		if ((rc = give_to_user(c, c->sock, err)) < 0)
 			goto out;
-		say(quiet, "the socket path under '%s' would be too long for a Unix socket; using '%s'",
+		say(quiet,
+		    "the socket path under '%s' would be too long for a Unix socket; using '%s'",
 		    c->disp, c->sock);
 	} else if (errno != EEXIST) {
 		rc = pr_error_set(err, PR_EIO, "cannot create '%s': %s", c->sock, strerror(errno));
@@ -937,7 +983,8 @@ static int prepare_socket_dir(const cluster *c, bool quiet, pr_error *err)
 	if (lstat(c->sock, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != c->user.uid ||
 	    (st.st_mode & 077)) {
 		rc = pr_error_set(err, PR_EIO,
-				  "cannot use '%s' as the socket folder: it must be a folder of user '%s' with mode 0700, and it is not",
+				  "cannot use '%s' as the socket folder: it must be a folder of "
+				  "user '%s' with mode 0700, and it is not",
 				  c->sock, c->user.name);
 		goto out;
 	}
@@ -963,7 +1010,8 @@ static int ctl_start(cluster *c, bool quiet, pr_error *err)
 		goto out;
 	}
 	for (int attempt = 0; attempt < 2; attempt++) {
-		char *argv[] = {ctl, "start", "-D", c->data, "-l", c->log, "-w", "-t", CTL_WAIT_S, "-s", NULL};
+		char *argv[] = {ctl,  "start", "-D",       c->data, "-l", c->log,
+				"-w", "-t",    CTL_WAIT_S, "-s",    NULL};
 		bool stale = exists(pidfile), up = false;
 		off_t mark = file_size(c->log), ctl_mark = file_size(c->ctl_log);
 
@@ -990,8 +1038,10 @@ static int ctl_start(cluster *c, bool quiet, pr_error *err)
 		log_reason(reason, sizeof(reason), c->log, mark);
 		if (!reason[0])
 			log_reason(reason, sizeof(reason), c->ctl_log, ctl_mark);
-		rc = pr_error_set(err, PR_ERR, "cannot start the private PostgreSQL cluster in '%s': %s (see '%s')",
-				  c->disp, reason[0] ? reason : "pg_ctl failed", c->log);
+		rc = pr_error_set(
+			err, PR_ERR,
+			"cannot start the private PostgreSQL cluster in '%s': %s (see '%s')",
+			c->disp, reason[0] ? reason : "pg_ctl failed", c->log);
 		goto out;
 	}
 	say(quiet, "started the private PostgreSQL cluster in '%s'", c->disp);
@@ -1027,13 +1077,16 @@ static int ensure_running(cluster *c, bool quiet, pr_error *err)
 			char reason[512];
 			log_reason(reason, sizeof(reason), c->log, mark);
 			rc = pr_error_set(err, PR_ERR,
-					  "the private PostgreSQL cluster in '%s' stopped right after it started: %s (see '%s')",
+					  "the private PostgreSQL cluster in '%s' stopped right "
+					  "after it started: %s (see '%s')",
 					  c->disp, reason[0] ? reason : "no reason logged", c->log);
 			goto out;
 		}
 		if (!running) {
 			if (c->user.drop)
-				say(quiet, "running the private cluster as system user '%s' because profreg runs as root",
+				say(quiet,
+				    "running the private cluster as system user '%s' "
+				    "because profreg runs as root",
 				    c->user.name);
 			if ((rc = prepare_socket_dir(c, quiet, err)) < 0 ||
 			    (rc = write_profreg_conf(c, c->data, err)) < 0 ||
@@ -1045,7 +1098,8 @@ static int ensure_running(cluster *c, bool quiet, pr_error *err)
 			break;
 		if (mono_ms() >= deadline) {
 			rc = pr_error_set(err, PR_ERR,
-					  "the private PostgreSQL cluster in '%s' does not take connections on '%s' after %d s (see '%s')",
+					  "the private PostgreSQL cluster in '%s' does not take "
+					  "connections on '%s' after %d s (see '%s')",
 					  c->disp, c->sock, READY_TIMEOUT_S, c->log);
 			goto out;
 		}
@@ -1078,22 +1132,26 @@ static int ensure_database(const cluster *c, bool create, bool quiet, pr_error *
 	conn = PQconnectdbParams(keys, vals, 1);
 	if (!conn || PQstatus(conn) != CONNECTION_OK) {
 		const char *m = conn ? PQerrorMessage(conn) : "out of memory";
-		rc = pr_error_set(err, PR_EDB, "cannot connect to the private cluster in '%s': %.*s",
-				  c->disp, (int)strcspn(m, "\r\n"), m);
+		rc = pr_error_set(err, PR_EDB,
+				  "cannot connect to the private cluster in '%s': %.*s", c->disp,
+				  (int)strcspn(m, "\r\n"), m);
 		goto out;
 	}
 	PQsetNoticeProcessor(conn, drop_notice, NULL);
 	res = PQexec(conn, "select 1 from pg_database where datname = '" DB_NAME "'");
 	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
-		rc = pr_error_set(err, PR_EDB, "database: cannot list the databases of the private cluster: %.*s",
-				  (int)strcspn(PQerrorMessage(conn), "\r\n"), PQerrorMessage(conn));
+		rc = pr_error_set(
+			err, PR_EDB,
+			"database: cannot list the databases of the private cluster: %.*s",
+			(int)strcspn(PQerrorMessage(conn), "\r\n"), PQerrorMessage(conn));
 		goto out;
 	}
 	if (PQntuples(res) > 0)
 		goto out;
 	if (!create) {
 		rc = pr_error_set(err, PR_EDB,
-				  "no database: the private cluster in '%s' has no database '" DB_NAME
+				  "no database: the private cluster in "
+				  "'%s' has no database '" DB_NAME
 				  "' (create it with 'profreg db init')", c->disp);
 		goto out;
 	}
@@ -1103,7 +1161,8 @@ static int ensure_database(const cluster *c, bool create, bool quiet, pr_error *
 		const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
 		if (state && strcmp(state, "42P04") == 0)
 			goto out; /* made by someone else meanwhile */
-		rc = pr_error_set(err, PR_EDB, "database: cannot create database '" DB_NAME "': %.*s",
+		rc = pr_error_set(err, PR_EDB,
+				  "database: cannot create database '" DB_NAME "': %.*s",
 				  (int)strcspn(PQerrorMessage(conn), "\r\n"), PQerrorMessage(conn));
 		goto out;
 	}
@@ -1133,7 +1192,8 @@ static int start(char **conninfo_out, const char *home, bool create, bool quiet,
 		goto out;
 	if (!create && !exists(c.data)) {
 		rc = pr_error_set(err, PR_EDB,
-				  "no database: '%s' holds no private PostgreSQL cluster (create one with "
+				  "no database: '%s' holds no private PostgreSQL "
+				  "cluster (create one with "
 				  "'profreg db init', or give --db or PROFREG_DB)", c.disp);
 		goto out;
 	}
@@ -1161,7 +1221,8 @@ static int start(char **conninfo_out, const char *home, bool create, bool quiet,
 		free(ver);
 		if (!ok) {
 			rc = pr_error_set(err, PR_ERR,
-					  "cannot use '%s': it exists but holds no PostgreSQL cluster; move it away",
+					  "cannot use '%s': it exists but holds no "
+					  "PostgreSQL cluster; move it away",
 					  c.data);
 			goto out;
 		}
@@ -1212,17 +1273,23 @@ int pgembed_stop(const char *home, bool quiet, pr_error *err)
 		goto out;
 	}
 	{
-		char *fast[] = {ctl, "stop", "-D", c.data, "-m", "fast", "-w", "-t", CTL_WAIT_S, "-s", NULL};
-		char *now[] = {ctl, "stop", "-D", c.data, "-m", "immediate", "-w", "-t", CTL_WAIT_S, "-s", NULL};
+		char *fast[] = {ctl,  "stop", "-D",       c.data, "-m", "fast",
+				"-w", "-t",   CTL_WAIT_S, "-s",   NULL};
+		char *now[] = {ctl,  "stop", "-D",       c.data, "-m", "immediate",
+			       "-w", "-t",   CTL_WAIT_S, "-s",   NULL};
 		if ((rc = run_child(&c, &st, fast, CTL_TIMEOUT_S, err)) < 0)
 			goto out;
 		if (st != 0) {
-			/* Sessions that will not end: crash-stop; recovery on the next start is safe. */
+			/*
+			 * Sessions that will not end: crash-stop; recovery on the next start is
+			 * safe.
+			 */
 			if ((rc = run_child(&c, &st, now, CTL_TIMEOUT_S, err)) < 0)
 				goto out;
 			if (st != 0) {
 				rc = pr_error_set(err, PR_ERR,
-						  "cannot stop the private PostgreSQL cluster in '%s' (see '%s')",
+						  "cannot stop the private PostgreSQL "
+						  "cluster in '%s' (see '%s')",
 						  c.disp, c.ctl_log);
 				goto out;
 			}

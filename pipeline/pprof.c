@@ -596,7 +596,9 @@ static int check_str(parser *ps, int64_t idx, const char *what, ...)
 	va_start(ap, what);
 	vsnprintf(field, sizeof(field), what, ap);
 	va_end(ap);
-	return bad(ps, "string index %" PRId64 " of %s is out of range (the string table has %zu entries)",
+	return bad(ps,
+		   "string index %" PRId64
+		   " of %s is out of range (the string table has %zu entries)",
 		   idx, field, ps->m->n_string_table);
 }
 
@@ -714,7 +716,8 @@ static int set_header(parser *ps)
 		const ProtobufCBinaryData *u = str_at(ps, m->sample_type[i]->unit);
 		if (t->len > p->limits.max_string_len || u->len > p->limits.max_string_len) {
 			rc = pr_error_set(ps->err, PR_ELIMIT,
-					  "cannot parse '%s': sample_type %zu has a name of more than %u bytes",
+					  "cannot parse '%s': sample_type %zu has a "
+					  "name of more than %u bytes",
 					  ps->name, i, p->limits.max_string_len);
 			goto out;
 		}
@@ -743,7 +746,8 @@ static int set_header(parser *ps)
 		const ProtobufCBinaryData *u = str_at(ps, m->period_type->unit);
 		if (t->len > p->limits.max_string_len || u->len > p->limits.max_string_len) {
 			rc = pr_error_set(ps->err, PR_ELIMIT,
-					  "cannot parse '%s': period_type has a name of more than %u bytes",
+					  "cannot parse '%s': period_type has a name "
+					  "of more than %u bytes",
 					  ps->name, p->limits.max_string_len);
 			goto out;
 		}
@@ -901,7 +905,8 @@ static int add_sample(parser *ps, size_t i, const pb_sample *s)
 		n = ps->loc_len[li];
 		if (depth + n > p->limits.max_depth)
 			return pr_error_set(ps->err, PR_ELIMIT,
-					    "cannot parse '%s': sample %zu has a stack deeper than the limit of %u frames",
+					    "cannot parse '%s': sample %zu has a stack deeper "
+					    "than the limit of %u frames",
 					    ps->name, i, p->limits.max_depth);
 		if (depth + n > ps->stack_cap) {
 			size_t cap = ps->stack_cap ? ps->stack_cap : 256;
@@ -923,7 +928,8 @@ static int add_sample(parser *ps, size_t i, const pb_sample *s)
 	}
 	if (depth > ps->frames_left)
 		return pr_error_set(ps->err, PR_ELIMIT,
-				    "cannot parse '%s': stacks expand to more than %u frames per input byte",
+				    "cannot parse '%s': stacks expand to more than "
+				    "%u frames per input byte",
 				    ps->name, FRAMES_PER_INPUT_BYTE);
 	ps->frames_left -= depth;
 	return profile_add_sample_leaf_first(p, ps->stack, (uint32_t)depth, s->value,
@@ -975,7 +981,8 @@ static int decode_failed(parser *ps, const uint8_t *d, size_t start, size_t len,
 		return profile_mem_take(ps->p, UINT64_MAX, ps->err);
 	if (mem->exceeded)
 		return pr_error_set(ps->err, PR_ELIMIT,
-				    "cannot parse '%s': decoding needs more than %zu bytes of memory (%u per input byte)",
+				    "cannot parse '%s': decoding needs more than %zu bytes of "
+				    "memory (%u per input byte)",
 				    ps->name, decode_budget(len), DECODE_BYTES_PER_INPUT_BYTE);
 	memset(&f, 0, sizeof(f));
 	f.total = total;

@@ -90,7 +90,8 @@ int profile_mem_take(profile *p, uint64_t bytes, pr_error *err)
 {
 	if (bytes > p->mem_max - p->mem_used)
 		return pr_error_set(err, PR_ELIMIT,
-				    "cannot parse '%s': the profile needs more than %llu MiB of memory "
+				    "cannot parse '%s': the profile needs more "
+				    "than %llu MiB of memory "
 				    "(half the decompressed size limit, at least 64 MiB)",
 				    p->input_name, (unsigned long long)(p->mem_max >> 20));
 	p->mem_used += bytes;
@@ -208,7 +209,8 @@ int profile_intern(profile *p, uint32_t *out, const char *name, size_t name_len,
 		file_len = 0;
 	if (name_len > p->limits.max_string_len || file_len > p->limits.max_string_len) {
 		rc = pr_error_set(err, PR_ELIMIT,
-				  "cannot parse '%s': a name of %zu bytes exceeds the limit of %u bytes",
+				  "cannot parse '%s': a name of %zu bytes "
+				  "exceeds the limit of %u bytes",
 				  p->input_name, name_len > file_len ? name_len : file_len,
 				  p->limits.max_string_len);
 		goto out;
@@ -315,7 +317,8 @@ static int check_sample(profile *p, uint32_t depth, const int64_t *values,
 				    p->input_name, (unsigned long long)p->limits.max_samples);
 	if (depth > p->limits.max_depth)
 		return pr_error_set(err, PR_ELIMIT,
-				    "cannot parse '%s': a stack of %u frames exceeds the depth limit of %u",
+				    "cannot parse '%s': a stack of %u frames "
+				    "exceeds the depth limit of %u",
 				    p->input_name, depth, p->limits.max_depth);
 	for (size_t i = 0; i < p->nvalue_types; i++)
 		if (values[i] < 0)
@@ -340,7 +343,8 @@ static int add_sample(profile *p, const uint32_t *stack, uint32_t depth,
 	for (uint32_t i = 0; i < depth; i++)
 		if (stack[i] >= p->nfuncs)
 			return pr_error_set(err, PR_EDATA,
-					    "cannot parse '%s': sample refers to unknown function %u",
+					    "cannot parse '%s': sample refers to "
+					    "unknown function %u",
 					    p->input_name, stack[i]);
 	if (p->nsamples == p->samples_cap && (rc = grow_samples(p, err)) < 0)
 		return rc;
@@ -551,7 +555,8 @@ int profile_reject_nul(const char *text, size_t len, const char *name,
 	for (const char *q = text; (q = memchr(q, '\n', (size_t)(nul - q))); q++)
 		line++;
 	return pr_error_set(err, PR_EDATA,
-			    "cannot parse '%s': line %zu: NUL byte at offset %zu (binary data, not %s)",
+			    "cannot parse '%s': line %zu: NUL byte at offset "
+			    "%zu (binary data, not %s)",
 			    name, line, (size_t)(nul - text), what);
 }
 

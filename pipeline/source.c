@@ -88,7 +88,8 @@ static int list_profiles(char ***out, size_t *n, const char *dir, pr_error *err)
 	*out = NULL;
 	*n = 0;
 	if (!dh)
-		return pr_error_set(err, PR_EIO, "cannot read source folder '%s': %s", dir, strerror(errno));
+		return pr_error_set(err, PR_EIO, "cannot read source folder '%s': %s", dir,
+				    strerror(errno));
 	while ((e = readdir(dh))) {
 		if (e->d_name[0] == '.' || ends_with(e->d_name, ".json"))
 			continue;

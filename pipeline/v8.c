@@ -644,7 +644,8 @@ static int name_value(v8_parser *ps, buf *dst, const unsigned char *s, size_t n)
 {
 	if (n > ps->p->limits.max_string_len) {
 		ps->rc = pr_error_set(ps->err, PR_ELIMIT,
-				      "cannot parse '%s': a name of %zu bytes exceeds the limit of %u bytes",
+				      "cannot parse '%s': a name of %zu bytes "
+				      "exceeds the limit of %u bytes",
 				      ps->name, n, ps->p->limits.max_string_len);
 		return 0;
 	}
@@ -728,8 +729,8 @@ static int scalar(v8_parser *ps, vkind kind, const char *s, size_t n)
 			if (!to_int(ps, s, n, &v))
 				return 0;
 			if (v < 0) {
-				defer(ps, "%s: negative hitCount %lld", node_label(ps, nb, sizeof(nb)),
-				      (long long)v);
+				defer(ps, "%s: negative hitCount %lld",
+				      node_label(ps, nb, sizeof(nb)), (long long)v);
 				return 1;
 			}
 			nd->hits = v;
@@ -1061,9 +1062,11 @@ static int compute_depths(v8_parser *ps)
 			other_root = i;
 	}
 	if (nroots > 1)
-		return bad(ps, "%u nodes have no parent (node %lld and node %lld): a profile has one root",
-			   nroots, (long long)ps->nodes[ps->root].id,
-			   (long long)ps->nodes[other_root].id);
+		return bad(
+			ps,
+			"%u nodes have no parent (node %lld and node %lld): a profile has one root",
+			nroots, (long long)ps->nodes[ps->root].id,
+			(long long)ps->nodes[other_root].id);
 	if (!(path = malloc(ps->nnodes * sizeof(*path))))
 		return nomem(ps);
 	if (ps->root != NO_NODE)
@@ -1157,7 +1160,8 @@ static int read_samples(v8_parser *ps)
 
 		if (cached == NO_NODE || id != cached_id) {
 			if ((cached = find_node(ps, id)) == NO_NODE)
-				return bad(ps, "sample %zu refers to node %lld, which does not exist",
+				return bad(ps,
+					   "sample %zu refers to node %lld, which does not exist",
 					   i, (long long)id);
 			cached_id = id;
 		}
@@ -1200,7 +1204,8 @@ static int read_hit_counts(v8_parser *ps)
 	for (uint32_t i = 0; i < ps->nnodes; i++) {
 		v8_node *n = &ps->nodes[i];
 		/* long double: duration * hits may not fit 64 bits. */
-		int64_t t = total ? (int64_t)((long double)ps->p->duration_ns * n->hits / total) : 0;
+		int64_t t =
+			total ? (int64_t)((long double)ps->p->duration_ns * n->hits / total) : 0;
 
 		if ((rc = add_to_node(ps, n, n->hits, t)) < 0)
 			return rc;

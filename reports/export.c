@@ -114,20 +114,23 @@ int export_folded(buf *out, const profile *p, size_t column, pr_error *err)
 			if (i)
 				rc = buf_putc(out, ';');
 			if (rc == 0)
-				rc = folded_name(out, p->funcs[p->frames[p->stack_off[s] + i]].name);
+				rc = folded_name(out,
+						 p->funcs[p->frames[p->stack_off[s] + i]].name);
 		}
 		if (rc == 0)
 			rc = buf_printf(out, " %lld\n", (long long)v);
 	}
 	if (rc < 0)
 		return pr_error_set(err, rc, "cannot write folded stacks: %s",
-				    rc == PR_ELIMIT ? "output size limit reached" : "out of memory");
+				    rc == PR_ELIMIT ? "output size limit reached"
+						    : "out of memory");
 	return 0;
 }
 
 static const char *speedscope_unit(const char *unit)
 {
-	static const char *known[] = {"nanoseconds", "microseconds", "milliseconds", "seconds", "bytes"};
+	static const char *known[] = {"nanoseconds", "microseconds", "milliseconds", "seconds",
+				      "bytes"};
 
 	for (size_t i = 0; unit && i < sizeof(known) / sizeof(known[0]); i++)
 		if (strcmp(unit, known[i]) == 0)
@@ -162,7 +165,8 @@ int export_speedscope(buf *out, const profile *p, size_t column, const char *nam
 		if (!(st = json_array()) || json_array_append_new(samples, st) < 0)
 			goto nomem;
 		for (uint32_t i = 0; i < p->stack_len[s]; i++)
-			if (json_array_append_new(st, json_integer(p->frames[p->stack_off[s] + i])) < 0)
+			if (json_array_append_new(st,
+						  json_integer(p->frames[p->stack_off[s] + i])) < 0)
 				goto nomem;
 		if (json_array_append_new(weights, json_integer(v)) < 0)
 			goto nomem;
@@ -170,13 +174,13 @@ int export_speedscope(buf *out, const profile *p, size_t column, const char *nam
 	}
 	if (!frames || !samples || !weights)
 		goto nomem;
-	root = json_pack("{s:s,s:{s:o},s:[{s:s,s:s,s:s,s:i,s:I,s:o,s:o}],s:s,s:i,s:s}",
-			 "$schema", "https://www.speedscope.app/file-format-schema.json",
-			 "shared", "frames", frames,
-			 "profiles", "type", "sampled", "name", name ? name : "profile",
+	root = json_pack("{s:s,s:{s:o},s:[{s:s,s:s,s:s,s:i,s:I,s:o,s:o}],s:s,s:i,s:s}", "$schema",
+			 "https://www.speedscope.app/file-format-schema.json", "shared", "frames",
+			 frames, "profiles", "type", "sampled", "name", name ? name : "profile",
 			 "unit", speedscope_unit(p->value_types[column].unit), "startValue", 0,
 			 "endValue", (json_int_t)total, "samples", samples, "weights", weights,
-			 "name", name ? name : "profile", "activeProfileIndex", 0, "exporter", "profreg");
+			 "name", name ? name : "profile", "activeProfileIndex", 0, "exporter",
+			 "profreg");
 	frames = samples = weights = NULL;
 	if (!root || !(text = json_dumps(root, JSON_COMPACT)))
 		goto nomem;
@@ -186,7 +190,8 @@ int export_speedscope(buf *out, const profile *p, size_t column, const char *nam
 	free(text);
 	json_decref(root);
 	if (rc < 0)
-		return pr_error_set(err, rc, "cannot write speedscope JSON: output size limit reached");
+		return pr_error_set(err, rc,
+				    "cannot write speedscope JSON: output size limit reached");
 	return 0;
 nomem:
 	json_decref(root);
@@ -281,7 +286,8 @@ int export_pprof(buf *out, const profile *p, size_t column, pr_error *err)
 		goto nomem;
 	/* One function, one location, one line per profile function: id = index + 1. */
 	for (size_t f = 0; f < nf; f++) {
-		int64_t name = str_index(&st, p->funcs[f].name), file = str_index(&st, p->funcs[f].file);
+		int64_t name = str_index(&st, p->funcs[f].name),
+			file = str_index(&st, p->funcs[f].file);
 		if (name < 0 || file < 0)
 			goto nomem;
 		perftools__profiles__function__init(&fn[f]);
@@ -344,7 +350,9 @@ int export_pprof(buf *out, const profile *p, size_t column, pr_error *err)
 	pr.string_table = st.v;
 	len = perftools__profiles__profile__get_packed_size(&pr);
 	if (len > UINT32_MAX) {
-		rc = pr_error_set(err, PR_ELIMIT, "cannot write pprof: %zu bytes before compression is too large", len);
+		rc = pr_error_set(err, PR_ELIMIT,
+				  "cannot write pprof: %zu bytes before compression is too large",
+				  len);
 		goto out;
 	}
 	if (!(packed = malloc(len ? len : 1)))

@@ -45,7 +45,8 @@ static int hash_grow(flame_tree *t)
 		size_t j;
 		if (t->hkeys[i] == UINT64_MAX)
 			continue;
-		for (j = mix(t->hkeys[i]) & (ncap - 1); k[j] != UINT64_MAX; j = (j + 1) & (ncap - 1))
+		for (j = mix(t->hkeys[i]) & (ncap - 1); k[j] != UINT64_MAX;
+		     j = (j + 1) & (ncap - 1))
 			;
 		k[j] = t->hkeys[i];
 		v[j] = t->hvals[i];
@@ -87,8 +88,8 @@ int flame_tree_init(flame_tree *t, pr_error *err)
 	strmap_init(&t->name_index);
 	t->max_nodes = FLAME_DEFAULT_MAX_NODES;
 	t->cap = 1024;
-	if (!(t->nodes = calloc(t->cap, sizeof(*t->nodes))) || intern(t, &root_name, "all", 3) < 0 ||
-	    hash_grow(t) < 0) {
+	if (!(t->nodes = calloc(t->cap, sizeof(*t->nodes))) ||
+	    intern(t, &root_name, "all", 3) < 0 || hash_grow(t) < 0) {
 		flame_tree_release(t);
 		return oom(err);
 	}
@@ -125,7 +126,8 @@ static int child_of(flame_tree *t, uint32_t *out, uint32_t parent, uint32_t name
 		}
 	if (t->n >= t->max_nodes)
 		return pr_error_set(err, PR_ELIMIT,
-				    "cannot build the flame graph: more than %zu distinct frames", t->max_nodes);
+				    "cannot build the flame graph: more than "
+				    "%zu distinct frames", t->max_nodes);
 	if (t->n == t->cap) {
 		size_t ncap = t->cap * 2;
 		flame_node *nn = realloc(t->nodes, ncap * sizeof(*nn));
@@ -151,7 +153,11 @@ static int child_of(flame_tree *t, uint32_t *out, uint32_t parent, uint32_t name
 static int check_value(double value, pr_error *err)
 {
 	if (!(value >= 0) || isinf(value))
-		return pr_error_set(err, PR_EUSAGE, "cannot build the flame graph: value %g is not a finite non-negative number", value);
+		return pr_error_set(
+			err, PR_EUSAGE,
+			"cannot build the flame graph: value %g is not a "
+			"finite non-negative number",
+			value);
 	return 0;
 }
 
@@ -182,7 +188,8 @@ int flame_tree_add_profile(flame_tree *t, flame_side side, const profile *p,
 	int rc = 0;
 
 	if (column >= p->nvalue_types)
-		return pr_error_set(err, PR_EUSAGE, "cannot build the flame graph of '%s': no value column %zu",
+		return pr_error_set(err, PR_EUSAGE,
+				    "cannot build the flame graph of '%s': no value column %zu",
 				    p->input_name ? p->input_name : "profile", column);
 	if ((rc = check_value(weight, err)) < 0)
 		return rc;
@@ -264,7 +271,8 @@ static int cmp_name(const void *a, const void *b)
 /* Colour of a self-share change: neutral, to red (growth) or blue (shrink). */
 static void colour(char out[8], double d, double maxd)
 {
-	static const int neutral[3] = {236, 234, 228}, red[3] = {214, 32, 32}, blue[3] = {38, 92, 214};
+	static const int neutral[3] = {236, 234, 228}, red[3] = {214, 32, 32},
+			 blue[3] = {38, 92, 214};
 	double k = maxd > 0 ? fabs(d) / maxd : 0;
 	const int *to = d > 0 ? red : blue;
 	int c[3];
@@ -325,21 +333,24 @@ static int frame(render *r, uint32_t i, double x)
 	if (rc == 0)
 		rc = esc_html(r->out, name);
 	if (rc == 0)
-		rc = buf_printf(r->out,
-				"\" data-delta=\"%.6g\" data-dtotal=\"%.6g\" data-cur=\"%.6g\" data-base=\"%.6g\""
-				" data-x=\"%.6f\" data-w=\"%.6f\" data-depth=\"%u\"><title>",
-				d, dt, tot[FLAME_CUR], tot[FLAME_BASE], x / r->o->width, w, nd->depth);
+		rc = buf_printf(
+			r->out,
+			"\" data-delta=\"%.6g\" data-dtotal=\"%.6g\" "
+			"data-cur=\"%.6g\" data-base=\"%.6g\""
+			" data-x=\"%.6f\" data-w=\"%.6f\" data-depth=\"%u\"><title>",
+			d, dt, tot[FLAME_CUR], tot[FLAME_BASE], x / r->o->width, w, nd->depth);
 	if (rc == 0)
 		rc = esc_html(r->out, name);
 	if (rc == 0)
-		rc = buf_printf(r->out,
-				"\ncurrent %.3f%% (self %.3f%%)\nbaseline %.3f%% (self %.3f%%)\n"
-				"self change %+.3fpp, total change %+.3fpp</title>"
-				"<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"/>"
-				"<text x=\"%.1f\" y=\"%d\">",
-				100 * tot[FLAME_CUR], 100 * self[FLAME_CUR], 100 * tot[FLAME_BASE],
-				100 * self[FLAME_BASE], 100 * d, 100 * dt, x, y, px, ROW - 1, fill, x + 3,
-				y + ROW - 5);
+		rc = buf_printf(
+			r->out,
+			"\ncurrent %.3f%% (self %.3f%%)\nbaseline %.3f%% (self %.3f%%)\n"
+			"self change %+.3fpp, total change %+.3fpp</title>"
+			"<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"/>"
+			"<text x=\"%.1f\" y=\"%d\">",
+			100 * tot[FLAME_CUR], 100 * self[FLAME_CUR], 100 * tot[FLAME_BASE],
+			100 * self[FLAME_BASE], 100 * d, 100 * dt, x, y, px, ROW - 1, fill, x + 3,
+			y + ROW - 5);
 	if (rc == 0)
 		rc = label(r->out, name, px);
 	if (rc == 0)
@@ -427,7 +438,8 @@ int flame_render_svg(buf *out, const flame_tree *t, const flame_opts *o,
 	if (st)
 		memset(st, 0, sizeof(*st));
 	if (t->total[FLAME_CUR] <= 0) {
-		rc = buf_printf(out, "<p class=\"note\">No current samples: nothing to draw.</p>\n");
+		rc = buf_printf(out,
+				"<p class=\"note\">No current samples: nothing to draw.</p>\n");
 		goto out;
 	}
 	r.t = t, r.o = o, r.out = out, r.st = st;
@@ -443,12 +455,15 @@ int flame_render_svg(buf *out, const flame_tree *t, const flame_opts *o,
 			r.maxd = fabs(self[FLAME_CUR] - self[FLAME_BASE]);
 	}
 	/* The height is known only after drawing: leave room and patch it. */
-	if ((rc = buf_puts(out, "<svg class=\"flame\" xmlns=\"http://www.w3.org/2000/svg\" id=\"")) < 0 ||
+	if ((rc = buf_puts(
+		     out, "<svg class=\"flame\" xmlns=\"http://www.w3.org/2000/svg\" id=\"")) < 0 ||
 	    (rc = esc_html(out, o->id)) < 0)
 		goto out;
 	head = out->len;
-	if ((rc = buf_printf(out, "\" width=\"%d\" height=\"%-8d\" data-width=\"%d\" data-max-delta=\"%.6g\">\n",
-			     o->width, 0, o->width, r.maxd)) < 0 ||
+	if ((rc = buf_printf(
+		     out,
+		     "\" width=\"%d\" height=\"%-8d\" data-width=\"%d\" data-max-delta=\"%.6g\">\n",
+		     o->width, 0, o->width, r.maxd)) < 0 ||
 	    (rc = draw(&r, 0, 0)) < 0 || (rc = buf_puts(out, "</svg>\n")) < 0)
 		goto out;
 	{
@@ -466,13 +481,15 @@ out:
 	free(r.kids);
 	if (rc == PR_ENOMEM || rc == PR_ELIMIT)
 		return pr_error_set(err, rc, "cannot render the flame graph: %s",
-				    rc == PR_ELIMIT ? "the output would exceed its size limit" : "out of memory");
+				    rc == PR_ELIMIT ? "the output would exceed its size limit"
+						    : "out of memory");
 	return rc;
 }
 
 const char *flame_css(void)
 {
-	return "svg.flame{display:block;font:12px ui-monospace,Menlo,Consolas,monospace;background:#fff}\n"
+	return "svg.flame{display:block;font:12px ui-monospace,Menlo,Consolas,monospace;"
+	       "background:#fff}\n"
 	       "svg.flame g.fr{cursor:pointer}\n"
 	       "svg.flame rect{stroke:#fff;stroke-width:0.5}\n"
 	       "svg.flame g.fr:hover rect{stroke:#000;stroke-width:1}\n"
@@ -488,25 +505,34 @@ const char *flame_script(void)
 	       "function fit(g,w){var t=g.querySelector('text'),n=g.getAttribute('data-name'),"
 	       "c=Math.floor((w-6)/7),a=Array.from(n);"
 	       "t.textContent=c<3?'':(a.length>c?a.slice(0,c-2).join('')+'..':n);}\n"
-	       "function zoom(svg,z){var W=+svg.getAttribute('data-width'),zx=+z.dataset.x,zw=+z.dataset.w,"
+	       "function zoom(svg,z){var "
+	       "W=+svg.getAttribute('data-width'),zx=+z.dataset.x,zw=+z.dataset.w,"
 	       "zd=+z.dataset.depth,e=1e-9;\n"
-	       " svg.querySelectorAll('g.fr').forEach(function(f){var x=+f.dataset.x,w=+f.dataset.w,"
+	       " svg.querySelectorAll('g.fr').forEach(function(f){var "
+	       "x=+f.dataset.x,w=+f.dataset.w,"
 	       "d=+f.dataset.depth,r=f.querySelector('rect'),t=f.querySelector('text');\n"
 	       "  var inside=d>=zd&&x>=zx-e&&x+w<=zx+zw+e,anc=d<zd&&x<=zx+e&&x+w>=zx+zw-e;\n"
 	       "  if(!inside&&!anc){f.style.display='none';return;}\n"
 	       "  f.style.display='';var nx=anc?0:(x-zx)/zw*W,nw=anc?W:w/zw*W;\n"
-	       "  r.setAttribute('x',nx);r.setAttribute('width',nw);t.setAttribute('x',nx+3);fit(f,nw);});}\n"
+	       "  "
+	       "r.setAttribute('x',nx);r.setAttribute('width',nw);"
+	       "t.setAttribute('x',nx+3);fit(f,nw);});}\n"
 	       "document.querySelectorAll('svg.flame').forEach(function(svg){"
-	       "svg.addEventListener('click',function(ev){var g=ev.target.closest('g.fr');if(g)zoom(svg,g);});});\n"
+	       "svg.addEventListener('click',function(ev){var "
+	       "g=ev.target.closest('g.fr');if(g)zoom(svg,g);});});\n"
 	       "document.querySelectorAll('input.flame-search').forEach(function(inp){"
-	       "inp.addEventListener('input',function(){var svg=document.getElementById(inp.dataset.for),"
+	       "inp.addEventListener('input',function(){var "
+	       "svg=document.getElementById(inp.dataset.for),"
 	       "q=inp.value,sum=0,out=document.getElementById(inp.dataset.for+'-found');\n"
-	       " svg.querySelectorAll('g.fr').forEach(function(f){var m=q!==''&&f.dataset.name.indexOf(q)>=0;"
+	       " svg.querySelectorAll('g.fr').forEach(function(f){var "
+	       "m=q!==''&&f.dataset.name.indexOf(q)>=0;"
 	       "f.classList.toggle('match',m);});\n"
 	       " var ms=Array.from(svg.querySelectorAll('g.match'));ms.forEach(function(f){"
 	       "var nested=ms.some(function(o){return o!==f&&+o.dataset.depth<+f.dataset.depth&&"
-	       "+o.dataset.x<=+f.dataset.x+1e-9&&+o.dataset.x+ +o.dataset.w>=+f.dataset.x+ +f.dataset.w-1e-9;});"
+	       "+o.dataset.x<=+f.dataset.x+1e-9&&+o.dataset.x+ "
+	       "+o.dataset.w>=+f.dataset.x+ +f.dataset.w-1e-9;});"
 	       "if(!nested)sum+=+f.dataset.cur;});\n"
-	       " if(out)out.textContent=q===''?'':'matched '+(100*sum).toFixed(2)+'% of current';});});\n"
+	       " if(out)out.textContent=q===''?'':'matched "
+	       "'+(100*sum).toFixed(2)+'% of current';});});\n"
 	       "})();\n";
 }

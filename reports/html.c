@@ -44,17 +44,24 @@ static void T(out *o, int64_t us)
 }
 
 static const char css[] =
-	"body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:24px;color:#1b1b1b;max-width:1260px}\n"
-	"h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #ddd;padding-bottom:4px}\n"
+	"body{font:14px/1.45 system-ui,-apple-system,'Segoe "
+	"UI',Roboto,sans-serif;margin:24px;color:#1b1b1b;max-width:1260px}\n"
+	"h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px "
+	"solid #ddd;padding-bottom:4px}\n"
 	"h3{font-size:15px;margin:18px 0 6px}.meta,.note{color:#666}\n"
-	"table{border-collapse:collapse;margin:6px 0}td,th{padding:3px 8px;border-bottom:1px solid #eee;text-align:left;vertical-align:top}\n"
-	"th{background:#f6f6f6;font-weight:600}td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\n"
-	"code,.mono{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12.5px;word-break:break-all}\n"
+	"table{border-collapse:collapse;margin:6px 0}td,th{padding:3px 8px;border-bottom:1px solid "
+	"#eee;text-align:left;vertical-align:top}\n"
+	"th{background:#f6f6f6;font-weight:600}td.num{text-align:right;"
+	"font-variant-numeric:tabular-nums;white-space:nowrap}\n"
+	"code,.mono{font-family:ui-monospace,Menlo,Consolas,monospace;"
+	"font-size:12.5px;word-break:break-all}\n"
 	"pre{background:#f6f6f6;padding:8px;overflow-x:auto;font-size:12.5px}\n"
 	".sev{display:inline-block;padding:0 6px;border-radius:3px;color:#fff;font-size:12px}\n"
-	".sev-critical{background:#8b0000}.sev-high{background:#d62020}.sev-medium{background:#e07b00}.sev-low{background:#888}.sev-none{background:#bbb}\n"
+	".sev-critical{background:#8b0000}.sev-high{background:#d62020}"
+	".sev-medium{background:#e07b00}.sev-low{background:#888}.sev-none{background:#bbb}\n"
 	".up{color:#c01818}.down{color:#1d5fcf}\n"
-	".legend span{display:inline-block;width:14px;height:10px;margin:0 3px 0 10px;vertical-align:middle}\n"
+	".legend span{display:inline-block;width:14px;height:10px;margin:0 3px 0 "
+	"10px;vertical-align:middle}\n"
 	"section.finding{margin-top:24px}\n"
 	"svg.spark circle.cur{fill:#d62020}svg.spark circle.base{fill:#4a6fa5}\n";
 
@@ -126,7 +133,8 @@ static void summary(out *o, const report *r)
 	if (r->base_desc) {
 		P(o, "<tr><th>baseline</th><td><code>");
 		E(o, r->base_desc, "");
-		P(o, "</code> (%zu captures)</td></tr>\n<tr><th>target</th><td><code>", r->base_ncaps);
+		P(o, "</code> (%zu captures)</td></tr>\n<tr><th>target</th><td><code>",
+		  r->base_ncaps);
 		E(o, r->target_desc, "");
 		P(o, "</code> (%zu captures)</td></tr>\n", r->target_ncaps);
 	}
@@ -141,10 +149,14 @@ static void summary(out *o, const report *r)
 		P(o, "<tr><th>services</th><td>%ld analysed, %ld failed, %zu skipped</td></tr>\n",
 		  r->services_analysed, r->services_failed < 0 ? 0 : r->services_failed, r->nskips);
 	if (strcmp(r->kind, "diff") != 0)
-		P(o, "<tr><th>regressions</th><td>%zu: <span class=\"sev sev-critical\">critical %zu</span> "
-		  "<span class=\"sev sev-high\">high %zu</span> <span class=\"sev sev-medium\">medium %zu</span> "
+		P(o,
+		  "<tr><th>regressions</th><td>%zu: <span class=\"sev "
+		  "sev-critical\">critical %zu</span> "
+		  "<span class=\"sev sev-high\">high %zu</span> <span class=\"sev "
+		  "sev-medium\">medium %zu</span> "
 		  "<span class=\"sev sev-low\">low %zu</span></td></tr>\n"
-		  "<tr><th>other findings</th><td>%zu (improvements and relative shifts)</td></tr>\n",
+		  "<tr><th>other findings</th><td>%zu (improvements and "
+		  "relative shifts)</td></tr>\n",
 		  regressions, sev[3], sev[2], sev[1], sev[0], others);
 	P(o, "</table>\n");
 	if (r->nfailures) {
@@ -177,17 +189,23 @@ static void findings_table(out *o, const report *r)
 {
 	bool diff = strcmp(r->kind, "diff") == 0;
 
-	P(o, "<section id=\"findings\"><h2>%s</h2>\n", diff ? "Functions whose share changed most" : "Findings");
+	P(o, "<section id=\"findings\"><h2>%s</h2>\n",
+	  diff ? "Functions whose share changed most" : "Findings");
 	if (!r->nfindings) {
 		P(o, "<p>No function's self share moved beyond the margin.</p></section>\n");
 		return;
 	}
-	P(o, "<table class=\"findings\"><tr><th>#</th><th>severity</th><th>direction</th><th>service</th>"
-	  "<th>function</th><th>baseline &rarr; current</th><th>change (95%% CI)</th><th>relative</th>"
-	  "<th>q</th><th>captures (base/cur)</th><th>release (commit)</th><th>suspects</th></tr>\n");
+	P(o,
+	  "<table "
+	  "class=\"findings\"><tr><th>#</th><th>severity</th><th>direction</th><th>service</th>"
+	  "<th>function</th><th>baseline &rarr; current</th><th>change (95%% "
+	  "CI)</th><th>relative</th>"
+	  "<th>q</th><th>captures (base/cur)</th><th>release "
+	  "(commit)</th><th>suspects</th></tr>\n");
 	for (size_t i = 0; i < r->nfindings; i++) {
 		const report_finding *f = &r->findings[i];
-		P(o, "<tr><td class=\"num\">%zu</td><td><span class=\"sev sev-%s\">", i + 1, sev_class(f->severity));
+		P(o, "<tr><td class=\"num\">%zu</td><td><span class=\"sev sev-%s\">", i + 1,
+		  sev_class(f->severity));
 		E(o, f->severity, "-");
 		P(o, "</span></td><td>");
 		E(o, f->direction, "not significant");
@@ -218,17 +236,21 @@ static void findings_table(out *o, const report *r)
 			P(o, "%+.1f%%", 100 * f->rel_delta);
 		P(o, "</td><td class=\"num\">");
 		num_g(o, f->q_value);
-		P(o, "</td><td class=\"num\">%zu/%zu</td><td>", f->baseline_captures, f->current_captures);
+		P(o, "</td><td class=\"num\">%zu/%zu</td><td>", f->baseline_captures,
+		  f->current_captures);
 		E(o, f->release, "-");
 		if (f->commit) {
 			P(o, " <code>");
-			o->rc = o->rc < 0 ? o->rc : esc_html_n(o->b, f->commit, strnlen(f->commit, 12));
+			o->rc = o->rc < 0 ? o->rc
+					  : esc_html_n(o->b, f->commit, strnlen(f->commit, 12));
 			P(o, "</code>");
 		}
 		P(o, "</td><td>");
 		for (size_t k = 0; k < f->nsuspects && k < 3; k++) {
 			P(o, "%s<code>", k ? " " : "");
-			o->rc = o->rc < 0 ? o->rc : esc_html_n(o->b, f->suspects[k].sha, strnlen(f->suspects[k].sha, 12));
+			o->rc = o->rc < 0 ? o->rc
+					  : esc_html_n(o->b, f->suspects[k].sha,
+						       strnlen(f->suspects[k].sha, 12));
 			P(o, "</code>");
 		}
 		if (f->nsuspects > 3)
@@ -242,13 +264,17 @@ static void findings_table(out *o, const report *r)
 
 static void legend(out *o)
 {
-	P(o, "<p class=\"legend note\">Width: share of the current samples. Colour: change of the frame's self share"
+	P(o,
+	  "<p class=\"legend note\">Width: share of the current samples. Colour: change "
+	  "of the frame's self share"
 	  " against the baseline<span style=\"background:#d62020\"></span>grew"
-	  "<span style=\"background:#265cd6\"></span>shrank<span style=\"background:#eceae4\"></span>unchanged."
+	  "<span style=\"background:#265cd6\"></span>shrank<span "
+	  "style=\"background:#eceae4\"></span>unchanged."
 	  " Hover for exact values, click to zoom (click the root to reset).</p>\n");
 }
 
-static void flame(out *o, const report *r, const flame_tree *t, const char *id, const char *highlight, pr_error *err)
+static void flame(out *o, const report *r, const flame_tree *t, const char *id,
+		  const char *highlight, pr_error *err)
 {
 	flame_opts fo = r->fopts;
 
@@ -258,8 +284,11 @@ static void flame(out *o, const report *r, const flame_tree *t, const char *id, 
 	fo.highlight = highlight;
 	if (o->b->len > PAGE_BUDGET && fo.max_frames > SMALL_FRAMES)
 		fo.max_frames = SMALL_FRAMES;
-	P(o, "<p><input class=\"flame-search\" type=\"search\" placeholder=\"search functions\" data-for=\"%s\"> "
-	  "<span id=\"%s-found\" class=\"note\"></span></p>\n", id, id);
+	P(o,
+	  "<p><input class=\"flame-search\" type=\"search\" placeholder=\"search "
+	  "functions\" data-for=\"%s\"> "
+	  "<span id=\"%s-found\" class=\"note\"></span></p>\n",
+	  id, id);
 	legend(o);
 	if (o->rc == 0)
 		o->rc = flame_render_svg(o->b, t, &fo, NULL, err);
@@ -286,21 +315,30 @@ static void sparkline(out *o, const report_finding *f)
 	hi = hi > 0 ? hi * 1.1 : 1;
 #define X(i) (f->npoints > 1 ? pad + (double)(i) * (W - 2 * pad) / (double)(f->npoints - 1) : W / 2)
 #define Y(s) (H - pad - ((s) - lo) / (hi - lo) * (H - 2 * pad))
-	P(o, "<svg class=\"spark\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-	  "data-points=\"%zu\">\n<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"#fafafa\" stroke=\"#ddd\"/>\n",
+	P(o,
+	  "<svg class=\"spark\" xmlns=\"http://www.w3.org/2000/svg\" "
+	  "width=\"%.0f\" height=\"%.0f\" "
+	  "data-points=\"%zu\">\n<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" "
+	  "fill=\"#fafafa\" stroke=\"#ddd\"/>\n",
 	  W, H, f->npoints, W, H);
 	if (f->has_band) {
 		double top = f->band_median + f->band_spread, bot = f->band_median - f->band_spread;
 		if (bot < 0)
 			bot = 0;
-		P(o, "<rect class=\"band\" x=\"0\" y=\"%.1f\" width=\"%.0f\" height=\"%.1f\" fill=\"#4a6fa5\" "
-		  "fill-opacity=\"0.15\"><title>baseline median %.3f%% &#177; %.3f%%</title></rect>\n"
-		  "<line x1=\"0\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#4a6fa5\" stroke-dasharray=\"3,3\"/>\n",
+		P(o,
+		  "<rect class=\"band\" x=\"0\" y=\"%.1f\" width=\"%.0f\" "
+		  "height=\"%.1f\" fill=\"#4a6fa5\" "
+		  "fill-opacity=\"0.15\"><title>baseline median %.3f%% "
+		  "&#177; %.3f%%</title></rect>\n"
+		  "<line x1=\"0\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#4a6fa5\" "
+		  "stroke-dasharray=\"3,3\"/>\n",
 		  Y(top), W, Y(bot) - Y(top), 100 * f->band_median, 100 * f->band_spread, W,
 		  Y(f->band_median), Y(f->band_median));
 	}
 	if (nbase && nbase < f->npoints)
-		P(o, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"0\" y2=\"%.0f\" stroke=\"#999\" stroke-dasharray=\"2,2\"/>\n",
+		P(o,
+		  "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"0\" y2=\"%.0f\" stroke=\"#999\" "
+		  "stroke-dasharray=\"2,2\"/>\n",
 		  (X(nbase - 1) + X(nbase)) / 2, (X(nbase - 1) + X(nbase)) / 2, H);
 	P(o, "<polyline fill=\"none\" stroke=\"#777\" stroke-width=\"1\" points=\"");
 	for (size_t i = 0; i < f->npoints; i++)
@@ -308,15 +346,19 @@ static void sparkline(out *o, const report_finding *f)
 	P(o, "\"/>\n");
 	for (size_t i = 0; i < f->npoints; i++) {
 		const report_point *pt = &f->points[i];
-		P(o, "<circle class=\"%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"%s\"><title>capture %" PRId64 " (%s), ",
-		  pt->current ? "cur" : "base", X(i), Y(pt->share), pt->current ? "3" : "2", pt->capture_id,
-		  pt->current ? "current" : "baseline");
+		P(o,
+		  "<circle class=\"%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"%s\"><title>capture %" PRId64
+		  " (%s), ",
+		  pt->current ? "cur" : "base", X(i), Y(pt->share), pt->current ? "3" : "2",
+		  pt->capture_id, pt->current ? "current" : "baseline");
 		T(o, pt->at_us);
 		P(o, ": %.3f%%</title></circle>\n", 100 * pt->share);
 	}
 #undef X
 #undef Y
-	P(o, "</svg>\n<p class=\"note\">Self share per capture, oldest first: baseline (blue) then current (red);"
+	P(o,
+	  "</svg>\n<p class=\"note\">Self share per capture, oldest first: baseline "
+	  "(blue) then current (red);"
 	  " the band is the baseline median &#177; 1.4826 MAD.</p>\n");
 }
 
@@ -337,13 +379,16 @@ static void evidence(out *o, const report_finding *f)
 		size_t ncur = 0;
 		for (size_t i = 0; i < f->ncaps; i++)
 			ncur += f->caps[i].current;
-		P(o, "<h3>Captures</h3>\n<details%s><summary>%zu baseline and %zu current captures</summary>\n",
+		P(o,
+		  "<h3>Captures</h3>\n<details%s><summary>%zu baseline and %zu "
+		  "current captures</summary>\n",
 		  f->ncaps <= 8 ? " open" : "", f->ncaps - ncur, ncur);
 		P(o, "<table class=\"caps\"><tr><th>capture</th><th>side</th><th>captured</th>"
 		  "<th>release</th><th>host</th><th>retention</th><th>blob key</th></tr>\n");
 		for (size_t i = 0; i < f->ncaps; i++) {
 			const report_capture *c = &f->caps[i];
-			P(o, "<tr><td class=\"num\">%" PRId64 "</td><td>%s</td><td>", c->id, c->current ? "current" : "baseline");
+			P(o, "<tr><td class=\"num\">%" PRId64 "</td><td>%s</td><td>", c->id,
+			  c->current ? "current" : "baseline");
 			T(o, c->at_us);
 			P(o, "</td><td>");
 			E(o, c->release, "-");
@@ -359,8 +404,10 @@ static void evidence(out *o, const report_finding *f)
 	}
 	P(o, "<h3>Reproduce</h3>\n<pre>");
 	if (f->id)
-		P(o, "profreg finding show %" PRId64 "\nprofreg report --finding %" PRId64 " --out finding-%" PRId64
-		  ".html\n", f->id, f->id, f->id);
+		P(o,
+		  "profreg finding show %" PRId64 "\nprofreg report --finding %" PRId64
+		  " --out finding-%" PRId64 ".html\n",
+		  f->id, f->id, f->id);
 	if (f->ncaps) {
 		P(o, "profreg diff --base 'id=");
 		id_list(o, f, false);
@@ -422,7 +469,8 @@ static void finding_section(out *o, const report *r, size_t i, pr_error *err)
 		E(o, f->test, "");
 		P(o, " test)");
 	}
-	P(o, "; %zu baseline and %zu current captures.</p>\n", f->baseline_captures, f->current_captures);
+	P(o, "; %zu baseline and %zu current captures.</p>\n", f->baseline_captures,
+	  f->current_captures);
 
 	if (strcmp(r->kind, "diff") != 0) {
 		P(o, "<h3>Differential flame graph</h3>\n");
@@ -495,6 +543,7 @@ int report_html(buf *b, const report *r, pr_error *err)
 	P(&o, "<script>\n%s</script>\n</body></html>\n", flame_script());
 	if (o.rc < 0)
 		return pr_error_set(err, o.rc, "cannot write the HTML report: %s",
-				    o.rc == PR_ELIMIT ? "it exceeds its size limit" : "out of memory");
+				    o.rc == PR_ELIMIT ? "it exceeds its size limit"
+						      : "out of memory");
 	return 0;
 }

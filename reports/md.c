@@ -51,7 +51,8 @@ int report_md(buf *b, const report *r, pr_error *err)
 
 	report_severity_counts(r, sev);
 	for (size_t i = 0; i < r->nfindings; i++)
-		regressions += r->findings[i].direction && strcmp(r->findings[i].direction, "regression") == 0;
+		regressions += r->findings[i].direction &&
+			       strcmp(r->findings[i].direction, "regression") == 0;
 	P(&o, "## ");
 	M(&o, r->title, "profreg report");
 	P(&o, "\n\n");
@@ -97,10 +98,12 @@ int report_md(buf *b, const report *r, pr_error *err)
 	if (r->nfailures || r->nskips)
 		P(&o, "\n");
 	if (!diff)
-		P(&o, "**%zu regression%s**: %zu critical, %zu high, %zu medium, %zu low\n\n", regressions,
-		  regressions == 1 ? "" : "s", sev[3], sev[2], sev[1], sev[0]);
+		P(&o, "**%zu regression%s**: %zu critical, %zu high, %zu medium, %zu low\n\n",
+		  regressions, regressions == 1 ? "" : "s", sev[3], sev[2], sev[1], sev[0]);
 	if (r->nfindings) {
-		P(&o, "| # | severity | direction | service | function | baseline -> current | change (95%% CI) | q | captures b/c | release |\n");
+		P(&o,
+		  "| # | severity | direction | service | function | baseline -> current | change "
+		  "(95%% CI) | q | captures b/c | release |\n");
 		P(&o, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
 		for (size_t i = 0; i < r->nfindings; i++) {
 			const report_finding *f = &r->findings[i];
@@ -112,8 +115,8 @@ int report_md(buf *b, const report *r, pr_error *err)
 			M(&o, f->service, "-");
 			P(&o, " | ");
 			M(&o, f->function, "");
-			P(&o, " | %.2f%% -> %.2f%% | %+.2fpp", 100 * f->baseline_share, 100 * f->current_share,
-			  100 * f->delta);
+			P(&o, " | %.2f%% -> %.2f%% | %+.2fpp", 100 * f->baseline_share,
+			  100 * f->current_share, 100 * f->delta);
 			if (!isnan(f->ci_low))
 				P(&o, " [%+.2f, %+.2f]", 100 * f->ci_low, 100 * f->ci_high);
 			if (isnan(f->q_value))
@@ -151,6 +154,7 @@ int report_md(buf *b, const report *r, pr_error *err)
 	}
 	if (o.rc < 0)
 		return pr_error_set(err, o.rc, "cannot write the Markdown report: %s",
-				    o.rc == PR_ELIMIT ? "it exceeds its size limit" : "out of memory");
+				    o.rc == PR_ELIMIT ? "it exceeds its size limit"
+						      : "out of memory");
 	return 0;
 }

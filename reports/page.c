@@ -141,10 +141,12 @@ static char *summary_of(const page_event *e, const clean *c)
 	buf b = BUF_INIT;
 	char *out;
 
-	if (buf_printf(&b, "[%s] %s: %s self share of %s rose %.2f%% -> %.2f%% (+%.2fpp, at least +%.2fpp",
-		       stats_severity_name(e->severity), c->service, c->type, c->function,
-		       100 * e->baseline_share, 100 * e->current_share,
-		       100 * (e->current_share - e->baseline_share), 100 * e->ci_low) < 0 ||
+	if (buf_printf(
+		    &b,
+		    "[%s] %s: %s self share of %s rose %.2f%% -> %.2f%% (+%.2fpp, at least +%.2fpp",
+		    stats_severity_name(e->severity), c->service, c->type, c->function,
+		    100 * e->baseline_share, 100 * e->current_share,
+		    100 * (e->current_share - e->baseline_share), 100 * e->ci_low) < 0 ||
 	    buf_printf(&b, ", q %.2g) in release %s", e->q_value, c->release) < 0 ||
 	    (c->file && buf_printf(&b, " [%s]", c->file) < 0))
 		return NULL;
@@ -254,8 +256,8 @@ static json_t *change_json(const page_event *e)
 	if (!o || set(o, "baseline_percent", num(100 * e->baseline_share)) ||
 	    set(o, "current_percent", num(100 * e->current_share)) ||
 	    set(o, "delta_pp", num(100 * (e->current_share - e->baseline_share))) ||
-	    set(o, "ci_low_pp", num(100 * e->ci_low)) || set(o, "ci_high_pp", num(100 * e->ci_high)) ||
-	    set(o, "q_value", num(e->q_value))) {
+	    set(o, "ci_low_pp", num(100 * e->ci_low)) ||
+	    set(o, "ci_high_pp", num(100 * e->ci_high)) || set(o, "q_value", num(e->q_value))) {
 		json_decref(o);
 		return NULL;
 	}
@@ -323,11 +325,14 @@ json_t *page_alertmanager(const page_event *e, int64_t ends_us)
 	page_time_format(ends, ends_us);
 	if (!(summary = summary_of(e, &c)))
 		goto out;
-	if (buf_printf(&desc, "The %s self share of %s in service %s rose from %.2f%% to %.2f%% in release %s;"
-		       " the change is at least +%.2fpp at 95%% confidence (q %.2g). Finding %" PRId64
-		       ", run %" PRId64 ".", c.type, c.function, c.service, 100 * e->baseline_share,
-		       100 * e->current_share, c.release, 100 * e->ci_low, e->q_value, e->finding_id,
-		       e->run_id) < 0)
+	if (buf_printf(
+		    &desc,
+		    "The %s self share of %s in service %s rose from "
+		    "%.2f%% to %.2f%% in release %s;"
+		    " the change is at least +%.2fpp at 95%% confidence (q %.2g). Finding %" PRId64
+		    ", run %" PRId64 ".",
+		    c.type, c.function, c.service, 100 * e->baseline_share, 100 * e->current_share,
+		    c.release, 100 * e->ci_low, e->q_value, e->finding_id, e->run_id) < 0)
 		goto out;
 	labels = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s}", "alertname", PAGE_ALERTNAME,
 			   "service", c.service, "function", c.function,

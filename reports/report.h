@@ -52,7 +52,7 @@ typedef struct report_commit {
 typedef struct report_finding {
 	int64_t id;                  /* 0: not a stored finding (a diff row) */
 	char *service, *type, *function, *file;
-	char *direction;             /* regression, improvement, relative_shift; NULL: not a finding */
+	char *direction; /* regression, improvement, relative_shift; NULL: not a finding */
 	char *severity, *status, *test;
 	char *release, *commit;      /* the judged release and its commit; NULL: unknown */
 	double baseline_share, current_share, delta, rel_delta, ci_low, ci_high;

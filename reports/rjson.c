@@ -58,10 +58,11 @@ static json_t *flame_json(const flame_tree *t, const flame_opts *o)
 		flame_node_shares(t, (uint32_t)i, self, tot);
 		if (i && tot[FLAME_CUR] < o->min_frac && tot[FLAME_BASE] < o->min_frac)
 			continue;
-		fr = json_pack("{s:s,s:I,s:o,s:o,s:o,s:o}", "name", t->names[nd->name],
-			       "parent", (json_int_t)(i ? idx[nd->parent] : -1),
-			       "current", num(tot[FLAME_CUR]), "baseline", num(tot[FLAME_BASE]),
-			       "self_current", num(self[FLAME_CUR]), "self_baseline", num(self[FLAME_BASE]));
+		fr = json_pack("{s:s,s:I,s:o,s:o,s:o,s:o}", "name", t->names[nd->name], "parent",
+			       (json_int_t)(i ? idx[nd->parent] : -1), "current",
+			       num(tot[FLAME_CUR]), "baseline", num(tot[FLAME_BASE]),
+			       "self_current", num(self[FLAME_CUR]), "self_baseline",
+			       num(self[FLAME_BASE]));
 		if (!fr || json_array_append_new(arr, fr) < 0) {
 			free(idx);
 			json_decref(arr);
@@ -78,23 +79,30 @@ static json_t *finding_json(const report_finding *f, const flame_opts *o)
 	json_t *j, *caps = json_array(), *pts = json_array(), *sus = json_array();
 
 	for (size_t i = 0; i < f->ncaps; i++)
-		json_array_append_new(caps, json_pack("{s:I,s:s,s:o,s:o,s:o,s:o,s:o}",
-			"id", (json_int_t)f->caps[i].id, "side", f->caps[i].current ? "current" : "baseline",
-			"captured_at", when(f->caps[i].at_us), "release", str(f->caps[i].release),
-			"host", str(f->caps[i].host), "retention", str(f->caps[i].retention),
-			"blob_key", str(f->caps[i].blob_key)));
+		json_array_append_new(caps, json_pack("{s:I,s:s,s:o,s:o,s:o,s:o,s:o}", "id",
+						      (json_int_t)f->caps[i].id, "side",
+						      f->caps[i].current ? "current" : "baseline",
+						      "captured_at", when(f->caps[i].at_us),
+						      "release", str(f->caps[i].release), "host",
+						      str(f->caps[i].host), "retention",
+						      str(f->caps[i].retention), "blob_key",
+						      str(f->caps[i].blob_key)));
 	for (size_t i = 0; i < f->npoints; i++)
-		json_array_append_new(pts, json_pack("{s:I,s:o,s:o,s:s}", "capture_id",
-			(json_int_t)f->points[i].capture_id, "captured_at", when(f->points[i].at_us),
-			"share", num(f->points[i].share), "side", f->points[i].current ? "current" : "baseline"));
+		json_array_append_new(
+			pts, json_pack("{s:I,s:o,s:o,s:s}", "capture_id",
+				       (json_int_t)f->points[i].capture_id, "captured_at",
+				       when(f->points[i].at_us), "share", num(f->points[i].share),
+				       "side", f->points[i].current ? "current" : "baseline"));
 	for (size_t i = 0; i < f->nsuspects; i++)
-		json_array_append_new(sus, json_pack("{s:o,s:o,s:o}", "sha", str(f->suspects[i].sha),
-			"author", str(f->suspects[i].author), "subject", str(f->suspects[i].subject)));
-	j = json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}",
-		"id", f->id ? json_integer(f->id) : json_null(), "service", str(f->service),
-		"type", str(f->type), "function", str(f->function), "file", str(f->file),
-		"direction", str(f->direction), "severity", str(f->severity), "status", str(f->status),
-		"test", str(f->test), "release", str(f->release), "commit", str(f->commit));
+		json_array_append_new(sus,
+				      json_pack("{s:o,s:o,s:o}", "sha", str(f->suspects[i].sha),
+						"author", str(f->suspects[i].author), "subject",
+						str(f->suspects[i].subject)));
+	j = json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "id",
+		      f->id ? json_integer(f->id) : json_null(), "service", str(f->service), "type",
+		      str(f->type), "function", str(f->function), "file", str(f->file), "direction",
+		      str(f->direction), "severity", str(f->severity), "status", str(f->status),
+		      "test", str(f->test), "release", str(f->release), "commit", str(f->commit));
 	if (!j)
 		goto fail;
 	json_object_set_new(j, "baseline_share", num(f->baseline_share));
@@ -109,8 +117,10 @@ static json_t *finding_json(const report_finding *f, const flame_opts *o)
 	json_object_set_new(j, "current_captures", json_integer((json_int_t)f->current_captures));
 	json_object_set_new(j, "captures", caps);
 	json_object_set_new(j, "history", pts);
-	json_object_set_new(j, "band", f->has_band ? json_pack("{s:o,s:o}", "median", num(f->band_median),
-				"spread", num(f->band_spread)) : json_null());
+	json_object_set_new(j, "band",
+			    f->has_band ? json_pack("{s:o,s:o}", "median", num(f->band_median),
+						    "spread", num(f->band_spread))
+					: json_null());
 	json_object_set_new(j, "suspects", sus);
 	json_object_set_new(j, "suspect_note", str(f->suspect_note));
 	json_object_set_new(j, "flame", f->flame ? flame_json(f->flame, o) : json_null());
@@ -146,13 +156,14 @@ int report_json(buf *b, const report *r, pr_error *err)
 			goto out;
 		}
 	}
-	root = json_pack("{s:i,s:s,s:o,s:o,s:o}", "schema_version", REPORT_SCHEMA_VERSION,
-			 "kind", r->kind, "title", str(r->title), "generated_at",
-			 when(r->generated_us ? r->generated_us : time_now_us()),
-			 "run", r->run_id ? json_pack("{s:I,s:o,s:o,s:o,s:o}", "id", (json_int_t)r->run_id,
-				"kind", str(r->run_kind), "status", str(r->run_status),
-				"started_at", when(r->started_us), "finished_at", when(r->finished_us))
-					  : json_null());
+	root = json_pack(
+		"{s:i,s:s,s:o,s:o,s:o}", "schema_version", REPORT_SCHEMA_VERSION, "kind", r->kind,
+		"title", str(r->title), "generated_at",
+		when(r->generated_us ? r->generated_us : time_now_us()), "run",
+		r->run_id ? json_pack("{s:I,s:o,s:o,s:o,s:o}", "id", (json_int_t)r->run_id, "kind",
+				      str(r->run_kind), "status", str(r->run_status), "started_at",
+				      when(r->started_us), "finished_at", when(r->finished_us))
+			  : json_null());
 	if (!root) {
 		rc = PR_ENOMEM;
 		goto out;
@@ -166,14 +177,18 @@ int report_json(buf *b, const report *r, pr_error *err)
 	json_object_set_new(root, "failures", fails);
 	json_object_set_new(root, "skipped", skips);
 	fails = skips = NULL;
-	json_object_set_new(root, "regressions_by_severity", json_pack("{s:I,s:I,s:I,s:I}",
-		"critical", (json_int_t)sev[3], "high", (json_int_t)sev[2], "medium", (json_int_t)sev[1],
-		"low", (json_int_t)sev[0]));
+	json_object_set_new(root, "regressions_by_severity",
+			    json_pack("{s:I,s:I,s:I,s:I}", "critical", (json_int_t)sev[3], "high",
+				      (json_int_t)sev[2], "medium", (json_int_t)sev[1], "low",
+				      (json_int_t)sev[0]));
 	if (r->base_desc)
-		json_object_set_new(root, "diff", json_pack("{s:s,s:s,s:I,s:I,s:o}", "base", r->base_desc,
-			"target", r->target_desc ? r->target_desc : "", "base_captures", (json_int_t)r->base_ncaps,
-			"target_captures", (json_int_t)r->target_ncaps,
-			"flame", r->flame ? flame_json(r->flame, &r->fopts) : json_null()));
+		json_object_set_new(
+			root, "diff",
+			json_pack("{s:s,s:s,s:I,s:I,s:o}", "base", r->base_desc, "target",
+				  r->target_desc ? r->target_desc : "", "base_captures",
+				  (json_int_t)r->base_ncaps, "target_captures",
+				  (json_int_t)r->target_ncaps, "flame",
+				  r->flame ? flame_json(r->flame, &r->fopts) : json_null()));
 	json_object_set_new(root, "note", str(r->note));
 	json_object_set_new(root, "findings", arr);
 	arr = NULL;
@@ -191,6 +206,7 @@ out:
 	json_decref(skips);
 	if (rc < 0)
 		return pr_error_set(err, rc, "cannot write the JSON report: %s",
-				    rc == PR_ELIMIT ? "it exceeds its size limit" : "out of memory");
+				    rc == PR_ELIMIT ? "it exceeds its size limit"
+						    : "out of memory");
 	return 0;
 }

@@ -104,7 +104,8 @@ int main(int argc, char **argv)
 	if (report_html(&html, &r, &err) < 0)
 		goto fail;
 	t3 = now();
-	printf("differential flame graph: two folded profiles of %ld distinct stacks (%.1f MB each), %zu tree nodes\n",
+	printf("differential flame graph: two folded profiles of %ld distinct stacks"
+	       " (%.1f MB each), %zu tree nodes\n",
 	       n, (double)base.len / 1e6, r.flame->n);
 	printf("  parse both (reference)      %.3f s\n", t1 - t0);
 	printf("  merge into the call tree    %.3f s\n", t2 - t1);

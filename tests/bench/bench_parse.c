@@ -109,7 +109,8 @@ static int make_profile(const char *pb_path, const char *folded_path)
 		size_t depth = 5 + rnd() % (MAXDEPTH - 5);
 		perftools__profiles__sample__init(&samples[s]);
 		for (size_t d = 0; d < depth; d++) /* leaf first; a skewed leaf choice */
-			stacks[s][d] = d == 0 ? (rnd() % (rnd() % NLOCS + 1)) + 1 : rnd() % NLOCS + 1;
+			stacks[s][d] =
+				d == 0 ? (rnd() % (rnd() % NLOCS + 1)) + 1 : rnd() % NLOCS + 1;
 		values[s][0] = (int64_t)(rnd() % 20 + 1);
 		values[s][1] = values[s][0] * 10000000;
 		samples[s].n_location_id = depth;
@@ -181,9 +182,10 @@ static double time_parse(char **paths, int n, size_t *bytes)
 		profile_summary s;
 
 		if (fileio_read(&raw, paths[i], SIZE_MAX, &err) < 0 ||
-		    format_parse(&p, (const uint8_t *)raw.ptr, raw.len, PROFILE_FMT_AUTO,
-				 paths[i], NULL, &err) < 0 ||
-		    profile_summarize(&s, p, (profile_pick_primary(p, NULL), p->primary), &err) < 0) {
+		    format_parse(&p, (const uint8_t *)raw.ptr, raw.len, PROFILE_FMT_AUTO, paths[i],
+				 NULL, &err) < 0 ||
+		    profile_summarize(&s, p, (profile_pick_primary(p, NULL), p->primary), &err) <
+			    0) {
 			fprintf(stderr, "bench: %s\n", err.msg);
 			exit(3);
 		}
@@ -242,8 +244,10 @@ int main(int argc, char **argv)
 			fprintf(stderr, "bench: cannot write '%s'\n", pb[i]);
 			return 3;
 		}
-		fprintf(manifest, "{\"path\":\"p%03d.pb.gz\",\"service\":\"bench\",\"release\":\"r1\"}\n"
-			"{\"path\":\"p%03d.folded\",\"service\":\"bench\",\"release\":\"r1\"}\n", i, i);
+		fprintf(manifest,
+			"{\"path\":\"p%03d.pb.gz\",\"service\":\"bench\",\"release\":\"r1\"}\n"
+			"{\"path\":\"p%03d.folded\",\"service\":\"bench\",\"release\":\"r1\"}\n",
+			i, i);
 	}
 	fclose(manifest);
 
@@ -256,7 +260,8 @@ int main(int argc, char **argv)
 	printf("parse+summarise, %d profiles of %d samples, %d functions each (best of 3)\n",
 	       n, NSAMPLES, NFUNCS);
 	printf("  gzip -dc (floor)    %8.3f s\n", t_gzip);
-	printf("  pprof               %8.3f s  %8.1f profiles/s  %7.1f MB/s compressed  ratio to gzip -dc %.2fx\n",
+	printf("  pprof               %8.3f s  %8.1f profiles/s  %7.1f MB/s compressed"
+	       "  ratio to gzip -dc %.2fx\n",
 	       t_pb, n / t_pb, (double)pb_bytes / 1e6 / t_pb, t_pb / t_gzip);
 	printf("  folded              %8.3f s  %8.1f profiles/s  %7.1f MB/s\n", t_folded,
 	       n / t_folded, (double)folded_bytes / 1e6 / t_folded);

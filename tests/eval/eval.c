@@ -209,8 +209,10 @@ static int factor_index(double f)
 static void sort_axes(void)
 {
 	for (size_t i = 1; i < nbands; i++)
-		for (size_t j = i; j > 0 && (band_lo[j - 1] > band_lo[j] ||
-			(band_lo[j - 1] == band_lo[j] && strcmp(bands[j - 1], bands[j]) > 0)); j--) {
+		for (size_t j = i;
+		     j > 0 && (band_lo[j - 1] > band_lo[j] || (band_lo[j - 1] == band_lo[j] &&
+							       strcmp(bands[j - 1], bands[j]) > 0));
+		     j--) {
 			char *b = bands[j];
 			double l = band_lo[j];
 			bands[j] = bands[j - 1];
@@ -264,22 +266,23 @@ static int truth_line(fleet *fl, json_t *o, size_t line)
 	int rc;
 
 	if (!json_is_object(o))
-		return fail(E_DATA, "truth '%s': line %zu is %s, not an object", fl->truth_path, line,
-			    kind_of(o));
+		return fail(E_DATA, "truth '%s': line %zu is %s, not an object", fl->truth_path,
+			    line, kind_of(o));
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 		if (!json_object_get(o, keys[i]))
-			return fail(E_DATA, "truth '%s': line %zu: missing key '%s'", fl->truth_path, line,
-				    keys[i]);
+			return fail(E_DATA, "truth '%s': line %zu: missing key '%s'",
+				    fl->truth_path, line, keys[i]);
 	v = json_object_get(o, "service");
 	if (!json_is_string(v) || !*json_string_value(v))
 		return fail(E_DATA, "truth '%s': line %zu: 'service' is not a non-empty string",
 			    fl->truth_path, line);
 	if (!json_is_boolean(json_object_get(o, "regressed")))
-		return fail(E_DATA, "truth '%s': line %zu: 'regressed' is not a boolean", fl->truth_path,
-			    line);
+		return fail(E_DATA, "truth '%s': line %zu: 'regressed' is not a boolean",
+			    fl->truth_path, line);
 	v = json_object_get(o, "current_release");
 	if (!json_is_string(v) || !*json_string_value(v))
-		return fail(E_DATA, "truth '%s': line %zu: 'current_release' is not a non-empty string",
+		return fail(E_DATA,
+			    "truth '%s': line %zu: 'current_release' is not a non-empty string",
 			    fl->truth_path, line);
 	rel = json_string_value(v);
 	if (!fl->release) {
@@ -287,8 +290,10 @@ static int truth_line(fleet *fl, json_t *o, size_t line)
 			return nomem();
 	} else if (strcmp(fl->release, rel) != 0) {
 		char a[72], b[72];
-		return fail(E_DATA, "truth '%s': line %zu: current_release '%s' differs from '%s' on line 1",
-			    fl->truth_path, line, quote(a, rel), quote(b, fl->release));
+		return fail(
+			E_DATA,
+			"truth '%s': line %zu: current_release '%s' differs from '%s' on line 1",
+			fl->truth_path, line, quote(a, rel), quote(b, fl->release));
 	}
 
 	memset(s, 0, sizeof(*s));
@@ -345,8 +350,8 @@ static int truth_load(fleet *fl)
 	while ((n = getline(&line, &cap, f)) >= 0) {
 		lineno++;
 		if ((size_t)n > MAX_LINE) {
-			rc = fail(E_DATA, "truth '%s': line %zu is longer than %u bytes", fl->truth_path,
-				  lineno, MAX_LINE);
+			rc = fail(E_DATA, "truth '%s': line %zu is longer than %u bytes",
+				  fl->truth_path, lineno, MAX_LINE);
 			goto out;
 		}
 		if (strspn(line, " \t\r\n") == (size_t)n)
@@ -355,8 +360,8 @@ static int truth_load(fleet *fl)
 			size_t nc = svcs_cap ? svcs_cap * 2 : 256;
 			svc *p;
 			if (nc > MAX_SERVICES) {
-				rc = fail(E_DATA, "truth '%s': more than %u services", fl->truth_path,
-					  MAX_SERVICES);
+				rc = fail(E_DATA, "truth '%s': more than %u services",
+					  fl->truth_path, MAX_SERVICES);
 				goto out;
 			}
 			if (!(p = realloc(fl->svcs, nc * sizeof(*p)))) {
@@ -367,7 +372,8 @@ static int truth_load(fleet *fl)
 			svcs_cap = nc;
 		}
 		if (!(o = json_loads(line, 0, &jerr))) {
-			rc = fail(E_DATA, "truth '%s': line %zu: %s", fl->truth_path, lineno, jerr.text);
+			rc = fail(E_DATA, "truth '%s': line %zu: %s", fl->truth_path, lineno,
+				  jerr.text);
 			goto out;
 		}
 		rc = truth_line(fl, o, lineno);
@@ -530,7 +536,8 @@ static int finding_check(fleet *fl, const json_t *o, size_t i, int *dir)
 		if (strcmp(d, dir_names[*dir]) == 0)
 			return 0;
 	return fail(E_DATA, "findings '%s': finding %zu: unknown direction '%s'"
-		    " (regression, improvement, relative_shift)", fl->findings_path, i, quote(a, d));
+		    " (regression, improvement, "
+		    "relative_shift)", fl->findings_path, i, quote(a, d));
 }
 
 /* Mark the services analyze skipped for too little data. */
@@ -544,12 +551,16 @@ static int findings_insufficient(fleet *fl, const json_t *arr)
 		const json_t *name = json_is_object(v) ? json_object_get(v, "service") : v;
 		svc *s;
 		if (!json_is_string(name))
-			return fail(E_DATA, "findings '%s': insufficient entry %zu is neither a service"
-				    " name nor an object with 'service'", fl->findings_path, i);
+			return fail(E_DATA,
+				    "findings '%s': insufficient entry %zu is neither a service"
+				    " name nor an object with 'service'",
+				    fl->findings_path, i);
 		if (!(s = svc_find(fl, json_string_value(name))))
-			return fail(E_DATA, "findings '%s': insufficient entry %zu names service '%s',"
-				    " which truth '%s' does not list", fl->findings_path, i,
-				    quote(a, json_string_value(name)), fl->truth_path);
+			return fail(E_DATA,
+				    "findings '%s': insufficient entry %zu names service '%s',"
+				    " which truth '%s' does not list",
+				    fl->findings_path, i, quote(a, json_string_value(name)),
+				    fl->truth_path);
 		s->insufficient = true;
 	}
 	return 0;
@@ -565,7 +576,8 @@ static int findings_load(fleet *fl, const opts *opt)
 	int rc = 0;
 
 	if (stat(fl->findings_path, &st) < 0) {
-		rc = fail(E_DATA, "cannot open findings '%s': %s", fl->findings_path, strerror(errno));
+		rc = fail(E_DATA, "cannot open findings '%s': %s", fl->findings_path,
+			  strerror(errno));
 		goto out;
 	}
 	if ((unsigned long long)st.st_size > MAX_INPUT_BYTES) {
@@ -586,8 +598,8 @@ static int findings_load(fleet *fl, const opts *opt)
 	arr = json_object_get(root, "findings");
 	ins = json_object_get(root, "insufficient");
 	if (!json_is_array(arr) || !json_is_array(ins)) {
-		rc = fail(E_DATA, "findings '%s': '%s' is missing or not an array", fl->findings_path,
-			  json_is_array(arr) ? "insufficient" : "findings");
+		rc = fail(E_DATA, "findings '%s': '%s' is missing or not an array",
+			  fl->findings_path, json_is_array(arr) ? "insufficient" : "findings");
 		goto out;
 	}
 	o = json_object_get(root, "services");
@@ -611,8 +623,10 @@ static int findings_load(fleet *fl, const opts *opt)
 		service = json_string_value(json_object_get(o, "service"));
 		function = json_string_value(json_object_get(o, "function"));
 		if (!(s = svc_find(fl, service))) {
-			rc = fail(E_DATA, "findings '%s': finding %zu names service '%s', which truth '%s'"
-				  " does not list", fl->findings_path, i, quote(a, service), fl->truth_path);
+			rc = fail(E_DATA,
+				  "findings '%s': finding %zu names service '%s', which truth '%s'"
+				  " does not list",
+				  fl->findings_path, i, quote(a, service), fl->truth_path);
 			goto out;
 		}
 		/* --all-tests lists tests that did not pass: they are not findings. */
@@ -654,7 +668,8 @@ static int findings_load(fleet *fl, const opts *opt)
 			const json_t *f = json_array_get(arr, keys[i].idx);
 			char a[72], b[72];
 			rc = fail(E_DATA, "findings '%s': findings %zu and %zu are the same"
-				  " (service '%s', function '%s', direction '%s')", fl->findings_path,
+				  " (service '%s', function '%s', "
+				  "direction '%s')", fl->findings_path,
 				  keys[i - 1].idx, keys[i].idx,
 				  quote(a, json_string_value(json_object_get(f, "service"))),
 				  quote(b, json_string_value(json_object_get(f, "function"))),
@@ -704,7 +719,8 @@ static const char naive_sql[] =
 	" join functions f on f.id = function_id"
 	" order by 1, 2";
 
-static void naive_row(fleet *fl, const opts *o, svc *s, const char *fname, double bmean, double cmean)
+static void naive_row(fleet *fl, const opts *o, svc *s, const char *fname, double bmean,
+		      double cmean)
 {
 	bool flag = bmean > 0 && cmean > o->naive_ratio * bmean;
 	bool flags[NTOOLS] = {false, flag, flag && bmean >= o->naive_floor};
@@ -738,7 +754,8 @@ static int naive_run(fleet *fl, const opts *o)
 		char *m = PQerrorMessage(conn), *nl;
 		if ((nl = strchr(m, '\n')))
 			*nl = '\0';
-		rc = fail(E_RUNTIME, "cannot connect to the database of fleet '%s': %s", fl->label, m);
+		rc = fail(E_RUNTIME, "cannot connect to the database of fleet '%s': %s", fl->label,
+			  m);
 		goto out;
 	}
 	snprintf(secs, sizeof(secs), "%.0f", o->window_days * 86400.0);
@@ -1037,14 +1054,16 @@ static void print_counts(FILE *out, const setting *st)
 	ROW("  per 1,000 null service-nights",
 	    fmt_num(c[k], 48, 1000.0 * ratio(t[k].false_null, t[k].null_nights), "%.1f"));
 	ROW("  95% upper bound per 1,000", fmt_num(c[k], 48, per_1000_upper(&t[k]), "%.1f"));
-	ROW("null services with >= 1 false finding", snprintf(c[k], 48, "%u", t[k].null_with_false));
+	ROW("null services with >= 1 false finding",
+	    snprintf(c[k], 48, "%u", t[k].null_with_false));
 	ROW("false findings in regressed services", snprintf(c[k], 48, "%u", t[k].false_regressed));
 	ROW("true findings", snprintf(c[k], 48, "%u", t[k].true_findings));
 	ROW("all regression findings",
 	    snprintf(c[k], 48, "%u", t[k].true_findings + t[k].false_null + t[k].false_regressed));
 	ROW("precision (true / all)",
-	    fmt_num(c[k], 48, 100.0 * ratio(t[k].true_findings,
-					     t[k].true_findings + t[k].false_null + t[k].false_regressed),
+	    fmt_num(c[k], 48,
+		    100.0 * ratio(t[k].true_findings,
+				  t[k].true_findings + t[k].false_null + t[k].false_regressed),
 		    "%.1f%%"));
 #undef ROW
 }
@@ -1057,7 +1076,8 @@ static const char *met(bool ok)
 static void print_targets(FILE *out, const tool_stats *ts)
 {
 	unsigned h, n, all = ts->true_findings + ts->false_null + ts->false_regressed;
-	double rate = 1000.0 * ratio(ts->false_null, ts->null_nights), prec = ratio(ts->true_findings, all);
+	double rate = 1000.0 * ratio(ts->false_null, ts->null_nights),
+	       prec = ratio(ts->true_findings, all);
 	char c[48];
 
 	fprintf(out, "\n  targets of issue 3 for profreg analyze\n");
@@ -1065,13 +1085,14 @@ static void print_targets(FILE *out, const tool_stats *ts)
 	fprintf(out, "    %-52s %10s   %s", "false findings per 1,000 null service-nights <= 1", c,
 		isnan(rate) ? "-" : met(rate <= TARGET_FALSE_PER_1000));
 	/* A rate of 0 over few nights is not yet evidence of a rate under 1. */
-	if (!isnan(rate) && rate <= TARGET_FALSE_PER_1000 && per_1000_upper(ts) > TARGET_FALSE_PER_1000)
+	if (!isnan(rate) && rate <= TARGET_FALSE_PER_1000 &&
+	    per_1000_upper(ts) > TARGET_FALSE_PER_1000)
 		fprintf(out, ", not yet shown: 95%% upper bound %.1f", per_1000_upper(ts));
 	fputc('\n', out);
 	target_recall(ts, &h, &n);
 	snprintf(c, sizeof(c), "%u/%u", h, n);
-	fprintf(out, "    %-52s %10s   %s\n", "recall 100% at >= 1.5x for a 1-10% share", n ? c : "-",
-		n ? met(h == n) : "-");
+	fprintf(out, "    %-52s %10s   %s\n", "recall 100% at >= 1.5x for a 1-10% share",
+		n ? c : "-", n ? met(h == n) : "-");
 	fmt_num(c, sizeof(c), 100.0 * prec, "%.1f%%");
 	fprintf(out, "    %-52s %10s   %s\n", "precision >= 98%", c,
 		isnan(prec) ? "-" : met(prec >= TARGET_PRECISION));
@@ -1088,9 +1109,12 @@ static void print_setting(FILE *out, const setting *st)
 			first = false;
 		}
 	fprintf(out, ") ==\n");
-	fprintf(out, "services %u: %u regressed, %u null; %u skipped by analyze for too little data\n",
+	fprintf(out,
+		"services %u: %u regressed, %u null; %u skipped by analyze for too little data\n",
 		st->services, st->regressed, st->nulls, st->insufficient);
-	fprintf(out, "\nrecall: regressions found, hits/total (percent), by baseline share band and factor\n");
+	fprintf(out,
+		"\nrecall: regressions found, hits/total (percent), by "
+		"baseline share band and factor\n");
 	for (int t = 0; t < NTOOLS; t++) {
 		if (st->t[t].done)
 			print_recall(out, &st->t[t], tool_names[t]);
@@ -1103,7 +1127,9 @@ static void print_setting(FILE *out, const setting *st)
 		" %u improvement;\n  regressed functions called relative_shift: %u\n",
 		st->dir_n[D_SHIFT], st->shift_null, st->dir_n[D_IMPROVEMENT], st->shifted_truth);
 	if (st->t[T_NAIVE].done)
-		fprintf(out, "  naive rule: %u function(s) rose from a zero baseline share (not flagged)\n",
+		fprintf(out,
+			"  naive rule: %u function(s) rose from a zero "
+			"baseline share (not flagged)\n",
 			st->naive_new);
 }
 
@@ -1111,7 +1137,9 @@ static void print_smallest(FILE *out, const opts *o)
 {
 	char c[32];
 
-	fprintf(out, "\n== smallest factor with >= %.0f%% recall (at that factor and every larger one) ==\n",
+	fprintf(out,
+		"\n== smallest factor with >= %.0f%% recall (at that factor "
+		"and every larger one) ==\n",
 		100.0 * o->target);
 	for (int t = 0; t < NTOOLS; t++) {
 		if (t == T_FLOOR)
@@ -1140,7 +1168,8 @@ static void print_smallest(FILE *out, const opts *o)
 static int false_cmp(const void *a, const void *b)
 {
 	const false_finding *x = a, *y = b;
-	double sx = isnan(x->score) ? -INFINITY : x->score, sy = isnan(y->score) ? -INFINITY : y->score;
+	double sx = isnan(x->score) ? -INFINITY : x->score,
+	       sy = isnan(y->score) ? -INFINITY : y->score;
 
 	if (sx != sy)
 		return sx > sy ? -1 : 1;
@@ -1192,16 +1221,17 @@ static void print_lists(FILE *out, const opts *o)
 		fprintf(out, " (the %d largest)", o->list);
 	fprintf(out, " ==\n");
 	if (misses)
-		fprintf(out, "  %-10s %-10s %-*s %9s %6s  %s\n", "fleet", "service", NAME_W, "function",
-			"baseline", "factor", "note");
+		fprintf(out, "  %-10s %-10s %-*s %9s %6s  %s\n", "fleet", "service", NAME_W,
+			"function", "baseline", "factor", "note");
 	/* Largest factor first, then largest share: the misses that matter most. */
 	for (size_t f = nfactors; f-- > 0 && shown < (size_t)o->list;)
 		for (size_t b = nbands; b-- > 0 && shown < (size_t)o->list;)
 			for (size_t i = 0; i < nfleets && shown < (size_t)o->list; i++)
-				for (size_t j = 0; j < fleets[i].nsvcs && shown < (size_t)o->list; j++) {
+				for (size_t j = 0; j < fleets[i].nsvcs && shown < (size_t)o->list;
+				     j++) {
 					const svc *s = &fleets[i].svcs[j];
-					if (!s->regressed || s->hit[T_PROFREG] || s->factor != factors[f] ||
-					    s->band != bands[b])
+					if (!s->regressed || s->hit[T_PROFREG] ||
+					    s->factor != factors[f] || s->band != bands[b])
 						continue;
 					fputs("  ", out);
 					put_name(out, fleets[i].label, 10);
@@ -1226,20 +1256,26 @@ static void print_text(FILE *out, const opts *o)
 		unsigned reg = 0;
 		for (size_t j = 0; j < fl->nsvcs; j++)
 			reg += fl->svcs[j].regressed;
-		fprintf(out, "  fleet %s (%s): %zu services, %u regressed, release %s;"
+		fprintf(out,
+			"  fleet %s (%s): %zu services, %u regressed, release %s;"
 			" analyze: %u regression, %u relative_shift, %u improvement findings",
-			fl->label, fl->setting, fl->nsvcs, reg, fl->release, fl->dir_n[D_REGRESSION],
-			fl->dir_n[D_SHIFT], fl->dir_n[D_IMPROVEMENT]);
+			fl->label, fl->setting, fl->nsvcs, reg, fl->release,
+			fl->dir_n[D_REGRESSION], fl->dir_n[D_SHIFT], fl->dir_n[D_IMPROVEMENT]);
 		if (fl->not_significant)
 			fprintf(out, " (%u non-significant tests ignored)", fl->not_significant);
 		if (fl->other_type)
-			fprintf(out, " (%u findings of types other than %s ignored)", fl->other_type, o->type);
+			fprintf(out, " (%u findings of types other than %s ignored)",
+				fl->other_type, o->type);
 		fputc('\n', out);
 		if (fl->analyzed >= 0 && (size_t)fl->analyzed != fl->nsvcs)
-			fprintf(out, "  warning: analyze reports %lld services for fleet %s, the truth lists %zu\n",
+			fprintf(out,
+				"  warning: analyze reports %lld services for fleet "
+				"%s, the truth lists %zu\n",
 				fl->analyzed, fl->label, fl->nsvcs);
 		if (fl->db_unknown)
-			fprintf(out, "  warning: the database of fleet %s has %u services the truth does not list\n",
+			fprintf(out,
+				"  warning: the database of fleet %s has %u services "
+				"the truth does not list\n",
 				fl->label, fl->db_unknown);
 	}
 	fprintf(out, "\nnaive: flags a function when its mean self share over the current captures"
@@ -1268,9 +1304,10 @@ static json_t *tool_json(const tool_stats *ts, const opts *o)
 	for (size_t b = 0; b < nbands; b++) {
 		int f = smallest_factor(ts, (int)b, o->target);
 		for (size_t k = 0; k < nfactors; k++)
-			json_array_append_new(cells, json_pack("{s:s,s:f,s:i,s:i}", "band", bands[b],
-				"factor", factors[k], "hits", (int)ts->hits[b][k], "total",
-				(int)ts->total[b][k]));
+			json_array_append_new(cells, json_pack("{s:s,s:f,s:i,s:i}", "band",
+							       bands[b], "factor", factors[k],
+							       "hits", (int)ts->hits[b][k], "total",
+							       (int)ts->total[b][k]));
 		row_sum(ts, (int)b, &h, &n);
 		all_h += h;
 		all_n += n;
@@ -1301,13 +1338,15 @@ static json_t *summary_json(const opts *o)
 			reg += fleets[i].svcs[j].regressed;
 			ins += fleets[i].svcs[j].insufficient;
 		}
-		json_array_append_new(fl, json_pack("{s:s,s:s,s:s,s:i,s:i,s:i,s:{s:i,s:i,s:i},s:I}",
-			"label", fleets[i].label, "setting", fleets[i].setting, "release", fleets[i].release,
-			"services", (int)fleets[i].nsvcs, "regressed", (int)reg, "insufficient", (int)ins,
-			"findings", "regression", (int)fleets[i].dir_n[D_REGRESSION],
-			"relative_shift", (int)fleets[i].dir_n[D_SHIFT],
-			"improvement", (int)fleets[i].dir_n[D_IMPROVEMENT],
-			"analyzed", (json_int_t)fleets[i].analyzed));
+		json_array_append_new(
+			fl, json_pack("{s:s,s:s,s:s,s:i,s:i,s:i,s:{s:i,s:i,s:i},s:I}", "label",
+				      fleets[i].label, "setting", fleets[i].setting, "release",
+				      fleets[i].release, "services", (int)fleets[i].nsvcs,
+				      "regressed", (int)reg, "insufficient", (int)ins, "findings",
+				      "regression", (int)fleets[i].dir_n[D_REGRESSION],
+				      "relative_shift", (int)fleets[i].dir_n[D_SHIFT],
+				      "improvement", (int)fleets[i].dir_n[D_IMPROVEMENT],
+				      "analyzed", (json_int_t)fleets[i].analyzed));
 	}
 	for (size_t k = 0; k < nsettings; k++) {
 		const setting *s = &settings[k];
@@ -1316,13 +1355,17 @@ static json_t *summary_json(const opts *o)
 			if (strcmp(fleets[i].setting, s->name) == 0)
 				json_array_append_new(fls, json_string(fleets[i].label));
 		for (int t = 0; t < NTOOLS; t++)
-			json_object_set_new(tools, tool_keys[t], s->t[t].done ? tool_json(&s->t[t], o) : json_null());
+			json_object_set_new(tools, tool_keys[t],
+					    s->t[t].done ? tool_json(&s->t[t], o) : json_null());
 		json_array_append_new(st, json_pack("{s:s,s:o,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:o}",
-			"name", s->name, "fleets", fls, "services", (int)s->services,
-			"regressed", (int)s->regressed, "null", (int)s->nulls,
-			"insufficient", (int)s->insufficient, "relative_shift", (int)s->dir_n[D_SHIFT],
-			"improvement", (int)s->dir_n[D_IMPROVEMENT],
-			"regressed_called_relative_shift", (int)s->shifted_truth, "tools", tools));
+						    "name", s->name, "fleets", fls, "services",
+						    (int)s->services, "regressed",
+						    (int)s->regressed, "null", (int)s->nulls,
+						    "insufficient", (int)s->insufficient,
+						    "relative_shift", (int)s->dir_n[D_SHIFT],
+						    "improvement", (int)s->dir_n[D_IMPROVEMENT],
+						    "regressed_called_relative_shift",
+						    (int)s->shifted_truth, "tools", tools));
 	}
 	return json_pack("{s:f,s:f,s:f,s:f,s:o,s:o}", "recall_target", o->target,
 		"naive_ratio", o->naive_ratio, "naive_floor", o->naive_floor,
@@ -1352,7 +1395,8 @@ static void usage(FILE *f)
 	      "  --type TYPE           profile type for the naive rule (default cpu)\n"
 	      "  --window-days N       naive rule's baseline window (default 14)\n"
 	      "  --naive-ratio X       naive rule flags current > X times baseline (default 1.10)\n"
-	      "  --naive-floor SHARE   the floor variant's smallest baseline share (default 0.001)\n"
+	      "  --naive-floor SHARE   the floor variant's smallest "
+	      "baseline share (default 0.001)\n"
 	      "  --target X            recall for the smallest-factor table (default 0.8)\n"
 	      "  --list N              false findings and misses to list (default 10, 0: none)\n"
 	      "  --json                print the summary as JSON instead of tables\n"
@@ -1407,7 +1451,8 @@ static int parse_args(int argc, char **argv, opts *o)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
 		if (c >= O_FINDINGS && c <= O_SETTING && !cur) {
-			fprintf(stderr, "eval: '--%s' must follow a --truth\n", longopts[c - O_TRUTH].name);
+			fprintf(stderr, "eval: '--%s' must follow a --truth\n",
+				longopts[c - O_TRUTH].name);
 			return EXIT_USAGE;
 		}
 		switch (c) {
@@ -1445,7 +1490,8 @@ static int parse_args(int argc, char **argv, opts *o)
 			if (parse_double("list", optarg, 0, 100000, &d) < 0)
 				return EXIT_USAGE;
 			if (d != floor(d)) {
-				fprintf(stderr, "eval: '--list %s' is not a whole number\n", optarg);
+				fprintf(stderr, "eval: '--list %s' is not a whole number\n",
+					optarg);
 				return EXIT_USAGE;
 			}
 			o->list = (int)d;
@@ -1459,7 +1505,8 @@ static int parse_args(int argc, char **argv, opts *o)
 			fprintf(stderr, "eval: '%s' needs a value\n", argv[optind - 1]);
 			return EXIT_USAGE;
 		default:
-			fprintf(stderr, "eval: unknown option '%s' (see --help)\n", argv[optind - 1]);
+			fprintf(stderr, "eval: unknown option '%s' (see --help)\n",
+				argv[optind - 1]);
 			return EXIT_USAGE;
 		}
 	}
@@ -1468,13 +1515,15 @@ static int parse_args(int argc, char **argv, opts *o)
 		return EXIT_USAGE;
 	}
 	if (!nfleets) {
-		fprintf(stderr, "eval: no fleet given (--truth FILE --findings FILE; see --help)\n");
+		fprintf(stderr,
+			"eval: no fleet given (--truth FILE --findings FILE; see --help)\n");
 		return EXIT_USAGE;
 	}
 	for (size_t i = 0; i < nfleets; i++) {
 		fleet *fl = &fleets[i];
 		if (!fl->findings_path) {
-			fprintf(stderr, "eval: truth '%s' has no --findings after it\n", fl->truth_path);
+			fprintf(stderr, "eval: truth '%s' has no --findings after it\n",
+				fl->truth_path);
 			return EXIT_USAGE;
 		}
 		if (!fl->label) {
@@ -1543,8 +1592,9 @@ int main(int argc, char **argv)
 	snprintf(tool_names[T_PROFREG], sizeof(tool_names[0]), "profreg analyze");
 	snprintf(tool_names[T_NAIVE], sizeof(tool_names[0]), "naive +%g%% rule",
 		 round((o.naive_ratio - 1) * 1000) / 10);
-	snprintf(tool_names[T_FLOOR], sizeof(tool_names[0]), "naive +%g%% rule, baseline share >= %g%%",
-		 round((o.naive_ratio - 1) * 1000) / 10, 100 * o.naive_floor);
+	snprintf(tool_names[T_FLOOR], sizeof(tool_names[0]),
+		 "naive +%g%% rule, baseline share >= %g%%", round((o.naive_ratio - 1) * 1000) / 10,
+		 100 * o.naive_floor);
 
 	for (size_t i = 0; i < nfleets; i++)
 		if ((rc = truth_load(&fleets[i])) < 0)

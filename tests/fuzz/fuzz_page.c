@@ -162,8 +162,8 @@ static void check_strings(json_t *v)
 		json_object_foreach(v, key, m) {
 			if (!clean_text(key, strlen(key)))
 				abort();
-			if ((!strcmp(key, "summary") || !strcmp(key, "text")) && json_is_string(m) &&
-			    json_string_length(m) > PAGE_SUMMARY_MAX)
+			if ((!strcmp(key, "summary") || !strcmp(key, "text")) &&
+			    json_is_string(m) && json_string_length(m) > PAGE_SUMMARY_MAX)
 				abort();
 			check_strings(m);
 		}

@@ -101,7 +101,8 @@ static int parse_one(reportdata_sel *s, const char *text, bool fallbacks)
 	int rc;
 
 	rc = reportdata_sel_parse(s, text, fallbacks ? FALLBACK_HOST : NULL,
-				  fallbacks ? FALLBACK_SINCE : 0, fallbacks ? FALLBACK_UNTIL : 0, &err);
+				  fallbacks ? FALLBACK_SINCE : 0, fallbacks ? FALLBACK_UNTIL : 0,
+				  &err);
 	if (rc < 0) {
 		if (rc != PR_EUSAGE && rc != PR_ELIMIT && rc != PR_ENOMEM)
 			abort();

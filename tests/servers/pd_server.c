@@ -77,8 +77,10 @@ static void respond(int fd, int status, const char *reason, const char *extra, c
 {
 	char head[512];
 	int n = snprintf(head, sizeof(head),
-			 "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n"
-			 "Connection: close\r\n%s\r\n", status, reason, strlen(body), extra ? extra : "");
+			 "HTTP/1.1 %d %s\r\nContent-Type: "
+			 "application/json\r\nContent-Length: %zu\r\n"
+			 "Connection: close\r\n%s\r\n",
+			 status, reason, strlen(body), extra ? extra : "");
 	send_all(fd, head, (size_t)n);
 	send_all(fd, body, strlen(body));
 }
@@ -97,8 +99,12 @@ static bool pd_valid(json_t *b, json_t *errors)
 		return false;
 	}
 	if (!rk || strlen(rk) != 32)
-		json_array_append_new(errors, json_string("Length of 'routing_key' is incorrect (should be 32 characters)"));
-	if (!act || (strcmp(act, "trigger") && strcmp(act, "resolve") && strcmp(act, "acknowledge")))
+		json_array_append_new(
+			errors,
+			json_string(
+				"Length of 'routing_key' is incorrect (should be 32 characters)"));
+	if (!act ||
+	    (strcmp(act, "trigger") && strcmp(act, "resolve") && strcmp(act, "acknowledge")))
 		json_array_append_new(errors, json_string("'event_action' is invalid"));
 	if (key && strlen(key) > 255)
 		json_array_append_new(errors, json_string("'dedup_key' is too long"));
@@ -107,11 +113,13 @@ static bool pd_valid(json_t *b, json_t *errors)
 		const char *sev = json_string_value(json_object_get(p, "severity"));
 		const char *src = json_string_value(json_object_get(p, "source"));
 		if (!sum || !*sum || strlen(sum) > 1024)
-			json_array_append_new(errors, json_string("'payload.summary' is missing or longer than 1024"));
+			json_array_append_new(
+				errors,
+				json_string("'payload.summary' is missing or longer than 1024"));
 		if (!src || !*src)
 			json_array_append_new(errors, json_string("'payload.source' is missing"));
-		if (!sev || (strcmp(sev, "critical") && strcmp(sev, "error") && strcmp(sev, "warning") &&
-			     strcmp(sev, "info")))
+		if (!sev || (strcmp(sev, "critical") && strcmp(sev, "error") &&
+			     strcmp(sev, "warning") && strcmp(sev, "info")))
 			json_array_append_new(errors, json_string("'payload.severity' is invalid"));
 	} else if (act && !key) {
 		json_array_append_new(errors, json_string("'dedup_key' is required to resolve"));
@@ -184,8 +192,8 @@ static void serve(int fd, int *hung, size_t *nhung, long *count)
 		valid = pd_valid(doc, errors);
 	else
 		valid = doc != NULL;
-	line = json_pack("{s:I,s:I,s:s,s:s,s:b,s:O?,s:b}", "n", (json_int_t)++*count,
-			 "ms", (json_int_t)elapsed_ms(), "path", path, "action", action, "auth", auth,
+	line = json_pack("{s:I,s:I,s:s,s:s,s:b,s:O?,s:b}", "n", (json_int_t)++ * count, "ms",
+			 (json_int_t)elapsed_ms(), "path", path, "action", action, "auth", auth,
 			 "body", doc, "valid", valid);
 	if (line && (text = json_dumps(line, JSON_COMPACT))) {
 		fprintf(logf, "%s\n", text);
@@ -212,8 +220,8 @@ static void serve(int fd, int *hung, size_t *nhung, long *count)
 	}
 	if (strcmp(action, "202") == 0 && valid) {
 		const char *key = json_string_value(json_object_get(doc, "dedup_key"));
-		json_t *ok = json_pack("{s:s,s:s,s:s}", "status", "success", "message", "Event processed",
-				       "dedup_key", key ? key : "");
+		json_t *ok = json_pack("{s:s,s:s,s:s}", "status", "success", "message",
+				       "Event processed", "dedup_key", key ? key : "");
 		char *s = json_dumps(ok, JSON_COMPACT);
 		respond(fd, 202, "Accepted", NULL, s ? s : "{}");
 		free(s);
@@ -231,9 +239,11 @@ static void serve(int fd, int *hung, size_t *nhung, long *count)
 		json_decref(bad);
 	} else if (strncmp(action, "429", 3) == 0) {
 		char extra[64];
-		snprintf(extra, sizeof(extra), "Retry-After: %s\r\n", action[3] == ':' ? action + 4 : "1");
+		snprintf(extra, sizeof(extra), "Retry-After: %s\r\n",
+			 action[3] == ':' ? action + 4 : "1");
 		respond(fd, 429, "Too Many Requests", extra,
-			"{\"status\":\"throttle event\",\"message\":\"Requests for this service are arriving too quickly.\"}");
+			"{\"status\":\"throttle event\",\"message\":\"Requests for this service "
+			"are arriving too quickly.\"}");
 	} else {
 		respond(fd, 500, "Internal Server Error", NULL, "{\"status\":\"error\"}");
 	}
@@ -265,7 +275,9 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!port_file || !log_file) {
-		fprintf(stderr, "usage: pd_server --port-file F --log F [--script A,B,...] [--then A] [--timeout S]\n");
+		fprintf(stderr,
+			"usage: pd_server --port-file F --log F [--script A,B,...] "
+			"[--then A] [--timeout S]\n");
 		return 2;
 	}
 	for (char *s = script_text ? strtok(script_text, ",") : NULL; s && nscript < MAX_SCRIPT;
@@ -303,7 +315,8 @@ int main(int argc, char **argv)
 				char c[256];
 				if (read(hung[i], c, sizeof(c)) <= 0) {
 					close(hung[i]);
-					memmove(hung + i, hung + i + 1, (nhung - i - 1) * sizeof(*hung));
+					memmove(hung + i, hung + i + 1,
+						(nhung - i - 1) * sizeof(*hung));
 					nhung--;
 				}
 			}

@@ -278,28 +278,52 @@ typedef struct opt_def {
 } opt_def;
 
 static const opt_def opts[] = {
-	{"out", O_OUT, ARG_REQUIRED, "DIR", "write the fleet here (created; files in it are overwritten)"},
-	{"seed", O_SEED, ARG_REQUIRED, "N", "random seed; the same options and seed give identical output (default 1)"},
-	{"services", O_SERVICES, ARG_REQUIRED, "N", "number of services, named svc-000, svc-001, ... (default 200)"},
-	{"functions", O_FUNCTIONS, ARG_REQUIRED, "N", "typical functions per service; each service draws 0.4N to 2N (default 150)"},
+	{"out", O_OUT, ARG_REQUIRED, "DIR",
+	 "write the fleet here (created; files in it are overwritten)"},
+	{"seed", O_SEED, ARG_REQUIRED, "N",
+	 "random seed; the same options and seed give identical output (default 1)"},
+	{"services", O_SERVICES, ARG_REQUIRED, "N",
+	 "number of services, named svc-000, svc-001, ... (default 200)"},
+	{"functions", O_FUNCTIONS, ARG_REQUIRED, "N",
+	 "typical functions per service; each service draws 0.4N to 2N (default 150)"},
 	{"days", O_DAYS, ARG_REQUIRED, "N", "baseline days before the analysed night (default 14)"},
-	{"per-day", O_PER_DAY, ARG_REQUIRED, "N", "baseline captures per service per day (default 2)"},
-	{"current", O_CURRENT, ARG_REQUIRED, "N", "captures per service in the analysed night (default 4)"},
-	{"samples", O_SAMPLES, ARG_REQUIRED, "N", "samples in a baseline capture; scales with the capture's CPU cost (default 20000)"},
-	{"cv", O_CV, ARG_REQUIRED, "X", "capture-to-capture noise: coefficient of variation of each stack's weight (default 0.10)"},
-	{"host-effect", O_HOST_EFFECT, ARG_OPTIONAL, "CV", "per-host systematic offset of each stack's weight (off; 0.05 when given without a value)"},
-	{"hosts", O_HOSTS, ARG_REQUIRED, "N", "typical hosts per service; each service draws N/2 to 3N/2 (default 4)"},
-	{"regressed", O_REGRESSED, ARG_REQUIRED, "FRAC", "fraction of services with a regression in the new release (default 0.5)"},
-	{"factors", O_FACTORS, ARG_REQUIRED, "LIST", "regression factors, spread evenly over the regressed services (default 1.1,1.25,1.5,2)"},
-	{"bands", O_BANDS, ARG_REQUIRED, "LIST", "baseline self-share bands in percent for the regressed function (default 0.1-1,1-10,10-30)"},
-	{"improved", O_IMPROVED, ARG_REQUIRED, "FRAC", "fraction of services where one function gets cheaper instead (default 0)"},
-	{"improve-factors", O_IMPROVE_FACTORS, ARG_REQUIRED, "LIST", "factors (below 1) for improved functions (default 0.5,0.8)"},
-	{"start", O_START, ARG_REQUIRED, "DATE", "first baseline day, YYYY-MM-DD, UTC (default 2026-01-01)"},
-	{"release-every", O_RELEASE_EVERY, ARG_REQUIRED, "DAYS", "a new baseline release every DAYS days: v1, v2, ... (default 7)"},
-	{"load-cv", O_LOAD_CV, ARG_REQUIRED, "X", "capture-to-capture variation of the sample count, i.e. of load (default 0)"},
-	{"mix-cv", O_MIX_CV, ARG_REQUIRED, "X", "capture-to-capture variation of each endpoint's traffic (default 0)"},
-	{"skew", O_SKEW, ARG_REQUIRED, "SIGMA", "lognormal sigma of functions' self costs; larger is more heavy-tailed (default 1.5)"},
-	{"verify", O_VERIFY, ARG_REQUIRED, "DIR", "check a generated fleet against its truth.jsonl instead of generating"},
+	{"per-day", O_PER_DAY, ARG_REQUIRED, "N",
+	 "baseline captures per service per day (default 2)"},
+	{"current", O_CURRENT, ARG_REQUIRED, "N",
+	 "captures per service in the analysed night (default 4)"},
+	{"samples", O_SAMPLES, ARG_REQUIRED, "N",
+	 "samples in a baseline capture; scales with the capture's CPU cost (default 20000)"},
+	{"cv", O_CV, ARG_REQUIRED, "X",
+	 "capture-to-capture noise: coefficient of variation of each "
+	 "stack's weight (default 0.10)"},
+	{"host-effect", O_HOST_EFFECT, ARG_OPTIONAL, "CV",
+	 "per-host systematic offset of each stack's weight (off; 0.05 "
+	 "when given without a value)"},
+	{"hosts", O_HOSTS, ARG_REQUIRED, "N",
+	 "typical hosts per service; each service draws N/2 to 3N/2 (default 4)"},
+	{"regressed", O_REGRESSED, ARG_REQUIRED, "FRAC",
+	 "fraction of services with a regression in the new release (default 0.5)"},
+	{"factors", O_FACTORS, ARG_REQUIRED, "LIST",
+	 "regression factors, spread evenly over the regressed services (default 1.1,1.25,1.5,2)"},
+	{"bands", O_BANDS, ARG_REQUIRED, "LIST",
+	 "baseline self-share bands in percent for the regressed function "
+	 "(default 0.1-1,1-10,10-30)"},
+	{"improved", O_IMPROVED, ARG_REQUIRED, "FRAC",
+	 "fraction of services where one function gets cheaper instead (default 0)"},
+	{"improve-factors", O_IMPROVE_FACTORS, ARG_REQUIRED, "LIST",
+	 "factors (below 1) for improved functions (default 0.5,0.8)"},
+	{"start", O_START, ARG_REQUIRED, "DATE",
+	 "first baseline day, YYYY-MM-DD, UTC (default 2026-01-01)"},
+	{"release-every", O_RELEASE_EVERY, ARG_REQUIRED, "DAYS",
+	 "a new baseline release every DAYS days: v1, v2, ... (default 7)"},
+	{"load-cv", O_LOAD_CV, ARG_REQUIRED, "X",
+	 "capture-to-capture variation of the sample count, i.e. of load (default 0)"},
+	{"mix-cv", O_MIX_CV, ARG_REQUIRED, "X",
+	 "capture-to-capture variation of each endpoint's traffic (default 0)"},
+	{"skew", O_SKEW, ARG_REQUIRED, "SIGMA",
+	 "lognormal sigma of functions' self costs; larger is more heavy-tailed (default 1.5)"},
+	{"verify", O_VERIFY, ARG_REQUIRED, "DIR",
+	 "check a generated fleet against its truth.jsonl instead of generating"},
 	{"verbose", O_VERBOSE, ARG_NONE, NULL, "with --verify: one line per checked service"},
 	{"help", O_HELP, ARG_NONE, NULL, "show this help"},
 };
@@ -348,8 +372,9 @@ static unsigned long parse_ulong(const char *opt, const char *s, unsigned long l
 	errno = 0;
 	v = strtoull(s, &end, 10);
 	if (errno || end == s || *end || s[0] == '-' || s[0] == '+' || v < lo || v > hi)
-		usage_error("invalid value '%.40s' for --%s: expected a whole number from %lu to %lu",
-			    s, opt, lo, hi);
+		usage_error(
+			"invalid value '%.40s' for --%s: expected a whole number from %lu to %lu",
+			s, opt, lo, hi);
 	return (unsigned long)v;
 }
 
@@ -384,7 +409,8 @@ static size_t split_list(const char *opt, const char *s, char *tmp, size_t tmpsi
 		if (comma)
 			*comma = '\0';
 		if (!*p)
-			usage_error("invalid value '%.60s' for --%s: an empty item in the list", s, opt);
+			usage_error("invalid value '%.60s' for --%s: an empty item in the list", s,
+				    opt);
 		if (n == MAX_LIST)
 			usage_error("invalid value for --%s: at most %d items", opt, MAX_LIST);
 		items[n++] = p;
@@ -415,13 +441,17 @@ static size_t parse_bands(const char *s, band *out)
 	for (size_t i = 0; i < nitems; i++) {
 		char *tok = items[i], *dash = strchr(tok + 1, '-');
 		if (!dash)
-			usage_error("invalid band '%.40s' for --bands: expected LOW-HIGH in percent", tok);
+			usage_error(
+				"invalid band '%.40s' for --bands: expected LOW-HIGH in percent",
+				tok);
 		*dash = '\0';
 		out[n].lo = parse_num("bands", tok, 0.001, 90) / 100;
 		out[n].hi = parse_num("bands", dash + 1, 0.001, 90) / 100;
 		if (out[n].hi <= out[n].lo)
-			usage_error("invalid band '%s-%s' for --bands: the upper bound must exceed the lower",
-				    tok, dash + 1);
+			usage_error(
+				"invalid band '%s-%s' for --bands: the upper "
+				"bound must exceed the lower",
+				tok, dash + 1);
 		n++;
 	}
 	return n;
@@ -485,7 +515,8 @@ static void apply_option(config *c, const opt_def *o, const char *v)
 	case O_BANDS: c->nbands = parse_bands(v, c->bands); break;
 	case O_START:
 		if (!parse_time(&c->start, v) || strlen(v) != 10)
-			usage_error("invalid value '%.40s' for --start: expected a date YYYY-MM-DD", v);
+			usage_error("invalid value '%.40s' for --start: expected a date YYYY-MM-DD",
+				    v);
 		break;
 	case O_VERBOSE: c->verbose = true; break;
 	case O_HELP: print_help(); exit(EX_OK);
@@ -592,16 +623,24 @@ static const char *const py_modules[] = {
  * profile.
  */
 static const char *const go_serve[] = {
-	"runtime.goexit;net/http.(*conn).serve;net/http.serverHandler.ServeHTTP;net/http.(*ServeMux).ServeHTTP;net/http.HandlerFunc.ServeHTTP",
-	"runtime.goexit;google.golang.org/grpc.(*Server).serveStreams.func2.1;google.golang.org/grpc.(*Server).handleStream;google.golang.org/grpc.(*Server).processUnaryRPC",
-	"runtime.goexit;github.com/segmentio/kafka-go.(*Reader).run;github.com/segmentio/kafka-go.(*reader).read",
+	"runtime.goexit;net/http.(*conn).serve;net/http.serverHandler.ServeHTTP;"
+	"net/http.(*ServeMux).ServeHTTP;net/http.HandlerFunc.ServeHTTP",
+	"runtime.goexit;google.golang.org/grpc.(*Server).serveStreams.func2.1;"
+	"google.golang.org/grpc.(*Server).handleStream;"
+	"google.golang.org/grpc.(*Server).processUnaryRPC",
+	"runtime.goexit;github.com/segmentio/kafka-go.(*Reader).run;"
+	"github.com/segmentio/kafka-go.(*reader).read",
 	NULL,
 };
 
 static const char *const go_bg[] = {
-	"runtime.goexit;runtime.gcBgMarkWorker;runtime.systemstack;runtime.gcDrain|runtime.scanobject|runtime.greyobject|runtime.findObject|runtime.markBits.isMarked|runtime.(*gcWork).tryGet",
-	"runtime.mcall;runtime.park_m;runtime.schedule;runtime.findRunnable|runtime.netpoll|runtime.stealWork|runtime.runqgrab",
-	"runtime.bgsweep;runtime.sweepone|runtime.(*sweepLocked).sweep|runtime.(*mspan).typePointersOfUnchecked",
+	"runtime.goexit;runtime.gcBgMarkWorker;runtime.systemstack;runtime.gcDrain|"
+	"runtime.scanobject|runtime.greyobject|runtime.findObject|"
+	"runtime.markBits.isMarked|runtime.(*gcWork).tryGet",
+	"runtime.mcall;runtime.park_m;runtime.schedule;runtime.findRunnable|runtime.netpoll|"
+	"runtime.stealWork|runtime.runqgrab",
+	"runtime.bgsweep;runtime.sweepone|runtime.(*sweepLocked).sweep|"
+	"runtime.(*mspan).typePointersOfUnchecked",
 	NULL,
 };
 
@@ -640,15 +679,30 @@ static const char *const go_leaf[] = {
 };
 
 static const char *const java_serve[] = {
-	"java.lang.Thread.run;org.apache.tomcat.util.threads.ThreadPoolExecutor$Worker.run;org.apache.tomcat.util.threads.ThreadPoolExecutor.runWorker;org.apache.coyote.http11.Http11Processor.service;org.apache.catalina.connector.CoyoteAdapter.service;org.springframework.web.servlet.DispatcherServlet.doDispatch;org.springframework.web.method.support.InvocableHandlerMethod.invokeForRequest",
-	"java.lang.Thread.run;io.netty.util.concurrent.FastThreadLocalRunnable.run;io.netty.channel.nio.NioEventLoop.run;io.grpc.internal.SerializingExecutor.run;io.grpc.stub.ServerCalls$UnaryServerCallHandler$UnaryServerCallListener.onHalfClose",
-	"java.lang.Thread.run;org.springframework.kafka.listener.KafkaMessageListenerContainer$ListenerConsumer.run;org.springframework.kafka.listener.KafkaMessageListenerContainer$ListenerConsumer.pollAndInvoke",
+	"java.lang.Thread.run;org.apache.tomcat.util.threads.ThreadPoolExecutor$Worker.run;"
+	"org.apache.tomcat.util.threads.ThreadPoolExecutor.runWorker;"
+	"org.apache.coyote.http11.Http11Processor.service;"
+	"org.apache.catalina.connector.CoyoteAdapter.service;"
+	"org.springframework.web.servlet.DispatcherServlet.doDispatch;"
+	"org.springframework.web.method.support.InvocableHandlerMethod.invokeForRequest",
+	"java.lang.Thread.run;io.netty.util.concurrent.FastThreadLocalRunnable.run;"
+	"io.netty.channel.nio.NioEventLoop.run;io.grpc.internal.SerializingExecutor.run;"
+	"io.grpc.stub.ServerCalls$UnaryServerCallHandler$UnaryServerCallListener.onHalfClose",
+	"java.lang.Thread.run;"
+	"org.springframework.kafka.listener.KafkaMessageListenerContainer$ListenerConsumer.run;"
+	"org.springframework.kafka.listener."
+	"KafkaMessageListenerContainer$ListenerConsumer.pollAndInvoke",
 	NULL,
 };
 
 static const char *const java_bg[] = {
-	"thread_native_entry(Thread*);Thread::call_run();WorkerThread::run()|G1ParEvacuateFollowersClosure::do_void()|G1ParScanThreadState::trim_queue_partially()|G1CMTask::do_marking_step(double, bool, bool)",
-	"thread_native_entry(Thread*);Thread::call_run();JavaThread::thread_main_inner();CompileBroker::compiler_thread_loop()|C2Compiler::compile_method(ciEnv*, ciMethod*, int, bool, DirectiveSet*)|Compile::Optimize()|PhaseIdealLoop::build_and_optimize()",
+	"thread_native_entry(Thread*);Thread::call_run();WorkerThread::run()|"
+	"G1ParEvacuateFollowersClosure::do_void()|G1ParScanThreadState::trim_queue_partially()|"
+	"G1CMTask::do_marking_step(double, bool, bool)",
+	"thread_native_entry(Thread*);Thread::call_run();JavaThread::thread_main_inner();"
+	"CompileBroker::compiler_thread_loop()|"
+	"C2Compiler::compile_method(ciEnv*, ciMethod*, int, bool, DirectiveSet*)|"
+	"Compile::Optimize()|PhaseIdealLoop::build_and_optimize()",
 	NULL,
 };
 
@@ -688,13 +742,17 @@ static const char *const java_leaf[] = {
 };
 
 static const char *const py_serve[] = {
-	"<module> (gunicorn/app/wsgiapp.py);run (gunicorn/workers/sync.py);handle (gunicorn/workers/sync.py);handle_request (gunicorn/workers/sync.py);wsgi_app (flask/app.py);full_dispatch_request (flask/app.py);dispatch_request (flask/app.py)",
-	"<module> (celery/__main__.py);main (celery/bin/celery.py);trace_task (celery/app/trace.py);__call__ (celery/app/task.py)",
+	"<module> (gunicorn/app/wsgiapp.py);run (gunicorn/workers/sync.py);handle "
+	"(gunicorn/workers/sync.py);handle_request (gunicorn/workers/sync.py);wsgi_app "
+	"(flask/app.py);full_dispatch_request (flask/app.py);dispatch_request (flask/app.py)",
+	"<module> (celery/__main__.py);main (celery/bin/celery.py);trace_task "
+	"(celery/app/trace.py);__call__ (celery/app/task.py)",
 	NULL,
 };
 
 static const char *const py_bg[] = {
-	"_bootstrap (threading.py);_bootstrap_inner (threading.py);run (threading.py)|_worker (concurrent/futures/thread.py)|select (selectors.py)|_flush (sentry_sdk/worker.py)",
+	"_bootstrap (threading.py);_bootstrap_inner (threading.py);run (threading.py)|_worker "
+	"(concurrent/futures/thread.py)|select (selectors.py)|_flush (sentry_sdk/worker.py)",
 	NULL,
 };
 
@@ -938,7 +996,8 @@ static void py_name(char *out, size_t n, const service *s, gsl_rng *r, unsigned 
 	if (gsl_rng_uniform(r) < 0.7)
 		snprintf(out, n, "%s (%s/%s.py)", m, dom, pkg);
 	else
-		snprintf(out, n, "%s (%s/%s/%s.py)", m, dom, pkg, py_modules[pick(r, NELEM(py_modules))]);
+		snprintf(out, n, "%s (%s/%s/%s.py)", m, dom, pkg,
+			 py_modules[pick(r, NELEM(py_modules))]);
 }
 
 static const lang langs[] = {
@@ -986,8 +1045,8 @@ static uint32_t func_intern(service *s, const char *name)
 		for (size_t k = 0; k < old; k++) {
 			if (!prev[k])
 				continue;
-			for (i = hash_name(s->funcs[prev[k] - 1].name) & (s->nslots - 1); s->slots[i];
-			     i = (i + 1) & (s->nslots - 1))
+			for (i = hash_name(s->funcs[prev[k] - 1].name) & (s->nslots - 1);
+			     s->slots[i]; i = (i + 1) & (s->nslots - 1))
 				;
 			s->slots[i] = prev[k];
 		}
@@ -1295,7 +1354,8 @@ static void collect_stacks(service *s)
 			path[depth++] = id;
 		text.len = 0;
 		for (size_t d = depth; d-- > 0;)
-			sb_printf(&text, "%s%s", s->funcs[s->nodes[path[d]].func].name, d ? ";" : "");
+			sb_printf(&text, "%s%s", s->funcs[s->nodes[path[d]].func].name,
+				  d ? ";" : "");
 		s->stacks[s->nstacks++] = (stack){
 			.text = xstrdup(text.ptr), .func = s->nodes[i].func,
 			.group = s->nodes[i].group, .base = s->nodes[i].w, .cur = s->nodes[i].w,
@@ -1642,7 +1702,8 @@ static void assign_roles(role *roles, const config *c, gsl_rng *r)
 		if (k % ncells == 0)
 			gsl_ran_shuffle(r, cells, ncells, sizeof(*cells));
 		cell = cells[k % ncells];
-		roles[perm[k]] = (role){R_REGRESSED, cell / c->nfactors, c->factors[cell % c->nfactors]};
+		roles[perm[k]] =
+			(role){R_REGRESSED, cell / c->nfactors, c->factors[cell % c->nfactors]};
 	}
 	/* An improvement worth guarding against is a visible one: at least 1%. */
 	for (size_t b = 0; b < c->nbands; b++)
@@ -1664,7 +1725,9 @@ static void print_summary(const config *c, const schedule *sc, const size_t coun
 	format_time(a, c->start);
 	format_time(b, sc->night);
 	format_time(d, sc->at);
-	printf(PROG ": wrote %lu services (%zu regressed, %zu improved, %zu null), %zu captures, to '%s'\n",
+	printf(PROG
+	       ": wrote %lu services (%zu regressed, %zu improved, %zu "
+	       "null), %zu captures, to '%s'\n",
 	       c->services, count[R_REGRESSED], count[R_IMPROVED], count[R_NULL],
 	       sc->ncap * c->services, c->out);
 	if (sc->nrel == 1)
@@ -2034,7 +2097,8 @@ static void read_truth(verifier *v, char *line, size_t lineno, const char *file)
 		fn = jget(&o, "function", J_STR);
 		base = jget(&o, "baseline_share", J_NUM);
 		cur = jget(&o, "current_share", J_NUM);
-		if (!fn || !base || !cur || !jget(&o, "factor", J_NUM) || !jget(&o, "band", J_STR)) {
+		if (!fn || !base || !cur || !jget(&o, "factor", J_NUM) ||
+		    !jget(&o, "band", J_STR)) {
 			vfail(v, "'%s' line %zu: a regressed service needs function, factor, "
 			      "baseline_share, current_share and band", file, lineno);
 			return;
@@ -2045,7 +2109,8 @@ static void read_truth(verifier *v, char *line, size_t lineno, const char *file)
 		base = jget(&o, "improved_baseline_share", J_NUM);
 		cur = jget(&o, "improved_current_share", J_NUM);
 		if (!base || !cur) {
-			vfail(v, "'%s' line %zu: an improved service needs its shares", file, lineno);
+			vfail(v, "'%s' line %zu: an improved service needs its shares", file,
+			      lineno);
 			return;
 		}
 	} else {
@@ -2176,7 +2241,8 @@ static void read_capture(verifier *v, char *line, size_t lineno, const char *fil
 		return;
 	}
 	if (!(s = vfind(v, svc->str)) || !s->has_truth) {
-		vfail(v, "'%s' line %zu: service '%.64s' has no truth line", file, lineno, svc->str);
+		vfail(v, "'%s' line %zu: service '%.64s' has no truth line", file, lineno,
+		      svc->str);
 		return;
 	}
 	nl = strlen(s->name);
@@ -2297,9 +2363,11 @@ static void check_change(verifier *v, vsvc *s)
 	z_ratio = ratio > 0 ? (log(ratio) - log(expect)) / se_log : -HUGE_VAL;
 	v->checked++;
 	if (v->verbose)
-		printf("%s %s '%s': baseline share %.5f (truth %.5f, z %+.1f), current/baseline %.3f "
-		       "(truth %.3f, z %+.1f)\n", s->name, s->regressed ? "regressed" : "improved",
-		       s->target, mb, s->base_share, z_base, ratio, expect, z_ratio);
+		printf("%s %s '%s': baseline share %.5f (truth %.5f, z %+.1f),"
+		       " current/baseline %.3f "
+		       "(truth %.3f, z %+.1f)\n",
+		       s->name, s->regressed ? "regressed" : "improved", s->target, mb,
+		       s->base_share, z_base, ratio, expect, z_ratio);
 	if (fabs(z_base) > VERIFY_Z && fabs(z_host) > t_crit)
 		vfail(v, "%s: '%s' has baseline share %.5f, truth says %.5f (z %.1f)", s->name,
 		      s->target, mb, s->base_share, z_base);
@@ -2329,7 +2397,8 @@ static int verify(const config *c)
 		if (!s->has_truth)
 			vfail(&v, "%s: no line in truth.jsonl", s->name);
 		else if (s->ncaps == 0 || s->ncur == 0)
-			vfail(&v, "%s: %zu captures, %zu of them current", s->name, s->ncaps, s->ncur);
+			vfail(&v, "%s: %zu captures, %zu of them current", s->name, s->ncaps,
+			      s->ncur);
 		else if (s->target)
 			check_change(&v, s);
 		reg += s->regressed;

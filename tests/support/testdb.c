@@ -30,7 +30,9 @@ static PGconn *admin_connect(void)
 	PGconn *c;
 
 	if (!base || !*base) {
-		fprintf(stderr, "testdb: PROFREG_TEST_DB is not set (run the tests through tests/run or make check)\n");
+		fprintf(stderr,
+			"testdb: PROFREG_TEST_DB is not set (run the tests through "
+			"tests/run or make check)\n");
 		return NULL;
 	}
 	c = PQconnectdb(base);
@@ -119,7 +121,8 @@ void testdb_free(testdb *t)
 		PQfinish(t->raw);
 	if (t->name && (admin = admin_connect())) {
 		/* force: a test that leaked a connection must not leak the database. */
-		admin_exec(admin, "drop database", t->name, "drop database if exists %s with (force)");
+		admin_exec(admin, "drop database", t->name,
+			   "drop database if exists %s with (force)");
 		PQfinish(admin);
 	}
 	free(t->name);
@@ -160,12 +163,14 @@ int testdb_reset(void **state)
 			     " and tablename <> 'schema_migrations'");
 	if (!tables)
 		return 0;
-	snprintf(sql, sizeof(sql), "set lock_timeout = '10s'; truncate %s restart identity cascade", tables);
+	snprintf(sql, sizeof(sql), "set lock_timeout = '10s'; truncate %s restart identity cascade",
+		 tables);
 	{
 		PGresult *res = PQexec(t->raw, sql);
 		bool ok = PQresultStatus(res) == PGRES_COMMAND_OK;
 		if (!ok)
-			fprintf(stderr, "testdb: cannot empty '%s': %s", t->name, PQerrorMessage(t->raw));
+			fprintf(stderr, "testdb: cannot empty '%s': %s", t->name,
+				PQerrorMessage(t->raw));
 		PQclear(res);
 		return ok ? 0 : -1;
 	}
@@ -197,7 +202,8 @@ static PGresult *side_query(testdb *t, const char *sql)
 	if (!t->raw) {
 		t->raw = PQconnectdb(t->conninfo);
 		if (PQstatus(t->raw) != CONNECTION_OK)
-			fail_msg("testdb: cannot connect to '%s': %s", t->name, PQerrorMessage(t->raw));
+			fail_msg("testdb: cannot connect to '%s': %s", t->name,
+				 PQerrorMessage(t->raw));
 		PQsetNoticeProcessor(t->raw, quiet, NULL);
 	}
 	res = PQexec(t->raw, sql);

@@ -207,11 +207,16 @@ static void test_key_of_matches_known_sha256_vectors(void **state)
 
 	(void)state;
 	assert_int_equal(blob_key_of(key, "abc", 3), 0);
-	assert_string_equal(key, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+	assert_string_equal(key,
+			    "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 	assert_int_equal(blob_key_of(key, NULL, 0), 0);
-	assert_string_equal(key, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-	assert_int_equal(blob_key_of(key, "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", 56), 0);
-	assert_string_equal(key, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+	assert_string_equal(key,
+			    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+	assert_int_equal(
+		blob_key_of(key, "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", 56),
+		0);
+	assert_string_equal(key,
+			    "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
 }
 
 static void test_key_valid_accepts_only_64_lowercase_hex(void **state)

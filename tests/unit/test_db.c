@@ -50,7 +50,9 @@ static int64_t add_service(testdb *t, const char *name)
 	return id;
 }
 
-/* A small profile: main -> foo (1 sample, 10 ns), main -> foo -> bar (2, 20), main -> bar (1, 5). */
+/*
+ * A small profile: main -> foo (1 sample, 10 ns), main -> foo -> bar (2, 20), main -> bar (1, 5).
+ */
 static profile *small_profile(void)
 {
 	static const char *types[] = {"samples", "cpu"};
@@ -136,9 +138,11 @@ static void test_migrate_twice_applies_nothing_the_second_time(void **state)
 	assert_int_equal(version, migrations[migrations_count - 1].version);
 	assert_int_equal(db_migrate(t->db, &applied, &err), 0);
 	assert_int_equal(applied, 0);
-	assert_int_equal(testdb_int(t, "select count(*) from schema_migrations"), (int64_t)migrations_count);
-	assert_string_equal(testdb_text(t, "select name from schema_migrations order by version limit 1"),
-			    migrations[0].name);
+	assert_int_equal(testdb_int(t, "select count(*) from schema_migrations"),
+			 (int64_t)migrations_count);
+	assert_string_equal(
+		testdb_text(t, "select name from schema_migrations order by version limit 1"),
+		migrations[0].name);
 }
 
 #define RACERS 4
@@ -189,8 +193,12 @@ static void test_concurrent_migrations_apply_each_migration_once(void **state)
 		total += r[i].applied;
 	}
 	assert_int_equal(total, (int)migrations_count);
-	assert_int_equal(testdb_int(t, "select count(*) from schema_migrations"), (int64_t)migrations_count);
-	assert_int_equal(testdb_int(t, "select count(*) from pg_tables where tablename = 'profile_functions'"), 1);
+	assert_int_equal(testdb_int(t, "select count(*) from schema_migrations"),
+			 (int64_t)migrations_count);
+	assert_int_equal(
+		testdb_int(t,
+			   "select count(*) from pg_tables where tablename = 'profile_functions'"),
+		1);
 }
 
 /* ---- services -------------------------------------------------------- */
@@ -305,14 +313,18 @@ static void test_service_changes_are_audited(void **state)
 	assert_int_equal(db_service_set_enabled(t->db, "checkout", true, &err), 0);
 	assert_int_equal(db_service_set_enabled(t->db, "checkout", false, &err), 0);
 	assert_int_equal(testdb_int(t, "select count(*) from audit_log"), 3);
-	assert_string_equal(testdb_text(t, "select string_agg(action, ',' order by id) from audit_log"
-					   " where object = 'service:checkout'"),
+	assert_string_equal(testdb_text(t,
+					"select string_agg(action, ',' order by id) from audit_log"
+					" where object = 'service:checkout'"),
 			    "service.add,service.enable,service.disable");
-	assert_string_equal(testdb_text(t, "select detail->>'team' from audit_log where action = 'service.add'"),
-			    "payments");
+	assert_string_equal(
+		testdb_text(t,
+			    "select detail->>'team' from audit_log where action = 'service.add'"),
+		"payments");
 	assert_string_equal(testdb_text(t, "select detail->>'was_enabled' from audit_log"
 					   " where action = 'service.disable'"), "true");
-	assert_int_equal(testdb_int(t, "select count(*) from audit_log where actor = '' or at is null"), 0);
+	assert_int_equal(
+		testdb_int(t, "select count(*) from audit_log where actor = '' or at is null"), 0);
 }
 
 /* ---- captures -------------------------------------------------------- */
@@ -400,8 +412,10 @@ static void test_capture_round_trips_row_and_function_numbers(void **state)
 
 	/* The denormalised columns agree with the capture. */
 	assert_int_equal(testdb_int(t, "select count(*) from profile_functions pf join profiles p"
-				       " on p.id = pf.profile_id where pf.captured_at = p.captured_at"
-				       " and pf.service_id = p.service_id and pf.profile_type = p.profile_type"), 3);
+				       " on p.id = pf.profile_id where "
+				       "pf.captured_at = p.captured_at"
+				       " and pf.service_id = p.service_id and "
+				       "pf.profile_type = p.profile_type"), 3);
 	profile_free(p);
 }
 
@@ -432,7 +446,8 @@ static void test_times_round_trip_to_the_microsecond(void **state)
 	}
 	/* And they are real instants: the SQL side agrees. */
 	assert_string_equal(testdb_text(t, "select to_char(captured_at at time zone 'UTC',"
-					   " 'YYYY-MM-DD HH24:MI:SS.US') from profiles where blob_key like '%1'"),
+					   " 'YYYY-MM-DD HH24:MI:SS.US') from profiles "
+					   "where blob_key like '%1'"),
 			    "2025-11-29 10:12:25.123456");
 }
 
@@ -502,8 +517,9 @@ static void test_hostile_and_huge_function_names_round_trip_exactly(void **state
 	assert_int_equal(profile_new(&p, PROFILE_FMT_FOLDED, "hostile", NULL, &err), 0);
 	assert_int_equal(profile_set_value_types(p, 1, types, units, &err), 0);
 	for (size_t i = 0; i < NH; i++)
-		assert_int_equal(profile_intern(p, &ids[i], hostile_names[i], strlen(hostile_names[i]),
-						"f\tile\n.c", 8, &err), 0);
+		assert_int_equal(profile_intern(p, &ids[i], hostile_names[i],
+						strlen(hostile_names[i]), "f\tile\n.c", 8, &err),
+				 0);
 	assert_int_equal(profile_intern(p, &ids[NH], long_name, huge, "", 0, &err), 0);
 	assert_int_equal(profile_intern(p, &ids[NH + 1], "short", 5, long_file, huge, &err), 0);
 	for (size_t i = 0; i < NH + 2; i++) {
@@ -707,7 +723,8 @@ static void test_bad_capture_fields_are_rejected(void **state)
 	meta_init(&m, sid, KEY_A);
 	m.captured_at_us = 0;
 	assert_int_equal(insert_profile(t, &m, p, &id, &err), PR_EUSAGE);
-	assert_string_equal(err.msg, "database: cannot insert a capture: the capture time is missing");
+	assert_string_equal(err.msg,
+			    "database: cannot insert a capture: the capture time is missing");
 
 	pr_error_clear(&err);
 	meta_init(&m, sid, KEY_A);
@@ -751,7 +768,8 @@ static void test_rollback_leaves_nothing_behind(void **state)
 	assert_int_equal(testdb_int(t, "select count(*) from profiles"), 0);
 	assert_int_equal(testdb_int(t, "select count(*) from profile_functions"), 0);
 	assert_int_equal(testdb_int(t, "select count(*) from functions"), 0);
-	assert_int_equal(testdb_int(t, "select count(*) from audit_log where action = 'ingest'"), 0);
+	assert_int_equal(testdb_int(t, "select count(*) from audit_log where action = 'ingest'"),
+			 0);
 
 	/* The session's scratch table went with the rollback; the next insert still works. */
 	id = insert_small(t, sid, KEY_A, "v1", T0);
@@ -890,8 +908,12 @@ static void test_audit_rows_are_written_and_checked(void **state)
 
 	assert_int_equal(db_audit(t->db, "ingest", "capture:7", "{\"bytes\": 12}", &err), 0);
 	assert_int_equal(db_audit(t->db, "retention", "capture:8", NULL, &err), 0);
-	assert_string_equal(testdb_text(t, "select detail->>'bytes' from audit_log where object = 'capture:7'"), "12");
-	assert_string_equal(testdb_text(t, "select detail::text from audit_log where object = 'capture:8'"), "{}");
+	assert_string_equal(
+		testdb_text(t, "select detail->>'bytes' from audit_log where object = 'capture:7'"),
+		"12");
+	assert_string_equal(
+		testdb_text(t, "select detail::text from audit_log where object = 'capture:8'"),
+		"{}");
 	assert_int_equal(testdb_int(t, "select count(*) from audit_log where actor <> ''"), 2);
 	assert_int_equal(db_audit(t->db, "ingest", "capture:9", "{broken", &err), PR_EUSAGE);
 	assert_non_null(strstr(err.msg, "database: cannot write an audit row for 'ingest': "));
@@ -935,10 +957,13 @@ static void test_session_is_named_profreg(void **state)
 
 	/* At least ours: sessions of earlier tests may still be on their way out. */
 	assert_true(testdb_int(t, "select count(*) from pg_stat_activity"
-				  " where datname = current_database() and application_name = 'profreg'") >= 1);
+				  " where datname = current_database() and "
+				  "application_name = 'profreg'") >= 1);
 	assert_int_equal(testdb_int(t, "select count(*) from pg_stat_activity"
-				       " where datname = current_database() and application_name = ''"
-				       " and backend_type = 'client backend' and pid <> pg_backend_pid()"), 0);
+				       " where datname = current_database() and "
+				       "application_name = ''"
+				       " and backend_type = 'client backend' and "
+				       "pid <> pg_backend_pid()"), 0);
 }
 
 static void test_a_dropped_connection_is_a_database_error(void **state)
@@ -948,8 +973,11 @@ static void test_a_dropped_connection_is_a_database_error(void **state)
 	db_service *list = NULL;
 	size_t n = 0;
 
-	assert_int_equal(testdb_int(t, "select count(pg_terminate_backend(pid)) from pg_stat_activity"
-				       " where datname = current_database() and application_name = 'profreg'"), 1);
+	assert_int_equal(
+		testdb_int(t,
+			   "select count(pg_terminate_backend(pid)) from pg_stat_activity"
+			   " where datname = current_database() and application_name = 'profreg'"),
+		1);
 	assert_int_equal(db_service_list(t->db, &list, &n, &err), PR_EDB);
 	assert_non_null(strstr(err.msg, "database: cannot list services: "));
 	assert_null(strchr(err.msg, '\n'));
@@ -974,7 +1002,8 @@ static void test_insert_without_a_transaction_commits_on_its_own(void **state)
 static void test_connection_failure_names_the_problem_and_hides_the_password(void **state)
 {
 	static const char *const bad[] = {
-		"host=/nonexistent-profreg-dir port=5 user=u password=hunter2 dbname=x connect_timeout=2",
+		"host=/nonexistent-profreg-dir port=5 user=u password=hunter2 "
+		"dbname=x connect_timeout=2",
 		"postgresql://u:hunter2@/x?host=/nonexistent-profreg-dir&port=5",
 		"password=hunter2 nonsense",
 		"host=/x password='hunter2",
@@ -1078,7 +1107,8 @@ static void test_concurrent_ingests_share_new_functions(void **state)
 	int64_t sid = add_service(t, "svc");
 	pthread_barrier_t start;
 	pthread_t th[2];
-	ingester g[2] = {{t->conninfo, sid, KEY_A, &start, 0, ""}, {t->conninfo, sid, KEY_B, &start, 0, ""}};
+	ingester g[2] = {{t->conninfo, sid, KEY_A, &start, 0, ""},
+			 {t->conninfo, sid, KEY_B, &start, 0, ""}};
 
 	pthread_barrier_init(&start, NULL, 2);
 	for (int i = 0; i < 2; i++)
@@ -1098,33 +1128,44 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_migrate_twice_applies_nothing_the_second_time,
 						testdb_setup_empty, testdb_teardown),
-		cmocka_unit_test_setup_teardown(test_concurrent_migrations_apply_each_migration_once,
-						testdb_setup_empty, testdb_teardown),
+		cmocka_unit_test_setup_teardown(
+			test_concurrent_migrations_apply_each_migration_once, testdb_setup_empty,
+			testdb_teardown),
 		cmocka_unit_test_setup(test_service_add_enable_disable_get_and_list, testdb_reset),
 		cmocka_unit_test_setup(test_empty_service_list_is_null_and_zero, testdb_reset),
-		cmocka_unit_test_setup(test_duplicate_service_is_eexists_and_names_it, testdb_reset),
+		cmocka_unit_test_setup(test_duplicate_service_is_eexists_and_names_it,
+				       testdb_reset),
 		cmocka_unit_test_setup(test_invalid_service_names_are_usage_errors, testdb_reset),
 		cmocka_unit_test_setup(test_unknown_service_is_not_found, testdb_reset),
 		cmocka_unit_test_setup(test_service_changes_are_audited, testdb_reset),
-		cmocka_unit_test_setup(test_capture_round_trips_row_and_function_numbers, testdb_reset),
+		cmocka_unit_test_setup(test_capture_round_trips_row_and_function_numbers,
+				       testdb_reset),
 		cmocka_unit_test_setup(test_times_round_trip_to_the_microsecond, testdb_reset),
-		cmocka_unit_test_setup(test_unknown_fields_are_stored_as_null_and_read_as_zero, testdb_reset),
-		cmocka_unit_test_setup(test_hostile_and_huge_function_names_round_trip_exactly, testdb_reset),
+		cmocka_unit_test_setup(test_unknown_fields_are_stored_as_null_and_read_as_zero,
+				       testdb_reset),
+		cmocka_unit_test_setup(test_hostile_and_huge_function_names_round_trip_exactly,
+				       testdb_reset),
 		cmocka_unit_test_setup(test_same_name_in_two_files_is_two_functions, testdb_reset),
 		cmocka_unit_test_setup(test_empty_profile_stores_zero_totals, testdb_reset),
 		cmocka_unit_test_setup(test_zero_total_gives_zero_shares_not_nan, testdb_reset),
 		cmocka_unit_test_setup(test_capture_is_found_by_service_and_blob_key, testdb_reset),
-		cmocka_unit_test_setup(test_same_blob_twice_for_one_service_is_eexists, testdb_reset),
+		cmocka_unit_test_setup(test_same_blob_twice_for_one_service_is_eexists,
+				       testdb_reset),
 		cmocka_unit_test_setup(test_bad_capture_fields_are_rejected, testdb_reset),
 		cmocka_unit_test_setup(test_rollback_leaves_nothing_behind, testdb_reset),
-		cmocka_unit_test_setup(test_commit_after_a_failed_statement_is_an_error, testdb_reset),
-		cmocka_unit_test_setup(test_two_captures_in_one_transaction_keep_their_own_functions, testdb_reset),
-		cmocka_unit_test_setup(test_capture_list_filters_and_orders_newest_first, testdb_reset),
+		cmocka_unit_test_setup(test_commit_after_a_failed_statement_is_an_error,
+				       testdb_reset),
+		cmocka_unit_test_setup(
+			test_two_captures_in_one_transaction_keep_their_own_functions,
+			testdb_reset),
+		cmocka_unit_test_setup(test_capture_list_filters_and_orders_newest_first,
+				       testdb_reset),
 		cmocka_unit_test_setup(test_missing_capture_is_not_found, testdb_reset),
 		cmocka_unit_test_setup(test_audit_rows_are_written_and_checked, testdb_reset),
 		cmocka_unit_test_setup(test_advisory_lock_is_held_by_one_session, testdb_reset),
 		cmocka_unit_test_setup(test_session_is_named_profreg, testdb_reset),
-		cmocka_unit_test_setup(test_insert_without_a_transaction_commits_on_its_own, testdb_reset),
+		cmocka_unit_test_setup(test_insert_without_a_transaction_commits_on_its_own,
+				       testdb_reset),
 		cmocka_unit_test_setup(test_a_dropped_connection_is_a_database_error, testdb_reset),
 		cmocka_unit_test(test_connection_failure_names_the_problem_and_hides_the_password),
 		cmocka_unit_test(test_redacted_conninfo_hides_passwords),

@@ -60,7 +60,8 @@ static void summary_of(selfmap *m, const profile *p, size_t column, bool with_fi
 		const profile_func *f = &p->funcs[s.rows[i].func];
 		if (!s.rows[i].self)
 			continue;
-		snprintf(key, sizeof(key), "%s%s%s", f->name, with_file ? "\t" : "", with_file ? f->file : "");
+		snprintf(key, sizeof(key), "%s%s%s", f->name, with_file ? "\t" : "",
+			 with_file ? f->file : "");
 		selfmap_add(m, key, s.rows[i].self);
 	}
 	profile_summary_release(&s);
@@ -92,7 +93,8 @@ static profile *load(const char *rel, const char *type)
 	snprintf(path, sizeof(path), "%s/%s", dir ? dir : "tests/data", rel);
 	if (fileio_read(&raw, path, 64 << 20, &err) < 0)
 		fail_msg("%s", err.msg);
-	if (format_parse(&p, (const uint8_t *)raw.ptr, raw.len, PROFILE_FMT_AUTO, path, NULL, &err) < 0)
+	if (format_parse(&p, (const uint8_t *)raw.ptr, raw.len, PROFILE_FMT_AUTO, path, NULL,
+			 &err) < 0)
 		fail_msg("%s", err.msg);
 	buf_release(&raw);
 	profile_pick_primary(p, type);
@@ -137,7 +139,8 @@ static void test_pprof_round_trip_keeps_every_function_and_file(void **state)
 
 static void test_folded_round_trip_keeps_every_function(void **state)
 {
-	static const char *inputs[] = {"pprof/go-cpu.pb.gz", "folded/mixed.folded", "v8/node-burn.cpuprofile"};
+	static const char *inputs[] = {"pprof/go-cpu.pb.gz", "folded/mixed.folded",
+				       "v8/node-burn.cpuprofile"};
 
 	(void)state;
 	for (size_t k = 0; k < sizeof(inputs) / sizeof(inputs[0]); k++) {
@@ -185,10 +188,12 @@ static void test_speedscope_round_trip_keeps_every_function(void **state)
 	memset(&b, 0, sizeof(b));
 	for (size_t i = 0; i < json_array_size(samples); i++) {
 		json_t *st = json_array_get(samples, i);
-		json_t *leaf = json_array_get(frames, (size_t)json_integer_value(json_array_get(st, json_array_size(st) - 1)));
+		json_t *leaf = json_array_get(frames, (size_t)json_integer_value(json_array_get(
+							      st, json_array_size(st) - 1)));
 		char key[4096];
 		json_t *file = json_object_get(leaf, "file");
-		snprintf(key, sizeof(key), "%s\t%s", json_string_value(json_object_get(leaf, "name")),
+		snprintf(key, sizeof(key), "%s\t%s",
+			 json_string_value(json_object_get(leaf, "name")),
 			 file ? json_string_value(file) : "");
 		selfmap_add(&b, key, json_integer_value(json_array_get(weights, i)));
 	}

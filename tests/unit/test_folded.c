@@ -478,7 +478,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stacks_give_exact_self_and_total),
 		cmocka_unit_test(test_count_is_the_field_after_the_last_whitespace),
-		cmocka_unit_test(test_crlf_blank_lines_and_a_last_line_without_newline_are_accepted),
+		cmocka_unit_test(
+			test_crlf_blank_lines_and_a_last_line_without_newline_are_accepted),
 		cmocka_unit_test(test_empty_frames_become_unknown),
 		cmocka_unit_test(test_empty_input_is_a_profile_without_samples),
 		cmocka_unit_test(test_zero_and_int64_max_counts_are_accepted),

@@ -40,15 +40,19 @@ static const struct {
 	{"\"release\": \"v1\"", NULL},
 	{"\"release\": \"v1\", \"commit\": \"9fceb02\", \"host\": \"web-3\", \"type\": \"heap\","
 	 " \"time\": \"2026-11-29T02:00:00Z\", \"format\": \"folded\","
-	 " \"tags\": {\"zone\": \"eu\"}", NULL},
+	 " \"tags\": {\"zone\": \"eu\"}",
+	 NULL},
 	{"\"host\": \"h\"", "missing \"release\""},
 	{"\"release\": 5", "\"release\" must be a string"},
 	{"\"release\": \"v1\", \"colour\": \"red\"", "unknown key \"colour\""},
-	{"\"release\": \"v1\", \"time\": \"yesterday\"", "\"time\" 'yesterday' is not an ISO 8601 time"},
-	{"\"release\": \"v1\", \"format\": \"xml\"", "unknown \"format\" 'xml' (pprof, folded, v8, perf)"},
+	{"\"release\": \"v1\", \"time\": \"yesterday\"",
+	 "\"time\" 'yesterday' is not an ISO 8601 time"},
+	{"\"release\": \"v1\", \"format\": \"xml\"",
+	 "unknown \"format\" 'xml' (pprof, folded, v8, perf)"},
 	{"\"release\": \"v1\", \"type\": \"disk\"",
 	 "unknown profile type 'disk' (cpu, heap, alloc, wall, goroutine)"},
-	{"\"release\": \"v1\", \"commit\": \"zz\"", "commit 'zz' is not a hex SHA (4 to 64 hex digits)"},
+	{"\"release\": \"v1\", \"commit\": \"zz\"",
+	 "commit 'zz' is not a hex SHA (4 to 64 hex digits)"},
 	{"\"release\": \"v\\\"1\"", "the release contains a control character, quote or backslash"},
 	{"\"release\": \"\"", "the release must be 1 to 256 bytes long"},
 	{"\"release\": \"v1\", \"tags\": [\"a\"]", "\"tags\" must be an object"},
@@ -69,7 +73,8 @@ static int from_json(ingest_desc *d, const char *json, const ingest_json_source 
 static void test_sidecars_and_manifest_lines_pass_the_same_checks(void **state)
 {
 	ingest_json_source line = {"line 3 of 'm.jsonl'", "/spool", NULL, NULL};
-	ingest_json_source side = {"sidecar '/drop/a.pb.gz.json'", NULL, "/drop/a.pb.gz", "checkout"};
+	ingest_json_source side = {"sidecar '/drop/a.pb.gz.json'", NULL, "/drop/a.pb.gz",
+				   "checkout"};
 	(void)state;
 
 	for (size_t i = 0; i < sizeof(meta_cases) / sizeof(meta_cases[0]); i++) {
@@ -124,21 +129,26 @@ static void test_manifest_lines_and_sidecars_differ_only_in_path_and_service(voi
 		const char *msg; /* NULL: accepted */
 		const char *path;
 	} cases[] = {
-		{false, "{\"path\": \"/abs/x.folded\", \"service\": \"s\", \"release\": \"v1\"}", NULL,
-		 "/abs/x.folded"},
+		{false, "{\"path\": \"/abs/x.folded\", \"service\": \"s\", \"release\": \"v1\"}",
+		 NULL, "/abs/x.folded"},
 		{false, "{\"path\": \"-\", \"service\": \"s\", \"release\": \"v1\"}", NULL, "-"},
-		{false, "{\"path\": \"sub/x.folded\", \"service\": \"s\", \"release\": \"v1\"}", NULL,
-		 "/spool/sub/x.folded"},
-		{false, "{\"service\": \"s\", \"release\": \"v1\"}", "NAME: missing \"path\"", NULL},
-		{false, "{\"path\": \"x\", \"release\": \"v1\"}", "NAME: missing \"service\"", NULL},
+		{false, "{\"path\": \"sub/x.folded\", \"service\": \"s\", \"release\": \"v1\"}",
+		 NULL, "/spool/sub/x.folded"},
+		{false, "{\"service\": \"s\", \"release\": \"v1\"}", "NAME: missing \"path\"",
+		 NULL},
+		{false, "{\"path\": \"x\", \"release\": \"v1\"}", "NAME: missing \"service\"",
+		 NULL},
 		{false, "{\"path\": \"\", \"service\": \"s\", \"release\": \"v1\"}",
 		 "NAME: \"path\" must be 1 to 1024 bytes long", NULL},
-		{true, "{\"path\": \"x\", \"release\": \"v1\"}", "NAME: unknown key \"path\"", NULL},
-		{true, "{\"service\": \"other\", \"release\": \"v1\"}", "NAME: unknown key \"service\"", NULL},
+		{true, "{\"path\": \"x\", \"release\": \"v1\"}", "NAME: unknown key \"path\"",
+		 NULL},
+		{true, "{\"service\": \"other\", \"release\": \"v1\"}",
+		 "NAME: unknown key \"service\"", NULL},
 		{true, "[\"release\"]", "NAME: not a JSON object", NULL},
 		{true, "{\"release\": ", "NAME: invalid JSON at column", NULL},
 		{true, "", "NAME: invalid JSON at column", NULL},
-		{true, "{\"release\": \"v1\", \"release\": \"v2\"}", "NAME: invalid JSON at column", NULL},
+		{true, "{\"release\": \"v1\", \"release\": \"v2\"}", "NAME: invalid JSON at column",
+		 NULL},
 	};
 	(void)state;
 
@@ -205,7 +215,8 @@ static void test_flags_meet_the_same_tag_rules(void **state)
 	r.tags_json = "{\"ok\": \"1\", \"bad key\": \"v\"}";
 	assert_int_equal(ingest_validate(&r, &err), PR_EUSAGE);
 	assert_string_equal(err.msg,
-			    "tag key 'bad key' has characters other than letters, digits, '_', '.' and '-'");
+			    "tag key 'bad key' has characters other than "
+			    "letters, digits, '_', '.' and '-'");
 	pr_error_clear(&err);
 	r.tags_json = "{\"ok\": \"1\"}";
 	assert_int_equal(ingest_validate(&r, &err), 0);
@@ -442,8 +453,11 @@ static void test_a_lost_database_names_the_file_and_is_a_failure_of_the_store(vo
 	req.path = path;
 	req.service = "svc";
 	req.release = "v1";
-	assert_int_equal(testdb_int(f->t, "select count(pg_terminate_backend(pid)) from pg_stat_activity"
-				       " where datname = current_database() and application_name = 'profreg'"), 1);
+	assert_int_equal(
+		testdb_int(f->t,
+			   "select count(pg_terminate_backend(pid)) from pg_stat_activity"
+			   " where datname = current_database() and application_name = 'profreg'"),
+		1);
 	assert_int_equal(ingest_file(&res, f->t->db, bs, &req, &limits, &err), PR_EDB);
 	snprintf(want, sizeof(want), "cannot ingest '%s': database: ", path);
 	assert_true(strncmp(err.msg, want, strlen(want)) == 0);
@@ -544,15 +558,17 @@ int main(void)
 		cmocka_unit_test(test_manifest_lines_and_sidecars_differ_only_in_path_and_service),
 		cmocka_unit_test(test_an_oversized_description_is_bad_input_and_says_so),
 		cmocka_unit_test(test_flags_meet_the_same_tag_rules),
-		cmocka_unit_test_setup_teardown(test_a_full_disk_names_the_input_file_then_the_blob_key,
-						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_a_full_disk_names_the_input_file_then_the_blob_key, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_input_is_not_a_failure_of_the_store, setup,
 						teardown),
-		cmocka_unit_test_setup_teardown(test_a_lost_database_names_the_file_and_is_a_failure_of_the_store,
-						setup, teardown),
-		cmocka_unit_test_setup_teardown(test_a_bad_sidecar_is_named_with_its_reason, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_collection_stops_at_a_failure_of_the_store, setup,
+		cmocka_unit_test_setup_teardown(
+			test_a_lost_database_names_the_file_and_is_a_failure_of_the_store, setup,
+			teardown),
+		cmocka_unit_test_setup_teardown(test_a_bad_sidecar_is_named_with_its_reason, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_collection_stops_at_a_failure_of_the_store,
+						setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -160,7 +160,8 @@ static int teardown(void **state)
 static const finding *regression(const analysis *a, const char *service)
 {
 	for (size_t i = 0; i < a->ntests && a->tests[i].significant; i++)
-		if (a->tests[i].direction == FINDING_REGRESSION && strcmp(a->tests[i].service, service) == 0)
+		if (a->tests[i].direction == FINDING_REGRESSION &&
+		    strcmp(a->tests[i].service, service) == 0)
 			return &a->tests[i];
 	return NULL;
 }
@@ -228,7 +229,8 @@ static void test_a_night_that_analyses_nothing_is_incomplete(void **state)
 	assert_string_equal(r.status, "incomplete");
 	assert_int_equal(r.analysed, 0);
 	assert_int_equal(r.skipped, 1);
-	assert_int_equal(testdb_int(f->t, "select count(*) from runs where status = 'incomplete'"), 1);
+	assert_int_equal(testdb_int(f->t, "select count(*) from runs where status = 'incomplete'"),
+			 1);
 	nightly_result_release(&r);
 }
 
@@ -265,7 +267,8 @@ static void test_the_postdeploy_job_is_inconclusive_with_too_few_captures(void *
 	assert_int_equal(postdeploy_run(&r, &f->env, &o, &err), 0);
 	assert_string_equal(r.verdict, "inconclusive");
 	assert_int_equal(json_array_size(r.reasons), 1);
-	assert_non_null(strstr(json_string_value(json_array_get(r.reasons, 0)), "only 4 of the 10"));
+	assert_non_null(
+		strstr(json_string_value(json_array_get(r.reasons, 0)), "only 4 of the 10"));
 	postdeploy_result_release(&r);
 }
 
@@ -332,7 +335,8 @@ static void test_analyze_nightly_and_postdeploy_give_the_same_finding_object(voi
 	postdeploy_result_release(&pr);
 }
 
-static void test_a_run_whose_session_died_is_marked_interrupted_by_the_next_of_its_kind(void **state)
+static void test_a_run_whose_session_died_is_marked_interrupted_by_the_next_of_its_kind(
+	void **state)
 {
 	fx *f = *state;
 	pr_error err = PR_ERROR_INIT;
@@ -347,7 +351,8 @@ static void test_a_run_whose_session_died_is_marked_interrupted_by_the_next_of_i
 	pid = testdb_int(f->t, q);
 	db_close(other);
 	/* The server ends the closed session's backend on its own time: wait, bounded. */
-	snprintf(q, sizeof(q), "select count(*) from pg_stat_activity where pid = %lld", (long long)pid);
+	snprintf(q, sizeof(q), "select count(*) from pg_stat_activity where pid = %lld",
+		 (long long)pid);
 	for (int i = 0; i < 200 && testdb_int(f->t, q) > 0; i++) {
 		struct timespec ts = {0, 50 * 1000000L};
 		nanosleep(&ts, NULL);

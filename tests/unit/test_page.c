@@ -126,12 +126,15 @@ static void test_pagerduty_trigger_has_the_events_v2_fields(void **state)
 	p = json_object_get(pd, "payload");
 	assert_string_equal(json_string_value(json_object_get(p, "severity")), "error");
 	assert_string_equal(json_string_value(json_object_get(p, "source")), "profreg");
-	assert_string_equal(json_string_value(json_object_get(p, "component")), "crypto/sha256.block");
+	assert_string_equal(json_string_value(json_object_get(p, "component")),
+			    "crypto/sha256.block");
 	assert_string_equal(json_string_value(json_object_get(p, "group")), "checkout");
 	assert_string_equal(json_string_value(json_object_get(p, "class")), "cpu");
-	assert_string_equal(json_string_value(json_object_get(p, "timestamp")), "2026-01-01T00:00:00.000Z");
+	assert_string_equal(json_string_value(json_object_get(p, "timestamp")),
+			    "2026-01-01T00:00:00.000Z");
 	assert_true(json_is_object(json_object_get(p, "custom_details")));
-	assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(pd, "links"), 0), "href")),
+	assert_string_equal(json_string_value(json_object_get(
+				    json_array_get(json_object_get(pd, "links"), 0), "href")),
 			    e.link);
 	json_decref(pd);
 }
@@ -157,7 +160,8 @@ static void test_no_link_without_a_base_url(void **state)
 	pd = page_pagerduty(&e, "k", false, NOW);
 	am = page_alertmanager(&e, NOW);
 	assert_null(json_object_get(pd, "links"));
-	assert_null(json_object_get(json_object_get(json_array_get(am, 0), "annotations"), "report"));
+	assert_null(
+		json_object_get(json_object_get(json_array_get(am, 0), "annotations"), "report"));
 	json_decref(pd);
 	json_decref(am);
 }
@@ -173,12 +177,16 @@ static void test_alertmanager_alert_has_labels_and_times(void **state)
 	l = json_object_get(a, "labels");
 	assert_string_equal(json_string_value(json_object_get(l, "alertname")), PAGE_ALERTNAME);
 	assert_string_equal(json_string_value(json_object_get(l, "service")), "checkout");
-	assert_string_equal(json_string_value(json_object_get(l, "function")), "crypto/sha256.block");
+	assert_string_equal(json_string_value(json_object_get(l, "function")),
+			    "crypto/sha256.block");
 	assert_string_equal(json_string_value(json_object_get(l, "severity")), "error");
 	assert_string_equal(json_string_value(json_object_get(l, "profile_type")), "cpu");
-	assert_string_equal(json_string_value(json_object_get(a, "startsAt")), "2026-01-01T00:00:00.000Z");
-	assert_string_equal(json_string_value(json_object_get(a, "endsAt")), "2026-01-01T01:00:00.000Z");
-	assert_non_null(json_string_value(json_object_get(json_object_get(a, "annotations"), "description")));
+	assert_string_equal(json_string_value(json_object_get(a, "startsAt")),
+			    "2026-01-01T00:00:00.000Z");
+	assert_string_equal(json_string_value(json_object_get(a, "endsAt")),
+			    "2026-01-01T01:00:00.000Z");
+	assert_non_null(json_string_value(
+		json_object_get(json_object_get(a, "annotations"), "description")));
 	json_decref(am);
 }
 

@@ -98,8 +98,9 @@ static void test_retry_after_reads_seconds_and_http_dates(void **state)
 static void paging_config(config *c)
 {
 	static char *def[] = {(char *)"pd"};
-	static config_target t[] = {{(char *)"pd", CONFIG_TARGET_PAGERDUTY, (char *)"http://127.0.0.1:9",
-				     (char *)"PR_TEST_NO_SUCH_VAR", NULL}};
+	static config_target t[] = {{(char *)"pd", CONFIG_TARGET_PAGERDUTY,
+				     (char *)"http://127.0.0.1:9", (char *)"PR_TEST_NO_SUCH_VAR",
+				     NULL}};
 
 	memset(c, 0, sizeof(*c));
 	c->paging.min_severity = STATS_SEV_HIGH;
@@ -117,9 +118,11 @@ static void make_finding(testdb *t, finding *f, stats_severity sev, finding_dir 
 {
 	memset(f, 0, sizeof(*f));
 	f->service_id = testdb_int(t, "insert into services (name, enabled) values ('svc', true)"
-				      " on conflict (name) do update set enabled = true returning id");
-	f->id = testdb_int(t, "insert into findings (service_id, status) select id, 'open' from services"
-			      " where name = 'svc' returning id");
+				      " on conflict (name) do update set "
+				      "enabled = true returning id");
+	f->id = testdb_int(
+		t, "insert into findings (service_id, status) select id, 'open' from services"
+		   " where name = 'svc' returning id");
 	f->service = (char *)"svc";
 	f->type = (char *)"cpu";
 	f->function = (char *)"hot";
@@ -153,8 +156,10 @@ static void test_enqueue_twice_adds_one_row(void **state)
 	assert_int_equal(added, 1);
 	assert_int_equal(testdb_int(t, "select count(*) from pages where status = 'pending'"
 				       " and event = 'trigger' and target = 'pd'"), 1);
-	assert_int_equal(testdb_int(t, "select count(*) from pages where detail ->> 'function' = 'hot'"
-				       " and dedup_key like 'profreg-%'"), 1);
+	assert_int_equal(testdb_int(t,
+				    "select count(*) from pages where detail ->> 'function' = 'hot'"
+				    " and dedup_key like 'profreg-%'"),
+			 1);
 }
 
 static void test_rolled_back_enqueue_leaves_nothing(void **state)
@@ -206,15 +211,22 @@ static void test_resolve_cancels_unsent_and_queues_resolve_for_sent(void **state
 	make_finding(t, &f2, STATS_SEV_CRITICAL, FINDING_REGRESSION);
 	f2.current_release = (char *)"v3";
 	assert_int_equal(pager_enqueue_finding(t->db, &c, &f2, 0, NULL, &err), 0);
-	testdb_int(t, "with u as (update pages set status = 'sent' where id = (select max(id) from pages)"
-		      " returning 1) select count(*) from u");
+	testdb_int(
+		t,
+		"with u as (update pages set status = 'sent' where id = (select max(id) from pages)"
+		" returning 1) select count(*) from u");
 	assert_int_equal(pager_enqueue_resolve(t->db, f1.id, &added, &cancelled, &err), 0);
 	assert_int_equal(added, 0);
 	assert_int_equal(cancelled, 1);
 	assert_int_equal(pager_enqueue_resolve(t->db, f2.id, &added, &cancelled, &err), 0);
 	assert_int_equal(pager_enqueue_resolve(t->db, f2.id, &added, &cancelled, &err), 0);
 	assert_int_equal(added, 1);
-	assert_int_equal(testdb_int(t, "select count(*) from pages where event = 'resolve' and status = 'pending'"), 1);
+	assert_int_equal(
+		testdb_int(
+			t,
+			"select count(*) from pages where event = "
+			"'resolve' and status = 'pending'"),
+		1);
 }
 
 static void test_flush_without_the_secret_skips_and_keeps_the_page(void **state)
@@ -258,7 +270,9 @@ static void test_unreachable_target_is_retried_then_left_pending(void **state)
 	assert_int_equal(pc.pending, 1);
 	assert_non_null(strstr(pc.first_error, "network error"));
 	assert_int_equal(testdb_int(t, "select attempts from pages where status = 'pending'"), 2);
-	assert_int_equal(testdb_int(t, "select count(*) from pages where last_error like 'network error%'"), 1);
+	assert_int_equal(
+		testdb_int(t, "select count(*) from pages where last_error like 'network error%'"),
+		1);
 }
 
 static void test_failed_or_cancelled_trigger_is_armed_again_but_sent_is_not(void **state)
@@ -272,42 +286,64 @@ static void test_failed_or_cancelled_trigger_is_armed_again_but_sent_is_not(void
 	paging_config(&c);
 	make_finding(t, &f, STATS_SEV_CRITICAL, FINDING_REGRESSION);
 	assert_int_equal(pager_enqueue_finding(t->db, &c, &f, 0, &added, &err), 0);
-	testdb_int(t, "with u as (update pages set status = 'failed', attempts = 1, http_status = 404,"
-		      " last_error = 'HTTP 404', response = 'no such integration' returning 1)"
-		      " select count(*) from u");
+	testdb_int(t,
+		   "with u as (update pages set status = 'failed', attempts = 1, http_status = 404,"
+		   " last_error = 'HTTP 404', response = 'no such integration' returning 1)"
+		   " select count(*) from u");
 	/* A pending resolve of the same key would close the alert the new trigger opens. */
-	testdb_int(t, "with i as (insert into pages (service_id, finding_id, dedup_key, target, event, detail)"
-		      " select service_id, finding_id, dedup_key, target, 'resolve', detail from pages"
-		      " returning 1) select count(*) from i");
+	testdb_int(
+		t,
+		"with i as (insert into pages (service_id, finding_id, "
+		"dedup_key, target, event, detail)"
+		" select service_id, finding_id, dedup_key, target, 'resolve', detail from pages"
+		" returning 1) select count(*) from i");
 	added = 0;
 	assert_int_equal(pager_enqueue_finding(t->db, &c, &f, 0, &added, &err), 0);
 	assert_int_equal(added, 1);
-	assert_int_equal(testdb_int(t, "select count(*) from pages where event = 'trigger' and status = 'pending'"
-				       " and attempts = 0 and next_attempt_at <= now()"), 1);
+	assert_int_equal(
+		testdb_int(
+			t,
+			"select count(*) from pages where event = 'trigger' and status = 'pending'"
+			" and attempts = 0 and next_attempt_at <= now()"),
+		1);
 	/* The last error stays until the next attempt says something new. */
-	assert_string_equal(testdb_text(t, "select last_error || ' / ' || response || ' / ' || http_status"
-					   " from pages where event = 'trigger'"),
-			    "HTTP 404 / no such integration / 404");
-	assert_string_equal(testdb_text(t, "select status from pages where event = 'resolve'"), "cancelled");
+	assert_string_equal(
+		testdb_text(t, "select last_error || ' / ' || response || ' / ' || http_status"
+			       " from pages where event = 'trigger'"),
+		"HTTP 404 / no such integration / 404");
+	assert_string_equal(testdb_text(t, "select status from pages where event = 'resolve'"),
+			    "cancelled");
 
 	/* Cancelled (resolved before it was sent): a new open finding arms it, for itself. */
-	testdb_int(t, "with u as (update pages set status = 'cancelled' where event = 'trigger' returning 1)"
-		      " select count(*) from u");
+	testdb_int(
+		t,
+		"with u as (update pages set status = 'cancelled' where "
+		"event = 'trigger' returning 1)"
+		" select count(*) from u");
 	make_finding(t, &f, STATS_SEV_CRITICAL, FINDING_REGRESSION);
 	added = 0;
 	assert_int_equal(pager_enqueue_finding(t->db, &c, &f, 0, &added, &err), 0);
 	assert_int_equal(added, 1);
-	assert_int_equal(testdb_int(t, "select finding_id from pages where event = 'trigger' and status = 'pending'"),
-			 f.id);
+	assert_int_equal(
+		testdb_int(
+			t,
+			"select finding_id from pages where event = "
+			"'trigger' and status = 'pending'"),
+		f.id);
 
 	/* Sent: the dedup guarantee, never paged twice. */
-	testdb_int(t, "with u as (update pages set status = 'sent', attempts = 1 where event = 'trigger'"
-		      " returning 1) select count(*) from u");
+	testdb_int(
+		t,
+		"with u as (update pages set status = 'sent', attempts = 1 where event = 'trigger'"
+		" returning 1) select count(*) from u");
 	added = 0;
 	assert_int_equal(pager_enqueue_finding(t->db, &c, &f, 0, &added, &err), 0);
 	assert_int_equal(added, 0);
-	assert_int_equal(testdb_int(t, "select count(*) from pages where event = 'trigger' and status = 'sent'"
-				       " and attempts = 1"), 1);
+	assert_int_equal(
+		testdb_int(t,
+			   "select count(*) from pages where event = 'trigger' and status = 'sent'"
+			   " and attempts = 1"),
+		1);
 	assert_int_equal(testdb_int(t, "select count(*) from pages"), 2);
 }
 
@@ -323,13 +359,16 @@ static void test_resolve_queues_a_resolve_for_a_pending_trigger_that_was_tried(v
 	make_finding(t, &f, STATS_SEV_CRITICAL, FINDING_REGRESSION);
 	assert_int_equal(pager_enqueue_finding(t->db, &c, &f, 0, NULL, &err), 0);
 	/* A timeout after the target accepted it: pending, but maybe delivered. */
-	testdb_int(t, "with u as (update pages set attempts = 1, last_error = 'timeout' returning 1)"
-		      " select count(*) from u");
+	testdb_int(t,
+		   "with u as (update pages set attempts = 1, last_error = 'timeout' returning 1)"
+		   " select count(*) from u");
 	assert_int_equal(pager_enqueue_resolve(t->db, f.id, &added, &cancelled, &err), 0);
 	assert_int_equal(cancelled, 1);
 	assert_int_equal(added, 1);
-	assert_string_equal(testdb_text(t, "select string_agg(event || ':' || status, ',' order by id) from pages"),
-			    "trigger:cancelled,resolve:pending");
+	assert_string_equal(
+		testdb_text(
+			t, "select string_agg(event || ':' || status, ',' order by id) from pages"),
+		"trigger:cancelled,resolve:pending");
 	assert_int_equal(testdb_int(t, "select count(*) from pages where finding_id = "
 				       "(select max(id) from findings) and event = 'resolve'"), 1);
 }
@@ -395,10 +434,16 @@ static void test_retry_rearms_failed_pages_but_not_triggers_of_resolved_findings
 	make_finding(t, &gone, STATS_SEV_CRITICAL, FINDING_REGRESSION);
 	gone.current_release = (char *)"v9";
 	assert_int_equal(pager_enqueue_finding(t->db, &c, &gone, 0, NULL, &err), 0);
-	testdb_int(t, "with u as (update pages set status = 'failed', attempts = 1, last_error = 'HTTP 400'"
-		      " returning 1) select count(*) from u");
-	testdb_int(t, "with u as (update findings set status = 'resolved' where id = (select max(id) from findings)"
-		      " returning 1) select count(*) from u");
+	testdb_int(
+		t,
+		"with u as (update pages set status = 'failed', attempts = "
+		"1, last_error = 'HTTP 400'"
+		" returning 1) select count(*) from u");
+	testdb_int(
+		t,
+		"with u as (update findings set status = 'resolved' where id = "
+		"(select max(id) from findings)"
+		" returning 1) select count(*) from u");
 	assert_int_equal(pager_count_failed_open(t->db, &failed_open, &err), 0);
 	assert_int_equal(failed_open, 1);
 
@@ -407,10 +452,14 @@ static void test_retry_rearms_failed_pages_but_not_triggers_of_resolved_findings
 	assert_non_null(strstr(e2.msg, "no longer open"));
 	assert_int_equal(pager_retry_failed(t->db, 0, &n, &err), 0);
 	assert_int_equal(n, 1);
-	assert_string_equal(testdb_text(t, "select string_agg(status || ' ' || attempts, ',' order by id) from pages"),
-			    "pending 0,failed 1");
+	assert_string_equal(
+		testdb_text(
+			t,
+			"select string_agg(status || ' ' || attempts, ',' order by id) from pages"),
+		"pending 0,failed 1");
 	assert_int_equal(testdb_int(t, "select count(*) from audit_log where action = 'page-retry'"
-				       " and object = 'pages:failed' and (detail ->> 'count')::int = 1"), 1);
+				       " and object = 'pages:failed' and (detail "
+				       "->> 'count')::int = 1"), 1);
 	id = testdb_int(t, "select min(id) from pages");
 	assert_int_equal(pager_retry_failed(t->db, id, &n, &e3), PR_ENOTFOUND);
 	assert_non_null(strstr(e3.msg, "is pending, not failed"));
@@ -498,9 +547,19 @@ static void test_flush_with_a_deadline_and_a_scope_returns_in_time(void **state)
 	assert_int_equal(pc.sent, 0);
 	assert_non_null(strstr(pc.first_error, "timeout"));
 	assert_int_equal(testdb_int(t, "select count(*) from pages where status = 'pending'"), 2);
-	assert_int_equal(testdb_int(t, "select attempts from pages where finding_id = (select max(id) from findings)"), 1);
+	assert_int_equal(
+		testdb_int(
+			t,
+			"select attempts from pages where finding_id = "
+			"(select max(id) from findings)"),
+		1);
 	/* The other finding's page was not touched. */
-	assert_int_equal(testdb_int(t, "select attempts from pages where finding_id = (select min(id) from findings)"), 0);
+	assert_int_equal(
+		testdb_int(
+			t,
+			"select attempts from pages where finding_id = "
+			"(select min(id) from findings)"),
+		0);
 	/* A scope of no finding sends nothing. */
 	fo.nfinding_ids = 0;
 	fo.deadline_ms = 0;
@@ -517,16 +576,29 @@ int main(void)
 		cmocka_unit_test(test_retry_after_reads_seconds_and_http_dates),
 		cmocka_unit_test_setup(test_enqueue_twice_adds_one_row, testdb_reset),
 		cmocka_unit_test_setup(test_rolled_back_enqueue_leaves_nothing, testdb_reset),
-		cmocka_unit_test_setup(test_only_regressions_at_or_above_the_threshold_page, testdb_reset),
-		cmocka_unit_test_setup(test_resolve_cancels_unsent_and_queues_resolve_for_sent, testdb_reset),
-		cmocka_unit_test_setup(test_flush_without_the_secret_skips_and_keeps_the_page, testdb_reset),
-		cmocka_unit_test_setup(test_unreachable_target_is_retried_then_left_pending, testdb_reset),
-		cmocka_unit_test_setup(test_failed_or_cancelled_trigger_is_armed_again_but_sent_is_not, testdb_reset),
-		cmocka_unit_test_setup(test_resolve_queues_a_resolve_for_a_pending_trigger_that_was_tried, testdb_reset),
+		cmocka_unit_test_setup(test_only_regressions_at_or_above_the_threshold_page,
+				       testdb_reset),
+		cmocka_unit_test_setup(test_resolve_cancels_unsent_and_queues_resolve_for_sent,
+				       testdb_reset),
+		cmocka_unit_test_setup(test_flush_without_the_secret_skips_and_keeps_the_page,
+				       testdb_reset),
+		cmocka_unit_test_setup(test_unreachable_target_is_retried_then_left_pending,
+				       testdb_reset),
+		cmocka_unit_test_setup(
+			test_failed_or_cancelled_trigger_is_armed_again_but_sent_is_not,
+			testdb_reset),
+		cmocka_unit_test_setup(
+			test_resolve_queues_a_resolve_for_a_pending_trigger_that_was_tried,
+			testdb_reset),
 		cmocka_unit_test(test_response_text_masks_before_the_cut_and_drops_short_secrets),
-		cmocka_unit_test_setup(test_retry_rearms_failed_pages_but_not_triggers_of_resolved_findings, testdb_reset),
-		cmocka_unit_test_setup(test_unscoped_flush_names_failed_pages_of_open_findings, testdb_reset),
-		cmocka_unit_test_setup(test_flush_with_a_deadline_and_a_scope_returns_in_time, testdb_reset),
+		cmocka_unit_test_setup(
+			test_retry_rearms_failed_pages_but_not_triggers_of_resolved_findings,
+			testdb_reset),
+		cmocka_unit_test_setup(test_unscoped_flush_names_failed_pages_of_open_findings,
+				       testdb_reset),
+		cmocka_unit_test_setup(test_flush_with_a_deadline_and_a_scope_returns_in_time,
+				       testdb_reset),
 	};
-	return cmocka_run_group_tests_name("pager", tests, testdb_group_setup, testdb_group_teardown);
+	return cmocka_run_group_tests_name("pager", tests, testdb_group_setup,
+					   testdb_group_teardown);
 }

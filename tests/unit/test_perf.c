@@ -409,16 +409,22 @@ static void test_one_line_events_are_the_command_and_the_symbol(void **state)
 		const char *want;
 	} cases[] = {
 		/* perf 6.1's default without -g: the command padded to 16. */
-		{"            burn 24193  7227.119856:    5025125 cpu-clock:      557ad0a49257 leaf_hash+0x27 (/tmp/pf/burn)",
+		{"            burn 24193  7227.119856:    5025125 cpu-clock:      557ad0a49257 "
+		"leaf_hash+0x27 (/tmp/pf/burn)",
 		 "burn;leaf_hash"},
-		{"     render pool 24196  7227.124237:    5025125 cpu-clock:      557ad0a49257 leaf_hash+0x27 (/tmp/pf/burn)",
+		{"     render pool 24196  7227.124237:    5025125 cpu-clock:      557ad0a49257 "
+		"leaf_hash+0x27 (/tmp/pf/burn)",
 		 "render_pool;leaf_hash"},
-		{"burn 12345 [001] 12345.678901:     250000 cpu-clock:  55d0c3a1b149 main+0x19 (/tmp/burn)",
+		{"burn 12345 [001] 12345.678901:     250000 cpu-clock:  "
+		"55d0c3a1b149 main+0x19 (/tmp/burn)",
 		 "burn;main"},
-		{"java 24636/25607 [000] 4794564.109216: cycles: 7f00 Lorg/a/B;.run (/tmp/perf-1.map)",
+		{"java 24636/25607 [000] 4794564.109216: cycles: 7f00 "
+		"Lorg/a/B;.run (/tmp/perf-1.map)",
 		 "java;org/a/B:.run"},
-		{"app 1/2 1.5: 100 cycles:u: 7f00 [unknown] (/usr/lib/libc.so.6)", "app;[libc.so.6]"},
-		{"a-very-long-command-name 7 1.0: 1 cpu-clock: ffffffff8103ce3b native_safe_halt ([kernel.kallsyms])",
+		{"app 1/2 1.5: 100 cycles:u: 7f00 [unknown] (/usr/lib/libc.so.6)",
+		 "app;[libc.so.6]"},
+		{"a-very-long-command-name 7 1.0: 1 cpu-clock: ffffffff8103ce3b "
+		"native_safe_halt ([kernel.kallsyms])",
 		 "a-very-long-command-name;native_safe_halt"},
 		{"app 1 1.0: 7f00 outer->inner+0x3 (/bin/app)", "app;outer;inner_[i]"},
 		{"app 1 1.0:   5025125   7f00 parse (/bin/app)", "app;parse"},
@@ -441,13 +447,17 @@ static void test_one_line_and_call_chain_events_mix(void **state)
 {
 	profile *p = parse_ok("# ========\n"
 			      HDR "\t7f00 leaf (/bin/app)\n\t7f01 main (/bin/app)\n\n"
-			      "             app   100 [000] 1.000002:  1 cpu-clock:   7f00 leaf+0x1 (/bin/app)\n"
+			      "             app   100 [000] 1.000002:  1 cpu-clock:   "
+			      "7f00 leaf+0x1 (/bin/app)\n"
 			      "app 100 [000] 1.000003: 1 cpu-clock: 7f02 other (/bin/app)\n"
-			      "             app   100 [000] 1.000004:  9 cycles:   7f00 skipped (/bin/app)\n"
-			      "             app   100 [000] 1.000005:  1 cpu-clock:   7f00 last (/bin/app)\n"
+			      "             app   100 [000] 1.000004:  9 cycles:   "
+			      "7f00 skipped (/bin/app)\n"
+			      "             app   100 [000] 1.000005:  1 "
+			      "cpu-clock:   7f00 last (/bin/app)\n"
 			      "kworker/0:1 112 [000] 1.000006: 1 cpu-clock:\n\n"
 			      HDR "\t7f03 deep (/bin/app)\n\n"
-			      "swapper     0 [000] 1.000007:  1 cpu-clock:  0 [unknown] ([unknown])\n");
+			      "swapper     0 [000] 1.000007:  1 cpu-clock:  0 "
+			      "[unknown] ([unknown])\n");
 	static const char *const want[] = {"app;main;leaf", "app;leaf",  "app;other",
 					   "app;last",      "kworker/0:1", "app;deep",
 					   "swapper;[unknown]"};
@@ -472,14 +482,16 @@ static void test_malformed_one_line_events_are_rejected_with_the_line(void **sta
 	} cases[] = {
 		{"app 1 1.0: 1 cpu-clock: 7f00 a (/x)\napp 1 1.1: 1 cpu-clock: 7f00\n", 2,
 		 "one-line event has no symbol after the address"},
-		{"            burn 24193  7227.119856:    5025125 cpu-clock:      557ad0a49257   \n",
+		{"            burn 24193  7227.119856:    5025125 "
+		"cpu-clock:      557ad0a49257   \n",
 		 1, "one-line event has no symbol after the address"},
 		{"# x\napp 1 [000] 1.0: 1 cpu-clock: 7f00 (/bin/app)\n", 2,
 		 "one-line event has no symbol after the address"},
 		{"app 1 1.0: 1 cpu-clock: 7f00 a (/x)\n\t7f01 b (/x)\n", 2,
 		 "frame line outside an event"},
 		{"     app 1 cpu-clock: 7f00 a (/x)\n", 1, "frame line outside an event"},
-		{"app 1 1.0: 1 cpu-clock: 7f00 a (/x)\napp 1 1.1: 1 cpu-clock: 7f00 main+0x4 (/usr/li",
+		{"app 1 1.0: 1 cpu-clock: 7f00 a (/x)\napp 1 1.1: 1 "
+		"cpu-clock: 7f00 main+0x4 (/usr/li",
 		 2, "input ends in the middle of a frame line"},
 	};
 
@@ -655,7 +667,8 @@ static void test_sniff_finds_perf_script_and_nothing_else(void **state)
 		{HDR "\t    7f00 leaf+0x1 (/bin/app)\n\n", true},
 		{"# ========\n# captured on: x\n#\n\n" HDR "\t7f00 leaf (/bin/app)\n", true},
 		{"render pool 11455   648.610512:   10101010 cpu-clock: \r\n"
-		 "\t            1254 leaf_hash+0x24 (/tmp/pf/burn)\r\n", true},
+		 "\t            1254 leaf_hash+0x24 (/tmp/pf/burn)\r\n",
+		 true},
 		{"", false},
 		{HDR, false},
 		{HDR "\n", false},
@@ -665,7 +678,8 @@ static void test_sniff_finds_perf_script_and_nothing_else(void **state)
 		{"main;serve;parse 7\nmain;serve 2\n", false},
 		{"{\"nodes\":[],\"samples\":[],\"timeDeltas\":[]}", false},
 		{"\x0a\x04\x08\x01\x10\x02", false},
-		{"            burn 24193  7227.119856:    5025125 cpu-clock:      557ad0a49257 leaf_hash+0x27 (/tmp/pf/burn)\n",
+		{"            burn 24193  7227.119856:    5025125 cpu-clock:      557ad0a49257 "
+		"leaf_hash+0x27 (/tmp/pf/burn)\n",
 		 true},
 		{"app 1 1.0: 1 cpu-clock: 7f00 a (/x)\n", true},
 		{"app 1 1.0: 1 cpu-clock: 7f00\n", false},
@@ -701,7 +715,8 @@ int main(void)
 		cmocka_unit_test(test_real_dwarf_capture_folds_like_stackcollapse_perf),
 		cmocka_unit_test(test_real_pid_tid_cpu_capture_folds_like_stackcollapse_perf),
 		cmocka_unit_test(test_documented_variants_fold_like_stackcollapse_perf),
-		cmocka_unit_test(test_real_capture_without_call_chains_folds_like_stackcollapse_perf),
+		cmocka_unit_test(
+			test_real_capture_without_call_chains_folds_like_stackcollapse_perf),
 		cmocka_unit_test(test_real_capture_has_the_expected_shape),
 		cmocka_unit_test(test_header_variants_give_the_command_as_root),
 		cmocka_unit_test(test_frames_are_tidied_like_stackcollapse_perf),

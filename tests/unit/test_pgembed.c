@@ -51,7 +51,8 @@ static int group_setup(void **state)
 		return -1;
 	snprintf(f->base, sizeof(f->base), "%s/pgembed.XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(f->base)) {
-		fprintf(stderr, "cannot create a folder under '%s': %s\n", tmp ? tmp : "/tmp", strerror(errno));
+		fprintf(stderr, "cannot create a folder under '%s': %s\n", tmp ? tmp : "/tmp",
+			strerror(errno));
 		free(f);
 		return -1;
 	}
@@ -307,13 +308,16 @@ static void test_a_long_home_uses_a_short_socket_folder_under_tmp(void **state)
 
 	/* Move the (stopped) cluster: a home is relocatable, and this one is long. */
 	assert_int_equal(pgembed_stop(f->home, true, &err), 0);
-	snprintf(f->longhome, sizeof(f->longhome),
-		 "%s/a-rather-long-folder-name-for-state/and-another-level-down-for-good-measure/home",
-		 f->base);
+	snprintf(
+		f->longhome, sizeof(f->longhome),
+		"%s/a-rather-long-folder-name-for-state"
+		"/and-another-level-down-for-good-measure/home",
+		f->base);
 	assert_true(strlen(f->longhome) + strlen("/pg/run/.s.PGSQL.5432") > 107);
 	snprintf(to, sizeof(to), "%s/a-rather-long-folder-name-for-state", f->base);
 	assert_int_equal(mkdir(to, 0755), 0);
-	snprintf(to, sizeof(to), "%s/a-rather-long-folder-name-for-state/and-another-level-down-for-good-measure",
+	snprintf(to, sizeof(to),
+		 "%s/a-rather-long-folder-name-for-state/and-another-level-down-for-good-measure",
 		 f->base);
 	assert_int_equal(mkdir(to, 0755), 0);
 	assert_int_equal(mkdir(f->longhome, 0755), 0);
@@ -380,7 +384,8 @@ static void test_missing_server_binaries_are_named(void **state)
 	unsetenv("PROFREG_PG_BIN");
 	assert_null(ci);
 	assert_string_equal(err.msg,
-			    "cannot use PROFREG_PG_BIN '/nonexistent/pg/bin': no executable initdb and pg_ctl there");
+			    "cannot use PROFREG_PG_BIN '/nonexistent/pg/bin': no "
+			    "executable initdb and pg_ctl there");
 	snprintf(data, sizeof(data), "%s/pg/data", home);
 	assert_int_not_equal(stat(data, &st), 0);
 }
@@ -429,7 +434,8 @@ static void test_a_failing_initdb_leaves_nothing_and_says_why(void **state)
 
 static void test_a_home_with_shell_characters_is_refused(void **state)
 {
-	static const char *const names[] = {"dollar$HOME", "back`tick`", "quote\"d", "back\\slash", "new\nline"};
+	static const char *const names[] = {"dollar$HOME", "back`tick`", "quote\"d", "back\\slash",
+					    "new\nline"};
 	fixture *f = *state;
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {

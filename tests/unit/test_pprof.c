@@ -590,7 +590,8 @@ static void test_labels_are_checked_but_never_kept(void **state)
 
 	/* A label's string index out of range: rejected without its value. */
 	b.lab[0].str = 999;
-	expect_error(&b, NULL, PR_EDATA, "string index 999 of sample 0 label value is out of range");
+	expect_error(&b, NULL, PR_EDATA,
+		     "string index 999 of sample 0 label value is out of range");
 }
 
 /* ---- malformed input --------------------------------------------------- */
@@ -662,7 +663,8 @@ static void test_corrupt_submessage_is_rejected_with_offset(void **state)
 	memcpy(bad, data, len);
 	memcpy(bad + len, bad_sample, sizeof(bad_sample));
 	snprintf(want, sizeof(want),
-		 "malformed profile.proto data: bad varint in packed Sample.location_id at offset %zu",
+		 "malformed profile.proto data: bad varint in packed "
+		 "Sample.location_id at offset %zu",
 		 len + 4);
 	expect_bytes_error(bad, len + sizeof(bad_sample), PR_EDATA, want);
 	memcpy(bad + len, bad_location, sizeof(bad_location));
@@ -698,7 +700,8 @@ static void test_text_is_rejected_as_not_a_profile(void **state)
 
 	(void)state;
 	expect_bytes_error((const uint8_t *)text, strlen(text), PR_EDATA,
-			   "malformed profile.proto data: wrong wire type 5 for Profile.comment at offset 0");
+			   "malformed profile.proto data: wrong wire type 5 for "
+			   "Profile.comment at offset 0");
 }
 
 static void test_string_index_out_of_range_is_rejected(void **state)
@@ -888,7 +891,8 @@ static void test_stack_expansion_bomb_is_rejected(void **state)
 	Perftools__Profiles__Location loc, *locp = &loc;
 	Perftools__Profiles__Line line, **linep = malloc(LINES * sizeof(*linep));
 	Perftools__Profiles__Sample smp, **smpp = malloc(SAMPLES * sizeof(*smpp));
-	ProtobufCBinaryData strs[3] = {{0, (uint8_t *)""}, {1, (uint8_t *)"x"}, {1, (uint8_t *)"f"}};
+	ProtobufCBinaryData strs[3] = {
+		{0, (uint8_t *)""}, {1, (uint8_t *)"x"}, {1, (uint8_t *)"f"}};
 	uint64_t locid = 1;
 	int64_t val = 1;
 	uint8_t *data;

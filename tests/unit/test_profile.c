@@ -224,7 +224,8 @@ static void test_empty_profile_summarises_to_zero(void **state)
 
 static void test_primary_value_follows_the_documented_rule(void **state)
 {
-	static const char *types[] = {"alloc_objects", "alloc_space", "inuse_objects", "inuse_space"};
+	static const char *types[] = {"alloc_objects", "alloc_space", "inuse_objects",
+				      "inuse_space"};
 	static const char *units[] = {"count", "bytes", "count", "bytes"};
 	pr_error err = PR_ERROR_INIT;
 	profile *p = NULL;

@@ -62,7 +62,8 @@ static void build(report *r)
 	f->caps = calloc(2, sizeof(*f->caps));
 	f->ncaps = 2;
 	f->caps[0].id = 1, f->caps[0].blob_key = strdup("aa"), f->caps[0].release = strdup("v1");
-	f->caps[1].id = 2, f->caps[1].blob_key = strdup("bb"), f->caps[1].release = strdup("v2|<i>");
+	f->caps[1].id = 2, f->caps[1].blob_key = strdup("bb"),
+	f->caps[1].release = strdup("v2|<i>");
 	f->caps[1].current = true;
 	f->points = calloc(3, sizeof(*f->points));
 	f->npoints = 3;
@@ -110,7 +111,10 @@ static void test_html_escapes_every_name_from_a_profile(void **state)
 	assert_null(strstr(out.ptr, "<evil>"));
 	assert_null(strstr(out.ptr, "<i>"));
 	assert_null(strstr(out.ptr, "\x01"));
-	assert_non_null(strstr(out.ptr, "&lt;script&gt;alert(1)&lt;/script&gt;|x`y*z_[a](b)&amp;&quot;&#39;\\x0a# ]]&gt;&lt;/svg&gt;\\x01"));
+	assert_non_null(strstr(
+		out.ptr,
+		"&lt;script&gt;alert(1)&lt;/script&gt;|x`y*z_[a](b)&amp;&quot;&#39;\\x0a# "
+		"]]&gt;&lt;/svg&gt;\\x01"));
 	assert_non_null(strstr(out.ptr, "Mallory &lt;m@x&gt;"));
 	assert_non_null(strstr(out.ptr, "id=\"finding-42\""));
 	assert_non_null(strstr(out.ptr, "id=\"finding-43\""));
@@ -145,7 +149,8 @@ static void test_markdown_keeps_hostile_names_inside_their_table_cell(void **sta
 		if (*c == '<')
 			assert_int_equal(c[-1], '\\');
 	assert_null(strstr(out.ptr, "\x01"));
-	assert_non_null(strstr(out.ptr, "\\<script\\>alert\\(1\\)\\</script\\>\\|x\\`y\\*z\\_\\[a\\]\\(b\\)\\&"));
+	assert_non_null(strstr(
+		out.ptr, "\\<script\\>alert\\(1\\)\\</script\\>\\|x\\`y\\*z\\_\\[a\\]\\(b\\)\\&"));
 	/* Every table row has as many unescaped pipes as the header. */
 	for (line = strtok_r(out.ptr, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		int pipes = 0;
@@ -176,7 +181,8 @@ static void test_json_carries_names_as_data_with_a_schema_version(void **state)
 	assert_int_equal(report_json(&out, &r, &err), 0);
 	j = json_loads(out.ptr, 0, &jerr);
 	assert_non_null(j);
-	assert_int_equal(json_integer_value(json_object_get(j, "schema_version")), REPORT_SCHEMA_VERSION);
+	assert_int_equal(json_integer_value(json_object_get(j, "schema_version")),
+			 REPORT_SCHEMA_VERSION);
 	f0 = json_array_get(json_object_get(j, "findings"), 0);
 	assert_string_equal(json_string_value(json_object_get(f0, "function")), HOSTILE);
 	assert_int_equal(json_integer_value(json_object_get(f0, "id")), 42);
@@ -185,10 +191,14 @@ static void test_json_carries_names_as_data_with_a_schema_version(void **state)
 	assert_non_null(json_object_get(json_object_get(f0, "band"), "median"));
 	flame = json_object_get(f0, "flame");
 	assert_int_equal(json_array_size(flame), 4); /* all, main, hostile, other */
-	assert_string_equal(json_string_value(json_object_get(json_array_get(flame, 0), "name")), "all");
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "regressions_by_severity"), "high")), 1);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(flame, 0), "name")),
+			    "all");
+	assert_int_equal(json_integer_value(json_object_get(
+				 json_object_get(j, "regressions_by_severity"), "high")),
+			 1);
 	/* A NaN p-value (never tested) is null, not an invalid number. */
-	assert_true(json_is_null(json_object_get(json_array_get(json_object_get(j, "findings"), 1), "p_value")));
+	assert_true(json_is_null(
+		json_object_get(json_array_get(json_object_get(j, "findings"), 1), "p_value")));
 	json_decref(j);
 	buf_release(&out);
 	report_release(&r);
@@ -198,7 +208,8 @@ static void test_band_is_the_baseline_median_and_scaled_mad(void **state)
 {
 	report_finding f;
 	report_point pts[5] = {
-		{1, 1, 0.10, false}, {2, 2, 0.12, false}, {3, 3, 0.11, false}, {4, 4, 0.30, false}, {5, 5, 0.90, true},
+		{1, 1, 0.10, false}, {2, 2, 0.12, false}, {3, 3, 0.11, false},
+		{4, 4, 0.30, false}, {5, 5, 0.90, true},
 	};
 
 	(void)state;
@@ -226,7 +237,9 @@ static void test_selections_parse_services_releases_commits_ids_and_times(void *
 	assert_string_equal(s.release, "v2");
 	assert_null(s.host);
 	reportdata_sel_release(&s);
-	assert_int_equal(reportdata_sel_parse(&s, "service=api,commit=abc123,host=h1,type=heap", "other", 5, 9, &err), 0);
+	assert_int_equal(reportdata_sel_parse(&s, "service=api,commit=abc123,host=h1,type=heap",
+					      "other", 5, 9, &err),
+			 0);
 	assert_string_equal(s.commit, "abc123");
 	assert_string_equal(s.host, "h1"); /* the selection's own host wins */
 	assert_string_equal(s.type, "heap");
@@ -241,7 +254,10 @@ static void test_selections_parse_services_releases_commits_ids_and_times(void *
 	assert_int_equal(s.nids, 1);
 	assert_int_equal(s.ids[0], 42);
 	reportdata_sel_release(&s);
-	assert_int_equal(reportdata_sel_parse(&s, "service=a,since=2026-01-01,until=2026-01-02T00:00:00Z", NULL, 0, 0, &err), 0);
+	assert_int_equal(
+		reportdata_sel_parse(&s, "service=a,since=2026-01-01,until=2026-01-02T00:00:00Z",
+				     NULL, 0, 0, &err),
+		0);
 	assert_int_equal(s.until_us - s.since_us, 86400000000LL);
 	reportdata_sel_release(&s);
 }
@@ -265,7 +281,8 @@ static void test_bad_selections_are_refused_with_the_reason(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		pr_error err = PR_ERROR_INIT;
-		assert_int_equal(reportdata_sel_parse(&s, bad[i].text, NULL, 0, 0, &err), PR_EUSAGE);
+		assert_int_equal(reportdata_sel_parse(&s, bad[i].text, NULL, 0, 0, &err),
+				 PR_EUSAGE);
 		if (!strstr(err.msg, bad[i].why))
 			fail_msg("'%s': got '%s', want '%s'", bad[i].text, err.msg, bad[i].why);
 		assert_null(s.text);

@@ -86,7 +86,9 @@ static int setup(void **state)
 	f.cfg.retention.tiers.summary_top = 2;
 	f.cfg.retention.batch = 200;
 	/* The reset emptied `functions`; put back what migration 006 adds. */
-	sqlf(f.t, "insert into functions (name, file, synthetic) values ('(other functions)', '(profreg summary)', true)");
+	sqlf(f.t,
+	     "insert into functions (name, file, synthetic) values ('(other functions)', "
+	     "'(profreg summary)', true)");
 	sqlf(f.t, "insert into services (name, enabled) values ('svc', true)");
 	f.sid = intf(f.t, "select id from services where name = 'svc'");
 	*state = &f;
@@ -131,22 +133,30 @@ static int64_t capture(fx *f, int age, int nfuncs, size_t bytes, const char *cls
 	for (int i = 1; i <= nfuncs; i++)
 		total += 10 * i;
 	sqlf(f->t,
-	     "insert into profiles (service_id, profile_type, release, captured_at, value_type, value_unit,"
-	     " total_value, sample_count, function_count, blob_key, format, retention_class, blob_deleted_at)"
+	     "insert into profiles (service_id, profile_type, release, "
+	     "captured_at, value_type, value_unit,"
+	     " total_value, sample_count, function_count, blob_key, format, "
+	     "retention_class, blob_deleted_at)"
 	     " values (%lld, 'cpu', 'r1', 'epoch'::timestamptz + %lld * interval '1 microsecond',"
-	     " 'samples', 'count', %lld, %lld, %d, '%s', 'folded', '%s', case when '%s' = 'summary' then now() end)",
-	     (long long)f->sid, (long long)(AT - age * DAY), (long long)total, (long long)total, nfuncs,
-	     key, cls, cls);
+	     " 'samples', 'count', %lld, %lld, %d, '%s', 'folded', '%s', case when '%s' = "
+	     "'summary' then now() end)",
+	     (long long)f->sid, (long long)(AT - age * DAY), (long long)total, (long long)total,
+	     nfuncs, key, cls, cls);
 	id = intf(f->t, "select max(id) from profiles");
-	sqlf(f->t, "insert into functions (name, file) select 'f' || g, '' from generate_series(1, %d) g"
-		   " on conflict do nothing", nfuncs);
 	sqlf(f->t,
-	     "insert into profile_functions (profile_id, function_id, self_value, total_value, self_share,"
+	     "insert into functions (name, file) select 'f' || g, '' from generate_series(1, %d) g"
+	     " on conflict do nothing",
+	     nfuncs);
+	sqlf(f->t,
+	     "insert into profile_functions (profile_id, function_id, "
+	     "self_value, total_value, self_share,"
 	     " total_share, captured_at, service_id, profile_type)"
 	     " select p.id, fn.id, 10 * substr(fn.name, 2)::int, 10 * substr(fn.name, 2)::int,"
-	     " 10 * substr(fn.name, 2)::int / p.total_value::float8, 10 * substr(fn.name, 2)::int / p.total_value::float8,"
+	     " 10 * substr(fn.name, 2)::int / p.total_value::float8, 10 * substr(fn.name, "
+	     "2)::int / p.total_value::float8,"
 	     " p.captured_at, p.service_id, p.profile_type from profiles p, functions fn"
-	     " where p.id = %lld and fn.file = '' and fn.name ~ '^f[0-9]+$' and substr(fn.name, 2)::int <= %d",
+	     " where p.id = %lld and fn.file = '' and fn.name ~ '^f[0-9]+$' and "
+	     "substr(fn.name, 2)::int <= %d",
 	     (long long)id, nfuncs);
 	return id;
 }
@@ -167,7 +177,8 @@ static const char *cls(fx *f, int64_t id)
 	char q[128];
 	const char *s;
 
-	snprintf(q, sizeof(q), "select retention_class from profiles where id = %lld", (long long)id);
+	snprintf(q, sizeof(q), "select retention_class from profiles where id = %lld",
+		 (long long)id);
 	s = testdb_text(f->t, q);
 	return s ? s : "deleted";
 }
@@ -191,7 +202,8 @@ static void test_byte_budget_moves_the_oldest_unprotected_captures_to_summary_fi
 	int64_t h3 = capture(f, 3, 3, 4000, "hot");
 	int64_t h4 = capture(f, 4, 3, 4000, "hot");
 	int64_t fo = capture(f, 6, 3, 4000, "forensic");
-	uint64_t all = stored(f, h1) + stored(f, h2) + stored(f, h3) + stored(f, h4) + stored(f, fo);
+	uint64_t all =
+		stored(f, h1) + stored(f, h2) + stored(f, h3) + stored(f, h4) + stored(f, fo);
 	retention_result r;
 
 	/* Room for everything but the two oldest hot captures' blobs. */
@@ -206,8 +218,10 @@ static void test_byte_budget_moves_the_oldest_unprotected_captures_to_summary_fi
 	assert_int_equal(r.blobs_deleted, 2);
 	assert_int_equal(r.bytes_used, f->cfg.retention.budget_bytes);
 	assert_false(r.over_budget);
-	assert_int_equal(intf(f->t, "select count(*) from audit_log where action = 'retention.summary'"
-				    " and detail->>'reason' = 'budget'"), 1);
+	assert_int_equal(intf(f->t,
+			      "select count(*) from audit_log where action = 'retention.summary'"
+			      " and detail->>'reason' = 'budget'"),
+			 1);
 }
 
 static void test_row_budget_cuts_hot_captures_then_deletes_the_oldest_summary_ones(void **state)
@@ -229,7 +243,10 @@ static void test_row_budget_cuts_hot_captures_then_deletes_the_oldest_summary_on
 	assert_string_equal(cls(f, s2), "summary");
 	assert_string_equal(cls(f, fo), "forensic");
 	assert_int_equal(intf(f->t, "select count(*) from profile_functions"), 18);
-	assert_int_equal(intf(f->t, "select count(*) from profile_functions where profile_id = %lld", (long long)fo), 9);
+	assert_int_equal(intf(f->t,
+			      "select count(*) from profile_functions where profile_id = %lld",
+			      (long long)fo),
+			 9);
 	assert_int_equal(r.budget_to_summary, 2);
 	assert_int_equal(r.budget_deleted, 1);
 	assert_int_equal(r.rows_used, 18);
@@ -244,8 +261,11 @@ static void test_protected_data_alone_over_the_budget_is_flagged_and_kept(void *
 	int64_t plain = capture(f, 1, 4, 3000, "hot");
 	retention_result r;
 
-	sqlf(f->t, "insert into findings (service_id, status) values (%lld, 'open')", (long long)f->sid);
-	sqlf(f->t, "insert into capture_pins (profile_id, finding_id) values (%lld, (select max(id) from findings))",
+	sqlf(f->t, "insert into findings (service_id, status) values (%lld, 'open')",
+	     (long long)f->sid);
+	sqlf(f->t,
+	     "insert into capture_pins (profile_id, finding_id) values (%lld, "
+	     "(select max(id) from findings))",
 	     (long long)pinned);
 	f->cfg.retention.budget_bytes = 1;
 	f->cfg.retention.budget_rows = 1;
@@ -257,7 +277,11 @@ static void test_protected_data_alone_over_the_budget_is_flagged_and_kept(void *
 	assert_string_equal(cls(f, plain), "deleted");
 	assert_int_equal(intf(f->t, "select count(*) from profile_functions"), 8);
 	assert_int_equal(r.bytes_used, stored(f, fo) + stored(f, pinned));
-	assert_int_equal(intf(f->t, "select count(*) from runs where kind = 'retention' and status = 'over_budget'"), 1);
+	assert_int_equal(
+		intf(f->t,
+		     "select count(*) from runs where kind = 'retention' "
+		     "and status = 'over_budget'"),
+		1);
 }
 
 /* Another session pins a capture and has not committed yet: the run must leave it alone. */
@@ -272,9 +296,11 @@ static void test_a_pin_taken_by_another_session_during_the_run_is_never_undone(v
 	PGresult *res;
 
 	assert_int_equal(PQstatus(side), CONNECTION_OK);
-	sqlf(f->t, "insert into findings (service_id, status) values (%lld, 'open')", (long long)f->sid);
+	sqlf(f->t, "insert into findings (service_id, status) values (%lld, 'open')",
+	     (long long)f->sid);
 	snprintf(q, sizeof(q),
-		 "begin; insert into capture_pins (profile_id, finding_id) values (%lld, (select max(id) from findings));"
+		 "begin; insert into capture_pins (profile_id, finding_id) values (%lld, "
+		 "(select max(id) from findings));"
 		 " update profiles set retention_class = 'forensic' where id = %lld",
 		 (long long)c, (long long)e);
 	res = PQexec(side, q);
@@ -293,7 +319,10 @@ static void test_a_pin_taken_by_another_session_during_the_run_is_never_undone(v
 	assert_int_equal(run(f, &r), 0);
 	assert_string_equal(cls(f, c), "hot");
 	assert_string_equal(cls(f, e), "forensic");
-	assert_int_equal(intf(f->t, "select count(*) from profile_functions where profile_id = %lld", (long long)c), 4);
+	assert_int_equal(intf(f->t,
+			      "select count(*) from profile_functions where profile_id = %lld",
+			      (long long)c),
+			 4);
 	assert_int_equal(r.protected_kept, 2);
 	assert_int_equal(r.skipped_locked, 0);
 }
@@ -311,7 +340,10 @@ static void test_a_summary_capture_stays_a_baseline_member_without_its_other_row
 
 	assert_int_equal(run(f, &r), 0);
 	assert_string_equal(cls(f, c), "summary");
-	assert_int_equal(intf(f->t, "select count(*) from profile_functions where profile_id = %lld", (long long)c), 3);
+	assert_int_equal(intf(f->t,
+			      "select count(*) from profile_functions where profile_id = %lld",
+			      (long long)c),
+			 3);
 	q.service_id = f->sid;
 	q.type = "cpu";
 	q.eligible_only = true;
@@ -322,7 +354,8 @@ static void test_a_summary_capture_stays_a_baseline_member_without_its_other_row
 	assert_int_equal(m.nfuncs, 2);
 	for (size_t i = 0; i < m.nfuncs; i++)
 		top_self[i] = m.self[i];
-	assert_true((top_self[0] == 50 && top_self[1] == 40) || (top_self[0] == 40 && top_self[1] == 50));
+	assert_true((top_self[0] == 50 && top_self[1] == 40) ||
+		    (top_self[0] == 40 && top_self[1] == 50));
 	/* Shares are against the capture's whole total, as before the cut. */
 	assert_true(capture_share(&set.caps[0], 50) == 50.0 / 150.0);
 	func_matrix_release(&m);
@@ -416,8 +449,10 @@ static void test_the_orphan_sweep_never_deletes_a_blob_an_ingest_is_pointing_a_r
 	orphan(f, "bytes nobody wants", dead);
 	snprintf(q, sizeof(q),
 		 "begin; select pg_advisory_xact_lock_shared(" BLOB_LOCK_CLASS ", hashtext('%s'));"
-		 " insert into profiles (service_id, profile_type, release, captured_at, value_type, value_unit,"
-		 " total_value, sample_count, blob_key, format) values (%lld, 'cpu', 'r1', now(), 'samples',"
+		 " insert into profiles (service_id, profile_type, release, "
+		 "captured_at, value_type, value_unit,"
+		 " total_value, sample_count, blob_key, format) values (%lld, "
+		 "'cpu', 'r1', now(), 'samples',"
 		 " 'count', 1, 1, '%s', 'folded')",
 		 busy, (long long)f->sid, busy);
 	side_exec(side, q);
@@ -428,7 +463,12 @@ static void test_the_orphan_sweep_never_deletes_a_blob_an_ingest_is_pointing_a_r
 	PQfinish(side);
 	if (side_err)
 		fail_msg("the ingest's transaction failed: %s", side_err);
-	assert_int_equal(intf(f->t, "select count(*) from profiles where blob_key = '%s' and blob_deleted_at is null", busy), 1);
+	assert_int_equal(
+		intf(f->t,
+		     "select count(*) from profiles where blob_key = '%s' "
+		     "and blob_deleted_at is null",
+		     busy),
+		1);
 	assert_true(blob_there(f, busy));
 	assert_false(blob_there(f, dead));
 	assert_int_equal(r.orphans_deleted, 1);
@@ -458,8 +498,11 @@ static void test_the_row_budget_never_deletes_hot_captures_and_says_what_is_left
 	assert_string_equal(cls(f, h1), "hot");
 	assert_string_equal(cls(f, h2), "hot");
 	assert_string_equal(cls(f, fo), "forensic");
-	assert_int_equal(intf(f->t, "select count(*) from profile_functions where profile_id in (%lld, %lld)",
-			      (long long)h1, (long long)h2), 9);
+	assert_int_equal(
+		intf(f->t,
+		     "select count(*) from profile_functions where profile_id in (%lld, %lld)",
+		     (long long)h1, (long long)h2),
+		9);
 	assert_true(stored(f, h1) > 0 && stored(f, h2) > 0);
 	assert_int_equal(r.budget_deleted, 1);
 	assert_int_equal(r.budget_to_summary, 0);
@@ -467,7 +510,11 @@ static void test_the_row_budget_never_deletes_hot_captures_and_says_what_is_left
 	assert_int_equal(r.rows_used, 18);
 	assert_int_equal(r.protected_rows, 9);
 	assert_int_equal(r.uncut_hot_rows, 9);
-	assert_int_equal(intf(f->t, "select count(*) from runs where kind = 'retention' and status = 'over_budget'"), 1);
+	assert_int_equal(
+		intf(f->t,
+		     "select count(*) from runs where kind = 'retention' "
+		     "and status = 'over_budget'"),
+		1);
 
 	/* The line the command prints says both. */
 	retention_over_budget_msg(msg, sizeof(msg), &r);
@@ -491,7 +538,8 @@ static void test_an_at_in_the_future_is_refused_and_nothing_is_touched(void **st
 	char when[TIME_FMT_MAX];
 	int rc;
 
-	sqlf(f->t, "update profiles set retain_until = now() + interval '1 day' where id = %lld", (long long)fo);
+	sqlf(f->t, "update profiles set retain_until = now() + interval '1 day' where id = %lld",
+	     (long long)fo);
 	rc = retention_run(&r, f->t->db, f->bs, &f->cfg, &o, &err);
 	assert_int_equal(rc, PR_EUSAGE);
 	time_format(when, o.at_us);
@@ -531,13 +579,16 @@ static void test_a_dry_run_does_not_block_a_pin_on_a_capture_it_picked(void **st
 	char q[512], *perr, *herr;
 	int rc;
 
-	sqlf(f->t, "insert into findings (service_id, status) values (%lld, 'open')", (long long)f->sid);
-	snprintf(q, sizeof(q), "begin; insert into blob_sweep (blob_key) values ('%s')", key_of(f, c));
+	sqlf(f->t, "insert into findings (service_id, status) values (%lld, 'open')",
+	     (long long)f->sid);
+	snprintf(q, sizeof(q), "begin; insert into blob_sweep (blob_key) values ('%s')",
+		 key_of(f, c));
 	side_exec(holder, q);
 	assert_int_equal(PQsendQuery(holder, "select pg_sleep(3); rollback"), 1);
 	snprintf(q, sizeof(q),
 		 "begin; select pg_sleep(1); set local lock_timeout = '1s';"
-		 " insert into capture_pins (profile_id, finding_id) values (%lld, (select max(id) from findings));"
+		 " insert into capture_pins (profile_id, finding_id) values (%lld, "
+		 "(select max(id) from findings));"
 		 " rollback",
 		 (long long)d);
 	assert_int_equal(PQsendQuery(pinner, q), 1);
@@ -571,7 +622,8 @@ static void test_a_dry_run_gives_up_on_a_lock_it_waits_for_too_long(void **state
 	int64_t t0;
 	int rc;
 
-	snprintf(q, sizeof(q), "begin; insert into blob_sweep (blob_key) values ('%s')", key_of(f, c));
+	snprintf(q, sizeof(q), "begin; insert into blob_sweep (blob_key) values ('%s')",
+		 key_of(f, c));
 	side_exec(holder, q);
 	assert_int_equal(PQsendQuery(holder, "select pg_sleep(10); rollback"), 1);
 	t0 = time_now_us();
@@ -591,16 +643,36 @@ static void test_a_dry_run_gives_up_on_a_lock_it_waits_for_too_long(void **state
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_byte_budget_moves_the_oldest_unprotected_captures_to_summary_first, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_row_budget_cuts_hot_captures_then_deletes_the_oldest_summary_ones, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_protected_data_alone_over_the_budget_is_flagged_and_kept, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_a_pin_taken_by_another_session_during_the_run_is_never_undone, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_a_summary_capture_stays_a_baseline_member_without_its_other_row, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_the_orphan_sweep_never_deletes_a_blob_an_ingest_is_pointing_a_row_at, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_the_row_budget_never_deletes_hot_captures_and_says_what_is_left, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_an_at_in_the_future_is_refused_and_nothing_is_touched, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_a_dry_run_does_not_block_a_pin_on_a_capture_it_picked, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_a_dry_run_gives_up_on_a_lock_it_waits_for_too_long, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_byte_budget_moves_the_oldest_unprotected_captures_to_summary_first,
+			setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_row_budget_cuts_hot_captures_then_deletes_the_oldest_summary_ones,
+			setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_protected_data_alone_over_the_budget_is_flagged_and_kept, setup,
+			teardown),
+		cmocka_unit_test_setup_teardown(
+			test_a_pin_taken_by_another_session_during_the_run_is_never_undone, setup,
+			teardown),
+		cmocka_unit_test_setup_teardown(
+			test_a_summary_capture_stays_a_baseline_member_without_its_other_row, setup,
+			teardown),
+		cmocka_unit_test_setup_teardown(
+			test_the_orphan_sweep_never_deletes_a_blob_an_ingest_is_pointing_a_row_at,
+			setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_the_row_budget_never_deletes_hot_captures_and_says_what_is_left, setup,
+			teardown),
+		cmocka_unit_test_setup_teardown(
+			test_an_at_in_the_future_is_refused_and_nothing_is_touched, setup,
+			teardown),
+		cmocka_unit_test_setup_teardown(
+			test_a_dry_run_does_not_block_a_pin_on_a_capture_it_picked, setup,
+			teardown),
+		cmocka_unit_test_setup_teardown(
+			test_a_dry_run_gives_up_on_a_lock_it_waits_for_too_long, setup, teardown),
 	};
-	return cmocka_run_group_tests_name("retention", tests, testdb_group_setup, testdb_group_teardown);
+	return cmocka_run_group_tests_name("retention", tests, testdb_group_setup,
+					   testdb_group_teardown);
 }

@@ -134,7 +134,8 @@ static void test_empty_multiline_and_oversized_files_are_refused(void **state)
 	big[SECRET_MAX + 99] = '\0';
 	assert_int_equal(secret_read(&s, NULL, write_file("empty", "\n", 0600), &e1), PR_EDATA);
 	assert_non_null(strstr(e1.msg, "empty"));
-	assert_int_equal(secret_read(&s, NULL, write_file("two", VALUE "\nmore\n", 0600), &e2), PR_EDATA);
+	assert_int_equal(secret_read(&s, NULL, write_file("two", VALUE "\nmore\n", 0600), &e2),
+			 PR_EDATA);
 	assert_non_null(strstr(e2.msg, "more than one line"));
 	assert_null(strstr(e2.msg, VALUE));
 	assert_int_equal(secret_read(&s, NULL, write_file("big", big, 0600), &e3), PR_ELIMIT);
@@ -210,15 +211,29 @@ static void test_file_secret_with_a_control_character_is_refused_by_name(void **
 static void test_secret_url_is_https_or_loopback_http(void **state)
 {
 	static const char *const safe[] = {
-		"https://events.pagerduty.com", "https://x.example:8443/a?b#c", "http://127.0.0.1:9093/",
-		"http://127.255.0.9/hook", "http://[::1]:8080/x", "http://localhost/", "http://LOCALHOST:1",
-		"http://localhost./x", "http://user:pw@127.0.0.1/x",
+		"https://events.pagerduty.com", "https://x.example:8443/a?b#c",
+		"http://127.0.0.1:9093/",       "http://127.255.0.9/hook",
+		"http://[::1]:8080/x",          "http://localhost/",
+		"http://LOCALHOST:1",           "http://localhost./x",
+		"http://user:pw@127.0.0.1/x",
 	};
 	static const char *const unsafe[] = {
-		"http://hooks.example/x", "http://128.0.0.1/", "http://127.0.0.1@evil.example/",
-		"http://127.0.0.1.evil.example/", "http://localhost.evil.example/", "http://localhostx/",
-		"http://127.0.0/", "http://127.0.0.256/", "http://[::2]/", "http://[::1/", "http://evil.example#@127.0.0.1",
-		"http://evil.example/?@127.0.0.1", "ftp://127.0.0.1/", "http://", "", NULL,
+		"http://hooks.example/x",
+		"http://128.0.0.1/",
+		"http://127.0.0.1@evil.example/",
+		"http://127.0.0.1.evil.example/",
+		"http://localhost.evil.example/",
+		"http://localhostx/",
+		"http://127.0.0/",
+		"http://127.0.0.256/",
+		"http://[::2]/",
+		"http://[::1/",
+		"http://evil.example#@127.0.0.1",
+		"http://evil.example/?@127.0.0.1",
+		"ftp://127.0.0.1/",
+		"http://",
+		"",
+		NULL,
 	};
 
 	(void)state;

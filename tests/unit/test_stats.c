@@ -865,7 +865,8 @@ static void test_score_grows_with_the_bound_and_falls_with_q(void **state)
 	near(stats_score(-0.5, 0.01, 1), 0, 0, "interval through zero scores 0");
 	near(stats_score(1.0, 1.0, 1), 0, 0, "q of 1 scores 0");
 	for (int k = 0; k < 1000; k++) {
-		double a = uniform() * 10, b = a + uniform(), q1 = uniform(), q2 = q1 + (1 - q1) * uniform();
+		double a = uniform() * 10, b = a + uniform(), q1 = uniform(),
+		       q2 = q1 + (1 - q1) * uniform();
 
 		assert_true(stats_score(b, q1, 1) >= stats_score(a, q1, 1));
 		assert_true(stats_score(a, q2, 1) <= stats_score(a, q1, 1));
@@ -900,7 +901,8 @@ static void test_severity_classes_follow_the_default_thresholds(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < N_OF(cases); i++) {
-		stats_severity s = stats_severity_of(cases[i].ci_low_pp, cases[i].rel, cases[i].q, NULL);
+		stats_severity s =
+			stats_severity_of(cases[i].ci_low_pp, cases[i].rel, cases[i].q, NULL);
 
 		if (s != cases[i].want)
 			fail_msg("case %zu: got %s, want %s", i, stats_severity_name(s),
@@ -925,7 +927,8 @@ static void test_severity_names_round_trip_and_parse_ignores_case(void **state)
 
 	(void)state;
 	for (int i = STATS_SEV_NONE; i <= STATS_SEV_CRITICAL; i++) {
-		assert_int_equal(stats_severity_parse(&s, stats_severity_name((stats_severity)i)), 0);
+		assert_int_equal(stats_severity_parse(&s, stats_severity_name((stats_severity)i)),
+				 0);
 		assert_int_equal(s, i);
 	}
 	assert_int_equal(stats_severity_parse(&s, "HiGh"), 0);

@@ -738,8 +738,9 @@ static void parent_chain(buf *b, int n)
 {
 	assert_int_equal(buf_puts(b, "{\"nodes\":["), 0);
 	for (int i = n; i >= 1; i--) {
-		assert_int_equal(buf_printf(b, "{\"id\":%d,\"callFrame\":{\"functionName\":\"f%d\"}",
-					    i, i), 0);
+		assert_int_equal(
+			buf_printf(b, "{\"id\":%d,\"callFrame\":{\"functionName\":\"f%d\"}", i, i),
+			0);
 		if (i > 1)
 			assert_int_equal(buf_printf(b, ",\"parent\":%d},", i - 1), 0);
 		else
@@ -909,7 +910,8 @@ static void test_duplicate_keys_of_a_node_are_refused(void **state)
 		  strlen("{\"nodes\":[{\"id\":1,\"id\":2}]}"), NULL, PR_EDATA,
 		  "duplicate object key \"id\"");
 	check_bad("duplicate functionName",
-		  "{\"nodes\":[{\"id\":1,\"callFrame\":{\"functionName\":\"a\",\"functionName\":\"b\"}}]}",
+		  "{\"nodes\":[{\"id\":1,\"callFrame\":{\"functionName\":\"a\","
+		  "\"functionName\":\"b\"}}]}",
 		  strlen("{\"nodes\":[{\"id\":1,\"callFrame\":{\"functionName\":\"a\","
 			 "\"functionName\":\"b\"}}]}"), NULL, PR_EDATA, "duplicate object key");
 }
