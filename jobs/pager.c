@@ -1,5 +1,5 @@
 /*
- * pager.c: the paging outbox and its libcurl sender (see pager.h).
+ * pager.c: the paging outbox and its sender (see pager.h), over pipeline/http.h.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "pager.h"
@@ -7,10 +7,9 @@
 #include "secret.h"
 #include "common/buf.h"
 #include "common/timeutil.h"
+#include "pipeline/http.h"
 #include "reports/page.h"
 
-#include <ctype.h>
-#include <curl/curl.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <libpq-fe.h>
@@ -18,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -30,8 +28,6 @@
  */
 #define CAPTURE_MAX (RESPONSE_MAX + SECRET_MAX)
 #define ERROR_MAX 512
-/* A Retry-After further away than this is read as this. */
-#define RETRY_AFTER_CAP_MS (86400LL * 1000)
 
 static int oom(pr_error *err)
 {
@@ -317,157 +313,55 @@ uint32_t pager_backoff_ms(const config_paging *p, uint32_t attempt, uint32_t rnd
 
 int pager_retry_after(int64_t *delay_ms, const char *value, int64_t now_s)
 {
-	const char *s = value;
-	int64_t at;
-
-	if (!s)
-		return -1;
-	while (*s == ' ' || *s == '\t')
-		s++;
-	if (isdigit((unsigned char)*s)) {
-		int64_t v = 0;
-		for (; isdigit((unsigned char)*s); s++)
-			v = v > RETRY_AFTER_CAP_MS ? v : v * 10 + (*s - '0');
-		while (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n')
-			s++;
-		if (*s)
-			return -1;
-		*delay_ms = v * 1000 > RETRY_AFTER_CAP_MS ? RETRY_AFTER_CAP_MS : v * 1000;
-		return 0;
-	}
-	/* An HTTP date: curl parses every form RFC 9110 allows. */
-	if ((at = (int64_t)curl_getdate(s, NULL)) < 0)
-		return -1;
-	at -= now_s;
-	*delay_ms = at <= 0 ? 0 : at * 1000 > RETRY_AFTER_CAP_MS ? RETRY_AFTER_CAP_MS : at * 1000;
-	return 0;
+	return http_retry_after(delay_ms, value, now_s);
 }
 
 /* ---------------------------------------------------------------- sending */
 
-typedef struct http_result {
-	long status;             /* 0: no response */
-	CURLcode curl_rc;
-	char errbuf[CURL_ERROR_SIZE];
-	buf body;                /* at most CAPTURE_MAX bytes of the response */
-	int64_t retry_after_ms;  /* -1: none */
-} http_result;
-
-static size_t on_body(char *data, size_t size, size_t n, void *ud)
-{
-	buf *b = ud;
-	size_t len = size * n, room = b->len < CAPTURE_MAX ? CAPTURE_MAX - b->len : 0;
-
-	/* Keep the head; swallow the rest so a big answer is not an error. */
-	if (room && buf_put(b, data, len < room ? len : room) < 0)
-		return 0;
-	return len;
-}
-
-static size_t on_header(char *data, size_t size, size_t n, void *ud)
-{
-	http_result *r = ud;
-	size_t len = size * n;
-	static const char name[] = "retry-after:";
-
-	if (len > sizeof(name) - 1 && len < 256 && strncasecmp(data, name, sizeof(name) - 1) == 0) {
-		char v[256];
-		int64_t ms;
-		memcpy(v, data + sizeof(name) - 1, len - (sizeof(name) - 1));
-		v[len - (sizeof(name) - 1)] = '\0';
-		if (pager_retry_after(&ms, v, time(NULL)) == 0)
-			r->retry_after_ms = ms;
-	}
-	return len;
-}
-
-static void curl_init_once(void)
-{
-	static int done;
-
-	if (!done) {
-		curl_global_init(CURL_GLOBAL_DEFAULT);
-		done = 1;
-	}
-}
-
-/* Overwrite a header list's strings (one holds the token) before they are freed. */
-static void wipe_headers(struct curl_slist *h)
-{
-	for (; h; h = h->next)
-		if (h->data)
-			secret_wipe(h->data, strlen(h->data));
-}
-
 /*
- * POST `body` as JSON to `url`. Fills *r; returns 0 when a request could
- * be made at all (whatever its outcome), PR_ENOMEM otherwise. Nothing
- * here prints: curl's verbose mode stays off so no header is ever shown.
- * `cap_ms` (0: none) cuts both timeouts, for a flush with a deadline.
+ * POST `body` as JSON to `url`, with `bearer` (may be NULL) in an
+ * Authorization header. Returns what http_request returns; *out, set up
+ * by the caller (http_response_init), is the caller's to release either
+ * way. Only the head of the response is kept (CAPTURE_MAX). `cap_ms`
+ * (0: none) cuts both timeouts, for a flush with a deadline.
  */
-static int http_post(http_result *r, const char *url, const char *body, const char *bearer,
-		     const config_paging *p, int64_t cap_ms)
+static int send_json(http_response *out, const char *url, const char *body, const char *bearer,
+		     const config_paging *p, int64_t cap_ms, pr_error *err)
 {
-	long connect_ms = (long)p->connect_timeout_ms, total_ms = (long)p->timeout_ms;
-
-	struct curl_slist *h = NULL, *h2;
+	static const char *const headers[] = {"Content-Type: application/json",
+					      "Accept: application/json", NULL};
 	buf auth = BUF_INIT;
-	CURL *c;
+	http_req req;
 	int rc = 0;
 
-	memset(r, 0, sizeof(*r));
-	r->body = (buf)BUF_INIT;
-	r->retry_after_ms = -1;
-	curl_init_once();
-	if (!(c = curl_easy_init()))
-		return PR_ENOMEM;
-	if (!(h = curl_slist_append(NULL, "Content-Type: application/json")) ||
-	    !(h2 = curl_slist_append(h, "Accept: application/json")) ||
-	    !(h2 = curl_slist_append(h, "User-Agent: profreg")) ||
-	    !(h2 = curl_slist_append(h, "Expect:"))) {
-		rc = PR_ENOMEM;
-		goto out;
-	}
+	memset(&req, 0, sizeof(req));
+	req.method = HTTP_POST;
+	req.url = url;
+	req.headers = headers;
+	req.body = body;
+	req.body_len = strlen(body);
+	req.connect_timeout_ms = p->connect_timeout_ms;
+	req.timeout_ms = p->timeout_ms;
+	if (cap_ms > 0 && (req.timeout_ms == 0 || cap_ms < (int64_t)req.timeout_ms))
+		req.timeout_ms = (uint32_t)cap_ms;
+	if (cap_ms > 0 && (req.connect_timeout_ms == 0 || cap_ms < (int64_t)req.connect_timeout_ms))
+		req.connect_timeout_ms = (uint32_t)cap_ms;
+	/* Keep the head, and read the rest so that a big answer is not an error. */
+	req.max_body = CAPTURE_MAX;
+	req.prefix_only = true;
 	if (bearer) {
-		if (buf_printf(&auth, "Authorization: Bearer %s", bearer) < 0 ||
-		    !(h2 = curl_slist_append(h, auth.ptr))) {
-			rc = PR_ENOMEM;
+		/* One allocation (an empty buffer): no realloc leaves a copy of the token. */
+		if (buf_printf(&auth, "Bearer %s", bearer) < 0) {
+			rc = oom(err);
 			goto out;
 		}
+		req.secret_header = "Authorization";
+		req.secret_value = auth.ptr;
 	}
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-	/* A redirect could carry the token elsewhere: never follow one. */
-	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_VERBOSE, 0L);
-	if (cap_ms > 0 && (total_ms <= 0 || cap_ms < total_ms))
-		total_ms = (long)cap_ms;
-	if (cap_ms > 0 && (connect_ms <= 0 || cap_ms < connect_ms))
-		connect_ms = (long)cap_ms;
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, connect_ms);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, total_ms);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, &r->body);
-	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
-	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, r->errbuf);
-	r->curl_rc = curl_easy_perform(c);
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
+	rc = http_request(out, &req, err);
 out:
-	/*
-	 * The header held the token, in `auth` and in the list's own copy:
-	 * wipe both before they go back to malloc.
-	 */
 	secret_wipe(auth.ptr, auth.len);
 	buf_release(&auth);
-	wipe_headers(h);
-	curl_slist_free_all(h);
-	curl_easy_cleanup(c);
 	return rc;
 }
 
@@ -677,12 +571,6 @@ out:
 	return rc;
 }
 
-/* A response may echo the token: overwrite it before it is freed. */
-static void wipe_buf(buf *b)
-{
-	secret_wipe(b->ptr, b->len);
-}
-
 static void body_free(char *body)
 {
 	secret_free(body);
@@ -696,15 +584,18 @@ static const char *nz(const char *s)
 
 typedef enum outcome { OUT_SENT, OUT_RETRY, OUT_FAILED } outcome;
 
-/* What to do after a response; fills `why` with a one-line reason. */
-static outcome classify(const http_result *r, const config_paging *p, char *why, size_t n)
+/*
+ * What to do after a request that returned `rc` (its message in `herr`);
+ * fills `why` with a one-line reason.
+ */
+static outcome classify(const http_response *r, int rc, const pr_error *herr,
+			const config_paging *p, char *why, size_t n)
 {
-	if (r->curl_rc != CURLE_OK) {
-		if (r->curl_rc == CURLE_OPERATION_TIMEDOUT)
+	if (rc < 0) {
+		if (r->timed_out)
 			snprintf(why, n, "no answer within %" PRIu32 " ms (timeout)", p->timeout_ms);
 		else
-			snprintf(why, n, "network error: %s",
-				 r->errbuf[0] ? r->errbuf : curl_easy_strerror(r->curl_rc));
+			snprintf(why, n, "network error: %.480s", herr->msg);
 		return OUT_RETRY;
 	}
 	if (r->status >= 200 && r->status < 300) {
@@ -753,16 +644,16 @@ static int flush_one(flush_state *s, int64_t *idle_ms, pr_error *err)
 	char *body = NULL, *resp = NULL, *target = NULL, *event = NULL, *detail = NULL;
 	const char *params[5];
 	PGresult *res = NULL;
-	http_result hr;
+	http_response hr;
+	pr_error herr = PR_ERROR_INIT;
 	target_state *ts;
 	bool in_tx = false;
 	int64_t id, wait;
 	uint32_t tries;
 	outcome o;
-	int rc;
+	int rc, hrc;
 
-	memset(&hr, 0, sizeof(hr));
-	hr.body = (buf)BUF_INIT;
+	http_response_init(&hr);
 	*idle_ms = 0;
 	if (db_bigint_array(&ids, s->done, s->ndone, sizeof(*s->done)) < 0)
 		return oom(err);
@@ -830,12 +721,14 @@ static int flush_one(flush_state *s, int64_t *idle_ms, pr_error *err)
 		}
 	}
 	/* PagerDuty carries its key in the body; the others in a header. */
-	if (http_post(&hr, url.ptr, body, ts->t->kind == CONFIG_TARGET_PAGERDUTY ? NULL : ts->secret,
-		      p, left_ms(s)) < 0) {
+	hrc = send_json(&hr, url.ptr, body,
+			ts->t->kind == CONFIG_TARGET_PAGERDUTY ? NULL : ts->secret, p, left_ms(s),
+			&herr);
+	if (hrc == PR_ENOMEM) {
 		rc = oom(err);
 		goto out;
 	}
-	o = classify(&hr, p, why, sizeof(why));
+	o = classify(&hr, hrc, &herr, p, why, sizeof(why));
 	if (hr.body.len) {
 		bool nomem;
 		if (!(resp = pager_response_text(hr.body.ptr, ts->secret, RESPONSE_MAX, &nomem)) &&
@@ -881,8 +774,7 @@ out:
 	db_result_free(res);
 	buf_release(&ids);
 	buf_release(&url);
-	wipe_buf(&hr.body);
-	buf_release(&hr.body);
+	http_response_release(&hr);
 	body_free(body);
 	free(resp);
 	free(target);
@@ -938,13 +830,13 @@ static int refresh_one(flush_state *s, const char *targets, const char *since, b
 	const char *params[3];
 	PGresult *res = NULL;
 	target_state *ts;
-	http_result hr;
+	http_response hr;
+	pr_error herr = PR_ERROR_INIT;
 	bool in_tx = false;
 	int64_t id;
-	int rc;
+	int rc, hrc;
 
-	memset(&hr, 0, sizeof(hr));
-	hr.body = (buf)BUF_INIT;
+	http_response_init(&hr);
 	*more = false;
 	if (db_bigint_array(&ids, s->done, s->ndone, sizeof(*s->done)) < 0)
 		return oom(err);
@@ -986,11 +878,12 @@ static int refresh_one(flush_state *s, const char *targets, const char *since, b
 			goto out;
 		}
 	}
-	if (http_post(&hr, url.ptr, body, ts->secret, &s->c->paging, left_ms(s)) < 0) {
+	hrc = send_json(&hr, url.ptr, body, ts->secret, &s->c->paging, left_ms(s), &herr);
+	if (hrc == PR_ENOMEM) {
 		rc = oom(err);
 		goto out;
 	}
-	if (classify(&hr, &s->c->paging, why, sizeof(why)) != OUT_SENT) {
+	if (classify(&hr, hrc, &herr, &s->c->paging, why, sizeof(why)) != OUT_SENT) {
 		note_error(s, "re-sending alert %" PRId64 ": %s", id, why);
 		s->out->refresh_failed++;
 		goto out;
@@ -1007,8 +900,7 @@ out:
 	db_result_free(res);
 	buf_release(&ids);
 	buf_release(&url);
-	wipe_buf(&hr.body);
-	buf_release(&hr.body);
+	http_response_release(&hr);
 	body_free(body);
 	return rc;
 }
