@@ -103,7 +103,8 @@ void http_response_release(http_response *r);
 
 /*
  * Make the request `req` and wait for its answer (or the timeout).
- * `out` is (re)initialised first and owned by the caller, who releases it
+ * `out` is initialised first (anything it held is not freed: release it
+ * before reusing it) and belongs to the caller, who releases it
  * (http_response_release) whatever this returns.
  *
  * Returns 0 when an answer came, whatever its status (out->status, the
