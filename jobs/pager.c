@@ -1,5 +1,5 @@
 /*
- * pager.c: the paging outbox and its libcurl sender (see pager.h).
+ * pager.c: the paging outbox and its sender (see pager.h), over pipeline/http.h.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "jobs/pager.h"
@@ -7,10 +7,9 @@
 #include "jobs/secret.h"
 #include "common/buf.h"
 #include "common/timeutil.h"
+#include "pipeline/http.h"
 #include "reports/page.h"
 
-#include <ctype.h>
-#include <curl/curl.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <libpq-fe.h>
@@ -18,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -30,8 +28,6 @@
  */
 #define CAPTURE_MAX (RESPONSE_MAX + SECRET_MAX)
 #define ERROR_MAX 512
-/* A Retry-After further away than this is read as this. */
-#define RETRY_AFTER_CAP_MS (86400LL * 1000)
 
 static int oom(pr_error *err)
 {
@@ -79,11 +75,15 @@ int pager_enqueue_finding(db *d, const config *c, const finding *f, int64_t run_
 	 * it is cancelled.
 	 */
 	static const char sql[] =
-		"with up as (insert into pages (service_id, finding_id, dedup_key, target, event, run_id, detail)"
-		"   values ($1::bigint, $2::bigint, $3, $4, 'trigger', nullif($5::bigint, 0), $6::jsonb)"
-		"   on conflict (dedup_key, target, event) do update set status = 'pending', attempts = 0,"
+		"with up as (insert into pages (service_id, finding_id, dedup_key, "
+		"target, event, run_id, detail)"
+		"   values ($1::bigint, $2::bigint, $3, $4, 'trigger', "
+		"nullif($5::bigint, 0), $6::jsonb)"
+		"   on conflict (dedup_key, target, event) do update set status "
+		"= 'pending', attempts = 0,"
 		"   next_attempt_at = now(), updated_at = now(), finding_id = excluded.finding_id,"
-		"   service_id = excluded.service_id, run_id = excluded.run_id, detail = excluded.detail"
+		"   service_id = excluded.service_id, run_id = "
+		"excluded.run_id, detail = excluded.detail"
 		"   where pages.status in ('failed', 'cancelled') returning dedup_key, target),"
 		" r as (update pages set status = 'cancelled', updated_at = now(),"
 		"   last_error = 'superseded by a new trigger'"
@@ -136,7 +136,8 @@ int pager_enqueue_finding(db *d, const config *c, const finding *f, int64_t run_
 	e.created_us = time_now_us();
 	if (!(obj = page_event_to_json(&e)) ||
 	    !(detail = json_dumps(obj, JSON_COMPACT | JSON_SORT_KEYS))) {
-		rc = pr_error_set(err, PR_ENOMEM, "cannot describe the page of finding %" PRId64, f->id);
+		rc = pr_error_set(err, PR_ENOMEM, "cannot describe the page of finding %" PRId64,
+				  f->id);
 		goto out;
 	}
 	snprintf(sid, sizeof(sid), "%" PRId64, f->service_id);
@@ -174,15 +175,20 @@ int pager_enqueue_resolve(db *d, int64_t finding_id, size_t *added, size_t *canc
 	 * same key (the trigger was armed again since) is armed again too.
 	 */
 	static const char sql[] =
-		"with t as (select id, service_id, dedup_key, target, status, attempts, detail, run_id"
-		"   from pages where finding_id = $1::bigint and event = 'trigger' order by id for update),"
+		"with t as (select id, service_id, dedup_key, target, "
+		"status, attempts, detail, run_id"
+		"   from pages where finding_id = $1::bigint and event = "
+		"'trigger' order by id for update),"
 		" c as (update pages set status = 'cancelled', updated_at = now(),"
 		"   last_error = 'finding resolved before the page was sent'"
 		"   where id in (select id from t where status = 'pending') returning 1),"
-		" i as (insert into pages (service_id, finding_id, dedup_key, target, event, run_id, detail)"
-		"   select service_id, $1::bigint, dedup_key, target, 'resolve', run_id, detail from t"
+		" i as (insert into pages (service_id, finding_id, dedup_key, "
+		"target, event, run_id, detail)"
+		"   select service_id, $1::bigint, dedup_key, target, "
+		"'resolve', run_id, detail from t"
 		"   where status = 'sent' or attempts > 0"
-		"   on conflict (dedup_key, target, event) do update set status = 'pending', attempts = 0,"
+		"   on conflict (dedup_key, target, event) do update set status "
+		"= 'pending', attempts = 0,"
 		"   next_attempt_at = now(), updated_at = now(), finding_id = excluded.finding_id,"
 		"   run_id = excluded.run_id, detail = excluded.detail"
 		"   where pages.status <> 'pending' returning 1)"
@@ -205,7 +211,8 @@ int pager_enqueue_resolve(db *d, int64_t finding_id, size_t *added, size_t *canc
 
 int pager_count(db *d, const char *status, size_t *out, pr_error *err)
 {
-	static const char sql[] = "select count(*) from pages where $1::text is null or status = $1";
+	static const char sql[] =
+		"select count(*) from pages where $1::text is null or status = $1";
 	const char *p[1] = {status};
 	PGresult *res = NULL;
 	int rc;
@@ -236,7 +243,8 @@ int pager_retry_failed(db *d, int64_t id, size_t *n, pr_error *err)
 {
 	/* A trigger of a finding resolved since would page for nothing: never re-armed. */
 	static const char sql[] =
-		"with u as (update pages p set status = 'pending', attempts = 0, next_attempt_at = now(),"
+		"with u as (update pages p set status = 'pending', attempts = "
+		"0, next_attempt_at = now(),"
 		"   updated_at = now()"
 		"   where p.status = 'failed' and ($1::bigint = 0 or p.id = $1::bigint)"
 		"   and (p.event = 'resolve' or exists (select 1 from findings f"
@@ -268,12 +276,12 @@ int pager_retry_failed(db *d, int64_t id, size_t *n, pr_error *err)
 		if (db_rows(res) == 0)
 			rc = pr_error_set(err, PR_ENOTFOUND, "page %" PRId64 " does not exist", id);
 		else if (strcmp(db_get_text(res, 0, 0), "failed") != 0)
-			rc = pr_error_set(err, PR_ENOTFOUND, "page %" PRId64 " is %s, not failed", id,
-					  db_get_text(res, 0, 0));
+			rc = pr_error_set(err, PR_ENOTFOUND, "page %" PRId64 " is %s, not failed",
+					  id, db_get_text(res, 0, 0));
 		else
 			rc = pr_error_set(err, PR_EREFUSED,
-					  "page %" PRId64 " is the trigger of a finding that is no longer open",
-					  id);
+					  "page %" PRId64 " is the trigger of a finding that is no longer"
+					  " open", id);
 		goto out;
 	}
 	if (changed) {
@@ -317,157 +325,55 @@ uint32_t pager_backoff_ms(const config_paging *p, uint32_t attempt, uint32_t rnd
 
 int pager_retry_after(int64_t *delay_ms, const char *value, int64_t now_s)
 {
-	const char *s = value;
-	int64_t at;
-
-	if (!s)
-		return -1;
-	while (*s == ' ' || *s == '\t')
-		s++;
-	if (isdigit((unsigned char)*s)) {
-		int64_t v = 0;
-		for (; isdigit((unsigned char)*s); s++)
-			v = v > RETRY_AFTER_CAP_MS ? v : v * 10 + (*s - '0');
-		while (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n')
-			s++;
-		if (*s)
-			return -1;
-		*delay_ms = v * 1000 > RETRY_AFTER_CAP_MS ? RETRY_AFTER_CAP_MS : v * 1000;
-		return 0;
-	}
-	/* An HTTP date: curl parses every form RFC 9110 allows. */
-	if ((at = (int64_t)curl_getdate(s, NULL)) < 0)
-		return -1;
-	at -= now_s;
-	*delay_ms = at <= 0 ? 0 : at * 1000 > RETRY_AFTER_CAP_MS ? RETRY_AFTER_CAP_MS : at * 1000;
-	return 0;
+	return http_retry_after(delay_ms, value, now_s);
 }
 
 /* ---------------------------------------------------------------- sending */
 
-typedef struct http_result {
-	long status;             /* 0: no response */
-	CURLcode curl_rc;
-	char errbuf[CURL_ERROR_SIZE];
-	buf body;                /* at most CAPTURE_MAX bytes of the response */
-	int64_t retry_after_ms;  /* -1: none */
-} http_result;
-
-static size_t on_body(char *data, size_t size, size_t n, void *ud)
-{
-	buf *b = ud;
-	size_t len = size * n, room = b->len < CAPTURE_MAX ? CAPTURE_MAX - b->len : 0;
-
-	/* Keep the head; swallow the rest so a big answer is not an error. */
-	if (room && buf_put(b, data, len < room ? len : room) < 0)
-		return 0;
-	return len;
-}
-
-static size_t on_header(char *data, size_t size, size_t n, void *ud)
-{
-	http_result *r = ud;
-	size_t len = size * n;
-	static const char name[] = "retry-after:";
-
-	if (len > sizeof(name) - 1 && len < 256 && strncasecmp(data, name, sizeof(name) - 1) == 0) {
-		char v[256];
-		int64_t ms;
-		memcpy(v, data + sizeof(name) - 1, len - (sizeof(name) - 1));
-		v[len - (sizeof(name) - 1)] = '\0';
-		if (pager_retry_after(&ms, v, time(NULL)) == 0)
-			r->retry_after_ms = ms;
-	}
-	return len;
-}
-
-static void curl_init_once(void)
-{
-	static int done;
-
-	if (!done) {
-		curl_global_init(CURL_GLOBAL_DEFAULT);
-		done = 1;
-	}
-}
-
-/* Overwrite a header list's strings (one holds the token) before they are freed. */
-static void wipe_headers(struct curl_slist *h)
-{
-	for (; h; h = h->next)
-		if (h->data)
-			secret_wipe(h->data, strlen(h->data));
-}
-
 /*
- * POST `body` as JSON to `url`. Fills *r; returns 0 when a request could
- * be made at all (whatever its outcome), PR_ENOMEM otherwise. Nothing
- * here prints: curl's verbose mode stays off so no header is ever shown.
- * `cap_ms` (0: none) cuts both timeouts, for a flush with a deadline.
+ * POST `body` as JSON to `url`, with `bearer` (may be NULL) in an
+ * Authorization header. Returns what http_request returns; *out, set up
+ * by the caller (http_response_init), is the caller's to release either
+ * way. Only the head of the response is kept (CAPTURE_MAX). `cap_ms`
+ * (0: none) cuts both timeouts, for a flush with a deadline.
  */
-static int http_post(http_result *r, const char *url, const char *body, const char *bearer,
-		     const config_paging *p, int64_t cap_ms)
+static int send_json(http_response *out, const char *url, const char *body, const char *bearer,
+		     const config_paging *p, int64_t cap_ms, pr_error *err)
 {
-	long connect_ms = (long)p->connect_timeout_ms, total_ms = (long)p->timeout_ms;
-
-	struct curl_slist *h = NULL, *h2;
+	static const char *const headers[] = {"Content-Type: application/json",
+					      "Accept: application/json", NULL};
 	buf auth = BUF_INIT;
-	CURL *c;
+	http_req req;
 	int rc = 0;
 
-	memset(r, 0, sizeof(*r));
-	r->body = (buf)BUF_INIT;
-	r->retry_after_ms = -1;
-	curl_init_once();
-	if (!(c = curl_easy_init()))
-		return PR_ENOMEM;
-	if (!(h = curl_slist_append(NULL, "Content-Type: application/json")) ||
-	    !(h2 = curl_slist_append(h, "Accept: application/json")) ||
-	    !(h2 = curl_slist_append(h, "User-Agent: profreg")) ||
-	    !(h2 = curl_slist_append(h, "Expect:"))) {
-		rc = PR_ENOMEM;
-		goto out;
-	}
+	memset(&req, 0, sizeof(req));
+	req.method = HTTP_POST;
+	req.url = url;
+	req.headers = headers;
+	req.body = body;
+	req.body_len = strlen(body);
+	req.connect_timeout_ms = p->connect_timeout_ms;
+	req.timeout_ms = p->timeout_ms;
+	if (cap_ms > 0 && (req.timeout_ms == 0 || cap_ms < (int64_t)req.timeout_ms))
+		req.timeout_ms = (uint32_t)cap_ms;
+	if (cap_ms > 0 && (req.connect_timeout_ms == 0 || cap_ms < (int64_t)req.connect_timeout_ms))
+		req.connect_timeout_ms = (uint32_t)cap_ms;
+	/* Keep the head, and read the rest so that a big answer is not an error. */
+	req.max_body = CAPTURE_MAX;
+	req.prefix_only = true;
 	if (bearer) {
-		if (buf_printf(&auth, "Authorization: Bearer %s", bearer) < 0 ||
-		    !(h2 = curl_slist_append(h, auth.ptr))) {
-			rc = PR_ENOMEM;
+		/* One allocation (an empty buffer): no realloc leaves a copy of the token. */
+		if (buf_printf(&auth, "Bearer %s", bearer) < 0) {
+			rc = oom(err);
 			goto out;
 		}
+		req.secret_header = "Authorization";
+		req.secret_value = auth.ptr;
 	}
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-	/* A redirect could carry the token elsewhere: never follow one. */
-	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_VERBOSE, 0L);
-	if (cap_ms > 0 && (total_ms <= 0 || cap_ms < total_ms))
-		total_ms = (long)cap_ms;
-	if (cap_ms > 0 && (connect_ms <= 0 || cap_ms < connect_ms))
-		connect_ms = (long)cap_ms;
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, connect_ms);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, total_ms);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, &r->body);
-	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
-	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, r->errbuf);
-	r->curl_rc = curl_easy_perform(c);
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
+	rc = http_request(out, &req, err);
 out:
-	/*
-	 * The header held the token, in `auth` and in the list's own copy:
-	 * wipe both before they go back to malloc.
-	 */
 	secret_wipe(auth.ptr, auth.len);
 	buf_release(&auth);
-	wipe_headers(h);
-	curl_slist_free_all(h);
-	curl_easy_cleanup(c);
 	return rc;
 }
 
@@ -617,7 +523,8 @@ static target_state *target_get(flush_state *s, const char *name)
 			continue;
 		if (!t->read) {
 			t->read = true;
-			if (secret_read(&t->secret, t->t->secret_env, t->t->secret_file, &t->err) == 0 &&
+			if (secret_read(&t->secret, t->t->secret_env, t->t->secret_file, &t->err) ==
+				    0 &&
 			    !t->secret && t->t->kind == CONFIG_TARGET_PAGERDUTY)
 				pr_error_set(&t->err, PR_EREFUSED, "no routing key configured");
 		}
@@ -659,7 +566,8 @@ static int build_request(buf *url, char **body, const target_state *ts, const ch
 		rc = buf_printf(url, "%.*s/v2/enqueue", (int)n, base);
 		break;
 	case CONFIG_TARGET_ALERTMANAGER:
-		req = page_alertmanager(&e, resolve ? now : now + (int64_t)p->alert_hours * 3600 * 1000000);
+		req = page_alertmanager(
+			&e, resolve ? now : now + (int64_t)p->alert_hours * 3600 * 1000000);
 		rc = buf_printf(url, "%.*s/api/v2/alerts", (int)n, base);
 		break;
 	default:
@@ -677,12 +585,6 @@ out:
 	return rc;
 }
 
-/* A response may echo the token: overwrite it before it is freed. */
-static void wipe_buf(buf *b)
-{
-	secret_wipe(b->ptr, b->len);
-}
-
 static void body_free(char *body)
 {
 	secret_free(body);
@@ -696,15 +598,19 @@ static const char *nz(const char *s)
 
 typedef enum outcome { OUT_SENT, OUT_RETRY, OUT_FAILED } outcome;
 
-/* What to do after a response; fills `why` with a one-line reason. */
-static outcome classify(const http_result *r, const config_paging *p, char *why, size_t n)
+/*
+ * What to do after a request that returned `rc` (its message in `herr`);
+ * fills `why` with a one-line reason.
+ */
+static outcome classify(const http_response *r, int rc, const pr_error *herr,
+			const config_paging *p, char *why, size_t n)
 {
-	if (r->curl_rc != CURLE_OK) {
-		if (r->curl_rc == CURLE_OPERATION_TIMEDOUT)
-			snprintf(why, n, "no answer within %" PRIu32 " ms (timeout)", p->timeout_ms);
+	if (rc < 0) {
+		if (r->timed_out)
+			snprintf(why, n, "no answer within %" PRIu32 " ms (timeout)",
+				 p->timeout_ms);
 		else
-			snprintf(why, n, "network error: %s",
-				 r->errbuf[0] ? r->errbuf : curl_easy_strerror(r->curl_rc));
+			snprintf(why, n, "network error: %.480s", herr->msg);
 		return OUT_RETRY;
 	}
 	if (r->status >= 200 && r->status < 300) {
@@ -727,7 +633,8 @@ static int flush_one(flush_state *s, int64_t *idle_ms, pr_error *err)
 {
 	static const char claim_sql[] =
 		"select id, target, event, detail::text,"
-		" greatest(0, ceil(extract(epoch from (next_attempt_at - clock_timestamp())) * 1000))::bigint"
+		" greatest(0, ceil(extract(epoch from (next_attempt_at - "
+		"clock_timestamp())) * 1000))::bigint"
 		" from pages where status = 'pending' and not (id = any($1::bigint[]))"
 		" and ($2::bigint[] is null or finding_id = any($2::bigint[]))"
 		" order by next_attempt_at, id limit 1 for update skip locked";
@@ -737,7 +644,8 @@ static int flush_one(flush_state *s, int64_t *idle_ms, pr_error *err)
 		" updated_at = now()"
 		" where id = $1::bigint";
 	static const char failed_sql[] =
-		"update pages set status = 'failed', attempts = attempts + 1, last_attempt_at = now(),"
+		"update pages set status = 'failed', attempts = attempts + "
+		"1, last_attempt_at = now(),"
 		" http_status = $2::int, last_error = $4, response = $3, updated_at = now()"
 		" where id = $1::bigint";
 	static const char retry_sql[] =
@@ -753,16 +661,16 @@ static int flush_one(flush_state *s, int64_t *idle_ms, pr_error *err)
 	char *body = NULL, *resp = NULL, *target = NULL, *event = NULL, *detail = NULL;
 	const char *params[5];
 	PGresult *res = NULL;
-	http_result hr;
+	http_response hr;
+	pr_error herr = PR_ERROR_INIT;
 	target_state *ts;
 	bool in_tx = false;
 	int64_t id, wait;
 	uint32_t tries;
 	outcome o;
-	int rc;
+	int rc, hrc;
 
-	memset(&hr, 0, sizeof(hr));
-	hr.body = (buf)BUF_INIT;
+	http_response_init(&hr);
 	*idle_ms = 0;
 	if (db_bigint_array(&ids, s->done, s->ndone, sizeof(*s->done)) < 0)
 		return oom(err);
@@ -783,7 +691,8 @@ static int flush_one(flush_state *s, int64_t *idle_ms, pr_error *err)
 		*idle_ms = wait;
 		goto out;
 	}
-	if (!(target = strdup(db_get_text(res, 0, 1))) || !(event = strdup(db_get_text(res, 0, 2))) ||
+	if (!(target = strdup(db_get_text(res, 0, 1))) ||
+	    !(event = strdup(db_get_text(res, 0, 2))) ||
 	    !(detail = strdup(db_get_text(res, 0, 3)))) {
 		rc = oom(err);
 		goto out;
@@ -819,7 +728,8 @@ static int flush_one(flush_state *s, int64_t *idle_ms, pr_error *err)
 			snprintf(why, sizeof(why), "target '%.64s': %.400s", target, berr.msg);
 			params[0] = sid, params[1] = NULL, params[2] = NULL, params[3] = why;
 			note_error(s, "page %" PRId64 ": %s", id, why);
-			if ((rc = db_exec(s->d, NULL, err, "recording a page", failed_sql, 4, params)) < 0 ||
+			if ((rc = db_exec(s->d, NULL, err, "recording a page", failed_sql, 4,
+					  params)) < 0 ||
 			    (rc = db_commit(s->d, err)) < 0)
 				goto out;
 			in_tx = false;
@@ -830,12 +740,14 @@ static int flush_one(flush_state *s, int64_t *idle_ms, pr_error *err)
 		}
 	}
 	/* PagerDuty carries its key in the body; the others in a header. */
-	if (http_post(&hr, url.ptr, body, ts->t->kind == CONFIG_TARGET_PAGERDUTY ? NULL : ts->secret,
-		      p, left_ms(s)) < 0) {
+	hrc = send_json(&hr, url.ptr, body,
+			ts->t->kind == CONFIG_TARGET_PAGERDUTY ? NULL : ts->secret, p, left_ms(s),
+			&herr);
+	if (hrc == PR_ENOMEM) {
 		rc = oom(err);
 		goto out;
 	}
-	o = classify(&hr, p, why, sizeof(why));
+	o = classify(&hr, hrc, &herr, p, why, sizeof(why));
 	if (hr.body.len) {
 		bool nomem;
 		if (!(resp = pager_response_text(hr.body.ptr, ts->secret, RESPONSE_MAX, &nomem)) &&
@@ -881,8 +793,7 @@ out:
 	db_result_free(res);
 	buf_release(&ids);
 	buf_release(&url);
-	wipe_buf(&hr.body);
-	buf_release(&hr.body);
+	http_response_release(&hr);
 	body_free(body);
 	free(resp);
 	free(target);
@@ -903,7 +814,8 @@ static int am_targets(buf *out, const config *c)
 		rc = buf_puts(out, first ? "\"" : ",\"");
 		first = 0;
 		for (; rc == 0 && *n; n++)
-			rc = (*n == '"' || *n == '\\') ? buf_printf(out, "\\%c", *n) : buf_putc(out, *n);
+			rc = (*n == '"' || *n == '\\') ? buf_printf(out, "\\%c", *n)
+						       : buf_putc(out, *n);
 		if (rc == 0)
 			rc = buf_putc(out, '"');
 	}
@@ -915,7 +827,8 @@ static int refresh_one(flush_state *s, const char *targets, const char *since, b
 		       pr_error *err)
 {
 	static const char sql[] =
-		"select p.id, p.target, p.detail::text from pages p join findings f on f.id = p.finding_id"
+		"select p.id, p.target, p.detail::text from pages p join "
+		"findings f on f.id = p.finding_id"
 		" where p.event = 'trigger' and p.status = 'sent' and f.status = 'open'"
 		" and p.target = any($1::text[]) and not (p.id = any($2::bigint[]))"
 		" and coalesce(p.refreshed_at, p.sent_at) < $3::timestamptz"
@@ -931,20 +844,21 @@ static int refresh_one(flush_state *s, const char *targets, const char *since, b
 		"select f.status = 'open' and p.status = 'sent' from pages p"
 		" join findings f on f.id = p.finding_id where p.id = $1::bigint";
 	static const char done_sql[] =
-		"update pages set refreshed_at = now(), refreshes = refreshes + 1, updated_at = now()"
+		"update pages set refreshed_at = now(), refreshes = "
+		"refreshes + 1, updated_at = now()"
 		" where id = $1::bigint";
 	buf ids = BUF_INIT, url = BUF_INIT;
 	char sid[24], why[ERROR_MAX], *body = NULL;
 	const char *params[3];
 	PGresult *res = NULL;
 	target_state *ts;
-	http_result hr;
+	http_response hr;
+	pr_error herr = PR_ERROR_INIT;
 	bool in_tx = false;
 	int64_t id;
-	int rc;
+	int rc, hrc;
 
-	memset(&hr, 0, sizeof(hr));
-	hr.body = (buf)BUF_INIT;
+	http_response_init(&hr);
 	*more = false;
 	if (db_bigint_array(&ids, s->done, s->ndone, sizeof(*s->done)) < 0)
 		return oom(err);
@@ -966,7 +880,8 @@ static int refresh_one(flush_state *s, const char *targets, const char *since, b
 		PGresult *still = NULL;
 		bool open;
 		params[0] = sid;
-		if ((rc = db_exec(s->d, &still, err, "checking an open alert", open_sql, 1, params)) < 0)
+		if ((rc = db_exec(s->d, &still, err, "checking an open alert", open_sql, 1,
+				  params)) < 0)
 			goto out;
 		open = db_rows(still) == 1 && strcmp(db_get_text(still, 0, 0), "t") == 0;
 		db_result_free(still);
@@ -986,11 +901,12 @@ static int refresh_one(flush_state *s, const char *targets, const char *since, b
 			goto out;
 		}
 	}
-	if (http_post(&hr, url.ptr, body, ts->secret, &s->c->paging, left_ms(s)) < 0) {
+	hrc = send_json(&hr, url.ptr, body, ts->secret, &s->c->paging, left_ms(s), &herr);
+	if (hrc == PR_ENOMEM) {
 		rc = oom(err);
 		goto out;
 	}
-	if (classify(&hr, &s->c->paging, why, sizeof(why)) != OUT_SENT) {
+	if (classify(&hr, hrc, &herr, &s->c->paging, why, sizeof(why)) != OUT_SENT) {
 		note_error(s, "re-sending alert %" PRId64 ": %s", id, why);
 		s->out->refresh_failed++;
 		goto out;
@@ -1007,8 +923,7 @@ out:
 	db_result_free(res);
 	buf_release(&ids);
 	buf_release(&url);
-	wipe_buf(&hr.body);
-	buf_release(&hr.body);
+	http_response_release(&hr);
 	body_free(body);
 	return rc;
 }
@@ -1054,8 +969,8 @@ int pager_flush(db *d, const config *c, const pager_flush_opts *opts, pager_coun
 		s.targets[i].t = &c->paging.targets[i];
 	{
 		PGresult *res = NULL;
-		if ((rc = db_exec(d, &res, err, "reading the clock", "select clock_timestamp()::text", 0,
-				  NULL)) < 0)
+		if ((rc = db_exec(d, &res, err, "reading the clock",
+				  "select clock_timestamp()::text", 0, NULL)) < 0)
 			goto out;
 		snprintf(since, sizeof(since), "%s", db_get_text(res, 0, 0));
 		db_result_free(res);
@@ -1098,13 +1013,16 @@ int pager_flush(db *d, const config *c, const pager_flush_opts *opts, pager_coun
 	    (rc = pager_count_failed_open(d, &out->failed_open, err)) < 0)
 		goto out;
 	if (out->deadline_hit)
-		add_note(out, "stopped at the %" PRIu32 " ms paging deadline; the rest waits in the outbox",
+		add_note(out,
+			 "stopped at the %" PRIu32
+			 " ms paging deadline; the rest waits in the outbox",
 			 opts->deadline_ms);
 	/* A refused page of a finding still open is not done with: say so, every time. */
 	if (out->failed_open && !opts->only_findings)
-		add_note(out, "%zu failed page%s of open findings (profreg page list --state failed;"
-			 " profreg page retry --all-failed)", out->failed_open,
-			 out->failed_open == 1 ? "" : "s");
+		add_note(out,
+			 "%zu failed page%s of open findings (profreg page list --state failed;"
+			 " profreg page retry --all-failed)",
+			 out->failed_open, out->failed_open == 1 ? "" : "s");
 out:
 	for (size_t i = 0; i < s.ntargets; i++)
 		secret_free(s.targets[i].secret);

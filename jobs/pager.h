@@ -12,7 +12,7 @@
  * at least once (a timeout can follow an accepted request).
  *
  * Flush: one row at a time, each in a short transaction that claims it
- * with SELECT ... FOR UPDATE SKIP LOCKED, sends it with libcurl and
+ * with SELECT ... FOR UPDATE SKIP LOCKED, sends it (pipeline/http.h) and
  * records the outcome before committing. Two flushes at once never send
  * the same row at the same time; a process killed mid-send leaves its row
  * pending (the transaction rolls back) and the next flush sends it again:

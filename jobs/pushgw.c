@@ -5,11 +5,14 @@
 #include "jobs/pushgw.h"
 #include "stats/rank.h"
 #include "common/timeutil.h"
+#include "pipeline/http.h"
 
-#include <curl/curl.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+
+/* How much of the pushgateway's answer is read. */
+#define RESPONSE_MAX 4096
 
 static int metric(buf *b, const char *name, const char *help)
 {
@@ -22,10 +25,13 @@ int pushgw_format(buf *out, const pushgw_run *r)
 
 	rc |= metric(out, "profreg_run_duration_seconds", "Wall time of the last run.");
 	rc |= buf_printf(out, "profreg_run_duration_seconds %.3f\n", r->duration_seconds);
-	rc |= metric(out, "profreg_run_success", "1 when the last run completed, 0 when it failed.");
+	rc |= metric(out, "profreg_run_success",
+		     "1 when the last run completed, 0 when it failed.");
 	rc |= buf_printf(out, "profreg_run_success %d\n", r->success ? 1 : 0);
-	rc |= metric(out, "profreg_last_run_timestamp_seconds", "When the last run ended, success or not.");
-	rc |= buf_printf(out, "profreg_last_run_timestamp_seconds %.3f\n", (double)r->finished_us / 1e6);
+	rc |= metric(out, "profreg_last_run_timestamp_seconds",
+		     "When the last run ended, success or not.");
+	rc |= buf_printf(out, "profreg_last_run_timestamp_seconds %.3f\n",
+			 (double)r->finished_us / 1e6);
 	rc |= metric(out, "profreg_services_analysed", "Services analysed by the last run.");
 	rc |= buf_printf(out, "profreg_services_analysed %zu\n", r->services_analysed);
 	rc |= metric(out, "profreg_services_failed", "Services that failed in the last run.");
@@ -34,7 +40,9 @@ int pushgw_format(buf *out, const pushgw_run *r)
 	for (int s = STATS_SEV_NONE; s <= STATS_SEV_CRITICAL; s++)
 		rc |= buf_printf(out, "profreg_findings{severity=\"%s\"} %zu\n",
 				 stats_severity_name((stats_severity)s), r->findings[s]);
-	rc |= metric(out, "profreg_pages", "Pages of the last run: enqueued, sent, failed; pending: all not yet delivered.");
+	rc |= metric(
+		out, "profreg_pages",
+		"Pages of the last run: enqueued, sent, failed; pending: all not yet delivered.");
 	rc |= buf_printf(out, "profreg_pages{state=\"enqueued\"} %zu\n", r->pages_enqueued);
 	rc |= buf_printf(out, "profreg_pages{state=\"sent\"} %zu\n", r->pages_sent);
 	rc |= buf_printf(out, "profreg_pages{state=\"failed\"} %zu\n", r->pages_failed);
@@ -49,13 +57,6 @@ int pushgw_format(buf *out, const pushgw_run *r)
 	return rc ? PR_ENOMEM : 0;
 }
 
-static size_t discard(char *data, size_t size, size_t n, void *ud)
-{
-	(void)data;
-	(void)ud;
-	return size * n;
-}
-
 static int grouping_value(buf *b, const char *v)
 {
 	int rc = 0;
@@ -64,8 +65,8 @@ static int grouping_value(buf *b, const char *v)
 		return buf_putc(b, '_');
 	for (size_t i = 0; rc == 0 && v[i] && i < 128; i++) {
 		char c = v[i];
-		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-			  c == '.' || c == '_' || c == '-';
+		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			  (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
 		rc = buf_putc(b, ok ? c : '_');
 	}
 	return rc;
@@ -74,15 +75,16 @@ static int grouping_value(buf *b, const char *v)
 int pushgw_post(const char *base_url, const char *instance, const char *kind, const char *body,
 		uint32_t connect_timeout_ms, uint32_t timeout_ms, pr_error *err)
 {
+	static const char *const headers[] = {"Content-Type: text/plain; version=0.0.4", NULL};
 	char host[256] = "";
-	struct curl_slist *h = NULL;
+	pr_error herr = PR_ERROR_INIT;
+	http_response res;
+	http_req req;
 	buf url = BUF_INIT;
 	size_t n = strlen(base_url);
-	CURL *c = NULL;
-	CURLcode cr;
-	long status = 0;
 	int rc = 0;
 
+	http_response_init(&res);
 	if (!instance) {
 		if (gethostname(host, sizeof(host) - 1) < 0)
 			snprintf(host, sizeof(host), "unknown");
@@ -92,35 +94,33 @@ int pushgw_post(const char *base_url, const char *instance, const char *kind, co
 		n--;
 	if (buf_printf(&url, "%.*s/metrics/job/profreg/instance/", (int)n, base_url) < 0 ||
 	    grouping_value(&url, instance) < 0 || buf_puts(&url, "/kind/") < 0 ||
-	    grouping_value(&url, kind) < 0)
-		return pr_error_set(err, PR_ENOMEM, "out of memory");
-	curl_global_init(CURL_GLOBAL_DEFAULT);
-	if (!(c = curl_easy_init()) ||
-	    !(h = curl_slist_append(NULL, "Content-Type: text/plain; version=0.0.4"))) {
+	    grouping_value(&url, kind) < 0) {
 		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
 		goto out;
 	}
-	curl_easy_setopt(c, CURLOPT_URL, url.ptr);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)connect_timeout_ms);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
-	if ((cr = curl_easy_perform(c)) != CURLE_OK) {
-		rc = pr_error_set(err, PR_EIO, "cannot push metrics to the pushgateway: %s",
-				  curl_easy_strerror(cr));
+	memset(&req, 0, sizeof(req));
+	req.method = HTTP_POST;
+	req.url = url.ptr;
+	req.headers = headers;
+	req.body = body;
+	req.body_len = strlen(body);
+	req.connect_timeout_ms = connect_timeout_ms;
+	req.timeout_ms = timeout_ms;
+	/* The answer is not used: a little of it, never an error for its size. */
+	req.max_body = RESPONSE_MAX;
+	req.prefix_only = true;
+	if ((rc = http_request(&res, &req, &herr)) < 0) {
+		/* Whatever went wrong on the way, the push failed: PR_EIO, as before. */
+		rc = rc == PR_ENOMEM ? pr_error_set(err, rc, "out of memory") :
+		     pr_error_set(err, PR_EIO, "cannot push metrics to the pushgateway: %s",
+				  herr.msg);
 		goto out;
 	}
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-	if (status < 200 || status >= 300)
-		rc = pr_error_set(err, PR_EIO, "cannot push metrics to the pushgateway: HTTP %ld", status);
+	if (res.status < 200 || res.status >= 300)
+		rc = pr_error_set(err, PR_EIO, "cannot push metrics to the pushgateway: HTTP %ld",
+				  res.status);
 out:
-	curl_slist_free_all(h);
-	curl_easy_cleanup(c);
+	http_response_release(&res);
 	buf_release(&url);
 	return rc;
 }

@@ -5,6 +5,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "jobs/secret.h"
+#include "common/wipe.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,17 +21,12 @@
 
 void secret_wipe(void *p, size_t n)
 {
-	/* volatile: the compiler may not drop stores to memory about to be freed. */
-	for (volatile char *w = p; w && n; n--)
-		*w++ = 0;
+	wipe_mem(p, n);
 }
 
 void secret_free(char *s)
 {
-	if (!s)
-		return;
-	secret_wipe(s, strlen(s));
-	free(s);
+	wipe_free(s);
 }
 
 static void strip_newline(char *s, size_t *n)

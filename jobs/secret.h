@@ -37,10 +37,13 @@ int secret_read(char **out, const char *env_name, const char *file, pr_error *er
  */
 int secret_url_safe(const char *url);
 
-/* Overwrite and free a secret; NULL is fine. */
+/* Overwrite and free a secret; NULL is fine (common/wipe.h's wipe_free). */
 void secret_free(char *s);
 
-/* Overwrite n bytes at p (NULL: nothing) in a way the compiler keeps. */
+/*
+ * Overwrite n bytes at p (NULL: nothing) in a way the compiler keeps
+ * (common/wipe.h's wipe_mem, which pipeline/ uses directly).
+ */
 void secret_wipe(void *p, size_t n);
 
 #endif
