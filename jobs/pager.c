@@ -1034,3 +1034,37 @@ out:
 	buf_release(&scope);
 	return rc;
 }
+
+int pager_list(json_t **out, db *d, const char *state, size_t limit, pr_error *err)
+{
+	/* The keys `page list --json` prints; a key without a value is left out. */
+#define PAGE_TIME(c) "to_char(" c " at time zone 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
+	static const char sql[] =
+		"select coalesce(jsonb_agg(jsonb_strip_nulls(jsonb_build_object('id', p.id,"
+		" 'state', p.status, 'event', p.event, 'target', p.target, 'dedup_key', p.dedup_key,"
+		" 'finding_id', coalesce(p.finding_id, 0), 'attempts', p.attempts,"
+		" 'http_status', nullif(p.http_status, 0), 'last_error', nullif(p.last_error, ''),"
+		" 'response', nullif(p.response, ''), 'created_at', " PAGE_TIME("p.created_at") ","
+		" 'sent_at', " PAGE_TIME("p.sent_at") ","
+		" 'next_attempt_at', " PAGE_TIME("p.next_attempt_at") ","
+		" 'service', coalesce(p.detail ->> 'service', ''),"
+		" 'function', coalesce(p.detail ->> 'function', ''),"
+		" 'severity', coalesce(p.detail ->> 'severity', ''), 'refreshes', p.refreshes))"
+		" order by p.id desc), '[]')::text"
+		" from (select * from pages where $1::text is null or status = $1"
+		"   order by id desc limit $2::int) p";
+#undef PAGE_TIME
+	char lim[24];
+	const char *p[2] = {state, lim};
+	PGresult *res = NULL;
+	int rc;
+
+	*out = NULL;
+	snprintf(lim, sizeof(lim), "%zu", limit);
+	if ((rc = db_exec(d, &res, err, "listing pages", sql, 2, p)) < 0)
+		return rc;
+	if (!(*out = json_loads(db_get_text(res, 0, 0), 0, NULL)))
+		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+	db_result_free(res);
+	return rc;
+}

@@ -119,6 +119,16 @@ typedef struct pager_flush_opts {
 int pager_flush(db *d, const config *c, const pager_flush_opts *opts, pager_counts *out,
 		pr_error *err);
 
+/*
+ * The outbox, newest first, at most `limit` rows with status `state`
+ * (NULL: any): *out is a JSON array of {id, state, event, target,
+ * dedup_key, finding_id, attempts, http_status, last_error, response,
+ * created_at, sent_at, next_attempt_at, service, function, severity,
+ * refreshes}, a key without a value left out. The caller decrefs it.
+ */
+struct json_t;
+int pager_list(struct json_t **out, db *d, const char *state, size_t limit, pr_error *err);
+
 /* Count rows by status (NULL: every row). */
 int pager_count(db *d, const char *status, size_t *out, pr_error *err);
 
