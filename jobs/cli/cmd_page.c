@@ -70,10 +70,17 @@ out:
 static int page_list(cli_ctx *ctx, int argc, char **argv)
 {
 	static const cli_option opts[] = {
-		{"state", required_argument, O_STATE, "STATE", "only pending, sent, failed or cancelled pages"},
-		{"limit", required_argument, O_LIMIT, "N", "at most N pages, newest first (default 100)"},
+		{"state", required_argument, O_STATE, "STATE",
+		 "only pending, sent, failed or cancelled pages"},
+		{"limit", required_argument, O_LIMIT, "N",
+		 "at most N pages, newest first (default 100)"},
 		{NULL, 0, 0, NULL, NULL},
 	};
+	static const char usage[] = "profreg page list [--state S] [--limit N] [--json]";
+	static const char desc[] =
+		"List the paging outbox, newest first: each page's target, event\n"
+		"(trigger or resolve), state, attempts and last error. A pending page is\n"
+		"sent by the next run or by `profreg page flush`.";
 	static const char sql[] =
 		"select p.id, p.status, p.event, p.target, p.dedup_key, coalesce(p.finding_id, 0),"
 		" p.attempts, coalesce(p.http_status, 0), coalesce(p.last_error, ''),"
@@ -94,20 +101,19 @@ static int page_list(cli_ctx *ctx, int argc, char **argv)
 	bool bad = false;
 	int c, rc, status;
 
-	if (cli_parser_new(&p, ctx, argc, argv, opts, "profreg page list [--state S] [--limit N] [--json]",
-			   "List the paging outbox, newest first: each page's target, event\n"
-			   "(trigger or resolve), state, attempts and last error. A pending page is\n"
-			   "sent by the next run or by `profreg page flush`.") < 0)
+	if (cli_parser_new(&p, ctx, argc, argv, opts, usage, desc) < 0)
 		return EXIT_RUNTIME;
 	while ((c = cli_next(p, &arg)) > 0) {
 		if (c == O_STATE) {
-			if (strcmp(arg, "pending") && strcmp(arg, "sent") && strcmp(arg, "failed") &&
-			    strcmp(arg, "cancelled")) {
-				cli_error(ctx, "'--state %s' is not pending, sent, failed or cancelled", arg);
+			if (strcmp(arg, "pending") && strcmp(arg, "sent") &&
+			    strcmp(arg, "failed") && strcmp(arg, "cancelled")) {
+				cli_error(ctx, "'--state %s' is not pending, sent, failed or "
+					  "cancelled", arg);
 				bad = true;
 			}
 			state = arg;
-		} else if (c == O_LIMIT && cli_parse_u64(ctx, "limit", arg, 1, 1000000, &limit) < 0) {
+		} else if (c == O_LIMIT &&
+			   cli_parse_u64(ctx, "limit", arg, 1, 1000000, &limit) < 0) {
 			bad = true;
 		}
 	}
@@ -125,24 +131,32 @@ static int page_list(cli_ctx *ctx, int argc, char **argv)
 		json_t *arr = json_array();
 		for (int i = 0; i < db_rows(res); i++) {
 			json_t *o = json_pack("{s:I,s:s,s:s,s:s,s:s,s:I,s:I,s:s,s:s,s:s,s:s,s:I}",
-				"id", (json_int_t)db_get_i64(res, i, 0), "state", db_get_text(res, i, 1),
+				"id", (json_int_t)db_get_i64(res, i, 0),
+				"state", db_get_text(res, i, 1),
 				"event", db_get_text(res, i, 2), "target", db_get_text(res, i, 3),
 				"dedup_key", db_get_text(res, i, 4),
 				"finding_id", (json_int_t)db_get_i64(res, i, 5),
 				"attempts", (json_int_t)db_get_i64(res, i, 6),
-				"created_at", db_get_text(res, i, 10), "next_attempt_at", db_get_text(res, i, 12),
-				"service", db_get_text(res, i, 13), "function", db_get_text(res, i, 14),
+				"created_at", db_get_text(res, i, 10),
+				"next_attempt_at", db_get_text(res, i, 12),
+				"service", db_get_text(res, i, 13),
+				"function", db_get_text(res, i, 14),
 				"refreshes", (json_int_t)db_get_i64(res, i, 16));
+			/* A name that is not UTF-8 cannot be in a page: skip it. */
 			if (!o)
-				continue; /* a name that is not UTF-8 cannot be in a page: skip it */
+				continue;
 			if (db_get_i64(res, i, 7))
-				json_object_set_new(o, "http_status", json_integer(db_get_i64(res, i, 7)));
+				json_object_set_new(o, "http_status",
+						    json_integer(db_get_i64(res, i, 7)));
 			if (db_get_text(res, i, 8)[0])
-				json_object_set_new(o, "last_error", json_string(db_get_text(res, i, 8)));
+				json_object_set_new(o, "last_error",
+						    json_string(db_get_text(res, i, 8)));
 			if (db_get_text(res, i, 9)[0])
-				json_object_set_new(o, "response", json_string(db_get_text(res, i, 9)));
+				json_object_set_new(o, "response",
+						    json_string(db_get_text(res, i, 9)));
 			if (db_get_text(res, i, 11)[0])
-				json_object_set_new(o, "sent_at", json_string(db_get_text(res, i, 11)));
+				json_object_set_new(o, "sent_at",
+						    json_string(db_get_text(res, i, 11)));
 			json_object_set_new(o, "severity", json_string(db_get_text(res, i, 15)));
 			json_array_append_new(arr, o);
 		}
@@ -158,6 +172,14 @@ static int page_list(cli_ctx *ctx, int argc, char **argv)
 static int page_flush(cli_ctx *ctx, int argc, char **argv)
 {
 	static const cli_option opts[] = {{NULL, 0, 0, NULL, NULL}};
+	static const char usage[] = "profreg page flush [--json]";
+	static const char desc[] =
+		"Send every pending page that is due, with retries and backoff, and\n"
+		"re-post the Alertmanager alert of every open finding. Safe to run at\n"
+		"any time, also beside a nightly run: a page is claimed with a row lock\n"
+		"while it is sent. Exit 0 when nothing is left pending and no page of\n"
+		"an open finding stands refused (failed); 3 otherwise (the reasons are\n"
+		"in `profreg page list`; `profreg page retry` queues a failed page again).";
 	pr_error err = PR_ERROR_INIT;
 	cli_parser *p = NULL;
 	config cfg;
@@ -167,13 +189,7 @@ static int page_flush(cli_ctx *ctx, int argc, char **argv)
 	int c, rc, status;
 
 	memset(&cfg, 0, sizeof(cfg));
-	if (cli_parser_new(&p, ctx, argc, argv, opts, "profreg page flush [--json]",
-			   "Send every pending page that is due, with retries and backoff, and\n"
-			   "re-post the Alertmanager alert of every open finding. Safe to run at\n"
-			   "any time, also beside a nightly run: a page is claimed with a row lock\n"
-			   "while it is sent. Exit 0 when nothing is left pending and no page of\n"
-			   "an open finding stands refused (failed); 3 otherwise (the reasons are\n"
-			   "in `profreg page list`; `profreg page retry` queues a failed page again).") < 0)
+	if (cli_parser_new(&p, ctx, argc, argv, opts, usage, desc) < 0)
 		return EXIT_RUNTIME;
 	while ((c = cli_next(p, &arg)) > 0)
 		;
@@ -183,7 +199,8 @@ static int page_flush(cli_ctx *ctx, int argc, char **argv)
 	    (rc = pager_flush(d, &cfg, NULL, &pc, &err)) < 0)
 		goto fail;
 	if (ctx->json) {
-		json_t *o = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "sent", (json_int_t)pc.sent,
+		json_t *o = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
+			"sent", (json_int_t)pc.sent,
 			"failed", (json_int_t)pc.failed, "retried", (json_int_t)pc.retried,
 			"skipped", (json_int_t)pc.skipped, "pending", (json_int_t)pc.pending,
 			"failed_open", (json_int_t)pc.failed_open,
@@ -193,11 +210,13 @@ static int page_flush(cli_ctx *ctx, int argc, char **argv)
 			json_object_set_new(o, "first_error", json_string(pc.first_error));
 		status = cli_print_json(ctx, o);
 	} else {
-		printf("page flush: %zu sent, %zu failed, %zu retried, %zu pending; %zu alerts re-sent\n",
+		printf("page flush: %zu sent, %zu failed, %zu retried, %zu pending; "
+		       "%zu alerts re-sent\n",
 		       pc.sent, pc.failed, pc.retried, pc.pending, pc.refreshed);
 		if (pc.failed_open)
-			printf("%zu failed page%s of open findings: see `profreg page list --state failed`,"
-			       " then `profreg page retry`\n", pc.failed_open, pc.failed_open == 1 ? "" : "s");
+			printf("%zu failed page%s of open findings: see `profreg page list "
+			       "--state failed`, then `profreg page retry`\n", pc.failed_open,
+			       pc.failed_open == 1 ? "" : "s");
 		if (pc.first_error[0]) {
 			printf("first problem: ");
 			cli_put_safe(stdout, pc.first_error, 0);
@@ -219,9 +238,16 @@ out:
 static int page_retry(cli_ctx *ctx, int argc, char **argv)
 {
 	static const cli_option opts[] = {
-		{"all-failed", no_argument, O_ALL_FAILED, NULL, "every failed page (not a trigger of a resolved finding)"},
+		{"all-failed", no_argument, O_ALL_FAILED, NULL,
+		 "every failed page (not a trigger of a resolved finding)"},
 		{NULL, 0, 0, NULL, NULL},
 	};
+	static const char usage[] = "profreg page retry (ID | --all-failed) [--json]";
+	static const char desc[] =
+		"Put a failed page (a permanent refusal such as HTTP 400 or 404) back\n"
+		"in the queue: pending, attempts 0, due now. The next run or `profreg\n"
+		"page flush` sends it. The trigger of a finding resolved since is never\n"
+		"sent again. Recorded in the audit log.";
 	pr_error err = PR_ERROR_INIT;
 	cli_parser *p = NULL;
 	db *d = NULL;
@@ -231,11 +257,7 @@ static int page_retry(cli_ctx *ctx, int argc, char **argv)
 	size_t n = 0;
 	int c, rc, status, first;
 
-	if (cli_parser_new(&p, ctx, argc, argv, opts, "profreg page retry (ID | --all-failed) [--json]",
-			   "Put a failed page (a permanent refusal such as HTTP 400 or 404) back\n"
-			   "in the queue: pending, attempts 0, due now. The next run or `profreg\n"
-			   "page flush` sends it. The trigger of a finding resolved since is never\n"
-			   "sent again. Recorded in the audit log.") < 0)
+	if (cli_parser_new(&p, ctx, argc, argv, opts, usage, desc) < 0)
 		return EXIT_RUNTIME;
 	while ((c = cli_next(p, &arg)) > 0)
 		if (c == O_ALL_FAILED)

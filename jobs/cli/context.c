@@ -50,9 +50,9 @@ static int open_db(cli_ctx *ctx, db **out, bool setup, pr_error *err)
 		if ((rc = db_schema_version(*out, &version, err)) < 0)
 			goto out;
 		if (version == 0) {
-			rc = pr_error_set(err, PR_EDB,
-					  "no database: the database holds no profreg schema (set it up "
-					  "with 'profreg db init', or check --db)");
+			rc = pr_error_set(err, PR_EDB, "no database: the database holds no "
+					  "profreg schema (set it up with 'profreg db init', or "
+					  "check --db)");
 			goto out;
 		}
 	}
