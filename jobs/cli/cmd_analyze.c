@@ -380,7 +380,7 @@ static int baseline_show(cli_ctx *ctx, int argc, char **argv)
 		case O_WINDOW: win_s = arg; break;
 		}
 	}
-	if ((status = cli_end(p, c, false, 0, -1, NULL, NULL)) != CLI_GO)
+	if ((status = cli_end(p, c, false, 0, 0, NULL, NULL)) != CLI_GO)
 		return status;
 	if (!service) {
 		cli_error(ctx, "no service given (--service)");

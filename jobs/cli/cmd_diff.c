@@ -89,7 +89,7 @@ int cmd_diff(cli_ctx *ctx, int argc, char **argv)
 			break;
 		}
 	}
-	if ((status = cli_end(p, c, bad, 0, -1, NULL, NULL)) != CLI_GO)
+	if ((status = cli_end(p, c, bad, 0, 0, NULL, NULL)) != CLI_GO)
 		return status;
 	if (!bsel || !tsel) {
 		cli_error(ctx, "--base and --target are required (see --help)");

@@ -306,7 +306,7 @@ static int runs_list_cmd(cli_ctx *ctx, int argc, char **argv)
 	while ((c = cli_next(p, &arg)) > 0)
 		if (c == O_LIMIT && cli_parse_u64(ctx, "limit", arg, 1, 100000, &limit) < 0)
 			bad = true;
-	if ((status = cli_end(p, c, bad, 0, -1, NULL, NULL)) != CLI_GO)
+	if ((status = cli_end(p, c, bad, 0, 0, NULL, NULL)) != CLI_GO)
 		return status;
 	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 || (rc = runs_list(&runs, d, limit, &err)) < 0) {
 		db_close(d);

@@ -96,7 +96,7 @@ int cmd_report(cli_ctx *ctx, int argc, char **argv)
 		case O_FORMAT: fmt = arg; break;
 		}
 	}
-	if ((status = cli_end(p, c, bad, 0, -1, NULL, NULL)) != CLI_GO)
+	if ((status = cli_end(p, c, bad, 0, 0, NULL, NULL)) != CLI_GO)
 		return status;
 	modes = (run != 0) + (fid != 0) + (service || release);
 	if (modes != 1 || (!service) != (!release)) {

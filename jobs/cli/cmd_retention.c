@@ -110,7 +110,7 @@ int cmd_retention(cli_ctx *ctx, int argc, char **argv)
 		else if (c == O_DRY)
 			o.dry_run = true;
 	}
-	if ((status = cli_end(p, c, false, 0, -1, NULL, NULL)) != CLI_GO)
+	if ((status = cli_end(p, c, false, 0, 0, NULL, NULL)) != CLI_GO)
 		return status;
 	if (at_s && time_parse(&o.at_us, at_s) < 0) {
 		cli_error(ctx, "'--at %s' is not an ISO 8601 time", at_s);
@@ -178,7 +178,7 @@ int cmd_storage(cli_ctx *ctx, int argc, char **argv)
 		return EXIT_RUNTIME;
 	while ((c = cli_next(p, &arg)) > 0)
 		;
-	if ((status = cli_end(p, c, false, 0, -1, NULL, NULL)) != CLI_GO)
+	if ((status = cli_end(p, c, false, 0, 0, NULL, NULL)) != CLI_GO)
 		return status;
 	if (ctx_config_load(ctx, &cfg, &err) < 0)
 		return cli_fail(ctx, &err);

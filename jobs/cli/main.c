@@ -29,7 +29,7 @@ static int cmd_version(cli_ctx *ctx, int argc, char **argv)
 		return EXIT_RUNTIME;
 	while ((c = cli_next(p, &arg)) > 0)
 		;
-	if ((status = cli_end(p, c, false, 0, -1, NULL, NULL)) != CLI_GO)
+	if ((status = cli_end(p, c, false, 0, 0, NULL, NULL)) != CLI_GO)
 		return status;
 	printf("profreg %s\n", PROFREG_VERSION);
 	return cli_finish(ctx, EXIT_OK);
