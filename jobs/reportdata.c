@@ -5,6 +5,7 @@
 #include "jobs/reportdata.h"
 #include "baselines/analysis.h"
 #include "jobs/suspects.h"
+#include "baselines/findings.h"
 #include "common/fileio.h"
 #include "common/timeutil.h"
 #include "pipeline/format.h"
@@ -543,6 +544,24 @@ static int suspects(report_finding *f, db *d, int64_t run_id, pr_error *err)
 	return bad ? oom(err) : 0;
 }
 
+/* The stored finding in the one finding schema, for the report's JSON. */
+static int canonical(report_finding *f, db *d, pr_error *err)
+{
+	finding stored;
+	findings_meta meta;
+	json_t *j = NULL;
+	int rc;
+
+	if ((rc = findings_get(&stored, &meta, d, f->id, err)) < 0)
+		return rc;
+	if (!(j = analysis_finding_json(&stored)) ||
+	    !(f->canonical = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(17))))
+		rc = oom(err);
+	json_decref(j);
+	finding_clear(&stored);
+	return rc;
+}
+
 /* Load the findings that `where` (with params) selects into r. */
 static int load_findings(report *r, db *d, blob_store *bs, const config *cfg, int64_t run_id,
 			 const char *where, int nparams, const char *const *params, pr_error *err)
@@ -594,6 +613,8 @@ static int load_findings(report *r, db *d, blob_store *bs, const config *cfg, in
 		f->baseline_captures = (size_t)db_get_i64(res, i, 18);
 		f->current_captures = (size_t)db_get_i64(res, i, 19);
 		f->commit = dup_or_null(db_get_text(res, i, 23), &bad);
+		if (!bad && (rc = canonical(f, d, err)) < 0)
+			break;
 		if (bad) {
 			rc = oom(err);
 			break;
