@@ -28,6 +28,7 @@ int cmd_retention(cli_ctx *ctx, int argc, char **argv);
 int cmd_storage(cli_ctx *ctx, int argc, char **argv);
 int cmd_capture(cli_ctx *ctx, int argc, char **argv);
 int cmd_deploy(cli_ctx *ctx, int argc, char **argv);
+int cmd_functions(cli_ctx *ctx, int argc, char **argv);
 
 #define COMMANDS_TABLE \
 	{"ingest", cmd_ingest, "store profiles from files or a manifest"}, \
@@ -47,6 +48,7 @@ int cmd_deploy(cli_ctx *ctx, int argc, char **argv);
 	{"analyze", cmd_analyze, "test releases against their rolling baselines"}, \
 	{"baseline", cmd_baseline, "show a service's rolling baseline"}, \
 	{"profiles", cmd_profiles, "list stored captures"}, \
+	{"functions", cmd_functions, "find the captures where a function took more than a share"}, \
 	{"profile", cmd_profile, "show one capture and its top functions"}, \
 	{"service", cmd_service, "add, enable, disable and list services"}, \
 	{"config", cmd_config, "validate the configuration file"}, \
