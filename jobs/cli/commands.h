@@ -29,6 +29,7 @@ int cmd_storage(cli_ctx *ctx, int argc, char **argv);
 int cmd_capture(cli_ctx *ctx, int argc, char **argv);
 int cmd_deploy(cli_ctx *ctx, int argc, char **argv);
 int cmd_functions(cli_ctx *ctx, int argc, char **argv);
+int cmd_backtest(cli_ctx *ctx, int argc, char **argv);
 
 #define COMMANDS_TABLE \
 	{"ingest", cmd_ingest, "store profiles from files or a manifest"}, \
@@ -46,6 +47,7 @@ int cmd_functions(cli_ctx *ctx, int argc, char **argv);
 	{"storage", cmd_storage, "show storage use by tier and service against the budget"}, \
 	{"capture", cmd_capture, "pin or unpin a capture as forensic evidence"}, \
 	{"analyze", cmd_analyze, "test releases against their rolling baselines"}, \
+	{"backtest", cmd_backtest, "replay the nightly analysis over stored history"}, \
 	{"baseline", cmd_baseline, "show a service's rolling baseline"}, \
 	{"profiles", cmd_profiles, "list stored captures"}, \
 	{"functions", cmd_functions, "find the captures where a function took more than a share"}, \
