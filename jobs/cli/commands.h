@@ -30,6 +30,7 @@ int cmd_capture(cli_ctx *ctx, int argc, char **argv);
 int cmd_deploy(cli_ctx *ctx, int argc, char **argv);
 int cmd_functions(cli_ctx *ctx, int argc, char **argv);
 int cmd_backtest(cli_ctx *ctx, int argc, char **argv);
+int cmd_span(cli_ctx *ctx, int argc, char **argv);
 
 #define COMMANDS_TABLE \
 	{"ingest", cmd_ingest, "store profiles from files or a manifest"}, \
@@ -42,6 +43,7 @@ int cmd_backtest(cli_ctx *ctx, int argc, char **argv);
 	{"page", cmd_page, "list pages; send the pending ones now"}, \
 	{"report", cmd_report, "write the HTML, Markdown or JSON report of a run or finding"}, \
 	{"diff", cmd_diff, "compare two selections of captures: flame graph and table"}, \
+	{"span", cmd_span, "the flame graph of a slow span, from the captures covering it"}, \
 	{"export", cmd_export, "write captures as folded stacks, speedscope or pprof"}, \
 	{"retention", cmd_retention, "move captures through the retention tiers"}, \
 	{"storage", cmd_storage, "show storage use by tier and service against the budget"}, \
