@@ -28,6 +28,7 @@ int cmd_retention(cli_ctx *ctx, int argc, char **argv);
 int cmd_storage(cli_ctx *ctx, int argc, char **argv);
 int cmd_capture(cli_ctx *ctx, int argc, char **argv);
 int cmd_deploy(cli_ctx *ctx, int argc, char **argv);
+int cmd_blobs(cli_ctx *ctx, int argc, char **argv);
 
 #define COMMANDS_TABLE \
 	{"ingest", cmd_ingest, "store profiles from files or a manifest"}, \
@@ -43,6 +44,7 @@ int cmd_deploy(cli_ctx *ctx, int argc, char **argv);
 	{"export", cmd_export, "write captures as folded stacks, speedscope or pprof"}, \
 	{"retention", cmd_retention, "move captures through the retention tiers"}, \
 	{"storage", cmd_storage, "show storage use by tier and service against the budget"}, \
+	{"blobs", cmd_blobs, "move the local blob store into the configured S3 bucket"}, \
 	{"capture", cmd_capture, "pin or unpin a capture as forensic evidence"}, \
 	{"analyze", cmd_analyze, "test releases against their rolling baselines"}, \
 	{"baseline", cmd_baseline, "show a service's rolling baseline"}, \
