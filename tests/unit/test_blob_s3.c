@@ -11,7 +11,9 @@
  * never replaced), verified against the key on every read, reads capped,
  * listing through ListObjectsV2 page by page; path-style and
  * virtual-host addressing; a session token; transient errors tried
- * again; hostile listings refused; no secret in any message. Then
+ * again; hostile listings refused (a DOCTYPE, a truncated document, an
+ * unreadable size, a page pointing nowhere new, an oversized element); no
+ * secret in any message. Then
  * retention over the bucket: it deletes only blobs no capture keeps, and
  * sweeps orphans older than the grace period found by listing.
  *
@@ -648,6 +650,21 @@ static void test_hostile_listings_are_refused(void **state)
 		 "</ListBucketResult>", f->prefix, key, key + 2);
 	hostile_listing(f, doc, "Size");
 	hostile_listing(f, "<ListBucketResult><Contents><Key>", "unreadable XML");
+	/* The same token again and again would list forever. */
+	hostile_listing(f,
+			"<ListBucketResult><IsTruncated>true</IsTruncated>"
+			"<NextContinuationToken>again</NextContinuationToken></ListBucketResult>",
+			"continuation token");
+	/* An element's text over 4 KiB. */
+	{
+		char *huge = malloc(10000);
+		assert_non_null(huge);
+		memcpy(huge, "<ListBucketResult><Name>", 24);
+		memset(huge + 24, 'A', 6000);
+		strcpy(huge + 6024, "</Name></ListBucketResult>");
+		hostile_listing(f, huge, "too long");
+		free(huge);
+	}
 	assert_int_equal(s3test_restart_proxy(&srv, NULL), 0);
 	assert_all_signed();
 }
