@@ -159,8 +159,9 @@ static int migrate_one(blobs_migrate_result *out, blob_store *from, blob_store *
 		if (rc < 0)
 			return pr_error_set(err, rc, "%s", e2.msg);
 		if (created) {
+			pr_error e3 = PR_ERROR_INIT;
 			out->copied++;
-			if (blob_stored_size(to, key, &size, err) == 0)
+			if (blob_stored_size(to, key, &size, &e3) == 0)
 				out->bytes_copied += size;
 		} else {
 			out->present++;

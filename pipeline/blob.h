@@ -65,8 +65,9 @@ const char *blob_store_describe(blob_store *bs);
  * Store `len` bytes and write their key into `key_out` (required).
  * `*created` (may be NULL) is set to false when a blob with that key was
  * already there, in which case nothing is written: a stored blob is never
- * replaced, but its modification time is set to now, so a sweep of
- * unreferenced blobs counts its grace period from the last put. The store
+ * replaced, but (local store) its modification time is set to now, so a
+ * sweep of unreferenced blobs counts its grace period from the last put;
+ * a backend without touch (S3) keeps the time of the first put. The store
  * keeps no reference to `data`.
  */
 int blob_put(blob_store *bs, char key_out[BLOB_KEY_HEX + 1], const void *data,
