@@ -120,11 +120,11 @@ static int key_cmp(const void *a, const void *b)
 json_t *blobs_migrate_json(const blobs_migrate_result *r)
 {
 	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:f,s:s?}", "run_id", (json_int_t)r->run_id,
-			 "blobs", (json_int_t)r->blobs, "copied", (json_int_t)r->copied,
-			 "present", (json_int_t)r->present, "unreadable",
-			 (json_int_t)r->unreadable, "deleted_local", (json_int_t)r->deleted_local,
-			 "bytes_copied", (json_int_t)r->bytes_copied, "seconds", r->seconds,
-			 "first_unreadable", r->first_unreadable[0] ? r->first_unreadable : NULL);
+			 "blobs", (json_int_t)r->blobs, "copied", (json_int_t)r->copied, "present",
+			 (json_int_t)r->present, "unreadable", (json_int_t)r->unreadable,
+			 "deleted_local", (json_int_t)r->deleted_local, "bytes_copied",
+			 (json_int_t)r->bytes_copied, "seconds", r->seconds, "first_unreadable",
+			 r->first_unreadable[0] ? r->first_unreadable : NULL);
 }
 
 /* Read blob `key` back from `to` and check it, before a local copy goes. */
@@ -138,8 +138,8 @@ static int read_back(blob_store *to, const char *key, size_t max, pr_error *err)
 }
 
 /* One blob: copy (or find) it in `to`, then maybe remove the local one. */
-static int migrate_one(blobs_migrate_result *out, blob_store *from, blob_store *to,
-		       const char *key, const blobs_migrate_opts *o, pr_error *err)
+static int migrate_one(blobs_migrate_result *out, blob_store *from, blob_store *to, const char *key,
+		       const blobs_migrate_opts *o, pr_error *err)
 {
 	pr_error e2 = PR_ERROR_INIT;
 	bool there = false, created = false;
@@ -192,8 +192,9 @@ int blobs_migrate(blobs_migrate_result *out, db *d, blob_store *from, blob_store
 	if ((rc = db_try_advisory_lock(d, BLOBS_MIGRATE_LOCK, &locked, err)) < 0)
 		goto out;
 	if (!locked) {
-		rc = pr_error_set(err, PR_ELOCKED,
-				  "another blob migration holds the lock; not starting a second one");
+		rc = pr_error_set(
+			err, PR_ELOCKED,
+			"another blob migration holds the lock; not starting a second one");
 		goto out;
 	}
 	params = json_pack("{s:s,s:s,s:b}", "from", blob_store_describe(from), "to",

@@ -32,8 +32,8 @@ int blobs_open_s3(blob_store **out, const config *cfg, pr_error *err);
 int blobs_open(blob_store **out, const config *cfg, const char *home, pr_error *err);
 
 typedef struct blobs_migrate_opts {
-	bool delete_local;      /* remove each local blob once its copy is read back from S3 */
-	size_t max_bytes;       /* decoded size allowed of a blob (limits.max_decompressed_bytes) */
+	bool delete_local; /* remove each local blob once its copy is read back from S3 */
+	size_t max_bytes;  /* decoded size allowed of a blob (limits.max_decompressed_bytes) */
 } blobs_migrate_opts;
 
 typedef struct blobs_migrate_result {

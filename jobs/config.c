@@ -475,7 +475,8 @@ static int load_blobs(config *c, json_t *obj, const char *path, pr_error *err)
 	for (size_t i = 0; i < 3; i++)
 		if (*vals[i][0] && *vals[i][1]) {
 			char why[128];
-			snprintf(why, sizeof(why), "set %s or %s, not both", pairs[i][0], pairs[i][1]);
+			snprintf(why, sizeof(why), "set %s or %s, not both", pairs[i][0],
+				 pairs[i][1]);
 			rc = bad(err, path, "blobs", why);
 			goto out;
 		}

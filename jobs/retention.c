@@ -475,11 +475,11 @@ static int unkept(db *d, PGresult **res, const char *keys, pr_error *err)
 
 /*
  * Blobs of the store (files of a local one, objects of a bucket) that no
- * capture keeps, older than the grace period. The walk and a first look at the rows take no lock; each file
- * that looks dead is then deleted like a queued one (delete_dead: the
- * exclusive lock on its key, the rows and its age checked again), so an
- * ingest storing the same bytes right now never loses the file it is
- * pointing its row at. A dry run only counts.
+ * capture keeps, older than the grace period. The walk and a first look
+ * at the rows take no lock; each blob that looks dead is then deleted like
+ * a queued one (delete_dead: the exclusive lock on its key, the rows and
+ * its age checked again), so an ingest storing the same bytes right now
+ * never loses the blob it is pointing its row at. A dry run only counts.
  */
 static int sweep_orphans(ret *r, pr_error *err)
 {

@@ -30,14 +30,14 @@
 #define PREFIX_MAX 512
 
 typedef struct s3 {
-	char *base;       /* URL before the object key, ending in '/' */
-	char *list_url;   /* URL of the bucket, before the query */
+	char *base;     /* URL before the object key, ending in '/' */
+	char *list_url; /* URL of the bucket, before the query */
 	char *bucket;
-	char *prefix;     /* "" or "a/b/" */
-	char *provider;   /* "aws:amz:REGION:s3" */
+	char *prefix;   /* "" or "a/b/" */
+	char *provider; /* "aws:amz:REGION:s3" */
 	char *key_id;
-	char *secret;     /* wiped at close */
-	char *token;      /* wiped at close; NULL: none */
+	char *secret; /* wiped at close */
+	char *token;  /* wiped at close; NULL: none */
 	char *ca_file;
 	char *describe;
 	uint32_t connect_ms, timeout_ms, page, attempts;
@@ -128,26 +128,31 @@ int blob_s3_check(const blob_s3_opts *o, pr_error *err)
 		http_redact_url(shown, sizeof(shown), o->endpoint ? o->endpoint : "");
 		return pr_error_set(err, PR_EUSAGE,
 				    "S3 endpoint '%s' is not http(s)://HOST[:PORT] (no path, "
-				    "query or user)", shown);
+				    "query or user)",
+				    shown);
 	}
 	if (!o->bucket || !bucket_ok(o->bucket))
 		return pr_error_set(err, PR_EUSAGE,
 				    "S3 bucket '%.80s' is not a valid bucket name (3 to 63 "
-				    "lower-case letters, digits, '.' and '-')", o->bucket ? o->bucket : "");
+				    "lower-case letters, digits, '.' and '-')",
+				    o->bucket ? o->bucket : "");
 	if (!o->region || !region_ok(o->region))
 		return pr_error_set(err, PR_EUSAGE,
 				    "S3 region '%.80s' is not a region name (lower-case letters, "
-				    "digits and '-')", o->region ? o->region : "");
+				    "digits and '-')",
+				    o->region ? o->region : "");
 	if (o->prefix && !prefix_ok(o->prefix))
 		return pr_error_set(err, PR_EUSAGE,
 				    "S3 prefix '%.200s' is not usable: path segments of letters, "
 				    "digits, '.', '_' and '-' (no '.' or '..'), at most %d bytes, "
-				    "not starting with '/'", o->prefix, PREFIX_MAX);
+				    "not starting with '/'",
+				    o->prefix, PREFIX_MAX);
 	if (!o->access_key_id || !*o->access_key_id || !o->secret_access_key ||
 	    !*o->secret_access_key)
 		return pr_error_set(err, PR_EUSAGE, "S3 store: no access key id or secret key");
 	if (o->list_page > 1000 || o->attempts > 10)
-		return pr_error_set(err, PR_EUSAGE, "S3 store: a list page is 1 to 1000 objects, "
+		return pr_error_set(err, PR_EUSAGE,
+				    "S3 store: a list page is 1 to 1000 objects, "
 				    "attempts 1 to 10");
 	return 0;
 }
@@ -165,7 +170,8 @@ static int uri_encode(buf *out, const char *s, bool slash)
 
 	for (; *s && rc == 0; s++) {
 		unsigned char c = (unsigned char)*s;
-		if (isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~' || (slash && c == '/'))
+		if (isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~' ||
+		    (slash && c == '/'))
 			rc = buf_putc(out, (char)c);
 		else
 			rc = buf_printf(out, "%%%c%c", hex[c >> 4], hex[c & 15]);
@@ -203,11 +209,10 @@ static int object_url(s3 *s, buf *out, const char *key)
 typedef struct xml_rd {
 	XML_Parser p;
 	int depth;
-	char names[4][40];   /* element names at depths 1 to 4 */
+	char names[4][40]; /* element names at depths 1 to 4 */
 	buf text;
-	const char *bad;     /* why the document was refused */
-	void (*leaf)(void *ud, int depth, const char *parent, const char *name,
-		     const char *text);
+	const char *bad; /* why the document was refused */
+	void (*leaf)(void *ud, int depth, const char *parent, const char *name, const char *text);
 	void (*close)(void *ud, int depth, const char *name);
 	void *ud;
 } xml_rd;
@@ -291,8 +296,7 @@ typedef struct s3_error {
 	char message[200];
 } s3_error;
 
-static void error_leaf(void *ud, int depth, const char *parent, const char *name,
-		       const char *text)
+static void error_leaf(void *ud, int depth, const char *parent, const char *name, const char *text)
 {
 	s3_error *e = ud;
 
@@ -348,8 +352,8 @@ static bool worth_retrying(int rc, long status)
 {
 	if (rc == PR_EIO)
 		return true;
-	return rc == 0 && (status == 429 || status == 500 || status == 502 || status == 503 ||
-			   status == 504);
+	return rc == 0 &&
+	       (status == 429 || status == 500 || status == 502 || status == 503 || status == 504);
 }
 
 static void pause_ms(int64_t ms)
@@ -482,7 +486,10 @@ static int s3_put(void *impl, const char *key, const void *data, size_t len, boo
 	s3 *s = impl;
 	http_response r;
 	buf url = BUF_INIT;
-	s3_req q = {.method = HTTP_PUT, .headers = headers, .body = data, .len = len,
+	s3_req q = {.method = HTTP_PUT,
+		    .headers = headers,
+		    .body = data,
+		    .len = len,
 		    .max_body = ERROR_BODY_MAX};
 	char why[PR_ERROR_MSG_MAX];
 	bool found = false;
@@ -531,8 +538,8 @@ static int s3_get(void *impl, const char *key, buf *out, size_t max, pr_error *e
 	}
 	q.url = url.ptr;
 	rc = s3_send(s, &r, &q, why, sizeof(why));
-	if ((rc == PR_ELIMIT && r.status == 200) || (rc == 0 && r.status == 200 &&
-						       r.body.len > max)) {
+	if ((rc == PR_ELIMIT && r.status == 200) ||
+	    (rc == 0 && r.status == 200 && r.body.len > max)) {
 		rc = pr_error_set(err, PR_ELIMIT,
 				  "blob '%s' is over the size limit: more than %zu bytes stored",
 				  key, max);
@@ -547,8 +554,9 @@ static int s3_get(void *impl, const char *key, buf *out, size_t max, pr_error *e
 		goto out;
 	}
 	if (r.content_length >= 0 && (uint64_t)r.content_length != r.body.len) {
-		rc = pr_error_set(err, PR_EDATA, "blob '%s' is corrupt: %zu bytes read, %" PRId64
-				  " announced", key, r.body.len, r.content_length);
+		rc = pr_error_set(err, PR_EDATA,
+				  "blob '%s' is corrupt: %zu bytes read, %" PRId64 " announced",
+				  key, r.body.len, r.content_length);
 		goto out;
 	}
 	/* The body moves to the caller; the response keeps nothing. */
@@ -617,14 +625,14 @@ typedef struct list_page {
 	blob_list_fn fn;
 	void *ud;
 	pr_error *err;
-	int rc;                       /* the first error of fn */
+	int rc; /* the first error of fn */
 	bool truncated;
 	char token[XML_TEXT_MAX + 1]; /* NextContinuationToken */
 	bool in_contents;
-	char key[BLOB_KEY_HEX + 1];   /* the current Contents' blob key, "" when not one */
+	char key[BLOB_KEY_HEX + 1]; /* the current Contents' blob key, "" when not one */
 	bool have_size, have_time;
 	blob_entry e;
-	const char *bad;              /* a Contents entry we cannot read */
+	const char *bad; /* a Contents entry we cannot read */
 } list_page;
 
 /* The blob key of object `name` when it is one of the layout's, else false. */
@@ -643,8 +651,7 @@ static bool blob_of_object(const s3 *s, const char *name, char key[BLOB_KEY_HEX 
 	return blob_key_valid(key);
 }
 
-static void list_leaf(void *ud, int depth, const char *parent, const char *name,
-		      const char *text)
+static void list_leaf(void *ud, int depth, const char *parent, const char *name, const char *text)
 {
 	list_page *l = ud;
 
@@ -734,7 +741,8 @@ static int s3_list(void *impl, blob_list_fn fn, void *ud, pr_error *err)
 		if (rc < 0 || r.status != 200) {
 			char why[320];
 			if (rc < 0) {
-				rc = pr_error_set(err, rc, "cannot list '%s': %s", s->describe, sent);
+				rc = pr_error_set(err, rc, "cannot list '%s': %s", s->describe,
+						  sent);
 				goto out;
 			}
 			answer_text(why, sizeof(why), &r);
@@ -760,7 +768,8 @@ static int s3_list(void *impl, blob_list_fn fn, void *ud, pr_error *err)
 		if (!l->token[0] || strcmp(l->token, prev) == 0) {
 			rc = pr_error_set(err, PR_EDATA,
 					  "cannot list '%s': a truncated page without a new "
-					  "continuation token", s->describe);
+					  "continuation token",
+					  s->describe);
 			goto out;
 		}
 	}
@@ -838,8 +847,8 @@ int blob_s3_open(blob_store **out, const blob_s3_opts *o, pr_error *err)
 	s->bucket = dup_or_null(o->bucket, &fail);
 	s->key_id = dup_or_null(o->access_key_id, &fail);
 	s->secret = dup_or_null(o->secret_access_key, &fail);
-	s->token = o->session_token && *o->session_token ? dup_or_null(o->session_token, &fail)
-							   : NULL;
+	s->token =
+		o->session_token && *o->session_token ? dup_or_null(o->session_token, &fail) : NULL;
 	s->ca_file = dup_or_null(o->ca_file, &fail);
 	if (fail)
 		goto out;
@@ -857,8 +866,8 @@ int blob_s3_open(blob_store **out, const blob_s3_opts *o, pr_error *err)
 	}
 	/* Path style: SCHEME://HOST/BUCKET/KEY; virtual host: SCHEME://BUCKET.HOST/KEY. */
 	if (o->virtual_host)
-		rc = buf_printf(&b, "%.*s%s.%.*s/", (int)(se - o->endpoint), o->endpoint,
-				s->bucket, (int)(end - host), host);
+		rc = buf_printf(&b, "%.*s%s.%.*s/", (int)(se - o->endpoint), o->endpoint, s->bucket,
+				(int)(end - host), host);
 	else
 		rc = buf_printf(&b, "%.*s/%s", (int)(end - o->endpoint), o->endpoint, s->bucket);
 	if (rc < 0 || !(s->list_url = strdup(b.ptr)) ||

@@ -50,18 +50,18 @@
 typedef struct blob_s3_opts {
 	/* "https://s3.eu-west-1.amazonaws.com", "http://127.0.0.1:9000": scheme, host, port */
 	const char *endpoint;
-	const char *bucket;           /* S3 rules: 3 to 63 of a-z 0-9 . - */
-	const char *prefix;           /* NULL or "": none; else "a/b/" ('/' added when missing) */
-	const char *region;           /* "us-east-1" */
-	bool virtual_host;            /* https://BUCKET.host/KEY rather than https://host/BUCKET/KEY */
+	const char *bucket; /* S3 rules: 3 to 63 of a-z 0-9 . - */
+	const char *prefix; /* NULL or "": none; else "a/b/" ('/' added when missing) */
+	const char *region; /* "us-east-1" */
+	bool virtual_host;  /* https://BUCKET.host/KEY rather than https://host/BUCKET/KEY */
 	const char *access_key_id;
 	const char *secret_access_key;
-	const char *session_token;    /* NULL: none */
-	const char *ca_file;          /* NULL: the system's CA store */
-	uint32_t connect_timeout_ms;  /* 0: http.h's default */
-	uint32_t timeout_ms;          /* 0: http.h's default */
-	uint32_t list_page;           /* objects per ListObjectsV2 page, 1 to 1000; 0: 1000 */
-	uint32_t attempts;            /* tries per request, 1 to 10; 0: BLOB_S3_ATTEMPTS */
+	const char *session_token;   /* NULL: none */
+	const char *ca_file;         /* NULL: the system's CA store */
+	uint32_t connect_timeout_ms; /* 0: http.h's default */
+	uint32_t timeout_ms;         /* 0: http.h's default */
+	uint32_t list_page;          /* objects per ListObjectsV2 page, 1 to 1000; 0: 1000 */
+	uint32_t attempts;           /* tries per request, 1 to 10; 0: BLOB_S3_ATTEMPTS */
 } blob_s3_opts;
 
 /*

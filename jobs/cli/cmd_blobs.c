@@ -19,7 +19,8 @@ enum { O_TO = 1700, O_DELETE };
 static int blobs_migrate_cmd(cli_ctx *ctx, int argc, char **argv)
 {
 	static const cli_option opts[] = {
-		{"to", required_argument, O_TO, "s3", "where to: the S3 store of the configuration"},
+		{"to", required_argument, O_TO, "s3",
+		 "where to: the S3 store of the configuration"},
 		{"delete-local", no_argument, O_DELETE, NULL,
 		 "remove each local blob once its copy reads back from S3"},
 		{NULL, 0, 0, NULL, NULL},
@@ -36,17 +37,18 @@ static int blobs_migrate_cmd(cli_ctx *ctx, int argc, char **argv)
 	int c, rc, status;
 
 	memset(&cfg, 0, sizeof(cfg));
-	if (cli_parser_new(&p, ctx, argc, argv, opts,
-			   "profreg blobs migrate --to s3 [--delete-local] [--json]",
-			   "Copy every blob of the local store (<home>/blobs) into the S3 bucket the\n"
-			   "configuration's \"blobs\" section names (blobs.store may still be \"local\"\n"
-			   "while it runs). Each blob is checked before it is copied as stored, and\n"
-			   "what is already in the bucket is not written again: run it again to\n"
-			   "resume a migration that stopped, and once more after switching\n"
-			   "blobs.store to \"s3\" to copy what was ingested meanwhile.\n"
-			   "--delete-local removes each local blob after its copy is read back and\n"
-			   "checked. Exit 0 done; 3 the bucket or the database failed (run it again);\n"
-			   "4 some local blobs failed their check and were left where they are.") < 0)
+	if (cli_parser_new(
+		    &p, ctx, argc, argv, opts,
+		    "profreg blobs migrate --to s3 [--delete-local] [--json]",
+		    "Copy every blob of the local store (<home>/blobs) into the S3 bucket the\n"
+		    "configuration's \"blobs\" section names (blobs.store may still be \"local\"\n"
+		    "while it runs). Each blob is checked before it is copied as stored, and\n"
+		    "what is already in the bucket is not written again: run it again to\n"
+		    "resume a migration that stopped, and once more after switching\n"
+		    "blobs.store to \"s3\" to copy what was ingested meanwhile.\n"
+		    "--delete-local removes each local blob after its copy is read back and\n"
+		    "checked. Exit 0 done; 3 the bucket or the database failed (run it again);\n"
+		    "4 some local blobs failed their check and were left where they are.") < 0)
 		return EXIT_RUNTIME;
 	while ((c = cli_next(p, &arg)) > 0) {
 		if (c == O_TO) {
@@ -74,7 +76,8 @@ static int blobs_migrate_cmd(cli_ctx *ctx, int argc, char **argv)
 		goto fail;
 	rc = blobs_migrate(&r, d, from, to, &o, &err);
 	if (rc < 0) {
-		cli_error(ctx, "stopped after %" PRIu64 " of %" PRIu64 " blobs (%" PRIu64
+		cli_error(ctx,
+			  "stopped after %" PRIu64 " of %" PRIu64 " blobs (%" PRIu64
 			  " copied, %" PRIu64 " already there); run it again to resume",
 			  r.copied + r.present + r.unreadable, r.blobs, r.copied, r.present);
 		goto fail;
@@ -87,15 +90,18 @@ static int blobs_migrate_cmd(cli_ctx *ctx, int argc, char **argv)
 			       blob_store_describe(from));
 			cli_put_safe(stdout, blob_store_describe(to), 0);
 			printf(": %" PRIu64 " copied (%" PRIu64 " bytes), %" PRIu64
-			       " already there, %" PRIu64 " local copies removed, %.2f s (run %"
-			       PRId64 ")\n", r.copied, r.bytes_copied, r.present, r.deleted_local,
-			       r.seconds, r.run_id);
+			       " already there, %" PRIu64
+			       " local copies removed, %.2f s (run %" PRId64 ")\n",
+			       r.copied, r.bytes_copied, r.present, r.deleted_local, r.seconds,
+			       r.run_id);
 		}
 		status = EXIT_OK;
 	}
 	if (r.unreadable) {
-		cli_error(ctx, "%" PRIu64 " local blobs failed their check and were not copied "
-			  "(the first: '%s')", r.unreadable, r.first_unreadable);
+		cli_error(ctx,
+			  "%" PRIu64 " local blobs failed their check and were not copied "
+			  "(the first: '%s')",
+			  r.unreadable, r.first_unreadable);
 		status = EXIT_DATA;
 	}
 	status = cli_finish(ctx, status);

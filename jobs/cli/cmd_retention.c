@@ -166,8 +166,8 @@ int cmd_storage(cli_ctx *ctx, int argc, char **argv)
 			   "blobs they keep (compressed bytes as stored), against the budget; for\n"
 			   "a local store, also what is on disk, what no capture keeps, and the\n"
 			   "temporary files unfinished writes left (`profreg retention` removes\n"
-			   "those older than a minute); for an S3 store, the bucket's objects under\n"
-			   "the prefix (listed) and what no capture keeps.") < 0)
+			   "those older than a minute); for an S3 store, the bucket's\n"
+			   "objects under the prefix (listed) and what no capture keeps.") < 0)
 		return EXIT_RUNTIME;
 	while ((c = cli_next(p, &arg)) > 0)
 		;

@@ -96,8 +96,8 @@ static void log_line(const char *method, const char *target, bool ok, bool injec
 	char *s;
 
 	snprintf(path, sizeof(path), "%.*s", (int)strcspn(target, "?"), target);
-	o = json_pack("{s:I,s:s,s:s,s:b,s:b,s:s}", "n", (json_int_t)count, "method", method,
-		      "path", path, "ok", ok, "injected", injected, "why", why);
+	o = json_pack("{s:I,s:s,s:s,s:b,s:b,s:s}", "n", (json_int_t)count, "method", method, "path",
+		      path, "ok", ok, "injected", injected, "why", why);
 	if (o && (s = json_dumps(o, JSON_COMPACT))) {
 		fprintf(logf, "%s\n", s);
 		fflush(logf);
@@ -112,21 +112,22 @@ static void answer_error(int fd, int status, const char *reason, const char *cod
 	char body[8192], head[512];
 	int bl = snprintf(body, sizeof(body),
 			  "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>%s</Code>"
-			  "<Message>%s</Message></Error>", code, message);
+			  "<Message>%s</Message></Error>",
+			  code, message);
 	int hl;
 
 	if (bl < 0 || (size_t)bl >= sizeof(body))
 		bl = (int)strlen(body);
 	hl = snprintf(head, sizeof(head),
 		      "HTTP/1.1 %d %s\r\nContent-Type: application/xml\r\nContent-Length: %d\r\n"
-		      "Connection: close\r\n\r\n", status, reason, bl);
+		      "Connection: close\r\n\r\n",
+		      status, reason, bl);
 	write_all(fd, head, (size_t)hl);
 	write_all(fd, body, (size_t)bl);
 }
 
 /* Pass the request on and the answer back, whole. */
-static void forward(int fd, const char *head, size_t head_len, const char *body,
-		    size_t body_len)
+static void forward(int fd, const char *head, size_t head_len, const char *body, size_t body_len)
 {
 	struct sockaddr_in a = {0};
 	char chunk[65536];
@@ -273,8 +274,10 @@ static void serve(int fd)
 		static char doc[1 << 20];
 		char hd[256];
 		size_t n = f ? fread(doc, 1, sizeof(doc), f) : 0;
-		int hl = snprintf(hd, sizeof(hd), "HTTP/1.1 200 OK\r\nContent-Type: application/xml"
-				  "\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n", n);
+		int hl = snprintf(hd, sizeof(hd),
+				  "HTTP/1.1 200 OK\r\nContent-Type: application/xml"
+				  "\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
+				  n);
 		if (f)
 			fclose(f);
 		log_line(method, target, true, true, "");

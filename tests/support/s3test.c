@@ -132,19 +132,25 @@ int s3test_start(s3test *t, const char *const *proxy_args)
 	snprintf(out, sizeof(out), "%s/s3rver.out", t->dir);
 	mkdir(t->data, 0700);
 	if (access(S3RVER_JS, R_OK) != 0) {
-		fprintf(stderr, "s3test: %s is missing: run 'make deps' (scripts/install-deps "
-				"installs s3rver with npm)\n", S3RVER_JS);
+		fprintf(stderr,
+			"s3test: %s is missing: run 'make deps' (scripts/install-deps "
+			"installs s3rver with npm)\n",
+			S3RVER_JS);
 		return -1;
 	}
 	{
 		/* s3rver's continuation tokens use DES, in OpenSSL 3's legacy provider. */
-		char *argv[] = {"node", "--openssl-legacy-provider", S3RVER_JS, "--directory", t->data, "--address", "127.0.0.1",
-				"--port", "0", "--configure-bucket", S3TEST_BUCKET,
-				"--service-endpoint", "localhost", NULL};
+		char *argv[] = {"node",        "--openssl-legacy-provider",
+				S3RVER_JS,     "--directory",
+				t->data,       "--address",
+				"127.0.0.1",   "--port",
+				"0",           "--configure-bucket",
+				S3TEST_BUCKET, "--service-endpoint",
+				"localhost",   NULL};
 		t->s3rver_pid = spawn(argv, out);
 	}
-	t->upstream_port = wait_for_number(out, "S3rver listening on 127.0.0.1:", t->s3rver_pid,
-					   30000);
+	t->upstream_port =
+		wait_for_number(out, "S3rver listening on 127.0.0.1:", t->s3rver_pid, 30000);
 	if (t->upstream_port <= 0) {
 		fprintf(stderr, "s3test: s3rver did not start (see %s)\n", out);
 		return -1;

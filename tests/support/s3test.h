@@ -22,13 +22,13 @@
 #define S3TEST_BUCKET "profreg-test"
 
 typedef struct s3test {
-	char dir[512];        /* a private folder: s3rver's data, logs, ports */
-	char data[600];       /* s3rver's directory (bucket folders inside) */
-	char log[600];        /* the proxy's request log, one JSON line a request */
-	char endpoint[64];    /* "http://127.0.0.1:PORT", the proxy */
+	char dir[512];           /* a private folder: s3rver's data, logs, ports */
+	char data[600];          /* s3rver's directory (bucket folders inside) */
+	char log[600];           /* the proxy's request log, one JSON line a request */
+	char endpoint[64];       /* "http://127.0.0.1:PORT", the proxy */
 	char vhost_endpoint[64]; /* "http://s3.localhost:PORT": BUCKET.s3.localhost */
-	int upstream_port;    /* s3rver's own port */
-	int port;             /* the proxy's */
+	int upstream_port;       /* s3rver's own port */
+	int port;                /* the proxy's */
 	pid_t s3rver_pid;
 	pid_t proxy_pid;
 } s3test;

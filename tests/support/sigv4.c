@@ -81,7 +81,8 @@ static void encode(str *out, const char *s, size_t n, bool slash)
 
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
-		if (isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~' || (slash && c == '/')) {
+		if (isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~' ||
+		    (slash && c == '/')) {
 			put(out, (const char *)&c, 1);
 		} else {
 			char e[3] = {'%', hex[c >> 4], hex[c & 15]};
@@ -196,9 +197,8 @@ static void trimmed(str *out, const char *v, size_t n)
 	}
 }
 
-char *sigv4_canonical_request(const char *method, const char *target,
-			      const sigv4_header *headers, size_t nheaders,
-			      const char *signed_headers, const char *payload_hash)
+char *sigv4_canonical_request(const char *method, const char *target, const sigv4_header *headers,
+			      size_t nheaders, const char *signed_headers, const char *payload_hash)
 {
 	str out = {0}, path = {0};
 	size_t plen = strcspn(target, "?");
@@ -220,7 +220,8 @@ char *sigv4_canonical_request(const char *method, const char *target,
 		put(&out, sh, len);
 		puts_(&out, ":");
 		for (size_t i = 0; i < nheaders; i++) {
-			if (headers[i].name_len != len || strncasecmp(headers[i].name, sh, len) != 0)
+			if (headers[i].name_len != len ||
+			    strncasecmp(headers[i].name, sh, len) != 0)
 				continue;
 			if (found)
 				puts_(&out, ",");
@@ -273,8 +274,8 @@ void sigv4_signature(char out[65], const char *secret, const char *amz_date, con
 	sigv4_sha256_hex(crh, canonical_request, strlen(canonical_request));
 	sl = strlen(amz_date) + strlen(region) + strlen(service) + 128;
 	sts = malloc(sl);
-	snprintf(sts, sl, "AWS4-HMAC-SHA256\n%s\n%s/%s/%s/aws4_request\n%s", amz_date, date,
-		 region, service, crh);
+	snprintf(sts, sl, "AWS4-HMAC-SHA256\n%s\n%s/%s/%s/aws4_request\n%s", amz_date, date, region,
+		 service, crh);
 	hmac(sig, k, 32, sts);
 	free(sts);
 	for (int i = 0; i < 32; i++) {
@@ -288,7 +289,8 @@ void sigv4_signature(char out[65], const char *secret, const char *amz_date, con
 static char *header(const sigv4_header *h, size_t n, const char *name)
 {
 	for (size_t i = 0; i < n; i++)
-		if (h[i].name_len == strlen(name) && strncasecmp(h[i].name, name, h[i].name_len) == 0) {
+		if (h[i].name_len == strlen(name) &&
+		    strncasecmp(h[i].name, name, h[i].name_len) == 0) {
 			str s = {0};
 			trimmed(&s, h[i].value, h[i].value_len);
 			puts_(&s, "");
@@ -369,8 +371,8 @@ int sigv4_verify(const char *method, const char *target, const sigv4_header *hea
 		fail(why, n, "X-Amz-Date %s is more than 15 minutes from the clock", date);
 		goto out;
 	}
-	snprintf(want_scope, sizeof(want_scope), "%s/%.8s/%s/%s/aws4_request", key_id, date,
-		 region, service);
+	snprintf(want_scope, sizeof(want_scope), "%s/%.8s/%s/%s/aws4_request", key_id, date, region,
+		 service);
 	if (strcmp(cred, want_scope) != 0) {
 		fail(why, n, "credential scope '%s', expected '%s'", cred, want_scope);
 		goto out;
@@ -408,7 +410,8 @@ int sigv4_verify(const char *method, const char *target, const sigv4_header *hea
 				p++;
 		}
 		if (!ok) {
-			fail(why, n, "header '%s' is not signed (SignedHeaders=%s)", lower, signed_h);
+			fail(why, n, "header '%s' is not signed (SignedHeaders=%s)", lower,
+			     signed_h);
 			goto out;
 		}
 	}

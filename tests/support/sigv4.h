@@ -37,9 +37,9 @@ typedef struct sigv4_header {
  * ("host;x-amz-date") and `payload_hash`. A new string (free()); NULL when
  * a signed header is missing or memory ran out.
  */
-char *sigv4_canonical_request(const char *method, const char *target,
-			      const sigv4_header *headers, size_t nheaders,
-			      const char *signed_headers, const char *payload_hash);
+char *sigv4_canonical_request(const char *method, const char *target, const sigv4_header *headers,
+			      size_t nheaders, const char *signed_headers,
+			      const char *payload_hash);
 
 /* Lower-case hex SHA-256 of `len` bytes into out (65 bytes). */
 void sigv4_sha256_hex(char out[65], const void *data, size_t len);

@@ -47,15 +47,15 @@
 
 static s3test srv;
 
-#define assert_msg_has(e, s) \
-	do { \
-		if (!strstr((e)->msg, (s))) \
-			fail_msg("'%s' lacks '%s'", (e)->msg, (s)); \
+#define assert_msg_has(e, s)                                                                       \
+	do {                                                                                       \
+		if (!strstr((e)->msg, (s)))                                                        \
+			fail_msg("'%s' lacks '%s'", (e)->msg, (s));                                \
 	} while (0)
-#define assert_msg_lacks(e, s) \
-	do { \
-		if (strstr((e)->msg, (s))) \
-			fail_msg("'%s' shows '%s'", (e)->msg, (s)); \
+#define assert_msg_lacks(e, s)                                                                     \
+	do {                                                                                       \
+		if (strstr((e)->msg, (s)))                                                         \
+			fail_msg("'%s' shows '%s'", (e)->msg, (s));                                \
 	} while (0)
 static testdb *tdb;
 static long requests_before, bad_before;
@@ -167,9 +167,14 @@ static void raw_put(fx *f, const char *object_key, const void *data, size_t len)
 {
 	char url[1024], sha[100], hash[BLOB_KEY_HEX + 1];
 	const char *headers[] = {sha, NULL};
-	http_req req = {.method = HTTP_PUT, .url = url, .headers = headers, .body = data,
-			.body_len = len, .sigv4 = "aws:amz:" S3TEST_REGION ":s3",
-			.sigv4_key_id = S3TEST_KEY_ID, .sigv4_secret = S3TEST_SECRET,
+	http_req req = {.method = HTTP_PUT,
+			.url = url,
+			.headers = headers,
+			.body = data,
+			.body_len = len,
+			.sigv4 = "aws:amz:" S3TEST_REGION ":s3",
+			.sigv4_key_id = S3TEST_KEY_ID,
+			.sigv4_secret = S3TEST_SECRET,
 			.timeout_ms = 20000};
 	pr_error err = PR_ERROR_INIT;
 	http_response r;
@@ -398,8 +403,10 @@ static void test_list_pages_through_listobjectsv2(void **state)
 	raw_put(f, other, "x", 1);
 	snprintf(other, sizeof(other), "%sREADME", f->prefix);
 	raw_put(f, other, "x", 1);
-	raw_put(f, "elsewhere/sha256/00/0000000000000000000000000000000000000000000000000000000000"
-		   "0000.zst", "x", 1);
+	raw_put(f,
+		"elsewhere/sha256/00/0000000000000000000000000000000000000000000000000000000000"
+		"0000.zst",
+		"x", 1);
 	f->o.list_page = 2;
 	assert_int_equal(blob_s3_open(&paged, &f->o, &err), 0);
 	if (blob_store_list(paged, see, &s, &err) < 0)
@@ -647,7 +654,8 @@ static void test_hostile_listings_are_refused(void **state)
 	snprintf(doc, sizeof(doc),
 		 "<ListBucketResult><Contents><Key>%ssha256/%.2s/%s.zst</Key><Size>-3</Size>"
 		 "<LastModified>2026-01-01T00:00:00.000Z</LastModified></Contents>"
-		 "</ListBucketResult>", f->prefix, key, key + 2);
+		 "</ListBucketResult>",
+		 f->prefix, key, key + 2);
 	hostile_listing(f, doc, "Size");
 	hostile_listing(f, "<ListBucketResult><Contents><Key>", "unreadable XML");
 	/* The same token again and again would list forever. */
@@ -766,8 +774,8 @@ static void test_retention_deletes_only_what_no_capture_keeps_and_sweeps_orphans
 	assert_null(json_object_get(doc, "disk"));
 	assert_int_equal(json_integer_value(json_object_get(bucket, "objects")), 2);
 	assert_int_equal(json_integer_value(json_object_get(bucket, "unreferenced_objects")), 1);
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(doc, "total"),
-							    "blobs")), 1);
+	assert_int_equal(
+		json_integer_value(json_object_get(json_object_get(doc, "total"), "blobs")), 1);
 	json_decref(doc);
 	config_release(&cfg);
 	assert_all_signed();

@@ -74,15 +74,19 @@ static void test_the_signature_v4_test_suite(void **state)
 	(void)state;
 	signature_of(sig, "GET", "/", vanilla, "host;x-amz-date", EMPTY, SUITE_SECRET,
 		     "20150830T123600Z", "service", crh);
-	assert_string_equal(crh, "bb579772317eb040ac9ed261061d46c1f17a8133879d6129b6e1c25292927e63");
-	assert_string_equal(sig, "5fa00fa31553b73ebf1942676e86291e8372ff2a2260956d9b8aae1d763fbf31");
+	assert_string_equal(crh,
+			    "bb579772317eb040ac9ed261061d46c1f17a8133879d6129b6e1c25292927e63");
+	assert_string_equal(sig,
+			    "5fa00fa31553b73ebf1942676e86291e8372ff2a2260956d9b8aae1d763fbf31");
 	/* get-vanilla-query-order-key-case: the query is sorted before signing. */
-	signature_of(sig, "GET", "/?Param2=value2&Param1=value1", vanilla, "host;x-amz-date",
-		     EMPTY, SUITE_SECRET, "20150830T123600Z", "service", NULL);
-	assert_string_equal(sig, "b97d918cfa904a5beff61c982a1b6f458b799221646efd99d3219ec94cdf2500");
+	signature_of(sig, "GET", "/?Param2=value2&Param1=value1", vanilla, "host;x-amz-date", EMPTY,
+		     SUITE_SECRET, "20150830T123600Z", "service", NULL);
+	assert_string_equal(sig,
+			    "b97d918cfa904a5beff61c982a1b6f458b799221646efd99d3219ec94cdf2500");
 	signature_of(sig, "POST", "/", vanilla, "host;x-amz-date", EMPTY, SUITE_SECRET,
 		     "20150830T123600Z", "service", NULL);
-	assert_string_equal(sig, "5da7c1a2acd57cee7505fc6676e4e544621c30862966e37dddb68e92efbe5d6b");
+	assert_string_equal(sig,
+			    "5da7c1a2acd57cee7505fc6676e4e544621c30862966e37dddb68e92efbe5d6b");
 }
 
 static void test_the_s3_documentation_examples(void **state)
@@ -91,8 +95,10 @@ static void test_the_s3_documentation_examples(void **state)
 						 "x-amz-content-sha256: " EMPTY,
 						 "x-amz-date: " S3_DATE, NULL};
 	static const char *const put_object[] = {
-		"Host: " S3_HOST, "Date: Fri, 24 May 2013 00:00:00 GMT",
-		"x-amz-date: " S3_DATE, "x-amz-storage-class: REDUCED_REDUNDANCY",
+		"Host: " S3_HOST,
+		"Date: Fri, 24 May 2013 00:00:00 GMT",
+		"x-amz-date: " S3_DATE,
+		"x-amz-storage-class: REDUCED_REDUNDANCY",
 		"x-amz-content-sha256: "
 		"44ce7dd67c959e0d3524ffac1771dfbba87d2b6b4b4e99e42034a8b803f8b072",
 		NULL};
@@ -104,8 +110,10 @@ static void test_the_s3_documentation_examples(void **state)
 	signature_of(sig, "GET", "/test.txt", get_object,
 		     "host;range;x-amz-content-sha256;x-amz-date", EMPTY, S3_SECRET, S3_DATE, "s3",
 		     crh);
-	assert_string_equal(crh, "7344ae5b7ee6c3e7e6b0fe0640412a37625d1fbfff95c48bbb2dc43964946972");
-	assert_string_equal(sig, "f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41");
+	assert_string_equal(crh,
+			    "7344ae5b7ee6c3e7e6b0fe0640412a37625d1fbfff95c48bbb2dc43964946972");
+	assert_string_equal(sig,
+			    "f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41");
 
 	sigv4_sha256_hex(payload, "Welcome to Amazon S3.", 21);
 	assert_string_equal(payload,
@@ -114,19 +122,22 @@ static void test_the_s3_documentation_examples(void **state)
 	signature_of(sig, "PUT", "/test$file.text", put_object,
 		     "date;host;x-amz-content-sha256;x-amz-date;x-amz-storage-class", payload,
 		     S3_SECRET, S3_DATE, "s3", NULL);
-	assert_string_equal(sig, "98ad721746da40c64f1a55b78f14c238d841ea1380cd77a1b5971af0ece108bd");
+	assert_string_equal(sig,
+			    "98ad721746da40c64f1a55b78f14c238d841ea1380cd77a1b5971af0ece108bd");
 	signature_of(sig, "PUT", "/test%24file.text", put_object,
 		     "date;host;x-amz-content-sha256;x-amz-date;x-amz-storage-class", payload,
 		     S3_SECRET, S3_DATE, "s3", NULL);
-	assert_string_equal(sig, "98ad721746da40c64f1a55b78f14c238d841ea1380cd77a1b5971af0ece108bd");
+	assert_string_equal(sig,
+			    "98ad721746da40c64f1a55b78f14c238d841ea1380cd77a1b5971af0ece108bd");
 
 	signature_of(sig, "GET", "/?lifecycle", bucket, "host;x-amz-content-sha256;x-amz-date",
 		     EMPTY, S3_SECRET, S3_DATE, "s3", NULL);
-	assert_string_equal(sig, "fea454ca298b7da1c68078a5d1bdbfbbe0d65c699e0f91ac7a200a0136783543");
+	assert_string_equal(sig,
+			    "fea454ca298b7da1c68078a5d1bdbfbbe0d65c699e0f91ac7a200a0136783543");
 	signature_of(sig, "GET", "/?prefix=J&max-keys=2", bucket,
-		     "host;x-amz-content-sha256;x-amz-date", EMPTY, S3_SECRET, S3_DATE, "s3",
-		     NULL);
-	assert_string_equal(sig, "34b48302e7b5fa45bde8084f4b7868a86f0a534bc59db6670ed5711ef69dc6f7");
+		     "host;x-amz-content-sha256;x-amz-date", EMPTY, S3_SECRET, S3_DATE, "s3", NULL);
+	assert_string_equal(sig,
+			    "34b48302e7b5fa45bde8084f4b7868a86f0a534bc59db6670ed5711ef69dc6f7");
 }
 
 /* A request as a server receives it, signed with the S3 example's credentials. */
@@ -161,7 +172,8 @@ static void sign(received *r, const char *method, const char *target, const char
 	free(creq);
 	snprintf(r->auth, sizeof(r->auth),
 		 "Authorization: AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/"
-		 "us-east-1/s3/aws4_request, SignedHeaders=%s, Signature=%s", signed_h, sig);
+		 "us-east-1/s3/aws4_request, SignedHeaders=%s, Signature=%s",
+		 signed_h, sig);
 	r->lines[3] = r->auth;
 	r->lines[4] = NULL;
 	r->n = headers_of(r->h, r->lines);
@@ -202,19 +214,19 @@ static void test_verify_accepts_the_signed_request_and_nothing_else(void **state
 		const char *lines[] = {"Host: " S3_HOST, "x-amz-date: " S3_DATE,
 				       "x-amz-content-sha256: " EMPTY, NULL, NULL};
 		char auth[512], sig[65];
-		const char *creq =
-			"GET\n/examplebucket\nprefix=J&list-type=2\nhost:" S3_HOST
-			"\nx-amz-content-sha256:" EMPTY "\nx-amz-date:" S3_DATE
-			"\n\nhost;x-amz-content-sha256;x-amz-date\n" EMPTY;
+		const char *creq = "GET\n/examplebucket\nprefix=J&list-type=2\nhost:" S3_HOST
+				   "\nx-amz-content-sha256:" EMPTY "\nx-amz-date:" S3_DATE
+				   "\n\nhost;x-amz-content-sha256;x-amz-date\n" EMPTY;
 		sigv4_signature(sig, S3_SECRET, S3_DATE, "us-east-1", "s3", creq);
 		snprintf(auth, sizeof(auth),
 			 "Authorization: AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/"
 			 "us-east-1/s3/aws4_request, SignedHeaders=host;x-amz-content-sha256;"
-			 "x-amz-date, Signature=%s", sig);
+			 "x-amz-date, Signature=%s",
+			 sig);
 		lines[3] = auth;
 		size_t n = headers_of(h, lines);
-		assert_int_equal(sigv4_verify("GET", "/examplebucket?prefix=J&list-type=2", h, n, "",
-					      0, "AKIAIOSFODNN7EXAMPLE", S3_SECRET, "us-east-1",
+		assert_int_equal(sigv4_verify("GET", "/examplebucket?prefix=J&list-type=2", h, n,
+					      "", 0, "AKIAIOSFODNN7EXAMPLE", S3_SECRET, "us-east-1",
 					      "s3", 0, why, sizeof(why)),
 				 -1);
 	}
