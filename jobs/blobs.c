@@ -141,31 +141,25 @@ static int read_back(blob_store *to, const char *key, size_t max, pr_error *err)
 static int migrate_one(blobs_migrate_result *out, blob_store *from, blob_store *to, const char *key,
 		       const blobs_migrate_opts *o, pr_error *err)
 {
-	pr_error e2 = PR_ERROR_INIT;
-	bool there = false, created = false;
+	pr_error e2 = PR_ERROR_INIT, e3 = PR_ERROR_INIT;
+	bool created = false;
 	uint64_t size = 0;
 	int rc;
 
-	if ((rc = blob_exists(to, key, &there, err)) < 0)
-		return rc;
-	if (!there) {
-		rc = blob_copy(to, from, key, o->max_bytes, &created, &e2);
-		if (rc == PR_EDATA || rc == PR_ELIMIT || rc == PR_ENOTFOUND) {
-			/* A damaged local blob (or one gone meanwhile): left as it is. */
-			if (rc != PR_ENOTFOUND && !out->unreadable++)
-				memcpy(out->first_unreadable, key, BLOB_KEY_HEX + 1);
-			return 0;
-		}
-		if (rc < 0)
-			return pr_error_set(err, rc, "%s", e2.msg);
-		if (created) {
-			pr_error e3 = PR_ERROR_INIT;
-			out->copied++;
-			if (blob_stored_size(to, key, &size, &e3) == 0)
-				out->bytes_copied += size;
-		} else {
-			out->present++;
-		}
+	/* blob_copy leaves what `to` holds already: a resumed run skips it. */
+	rc = blob_copy(to, from, key, o->max_bytes, &created, &e2);
+	if (rc == PR_EDATA || rc == PR_ELIMIT || rc == PR_ENOTFOUND) {
+		/* A damaged local blob (or one gone meanwhile): left as it is. */
+		if (rc != PR_ENOTFOUND && !out->unreadable++)
+			memcpy(out->first_unreadable, key, BLOB_KEY_HEX + 1);
+		return 0;
+	}
+	if (rc < 0)
+		return pr_error_set(err, rc, "%s", e2.msg);
+	if (created) {
+		out->copied++;
+		if (blob_stored_size(to, key, &size, &e3) == 0)
+			out->bytes_copied += size;
 	} else {
 		out->present++;
 	}

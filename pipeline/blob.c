@@ -481,6 +481,15 @@ int blob_copy(blob_store *dst, blob_store *src, const char *key, size_t max, boo
 		*created = false;
 	if ((rc = check_key(key, err)) < 0)
 		goto out;
+	/* Never replaced: what `dst` holds already stays (and is made young). */
+	if ((rc = dst->ops->exists(dst->impl, key, &made, err)) < 0)
+		goto out;
+	if (made) {
+		made = false;
+		if (dst->ops->touch)
+			rc = dst->ops->touch(dst->impl, key, err);
+		goto out;
+	}
 	if (max < (size_t)ZSTD_MAX_INPUT_SIZE && ZSTD_compressBound(max) < SIZE_MAX - 64)
 		bound = ZSTD_compressBound(max) + 64;
 	if ((rc = src->ops->get(src->impl, key, &stored, bound, err)) < 0 ||
@@ -488,8 +497,6 @@ int blob_copy(blob_store *dst, blob_store *src, const char *key, size_t max, boo
 		goto out;
 	buf_release(&plain);
 	if ((rc = dst->ops->put(dst->impl, key, stored.ptr, stored.len, &made, err)) < 0)
-		goto out;
-	if (!made && dst->ops->touch && (rc = dst->ops->touch(dst->impl, key, err)) < 0)
 		goto out;
 	if (created)
 		*created = made;

@@ -167,7 +167,10 @@ int blob_decode(buf *out, const char *key, const void *stored, size_t len,
  *
  * put:    store `len` bytes under `key` unless an object with that key
  *         exists (then set `*created` to false and change nothing). The
- *         object must appear whole or not at all.
+ *         object must appear whole or not at all. blob_put and blob_copy
+ *         ask `exists` first; a backend that cannot refuse a replacement
+ *         atomically (S3 without conditional writes) relies on that, and
+ *         the race it leaves can only write the very same bytes.
  * get:    read the object into `out` (released first), PR_ENOTFOUND when
  *         missing, PR_ELIMIT when it is larger than `max` bytes.
  * exists, del, size: as blob_exists, blob_delete, blob_stored_size.

@@ -492,13 +492,15 @@ static int s3_put(void *impl, const char *key, const void *data, size_t len, boo
 		    .len = len,
 		    .max_body = ERROR_BODY_MAX};
 	char why[PR_ERROR_MSG_MAX];
-	bool found = false;
 	int rc;
 
+	/*
+	 * The generic layer has asked (HEAD) whether the object is there;
+	 * If-None-Match makes a server that supports conditional writes
+	 * refuse to replace what a racing writer put since.
+	 */
 	http_response_init(&r);
 	*created = false;
-	if ((rc = s3_head(s, key, "store", &found, NULL, err)) < 0 || found)
-		goto out;
 	if (object_url(s, &url, key) < 0) {
 		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
 		goto out;

@@ -13,8 +13,9 @@
  * already sorted.
  *
  * The guarantees of blob.h hold here too:
- *   - written once: a put asks (HEAD) whether the object is there and
- *     writes only when it is not, with `If-None-Match: *` so that a
+ *   - written once: blob_put and blob_copy ask (HEAD) whether the object
+ *     is there, and the PUT goes only when it is not, with
+ *     `If-None-Match: *` so that a
  *     server that supports conditional writes (AWS S3, MinIO, R2) refuses
  *     to replace an object a racing writer put meanwhile (412 is "already
  *     there"). A server that ignores the header can, in that race only,

@@ -1137,7 +1137,10 @@ static void test_copy_checks_the_source_and_never_replaces(void **state)
 	assert_false(there);
 	/* Over the limit: refused too. */
 	pr_error_clear(&err);
+	assert_int_equal(blob_put(f->bs, key, "longer than three", 17, NULL, &err), 0);
 	assert_int_equal(blob_copy(dst, f->bs, key, 3, &created, &err), PR_ELIMIT);
+	assert_int_equal(blob_exists(dst, key, &there, &err), 0);
+	assert_false(there);
 	buf_release(&out);
 	buf_release(&raw);
 	blob_store_free(dst);
