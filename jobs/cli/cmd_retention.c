@@ -164,7 +164,8 @@ int cmd_storage(cli_ctx *ctx, int argc, char **argv)
 		"blobs they keep (compressed bytes as stored), against the budget; for\n"
 		"a local store, also what is on disk, what no capture keeps, and the\n"
 		"temporary files unfinished writes left (`profreg retention` removes\n"
-		"those older than a minute).";
+		"those older than a minute); for an S3 store, the bucket's\n"
+		"objects under the prefix (listed) and what no capture keeps.";
 	pr_error err = PR_ERROR_INIT;
 	cli_parser *p = NULL;
 	config cfg = {0};
@@ -222,6 +223,19 @@ int cmd_storage(cli_ctx *ctx, int argc, char **argv)
 			       json_integer_value(json_object_get(total, "rows")),
 			       json_integer_value(json_object_get(budget, "rows")));
 		printf("%s\n", json_is_true(json_object_get(budget, "over")) ? " (OVER)" : "");
+		json_t *bucket = json_object_get(doc, "bucket");
+		if (bucket) {
+			printf("  in the bucket (");
+			cli_put_safe(stdout, json_string_value(json_object_get(bucket, "store")), 0);
+			printf("): %" JSON_INTEGER_FORMAT " objects, ",
+			       json_integer_value(json_object_get(bucket, "objects")));
+			print_bytes((uint64_t)json_integer_value(json_object_get(bucket, "bytes")));
+			printf("; %" JSON_INTEGER_FORMAT " not kept by any capture (",
+			       json_integer_value(json_object_get(bucket, "unreferenced_objects")));
+			print_bytes((uint64_t)json_integer_value(json_object_get(bucket,
+									 "unreferenced_bytes")));
+			printf(")\n");
+		}
 		if (disk) {
 			printf("  on disk: %" JSON_INTEGER_FORMAT " files, ",
 			       json_integer_value(json_object_get(disk, "files")));

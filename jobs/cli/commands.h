@@ -31,6 +31,7 @@ int cmd_deploy(cli_ctx *ctx, int argc, char **argv);
 int cmd_functions(cli_ctx *ctx, int argc, char **argv);
 int cmd_backtest(cli_ctx *ctx, int argc, char **argv);
 int cmd_span(cli_ctx *ctx, int argc, char **argv);
+int cmd_blobs(cli_ctx *ctx, int argc, char **argv);
 
 #define COMMANDS_TABLE \
 	{"ingest", cmd_ingest, "store profiles from files or a manifest"}, \
@@ -47,6 +48,7 @@ int cmd_span(cli_ctx *ctx, int argc, char **argv);
 	{"export", cmd_export, "write captures as folded stacks, speedscope or pprof"}, \
 	{"retention", cmd_retention, "move captures through the retention tiers"}, \
 	{"storage", cmd_storage, "show storage use by tier and service against the budget"}, \
+	{"blobs", cmd_blobs, "move the local blob store into the configured S3 bucket"}, \
 	{"capture", cmd_capture, "pin or unpin a capture as forensic evidence"}, \
 	{"analyze", cmd_analyze, "test releases against their rolling baselines"}, \
 	{"backtest", cmd_backtest, "replay the nightly analysis over stored history"}, \

@@ -6,6 +6,7 @@
 #include "common/buf.h"
 #include "common/fileio.h"
 #include "pipeline/pgembed.h"
+#include "jobs/blobs.h"
 #include "jobs/config.h"
 
 #include <unistd.h>
@@ -98,16 +99,12 @@ int ctx_config_load(cli_ctx *ctx, config *out, pr_error *err)
 
 int ctx_blobs_open(cli_ctx *ctx, blob_store **out, pr_error *err)
 {
-	buf path = BUF_INIT;
+	config cfg;
 	int rc;
 
 	*out = NULL;
-	if (buf_printf(&path, "%s/blobs", ctx->home) < 0) {
-		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
-		goto out;
-	}
-	rc = blob_store_open_dir(out, path.ptr, err);
-out:
-	buf_release(&path);
+	if ((rc = ctx_config_load(ctx, &cfg, err)) == 0)
+		rc = blobs_open(out, &cfg, ctx->home, err);
+	config_release(&cfg);
 	return rc;
 }
