@@ -226,7 +226,8 @@ int cmd_storage(cli_ctx *ctx, int argc, char **argv)
 		json_t *bucket = json_object_get(doc, "bucket");
 		if (bucket) {
 			printf("  in the bucket (");
-			cli_put_safe(stdout, json_string_value(json_object_get(bucket, "store")), 0);
+			cli_put_safe(stdout,
+				     json_string_value(json_object_get(bucket, "store")), 0);
 			printf("): %" JSON_INTEGER_FORMAT " objects, ",
 			       json_integer_value(json_object_get(bucket, "objects")));
 			print_bytes((uint64_t)json_integer_value(json_object_get(bucket, "bytes")));
