@@ -31,7 +31,7 @@ VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 # binary, the tests, the fuzzers and the benchmarks link against.
 LIB_SRC := $(filter-out jobs/cli/main.c,$(wildcard common/*.c pipeline/*.c \
 	stats/*.c baselines/*.c reports/*.c jobs/*.c jobs/cli/*.c))
-PROTO := $(wildcard pipeline/profile.proto)
+PROTO := $(wildcard pipeline/*.proto)
 GEN_SRC := $(PROTO:%.proto=$(BUILD)/gen/%.pb-c.c)
 GEN_HDR := $(PROTO:%.proto=$(BUILD)/gen/%.pb-c.h)
 SQL := $(sort $(wildcard pipeline/migrations/*.sql))
@@ -74,7 +74,7 @@ $(BUILD)/%.o: %.c
 	$(CC) $(ALL_CFLAGS) -DPROFREG_VERSION='"$(VERSION)"' -c $< -o $@
 
 $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
-	$(CC) $(ALL_CFLAGS) -Wno-unused-parameter -c $< -o $@
+	$(CC) $(ALL_CFLAGS) -Wno-unused-parameter -Wno-missing-braces -c $< -o $@
 
 $(LIB): $(LIB_OBJ)
 	@rm -f $@
