@@ -45,7 +45,7 @@ TEST_SUPPORT := $(wildcard tests/support/*.c)
 TEST_SUPPORT_OBJ := $(TEST_SUPPORT:%.c=$(BUILD)/%.o)
 
 # Small loopback servers the tests talk to (one .c file each, libc and
-# jansson only).
+# jansson only; profiler_server has its own rule below).
 SERVER_SRC := $(wildcard tests/servers/*.c)
 SERVER_BIN := $(SERVER_SRC:tests/servers/%.c=$(BUILD)/servers/%)
 
@@ -103,6 +103,17 @@ $(BUILD)/servers/%: tests/servers/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -Wall -Wextra -Werror $(CFLAGS) $(shell pkg-config --cflags jansson) \
 		-o $@ $< $(LDFLAGS) $(shell pkg-config --libs jansson)
+
+# The Pyroscope and Parca stand-in: the wire format of the protocol's
+# .proto files in pipeline/ (protobuf-c), libmicrohttpd and zlib.
+PROTO_SERVER_PKGS := jansson libmicrohttpd libprotobuf-c zlib
+$(BUILD)/servers/profiler_server: tests/servers/profiler_server.c \
+		$(BUILD)/gen/pipeline/pyroscope.pb-c.c $(BUILD)/gen/pipeline/parca.pb-c.c \
+		$(BUILD)/gen/pipeline/profile.pb-c.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-braces $(CFLAGS) \
+		-I$(BUILD)/gen $(shell pkg-config --cflags $(PROTO_SERVER_PKGS)) -o $@ \
+		$(filter %.c,$^) $(LDFLAGS) $(shell pkg-config --libs $(PROTO_SERVER_PKGS))
 
 # The fleet simulator: standalone, on GSL and libc only.
 $(BUILD)/sim/fleetgen: tests/sim/fleetgen.c

@@ -39,7 +39,7 @@
 /* How many failures the one-line summary of a service names. */
 #define SUMMARY_FAILURES 3
 /* What a CPU profile's request adds to the timeout, beyond its seconds. */
-#define CPU_MARGIN_MS 10000u
+#define CPU_MARGIN_MS 5000u
 
 /* ---- units of work ------------------------------------------------------- */
 
@@ -313,7 +313,8 @@ static int plan_unit(run_state *rs, unit *u, pr_error *err)
 		json_array_append_new(rs->plan,
 				      json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:i}", "service",
 						s->svc->name, "source", kind_name(u->src->kind),
-						"target", u->display, "type", u->prof->type, "start",
+						"target", u->src->kind == CONFIG_SRC_PPROF_HTTP
+						? u->target : u->display, "type", u->prof->type, "start",
 						from, "end", to, "requests",
 						u->src->kind == CONFIG_SRC_PYROSCOPE &&
 							u->src->version_label ? 2 : 1));
@@ -451,7 +452,8 @@ static void fetch_pyroscope(unit *u)
 	size_t nvals = 0;
 
 	if (src->version_label &&
-	    (u->rc = pyroscope_label_values(&vals, &nvals, &q, src->version_label, &u->err)) < 0)
+	    (u->rc = pyroscope_label_values(&vals, &nvals, &u->retry, &q, src->version_label,
+					    &u->err)) < 0)
 		return;
 	for (size_t i = 0; i < (nvals ? nvals : 1) && u->rc == 0; i++) {
 		char *sel = NULL;
@@ -534,11 +536,16 @@ static bool hex_sha(const char *s)
 	return true;
 }
 
-/* The rule of collect.h for a capture of [start, end) of `svc`. */
+/*
+ * The rule of collect.h for a capture of `u`: a live one (pprof_http)
+ * at the moment it was taken, a slot over [start, end).
+ */
 static void attribute(attribution *a, const run_state *rs, const deploy *deps, size_t ndeps,
 		      const unit *u, const piece *pc)
 {
 	const char *label = pc->release ? pc->release : u->label_release;
+	bool live = u->src->kind == CONFIG_SRC_PPROF_HTTP;
+	int64_t at = live ? u->taken_us : u->start_us, end = live ? u->taken_us : u->end_us;
 	const deploy *best = NULL;
 	bool inside = false;
 
@@ -554,22 +561,23 @@ static void attribute(attribution *a, const run_state *rs, const deploy *deps, s
 	}
 	/* deploys are newest first */
 	for (size_t i = 0; i < ndeps; i++) {
-		if (deps[i].deployed_at_us > u->start_us && deps[i].deployed_at_us < u->end_us &&
-		    u->src->kind != CONFIG_SRC_PPROF_HTTP)
+		if (deps[i].deployed_at_us > at && deps[i].deployed_at_us < end)
 			inside = true;
-		if (!best && deps[i].deployed_at_us <= u->start_us)
+		if (!best && deps[i].deployed_at_us <= at)
 			best = &deps[i];
 	}
-	if (rs->o->deploy_release && rs->o->deploy_at_us <= u->start_us &&
-	    (!best || rs->o->deploy_at_us >= best->deployed_at_us)) {
-		a->release = rs->o->deploy_release;
-		a->commit = rs->o->deploy_commit;
-		a->from = "deploy";
-		return;
+	if (rs->o->deploy_release) {
+		int64_t d = rs->o->deploy_at_us;
+		if (d > at && d < end)
+			inside = true;
+		else if (d <= at && (!best || d >= best->deployed_at_us) && !inside) {
+			a->release = rs->o->deploy_release;
+			a->commit = rs->o->deploy_commit;
+			a->from = "deploy";
+			return;
+		}
 	}
-	if (rs->o->deploy_release && rs->o->deploy_at_us > u->start_us &&
-	    rs->o->deploy_at_us < u->end_us && u->src->kind != CONFIG_SRC_PPROF_HTTP)
-		inside = true;
+	/* A slot with a deploy inside holds two releases: neither can be claimed. */
 	if (inside || !best)
 		return;
 	a->release = best->release;

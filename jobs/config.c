@@ -357,6 +357,11 @@ static int load_source(config_source *src, const config_service *s, json_t *obj,
 			goto out;
 	}
 	src->slot_us = (int64_t)slot_s * 1000000;
+	if (src->kind == CONFIG_SRC_PYROSCOPE && !src->version_label &&
+	    !(src->version_label = strdup("service_git_ref"))) {
+		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+		goto out;
+	}
 	if ((v = json_object_get(obj, "targets"))) {
 		snprintf(at, sizeof(at), "%s.targets", src->label);
 		if ((rc = load_strings(&src->targets, &src->ntargets, v, path, at,

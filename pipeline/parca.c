@@ -159,8 +159,8 @@ int parca_fetch(source_fetched *out, const parca_query *q, pr_error *err)
 	req.ca_file = q->http.ca_file;
 	if ((rc = http_request(&resp, &req, &herr)) < 0) {
 		if (rc == PR_ELIMIT)
-			rc = pr_error_set(err, PR_ELIMIT, "parca %s: larger than the input limit of "
-					  "%zu bytes", herr.msg, q->http.max_bytes);
+			rc = pr_error_set(err, PR_ELIMIT, "parca '%s': the answer is larger than the "
+					  "input limit of %zu bytes", shown, q->http.max_bytes);
 		else
 			rc = pr_error_set(err, rc, "parca %s", herr.msg);
 		goto out;

@@ -53,8 +53,8 @@ int pprof_http_fetch(source_fetched *out, const pprof_http_req *r, pr_error *err
 	req.ca_file = r->http.ca_file;
 	if ((rc = http_request(&resp, &req, &herr)) < 0) {
 		if (rc == PR_ELIMIT)
-			rc = pr_error_set(err, PR_ELIMIT, "%s: larger than the input limit of %zu "
-					  "bytes", herr.msg, r->http.max_bytes);
+			rc = pr_error_set(err, PR_ELIMIT, "target '%s': the answer is larger than the "
+					  "input limit of %zu bytes", r->address, r->http.max_bytes);
 		else
 			rc = pr_error_set(err, rc, "%s", herr.msg);
 		goto out;

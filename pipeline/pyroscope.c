@@ -79,8 +79,9 @@ static int connect_call(http_response *resp, bool *retry, int64_t *retry_after,
 	req.ca_file = q->http.ca_file;
 	if ((rc = http_request(resp, &req, &herr)) < 0) {
 		if (rc == PR_ELIMIT)
-			return pr_error_set(err, PR_ELIMIT, "pyroscope %s: larger than the input "
-					    "limit of %zu bytes", herr.msg, q->http.max_bytes);
+			return pr_error_set(err, PR_ELIMIT, "pyroscope '%s': the answer is larger "
+					    "than the input limit of %zu bytes", shown,
+					    q->http.max_bytes);
 		return pr_error_set(err, rc, "pyroscope %s", herr.msg);
 	}
 	if (resp->status != 200) {
@@ -150,7 +151,7 @@ static bool value_ok(const char *v)
 	return true;
 }
 
-int pyroscope_label_values(char ***values, size_t *n, const pyroscope_query *q,
+int pyroscope_label_values(char ***values, size_t *n, bool *retry, const pyroscope_query *q,
 			   const char *label, pr_error *err)
 {
 	Querier__V1__SeriesRequest msg = QUERIER__V1__SERIES_REQUEST__INIT;
@@ -158,11 +159,11 @@ int pyroscope_label_values(char ***values, size_t *n, const pyroscope_query *q,
 	char *matchers[1] = {(char *)q->selector}, *names[1] = {(char *)label}, shown[320];
 	uint8_t *body = NULL;
 	http_response resp;
-	bool retry = false;
 	int64_t retry_after = -1;
 	size_t len;
 	int rc;
 
+	*retry = false;
 	*values = NULL;
 	*n = 0;
 	http_response_init(&resp);
@@ -179,7 +180,7 @@ int pyroscope_label_values(char ***values, size_t *n, const pyroscope_query *q,
 		goto out;
 	}
 	querier__v1__series_request__pack(&msg, body);
-	if ((rc = connect_call(&resp, &retry, &retry_after, q, "Series", body, len, err)) < 0)
+	if ((rc = connect_call(&resp, retry, &retry_after, q, "Series", body, len, err)) < 0)
 		goto out;
 	if (!(res = querier__v1__series_response__unpack(NULL, resp.body.len,
 							 (const uint8_t *)resp.body.ptr))) {

@@ -14,6 +14,7 @@
 #ifndef PR_PYROSCOPE_H
 #define PR_PYROSCOPE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "pipeline/source.h"
@@ -43,11 +44,11 @@ int pyroscope_fetch(source_fetched *out, const pyroscope_query *q, pr_error *err
  * protocol), at most PYROSCOPE_MAX_VALUES, each 1 to 256 bytes of
  * printable text without quotes or backslashes (others are skipped).
  * *values is a new array of *n new strings (free each, then the array).
- * Errors as pyroscope_fetch; an answer protobuf-c cannot decode is
- * PR_EDATA.
+ * Errors as pyroscope_fetch, *retry set as out->retry would be; an
+ * answer protobuf-c cannot decode is PR_EDATA.
  */
 #define PYROSCOPE_MAX_VALUES 16
-int pyroscope_label_values(char ***values, size_t *n, const pyroscope_query *q,
+int pyroscope_label_values(char ***values, size_t *n, bool *retry, const pyroscope_query *q,
 			   const char *label, pr_error *err);
 
 /*

@@ -364,7 +364,7 @@ void source_body_hint(char *out, size_t n, const buf *body)
 		unsigned char c = (unsigned char)body->ptr[i];
 		if (c == '\n' || c == '\r')
 			break;
-		out[k++] = c < 0x20 || c > 0x7e || c == '\'' || c == '"' ? '?' : (char)c;
+		out[k++] = c < 0x20 || c > 0x7e || c == '"' ? '?' : (char)c;
 	}
 	out[k] = '\0';
 }

@@ -121,8 +121,8 @@ void source_fetched_release(source_fetched *f);
 
 /*
  * A short, safe excerpt of an error body for a message: at most `n` - 1
- * bytes of its first line, bytes outside printable ASCII as '?', quotes
- * as '?'. Binary bodies (any NUL in the first bytes) give "".
+ * bytes of its first line, bytes outside printable ASCII as '?', double
+ * quotes as '?'. Binary bodies (any NUL in the first bytes) give "".
  */
 void source_body_hint(char *out, size_t n, const buf *body);
 

@@ -14,6 +14,11 @@
 //	huge      /debug/pprof/ answers 200 with 4 MiB of gzip-magic bytes
 //	garbage   /debug/pprof/ answers 200 with a gzip header and junk
 //
+// Run it with GODEBUG=asyncpreemptoff=1 where the machine may be loaded:
+// a thread kept off the CPU for over 10 ms gets a preemption signal, and
+// the samples around it are charged to runtime.asyncPreempt rather than to
+// the loop (the loops yield often enough without it).
+//
 // It listens on -addr (port 0: any free port), writes the port to
 // -port-file once it listens, serves TLS with -tls-cert/-tls-key, sets
 // the server's WriteTimeout from -write-timeout, and exits by itself after
@@ -22,6 +27,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"flag"
 	"fmt"
 	"log"
@@ -29,6 +35,8 @@ import (
 	"net/http"
 	_ "net/http/pprof"
 	"os"
+	"runtime"
+	"runtime/pprof"
 	"strings"
 	"time"
 )
@@ -36,13 +44,18 @@ import (
 var sink uint64
 
 // Each function burns its own CPU in its own loop, so a profile shows the
-// cost as the function's self time (what profreg compares).
+// cost as the function's self time (what profreg compares). The loops
+// yield now and then: a loop that never does is preempted by signal on a
+// busy machine, and its samples land in runtime.asyncPreempt instead.
 
 //go:noinline
 func priceItems(cost int) {
 	x := sink
-	for i := 0; i < cost*20000; i++ {
+	for i := 0; i < cost*200000; i++ {
 		x = x*6364136223846793005 + 1442695040888963407
+		if i%20000 == 0 {
+			runtime.Gosched()
+		}
 	}
 	sink = x
 }
@@ -50,8 +63,11 @@ func priceItems(cost int) {
 //go:noinline
 func computeTax(cost int) {
 	x := sink
-	for i := 0; i < cost*20000; i++ {
+	for i := 0; i < cost*200000; i++ {
 		x = x*2862933555777941757 + 3037000493
+		if i%20000 == 0 {
+			runtime.Gosched()
+		}
 	}
 	sink = x
 }
@@ -59,8 +75,11 @@ func computeTax(cost int) {
 //go:noinline
 func encodeReceipt(cost int) {
 	x := sink
-	for i := 0; i < cost*20000; i++ {
+	for i := 0; i < cost*200000; i++ {
 		x = x*3202034522624059733 + 4354685564936845319
+		if i%20000 == 0 {
+			runtime.Gosched()
+		}
 	}
 	sink = x
 }
@@ -68,8 +87,11 @@ func encodeReceipt(cost int) {
 //go:noinline
 func lookupCustomer(cost int) {
 	x := sink
-	for i := 0; i < cost*20000; i++ {
+	for i := 0; i < cost*200000; i++ {
 		x = x*1181783497276652981 + 7
+		if i%20000 == 0 {
+			runtime.Gosched()
+		}
 	}
 	sink = x
 }
@@ -98,11 +120,28 @@ func main() {
 	if *version == "v2" {
 		taxCost = 6
 	}
-	go func() {
-		for {
-			handleCheckout(taxCost)
-		}
-	}()
+	// The load: checkouts back to back, yielding after each one (a loop
+	// that never yields is preempted by signal, and those samples land in
+	// runtime.asyncPreempt instead of the function), resting a little so
+	// that several demo services share a small machine. Misbehaving modes
+	// need no load.
+	if *mode == "ok" || *mode == "auth" {
+		go func() {
+			for i := 0; ; i++ {
+				// Labels like the ones a payment service sets: profreg
+				// must never store them (the card number is a test value).
+				labels := pprof.Labels("span_id", fmt.Sprintf("%016x", i),
+					"card_number", "4111111111111111")
+				pprof.Do(context.Background(), labels, func(context.Context) {
+					handleCheckout(taxCost)
+				})
+				runtime.Gosched()
+				if i%8 == 7 {
+					time.Sleep(time.Millisecond)
+				}
+			}
+		}()
+	}
 	time.AfterFunc(*lifetime, func() { os.Exit(0) })
 
 	pprofMux := http.DefaultServeMux
