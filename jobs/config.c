@@ -404,7 +404,7 @@ static int load_source(config_source *src, const config_service *s, json_t *obj,
 		while (strlen(src->url) > 8 && src->url[strlen(src->url) - 1] == '/')
 			src->url[strlen(src->url) - 1] = '\0';
 		if (!src->selector && src->kind == CONFIG_SRC_PARCA) {
-			rc = bad(err, path, at, "a parca source needs \"selector\" ({comm=\"...\"}, "
+			rc = bad(err, path, src->label, "a parca source needs \"selector\" ({comm=\"...\"}, "
 				 "{job=\"...\"}: whatever labels the service's profiles carry)");
 			goto out;
 		}
