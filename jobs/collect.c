@@ -47,25 +47,25 @@ enum { T_PENDING, T_RUNNING, T_DONE, T_FINISHED };
 
 /* One profile a unit brought back: a Pyroscope unit may split by release. */
 typedef struct piece {
-	char *release;           /* from the source's label, or NULL */
+	char *release; /* from the source's label, or NULL */
 	source_fetched got;
 } piece;
 
 typedef struct unit {
-	size_t svc;              /* index into the run's services */
+	size_t svc; /* index into the run's services */
 	const config_source *src;
 	const config_profile *prof;
-	char source_key[1100];   /* collect_slots.source */
-	char target[2100];       /* collect_slots.target: host:port or the query */
-	char display[600];       /* in messages: where it came from */
-	char host[300];          /* the profiled host (pprof_http), "" else */
-	char *label_release, *label_commit, *label_host;  /* a target's labels */
-	int64_t start_us, end_us;  /* the slot */
-	int64_t taken_us;        /* when the request started: a live capture's time */
+	char source_key[1100]; /* collect_slots.source */
+	char target[2100];     /* collect_slots.target: host:port or the query */
+	char display[600];     /* in messages: where it came from */
+	char host[300];        /* the profiled host (pprof_http), "" else */
+	char *label_release, *label_commit, *label_host; /* a target's labels */
+	int64_t start_us, end_us;                        /* the slot */
+	int64_t taken_us; /* when the request started: a live capture's time */
 	bool cpu;
 	int state;
 	unsigned attempts;
-	int64_t not_before_us;   /* monotonic-clock microseconds */
+	int64_t not_before_us; /* monotonic-clock microseconds */
 	pthread_t thread;
 	/* the request, set up before the thread starts */
 	source_http http;
@@ -85,7 +85,7 @@ typedef struct svc_state {
 	source_report rep;
 	json_t *failures;
 	size_t requests, empty, skipped, deferred, not_tried;
-	char **secrets;          /* per source: the auth header value, or NULL */
+	char **secrets; /* per source: the auth header value, or NULL */
 	size_t nsecrets;
 } svc_state;
 
@@ -224,11 +224,19 @@ static int slot_record(db *d, int64_t sid, const unit *u, const char *outcome, i
 	static const char sql[] =
 		"insert into collect_slots (service_id, source, target, profile_type, slot_start,"
 		" slot_end, host, outcome, capture_id)"
-		" values ($1, $2, $3, $4, " DB_US_TO_TS("$5") ", " DB_US_TO_TS("$6") ", $7, $8, $9)"
-		" on conflict do nothing";
+		" values ($1, $2, $3, $4, " DB_US_TO_TS("$5") ", " DB_US_TO_TS(
+			"$6") ", $7, $8, $9)"
+			      " on conflict do nothing";
 	char id[24], start[24], end[24], cap[24];
-	const char *p[9] = {id, u->source_key, u->target, u->prof->type, start, end,
-			    u->cpu && u->host[0] ? u->host : NULL, outcome, capture ? cap : NULL};
+	const char *p[9] = {id,
+			    u->source_key,
+			    u->target,
+			    u->prof->type,
+			    start,
+			    end,
+			    u->cpu && u->host[0] ? u->host : NULL,
+			    outcome,
+			    capture ? cap : NULL};
 
 	snprintf(id, sizeof(id), "%" PRId64, sid);
 	snprintf(start, sizeof(start), "%" PRId64, u->start_us);
@@ -240,9 +248,9 @@ static int slot_record(db *d, int64_t sid, const unit *u, const char *outcome, i
 /* When `host` was last CPU-profiled, any service, any run: *at_us, 0 when never. */
 static int host_last_cpu(int64_t *at_us, db *d, const char *host, pr_error *err)
 {
-	static const char sql[] =
-		"select " DB_TS_TO_US("max(fetched_at)") " from collect_slots"
-		" where profile_type = 'cpu' and host = $1";
+	static const char sql[] = "select " DB_TS_TO_US(
+		"max(fetched_at)") " from collect_slots"
+				   " where profile_type = 'cpu' and host = $1";
 	const char *p[1] = {host};
 	struct pg_result *res = NULL;
 	int rc;
@@ -310,14 +318,15 @@ static int plan_unit(run_state *rs, unit *u, pr_error *err)
 	if (rs->plan) {
 		time_format(from, u->start_us);
 		time_format(to, u->end_us);
-		json_array_append_new(rs->plan,
-				      json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:i}", "service",
-						s->svc->name, "source", kind_name(u->src->kind),
-						"target", u->src->kind == CONFIG_SRC_PPROF_HTTP
-						? u->target : u->display, "type", u->prof->type, "start",
-						from, "end", to, "requests",
-						u->src->kind == CONFIG_SRC_PYROSCOPE &&
-							u->src->version_label ? 2 : 1));
+		json_array_append_new(
+			rs->plan,
+			json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:i}", "service", s->svc->name,
+				  "source", kind_name(u->src->kind), "target",
+				  u->src->kind == CONFIG_SRC_PPROF_HTTP ? u->target : u->display,
+				  "type", u->prof->type, "start", from, "end", to, "requests",
+				  u->src->kind == CONFIG_SRC_PYROSCOPE && u->src->version_label
+					  ? 2
+					  : 1));
 	}
 	s->requests++;
 	return 0;
@@ -350,7 +359,20 @@ static int plan_pprof_http(run_state *rs, size_t si, const config_source *src, s
 		rc = 0;
 		/* The targets read before the bad file are still profiled. */
 	}
-	for (size_t t = 0; t < tl.n; t++)
+	for (size_t t = 0; t < tl.n; t++) {
+		char base[600];
+		snprintf(base, sizeof(base), "%s://%s/", src->scheme ? src->scheme : "http",
+			 tl.v[t].address);
+		/* Plain http to a host that is not loopback would carry the secret in the clear. */
+		if ((src->secret_env || src->secret_file) && !secret_url_safe(base)) {
+			char why[800];
+			snprintf(why, sizeof(why),
+				 "target '%s': not contacted: its credentials would "
+				 "cross the network in cleartext (use \"scheme\": \"https\")",
+				 tl.v[t].address);
+			failure(s, "pprof_http", tl.v[t].address, NULL, why);
+			continue;
+		}
 		for (size_t p = 0; p < src->nprofiles; p++) {
 			unit *u = unit_new(rs, err);
 			char url[600];
@@ -387,6 +409,7 @@ static int plan_pprof_http(run_state *rs, size_t si, const config_source *src, s
 			if ((rc = plan_unit(rs, u, err)) < 0)
 				goto out;
 		}
+	}
 out:
 	target_list_release(&tl);
 	return rc;
@@ -413,13 +436,13 @@ static int plan_slots(run_state *rs, size_t si, const config_source *src, pr_err
 			u->prof = &src->profiles[p];
 			u->start_us = t;
 			u->end_us = t + src->slot_us;
-			snprintf(u->source_key, sizeof(u->source_key), "%s %s", kind_name(src->kind),
-				 shown);
-			snprintf(u->target, sizeof(u->target), "%s%s", src->kind == CONFIG_SRC_PARCA
-				 ? u->prof->id : "", src->selector);
+			snprintf(u->source_key, sizeof(u->source_key), "%s %s",
+				 kind_name(src->kind), shown);
+			snprintf(u->target, sizeof(u->target), "%s%s",
+				 src->kind == CONFIG_SRC_PARCA ? u->prof->id : "", src->selector);
 			time_format(when, t);
-			snprintf(u->display, sizeof(u->display), "%s '%s' %s %s", kind_name(src->kind),
-				 shown, u->prof->type, when);
+			snprintf(u->display, sizeof(u->display), "%s '%s' %s %s",
+				 kind_name(src->kind), shown, u->prof->type, when);
 			if ((rc = plan_unit(rs, u, err)) < 0)
 				return rc;
 		}
@@ -446,22 +469,23 @@ static int piece_add(unit *u, const char *release)
 static void fetch_pyroscope(unit *u)
 {
 	const config_source *src = u->src;
-	pyroscope_query q = {src->url, src->tenant, u->prof->id, src->selector,
+	pyroscope_query q = {src->url,           src->tenant,      u->prof->id, src->selector,
 			     u->start_us / 1000, u->end_us / 1000, u->http};
 	char **vals = NULL;
 	size_t nvals = 0;
 
-	if (src->version_label &&
-	    (u->rc = pyroscope_label_values(&vals, &nvals, &u->retry, &q, src->version_label,
-					    &u->err)) < 0)
+	if (src->version_label && (u->rc = pyroscope_label_values(&vals, &nvals, &u->retry, &q,
+								  src->version_label, &u->err)) < 0)
 		return;
 	for (size_t i = 0; i < (nvals ? nvals : 1) && u->rc == 0; i++) {
 		char *sel = NULL;
 		pyroscope_query qi = q;
-		if (nvals && !(sel = pyroscope_selector_with(src->selector, src->version_label,
-							     vals[i]))) {
-			u->rc = pr_error_set(&u->err, PR_EUSAGE, "%s: selector '%.200s' does not "
-					     "end in '}'", u->display, src->selector);
+		if (nvals &&
+		    !(sel = pyroscope_selector_with(src->selector, src->version_label, vals[i]))) {
+			u->rc = pr_error_set(&u->err, PR_EUSAGE,
+					     "%s: selector '%.200s' does not "
+					     "end in '}'",
+					     u->display, src->selector);
 			break;
 		}
 		if (sel)
@@ -521,7 +545,7 @@ static void *fetch_thread(void *arg)
 
 typedef struct attribution {
 	const char *release, *commit;
-	const char *from;        /* "label", "deploy", "none" */
+	const char *from; /* "label", "deploy", "none" */
 } attribution;
 
 static bool hex_sha(const char *s)
@@ -555,7 +579,8 @@ static void attribute(attribution *a, const run_state *rs, const deploy *deps, s
 	if (label) {
 		a->release = label;
 		a->commit = u->label_commit && hex_sha(u->label_commit) ? u->label_commit
-			    : pc->release && hex_sha(pc->release) ? pc->release : NULL;
+			    : pc->release && hex_sha(pc->release)       ? pc->release
+									: NULL;
 		a->from = "label";
 		return;
 	}
@@ -683,8 +708,7 @@ static int load_hosts(run_state *rs, pr_error *err)
 				return oom(err);
 		}
 		/* A wall-clock time from the database becomes a monotonic deadline. */
-		rs->host_free[rs->nhosts] =
-			last ? mono + (last + cooldown - time_now_us()) : 0;
+		rs->host_free[rs->nhosts] = last ? mono + (last + cooldown - time_now_us()) : 0;
 		rs->host_busy[rs->nhosts] = false;
 		rs->nhosts++;
 	}
@@ -713,7 +737,8 @@ static int start_unit(run_state *rs, unit *u, pr_error *err)
 	}
 	u->http.connect_timeout_ms = u->src->connect_timeout_ms;
 	u->http.timeout_ms = u->src->timeout_ms + (u->cpu && u->src->kind == CONFIG_SRC_PPROF_HTTP
-						   ? u->src->seconds * 1000 + CPU_MARGIN_MS : 0);
+							   ? u->src->seconds * 1000 + CPU_MARGIN_MS
+							   : 0);
 	u->http.max_bytes = rs->env->cfg->limits.max_input_bytes;
 	u->taken_us = time_now_us();
 	u->attempts++;
@@ -737,8 +762,7 @@ static int start_unit(run_state *rs, unit *u, pr_error *err)
  * Whether a pending unit may start now; *wait_us how long until it might
  * (0: never in this run, cooldown past the deadline).
  */
-static bool may_start(run_state *rs, const unit *u, int64_t now, int64_t deadline,
-		      int64_t *wait_us)
+static bool may_start(run_state *rs, const unit *u, int64_t now, int64_t deadline, int64_t *wait_us)
 {
 	const svc_state *s = &rs->svcs[u->svc];
 
@@ -807,8 +831,11 @@ static int run_units(run_state *rs, pr_error *err)
 	deploy **deps = calloc(rs->nsvcs ? rs->nsvcs : 1, sizeof(*deps));
 	size_t *ndeps = calloc(rs->nsvcs ? rs->nsvcs : 1, sizeof(*ndeps));
 	int64_t deadline = mono_us() + rs->env->cfg->collect.budget_us;
-	size_t left = rs->nunits;
+	size_t left = 0;
 	int rc = 0;
+
+	for (size_t i = 0; i < rs->nunits; i++)
+		left += rs->units[i].state == T_PENDING;
 
 	if (!deps || !ndeps) {
 		rc = oom(err);
@@ -852,9 +879,10 @@ static int run_units(run_state *rs, pr_error *err)
 				continue;
 			if (now >= deadline) {
 				char why[900];
-				snprintf(why, sizeof(why), "%s: not tried: the collection budget of "
-					 "%" PRId64 " s ran out", u->display,
-					 rs->env->cfg->collect.budget_us / 1000000);
+				snprintf(why, sizeof(why),
+					 "%s: not tried: the collection budget of "
+					 "%" PRId64 " s ran out",
+					 u->display, rs->env->cfg->collect.budget_us / 1000000);
 				failure(s, kind_name(u->src->kind), u->target, u->prof->type, why);
 				s->not_tried++;
 				u->state = T_FINISHED;
@@ -864,7 +892,7 @@ static int run_units(run_state *rs, pr_error *err)
 			if (u->cpu && u->host[0]) {
 				size_t h = host_index(rs, u->host);
 				if (!rs->host_busy[h] && rs->host_free[h] > deadline) {
-					/* Cooling down past the budget: a later run's, not a failure. */
+					/* Cooling past the budget: later, not a failure. */
 					s->rep.waiting++;
 					u->state = T_FINISHED;
 					left--;
@@ -962,7 +990,9 @@ static int collect_dirs(svc_state *s, const job_env *env, pr_error *err)
 
 	for (size_t k = 0; k <= cs->nsources; k++) {
 		const char *dir = k < cs->nsources ? (cs->sources[k].kind == CONFIG_SRC_DIR
-						     ? cs->sources[k].dir : NULL) : cs->source_dir;
+							      ? cs->sources[k].dir
+							      : NULL)
+						   : cs->source_dir;
 		source_report r = {0};
 		pr_error derr = PR_ERROR_INIT;
 		if (!dir)
@@ -980,7 +1010,8 @@ static int collect_dirs(svc_state *s, const job_env *env, pr_error *err)
 		s->rep.waiting += r.waiting;
 		if (r.failed) {
 			/* Each bad file is its own failure; the first one is named. */
-			failure(s, "dir", dir, NULL, r.first_error ? r.first_error : "a file failed");
+			failure(s, "dir", dir, NULL,
+				r.first_error ? r.first_error : "a file failed");
 			s->rep.failed += r.failed - 1;
 		}
 		source_report_release(&r);
@@ -1001,7 +1032,9 @@ static int plan_service(run_state *rs, size_t si, pr_error *err)
 	s->nsecrets = cs->nsources;
 	for (size_t k = 0; rs->plan && k <= cs->nsources; k++) {
 		const char *dir = k < cs->nsources ? (cs->sources[k].kind == CONFIG_SRC_DIR
-						     ? cs->sources[k].dir : NULL) : cs->source_dir;
+							      ? cs->sources[k].dir
+							      : NULL)
+						   : cs->source_dir;
 		if (dir)
 			json_array_append_new(rs->plan, json_pack("{s:s,s:s,s:s,s:i}", "service",
 								  s->svc->name, "source", "dir",
@@ -1025,27 +1058,6 @@ static int plan_service(run_state *rs, size_t si, pr_error *err)
 		if (rc < 0)
 			return rc;
 	}
-	/* Plain http to a host that is not loopback would carry a secret in the clear. */
-	for (size_t i = 0; i < rs->nunits; i++) {
-		unit *u = &rs->units[i];
-		size_t k;
-		char url[2200];
-		if (u->svc != si || u->state != T_PENDING || u->src->kind != CONFIG_SRC_PPROF_HTTP)
-			continue;
-		k = (size_t)(u->src - cs->sources);
-		snprintf(url, sizeof(url), "%s://%s/", u->src->scheme ? u->src->scheme : "http",
-			 u->target);
-		if ((u->src->secret_env || u->src->secret_file) && !secret_url_safe(url)) {
-			char why[2400];
-			snprintf(why, sizeof(why), "target '%s': not contacted: its credentials would "
-				 "cross the network in cleartext (use \"scheme\": \"https\")",
-				 u->target);
-			failure(s, "pprof_http", u->target, u->prof->type, why);
-			u->state = T_FINISHED;
-			s->requests--;
-			(void)k;
-		}
-	}
 	return 0;
 }
 
@@ -1061,13 +1073,13 @@ static void summarise(svc_state *s)
 	if (!n)
 		return;
 	if (n == 1 && s->rep.failed == 1) {
-		s->rep.first_error =
-			strdup(json_string_value(json_object_get(json_array_get(s->failures, 0),
-								 "reason")));
+		s->rep.first_error = strdup(json_string_value(
+			json_object_get(json_array_get(s->failures, 0), "reason")));
 		return;
 	}
 	buf_printf(&b, "%zu failures", s->rep.failed);
-	json_array_foreach(s->failures, i, f) {
+	json_array_foreach(s->failures, i, f)
+	{
 		if (i == SUMMARY_FAILURES) {
 			buf_printf(&b, "; ...");
 			break;
@@ -1083,9 +1095,9 @@ static json_t *svc_json(const svc_state *s)
 	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:O}", "stored",
 			 (json_int_t)s->rep.stored, "already_stored", (json_int_t)s->rep.already,
 			 "already_collected", (json_int_t)s->skipped, "empty", (json_int_t)s->empty,
-			 "deferred", (json_int_t)s->rep.waiting, "failed", (json_int_t)s->rep.failed,
-			 "not_tried", (json_int_t)s->not_tried, "requests",
-			 (json_int_t)s->requests, "failures", s->failures);
+			 "deferred", (json_int_t)s->rep.waiting, "failed",
+			 (json_int_t)s->rep.failed, "not_tried", (json_int_t)s->not_tried,
+			 "requests", (json_int_t)s->requests, "failures", s->failures);
 }
 
 /*
@@ -1209,9 +1221,12 @@ int collect_run(collect_result *out, const job_env *env, const collect_opts *o, 
 			if (strcmp(svcs[i].name, o->only[k]) == 0) {
 				found = true;
 				if (!svcs[i].enabled) {
-					rc = pr_error_set(err, PR_EREFUSED, "service '%s' is not enabled "
-							  "for profiling (run 'profreg service enable "
-							  "%s')", o->only[k], o->only[k]);
+					rc = pr_error_set(
+						err, PR_EREFUSED,
+						"service '%s' is not enabled "
+						"for profiling (run 'profreg service enable "
+						"%s')",
+						o->only[k], o->only[k]);
 					goto out;
 				}
 			}
@@ -1235,7 +1250,8 @@ int collect_run(collect_result *out, const job_env *env, const collect_opts *o, 
 		if (!collect_has_sources(cs)) {
 			if (o->nonly)
 				json_object_set_new(r->services, svcs[i].name,
-						    json_pack("{s:s}", "skipped", "no sources in the "
+						    json_pack("{s:s}", "skipped",
+							      "no sources in the "
 							      "configuration"));
 			continue;
 		}
@@ -1263,8 +1279,10 @@ int collect_run(collect_result *out, const job_env *env, const collect_opts *o, 
 	if ((rc = collect_services(&rs, env, o, pick, npick, &locked_out, err)) < 0)
 		goto fail;
 	if (locked_out) {
-		rc = pr_error_set(err, PR_ELOCKED, "another collection holds the lock '%s'; not "
-				  "starting a second one", COLLECT_LOCK);
+		rc = pr_error_set(err, PR_ELOCKED,
+				  "another collection holds the lock '%s'; not "
+				  "starting a second one",
+				  COLLECT_LOCK);
 		goto fail;
 	}
 	r->since_us = rs.since_us;

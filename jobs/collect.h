@@ -56,11 +56,11 @@ struct json_t;
 #define COLLECT_LOCK "profreg-collect"
 
 typedef struct collect_opts {
-	const char *const *only;   /* only these services (none: every enabled one) */
+	const char *const *only; /* only these services (none: every enabled one) */
 	size_t nonly;
-	int64_t since_us;          /* window of Pyroscope and Parca slots; 0: until - 24 h */
-	int64_t until_us;          /* 0: now */
-	bool dry_run;              /* plan only: contact no one, store nothing */
+	int64_t since_us; /* window of Pyroscope and Parca slots; 0: until - 24 h */
+	int64_t until_us; /* 0: now */
+	bool dry_run;     /* plan only: contact no one, store nothing */
 	/* post-deploy: its deploy, counted as deployed at deploy_at_us */
 	const char *deploy_release;
 	const char *deploy_commit;
@@ -68,7 +68,7 @@ typedef struct collect_opts {
 } collect_opts;
 
 typedef struct collect_result {
-	int64_t run_id;            /* 0 for a dry run */
+	int64_t run_id; /* 0 for a dry run */
 	int64_t since_us, until_us;
 	/* name -> {stored, already_stored, already_collected, empty, deferred, failed,
 	 *          not_tried, requests, failures: [{source, target, type, reason}]} */

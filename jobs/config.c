@@ -248,7 +248,8 @@ static int load_profiles(config_source *src, const config_service *s, json_t *ty
 			return bad(err, path, at, src->kind == CONFIG_SRC_PPROF_HTTP
 					   ? "a Go pprof endpoint has no such profile (cpu, heap, "
 					     "alloc, goroutine)"
-					   : "no default profile type id for it: set profile_types");
+					   : "no default profile type id for it: set "
+					     "profile_types");
 		}
 		for (size_t k = 0; k < src->nprofiles; k++)
 			if (strcmp(src->profiles[k].type, type) == 0)
@@ -319,7 +320,8 @@ static int load_source(config_source *src, const config_service *s, json_t *obj,
 	json_object_foreach(obj, key, v) {
 		bool known = false;
 		for (size_t k = 0; common[k] && !known; k++)
-			known = strcmp(common[k], key) == 0 && (src->kind != CONFIG_SRC_DIR || k == 0);
+			known = strcmp(common[k], key) == 0 &&
+				(src->kind != CONFIG_SRC_DIR || k == 0);
 		for (size_t k = 0; extra[src->kind][k] && !known; k++)
 			known = strcmp(extra[src->kind][k], key) == 0;
 		snprintf(at, sizeof(at), "%s.%.64s", src->label, key);
@@ -369,8 +371,8 @@ static int load_source(config_source *src, const config_service *s, json_t *obj,
 			goto out;
 		for (size_t k = 0; k < src->ntargets; k++)
 			if (!targets_address_valid(src->targets[k])) {
-				rc = bad(err, path, at, "expected an array of host:port (no scheme, "
-					 "no path)");
+				rc = bad(err, path, at,
+					 "expected an array of host:port (no scheme, no path)");
 				goto out;
 			}
 	}
@@ -397,14 +399,16 @@ static int load_source(config_source *src, const config_service *s, json_t *obj,
 	}
 	if ((src->kind == CONFIG_SRC_PYROSCOPE || src->kind == CONFIG_SRC_PARCA)) {
 		snprintf(at, sizeof(at), "%s.url", src->label);
-		if (!src->url || (strncmp(src->url, "http://", 7) && strncmp(src->url, "https://", 8))) {
+		if (!src->url ||
+		    (strncmp(src->url, "http://", 7) && strncmp(src->url, "https://", 8))) {
 			rc = bad(err, path, at, "expected an http:// or https:// URL");
 			goto out;
 		}
 		while (strlen(src->url) > 8 && src->url[strlen(src->url) - 1] == '/')
 			src->url[strlen(src->url) - 1] = '\0';
 		if (!src->selector && src->kind == CONFIG_SRC_PARCA) {
-			rc = bad(err, path, src->label, "a parca source needs \"selector\" ({comm=\"...\"}, "
+			rc = bad(err, path, src->label,
+				 "a parca source needs \"selector\" ({comm=\"...\"}, "
 				 "{job=\"...\"}: whatever labels the service's profiles carry)");
 			goto out;
 		}
@@ -417,9 +421,10 @@ static int load_source(config_source *src, const config_service *s, json_t *obj,
 			}
 		}
 	}
-	if ((src->tenant && !plain_text(src->tenant)) || (src->selector && !plain_text(src->selector))) {
-		snprintf(at, sizeof(at), "%s.%s", src->label, src->tenant && !plain_text(src->tenant)
-							       ? "tenant" : "selector");
+	if ((src->tenant && !plain_text(src->tenant)) ||
+	    (src->selector && !plain_text(src->selector))) {
+		bool tenant = src->tenant && !plain_text(src->tenant);
+		snprintf(at, sizeof(at), "%s.%s", src->label, tenant ? "tenant" : "selector");
 		rc = bad(err, path, at, "expected printable text (no line breaks)");
 		goto out;
 	}
@@ -1105,14 +1110,15 @@ int config_check_paths(const config *c, pr_error *err)
 		for (size_t k = 0; k < s->nsources; k++) {
 			const config_source *src = &s->sources[k];
 			snprintf(at, sizeof(at), "%s.dir", src->label);
-			if (src->dir && (rc = check_dir(src->dir, c->path, at, "drop folder", err)) < 0)
+			if (src->dir &&
+			    (rc = check_dir(src->dir, c->path, at, "drop folder", err)) < 0)
 				return rc;
 			snprintf(at, sizeof(at), "%s.file_sd", src->label);
 			for (size_t f = 0; f < src->nfile_sd; f++)
 				if (access(src->file_sd[f], R_OK) < 0) {
 					char why[512];
-					snprintf(why, sizeof(why), "file_sd '%.300s': %s", src->file_sd[f],
-						 strerror(errno));
+					snprintf(why, sizeof(why), "file_sd '%.300s': %s",
+						 src->file_sd[f], strerror(errno));
 					return bad(err, c->path, at, why);
 				}
 		}

@@ -63,10 +63,11 @@ static int wait_for_captures(postdeploy_result *x, const job_env *env, const pos
 			size_t i;
 			if (collect_service(&src, &fails, env, svc, &co, &serr) < 0)
 				return pr_error_set(err, serr.code, "%s", serr.msg);
-			json_array_foreach(fails, i, f)
-				note_collect(x, strcmp(json_string_value(json_object_get(f, "source")),
-						       "dir") == 0 ? "drop folder: %s" : "%s",
+			json_array_foreach(fails, i, f) {
+				const char *kind = json_string_value(json_object_get(f, "source"));
+				note_collect(x, strcmp(kind, "dir") == 0 ? "drop folder: %s" : "%s",
 					     json_string_value(json_object_get(f, "reason")));
+			}
 			json_decref(fails);
 			source_report_release(&src);
 		}

@@ -15,9 +15,22 @@
 #define FRAME_HEAD 5
 
 static const char *const status_names[] = {
-	"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
-	"ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
-	"ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
+	"OK",
+	"CANCELLED",
+	"UNKNOWN",
+	"INVALID_ARGUMENT",
+	"DEADLINE_EXCEEDED",
+	"NOT_FOUND",
+	"ALREADY_EXISTS",
+	"PERMISSION_DENIED",
+	"RESOURCE_EXHAUSTED",
+	"FAILED_PRECONDITION",
+	"ABORTED",
+	"OUT_OF_RANGE",
+	"UNIMPLEMENTED",
+	"INTERNAL",
+	"UNAVAILABLE",
+	"DATA_LOSS",
 	"UNAUTHENTICATED",
 };
 
@@ -46,8 +59,9 @@ static void read_trailer(int *status, char *message, size_t n, const uint8_t *p,
 			while (k < i + l && p[k] == ' ')
 				k++;
 			for (; k < i + l && m + 1 < n; k++)
-				message[m++] = p[k] < 0x20 || p[k] > 0x7e || p[k] == '\'' ? '?'
-											: (char)p[k];
+				message[m++] = p[k] < 0x20 || p[k] > 0x7e || p[k] == '\''
+						       ? '?'
+						       : (char)p[k];
 			message[m] = '\0';
 		}
 		i = e + 1;
@@ -75,8 +89,10 @@ int parca_grpcweb_parse(const uint8_t **msg, size_t *msg_len, int *status, char 
 		flen = (uint32_t)body[i + 1] << 24 | (uint32_t)body[i + 2] << 16 |
 		       (uint32_t)body[i + 3] << 8 | body[i + 4];
 		if (flen > len - i - FRAME_HEAD) {
-			snprintf(why, why_n, "a frame of %u bytes at byte %zu runs past the end (%zu "
-				 "bytes)", flen, i, len);
+			snprintf(why, why_n,
+				 "a frame of %u bytes at byte %zu runs past the end (%zu "
+				 "bytes)",
+				 flen, i, len);
 			return PR_EDATA;
 		}
 		if (flag & 0x01) {
@@ -97,8 +113,8 @@ int parca_grpcweb_parse(const uint8_t **msg, size_t *msg_len, int *status, char 
 int parca_fetch(source_fetched *out, const parca_query *q, pr_error *err)
 {
 	static const char *const headers[] = {"Content-Type: application/grpc-web+proto",
-					      "Accept: application/grpc-web+proto",
-					      "X-Grpc-Web: 1", NULL};
+					      "Accept: application/grpc-web+proto", "X-Grpc-Web: 1",
+					      NULL};
 	Parca__Query__V1alpha1__QueryRequest msg = PARCA__QUERY__V1ALPHA1__QUERY_REQUEST__INIT;
 	Parca__Query__V1alpha1__MergeProfile merge = PARCA__QUERY__V1ALPHA1__MERGE_PROFILE__INIT;
 	Parca__Query__V1alpha1__Timestamp start = PARCA__QUERY__V1ALPHA1__TIMESTAMP__INIT;
@@ -159,8 +175,10 @@ int parca_fetch(source_fetched *out, const parca_query *q, pr_error *err)
 	req.ca_file = q->http.ca_file;
 	if ((rc = http_request(&resp, &req, &herr)) < 0) {
 		if (rc == PR_ELIMIT)
-			rc = pr_error_set(err, PR_ELIMIT, "parca '%s': the answer is larger than the "
-					  "input limit of %zu bytes", shown, q->http.max_bytes);
+			rc = pr_error_set(err, PR_ELIMIT,
+					  "parca '%s': the answer is larger than the "
+					  "input limit of %zu bytes",
+					  shown, q->http.max_bytes);
 		else
 			rc = pr_error_set(err, rc, "parca %s", herr.msg);
 		goto out;
@@ -169,8 +187,10 @@ int parca_fetch(source_fetched *out, const parca_query *q, pr_error *err)
 		pyroscope_connect_error(why, sizeof(why), resp.status, &resp.body);
 		out->retry = resp.status == 503 || resp.status == 429;
 		out->retry_after_ms = resp.retry_after_ms;
-		rc = pr_error_set(err, resp.status == 401 || resp.status == 403 ? PR_EREFUSED :
-				  resp.status >= 500 || resp.status == 429 ? PR_EIO : PR_EUSAGE,
+		rc = pr_error_set(err,
+				  resp.status == 401 || resp.status == 403   ? PR_EREFUSED
+				  : resp.status >= 500 || resp.status == 429 ? PR_EIO
+									     : PR_EUSAGE,
 				  "parca '%s': %s", shown, why);
 		goto out;
 	}
@@ -184,35 +204,47 @@ int parca_fetch(source_fetched *out, const parca_query *q, pr_error *err)
 	if (status > 0) {
 		const char *name = status < 17 ? status_names[status] : "UNKNOWN";
 		out->retry = status == 14 || status == 8;
-		rc = pr_error_set(err, status == 16 || status == 7 ? PR_EREFUSED :
-				  out->retry ? PR_EIO : PR_EUSAGE,
+		rc = pr_error_set(err,
+				  status == 16 || status == 7 ? PR_EREFUSED
+				  : out->retry                ? PR_EIO
+							      : PR_EUSAGE,
 				  "parca '%s': gRPC status %d %s%s%s", shown, status, name,
 				  gmsg[0] ? ": " : "", gmsg);
 		goto out;
 	}
 	if (status < 0) {
-		rc = pr_error_set(err, PR_EDATA, "parca '%s': malformed gRPC-Web answer: no "
-				  "grpc-status trailer", shown);
+		rc = pr_error_set(err, PR_EDATA,
+				  "parca '%s': malformed gRPC-Web answer: no "
+				  "grpc-status trailer",
+				  shown);
 		goto out;
 	}
 	if (!data) {
-		rc = pr_error_set(err, PR_EDATA, "parca '%s': malformed gRPC-Web answer: no "
-				  "message", shown);
+		rc = pr_error_set(err, PR_EDATA,
+				  "parca '%s': malformed gRPC-Web answer: no "
+				  "message",
+				  shown);
 		goto out;
 	}
 	if (dlen > q->http.max_bytes + 64) {
-		rc = pr_error_set(err, PR_ELIMIT, "parca '%s': larger than the input limit of %zu "
-				  "bytes", shown, q->http.max_bytes);
+		rc = pr_error_set(err, PR_ELIMIT,
+				  "parca '%s': larger than the input limit of %zu "
+				  "bytes",
+				  shown, q->http.max_bytes);
 		goto out;
 	}
 	if (!(res = parca__query__v1alpha1__query_response__unpack(NULL, dlen, data))) {
-		rc = pr_error_set(err, PR_EDATA, "parca '%s': malformed QueryResponse (%zu bytes "
-				  "protobuf-c cannot decode)", shown, dlen);
+		rc = pr_error_set(err, PR_EDATA,
+				  "parca '%s': malformed QueryResponse (%zu bytes "
+				  "protobuf-c cannot decode)",
+				  shown, dlen);
 		goto out;
 	}
 	if (res->report_case != PARCA__QUERY__V1ALPHA1__QUERY_RESPONSE__REPORT_PPROF) {
-		rc = pr_error_set(err, PR_EDATA, "parca '%s': the QueryResponse holds no pprof "
-				  "report", shown);
+		rc = pr_error_set(err, PR_EDATA,
+				  "parca '%s': the QueryResponse holds no pprof "
+				  "report",
+				  shown);
 		goto out;
 	}
 	if (res->pprof.len == 0) {
@@ -221,9 +253,10 @@ int parca_fetch(source_fetched *out, const parca_query *q, pr_error *err)
 	}
 	buf_init(&out->body, q->http.max_bytes ? q->http.max_bytes : SIZE_MAX);
 	if ((rc = buf_put(&out->body, res->pprof.data, res->pprof.len)) < 0) {
-		rc = rc == PR_ELIMIT ? pr_error_set(err, PR_ELIMIT, "parca '%s': larger than the "
-						    "input limit of %zu bytes", shown,
-						    q->http.max_bytes)
+		rc = rc == PR_ELIMIT ? pr_error_set(err, PR_ELIMIT,
+						    "parca '%s': larger than the "
+						    "input limit of %zu bytes",
+						    shown, q->http.max_bytes)
 				     : pr_error_set(err, PR_ENOMEM, "out of memory");
 		goto out;
 	}

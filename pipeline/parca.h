@@ -19,8 +19,8 @@
 #include "pipeline/source.h"
 
 typedef struct parca_query {
-	const char *url;        /* base URL: "https://parca:7070" */
-	const char *query;      /* type and selector: "parca_agent:...:delta{comm=\"x\"}" */
+	const char *url;   /* base URL: "https://parca:7070" */
+	const char *query; /* type and selector: "parca_agent:...:delta{comm=\"x\"}" */
 	int64_t start_ms, end_ms;
 	source_http http;
 } parca_query;

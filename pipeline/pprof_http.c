@@ -53,8 +53,10 @@ int pprof_http_fetch(source_fetched *out, const pprof_http_req *r, pr_error *err
 	req.ca_file = r->http.ca_file;
 	if ((rc = http_request(&resp, &req, &herr)) < 0) {
 		if (rc == PR_ELIMIT)
-			rc = pr_error_set(err, PR_ELIMIT, "target '%s': the answer is larger than the "
-					  "input limit of %zu bytes", r->address, r->http.max_bytes);
+			rc = pr_error_set(err, PR_ELIMIT,
+					  "target '%s': the answer is larger than the "
+					  "input limit of %zu bytes",
+					  r->address, r->http.max_bytes);
 		else
 			rc = pr_error_set(err, rc, "%s", herr.msg);
 		goto out;
@@ -62,35 +64,43 @@ int pprof_http_fetch(source_fetched *out, const pprof_http_req *r, pr_error *err
 	source_body_hint(hint, sizeof(hint), &resp.body);
 	if (resp.status == 500 && strstr(resp.body.ptr, "already in use")) {
 		out->retry = true;
-		rc = pr_error_set(err, PR_EIO, "target '%s': the CPU profiler is busy with another "
-				  "profile (HTTP 500: '%s')", r->address, hint);
+		rc = pr_error_set(err, PR_EIO,
+				  "target '%s': the CPU profiler is busy with another "
+				  "profile (HTTP 500: '%s')",
+				  r->address, hint);
 		goto out;
 	}
 	if (resp.status == 400 && strstr(resp.body.ptr, "WriteTimeout")) {
-		rc = pr_error_set(err, PR_EUSAGE, "target '%s': a %u s CPU profile is at or above "
+		rc = pr_error_set(err, PR_EUSAGE,
+				  "target '%s': a %u s CPU profile is at or above "
 				  "the server's WriteTimeout (HTTP 400: '%s'); lower \"seconds\" "
-				  "below it", r->address, r->seconds, hint);
+				  "below it",
+				  r->address, r->seconds, hint);
 		goto out;
 	}
 	if (resp.status == 401 || resp.status == 403) {
-		rc = pr_error_set(err, PR_EREFUSED, "target '%s': HTTP %ld: the endpoint refused "
-				  "the credentials%s", r->address, resp.status,
+		rc = pr_error_set(err, PR_EREFUSED,
+				  "target '%s': HTTP %ld: the endpoint refused "
+				  "the credentials%s",
+				  r->address, resp.status,
 				  r->http.auth_header ? "" : " (none were sent)");
 		goto out;
 	}
 	if (resp.status != 200) {
 		out->retry = resp.status == 503 || resp.status == 429;
 		out->retry_after_ms = resp.retry_after_ms;
-		rc = pr_error_set(err, resp.status >= 500 || resp.status == 429 ? PR_EIO
-										   : PR_EUSAGE,
+		rc = pr_error_set(err,
+				  resp.status >= 500 || resp.status == 429 ? PR_EIO : PR_EUSAGE,
 				  "target '%s': HTTP %ld%s%s%s", r->address, resp.status,
 				  hint[0] ? ": '" : "", hint, hint[0] ? "'" : "");
 		goto out;
 	}
 	if (resp.body.len < 2 || (unsigned char)resp.body.ptr[0] != 0x1f ||
 	    (unsigned char)resp.body.ptr[1] != 0x8b) {
-		rc = pr_error_set(err, PR_EDATA, "target '%s': the answer (%zu bytes) is not a "
-				  "gzipped pprof profile", r->address, resp.body.len);
+		rc = pr_error_set(err, PR_EDATA,
+				  "target '%s': the answer (%zu bytes) is not a "
+				  "gzipped pprof profile",
+				  r->address, resp.body.len);
 		goto out;
 	}
 	out->body = resp.body;

@@ -29,10 +29,10 @@
 #include "pipeline/source.h"
 
 typedef struct pprof_http_req {
-	const char *scheme;    /* "http" or "https" */
-	const char *address;   /* "host:port" (targets.h) */
-	const char *what;      /* "profile", "heap", "allocs", "goroutine" */
-	uint32_t seconds;      /* CPU profile length; "profile" only */
+	const char *scheme;  /* "http" or "https" */
+	const char *address; /* "host:port" (targets.h) */
+	const char *what;    /* "profile", "heap", "allocs", "goroutine" */
+	uint32_t seconds;    /* CPU profile length; "profile" only */
 	source_http http;
 } pprof_http_req;
 

@@ -19,7 +19,9 @@ static void safe_copy(char *out, size_t n, const char *s)
 
 	for (; s && *s && k + 1 < n; s++)
 		out[k++] = (unsigned char)*s < 0x20 || (unsigned char)*s > 0x7e || *s == '\'' ||
-				   *s == '"' ? '?' : *s;
+					   *s == '"'
+				   ? '?'
+				   : *s;
 	out[k] = '\0';
 }
 
@@ -79,17 +81,20 @@ static int connect_call(http_response *resp, bool *retry, int64_t *retry_after,
 	req.ca_file = q->http.ca_file;
 	if ((rc = http_request(resp, &req, &herr)) < 0) {
 		if (rc == PR_ELIMIT)
-			return pr_error_set(err, PR_ELIMIT, "pyroscope '%s': the answer is larger "
-					    "than the input limit of %zu bytes", shown,
-					    q->http.max_bytes);
+			return pr_error_set(err, PR_ELIMIT,
+					    "pyroscope '%s': the answer is larger "
+					    "than the input limit of %zu bytes",
+					    shown, q->http.max_bytes);
 		return pr_error_set(err, rc, "pyroscope %s", herr.msg);
 	}
 	if (resp->status != 200) {
 		pyroscope_connect_error(why, sizeof(why), resp->status, &resp->body);
 		*retry = resp->status == 503 || resp->status == 429;
 		*retry_after = resp->retry_after_ms;
-		return pr_error_set(err, resp->status == 401 || resp->status == 403 ? PR_EREFUSED :
-				    resp->status >= 500 || resp->status == 429 ? PR_EIO : PR_EUSAGE,
+		return pr_error_set(err,
+				    resp->status == 401 || resp->status == 403   ? PR_EREFUSED
+				    : resp->status >= 500 || resp->status == 429 ? PR_EIO
+										 : PR_EUSAGE,
 				    "pyroscope '%s': %s", shown, why);
 	}
 	return 0;
@@ -97,7 +102,8 @@ static int connect_call(http_response *resp, bool *retry, int64_t *retry_after,
 
 int pyroscope_fetch(source_fetched *out, const pyroscope_query *q, pr_error *err)
 {
-	Querier__V1__SelectMergeProfileRequest msg = QUERIER__V1__SELECT_MERGE_PROFILE_REQUEST__INIT;
+	Querier__V1__SelectMergeProfileRequest msg =
+		QUERIER__V1__SELECT_MERGE_PROFILE_REQUEST__INIT;
 	char shown[320];
 	uint8_t *body = NULL;
 	http_response resp;
@@ -126,8 +132,10 @@ int pyroscope_fetch(source_fetched *out, const pyroscope_query *q, pr_error *err
 	}
 	/* A pprof message starts with a field of profile.proto: a tag byte, never '{' or '<'. */
 	if (resp.body.ptr[0] == '{' || resp.body.ptr[0] == '<') {
-		rc = pr_error_set(err, PR_EDATA, "pyroscope '%s': the answer (%zu bytes) is text, "
-				  "not a protobuf profile", shown, resp.body.len);
+		rc = pr_error_set(err, PR_EDATA,
+				  "pyroscope '%s': the answer (%zu bytes) is text, "
+				  "not a protobuf profile",
+				  shown, resp.body.len);
 		goto out;
 	}
 	out->body = resp.body;
@@ -184,8 +192,10 @@ int pyroscope_label_values(char ***values, size_t *n, bool *retry, const pyrosco
 		goto out;
 	if (!(res = querier__v1__series_response__unpack(NULL, resp.body.len,
 							 (const uint8_t *)resp.body.ptr))) {
-		rc = pr_error_set(err, PR_EDATA, "pyroscope '%s': malformed SeriesResponse (%zu "
-				  "bytes protobuf-c cannot decode)", shown, resp.body.len);
+		rc = pr_error_set(err, PR_EDATA,
+				  "pyroscope '%s': malformed SeriesResponse (%zu "
+				  "bytes protobuf-c cannot decode)",
+				  shown, resp.body.len);
 		goto out;
 	}
 	if (!(*values = calloc(PYROSCOPE_MAX_VALUES, sizeof(**values)))) {
@@ -203,9 +213,10 @@ int pyroscope_label_values(char ***values, size_t *n, bool *retry, const pyrosco
 			if (seen)
 				continue;
 			if (*n == PYROSCOPE_MAX_VALUES) {
-				rc = pr_error_set(err, PR_ELIMIT, "pyroscope '%s': more than %d values "
-						  "of label '%.64s' in one slot", shown,
-						  PYROSCOPE_MAX_VALUES, label);
+				rc = pr_error_set(err, PR_ELIMIT,
+						  "pyroscope '%s': more than %d values "
+						  "of label '%.64s' in one slot",
+						  shown, PYROSCOPE_MAX_VALUES, label);
 				goto out;
 			}
 			if (!((*values)[(*n)++] = strdup(lp->value))) {

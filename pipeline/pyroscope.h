@@ -20,10 +20,10 @@
 #include "pipeline/source.h"
 
 typedef struct pyroscope_query {
-	const char *url;        /* base URL: "https://pyroscope:4040" */
-	const char *tenant;     /* X-Scope-OrgID, or NULL */
-	const char *type_id;    /* "process_cpu:cpu:nanoseconds:cpu:nanoseconds" */
-	const char *selector;   /* "{service_name=\"checkout\"}" */
+	const char *url;      /* base URL: "https://pyroscope:4040" */
+	const char *tenant;   /* X-Scope-OrgID, or NULL */
+	const char *type_id;  /* "process_cpu:cpu:nanoseconds:cpu:nanoseconds" */
+	const char *selector; /* "{service_name=\"checkout\"}" */
 	int64_t start_ms, end_ms;
 	source_http http;
 } pyroscope_query;

@@ -275,8 +275,9 @@ int source_collect_drops(source_report *out, db *d, blob_store *bs, const char *
 		}
 		ingest_desc_release(&desc);
 		if (res.infra || ferr.code == PR_ENOMEM) {
-			rc = pr_error_set(err, ferr.code, "stopped at object %zu of %zu in '%s': %s",
-					  k, nprof, src->name, ferr.msg);
+			rc = pr_error_set(err, ferr.code,
+					  "stopped at object %zu of %zu in '%s': %s", k, nprof,
+					  src->name, ferr.msg);
 			goto out;
 		}
 		if (ferr.code)

@@ -134,13 +134,15 @@ static int label(char **out, json_t *labels, const char *name, const char *path,
 	s = json_string_value(v);
 	if (!*s || strlen(s) > 256)
 		return pr_error_set(err, PR_EDATA,
-				    "file_sd '%s': [%zu].labels.%.64s: must be 1 to 256 bytes", path,
-				    g, name);
+				    "file_sd '%s': [%zu].labels.%.64s: must be 1 to 256 bytes",
+				    path, g, name);
 	for (const char *c = s; *c; c++)
 		if ((unsigned char)*c < 0x20 || *c == 0x7f || *c == '"' || *c == '\\')
-			return pr_error_set(err, PR_EDATA,
-					    "file_sd '%s': [%zu].labels.%.64s: a control character, "
-					    "quote or backslash", path, g, name);
+			return pr_error_set(
+				err, PR_EDATA,
+				"file_sd '%s': [%zu].labels.%.64s: a control character, "
+				"quote or backslash",
+				path, g, name);
 	if (!(*out = strdup(s)))
 		return pr_error_set(err, PR_ENOMEM, "out of memory");
 	return 0;
@@ -157,10 +159,13 @@ static int load_group(target_list *l, json_t *grp, size_t g, const char *path,
 
 	if (!json_is_object(grp))
 		return pr_error_set(err, PR_EDATA, "file_sd '%s': [%zu]: not an object", path, g);
-	json_object_foreach(grp, key, v)
-		if (strcmp(key, "targets") != 0 && strcmp(key, "labels") != 0)
-			return pr_error_set(err, PR_EDATA, "file_sd '%s': [%zu]: unknown key "
-					    "\"%.64s\"", path, g, key);
+	json_object_foreach(
+		grp, key, v) if (strcmp(key, "targets") != 0 &&
+				 strcmp(key, "labels") !=
+					 0) return pr_error_set(err, PR_EDATA,
+								"file_sd '%s': [%zu]: unknown key "
+								"\"%.64s\"",
+								path, g, key);
 	ts = json_object_get(grp, "targets");
 	labels = json_object_get(grp, "labels");
 	if (!json_is_array(ts))
@@ -169,13 +174,17 @@ static int load_group(target_list *l, json_t *grp, size_t g, const char *path,
 	if (labels && !json_is_object(labels))
 		return pr_error_set(err, PR_EDATA, "file_sd '%s': [%zu].labels: not an object",
 				    path, g);
-	json_array_foreach(ts, i, v) {
+	json_array_foreach(ts, i, v)
+	{
 		target t = {0};
 		char s[72];
 		if (!json_is_string(v) || !targets_address_valid(json_string_value(v))) {
-			shown(s, sizeof(s), json_is_string(v) ? json_string_value(v) : "(not text)");
-			return pr_error_set(err, PR_EDATA, "file_sd '%s': [%zu].targets[%zu]: '%s' "
-					    "is not a host:port", path, g, i, s);
+			shown(s, sizeof(s),
+			      json_is_string(v) ? json_string_value(v) : "(not text)");
+			return pr_error_set(err, PR_EDATA,
+					    "file_sd '%s': [%zu].targets[%zu]: '%s' "
+					    "is not a host:port",
+					    path, g, i, s);
 		}
 		if (!(t.address = strdup(json_string_value(v)))) {
 			rc = pr_error_set(err, PR_ENOMEM, "out of memory");
@@ -207,8 +216,10 @@ int targets_load_file_sd(target_list *l, const char *path, const target_labels *
 	if (!names)
 		names = &none;
 	if ((rc = fileio_read(&text, path, TARGETS_FILE_MAX, &rerr)) < 0) {
-		rc = rc == PR_ELIMIT ? pr_error_set(err, PR_EDATA, "file_sd '%s': larger than %u "
-						    "bytes", path, TARGETS_FILE_MAX)
+		rc = rc == PR_ELIMIT ? pr_error_set(err, PR_EDATA,
+						    "file_sd '%s': larger than %u "
+						    "bytes",
+						    path, TARGETS_FILE_MAX)
 				     : pr_error_set(err, rc, "%s", rerr.msg);
 		goto out;
 	}
@@ -222,9 +233,8 @@ int targets_load_file_sd(target_list *l, const char *path, const target_labels *
 				  path);
 		goto out;
 	}
-	json_array_foreach(root, g, grp)
-		if ((rc = load_group(l, grp, g, path, names, err)) < 0)
-			goto out;
+	json_array_foreach(root, g,
+			   grp) if ((rc = load_group(l, grp, g, path, names, err)) < 0) goto out;
 out:
 	if (rc < 0)
 		while (l->n > before)

@@ -28,10 +28,10 @@
 #define TARGETS_ADDR_MAX 261
 
 typedef struct target {
-	char *address;   /* "host:port" */
-	char *release;   /* from the release label, or NULL */
-	char *commit;    /* from the commit label, or NULL */
-	char *host;      /* from the host label, or NULL */
+	char *address; /* "host:port" */
+	char *release; /* from the release label, or NULL */
+	char *commit;  /* from the commit label, or NULL */
+	char *host;    /* from the host label, or NULL */
 } target;
 
 typedef struct target_list {

@@ -34,7 +34,8 @@ static int print_plan(const cli_ctx *ctx, const json_t *plan)
 
 	if (table_new(&t, cols, sizeof(cols) / sizeof(cols[0]), ctx->wide) < 0)
 		goto oom;
-	json_array_foreach(plan, i, v) {
+	json_array_foreach(plan, i, v)
+	{
 		table_add(t, json_string_value(json_object_get(v, "service")));
 		table_add(t, json_string_value(json_object_get(v, "source")));
 		table_add(t, json_string_value(json_object_get(v, "target")));
@@ -65,7 +66,8 @@ static void print_result(const collect_result *r)
 	time_format(to, r->until_us);
 	printf("collect %s to %s: %zu stored, %zu already stored, %zu failed; %zu requests\n", from,
 	       to, r->stored, r->already, r->failed, r->requests);
-	json_object_foreach(r->services, name, v) {
+	json_object_foreach(r->services, name, v)
+	{
 		const char *skipped = json_string_value(json_object_get(v, "skipped"));
 		json_t *f;
 		size_t i;
@@ -76,10 +78,12 @@ static void print_result(const collect_result *r)
 			continue;
 		}
 		printf(" %lld stored, %lld already stored, %lld collected before, %lld empty, "
-		       "%lld deferred, %lld failed\n", J_INT(v, "stored"), J_INT(v, "already_stored"),
+		       "%lld deferred, %lld failed\n",
+		       J_INT(v, "stored"), J_INT(v, "already_stored"),
 		       J_INT(v, "already_collected"), J_INT(v, "empty"), J_INT(v, "deferred"),
 		       J_INT(v, "failed"));
-		json_array_foreach(json_object_get(v, "failures"), i, f) {
+		json_array_foreach(json_object_get(v, "failures"), i, f)
+		{
 			printf("    failed: ");
 			cli_put_safe(stdout, json_string_value(json_object_get(f, "reason")), 0);
 			putchar('\n');
@@ -94,7 +98,8 @@ int cmd_collect(cli_ctx *ctx, int argc, char **argv)
 		{"since", required_argument, O_SINCE, "TIME",
 		 "start of the Pyroscope/Parca window (default: until - 24h)"},
 		{"until", required_argument, O_UNTIL, "TIME", "end of the window (default now)"},
-		{"dry-run", no_argument, O_DRY, NULL, "print the plan; contact no one, store nothing"},
+		{"dry-run", no_argument, O_DRY, NULL,
+		 "print the plan; contact no one, store nothing"},
 		{NULL, 0, 0, NULL, NULL},
 	};
 	pr_error err = PR_ERROR_INIT;
@@ -111,15 +116,16 @@ int cmd_collect(cli_ctx *ctx, int argc, char **argv)
 	memset(&o, 0, sizeof(o));
 	memset(&r, 0, sizeof(r));
 	memset(&cfg, 0, sizeof(cfg));
-	if (cli_parser_new(&p, ctx, argc, argv, opts,
-			   "profreg collect [--service S]... [--since T --until T] [--dry-run] [--json]",
-			   "Pull new captures from every source of every enabled service (drop\n"
-			   "folders, Go pprof endpoints, Pyroscope, Parca) and ingest them. Pyroscope\n"
-			   "and Parca windows are cut into slots, one capture each; a pprof endpoint\n"
-			   "gives one capture per target and type in the current slot. Slots collected\n"
-			   "before are not asked for again. Exit 0 when every target answered; 3 when\n"
-			   "one failed (each is named with its reason) or the run failed; 4 for an\n"
-			   "unknown or disabled service.") < 0)
+	if (cli_parser_new(
+		    &p, ctx, argc, argv, opts,
+		    "profreg collect [--service S]... [--since T --until T] [--dry-run] [--json]",
+		    "Pull new captures from every source of every enabled service (drop\n"
+		    "folders, Go pprof endpoints, Pyroscope, Parca) and ingest them. Pyroscope\n"
+		    "and Parca windows are cut into slots, one capture each; a pprof endpoint\n"
+		    "gives one capture per target and type in the current slot. Slots collected\n"
+		    "before are not asked for again. Exit 0 when every target answered; 3 when\n"
+		    "one failed (each is named with its reason) or the run failed; 4 for an\n"
+		    "unknown or disabled service.") < 0)
 		return EXIT_RUNTIME;
 	while ((c = cli_next(p, &arg)) > 0) {
 		switch (c) {

@@ -151,6 +151,18 @@ line() { grep -F "$(url "$1")" <<<"$ERR" | head -n 1; }
 [[ $ERR != *py-t0ken* ]] && [[ $ERR != *pa-t0ken* ]] && [[ $OUT != *t0ken* ]] &&
 	ok "no token is ever printed" || not_ok "token printed"
 
+# --- a secret never travels in cleartext to a host that is not loopback ----------
+# (a dry run: nothing is sent whatever happens)
+cat >"$T/clear.json" <<EOF
+{"services": {"broken": {"sources": [{"type": "pprof_http", "auth": "bearer", "secret_env": "PY_TOKEN",
+  "targets": ["127.0.0.1:9", "203.0.113.9:6060"]}]}}}
+EOF
+run pr --config "$T/clear.json" collect --service broken --dry-run --json
+[ $RC -eq 3 ] && [ "$(jq -r '[.plan[].target] | join(" ")' <<<"$OUT")" = "127.0.0.1:9" ] &&
+	[[ $ERR == *"target '203.0.113.9:6060': not contacted: its credentials would cross the network in cleartext"* ]] &&
+	ok "a target that would get a token over plain http off the host is refused before any request" ||
+	not_ok "cleartext" "rc=$RC $OUT $ERR"
+
 # --- configuration mistakes are refused before anything runs ---------------------
 bad() { # bad JSON-SOURCE EXPECTED
 	printf '{"services": {"x": {"sources": [%s]}}}\n' "$1" >"$T/bad.json"

@@ -15,7 +15,7 @@ go_build() {
 	mkdir -p "$dir/gocache" "$dir/gopath"
 	(cd "$root/$name" &&
 		env GOCACHE="$dir/gocache" GOPATH="$dir/gopath" GOENV=off GOFLAGS=-mod=mod \
-			GOPROXY=off GOTOOLCHAIN=local CGO_ENABLED=0 go build -o "$out" .)
+			GOPROXY=off GOTOOLCHAIN=local CGO_ENABLED=0 go build -trimpath -o "$out" .)
 }
 
 # wait_port FILE: wait (at most 10 s) until a server has written its port.

@@ -62,7 +62,8 @@ typedef struct blob {
 	size_t n;
 } blob;
 
-static const char *protocol = "pyroscope", *mode = "ok", *token, *tenant, *label = "service_git_ref";
+static const char *protocol = "pyroscope", *mode = "ok", *token, *tenant,
+		  *label = "service_git_ref";
 static blob profile_raw;
 static char *rel_names[MAX_RELEASES];
 static blob rel_raw[MAX_RELEASES];
@@ -136,7 +137,7 @@ static void log_line(json_t *o)
 }
 
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *type,
-			    const void *body, size_t n)
+			     const void *body, size_t n)
 {
 	struct MHD_Response *r =
 		MHD_create_response_from_buffer(n, (void *)body, MHD_RESPMEM_MUST_COPY);
@@ -204,7 +205,8 @@ static blob stamp(const blob *raw, long long start_ms, long long end_ms, bool gz
 		z_stream z;
 		size_t cap = packed.n + 1024;
 		memset(&z, 0, sizeof(z));
-		if (deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK ||
+		if (deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) !=
+			    Z_OK ||
 		    !(out.p = malloc(cap)))
 			die("gzip");
 		z.next_in = packed.p;
@@ -241,7 +243,8 @@ static enum MHD_Result pyroscope(struct MHD_Connection *c, const char *url, cons
 		blob b;
 		enum MHD_Result ret;
 		if (!m)
-			return connect_error(c, 400, "invalid_argument", "cannot decode the request");
+			return connect_error(c, 400, "invalid_argument",
+					     "cannot decode the request");
 		log_line(json_pack("{s:s,s:s,s:s,s:I,s:I}", "call", "SelectMergeProfile", "type_id",
 				   m->profile_typeid, "selector", m->label_selector, "start",
 				   (json_int_t)m->start, "end", (json_int_t)m->end));
@@ -264,10 +267,11 @@ static enum MHD_Result pyroscope(struct MHD_Connection *c, const char *url, cons
 		unsigned char out[4096];
 		size_t n;
 		if (!m)
-			return connect_error(c, 400, "invalid_argument", "cannot decode the request");
+			return connect_error(c, 400, "invalid_argument",
+					     "cannot decode the request");
 		log_line(json_pack("{s:s,s:s,s:I,s:I}", "call", "Series", "matcher",
-				   m->n_matchers ? m->matchers[0] : "", "start", (json_int_t)m->start,
-				   "end", (json_int_t)m->end));
+				   m->n_matchers ? m->matchers[0] : "", "start",
+				   (json_int_t)m->start, "end", (json_int_t)m->end));
 		for (int i = 0; i < nrel; i++) {
 			querier__v1__labels__init(&sets[i]);
 			querier__v1__label_pair__init(&pairs[i]);
@@ -308,7 +312,8 @@ static enum MHD_Result parca(struct MHD_Connection *c, const char *url, const bl
 	if (m->mode != PARCA__QUERY__V1ALPHA1__QUERY_REQUEST__MODE__MODE_MERGE ||
 	    m->options_case != PARCA__QUERY__V1ALPHA1__QUERY_REQUEST__OPTIONS_MERGE ||
 	    !m->merge->start || !m->merge->end ||
-	    m->report_type != PARCA__QUERY__V1ALPHA1__QUERY_REQUEST__REPORT_TYPE__REPORT_TYPE_PPROF) {
+	    m->report_type !=
+		    PARCA__QUERY__V1ALPHA1__QUERY_REQUEST__REPORT_TYPE__REPORT_TYPE_PPROF) {
 		parca__query__v1alpha1__query_request__free_unpacked(m, NULL);
 		return grpc_status(c, 3, "expected a merge request for the pprof report");
 	}
@@ -364,8 +369,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	}
 	auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
 	org = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Scope-OrgID");
-	log_line(json_pack("{s:s,s:s,s:b,s:s?}", "method", method, "path", url, "auth", auth != NULL,
-			   "tenant", org));
+	log_line(json_pack("{s:s,s:s,s:b,s:s?}", "method", method, "path", url, "auth",
+			   auth != NULL, "tenant", org));
 	if (strcmp(method, "POST") != 0)
 		return reply(c, 405, "text/plain", "POST only\n", 10);
 	if (token) {
@@ -393,7 +398,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		enum MHD_Result r;
 		if (!big)
 			die("out of memory");
-		r = reply(c, 200, pyro ? "application/proto" : "application/grpc-web+proto", big, n);
+		r = reply(c, 200, pyro ? "application/proto" : "application/grpc-web+proto", big,
+			  n);
 		free(big);
 		return r;
 	}
@@ -426,16 +432,26 @@ int main(int argc, char **argv)
 	const union MHD_DaemonInfo *info;
 
 	for (int i = 1; i + 1 < argc; i += 2) {
-		if (!strcmp(argv[i], "--protocol")) protocol = argv[i + 1];
-		else if (!strcmp(argv[i], "--port-file")) port_file = argv[i + 1];
-		else if (!strcmp(argv[i], "--log")) log_file = argv[i + 1];
-		else if (!strcmp(argv[i], "--profile")) prof = argv[i + 1];
-		else if (!strcmp(argv[i], "--mode")) mode = argv[i + 1];
-		else if (!strcmp(argv[i], "--token")) token = argv[i + 1];
-		else if (!strcmp(argv[i], "--tenant")) tenant = argv[i + 1];
-		else if (!strcmp(argv[i], "--label")) label = argv[i + 1];
-		else if (!strcmp(argv[i], "--empty-before")) empty_before = atoll(argv[i + 1]);
-		else if (!strcmp(argv[i], "--timeout")) timeout_s = strtol(argv[i + 1], NULL, 10);
+		if (!strcmp(argv[i], "--protocol"))
+			protocol = argv[i + 1];
+		else if (!strcmp(argv[i], "--port-file"))
+			port_file = argv[i + 1];
+		else if (!strcmp(argv[i], "--log"))
+			log_file = argv[i + 1];
+		else if (!strcmp(argv[i], "--profile"))
+			prof = argv[i + 1];
+		else if (!strcmp(argv[i], "--mode"))
+			mode = argv[i + 1];
+		else if (!strcmp(argv[i], "--token"))
+			token = argv[i + 1];
+		else if (!strcmp(argv[i], "--tenant"))
+			tenant = argv[i + 1];
+		else if (!strcmp(argv[i], "--label"))
+			label = argv[i + 1];
+		else if (!strcmp(argv[i], "--empty-before"))
+			empty_before = atoll(argv[i + 1]);
+		else if (!strcmp(argv[i], "--timeout"))
+			timeout_s = strtol(argv[i + 1], NULL, 10);
 		else if (!strcmp(argv[i], "--release") && nrel < MAX_RELEASES) {
 			char *eq = strchr(argv[i + 1], '=');
 			if (!eq)
@@ -461,16 +477,16 @@ int main(int argc, char **argv)
 	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD, 0,
 			     NULL, NULL, handle, NULL, MHD_OPTION_SOCK_ADDR, &addr,
-			     MHD_OPTION_NOTIFY_COMPLETED, done, NULL,
-			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10, MHD_OPTION_END);
+			     MHD_OPTION_NOTIFY_COMPLETED, done, NULL, MHD_OPTION_CONNECTION_TIMEOUT,
+			     (unsigned)10, MHD_OPTION_END);
 	if (!d || !(info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT)))
 		die("cannot listen");
 	{
 		char tmp[4096];
 		FILE *f;
 		snprintf(tmp, sizeof(tmp), "%s.tmp", port_file);
-		if (!(f = fopen(tmp, "w")) || fprintf(f, "%u\n", info->port) < 0 || fclose(f) != 0 ||
-		    rename(tmp, port_file) < 0)
+		if (!(f = fopen(tmp, "w")) || fprintf(f, "%u\n", info->port) < 0 ||
+		    fclose(f) != 0 || rename(tmp, port_file) < 0)
 			die(port_file);
 	}
 	sleep((unsigned)timeout_s);

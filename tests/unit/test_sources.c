@@ -51,12 +51,27 @@ static void test_target_addresses(void **state)
 		const char *addr;
 		int ok;
 	} cases[] = {
-		{"10.0.0.5:6060", 1}, {"web-3.prod_eu:443", 1}, {"[::1]:6060", 1},
-		{"localhost:1", 1}, {"h:65535", 1},
-		{"h:65536", 0}, {"h:0", 0}, {"h:06060", 0}, {"h", 0}, {":80", 0},
-		{"http://h:80", 0}, {"h:80/debug", 0}, {"user@h:80", 0}, {"h :80", 0},
-		{"h:80\n", 0}, {"[::1]", 0}, {"[zz]:80", 0}, {"-h:80", 0}, {"h:8a", 0},
-		{"evil.com#@good:80", 0}, {"", 0},
+		{"10.0.0.5:6060", 1},
+		{"web-3.prod_eu:443", 1},
+		{"[::1]:6060", 1},
+		{"localhost:1", 1},
+		{"h:65535", 1},
+		{"h:65536", 0},
+		{"h:0", 0},
+		{"h:06060", 0},
+		{"h", 0},
+		{":80", 0},
+		{"http://h:80", 0},
+		{"h:80/debug", 0},
+		{"user@h:80", 0},
+		{"h :80", 0},
+		{"h:80\n", 0},
+		{"[::1]", 0},
+		{"[zz]:80", 0},
+		{"-h:80", 0},
+		{"h:8a", 0},
+		{"evil.com#@good:80", 0},
+		{"", 0},
 	};
 
 	(void)state;
@@ -77,7 +92,8 @@ static void test_file_sd_reads_targets_and_the_wanted_labels(void **state)
 
 	(void)state;
 	assert_int_equal(targets_load_file_sd(&l, write_tmp("sd.json", text, sizeof(text) - 1),
-					      &names, &err), 0);
+					      &names, &err),
+			 0);
 	assert_int_equal(l.n, 3);
 	assert_string_equal(l.v[0].address, "a:1");
 	assert_string_equal(l.v[0].release, "v42");
@@ -162,17 +178,22 @@ static void test_file_sd_limits(void **state)
 
 static void test_grpcweb_frames(void **state)
 {
-	static const uint8_t good[] = {0, 0, 0, 0, 2, 0x32, 0x00, 0x80, 0, 0, 0, 33,
-		'g', 'r', 'p', 'c', '-', 's', 't', 'a', 't', 'u', 's', ':', ' ', '1', '6', '\r', '\n',
-		'g', 'r', 'p', 'c', '-', 'm', 'e', 's', 's', 'a', 'g', 'e', ':', 'n', 'o', '\n'};
+	static const uint8_t good[] = {
+		0,   0,   0,   0,   2,   0x32, 0x00, 0x80, 0,   0,   0,   33,  'g',  'r',  'p',
+		'c', '-', 's', 't', 'a', 't',  'u',  's',  ':', ' ', '1', '6', '\r', '\n', 'g',
+		'r', 'p', 'c', '-', 'm', 'e',  's',  's',  'a', 'g', 'e', ':', 'n',  'o',  '\n'};
 	static const struct {
 		uint8_t bytes[16];
 		size_t len;
 		const char *why;
 	} bad[] = {
 		{{0, 0, 0}, 3, "a frame header cut short at byte 0"},
-		{{0, 0, 0, 0, 9, 1, 2}, 7, "a frame of 9 bytes at byte 0 runs past the end (7 bytes)"},
-		{{0, 0xff, 0xff, 0xff, 0xff, 1}, 6, "a frame of 4294967295 bytes at byte 0 runs past"},
+		{{0, 0, 0, 0, 9, 1, 2},
+		 7,
+		 "a frame of 9 bytes at byte 0 runs past the end (7 bytes)"},
+		{{0, 0xff, 0xff, 0xff, 0xff, 1},
+		 6,
+		 "a frame of 4294967295 bytes at byte 0 runs past"},
 		{{1, 0, 0, 0, 1, 7}, 6, "a compressed frame"},
 		{{0, 0, 0, 0, 1, 7, 0x80, 0, 0}, 9, "a frame header cut short at byte 6"},
 	};
@@ -183,7 +204,8 @@ static void test_grpcweb_frames(void **state)
 
 	(void)state;
 	assert_int_equal(parca_grpcweb_parse(&msg, &len, &status, gmsg, sizeof(gmsg), good,
-					     sizeof(good), why, sizeof(why)), 0);
+					     sizeof(good), why, sizeof(why)),
+			 0);
 	assert_int_equal(len, 2);
 	assert_int_equal(msg[0], 0x32);
 	assert_int_equal(status, 16);
@@ -197,7 +219,8 @@ static void test_grpcweb_frames(void **state)
 	}
 	/* No trailer at all: status -1, for the caller to refuse. */
 	assert_int_equal(parca_grpcweb_parse(&msg, &len, &status, gmsg, sizeof(gmsg), good, 7, why,
-					     sizeof(why)), 0);
+					     sizeof(why)),
+			 0);
 	assert_int_equal(status, -1);
 }
 
@@ -207,7 +230,10 @@ static void test_error_bodies_are_made_safe(void **state)
 	char out[300];
 
 	(void)state;
-	assert_int_equal(buf_puts(&b, "{\"code\":\"unauthenticated\",\"message\":\"no\\u001b[2J \\\"x\\\"\"}"), 0);
+	assert_int_equal(
+		buf_puts(&b,
+			 "{\"code\":\"unauthenticated\",\"message\":\"no\\u001b[2J \\\"x\\\"\"}"),
+		0);
 	pyroscope_connect_error(out, sizeof(out), 401, &b);
 	assert_string_equal(out, "HTTP 401 unauthenticated: no?[2J ?x?");
 	buf_reset(&b);
@@ -240,17 +266,21 @@ static void test_selector_narrowed_to_a_release(void **state)
 static void test_config_sources(void **state)
 {
 	static const char text[] =
-		"{\"collect\": {\"max_concurrent\": 3, \"max_concurrent_fleet\": 5, \"cooldown_s\": 60,"
-		"  \"budget_s\": 100, \"retries\": 2, \"retry_s\": 7},"
-		" \"services\": {\"checkout\": {\"types\": [\"cpu\", \"heap\"], \"max_concurrent\": 1,"
+		"{\"collect\": {\"max_concurrent\": 3, \"max_concurrent_fleet\": 5,"
+		"  \"cooldown_s\": 60, \"budget_s\": 100, \"retries\": 2, \"retry_s\": 7},"
+		" \"services\": {\"checkout\": {\"types\": [\"cpu\", \"heap\"],"
+		"  \"max_concurrent\": 1,"
 		"  \"sources\": ["
 		"   {\"type\": \"dir\", \"dir\": \"/spool/checkout\"},"
-		"   {\"type\": \"pprof_http\", \"targets\": [\"a:1\"], \"file_sd\": [\"/etc/sd.json\"],"
-		"    \"scheme\": \"https\", \"seconds\": 20, \"ca_file\": \"/etc/ca.pem\"},"
-		"   {\"type\": \"pyroscope\", \"url\": \"https://pyro:4040/\", \"tenant\": \"acme\","
-		"    \"types\": [\"cpu\"], \"profile_types\": {\"cpu\": \"x:cpu:n:cpu:n\"},"
+		"   {\"type\": \"pprof_http\", \"targets\": [\"a:1\"],"
+		"    \"file_sd\": [\"/etc/sd.json\"], \"scheme\": \"https\", \"seconds\": 20,"
+		"    \"ca_file\": \"/etc/ca.pem\"},"
+		"   {\"type\": \"pyroscope\", \"url\": \"https://pyro:4040/\","
+		"    \"tenant\": \"acme\", \"types\": [\"cpu\"],"
+		"    \"profile_types\": {\"cpu\": \"x:cpu:n:cpu:n\"},"
 		"    \"auth\": \"basic\", \"username\": \"u\", \"secret_env\": \"PW\"},"
-		"   {\"type\": \"parca\", \"url\": \"https://parca:7070\", \"selector\": \"{comm=\\\"c\\\"}\","
+		"   {\"type\": \"parca\", \"url\": \"https://parca:7070\","
+		"    \"selector\": \"{comm=\\\"c\\\"}\","
 		"    \"slot_s\": 600}]}}}";
 	config c;
 	pr_error err = PR_ERROR_INIT;
@@ -299,7 +329,8 @@ static void test_config_source_mistakes(void **state)
 		{"{\"dir\": \"/x\"}", "services.s.sources[0]: needs a \"type\""},
 		{"{\"type\": \"ftp\"}", "services.s.sources[0].type: expected dir, pprof_http"},
 		{"{\"type\": \"s3\", \"prefix\": \"p\"}",
-		 "services.s.sources[0].type: object-store drops (s3) need the object-store client"},
+		 "services.s.sources[0].type: object-store drops (s3) need the object-store "
+		 "client"},
 		{"{\"type\": \"dir\"}", "services.s.sources[0]: a dir source needs \"dir\""},
 		{"{\"type\": \"dir\", \"dir\": \"/x\", \"seconds\": 3}",
 		 "services.s.sources[0].seconds: unknown key"},
@@ -312,14 +343,18 @@ static void test_config_source_mistakes(void **state)
 		{"{\"type\": \"pprof_http\", \"targets\": [\"a:1\"], \"auth\": \"bearer\"}",
 		 "services.s.sources[0]: auth needs secret_env or secret_file"},
 		{"{\"type\": \"pprof_http\", \"targets\": [\"a:1\"], \"auth\": \"basic\","
-		 " \"secret_env\": \"X\"}", "services.s.sources[0]: basic auth needs \"username\""},
+		 " \"secret_env\": \"X\"}",
+		 "services.s.sources[0]: basic auth needs \"username\""},
 		{"{\"type\": \"pyroscope\", \"url\": \"pyro:4040\"}",
 		 "services.s.sources[0].url: expected an http:// or https:// URL"},
-		{"{\"type\": \"pyroscope\", \"url\": \"http://10.1.2.3:4040\", \"secret_file\": \"/k\"}",
+		{"{\"type\": \"pyroscope\", \"url\": \"http://10.1.2.3:4040\","
+		 " \"secret_file\": \"/k\"}",
 		 "services.s.sources[0].url: a source with a secret needs an https:// URL"},
-		{"{\"type\": \"pyroscope\", \"url\": \"https://p\", \"selector\": \"{a=\\\"b\\\"}\\r\\n\"}",
+		{"{\"type\": \"pyroscope\", \"url\": \"https://p\","
+		 " \"selector\": \"{a=\\\"b\\\"}\\r\\n\"}",
 		 "services.s.sources[0].selector: expected printable text"},
-		{"{\"type\": \"pyroscope\", \"url\": \"https://p\", \"profile_types\": {\"heap\": \"x\"}}",
+		{"{\"type\": \"pyroscope\", \"url\": \"https://p\","
+		 " \"profile_types\": {\"heap\": \"x\"}}",
 		 "services.s.sources[0].profile_types.heap: not one of the source's types"},
 		{"{\"type\": \"pyroscope\", \"url\": \"https://p\", \"types\": [\"wall\"]}",
 		 "services.s.sources[0].types: no default profile type id for it"},
@@ -383,13 +418,17 @@ static int mem_read(void *ctx, buf *out, const char *name, size_t max, pr_error 
 static void test_drops_in_a_store_that_is_not_a_folder(void **state)
 {
 	testdb *t = *state;
-	static const char *const names[] = {
-		"b.folded.json", "a.folded", "a.folded.json", "b.folded", "c.folded",
-		"d.folded", "d.folded.json"};
+	static const char *const names[] = {"b.folded.json", "a.folded", "a.folded.json",
+					    "b.folded",      "c.folded", "d.folded",
+					    "d.folded.json"};
 	static const char *const data[] = {
-		"{\"release\": \"v1\", \"host\": \"web-2\"}", "main;a 3\n",
-		"{\"release\": \"v1\", \"time\": \"2026-11-29T02:00:00Z\"}", "main;b 1\n", "main;c 1\n",
-		"main;d 1\n", "{\"release\": \"v1\", \"commit\": \"xyz\"}"};
+		"{\"release\": \"v1\", \"host\": \"web-2\"}",
+		"main;a 3\n",
+		"{\"release\": \"v1\", \"time\": \"2026-11-29T02:00:00Z\"}",
+		"main;b 1\n",
+		"main;c 1\n",
+		"main;d 1\n",
+		"{\"release\": \"v1\", \"commit\": \"xyz\"}"};
 	mem_store m = {names, data, 7, false};
 	source_drops src = {"s3://bucket/checkout", &m, mem_list, mem_read};
 	blob_store *bs = NULL;
@@ -406,11 +445,12 @@ static void test_drops_in_a_store_that_is_not_a_folder(void **state)
 	assert_int_equal(rep.waiting, 1);
 	assert_int_equal(rep.failed, 1);
 	assert_string_equal(rep.first_error, "sidecar 's3://bucket/checkout/d.folded.json': commit "
-			    "'xyz' is not a hex SHA (4 to 64 hex digits)");
+					     "'xyz' is not a hex SHA (4 to 64 hex digits)");
 	source_report_release(&rep);
 	assert_int_equal(testdb_int(t, "select count(*) from profiles where host = 'web-2'"), 1);
 	assert_int_equal(testdb_int(t, "select count(*) from profiles where captured_at = "
-				       "'2026-11-29T02:00:00Z'"), 1);
+				       "'2026-11-29T02:00:00Z'"),
+			 1);
 	/* Again: nothing new. */
 	assert_int_equal(source_collect_drops(&rep, t->db, bs, "checkout", &src, &limits, &err), 0);
 	assert_int_equal(rep.stored, 0);
@@ -445,23 +485,29 @@ static void test_fetched_bytes_are_ingested_as_a_file(void **state)
 	req.display = "http://10.0.0.5:6060/debug/pprof/profile?seconds=10";
 	req.time_us = 1796000000000000LL;
 	assert_int_equal(source_ingest_bytes(&res, t->db, bs, &req, folded, sizeof(folded) - 1,
-					     &limits, &err), 0);
+					     &limits, &err),
+			 0);
 	assert_false(res.already);
 	assert_int_equal(res.total, 10);
 	assert_int_equal(source_ingest_bytes(&res, t->db, bs, &req, folded, sizeof(folded) - 1,
-					     &limits, &err), 0);
+					     &limits, &err),
+			 0);
 	assert_true(res.already);
 	/* The same limits as a file, the message naming the display name. */
 	small.max_input_bytes = 16;
-	assert_int_equal(source_ingest_bytes(&res, t->db, bs, &req, "main;x 1\nmain;y 2\nmain;z 3\n",
-					     27, &small, &err), PR_ELIMIT);
+	assert_int_equal(source_ingest_bytes(&res, t->db, bs, &req,
+					     "main;x 1\nmain;y 2\nmain;z 3\n", 27, &small, &err),
+			 PR_ELIMIT);
 	assert_false(res.infra);
 	assert_non_null(strstr(err.msg, "larger than the input limit of 16 bytes"));
 	pr_error_clear(&err);
-	assert_int_equal(source_ingest_bytes(&res, t->db, bs, &req, "\x1f\x8b\x08junk", 7, &limits,
-					     &err), PR_EDATA);
-	assert_true(strncmp(err.msg, "cannot decompress 'http://10.0.0.5:6060/debug/pprof/profile"
-			    "?seconds=10'", 70) == 0);
+	assert_int_equal(
+		source_ingest_bytes(&res, t->db, bs, &req, "\x1f\x8b\x08junk", 7, &limits, &err),
+		PR_EDATA);
+	assert_true(strncmp(err.msg,
+			    "cannot decompress 'http://10.0.0.5:6060/debug/pprof/profile"
+			    "?seconds=10'",
+			    70) == 0);
 	assert_int_equal(testdb_int(t, "select count(*) from profiles"), 1);
 	blob_store_free(bs);
 }
