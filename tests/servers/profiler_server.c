@@ -7,7 +7,8 @@
  *   profiler_server --protocol pyroscope|parca --port-file F --log F
  *                   --profile FILE [--release NAME=FILE]... [--label NAME]
  *                   [--mode ok|unauth|unavailable|hang|huge|garbage|badframe]
- *                   [--token T] [--tenant T] [--empty-before MS] [--timeout S]
+ *                   [--token T] [--tenant T] [--empty-before MS] [--delay-ms MS]
+ *                   [--timeout S]
  *
  * Pyroscope (Connect, application/proto):
  *   POST /querier.v1.QuerierService/SelectMergeProfile: the request is
@@ -27,7 +28,10 @@
  * start and length, so two windows never give the same bytes.
  *
  * --token requires "Authorization: Bearer T"; --tenant requires
- * "X-Scope-OrgID: T". Modes: unauth (401 / grpc-status 16), unavailable
+ * "X-Scope-OrgID: T". --delay-ms holds every answer that long; each
+ * request's log line has "inflight", how many requests the server was
+ * answering at that moment, this one included (the tests read the
+ * collection's concurrency caps from it). Modes: unauth (401 / grpc-status 16), unavailable
  * (503 / grpc-status 14), hang (never answers within the client's
  * patience: sleeps 30 s), huge (a 200 of 8 MiB), garbage (a profile that
  * is JSON text, the Series call answered as usual / a data frame that is
@@ -70,6 +74,8 @@ static blob rel_raw[MAX_RELEASES];
 static int nrel;
 static long long empty_before;
 static FILE *logf;
+static long delay_ms;
+static int inflight;
 static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static void die(const char *what)
@@ -344,6 +350,9 @@ static enum MHD_Result parca(struct MHD_Connection *c, const char *url, const bl
 	return ret;
 }
 
+static enum MHD_Result answer(struct MHD_Connection *c, const char *url, const char *method,
+			      const blob *req, const char *auth, const char *org, bool pyro);
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
 			      const char *method, const char *version, const char *data,
 			      size_t *size, void **state)
@@ -369,8 +378,22 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	}
 	auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
 	org = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Scope-OrgID");
-	log_line(json_pack("{s:s,s:s,s:b,s:s?}", "method", method, "path", url, "auth",
-			   auth != NULL, "tenant", org));
+	log_line(json_pack("{s:s,s:s,s:b,s:s?,s:i}", "method", method, "path", url, "auth",
+			   auth != NULL, "tenant", org, "inflight",
+			   __atomic_add_fetch(&inflight, 1, __ATOMIC_SEQ_CST)));
+	if (delay_ms)
+		usleep((useconds_t)delay_ms * 1000);
+	{
+		enum MHD_Result r = answer(c, url, method, req, auth, org, pyro);
+		__atomic_sub_fetch(&inflight, 1, __ATOMIC_SEQ_CST);
+		return r;
+	}
+}
+
+/* The answer to a whole request. */
+static enum MHD_Result answer(struct MHD_Connection *c, const char *url, const char *method,
+			      const blob *req, const char *auth, const char *org, bool pyro)
+{
 	if (strcmp(method, "POST") != 0)
 		return reply(c, 405, "text/plain", "POST only\n", 10);
 	if (token) {
@@ -450,6 +473,8 @@ int main(int argc, char **argv)
 			label = argv[i + 1];
 		else if (!strcmp(argv[i], "--empty-before"))
 			empty_before = atoll(argv[i + 1]);
+		else if (!strcmp(argv[i], "--delay-ms"))
+			delay_ms = strtol(argv[i + 1], NULL, 10);
 		else if (!strcmp(argv[i], "--timeout"))
 			timeout_s = strtol(argv[i + 1], NULL, 10);
 		else if (!strcmp(argv[i], "--release") && nrel < MAX_RELEASES) {
