@@ -1,7 +1,7 @@
 # profreg build. `make` builds bin/profreg; `make test` and `make demo`
 # install missing Debian packages first, so each works on a fresh machine.
 
-PKGS := gsl libpq libcurl jansson yajl libgit2 libzstd zlib libprotobuf-c libcrypto
+PKGS := gsl libpq libcurl jansson yajl libgit2 libzstd zlib libprotobuf-c libcrypto expat
 TEST_PKGS := cmocka
 
 BUILD ?= build
@@ -45,7 +45,7 @@ TEST_SUPPORT := $(wildcard tests/support/*.c)
 TEST_SUPPORT_OBJ := $(TEST_SUPPORT:%.c=$(BUILD)/%.o)
 
 # Small loopback servers the tests talk to (one .c file each, libc and
-# jansson only; profiler_server has its own rule below).
+# jansson only; profiler_server and s3_sigcheck have their own rules below).
 SERVER_SRC := $(wildcard tests/servers/*.c)
 SERVER_BIN := $(SERVER_SRC:tests/servers/%.c=$(BUILD)/servers/%)
 
@@ -114,6 +114,12 @@ $(BUILD)/servers/profiler_server: tests/servers/profiler_server.c \
 	$(CC) -std=c11 -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-braces $(CFLAGS) \
 		-I$(BUILD)/gen $(shell pkg-config --cflags $(PROTO_SERVER_PKGS)) -o $@ \
 		$(filter %.c,$^) $(LDFLAGS) $(shell pkg-config --libs $(PROTO_SERVER_PKGS))
+# The signature-checking S3 proxy also takes the tests' own SigV4 code.
+$(BUILD)/servers/s3_sigcheck: tests/servers/s3_sigcheck.c tests/support/sigv4.c tests/support/sigv4.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -Wall -Wextra -Werror $(CFLAGS) -I. \
+		$(shell pkg-config --cflags jansson libcrypto) -o $@ tests/servers/s3_sigcheck.c \
+		tests/support/sigv4.c $(LDFLAGS) $(shell pkg-config --libs jansson libcrypto)
 
 # The fleet simulator: standalone, on GSL and libc only.
 $(BUILD)/sim/fleetgen: tests/sim/fleetgen.c
