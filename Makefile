@@ -31,7 +31,7 @@ VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 # binary, the tests, the fuzzers and the benchmarks link against.
 LIB_SRC := $(filter-out jobs/cli/main.c,$(wildcard common/*.c pipeline/*.c \
 	stats/*.c baselines/*.c reports/*.c jobs/*.c jobs/cli/*.c))
-PROTO := $(wildcard pipeline/profile.proto)
+PROTO := $(wildcard pipeline/*.proto)
 GEN_SRC := $(PROTO:%.proto=$(BUILD)/gen/%.pb-c.c)
 GEN_HDR := $(PROTO:%.proto=$(BUILD)/gen/%.pb-c.h)
 SQL := $(sort $(wildcard pipeline/migrations/*.sql))
@@ -45,7 +45,7 @@ TEST_SUPPORT := $(wildcard tests/support/*.c)
 TEST_SUPPORT_OBJ := $(TEST_SUPPORT:%.c=$(BUILD)/%.o)
 
 # Small loopback servers the tests talk to (one .c file each, libc and
-# jansson only; s3_sigcheck has its own rule below).
+# jansson only; profiler_server and s3_sigcheck have their own rules below).
 SERVER_SRC := $(wildcard tests/servers/*.c)
 SERVER_BIN := $(SERVER_SRC:tests/servers/%.c=$(BUILD)/servers/%)
 
@@ -74,7 +74,7 @@ $(BUILD)/%.o: %.c
 	$(CC) $(ALL_CFLAGS) -DPROFREG_VERSION='"$(VERSION)"' -c $< -o $@
 
 $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
-	$(CC) $(ALL_CFLAGS) -Wno-unused-parameter -c $< -o $@
+	$(CC) $(ALL_CFLAGS) -Wno-unused-parameter -Wno-missing-braces -c $< -o $@
 
 $(LIB): $(LIB_OBJ)
 	@rm -f $@
@@ -104,6 +104,16 @@ $(BUILD)/servers/%: tests/servers/%.c
 	$(CC) -std=c11 -Wall -Wextra -Werror $(CFLAGS) $(shell pkg-config --cflags jansson) \
 		-o $@ $< $(LDFLAGS) $(shell pkg-config --libs jansson)
 
+# The Pyroscope and Parca stand-in: the wire format of the protocol's
+# .proto files in pipeline/ (protobuf-c), libmicrohttpd and zlib.
+PROTO_SERVER_PKGS := jansson libmicrohttpd libprotobuf-c zlib
+$(BUILD)/servers/profiler_server: tests/servers/profiler_server.c \
+		$(BUILD)/gen/pipeline/pyroscope.pb-c.c $(BUILD)/gen/pipeline/parca.pb-c.c \
+		$(BUILD)/gen/pipeline/profile.pb-c.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-braces $(CFLAGS) \
+		-I$(BUILD)/gen $(shell pkg-config --cflags $(PROTO_SERVER_PKGS)) -o $@ \
+		$(filter %.c,$^) $(LDFLAGS) $(shell pkg-config --libs $(PROTO_SERVER_PKGS))
 # The signature-checking S3 proxy also takes the tests' own SigV4 code.
 $(BUILD)/servers/s3_sigcheck: tests/servers/s3_sigcheck.c tests/support/sigv4.c tests/support/sigv4.h
 	@mkdir -p $(dir $@)

@@ -6,6 +6,7 @@
 #include "common/buf.h"
 #include "pipeline/ingest.h"
 #include "jobs/secret.h"
+#include "pipeline/targets.h"
 #include "pipeline/blob_s3.h"
 
 #include <jansson.h>
@@ -64,6 +65,8 @@ static int apply(json_t *obj, const field *fields, const char *path, const char 
 				return pr_error_set(err, PR_ENOMEM, "out of memory");
 			continue;
 		}
+		if (f->kind == 'a')
+			continue; /* read by the caller */
 		if (f->kind == 'b') {
 			if (!json_is_boolean(v))
 				return bad(err, path, at, "expected true or false");
@@ -156,12 +159,359 @@ static int load_tiers(config_tiers *t, json_t *v, const char *path, const char *
 	return apply(v, f, path, at, err);
 }
 
+/* ---- sources ------------------------------------------------------------ */
+
+static const char *const source_kinds[] = {"dir", "pprof_http", "pyroscope", "parca", NULL};
+
+/* pprof_http's name for a profreg type; NULL when it has none (wall). */
+static const char *pprof_http_name(const char *type)
+{
+	static const char *const map[][2] = {{"cpu", "profile"}, {"heap", "heap"},
+					     {"alloc", "allocs"}, {"goroutine", "goroutine"}};
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (strcmp(map[i][0], type) == 0)
+			return map[i][1];
+	return NULL;
+}
+
+/* The profile type ids Pyroscope's Go SDK and Parca's scrapers use by default. */
+static const char *default_profile_id(config_source_kind kind, const char *type)
+{
+	static const char *const pyro[][2] = {
+		{"cpu", "process_cpu:cpu:nanoseconds:cpu:nanoseconds"},
+		{"heap", "memory:inuse_space:bytes:space:bytes"},
+		{"alloc", "memory:alloc_space:bytes:space:bytes"},
+		{"goroutine", "goroutine:goroutine:count:goroutine:count"}};
+	static const char *const parca[][2] = {
+		{"cpu", "parca_agent:samples:count:cpu:nanoseconds:delta"},
+		{"heap", "memory:inuse_space:bytes:space:bytes"},
+		{"alloc", "memory:alloc_space:bytes:space:bytes:delta"},
+		{"goroutine", "goroutine:goroutine:count:goroutine:count"}};
+	const char *const (*map)[2] = kind == CONFIG_SRC_PARCA ? parca : pyro;
+
+	if (kind == CONFIG_SRC_PPROF_HTTP)
+		return pprof_http_name(type);
+	for (size_t i = 0; i < 4; i++)
+		if (strcmp(map[i][0], type) == 0)
+			return map[i][1];
+	return NULL;
+}
+
+/* Text a source sends in a header or a query: printable ASCII, at most 1024 bytes. */
+static int plain_text(const char *s)
+{
+	if (!*s || strlen(s) > 1024)
+		return 0;
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || (unsigned char)*s > 0x7e)
+			return 0;
+	return 1;
+}
+
+static int load_strings(char ***out, size_t *n, json_t *v, const char *path, const char *at,
+			const char *what, pr_error *err)
+{
+	size_t i;
+	json_t *t;
+
+	if (!json_is_array(v))
+		return bad(err, path, at, what);
+	if (json_array_size(v) && !(*out = calloc(json_array_size(v), sizeof(**out))))
+		return pr_error_set(err, PR_ENOMEM, "out of memory");
+	json_array_foreach(v, i, t) {
+		if (!json_is_string(t) || json_string_length(t) == 0)
+			return bad(err, path, at, what);
+		if (!((*out)[(*n)++] = strdup(json_string_value(t))))
+			return pr_error_set(err, PR_ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+/* "types" and "profile_types" of a source into its profile list. */
+static int load_profiles(config_source *src, const config_service *s, json_t *types,
+			 json_t *ids, const char *path, pr_error *err)
+{
+	char at[300];
+	size_t n = types ? json_array_size(types) : s->ntypes, i;
+
+	if (types && (!json_is_array(types) || n == 0)) {
+		snprintf(at, sizeof(at), "%s.types", src->label);
+		return bad(err, path, at, "expected a non-empty array of profile types");
+	}
+	if (ids && !json_is_object(ids)) {
+		snprintf(at, sizeof(at), "%s.profile_types", src->label);
+		return bad(err, path, at, "expected an object of profile type ids by type");
+	}
+	if (!(src->profiles = calloc(n, sizeof(*src->profiles))))
+		return pr_error_set(err, PR_ENOMEM, "out of memory");
+	for (i = 0; i < n; i++) {
+		json_t *t = types ? json_array_get(types, i) : NULL, *id;
+		const char *type = types ? json_string_value(t) : s->types[i];
+		const char *def;
+		config_profile *p = &src->profiles[src->nprofiles];
+		snprintf(at, sizeof(at), "%s.types", src->label);
+		if (!type || !ingest_type_valid(type))
+			return bad(err, path, at, "expected cpu, heap, alloc, wall or goroutine");
+		id = ids ? json_object_get(ids, type) : NULL;
+		def = default_profile_id(src->kind, type);
+		if (id && (src->kind == CONFIG_SRC_PPROF_HTTP || !json_is_string(id) ||
+			   !plain_text(json_string_value(id)))) {
+			snprintf(at, sizeof(at), "%s.profile_types.%s", src->label, type);
+			return bad(err, path, at, src->kind == CONFIG_SRC_PPROF_HTTP
+					   ? "pprof_http profiles are named by type; no ids"
+					   : "expected a profile type id of printable text");
+		}
+		if (!id && !def) {
+			snprintf(at, sizeof(at), "%s.types", src->label);
+			return bad(err, path, at, src->kind == CONFIG_SRC_PPROF_HTTP
+					   ? "a Go pprof endpoint has no such profile (cpu, heap, "
+					     "alloc, goroutine)"
+					   : "no default profile type id for it: set "
+					     "profile_types");
+		}
+		for (size_t k = 0; k < src->nprofiles; k++)
+			if (strcmp(src->profiles[k].type, type) == 0)
+				return bad(err, path, at, "a type is listed twice");
+		if (!(p->type = strdup(type)) ||
+		    !(p->id = strdup(id ? json_string_value(id) : def)))
+			return pr_error_set(err, PR_ENOMEM, "out of memory");
+		src->nprofiles++;
+	}
+	if (ids) {
+		const char *key;
+		json_t *v;
+		json_object_foreach(ids, key, v) {
+			bool used = false;
+			for (size_t k = 0; k < src->nprofiles && !used; k++)
+				used = strcmp(src->profiles[k].type, key) == 0;
+			if (!used) {
+				snprintf(at, sizeof(at), "%s.profile_types.%.32s", src->label, key);
+				return bad(err, path, at, "not one of the source's types");
+			}
+		}
+	}
+	return 0;
+}
+
+static int load_source(config_source *src, const config_service *s, json_t *obj, size_t idx,
+		       const char *path, pr_error *err)
+{
+	static const char *const common[] = {"type", "types", "ca_file", "auth", "username",
+					     "secret_env", "secret_file", "connect_timeout_ms",
+					     "timeout_ms", NULL};
+	static const char *const extra[][10] = {
+		{"dir", NULL},
+		{"targets", "file_sd", "scheme", "seconds", "release_label", "commit_label",
+		 "host_label", "slot_s", NULL},
+		{"url", "tenant", "selector", "profile_types", "version_label", "slot_s", NULL},
+		{"url", "selector", "profile_types", "slot_s", NULL},
+	};
+	char at[300], *type = NULL, *auth = NULL;
+	json_t *v;
+	const char *key;
+	uint32_t slot_s = 3600;
+	int rc;
+
+	snprintf(at, sizeof(at), "services.%.64s.sources[%zu]", s->name, idx);
+	if (!(src->label = strdup(at)))
+		return pr_error_set(err, PR_ENOMEM, "out of memory");
+	src->seconds = 10;
+	src->connect_timeout_ms = 5000;
+	src->timeout_ms = 30000;
+	if (!json_is_object(obj))
+		return bad(err, path, at, "expected an object");
+	v = json_object_get(obj, "type");
+	if (!json_is_string(v))
+		return bad(err, path, at, "needs a \"type\": dir, pprof_http, pyroscope or parca");
+	if (strcmp(json_string_value(v), "s3") == 0) {
+		snprintf(at, sizeof(at), "services.%.64s.sources[%zu].type", s->name, idx);
+		return bad(err, path, at, "object-store drops (s3) need the object-store client, "
+			   "which this build does not have yet");
+	}
+	for (rc = 0; source_kinds[rc] && strcmp(source_kinds[rc], json_string_value(v)); rc++)
+		;
+	if (!source_kinds[rc]) {
+		snprintf(at, sizeof(at), "services.%.64s.sources[%zu].type", s->name, idx);
+		return bad(err, path, at, "expected dir, pprof_http, pyroscope or parca");
+	}
+	src->kind = (config_source_kind)rc;
+	json_object_foreach(obj, key, v) {
+		bool known = false;
+		for (size_t k = 0; common[k] && !known; k++)
+			known = strcmp(common[k], key) == 0 &&
+				(src->kind != CONFIG_SRC_DIR || k == 0);
+		for (size_t k = 0; extra[src->kind][k] && !known; k++)
+			known = strcmp(extra[src->kind][k], key) == 0;
+		snprintf(at, sizeof(at), "%s.%.64s", src->label, key);
+		if (!known)
+			return bad(err, path, at, "unknown key");
+	}
+	{
+		const field f[] = {
+			{"dir", 's', 0, 0, &src->dir, 0, NULL},
+			{"scheme", 's', 0, 0, &src->scheme, 0, NULL},
+			{"seconds", 'i', 1, 3600, &src->seconds, 4, NULL},
+			{"release_label", 's', 0, 0, &src->release_label, 0, NULL},
+			{"commit_label", 's', 0, 0, &src->commit_label, 0, NULL},
+			{"host_label", 's', 0, 0, &src->host_label, 0, NULL},
+			{"url", 's', 0, 0, &src->url, 0, NULL},
+			{"tenant", 's', 0, 0, &src->tenant, 0, NULL},
+			{"selector", 's', 0, 0, &src->selector, 0, NULL},
+			{"version_label", 's', 0, 0, &src->version_label, 0, NULL},
+			{"slot_s", 'i', 60, 86400, &slot_s, 4, NULL},
+			{"ca_file", 's', 0, 0, &src->ca_file, 0, NULL},
+			{"auth", 's', 0, 0, &auth, 0, NULL},
+			{"username", 's', 0, 0, &src->username, 0, NULL},
+			{"secret_env", 's', 0, 0, &src->secret_env, 0, NULL},
+			{"secret_file", 's', 0, 0, &src->secret_file, 0, NULL},
+			{"connect_timeout_ms", 'i', 1, 600000, &src->connect_timeout_ms, 4, NULL},
+			{"timeout_ms", 'i', 1, 3600000, &src->timeout_ms, 4, NULL},
+			{"type", 's', 0, 0, &type, 0, NULL},
+			{"types", 'a', 0, 0, NULL, 0, NULL},
+			{"targets", 'a', 0, 0, NULL, 0, NULL},
+			{"file_sd", 'a', 0, 0, NULL, 0, NULL},
+			{"profile_types", 'a', 0, 0, NULL, 0, NULL},
+			{NULL, 0, 0, 0, NULL, 0, NULL},
+		};
+		if ((rc = apply(obj, f, path, src->label, err)) < 0)
+			goto out;
+	}
+	src->slot_us = (int64_t)slot_s * 1000000;
+	if (src->kind == CONFIG_SRC_PYROSCOPE && !src->version_label &&
+	    !(src->version_label = strdup("service_git_ref"))) {
+		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+		goto out;
+	}
+	if ((v = json_object_get(obj, "targets"))) {
+		snprintf(at, sizeof(at), "%s.targets", src->label);
+		if ((rc = load_strings(&src->targets, &src->ntargets, v, path, at,
+				       "expected an array of host:port", err)) < 0)
+			goto out;
+		for (size_t k = 0; k < src->ntargets; k++)
+			if (!targets_address_valid(src->targets[k])) {
+				rc = bad(err, path, at,
+					 "expected an array of host:port (no scheme, no path)");
+				goto out;
+			}
+	}
+	if ((v = json_object_get(obj, "file_sd"))) {
+		snprintf(at, sizeof(at), "%s.file_sd", src->label);
+		if ((rc = load_strings(&src->file_sd, &src->nfile_sd, v, path, at,
+				       "expected an array of file paths", err)) < 0)
+			goto out;
+	}
+	snprintf(at, sizeof(at), "%s", src->label);
+	if (src->kind == CONFIG_SRC_DIR && !src->dir) {
+		rc = bad(err, path, at, "a dir source needs \"dir\"");
+		goto out;
+	}
+	if (src->kind == CONFIG_SRC_PPROF_HTTP && !src->ntargets && !src->nfile_sd) {
+		rc = bad(err, path, at, "a pprof_http source needs \"targets\" or \"file_sd\"");
+		goto out;
+	}
+	if (src->kind == CONFIG_SRC_PPROF_HTTP && src->scheme && strcmp(src->scheme, "http") &&
+	    strcmp(src->scheme, "https")) {
+		snprintf(at, sizeof(at), "%s.scheme", src->label);
+		rc = bad(err, path, at, "expected http or https");
+		goto out;
+	}
+	if ((src->kind == CONFIG_SRC_PYROSCOPE || src->kind == CONFIG_SRC_PARCA)) {
+		snprintf(at, sizeof(at), "%s.url", src->label);
+		if (!src->url ||
+		    (strncmp(src->url, "http://", 7) && strncmp(src->url, "https://", 8))) {
+			rc = bad(err, path, at, "expected an http:// or https:// URL");
+			goto out;
+		}
+		while (strlen(src->url) > 8 && src->url[strlen(src->url) - 1] == '/')
+			src->url[strlen(src->url) - 1] = '\0';
+		if (!src->selector && src->kind == CONFIG_SRC_PARCA) {
+			rc = bad(err, path, src->label,
+				 "a parca source needs \"selector\" ({comm=\"...\"}, "
+				 "{job=\"...\"}: whatever labels the service's profiles carry)");
+			goto out;
+		}
+		if (!src->selector) {
+			buf sel = BUF_INIT;
+			if (buf_printf(&sel, "{service_name=\"%s\"}", s->name) < 0 ||
+			    !(src->selector = buf_detach(&sel, NULL))) {
+				rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+				goto out;
+			}
+		}
+	}
+	if ((src->tenant && !plain_text(src->tenant)) ||
+	    (src->selector && !plain_text(src->selector))) {
+		bool tenant = src->tenant && !plain_text(src->tenant);
+		snprintf(at, sizeof(at), "%s.%s", src->label, tenant ? "tenant" : "selector");
+		rc = bad(err, path, at, "expected printable text (no line breaks)");
+		goto out;
+	}
+	if (auth && strcmp(auth, "bearer") && strcmp(auth, "basic")) {
+		snprintf(at, sizeof(at), "%s.auth", src->label);
+		rc = bad(err, path, at, "expected bearer or basic");
+		goto out;
+	}
+	src->basic = auth && strcmp(auth, "basic") == 0;
+	if (src->secret_env && src->secret_file) {
+		rc = bad(err, path, at, "set secret_env or secret_file, not both");
+		goto out;
+	}
+	if ((auth || src->username) && !src->secret_env && !src->secret_file) {
+		rc = bad(err, path, at, "auth needs secret_env or secret_file (the token or "
+			 "password)");
+		goto out;
+	}
+	if (src->basic && !src->username) {
+		rc = bad(err, path, at, "basic auth needs \"username\"");
+		goto out;
+	}
+	if (src->username && (!plain_text(src->username) || strchr(src->username, ':'))) {
+		snprintf(at, sizeof(at), "%s.username", src->label);
+		rc = bad(err, path, at, "expected printable text without ':'");
+		goto out;
+	}
+	if ((src->secret_env || src->secret_file) && src->url && !secret_url_safe(src->url)) {
+		snprintf(at, sizeof(at), "%s.url", src->label);
+		rc = bad(err, path, at, "a source with a secret needs an https:// URL (plain http "
+			 "only to 127.0.0.1, [::1] or localhost)");
+		goto out;
+	}
+	if (src->kind != CONFIG_SRC_DIR)
+		rc = load_profiles(src, s, json_object_get(obj, "types"),
+				   json_object_get(obj, "profile_types"), path, err);
+out:
+	free(type);
+	free(auth);
+	return rc;
+}
+
+static int load_sources(config_service *s, json_t *v, const char *path, pr_error *err)
+{
+	char at[256];
+	size_t i;
+	json_t *o;
+	int rc;
+
+	snprintf(at, sizeof(at), "services.%.64s.sources", s->name);
+	if (!json_is_array(v))
+		return bad(err, path, at, "expected an array of sources");
+	if (json_array_size(v) && !(s->sources = calloc(json_array_size(v), sizeof(*s->sources))))
+		return pr_error_set(err, PR_ENOMEM, "out of memory");
+	json_array_foreach(v, i, o) {
+		rc = load_source(&s->sources[s->nsources], s, o, i, path, err);
+		s->nsources++;
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
 /* One entry of "services": strings, an array of types, a source object. */
 static int load_service(config_service *s, const char *name, json_t *obj, const char *path,
 			pr_error *err)
 {
 	static const char *const keys[] = {"team", "types", "source", "repo", "page",
-					   "retention", NULL};
+					   "retention", "sources", "max_concurrent", NULL};
 	const char *key;
 	json_t *v;
 	char at[256];
@@ -217,6 +567,8 @@ static int load_service(config_service *s, const char *name, json_t *obj, const 
 			if (rc < 0)
 				return rc;
 		}
+		if (k == 6 || k == 7)
+			continue; /* read below, once "types" is known */
 		if (k == 2) {
 			json_t *dir = json_object_get(v, "dir");
 			if (!json_is_object(v) || json_object_size(v) != 1 || !json_is_string(dir))
@@ -230,6 +582,14 @@ static int load_service(config_service *s, const char *name, json_t *obj, const 
 			return pr_error_set(err, PR_ENOMEM, "out of memory");
 		s->ntypes = 1;
 	}
+	if ((v = json_object_get(obj, "max_concurrent"))) {
+		snprintf(at, sizeof(at), "services.%.64s.max_concurrent", name);
+		if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 64)
+			return bad(err, path, at, "expected an integer from 1 to 64");
+		s->max_concurrent = (uint32_t)json_integer_value(v);
+	}
+	if ((v = json_object_get(obj, "sources")))
+		return load_sources(s, v, path, err);
 	return 0;
 }
 
@@ -636,6 +996,12 @@ static void defaults(config *c)
 	c->paging.backoff_ms = 500;
 	c->paging.max_backoff_ms = 30000;
 	c->paging.alert_hours = 48;
+	c->collect.max_concurrent = 2;
+	c->collect.max_concurrent_fleet = 8;
+	c->collect.cooldown_us = 300 * 1000000LL;
+	c->collect.budget_us = 900 * 1000000LL;
+	c->collect.retries = 3;
+	c->collect.retry_us = 5 * 1000000LL;
 }
 
 const config_service *config_service_find(const config *c, const char *name)
@@ -716,7 +1082,19 @@ int config_load(config *c, const char *file, pr_error *err)
 			{"base_url", 's', 0, 0, &c->reports.base_url, 0, NULL},
 			{NULL, 0, 0, 0, NULL, 0, NULL},
 		};
+		uint32_t cooldown_s = 300, budget_s = 900, retry_s = 5;
+		const field collect[] = {
+			{"max_concurrent", 'i', 1, 64, &c->collect.max_concurrent, 4, NULL},
+			{"max_concurrent_fleet", 'i', 1, 256, &c->collect.max_concurrent_fleet, 4,
+			 NULL},
+			{"cooldown_s", 'i', 0, 86400, &cooldown_s, 4, NULL},
+			{"budget_s", 'i', 1, 86400, &budget_s, 4, NULL},
+			{"retries", 'i', 0, 20, &c->collect.retries, 4, NULL},
+			{"retry_s", 'i', 1, 3600, &retry_s, 4, NULL},
+			{NULL, 0, 0, 0, NULL, 0, NULL},
+		};
 		const field top[] = {
+			{"collect", 'o', 0, 0, NULL, 0, collect},
 			{"metrics", 'o', 0, 0, NULL, 0, metrics},
 			{"reports", 'o', 0, 0, NULL, 0, reports},
 			{"retention", 'o', 0, 0, NULL, 0, retention},
@@ -803,6 +1181,9 @@ int config_load(config *c, const char *file, pr_error *err)
 			goto out;
 		}
 		c->analysis.min_baseline = minc;
+		c->collect.cooldown_us = (int64_t)cooldown_s * 1000000;
+		c->collect.budget_us = (int64_t)budget_s * 1000000;
+		c->collect.retry_us = (int64_t)retry_s * 1000000;
 		if (abs_pp >= 0)
 			c->analysis.abs_margin = abs_pp / 100;
 	}
@@ -851,6 +1232,21 @@ int config_check_paths(const config *c, pr_error *err)
 		snprintf(at, sizeof(at), "services.%.64s.repo", s->name);
 		if (s->repo && (rc = check_dir(s->repo, c->path, at, "repository", err)) < 0)
 			return rc;
+		for (size_t k = 0; k < s->nsources; k++) {
+			const config_source *src = &s->sources[k];
+			snprintf(at, sizeof(at), "%s.dir", src->label);
+			if (src->dir &&
+			    (rc = check_dir(src->dir, c->path, at, "drop folder", err)) < 0)
+				return rc;
+			snprintf(at, sizeof(at), "%s.file_sd", src->label);
+			for (size_t f = 0; f < src->nfile_sd; f++)
+				if (access(src->file_sd[f], R_OK) < 0) {
+					char why[512];
+					snprintf(why, sizeof(why), "file_sd '%.300s': %s",
+						 src->file_sd[f], strerror(errno));
+					return bad(err, c->path, at, why);
+				}
+		}
 	}
 	return 0;
 }
@@ -867,6 +1263,31 @@ void config_release(config *c)
 		free(s->source_dir);
 		free(s->repo);
 		free_names(s->page, s->npage);
+		for (size_t k = 0; k < s->nsources; k++) {
+			config_source *src = &s->sources[k];
+			free(src->label);
+			free(src->dir);
+			free_names(src->targets, src->ntargets);
+			free_names(src->file_sd, src->nfile_sd);
+			free(src->scheme);
+			free(src->release_label);
+			free(src->commit_label);
+			free(src->host_label);
+			free(src->url);
+			free(src->tenant);
+			free(src->selector);
+			free(src->version_label);
+			for (size_t p = 0; p < src->nprofiles; p++) {
+				free(src->profiles[p].type);
+				free(src->profiles[p].id);
+			}
+			free(src->profiles);
+			free(src->ca_file);
+			free(src->username);
+			free(src->secret_env);
+			free(src->secret_file);
+		}
+		free(s->sources);
 	}
 	for (size_t i = 0; i < c->paging.ntargets; i++) {
 		config_target *t = &c->paging.targets[i];

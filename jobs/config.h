@@ -29,6 +29,8 @@
  *                  "teams": {"TEAM": ["TARGET", ...]}},
  *     "metrics":  {"pushgateway": "URL", "instance": "NAME"},
  *     "reports":  {"dir": "PATH", "base_url": "URL"},
+ *     "collect":  {"max_concurrent": N, "max_concurrent_fleet": N, "cooldown_s": N,
+ *                  "budget_s": N, "retries": N, "retry_s": N},
  *     "blobs":    {"store": "local"|"s3", "endpoint": "URL", "bucket": "B",
  *                  "prefix": "P/", "region": "R", "addressing": "path"|"virtual",
  *                  "access_key_id_env": "VAR", "access_key_id_file": "PATH",
@@ -37,10 +39,31 @@
  *                  "ca_file": "PATH", "connect_timeout_ms": N, "timeout_ms": N},
  *     "services": {"NAME": {"team": "T", "types": ["cpu", ...],
  *                           "source": {"dir": "PATH"}, "repo": "PATH",
+ *                           "sources": [SOURCE, ...], "max_concurrent": N,
  *                           "page": ["TARGET", ...],
  *                           "retention": {"hot_days": N, "summary_days": N,
  *                                         "summary_top": N}}}
  *   }
+ *
+ * A SOURCE is one of (every key but "type" optional unless said):
+ *
+ *   {"type": "dir", "dir": "PATH" (required)}
+ *   {"type": "pprof_http", "targets": ["host:port", ...], "file_sd": ["PATH", ...],
+ *    "scheme": "http"|"https", "seconds": N (CPU profile length, 10),
+ *    "release_label": "release", "commit_label": "commit", "host_label": "host", COMMON}
+ *   {"type": "pyroscope", "url": "URL" (required), "tenant": "ID",
+ *    "selector": "{service_name=\"NAME\"}", "profile_types": {"cpu": "ID", ...},
+ *    "version_label": "service_git_ref", "slot_s": N, COMMON}
+ *   {"type": "parca", "url": "URL" (required), "selector": "{...}",
+ *    "profile_types": {"cpu": "parca_agent:samples:count:cpu:nanoseconds:delta", ...},
+ *    "slot_s": N, COMMON}
+ *
+ * COMMON: "types": [profile types] (the service's "types" by default),
+ * "ca_file", "auth": "bearer"|"basic", "username" (basic), "secret_env" or
+ * "secret_file" (the token or password), "connect_timeout_ms", "timeout_ms".
+ * "s3" (object-store drops) is refused for now: it needs the object-store
+ * client. A source with a secret must use https, or plain http to a
+ * loopback host, as paging targets do.
  *
  * Who is paged for a service: its own "page" list, else its team's list
  * under paging.teams, else paging.default; an empty list pages no one.
@@ -125,6 +148,55 @@ typedef struct config_reports {
 	char *base_url;          /* where reports are published, for links; NULL */
 } config_reports;
 
+typedef enum config_source_kind {
+	CONFIG_SRC_DIR = 0,
+	CONFIG_SRC_PPROF_HTTP,
+	CONFIG_SRC_PYROSCOPE,
+	CONFIG_SRC_PARCA,
+} config_source_kind;
+
+/* One profile a source pulls: a profreg type and what the source calls it. */
+typedef struct config_profile {
+	char *type;        /* cpu, heap, alloc, goroutine, wall */
+	char *id;          /* pprof_http: profile, heap, allocs, goroutine;
+			    * pyroscope: a profile type id; parca: a profile type */
+} config_profile;
+
+typedef struct config_source {
+	config_source_kind kind;
+	char *label;           /* "services.NAME.sources[2]" for messages */
+	char *dir;             /* dir */
+	char **targets;        /* pprof_http: static "host:port" list */
+	size_t ntargets;
+	char **file_sd;        /* pprof_http: Prometheus file_sd files */
+	size_t nfile_sd;
+	char *scheme;          /* pprof_http: "http" (default) or "https" */
+	uint32_t seconds;      /* pprof_http: CPU profile length (10) */
+	char *release_label, *commit_label, *host_label;   /* pprof_http target labels */
+	char *url;             /* pyroscope, parca: base URL */
+	char *tenant;          /* pyroscope: X-Scope-OrgID */
+	char *selector;        /* pyroscope, parca: label selector */
+	char *version_label;   /* pyroscope: label naming the release (service_git_ref) */
+	config_profile *profiles;  /* what to pull, one per profreg type */
+	size_t nprofiles;
+	int64_t slot_us;       /* one capture per slot (1 h) */
+	char *ca_file;
+	bool basic;            /* auth "basic" (else bearer when a secret is set) */
+	char *username;
+	char *secret_env, *secret_file;
+	uint32_t connect_timeout_ms;  /* (5000) */
+	uint32_t timeout_ms;          /* the request; pprof_http CPU adds its seconds (30000) */
+} config_source;
+
+/* Limits of collection from profile sources (sources other than dir). */
+typedef struct config_collect {
+	uint32_t max_concurrent;       /* profile requests in flight per service (2) */
+	uint32_t max_concurrent_fleet; /* in all (8) */
+	int64_t cooldown_us;           /* between two CPU profiles of one host (300 s) */
+	int64_t budget_us;             /* the whole collection, retries included (900 s) */
+	uint32_t retries;              /* more tries of a busy or unavailable target (3) */
+	int64_t retry_us;              /* wait before the first retry, doubled (5 s) */
+} config_collect;
 /*
  * Where blobs live. "store": "local" (the default) is <home>/blobs; "s3"
  * a bucket. The S3 settings may be given with "store": "local" too: they
@@ -163,6 +235,9 @@ typedef struct config_service {
 	size_t npage;
 	bool page_set;     /* "page" given (an empty list pages no one) */
 	config_tiers tiers; /* -1 fields: the global retention's */
+	config_source *sources;  /* "sources", in order */
+	size_t nsources;
+	uint32_t max_concurrent; /* 0: collect.max_concurrent */
 } config_service;
 
 typedef struct config {
@@ -172,6 +247,7 @@ typedef struct config {
 	config_paging paging;
 	config_metrics metrics;
 	config_reports reports;
+	config_collect collect;
 	config_blobs blobs;
 	config_service *services;
 	size_t nservices;
@@ -203,7 +279,8 @@ void config_release(config *c);
 
 /*
  * What `config check` adds to loading: every service's drop folder is a
- * readable directory and its repository exists. Loading does not check
+ * readable directory, its file_sd files are readable and its repository
+ * exists. Loading does not check
  * them, so that the nightly can fail one service and go on with the rest.
  */
 int config_check_paths(const config *c, pr_error *err);

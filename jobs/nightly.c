@@ -4,6 +4,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "jobs/nightly.h"
 #include "common/timeutil.h"
+#include "jobs/collect.h"
 #include "jobs/deploys.h"
 #include "jobs/pushgw.h"
 #include "jobs/record.h"
@@ -90,14 +91,11 @@ static int one_service(nightly_result *r, const job_env *env, const db_service *
 	size_t before = r->a.nskipped;
 	int rc = 0;
 
-	if (cs && cs->source_dir) {
-		if (source_collect_dir(&src, env->d, env->bs, s->name, cs->source_dir,
-				       &env->cfg->limits, &serr) < 0) {
-			if (serr.code == PR_EDB || serr.code == PR_ENOMEM)
-				return pr_error_set(err, serr.code, "%s", serr.msg);
-			outcome(r, s->name, "failed", serr.msg, NULL);
-			return 0;
-		}
+	if (collect_has_sources(cs)) {
+		/* Every source of the service, the night's window (jobs/collect.h). */
+		collect_opts co = {NULL, 0, r->at_us - night, r->at_us, false, NULL, NULL, 0};
+		if (collect_service(&src, NULL, env, s, &co, &serr) < 0)
+			return pr_error_set(err, serr.code, "%s", serr.msg);
 		have_src = true;
 	}
 	for (size_t t = 0; t < (cs ? cs->ntypes : 1); t++) {

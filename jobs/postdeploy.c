@@ -5,6 +5,7 @@
 #include "jobs/postdeploy.h"
 #include "common/similar.h"
 #include "common/timeutil.h"
+#include "jobs/collect.h"
 #include "jobs/evidence.h"
 #include "jobs/gitinfo.h"
 #include "jobs/pushgw.h"
@@ -43,8 +44,9 @@ static void note_collect(postdeploy_result *x, const char *fmt, const char *what
  * database fails the step.
  */
 static int wait_for_captures(postdeploy_result *x, const job_env *env, const postdeploy_opts *o,
-			     int64_t sid, pr_error *err)
+			     const db_service *svc, int64_t start_us, pr_error *err)
 {
+	int64_t sid = svc->id;
 	const config_service *cs = config_service_find(env->cfg, o->service);
 	uint64_t want = o->min_captures ? o->min_captures : 1;
 	int64_t poll = o->poll_us > 0 ? o->poll_us : POLL_US;
@@ -52,18 +54,21 @@ static int wait_for_captures(postdeploy_result *x, const job_env *env, const pos
 	int rc;
 
 	for (;;) {
-		if (cs && cs->source_dir) {
+		if (collect_has_sources(cs)) {
+			/* Every source; captures after the step began are this deploy's. */
+			collect_opts co = {NULL, 0, 0, 0, false, o->release, x->sha, start_us};
 			source_report src = {0};
 			pr_error serr = PR_ERROR_INIT;
-			if (source_collect_dir(&src, env->d, env->bs, o->service, cs->source_dir,
-					       &env->cfg->limits, &serr) < 0) {
-				if (serr.code == PR_EDB || serr.code == PR_ENOMEM)
-					return pr_error_set(err, serr.code, "%s", serr.msg);
-				note_collect(x, "drop folder: %s", serr.msg);
-			} else if (src.failed) {
-				note_collect(x, "drop folder: %s",
-					     src.first_error ? src.first_error : "a file failed");
+			json_t *fails = NULL, *f;
+			size_t i;
+			if (collect_service(&src, &fails, env, svc, &co, &serr) < 0)
+				return pr_error_set(err, serr.code, "%s", serr.msg);
+			json_array_foreach(fails, i, f) {
+				const char *kind = json_string_value(json_object_get(f, "source"));
+				note_collect(x, strcmp(kind, "dir") == 0 ? "drop folder: %s" : "%s",
+					     json_string_value(json_object_get(f, "reason")));
 			}
+			json_decref(fails);
 			source_report_release(&src);
 		}
 		if ((rc = db_capture_count(env->d, &x->captures, sid, o->release, err)) < 0)
@@ -239,7 +244,7 @@ int postdeploy_run(postdeploy_result *out, const job_env *env, const postdeploy_
 			err->code = rc = PR_EDATA;
 		goto out;
 	}
-	if ((rc = wait_for_captures(x, env, o, svc.id, err)) < 0)
+	if ((rc = wait_for_captures(x, env, o, &svc, reported_at, err)) < 0)
 		goto out;
 	if (x->captures == 0) {
 		rc = no_captures(x, env->d, o, svc.id, err);

@@ -1,16 +1,20 @@
 /*
  * source.c: collecting captures from a drop folder (see source.h).
  */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* memfd_create */
 #include "pipeline/source.h"
 #include "common/buf.h"
 #include "common/fileio.h"
+#include "common/wipe.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 void source_report_release(source_report *r)
 {
@@ -168,4 +172,200 @@ out:
 	buf_release(&path);
 	buf_release(&side);
 	return rc;
+}
+
+/* ---- drops in a store that is not a folder ------------------------------ */
+
+static int name_find(char *const *names, size_t n, const char *name)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(names[mid], name);
+		if (c == 0)
+			return 1;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+/* A sidecar object into a request, with the folder's words and checks. */
+static int read_drop_sidecar(ingest_desc *out, const source_drops *src, const char *object,
+			     const char *shown_profile, const char *service, pr_error *err)
+{
+	ingest_json_source js = {NULL, NULL, shown_profile, service};
+	pr_error rerr = PR_ERROR_INIT;
+	buf name = BUF_INIT, text = BUF_INIT;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (buf_printf(&name, "sidecar '%s/%s'", src->name, object) < 0) {
+		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+		goto out;
+	}
+	if ((rc = src->read(src->ctx, &text, object, INGEST_JSON_MAX, &rerr)) < 0) {
+		if (rc == PR_ELIMIT)
+			rc = pr_error_set(err, PR_EDATA, "%s: longer than %d bytes", name.ptr,
+					  INGEST_JSON_MAX);
+		else
+			rc = pr_error_set(err, rc == PR_ENOMEM ? rc : PR_EDATA, "%s: %s", name.ptr,
+					  rerr.msg);
+		goto out;
+	}
+	js.name = name.ptr;
+	rc = ingest_request_from_json(out, text.ptr, text.len, &js, err);
+out:
+	buf_release(&name);
+	buf_release(&text);
+	return rc;
+}
+
+int source_collect_drops(source_report *out, db *d, blob_store *bs, const char *service,
+			 const source_drops *src, const profile_limits *lim, pr_error *err)
+{
+	char **names = NULL;
+	size_t n = 0, nprof = 0, k = 0;
+	buf side = BUF_INIT, shown = BUF_INIT, data = BUF_INIT;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = src->list(src->ctx, &names, &n, err)) < 0)
+		goto out;
+	if (n)
+		qsort(names, n, sizeof(*names), name_cmp);
+	for (size_t i = 0; i < n; i++)
+		if (names[i][0] != '.' && !ends_with(names[i], ".json"))
+			nprof++;
+	for (size_t i = 0; i < n; i++) {
+		ingest_desc desc = {0};
+		ingest_result res = {0};
+		pr_error ferr = PR_ERROR_INIT;
+
+		if (names[i][0] == '.' || ends_with(names[i], ".json"))
+			continue;
+		k++;
+		buf_reset(&side);
+		buf_reset(&shown);
+		if (buf_printf(&side, "%s.json", names[i]) < 0 ||
+		    buf_printf(&shown, "%s/%s", src->name, names[i]) < 0) {
+			rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+			goto out;
+		}
+		if (!name_find(names, n, side.ptr)) {
+			out->waiting++;
+			continue;
+		}
+		if (read_drop_sidecar(&desc, src, side.ptr, shown.ptr, service, &ferr) == 0) {
+			int r = src->read(src->ctx, &data, names[i], lim->max_input_bytes, &ferr);
+			if (r == PR_ELIMIT) {
+				pr_error_clear(&ferr);
+				pr_error_set(&ferr, PR_ELIMIT, "cannot read '%s': larger than the "
+					     "input limit of %zu bytes", shown.ptr,
+					     (size_t)lim->max_input_bytes);
+			} else if (r == 0) {
+				desc.req.display = shown.ptr;
+				source_ingest_bytes(&res, d, bs, &desc.req, data.ptr, data.len, lim,
+						    &ferr);
+			}
+			buf_release(&data);
+		}
+		ingest_desc_release(&desc);
+		if (res.infra || ferr.code == PR_ENOMEM) {
+			rc = pr_error_set(err, ferr.code,
+					  "stopped at object %zu of %zu in '%s': %s", k, nprof,
+					  src->name, ferr.msg);
+			goto out;
+		}
+		if (ferr.code)
+			failed(out, ferr.msg);
+		else if (res.already)
+			out->already++;
+		else
+			out->stored++;
+	}
+out:
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	buf_release(&side);
+	buf_release(&shown);
+	buf_release(&data);
+	return rc;
+}
+
+/* ---- bytes from the network --------------------------------------------- */
+
+int source_ingest_bytes(ingest_result *out, db *d, blob_store *bs, const ingest_request *req,
+			const void *data, size_t len, const profile_limits *lim, pr_error *err)
+{
+	const char *name = req->display ? req->display : "(fetched profile)";
+	ingest_request r = *req;
+	char path[64];
+	const char *p = data;
+	size_t left = len;
+	int fd, rc;
+
+	memset(out, 0, sizeof(*out));
+	/* An anonymous file in memory: the payload never touches the disk. */
+	if ((fd = memfd_create("profreg-fetched", MFD_CLOEXEC)) < 0) {
+		out->infra = true;
+		return pr_error_set(err, errno == ENOMEM ? PR_ENOMEM : PR_EIO,
+				    "cannot ingest '%s': cannot hold it in memory: %s", name,
+				    strerror(errno));
+	}
+	while (left) {
+		ssize_t w = write(fd, p, left);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			rc = pr_error_set(err, PR_ENOMEM, "cannot ingest '%s': cannot hold it in "
+					  "memory: %s", name, strerror(errno));
+			out->infra = true;
+			goto out;
+		}
+		p += w;
+		left -= (size_t)w;
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	r.path = path;
+	r.display = name;
+	rc = ingest_file(out, d, bs, &r, lim, err);
+out:
+	close(fd);
+	return rc;
+}
+
+void source_fetched_init(source_fetched *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->retry_after_ms = -1;
+}
+
+void source_fetched_release(source_fetched *f)
+{
+	wipe_mem(f->body.ptr, f->body.len);
+	buf_release(&f->body);
+	source_fetched_init(f);
+}
+
+void source_body_hint(char *out, size_t n, const buf *body)
+{
+	size_t i, k = 0;
+
+	if (!n)
+		return;
+	out[0] = '\0';
+	if (memchr(body->ptr, '\0', body->len < 64 ? body->len : 64))
+		return;
+	for (i = 0; i < body->len && k + 1 < n; i++) {
+		unsigned char c = (unsigned char)body->ptr[i];
+		if (c == '\n' || c == '\r')
+			break;
+		out[k++] = c < 0x20 || c > 0x7e || c == '"' ? '?' : (char)c;
+	}
+	out[k] = '\0';
 }

@@ -42,4 +42,88 @@ void source_report_release(source_report *r);
 int source_collect_dir(source_report *out, db *d, blob_store *bs, const char *service,
 		       const char *dir, const profile_limits *lim, pr_error *err);
 
+/*
+ * Drops in a store that is not a local folder (an object-store prefix):
+ * the same rule as a folder (a profile object F and its sidecar F.json,
+ * the sidecar written last), reached through two calls the store's
+ * client provides. A folder keeps source_collect_dir, which reads by
+ * path (and falls back to a file's mtime for its time).
+ */
+typedef struct source_drops {
+	const char *name;  /* in messages: "s3://bucket/prefix" */
+	void *ctx;         /* the client's own state, passed back to the calls */
+	/*
+	 * Every object name under the prefix (profiles and sidecars, relative
+	 * to it), in any order; *names is a new array of new strings the
+	 * caller frees. Failure: PR_EIO (or PR_ENOMEM) with the message set.
+	 */
+	int (*list)(void *ctx, char ***names, size_t *n, pr_error *err);
+	/*
+	 * Read object `name` into `out`, at most `max` bytes (more is
+	 * PR_ELIMIT); a missing object is PR_ENOTFOUND, others PR_EIO.
+	 */
+	int (*read)(void *ctx, buf *out, const char *name, size_t max, pr_error *err);
+} source_drops;
+
+/*
+ * Collect every capture of `src` for `service`, as source_collect_dir
+ * does: the same report, the same sidecar checks and messages (each
+ * naming "<src->name>/<object>"), bad objects counted and skipped, and a
+ * failing database, blob store or memory stopping the collection with
+ * "stopped at object 3 of 40 in '<name>': ...". A list that fails is the
+ * source's failure (its code and message passed up).
+ */
+int source_collect_drops(source_report *out, db *d, blob_store *bs, const char *service,
+			 const source_drops *src, const profile_limits *lim, pr_error *err);
+
+/*
+ * Ingest `len` bytes held in memory (a profile fetched over the network)
+ * exactly as ingest_file ingests a file: the same limits, checks,
+ * idempotence and messages, which name req->display. req->path is
+ * ignored; req->time_us should be set (there is no file time to fall
+ * back on). The bytes go through an anonymous in-memory file, never the
+ * disk.
+ */
+int source_ingest_bytes(ingest_result *out, db *d, blob_store *bs, const ingest_request *req,
+			const void *data, size_t len, const profile_limits *lim, pr_error *err);
+
+/*
+ * How a profile source is reached over HTTP (pipeline/http.h does the
+ * rest: TLS verified, no redirects, timeouts, size cap). The auth header
+ * holds a secret: it is passed as http_req's secret header.
+ */
+typedef struct source_http {
+	const char *ca_file;          /* NULL: the system's CA store */
+	const char *auth_header;      /* "Authorization", or NULL for none */
+	const char *auth_value;       /* "Bearer <token>" or "Basic <base64>" */
+	uint32_t connect_timeout_ms;  /* 0: http.h's default */
+	uint32_t timeout_ms;          /* the whole request; 0: http.h's default */
+	size_t max_bytes;             /* the response body cap (the input limit) */
+} source_http;
+
+/*
+ * What a fetch brought back. On success `body` holds the profile bytes,
+ * or nothing with `empty` set (the source has no data for the window).
+ * On failure `retry` says that the same request may succeed later (a
+ * CPU profile already running, 429, 503), `retry_after_ms` when the
+ * server said when (-1: it did not).
+ */
+typedef struct source_fetched {
+	buf body;
+	bool empty;
+	bool retry;
+	int64_t retry_after_ms;
+} source_fetched;
+
+void source_fetched_init(source_fetched *f);
+/* Wipe and free the body (it may hold payment data) and re-initialise. */
+void source_fetched_release(source_fetched *f);
+
+/*
+ * A short, safe excerpt of an error body for a message: at most `n` - 1
+ * bytes of its first line, bytes outside printable ASCII as '?', double
+ * quotes as '?'. Binary bodies (any NUL in the first bytes) give "".
+ */
+void source_body_hint(char *out, size_t n, const buf *body);
+
 #endif

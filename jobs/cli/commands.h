@@ -28,6 +28,7 @@ int cmd_retention(cli_ctx *ctx, int argc, char **argv);
 int cmd_storage(cli_ctx *ctx, int argc, char **argv);
 int cmd_capture(cli_ctx *ctx, int argc, char **argv);
 int cmd_deploy(cli_ctx *ctx, int argc, char **argv);
+int cmd_collect(cli_ctx *ctx, int argc, char **argv);
 int cmd_functions(cli_ctx *ctx, int argc, char **argv);
 int cmd_backtest(cli_ctx *ctx, int argc, char **argv);
 int cmd_span(cli_ctx *ctx, int argc, char **argv);
@@ -35,6 +36,7 @@ int cmd_blobs(cli_ctx *ctx, int argc, char **argv);
 
 #define COMMANDS_TABLE \
 	{"ingest", cmd_ingest, "store profiles from files or a manifest"}, \
+	{"collect", cmd_collect, "pull new captures from pprof endpoints, Pyroscope, Parca, folders"}, \
 	{"nightly", cmd_nightly, "collect, analyse every enabled service, record the run"}, \
 	{"runs", cmd_runs, "list recent runs"}, \
 	{"run", cmd_run, "show one run"}, \

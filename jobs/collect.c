@@ -1,0 +1,1336 @@
+/*
+ * collect.c: the collect job (see collect.h). It owns the table
+ * collect_slots.
+ *
+ * One collection: for each service, plan its units (a pprof_http target
+ * and profile type in the current slot, a Pyroscope or Parca slot and
+ * profile type), drop those already recorded, then run them. Requests
+ * run on threads (at most max_concurrent_fleet at once) and do nothing
+ * but HTTP; this thread schedules them under the caps and the cooldown,
+ * and ingests and records each result as it comes back, so the database
+ * connection is only ever used here.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "jobs/collect.h"
+#include "common/buf.h"
+#include "common/timeutil.h"
+#include "common/wipe.h"
+#include "jobs/deploys.h"
+#include "jobs/runs.h"
+#include "jobs/secret.h"
+#include "pipeline/http.h"
+#include "pipeline/parca.h"
+#include "pipeline/pprof_http.h"
+#include "pipeline/pyroscope.h"
+#include "pipeline/targets.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <openssl/evp.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define DAY_US (86400LL * 1000000LL)
+/* How many failures the one-line summary of a service names. */
+#define SUMMARY_FAILURES 3
+/* What a CPU profile's request adds to the timeout, beyond its seconds. */
+#define CPU_MARGIN_MS 5000u
+
+/* ---- units of work ------------------------------------------------------- */
+
+enum { T_PENDING, T_RUNNING, T_DONE, T_FINISHED };
+
+/* One profile a unit brought back: a Pyroscope unit may split by release. */
+typedef struct piece {
+	char *release; /* from the source's label, or NULL */
+	source_fetched got;
+} piece;
+
+typedef struct unit {
+	size_t svc; /* index into the run's services */
+	const config_source *src;
+	const config_profile *prof;
+	char source_key[1100]; /* collect_slots.source */
+	char target[2100];     /* collect_slots.target: host:port or the query */
+	char display[600];     /* in messages: where it came from */
+	char host[300];        /* the profiled host (pprof_http), "" else */
+	char *label_release, *label_commit, *label_host; /* a target's labels */
+	int64_t start_us, end_us;                        /* the slot */
+	int64_t taken_us; /* when the request started: a live capture's time */
+	bool cpu;
+	int state;
+	unsigned attempts;
+	int64_t not_before_us; /* monotonic-clock microseconds */
+	pthread_t thread;
+	/* the request, set up before the thread starts */
+	source_http http;
+	/* the outcome, written by the thread */
+	int rc;
+	pr_error err;
+	bool retry;
+	int64_t retry_after_ms;
+	piece *pieces;
+	size_t npieces;
+} unit;
+
+typedef struct svc_state {
+	const db_service *svc;
+	const config_service *cs;
+	unsigned cap, running;
+	source_report rep;
+	json_t *failures;
+	size_t requests, empty, skipped, deferred, not_tried;
+	char **secrets; /* per source: the auth header value, or NULL */
+	size_t nsecrets;
+} svc_state;
+
+typedef struct run_state {
+	const job_env *env;
+	const collect_opts *o;
+	int64_t since_us, until_us, now_us;
+	svc_state *svcs;
+	size_t nsvcs;
+	unit *units;
+	size_t nunits, cap;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	unsigned running;
+	/* hosts being CPU-profiled or cooling down: host -> not before (mono us) */
+	char **hosts;
+	int64_t *host_free;
+	bool *host_busy;
+	size_t nhosts;
+	json_t *plan;
+} run_state;
+
+static int64_t mono_us(void)
+{
+	return (int64_t)(time_mono() * 1e6);
+}
+
+/* Free what a request brought back; the unit can be tried again. */
+static void unit_drop_pieces(unit *u)
+{
+	for (size_t i = 0; i < u->npieces; i++) {
+		free(u->pieces[i].release);
+		source_fetched_release(&u->pieces[i].got);
+	}
+	free(u->pieces);
+	u->pieces = NULL;
+	u->npieces = 0;
+}
+
+static void unit_release(unit *u)
+{
+	free(u->label_release);
+	free(u->label_commit);
+	free(u->label_host);
+	u->label_release = u->label_commit = u->label_host = NULL;
+	unit_drop_pieces(u);
+}
+
+static int oom(pr_error *err)
+{
+	return pr_error_set(err, PR_ENOMEM, "out of memory");
+}
+
+static unit *unit_new(run_state *rs, pr_error *err)
+{
+	if (rs->nunits == rs->cap) {
+		size_t cap = rs->cap ? rs->cap * 2 : 64;
+		unit *v = realloc(rs->units, cap * sizeof(*v));
+		if (!v) {
+			oom(err);
+			return NULL;
+		}
+		rs->units = v;
+		rs->cap = cap;
+	}
+	memset(&rs->units[rs->nunits], 0, sizeof(unit));
+	return &rs->units[rs->nunits++];
+}
+
+/* ---- secrets ------------------------------------------------------------- */
+
+/* "Bearer <token>" or "Basic <base64(user:password)>", in a new string. */
+static int auth_value(char **out, const config_source *src, pr_error *err)
+{
+	char *secret = NULL, *joined = NULL, *enc = NULL;
+	size_t n, elen;
+	int rc;
+
+	*out = NULL;
+	if (!src->secret_env && !src->secret_file)
+		return 0;
+	if ((rc = secret_read(&secret, src->secret_env, src->secret_file, err)) < 0)
+		return rc;
+	if (!src->basic) {
+		buf b = BUF_INIT;
+		buf_init(&b, SECRET_MAX + 16);
+		if (buf_grow(&b, strlen(secret) + 8) < 0 || buf_puts(&b, "Bearer ") < 0 ||
+		    buf_puts(&b, secret) < 0 || !(*out = buf_detach(&b, NULL)))
+			rc = oom(err);
+		goto out;
+	}
+	n = strlen(src->username) + 1 + strlen(secret);
+	elen = 4 * ((n + 2) / 3) + 1;
+	if (!(joined = malloc(n + 1)) || !(enc = malloc(elen + 6))) {
+		rc = oom(err);
+		goto out;
+	}
+	snprintf(joined, n + 1, "%s:%s", src->username, secret);
+	memcpy(enc, "Basic ", 6);
+	EVP_EncodeBlock((unsigned char *)enc + 6, (const unsigned char *)joined, (int)n);
+	*out = enc;
+	enc = NULL;
+out:
+	if (joined)
+		wipe_free(joined);
+	if (enc)
+		wipe_free(enc);
+	secret_free(secret);
+	return rc;
+}
+
+/* ---- collect_slots (this module's table) ---------------------------------- */
+
+static int slot_known(bool *known, db *d, int64_t sid, const unit *u, pr_error *err)
+{
+	static const char sql[] =
+		"select 1 from collect_slots where service_id = $1 and source = $2 and target = $3"
+		"   and profile_type = $4 and slot_start = " DB_US_TO_TS("$5");
+	char id[24], start[24];
+	const char *p[5] = {id, u->source_key, u->target, u->prof->type, start};
+	struct pg_result *res = NULL;
+	int rc;
+
+	snprintf(id, sizeof(id), "%" PRId64, sid);
+	snprintf(start, sizeof(start), "%" PRId64, u->start_us);
+	if ((rc = db_exec(d, &res, err, "reading collected slots", sql, 5, p)) < 0)
+		return rc;
+	*known = db_rows(res) > 0;
+	db_result_free(res);
+	return 0;
+}
+
+static int slot_record(db *d, int64_t sid, const unit *u, const char *outcome, int64_t capture,
+		       pr_error *err)
+{
+	static const char sql[] =
+		"insert into collect_slots (service_id, source, target, profile_type, slot_start,"
+		" slot_end, host, outcome, capture_id)"
+		" values ($1, $2, $3, $4, " DB_US_TO_TS("$5") ", " DB_US_TO_TS(
+			"$6") ", $7, $8, $9)"
+			      " on conflict do nothing";
+	char id[24], start[24], end[24], cap[24];
+	const char *p[9] = {id,
+			    u->source_key,
+			    u->target,
+			    u->prof->type,
+			    start,
+			    end,
+			    u->cpu && u->host[0] ? u->host : NULL,
+			    outcome,
+			    capture ? cap : NULL};
+
+	snprintf(id, sizeof(id), "%" PRId64, sid);
+	snprintf(start, sizeof(start), "%" PRId64, u->start_us);
+	snprintf(end, sizeof(end), "%" PRId64, u->end_us);
+	snprintf(cap, sizeof(cap), "%" PRId64, capture);
+	return db_exec(d, NULL, err, "recording a collected slot", sql, 9, p);
+}
+
+/* When `host` was last CPU-profiled, any service, any run: *at_us, 0 when never. */
+static int host_last_cpu(int64_t *at_us, db *d, const char *host, pr_error *err)
+{
+	static const char sql[] = "select " DB_TS_TO_US(
+		"max(fetched_at)") " from collect_slots"
+				   " where profile_type = 'cpu' and host = $1";
+	const char *p[1] = {host};
+	struct pg_result *res = NULL;
+	int rc;
+
+	if ((rc = db_exec(d, &res, err, "reading the last CPU profile of a host", sql, 1, p)) < 0)
+		return rc;
+	*at_us = db_rows(res) ? db_get_i64(res, 0, 0) : 0;
+	db_result_free(res);
+	return 0;
+}
+
+/* ---- planning ------------------------------------------------------------ */
+
+static void failure(svc_state *s, const char *source, const char *target, const char *type,
+		    const char *reason)
+{
+	json_t *f = json_pack("{s:s,s:s,s:s?,s:s}", "source", source, "target", target, "type",
+			      type, "reason", reason);
+
+	if (f)
+		json_array_append_new(s->failures, f);
+	s->rep.failed++;
+}
+
+static const char *kind_name(config_source_kind k)
+{
+	static const char *const names[] = {"dir", "pprof_http", "pyroscope", "parca"};
+	return names[k];
+}
+
+/* The host part of "host:port" (no brackets for IPv6). */
+static void host_of(char *out, size_t n, const char *address)
+{
+	const char *end = strrchr(address, ':');
+	const char *start = address;
+
+	if (address[0] == '[') {
+		start = address + 1;
+		end = strchr(address, ']');
+	}
+	snprintf(out, n, "%.*s", (int)(end ? end - start : (long)strlen(start)), start);
+}
+
+static int64_t floor_to(int64_t t, int64_t step)
+{
+	return t - ((t % step) + step) % step;
+}
+
+/* Add the unit unless its slot was collected before. */
+static int plan_unit(run_state *rs, unit *u, pr_error *err)
+{
+	svc_state *s = &rs->svcs[u->svc];
+	bool known = false;
+	char from[TIME_FMT_MAX], to[TIME_FMT_MAX];
+	int rc;
+
+	if ((rc = slot_known(&known, rs->env->d, s->svc->id, u, err)) < 0)
+		return rc;
+	if (known) {
+		s->skipped++;
+		unit_release(u);
+		rs->nunits--;
+		return 0;
+	}
+	if (rs->plan) {
+		time_format(from, u->start_us);
+		time_format(to, u->end_us);
+		json_array_append_new(
+			rs->plan,
+			json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:i}", "service", s->svc->name,
+				  "source", kind_name(u->src->kind), "target",
+				  u->src->kind == CONFIG_SRC_PPROF_HTTP ? u->target : u->display,
+				  "type", u->prof->type, "start", from, "end", to, "requests",
+				  u->src->kind == CONFIG_SRC_PYROSCOPE && u->src->version_label
+					  ? 2
+					  : 1));
+	}
+	s->requests++;
+	return 0;
+}
+
+static int plan_pprof_http(run_state *rs, size_t si, const config_source *src, size_t srcno,
+			   pr_error *err)
+{
+	svc_state *s = &rs->svcs[si];
+	target_labels names = {src->release_label ? src->release_label : "release",
+			       src->commit_label ? src->commit_label : "commit",
+			       src->host_label ? src->host_label : "host"};
+	target_list tl = {0};
+	pr_error terr = PR_ERROR_INIT;
+	int64_t slot = floor_to(rs->now_us, src->slot_us);
+	int rc = 0;
+
+	/* A live endpoint has only the present: nothing for a window that is over. */
+	if (rs->until_us < slot)
+		goto out;
+	for (size_t i = 0; i < src->ntargets; i++)
+		if ((rc = targets_add(&tl, src->targets[i], &terr)) < 0)
+			break;
+	for (size_t i = 0; rc == 0 && i < src->nfile_sd; i++)
+		rc = targets_load_file_sd(&tl, src->file_sd[i], &names, &terr);
+	if (rc < 0) {
+		if (rc == PR_ENOMEM)
+			goto out;
+		failure(s, "pprof_http", src->label, NULL, terr.msg);
+		rc = 0;
+		/* The targets read before the bad file are still profiled. */
+	}
+	for (size_t t = 0; t < tl.n; t++) {
+		char base[600];
+		snprintf(base, sizeof(base), "%s://%s/", src->scheme ? src->scheme : "http",
+			 tl.v[t].address);
+		/* Plain http to a host that is not loopback would carry the secret in the clear. */
+		if ((src->secret_env || src->secret_file) && !secret_url_safe(base)) {
+			char why[800];
+			snprintf(why, sizeof(why),
+				 "target '%s': not contacted: its credentials would "
+				 "cross the network in cleartext (use \"scheme\": \"https\")",
+				 tl.v[t].address);
+			failure(s, "pprof_http", tl.v[t].address, NULL, why);
+			continue;
+		}
+		for (size_t p = 0; p < src->nprofiles; p++) {
+			unit *u = unit_new(rs, err);
+			char url[600];
+			pprof_http_req pr;
+			if (!u) {
+				rc = PR_ENOMEM;
+				goto out;
+			}
+			u->svc = si;
+			u->src = src;
+			u->prof = &src->profiles[p];
+			u->cpu = strcmp(u->prof->type, "cpu") == 0;
+			snprintf(u->source_key, sizeof(u->source_key), "pprof_http%s%.200s",
+				 rs->o->deploy_release ? " deploy " : "",
+				 rs->o->deploy_release ? rs->o->deploy_release : "");
+			snprintf(u->target, sizeof(u->target), "%s", tl.v[t].address);
+			host_of(u->host, sizeof(u->host), tl.v[t].address);
+			memset(&pr, 0, sizeof(pr));
+			pr.scheme = src->scheme ? src->scheme : "http";
+			pr.address = tl.v[t].address;
+			pr.what = u->prof->id;
+			pr.seconds = src->seconds;
+			pprof_http_url(url, sizeof(url), &pr);
+			snprintf(u->display, sizeof(u->display), "%s", url);
+			u->start_us = slot;
+			u->end_us = slot + src->slot_us;
+			if ((tl.v[t].release && !(u->label_release = strdup(tl.v[t].release))) ||
+			    (tl.v[t].commit && !(u->label_commit = strdup(tl.v[t].commit))) ||
+			    (tl.v[t].host && !(u->label_host = strdup(tl.v[t].host)))) {
+				rc = oom(err);
+				goto out;
+			}
+			(void)srcno;
+			if ((rc = plan_unit(rs, u, err)) < 0)
+				goto out;
+		}
+	}
+out:
+	target_list_release(&tl);
+	return rc;
+}
+
+static int plan_slots(run_state *rs, size_t si, const config_source *src, pr_error *err)
+{
+	char shown[320];
+	int64_t first = floor_to(rs->since_us, src->slot_us);
+	int rc;
+
+	http_redact_url(shown, sizeof(shown), src->url);
+	for (size_t p = 0; p < src->nprofiles; p++)
+		for (int64_t t = first; t + src->slot_us <= rs->until_us; t += src->slot_us) {
+			unit *u;
+			char when[TIME_FMT_MAX];
+			/* Only whole slots: a slot still running would be stored half. */
+			if (t + src->slot_us > rs->now_us)
+				break;
+			if (!(u = unit_new(rs, err)))
+				return PR_ENOMEM;
+			u->svc = si;
+			u->src = src;
+			u->prof = &src->profiles[p];
+			u->start_us = t;
+			u->end_us = t + src->slot_us;
+			snprintf(u->source_key, sizeof(u->source_key), "%s %s",
+				 kind_name(src->kind), shown);
+			snprintf(u->target, sizeof(u->target), "%s%s",
+				 src->kind == CONFIG_SRC_PARCA ? u->prof->id : "", src->selector);
+			time_format(when, t);
+			snprintf(u->display, sizeof(u->display), "%s '%s' %s %s",
+				 kind_name(src->kind), shown, u->prof->type, when);
+			if ((rc = plan_unit(rs, u, err)) < 0)
+				return rc;
+		}
+	return 0;
+}
+
+/* ---- the requests (on their own threads) --------------------------------- */
+
+static int piece_add(unit *u, const char *release)
+{
+	piece *v = realloc(u->pieces, (u->npieces + 1) * sizeof(*v));
+
+	if (!v)
+		return PR_ENOMEM;
+	u->pieces = v;
+	memset(&v[u->npieces], 0, sizeof(*v));
+	source_fetched_init(&v[u->npieces].got);
+	if (release && !(v[u->npieces].release = strdup(release)))
+		return PR_ENOMEM;
+	u->npieces++;
+	return 0;
+}
+
+static void fetch_pyroscope(unit *u)
+{
+	const config_source *src = u->src;
+	pyroscope_query q = {src->url,           src->tenant,      u->prof->id, src->selector,
+			     u->start_us / 1000, u->end_us / 1000, u->http};
+	char **vals = NULL;
+	size_t nvals = 0;
+
+	if (src->version_label && (u->rc = pyroscope_label_values(&vals, &nvals, &u->retry, &q,
+								  src->version_label, &u->err)) < 0)
+		return;
+	for (size_t i = 0; i < (nvals ? nvals : 1) && u->rc == 0; i++) {
+		char *sel = NULL;
+		pyroscope_query qi = q;
+		if (nvals &&
+		    !(sel = pyroscope_selector_with(src->selector, src->version_label, vals[i]))) {
+			u->rc = pr_error_set(&u->err, PR_EUSAGE,
+					     "%s: selector '%.200s' does not "
+					     "end in '}'",
+					     u->display, src->selector);
+			break;
+		}
+		if (sel)
+			qi.selector = sel;
+		if (piece_add(u, nvals ? vals[i] : NULL) < 0)
+			u->rc = oom(&u->err);
+		else
+			u->rc = pyroscope_fetch(&u->pieces[u->npieces - 1].got, &qi, &u->err);
+		u->retry = u->rc < 0 && u->pieces && u->pieces[u->npieces - 1].got.retry;
+		if (u->retry)
+			u->retry_after_ms = u->pieces[u->npieces - 1].got.retry_after_ms;
+		free(sel);
+	}
+	for (size_t i = 0; i < nvals; i++)
+		free(vals[i]);
+	free(vals);
+}
+
+static void *fetch_thread(void *arg)
+{
+	run_state *rs = ((void **)arg)[0];
+	unit *u = ((void **)arg)[1];
+
+	free(arg);
+	if (u->src->kind == CONFIG_SRC_PPROF_HTTP) {
+		pprof_http_req r = {u->src->scheme ? u->src->scheme : "http", u->target,
+				    u->prof->id, u->src->seconds, u->http};
+		if (piece_add(u, NULL) < 0) {
+			u->rc = oom(&u->err);
+		} else {
+			u->rc = pprof_http_fetch(&u->pieces[0].got, &r, &u->err);
+			u->retry = u->pieces[0].got.retry;
+			u->retry_after_ms = u->pieces[0].got.retry_after_ms;
+		}
+	} else if (u->src->kind == CONFIG_SRC_PYROSCOPE) {
+		fetch_pyroscope(u);
+	} else {
+		char query[2100];
+		parca_query q = {u->src->url, query, u->start_us / 1000, u->end_us / 1000, u->http};
+		snprintf(query, sizeof(query), "%s", u->target);
+		if (piece_add(u, NULL) < 0) {
+			u->rc = oom(&u->err);
+		} else {
+			u->rc = parca_fetch(&u->pieces[0].got, &q, &u->err);
+			u->retry = u->pieces[0].got.retry;
+			u->retry_after_ms = u->pieces[0].got.retry_after_ms;
+		}
+	}
+	pthread_mutex_lock(&rs->mu);
+	u->state = T_DONE;
+	pthread_cond_signal(&rs->cv);
+	pthread_mutex_unlock(&rs->mu);
+	return NULL;
+}
+
+/* ---- release attribution ------------------------------------------------- */
+
+typedef struct attribution {
+	const char *release, *commit;
+	const char *from; /* "label", "deploy", "none" */
+} attribution;
+
+static bool hex_sha(const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+
+	if (n < 4 || n > 64)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!isxdigit((unsigned char)s[i]))
+			return false;
+	return true;
+}
+
+/*
+ * The rule of collect.h for a capture of `u`: a live one (pprof_http)
+ * at the moment it was taken, a slot over [start, end).
+ */
+static void attribute(attribution *a, const run_state *rs, const deploy *deps, size_t ndeps,
+		      const unit *u, const piece *pc)
+{
+	const char *label = pc->release ? pc->release : u->label_release;
+	bool live = u->src->kind == CONFIG_SRC_PPROF_HTTP;
+	int64_t at = live ? u->taken_us : u->start_us, end = live ? u->taken_us : u->end_us;
+	const deploy *best = NULL;
+	bool inside = false;
+
+	a->release = "unknown";
+	a->commit = NULL;
+	a->from = "none";
+	if (label) {
+		a->release = label;
+		a->commit = u->label_commit && hex_sha(u->label_commit) ? u->label_commit
+			    : pc->release && hex_sha(pc->release)       ? pc->release
+									: NULL;
+		a->from = "label";
+		return;
+	}
+	/* deploys are newest first */
+	for (size_t i = 0; i < ndeps; i++) {
+		if (deps[i].deployed_at_us > at && deps[i].deployed_at_us < end)
+			inside = true;
+		if (!best && deps[i].deployed_at_us <= at)
+			best = &deps[i];
+	}
+	if (rs->o->deploy_release) {
+		int64_t d = rs->o->deploy_at_us;
+		if (d > at && d < end)
+			inside = true;
+		else if (d <= at && (!best || d >= best->deployed_at_us) && !inside) {
+			a->release = rs->o->deploy_release;
+			a->commit = rs->o->deploy_commit;
+			a->from = "deploy";
+			return;
+		}
+	}
+	/* A slot with a deploy inside holds two releases: neither can be claimed. */
+	if (inside || !best)
+		return;
+	a->release = best->release;
+	a->commit = best->commit_sha[0] ? best->commit_sha : NULL;
+	a->from = "deploy";
+}
+
+/* ---- results, on this thread ---------------------------------------------- */
+
+/* Ingest what a finished unit brought back, record its slot; < 0 only on infra. */
+static int finish_unit(run_state *rs, unit *u, const deploy *deps, size_t ndeps, pr_error *err)
+{
+	svc_state *s = &rs->svcs[u->svc];
+	const job_env *env = rs->env;
+	const char *outcome = "empty";
+	int64_t capture = 0;
+	bool all_ok = true;
+
+	if (u->rc < 0) {
+		failure(s, kind_name(u->src->kind), u->target, u->prof->type, u->err.msg);
+		return 0;
+	}
+	for (size_t i = 0; i < u->npieces; i++) {
+		piece *pc = &u->pieces[i];
+		ingest_request req;
+		ingest_result res;
+		attribution a;
+		pr_error ierr = PR_ERROR_INIT;
+		char tags[160];
+
+		if (pc->got.empty) {
+			s->empty++;
+			continue;
+		}
+		attribute(&a, rs, deps, ndeps, u, pc);
+		snprintf(tags, sizeof(tags), "{\"release_from\":\"%s\",\"source\":\"%s\"}", a.from,
+			 kind_name(u->src->kind));
+		memset(&req, 0, sizeof(req));
+		req.display = u->display;
+		req.service = s->svc->name;
+		req.release = a.release;
+		req.commit = a.commit;
+		req.host = u->label_host ? u->label_host : u->host[0] ? u->host : NULL;
+		req.time_us = u->src->kind == CONFIG_SRC_PPROF_HTTP ? u->taken_us : u->start_us;
+		req.type = u->prof->type;
+		req.tags_json = tags;
+		req.format = PROFILE_FMT_PPROF;
+		if (source_ingest_bytes(&res, env->d, env->bs, &req, pc->got.body.ptr,
+					pc->got.body.len, &env->cfg->limits, &ierr) < 0) {
+			if (res.infra || ierr.code == PR_ENOMEM)
+				return pr_error_set(err, ierr.code, "%s", ierr.msg);
+			failure(s, kind_name(u->src->kind), u->target, u->prof->type, ierr.msg);
+			all_ok = false;
+			continue;
+		}
+		if (res.already)
+			s->rep.already++;
+		else
+			s->rep.stored++;
+		outcome = res.already && strcmp(outcome, "stored") != 0 ? "already" : "stored";
+		capture = u->npieces == 1 ? res.capture_id : 0;
+	}
+	/* Recorded once every piece is in: a piece that failed is fetched again next time. */
+	return all_ok ? slot_record(env->d, s->svc->id, u, outcome, capture, err) : 0;
+}
+
+/* ---- scheduling ------------------------------------------------------------ */
+
+static size_t host_index(run_state *rs, const char *host)
+{
+	for (size_t i = 0; i < rs->nhosts; i++)
+		if (strcmp(rs->hosts[i], host) == 0)
+			return i;
+	return SIZE_MAX;
+}
+
+/* Track every CPU host of the plan with when it may be profiled again. */
+static int load_hosts(run_state *rs, pr_error *err)
+{
+	int64_t cooldown = rs->env->cfg->collect.cooldown_us, mono = mono_us();
+	int rc;
+
+	for (size_t i = 0; i < rs->nunits; i++) {
+		unit *u = &rs->units[i];
+		int64_t last = 0;
+		if (!u->cpu || !u->host[0] || host_index(rs, u->host) != SIZE_MAX)
+			continue;
+		if ((rc = host_last_cpu(&last, rs->env->d, u->host, err)) < 0)
+			return rc;
+		{
+			char **h = realloc(rs->hosts, (rs->nhosts + 1) * sizeof(*h));
+			int64_t *f;
+			bool *b;
+			if (h)
+				rs->hosts = h;
+			f = h ? realloc(rs->host_free, (rs->nhosts + 1) * sizeof(*f)) : NULL;
+			if (f)
+				rs->host_free = f;
+			b = f ? realloc(rs->host_busy, (rs->nhosts + 1) * sizeof(*b)) : NULL;
+			if (b)
+				rs->host_busy = b;
+			if (!b || !(rs->hosts[rs->nhosts] = strdup(u->host)))
+				return oom(err);
+		}
+		/* A wall-clock time from the database becomes a monotonic deadline. */
+		rs->host_free[rs->nhosts] = last ? mono + (last + cooldown - time_now_us()) : 0;
+		rs->host_busy[rs->nhosts] = false;
+		rs->nhosts++;
+	}
+	return 0;
+}
+
+/* Start a unit's request on its own thread. */
+static int start_unit(run_state *rs, unit *u, pr_error *err)
+{
+	void **arg = malloc(2 * sizeof(*arg));
+	svc_state *s = &rs->svcs[u->svc];
+	size_t k = (size_t)(u->src - s->cs->sources);
+
+	if (!arg)
+		return oom(err);
+	unit_drop_pieces(u);
+	u->rc = 0;
+	pr_error_clear(&u->err);
+	u->retry = false;
+	u->retry_after_ms = -1;
+	memset(&u->http, 0, sizeof(u->http));
+	u->http.ca_file = u->src->ca_file;
+	if (k < s->nsecrets && s->secrets[k]) {
+		u->http.auth_header = "Authorization";
+		u->http.auth_value = s->secrets[k];
+	}
+	u->http.connect_timeout_ms = u->src->connect_timeout_ms;
+	u->http.timeout_ms = u->src->timeout_ms + (u->cpu && u->src->kind == CONFIG_SRC_PPROF_HTTP
+							   ? u->src->seconds * 1000 + CPU_MARGIN_MS
+							   : 0);
+	u->http.max_bytes = rs->env->cfg->limits.max_input_bytes;
+	u->taken_us = time_now_us();
+	u->attempts++;
+	u->state = T_RUNNING;
+	arg[0] = rs;
+	arg[1] = u;
+	if (pthread_create(&u->thread, NULL, fetch_thread, arg) != 0) {
+		free(arg);
+		u->state = T_PENDING;
+		return pr_error_set(err, PR_ERR, "cannot start a request thread: %s",
+				    strerror(errno));
+	}
+	s->running++;
+	rs->running++;
+	if (u->cpu && u->host[0])
+		rs->host_busy[host_index(rs, u->host)] = true;
+	return 0;
+}
+
+/*
+ * Whether a pending unit may start now; *wait_us how long until it might
+ * (0: never in this run, cooldown past the deadline).
+ */
+static bool may_start(run_state *rs, const unit *u, int64_t now, int64_t deadline, int64_t *wait_us)
+{
+	const svc_state *s = &rs->svcs[u->svc];
+
+	*wait_us = 50000;
+	if (u->not_before_us > now) {
+		*wait_us = u->not_before_us - now;
+		return false;
+	}
+	if (s->running >= s->cap || rs->running >= rs->env->cfg->collect.max_concurrent_fleet)
+		return false;
+	if (u->cpu && u->host[0]) {
+		size_t h = host_index(rs, u->host);
+		if (rs->host_busy[h])
+			return false;
+		if (rs->host_free[h] > now) {
+			*wait_us = rs->host_free[h] > deadline ? 0 : rs->host_free[h] - now;
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Join a finished request; retry, or hand its result on. */
+static int harvest(run_state *rs, unit *u, int64_t deadline, const deploy *const *deps,
+		   const size_t *ndeps, pr_error *err)
+{
+	svc_state *s = &rs->svcs[u->svc];
+	const config_collect *cc = &rs->env->cfg->collect;
+	int64_t now;
+	int rc = 0;
+
+	pthread_join(u->thread, NULL);
+	s->running--;
+	rs->running--;
+	now = mono_us();
+	if (u->cpu && u->host[0]) {
+		size_t h = host_index(rs, u->host);
+		rs->host_busy[h] = false;
+		/* A request that reached the host counts for its cooldown. */
+		if (u->rc == 0 || u->retry)
+			rs->host_free[h] = now + cc->cooldown_us;
+	}
+	if (u->rc < 0 && u->retry && u->attempts <= cc->retries) {
+		int64_t wait = cc->retry_us << (u->attempts - 1);
+		if (u->retry_after_ms >= 0 && u->retry_after_ms * 1000 > wait)
+			wait = u->retry_after_ms * 1000;
+		/* A busy CPU profiler is free again once the running profile ends. */
+		if (u->cpu && u->src->kind == CONFIG_SRC_PPROF_HTTP && u->host[0])
+			rs->host_free[host_index(rs, u->host)] = now + wait;
+		if (now + wait < deadline) {
+			u->not_before_us = now + wait;
+			u->state = T_PENDING;
+			unit_drop_pieces(u);
+			return 0;
+		}
+	}
+	rc = finish_unit(rs, u, deps[u->svc], ndeps[u->svc], err);
+	unit_drop_pieces(u);
+	u->state = T_FINISHED;
+	return rc;
+}
+
+/* Run every planned unit to its end, or to the budget. */
+static int run_units(run_state *rs, pr_error *err)
+{
+	deploy **deps = calloc(rs->nsvcs ? rs->nsvcs : 1, sizeof(*deps));
+	size_t *ndeps = calloc(rs->nsvcs ? rs->nsvcs : 1, sizeof(*ndeps));
+	int64_t deadline = mono_us() + rs->env->cfg->collect.budget_us;
+	size_t left = 0;
+	int rc = 0;
+
+	for (size_t i = 0; i < rs->nunits; i++)
+		left += rs->units[i].state == T_PENDING;
+
+	if (!deps || !ndeps) {
+		rc = oom(err);
+		goto out;
+	}
+	for (size_t i = 0; i < rs->nsvcs; i++)
+		if ((rc = deploy_list(&deps[i], &ndeps[i], rs->env->d, rs->svcs[i].svc->id, 1000,
+				      err)) < 0)
+			goto out;
+	if ((rc = load_hosts(rs, err)) < 0)
+		goto out;
+	while (left) {
+		int64_t now = mono_us(), nap = 200000;
+		bool any_running = false;
+
+		/* Harvest what is done (the database is used from this thread only). */
+		(void)now;
+		for (size_t i = 0; i < rs->nunits && rc == 0; i++) {
+			unit *u = &rs->units[i];
+			int st;
+			pthread_mutex_lock(&rs->mu);
+			st = u->state;
+			pthread_mutex_unlock(&rs->mu);
+			if (st != T_DONE)
+				continue;
+			rc = harvest(rs, u, deadline, (const deploy *const *)deps, ndeps, err);
+			if (u->state == T_FINISHED)
+				left--;
+		}
+		if (rc < 0)
+			break;
+		now = mono_us();
+		pthread_mutex_lock(&rs->mu);
+		for (size_t i = 0; i < rs->nunits; i++) {
+			unit *u = &rs->units[i];
+			svc_state *s = &rs->svcs[u->svc];
+			int64_t wait;
+			if (u->state == T_RUNNING || u->state == T_DONE)
+				any_running = true;
+			if (u->state != T_PENDING)
+				continue;
+			if (now >= deadline) {
+				char why[900];
+				snprintf(why, sizeof(why),
+					 "%s: not tried: the collection budget of "
+					 "%" PRId64 " s ran out",
+					 u->display, rs->env->cfg->collect.budget_us / 1000000);
+				failure(s, kind_name(u->src->kind), u->target, u->prof->type, why);
+				s->not_tried++;
+				u->state = T_FINISHED;
+				left--;
+				continue;
+			}
+			if (u->cpu && u->host[0]) {
+				size_t h = host_index(rs, u->host);
+				if (!rs->host_busy[h] && rs->host_free[h] > deadline) {
+					/* Cooling past the budget: later, not a failure. */
+					s->rep.waiting++;
+					u->state = T_FINISHED;
+					left--;
+					continue;
+				}
+			}
+			if (may_start(rs, u, now, deadline, &wait)) {
+				if ((rc = start_unit(rs, u, err)) < 0)
+					break;
+				any_running = true;
+			} else if (wait > 0 && wait < nap) {
+				nap = wait;
+			}
+		}
+		pthread_mutex_unlock(&rs->mu);
+		if (rc < 0 || !left)
+			break;
+		pthread_mutex_lock(&rs->mu);
+		{
+			bool done = false;
+			for (size_t i = 0; i < rs->nunits && !done; i++)
+				done = rs->units[i].state == T_DONE;
+			if (!done && any_running) {
+				struct timespec ts;
+				clock_gettime(CLOCK_REALTIME, &ts);
+				ts.tv_nsec += (long)(nap % 1000000) * 1000;
+				ts.tv_sec += (time_t)(nap / 1000000) + ts.tv_nsec / 1000000000;
+				ts.tv_nsec %= 1000000000;
+				pthread_cond_timedwait(&rs->cv, &rs->mu, &ts);
+			} else if (!done) {
+				struct timespec ts = {(time_t)(nap / 1000000),
+						      (long)(nap % 1000000) * 1000};
+				pthread_mutex_unlock(&rs->mu);
+				nanosleep(&ts, NULL);
+				pthread_mutex_lock(&rs->mu);
+			}
+		}
+		pthread_mutex_unlock(&rs->mu);
+	}
+out:
+	/* After a failure, let the requests in flight end (each is bounded) and drop them. */
+	for (size_t i = 0; i < rs->nunits; i++) {
+		unit *u = &rs->units[i];
+		if (u->state == T_RUNNING || u->state == T_DONE) {
+			pthread_join(u->thread, NULL);
+			u->state = T_FINISHED;
+		}
+	}
+	for (size_t i = 0; deps && i < rs->nsvcs; i++)
+		free(deps[i]);
+	free(deps);
+	free(ndeps);
+	return rc;
+}
+
+/* ---- one collection ------------------------------------------------------ */
+
+bool collect_has_sources(const config_service *cs)
+{
+	return cs && (cs->source_dir || cs->nsources);
+}
+
+static void svc_state_release(svc_state *s)
+{
+	source_report_release(&s->rep);
+	json_decref(s->failures);
+	for (size_t i = 0; i < s->nsecrets; i++)
+		if (s->secrets[i])
+			wipe_free(s->secrets[i]);
+	free(s->secrets);
+	memset(s, 0, sizeof(*s));
+}
+
+static void run_state_release(run_state *rs)
+{
+	for (size_t i = 0; i < rs->nunits; i++)
+		unit_release(&rs->units[i]);
+	free(rs->units);
+	for (size_t i = 0; i < rs->nsvcs; i++)
+		svc_state_release(&rs->svcs[i]);
+	free(rs->svcs);
+	for (size_t i = 0; i < rs->nhosts; i++)
+		free(rs->hosts[i]);
+	free(rs->hosts);
+	free(rs->host_free);
+	free(rs->host_busy);
+	pthread_mutex_destroy(&rs->mu);
+	pthread_cond_destroy(&rs->cv);
+}
+
+/* Drop folders of a service: the folder code as it always ran. */
+static int collect_dirs(svc_state *s, const job_env *env, pr_error *err)
+{
+	const config_service *cs = s->cs;
+
+	for (size_t k = 0; k <= cs->nsources; k++) {
+		const char *dir = k < cs->nsources ? (cs->sources[k].kind == CONFIG_SRC_DIR
+							      ? cs->sources[k].dir
+							      : NULL)
+						   : cs->source_dir;
+		source_report r = {0};
+		pr_error derr = PR_ERROR_INIT;
+		if (!dir)
+			continue;
+		if (source_collect_dir(&r, env->d, env->bs, s->svc->name, dir, &env->cfg->limits,
+				       &derr) < 0) {
+			source_report_release(&r);
+			if (derr.code == PR_EDB || derr.code == PR_ENOMEM)
+				return pr_error_set(err, derr.code, "%s", derr.msg);
+			failure(s, "dir", dir, NULL, derr.msg);
+			continue;
+		}
+		s->rep.stored += r.stored;
+		s->rep.already += r.already;
+		s->rep.waiting += r.waiting;
+		if (r.failed) {
+			/* Each bad file is its own failure; the first one is named. */
+			failure(s, "dir", dir, NULL,
+				r.first_error ? r.first_error : "a file failed");
+			s->rep.failed += r.failed - 1;
+		}
+		source_report_release(&r);
+	}
+	return 0;
+}
+
+/* Set up one service: state, secrets, plan. */
+static int plan_service(run_state *rs, size_t si, pr_error *err)
+{
+	svc_state *s = &rs->svcs[si];
+	const config_service *cs = s->cs;
+	int rc;
+
+	s->cap = cs->max_concurrent ? cs->max_concurrent : rs->env->cfg->collect.max_concurrent;
+	if (cs->nsources && !(s->secrets = calloc(cs->nsources, sizeof(*s->secrets))))
+		return oom(err);
+	s->nsecrets = cs->nsources;
+	for (size_t k = 0; rs->plan && k <= cs->nsources; k++) {
+		const char *dir = k < cs->nsources ? (cs->sources[k].kind == CONFIG_SRC_DIR
+							      ? cs->sources[k].dir
+							      : NULL)
+						   : cs->source_dir;
+		if (dir)
+			json_array_append_new(rs->plan, json_pack("{s:s,s:s,s:s,s:i}", "service",
+								  s->svc->name, "source", "dir",
+								  "target", dir, "requests", 0));
+	}
+	for (size_t k = 0; k < cs->nsources; k++) {
+		const config_source *src = &cs->sources[k];
+		pr_error serr = PR_ERROR_INIT;
+		if (src->kind == CONFIG_SRC_DIR)
+			continue;
+		if (!rs->o->dry_run && auth_value(&s->secrets[k], src, &serr) < 0) {
+			if (serr.code == PR_ENOMEM)
+				return pr_error_set(err, PR_ENOMEM, "%s", serr.msg);
+			failure(s, kind_name(src->kind), src->label, NULL, serr.msg);
+			continue;
+		}
+		if (src->kind == CONFIG_SRC_PPROF_HTTP)
+			rc = plan_pprof_http(rs, si, src, k, err);
+		else
+			rc = plan_slots(rs, si, src, err);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* One line for a service's failures: a single one as it is. */
+static void summarise(svc_state *s)
+{
+	size_t n = json_array_size(s->failures), i;
+	buf b = BUF_INIT;
+	json_t *f;
+
+	free(s->rep.first_error);
+	s->rep.first_error = NULL;
+	if (!n)
+		return;
+	if (n == 1 && s->rep.failed == 1) {
+		s->rep.first_error = strdup(json_string_value(
+			json_object_get(json_array_get(s->failures, 0), "reason")));
+		return;
+	}
+	buf_printf(&b, "%zu failures", s->rep.failed);
+	json_array_foreach(s->failures, i, f)
+	{
+		if (i == SUMMARY_FAILURES) {
+			buf_printf(&b, "; ...");
+			break;
+		}
+		buf_printf(&b, "%s %s", i ? ";" : ":",
+			   json_string_value(json_object_get(f, "reason")));
+	}
+	s->rep.first_error = buf_detach(&b, NULL);
+}
+
+static json_t *svc_json(const svc_state *s)
+{
+	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:O}", "stored",
+			 (json_int_t)s->rep.stored, "already_stored", (json_int_t)s->rep.already,
+			 "already_collected", (json_int_t)s->skipped, "empty", (json_int_t)s->empty,
+			 "deferred", (json_int_t)s->rep.waiting, "failed",
+			 (json_int_t)s->rep.failed, "not_tried", (json_int_t)s->not_tried,
+			 "requests", (json_int_t)s->requests, "failures", s->failures);
+}
+
+/*
+ * Collect `svcs` (registered and enabled) under the collect lock. On
+ * return rs->svcs holds each service's outcome.
+ */
+static int collect_services(run_state *rs, const job_env *env, const collect_opts *o,
+			    const db_service *const *svcs, size_t n, bool *locked_out,
+			    pr_error *err)
+{
+	bool locked = false;
+	int rc;
+
+	memset(rs, 0, sizeof(*rs));
+	pthread_mutex_init(&rs->mu, NULL);
+	pthread_cond_init(&rs->cv, NULL);
+	rs->env = env;
+	rs->o = o;
+	rs->now_us = job_now(env);
+	rs->until_us = o->until_us ? o->until_us : rs->now_us;
+	rs->since_us = o->since_us ? o->since_us : rs->until_us - DAY_US;
+	*locked_out = false;
+	if (n && !(rs->svcs = calloc(n, sizeof(*rs->svcs))))
+		return oom(err);
+	for (size_t i = 0; i < n; i++) {
+		rs->svcs[i].svc = svcs[i];
+		rs->svcs[i].cs = config_service_find(env->cfg, svcs[i]->name);
+		if (!(rs->svcs[i].failures = json_array()))
+			return oom(err);
+		rs->nsvcs++;
+	}
+	if (o->dry_run && !(rs->plan = json_array()))
+		return oom(err);
+	if (!o->dry_run) {
+		if ((rc = db_try_advisory_lock(env->d, COLLECT_LOCK, &locked, err)) < 0)
+			return rc;
+		if (!locked) {
+			*locked_out = true;
+			return 0;
+		}
+	}
+	for (size_t i = 0; i < rs->nsvcs; i++)
+		if (!o->dry_run && (rc = collect_dirs(&rs->svcs[i], env, err)) < 0)
+			goto out;
+	for (size_t i = 0; i < rs->nsvcs; i++)
+		if ((rc = plan_service(rs, i, err)) < 0)
+			goto out;
+	if (!o->dry_run && (rc = run_units(rs, err)) < 0)
+		goto out;
+	for (size_t i = 0; i < rs->nsvcs; i++)
+		summarise(&rs->svcs[i]);
+	rc = 0;
+out:
+	if (locked)
+		db_advisory_unlock(env->d, COLLECT_LOCK);
+	return rc;
+}
+
+int collect_service(source_report *out, json_t **failures, const job_env *env,
+		    const db_service *svc, const collect_opts *o, pr_error *err)
+{
+	run_state rs;
+	const db_service *one[1] = {svc};
+	bool locked_out;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (failures)
+		*failures = NULL;
+	rc = collect_services(&rs, env, o, one, 1, &locked_out, err);
+	if (rc == 0 && locked_out) {
+		out->waiting = 1;
+		out->failed = 1;
+		out->first_error = strdup("another collection holds the lock '" COLLECT_LOCK
+					  "': nothing collected");
+		if (failures)
+			*failures = json_pack("[{s:s,s:s,s:s}]", "source", "collect", "target",
+					      svc->name, "reason", out->first_error);
+	} else if (rc == 0) {
+		*out = rs.svcs[0].rep;
+		memset(&rs.svcs[0].rep, 0, sizeof(rs.svcs[0].rep));
+		if (failures)
+			*failures = json_incref(rs.svcs[0].failures);
+	}
+	json_decref(rs.plan);
+	run_state_release(&rs);
+	return rc;
+}
+
+static bool wanted(const char *name, const collect_opts *o)
+{
+	if (!o->nonly)
+		return true;
+	for (size_t i = 0; i < o->nonly; i++)
+		if (strcmp(o->only[i], name) == 0)
+			return true;
+	return false;
+}
+
+int collect_run(collect_result *out, const job_env *env, const collect_opts *o, pr_error *err)
+{
+	collect_result *r = out;
+	db_service *svcs = NULL;
+	const db_service **pick = NULL;
+	size_t nsvcs = 0, npick = 0;
+	run_state rs;
+	bool have_rs = false, locked_out = false;
+	char from[TIME_FMT_MAX], to[TIME_FMT_MAX];
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	if (!(r->services = json_object()))
+		return oom(err);
+	if ((rc = db_service_list(env->d, &svcs, &nsvcs, err)) < 0)
+		goto out;
+	/* Every --service must be registered and enabled: a typo is an error. */
+	for (size_t k = 0; k < o->nonly; k++) {
+		db_service probe = {0};
+		bool found = false;
+		for (size_t i = 0; i < nsvcs && !found; i++)
+			if (strcmp(svcs[i].name, o->only[k]) == 0) {
+				found = true;
+				if (!svcs[i].enabled) {
+					rc = pr_error_set(
+						err, PR_EREFUSED,
+						"service '%s' is not enabled "
+						"for profiling (run 'profreg service enable "
+						"%s')",
+						o->only[k], o->only[k]);
+					goto out;
+				}
+			}
+		if (!found) {
+			rc = db_service_get(env->d, &probe, o->only[k], err);
+			db_service_release(&probe);
+			if (rc == 0)
+				rc = pr_error_set(err, PR_ENOTFOUND, "service '%s' not found",
+						  o->only[k]);
+			goto out;
+		}
+	}
+	if (nsvcs && !(pick = calloc(nsvcs, sizeof(*pick)))) {
+		rc = oom(err);
+		goto out;
+	}
+	for (size_t i = 0; i < nsvcs; i++) {
+		const config_service *cs = config_service_find(env->cfg, svcs[i].name);
+		if (!wanted(svcs[i].name, o))
+			continue;
+		if (!collect_has_sources(cs)) {
+			if (o->nonly)
+				json_object_set_new(r->services, svcs[i].name,
+						    json_pack("{s:s}", "skipped",
+							      "no sources in the "
+							      "configuration"));
+			continue;
+		}
+		/* Only enabled services are ever contacted. */
+		if (!svcs[i].enabled) {
+			json_object_set_new(r->services, svcs[i].name,
+					    json_pack("{s:s}", "skipped", "not enabled"));
+			r->skipped_services++;
+			continue;
+		}
+		pick[npick++] = &svcs[i];
+	}
+	if (!o->dry_run) {
+		json_t *params;
+		int64_t until = o->until_us ? o->until_us : job_now(env);
+		time_format(from, o->since_us ? o->since_us : until - DAY_US);
+		time_format(to, until);
+		params = json_pack("{s:s,s:s}", "since", from, "until", to);
+		rc = runs_begin(&r->run_id, env->d, "collect", 0, params, err);
+		json_decref(params);
+		if (rc < 0)
+			goto out;
+	}
+	have_rs = true;
+	if ((rc = collect_services(&rs, env, o, pick, npick, &locked_out, err)) < 0)
+		goto fail;
+	if (locked_out) {
+		rc = pr_error_set(err, PR_ELOCKED,
+				  "another collection holds the lock '%s'; not "
+				  "starting a second one",
+				  COLLECT_LOCK);
+		goto fail;
+	}
+	r->since_us = rs.since_us;
+	r->until_us = rs.until_us;
+	for (size_t i = 0; i < rs.nsvcs; i++) {
+		svc_state *s = &rs.svcs[i];
+		json_object_set_new(r->services, s->svc->name, svc_json(s));
+		r->stored += s->rep.stored;
+		r->already += s->rep.already;
+		r->failed += s->rep.failed;
+		r->requests += s->requests;
+	}
+	r->plan = json_incref(rs.plan);
+	if (!o->dry_run) {
+		json_t *sum = json_pack("{s:I,s:I,s:I,s:I,s:O}", "stored", (json_int_t)r->stored,
+					"already_stored", (json_int_t)r->already, "failed",
+					(json_int_t)r->failed, "requests", (json_int_t)r->requests,
+					"services", r->services);
+		rc = sum ? runs_finish(env->d, r->run_id, r->failed ? "incomplete" : "ok", sum, err)
+			 : oom(err);
+		json_decref(sum);
+		if (rc < 0)
+			goto fail;
+	}
+	goto out;
+fail:
+	if (r->run_id) {
+		pr_error ignore = PR_ERROR_INIT;
+		json_t *why = json_pack("{s:s}", "error", err->msg);
+		runs_finish(env->d, r->run_id, "failed", why, &ignore);
+		json_decref(why);
+	}
+out:
+	if (have_rs) {
+		json_decref(rs.plan);
+		run_state_release(&rs);
+	}
+	free(pick);
+	for (size_t i = 0; i < nsvcs; i++)
+		db_service_release(&svcs[i]);
+	free(svcs);
+	return rc;
+}
+
+void collect_result_release(collect_result *r)
+{
+	json_decref(r->services);
+	json_decref(r->plan);
+	job_notes_release(&r->notes);
+	memset(r, 0, sizeof(*r));
+}

@@ -1,0 +1,106 @@
+/*
+ * collect.h: the collect job: pull new captures from every source of
+ * every enabled service (drop folders, Go pprof endpoints, Pyroscope,
+ * Parca) and ingest them as files are ingested.
+ *
+ * Units of work. A Pyroscope or Parca source cuts the window into slots
+ * (slot_s, one hour by default, aligned to the epoch); each slot of each
+ * profile type is one request and one capture. A pprof_http target
+ * gives only the present: one request per target and profile type in the
+ * current slot, and none for a window that ended before it. Every unit
+ * fetched is recorded (table collect_slots, owned here), so collecting the
+ * same window again sends no request and stores nothing new.
+ *
+ * Safety. Only registered, enabled services are contacted. At most
+ * max_concurrent requests of one service are in flight (which spreads CPU
+ * profiles over its hosts instead of profiling them all at once) and
+ * max_concurrent_fleet in all; a host is CPU-profiled again only after
+ * cooldown_s since its last CPU profile, in this run or any earlier one;
+ * every request has connect and total timeouts and a body cap (the input
+ * limit); the whole collection stops starting requests after budget_s.
+ * A busy CPU profiler, 503 and 429 are tried again (retries, after
+ * retry_s doubled each time, or the server's Retry-After) within the
+ * budget. Secrets come from the environment or 0600 files and only ever
+ * go into the request's secret header. One collection at a time holds
+ * the advisory lock "profreg-collect".
+ *
+ * Release and commit of a capture, first that applies:
+ *   1. the source says: a pprof_http target's release and commit labels
+ *      (file_sd), a Pyroscope series' version label (version_label,
+ *      "service_git_ref" by default);
+ *   2. the deploy history: the service's latest recorded deploy at or
+ *      before the capture (post-deploy records each deploy; post-deploy
+ *      passes its own deploy while it waits, before it records it);
+ *   3. none: release "unknown". A slot with a deploy inside it is
+ *      "unknown" too: it holds two releases.
+ * Tags: "source" (dir sources excepted: their sidecars say) and
+ * "release_from" (label, deploy, none). Labels are never stored.
+ *
+ * A target that fails (no answer, 401, 5xx, too large, malformed, bad
+ * TLS) is reported with its name and one-line reason, stores nothing, and
+ * never stops the other targets. Only the database or memory failing
+ * fails the job.
+ */
+#ifndef PR_COLLECT_H
+#define PR_COLLECT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "jobs/job.h"
+#include "pipeline/source.h"
+
+struct json_t;
+
+#define COLLECT_LOCK "profreg-collect"
+
+typedef struct collect_opts {
+	const char *const *only; /* only these services (none: every enabled one) */
+	size_t nonly;
+	int64_t since_us; /* window of Pyroscope and Parca slots; 0: until - 24 h */
+	int64_t until_us; /* 0: now */
+	bool dry_run;     /* plan only: contact no one, store nothing */
+	/* post-deploy: its deploy, counted as deployed at deploy_at_us */
+	const char *deploy_release;
+	const char *deploy_commit;
+	int64_t deploy_at_us;
+} collect_opts;
+
+typedef struct collect_result {
+	int64_t run_id; /* 0 for a dry run */
+	int64_t since_us, until_us;
+	/* name -> {stored, already_stored, already_collected, empty, deferred, failed,
+	 *          not_tried, requests, failures: [{source, target, type, reason}]} */
+	struct json_t *services;
+	/* dry run: [{service, source, target, type, start, end, requests}] */
+	struct json_t *plan;
+	size_t stored, already, failed, requests, skipped_services;
+	job_notes notes;
+} collect_result;
+
+/* Whether a configured service has anything to collect from. */
+bool collect_has_sources(const config_service *cs);
+
+/*
+ * Collect every enabled service (or `o->only`), record one run (kind
+ * "collect") with each service's counts and failures. Unknown services
+ * in `only` are PR_ENOTFOUND, a disabled one PR_EREFUSED; another
+ * collection holding the lock is PR_ELOCKED. Release *out with
+ * collect_result_release, also after a failure.
+ */
+int collect_run(collect_result *out, const job_env *env, const collect_opts *o, pr_error *err);
+void collect_result_release(collect_result *r);
+
+/*
+ * Collect one (enabled) service, for nightly and post-deploy: its counts
+ * into *out (stored, already, waiting: deferred by a cooldown or the
+ * lock, failed, first_error: the failures in one line, a single one as
+ * it is), and when `failures` is not NULL a new JSON array of them
+ * ({source, target, type, reason}; the caller decrefs it). Returns < 0
+ * only when the database or memory failed.
+ */
+int collect_service(source_report *out, struct json_t **failures, const job_env *env,
+		    const db_service *svc, const collect_opts *o, pr_error *err);
+
+#endif

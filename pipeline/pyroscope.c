@@ -1,0 +1,255 @@
+/*
+ * pyroscope.c: Pyroscope's SelectMergeProfile (see pyroscope.h).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "pipeline/pyroscope.h"
+#include "pipeline/http.h"
+#include "pipeline/pyroscope.pb-c.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Printable ASCII only, quotes as '?', at most n - 1 bytes. */
+static void safe_copy(char *out, size_t n, const char *s)
+{
+	size_t k = 0;
+
+	for (; s && *s && k + 1 < n; s++)
+		out[k++] = (unsigned char)*s < 0x20 || (unsigned char)*s > 0x7e || *s == '\'' ||
+					   *s == '"'
+				   ? '?'
+				   : *s;
+	out[k] = '\0';
+}
+
+void pyroscope_connect_error(char *out, size_t n, long status, const buf *body)
+{
+	json_t *j = json_loadb(body->ptr, body->len, 0, NULL);
+	const char *code = json_string_value(json_object_get(j, "code"));
+	const char *msg = json_string_value(json_object_get(j, "message"));
+	char c[64], m[200];
+
+	if (code) {
+		safe_copy(c, sizeof(c), code);
+		safe_copy(m, sizeof(m), msg);
+		snprintf(out, n, "HTTP %ld %s%s%s", status, c, m[0] ? ": " : "", m);
+	} else {
+		source_body_hint(m, sizeof(m), body);
+		snprintf(out, n, "HTTP %ld%s%s%s", status, m[0] ? ": '" : "", m, m[0] ? "'" : "");
+	}
+	json_decref(j);
+}
+
+/*
+ * POST `body` to <url>/querier.v1.QuerierService/<method>; a 200's body
+ * into resp. Any other status is an error with the Connect reason.
+ */
+static int connect_call(http_response *resp, bool *retry, int64_t *retry_after,
+			const pyroscope_query *q, const char *method, const uint8_t *body,
+			size_t len, pr_error *err)
+{
+	const char *headers[4] = {"Content-Type: application/proto", "Connect-Protocol-Version: 1",
+				  NULL, NULL};
+	char url[1024], shown[320], tenant[320], why[320];
+	pr_error herr = PR_ERROR_INIT;
+	http_req req;
+	int rc;
+
+	http_response_init(resp);
+	http_redact_url(shown, sizeof(shown), q->url);
+	if (snprintf(url, sizeof(url), "%s/querier.v1.QuerierService/%s", q->url, method) >=
+	    (int)sizeof(url))
+		return pr_error_set(err, PR_EUSAGE, "pyroscope '%s': URL too long", shown);
+	if (q->tenant) {
+		snprintf(tenant, sizeof(tenant), "X-Scope-OrgID: %.256s", q->tenant);
+		headers[2] = tenant;
+	}
+	memset(&req, 0, sizeof(req));
+	req.method = HTTP_POST;
+	req.url = url;
+	req.headers = headers;
+	req.body = body;
+	req.body_len = len;
+	req.secret_header = q->http.auth_header;
+	req.secret_value = q->http.auth_value;
+	req.connect_timeout_ms = q->http.connect_timeout_ms;
+	req.timeout_ms = q->http.timeout_ms;
+	req.max_body = q->http.max_bytes;
+	req.ca_file = q->http.ca_file;
+	if ((rc = http_request(resp, &req, &herr)) < 0) {
+		if (rc == PR_ELIMIT)
+			return pr_error_set(err, PR_ELIMIT,
+					    "pyroscope '%s': the answer is larger "
+					    "than the input limit of %zu bytes",
+					    shown, q->http.max_bytes);
+		return pr_error_set(err, rc, "pyroscope %s", herr.msg);
+	}
+	if (resp->status != 200) {
+		pyroscope_connect_error(why, sizeof(why), resp->status, &resp->body);
+		*retry = resp->status == 503 || resp->status == 429;
+		*retry_after = resp->retry_after_ms;
+		return pr_error_set(err,
+				    resp->status == 401 || resp->status == 403   ? PR_EREFUSED
+				    : resp->status >= 500 || resp->status == 429 ? PR_EIO
+										 : PR_EUSAGE,
+				    "pyroscope '%s': %s", shown, why);
+	}
+	return 0;
+}
+
+int pyroscope_fetch(source_fetched *out, const pyroscope_query *q, pr_error *err)
+{
+	Querier__V1__SelectMergeProfileRequest msg =
+		QUERIER__V1__SELECT_MERGE_PROFILE_REQUEST__INIT;
+	char shown[320];
+	uint8_t *body = NULL;
+	http_response resp;
+	size_t len;
+	int rc;
+
+	source_fetched_init(out);
+	http_response_init(&resp);
+	http_redact_url(shown, sizeof(shown), q->url);
+	msg.profile_typeid = (char *)q->type_id;
+	msg.label_selector = (char *)q->selector;
+	msg.start = q->start_ms;
+	msg.end = q->end_ms;
+	len = querier__v1__select_merge_profile_request__get_packed_size(&msg);
+	if (!(body = malloc(len ? len : 1))) {
+		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+		goto out;
+	}
+	querier__v1__select_merge_profile_request__pack(&msg, body);
+	if ((rc = connect_call(&resp, &out->retry, &out->retry_after_ms, q, "SelectMergeProfile",
+			       body, len, err)) < 0)
+		goto out;
+	if (resp.body.len == 0) {
+		out->empty = true;
+		goto out;
+	}
+	/* A pprof message starts with a field of profile.proto: a tag byte, never '{' or '<'. */
+	if (resp.body.ptr[0] == '{' || resp.body.ptr[0] == '<') {
+		rc = pr_error_set(err, PR_EDATA,
+				  "pyroscope '%s': the answer (%zu bytes) is text, "
+				  "not a protobuf profile",
+				  shown, resp.body.len);
+		goto out;
+	}
+	out->body = resp.body;
+	http_response_init(&resp);
+out:
+	http_response_release(&resp);
+	free(body);
+	return rc;
+}
+
+/* A label value profreg may keep as a release: the ingest text rule. */
+static bool value_ok(const char *v)
+{
+	size_t n = strlen(v);
+
+	if (n == 0 || n > 256)
+		return false;
+	for (; *v; v++)
+		if ((unsigned char)*v < 0x20 || *v == 0x7f || *v == '"' || *v == '\\')
+			return false;
+	return true;
+}
+
+int pyroscope_label_values(char ***values, size_t *n, bool *retry, const pyroscope_query *q,
+			   const char *label, pr_error *err)
+{
+	Querier__V1__SeriesRequest msg = QUERIER__V1__SERIES_REQUEST__INIT;
+	Querier__V1__SeriesResponse *res = NULL;
+	char *matchers[1] = {(char *)q->selector}, *names[1] = {(char *)label}, shown[320];
+	uint8_t *body = NULL;
+	http_response resp;
+	int64_t retry_after = -1;
+	size_t len;
+	int rc;
+
+	*retry = false;
+	*values = NULL;
+	*n = 0;
+	http_response_init(&resp);
+	http_redact_url(shown, sizeof(shown), q->url);
+	msg.n_matchers = 1;
+	msg.matchers = matchers;
+	msg.n_label_names = 1;
+	msg.label_names = names;
+	msg.start = q->start_ms;
+	msg.end = q->end_ms;
+	len = querier__v1__series_request__get_packed_size(&msg);
+	if (!(body = malloc(len ? len : 1))) {
+		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+		goto out;
+	}
+	querier__v1__series_request__pack(&msg, body);
+	if ((rc = connect_call(&resp, retry, &retry_after, q, "Series", body, len, err)) < 0)
+		goto out;
+	if (!(res = querier__v1__series_response__unpack(NULL, resp.body.len,
+							 (const uint8_t *)resp.body.ptr))) {
+		rc = pr_error_set(err, PR_EDATA,
+				  "pyroscope '%s': malformed SeriesResponse (%zu "
+				  "bytes protobuf-c cannot decode)",
+				  shown, resp.body.len);
+		goto out;
+	}
+	if (!(*values = calloc(PYROSCOPE_MAX_VALUES, sizeof(**values)))) {
+		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < res->n_labels_set; i++)
+		for (size_t k = 0; k < res->labels_set[i]->n_labels; k++) {
+			const Querier__V1__LabelPair *lp = res->labels_set[i]->labels[k];
+			bool seen = false;
+			if (strcmp(lp->name, label) != 0 || !value_ok(lp->value))
+				continue;
+			for (size_t j = 0; j < *n && !seen; j++)
+				seen = strcmp((*values)[j], lp->value) == 0;
+			if (seen)
+				continue;
+			if (*n == PYROSCOPE_MAX_VALUES) {
+				rc = pr_error_set(err, PR_ELIMIT,
+						  "pyroscope '%s': more than %d values "
+						  "of label '%.64s' in one slot",
+						  shown, PYROSCOPE_MAX_VALUES, label);
+				goto out;
+			}
+			if (!((*values)[(*n)++] = strdup(lp->value))) {
+				rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+				goto out;
+			}
+		}
+out:
+	if (rc < 0 && *values) {
+		for (size_t i = 0; i < *n; i++)
+			free((*values)[i]);
+		free(*values);
+		*values = NULL;
+		*n = 0;
+	}
+	if (res)
+		querier__v1__series_response__free_unpacked(res, NULL);
+	http_response_release(&resp);
+	free(body);
+	return rc;
+}
+
+char *pyroscope_selector_with(const char *selector, const char *label, const char *value)
+{
+	size_t n = strlen(selector);
+	buf b = BUF_INIT;
+	bool empty;
+
+	if (n < 2 || selector[n - 1] != '}' || selector[0] != '{')
+		return NULL;
+	empty = n == 2;
+	if (buf_put(&b, selector, n - 1) < 0 ||
+	    buf_printf(&b, "%s%s=\"%s\"}", empty ? "" : ",", label, value) < 0)
+		return NULL;
+	return buf_detach(&b, NULL);
+}

@@ -1,0 +1,67 @@
+/*
+ * pyroscope.h: merged profiles from Grafana Pyroscope.
+ *
+ * querier.v1.QuerierService/SelectMergeProfile over the Connect protocol:
+ * POST <url>/querier.v1.QuerierService/SelectMergeProfile with
+ * Content-Type application/proto and a SelectMergeProfileRequest
+ * (pipeline/pyroscope.proto: the profile type id, the label selector,
+ * start and end in milliseconds). The answer is a pprof profile,
+ * uncompressed; an empty body is a window with no data. A multi-tenant
+ * server gets the tenant in X-Scope-OrgID. Connect reports errors as
+ * JSON {"code": "...", "message": "..."} with an HTTP status; both go
+ * into the message, made safe.
+ */
+#ifndef PR_PYROSCOPE_H
+#define PR_PYROSCOPE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "pipeline/source.h"
+
+typedef struct pyroscope_query {
+	const char *url;      /* base URL: "https://pyroscope:4040" */
+	const char *tenant;   /* X-Scope-OrgID, or NULL */
+	const char *type_id;  /* "process_cpu:cpu:nanoseconds:cpu:nanoseconds" */
+	const char *selector; /* "{service_name=\"checkout\"}" */
+	int64_t start_ms, end_ms;
+	source_http http;
+} pyroscope_query;
+
+/*
+ * Fetch the merged profile of the window into out->body (out->empty when
+ * the server has no data for it). Codes as pprof_http_fetch: PR_EIO (no
+ * answer, 5xx; out->retry on 503 and 429), PR_EREFUSED (401, 403),
+ * PR_EUSAGE (other 4xx: a bad selector or type id), PR_ELIMIT (over
+ * the cap), PR_EDATA (a 200 that is not protobuf, a tenant header with
+ * a line break). The message names the server (scheme, host, port) first.
+ */
+int pyroscope_fetch(source_fetched *out, const pyroscope_query *q, pr_error *err);
+
+/*
+ * The distinct values of label `label` among the series that match
+ * q->selector in q's window (querier.v1.QuerierService/Series, the same
+ * protocol), at most PYROSCOPE_MAX_VALUES, each 1 to 256 bytes of
+ * printable text without quotes or backslashes (others are skipped).
+ * *values is a new array of *n new strings (free each, then the array).
+ * Errors as pyroscope_fetch, *retry set as out->retry would be; an
+ * answer protobuf-c cannot decode is PR_EDATA.
+ */
+#define PYROSCOPE_MAX_VALUES 16
+int pyroscope_label_values(char ***values, size_t *n, bool *retry, const pyroscope_query *q,
+			   const char *label, pr_error *err);
+
+/*
+ * The selector `selector` narrowed to label=value: '{a="b"}' becomes
+ * '{a="b",label="value"}'. A new string, or NULL (no memory, or a
+ * selector that does not end in '}').
+ */
+char *pyroscope_selector_with(const char *selector, const char *label, const char *value);
+
+/*
+ * The error of a non-2xx answer of a Connect or gRPC-Web server: "HTTP
+ * 401 unauthenticated: <message>", made safe; shared with parca.c.
+ */
+void pyroscope_connect_error(char *out, size_t n, long status, const buf *body);
+
+#endif

@@ -1,0 +1,183 @@
+#!/bin/bash
+# Collection from Grafana Pyroscope and Parca, against the loopback
+# stand-in tests/servers/profiler_server.c (the wire format of
+# pipeline/pyroscope.proto and pipeline/parca.proto, real pprof bytes):
+# slots, one capture each, release split by the version label, tenant and
+# token, empty slots, idempotence, and each failure mode (401, 5xx,
+# hanging, oversized, malformed) as one line with nothing stored and the
+# other sources unaffected.
+set -u
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../go/build.sh"
+
+BUILD=${BUILD:-build}
+SRV=$(cd "$(dirname "$0")/../.." && pwd)/$BUILD/servers/profiler_server
+T=$PROFREG_TEST_TMP/collect_servers
+rm -rf "$T"
+mkdir -p "$T"
+PIDS=""
+cleanup() {
+	for p in $PIDS; do kill "$p" 2>/dev/null; done
+}
+trap cleanup EXIT
+
+V1=$PROFREG_TEST_DATA/pprof/demo-v1-cpu.pb.gz
+V2=$PROFREG_TEST_DATA/pprof/demo-v2-cpu.pb.gz
+# serve NAME PROTOCOL ARGS...: a stand-in, its port in $T/NAME.port, its log in $T/NAME.log.
+serve() {
+	local name=$1 proto=$2
+	shift 2
+	"$SRV" --protocol "$proto" --port-file "$T/$name.port" --log "$T/$name.log" \
+		--timeout 200 "$@" 2>"$T/$name.err" &
+	PIDS="$PIDS $!"
+	wait_port "$T/$name.port" || not_ok "start $name" "$(cat "$T/$name.err")"
+}
+url() { echo "http://127.0.0.1:$(cat "$T/$1.port")"; }
+
+# Slots of one hour on 2026-11-30, 00:00 to 06:00; the first two have no data.
+DAY=2026-11-30
+EMPTY_MS=$(( $(date -u -d "${DAY}T02:00:00Z" +%s) * 1000 ))
+serve pyro pyroscope --profile "$V1" --release v1=$V1 --release v2=$V2 --label service_git_ref \
+	--token py-t0ken --tenant acme --empty-before "$EMPTY_MS"
+serve parca parca --profile "$V2" --token pa-t0ken
+serve py401 pyroscope --profile "$V1" --mode unauth
+serve py503 pyroscope --profile "$V1" --mode unavailable
+serve pyhang pyroscope --profile "$V1" --mode hang
+serve pyhuge pyroscope --profile "$V1" --mode huge
+serve pyjunk pyroscope --profile "$V1" --mode garbage
+serve pa401 parca --profile "$V1" --mode unauth
+serve pa503 parca --profile "$V1" --mode unavailable
+serve pajunk parca --profile "$V1" --mode garbage
+serve paframe parca --profile "$V1" --mode badframe
+
+printf 'pa-t0ken\n' >"$T/parca.token"
+chmod 600 "$T/parca.token"
+export PY_TOKEN=py-t0ken
+
+fresh_db collect_servers
+pr db init >/dev/null 2>&1
+for s in checkout search broken; do
+	pr service add $s >/dev/null && pr service enable $s >/dev/null
+done
+pr service add dormant >/dev/null
+
+cat >"$T/cfg.json" <<EOF
+{"limits": {"max_input_bytes": 1048576},
+ "collect": {"retries": 1, "retry_s": 1, "budget_s": 120},
+ "services": {
+  "checkout": {"sources": [{"type": "pyroscope", "url": "$(url pyro)", "tenant": "acme",
+                            "auth": "bearer", "secret_env": "PY_TOKEN", "slot_s": 3600}]},
+  "search": {"sources": [{"type": "parca", "url": "$(url parca)", "selector": "{comm=\"search\"}",
+                          "auth": "bearer", "secret_file": "$T/parca.token", "slot_s": 7200}]},
+  "broken": {"sources": [
+    {"type": "pyroscope", "url": "$(url py401)", "slot_s": 21600},
+    {"type": "pyroscope", "url": "$(url py503)", "slot_s": 21600},
+    {"type": "pyroscope", "url": "$(url pyhang)", "slot_s": 21600, "timeout_ms": 1500},
+    {"type": "pyroscope", "url": "$(url pyhuge)", "slot_s": 21600},
+    {"type": "pyroscope", "url": "$(url pyjunk)", "slot_s": 21600},
+    {"type": "parca", "url": "$(url pa401)", "selector": "{}", "slot_s": 21600},
+    {"type": "parca", "url": "$(url pa503)", "selector": "{}", "slot_s": 21600},
+    {"type": "parca", "url": "$(url pajunk)", "selector": "{}", "slot_s": 21600},
+    {"type": "parca", "url": "$(url paframe)", "selector": "{}", "slot_s": 21600},
+    {"type": "pyroscope", "url": "$(url pyro)", "tenant": "acme", "auth": "bearer",
+     "secret_env": "PY_TOKEN", "selector": "{service_name=\"broken\"}", "slot_s": 21600}]},
+  "dormant": {"sources": [{"type": "pyroscope", "url": "$(url pyro)", "slot_s": 3600}]}}}
+EOF
+P() { pr --config "$T/cfg.json" "$@"; }
+WIN=(--since "${DAY}T00:00:00Z" --until "${DAY}T06:00:00Z")
+
+run P collect --service checkout --dry-run "${WIN[@]}" --json
+[ $RC -eq 0 ] && [ "$(jq '.plan | length' <<<"$OUT")" = 6 ] && [ ! -s "$T/pyro.log" ] &&
+	ok "the dry run plans six one-hour slots and sends nothing" || not_ok "dry run" "rc=$RC $OUT $ERR"
+
+# --- Pyroscope: slots, the version label, tenant and token --------------------
+run P collect --service checkout "${WIN[@]}" --json
+[ $RC -eq 0 ] && [ "$(jq '.services.checkout.stored' <<<"$OUT")" = 8 ] &&
+	[ "$(jq '.services.checkout.empty' <<<"$OUT")" = 2 ] &&
+	ok "Pyroscope: four slots with data give a v1 and a v2 capture each; two empty slots store nothing" ||
+	not_ok "pyroscope collect" "rc=$RC $OUT $ERR"
+q="select count(*) from profiles p join services s on s.id = p.service_id where s.name = 'checkout'"
+[ "$(sql "$q and release = 'v1' and tags->>'release_from' = 'label'")" = 4 ] &&
+	[ "$(sql "$q and release = 'v2'")" = 4 ] &&
+	[ "$(sql "$q and captured_at = '${DAY}T03:00:00Z' and duration_ns = 3600000000000")" = 2 ] &&
+	ok "each capture is one slot: its release from service_git_ref, its time and length the slot's" ||
+	not_ok "pyroscope rows" "$(sql "select release, captured_at, duration_ns, tags from profiles")"
+grep -q '"call":"SelectMergeProfile","end":[0-9]*,"selector":"{service_name=\\"checkout\\",service_git_ref=\\"v2\\"}","start":[0-9]*,"type_id":"process_cpu:cpu:nanoseconds:cpu:nanoseconds"' "$T/pyro.log" &&
+	grep -q '"auth":true,"method":"POST","path":"/querier.v1.QuerierService/SelectMergeProfile","tenant":"acme"' "$T/pyro.log" &&
+	ok "the request: SelectMergeProfile with the type id, the selector narrowed to a release, the tenant and the token" ||
+	not_ok "pyroscope request" "$(head -5 "$T/pyro.log")"
+start_ms=$(( $(date -u -d "${DAY}T03:00:00Z" +%s) * 1000 ))
+grep -q "\"start\":$start_ms" "$T/pyro.log" && grep -q "\"end\":$(( start_ms + 3600000 ))" "$T/pyro.log" &&
+	ok "start and end go in milliseconds" || not_ok "ms" "$(grep Select "$T/pyro.log" | head -2)"
+n=$(grep -c '"path"' "$T/pyro.log")
+run P collect --service checkout "${WIN[@]}" --json
+[ $RC -eq 0 ] && [ "$(jq '.services.checkout.stored' <<<"$OUT")" = 0 ] &&
+	[ "$(jq '.services.checkout.already_collected' <<<"$OUT")" = 6 ] && [ "$(grep -c '"path"' "$T/pyro.log")" = "$n" ] &&
+	ok "the same window again: no request, nothing stored" || not_ok "idempotent" "$OUT"
+[ "$(sql "select count(*) from profiles p join services s on s.id = p.service_id where s.name = 'dormant'")" = 0 ] &&
+	ok "a registered but disabled service is never asked for" || not_ok "dormant"
+
+# --- Parca ----------------------------------------------------------------------
+run P collect --service search "${WIN[@]}" --json
+[ $RC -eq 0 ] && [ "$(jq '.services.search.stored' <<<"$OUT")" = 3 ] &&
+	grep -q '"query":"parca_agent:samples:count:cpu:nanoseconds:delta{comm=\\"search\\"}"' "$T/parca.log" &&
+	ok "Parca: three two-hour slots, a merge query of type and selector, the token from a 0600 file" ||
+	not_ok "parca" "rc=$RC $OUT $ERR $(head -3 "$T/parca.log")"
+[ "$(sql "select count(*) from profiles p join services s on s.id = p.service_id where s.name = 'search' and format = 'pprof' and release = 'unknown' and sample_count > 0")" = 3 ] &&
+	ok "its gzipped pprof bytes are ingested; no label, no deploy: release 'unknown'" ||
+	not_ok "parca rows" "$(sql "select release, format, sample_count from profiles")"
+
+# --- every failure mode: one line each, the good source stored -------------------
+run P collect --service broken "${WIN[@]}"
+stored=$(sql "select count(*) from profiles p join services s on s.id = p.service_id where s.name = 'broken'")
+[ $RC -eq 3 ] && [ "$stored" = 2 ] && [ "$(grep -c . <<<"$ERR")" = 9 ] &&
+	ok "nine failing sources and a good one: the good one stored (v1 and v2), nine one-line failures, exit 3" ||
+	not_ok "broken" "rc=$RC stored=$stored $OUT $ERR"
+line() { grep -F "$(url "$1")" <<<"$ERR" | head -n 1; }
+[[ $(line py401) == *"HTTP 401 unauthenticated: invalid credentials"* ]] &&
+	[[ $(line pa401) == *"gRPC status 16 UNAUTHENTICATED"* ]] && ok "401: the Connect code and the gRPC status" ||
+	not_ok "401" "$ERR"
+[[ $(line py503) == *"HTTP 503 unavailable"* ]] && [[ $(line pa503) == *"gRPC status 14 UNAVAILABLE"* ]] &&
+	[ "$(grep -c '"path"' "$T/py503.log")" = 2 ] &&
+	ok "5xx and UNAVAILABLE: tried once more (retries 1), then reported" || not_ok "503" "$ERR $(cat "$T/py503.log")"
+[[ $(line pyhang) == *"within"*"(timeout)"* ]] && ok "a server that hangs: a timeout" || not_ok "hang" "$ERR"
+[[ $(line pyhuge) == *"larger than the input limit of 1048576 bytes"* ]] && ok "oversized: refused at the input limit" ||
+	not_ok "huge" "$ERR"
+[[ $(line pyjunk) == *"is text, not a protobuf profile"* ]] &&
+	[[ $(line pajunk) == *"malformed QueryResponse"* ]] &&
+	[[ $(line paframe) == *"malformed gRPC-Web answer: a frame of"*"runs past the end"* ]] &&
+	ok "malformed answers: text for a profile, a QueryResponse that does not decode, a frame past the end" ||
+	not_ok "malformed" "$ERR"
+[[ $ERR != *py-t0ken* ]] && [[ $ERR != *pa-t0ken* ]] && [[ $OUT != *t0ken* ]] &&
+	ok "no token is ever printed" || not_ok "token printed"
+
+# --- a secret never travels in cleartext to a host that is not loopback ----------
+# (a dry run: nothing is sent whatever happens)
+cat >"$T/clear.json" <<EOF
+{"services": {"broken": {"sources": [{"type": "pprof_http", "auth": "bearer", "secret_env": "PY_TOKEN",
+  "targets": ["127.0.0.1:9", "203.0.113.9:6060"]}]}}}
+EOF
+run pr --config "$T/clear.json" collect --service broken --dry-run --json
+[ $RC -eq 3 ] && [ "$(jq -r '[.plan[].target] | join(" ")' <<<"$OUT")" = "127.0.0.1:9" ] &&
+	[[ $ERR == *"target '203.0.113.9:6060': not contacted: its credentials would cross the network in cleartext"* ]] &&
+	ok "a target that would get a token over plain http off the host is refused before any request" ||
+	not_ok "cleartext" "rc=$RC $OUT $ERR"
+
+# --- configuration mistakes are refused before anything runs ---------------------
+bad() { # bad JSON-SOURCE EXPECTED
+	printf '{"services": {"x": {"sources": [%s]}}}\n' "$1" >"$T/bad.json"
+	run pr --config "$T/bad.json" config check
+	[ $RC -eq 2 ] && [[ $ERR == *"$2"* ]]
+}
+bad '{"type": "s3", "bucket": "b"}' 'object-store drops (s3) need the object-store client' &&
+	bad '{"type": "pyroscope", "url": "http://pyroscope.example:4040", "secret_env": "X", "auth": "bearer"}' \
+		'needs an https:// URL' &&
+	bad '{"type": "pprof_http"}' 'needs "targets" or "file_sd"' &&
+	bad '{"type": "pprof_http", "targets": ["http://h:1/x"]}' 'host:port' &&
+	bad '{"type": "parca", "url": "http://127.0.0.1:1"}' 'needs "selector"' &&
+	bad '{"type": "pyroscope", "url": "http://127.0.0.1:1", "tenant": "a\nb"}' 'tenant: expected printable' &&
+	bad '{"type": "pprof_http", "targets": ["h:1"], "typo": 1}' 'sources[0].typo: unknown key' &&
+	ok "config check refuses s3 (for now), a secret over plain http, missing targets, a URL as a target, a bad tenant, unknown keys" ||
+	not_ok "config errors" "rc=$RC $ERR"
+
+finish

@@ -1,0 +1,29 @@
+# Build the Go test programs under tests/go with Debian's golang-go, for
+# the collection tests and `make demo`. Source it, then
+#   go_build DIR NAME OUT
+# builds tests/go/NAME into OUT with its caches under DIR. Only the
+# standard library is used: no module is fetched (GOPROXY=off, GOFLAGS
+# -mod=mod), and GOCACHE, GOPATH and GOENV point into DIR, so it works as
+# root with HOME unset, as CI runs.
+go_build() {
+	local dir=$1 name=$2 out=$3 root
+	root=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+	if ! command -v go >/dev/null 2>&1; then
+		echo "go not found: install Debian's golang-go (make deps)" >&2
+		return 1
+	fi
+	mkdir -p "$dir/gocache" "$dir/gopath"
+	(cd "$root/$name" &&
+		env GOCACHE="$dir/gocache" GOPATH="$dir/gopath" GOENV=off GOFLAGS=-mod=mod \
+			GOPROXY=off GOTOOLCHAIN=local CGO_ENABLED=0 go build -trimpath -o "$out" .)
+}
+
+# wait_port FILE: wait (at most 10 s) until a server has written its port.
+wait_port() {
+	local i
+	for i in $(seq 1 100); do
+		[ -s "$1" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}

@@ -1,0 +1,3 @@
+module pprofdemo
+
+go 1.19

@@ -1,0 +1,544 @@
+/*
+ * test_sources.c: what the profile sources read from outside, each with
+ * its hostile inputs: target addresses, Prometheus file_sd files, the
+ * gRPC-Web framing of Parca's answers, Connect error bodies, the sources
+ * in the configuration file; and, against the test database, drops in a
+ * store that is not a folder (through source_drops, as an object-store
+ * client will plug in) and bytes fetched from the network ingested as a
+ * file would be.
+ */
+#define _XOPEN_SOURCE 700
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "jobs/config.h"
+#include "pipeline/parca.h"
+#include "pipeline/pyroscope.h"
+#include "pipeline/source.h"
+#include "pipeline/targets.h"
+#include "tests/support/testdb.h"
+
+static const profile_limits limits = {64u << 20, 512u << 20, 10000000, 4096, 65536};
+
+static char tmpdir[256];
+
+static const char *write_tmp(const char *name, const char *text, size_t len)
+{
+	static char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(text, 1, len, f), len);
+	fclose(f);
+	return path;
+}
+
+/* ---- targets ------------------------------------------------------------ */
+
+static void test_target_addresses(void **state)
+{
+	static const struct {
+		const char *addr;
+		int ok;
+	} cases[] = {
+		{"10.0.0.5:6060", 1},
+		{"web-3.prod_eu:443", 1},
+		{"[::1]:6060", 1},
+		{"localhost:1", 1},
+		{"h:65535", 1},
+		{"h:65536", 0},
+		{"h:0", 0},
+		{"h:06060", 0},
+		{"h", 0},
+		{":80", 0},
+		{"http://h:80", 0},
+		{"h:80/debug", 0},
+		{"user@h:80", 0},
+		{"h :80", 0},
+		{"h:80\n", 0},
+		{"[::1]", 0},
+		{"[zz]:80", 0},
+		{"-h:80", 0},
+		{"h:8a", 0},
+		{"evil.com#@good:80", 0},
+		{"", 0},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (targets_address_valid(cases[i].addr) != cases[i].ok)
+			fail_msg("'%s': want %d", cases[i].addr, cases[i].ok);
+}
+
+static void test_file_sd_reads_targets_and_the_wanted_labels(void **state)
+{
+	static const char text[] =
+		"[{\"targets\": [\"a:1\", \"b:2\"], \"labels\": {\"release\": \"v42\", "
+		"\"commit\": \"9fceb02\", \"job\": \"checkout\", \"card\": \"4111\"}},"
+		" {\"targets\": [\"a:1\", \"c:3\"]}]";
+	target_labels names = {"release", "commit", "host"};
+	target_list l = {0};
+	pr_error err = PR_ERROR_INIT;
+
+	(void)state;
+	assert_int_equal(targets_load_file_sd(&l, write_tmp("sd.json", text, sizeof(text) - 1),
+					      &names, &err),
+			 0);
+	assert_int_equal(l.n, 3);
+	assert_string_equal(l.v[0].address, "a:1");
+	assert_string_equal(l.v[0].release, "v42");
+	assert_string_equal(l.v[0].commit, "9fceb02");
+	assert_null(l.v[0].host);
+	assert_string_equal(l.v[2].address, "c:3");
+	assert_null(l.v[2].release);
+	target_list_release(&l);
+}
+
+static void test_file_sd_refuses_what_is_not_the_format(void **state)
+{
+	static const struct {
+		const char *text;
+		const char *why;
+	} cases[] = {
+		{"[{\"targets\": [\"a:1\"]", "line 1: "},
+		{"{\"targets\": [\"a:1\"]}", "not a JSON array of target groups"},
+		{"[5]", "[0]: not an object"},
+		{"[{\"targets\": \"a:1\"}]", "[0].targets: not an array"},
+		{"[{\"targets\": [\"a:1\"], \"label\": {}}]", "[0]: unknown key \"label\""},
+		{"[{\"targets\": [\"a:1\", \"http://b:2/x\"]}]",
+		 "[0].targets[1]: 'http://b:2/x' is not a host:port"},
+		{"[{\"targets\": [\"a:1\", \"b\\u001b[2J:2\"]}]",
+		 "[0].targets[1]: 'b?[2J:2' is not a host:port"},
+		{"[{\"targets\": [7]}]", "[0].targets[0]: '(not text)' is not a host:port"},
+		{"[{\"targets\": [\"a:1\"], \"labels\": []}]", "[0].labels: not an object"},
+		{"[{\"targets\": [\"a:1\"], \"labels\": {\"release\": 4}}]",
+		 "[0].labels.release: not a string"},
+		{"[{\"targets\": [\"a:1\"], \"labels\": {\"release\": \"v\\\"1\"}}]",
+		 "[0].labels.release: a control character, quote or backslash"},
+		{"[{\"targets\": [\"a:1\"], \"labels\": {\"release\": \"\"}}]",
+		 "[0].labels.release: must be 1 to 256 bytes"},
+	};
+	target_labels names = {"release", "commit", NULL};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		target_list l = {0};
+		pr_error err = PR_ERROR_INIT;
+		const char *path;
+		char want[700];
+		assert_int_equal(targets_add(&l, "keep:1", &err), 0);
+		path = write_tmp("bad.json", cases[i].text, strlen(cases[i].text));
+		assert_int_equal(targets_load_file_sd(&l, path, &names, &err), PR_EDATA);
+		snprintf(want, sizeof(want), "file_sd '%s': %s", path, cases[i].why);
+		if (strncmp(err.msg, want, strlen(want)) != 0)
+			fail_msg("case %zu: '%s', want '%s'", i, err.msg, want);
+		/* Nothing of a bad file is kept; what was there stays. */
+		assert_int_equal(l.n, 1);
+		target_list_release(&l);
+	}
+}
+
+static void test_file_sd_limits(void **state)
+{
+	size_t n = TARGETS_FILE_MAX + 10;
+	char *big = malloc(n);
+	target_list l = {0};
+	pr_error err = PR_ERROR_INIT;
+	const char *path;
+	char want[600];
+
+	(void)state;
+	assert_non_null(big);
+	memset(big, ' ', n);
+	big[0] = '[';
+	big[n - 1] = ']';
+	path = write_tmp("big.json", big, n);
+	assert_int_equal(targets_load_file_sd(&l, path, NULL, &err), PR_EDATA);
+	snprintf(want, sizeof(want), "file_sd '%s': larger than %u bytes", path, TARGETS_FILE_MAX);
+	assert_string_equal(err.msg, want);
+	free(big);
+	pr_error_clear(&err);
+	snprintf(want, sizeof(want), "%s/nosuch.json", tmpdir);
+	assert_int_equal(targets_load_file_sd(&l, want, NULL, &err), PR_EIO);
+	assert_non_null(strstr(err.msg, "nosuch.json"));
+	assert_int_equal(l.n, 0);
+}
+
+/* ---- Parca's gRPC-Web framing and Connect errors ------------------------ */
+
+static void test_grpcweb_frames(void **state)
+{
+	static const uint8_t good[] = {
+		0,   0,   0,   0,   2,   0x32, 0x00, 0x80, 0,   0,   0,   33,  'g',  'r',  'p',
+		'c', '-', 's', 't', 'a', 't',  'u',  's',  ':', ' ', '1', '6', '\r', '\n', 'g',
+		'r', 'p', 'c', '-', 'm', 'e',  's',  's',  'a', 'g', 'e', ':', 'n',  'o',  '\n'};
+	static const struct {
+		uint8_t bytes[16];
+		size_t len;
+		const char *why;
+	} bad[] = {
+		{{0, 0, 0}, 3, "a frame header cut short at byte 0"},
+		{{0, 0, 0, 0, 9, 1, 2},
+		 7,
+		 "a frame of 9 bytes at byte 0 runs past the end (7 bytes)"},
+		{{0, 0xff, 0xff, 0xff, 0xff, 1},
+		 6,
+		 "a frame of 4294967295 bytes at byte 0 runs past"},
+		{{1, 0, 0, 0, 1, 7}, 6, "a compressed frame"},
+		{{0, 0, 0, 0, 1, 7, 0x80, 0, 0}, 9, "a frame header cut short at byte 6"},
+	};
+	const uint8_t *msg;
+	size_t len;
+	int status;
+	char gmsg[64], why[128];
+
+	(void)state;
+	assert_int_equal(parca_grpcweb_parse(&msg, &len, &status, gmsg, sizeof(gmsg), good,
+					     sizeof(good), why, sizeof(why)),
+			 0);
+	assert_int_equal(len, 2);
+	assert_int_equal(msg[0], 0x32);
+	assert_int_equal(status, 16);
+	assert_string_equal(gmsg, "no");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(parca_grpcweb_parse(&msg, &len, &status, gmsg, sizeof(gmsg),
+						     bad[i].bytes, bad[i].len, why, sizeof(why)),
+				 PR_EDATA);
+		if (strncmp(why, bad[i].why, strlen(bad[i].why)) != 0)
+			fail_msg("case %zu: '%s', want '%s'", i, why, bad[i].why);
+	}
+	/* No trailer at all: status -1, for the caller to refuse. */
+	assert_int_equal(parca_grpcweb_parse(&msg, &len, &status, gmsg, sizeof(gmsg), good, 7, why,
+					     sizeof(why)),
+			 0);
+	assert_int_equal(status, -1);
+}
+
+static void test_error_bodies_are_made_safe(void **state)
+{
+	buf b = BUF_INIT;
+	char out[300];
+
+	(void)state;
+	assert_int_equal(
+		buf_puts(&b,
+			 "{\"code\":\"unauthenticated\",\"message\":\"no\\u001b[2J \\\"x\\\"\"}"),
+		0);
+	pyroscope_connect_error(out, sizeof(out), 401, &b);
+	assert_string_equal(out, "HTTP 401 unauthenticated: no?[2J ?x?");
+	buf_reset(&b);
+	assert_int_equal(buf_puts(&b, "upstream \x9b\x1b[31mdown\nsecond line"), 0);
+	pyroscope_connect_error(out, sizeof(out), 502, &b);
+	assert_string_equal(out, "HTTP 502: 'upstream ??[31mdown'");
+	buf_reset(&b);
+	assert_int_equal(buf_put(&b, "\x1f\x8b\0\0binary", 10), 0);
+	source_body_hint(out, sizeof(out), &b);
+	assert_string_equal(out, "");
+	buf_release(&b);
+}
+
+static void test_selector_narrowed_to_a_release(void **state)
+{
+	char *s;
+
+	(void)state;
+	s = pyroscope_selector_with("{service_name=\"checkout\"}", "service_git_ref", "abc");
+	assert_string_equal(s, "{service_name=\"checkout\",service_git_ref=\"abc\"}");
+	free(s);
+	s = pyroscope_selector_with("{}", "v", "1");
+	assert_string_equal(s, "{v=\"1\"}");
+	free(s);
+	assert_null(pyroscope_selector_with("service_name=\"x\"", "v", "1"));
+}
+
+/* ---- sources in the configuration file ---------------------------------- */
+
+static void test_config_sources(void **state)
+{
+	static const char text[] =
+		"{\"collect\": {\"max_concurrent\": 3, \"max_concurrent_fleet\": 5,"
+		"  \"cooldown_s\": 60, \"budget_s\": 100, \"retries\": 2, \"retry_s\": 7},"
+		" \"services\": {\"checkout\": {\"types\": [\"cpu\", \"heap\"],"
+		"  \"max_concurrent\": 1,"
+		"  \"sources\": ["
+		"   {\"type\": \"dir\", \"dir\": \"/spool/checkout\"},"
+		"   {\"type\": \"pprof_http\", \"targets\": [\"a:1\"],"
+		"    \"file_sd\": [\"/etc/sd.json\"], \"scheme\": \"https\", \"seconds\": 20,"
+		"    \"ca_file\": \"/etc/ca.pem\"},"
+		"   {\"type\": \"pyroscope\", \"url\": \"https://pyro:4040/\","
+		"    \"tenant\": \"acme\", \"types\": [\"cpu\"],"
+		"    \"profile_types\": {\"cpu\": \"x:cpu:n:cpu:n\"},"
+		"    \"auth\": \"basic\", \"username\": \"u\", \"secret_env\": \"PW\"},"
+		"   {\"type\": \"parca\", \"url\": \"https://parca:7070\","
+		"    \"selector\": \"{comm=\\\"c\\\"}\","
+		"    \"slot_s\": 600}]}}}";
+	config c;
+	pr_error err = PR_ERROR_INIT;
+	const config_service *s;
+
+	(void)state;
+	assert_int_equal(config_load(&c, write_tmp("cfg.json", text, sizeof(text) - 1), &err), 0);
+	assert_int_equal(c.collect.max_concurrent, 3);
+	assert_int_equal(c.collect.max_concurrent_fleet, 5);
+	assert_int_equal(c.collect.cooldown_us, 60000000);
+	assert_int_equal(c.collect.budget_us, 100000000);
+	assert_int_equal(c.collect.retry_us, 7000000);
+	s = config_service_find(&c, "checkout");
+	assert_non_null(s);
+	assert_int_equal(s->max_concurrent, 1);
+	assert_int_equal(s->nsources, 4);
+	assert_int_equal(s->sources[0].kind, CONFIG_SRC_DIR);
+	assert_string_equal(s->sources[0].dir, "/spool/checkout");
+	assert_int_equal(s->sources[1].kind, CONFIG_SRC_PPROF_HTTP);
+	assert_int_equal(s->sources[1].seconds, 20);
+	assert_int_equal(s->sources[1].nprofiles, 2);
+	assert_string_equal(s->sources[1].profiles[0].id, "profile");
+	assert_string_equal(s->sources[1].profiles[1].id, "heap");
+	assert_int_equal(s->sources[1].slot_us, 3600000000LL);
+	assert_int_equal(s->sources[2].kind, CONFIG_SRC_PYROSCOPE);
+	assert_string_equal(s->sources[2].url, "https://pyro:4040");
+	assert_string_equal(s->sources[2].selector, "{service_name=\"checkout\"}");
+	assert_string_equal(s->sources[2].version_label, "service_git_ref");
+	assert_int_equal(s->sources[2].nprofiles, 1);
+	assert_string_equal(s->sources[2].profiles[0].id, "x:cpu:n:cpu:n");
+	assert_true(s->sources[2].basic);
+	assert_int_equal(s->sources[3].kind, CONFIG_SRC_PARCA);
+	assert_string_equal(s->sources[3].profiles[0].id,
+			    "parca_agent:samples:count:cpu:nanoseconds:delta");
+	assert_string_equal(s->sources[3].profiles[1].id, "memory:inuse_space:bytes:space:bytes");
+	assert_int_equal(s->sources[3].slot_us, 600000000LL);
+	config_release(&c);
+}
+
+static void test_config_source_mistakes(void **state)
+{
+	static const struct {
+		const char *source;
+		const char *msg;
+	} cases[] = {
+		{"{\"dir\": \"/x\"}", "services.s.sources[0]: needs a \"type\""},
+		{"{\"type\": \"ftp\"}", "services.s.sources[0].type: expected dir, pprof_http"},
+		{"{\"type\": \"s3\", \"prefix\": \"p\"}",
+		 "services.s.sources[0].type: object-store drops (s3) need the object-store "
+		 "client"},
+		{"{\"type\": \"dir\"}", "services.s.sources[0]: a dir source needs \"dir\""},
+		{"{\"type\": \"dir\", \"dir\": \"/x\", \"seconds\": 3}",
+		 "services.s.sources[0].seconds: unknown key"},
+		{"{\"type\": \"pprof_http\", \"targets\": [\"a:1\"], \"seconds\": 0}",
+		 "services.s.sources[0].seconds: expected a value from 1 to 3600"},
+		{"{\"type\": \"pprof_http\", \"targets\": [\"a:1\"], \"types\": [\"wall\"]}",
+		 "services.s.sources[0].types: a Go pprof endpoint has no such profile"},
+		{"{\"type\": \"pprof_http\", \"targets\": [\"a:1\"], \"scheme\": \"ftp\"}",
+		 "services.s.sources[0].scheme: expected http or https"},
+		{"{\"type\": \"pprof_http\", \"targets\": [\"a:1\"], \"auth\": \"bearer\"}",
+		 "services.s.sources[0]: auth needs secret_env or secret_file"},
+		{"{\"type\": \"pprof_http\", \"targets\": [\"a:1\"], \"auth\": \"basic\","
+		 " \"secret_env\": \"X\"}",
+		 "services.s.sources[0]: basic auth needs \"username\""},
+		{"{\"type\": \"pyroscope\", \"url\": \"pyro:4040\"}",
+		 "services.s.sources[0].url: expected an http:// or https:// URL"},
+		{"{\"type\": \"pyroscope\", \"url\": \"http://10.1.2.3:4040\","
+		 " \"secret_file\": \"/k\"}",
+		 "services.s.sources[0].url: a source with a secret needs an https:// URL"},
+		{"{\"type\": \"pyroscope\", \"url\": \"https://p\","
+		 " \"selector\": \"{a=\\\"b\\\"}\\r\\n\"}",
+		 "services.s.sources[0].selector: expected printable text"},
+		{"{\"type\": \"pyroscope\", \"url\": \"https://p\","
+		 " \"profile_types\": {\"heap\": \"x\"}}",
+		 "services.s.sources[0].profile_types.heap: not one of the source's types"},
+		{"{\"type\": \"pyroscope\", \"url\": \"https://p\", \"types\": [\"wall\"]}",
+		 "services.s.sources[0].types: no default profile type id for it"},
+		{"{\"type\": \"parca\", \"url\": \"https://p\"}",
+		 "services.s.sources[0]: a parca source needs \"selector\""},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char text[1024], want[1200];
+		const char *path;
+		config c;
+		pr_error err = PR_ERROR_INIT;
+		snprintf(text, sizeof(text), "{\"services\": {\"s\": {\"sources\": [%s]}}}",
+			 cases[i].source);
+		path = write_tmp("bad-cfg.json", text, strlen(text));
+		assert_int_equal(config_load(&c, path, &err), PR_EUSAGE);
+		snprintf(want, sizeof(want), "config '%s': %s", path, cases[i].msg);
+		if (strncmp(err.msg, want, strlen(want)) != 0)
+			fail_msg("case %zu: '%s', want '%s'", i, err.msg, want);
+	}
+}
+
+/* ---- drops through source_drops, bytes from the network -------------------- */
+
+/* An object store in memory: names and contents, and a failing list. */
+typedef struct mem_store {
+	const char *const *names;
+	const char *const *data;
+	size_t n;
+	bool fail_list;
+} mem_store;
+
+static int mem_list(void *ctx, char ***names, size_t *n, pr_error *err)
+{
+	mem_store *m = ctx;
+
+	if (m->fail_list)
+		return pr_error_set(err, PR_EIO, "cannot list 's3://b/p': connection refused");
+	*names = calloc(m->n + 1, sizeof(**names));
+	for (size_t i = 0; i < m->n; i++)
+		(*names)[i] = strdup(m->names[i]);
+	*n = m->n;
+	return 0;
+}
+
+static int mem_read(void *ctx, buf *out, const char *name, size_t max, pr_error *err)
+{
+	mem_store *m = ctx;
+
+	for (size_t i = 0; i < m->n; i++)
+		if (strcmp(m->names[i], name) == 0) {
+			buf_init(out, max);
+			if (buf_puts(out, m->data[i]) < 0)
+				return pr_error_set(err, PR_ELIMIT, "too large");
+			return 0;
+		}
+	return pr_error_set(err, PR_ENOTFOUND, "no object '%s'", name);
+}
+
+static void test_drops_in_a_store_that_is_not_a_folder(void **state)
+{
+	testdb *t = *state;
+	static const char *const names[] = {"b.folded.json", "a.folded", "a.folded.json",
+					    "b.folded",      "c.folded", "d.folded",
+					    "d.folded.json"};
+	static const char *const data[] = {
+		"{\"release\": \"v1\", \"host\": \"web-2\"}",
+		"main;a 3\n",
+		"{\"release\": \"v1\", \"time\": \"2026-11-29T02:00:00Z\"}",
+		"main;b 1\n",
+		"main;c 1\n",
+		"main;d 1\n",
+		"{\"release\": \"v1\", \"commit\": \"xyz\"}"};
+	mem_store m = {names, data, 7, false};
+	source_drops src = {"s3://bucket/checkout", &m, mem_list, mem_read};
+	blob_store *bs = NULL;
+	pr_error err = PR_ERROR_INIT;
+	source_report rep;
+	char root[300];
+
+	snprintf(root, sizeof(root), "%s/blobs", tmpdir);
+	assert_int_equal(blob_store_open_dir(&bs, root, &err), 0);
+	assert_int_equal(db_service_add(t->db, "checkout", NULL, &err), 0);
+	assert_int_equal(db_service_set_enabled(t->db, "checkout", true, &err), 0);
+	assert_int_equal(source_collect_drops(&rep, t->db, bs, "checkout", &src, &limits, &err), 0);
+	assert_int_equal(rep.stored, 2);
+	assert_int_equal(rep.waiting, 1);
+	assert_int_equal(rep.failed, 1);
+	assert_string_equal(rep.first_error, "sidecar 's3://bucket/checkout/d.folded.json': commit "
+					     "'xyz' is not a hex SHA (4 to 64 hex digits)");
+	source_report_release(&rep);
+	assert_int_equal(testdb_int(t, "select count(*) from profiles where host = 'web-2'"), 1);
+	assert_int_equal(testdb_int(t, "select count(*) from profiles where captured_at = "
+				       "'2026-11-29T02:00:00Z'"),
+			 1);
+	/* Again: nothing new. */
+	assert_int_equal(source_collect_drops(&rep, t->db, bs, "checkout", &src, &limits, &err), 0);
+	assert_int_equal(rep.stored, 0);
+	assert_int_equal(rep.already, 2);
+	source_report_release(&rep);
+	/* A store that cannot be listed is the source's failure, with its message. */
+	m.fail_list = true;
+	assert_int_equal(source_collect_drops(&rep, t->db, bs, "checkout", &src, &limits, &err),
+			 PR_EIO);
+	assert_string_equal(err.msg, "cannot list 's3://b/p': connection refused");
+	source_report_release(&rep);
+	blob_store_free(bs);
+}
+
+static void test_fetched_bytes_are_ingested_as_a_file(void **state)
+{
+	testdb *t = *state;
+	static const char folded[] = "main;handle;computeTax 6\nmain;handle;priceItems 4\n";
+	ingest_request req = {0};
+	ingest_result res;
+	blob_store *bs = NULL;
+	pr_error err = PR_ERROR_INIT;
+	profile_limits small = limits;
+	char root[300];
+
+	snprintf(root, sizeof(root), "%s/blobs2", tmpdir);
+	assert_int_equal(blob_store_open_dir(&bs, root, &err), 0);
+	assert_int_equal(db_service_add(t->db, "api", NULL, &err), 0);
+	assert_int_equal(db_service_set_enabled(t->db, "api", true, &err), 0);
+	req.service = "api";
+	req.release = "v2";
+	req.display = "http://10.0.0.5:6060/debug/pprof/profile?seconds=10";
+	req.time_us = 1796000000000000LL;
+	assert_int_equal(source_ingest_bytes(&res, t->db, bs, &req, folded, sizeof(folded) - 1,
+					     &limits, &err),
+			 0);
+	assert_false(res.already);
+	assert_int_equal(res.total, 10);
+	assert_int_equal(source_ingest_bytes(&res, t->db, bs, &req, folded, sizeof(folded) - 1,
+					     &limits, &err),
+			 0);
+	assert_true(res.already);
+	/* The same limits as a file, the message naming the display name. */
+	small.max_input_bytes = 16;
+	assert_int_equal(source_ingest_bytes(&res, t->db, bs, &req,
+					     "main;x 1\nmain;y 2\nmain;z 3\n", 27, &small, &err),
+			 PR_ELIMIT);
+	assert_false(res.infra);
+	assert_non_null(strstr(err.msg, "larger than the input limit of 16 bytes"));
+	pr_error_clear(&err);
+	assert_int_equal(
+		source_ingest_bytes(&res, t->db, bs, &req, "\x1f\x8b\x08junk", 7, &limits, &err),
+		PR_EDATA);
+	assert_true(strncmp(err.msg,
+			    "cannot decompress 'http://10.0.0.5:6060/debug/pprof/profile"
+			    "?seconds=10'",
+			    70) == 0);
+	assert_int_equal(testdb_int(t, "select count(*) from profiles"), 1);
+	blob_store_free(bs);
+}
+
+static int setup_tmp(void **state)
+{
+	(void)state;
+	snprintf(tmpdir, sizeof(tmpdir), "%s/test_sources.XXXXXX",
+		 getenv("PROFREG_TEST_TMP") ? getenv("PROFREG_TEST_TMP") : "/tmp");
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_target_addresses),
+		cmocka_unit_test(test_file_sd_reads_targets_and_the_wanted_labels),
+		cmocka_unit_test(test_file_sd_refuses_what_is_not_the_format),
+		cmocka_unit_test(test_file_sd_limits),
+		cmocka_unit_test(test_grpcweb_frames),
+		cmocka_unit_test(test_error_bodies_are_made_safe),
+		cmocka_unit_test(test_selector_narrowed_to_a_release),
+		cmocka_unit_test(test_config_sources),
+		cmocka_unit_test(test_config_source_mistakes),
+		cmocka_unit_test_setup_teardown(test_drops_in_a_store_that_is_not_a_folder,
+						testdb_setup, testdb_teardown),
+		cmocka_unit_test_setup_teardown(test_fetched_bytes_are_ingested_as_a_file,
+						testdb_setup, testdb_teardown),
+	};
+
+	if (setup_tmp(NULL) < 0)
+		return 1;
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
