@@ -36,7 +36,7 @@ int cmd_blobs(cli_ctx *ctx, int argc, char **argv);
 
 #define COMMANDS_TABLE \
 	{"ingest", cmd_ingest, "store profiles from files or a manifest"}, \
-	{"collect", cmd_collect, "pull new captures from pprof endpoints, Pyroscope, Parca, folders"}, \
+	{"collect", cmd_collect, "pull new captures from every source of the enabled services"}, \
 	{"nightly", cmd_nightly, "collect, analyse every enabled service, record the run"}, \
 	{"runs", cmd_runs, "list recent runs"}, \
 	{"run", cmd_run, "show one run"}, \

@@ -103,7 +103,7 @@ q="select count(*) from profiles p join services s on s.id = p.service_id where 
 	ok "each capture is one slot: its release from service_git_ref, its time and length the slot's" ||
 	not_ok "pyroscope rows" "$(sql "select release, captured_at, duration_ns, tags from profiles")"
 grep -q '"call":"SelectMergeProfile","end":[0-9]*,"selector":"{service_name=\\"checkout\\",service_git_ref=\\"v2\\"}","start":[0-9]*,"type_id":"process_cpu:cpu:nanoseconds:cpu:nanoseconds"' "$T/pyro.log" &&
-	grep -q '"auth":true,"method":"POST","path":"/querier.v1.QuerierService/SelectMergeProfile","tenant":"acme"' "$T/pyro.log" &&
+	grep -q '"auth":true,"inflight":[0-9]*,"method":"POST","path":"/querier.v1.QuerierService/SelectMergeProfile","tenant":"acme"' "$T/pyro.log" &&
 	ok "the request: SelectMergeProfile with the type id, the selector narrowed to a release, the tenant and the token" ||
 	not_ok "pyroscope request" "$(head -5 "$T/pyro.log")"
 start_ms=$(( $(date -u -d "${DAY}T03:00:00Z" +%s) * 1000 ))
