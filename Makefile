@@ -1,7 +1,8 @@
 # profreg build. `make` builds bin/profreg; `make test` and `make demo`
 # install missing Debian packages first, so each works on a fresh machine.
 
-PKGS := gsl libpq libcurl jansson yajl libgit2 libzstd zlib libprotobuf-c libcrypto
+PKGS := gsl libpq libcurl jansson yajl libgit2 libzstd zlib libprotobuf-c libcrypto libarchive \
+	libbpf
 TEST_PKGS := cmocka
 
 BUILD ?= build

@@ -28,6 +28,7 @@ int cmd_retention(cli_ctx *ctx, int argc, char **argv);
 int cmd_storage(cli_ctx *ctx, int argc, char **argv);
 int cmd_capture(cli_ctx *ctx, int argc, char **argv);
 int cmd_deploy(cli_ctx *ctx, int argc, char **argv);
+int cmd_snapshot(cli_ctx *ctx, int argc, char **argv);
 
 #define COMMANDS_TABLE \
 	{"ingest", cmd_ingest, "store profiles from files or a manifest"}, \
@@ -44,6 +45,7 @@ int cmd_deploy(cli_ctx *ctx, int argc, char **argv);
 	{"retention", cmd_retention, "move captures through the retention tiers"}, \
 	{"storage", cmd_storage, "show storage use by tier and service against the budget"}, \
 	{"capture", cmd_capture, "pin or unpin a capture as forensic evidence"}, \
+	{"snapshot", cmd_snapshot, "take, list, show, extract an incident snapshot of a host"}, \
 	{"analyze", cmd_analyze, "test releases against their rolling baselines"}, \
 	{"baseline", cmd_baseline, "show a service's rolling baseline"}, \
 	{"profiles", cmd_profiles, "list stored captures"}, \
