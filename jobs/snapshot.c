@@ -132,6 +132,7 @@ typedef struct col {
 	size_t nstat0, nmeminfo0, nvmstat0;
 	buf psi0[3];
 	char host[SNAPSHOT_HOST_MAX + 1];
+	char lasterr[PR_ERROR_MSG_MAX]; /* why the last grab failed */
 } col;
 
 static const char *const psi_names[3] = {"cpu", "memory", "io"};
@@ -290,8 +291,10 @@ static int grab(col *c, json_t *it, const char *path, const char *mpath, bool *c
 	if (cut)
 		*cut = false;
 	if ((rc = procfs_read(&c->tmp, c->procfd, path, c->cs->file_max_bytes, &trunc, NULL,
-			      &e)) < 0)
+			      &e)) < 0) {
+		snprintf(c->lasterr, sizeof(c->lasterr), "%s", e.msg);
 		return rc;
+	}
 	if (trunc) {
 		item_status(c, it, "partial", "'%s' is longer than the %" PRIu64 "-byte cap per "
 			    "file (snapshot.file_max_bytes): cut there", path,
@@ -594,8 +597,7 @@ static int read_ends(col *c, bool end, json_t *its[])
 				item_status(c, its[0], "missing", "/proc/pressure is not in this "
 					    "kernel (needs %s)", kernel_needs_psi);
 			else
-				item_status(c, its[0], "missing", "/proc/pressure/%s: %s",
-					    psi_names[i], why_code(rc));
+				item_status(c, its[0], "missing", "%s", c->lasterr);
 			continue;
 		}
 		if (!end && buf_put(&c->psi0[i], c->tmp.ptr, c->tmp.len) < 0)
@@ -648,8 +650,7 @@ static int read_ends(col *c, bool end, json_t *its[])
 					    "/proc/schedstat is not in this kernel "
 					    "(needs CONFIG_SCHEDSTATS)");
 			else
-				item_status(c, it, "missing", "/proc/%s: %s", files[i],
-					    why_code(rc));
+				item_status(c, it, "missing", "%s", c->lasterr);
 			continue;
 		}
 		if (!end && kv[i] &&
@@ -1262,13 +1263,16 @@ static void kernel_log(col *c, json_t *it)
 	pr_error e = PR_ERROR_INIT;
 	procfs_kmsg_info info;
 	buf log = BUF_INIT;
+	/* At most half of the room left, so the files after it still fit. */
+	size_t room = c->raw < c->raw_limit ? (c->raw_limit - c->raw) / 2 : 0;
+	size_t keep = c->cs->kmsg_bytes < room ? (size_t)c->cs->kmsg_bytes : room;
 	int rc;
 
 	if (c->cs->kmsg_bytes == 0) {
 		item_status(c, it, "missing", "turned off (snapshot.kmsg_bytes is 0)");
 		return;
 	}
-	rc = procfs_kmsg_tail(&log, &info, path, c->cs->kmsg_bytes, c->dl_extras, NULL, &e);
+	rc = procfs_kmsg_tail(&log, &info, path, keep, c->dl_extras, NULL, &e);
 	if (rc == PR_EREFUSED) {
 		bool restricted = procfs_read(&c->tmp, c->procfd, "sys/kernel/dmesg_restrict",
 					      SMALL_FILE, NULL, NULL, NULL) == 0 &&
@@ -1287,6 +1291,11 @@ static void kernel_log(col *c, json_t *it)
 	if (info.lost)
 		item_status(c, it, "partial", "%" PRIu64 " records were overwritten by the kernel "
 			    "while the log was read", info.lost);
+	if (keep < c->cs->kmsg_bytes && info.bytes > log.len)
+		item_status(c, it, "partial",
+			    "the size budget of %zu bytes leaves room for the last "
+			    "%zu bytes of the log only",
+			    c->size_budget, keep);
 	jset(c, c->summary, "kmsg", json_pack("{s:I,s:I,s:I,s:b,s:I}", "records_read",
 					      (json_int_t)info.records, "bytes_read",
 					      (json_int_t)info.bytes, "lost", (json_int_t)info.lost,
@@ -1406,7 +1415,7 @@ static int loadavg(col *c, json_t *it)
 	if ((rc = grab(c, it, "loadavg", NULL, NULL)) == PR_ENOMEM)
 		return rc;
 	if (rc < 0) {
-		item_status(c, it, "missing", "/proc/loadavg: %s", why_code(rc));
+		item_status(c, it, "missing", "%s", c->lasterr);
 		return 0;
 	}
 	if (sscanf(c->tmp.ptr, "%lf %lf %lf %d/%d", &a, &b, &d, &run, &tot) == 5)
@@ -1504,10 +1513,38 @@ static void restore_priority(int old_nice, int old_io)
 		(void)syscall(SYS_ioprio_set, IOPRIO_WHO_THREAD, tid, old_io);
 }
 
+/* Drop the last raw file and say so in the item that named it. */
+static void drop_last(col *c)
+{
+	json_t *it;
+	size_t i;
+
+	c->nm--;
+	c->raw -= tar_cost(c->m[c->nm].data.len);
+	json_array_foreach(c->items, i, it) {
+		json_t *files = json_object_get(it, "files"), *f;
+		size_t k;
+		json_array_foreach(files, k, f) {
+			if (strcmp(json_string_value(f), c->m[c->nm].path) == 0) {
+				item_status(c, it, "partial",
+					    "the size budget of %zu bytes is spent: "
+					    "'%s' left out",
+					    c->size_budget, c->m[c->nm].path);
+				json_array_remove(files, k);
+				break;
+			}
+		}
+	}
+	free(c->m[c->nm].path);
+	buf_release(&c->m[c->nm].data);
+}
+
 /*
- * Build manifest.json and summary.json and the archive. When the JSON
- * documents do not fit beside the raw files, raw files are dropped from
- * the end (the least important go last) until they do.
+ * Build manifest.json and summary.json and the archive. The raw files
+ * were kept within the size budget before compression, so the archive
+ * almost always fits; when it does not (the JSON documents on a tiny
+ * budget), raw files are dropped from the end, the least important
+ * first, until it does.
  */
 static int build_archive(col *c, snapshot_archive *out, json_t *base, pr_error *err)
 {
@@ -1516,16 +1553,18 @@ static int build_archive(col *c, snapshot_archive *out, json_t *base, pr_error *
 	json_t *members;
 	int rc = 0;
 
+	if (!(tm = calloc(c->nm + 2, sizeof(*tm)))) {
+		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+		goto out;
+	}
 	for (;;) {
-		size_t total = 0;
-		json_t *it;
-		size_t i;
+		pr_error e2 = PR_ERROR_INIT;
 
 		free(mtext);
 		free(stext);
 		mtext = stext = NULL;
 		members = json_array();
-		for (i = 0; members && i < c->nm; i++)
+		for (size_t i = 0; members && i < c->nm; i++)
 			jpush(c, members, json_pack("{s:s,s:I}", "path", c->m[i].path, "bytes",
 						    (json_int_t)c->m[i].data.len));
 		jset(c, base, "members", members);
@@ -1536,43 +1575,24 @@ static int build_archive(col *c, snapshot_archive *out, json_t *base, pr_error *
 			rc = pr_error_set(err, PR_ENOMEM, "out of memory");
 			goto out;
 		}
-		total = c->raw + tar_cost(strlen(mtext)) + tar_cost(strlen(stext)) + 2 * TAR_BLOCK;
-		/* zstd adds a few bytes a block to what it cannot compress: 1/256 is ample. */
-		total += total / 256 + 64;
-		if (total <= c->size_budget || c->nm == 0)
+		tm[0] = (tarzst_member){"manifest.json", mtext, strlen(mtext)};
+		tm[1] = (tarzst_member){"summary.json", stext, strlen(stext)};
+		for (size_t i = 0; i < c->nm; i++)
+			tm[i + 2] = (tarzst_member){c->m[i].path, c->m[i].data.ptr,
+						    c->m[i].data.len};
+		rc = tarzst_write(&out->data, tm, c->nm + 2, c->taken_at_us / 1000000,
+				  c->size_budget, &e2);
+		if (rc != PR_ELIMIT || c->nm == 0) {
+			if (rc < 0)
+				pr_error_set(err, rc, "%s", e2.msg);
 			break;
-		/* Drop the last raw file and say so in its item. */
-		c->nm--;
-		c->raw -= tar_cost(c->m[c->nm].data.len);
-		json_array_foreach(c->items, i, it) {
-			json_t *files = json_object_get(it, "files"), *f;
-			size_t k;
-			json_array_foreach(files, k, f) {
-				if (strcmp(json_string_value(f), c->m[c->nm].path) == 0) {
-					item_status(c, it, "partial",
-						    "the size budget of %zu bytes "
-						    "is spent: '%s' left out",
-						    c->size_budget, c->m[c->nm].path);
-					json_array_remove(files, k);
-					break;
-				}
-			}
 		}
-		free(c->m[c->nm].path);
-		buf_release(&c->m[c->nm].data);
+		/* An eighth at a time: a few compressions at most. */
+		for (size_t k = c->nm / 8 + 1; k > 0 && c->nm > 0; k--)
+			drop_last(c);
 	}
-	if (!(tm = calloc(c->nm + 2, sizeof(*tm)))) {
-		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
-		goto out;
-	}
-	tm[0] = (tarzst_member){"manifest.json", mtext, strlen(mtext)};
-	tm[1] = (tarzst_member){"summary.json", stext, strlen(stext)};
-	for (size_t i = 0; i < c->nm; i++)
-		tm[i + 2] = (tarzst_member){c->m[i].path, c->m[i].data.ptr, c->m[i].data.len};
-	if ((rc = tarzst_write(&out->data, tm, c->nm + 2, c->taken_at_us / 1000000,
-			       c->size_budget, err)) < 0)
-		goto out;
-	out->manifest = json_incref(base);
+	if (rc == 0)
+		out->manifest = json_incref(base);
 out:
 	free(tm);
 	free(mtext);
@@ -1624,7 +1644,7 @@ int snapshot_take(snapshot_archive *out, const config *cfg, const snapshot_opts 
 	c.dl_sample = c.t0 + sample;
 	c.dl_extras = c.t0 + (sample > 0.45 * budget ? sample : 0.45 * budget);
 	c.size_budget = (size_t)c.cs->size_budget_bytes;
-	c.raw_limit = c.size_budget - c.size_budget / 8;
+	c.raw_limit = c.size_budget;
 	if ((rc = snapshot_hostname(c.host, err)) < 0)
 		goto out;
 	if (!(c.items = json_array()) || !(c.summary = json_object()) ||
@@ -1754,8 +1774,9 @@ int snapshot_take(snapshot_archive *out, const config *cfg, const snapshot_opts 
 		if ((rc = top_threads(&c)) < 0)
 			goto oom;
 		if (c.s1.refused || c.s2.refused)
-			item_status(&c, threads_it, "partial", "%zu thread stat files: permission "
-				    "denied", c.s1.refused + c.s2.refused);
+			item_status(&c, threads_it, "partial", "%zu thread stat files not read: "
+				    "permission denied, or a symbolic link (never followed)",
+				    c.s1.refused + c.s2.refused);
 		jset(&c, c.summary, "interval_ms",
 		     json_integer((json_int_t)((c.s2.from - c.s1.from) * 1000)));
 		jset(&c, c.summary, "tasks", json_pack("{s:I,s:I,s:b}", "processes",
@@ -1997,7 +2018,7 @@ int snapshot_store(int64_t *id, bool *existed, const job_env *env, const void *d
 		"insert into snapshots (host, taken_at, incident, reason, service, trigger, blob_key,"
 		" archive_bytes, not_collected, manifest, stored_by)"
 		" values ($1, " DB_US_TO_TS("$2") ", $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11)"
-			      " on conflict (blob_key) do nothing returning id";
+						  " on conflict (blob_key) do nothing returning id";
 	static const char sel[] = "select id from snapshots where blob_key = $1";
 	json_t *m = NULL, *it, *audit = NULL;
 	char key[BLOB_KEY_HEX + 1], at[24], bytes[24], nc[24], object[48];

@@ -746,10 +746,9 @@ int procfs_kmsg_tail(buf *out, procfs_kmsg_info *info, const char *path, size_t 
 		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
 		goto out;
 	}
-	for (;;) {
+	for (uint64_t reads = 0;; reads++) {
 		ssize_t r;
-		if (deadline > 0 && (info->bytes == 0 || (info->records & 63) == 0) &&
-		    time_mono() > deadline)
+		if (deadline > 0 && (reads & 63) == 0 && time_mono() > deadline)
 			break;
 		r = read(fd, chunk, KMSG_READ);
 		if (r < 0 && errno == EINTR)
