@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -2365,7 +2366,13 @@ int snapshot_extract_dir(const job_env *env, int64_t id, const char *dir, pr_err
 	char name[48];
 	int rc;
 
+	struct stat st;
+
 	snprintf(name, sizeof(name), "snapshot %" PRId64, id);
+	/* Refused before the evidence is read: nothing is written over. */
+	if (lstat(dir, &st) == 0)
+		return pr_error_set(err, PR_EEXISTS, "cannot extract into '%s': it exists; name a "
+				    "new folder", dir);
 	if ((rc = snapshot_read(&b, env, id, err)) == 0)
 		rc = tarzst_extract(b.ptr, b.len, name, dir, SNAPSHOT_ARCHIVE_MAX,
 				    4 * (size_t)SNAPSHOT_ARCHIVE_MAX, err);
