@@ -528,7 +528,7 @@ static const task *task_find(const scan *s, int tid)
 	task key;
 
 	key.tid = tid;
-	return bsearch(&key, s->t, s->nt, sizeof(*s->t), task_cmp);
+	return s->nt ? bsearch(&key, s->t, s->nt, sizeof(*s->t), task_cmp) : NULL;
 }
 
 static proc *proc_find(const scan *s, int pid)
@@ -536,7 +536,7 @@ static proc *proc_find(const scan *s, int pid)
 	proc key;
 
 	key.pid = pid;
-	return bsearch(&key, s->p, s->np, sizeof(*s->p), proc_cmp);
+	return s->np ? bsearch(&key, s->p, s->np, sizeof(*s->p), proc_cmp) : NULL;
 }
 
 /* Deltas of the second scan against the first: per thread, then per process. */
@@ -544,9 +544,13 @@ static void deltas(col *c)
 {
 	scan *a = &c->s1, *b = &c->s2;
 
-	qsort(a->t, a->nt, sizeof(*a->t), task_cmp);
-	qsort(a->p, a->np, sizeof(*a->p), proc_cmp);
-	qsort(b->p, b->np, sizeof(*b->p), proc_cmp);
+	/* qsort and bsearch may not be given NULL, even for no elements. */
+	if (a->nt)
+		qsort(a->t, a->nt, sizeof(*a->t), task_cmp);
+	if (a->np)
+		qsort(a->p, a->np, sizeof(*a->p), proc_cmp);
+	if (b->np)
+		qsort(b->p, b->np, sizeof(*b->p), proc_cmp);
 	for (size_t i = 0; i < b->nt; i++) {
 		task *t = &b->t[i];
 		const task *o = task_find(a, t->tid);
