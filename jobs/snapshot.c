@@ -134,6 +134,10 @@ typedef struct col {
 	buf psi0[3];
 	char host[SNAPSHOT_HOST_MAX + 1];
 	char lasterr[PR_ERROR_MSG_MAX]; /* why the last grab failed */
+	/* The thread's priority before, and when it was given back to keep the budget. */
+	int old_nice, old_io;
+	bool lowered, restored;
+	double restored_at;
 } col;
 
 static const char *const psi_names[3] = {"cpu", "memory", "io"};
@@ -142,6 +146,8 @@ static double since(const col *c)
 {
 	return time_mono() - c->t0;
 }
+
+static void keep_pace(col *c);
 
 static json_t *jset(col *c, json_t *obj, const char *key, json_t *v)
 {
@@ -430,6 +436,8 @@ static int scan_tasks(col *c, scan *s, json_t *stacks_it, bool at_end, double de
 	for (size_t i = 0; i < np; i++) {
 		proc pr;
 
+		if ((i & 15) == 0)
+			keep_pace(c);
 		if ((i & 15) == 0 && time_mono() > deadline) {
 			s->complete = false;
 			break;
@@ -959,6 +967,7 @@ static int top_processes(col *c, json_t *it, cgset *cgs)
 		char path[64], mp[80];
 		bool in_cpu = false, in_mem = false;
 
+		keep_pace(c);
 		if (time_mono() > c->dl_collect) {
 			item_status(c, it, "partial",
 				    "the time budget of %u ms was spent after %zu "
@@ -1098,6 +1107,8 @@ static void count_fds(col *c, json_t *it)
 		uint64_t n = 0;
 		bool complete = true;
 		int rc;
+		if ((i & 7) == 0)
+			keep_pace(c);
 		if ((i & 7) == 0 && time_mono() > c->dl_extras) {
 			item_status(c, it, "partial", "the time budget ran out after %zu of %zu "
 				    "processes", i, c->s1.np);
@@ -1518,6 +1529,23 @@ static void restore_priority(int old_nice, int old_io)
 		(void)syscall(SYS_ioprio_set, IOPRIO_WHO_THREAD, tid, old_io);
 }
 
+/*
+ * Gentle first, bounded always: on a host whose CPUs are saturated (the
+ * incident), a thread at nice 19 gets about 1.5% of a core and would
+ * overrun the time budget many times over for 50 ms of work. Once 30% of
+ * the budget is gone (on a host with CPU to spare a snapshot is all but
+ * done by then, asleep in its sampling interval), the priority it had is
+ * given back for the rest, where the process may raise it again (root).
+ */
+static void keep_pace(col *c)
+{
+	if (!c->lowered || c->restored || since(c) < 0.3 * c->cs->time_budget_ms / 1000.0)
+		return;
+	restore_priority(c->old_nice, c->old_io);
+	c->restored = true;
+	c->restored_at = since(c);
+}
+
 /* Drop the last raw file and say so in the item that named it. */
 static void drop_last(col *c)
 {
@@ -1616,8 +1644,7 @@ int snapshot_take(snapshot_archive *out, const config *cfg, const snapshot_opts 
 	const char *root = o->proc_root ? o->proc_root : "/proc";
 	char when[TIME_FMT_MAX];
 	double budget, sample, t_start;
-	int old_nice = 0, old_io = -1, rc;
-	bool changed = false;
+	int rc;
 	cgset cgs = {{0}, 0};
 	size_t idx;
 
@@ -1663,7 +1690,7 @@ int snapshot_take(snapshot_archive *out, const config *cfg, const snapshot_opts 
 	uname(&un);
 	if (procfs_caps(&c.caps, NULL) < 0)
 		c.caps = 0;
-	lower_priority(&c, who, &old_nice, &old_io, &changed);
+	lower_priority(&c, who, &c.old_nice, &c.old_io, &c.lowered);
 	jset(&c, base, "kind", json_string(SNAPSHOT_KIND));
 	jset(&c, base, "schema_version", json_integer(SNAPSHOT_SCHEMA_VERSION));
 	jset(&c, base, "host", jclean(&c, c.host, strlen(c.host)));
@@ -1824,6 +1851,10 @@ int snapshot_take(snapshot_archive *out, const config *cfg, const snapshot_opts 
 		if (!json_object_get(it, "ms"))
 			item_ms(&c, it, c.t0);
 	rc = 0;
+	keep_pace(&c);
+	if (c.restored)
+		jset(&c, who, "priority_restored_at_ms",
+		     json_integer((json_int_t)(c.restored_at * 1000)));
 	jset(&c, base, "highlights", highlights(&c));
 	getrusage(RUSAGE_THREAD, &ru1);
 	jset(&c, base, "cost", json_pack("{s:I,s:I,s:I,s:I}", "collect_wall_ms",
@@ -1847,8 +1878,8 @@ int snapshot_take(snapshot_archive *out, const config *cfg, const snapshot_opts 
 oom:
 	rc = pr_error_set(err, PR_ENOMEM, "out of memory while taking a snapshot");
 out:
-	if (changed)
-		restore_priority(old_nice, old_io);
+	if (c.lowered && !c.restored)
+		restore_priority(c.old_nice, c.old_io);
 	cgset_release(&cgs);
 	json_decref(base);
 	col_release(&c);
