@@ -2051,8 +2051,8 @@ int snapshot_store(int64_t *id, bool *existed, const job_env *env, const void *d
 		   const char *name, const char *via, pr_error *err)
 {
 	static const char ins[] =
-		"insert into snapshots (host, taken_at, incident, reason, service, trigger, blob_key,"
-		" archive_bytes, not_collected, manifest, stored_by)"
+		"insert into snapshots (host, taken_at, incident, reason, service, trigger,"
+		" blob_key, archive_bytes, not_collected, manifest, stored_by)"
 		" values ($1, " DB_US_TO_TS("$2")
 		", $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11)"
 						  " on conflict (blob_key) do nothing returning id";
