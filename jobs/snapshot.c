@@ -1639,15 +1639,13 @@ int snapshot_take(snapshot_archive *out, const config *cfg, const snapshot_opts 
 	col c;
 	struct utsname un;
 	struct rusage ru1;
-	json_t *base = NULL, *who = NULL, *its[5], *it, *stacks_it, *blocked_it, *fds_it;
+	json_t *base = NULL, *who = NULL, *its[5], *stacks_it, *blocked_it, *fds_it;
 	json_t *threads_it, *procs_it, *cg_it, *bpf_it, *kmsg_it, *load_it;
 	const char *root = o->proc_root ? o->proc_root : "/proc";
 	char when[TIME_FMT_MAX];
 	double budget, sample, t_start;
 	int rc;
 	cgset cgs = {{0}, 0};
-	size_t idx;
-
 	memset(out, 0, sizeof(*out));
 	buf_init(&out->data, SIZE_MAX);
 	memset(&c, 0, sizeof(c));
@@ -1847,9 +1845,6 @@ int snapshot_take(snapshot_archive *out, const config *cfg, const snapshot_opts 
 	else
 		cgroup_pressure(&c, cg_it, &cgs);
 	item_ms(&c, cg_it, t_start);
-	json_array_foreach(c.items, idx, it)
-		if (!json_object_get(it, "ms"))
-			item_ms(&c, it, c.t0);
 	rc = 0;
 	keep_pace(&c);
 	if (c.restored)

@@ -403,10 +403,13 @@ static int show_cmd(cli_ctx *ctx, int argc, char **argv)
 	printf("\nitems:\n");
 	json_array_foreach(json_object_get(m, "items"), i, v) {
 		const char *why = json_string_value(json_object_get(v, "reason"));
-		printf("  %-10s %-8s %-17s ", json_string_value(json_object_get(v, "layer")),
+		printf("  %-10s %-9s %s", json_string_value(json_object_get(v, "layer")),
 		       json_string_value(json_object_get(v, "status")),
 		       json_string_value(json_object_get(v, "name")));
-		cli_put_safe(stdout, why ? why : "", 0);
+		if (why) {
+			printf(": ");
+			cli_put_safe(stdout, why, 0);
+		}
 		putchar('\n');
 	}
 	json_decref(doc);
