@@ -1,8 +1,8 @@
 # profreg build. `make` builds bin/profreg; `make test` and `make demo`
 # install missing Debian packages first, so each works on a fresh machine.
 
-PKGS := gsl libpq libcurl jansson yajl libgit2 libzstd zlib libprotobuf-c libcrypto libarchive \
-	libbpf
+PKGS := gsl libpq libcurl jansson yajl libgit2 libzstd zlib libprotobuf-c libcrypto expat \
+	libarchive libbpf
 TEST_PKGS := cmocka
 
 BUILD ?= build
@@ -46,7 +46,7 @@ TEST_SUPPORT := $(wildcard tests/support/*.c)
 TEST_SUPPORT_OBJ := $(TEST_SUPPORT:%.c=$(BUILD)/%.o)
 
 # Small loopback servers the tests talk to (one .c file each, libc and
-# jansson only).
+# jansson only; s3_sigcheck has its own rule below).
 SERVER_SRC := $(wildcard tests/servers/*.c)
 SERVER_BIN := $(SERVER_SRC:tests/servers/%.c=$(BUILD)/servers/%)
 
@@ -104,6 +104,13 @@ $(BUILD)/servers/%: tests/servers/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -Wall -Wextra -Werror $(CFLAGS) $(shell pkg-config --cflags jansson) \
 		-o $@ $< $(LDFLAGS) $(shell pkg-config --libs jansson)
+
+# The signature-checking S3 proxy also takes the tests' own SigV4 code.
+$(BUILD)/servers/s3_sigcheck: tests/servers/s3_sigcheck.c tests/support/sigv4.c tests/support/sigv4.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -Wall -Wextra -Werror $(CFLAGS) -I. \
+		$(shell pkg-config --cflags jansson libcrypto) -o $@ tests/servers/s3_sigcheck.c \
+		tests/support/sigv4.c $(LDFLAGS) $(shell pkg-config --libs jansson libcrypto)
 
 # The fleet simulator: standalone, on GSL and libc only.
 $(BUILD)/sim/fleetgen: tests/sim/fleetgen.c

@@ -6,11 +6,13 @@
 #include "common/buf.h"
 #include "pipeline/ingest.h"
 #include "jobs/secret.h"
+#include "pipeline/blob_s3.h"
 
 #include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <errno.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -89,6 +91,22 @@ static int apply(json_t *obj, const field *fields, const char *path, const char 
 			*(uint32_t *)f->target = (uint32_t)json_integer_value(v);
 	}
 	return 0;
+}
+
+/* http://NAME.localhost[:port]: RFC 6761 names that libcurl resolves to loopback. */
+static bool localhost_name(const char *url)
+{
+	const char *h, *end;
+	size_t n;
+
+	if (strncmp(url, "http://", 7) != 0)
+		return false;
+	h = url + 7;
+	end = h + strcspn(h, ":/?#@");
+	if (h[strcspn(h, "/?#@")] == '@')
+		return false;
+	n = (size_t)(end - h);
+	return n > 10 && strncasecmp(end - 10, ".localhost", 10) == 0;
 }
 
 static char *dup_string(json_t *v)
@@ -516,6 +534,102 @@ out:
 	return rc;
 }
 
+/*
+ * "blobs": strings and numbers through the field table, then the choices
+ * and what the S3 store needs.
+ */
+static int load_blobs(config *c, json_t *obj, const char *path, pr_error *err)
+{
+	config_blobs *b = &c->blobs;
+	char *store = NULL, *addressing = NULL;
+	const field f[] = {
+		{"store", 's', 0, 0, &store, 0, NULL},
+		{"endpoint", 's', 0, 0, &b->endpoint, 0, NULL},
+		{"bucket", 's', 0, 0, &b->bucket, 0, NULL},
+		{"prefix", 's', 0, 0, &b->prefix, 0, NULL},
+		{"region", 's', 0, 0, &b->region, 0, NULL},
+		{"addressing", 's', 0, 0, &addressing, 0, NULL},
+		{"access_key_id_env", 's', 0, 0, &b->access_key_id_env, 0, NULL},
+		{"access_key_id_file", 's', 0, 0, &b->access_key_id_file, 0, NULL},
+		{"secret_access_key_env", 's', 0, 0, &b->secret_access_key_env, 0, NULL},
+		{"secret_access_key_file", 's', 0, 0, &b->secret_access_key_file, 0, NULL},
+		{"session_token_env", 's', 0, 0, &b->session_token_env, 0, NULL},
+		{"session_token_file", 's', 0, 0, &b->session_token_file, 0, NULL},
+		{"ca_file", 's', 0, 0, &b->ca_file, 0, NULL},
+		{"connect_timeout_ms", 'i', 1, 600000, &b->connect_timeout_ms, 4, NULL},
+		{"timeout_ms", 'i', 1, 3600000, &b->timeout_ms, 4, NULL},
+		{NULL, 0, 0, 0, NULL, 0, NULL},
+	};
+	static const char *const pairs[][3] = {
+		{"access_key_id_env", "access_key_id_file", "access key id"},
+		{"secret_access_key_env", "secret_access_key_file", "secret access key"},
+		{"session_token_env", "session_token_file", "session token"},
+	};
+	char *const *vals[][2] = {
+		{&b->access_key_id_env, &b->access_key_id_file},
+		{&b->secret_access_key_env, &b->secret_access_key_file},
+		{&b->session_token_env, &b->session_token_file},
+	};
+	int rc;
+
+	if (!json_is_object(obj))
+		return bad(err, path, "blobs", "expected an object");
+	if ((rc = apply(obj, f, path, "blobs", err)) < 0)
+		goto out;
+	if (store && strcmp(store, "s3") != 0 && strcmp(store, "local") != 0) {
+		rc = bad(err, path, "blobs.store", "expected \"local\" or \"s3\"");
+		goto out;
+	}
+	if (addressing && strcmp(addressing, "path") != 0 && strcmp(addressing, "virtual") != 0) {
+		rc = bad(err, path, "blobs.addressing", "expected \"path\" or \"virtual\"");
+		goto out;
+	}
+	b->s3 = store && strcmp(store, "s3") == 0;
+	b->virtual_host = addressing && strcmp(addressing, "virtual") == 0;
+	for (size_t i = 0; i < 3; i++)
+		if (*vals[i][0] && *vals[i][1]) {
+			char why[128];
+			snprintf(why, sizeof(why), "set %s or %s, not both", pairs[i][0],
+				 pairs[i][1]);
+			rc = bad(err, path, "blobs", why);
+			goto out;
+		}
+	b->s3_set = b->endpoint || b->bucket || b->region;
+	if (b->s3 || b->s3_set) {
+		blob_s3_opts o = {.endpoint = b->endpoint, .bucket = b->bucket, .prefix = b->prefix,
+				  .region = b->region, .access_key_id = "-",
+				  .secret_access_key = "-"};
+		pr_error e2 = PR_ERROR_INIT;
+		const char *missing = !b->endpoint ? "blobs.endpoint"
+				      : !b->bucket ? "blobs.bucket"
+				      : !b->region ? "blobs.region" : NULL;
+		if (missing) {
+			rc = bad(err, path, missing, "required for an S3 store");
+			goto out;
+		}
+		if (blob_s3_check(&o, &e2) < 0) {
+			rc = bad(err, path, "blobs", e2.msg);
+			goto out;
+		}
+		/*
+		 * Profiles travel to the bucket: plain http only to this machine
+		 * (a loopback address, localhost or a name under .localhost,
+		 * which libcurl resolves to loopback itself).
+		 */
+		if (!secret_url_safe(b->endpoint) && !localhost_name(b->endpoint)) {
+			rc = bad(err, path, "blobs.endpoint",
+				 "expected an https:// URL (plain http only to 127.0.0.1, [::1], "
+				 "localhost or a name under .localhost)");
+			goto out;
+		}
+		b->s3_set = true;
+	}
+out:
+	free(store);
+	free(addressing);
+	return rc;
+}
+
 /* Every name a routing list gives must be a configured target. */
 static int check_routes(const config *c, const char *path, pr_error *err)
 {
@@ -799,6 +913,17 @@ int config_load(config *c, const char *file, pr_error *err)
 			}
 		}
 		{
+			json_t *blobs = json_object_get(root, "blobs");
+			if (blobs) {
+				json_incref(blobs);
+				json_object_del(root, "blobs");
+				rc = load_blobs(c, blobs, path.ptr, err);
+				json_decref(blobs);
+				if (rc < 0)
+					goto out;
+			}
+		}
+		{
 			json_t *paging = json_object_get(root, "paging");
 			if (paging) {
 				json_incref(paging);
@@ -913,6 +1038,18 @@ void config_release(config *c)
 	free(c->metrics.instance);
 	free(c->reports.dir);
 	free(c->reports.base_url);
+	free(c->blobs.endpoint);
+	free(c->blobs.bucket);
+	free(c->blobs.prefix);
+	free(c->blobs.region);
+	free(c->blobs.access_key_id_env);
+	free(c->blobs.access_key_id_file);
+	free(c->blobs.secret_access_key_env);
+	free(c->blobs.secret_access_key_file);
+	free(c->blobs.session_token_env);
+	free(c->blobs.session_token_file);
+	free(c->blobs.ca_file);
+	memset(&c->blobs, 0, sizeof(c->blobs));
 	memset(&c->paging, 0, sizeof(c->paging));
 	memset(&c->metrics, 0, sizeof(c->metrics));
 	memset(&c->reports, 0, sizeof(c->reports));

@@ -35,6 +35,12 @@
  *                  "services": {"NAME": {"processes": ["COMM", ...],
  *                                        "cgroup": "/system.slice/x.service",
  *                                        "full_cmdline": BOOL}}},
+ *     "blobs":    {"store": "local"|"s3", "endpoint": "URL", "bucket": "B",
+ *                  "prefix": "P/", "region": "R", "addressing": "path"|"virtual",
+ *                  "access_key_id_env": "VAR", "access_key_id_file": "PATH",
+ *                  "secret_access_key_env": "VAR", "secret_access_key_file": "PATH",
+ *                  "session_token_env": "VAR", "session_token_file": "PATH",
+ *                  "ca_file": "PATH", "connect_timeout_ms": N, "timeout_ms": N},
  *     "services": {"NAME": {"team": "T", "types": ["cpu", ...],
  *                           "source": {"dir": "PATH"}, "repo": "PATH",
  *                           "page": ["TARGET", ...],
@@ -155,6 +161,33 @@ typedef struct config_snapshot {
 	size_t nservices;
 } config_snapshot;
 
+/*
+ * Where blobs live. "store": "local" (the default) is <home>/blobs; "s3"
+ * a bucket. The S3 settings may be given with "store": "local" too: they
+ * are then the target of `profreg blobs migrate --to s3` while everything
+ * else still uses the local store. Credentials are named here, never
+ * written here: each from an environment variable or an owner-only file
+ * (jobs/secret.h), by default AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and
+ * (when set) AWS_SESSION_TOKEN. The endpoint is https, or plain http to a
+ * loopback host only: profiles go into the bucket, and may hold payment
+ * data.
+ */
+typedef struct config_blobs {
+	bool s3;                      /* "store": "s3" */
+	bool s3_set;                  /* the S3 settings are given (endpoint, bucket, region) */
+	char *endpoint;
+	char *bucket;
+	char *prefix;                 /* NULL: none */
+	char *region;
+	bool virtual_host;            /* "addressing": "virtual" */
+	char *access_key_id_env, *access_key_id_file;
+	char *secret_access_key_env, *secret_access_key_file;
+	char *session_token_env, *session_token_file;
+	char *ca_file;
+	uint32_t connect_timeout_ms;  /* 0: the HTTP client's default (10 s) */
+	uint32_t timeout_ms;          /* 0: the HTTP client's default (60 s) */
+} config_blobs;
+
 typedef struct config_service {
 	char *name;
 	char *team;        /* NULL when not set */
@@ -176,6 +209,7 @@ typedef struct config {
 	config_metrics metrics;
 	config_reports reports;
 	config_snapshot snapshot;
+	config_blobs blobs;
 	config_service *services;
 	size_t nservices;
 	char *path;   /* the file read, NULL when none */

@@ -280,8 +280,8 @@ int pager_retry_failed(db *d, int64_t id, size_t *n, pr_error *err)
 					  id, db_get_text(res, 0, 0));
 		else
 			rc = pr_error_set(err, PR_EREFUSED,
-					  "page %" PRId64 " is the trigger of a finding that is no longer"
-					  " open", id);
+					  "page %" PRId64 " is the trigger of a finding"
+					  " that is no longer open", id);
 		goto out;
 	}
 	if (changed) {
@@ -1041,7 +1041,8 @@ int pager_list(json_t **out, db *d, const char *state, size_t limit, pr_error *e
 #define PAGE_TIME(c) "to_char(" c " at time zone 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
 	static const char sql[] =
 		"select coalesce(jsonb_agg(jsonb_strip_nulls(jsonb_build_object('id', p.id,"
-		" 'state', p.status, 'event', p.event, 'target', p.target, 'dedup_key', p.dedup_key,"
+		" 'state', p.status, 'event', p.event, 'target', p.target,"
+		" 'dedup_key', p.dedup_key,"
 		" 'finding_id', coalesce(p.finding_id, 0), 'attempts', p.attempts,"
 		" 'http_status', nullif(p.http_status, 0), 'last_error', nullif(p.last_error, ''),"
 		" 'response', nullif(p.response, ''), 'created_at', " PAGE_TIME("p.created_at") ","

@@ -5,6 +5,7 @@
 #include "jobs/reportdata.h"
 #include "baselines/analysis.h"
 #include "jobs/suspects.h"
+#include "baselines/findings.h"
 #include "common/fileio.h"
 #include "common/timeutil.h"
 #include "pipeline/format.h"
@@ -300,8 +301,17 @@ out:
 	return rc;
 }
 
+static int load_where(profile **out, size_t *kept, blob_store *bs, const reportdata_cap *c,
+		      const profile_limits *lim, const pprof_label_filter *only, pr_error *err);
+
 int reportdata_load_profile(profile **out, blob_store *bs, const reportdata_cap *c,
 			    const profile_limits *lim, pr_error *err)
+{
+	return load_where(out, NULL, bs, c, lim, NULL, err);
+}
+
+static int load_where(profile **out, size_t *kept, blob_store *bs, const reportdata_cap *c,
+		      const profile_limits *lim, const pprof_label_filter *only, pr_error *err)
 {
 	buf raw = BUF_INIT;
 	profile_format fmt = PROFILE_FMT_AUTO;
@@ -317,7 +327,8 @@ int reportdata_load_profile(profile **out, blob_store *bs, const reportdata_cap 
 		return rc;
 	if (c->format)
 		profile_format_from_name(&fmt, c->format);
-	rc = format_parse(out, (const uint8_t *)raw.ptr, raw.len, fmt, name, lim, err);
+	rc = format_parse_where(out, kept, (const uint8_t *)raw.ptr, raw.len, fmt, name, lim, only,
+				err);
 	buf_release(&raw);
 	if (rc == 0)
 		profile_pick_primary(*out, c->type);
@@ -329,8 +340,26 @@ int reportdata_load_profile(profile **out, blob_store *bs, const reportdata_cap 
  * the summary tier have no profile left: they are skipped and counted in
  * *skipped; a side left with none is an error.
  */
+static int add_side_where(flame_tree *t, flame_side side, blob_store *bs,
+			  const reportdata_cap *caps, size_t n, const profile_limits *lim,
+			  const pprof_label_filter *only, size_t *kept, size_t *skipped,
+			  pr_error *err);
+
 static int add_side(flame_tree *t, flame_side side, blob_store *bs, const reportdata_cap *caps,
 		    size_t n, const profile_limits *lim, size_t *skipped, pr_error *err)
+{
+	return add_side_where(t, side, bs, caps, n, lim, NULL, NULL, skipped, err);
+}
+
+/*
+ * add_side, keeping only the samples `only` matches; *kept (may be NULL)
+ * adds up the samples kept, or stays FORMAT_NO_LABELS when no capture's
+ * format carries labels.
+ */
+static int add_side_where(flame_tree *t, flame_side side, blob_store *bs,
+			  const reportdata_cap *caps, size_t n, const profile_limits *lim,
+			  const pprof_label_filter *only, size_t *kept, size_t *skipped,
+			  pr_error *err)
 {
 	size_t first = n > REPORTDATA_MAX_FLAME_CAPTURES ? n - REPORTDATA_MAX_FLAME_CAPTURES : 0;
 	size_t used = 0;
@@ -344,8 +373,11 @@ static int add_side(flame_tree *t, flame_side side, blob_store *bs, const report
 			(*skipped)++;
 			continue;
 		}
-		if ((rc = reportdata_load_profile(&p, bs, &caps[i], lim, err)) < 0)
+		size_t k = FORMAT_NO_LABELS;
+		if ((rc = load_where(&p, &k, bs, &caps[i], lim, only, err)) < 0)
 			return rc;
+		if (kept && k != FORMAT_NO_LABELS)
+			*kept = (*kept == FORMAT_NO_LABELS ? 0 : *kept) + k;
 		for (size_t s = 0; s < p->nsamples; s++)
 			total += (double)p->values[s * p->nvalue_types + p->primary];
 		if (total > 0)
@@ -543,6 +575,24 @@ static int suspects(report_finding *f, db *d, int64_t run_id, pr_error *err)
 	return bad ? oom(err) : 0;
 }
 
+/* The stored finding in the one finding schema, for the report's JSON. */
+static int canonical(report_finding *f, db *d, pr_error *err)
+{
+	finding stored;
+	findings_meta meta;
+	json_t *j = NULL;
+	int rc;
+
+	if ((rc = findings_get(&stored, &meta, d, f->id, err)) < 0)
+		return rc;
+	if (!(j = analysis_finding_json(&stored)) ||
+	    !(f->canonical = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(17))))
+		rc = oom(err);
+	json_decref(j);
+	finding_clear(&stored);
+	return rc;
+}
+
 /* Load the findings that `where` (with params) selects into r. */
 static int load_findings(report *r, db *d, blob_store *bs, const config *cfg, int64_t run_id,
 			 const char *where, int nparams, const char *const *params, pr_error *err)
@@ -594,6 +644,8 @@ static int load_findings(report *r, db *d, blob_store *bs, const config *cfg, in
 		f->baseline_captures = (size_t)db_get_i64(res, i, 18);
 		f->current_captures = (size_t)db_get_i64(res, i, 19);
 		f->commit = dup_or_null(db_get_text(res, i, 23), &bad);
+		if (!bad && (rc = canonical(f, d, err)) < 0)
+			break;
 		if (bad) {
 			rc = oom(err);
 			break;
@@ -1040,5 +1092,150 @@ out:
 	buf_release(&path);
 	free(dir);
 	report_release(&r);
+	return rc;
+}
+
+/* The span's label keys: OpenTelemetry's and Pyroscope's span_id, Datadog's local root span. */
+static const char *const span_keys[] = {"span_id", "spanID", "local root span id", "span id"};
+static const char *const trace_keys[] = {"trace_id", "traceID", "trace id"};
+
+int reportdata_span(report *out, db *d, blob_store *bs, const config *cfg,
+		    const reportdata_span_sel *s, pr_error *err)
+{
+	db_capture_filter f = {0};
+	db_capture *dc = NULL;
+	db_service svc = {0};
+	reportdata_cap *caps = NULL;
+	pprof_label_filter only = {NULL, 0, NULL};
+	profile_limits lim;
+	flame_tree *t = NULL;
+	size_t n = 0, skipped = 0, kept = FORMAT_NO_LABELS;
+	char from[TIME_FMT_MAX], to[TIME_FMT_MAX];
+	buf title = BUF_INIT, note = BUF_INIT;
+	bool bad = false;
+	int rc;
+
+	if (cfg)
+		lim = cfg->limits;
+	else
+		profile_limits_default(&lim);
+	if ((rc = report_init(out, "diff", err)) < 0 ||
+	    (rc = db_service_get(d, &svc, s->service, err)) < 0)
+		goto out;
+	f.service = s->service;
+	f.host = s->host;
+	f.since_us = s->start_us - s->margin_us;
+	f.until_us = s->start_us + s->duration_us + s->margin_us;
+	f.covering = true;
+	f.limit = REPORTDATA_MAX_FLAME_CAPTURES;
+	time_format(from, f.since_us);
+	time_format(to, f.until_us);
+	if ((rc = db_capture_list(d, &dc, &n, &f, err)) < 0)
+		goto out;
+	if (!n) {
+		rc = pr_error_set(err, PR_ENOTFOUND,
+				  "no capture of service '%s' on host '%s' covers"
+				  " %s to %s",
+				  s->service, s->host, from, to);
+		goto out;
+	}
+	if (!(caps = calloc(n, sizeof(*caps)))) {
+		rc = oom(err);
+		goto out;
+	}
+	/* Oldest first, as the other selections are. */
+	for (size_t i = 0; i < n; i++) {
+		const db_capture *c = &dc[n - 1 - i];
+		reportdata_cap *r = &caps[i];
+		r->id = c->id;
+		r->service_id = c->service_id;
+		r->at_us = c->captured_at_us;
+		r->total = c->total_value;
+		r->service = dup_or_null(c->service, &bad);
+		r->type = dup_or_null(c->profile_type, &bad);
+		r->release = dup_or_null(c->release, &bad);
+		r->commit = dup_or_null(c->commit_sha, &bad);
+		r->host = dup_or_null(c->host, &bad);
+		r->blob_key = c->retention_class && strcmp(c->retention_class, "summary") == 0
+				      ? NULL : dup_or_null(c->blob_key, &bad);
+		r->format = dup_or_null(c->format, &bad);
+		r->retention = dup_or_null(c->retention_class, &bad);
+	}
+	if (bad) {
+		rc = oom(err);
+		goto out;
+	}
+	if (s->span_id) {
+		only = (pprof_label_filter){span_keys, sizeof(span_keys) / sizeof(span_keys[0]),
+					    s->span_id};
+	} else if (s->trace_id) {
+		only = (pprof_label_filter){trace_keys, sizeof(trace_keys) / sizeof(trace_keys[0]),
+					    s->trace_id};
+	}
+	if (!(t = malloc(sizeof(*t)))) {
+		rc = oom(err);
+		goto out;
+	}
+	if ((rc = flame_tree_init(t, err)) < 0) {
+		free(t);
+		t = NULL;
+		goto out;
+	}
+	/* Base: the window's whole captures; current: the span's samples of them. */
+	if ((rc = add_side(t, FLAME_BASE, bs, caps, n, &lim, &skipped, err)) < 0)
+		goto out;
+	rc = add_side_where(t, FLAME_CUR, bs, caps, n, &lim, only.nkeys ? &only : NULL, &kept,
+			    &skipped, err);
+	if (rc == 0 && only.nkeys && kept == 0) {
+		rc = pr_error_set(err, PR_ENOTFOUND,
+				  "none of the %zu captures covering %s to %s has"
+				  " a sample labelled %s '%s'",
+				  n, from, to, s->span_id ? "span id" : "trace id",
+				  s->span_id ? s->span_id : s->trace_id);
+	}
+	if (rc < 0)
+		goto out;
+	out->flame = t;
+	t = NULL;
+	out->base_ncaps = out->target_ncaps = n;
+	out->window_from_us = f.since_us;
+	out->window_to_us = f.until_us;
+	buf_printf(&title, "profreg span: %s on %s, %s to %s", s->service, s->host, from, to);
+	out->base_desc = dup_or_null("every sample of the captures covering the window", &bad);
+	if (!only.nkeys)
+		buf_puts(&note,
+			 "No span or trace id given: the graph is the window's whole profile.");
+	else if (kept == FORMAT_NO_LABELS)
+		buf_puts(&note,
+			 "These captures' format carries no labels: the graph is the window's"
+			 " whole profile, not the span's.");
+	else
+		buf_printf(&note,
+			   "%zu samples of %zu captures carry %s '%s'; the graph draws them"
+			   " against every sample of those captures.",
+			   kept, n, s->span_id ? "span id" : "trace id",
+			   s->span_id ? s->span_id : s->trace_id);
+	out->target_desc = dup_or_null(only.nkeys && kept != FORMAT_NO_LABELS
+					       ? "the span's samples" : "the window", &bad);
+	if (skipped)
+		buf_printf(&note, " %zu captures in the summary tier have no profile left.",
+			   skipped);
+	out->title = buf_detach(&title, NULL);
+	out->note = buf_detach(&note, NULL);
+	if (bad || !out->title || !out->note)
+		rc = oom(err);
+	out->generated_us = time_now_us();
+out:
+	if (t) {
+		flame_tree_release(t);
+		free(t);
+	}
+	buf_release(&title);
+	buf_release(&note);
+	reportdata_caps_free(caps, n);
+	for (size_t i = 0; i < n; i++)
+		db_capture_release(&dc[i]);
+	free(dc);
+	db_service_release(&svc);
 	return rc;
 }

@@ -91,6 +91,25 @@ int reportdata_diff(report *out, db *d, blob_store *bs, const config *cfg,
 		    const reportdata_sel *base, const reportdata_sel *target, size_t top,
 		    pr_error *err);
 
+/*
+ * The flame graph of a slow span: the captures of `service` on `host`
+ * whose own time overlaps [start - margin, start + duration + margin],
+ * with only the samples labelled with the span's id (span_id, spanID,
+ * "local root span id") or, without one, the trace's (trace_id,
+ * traceID), drawn against every sample of those captures. Label values
+ * are compared while a profile is read and never kept. No capture is
+ * PR_ENOTFOUND; captures whose format has no labels give the window's
+ * whole profile, and the report's note says so.
+ */
+typedef struct reportdata_span_sel {
+	const char *service, *host;
+	int64_t start_us, duration_us, margin_us;
+	const char *span_id, *trace_id;   /* either may be NULL */
+} reportdata_span_sel;
+
+int reportdata_span(report *out, db *d, blob_store *bs, const config *cfg,
+		    const reportdata_span_sel *s, pr_error *err);
+
 /* Where reports go: config reports.dir, else <home>/reports. Caller frees. */
 char *reportdata_dir(const config *cfg, const char *home);
 

@@ -271,30 +271,21 @@ out:
 
 /* ---- the blob sweep ----------------------------------------------------- */
 
-/* The local store's root from its description ("dir:/path"), or NULL. */
-static const char *store_root(blob_store *bs)
-{
-	const char *d = blob_store_describe(bs);
-
-	return d && strncmp(d, "dir:", 4) == 0 ? d + 4 : NULL;
-}
-
 /*
- * Whether blob `key` of a local store was modified (put again) less than
- * `grace` before `now`; a file that is gone is not, a path too long to
- * look at is (kept: the safe side).
+ * Whether blob `key` was put less than `grace` before `now` (its time as
+ * the store keeps it: a file's mtime, an object's Last-Modified); one
+ * that is gone is not, one that cannot be looked at is (kept: the safe
+ * side).
  */
-static bool blob_young(const char *root, const char *key, int64_t now, int64_t grace)
+static bool blob_young(blob_store *bs, const char *key, int64_t now, int64_t grace)
 {
-	char path[4096];
-	struct stat st;
+	pr_error e2 = PR_ERROR_INIT;
+	blob_entry st;
+	int rc = blob_stat(bs, key, &st, &e2);
 
-	if ((size_t)snprintf(path, sizeof(path), "%s/sha256/%.2s/%s.zst", root, key, key + 2) >=
-	    sizeof(path))
-		return true;
-	if (lstat(path, &st) < 0)
-		return false;
-	return now - ((int64_t)st.st_mtim.tv_sec * 1000000 + st.st_mtim.tv_nsec / 1000) < grace;
+	if (rc < 0)
+		return rc != PR_ENOTFOUND;
+	return now - st.mtime_us < grace;
 }
 
 static int keys_literal(buf *b, char **keys, size_t n)
@@ -339,7 +330,7 @@ static int delete_dead(ret *r, char **keys, size_t n, bool orphans, int64_t grac
 		const char *k = db_get_text(res, i, 0);
 		uint64_t size = 0;
 		pr_error e2 = PR_ERROR_INIT;
-		if (orphans && blob_young(store_root(r->bs), k, time_now_us(), grace))
+		if (orphans && blob_young(r->bs, k, time_now_us(), grace))
 			continue;
 		if (blob_stored_size(r->bs, k, &size, &e2) < 0) {
 			if (e2.code != PR_ENOTFOUND)
@@ -429,116 +420,44 @@ static int sweep_queue(ret *r, pr_error *err)
 	}
 }
 
-static bool is_hex(const char *s, size_t n)
+/* Every blob of the store, collected by blob_store_list. */
+typedef struct blob_files {
+	blob_entry *v;
+	size_t n, cap;
+} blob_files;
+
+static int collect_blob(void *ud, const blob_entry *e, pr_error *err)
 {
-	for (size_t i = 0; i < n; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			return false;
-	return true;
+	blob_files *f = ud;
+
+	if (f->n == f->cap) {
+		size_t nc = f->cap ? f->cap * 2 : 256;
+		blob_entry *g = realloc(f->v, nc * sizeof(*g));
+		if (!g)
+			return oom(err);
+		f->v = g;
+		f->cap = nc;
+	}
+	f->v[f->n++] = *e;
+	return 0;
 }
 
-/* One blob file of a local store, as walked. */
-typedef struct blob_file {
-	char key[BLOB_KEY_HEX + 1];
-	uint64_t size;
-	int64_t mtime_us;
-} blob_file;
-
-/* The temporary files of a local store (writes unfinished or in progress). */
-typedef struct store_temp {
-	uint64_t files;
-	uint64_t bytes;
-} store_temp;
-
 /*
- * Every blob file under a local store's root (the documented layout
- * <root>/sha256/ab/<62 hex>.zst). Temporaries are not listed; when `tmp`
- * is not NULL they are counted there. *out is a new array the caller
- * frees; a store without a "sha256" folder yet has none.
+ * Every blob of the store (a local folder walked, a bucket listed with
+ * ListObjectsV2). *out is a new array the caller frees.
  */
-static int walk_store(blob_file **out, size_t *n, store_temp *tmp, const char *root,
-		      pr_error *err)
+static int walk_store(blob_entry **out, size_t *n, blob_store *bs, pr_error *err)
 {
-	buf path = BUF_INIT;
-	DIR *top = NULL;
-	struct dirent *e;
-	size_t cap = 0;
-	int rc = 0;
+	blob_files f = {NULL, 0, 0};
+	int rc = blob_store_list(bs, collect_blob, &f, err);
 
-	*out = NULL;
-	*n = 0;
-	if (buf_printf(&path, "%s/sha256", root) < 0)
-		return oom(err);
-	if (!(top = opendir(path.ptr))) {
-		if (errno != ENOENT)
-			rc = pr_error_set(err, PR_EIO, "cannot list '%s': %s", path.ptr,
-					  strerror(errno));
-		goto out;
-	}
-	while (rc == 0 && (e = readdir(top))) {
-		DIR *sub;
-		struct dirent *f;
-		size_t base;
-
-		if (strlen(e->d_name) != 2 || !is_hex(e->d_name, 2))
-			continue;
-		buf_reset(&path);
-		if (buf_printf(&path, "%s/sha256/%s/", root, e->d_name) < 0) {
-			rc = oom(err);
-			break;
-		}
-		base = path.len;
-		if (!(sub = opendir(path.ptr)))
-			continue; /* removed under us */
-		while (rc == 0 && (f = readdir(sub))) {
-			struct stat st;
-			size_t len = strlen(f->d_name);
-			bool temp = strstr(f->d_name, BLOB_TEMP_MARK) != NULL;
-			bool blob = len == 62 + 4 && strcmp(f->d_name + 62, ".zst") == 0 &&
-				    is_hex(f->d_name, 62);
-			if (!blob && !(temp && tmp))
-				continue;
-			path.len = base;
-			if (buf_puts(&path, f->d_name) < 0) {
-				rc = oom(err);
-				break;
-			}
-			if (lstat(path.ptr, &st) < 0 || !S_ISREG(st.st_mode))
-				continue;
-			if (temp) {
-				tmp->files++;
-				tmp->bytes += (uint64_t)st.st_size;
-				continue;
-			}
-			if (*n == cap) {
-				size_t nc = cap ? cap * 2 : 256;
-				blob_file *g = realloc(*out, nc * sizeof(**out));
-				if (!g) {
-					rc = oom(err);
-					break;
-				}
-				*out = g;
-				cap = nc;
-			}
-			memcpy((*out)[*n].key, e->d_name, 2);
-			memcpy((*out)[*n].key + 2, f->d_name, 62);
-			(*out)[*n].key[64] = '\0';
-			(*out)[*n].size = (uint64_t)st.st_size;
-			(*out)[*n].mtime_us =
-				(int64_t)st.st_mtim.tv_sec * 1000000 + st.st_mtim.tv_nsec / 1000;
-			(*n)++;
-		}
-		closedir(sub);
-	}
-out:
-	if (top)
-		closedir(top);
-	buf_release(&path);
 	if (rc < 0) {
-		free(*out);
-		*out = NULL;
-		*n = 0;
+		free(f.v);
+		f.v = NULL;
+		f.n = 0;
 	}
+	*out = f.v;
+	*n = f.n;
 	return rc;
 }
 
@@ -558,25 +477,22 @@ static int unkept(db *d, PGresult **res, const char *keys, pr_error *err)
 }
 
 /*
- * Files of a local store that no capture keeps, older than the grace
- * period. The walk and a first look at the rows take no lock; each file
- * that looks dead is then deleted like a queued one (delete_dead: the
- * exclusive lock on its key, the rows and its age checked again), so an
- * ingest storing the same bytes right now never loses the file it is
- * pointing its row at. A dry run only counts.
+ * Blobs of the store (files of a local one, objects of a bucket) that no
+ * capture keeps, older than the grace period. The walk and a first look
+ * at the rows take no lock; each blob that looks dead is then deleted like
+ * a queued one (delete_dead: the exclusive lock on its key, the rows and
+ * its age checked again), so an ingest storing the same bytes right now
+ * never loses the blob it is pointing its row at. A dry run only counts.
  */
 static int sweep_orphans(ret *r, pr_error *err)
 {
-	const char *root = store_root(r->bs);
 	int64_t now = time_now_us();
 	int64_t grace = r->o.orphan_grace_us > 0 ? r->o.orphan_grace_us : RETENTION_ORPHAN_GRACE_US;
-	blob_file *files = NULL;
+	blob_entry *files = NULL;
 	size_t n = 0;
 	int rc;
 
-	if (!root)
-		return 0; /* other backends list nothing here */
-	if ((rc = walk_store(&files, &n, NULL, root, err)) < 0)
+	if ((rc = walk_store(&files, &n, r->bs, err)) < 0)
 		return rc;
 	for (size_t i = 0; rc == 0 && i < n; i += SWEEP_CHUNK) {
 		PGresult *res = NULL;
@@ -1209,11 +1125,12 @@ int retention_storage(json_t **out, db *d, blob_store *bs, const config *cfg, pr
 		" where p.blob_deleted_at is null order by 3";
 	PGresult *res = NULL;
 	json_t *doc = NULL, *tiers, *services, *total;
-	blob_file *files = NULL;
+	blob_entry *files = NULL;
 	char **kept = NULL;
 	size_t nfiles = 0, nkept = 0;
 	uint64_t kept_bytes = 0, missing = 0;
-	const char *root = store_root(bs);
+	bool local = strcmp(blob_store_kind(bs), "dir") == 0;
+	const char *described = blob_store_describe(bs);
 	int rc;
 
 	*out = NULL;
@@ -1275,24 +1192,37 @@ int retention_storage(json_t **out, db *d, blob_store *bs, const config *cfg, pr
 	add_u64(total, "blobs", nkept - missing);
 	add_u64(total, "blob_bytes", kept_bytes);
 	json_object_set_new(total, "missing_blobs", json_integer((json_int_t)missing));
-	if (root) {
-		uint64_t disk = 0, loose = 0, nloose = 0;
-		store_temp tmp = {0, 0};
-		if ((rc = walk_store(&files, &nfiles, &tmp, root, err)) < 0)
+	{
+		/* What the store holds: a local folder's files, a bucket's objects. */
+		uint64_t stored = 0, loose = 0, nloose = 0, tfiles = 0, tbytes = 0;
+		json_t *where;
+		if ((rc = walk_store(&files, &nfiles, bs, err)) < 0 ||
+		    (rc = blob_store_temps(bs, &tfiles, &tbytes, err)) < 0)
 			goto out;
 		for (size_t i = 0; i < nfiles; i++) {
 			char *k = files[i].key;
-			disk += files[i].size;
+			stored += files[i].size;
 			if (!bsearch(&k, kept, nkept, sizeof(*kept), key_cmp))
 				loose += files[i].size, nloose++;
 		}
-		json_object_set_new(
-			doc, "disk",
-			json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I}", "store", root, "files",
-				  (json_int_t)nfiles, "bytes", (json_int_t)disk,
-				  "unreferenced_files", (json_int_t)nloose, "unreferenced_bytes",
-				  (json_int_t)loose, "temp_files", (json_int_t)tmp.files,
-				  "temp_bytes", (json_int_t)tmp.bytes));
+		if (local)
+			where = json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I}", "store",
+					  strncmp(described, "dir:", 4) == 0 ? described + 4
+									      : described,
+					  "files", (json_int_t)nfiles, "bytes", (json_int_t)stored,
+					  "unreferenced_files", (json_int_t)nloose,
+					  "unreferenced_bytes", (json_int_t)loose, "temp_files",
+					  (json_int_t)tfiles, "temp_bytes", (json_int_t)tbytes);
+		else
+			where = json_pack("{s:s,s:I,s:I,s:I,s:I}", "store", described, "objects",
+					  (json_int_t)nfiles, "bytes", (json_int_t)stored,
+					  "unreferenced_objects", (json_int_t)nloose,
+					  "unreferenced_bytes", (json_int_t)loose);
+		if (!where) {
+			rc = oom(err);
+			goto out;
+		}
+		json_object_set_new(doc, local ? "disk" : "bucket", where);
 	}
 	json_object_set_new(json_object_get(doc, "budget"), "over",
 			    json_boolean((cfg->retention.budget_bytes &&

@@ -31,9 +31,10 @@
  * deleted only after that commit, and only when no capture that still
  * keeps its blob (blob_deleted_at null) names the key; the queue row goes
  * after the file. A run killed anywhere leaves committed batches and a
- * queue the next run finishes. Files no row names at all (an ingest that
+ * queue the next run finishes. Blobs no row names at all (an ingest that
  * died between writing the blob and its row) are removed once older than
- * the grace period, and so are stale temporary files.
+ * the grace period, found by walking the store (a local folder's files,
+ * a bucket's objects through ListObjectsV2); so are stale temporary files.
  *
  * The run holds the advisory lock RETENTION_LOCK, distinct from nightly's,
  * so the two can run side by side.
@@ -133,10 +134,12 @@ struct json_t *retention_result_json(const retention_result *r);
  * Storage use against the budget: per tier and per service, captures,
  * per-function rows and the bytes of the blobs they keep (what
  * blob_stored_size reports, each blob counted once per group), the total
- * over distinct blobs, and, for a local store, what is on disk, how much
- * of it no capture keeps, and the temporary files of writes unfinished or
- * in progress ("temp_files", "temp_bytes"; not among "files" and
- * "bytes"). *out is a new JSON object the caller owns.
+ * over distinct blobs, and what the store holds and how much of it no
+ * capture keeps: for a local store under "disk" (files, bytes, and the
+ * temporary files of writes unfinished or in progress, "temp_files" and
+ * "temp_bytes", not among "files" and "bytes"), for S3 under "bucket"
+ * (objects and bytes under the prefix, listed with ListObjectsV2). *out
+ * is a new JSON object the caller owns.
  */
 int retention_storage(struct json_t **out, db *d, blob_store *bs, const config *cfg,
 		      pr_error *err);

@@ -437,6 +437,75 @@ int blob_stored_size(blob_store *bs, const char *key, uint64_t *out,
 	return bs->ops->size(bs->impl, key, out, err);
 }
 
+int blob_store_list(blob_store *bs, blob_list_fn fn, void *ud, pr_error *err)
+{
+	if (!bs->ops->list)
+		return pr_error_set(err, PR_EUSAGE, "cannot list blob store '%s': not supported",
+				    bs->describe);
+	return bs->ops->list(bs->impl, fn, ud, err);
+}
+
+int blob_stat(blob_store *bs, const char *key, blob_entry *out, pr_error *err)
+{
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = check_key(key, err)) < 0)
+		return rc;
+	if (!bs->ops->stat)
+		return pr_error_set(err, PR_EUSAGE, "cannot look at blob '%s' in '%s': not "
+				    "supported", key, bs->describe);
+	return bs->ops->stat(bs->impl, key, out, err);
+}
+
+int blob_store_temps(blob_store *bs, uint64_t *files, uint64_t *bytes, pr_error *err)
+{
+	*files = *bytes = 0;
+	return bs->ops->temps ? bs->ops->temps(bs->impl, files, bytes, err) : 0;
+}
+
+const char *blob_store_kind(blob_store *bs)
+{
+	return bs->ops->kind ? bs->ops->kind : "?";
+}
+
+int blob_copy(blob_store *dst, blob_store *src, const char *key, size_t max, bool *created,
+	      pr_error *err)
+{
+	buf stored = BUF_INIT, plain = BUF_INIT;
+	size_t bound = SIZE_MAX;
+	bool made = false;
+	int rc;
+
+	if (created)
+		*created = false;
+	if ((rc = check_key(key, err)) < 0)
+		goto out;
+	/* Never replaced: what `dst` holds already stays (and is made young). */
+	if ((rc = dst->ops->exists(dst->impl, key, &made, err)) < 0)
+		goto out;
+	if (made) {
+		made = false;
+		if (dst->ops->touch)
+			rc = dst->ops->touch(dst->impl, key, err);
+		goto out;
+	}
+	if (max < (size_t)ZSTD_MAX_INPUT_SIZE && ZSTD_compressBound(max) < SIZE_MAX - 64)
+		bound = ZSTD_compressBound(max) + 64;
+	if ((rc = src->ops->get(src->impl, key, &stored, bound, err)) < 0 ||
+	    (rc = blob_decode(&plain, key, stored.ptr, stored.len, max, err)) < 0)
+		goto out;
+	buf_release(&plain);
+	if ((rc = dst->ops->put(dst->impl, key, stored.ptr, stored.len, &made, err)) < 0)
+		goto out;
+	if (created)
+		*created = made;
+out:
+	buf_release(&stored);
+	buf_release(&plain);
+	return rc;
+}
+
 int blob_store_sweep_temp(blob_store *bs, unsigned *removed, pr_error *err)
 {
 	unsigned dummy = 0;
@@ -865,6 +934,134 @@ out:
 	return rc;
 }
 
+static int64_t mtime_us_of(const struct stat *st)
+{
+	return (int64_t)st->st_mtim.tv_sec * 1000000 + st->st_mtim.tv_nsec / 1000;
+}
+
+static int dir_stat(void *impl, const char *key, blob_entry *out, pr_error *err)
+{
+	dir_store *d = impl;
+	buf dir = BUF_INIT, path = BUF_INIT;
+	struct stat st;
+	int rc = 0;
+
+	if ((rc = dir_paths(d, key, &dir, &path, err)) < 0)
+		goto out;
+	if (lstat(path.ptr, &st) < 0) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			rc = pr_error_set(err, PR_ENOTFOUND, "blob '%s' not found", key);
+		else
+			rc = pr_error_set(err, PR_EIO, "cannot look for blob '%s' at '%s': %s",
+					  key, path.ptr, strerror(errno));
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		rc = pr_error_set(err, PR_ENOTFOUND, "blob '%s' not found", key);
+		goto out;
+	}
+	memcpy(out->key, key, BLOB_KEY_HEX + 1);
+	out->size = (uint64_t)st.st_size;
+	out->mtime_us = mtime_us_of(&st);
+out:
+	buf_release(&dir);
+	buf_release(&path);
+	return rc;
+}
+
+static bool is_hex(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+}
+
+/*
+ * Walk <shards>/ab/: blobs to `fn` (when not NULL), temporaries counted
+ * into files/bytes (when not NULL).
+ */
+static int dir_walk(dir_store *d, blob_list_fn fn, void *ud, uint64_t *tfiles,
+		    uint64_t *tbytes, pr_error *err)
+{
+	buf path = BUF_INIT;
+	DIR *top = NULL, *sub = NULL;
+	struct dirent *e, *f;
+	int rc = 0;
+
+	if (!(top = opendir(d->shards))) {
+		if (errno != ENOENT)
+			rc = pr_error_set(err, PR_EIO, "cannot list '%s': %s", d->shards,
+					  strerror(errno));
+		goto out;
+	}
+	while (rc == 0 && (errno = 0, e = readdir(top))) {
+		size_t base;
+
+		if (!is_shard_name(e->d_name))
+			continue;
+		buf_reset(&path);
+		if (buf_printf(&path, "%s/%s/", d->shards, e->d_name) < 0) {
+			rc = pr_error_set(err, PR_ENOMEM, "cannot list '%s': out of memory",
+					  d->shards);
+			break;
+		}
+		base = path.len;
+		if (!(sub = opendir(path.ptr)))
+			continue; /* removed under us, or not a folder */
+		while (rc == 0 && (f = readdir(sub))) {
+			struct stat st;
+			size_t len = strlen(f->d_name);
+			bool temp = strstr(f->d_name, BLOB_TEMP_MARK) != NULL;
+			bool blob = len == BLOB_KEY_HEX - 2 + strlen(BLOB_SUFFIX) &&
+				    strcmp(f->d_name + BLOB_KEY_HEX - 2, BLOB_SUFFIX) == 0 &&
+				    is_hex(f->d_name, BLOB_KEY_HEX - 2);
+			blob_entry be;
+
+			if (!(blob && fn) && !(temp && tfiles))
+				continue;
+			path.len = base;
+			if (buf_puts(&path, f->d_name) < 0) {
+				rc = pr_error_set(err, PR_ENOMEM,
+						  "cannot list '%s': out of memory", d->shards);
+				break;
+			}
+			if (lstat(path.ptr, &st) < 0 || !S_ISREG(st.st_mode))
+				continue;
+			if (temp) {
+				(*tfiles)++;
+				*tbytes += (uint64_t)st.st_size;
+				continue;
+			}
+			memcpy(be.key, e->d_name, 2);
+			memcpy(be.key + 2, f->d_name, BLOB_KEY_HEX - 2);
+			be.key[BLOB_KEY_HEX] = '\0';
+			be.size = (uint64_t)st.st_size;
+			be.mtime_us = mtime_us_of(&st);
+			rc = fn(ud, &be, err);
+		}
+		closedir(sub);
+		sub = NULL;
+	}
+	if (rc == 0 && errno)
+		rc = pr_error_set(err, PR_EIO, "cannot list '%s': %s", d->shards, strerror(errno));
+out:
+	if (top)
+		closedir(top);
+	buf_release(&path);
+	return rc;
+}
+
+static int dir_list(void *impl, blob_list_fn fn, void *ud, pr_error *err)
+{
+	return dir_walk(impl, fn, ud, NULL, NULL, err);
+}
+
+static int dir_temps(void *impl, uint64_t *files, uint64_t *bytes, pr_error *err)
+{
+	return dir_walk(impl, NULL, NULL, files, bytes, err);
+}
+
 static void dir_close(void *impl)
 {
 	dir_store *d = impl;
@@ -884,6 +1081,10 @@ static const blob_store_ops dir_ops = {
 	.touch = dir_touch,
 	.sweep = dir_sweep,
 	.close = dir_close,
+	.list = dir_list,
+	.stat = dir_stat,
+	.temps = dir_temps,
+	.kind = "dir",
 };
 
 int blob_store_open_dir(blob_store **out, const char *root, pr_error *err)

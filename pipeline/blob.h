@@ -65,8 +65,9 @@ const char *blob_store_describe(blob_store *bs);
  * Store `len` bytes and write their key into `key_out` (required).
  * `*created` (may be NULL) is set to false when a blob with that key was
  * already there, in which case nothing is written: a stored blob is never
- * replaced, but its modification time is set to now, so a sweep of
- * unreferenced blobs counts its grace period from the last put. The store
+ * replaced, but (local store) its modification time is set to now, so a
+ * sweep of unreferenced blobs counts its grace period from the last put;
+ * a backend without touch (S3) keeps the time of the first put. The store
  * keeps no reference to `data`.
  */
 int blob_put(blob_store *bs, char key_out[BLOB_KEY_HEX + 1], const void *data,
@@ -105,6 +106,49 @@ int blob_stored_size(blob_store *bs, const char *key, uint64_t *out,
  */
 int blob_store_sweep_temp(blob_store *bs, unsigned *removed, pr_error *err);
 
+/* One stored blob, as a listing or blob_stat sees it. */
+typedef struct blob_entry {
+	char key[BLOB_KEY_HEX + 1];
+	uint64_t size;     /* bytes stored (compressed) */
+	int64_t mtime_us;  /* when it was last put (Unix microseconds; see blob_put) */
+} blob_entry;
+
+/*
+ * Called once per blob by blob_store_list. A negative return (with `err`
+ * set) stops the walk, and blob_store_list returns it.
+ */
+typedef int (*blob_list_fn)(void *ud, const blob_entry *e, pr_error *err);
+
+/*
+ * Call `fn` for every blob in the store (the local store in directory
+ * order, S3 by key). What is not a blob of the store's layout (another
+ * program's object, a temporary file) is skipped. A blob put or deleted
+ * while the walk runs may or may not be seen.
+ */
+int blob_store_list(blob_store *bs, blob_list_fn fn, void *ud, pr_error *err);
+
+/* Size and last-put time of blob `key` into `*out`; PR_ENOTFOUND if missing. */
+int blob_stat(blob_store *bs, const char *key, blob_entry *out, pr_error *err);
+
+/*
+ * Temporary files that writes in progress or never finished left: how
+ * many and their bytes. A backend without temporaries sets both to 0.
+ */
+int blob_store_temps(blob_store *bs, uint64_t *files, uint64_t *bytes, pr_error *err);
+
+/* The backend's kind: "dir" (the local store) or "s3". Static. */
+const char *blob_store_kind(blob_store *bs);
+
+/*
+ * Copy blob `key` from `src` into `dst` as stored (no recompression),
+ * after checking that it decodes within `max` bytes and hashes to `key`
+ * (the errors of blob_get). `*created` (may be NULL) as for blob_put:
+ * false when `dst` had it already (it is not replaced, its time is set to
+ * now).
+ */
+int blob_copy(blob_store *dst, blob_store *src, const char *key, size_t max, bool *created,
+	      pr_error *err);
+
 /*
  * The stored form, for backends and tools.
  *
@@ -123,7 +167,10 @@ int blob_decode(buf *out, const char *key, const void *stored, size_t len,
  *
  * put:    store `len` bytes under `key` unless an object with that key
  *         exists (then set `*created` to false and change nothing). The
- *         object must appear whole or not at all.
+ *         object must appear whole or not at all. blob_put and blob_copy
+ *         ask `exists` first; a backend that cannot refuse a replacement
+ *         atomically (S3 without conditional writes) relies on that, and
+ *         the race it leaves can only write the very same bytes.
  * get:    read the object into `out` (released first), PR_ENOTFOUND when
  *         missing, PR_ELIMIT when it is larger than `max` bytes.
  * exists, del, size: as blob_exists, blob_delete, blob_stored_size.
@@ -133,6 +180,10 @@ int blob_decode(buf *out, const char *key, const void *stored, size_t len,
  *         a blob already there); PR_ENOTFOUND when it is missing. May be
  *         NULL (the backend keeps no age). Last, so backends written
  *         before it still initialise the others in order.
+ * list:   blob_store_list (keys of the layout only).
+ * stat:   blob_stat.
+ * temps:  blob_store_temps; may be NULL (no temporaries).
+ * kind:   a short static name, "dir" or "s3".
  */
 typedef struct blob_store_ops {
 	int (*put)(void *impl, const char *key, const void *data, size_t len,
@@ -145,6 +196,10 @@ typedef struct blob_store_ops {
 	int (*sweep)(void *impl, unsigned *removed, pr_error *err);
 	void (*close)(void *impl);
 	int (*touch)(void *impl, const char *key, pr_error *err);
+	int (*list)(void *impl, blob_list_fn fn, void *ud, pr_error *err);
+	int (*stat)(void *impl, const char *key, blob_entry *out, pr_error *err);
+	int (*temps)(void *impl, uint64_t *files, uint64_t *bytes, pr_error *err);
+	const char *kind;
 } blob_store_ops;
 
 /*

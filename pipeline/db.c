@@ -1422,7 +1422,7 @@ int db_capture_list(db *d, db_capture **out, size_t *n, const db_capture_filter 
 {
 	static const db_capture_filter all = {0};
 	num since, until, limit;
-	const char *p[6];
+	const char *p[8];
 	PGresult *res = NULL;
 	db_capture *arr = NULL;
 	size_t rows, done = 0;
@@ -1438,16 +1438,22 @@ int db_capture_list(db *d, db_capture **out, size_t *n, const db_capture_filter 
 	p[3] = f->since_us ? i64(&since, f->since_us) : NULL;
 	p[4] = f->until_us ? i64(&until, f->until_us) : NULL;
 	p[5] = f->limit ? i64(&limit, f->limit > INT64_MAX ? INT64_MAX : (int64_t)f->limit) : NULL;
+	p[6] = f->host;
+	p[7] = f->covering ? "t" : "f";
+	/* A capture covers from its time to its time plus its duration (0 when unknown). */
 	if ((rc = run(d, &res, err,
 		      "select " CAPTURE_COLS
 		      " where ($1::text is null or s.name = $1)"
 		      " and ($2::text is null or p.release = $2)"
 		      " and ($3::text is null or p.profile_type = $3)"
-		      " and ($4::bigint is null or p.captured_at >= " US_TO_TS("$4") ")"
+		      " and ($4::bigint is null or (case when $8::boolean then p.captured_at"
+		      "   + coalesce(p.duration_ns, 0) / 1000 * interval '1 microsecond'"
+		      "   else p.captured_at end) >= " US_TO_TS("$4") ")"
 		      " and ($5::bigint is null or p.captured_at < " US_TO_TS("$5") ")"
+		      " and ($7::text is null or p.host = $7)"
 		      " order by p.captured_at desc, p.id desc"
 		      " limit $6::bigint",
-		      6, p, "cannot list captures")) < 0)
+		      8, p, "cannot list captures")) < 0)
 		goto out;
 	rows = (size_t)PQntuples(res);
 	if (rows == 0)

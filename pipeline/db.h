@@ -200,6 +200,10 @@ typedef struct db_capture_filter {
 	int64_t since_us;
 	int64_t until_us;
 	size_t limit; /* 0: all */
+	const char *host;  /* NULL: any host */
+	bool covering;     /* since/until select the captures whose own span
+			    * [captured_at, captured_at + duration] overlaps
+			    * [since, until), not those taken in it */
 } db_capture_filter;
 
 /*

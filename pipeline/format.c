@@ -33,11 +33,20 @@ int format_parse(profile **out, const uint8_t *data, size_t len,
 		 profile_format fmt, const char *name,
 		 const profile_limits *lim, pr_error *err)
 {
+	return format_parse_where(out, NULL, data, len, fmt, name, lim, NULL, err);
+}
+
+int format_parse_where(profile **out, size_t *kept, const uint8_t *data, size_t len,
+		       profile_format fmt, const char *name, const profile_limits *lim,
+		       const pprof_label_filter *only, pr_error *err)
+{
 	profile_limits deflim;
 	buf plain = BUF_INIT;
 	int rc = 0;
 
 	*out = NULL;
+	if (kept)
+		*kept = FORMAT_NO_LABELS; /* until a format that has labels says otherwise */
 	if (!lim) {
 		profile_limits_default(&deflim);
 		lim = &deflim;
@@ -71,7 +80,7 @@ int format_parse(profile **out, const uint8_t *data, size_t len,
 	}
 	switch (fmt) {
 	case PROFILE_FMT_PPROF:
-		rc = pprof_parse(out, data, len, name, lim, err);
+		rc = pprof_parse_where(out, kept, data, len, name, lim, only, err);
 		break;
 	case PROFILE_FMT_FOLDED:
 		rc = folded_parse(out, data, len, name, lim, err);

@@ -13,6 +13,7 @@
 #ifndef PR_FORMAT_H
 #define PR_FORMAT_H
 
+#include "pipeline/pprof.h"
 #include "pipeline/profile.h"
 
 /* Guess the format of decompressed bytes; PROFILE_FMT_AUTO when unknown. */
@@ -29,5 +30,16 @@ bool format_is_gzip(const uint8_t *data, size_t len);
 int format_parse(profile **out, const uint8_t *data, size_t len,
 		 profile_format fmt, const char *name,
 		 const profile_limits *lim, pr_error *err);
+
+/*
+ * format_parse, keeping only the samples whose labels `only` matches (see
+ * pprof_label_filter; NULL keeps all). Only pprof has labels: for the
+ * other formats every sample is kept and *kept (may be NULL) is
+ * FORMAT_NO_LABELS; for pprof it is the number of samples kept.
+ */
+#define FORMAT_NO_LABELS ((size_t)-1)
+int format_parse_where(profile **out, size_t *kept, const uint8_t *data, size_t len,
+		       profile_format fmt, const char *name, const profile_limits *lim,
+		       const pprof_label_filter *only, pr_error *err);
 
 #endif

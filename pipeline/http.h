@@ -12,7 +12,8 @@
  *   - is bounded in time (connect and total timeouts, never "none") and
  *     in the response it reads (a body cap, HTTP_DEFAULT_MAX_BODY unless
  *     the caller sets one);
- *   - sends "User-Agent: profreg/<version>" and no "Expect: 100-continue";
+ *   - sends "User-Agent: profreg/<version>" and no "Expect: 100-continue"
+ *     (but a SigV4-signed body over 1 MiB goes with it: see sigv4);
  *   - prints nothing (libcurl's verbose mode stays off).
  *
  * Secrets: the caller names one header that carries a secret (a bearer
@@ -81,6 +82,24 @@ typedef struct http_req {
 	 */
 	bool prefix_only;
 	const char *ca_file;          /* PEM CA bundle to verify against; NULL: the system's */
+	/*
+	 * AWS Signature Version 4, computed by libcurl (CURLOPT_AWS_SIGV4):
+	 * the provider string in full ("aws:amz:eu-west-1:s3"), the access
+	 * key id and the secret access key; NULL sigv4: the request is not
+	 * signed. libcurl signs the method, the path and the query exactly as
+	 * the URL gives them (so the caller sends them encoded, and the query
+	 * sorted, as SigV4 canonicalises them), every header of the request,
+	 * X-Amz-Date (which it adds) and the body. What the service wants on
+	 * top (S3: x-amz-content-sha256 on every request) the caller adds.
+	 * The secret key itself never travels; like secret_value it is kept
+	 * out of every message. None may hold a control character. libcurl
+	 * would sign the empty header that turns "Expect: 100-continue" off
+	 * and not send it, so a signed body over 1 MiB is sent after the
+	 * server's 100 Continue (S3 answers it at once).
+	 */
+	const char *sigv4;
+	const char *sigv4_key_id;
+	const char *sigv4_secret;
 } http_req;
 
 typedef struct http_response {
@@ -90,9 +109,16 @@ typedef struct http_response {
 	bool timed_out;               /* the request failed on a timeout */
 	/* Retry-After of the response, in seconds or as an HTTP date, in ms; -1: none. */
 	int64_t retry_after_ms;
+	/* Content-Length of the answer (a HEAD's too); -1: none was sent. */
+	int64_t content_length;
+	/* Last-Modified of the answer, in Unix seconds; -1: none or unreadable. */
+	int64_t last_modified_s;
 } http_response;
 
-/* Set up an empty response: status 0, no body, retry_after_ms -1. */
+/*
+ * Set up an empty response: status 0, no body, retry_after_ms,
+ * content_length and last_modified_s -1.
+ */
 void http_response_init(http_response *r);
 
 /*
@@ -110,7 +136,8 @@ void http_response_release(http_response *r);
  * Returns 0 when an answer came, whatever its status (out->status, the
  * body, Retry-After). Otherwise, with the message set:
  *   PR_EUSAGE   a URL that is not http(s), a header with a line break, a
- *               body on GET, HEAD or DELETE: nothing was sent
+ *               body on GET, HEAD or DELETE, a SigV4 setting that is
+ *               missing or holds a control character: nothing was sent
  *   PR_EIO      no answer: connection refused, name not resolved, TLS
  *               verification failed, a timeout (out->timed_out), a broken
  *               connection

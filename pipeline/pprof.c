@@ -501,6 +501,8 @@ typedef struct parser {
 	size_t stack_cap;
 	uint64_t frames_left; /* budget for all expanded stacks together */
 	size_t nsamples;      /* Profile.sample fields in the input */
+	const pprof_label_filter *only; /* keep only the samples it matches; NULL: all */
+	size_t kept, skipped;
 } parser;
 
 static int bad(parser *ps, const char *fmt, ...)
@@ -605,6 +607,33 @@ static int check_str(parser *ps, int64_t idx, const char *what, ...)
 static const ProtobufCBinaryData *str_at(const parser *ps, int64_t idx)
 {
 	return &ps->m->string_table[idx];
+}
+
+static bool str_is(const ProtobufCBinaryData *s, const char *text)
+{
+	size_t n = strlen(text);
+
+	return s->len == n && memcmp(s->data, text, n) == 0;
+}
+
+/*
+ * Does the (checked) sample carry one of the filter's keys with its
+ * value? The label's value is compared and forgotten: nothing of it is
+ * kept in the model.
+ */
+static bool wanted(const parser *ps, const pb_sample *s)
+{
+	const pprof_label_filter *f = ps->only;
+
+	for (size_t k = 0; k < s->n_label; k++) {
+		const pb_label *lb = s->label[k];
+		if (!str_is(str_at(ps, lb->str), f->value))
+			continue;
+		for (size_t j = 0; j < f->nkeys; j++)
+			if (str_is(str_at(ps, lb->key), f->keys[j]))
+				return true;
+	}
+	return false;
 }
 
 /*
@@ -894,6 +923,11 @@ static int add_sample(parser *ps, size_t i, const pb_sample *s)
 		    (rc = check_str(ps, lb->num_unit, "sample %zu label unit", i)) < 0)
 			return rc;
 	}
+	if (ps->only && !wanted(ps, s)) {
+		ps->skipped++;
+		return 0;
+	}
+	ps->kept++;
 	for (size_t k = 0; k < s->n_location_id; k++) {
 		uint32_t li = idmap_get(&ps->locs, s->location_id[k]);
 		uint32_t n;
@@ -1060,6 +1094,13 @@ static int add_samples(parser *ps, const uint8_t *data, size_t len)
 int pprof_parse(profile **out, const uint8_t *data, size_t len,
 		const char *name, const profile_limits *lim, pr_error *err)
 {
+	return pprof_parse_where(out, NULL, data, len, name, lim, NULL, err);
+}
+
+int pprof_parse_where(profile **out, size_t *kept, const uint8_t *data, size_t len,
+		      const char *name, const profile_limits *lim, const pprof_label_filter *only,
+		      pr_error *err)
+{
 	parser ps;
 	pb_profile *m = NULL;
 	arena mem = {NULL, 0, false, false};
@@ -1073,6 +1114,7 @@ int pprof_parse(profile **out, const uint8_t *data, size_t len,
 	memset(&ps, 0, sizeof(ps));
 	ps.name = name ? name : "-";
 	ps.err = err;
+	ps.only = only && only->nkeys ? only : NULL;
 
 	if ((rc = profile_new(&ps.p, PROFILE_FMT_PPROF, ps.name, lim, err)) < 0)
 		goto out;
@@ -1134,6 +1176,8 @@ int pprof_parse(profile **out, const uint8_t *data, size_t len,
 		goto out;
 	*out = ps.p;
 	ps.p = NULL;
+	if (kept)
+		*kept = ps.kept;
 out:
 	free(rest);
 	arena_release(&mem); /* the decoded tables */

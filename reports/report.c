@@ -54,6 +54,7 @@ static void finding_release(report_finding *f)
 	}
 	free(f->suspects);
 	free(f->suspect_note);
+	free(f->canonical);
 	if (f->flame) {
 		flame_tree_release(f->flame);
 		free(f->flame);

@@ -67,6 +67,8 @@ typedef struct report_finding {
 	report_commit *suspects;
 	size_t nsuspects;
 	char *suspect_note;          /* why there are none, or NULL */
+	char *canonical;             /* the stored finding in the one finding schema
+				      * (JSON object text), or NULL (a diff's rows) */
 	flame_tree *flame;           /* NULL: see flame_note */
 	char *flame_note;
 	int flame_ref;               /* >= 0: same captures as finding [flame_ref], drawn there */

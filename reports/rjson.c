@@ -98,6 +98,18 @@ static json_t *finding_json(const report_finding *f, const flame_opts *o)
 				      json_pack("{s:o,s:o,s:o}", "sha", str(f->suspects[i].sha),
 						"author", str(f->suspects[i].author), "subject",
 						str(f->suspects[i].subject)));
+	/*
+	 * A stored finding starts from its one schema (the same object
+	 * analyze, nightly and post-deploy print); the report adds what only
+	 * it knows. The keys set below overwrite nothing of that schema's but
+	 * the ones they share, with the same values.
+	 */
+	if (f->canonical && (j = json_loads(f->canonical, 0, NULL))) {
+		json_object_set_new(j, "status", str(f->status));
+		json_object_set_new(j, "release", str(f->release));
+		json_object_set_new(j, "commit", str(f->commit));
+		goto extra;
+	}
 	j = json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "id",
 		      f->id ? json_integer(f->id) : json_null(), "service", str(f->service), "type",
 		      str(f->type), "function", str(f->function), "file", str(f->file), "direction",
@@ -115,6 +127,7 @@ static json_t *finding_json(const report_finding *f, const flame_opts *o)
 	json_object_set_new(j, "q_value", num(f->q_value));
 	json_object_set_new(j, "baseline_captures", json_integer((json_int_t)f->baseline_captures));
 	json_object_set_new(j, "current_captures", json_integer((json_int_t)f->current_captures));
+extra:
 	json_object_set_new(j, "captures", caps);
 	json_object_set_new(j, "history", pts);
 	json_object_set_new(j, "band",

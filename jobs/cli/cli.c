@@ -27,7 +27,8 @@ enum {
 
 static const cli_option global_opts[] = {
 	{"db", required_argument, OPT_DB, "CONNINFO",
-	 "PostgreSQL connection (default: $PROFREG_DB, the libpq environment, or the private cluster)"},
+	 "PostgreSQL connection (default: $PROFREG_DB, the libpq environment, "
+	 "or the private cluster)"},
 	{"home", required_argument, OPT_HOME, "DIR",
 	 "state directory (default: $PROFREG_HOME or ./var)"},
 	{"config", required_argument, OPT_CONFIG, "FILE", "configuration file (JSON)"},

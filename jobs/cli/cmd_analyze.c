@@ -44,19 +44,25 @@ static const cli_option analyze_options[] = {
 	{"service", required_argument, O_SERVICE, "NAME", "analyse this service"},
 	{"all-services", no_argument, O_ALL, NULL, "analyse every enabled service, one FDR family"},
 	{"release", required_argument, O_RELEASE, "RELEASE", "judge this release's captures"},
-	{"since", required_argument, O_SINCE, "TIME", "judge captures from TIME (ISO 8601 or a duration back from --at)"},
+	{"since", required_argument, O_SINCE, "TIME",
+	 "judge captures from TIME (ISO 8601 or a duration back from --at)"},
 	{"until", required_argument, O_UNTIL, "TIME", "... up to TIME (default --at)"},
 	{"type", required_argument, O_TYPE, "TYPE", "profile type (default cpu)"},
 	{"at", required_argument, O_AT, "TIME", "take TIME as now, for reproducible runs"},
 	{"window", required_argument, O_WINDOW, "DURATION", "baseline window (default 14d)"},
 	{"min-captures", required_argument, O_MIN, "N", "fewest baseline captures (default 8)"},
-	{"rel-margin", required_argument, O_REL, "FRACTION", "smallest relative change that counts (default 0.05)"},
-	{"abs-margin", required_argument, O_ABS, "PP", "smallest change in percentage points that counts (default 0.1)"},
+	{"rel-margin", required_argument, O_REL, "FRACTION",
+	 "smallest relative change that counts (default 0.05)"},
+	{"abs-margin", required_argument, O_ABS, "PP",
+	 "smallest change in percentage points that counts (default 0.1)"},
 	{"fdr", required_argument, O_FDR, "Q", "false discovery rate (default 0.05)"},
 	{"dry-run", no_argument, O_DRY, NULL, "store nothing"},
-	{"page", no_argument, O_PAGE, NULL, "page on-call for the regressions found (as a nightly run does)"},
-	{"all-tests", no_argument, O_ALL_TESTS, NULL, "with --json, list every test, not only findings"},
-	{"gate", required_argument, O_GATE, "SEVERITY", "exit 1 when a regression is at or above: low, medium, high, critical"},
+	{"page", no_argument, O_PAGE, NULL,
+	 "page on-call for the regressions found (as a nightly run does)"},
+	{"all-tests", no_argument, O_ALL_TESTS, NULL,
+	 "with --json, list every test, not only findings"},
+	{"gate", required_argument, O_GATE, "SEVERITY",
+	 "exit 1 when a regression is at or above: low, medium, high, critical"},
 	{NULL, 0, 0, NULL, NULL},
 };
 
@@ -140,6 +146,15 @@ out:
 
 int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 {
+	static const char usage[] =
+		"profreg analyze (--service S | --all-services) "
+		"(--release R | --since T [--until T]) [options]";
+	static const char desc[] =
+		"Compare the selected captures with each service's rolling baseline and\n"
+		"print the functions whose self share moved, ranked best first. The\n"
+		"findings are stored; no one is paged unless --page is given.\n"
+		"Exit 0 when the analysis ran (findings or not); with --gate, 1 when a\n"
+		"regression is at or above the gate; 3 infrastructure; 4 bad input.";
 	pr_error err = PR_ERROR_INIT;
 	analysis_opts o;
 	analyze_result r;
@@ -163,13 +178,7 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 	memset(&r, 0, sizeof(r));
 
 	analysis_opts_default(&flags);
-	if (cli_parser_new(&p, ctx, argc, argv, analyze_options,
-			   "profreg analyze (--service S | --all-services) (--release R | --since T [--until T]) [options]",
-			   "Compare the selected captures with each service's rolling baseline and\n"
-			   "print the functions whose self share moved, ranked best first. The\n"
-			   "findings are stored; no one is paged unless --page is given.\n"
-			   "Exit 0 when the analysis ran (findings or not); with --gate, 1 when a\n"
-			   "regression is at or above the gate; 3 infrastructure; 4 bad input.") < 0)
+	if (cli_parser_new(&p, ctx, argc, argv, analyze_options, usage, desc) < 0)
 		return EXIT_RUNTIME;
 	while ((c = cli_next(p, &arg)) > 0) {
 		switch (c) {
@@ -184,7 +193,8 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 		case O_PAGE: page = true; break;
 		case O_GATE:
 			if (stats_severity_parse(&gate, arg) < 0 || gate == STATS_SEV_NONE) {
-				cli_error(ctx, "'--gate %s' is not low, medium, high or critical", arg);
+				cli_error(ctx, "'--gate %s' is not low, medium, high or critical",
+					  arg);
 				bad = true;
 			}
 			gated = true;
@@ -197,10 +207,10 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 			set_at = true;
 			break;
 		case O_WINDOW:
-			if (time_parse_duration(&flags.window_us, arg) < 0 || flags.window_us <= 0 ||
-			    flags.window_us > ANALYSIS_MAX_WINDOW_US) {
-				cli_error(ctx, "'--window %s' is not a duration from 1s to 3650d, like 14d",
-					  arg);
+			if (time_parse_duration(&flags.window_us, arg) < 0 ||
+			    flags.window_us <= 0 || flags.window_us > ANALYSIS_MAX_WINDOW_US) {
+				cli_error(ctx, "'--window %s' is not a duration from 1s to 3650d, "
+					  "like 14d", arg);
 				bad = true;
 			}
 			set_window = true;
@@ -232,11 +242,13 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 	if ((status = cli_end(p, c, bad, 0, 0, NULL, NULL)) != CLI_GO)
 		return status;
 	if (!!service + all != 1 || !!release + !!since_s != 1 || (until_s && !since_s)) {
-		cli_error(ctx, "give --service or --all-services, and --release or --since (see --help)");
+		cli_error(ctx, "give --service or --all-services, and --release or --since "
+			  "(see --help)");
 		return EXIT_USAGE;
 	}
 	if (page && dry) {
-		cli_error(ctx, "--page and --dry-run exclude each other: a dry run stores no finding to page");
+		cli_error(ctx, "--page and --dry-run exclude each other: a dry run stores no "
+			  "finding to page");
 		return EXIT_USAGE;
 	}
 	if (ctx_config_load(ctx, &cfg, &err) < 0)
@@ -257,15 +269,16 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 		o.at_us = time_now_us();
 	if ((since_s && time_parse_since(&since, since_s, o.at_us) < 0) ||
 	    (until_s && time_parse_since(&until, until_s, o.at_us) < 0)) {
+		bool bad_since = since_s && time_parse_since(&since, since_s, o.at_us) < 0;
 		cli_error(ctx, "'%s' is not a time (ISO 8601) or a duration (24h, 7d)",
-			  since_s && time_parse_since(&since, since_s, o.at_us) < 0 ? since_s : until_s);
+			  bad_since ? since_s : until_s);
 		config_release(&cfg);
 		return EXIT_USAGE;
 	}
 
 	{
-		analyze_opts ao = {service, release, since, until, type, o, release ? release : since_s,
-				   dry, page};
+		analyze_opts ao = {service, release, since, until, type, o,
+				   release ? release : since_s, dry, page};
 		job_env env = {&cfg, NULL, NULL, ctx->home, NULL};
 		if ((rc = ctx_db_open(ctx, &d, &err)) < 0)
 			goto fail;
@@ -286,14 +299,17 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 				"service", a->skipped[i].service, "type", a->skipped[i].type,
 				"reason", a->skipped[i].reason));
 		time_format(when, a->opts.at_us);
-		status = cli_print_json(ctx, json_pack("{s:i,s:s,s:I,s:I,s:I,s:I,s:o,s:o,s:{s:f,s:f},"
-						   "s:{s:I,s:I,s:I,s:I}}",
+		status = cli_print_json(ctx, json_pack(
+			"{s:i,s:s,s:I,s:I,s:I,s:I,s:o,s:o,s:{s:f,s:f},s:{s:I,s:I,s:I,s:I}}",
 			"schema_version", 1, "at", when, "run_id", (json_int_t)r.run_id,
 			"services", (json_int_t)a->services, "tests", (json_int_t)a->ntests,
-			"filtered", (json_int_t)a->filtered, "findings", arr, "insufficient", skipped,
-			"timing", "database_seconds", a->db_seconds, "statistics_seconds", a->stats_seconds,
-			"pages", "enqueued", (json_int_t)a->pages_enqueued, "sent", (json_int_t)r.pages.sent,
-			"failed", (json_int_t)r.pages.failed, "pending", (json_int_t)r.pages.pending));
+			"filtered", (json_int_t)a->filtered, "findings", arr,
+			"insufficient", skipped,
+			"timing", "database_seconds", a->db_seconds,
+			"statistics_seconds", a->stats_seconds,
+			"pages", "enqueued", (json_int_t)a->pages_enqueued,
+			"sent", (json_int_t)r.pages.sent, "failed", (json_int_t)r.pages.failed,
+			"pending", (json_int_t)r.pages.pending));
 	} else {
 		if (print_text(ctx, &r.a, r.run_id) < 0) {
 			/* The run is recorded: this is only what it prints. */
@@ -325,18 +341,27 @@ static int baseline_show(cli_ctx *ctx, int argc, char **argv)
 	static const cli_option opts[] = {
 		{"service", required_argument, O_SERVICE, "NAME", "the service"},
 		{"type", required_argument, O_TYPE, "TYPE", "profile type (default cpu)"},
-		{"function", required_argument, O_FUNCTION, "TEXT", "only functions whose name contains TEXT"},
+		{"function", required_argument, O_FUNCTION, "TEXT",
+		 "only functions whose name contains TEXT"},
 		{"at", required_argument, O_AT, "TIME", "the baseline as of TIME (default now)"},
-		{"window", required_argument, O_WINDOW, "DURATION", "baseline window (default 14d, or the config's)"},
+		{"window", required_argument, O_WINDOW, "DURATION",
+		 "baseline window (default 14d, or the config's)"},
 		{NULL, 0, 0, NULL, NULL},
 	};
+	static const char usage[] =
+		"profreg baseline show --service S [--type T] [--function TEXT] [--at T] [--json]";
+	static const char desc[] =
+		"Show a service's rolling baseline: the eligible captures in the window\n"
+		"before --at, and per function n, mean, median, MAD and EWMA of its self\n"
+		"share, the variance-stabilised mean and variance, and the mean rate.";
 	pr_error err = PR_ERROR_INIT;
 	cli_parser *p = NULL;
 	config cfg;
 	db *d = NULL;
 	db_service svc = {0};
 	baseline_view v;
-	const char *arg, *service = NULL, *type = "cpu", *needle = NULL, *at_s = NULL, *win_s = NULL;
+	const char *arg, *service = NULL, *type = "cpu", *needle = NULL;
+	const char *at_s = NULL, *win_s = NULL;
 	int64_t at, window;
 	size_t min_baseline;
 	json_t *arr = NULL;
@@ -344,11 +369,7 @@ static int baseline_show(cli_ctx *ctx, int argc, char **argv)
 	int c, rc, status;
 
 	memset(&v, 0, sizeof(v));
-	if (cli_parser_new(&p, ctx, argc, argv, opts,
-			   "profreg baseline show --service S [--type T] [--function TEXT] [--at T] [--json]",
-			   "Show a service's rolling baseline: the eligible captures in the window\n"
-			   "before --at, and per function n, mean, median, MAD and EWMA of its self\n"
-			   "share, the variance-stabilised mean and variance, and the mean rate.") < 0)
+	if (cli_parser_new(&p, ctx, argc, argv, opts, usage, desc) < 0)
 		return EXIT_RUNTIME;
 	while ((c = cli_next(p, &arg)) > 0) {
 		switch (c) {
@@ -359,7 +380,7 @@ static int baseline_show(cli_ctx *ctx, int argc, char **argv)
 		case O_WINDOW: win_s = arg; break;
 		}
 	}
-	if ((status = cli_end(p, c, false, 0, -1, NULL, NULL)) != CLI_GO)
+	if ((status = cli_end(p, c, false, 0, 0, NULL, NULL)) != CLI_GO)
 		return status;
 	if (!service) {
 		cli_error(ctx, "no service given (--service)");
@@ -380,7 +401,8 @@ static int baseline_show(cli_ctx *ctx, int argc, char **argv)
 		cli_error(ctx, "'%s' is not a duration from 1s to 3650d, like 14d", win_s);
 		return EXIT_USAGE;
 	}
-	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 || (rc = db_service_get(d, &svc, service, &err)) < 0 ||
+	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 ||
+	    (rc = db_service_get(d, &svc, service, &err)) < 0 ||
 	    (rc = baseline_view_load(&v, d, svc.id, type, at, window, &err)) < 0)
 		goto fail;
 	status = EXIT_OK;
@@ -388,15 +410,17 @@ static int baseline_show(cli_ctx *ctx, int argc, char **argv)
 	time_format(from, at - window);
 	time_format(to, at);
 	if (!ctx->json)
-		printf("baseline of %s/%s from %s to %s: %zu eligible captures\n\n%-8s %4s %8s %8s %8s %8s %10s  %s\n",
-		       service, type, from, to, v.captures, "MEAN%", "N", "MEDIAN%", "MAD%", "EWMA%",
-		       "SD(VST)", "RATE", "FUNCTION");
+		printf("baseline of %s/%s from %s to %s: %zu eligible captures\n\n"
+		       "%-8s %4s %8s %8s %8s %8s %10s  %s\n",
+		       service, type, from, to, v.captures, "MEAN%", "N", "MEDIAN%", "MAD%",
+		       "EWMA%", "SD(VST)", "RATE", "FUNCTION");
 	for (size_t r = 0; r < v.nfuncs; r++) {
 		const baseline_func *b = &v.funcs[r];
 		if (needle && !strstr(v.names[r], needle))
 			continue;
 		if (ctx->json) {
-			json_t *o = json_pack("{s:s,s:I}", "function", v.names[r], "n", (json_int_t)b->n);
+			json_t *o = json_pack("{s:s,s:I}", "function", v.names[r],
+					      "n", (json_int_t)b->n);
 			json_object_set_new(o, "mean_share", num_or_null(b->mean_share));
 			json_object_set_new(o, "median_share", num_or_null(b->median_share));
 			json_object_set_new(o, "mad_share", num_or_null(b->mad_share));
@@ -414,14 +438,14 @@ static int baseline_show(cli_ctx *ctx, int argc, char **argv)
 		putchar('\n');
 	}
 	if (ctx->json) {
-		status = cli_print_json(ctx, json_pack("{s:s,s:s,s:s,s:s,s:I,s:o}", "service", service,
-			"type", type, "window_start", from, "window_end", to,
+		status = cli_print_json(ctx, json_pack("{s:s,s:s,s:s,s:s,s:I,s:o}",
+			"service", service, "type", type, "window_start", from, "window_end", to,
 			"captures", (json_int_t)v.captures, "functions", arr));
 		arr = NULL;
 	}
 	if (v.captures < min_baseline)
-		cli_warn(ctx, "only %zu eligible captures: analysis needs %zu (insufficient baseline)",
-			 v.captures, min_baseline);
+		cli_warn(ctx, "only %zu eligible captures: analysis needs %zu (insufficient "
+			 "baseline)", v.captures, min_baseline);
 	goto out;
 fail:
 	status = cli_fail(ctx, &err);

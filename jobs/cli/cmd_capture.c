@@ -23,14 +23,25 @@ enum { O_REASON = 1800, O_UNTIL };
 static int pin_cmd(cli_ctx *ctx, int argc, char **argv, bool pin)
 {
 	static const cli_option pin_opts[] = {
-		{"reason", required_argument, O_REASON, "TEXT", "why it is kept (required; audited)"},
-		{"until", required_argument, O_UNTIL, "TIME", "keep it until TIME, then tier it by age (default: forever)"},
+		{"reason", required_argument, O_REASON, "TEXT",
+		 "why it is kept (required; audited)"},
+		{"until", required_argument, O_UNTIL, "TIME",
+		 "keep it until TIME, then tier it by age (default: forever)"},
 		{NULL, 0, 0, NULL, NULL},
 	};
 	static const cli_option unpin_opts[] = {
-		{"reason", required_argument, O_REASON, "TEXT", "why it no longer needs keeping (required; audited)"},
+		{"reason", required_argument, O_REASON, "TEXT",
+		 "why it no longer needs keeping (required; audited)"},
 		{NULL, 0, 0, NULL, NULL},
 	};
+	static const char pin_desc[] =
+		"Keep capture ID as forensic evidence: whole (blob and every row), never\n"
+		"moved by retention nor evicted by the storage budget, until TIME if\n"
+		"given (then it is tiered by its age again). A capture already in the\n"
+		"summary tier keeps what is left.";
+	static const char unpin_desc[] =
+		"Return forensic capture ID to normal retention: it is tiered by its age\n"
+		"from the next retention run.";
 	pr_error err = PR_ERROR_INIT;
 	cli_parser *p = NULL;
 	db *d = NULL;
@@ -44,12 +55,7 @@ static int pin_cmd(cli_ctx *ctx, int argc, char **argv, bool pin)
 	if (cli_parser_new(&p, ctx, argc, argv, pin ? pin_opts : unpin_opts,
 			   pin ? "profreg capture pin ID --reason TEXT [--until T]"
 			       : "profreg capture unpin ID --reason TEXT",
-			   pin ? "Keep capture ID as forensic evidence: whole (blob and every row), never\n"
-				 "moved by retention nor evicted by the storage budget, until TIME if\n"
-				 "given (then it is tiered by its age again). A capture already in the\n"
-				 "summary tier keeps what is left."
-			       : "Return forensic capture ID to normal retention: it is tiered by its age\n"
-				 "from the next retention run.") < 0)
+			   pin ? pin_desc : unpin_desc) < 0)
 		return EXIT_RUNTIME;
 	while ((c = cli_next(p, &arg)) > 0) {
 		if (c == O_REASON)
@@ -86,7 +92,8 @@ static int pin_cmd(cli_ctx *ctx, int argc, char **argv, bool pin)
 		json_t *o = json_pack("{s:I,s:s,s:s}", "id", (json_int_t)id, "action",
 				      pin ? "pin" : "unpin", "reason", reason);
 		if (pin) {
-			json_object_set_new(o, "until", r.kept_forever ? json_null() : json_string(kept_txt));
+			json_object_set_new(o, "until", r.kept_forever ? json_null()
+								       : json_string(kept_txt));
 			json_object_set_new(o, "blob_deleted", json_boolean(r.blob_deleted));
 			if (until_s) {
 				char when[TIME_FMT_MAX];
@@ -98,13 +105,20 @@ static int pin_cmd(cli_ctx *ctx, int argc, char **argv, bool pin)
 		}
 		status = cli_print_json(ctx, o);
 	} else if (!ctx->quiet) {
-		if (pin)
-			printf("capture %llu is forensic evidence %s%s%s%s\n", id,
-			       r.kept_forever ? "kept forever" : "until ", r.kept_forever ? "" : kept_txt,
-			       r.longer ? " (it was already kept longer than that; a pin never shortens it)" : "",
-			       r.blob_deleted ? " (already summarised: its blob was deleted before; what is left is kept)" : "");
-		else
+		if (pin) {
+			printf("capture %llu is forensic evidence %s%s", id,
+			       r.kept_forever ? "kept forever" : "until ",
+			       r.kept_forever ? "" : kept_txt);
+			if (r.longer)
+				printf(" (it was already kept longer than that; a pin never "
+				       "shortens it)");
+			if (r.blob_deleted)
+				printf(" (already summarised: its blob was deleted before; what is "
+				       "left is kept)");
+			putchar('\n');
+		} else {
 			printf("capture %llu is back in normal retention (%s tier)\n", id, r.tier);
+		}
 	}
 	status = cli_finish(ctx, status);
 	goto out;

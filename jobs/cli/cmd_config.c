@@ -14,17 +14,19 @@
 static int config_check(cli_ctx *ctx, int argc, char **argv)
 {
 	static const cli_option opts[] = {{NULL, 0, 0, NULL, NULL}};
+	static const char usage[] = "profreg config check [FILE]";
+	static const char desc[] =
+		"Validate a configuration file (default: --config, else <home>/profreg.json):\n"
+		"every unknown key and every value of the wrong type is named by its JSON path,\n"
+		"and every service's drop folder and repository must exist and be readable.\n"
+		"Exit 0 when it is valid, 2 when it is not.";
 	pr_error err = PR_ERROR_INIT;
 	cli_parser *p = NULL;
 	config cfg;
 	const char *arg;
 	int c, first, status;
 
-	if (cli_parser_new(&p, ctx, argc, argv, opts, "profreg config check [FILE]",
-			   "Validate a configuration file (default: --config, else <home>/profreg.json):\n"
-			   "every unknown key and every value of the wrong type is named by its JSON path,\n"
-			   "and every service's drop folder and repository must exist and be readable.\n"
-			   "Exit 0 when it is valid, 2 when it is not.") < 0)
+	if (cli_parser_new(&p, ctx, argc, argv, opts, usage, desc) < 0)
 		return EXIT_RUNTIME;
 	while ((c = cli_next(p, &arg)) > 0)
 		;
@@ -34,8 +36,8 @@ static int config_check(cli_ctx *ctx, int argc, char **argv)
 		ctx->config = argv[first];
 	if (ctx_config_load(ctx, &cfg, &err) < 0 || config_check_paths(&cfg, &err) < 0) {
 		if (ctx->json)
-			cli_print_json(ctx, json_pack("{s:b,s:s?,s:s}", "valid", 0, "path", ctx->config,
-						      "error", err.msg));
+			cli_print_json(ctx, json_pack("{s:b,s:s?,s:s}", "valid", 0,
+						      "path", ctx->config, "error", err.msg));
 		config_release(&cfg);
 		return cli_fail(ctx, &err);
 	}

@@ -31,13 +31,14 @@ static int parse_none(cli_ctx *ctx, int argc, char **argv, const char *usage,
 
 static int db_cmd_migrate(cli_ctx *ctx, int argc, char **argv)
 {
+	static const char desc[] =
+		"Apply the schema migrations that have not been applied yet, to an empty\n"
+		"database too (every command applies pending ones to a profreg database).";
 	pr_error err = PR_ERROR_INIT;
 	db *d = NULL;
 	int rc, status, version = 0;
 
-	status = parse_none(ctx, argc, argv, "profreg db migrate",
-			    "Apply the schema migrations that have not been applied yet, to an empty\n"
-			    "database too (every command applies pending ones to a profreg database).");
+	status = parse_none(ctx, argc, argv, "profreg db migrate", desc);
 	if (status != CLI_GO)
 		return status;
 	if ((rc = ctx_db_open_setup(ctx, &d, &err)) < 0 ||
@@ -53,14 +54,15 @@ static int db_cmd_migrate(cli_ctx *ctx, int argc, char **argv)
 
 static int db_cmd_init(cli_ctx *ctx, int argc, char **argv)
 {
+	static const char desc[] =
+		"Set up the database: without --db (or PROFREG_DB, or the libpq environment)\n"
+		"create and start the private PostgreSQL cluster under the state directory;\n"
+		"then apply the schema. Running it again changes nothing.";
 	pr_error err = PR_ERROR_INIT;
 	db *d = NULL;
 	int rc, status, version = 0;
 
-	status = parse_none(ctx, argc, argv, "profreg db init",
-			    "Set up the database: without --db (or PROFREG_DB, or the libpq environment)\n"
-			    "create and start the private PostgreSQL cluster under the state directory;\n"
-			    "then apply the schema. Running it again changes nothing.");
+	status = parse_none(ctx, argc, argv, "profreg db init", desc);
 	if (status != CLI_GO)
 		return status;
 	if ((rc = ctx_db_open_setup(ctx, &d, &err)) < 0 ||
@@ -78,13 +80,14 @@ static int db_cmd_init(cli_ctx *ctx, int argc, char **argv)
 
 static int db_cmd_start(cli_ctx *ctx, int argc, char **argv)
 {
+	static const char desc[] =
+		"Start the private PostgreSQL cluster under the state directory (made by\n"
+		"'profreg db init'); print its connection string.";
 	pr_error err = PR_ERROR_INIT;
 	char *conninfo = NULL;
 	int status;
 
-	status = parse_none(ctx, argc, argv, "profreg db start",
-			    "Start the private PostgreSQL cluster under the state directory (made by\n"
-			    "'profreg db init'); print its connection string.");
+	status = parse_none(ctx, argc, argv, "profreg db start", desc);
 	if (status != CLI_GO)
 		return status;
 	if (pgembed_open(&conninfo, ctx->home, ctx->quiet, &err) < 0)
@@ -101,11 +104,11 @@ static int db_cmd_start(cli_ctx *ctx, int argc, char **argv)
 
 static int db_cmd_stop(cli_ctx *ctx, int argc, char **argv)
 {
+	static const char desc[] = "Stop the private PostgreSQL cluster.";
 	pr_error err = PR_ERROR_INIT;
 	int status;
 
-	status = parse_none(ctx, argc, argv, "profreg db stop",
-			    "Stop the private PostgreSQL cluster.");
+	status = parse_none(ctx, argc, argv, "profreg db stop", desc);
 	if (status != CLI_GO)
 		return status;
 	if (pgembed_stop(ctx->home, ctx->quiet, &err) < 0)
@@ -115,13 +118,14 @@ static int db_cmd_stop(cli_ctx *ctx, int argc, char **argv)
 
 static int db_cmd_status(cli_ctx *ctx, int argc, char **argv)
 {
+	static const char desc[] =
+		"Say whether the private PostgreSQL cluster is running (exit 0) or not (exit 3).";
 	pr_error err = PR_ERROR_INIT;
 	char *conninfo = NULL;
 	bool running = false;
 	int status;
 
-	status = parse_none(ctx, argc, argv, "profreg db status",
-			    "Say whether the private PostgreSQL cluster is running (exit 0) or not (exit 3).");
+	status = parse_none(ctx, argc, argv, "profreg db status", desc);
 	if (status != CLI_GO)
 		return status;
 	if (pgembed_status(&running, &conninfo, ctx->home, &err) < 0)

@@ -23,6 +23,10 @@ static int deploy_list_cmd(cli_ctx *ctx, int argc, char **argv)
 		{"limit", required_argument, O_LIMIT, "N", "at most N deploys (default 50)"},
 		{NULL, 0, 0, NULL, NULL},
 	};
+	static const char usage[] = "profreg deploy list [--service S] [--limit N] [--json]";
+	static const char desc[] =
+		"List recorded deploys, newest first by deploy time: each deploy's commit\n"
+		"and the commit its range starts from (the deploy before it).";
 	pr_error err = PR_ERROR_INIT;
 	cli_parser *p = NULL;
 	db *d = NULL;
@@ -34,9 +38,7 @@ static int deploy_list_cmd(cli_ctx *ctx, int argc, char **argv)
 	bool bad = false;
 	int c, rc, status;
 
-	if (cli_parser_new(&p, ctx, argc, argv, opts, "profreg deploy list [--service S] [--limit N] [--json]",
-			   "List recorded deploys, newest first by deploy time: each deploy's commit\n"
-			   "and the commit its range starts from (the deploy before it).") < 0)
+	if (cli_parser_new(&p, ctx, argc, argv, opts, usage, desc) < 0)
 		return EXIT_RUNTIME;
 	while ((c = cli_next(p, &arg)) > 0) {
 		if (c == O_SERVICE)
@@ -59,7 +61,8 @@ static int deploy_list_cmd(cli_ctx *ctx, int argc, char **argv)
 				"id", (json_int_t)deps[i].id, "service", deps[i].service,
 				"release", deps[i].release,
 				"commit", deps[i].commit_sha[0] ? deps[i].commit_sha : NULL,
-				"previous_commit", deps[i].previous_sha[0] ? deps[i].previous_sha : NULL,
+				"previous_commit",
+				deps[i].previous_sha[0] ? deps[i].previous_sha : NULL,
 				"deployed_at", when));
 		}
 		status = cli_print_json(ctx, json_pack("{s:o}", "deploys", arr));
@@ -67,13 +70,14 @@ static int deploy_list_cmd(cli_ctx *ctx, int argc, char **argv)
 		printf("%-6s %-20s %-20s %-12s %-12s %s\n", "ID", "DEPLOYED", "SERVICE", "COMMIT",
 		       "FROM", "RELEASE");
 		for (size_t i = 0; i < n; i++) {
+			const deploy *dep = &deps[i];
 			char when[TIME_FMT_MAX];
-			time_format(when, deps[i].deployed_at_us - deps[i].deployed_at_us % 1000000);
-			printf("%-6" PRId64 " %-20s ", deps[i].id, when);
-			cli_put_safe(stdout, deps[i].service, 20);
-			printf(" %-12.12s %-12.12s ", deps[i].commit_sha[0] ? deps[i].commit_sha : "-",
-			       deps[i].previous_sha[0] ? deps[i].previous_sha : "-");
-			cli_put_safe(stdout, deps[i].release, 0);
+			time_format(when, dep->deployed_at_us - dep->deployed_at_us % 1000000);
+			printf("%-6" PRId64 " %-20s ", dep->id, when);
+			cli_put_safe(stdout, dep->service, 20);
+			printf(" %-12.12s %-12.12s ", dep->commit_sha[0] ? dep->commit_sha : "-",
+			       dep->previous_sha[0] ? dep->previous_sha : "-");
+			cli_put_safe(stdout, dep->release, 0);
 			putchar('\n');
 		}
 		status = EXIT_OK;
@@ -91,6 +95,10 @@ out:
 static int deploy_delete_cmd(cli_ctx *ctx, int argc, char **argv)
 {
 	static const cli_option opts[] = {{NULL, 0, 0, NULL, NULL}};
+	static const char usage[] = "profreg deploy delete ID";
+	static const char desc[] =
+		"Delete a deploy recorded by mistake (a wrong --release or --commit), so that\n"
+		"it never starts another deploy's commit range. The audit log keeps it.";
 	pr_error err = PR_ERROR_INIT;
 	cli_parser *p = NULL;
 	db *d = NULL;
@@ -98,9 +106,7 @@ static int deploy_delete_cmd(cli_ctx *ctx, int argc, char **argv)
 	unsigned long long id = 0;
 	int c, first, rc, status;
 
-	if (cli_parser_new(&p, ctx, argc, argv, opts, "profreg deploy delete ID",
-			   "Delete a deploy recorded by mistake (a wrong --release or --commit), so that\n"
-			   "it never starts another deploy's commit range. The audit log keeps it.") < 0)
+	if (cli_parser_new(&p, ctx, argc, argv, opts, usage, desc) < 0)
 		return EXIT_RUNTIME;
 	while ((c = cli_next(p, &arg)) > 0)
 		;
@@ -108,7 +114,8 @@ static int deploy_delete_cmd(cli_ctx *ctx, int argc, char **argv)
 		return status;
 	if (cli_parse_u64(ctx, "ID", argv[first], 1, INT64_MAX, &id) < 0)
 		return EXIT_USAGE;
-	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 || (rc = deploy_delete(d, (int64_t)id, &err)) < 0) {
+	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 ||
+	    (rc = deploy_delete(d, (int64_t)id, &err)) < 0) {
 		db_close(d);
 		return cli_fail(ctx, &err);
 	}

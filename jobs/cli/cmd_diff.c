@@ -22,15 +22,30 @@ int cmd_diff(cli_ctx *ctx, int argc, char **argv)
 {
 	static const cli_option opts[] = {
 		{"base", required_argument, O_BASE, "SELECTION", "the baseline captures"},
-		{"target", required_argument, O_TARGET, "SELECTION", "the captures to compare with it"},
-		{"host", required_argument, O_HOST, "HOST", "both sides: only captures from this host"},
-		{"since", required_argument, O_SINCE, "TIME", "both sides: captures at or after TIME (or a duration ago)"},
+		{"target", required_argument, O_TARGET, "SELECTION",
+		 "the captures to compare with it"},
+		{"host", required_argument, O_HOST, "HOST",
+		 "both sides: only captures from this host"},
+		{"since", required_argument, O_SINCE, "TIME",
+		 "both sides: captures at or after TIME (or a duration ago)"},
 		{"until", required_argument, O_UNTIL, "TIME", "both sides: captures before TIME"},
-		{"out", required_argument, O_OUT, "FILE", "write here (default diff.html; '-': standard output)"},
-		{"format", required_argument, O_FORMAT, "FORMAT", "html, md or json (default: from --out, else html)"},
+		{"out", required_argument, O_OUT, "FILE",
+		 "write here (default diff.html; '-': standard output)"},
+		{"format", required_argument, O_FORMAT, "FORMAT",
+		 "html, md or json (default: from --out, else html)"},
 		{"top", required_argument, O_TOP, "N", "functions in the table (default 30)"},
 		{NULL, 0, 0, NULL, NULL},
 	};
+	static const char usage[] =
+		"profreg diff --base SELECTION --target SELECTION [--host H] [--since T --until T] "
+		"[--out FILE]";
+	static const char desc[] =
+		"Compare two selections of captures: a differential flame graph (the target's\n"
+		"stacks, coloured by how much each frame's self share grew or shrank against\n"
+		"the base) and the functions whose share changed most, with the analysis'\n"
+		"interval, p- and q-values when both sides are one service's captures.\n"
+		"A selection is 'service=S,release=R', 'service=S,commit=C' or 'id=1,2,3',\n"
+		"with optional host=, type= (default cpu), since= and until=.";
 	pr_error err = PR_ERROR_INIT;
 	cli_parser *p = NULL;
 	config cfg = {0};
@@ -39,21 +54,15 @@ int cmd_diff(cli_ctx *ctx, int argc, char **argv)
 	db *d = NULL;
 	blob_store *bs = NULL;
 	buf text = BUF_INIT;
-	const char *arg, *bsel = NULL, *tsel = NULL, *host = NULL, *outp = "diff.html", *fmt = NULL, *dot;
+	const char *arg, *bsel = NULL, *tsel = NULL, *host = NULL, *outp = "diff.html";
+	const char *fmt = NULL, *dot;
 	unsigned long long top = 30;
 	int64_t since = 0, until = 0;
 	bool bad = false;
 	int c, rc, status;
 
 	memset(&r, 0, sizeof(r));
-	if (cli_parser_new(&p, ctx, argc, argv, opts,
-			   "profreg diff --base SELECTION --target SELECTION [--host H] [--since T --until T] [--out FILE]",
-			   "Compare two selections of captures: a differential flame graph (the target's\n"
-			   "stacks, coloured by how much each frame's self share grew or shrank against\n"
-			   "the base) and the functions whose share changed most, with the analysis'\n"
-			   "interval, p- and q-values when both sides are one service's captures.\n"
-			   "A selection is 'service=S,release=R', 'service=S,commit=C' or 'id=1,2,3',\n"
-			   "with optional host=, type= (default cpu), since= and until=.") < 0)
+	if (cli_parser_new(&p, ctx, argc, argv, opts, usage, desc) < 0)
 		return EXIT_RUNTIME;
 	while ((c = cli_next(p, &arg)) > 0) {
 		switch (c) {
@@ -80,7 +89,7 @@ int cmd_diff(cli_ctx *ctx, int argc, char **argv)
 			break;
 		}
 	}
-	if ((status = cli_end(p, c, bad, 0, -1, NULL, NULL)) != CLI_GO)
+	if ((status = cli_end(p, c, bad, 0, 0, NULL, NULL)) != CLI_GO)
 		return status;
 	if (!bsel || !tsel) {
 		cli_error(ctx, "--base and --target are required (see --help)");
@@ -88,7 +97,8 @@ int cmd_diff(cli_ctx *ctx, int argc, char **argv)
 	}
 	dot = strrchr(outp, '.');
 	if (!fmt)
-		fmt = dot && !strcmp(dot, ".md") ? "md" : dot && !strcmp(dot, ".json") ? "json" : "html";
+		fmt = dot && !strcmp(dot, ".md") ? "md"
+		    : dot && !strcmp(dot, ".json") ? "json" : "html";
 	if (strcmp(fmt, "html") && strcmp(fmt, "md") && strcmp(fmt, "json")) {
 		cli_error(ctx, "'--format %s' is not html, md or json", fmt);
 		return EXIT_USAGE;

@@ -22,13 +22,23 @@ enum { O_FORMAT = 1800, O_OUT, O_HOST, O_SINCE, O_UNTIL };
 int cmd_export(cli_ctx *ctx, int argc, char **argv)
 {
 	static const cli_option opts[] = {
-		{"format", required_argument, O_FORMAT, "FORMAT", "folded, speedscope or pprof (default folded)"},
+		{"format", required_argument, O_FORMAT, "FORMAT",
+		 "folded, speedscope or pprof (default folded)"},
 		{"out", required_argument, O_OUT, "FILE", "write here (default: standard output)"},
 		{"host", required_argument, O_HOST, "HOST", "only captures from this host"},
-		{"since", required_argument, O_SINCE, "TIME", "only captures at or after TIME (or a duration ago)"},
+		{"since", required_argument, O_SINCE, "TIME",
+		 "only captures at or after TIME (or a duration ago)"},
 		{"until", required_argument, O_UNTIL, "TIME", "only captures before TIME"},
 		{NULL, 0, 0, NULL, NULL},
 	};
+	static const char usage[] =
+		"profreg export ID|SELECTION [--format folded|speedscope|pprof] [--out FILE]";
+	static const char desc[] =
+		"Write a capture, or the captures a selection names merged into one profile,\n"
+		"for other tools: folded stacks (flamegraph.pl), speedscope JSON\n"
+		"(speedscope.app) or gzip-compressed pprof (go tool pprof). A selection is\n"
+		"'service=S,release=R', 'service=S,commit=C' or 'id=1,2,3', with optional\n"
+		"host=, type= (default cpu), since= and until=.";
 	pr_error err = PR_ERROR_INIT;
 	cli_parser *p = NULL;
 	config cfg = {0};
@@ -45,19 +55,14 @@ int cmd_export(cli_ctx *ctx, int argc, char **argv)
 	bool bad = false;
 	int c, rc, status, first;
 
-	if (cli_parser_new(&p, ctx, argc, argv, opts,
-			   "profreg export ID|SELECTION [--format folded|speedscope|pprof] [--out FILE]",
-			   "Write a capture, or the captures a selection names merged into one profile,\n"
-			   "for other tools: folded stacks (flamegraph.pl), speedscope JSON\n"
-			   "(speedscope.app) or gzip-compressed pprof (go tool pprof). A selection is\n"
-			   "'service=S,release=R', 'service=S,commit=C' or 'id=1,2,3', with optional\n"
-			   "host=, type= (default cpu), since= and until=.") < 0)
+	if (cli_parser_new(&p, ctx, argc, argv, opts, usage, desc) < 0)
 		return EXIT_RUNTIME;
 	while ((c = cli_next(p, &arg)) > 0) {
 		switch (c) {
 		case O_FORMAT:
 			if (export_format_parse(&fmt, arg) < 0) {
-				cli_error(ctx, "'--format %s' is not folded, speedscope or pprof", arg);
+				cli_error(ctx, "'--format %s' is not folded, speedscope or pprof",
+					  arg);
 				bad = true;
 			}
 			break;
@@ -91,10 +96,13 @@ int cmd_export(cli_ctx *ctx, int argc, char **argv)
 			goto fail;
 	} else {
 		for (size_t i = 0; i < ncaps; i++) {
-			if ((rc = reportdata_load_profile(&one, bs, &caps[i], &cfg.limits, &err)) < 0)
+			const profile_value_type *vt;
+			if ((rc = reportdata_load_profile(&one, bs, &caps[i], &cfg.limits,
+							  &err)) < 0)
 				goto fail;
-			if (!merged && (rc = export_merged_new(&merged, sel.text, one->value_types[one->primary].type,
-							       one->value_types[one->primary].unit, &err)) < 0)
+			vt = &one->value_types[one->primary];
+			if (!merged && (rc = export_merged_new(&merged, sel.text, vt->type,
+							       vt->unit, &err)) < 0)
 				goto fail;
 			rc = export_merge(merged, one, &err);
 			profile_free(one);
@@ -108,7 +116,8 @@ int cmd_export(cli_ctx *ctx, int argc, char **argv)
 	if ((rc = fileio_write_out(outp, text.ptr, text.len, 0644, &err)) < 0)
 		goto fail;
 	if (strcmp(outp, "-") != 0 && !ctx->quiet)
-		fprintf(stderr, "exported %zu capture%s to %s\n", ncaps, ncaps == 1 ? "" : "s", outp);
+		fprintf(stderr, "exported %zu capture%s to %s\n", ncaps, ncaps == 1 ? "" : "s",
+			outp);
 	status = cli_finish(ctx, EXIT_OK);
 	goto out;
 fail:

@@ -84,10 +84,11 @@ static int finding_show(cli_ctx *ctx, int argc, char **argv)
 		       100 * f.baseline_share, 100 * f.current_share, 100 * f.delta, 100 * f.ci_low,
 		       100 * f.ci_high, f.p_value, f.q_value);
 		if (reproduced)
-			printf("reproduced %.4f%% -> %.4f%%, %+.4fpp [%+.4f, %+.4f], p %.3g from %zu baseline and %zu current captures\n",
-			       100 * again.baseline_share, 100 * again.current_share, 100 * again.delta,
-			       100 * again.ci_low, 100 * again.ci_high, again.p_value,
-			       again.baseline_captures, again.current_captures);
+			printf("reproduced %.4f%% -> %.4f%%, %+.4fpp [%+.4f, %+.4f], p %.3g "
+			       "from %zu baseline and %zu current captures\n",
+			       100 * again.baseline_share, 100 * again.current_share,
+			       100 * again.delta, 100 * again.ci_low, 100 * again.ci_high,
+			       again.p_value, again.baseline_captures, again.current_captures);
 		else
 			printf("reproduced: the pinned captures no longer hold this function\n");
 		status = EXIT_OK;
@@ -131,9 +132,11 @@ static int finding_resolve(cli_ctx *ctx, int argc, char **argv)
 	if (r.paging_error[0])
 		cli_warn(ctx, "paging: %s", r.paging_error);
 	if (!ctx->quiet) {
-		printf("resolved finding %s; %" PRId64 " baseline captures unpinned\n", id, r.unpinned);
+		printf("resolved finding %s; %" PRId64 " baseline captures unpinned\n", id,
+		       r.unpinned);
 		if (r.resolve_events || r.cancelled)
-			printf("pages: %zu resolve events, %zu sent, %zu failed; %zu unsent pages cancelled\n",
+			printf("pages: %zu resolve events, %zu sent, %zu failed; "
+			       "%zu unsent pages cancelled\n",
 			       r.resolve_events, r.pages.sent, r.pages.failed, r.cancelled);
 	}
 	status = EXIT_OK;

@@ -35,20 +35,29 @@ enum {
 };
 
 static const cli_option ingest_opts[] = {
-	{"service", required_argument, O_SERVICE, "NAME", "service the captures belong to (must be enabled)"},
+	{"service", required_argument, O_SERVICE, "NAME",
+	 "service the captures belong to (must be enabled)"},
 	{"release", required_argument, O_RELEASE, "RELEASE", "release (version) that was running"},
 	{"commit", required_argument, O_COMMIT, "SHA", "commit SHA of that release (hex)"},
 	{"host", required_argument, O_HOST, "HOST", "host the captures came from"},
-	{"time", required_argument, O_TIME, "ISO8601", "capture time (default: the profile's own, else the file's mtime)"},
-	{"type", required_argument, O_TYPE, "TYPE", "cpu, heap, alloc, wall or goroutine (default: from the profile)"},
+	{"time", required_argument, O_TIME, "ISO8601",
+	 "capture time (default: the profile's own, else the file's mtime)"},
+	{"type", required_argument, O_TYPE, "TYPE",
+	 "cpu, heap, alloc, wall or goroutine (default: from the profile)"},
 	{"tag", required_argument, O_TAG, "K=V", "tag the captures (repeatable)"},
-	{"format", required_argument, O_FORMAT, "FMT", "pprof, folded, v8 or perf (default: detected)"},
-	{"manifest", required_argument, O_MANIFEST, "FILE", "JSON Lines manifest, one capture per line"},
-	{"max-input-bytes", required_argument, O_MAX_INPUT, "N", "largest file accepted (default 64M)"},
-	{"max-decompressed-bytes", required_argument, O_MAX_DECOMPRESSED, "N", "largest decompressed size (default 512M)"},
-	{"max-samples", required_argument, O_MAX_SAMPLES, "N", "most samples in one profile (default 10000000)"},
+	{"format", required_argument, O_FORMAT, "FMT",
+	 "pprof, folded, v8 or perf (default: detected)"},
+	{"manifest", required_argument, O_MANIFEST, "FILE",
+	 "JSON Lines manifest, one capture per line"},
+	{"max-input-bytes", required_argument, O_MAX_INPUT, "N",
+	 "largest file accepted (default 64M)"},
+	{"max-decompressed-bytes", required_argument, O_MAX_DECOMPRESSED, "N",
+	 "largest decompressed size (default 512M)"},
+	{"max-samples", required_argument, O_MAX_SAMPLES, "N",
+	 "most samples in one profile (default 10000000)"},
 	{"max-depth", required_argument, O_MAX_DEPTH, "N", "deepest stack (default 4096)"},
-	{"max-string-length", required_argument, O_MAX_STRING, "N", "longest function or file name (default 65536)"},
+	{"max-string-length", required_argument, O_MAX_STRING, "N",
+	 "longest function or file name (default 65536)"},
 	{NULL, 0, 0, NULL, NULL},
 };
 
@@ -298,6 +307,14 @@ out:
 
 int cmd_ingest(cli_ctx *ctx, int argc, char **argv)
 {
+	static const char usage[] =
+		"profreg ingest FILE... --service S --release R [options]\n"
+		"       profreg ingest --manifest FILE [options]";
+	static const char desc[] =
+		"Store profiles: each file is kept as an immutable compressed blob and\n"
+		"summarised per function in the index. The same bytes for the same\n"
+		"service are stored once. Formats: pprof (gzipped or not), folded\n"
+		"stacks, V8 .cpuprofile, perf script text.";
 	pr_error err = PR_ERROR_INIT;
 	ingest_request base = {0};
 	ingest_run run = {0};
@@ -311,13 +328,7 @@ int cmd_ingest(cli_ctx *ctx, int argc, char **argv)
 	int c, first, rc, status;
 
 	run.ctx = ctx;
-	if (!tags || cli_parser_new(&p, ctx, argc, argv, ingest_opts,
-			"profreg ingest FILE... --service S --release R [options]\n"
-			"       profreg ingest --manifest FILE [options]",
-			"Store profiles: each file is kept as an immutable compressed blob and\n"
-			"summarised per function in the index. The same bytes for the same\n"
-			"service are stored once. Formats: pprof (gzipped or not), folded\n"
-			"stacks, V8 .cpuprofile, perf script text.") < 0) {
+	if (!tags || cli_parser_new(&p, ctx, argc, argv, ingest_opts, usage, desc) < 0) {
 		json_decref(tags);
 		return EXIT_RUNTIME;
 	}
@@ -337,7 +348,8 @@ int cmd_ingest(cli_ctx *ctx, int argc, char **argv)
 			break;
 		case O_FORMAT:
 			if (profile_format_from_name(&base.format, arg) < 0) {
-				cli_error(ctx, "unknown format '%s' (pprof, folded, v8, perf)", arg);
+				cli_error(ctx, "unknown format '%s' (pprof, folded, v8, perf)",
+					  arg);
 				bad = true;
 			}
 			break;
@@ -353,7 +365,8 @@ int cmd_ingest(cli_ctx *ctx, int argc, char **argv)
 				bad = true;
 			break;
 		case O_MAX_DECOMPRESSED:
-			if (cli_parse_u64(ctx, "max-decompressed-bytes", arg, 1, SIZE_MAX, &flag[1]) < 0)
+			if (cli_parse_u64(ctx, "max-decompressed-bytes", arg, 1, SIZE_MAX,
+					  &flag[1]) < 0)
 				bad = true;
 			break;
 		case O_MAX_SAMPLES:
@@ -365,7 +378,8 @@ int cmd_ingest(cli_ctx *ctx, int argc, char **argv)
 				bad = true;
 			break;
 		case O_MAX_STRING:
-			if (cli_parse_u64(ctx, "max-string-length", arg, 16, 1u << 24, &flag[4]) < 0)
+			if (cli_parse_u64(ctx, "max-string-length", arg, 16, 1u << 24,
+					  &flag[4]) < 0)
 				bad = true;
 			break;
 		}
@@ -416,7 +430,8 @@ int cmd_ingest(cli_ctx *ctx, int argc, char **argv)
 
 			req.path = argv[i];
 			if (ingest_one(&run, &req, &res, &why) && run.total > 1) {
-				snprintf(at, sizeof(at), "file %d of %zu", i - first + 1, run.total);
+				snprintf(at, sizeof(at), "file %d of %zu", i - first + 1,
+					 run.total);
 				record_stop(&run, at, &why, (size_t)(argc - i - 1));
 				break;
 			}
@@ -425,8 +440,9 @@ int cmd_ingest(cli_ctx *ctx, int argc, char **argv)
 	}
 	progress_end(&run);
 	if (run.results) {
-		status = cli_print_json(ctx, json_pack("{s:o,s:I,s:I,s:I,s:I}", "captures", run.results,
-			"stored", (json_int_t)run.stored, "already_stored", (json_int_t)run.already,
+		status = cli_print_json(ctx, json_pack("{s:o,s:I,s:I,s:I,s:I}",
+			"captures", run.results, "stored", (json_int_t)run.stored,
+			"already_stored", (json_int_t)run.already,
 			"failed", (json_int_t)run.failed, "not_tried", (json_int_t)run.not_tried));
 		run.results = NULL;
 	} else if (!ctx->quiet && run.done > 1) {

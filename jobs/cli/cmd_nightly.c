@@ -26,12 +26,13 @@ static void print_night(const nightly_result *r, bool dry)
 	json_t *v;
 
 	time_format(when, r->at_us);
-	printf("nightly run%s at %s: %zu services analysed, %zu skipped, %zu failed; %zu tests, %zu findings\n",
+	printf("nightly run%s at %s: %zu services analysed, %zu skipped, %zu failed; "
+	       "%zu tests, %zu findings\n",
 	       dry ? " (dry run)" : "", when, r->a.services, r->skipped, r->failed, r->a.ntests,
 	       r->a.nfindings);
 	if (!dry)
-		printf("pages: %zu enqueued, %zu sent, %zu failed, %zu pending\n", r->a.pages_enqueued,
-		       r->pages.sent, r->pages.failed, r->pages.pending);
+		printf("pages: %zu enqueued, %zu sent, %zu failed, %zu pending\n",
+		       r->a.pages_enqueued, r->pages.sent, r->pages.failed, r->pages.pending);
 	json_object_foreach(r->services, name, v) {
 		json_t *reason = json_object_get(v, "reason");
 		printf("  ");
@@ -45,10 +46,11 @@ static void print_night(const nightly_result *r, bool dry)
 	}
 	for (size_t i = 0; i < r->a.ntests && r->a.tests[i].significant; i++) {
 		const finding *f = &r->a.tests[i];
-		printf("%-9s %-14s ", stats_severity_name(f->severity), finding_dir_name(f->direction));
+		printf("%-9s %-14s ", stats_severity_name(f->severity),
+		       finding_dir_name(f->direction));
 		cli_put_safe(stdout, f->service, 0);
-		printf(": %.2f%% -> %.2f%% (q %.2g) ", 100 * f->baseline_share, 100 * f->current_share,
-		       f->q_value);
+		printf(": %.2f%% -> %.2f%% (q %.2g) ", 100 * f->baseline_share,
+		       100 * f->current_share, f->q_value);
 		cli_put_safe(stdout, f->function, 0);
 		putchar('\n');
 	}
@@ -61,7 +63,8 @@ static void print_night(const nightly_result *r, bool dry)
 		printf("retention: %" PRIu64 " captures moved to summary, %" PRIu64
 		       " deleted, %" PRIu64 " blobs deleted\n",
 		       r->retention.to_summary + r->retention.budget_to_summary,
-		       r->retention.deleted + r->retention.budget_deleted, r->retention.blobs_deleted);
+		       r->retention.deleted + r->retention.budget_deleted,
+		       r->retention.blobs_deleted);
 }
 
 static int print_night_json(const cli_ctx *ctx, const nightly_result *r)
@@ -80,7 +83,8 @@ static int print_night_json(const cli_ctx *ctx, const nightly_result *r)
 		      "services", r->services, "findings_list", arr,
 		      "pages", "enqueued", (json_int_t)r->a.pages_enqueued, "sent",
 		      (json_int_t)r->pages.sent, "failed", (json_int_t)r->pages.failed, "pending",
-		      (json_int_t)r->pages.pending, "alerts_refreshed", (json_int_t)r->pages.refreshed,
+		      (json_int_t)r->pages.pending,
+		      "alerts_refreshed", (json_int_t)r->pages.refreshed,
 		      "report", r->report);
 	if (o && r->retention_ran)
 		json_object_set_new(o, "retention", retention_result_json(&r->retention));
@@ -92,10 +96,23 @@ int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
 	static const cli_option opts[] = {
 		{"at", required_argument, O_AT, "TIME", "the night ends at TIME (default now)"},
 		{"service", required_argument, O_SERVICE, "NAME", "only this service (repeatable)"},
-		{"night", required_argument, O_NIGHT, "DURATION", "length of the analysed window (default 24h)"},
+		{"night", required_argument, O_NIGHT, "DURATION",
+		 "length of the analysed window (default 24h)"},
 		{"dry-run", no_argument, O_DRY, NULL, "analyse and print; store no findings"},
 		{NULL, 0, 0, NULL, NULL},
 	};
+	static const char usage[] =
+		"profreg nightly [--at T] [--service S]... [--dry-run] [--json]";
+	static const char desc[] =
+		"Collect each enabled service's new captures, analyse the night against\n"
+		"its rolling baseline (all services in one FDR family) and record the run.\n"
+		"Writes the run's HTML, Markdown and JSON reports under the reports directory\n"
+		"and, with retention.after_nightly in the config, runs retention at the end.\n"
+		"Exit 0 when every service was analysed or had a reason not to be and at\n"
+		"least one was analysed, findings or not; 1 when retention found protected\n"
+		"data alone over the storage budget; 3 when the run or its retention failed,\n"
+		"a service failed (an unreadable drop folder), or no service was analysed.\n"
+		"With --quiet nothing is printed unless something is wrong.";
 	pr_error err = PR_ERROR_INIT;
 	cli_parser *p = NULL;
 	config cfg;
@@ -110,16 +127,7 @@ int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
 	memset(&o, 0, sizeof(o));
 	memset(&r, 0, sizeof(r));
 	memset(&cfg, 0, sizeof(cfg));
-	if (cli_parser_new(&p, ctx, argc, argv, opts, "profreg nightly [--at T] [--service S]... [--dry-run] [--json]",
-			   "Collect each enabled service's new captures, analyse the night against\n"
-			   "its rolling baseline (all services in one FDR family) and record the run.\n"
-			   "Writes the run's HTML, Markdown and JSON reports under the reports directory\n"
-			   "and, with retention.after_nightly in the config, runs retention at the end.\n"
-			   "Exit 0 when every service was analysed or had a reason not to be and at\n"
-			   "least one was analysed, findings or not; 1 when retention found protected\n"
-			   "data alone over the storage budget; 3 when the run or its retention failed,\n"
-			   "a service failed (an unreadable drop folder), or no service was analysed.\n"
-			   "With --quiet nothing is printed unless something is wrong.") < 0)
+	if (cli_parser_new(&p, ctx, argc, argv, opts, usage, desc) < 0)
 		return EXIT_RUNTIME;
 	while ((c = cli_next(p, &arg)) > 0) {
 		switch (c) {
@@ -180,8 +188,8 @@ int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
 				cli_error(ctx, "service '%s' failed: %s", name,
 					  json_string_value(json_object_get(v, "reason")));
 		if (!r.a.services)
-			cli_error(ctx, "no service was analysed (%zu skipped, %zu failed): the night "
-				  "checked nothing", r.skipped, r.failed);
+			cli_error(ctx, "no service was analysed (%zu skipped, %zu failed): "
+				  "the night checked nothing", r.skipped, r.failed);
 		status = EXIT_RUNTIME;
 	}
 	if (status == EXIT_OK && r.retention_failed)
@@ -242,11 +250,14 @@ static int print_runs(const cli_ctx *ctx, const json_t *runs)
 		goto oom;
 	json_array_foreach(runs, i, r) {
 		const char *fin = json_string_value(json_object_get(r, "finished_at"));
-		const json_t *secs = json_object_get(r, "seconds"), *nf = json_object_get(r, "findings");
+		const json_t *secs = json_object_get(r, "seconds");
+		const json_t *nf = json_object_get(r, "findings");
 		const json_t *failed = json_object_get(r, "failed");
 		char took[32];
-		format_took(took, sizeof(took), json_is_number(secs) ? json_number_value(secs) : -1);
-		table_addf(t, "%" JSON_INTEGER_FORMAT, json_integer_value(json_object_get(r, "id")));
+		format_took(took, sizeof(took),
+			    json_is_number(secs) ? json_number_value(secs) : -1);
+		table_addf(t, "%" JSON_INTEGER_FORMAT,
+			   json_integer_value(json_object_get(r, "id")));
 		table_add(t, json_string_value(json_object_get(r, "kind")));
 		table_add(t, json_string_value(json_object_get(r, "status")));
 		table_add(t, json_string_value(json_object_get(r, "started_at")));
@@ -278,6 +289,9 @@ static int runs_list_cmd(cli_ctx *ctx, int argc, char **argv)
 		{"limit", required_argument, O_LIMIT, "N", "at most N runs (default 20)"},
 		{NULL, 0, 0, NULL, NULL},
 	};
+	static const char usage[] = "profreg runs list [--limit N] [--json]";
+	static const char desc[] =
+		"List recent runs (nightly, analyze, post-deploy, retention), newest first.";
 	pr_error err = PR_ERROR_INIT;
 	cli_parser *p = NULL;
 	db *d = NULL;
@@ -287,13 +301,12 @@ static int runs_list_cmd(cli_ctx *ctx, int argc, char **argv)
 	bool bad = false;
 	int c, rc, status;
 
-	if (cli_parser_new(&p, ctx, argc, argv, opts, "profreg runs list [--limit N] [--json]",
-			   "List recent runs (nightly, analyze, post-deploy, retention), newest first.") < 0)
+	if (cli_parser_new(&p, ctx, argc, argv, opts, usage, desc) < 0)
 		return EXIT_RUNTIME;
 	while ((c = cli_next(p, &arg)) > 0)
 		if (c == O_LIMIT && cli_parse_u64(ctx, "limit", arg, 1, 100000, &limit) < 0)
 			bad = true;
-	if ((status = cli_end(p, c, bad, 0, -1, NULL, NULL)) != CLI_GO)
+	if ((status = cli_end(p, c, bad, 0, 0, NULL, NULL)) != CLI_GO)
 		return status;
 	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 || (rc = runs_list(&runs, d, limit, &err)) < 0) {
 		db_close(d);
@@ -331,7 +344,8 @@ static void print_run(const json_t *run)
 		printf(" of ");
 		cli_put_safe(stdout, svc, 0);
 	}
-	printf(", %s\nstarted  %s\nfinished %s\n", json_string_value(json_object_get(run, "status")),
+	printf(", %s\nstarted  %s\nfinished %s\n",
+	       json_string_value(json_object_get(run, "status")),
 	       json_string_value(json_object_get(run, "started_at")), fin ? fin : "-");
 	if (err) {
 		printf("error:   ");
@@ -361,7 +375,8 @@ static void print_run(const json_t *run)
 		       json_string_value(json_object_get(v, "severity")),
 		       json_string_value(json_object_get(v, "direction")));
 		cli_put_safe(stdout, json_string_value(json_object_get(v, "service")), 0);
-		printf(" %.2f%% -> %.2f%% ", 100 * json_number_value(json_object_get(v, "baseline_share")),
+		printf(" %.2f%% -> %.2f%% ",
+		       100 * json_number_value(json_object_get(v, "baseline_share")),
 		       100 * json_number_value(json_object_get(v, "current_share")));
 		cli_put_safe(stdout, json_string_value(json_object_get(v, "function")), 0);
 		putchar('\n');
@@ -371,6 +386,9 @@ static void print_run(const json_t *run)
 int cmd_run(cli_ctx *ctx, int argc, char **argv)
 {
 	static const cli_option opts[] = {{NULL, 0, 0, NULL, NULL}};
+	static const char usage[] = "profreg run show ID [--json]";
+	static const char desc[] =
+		"Show a run: its parameters, each service's outcome and its findings.";
 	pr_error err = PR_ERROR_INIT;
 	cli_parser *p = NULL;
 	db *d = NULL;
@@ -383,8 +401,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		argc--;
 		argv++;
 	}
-	if (cli_parser_new(&p, ctx, argc, argv, opts, "profreg run show ID [--json]",
-			   "Show a run: its parameters, each service's outcome and its findings.") < 0)
+	if (cli_parser_new(&p, ctx, argc, argv, opts, usage, desc) < 0)
 		return EXIT_RUNTIME;
 	while ((c = cli_next(p, &arg)) > 0)
 		;
@@ -392,7 +409,8 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		return status;
 	if (cli_parse_u64(ctx, "ID", argv[first], 1, INT64_MAX, &id) < 0)
 		return EXIT_USAGE;
-	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 || (rc = runs_show(&doc, d, (int64_t)id, &err)) < 0) {
+	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 ||
+	    (rc = runs_show(&doc, d, (int64_t)id, &err)) < 0) {
 		db_close(d);
 		return cli_fail(ctx, &err);
 	}

@@ -13,18 +13,17 @@
 
 #include <inttypes.h>
 #include <jansson.h>
-#include <libpq-fe.h>
 #include <stdlib.h>
 #include <string.h>
 
 enum { O_STATE = 1700, O_LIMIT, O_ALL_FAILED };
 
 /*
- * The outbox rows of page_list's query as a table that fits 80 columns;
- * --wide adds the attempts and when each page was sent, and shows every
- * name whole.
+ * The outbox (pager_list's JSON) as a table that fits 80 columns; --wide
+ * adds the attempts and when each page was sent, and shows every name
+ * whole.
  */
-static int print_list(const cli_ctx *ctx, const PGresult *res)
+static int print_list(const cli_ctx *ctx, const json_t *pages)
 {
 	static const table_col cols[] = {
 		{"ID", TABLE_RIGHT | TABLE_WHOLE, 0, 0},
@@ -39,22 +38,33 @@ static int print_list(const cli_ctx *ctx, const PGresult *res)
 		{"LAST ERROR", TABLE_LEFT, 10, 0},
 	};
 	table *t = NULL;
+	const json_t *pg;
+	size_t i;
 	int status = EXIT_OK;
 
 	if (table_new(&t, cols, sizeof(cols) / sizeof(cols[0]), ctx->wide) < 0)
 		goto oom;
-	for (int i = 0; i < db_rows(res); i++) {
-		const char *sent = db_get_text(res, i, 11), *error = db_get_text(res, i, 8);
-		table_add(t, db_get_text(res, i, 0));
-		table_add(t, db_get_text(res, i, 1));
-		table_add(t, db_get_text(res, i, 2));
-		table_add(t, db_get_text(res, i, 3));
-		table_add(t, db_get_i64(res, i, 5) ? db_get_text(res, i, 5) : "-");
-		table_add(t, db_get_text(res, i, 6));
-		table_add(t, sent[0] ? sent : "-");
-		table_add(t, db_get_text(res, i, 13)[0] ? db_get_text(res, i, 13) : "-");
-		table_add(t, db_get_text(res, i, 14)[0] ? db_get_text(res, i, 14) : "-");
-		table_add(t, error[0] ? error : "-");
+	json_array_foreach(pages, i, pg) {
+		const char *sent = json_string_value(json_object_get(pg, "sent_at"));
+		const char *error = json_string_value(json_object_get(pg, "last_error"));
+		const char *svc = json_string_value(json_object_get(pg, "service"));
+		const char *fn = json_string_value(json_object_get(pg, "function"));
+		json_int_t fid = json_integer_value(json_object_get(pg, "finding_id"));
+		table_addf(t, "%" JSON_INTEGER_FORMAT,
+			   json_integer_value(json_object_get(pg, "id")));
+		table_add(t, json_string_value(json_object_get(pg, "state")));
+		table_add(t, json_string_value(json_object_get(pg, "event")));
+		table_add(t, json_string_value(json_object_get(pg, "target")));
+		if (fid)
+			table_addf(t, "%" JSON_INTEGER_FORMAT, fid);
+		else
+			table_add(t, "-");
+		table_addf(t, "%" JSON_INTEGER_FORMAT,
+			   json_integer_value(json_object_get(pg, "attempts")));
+		table_add(t, sent ? sent : "-");
+		table_add(t, svc && *svc ? svc : "-");
+		table_add(t, fn && *fn ? fn : "-");
+		table_add(t, error && *error ? error : "-");
 	}
 	if (table_print(t, stdout) < 0)
 		goto oom;
@@ -70,94 +80,68 @@ out:
 static int page_list(cli_ctx *ctx, int argc, char **argv)
 {
 	static const cli_option opts[] = {
-		{"state", required_argument, O_STATE, "STATE", "only pending, sent, failed or cancelled pages"},
-		{"limit", required_argument, O_LIMIT, "N", "at most N pages, newest first (default 100)"},
+		{"state", required_argument, O_STATE, "STATE",
+		 "only pending, sent, failed or cancelled pages"},
+		{"limit", required_argument, O_LIMIT, "N",
+		 "at most N pages, newest first (default 100)"},
 		{NULL, 0, 0, NULL, NULL},
 	};
-	static const char sql[] =
-		"select p.id, p.status, p.event, p.target, p.dedup_key, coalesce(p.finding_id, 0),"
-		" p.attempts, coalesce(p.http_status, 0), coalesce(p.last_error, ''),"
-		" coalesce(p.response, ''),"
-		" to_char(p.created_at at time zone 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
-		" coalesce(to_char(p.sent_at at time zone 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), ''),"
-		" to_char(p.next_attempt_at at time zone 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
-		" coalesce(p.detail ->> 'service', ''), coalesce(p.detail ->> 'function', ''),"
-		" coalesce(p.detail ->> 'severity', ''), p.refreshes"
-		" from pages p where $1::text is null or p.status = $1 order by p.id desc limit $2::int";
+	static const char usage[] = "profreg page list [--state S] [--limit N] [--json]";
+	static const char desc[] =
+		"List the paging outbox, newest first: each page's target, event\n"
+		"(trigger or resolve), state, attempts and last error. A pending page is\n"
+		"sent by the next run or by `profreg page flush`.";
 	pr_error err = PR_ERROR_INIT;
 	cli_parser *p = NULL;
-	PGresult *res = NULL;
 	db *d = NULL;
-	const char *arg, *state = NULL, *params[2];
+	json_t *pages = NULL;
+	const char *arg, *state = NULL;
 	unsigned long long limit = 100;
-	char lim[24];
 	bool bad = false;
 	int c, rc, status;
 
-	if (cli_parser_new(&p, ctx, argc, argv, opts, "profreg page list [--state S] [--limit N] [--json]",
-			   "List the paging outbox, newest first: each page's target, event\n"
-			   "(trigger or resolve), state, attempts and last error. A pending page is\n"
-			   "sent by the next run or by `profreg page flush`.") < 0)
+	if (cli_parser_new(&p, ctx, argc, argv, opts, usage, desc) < 0)
 		return EXIT_RUNTIME;
 	while ((c = cli_next(p, &arg)) > 0) {
 		if (c == O_STATE) {
-			if (strcmp(arg, "pending") && strcmp(arg, "sent") && strcmp(arg, "failed") &&
-			    strcmp(arg, "cancelled")) {
-				cli_error(ctx, "'--state %s' is not pending, sent, failed or cancelled", arg);
+			if (strcmp(arg, "pending") && strcmp(arg, "sent") &&
+			    strcmp(arg, "failed") && strcmp(arg, "cancelled")) {
+				cli_error(ctx, "'--state %s' is not pending, sent, failed or "
+					  "cancelled", arg);
 				bad = true;
 			}
 			state = arg;
-		} else if (c == O_LIMIT && cli_parse_u64(ctx, "limit", arg, 1, 1000000, &limit) < 0) {
+		} else if (c == O_LIMIT &&
+			   cli_parse_u64(ctx, "limit", arg, 1, 1000000, &limit) < 0) {
 			bad = true;
 		}
 	}
 	if ((status = cli_end(p, c, bad, 0, 0, NULL, NULL)) != CLI_GO)
 		return status;
-	snprintf(lim, sizeof(lim), "%llu", limit);
-	params[0] = state;
-	params[1] = lim;
 	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 ||
-	    (rc = db_exec(d, &res, &err, "listing pages", sql, 2, params)) < 0) {
+	    (rc = pager_list(&pages, d, state, (size_t)limit, &err)) < 0) {
 		db_close(d);
 		return cli_fail(ctx, &err);
 	}
-	if (ctx->json) {
-		json_t *arr = json_array();
-		for (int i = 0; i < db_rows(res); i++) {
-			json_t *o = json_pack("{s:I,s:s,s:s,s:s,s:s,s:I,s:I,s:s,s:s,s:s,s:s,s:I}",
-				"id", (json_int_t)db_get_i64(res, i, 0), "state", db_get_text(res, i, 1),
-				"event", db_get_text(res, i, 2), "target", db_get_text(res, i, 3),
-				"dedup_key", db_get_text(res, i, 4),
-				"finding_id", (json_int_t)db_get_i64(res, i, 5),
-				"attempts", (json_int_t)db_get_i64(res, i, 6),
-				"created_at", db_get_text(res, i, 10), "next_attempt_at", db_get_text(res, i, 12),
-				"service", db_get_text(res, i, 13), "function", db_get_text(res, i, 14),
-				"refreshes", (json_int_t)db_get_i64(res, i, 16));
-			if (!o)
-				continue; /* a name that is not UTF-8 cannot be in a page: skip it */
-			if (db_get_i64(res, i, 7))
-				json_object_set_new(o, "http_status", json_integer(db_get_i64(res, i, 7)));
-			if (db_get_text(res, i, 8)[0])
-				json_object_set_new(o, "last_error", json_string(db_get_text(res, i, 8)));
-			if (db_get_text(res, i, 9)[0])
-				json_object_set_new(o, "response", json_string(db_get_text(res, i, 9)));
-			if (db_get_text(res, i, 11)[0])
-				json_object_set_new(o, "sent_at", json_string(db_get_text(res, i, 11)));
-			json_object_set_new(o, "severity", json_string(db_get_text(res, i, 15)));
-			json_array_append_new(arr, o);
-		}
-		status = cli_print_json(ctx, json_pack("{s:o}", "pages", arr));
-	} else {
-		status = print_list(ctx, res);
-	}
-	db_result_free(res);
 	db_close(d);
+	if (ctx->json)
+		return cli_print_json(ctx, json_pack("{s:o}", "pages", pages));
+	status = print_list(ctx, pages);
+	json_decref(pages);
 	return status;
 }
 
 static int page_flush(cli_ctx *ctx, int argc, char **argv)
 {
 	static const cli_option opts[] = {{NULL, 0, 0, NULL, NULL}};
+	static const char usage[] = "profreg page flush [--json]";
+	static const char desc[] =
+		"Send every pending page that is due, with retries and backoff, and\n"
+		"re-post the Alertmanager alert of every open finding. Safe to run at\n"
+		"any time, also beside a nightly run: a page is claimed with a row lock\n"
+		"while it is sent. Exit 0 when nothing is left pending and no page of\n"
+		"an open finding stands refused (failed); 3 otherwise (the reasons are\n"
+		"in `profreg page list`; `profreg page retry` queues a failed page again).";
 	pr_error err = PR_ERROR_INIT;
 	cli_parser *p = NULL;
 	config cfg;
@@ -167,13 +151,7 @@ static int page_flush(cli_ctx *ctx, int argc, char **argv)
 	int c, rc, status;
 
 	memset(&cfg, 0, sizeof(cfg));
-	if (cli_parser_new(&p, ctx, argc, argv, opts, "profreg page flush [--json]",
-			   "Send every pending page that is due, with retries and backoff, and\n"
-			   "re-post the Alertmanager alert of every open finding. Safe to run at\n"
-			   "any time, also beside a nightly run: a page is claimed with a row lock\n"
-			   "while it is sent. Exit 0 when nothing is left pending and no page of\n"
-			   "an open finding stands refused (failed); 3 otherwise (the reasons are\n"
-			   "in `profreg page list`; `profreg page retry` queues a failed page again).") < 0)
+	if (cli_parser_new(&p, ctx, argc, argv, opts, usage, desc) < 0)
 		return EXIT_RUNTIME;
 	while ((c = cli_next(p, &arg)) > 0)
 		;
@@ -183,7 +161,8 @@ static int page_flush(cli_ctx *ctx, int argc, char **argv)
 	    (rc = pager_flush(d, &cfg, NULL, &pc, &err)) < 0)
 		goto fail;
 	if (ctx->json) {
-		json_t *o = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "sent", (json_int_t)pc.sent,
+		json_t *o = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
+			"sent", (json_int_t)pc.sent,
 			"failed", (json_int_t)pc.failed, "retried", (json_int_t)pc.retried,
 			"skipped", (json_int_t)pc.skipped, "pending", (json_int_t)pc.pending,
 			"failed_open", (json_int_t)pc.failed_open,
@@ -193,11 +172,13 @@ static int page_flush(cli_ctx *ctx, int argc, char **argv)
 			json_object_set_new(o, "first_error", json_string(pc.first_error));
 		status = cli_print_json(ctx, o);
 	} else {
-		printf("page flush: %zu sent, %zu failed, %zu retried, %zu pending; %zu alerts re-sent\n",
+		printf("page flush: %zu sent, %zu failed, %zu retried, %zu pending; "
+		       "%zu alerts re-sent\n",
 		       pc.sent, pc.failed, pc.retried, pc.pending, pc.refreshed);
 		if (pc.failed_open)
-			printf("%zu failed page%s of open findings: see `profreg page list --state failed`,"
-			       " then `profreg page retry`\n", pc.failed_open, pc.failed_open == 1 ? "" : "s");
+			printf("%zu failed page%s of open findings: see `profreg page list "
+			       "--state failed`, then `profreg page retry`\n", pc.failed_open,
+			       pc.failed_open == 1 ? "" : "s");
 		if (pc.first_error[0]) {
 			printf("first problem: ");
 			cli_put_safe(stdout, pc.first_error, 0);
@@ -219,9 +200,16 @@ out:
 static int page_retry(cli_ctx *ctx, int argc, char **argv)
 {
 	static const cli_option opts[] = {
-		{"all-failed", no_argument, O_ALL_FAILED, NULL, "every failed page (not a trigger of a resolved finding)"},
+		{"all-failed", no_argument, O_ALL_FAILED, NULL,
+		 "every failed page (not a trigger of a resolved finding)"},
 		{NULL, 0, 0, NULL, NULL},
 	};
+	static const char usage[] = "profreg page retry (ID | --all-failed) [--json]";
+	static const char desc[] =
+		"Put a failed page (a permanent refusal such as HTTP 400 or 404) back\n"
+		"in the queue: pending, attempts 0, due now. The next run or `profreg\n"
+		"page flush` sends it. The trigger of a finding resolved since is never\n"
+		"sent again. Recorded in the audit log.";
 	pr_error err = PR_ERROR_INIT;
 	cli_parser *p = NULL;
 	db *d = NULL;
@@ -231,11 +219,7 @@ static int page_retry(cli_ctx *ctx, int argc, char **argv)
 	size_t n = 0;
 	int c, rc, status, first;
 
-	if (cli_parser_new(&p, ctx, argc, argv, opts, "profreg page retry (ID | --all-failed) [--json]",
-			   "Put a failed page (a permanent refusal such as HTTP 400 or 404) back\n"
-			   "in the queue: pending, attempts 0, due now. The next run or `profreg\n"
-			   "page flush` sends it. The trigger of a finding resolved since is never\n"
-			   "sent again. Recorded in the audit log.") < 0)
+	if (cli_parser_new(&p, ctx, argc, argv, opts, usage, desc) < 0)
 		return EXIT_RUNTIME;
 	while ((c = cli_next(p, &arg)) > 0)
 		if (c == O_ALL_FAILED)

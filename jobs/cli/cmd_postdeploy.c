@@ -107,7 +107,8 @@ static void markdown(report_out *o, const postdeploy_opts *opt, const postdeploy
 		report_put(o, "**Verdict: FAIL** - a regression at or above the gate (%s)\n\n",
 			   stats_severity_name(gate));
 	} else if (strcmp(x->verdict, "inconclusive") == 0) {
-		report_put(o, "**Verdict: inconclusive** (%s) - profreg could not judge this release:\n\n",
+		report_put(o, "**Verdict: inconclusive** (%s) - profreg could not judge this "
+			   "release:\n\n",
 			   strcmp(on_inconclusive, "fail") == 0
 				   ? "the gate fails closed: --on-inconclusive fail"
 				   : "passed by --on-inconclusive pass");
@@ -124,7 +125,8 @@ static void markdown(report_out *o, const postdeploy_opts *opt, const postdeploy
 	report_put(o, "Commit `%s`", x->sha);
 	if (x->dep.previous_sha[0])
 		report_put(o, ", previous deploy `%.12s`", x->dep.previous_sha);
-	report_put(o, "; %" PRId64 " capture%s of the release", x->captures, x->captures == 1 ? "" : "s");
+	report_put(o, "; %" PRId64 " capture%s of the release", x->captures,
+		   x->captures == 1 ? "" : "s");
 	if (x->waited_us)
 		report_put(o, " after waiting %" PRId64 " s", x->waited_us / 1000000);
 	report_put(o, "%s", "\n\n");
@@ -138,17 +140,19 @@ static void markdown(report_out *o, const postdeploy_opts *opt, const postdeploy
 		report_put(o, "%s", "\n");
 	}
 	if (a->nfindings) {
-		report_put(o, "%s", "| severity | direction | function | baseline -> current | change (95% CI) |"
-			    " q | captures |\n| --- | --- | --- | --- | --- | --- | --- |\n");
+		report_put(o, "%s", "| severity | direction | function | baseline -> current | "
+			   "change (95% CI) | q | captures |\n"
+			   "| --- | --- | --- | --- | --- | --- | --- |\n");
 		for (size_t k = 0; k < a->ntests && a->tests[k].significant; k++) {
 			const finding *f = &a->tests[k];
 			report_put(o, "| %s | %s | ", stats_severity_name(f->severity),
 				   finding_dir_name(f->direction));
 			md_escape(o, f->function);
-			report_put(o, " | %.2f%% -> %.2f%% | %+.2fpp [%+.2f, %+.2f] | %.2g | %zu/%zu |\n",
+			report_put(o, " | %.2f%% -> %.2f%% | %+.2fpp [%+.2f, %+.2f] | %.2g | "
+				   "%zu/%zu |\n",
 				   100 * f->baseline_share, 100 * f->current_share, 100 * f->delta,
-				   100 * f->ci_low, 100 * f->ci_high, f->q_value, f->current_captures,
-				   f->baseline_captures);
+				   100 * f->ci_low, 100 * f->ci_high, f->q_value,
+				   f->current_captures, f->baseline_captures);
 		}
 		report_put(o, "%s", "\n");
 	} else if (strcmp(x->verdict, "inconclusive") != 0) {
@@ -162,8 +166,8 @@ static void markdown(report_out *o, const postdeploy_opts *opt, const postdeploy
 		md_suspects(o, &a->tests[k], json_object_get(x->suspects, id));
 	}
 	if (x->range.ncommits) {
-		report_put(o, "<details><summary>%zu commit%s since the previous deploy</summary>\n\n",
-			   x->range.ncommits, x->range.ncommits == 1 ? "" : "s");
+		report_put(o, "<details><summary>%zu commit%s since the previous deploy"
+			   "</summary>\n\n", x->range.ncommits, x->range.ncommits == 1 ? "" : "s");
 		for (size_t k = 0; k < x->range.ncommits; k++) {
 			const gitinfo_commit *c = &x->range.commits[k];
 			char when[TIME_FMT_MAX];
@@ -213,11 +217,11 @@ static json_t *result_json(const postdeploy_opts *opt, const postdeploy_result *
 	json_t *findings = json_array(), *commits = suspects_range_json(&x->range);
 
 	for (size_t i = 0; i < a->ntests && a->tests[i].significant; i++) {
-		json_t *o = analysis_finding_json(&a->tests[i]);
+		json_t *o = analysis_finding_json(&a->tests[i]), *s;
 		char id[24];
 		snprintf(id, sizeof(id), "%" PRId64, a->tests[i].id);
-		json_object_set(o, "suspects", json_object_get(x->suspects, id)
-						       ? json_object_get(x->suspects, id) : json_null());
+		s = json_object_get(x->suspects, id);
+		json_object_set(o, "suspects", s ? s : json_null());
 		json_array_append_new(findings, o);
 	}
 	return json_pack("{s:i,s:s,s:s,s:s,s:s?,s:I,s:I,s:s,s:O,s:I,s:O,s:o,s:o,s:s?,"
@@ -230,7 +234,8 @@ static json_t *result_json(const postdeploy_opts *opt, const postdeploy_result *
 			 "captures", (json_int_t)x->captures, "collection_problems", x->collect,
 			 "findings", findings, "commits", commits ? commits : json_array(),
 			 "range_note", x->range.note[0] ? x->range.note : NULL,
-			 "pages", "enqueued", (json_int_t)a->pages_enqueued, "sent", (json_int_t)pc->sent,
+			 "pages", "enqueued", (json_int_t)a->pages_enqueued,
+			 "sent", (json_int_t)pc->sent,
 			 "failed", (json_int_t)pc->failed, "pending", (json_int_t)pc->pending,
 			 "report", x->report);
 }
@@ -240,17 +245,35 @@ int cmd_postdeploy(cli_ctx *ctx, int argc, char **argv)
 	static const cli_option opts[] = {
 		{"service", required_argument, O_SERVICE, "NAME", "the deployed service"},
 		{"release", required_argument, O_RELEASE, "RELEASE", "the release deployed"},
-		{"commit", required_argument, O_COMMIT, "REF", "its commit: SHA, short SHA, branch or tag"},
-		{"repo", required_argument, O_REPO, "PATH", "the service's git repository (default: from the config)"},
-		{"previous", required_argument, O_PREVIOUS, "REF", "start of the commit range (default: the previous deploy)"},
-		{"wait", required_argument, O_WAIT, "DURATION", "wait up to this long for captures (default 0)"},
-		{"min-captures", required_argument, O_MIN, "N", "captures of the release to wait for (default 1)"},
-		{"gate", required_argument, O_GATE, "SEVERITY", "fail (exit 1) at or above: low, medium, high, critical (default high)"},
-		{"on-inconclusive", required_argument, O_INCONCLUSIVE, "pass|fail", "when the release cannot be judged: exit 5 (fail, the default) or 0"},
-		{"summary", required_argument, O_SUMMARY, "FILE", "also append the Markdown summary to FILE (e.g. $GITHUB_STEP_SUMMARY)"},
-		{"at", required_argument, O_AT, "TIME", "take TIME as now (default: the time the analysis starts)"},
+		{"commit", required_argument, O_COMMIT, "REF",
+		 "its commit: SHA, short SHA, branch or tag"},
+		{"repo", required_argument, O_REPO, "PATH",
+		 "the service's git repository (default: from the config)"},
+		{"previous", required_argument, O_PREVIOUS, "REF",
+		 "start of the commit range (default: the previous deploy)"},
+		{"wait", required_argument, O_WAIT, "DURATION",
+		 "wait up to this long for captures (default 0)"},
+		{"min-captures", required_argument, O_MIN, "N",
+		 "captures of the release to wait for (default 1)"},
+		{"gate", required_argument, O_GATE, "SEVERITY",
+		 "fail (exit 1) at or above: low, medium, high, critical (default high)"},
+		{"on-inconclusive", required_argument, O_INCONCLUSIVE, "pass|fail",
+		 "when the release cannot be judged: exit 5 (fail, the default) or 0"},
+		{"summary", required_argument, O_SUMMARY, "FILE",
+		 "also append the Markdown summary to FILE (e.g. $GITHUB_STEP_SUMMARY)"},
+		{"at", required_argument, O_AT, "TIME",
+		 "take TIME as now (default: the time the analysis starts)"},
 		{NULL, 0, 0, NULL, NULL},
 	};
+	static const char usage[] =
+		"profreg post-deploy --service S --release R --commit REF [--repo PATH] [options]";
+	static const char desc[] =
+		"Check a deploy: wait for captures of the new release, analyse them against\n"
+		"the baseline of earlier releases, name suspect commits, print a Markdown\n"
+		"summary. Exit 0 pass, 1 a regression at or above --gate, 2 usage, 3\n"
+		"infrastructure error, 4 bad input (unknown service, a commit that does not\n"
+		"resolve, a release with no captures), 5 inconclusive (the baseline or the\n"
+		"captures too few to judge; 0 with --on-inconclusive pass).";
 	pr_error err = PR_ERROR_INIT;
 	postdeploy_opts o;
 	postdeploy_result x;
@@ -268,14 +291,7 @@ int cmd_postdeploy(cli_ctx *ctx, int argc, char **argv)
 	memset(&x, 0, sizeof(x));
 	memset(&cfg, 0, sizeof(cfg));
 	o.gate = STATS_SEV_HIGH;
-	if (cli_parser_new(&p, ctx, argc, argv, opts,
-			   "profreg post-deploy --service S --release R --commit REF [--repo PATH] [options]",
-			   "Check a deploy: wait for captures of the new release, analyse them against\n"
-			   "the baseline of earlier releases, name suspect commits, print a Markdown\n"
-			   "summary. Exit 0 pass, 1 a regression at or above --gate, 2 usage, 3\n"
-			   "infrastructure error, 4 bad input (unknown service, a commit that does not\n"
-			   "resolve, a release with no captures), 5 inconclusive (the baseline or the\n"
-			   "captures too few to judge; 0 with --on-inconclusive pass).") < 0)
+	if (cli_parser_new(&p, ctx, argc, argv, opts, usage, desc) < 0)
 		return EXIT_RUNTIME;
 	while ((c = cli_next(p, &arg)) > 0) {
 		switch (c) {
@@ -303,7 +319,8 @@ int cmd_postdeploy(cli_ctx *ctx, int argc, char **argv)
 			break;
 		case O_GATE:
 			if (stats_severity_parse(&o.gate, arg) < 0 || o.gate == STATS_SEV_NONE) {
-				cli_error(ctx, "'--gate %s' is not low, medium, high or critical", arg);
+				cli_error(ctx, "'--gate %s' is not low, medium, high or critical",
+					  arg);
 				bad = true;
 			}
 			break;

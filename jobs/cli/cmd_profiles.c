@@ -52,13 +52,15 @@ static json_t *capture_json(const db_capture *c)
 	json_t *tags = json_loads(c->tags_json ? c->tags_json : "{}", 0, NULL);
 
 	time_format(when, c->captured_at_us);
-	return json_pack("{s:I,s:s,s:s,s:s,s:s?,s:s?,s:s,s:I,s:s,s:s,s:I,s:I,s:i,s:s,s:I,s:s,s:s,s:o}",
+	return json_pack("{s:I,s:s,s:s,s:s,s:s?,s:s?,s:s,s:I,s:s,s:s,s:I,s:I,s:i,s:s,s:I,s:s,"
+			 "s:s,s:o}",
 		"id", (json_int_t)c->id, "service", c->service, "type", c->profile_type,
 		"release", c->release, "commit", c->commit_sha, "host", c->host,
 		"captured_at", when, "duration_ns", (json_int_t)c->duration_ns,
 		"value_type", c->value_type, "value_unit", c->value_unit,
 		"total_value", (json_int_t)c->total_value,
-		"sample_count", (json_int_t)c->sample_count, "function_count", (int)c->function_count,
+		"sample_count", (json_int_t)c->sample_count,
+		"function_count", (int)c->function_count,
 		"blob_key", c->blob_key, "blob_bytes", (json_int_t)c->blob_bytes,
 		"format", c->format, "retention_class", c->retention_class,
 		"tags", tags ? tags : json_object());
@@ -111,11 +113,16 @@ static int profiles_list(cli_ctx *ctx, int argc, char **argv)
 		{"service", required_argument, O_SERVICE, "NAME", "only this service"},
 		{"release", required_argument, O_RELEASE, "RELEASE", "only this release"},
 		{"type", required_argument, O_TYPE, "TYPE", "only this profile type"},
-		{"since", required_argument, O_SINCE, "TIME", "captured at or after TIME (ISO 8601, or a duration like 24h)"},
+		{"since", required_argument, O_SINCE, "TIME",
+		 "captured at or after TIME (ISO 8601, or a duration like 24h)"},
 		{"until", required_argument, O_UNTIL, "TIME", "captured before TIME"},
-		{"limit", required_argument, O_LIMIT, "N", "at most N captures (default 100, 0 for all)"},
+		{"limit", required_argument, O_LIMIT, "N",
+		 "at most N captures (default 100, 0 for all)"},
 		{NULL, 0, 0, NULL, NULL},
 	};
+	static const char usage[] =
+		"profreg profiles list [--service S] [--release R] [--since T] [--json]";
+	static const char desc[] = "List stored captures, newest first.";
 	pr_error err = PR_ERROR_INIT;
 	db_capture_filter f = {0};
 	db_capture *caps = NULL;
@@ -129,9 +136,7 @@ static int profiles_list(cli_ctx *ctx, int argc, char **argv)
 	bool bad = false;
 	int c, rc, status;
 
-	if (cli_parser_new(&p, ctx, argc, argv, opts,
-			   "profreg profiles list [--service S] [--release R] [--since T] [--json]",
-			   "List stored captures, newest first.") < 0)
+	if (cli_parser_new(&p, ctx, argc, argv, opts, usage, desc) < 0)
 		return EXIT_RUNTIME;
 	while ((c = cli_next(p, &arg)) > 0) {
 		switch (c) {
@@ -140,8 +145,10 @@ static int profiles_list(cli_ctx *ctx, int argc, char **argv)
 		case O_TYPE: f.profile_type = arg; break;
 		case O_SINCE:
 		case O_UNTIL:
-			if (time_parse_since(c == O_SINCE ? &f.since_us : &f.until_us, arg, now) < 0) {
-				cli_error(ctx, "'%s' is not a time (ISO 8601) or a duration (24h, 7d)", arg);
+			if (time_parse_since(c == O_SINCE ? &f.since_us : &f.until_us, arg,
+					     now) < 0) {
+				cli_error(ctx, "'%s' is not a time (ISO 8601) or a duration "
+					  "(24h, 7d)", arg);
 				bad = true;
 			}
 			break;
@@ -269,9 +276,12 @@ out:
 int cmd_profile(cli_ctx *ctx, int argc, char **argv)
 {
 	static const cli_option opts[] = {
-		{"top", required_argument, O_TOP, "N", "show the top N functions by self value (default 20)"},
+		{"top", required_argument, O_TOP, "N",
+		 "show the top N functions by self value (default 20)"},
 		{NULL, 0, 0, NULL, NULL},
 	};
+	static const char usage[] = "profreg profile show ID [--top N] [--json]";
+	static const char desc[] = "Show a capture's metadata and its top functions by self value.";
 	pr_error err = PR_ERROR_INIT;
 	db_capture cap = {0};
 	db_func_row *rows = NULL;
@@ -288,8 +298,7 @@ int cmd_profile(cli_ctx *ctx, int argc, char **argv)
 		argc--;
 		argv++;
 	}
-	if (cli_parser_new(&p, ctx, argc, argv, opts, "profreg profile show ID [--top N] [--json]",
-			   "Show a capture's metadata and its top functions by self value.") < 0)
+	if (cli_parser_new(&p, ctx, argc, argv, opts, usage, desc) < 0)
 		return EXIT_RUNTIME;
 	while ((c = cli_next(p, &arg)) > 0)
 		if (c == O_TOP && cli_parse_u64(ctx, "top", arg, 0, 1000000, &top) < 0)
@@ -313,7 +322,8 @@ int cmd_profile(cli_ctx *ctx, int argc, char **argv)
 				"name", rows[i].name, "file", rows[i].file ? rows[i].file : "",
 				"self", (json_int_t)rows[i].self_value,
 				"total", (json_int_t)rows[i].total_value,
-				"self_share", rows[i].self_share, "total_share", rows[i].total_share));
+				"self_share", rows[i].self_share,
+				"total_share", rows[i].total_share));
 		json_object_set_new(obj, "top", arr);
 		status = cli_print_json(ctx, obj);
 	} else {

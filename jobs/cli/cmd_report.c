@@ -36,8 +36,8 @@ static const char *pick_format(const char *fmt, const char *out)
 static void safe_name(buf *b, const char *s)
 {
 	for (; *s; s++)
-		buf_putc(b, (strchr("._-", *s) || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-			     (*s >= '0' && *s <= '9')) ? *s : '_');
+		buf_putc(b, (strchr("._-", *s) || (*s >= 'a' && *s <= 'z') ||
+			     (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9')) ? *s : '_');
 }
 
 int cmd_report(cli_ctx *ctx, int argc, char **argv)
@@ -45,12 +45,25 @@ int cmd_report(cli_ctx *ctx, int argc, char **argv)
 	static const cli_option opts[] = {
 		{"run", required_argument, O_RUN, "ID", "report a run (nightly or post-deploy)"},
 		{"finding", required_argument, O_FINDING, "ID", "report one finding"},
-		{"service", required_argument, O_SERVICE, "NAME", "with --release: report a release"},
+		{"service", required_argument, O_SERVICE, "NAME",
+		 "with --release: report a release"},
 		{"release", required_argument, O_RELEASE, "RELEASE", "the release"},
-		{"out", required_argument, O_OUT, "FILE", "write here ('-': standard output; default: the reports directory)"},
-		{"format", required_argument, O_FORMAT, "FORMAT", "html, md or json (default: from --out, else html)"},
+		{"out", required_argument, O_OUT, "FILE",
+		 "write here ('-': standard output; default: the reports directory)"},
+		{"format", required_argument, O_FORMAT, "FORMAT",
+		 "html, md or json (default: from --out, else html)"},
 		{NULL, 0, 0, NULL, NULL},
 	};
+	static const char usage[] =
+		"profreg report --run ID | --finding ID | --service S --release R [--out FILE] "
+		"[--format html|md|json]";
+	static const char desc[] =
+		"Write the report of a run, a finding or a release: a self-contained HTML page\n"
+		"(summary, ranked findings, a differential flame graph and the function's\n"
+		"history per finding, the pinned captures and how to reproduce), Markdown for\n"
+		"CI logs, or JSON. Without --out the file goes to the reports directory\n"
+		"(config reports.dir, else <home>/reports) and its path is printed; for a\n"
+		"run without --out or --format, all three (run-ID.html, .md, .json).";
 	pr_error err = PR_ERROR_INIT;
 	cli_parser *p = NULL;
 	config cfg = {0};
@@ -65,14 +78,7 @@ int cmd_report(cli_ctx *ctx, int argc, char **argv)
 	int c, rc, status, modes;
 
 	memset(&r, 0, sizeof(r));
-	if (cli_parser_new(&p, ctx, argc, argv, opts,
-			   "profreg report --run ID | --finding ID | --service S --release R [--out FILE] [--format html|md|json]",
-			   "Write the report of a run, a finding or a release: a self-contained HTML page\n"
-			   "(summary, ranked findings, a differential flame graph and the function's\n"
-			   "history per finding, the pinned captures and how to reproduce), Markdown for\n"
-			   "CI logs, or JSON. Without --out the file goes to the reports directory\n"
-			   "(config reports.dir, else <home>/reports) and its path is printed; for a\n"
-			   "run without --out or --format, all three (run-ID.html, .md, .json).") < 0)
+	if (cli_parser_new(&p, ctx, argc, argv, opts, usage, desc) < 0)
 		return EXIT_RUNTIME;
 	while ((c = cli_next(p, &arg)) > 0) {
 		switch (c) {
@@ -90,11 +96,12 @@ int cmd_report(cli_ctx *ctx, int argc, char **argv)
 		case O_FORMAT: fmt = arg; break;
 		}
 	}
-	if ((status = cli_end(p, c, bad, 0, -1, NULL, NULL)) != CLI_GO)
+	if ((status = cli_end(p, c, bad, 0, 0, NULL, NULL)) != CLI_GO)
 		return status;
 	modes = (run != 0) + (fid != 0) + (service || release);
 	if (modes != 1 || (!service) != (!release)) {
-		cli_error(ctx, "give one of --run ID, --finding ID, or --service and --release (see --help)");
+		cli_error(ctx, "give one of --run ID, --finding ID, or --service and --release "
+			  "(see --help)");
 		return EXIT_USAGE;
 	}
 	/* A run's default: the same three files nightly and post-deploy write. */
@@ -102,8 +109,10 @@ int cmd_report(cli_ctx *ctx, int argc, char **argv)
 		char *html = NULL;
 		if (ctx_config_load(ctx, &cfg, &err) < 0)
 			return cli_fail(ctx, &err);
-		if ((rc = ctx_db_open(ctx, &d, &err)) < 0 || (rc = ctx_blobs_open(ctx, &bs, &err)) < 0 ||
-		    (rc = reportdata_write_run(d, bs, &cfg, ctx->home, (int64_t)run, &html, &err)) < 0)
+		if ((rc = ctx_db_open(ctx, &d, &err)) < 0 ||
+		    (rc = ctx_blobs_open(ctx, &bs, &err)) < 0 ||
+		    (rc = reportdata_write_run(d, bs, &cfg, ctx->home, (int64_t)run, &html,
+					       &err)) < 0)
 			goto fail;
 		if (!ctx->quiet)
 			printf("%s\n", html);

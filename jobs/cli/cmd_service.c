@@ -62,9 +62,16 @@ static int config_team(char **out, cli_ctx *ctx, const char *name, pr_error *err
 static int service_add(cli_ctx *ctx, int argc, char **argv)
 {
 	static const cli_option opts[] = {
-		{"team", required_argument, 't', "TEAM", "owning team (default: the config file's)"},
+		{"team", required_argument, 't', "TEAM",
+		 "owning team (default: the config file's)"},
 		{NULL, 0, 0, NULL, NULL},
 	};
+	static const char usage[] = "profreg service add NAME [--team TEAM]";
+	static const char desc[] =
+		"Register a service. It starts disabled: enable it to ingest and analyse its\n"
+		"profiles. The team is --team, else the configuration file's. Adding a\n"
+		"service that exists with the same team changes nothing (exit 0); with\n"
+		"another team it is refused (exit 4): change it with 'service set'.";
 	pr_error err = PR_ERROR_INIT;
 	const char *team = NULL, *name;
 	char *file_team = NULL;
@@ -73,12 +80,7 @@ static int service_add(cli_ctx *ctx, int argc, char **argv)
 	bool existed = false;
 	int first, rc, status;
 
-	status = parse_operands(ctx, argc, argv, opts, "profreg service add NAME [--team TEAM]",
-				"Register a service. It starts disabled: enable it to ingest and analyse its\n"
-				"profiles. The team is --team, else the configuration file's. Adding a\n"
-				"service that exists with the same team changes nothing (exit 0); with\n"
-				"another team it is refused (exit 4): change it with 'service set'.",
-				true, &team, &first);
+	status = parse_operands(ctx, argc, argv, opts, usage, desc, true, &team, &first);
 	if (status != CLI_GO)
 		return status;
 	name = argv[first];
@@ -96,9 +98,10 @@ static int service_add(cli_ctx *ctx, int argc, char **argv)
 			goto fail;
 		if (strcmp(have.team, team ? team : "") != 0) {
 			rc = pr_error_set(&err, PR_EEXISTS,
-					  "service '%s' already exists with team '%s', not '%s' (change it "
-					  "with 'profreg service set %s --team %s')", name,
-					  have.team[0] ? have.team : "(none)", team ? team : "(none)", name,
+					  "service '%s' already exists with team '%s', not '%s' "
+					  "(change it with 'profreg service set %s --team %s')",
+					  name, have.team[0] ? have.team : "(none)",
+					  team ? team : "(none)", name,
 					  team && *team ? team : "''");
 			goto fail;
 		}
@@ -110,7 +113,8 @@ static int service_add(cli_ctx *ctx, int argc, char **argv)
 		printf("service '%s' already exists (%s); nothing changed\n", name,
 		       have.enabled ? "enabled" : "disabled");
 	else if (!ctx->quiet)
-		printf("added service '%s' (disabled; run 'profreg service enable %s')\n", name, name);
+		printf("added service '%s' (disabled; run 'profreg service enable %s')\n", name,
+		       name);
 	status = EXIT_OK;
 	goto out;
 fail:
@@ -128,13 +132,14 @@ static int service_set(cli_ctx *ctx, int argc, char **argv)
 		{"team", required_argument, 't', "TEAM", "the new owning team ('' for none)"},
 		{NULL, 0, 0, NULL, NULL},
 	};
+	static const char usage[] = "profreg service set NAME --team TEAM";
+	static const char desc[] = "Change a registered service's team. Audited.";
 	pr_error err = PR_ERROR_INIT;
 	const char *team = NULL;
 	db *d = NULL;
 	int first, rc, status;
 
-	status = parse_operands(ctx, argc, argv, opts, "profreg service set NAME --team TEAM",
-				"Change a registered service's team. Audited.", true, &team, &first);
+	status = parse_operands(ctx, argc, argv, opts, usage, desc, true, &team, &first);
 	if (status != CLI_GO)
 		return status;
 	if (!team) {
@@ -148,23 +153,26 @@ static int service_set(cli_ctx *ctx, int argc, char **argv)
 	}
 	db_close(d);
 	if (!ctx->quiet)
-		printf("service '%s' now belongs to %s%s%s\n", argv[first], *team ? "team '" : "no team",
-		       team, *team ? "'" : "");
+		printf("service '%s' now belongs to %s%s%s\n", argv[first],
+		       *team ? "team '" : "no team", team, *team ? "'" : "");
 	return EXIT_OK;
 }
 
 static int service_toggle(cli_ctx *ctx, int argc, char **argv, bool enable)
 {
+	static const char enable_desc[] =
+		"Opt a service in: its profiles are ingested and analysed.";
+	static const char disable_desc[] =
+		"Opt a service out: its profiles are refused and it is not analysed. "
+		"Stored data is kept.";
 	pr_error err = PR_ERROR_INIT;
 	db *d = NULL;
 	int first, rc, status;
 
 	status = parse_operands(ctx, argc, argv, no_opts,
-				enable ? "profreg service enable NAME" : "profreg service disable NAME",
-				enable ? "Opt a service in: its profiles are ingested and analysed."
-				       : "Opt a service out: its profiles are refused and it is not "
-					 "analysed. Stored data is kept.",
-				true, NULL, &first);
+				enable ? "profreg service enable NAME"
+				       : "profreg service disable NAME",
+				enable ? enable_desc : disable_desc, true, NULL, &first);
 	if (status != CLI_GO)
 		return status;
 	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 ||

@@ -29,6 +29,10 @@ int cmd_storage(cli_ctx *ctx, int argc, char **argv);
 int cmd_capture(cli_ctx *ctx, int argc, char **argv);
 int cmd_deploy(cli_ctx *ctx, int argc, char **argv);
 int cmd_snapshot(cli_ctx *ctx, int argc, char **argv);
+int cmd_functions(cli_ctx *ctx, int argc, char **argv);
+int cmd_backtest(cli_ctx *ctx, int argc, char **argv);
+int cmd_span(cli_ctx *ctx, int argc, char **argv);
+int cmd_blobs(cli_ctx *ctx, int argc, char **argv);
 
 #define COMMANDS_TABLE \
 	{"ingest", cmd_ingest, "store profiles from files or a manifest"}, \
@@ -41,14 +45,18 @@ int cmd_snapshot(cli_ctx *ctx, int argc, char **argv);
 	{"page", cmd_page, "list pages; send the pending ones now"}, \
 	{"report", cmd_report, "write the HTML, Markdown or JSON report of a run or finding"}, \
 	{"diff", cmd_diff, "compare two selections of captures: flame graph and table"}, \
+	{"span", cmd_span, "the flame graph of a slow span, from the captures covering it"}, \
 	{"export", cmd_export, "write captures as folded stacks, speedscope or pprof"}, \
 	{"retention", cmd_retention, "move captures through the retention tiers"}, \
 	{"storage", cmd_storage, "show storage use by tier and service against the budget"}, \
+	{"blobs", cmd_blobs, "move the local blob store into the configured S3 bucket"}, \
 	{"capture", cmd_capture, "pin or unpin a capture as forensic evidence"}, \
 	{"snapshot", cmd_snapshot, "take, list, show, extract an incident snapshot of a host"}, \
 	{"analyze", cmd_analyze, "test releases against their rolling baselines"}, \
+	{"backtest", cmd_backtest, "replay the nightly analysis over stored history"}, \
 	{"baseline", cmd_baseline, "show a service's rolling baseline"}, \
 	{"profiles", cmd_profiles, "list stored captures"}, \
+	{"functions", cmd_functions, "find the captures where a function took more than a share"}, \
 	{"profile", cmd_profile, "show one capture and its top functions"}, \
 	{"service", cmd_service, "add, enable, disable and list services"}, \
 	{"config", cmd_config, "validate the configuration file"}, \

@@ -6,6 +6,7 @@
 #include "common/buf.h"
 #include "common/fileio.h"
 #include "pipeline/pgembed.h"
+#include "jobs/blobs.h"
 #include "jobs/config.h"
 
 #include <unistd.h>
@@ -50,9 +51,9 @@ static int open_db(cli_ctx *ctx, db **out, bool setup, pr_error *err)
 		if ((rc = db_schema_version(*out, &version, err)) < 0)
 			goto out;
 		if (version == 0) {
-			rc = pr_error_set(err, PR_EDB,
-					  "no database: the database holds no profreg schema (set it up "
-					  "with 'profreg db init', or check --db)");
+			rc = pr_error_set(err, PR_EDB, "no database: the database holds no "
+					  "profreg schema (set it up with 'profreg db init', or "
+					  "check --db)");
 			goto out;
 		}
 	}
@@ -98,16 +99,12 @@ int ctx_config_load(cli_ctx *ctx, config *out, pr_error *err)
 
 int ctx_blobs_open(cli_ctx *ctx, blob_store **out, pr_error *err)
 {
-	buf path = BUF_INIT;
+	config cfg;
 	int rc;
 
 	*out = NULL;
-	if (buf_printf(&path, "%s/blobs", ctx->home) < 0) {
-		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
-		goto out;
-	}
-	rc = blob_store_open_dir(out, path.ptr, err);
-out:
-	buf_release(&path);
+	if ((rc = ctx_config_load(ctx, &cfg, err)) == 0)
+		rc = blobs_open(out, &cfg, ctx->home, err);
+	config_release(&cfg);
 	return rc;
 }

@@ -36,7 +36,11 @@ int ctx_db_open_setup(cli_ctx *ctx, db **out, pr_error *err);
 struct config;
 int ctx_config_load(cli_ctx *ctx, struct config *out, pr_error *err);
 
-/* Open the blob store under <home>/blobs; free with blob_store_free. */
+/*
+ * Open the blob store the configuration selects (blobs.store): the local
+ * one under <home>/blobs, or the S3 bucket, its credentials read from the
+ * environment or 0600 files (jobs/blobs.h). Free with blob_store_free.
+ */
 int ctx_blobs_open(cli_ctx *ctx, blob_store **out, pr_error *err);
 
 #endif

@@ -19,16 +19,17 @@
 static int cmd_version(cli_ctx *ctx, int argc, char **argv)
 {
 	static const cli_option opts[] = {{NULL, 0, 0, NULL, NULL}};
+	static const char usage[] = "profreg version";
+	static const char desc[] = "Print profreg's version.";
 	cli_parser *p = NULL;
 	const char *arg;
 	int c, status;
 
-	if (cli_parser_new(&p, ctx, argc, argv, opts, "profreg version",
-			   "Print profreg's version.") < 0)
+	if (cli_parser_new(&p, ctx, argc, argv, opts, usage, desc) < 0)
 		return EXIT_RUNTIME;
 	while ((c = cli_next(p, &arg)) > 0)
 		;
-	if ((status = cli_end(p, c, false, 0, -1, NULL, NULL)) != CLI_GO)
+	if ((status = cli_end(p, c, false, 0, 0, NULL, NULL)) != CLI_GO)
 		return status;
 	printf("profreg %s\n", PROFREG_VERSION);
 	return cli_finish(ctx, EXIT_OK);
@@ -60,6 +61,8 @@ int main(int argc, char **argv)
 		{"version", no_argument, 'V', NULL, "print the version"},
 		{NULL, 0, 0, NULL, NULL},
 	};
+	static const char usage[] = "profreg [global options] COMMAND [options]";
+	static const char desc[] = "Find performance regressions in continuous profiles.";
 	static char help_opt[] = "--help";
 	cli_ctx ctx = {0};
 	cli_parser *p = NULL;
@@ -72,9 +75,7 @@ int main(int argc, char **argv)
 	 * arguments and return values instead. */
 	gsl_set_error_handler_off();
 	ctx.prog = "profreg";
-	if (cli_parser_new(&p, &ctx, argc, argv, opts,
-			   "profreg [global options] COMMAND [options]",
-			   "Find performance regressions in continuous profiles.") < 0)
+	if (cli_parser_new(&p, &ctx, argc, argv, opts, usage, desc) < 0)
 		return EXIT_RUNTIME;
 	cli_parser_posix(p);
 	while ((c = cli_next(p, &arg)) > 0)

@@ -37,6 +37,16 @@ run pr report --run "$run_id" --format md --out -
 [ $RC -eq 0 ] && grep -q '| checkout.computeTax |' <<<"$OUT" && grep -q 'web | \\<script\\>alert' <<<"$OUT" && ! grep -q '[^\\]<' <<<"$OUT" && ok "Markdown: the findings table, no raw HTML" || not_ok "md" "$OUT"
 run pr report --run "$run_id" --out "$T/r.json"
 [ $RC -eq 0 ] && grep -q '"schema_version": 1' "$T/r.json" && grep -q '"function": "checkout.computeTax"' "$T/r.json" && ok "JSON (chosen by the .json extension) has a schema_version and the findings" || not_ok "json" "$ERR"
+# The report's finding is the one finding schema, plus what only the report knows.
+run pr report --run "$run_id" --format json --out -
+# Numbers compared to 8 significant digits: the report prints them with more.
+digits='walk(if type == "number" and . != floor then tostring | .[0:9] else . end)'
+rep=$(jq -c --argjson id "$fid" '.findings[] | select(.id == $id) | del(.status, .release, .commit,
+	.captures, .history, .band, .suspects, .suspect_note, .flame, .flame_same_as) | '"$digits" <<<"$OUT")
+run pr finding show "$fid" --json
+show=$(jq -c 'del(.status, .reproduced) | '"$digits" <<<"$OUT")
+[ -n "$rep" ] && [ "$rep" = "$show" ] && [[ $rep == *'"schema_version":1'* ]] &&
+	ok "the report's finding is the same object finding show prints" || not_ok "one finding schema" "$rep / $show"
 run pr report --finding "$fid" --out "$T/f.html"
 [ $RC -eq 0 ] && grep -q "id=\"finding-$fid\"" "$T/f.html" && ok "report --finding" || not_ok "report --finding" "$ERR"
 run pr report --service web --release v2 --format md --out -

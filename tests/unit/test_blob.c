@@ -934,6 +934,7 @@ static void mem_close(void *impl)
 
 static const blob_store_ops mem_ops = {
 	mem_put, mem_get, mem_exists, mem_del, mem_size, NULL, mem_close, NULL,
+	NULL, NULL, NULL, "mem",
 };
 
 static void test_any_backend_gets_verification_from_the_generic_layer(void **state)
@@ -1013,6 +1014,138 @@ static void test_open_dir_on_a_regular_file_fails_naming_it(void **state)
 	assert_error(rc, &err, PR_EUSAGE, NULL, NULL);
 }
 
+typedef struct listed {
+	blob_entry e[8];
+	size_t n;
+} listed;
+
+static int collect(void *ud, const blob_entry *e, pr_error *err)
+{
+	listed *l = ud;
+
+	(void)err;
+	if (l->n == 8)
+		return PR_ELIMIT;
+	l->e[l->n++] = *e;
+	return 0;
+}
+
+static int stop_at_first(void *ud, const blob_entry *e, pr_error *err)
+{
+	(void)ud;
+	(void)e;
+	return pr_error_set(err, PR_EREFUSED, "stopped");
+}
+
+/*
+ * The listing names every blob with its stored size and time, and skips
+ * temporaries and foreign files; blob_stat agrees; temporaries are
+ * counted apart; a callback's error stops the walk and comes back.
+ */
+static void test_list_and_stat_see_blobs_only_and_temps_apart(void **state)
+{
+	fixture *f = *state;
+	char a[BLOB_KEY_HEX + 1], b[BLOB_KEY_HEX + 1], path[8192];
+	pr_error err = PR_ERROR_INIT;
+	listed l = {.n = 0};
+	blob_entry st;
+	uint64_t tf = 9, tb = 9, size = 0;
+	struct timespec old[2] = {{1000000000, 0}, {1000000000, 0}};
+
+	assert_int_equal(blob_put(f->bs, a, "first blob", 10, NULL, &err), 0);
+	assert_int_equal(blob_put(f->bs, b, "second blob", 11, NULL, &err), 0);
+	blob_file(f, a, path, sizeof(path));
+	assert_int_equal(utimensat(AT_FDCWD, path, old, 0), 0);
+	snprintf(path, sizeof(path), "%s/sha256/%.2s/%s" BLOB_TEMP_MARK "abcdef", f->root, a,
+		 a + 2);
+	write_file(path, "tmp!", 4);
+	snprintf(path, sizeof(path), "%s/sha256/%.2s/not-a-blob.txt", f->root, a);
+	write_file(path, "foreign", 7);
+
+	assert_int_equal(blob_store_list(f->bs, collect, &l, &err), 0);
+	assert_int_equal(l.n, 2);
+	for (size_t i = 0; i < l.n; i++) {
+		const char *k = strcmp(l.e[i].key, a) == 0 ? a : b;
+		assert_string_equal(l.e[i].key, k);
+		assert_int_equal(blob_stored_size(f->bs, k, &size, &err), 0);
+		assert_int_equal(l.e[i].size, size);
+		assert_int_equal(blob_stat(f->bs, k, &st, &err), 0);
+		assert_int_equal(st.size, size);
+		assert_int_equal(st.mtime_us, l.e[i].mtime_us);
+		if (k == a)
+			assert_int_equal(st.mtime_us, 1000000000LL * 1000000);
+		else
+			assert_true(st.mtime_us > 1000000000LL * 1000000);
+	}
+	assert_int_equal(blob_store_temps(f->bs, &tf, &tb, &err), 0);
+	assert_int_equal(tf, 1);
+	assert_int_equal(tb, 4);
+	assert_string_equal(blob_store_kind(f->bs), "dir");
+	assert_int_equal(blob_store_list(f->bs, stop_at_first, NULL, &err), PR_EREFUSED);
+	assert_string_equal(err.msg, "stopped");
+	pr_error_clear(&err);
+	assert_int_equal(blob_delete(f->bs, a, &err), 0);
+	assert_int_equal(blob_stat(f->bs, a, &st, &err), PR_ENOTFOUND);
+	pr_error_clear(&err);
+	assert_int_equal(blob_stat(f->bs, "nope", &st, &err), PR_EUSAGE);
+}
+
+/*
+ * blob_copy moves a blob as stored into another store after checking it:
+ * the copy reads back; a damaged source is refused and nothing is
+ * written; copying again reports it was there.
+ */
+static void test_copy_checks_the_source_and_never_replaces(void **state)
+{
+	fixture *f = *state;
+	char key[BLOB_KEY_HEX + 1], bad[BLOB_KEY_HEX + 1], path[8192], root2[8192];
+	pr_error err = PR_ERROR_INIT;
+	blob_store *dst = NULL;
+	buf out = BUF_INIT, raw = BUF_INIT;
+	bool created = false, there = true;
+
+	snprintf(root2, sizeof(root2), "%s/second", f->dir);
+	assert_int_equal(blob_store_open_dir(&dst, root2, &err), 0);
+	assert_int_equal(blob_put(f->bs, key, "copy me", 7, NULL, &err), 0);
+	assert_int_equal(blob_copy(dst, f->bs, key, 1 << 20, &created, &err), 0);
+	assert_true(created);
+	assert_int_equal(blob_get(dst, key, &out, 1 << 20, &err), 0);
+	assert_memory_equal(out.ptr, "copy me", 7);
+	blob_file(f, key, path, sizeof(path));
+	read_file(path, &raw);
+	{
+		buf copied = BUF_INIT;
+		char p2[8300];
+		snprintf(p2, sizeof(p2), "%s/sha256/%.2s/%s.zst", root2, key, key + 2);
+		read_file(p2, &copied);
+		assert_int_equal(copied.len, raw.len);
+		assert_memory_equal(copied.ptr, raw.ptr, raw.len);
+		buf_release(&copied);
+	}
+	assert_int_equal(blob_copy(dst, f->bs, key, 1 << 20, &created, &err), 0);
+	assert_false(created);
+
+	/* A source whose bytes no longer hash to the key. */
+	assert_int_equal(blob_put(f->bs, bad, "damaged", 7, NULL, &err), 0);
+	blob_file(f, bad, path, sizeof(path));
+	read_file(path, &raw);
+	raw.ptr[raw.len / 2] ^= 0x01;
+	write_file(path, raw.ptr, raw.len);
+	assert_true(blob_copy(dst, f->bs, bad, 1 << 20, &created, &err) < 0);
+	assert_non_null(strstr(err.msg, bad));
+	assert_int_equal(blob_exists(dst, bad, &there, &err), 0);
+	assert_false(there);
+	/* Over the limit: refused too. */
+	pr_error_clear(&err);
+	assert_int_equal(blob_put(f->bs, key, "longer than three", 17, NULL, &err), 0);
+	assert_int_equal(blob_copy(dst, f->bs, key, 3, &created, &err), PR_ELIMIT);
+	assert_int_equal(blob_exists(dst, key, &there, &err), 0);
+	assert_false(there);
+	buf_release(&out);
+	buf_release(&raw);
+	blob_store_free(dst);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1047,6 +1180,8 @@ int main(void)
 		cmocka_unit_test(test_any_backend_gets_verification_from_the_generic_layer),
 		T(test_open_dir_creates_root_with_mode_0700),
 		T(test_open_dir_on_a_regular_file_fails_naming_it),
+		T(test_list_and_stat_see_blobs_only_and_temps_apart),
+		T(test_copy_checks_the_source_and_never_replaces),
 #undef T
 	};
 

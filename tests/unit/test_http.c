@@ -536,6 +536,82 @@ static void test_no_error_message_shows_a_secret(void **state)
 	close(fd);
 }
 
+/*
+ * A request signed with SigV4 carries libcurl's Authorization and
+ * X-Amz-Date and the headers it was given, never the secret key; a HEAD
+ * brings the answer's Content-Length. A SigV4 setting with a control
+ * character is refused before anything is sent, and no message shows the
+ * secret key.
+ */
+static void test_sigv4_requests_are_signed_and_never_carry_the_secret_key(void **state)
+{
+	static const char *const headers[] = {
+		"x-amz-content-sha256: "
+		"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+		NULL};
+	http_req req = {.method = HTTP_GET, .url = url("/echo"), .headers = headers,
+			.sigv4 = "aws:amz:eu-west-1:s3", .sigv4_key_id = "AKIDTEST",
+			.sigv4_secret = "SECRET-sigv4-key/+=", .timeout_ms = 10000};
+	pr_error err = PR_ERROR_INIT;
+	http_response r;
+	json_t *o, *v;
+	const char *auth = NULL;
+	size_t i;
+	char u[512];
+	int fd, refused;
+
+	(void)state;
+	assert_int_equal(http_request(&r, &req, &err), 0);
+	assert_int_equal(r.status, 200);
+	assert_null(strstr(r.body.ptr, "SECRET-sigv4-key"));
+	o = echoed(&r);
+	json_array_foreach(json_object_get(o, "headers"), i, v)
+		if (strncmp(json_string_value(v), "Authorization: ", 15) == 0)
+			auth = json_string_value(v) + 15;
+	assert_non_null(auth);
+	assert_memory_equal(auth, "AWS4-HMAC-SHA256 Credential=AKIDTEST/", 37);
+	assert_non_null(strstr(auth, "/eu-west-1/s3/aws4_request"));
+	if (!strstr(auth, "SignedHeaders=host;x-amz-content-sha256;x-amz-date,"))
+		fail_msg("unexpected signed headers: %s", auth);
+	assert_true(has_header_prefix(o, "X-Amz-Date: "));
+	json_decref(o);
+	http_response_release(&r);
+
+	/* The size of what a HEAD names. */
+	req.method = HTTP_HEAD;
+	req.url = url("/bytes/1234");
+	assert_int_equal(http_request(&r, &req, &err), 0);
+	assert_int_equal(r.status, 200);
+	assert_int_equal(r.content_length, 1234);
+	assert_int_equal(r.body.len, 0);
+	assert_int_equal(r.last_modified_s, -1);
+	http_response_release(&r);
+
+	/* Refused before sending: a line break in the secret key, a missing key id. */
+	req.method = HTTP_GET;
+	req.url = url("/ok");
+	req.sigv4_secret = "SECRET-sigv4\r\nX-Injected: 1";
+	assert_int_equal(http_request(&r, &req, &err), PR_EUSAGE);
+	assert_null(strstr(err.msg, "SECRET"));
+	http_response_release(&r);
+	req.sigv4_secret = "SECRET-sigv4-key";
+	req.sigv4_key_id = NULL;
+	pr_error_clear(&err);
+	assert_int_equal(http_request(&r, &req, &err), PR_EUSAGE);
+	http_response_release(&r);
+
+	/* A failure's message never shows the secret key. */
+	refused = refusing_port(&fd);
+	snprintf(u, sizeof(u), "http://127.0.0.1:%d/SECRET-sigv4-key", refused);
+	req.url = u;
+	req.sigv4_key_id = "AKIDTEST";
+	pr_error_clear(&err);
+	assert_true(http_request(&r, &req, &err) < 0);
+	assert_null(strstr(err.msg, "SECRET"));
+	http_response_release(&r);
+	close(fd);
+}
+
 static void test_only_http_and_https_are_requested(void **state)
 {
 	static const char *const refused[] = {"ftp://127.0.0.1:%d/ok", "file:///etc/passwd",
@@ -724,6 +800,7 @@ int main(void)
 		cmocka_unit_test(test_a_hanging_server_hits_the_total_timeout),
 		cmocka_unit_test(test_connection_refused_names_the_url_and_the_reason),
 		cmocka_unit_test(test_no_error_message_shows_a_secret),
+		cmocka_unit_test(test_sigv4_requests_are_signed_and_never_carry_the_secret_key),
 		cmocka_unit_test(test_only_http_and_https_are_requested),
 		cmocka_unit_test(test_requests_that_cannot_be_sent_as_asked_are_refused),
 		cmocka_unit_test(test_tls_is_verified_against_the_system_or_the_given_ca),

@@ -594,6 +594,55 @@ static void test_labels_are_checked_but_never_kept(void **state)
 		     "string index 999 of sample 0 label value is out of range");
 }
 
+static void test_a_label_filter_keeps_only_the_matching_samples(void **state)
+{
+	static const char *const keys[] = {"span_id", "local root span id"};
+	pprof_label_filter only = {keys, 2, "s1"};
+	pb b;
+	profile *p = NULL;
+	pr_error err = PR_ERROR_INIT;
+	uint8_t *bytes;
+	size_t len, kept = 0;
+
+	(void)state;
+	pb_init(&b);
+	/* Sample 0: span s1; sample 1: no label; sample 2: span s2 with a card number. */
+	perftools__profiles__label__init(&b.lab[0]);
+	b.lab[0].key = pb_str(&b, "span_id");
+	b.lab[0].str = pb_str(&b, "s1");
+	perftools__profiles__label__init(&b.lab[1]);
+	b.lab[1].key = pb_str(&b, "span_id");
+	b.lab[1].str = pb_str(&b, "s2");
+	perftools__profiles__label__init(&b.lab[2]);
+	b.lab[2].key = pb_str(&b, "card");
+	b.lab[2].str = pb_str(&b, "s1");
+	b.labp[0] = &b.lab[0];
+	b.labp[1] = &b.lab[1];
+	b.labp[2] = &b.lab[2];
+	b.smp[0].n_label = 1;
+	b.smp[0].label = &b.labp[0];
+	b.smp[2].n_label = 2;
+	b.smp[2].label = &b.labp[1];
+	bytes = pb_pack(&b, &len);
+	assert_int_equal(pprof_parse_where(&p, &kept, bytes, len, NAME, NULL, &only, &err), 0);
+	/* Only sample 0: sample 2's "s1" is a card label, not a span. */
+	assert_int_equal(kept, 1);
+	assert_int_equal(p->nsamples, 1);
+	assert_int_equal(p->values[p->primary], 10);
+	profile_free(p);
+	only.value = "nobody";
+	assert_int_equal(pprof_parse_where(&p, &kept, bytes, len, NAME, NULL, &only, &err), 0);
+	assert_int_equal(kept, 0);
+	assert_int_equal(p->nsamples, 0);
+	profile_free(p);
+	/* No filter: all three, as pprof_parse. */
+	assert_int_equal(pprof_parse_where(&p, &kept, bytes, len, NAME, NULL, NULL, &err), 0);
+	assert_int_equal(kept, 3);
+	assert_int_equal(p->nsamples, 3);
+	profile_free(p);
+	free(bytes);
+}
+
 /* ---- malformed input --------------------------------------------------- */
 
 static void test_empty_input_is_rejected(void **state)
@@ -1016,6 +1065,7 @@ int main(void)
 		cmocka_unit_test(test_empty_profile_parses_with_zero_total),
 		cmocka_unit_test(test_invalid_utf8_name_is_repaired_not_rejected),
 		cmocka_unit_test(test_labels_are_checked_but_never_kept),
+		cmocka_unit_test(test_a_label_filter_keeps_only_the_matching_samples),
 		cmocka_unit_test(test_empty_input_is_rejected),
 		cmocka_unit_test(test_truncated_message_is_rejected_with_offset),
 		cmocka_unit_test(test_bad_varint_is_rejected),

@@ -1,0 +1,237 @@
+/*
+ * blobs.c: the configured blob store, and the migration of a local store
+ * into S3 (see blobs.h).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "jobs/blobs.h"
+#include "jobs/runs.h"
+#include "jobs/secret.h"
+#include "common/buf.h"
+#include "common/timeutil.h"
+#include "pipeline/blob_s3.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+int blobs_open_local(blob_store **out, const char *home, pr_error *err)
+{
+	buf path = BUF_INIT;
+	int rc;
+
+	*out = NULL;
+	if (buf_printf(&path, "%s/blobs", home) < 0)
+		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+	else
+		rc = blob_store_open_dir(out, path.ptr, err);
+	buf_release(&path);
+	return rc;
+}
+
+/*
+ * One credential: the configured variable or file, else the default
+ * variable (an optional one may be unset: *out stays NULL).
+ */
+static int credential(char **out, const char *env, const char *file, const char *dflt,
+		      bool optional, pr_error *err)
+{
+	*out = NULL;
+	if (env || file)
+		return secret_read(out, env, file, err);
+	if (optional && !getenv(dflt))
+		return 0;
+	return secret_read(out, dflt, NULL, err);
+}
+
+int blobs_open_s3(blob_store **out, const config *cfg, pr_error *err)
+{
+	const config_blobs *b = &cfg->blobs;
+	char *key_id = NULL, *secret = NULL, *token = NULL;
+	blob_s3_opts o;
+	int rc;
+
+	*out = NULL;
+	if (!b->s3_set) {
+		rc = pr_error_set(err, PR_EUSAGE,
+				  "no S3 store configured: set blobs.endpoint, blobs.bucket and "
+				  "blobs.region in the configuration file");
+		goto out;
+	}
+	if ((rc = credential(&key_id, b->access_key_id_env, b->access_key_id_file,
+			     "AWS_ACCESS_KEY_ID", false, err)) < 0 ||
+	    (rc = credential(&secret, b->secret_access_key_env, b->secret_access_key_file,
+			     "AWS_SECRET_ACCESS_KEY", false, err)) < 0 ||
+	    (rc = credential(&token, b->session_token_env, b->session_token_file,
+			     "AWS_SESSION_TOKEN", true, err)) < 0)
+		goto out;
+	memset(&o, 0, sizeof(o));
+	o.endpoint = b->endpoint;
+	o.bucket = b->bucket;
+	o.prefix = b->prefix;
+	o.region = b->region;
+	o.virtual_host = b->virtual_host;
+	o.access_key_id = key_id;
+	o.secret_access_key = secret;
+	o.session_token = token;
+	o.ca_file = b->ca_file;
+	o.connect_timeout_ms = b->connect_timeout_ms;
+	o.timeout_ms = b->timeout_ms;
+	rc = blob_s3_open(out, &o, err);
+out:
+	secret_free(key_id);
+	secret_free(secret);
+	secret_free(token);
+	return rc;
+}
+
+int blobs_open(blob_store **out, const config *cfg, const char *home, pr_error *err)
+{
+	return cfg->blobs.s3 ? blobs_open_s3(out, cfg, err) : blobs_open_local(out, home, err);
+}
+
+/* ---- migration ----------------------------------------------------------- */
+
+typedef struct keys {
+	char (*v)[BLOB_KEY_HEX + 1];
+	size_t n, cap;
+} keys;
+
+static int collect_key(void *ud, const blob_entry *e, pr_error *err)
+{
+	keys *k = ud;
+
+	if (k->n == k->cap) {
+		size_t nc = k->cap ? k->cap * 2 : 1024;
+		void *g = realloc(k->v, nc * sizeof(*k->v));
+		if (!g)
+			return pr_error_set(err, PR_ENOMEM, "out of memory");
+		k->v = g;
+		k->cap = nc;
+	}
+	memcpy(k->v[k->n++], e->key, BLOB_KEY_HEX + 1);
+	return 0;
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+json_t *blobs_migrate_json(const blobs_migrate_result *r)
+{
+	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:f,s:s?}", "run_id", (json_int_t)r->run_id,
+			 "blobs", (json_int_t)r->blobs, "copied", (json_int_t)r->copied, "present",
+			 (json_int_t)r->present, "unreadable", (json_int_t)r->unreadable,
+			 "deleted_local", (json_int_t)r->deleted_local, "bytes_copied",
+			 (json_int_t)r->bytes_copied, "seconds", r->seconds, "first_unreadable",
+			 r->first_unreadable[0] ? r->first_unreadable : NULL);
+}
+
+/* Read blob `key` back from `to` and check it, before a local copy goes. */
+static int read_back(blob_store *to, const char *key, size_t max, pr_error *err)
+{
+	buf b = BUF_INIT;
+	int rc = blob_get(to, key, &b, max, err);
+
+	buf_release(&b);
+	return rc;
+}
+
+/* One blob: copy (or find) it in `to`, then maybe remove the local one. */
+static int migrate_one(blobs_migrate_result *out, blob_store *from, blob_store *to, const char *key,
+		       const blobs_migrate_opts *o, pr_error *err)
+{
+	pr_error e2 = PR_ERROR_INIT, e3 = PR_ERROR_INIT;
+	bool created = false;
+	uint64_t size = 0;
+	int rc;
+
+	/* blob_copy leaves what `to` holds already: a resumed run skips it. */
+	rc = blob_copy(to, from, key, o->max_bytes, &created, &e2);
+	if (rc == PR_EDATA || rc == PR_ELIMIT || rc == PR_ENOTFOUND) {
+		/* A damaged local blob (or one gone meanwhile): left as it is. */
+		if (rc != PR_ENOTFOUND && !out->unreadable++)
+			memcpy(out->first_unreadable, key, BLOB_KEY_HEX + 1);
+		return 0;
+	}
+	if (rc < 0)
+		return pr_error_set(err, rc, "%s", e2.msg);
+	if (created) {
+		out->copied++;
+		if (blob_stored_size(to, key, &size, &e3) == 0)
+			out->bytes_copied += size;
+	} else {
+		out->present++;
+	}
+	if (!o->delete_local)
+		return 0;
+	if ((rc = read_back(to, key, o->max_bytes, err)) < 0 ||
+	    (rc = blob_delete(from, key, err)) < 0)
+		return rc;
+	out->deleted_local++;
+	return 0;
+}
+
+int blobs_migrate(blobs_migrate_result *out, db *d, blob_store *from, blob_store *to,
+		  const blobs_migrate_opts *o, pr_error *err)
+{
+	keys k = {NULL, 0, 0};
+	json_t *params = NULL, *detail = NULL;
+	char *detail_s = NULL;
+	int64_t t0 = time_now_us();
+	bool locked = false;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = db_try_advisory_lock(d, BLOBS_MIGRATE_LOCK, &locked, err)) < 0)
+		goto out;
+	if (!locked) {
+		rc = pr_error_set(
+			err, PR_ELOCKED,
+			"another blob migration holds the lock; not starting a second one");
+		goto out;
+	}
+	params = json_pack("{s:s,s:s,s:b}", "from", blob_store_describe(from), "to",
+			   blob_store_describe(to), "delete_local", o->delete_local);
+	if (!params) {
+		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+		goto out;
+	}
+	if ((rc = runs_begin(&out->run_id, d, "blobs-migrate", 0, params, err)) < 0)
+		goto out;
+	if ((rc = blob_store_list(from, collect_key, &k, err)) < 0)
+		goto finish;
+	qsort(k.v, k.n, sizeof(*k.v), key_cmp);
+	out->blobs = k.n;
+	for (size_t i = 0; i < k.n && rc == 0; i++)
+		rc = migrate_one(out, from, to, k.v[i], o, err);
+finish:
+	out->seconds = (double)(time_now_us() - t0) / 1e6;
+	detail = blobs_migrate_json(out);
+	if (detail && rc < 0)
+		json_object_set_new(detail, "error", json_string(err->msg));
+	{
+		pr_error e2 = PR_ERROR_INIT;
+		const char *status = rc < 0 ? "failed" : out->unreadable ? "incomplete" : "ok";
+		int frc = runs_finish(d, out->run_id, status, detail, rc < 0 ? &e2 : err);
+		if (rc == 0)
+			rc = frc;
+		if (detail && (detail_s = json_dumps(detail, JSON_COMPACT))) {
+			char object[600];
+			snprintf(object, sizeof(object), "blobs:%s", blob_store_describe(to));
+			frc = db_audit(d, "blobs.migrate", object, detail_s, rc < 0 ? &e2 : err);
+			if (rc == 0)
+				rc = frc;
+		}
+	}
+out:
+	if (locked)
+		db_advisory_unlock(d, BLOBS_MIGRATE_LOCK);
+	json_decref(params);
+	json_decref(detail);
+	free(detail_s);
+	free(k.v);
+	if (!out->seconds)
+		out->seconds = (double)(time_now_us() - t0) / 1e6;
+	return rc;
+}

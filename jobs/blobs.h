@@ -1,0 +1,70 @@
+/*
+ * blobs.h: opening the configured blob store, and moving a local store
+ * into S3 (`profreg blobs migrate --to s3`).
+ *
+ * The S3 credentials are read here, at open, from the environment
+ * variables or owner-only files the configuration names (jobs/secret.h);
+ * they go to the backend and nowhere else, never into a message.
+ */
+#ifndef PR_BLOBS_H
+#define PR_BLOBS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "jobs/config.h"
+#include "pipeline/blob.h"
+#include "pipeline/db.h"
+
+#define BLOBS_MIGRATE_LOCK "profreg-blobs-migrate"
+
+/* The local store, <home>/blobs. */
+int blobs_open_local(blob_store **out, const char *home, pr_error *err);
+
+/*
+ * The S3 store the configuration describes, whatever `store` says.
+ * PR_EUSAGE when it has no S3 settings; a credential that cannot be read
+ * is PR_EREFUSED / PR_EDATA / PR_EIO naming the variable or file.
+ */
+int blobs_open_s3(blob_store **out, const config *cfg, pr_error *err);
+
+/* The store the configuration selects: S3 when blobs.store is "s3", else the local one. */
+int blobs_open(blob_store **out, const config *cfg, const char *home, pr_error *err);
+
+typedef struct blobs_migrate_opts {
+	bool delete_local; /* remove each local blob once its copy is read back from S3 */
+	size_t max_bytes;  /* decoded size allowed of a blob (limits.max_decompressed_bytes) */
+} blobs_migrate_opts;
+
+typedef struct blobs_migrate_result {
+	int64_t run_id;
+	uint64_t blobs;         /* blobs in the local store when the run started */
+	uint64_t copied;        /* put into S3 by this run */
+	uint64_t present;       /* already in S3 (an earlier, interrupted run) */
+	uint64_t unreadable;    /* local blobs that fail their check: left, not copied */
+	uint64_t deleted_local; /* local blobs removed (delete_local) */
+	uint64_t bytes_copied;  /* stored (compressed) bytes put */
+	double seconds;
+	char first_unreadable[BLOB_KEY_HEX + 1]; /* "" when none */
+} blobs_migrate_result;
+
+/*
+ * Copy every blob of the local store `from` into `to`, in key order,
+ * under the advisory lock BLOBS_MIGRATE_LOCK (PR_ELOCKED when another
+ * migration holds it), recorded as a run of kind "blobs-migrate" with an
+ * audit row. Each blob is checked (decoded, hashed) before it is copied
+ * as stored, and read back from `to` (and checked again) before the
+ * local copy is removed. A blob already in `to` is not written again, so
+ * a run that was stopped (killed, the store unreachable) is resumed by
+ * running it again. A local blob that fails its check is counted, left
+ * in place and not copied; the run goes on. Anything else (the bucket
+ * refusing, the network) stops the run with the error; *out says how far
+ * it got.
+ */
+int blobs_migrate(blobs_migrate_result *out, db *d, blob_store *from, blob_store *to,
+		  const blobs_migrate_opts *o, pr_error *err);
+
+/* The result as a JSON object (the caller owns it; NULL when out of memory). */
+struct json_t *blobs_migrate_json(const blobs_migrate_result *r);
+
+#endif

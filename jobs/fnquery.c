@@ -1,0 +1,129 @@
+/*
+ * fnquery.c: the function query (see fnquery.h).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "jobs/fnquery.h"
+
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FNQUERY_DEFAULT_LIMIT 1000
+/* A regular expression is the user's: it may not hold the database for long. */
+#define FNQUERY_TIMEOUT "set local statement_timeout = '30s'"
+
+#define ISO(c) "to_char(" c " at time zone 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
+
+/*
+ * The matched functions, then their rows in the window, by the
+ * (function_id, captured_at) index; $1 pattern, $2 match, $3 min self
+ * share, $4 service id (0: any), $5 type, $6 since, $7 until (us), $8
+ * limit + 1 (one more tells the list was cut).
+ */
+#define MATCHED \
+	"with f as (select id, name, file from functions where not synthetic and" \
+	"   case $2 when 'exact' then name = $1" \
+	"     when 'prefix' then left(name, length($1)) = $1 else name ~ $1 end)," \
+	" r as (select pf.* from profile_functions pf where pf.function_id in (select id from f)" \
+	"   and pf.captured_at >= " DB_US_TO_TS("$6") " and pf.captured_at < " DB_US_TO_TS("$7") \
+	"   and coalesce(pf.self_share, 0) >= $3::float8" \
+	"   and ($4::bigint = 0 or pf.service_id = $4)" \
+	"   and ($5::text is null or pf.profile_type = $5))"
+
+static const char list_sql[] = MATCHED
+	" select coalesce(jsonb_agg(x.j order by x.at desc, x.id, x.fid), '[]')::text,"
+	"   (select count(*) from f)"
+	" from (select r.profile_id as id, r.function_id as fid, r.captured_at as at,"
+	"   jsonb_build_object('capture_id', r.profile_id, 'service', s.name,"
+	"   'type', r.profile_type, 'release', p.release, 'host', p.host,"
+	"   'captured_at', " ISO("r.captured_at") ", 'function', f.name, 'file', f.file,"
+	"   'self_share', r.self_share, 'total_share', r.total_share) as j"
+	"   from r join f on f.id = r.function_id join profiles p on p.id = r.profile_id"
+	"   join services s on s.id = r.service_id"
+	"   order by r.captured_at desc, r.profile_id, r.function_id limit $8) x";
+
+/* Per release or per day: $9 is 'release' or 'day'. */
+static const char agg_sql[] = MATCHED
+	" select coalesce(jsonb_agg(x.j order by x.last desc, x.k), '[]')::text,"
+	"   (select count(*) from f)"
+	" from (select max(r.captured_at) as last, min(s.name) || min(r.profile_type) as k,"
+	"   jsonb_build_object('service', min(s.name), 'type', min(r.profile_type),"
+	"   $9::text, g.grp, 'function', min(f.name), 'file', min(f.file),"
+	"   'captures', count(*), 'mean_self_share', avg(r.self_share),"
+	"   'min_self_share', min(r.self_share), 'max_self_share', max(r.self_share),"
+	"   'mean_total_share', avg(r.total_share),"
+	"   'first', " ISO("min(r.captured_at)") ", 'last', " ISO("max(r.captured_at)") ") as j"
+	"   from r join f on f.id = r.function_id join services s on s.id = r.service_id"
+	"   join profiles p on p.id = r.profile_id"
+	"   cross join lateral (select case $9 when 'release' then p.release"
+	"     else to_char(r.captured_at at time zone 'UTC', 'YYYY-MM-DD') end as grp) g"
+	"   group by r.service_id, r.profile_type, g.grp, r.function_id"
+	"   order by max(r.captured_at) desc limit $8) x";
+
+int fnquery_run(json_t **out, db *d, const fnquery_opts *o, pr_error *err)
+{
+	static const char *const match[] = {"exact", "prefix", "regex"};
+	char min[40], sid[24], since[24], until[24], lim[24];
+	const char *p[9] = {o->pattern, match[o->match], min, sid, o->type, since, until, lim,
+			    o->by == FNQUERY_RELEASE ? "release" : "day"};
+	size_t limit = o->limit ? o->limit : FNQUERY_DEFAULT_LIMIT;
+	db_service svc = {0};
+	struct pg_result *res = NULL;
+	json_t *rows = NULL;
+	bool in_tx = false;
+	int rc;
+
+	*out = NULL;
+	if (!o->pattern || !*o->pattern)
+		return pr_error_set(err, PR_EUSAGE, "no function name or pattern given");
+	if (o->service && (rc = db_service_get(d, &svc, o->service, err)) < 0)
+		return rc;
+	snprintf(min, sizeof(min), "%.17g", o->min_self);
+	snprintf(sid, sizeof(sid), "%" PRId64, svc.id);
+	snprintf(since, sizeof(since), "%" PRId64, o->since_us);
+	snprintf(until, sizeof(until), "%" PRId64, o->until_us ? o->until_us : INT64_MAX / 2);
+	snprintf(lim, sizeof(lim), "%zu", limit + 1);
+	if ((rc = db_begin(d, err)) < 0)
+		goto out;
+	in_tx = true;
+	if ((rc = db_exec(d, NULL, err, "bounding the query's time", FNQUERY_TIMEOUT, 0,
+			  NULL)) < 0 ||
+	    (rc = db_exec(d, &res, err, "querying functions",
+			  o->by == FNQUERY_CAPTURES ? list_sql : agg_sql,
+			  o->by == FNQUERY_CAPTURES ? 8 : 9, p)) < 0)
+		goto out;
+	if (!(rows = json_loads(db_get_text(res, 0, 0), 0, NULL))) {
+		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+		goto out;
+	}
+	{
+		bool cut = json_array_size(rows) > limit;
+		if (cut)
+			json_array_remove(rows, limit);
+		*out = json_pack("{s:o,s:b,s:I}", "rows", rows, "truncated", cut, "functions",
+				 (json_int_t)db_get_i64(res, 0, 1));
+		rows = NULL;
+		if (!*out)
+			rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+	}
+	rc = rc < 0 ? rc : db_commit(d, err);
+	in_tx = false;
+out:
+	if (in_tx)
+		db_rollback(d);
+	if (rc < 0 && err->code == PR_EUSAGE && o->match == FNQUERY_REGEX) {
+		/* The server's reason, without the "database: ..." the user did not ask about. */
+		char why[PR_ERROR_MSG_MAX];
+		const char *r = strstr(err->msg, "invalid regular expression");
+		snprintf(why, sizeof(why), "%s", r ? r : err->msg);
+		pr_error_clear(err);
+		rc = pr_error_set(err, PR_EUSAGE, "'%s' is not a valid pattern: %s", o->pattern,
+				  why);
+	}
+	json_decref(rows);
+	db_result_free(res);
+	db_service_release(&svc);
+	return rc;
+}

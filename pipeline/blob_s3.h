@@ -1,0 +1,90 @@
+/*
+ * blob_s3.h: the S3-compatible backend of the blob store (blob.h).
+ *
+ * Objects live at `<prefix>sha256/ab/cdef....zst` in one bucket, the
+ * local store's layout under a prefix, so a local store maps onto a
+ * bucket one file to one object. Every request goes through the one HTTP
+ * client (pipeline/http.h: TLS verified, no redirect, bounded in time and
+ * size) and is signed with AWS Signature Version 4 by libcurl
+ * (CURLOPT_AWS_SIGV4 with "aws:amz:REGION:s3"). This backend adds what
+ * libcurl 7.88 leaves to the caller: `x-amz-content-sha256` on every
+ * request (the SHA-256 of the body, which S3 checks), object keys
+ * percent-encoded as SigV4 canonicalises them, and query parameters sent
+ * already sorted.
+ *
+ * The guarantees of blob.h hold here too:
+ *   - written once: blob_put and blob_copy ask (HEAD) whether the object
+ *     is there, and the PUT goes only when it is not, with
+ *     `If-None-Match: *` so that a
+ *     server that supports conditional writes (AWS S3, MinIO, R2) refuses
+ *     to replace an object a racing writer put meanwhile (412 is "already
+ *     there"). A server that ignores the header can, in that race only,
+ *     have the same key written twice: with the same bytes, since the key
+ *     is their SHA-256.
+ *   - verified on every read, and reads capped: the generic layer decodes
+ *     and checks the hash; a GET never reads more than its cap.
+ *   - no age is kept past the first put: blob_put of a blob already there
+ *     changes nothing (touch is not offered; a copy onto itself would
+ *     make a new version in a versioned bucket). An object's time is its
+ *     Last-Modified.
+ * A request that meets a 500, 502, 503 or 504, a 429, or no answer at all
+ * is tried again (attempts in all, with a short growing pause, or the
+ * server's Retry-After up to 5 s).
+ *
+ * Credentials are handed in by the caller (jobs/blobs.c reads them from
+ * the environment or 0600 files); the backend keeps its own copies, wiped
+ * when it closes, and never puts them in a message. The secret key never
+ * travels; the session token goes in `x-amz-security-token`.
+ */
+#ifndef PR_BLOB_S3_H
+#define PR_BLOB_S3_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "pipeline/blob.h"
+
+/* Objects a ListObjectsV2 page asks for when the caller sets no size. */
+#define BLOB_S3_LIST_PAGE 1000
+#define BLOB_S3_ATTEMPTS 3
+
+typedef struct blob_s3_opts {
+	/* "https://s3.eu-west-1.amazonaws.com", "http://127.0.0.1:9000": scheme, host, port */
+	const char *endpoint;
+	const char *bucket; /* S3 rules: 3 to 63 of a-z 0-9 . - */
+	const char *prefix; /* NULL or "": none; else "a/b/" ('/' added when missing) */
+	const char *region; /* "us-east-1" */
+	bool virtual_host;  /* https://BUCKET.host/KEY rather than https://host/BUCKET/KEY */
+	const char *access_key_id;
+	const char *secret_access_key;
+	const char *session_token;   /* NULL: none */
+	const char *ca_file;         /* NULL: the system's CA store */
+	uint32_t connect_timeout_ms; /* 0: http.h's default */
+	uint32_t timeout_ms;         /* 0: http.h's default */
+	uint32_t list_page;          /* objects per ListObjectsV2 page, 1 to 1000; 0: 1000 */
+	uint32_t attempts;           /* tries per request, 1 to 10; 0: BLOB_S3_ATTEMPTS */
+} blob_s3_opts;
+
+/*
+ * Check the settings without opening anything: an endpoint that is not
+ * http(s)://host[:port], a bucket, region or prefix S3 would refuse, a
+ * missing credential. PR_EUSAGE naming the setting ("bucket 'My_Bucket':
+ * ..."), never a credential's value.
+ */
+int blob_s3_check(const blob_s3_opts *o, pr_error *err);
+
+/*
+ * Open a store on the bucket `o` names (after blob_s3_check). No request
+ * is made: a bucket that cannot be reached fails the first operation.
+ * The strings of `o` are copied. *out belongs to the caller
+ * (blob_store_free); it describes itself as "s3://BUCKET/PREFIX".
+ */
+int blob_s3_open(blob_store **out, const blob_s3_opts *o, pr_error *err);
+
+/*
+ * The object key of blob `key` ("PREFIX" "sha256/ab/cdef....zst") into
+ * `out` (released first), for tools and tests.
+ */
+int blob_s3_object_key(buf *out, const char *prefix, const char *key);
+
+#endif

@@ -1,0 +1,202 @@
+#!/bin/bash
+# The S3 blob store from the command line, against s3rver on loopback
+# behind s3_sigcheck (tests/s3.sh), which checks every request's SigV4
+# signature: ingest, read back (export), storage (bucket usage), retention
+# and the orphan sweep over the bucket, credentials from the environment
+# and a 0600 file (refused when readable by others, never shown), a wrong
+# secret refused, virtual-host addressing, configuration checks, and
+# `blobs migrate --to s3` stopped half-way and resumed. At the end, every
+# request the bucket saw was signed as S3 computes it (but the wrong
+# secret's, which were all refused).
+. "$(dirname "$0")/lib.sh"
+cd "$(dirname "$0")/../.."
+. tests/s3.sh
+fresh_db cli_s3
+T=$PROFREG_TEST_TMP/cli_s3
+rm -rf "$T" && mkdir -p "$T"
+trap 's3_stop' EXIT
+if ! s3_start "$T/s3"; then
+	not_ok "s3rver and the signature-checking proxy start"
+	finish
+	exit 1
+fi
+ok "s3rver and the signature-checking proxy start"
+ALL=$T/all-output.txt
+: >"$ALL"
+runp() { run "$@"; printf '%s\n%s\n' "$OUT" "$ERR" >>"$ALL"; }
+
+(umask 077 && printf '%s\n' "$S3_SECRET" >"$T/secret")
+export S3_TEST_KEY_ID=$S3_KEY_ID
+config() { # config FILE STORE ENDPOINT ADDRESSING [SECRET_FILE]
+	cat >"$1" <<JSON
+{"blobs": {"store": "$2", "endpoint": "$3", "bucket": "$S3_BUCKET", "prefix": "fleet/prod",
+           "region": "$S3_REGION", "addressing": "$4",
+           "access_key_id_env": "S3_TEST_KEY_ID", "secret_access_key_file": "${5:-$T/secret}"}}
+JSON
+}
+config "$T/s3.json" s3 "$S3_ENDPOINT" path
+P() { pr --config "$T/s3.json" "$@"; }
+objects() { find "$S3_DATA/$S3_BUCKET/fleet/prod/sha256" -name '*._S3rver_object' 2>/dev/null | wc -l; }
+object_of() { k=$(sql "select blob_key from profiles where id=$1"); echo "$S3_DATA/$S3_BUCKET/fleet/prod/sha256/${k:0:2}/${k:2}.zst._S3rver_object"; }
+
+pr --quiet db init && P --quiet service add checkout && P --quiet service enable checkout
+for i in 1 2 3; do
+	printf 'main;serve;handle 50\nmain;serve;encode%s 30\nmain;gc 20\n' "$i" >"$T/c$i.folded"
+done
+runp P ingest "$T/c1.folded" "$T/c2.folded" --service checkout --release v1
+[ $RC -eq 0 ] && [ "$(objects)" = 2 ] && [ ! -e "$HOME_DIR/blobs/sha256" ] &&
+	ok "ingest stores each capture as an object under the prefix, nothing locally" ||
+	not_ok "ingest into S3" "rc=$RC objects=$(objects) $OUT $ERR"
+id1=$(sql "select min(id) from profiles")
+[ -f "$(object_of "$id1")" ] && ok "the object key is PREFIX/sha256/ab/cdef....zst" || not_ok "object layout" "$(object_of "$id1")"
+runp P ingest "$T/c1.folded" --service checkout --release v1
+[ $RC -eq 0 ] && grep -q "already stored as capture $id1" <<<"$OUT$ERR" && [ "$(objects)" = 2 ] &&
+	ok "the same bytes again: already stored, no second object" || not_ok "re-ingest" "rc=$RC $OUT $ERR"
+runp P export "$id1" --format folded --out "$T/back.folded"
+[ $RC -eq 0 ] && grep -q "main;serve;encode1 30" "$T/back.folded" && ok "export reads the blob back from the bucket" ||
+	not_ok "export from S3" "rc=$RC $ERR"
+
+# A damaged object is refused on read, naming the blob.
+obj=$(object_of "$id1")
+cp "$obj" "$T/obj.bak"
+printf 'garbage' >"$obj"
+runp P export "$id1" --format folded --out "$T/bad.folded"
+key1=$(sql "select blob_key from profiles where id=$id1")
+[ $RC -ne 0 ] && grep -q "$key1" <<<"$ERR" && grep -q "corrupt" <<<"$ERR" && ok "a damaged object is refused on read, naming its key" ||
+	not_ok "damaged object" "rc=$RC $ERR"
+cp "$T/obj.bak" "$obj"
+
+# storage: the bucket's objects and what no capture keeps.
+runp P storage --json
+objs=$(jq -r '.bucket.objects' <<<"$OUT")
+store=$(jq -r '.bucket.store' <<<"$OUT")
+[ $RC -eq 0 ] && [ "$objs" = 2 ] && [ "$store" = "s3://$S3_BUCKET/fleet/prod/" ] && [ "$(jq -r '.disk' <<<"$OUT")" = null ] &&
+	[ "$(jq -r '.bucket.bytes' <<<"$OUT")" = "$(jq -r '.total.blob_bytes' <<<"$OUT")" ] &&
+	ok "storage reports the bucket's objects and bytes" || not_ok "storage --json" "rc=$RC $OUT $ERR"
+runp P storage
+[ $RC -eq 0 ] && grep -q "in the bucket (s3://$S3_BUCKET/fleet/prod/): 2 objects" <<<"$OUT" &&
+	ok "storage prints the bucket usage" || not_ok "storage text" "$OUT"
+
+# Retention over the bucket: an expired capture's blob goes, an orphan
+# older than the grace period goes, a kept blob stays.
+runp P ingest "$T/c3.folded" --service checkout --release v0 --time 2026-01-01T00:00:00Z
+old=$(sql "select max(id) from profiles")
+oldobj=$(object_of "$old")
+printf 'main;orphan 1\n' >"$T/orphan.folded"
+runp P ingest "$T/orphan.folded" --service checkout --release v1
+orph=$(sql "select max(id) from profiles")
+orphobj=$(object_of "$orph")
+sql "delete from profile_functions where profile_id=$orph; delete from profiles where id=$orph" >/dev/null
+touch -d '2 days ago' "$orphobj"
+runp P retention --json --at 2026-06-01T00:00:00Z
+[ $RC -eq 0 ] && [ ! -e "$oldobj" ] && [ ! -e "$orphobj" ] && [ -f "$(object_of "$id1")" ] &&
+	[ "$(jq -r '.orphans_deleted' <<<"$OUT")" = 1 ] && [ "$(jq -r '.blobs_deleted' <<<"$OUT")" -ge 1 ] &&
+	ok "retention deletes an expired capture's object and an old orphan found by listing" ||
+	not_ok "retention over S3" "rc=$RC $OUT $ERR"
+
+# Credentials: a secret file others can read is refused, naming it; a
+# missing variable too; neither shows the secret.
+config "$T/loose.json" s3 "$S3_ENDPOINT" path "$T/loose-secret"
+(umask 022 && printf '%s\n' "$S3_SECRET" >"$T/loose-secret")
+runp pr --config "$T/loose.json" export "$id1" --format folded --out "$T/x.folded"
+[ $RC -ne 0 ] && grep -q "loose-secret" <<<"$ERR" && grep -q "chmod 600" <<<"$ERR" &&
+	ok "a secret file readable by others is refused" || not_ok "loose secret file" "rc=$RC $ERR"
+S3_TEST_KEY_ID='' runp P export "$id1" --format folded --out "$T/x.folded"
+[ $RC -ne 0 ] && grep -q "S3_TEST_KEY_ID" <<<"$ERR" && ok "an unset key id variable is refused, naming it" ||
+	not_ok "unset key id" "rc=$RC $ERR"
+
+# A wrong secret: refused by the server's signature check, not shown.
+read -r total_before bad_before < <(s3_counts)
+(umask 077 && printf 'wrong-secret-value\n' >"$T/wrong")
+config "$T/wrong.json" s3 "$S3_ENDPOINT" path "$T/wrong"
+runp pr --config "$T/wrong.json" export "$id1" --format folded --out "$T/x.folded"
+read -r total_after bad_after < <(s3_counts)
+[ $RC -eq 3 ] && grep -q "HTTP 403 (SignatureDoesNotMatch" <<<"$ERR" && ! grep -q "wrong-secret-value" <<<"$ERR" &&
+	[ $((bad_after - bad_before)) -ge 1 ] && [ $((bad_after - bad_before)) = $((total_after - total_before)) ] &&
+	ok "a wrong secret is refused by the signature check (exit 3), and not shown" ||
+	not_ok "wrong secret" "rc=$RC $ERR bad=$((bad_after - bad_before)) total=$((total_after - total_before))"
+wrong_bad=$((bad_after - bad_before))
+
+# Virtual-host addressing: BUCKET.s3.localhost:PORT.
+config "$T/vhost.json" s3 "$S3_VHOST_ENDPOINT" virtual
+runp pr --config "$T/vhost.json" export "$id1" --format folded --out "$T/vh.folded"
+[ $RC -eq 0 ] && cmp -s "$T/vh.folded" "$T/back.folded" && ok "virtual-host addressing reads the same blob" ||
+	not_ok "virtual host" "rc=$RC $ERR"
+
+# Configuration checks, before anything is sent.
+cat >"$T/bad1.json" <<JSON
+{"blobs": {"store": "s3", "endpoint": "$S3_ENDPOINT", "region": "$S3_REGION"}}
+JSON
+runp pr config check "$T/bad1.json"
+[ $RC -eq 2 ] && grep -q "blobs.bucket: required" <<<"$ERR" && ok "config check: an S3 store without a bucket" || not_ok "missing bucket" "rc=$RC $ERR"
+cat >"$T/bad2.json" <<'JSON'
+{"blobs": {"store": "s3", "endpoint": "http://192.0.2.1:9000", "bucket": "b-1", "region": "us-east-1"}}
+JSON
+runp pr config check "$T/bad2.json"
+[ $RC -eq 2 ] && grep -q "blobs.endpoint: expected an https:// URL" <<<"$ERR" && ok "config check: plain http only to loopback" || not_ok "cleartext endpoint" "rc=$RC $ERR"
+cat >"$T/bad3.json" <<'JSON'
+{"blobs": {"store": "s3", "endpoint": "https://s3.example", "bucket": "Bad_Bucket", "region": "us-east-1",
+           "secret_access_key_env": "A", "secret_access_key_file": "/f"}}
+JSON
+runp pr config check "$T/bad3.json"
+[ $RC -eq 2 ] && grep -q "not both" <<<"$ERR" && ok "config check: a secret from a variable or a file, not both" || not_ok "both secret sources" "rc=$RC $ERR"
+sed -i 's/"secret_access_key_env": "A", //' "$T/bad3.json"
+runp pr config check "$T/bad3.json"
+[ $RC -eq 2 ] && grep -q "Bad_Bucket" <<<"$ERR" && ok "config check: a bucket name S3 refuses" || not_ok "bad bucket" "rc=$RC $ERR"
+
+# blobs migrate --to s3: a local store, copied while blobs.store is still
+# local; the bucket goes away after 3 puts; run again, it resumes.
+fresh_db cli_s3_migrate
+L=$T/local.json
+pr --quiet db init && pr --quiet service add pay && pr --quiet service enable pay
+for i in 1 2 3 4 5 6; do
+	printf 'main;pay;step%s 10\nmain;idle 5\n' "$i" >"$T/m$i.folded"
+	pr --quiet ingest "$T/m$i.folded" --service pay --release r1 >/dev/null
+done
+config "$L" local "$S3_ENDPOINT" path
+sed -i 's|"fleet/prod"|"migrated"|' "$L"
+mobjects() { find "$S3_DATA/$S3_BUCKET/migrated/sha256" -name '*._S3rver_object' 2>/dev/null | wc -l; }
+s3_proxy_restart --fail-puts-after 3
+config "$L" local "$S3_ENDPOINT" path
+sed -i 's|"fleet/prod"|"migrated"|' "$L"
+runp pr --config "$L" blobs migrate --to s3
+[ $RC -eq 3 ] && grep -q "stopped after" <<<"$ERR" && grep -q "run it again" <<<"$ERR" && [ "$(mobjects)" = 3 ] &&
+	ok "a migration the bucket stops half-way exits 3 and says how far it got" || not_ok "interrupted migration" "rc=$RC objects=$(mobjects) $ERR"
+[ "$(sql "select status from runs where kind='blobs-migrate' order by id desc limit 1")" = failed ] &&
+	ok "the stopped migration is recorded as a failed run" || not_ok "failed run" "$(sql "select status from runs")"
+s3_proxy_restart
+config "$L" local "$S3_ENDPOINT" path
+sed -i 's|"fleet/prod"|"migrated"|' "$L"
+runp pr --config "$L" blobs migrate --to s3 --json
+[ $RC -eq 0 ] && [ "$(jq -r .copied <<<"$OUT")" = 3 ] && [ "$(jq -r .present <<<"$OUT")" = 3 ] && [ "$(mobjects)" = 6 ] &&
+	ok "run again, it resumes: 3 copied, 3 already there" || not_ok "resumed migration" "rc=$RC $OUT $ERR"
+runp pr --config "$L" blobs migrate --to s3 --json
+[ $RC -eq 0 ] && [ "$(jq -r .copied <<<"$OUT")" = 0 ] && [ "$(jq -r .present <<<"$OUT")" = 6 ] &&
+	ok "a third run copies nothing" || not_ok "idempotent migration" "rc=$RC $OUT"
+[ "$(sql "select count(*) from audit_log where action='blobs.migrate'")" -ge 3 ] && ok "every migration run is audited" || not_ok "migration audit"
+# Switch the store; reads come from the bucket; --delete-local empties the folder.
+sed -i 's/"store": "local"/"store": "s3"/' "$L"
+runp pr --config "$L" blobs migrate --to s3 --delete-local --json
+left=$(find "$HOME_DIR/blobs/sha256" -name '*.zst' | wc -l)
+[ $RC -eq 0 ] && [ "$(jq -r .deleted_local <<<"$OUT")" = 6 ] && [ "$left" = 0 ] &&
+	ok "--delete-local removes each local blob once its copy reads back" || not_ok "delete local" "rc=$RC left=$left $OUT $ERR"
+good=0
+for id in $(sql "select id from profiles order by id"); do
+	pr --config "$L" export "$id" --format folded --out "$T/m-back.folded" 2>>"$ALL" && good=$((good + 1))
+done
+[ "$good" = 6 ] && ok "every migrated capture reads back from the bucket" || not_ok "migrated reads" "good=$good"
+runp pr --config "$L" blobs migrate --to local
+[ $RC -eq 2 ] && ok "blobs migrate --to anything but s3 is a usage error" || not_ok "migrate --to local" "rc=$RC"
+
+# Every request the bucket saw was checked; only the wrong secret's failed.
+read -r total bad < <(s3_counts)
+[ "$total" -gt 30 ] && [ "$bad" = "$wrong_bad" ] &&
+	ok "every one of $total requests was signed as S3 computes it (but the $wrong_bad with a wrong secret)" ||
+	not_ok "signature check" "total=$total bad=$bad wrong=$wrong_bad" "$(grep '"ok":false' "$S3_LOG" | head -3)"
+# The secret never shows: in any output, the request log, the servers' logs.
+if grep -qF "$S3_SECRET" "$ALL" "$S3_LOG" "$T/s3/s3rver.out" "$T/s3/proxy.out"; then
+	not_ok "the secret shows somewhere"
+else
+	ok "the secret key shows in no output or log"
+fi
+finish

@@ -1,0 +1,3 @@
+module profreg.test/spangen
+
+go 1.19

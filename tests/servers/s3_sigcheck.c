@@ -1,0 +1,373 @@
+/*
+ * s3_sigcheck.c: a loopback proxy in front of an S3-compatible test
+ * server (s3rver, which does not check SigV4 signatures) that checks the
+ * signature of every request before passing it on:
+ *
+ *   s3_sigcheck --upstream PORT --port-file F --log F --key-id ID
+ *               --secret-file F --region R [--timeout SECONDS]
+ *               [--fail-first N] [--fail-puts-after N] [--list-answer F]
+ *
+ * Each request is checked with tests/support/sigv4.c (an independent
+ * SigV4 computation: see test_sigv4.c for the AWS examples it
+ * reproduces): Authorization, credential scope, X-Amz-Date within 15
+ * minutes, every x-amz-* header signed, x-amz-content-sha256 equal to the
+ * body's SHA-256. A request that fails is answered 403
+ * SignatureDoesNotMatch and not passed on. Every request is logged, as one
+ * JSON line {"n", "method", "path" (without its query), "ok", "why"}.
+ *
+ * --fail-first N answers the first N requests 503 SlowDown (a server
+ * under load), --fail-puts-after N every PUT after the first N (a store
+ * that went away mid-way); neither is passed on, and both are logged
+ * with "ok": true (the signature was fine) and "injected": true.
+ * --list-answer F answers every ListObjectsV2 request (a GET with
+ * list-type=2) 200 with the bytes of F, for hostile listings.
+ *
+ * One connection at a time, one request per connection (the answer says
+ * Connection: close). It listens on 127.0.0.1 on a free port, written to
+ * the port file once it listens; every read and write is bounded by 10 s,
+ * and the proxy exits by itself after --timeout seconds (default 600).
+ */
+#define _DEFAULT_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#include <arpa/inet.h>
+#include <errno.h>
+#include <jansson.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tests/support/sigv4.h"
+
+#define HEAD_MAX (64 << 10)
+#define BODY_MAX ((size_t)256 << 20)
+#define ANSWER_MAX ((size_t)512 << 20)
+#define MAX_HEADERS 64
+#define IO_TIMEOUT_S 10
+
+static FILE *logf;
+static const char *key_id, *region;
+static char secret[4096];
+static int upstream;
+static long fail_first, fail_puts_after = -1, puts_seen, count;
+static const char *list_answer;
+
+static void die(const char *what)
+{
+	fprintf(stderr, "s3_sigcheck: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static void set_timeouts(int fd)
+{
+	struct timeval tv = {IO_TIMEOUT_S, 0};
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+
+static bool write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return false;
+		p += w;
+		n -= (size_t)w;
+	}
+	return true;
+}
+
+static void log_line(const char *method, const char *target, bool ok, bool injected,
+		     const char *why)
+{
+	char path[2048];
+	json_t *o;
+	char *s;
+
+	snprintf(path, sizeof(path), "%.*s", (int)strcspn(target, "?"), target);
+	o = json_pack("{s:I,s:s,s:s,s:b,s:b,s:s}", "n", (json_int_t)count, "method", method, "path",
+		      path, "ok", ok, "injected", injected, "why", why);
+	if (o && (s = json_dumps(o, JSON_COMPACT))) {
+		fprintf(logf, "%s\n", s);
+		fflush(logf);
+		free(s);
+	}
+	json_decref(o);
+}
+
+static void answer_error(int fd, int status, const char *reason, const char *code,
+			 const char *message)
+{
+	char body[8192], head[512];
+	int bl = snprintf(body, sizeof(body),
+			  "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>%s</Code>"
+			  "<Message>%s</Message></Error>",
+			  code, message);
+	int hl;
+
+	if (bl < 0 || (size_t)bl >= sizeof(body))
+		bl = (int)strlen(body);
+	hl = snprintf(head, sizeof(head),
+		      "HTTP/1.1 %d %s\r\nContent-Type: application/xml\r\nContent-Length: %d\r\n"
+		      "Connection: close\r\n\r\n",
+		      status, reason, bl);
+	write_all(fd, head, (size_t)hl);
+	write_all(fd, body, (size_t)bl);
+}
+
+/* Pass the request on and the answer back, whole. */
+static void forward(int fd, const char *head, size_t head_len, const char *body, size_t body_len)
+{
+	struct sockaddr_in a = {0};
+	char chunk[65536];
+	size_t total = 0;
+	int up = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	a.sin_family = AF_INET;
+	a.sin_port = htons((unsigned short)upstream);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (up < 0 || connect(up, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		answer_error(fd, 502, "Bad Gateway", "UpstreamDown", "the upstream is not there");
+		if (up >= 0)
+			close(up);
+		return;
+	}
+	set_timeouts(up);
+	if (!write_all(up, head, head_len) || !write_all(up, body, body_len)) {
+		answer_error(fd, 502, "Bad Gateway", "UpstreamWrite", "cannot write upstream");
+		close(up);
+		return;
+	}
+	for (;;) {
+		ssize_t r = read(up, chunk, sizeof(chunk));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0 || total > ANSWER_MAX)
+			break;
+		total += (size_t)r;
+		if (!write_all(fd, chunk, (size_t)r))
+			break;
+	}
+	close(up);
+}
+
+/* Read until the end of the head; the bytes after it (the body's start) stay in buf. */
+static bool read_head(int fd, char *buf, size_t cap, size_t *got, size_t *head_len)
+{
+	*got = 0;
+	for (;;) {
+		char *end;
+		ssize_t r;
+		buf[*got] = '\0';
+		if ((end = strstr(buf, "\r\n\r\n"))) {
+			*head_len = (size_t)(end - buf) + 4;
+			return true;
+		}
+		if (*got + 1 >= cap)
+			return false;
+		r = read(fd, buf + *got, cap - 1 - *got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return false;
+		*got += (size_t)r;
+	}
+}
+
+static void serve(int fd)
+{
+	static char head[HEAD_MAX + 1];
+	char method[16] = "", target[4096] = "", why[16384] = "";
+	sigv4_header h[MAX_HEADERS];
+	size_t got, head_len, nh = 0, body_len = 0;
+	char *body = NULL, *p, *line_end, *out_head = NULL;
+	size_t out_len = 0;
+	bool expect = false, ok;
+
+	set_timeouts(fd);
+	if (!read_head(fd, head, sizeof(head), &got, &head_len))
+		return;
+	count++;
+	if (sscanf(head, "%15s %4095s", method, target) != 2) {
+		answer_error(fd, 400, "Bad Request", "BadRequest", "no request line");
+		return;
+	}
+	/* Headers, and the head to send upstream: no Expect, Connection: close. */
+	out_head = malloc(head_len + 64);
+	if (!out_head)
+		return;
+	p = strstr(head, "\r\n") + 2;
+	out_len = (size_t)(p - head);
+	memcpy(out_head, head, out_len);
+	for (; p < head + head_len - 2; p = line_end + 2) {
+		char *colon;
+		line_end = strstr(p, "\r\n");
+		colon = memchr(p, ':', (size_t)(line_end - p));
+		if (!colon || nh == MAX_HEADERS)
+			continue;
+		h[nh].name = p;
+		h[nh].name_len = (size_t)(colon - p);
+		h[nh].value = colon + 1;
+		h[nh].value_len = (size_t)(line_end - colon - 1);
+		if (h[nh].name_len == 14 && strncasecmp(p, "Content-Length", 14) == 0)
+			body_len = strtoul(colon + 1, NULL, 10);
+		if (h[nh].name_len == 6 && strncasecmp(p, "Expect", 6) == 0) {
+			expect = true;
+		} else if (!(h[nh].name_len == 10 && strncasecmp(p, "Connection", 10) == 0)) {
+			memcpy(out_head + out_len, p, (size_t)(line_end - p) + 2);
+			out_len += (size_t)(line_end - p) + 2;
+		}
+		nh++;
+	}
+	memcpy(out_head + out_len, "Connection: close\r\n\r\n", 21);
+	out_len += 21;
+	if (body_len > BODY_MAX) {
+		answer_error(fd, 400, "Bad Request", "EntityTooLarge", "body too large");
+		goto out;
+	}
+	if (expect && got == head_len)
+		write_all(fd, "HTTP/1.1 100 Continue\r\n\r\n", 25);
+	body = malloc(body_len + 1);
+	if (!body)
+		goto out;
+	{
+		size_t have = got - head_len < body_len ? got - head_len : body_len;
+		memcpy(body, head + head_len, have);
+		while (have < body_len) {
+			ssize_t r = read(fd, body + have, body_len - have);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0)
+				goto out;
+			have += (size_t)r;
+		}
+	}
+	ok = sigv4_verify(method, target, h, nh, body, body_len, key_id, secret, region, "s3",
+			  (long long)time(NULL), why, sizeof(why)) == 0;
+	if (!ok) {
+		log_line(method, target, false, false, why);
+		answer_error(fd, 403, "Forbidden", "SignatureDoesNotMatch",
+			     "s3_sigcheck: the request signature does not match");
+		goto out;
+	}
+	if (strcmp(method, "PUT") == 0)
+		puts_seen++;
+	if (count <= fail_first ||
+	    (fail_puts_after >= 0 && strcmp(method, "PUT") == 0 && puts_seen > fail_puts_after)) {
+		log_line(method, target, true, true, "");
+		answer_error(fd, 503, "Service Unavailable", "SlowDown", "injected by s3_sigcheck");
+		goto out;
+	}
+	if (list_answer && strcmp(method, "GET") == 0 && strstr(target, "list-type=2")) {
+		FILE *f = fopen(list_answer, "rb");
+		static char doc[1 << 20];
+		char hd[256];
+		size_t n = f ? fread(doc, 1, sizeof(doc), f) : 0;
+		int hl = snprintf(hd, sizeof(hd),
+				  "HTTP/1.1 200 OK\r\nContent-Type: application/xml"
+				  "\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
+				  n);
+		if (f)
+			fclose(f);
+		log_line(method, target, true, true, "");
+		write_all(fd, hd, (size_t)hl);
+		write_all(fd, doc, n);
+		goto out;
+	}
+	log_line(method, target, true, false, "");
+	forward(fd, out_head, out_len, body, body_len);
+out:
+	free(body);
+	free(out_head);
+}
+
+static void read_secret(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (!f)
+		die(path);
+	n = fread(secret, 1, sizeof(secret) - 1, f);
+	fclose(f);
+	secret[n] = '\0';
+	secret[strcspn(secret, "\r\n")] = '\0';
+}
+
+int main(int argc, char **argv)
+{
+	const char *port_file = NULL, *log_path = NULL;
+	struct sockaddr_in a = {0};
+	socklen_t al = sizeof(a);
+	time_t deadline;
+	long timeout = 600;
+	FILE *pf;
+	int s, one = 1;
+
+	signal(SIGPIPE, SIG_IGN);
+	for (int i = 1; i + 1 < argc; i += 2) {
+		if (strcmp(argv[i], "--upstream") == 0)
+			upstream = atoi(argv[i + 1]);
+		else if (strcmp(argv[i], "--port-file") == 0)
+			port_file = argv[i + 1];
+		else if (strcmp(argv[i], "--log") == 0)
+			log_path = argv[i + 1];
+		else if (strcmp(argv[i], "--key-id") == 0)
+			key_id = argv[i + 1];
+		else if (strcmp(argv[i], "--secret-file") == 0)
+			read_secret(argv[i + 1]);
+		else if (strcmp(argv[i], "--region") == 0)
+			region = argv[i + 1];
+		else if (strcmp(argv[i], "--timeout") == 0)
+			timeout = atol(argv[i + 1]);
+		else if (strcmp(argv[i], "--fail-first") == 0)
+			fail_first = atol(argv[i + 1]);
+		else if (strcmp(argv[i], "--fail-puts-after") == 0)
+			fail_puts_after = atol(argv[i + 1]);
+		else if (strcmp(argv[i], "--list-answer") == 0)
+			list_answer = argv[i + 1];
+	}
+	if (!upstream || !port_file || !log_path || !key_id || !region || !secret[0]) {
+		fprintf(stderr, "usage: s3_sigcheck --upstream PORT --port-file F --log F "
+				"--key-id ID --secret-file F --region R [--timeout S] "
+				"[--fail-first N] [--fail-puts-after N]\n");
+		return 2;
+	}
+	if (!(logf = fopen(log_path, "a")))
+		die(log_path);
+	if ((s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+		die("socket");
+	setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(s, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(s, 64) < 0 ||
+	    getsockname(s, (struct sockaddr *)&a, &al) < 0)
+		die("bind");
+	if (!(pf = fopen(port_file, "w")))
+		die(port_file);
+	fprintf(pf, "%d\n", ntohs(a.sin_port));
+	fclose(pf);
+	deadline = time(NULL) + timeout;
+	while (time(NULL) < deadline) {
+		struct pollfd p = {s, POLLIN, 0};
+		int fd;
+		if (poll(&p, 1, 1000) <= 0)
+			continue;
+		if ((fd = accept(s, NULL, NULL)) < 0)
+			continue;
+		serve(fd);
+		close(fd);
+	}
+	return 0;
+}

@@ -1,0 +1,805 @@
+/*
+ * test_blob_s3.c: the S3 blob store backend against a real S3-compatible
+ * server on loopback (s3rver), every request of which passes through
+ * s3_sigcheck: the proxy checks each signature against the tests' own
+ * SigV4 computation (tests/support/sigv4.c, itself checked against AWS's
+ * published examples in test_sigv4.c), so a request libcurl signed
+ * differently from what S3 computes fails here as it would on AWS.
+ *
+ * The guarantees of the local store, on a bucket: content-addressed keys
+ * in the documented layout, written once (an object already there is
+ * never replaced), verified against the key on every read, reads capped,
+ * listing through ListObjectsV2 page by page; path-style and
+ * virtual-host addressing; a session token; transient errors tried
+ * again; hostile listings refused (a DOCTYPE, a truncated document, an
+ * unreadable size, a page pointing nowhere new, an oversized element); no
+ * secret in any message. Then
+ * retention over the bucket: it deletes only blobs no capture keeps, and
+ * sweeps orphans older than the grace period found by listing.
+ *
+ * Each test also checks that every request it made passed the signature
+ * check (the one that sends a wrong secret checks that they all failed).
+ */
+#define _DEFAULT_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "jobs/retention.h"
+#include "pipeline/blob_s3.h"
+#include "pipeline/http.h"
+#include "tests/support/s3test.h"
+#include "tests/support/testdb.h"
+
+#define DAY (86400LL * 1000000LL)
+
+static s3test srv;
+
+#define assert_msg_has(e, s)                                                                       \
+	do {                                                                                       \
+		if (!strstr((e)->msg, (s)))                                                        \
+			fail_msg("'%s' lacks '%s'", (e)->msg, (s));                                \
+	} while (0)
+#define assert_msg_lacks(e, s)                                                                     \
+	do {                                                                                       \
+		if (strstr((e)->msg, (s)))                                                         \
+			fail_msg("'%s' shows '%s'", (e)->msg, (s));                                \
+	} while (0)
+static testdb *tdb;
+static long requests_before, bad_before;
+static int test_seq;
+
+/* Options for the test bucket under a prefix of the test's own. */
+typedef struct fx {
+	blob_s3_opts o;
+	char prefix[64];
+	blob_store *bs;
+} fx;
+
+static int group_setup(void **state)
+{
+	(void)state;
+	if (s3test_start(&srv, NULL) < 0)
+		return -1;
+	if (!(tdb = testdb_new(true)))
+		return -1;
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	testdb_free(tdb);
+	s3test_stop(&srv);
+	return 0;
+}
+
+static void opts_for(fx *f, const char *endpoint)
+{
+	memset(&f->o, 0, sizeof(f->o));
+	f->o.endpoint = endpoint;
+	f->o.bucket = S3TEST_BUCKET;
+	f->o.prefix = f->prefix;
+	f->o.region = S3TEST_REGION;
+	f->o.access_key_id = S3TEST_KEY_ID;
+	f->o.secret_access_key = S3TEST_SECRET;
+	f->o.timeout_ms = 20000;
+}
+
+static int setup(void **state)
+{
+	fx *f = calloc(1, sizeof(*f));
+	pr_error err = PR_ERROR_INIT;
+
+	if (!f)
+		return -1;
+	snprintf(f->prefix, sizeof(f->prefix), "t%d/profreg/", ++test_seq);
+	opts_for(f, srv.endpoint);
+	if (blob_s3_open(&f->bs, &f->o, &err) < 0) {
+		fprintf(stderr, "blob_s3_open: %s\n", err.msg);
+		free(f);
+		return -1;
+	}
+	s3test_counts(&srv, &requests_before, &bad_before);
+	*state = f;
+	return 0;
+}
+
+/* Every request of the test was signed as S3 computes it. */
+static void assert_all_signed(void)
+{
+	long total, bad;
+
+	s3test_counts(&srv, &total, &bad);
+	assert_true(total > requests_before);
+	if (bad != bad_before)
+		fail_msg("%ld requests failed the signature check (see %s)", bad - bad_before,
+			 srv.log);
+}
+
+static int teardown(void **state)
+{
+	fx *f = *state;
+
+	blob_store_free(f->bs);
+	free(f);
+	return 0;
+}
+
+/* The stored object of `key` as s3rver keeps it on disk. */
+static void object_path(fx *f, const char *key, char *out, size_t n)
+{
+	buf k = BUF_INIT;
+
+	assert_int_equal(blob_s3_object_key(&k, f->prefix, key), 0);
+	s3test_object_path(&srv, k.ptr, out, n);
+	buf_release(&k);
+}
+
+static void read_all(const char *path, buf *out)
+{
+	char chunk[4096];
+	size_t n;
+	FILE *fp = fopen(path, "rb");
+
+	if (!fp)
+		fail_msg("cannot read %s", path);
+	buf_release(out);
+	while ((n = fread(chunk, 1, sizeof(chunk), fp)) > 0)
+		assert_int_equal(buf_put(out, chunk, n), 0);
+	fclose(fp);
+}
+
+/* PUT `len` bytes at object `object_key` straight through the HTTP client (signed). */
+static void raw_put(fx *f, const char *object_key, const void *data, size_t len)
+{
+	char url[1024], sha[100], hash[BLOB_KEY_HEX + 1];
+	const char *headers[] = {sha, NULL};
+	http_req req = {.method = HTTP_PUT,
+			.url = url,
+			.headers = headers,
+			.body = data,
+			.body_len = len,
+			.sigv4 = "aws:amz:" S3TEST_REGION ":s3",
+			.sigv4_key_id = S3TEST_KEY_ID,
+			.sigv4_secret = S3TEST_SECRET,
+			.timeout_ms = 20000};
+	pr_error err = PR_ERROR_INIT;
+	http_response r;
+
+	(void)f;
+	assert_int_equal(blob_key_of(hash, data, len), 0);
+	snprintf(sha, sizeof(sha), "x-amz-content-sha256: %s", hash);
+	snprintf(url, sizeof(url), "%s/%s/%s", srv.endpoint, S3TEST_BUCKET, object_key);
+	assert_int_equal(http_request(&r, &req, &err), 0);
+	assert_int_equal(r.status, 200);
+	http_response_release(&r);
+}
+
+static void raw_put_blob(fx *f, const char *key, const void *stored, size_t len)
+{
+	buf k = BUF_INIT;
+
+	assert_int_equal(blob_s3_object_key(&k, f->prefix, key), 0);
+	raw_put(f, k.ptr, stored, len);
+	buf_release(&k);
+}
+
+/* Deterministic incompressible bytes. */
+static void fill(unsigned char *p, size_t n, unsigned seed)
+{
+	unsigned x = 2166136261u ^ seed;
+
+	for (size_t i = 0; i < n; i++) {
+		x = x * 1103515245u + 12345u;
+		p[i] = (unsigned char)(x >> 16);
+	}
+}
+
+static void test_round_trip_in_the_documented_layout(void **state)
+{
+	fx *f = *state;
+	char key[BLOB_KEY_HEX + 1], again[BLOB_KEY_HEX + 1], path[2048];
+	pr_error err = PR_ERROR_INIT;
+	buf out = BUF_INIT, onserver = BUF_INIT, stored = BUF_INIT;
+	unsigned char *big = malloc(3 << 20);
+	bool created = false, there = false;
+	blob_entry st;
+	uint64_t size = 0;
+	int64_t before = (int64_t)time(NULL) * 1000000;
+
+	assert_non_null(big);
+	assert_string_equal(blob_store_kind(f->bs), "s3");
+	assert_non_null(strstr(blob_store_describe(f->bs), "s3://" S3TEST_BUCKET "/t"));
+	assert_int_equal(blob_put(f->bs, key, "stored in a bucket", 18, &created, &err), 0);
+	assert_true(created);
+	assert_int_equal(blob_get(f->bs, key, &out, 1 << 20, &err), 0);
+	assert_int_equal(out.len, 18);
+	assert_memory_equal(out.ptr, "stored in a bucket", 18);
+	/* The object is the stored form at PREFIX/sha256/ab/cdef....zst. */
+	object_path(f, key, path, sizeof(path));
+	read_all(path, &onserver);
+	assert_int_equal(blob_encode(&stored, "stored in a bucket", 18, &err), 0);
+	assert_int_equal(onserver.len, stored.len);
+	assert_memory_equal(onserver.ptr, stored.ptr, stored.len);
+	assert_int_equal(blob_exists(f->bs, key, &there, &err), 0);
+	assert_true(there);
+	assert_int_equal(blob_stored_size(f->bs, key, &size, &err), 0);
+	assert_int_equal(size, stored.len);
+	assert_int_equal(blob_stat(f->bs, key, &st, &err), 0);
+	assert_int_equal(st.size, stored.len);
+	assert_true(st.mtime_us >= before - 2000000 && st.mtime_us <= before + 120000000);
+	/* The same bytes again: not created, the key the same. */
+	assert_int_equal(blob_put(f->bs, again, "stored in a bucket", 18, &created, &err), 0);
+	assert_false(created);
+	assert_string_equal(again, key);
+	/* Empty and 3 MiB (a signed body over 1 MiB goes with Expect: 100-continue). */
+	assert_int_equal(blob_put(f->bs, key, "", 0, &created, &err), 0);
+	assert_int_equal(blob_get(f->bs, key, &out, 10, &err), 0);
+	assert_int_equal(out.len, 0);
+	fill(big, 3 << 20, 1);
+	assert_int_equal(blob_put(f->bs, key, big, 3 << 20, &created, &err), 0);
+	assert_true(created);
+	assert_int_equal(blob_get(f->bs, key, &out, 4 << 20, &err), 0);
+	assert_int_equal(out.len, 3 << 20);
+	assert_memory_equal(out.ptr, big, 3 << 20);
+	buf_release(&out);
+	buf_release(&onserver);
+	buf_release(&stored);
+	free(big);
+	assert_all_signed();
+}
+
+/*
+ * An object already at a key is never replaced: a put of the bytes the
+ * key names leaves the (here wrong) object alone, and the read then
+ * refuses it as corrupt, naming the key.
+ */
+static void test_an_existing_object_is_never_replaced_and_reads_are_verified(void **state)
+{
+	fx *f = *state;
+	char key[BLOB_KEY_HEX + 1], path[2048];
+	pr_error err = PR_ERROR_INIT;
+	buf other = BUF_INIT, out = BUF_INIT, onserver = BUF_INIT;
+	bool created = true;
+	int rc;
+
+	assert_int_equal(blob_key_of(key, "the real bytes", 14), 0);
+	assert_int_equal(blob_encode(&other, "other bytes!!!", 14, &err), 0);
+	raw_put_blob(f, key, other.ptr, other.len);
+	assert_int_equal(blob_put(f->bs, key, "the real bytes", 14, &created, &err), 0);
+	assert_false(created);
+	object_path(f, key, path, sizeof(path));
+	read_all(path, &onserver);
+	assert_int_equal(onserver.len, other.len);
+	assert_memory_equal(onserver.ptr, other.ptr, other.len);
+	rc = blob_get(f->bs, key, &out, 1 << 20, &err);
+	assert_int_equal(rc, PR_EDATA);
+	assert_msg_has(&err, key);
+	assert_msg_has(&err, "checksum mismatch");
+	assert_int_equal(out.len, 0);
+
+	/* A truncated object, and one that is not zstd at all. */
+	pr_error_clear(&err);
+	assert_int_equal(blob_key_of(key, "truncated", 9), 0);
+	assert_int_equal(blob_encode(&other, "truncated", 9, &err), 0);
+	raw_put_blob(f, key, other.ptr, other.len - 3);
+	assert_int_equal(blob_get(f->bs, key, &out, 1 << 20, &err), PR_EDATA);
+	pr_error_clear(&err);
+	assert_int_equal(blob_key_of(key, "garbage", 7), 0);
+	raw_put_blob(f, key, "not zstd at all", 15);
+	assert_int_equal(blob_get(f->bs, key, &out, 1 << 20, &err), PR_EDATA);
+	assert_msg_has(&err, "corrupt");
+	buf_release(&other);
+	buf_release(&out);
+	buf_release(&onserver);
+	assert_all_signed();
+}
+
+/* A read stops at its cap: an object larger than any frame of `max` bytes is refused. */
+static void test_reads_are_capped(void **state)
+{
+	fx *f = *state;
+	char key[BLOB_KEY_HEX + 1];
+	unsigned char *big = malloc(1 << 20);
+	pr_error err = PR_ERROR_INIT;
+	buf out = BUF_INIT;
+	int rc;
+
+	assert_non_null(big);
+	fill(big, 1 << 20, 2);
+	assert_int_equal(blob_put(f->bs, key, big, 1 << 20, NULL, &err), 0);
+	/* The stored object (~1 MiB, incompressible) is over the cap of a 100 KiB read. */
+	rc = blob_get(f->bs, key, &out, 100 << 10, &err);
+	assert_int_equal(rc, PR_ELIMIT);
+	assert_msg_has(&err, key);
+	assert_msg_has(&err, "over the size limit");
+	assert_int_equal(out.len, 0);
+	/* Within the cap but expanding past `max`: refused by the decoder. */
+	pr_error_clear(&err);
+	memset(big, 'a', 1 << 20);
+	assert_int_equal(blob_put(f->bs, key, big, 1 << 20, NULL, &err), 0);
+	assert_int_equal(blob_get(f->bs, key, &out, 1000, &err), PR_ELIMIT);
+	free(big);
+	buf_release(&out);
+	assert_all_signed();
+}
+
+static void test_missing_blobs_and_deletes(void **state)
+{
+	fx *f = *state;
+	char key[BLOB_KEY_HEX + 1];
+	pr_error err = PR_ERROR_INIT;
+	buf out = BUF_INIT;
+	bool there = true;
+	blob_entry st;
+	uint64_t size = 9;
+
+	assert_int_equal(blob_key_of(key, "never stored", 12), 0);
+	assert_int_equal(blob_get(f->bs, key, &out, 100, &err), PR_ENOTFOUND);
+	assert_msg_has(&err, key);
+	assert_int_equal(blob_exists(f->bs, key, &there, &err), 0);
+	assert_false(there);
+	assert_int_equal(blob_stat(f->bs, key, &st, &err), PR_ENOTFOUND);
+	assert_int_equal(blob_stored_size(f->bs, key, &size, &err), PR_ENOTFOUND);
+	assert_int_equal(blob_delete(f->bs, key, &err), 0);
+	assert_int_equal(blob_put(f->bs, key, "never stored", 12, NULL, &err), 0);
+	assert_int_equal(blob_delete(f->bs, key, &err), 0);
+	assert_int_equal(blob_exists(f->bs, key, &there, &err), 0);
+	assert_false(there);
+	assert_int_equal(blob_delete(f->bs, key, &err), 0);
+	assert_int_equal(blob_get(f->bs, "../../etc/passwd", &out, 100, &err), PR_EUSAGE);
+	assert_all_signed();
+}
+
+typedef struct seen {
+	char keys[16][BLOB_KEY_HEX + 1];
+	uint64_t sizes[16];
+	size_t n;
+} seen;
+
+static int see(void *ud, const blob_entry *e, pr_error *err)
+{
+	seen *s = ud;
+
+	if (s->n == 16)
+		return pr_error_set(err, PR_ELIMIT, "too many");
+	memcpy(s->keys[s->n], e->key, sizeof(e->key));
+	s->sizes[s->n++] = e->size;
+	return 0;
+}
+
+/*
+ * The listing walks ListObjectsV2 two objects a page (continuation
+ * tokens, pre-encoded), gives every blob under the prefix with its size,
+ * in key order, and skips objects that are not blobs of the layout and
+ * objects outside the prefix.
+ */
+static void test_list_pages_through_listobjectsv2(void **state)
+{
+	fx *f = *state;
+	char keys[5][BLOB_KEY_HEX + 1], text[32], other[256];
+	pr_error err = PR_ERROR_INIT;
+	blob_store *paged = NULL;
+	seen s = {.n = 0};
+
+	for (int i = 0; i < 5; i++) {
+		snprintf(text, sizeof(text), "listed blob %d", i);
+		assert_int_equal(blob_put(f->bs, keys[i], text, strlen(text), NULL, &err), 0);
+	}
+	snprintf(other, sizeof(other), "%ssha256/zz/not-a-blob.zst", f->prefix);
+	raw_put(f, other, "x", 1);
+	snprintf(other, sizeof(other), "%sREADME", f->prefix);
+	raw_put(f, other, "x", 1);
+	raw_put(f,
+		"elsewhere/sha256/00/0000000000000000000000000000000000000000000000000000000000"
+		"0000.zst",
+		"x", 1);
+	f->o.list_page = 2;
+	assert_int_equal(blob_s3_open(&paged, &f->o, &err), 0);
+	if (blob_store_list(paged, see, &s, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(s.n, 5);
+	for (size_t i = 0; i < s.n; i++) {
+		uint64_t size = 0;
+		bool known = false;
+		if (i)
+			assert_true(strcmp(s.keys[i - 1], s.keys[i]) < 0);
+		for (int k = 0; k < 5; k++)
+			known |= strcmp(keys[k], s.keys[i]) == 0;
+		assert_true(known);
+		assert_int_equal(blob_stored_size(paged, s.keys[i], &size, &err), 0);
+		assert_int_equal(s.sizes[i], size);
+	}
+	blob_store_free(paged);
+	/* At least three pages went out, each one signed with its token. */
+	{
+		long total, bad;
+		s3test_counts(&srv, &total, &bad);
+		assert_true(total - requests_before >= 5 * 2 + 3 + 3);
+	}
+	assert_all_signed();
+}
+
+/* BUCKET.s3.localhost:PORT, keys from the root: the same operations work. */
+static void test_virtual_host_addressing(void **state)
+{
+	fx *f = *state;
+	char key[BLOB_KEY_HEX + 1];
+	pr_error err = PR_ERROR_INIT;
+	blob_store *vh = NULL;
+	buf out = BUF_INIT;
+	seen s = {.n = 0};
+	bool created = false;
+
+	opts_for(f, srv.vhost_endpoint);
+	f->o.virtual_host = true;
+	assert_int_equal(blob_s3_open(&vh, &f->o, &err), 0);
+	assert_int_equal(blob_put(vh, key, "by virtual host", 15, &created, &err), 0);
+	assert_true(created);
+	assert_int_equal(blob_get(vh, key, &out, 100, &err), 0);
+	assert_memory_equal(out.ptr, "by virtual host", 15);
+	assert_int_equal(blob_store_list(vh, see, &s, &err), 0);
+	assert_int_equal(s.n, 1);
+	/* The same object, seen path-style. */
+	assert_int_equal(blob_get(f->bs, key, &out, 100, &err), 0);
+	assert_memory_equal(out.ptr, "by virtual host", 15);
+	assert_int_equal(blob_delete(vh, key, &err), 0);
+	blob_store_free(vh);
+	buf_release(&out);
+	assert_all_signed();
+}
+
+/* A session token travels in x-amz-security-token, signed like every x-amz-* header. */
+static void test_a_session_token_is_sent_and_signed(void **state)
+{
+	fx *f = *state;
+	char key[BLOB_KEY_HEX + 1];
+	pr_error err = PR_ERROR_INIT;
+	blob_store *tok = NULL;
+	buf out = BUF_INIT;
+
+	f->o.session_token = "FwoGZXIvYXdzEXAMPLE-session-token//+=";
+	assert_int_equal(blob_s3_open(&tok, &f->o, &err), 0);
+	assert_int_equal(blob_put(tok, key, "with a token", 12, NULL, &err), 0);
+	assert_int_equal(blob_get(tok, key, &out, 100, &err), 0);
+	blob_store_free(tok);
+	buf_release(&out);
+	assert_all_signed();
+}
+
+/*
+ * The wrong secret: the server refuses (403 SignatureDoesNotMatch), the
+ * message says so with the blob and the store, and holds no secret.
+ */
+static void test_a_wrong_secret_is_refused_and_never_shown(void **state)
+{
+	fx *f = *state;
+	char key[BLOB_KEY_HEX + 1];
+	pr_error err = PR_ERROR_INIT;
+	blob_store *wrong = NULL;
+	long total, bad;
+	int rc;
+
+	f->o.secret_access_key = "WRONG-secret-value";
+	f->o.session_token = "TOKEN-secret-value";
+	assert_int_equal(blob_s3_open(&wrong, &f->o, &err), 0);
+	rc = blob_put(wrong, key, "refused", 7, NULL, &err);
+	assert_int_equal(rc, PR_EIO);
+	assert_msg_has(&err, "HTTP 403");
+	pr_error_clear(&err);
+	{
+		buf out = BUF_INIT;
+		assert_int_equal(blob_get(wrong, key, &out, 100, &err), PR_EIO);
+		assert_msg_has(&err, "HTTP 403 (SignatureDoesNotMatch");
+		assert_msg_has(&err, "cannot read blob");
+		assert_msg_lacks(&err, "WRONG-secret");
+	}
+	assert_msg_has(&err, key);
+	assert_msg_has(&err, "s3://" S3TEST_BUCKET "/");
+	assert_msg_lacks(&err, "WRONG-secret");
+	assert_msg_lacks(&err, "TOKEN-secret");
+	blob_store_free(wrong);
+	s3test_counts(&srv, &total, &bad);
+	assert_true(bad > bad_before);
+	assert_int_equal(bad - bad_before, total - requests_before);
+}
+
+/* 503 SlowDown twice, then the request goes through; with one attempt it fails. */
+static void test_transient_errors_are_tried_again(void **state)
+{
+	fx *f = *state;
+	static const char *const flaky[] = {"--fail-first", "2", NULL};
+	char key[BLOB_KEY_HEX + 1];
+	pr_error err = PR_ERROR_INIT;
+	blob_store *once = NULL;
+	buf out = BUF_INIT;
+	bool created = false;
+
+	assert_int_equal(s3test_restart_proxy(&srv, flaky), 0);
+	opts_for(f, srv.endpoint);
+	blob_store_free(f->bs);
+	assert_int_equal(blob_s3_open(&f->bs, &f->o, &err), 0);
+	assert_int_equal(blob_put(f->bs, key, "after two 503s", 14, &created, &err), 0);
+	assert_true(created);
+	assert_int_equal(blob_get(f->bs, key, &out, 100, &err), 0);
+
+	assert_int_equal(s3test_restart_proxy(&srv, flaky), 0);
+	opts_for(f, srv.endpoint);
+	f->o.attempts = 1;
+	assert_int_equal(blob_s3_open(&once, &f->o, &err), 0);
+	assert_int_equal(blob_get(once, key, &out, 100, &err), PR_EIO);
+	assert_msg_has(&err, "HTTP 503 (SlowDown");
+	blob_store_free(once);
+	assert_int_equal(s3test_restart_proxy(&srv, NULL), 0);
+	opts_for(f, srv.endpoint);
+	buf_release(&out);
+	assert_all_signed();
+}
+
+static void test_unreachable_endpoint_names_it(void **state)
+{
+	fx *f = *state;
+	char key[BLOB_KEY_HEX + 1];
+	pr_error err = PR_ERROR_INIT;
+	blob_store *gone = NULL;
+
+	(void)f;
+	opts_for(f, "http://127.0.0.1:1");
+	f->o.attempts = 2;
+	assert_int_equal(blob_s3_open(&gone, &f->o, &err), 0);
+	assert_int_equal(blob_put(gone, key, "nowhere", 7, NULL, &err), PR_EIO);
+	assert_msg_has(&err, key);
+	assert_msg_has(&err, "cannot reach 'http://127.0.0.1:1/...': connection refused");
+	assert_msg_lacks(&err, S3TEST_SECRET);
+	blob_store_free(gone);
+}
+
+static void test_settings_are_checked_before_anything_is_sent(void **state)
+{
+	static const struct {
+		const char *endpoint, *bucket, *region, *prefix, *what;
+	} bad[] = {
+		{"ftp://127.0.0.1:9", S3TEST_BUCKET, "us-east-1", NULL, "endpoint"},
+		{"http://127.0.0.1:9/path", S3TEST_BUCKET, "us-east-1", NULL, "endpoint"},
+		{"http://user:pw@127.0.0.1:9", S3TEST_BUCKET, "us-east-1", NULL, "endpoint"},
+		{"http://127.0.0.1:9?x=1", S3TEST_BUCKET, "us-east-1", NULL, "endpoint"},
+		{"http://127.0.0.1:9", "My_Bucket", "us-east-1", NULL, "bucket"},
+		{"http://127.0.0.1:9", "ab", "us-east-1", NULL, "bucket"},
+		{"http://127.0.0.1:9", "a..b", "us-east-1", NULL, "bucket"},
+		{"http://127.0.0.1:9", S3TEST_BUCKET, "US East", NULL, "region"},
+		{"http://127.0.0.1:9", S3TEST_BUCKET, "us-east-1", "../up", "prefix"},
+		{"http://127.0.0.1:9", S3TEST_BUCKET, "us-east-1", "/abs", "prefix"},
+		{"http://127.0.0.1:9", S3TEST_BUCKET, "us-east-1", "a//b", "prefix"},
+		{"http://127.0.0.1:9", S3TEST_BUCKET, "us-east-1", "a b/", "prefix"},
+		{"http://127.0.0.1:9", S3TEST_BUCKET, "us-east-1", "a/./b", "prefix"},
+	};
+	blob_s3_opts o;
+	pr_error err = PR_ERROR_INIT;
+	blob_store *bs = NULL;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		memset(&o, 0, sizeof(o));
+		o.endpoint = bad[i].endpoint, o.bucket = bad[i].bucket, o.region = bad[i].region;
+		o.prefix = bad[i].prefix, o.access_key_id = "k", o.secret_access_key = "s";
+		pr_error_clear(&err);
+		assert_int_equal(blob_s3_open(&bs, &o, &err), PR_EUSAGE);
+		assert_null(bs);
+		if (!strstr(err.msg, bad[i].what))
+			fail_msg("case %zu: '%s' does not name the %s", i, err.msg, bad[i].what);
+		assert_msg_lacks(&err, "pw");
+	}
+	memset(&o, 0, sizeof(o));
+	o.endpoint = "https://s3.amazonaws.com", o.bucket = "ok-bucket", o.region = "us-east-1";
+	o.access_key_id = "k";
+	assert_int_equal(blob_s3_check(&o, &err), PR_EUSAGE);
+	o.secret_access_key = "s";
+	o.prefix = "a/b";
+	assert_int_equal(blob_s3_check(&o, &err), 0);
+}
+
+/* A listing page written here: DOCTYPE, an endless token, an unreadable size. */
+static void hostile_listing(fx *f, const char *doc, const char *want)
+{
+	char path[700];
+	const char *args[] = {"--list-answer", path, NULL};
+	pr_error err = PR_ERROR_INIT;
+	blob_store *bs = NULL;
+	seen s = {.n = 0};
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/listing.xml", srv.dir);
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	fputs(doc, fp);
+	fclose(fp);
+	assert_int_equal(s3test_restart_proxy(&srv, args), 0);
+	opts_for(f, srv.endpoint);
+	assert_int_equal(blob_s3_open(&bs, &f->o, &err), 0);
+	assert_int_equal(blob_store_list(bs, see, &s, &err), PR_EDATA);
+	if (!strstr(err.msg, want))
+		fail_msg("'%s' does not say '%s'", err.msg, want);
+	assert_msg_has(&err, "cannot list 's3://");
+	blob_store_free(bs);
+}
+
+static void test_hostile_listings_are_refused(void **state)
+{
+	fx *f = *state;
+	char doc[4096], key[BLOB_KEY_HEX + 1];
+
+	hostile_listing(f,
+			"<?xml version=\"1.0\"?><!DOCTYPE lolz [<!ENTITY lol \"lol\">"
+			"<!ENTITY lol2 \"&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;\">]>"
+			"<ListBucketResult><Name>&lol2;</Name></ListBucketResult>",
+			"DOCTYPE");
+	hostile_listing(f,
+			"<ListBucketResult><IsTruncated>true</IsTruncated>"
+			"<NextContinuationToken></NextContinuationToken></ListBucketResult>",
+			"continuation token");
+	assert_int_equal(blob_key_of(key, "k", 1), 0);
+	snprintf(doc, sizeof(doc),
+		 "<ListBucketResult><Contents><Key>%ssha256/%.2s/%s.zst</Key><Size>-3</Size>"
+		 "<LastModified>2026-01-01T00:00:00.000Z</LastModified></Contents>"
+		 "</ListBucketResult>",
+		 f->prefix, key, key + 2);
+	hostile_listing(f, doc, "Size");
+	hostile_listing(f, "<ListBucketResult><Contents><Key>", "unreadable XML");
+	/* The same token again and again would list forever. */
+	hostile_listing(f,
+			"<ListBucketResult><IsTruncated>true</IsTruncated>"
+			"<NextContinuationToken>again</NextContinuationToken></ListBucketResult>",
+			"continuation token");
+	/* An element's text over 4 KiB. */
+	{
+		char *huge = malloc(10000);
+		assert_non_null(huge);
+		memcpy(huge, "<ListBucketResult><Name>", 24);
+		memset(huge + 24, 'A', 6000);
+		strcpy(huge + 6024, "</Name></ListBucketResult>");
+		hostile_listing(f, huge, "too long");
+		free(huge);
+	}
+	assert_int_equal(s3test_restart_proxy(&srv, NULL), 0);
+	assert_all_signed();
+}
+
+/* ---- retention over the bucket ------------------------------------------- */
+
+static void sqlf(const char *fmt, ...)
+{
+	char q[4096];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(q, sizeof(q), fmt, ap);
+	va_end(ap);
+	testdb_int(tdb, q);
+}
+
+/* A capture of blob `key` captured `age` days before `at`. */
+static void capture_of(int64_t sid, const char *key, int age, int64_t at)
+{
+	sqlf("insert into profiles (service_id, profile_type, release, captured_at, value_type,"
+	     " value_unit, total_value, sample_count, function_count, blob_key, format,"
+	     " retention_class) values (%lld, 'cpu', 'r1', 'epoch'::timestamptz + %lld *"
+	     " interval '1 microsecond', 'samples', 'count', 1, 1, 0, '%s', 'folded', 'hot')"
+	     " returning 1",
+	     (long long)sid, (long long)(at - age * DAY), key);
+}
+
+static void age_object(fx *f, const char *key, int days)
+{
+	char path[2048];
+	struct timespec t[2];
+
+	object_path(f, key, path, sizeof(path));
+	t[0].tv_sec = t[1].tv_sec = time(NULL) - days * 86400;
+	t[0].tv_nsec = t[1].tv_nsec = 0;
+	assert_int_equal(utimensat(AT_FDCWD, path, t, 0), 0);
+}
+
+static bool there(fx *f, const char *key)
+{
+	bool b = false;
+	pr_error err = PR_ERROR_INIT;
+
+	assert_int_equal(blob_exists(f->bs, key, &b, &err), 0);
+	return b;
+}
+
+/*
+ * Over the bucket, retention deletes the blob of an expired capture only
+ * when no other capture keeps it, and sweeps an orphan found by listing
+ * once it is older than the grace period (by its Last-Modified), never a
+ * young one. `storage` reports the bucket's objects and what is kept.
+ */
+static void test_retention_deletes_only_what_no_capture_keeps_and_sweeps_orphans(void **state)
+{
+	fx *f = *state;
+	char shared[BLOB_KEY_HEX + 1], alone[BLOB_KEY_HEX + 1], old_orphan[BLOB_KEY_HEX + 1],
+		young_orphan[BLOB_KEY_HEX + 1];
+	pr_error err = PR_ERROR_INIT;
+	retention_result r;
+	retention_opts o = {0};
+	config cfg;
+	json_t *doc = NULL, *bucket;
+	int64_t sid, at = (int64_t)time(NULL) * 1000000;
+	uint64_t orphan_size = 0;
+
+	testdb_reset((void **)&tdb);
+	sqlf("insert into functions (name, file, synthetic) values ('(other functions)',"
+	     " '(profreg summary)', true) on conflict do nothing returning 1");
+	sqlf("insert into services (name, enabled) values ('svc', true) returning 1");
+	sid = testdb_int(tdb, "select id from services where name = 'svc'");
+	assert_int_equal(blob_put(f->bs, shared, "kept by a young capture", 23, NULL, &err), 0);
+	assert_int_equal(blob_put(f->bs, alone, "kept by an old one only", 23, NULL, &err), 0);
+	assert_int_equal(blob_put(f->bs, old_orphan, "nobody keeps me", 15, NULL, &err), 0);
+	assert_int_equal(blob_put(f->bs, young_orphan, "nobody yet", 10, NULL, &err), 0);
+	assert_int_equal(blob_stored_size(f->bs, old_orphan, &orphan_size, &err), 0);
+	age_object(f, old_orphan, 2);
+	sqlf("insert into services (name, enabled) values ('svc2', true) returning 1");
+	capture_of(sid, shared, 30, at);
+	capture_of(testdb_int(tdb, "select id from services where name = 'svc2'"), shared, 1, at);
+	capture_of(sid, alone, 30, at);
+	assert_int_equal(config_load(&cfg, NULL, &err), 0);
+	o.at_us = at;
+	if (retention_run(&r, tdb->db, f->bs, &cfg, &o, &err) < 0)
+		fail_msg("retention_run: %s", err.msg);
+	assert_int_equal(r.to_summary, 2);
+	assert_int_equal(r.blobs_deleted, 1);
+	assert_int_equal(r.orphans_deleted, 1);
+	assert_int_equal(r.orphan_bytes, orphan_size);
+	assert_true(there(f, shared));
+	assert_false(there(f, alone));
+	assert_false(there(f, old_orphan));
+	assert_true(there(f, young_orphan));
+
+	assert_int_equal(retention_storage(&doc, tdb->db, f->bs, &cfg, &err), 0);
+	bucket = json_object_get(doc, "bucket");
+	assert_non_null(bucket);
+	assert_null(json_object_get(doc, "disk"));
+	assert_int_equal(json_integer_value(json_object_get(bucket, "objects")), 2);
+	assert_int_equal(json_integer_value(json_object_get(bucket, "unreferenced_objects")), 1);
+	assert_int_equal(
+		json_integer_value(json_object_get(json_object_get(doc, "total"), "blobs")), 1);
+	json_decref(doc);
+	config_release(&cfg);
+	assert_all_signed();
+}
+
+int main(void)
+{
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+	const struct CMUnitTest tests[] = {
+		T(test_round_trip_in_the_documented_layout),
+		T(test_an_existing_object_is_never_replaced_and_reads_are_verified),
+		T(test_reads_are_capped),
+		T(test_missing_blobs_and_deletes),
+		T(test_list_pages_through_listobjectsv2),
+		T(test_virtual_host_addressing),
+		T(test_a_session_token_is_sent_and_signed),
+		T(test_a_wrong_secret_is_refused_and_never_shown),
+		T(test_transient_errors_are_tried_again),
+		T(test_unreachable_endpoint_names_it),
+		cmocka_unit_test(test_settings_are_checked_before_anything_is_sent),
+		T(test_hostile_listings_are_refused),
+		T(test_retention_deletes_only_what_no_capture_keeps_and_sweeps_orphans),
+	};
+#undef T
+
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
