@@ -1,7 +1,8 @@
 # profreg build. `make` builds bin/profreg; `make test` and `make demo`
 # install missing Debian packages first, so each works on a fresh machine.
 
-PKGS := gsl libpq libcurl jansson yajl libgit2 libzstd zlib libprotobuf-c libcrypto expat
+PKGS := gsl libpq libcurl jansson yajl libgit2 libzstd zlib libprotobuf-c libcrypto expat \
+	libarchive libbpf
 TEST_PKGS := cmocka
 
 BUILD ?= build
@@ -52,7 +53,7 @@ SERVER_BIN := $(SERVER_SRC:tests/servers/%.c=$(BUILD)/servers/%)
 BENCH_SRC := $(wildcard tests/bench/*.c)
 BENCH_BIN := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all deps test check asan demo bench eval fuzz install clean
+.PHONY: check-build all deps test check asan demo bench eval fuzz install clean
 all: $(BIN)/profreg
 
 deps:
@@ -133,7 +134,10 @@ $(BUILD)/eval/eval: tests/eval/eval.c
 	$(CC) -std=c11 -Wall -Wextra -Werror $(CFLAGS) $(PKG_CFLAGS) -o $@ $< $(LDFLAGS) $(PKG_LIBS) -lm
 
 # `check` runs the suite on what is already installed; `test` installs first.
-check: $(BIN)/profreg $(TEST_BIN) $(BUILD)/sim/fleetgen $(BUILD)/eval/eval $(SERVER_BIN)
+# `check-build` builds what the suite runs; `tests/run NAME...` runs a part of it.
+check-build: $(BIN)/profreg $(TEST_BIN) $(BUILD)/sim/fleetgen $(BUILD)/eval/eval $(SERVER_BIN)
+
+check: check-build
 	BUILD=$(BUILD) BIN=$(BIN) tests/run
 
 test: deps

@@ -780,6 +780,120 @@ out:
 	return rc;
 }
 
+/* One entry of snapshot.services: how the service's processes are known. */
+static int load_snapshot_service(config_snapshot_service *s, const char *name, json_t *obj,
+				 const char *path, pr_error *err)
+{
+	json_t *procs = json_object_get(obj, "processes"), *v;
+	const char *key;
+	char at[256];
+	size_t i;
+
+	if (!(s->name = strdup(name)))
+		return pr_error_set(err, PR_ENOMEM, "out of memory");
+	snprintf(at, sizeof(at), "snapshot.services.%.64s", name);
+	if (!db_service_name_valid(name))
+		return bad(err, path, at, "not a valid service name (1 to 128 letters, digits, "
+			   "'.', '_' or '-', starting with a letter or digit)");
+	if (!json_is_object(obj))
+		return bad(err, path, at, "expected an object");
+	json_object_foreach(obj, key, v) {
+		snprintf(at, sizeof(at), "snapshot.services.%.64s.%.64s", name, key);
+		if (strcmp(key, "processes") != 0 && strcmp(key, "cgroup") != 0 &&
+		    strcmp(key, "full_cmdline") != 0)
+			return bad(err, path, at, "unknown key");
+	}
+	if (procs) {
+		snprintf(at, sizeof(at), "snapshot.services.%.64s.processes", name);
+		if (!json_is_array(procs))
+			return bad(err, path, at, "expected an array of process names");
+		if (json_array_size(procs) &&
+		    !(s->processes = calloc(json_array_size(procs), sizeof(*s->processes))))
+			return pr_error_set(err, PR_ENOMEM, "out of memory");
+		json_array_foreach(procs, i, v) {
+			/* The kernel keeps 15 bytes of a process name: longer never matches. */
+			if (!json_is_string(v) || json_string_length(v) == 0 ||
+			    json_string_length(v) > 15)
+				return bad(err, path, at, "expected process names of 1 to 15 bytes "
+					   "(the kernel's comm)");
+			if (!(s->processes[s->nprocesses++] = dup_string(v)))
+				return pr_error_set(err, PR_ENOMEM, "out of memory");
+		}
+	}
+	if ((v = json_object_get(obj, "cgroup"))) {
+		const char *cg = json_string_value(v);
+		snprintf(at, sizeof(at), "snapshot.services.%.64s.cgroup", name);
+		if (!cg || cg[0] != '/' || strstr(cg, "/../") || strstr(cg, "/./") ||
+		    (strlen(cg) >= 3 && strcmp(cg + strlen(cg) - 3, "/..") == 0) ||
+		    strlen(cg) > 1024)
+			return bad(err, path, at, "expected a cgroup v2 path starting with '/', "
+				   "without '.' or '..' parts");
+		if (!(s->cgroup = strdup(cg)))
+			return pr_error_set(err, PR_ENOMEM, "out of memory");
+	}
+	if ((v = json_object_get(obj, "full_cmdline"))) {
+		snprintf(at, sizeof(at), "snapshot.services.%.64s.full_cmdline", name);
+		if (!json_is_boolean(v))
+			return bad(err, path, at, "expected true or false");
+		s->full_cmdline = json_is_true(v);
+	}
+	return 0;
+}
+
+/* "snapshot": scalar settings through the field table, then the services by name. */
+static int load_snapshot(config *c, json_t *obj, const char *path, pr_error *err)
+{
+	config_snapshot *s = &c->snapshot;
+	json_t *svcs, *v;
+	const char *name;
+	int rc = 0;
+
+	if (!json_is_object(obj))
+		return bad(err, path, "snapshot", "expected an object");
+	svcs = json_incref(json_object_get(obj, "services"));
+	json_object_del(obj, "services");
+	{
+		const field f[] = {
+			{"time_budget_ms", 'i', 100, 600000, &s->time_budget_ms, 4, NULL},
+			{"size_budget_bytes", 'i', 65536, 256 << 20, &s->size_budget_bytes, 8,
+			 NULL},
+			{"sample_ms", 'i', 10, 60000, &s->sample_ms, 4, NULL},
+			{"top_threads", 'i', 1, 10000, &s->top_threads, 4, NULL},
+			{"top_processes", 'i', 1, 1000, &s->top_processes, 4, NULL},
+			{"file_max_bytes", 'i', 4096, 256 << 20, &s->file_max_bytes, 8, NULL},
+			{"kmsg_bytes", 'i', 0, 256 << 20, &s->kmsg_bytes, 8, NULL},
+			{"max_tasks", 'i', 1, 10000000, &s->max_tasks, 4, NULL},
+			{"nice", 'i', 0, 19, &s->nice, 4, NULL},
+			{"cooldown_s", 'i', 0, 86400 * 7, &s->cooldown_s, 4, NULL},
+			{NULL, 0, 0, 0, NULL, 0, NULL},
+		};
+		if ((rc = apply(obj, f, path, "snapshot", err)) < 0)
+			goto out;
+	}
+	if (svcs) {
+		if (!json_is_object(svcs)) {
+			rc = bad(err, path, "snapshot.services",
+				 "expected an object of services by "
+				 "name");
+			goto out;
+		}
+		if (json_object_size(svcs) &&
+		    !(s->services = calloc(json_object_size(svcs), sizeof(*s->services)))) {
+			rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+			goto out;
+		}
+		json_object_foreach(svcs, name, v) {
+			rc = load_snapshot_service(&s->services[s->nservices++], name, v, path,
+						   err);
+			if (rc < 0)
+				goto out;
+		}
+	}
+out:
+	json_decref(svcs);
+	return rc;
+}
+
 /*
  * "blobs": strings and numbers through the field table, then the choices
  * and what the S3 store needs.
@@ -1002,6 +1116,24 @@ static void defaults(config *c)
 	c->collect.budget_us = 900 * 1000000LL;
 	c->collect.retries = 3;
 	c->collect.retry_us = 5 * 1000000LL;
+	c->snapshot.time_budget_ms = 5000;
+	c->snapshot.size_budget_bytes = 16u << 20;
+	c->snapshot.sample_ms = 1000;
+	c->snapshot.top_threads = 20;
+	c->snapshot.top_processes = 5;
+	c->snapshot.file_max_bytes = 1u << 20;
+	c->snapshot.kmsg_bytes = 1u << 20;
+	c->snapshot.max_tasks = 200000;
+	c->snapshot.nice = 19;
+	c->snapshot.cooldown_s = 600;
+}
+
+const config_snapshot_service *config_snapshot_service_find(const config *c, const char *name)
+{
+	for (size_t i = 0; i < c->snapshot.nservices; i++)
+		if (strcmp(c->snapshot.services[i].name, name) == 0)
+			return &c->snapshot.services[i];
+	return NULL;
 }
 
 const config_service *config_service_find(const config *c, const char *name)
@@ -1143,6 +1275,17 @@ int config_load(config *c, const char *file, pr_error *err)
 				json_object_del(root, "services");
 				rc = load_services(c, svcs, path.ptr, err);
 				json_decref(svcs);
+				if (rc < 0)
+					goto out;
+			}
+		}
+		{
+			json_t *snap = json_object_get(root, "snapshot");
+			if (snap) {
+				json_incref(snap);
+				json_object_del(root, "snapshot");
+				rc = load_snapshot(c, snap, path.ptr, err);
+				json_decref(snap);
 				if (rc < 0)
 					goto out;
 			}
@@ -1302,6 +1445,15 @@ void config_release(config *c)
 		free(c->paging.teams[i].team);
 		free_names(c->paging.teams[i].targets, c->paging.teams[i].ntargets);
 	}
+	for (size_t i = 0; i < c->snapshot.nservices; i++) {
+		config_snapshot_service *s = &c->snapshot.services[i];
+		free(s->name);
+		free_names(s->processes, s->nprocesses);
+		free(s->cgroup);
+	}
+	free(c->snapshot.services);
+	c->snapshot.services = NULL;
+	c->snapshot.nservices = 0;
 	free(c->paging.teams);
 	free(c->metrics.pushgateway);
 	free(c->metrics.instance);

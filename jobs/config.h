@@ -31,6 +31,12 @@
  *     "reports":  {"dir": "PATH", "base_url": "URL"},
  *     "collect":  {"max_concurrent": N, "max_concurrent_fleet": N, "cooldown_s": N,
  *                  "budget_s": N, "retries": N, "retry_s": N},
+ *     "snapshot": {"time_budget_ms": N, "size_budget_bytes": N, "sample_ms": N,
+ *                  "top_threads": N, "top_processes": N, "file_max_bytes": N,
+ *                  "kmsg_bytes": N, "max_tasks": N, "nice": N, "cooldown_s": N,
+ *                  "services": {"NAME": {"processes": ["COMM", ...],
+ *                                        "cgroup": "/system.slice/x.service",
+ *                                        "full_cmdline": BOOL}}},
  *     "blobs":    {"store": "local"|"s3", "endpoint": "URL", "bucket": "B",
  *                  "prefix": "P/", "region": "R", "addressing": "path"|"virtual",
  *                  "access_key_id_env": "VAR", "access_key_id_file": "PATH",
@@ -197,6 +203,37 @@ typedef struct config_collect {
 	uint32_t retries;              /* more tries of a busy or unavailable target (3) */
 	int64_t retry_us;              /* wait before the first retry, doubled (5 s) */
 } config_collect;
+
+/*
+ * How a service's processes are known in an incident snapshot: by their
+ * comm (the kernel's 15-byte process name) or by their cgroup v2 path
+ * (the service's cgroup or one below it). Only a service that says so
+ * has its processes' full command lines stored: they can carry secrets.
+ */
+typedef struct config_snapshot_service {
+	char *name;
+	char **processes;        /* comm names */
+	size_t nprocesses;
+	char *cgroup;            /* cgroup v2 path starting with '/', or NULL */
+	bool full_cmdline;
+} config_snapshot_service;
+
+/* Incident snapshots (jobs/snapshot.h): budgets, sampling, who is which service. */
+typedef struct config_snapshot {
+	uint32_t time_budget_ms;    /* the whole snapshot, archive included (5000) */
+	uint64_t size_budget_bytes; /* the archive at most (16 MiB) */
+	uint32_t sample_ms;         /* the interval CPU use and deltas are measured over (1000) */
+	uint32_t top_threads;       /* threads listed by CPU (20) */
+	uint32_t top_processes;     /* processes by CPU and by memory whose files are kept (5) */
+	uint64_t file_max_bytes;    /* any one file read (1 MiB) */
+	uint64_t kmsg_bytes;        /* the tail of the kernel log kept (1 MiB) */
+	uint32_t max_tasks;         /* threads scanned at most (200000) */
+	uint32_t nice;              /* the nice value it runs at, 0 to 19 (19) */
+	uint32_t cooldown_s;        /* per host, between triggered snapshots (600) */
+	config_snapshot_service *services;
+	size_t nservices;
+} config_snapshot;
+
 /*
  * Where blobs live. "store": "local" (the default) is <home>/blobs; "s3"
  * a bucket. The S3 settings may be given with "store": "local" too: they
@@ -248,6 +285,7 @@ typedef struct config {
 	config_metrics metrics;
 	config_reports reports;
 	config_collect collect;
+	config_snapshot snapshot;
 	config_blobs blobs;
 	config_service *services;
 	size_t nservices;
@@ -256,6 +294,9 @@ typedef struct config {
 
 /* The file's settings for a service, or NULL. */
 const config_service *config_service_find(const config *c, const char *name);
+
+/* The snapshot settings of a service, or NULL. */
+const config_snapshot_service *config_snapshot_service_find(const config *c, const char *name);
 
 /* A target by name, or NULL. */
 const config_target *config_target_find(const config *c, const char *name);

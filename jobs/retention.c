@@ -14,6 +14,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "jobs/retention.h"
 #include "jobs/runs.h"
+#include "jobs/snapshot.h"
 #include "common/buf.h"
 #include "common/fileio.h"
 #include "common/timeutil.h"
@@ -310,7 +311,8 @@ static int delete_dead(ret *r, char **keys, size_t n, bool orphans, int64_t grac
 {
 	static const char still_dead[] =
 		"select k from unnest($1::text[]) k where not exists (select 1 from profiles p"
-		" where p.blob_key = k and p.blob_deleted_at is null) order by k";
+		" where p.blob_key = k and p.blob_deleted_at is null)"
+		" and not " SNAPSHOT_KEEPS_BLOB("k") " order by k";
 	PGresult *res = NULL;
 	buf lit = BUF_INIT;
 	const char *p[1];
@@ -365,7 +367,7 @@ static int sweep_queue(ret *r, pr_error *err)
 {
 	static const char pick[] =
 		"select s.blob_key, exists (select 1 from profiles p where p.blob_key = s.blob_key"
-		"   and p.blob_deleted_at is null)"
+		"   and p.blob_deleted_at is null) or " SNAPSHOT_KEEPS_BLOB("s.blob_key")
 		" from blob_sweep s order by s.blob_key limit 500";
 	static const char done_sql[] = "delete from blob_sweep where blob_key = any($1::text[])";
 	int rc = 0;
@@ -467,7 +469,8 @@ static int unkept(db *d, PGresult **res, const char *keys, pr_error *err)
 {
 	static const char sql[] =
 		"select k from unnest($1::text[]) k where not exists (select 1 from profiles p"
-		"  where p.blob_key = k and p.blob_deleted_at is null)";
+		"  where p.blob_key = k and p.blob_deleted_at is null)"
+		" and not " SNAPSHOT_KEEPS_BLOB("k");
 	const char *p[1] = {keys};
 
 	return db_exec(d, res, err, "looking for unreferenced blobs", sql, 1, p);

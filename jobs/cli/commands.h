@@ -29,6 +29,7 @@ int cmd_storage(cli_ctx *ctx, int argc, char **argv);
 int cmd_capture(cli_ctx *ctx, int argc, char **argv);
 int cmd_deploy(cli_ctx *ctx, int argc, char **argv);
 int cmd_collect(cli_ctx *ctx, int argc, char **argv);
+int cmd_snapshot(cli_ctx *ctx, int argc, char **argv);
 int cmd_functions(cli_ctx *ctx, int argc, char **argv);
 int cmd_backtest(cli_ctx *ctx, int argc, char **argv);
 int cmd_span(cli_ctx *ctx, int argc, char **argv);
@@ -52,6 +53,7 @@ int cmd_blobs(cli_ctx *ctx, int argc, char **argv);
 	{"storage", cmd_storage, "show storage use by tier and service against the budget"}, \
 	{"blobs", cmd_blobs, "move the local blob store into the configured S3 bucket"}, \
 	{"capture", cmd_capture, "pin or unpin a capture as forensic evidence"}, \
+	{"snapshot", cmd_snapshot, "take, list, show, extract an incident snapshot of a host"}, \
 	{"analyze", cmd_analyze, "test releases against their rolling baselines"}, \
 	{"backtest", cmd_backtest, "replay the nightly analysis over stored history"}, \
 	{"baseline", cmd_baseline, "show a service's rolling baseline"}, \

@@ -1,0 +1,298 @@
+/*
+ * tarzst.c: .tar.zst archives in memory through libarchive (see tarzst.h).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "pipeline/tarzst.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* Names a tar member may have: no longer than a path may be. */
+#define PATH_MAX_LEN 1024
+
+int tarzst_path_plain(const char *path)
+{
+	const char *p = path;
+	size_t len = strlen(path);
+
+	if (len == 0 || len > PATH_MAX_LEN || path[0] == '/')
+		return 0;
+	while (*p) {
+		const char *e = strchr(p, '/');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		if ((n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+			return 0;
+		if (n == 0 && e) /* "a//b" */
+			return 0;
+		for (size_t i = 0; i < n; i++)
+			if ((unsigned char)p[i] < 0x20 || p[i] == 0x7f || p[i] == '\\')
+				return 0;
+		p += n;
+		if (*p == '/')
+			p++;
+	}
+	return 1;
+}
+
+/* Where libarchive writes: a buffer that refuses to grow past its cap. */
+typedef struct sink {
+	buf *b;
+	bool over;
+} sink;
+
+static la_ssize_t sink_write(struct archive *a, void *arg, const void *data, size_t len)
+{
+	sink *s = arg;
+
+	if (buf_put(s->b, data, len) < 0) {
+		s->over = true;
+		archive_set_error(a, ENOSPC, "larger than the cap");
+		return -1;
+	}
+	return (la_ssize_t)len;
+}
+
+int tarzst_write(buf *out, const tarzst_member *m, size_t n, int64_t mtime, size_t max,
+		 pr_error *err)
+{
+	struct archive *a = NULL;
+	struct archive_entry *e = NULL;
+	sink s = {out, false};
+	int rc = 0;
+
+	buf_release(out);
+	out->max = max;
+	for (size_t i = 0; i < n; i++)
+		if (!tarzst_path_plain(m[i].path))
+			return pr_error_set(err, PR_EUSAGE, "cannot archive '%s': not a plain "
+					    "relative name", m[i].path);
+	if (!(a = archive_write_new()) || !(e = archive_entry_new())) {
+		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+		goto out;
+	}
+	if (archive_write_set_format_pax_restricted(a) != ARCHIVE_OK ||
+	    archive_write_add_filter_zstd(a) != ARCHIVE_OK ||
+	    archive_write_set_bytes_in_last_block(a, 1) != ARCHIVE_OK ||
+	    archive_write_open2(a, &s, NULL, sink_write, NULL, NULL) != ARCHIVE_OK) {
+		rc = pr_error_set(err, PR_ERR, "cannot start a tar.zst archive: %s",
+				  archive_error_string(a) ? archive_error_string(a) : "libarchive");
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		archive_entry_clear(e);
+		archive_entry_set_pathname(e, m[i].path);
+		archive_entry_set_filetype(e, AE_IFREG);
+		archive_entry_set_perm(e, 0600);
+		archive_entry_set_uid(e, 0);
+		archive_entry_set_gid(e, 0);
+		archive_entry_set_size(e, (la_int64_t)m[i].len);
+		archive_entry_set_mtime(e, (time_t)mtime, 0);
+		if (archive_write_header(a, e) != ARCHIVE_OK ||
+		    (m[i].len &&
+		     archive_write_data(a, m[i].data, m[i].len) != (la_ssize_t)m[i].len))
+			goto failed;
+	}
+	if (archive_write_close(a) != ARCHIVE_OK)
+		goto failed;
+	goto out;
+failed:
+	if (s.over)
+		rc = pr_error_set(err, PR_ELIMIT, "the archive would be larger than %zu bytes",
+				  max);
+	else
+		rc = pr_error_set(err, PR_ERR, "cannot write the tar.zst archive: %s",
+				  archive_error_string(a) ? archive_error_string(a) : "libarchive");
+out:
+	archive_entry_free(e);
+	if (a)
+		archive_write_free(a);
+	if (rc < 0)
+		buf_release(out);
+	out->max = SIZE_MAX;
+	return rc;
+}
+
+static int open_read(struct archive **out, const void *data, size_t len, const char *name,
+		     pr_error *err)
+{
+	struct archive *a = archive_read_new();
+
+	*out = NULL;
+	if (!a)
+		return pr_error_set(err, PR_ENOMEM, "out of memory");
+	if (archive_read_support_filter_zstd(a) != ARCHIVE_OK ||
+	    archive_read_support_format_tar(a) != ARCHIVE_OK) {
+		archive_read_free(a);
+		return pr_error_set(err, PR_ERR, "cannot read '%s': libarchive lacks zstd or tar",
+				    name);
+	}
+	if (archive_read_open_memory(a, data, len) != ARCHIVE_OK) {
+		int rc = pr_error_set(err, PR_EDATA, "cannot read '%s': not a tar.zst archive (%s)",
+				      name, archive_error_string(a) ? archive_error_string(a)
+								    : "unrecognised");
+		archive_read_free(a);
+		return rc;
+	}
+	*out = a;
+	return 0;
+}
+
+/*
+ * The next member: 1 with its header in *e, 0 at the end. Checks the
+ * kind, the name and the count; `zstd` says whether the archive was
+ * compressed as it must be.
+ */
+static int next_member(struct archive *a, struct archive_entry **e, const char *name,
+		       size_t *count, pr_error *err)
+{
+	int r = archive_read_next_header(a, e);
+	const char *path;
+
+	if (r == ARCHIVE_EOF)
+		return 0;
+	if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
+		return pr_error_set(err, PR_EDATA, "cannot read '%s': %s", name,
+				    archive_error_string(a) ? archive_error_string(a)
+							    : "corrupt or truncated archive");
+	if (*count == 0) {
+		bool zstd = false;
+		for (int i = 0; i < archive_filter_count(a); i++)
+			zstd |= archive_filter_code(a, i) == ARCHIVE_FILTER_ZSTD;
+		if (!zstd)
+			return pr_error_set(err, PR_EDATA, "cannot read '%s': not compressed with "
+					    "zstd (a .tar.zst is expected)", name);
+	}
+	if (++*count > TARZST_MAX_MEMBERS)
+		return pr_error_set(err, PR_ELIMIT, "cannot read '%s': more than %d members",
+				    name, TARZST_MAX_MEMBERS);
+	path = archive_entry_pathname(*e);
+	if (!path || !tarzst_path_plain(path))
+		return pr_error_set(err, PR_EDATA, "cannot read '%s': member name '%.200s' is not "
+				    "a plain relative name", name, path ? path : "");
+	if (archive_entry_filetype(*e) != AE_IFREG && archive_entry_filetype(*e) != AE_IFDIR)
+		return pr_error_set(err, PR_EDATA, "cannot read '%s': member '%.200s' is not a "
+				    "regular file or a folder", name, path);
+	if (archive_entry_hardlink(*e) || archive_entry_symlink(*e))
+		return pr_error_set(err, PR_EDATA, "cannot read '%s': member '%.200s' is a link",
+				    name, path);
+	return 1;
+}
+
+/* Read the current member's content into `b`, under both caps. */
+static int read_member(struct archive *a, buf *b, const char *name, const char *path,
+		       size_t member_max, size_t *total, size_t total_max, pr_error *err)
+{
+	char chunk[65536];
+
+	buf_reset(b);
+	for (;;) {
+		la_ssize_t r = archive_read_data(a, chunk, sizeof(chunk));
+		if (r == 0)
+			return 0;
+		if (r < 0)
+			return pr_error_set(err, PR_EDATA, "cannot read '%s': member '%.200s': %s",
+					    name, path, archive_error_string(a)
+						  ? archive_error_string(a) : "corrupt");
+		if (b->len + (size_t)r > member_max)
+			return pr_error_set(err, PR_ELIMIT, "cannot read '%s': member '%.200s' is "
+					    "larger than %zu bytes", name, path, member_max);
+		*total += (size_t)r;
+		if (*total > total_max)
+			return pr_error_set(err, PR_ELIMIT, "cannot read '%s': more than %zu bytes "
+					    "once decompressed", name, total_max);
+		if (buf_put(b, chunk, (size_t)r) < 0)
+			return pr_error_set(err, PR_ENOMEM, "out of memory");
+	}
+}
+
+int tarzst_read(const void *data, size_t len, const char *name, size_t member_max,
+		size_t total_max, tarzst_visit_fn visit, void *arg, pr_error *err)
+{
+	struct archive *a = NULL;
+	struct archive_entry *e;
+	buf b = BUF_INIT;
+	size_t count = 0, total = 0;
+	int rc;
+
+	if ((rc = open_read(&a, data, len, name, err)) < 0)
+		return rc;
+	while ((rc = next_member(a, &e, name, &count, err)) == 1) {
+		const char *path = archive_entry_pathname(e);
+		if (archive_entry_filetype(e) == AE_IFDIR)
+			continue;
+		if ((rc = read_member(a, &b, name, path, member_max, &total, total_max, err)) < 0)
+			break;
+		if ((rc = visit(arg, path, b.ptr, b.len, err)) != 0)
+			break;
+	}
+	if (rc == 0 && count == 0)
+		rc = pr_error_set(err, PR_EDATA, "cannot read '%s': an empty archive", name);
+	archive_read_free(a);
+	buf_release(&b);
+	return rc;
+}
+
+int tarzst_extract(const void *data, size_t len, const char *name, const char *dir,
+		   size_t member_max, size_t total_max, pr_error *err)
+{
+	struct archive *a = NULL, *w = NULL;
+	struct archive_entry *e;
+	buf b = BUF_INIT, path = BUF_INIT;
+	size_t count = 0, total = 0;
+	int rc;
+
+	if (mkdir(dir, 0700) < 0)
+		return pr_error_set(
+			err, errno == EEXIST ? PR_EEXISTS : PR_EIO, "cannot extract into '%s': %s",
+			dir, errno == EEXIST ? "it exists; name a new folder" : strerror(errno));
+	if ((rc = open_read(&a, data, len, name, err)) < 0)
+		return rc;
+	if (!(w = archive_write_disk_new())) {
+		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+		goto out;
+	}
+	archive_write_disk_set_options(w, ARCHIVE_EXTRACT_SECURE_SYMLINKS |
+					  ARCHIVE_EXTRACT_SECURE_NODOTDOT |
+					  ARCHIVE_EXTRACT_NO_OVERWRITE);
+	while ((rc = next_member(a, &e, name, &count, err)) == 1) {
+		const char *mp = archive_entry_pathname(e);
+		bool folder = archive_entry_filetype(e) == AE_IFDIR;
+		buf_reset(&path);
+		if (buf_printf(&path, "%s/%s", dir, mp) < 0) {
+			rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+			break;
+		}
+		if (!folder &&
+		    (rc = read_member(a, &b, name, mp, member_max, &total, total_max, err)) < 0)
+			break;
+		archive_entry_set_pathname(e, path.ptr);
+		archive_entry_set_perm(e, folder ? 0700 : 0600);
+		if (archive_write_header(w, e) != ARCHIVE_OK ||
+		    (!folder && b.len &&
+		     archive_write_data(w, b.ptr, b.len) != (la_ssize_t)b.len) ||
+		    archive_write_finish_entry(w) != ARCHIVE_OK) {
+			rc = pr_error_set(err, PR_EIO, "cannot extract '%.200s' into '%s': %s", mp,
+					  dir, archive_error_string(w) ? archive_error_string(w)
+								       : "write failed");
+			break;
+		}
+	}
+	if (rc == 0 && count == 0)
+		rc = pr_error_set(err, PR_EDATA, "cannot read '%s': an empty archive", name);
+	if (rc == 0 && archive_write_close(w) != ARCHIVE_OK)
+		rc = pr_error_set(err, PR_EIO, "cannot extract into '%s': %s", dir,
+				  archive_error_string(w) ? archive_error_string(w)
+							  : "close failed");
+out:
+	if (w)
+		archive_write_free(w);
+	archive_read_free(a);
+	buf_release(&b);
+	buf_release(&path);
+	return rc;
+}

@@ -1,0 +1,144 @@
+#!/bin/bash
+# Incident snapshots from the command line: a snapshot to a file needs no
+# database; a stored one is listed, shown, extracted byte for byte and
+# unpacked; an archive taken earlier uploads once; a busy process shows at
+# the top; a run as nobody records what it could not read and succeeds; an
+# unreachable database keeps the archive; usage errors, hostile uploads
+# and the cooldown are refused with one line and the right exit code.
+. "$(dirname "$0")/lib.sh"
+fresh_db cli_snapshot
+T=$PROFREG_TEST_TMP/cli_snapshot
+rm -rf "$T" && mkdir -p "$T" && chmod 755 "$T"
+cat >"$T/profreg.json" <<'JSON'
+{"snapshot": {"sample_ms": 300, "time_budget_ms": 20000,
+              "services": {"checkout": {"processes": ["snapburner"], "full_cmdline": false}}}}
+JSON
+P() { pr --config "$T/profreg.json" "$@"; }
+member() { tar --zstd -xOf "$1" "$2"; }
+
+run P snapshot --help
+[ $RC -eq 0 ] && grep -q -- '--incident' <<<"$OUT" && grep -q 'snapshot list' <<<"$OUT" &&
+	ok "snapshot --help" || not_ok "snapshot --help" "rc $RC"
+
+# A file, no database: --out works before db init.
+run P snapshot --out "$T/a.tar.zst" --incident INC-1 --reason "p99 at 3 s" --json
+[ $RC -eq 0 ] && [ -s "$T/a.tar.zst" ] && [ "$(jq -r .out <<<"$OUT")" = "$T/a.tar.zst" ] &&
+	ok "snapshot --out writes an archive without a database" ||
+	not_ok "snapshot --out" "rc $RC" "$ERR"
+first=$(tar --zstd -tf "$T/a.tar.zst" | head -n 1)
+[ "$first" = manifest.json ] && ok "manifest.json is the archive's first member" ||
+	not_ok "first member" "$first"
+m=$(member "$T/a.tar.zst" manifest.json)
+[ "$(jq -r .incident <<<"$m")" = INC-1 ] && [ "$(jq -r .kind <<<"$m")" = profreg-snapshot ] &&
+	[ "$(jq '.items | length' <<<"$m")" -eq 14 ] &&
+	[ "$(jq '[.items[] | select(.status != "collected" and (.reason // "") == "")] | length' <<<"$m")" -eq 0 ] &&
+	ok "the manifest lists every item, and why each missing one is missing" ||
+	not_ok "manifest" "$(jq -c '.items' <<<"$m" | head -c 800)"
+[ "$(jq '.bytes' <<<"$OUT")" -eq "$(stat -c %s "$T/a.tar.zst")" ] &&
+	ok "--json gives the archive's size and cost" || not_ok "--json bytes" "$OUT"
+
+# A busy process, named by its executable, at the top.
+cp /bin/sh "$T/snapburner"
+"$T/snapburner" -c 'while :; do :; done' &
+burner=$!
+sleep 0.2
+run P snapshot --out "$T/busy.tar.zst"
+kill $burner; wait $burner 2>/dev/null
+s=$(member "$T/busy.tar.zst" summary.json)
+[ $RC -eq 0 ] && jq -e --argjson p $burner '.top_threads[:10] | map(select(.pid == $p and .comm == "snapburner")) | length == 1' <<<"$s" >/dev/null &&
+	ok "a process burning CPU is among the top threads" ||
+	not_ok "burner at the top" "$(jq -c '.top_threads' <<<"$s" | head -c 600)"
+jq -e --argjson p $burner '.top_processes | map(select(.pid == $p)) | .[0] | .service == "checkout" and .exe == "snapburner" and .argc == 3 and (has("cmdline") | not)' <<<"$s" >/dev/null &&
+	ok "its service is named, its command line is not stored" ||
+	not_ok "service and cmdline" "$(jq -c --argjson p $burner '.top_processes | map(select(.pid == $p))' <<<"$s")"
+
+# Stored: db init, then the default (upload).
+pr --quiet db init
+run P snapshot --incident INC-2 --reason "checkout stalls"
+[ $RC -eq 0 ] && grep -q '^snapshot 1 of .* stored' <<<"$OUT" &&
+	ok "snapshot stores by default" || not_ok "snapshot store" "rc $RC" "$OUT" "$ERR"
+[ "$(sql "select count(*) from snapshots where incident = 'INC-2' and trigger = 'manual'")" = 1 ] &&
+	[ "$(sql "select count(*) from audit_log where action = 'snapshot.store' and object = 'snapshot:1'")" = 1 ] &&
+	ok "indexed and audited" || not_ok "row and audit"
+run P snapshot list
+[ $RC -eq 0 ] && grep -q 'INC-2' <<<"$OUT" && head -n 1 <<<"$OUT" | grep -q '^ *ID  *TAKEN  *HOST' &&
+	ok "snapshot list" || not_ok "snapshot list" "$OUT" "$ERR"
+run P snapshot list --incident nope --json
+[ $RC -eq 0 ] && [ "$(jq '.snapshots | length' <<<"$OUT")" -eq 0 ] &&
+	ok "snapshot list --incident filters" || not_ok "list filter" "$OUT"
+run P snapshot show 1
+[ $RC -eq 0 ] && grep -q '^incident INC-2' <<<"$OUT" && grep -q '^items:' <<<"$OUT" &&
+	grep -q 'schedstat\|pressure' <<<"$OUT" && ok "snapshot show" || not_ok "snapshot show" "$OUT" "$ERR"
+
+# Round trips, byte for byte.
+run P snapshot upload "$T/a.tar.zst"
+[ $RC -eq 0 ] && [ "$OUT" = "stored as snapshot 2" ] && ok "upload of an archive taken with --out" ||
+	not_ok "upload" "$OUT" "$ERR"
+run P snapshot upload "$T/a.tar.zst"
+[ $RC -eq 0 ] && [ "$OUT" = "already stored as snapshot 2" ] && ok "the same archive uploads once" ||
+	not_ok "upload twice" "$OUT"
+run P snapshot extract 2 --out "$T/back.tar.zst"
+[ $RC -eq 0 ] && cmp -s "$T/a.tar.zst" "$T/back.tar.zst" &&
+	ok "extract gives the archive back byte for byte" || not_ok "extract cmp" "$ERR"
+run P snapshot extract 2 --dir "$T/unpacked"
+[ $RC -eq 0 ] && cmp -s "$T/unpacked/manifest.json" <(member "$T/a.tar.zst" manifest.json) &&
+	[ -f "$T/unpacked/proc/pressure/cpu.start" ] &&
+	ok "extract --dir unpacks it" || not_ok "extract --dir" "$ERR"
+run P snapshot extract 2 --dir "$T/unpacked"
+[ $RC -eq 4 ] && grep -q "exists" <<<"$ERR" && ok "extract never writes into a folder that exists" ||
+	not_ok "extract into existing" "rc $RC" "$ERR"
+[ "$(sql "select count(*) from audit_log where action = 'snapshot.extract'")" = 2 ] &&
+	ok "each extract is audited" || not_ok "extract audit"
+
+# Refusals: one line, the right code.
+run P snapshot --out "$T/x" --upload
+[ $RC -eq 2 ] && [ "$(wc -l <<<"$ERR")" -eq 1 ] && ok "--out with --upload is a usage error" ||
+	not_ok "--out --upload" "rc $RC"
+run P snapshot --incident "$(printf 'a\033[2Jb')" --out "$T/x"
+[ $RC -eq 2 ] && grep -q "incident" <<<"$ERR" && ! grep -q $'\033' <<<"$ERR" &&
+	ok "an incident with control characters is refused, escaped" || not_ok "bad incident" "rc $RC" "$ERR"
+run P snapshot --cooldown 10m --out "$T/x"
+[ $RC -eq 2 ] && ok "--cooldown needs the database" || not_ok "cooldown --out" "rc $RC"
+run P snapshot --cooldown 10m
+[ $RC -eq 4 ] && grep -q "cooldown" <<<"$ERR" && [ "$(sql 'select count(*) from snapshots')" = 2 ] &&
+	ok "a second snapshot within the cooldown is refused" || not_ok "cooldown" "rc $RC" "$ERR"
+gzip -c /etc/hostname >"$T/bad.tar.zst"
+run P snapshot upload "$T/bad.tar.zst"
+[ $RC -eq 4 ] && grep -q "bad.tar.zst" <<<"$ERR" && [ "$(wc -l <<<"$ERR")" -eq 1 ] &&
+	ok "a file that is not a snapshot is refused, naming it" || not_ok "hostile upload" "rc $RC" "$ERR"
+run P snapshot show 99
+[ $RC -eq 4 ] && grep -q "snapshot 99 not found" <<<"$ERR" && ok "an unknown snapshot is exit 4" ||
+	not_ok "unknown id" "rc $RC" "$ERR"
+
+# As nobody: what needs privileges is missing, and says so; exit 0.
+mkdir -p "$T/pub" && chmod 777 "$T/pub"
+run setpriv --reuid=nobody --regid=nogroup --clear-groups "$PROFREG_BIN" --home "$T/pub" \
+	--config "$T/profreg.json" snapshot --out "$T/pub/nobody.tar.zst" --json
+m=$(member "$T/pub/nobody.tar.zst" manifest.json 2>/dev/null)
+[ $RC -eq 0 ] && [ "$(jq .collector.euid <<<"$m")" = 65534 ] &&
+	jq -e '.items[] | select(.name == "bpf_programs") | .status == "missing" and (.reason | test("CAP_SYS_ADMIN"))' <<<"$m" >/dev/null &&
+	jq -e '.items[] | select(.name == "pressure") | .status == "collected"' <<<"$m" >/dev/null &&
+	ok "as nobody: missing layers recorded, the snapshot still succeeds" ||
+	not_ok "as nobody" "rc $RC" "$ERR" "$(jq -c '.items' <<<"$m" | head -c 600)"
+
+# The database is away: the snapshot is taken and kept, exit 3.
+run "$PROFREG_BIN" --db "host=$T/nowhere dbname=x connect_timeout=2" --home "$T/away" \
+	--config "$T/profreg.json" snapshot --incident INC-3
+kept=$(ls "$T"/away/snapshots/unsent/*.tar.zst 2>/dev/null | head -n 1)
+[ $RC -eq 3 ] && [ -n "$kept" ] && grep -q "snapshot upload $kept" <<<"$ERR" &&
+	ok "an unreachable database keeps the archive and says how to upload it" ||
+	not_ok "unsent" "rc $RC" "$ERR"
+run P snapshot upload "$kept"
+[ $RC -eq 0 ] && [ "$(sql "select count(*) from snapshots where incident = 'INC-3'")" = 1 ] &&
+	ok "the kept archive uploads later" || not_ok "upload kept" "$ERR"
+
+# The configuration is checked.
+echo '{"snapshot": {"size_budget_bytes": 10}}' >"$T/bad.json"
+run pr --config "$T/bad.json" config check
+[ $RC -ne 0 ] && grep -q "snapshot.size_budget_bytes" <<<"$ERR" &&
+	ok "config check refuses a budget out of range" || not_ok "config range" "rc $RC" "$ERR"
+echo '{"snapshot": {"services": {"s": {"processes": ["a-name-longer-than-15"]}}}}' >"$T/bad.json"
+run pr --config "$T/bad.json" config check
+[ $RC -ne 0 ] && grep -q "snapshot.services.s.processes" <<<"$ERR" &&
+	ok "config check refuses a process name the kernel cannot hold" || not_ok "config comm" "$ERR"
+finish
