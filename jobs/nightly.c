@@ -3,6 +3,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "jobs/nightly.h"
+#include "baselines/baseline.h"
 #include "common/timeutil.h"
 #include "jobs/deploys.h"
 #include "jobs/pushgw.h"
@@ -100,16 +101,33 @@ static int one_service(nightly_result *r, const job_env *env, const db_service *
 		}
 		have_src = true;
 	}
-	for (size_t t = 0; t < (cs ? cs->ntypes : 1); t++) {
-		analysis_target tg = {s->id, s->name, cs ? cs->types[t] : "cpu", NULL,
-				      r->at_us - night, r->at_us + 1, NULL, NULL};
-		if (analysis_add(&r->a, env->d, &tg, !o->dry_run, &serr) < 0) {
-			if (serr.code == PR_EDB || serr.code == PR_ENOMEM) {
+	/*
+	 * Each release that ran in the night is judged with all of its
+	 * captures so far, not only the night's: evidence accumulates over the
+	 * nights a release lives, each night one more look (baselines/
+	 * analysis.h), and the lifecycle of its findings follows. A type with
+	 * no capture in the night is judged as before, so that it is reported.
+	 */
+	for (size_t t = 0; t < (cs ? cs->ntypes : 1) && !serr.code; t++) {
+		const char *type = cs ? cs->types[t] : "cpu";
+		char **rels = NULL;
+		size_t nrels = 0;
+		if (capture_releases_in(&rels, &nrels, env->d, s->id, type, r->at_us - night,
+					r->at_us + 1, &serr) < 0) {
+			rc = pr_error_set(err, serr.code, "%s", serr.msg);
+			goto out;
+		}
+		for (size_t k = 0; k < (nrels ? nrels : 1) && !serr.code; k++) {
+			analysis_target tg = {s->id, s->name, type, nrels ? rels[k] : NULL,
+					      r->at_us - night, r->at_us + 1, NULL, NULL};
+			if (analysis_add(&r->a, env->d, &tg, !o->dry_run, &serr) < 0 &&
+			    (serr.code == PR_EDB || serr.code == PR_ENOMEM)) {
+				capture_releases_free(rels, nrels);
 				rc = pr_error_set(err, serr.code, "%s", serr.msg);
 				goto out;
 			}
-			break;
 		}
+		capture_releases_free(rels, nrels);
 	}
 	if (serr.code)
 		outcome(r, s->name, "failed", serr.msg, have_src ? &src : NULL);
