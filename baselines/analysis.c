@@ -470,6 +470,9 @@ static void rate_tests(finding *f, const series *b, const series *c)
 	lc = lb + b->n;
 	zb = lc + c->n;
 	zc = zb + b->n;
+	for (size_t i = 0; i < b->n + c->n; i++)
+		if (!isfinite(i < b->n ? b->rate[i] : c->rate[i - b->n]))
+			goto out; /* no durations: no rates */
 	for (size_t i = 0; i < b->n; i++)
 		if (b->rate[i] > 0)
 			least = fmin(least, b->rate[i]);
@@ -912,6 +915,7 @@ int analysis_add(analysis *a, db *d, const analysis_target *t, bool store, pr_er
 		j = &j[a->njudged];
 		j->service_id = t->service_id;
 		j->look = look;
+		j->first_us = td.cur.caps[0].captured_at_us;
 		j->type = strdup(t->type);
 		j->release = strdup(t->release);
 		if (!j->type || !j->release) {
@@ -1007,25 +1011,56 @@ static bool passes(const finding *f, double q, const analysis_opts *o)
 }
 
 /*
- * Dilution: renormalise each significant share finding of a target
- * without the other functions of that target found to move, and test it
- * again at the same look. One that no longer clears its family's cut-off
- * (the largest sequential p-value the run accepted in that direction)
- * only moved because the others did: a relative shift.
+ * Dilution. When one function's cost rises, every other share falls
+ * (and when one falls, the others rise) without anything else changing.
+ * The significant share findings of a target are taken largest change
+ * first (rises before falls on a tie); the first one moved; each next one
+ * is tested again with its shares renormalised without those already
+ * found to move, at the same look. One that no longer clears its
+ * family's cut-off (the largest sequential p-value the run accepted in
+ * that direction) only moved because the others did: a relative shift.
+ * One that still clears it moved on its own, and joins them.
  */
+static int by_change(const void *x, const void *y, void *ctx)
+{
+	const analysis *a = ctx;
+	const finding *f = &a->tests[*(const size_t *)x], *g = &a->tests[*(const size_t *)y];
+	double df = fabs(f->delta), dg = fabs(g->delta);
+
+	if (df != dg)
+		return df > dg ? -1 : 1;
+	if ((f->delta > 0) != (g->delta > 0))
+		return f->delta > 0 ? -1 : 1;
+	return f->row < g->row ? -1 : f->row > g->row;
+}
+
+/* qsort_r is not C11: a small insertion sort (a target has few findings). */
+static void sort_by_change(size_t *idx, size_t n, analysis *a)
+{
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && by_change(&idx[j - 1], &idx[j], a) > 0; j--) {
+			size_t t = idx[j];
+			idx[j] = idx[j - 1];
+			idx[j - 1] = t;
+		}
+}
+
 static int renormalised_retest(analysis *a, const double cut[2])
 {
 	const analysis_opts *o = &a->opts;
-	size_t *idx = NULL;
+	size_t *idx = NULL, *movers = NULL;
 	int64_t *less = NULL;
 	series sb = {0}, sc = {0};
 	int rc = 0;
 
-	if (!(idx = calloc(a->ntests ? a->ntests : 1, sizeof(*idx))))
+	if (!(idx = calloc(a->ntests ? a->ntests : 1, sizeof(*idx))) ||
+	    !(movers = calloc(a->ntests ? a->ntests : 1, sizeof(*movers)))) {
+		free(idx);
 		return PR_ENOMEM;
+	}
 	for (size_t tg = 0; tg < a->ntargets && rc == 0; tg++) {
 		analysis_target_data *td = &a->targets[tg];
-		size_t nsig = 0, ncap = td->base.n + td->cur.n, maxn;
+		size_t nsig = 0, nmov = 0, ncap = td->base.n + td->cur.n, maxn;
 
 		for (size_t i = 0; i < a->ntests; i++) {
 			const finding *f = &a->tests[i];
@@ -1035,6 +1070,7 @@ static int renormalised_retest(analysis *a, const double cut[2])
 		}
 		if (nsig < 2)
 			continue;
+		sort_by_change(idx, nsig, a);
 		maxn = td->base.n > td->cur.n ? td->base.n : td->cur.n;
 		free(less);
 		free(sb.share);
@@ -1052,14 +1088,13 @@ static int renormalised_retest(analysis *a, const double cut[2])
 		}
 		sb.vst = sb.share + maxn, sb.rate = sb.vst + maxn, sb.v = sb.rate + maxn;
 		sc.vst = sc.share + maxn, sc.rate = sc.vst + maxn, sc.v = sc.rate + maxn;
-		for (size_t k = 0; k < nsig && rc == 0; k++) {
+		movers[nmov++] = idx[0];
+		for (size_t k = 1; k < nsig && rc == 0; k++) {
 			finding *f = &a->tests[idx[k]], again;
 			double p;
 			memset(less, 0, ncap * sizeof(*less));
-			for (size_t j = 0; j < nsig; j++) {
-				size_t r = a->tests[idx[j]].row;
-				if (j == k)
-					continue;
+			for (size_t j = 0; j < nmov; j++) {
+				size_t r = a->tests[movers[j]].row;
 				for (size_t c = 0; c < ncap; c++) {
 					int64_t v = td->m.self[r * td->m.ncaps + c];
 					if (v > 0)
@@ -1078,14 +1113,17 @@ static int renormalised_retest(analysis *a, const double cut[2])
 			if (rc < 0)
 				break;
 			p = stats_seq_pvalue(p, f->look, o->max_looks, o->spend_rho);
-			if (!(p <= cut[f->direction == FINDING_REGRESSION ? 0 : 1])) {
-				f->direction = FINDING_RELATIVE_SHIFT;
-				f->diluted = true;
-				a->diluted++;
+			if (p <= cut[f->direction == FINDING_REGRESSION ? 0 : 1]) {
+				movers[nmov++] = idx[k];
+				continue;
 			}
+			f->direction = FINDING_RELATIVE_SHIFT;
+			f->diluted = true;
+			a->diluted++;
 		}
 	}
 	free(idx);
+	free(movers);
 	free(less);
 	free(sb.share);
 	free(sc.share);

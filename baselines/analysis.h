@@ -135,6 +135,7 @@ typedef struct finding {
 	bool diluted;             /* relabelled a relative shift by the renormalised re-test */
 	char state[16];           /* after storing: candidate, confirmed (see findings.h) */
 	int64_t incident_id;      /* after storing: the incident it belongs to, 0 none */
+	bool incident_lead;       /* it pages and stands for its incident */
 	size_t target;            /* index of its target in the analysis (internal) */
 	size_t row;               /* its row in the target's values; SIZE_MAX: cost */
 } finding;
@@ -150,6 +151,7 @@ typedef struct analysis_judged {
 	int64_t service_id;
 	char *type, *release;
 	size_t look;
+	int64_t first_us;         /* its first capture */
 } analysis_judged;
 
 typedef struct analysis {

@@ -310,8 +310,11 @@ double capture_share(const capture_ref *c, int64_t self)
 
 double capture_rate(const capture_ref *c, int64_t self)
 {
-	/* Without a duration, captures are taken as equally long. */
-	return c->duration_ns > 0 ? (double)self / ((double)c->duration_ns / 1e9) : (double)self;
+	/*
+	 * Without a duration there is no rate: counting a capture as a unit of
+	 * time made captures of different lengths look like cost changes.
+	 */
+	return c->duration_ns > 0 ? (double)self / ((double)c->duration_ns / 1e9) : NAN;
 }
 
 int baseline_summarize(baseline_func *out, const func_matrix *m, size_t row,

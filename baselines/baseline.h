@@ -93,7 +93,11 @@ int func_matrix_load(func_matrix *out, db *d, const capture_set *a,
 		     const capture_set *b, pr_error *err);
 void func_matrix_release(func_matrix *m);
 
-/* Share and rate of a function in one capture. */
+/*
+ * Share and rate of a function in one capture: the rate is self value
+ * per second of capture, NaN when the capture has no duration (folded
+ * stacks, perf script).
+ */
 double capture_share(const capture_ref *c, int64_t self);
 double capture_rate(const capture_ref *c, int64_t self);
 

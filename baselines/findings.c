@@ -446,12 +446,18 @@ int findings_follow_up(findings_closed *out, analysis *a, db *d, int64_t run_id,
 	static const char sql[] =
 		"select f.id, coalesce(f.function_id, 0), f.function, coalesce(fn.file, ''),"
 		" f.current_release, f.direction, f.baseline_share, f.kind,"
-		" coalesce(f.detail ->> 'cost_unit', '')"
+		" coalesce(f.detail ->> 'cost_unit', ''), coalesce(f.delta, 0)"
 		" from findings f left join functions fn on fn.id = f.function_id"
 		" where f.service_id = $1 and f.profile_type = $2 and f.status = 'open'"
-		"   and f.direction in ('regression', 'improvement')"
-		"   and (f.current_release = $3 or f.created_at <="
-		"        'epoch'::timestamptz + $4::bigint * interval '1 microsecond')"
+
+		/*
+		 * An earlier release's: found by an analysis before this one's
+		 * "now", on a release that started before this one.
+		 */
+		"   and (f.current_release = $3 or (coalesce((f.detail ->> 'at_us')::bigint, 0) < $4"
+		"        and (select min(p.captured_at) from profiles p where p.service_id = f.service_id"
+		"             and p.profile_type = f.profile_type and p.release = f.current_release)"
+		"            < 'epoch'::timestamptz + $5::bigint * interval '1 microsecond'))"
 		" order by f.id";
 	const analysis_opts *o = &a->opts;
 	int rc = 0;
@@ -459,19 +465,23 @@ int findings_follow_up(findings_closed *out, analysis *a, db *d, int64_t run_id,
 	memset(out, 0, sizeof(*out));
 	for (size_t j = 0; j < a->njudged && rc == 0; j++) {
 		const analysis_judged *jd = &a->judged[j];
-		char sid[24], at[24];
-		const char *p[4] = {sid, jd->type, jd->release, at};
+		char sid[24], at[24], first[24];
+		const char *p[5] = {sid, jd->type, jd->release, at, first};
 		PGresult *res = NULL;
 
 		snprintf(sid, sizeof(sid), "%" PRId64, jd->service_id);
 		snprintf(at, sizeof(at), "%" PRId64, o->at_us);
-		if ((rc = db_exec(d, &res, err, "reading open findings", sql, 4, p)) < 0)
+		snprintf(first, sizeof(first), "%" PRId64, jd->first_us);
+		if ((rc = db_exec(d, &res, err, "reading open findings", sql, 5, p)) < 0)
 			break;
 		for (int r = 0; r < db_rows(res) && rc == 0; r++) {
 			int64_t id = db_get_i64(res, r, 0);
 			const char *release = db_get_text(res, r, 4), *kind = db_get_text(res, r, 7);
 			bool same = strcmp(release, jd->release) == 0;
-			bool reg = strcmp(db_get_text(res, r, 5), "regression") == 0;
+			/* Which way it moved: a relative shift by the sign of its change. */
+			bool reg = strcmp(db_get_text(res, r, 5), "regression") == 0 ||
+				   (strcmp(db_get_text(res, r, 5), "relative_shift") == 0 &&
+				    db_get_f64(res, r, 9) > 0);
 			double base = db_get_f64(res, r, 6);
 			const char *file = strcmp(kind, FINDING_KIND_COST) == 0
 					   ? db_get_text(res, r, 8) : db_get_text(res, r, 3);
@@ -592,4 +602,159 @@ int findings_history(json_t **out, db *d, int64_t id, pr_error *err)
 		rc = oom(err);
 	db_result_free(res);
 	return rc;
+}
+
+static size_t uf_find(size_t *parent, size_t i)
+{
+	while (parent[i] != i)
+		i = parent[i] = parent[parent[i]];
+	return i;
+}
+
+int findings_link(analysis *a, db *d, const int64_t *from, const int64_t *to,
+		  const char *const *why, size_t n, pr_error *err)
+{
+	static const char existing_sql[] =
+		"select min(incident_id) from findings where id = any($1::bigint[])";
+	static const char new_sql[] =
+		"insert into finding_groups (service_id, profile_type, release, lead_finding_id,"
+		" reason) select service_id, profile_type, current_release, id, $2 from findings"
+		" where id = $1 returning id";
+	static const char join_sql[] =
+		"update findings set incident_id = $1 where id = any($2::bigint[])"
+		" and incident_id is distinct from $1";
+	static const char lead_sql[] =
+		"select coalesce(lead_finding_id, 0) from finding_groups where id = $1";
+	int64_t *ids = NULL;
+	size_t *parent = NULL, nids = 0;
+	int rc = 0;
+
+	if (!n)
+		return 0;
+	if (!(ids = calloc(2 * n, sizeof(*ids))) || !(parent = calloc(2 * n, sizeof(*parent)))) {
+		rc = oom(err);
+		goto out;
+	}
+	/* The findings involved, each once; then union by the links. */
+	for (size_t i = 0; i < 2 * n; i++) {
+		int64_t id = i < n ? from[i] : to[i - n];
+		size_t k;
+		for (k = 0; k < nids && ids[k] != id; k++)
+			;
+		if (k == nids)
+			ids[nids++] = id;
+	}
+	for (size_t k = 0; k < nids; k++)
+		parent[k] = k;
+	for (size_t i = 0; i < n; i++) {
+		size_t x = 0, y = 0;
+		while (ids[x] != from[i])
+			x++;
+		while (ids[y] != to[i])
+			y++;
+		parent[uf_find(parent, x)] = uf_find(parent, y);
+	}
+	for (size_t root = 0; root < nids && rc == 0; root++) {
+		buf members = BUF_INIT;
+		int64_t first = 0, incident = 0, lead = 0;
+		const char *reason = "";
+		char sid[24], inc[24];
+		PGresult *res = NULL;
+		size_t count = 0;
+
+		if (uf_find(parent, root) != root)
+			continue;
+		rc = buf_putc(&members, '{');
+		for (size_t k = 0; k < nids && rc == 0; k++) {
+			if (uf_find(parent, k) != root)
+				continue;
+			rc = buf_printf(&members, "%s%" PRId64, count++ ? "," : "", ids[k]);
+			if (!first || ids[k] < first)
+				first = ids[k];
+		}
+		/* The reason of the first link inside this incident. */
+		for (size_t i = 0; i < n && !*reason; i++) {
+			size_t x = 0;
+			while (ids[x] != from[i])
+				x++;
+			if (uf_find(parent, x) == root)
+				reason = why[i];
+		}
+		if (rc == 0)
+			rc = buf_putc(&members, '}');
+		if (rc < 0) {
+			buf_release(&members);
+			rc = oom(err);
+			break;
+		}
+		{
+			const char *p[1] = {members.ptr};
+			if ((rc = db_exec(d, &res, err, "finding an incident", existing_sql, 1, p)) <
+			    0) {
+				buf_release(&members);
+				break;
+			}
+			incident = PQgetisnull(res, 0, 0) ? 0 : db_get_i64(res, 0, 0);
+			db_result_free(res);
+			res = NULL;
+		}
+		if (!incident) {
+			const char *p[2] = {sid, reason};
+			snprintf(sid, sizeof(sid), "%" PRId64, first);
+			if ((rc = db_exec(d, &res, err, "storing an incident", new_sql, 2, p)) < 0) {
+				buf_release(&members);
+				break;
+			}
+			incident = db_get_i64(res, 0, 0);
+			db_result_free(res);
+			res = NULL;
+		}
+		snprintf(inc, sizeof(inc), "%" PRId64, incident);
+		{
+			const char *p[2] = {inc, members.ptr};
+			const char *q[1] = {inc};
+			rc = db_exec(d, NULL, err, "joining an incident", join_sql, 2, p);
+			if (rc == 0 &&
+			    (rc = db_exec(d, &res, err, "reading an incident", lead_sql, 1, q)) == 0) {
+				lead = db_rows(res) ? db_get_i64(res, 0, 0) : 0;
+				db_result_free(res);
+			}
+		}
+		buf_release(&members);
+		for (size_t k = 0; rc == 0 && k < nids; k++) {
+			if (uf_find(parent, k) != root)
+				continue;
+			for (size_t t = 0; t < a->ntests; t++)
+				if (a->tests[t].id == ids[k]) {
+					a->tests[t].incident_id = incident;
+					a->tests[t].incident_lead = ids[k] == lead;
+				}
+		}
+	}
+out:
+	free(ids);
+	free(parent);
+	return rc;
+}
+
+int findings_incident_of(db *d, int64_t id, int64_t *incident, int64_t *lead, pr_error *err)
+{
+	static const char sql[] =
+		"select coalesce(f.incident_id, 0), coalesce(g.lead_finding_id, 0) from findings f"
+		" left join finding_groups g on g.id = f.incident_id where f.id = $1";
+	char sid[24];
+	const char *p[1] = {sid};
+	PGresult *res = NULL;
+	int rc;
+
+	*incident = *lead = 0;
+	snprintf(sid, sizeof(sid), "%" PRId64, id);
+	if ((rc = db_exec(d, &res, err, "reading a finding's incident", sql, 1, p)) < 0)
+		return rc;
+	if (db_rows(res) == 1) {
+		*incident = db_get_i64(res, 0, 0);
+		*lead = db_get_i64(res, 0, 1);
+	}
+	db_result_free(res);
+	return 0;
 }

@@ -73,6 +73,21 @@ int findings_follow_up(findings_closed *out, analysis *a, db *d, int64_t run_id,
 int findings_list(struct json_t **out, db *d, const char *state, const char *service,
 		  size_t limit, pr_error *err);
 
+/*
+ * One root cause, one incident. `from[i]` and `to[i]` (stored findings of
+ * one service, type and release) share a cause: a call path or a suspect
+ * commit, said by why[i]. Findings linked directly or through others
+ * become one incident (table finding_groups): an incident one of them
+ * already belongs to, else a new one whose lead is its first finding
+ * (the lowest id: the one found first). Each test of `a` that is a member
+ * gets incident_id and incident_lead. Within the caller's transaction.
+ */
+int findings_link(analysis *a, db *d, const int64_t *from, const int64_t *to,
+		  const char *const *why, size_t n, pr_error *err);
+
+/* A finding's incident and that incident's lead (0, 0 when it has none). */
+int findings_incident_of(db *d, int64_t id, int64_t *incident, int64_t *lead, pr_error *err);
+
 /* A finding's state history (the JSON array findings_list gives as history). */
 int findings_history(struct json_t **out, db *d, int64_t id, pr_error *err);
 

@@ -12,6 +12,7 @@
 
 #include "baselines/analysis.h"
 #include "jobs/config.h"
+#include "pipeline/blob.h"
 #include "pipeline/db.h"
 
 /*
@@ -30,5 +31,15 @@
  */
 int record_findings(analysis *a, db *d, int64_t run_id, const config *cfg, bool page,
 		    pr_error *err);
+
+/*
+ * record_findings, and with a blob store (`bs`, may be NULL) one root
+ * cause, one incident: the run's regressions of one service, type and
+ * release that share a call path (a stack of their newest current
+ * capture holds both) become one incident (findings_link), and only its
+ * lead pages.
+ */
+int record_findings_bs(analysis *a, db *d, blob_store *bs, int64_t run_id, const config *cfg,
+		       bool page, pr_error *err);
 
 #endif

@@ -53,3 +53,20 @@ create table finding_looks (
 	created_at timestamptz not null default now(),
 	primary key (finding_id, analysed_at)
 );
+
+-- One root cause, one incident: regressions of one service, type and
+-- release that share a call path, or a suspect commit, are members of
+-- one incident; its lead pages for all of them, and the report shows
+-- them as one entry.
+create table finding_groups (
+	id bigserial primary key,
+	service_id bigint not null references services (id),
+	profile_type text not null,
+	release text not null,
+	lead_finding_id bigint references findings (id) on delete set null,
+	reason text not null check (length(reason) <= 1024),
+	created_at timestamptz not null default now()
+);
+alter table findings add column incident_id bigint references finding_groups (id)
+	on delete set null;
+create index findings_incident on findings (incident_id) where incident_id is not null;
