@@ -572,17 +572,29 @@ static int *group_ids(const capture_set *cs)
 	return g;
 }
 
-/* The look of a target: which night of its release this is. */
+/*
+ * The look of a target: how many nights of its release brought captures
+ * (a night is look_us from the release's first capture). A night without
+ * new captures adds no look, so judging a release again later, or twice
+ * in one night (post-deploy, then the nightly), spends nothing more.
+ */
 static size_t look_of(const analysis_target *t, const sides *s, const analysis_opts *o)
 {
-	int64_t first;
+	int64_t first, last = -1;
+	size_t looks = 0;
 
 	if (o->fixed_look)
 		return o->fixed_look;
 	if (!t->release || !s->cur.n || o->look_us <= 0)
 		return 1;
 	first = s->cur.caps[0].captured_at_us;
-	return o->at_us > first ? (size_t)((o->at_us - first) / o->look_us) + 1 : 1;
+	for (size_t i = 0; i < s->cur.n; i++) {
+		int64_t night = (s->cur.caps[i].captured_at_us - first) / o->look_us;
+		if (night != last)
+			looks++;
+		last = night;
+	}
+	return looks ? looks : 1;
 }
 
 /*
@@ -874,8 +886,12 @@ int analysis_add(analysis *a, db *d, const analysis_target *t, bool store, pr_er
 			goto out;
 		}
 	}
-	/* The whole service's cost, per second and per unit of load, where known. */
-	for (int per_load = 0; o->cost_tests && per_load < 2; per_load++) {
+	/*
+	 * The whole service's cost where known: per unit of load when every
+	 * capture has a load figure (a busier night is not a regression), else
+	 * per second of capture, or bytes in use.
+	 */
+	for (int per_load = 1, done = 0; o->cost_tests && per_load >= 0 && !done; per_load--) {
 		finding *f = &a->tests[a->ntests];
 		memset(f, 0, sizeof(*f));
 		rc = cost_test(f, &s, td.gb, per_load, o);
@@ -891,6 +907,7 @@ int analysis_add(analysis *a, db *d, const analysis_target *t, bool store, pr_er
 					    t->service, stats_error_name(rc));
 			goto out;
 		}
+		done = 1;
 		f->row = SIZE_MAX;
 		f->function = strdup(FINDING_WHOLE_SERVICE);
 		f->file = strdup(f->cost_unit);

@@ -24,9 +24,12 @@
  * added to the variance, with their few degrees of freedom.
  *
  * A release is judged on every night it runs with all of its captures so
- * far (look 1, 2, ... up to max_looks); each look's one-sided p-value is
- * turned into a sequential p-value that spends a fraction of alpha
- * (stats/seq.h), so repeated looks do not inflate false alarms. The rises
+ * far: look k is the k-th night (look_us from its first capture) that
+ * brought captures of it, up to max_looks; a night without new captures
+ * adds no look. Each look's one-sided p-value becomes a sequential
+ * p-value that spends a fraction of alpha (stats/seq.h), so repeated
+ * looks do not inflate false alarms; past max_looks nothing is left to
+ * spend, and only the release's open findings are followed (went away). The rises
  * of a run form one family and the falls another, each adjusted with
  * Benjamini-Hochberg over the sequential p-values across every service
  * and function. A finding is a test with q <= fdr whose Mann-Whitney p
@@ -34,10 +37,12 @@
  *
  * Shifts that are not the function's own: a rise of share that the
  * function's absolute rate does not follow (because something else got
- * cheaper) is a relative shift, and so is any finding that is no longer
- * significant once its shares are renormalised without the other
- * functions of the same target that were found to move (dilution: a
- * doubled function makes every other share fall).
+ * cheaper; only where captures have durations, so a rate exists) is a
+ * relative shift; and, durations or not, the significant findings of a
+ * target are taken largest change first, and each one after the first is
+ * tested again with its shares renormalised without those already found
+ * to move: one no longer significant then only moved by dilution (a
+ * doubled function makes every other share fall) and is a relative shift.
  *
  * Whole-service cost: where captures carry what it takes (a duration, or
  * a heap profile's bytes, or a load tag), the service's total cost per

@@ -216,6 +216,19 @@ static int finding_show(cli_ctx *ctx, int argc, char **argv)
 			       again.baseline_captures, again.current_captures);
 		else
 			printf("reproduced: the pinned captures no longer hold this function\n");
+		if (findings_history(&hist, d, f.id, &err) == 0) {
+			size_t k;
+			json_t *h;
+			json_array_foreach(hist, k, h) {
+				printf("%-9s %s ", k ? "" : "states",
+				       json_string_value(json_object_get(h, "at")));
+				cli_put_safe(stdout, json_string_value(json_object_get(h, "state")), 0);
+				printf(": ");
+				cli_put_safe(stdout, json_string_value(json_object_get(h, "reason")), 0);
+				printf("\n");
+			}
+			json_decref(hist);
+		}
 		status = EXIT_OK;
 	}
 	goto out;

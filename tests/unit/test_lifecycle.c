@@ -27,7 +27,9 @@
 #include "baselines/analysis.h"
 #include "baselines/findings.h"
 #include "jobs/nightly.h"
+#include "pipeline/format.h"
 #include "pipeline/ingest.h"
+#include "reports/export.h"
 #include "tests/support/testdb.h"
 
 #define DAY (86400LL * 1000000LL)
@@ -521,6 +523,96 @@ static void test_a_noisy_small_sample_function_is_weighed_by_its_sample_counts(v
 	analysis_release(&a);
 }
 
+/*
+ * A pprof capture of 10 seconds whose every stack costs `cost` times the
+ * usual: shares do not move at all, the cost per second does.
+ */
+static void pprof_capture(fx *f, const char *service, const char *release, int64_t at,
+			  double cost)
+{
+	static const char *const names[] = {"work.a", "work.b", "work.c", "work.d", "io.read"};
+	static const int weights[] = {3000, 2500, 2000, 1500, 1000};
+	char text[1024], path[600];
+	size_t n = 0;
+	profile *p = NULL;
+	buf out = BUF_INIT;
+	ingest_request req;
+	ingest_result res;
+	pr_error err = PR_ERROR_INIT;
+	FILE *o;
+
+	for (size_t i = 0; i < sizeof(weights) / sizeof(weights[0]); i++)
+		n += (size_t)snprintf(text + n, sizeof(text) - n, "main;%s %d\n", names[i],
+				      (int)(weights[i] * cost * noise(f, 0.04)));
+	if (format_parse(&p, (const uint8_t *)text, n, PROFILE_FMT_FOLDED, "t", NULL, &err) < 0)
+		fail_msg("%s", err.msg);
+	p->duration_ns = 10000000000LL;
+	if (export_pprof(&out, p, 0, &err) < 0)
+		fail_msg("%s", err.msg);
+	profile_free(p);
+	snprintf(path, sizeof(path), "%s/p%d.pb.gz", f->dir, ++f->seq);
+	assert_non_null(o = fopen(path, "wb"));
+	assert_int_equal(fwrite(out.ptr, 1, out.len, o), out.len);
+	assert_int_equal(fclose(o), 0);
+	buf_release(&out);
+	memset(&req, 0, sizeof(req));
+	req.path = path;
+	req.service = service;
+	req.release = release;
+	req.time_us = at;
+	req.type = "cpu";
+	req.format = PROFILE_FMT_PPROF;
+	if (ingest_file(&res, f->t->db, f->bs, &req, &f->cfg.limits, &err) < 0)
+		fail_msg("ingest: %s", err.msg);
+}
+
+static void cost_case(fx *f, const char *name, double cost)
+{
+	sqlf(f->t, "insert into services (name, enabled) values ('%s', true)", name);
+	for (int day = 14; day >= 1; day--) {
+		pprof_capture(f, name, "v1", NIGHT_END - day * DAY - 9 * HOUR, 1);
+		pprof_capture(f, name, "v1", NIGHT_END - day * DAY - 3 * HOUR, 1);
+	}
+	for (int k = 0; k < 4; k++)
+		pprof_capture(f, name, "v3", NIGHT_END - (20 - 4 * k) * HOUR, cost);
+}
+
+/*
+ * Every function twice as expensive: no share moves, so only the
+ * whole-service cost (CPU per second of capture) can see it. It is found
+ * as a finding of its own kind; the same service without the change
+ * raises nothing.
+ */
+static void test_a_service_slower_everywhere_is_a_cost_finding(void **state)
+{
+	static const char *const names[] = {"reg", "null"};
+	fx *f = *state;
+	analysis a;
+	const finding *cost = NULL;
+	size_t share = 0, null_cost = 0;
+
+	cost_case(f, "reg", 2);
+	cost_case(f, "null", 1);
+	judge(f, &a, names, 2);
+	for (size_t i = 0; i < a.ntests && a.tests[i].significant; i++) {
+		const finding *t = &a.tests[i];
+		if (t->direction != FINDING_REGRESSION)
+			continue;
+		if (strcmp(t->kind, FINDING_KIND_COST) != 0)
+			share++;
+		else if (strcmp(t->service, "reg") == 0)
+			cost = t;
+		else
+			null_cost++;
+	}
+	assert_non_null(cost);
+	assert_string_equal(cost->function, FINDING_WHOLE_SERVICE);
+	assert_true(cost->current_share / cost->baseline_share > 1.8);
+	assert_int_equal(share, 0);
+	assert_int_equal(null_cost, 0);
+	analysis_release(&a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -543,6 +635,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 			test_a_noisy_small_sample_function_is_weighed_by_its_sample_counts, setup,
 			teardown),
+		cmocka_unit_test_setup_teardown(test_a_service_slower_everywhere_is_a_cost_finding,
+						setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, testdb_group_setup, testdb_group_teardown);
