@@ -851,7 +851,8 @@ int analysis_add(analysis *a, db *d, const analysis_target *t, bool store, pr_er
 			series_fill(&sb, &td.m, rows[k], 0, &s.base, td.gb, NULL);
 			series_fill(&sc, &td.m, rows[k], s.base.n, &s.cur, td.gc, NULL);
 			if (sb.n < 2 || sc.n < 1 ||
-			    pooled_fit(&p, sb.vst, sb.v, sb.group, sb.n, sc.vst, sc.v, sc.n, 1, 0) < 0)
+			    pooled_fit(&p, sb.vst, sb.v, sb.group, sb.n, sc.vst, sc.v, sc.n, 1,
+				       0) < 0)
 				continue;
 			q += p.q;
 			qdf += p.q_df;
@@ -1195,7 +1196,8 @@ int analysis_finish(analysis *a, pr_error *err)
 	}
 	if ((rc = renormalised_retest(a, cut)) < 0) {
 		rc = rc == PR_ENOMEM ? oom(err)
-				     : pr_error_set(err, PR_ERR, "cannot re-test renormalised shares");
+				     : pr_error_set(err, PR_ERR,
+						    "cannot re-test renormalised shares");
 		goto out;
 	}
 	a->nfindings = 0;
@@ -1280,7 +1282,8 @@ json_t *analysis_finding_json(const finding *f)
 	json_object_set_new(o, "p_seq", num_or_null(f->p_seq));
 	json_object_set_new(o, "state", f->state[0] ? json_string(f->state) : json_null());
 	json_object_set_new(o, "incident",
-			    f->incident_id ? json_integer((json_int_t)f->incident_id) : json_null());
+			    f->incident_id ? json_integer((json_int_t)f->incident_id)
+					   : json_null());
 	return o;
 }
 

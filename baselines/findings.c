@@ -104,11 +104,12 @@ static int set_state(db *d, int64_t id, const char *state, int64_t run_id, const
 	static const char sql[] =
 		"with u as (update findings set state = $2, updated_at = now(),"
 		"   fixed_by = coalesce($5, fixed_by),"
-		"   status = case when $2 in ('candidate', 'confirmed') then status else 'resolved' end,"
+		"   status = case when $2 in ('candidate', 'confirmed') then status"
+		"                 else 'resolved' end,"
 		"   resolved_at = case when $2 in ('candidate', 'confirmed') then resolved_at"
 		"                      else now() end,"
-		"   resolution_note = case when $2 in ('candidate', 'confirmed') then resolution_note"
-		"                          else $4 end"
+		"   resolution_note = case when $2 in ('candidate', 'confirmed')"
+		"                          then resolution_note else $4 end"
 		"   where id = $1 returning id)"
 		" insert into finding_states (finding_id, state, run_id, reason)"
 		" select id, $2, nullif($3::bigint, 0), $4 from u";
@@ -160,7 +161,8 @@ static int next_state(db *d, finding *f, int64_t run_id, const analysis_opts *o,
 		      pr_error *err)
 {
 	static const char looks_sql[] =
-		"select count(distinct look) from finding_looks where finding_id = $1 and significant";
+		"select count(distinct look) from finding_looks"
+		" where finding_id = $1 and significant";
 	char id[24], why[160];
 	const char *p[1] = {id};
 	PGresult *res = NULL;
@@ -199,7 +201,8 @@ int findings_store(analysis *a, db *d, int64_t run_id, pr_error *err)
 		" direction, baseline_share, current_share, delta, rel_delta, ci_low, ci_high,"
 		" p_value, q_value, mw_p, score, severity, baseline_captures, current_captures,"
 		" current_release, baseline_releases, baseline_id, fingerprint, detail, kind)"
-		" values ($1, $2, $3, nullif($4::bigint, 0), $5, $6, $7, $8, $9, $10, $11, $12, $13,"
+		" values ($1, $2, $3, nullif($4::bigint, 0), $5, $6, $7, $8, $9, $10, $11, $12,"
+		" $13,"
 		" $14, $15, $16, $17, $18, $19, $20,"
 		" array(select jsonb_array_elements_text($21::jsonb)),"
 		" nullif($22::bigint, 0), $23, $24::jsonb, $25)"
@@ -454,9 +457,11 @@ int findings_follow_up(findings_closed *out, analysis *a, db *d, int64_t run_id,
 		 * An earlier release's: found by an analysis before this one's
 		 * "now", on a release that started before this one.
 		 */
-		"   and (f.current_release = $3 or (coalesce((f.detail ->> 'at_us')::bigint, 0) < $4"
-		"        and (select min(p.captured_at) from profiles p where p.service_id = f.service_id"
-		"             and p.profile_type = f.profile_type and p.release = f.current_release)"
+		"   and (f.current_release = $3"
+		"        or (coalesce((f.detail ->> 'at_us')::bigint, 0) < $4"
+		"        and (select min(p.captured_at) from profiles p"
+		"             where p.service_id = f.service_id and p.profile_type = f.profile_type"
+		"               and p.release = f.current_release)"
 		"            < 'epoch'::timestamptz + $5::bigint * interval '1 microsecond'))"
 		" order by f.id";
 	const analysis_opts *o = &a->opts;
@@ -476,7 +481,8 @@ int findings_follow_up(findings_closed *out, analysis *a, db *d, int64_t run_id,
 			break;
 		for (int r = 0; r < db_rows(res) && rc == 0; r++) {
 			int64_t id = db_get_i64(res, r, 0);
-			const char *release = db_get_text(res, r, 4), *kind = db_get_text(res, r, 7);
+			const char *release = db_get_text(res, r, 4);
+			const char *kind = db_get_text(res, r, 7);
 			bool same = strcmp(release, jd->release) == 0;
 			/* Which way it moved: a relative shift by the sign of its change. */
 			bool reg = strcmp(db_get_text(res, r, 5), "regression") == 0 ||
@@ -508,12 +514,17 @@ int findings_follow_up(findings_closed *out, analysis *a, db *d, int64_t run_id,
 				}
 				if (t && p_dir <= o->fdr)
 					continue;
-				snprintf(why, sizeof(why),
-					 t ? "went away at look %zu: p %.3g against the margin with %zu "
-					     "current captures"
-					   : "went away at look %zu: the function is no longer tested",
-					 jd->look, p_dir, t ? t->current_captures : 0);
-				if ((rc = set_state(d, id, "went_away", run_id, why, NULL, err)) < 0 ||
+				if (t)
+					snprintf(why, sizeof(why),
+						 "went away at look %zu: p %.3g against the margin "
+						 "with %zu current captures",
+						 jd->look, p_dir, t->current_captures);
+				else
+					snprintf(why, sizeof(why),
+						 "went away at look %zu: the function is no longer "
+						 "tested", jd->look);
+				if ((rc = set_state(d, id, "went_away", run_id, why, NULL, err)) <
+					    0 ||
 				    (rc = add_closed(out, id)) < 0)
 					break;
 				out->went_away++;
@@ -534,8 +545,9 @@ int findings_follow_up(findings_closed *out, analysis *a, db *d, int64_t run_id,
 					  : t->current_share >= base - band))
 					continue;
 			}
-			snprintf(why, sizeof(why), "fixed by release '%.100s': %.4g against a baseline of "
-				 "%.4g", jd->release, t->current_share, base);
+			snprintf(why, sizeof(why),
+				 "fixed by release '%.100s': %.4g against a baseline of %.4g",
+				 jd->release, t->current_share, base);
 			if ((rc = set_state(d, id, "fixed", run_id, why, jd->release, err)) < 0 ||
 			    (rc = add_closed(out, id)) < 0)
 				break;
@@ -556,7 +568,8 @@ int findings_list(json_t **out, db *d, const char *state, const char *service, s
 		" select f.id, s.name as service, f.profile_type as type, f.kind, f.function,"
 		"  f.direction, f.severity, f.state, f.status, f.current_release as release,"
 		"  f.fixed_by, f.baseline_share, f.current_share, f.delta, f.q_value,"
-		"  to_char(f.created_at at time zone 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"') as created,"
+		"  to_char(f.created_at at time zone 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
+		"   as created,"
 		"  (select coalesce(jsonb_agg(jsonb_build_object('state', st.state,"
 		"     'at', to_char(st.at at time zone 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
 		"     'run', st.run_id, 'reason', st.reason) order by st.id), '[]')"
@@ -689,8 +702,8 @@ int findings_link(analysis *a, db *d, const int64_t *from, const int64_t *to,
 		}
 		{
 			const char *p[1] = {members.ptr};
-			if ((rc = db_exec(d, &res, err, "finding an incident", existing_sql, 1, p)) <
-			    0) {
+			rc = db_exec(d, &res, err, "finding an incident", existing_sql, 1, p);
+			if (rc < 0) {
 				buf_release(&members);
 				break;
 			}
@@ -701,7 +714,8 @@ int findings_link(analysis *a, db *d, const int64_t *from, const int64_t *to,
 		if (!incident) {
 			const char *p[2] = {sid, reason};
 			snprintf(sid, sizeof(sid), "%" PRId64, first);
-			if ((rc = db_exec(d, &res, err, "storing an incident", new_sql, 2, p)) < 0) {
+			rc = db_exec(d, &res, err, "storing an incident", new_sql, 2, p);
+			if (rc < 0) {
 				buf_release(&members);
 				break;
 			}
@@ -714,8 +728,9 @@ int findings_link(analysis *a, db *d, const int64_t *from, const int64_t *to,
 			const char *p[2] = {inc, members.ptr};
 			const char *q[1] = {inc};
 			rc = db_exec(d, NULL, err, "joining an incident", join_sql, 2, p);
-			if (rc == 0 &&
-			    (rc = db_exec(d, &res, err, "reading an incident", lead_sql, 1, q)) == 0) {
+			if (rc == 0)
+				rc = db_exec(d, &res, err, "reading an incident", lead_sql, 1, q);
+			if (rc == 0) {
 				lead = db_rows(res) ? db_get_i64(res, 0, 0) : 0;
 				db_result_free(res);
 			}

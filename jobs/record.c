@@ -139,7 +139,8 @@ static int link_incidents(analysis *a, db *d, blob_store *bs, const config *cfg,
 		for (size_t j = i; j < a->ntests && a->tests[j].significant; j++) {
 			const finding *g = &a->tests[j];
 			if (done[j] || !g->id || g->direction != FINDING_REGRESSION ||
-			    strcmp(g->kind, FINDING_KIND_SHARE) != 0 || g->service_id != f->service_id ||
+			    strcmp(g->kind, FINDING_KIND_SHARE) != 0 ||
+			    g->service_id != f->service_id ||
 			    strcmp(g->type, f->type) != 0 ||
 			    strcmp(g->current_release, f->current_release) != 0)
 				continue;
@@ -148,7 +149,8 @@ static int link_incidents(analysis *a, db *d, blob_store *bs, const config *cfg,
 				fs[nf++] = g;
 		}
 		if (nf >= 2)
-			rc = call_path_links(&from, &to, &why, &n, bs, d, &cfg->limits, fs, nf, err);
+			rc = call_path_links(&from, &to, &why, &n, bs, d, &cfg->limits, fs, nf,
+					     err);
 	}
 	if (rc == 0 && n)
 		rc = findings_link(a, d, from, to, why, n, err);

@@ -123,11 +123,13 @@ static json_t *finding_json(const report_finding *f, const flame_opts *o)
 					: json_null());
 	json_object_set_new(j, "suspects", sus);
 	json_object_set_new(j, "state", str(f->state && f->state[0] ? f->state : NULL));
-	json_object_set_new(j, "fixed_by", str(f->fixed_by && f->fixed_by[0] ? f->fixed_by : NULL));
+	json_object_set_new(j, "fixed_by",
+			    str(f->fixed_by && f->fixed_by[0] ? f->fixed_by : NULL));
 	json_object_set_new(j, "incident",
-			    f->incident_id ? json_pack("{s:I,s:I}", "id", (json_int_t)f->incident_id,
-						       "lead", (json_int_t)f->incident_lead)
-					   : json_null());
+			    f->incident_id
+				    ? json_pack("{s:I,s:I}", "id", (json_int_t)f->incident_id, "lead",
+						(json_int_t)f->incident_lead)
+				    : json_null());
 	{
 		json_t *st = json_array();
 		for (size_t k = 0; st && k < f->nhistory; k++)

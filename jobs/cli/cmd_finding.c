@@ -57,7 +57,8 @@ static int print_findings(const cli_ctx *ctx, const json_t *list)
 		double b = json_number_value(json_object_get(f, "baseline_share"));
 		double c = json_number_value(json_object_get(f, "current_share"));
 		bool cost = strcmp(json_string_value(json_object_get(f, "kind")), "cost") == 0;
-		table_addf(t, "%" JSON_INTEGER_FORMAT, json_integer_value(json_object_get(f, "id")));
+		table_addf(t, "%" JSON_INTEGER_FORMAT,
+			   json_integer_value(json_object_get(f, "id")));
 		table_add(t, json_string_value(json_object_get(f, "state")));
 		table_add(t, json_string_value(json_object_get(f, "severity")));
 		table_add(t, json_string_value(json_object_get(f, "service")));
@@ -88,7 +89,8 @@ static int finding_list(cli_ctx *ctx, int argc, char **argv)
 		{"state", required_argument, O_STATE, "STATE",
 		 "only findings in this state: candidate, confirmed, went_away, fixed, resolved"},
 		{"service", required_argument, O_SERVICE, "S", "only this service's findings"},
-		{"limit", required_argument, O_LIMIT, "N", "at most N findings, newest first (default 100)"},
+		{"limit", required_argument, O_LIMIT, "N",
+		 "at most N findings, newest first (default 100)"},
 		{NULL, 0, 0, NULL, NULL},
 	};
 	pr_error err = PR_ERROR_INIT;
@@ -101,7 +103,8 @@ static int finding_list(cli_ctx *ctx, int argc, char **argv)
 	int c, first, status;
 
 	if (cli_parser_new(&p, ctx, argc, argv, opts,
-			   "profreg finding list [--state STATE] [--service S] [--limit N] [--json]",
+			   "profreg finding list [--state STATE] [--service S] [--limit N] "
+			   "[--json]",
 			   "List stored findings, newest first, with their state and how they got\n"
 			   "there: a finding starts as a candidate, is confirmed once it is\n"
 			   "significant on enough nightly looks (critical ones at once), and is\n"
@@ -116,14 +119,15 @@ static int finding_list(cli_ctx *ctx, int argc, char **argv)
 				if (strcmp(arg, states[k]) == 0)
 					break;
 			if (k == sizeof(states) / sizeof(states[0])) {
-				cli_error(ctx, "unknown state '%s' (candidate, confirmed, went_away, "
-					  "fixed, resolved)", arg);
+				cli_error(ctx, "unknown state '%s' (candidate, confirmed, "
+					  "went_away, fixed, resolved)", arg);
 				bad = true;
 			}
 			state = arg;
 		} else if (c == O_SERVICE) {
 			service = arg;
-		} else if (c == O_LIMIT && cli_parse_u64(ctx, "limit", arg, 1, 1000000, &limit) < 0) {
+		} else if (c == O_LIMIT &&
+			   cli_parse_u64(ctx, "limit", arg, 1, 1000000, &limit) < 0) {
 			bad = true;
 		}
 	}
@@ -222,9 +226,11 @@ static int finding_show(cli_ctx *ctx, int argc, char **argv)
 			json_array_foreach(hist, k, h) {
 				printf("%-9s %s ", k ? "" : "states",
 				       json_string_value(json_object_get(h, "at")));
-				cli_put_safe(stdout, json_string_value(json_object_get(h, "state")), 0);
+				const char *st = json_string_value(json_object_get(h, "state"));
+				const char *why = json_string_value(json_object_get(h, "reason"));
+				cli_put_safe(stdout, st ? st : "", 0);
 				printf(": ");
-				cli_put_safe(stdout, json_string_value(json_object_get(h, "reason")), 0);
+				cli_put_safe(stdout, why ? why : "", 0);
 				printf("\n");
 			}
 			json_decref(hist);

@@ -18,8 +18,10 @@ alter table findings
 		check (state in ('candidate', 'confirmed', 'went_away', 'fixed', 'resolved')),
 	add column kind text not null default 'share' check (kind in ('share', 'cost')),
 	add column fixed_by text;
-update findings set state = case when status = 'open' then 'confirmed' else 'resolved' end;
-create index findings_open_service on findings (service_id, profile_type) where status = 'open';
+update findings
+	set state = case when status = 'open' then 'confirmed' else 'resolved' end;
+create index findings_open_service on findings (service_id, profile_type)
+	where status = 'open';
 
 create table finding_states (
 	id bigserial primary key,

@@ -1318,7 +1318,8 @@ static void aggregate_sequences(void)
 		bool dup = false;
 		bool in_seq = false;
 		for (size_t k = 0; k < nfleets && !in_seq; k++)
-			in_seq = fleets[k].sequence && strcmp(fleets[k].sequence, falses[i].sequence) == 0;
+			in_seq = fleets[k].sequence &&
+				 strcmp(fleets[k].sequence, falses[i].sequence) == 0;
 		if (!in_seq)
 			continue;
 		for (size_t j = 0; j < i && !dup; j++)
@@ -1361,7 +1362,8 @@ static void print_sequences(FILE *out)
 	fprintf(out, "  %-52s %10s\n", "  per 1,000 null service-nights", c);
 	fmt_num(c, sizeof(c), seq_upper(), "%.2f");
 	fprintf(out, "  %-52s %10s\n", "  95% upper bound per 1,000", c);
-	fprintf(out, "  %-52s %10u\n", "null services with >= 1 false finding", seqs.null_with_false);
+	fprintf(out, "  %-52s %10u\n", "null services with >= 1 false finding",
+		seqs.null_with_false);
 	fprintf(out, "  %-52s %10u\n", "distinct false findings in regressed services",
 		seqs.false_regressed);
 	fprintf(out, "  %-52s %10u\n", "distinct true findings", seqs.true_distinct);
@@ -1560,7 +1562,8 @@ static json_t *summary_json(const opts *o)
 		"window_days", o->window_days, "fleets", fl, "settings", st, "all_nights",
 		"fleets", (int)seqs.sequences, "nights", (int)seqs.nights, "null_service_nights",
 		(int)seqs.null_nights, "false_on_null", (int)seqs.false_null,
-		"false_per_1000_null_nights", jnum(1000.0 * ratio(seqs.false_null, seqs.null_nights)),
+		"false_per_1000_null_nights",
+		jnum(1000.0 * ratio(seqs.false_null, seqs.null_nights)),
 		"false_per_1000_upper95", jnum(seq_upper()), "false_in_regressed",
 		(int)seqs.false_regressed, "true", (int)seqs.true_distinct,
 		"precision", jnum(seq_precision()));

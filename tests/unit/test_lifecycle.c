@@ -196,7 +196,8 @@ static int setup(void **state)
 		return -1;
 	fputs("{\"paging\": {\"min_severity\": \"low\", \"max_attempts\": 1, \"backoff_ms\": 1,"
 	      " \"connect_timeout_ms\": 200, \"timeout_ms\": 200,"
-	      " \"targets\": {\"hook\": {\"type\": \"webhook\", \"url\": \"http://127.0.0.1:9/x\"}},"
+	      " \"targets\": {\"hook\": {\"type\": \"webhook\","
+	      " \"url\": \"http://127.0.0.1:9/x\"}},"
 	      " \"default\": [\"hook\"]}}\n", c);
 	fclose(c);
 	if (blob_store_open_dir(&F.bs, F.dir, &err) < 0 || config_load(&F.cfg, conf, &err) < 0) {
@@ -241,7 +242,8 @@ static void test_a_candidate_is_confirmed_on_its_second_look_and_only_then_pages
 	assert_string_equal(state_of(f, "work.hot", st, sizeof(st)), "confirmed");
 	assert_int_equal(triggers(f, "work.hot"), 1);
 	/* One finding, two looks, and its history in order. */
-	assert_int_equal(intf(f->t, "select count(*) from findings where function = 'work.hot'"), 1);
+	assert_int_equal(intf(f->t, "select count(*) from findings"
+			      " where function = 'work.hot'"), 1);
 	assert_int_equal(intf(f->t, "select count(distinct look) from finding_looks"), 2);
 	assert_int_equal(findings_list(&list, f->t->db, "confirmed", NULL, 0, &err), 0);
 	assert_int_equal(json_array_size(list), 1);
@@ -404,7 +406,8 @@ static void noisy_release_case(fx *f, const char *name, double current)
 	static const double wide[] = {0.168, 0.185, 0.205, 0.215, 0.223, 0.228,
 				      0.230, 0.232, 0.234, 0.235, 0.236, 0.238};
 	for (int i = 0; i < 12; i++)
-		share_capture(f, name, "v2", NIGHT_END - 7 * DAY + i * 12 * HOUR, wide[(i * 5) % 12]);
+		share_capture(f, name, "v2", NIGHT_END - 7 * DAY + i * 12 * HOUR,
+			      wide[(i * 5) % 12]);
 	for (int i = 0; i < 4; i++)
 		share_capture(f, name, "v3", NIGHT_END - 20 * HOUR + i * 4 * HOUR,
 			      current + 0.006 * gauss(f));
@@ -493,7 +496,8 @@ static void small_capture(fx *f, const char *service, const char *release, int64
 static void small_case(fx *f, const char *name, double factor)
 {
 	/* Sample counts of real short captures: 200 to 3,000. */
-	static const int sizes[] = {400, 2500, 300, 1800, 600, 3000, 250, 900, 2200, 350, 1500, 700};
+	static const int sizes[] = {400, 2500, 300, 1800, 600, 3000,
+				    250, 900, 2200, 350, 1500, 700};
 	double cur = 0.2 * factor / (1 - 0.2 + 0.2 * factor);
 
 	sqlf(f->t, "insert into services (name, enabled) values ('%s', true)", name);
