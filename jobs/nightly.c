@@ -192,11 +192,17 @@ static int merge_by_commit(const job_env *env, analysis *a, suspect_set *s, size
 			    strcmp(x->current_release, y->current_release) != 0 ||
 			    !share_commit(s[i].commits, s[j].commits))
 				continue;
-			if (!(from = realloc(from, (nl + 1) * sizeof(*from))) ||
-			    !(to = realloc(to, (nl + 1) * sizeof(*to))) ||
-			    !(why = realloc(why, (nl + 1) * sizeof(*why)))) {
-				rc = pr_error_set(err, PR_ENOMEM, "out of memory");
-				goto out;
+			{
+				int64_t *nf = realloc(from, (nl + 1) * sizeof(*from));
+				int64_t *nt = nf ? realloc(to, (nl + 1) * sizeof(*to)) : NULL;
+				const char **nw = nt ? realloc(why, (nl + 1) * sizeof(*why)) : NULL;
+				from = nf ? nf : from;
+				to = nt ? nt : to;
+				if (!nw) {
+					rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+					goto out;
+				}
+				why = nw;
 			}
 			from[nl] = x->id;
 			to[nl] = y->id;
