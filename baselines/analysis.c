@@ -9,6 +9,8 @@
 #include "common/buf.h"
 #include "common/timeutil.h"
 #include "stats/fdr.h"
+#include "stats/pool.h"
+#include "stats/seq.h"
 #include "stats/stats.h"
 #include "stats/test.h"
 
@@ -38,6 +40,12 @@ void analysis_opts_default(analysis_opts *o)
 	o->ci_level = 0.95;
 	o->welch_min = 8;
 	o->severity = sev;
+	o->max_looks = 4;
+	o->spend_rho = 0.5;
+	o->look_us = DAY_US;
+	o->confirm_looks = 2;
+	o->confirm_critical = true;
+	o->cost_tests = true;
 }
 
 const char *finding_dir_name(finding_dir d)
@@ -70,11 +78,37 @@ void finding_clear(finding *f)
 	memset(f, 0, sizeof(*f));
 }
 
+/* What finish needs of a target to re-test it: its captures and values. */
+typedef struct analysis_target_data {
+	capture_set base, cur;
+	int *gb, *gc;     /* release numbers of the baseline and current captures */
+	func_matrix m;
+	size_t look;
+	double phi, phi_df; /* release-level overdispersion of the service, its df */
+} analysis_target_data;
+
+static void target_data_release(analysis_target_data *t)
+{
+	capture_set_release(&t->base);
+	capture_set_release(&t->cur);
+	free(t->gb);
+	free(t->gc);
+	func_matrix_release(&t->m);
+}
+
 void analysis_release(analysis *a)
 {
 	for (size_t i = 0; i < a->ntests; i++)
 		finding_clear(&a->tests[i]);
 	free(a->tests);
+	for (size_t i = 0; i < a->ntargets; i++)
+		target_data_release(&a->targets[i]);
+	free(a->targets);
+	for (size_t i = 0; i < a->njudged; i++) {
+		free(a->judged[i].type);
+		free(a->judged[i].release);
+	}
+	free(a->judged);
 	for (size_t i = 0; i < a->nskipped; i++) {
 		free(a->skipped[i].service);
 		free(a->skipped[i].type);
@@ -218,37 +252,45 @@ static int describe_sides(char **releases, char **ids, const sides *s)
 	return *ids ? 0 : PR_ENOMEM;
 }
 
-/* Per-side arrays of one function: shares, VST shares, rates. */
-typedef struct series {
-	double *share, *vst, *rate;
-	double floor;
-} series;
 
 /*
- * One side's known values of a function, packed; returns how many. A
- * capture retention cut to its top functions does not know the small
- * ones (FUNC_MATRIX_UNKNOWN): it is left out rather than read as 0, which
+ * One side's known values of a function, packed. A capture retention cut
+ * to its top functions does not know the small ones
+ * (FUNC_MATRIX_UNKNOWN): it is left out rather than read as 0, which
  * would drag the baseline down and make a steady function look risen.
+ * `less` (NULL: none) is subtracted from each capture's total first: the
+ * renormalised re-test without the functions found to move.
  */
-static size_t series_fill(series *s, const func_matrix *m, size_t row, size_t col0,
-			  const capture_set *cs)
+typedef struct series {
+	double *share, *vst, *rate, *v; /* v: sampling variance of vst (1 / 4n) */
+	int *group;                     /* the capture's release, numbered */
+	size_t n;
+} series;
+
+static void series_fill(series *s, const func_matrix *m, size_t row, size_t col0,
+			const capture_set *cs, const int *groups, const int64_t *less)
 {
-	double floor = 0;
 	size_t n = 0;
 
 	for (size_t i = 0; i < cs->n; i++) {
 		int64_t self = m->self[row * m->ncaps + col0 + i];
-		const capture_ref *c = &cs->caps[i];
+		capture_ref c = cs->caps[i];
+		double ns = c.sample_count > 0 ? (double)c.sample_count : 1.0;
 		if (self == FUNC_MATRIX_UNKNOWN)
 			continue;
-		s->share[n] = capture_share(c, self);
+		if (less && less[i] > 0 && less[i] < c.total) {
+			/* Fewer samples stand behind a share of a smaller whole. */
+			ns *= (double)(c.total - less[i]) / (double)c.total;
+			c.total -= less[i];
+		}
+		s->share[n] = capture_share(&c, self);
 		s->vst[n] = stats_vst(s->share[n]);
-		s->rate[n] = capture_rate(c, self);
-		floor += stats_vst_var_floor(c->sample_count > 0 ? (double)c->sample_count : 1.0);
+		s->rate[n] = capture_rate(&c, self);
+		s->v[n] = stats_vst_var_floor(ns);
+		s->group[n] = groups ? groups[i] : 0;
 		n++;
 	}
-	s->floor = n ? floor / (double)n : 0;
-	return n;
+	s->n = n;
 }
 
 static double mean_of(const double *x, size_t n)
@@ -260,116 +302,392 @@ static double mean_of(const double *x, size_t n)
 	return n ? m / (double)n : NAN;
 }
 
-static int run_t(stats_result *out, const char **name, const stats_sample *b,
-		 const stats_sample *c, double x0, const stats_test_opts *to,
-		 const analysis_opts *o)
+/* The estimate of current - baseline and how sure it is. */
+typedef struct pooled {
+	double mean_b, mean_c; /* precision-weighted means */
+	double se, df;
+	double tau2;           /* release-level variance component */
+	double q, q_df;        /* Cochran's Q of the baseline release means, its df */
+} pooled;
+
+#define MAX_GROUPS 64
+#define GROUP_OF(g) ((g) >= MAX_GROUPS ? MAX_GROUPS - 1 : (g))
+
+/*
+ * Fit the precision-weighted comparison of current values yc (sampling
+ * variances vc) with baseline values yb (vb) grouped by release (gb, 0..
+ * ngroups-1). See analysis.h for the model.
+ */
+static int pooled_fit(pooled *out, const double *yb, const double *vb, const int *gb,
+		      size_t nb, const double *yc, const double *vc, size_t nc, double phi,
+		      double phi_df)
 {
-	if (c->n == 1) {
-		*name = "prediction";
-		return stats_test_prediction(out, b, x0, c->var_floor, to);
+	stats_wmean g[MAX_GROUPS] = {{0}}, all, cur, own;
+	double *ty = NULL, *tv = NULL, ref = 0, d0 = 0, var_b, e_c;
+	size_t ng = 0, nsingle = 0;
+	int grp[MAX_GROUPS], rc = 0;
+
+	if (nb < 2 || nc < 1)
+		return STATS_EDATA;
+	if (!(ty = malloc(nb * sizeof(*ty))) || !(tv = malloc(nb * sizeof(*tv)))) {
+		rc = STATS_ENOMEM;
+		goto out;
 	}
-	if (c->n >= o->welch_min && b->n >= o->welch_min) {
-		*name = "welch";
-		return stats_test_welch(out, b, c, to);
+	/*
+	 * The releases, numbered in order of first appearance; past
+	 * MAX_GROUPS the rest share the last number (gb is 0-based and dense,
+	 * see group_ids, so this only folds very long windows).
+	 */
+	for (size_t i = 0; i < nb; i++)
+		if ((size_t)gb[i] + 1 > ng)
+			ng = (size_t)gb[i] + 1 > MAX_GROUPS ? MAX_GROUPS : (size_t)gb[i] + 1;
+	for (size_t k = 0; k < ng; k++)
+		grp[k] = (int)k;
+	for (size_t k = 0; k < ng; k++) {
+		size_t n = 0;
+		for (size_t i = 0; i < nb; i++)
+			if (GROUP_OF(gb[i]) == grp[k]) {
+				ty[n] = yb[i];
+				tv[n++] = vb[i];
+			}
+		memset(&g[k], 0, sizeof(g[k]));
+		g[k].n = n;
+		if (n >= 2 && (rc = stats_wmean_of(&g[k], ty, tv, n, -1)) < 0)
+			goto out;
+		nsingle += n < 2;
 	}
-	*name = "shared_var";
-	return stats_test_shared_var(out, b, c, to);
+	/* The typical variance of one capture: the releases' geometric mean. */
+	if (stats_pool_total(&ref, &d0, g, ng) < 0) {
+		/* Every release has a single capture: their spread is all there is. */
+		if ((rc = stats_wmean_of(&all, yb, vb, nb, -1)) < 0)
+			goto out;
+		ref = all.total;
+		d0 = all.df;
+		for (size_t k = 0; k < ng; k++)
+			g[k].n = 0;
+		nsingle = ng;
+	}
+	/* Single-capture releases take the typical variation. */
+	for (size_t k = 0; k < ng && nsingle; k++) {
+		size_t n = 0;
+		double vbar = 0;
+		if (g[k].n >= 2)
+			continue;
+		for (size_t i = 0; i < nb; i++)
+			if (GROUP_OF(gb[i]) == grp[k]) {
+				ty[n] = yb[i];
+				tv[n++] = vb[i];
+				vbar += vb[i];
+			}
+		if (!n)
+			continue;
+		if ((rc = stats_wmean_of(&g[k], ty, tv, n, fmax(0, ref - vbar / (double)n))) < 0)
+			goto out;
+	}
+	{
+		/* Drop groups left empty (folded releases), then combine. */
+		size_t w = 0;
+		for (size_t k = 0; k < ng; k++)
+			if (g[k].n)
+				g[w++] = g[k];
+		ng = w;
+	}
+	if ((rc = stats_wmean_combine(&all, g, ng)) < 0)
+		goto out;
+	/*
+	 * Release-level heterogeneity: Cochran's Q of the release means (the
+	 * caller pools it over the service's functions into phi, see
+	 * service_phi). With phi > 1 each release mean varies phi times more
+	 * than its captures say, and the new release has a release effect of
+	 * its own of (phi - 1) times a typical release mean's variance.
+	 */
+	out->q = 0;
+	out->q_df = ng >= 2 ? (double)(ng - 1) : 0;
+	for (size_t k = 0; ng >= 2 && k < ng; k++)
+		out->q += (g[k].mean - all.mean) * (g[k].mean - all.mean) / g[k].var_mean;
+	out->tau2 = 0;
+	if (phi > 1 && ng >= 2) {
+		double vbar = 0;
+		for (size_t k = 0; k < ng; k++) {
+			vbar += g[k].var_mean / (double)ng;
+			g[k].var_mean *= phi;
+		}
+		out->tau2 = (phi - 1) * vbar;
+		if ((rc = stats_wmean_combine(&all, g, ng)) < 0)
+			goto out;
+	}
+	var_b = all.var_mean;
+	/* The current release: its own spread, shrunk towards the typical one. */
+	memset(&own, 0, sizeof(own));
+	if (nc >= 2) {
+		if ((rc = stats_wmean_of(&own, yc, vc, nc, -1)) < 0)
+			goto out;
+	} else {
+		own.vbar = vc[0];
+	}
+	e_c = stats_shrunk_extra(&own, ref, d0);
+	if ((rc = stats_wmean_of(&cur, yc, vc, nc, e_c)) < 0)
+		goto out;
+	out->mean_b = all.mean;
+	out->mean_c = cur.mean;
+	out->se = sqrt(cur.var_mean + var_b + out->tau2);
+	out->df = stats_satterthwaite(cur.var_mean, d0 + own.df, var_b, d0);
+	if (out->tau2 > 0)
+		out->df = stats_satterthwaite(cur.var_mean + var_b, out->df, out->tau2, phi_df);
+out:
+	free(ty);
+	free(tv);
+	return rc;
+}
+
+/* A one-sided or two-sided test of a pooled fit against delta0. */
+static int pooled_test(stats_result *r, const pooled *p, stats_alt alt, double delta0,
+		       double alpha)
+{
+	stats_test_opts o = STATS_TEST_OPTS_INIT;
+
+	o.alt = alt;
+	o.delta0 = delta0;
+	o.alpha = alpha;
+	return stats_test_t(r, p->mean_c - p->mean_b, p->se, p->df, &o);
 }
 
 /*
- * Did the function's absolute rate move? The same test on log rates (a
- * rate of 0 counts as half the smallest positive one), without margin:
+ * Did the function's absolute rate move? The same fit on log rates (a
+ * rate of 0 counts as half the smallest positive one), without margin;
  * its p-values feed the relative-shift guard. NaN when unknown.
  */
-static void rate_tests(finding *f, const series *b, const series *c, size_t nb, size_t nc,
-		       const analysis_opts *o)
+static void rate_tests(finding *f, const series *b, const series *c)
 {
-	stats_test_opts up = STATS_TEST_OPTS_INIT, dn = STATS_TEST_OPTS_INIT;
-	stats_sample sb, sc;
+	double *lb = malloc((b->n + c->n) * 2 * sizeof(*lb)), least = INFINITY;
+	double *lc, *zb, *zc;
 	stats_result r;
-	const char *name;
-	double *lb = malloc(nb * sizeof(*lb)), *lc = malloc(nc * sizeof(*lc)), least = INFINITY;
+	pooled p;
 
 	f->rate_p_up = f->rate_p_down = NAN;
-	for (size_t i = 0; i < nb; i++)
+	if (!lb)
+		return;
+	lc = lb + b->n;
+	zb = lc + c->n;
+	zc = zb + b->n;
+	for (size_t i = 0; i < b->n + c->n; i++)
+		if (!isfinite(i < b->n ? b->rate[i] : c->rate[i - b->n]))
+			goto out; /* no durations: no rates */
+	for (size_t i = 0; i < b->n; i++)
 		if (b->rate[i] > 0)
 			least = fmin(least, b->rate[i]);
-	for (size_t i = 0; i < nc; i++)
+	for (size_t i = 0; i < c->n; i++)
 		if (c->rate[i] > 0)
 			least = fmin(least, c->rate[i]);
-	if (!lb || !lc || isinf(least))
+	if (isinf(least))
 		goto out;
-	for (size_t i = 0; i < nb; i++)
+	for (size_t i = 0; i < b->n; i++) {
 		lb[i] = log(b->rate[i] > 0 ? b->rate[i] : least / 2);
-	for (size_t i = 0; i < nc; i++)
+		zb[i] = 1e-12;
+	}
+	for (size_t i = 0; i < c->n; i++) {
 		lc[i] = log(c->rate[i] > 0 ? c->rate[i] : least / 2);
-	if (stats_sample_of(&sb, lb, nb, 1e-12) < 0 || stats_sample_of(&sc, lc, nc, 1e-12) < 0)
+		zc[i] = 1e-12;
+	}
+	if (pooled_fit(&p, lb, zb, b->group, b->n, lc, zc, c->n, 1, 0) < 0)
 		goto out;
-	up.alt = STATS_GREATER;
-	dn.alt = STATS_LESS;
-	if (run_t(&r, &name, &sb, &sc, lc[0], &up, o) == 0)
+	if (pooled_test(&r, &p, STATS_GREATER, 0, 0.05) == 0)
 		f->rate_p_up = r.p;
-	if (run_t(&r, &name, &sb, &sc, lc[0], &dn, o) == 0)
+	if (pooled_test(&r, &p, STATS_LESS, 0, 0.05) == 0)
 		f->rate_p_down = r.p;
 out:
 	free(lb);
-	free(lc);
 }
 
-/* The tests of one function; fills everything but q, class and score. */
-static int test_function(finding *f, const series *b, const series *c, size_t nb,
-			 size_t nc, const analysis_opts *o)
+/*
+ * The margins of a function whose baseline share is pb, on the VST
+ * scale: how far up (and down) a change must be shown to go.
+ */
+static void margins(double *up, double *down, double pb, const analysis_opts *o)
 {
-	stats_sample sb, sc;
-	stats_test_opts up = STATS_TEST_OPTS_INIT, dn = STATS_TEST_OPTS_INIT,
-			two = STATS_TEST_OPTS_INIT;
+	double m = fmax(o->rel_margin * pb, o->abs_margin);
+
+	*up = stats_vst_delta(pb, m);
+	*down = stats_vst_delta(pb, -fmin(m, pb));
+}
+
+/* The share tests of one function; fills everything but q, class and score. */
+static int test_function(finding *f, const series *b, const series *c, const analysis_opts *o,
+			 double phi, double phi_df)
+{
 	stats_mw_opts mw = STATS_MW_OPTS_INIT;
 	stats_mw_result mwr;
 	stats_result rup, rdn, rci;
-	const char *name = NULL;
-	double pb, margin_up, margin_dn;
+	pooled p;
+	double pb, up, down;
 	int rc;
 
-	if ((rc = stats_sample_of(&sb, b->vst, nb, b->floor)) < 0 ||
-	    (rc = stats_sample_of(&sc, c->vst, nc, c->floor)) < 0)
+	if ((rc = pooled_fit(&p, b->vst, b->v, b->group, b->n, c->vst, c->v, c->n, phi,
+			     phi_df)) < 0)
 		return rc;
-	pb = stats_vst_inv(sb.mean);
-	margin_up = fmax(o->rel_margin * pb, o->abs_margin);
-	margin_dn = fmax(o->rel_margin * pb, o->abs_margin);
-	up.alt = STATS_GREATER;
-	up.delta0 = stats_vst_delta(pb, margin_up);
-	dn.alt = STATS_LESS;
-	dn.delta0 = stats_vst_delta(pb, -fmin(margin_dn, pb));
-	two.alt = STATS_TWO_SIDED;
-	two.delta0 = 0;
-	two.alpha = 1 - o->ci_level;
-	if ((rc = run_t(&rup, &name, &sb, &sc, c->vst[0], &up, o)) < 0 ||
-	    (rc = run_t(&rdn, &name, &sb, &sc, c->vst[0], &dn, o)) < 0 ||
-	    (rc = run_t(&rci, &name, &sb, &sc, c->vst[0], &two, o)) < 0)
+	pb = stats_vst_inv(p.mean_b);
+	margins(&up, &down, pb, o);
+	if ((rc = pooled_test(&rup, &p, STATS_GREATER, up, 0.05)) < 0 ||
+	    (rc = pooled_test(&rdn, &p, STATS_LESS, down, 0.05)) < 0 ||
+	    (rc = pooled_test(&rci, &p, STATS_TWO_SIDED, 0, 1 - o->ci_level)) < 0)
 		return rc;
-	f->test = strdup(name);
-	f->baseline_share = mean_of(b->share, nb);
-	f->current_share = mean_of(c->share, nc);
+	f->test = strdup("pooled");
+	f->kind = FINDING_KIND_SHARE;
+	f->baseline_share = pb;
+	f->current_share = stats_vst_inv(p.mean_c);
 	f->delta = f->current_share - f->baseline_share;
 	f->rel_delta = f->baseline_share > 0 ? f->delta / f->baseline_share : INFINITY;
-	f->ci_low = stats_vst_delta_share(sb.mean, rci.ci_low);
-	f->ci_high = stats_vst_delta_share(sb.mean, rci.ci_high);
-	f->rate_ratio =
-		mean_of(b->rate, nb) > 0 ? mean_of(c->rate, nc) / mean_of(b->rate, nb) : NAN;
-	rate_tests(f, b, c, nb, nc, o);
+	f->ci_low = stats_vst_delta_share(p.mean_b, rci.ci_low);
+	f->ci_high = stats_vst_delta_share(p.mean_b, rci.ci_high);
+	f->rate_ratio = mean_of(b->rate, b->n) > 0
+			? mean_of(c->rate, c->n) / mean_of(b->rate, b->n) : NAN;
+	rate_tests(f, b, c);
 	/* Two one-sided tests against the margin; each has its own family. */
 	f->p_up = rup.p;
 	f->p_down = rdn.p;
 	f->direction = rup.p <= rdn.p ? FINDING_REGRESSION : FINDING_IMPROVEMENT;
 	f->p_value = fmin(rup.p, rdn.p);
 	mw.alt = f->direction == FINDING_REGRESSION ? STATS_GREATER : STATS_LESS;
-	mw.delta0 = f->direction == FINDING_REGRESSION ? up.delta0 : dn.delta0;
-	if ((rc = stats_mann_whitney(&mwr, c->vst, nc, b->vst, nb, &mw)) < 0)
+	mw.delta0 = f->direction == FINDING_REGRESSION ? up : down;
+	if ((rc = stats_mann_whitney(&mwr, c->vst, c->n, b->vst, b->n, &mw)) < 0)
 		return rc;
 	f->mw_p = mwr.p;
+	f->baseline_captures = b->n;
+	f->current_captures = c->n;
+	return f->test ? 0 : STATS_ENOMEM;
+}
+
+/* Number the releases of a capture set in order of first appearance. */
+static int *group_ids(const capture_set *cs)
+{
+	int *g = calloc(cs->n ? cs->n : 1, sizeof(*g));
+	int next = 0;
+
+	for (size_t i = 0; g && i < cs->n; i++) {
+		size_t j;
+		for (j = 0; j < i && strcmp(cs->caps[j].release, cs->caps[i].release) != 0; j++)
+			;
+		g[i] = j < i ? g[j] : next++;
+	}
+	return g;
+}
+
+/*
+ * The look of a target: how many nights of its release brought captures
+ * (a night is look_us from the release's first capture). A night without
+ * new captures adds no look, so judging a release again later, or twice
+ * in one night (post-deploy, then the nightly), spends nothing more.
+ */
+static size_t look_of(const analysis_target *t, const sides *s, const analysis_opts *o)
+{
+	int64_t first, last = -1;
+	size_t looks = 0;
+
+	if (o->fixed_look)
+		return o->fixed_look;
+	if (!t->release || !s->cur.n || o->look_us <= 0)
+		return 1;
+	first = s->cur.caps[0].captured_at_us;
+	for (size_t i = 0; i < s->cur.n; i++) {
+		int64_t night = (s->cur.caps[i].captured_at_us - first) / o->look_us;
+		if (night != last)
+			looks++;
+		last = night;
+	}
+	return looks ? looks : 1;
+}
+
+/*
+ * A capture's whole-service cost, and its unit: bytes of a heap
+ * profile; else the value per second of capture when it has a duration
+ * (CPU seconds per second for nanoseconds of CPU). 0 when unknown.
+ */
+static double capture_cost(const capture_ref *c, const char **unit)
+{
+	if (strcmp(c->unit, "bytes") == 0) {
+		*unit = "bytes";
+		return (double)c->total;
+	}
+	if (c->duration_ns <= 0)
+		return 0;
+	if (strcmp(c->unit, "nanoseconds") == 0) {
+		*unit = "cpu_s_per_s";
+		return (double)c->total / (double)c->duration_ns;
+	}
+	*unit = "value_per_s";
+	return (double)c->total / ((double)c->duration_ns / 1e9);
+}
+
+/*
+ * The whole service's cost: log cost per capture (per unit of load when
+ * per_load), with sampling variance 1 / samples (the relative noise of a
+ * sampled total), tested like a share against log(1 +- rel_margin). No
+ * test when a capture on either side lacks the measure.
+ */
+static int cost_test(finding *f, const sides *s, const int *gb, bool per_load,
+		     const analysis_opts *o)
+{
+	size_t nb = s->base.n, nc = s->cur.n;
+	double *y = malloc(2 * (nb + nc) * sizeof(*y)), *v, gm_b, gm_c;
+	const char *unit = NULL, *u;
+	stats_result rup, rdn, rci;
+	pooled p;
+	int rc = STATS_EDATA;
+
+	if (!y)
+		return STATS_ENOMEM;
+	v = y + nb + nc;
+	for (size_t i = 0; i < nb + nc; i++) {
+		const capture_ref *c = i < nb ? &s->base.caps[i] : &s->cur.caps[i - nb];
+		double cost = capture_cost(c, &u);
+		if (!(cost > 0) || (unit && strcmp(unit, u) != 0) || (per_load && !(c->load > 0)))
+			goto out;
+		unit = u;
+		y[i] = log(per_load ? cost / c->load : cost);
+		v[i] = 1.0 / (double)(c->sample_count > 0 ? c->sample_count : 1);
+	}
+	if (nb < o->min_baseline || !unit)
+		goto out;
+	if ((rc = pooled_fit(&p, y, v, gb, nb, y + nb, v + nb, nc, 1, 0)) < 0 ||
+	    (rc = pooled_test(&rup, &p, STATS_GREATER, log1p(o->rel_margin), 0.05)) < 0 ||
+	    (rc = pooled_test(&rdn, &p, STATS_LESS, log1p(-fmin(o->rel_margin, 0.99)), 0.05)) <
+		    0 ||
+	    (rc = pooled_test(&rci, &p, STATS_TWO_SIDED, 0, 1 - o->ci_level)) < 0)
+		goto out;
+	gm_b = exp(p.mean_b);
+	gm_c = exp(p.mean_c);
+	f->kind = FINDING_KIND_COST;
+	f->cost_unit = per_load ? "per_load" : unit;
+	f->test = strdup("pooled_log");
+	/* Cost findings: the cost itself where shares go, changes relative. */
+	f->baseline_share = gm_b;
+	f->current_share = gm_c;
+	f->delta = gm_c / gm_b - 1;
+	f->rel_delta = f->delta;
+	f->ci_low = expm1(rci.ci_low);
+	f->ci_high = expm1(rci.ci_high);
+	f->rate_ratio = gm_c / gm_b;
+	f->rate_p_up = f->rate_p_down = NAN;
+	f->p_up = rup.p;
+	f->p_down = rdn.p;
+	f->direction = rup.p <= rdn.p ? FINDING_REGRESSION : FINDING_IMPROVEMENT;
+	f->p_value = fmin(rup.p, rdn.p);
+	{
+		stats_mw_opts mw = STATS_MW_OPTS_INIT;
+		stats_mw_result mwr;
+		mw.alt = f->direction == FINDING_REGRESSION ? STATS_GREATER : STATS_LESS;
+		mw.delta0 = f->direction == FINDING_REGRESSION ? log1p(o->rel_margin)
+							       : log1p(-fmin(o->rel_margin, 0.99));
+		if ((rc = stats_mann_whitney(&mwr, y + nb, nc, y, nb, &mw)) < 0)
+			goto out;
+		f->mw_p = mwr.p;
+	}
 	f->baseline_captures = nb;
 	f->current_captures = nc;
-	return f->test ? 0 : STATS_ENOMEM;
+	rc = f->test ? 0 : STATS_ENOMEM;
+out:
+	free(y);
+	return rc;
 }
 
 static int grow_tests(analysis *a, size_t extra)
@@ -388,21 +706,55 @@ static int grow_tests(analysis *a, size_t extra)
 	return 0;
 }
 
+static int keep_target(analysis *a, analysis_target_data *td)
+{
+	if (a->ntargets == a->targets_cap) {
+		size_t cap = a->targets_cap ? 2 * a->targets_cap : 64;
+		analysis_target_data *n = realloc(a->targets, cap * sizeof(*n));
+		if (!n)
+			return PR_ENOMEM;
+		a->targets = n;
+		a->targets_cap = cap;
+	}
+	a->targets[a->ntargets++] = *td;
+	memset(td, 0, sizeof(*td));
+	return 0;
+}
+
+/* Fill what every test of a target carries; false when out of memory. */
+static bool describe_test(finding *f, const analysis_target *t, const sides *s,
+			  const char *releases, const char *capids, int64_t baseline_id,
+			  size_t look, size_t target)
+{
+	f->service_id = t->service_id;
+	f->baseline_id = baseline_id;
+	f->look = look;
+	f->target = target;
+	f->service = strdup(t->service);
+	f->type = strdup(t->type);
+	f->current_release = strdup(t->release ? t->release : s->cur.caps[s->cur.n - 1].release);
+	f->baseline_releases = strdup(releases);
+	f->capture_ids = strdup(capids);
+	return f->service && f->type && f->current_release && f->baseline_releases &&
+	       f->capture_ids;
+}
+
 int analysis_add(analysis *a, db *d, const analysis_target *t, bool store, pr_error *err)
 {
 	const analysis_opts *o = &a->opts;
 	sides s;
-	func_matrix m = {0};
+	analysis_target_data td;
 	baseline_func *bf = NULL;
-	size_t *rows = NULL, nrows = 0;
+	size_t *rows = NULL, nrows = 0, look;
 	int64_t *ids = NULL, baseline_id = 0;
 	char **names = NULL, **files = NULL, *releases = NULL, *capids = NULL;
 	series sb = {0}, sc = {0};
 	bool reused;
-	double t0 = time_mono(), t_tests = 0;
-	size_t ntests0 = a->ntests;
+	double t_tests = 0, t0 = time_mono();
+	size_t ntests0 = a->ntests, maxn;
 	int rc;
 
+	memset(&td, 0, sizeof(td));
 	if ((rc = load_sides(&s, d, t, o, err)) < 0)
 		goto out;
 	if (s.cur.n == 0) {
@@ -423,35 +775,39 @@ int analysis_add(analysis *a, db *d, const analysis_target *t, bool store, pr_er
 			o->min_baseline);
 		goto out;
 	}
-	if ((rc = func_matrix_load(&m, d, &s.base, &s.cur, err)) < 0)
+	look = look_of(t, &s, o);
+	if ((rc = func_matrix_load(&td.m, d, &s.base, &s.cur, err)) < 0)
 		goto out;
-	if (!(sb.share = calloc(s.base.n * 3, sizeof(double))) ||
-	    !(sc.share = calloc(s.cur.n * 3, sizeof(double))) ||
-	    !(rows = calloc(m.nfuncs ? m.nfuncs : 1, sizeof(*rows))) ||
-	    !(ids = calloc(m.nfuncs ? m.nfuncs : 1, sizeof(*ids))) ||
-	    !(bf = calloc(m.nfuncs ? m.nfuncs : 1, sizeof(*bf)))) {
+	maxn = s.base.n > s.cur.n ? s.base.n : s.cur.n;
+	if (!(td.gb = group_ids(&s.base)) || !(td.gc = group_ids(&s.cur)) ||
+	    !(sb.share = calloc(maxn * 4, sizeof(double))) ||
+	    !(sc.share = calloc(maxn * 4, sizeof(double))) ||
+	    !(sb.group = calloc(maxn, sizeof(int))) || !(sc.group = calloc(maxn, sizeof(int))) ||
+	    !(rows = calloc(td.m.nfuncs ? td.m.nfuncs : 1, sizeof(*rows))) ||
+	    !(ids = calloc(td.m.nfuncs ? td.m.nfuncs : 1, sizeof(*ids))) ||
+	    !(bf = calloc(td.m.nfuncs ? td.m.nfuncs : 1, sizeof(*bf)))) {
 		rc = oom(err);
 		goto out;
 	}
-	sb.vst = sb.share + s.base.n, sb.rate = sb.vst + s.base.n;
-	sc.vst = sc.share + s.cur.n, sc.rate = sc.vst + s.cur.n;
+	sb.vst = sb.share + maxn, sb.rate = sb.vst + maxn, sb.v = sb.rate + maxn;
+	sc.vst = sc.share + maxn, sc.rate = sc.vst + maxn, sc.v = sc.rate + maxn;
 
 	/*
 	 * Independent filtering: a function whose share stays under the
 	 * absolute margin in every capture can never move by more than it,
 	 * so it is not tested and does not dilute the family.
 	 */
-	for (size_t r = 0; r < m.nfuncs; r++) {
+	for (size_t r = 0; r < td.m.nfuncs; r++) {
 		double top = 0;
 		size_t known = 0;
 		for (size_t i = 0; i < s.base.n; i++) {
-			int64_t v = m.self[r * m.ncaps + i];
+			int64_t v = td.m.self[r * td.m.ncaps + i];
 			known += v != FUNC_MATRIX_UNKNOWN;
 			top = fmax(top, capture_share(&s.base.caps[i], v));
 		}
 		for (size_t i = 0; i < s.cur.n; i++)
 			top = fmax(top, capture_share(&s.cur.caps[i],
-						      m.self[r * m.ncaps + s.base.n + i]));
+						      td.m.self[r * td.m.ncaps + s.base.n + i]));
 		/*
 		 * Too few captures know it (summaries cut it off): its baseline
 		 * is not measured, so it is not tested.
@@ -461,7 +817,7 @@ int analysis_add(analysis *a, db *d, const analysis_target *t, bool store, pr_er
 			continue;
 		}
 		rows[nrows] = r;
-		ids[nrows] = m.func_ids[r];
+		ids[nrows] = td.m.func_ids[r];
 		nrows++;
 	}
 	if ((rc = func_names_load(&names, &files, d, ids, nrows, err)) < 0 ||
@@ -471,52 +827,125 @@ int analysis_add(analysis *a, db *d, const analysis_target *t, bool store, pr_er
 		goto out;
 	}
 	for (size_t k = 0; k < nrows; k++)
-		if ((rc = baseline_summarize(&bf[k], &m, rows[k], 0, &s.base, err)) < 0)
+		if ((rc = baseline_summarize(&bf[k], &td.m, rows[k], 0, &s.base, err)) < 0)
 			goto out;
 	if (store &&
 	    (rc = baseline_store(&baseline_id, &reused, d, t->service_id, t->type, s.window_start,
 				 s.window_end, &s.base, bf, nrows, err)) < 0)
 		goto out;
-	if (grow_tests(a, nrows) < 0) {
+	if (grow_tests(a, nrows + 2) < 0) {
 		rc = oom(err);
 		goto out;
 	}
 	t_tests = time_mono();
+	/*
+	 * Release-level heterogeneity, pooled over the service's functions:
+	 * phi = sum of Cochran's Q / sum of their df (at least 1). One
+	 * function's two or three releases say little about it; all of them
+	 * together say whether this service's releases differ beyond noise.
+	 */
+	{
+		double q = 0, qdf = 0;
+		for (size_t k = 0; k < nrows; k++) {
+			pooled p;
+			series_fill(&sb, &td.m, rows[k], 0, &s.base, td.gb, NULL);
+			series_fill(&sc, &td.m, rows[k], s.base.n, &s.cur, td.gc, NULL);
+			if (sb.n < 2 || sc.n < 1 ||
+			    pooled_fit(&p, sb.vst, sb.v, sb.group, sb.n, sc.vst, sc.v, sc.n, 1,
+				       0) < 0)
+				continue;
+			q += p.q;
+			qdf += p.q_df;
+		}
+		td.phi = qdf > 0 && q > qdf ? q / qdf : 1;
+		td.phi_df = qdf;
+	}
 	for (size_t k = 0; k < nrows; k++) {
 		finding *f = &a->tests[a->ntests];
-		size_t nb, nc;
 		memset(f, 0, sizeof(*f));
-		nb = series_fill(&sb, &m, rows[k], 0, &s.base);
-		nc = series_fill(&sc, &m, rows[k], s.base.n, &s.cur);
-		if (nc == 0) {
+		series_fill(&sb, &td.m, rows[k], 0, &s.base, td.gb, NULL);
+		series_fill(&sc, &td.m, rows[k], s.base.n, &s.cur, td.gc, NULL);
+		if (sc.n == 0 || sb.n < 2) {
 			/* No current capture knows it: nothing to judge. */
 			a->filtered++;
 			continue;
 		}
-		if ((rc = test_function(f, &sb, &sc, nb, nc, o)) < 0) {
+		if ((rc = test_function(f, &sb, &sc, o, td.phi, td.phi_df)) < 0) {
 			finding_clear(f);
 			rc = rc == STATS_ENOMEM ? oom(err)
 			     : pr_error_set(err, PR_ERR, "cannot test '%s' in service '%s': %s",
 					    names[k], t->service, stats_error_name(rc));
 			goto out;
 		}
-		f->service_id = t->service_id;
 		f->function_id = ids[k];
-		f->baseline_id = baseline_id;
-		f->service = strdup(t->service);
-		f->type = strdup(t->type);
+		f->row = rows[k];
 		f->function = names[k], names[k] = NULL;
 		f->file = files[k], files[k] = NULL;
-		f->current_release =
-			strdup(t->release ? t->release : s.cur.caps[s.cur.n - 1].release);
-		f->baseline_releases = strdup(releases);
-		f->capture_ids = strdup(capids);
 		a->ntests++;
-		if (!f->service || !f->type || !f->current_release || !f->baseline_releases ||
-		    !f->capture_ids) {
+		if (!describe_test(f, t, &s, releases, capids, baseline_id, look, a->ntargets)) {
 			rc = oom(err);
 			goto out;
 		}
+	}
+	/*
+	 * The whole service's cost where known: per unit of load when every
+	 * capture has a load figure (a busier night is not a regression), else
+	 * per second of capture, or bytes in use.
+	 */
+	for (int per_load = 1, done = 0; o->cost_tests && per_load >= 0 && !done; per_load--) {
+		finding *f = &a->tests[a->ntests];
+		memset(f, 0, sizeof(*f));
+		rc = cost_test(f, &s, td.gb, per_load, o);
+		if (rc == STATS_EDATA) {
+			finding_clear(f);
+			rc = 0;
+			continue;
+		}
+		if (rc < 0) {
+			finding_clear(f);
+			rc = rc == STATS_ENOMEM ? oom(err)
+			     : pr_error_set(err, PR_ERR, "cannot test the cost of service '%s': %s",
+					    t->service, stats_error_name(rc));
+			goto out;
+		}
+		done = 1;
+		f->row = SIZE_MAX;
+		f->function = strdup(FINDING_WHOLE_SERVICE);
+		f->file = strdup(f->cost_unit);
+		a->ntests++;
+		if (!f->function || !f->file ||
+		    !describe_test(f, t, &s, releases, capids, baseline_id, look, a->ntargets)) {
+			rc = oom(err);
+			goto out;
+		}
+	}
+	td.base = s.base, td.cur = s.cur;
+	memset(&s.base, 0, sizeof(s.base));
+	memset(&s.cur, 0, sizeof(s.cur));
+	td.look = look;
+	if (t->release && !t->cur_ids) {
+		analysis_judged *j = realloc(a->judged, (a->njudged + 1) * sizeof(*j));
+		if (!j) {
+			rc = oom(err);
+			goto out;
+		}
+		a->judged = j;
+		j = &j[a->njudged];
+		j->service_id = t->service_id;
+		j->look = look;
+		j->first_us = td.cur.caps[0].captured_at_us;
+		j->type = strdup(t->type);
+		j->release = strdup(t->release);
+		if (!j->type || !j->release) {
+			free(j->type), free(j->release);
+			rc = oom(err);
+			goto out;
+		}
+		a->njudged++;
+	}
+	if (keep_target(a, &td) < 0) {
+		rc = oom(err);
+		goto out;
 	}
 	a->services++;
 	a->stats_seconds += time_mono() - t_tests;
@@ -529,13 +958,15 @@ out:
 	a->db_seconds += (t_tests ? t_tests : time_mono()) - t0;
 	free(sb.share);
 	free(sc.share);
+	free(sb.group);
+	free(sc.group);
 	free(rows);
 	free(ids);
 	free(bf);
 	free(releases);
 	free(capids);
 	func_names_free(names, files, nrows);
-	func_matrix_release(&m);
+	target_data_release(&td);
 	sides_release(&s);
 	return rc;
 }
@@ -555,6 +986,8 @@ static int rank_cmp(const void *x, const void *y)
 		return a->score > b->score ? -1 : 1;
 	if (a->q_value != b->q_value)
 		return a->q_value < b->q_value ? -1 : 1;
+	if (strcmp(a->service, b->service) != 0)
+		return strcmp(a->service, b->service);
 	return strcmp(a->function, b->function);
 }
 
@@ -569,7 +1002,8 @@ static bool is_relative_shift(const finding *f, double alpha)
 {
 	double share_ratio;
 
-	if (isnan(f->rate_ratio) || f->baseline_share <= 0)
+	if (strcmp(f->kind, FINDING_KIND_SHARE) != 0 || isnan(f->rate_ratio) ||
+	    f->baseline_share <= 0)
 		return false;
 	share_ratio = f->current_share / f->baseline_share;
 	if (f->direction == FINDING_REGRESSION)
@@ -588,9 +1022,138 @@ static double mw_floor(size_t nb, size_t nc)
 	return exp(lgamma((double)nb + 1) + lgamma((double)nc + 1) - lgamma((double)(nb + nc) + 1));
 }
 
+static bool passes(const finding *f, double q, const analysis_opts *o)
+{
+	return q <= o->fdr && (f->mw_p <= o->mw_alpha ||
+			       mw_floor(f->baseline_captures, f->current_captures) > o->mw_alpha);
+}
+
+/*
+ * Dilution. When one function's cost rises, every other share falls
+ * (and when one falls, the others rise) without anything else changing.
+ * The significant share findings of a target are taken largest change
+ * first (rises before falls on a tie); the first one moved; each next one
+ * is tested again with its shares renormalised without those already
+ * found to move, at the same look. One that no longer clears its
+ * family's cut-off (the largest sequential p-value the run accepted in
+ * that direction) only moved because the others did: a relative shift.
+ * One that still clears it moved on its own, and joins them.
+ */
+static int by_change(const void *x, const void *y, void *ctx)
+{
+	const analysis *a = ctx;
+	const finding *f = &a->tests[*(const size_t *)x], *g = &a->tests[*(const size_t *)y];
+	double df = fabs(f->delta), dg = fabs(g->delta);
+
+	if (df != dg)
+		return df > dg ? -1 : 1;
+	if ((f->delta > 0) != (g->delta > 0))
+		return f->delta > 0 ? -1 : 1;
+	return f->row < g->row ? -1 : f->row > g->row;
+}
+
+/* qsort_r is not C11: a small insertion sort (a target has few findings). */
+static void sort_by_change(size_t *idx, size_t n, analysis *a)
+{
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && by_change(&idx[j - 1], &idx[j], a) > 0; j--) {
+			size_t t = idx[j];
+			idx[j] = idx[j - 1];
+			idx[j - 1] = t;
+		}
+}
+
+static int renormalised_retest(analysis *a, const double cut[2])
+{
+	const analysis_opts *o = &a->opts;
+	size_t *idx = NULL, *movers = NULL;
+	int64_t *less = NULL;
+	series sb = {0}, sc = {0};
+	int rc = 0;
+
+	if (!(idx = calloc(a->ntests ? a->ntests : 1, sizeof(*idx))) ||
+	    !(movers = calloc(a->ntests ? a->ntests : 1, sizeof(*movers)))) {
+		free(idx);
+		return PR_ENOMEM;
+	}
+	for (size_t tg = 0; tg < a->ntargets && rc == 0; tg++) {
+		analysis_target_data *td = &a->targets[tg];
+		size_t nsig = 0, nmov = 0, ncap = td->base.n + td->cur.n, maxn;
+
+		for (size_t i = 0; i < a->ntests; i++) {
+			const finding *f = &a->tests[i];
+			if (f->target == tg && f->significant && f->row != SIZE_MAX &&
+			    f->direction != FINDING_RELATIVE_SHIFT)
+				idx[nsig++] = i;
+		}
+		if (nsig < 2)
+			continue;
+		sort_by_change(idx, nsig, a);
+		maxn = td->base.n > td->cur.n ? td->base.n : td->cur.n;
+		free(less);
+		free(sb.share);
+		free(sc.share);
+		free(sb.group);
+		free(sc.group);
+		less = calloc(ncap, sizeof(*less));
+		sb.share = calloc(maxn * 4, sizeof(double));
+		sc.share = calloc(maxn * 4, sizeof(double));
+		sb.group = calloc(maxn, sizeof(int));
+		sc.group = calloc(maxn, sizeof(int));
+		if (!less || !sb.share || !sc.share || !sb.group || !sc.group) {
+			rc = PR_ENOMEM;
+			break;
+		}
+		sb.vst = sb.share + maxn, sb.rate = sb.vst + maxn, sb.v = sb.rate + maxn;
+		sc.vst = sc.share + maxn, sc.rate = sc.vst + maxn, sc.v = sc.rate + maxn;
+		movers[nmov++] = idx[0];
+		for (size_t k = 1; k < nsig && rc == 0; k++) {
+			finding *f = &a->tests[idx[k]], again;
+			double p;
+			memset(less, 0, ncap * sizeof(*less));
+			for (size_t j = 0; j < nmov; j++) {
+				size_t r = a->tests[movers[j]].row;
+				for (size_t c = 0; c < ncap; c++) {
+					int64_t v = td->m.self[r * td->m.ncaps + c];
+					if (v > 0)
+						less[c] += v;
+				}
+			}
+			memset(&again, 0, sizeof(again));
+			series_fill(&sb, &td->m, f->row, 0, &td->base, td->gb, less);
+			series_fill(&sc, &td->m, f->row, td->base.n, &td->cur, td->gc,
+				    less + td->base.n);
+			if (sb.n < 2 || sc.n < 1)
+				continue;
+			rc = test_function(&again, &sb, &sc, o, td->phi, td->phi_df);
+			p = f->direction == FINDING_REGRESSION ? again.p_up : again.p_down;
+			finding_clear(&again);
+			if (rc < 0)
+				break;
+			p = stats_seq_pvalue(p, f->look, o->max_looks, o->spend_rho);
+			if (p <= cut[f->direction == FINDING_REGRESSION ? 0 : 1]) {
+				movers[nmov++] = idx[k];
+				continue;
+			}
+			f->direction = FINDING_RELATIVE_SHIFT;
+			f->diluted = true;
+			a->diluted++;
+		}
+	}
+	free(idx);
+	free(movers);
+	free(less);
+	free(sb.share);
+	free(sc.share);
+	free(sb.group);
+	free(sc.group);
+	return rc;
+}
+
 int analysis_finish(analysis *a, pr_error *err)
 {
-	double *up = NULL, *down = NULL, t0 = time_mono();
+	const analysis_opts *o = &a->opts;
+	double *up = NULL, *down = NULL, t0 = time_mono(), cut[2] = {-1, -1};
 	int rc = 0;
 
 	if (a->ntests && (!(up = malloc(a->ntests * sizeof(*up))) ||
@@ -599,38 +1162,60 @@ int analysis_finish(analysis *a, pr_error *err)
 		goto out;
 	}
 	/*
-	 * Rises and falls are separate families: a regression's q counts only
-	 * the run's tests for a rise, so improvements never dilute it.
+	 * Sequential p-values: each look spends its fraction of alpha. Rises
+	 * and falls are separate families: a regression's q counts only the
+	 * run's tests for a rise, so improvements never dilute it.
 	 */
 	for (size_t i = 0; i < a->ntests; i++) {
-		up[i] = a->tests[i].p_up;
-		down[i] = a->tests[i].p_down;
+		finding *f = &a->tests[i];
+		f->p_seq_up = stats_seq_pvalue(f->p_up, f->look, o->max_looks, o->spend_rho);
+		f->p_seq_down = stats_seq_pvalue(f->p_down, f->look, o->max_looks, o->spend_rho);
+		if (isnan(f->p_seq_up))
+			f->p_seq_up = 1;
+		if (isnan(f->p_seq_down))
+			f->p_seq_down = 1;
+		up[i] = f->p_seq_up;
+		down[i] = f->p_seq_down;
 	}
 	if (a->ntests && (stats_bh_qvalues(up, a->ntests, up) < 0 ||
 			  stats_bh_qvalues(down, a->ntests, down) < 0)) {
 		rc = pr_error_set(err, PR_ERR, "cannot adjust %zu p-values", a->ntests);
 		goto out;
 	}
+	for (size_t i = 0; i < a->ntests; i++) {
+		finding *f = &a->tests[i];
+		bool reg = f->direction == FINDING_REGRESSION;
+
+		f->q_value = reg ? up[i] : down[i];
+		f->p_seq = reg ? f->p_seq_up : f->p_seq_down;
+		f->significant = passes(f, f->q_value, o);
+		if (f->significant && f->p_seq > cut[reg ? 0 : 1])
+			cut[reg ? 0 : 1] = f->p_seq;
+		if (f->significant && is_relative_shift(f, o->mw_alpha))
+			f->direction = FINDING_RELATIVE_SHIFT;
+	}
+	if ((rc = renormalised_retest(a, cut)) < 0) {
+		rc = rc == PR_ENOMEM ? oom(err)
+				     : pr_error_set(err, PR_ERR,
+						    "cannot re-test renormalised shares");
+		goto out;
+	}
 	a->nfindings = 0;
 	for (size_t i = 0; i < a->ntests; i++) {
 		finding *f = &a->tests[i];
 		double lo_pp, rel;
+		bool cost = strcmp(f->kind, FINDING_KIND_COST) == 0;
 
-		f->q_value = f->direction == FINDING_REGRESSION ? up[i] : down[i];
-		f->significant =
-			f->q_value <= a->opts.fdr &&
-			(f->mw_p <= a->opts.mw_alpha ||
-			 mw_floor(f->baseline_captures, f->current_captures) > a->opts.mw_alpha);
-		if (f->significant && is_relative_shift(f, a->opts.mw_alpha))
-			f->direction = FINDING_RELATIVE_SHIFT;
 		/* The conservative end of the change, in the direction it went. */
 		lo_pp = 100 * (f->direction == FINDING_IMPROVEMENT ? -f->ci_high : f->ci_low);
-		rel = f->baseline_share > 0 ? lo_pp / (100 * f->baseline_share) : INFINITY;
+		/* Cost changes are relative already: their "pp" are percent of the cost. */
+		rel = cost ? NAN : f->baseline_share > 0 ? lo_pp / (100 * f->baseline_share)
+							  : INFINITY;
 		f->score = stats_score(lo_pp, f->q_value, 1.0);
 		if (isnan(f->score))
 			f->score = 0;
 		f->severity = f->significant && f->direction == FINDING_REGRESSION
-			? stats_severity_of(lo_pp, rel, f->q_value, &a->opts.severity)
+			? stats_severity_of(lo_pp, rel, f->q_value, &o->severity)
 			: STATS_SEV_NONE;
 		if (f->significant)
 			a->nfindings++;
@@ -690,6 +1275,15 @@ json_t *analysis_finding_json(const finding *f)
 							     : json_null()) : json_null());
 	json_decref(caps);
 	json_object_set_new(o, "id", f->id ? json_integer((json_int_t)f->id) : json_null());
+	json_object_set_new(o, "kind", json_string(f->kind ? f->kind : FINDING_KIND_SHARE));
+	if (f->cost_unit)
+		json_object_set_new(o, "cost_unit", json_string(f->cost_unit));
+	json_object_set_new(o, "look", json_integer((json_int_t)(f->look ? f->look : 1)));
+	json_object_set_new(o, "p_seq", num_or_null(f->p_seq));
+	json_object_set_new(o, "state", f->state[0] ? json_string(f->state) : json_null());
+	json_object_set_new(o, "incident",
+			    f->incident_id ? json_integer((json_int_t)f->incident_id)
+					   : json_null());
 	return o;
 }
 

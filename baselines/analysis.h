@@ -11,12 +11,43 @@
  *   - few current captures: a t test with the baseline's variance for
  *     both sides (df = n_b - 1),
  *   - enough on both sides: Welch's test,
- * and Mann-Whitney U (shifted by the margin) as a robustness check. The
- * rises of a run form one family and the falls another, each adjusted
- * with Benjamini-Hochberg across every service and function. A finding
- * is a test with q <= fdr whose Mann-Whitney p is <= mw_alpha too. A rise
- * of share that the function's absolute rate does not follow (because
- * something else got cheaper) is a relative shift, not a regression.
+ * and Mann-Whitney U (shifted by the margin) as a robustness check.
+ *
+ * The t test is built from precision-weighted means (stats/pool.h): each
+ * capture is weighted by what its sample count says about its precision,
+ * each baseline release is summarised on its own and weighted by the
+ * precision of its mean, so one noisy release cannot widen the baseline,
+ * and the variation a new release is expected to have is the releases'
+ * typical one, combined with the new release's own spread as its
+ * captures come in. Differences between the baseline releases' means
+ * beyond their noise (a release-level component, DerSimonian-Laird) are
+ * added to the variance, with their few degrees of freedom.
+ *
+ * A release is judged on every night it runs with all of its captures so
+ * far: look k is the k-th night (look_us from its first capture) that
+ * brought captures of it, up to max_looks; a night without new captures
+ * adds no look. Each look's one-sided p-value becomes a sequential
+ * p-value that spends a fraction of alpha (stats/seq.h), so repeated
+ * looks do not inflate false alarms; past max_looks nothing is left to
+ * spend, and only the release's open findings are followed (went away). The rises
+ * of a run form one family and the falls another, each adjusted with
+ * Benjamini-Hochberg over the sequential p-values across every service
+ * and function. A finding is a test with q <= fdr whose Mann-Whitney p
+ * is <= mw_alpha too.
+ *
+ * Shifts that are not the function's own: a rise of share that the
+ * function's absolute rate does not follow (because something else got
+ * cheaper; only where captures have durations, so a rate exists) is a
+ * relative shift; and, durations or not, the significant findings of a
+ * target are taken largest change first, and each one after the first is
+ * tested again with its shares renormalised without those already found
+ * to move: one no longer significant then only moved by dilution (a
+ * doubled function makes every other share fall) and is a relative shift.
+ *
+ * Whole-service cost: where captures carry what it takes (a duration, or
+ * a heap profile's bytes, or a load tag), the service's total cost per
+ * second of capture (and per unit of load) is tested the same way, as a
+ * finding of kind "cost" on the function "(whole service)".
  */
 #ifndef PR_ANALYSIS_H
 #define PR_ANALYSIS_H
@@ -41,6 +72,15 @@ typedef struct analysis_opts {
 	size_t welch_min;         /* both sides at least this many: Welch */
 	stats_severity_thresholds severity;
 	int64_t forensic_keep_us; /* how long evidence is kept; 0: forever */
+	size_t max_looks;         /* planned nightly looks at one release (4) */
+	double spend_rho;         /* alpha spending f(t) = t^rho over the looks (0.5) */
+	int64_t look_us;          /* the length of one look: a night (24 h) */
+	size_t confirm_looks;     /* a candidate is confirmed after this many
+				   * significant looks (2) */
+	bool confirm_critical;    /* a critical finding is confirmed at once (true) */
+	bool cost_tests;          /* test whole-service cost where captures allow (true) */
+	size_t fixed_look;        /* 0: each target's look from its release's first
+				   * capture and "now"; else this look (reproducing) */
 } analysis_opts;
 
 void analysis_opts_default(analysis_opts *o);
@@ -63,6 +103,11 @@ typedef enum finding_dir {
 	FINDING_IMPROVEMENT,
 	FINDING_RELATIVE_SHIFT,
 } finding_dir;
+
+/* What a test is about: one function's share, or the whole service's cost. */
+#define FINDING_KIND_SHARE "share"
+#define FINDING_KIND_COST "cost"
+#define FINDING_WHOLE_SERVICE "(whole service)"
 
 const char *finding_dir_name(finding_dir d);
 
@@ -87,14 +132,40 @@ typedef struct finding {
 	stats_severity severity;
 	size_t baseline_captures, current_captures;
 	char *capture_ids;        /* JSON {"baseline":[...],"current":[...]} */
+	const char *kind;         /* FINDING_KIND_SHARE or FINDING_KIND_COST (static) */
+	const char *cost_unit;    /* cost tests: "cpu_s_per_s", "bytes", "per_load" */
+	size_t look;              /* which nightly look of the release this was */
+	double p_seq;             /* the sequential p-value behind q (its direction) */
+	double p_seq_up, p_seq_down;
+	bool diluted;             /* relabelled a relative shift by the renormalised re-test */
+	char state[16];           /* after storing: candidate, confirmed (see findings.h) */
+	int64_t incident_id;      /* after storing: the incident it belongs to, 0 none */
+	bool incident_lead;       /* it pages and stands for its incident */
+	size_t target;            /* index of its target in the analysis (internal) */
+	size_t row;               /* its row in the target's values; SIZE_MAX: cost */
 } finding;
 
 typedef struct analysis_skip {
 	char *service, *type, *reason;
 } analysis_skip;
 
+struct analysis_target_data;
+
+/* A release a run judged as a whole (release targets only), for the lifecycle. */
+typedef struct analysis_judged {
+	int64_t service_id;
+	char *type, *release;
+	size_t look;
+	int64_t first_us;         /* its first capture */
+} analysis_judged;
+
 typedef struct analysis {
 	analysis_opts opts;
+	struct analysis_target_data *targets; /* what finish re-tests (internal) */
+	size_t ntargets, targets_cap;
+	size_t diluted;           /* findings relabelled relative shifts by renormalising */
+	analysis_judged *judged;  /* the releases judged whole, njudged of them */
+	size_t njudged;
 	finding *tests;           /* every test; findings first after finish */
 	size_t ntests, cap;
 	size_t nfindings;
@@ -104,6 +175,7 @@ typedef struct analysis {
 	size_t filtered;          /* functions not tested: too small to ever pass the
 				   * margin, or known in too few captures (summaries) */
 	size_t pages_enqueued;    /* outbox rows the job that stored it added (jobs/record.h) */
+	size_t went_away, fixed;  /* open findings the job closed (jobs/record.h) */
 	double db_seconds;        /* time spent loading and storing */
 	double stats_seconds;     /* time spent testing, adjusting and ranking */
 } analysis;
@@ -131,15 +203,19 @@ struct json_t;
 /*
  * The one JSON shape of a finding (or a test, when not significant),
  * printed by analyze, nightly, post-deploy and finding show:
- * schema_version, id (null when not stored), service, type, function,
+ * schema_version, id (null when not stored), service, type, kind
+ * ("share" or "cost"), function,
  * file, direction, severity, significant, baseline_share, current_share,
  * delta, rel_delta, ci_low, ci_high (shares as fractions), p_value,
  * q_value, mw_p, score, rate_ratio, test, baseline_captures,
  * current_captures, current_release, baseline_releases, capture_ids
- * ({"baseline": [...], "current": [...]}). A number that was not computed
- * (NaN) or is infinite is null. NULL when out of memory.
+ * ({"baseline": [...], "current": [...]}), look, p_seq, state (null
+ * when not stored), incident (null when none) and, for cost findings,
+ * cost_unit. A number that was not computed (NaN) or is infinite is null.
+ * NULL when out of memory. Version 2 added kind, look, p_seq, state,
+ * incident and cost_unit; every version 1 key is unchanged.
  */
-#define ANALYSIS_FINDING_SCHEMA 1
+#define ANALYSIS_FINDING_SCHEMA 2
 struct json_t *analysis_finding_json(const finding *f);
 
 #endif

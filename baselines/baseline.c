@@ -29,6 +29,30 @@ static int oom(pr_error *err)
 	return pr_error_set(err, PR_ENOMEM, "out of memory");
 }
 
+/*
+ * A capture's load figure: its "load" tag, else its "rps" tag, when it is
+ * a positive decimal number; 0 otherwise. Tags are checked text, so the
+ * pattern decides before any cast can fail.
+ */
+#define LOAD_SQL \
+	"coalesce((select case when v ~ '^[0-9]{1,15}(\\.[0-9]{1,15})?$' then v::float8 end" \
+	" from (select coalesce(p.tags ->> 'load', p.tags ->> 'rps') as v) t), 0)"
+
+/* Fill the columns every capture query returns after the id and time. */
+static int capture_fill(capture_ref *c, PGresult *res, int i)
+{
+	c->id = db_get_i64(res, i, 0);
+	c->captured_at_us = db_get_i64(res, i, 1);
+	if (!(c->release = strdup(db_get_text(res, i, 2))))
+		return PR_ENOMEM;
+	c->total = db_get_i64(res, i, 3);
+	c->sample_count = db_get_i64(res, i, 4);
+	c->duration_ns = db_get_i64(res, i, 5);
+	c->load = db_get_f64(res, i, 6);
+	snprintf(c->unit, sizeof(c->unit), "%s", db_get_text(res, i, 7));
+	return 0;
+}
+
 int capture_set_load(capture_set *out, db *d, const capture_query *q, pr_error *err)
 {
 	/*
@@ -38,7 +62,8 @@ int capture_set_load(capture_set *out, db *d, const capture_query *q, pr_error *
 	 */
 	static const char sql[] =
 		"select p.id, " DB_TS_TO_US("p.captured_at") ","
-		"       p.release, p.total_value, p.sample_count, coalesce(p.duration_ns, 0)"
+		"       p.release, p.total_value, p.sample_count, coalesce(p.duration_ns, 0),"
+		"       " LOAD_SQL ", p.value_unit"
 		"  from profiles p"
 		" where p.service_id = $1 and p.profile_type = $2"
 		"   and ($3::text is null or p.release = $3)"
@@ -88,16 +113,10 @@ int capture_set_load(capture_set *out, db *d, const capture_query *q, pr_error *
 		goto out;
 	}
 	for (int i = 0; i < n; i++) {
-		capture_ref *c = &out->caps[i];
-		c->id = db_get_i64(res, i, 0);
-		c->captured_at_us = db_get_i64(res, i, 1);
-		if (!(c->release = strdup(db_get_text(res, i, 2)))) {
+		if (capture_fill(&out->caps[i], res, i) < 0) {
 			rc = oom(err);
 			goto out;
 		}
-		c->total = db_get_i64(res, i, 3);
-		c->sample_count = db_get_i64(res, i, 4);
-		c->duration_ns = db_get_i64(res, i, 5);
 		out->n++;
 	}
 out:
@@ -107,11 +126,57 @@ out:
 	return rc;
 }
 
+int capture_releases_in(char ***out, size_t *n, db *d, int64_t service_id, const char *type,
+			int64_t since_us, int64_t until_us, pr_error *err)
+{
+	static const char sql[] =
+		"select release from profiles"
+		" where service_id = $1 and profile_type = $2 and total_value > 0"
+		"   and captured_at >= 'epoch'::timestamptz + $3::bigint * interval '1 microsecond'"
+		"   and captured_at < 'epoch'::timestamptz + $4::bigint * interval '1 microsecond'"
+		" group by release order by min(captured_at), release";
+	char sid[24], since[24], until[24];
+	const char *p[4] = {sid, type, since, until};
+	PGresult *res = NULL;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	snprintf(sid, sizeof(sid), "%" PRId64, service_id);
+	snprintf(since, sizeof(since), "%" PRId64, since_us);
+	snprintf(until, sizeof(until), "%" PRId64, until_us);
+	if ((rc = db_exec(d, &res, err, "listing the night's releases", sql, 4, p)) < 0)
+		return rc;
+	if (db_rows(res) && !(*out = calloc((size_t)db_rows(res), sizeof(**out))))
+		rc = oom(err);
+	for (int i = 0; rc == 0 && i < db_rows(res); i++) {
+		if (!((*out)[i] = strdup(db_get_text(res, i, 0))))
+			rc = oom(err);
+		else
+			(*n)++;
+	}
+	db_result_free(res);
+	if (rc < 0) {
+		capture_releases_free(*out, *n);
+		*out = NULL;
+		*n = 0;
+	}
+	return rc;
+}
+
+void capture_releases_free(char **r, size_t n)
+{
+	for (size_t i = 0; r && i < n; i++)
+		free(r[i]);
+	free(r);
+}
+
 int capture_set_load_ids(capture_set *out, db *d, const char *ids_json, pr_error *err)
 {
 	static const char sql[] =
 		"select p.id, " DB_TS_TO_US("p.captured_at") ","
-		"       p.release, p.total_value, p.sample_count, coalesce(p.duration_ns, 0)"
+		"       p.release, p.total_value, p.sample_count, coalesce(p.duration_ns, 0),"
+		"       " LOAD_SQL ", p.value_unit"
 		"  from profiles p"
 		" where p.id in (select (jsonb_array_elements_text($1::jsonb))::bigint)"
 		" order by p.captured_at, p.id";
@@ -126,14 +191,8 @@ int capture_set_load_ids(capture_set *out, db *d, const char *ids_json, pr_error
 	if (n && !(out->caps = calloc((size_t)n, sizeof(*out->caps))))
 		rc = oom(err);
 	for (int i = 0; rc == 0 && i < n; i++) {
-		capture_ref *c = &out->caps[i];
-		c->id = db_get_i64(res, i, 0);
-		c->captured_at_us = db_get_i64(res, i, 1);
-		if (!(c->release = strdup(db_get_text(res, i, 2))))
+		if (capture_fill(&out->caps[i], res, i) < 0)
 			rc = oom(err);
-		c->total = db_get_i64(res, i, 3);
-		c->sample_count = db_get_i64(res, i, 4);
-		c->duration_ns = db_get_i64(res, i, 5);
 		out->n++;
 	}
 	db_result_free(res);
@@ -251,8 +310,11 @@ double capture_share(const capture_ref *c, int64_t self)
 
 double capture_rate(const capture_ref *c, int64_t self)
 {
-	/* Without a duration, captures are taken as equally long. */
-	return c->duration_ns > 0 ? (double)self / ((double)c->duration_ns / 1e9) : (double)self;
+	/*
+	 * Without a duration there is no rate: counting a capture as a unit of
+	 * time made captures of different lengths look like cost changes.
+	 */
+	return c->duration_ns > 0 ? (double)self / ((double)c->duration_ns / 1e9) : NAN;
 }
 
 int baseline_summarize(baseline_func *out, const func_matrix *m, size_t row,

@@ -34,6 +34,8 @@ typedef struct capture_ref {
 	int64_t total;
 	int64_t sample_count;
 	int64_t duration_ns;
+	char unit[16];       /* the primary value's unit, cut to 15 bytes ("nanoseconds") */
+	double load;         /* the capture's load figure (tag "load" or "rps"); 0 none */
 } capture_ref;
 
 typedef struct capture_set {
@@ -57,6 +59,15 @@ typedef struct capture_query {
 
 /* Captures matching `q`, oldest first. Free with capture_set_release. */
 int capture_set_load(capture_set *out, db *d, const capture_query *q, pr_error *err);
+
+/*
+ * The releases of service `service_id` and type `type` with a capture in
+ * [since_us, until_us), in order of their first capture there. *out is a
+ * new array of *n strings; free it with capture_releases_free.
+ */
+int capture_releases_in(char ***out, size_t *n, db *d, int64_t service_id, const char *type,
+			int64_t since_us, int64_t until_us, pr_error *err);
+void capture_releases_free(char **r, size_t n);
 
 /* The captures with these ids (a JSON array text), oldest first. */
 int capture_set_load_ids(capture_set *out, db *d, const char *ids_json, pr_error *err);
@@ -82,7 +93,11 @@ int func_matrix_load(func_matrix *out, db *d, const capture_set *a,
 		     const capture_set *b, pr_error *err);
 void func_matrix_release(func_matrix *m);
 
-/* Share and rate of a function in one capture. */
+/*
+ * Share and rate of a function in one capture: the rate is self value
+ * per second of capture, NaN when the capture has no duration (folded
+ * stacks, perf script).
+ */
 double capture_share(const capture_ref *c, int64_t self);
 double capture_rate(const capture_ref *c, int64_t self);
 

@@ -7,6 +7,7 @@
 #include "common/buf.h"
 
 #include <inttypes.h>
+#include <jansson.h>
 #include <libpq-fe.h>
 #include <math.h>
 #include <stdio.h>
@@ -95,23 +96,123 @@ out:
 	return rc;
 }
 
+
+/* Record a state change: the current state on the row, and its history. */
+static int set_state(db *d, int64_t id, const char *state, int64_t run_id, const char *reason,
+		     const char *fixed_by, pr_error *err)
+{
+	static const char sql[] =
+		"with u as (update findings set state = $2, updated_at = now(),"
+		"   fixed_by = coalesce($5, fixed_by),"
+		"   status = case when $2 in ('candidate', 'confirmed') then status"
+		"                 else 'resolved' end,"
+		"   resolved_at = case when $2 in ('candidate', 'confirmed') then resolved_at"
+		"                      else now() end,"
+		"   resolution_note = case when $2 in ('candidate', 'confirmed')"
+		"                          then resolution_note else $4 end"
+		"   where id = $1 returning id)"
+		" insert into finding_states (finding_id, state, run_id, reason)"
+		" select id, $2, nullif($3::bigint, 0), $4 from u";
+	char sid[24], rid[24];
+	const char *p[5] = {sid, state, rid, reason, fixed_by};
+
+	snprintf(sid, sizeof(sid), "%" PRId64, id);
+	snprintf(rid, sizeof(rid), "%" PRId64, run_id);
+	return db_exec(d, NULL, err, "recording a finding's state", sql, 5, p);
+}
+
+/* One look at a finding's release: this run's test of its function. */
+static int record_look(db *d, const finding *f, int64_t run_id, const analysis_opts *o,
+		       bool significant, pr_error *err)
+{
+	static const char sql[] =
+		"insert into finding_looks (finding_id, look, analysed_at, run_id, significant,"
+		" p_value, p_seq, q_value, current_share, delta, ci_low, ci_high, current_captures)"
+		" values ($1, $2, 'epoch'::timestamptz + $3::bigint * interval '1 microsecond',"
+		" nullif($4::bigint, 0), $5, $6, $7, $8, $9, $10, $11, $12, $13)"
+		" on conflict (finding_id, analysed_at) do nothing";
+	char id[24], look[24], at[24], rid[24], nc[24], num[7][32];
+	const char *p[13];
+
+	snprintf(id, sizeof(id), "%" PRId64, f->id);
+	snprintf(look, sizeof(look), "%zu", f->look ? f->look : 1);
+	snprintf(at, sizeof(at), "%" PRId64, o->at_us);
+	snprintf(rid, sizeof(rid), "%" PRId64, run_id);
+	snprintf(nc, sizeof(nc), "%zu", f->current_captures);
+	p[0] = id, p[1] = look, p[2] = at, p[3] = rid, p[4] = significant ? "true" : "false";
+	p[5] = fmt_f(num[0], 32, f->p_value);
+	p[6] = fmt_f(num[1], 32, f->p_seq);
+	p[7] = fmt_f(num[2], 32, f->q_value);
+	p[8] = fmt_f(num[3], 32, f->current_share);
+	p[9] = fmt_f(num[4], 32, f->delta);
+	p[10] = fmt_f(num[5], 32, f->ci_low);
+	p[11] = fmt_f(num[6], 32, f->ci_high);
+	p[12] = nc;
+	return db_exec(d, NULL, err, "recording a look at a finding", sql, 13, p);
+}
+
+/*
+ * A significant finding's state after this look: a new one starts as a
+ * candidate, or confirmed at once when it is critical (confirm_critical)
+ * or one look is enough (confirm_looks <= 1); a candidate is confirmed
+ * once it was significant on confirm_looks different looks.
+ */
+static int next_state(db *d, finding *f, int64_t run_id, const analysis_opts *o,
+		      pr_error *err)
+{
+	static const char looks_sql[] =
+		"select count(distinct look) from finding_looks"
+		" where finding_id = $1 and significant";
+	char id[24], why[160];
+	const char *p[1] = {id};
+	PGresult *res = NULL;
+	size_t looks;
+	bool critical = o->confirm_critical && f->severity == STATS_SEV_CRITICAL;
+	int rc;
+
+	snprintf(id, sizeof(id), "%" PRId64, f->id);
+	if (strcmp(f->state, "candidate") != 0 && f->stored_before)
+		return 0; /* confirmed already */
+	if ((rc = db_exec(d, &res, err, "counting a finding's looks", looks_sql, 1, p)) < 0)
+		return rc;
+	looks = (size_t)db_get_i64(res, 0, 0);
+	db_result_free(res);
+	if (critical || looks >= o->confirm_looks) {
+		snprintf(why, sizeof(why),
+			 critical ? "critical: confirmed at once (look %zu)"
+				  : "significant on %zu looks", critical ? f->look : looks);
+		if ((rc = set_state(d, f->id, "confirmed", run_id, why, NULL, err)) < 0)
+			return rc;
+		snprintf(f->state, sizeof(f->state), "confirmed");
+	} else if (!f->stored_before) {
+		snprintf(why, sizeof(why), "significant at look %zu; confirmed after %zu looks",
+			 f->look ? f->look : 1, o->confirm_looks);
+		if ((rc = set_state(d, f->id, "candidate", run_id, why, NULL, err)) < 0)
+			return rc;
+		snprintf(f->state, sizeof(f->state), "candidate");
+	}
+	return 0;
+}
+
 int findings_store(analysis *a, db *d, int64_t run_id, pr_error *err)
 {
 	static const char sql[] =
 		"insert into findings (run_id, service_id, profile_type, function_id, function,"
 		" direction, baseline_share, current_share, delta, rel_delta, ci_low, ci_high,"
 		" p_value, q_value, mw_p, score, severity, baseline_captures, current_captures,"
-		" current_release, baseline_releases, baseline_id, fingerprint, detail)"
-		" values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,"
-		" $17, $18, $19, $20, array(select jsonb_array_elements_text($21::jsonb)),"
-		" nullif($22::bigint, 0), $23, $24::jsonb)"
+		" current_release, baseline_releases, baseline_id, fingerprint, detail, kind)"
+		" values ($1, $2, $3, nullif($4::bigint, 0), $5, $6, $7, $8, $9, $10, $11, $12,"
+		" $13,"
+		" $14, $15, $16, $17, $18, $19, $20,"
+		" array(select jsonb_array_elements_text($21::jsonb)),"
+		" nullif($22::bigint, 0), $23, $24::jsonb, $25)"
 		/*
 		 * A stored finding never changes: its release, window and
 		 * captures are what it was found on. A later run that sees it
 		 * again only records that it did (run_findings).
 		 */
 		" on conflict (fingerprint) where status = 'open' do update set updated_at = now()"
-		" returning id, xmax = 0";
+		" returning id, xmax = 0, state";
 	int rc = 0;
 
 	for (size_t i = 0; i < a->ntests && a->tests[i].significant; i++) {
@@ -119,7 +220,7 @@ int findings_store(analysis *a, db *d, int64_t run_id, pr_error *err)
 		char run[24], sid[24], fid[24], bid[24], nb[24], nc[24], num[10][32];
 		buf detail = BUF_INIT, fp = BUF_INIT;
 		PGresult *res = NULL;
-		const char *p[24];
+		const char *p[25];
 
 		snprintf(run, sizeof(run), "%" PRId64, run_id);
 		snprintf(sid, sizeof(sid), "%" PRId64, f->service_id);
@@ -127,17 +228,25 @@ int findings_store(analysis *a, db *d, int64_t run_id, pr_error *err)
 		snprintf(bid, sizeof(bid), "%" PRId64, f->baseline_id);
 		snprintf(nb, sizeof(nb), "%zu", f->baseline_captures);
 		snprintf(nc, sizeof(nc), "%zu", f->current_captures);
-		if (buf_printf(&fp, "%" PRId64 "/%s/%" PRId64 "/%s", f->service_id, f->type,
-			       f->function_id, f->current_release) < 0 ||
+		if ((f->row == SIZE_MAX
+			     ? buf_printf(&fp, "%" PRId64 "/%s/cost:%s/%s", f->service_id, f->type,
+					  f->cost_unit ? f->cost_unit : "", f->current_release)
+			     : buf_printf(&fp, "%" PRId64 "/%s/%" PRId64 "/%s", f->service_id,
+					  f->type, f->function_id, f->current_release)) < 0 ||
 		    buf_printf(&detail,
 			       "{\"test\":\"%s\",\"rate_ratio\":%s,\"at_us\":%" PRId64
 			       ",\"window_us\":%" PRId64 ",\"rel_margin\":%g,\"abs_margin\":%g,"
-			       "\"fdr\":%g,\"mw_alpha\":%g,\"min_baseline\":%zu,\"captures\":%s}",
+			       "\"fdr\":%g,\"mw_alpha\":%g,\"min_baseline\":%zu,\"captures\":%s,"
+			       "\"look\":%zu,\"max_looks\":%zu,\"spend_rho\":%g,\"p_seq\":%.17g,"
+			       "\"cost_unit\":%s%s%s}",
 			       f->test,
 			       isnan(f->rate_ratio) ? "null" : fmt_f(num[9], 32, f->rate_ratio),
 			       a->opts.at_us, a->opts.window_us, a->opts.rel_margin,
 			       a->opts.abs_margin, a->opts.fdr, a->opts.mw_alpha,
-			       a->opts.min_baseline, f->capture_ids) < 0) {
+			       a->opts.min_baseline, f->capture_ids, f->look ? f->look : 1,
+			       a->opts.max_looks, a->opts.spend_rho, isnan(f->p_seq) ? 1 : f->p_seq,
+			       f->cost_unit ? "\"" : "", f->cost_unit ? f->cost_unit : "null",
+			       f->cost_unit ? "\"" : "") < 0) {
 			buf_release(&fp);
 			rc = oom(err);
 			goto out;
@@ -157,14 +266,19 @@ int findings_store(analysis *a, db *d, int64_t run_id, pr_error *err)
 		p[16] = stats_severity_name(f->severity);
 		p[17] = nb, p[18] = nc, p[19] = f->current_release, p[20] = f->baseline_releases;
 		p[21] = bid, p[22] = fp.ptr, p[23] = detail.ptr;
-		rc = db_exec(d, &res, err, "storing a finding", sql, 24, p);
+		p[24] = f->kind ? f->kind : FINDING_KIND_SHARE;
+		rc = db_exec(d, &res, err, "storing a finding", sql, 25, p);
 		buf_release(&detail);
 		buf_release(&fp);
 		if (rc < 0)
 			goto out;
 		f->id = db_get_i64(res, 0, 0);
 		f->stored_before = !db_get_bool(res, 0, 1);
+		snprintf(f->state, sizeof(f->state), "%s", db_get_text(res, 0, 2));
 		db_result_free(res);
+		if ((rc = record_look(d, f, run_id, &a->opts, true, err)) < 0 ||
+		    (rc = next_state(d, f, run_id, &a->opts, err)) < 0)
+			goto out;
 		if (f->stored_before && (rc = load_stored(f, d, err)) < 0)
 			goto out;
 		if (run_id > 0) {
@@ -190,7 +304,8 @@ int findings_get(finding *out, findings_meta *meta, db *d, int64_t id, pr_error 
 		" coalesce((f.detail ->> 'at_us')::bigint, 0), (f.detail ->> 'rel_margin')::float8,"
 		" (f.detail ->> 'abs_margin')::float8, coalesce((f.detail ->> "
 		"'min_baseline')::int, 2),"
-		" coalesce((f.detail ->> 'rate_ratio')::float8, 'NaN'::float8)"
+		" coalesce((f.detail ->> 'rate_ratio')::float8, 'NaN'::float8),"
+		" coalesce(f.state, ''), coalesce(f.incident_id, 0)"
 		" from findings f join services s on s.id = f.service_id"
 		" left join functions fn on fn.id = f.function_id where f.id = $1";
 	char sid[24];
@@ -225,6 +340,8 @@ int findings_get(finding *out, findings_meta *meta, db *d, int64_t id, pr_error 
 	meta->rel_margin = db_get_f64(res, 0, 8);
 	meta->abs_margin = db_get_f64(res, 0, 9);
 	meta->min_baseline = (size_t)db_get_i64(res, 0, 10);
+	snprintf(out->state, sizeof(out->state), "%s", db_get_text(res, 0, 12));
+	out->incident_id = db_get_i64(res, 0, 13);
 	rc = load_stored(out, d, err);
 out:
 	if (rc < 0)
@@ -288,4 +405,374 @@ int findings_get_suspects(char **out, db *d, int64_t run_id, int64_t finding_id,
 		rc = oom(err);
 	db_result_free(res);
 	return rc;
+}
+
+/* This run's test of a stored finding's function in a judged release, or NULL. */
+static const finding *test_of(const analysis *a, int64_t service_id, const char *type,
+			      const char *release, int64_t function_id, const char *function,
+			      const char *file)
+{
+	for (size_t i = 0; i < a->ntests; i++) {
+		const finding *t = &a->tests[i];
+		if (t->service_id != service_id || strcmp(t->type, type) != 0 ||
+		    strcmp(t->current_release, release) != 0)
+			continue;
+		if (function_id ? t->function_id == function_id
+				: (t->row == SIZE_MAX && strcmp(t->function, function) == 0 &&
+				   strcmp(t->file ? t->file : "", file) == 0))
+			return t;
+	}
+	return NULL;
+}
+
+static int add_closed(findings_closed *c, int64_t id)
+{
+	int64_t *n = realloc(c->ids, (c->n + 1) * sizeof(*n));
+
+	if (!n)
+		return PR_ENOMEM;
+	c->ids = n;
+	c->ids[c->n++] = id;
+	return 0;
+}
+
+void findings_closed_release(findings_closed *c)
+{
+	free(c->ids);
+	memset(c, 0, sizeof(*c));
+}
+
+int findings_follow_up(findings_closed *out, analysis *a, db *d, int64_t run_id, pr_error *err)
+{
+	/*
+	 * Open findings of the services and types this run judged a release
+	 * of: the same release (did it go away?) or an earlier one (is it
+	 * fixed by this release?).
+	 */
+	static const char sql[] =
+		"select f.id, coalesce(f.function_id, 0), f.function, coalesce(fn.file, ''),"
+		" f.current_release, f.direction, f.baseline_share, f.kind,"
+		" coalesce(f.detail ->> 'cost_unit', ''), coalesce(f.delta, 0)"
+		" from findings f left join functions fn on fn.id = f.function_id"
+		" where f.service_id = $1 and f.profile_type = $2 and f.status = 'open'"
+
+		/*
+		 * An earlier release's: found by an analysis before this one's
+		 * "now", on a release that started before this one.
+		 */
+		"   and (f.current_release = $3"
+		"        or (coalesce((f.detail ->> 'at_us')::bigint, 0) < $4"
+		"        and (select min(p.captured_at) from profiles p"
+		"             where p.service_id = f.service_id and p.profile_type = f.profile_type"
+		"               and p.release = f.current_release)"
+		"            < 'epoch'::timestamptz + $5::bigint * interval '1 microsecond'))"
+		" order by f.id";
+	const analysis_opts *o = &a->opts;
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	for (size_t j = 0; j < a->njudged && rc == 0; j++) {
+		const analysis_judged *jd = &a->judged[j];
+		char sid[24], at[24], first[24];
+		const char *p[5] = {sid, jd->type, jd->release, at, first};
+		PGresult *res = NULL;
+
+		snprintf(sid, sizeof(sid), "%" PRId64, jd->service_id);
+		snprintf(at, sizeof(at), "%" PRId64, o->at_us);
+		snprintf(first, sizeof(first), "%" PRId64, jd->first_us);
+		if ((rc = db_exec(d, &res, err, "reading open findings", sql, 5, p)) < 0)
+			break;
+		for (int r = 0; r < db_rows(res) && rc == 0; r++) {
+			int64_t id = db_get_i64(res, r, 0);
+			const char *release = db_get_text(res, r, 4);
+			const char *kind = db_get_text(res, r, 7);
+			bool same = strcmp(release, jd->release) == 0;
+			/* Which way it moved: a relative shift by the sign of its change. */
+			bool reg = strcmp(db_get_text(res, r, 5), "regression") == 0 ||
+				   (strcmp(db_get_text(res, r, 5), "relative_shift") == 0 &&
+				    db_get_f64(res, r, 9) > 0);
+			double base = db_get_f64(res, r, 6);
+			const char *file = strcmp(kind, FINDING_KIND_COST) == 0
+					   ? db_get_text(res, r, 8) : db_get_text(res, r, 3);
+			const finding *t = test_of(a, jd->service_id, jd->type, jd->release,
+						   db_get_i64(res, r, 1), db_get_text(res, r, 2),
+						   file);
+			double p_dir = t ? (reg ? t->p_up : t->p_down) : 1;
+			char why[256];
+
+			if (same) {
+				finding look;
+				if (t && t->significant && t->id == id)
+					continue; /* seen again: findings_store took it */
+				/*
+				 * Gone when, with every capture so far, its own test
+				 * against the margin is no longer significant even
+				 * before any adjustment for the run's many tests.
+				 */
+				if (t) {
+					look = *t;
+					look.id = id;
+					if ((rc = record_look(d, &look, run_id, o, false, err)) < 0)
+						break;
+				}
+				if (t && p_dir <= o->fdr)
+					continue;
+				if (t)
+					snprintf(why, sizeof(why),
+						 "went away at look %zu: p %.3g against the margin "
+						 "with %zu current captures",
+						 jd->look, p_dir, t->current_captures);
+				else
+					snprintf(why, sizeof(why),
+						 "went away at look %zu: the function is no longer "
+						 "tested", jd->look);
+				if ((rc = set_state(d, id, "went_away", run_id, why, NULL, err)) <
+					    0 ||
+				    (rc = add_closed(out, id)) < 0)
+					break;
+				out->went_away++;
+				continue;
+			}
+			/*
+			 * A later release: fixed when the function is back inside the
+			 * band the finding was measured against (its baseline share and
+			 * the margin) and no longer significantly beyond it.
+			 */
+			if (!t || p_dir <= o->fdr)
+				continue;
+			{
+				bool cost = strcmp(kind, FINDING_KIND_COST) == 0;
+				double band = cost ? base * o->rel_margin
+						   : fmax(o->rel_margin * base, o->abs_margin);
+				if (!(reg ? t->current_share <= base + band
+					  : t->current_share >= base - band))
+					continue;
+			}
+			snprintf(why, sizeof(why),
+				 "fixed by release '%.100s': %.4g against a baseline of %.4g",
+				 jd->release, t->current_share, base);
+			if ((rc = set_state(d, id, "fixed", run_id, why, jd->release, err)) < 0 ||
+			    (rc = add_closed(out, id)) < 0)
+				break;
+			out->fixed++;
+		}
+		db_result_free(res);
+	}
+	if (rc == PR_ENOMEM)
+		rc = oom(err);
+	return rc;
+}
+
+int findings_list(json_t **out, db *d, const char *state, const char *service, size_t limit,
+		  pr_error *err)
+{
+	static const char sql[] =
+		"select coalesce(jsonb_agg(x order by x.id desc), '[]')::text from ("
+		" select f.id, s.name as service, f.profile_type as type, f.kind, f.function,"
+		"  f.direction, f.severity, f.state, f.status, f.current_release as release,"
+		"  f.fixed_by, f.baseline_share, f.current_share, f.delta, f.q_value,"
+		"  to_char(f.created_at at time zone 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
+		"   as created,"
+		"  (select coalesce(jsonb_agg(jsonb_build_object('state', st.state,"
+		"     'at', to_char(st.at at time zone 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
+		"     'run', st.run_id, 'reason', st.reason) order by st.id), '[]')"
+		"     from finding_states st where st.finding_id = f.id) as states,"
+		"  (select count(*) from finding_looks l where l.finding_id = f.id) as looks"
+		" from findings f join services s on s.id = f.service_id"
+		" where ($1::text is null or f.state = $1) and ($2::text is null or s.name = $2)"
+		" order by f.id desc limit $3) x";
+	char lim[24];
+	const char *p[3] = {state, service, lim};
+	PGresult *res = NULL;
+	json_error_t jerr;
+	int rc;
+
+	*out = NULL;
+	snprintf(lim, sizeof(lim), "%zu", limit ? limit : 100);
+	if ((rc = db_exec(d, &res, err, "listing findings", sql, 3, p)) < 0)
+		return rc;
+	if (!(*out = json_loads(db_get_text(res, 0, 0), 0, &jerr)))
+		rc = pr_error_set(err, PR_EDB, "database: cannot read the finding list: %s",
+				  jerr.text);
+	db_result_free(res);
+	return rc;
+}
+
+int findings_history(json_t **out, db *d, int64_t id, pr_error *err)
+{
+	static const char sql[] =
+		"select coalesce(jsonb_agg(jsonb_build_object('state', st.state,"
+		"  'at', to_char(st.at at time zone 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
+		"  'run', st.run_id, 'reason', st.reason) order by st.id), '[]')::text"
+		" from finding_states st where st.finding_id = $1";
+	char sid[24];
+	const char *p[1] = {sid};
+	PGresult *res = NULL;
+	int rc;
+
+	*out = NULL;
+	snprintf(sid, sizeof(sid), "%" PRId64, id);
+	if ((rc = db_exec(d, &res, err, "reading a finding's history", sql, 1, p)) < 0)
+		return rc;
+	if (!(*out = json_loads(db_get_text(res, 0, 0), 0, NULL)))
+		rc = oom(err);
+	db_result_free(res);
+	return rc;
+}
+
+static size_t uf_find(size_t *parent, size_t i)
+{
+	while (parent[i] != i)
+		i = parent[i] = parent[parent[i]];
+	return i;
+}
+
+int findings_link(analysis *a, db *d, const int64_t *from, const int64_t *to,
+		  const char *const *why, size_t n, pr_error *err)
+{
+	static const char existing_sql[] =
+		"select min(incident_id) from findings where id = any($1::bigint[])";
+	static const char new_sql[] =
+		"insert into finding_groups (service_id, profile_type, release, lead_finding_id,"
+		" reason) select service_id, profile_type, current_release, id, $2 from findings"
+		" where id = $1 returning id";
+	static const char join_sql[] =
+		"update findings set incident_id = $1 where id = any($2::bigint[])"
+		" and incident_id is distinct from $1";
+	static const char lead_sql[] =
+		"select coalesce(lead_finding_id, 0) from finding_groups where id = $1";
+	int64_t *ids = NULL;
+	size_t *parent = NULL, nids = 0;
+	int rc = 0;
+
+	if (!n)
+		return 0;
+	if (!(ids = calloc(2 * n, sizeof(*ids))) || !(parent = calloc(2 * n, sizeof(*parent)))) {
+		rc = oom(err);
+		goto out;
+	}
+	/* The findings involved, each once; then union by the links. */
+	for (size_t i = 0; i < 2 * n; i++) {
+		int64_t id = i < n ? from[i] : to[i - n];
+		size_t k;
+		for (k = 0; k < nids && ids[k] != id; k++)
+			;
+		if (k == nids)
+			ids[nids++] = id;
+	}
+	for (size_t k = 0; k < nids; k++)
+		parent[k] = k;
+	for (size_t i = 0; i < n; i++) {
+		size_t x = 0, y = 0;
+		while (ids[x] != from[i])
+			x++;
+		while (ids[y] != to[i])
+			y++;
+		parent[uf_find(parent, x)] = uf_find(parent, y);
+	}
+	for (size_t root = 0; root < nids && rc == 0; root++) {
+		buf members = BUF_INIT;
+		int64_t first = 0, incident = 0, lead = 0;
+		const char *reason = "";
+		char sid[24], inc[24];
+		PGresult *res = NULL;
+		size_t count = 0;
+
+		if (uf_find(parent, root) != root)
+			continue;
+		rc = buf_putc(&members, '{');
+		for (size_t k = 0; k < nids && rc == 0; k++) {
+			if (uf_find(parent, k) != root)
+				continue;
+			rc = buf_printf(&members, "%s%" PRId64, count++ ? "," : "", ids[k]);
+			if (!first || ids[k] < first)
+				first = ids[k];
+		}
+		/* The reason of the first link inside this incident. */
+		for (size_t i = 0; i < n && !*reason; i++) {
+			size_t x = 0;
+			while (ids[x] != from[i])
+				x++;
+			if (uf_find(parent, x) == root)
+				reason = why[i];
+		}
+		if (rc == 0)
+			rc = buf_putc(&members, '}');
+		if (rc < 0) {
+			buf_release(&members);
+			rc = oom(err);
+			break;
+		}
+		{
+			const char *p[1] = {members.ptr};
+			rc = db_exec(d, &res, err, "finding an incident", existing_sql, 1, p);
+			if (rc < 0) {
+				buf_release(&members);
+				break;
+			}
+			incident = PQgetisnull(res, 0, 0) ? 0 : db_get_i64(res, 0, 0);
+			db_result_free(res);
+			res = NULL;
+		}
+		if (!incident) {
+			const char *p[2] = {sid, reason};
+			snprintf(sid, sizeof(sid), "%" PRId64, first);
+			rc = db_exec(d, &res, err, "storing an incident", new_sql, 2, p);
+			if (rc < 0) {
+				buf_release(&members);
+				break;
+			}
+			incident = db_get_i64(res, 0, 0);
+			db_result_free(res);
+			res = NULL;
+		}
+		snprintf(inc, sizeof(inc), "%" PRId64, incident);
+		{
+			const char *p[2] = {inc, members.ptr};
+			const char *q[1] = {inc};
+			rc = db_exec(d, NULL, err, "joining an incident", join_sql, 2, p);
+			if (rc == 0)
+				rc = db_exec(d, &res, err, "reading an incident", lead_sql, 1, q);
+			if (rc == 0) {
+				lead = db_rows(res) ? db_get_i64(res, 0, 0) : 0;
+				db_result_free(res);
+			}
+		}
+		buf_release(&members);
+		for (size_t k = 0; rc == 0 && k < nids; k++) {
+			if (uf_find(parent, k) != root)
+				continue;
+			for (size_t t = 0; t < a->ntests; t++)
+				if (a->tests[t].id == ids[k]) {
+					a->tests[t].incident_id = incident;
+					a->tests[t].incident_lead = ids[k] == lead;
+				}
+		}
+	}
+out:
+	free(ids);
+	free(parent);
+	return rc;
+}
+
+int findings_incident_of(db *d, int64_t id, int64_t *incident, int64_t *lead, pr_error *err)
+{
+	static const char sql[] =
+		"select coalesce(f.incident_id, 0), coalesce(g.lead_finding_id, 0) from findings f"
+		" left join finding_groups g on g.id = f.incident_id where f.id = $1";
+	char sid[24];
+	const char *p[1] = {sid};
+	PGresult *res = NULL;
+	int rc;
+
+	*incident = *lead = 0;
+	snprintf(sid, sizeof(sid), "%" PRId64, id);
+	if ((rc = db_exec(d, &res, err, "reading a finding's incident", sql, 1, p)) < 0)
+		return rc;
+	if (db_rows(res) == 1) {
+		*incident = db_get_i64(res, 0, 0);
+		*lead = db_get_i64(res, 0, 1);
+	}
+	db_result_free(res);
+	return 0;
 }

@@ -22,12 +22,74 @@
 #include "baselines/analysis.h"
 #include "pipeline/db.h"
 
+struct json_t;
+
 /*
  * Store the significant tests of a finished analysis under run `run_id`
  * (0: no run): each gets its id; one stored before by another run is
  * marked stored_before and takes the stored numbers.
+ *
+ * Each also gets a look (finding_looks: this run's numbers for it) and
+ * its state (f->state, and finding_states when it changes): a new
+ * finding is a "candidate", or "confirmed" at once when it is critical
+ * and a->opts.confirm_critical, or when confirm_looks <= 1; a candidate
+ * becomes "confirmed" when it has been significant on
+ * a->opts.confirm_looks different looks.
  */
 int findings_store(analysis *a, db *d, int64_t run_id, pr_error *err);
+
+/* Findings a follow-up closed: their resolve pages and pins are the caller's. */
+typedef struct findings_closed {
+	int64_t *ids;
+	size_t n, went_away, fixed;
+} findings_closed;
+
+void findings_closed_release(findings_closed *c);
+
+/*
+ * After findings_store, for each release the analysis judged whole
+ * (a->judged): every open finding of that service and type
+ *   - of the same release that this run did not find again gets a look
+ *     (significant false) and "went_away" when its own test against the
+ *     margin, with every capture so far, is no longer significant before
+ *     any multiple-testing adjustment (p > fdr), or its function is no
+ *     longer tested;
+ *   - of an earlier release is "fixed" (fixed_by this release) when this
+ *     release's share is back inside the band it was measured against
+ *     (its baseline share plus the margin) and not significantly above.
+ * Either closes it (status resolved). *out lists them.
+ */
+int findings_follow_up(findings_closed *out, analysis *a, db *d, int64_t run_id,
+		       pr_error *err);
+
+/*
+ * Stored findings, newest first, at most `limit` (0: 100), of one state
+ * and one service when given (NULL: any), as a JSON array: id, service,
+ * type, kind, function, direction, severity, state, status, release,
+ * fixed_by, baseline_share, current_share, delta, q_value, created,
+ * looks (how many looks) and history (every state with its time, run
+ * and reason). *out is the caller's.
+ */
+int findings_list(struct json_t **out, db *d, const char *state, const char *service,
+		  size_t limit, pr_error *err);
+
+/*
+ * One root cause, one incident. `from[i]` and `to[i]` (stored findings of
+ * one service, type and release) share a cause: a call path or a suspect
+ * commit, said by why[i]. Findings linked directly or through others
+ * become one incident (table finding_groups): an incident one of them
+ * already belongs to, else a new one whose lead is its first finding
+ * (the lowest id: the one found first). Each test of `a` that is a member
+ * gets incident_id and incident_lead. Within the caller's transaction.
+ */
+int findings_link(analysis *a, db *d, const int64_t *from, const int64_t *to,
+		  const char *const *why, size_t n, pr_error *err);
+
+/* A finding's incident and that incident's lead (0, 0 when it has none). */
+int findings_incident_of(db *d, int64_t id, int64_t *incident, int64_t *lead, pr_error *err);
+
+/* A finding's state history (the JSON array findings_list gives as history). */
+int findings_history(struct json_t **out, db *d, int64_t id, pr_error *err);
 
 /* What a stored finding was found with, beside its numbers. */
 typedef struct findings_meta {

@@ -68,7 +68,8 @@ int analyze_run(analyze_result *out, const job_env *env, const analyze_opts *o, 
 	if ((rc = analysis_finish(&r->a, err)) < 0)
 		goto fail;
 	if (!o->dry_run &&
-	    ((rc = record_findings(&r->a, env->d, r->run_id, env->cfg, o->page, err)) < 0 ||
+	    ((rc = record_findings_bs(&r->a, env->d, env->bs, r->run_id, env->cfg, o->page, err)) <
+		     0 ||
 	     (rc = finish(r, env->d, "ok", err)) < 0))
 		goto fail;
 	/*

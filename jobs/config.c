@@ -1173,6 +1173,8 @@ int config_load(config *c, const char *file, pr_error *err)
 			{NULL, 0, 0, 0, NULL, 0, NULL},
 		};
 		uint32_t minc = (uint32_t)min_captures;
+		uint32_t looks = (uint32_t)c->analysis.max_looks;
+		uint32_t confirm = (uint32_t)c->analysis.confirm_looks;
 		const field analysis[] = {
 			{"window_days", 'i', 1, 3650, &c->analysis.window_us, -1, NULL},
 			{"min_captures", 'i', 2, 100000, &minc, 4, NULL},
@@ -1180,6 +1182,11 @@ int config_load(config *c, const char *file, pr_error *err)
 			{"abs_margin_pp", 'f', 0, 100, &abs_pp, 0, NULL},
 			{"fdr", 'f', 1e-6, 0.5, &c->analysis.fdr, 0, NULL},
 			{"mw_alpha", 'f', 1e-9, 1, &c->analysis.mw_alpha, 0, NULL},
+			{"max_looks", 'i', 1, 60, &looks, 4, NULL},
+			{"spend_rho", 'f', 0.1, 10, &c->analysis.spend_rho, 0, NULL},
+			{"confirm_looks", 'i', 1, 60, &confirm, 4, NULL},
+			{"confirm_critical", 'b', 0, 0, &c->analysis.confirm_critical, 0, NULL},
+			{"cost_tests", 'b', 0, 0, &c->analysis.cost_tests, 0, NULL},
 			{"severity", 'o', 0, 0, NULL, 0, severity},
 			{NULL, 0, 0, 0, NULL, 0, NULL},
 		};
@@ -1327,6 +1334,8 @@ int config_load(config *c, const char *file, pr_error *err)
 		c->collect.cooldown_us = (int64_t)cooldown_s * 1000000;
 		c->collect.budget_us = (int64_t)budget_s * 1000000;
 		c->collect.retry_us = (int64_t)retry_s * 1000000;
+		c->analysis.max_looks = looks;
+		c->analysis.confirm_looks = confirm;
 		if (abs_pp >= 0)
 			c->analysis.abs_margin = abs_pp / 100;
 	}

@@ -13,6 +13,8 @@
  *                  "max_samples": N, "max_depth": N, "max_string_length": N},
  *     "analysis": {"window_days": N, "min_captures": N, "rel_margin": X,
  *                  "abs_margin_pp": X, "fdr": X, "mw_alpha": X,
+ *                  "max_looks": N, "spend_rho": X, "confirm_looks": N,
+ *                  "confirm_critical": BOOL, "cost_tests": BOOL,
  *                  "severity": {"q_max": X, "critical_pp": X, "critical_rel": X,
  *                               "critical_rel_pp": X, "high_pp": X, "medium_pp": X}},
  *     "retention": {"forensic_days": N (0: evidence is kept forever),

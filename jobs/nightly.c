@@ -3,6 +3,8 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "jobs/nightly.h"
+#include "baselines/baseline.h"
+#include "baselines/findings.h"
 #include "common/timeutil.h"
 #include "jobs/collect.h"
 #include "jobs/deploys.h"
@@ -98,16 +100,33 @@ static int one_service(nightly_result *r, const job_env *env, const db_service *
 			return pr_error_set(err, serr.code, "%s", serr.msg);
 		have_src = true;
 	}
-	for (size_t t = 0; t < (cs ? cs->ntypes : 1); t++) {
-		analysis_target tg = {s->id, s->name, cs ? cs->types[t] : "cpu", NULL,
-				      r->at_us - night, r->at_us + 1, NULL, NULL};
-		if (analysis_add(&r->a, env->d, &tg, !o->dry_run, &serr) < 0) {
-			if (serr.code == PR_EDB || serr.code == PR_ENOMEM) {
+	/*
+	 * Each release that ran in the night is judged with all of its
+	 * captures so far, not only the night's: evidence accumulates over the
+	 * nights a release lives, each night one more look (baselines/
+	 * analysis.h), and the lifecycle of its findings follows. A type with
+	 * no capture in the night is judged as before, so that it is reported.
+	 */
+	for (size_t t = 0; t < (cs ? cs->ntypes : 1) && !serr.code; t++) {
+		const char *type = cs ? cs->types[t] : "cpu";
+		char **rels = NULL;
+		size_t nrels = 0;
+		if (capture_releases_in(&rels, &nrels, env->d, s->id, type, r->at_us - night,
+					r->at_us + 1, &serr) < 0) {
+			rc = pr_error_set(err, serr.code, "%s", serr.msg);
+			goto out;
+		}
+		for (size_t k = 0; k < (nrels ? nrels : 1) && !serr.code; k++) {
+			analysis_target tg = {s->id, s->name, type, nrels ? rels[k] : NULL,
+					      r->at_us - night, r->at_us + 1, NULL, NULL};
+			if (analysis_add(&r->a, env->d, &tg, !o->dry_run, &serr) < 0 &&
+			    (serr.code == PR_EDB || serr.code == PR_ENOMEM)) {
+				capture_releases_free(rels, nrels);
 				rc = pr_error_set(err, serr.code, "%s", serr.msg);
 				goto out;
 			}
-			break;
 		}
+		capture_releases_free(rels, nrels);
 	}
 	if (serr.code)
 		outcome(r, s->name, "failed", serr.msg, have_src ? &src : NULL);
@@ -129,9 +148,93 @@ out:
  * with the run: the range is the one recorded with the deploy of the
  * finding's release (post-deploy), read from the service's repository.
  */
-static int store_suspects(const job_env *env, const analysis *a, int64_t run_id, pr_error *err)
+/* One regression's suspect commits, for merging by commit. */
+typedef struct suspect_set {
+	const finding *f;
+	json_t *commits; /* borrowed from the stored object */
+} suspect_set;
+
+static bool share_commit(const json_t *a, const json_t *b)
 {
+	size_t i, j;
+	json_t *x, *y;
+
+	json_array_foreach(a, i, x) {
+		const char *sx = json_string_value(json_object_get(x, "sha"));
+		json_array_foreach(b, j, y) {
+			const char *sy = json_string_value(json_object_get(y, "sha"));
+			if (sx && sy && strcmp(sx, sy) == 0)
+				return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * One root cause, one incident: regressions of one service, type and
+ * release whose suspects share a commit join one incident; a member that
+ * is not its lead has its untried pages cancelled (the lead pages).
+ */
+static int merge_by_commit(const job_env *env, analysis *a, suspect_set *s, size_t n,
+			   pr_error *err)
+{
+	int64_t *from = NULL, *to = NULL;
+	const char **why = NULL;
+	size_t nl = 0;
 	int rc = 0;
+
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = i + 1; j < n; j++) {
+			const finding *x = s[i].f, *y = s[j].f;
+			if (x->service_id != y->service_id || strcmp(x->type, y->type) != 0 ||
+			    strcmp(x->current_release, y->current_release) != 0 ||
+			    !share_commit(s[i].commits, s[j].commits))
+				continue;
+			{
+				int64_t *nf = realloc(from, (nl + 1) * sizeof(*from));
+				int64_t *nt = nf ? realloc(to, (nl + 1) * sizeof(*to)) : NULL;
+				const char **nw = nt ? realloc(why, (nl + 1) * sizeof(*why)) : NULL;
+				from = nf ? nf : from;
+				to = nt ? nt : to;
+				if (!nw) {
+					rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+					goto out;
+				}
+				why = nw;
+			}
+			from[nl] = x->id;
+			to[nl] = y->id;
+			why[nl++] = "the same suspect commit";
+		}
+	if (!nl)
+		goto out;
+	if ((rc = db_begin(env->d, err)) < 0)
+		goto out;
+	rc = findings_link(a, env->d, from, to, why, nl, err);
+	for (size_t i = 0; rc == 0 && i < a->ntests && a->tests[i].significant; i++) {
+		const finding *f = &a->tests[i];
+		if (f->incident_id && !f->incident_lead)
+			rc = pager_cancel_member(env->d, f->id, f->incident_id, NULL, err);
+	}
+	if (rc == 0)
+		rc = db_commit(env->d, err);
+	else
+		db_rollback(env->d);
+out:
+	free(from);
+	free(to);
+	free(why);
+	return rc;
+}
+
+static int store_suspects(const job_env *env, analysis *a, int64_t run_id, pr_error *err)
+{
+	suspect_set *sets = calloc(a->nfindings ? a->nfindings : 1, sizeof(*sets));
+	size_t nsets = 0;
+	int rc = 0;
+
+	if (!sets)
+		return pr_error_set(err, PR_ENOMEM, "out of memory");
 
 	for (size_t i = 0; i < a->ntests && a->tests[i].significant && rc == 0; i++) {
 		const finding *f = &a->tests[i];
@@ -146,22 +249,34 @@ static int store_suspects(const job_env *env, const analysis *a, int64_t run_id,
 		memset(&dep, 0, sizeof(dep));
 		rc = deploy_find_release(&dep, env->d, f->service_id, f->current_release, err);
 		if (rc < 0 && rc != PR_ENOTFOUND)
-			return rc;
+			goto out;
 		have = rc == 0;
 		if ((rc = suspects_range_load(&range, cs ? cs->repo : NULL,
 					      have ? dep.previous_sha : NULL,
 					      have ? dep.commit_sha : NULL, err)) < 0)
-			return rc;
+			goto out;
 		if (!have)
 			snprintf(range.note, sizeof(range.note),
 				 "No deploy of release '%.200s' was recorded: no commit range.",
 				 f->current_release);
 		s = suspects_for_file(&range, f->file);
 		suspects_range_release(&range);
-		if (!s)
-			return pr_error_set(err, PR_ENOMEM, "out of memory");
+		if (!s) {
+			rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+			goto out;
+		}
+		if (json_array_size(json_object_get(s, "commits")) && nsets < a->nfindings) {
+			sets[nsets].f = f;
+			sets[nsets++].commits = json_incref(json_object_get(s, "commits"));
+		}
 		rc = suspects_store(env->d, run_id, f->id, s, err);
 	}
+	if (rc == 0)
+		rc = merge_by_commit(env, a, sets, nsets, err);
+out:
+	for (size_t i = 0; i < nsets; i++)
+		json_decref(sets[i].commits);
+	free(sets);
 	return rc;
 }
 
@@ -257,7 +372,8 @@ int nightly_run(nightly_result *out, const job_env *env, const nightly_opts *o, 
 	if ((rc = analysis_finish(&r->a, err)) < 0)
 		goto fail;
 	if (!o->dry_run &&
-	    ((rc = record_findings(&r->a, env->d, r->run_id, env->cfg, true, err)) < 0 ||
+	    ((rc = record_findings_bs(&r->a, env->d, env->bs, r->run_id, env->cfg, true, err)) <
+		     0 ||
 	     (rc = store_suspects(env, &r->a, r->run_id, err)) < 0))
 		goto fail;
 	/* Pages wait in the outbox on delivery problems; only the database fails the run. */
@@ -268,14 +384,16 @@ int nightly_run(nightly_result *out, const job_env *env, const nightly_opts *o, 
 	r->status = r->failed || !r->a.services ? "incomplete" : "ok";
 	if (!o->dry_run) {
 		json_t *summary = json_pack(
-			"{s:I,s:I,s:I,s:I,s:I,s:O,s:{s:I,s:I,s:I,s:I,s:I}}", "analysed",
+			"{s:I,s:I,s:I,s:I,s:I,s:O,s:{s:I,s:I,s:I,s:I,s:I},s:I,s:I,s:I}", "analysed",
 			(json_int_t)r->a.services, "tests", (json_int_t)r->a.ntests, "findings",
 			(json_int_t)r->a.nfindings, "failed", (json_int_t)r->failed, "skipped",
 			(json_int_t)r->skipped, "services", r->services, "pages", "enqueued",
 			(json_int_t)r->a.pages_enqueued, "sent", (json_int_t)r->pages.sent,
 			"failed", (json_int_t)r->pages.failed, "pending",
 			(json_int_t)r->pages.pending, "alerts_refreshed",
-			(json_int_t)r->pages.refreshed);
+			(json_int_t)r->pages.refreshed, "went_away", (json_int_t)r->a.went_away,
+			"fixed", (json_int_t)r->a.fixed, "relative_shifts_by_dilution",
+			(json_int_t)r->a.diluted);
 		rc = summary ? runs_finish(env->d, r->run_id, r->status, summary, err)
 			     : pr_error_set(err, PR_ENOMEM, "out of memory");
 		json_decref(summary);

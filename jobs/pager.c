@@ -209,6 +209,30 @@ int pager_enqueue_resolve(db *d, int64_t finding_id, size_t *added, size_t *canc
 	return 0;
 }
 
+int pager_cancel_member(db *d, int64_t finding_id, int64_t incident_id, size_t *cancelled,
+			pr_error *err)
+{
+	/* Never tried: nothing can have arrived, so nothing needs a resolve. */
+	static const char sql[] =
+		"with c as (update pages set status = 'cancelled', updated_at = now(),"
+		"   last_error = 'merged into incident ' || $2 || '; its lead pages for it'"
+		"   where finding_id = $1::bigint and event = 'trigger' and status = 'pending'"
+		"   and attempts = 0 returning 1) select count(*) from c";
+	char fid[24], iid[24];
+	const char *p[2] = {fid, iid};
+	PGresult *res = NULL;
+	int rc;
+
+	snprintf(fid, sizeof(fid), "%" PRId64, finding_id);
+	snprintf(iid, sizeof(iid), "%" PRId64, incident_id);
+	if ((rc = db_exec(d, &res, err, "cancelling an incident member's page", sql, 2, p)) < 0)
+		return rc;
+	if (cancelled)
+		*cancelled += (size_t)db_get_i64(res, 0, 0);
+	db_result_free(res);
+	return 0;
+}
+
 int pager_count(db *d, const char *status, size_t *out, pr_error *err)
 {
 	static const char sql[] =

@@ -86,6 +86,15 @@ int pager_enqueue_finding(db *d, const config *c, const finding *f, int64_t run_
 int pager_enqueue_resolve(db *d, int64_t finding_id, size_t *added, size_t *cancelled,
 			  pr_error *err);
 
+/*
+ * Inside the caller's open transaction: a finding merged into incident
+ * `incident_id` under another lead no longer pages on its own. Its
+ * triggers that were never tried are cancelled (*cancelled, may be NULL,
+ * counts them); one tried or sent stays as it is.
+ */
+int pager_cancel_member(db *d, int64_t finding_id, int64_t incident_id, size_t *cancelled,
+			pr_error *err);
+
 typedef struct pager_counts {
 	size_t sent;            /* delivered by this flush */
 	size_t failed;          /* refused for good by this flush */

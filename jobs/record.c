@@ -6,17 +6,186 @@
 #include "baselines/findings.h"
 #include "jobs/evidence.h"
 #include "jobs/pager.h"
+#include "jobs/reportdata.h"
 
-int record_findings(analysis *a, db *d, int64_t run_id, const config *cfg, bool page,
-		    pr_error *err)
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* At most this many regressions of one release are matched on stacks. */
+#define MAX_PATH_FINDINGS 64
+
+/* The newest current capture of a finding (its capture_ids), 0 when none. */
+static int64_t newest_current(const finding *f)
 {
-	size_t enqueued0 = a->pages_enqueued;
+	json_t *o = json_loads(f->capture_ids ? f->capture_ids : "{}", 0, NULL);
+	json_t *cur = json_object_get(o, "current");
+	int64_t id = 0;
+
+	if (json_array_size(cur))
+		id = (int64_t)json_integer_value(json_array_get(cur, json_array_size(cur) - 1));
+	json_decref(o);
+	return id;
+}
+
+/*
+ * Links between the regressions of one release that lie on one call path:
+ * in the newest current capture, a stack that holds both functions (one
+ * calls the other, directly or through others). A capture whose profile
+ * cannot be read (retention took its blob) links nothing: a note, not an
+ * error, since the findings stand on their own.
+ */
+static int call_path_links(int64_t **from, int64_t **to, const char ***why, size_t *n,
+			   blob_store *bs, db *d, const profile_limits *lim,
+			   const finding *const *fs, size_t nf, pr_error *err)
+{
+	reportdata_sel sel;
+	reportdata_cap *caps = NULL;
+	size_t ncaps = 0;
+	profile *p = NULL;
+	uint32_t fid[MAX_PATH_FINDINGS];
+	uint64_t *pairs = NULL;
+	int64_t id = newest_current(fs[0]);
+	pr_error perr = PR_ERROR_INIT;
+	int rc = 0;
+
+	memset(&sel, 0, sizeof(sel));
+	if (!id || !bs)
+		return 0;
+	sel.ids = &id;
+	sel.nids = 1;
+	sel.text = "finding captures";
+	if (reportdata_sel_captures(&caps, &ncaps, d, &sel, &perr) < 0 || ncaps != 1 ||
+	    reportdata_load_profile(&p, bs, &caps[0], lim, &perr) < 0) {
+		if (perr.code == PR_EDB || perr.code == PR_ENOMEM)
+			rc = pr_error_set(err, perr.code, "%s", perr.msg);
+		goto out;
+	}
+	for (size_t k = 0; k < nf; k++) {
+		fid[k] = UINT32_MAX;
+		for (uint32_t j = 0; j < p->nfuncs && fid[k] == UINT32_MAX; j++)
+			if (strcmp(p->funcs[j].name, fs[k]->function) == 0 &&
+			    strcmp(p->funcs[j].file, fs[k]->file ? fs[k]->file : "") == 0)
+				fid[k] = j;
+	}
+	/* pairs[a] has bit b when findings a and b met on a stack. */
+	if (!(pairs = calloc(nf, sizeof(*pairs)))) {
+		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t s = 0; s < p->nsamples; s++) {
+		uint64_t on = 0;
+		for (uint32_t i = 0; i < p->stack_len[s]; i++) {
+			uint32_t fr = p->frames[p->stack_off[s] + i];
+			for (size_t k = 0; k < nf; k++)
+				if (fid[k] == fr)
+					on |= 1ull << k;
+		}
+		for (size_t k = 0; k < nf && (on & (on - 1)); k++)
+			if (on & (1ull << k))
+				pairs[k] |= on & ~(1ull << k);
+	}
+	for (size_t a = 0; a < nf; a++)
+		for (size_t b = a + 1; b < nf; b++) {
+			int64_t *nfrom, *nto;
+			const char **nwhy;
+			if (!(pairs[a] & (1ull << b)))
+				continue;
+			nfrom = realloc(*from, (*n + 1) * sizeof(**from));
+			nto = nfrom ? realloc(*to, (*n + 1) * sizeof(**to)) : NULL;
+			nwhy = nto ? realloc(*why, (*n + 1) * sizeof(**why)) : NULL;
+			if (nfrom)
+				*from = nfrom;
+			if (nto)
+				*to = nto;
+			if (!nwhy) {
+				rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+				goto out;
+			}
+			*why = nwhy;
+			(*from)[*n] = fs[a]->id;
+			(*to)[*n] = fs[b]->id;
+			(*why)[*n] = "one call path: the functions share stacks";
+			(*n)++;
+		}
+out:
+	free(pairs);
+	profile_free(p);
+	reportdata_caps_free(caps, ncaps);
+	return rc;
+}
+
+/* Merge the run's regressions that share a call path into incidents. */
+static int link_incidents(analysis *a, db *d, blob_store *bs, const config *cfg, pr_error *err)
+{
+	const finding **fs = NULL;
+	int64_t *from = NULL, *to = NULL;
+	const char **why = NULL;
+	size_t n = 0;
+	bool *done = calloc(a->ntests ? a->ntests : 1, sizeof(*done));
+	int rc = 0;
+
+	if (!done || !(fs = calloc(MAX_PATH_FINDINGS, sizeof(*fs)))) {
+		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < a->ntests && a->tests[i].significant && rc == 0; i++) {
+		const finding *f = &a->tests[i];
+		size_t nf = 0;
+		if (done[i] || !f->id || f->direction != FINDING_REGRESSION ||
+		    strcmp(f->kind, FINDING_KIND_SHARE) != 0)
+			continue;
+		for (size_t j = i; j < a->ntests && a->tests[j].significant; j++) {
+			const finding *g = &a->tests[j];
+			if (done[j] || !g->id || g->direction != FINDING_REGRESSION ||
+			    strcmp(g->kind, FINDING_KIND_SHARE) != 0 ||
+			    g->service_id != f->service_id ||
+			    strcmp(g->type, f->type) != 0 ||
+			    strcmp(g->current_release, f->current_release) != 0)
+				continue;
+			done[j] = true;
+			if (nf < MAX_PATH_FINDINGS)
+				fs[nf++] = g;
+		}
+		if (nf >= 2)
+			rc = call_path_links(&from, &to, &why, &n, bs, d, &cfg->limits, fs, nf,
+					     err);
+	}
+	if (rc == 0 && n)
+		rc = findings_link(a, d, from, to, why, n, err);
+out:
+	free(done);
+	free(fs);
+	free(from);
+	free(to);
+	free(why);
+	return rc;
+}
+
+int record_findings_bs(analysis *a, db *d, blob_store *bs, int64_t run_id, const config *cfg,
+		       bool page, pr_error *err)
+{
+	size_t enqueued0 = a->pages_enqueued, went0 = a->went_away, fixed0 = a->fixed;
+	findings_closed closed = {0};
 	int rc;
 
 	if ((rc = db_begin(d, err)) < 0)
 		return rc;
-	if ((rc = findings_store(a, d, run_id, err)) < 0)
+	if ((rc = findings_store(a, d, run_id, err)) < 0 ||
+	    (rc = findings_follow_up(&closed, a, d, run_id, err)) < 0 ||
+	    (bs && (rc = link_incidents(a, d, bs, cfg, err)) < 0))
 		goto out;
+	/* What went away or was fixed: its pins lift and its pages resolve. */
+	for (size_t i = 0; i < closed.n; i++) {
+		int64_t unpinned = 0;
+		if ((rc = evidence_release_finding(d, closed.ids[i], &unpinned, err)) < 0 ||
+		    (page && (rc = pager_enqueue_resolve(d, closed.ids[i], &a->pages_enqueued, NULL,
+							 err)) < 0))
+			goto out;
+	}
+	a->went_away += closed.went_away;
+	a->fixed += closed.fixed;
 	for (size_t i = 0; i < a->ntests && a->tests[i].significant; i++) {
 		const finding *f = &a->tests[i];
 		/*
@@ -27,7 +196,14 @@ int record_findings(analysis *a, db *d, int64_t run_id, const config *cfg, bool 
 		if (f->direction == FINDING_REGRESSION &&
 		    (rc = evidence_pin_finding(d, f, a->opts.forensic_keep_us, err)) < 0)
 			goto out;
-		if (page &&
+		/*
+		 * Only a confirmed finding pages (a critical one is confirmed at
+		 * once when the config says so): a candidate waits for the next
+		 * look, and pages the night it is confirmed. An incident pages
+		 * once, through its lead.
+		 */
+		if (page && strcmp(f->state, "confirmed") == 0 &&
+		    (!f->incident_id || f->incident_lead) &&
 		    (rc = pager_enqueue_finding(d, cfg, f, run_id, &a->pages_enqueued, err)) < 0)
 			goto out;
 	}
@@ -36,6 +212,15 @@ out:
 	if (rc < 0) {
 		db_rollback(d);
 		a->pages_enqueued = enqueued0; /* rolled back with the findings */
+		a->went_away = went0;
+		a->fixed = fixed0;
 	}
+	findings_closed_release(&closed);
 	return rc;
+}
+
+int record_findings(analysis *a, db *d, int64_t run_id, const config *cfg, bool page,
+		    pr_error *err)
+{
+	return record_findings_bs(a, d, NULL, run_id, cfg, page, err);
 }

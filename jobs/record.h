@@ -12,18 +12,34 @@
 
 #include "baselines/analysis.h"
 #include "jobs/config.h"
+#include "pipeline/blob.h"
 #include "pipeline/db.h"
 
 /*
  * Store the findings of a finished analysis under run `run_id`
  * (baselines/findings.h), pin the evidence of each regression
  * (jobs/evidence.h, kept cfg->analysis.forensic_keep_us) and, when
- * `page` is true, enqueue the pages of each regression at or above
- * paging.min_severity (jobs/pager.h); a->pages_enqueued counts the rows
+ * `page` is true, enqueue the pages of each confirmed regression at or
+ * above paging.min_severity (jobs/pager.h): a candidate does not page
+ * until a later look confirms it. a->pages_enqueued counts the rows
  * added. A finding stored before by another run is pinned and paged
- * again, which changes nothing when it already was.
+ * again, which changes nothing when it already was. Then the follow-up
+ * (findings_follow_up): open findings of the judged releases that went
+ * away, or that a later release fixed, are closed, their baseline pins
+ * lift and (with `page`) their pages get resolve events; a->went_away
+ * and a->fixed count them.
  */
 int record_findings(analysis *a, db *d, int64_t run_id, const config *cfg, bool page,
 		    pr_error *err);
+
+/*
+ * record_findings, and with a blob store (`bs`, may be NULL) one root
+ * cause, one incident: the run's regressions of one service, type and
+ * release that share a call path (a stack of their newest current
+ * capture holds both) become one incident (findings_link), and only its
+ * lead pages.
+ */
+int record_findings_bs(analysis *a, db *d, blob_store *bs, int64_t run_id, const config *cfg,
+		       bool page, pr_error *err);
 
 #endif

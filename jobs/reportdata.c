@@ -4,8 +4,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "jobs/reportdata.h"
 #include "baselines/analysis.h"
-#include "jobs/suspects.h"
 #include "baselines/findings.h"
+#include "jobs/suspects.h"
 #include "common/fileio.h"
 #include "common/timeutil.h"
 #include "pipeline/format.h"
@@ -452,8 +452,10 @@ static const char finding_cols[] =
 	"   and d2.release <> f.current_release and d2.commit_sha is not null and d2.deployed_at <="
 	"   coalesce((select max(d3.deployed_at) from deploys d3 where d3.service_id = f.service_id"
 	"   and d3.release = f.current_release), now()) order by d2.deployed_at "
-	"desc, d2.id desc limit 1)"
+	"desc, d2.id desc limit 1),"
+	" f.state, f.fixed_by, coalesce(f.incident_id, 0), coalesce(g.lead_finding_id, 0)"
 	" from findings f join services s on s.id = f.service_id"
+	" left join finding_groups g on g.id = f.incident_id"
 	" left join functions fn on fn.id = f.function_id where ";
 static const char finding_order[] =
 	" order by case f.direction when 'regression' then 0 when "
@@ -593,6 +595,31 @@ static int canonical(report_finding *f, db *d, pr_error *err)
 	return rc;
 }
 
+/* A finding's states, oldest first (baselines/findings.h keeps them). */
+static int history(report_finding *f, db *d, pr_error *err)
+{
+	json_t *h = NULL, *v;
+	size_t i;
+	bool bad = false;
+	int rc;
+
+	if ((rc = findings_history(&h, d, f->id, err)) < 0)
+		return rc;
+	if (json_array_size(h) && !(f->history = calloc(json_array_size(h), sizeof(*f->history)))) {
+		json_decref(h);
+		return oom(err);
+	}
+	json_array_foreach(h, i, v) {
+		report_state *st = &f->history[f->nhistory++];
+		st->state = dup_or_null(json_string_value(json_object_get(v, "state")), &bad);
+		st->at = dup_or_null(json_string_value(json_object_get(v, "at")), &bad);
+		st->reason = dup_or_null(json_string_value(json_object_get(v, "reason")), &bad);
+		st->run = json_integer_value(json_object_get(v, "run"));
+	}
+	json_decref(h);
+	return bad ? oom(err) : 0;
+}
+
 /* Load the findings that `where` (with params) selects into r. */
 static int load_findings(report *r, db *d, blob_store *bs, const config *cfg, int64_t run_id,
 			 const char *where, int nparams, const char *const *params, pr_error *err)
@@ -644,7 +671,11 @@ static int load_findings(report *r, db *d, blob_store *bs, const config *cfg, in
 		f->baseline_captures = (size_t)db_get_i64(res, i, 18);
 		f->current_captures = (size_t)db_get_i64(res, i, 19);
 		f->commit = dup_or_null(db_get_text(res, i, 23), &bad);
-		if (!bad && (rc = canonical(f, d, err)) < 0)
+		f->state = dup_or_null(db_get_text(res, i, 25), &bad);
+		f->fixed_by = dup_or_null(db_get_text(res, i, 26), &bad);
+		f->incident_id = db_get_i64(res, i, 27);
+		f->incident_lead = db_get_i64(res, i, 28);
+		if (!bad && ((rc = canonical(f, d, err)) < 0 || (rc = history(f, d, err)) < 0))
 			break;
 		if (bad) {
 			rc = oom(err);

@@ -197,17 +197,25 @@ static void findings_table(out *o, const report *r)
 	}
 	P(o,
 	  "<table "
-	  "class=\"findings\"><tr><th>#</th><th>severity</th><th>direction</th><th>service</th>"
+	  "class=\"findings\"><tr><th>#</th><th>severity</th><th>state</th><th>direction</th>"
+	  "<th>service</th>"
 	  "<th>function</th><th>baseline &rarr; current</th><th>change (95%% "
 	  "CI)</th><th>relative</th>"
 	  "<th>q</th><th>captures (base/cur)</th><th>release "
 	  "(commit)</th><th>suspects</th></tr>\n");
 	for (size_t i = 0; i < r->nfindings; i++) {
 		const report_finding *f = &r->findings[i];
+		const report_finding *mem[8];
+		size_t nmem;
+		if (report_folded(r, i))
+			continue; /* shown in its incident's entry */
+		nmem = report_members(r, i, mem, 8);
 		P(o, "<tr><td class=\"num\">%zu</td><td><span class=\"sev sev-%s\">", i + 1,
 		  sev_class(f->severity));
 		E(o, f->severity, "-");
 		P(o, "</span></td><td>");
+		E(o, f->state, "-");
+		P(o, "</td><td>");
 		E(o, f->direction, "not significant");
 		P(o, "</td><td>");
 		E(o, f->service, "-");
@@ -220,7 +228,20 @@ static void findings_table(out *o, const report *r)
 			anchor(o, f, i);
 			P(o, "\">");
 			E(o, f->function, "");
-			P(o, "</a></td><td class=\"num\">");
+			P(o, "</a>");
+			if (nmem) {
+				P(o, "<br><small>incident %" PRId64 ", with ", f->incident_id);
+				for (size_t k = 0; k < nmem && k < 8; k++) {
+					P(o, "%s<a class=\"mono\" href=\"#finding-%" PRId64 "\">",
+					  k ? ", " : "", mem[k]->id);
+					E(o, mem[k]->function, "");
+					P(o, "</a>");
+				}
+				if (nmem > 8)
+					P(o, " and %zu more", nmem - 8);
+				P(o, "</small>");
+			}
+			P(o, "</td><td class=\"num\">");
 		}
 		pct(o, f->baseline_share);
 		P(o, " &rarr; ");
@@ -420,6 +441,46 @@ static void evidence(out *o, const report_finding *f)
 	P(o, "</pre>\n");
 }
 
+/* Where the finding is in its life, how it got there, and its incident. */
+static void states(out *o, const report *r, size_t i)
+{
+	const report_finding *f = &r->findings[i];
+
+	if (!f->state || !f->state[0])
+		return;
+	P(o, "<p class=\"state\">State <b>");
+	E(o, f->state, "");
+	P(o, "</b>");
+	if (f->fixed_by && f->fixed_by[0]) {
+		P(o, ", fixed by release ");
+		E(o, f->fixed_by, "");
+	}
+	if (f->incident_id) {
+		P(o, "; incident %" PRId64, f->incident_id);
+		if (f->incident_lead && f->incident_lead != f->id)
+			P(o, ", led by <a href=\"#finding-%" PRId64 "\">finding %" PRId64 "</a>",
+			  f->incident_lead, f->incident_lead);
+		else
+			P(o, " (its lead: it pages for all of them)");
+	}
+	P(o, "</p>\n");
+	if (!f->nhistory)
+		return;
+	P(o, "<ol class=\"states\">\n");
+	for (size_t k = 0; k < f->nhistory; k++) {
+		P(o, "<li><b>");
+		E(o, f->history[k].state, "");
+		P(o, "</b> ");
+		E(o, f->history[k].at, "");
+		if (f->history[k].reason && f->history[k].reason[0]) {
+			P(o, ": ");
+			E(o, f->history[k].reason, "");
+		}
+		P(o, "</li>\n");
+	}
+	P(o, "</ol>\n");
+}
+
 static void finding_section(out *o, const report *r, size_t i, pr_error *err)
 {
 	const report_finding *f = &r->findings[i];
@@ -449,7 +510,9 @@ static void finding_section(out *o, const report *r, size_t i, pr_error *err)
 		E(o, f->file, "");
 		P(o, "</code>");
 	}
-	P(o, "</p>\n<p>Self share <b>");
+	P(o, "</p>\n");
+	states(o, r, i);
+	P(o, "<p>Self share <b>");
 	pct(o, f->baseline_share);
 	P(o, " &rarr; ");
 	pct(o, f->current_share);

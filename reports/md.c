@@ -102,19 +102,36 @@ int report_md(buf *b, const report *r, pr_error *err)
 		  regressions, regressions == 1 ? "" : "s", sev[3], sev[2], sev[1], sev[0]);
 	if (r->nfindings) {
 		P(&o,
-		  "| # | severity | direction | service | function | baseline -> current | change "
-		  "(95%% CI) | q | captures b/c | release |\n");
-		P(&o, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
+		  "| # | severity | state | direction | service | function | baseline -> current "
+		  "| change (95%% CI) | q | captures b/c | release |\n");
+		P(&o, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
 		for (size_t i = 0; i < r->nfindings; i++) {
 			const report_finding *f = &r->findings[i];
+			const report_finding *mem[8];
+			size_t nmem;
+			if (report_folded(r, i))
+				continue; /* in its incident's row */
+			nmem = report_members(r, i, mem, 8);
 			P(&o, "| %zu | ", i + 1);
 			M(&o, f->severity, "-");
+			P(&o, " | ");
+			M(&o, f->state, "-");
 			P(&o, " | ");
 			M(&o, f->direction, "-");
 			P(&o, " | ");
 			M(&o, f->service, "-");
 			P(&o, " | ");
 			M(&o, f->function, "");
+			if (nmem) {
+				P(&o, " (incident %" PRId64 ", with ", f->incident_id);
+				for (size_t k = 0; k < nmem && k < 8; k++) {
+					P(&o, "%s", k ? ", " : "");
+					M(&o, mem[k]->function, "");
+				}
+				if (nmem > 8)
+					P(&o, " and %zu more", nmem - 8);
+				P(&o, ")");
+			}
 			P(&o, " | %.2f%% -> %.2f%% | %+.2fpp", 100 * f->baseline_share,
 			  100 * f->current_share, 100 * f->delta);
 			if (!isnan(f->ci_low))

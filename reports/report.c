@@ -55,6 +55,14 @@ static void finding_release(report_finding *f)
 	free(f->suspects);
 	free(f->suspect_note);
 	free(f->canonical);
+	free(f->state);
+	free(f->fixed_by);
+	for (size_t i = 0; i < f->nhistory; i++) {
+		free(f->history[i].state);
+		free(f->history[i].at);
+		free(f->history[i].reason);
+	}
+	free(f->history);
 	if (f->flame) {
 		flame_tree_release(f->flame);
 		free(f->flame);
@@ -101,6 +109,34 @@ int report_add_finding(report *r, report_finding **out, pr_error *err)
 	(*out)->p_value = (*out)->q_value = NAN;
 	(*out)->flame_ref = -1;
 	return 0;
+}
+
+bool report_folded(const report *r, size_t i)
+{
+	const report_finding *f = &r->findings[i];
+
+	if (!f->incident_id || !f->incident_lead || f->incident_lead == f->id)
+		return false;
+	for (size_t k = 0; k < r->nfindings; k++)
+		if (r->findings[k].id == f->incident_lead)
+			return true;
+	return false;
+}
+
+size_t report_members(const report *r, size_t i, const report_finding **out, size_t max)
+{
+	const report_finding *f = &r->findings[i];
+	size_t n = 0;
+
+	if (!f->incident_id || f->incident_lead != f->id)
+		return 0;
+	for (size_t k = 0; k < r->nfindings; k++)
+		if (k != i && r->findings[k].incident_id == f->incident_id && report_folded(r, k)) {
+			if (n < max)
+				out[n] = &r->findings[k];
+			n++;
+		}
+	return n;
 }
 
 static int cmp_double(const void *a, const void *b)

@@ -49,6 +49,12 @@ typedef struct report_commit {
 	char *sha, *author, *subject;
 } report_commit;
 
+/* One step of a finding's life: candidate, confirmed, went_away, fixed, resolved. */
+typedef struct report_state {
+	char *state, *at, *reason;   /* at: "2026-01-15T00:00:00Z" */
+	int64_t run;                 /* the run that moved it; 0: none */
+} report_state;
+
 typedef struct report_finding {
 	int64_t id;                  /* 0: not a stored finding (a diff row) */
 	char *service, *type, *function, *file;
@@ -72,6 +78,12 @@ typedef struct report_finding {
 	flame_tree *flame;           /* NULL: see flame_note */
 	char *flame_note;
 	int flame_ref;               /* >= 0: same captures as finding [flame_ref], drawn there */
+	char *state;                 /* its state now; NULL: not a stored finding */
+	char *fixed_by;              /* the release that fixed it, or NULL */
+	report_state *history;       /* every state it went through, oldest first */
+	size_t nhistory;
+	int64_t incident_id;         /* 0: not part of an incident */
+	int64_t incident_lead;       /* the id of the incident's lead finding */
 } report_finding;
 
 typedef struct report {
@@ -124,6 +136,16 @@ void report_release(report *r);
 
 /* Add a zeroed finding (p_value, q_value NaN; flame_ref -1); *out points into r. */
 int report_add_finding(report *r, report_finding **out, pr_error *err);
+
+/*
+ * One root cause, one entry: true when finding i belongs to an incident
+ * whose lead is another finding of the same report, so it is shown inside
+ * its lead's entry rather than as an entry of its own.
+ */
+bool report_folded(const report *r, size_t i);
+
+/* The members of finding i's incident other than itself, shown in its entry. */
+size_t report_members(const report *r, size_t i, const report_finding **out, size_t max);
 
 /* Compute the baseline band of a finding from its baseline points. */
 void report_finding_band(report_finding *f);

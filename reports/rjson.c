@@ -135,6 +135,28 @@ extra:
 						    "spread", num(f->band_spread))
 					: json_null());
 	json_object_set_new(j, "suspects", sus);
+	json_object_set_new(j, "state", str(f->state && f->state[0] ? f->state : NULL));
+	json_object_set_new(j, "fixed_by",
+			    str(f->fixed_by && f->fixed_by[0] ? f->fixed_by : NULL));
+	/* "incident" is the schema's id; the report adds which finding leads it. */
+	json_object_set_new(j, "incident",
+			    f->incident_id ? json_integer((json_int_t)f->incident_id)
+					   : json_null());
+	json_object_set_new(j, "incident_lead",
+			    f->incident_lead ? json_integer((json_int_t)f->incident_lead)
+					     : json_null());
+	{
+		json_t *st = json_array();
+		for (size_t k = 0; st && k < f->nhistory; k++)
+			json_array_append_new(
+				st,
+				json_pack("{s:o,s:o,s:o,s:o}", "state", str(f->history[k].state),
+					  "at", str(f->history[k].at), "run",
+					  f->history[k].run ? json_integer(f->history[k].run)
+							    : json_null(),
+					  "reason", str(f->history[k].reason)));
+		json_object_set_new(j, "states", st ? st : json_null());
+	}
 	json_object_set_new(j, "suspect_note", str(f->suspect_note));
 	json_object_set_new(j, "flame", f->flame ? flame_json(f->flame, o) : json_null());
 	if (f->flame_ref >= 0)

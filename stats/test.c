@@ -92,6 +92,25 @@ static int t_finish(stats_result *out, double est, double se, double df,
 	return 0;
 }
 
+int stats_test_t(stats_result *out, double est, double se, double df,
+		 const stats_test_opts *opts)
+{
+	int rc;
+
+	if (!out)
+		return STATS_EARG;
+	result_nan(out);
+	if ((rc = check_opts(opts)) < 0)
+		return rc;
+	if (!(df >= 1))
+		return STATS_EARG;
+	if (df > 1e7)
+		df = 1e7;
+	if ((rc = t_finish(out, est, se, df, opts)) < 0)
+		result_nan(out);
+	return rc;
+}
+
 int stats_test_shared_var(stats_result *out, const stats_sample *base,
 			  const stats_sample *cur, const stats_test_opts *opts)
 {

@@ -104,6 +104,16 @@ int stats_test_welch(stats_result *out, const stats_sample *base,
 int stats_test_prediction(stats_result *out, const stats_sample *base, double x,
 			  double x_var_floor, const stats_test_opts *opts);
 
+/*
+ * The t test of an estimate with a known standard error: t = (est -
+ * delta0) / se on df degrees of freedom (df >= 1; larger than 1e7 is
+ * taken as 1e7, where t and normal agree), with the p-value and interval
+ * of opts as above. For estimates built elsewhere (stats/pool.h).
+ * Returns 0, STATS_EARG, or STATS_EDATA (se == 0).
+ */
+int stats_test_t(stats_result *out, double est, double se, double df,
+		 const stats_test_opts *opts);
+
 typedef enum stats_mw_method {
 	STATS_MW_AUTO = 0,   /* exact when allowed (below), else asymptotic */
 	STATS_MW_EXACT,      /* exact null distribution; STATS_EDATA if not allowed */

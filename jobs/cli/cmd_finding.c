@@ -1,6 +1,8 @@
 /*
- * cmd_finding.c: `profreg finding show ID` reproduces a stored finding from
- * its pinned captures; `profreg finding resolve ID` closes it.
+ * cmd_finding.c: `profreg finding list` lists stored findings with their
+ * states; `profreg finding show ID` reproduces a stored finding from its
+ * pinned captures and shows its state history; `profreg finding resolve
+ * ID` closes it.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "baselines/analysis.h"
@@ -9,6 +11,7 @@
 #include "jobs/config.h"
 #include "jobs/cli/context.h"
 #include "jobs/cli/exitcode.h"
+#include "jobs/cli/table.h"
 #include "jobs/triage.h"
 
 #include <inttypes.h>
@@ -16,7 +19,131 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { O_NOTE = 1500 };
+enum { O_NOTE = 1500, O_STATE, O_SERVICE, O_LIMIT };
+
+static const char *const states[] = {"candidate", "confirmed", "went_away", "fixed",
+				     "resolved"};
+
+/* The last state change of a history array: "state (reason)" for the table. */
+static const char *last_reason(const json_t *history)
+{
+	const json_t *last = json_array_get(history, json_array_size(history) - 1);
+	const char *r = json_string_value(json_object_get(last, "reason"));
+
+	return r && *r ? r : "-";
+}
+
+static int print_findings(const cli_ctx *ctx, const json_t *list)
+{
+	static const table_col cols[] = {
+		{"ID", TABLE_RIGHT | TABLE_WHOLE, 0, 0},
+		{"STATE", TABLE_WHOLE, 0, 0},
+		{"SEVERITY", TABLE_WHOLE, 0, 0},
+		{"SERVICE", TABLE_LEFT, 7, 20},
+		{"RELEASE", TABLE_LEFT | TABLE_WIDE_ONLY, 7, 0},
+		{"FUNCTION", TABLE_LEFT, 12, 0},
+		{"CHANGE", TABLE_RIGHT | TABLE_WHOLE, 0, 0},
+		{"LOOKS", TABLE_RIGHT | TABLE_WHOLE, 0, 0},
+		{"LAST CHANGE", TABLE_LEFT | TABLE_WIDE_ONLY, 10, 0},
+	};
+	table *t = NULL;
+	size_t i;
+	json_t *f;
+	int status = EXIT_OK;
+
+	if (table_new(&t, cols, sizeof(cols) / sizeof(cols[0]), ctx->wide) < 0)
+		goto oom;
+	json_array_foreach(list, i, f) {
+		double b = json_number_value(json_object_get(f, "baseline_share"));
+		double c = json_number_value(json_object_get(f, "current_share"));
+		bool cost = strcmp(json_string_value(json_object_get(f, "kind")), "cost") == 0;
+		table_addf(t, "%" JSON_INTEGER_FORMAT,
+			   json_integer_value(json_object_get(f, "id")));
+		table_add(t, json_string_value(json_object_get(f, "state")));
+		table_add(t, json_string_value(json_object_get(f, "severity")));
+		table_add(t, json_string_value(json_object_get(f, "service")));
+		table_add(t, json_string_value(json_object_get(f, "release")));
+		table_add(t, json_string_value(json_object_get(f, "function")));
+		if (cost)
+			table_addf(t, "%+.1f%%", b > 0 ? 100 * (c / b - 1) : 0);
+		else
+			table_addf(t, "%.2f%%->%.2f%%", 100 * b, 100 * c);
+		table_addf(t, "%" JSON_INTEGER_FORMAT,
+			   json_integer_value(json_object_get(f, "looks")));
+		table_add(t, last_reason(json_object_get(f, "states")));
+	}
+	if (table_print(t, stdout) < 0)
+		goto oom;
+	goto out;
+oom:
+	cli_error(ctx, "out of memory");
+	status = EXIT_RUNTIME;
+out:
+	table_free(t);
+	return status;
+}
+
+static int finding_list(cli_ctx *ctx, int argc, char **argv)
+{
+	static const cli_option opts[] = {
+		{"state", required_argument, O_STATE, "STATE",
+		 "only findings in this state: candidate, confirmed, went_away, fixed, resolved"},
+		{"service", required_argument, O_SERVICE, "S", "only this service's findings"},
+		{"limit", required_argument, O_LIMIT, "N",
+		 "at most N findings, newest first (default 100)"},
+		{NULL, 0, 0, NULL, NULL},
+	};
+	pr_error err = PR_ERROR_INIT;
+	cli_parser *p = NULL;
+	const char *arg, *state = NULL, *service = NULL;
+	unsigned long long limit = 100;
+	json_t *list = NULL;
+	db *d = NULL;
+	bool bad = false;
+	int c, first, status;
+
+	if (cli_parser_new(&p, ctx, argc, argv, opts,
+			   "profreg finding list [--state STATE] [--service S] [--limit N] "
+			   "[--json]",
+			   "List stored findings, newest first, with their state and how they got\n"
+			   "there: a finding starts as a candidate, is confirmed once it is\n"
+			   "significant on enough nightly looks (critical ones at once), and is\n"
+			   "closed when it went away (no longer significant once more captures\n"
+			   "came), was fixed by a later release, or was resolved by hand. --json\n"
+			   "gives each finding's whole state history.") < 0)
+		return EXIT_RUNTIME;
+	while ((c = cli_next(p, &arg)) > 0) {
+		if (c == O_STATE) {
+			size_t k;
+			for (k = 0; k < sizeof(states) / sizeof(states[0]); k++)
+				if (strcmp(arg, states[k]) == 0)
+					break;
+			if (k == sizeof(states) / sizeof(states[0])) {
+				cli_error(ctx, "unknown state '%s' (candidate, confirmed, "
+					  "went_away, fixed, resolved)", arg);
+				bad = true;
+			}
+			state = arg;
+		} else if (c == O_SERVICE) {
+			service = arg;
+		} else if (c == O_LIMIT &&
+			   cli_parse_u64(ctx, "limit", arg, 1, 1000000, &limit) < 0) {
+			bad = true;
+		}
+	}
+	if ((status = cli_end(p, c, bad, 0, 0, NULL, &first)) != CLI_GO)
+		return status;
+	if (ctx_db_open(ctx, &d, &err) < 0 ||
+	    findings_list(&list, d, state, service, (size_t)limit, &err) < 0) {
+		status = cli_fail(ctx, &err);
+		goto out;
+	}
+	status = ctx->json ? cli_print_json(ctx, json_incref(list)) : print_findings(ctx, list);
+out:
+	json_decref(list);
+	db_close(d);
+	return status;
+}
 
 /*
  * Parse "ID" after the options into *id (a pointer into argv). Returns
@@ -49,6 +176,7 @@ static int finding_show(cli_ctx *ctx, int argc, char **argv)
 	pr_error err = PR_ERROR_INIT;
 	finding f, again;
 	findings_meta meta;
+	json_t *hist = NULL;
 	db *d = NULL;
 	const char *id = NULL;
 	bool reproduced = false;
@@ -69,6 +197,8 @@ static int finding_show(cli_ctx *ctx, int argc, char **argv)
 	if (ctx->json) {
 		json_t *o = analysis_finding_json(&f);
 		json_object_set_new(o, "status", json_string(meta.status));
+		if (findings_history(&hist, d, f.id, &err) == 0)
+			json_object_set_new(o, "states", hist);
 		json_object_set_new(o, "reproduced", reproduced ? analysis_finding_json(&again)
 								: json_null());
 		status = cli_print_json(ctx, o);
@@ -91,6 +221,21 @@ static int finding_show(cli_ctx *ctx, int argc, char **argv)
 			       again.p_value, again.baseline_captures, again.current_captures);
 		else
 			printf("reproduced: the pinned captures no longer hold this function\n");
+		if (findings_history(&hist, d, f.id, &err) == 0) {
+			size_t k;
+			json_t *h;
+			json_array_foreach(hist, k, h) {
+				printf("%-9s %s ", k ? "" : "states",
+				       json_string_value(json_object_get(h, "at")));
+				const char *st = json_string_value(json_object_get(h, "state"));
+				const char *why = json_string_value(json_object_get(h, "reason"));
+				cli_put_safe(stdout, st ? st : "", 0);
+				printf(": ");
+				cli_put_safe(stdout, why ? why : "", 0);
+				printf("\n");
+			}
+			json_decref(hist);
+		}
 		status = EXIT_OK;
 	}
 	goto out;
@@ -152,6 +297,7 @@ out:
 int cmd_finding(cli_ctx *ctx, int argc, char **argv)
 {
 	static const cli_command cmds[] = {
+		{"list", finding_list, "list stored findings with their states"},
 		{"show", finding_show, "show a finding and reproduce it from its pinned captures"},
 		{"resolve", finding_resolve, "close an open finding"},
 		{NULL, NULL, NULL},

@@ -115,6 +115,32 @@ run "$E" --truth "$T/truth.jsonl" --findings "$T/hostile.json"
 [ $RC -eq 0 ] && [[ $OUT == *'evil\x1b[2J\x07name'* ]] && ! grep -q $'[\x01-\x08\x0b-\x1f]' <<<"$OUT" &&
 	ok "control characters in names are escaped in the lists" || not_ok "hostile name" "rc=$RC $ERR"
 
+# Nights of one fleet (--sequence): a false finding reported on two nights
+# counts once; every night of every judged null service is a null
+# service-night; a true finding counts once, on its first night.
+findings "$(finding r1 'pay.(*Book).Post' regression)" "$(finding n1 x regression)" >"$T/night1.json"
+findings "$(finding r1 'pay.(*Book).Post' regression)" "$(finding n1 x regression)" \
+	"$(finding n2 y regression)" >"$T/night2.json"
+run "$E" --truth "$T/truth.jsonl" --findings "$T/night1.json" --label s.n1 --setting "night 1" \
+	--sequence s --truth "$T/truth.jsonl" --findings "$T/night2.json" --label s.n2 \
+	--setting "night 2" --sequence s
+seq_line() { sed -n '/^== all nights together/,/^== targets/p' <<<"$OUT" | grep -F -- "$1" | head -n 1 | tr -s ' '; }
+[ $RC -eq 0 ] && [ "$(seq_line 'null service-nights')" = " null service-nights 4" ] &&
+	[ "$(seq_line 'distinct false findings on null')" = " distinct false findings on null services 2" ] &&
+	[ "$(seq_line 'distinct true findings')" = " distinct true findings 1" ] &&
+	[ "$(seq_line 'null services with')" = " null services with >= 1 false finding 2" ] &&
+	ok "over the nights of one fleet a finding counts once and every night counts" ||
+	not_ok "sequence" "rc=$RC $(sed -n '/^== all nights together/,/^== false/p' <<<"$OUT")"
+[[ $OUT == *"x1.25, 1-10%, night 1 (4 captures) >= 80%"* ]] &&
+	[[ $OUT == *"false findings <= 1 per 1,000 null nights (95% bound)"* ]] &&
+	ok "issue 18's targets are printed for night settings" || not_ok "targets 18" "$OUT"
+run "$E" --truth "$T/truth.jsonl" --findings "$T/night1.json" --label s.n1 --sequence s --json
+[ $RC -eq 0 ] && [[ $OUT == *'"all_nights"'* ]] && [[ $OUT == *'"null_service_nights": 2'* ]] &&
+	ok "the JSON summary has the all-nights figures" || not_ok "sequence json" "rc=$RC $OUT"
+run "$E" --sequence s --truth "$T/truth.jsonl" --findings "$T/night1.json"
+[ $RC -eq 2 ] && [[ $ERR == *"'--sequence' must follow a --truth"* ]] &&
+	ok "--sequence before any --truth is a usage error" || not_ok "sequence usage" "rc=$RC $ERR"
+
 # Two fleets in one setting add up; a fleet in another setting stays apart.
 run "$E" --truth "$T/truth.jsonl" --findings "$T/findings.json" --label one --setting s4 \
 	--truth "$T/truth.jsonl" --findings "$T/findings.json" --label two --setting s4 \

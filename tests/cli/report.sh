@@ -41,11 +41,12 @@ run pr report --run "$run_id" --out "$T/r.json"
 run pr report --run "$run_id" --format json --out -
 # Numbers compared to 8 significant digits: the report prints them with more.
 digits='walk(if type == "number" and . != floor then tostring | .[0:9] else . end)'
-rep=$(jq -c --argjson id "$fid" '.findings[] | select(.id == $id) | del(.status, .release, .commit,
-	.captures, .history, .band, .suspects, .suspect_note, .flame, .flame_same_as) | '"$digits" <<<"$OUT")
+rep=$(jq -S -c --argjson id "$fid" '.findings[] | select(.id == $id) | del(.status, .release, .commit,
+	.captures, .history, .band, .suspects, .suspect_note, .flame, .flame_same_as,
+	.fixed_by, .incident_lead) | '"$digits" <<<"$OUT")
 run pr finding show "$fid" --json
-show=$(jq -c 'del(.status, .reproduced) | '"$digits" <<<"$OUT")
-[ -n "$rep" ] && [ "$rep" = "$show" ] && [[ $rep == *'"schema_version":1'* ]] &&
+show=$(jq -S -c 'del(.status, .reproduced) | '"$digits" <<<"$OUT")
+[ -n "$rep" ] && [ "$rep" = "$show" ] && [[ $rep == *'"schema_version":2'* ]] &&
 	ok "the report's finding is the same object finding show prints" || not_ok "one finding schema" "$rep / $show"
 run pr report --finding "$fid" --out "$T/f.html"
 [ $RC -eq 0 ] && grep -q "id=\"finding-$fid\"" "$T/f.html" && ok "report --finding" || not_ok "report --finding" "$ERR"

@@ -109,13 +109,15 @@ typedef struct svc {
 } svc;
 
 typedef struct false_finding {
-	const char *fleet;
+	const char *fleet, *sequence;
 	char *service, *function;
 	double baseline_share, current_share, q, score;
+	bool null_service;   /* on a service that did not regress */
 } false_finding;
 
 typedef struct fleet {
 	const char *label, *setting, *truth_path, *findings_path, *conninfo;
+	const char *sequence; /* nights of one fleet share a sequence (NULL: its own) */
 	svc *svcs;           /* sorted by name */
 	size_t nsvcs;
 	char *release;       /* the truth's current_release */
@@ -483,7 +485,7 @@ static char *finding_key(const json_t *o)
 	return k;
 }
 
-static int false_add(fleet *fl, const json_t *o)
+static int false_add(fleet *fl, const svc *s, const json_t *o)
 {
 	false_finding *x;
 
@@ -497,6 +499,8 @@ static int false_add(fleet *fl, const json_t *o)
 	}
 	x = &falses[nfalses];
 	x->fleet = fl->label;
+	x->sequence = fl->sequence ? fl->sequence : fl->label;
+	x->null_service = !s->regressed;
 	x->service = strdup(json_string_value(json_object_get(o, "service")));
 	x->function = strdup(json_string_value(json_object_get(o, "function")));
 	if (!x->service || !x->function) {
@@ -657,7 +661,7 @@ static int findings_load(fleet *fl, const opts *opt)
 			s->true_n[T_PROFREG]++;
 		} else {
 			s->false_n[T_PROFREG]++;
-			if ((rc = false_add(fl, o)) < 0)
+			if ((rc = false_add(fl, s, o)) < 0)
 				goto out;
 		}
 	}
@@ -1247,6 +1251,189 @@ static void print_lists(FILE *out, const opts *o)
 				}
 }
 
+
+/* ------------------------------------------------------------ sequences */
+
+/*
+ * Several nights of one fleet (--sequence): a release analysed night
+ * after night with its captures so far. A false finding is counted once
+ * however many nights it is reported on (it is one false alarm); every
+ * night of every null service the analysis judged is a null
+ * service-night. Findings are distinct (service, function) pairs.
+ */
+typedef struct seq_stats {
+	unsigned sequences, nights, null_nights, false_null, false_regressed, true_distinct;
+	unsigned null_with_false;
+} seq_stats;
+
+static seq_stats seqs;
+
+static bool same_false(const false_finding *a, const false_finding *b)
+{
+	return strcmp(a->sequence, b->sequence) == 0 && strcmp(a->service, b->service) == 0 &&
+	       strcmp(a->function, b->function) == 0;
+}
+
+static bool service_false_before(size_t i)
+{
+	for (size_t j = 0; j < i; j++)
+		if (strcmp(falses[j].sequence, falses[i].sequence) == 0 &&
+		    strcmp(falses[j].service, falses[i].service) == 0)
+			return true;
+	return false;
+}
+
+static void aggregate_sequences(void)
+{
+	memset(&seqs, 0, sizeof(seqs));
+	for (size_t i = 0; i < nfleets; i++) {
+		const fleet *fl = &fleets[i];
+		bool first = true;
+		if (!fl->sequence)
+			continue;
+		for (size_t k = 0; k < i; k++)
+			if (fleets[k].sequence && strcmp(fleets[k].sequence, fl->sequence) == 0)
+				first = false;
+		seqs.sequences += first;
+		seqs.nights++;
+		for (size_t j = 0; j < fl->nsvcs; j++) {
+			const svc *sv = &fl->svcs[j];
+			bool hit_before = false;
+			if (!sv->regressed && !sv->insufficient)
+				seqs.null_nights++;
+			if (!sv->regressed || !sv->hit[T_PROFREG])
+				continue;
+			/* A true finding counts once per sequence: on its first night. */
+			for (size_t k = 0; k < i && !hit_before; k++) {
+				const svc *o;
+				if (!fleets[k].sequence || strcmp(fleets[k].sequence, fl->sequence))
+					continue;
+				o = svc_find((fleet *)&fleets[k], sv->name);
+				hit_before = o && o->hit[T_PROFREG];
+			}
+			seqs.true_distinct += !hit_before;
+		}
+	}
+	for (size_t i = 0; i < nfalses; i++) {
+		bool dup = false;
+		bool in_seq = false;
+		for (size_t k = 0; k < nfleets && !in_seq; k++)
+			in_seq = fleets[k].sequence &&
+				 strcmp(fleets[k].sequence, falses[i].sequence) == 0;
+		if (!in_seq)
+			continue;
+		for (size_t j = 0; j < i && !dup; j++)
+			dup = same_false(&falses[j], &falses[i]);
+		if (dup)
+			continue;
+		if (falses[i].null_service) {
+			seqs.false_null++;
+			seqs.null_with_false += !service_false_before(i);
+		} else {
+			seqs.false_regressed++;
+		}
+	}
+}
+
+static double seq_upper(void)
+{
+	return seqs.null_nights ? 1000.0 * poisson_upper(seqs.false_null) / seqs.null_nights : NAN;
+}
+
+static double seq_precision(void)
+{
+	return ratio(seqs.true_distinct,
+		     seqs.true_distinct + seqs.false_null + seqs.false_regressed);
+}
+
+static void print_sequences(FILE *out)
+{
+	char c[48];
+	double rate = 1000.0 * ratio(seqs.false_null, seqs.null_nights);
+
+	if (!seqs.sequences)
+		return;
+	fprintf(out, "\n== all nights together: %u fleet%s analysed on %u nights in all ==\n",
+		seqs.sequences, seqs.sequences == 1 ? "" : "s", seqs.nights);
+	fprintf(out, "  (a finding reported on several nights counts once)\n");
+	fprintf(out, "  %-52s %10u\n", "null service-nights", seqs.null_nights);
+	fprintf(out, "  %-52s %10u\n", "distinct false findings on null services", seqs.false_null);
+	fmt_num(c, sizeof(c), rate, "%.2f");
+	fprintf(out, "  %-52s %10s\n", "  per 1,000 null service-nights", c);
+	fmt_num(c, sizeof(c), seq_upper(), "%.2f");
+	fprintf(out, "  %-52s %10s\n", "  95% upper bound per 1,000", c);
+	fprintf(out, "  %-52s %10u\n", "null services with >= 1 false finding",
+		seqs.null_with_false);
+	fprintf(out, "  %-52s %10u\n", "distinct false findings in regressed services",
+		seqs.false_regressed);
+	fprintf(out, "  %-52s %10u\n", "distinct true findings", seqs.true_distinct);
+	fmt_num(c, sizeof(c), 100.0 * seq_precision(), "%.1f%%");
+	fprintf(out, "  %-52s %10s\n", "precision (true / all, distinct)", c);
+}
+
+/* Recall of one band at one factor in a setting, as hits and total. */
+static void cell_of(const char *setting_name, const char *band, double factor, unsigned *h,
+		    unsigned *n)
+{
+	*h = *n = 0;
+	for (size_t k = 0; k < nsettings; k++) {
+		if (strcmp(settings[k].name, setting_name) != 0)
+			continue;
+		for (size_t b = 0; b < nbands; b++)
+			for (size_t f = 0; f < nfactors; f++)
+				if (strcmp(bands[b], band) == 0 && factors[f] == factor) {
+					*h += settings[k].t[T_PROFREG].hits[b][f];
+					*n += settings[k].t[T_PROFREG].total[b][f];
+				}
+	}
+}
+
+/*
+ * Issue 18's targets, when the settings it names are there (make eval's
+ * multi-night fleet: "night 1", "night 3").
+ */
+static void print_targets18(FILE *out, const opts *o)
+{
+	static const struct {
+		const char *what, *setting, *band;
+		double factor, target;
+	} rows[] = {
+		{"x1.25, 1-10%, night 1 (4 captures) >= 80%", "night 1", "1-10%", 1.25, 0.8},
+		{"x1.25, 10-30%, night 1 (4 captures) >= 80%", "night 1", "10-30%", 1.25, 0.8},
+		{"x1.1, 1-10%, night 3 >= 50%", "night 3", "1-10%", 1.1, 0.5},
+		{"x1.1, 10-30%, night 3 >= 50%", "night 3", "10-30%", 1.1, 0.5},
+		{"x2, 0.1-1%, night 3 (12 captures) >= 80%", "night 3", "0.1-1%", 2, 0.8},
+	};
+	char name[128], c[48];
+	bool any = false;
+	double prec = seq_precision();
+
+	(void)o;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		unsigned h, n;
+		for (size_t k = 0; k < nsettings && !any; k++)
+			any = strncmp(settings[k].name, "night ", 6) == 0;
+		if (!any)
+			return;
+		if (i == 0)
+			fprintf(out, "\n== targets of issue 18 ==\n");
+		snprintf(name, sizeof(name), "%s", rows[i].setting);
+		cell_of(name, rows[i].band, rows[i].factor, &h, &n);
+		snprintf(c, sizeof(c), "%u/%u", h, n);
+		fprintf(out, "  %-52s %10s   %s\n", rows[i].what, n ? c : "-",
+			n ? met((double)h / n + 1e-12 >= rows[i].target) : "-");
+	}
+	if (seqs.sequences) {
+		fmt_num(c, sizeof(c), seq_upper(), "%.2f");
+		fprintf(out, "  %-52s %10s   %s\n",
+			"false findings <= 1 per 1,000 null nights (95% bound)", c,
+			isnan(seq_upper()) ? "-" : met(seq_upper() < 1.0));
+		fmt_num(c, sizeof(c), 100.0 * prec, "%.1f%%");
+		fprintf(out, "  %-52s %10s   %s\n", "precision >= 98% (distinct findings)", c,
+			isnan(prec) ? "-" : met(prec >= TARGET_PRECISION));
+	}
+}
+
 static void print_text(FILE *out, const opts *o)
 {
 	fprintf(out, "profreg eval: %zu fleet%s, %zu setting%s\n", nfleets, nfleets == 1 ? "" : "s",
@@ -1285,6 +1472,8 @@ static void print_text(FILE *out, const opts *o)
 	for (size_t k = 0; k < nsettings; k++)
 		print_setting(out, &settings[k]);
 	print_smallest(out, o);
+	print_sequences(out);
+	print_targets18(out, o);
 	print_lists(out, o);
 }
 
@@ -1367,9 +1556,17 @@ static json_t *summary_json(const opts *o)
 						    "regressed_called_relative_shift",
 						    (int)s->shifted_truth, "tools", tools));
 	}
-	return json_pack("{s:f,s:f,s:f,s:f,s:o,s:o}", "recall_target", o->target,
+	return json_pack("{s:f,s:f,s:f,s:f,s:o,s:o,s:{s:i,s:i,s:i,s:i,s:o,s:o,s:i,s:i,s:o}}",
+		"recall_target", o->target,
 		"naive_ratio", o->naive_ratio, "naive_floor", o->naive_floor,
-		"window_days", o->window_days, "fleets", fl, "settings", st);
+		"window_days", o->window_days, "fleets", fl, "settings", st, "all_nights",
+		"fleets", (int)seqs.sequences, "nights", (int)seqs.nights, "null_service_nights",
+		(int)seqs.null_nights, "false_on_null", (int)seqs.false_null,
+		"false_per_1000_null_nights",
+		jnum(1000.0 * ratio(seqs.false_null, seqs.null_nights)),
+		"false_per_1000_upper95", jnum(seq_upper()), "false_in_regressed",
+		(int)seqs.false_regressed, "true", (int)seqs.true_distinct,
+		"precision", jnum(seq_precision()));
 }
 
 /* ---------------------------------------------------------------- main */
@@ -1391,6 +1588,9 @@ static void usage(FILE *f)
 	      "                        the naive rule is not computed)\n"
 	      "  --label NAME          name in the tables (default: fleetN)\n"
 	      "  --setting NAME        pool with fleets of the same setting (default: label)\n"
+	      "  --sequence NAME       nights of one fleet: fleets with the same sequence are\n"
+	      "                        one fleet analysed night after night (a false finding\n"
+	      "                        reported on several nights counts once)\n"
 	      "options:\n"
 	      "  --type TYPE           profile type for the naive rule (default cpu)\n"
 	      "  --window-days N       naive rule's baseline window (default 14)\n"
@@ -1422,7 +1622,7 @@ static int parse_double(const char *opt, const char *s, double lo, double hi, do
 	return 0;
 }
 
-enum { O_TRUTH = 256, O_FINDINGS, O_DB, O_LABEL, O_SETTING, O_TYPE, O_WINDOW, O_RATIO,
+enum { O_TRUTH = 256, O_FINDINGS, O_DB, O_LABEL, O_SETTING, O_SEQUENCE, O_TYPE, O_WINDOW, O_RATIO,
        O_FLOOR, O_TARGET, O_LIST, O_JSON, O_JSON_OUT, O_HELP };
 
 static int parse_args(int argc, char **argv, opts *o)
@@ -1433,6 +1633,7 @@ static int parse_args(int argc, char **argv, opts *o)
 		{"db", required_argument, NULL, O_DB},
 		{"label", required_argument, NULL, O_LABEL},
 		{"setting", required_argument, NULL, O_SETTING},
+		{"sequence", required_argument, NULL, O_SEQUENCE},
 		{"type", required_argument, NULL, O_TYPE},
 		{"window-days", required_argument, NULL, O_WINDOW},
 		{"naive-ratio", required_argument, NULL, O_RATIO},
@@ -1450,7 +1651,7 @@ static int parse_args(int argc, char **argv, opts *o)
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
-		if (c >= O_FINDINGS && c <= O_SETTING && !cur) {
+		if (c >= O_FINDINGS && c <= O_SEQUENCE && !cur) {
 			fprintf(stderr, "eval: '--%s' must follow a --truth\n",
 				longopts[c - O_TRUTH].name);
 			return EXIT_USAGE;
@@ -1469,6 +1670,7 @@ static int parse_args(int argc, char **argv, opts *o)
 		case O_DB: cur->conninfo = optarg; break;
 		case O_LABEL: cur->label = optarg; break;
 		case O_SETTING: cur->setting = optarg; break;
+		case O_SEQUENCE: cur->sequence = optarg; break;
 		case O_TYPE: o->type = optarg; break;
 		case O_WINDOW:
 			if (parse_double("window-days", optarg, 0.001, 3660, &o->window_days) < 0)
@@ -1607,6 +1809,7 @@ int main(int argc, char **argv)
 			goto out;
 	}
 	aggregate();
+	aggregate_sequences();
 
 	if (!(summary = summary_json(&o))) {
 		rc = nomem();

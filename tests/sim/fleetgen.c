@@ -250,8 +250,8 @@ typedef struct config {
 	const char *out, *verify;
 	uint64_t seed;
 	unsigned long services, functions, days, per_day, current, hosts;
-	unsigned long samples, release_every;
-	double cv, host_cv, load_cv, mix_cv, skew, regressed, improved;
+	unsigned long samples, release_every, nights;
+	double cv, host_cv, load_cv, mix_cv, skew, regressed, improved, noisy, noisy_factor;
 	double factors[MAX_LIST], improve_factors[MAX_LIST];
 	size_t nfactors, nimprove;
 	band bands[MAX_LIST];
@@ -264,7 +264,7 @@ enum opt_id {
 	O_OUT, O_SEED, O_SERVICES, O_FUNCTIONS, O_DAYS, O_PER_DAY, O_CURRENT,
 	O_SAMPLES, O_CV, O_HOST_EFFECT, O_HOSTS, O_REGRESSED, O_FACTORS, O_BANDS,
 	O_IMPROVED, O_IMPROVE_FACTORS, O_START, O_RELEASE_EVERY, O_LOAD_CV,
-	O_MIX_CV, O_SKEW, O_VERIFY, O_VERBOSE, O_HELP,
+	O_MIX_CV, O_SKEW, O_NIGHTS, O_NOISY, O_NOISY_FACTOR, O_VERIFY, O_VERBOSE, O_HELP,
 };
 
 enum { ARG_NONE, ARG_REQUIRED, ARG_OPTIONAL };
@@ -290,7 +290,9 @@ static const opt_def opts[] = {
 	{"per-day", O_PER_DAY, ARG_REQUIRED, "N",
 	 "baseline captures per service per day (default 2)"},
 	{"current", O_CURRENT, ARG_REQUIRED, "N",
-	 "captures per service in the analysed night (default 4)"},
+	 "captures per service in each analysed night (default 4)"},
+	{"nights", O_NIGHTS, ARG_REQUIRED, "N",
+	 "nights the new release runs, --current captures each (default 1)"},
 	{"samples", O_SAMPLES, ARG_REQUIRED, "N",
 	 "samples in a baseline capture; scales with the capture's CPU cost (default 20000)"},
 	{"cv", O_CV, ARG_REQUIRED, "X",
@@ -320,6 +322,10 @@ static const opt_def opts[] = {
 	 "capture-to-capture variation of the sample count, i.e. of load (default 0)"},
 	{"mix-cv", O_MIX_CV, ARG_REQUIRED, "X",
 	 "capture-to-capture variation of each endpoint's traffic (default 0)"},
+	{"noisy-release", O_NOISY, ARG_REQUIRED, "FRAC",
+	 "fraction of services whose last baseline release is noisy (default 0)"},
+	{"noisy-factor", O_NOISY_FACTOR, ARG_REQUIRED, "X",
+	 "how many times --cv a noisy release's capture noise is (default 3)"},
 	{"skew", O_SKEW, ARG_REQUIRED, "SIGMA",
 	 "lognormal sigma of functions' self costs; larger is more heavy-tailed (default 1.5)"},
 	{"verify", O_VERIFY, ARG_REQUIRED, "DIR",
@@ -470,6 +476,8 @@ static void config_defaults(config *c)
 	c->days = 14;
 	c->per_day = 2;
 	c->current = 4;
+	c->nights = 1;
+	c->noisy_factor = 3;
 	c->samples = 20000;
 	c->hosts = 4;
 	c->release_every = 7;
@@ -496,6 +504,9 @@ static void apply_option(config *c, const opt_def *o, const char *v)
 	case O_DAYS: c->days = parse_ulong(o->name, v, 1, 366); break;
 	case O_PER_DAY: c->per_day = parse_ulong(o->name, v, 1, 96); break;
 	case O_CURRENT: c->current = parse_ulong(o->name, v, 1, 96); break;
+	case O_NIGHTS: c->nights = parse_ulong(o->name, v, 1, 30); break;
+	case O_NOISY: c->noisy = parse_num(o->name, v, 0, 1); break;
+	case O_NOISY_FACTOR: c->noisy_factor = parse_num(o->name, v, 1, 20); break;
 	case O_SAMPLES: c->samples = parse_ulong(o->name, v, 1, 10000000); break;
 	case O_HOSTS: c->hosts = parse_ulong(o->name, v, 1, 40); break;
 	case O_RELEASE_EVERY: c->release_every = parse_ulong(o->name, v, 1, 366); break;
@@ -845,6 +856,7 @@ typedef struct service {
 	size_t nstacks;
 
 	role role;
+	bool noisy;            /* its last baseline release has noisier captures */
 	uint32_t target;       /* changed function, NONE for a null service */
 	double target_base;    /* its expected share before the change */
 
@@ -1559,10 +1571,10 @@ typedef struct schedule {
 static void schedule_init(schedule *sc, const config *c)
 {
 	sc->nbase = c->days * c->per_day;
-	sc->ncap = sc->nbase + c->current;
+	sc->ncap = sc->nbase + c->current * c->nights;
 	sc->nrel = (c->days - 1) / c->release_every + 1;
 	sc->night = c->start + (int64_t)c->days * DAY_S;
-	sc->at = sc->night + DAY_S;
+	sc->at = sc->night + (int64_t)c->nights * DAY_S;
 }
 
 /* When capture k was taken and which release (0-based) was running:
@@ -1579,7 +1591,9 @@ static int64_t capture_time(const config *c, const schedule *sc, size_t k, gsl_r
 		       (int64_t)((slot + jitter) * DAY_S / (double)c->per_day);
 	}
 	*release = sc->nrel;
-	return sc->night + (int64_t)((k - sc->nbase + jitter) * DAY_S / (double)c->current);
+	k -= sc->nbase;
+	return sc->night + (int64_t)(k / c->current) * DAY_S +
+	       (int64_t)((k % c->current + jitter) * DAY_S / (double)c->current);
 }
 
 /*
@@ -1614,12 +1628,15 @@ static void write_captures(const config *c, const schedule *sc, service *s, gsl_
 		bool current = k >= sc->nbase;
 		double n = (double)c->samples * noise(r, c->load_cv) *
 			   (current ? cur_total / base_total : 1);
+		/* The release before the new one, when it is the noisy one. */
+		double cv = s->noisy && !current && sc->nrel >= 2 && rel == sc->nrel - 1
+			    ? c->cv * c->noisy_factor : c->cv;
 
 		for (size_t g = 0; g < s->nnodes; g++)
 			mix[g] = s->nodes[g].group == g ? noise(r, c->mix_cv) : 1;
 		for (size_t i = 0; i < K; i++)
 			p[i] = (current ? s->stacks[i].cur : s->stacks[i].base) *
-			       (host ? host[h * K + i] : 1) * noise(r, c->cv) *
+			       (host ? host[h * K + i] : 1) * noise(r, cv) *
 			       mix[s->stacks[i].group];
 		n = n > MAX_CAPTURE_SAMPLES ? MAX_CAPTURE_SAMPLES : n < 1 ? 1 : n;
 		gsl_ran_multinomial(r, K, (unsigned)lround(n), p, counts);
@@ -1672,8 +1689,14 @@ static void write_truth(const config *c, const schedule *sc, const service *s, s
 			  s->role.factor, s->target_base, f->share, label);
 	}
 	sb_printf(truth, "\"language\":\"%s\",\"functions\":%zu,\"stacks_total\":%zu,"
-		  "\"current_release\":\"v%zu\",\"at\":\"%s\"}\n",
+		  "\"current_release\":\"v%zu\",\"at\":\"%s\"",
 		  s->lang->name, s->nfuncs, s->nstacks, sc->nrel + 1, at);
+	/* Only what differs from a one-night fleet, so old fleets read the same. */
+	if (c->nights > 1)
+		sb_printf(truth, ",\"nights\":%lu", c->nights);
+	if (s->noisy && sc->nrel >= 2)
+		sb_printf(truth, ",\"noisy_release\":\"v%zu\"", sc->nrel);
+	sb_printf(truth, "}\n");
 }
 
 /*
@@ -1735,6 +1758,10 @@ static void print_summary(const config *c, const schedule *sc, const size_t coun
 	else
 		printf("baseline: %s to %s, releases v1 to v%zu\n", a, b, sc->nrel);
 	printf("night: %s to %s\n", b, d);
+	for (unsigned long k = 1; c->nights > 1 && k <= c->nights; k++) {
+		format_time(a, sc->night + (int64_t)k * DAY_S);
+		printf("at_night_%lu: %s\n", k, a);
+	}
 	printf("at: %s\n", d);
 	printf("release: v%zu\n", sc->nrel + 1);
 }
@@ -1756,6 +1783,7 @@ static int generate(const config *c)
 {
 	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
 	role *roles = xcalloc(c->services, sizeof(*roles));
+	bool *noisy = NULL;
 	sbuf chunk = {0};
 	listing manifest, truth, names;
 	size_t count[3] = {0, 0, 0};
@@ -1773,11 +1801,17 @@ static int generate(const config *c)
 	listing_open(&names, c->out, "services.txt");
 	rng_seed(r, c->seed, UINT64_MAX);
 	assign_roles(roles, c, r);
+	if (c->noisy > 0) {
+		noisy = xcalloc(c->services, sizeof(*noisy));
+		for (size_t i = 0; i < c->services; i++)
+			noisy[i] = gsl_rng_uniform(r) < c->noisy;
+	}
 	for (size_t i = 0; i < c->services; i++) {
 		service s;
 		rng_seed(r, c->seed, i);
 		service_build(&s, c, i, r);
 		s.role = roles[i];
+		s.noisy = noisy && noisy[i];
 		apply_role(&s, c, r);
 		write_captures(c, &sc, &s, r, &chunk);
 		listing_put(&manifest, &chunk);
@@ -1794,6 +1828,7 @@ static int generate(const config *c)
 	print_summary(c, &sc, count);
 	free(chunk.ptr);
 	free(roles);
+	free(noisy);
 	gsl_rng_free(r);
 	if (fflush(stdout) != 0 || ferror(stdout))
 		die(EX_RUNTIME, "cannot write the summary to stdout");
@@ -1987,7 +2022,7 @@ typedef struct vsvc {
 	char *target, *current_release; /* target: the changed function, if any */
 	double base_share, cur_share;
 	int64_t at, last_time;
-	size_t ncaps, ncur;
+	size_t ncaps, ncur, nights;
 	double *xb, *xc; /* the target's share in each baseline / current capture */
 	uint32_t *hb;    /* the host (a hash of its name) of each baseline capture */
 	size_t nb, nc, capb, capc, caph;
@@ -2089,6 +2124,10 @@ static void read_truth(verifier *v, char *line, size_t lineno, const char *file)
 	}
 	s->has_truth = true;
 	s->regressed = reg->b;
+	{
+		const jfield *nn = jget(&o, "nights", J_NUM);
+		s->nights = nn && nn->num >= 1 && nn->num <= 30 ? (size_t)nn->num : 1;
+	}
 	s->current_release = xstrdup(rel->str);
 	if (!parse_time(&s->at, at->str))
 		vfail(v, "'%s' line %zu: at '%.40s' is not a time", file, lineno, at->str);
@@ -2265,7 +2304,7 @@ static void read_capture(verifier *v, char *line, size_t lineno, const char *fil
 		if (s->ncaps && t <= s->last_time)
 			vfail(v, "'%s' line %zu: %s's captures are not in time order", file, lineno,
 			      s->name);
-		if (t >= s->at || current != (t >= s->at - DAY_S))
+		if (t >= s->at || current != (t >= s->at - (int64_t)s->nights * DAY_S))
 			vfail(v, "'%s' line %zu: time %s is outside its %s period", file, lineno,
 			      tm->str, current ? "current" : "baseline");
 		s->last_time = t;

@@ -1,0 +1,137 @@
+/*
+ * pool.c: precision-weighted group means and robust pooling (see pool.h).
+ */
+#include <math.h>
+#include <stddef.h>
+
+#include <gsl/gsl_sf_psi.h>
+
+#include "stats/pool.h"
+
+static int finite_nonneg(const double *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!isfinite(v[i]) || v[i] < 0)
+			return 0;
+	return 1;
+}
+
+int stats_wmean_of(stats_wmean *out, const double *y, const double *v, size_t n, double extra)
+{
+	double mean = 0, ss = 0, vbar = 0, sw = 0, swy = 0;
+
+	if (!out || !y || !v || isnan(extra) || isinf(extra))
+		return STATS_EARG;
+	if (n == 0 || (extra < 0 && n < 2))
+		return STATS_EDATA;
+	for (size_t i = 0; i < n; i++)
+		if (!isfinite(y[i]))
+			return STATS_EARG;
+	if (!finite_nonneg(v, n))
+		return STATS_EARG;
+	for (size_t i = 0; i < n; i++) {
+		mean += y[i];
+		vbar += v[i];
+	}
+	mean /= (double)n;
+	vbar /= (double)n;
+	out->n = n;
+	out->vbar = vbar;
+	if (extra < 0) {
+		for (size_t i = 0; i < n; i++)
+			ss += (y[i] - mean) * (y[i] - mean);
+		extra = fmax(0, ss / (double)(n - 1) - vbar);
+		out->df = (double)(n - 1);
+	} else {
+		out->df = 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		double w = 1 / (extra + v[i]);
+		if (!isfinite(w))
+			return STATS_EDATA; /* no variance at all: nothing to weigh by */
+		sw += w;
+		swy += w * y[i];
+	}
+	out->extra = extra;
+	out->total = extra + vbar;
+	out->mean = swy / sw;
+	out->var_mean = 1 / sw;
+	return 0;
+}
+
+int stats_pool_total(double *out, double *df_out, const stats_wmean *g, size_t ng)
+{
+	double df = 0, acc = 0;
+
+	if (!out || !df_out || (ng && !g))
+		return STATS_EARG;
+	for (size_t k = 0; k < ng; k++) {
+		double d = g[k].df;
+		if (!(d > 0))
+			continue;
+		if (!(g[k].total > 0) || !isfinite(g[k].total))
+			return STATS_EARG;
+		/* Remove the bias of a log variance with d degrees of freedom. */
+		acc += d * (log(g[k].total) - (gsl_sf_psi(d / 2) - log(d / 2)));
+		df += d;
+	}
+	if (df <= 0)
+		return STATS_EDATA;
+	*out = exp(acc / df);
+	*df_out = df;
+	return 0;
+}
+
+int stats_wmean_combine(stats_wmean *out, const stats_wmean *g, size_t ng)
+{
+	double sw = 0, swm = 0, df = 0;
+	size_t n = 0;
+
+	if (!out || !g)
+		return STATS_EARG;
+	if (ng == 0)
+		return STATS_EDATA;
+	for (size_t k = 0; k < ng; k++) {
+		if (!(g[k].var_mean > 0) || !isfinite(g[k].var_mean) || !isfinite(g[k].mean))
+			return STATS_EARG;
+		sw += 1 / g[k].var_mean;
+		swm += g[k].mean / g[k].var_mean;
+		df += g[k].df;
+		n += g[k].n;
+	}
+	out->n = n;
+	out->mean = swm / sw;
+	out->var_mean = 1 / sw;
+	out->df = df;
+	out->extra = out->total = out->vbar = NAN;
+	return 0;
+}
+
+double stats_shrunk_extra(const stats_wmean *own, double prior_total, double prior_df)
+{
+	double d = own->df > 0 ? own->df : 0, p = prior_df > 0 ? prior_df : 0;
+
+	if (d + p <= 0)
+		return fmax(0, prior_total - own->vbar);
+	return fmax(0, (p * prior_total + d * own->total) / (p + d) - own->vbar);
+}
+
+double stats_satterthwaite(double a, double da, double b, double db)
+{
+	double s = a + b, den = 0, df;
+
+	if (!(s > 0))
+		return 1;
+	if (isfinite(da) && da > 0)
+		den += (a / s) * (a / s) / da;
+	else if (!isinf(da) && a > 0)
+		return 1; /* a term with no degrees of freedom: as uncertain as it gets */
+	if (isfinite(db) && db > 0)
+		den += (b / s) * (b / s) / db;
+	else if (!isinf(db) && b > 0)
+		return 1;
+	if (den <= 0)
+		return INFINITY;
+	df = 1 / den;
+	return df < 1 ? 1 : df;
+}

@@ -1,0 +1,83 @@
+/*
+ * pool.h: means that know how precise each observation is, and a
+ * baseline that one noisy release cannot blow up.
+ *
+ * An observation i (one capture's variance-stabilised share) has two
+ * noises: its sampling noise v_i, known from its sample count (1 / 4n on
+ * the VST scale), and the real capture-to-capture variation e (hosts,
+ * traffic mix), the same for every capture of one group (a release) and
+ * estimated from the data. Its variance is e + v_i, so a capture of 500
+ * samples counts for less than one of 50,000 when sampling dominates.
+ *
+ * A baseline is several groups (releases). Each group gets its own e and
+ * its own precision-weighted mean; the baseline's mean weighs each group
+ * by the precision of its mean, so a release whose captures scattered
+ * widely counts for little instead of widening everything. The variation
+ * a new release is expected to have is the groups' typical one: the
+ * degrees-of-freedom weighted geometric mean of their variances (log
+ * variances average; one variance ten times the others moves a
+ * geometric mean much less than an arithmetic one), combined with the new
+ * release's own spread as its captures come in.
+ *
+ * Pure functions on GSL and libc; return codes as in stats/stats.h.
+ */
+#ifndef PR_STATS_POOL_H
+#define PR_STATS_POOL_H
+
+#include <stddef.h>
+
+#include "stats/stats.h"
+
+/* One group's precision-weighted summary. */
+typedef struct stats_wmean {
+	size_t n;
+	double mean;     /* sum(w_i y_i) / sum(w_i), w_i = 1 / (extra + v_i) */
+	double var_mean; /* 1 / sum(w_i): the variance of that mean */
+	double extra;    /* e: variance beyond sampling, >= 0 */
+	double total;    /* e + mean(v): the variance of one typical observation */
+	double vbar;     /* mean(v) */
+	double df;       /* degrees of freedom behind `extra` (n - 1; 0 when assumed) */
+} stats_wmean;
+
+/*
+ * Summarise y[0..n-1] with sampling variances v[0..n-1] (finite, >= 0).
+ * extra < 0: estimate e by moments, max(0, s^2 - mean(v)) (n >= 2; with
+ * n == 1 it is STATS_EDATA); extra >= 0: use it as e (n >= 1, df 0).
+ */
+int stats_wmean_of(stats_wmean *out, const double *y, const double *v, size_t n, double extra);
+
+/*
+ * The variance a new group's observation is expected to have, from the
+ * groups g[0..ng-1] that have df > 0: the df-weighted mean of
+ * log(total) with each log corrected for its bias (E log s^2 =
+ * log sigma^2 + psi(df/2) - log(df/2) for a chi-square s^2), back on the
+ * variance scale. *df_out gets the sum of their df. STATS_EDATA when no
+ * group has df > 0.
+ */
+int stats_pool_total(double *out, double *df_out, const stats_wmean *g, size_t ng);
+
+/*
+ * Combine independent group means into one by inverse-variance weights:
+ * out->mean = sum(m_k / V_k) / sum(1 / V_k), out->var_mean = 1 / sum(1 / V_k),
+ * out->n = sum(n_k), out->df = sum(df_k). Every V_k finite and > 0.
+ */
+int stats_wmean_combine(stats_wmean *out, const stats_wmean *g, size_t ng);
+
+/*
+ * The extra variance of a group with `own` summarised observations (df
+ * own->df, may be 0) shrunk towards a prior variance `prior_total` of one
+ * observation with `prior_df` degrees of freedom (the empirical Bayes
+ * step of a moderated t test): returns
+ *   max(0, (prior_df * prior_total + own->df * own->total) / (prior_df + own->df)
+ *          - own->vbar).
+ */
+double stats_shrunk_extra(const stats_wmean *own, double prior_total, double prior_df);
+
+/*
+ * Welch-Satterthwaite degrees of freedom of a sum of two variance
+ * terms a (df da) and b (df db), within [1, da + db] (an infinite df is
+ * allowed: a term known exactly).
+ */
+double stats_satterthwaite(double a, double da, double b, double db);
+
+#endif

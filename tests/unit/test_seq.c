@@ -1,0 +1,247 @@
+/*
+ * test_seq.c: alpha spending over nightly looks (stats/seq.h), the
+ * precision-weighted pooling behind the baseline (stats/pool.h) and the
+ * t test of a given estimate (stats_test_t).
+ *
+ * Reference values are worked by hand in the comments (digamma at
+ * half-integers: psi(n + 1/2) = -gamma - 2 ln 2 + sum_{k=1..n} 2 / (2k - 1)),
+ * or are SciPy's (scipy.stats.t.sf). The Monte Carlo tests use a fixed
+ * generator, so they give the same numbers on every run.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <gsl/gsl_cdf.h>
+
+#include "stats/pool.h"
+#include "stats/seq.h"
+#include "stats/test.h"
+
+static void near(double got, double want, double rel, const char *what)
+{
+	if (!(fabs(got - want) <= rel * fabs(want)))
+		fail_msg("%s: got %.17g, want %.17g", what, got, want);
+}
+
+static uint64_t rng_state = 0x243F6A8885A308D3ull;
+
+static double uniform(void)
+{
+	uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
+
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	z ^= z >> 31;
+	return ((double)(z >> 11) + 0.5) / 9007199254740992.0;
+}
+
+static double normal(void)
+{
+	return gsl_cdf_ugaussian_Pinv(uniform());
+}
+
+/* ---- spending ---- */
+
+static void test_fractions_follow_the_power_family(void **state)
+{
+	double sum = 0;
+
+	(void)state;
+	/* rho 0.5, 4 looks: 0.5, sqrt(0.5) - 0.5, sqrt(0.75) - sqrt(0.5), 1 - sqrt(0.75). */
+	near(stats_seq_fraction(1, 4, 0.5), 0.5, 1e-15, "look 1");
+	near(stats_seq_fraction(2, 4, 0.5), 0.20710678118654757, 1e-12, "look 2");
+	for (size_t k = 1; k <= 4; k++)
+		sum += stats_seq_fraction(k, 4, 0.5);
+	near(sum, 1, 1e-15, "the fractions spend alpha once");
+	/* rho 1 (Pocock-like) spends evenly; rho 3 (O'Brien-Fleming-like) late. */
+	near(stats_seq_fraction(3, 4, 1), 0.25, 1e-15, "even");
+	near(stats_seq_fraction(1, 4, 3), 1.0 / 64, 1e-15, "late");
+	assert_true(stats_seq_fraction(5, 4, 0.5) == 0);
+	assert_true(isnan(stats_seq_fraction(0, 4, 0.5)));
+	assert_true(isnan(stats_seq_fraction(1, 0, 0.5)));
+	assert_true(isnan(stats_seq_fraction(1, STATS_SEQ_MAX_LOOKS + 1, 0.5)));
+	assert_true(isnan(stats_seq_fraction(1, 4, 0.01)));
+}
+
+static void test_sequential_p_divides_by_the_fraction(void **state)
+{
+	(void)state;
+	near(stats_seq_pvalue(0.01, 1, 4, 0.5), 0.02, 1e-15, "look 1");
+	near(stats_seq_pvalue(0.01, 4, 4, 1), 0.04, 1e-15, "look 4 of 4, even");
+	assert_true(stats_seq_pvalue(0.9, 1, 4, 0.5) == 1);
+	assert_true(stats_seq_pvalue(1e-9, 5, 4, 0.5) == 1); /* nothing left past the plan */
+	assert_true(isnan(stats_seq_pvalue(-0.1, 1, 4, 0.5)));
+	assert_true(isnan(stats_seq_pvalue(NAN, 1, 4, 0.5)));
+}
+
+/*
+ * A null release judged on 4 nights with its captures so far (4 more a
+ * night) against a fixed baseline of 28: the cumulative z statistics are
+ * strongly correlated. Testing every look at 0.05 rejects far more often
+ * than 5% of the time; the sequential p-values keep it under 5% (the
+ * union bound) whatever the correlation.
+ */
+static void test_repeated_looks_stay_within_alpha(void **state)
+{
+	enum { RUNS = 20000, K = 4, NB = 28, PER = 4 };
+	size_t naive = 0, seq = 0;
+
+	(void)state;
+	for (size_t r = 0; r < RUNS; r++) {
+		double mb = 0, sc = 0;
+		bool hit_naive = false, hit_seq = false;
+		for (size_t i = 0; i < NB; i++)
+			mb += normal() / NB;
+		for (size_t k = 1; k <= K; k++) {
+			double n = (double)(k * PER), z, p;
+			for (size_t i = 0; i < PER; i++)
+				sc += normal();
+			z = (sc / n - mb) / sqrt(1 / n + 1.0 / NB);
+			p = gsl_cdf_ugaussian_Q(z);
+			hit_naive |= p <= 0.05;
+			hit_seq |= stats_seq_pvalue(p, k, K, 0.5) <= 0.05;
+		}
+		naive += hit_naive;
+		seq += hit_seq;
+	}
+	/* 3 standard errors of a 5% rate over RUNS runs: 0.0046. */
+	if (!((double)seq / RUNS <= 0.05 + 0.0046))
+		fail_msg("sequential looks reject %.4f of null releases", (double)seq / RUNS);
+	if (!((double)naive / RUNS > 0.075))
+		fail_msg("looking 4 times at 0.05 rejects only %.4f: the test cannot tell",
+			 (double)naive / RUNS);
+}
+
+/* ---- pooling ---- */
+
+static void test_weighted_mean_by_moments(void **state)
+{
+	const double y[] = {1, 2, 3, 4}, v[] = {0.1, 0.1, 0.1, 0.1};
+	const double y2[] = {1, 3}, v2[] = {0, 1};
+	stats_wmean w;
+
+	(void)state;
+	/* s^2 = 5/3, extra = 5/3 - 0.1, equal weights: mean 2.5, var (5/3) / 4. */
+	assert_int_equal(stats_wmean_of(&w, y, v, 4, -1), 0);
+	near(w.mean, 2.5, 1e-15, "mean");
+	near(w.extra, 5.0 / 3 - 0.1, 1e-14, "extra");
+	near(w.var_mean, 5.0 / 12, 1e-14, "var of the mean");
+	assert_true(w.df == 3);
+	/* s^2 = 2, mean v 0.5, extra 1.5: weights 1/1.5 and 1/2.5. */
+	assert_int_equal(stats_wmean_of(&w, y2, v2, 2, -1), 0);
+	near(w.mean, 1.75, 1e-14, "a precise capture counts more");
+	near(w.var_mean, 0.9375, 1e-14, "its variance");
+	/* A given extra variance, one observation. */
+	assert_int_equal(stats_wmean_of(&w, y2, v2, 1, 0.5), 0);
+	near(w.var_mean, 0.5, 1e-15, "one observation with e 0.5 and v 0");
+	assert_true(w.df == 0);
+	assert_int_equal(stats_wmean_of(&w, y2, v2, 1, -1), STATS_EDATA);
+	assert_int_equal(stats_wmean_of(&w, y, v, 0, 0), STATS_EDATA);
+}
+
+static void test_pooled_variance_is_a_corrected_geometric_mean(void **state)
+{
+	stats_wmean g[3];
+	double out, df;
+
+	(void)state;
+	memset(g, 0, sizeof(g));
+	g[0].total = 1, g[0].df = 7;
+	g[1].total = 4, g[1].df = 7;
+	g[2].total = 100, g[2].df = 0; /* no degrees of freedom: not counted */
+	/* exp((log 1 + log 4) / 2 - (psi(3.5) - log 3.5)), psi(3.5) = 1.1031566406452429 */
+	assert_int_equal(stats_pool_total(&out, &df, g, 3), 0);
+	near(out, 2.3227539019231447, 1e-12, "geometric mean, bias removed");
+	assert_true(df == 14);
+	assert_int_equal(stats_pool_total(&out, &df, g + 2, 1), STATS_EDATA);
+}
+
+/*
+ * The case issue 18 describes: a quiet release (sd 0.6 points) and a noisy
+ * one in between (16.8% to 23.8%). Pooling their captures widens the
+ * baseline almost fourfold; weighing each release by the precision of
+ * its mean keeps the baseline where the quiet release puts it, and the
+ * typical variance well under the pooled one.
+ */
+static void test_one_noisy_release_does_not_blow_up_the_baseline(void **state)
+{
+	double quiet[12], noisy[12], vq[12], all[24], va[24], ref, df;
+	stats_wmean g[2], comb, pooled;
+
+	(void)state;
+	for (size_t i = 0; i < 12; i++) {
+		quiet[i] = 22.0 + 0.6 * normal();
+		noisy[i] = 16.8 + 7.0 * (double)i / 11;
+		vq[i] = 0.01;
+		all[i] = quiet[i], all[12 + i] = noisy[i];
+		va[i] = va[12 + i] = 0.01;
+	}
+	assert_int_equal(stats_wmean_of(&g[0], quiet, vq, 12, -1), 0);
+	assert_int_equal(stats_wmean_of(&g[1], noisy, vq, 12, -1), 0);
+	assert_int_equal(stats_wmean_combine(&comb, g, 2), 0);
+	assert_int_equal(stats_wmean_of(&pooled, all, va, 24, -1), 0);
+	assert_int_equal(stats_pool_total(&ref, &df, g, 2), 0);
+	if (!(fabs(comb.mean - g[0].mean) < 0.2))
+		fail_msg("the noisy release moved the baseline to %g (quiet %g)", comb.mean,
+			 g[0].mean);
+	if (!(comb.var_mean < 0.5 * pooled.var_mean))
+		fail_msg("baseline variance %g, pooled %g", comb.var_mean, pooled.var_mean);
+	if (!(ref < 0.5 * pooled.total))
+		fail_msg("typical variance %g, pooled %g", ref, pooled.total);
+}
+
+static void test_shrunk_extra_moves_from_prior_to_own(void **state)
+{
+	stats_wmean own;
+
+	(void)state;
+	memset(&own, 0, sizeof(own));
+	own.total = 3, own.vbar = 1, own.df = 0;
+	near(stats_shrunk_extra(&own, 2, 10), 1, 1e-15, "no own df: the prior");
+	own.df = 10;
+	near(stats_shrunk_extra(&own, 2, 10), 1.5, 1e-15, "half and half");
+	own.total = 0.5;
+	assert_true(stats_shrunk_extra(&own, 0.5, 10) == 0); /* never below 0 */
+}
+
+static void test_satterthwaite_and_t(void **state)
+{
+	stats_result r;
+	stats_test_opts o = STATS_TEST_OPTS_INIT;
+
+	(void)state;
+	near(stats_satterthwaite(1, 10, 1, 10), 20, 1e-14, "two equal terms");
+	near(stats_satterthwaite(1, 10, 0, 0), 10, 1e-14, "one term");
+	assert_true(isinf(stats_satterthwaite(1, INFINITY, 1, INFINITY)));
+	assert_true(stats_satterthwaite(1, 0, 1, 10) == 1);
+	/* scipy.stats.t.sf(2, 10) = 0.03669401738537018 */
+	assert_int_equal(stats_test_t(&r, 1, 0.5, 10, &o), 0);
+	near(r.p, 0.03669401738537018, 1e-9, "t.sf(2, 10)");
+	assert_int_equal(stats_test_t(&r, 1, 0.5, 1e12, &o), 0);
+	near(r.p, gsl_cdf_ugaussian_Q(2), 1e-6, "a huge df is the normal");
+	assert_int_equal(stats_test_t(&r, 1, 0, 10, &o), STATS_EDATA);
+	assert_int_equal(stats_test_t(&r, 1, 0.5, 0.5, &o), STATS_EARG);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fractions_follow_the_power_family),
+		cmocka_unit_test(test_sequential_p_divides_by_the_fraction),
+		cmocka_unit_test(test_repeated_looks_stay_within_alpha),
+		cmocka_unit_test(test_weighted_mean_by_moments),
+		cmocka_unit_test(test_pooled_variance_is_a_corrected_geometric_mean),
+		cmocka_unit_test(test_one_noisy_release_does_not_blow_up_the_baseline),
+		cmocka_unit_test(test_shrunk_extra_moves_from_prior_to_own),
+		cmocka_unit_test(test_satterthwaite_and_t),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
