@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { O_RUN = 1700, O_FINDING, O_SERVICE, O_RELEASE, O_OUT, O_FORMAT };
+enum { O_RUN = 1700, O_FINDING, O_SERVICE, O_RELEASE, O_OUT, O_FORMAT, O_SPAN };
 
 /* html, md or json from --format, else from the --out extension. */
 static const char *pick_format(const char *fmt, const char *out)
@@ -40,6 +40,33 @@ static void safe_name(buf *b, const char *s)
 			     (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9')) ? *s : '_');
 }
 
+/*
+ * `report --span ...` is `span ...`: the flame graph of a span's window is
+ * a report too, and people look for it under report. Returns -1 when
+ * --span is not among the arguments.
+ */
+static int report_span(cli_ctx *ctx, int argc, char **argv)
+{
+	int i, k, rc;
+	char **rest;
+
+	for (i = 1; i < argc && strcmp(argv[i], "--span") != 0; i++)
+		if (strcmp(argv[i], "--") == 0)
+			return -1;
+	if (i >= argc)
+		return -1;
+	if (!(rest = calloc((size_t)argc, sizeof(*rest)))) {
+		cli_error(ctx, "out of memory");
+		return EXIT_RUNTIME;
+	}
+	for (k = 0, i = 0; i < argc; i++)
+		if (strcmp(argv[i], "--span") != 0)
+			rest[k++] = argv[i];
+	rc = cmd_span(ctx, k, rest);
+	free(rest);
+	return rc;
+}
+
 int cmd_report(cli_ctx *ctx, int argc, char **argv)
 {
 	static const cli_option opts[] = {
@@ -52,18 +79,23 @@ int cmd_report(cli_ctx *ctx, int argc, char **argv)
 		 "write here ('-': standard output; default: the reports directory)"},
 		{"format", required_argument, O_FORMAT, "FORMAT",
 		 "html, md or json (default: from --out, else html)"},
+		{"span", no_argument, O_SPAN, NULL,
+		 "a span's flame graph (takes the options of profreg span)"},
 		{NULL, 0, 0, NULL, NULL},
 	};
 	static const char usage[] =
 		"profreg report --run ID | --finding ID | --service S --release R [--out FILE] "
-		"[--format html|md|json]";
+		"[--format html|md|json]\n"
+		"       profreg report --span --service S --host H --start T --duration D [...]";
 	static const char desc[] =
 		"Write the report of a run, a finding or a release: a self-contained HTML page\n"
 		"(summary, ranked findings, a differential flame graph and the function's\n"
 		"history per finding, the pinned captures and how to reproduce), Markdown for\n"
 		"CI logs, or JSON. Without --out the file goes to the reports directory\n"
 		"(config reports.dir, else <home>/reports) and its path is printed; for a\n"
-		"run without --out or --format, all three (run-ID.html, .md, .json).";
+		"run without --out or --format, all three (run-ID.html, .md, .json).\n"
+		"--span writes the flame graph of a slow span's window: it takes the\n"
+		"options of `profreg span` (see profreg span --help).";
 	pr_error err = PR_ERROR_INIT;
 	cli_parser *p = NULL;
 	config cfg = {0};
@@ -77,6 +109,8 @@ int cmd_report(cli_ctx *ctx, int argc, char **argv)
 	bool bad = false;
 	int c, rc, status, modes;
 
+	if ((rc = report_span(ctx, argc, argv)) >= 0)
+		return rc;
 	memset(&r, 0, sizeof(r));
 	if (cli_parser_new(&p, ctx, argc, argv, opts, usage, desc) < 0)
 		return EXIT_RUNTIME;
