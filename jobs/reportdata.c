@@ -5,6 +5,7 @@
 #include "jobs/reportdata.h"
 #include "baselines/analysis.h"
 #include "baselines/findings.h"
+#include "jobs/access.h"
 #include "jobs/suspects.h"
 #include "common/fileio.h"
 #include "common/timeutil.h"
@@ -698,7 +699,23 @@ static int load_findings(report *r, db *d, blob_store *bs, const config *cfg, in
 		if (f->flame_ref < 0 && ncaps) {
 			pr_error ferr = PR_ERROR_INIT;
 			size_t skipped = 0;
-			if (build_flame(&f->flame, bs, caps, nb, caps + nb, ncaps - nb, &lim,
+			/*
+			 * The flame graph reads the captures whole: the database
+			 * checks the heap permission and audits the read. Refused,
+			 * the finding keeps its numbers and says why it has no graph.
+			 */
+			rc = access_read_captures(d, "capture.flame", NULL, &caps[0].id, ncaps,
+						  sizeof(*caps), true, &ferr);
+			if (rc == PR_EREFUSED || rc == PR_ENOTFOUND) {
+				char note[PR_ERROR_MSG_MAX + 64];
+				snprintf(note, sizeof(note), "No flame graph: %s", ferr.msg);
+				f->flame_note = strdup(note);
+				rc = 0;
+			} else if (rc < 0) {
+				pr_error_set(err, ferr.code, "%s", ferr.msg);
+				reportdata_caps_free(caps, ncaps);
+				break;
+			} else if (build_flame(&f->flame, bs, caps, nb, caps + nb, ncaps - nb, &lim,
 					&skipped, &ferr) < 0) {
 				char note[PR_ERROR_MSG_MAX + 64];
 				if (ferr.code == PR_EDB || ferr.code == PR_ENOMEM) {
@@ -955,7 +972,11 @@ int reportdata_diff(report *out, db *d, blob_store *bs, const config *cfg,
 		profile_limits_default(&lim), analysis_opts_default(&o);
 	if ((rc = report_init(out, "diff", err)) < 0 ||
 	    (rc = reportdata_sel_captures(&bc, &nb, d, base, err)) < 0 ||
-	    (rc = reportdata_sel_captures(&tc, &nt, d, target, err)) < 0)
+	    (rc = reportdata_sel_captures(&tc, &nt, d, target, err)) < 0 ||
+	    (rc = access_read_captures(d, "capture.diff", NULL, &bc[0].id, nb, sizeof(*bc), true,
+				       err)) < 0 ||
+	    (rc = access_read_captures(d, "capture.diff", NULL, &tc[0].id, nt, sizeof(*tc), true,
+				       err)) < 0)
 		goto out;
 	if (strcmp(bc[0].type, tc[0].type) != 0) {
 		rc = pr_error_set(err, PR_EUSAGE, "cannot compare '%s' captures with '%s' captures",
@@ -1213,7 +1234,9 @@ int reportdata_span(report *out, db *d, blob_store *bs, const config *cfg,
 		goto out;
 	}
 	/* Base: the window's whole captures; current: the span's samples of them. */
-	if ((rc = add_side(t, FLAME_BASE, bs, caps, n, &lim, &skipped, err)) < 0)
+	if ((rc = access_read_captures(d, "capture.span", NULL, &caps[0].id, n, sizeof(*caps),
+				       true, err)) < 0 ||
+	    (rc = add_side(t, FLAME_BASE, bs, caps, n, &lim, &skipped, err)) < 0)
 		goto out;
 	rc = add_side_where(t, FLAME_CUR, bs, caps, n, &lim, only.nkeys ? &only : NULL, &kept,
 			    &skipped, err);
