@@ -24,7 +24,8 @@ enum { O_TEAM = 't', O_HEAP = 256, O_ADMIN, O_SINCE, O_ROLE, O_CAPTURE, O_LIMIT 
 static int access_grant_cmd(cli_ctx *ctx, int argc, char **argv)
 {
 	static const cli_option opts[] = {
-		{"team", required_argument, O_TEAM, "TEAM", "the team whose services the role sees"},
+		{"team", required_argument, O_TEAM, "TEAM",
+		 "the team whose services the role sees"},
 		{"heap", no_argument, O_HEAP, NULL,
 		 "may read the team's heap and alloc profiles whole"},
 		{"admin", no_argument, O_ADMIN, NULL,
@@ -85,7 +86,8 @@ static int access_grant_cmd(cli_ctx *ctx, int argc, char **argv)
 static int access_revoke_cmd(cli_ctx *ctx, int argc, char **argv)
 {
 	static const cli_option opts[] = {
-		{"team", required_argument, O_TEAM, "TEAM", "only this team's grant (default: all)"},
+		{"team", required_argument, O_TEAM, "TEAM",
+		 "only this team's grant (default: all)"},
 		{NULL, 0, 0, NULL, NULL},
 	};
 	static const char usage[] = "profreg access revoke ROLE [--team TEAM]";
@@ -272,7 +274,8 @@ out:
 static int audit_list_cmd(cli_ctx *ctx, int argc, char **argv)
 {
 	static const cli_option opts[] = {
-		{"since", required_argument, O_SINCE, "TIME", "rows from TIME (ISO 8601, or 24h, 7d)"},
+		{"since", required_argument, O_SINCE, "TIME",
+		 "rows from TIME (ISO 8601, or 24h, 7d)"},
 		{"role", required_argument, O_ROLE, "ROLE", "rows for this database role"},
 		{"capture", required_argument, O_CAPTURE, "ID", "rows that name this capture"},
 		{"limit", required_argument, O_LIMIT, "N", "at most N rows (default 1000)"},

@@ -83,6 +83,20 @@ for sid in $PAYID $SHOPID; do
 		from services where id = $sid;" >/dev/null
 done
 
+# One nightly over both teams: a heap regression of pay with its captures,
+# a CPU one of shop; pay skipped, shop failed.
+HEAPFN=$(sql "select id from functions where name = 'pay_heap_secret'")
+RUN=$(sql "insert into runs (kind, detail) values ('nightly', '{\"services\": {
+	\"pay\": {\"status\": \"skipped\", \"reason\": \"few captures\"},
+	\"shop\": {\"status\": \"failed\", \"reason\": \"shop-failure-reason\"}}}')
+	returning id")
+sql "update findings set profile_type = 'heap', direction = 'regression', function = 'pay_heap_secret',
+	function_id = $HEAPFN, detail = '{\"captures\": {\"baseline\": [$PAYHEAP], \"current\": [$PAYHEAP]}}'
+	where service_id = $PAYID;
+     update findings set direction = 'regression', function = 'shop_cpu_secret' where service_id = $SHOPID;
+     insert into run_findings (run_id, finding_id) select $RUN, id from findings" >/dev/null
+PAYF=$(sql "select id from findings where service_id = $PAYID")
+
 run pr access grant $A --team ta
 [ $RC -eq 0 ] && grep -q "role '$A' sees team 'ta'" <<<"$OUT" && ok "access grant" ||
 	not_ok "access grant" "rc $RC" "$OUT" "$ERR"
@@ -124,7 +138,7 @@ bad=""
 for t in $PROTECTED; do
 	own=$(sql "select count(*) from $t where service_id = $PAYID")
 	[ "$(sql_as $A "select count(*) from $t where service_id = $SHOPID")" = 0 ] &&
-		[ "$(sql_as $A "select count(*) from $t")" = "$own" ] &&
+		[ "$(sql_as $A "select count(*) from $t where service_id is not null")" = "$own" ] &&
 		[ "$(sql_as $B "select count(*) from $t where service_id = $PAYID")" = 0 ] &&
 		[ "$own" -gt 0 ] || bad="$bad $t"
 done
@@ -265,6 +279,47 @@ run as $AH snapshot extract "$SNAPPAY" --out "$T/s.tar.zst"
 		and object = 'snapshot:$SNAPPAY' and not detail ? 'refused'")" = 1 ] &&
 	ok "with the heap permission the extract is allowed and audited" ||
 	not_ok "snap AH" "rc $RC" "$ERR"
+
+# Reports: per team, and as each role.
+run pr report --run "$RUN" --team ta --format json --out -
+[ $RC -eq 0 ] && [ "$(jq -r '[.findings[].service] | unique | join(",")' <<<"$OUT")" = pay ] &&
+	! grep -q 'shop' <<<"$OUT" && ok "report --team names only that team's services" ||
+	not_ok "report --team" "rc $RC" "$ERR" "$(head -c 600 <<<"$OUT")"
+run pr report --run "$RUN" --team tb --format md --out -
+[ $RC -eq 0 ] && grep -q 'shop\\_cpu\\_secret' <<<"$OUT" && grep -q shop-failure-reason <<<"$OUT" &&
+	! grep -q 'pay' <<<"$OUT" && ok "team B's report keeps its failure, names no pay" ||
+	not_ok "report --team tb" "rc $RC" "$ERR" "$(head -c 600 <<<"$OUT")"
+run pr report --run "$RUN" --team ta
+[ $RC -eq 0 ] && [[ $OUT == "$HOME_DIR/reports/run-$RUN-"*"-team-ta.html" ]] && [ -s "$OUT" ] &&
+	[ -s "${OUT%.html}.json" ] && ok "report --team writes run-ID-team-T files" ||
+	not_ok "report --team files" "$OUT" "$ERR"
+run as $A report --run "$RUN" --format md --out -
+[ $RC -eq 0 ] && grep -q 'pay\\_heap\\_secret' <<<"$OUT" && ! grep -q 'shop' <<<"$OUT" &&
+	ok "team A's report of a shared run names none of team B's services" ||
+	not_ok "report as A" "rc $RC" "$ERR" "$(head -c 800 <<<"$OUT")"
+run as $A report --finding "$PAYF" --format json --out -
+[ $RC -eq 0 ] && [ "$(jq -r '.findings[0].function' <<<"$OUT")" = pay_heap_secret ] &&
+	[ "$(jq '.findings[0].flame' <<<"$OUT")" = null ] &&
+	as $A report --finding "$PAYF" --format html --out - | grep -q 'needs the heap permission' &&
+	ok "a heap finding's report without the heap permission: numbers, no flame graph" ||
+	not_ok "report heap finding as A" "rc $RC" "$ERR" "$(head -c 800 <<<"$OUT")"
+run as $AH report --finding "$PAYF" --format json --out -
+[ $RC -eq 0 ] && [ "$(jq '.findings[0].flame != null' <<<"$OUT")" = true ] &&
+	ok "with the heap permission the flame graph is drawn" ||
+	not_ok "report heap finding as AH" "rc $RC" "$ERR" "$(head -c 800 <<<"$OUT")"
+run as $B report --finding "$PAYF" --format json --out -
+[ $RC -eq 4 ] && grep -q "finding $PAYF not found" <<<"$ERR" &&
+	ok "team A's finding is not found for team B" || not_ok "report as B" "rc $RC" "$ERR"
+[ "$(sql "select count(*) from audit_log where db_role = '$A' and action = 'capture.flame'
+	and detail->>'refused' = 'heap'")" -ge 1 ] &&
+	[ "$(sql "select count(*) from audit_log where db_role = '$AH' and action = 'capture.flame'
+	and not detail ? 'refused'")" = 1 ] &&
+	ok "flame graphs are audited, refused or drawn" || not_ok "flame audit"
+run as $A finding show "$PAYF"
+[ "$(sql "select count(*) from audit_log where db_role = '$A' and action = 'finding.show'
+	and object = 'finding:$PAYF' and capture_ids @> array[$PAYHEAP::bigint]")" = 1 ] &&
+	ok "finding show is audited with its pinned captures" ||
+	not_ok "finding show audit" "rc $RC" "$ERR"
 
 # Revoking takes the rows away.
 run pr access revoke $A
