@@ -4,6 +4,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "jobs/cli/commands.h"
+#include "jobs/access.h"
 #include "jobs/config.h"
 #include "jobs/cli/context.h"
 #include "jobs/cli/exitcode.h"
@@ -88,7 +89,9 @@ int cmd_export(cli_ctx *ctx, int argc, char **argv)
 	if ((rc = reportdata_sel_parse(&sel, argv[first], host, since, until, &err)) < 0 ||
 	    (rc = ctx_config_load(ctx, &cfg, &err)) < 0 ||
 	    (rc = ctx_db_open(ctx, &d, &err)) < 0 || (rc = ctx_blobs_open(ctx, &bs, &err)) < 0 ||
-	    (rc = reportdata_sel_captures(&caps, &ncaps, d, &sel, &err)) < 0)
+	    (rc = reportdata_sel_captures(&caps, &ncaps, d, &sel, &err)) < 0 ||
+	    (rc = access_read_captures(d, "capture.export", NULL, &caps[0].id, ncaps,
+				       sizeof(*caps), true, &err)) < 0)
 		goto fail;
 	if (ncaps == 1) {
 		if ((rc = reportdata_load_profile(&one, bs, &caps[0], &cfg.limits, &err)) < 0 ||

@@ -34,6 +34,8 @@ int cmd_functions(cli_ctx *ctx, int argc, char **argv);
 int cmd_backtest(cli_ctx *ctx, int argc, char **argv);
 int cmd_span(cli_ctx *ctx, int argc, char **argv);
 int cmd_blobs(cli_ctx *ctx, int argc, char **argv);
+int cmd_access(cli_ctx *ctx, int argc, char **argv);
+int cmd_audit(cli_ctx *ctx, int argc, char **argv);
 
 #define COMMANDS_TABLE \
 	{"ingest", cmd_ingest, "store profiles from files or a manifest"}, \
@@ -62,6 +64,8 @@ int cmd_blobs(cli_ctx *ctx, int argc, char **argv);
 	{"profile", cmd_profile, "show one capture and its top functions"}, \
 	{"service", cmd_service, "add, enable, disable and list services"}, \
 	{"config", cmd_config, "validate the configuration file"}, \
+	{"access", cmd_access, "grant, revoke and list which roles see which teams"}, \
+	{"audit", cmd_audit, "list who read or changed what"}, \
 	{"db", cmd_db, "migrate the schema; start, stop the private cluster"},
 
 #endif

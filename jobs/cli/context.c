@@ -6,6 +6,7 @@
 #include "common/buf.h"
 #include "common/fileio.h"
 #include "pipeline/pgembed.h"
+#include "jobs/access.h"
 #include "jobs/blobs.h"
 #include "jobs/config.h"
 
@@ -58,6 +59,9 @@ static int open_db(cli_ctx *ctx, db **out, bool setup, pr_error *err)
 		}
 	}
 	if ((rc = db_migrate(*out, &applied, err)) < 0)
+		goto out;
+	/* Audit rows the database writes name the command, the OS user and the host. */
+	if ((rc = access_session(*out, ctx->prog, err)) < 0)
 		goto out;
 	if (applied && !ctx->quiet)
 		fprintf(stderr, "profreg: applied %d database migration%s\n", applied,
