@@ -34,7 +34,8 @@ void analysis_opts_default(analysis_opts *o)
 	o->window_us = 14 * DAY_US;
 	o->min_baseline = 8;
 	o->rel_margin = 0.05;
-	o->abs_margin = 0.001;
+	o->abs_margin = 0.0002;
+	o->min_share = 0.001;
 	o->fdr = 0.05;
 	o->mw_alpha = 0.05;
 	o->ci_level = 0.95;
@@ -793,9 +794,11 @@ int analysis_add(analysis *a, db *d, const analysis_target *t, bool store, pr_er
 	sc.vst = sc.share + maxn, sc.rate = sc.vst + maxn, sc.v = sc.rate + maxn;
 
 	/*
-	 * Independent filtering: a function whose share stays under the
-	 * absolute margin in every capture can never move by more than it,
-	 * so it is not tested and does not dilute the family.
+	 * Independent filtering: a function whose share stays under min_share
+	 * in every capture is too small to report, so it is not tested and
+	 * does not dilute the family (nor one that could never move by more
+	 * than the absolute margin). The filter looks at the shares only, not
+	 * at which way they moved, so it leaves the tests' p-values valid.
 	 */
 	for (size_t r = 0; r < td.m.nfuncs; r++) {
 		double top = 0;
@@ -812,7 +815,7 @@ int analysis_add(analysis *a, db *d, const analysis_target *t, bool store, pr_er
 		 * Too few captures know it (summaries cut it off): its baseline
 		 * is not measured, so it is not tested.
 		 */
-		if (top < o->abs_margin || known < o->min_baseline) {
+		if (top < o->min_share || top < o->abs_margin || known < o->min_baseline) {
 			a->filtered++;
 			continue;
 		}

@@ -4,7 +4,7 @@
  * For each target (a service, a profile type, and the captures to judge:
  * one release, or a time range), the baseline is the eligible captures of
  * earlier releases in the window before the first judged capture. Every
- * function big enough to ever pass the practical margin is tested on the
+ * function that reaches min_share in some capture is tested on the
  * variance-stabilised share (asin sqrt): against a margin of
  * max(rel_margin x baseline share, abs_margin), in both directions, with
  *   - one current capture: a prediction-interval test,
@@ -65,7 +65,9 @@ typedef struct analysis_opts {
 	int64_t window_us;        /* baseline window before the judged captures */
 	size_t min_baseline;      /* fewer eligible captures: insufficient */
 	double rel_margin;        /* 0.05: a change must exceed 5% of the share */
-	double abs_margin;        /* 0.001: and 0.1 percentage point */
+	double abs_margin;        /* 0.0002: and 0.02 percentage point */
+	double min_share;         /* 0.001: a function under 0.1% in every capture
+				   * is not tested */
 	double fdr;               /* q-value at or below which a test is a finding */
 	double mw_alpha;          /* Mann-Whitney p at or below which it is confirmed */
 	double ci_level;          /* confidence of the reported interval (0.95) */

@@ -1149,7 +1149,7 @@ int config_load(config *c, const char *file, pr_error *err)
 	buf path = BUF_INIT;
 	json_error_t jerr;
 	json_t *root = NULL;
-	double abs_pp = -1;
+	double abs_pp = -1, min_pp = -1;
 	int rc = 0;
 
 	memset(c, 0, sizeof(*c));
@@ -1180,6 +1180,7 @@ int config_load(config *c, const char *file, pr_error *err)
 			{"min_captures", 'i', 2, 100000, &minc, 4, NULL},
 			{"rel_margin", 'f', 0, 10, &c->analysis.rel_margin, 0, NULL},
 			{"abs_margin_pp", 'f', 0, 100, &abs_pp, 0, NULL},
+			{"min_share_pp", 'f', 0, 100, &min_pp, 0, NULL},
 			{"fdr", 'f', 1e-6, 0.5, &c->analysis.fdr, 0, NULL},
 			{"mw_alpha", 'f', 1e-9, 1, &c->analysis.mw_alpha, 0, NULL},
 			{"max_looks", 'i', 1, 60, &looks, 4, NULL},
@@ -1338,6 +1339,8 @@ int config_load(config *c, const char *file, pr_error *err)
 		c->analysis.confirm_looks = confirm;
 		if (abs_pp >= 0)
 			c->analysis.abs_margin = abs_pp / 100;
+		if (min_pp >= 0)
+			c->analysis.min_share = min_pp / 100;
 	}
 	c->path = buf_detach(&path, NULL);
 out:

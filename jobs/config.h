@@ -12,7 +12,7 @@
  *     "limits":   {"max_input_bytes": N, "max_decompressed_bytes": N,
  *                  "max_samples": N, "max_depth": N, "max_string_length": N},
  *     "analysis": {"window_days": N, "min_captures": N, "rel_margin": X,
- *                  "abs_margin_pp": X, "fdr": X, "mw_alpha": X,
+ *                  "abs_margin_pp": X, "min_share_pp": X, "fdr": X, "mw_alpha": X,
  *                  "max_looks": N, "spend_rho": X, "confirm_looks": N,
  *                  "confirm_critical": BOOL, "cost_tests": BOOL,
  *                  "severity": {"q_max": X, "critical_pp": X, "critical_rel": X,

@@ -32,6 +32,7 @@ enum {
 	O_MIN,
 	O_REL,
 	O_ABS,
+	O_MINSHARE,
 	O_FDR,
 	O_DRY,
 	O_FUNCTION,
@@ -54,7 +55,9 @@ static const cli_option analyze_options[] = {
 	{"rel-margin", required_argument, O_REL, "FRACTION",
 	 "smallest relative change that counts (default 0.05)"},
 	{"abs-margin", required_argument, O_ABS, "PP",
-	 "smallest change in percentage points that counts (default 0.1)"},
+	 "smallest change in percentage points that counts (default 0.02)"},
+	{"min-share", required_argument, O_MINSHARE, "PP",
+	 "test functions reaching PP percent in some capture (default 0.1)"},
 	{"fdr", required_argument, O_FDR, "Q", "false discovery rate (default 0.05)"},
 	{"dry-run", no_argument, O_DRY, NULL, "store nothing"},
 	{"page", no_argument, O_PAGE, NULL,
@@ -169,7 +172,7 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 	/* Flags override the configuration file, which is read after them. */
 	analysis_opts flags;
 	bool set_at = false, set_window = false, set_min = false, set_rel = false;
-	bool set_abs = false, set_fdr = false, gated = false, bad = false;
+	bool set_abs = false, set_minshare = false, set_fdr = false, gated = false, bad = false;
 	stats_severity gate = STATS_SEV_NONE;
 	config cfg;
 	int c, rc, status;
@@ -232,6 +235,12 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 			flags.abs_margin = pp / 100;
 			set_abs = true;
 			break;
+		case O_MINSHARE:
+			if (parse_fraction(ctx, "min-share", arg, 0, 100, &pp) < 0)
+				bad = true;
+			flags.min_share = pp / 100;
+			set_minshare = true;
+			break;
 		case O_FDR:
 			if (parse_fraction(ctx, "fdr", arg, 1e-6, 0.5, &flags.fdr) < 0)
 				bad = true;
@@ -264,6 +273,7 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 	if (set_min) o.min_baseline = flags.min_baseline;
 	if (set_rel) o.rel_margin = flags.rel_margin;
 	if (set_abs) o.abs_margin = flags.abs_margin;
+	if (set_minshare) o.min_share = flags.min_share;
 	if (set_fdr) o.fdr = flags.fdr;
 	if (!o.at_us)
 		o.at_us = time_now_us();
