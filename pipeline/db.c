@@ -832,6 +832,45 @@ int db_service_add(db *d, const char *name, const char *team, pr_error *err)
 	return rc;
 }
 
+int db_service_ensure(db *d, bool *added, const char *name, const char *team, pr_error *err)
+{
+	const char *p[3] = {name, team ? team : "", d->actor};
+	PGresult *res = NULL;
+	int rc = 0;
+
+	*added = false;
+	if (!service_name_valid(name))
+		return bad_service_name(name, err);
+	/* The last select sees the row as it was before this statement: absent when new. */
+	res = q(d,
+		"with s as (insert into services (name, team) values ($1, nullif($2, ''))"
+		"           on conflict (name) do nothing returning id, name, team),"
+		" a as (insert into audit_log (actor, action, object, detail)"
+		"       select $3, 'service.add', 'service:' || s.name,"
+		"              jsonb_build_object('id', s.id, 'team', s.team) from s)"
+		" select (select count(*) from s),"
+		"        (select coalesce(team, '') from services where name = $1)",
+		3, p);
+	if (!res_ok(res)) {
+		rc = db_fail(d, res, err, "cannot add service '%s'", name);
+		goto out;
+	}
+	if (get_i64(res, 0, 0) == 1) {
+		*added = true;
+		goto out;
+	}
+	if (strcmp(PQgetvalue(res, 0, 1), team ? team : "") != 0)
+		rc = pr_error_set(err, PR_EEXISTS,
+				  "service '%s' already exists with team '%s', not '%s' "
+				  "(change it with 'profreg service set %s --team %s')",
+				  name, *PQgetvalue(res, 0, 1) ? PQgetvalue(res, 0, 1) : "(none)",
+				  team && *team ? team : "(none)", name,
+				  team && *team ? team : "''");
+out:
+	PQclear(res);
+	return rc;
+}
+
 int db_service_set_enabled(db *d, const char *name, bool enabled, pr_error *err)
 {
 	const char *p[3] = {name, enabled ? "t" : "f", d->actor};

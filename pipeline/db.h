@@ -108,6 +108,14 @@ void db_service_release(db_service *s);
 int db_service_add(db *d, const char *name, const char *team, pr_error *err);
 
 /*
+ * Register a service unless it exists: *added says which (audited like
+ * db_service_add). One that exists with another team ("" and NULL are
+ * none) is PR_EEXISTS, saying how to change it. Meant for a caller's
+ * transaction, so a catalogue is registered whole or not at all.
+ */
+int db_service_ensure(db *d, bool *added, const char *name, const char *team, pr_error *err);
+
+/*
  * Whether `name` is a valid service name (the rule db_service_add
  * enforces), for checks made before a database is at hand (the
  * configuration file).
