@@ -475,6 +475,37 @@ out:
 	return rc;
 }
 
+int db_schema_check(db *d, int *version, bool *current, pr_error *err)
+{
+	PGresult *res = PQexec(d->conn, "select version from schema_migrations");
+	size_t have = 0;
+	int rc = 0;
+
+	*version = 0;
+	*current = false;
+	/* No bookkeeping table: no schema at all (an error outside a transaction costs nothing). */
+	if (strcmp(sqlstate(res), "42P01") == 0)
+		goto out;
+	if (!res_ok(res)) {
+		rc = db_fail(d, res, err, "cannot read the schema version");
+		goto out;
+	}
+	for (int r = 0; r < PQntuples(res); r++) {
+		int v = (int)get_i64(res, r, 0);
+		if (v > *version)
+			*version = v;
+		for (size_t i = 0; i < migrations_count; i++)
+			if (migrations[i].version == v) {
+				have++;
+				break;
+			}
+	}
+	*current = have == migrations_count;
+out:
+	PQclear(res);
+	return rc;
+}
+
 /* True when every migration the binary carries is recorded; a cheap check without locks. */
 static int migrations_pending(db *d, bool *pending, pr_error *err)
 {

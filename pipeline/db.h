@@ -56,6 +56,13 @@ int db_migrate(db *d, int *applied, pr_error *err);
 int db_schema_version(db *d, int *out, pr_error *err);
 
 /*
+ * The schema's version (0: no profreg schema) and whether every migration
+ * this binary carries is applied, in one round trip: what every command
+ * checks on connecting, so db_migrate only runs when there is work.
+ */
+int db_schema_check(db *d, int *version, bool *current, pr_error *err);
+
+/*
  * Transactions. db_begin fails with PR_EUSAGE when one is already open;
  * db_commit fails (PR_EDB) when the transaction had failed and the server
  * rolled it back. db_rollback is safe to call in any state.
