@@ -28,7 +28,7 @@
 
 enum {
 	O_SERVICE = 1600, O_RELEASE, O_COMMIT, O_REPO, O_PREVIOUS, O_WAIT, O_MIN, O_GATE, O_AT,
-	O_INCONCLUSIVE, O_SUMMARY,
+	O_INCONCLUSIVE, O_SUMMARY, O_CANARY, O_CONTROL,
 };
 
 /*
@@ -263,6 +263,10 @@ int cmd_postdeploy(cli_ctx *ctx, int argc, char **argv)
 		 "also append the Markdown summary to FILE (e.g. $GITHUB_STEP_SUMMARY)"},
 		{"at", required_argument, O_AT, "TIME",
 		 "take TIME as now (default: the time the analysis starts)"},
+		{"canary", required_argument, O_CANARY, "HOSTS",
+		 "a canary deploy: judge these hosts (names or globs, comma-separated)"},
+		{"control", required_argument, O_CONTROL, "HOSTS",
+		 "... against these hosts over the same window (default: the others)"},
 		{NULL, 0, 0, NULL, NULL},
 	};
 	static const char usage[] =
@@ -273,7 +277,9 @@ int cmd_postdeploy(cli_ctx *ctx, int argc, char **argv)
 		"summary. Exit 0 pass, 1 a regression at or above --gate, 2 usage, 3\n"
 		"infrastructure error, 4 bad input (unknown service, a commit that does not\n"
 		"resolve, a release with no captures), 5 inconclusive (the baseline or the\n"
-		"captures too few to judge; 0 with --on-inconclusive pass).";
+		"captures too few to judge; 0 with --on-inconclusive pass). With --canary,\n"
+		"the release's captures on the canary hosts are judged against the control\n"
+		"hosts' captures over the same window instead of the earlier releases.";
 	pr_error err = PR_ERROR_INIT;
 	postdeploy_opts o;
 	postdeploy_result x;
@@ -301,6 +307,8 @@ int cmd_postdeploy(cli_ctx *ctx, int argc, char **argv)
 		case O_REPO: o.repo = arg; break;
 		case O_PREVIOUS: o.previous = arg; break;
 		case O_SUMMARY: summary_path = arg; break;
+		case O_CANARY: o.canary = arg; break;
+		case O_CONTROL: o.control = arg; break;
 		case O_AT:
 			if (time_parse(&o.at_us, arg) < 0 || o.at_us == 0) {
 				cli_error(ctx, "'--at %s' is not an ISO 8601 time", arg);
@@ -337,6 +345,10 @@ int cmd_postdeploy(cli_ctx *ctx, int argc, char **argv)
 		return status;
 	if (!o.service || !o.release || !o.ref || !*o.release) {
 		cli_error(ctx, "--service, --release and --commit are required (see --help)");
+		return EXIT_USAGE;
+	}
+	if (o.control && !o.canary) {
+		cli_error(ctx, "--control needs --canary (the canary hosts)");
 		return EXIT_USAGE;
 	}
 	o.min_captures = min_caps;
