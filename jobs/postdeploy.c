@@ -252,9 +252,16 @@ int postdeploy_run(postdeploy_result *out, const job_env *env, const postdeploy_
 		rc = no_captures(x, env->d, o, svc.id, err);
 		goto out;
 	}
-	if (o->canary && (rc = cohort_resolve(&hosts, env->d, svc.id, svc.name, o->canary,
-					      o->control, err)) < 0)
-		goto out;
+	if (o->canary) {
+		if ((rc = cohort_resolve(&hosts, env->d, svc.id, svc.name, o->canary, o->control,
+					 err)) < 0)
+			goto out;
+		if (!(x->hosts = json_pack("{s:o,s:o}", "canary", json_loads(hosts.cohort, 0, NULL),
+					   "control", json_loads(hosts.control, 0, NULL)))) {
+			rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+			goto out;
+		}
+	}
 	/* The deploy is as old as the CI step, however long it waited. */
 	if ((rc = deploy_record(&x->dep, &existed, env->d, svc.id, o->release, x->sha,
 				o->previous ? prev_sha : NULL, reported_at, err)) < 0 ||
@@ -270,11 +277,11 @@ int postdeploy_run(postdeploy_result *out, const job_env *env, const postdeploy_
 					   "gate", stats_severity_name(o->gate == STATS_SEV_NONE
 								       ? STATS_SEV_HIGH : o->gate),
 					   "at_us", (json_int_t)ao.at_us);
-		if (params && hosts.cohort) {
-			json_object_set_new(params, "canary_hosts", json_loads(hosts.cohort, 0,
-									       NULL));
-			json_object_set_new(params, "control_hosts",
-					    json_loads(hosts.control, 0, NULL));
+		if (params && x->hosts) {
+			json_object_set(params, "canary_hosts",
+					json_object_get(x->hosts, "canary"));
+			json_object_set(params, "control_hosts",
+					json_object_get(x->hosts, "control"));
 		}
 		rc = runs_begin(&x->run_id, env->d, "post-deploy", svc.id, params, err);
 		json_decref(params);
@@ -342,6 +349,7 @@ void postdeploy_result_release(postdeploy_result *r)
 	json_decref(r->reasons);
 	json_decref(r->collect);
 	json_decref(r->suspects);
+	json_decref(r->hosts);
 	free(r->report);
 	job_notes_release(&r->notes);
 	memset(r, 0, sizeof(*r));

@@ -63,6 +63,8 @@ typedef struct postdeploy_result {
 	struct json_t *reasons;         /* why inconclusive: array of strings */
 	struct json_t *collect;         /* collection problems: array of strings */
 	struct json_t *suspects;        /* finding id (text) -> stored suspects object */
+	struct json_t *hosts;           /* a canary deploy: {"canary": [...], "control": [...]},
+					 * else NULL */
 	pager_counts pages;
 	char *report;                   /* the run's HTML report, or NULL */
 	job_notes notes;

@@ -122,6 +122,18 @@ static void markdown(report_out *o, const postdeploy_opts *opt, const postdeploy
 		report_put(o, "**Verdict: pass** - %zu regression%s below the gate (%s)\n\n", nreg,
 			   nreg == 1 ? "" : "s", stats_severity_name(gate));
 	}
+	if (x->hosts) {
+		const char *side[2] = {"canary", "control"};
+		report_put(o, "%s", "Canary deploy: the release on the canary hosts");
+		for (int k = 0; k < 2; k++) {
+			report_put(o, "%s", k ? " against the control hosts" : "");
+			json_array_foreach(json_object_get(x->hosts, side[k]), i, v) {
+				report_put(o, "%s", i ? ", " : " ");
+				md_escape(o, json_string_value(v));
+			}
+		}
+		report_put(o, "%s", ", over the same window (not earlier releases)\n\n");
+	}
 	report_put(o, "Commit `%s`", x->sha);
 	if (x->dep.previous_sha[0])
 		report_put(o, ", previous deploy `%.12s`", x->dep.previous_sha);
@@ -214,7 +226,7 @@ static json_t *result_json(const postdeploy_opts *opt, const postdeploy_result *
 {
 	const analysis *a = &x->a;
 	const pager_counts *pc = &x->pages;
-	json_t *findings = json_array(), *commits = suspects_range_json(&x->range);
+	json_t *findings = json_array(), *commits = suspects_range_json(&x->range), *doc;
 
 	for (size_t i = 0; i < a->ntests && a->tests[i].significant; i++) {
 		json_t *o = analysis_finding_json(&a->tests[i]), *s;
@@ -224,7 +236,7 @@ static json_t *result_json(const postdeploy_opts *opt, const postdeploy_result *
 		json_object_set(o, "suspects", s ? s : json_null());
 		json_array_append_new(findings, o);
 	}
-	return json_pack("{s:i,s:s,s:s,s:s,s:s?,s:I,s:I,s:s,s:O,s:I,s:O,s:o,s:o,s:s?,"
+	doc = json_pack("{s:i,s:s,s:s,s:s,s:s?,s:I,s:I,s:s,s:O,s:I,s:O,s:o,s:o,s:s?,"
 			 "s:{s:I,s:I,s:I,s:I},s:s?}",
 			 "schema_version", 1, "service", opt->service, "release", opt->release,
 			 "commit", x->sha, "previous_commit",
@@ -238,6 +250,9 @@ static json_t *result_json(const postdeploy_opts *opt, const postdeploy_result *
 			 "sent", (json_int_t)pc->sent,
 			 "failed", (json_int_t)pc->failed, "pending", (json_int_t)pc->pending,
 			 "report", x->report);
+	if (doc)
+		json_object_set(doc, "hosts", x->hosts ? x->hosts : json_null());
+	return doc;
 }
 
 int cmd_postdeploy(cli_ctx *ctx, int argc, char **argv)

@@ -94,10 +94,12 @@ run pr analyze --service checkout --release v2 --control web-3 --at "$AT"
 
 # post-deploy gates a canary deploy the same way.
 run pr post-deploy --service checkout --release v3 --commit "$SHA" --canary 'web-[12]' --at "$AT"
-[ $RC -eq 0 ] && [[ $OUT == *"Verdict: pass"* ]] && ok "post-deploy passes a clean canary (exit 0)" ||
+[ $RC -eq 0 ] && [[ $OUT == *"Verdict: pass"* ]] &&
+	[[ $OUT == *"Canary deploy: the release on the canary hosts web-1, web-2 against the control hosts web-3, web-4, web-5, web-6, web-7, over the same window"* ]] &&
+	ok "post-deploy passes a clean canary (exit 0) and says which hosts it compared" ||
 	not_ok "post-deploy clean" "rc=$RC $OUT $ERR"
 run pr post-deploy --service checkout --release v2 --commit "$SHA" --canary 'web-[12]' --control 'web-[3-6]' --at "$AT" --json
-[ $RC -eq 1 ] && [ "$(jq -r .verdict <<<"$OUT")" = fail ] &&
+[ $RC -eq 1 ] && [ "$(jq -r .verdict <<<"$OUT")" = fail ] && [ "$(jq -c .hosts.control <<<"$OUT")" = '["web-3","web-4","web-5","web-6"]' ] &&
 	[ "$(sql "select detail->'canary_hosts' from runs where kind = 'post-deploy' order by id desc limit 1")" = '["web-1", "web-2"]' ] &&
 	ok "post-deploy fails a canary with a regression (exit 1) and records its host sets" ||
 	not_ok "post-deploy regression" "rc=$RC $(head -c 800 <<<"$OUT") $ERR"
