@@ -112,8 +112,8 @@ int cohort_resolve(cohort_hosts *out, db *d, int64_t service_id, const char *ser
 	}
 	if (empty) {
 		rc = pr_error_set(err, PR_EUSAGE,
-				  "the %s hosts '%s' hold an empty name (a list is "
-				  "NAME[,NAME...], each a host or a glob)",
+				  "the %s hosts '%.200s' hold an empty or overlong name (a "
+				  "list is NAME[,NAME...], each a host or a glob)",
 				  which, strcmp(which, "canary") == 0 ? cohort_spec : control_spec);
 		goto out;
 	}

@@ -88,6 +88,9 @@ run pr analyze --service checkout --release v2 --cohort 'web-1,web-9,db-*' --at 
 run pr analyze --service checkout --release v2 --cohort web-1 --control web-1,web-3 --at "$AT" --dry-run
 [ $RC -eq 2 ] && grep -q "host 'web-1' is in both the canary and the control hosts" <<<"$ERR" &&
 	ok "a host in both sets is a usage error" || not_ok "overlap" "rc=$RC $ERR"
+run pr analyze --service checkout --release v2 --cohort 'web-1,' --at "$AT" --dry-run
+[ $RC -eq 2 ] && grep -q "the canary hosts 'web-1,' hold an empty or overlong name" <<<"$ERR" &&
+	ok "an empty name in a host list is a usage error" || not_ok "empty item" "rc=$RC $ERR"
 run pr analyze --service checkout --release v2 --control web-3 --at "$AT"
 [ $RC -eq 2 ] && grep -q -- "--control needs --cohort" <<<"$ERR" && ok "--control without --cohort is a usage error" ||
 	not_ok "control alone" "rc=$RC $ERR"
