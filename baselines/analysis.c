@@ -179,8 +179,8 @@ typedef struct sides {
 	char *cur_releases; /* JSON array of the judged captures' releases */
 } sides;
 
-static int load_sides(sides *s, db *d, const analysis_target *t, const analysis_opts *o,
-		      pr_error *err)
+static int load_sides(sides *s, db *d, const analysis_target *t, const analysis_cohort *c,
+		      const analysis_opts *o, pr_error *err)
 {
 	capture_query q = {0};
 	int rc;
@@ -200,8 +200,24 @@ static int load_sides(sides *s, db *d, const analysis_target *t, const analysis_
 	q.since_us = t->release ? 0 : t->since_us;
 	/* Nothing after "now": --at makes a run reproducible. */
 	q.until_us = t->until_us && t->until_us <= o->at_us ? t->until_us : o->at_us + 1;
+	q.hosts = c ? c->cohort_hosts : NULL;
 	if ((rc = capture_set_load(&s->cur, d, &q, err)) < 0 || s->cur.n == 0)
 		return rc;
+	if (c) {
+		/* The control hosts over the same window, whatever release they run. */
+		int64_t until = q.until_us;
+		memset(&q, 0, sizeof(q));
+		q.service_id = t->service_id;
+		q.type = t->type;
+		q.eligible_only = true;
+		q.as_of_us = o->at_us;
+		q.hosts = c->control_hosts;
+		s->window_start = t->release ? s->cur.caps[0].captured_at_us : t->since_us;
+		s->window_end = t->release ? s->cur.caps[s->cur.n - 1].captured_at_us + 1 : until;
+		q.since_us = s->window_start;
+		q.until_us = s->window_end;
+		return capture_set_load(&s->base, d, &q, err);
+	}
 	memset(&q, 0, sizeof(q));
 	q.service_id = t->service_id;
 	q.type = t->type;
@@ -742,6 +758,12 @@ static bool describe_test(finding *f, const analysis_target *t, const sides *s,
 
 int analysis_add(analysis *a, db *d, const analysis_target *t, bool store, pr_error *err)
 {
+	return analysis_add_cohort(a, d, t, NULL, store, err);
+}
+
+int analysis_add_cohort(analysis *a, db *d, const analysis_target *t, const analysis_cohort *c,
+			bool store, pr_error *err)
+{
 	const analysis_opts *o = &a->opts;
 	sides s;
 	analysis_target_data td;
@@ -756,13 +778,25 @@ int analysis_add(analysis *a, db *d, const analysis_target *t, bool store, pr_er
 	int rc;
 
 	memset(&td, 0, sizeof(td));
-	if ((rc = load_sides(&s, d, t, o, err)) < 0)
+	if (c && (!c->cohort_hosts || !c->control_hosts))
+		c = NULL;
+	if ((rc = load_sides(&s, d, t, c, o, err)) < 0)
 		goto out;
 	if (s.cur.n == 0) {
-		rc = t->release ? skip(a, t, err, "no %s captures of release '%s'", t->type,
-				       t->release)
+		rc = t->release ? skip(a, t, err, "no %s captures of release '%s'%s", t->type,
+				       t->release, c ? " on the cohort's hosts" : "")
 				: skip(a, t, err, "no %s captures in the selected time range",
 				       t->type);
+		goto out;
+	}
+	if (c && (s.base.n < o->min_baseline || s.base.n < 2)) {
+		char from[TIME_FMT_MAX], to[TIME_FMT_MAX];
+		time_format(from, s.window_start);
+		time_format(to, s.window_end);
+		rc = skip(a, t, err,
+			  "insufficient control: %zu eligible %s captures of the control hosts "
+			  "from %s to %s (need %zu)",
+			  s.base.n, t->type, from, to, o->min_baseline);
 		goto out;
 	}
 	if (s.base.n < o->min_baseline || s.base.n < 2) {
@@ -926,7 +960,8 @@ int analysis_add(analysis *a, db *d, const analysis_target *t, bool store, pr_er
 	memset(&s.base, 0, sizeof(s.base));
 	memset(&s.cur, 0, sizeof(s.cur));
 	td.look = look;
-	if (t->release && !t->cur_ids) {
+	/* A cohort is not the whole release: the release's lifecycle is not judged on it. */
+	if (t->release && !t->cur_ids && !c) {
 		analysis_judged *j = realloc(a->judged, (a->njudged + 1) * sizeof(*j));
 		if (!j) {
 			rc = oom(err);

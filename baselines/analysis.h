@@ -100,6 +100,19 @@ typedef struct analysis_target {
 	const char *cur_ids;      /* arrays of ids); NULL to select as above */
 } analysis_target;
 
+/*
+ * Canary against control (JSON arrays of host names, both set): the
+ * judged captures are only the cohort's, and the baseline is not the
+ * rolling one but the eligible captures of the control hosts, any
+ * release, in the same window: from the cohort's first judged capture to
+ * its last (a release), or the selected time range. The tests, margins
+ * and the false-discovery family are the same.
+ */
+typedef struct analysis_cohort {
+	const char *cohort_hosts;
+	const char *control_hosts;
+} analysis_cohort;
+
 typedef enum finding_dir {
 	FINDING_REGRESSION = 0,
 	FINDING_IMPROVEMENT,
@@ -193,6 +206,14 @@ void analysis_release(analysis *a);
  */
 int analysis_add(analysis *a, db *d, const analysis_target *t, bool store,
 		 pr_error *err);
+
+/*
+ * analysis_add for a canary cohort against its control (`c` NULL: the
+ * rolling baseline). Too few control captures is a skip ("insufficient
+ * control: ..."); a cohort is never recorded as its release judged whole.
+ */
+int analysis_add_cohort(analysis *a, db *d, const analysis_target *t, const analysis_cohort *c,
+			bool store, pr_error *err);
 
 /* Adjust for the whole family, classify and rank: findings first, best first. */
 int analysis_finish(analysis *a, pr_error *err);

@@ -18,6 +18,7 @@
 #include "jobs/deploys.h"
 #include "jobs/runs.h"
 #include "jobs/secret.h"
+#include "pipeline/blob_s3.h"
 #include "pipeline/http.h"
 #include "pipeline/parca.h"
 #include "pipeline/pprof_http.h"
@@ -84,6 +85,7 @@ typedef struct svc_state {
 	unsigned cap, running;
 	source_report rep;
 	json_t *failures;
+	json_t *waiting; /* drops whose sidecar is not there yet: {source, target, reason} */
 	size_t requests, empty, skipped, deferred, not_tried;
 	char **secrets; /* per source: the auth header value, or NULL */
 	size_t nsecrets;
@@ -277,7 +279,8 @@ static void failure(svc_state *s, const char *source, const char *target, const 
 
 static const char *kind_name(config_source_kind k)
 {
-	static const char *const names[] = {"dir", "pprof_http", "pyroscope", "parca"};
+	static const char *const names[] = {"dir", "pprof_http", "pyroscope", "parca",
+					    "s3_prefix"};
 	return names[k];
 }
 
@@ -948,6 +951,316 @@ out:
 	return rc;
 }
 
+/* ---- object-store drops (s3_prefix) ------------------------------------- */
+
+/* What an s3_prefix source's rows in collect_slots hold as their type. */
+static char object_type[] = "object";
+
+typedef struct drop_obj {
+	char *name; /* the key less the prefix */
+	uint64_t size;
+	int64_t mtime_us;
+} drop_obj;
+
+typedef struct drop_list {
+	drop_obj *v;
+	size_t n, cap;
+} drop_list;
+
+static int drop_add(void *ud, const blob_s3_object *o, pr_error *err)
+{
+	drop_list *l = ud;
+
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 64;
+		drop_obj *v = realloc(l->v, cap * sizeof(*v));
+		if (!v)
+			return oom(err);
+		l->v = v;
+		l->cap = cap;
+	}
+	if (!(l->v[l->n].name = strdup(o->name)))
+		return oom(err);
+	l->v[l->n].size = o->size;
+	l->v[l->n].mtime_us = o->mtime_us;
+	l->n++;
+	return 0;
+}
+
+static int drop_cmp(const void *a, const void *b)
+{
+	return strcmp(((const drop_obj *)a)->name, ((const drop_obj *)b)->name);
+}
+
+static const drop_obj *drop_find(const drop_list *l, const char *name)
+{
+	drop_obj key = {(char *)name, 0, 0};
+
+	return l->n ? bsearch(&key, l->v, l->n, sizeof(*l->v), drop_cmp) : NULL;
+}
+
+static void drop_list_release(drop_list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i].name);
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* `name` for a message: control characters and quotes as \xNN, at most 200 bytes. */
+static void drop_shown(char *out, size_t n, const char *name)
+{
+	size_t k = 0;
+
+	for (const char *c = name; *c && k + 5 < n && k < 200; c++) {
+		unsigned char b = (unsigned char)*c;
+		if (b < 0x20 || b == 0x7f || b == '\'' || b == '\\')
+			k += (size_t)snprintf(out + k, n - k, "\\x%02x", b);
+		else
+			out[k++] = (char)b;
+	}
+	out[k] = '\0';
+}
+
+/* The source's credentials: the configured variables or files, else AWS_*. */
+static int drop_credential(char **out, const char *env, const char *file, const char *dflt,
+			   bool optional, pr_error *err)
+{
+	*out = NULL;
+	if (env || file)
+		return secret_read(out, env, file, err);
+	if (optional && !getenv(dflt))
+		return 0;
+	return secret_read(out, dflt, NULL, err);
+}
+
+static int drop_open(blob_s3_bucket **out, const config_source *src, pr_error *err)
+{
+	char *key_id = NULL, *secret = NULL, *token = NULL;
+	blob_s3_opts o;
+	int rc;
+
+	*out = NULL;
+	if ((rc = drop_credential(&key_id, src->access_key_id_env, src->access_key_id_file,
+				  "AWS_ACCESS_KEY_ID", false, err)) < 0 ||
+	    (rc = drop_credential(&secret, src->secret_access_key_env,
+				  src->secret_access_key_file, "AWS_SECRET_ACCESS_KEY", false,
+				  err)) < 0 ||
+	    (rc = drop_credential(&token, src->session_token_env, src->session_token_file,
+				  "AWS_SESSION_TOKEN", true, err)) < 0)
+		goto out;
+	memset(&o, 0, sizeof(o));
+	o.endpoint = src->endpoint;
+	o.bucket = src->bucket;
+	o.prefix = src->prefix;
+	o.region = src->region;
+	o.virtual_host = src->virtual_host;
+	o.access_key_id = key_id;
+	o.secret_access_key = secret;
+	o.session_token = token;
+	o.ca_file = src->ca_file;
+	o.connect_timeout_ms = src->connect_timeout_ms;
+	o.timeout_ms = src->timeout_ms;
+	rc = blob_s3_bucket_open(out, &o, err);
+out:
+	secret_free(key_id);
+	secret_free(secret);
+	secret_free(token);
+	return rc;
+}
+
+static void waiting(svc_state *s, const char *target, const char *reason)
+{
+	json_t *w = json_pack("{s:s,s:s,s:s}", "source", "s3_prefix", "target", target, "reason",
+			      reason);
+
+	if (w)
+		json_array_append_new(s->waiting, w);
+	s->rep.waiting++;
+}
+
+/*
+ * One profile object and its sidecar: fetched, ingested, recorded. A bad
+ * object is a failure of the service; < 0 only when the database, the
+ * blob store or memory failed.
+ */
+static int drop_one(svc_state *s, const job_env *env, blob_s3_bucket *b, unit *u,
+		    const drop_obj *obj, const drop_obj *side, pr_error *err)
+{
+	const profile_limits *lim = &env->cfg->limits;
+	const char *where = blob_s3_bucket_describe(b);
+	char shown[1400], sname[1400], why[3200];
+	buf text = BUF_INIT, data = BUF_INIT;
+	ingest_desc desc = {0};
+	ingest_result res = {0};
+	pr_error ferr = PR_ERROR_INIT;
+	ingest_json_source js;
+	int rc = 0;
+
+	snprintf(shown, sizeof(shown), "%s%s", where, obj->name);
+	snprintf(sname, sizeof(sname), "sidecar '%s%s'", where, side->name);
+	/* Sizes from the listing: nothing too large is downloaded. */
+	if (side->size > INGEST_JSON_MAX) {
+		snprintf(why, sizeof(why), "%s: longer than %d bytes, not downloaded", sname,
+			 INGEST_JSON_MAX);
+		failure(s, "s3_prefix", where, NULL, why);
+		goto out;
+	}
+	if (obj->size > lim->max_input_bytes) {
+		snprintf(why, sizeof(why),
+			 "cannot read '%s': %" PRIu64 " bytes, over the input limit of %zu "
+			 "bytes; not downloaded",
+			 shown, obj->size, (size_t)lim->max_input_bytes);
+		failure(s, "s3_prefix", where, NULL, why);
+		goto out;
+	}
+	s->requests++;
+	if (blob_s3_bucket_read(b, side->name, &text, INGEST_JSON_MAX, &ferr) < 0) {
+		if (ferr.code == PR_ENOMEM)
+			goto infra;
+		failure(s, "s3_prefix", where, NULL, ferr.msg);
+		goto out;
+	}
+	js = (ingest_json_source){sname, NULL, shown, s->svc->name};
+	if (ingest_request_from_json(&desc, text.ptr, text.len, &js, &ferr) < 0) {
+		if (ferr.code == PR_ENOMEM)
+			goto infra;
+		failure(s, "s3_prefix", where, NULL, ferr.msg);
+		goto out;
+	}
+	s->requests++;
+	if (blob_s3_bucket_read(b, obj->name, &data, lim->max_input_bytes, &ferr) < 0) {
+		if (ferr.code == PR_ENOMEM)
+			goto infra;
+		failure(s, "s3_prefix", where, NULL, ferr.msg);
+		goto out;
+	}
+	desc.req.display = shown;
+	/* The sidecar's time, else the object's, as a folder falls back on a file's. */
+	if (!desc.req.time_us)
+		desc.req.time_us = obj->mtime_us;
+	if (source_ingest_bytes(&res, env->d, env->bs, &desc.req, data.ptr, data.len, lim,
+				&ferr) < 0) {
+		if (res.infra || ferr.code == PR_ENOMEM)
+			goto infra;
+		failure(s, "s3_prefix", where, NULL, ferr.msg);
+		goto out;
+	}
+	if (res.already)
+		s->rep.already++;
+	else
+		s->rep.stored++;
+	rc = slot_record(env->d, s->svc->id, u, res.already ? "already" : "stored",
+			 res.capture_id, err);
+	goto out;
+infra:
+	rc = pr_error_set(err, ferr.code, "%s", ferr.msg);
+out:
+	ingest_desc_release(&desc);
+	wipe_mem(data.ptr, data.len);
+	buf_release(&data);
+	buf_release(&text);
+	return rc;
+}
+
+/*
+ * Every s3_prefix source of a service: list the prefix, and take each
+ * profile object with its sidecar (OBJECT.json) that was not taken
+ * before (collect_slots: the key and its LastModified), as a drop folder
+ * is read.
+ */
+static int collect_drops(svc_state *s, const job_env *env, pr_error *err)
+{
+	static config_profile object_prof = {object_type, NULL};
+	const config_service *cs = s->cs;
+	int rc = 0;
+
+	for (size_t k = 0; k < cs->nsources; k++) {
+		const config_source *src = &cs->sources[k];
+		blob_s3_bucket *b = NULL;
+		drop_list l = {0};
+		pr_error serr = PR_ERROR_INIT;
+		unit *u = NULL;
+		const char *where;
+
+		if (src->kind != CONFIG_SRC_S3_PREFIX)
+			continue;
+		if (!(u = calloc(1, sizeof(*u)))) {
+			rc = oom(err);
+			break;
+		}
+		if (drop_open(&b, src, &serr) == 0) {
+			s->requests++;
+			blob_s3_bucket_list(b, drop_add, &l, &serr);
+		}
+		if (serr.code) {
+			if (serr.code == PR_ENOMEM)
+				rc = pr_error_set(err, PR_ENOMEM, "%s", serr.msg);
+			else
+				failure(s, "s3_prefix", b ? blob_s3_bucket_describe(b) : src->label,
+					NULL, serr.msg);
+			goto next;
+		}
+		where = blob_s3_bucket_describe(b);
+		if (l.n)
+			qsort(l.v, l.n, sizeof(*l.v), drop_cmp);
+		u->src = src;
+		u->prof = &object_prof;
+		snprintf(u->source_key, sizeof(u->source_key), "s3_prefix %s/%s/%s", src->endpoint,
+			 src->bucket, src->prefix ? src->prefix : "");
+		for (size_t i = 0; i < l.n && rc == 0; i++) {
+			const drop_obj *obj = &l.v[i], *side;
+			const char *base = strrchr(obj->name, '/');
+			char shown[300], why[3200], sidename[INGEST_PATH_MAX + 8];
+			bool known = false;
+
+			base = base ? base + 1 : obj->name;
+			/* Folder markers, hidden objects and sidecars are not captures. */
+			if (!*base || base[0] == '.' || ends_with(obj->name, ".json"))
+				continue;
+			if (source_drop_name_refused(obj->name)) {
+				drop_shown(shown, sizeof(shown), obj->name);
+				snprintf(why, sizeof(why), "object key '%s%s' refused: %s", where,
+					 shown, source_drop_name_refused(obj->name));
+				failure(s, "s3_prefix", where, NULL, why);
+				continue;
+			}
+			snprintf(u->target, sizeof(u->target), "%s", obj->name);
+			u->start_us = u->end_us = obj->mtime_us;
+			if ((rc = slot_known(&known, env->d, s->svc->id, u, err)) < 0)
+				break;
+			if (known) {
+				s->skipped++;
+				continue;
+			}
+			snprintf(sidename, sizeof(sidename), "%s.json", obj->name);
+			if (!(side = drop_find(&l, sidename))) {
+				snprintf(why, sizeof(why),
+					 "object '%s%s' has no sidecar '%s.json' yet: "
+					 "not collected",
+					 where, obj->name, obj->name);
+				waiting(s, where, why);
+				continue;
+			}
+			rc = drop_one(s, env, b, u, obj, side, err);
+		}
+next:
+		drop_list_release(&l);
+		blob_s3_bucket_free(b);
+		free(u);
+		if (rc < 0)
+			break;
+	}
+	return rc;
+}
+
 /* ---- one collection ------------------------------------------------------ */
 
 bool collect_has_sources(const config_service *cs)
@@ -959,6 +1272,7 @@ static void svc_state_release(svc_state *s)
 {
 	source_report_release(&s->rep);
 	json_decref(s->failures);
+	json_decref(s->waiting);
 	for (size_t i = 0; i < s->nsecrets; i++)
 		if (s->secrets[i])
 			wipe_free(s->secrets[i]);
@@ -1045,6 +1359,17 @@ static int plan_service(run_state *rs, size_t si, pr_error *err)
 		pr_error serr = PR_ERROR_INIT;
 		if (src->kind == CONFIG_SRC_DIR)
 			continue;
+		if (src->kind == CONFIG_SRC_S3_PREFIX) {
+			/* Collected before the units (collect_drops); a dry run lists nothing. */
+			if (rs->plan)
+				json_array_append_new(
+					rs->plan,
+					json_pack("{s:s,s:s,s:s+++,s:i}", "service",
+						  s->svc->name, "source", "s3_prefix",
+						  "target", "s3://", src->bucket, "/",
+						  src->prefix ? src->prefix : "", "requests", 1));
+			continue;
+		}
 		if (!rs->o->dry_run && auth_value(&s->secrets[k], src, &serr) < 0) {
 			if (serr.code == PR_ENOMEM)
 				return pr_error_set(err, PR_ENOMEM, "%s", serr.msg);
@@ -1092,12 +1417,13 @@ static void summarise(svc_state *s)
 
 static json_t *svc_json(const svc_state *s)
 {
-	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:O}", "stored",
+	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:O,s:O}", "stored",
 			 (json_int_t)s->rep.stored, "already_stored", (json_int_t)s->rep.already,
 			 "already_collected", (json_int_t)s->skipped, "empty", (json_int_t)s->empty,
 			 "deferred", (json_int_t)s->rep.waiting, "failed",
 			 (json_int_t)s->rep.failed, "not_tried", (json_int_t)s->not_tried,
-			 "requests", (json_int_t)s->requests, "failures", s->failures);
+			 "requests", (json_int_t)s->requests, "failures", s->failures, "waiting",
+			 s->waiting);
 }
 
 /*
@@ -1125,7 +1451,7 @@ static int collect_services(run_state *rs, const job_env *env, const collect_opt
 	for (size_t i = 0; i < n; i++) {
 		rs->svcs[i].svc = svcs[i];
 		rs->svcs[i].cs = config_service_find(env->cfg, svcs[i]->name);
-		if (!(rs->svcs[i].failures = json_array()))
+		if (!(rs->svcs[i].failures = json_array()) || !(rs->svcs[i].waiting = json_array()))
 			return oom(err);
 		rs->nsvcs++;
 	}
@@ -1140,7 +1466,8 @@ static int collect_services(run_state *rs, const job_env *env, const collect_opt
 		}
 	}
 	for (size_t i = 0; i < rs->nsvcs; i++)
-		if (!o->dry_run && (rc = collect_dirs(&rs->svcs[i], env, err)) < 0)
+		if (!o->dry_run && ((rc = collect_dirs(&rs->svcs[i], env, err)) < 0 ||
+				    (rc = collect_drops(&rs->svcs[i], env, err)) < 0))
 			goto out;
 	for (size_t i = 0; i < rs->nsvcs; i++)
 		if ((rc = plan_service(rs, i, err)) < 0)

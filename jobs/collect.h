@@ -1,7 +1,22 @@
 /*
  * collect.h: the collect job: pull new captures from every source of
  * every enabled service (drop folders, Go pprof endpoints, Pyroscope,
- * Parca) and ingest them as files are ingested.
+ * Parca, object-store drops) and ingest them as files are ingested.
+ *
+ * Object-store drops (s3_prefix) are read as a drop folder is: every
+ * object under the prefix with its sidecar OBJECT.json becomes a capture
+ * (the sidecar's release, commit, host, time, type and tags; the time
+ * falls back on the object's LastModified). Sizes come from the listing,
+ * so neither an object over the input limit nor a sidecar over
+ * INGEST_JSON_MAX is downloaded. A key with a control character, a
+ * backslash, an empty, "." or ".." segment, a leading '/' or over 1024
+ * bytes is refused and reported. An object without its sidecar is left
+ * for a later run and reported under "waiting" (the sidecar is written
+ * last). Each object taken is recorded in collect_slots (source
+ * "s3_prefix ENDPOINT/BUCKET/PREFIX", target its key, type "object",
+ * slot its LastModified), so collecting again downloads nothing; an
+ * object written again under the same key is taken again (and stored
+ * only when its bytes are new).
  *
  * Units of work. A Pyroscope or Parca source cuts the window into slots
  * (slot_s, one hour by default, aligned to the epoch); each slot of each

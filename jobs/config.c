@@ -161,7 +161,8 @@ static int load_tiers(config_tiers *t, json_t *v, const char *path, const char *
 
 /* ---- sources ------------------------------------------------------------ */
 
-static const char *const source_kinds[] = {"dir", "pprof_http", "pyroscope", "parca", NULL};
+static const char *const source_kinds[] = {"dir",   "pprof_http", "pyroscope",
+					   "parca", "s3_prefix",  NULL};
 
 /* pprof_http's name for a profreg type; NULL when it has none (wall). */
 static const char *pprof_http_name(const char *type)
@@ -293,20 +294,74 @@ static int load_profiles(config_source *src, const config_service *s, json_t *ty
 	return 0;
 }
 
+/* What an s3_prefix source needs: the checks of the "blobs" S3 settings. */
+static int check_s3_prefix(config_source *src, const char *addressing, const char *path,
+			   pr_error *err)
+{
+	const char *const pairs[][2] = {
+		{src->access_key_id_env, src->access_key_id_file},
+		{src->secret_access_key_env, src->secret_access_key_file},
+		{src->session_token_env, src->session_token_file},
+	};
+	static const char *const names[] = {"access key id", "secret access key",
+					    "session token"};
+	blob_s3_opts o = {.endpoint = src->endpoint, .bucket = src->bucket,
+			  .prefix = src->prefix, .region = src->region, .access_key_id = "-",
+			  .secret_access_key = "-"};
+	pr_error e2 = PR_ERROR_INIT;
+	char at[340];
+	const char *missing = !src->endpoint ? "endpoint"
+			      : !src->bucket ? "bucket"
+			      : !src->region ? "region" : NULL;
+
+	if (missing) {
+		snprintf(at, sizeof(at), "%s.%s", src->label, missing);
+		return bad(err, path, at, "required for an s3_prefix source");
+	}
+	if (addressing && strcmp(addressing, "path") != 0 && strcmp(addressing, "virtual") != 0) {
+		snprintf(at, sizeof(at), "%s.addressing", src->label);
+		return bad(err, path, at, "expected \"path\" or \"virtual\"");
+	}
+	src->virtual_host = addressing && strcmp(addressing, "virtual") == 0;
+	for (size_t i = 0; i < 3; i++)
+		if (pairs[i][0] && pairs[i][1]) {
+			char why[128];
+			snprintf(why, sizeof(why), "the %s from a variable or a file, not both",
+				 names[i]);
+			return bad(err, path, src->label, why);
+		}
+	if (blob_s3_check(&o, &e2) < 0)
+		return bad(err, path, src->label, e2.msg);
+	/* Profiles come back over it, and may hold payment data. */
+	if (!secret_url_safe(src->endpoint) && !localhost_name(src->endpoint)) {
+		snprintf(at, sizeof(at), "%s.endpoint", src->label);
+		return bad(err, path, at,
+			   "expected an https:// URL (plain http only to 127.0.0.1, [::1], "
+			   "localhost or a name under .localhost)");
+	}
+	return 0;
+}
+
 static int load_source(config_source *src, const config_service *s, json_t *obj, size_t idx,
 		       const char *path, pr_error *err)
 {
 	static const char *const common[] = {"type", "types", "ca_file", "auth", "username",
 					     "secret_env", "secret_file", "connect_timeout_ms",
 					     "timeout_ms", NULL};
-	static const char *const extra[][10] = {
+	static const char *const extra[][13] = {
 		{"dir", NULL},
 		{"targets", "file_sd", "scheme", "seconds", "release_label", "commit_label",
 		 "host_label", "slot_s", NULL},
 		{"url", "tenant", "selector", "profile_types", "version_label", "slot_s", NULL},
 		{"url", "selector", "profile_types", "slot_s", NULL},
+		{"endpoint", "bucket", "prefix", "region", "addressing", "access_key_id_env",
+		 "access_key_id_file", "secret_access_key_env", "secret_access_key_file",
+		 "session_token_env", "session_token_file", NULL},
 	};
-	char at[300], *type = NULL, *auth = NULL;
+	/* The common keys an s3_prefix source takes: its credentials are its own. */
+	static const char *const s3_common[] = {"type", "ca_file", "connect_timeout_ms",
+						"timeout_ms", NULL};
+	char at[300], *type = NULL, *auth = NULL, *addressing = NULL;
 	json_t *v;
 	const char *key;
 	uint32_t slot_s = 3600;
@@ -322,24 +377,25 @@ static int load_source(config_source *src, const config_service *s, json_t *obj,
 		return bad(err, path, at, "expected an object");
 	v = json_object_get(obj, "type");
 	if (!json_is_string(v))
-		return bad(err, path, at, "needs a \"type\": dir, pprof_http, pyroscope or parca");
+		return bad(err, path, at,
+			   "needs a \"type\": dir, pprof_http, pyroscope, parca or s3_prefix");
 	if (strcmp(json_string_value(v), "s3") == 0) {
 		snprintf(at, sizeof(at), "services.%.64s.sources[%zu].type", s->name, idx);
-		return bad(err, path, at, "object-store drops (s3) need the object-store client, "
-			   "which this build does not have yet");
+		return bad(err, path, at, "object-store drops are \"s3_prefix\"");
 	}
 	for (rc = 0; source_kinds[rc] && strcmp(source_kinds[rc], json_string_value(v)); rc++)
 		;
 	if (!source_kinds[rc]) {
 		snprintf(at, sizeof(at), "services.%.64s.sources[%zu].type", s->name, idx);
-		return bad(err, path, at, "expected dir, pprof_http, pyroscope or parca");
+		return bad(err, path, at,
+			   "expected dir, pprof_http, pyroscope, parca or s3_prefix");
 	}
 	src->kind = (config_source_kind)rc;
 	json_object_foreach(obj, key, v) {
 		bool known = false;
-		for (size_t k = 0; common[k] && !known; k++)
-			known = strcmp(common[k], key) == 0 &&
-				(src->kind != CONFIG_SRC_DIR || k == 0);
+		const char *const *com = src->kind == CONFIG_SRC_S3_PREFIX ? s3_common : common;
+		for (size_t k = 0; com[k] && !known; k++)
+			known = strcmp(com[k], key) == 0 && (src->kind != CONFIG_SRC_DIR || k == 0);
 		for (size_t k = 0; extra[src->kind][k] && !known; k++)
 			known = strcmp(extra[src->kind][k], key) == 0;
 		snprintf(at, sizeof(at), "%s.%.64s", src->label, key);
@@ -366,6 +422,18 @@ static int load_source(config_source *src, const config_service *s, json_t *obj,
 			{"secret_file", 's', 0, 0, &src->secret_file, 0, NULL},
 			{"connect_timeout_ms", 'i', 1, 600000, &src->connect_timeout_ms, 4, NULL},
 			{"timeout_ms", 'i', 1, 3600000, &src->timeout_ms, 4, NULL},
+			{"endpoint", 's', 0, 0, &src->endpoint, 0, NULL},
+			{"bucket", 's', 0, 0, &src->bucket, 0, NULL},
+			{"prefix", 's', 0, 0, &src->prefix, 0, NULL},
+			{"region", 's', 0, 0, &src->region, 0, NULL},
+			{"addressing", 's', 0, 0, &addressing, 0, NULL},
+			{"access_key_id_env", 's', 0, 0, &src->access_key_id_env, 0, NULL},
+			{"access_key_id_file", 's', 0, 0, &src->access_key_id_file, 0, NULL},
+			{"secret_access_key_env", 's', 0, 0, &src->secret_access_key_env, 0, NULL},
+			{"secret_access_key_file", 's', 0, 0, &src->secret_access_key_file, 0,
+			 NULL},
+			{"session_token_env", 's', 0, 0, &src->session_token_env, 0, NULL},
+			{"session_token_file", 's', 0, 0, &src->session_token_file, 0, NULL},
 			{"type", 's', 0, 0, &type, 0, NULL},
 			{"types", 'a', 0, 0, NULL, 0, NULL},
 			{"targets", 'a', 0, 0, NULL, 0, NULL},
@@ -476,12 +544,15 @@ static int load_source(config_source *src, const config_service *s, json_t *obj,
 			 "only to 127.0.0.1, [::1] or localhost)");
 		goto out;
 	}
-	if (src->kind != CONFIG_SRC_DIR)
+	if (src->kind == CONFIG_SRC_S3_PREFIX)
+		rc = check_s3_prefix(src, addressing, path, err);
+	else if (src->kind != CONFIG_SRC_DIR)
 		rc = load_profiles(src, s, json_object_get(obj, "types"),
 				   json_object_get(obj, "profile_types"), path, err);
 out:
 	free(type);
 	free(auth);
+	free(addressing);
 	return rc;
 }
 
@@ -1441,6 +1512,16 @@ void config_release(config *c)
 			free(src->username);
 			free(src->secret_env);
 			free(src->secret_file);
+			free(src->endpoint);
+			free(src->bucket);
+			free(src->prefix);
+			free(src->region);
+			free(src->access_key_id_env);
+			free(src->access_key_id_file);
+			free(src->secret_access_key_env);
+			free(src->secret_access_key_file);
+			free(src->session_token_env);
+			free(src->session_token_file);
 		}
 		free(s->sources);
 	}

@@ -66,12 +66,22 @@
  *    "profile_types": {"cpu": "parca_agent:samples:count:cpu:nanoseconds:delta", ...},
  *    "slot_s": N, COMMON}
  *
+ *   {"type": "s3_prefix", "endpoint": "URL", "bucket": "B", "region": "R" (required),
+ *    "prefix": "P/", "addressing": "path"|"virtual", "access_key_id_env": "VAR",
+ *    "access_key_id_file": "PATH", "secret_access_key_env": "VAR",
+ *    "secret_access_key_file": "PATH", "session_token_env": "VAR",
+ *    "session_token_file": "PATH", "ca_file", "connect_timeout_ms", "timeout_ms"}
+ *
  * COMMON: "types": [profile types] (the service's "types" by default),
  * "ca_file", "auth": "bearer"|"basic", "username" (basic), "secret_env" or
  * "secret_file" (the token or password), "connect_timeout_ms", "timeout_ms".
- * "s3" (object-store drops) is refused for now: it needs the object-store
- * client. A source with a secret must use https, or plain http to a
- * loopback host, as paging targets do.
+ * A source with a secret must use https, or plain http to a loopback
+ * host, as paging targets do. An s3_prefix source (object-store drops:
+ * profiles and their JSON sidecars under a prefix, as in a drop folder)
+ * takes the keys of "blobs" and its checks (https, or plain http to this
+ * machine only); its credentials default to AWS_ACCESS_KEY_ID,
+ * AWS_SECRET_ACCESS_KEY and (when set) AWS_SESSION_TOKEN; the sidecars
+ * say each capture's type, so it has no "types".
  *
  * Who is paged for a service: its own "page" list, else its team's list
  * under paging.teams, else paging.default; an empty list pages no one.
@@ -161,6 +171,7 @@ typedef enum config_source_kind {
 	CONFIG_SRC_PPROF_HTTP,
 	CONFIG_SRC_PYROSCOPE,
 	CONFIG_SRC_PARCA,
+	CONFIG_SRC_S3_PREFIX,
 } config_source_kind;
 
 /* One profile a source pulls: a profreg type and what the source calls it. */
@@ -194,6 +205,12 @@ typedef struct config_source {
 	char *secret_env, *secret_file;
 	uint32_t connect_timeout_ms;  /* (5000) */
 	uint32_t timeout_ms;          /* the request; pprof_http CPU adds its seconds (30000) */
+	/* s3_prefix: where the drops are, as in config_blobs */
+	char *endpoint, *bucket, *prefix, *region;
+	bool virtual_host;            /* "addressing": "virtual" */
+	char *access_key_id_env, *access_key_id_file;
+	char *secret_access_key_env, *secret_access_key_file;
+	char *session_token_env, *session_token_file;
 } config_source;
 
 /* Limits of collection from profile sources (sources other than dir). */

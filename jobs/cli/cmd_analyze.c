@@ -39,6 +39,8 @@ enum {
 	O_ALL_TESTS,
 	O_PAGE,
 	O_GATE,
+	O_COHORT,
+	O_CONTROL,
 };
 
 static const cli_option analyze_options[] = {
@@ -66,6 +68,10 @@ static const cli_option analyze_options[] = {
 	 "with --json, list every test, not only findings"},
 	{"gate", required_argument, O_GATE, "SEVERITY",
 	 "exit 1 when a regression is at or above: low, medium, high, critical"},
+	{"cohort", required_argument, O_COHORT, "HOSTS",
+	 "judge only these hosts' captures (names or globs, comma-separated)"},
+	{"control", required_argument, O_CONTROL, "HOSTS",
+	 "compare them with these hosts' over the same window (default: the others)"},
 	{NULL, 0, 0, NULL, NULL},
 };
 
@@ -155,16 +161,20 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 	static const char desc[] =
 		"Compare the selected captures with each service's rolling baseline and\n"
 		"print the functions whose self share moved, ranked best first. The\n"
-		"findings are stored; no one is paged unless --page is given.\n"
+		"findings are stored; no one is paged unless --page is given. With\n"
+		"--cohort, the baseline is the control hosts' captures over the same\n"
+		"window instead (canary against control).\n"
 		"Exit 0 when the analysis ran (findings or not); with --gate, 1 when a\n"
-		"regression is at or above the gate; 3 infrastructure; 4 bad input.";
+		"regression is at or above the gate; 2 usage (an unknown host); 3\n"
+		"infrastructure; 4 bad input; 5 with --cohort when it could not judge\n"
+		"(too few captures on either side).";
 	pr_error err = PR_ERROR_INIT;
 	analysis_opts o;
 	analyze_result r;
 	cli_parser *p = NULL;
 	db *d = NULL;
 	const char *arg, *service = NULL, *release = NULL, *type = "cpu";
-	const char *since_s = NULL, *until_s = NULL;
+	const char *since_s = NULL, *until_s = NULL, *cohort = NULL, *control = NULL;
 	bool all = false, dry = false, all_tests = false, page = false;
 	int64_t since = 0, until = 0;
 	unsigned long long v = 0;
@@ -194,6 +204,8 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 		case O_DRY: dry = true; break;
 		case O_ALL_TESTS: all_tests = true; break;
 		case O_PAGE: page = true; break;
+		case O_COHORT: cohort = arg; break;
+		case O_CONTROL: control = arg; break;
 		case O_GATE:
 			if (stats_severity_parse(&gate, arg) < 0 || gate == STATS_SEV_NONE) {
 				cli_error(ctx, "'--gate %s' is not low, medium, high or critical",
@@ -255,6 +267,12 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 			  "(see --help)");
 		return EXIT_USAGE;
 	}
+	if ((cohort || control) && (!cohort || !service)) {
+		cli_error(ctx, "%s",
+			  !cohort ? "--control needs --cohort (the canary hosts)"
+				  : "--cohort compares the hosts of one service: give --service");
+		return EXIT_USAGE;
+	}
 	if (page && dry) {
 		cli_error(ctx, "--page and --dry-run exclude each other: a dry run stores no "
 			  "finding to page");
@@ -288,7 +306,7 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 
 	{
 		analyze_opts ao = {service, release, since, until, type, o,
-				   release ? release : since_s, dry, page};
+				   release ? release : since_s, dry, page, cohort, control};
 		job_env env = {&cfg, NULL, NULL, ctx->home, NULL};
 		if ((rc = ctx_db_open(ctx, &d, &err)) < 0)
 			goto fail;
@@ -336,6 +354,13 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 	     r.a.tests[i].significant; i++)
 		if (r.a.tests[i].direction == FINDING_REGRESSION && r.a.tests[i].severity >= gate)
 			status = EXIT_GATE;
+	/* Canary against control that could not be judged says so in its exit code. */
+	if (cohort && status == EXIT_OK && r.a.nskipped) {
+		for (size_t i = 0; i < r.a.nskipped; i++)
+			cli_warn(ctx, "inconclusive: %s/%s: %s", r.a.skipped[i].service,
+				 r.a.skipped[i].type, r.a.skipped[i].reason);
+		status = EXIT_INCONCLUSIVE;
+	}
 	goto out;
 fail:
 	status = cli_fail(ctx, &err);
