@@ -29,7 +29,7 @@ static int text_array(buf *out, const char *const *v, size_t n)
 		rc = buf_puts(out, i ? ",\"" : "\"");
 		for (const char *p = v[i]; rc == 0 && *p; p++)
 			rc = (*p == '"' || *p == '\\') ? buf_printf(out, "\\%c", *p)
-							: buf_put(out, p, 1);
+						       : buf_put(out, p, 1);
 		if (rc == 0)
 			rc = buf_puts(out, "\"");
 	}
@@ -108,10 +108,11 @@ int capreq_rate(capreq_decision *out, db *d, const char *key, const char *refusa
 {
 	static const char sql[] =
 		"insert into rate_counters as r (key, window_start, n)"
-		" values ($1, to_timestamp(floor(extract(epoch from now()) / $2::int) * $2::int), 1)"
+		" values ($1, to_timestamp(floor(extract(epoch from now()) / $2::int)"
+		"   * $2::int), 1)"
 		" on conflict (key, window_start) do update set n = r.n + 1"
-		" returning n, ceil(extract(epoch from r.window_start + make_interval(secs => $2::int)"
-		" - now()))::bigint";
+		" returning n, ceil(extract(epoch from r.window_start"
+		"   + make_interval(secs => $2::int) - now()))::bigint";
 	char ws[16];
 	const char *p[2] = {key, ws};
 	struct pg_result *res = NULL;
@@ -160,8 +161,8 @@ int capreq_sessions_expire(size_t *n, db *d, pr_error *err)
 	static const char sql[] =
 		"update elevated_sessions set ended_at = expires_at, end_reason = 'expired'"
 		" where ended_at is null and expires_at <= now()"
-		" returning id, host, level, " DB_TS_TO_US("started_at") ", "
-		DB_TS_TO_US("expires_at");
+		" returning id, host, level, " DB_TS_TO_US("started_at") ", " DB_TS_TO_US(
+			"expires_at");
 	struct pg_result *res = NULL;
 	int rc;
 
@@ -219,6 +220,28 @@ static int check_host(capreq_decision *out, db *d, const capreq_new *r, const ch
 		out->retry_after_s = (after);                                                      \
 		return 0;                                                                          \
 	} while (0)
+	if (r->level > 0) {
+		const char *q[2] = {host, re};
+		if ((rc = one_i64(&v, d, "checking the host's session", open_here, 1, q, err)) < 0)
+			return rc;
+		if (v > 0)
+			REFUSE("host_elevated", 0);
+		if (lim->reescalate_s && (rc = one_i64(&v, d, "checking the host's last session",
+						       recent, 2, q, err)) < 0)
+			return rc;
+		if (lim->reescalate_s && v > 0)
+			REFUSE("reescalate", v);
+		q[0] = sid;
+		if ((rc = one_i64(&v, d, "counting the service's sessions", svc_open, 1, q, err)) <
+		    0)
+			return rc;
+		if (v >= (int64_t)lim->max_sessions_service)
+			REFUSE("service_cap", 0);
+		if ((rc = one_i64(&v, d, "counting open sessions", fleet_open, 0, NULL, err)) < 0)
+			return rc;
+		if (v >= (int64_t)lim->max_sessions_fleet)
+			REFUSE("fleet_cap", 0);
+	}
 	if ((rc = one_i64(&v, d, "checking the host's requests", busy, 1, p, err)) < 0)
 		return rc;
 	if (v > 0)
@@ -228,27 +251,6 @@ static int check_host(capreq_decision *out, db *d, const capreq_new *r, const ch
 		return rc;
 	if (lim->host_cooldown_s && v > 0)
 		REFUSE("host_cooldown", v);
-	if (r->level <= 0)
-		return 0;
-	if ((rc = one_i64(&v, d, "checking the host's session", open_here, 1, p, err)) < 0)
-		return rc;
-	if (v > 0)
-		REFUSE("host_elevated", 0);
-	p[1] = re;
-	if (lim->reescalate_s &&
-	    (rc = one_i64(&v, d, "checking the host's last session", recent, 2, p, err)) < 0)
-		return rc;
-	if (lim->reescalate_s && v > 0)
-		REFUSE("reescalate", v);
-	p[0] = sid;
-	if ((rc = one_i64(&v, d, "counting the service's sessions", svc_open, 1, p, err)) < 0)
-		return rc;
-	if (v >= (int64_t)lim->max_sessions_service)
-		REFUSE("service_cap", 0);
-	if ((rc = one_i64(&v, d, "counting open sessions", fleet_open, 0, NULL, err)) < 0)
-		return rc;
-	if (v >= (int64_t)lim->max_sessions_fleet)
-		REFUSE("fleet_cap", 0);
 #undef REFUSE
 	return 0;
 }
@@ -282,7 +284,8 @@ int capreq_admit(capreq_decision *out, db *d, const capreq_new *r, const config_
 		"update capture_requests set incident = 'req-' || id where id = $1";
 	static const char open_session[] =
 		"insert into elevated_sessions (service_id, host, level, source, reason, incident,"
-		" expires_at) values ($1, $2, $3, $4, $5, $6, now() + make_interval(secs => $7::int))"
+		" expires_at) values ($1, $2, $3, $4, $5, $6,"
+		" now() + make_interval(secs => $7::int))"
 		" returning id";
 	buf hosts = BUF_INIT, types = BUF_INIT;
 	struct pg_result *res = NULL;
@@ -324,8 +327,15 @@ int capreq_admit(capreq_decision *out, db *d, const capreq_new *r, const config_
 		goto out;
 	}
 	{
-		const char *p[9] = {sid,       hosts.ptr, secs,        types.ptr,      r->reason,
-				    r->source, r->incident, r->token_id ? tok : NULL, r->requested_by};
+		const char *p[9] = {sid,
+				    hosts.ptr,
+				    secs,
+				    types.ptr,
+				    r->reason,
+				    r->source,
+				    r->incident,
+				    r->token_id ? tok : NULL,
+				    r->requested_by};
 		if ((rc = db_exec(d, &res, err, "queueing a capture request", insert, 9, p)) < 0)
 			goto out;
 		out->id = db_get_i64(res, 0, 0);
@@ -336,15 +346,17 @@ int capreq_admit(capreq_decision *out, db *d, const capreq_new *r, const config_
 	snprintf(incident, sizeof(incident), "req-%" PRId64, out->id);
 	if (!r->incident) {
 		const char *p[1] = {idtxt};
-		if ((rc = db_exec(d, NULL, err, "naming a request's incident", set_incident, 1, p)) <
-		    0)
+		if ((rc = db_exec(d, NULL, err, "naming a request's incident", set_incident, 1,
+				  p)) < 0)
 			goto out;
 	}
 	for (size_t i = 0; r->level > 0 && i < r->nhosts; i++) {
-		const char *p[7] = {sid,       r->hosts[i], lvl, r->source,
-				    r->reason, r->incident ? r->incident : incident, smax};
+		const char *p[7] = {sid,       r->hosts[i], lvl,
+				    r->source, r->reason,   r->incident ? r->incident : incident,
+				    smax};
 		int64_t session;
-		if ((rc = db_exec(d, &res, err, "opening an elevated session", open_session, 7, p)) < 0)
+		if ((rc = db_exec(d, &res, err, "opening an elevated session", open_session, 7,
+				  p)) < 0)
 			goto out;
 		session = db_get_i64(res, 0, 0);
 		db_result_free(res);
@@ -466,11 +478,12 @@ out:
 int capreq_get(json_t **out, db *d, int64_t id, pr_error *err)
 {
 	static const char sql[] =
-		"select r.id, s.name, coalesce(s.team, ''), r.hosts::text, r.seconds, r.types::text,"
-		" r.reason, r.source, r.incident, r.state, " DB_TS_TO_US("r.created_at") ","
-		" coalesce(" DB_TS_TO_US("r.started_at") ", 0),"
+		"select r.id, s.name, coalesce(s.team, ''), r.hosts::text, r.seconds,"
+		" r.types::text, r.reason, r.source, r.incident, r.state, "
+		DB_TS_TO_US("r.created_at") ", coalesce(" DB_TS_TO_US("r.started_at") ", 0),"
 		" coalesce(" DB_TS_TO_US("r.finished_at") ", 0), r.capture_ids::text, r.error"
-		" from capture_requests r join services s on s.id = r.service_id where r.id = $1";
+		" from capture_requests r join services s on s.id = r.service_id"
+		" where r.id = $1";
 	char ids[24];
 	const char *p[1] = {ids};
 	struct pg_result *res = NULL;
@@ -491,15 +504,14 @@ int capreq_get(json_t **out, db *d, int64_t id, pr_error *err)
 	if (split_array(&hosts, &nh, db_get_text(res, 0, 3)) < 0 ||
 	    split_array(&types, &nt, db_get_text(res, 0, 5)) < 0 ||
 	    split_array(&caps, &nc, db_get_text(res, 0, 13)) < 0 ||
-	    !(o = json_pack("{s:I,s:s,s:s,s:i,s:s,s:s,s:s?,s:s,s:I,s:I,s:I,s:s?}", "id",
-			    (json_int_t)id, "service", db_get_text(res, 0, 1), "team",
-			    db_get_text(res, 0, 2), "seconds", (int)db_get_i64(res, 0, 4), "reason",
-			    db_get_text(res, 0, 6), "source", db_get_text(res, 0, 7), "incident",
-			    db_get_text(res, 0, 8), "state", db_get_text(res, 0, 9), "created_us",
-			    (json_int_t)db_get_i64(res, 0, 10), "started_us",
-			    (json_int_t)db_get_i64(res, 0, 11), "finished_us",
-			    (json_int_t)db_get_i64(res, 0, 12), "error",
-			    db_get_text(res, 0, 14)))) {
+	    !(o = json_pack(
+		      "{s:I,s:s,s:s,s:i,s:s,s:s,s:s?,s:s,s:I,s:I,s:I,s:s?}", "id", (json_int_t)id,
+		      "service", db_get_text(res, 0, 1), "team", db_get_text(res, 0, 2), "seconds",
+		      (int)db_get_i64(res, 0, 4), "reason", db_get_text(res, 0, 6), "source",
+		      db_get_text(res, 0, 7), "incident", db_get_text(res, 0, 8), "state",
+		      db_get_text(res, 0, 9), "created_us", (json_int_t)db_get_i64(res, 0, 10),
+		      "started_us", (json_int_t)db_get_i64(res, 0, 11), "finished_us",
+		      (json_int_t)db_get_i64(res, 0, 12), "error", db_get_text(res, 0, 14)))) {
 		rc = oom(err);
 		goto out;
 	}
@@ -523,8 +535,8 @@ out:
 	return rc;
 }
 
-int capreq_sessions_end(size_t *ended, db *d, const char *host, const char *source,
-			const char *why, pr_error *err)
+int capreq_sessions_end(size_t *ended, db *d, const char *host, const char *source, const char *why,
+			pr_error *err)
 {
 	static const char sql[] = "update elevated_sessions set ended_at = now(), end_reason = $3"
 				  " where host = $1 and source = $2 and ended_at is null"
@@ -539,8 +551,9 @@ int capreq_sessions_end(size_t *ended, db *d, const char *host, const char *sour
 		return rc;
 	snprintf(obj, sizeof(obj), "host:%s", host);
 	for (int i = 0; i < db_rows(res) && rc == 0; i++) {
-		rc = audit(d, strcmp(why, "resolved") == 0 ? "session.resolved"
-							     : "session.deescalated",
+		rc = audit(d,
+			   strcmp(why, "resolved") == 0 ? "session.resolved"
+							: "session.deescalated",
 			   obj,
 			   json_pack("{s:I,s:I,s:s}", "session", (json_int_t)db_get_i64(res, i, 0),
 				     "level", (json_int_t)db_get_i64(res, i, 1), "source", source),

@@ -6,15 +6,16 @@
  *
  * Admission (capreq_admit) runs in one transaction under one advisory
  * transaction lock, so two processes can never both see room for one
- * more. For each host, in this order, the first that applies refuses:
- *   host_busy       a request for the host is queued or running (409)
- *   host_cooldown   the host was triggered less than host_cooldown_s ago (409)
- * and, for a request that elevates the host (alerts, escalation):
+ * more. Each host is checked in this order; the first rule that applies
+ * refuses. For a request that elevates the host (alerts, escalation):
  *   host_elevated   the host already has an open session (409)
  *   reescalate      a session on the host started less than reescalate_s
  *                   ago: a flapping signal elevates once per window (409)
  *   service_cap     the service has max_sessions_service open sessions (409)
  *   fleet_cap       max_sessions_fleet sessions are open in all (409)
+ * and then for every request:
+ *   host_busy       a request for the host is queued or running (409)
+ *   host_cooldown   the host was triggered less than host_cooldown_s ago (409)
  * Every session expires session_max_s after it starts whatever the
  * signal does: each admission first closes the sessions past their
  * expiry ("expired"). Rate limits (capreq_rate) count requests per key

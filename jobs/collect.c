@@ -1506,8 +1506,8 @@ int collect_one_capture(int64_t *capture_id, const job_env *env, const db_servic
 		snprintf(base, sizeof(base), "%s://%s/", pr.scheme, t.address);
 		if (!secret_url_safe(base)) {
 			rc = pr_error_set(err, PR_EREFUSED,
-					  "target '%s': not contacted: its credentials would "
-					  "cross the network in cleartext (use \"scheme\": \"https\")",
+					  "target '%s': not contacted: its credentials would cross "
+					  "the network in cleartext (use \"scheme\": \"https\")",
 					  t.address);
 			goto out;
 		}

@@ -280,9 +280,11 @@ typedef struct config_serve {
 	uint32_t reescalate_s;        /* a host is elevated at most once per window (1800) */
 	uint32_t max_sessions_service;/* open elevated sessions per service (4) */
 	uint32_t max_sessions_fleet;  /* open elevated sessions in all (10) */
-	uint32_t lease_s;             /* a running request is taken over after seconds + this (120) */
+	uint32_t lease_s;             /* a running request is taken over after its
+				       * capture time and this (120) */
 	char *alert_service_label;    /* the label naming the service ("service") */
-	char **alert_host_labels;     /* labels naming the host, first found ({"instance", "pod"}) */
+	char **alert_host_labels;     /* labels naming the host, the first found
+				       * ({"instance", "pod"}) */
 	size_t nalert_host_labels;
 } config_serve;
 

@@ -88,8 +88,8 @@ static void count(counter *v, const char *key, unsigned code)
 static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned status, const char *type,
 				  const char *body, int64_t retry_after)
 {
-	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), (void *)body,
-								 MHD_RESPMEM_MUST_COPY);
+	struct MHD_Response *r =
+		MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_MUST_COPY);
 	enum MHD_Result ret;
 	char ra[24];
 
@@ -239,7 +239,8 @@ static void check_body(char *why, size_t n, const json_t *o, const config_serve 
 		snprintf(why, n, "the body is not a JSON object");
 		return;
 	}
-	json_object_foreach((json_t *)o, key, v) {
+	json_object_foreach((json_t *)o, key, v)
+	{
 		if (strcmp(key, "service") && strcmp(key, "hosts") && strcmp(key, "seconds") &&
 		    strcmp(key, "types") && strcmp(key, "reason")) {
 			snprintf(why, n, "unknown key '%.40s'", key);
@@ -256,10 +257,11 @@ static void check_body(char *why, size_t n, const json_t *o, const config_serve 
 			 cfg->max_hosts);
 		return;
 	}
-	json_array_foreach(h, i, v) {
+	json_array_foreach(h, i, v)
+	{
 		if (!json_is_string(v) || json_string_length(v) == 0 ||
-		    json_string_length(v) > 255 || strlen(json_string_value(v)) !=
-		    json_string_length(v)) {
+		    json_string_length(v) > 255 ||
+		    strlen(json_string_value(v)) != json_string_length(v)) {
 			snprintf(why, n, "'hosts[%zu]' is not a host name", i);
 			return;
 		}
@@ -277,9 +279,11 @@ static void check_body(char *why, size_t n, const json_t *o, const config_serve 
 			 CAPREQ_TYPES_MAX);
 		return;
 	}
-	json_array_foreach(t, i, v) {
+	json_array_foreach(t, i, v)
+	{
 		if (!json_is_string(v) || !type_known(json_string_value(v))) {
-			snprintf(why, n, "'types[%zu]' is not one of cpu, heap, allocs, goroutine", i);
+			snprintf(why, n, "'types[%zu]' is not one of cpu, heap, allocs, goroutine",
+				 i);
 			return;
 		}
 		for (size_t k = 0; k < i; k++)
@@ -360,7 +364,8 @@ static enum MHD_Result post_captures(server *s, struct MHD_Connection *c, const 
 		goto out;
 	}
 	memset(&r, 0, sizeof(r));
-	json_array_foreach(json_object_get(body, "hosts"), i, v) {
+	json_array_foreach(json_object_get(body, "hosts"), i, v)
+	{
 		const config_service *cs = config_service_find(s->env->cfg, svc.name);
 		pr_error terr = PR_ERROR_INIT;
 		int rc = collect_target_find(resolved[i], sizeof(resolved[i]), cs,
@@ -375,8 +380,8 @@ static enum MHD_Result post_captures(server *s, struct MHD_Connection *c, const 
 		for (size_t k = 0; k < i; k++)
 			if (strcmp(resolved[k], resolved[i]) == 0) {
 				count(s->refusals, "bad_body", 422);
-				snprintf(why, sizeof(why), "'hosts[%zu]' names host '%.200s' again", i,
-					 resolved[i]);
+				snprintf(why, sizeof(why), "'hosts[%zu]' names host '%.200s' again",
+					 i, resolved[i]);
 				ret = reply_error(s, route, c, 422, why, 0);
 				goto out;
 			}
@@ -403,8 +408,9 @@ static enum MHD_Result post_captures(server *s, struct MHD_Connection *c, const 
 	if (!dec.admitted) {
 		count(s->refusals, dec.refusal, 409);
 		ret = reply_json(s, route, c, 409,
-				 json_pack("{s:s,s:s,s:s}", "error", "a host cannot be captured now",
-					   "reason", dec.refusal, "host", dec.host),
+				 json_pack("{s:s,s:s,s:s}", "error",
+					   "a host cannot be captured now", "reason", dec.refusal,
+					   "host", dec.host),
 				 dec.retry_after_s);
 		goto out;
 	}
@@ -473,8 +479,8 @@ out:
 
 static void alert_outcome(json_t *list, const char *alert, const char *host, const char *what)
 {
-	json_array_append_new(list, json_pack("{s:s?,s:s?,s:s}", "alert", alert, "host", host,
-					      "outcome", what));
+	json_array_append_new(
+		list, json_pack("{s:s?,s:s?,s:s}", "alert", alert, "host", host, "outcome", what));
 }
 
 /* One alert of a webhook call: an outcome appended to `list`; < 0 only on infra. */
@@ -485,8 +491,8 @@ static int one_alert(server *s, const token_info *tok, const json_t *a, const ch
 	const char *status = json_string_value(json_object_get(a, "status"));
 	const char *fp = json_string_value(json_object_get(a, "fingerprint"));
 	const char *name = json_string_value(json_object_get(labels, "alertname"));
-	const char *service = json_string_value(json_object_get(labels,
-								 s->cfg->alert_service_label));
+	const char *service =
+		json_string_value(json_object_get(labels, s->cfg->alert_service_label));
 	const char *hostlabel = NULL;
 	const config_service *cs;
 	db_service svc;
@@ -496,8 +502,8 @@ static int one_alert(server *s, const token_info *tok, const json_t *a, const ch
 
 	memset(&svc, 0, sizeof(svc));
 	for (size_t i = 0; i < s->cfg->nalert_host_labels && !hostlabel; i++)
-		hostlabel = json_string_value(json_object_get(labels,
-							      s->cfg->alert_host_labels[i]));
+		hostlabel =
+			json_string_value(json_object_get(labels, s->cfg->alert_host_labels[i]));
 	if (!json_is_object(labels) || !status ||
 	    (strcmp(status, "firing") != 0 && strcmp(status, "resolved") != 0)) {
 		alert_outcome(list, name, NULL, "skipped: not an alert (labels, status)");
@@ -539,7 +545,10 @@ static int one_alert(server *s, const token_info *tok, const json_t *a, const ch
 		capreq_new r;
 		capreq_decision dec;
 		snprintf(incident, sizeof(incident), "alert-%.100s",
-			 fp ? fp : group ? group : name ? name : "unnamed");
+			 fp      ? fp
+			 : group ? group
+			 : name  ? name
+				 : "unnamed");
 		snprintf(reason, sizeof(reason), "alert '%.200s' firing", name ? name : "unnamed");
 		memset(&r, 0, sizeof(r));
 		r.service_id = svc.id;
@@ -595,7 +604,8 @@ static enum MHD_Result post_alerts(server *s, struct MHD_Connection *c, const co
 		goto bad;
 	alerts = json_object_get(body, "alerts");
 	if (!json_is_object(body) || !json_is_array(alerts)) {
-		snprintf(why, sizeof(why), "not an Alertmanager webhook payload: no 'alerts' array");
+		snprintf(why, sizeof(why),
+			 "not an Alertmanager webhook payload: no 'alerts' array");
 		goto bad;
 	}
 	if (json_array_size(alerts) > ALERTS_MAX) {
@@ -604,13 +614,14 @@ static enum MHD_Result post_alerts(server *s, struct MHD_Connection *c, const co
 	}
 	if (!(list = json_array()))
 		goto infra;
-	json_array_foreach(alerts, i, a) {
+	json_array_foreach(alerts, i, a)
+	{
 		if (!json_is_object(a)) {
 			alert_outcome(list, NULL, NULL, "skipped: not an object");
 			continue;
 		}
-		if (one_alert(s, &tok, a, json_string_value(json_object_get(body, "groupKey")), list,
-			      &err) < 0)
+		if (one_alert(s, &tok, a, json_string_value(json_object_get(body, "groupKey")),
+			      list, &err) < 0)
 			goto infra;
 	}
 	wake_worker(s);
@@ -656,8 +667,9 @@ static enum MHD_Result get_metrics(server *s, struct MHD_Connection *c, bool hea
 	buf_puts(&b, "# HELP profreg_serve_requests_total HTTP requests answered.\n"
 		     "# TYPE profreg_serve_requests_total counter\n");
 	for (size_t i = 0; i < COUNTERS_MAX && s->requests[i].key[0]; i++)
-		buf_printf(&b, "profreg_serve_requests_total{route=\"%s\",code=\"%u\"} %" PRIu64
-			   "\n", s->requests[i].key, s->requests[i].code, s->requests[i].n);
+		buf_printf(&b,
+			   "profreg_serve_requests_total{route=\"%s\",code=\"%u\"} %" PRIu64 "\n",
+			   s->requests[i].key, s->requests[i].code, s->requests[i].n);
 	buf_puts(&b, "# HELP profreg_serve_refusals_total Requests refused, by reason.\n"
 		     "# TYPE profreg_serve_refusals_total counter\n");
 	for (size_t i = 0; i < COUNTERS_MAX && s->refusals[i].key[0]; i++)
@@ -668,9 +680,11 @@ static enum MHD_Result get_metrics(server *s, struct MHD_Connection *c, bool hea
 	json_object_foreach(states, key, v)
 		buf_printf(&b, "profreg_capture_requests{state=\"%s\"} %" JSON_INTEGER_FORMAT "\n",
 			   key, json_integer_value(v));
-	buf_printf(&b, "# HELP profreg_elevated_sessions Open elevated sessions (every server).\n"
-		       "# TYPE profreg_elevated_sessions gauge\nprofreg_elevated_sessions %" PRId64
-		       "\n", sessions);
+	buf_printf(&b,
+		   "# HELP profreg_elevated_sessions Open elevated sessions (every server).\n"
+		   "# TYPE profreg_elevated_sessions gauge\nprofreg_elevated_sessions %" PRId64
+		   "\n",
+		   sessions);
 	json_decref(states);
 	ret = reply_text(c, 200, "text/plain; version=0.0.4", b.ptr, 0);
 	buf_release(&b);
@@ -703,14 +717,12 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	}
 	s->nreq++;
 	if (strcmp(url, "/v1/captures") == 0)
-		return post ? post_captures(s, c, st)
-			    : reply_error(s, url, c, 405, "use POST", 0);
+		return post ? post_captures(s, c, st) : reply_error(s, url, c, 405, "use POST", 0);
 	if (strncmp(url, "/v1/captures/", 13) == 0)
 		return get ? get_capture(s, c, url + 13)
 			   : reply_error(s, "/v1/captures/ID", c, 405, "use GET", 0);
 	if (strcmp(url, "/v1/alertmanager") == 0)
-		return post ? post_alerts(s, c, st)
-			    : reply_error(s, url, c, 405, "use POST", 0);
+		return post ? post_alerts(s, c, st) : reply_error(s, url, c, 405, "use POST", 0);
 	if (strcmp(url, "/healthz") == 0 || strcmp(url, "/metrics") == 0)
 		return get ? get_metrics(s, c, url[1] == 'h')
 			   : reply_error(s, url, c, 405, "use GET", 0);
@@ -782,8 +794,7 @@ static int execute(server *s, const job_env *wenv, const serve_opts *o, const ca
 		}
 finish:
 	if (capreq_finish(wenv->d, q->id, o->worker, failed == 0, caps, ncaps,
-			  errors.len ? errors.ptr : NULL, &e) < 0)
-	{
+			  errors.len ? errors.ptr : NULL, &e) < 0) {
 		char line[PR_ERROR_MSG_MAX + 40];
 		snprintf(line, sizeof(line), "request %" PRId64 ": %s", q->id, e.msg);
 		note(s, line);
@@ -871,8 +882,8 @@ static int parse_listen(struct sockaddr_storage *ss, const char *listen, pr_erro
 	hints.ai_socktype = SOCK_STREAM;
 	if ((g = getaddrinfo(host, colon + 1, &hints, &ai)) != 0 || !ai)
 		return pr_error_set(err, PR_EUSAGE,
-				    "listen address '%.100s' is not a numeric ADDR:PORT: %s", listen,
-				    gai_strerror(g));
+				    "listen address '%.100s' is not a numeric ADDR:PORT: %s",
+				    listen, gai_strerror(g));
 	memcpy(ss, ai->ai_addr, ai->ai_addrlen);
 	freeaddrinfo(ai);
 	return 0;
@@ -900,8 +911,8 @@ int serve_run(serve_result *out, const job_env *env, const serve_opts *o, pr_err
 	if ((rc = parse_listen(&ss, listen, err)) < 0)
 		goto out;
 	daemon = MHD_start_daemon(
-		MHD_USE_INTERNAL_POLLING_THREAD | (ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
-		0, NULL, NULL, handle, &s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+		MHD_USE_INTERNAL_POLLING_THREAD | (ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0), 0,
+		NULL, NULL, handle, &s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 		MHD_OPTION_NOTIFY_COMPLETED, done, NULL, MHD_OPTION_CONNECTION_TIMEOUT,
 		(unsigned)10, MHD_OPTION_CONNECTION_LIMIT, (unsigned)256,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_END);

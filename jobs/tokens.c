@@ -85,14 +85,17 @@ int tokens_create(char *out, int64_t *id, db *d, const char *team, const char *c
 
 	out[0] = '\0';
 	if (!team_valid(team))
-		return pr_error_set(err, PR_EUSAGE, "team '%.64s' is empty, too long or has "
-				    "control characters", team);
+		return pr_error_set(err, PR_EUSAGE,
+				    "team '%.64s' is empty, too long or has "
+				    "control characters",
+				    team);
 	for (size_t i = 0; i < n; i++)
 		if (!db_service_name_valid(services[i]))
 			return pr_error_set(err, PR_EUSAGE, "'%.64s' is not a service name",
 					    services[i]);
 	if (RAND_bytes(raw, sizeof(raw)) != 1)
-		return pr_error_set(err, PR_ERR, "cannot make a token: no randomness from "
+		return pr_error_set(err, PR_ERR,
+				    "cannot make a token: no randomness from "
 				    "libcrypto");
 	memcpy(out, "prt_", 4);
 	hex(out + 4, raw, sizeof(raw));
@@ -114,8 +117,8 @@ int tokens_create(char *out, int64_t *id, db *d, const char *team, const char *c
 		}
 	}
 	{
-		const char *p[6] = {team, n ? list.ptr : NULL, hash, hint, db_actor(d),
-				    expires_at_us ? exp : NULL};
+		const char *p[6] = {team, n ? list.ptr : NULL, hash,
+				    hint, db_actor(d),         expires_at_us ? exp : NULL};
 		if ((rc = db_exec(d, &res, err, "creating a token", sql, 6, p)) < 0)
 			goto out;
 	}
@@ -166,9 +169,11 @@ static int split_array(char ***out, size_t *n, const char *s)
 	return 0;
 }
 
-#define TOKEN_COLS                                                                              \
-	"id, team, services::text, hint, created_by, " DB_TS_TO_US("created_at") ", "          \
-	"coalesce(" DB_TS_TO_US("expires_at") ", 0), coalesce(" DB_TS_TO_US("revoked_at") ", 0)"
+#define TOKEN_COLS                                                                                 \
+	"id, team, services::text, hint, created_by, " DB_TS_TO_US(                                \
+		"created_at") ", "                                                                 \
+			      "coalesce(" DB_TS_TO_US("expires_at") ", 0), coalesce(" DB_TS_TO_US( \
+				      "revoked_at") ", 0)"
 
 static int read_row(token_info *t, const struct pg_result *res, int row)
 {
@@ -181,8 +186,8 @@ static int read_row(token_info *t, const struct pg_result *res, int row)
 	if (!(t->team = strdup(db_get_text(res, row, 1))) ||
 	    !(t->created_by = strdup(db_get_text(res, row, 4))))
 		return PR_ENOMEM;
-	if (db_get_text(res, row, 2) && split_array(&t->services, &t->nservices,
-						    db_get_text(res, row, 2)) < 0)
+	if (db_get_text(res, row, 2) &&
+	    split_array(&t->services, &t->nservices, db_get_text(res, row, 2)) < 0)
 		return PR_ENOMEM;
 	return 0;
 }
@@ -220,8 +225,9 @@ out:
 
 int tokens_revoke(db *d, int64_t id, pr_error *err)
 {
-	static const char sql[] = "update api_tokens set revoked_at = coalesce(revoked_at, now()),"
-				  " revoked_by = coalesce(revoked_by, $2) where id = $1 returning hint";
+	static const char sql[] =
+		"update api_tokens set revoked_at = coalesce(revoked_at, now()),"
+		" revoked_by = coalesce(revoked_by, $2) where id = $1 returning hint";
 	char ids[24], obj[32];
 	const char *p[2] = {ids, db_actor(d)};
 	struct pg_result *res = NULL;

@@ -94,12 +94,13 @@ int cmd_serve(cli_ctx *ctx, int argc, char **argv)
 		goto out;
 	}
 	if (ctx->json)
-		status = cli_print_json(ctx, json_pack("{s:I,s:I,s:i}", "requests",
-						       (json_int_t)r.requests, "executed",
-						       (json_int_t)r.executed, "port", (int)r.port));
+		status = cli_print_json(
+			ctx, json_pack("{s:I,s:I,s:i}", "requests", (json_int_t)r.requests,
+				       "executed", (json_int_t)r.executed, "port", (int)r.port));
 	else if (!ctx->quiet)
 		printf("served %" PRIu64 " requests on port %u; executed %" PRIu64
-		       " capture requests\n", r.requests, (unsigned)r.port, r.executed);
+		       " capture requests\n",
+		       r.requests, (unsigned)r.port, r.executed);
 	status = cli_finish(ctx, EXIT_OK);
 out:
 	serve_result_release(&r);

@@ -96,8 +96,10 @@ static int create_cmd(cli_ctx *ctx, int argc, char **argv)
 	} else {
 		printf("%s\n", token);
 		if (!ctx->quiet)
-			fprintf(stderr, "token %" PRId64 " for team '%s': shown once, keep it in a "
-				"secret store\n", id, team);
+			fprintf(stderr,
+				"token %" PRId64 " for team '%s': shown once, keep it in a "
+				"secret store\n",
+				id, team);
 		status = EXIT_OK;
 	}
 	status = cli_finish(ctx, status);
@@ -112,9 +114,12 @@ static int list_cmd(cli_ctx *ctx, int argc, char **argv)
 {
 	static const cli_option opts[] = {{NULL, 0, 0, NULL, NULL}};
 	static const table_col cols[] = {
-		{"ID", TABLE_RIGHT | TABLE_WHOLE, 2, 0},  {"TEAM", 0, 4, 20},
-		{"HINT", TABLE_WHOLE, 4, 0},             {"SERVICES", 0, 8, 24},
-		{"EXPIRES", TABLE_WHOLE, 7, 0},          {"STATE", TABLE_WHOLE, 5, 0},
+		{"ID", TABLE_RIGHT | TABLE_WHOLE, 2, 0},
+		{"TEAM", 0, 4, 20},
+		{"HINT", TABLE_WHOLE, 4, 0},
+		{"SERVICES", 0, 8, 24},
+		{"EXPIRES", TABLE_WHOLE, 7, 0},
+		{"STATE", TABLE_WHOLE, 5, 0},
 	};
 	pr_error err = PR_ERROR_INIT;
 	cli_parser *p = NULL;
@@ -178,9 +183,9 @@ static int list_cmd(cli_ctx *ctx, int argc, char **argv)
 			table_add(t, "(the team's)");
 		}
 		table_add(t, when);
-		table_add(t, v[i].revoked_at_us ? "revoked"
+		table_add(t, v[i].revoked_at_us                                ? "revoked"
 			     : v[i].expires_at_us && v[i].expires_at_us <= now ? "expired"
-										: "valid");
+									       : "valid");
 	}
 	status = table_print(t, stdout) < 0 ? EXIT_RUNTIME : EXIT_OK;
 done:
@@ -216,9 +221,11 @@ static int revoke_cmd(cli_ctx *ctx, int argc, char **argv)
 		goto out;
 	}
 	if (ctx->json)
-		status = cli_print_json(ctx, json_pack("{s:I,s:b}", "id", (json_int_t)id,
-						       "revoked", 1));
-	else if (!ctx->quiet)
+		status = cli_print_json(ctx,
+					json_pack("{s:I,s:b}", "id", (json_int_t)id, "revoked", 1));
+	else
+		status = EXIT_OK;
+	if (!ctx->json && !ctx->quiet)
 		printf("token %llu revoked\n", id);
 	status = cli_finish(ctx, status);
 out:
