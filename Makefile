@@ -2,7 +2,7 @@
 # install missing Debian packages first, so each works on a fresh machine.
 
 PKGS := gsl libpq libcurl jansson yajl libgit2 libzstd zlib libprotobuf-c libcrypto expat \
-	libarchive libbpf
+	libarchive libbpf libmicrohttpd
 TEST_PKGS := cmocka
 
 BUILD ?= build

@@ -64,6 +64,8 @@ typedef struct unit {
 	int64_t start_us, end_us;                        /* the slot */
 	int64_t taken_us; /* when the request started: a live capture's time */
 	bool cpu;
+	uint32_t seconds; /* a CPU profile's length (pprof_http) */
+	int64_t capture;  /* finish_unit: the capture stored or found, 0 when none */
 	int state;
 	unsigned attempts;
 	int64_t not_before_us; /* monotonic-clock microseconds */
@@ -398,6 +400,7 @@ static int plan_pprof_http(run_state *rs, size_t si, const config_source *src, s
 			pr.address = tl.v[t].address;
 			pr.what = u->prof->id;
 			pr.seconds = src->seconds;
+			u->seconds = src->seconds;
 			pprof_http_url(url, sizeof(url), &pr);
 			snprintf(u->display, sizeof(u->display), "%s", url);
 			u->start_us = slot;
@@ -507,15 +510,12 @@ static void fetch_pyroscope(unit *u)
 	free(vals);
 }
 
-static void *fetch_thread(void *arg)
+/* The request of a unit, on the calling thread. */
+static void fetch_unit(unit *u)
 {
-	run_state *rs = ((void **)arg)[0];
-	unit *u = ((void **)arg)[1];
-
-	free(arg);
 	if (u->src->kind == CONFIG_SRC_PPROF_HTTP) {
 		pprof_http_req r = {u->src->scheme ? u->src->scheme : "http", u->target,
-				    u->prof->id, u->src->seconds, u->http};
+				    u->prof->id, u->seconds, u->http};
 		if (piece_add(u, NULL) < 0) {
 			u->rc = oom(&u->err);
 		} else {
@@ -537,6 +537,15 @@ static void *fetch_thread(void *arg)
 			u->retry_after_ms = u->pieces[0].got.retry_after_ms;
 		}
 	}
+}
+
+static void *fetch_thread(void *arg)
+{
+	run_state *rs = ((void **)arg)[0];
+	unit *u = ((void **)arg)[1];
+
+	free(arg);
+	fetch_unit(u);
 	pthread_mutex_lock(&rs->mu);
 	u->state = T_DONE;
 	pthread_cond_signal(&rs->cv);
@@ -634,15 +643,20 @@ static int finish_unit(run_state *rs, unit *u, const deploy *deps, size_t ndeps,
 		ingest_result res;
 		attribution a;
 		pr_error ierr = PR_ERROR_INIT;
-		char tags[160];
+		char tags[400];
 
 		if (pc->got.empty) {
 			s->empty++;
 			continue;
 		}
 		attribute(&a, rs, deps, ndeps, u, pc);
-		snprintf(tags, sizeof(tags), "{\"release_from\":\"%s\",\"source\":\"%s\"}", a.from,
-			 kind_name(u->src->kind));
+		if (rs->o->incident)
+			snprintf(tags, sizeof(tags),
+				 "{\"incident\":\"%s\",\"release_from\":\"%s\",\"source\":\"%s\"}",
+				 rs->o->incident, a.from, kind_name(u->src->kind));
+		else
+			snprintf(tags, sizeof(tags), "{\"release_from\":\"%s\",\"source\":\"%s\"}",
+				 a.from, kind_name(u->src->kind));
 		memset(&req, 0, sizeof(req));
 		req.display = u->display;
 		req.service = s->svc->name;
@@ -667,6 +681,7 @@ static int finish_unit(run_state *rs, unit *u, const deploy *deps, size_t ndeps,
 			s->rep.stored++;
 		outcome = res.already && strcmp(outcome, "stored") != 0 ? "already" : "stored";
 		capture = u->npieces == 1 ? res.capture_id : 0;
+		u->capture = res.capture_id;
 	}
 	/* Recorded once every piece is in: a piece that failed is fetched again next time. */
 	return all_ok ? slot_record(env->d, s->svc->id, u, outcome, capture, err) : 0;
@@ -718,15 +733,12 @@ static int load_hosts(run_state *rs, pr_error *err)
 	return 0;
 }
 
-/* Start a unit's request on its own thread. */
-static int start_unit(run_state *rs, unit *u, pr_error *err)
+/* Set up a unit's request: its limits, its credentials, its time. */
+static void unit_prepare(run_state *rs, unit *u)
 {
-	void **arg = malloc(2 * sizeof(*arg));
 	svc_state *s = &rs->svcs[u->svc];
 	size_t k = (size_t)(u->src - s->cs->sources);
 
-	if (!arg)
-		return oom(err);
 	unit_drop_pieces(u);
 	u->rc = 0;
 	pr_error_clear(&u->err);
@@ -740,11 +752,22 @@ static int start_unit(run_state *rs, unit *u, pr_error *err)
 	}
 	u->http.connect_timeout_ms = u->src->connect_timeout_ms;
 	u->http.timeout_ms = u->src->timeout_ms + (u->cpu && u->src->kind == CONFIG_SRC_PPROF_HTTP
-							   ? u->src->seconds * 1000 + CPU_MARGIN_MS
+							   ? u->seconds * 1000 + CPU_MARGIN_MS
 							   : 0);
 	u->http.max_bytes = rs->env->cfg->limits.max_input_bytes;
 	u->taken_us = time_now_us();
 	u->attempts++;
+}
+
+/* Start a unit's request on its own thread. */
+static int start_unit(run_state *rs, unit *u, pr_error *err)
+{
+	void **arg = malloc(2 * sizeof(*arg));
+	svc_state *s = &rs->svcs[u->svc];
+
+	if (!arg)
+		return oom(err);
+	unit_prepare(rs, u);
 	u->state = T_RUNNING;
 	arg[0] = rs;
 	arg[1] = u;
@@ -1660,4 +1683,187 @@ void collect_result_release(collect_result *r)
 	json_decref(r->plan);
 	job_notes_release(&r->notes);
 	memset(r, 0, sizeof(*r));
+}
+
+/* ---- one capture on demand ------------------------------------------------ */
+
+/* The targets of pprof_http source `src` of `cs` (the labels it names). */
+static int source_targets(target_list *tl, const config_source *src, pr_error *err)
+{
+	target_labels names = {src->release_label ? src->release_label : "release",
+			       src->commit_label ? src->commit_label : "commit",
+			       src->host_label ? src->host_label : "host"};
+	int rc = 0;
+
+	for (size_t i = 0; rc == 0 && i < src->ntargets; i++)
+		rc = targets_add(tl, src->targets[i], err);
+	for (size_t i = 0; rc == 0 && i < src->nfile_sd; i++)
+		rc = targets_load_file_sd(tl, src->file_sd[i], &names, err);
+	return rc;
+}
+
+static bool target_named(const target *t, const char *host)
+{
+	char h[300];
+
+	host_of(h, sizeof(h), t->address);
+	return strcmp(t->address, host) == 0 || strcmp(h, host) == 0 ||
+	       (t->host && strcmp(t->host, host) == 0);
+}
+
+/*
+ * The source (*src_index) and target (into *out, the caller releases it)
+ * of `cs` that `host` names, pulling profile `type` (NULL: any).
+ */
+static int find_target(size_t *src_index, target *out, const config_service *cs, const char *host,
+		       const char *type, pr_error *err)
+{
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	for (size_t k = 0; cs && k < cs->nsources; k++) {
+		const config_source *src = &cs->sources[k];
+		target_list tl = {0};
+		bool has_type = !type;
+		for (size_t p = 0; p < src->nprofiles && !has_type; p++)
+			has_type = strcmp(src->profiles[p].type, type) == 0;
+		if (src->kind != CONFIG_SRC_PPROF_HTTP || !has_type)
+			continue;
+		if ((rc = source_targets(&tl, src, err)) < 0) {
+			target_list_release(&tl);
+			return rc;
+		}
+		for (size_t t = 0; t < tl.n; t++) {
+			if (!target_named(&tl.v[t], host))
+				continue;
+			*out = tl.v[t];
+			memset(&tl.v[t], 0, sizeof(tl.v[t]));
+			*src_index = k;
+			target_list_release(&tl);
+			return 0;
+		}
+		target_list_release(&tl);
+	}
+	return pr_error_set(err, PR_ENOTFOUND,
+			    "host '%.200s' is not a pprof_http target of service '%s'%s%s", host,
+			    cs ? cs->name : "?", type ? " pulling " : "", type ? type : "");
+}
+
+int collect_target_find(char *out, size_t n, const config_service *cs, const char *host,
+			pr_error *err)
+{
+	target t;
+	size_t k;
+	int rc;
+
+	if ((rc = find_target(&k, &t, cs, host, NULL, err)) < 0)
+		return rc;
+	host_of(out, n, t.address);
+	free(t.address);
+	free(t.release);
+	free(t.commit);
+	free(t.host);
+	return 0;
+}
+
+int collect_one_capture(int64_t *capture_id, const job_env *env, const db_service *svc,
+			const config_service *cs, const collect_one *o, pr_error *err)
+{
+	run_state rs;
+	collect_opts opts;
+	deploy *deps = NULL;
+	size_t ndeps = 0, k = 0;
+	target t;
+	const config_source *src;
+	unit *u;
+	char url[600];
+	pprof_http_req pr;
+	int rc;
+
+	*capture_id = 0;
+	memset(&t, 0, sizeof(t));
+	memset(&opts, 0, sizeof(opts));
+	memset(&rs, 0, sizeof(rs));
+	pthread_mutex_init(&rs.mu, NULL);
+	pthread_cond_init(&rs.cv, NULL);
+	opts.incident = o->incident;
+	rs.env = env;
+	rs.o = &opts;
+	rs.now_us = job_now(env);
+	if ((rc = find_target(&k, &t, cs, o->host, o->type, err)) < 0)
+		goto out;
+	src = &cs->sources[k];
+	if (!(rs.svcs = calloc(1, sizeof(*rs.svcs))) || !(rs.svcs[0].failures = json_array()) ||
+	    !(rs.svcs[0].secrets = calloc(cs->nsources, sizeof(char *)))) {
+		rc = oom(err);
+		goto out;
+	}
+	rs.nsvcs = 1;
+	rs.svcs[0].svc = svc;
+	rs.svcs[0].cs = cs;
+	rs.svcs[0].nsecrets = cs->nsources;
+	if ((rc = auth_value(&rs.svcs[0].secrets[k], src, err)) < 0)
+		goto out;
+	if (!(u = unit_new(&rs, err))) {
+		rc = PR_ENOMEM;
+		goto out;
+	}
+	u->src = src;
+	for (size_t p = 0; p < src->nprofiles; p++)
+		if (strcmp(src->profiles[p].type, o->type) == 0)
+			u->prof = &src->profiles[p];
+	u->cpu = strcmp(u->prof->type, "cpu") == 0;
+	u->seconds = o->seconds ? o->seconds : src->seconds;
+	snprintf(u->source_key, sizeof(u->source_key), "pprof_http incident %.200s", o->incident);
+	snprintf(u->target, sizeof(u->target), "%s", t.address);
+	host_of(u->host, sizeof(u->host), t.address);
+	memset(&pr, 0, sizeof(pr));
+	pr.scheme = src->scheme ? src->scheme : "http";
+	pr.address = t.address;
+	pr.what = u->prof->id;
+	pr.seconds = u->seconds;
+	pprof_http_url(url, sizeof(url), &pr);
+	snprintf(u->display, sizeof(u->display), "%s", url);
+	u->label_release = t.release;
+	u->label_commit = t.commit;
+	u->label_host = t.host;
+	t.release = t.commit = t.host = NULL;
+	if ((src->secret_env || src->secret_file)) {
+		char base[600];
+		snprintf(base, sizeof(base), "%s://%s/", pr.scheme, t.address);
+		if (!secret_url_safe(base)) {
+			rc = pr_error_set(err, PR_EREFUSED,
+					  "target '%s': not contacted: its credentials would cross "
+					  "the network in cleartext (use \"scheme\": \"https\")",
+					  t.address);
+			goto out;
+		}
+	}
+	if ((rc = deploy_list(&deps, &ndeps, env->d, svc->id, 1000, err)) < 0)
+		goto out;
+	unit_prepare(&rs, u);
+	u->start_us = u->taken_us;
+	u->end_us = u->taken_us + (int64_t)u->seconds * 1000000;
+	fetch_unit(u);
+	if (u->rc < 0) {
+		rc = pr_error_set(err, u->rc, "%s", u->err.msg);
+		goto out;
+	}
+	if ((rc = finish_unit(&rs, u, deps, ndeps, err)) < 0)
+		goto out;
+	if (rs.svcs[0].rep.failed) {
+		json_t *f = json_array_get(rs.svcs[0].failures, 0);
+		rc = pr_error_set(err, PR_EDATA, "%s",
+				  json_string_value(json_object_get(f, "reason")));
+		goto out;
+	}
+	*capture_id = u->capture;
+out:
+	free(deps);
+	free(t.address);
+	free(t.release);
+	free(t.commit);
+	free(t.host);
+	run_state_release(&rs);
+	return rc;
 }

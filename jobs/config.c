@@ -965,6 +965,60 @@ out:
 	return rc;
 }
 
+/* "serve": numbers and strings through the field table, the host labels by hand. */
+static int load_serve(config *c, json_t *obj, const char *path, pr_error *err)
+{
+	config_serve *s = &c->serve;
+	json_t *labels;
+	int rc = 0;
+
+	if (!json_is_object(obj))
+		return bad(err, path, "serve", "expected an object");
+	labels = json_incref(json_object_get(obj, "alert_host_labels"));
+	json_object_del(obj, "alert_host_labels");
+	{
+		const field f[] = {
+			{"listen", 's', 0, 0, &s->listen, 0, NULL},
+			{"max_body_bytes", 'i', 256, 16 << 20, &s->max_body_bytes, 4, NULL},
+			{"token_rate", 'i', 1, 1000000, &s->token_rate, 4, NULL},
+			{"global_rate", 'i', 1, 1000000, &s->global_rate, 4, NULL},
+			{"host_cooldown_s", 'i', 0, 86400, &s->host_cooldown_s, 4, NULL},
+			{"default_seconds", 'i', 1, 600, &s->default_seconds, 4, NULL},
+			{"max_seconds", 'i', 1, 600, &s->max_seconds, 4, NULL},
+			{"max_hosts", 'i', 1, 64, &s->max_hosts, 4, NULL},
+			{"session_max_s", 'i', 1, 86400, &s->session_max_s, 4, NULL},
+			{"reescalate_s", 'i', 0, 7 * 86400, &s->reescalate_s, 4, NULL},
+			{"max_sessions_service", 'i', 0, 100000, &s->max_sessions_service, 4,
+			 NULL},
+			{"max_sessions_fleet", 'i', 0, 100000, &s->max_sessions_fleet, 4, NULL},
+			{"lease_s", 'i', 10, 86400, &s->lease_s, 4, NULL},
+			{"alert_service_label", 's', 0, 0, &s->alert_service_label, 0, NULL},
+			{NULL, 0, 0, 0, NULL, 0, NULL},
+		};
+		if ((rc = apply(obj, f, path, "serve", err)) < 0)
+			goto out;
+	}
+	if (s->default_seconds > s->max_seconds) {
+		rc = bad(err, path, "serve.default_seconds", "longer than serve.max_seconds");
+		goto out;
+	}
+	if (labels) {
+		free_names(s->alert_host_labels, s->nalert_host_labels);
+		s->alert_host_labels = NULL;
+		s->nalert_host_labels = 0;
+		if (!json_is_array(labels) || json_array_size(labels) == 0) {
+			rc = bad(err, path, "serve.alert_host_labels",
+				 "expected a non-empty array of label names");
+			goto out;
+		}
+		rc = load_names(&s->alert_host_labels, &s->nalert_host_labels, labels, path,
+				"serve.alert_host_labels", err);
+	}
+out:
+	json_decref(labels);
+	return rc;
+}
+
 /*
  * "blobs": strings and numbers through the field table, then the choices
  * and what the S3 store needs.
@@ -1197,6 +1251,36 @@ static void defaults(config *c)
 	c->snapshot.max_tasks = 200000;
 	c->snapshot.nice = 19;
 	c->snapshot.cooldown_s = 600;
+	c->serve.max_body_bytes = 65536;
+	c->serve.token_rate = 60;
+	c->serve.global_rate = 50;
+	c->serve.host_cooldown_s = 300;
+	c->serve.default_seconds = 30;
+	c->serve.max_seconds = 120;
+	c->serve.max_hosts = 16;
+	c->serve.session_max_s = 900;
+	c->serve.reescalate_s = 1800;
+	c->serve.max_sessions_service = 4;
+	c->serve.max_sessions_fleet = 10;
+	c->serve.lease_s = 120;
+}
+
+/* Defaults that are strings: set after the file, when it did not. */
+static int defaults_strings(config *c, pr_error *err)
+{
+	config_serve *s = &c->serve;
+
+	if ((!s->listen && !(s->listen = strdup("127.0.0.1:8070"))) ||
+	    (!s->alert_service_label && !(s->alert_service_label = strdup("service"))))
+		return pr_error_set(err, PR_ENOMEM, "out of memory");
+	if (!s->nalert_host_labels) {
+		if (!(s->alert_host_labels = calloc(2, sizeof(char *))) ||
+		    !(s->alert_host_labels[0] = strdup("instance")) ||
+		    !(s->alert_host_labels[1] = strdup("pod")))
+			return pr_error_set(err, PR_ENOMEM, "out of memory");
+		s->nalert_host_labels = 2;
+	}
+	return 0;
 }
 
 const config_snapshot_service *config_snapshot_service_find(const config *c, const char *name)
@@ -1370,6 +1454,17 @@ int config_load(config *c, const char *file, pr_error *err)
 			}
 		}
 		{
+			json_t *serve = json_object_get(root, "serve");
+			if (serve) {
+				json_incref(serve);
+				json_object_del(root, "serve");
+				rc = load_serve(c, serve, path.ptr, err);
+				json_decref(serve);
+				if (rc < 0)
+					goto out;
+			}
+		}
+		{
 			json_t *blobs = json_object_get(root, "blobs");
 			if (blobs) {
 				json_incref(blobs);
@@ -1415,6 +1510,8 @@ int config_load(config *c, const char *file, pr_error *err)
 	}
 	c->path = buf_detach(&path, NULL);
 out:
+	if (rc == 0)
+		rc = defaults_strings(c, err);
 	json_decref(root);
 	buf_release(&path);
 	if (rc < 0)
@@ -1546,6 +1643,10 @@ void config_release(config *c)
 	}
 	free(c->snapshot.services);
 	c->snapshot.services = NULL;
+	free(c->serve.listen);
+	free(c->serve.alert_service_label);
+	free_names(c->serve.alert_host_labels, c->serve.nalert_host_labels);
+	memset(&c->serve, 0, sizeof(c->serve));
 	c->snapshot.nservices = 0;
 	free(c->paging.teams);
 	free(c->metrics.pushgateway);

@@ -280,6 +280,31 @@ typedef struct config_blobs {
 	uint32_t timeout_ms;          /* 0: the HTTP client's default (60 s) */
 } config_blobs;
 
+/*
+ * The trigger API and its safeguards (profreg serve, jobs/serve.h and
+ * jobs/capreq.h): "serve": {...} with the keys below, each optional.
+ */
+typedef struct config_serve {
+	char *listen;                 /* "ADDR:PORT" ("127.0.0.1:8070") */
+	uint32_t max_body_bytes;      /* a request body at most (65536) */
+	uint32_t token_rate;          /* requests per token per minute (60) */
+	uint32_t global_rate;         /* requests per second, all tokens, every server (50) */
+	uint32_t host_cooldown_s;     /* between two triggered captures of one host (300) */
+	uint32_t default_seconds;     /* CPU profile length when not asked (30) */
+	uint32_t max_seconds;         /* the longest that may be asked (120) */
+	uint32_t max_hosts;           /* hosts in one request (16) */
+	uint32_t session_max_s;       /* hard expiry of every elevated session (900) */
+	uint32_t reescalate_s;        /* a host is elevated at most once per window (1800) */
+	uint32_t max_sessions_service;/* open elevated sessions per service (4) */
+	uint32_t max_sessions_fleet;  /* open elevated sessions in all (10) */
+	uint32_t lease_s;             /* a running request is taken over after its
+				       * capture time and this (120) */
+	char *alert_service_label;    /* the label naming the service ("service") */
+	char **alert_host_labels;     /* labels naming the host, the first found
+				       * ({"instance", "pod"}) */
+	size_t nalert_host_labels;
+} config_serve;
+
 typedef struct config_service {
 	char *name;
 	char *team;        /* NULL when not set */
@@ -306,6 +331,7 @@ typedef struct config {
 	config_collect collect;
 	config_snapshot snapshot;
 	config_blobs blobs;
+	config_serve serve;
 	config_service *services;
 	size_t nservices;
 	char *path;   /* the file read, NULL when none */

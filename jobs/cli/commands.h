@@ -36,6 +36,8 @@ int cmd_span(cli_ctx *ctx, int argc, char **argv);
 int cmd_blobs(cli_ctx *ctx, int argc, char **argv);
 int cmd_access(cli_ctx *ctx, int argc, char **argv);
 int cmd_audit(cli_ctx *ctx, int argc, char **argv);
+int cmd_token(cli_ctx *ctx, int argc, char **argv);
+int cmd_serve(cli_ctx *ctx, int argc, char **argv);
 
 #define COMMANDS_TABLE \
 	{"ingest", cmd_ingest, "store profiles from files or a manifest"}, \
@@ -54,6 +56,8 @@ int cmd_audit(cli_ctx *ctx, int argc, char **argv);
 	{"retention", cmd_retention, "move captures through the retention tiers"}, \
 	{"storage", cmd_storage, "show storage use by tier and service against the budget"}, \
 	{"blobs", cmd_blobs, "move the local blob store into the configured S3 bucket"}, \
+	{"serve", cmd_serve, "the trigger API: captures on demand, the Alertmanager webhook"}, \
+	{"token", cmd_token, "create, list and revoke bearer tokens of the trigger API"}, \
 	{"capture", cmd_capture, "pin or unpin a capture as forensic evidence"}, \
 	{"snapshot", cmd_snapshot, "take, list, show, extract an incident snapshot of a host"}, \
 	{"analyze", cmd_analyze, "test releases against their rolling baselines"}, \
