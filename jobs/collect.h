@@ -65,6 +65,13 @@ typedef struct collect_opts {
 	const char *deploy_release;
 	const char *deploy_commit;
 	int64_t deploy_at_us;
+	/*
+	 * The advisory lock the collection holds; NULL: COLLECT_LOCK. A night
+	 * spread over workers collects each service under its own lock
+	 * ("profreg-collect:NAME"), so that workers collect different
+	 * services at once; the fleet-wide request cap is then per worker.
+	 */
+	const char *lock;
 } collect_opts;
 
 typedef struct collect_result {
