@@ -330,7 +330,8 @@ int tasks_list(json_t **out, db *d, int64_t run_id, pr_error *err)
 	for (int r = 0; r < db_rows(res); r++) {
 		json_t *o = json_pack(
 			"{s:I,s:I,s:s,s:s,s:s,s:s?,s:i,s:s?,s:s?}", "id",
-			(json_int_t)db_get_i64(res, r, 0), "run_id", (json_int_t)db_get_i64(res, r, 1),
+			(json_int_t)db_get_i64(res, r, 0), "run_id",
+			(json_int_t)db_get_i64(res, r, 1),
 			"service", db_get_text(res, r, 2), "kind", db_get_text(res, r, 3), "state",
 			db_get_text(res, r, 4), "worker", db_get_text(res, r, 5), "attempts",
 			(int)db_get_i64(res, r, 6), "lease_until", db_get_text(res, r, 7), "error",
@@ -386,7 +387,8 @@ static void *keeper_main(void *arg)
 			pr_error e = PR_ERROR_INIT;
 			bool kept = true;
 			/* A failed renewal is retried at the next step; the lease has two more. */
-			if (tasks_renew(k->d, k->id, k->worker, k->lease_s, &kept, &e) == 0 && !kept) {
+			int rc = tasks_renew(k->d, k->id, k->worker, k->lease_s, &kept, &e);
+			if (rc == 0 && !kept) {
 				pthread_mutex_lock(&k->mu);
 				k->lost = true;
 				pthread_mutex_unlock(&k->mu);

@@ -189,7 +189,8 @@ int cmd_tasks(cli_ctx *ctx, int argc, char **argv)
 		goto oom;
 	json_array_foreach(tasks, i, v) {
 		const char *w = json_string_value(json_object_get(v, "worker"));
-		table_addf(t, "%" JSON_INTEGER_FORMAT, json_integer_value(json_object_get(v, "id")));
+		table_addf(t, "%" JSON_INTEGER_FORMAT,
+			   json_integer_value(json_object_get(v, "id")));
 		table_addf(t, "%" JSON_INTEGER_FORMAT,
 			   json_integer_value(json_object_get(v, "run_id")));
 		table_add(t, json_string_value(json_object_get(v, "service")));

@@ -249,7 +249,8 @@ static void test_malformed_parts_are_refused(void **state)
 		" \"skipped\": [], \"judged\": [], \"services\": 1, \"filtered\": 0,"
 		" \"db_seconds\": 0, \"stats_seconds\": 0}",
 		/* a skipped target without its reason */
-		"{\"tests\": [], \"targets\": [], \"skipped\": [{\"service\": \"a\"}], \"judged\": [],"
+		"{\"tests\": [], \"targets\": [], \"skipped\": [{\"service\": \"a\"}],"
+		" \"judged\": [],"
 		" \"services\": 0, \"filtered\": 0, \"db_seconds\": 0, \"stats_seconds\": 0}",
 	};
 	analysis a;
