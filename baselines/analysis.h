@@ -218,10 +218,27 @@ int analysis_add_cohort(analysis *a, db *d, const analysis_target *t, const anal
 /* Adjust for the whole family, classify and rank: findings first, best first. */
 int analysis_finish(analysis *a, pr_error *err);
 
+struct json_t;
+
+/*
+ * A run spread over processes (jobs/tasks.h): each process analyses some
+ * targets with analysis_add into its own analysis, without finishing it,
+ * and hands it over as a part; the process that runs the whole family
+ * merges every part, in a fixed order, into one analysis and finishes it
+ * once. A merged analysis finishes exactly as if one process had added
+ * the same targets in the same order: the tests with every number they
+ * carry, the skipped and judged targets, and the captures and values the
+ * renormalised re-test needs (only the rows of tested functions).
+ *
+ * analysis_part_json: *out is a new JSON object (the caller's); PR_ENOMEM.
+ * analysis_part_merge: appends `part` to `a`; a malformed part is
+ * PR_EDATA and leaves `a` as it was.
+ */
+int analysis_part_json(struct json_t **out, const analysis *a);
+int analysis_part_merge(analysis *a, const struct json_t *part, pr_error *err);
+
 /* Free a finding's strings and zero it. */
 void finding_clear(finding *f);
-
-struct json_t;
 
 /*
  * The one JSON shape of a finding (or a test, when not significant),

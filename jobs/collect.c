@@ -1481,7 +1481,8 @@ static int collect_services(run_state *rs, const job_env *env, const collect_opt
 	if (o->dry_run && !(rs->plan = json_array()))
 		return oom(err);
 	if (!o->dry_run) {
-		if ((rc = db_try_advisory_lock(env->d, COLLECT_LOCK, &locked, err)) < 0)
+		if ((rc = db_try_advisory_lock(env->d, o->lock ? o->lock : COLLECT_LOCK, &locked,
+					       err)) < 0)
 			return rc;
 		if (!locked) {
 			*locked_out = true;
@@ -1502,7 +1503,7 @@ static int collect_services(run_state *rs, const job_env *env, const collect_opt
 	rc = 0;
 out:
 	if (locked)
-		db_advisory_unlock(env->d, COLLECT_LOCK);
+		db_advisory_unlock(env->d, o->lock ? o->lock : COLLECT_LOCK);
 	return rc;
 }
 
@@ -1521,8 +1522,11 @@ int collect_service(source_report *out, json_t **failures, const job_env *env,
 	if (rc == 0 && locked_out) {
 		out->waiting = 1;
 		out->failed = 1;
-		out->first_error = strdup("another collection holds the lock '" COLLECT_LOCK
-					  "': nothing collected");
+		char msg[256];
+		snprintf(msg, sizeof(msg),
+			 "another collection holds the lock '%.160s': nothing collected",
+			 o->lock ? o->lock : COLLECT_LOCK);
+		out->first_error = strdup(msg);
 		if (failures)
 			*failures = json_pack("[{s:s,s:s,s:s}]", "source", "collect", "target",
 					      svc->name, "reason", out->first_error);

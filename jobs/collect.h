@@ -82,6 +82,13 @@ typedef struct collect_opts {
 	int64_t deploy_at_us;
 	/* captures taken for an incident: tagged {"incident": ID} (a plain id) */
 	const char *incident;
+	/*
+	 * The advisory lock the collection holds; NULL: COLLECT_LOCK. A night
+	 * spread over workers collects each service under its own lock
+	 * ("profreg-collect:NAME"), so that workers collect different
+	 * services at once; the fleet-wide request cap is then per worker.
+	 */
+	const char *lock;
 } collect_opts;
 
 typedef struct collect_result {

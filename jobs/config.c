@@ -1228,6 +1228,11 @@ static void defaults(config *c)
 	c->retention.tiers.summary_us = 90 * DAY_US;
 	c->retention.tiers.summary_top = 200;
 	c->retention.batch = 200;
+	c->workers.lease_s = 60;
+	c->workers.max_attempts = 3;
+	c->workers.poll_ms = 500;
+	c->workers.task_timeout_s = 3600;
+	c->workers.coordinator_works = true;
 	c->paging.min_severity = STATS_SEV_HIGH;
 	c->paging.max_attempts = 5;
 	c->paging.connect_timeout_ms = 3000;
@@ -1388,8 +1393,19 @@ int config_load(config *c, const char *file, pr_error *err)
 			{"retry_s", 'i', 1, 3600, &retry_s, 4, NULL},
 			{NULL, 0, 0, 0, NULL, 0, NULL},
 		};
+		config_workers *w = &c->workers;
+		const field workers[] = {
+			{"enabled", 'b', 0, 0, &w->enabled, 0, NULL},
+			{"lease_s", 'i', 1, 86400, &w->lease_s, 4, NULL},
+			{"max_attempts", 'i', 1, 100, &w->max_attempts, 4, NULL},
+			{"poll_ms", 'i', 10, 60000, &w->poll_ms, 4, NULL},
+			{"task_timeout_s", 'i', 1, 7 * 86400, &w->task_timeout_s, 4, NULL},
+			{"coordinator_works", 'b', 0, 0, &w->coordinator_works, 0, NULL},
+			{NULL, 0, 0, 0, NULL, 0, NULL},
+		};
 		const field top[] = {
 			{"collect", 'o', 0, 0, NULL, 0, collect},
+			{"workers", 'o', 0, 0, NULL, 0, workers},
 			{"metrics", 'o', 0, 0, NULL, 0, metrics},
 			{"reports", 'o', 0, 0, NULL, 0, reports},
 			{"retention", 'o', 0, 0, NULL, 0, retention},

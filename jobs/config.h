@@ -321,6 +321,20 @@ typedef struct config_service {
 	uint32_t max_concurrent; /* 0: collect.max_concurrent */
 } config_service;
 
+/*
+ * A nightly spread over worker processes (jobs/tasks.h): "workers":
+ * {"enabled": true, "lease_s": 60, "max_attempts": 3, "poll_ms": 500,
+ * "task_timeout_s": 3600, "coordinator_works": true}.
+ */
+typedef struct config_workers {
+	bool enabled;               /* nightly queues tasks (also: nightly --workers) */
+	uint32_t lease_s;           /* a task's lease, renewed every third of it (60) */
+	uint32_t max_attempts;      /* claims of one task before it fails (3) */
+	uint32_t poll_ms;           /* how often an idle worker or the coordinator looks (500) */
+	uint32_t task_timeout_s;    /* a task is renewed no longer than this (3600) */
+	bool coordinator_works;     /* the nightly works tasks while it waits (true) */
+} config_workers;
+
 typedef struct config {
 	profile_limits limits;
 	analysis_opts analysis;
@@ -332,6 +346,7 @@ typedef struct config {
 	config_snapshot snapshot;
 	config_blobs blobs;
 	config_serve serve;
+	config_workers workers;
 	config_service *services;
 	size_t nservices;
 	char *path;   /* the file read, NULL when none */

@@ -38,11 +38,15 @@ int cmd_access(cli_ctx *ctx, int argc, char **argv);
 int cmd_audit(cli_ctx *ctx, int argc, char **argv);
 int cmd_token(cli_ctx *ctx, int argc, char **argv);
 int cmd_serve(cli_ctx *ctx, int argc, char **argv);
+int cmd_worker(cli_ctx *ctx, int argc, char **argv);
+int cmd_tasks(cli_ctx *ctx, int argc, char **argv);
 
 #define COMMANDS_TABLE \
 	{"ingest", cmd_ingest, "store profiles from files or a manifest"}, \
 	{"collect", cmd_collect, "pull new captures from every source of the enabled services"}, \
 	{"nightly", cmd_nightly, "collect, analyse every enabled service, record the run"}, \
+	{"worker", cmd_worker, "work the tasks of nightly runs spread over machines"}, \
+	{"tasks", cmd_tasks, "list the tasks of a nightly run spread over workers"}, \
 	{"runs", cmd_runs, "list recent runs"}, \
 	{"run", cmd_run, "show one run"}, \
 	{"post-deploy", cmd_postdeploy, "check a deploy: analyse, suspects, Markdown, exit code"}, \
