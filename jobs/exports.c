@@ -101,7 +101,8 @@ int exports_run(buf *out, exports_result *res, const job_env *env, const reportd
 		if (res->detailed) {
 			snprintf(name, sizeof(name), "capture %" PRId64, caps[i].id);
 			buf_reset(&raw);
-			if ((!set && (rc = export_pprof_set_new(&set, vt->type, vt->unit, err)) < 0) ||
+			if ((!set &&
+			     (rc = export_pprof_set_new(&set, vt->type, vt->unit, err)) < 0) ||
 			    (rc = load_raw(&raw, env->bs, &caps[i], lim, err)) < 0 ||
 			    (rc = export_pprof_set_add(set, (const uint8_t *)raw.ptr, raw.len, name,
 						       lim, err)) < 0)

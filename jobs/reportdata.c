@@ -363,6 +363,7 @@ static int add_side_where(flame_tree *t, flame_side side, blob_store *bs,
 {
 	size_t first = n > REPORTDATA_MAX_FLAME_CAPTURES ? n - REPORTDATA_MAX_FLAME_CAPTURES : 0;
 	size_t used = 0;
+	double sum = 0;
 
 	for (size_t i = first; i < n; i++) {
 		profile *p = NULL;
@@ -382,11 +383,17 @@ static int add_side_where(flame_tree *t, flame_side side, blob_store *bs,
 			total += (double)p->values[s * p->nvalue_types + p->primary];
 		if (total > 0)
 			rc = flame_tree_add_profile(t, side, p, p->primary, 1 / total, err);
+		/* The page's absolute values: what one capture holds on average. */
+		sum += total;
+		if (!t->unit[0])
+			snprintf(t->unit, sizeof(t->unit), "%s", p->value_types[p->primary].unit);
 		profile_free(p);
 		if (rc < 0)
 			return rc;
 		used++;
 	}
+	if (used)
+		t->per_capture[side] = sum / (double)used;
 	if (n && !used)
 		return pr_error_set(err, PR_ENOTFOUND,
 				    "none of the %s captures still has its profile "

@@ -286,7 +286,9 @@ static void findings_table(out *o, const report *r)
 static void legend(out *o)
 {
 	P(o,
-	  "<p class=\"legend note\">Width: share of the current samples. Colour: change "
+	  "<p class=\"legend note\">Width: in the difference view the mean of the current "
+	  "and baseline shares, so that what vanished still shows (dashed, from the baseline); "
+	  "the current and baseline views draw one side. Colour: change "
 	  "of the frame's self share"
 	  " against the baseline<span style=\"background:#d62020\"></span>grew"
 	  "<span style=\"background:#265cd6\"></span>shrank<span "
@@ -313,6 +315,8 @@ static void flame(out *o, const report *r, const flame_tree *t, const char *id,
 	legend(o);
 	if (o->rc == 0)
 		o->rc = flame_render_svg(o->b, t, &fo, NULL, err);
+	if (o->rc == 0 && t->total[FLAME_CUR] > 0 && (o->rc = flame_controls(o->b, id)) < 0)
+		pr_error_set(err, o->rc, "cannot write the report: out of memory");
 }
 
 /* The function's share capture by capture, the baseline band shaded. */
