@@ -490,6 +490,54 @@ static void id_list(out *o, const report_finding *f, bool current)
 		}
 }
 
+/* The ids of the snapshots shown beside capture `cap`, or "-". */
+static void snapshot_ids(out *o, const report_finding *f, int64_t cap)
+{
+	bool any = false;
+
+	for (size_t i = 0; i < f->nsnaps; i++)
+		if (f->snaps[i].capture_id == cap) {
+			P(o, "%s<a href=\"#snapshot-%" PRId64 "\">%" PRId64 "</a>", any ? ", " : "",
+			  f->snaps[i].id, f->snaps[i].id);
+			any = true;
+		}
+	if (!any)
+		P(o, "-");
+}
+
+/* Incident snapshots of the captures' hosts taken near the captures. */
+static void snapshots(out *o, const report_finding *f)
+{
+	if (!f->nsnaps)
+		return;
+	P(o,
+	  "<h3>Incident snapshots</h3>\n<p class=\"note\">Kernel and process state "
+	  "of a capture's host taken within %d minutes of the capture.</p>\n"
+	  "<table class=\"snaps\"><tr><th>snapshot</th><th>taken</th><th>host</th>"
+	  "<th>beside capture</th><th>incident</th><th>reason</th><th>get it</th></tr>\n",
+	  (int)(REPORT_SNAPSHOT_WINDOW_US / 60000000));
+	for (size_t i = 0; i < f->nsnaps; i++) {
+		const report_snapshot *sn = &f->snaps[i];
+		int64_t gap_s = sn->gap_us / 1000000;
+		P(o, "<tr id=\"snapshot-%" PRId64 "\"><td class=\"num\">%" PRId64 "</td><td>",
+		  sn->id, sn->id);
+		T(o, sn->taken_us);
+		P(o, "</td><td>");
+		E(o, sn->host, "-");
+		P(o, "</td><td>%" PRId64 " (%s%" PRId64 "m%02" PRId64 "s)</td><td>", sn->capture_id,
+		  gap_s < 0 ? "-" : "+", (gap_s < 0 ? -gap_s : gap_s) / 60,
+		  (gap_s < 0 ? -gap_s : gap_s) % 60);
+		E(o, sn->incident, "-");
+		P(o, "</td><td>");
+		E(o, sn->reason, "-");
+		P(o,
+		  "</td><td><code>profreg snapshot extract %" PRId64 " --dir snapshot-%" PRId64
+		  "</code></td></tr>\n",
+		  sn->id, sn->id);
+	}
+	P(o, "</table>\n");
+}
+
 static void evidence(out *o, const report_finding *f)
 {
 	if (f->ncaps) {
@@ -501,7 +549,8 @@ static void evidence(out *o, const report_finding *f)
 		  "current captures</summary>\n",
 		  f->ncaps <= 8 ? " open" : "", f->ncaps - ncur, ncur);
 		P(o, "<table class=\"caps\"><tr><th>capture</th><th>side</th><th>captured</th>"
-		  "<th>release</th><th>host</th><th>retention</th><th>blob key</th></tr>\n");
+		  "<th>release</th><th>host</th><th>retention</th><th>blob key</th>"
+		  "<th>snapshots</th></tr>\n");
 		for (size_t i = 0; i < f->ncaps; i++) {
 			const report_capture *c = &f->caps[i];
 			P(o, "<tr><td class=\"num\">%" PRId64 "</td><td>%s</td><td>", c->id,
@@ -515,10 +564,13 @@ static void evidence(out *o, const report_finding *f)
 			E(o, c->retention, "-");
 			P(o, "</td><td><code class=\"blob\">");
 			E(o, c->blob_key, "-");
-			P(o, "</code></td></tr>\n");
+			P(o, "</code></td><td>");
+			snapshot_ids(o, f, c->id);
+			P(o, "</td></tr>\n");
 		}
 		P(o, "</table></details>\n");
 	}
+	snapshots(o, f);
 	P(o, "<h3>Reproduce</h3>\n<pre>");
 	if (f->id)
 		P(o,
