@@ -2,7 +2,7 @@
 # install missing Debian packages first, so each works on a fresh machine.
 
 PKGS := gsl libpq libcurl jansson yajl libgit2 libzstd zlib libprotobuf-c libcrypto expat \
-	libarchive libbpf
+	libarchive libbpf libmicrohttpd
 TEST_PKGS := cmocka
 
 BUILD ?= build
@@ -23,8 +23,8 @@ TEST_CFLAGS := $(shell pkg-config --cflags $(TEST_PKGS) 2>/dev/null)
 TEST_LIBS := $(shell pkg-config --libs $(TEST_PKGS) 2>/dev/null)
 
 ALL_CFLAGS = -std=c11 -Wall -Wextra -Werror -MMD -MP -I. -I$(BUILD)/gen \
-	$(PKG_CFLAGS) $(CFLAGS)
-LIBS = $(PKG_LIBS) -lm
+	$(PKG_CFLAGS) -pthread $(CFLAGS)
+LIBS = $(PKG_LIBS) -lm -pthread
 
 VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 

@@ -34,7 +34,8 @@ void analysis_opts_default(analysis_opts *o)
 	o->window_us = 14 * DAY_US;
 	o->min_baseline = 8;
 	o->rel_margin = 0.05;
-	o->abs_margin = 0.001;
+	o->abs_margin = 0.0002;
+	o->min_share = 0.001;
 	o->fdr = 0.05;
 	o->mw_alpha = 0.05;
 	o->ci_level = 0.95;
@@ -178,8 +179,8 @@ typedef struct sides {
 	char *cur_releases; /* JSON array of the judged captures' releases */
 } sides;
 
-static int load_sides(sides *s, db *d, const analysis_target *t, const analysis_opts *o,
-		      pr_error *err)
+static int load_sides(sides *s, db *d, const analysis_target *t, const analysis_cohort *c,
+		      const analysis_opts *o, pr_error *err)
 {
 	capture_query q = {0};
 	int rc;
@@ -199,8 +200,24 @@ static int load_sides(sides *s, db *d, const analysis_target *t, const analysis_
 	q.since_us = t->release ? 0 : t->since_us;
 	/* Nothing after "now": --at makes a run reproducible. */
 	q.until_us = t->until_us && t->until_us <= o->at_us ? t->until_us : o->at_us + 1;
+	q.hosts = c ? c->cohort_hosts : NULL;
 	if ((rc = capture_set_load(&s->cur, d, &q, err)) < 0 || s->cur.n == 0)
 		return rc;
+	if (c) {
+		/* The control hosts over the same window, whatever release they run. */
+		int64_t until = q.until_us;
+		memset(&q, 0, sizeof(q));
+		q.service_id = t->service_id;
+		q.type = t->type;
+		q.eligible_only = true;
+		q.as_of_us = o->at_us;
+		q.hosts = c->control_hosts;
+		s->window_start = t->release ? s->cur.caps[0].captured_at_us : t->since_us;
+		s->window_end = t->release ? s->cur.caps[s->cur.n - 1].captured_at_us + 1 : until;
+		q.since_us = s->window_start;
+		q.until_us = s->window_end;
+		return capture_set_load(&s->base, d, &q, err);
+	}
 	memset(&q, 0, sizeof(q));
 	q.service_id = t->service_id;
 	q.type = t->type;
@@ -741,6 +758,12 @@ static bool describe_test(finding *f, const analysis_target *t, const sides *s,
 
 int analysis_add(analysis *a, db *d, const analysis_target *t, bool store, pr_error *err)
 {
+	return analysis_add_cohort(a, d, t, NULL, store, err);
+}
+
+int analysis_add_cohort(analysis *a, db *d, const analysis_target *t, const analysis_cohort *c,
+			bool store, pr_error *err)
+{
 	const analysis_opts *o = &a->opts;
 	sides s;
 	analysis_target_data td;
@@ -755,13 +778,25 @@ int analysis_add(analysis *a, db *d, const analysis_target *t, bool store, pr_er
 	int rc;
 
 	memset(&td, 0, sizeof(td));
-	if ((rc = load_sides(&s, d, t, o, err)) < 0)
+	if (c && (!c->cohort_hosts || !c->control_hosts))
+		c = NULL;
+	if ((rc = load_sides(&s, d, t, c, o, err)) < 0)
 		goto out;
 	if (s.cur.n == 0) {
-		rc = t->release ? skip(a, t, err, "no %s captures of release '%s'", t->type,
-				       t->release)
+		rc = t->release ? skip(a, t, err, "no %s captures of release '%s'%s", t->type,
+				       t->release, c ? " on the cohort's hosts" : "")
 				: skip(a, t, err, "no %s captures in the selected time range",
 				       t->type);
+		goto out;
+	}
+	if (c && (s.base.n < o->min_baseline || s.base.n < 2)) {
+		char from[TIME_FMT_MAX], to[TIME_FMT_MAX];
+		time_format(from, s.window_start);
+		time_format(to, s.window_end);
+		rc = skip(a, t, err,
+			  "insufficient control: %zu eligible %s captures of the control hosts "
+			  "from %s to %s (need %zu)",
+			  s.base.n, t->type, from, to, o->min_baseline);
 		goto out;
 	}
 	if (s.base.n < o->min_baseline || s.base.n < 2) {
@@ -793,9 +828,11 @@ int analysis_add(analysis *a, db *d, const analysis_target *t, bool store, pr_er
 	sc.vst = sc.share + maxn, sc.rate = sc.vst + maxn, sc.v = sc.rate + maxn;
 
 	/*
-	 * Independent filtering: a function whose share stays under the
-	 * absolute margin in every capture can never move by more than it,
-	 * so it is not tested and does not dilute the family.
+	 * Independent filtering: a function whose share stays under min_share
+	 * in every capture is too small to report, so it is not tested and
+	 * does not dilute the family (nor one that could never move by more
+	 * than the absolute margin). The filter looks at the shares only, not
+	 * at which way they moved, so it leaves the tests' p-values valid.
 	 */
 	for (size_t r = 0; r < td.m.nfuncs; r++) {
 		double top = 0;
@@ -812,7 +849,7 @@ int analysis_add(analysis *a, db *d, const analysis_target *t, bool store, pr_er
 		 * Too few captures know it (summaries cut it off): its baseline
 		 * is not measured, so it is not tested.
 		 */
-		if (top < o->abs_margin || known < o->min_baseline) {
+		if (top < o->min_share || top < o->abs_margin || known < o->min_baseline) {
 			a->filtered++;
 			continue;
 		}
@@ -923,7 +960,8 @@ int analysis_add(analysis *a, db *d, const analysis_target *t, bool store, pr_er
 	memset(&s.base, 0, sizeof(s.base));
 	memset(&s.cur, 0, sizeof(s.cur));
 	td.look = look;
-	if (t->release && !t->cur_ids) {
+	/* A cohort is not the whole release: the release's lifecycle is not judged on it. */
+	if (t->release && !t->cur_ids && !c) {
 		analysis_judged *j = realloc(a->judged, (a->njudged + 1) * sizeof(*j));
 		if (!j) {
 			rc = oom(err);
@@ -1287,3 +1325,514 @@ json_t *analysis_finding_json(const finding *f)
 	return o;
 }
 
+
+/*
+ * Parts: one process's analysis_add results, carried to the process that
+ * finishes the run. Doubles travel exactly: a finite one as a JSON real
+ * (jansson writes 17 significant digits, which read back to the same
+ * double), NaN as null, infinities as the strings "inf" and "-inf".
+ */
+static json_t *part_num(double v)
+{
+	if (isnan(v))
+		return json_null();
+	if (isinf(v))
+		return json_string(v > 0 ? "inf" : "-inf");
+	return json_real(v);
+}
+
+static bool part_get_num(double *out, const json_t *o, const char *key)
+{
+	const json_t *v = json_object_get(o, key);
+	const char *s;
+
+	if (json_is_null(v)) {
+		*out = NAN;
+		return true;
+	}
+	if (json_is_number(v)) {
+		*out = json_number_value(v);
+		return true;
+	}
+	s = json_string_value(v);
+	if (s && strcmp(s, "inf") == 0)
+		*out = INFINITY;
+	else if (s && strcmp(s, "-inf") == 0)
+		*out = -INFINITY;
+	else
+		return false;
+	return true;
+}
+
+static bool part_get_int(int64_t *out, const json_t *o, const char *key)
+{
+	const json_t *v = json_object_get(o, key);
+
+	if (!json_is_integer(v))
+		return false;
+	*out = (int64_t)json_integer_value(v);
+	return true;
+}
+
+/* A string field, copied; a JSON null gives NULL. False when neither. */
+static bool part_get_str(char **out, const json_t *o, const char *key)
+{
+	const json_t *v = json_object_get(o, key);
+
+	*out = NULL;
+	if (json_is_null(v))
+		return true;
+	if (!json_is_string(v))
+		return false;
+	*out = strdup(json_string_value(v));
+	return *out != NULL;
+}
+
+/* The static strings a finding points to, by value. */
+static const char *part_static(const char *s)
+{
+	static const char *const known[] = {FINDING_KIND_SHARE, FINDING_KIND_COST, "bytes",
+					    "cpu_s_per_s", "value_per_s", "per_load"};
+
+	for (size_t i = 0; s && i < sizeof(known) / sizeof(known[0]); i++)
+		if (strcmp(s, known[i]) == 0)
+			return known[i];
+	return NULL;
+}
+
+static json_t *part_str(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+static json_t *part_test(const finding *f, size_t row)
+{
+	json_t *o = json_object();
+	struct {
+		const char *key;
+		double v;
+	} nums[] = {
+		{"baseline_share", f->baseline_share}, {"current_share", f->current_share},
+		{"delta", f->delta}, {"rel_delta", f->rel_delta}, {"ci_low", f->ci_low},
+		{"ci_high", f->ci_high}, {"p_value", f->p_value}, {"mw_p", f->mw_p},
+		{"p_up", f->p_up}, {"p_down", f->p_down}, {"rate_ratio", f->rate_ratio},
+		{"rate_p_up", f->rate_p_up}, {"rate_p_down", f->rate_p_down},
+	};
+	int bad = !o;
+
+	for (size_t i = 0; !bad && i < sizeof(nums) / sizeof(nums[0]); i++)
+		bad |= json_object_set_new(o, nums[i].key, part_num(nums[i].v));
+	if (bad)
+		goto fail;
+	bad |= json_object_set_new(o, "service_id", json_integer(f->service_id));
+	bad |= json_object_set_new(o, "function_id", json_integer(f->function_id));
+	bad |= json_object_set_new(o, "baseline_id", json_integer(f->baseline_id));
+	bad |= json_object_set_new(o, "service", part_str(f->service));
+	bad |= json_object_set_new(o, "type", part_str(f->type));
+	bad |= json_object_set_new(o, "function", part_str(f->function));
+	bad |= json_object_set_new(o, "file", part_str(f->file));
+	bad |= json_object_set_new(o, "current_release", part_str(f->current_release));
+	bad |= json_object_set_new(o, "baseline_releases", part_str(f->baseline_releases));
+	bad |= json_object_set_new(o, "test", part_str(f->test));
+	bad |= json_object_set_new(o, "capture_ids", part_str(f->capture_ids));
+	bad |= json_object_set_new(o, "kind", part_str(f->kind));
+	bad |= json_object_set_new(o, "cost_unit", part_str(f->cost_unit));
+	bad |= json_object_set_new(o, "direction", json_integer(f->direction));
+	bad |= json_object_set_new(o, "baseline_captures",
+				   json_integer((json_int_t)f->baseline_captures));
+	bad |= json_object_set_new(o, "current_captures",
+				   json_integer((json_int_t)f->current_captures));
+	bad |= json_object_set_new(o, "look", json_integer((json_int_t)f->look));
+	bad |= json_object_set_new(o, "target", json_integer((json_int_t)f->target));
+	bad |= json_object_set_new(o, "row", row == SIZE_MAX ? json_null()
+							     : json_integer((json_int_t)row));
+	if (!bad)
+		return o;
+fail:
+	json_decref(o);
+	return NULL;
+}
+
+static json_t *part_caps(const capture_set *cs)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; arr && i < cs->n; i++) {
+		const capture_ref *c = &cs->caps[i];
+		json_t *o = json_pack("{s:I,s:I,s:s,s:I,s:I,s:I,s:s,s:o}", "id", (json_int_t)c->id,
+				      "at", (json_int_t)c->captured_at_us, "release", c->release,
+				      "total", (json_int_t)c->total, "samples",
+				      (json_int_t)c->sample_count, "duration_ns",
+				      (json_int_t)c->duration_ns, "unit", c->unit, "load",
+				      part_num(c->load));
+		if (!o || json_array_append_new(arr, o) < 0) {
+			json_decref(arr);
+			return NULL;
+		}
+	}
+	return arr;
+}
+
+static json_t *part_ints(const int *v, size_t n)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; arr && i < n; i++)
+		if (json_array_append_new(arr, json_integer(v[i])) < 0) {
+			json_decref(arr);
+			return NULL;
+		}
+	return arr;
+}
+
+/*
+ * A target's data as finish needs it: its captures, release numbers and
+ * the matrix rows its share tests use (rows[] maps an old row to its
+ * position in the part, SIZE_MAX for a row no test uses).
+ */
+static json_t *part_target(const analysis_target_data *td, const size_t *used, size_t nused)
+{
+	json_t *o = json_object(), *ids = json_array(), *self = json_array();
+	int bad = !o || !ids || !self;
+
+	for (size_t k = 0; !bad && k < nused; k++) {
+		size_t r = used[k];
+		bad |= json_array_append_new(ids, json_integer(td->m.func_ids[r]));
+		for (size_t c = 0; !bad && c < td->m.ncaps; c++)
+			bad |= json_array_append_new(self,
+						     json_integer(td->m.self[r * td->m.ncaps + c]));
+	}
+	if (!bad) {
+		bad |= json_object_set_new(o, "func_ids", ids);
+		bad |= json_object_set_new(o, "self", self);
+		ids = self = NULL;
+		bad |= json_object_set_new(o, "base", part_caps(&td->base));
+		bad |= json_object_set_new(o, "cur", part_caps(&td->cur));
+		bad |= json_object_set_new(o, "gb", part_ints(td->gb, td->base.n));
+		bad |= json_object_set_new(o, "gc", part_ints(td->gc, td->cur.n));
+		bad |= json_object_set_new(o, "look", json_integer((json_int_t)td->look));
+		bad |= json_object_set_new(o, "phi", part_num(td->phi));
+		bad |= json_object_set_new(o, "phi_df", part_num(td->phi_df));
+	}
+	json_decref(ids);
+	json_decref(self);
+	if (!bad)
+		return o;
+	json_decref(o);
+	return NULL;
+}
+
+int analysis_part_json(struct json_t **out, const analysis *a)
+{
+	json_t *o = json_object(), *tests = json_array(), *targets = json_array();
+	json_t *skipped = json_array(), *judged = json_array();
+	size_t *used = NULL, *newrow = NULL;
+	int bad = !o || !tests || !targets || !skipped || !judged;
+
+	*out = NULL;
+	for (size_t tg = 0; !bad && tg < a->ntargets; tg++) {
+		const analysis_target_data *td = &a->targets[tg];
+		size_t nused = 0;
+		free(used);
+		free(newrow);
+		used = calloc(td->m.nfuncs ? td->m.nfuncs : 1, sizeof(*used));
+		newrow = calloc(td->m.nfuncs ? td->m.nfuncs : 1, sizeof(*newrow));
+		if (!used || !newrow) {
+			bad = 1;
+			break;
+		}
+		for (size_t r = 0; r < td->m.nfuncs; r++)
+			newrow[r] = SIZE_MAX;
+		for (size_t i = 0; i < a->ntests; i++) {
+			const finding *f = &a->tests[i];
+			if (f->target != tg || f->row == SIZE_MAX || newrow[f->row] != SIZE_MAX)
+				continue;
+			newrow[f->row] = nused;
+			used[nused++] = f->row;
+		}
+		bad |= json_array_append_new(targets, part_target(td, used, nused));
+		for (size_t i = 0; !bad && i < a->ntests; i++) {
+			const finding *f = &a->tests[i];
+			if (f->target == tg)
+				bad |= json_array_append_new(
+					tests, part_test(f, f->row == SIZE_MAX ? SIZE_MAX
+									       : newrow[f->row]));
+		}
+	}
+	for (size_t i = 0; !bad && i < a->nskipped; i++)
+		bad |= json_array_append_new(skipped,
+					     json_pack("{s:s,s:s,s:s}", "service",
+						       a->skipped[i].service, "type",
+						       a->skipped[i].type, "reason",
+						       a->skipped[i].reason));
+	for (size_t i = 0; !bad && i < a->njudged; i++) {
+		const analysis_judged *j = &a->judged[i];
+		bad |= json_array_append_new(
+			judged, json_pack("{s:I,s:s,s:s,s:I,s:I}", "service_id",
+					  (json_int_t)j->service_id, "type", j->type, "release",
+					  j->release, "look", (json_int_t)j->look, "first_us",
+					  (json_int_t)j->first_us));
+	}
+	if (!bad) {
+		bad |= json_object_set_new(o, "tests", tests);
+		bad |= json_object_set_new(o, "targets", targets);
+		bad |= json_object_set_new(o, "skipped", skipped);
+		bad |= json_object_set_new(o, "judged", judged);
+		tests = targets = skipped = judged = NULL;
+		bad |= json_object_set_new(o, "services", json_integer((json_int_t)a->services));
+		bad |= json_object_set_new(o, "filtered", json_integer((json_int_t)a->filtered));
+		bad |= json_object_set_new(o, "db_seconds", part_num(a->db_seconds));
+		bad |= json_object_set_new(o, "stats_seconds", part_num(a->stats_seconds));
+	}
+	free(used);
+	free(newrow);
+	json_decref(tests);
+	json_decref(targets);
+	json_decref(skipped);
+	json_decref(judged);
+	if (bad) {
+		json_decref(o);
+		return PR_ENOMEM;
+	}
+	*out = o;
+	return 0;
+}
+
+static int part_bad(pr_error *err, const char *what)
+{
+	return pr_error_set(err, PR_EDATA, "cannot read an analysis part: bad %s", what);
+}
+
+static int part_read_caps(capture_set *out, const json_t *arr, pr_error *err)
+{
+	size_t i;
+	const json_t *c;
+
+	memset(out, 0, sizeof(*out));
+	if (!json_is_array(arr))
+		return part_bad(err, "captures");
+	if (!(out->caps = calloc(json_array_size(arr) + 1, sizeof(*out->caps))))
+		return oom(err);
+	json_array_foreach(arr, i, c) {
+		capture_ref *r = &out->caps[i];
+		const char *unit = json_string_value(json_object_get(c, "unit"));
+		if (!part_get_int(&r->id, c, "id") || !part_get_int(&r->captured_at_us, c, "at") ||
+		    !part_get_int(&r->total, c, "total") ||
+		    !part_get_int(&r->sample_count, c, "samples") ||
+		    !part_get_int(&r->duration_ns, c, "duration_ns") ||
+		    !part_get_num(&r->load, c, "load") || !unit)
+			return part_bad(err, "capture");
+		snprintf(r->unit, sizeof(r->unit), "%s", unit);
+		out->n = i + 1; /* its release is freed with the set, read or not */
+		if (!part_get_str(&r->release, c, "release") || !r->release)
+			return part_bad(err, "capture release");
+	}
+	return 0;
+}
+
+static int part_read_ints(int **out, const json_t *arr, size_t n, pr_error *err)
+{
+	if (!json_is_array(arr) || json_array_size(arr) != n)
+		return part_bad(err, "release numbers");
+	if (!(*out = calloc(n ? n : 1, sizeof(**out))))
+		return oom(err);
+	for (size_t i = 0; i < n; i++) {
+		const json_t *v = json_array_get(arr, i);
+		if (!json_is_integer(v))
+			return part_bad(err, "release number");
+		(*out)[i] = (int)json_integer_value(v);
+	}
+	return 0;
+}
+
+static int part_read_target(analysis_target_data *td, const json_t *o, pr_error *err)
+{
+	const json_t *ids = json_object_get(o, "func_ids"), *self = json_object_get(o, "self");
+	int64_t look;
+	int rc;
+
+	memset(td, 0, sizeof(*td));
+	if ((rc = part_read_caps(&td->base, json_object_get(o, "base"), err)) < 0 ||
+	    (rc = part_read_caps(&td->cur, json_object_get(o, "cur"), err)) < 0 ||
+	    (rc = part_read_ints(&td->gb, json_object_get(o, "gb"), td->base.n, err)) < 0 ||
+	    (rc = part_read_ints(&td->gc, json_object_get(o, "gc"), td->cur.n, err)) < 0)
+		return rc;
+	if (!part_get_int(&look, o, "look") || look < 0 || !part_get_num(&td->phi, o, "phi") ||
+	    !part_get_num(&td->phi_df, o, "phi_df"))
+		return part_bad(err, "target");
+	td->look = (size_t)look;
+	td->m.ncaps = td->base.n + td->cur.n;
+	td->m.nfuncs = json_array_size(ids);
+	if (!json_is_array(ids) || !json_is_array(self) ||
+	    json_array_size(self) != td->m.nfuncs * td->m.ncaps)
+		return part_bad(err, "matrix");
+	if (!(td->m.func_ids = calloc(td->m.nfuncs + 1, sizeof(int64_t))) ||
+	    !(td->m.self = calloc(json_array_size(self) + 1, sizeof(int64_t))))
+		return oom(err);
+	for (size_t i = 0; i < td->m.nfuncs; i++)
+		td->m.func_ids[i] = (int64_t)json_integer_value(json_array_get(ids, i));
+	for (size_t i = 0; i < json_array_size(self); i++) {
+		const json_t *v = json_array_get(self, i);
+		if (!json_is_integer(v))
+			return part_bad(err, "matrix value");
+		td->m.self[i] = (int64_t)json_integer_value(v);
+	}
+	return 0;
+}
+
+static int part_read_test(finding *f, const json_t *o, size_t target0, size_t nfuncs,
+			  pr_error *err)
+{
+	struct {
+		const char *key;
+		double *v;
+	} nums[] = {
+		{"baseline_share", &f->baseline_share}, {"current_share", &f->current_share},
+		{"delta", &f->delta}, {"rel_delta", &f->rel_delta}, {"ci_low", &f->ci_low},
+		{"ci_high", &f->ci_high}, {"p_value", &f->p_value}, {"mw_p", &f->mw_p},
+		{"p_up", &f->p_up}, {"p_down", &f->p_down}, {"rate_ratio", &f->rate_ratio},
+		{"rate_p_up", &f->rate_p_up}, {"rate_p_down", &f->rate_p_down},
+	};
+	int64_t dir, nb, nc, look, target, row = -1;
+	const json_t *jrow = json_object_get(o, "row");
+	char *kind = NULL, *unit = NULL;
+	bool ok;
+
+	memset(f, 0, sizeof(*f));
+	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++)
+		if (!part_get_num(nums[i].v, o, nums[i].key))
+			return part_bad(err, nums[i].key);
+	ok = part_get_int(&f->service_id, o, "service_id") &&
+	     part_get_int(&f->function_id, o, "function_id") &&
+	     part_get_int(&f->baseline_id, o, "baseline_id") &&
+	     part_get_int(&dir, o, "direction") && part_get_int(&nb, o, "baseline_captures") &&
+	     part_get_int(&nc, o, "current_captures") && part_get_int(&look, o, "look") &&
+	     part_get_int(&target, o, "target") &&
+	     (json_is_null(jrow) || part_get_int(&row, o, "row")) &&
+	     part_get_str(&f->service, o, "service") && part_get_str(&f->type, o, "type") &&
+	     part_get_str(&f->function, o, "function") && part_get_str(&f->file, o, "file") &&
+	     part_get_str(&f->current_release, o, "current_release") &&
+	     part_get_str(&f->baseline_releases, o, "baseline_releases") &&
+	     part_get_str(&f->test, o, "test") &&
+	     part_get_str(&f->capture_ids, o, "capture_ids") &&
+	     part_get_str(&kind, o, "kind") && part_get_str(&unit, o, "cost_unit");
+	f->kind = part_static(kind);
+	f->cost_unit = part_static(unit);
+	ok = ok && f->kind && (!unit || f->cost_unit) && f->service && f->type && f->function;
+	ok = ok && dir >= FINDING_REGRESSION && dir <= FINDING_RELATIVE_SHIFT && nb >= 0 &&
+	     nc >= 0 && look >= 0 && target >= 0 && row < (int64_t)nfuncs;
+	free(kind);
+	free(unit);
+	if (!ok)
+		return part_bad(err, "test");
+	f->direction = (finding_dir)dir;
+	f->baseline_captures = (size_t)nb;
+	f->current_captures = (size_t)nc;
+	f->look = (size_t)look;
+	f->target = target0 + (size_t)target;
+	f->row = row < 0 ? SIZE_MAX : (size_t)row;
+	return 0;
+}
+
+int analysis_part_merge(analysis *a, const struct json_t *part, pr_error *err)
+{
+	const json_t *tests = json_object_get(part, "tests");
+	const json_t *targets = json_object_get(part, "targets");
+	const json_t *skipped = json_object_get(part, "skipped");
+	const json_t *judged = json_object_get(part, "judged");
+	size_t target0 = a->ntargets, ntests0 = a->ntests, i;
+	const json_t *v;
+	int64_t services, filtered;
+	double dbs, sts;
+	int rc = 0;
+
+	if (!json_is_array(tests) || !json_is_array(targets) || !json_is_array(skipped) ||
+	    !json_is_array(judged) || !part_get_int(&services, part, "services") ||
+	    !part_get_int(&filtered, part, "filtered") ||
+	    !part_get_num(&dbs, part, "db_seconds") || !part_get_num(&sts, part, "stats_seconds"))
+		return part_bad(err, "object");
+	json_array_foreach(targets, i, v) {
+		analysis_target_data td;
+		if ((rc = part_read_target(&td, v, err)) < 0 ||
+		    (rc = keep_target(a, &td) < 0 ? oom(err) : 0) < 0) {
+			target_data_release(&td);
+			goto out;
+		}
+	}
+	if (grow_tests(a, json_array_size(tests)) < 0) {
+		rc = oom(err);
+		goto out;
+	}
+	json_array_foreach(tests, i, v) {
+		finding *f = &a->tests[a->ntests];
+		int64_t t;
+		if (!part_get_int(&t, v, "target") || t < 0 ||
+		    (size_t)t >= a->ntargets - target0) {
+			rc = part_bad(err, "test target");
+			goto out;
+		}
+		if ((rc = part_read_test(f, v, target0, a->targets[target0 + t].m.nfuncs, err)) <
+		    0) {
+			finding_clear(f);
+			goto out;
+		}
+		a->ntests++;
+	}
+	json_array_foreach(skipped, i, v) {
+		analysis_skip *s = realloc(a->skipped, (a->nskipped + 1) * sizeof(*s));
+		const char *sv = json_string_value(json_object_get(v, "service"));
+		const char *ty = json_string_value(json_object_get(v, "type"));
+		const char *re = json_string_value(json_object_get(v, "reason"));
+		if (!s) {
+			rc = oom(err);
+			goto out;
+		}
+		a->skipped = s;
+		if (!sv || !ty || !re) {
+			rc = part_bad(err, "skipped target");
+			goto out;
+		}
+		s = &s[a->nskipped];
+		s->service = strdup(sv), s->type = strdup(ty), s->reason = strdup(re);
+		a->nskipped++;
+		if (!s->service || !s->type || !s->reason) {
+			rc = oom(err);
+			goto out;
+		}
+	}
+	json_array_foreach(judged, i, v) {
+		analysis_judged *j = realloc(a->judged, (a->njudged + 1) * sizeof(*j));
+		int64_t look;
+		if (!j) {
+			rc = oom(err);
+			goto out;
+		}
+		a->judged = j;
+		j = &j[a->njudged];
+		memset(j, 0, sizeof(*j));
+		if (!part_get_int(&j->service_id, v, "service_id") ||
+		    !part_get_int(&look, v, "look") || look < 0 ||
+		    !part_get_int(&j->first_us, v, "first_us") ||
+		    !part_get_str(&j->type, v, "type") ||
+		    !part_get_str(&j->release, v, "release") || !j->type || !j->release) {
+			free(j->type), free(j->release);
+			rc = part_bad(err, "judged release");
+			goto out;
+		}
+		j->look = (size_t)look;
+		a->njudged++;
+	}
+	a->services += (size_t)services;
+	a->filtered += (size_t)filtered;
+	a->db_seconds += dbs;
+	a->stats_seconds += sts;
+out:
+	/* A part that cannot be read leaves none of its tests or targets behind. */
+	if (rc < 0) {
+		while (a->ntests > ntests0)
+			finding_clear(&a->tests[--a->ntests]);
+		while (a->ntargets > target0)
+			target_data_release(&a->targets[--a->ntargets]);
+	}
+	return rc;
+}

@@ -4,7 +4,7 @@
  * For each target (a service, a profile type, and the captures to judge:
  * one release, or a time range), the baseline is the eligible captures of
  * earlier releases in the window before the first judged capture. Every
- * function big enough to ever pass the practical margin is tested on the
+ * function that reaches min_share in some capture is tested on the
  * variance-stabilised share (asin sqrt): against a margin of
  * max(rel_margin x baseline share, abs_margin), in both directions, with
  *   - one current capture: a prediction-interval test,
@@ -65,7 +65,9 @@ typedef struct analysis_opts {
 	int64_t window_us;        /* baseline window before the judged captures */
 	size_t min_baseline;      /* fewer eligible captures: insufficient */
 	double rel_margin;        /* 0.05: a change must exceed 5% of the share */
-	double abs_margin;        /* 0.001: and 0.1 percentage point */
+	double abs_margin;        /* 0.0002: and 0.02 percentage point */
+	double min_share;         /* 0.001: a function under 0.1% in every capture
+				   * is not tested */
 	double fdr;               /* q-value at or below which a test is a finding */
 	double mw_alpha;          /* Mann-Whitney p at or below which it is confirmed */
 	double ci_level;          /* confidence of the reported interval (0.95) */
@@ -97,6 +99,19 @@ typedef struct analysis_target {
 	const char *base_ids;     /* reproduce: exactly these captures (JSON */
 	const char *cur_ids;      /* arrays of ids); NULL to select as above */
 } analysis_target;
+
+/*
+ * Canary against control (JSON arrays of host names, both set): the
+ * judged captures are only the cohort's, and the baseline is not the
+ * rolling one but the eligible captures of the control hosts, any
+ * release, in the same window: from the cohort's first judged capture to
+ * its last (a release), or the selected time range. The tests, margins
+ * and the false-discovery family are the same.
+ */
+typedef struct analysis_cohort {
+	const char *cohort_hosts;
+	const char *control_hosts;
+} analysis_cohort;
 
 typedef enum finding_dir {
 	FINDING_REGRESSION = 0,
@@ -192,13 +207,38 @@ void analysis_release(analysis *a);
 int analysis_add(analysis *a, db *d, const analysis_target *t, bool store,
 		 pr_error *err);
 
+/*
+ * analysis_add for a canary cohort against its control (`c` NULL: the
+ * rolling baseline). Too few control captures is a skip ("insufficient
+ * control: ..."); a cohort is never recorded as its release judged whole.
+ */
+int analysis_add_cohort(analysis *a, db *d, const analysis_target *t, const analysis_cohort *c,
+			bool store, pr_error *err);
+
 /* Adjust for the whole family, classify and rank: findings first, best first. */
 int analysis_finish(analysis *a, pr_error *err);
 
+struct json_t;
+
+/*
+ * A run spread over processes (jobs/tasks.h): each process analyses some
+ * targets with analysis_add into its own analysis, without finishing it,
+ * and hands it over as a part; the process that runs the whole family
+ * merges every part, in a fixed order, into one analysis and finishes it
+ * once. A merged analysis finishes exactly as if one process had added
+ * the same targets in the same order: the tests with every number they
+ * carry, the skipped and judged targets, and the captures and values the
+ * renormalised re-test needs (only the rows of tested functions).
+ *
+ * analysis_part_json: *out is a new JSON object (the caller's); PR_ENOMEM.
+ * analysis_part_merge: appends `part` to `a`; a malformed part is
+ * PR_EDATA and leaves `a` as it was.
+ */
+int analysis_part_json(struct json_t **out, const analysis *a);
+int analysis_part_merge(analysis *a, const struct json_t *part, pr_error *err);
+
 /* Free a finding's strings and zero it. */
 void finding_clear(finding *f);
-
-struct json_t;
 
 /*
  * The one JSON shape of a finding (or a test, when not significant),

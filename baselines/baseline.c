@@ -73,6 +73,7 @@ int capture_set_load(capture_set *out, db *d, const capture_query *q, pr_error *
 		"   and ($6::bigint is null or p.captured_at < 'epoch'::timestamptz + $6::bigint * "
 		"interval '1 microsecond')"
 		"   and ($8::jsonb is null or not ($8::jsonb ? p.release))"
+		"   and ($10::jsonb is null or (p.host is not null and $10::jsonb ? p.host))"
 		"   and p.total_value > 0"
 		"   and (not $7::boolean or ("
 		"        p.retention_class <> 'forensic'"
@@ -87,7 +88,7 @@ int capture_set_load(capture_set *out, db *d, const capture_query *q, pr_error *
 		"                           and f.current_release = p.release)))"
 		" order by p.captured_at, p.id";
 	char sid[24], since[24], until[24], asof[24];
-	const char *params[9];
+	const char *params[10];
 	PGresult *res = NULL;
 	int rc, n;
 
@@ -105,7 +106,8 @@ int capture_set_load(capture_set *out, db *d, const capture_query *q, pr_error *
 	params[7] = q->exclude_releases;
 	snprintf(asof, sizeof(asof), "%" PRId64, q->as_of_us);
 	params[8] = q->as_of_us ? asof : NULL;
-	if ((rc = db_exec(d, &res, err, "selecting captures", sql, 9, params)) < 0)
+	params[9] = q->hosts;
+	if ((rc = db_exec(d, &res, err, "selecting captures", sql, 10, params)) < 0)
 		return rc;
 	n = db_rows(res);
 	if (n && !(out->caps = calloc((size_t)n, sizeof(*out->caps)))) {
@@ -146,6 +148,37 @@ int capture_releases_in(char ***out, size_t *n, db *d, int64_t service_id, const
 	snprintf(since, sizeof(since), "%" PRId64, since_us);
 	snprintf(until, sizeof(until), "%" PRId64, until_us);
 	if ((rc = db_exec(d, &res, err, "listing the night's releases", sql, 4, p)) < 0)
+		return rc;
+	if (db_rows(res) && !(*out = calloc((size_t)db_rows(res), sizeof(**out))))
+		rc = oom(err);
+	for (int i = 0; rc == 0 && i < db_rows(res); i++) {
+		if (!((*out)[i] = strdup(db_get_text(res, i, 0))))
+			rc = oom(err);
+		else
+			(*n)++;
+	}
+	db_result_free(res);
+	if (rc < 0) {
+		capture_releases_free(*out, *n);
+		*out = NULL;
+		*n = 0;
+	}
+	return rc;
+}
+
+int capture_hosts_of(char ***out, size_t *n, db *d, int64_t service_id, pr_error *err)
+{
+	static const char sql[] = "select distinct host from profiles"
+				  " where service_id = $1 and host is not null order by host";
+	char sid[24];
+	const char *p[1] = {sid};
+	PGresult *res = NULL;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	snprintf(sid, sizeof(sid), "%" PRId64, service_id);
+	if ((rc = db_exec(d, &res, err, "listing the service's hosts", sql, 1, p)) < 0)
 		return rc;
 	if (db_rows(res) && !(*out = calloc((size_t)db_rows(res), sizeof(**out))))
 		rc = oom(err);

@@ -55,6 +55,7 @@ typedef struct capture_query {
 	int64_t as_of_us;            /* open findings created after this do not count (0: all) */
 	int64_t since_us, until_us;  /* [since, until); 0 = unbounded */
 	bool eligible_only;          /* apply the baseline eligibility rules */
+	const char *hosts;           /* only captures of these hosts (JSON array text), or NULL */
 } capture_query;
 
 /* Captures matching `q`, oldest first. Free with capture_set_release. */
@@ -68,6 +69,12 @@ int capture_set_load(capture_set *out, db *d, const capture_query *q, pr_error *
 int capture_releases_in(char ***out, size_t *n, db *d, int64_t service_id, const char *type,
 			int64_t since_us, int64_t until_us, pr_error *err);
 void capture_releases_free(char **r, size_t n);
+
+/*
+ * Every host that service `service_id` has a capture from, sorted; free
+ * with capture_releases_free.
+ */
+int capture_hosts_of(char ***out, size_t *n, db *d, int64_t service_id, pr_error *err);
 
 /* The captures with these ids (a JSON array text), oldest first. */
 int capture_set_load_ids(capture_set *out, db *d, const char *ids_json, pr_error *err);

@@ -67,7 +67,7 @@ int findings_follow_up(findings_closed *out, analysis *a, db *d, int64_t run_id,
  * and one service when given (NULL: any), as a JSON array: id, service,
  * type, kind, function, direction, severity, state, status, release,
  * fixed_by, baseline_share, current_share, delta, q_value, created,
- * looks (how many looks) and history (every state with its time, run
+ * looks (how many looks) and states (every state with its time, run
  * and reason). *out is the caller's.
  */
 int findings_list(struct json_t **out, db *d, const char *state, const char *service,
@@ -88,7 +88,7 @@ int findings_link(analysis *a, db *d, const int64_t *from, const int64_t *to,
 /* A finding's incident and that incident's lead (0, 0 when it has none). */
 int findings_incident_of(db *d, int64_t id, int64_t *incident, int64_t *lead, pr_error *err);
 
-/* A finding's state history (the JSON array findings_list gives as history). */
+/* A finding's state history (the JSON array findings_list gives as states). */
 int findings_history(struct json_t **out, db *d, int64_t id, pr_error *err);
 
 /* What a stored finding was found with, beside its numbers. */

@@ -3,6 +3,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "jobs/analyze.h"
+#include "jobs/cohort.h"
 #include "jobs/record.h"
 #include "jobs/runs.h"
 
@@ -30,6 +31,7 @@ int analyze_run(analyze_result *out, const job_env *env, const analyze_opts *o, 
 	db_service *svcs = NULL, one = {0};
 	size_t nsvcs = 0;
 	const char *type = o->type ? o->type : "cpu";
+	cohort_hosts hosts = {0};
 	int rc;
 
 	memset(r, 0, sizeof(*r));
@@ -48,6 +50,15 @@ int analyze_run(analyze_result *out, const job_env *env, const analyze_opts *o, 
 			goto out;
 		}
 	}
+	if ((o->cohort || o->control) && (!o->cohort || !o->service)) {
+		rc = pr_error_set(err, PR_EUSAGE, "%s", !o->cohort
+				  ? "--control needs --cohort (the canary hosts)"
+				  : "--cohort compares the hosts of one service: give --service");
+		goto out;
+	}
+	if (o->cohort && (rc = cohort_resolve(&hosts, env->d, one.id, one.name, o->cohort,
+					      o->control, err)) < 0)
+		goto out;
 	if (!o->dry_run) {
 		json_t *params = json_pack("{s:I,s:s?}", "at_us", (json_int_t)ao.at_us, "selection",
 					   o->selection);
@@ -60,9 +71,11 @@ int analyze_run(analyze_result *out, const job_env *env, const analyze_opts *o, 
 		const db_service *s = o->service ? &one : &svcs[i];
 		analysis_target t = {s->id, s->name, type, o->release, o->since_us, o->until_us,
 				     NULL, NULL};
+		analysis_cohort ch = {hosts.cohort, hosts.control};
 		if (!s->enabled)
 			continue;
-		if ((rc = analysis_add(&r->a, env->d, &t, !o->dry_run, err)) < 0)
+		if ((rc = analysis_add_cohort(&r->a, env->d, &t, hosts.cohort ? &ch : NULL,
+					       !o->dry_run, err)) < 0)
 			goto fail;
 	}
 	if ((rc = analysis_finish(&r->a, err)) < 0)
@@ -90,6 +103,7 @@ out:
 		db_service_release(&svcs[i]);
 	free(svcs);
 	db_service_release(&one);
+	cohort_hosts_release(&hosts);
 	return rc;
 }
 

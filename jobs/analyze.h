@@ -24,6 +24,13 @@ typedef struct analyze_opts {
 	const char *selection;      /* what was asked, recorded with the run */
 	bool dry_run;               /* store nothing, record no run */
 	bool page;                  /* enqueue and send the pages of the regressions */
+	/*
+	 * Canary against control (jobs/cohort.h): judge only the cohort's
+	 * captures against the control hosts' over the same window, not
+	 * against the rolling baseline. One service only; control NULL:
+	 * every other host of the service.
+	 */
+	const char *cohort, *control;
 } analyze_opts;
 
 typedef struct analyze_result {
@@ -35,7 +42,8 @@ typedef struct analyze_result {
 
 /*
  * Analyse. An unknown service is PR_ENOTFOUND (with the close name), a
- * disabled one PR_EREFUSED. Release *out with analyze_result_release,
+ * disabled one PR_EREFUSED; a cohort without one service, or hosts that
+ * cohort_resolve refuses, PR_EUSAGE. Release *out with analyze_result_release,
  * also after a failure.
  */
 int analyze_run(analyze_result *out, const job_env *env, const analyze_opts *o, pr_error *err);

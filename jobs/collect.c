@@ -18,6 +18,7 @@
 #include "jobs/deploys.h"
 #include "jobs/runs.h"
 #include "jobs/secret.h"
+#include "pipeline/blob_s3.h"
 #include "pipeline/http.h"
 #include "pipeline/parca.h"
 #include "pipeline/pprof_http.h"
@@ -63,6 +64,8 @@ typedef struct unit {
 	int64_t start_us, end_us;                        /* the slot */
 	int64_t taken_us; /* when the request started: a live capture's time */
 	bool cpu;
+	uint32_t seconds; /* a CPU profile's length (pprof_http) */
+	int64_t capture;  /* finish_unit: the capture stored or found, 0 when none */
 	int state;
 	unsigned attempts;
 	int64_t not_before_us; /* monotonic-clock microseconds */
@@ -84,6 +87,7 @@ typedef struct svc_state {
 	unsigned cap, running;
 	source_report rep;
 	json_t *failures;
+	json_t *waiting; /* drops whose sidecar is not there yet: {source, target, reason} */
 	size_t requests, empty, skipped, deferred, not_tried;
 	char **secrets; /* per source: the auth header value, or NULL */
 	size_t nsecrets;
@@ -277,7 +281,8 @@ static void failure(svc_state *s, const char *source, const char *target, const 
 
 static const char *kind_name(config_source_kind k)
 {
-	static const char *const names[] = {"dir", "pprof_http", "pyroscope", "parca"};
+	static const char *const names[] = {"dir", "pprof_http", "pyroscope", "parca",
+					    "s3_prefix"};
 	return names[k];
 }
 
@@ -395,6 +400,7 @@ static int plan_pprof_http(run_state *rs, size_t si, const config_source *src, s
 			pr.address = tl.v[t].address;
 			pr.what = u->prof->id;
 			pr.seconds = src->seconds;
+			u->seconds = src->seconds;
 			pprof_http_url(url, sizeof(url), &pr);
 			snprintf(u->display, sizeof(u->display), "%s", url);
 			u->start_us = slot;
@@ -504,15 +510,12 @@ static void fetch_pyroscope(unit *u)
 	free(vals);
 }
 
-static void *fetch_thread(void *arg)
+/* The request of a unit, on the calling thread. */
+static void fetch_unit(unit *u)
 {
-	run_state *rs = ((void **)arg)[0];
-	unit *u = ((void **)arg)[1];
-
-	free(arg);
 	if (u->src->kind == CONFIG_SRC_PPROF_HTTP) {
 		pprof_http_req r = {u->src->scheme ? u->src->scheme : "http", u->target,
-				    u->prof->id, u->src->seconds, u->http};
+				    u->prof->id, u->seconds, u->http};
 		if (piece_add(u, NULL) < 0) {
 			u->rc = oom(&u->err);
 		} else {
@@ -534,6 +537,15 @@ static void *fetch_thread(void *arg)
 			u->retry_after_ms = u->pieces[0].got.retry_after_ms;
 		}
 	}
+}
+
+static void *fetch_thread(void *arg)
+{
+	run_state *rs = ((void **)arg)[0];
+	unit *u = ((void **)arg)[1];
+
+	free(arg);
+	fetch_unit(u);
 	pthread_mutex_lock(&rs->mu);
 	u->state = T_DONE;
 	pthread_cond_signal(&rs->cv);
@@ -631,15 +643,20 @@ static int finish_unit(run_state *rs, unit *u, const deploy *deps, size_t ndeps,
 		ingest_result res;
 		attribution a;
 		pr_error ierr = PR_ERROR_INIT;
-		char tags[160];
+		char tags[400];
 
 		if (pc->got.empty) {
 			s->empty++;
 			continue;
 		}
 		attribute(&a, rs, deps, ndeps, u, pc);
-		snprintf(tags, sizeof(tags), "{\"release_from\":\"%s\",\"source\":\"%s\"}", a.from,
-			 kind_name(u->src->kind));
+		if (rs->o->incident)
+			snprintf(tags, sizeof(tags),
+				 "{\"incident\":\"%s\",\"release_from\":\"%s\",\"source\":\"%s\"}",
+				 rs->o->incident, a.from, kind_name(u->src->kind));
+		else
+			snprintf(tags, sizeof(tags), "{\"release_from\":\"%s\",\"source\":\"%s\"}",
+				 a.from, kind_name(u->src->kind));
 		memset(&req, 0, sizeof(req));
 		req.display = u->display;
 		req.service = s->svc->name;
@@ -664,6 +681,7 @@ static int finish_unit(run_state *rs, unit *u, const deploy *deps, size_t ndeps,
 			s->rep.stored++;
 		outcome = res.already && strcmp(outcome, "stored") != 0 ? "already" : "stored";
 		capture = u->npieces == 1 ? res.capture_id : 0;
+		u->capture = res.capture_id;
 	}
 	/* Recorded once every piece is in: a piece that failed is fetched again next time. */
 	return all_ok ? slot_record(env->d, s->svc->id, u, outcome, capture, err) : 0;
@@ -715,15 +733,12 @@ static int load_hosts(run_state *rs, pr_error *err)
 	return 0;
 }
 
-/* Start a unit's request on its own thread. */
-static int start_unit(run_state *rs, unit *u, pr_error *err)
+/* Set up a unit's request: its limits, its credentials, its time. */
+static void unit_prepare(run_state *rs, unit *u)
 {
-	void **arg = malloc(2 * sizeof(*arg));
 	svc_state *s = &rs->svcs[u->svc];
 	size_t k = (size_t)(u->src - s->cs->sources);
 
-	if (!arg)
-		return oom(err);
 	unit_drop_pieces(u);
 	u->rc = 0;
 	pr_error_clear(&u->err);
@@ -737,11 +752,22 @@ static int start_unit(run_state *rs, unit *u, pr_error *err)
 	}
 	u->http.connect_timeout_ms = u->src->connect_timeout_ms;
 	u->http.timeout_ms = u->src->timeout_ms + (u->cpu && u->src->kind == CONFIG_SRC_PPROF_HTTP
-							   ? u->src->seconds * 1000 + CPU_MARGIN_MS
+							   ? u->seconds * 1000 + CPU_MARGIN_MS
 							   : 0);
 	u->http.max_bytes = rs->env->cfg->limits.max_input_bytes;
 	u->taken_us = time_now_us();
 	u->attempts++;
+}
+
+/* Start a unit's request on its own thread. */
+static int start_unit(run_state *rs, unit *u, pr_error *err)
+{
+	void **arg = malloc(2 * sizeof(*arg));
+	svc_state *s = &rs->svcs[u->svc];
+
+	if (!arg)
+		return oom(err);
+	unit_prepare(rs, u);
 	u->state = T_RUNNING;
 	arg[0] = rs;
 	arg[1] = u;
@@ -948,6 +974,316 @@ out:
 	return rc;
 }
 
+/* ---- object-store drops (s3_prefix) ------------------------------------- */
+
+/* What an s3_prefix source's rows in collect_slots hold as their type. */
+static char object_type[] = "object";
+
+typedef struct drop_obj {
+	char *name; /* the key less the prefix */
+	uint64_t size;
+	int64_t mtime_us;
+} drop_obj;
+
+typedef struct drop_list {
+	drop_obj *v;
+	size_t n, cap;
+} drop_list;
+
+static int drop_add(void *ud, const blob_s3_object *o, pr_error *err)
+{
+	drop_list *l = ud;
+
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 64;
+		drop_obj *v = realloc(l->v, cap * sizeof(*v));
+		if (!v)
+			return oom(err);
+		l->v = v;
+		l->cap = cap;
+	}
+	if (!(l->v[l->n].name = strdup(o->name)))
+		return oom(err);
+	l->v[l->n].size = o->size;
+	l->v[l->n].mtime_us = o->mtime_us;
+	l->n++;
+	return 0;
+}
+
+static int drop_cmp(const void *a, const void *b)
+{
+	return strcmp(((const drop_obj *)a)->name, ((const drop_obj *)b)->name);
+}
+
+static const drop_obj *drop_find(const drop_list *l, const char *name)
+{
+	drop_obj key = {(char *)name, 0, 0};
+
+	return l->n ? bsearch(&key, l->v, l->n, sizeof(*l->v), drop_cmp) : NULL;
+}
+
+static void drop_list_release(drop_list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i].name);
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* `name` for a message: control characters and quotes as \xNN, at most 200 bytes. */
+static void drop_shown(char *out, size_t n, const char *name)
+{
+	size_t k = 0;
+
+	for (const char *c = name; *c && k + 5 < n && k < 200; c++) {
+		unsigned char b = (unsigned char)*c;
+		if (b < 0x20 || b == 0x7f || b == '\'' || b == '\\')
+			k += (size_t)snprintf(out + k, n - k, "\\x%02x", b);
+		else
+			out[k++] = (char)b;
+	}
+	out[k] = '\0';
+}
+
+/* The source's credentials: the configured variables or files, else AWS_*. */
+static int drop_credential(char **out, const char *env, const char *file, const char *dflt,
+			   bool optional, pr_error *err)
+{
+	*out = NULL;
+	if (env || file)
+		return secret_read(out, env, file, err);
+	if (optional && !getenv(dflt))
+		return 0;
+	return secret_read(out, dflt, NULL, err);
+}
+
+static int drop_open(blob_s3_bucket **out, const config_source *src, pr_error *err)
+{
+	char *key_id = NULL, *secret = NULL, *token = NULL;
+	blob_s3_opts o;
+	int rc;
+
+	*out = NULL;
+	if ((rc = drop_credential(&key_id, src->access_key_id_env, src->access_key_id_file,
+				  "AWS_ACCESS_KEY_ID", false, err)) < 0 ||
+	    (rc = drop_credential(&secret, src->secret_access_key_env,
+				  src->secret_access_key_file, "AWS_SECRET_ACCESS_KEY", false,
+				  err)) < 0 ||
+	    (rc = drop_credential(&token, src->session_token_env, src->session_token_file,
+				  "AWS_SESSION_TOKEN", true, err)) < 0)
+		goto out;
+	memset(&o, 0, sizeof(o));
+	o.endpoint = src->endpoint;
+	o.bucket = src->bucket;
+	o.prefix = src->prefix;
+	o.region = src->region;
+	o.virtual_host = src->virtual_host;
+	o.access_key_id = key_id;
+	o.secret_access_key = secret;
+	o.session_token = token;
+	o.ca_file = src->ca_file;
+	o.connect_timeout_ms = src->connect_timeout_ms;
+	o.timeout_ms = src->timeout_ms;
+	rc = blob_s3_bucket_open(out, &o, err);
+out:
+	secret_free(key_id);
+	secret_free(secret);
+	secret_free(token);
+	return rc;
+}
+
+static void waiting(svc_state *s, const char *target, const char *reason)
+{
+	json_t *w = json_pack("{s:s,s:s,s:s}", "source", "s3_prefix", "target", target, "reason",
+			      reason);
+
+	if (w)
+		json_array_append_new(s->waiting, w);
+	s->rep.waiting++;
+}
+
+/*
+ * One profile object and its sidecar: fetched, ingested, recorded. A bad
+ * object is a failure of the service; < 0 only when the database, the
+ * blob store or memory failed.
+ */
+static int drop_one(svc_state *s, const job_env *env, blob_s3_bucket *b, unit *u,
+		    const drop_obj *obj, const drop_obj *side, pr_error *err)
+{
+	const profile_limits *lim = &env->cfg->limits;
+	const char *where = blob_s3_bucket_describe(b);
+	char shown[1400], sname[1400], why[3200];
+	buf text = BUF_INIT, data = BUF_INIT;
+	ingest_desc desc = {0};
+	ingest_result res = {0};
+	pr_error ferr = PR_ERROR_INIT;
+	ingest_json_source js;
+	int rc = 0;
+
+	snprintf(shown, sizeof(shown), "%s%s", where, obj->name);
+	snprintf(sname, sizeof(sname), "sidecar '%s%s'", where, side->name);
+	/* Sizes from the listing: nothing too large is downloaded. */
+	if (side->size > INGEST_JSON_MAX) {
+		snprintf(why, sizeof(why), "%s: longer than %d bytes, not downloaded", sname,
+			 INGEST_JSON_MAX);
+		failure(s, "s3_prefix", where, NULL, why);
+		goto out;
+	}
+	if (obj->size > lim->max_input_bytes) {
+		snprintf(why, sizeof(why),
+			 "cannot read '%s': %" PRIu64 " bytes, over the input limit of %zu "
+			 "bytes; not downloaded",
+			 shown, obj->size, (size_t)lim->max_input_bytes);
+		failure(s, "s3_prefix", where, NULL, why);
+		goto out;
+	}
+	s->requests++;
+	if (blob_s3_bucket_read(b, side->name, &text, INGEST_JSON_MAX, &ferr) < 0) {
+		if (ferr.code == PR_ENOMEM)
+			goto infra;
+		failure(s, "s3_prefix", where, NULL, ferr.msg);
+		goto out;
+	}
+	js = (ingest_json_source){sname, NULL, shown, s->svc->name};
+	if (ingest_request_from_json(&desc, text.ptr, text.len, &js, &ferr) < 0) {
+		if (ferr.code == PR_ENOMEM)
+			goto infra;
+		failure(s, "s3_prefix", where, NULL, ferr.msg);
+		goto out;
+	}
+	s->requests++;
+	if (blob_s3_bucket_read(b, obj->name, &data, lim->max_input_bytes, &ferr) < 0) {
+		if (ferr.code == PR_ENOMEM)
+			goto infra;
+		failure(s, "s3_prefix", where, NULL, ferr.msg);
+		goto out;
+	}
+	desc.req.display = shown;
+	/* The sidecar's time, else the object's, as a folder falls back on a file's. */
+	if (!desc.req.time_us)
+		desc.req.time_us = obj->mtime_us;
+	if (source_ingest_bytes(&res, env->d, env->bs, &desc.req, data.ptr, data.len, lim,
+				&ferr) < 0) {
+		if (res.infra || ferr.code == PR_ENOMEM)
+			goto infra;
+		failure(s, "s3_prefix", where, NULL, ferr.msg);
+		goto out;
+	}
+	if (res.already)
+		s->rep.already++;
+	else
+		s->rep.stored++;
+	rc = slot_record(env->d, s->svc->id, u, res.already ? "already" : "stored",
+			 res.capture_id, err);
+	goto out;
+infra:
+	rc = pr_error_set(err, ferr.code, "%s", ferr.msg);
+out:
+	ingest_desc_release(&desc);
+	wipe_mem(data.ptr, data.len);
+	buf_release(&data);
+	buf_release(&text);
+	return rc;
+}
+
+/*
+ * Every s3_prefix source of a service: list the prefix, and take each
+ * profile object with its sidecar (OBJECT.json) that was not taken
+ * before (collect_slots: the key and its LastModified), as a drop folder
+ * is read.
+ */
+static int collect_drops(svc_state *s, const job_env *env, pr_error *err)
+{
+	static config_profile object_prof = {object_type, NULL};
+	const config_service *cs = s->cs;
+	int rc = 0;
+
+	for (size_t k = 0; k < cs->nsources; k++) {
+		const config_source *src = &cs->sources[k];
+		blob_s3_bucket *b = NULL;
+		drop_list l = {0};
+		pr_error serr = PR_ERROR_INIT;
+		unit *u = NULL;
+		const char *where;
+
+		if (src->kind != CONFIG_SRC_S3_PREFIX)
+			continue;
+		if (!(u = calloc(1, sizeof(*u)))) {
+			rc = oom(err);
+			break;
+		}
+		if (drop_open(&b, src, &serr) == 0) {
+			s->requests++;
+			blob_s3_bucket_list(b, drop_add, &l, &serr);
+		}
+		if (serr.code) {
+			if (serr.code == PR_ENOMEM)
+				rc = pr_error_set(err, PR_ENOMEM, "%s", serr.msg);
+			else
+				failure(s, "s3_prefix", b ? blob_s3_bucket_describe(b) : src->label,
+					NULL, serr.msg);
+			goto next;
+		}
+		where = blob_s3_bucket_describe(b);
+		if (l.n)
+			qsort(l.v, l.n, sizeof(*l.v), drop_cmp);
+		u->src = src;
+		u->prof = &object_prof;
+		snprintf(u->source_key, sizeof(u->source_key), "s3_prefix %s/%s/%s", src->endpoint,
+			 src->bucket, src->prefix ? src->prefix : "");
+		for (size_t i = 0; i < l.n && rc == 0; i++) {
+			const drop_obj *obj = &l.v[i], *side;
+			const char *base = strrchr(obj->name, '/');
+			char shown[300], why[3200], sidename[INGEST_PATH_MAX + 8];
+			bool known = false;
+
+			base = base ? base + 1 : obj->name;
+			/* Folder markers, hidden objects and sidecars are not captures. */
+			if (!*base || base[0] == '.' || ends_with(obj->name, ".json"))
+				continue;
+			if (source_drop_name_refused(obj->name)) {
+				drop_shown(shown, sizeof(shown), obj->name);
+				snprintf(why, sizeof(why), "object key '%s%s' refused: %s", where,
+					 shown, source_drop_name_refused(obj->name));
+				failure(s, "s3_prefix", where, NULL, why);
+				continue;
+			}
+			snprintf(u->target, sizeof(u->target), "%s", obj->name);
+			u->start_us = u->end_us = obj->mtime_us;
+			if ((rc = slot_known(&known, env->d, s->svc->id, u, err)) < 0)
+				break;
+			if (known) {
+				s->skipped++;
+				continue;
+			}
+			snprintf(sidename, sizeof(sidename), "%s.json", obj->name);
+			if (!(side = drop_find(&l, sidename))) {
+				snprintf(why, sizeof(why),
+					 "object '%s%s' has no sidecar '%s.json' yet: "
+					 "not collected",
+					 where, obj->name, obj->name);
+				waiting(s, where, why);
+				continue;
+			}
+			rc = drop_one(s, env, b, u, obj, side, err);
+		}
+next:
+		drop_list_release(&l);
+		blob_s3_bucket_free(b);
+		free(u);
+		if (rc < 0)
+			break;
+	}
+	return rc;
+}
+
 /* ---- one collection ------------------------------------------------------ */
 
 bool collect_has_sources(const config_service *cs)
@@ -959,6 +1295,7 @@ static void svc_state_release(svc_state *s)
 {
 	source_report_release(&s->rep);
 	json_decref(s->failures);
+	json_decref(s->waiting);
 	for (size_t i = 0; i < s->nsecrets; i++)
 		if (s->secrets[i])
 			wipe_free(s->secrets[i]);
@@ -1045,6 +1382,17 @@ static int plan_service(run_state *rs, size_t si, pr_error *err)
 		pr_error serr = PR_ERROR_INIT;
 		if (src->kind == CONFIG_SRC_DIR)
 			continue;
+		if (src->kind == CONFIG_SRC_S3_PREFIX) {
+			/* Collected before the units (collect_drops); a dry run lists nothing. */
+			if (rs->plan)
+				json_array_append_new(
+					rs->plan,
+					json_pack("{s:s,s:s,s:s+++,s:i}", "service",
+						  s->svc->name, "source", "s3_prefix",
+						  "target", "s3://", src->bucket, "/",
+						  src->prefix ? src->prefix : "", "requests", 1));
+			continue;
+		}
 		if (!rs->o->dry_run && auth_value(&s->secrets[k], src, &serr) < 0) {
 			if (serr.code == PR_ENOMEM)
 				return pr_error_set(err, PR_ENOMEM, "%s", serr.msg);
@@ -1092,12 +1440,13 @@ static void summarise(svc_state *s)
 
 static json_t *svc_json(const svc_state *s)
 {
-	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:O}", "stored",
+	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:O,s:O}", "stored",
 			 (json_int_t)s->rep.stored, "already_stored", (json_int_t)s->rep.already,
 			 "already_collected", (json_int_t)s->skipped, "empty", (json_int_t)s->empty,
 			 "deferred", (json_int_t)s->rep.waiting, "failed",
 			 (json_int_t)s->rep.failed, "not_tried", (json_int_t)s->not_tried,
-			 "requests", (json_int_t)s->requests, "failures", s->failures);
+			 "requests", (json_int_t)s->requests, "failures", s->failures, "waiting",
+			 s->waiting);
 }
 
 /*
@@ -1125,14 +1474,15 @@ static int collect_services(run_state *rs, const job_env *env, const collect_opt
 	for (size_t i = 0; i < n; i++) {
 		rs->svcs[i].svc = svcs[i];
 		rs->svcs[i].cs = config_service_find(env->cfg, svcs[i]->name);
-		if (!(rs->svcs[i].failures = json_array()))
+		if (!(rs->svcs[i].failures = json_array()) || !(rs->svcs[i].waiting = json_array()))
 			return oom(err);
 		rs->nsvcs++;
 	}
 	if (o->dry_run && !(rs->plan = json_array()))
 		return oom(err);
 	if (!o->dry_run) {
-		if ((rc = db_try_advisory_lock(env->d, COLLECT_LOCK, &locked, err)) < 0)
+		if ((rc = db_try_advisory_lock(env->d, o->lock ? o->lock : COLLECT_LOCK, &locked,
+					       err)) < 0)
 			return rc;
 		if (!locked) {
 			*locked_out = true;
@@ -1140,7 +1490,8 @@ static int collect_services(run_state *rs, const job_env *env, const collect_opt
 		}
 	}
 	for (size_t i = 0; i < rs->nsvcs; i++)
-		if (!o->dry_run && (rc = collect_dirs(&rs->svcs[i], env, err)) < 0)
+		if (!o->dry_run && ((rc = collect_dirs(&rs->svcs[i], env, err)) < 0 ||
+				    (rc = collect_drops(&rs->svcs[i], env, err)) < 0))
 			goto out;
 	for (size_t i = 0; i < rs->nsvcs; i++)
 		if ((rc = plan_service(rs, i, err)) < 0)
@@ -1152,7 +1503,7 @@ static int collect_services(run_state *rs, const job_env *env, const collect_opt
 	rc = 0;
 out:
 	if (locked)
-		db_advisory_unlock(env->d, COLLECT_LOCK);
+		db_advisory_unlock(env->d, o->lock ? o->lock : COLLECT_LOCK);
 	return rc;
 }
 
@@ -1171,8 +1522,11 @@ int collect_service(source_report *out, json_t **failures, const job_env *env,
 	if (rc == 0 && locked_out) {
 		out->waiting = 1;
 		out->failed = 1;
-		out->first_error = strdup("another collection holds the lock '" COLLECT_LOCK
-					  "': nothing collected");
+		char msg[256];
+		snprintf(msg, sizeof(msg),
+			 "another collection holds the lock '%.160s': nothing collected",
+			 o->lock ? o->lock : COLLECT_LOCK);
+		out->first_error = strdup(msg);
 		if (failures)
 			*failures = json_pack("[{s:s,s:s,s:s}]", "source", "collect", "target",
 					      svc->name, "reason", out->first_error);
@@ -1333,4 +1687,187 @@ void collect_result_release(collect_result *r)
 	json_decref(r->plan);
 	job_notes_release(&r->notes);
 	memset(r, 0, sizeof(*r));
+}
+
+/* ---- one capture on demand ------------------------------------------------ */
+
+/* The targets of pprof_http source `src` of `cs` (the labels it names). */
+static int source_targets(target_list *tl, const config_source *src, pr_error *err)
+{
+	target_labels names = {src->release_label ? src->release_label : "release",
+			       src->commit_label ? src->commit_label : "commit",
+			       src->host_label ? src->host_label : "host"};
+	int rc = 0;
+
+	for (size_t i = 0; rc == 0 && i < src->ntargets; i++)
+		rc = targets_add(tl, src->targets[i], err);
+	for (size_t i = 0; rc == 0 && i < src->nfile_sd; i++)
+		rc = targets_load_file_sd(tl, src->file_sd[i], &names, err);
+	return rc;
+}
+
+static bool target_named(const target *t, const char *host)
+{
+	char h[300];
+
+	host_of(h, sizeof(h), t->address);
+	return strcmp(t->address, host) == 0 || strcmp(h, host) == 0 ||
+	       (t->host && strcmp(t->host, host) == 0);
+}
+
+/*
+ * The source (*src_index) and target (into *out, the caller releases it)
+ * of `cs` that `host` names, pulling profile `type` (NULL: any).
+ */
+static int find_target(size_t *src_index, target *out, const config_service *cs, const char *host,
+		       const char *type, pr_error *err)
+{
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	for (size_t k = 0; cs && k < cs->nsources; k++) {
+		const config_source *src = &cs->sources[k];
+		target_list tl = {0};
+		bool has_type = !type;
+		for (size_t p = 0; p < src->nprofiles && !has_type; p++)
+			has_type = strcmp(src->profiles[p].type, type) == 0;
+		if (src->kind != CONFIG_SRC_PPROF_HTTP || !has_type)
+			continue;
+		if ((rc = source_targets(&tl, src, err)) < 0) {
+			target_list_release(&tl);
+			return rc;
+		}
+		for (size_t t = 0; t < tl.n; t++) {
+			if (!target_named(&tl.v[t], host))
+				continue;
+			*out = tl.v[t];
+			memset(&tl.v[t], 0, sizeof(tl.v[t]));
+			*src_index = k;
+			target_list_release(&tl);
+			return 0;
+		}
+		target_list_release(&tl);
+	}
+	return pr_error_set(err, PR_ENOTFOUND,
+			    "host '%.200s' is not a pprof_http target of service '%s'%s%s", host,
+			    cs ? cs->name : "?", type ? " pulling " : "", type ? type : "");
+}
+
+int collect_target_find(char *out, size_t n, const config_service *cs, const char *host,
+			pr_error *err)
+{
+	target t;
+	size_t k;
+	int rc;
+
+	if ((rc = find_target(&k, &t, cs, host, NULL, err)) < 0)
+		return rc;
+	host_of(out, n, t.address);
+	free(t.address);
+	free(t.release);
+	free(t.commit);
+	free(t.host);
+	return 0;
+}
+
+int collect_one_capture(int64_t *capture_id, const job_env *env, const db_service *svc,
+			const config_service *cs, const collect_one *o, pr_error *err)
+{
+	run_state rs;
+	collect_opts opts;
+	deploy *deps = NULL;
+	size_t ndeps = 0, k = 0;
+	target t;
+	const config_source *src;
+	unit *u;
+	char url[600];
+	pprof_http_req pr;
+	int rc;
+
+	*capture_id = 0;
+	memset(&t, 0, sizeof(t));
+	memset(&opts, 0, sizeof(opts));
+	memset(&rs, 0, sizeof(rs));
+	pthread_mutex_init(&rs.mu, NULL);
+	pthread_cond_init(&rs.cv, NULL);
+	opts.incident = o->incident;
+	rs.env = env;
+	rs.o = &opts;
+	rs.now_us = job_now(env);
+	if ((rc = find_target(&k, &t, cs, o->host, o->type, err)) < 0)
+		goto out;
+	src = &cs->sources[k];
+	if (!(rs.svcs = calloc(1, sizeof(*rs.svcs))) || !(rs.svcs[0].failures = json_array()) ||
+	    !(rs.svcs[0].secrets = calloc(cs->nsources, sizeof(char *)))) {
+		rc = oom(err);
+		goto out;
+	}
+	rs.nsvcs = 1;
+	rs.svcs[0].svc = svc;
+	rs.svcs[0].cs = cs;
+	rs.svcs[0].nsecrets = cs->nsources;
+	if ((rc = auth_value(&rs.svcs[0].secrets[k], src, err)) < 0)
+		goto out;
+	if (!(u = unit_new(&rs, err))) {
+		rc = PR_ENOMEM;
+		goto out;
+	}
+	u->src = src;
+	for (size_t p = 0; p < src->nprofiles; p++)
+		if (strcmp(src->profiles[p].type, o->type) == 0)
+			u->prof = &src->profiles[p];
+	u->cpu = strcmp(u->prof->type, "cpu") == 0;
+	u->seconds = o->seconds ? o->seconds : src->seconds;
+	snprintf(u->source_key, sizeof(u->source_key), "pprof_http incident %.200s", o->incident);
+	snprintf(u->target, sizeof(u->target), "%s", t.address);
+	host_of(u->host, sizeof(u->host), t.address);
+	memset(&pr, 0, sizeof(pr));
+	pr.scheme = src->scheme ? src->scheme : "http";
+	pr.address = t.address;
+	pr.what = u->prof->id;
+	pr.seconds = u->seconds;
+	pprof_http_url(url, sizeof(url), &pr);
+	snprintf(u->display, sizeof(u->display), "%s", url);
+	u->label_release = t.release;
+	u->label_commit = t.commit;
+	u->label_host = t.host;
+	t.release = t.commit = t.host = NULL;
+	if ((src->secret_env || src->secret_file)) {
+		char base[600];
+		snprintf(base, sizeof(base), "%s://%s/", pr.scheme, t.address);
+		if (!secret_url_safe(base)) {
+			rc = pr_error_set(err, PR_EREFUSED,
+					  "target '%s': not contacted: its credentials would cross "
+					  "the network in cleartext (use \"scheme\": \"https\")",
+					  t.address);
+			goto out;
+		}
+	}
+	if ((rc = deploy_list(&deps, &ndeps, env->d, svc->id, 1000, err)) < 0)
+		goto out;
+	unit_prepare(&rs, u);
+	u->start_us = u->taken_us;
+	u->end_us = u->taken_us + (int64_t)u->seconds * 1000000;
+	fetch_unit(u);
+	if (u->rc < 0) {
+		rc = pr_error_set(err, u->rc, "%s", u->err.msg);
+		goto out;
+	}
+	if ((rc = finish_unit(&rs, u, deps, ndeps, err)) < 0)
+		goto out;
+	if (rs.svcs[0].rep.failed) {
+		json_t *f = json_array_get(rs.svcs[0].failures, 0);
+		rc = pr_error_set(err, PR_EDATA, "%s",
+				  json_string_value(json_object_get(f, "reason")));
+		goto out;
+	}
+	*capture_id = u->capture;
+out:
+	free(deps);
+	free(t.address);
+	free(t.release);
+	free(t.commit);
+	free(t.host);
+	run_state_release(&rs);
+	return rc;
 }

@@ -1,7 +1,22 @@
 /*
  * collect.h: the collect job: pull new captures from every source of
  * every enabled service (drop folders, Go pprof endpoints, Pyroscope,
- * Parca) and ingest them as files are ingested.
+ * Parca, object-store drops) and ingest them as files are ingested.
+ *
+ * Object-store drops (s3_prefix) are read as a drop folder is: every
+ * object under the prefix with its sidecar OBJECT.json becomes a capture
+ * (the sidecar's release, commit, host, time, type and tags; the time
+ * falls back on the object's LastModified). Sizes come from the listing,
+ * so neither an object over the input limit nor a sidecar over
+ * INGEST_JSON_MAX is downloaded. A key with a control character, a
+ * backslash, an empty, "." or ".." segment, a leading '/' or over 1024
+ * bytes is refused and reported. An object without its sidecar is left
+ * for a later run and reported under "waiting" (the sidecar is written
+ * last). Each object taken is recorded in collect_slots (source
+ * "s3_prefix ENDPOINT/BUCKET/PREFIX", target its key, type "object",
+ * slot its LastModified), so collecting again downloads nothing; an
+ * object written again under the same key is taken again (and stored
+ * only when its bytes are new).
  *
  * Units of work. A Pyroscope or Parca source cuts the window into slots
  * (slot_s, one hour by default, aligned to the epoch); each slot of each
@@ -65,6 +80,15 @@ typedef struct collect_opts {
 	const char *deploy_release;
 	const char *deploy_commit;
 	int64_t deploy_at_us;
+	/* captures taken for an incident: tagged {"incident": ID} (a plain id) */
+	const char *incident;
+	/*
+	 * The advisory lock the collection holds; NULL: COLLECT_LOCK. A night
+	 * spread over workers collects each service under its own lock
+	 * ("profreg-collect:NAME"), so that workers collect different
+	 * services at once; the fleet-wide request cap is then per worker.
+	 */
+	const char *lock;
 } collect_opts;
 
 typedef struct collect_result {
@@ -102,5 +126,39 @@ void collect_result_release(collect_result *r);
  */
 int collect_service(source_report *out, struct json_t **failures, const job_env *env,
 		    const db_service *svc, const collect_opts *o, pr_error *err);
+
+/*
+ * On-demand captures (jobs/serve.h): one profile of one host, now,
+ * through the same client, credentials, limits, ingest and release
+ * attribution as a collection, recorded in collect_slots (so the host's
+ * CPU cooldown counts it) and tagged {"incident": o->incident}, which
+ * keeps it out of baselines.
+ */
+typedef struct collect_one {
+	const char *host;     /* a pprof_http target: its host:port, host part or host label */
+	const char *type;     /* a profile type the target's source pulls ("cpu", "heap") */
+	uint32_t seconds;     /* CPU profile length; 0: the source's */
+	const char *incident; /* required: the request or alert id */
+} collect_one;
+
+/*
+ * The host (into `out`, n bytes: the host part of the address, as
+ * collect_slots records it) of the pprof_http target of `cs` that `host`
+ * names (its host:port, host part or host label); PR_ENOTFOUND when none does (the
+ * message names the host and the service), PR_EDATA when a file_sd file
+ * of the service is unreadable or bad.
+ */
+int collect_target_find(char *out, size_t n, const config_service *cs, const char *host,
+			pr_error *err);
+
+/*
+ * Take one capture as `o` says and store it: *capture_id the capture
+ * (stored now or found stored before; 0 when the endpoint had nothing).
+ * A target that fails is its code from pprof_http.h with a one-line
+ * message naming it; PR_EDB and PR_ENOMEM are the database or memory;
+ * PR_ENOTFOUND when the host or type is not one of the service's targets.
+ */
+int collect_one_capture(int64_t *capture_id, const job_env *env, const db_service *svc,
+			const config_service *cs, const collect_one *o, pr_error *err);
 
 #endif

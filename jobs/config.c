@@ -161,7 +161,8 @@ static int load_tiers(config_tiers *t, json_t *v, const char *path, const char *
 
 /* ---- sources ------------------------------------------------------------ */
 
-static const char *const source_kinds[] = {"dir", "pprof_http", "pyroscope", "parca", NULL};
+static const char *const source_kinds[] = {"dir",   "pprof_http", "pyroscope",
+					   "parca", "s3_prefix",  NULL};
 
 /* pprof_http's name for a profreg type; NULL when it has none (wall). */
 static const char *pprof_http_name(const char *type)
@@ -293,20 +294,74 @@ static int load_profiles(config_source *src, const config_service *s, json_t *ty
 	return 0;
 }
 
+/* What an s3_prefix source needs: the checks of the "blobs" S3 settings. */
+static int check_s3_prefix(config_source *src, const char *addressing, const char *path,
+			   pr_error *err)
+{
+	const char *const pairs[][2] = {
+		{src->access_key_id_env, src->access_key_id_file},
+		{src->secret_access_key_env, src->secret_access_key_file},
+		{src->session_token_env, src->session_token_file},
+	};
+	static const char *const names[] = {"access key id", "secret access key",
+					    "session token"};
+	blob_s3_opts o = {.endpoint = src->endpoint, .bucket = src->bucket,
+			  .prefix = src->prefix, .region = src->region, .access_key_id = "-",
+			  .secret_access_key = "-"};
+	pr_error e2 = PR_ERROR_INIT;
+	char at[340];
+	const char *missing = !src->endpoint ? "endpoint"
+			      : !src->bucket ? "bucket"
+			      : !src->region ? "region" : NULL;
+
+	if (missing) {
+		snprintf(at, sizeof(at), "%s.%s", src->label, missing);
+		return bad(err, path, at, "required for an s3_prefix source");
+	}
+	if (addressing && strcmp(addressing, "path") != 0 && strcmp(addressing, "virtual") != 0) {
+		snprintf(at, sizeof(at), "%s.addressing", src->label);
+		return bad(err, path, at, "expected \"path\" or \"virtual\"");
+	}
+	src->virtual_host = addressing && strcmp(addressing, "virtual") == 0;
+	for (size_t i = 0; i < 3; i++)
+		if (pairs[i][0] && pairs[i][1]) {
+			char why[128];
+			snprintf(why, sizeof(why), "the %s from a variable or a file, not both",
+				 names[i]);
+			return bad(err, path, src->label, why);
+		}
+	if (blob_s3_check(&o, &e2) < 0)
+		return bad(err, path, src->label, e2.msg);
+	/* Profiles come back over it, and may hold payment data. */
+	if (!secret_url_safe(src->endpoint) && !localhost_name(src->endpoint)) {
+		snprintf(at, sizeof(at), "%s.endpoint", src->label);
+		return bad(err, path, at,
+			   "expected an https:// URL (plain http only to 127.0.0.1, [::1], "
+			   "localhost or a name under .localhost)");
+	}
+	return 0;
+}
+
 static int load_source(config_source *src, const config_service *s, json_t *obj, size_t idx,
 		       const char *path, pr_error *err)
 {
 	static const char *const common[] = {"type", "types", "ca_file", "auth", "username",
 					     "secret_env", "secret_file", "connect_timeout_ms",
 					     "timeout_ms", NULL};
-	static const char *const extra[][10] = {
+	static const char *const extra[][13] = {
 		{"dir", NULL},
 		{"targets", "file_sd", "scheme", "seconds", "release_label", "commit_label",
 		 "host_label", "slot_s", NULL},
 		{"url", "tenant", "selector", "profile_types", "version_label", "slot_s", NULL},
 		{"url", "selector", "profile_types", "slot_s", NULL},
+		{"endpoint", "bucket", "prefix", "region", "addressing", "access_key_id_env",
+		 "access_key_id_file", "secret_access_key_env", "secret_access_key_file",
+		 "session_token_env", "session_token_file", NULL},
 	};
-	char at[300], *type = NULL, *auth = NULL;
+	/* The common keys an s3_prefix source takes: its credentials are its own. */
+	static const char *const s3_common[] = {"type", "ca_file", "connect_timeout_ms",
+						"timeout_ms", NULL};
+	char at[300], *type = NULL, *auth = NULL, *addressing = NULL;
 	json_t *v;
 	const char *key;
 	uint32_t slot_s = 3600;
@@ -322,24 +377,25 @@ static int load_source(config_source *src, const config_service *s, json_t *obj,
 		return bad(err, path, at, "expected an object");
 	v = json_object_get(obj, "type");
 	if (!json_is_string(v))
-		return bad(err, path, at, "needs a \"type\": dir, pprof_http, pyroscope or parca");
+		return bad(err, path, at,
+			   "needs a \"type\": dir, pprof_http, pyroscope, parca or s3_prefix");
 	if (strcmp(json_string_value(v), "s3") == 0) {
 		snprintf(at, sizeof(at), "services.%.64s.sources[%zu].type", s->name, idx);
-		return bad(err, path, at, "object-store drops (s3) need the object-store client, "
-			   "which this build does not have yet");
+		return bad(err, path, at, "object-store drops are \"s3_prefix\"");
 	}
 	for (rc = 0; source_kinds[rc] && strcmp(source_kinds[rc], json_string_value(v)); rc++)
 		;
 	if (!source_kinds[rc]) {
 		snprintf(at, sizeof(at), "services.%.64s.sources[%zu].type", s->name, idx);
-		return bad(err, path, at, "expected dir, pprof_http, pyroscope or parca");
+		return bad(err, path, at,
+			   "expected dir, pprof_http, pyroscope, parca or s3_prefix");
 	}
 	src->kind = (config_source_kind)rc;
 	json_object_foreach(obj, key, v) {
 		bool known = false;
-		for (size_t k = 0; common[k] && !known; k++)
-			known = strcmp(common[k], key) == 0 &&
-				(src->kind != CONFIG_SRC_DIR || k == 0);
+		const char *const *com = src->kind == CONFIG_SRC_S3_PREFIX ? s3_common : common;
+		for (size_t k = 0; com[k] && !known; k++)
+			known = strcmp(com[k], key) == 0 && (src->kind != CONFIG_SRC_DIR || k == 0);
 		for (size_t k = 0; extra[src->kind][k] && !known; k++)
 			known = strcmp(extra[src->kind][k], key) == 0;
 		snprintf(at, sizeof(at), "%s.%.64s", src->label, key);
@@ -366,6 +422,18 @@ static int load_source(config_source *src, const config_service *s, json_t *obj,
 			{"secret_file", 's', 0, 0, &src->secret_file, 0, NULL},
 			{"connect_timeout_ms", 'i', 1, 600000, &src->connect_timeout_ms, 4, NULL},
 			{"timeout_ms", 'i', 1, 3600000, &src->timeout_ms, 4, NULL},
+			{"endpoint", 's', 0, 0, &src->endpoint, 0, NULL},
+			{"bucket", 's', 0, 0, &src->bucket, 0, NULL},
+			{"prefix", 's', 0, 0, &src->prefix, 0, NULL},
+			{"region", 's', 0, 0, &src->region, 0, NULL},
+			{"addressing", 's', 0, 0, &addressing, 0, NULL},
+			{"access_key_id_env", 's', 0, 0, &src->access_key_id_env, 0, NULL},
+			{"access_key_id_file", 's', 0, 0, &src->access_key_id_file, 0, NULL},
+			{"secret_access_key_env", 's', 0, 0, &src->secret_access_key_env, 0, NULL},
+			{"secret_access_key_file", 's', 0, 0, &src->secret_access_key_file, 0,
+			 NULL},
+			{"session_token_env", 's', 0, 0, &src->session_token_env, 0, NULL},
+			{"session_token_file", 's', 0, 0, &src->session_token_file, 0, NULL},
 			{"type", 's', 0, 0, &type, 0, NULL},
 			{"types", 'a', 0, 0, NULL, 0, NULL},
 			{"targets", 'a', 0, 0, NULL, 0, NULL},
@@ -476,12 +544,15 @@ static int load_source(config_source *src, const config_service *s, json_t *obj,
 			 "only to 127.0.0.1, [::1] or localhost)");
 		goto out;
 	}
-	if (src->kind != CONFIG_SRC_DIR)
+	if (src->kind == CONFIG_SRC_S3_PREFIX)
+		rc = check_s3_prefix(src, addressing, path, err);
+	else if (src->kind != CONFIG_SRC_DIR)
 		rc = load_profiles(src, s, json_object_get(obj, "types"),
 				   json_object_get(obj, "profile_types"), path, err);
 out:
 	free(type);
 	free(auth);
+	free(addressing);
 	return rc;
 }
 
@@ -894,6 +965,60 @@ out:
 	return rc;
 }
 
+/* "serve": numbers and strings through the field table, the host labels by hand. */
+static int load_serve(config *c, json_t *obj, const char *path, pr_error *err)
+{
+	config_serve *s = &c->serve;
+	json_t *labels;
+	int rc = 0;
+
+	if (!json_is_object(obj))
+		return bad(err, path, "serve", "expected an object");
+	labels = json_incref(json_object_get(obj, "alert_host_labels"));
+	json_object_del(obj, "alert_host_labels");
+	{
+		const field f[] = {
+			{"listen", 's', 0, 0, &s->listen, 0, NULL},
+			{"max_body_bytes", 'i', 256, 16 << 20, &s->max_body_bytes, 4, NULL},
+			{"token_rate", 'i', 1, 1000000, &s->token_rate, 4, NULL},
+			{"global_rate", 'i', 1, 1000000, &s->global_rate, 4, NULL},
+			{"host_cooldown_s", 'i', 0, 86400, &s->host_cooldown_s, 4, NULL},
+			{"default_seconds", 'i', 1, 600, &s->default_seconds, 4, NULL},
+			{"max_seconds", 'i', 1, 600, &s->max_seconds, 4, NULL},
+			{"max_hosts", 'i', 1, 64, &s->max_hosts, 4, NULL},
+			{"session_max_s", 'i', 1, 86400, &s->session_max_s, 4, NULL},
+			{"reescalate_s", 'i', 0, 7 * 86400, &s->reescalate_s, 4, NULL},
+			{"max_sessions_service", 'i', 0, 100000, &s->max_sessions_service, 4,
+			 NULL},
+			{"max_sessions_fleet", 'i', 0, 100000, &s->max_sessions_fleet, 4, NULL},
+			{"lease_s", 'i', 10, 86400, &s->lease_s, 4, NULL},
+			{"alert_service_label", 's', 0, 0, &s->alert_service_label, 0, NULL},
+			{NULL, 0, 0, 0, NULL, 0, NULL},
+		};
+		if ((rc = apply(obj, f, path, "serve", err)) < 0)
+			goto out;
+	}
+	if (s->default_seconds > s->max_seconds) {
+		rc = bad(err, path, "serve.default_seconds", "longer than serve.max_seconds");
+		goto out;
+	}
+	if (labels) {
+		free_names(s->alert_host_labels, s->nalert_host_labels);
+		s->alert_host_labels = NULL;
+		s->nalert_host_labels = 0;
+		if (!json_is_array(labels) || json_array_size(labels) == 0) {
+			rc = bad(err, path, "serve.alert_host_labels",
+				 "expected a non-empty array of label names");
+			goto out;
+		}
+		rc = load_names(&s->alert_host_labels, &s->nalert_host_labels, labels, path,
+				"serve.alert_host_labels", err);
+	}
+out:
+	json_decref(labels);
+	return rc;
+}
+
 /*
  * "blobs": strings and numbers through the field table, then the choices
  * and what the S3 store needs.
@@ -1103,6 +1228,11 @@ static void defaults(config *c)
 	c->retention.tiers.summary_us = 90 * DAY_US;
 	c->retention.tiers.summary_top = 200;
 	c->retention.batch = 200;
+	c->workers.lease_s = 60;
+	c->workers.max_attempts = 3;
+	c->workers.poll_ms = 500;
+	c->workers.task_timeout_s = 3600;
+	c->workers.coordinator_works = true;
 	c->paging.min_severity = STATS_SEV_HIGH;
 	c->paging.max_attempts = 5;
 	c->paging.connect_timeout_ms = 3000;
@@ -1126,6 +1256,36 @@ static void defaults(config *c)
 	c->snapshot.max_tasks = 200000;
 	c->snapshot.nice = 19;
 	c->snapshot.cooldown_s = 600;
+	c->serve.max_body_bytes = 65536;
+	c->serve.token_rate = 60;
+	c->serve.global_rate = 50;
+	c->serve.host_cooldown_s = 300;
+	c->serve.default_seconds = 30;
+	c->serve.max_seconds = 120;
+	c->serve.max_hosts = 16;
+	c->serve.session_max_s = 900;
+	c->serve.reescalate_s = 1800;
+	c->serve.max_sessions_service = 4;
+	c->serve.max_sessions_fleet = 10;
+	c->serve.lease_s = 120;
+}
+
+/* Defaults that are strings: set after the file, when it did not. */
+static int defaults_strings(config *c, pr_error *err)
+{
+	config_serve *s = &c->serve;
+
+	if ((!s->listen && !(s->listen = strdup("127.0.0.1:8070"))) ||
+	    (!s->alert_service_label && !(s->alert_service_label = strdup("service"))))
+		return pr_error_set(err, PR_ENOMEM, "out of memory");
+	if (!s->nalert_host_labels) {
+		if (!(s->alert_host_labels = calloc(2, sizeof(char *))) ||
+		    !(s->alert_host_labels[0] = strdup("instance")) ||
+		    !(s->alert_host_labels[1] = strdup("pod")))
+			return pr_error_set(err, PR_ENOMEM, "out of memory");
+		s->nalert_host_labels = 2;
+	}
+	return 0;
 }
 
 const config_snapshot_service *config_snapshot_service_find(const config *c, const char *name)
@@ -1149,7 +1309,7 @@ int config_load(config *c, const char *file, pr_error *err)
 	buf path = BUF_INIT;
 	json_error_t jerr;
 	json_t *root = NULL;
-	double abs_pp = -1;
+	double abs_pp = -1, min_pp = -1;
 	int rc = 0;
 
 	memset(c, 0, sizeof(*c));
@@ -1180,6 +1340,7 @@ int config_load(config *c, const char *file, pr_error *err)
 			{"min_captures", 'i', 2, 100000, &minc, 4, NULL},
 			{"rel_margin", 'f', 0, 10, &c->analysis.rel_margin, 0, NULL},
 			{"abs_margin_pp", 'f', 0, 100, &abs_pp, 0, NULL},
+			{"min_share_pp", 'f', 0, 100, &min_pp, 0, NULL},
 			{"fdr", 'f', 1e-6, 0.5, &c->analysis.fdr, 0, NULL},
 			{"mw_alpha", 'f', 1e-9, 1, &c->analysis.mw_alpha, 0, NULL},
 			{"max_looks", 'i', 1, 60, &looks, 4, NULL},
@@ -1232,8 +1393,19 @@ int config_load(config *c, const char *file, pr_error *err)
 			{"retry_s", 'i', 1, 3600, &retry_s, 4, NULL},
 			{NULL, 0, 0, 0, NULL, 0, NULL},
 		};
+		config_workers *w = &c->workers;
+		const field workers[] = {
+			{"enabled", 'b', 0, 0, &w->enabled, 0, NULL},
+			{"lease_s", 'i', 1, 86400, &w->lease_s, 4, NULL},
+			{"max_attempts", 'i', 1, 100, &w->max_attempts, 4, NULL},
+			{"poll_ms", 'i', 10, 60000, &w->poll_ms, 4, NULL},
+			{"task_timeout_s", 'i', 1, 7 * 86400, &w->task_timeout_s, 4, NULL},
+			{"coordinator_works", 'b', 0, 0, &w->coordinator_works, 0, NULL},
+			{NULL, 0, 0, 0, NULL, 0, NULL},
+		};
 		const field top[] = {
 			{"collect", 'o', 0, 0, NULL, 0, collect},
+			{"workers", 'o', 0, 0, NULL, 0, workers},
 			{"metrics", 'o', 0, 0, NULL, 0, metrics},
 			{"reports", 'o', 0, 0, NULL, 0, reports},
 			{"retention", 'o', 0, 0, NULL, 0, retention},
@@ -1298,6 +1470,17 @@ int config_load(config *c, const char *file, pr_error *err)
 			}
 		}
 		{
+			json_t *serve = json_object_get(root, "serve");
+			if (serve) {
+				json_incref(serve);
+				json_object_del(root, "serve");
+				rc = load_serve(c, serve, path.ptr, err);
+				json_decref(serve);
+				if (rc < 0)
+					goto out;
+			}
+		}
+		{
 			json_t *blobs = json_object_get(root, "blobs");
 			if (blobs) {
 				json_incref(blobs);
@@ -1338,9 +1521,13 @@ int config_load(config *c, const char *file, pr_error *err)
 		c->analysis.confirm_looks = confirm;
 		if (abs_pp >= 0)
 			c->analysis.abs_margin = abs_pp / 100;
+		if (min_pp >= 0)
+			c->analysis.min_share = min_pp / 100;
 	}
 	c->path = buf_detach(&path, NULL);
 out:
+	if (rc == 0)
+		rc = defaults_strings(c, err);
 	json_decref(root);
 	buf_release(&path);
 	if (rc < 0)
@@ -1438,6 +1625,16 @@ void config_release(config *c)
 			free(src->username);
 			free(src->secret_env);
 			free(src->secret_file);
+			free(src->endpoint);
+			free(src->bucket);
+			free(src->prefix);
+			free(src->region);
+			free(src->access_key_id_env);
+			free(src->access_key_id_file);
+			free(src->secret_access_key_env);
+			free(src->secret_access_key_file);
+			free(src->session_token_env);
+			free(src->session_token_file);
 		}
 		free(s->sources);
 	}
@@ -1462,6 +1659,10 @@ void config_release(config *c)
 	}
 	free(c->snapshot.services);
 	c->snapshot.services = NULL;
+	free(c->serve.listen);
+	free(c->serve.alert_service_label);
+	free_names(c->serve.alert_host_labels, c->serve.nalert_host_labels);
+	memset(&c->serve, 0, sizeof(c->serve));
 	c->snapshot.nservices = 0;
 	free(c->paging.teams);
 	free(c->metrics.pushgateway);

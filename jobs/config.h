@@ -12,7 +12,7 @@
  *     "limits":   {"max_input_bytes": N, "max_decompressed_bytes": N,
  *                  "max_samples": N, "max_depth": N, "max_string_length": N},
  *     "analysis": {"window_days": N, "min_captures": N, "rel_margin": X,
- *                  "abs_margin_pp": X, "fdr": X, "mw_alpha": X,
+ *                  "abs_margin_pp": X, "min_share_pp": X, "fdr": X, "mw_alpha": X,
  *                  "max_looks": N, "spend_rho": X, "confirm_looks": N,
  *                  "confirm_critical": BOOL, "cost_tests": BOOL,
  *                  "severity": {"q_max": X, "critical_pp": X, "critical_rel": X,
@@ -66,12 +66,22 @@
  *    "profile_types": {"cpu": "parca_agent:samples:count:cpu:nanoseconds:delta", ...},
  *    "slot_s": N, COMMON}
  *
+ *   {"type": "s3_prefix", "endpoint": "URL", "bucket": "B", "region": "R" (required),
+ *    "prefix": "P/", "addressing": "path"|"virtual", "access_key_id_env": "VAR",
+ *    "access_key_id_file": "PATH", "secret_access_key_env": "VAR",
+ *    "secret_access_key_file": "PATH", "session_token_env": "VAR",
+ *    "session_token_file": "PATH", "ca_file", "connect_timeout_ms", "timeout_ms"}
+ *
  * COMMON: "types": [profile types] (the service's "types" by default),
  * "ca_file", "auth": "bearer"|"basic", "username" (basic), "secret_env" or
  * "secret_file" (the token or password), "connect_timeout_ms", "timeout_ms".
- * "s3" (object-store drops) is refused for now: it needs the object-store
- * client. A source with a secret must use https, or plain http to a
- * loopback host, as paging targets do.
+ * A source with a secret must use https, or plain http to a loopback
+ * host, as paging targets do. An s3_prefix source (object-store drops:
+ * profiles and their JSON sidecars under a prefix, as in a drop folder)
+ * takes the keys of "blobs" and its checks (https, or plain http to this
+ * machine only); its credentials default to AWS_ACCESS_KEY_ID,
+ * AWS_SECRET_ACCESS_KEY and (when set) AWS_SESSION_TOKEN; the sidecars
+ * say each capture's type, so it has no "types".
  *
  * Who is paged for a service: its own "page" list, else its team's list
  * under paging.teams, else paging.default; an empty list pages no one.
@@ -161,6 +171,7 @@ typedef enum config_source_kind {
 	CONFIG_SRC_PPROF_HTTP,
 	CONFIG_SRC_PYROSCOPE,
 	CONFIG_SRC_PARCA,
+	CONFIG_SRC_S3_PREFIX,
 } config_source_kind;
 
 /* One profile a source pulls: a profreg type and what the source calls it. */
@@ -194,6 +205,12 @@ typedef struct config_source {
 	char *secret_env, *secret_file;
 	uint32_t connect_timeout_ms;  /* (5000) */
 	uint32_t timeout_ms;          /* the request; pprof_http CPU adds its seconds (30000) */
+	/* s3_prefix: where the drops are, as in config_blobs */
+	char *endpoint, *bucket, *prefix, *region;
+	bool virtual_host;            /* "addressing": "virtual" */
+	char *access_key_id_env, *access_key_id_file;
+	char *secret_access_key_env, *secret_access_key_file;
+	char *session_token_env, *session_token_file;
 } config_source;
 
 /* Limits of collection from profile sources (sources other than dir). */
@@ -263,6 +280,31 @@ typedef struct config_blobs {
 	uint32_t timeout_ms;          /* 0: the HTTP client's default (60 s) */
 } config_blobs;
 
+/*
+ * The trigger API and its safeguards (profreg serve, jobs/serve.h and
+ * jobs/capreq.h): "serve": {...} with the keys below, each optional.
+ */
+typedef struct config_serve {
+	char *listen;                 /* "ADDR:PORT" ("127.0.0.1:8070") */
+	uint32_t max_body_bytes;      /* a request body at most (65536) */
+	uint32_t token_rate;          /* requests per token per minute (60) */
+	uint32_t global_rate;         /* requests per second, all tokens, every server (50) */
+	uint32_t host_cooldown_s;     /* between two triggered captures of one host (300) */
+	uint32_t default_seconds;     /* CPU profile length when not asked (30) */
+	uint32_t max_seconds;         /* the longest that may be asked (120) */
+	uint32_t max_hosts;           /* hosts in one request (16) */
+	uint32_t session_max_s;       /* hard expiry of every elevated session (900) */
+	uint32_t reescalate_s;        /* a host is elevated at most once per window (1800) */
+	uint32_t max_sessions_service;/* open elevated sessions per service (4) */
+	uint32_t max_sessions_fleet;  /* open elevated sessions in all (10) */
+	uint32_t lease_s;             /* a running request is taken over after its
+				       * capture time and this (120) */
+	char *alert_service_label;    /* the label naming the service ("service") */
+	char **alert_host_labels;     /* labels naming the host, the first found
+				       * ({"instance", "pod"}) */
+	size_t nalert_host_labels;
+} config_serve;
+
 typedef struct config_service {
 	char *name;
 	char *team;        /* NULL when not set */
@@ -279,6 +321,20 @@ typedef struct config_service {
 	uint32_t max_concurrent; /* 0: collect.max_concurrent */
 } config_service;
 
+/*
+ * A nightly spread over worker processes (jobs/tasks.h): "workers":
+ * {"enabled": true, "lease_s": 60, "max_attempts": 3, "poll_ms": 500,
+ * "task_timeout_s": 3600, "coordinator_works": true}.
+ */
+typedef struct config_workers {
+	bool enabled;               /* nightly queues tasks (also: nightly --workers) */
+	uint32_t lease_s;           /* a task's lease, renewed every third of it (60) */
+	uint32_t max_attempts;      /* claims of one task before it fails (3) */
+	uint32_t poll_ms;           /* how often an idle worker or the coordinator looks (500) */
+	uint32_t task_timeout_s;    /* a task is renewed no longer than this (3600) */
+	bool coordinator_works;     /* the nightly works tasks while it waits (true) */
+} config_workers;
+
 typedef struct config {
 	profile_limits limits;
 	analysis_opts analysis;
@@ -289,6 +345,8 @@ typedef struct config {
 	config_collect collect;
 	config_snapshot snapshot;
 	config_blobs blobs;
+	config_serve serve;
+	config_workers workers;
 	config_service *services;
 	size_t nservices;
 	char *path;   /* the file read, NULL when none */

@@ -3,6 +3,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "jobs/exports.h"
+#include "jobs/access.h"
 #include "pipeline/format.h"
 #include "pipeline/gunzip.h"
 
@@ -82,7 +83,10 @@ int exports_run(buf *out, exports_result *res, const job_env *env, const reportd
 	memset(res, 0, sizeof(*res));
 	if (value == EXPORTS_VALUE_DEFAULT)
 		value = fmt == EXPORT_FOLDED ? EXPORTS_VALUE_SAMPLES : EXPORTS_VALUE_UNIT;
-	if ((rc = reportdata_sel_captures(&caps, &ncaps, env->d, sel, err)) < 0)
+	/* Reading a profile whole is a read of each capture, checked and audited. */
+	if ((rc = reportdata_sel_captures(&caps, &ncaps, env->d, sel, err)) < 0 ||
+	    (rc = access_read_captures(env->d, "capture.export", NULL, &caps[0].id, ncaps,
+				       sizeof(*caps), true, err)) < 0)
 		goto out;
 	res->ncaptures = ncaps;
 	res->detailed = fmt == EXPORT_PPROF && all_pprof(caps, ncaps);

@@ -15,10 +15,12 @@
 #include "jobs/suspects.h"
 #include "pipeline/source.h"
 
+#include <inttypes.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define DAY_US (86400LL * 1000000LL)
 
@@ -30,6 +32,24 @@ static bool wanted(const char *name, const nightly_opts *o)
 		if (strcmp(o->only[i], name) == 0)
 			return true;
 	return false;
+}
+
+/* Record one service's outcome object (stolen), counted by its status. */
+static void outcome_set(nightly_result *r, const char *name, json_t *o)
+{
+	const char *status = json_string_value(json_object_get(o, "status"));
+
+	if (!o || !status) {
+		json_decref(o);
+		return;
+	}
+	if (strcmp(status, "failed") == 0)
+		r->failed++;
+	else if (strcmp(status, "skipped") == 0)
+		r->skipped++;
+	else
+		r->analysed++;
+	json_object_set_new(r->services, name, o);
 }
 
 /* Outcome of one service: {"status": "...", "reason": "...", "collected": {...}} */
@@ -48,13 +68,7 @@ static void outcome(nightly_result *r, const char *name, const char *status, con
 			json_pack("{s:I,s:I,s:I,s:I}", "stored", (json_int_t)src->stored,
 				  "already_stored", (json_int_t)src->already, "waiting",
 				  (json_int_t)src->waiting, "failed", (json_int_t)src->failed));
-	json_object_set_new(r->services, name, o);
-	if (strcmp(status, "failed") == 0)
-		r->failed++;
-	else if (strcmp(status, "skipped") == 0)
-		r->skipped++;
-	else
-		r->analysed++;
+	outcome_set(r, name, o);
 }
 
 /* Every --service must be registered: a typo is an error, never an empty night. */
@@ -84,7 +98,7 @@ static int check_only(db *d, const db_service *svcs, size_t n, const nightly_opt
  * the service's outcome.
  */
 static int one_service(nightly_result *r, const job_env *env, const db_service *s,
-		       const nightly_opts *o, int64_t night, pr_error *err)
+		       const nightly_opts *o, int64_t night, const char *lock, pr_error *err)
 {
 	const config_service *cs = config_service_find(env->cfg, s->name);
 	source_report src = {0};
@@ -95,7 +109,8 @@ static int one_service(nightly_result *r, const job_env *env, const db_service *
 
 	if (collect_has_sources(cs)) {
 		/* Every source of the service, the night's window (jobs/collect.h). */
-		collect_opts co = {NULL, 0, r->at_us - night, r->at_us, false, NULL, NULL, 0};
+		collect_opts co = {NULL, 0, r->at_us - night, r->at_us, false, NULL, NULL, 0,
+				   NULL, lock};
 		if (collect_service(&src, NULL, env, s, &co, &serr) < 0)
 			return pr_error_set(err, serr.code, "%s", serr.msg);
 		have_src = true;
@@ -140,6 +155,163 @@ static int one_service(nightly_result *r, const job_env *env, const db_service *
 		outcome(r, s->name, "analysed", NULL, have_src ? &src : NULL);
 out:
 	source_report_release(&src);
+	return rc;
+}
+
+int nightly_task_run(json_t **result, const job_env *env, const task *t, pr_error *err)
+{
+	nightly_result r;
+	nightly_opts o;
+	analysis_opts ao = env->cfg->analysis;
+	db_service s;
+	json_int_t at = 0, night = 0;
+	json_t *part = NULL, *out = NULL;
+	char lock[192];
+	int rc;
+
+	*result = NULL;
+	memset(&r, 0, sizeof(r));
+	memset(&o, 0, sizeof(o));
+	memset(&s, 0, sizeof(s));
+	if (json_unpack(t->params, "{s:I,s:I}", "at_us", &at, "night_us", &night) < 0 ||
+	    at <= 0 || night <= 0)
+		return pr_error_set(err, PR_EDATA, "task %" PRId64 ": bad parameters", t->id);
+	if ((rc = db_service_get(env->d, &s, t->service, err)) < 0)
+		return rc;
+	if (s.id != t->service_id) {
+		rc = pr_error_set(err, PR_ENOTFOUND, "service '%s' was removed and added again",
+				  t->service);
+		goto out;
+	}
+	r.at_us = at;
+	ao.at_us = at;
+	analysis_init(&r.a, &ao);
+	if (!(r.services = json_object())) {
+		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+		goto out;
+	}
+	if (!s.enabled)
+		outcome(&r, s.name, "skipped", "not enabled", NULL);
+	else if (snprintf(lock, sizeof(lock), "%s:%s", COLLECT_LOCK, s.name) > 0 &&
+		 (rc = one_service(&r, env, &s, &o, night, lock, err)) < 0)
+		goto out;
+	if (analysis_part_json(&part, &r.a) < 0 ||
+	    !(out = json_pack("{s:O,s:o}", "outcome", json_object_get(r.services, s.name),
+			      "part", part))) {
+		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+		goto out;
+	}
+	*result = out;
+out:
+	nightly_result_release(&r);
+	db_service_release(&s);
+	return rc;
+}
+
+static void nap(double secs)
+{
+	struct timespec ts = {(time_t)secs, (long)((secs - (double)(time_t)secs) * 1e9)};
+
+	nanosleep(&ts, NULL);
+}
+
+/*
+ * The services of a night spread over workers: queue a task per enabled
+ * service, work tasks while any is open (or only wait), then merge the
+ * results in the services' order, as if this process had done each in
+ * turn. A task that failed is its service's failure.
+ */
+static int distribute(nightly_result *r, const job_env *env, const nightly_opts *o,
+		      const db_service *svcs, size_t nsvcs, int64_t night, pr_error *err)
+{
+	const tasks_worker *w = o->worker;
+	int64_t *ids = calloc(nsvcs ? nsvcs : 1, sizeof(*ids));
+	const char **names = calloc(nsvcs ? nsvcs : 1, sizeof(*names));
+	task_outcome *outs = NULL;
+	size_t nq = 0, nouts = 0, claims = 0;
+	json_t *params = NULL, *by_worker = NULL;
+	int rc = 0;
+
+	if (!ids || !names || !(by_worker = json_object()) ||
+	    !(params = json_pack("{s:I,s:I}", "at_us", (json_int_t)r->at_us, "night_us",
+				 (json_int_t)night))) {
+		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < nsvcs; i++)
+		if (wanted(svcs[i].name, o) && svcs[i].enabled) {
+			ids[nq] = svcs[i].id;
+			names[nq++] = svcs[i].name;
+		}
+	if ((rc = tasks_enqueue(env->d, r->run_id, ids, names, nq, TASKS_KIND_NIGHTLY, params,
+				err)) < 0)
+		goto out;
+	for (;;) {
+		tasks_counts c;
+		tasks_worked done;
+		if ((rc = tasks_reap(env->d, r->run_id, w->max_attempts, NULL, err)) < 0)
+			goto out;
+		if (o->coordinator_works && !(w->stop && *w->stop)) {
+			if ((rc = tasks_work_one(&done, env, w, r->run_id, TASKS_KIND_NIGHTLY,
+						 nightly_task_run, err)) < 0)
+				goto out;
+			if (done.claimed)
+				continue;
+		}
+		if ((rc = tasks_count(&c, env->d, r->run_id, err)) < 0)
+			goto out;
+		if (!c.queued && !c.leased)
+			break;
+		nap(o->poll_s > 0 ? o->poll_s : 0.2);
+	}
+	if ((rc = tasks_outcomes(&outs, &nouts, env->d, r->run_id, err)) < 0)
+		goto out;
+	for (size_t i = 0; i < nsvcs; i++) {
+		const task_outcome *t = NULL;
+		pr_error perr = PR_ERROR_INIT;
+		if (!wanted(svcs[i].name, o))
+			continue;
+		if (!svcs[i].enabled) {
+			outcome(r, svcs[i].name, "skipped", "not enabled", NULL);
+			continue;
+		}
+		for (size_t k = 0; k < nouts && !t; k++)
+			if (outs[k].service_id == svcs[i].id)
+				t = &outs[k];
+		if (!t) {
+			outcome(r, svcs[i].name, "failed", "its task was not found", NULL);
+			continue;
+		}
+		claims += (size_t)t->attempts;
+		if (t->worker) {
+			json_t *n = json_object_get(by_worker, t->worker);
+			json_object_set_new(by_worker, t->worker,
+					    json_integer(n ? json_integer_value(n) + 1 : 1));
+		}
+		if (strcmp(t->state, "done") != 0) {
+			outcome(r, svcs[i].name, "failed", t->error ? t->error : "its task failed",
+				NULL);
+			continue;
+		}
+		if (analysis_part_merge(&r->a, json_object_get(t->result, "part"), &perr) < 0) {
+			if (perr.code == PR_ENOMEM) {
+				rc = pr_error_set(err, perr.code, "%s", perr.msg);
+				goto out;
+			}
+			outcome(r, svcs[i].name, "failed", perr.msg, NULL);
+			continue;
+		}
+		outcome_set(r, svcs[i].name, json_incref(json_object_get(t->result, "outcome")));
+	}
+	r->tasks = json_pack("{s:I,s:I,s:O}", "total", (json_int_t)nq, "claims",
+			     (json_int_t)claims, "by_worker", by_worker);
+	rc = tasks_clear_results(env->d, r->run_id, err);
+out:
+	tasks_outcomes_free(outs, nouts);
+	json_decref(params);
+	json_decref(by_worker);
+	free(ids);
+	free(names);
 	return rc;
 }
 
@@ -284,10 +456,16 @@ out:
 static void after_night(nightly_result *r, const job_env *env, double t0)
 {
 	pr_error e = PR_ERROR_INIT;
+	size_t teams = 0;
 
 	if (reportdata_write_run(env->d, env->bs, env->cfg, env->home, r->run_id, &r->report,
 				 &e) < 0)
 		job_note(&r->notes, "report: %s", e.msg);
+	/* Each team's own report names only its services. */
+	pr_error_clear(&e);
+	if (reportdata_write_run_teams(env->d, env->bs, env->cfg, env->home, r->run_id, &teams,
+				       &e) < 0)
+		job_note(&r->notes, "team report: %s", e.msg);
 	if (env->cfg->retention.after_nightly) {
 		retention_opts ro = {r->at_us, false, 0};
 		pr_error_clear(&e);
@@ -361,13 +539,18 @@ int nightly_run(nightly_result *out, const job_env *env, const nightly_opts *o, 
 				"in the configuration file but not "
 				"registered (profreg service add)", NULL);
 	}
-	for (size_t i = 0; i < nsvcs; i++) {
-		if (!wanted(svcs[i].name, o))
-			continue;
-		if (!svcs[i].enabled)
-			outcome(r, svcs[i].name, "skipped", "not enabled", NULL);
-		else if ((rc = one_service(r, env, &svcs[i], o, night, err)) < 0)
+	if (o->worker && !o->dry_run) {
+		if ((rc = distribute(r, env, o, svcs, nsvcs, night, err)) < 0)
 			goto fail;
+	} else {
+		for (size_t i = 0; i < nsvcs; i++) {
+			if (!wanted(svcs[i].name, o))
+				continue;
+			if (!svcs[i].enabled)
+				outcome(r, svcs[i].name, "skipped", "not enabled", NULL);
+			else if ((rc = one_service(r, env, &svcs[i], o, night, NULL, err)) < 0)
+				goto fail;
+		}
 	}
 	if ((rc = analysis_finish(&r->a, err)) < 0)
 		goto fail;
@@ -394,6 +577,8 @@ int nightly_run(nightly_result *out, const job_env *env, const nightly_opts *o, 
 			(json_int_t)r->pages.refreshed, "went_away", (json_int_t)r->a.went_away,
 			"fixed", (json_int_t)r->a.fixed, "relative_shifts_by_dilution",
 			(json_int_t)r->a.diluted);
+		if (summary && r->tasks)
+			json_object_set(summary, "tasks", r->tasks);
 		rc = summary ? runs_finish(env->d, r->run_id, r->status, summary, err)
 			     : pr_error_set(err, PR_ENOMEM, "out of memory");
 		json_decref(summary);
@@ -427,6 +612,7 @@ void nightly_result_release(nightly_result *r)
 {
 	analysis_release(&r->a);
 	json_decref(r->services);
+	json_decref(r->tasks);
 	free(r->report);
 	job_notes_release(&r->notes);
 	memset(r, 0, sizeof(*r));

@@ -26,6 +26,7 @@
 #include "jobs/job.h"
 #include "jobs/pager.h"
 #include "jobs/retention.h"
+#include "jobs/tasks.h"
 
 struct json_t;
 
@@ -37,6 +38,15 @@ typedef struct nightly_opts {
 	const char *const *only;    /* only these services (none: every one) */
 	size_t nonly;
 	bool dry_run;               /* analyse, store nothing, record no run */
+	/*
+	 * Spread the services over worker processes (jobs/tasks.h): one task
+	 * each, claimed by `profreg worker` processes and by this one while
+	 * it waits (unless coordinator_works is false). NULL: this process
+	 * does every service itself, as always. A dry run ignores it.
+	 */
+	const tasks_worker *worker;
+	bool coordinator_works;
+	double poll_s;              /* how often the coordinator looks at the tasks */
 } nightly_opts;
 
 typedef struct nightly_result {
@@ -51,6 +61,8 @@ typedef struct nightly_result {
 	bool retention_ran, retention_failed;
 	retention_result retention;
 	job_notes notes;            /* warnings: report, paging, metrics, retention */
+	struct json_t *tasks;       /* spread over workers: {"total", "claims", "by_worker":
+				     * {name: tasks done}}; NULL otherwise */
 } nightly_result;
 
 /*
@@ -62,6 +74,18 @@ typedef struct nightly_result {
  */
 int nightly_run(nightly_result *out, const job_env *env, const nightly_opts *o, pr_error *err);
 void nightly_result_release(nightly_result *r);
+
+/*
+ * The work of one task of kind TASKS_KIND_NIGHTLY (a tasks_handler): the
+ * night of one service (collect its sources, ingest, analyse without the
+ * run-wide adjustment), at the time and for the length the coordinator
+ * put in the task's parameters. *result is {"outcome": the service's
+ * outcome, "part": its analysis part (analysis_part_json)}. Only the
+ * database or memory failing is an error; anything else is the
+ * service's outcome, as in a single-process night. The process must use
+ * the coordinator's configuration (the same file).
+ */
+int nightly_task_run(struct json_t **result, const job_env *env, const task *t, pr_error *err);
 
 /*
  * Push a failed night's metrics when the night could not even start (no

@@ -5,6 +5,7 @@
 #include "jobs/postdeploy.h"
 #include "common/similar.h"
 #include "common/timeutil.h"
+#include "jobs/cohort.h"
 #include "jobs/collect.h"
 #include "jobs/evidence.h"
 #include "jobs/gitinfo.h"
@@ -56,7 +57,8 @@ static int wait_for_captures(postdeploy_result *x, const job_env *env, const pos
 	for (;;) {
 		if (collect_has_sources(cs)) {
 			/* Every source; captures after the step began are this deploy's. */
-			collect_opts co = {NULL, 0, 0, 0, false, o->release, x->sha, start_us};
+			collect_opts co = {NULL, 0, 0, 0, false, o->release, x->sha, start_us,
+					   NULL, NULL};
 			source_report src = {0};
 			pr_error serr = PR_ERROR_INIT;
 			json_t *fails = NULL, *f;
@@ -220,6 +222,7 @@ int postdeploy_run(postdeploy_result *out, const job_env *env, const postdeploy_
 	analysis_opts ao = env->cfg->analysis;
 	int64_t reported_at = job_now(env);
 	db_service svc = {0};
+	cohort_hosts hosts = {0};
 	double t0 = time_mono();
 	bool existed = false;
 	int rc;
@@ -250,6 +253,16 @@ int postdeploy_run(postdeploy_result *out, const job_env *env, const postdeploy_
 		rc = no_captures(x, env->d, o, svc.id, err);
 		goto out;
 	}
+	if (o->canary) {
+		if ((rc = cohort_resolve(&hosts, env->d, svc.id, svc.name, o->canary, o->control,
+					 err)) < 0)
+			goto out;
+		if (!(x->hosts = json_pack("{s:o,s:o}", "canary", json_loads(hosts.cohort, 0, NULL),
+					   "control", json_loads(hosts.control, 0, NULL)))) {
+			rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+			goto out;
+		}
+	}
 	/* The deploy is as old as the CI step, however long it waited. */
 	if ((rc = deploy_record(&x->dep, &existed, env->d, svc.id, o->release, x->sha,
 				o->previous ? prev_sha : NULL, reported_at, err)) < 0 ||
@@ -265,6 +278,12 @@ int postdeploy_run(postdeploy_result *out, const job_env *env, const postdeploy_
 					   "gate", stats_severity_name(o->gate == STATS_SEV_NONE
 								       ? STATS_SEV_HIGH : o->gate),
 					   "at_us", (json_int_t)ao.at_us);
+		if (params && x->hosts) {
+			json_object_set(params, "canary_hosts",
+					json_object_get(x->hosts, "canary"));
+			json_object_set(params, "control_hosts",
+					json_object_get(x->hosts, "control"));
+		}
 		rc = runs_begin(&x->run_id, env->d, "post-deploy", svc.id, params, err);
 		json_decref(params);
 		if (rc < 0)
@@ -273,7 +292,9 @@ int postdeploy_run(postdeploy_result *out, const job_env *env, const postdeploy_
 	for (size_t t = 0; t < (cs ? cs->ntypes : 1); t++) {
 		analysis_target tg = {svc.id, svc.name, cs ? cs->types[t] : "cpu", o->release,
 				      0, 0, NULL, NULL};
-		if ((rc = analysis_add(&x->a, env->d, &tg, true, err)) < 0)
+		analysis_cohort ch = {hosts.cohort, hosts.control};
+		if ((rc = analysis_add_cohort(&x->a, env->d, &tg, hosts.cohort ? &ch : NULL, true,
+					       err)) < 0)
 			goto fail;
 	}
 	if ((rc = analysis_finish(&x->a, err)) < 0 ||
@@ -318,6 +339,7 @@ fail:
 	}
 out:
 	db_service_release(&svc);
+	cohort_hosts_release(&hosts);
 	return rc;
 }
 
@@ -328,6 +350,7 @@ void postdeploy_result_release(postdeploy_result *r)
 	json_decref(r->reasons);
 	json_decref(r->collect);
 	json_decref(r->suspects);
+	json_decref(r->hosts);
 	free(r->report);
 	job_notes_release(&r->notes);
 	memset(r, 0, sizeof(*r));

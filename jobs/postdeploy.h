@@ -41,6 +41,14 @@ typedef struct postdeploy_opts {
 	stats_severity gate;       /* fail at or above (STATS_SEV_NONE: high) */
 	int64_t at_us;             /* "now" for the analysis; 0: when it starts */
 	int64_t poll_us;           /* how often the wait looks again; 0: 5 s */
+	/*
+	 * A canary deploy (jobs/cohort.h): the release's captures on these
+	 * hosts judged against the control hosts' over the same window, not
+	 * against earlier releases; control NULL: the service's other hosts.
+	 * Hosts cohort_resolve refuses are PR_EUSAGE (after the wait: the
+	 * canary's captures may only arrive during it).
+	 */
+	const char *canary, *control;
 } postdeploy_opts;
 
 typedef struct postdeploy_result {
@@ -55,6 +63,8 @@ typedef struct postdeploy_result {
 	struct json_t *reasons;         /* why inconclusive: array of strings */
 	struct json_t *collect;         /* collection problems: array of strings */
 	struct json_t *suspects;        /* finding id (text) -> stored suspects object */
+	struct json_t *hosts;           /* a canary deploy: {"canary": [...], "control": [...]},
+					 * else NULL */
 	pager_counts pages;
 	char *report;                   /* the run's HTML report, or NULL */
 	job_notes notes;

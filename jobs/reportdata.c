@@ -5,6 +5,7 @@
 #include "jobs/reportdata.h"
 #include "baselines/analysis.h"
 #include "baselines/findings.h"
+#include "jobs/access.h"
 #include "jobs/snapshot.h"
 #include "jobs/suspects.h"
 #include "common/fileio.h"
@@ -783,7 +784,23 @@ static int load_findings(report *r, db *d, blob_store *bs, const config *cfg, in
 		if (f->flame_ref < 0 && ncaps) {
 			pr_error ferr = PR_ERROR_INIT;
 			size_t skipped = 0;
-			if (build_flame(&f->flame, bs, caps, nb, caps + nb, ncaps - nb, &lim,
+			/*
+			 * The flame graph reads the captures whole: the database
+			 * checks the heap permission and audits the read. Refused,
+			 * the finding keeps its numbers and says why it has no graph.
+			 */
+			rc = access_read_captures(d, "capture.flame", NULL, &caps[0].id, ncaps,
+						  sizeof(*caps), true, &ferr);
+			if (rc == PR_EREFUSED || rc == PR_ENOTFOUND) {
+				char note[PR_ERROR_MSG_MAX + 64];
+				snprintf(note, sizeof(note), "No flame graph: %s", ferr.msg);
+				f->flame_note = strdup(note);
+				rc = 0;
+			} else if (rc < 0) {
+				pr_error_set(err, ferr.code, "%s", ferr.msg);
+				reportdata_caps_free(caps, ncaps);
+				break;
+			} else if (build_flame(&f->flame, bs, caps, nb, caps + nb, ncaps - nb, &lim,
 					&skipped, &ferr) < 0) {
 				char note[PR_ERROR_MSG_MAX + 64];
 				if (ferr.code == PR_EDB || ferr.code == PR_ENOMEM) {
@@ -881,11 +898,14 @@ out:
 	return rc;
 }
 
+static void keep_services(char **lines, size_t *n, const PGresult *names);
+
 int reportdata_run(report *out, db *d, blob_store *bs, const config *cfg, int64_t run_id,
 		   pr_error *err)
 {
 	char id[24];
 	const char *p[1] = {id};
+	PGresult *names = NULL;
 	int rc;
 
 	snprintf(id, sizeof(id), "%" PRId64, run_id);
@@ -895,8 +915,83 @@ int reportdata_run(report *out, db *d, blob_store *bs, const config *cfg, int64_
 				"f.id in (select finding_id from run_findings where run_id = $1)",
 				1, p, err)) < 0)
 		return rc;
+	/*
+	 * A role that is not an admin reads only the names of the services it
+	 * may see (row security), not even in the failures and skips.
+	 */
+	if (out->nfailures || out->nskips) {
+		bool admin;
+		if ((rc = db_exec(d, &names, err, "reading the role", "select profreg_is_admin()",
+				  0, NULL)) < 0)
+			return rc;
+		admin = db_get_bool(names, 0, 0);
+		db_result_free(names);
+		names = NULL;
+		if (!admin && (rc = db_exec(d, &names, err, "reading the services",
+					    "select name from services", 0, NULL)) < 0)
+			return rc;
+	}
+	if (names) {
+		keep_services(out->failures, &out->nfailures, names);
+		keep_services(out->skips, &out->nskips, names);
+		db_result_free(names);
+	}
 	out->generated_us = time_now_us();
 	return 0;
+}
+
+/* Keep the "service: reason" lines of the services in `names` (a result of names). */
+static void keep_services(char **lines, size_t *n, const PGresult *names)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < *n; i++) {
+		size_t len = strcspn(lines[i], ":");
+		bool keep = false;
+		for (int r = 0; r < db_rows(names) && !keep; r++) {
+			const char *s = db_get_text(names, r, 0);
+			keep = strlen(s) == len && strncmp(s, lines[i], len) == 0;
+		}
+		if (keep)
+			lines[k++] = lines[i];
+		else
+			free(lines[i]);
+	}
+	*n = k;
+}
+
+int reportdata_run_team(report *out, db *d, blob_store *bs, const config *cfg, int64_t run_id,
+			const char *team, pr_error *err)
+{
+	char id[24];
+	const char *p[2] = {id, team};
+	PGresult *names = NULL;
+	buf title = BUF_INIT;
+	int rc;
+
+	snprintf(id, sizeof(id), "%" PRId64, run_id);
+	if ((rc = report_init(out, "run", err)) < 0 ||
+	    (rc = run_summary(out, d, run_id, err)) < 0 ||
+	    (rc = load_findings(out, d, bs, cfg, run_id,
+				"f.id in (select finding_id from run_findings where run_id = $1)"
+				" and s.team = $2", 2, p, err)) < 0 ||
+	    (rc = db_exec(d, &names, err, "reading a team's services",
+			  "select name from services where team = $1", 1, p + 1)) < 0)
+		goto out;
+	/* Other teams' services are not named, not even in the failures and skips. */
+	keep_services(out->failures, &out->nfailures, names);
+	keep_services(out->skips, &out->nskips, names);
+	out->services_analysed = out->services_failed = -1;
+	if (buf_printf(&title, "%s, team %s", out->title ? out->title : "profreg run", team) < 0) {
+		rc = oom(err);
+		goto out;
+	}
+	free(out->title);
+	out->title = buf_detach(&title, NULL);
+	out->generated_us = time_now_us();
+out:
+	db_result_free(names);
+	return rc;
 }
 
 int reportdata_finding(report *out, db *d, blob_store *bs, const config *cfg,
@@ -1040,7 +1135,11 @@ int reportdata_diff(report *out, db *d, blob_store *bs, const config *cfg,
 		profile_limits_default(&lim), analysis_opts_default(&o);
 	if ((rc = report_init(out, "diff", err)) < 0 ||
 	    (rc = reportdata_sel_captures(&bc, &nb, d, base, err)) < 0 ||
-	    (rc = reportdata_sel_captures(&tc, &nt, d, target, err)) < 0)
+	    (rc = reportdata_sel_captures(&tc, &nt, d, target, err)) < 0 ||
+	    (rc = access_read_captures(d, "capture.diff", NULL, &bc[0].id, nb, sizeof(*bc), true,
+				       err)) < 0 ||
+	    (rc = access_read_captures(d, "capture.diff", NULL, &tc[0].id, nt, sizeof(*tc), true,
+				       err)) < 0)
 		goto out;
 	if (strcmp(bc[0].type, tc[0].type) != 0) {
 		rc = pr_error_set(err, PR_EUSAGE, "cannot compare '%s' captures with '%s' captures",
@@ -1158,12 +1257,25 @@ char *reportdata_dir(const config *cfg, const char *home)
 	return buf_detach(&b, NULL);
 }
 
-int reportdata_write_run(db *d, blob_store *bs, const config *cfg, const char *home,
-			 int64_t run_id, char **html_path, pr_error *err)
+/* A team's name as a file name piece: [A-Za-z0-9._-] kept, every other byte '_'. */
+static int team_file_name(buf *out, const char *team)
+{
+	int rc = buf_puts(out, "-team-");
+
+	for (const char *s = team; *s && rc == 0; s++)
+		rc = buf_putc(out, (strchr("._-", *s) || (*s >= 'a' && *s <= 'z') ||
+				    (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9'))
+					   ? *s : '_');
+	return rc;
+}
+
+/* The run's three report files; with `team`, only that team's services. */
+static int write_run(db *d, blob_store *bs, const config *cfg, const char *home,
+		     int64_t run_id, const char *team, char **html_path, pr_error *err)
 {
 	static const char *ext[3] = {"html", "md", "json"};
 	report r;
-	buf text = BUF_INIT, path = BUF_INIT;
+	buf text = BUF_INIT, path = BUF_INIT, tname = BUF_INIT;
 	char *dir = NULL, name[REPORT_RUN_NAME_MAX];
 	const char *instance;
 	int rc;
@@ -1171,10 +1283,15 @@ int reportdata_write_run(db *d, blob_store *bs, const config *cfg, const char *h
 	memset(&r, 0, sizeof(r));
 	if (html_path)
 		*html_path = NULL;
-	if ((rc = reportdata_run(&r, d, bs, cfg, run_id, err)) < 0 ||
+	if ((rc = team ? reportdata_run_team(&r, d, bs, cfg, run_id, team, err)
+		       : reportdata_run(&r, d, bs, cfg, run_id, err)) < 0 ||
 	    (rc = db_instance(d, &instance, err)) < 0)
 		goto out;
 	report_run_name(name, run_id, instance);
+	if (team && team_file_name(&tname, team) < 0) {
+		rc = oom(err);
+		goto out;
+	}
 	if (!(dir = reportdata_dir(cfg, home))) {
 		rc = oom(err);
 		goto out;
@@ -1188,7 +1305,7 @@ int reportdata_write_run(db *d, blob_store *bs, const config *cfg, const char *h
 								   : report_json(&text, &r, err);
 		if (rc < 0)
 			goto out;
-		if (buf_printf(&path, "%s/%s.%s", dir, name, ext[k]) < 0) {
+		if (buf_printf(&path, "%s/%s%s.%s", dir, name, team ? tname.ptr : "", ext[k]) < 0) {
 			rc = oom(err);
 			goto out;
 		}
@@ -1206,8 +1323,49 @@ out:
 	}
 	buf_release(&text);
 	buf_release(&path);
+	buf_release(&tname);
 	free(dir);
 	report_release(&r);
+	return rc;
+}
+
+int reportdata_write_run(db *d, blob_store *bs, const config *cfg, const char *home,
+			 int64_t run_id, char **html_path, pr_error *err)
+{
+	return write_run(d, bs, cfg, home, run_id, NULL, html_path, err);
+}
+
+int reportdata_write_run_team(db *d, blob_store *bs, const config *cfg, const char *home,
+			      int64_t run_id, const char *team, char **html_path, pr_error *err)
+{
+	return write_run(d, bs, cfg, home, run_id, team, html_path, err);
+}
+
+int reportdata_write_run_teams(db *d, blob_store *bs, const config *cfg, const char *home,
+			       int64_t run_id, size_t *written, pr_error *err)
+{
+	/* The teams of the run's services: its own, those with findings, those it looked at. */
+	static const char sql[] =
+		"select distinct s.team from services s where coalesce(s.team, '') <> '' and"
+		" (s.id in (select f.service_id from findings f join run_findings rf"
+		"   on rf.finding_id = f.id where rf.run_id = $1)"
+		"  or exists (select 1 from runs r where r.id = $1 and (r.service_id = s.id"
+		"   or coalesce(r.detail -> 'services', '{}') ? s.name)))"
+		" order by 1";
+	char id[24];
+	const char *p[1] = {id};
+	PGresult *res = NULL;
+	int rc;
+
+	*written = 0;
+	snprintf(id, sizeof(id), "%" PRId64, run_id);
+	if ((rc = db_exec(d, &res, err, "reading the run's teams", sql, 1, p)) < 0)
+		return rc;
+	for (int i = 0; i < db_rows(res) && rc == 0; i++)
+		if ((rc = write_run(d, bs, cfg, home, run_id, db_get_text(res, i, 0), NULL,
+				    err)) == 0)
+			(*written)++;
+	db_result_free(res);
 	return rc;
 }
 
@@ -1298,7 +1456,9 @@ int reportdata_span(report *out, db *d, blob_store *bs, const config *cfg,
 		goto out;
 	}
 	/* Base: the window's whole captures; current: the span's samples of them. */
-	if ((rc = add_side(t, FLAME_BASE, bs, caps, n, &lim, &skipped, err)) < 0)
+	if ((rc = access_read_captures(d, "capture.span", NULL, &caps[0].id, n, sizeof(*caps),
+				       true, err)) < 0 ||
+	    (rc = add_side(t, FLAME_BASE, bs, caps, n, &lim, &skipped, err)) < 0)
 		goto out;
 	rc = add_side_where(t, FLAME_CUR, bs, caps, n, &lim, only.nkeys ? &only : NULL, &kept,
 			    &skipped, err);

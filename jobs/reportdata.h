@@ -78,6 +78,12 @@ int reportdata_run(report *out, db *d, blob_store *bs, const config *cfg, int64_
 		   pr_error *err);
 int reportdata_finding(report *out, db *d, blob_store *bs, const config *cfg,
 		       int64_t finding_id, pr_error *err);
+/*
+ * A run's report holding only the findings of `team`'s services, and
+ * naming no other team's service (failures and skips included).
+ */
+int reportdata_run_team(report *out, db *d, blob_store *bs, const config *cfg, int64_t run_id,
+			const char *team, pr_error *err);
 int reportdata_release(report *out, db *d, blob_store *bs, const config *cfg,
 		       const char *service, const char *release, pr_error *err);
 
@@ -123,5 +129,17 @@ char *reportdata_dir(const config *cfg, const char *home);
  */
 int reportdata_write_run(db *d, blob_store *bs, const config *cfg, const char *home,
 			 int64_t run_id, char **html_path, pr_error *err);
+
+/*
+ * The same three files per team of the run's services (its own, those
+ * with findings, those it looked at), each with only that team's
+ * services: <name>-team-<TEAM>.html, .md and .json, the team's name with
+ * every byte outside [A-Za-z0-9._-] as '_'. *written is the number of
+ * teams written. reportdata_write_run_team writes one team's.
+ */
+int reportdata_write_run_team(db *d, blob_store *bs, const config *cfg, const char *home,
+			      int64_t run_id, const char *team, char **html_path, pr_error *err);
+int reportdata_write_run_teams(db *d, blob_store *bs, const config *cfg, const char *home,
+			       int64_t run_id, size_t *written, pr_error *err);
 
 #endif

@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE
 #include "jobs/snapshot.h"
+#include "jobs/access.h"
 #include "common/fileio.h"
 #include "common/timeutil.h"
 #include "pipeline/procfs.h"
@@ -2365,24 +2366,22 @@ out:
 int snapshot_read(buf *out, const job_env *env, int64_t id, pr_error *err)
 {
 	static const char sql[] = "select blob_key, host from snapshots where id = $1";
-	char sid[24], object[48];
+	char sid[24];
 	const char *p[1] = {sid};
 	PGresult *res = NULL;
 	int rc;
 
 	buf_release(out);
 	snprintf(sid, sizeof(sid), "%" PRId64, id);
-	snprintf(object, sizeof(object), "snapshot:%" PRId64, id);
-	if ((rc = db_exec(env->d, &res, err, "reading a snapshot", sql, 1, p)) < 0)
+	/* Checked and audited by the database before anything is read. */
+	if ((rc = access_read_snapshot(env->d, "snapshot.extract", id, err)) < 0 ||
+	    (rc = db_exec(env->d, &res, err, "reading a snapshot", sql, 1, p)) < 0)
 		return rc;
 	if (db_rows(res) != 1) {
 		rc = pr_error_set(err, PR_ENOTFOUND, "snapshot %" PRId64 " not found", id);
 		goto out;
 	}
-	if ((rc = blob_get(env->bs, db_get_text(res, 0, 0), out, SNAPSHOT_ARCHIVE_MAX, err)) < 0)
-		goto out;
-	/* Who read the evidence, and when. */
-	rc = db_audit(env->d, "snapshot.extract", object, NULL, err);
+	rc = blob_get(env->bs, db_get_text(res, 0, 0), out, SNAPSHOT_ARCHIVE_MAX, err);
 out:
 	if (rc < 0)
 		buf_release(out);

@@ -29,7 +29,9 @@
 #define SUFFIX ".zst"
 #define PREFIX_MAX 512
 
-typedef struct s3 {
+typedef struct blob_s3_bucket s3;
+
+struct blob_s3_bucket {
 	char *base;     /* URL before the object key, ending in '/' */
 	char *list_url; /* URL of the bucket, before the query */
 	char *bucket;
@@ -41,7 +43,7 @@ typedef struct s3 {
 	char *ca_file;
 	char *describe;
 	uint32_t connect_ms, timeout_ms, page, attempts;
-} s3;
+};
 
 /* ---------------------------------------------------------------- checks */
 
@@ -195,6 +197,18 @@ static int object_url(s3 *s, buf *out, const char *key)
 	    (rc = buf_puts(out, s->base)) == 0)
 		rc = uri_encode(out, k.ptr, true);
 	buf_release(&k);
+	return rc;
+}
+
+/* The URL of object PREFIX `name` (any key, not a blob's). */
+static int raw_object_url(s3 *s, buf *out, const char *name)
+{
+	int rc = buf_puts(out, s->base);
+
+	if (rc == 0)
+		rc = uri_encode(out, s->prefix, true);
+	if (rc == 0)
+		rc = uri_encode(out, name, true);
 	return rc;
 }
 
@@ -429,17 +443,23 @@ static int s3_send(s3 *s, http_response *r, const s3_req *q, char *why, size_t w
  * The request failed (rc < 0, the client's reason in `sent`) or answered
  * `r->status`: the message, the code.
  */
-static int s3_fail(s3 *s, int rc, const http_response *r, const char *sent, const char *doing,
-		   const char *key, pr_error *err)
+static int s3_fail_what(s3 *s, int rc, const http_response *r, const char *sent,
+			const char *doing, const char *what, const char *key, pr_error *err)
 {
 	char why[320];
 
 	if (rc < 0)
-		return pr_error_set(err, rc, "cannot %s blob '%s' in '%s': %s", doing, key,
+		return pr_error_set(err, rc, "cannot %s %s '%s' in '%s': %s", doing, what, key,
 				    s->describe, sent);
 	answer_text(why, sizeof(why), r);
 	return pr_error_set(err, r->status == 400 ? PR_EUSAGE : PR_EIO,
-			    "cannot %s blob '%s' in '%s': %s", doing, key, s->describe, why);
+			    "cannot %s %s '%s' in '%s': %s", doing, what, key, s->describe, why);
+}
+
+static int s3_fail(s3 *s, int rc, const http_response *r, const char *sent, const char *doing,
+		   const char *key, pr_error *err)
+{
+	return s3_fail_what(s, rc, r, sent, doing, "blob", key, err);
 }
 
 /* HEAD of an object: *found, and its size and time when found. */
@@ -519,13 +539,17 @@ out:
 	return rc;
 }
 
-static int s3_get(void *impl, const char *key, buf *out, size_t max, pr_error *err)
+/*
+ * GET `url` into `out`, at most `max` bytes; `what` and `key` name it in
+ * messages ("blob 'ab12...'", "object 'x.pb.gz'").
+ */
+static int s3_fetch(s3 *s, const char *url, const char *what, const char *key, buf *out,
+		    size_t max, pr_error *err)
 {
-	s3 *s = impl;
 	http_response r;
-	buf url = BUF_INIT;
 	/* Room for an error document even when the object's cap is tiny. */
-	s3_req q = {.method = HTTP_GET, .max_body = max > ERROR_BODY_MAX ? max : ERROR_BODY_MAX};
+	s3_req q = {.method = HTTP_GET, .url = url,
+		    .max_body = max > ERROR_BODY_MAX ? max : ERROR_BODY_MAX};
 	char why[PR_ERROR_MSG_MAX];
 	int rc;
 
@@ -534,31 +558,26 @@ static int s3_get(void *impl, const char *key, buf *out, size_t max, pr_error *e
 	out->max = max;
 	if (max == SIZE_MAX)
 		q.max_body = SIZE_MAX / 4;
-	if (object_url(s, &url, key) < 0) {
-		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
-		goto out;
-	}
-	q.url = url.ptr;
 	rc = s3_send(s, &r, &q, why, sizeof(why));
 	if ((rc == PR_ELIMIT && r.status == 200) ||
 	    (rc == 0 && r.status == 200 && r.body.len > max)) {
 		rc = pr_error_set(err, PR_ELIMIT,
-				  "blob '%s' is over the size limit: more than %zu bytes stored",
-				  key, max);
+				  "%s '%s' is over the size limit: more than %zu bytes stored",
+				  what, key, max);
 		goto out;
 	}
 	if (rc == 0 && r.status == 404) {
-		rc = pr_error_set(err, PR_ENOTFOUND, "blob '%s' not found", key);
+		rc = pr_error_set(err, PR_ENOTFOUND, "%s '%s' not found", what, key);
 		goto out;
 	}
 	if (rc < 0 || r.status != 200) {
-		rc = s3_fail(s, rc, &r, why, "read", key, err);
+		rc = s3_fail_what(s, rc, &r, why, "read", what, key, err);
 		goto out;
 	}
 	if (r.content_length >= 0 && (uint64_t)r.content_length != r.body.len) {
 		rc = pr_error_set(err, PR_EDATA,
-				  "blob '%s' is corrupt: %zu bytes read, %" PRId64 " announced",
-				  key, r.body.len, r.content_length);
+				  "%s '%s' is corrupt: %zu bytes read, %" PRId64 " announced",
+				  what, key, r.body.len, r.content_length);
 		goto out;
 	}
 	/* The body moves to the caller; the response keeps nothing. */
@@ -566,7 +585,25 @@ static int s3_get(void *impl, const char *key, buf *out, size_t max, pr_error *e
 	out->max = max;
 	buf_init(&r.body, SIZE_MAX);
 out:
+	/* An object may hold payment data: leave no copy behind. */
+	wipe_mem(r.body.ptr, r.body.len);
 	http_response_release(&r);
+	return rc;
+}
+
+static int s3_get(void *impl, const char *key, buf *out, size_t max, pr_error *err)
+{
+	s3 *s = impl;
+	buf url = BUF_INIT;
+	int rc;
+
+	if (object_url(s, &url, key) < 0) {
+		buf_release(out);
+		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+		goto out;
+	}
+	rc = s3_fetch(s, url.ptr, "blob", key, out, max, err);
+out:
 	buf_release(&url);
 	return rc;
 }
@@ -635,6 +672,10 @@ typedef struct list_page {
 	bool have_size, have_time;
 	blob_entry e;
 	const char *bad; /* a Contents entry we cannot read */
+	/* every object under the prefix (blob_s3_bucket_list), not only blobs */
+	blob_s3_object_fn ofn;
+	bool have_name;
+	char name[XML_TEXT_MAX + 1];
 } list_page;
 
 /* The blob key of object `name` when it is one of the layout's, else false. */
@@ -666,7 +707,13 @@ static void list_leaf(void *ud, int depth, const char *parent, const char *name,
 	}
 	if (depth != 3 || strcmp(parent, "Contents") != 0)
 		return;
-	if (strcmp(name, "Key") == 0) {
+	if (strcmp(name, "Key") == 0 && l->ofn) {
+		size_t pl = strlen(l->s->prefix);
+		/* Keys are listed under the prefix; one outside it is not ours. */
+		l->have_name = strncmp(text, l->s->prefix, pl) == 0 && text[pl];
+		if (l->have_name)
+			snprintf(l->name, sizeof(l->name), "%s", text + pl);
+	} else if (strcmp(name, "Key") == 0) {
 		if (!blob_of_object(l->s, text, l->key))
 			l->key[0] = '\0';
 	} else if (strcmp(name, "Size") == 0) {
@@ -686,6 +733,15 @@ static void list_close(void *ud, int depth, const char *name)
 
 	if (depth != 2 || strcmp(name, "Contents") != 0)
 		return;
+	if (l->ofn && l->have_name && l->rc == 0) {
+		if (!l->have_size) {
+			l->bad = "an object without a readable Size";
+		} else {
+			blob_s3_object o = {l->name, l->e.size, l->have_time ? l->e.mtime_us : 0};
+			l->rc = l->ofn(l->ud, &o, l->err);
+		}
+	}
+	l->have_name = false;
 	if (l->key[0] && l->rc == 0) {
 		if (!l->have_size || !l->have_time) {
 			l->bad = "an object without a readable Size or LastModified";
@@ -699,7 +755,7 @@ static void list_close(void *ud, int depth, const char *name)
 }
 
 /* The query of one page, its parameters sorted as SigV4 wants them. */
-static int list_query(s3 *s, buf *url, const char *token)
+static int list_query(s3 *s, buf *url, const char *token, bool raw)
 {
 	int rc = buf_printf(url, "%s?", s->list_url);
 
@@ -708,13 +764,13 @@ static int list_query(s3 *s, buf *url, const char *token)
 		     buf_putc(url, '&');
 	if (rc == 0)
 		rc = buf_printf(url, "list-type=2&max-keys=%u&prefix=", (unsigned)s->page) |
-		     uri_encode(url, s->prefix, false) | uri_encode(url, LAYOUT, false);
+		     uri_encode(url, s->prefix, false) | uri_encode(url, raw ? "" : LAYOUT, false);
 	return rc;
 }
 
-static int s3_list(void *impl, blob_list_fn fn, void *ud, pr_error *err)
+/* Every page of the listing: blobs to `fn`, or every object to `ofn`. */
+static int list_walk(s3 *s, blob_list_fn fn, blob_s3_object_fn ofn, void *ud, pr_error *err)
 {
-	s3 *s = impl;
 	list_page *l = calloc(1, sizeof(*l));
 	char *prev = NULL;
 	buf url = BUF_INIT;
@@ -726,7 +782,7 @@ static int s3_list(void *impl, blob_list_fn fn, void *ud, pr_error *err)
 		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
 		goto out;
 	}
-	l->s = s, l->fn = fn, l->ud = ud, l->err = err;
+	l->s = s, l->fn = fn, l->ofn = ofn, l->ud = ud, l->err = err;
 	for (;;) {
 		s3_req q = {.method = HTTP_GET, .max_body = LIST_BODY_MAX};
 		xml_rd x = {.leaf = list_leaf, .close = list_close, .ud = l};
@@ -734,7 +790,7 @@ static int s3_list(void *impl, blob_list_fn fn, void *ud, pr_error *err)
 
 		buf_reset(&url);
 		http_response_release(&r);
-		if (list_query(s, &url, l->token) < 0) {
+		if (list_query(s, &url, l->token, ofn != NULL) < 0) {
 			rc = pr_error_set(err, PR_ENOMEM, "out of memory");
 			goto out;
 		}
@@ -783,6 +839,11 @@ out:
 	return rc;
 }
 
+static int s3_list(void *impl, blob_list_fn fn, void *ud, pr_error *err)
+{
+	return list_walk(impl, fn, NULL, ud, err);
+}
+
 static void s3_close(void *impl)
 {
 	s3 *s = impl;
@@ -826,7 +887,8 @@ static char *dup_or_null(const char *v, bool *fail)
 	return d;
 }
 
-int blob_s3_open(blob_store **out, const blob_s3_opts *o, pr_error *err)
+/* The client's state for the settings `o` (checked here); no request is made. */
+static int s3_new(s3 **out, const blob_s3_opts *o, pr_error *err)
 {
 	s3 *s = NULL;
 	buf b = BUF_INIT;
@@ -883,7 +945,7 @@ int blob_s3_open(blob_store **out, const blob_s3_opts *o, pr_error *err)
 		fail = true;
 		goto out;
 	}
-	rc = blob_store_new(out, &s3_ops, s, s->describe, err);
+	*out = s;
 	s = NULL;
 out:
 	if (fail)
@@ -891,4 +953,56 @@ out:
 	s3_close(s);
 	buf_release(&b);
 	return rc;
+}
+
+int blob_s3_open(blob_store **out, const blob_s3_opts *o, pr_error *err)
+{
+	s3 *s = NULL;
+	int rc;
+
+	*out = NULL;
+	if ((rc = s3_new(&s, o, err)) < 0)
+		return rc;
+	return blob_store_new(out, &s3_ops, s, s->describe, err);
+}
+
+/* ---------------------------------------------------- any object of a bucket */
+
+int blob_s3_bucket_open(blob_s3_bucket **out, const blob_s3_opts *o, pr_error *err)
+{
+	return s3_new(out, o, err);
+}
+
+const char *blob_s3_bucket_describe(const blob_s3_bucket *b)
+{
+	return b->describe;
+}
+
+int blob_s3_bucket_list(blob_s3_bucket *b, blob_s3_object_fn fn, void *ud, pr_error *err)
+{
+	return list_walk(b, NULL, fn, ud, err);
+}
+
+int blob_s3_bucket_read(blob_s3_bucket *b, const char *name, buf *out, size_t max,
+			pr_error *err)
+{
+	buf url = BUF_INIT, shown = BUF_INIT;
+	int rc;
+
+	if (raw_object_url(b, &url, name) < 0 ||
+	    buf_printf(&shown, "%s%s", b->describe, name) < 0) {
+		buf_release(out);
+		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+		goto out;
+	}
+	rc = s3_fetch(b, url.ptr, "object", shown.ptr, out, max, err);
+out:
+	buf_release(&url);
+	buf_release(&shown);
+	return rc;
+}
+
+void blob_s3_bucket_free(blob_s3_bucket *b)
+{
+	s3_close(b);
 }

@@ -87,4 +87,49 @@ int blob_s3_open(blob_store **out, const blob_s3_opts *o, pr_error *err);
  */
 int blob_s3_object_key(buf *out, const char *prefix, const char *key);
 
+/*
+ * Any object of a bucket, not only blobs: the client behind object-store
+ * drops (a collector writes profiles and their sidecars under a prefix).
+ * The same settings, checks, signing, retries and caps as the store.
+ */
+typedef struct blob_s3_bucket blob_s3_bucket;
+
+/* One listed object: its key less the prefix, its Size, its LastModified (0: unknown). */
+typedef struct blob_s3_object {
+	const char *name; /* valid during the call only */
+	uint64_t size;
+	int64_t mtime_us;
+} blob_s3_object;
+
+typedef int (*blob_s3_object_fn)(void *ud, const blob_s3_object *o, pr_error *err);
+
+/*
+ * Open a client on the bucket and prefix `o` names (after blob_s3_check);
+ * no request is made. *out belongs to the caller (blob_s3_bucket_free).
+ */
+int blob_s3_bucket_open(blob_s3_bucket **out, const blob_s3_opts *o, pr_error *err);
+
+/* "s3://BUCKET/PREFIX/", for messages; lives as long as `b`. */
+const char *blob_s3_bucket_describe(const blob_s3_bucket *b);
+
+/*
+ * Every object under the prefix (ListObjectsV2, page by page), in the
+ * server's order, to `fn`; a negative return of `fn` stops the walk and
+ * is returned. Names are the server's bytes as they are: check them
+ * before using one. A refused request is PR_EIO ("cannot list
+ * 's3://b/p/': HTTP 403 (SignatureDoesNotMatch: ...)"), an unreadable
+ * answer PR_EDATA.
+ */
+int blob_s3_bucket_list(blob_s3_bucket *b, blob_s3_object_fn fn, void *ud, pr_error *err);
+
+/*
+ * Read object PREFIX `name` into `out` (released first), at most `max`
+ * bytes: more is PR_ELIMIT, a missing object PR_ENOTFOUND, a refusal
+ * PR_EIO, a short body PR_EDATA; messages name "s3://BUCKET/PREFIXname".
+ */
+int blob_s3_bucket_read(blob_s3_bucket *b, const char *name, buf *out, size_t max,
+			pr_error *err);
+
+void blob_s3_bucket_free(blob_s3_bucket *b);
+
 #endif

@@ -13,6 +13,7 @@
 #include "common/similar.h"
 #include "pipeline/migrate.h"
 #include "common/buf.h"
+#include "common/strmap.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -44,6 +45,7 @@ struct db {
 	PGconn *conn;
 	char actor[128];
 	char instance[DB_INSTANCE_MAX + 1]; /* "" until read */
+	bool prepared_capture; /* the capture inserts are prepared on this session */
 };
 
 /* ---- errors ---------------------------------------------------------- */
@@ -368,6 +370,23 @@ out:
 	return rc;
 }
 
+int db_reconnect(db *d, pr_error *err)
+{
+	char line[512];
+
+	if (PQstatus(d->conn) == CONNECTION_OK)
+		return 0;
+	PQreset(d->conn);
+	d->prepared_capture = false;
+	if (PQstatus(d->conn) != CONNECTION_OK) {
+		first_line(line, sizeof(line), d, NULL);
+		return pr_error_set(err, PR_EDB, "cannot connect to the database: %s", line);
+	}
+	PQsetNoticeProcessor(d->conn, drop_notice, NULL);
+	return run_plain(d, err, "set timezone to 'UTC'; set client_min_messages to warning",
+			 "cannot set up the session");
+}
+
 void db_close(db *d)
 {
 	if (!d)
@@ -451,6 +470,37 @@ int db_schema_version(db *d, int *out, pr_error *err)
 		      0, NULL, "cannot read the schema version")) < 0)
 		goto out;
 	*out = (int)get_i64(res, 0, 0);
+out:
+	PQclear(res);
+	return rc;
+}
+
+int db_schema_check(db *d, int *version, bool *current, pr_error *err)
+{
+	PGresult *res = PQexec(d->conn, "select version from schema_migrations");
+	size_t have = 0;
+	int rc = 0;
+
+	*version = 0;
+	*current = false;
+	/* No bookkeeping table: no schema at all (an error outside a transaction costs nothing). */
+	if (strcmp(sqlstate(res), "42P01") == 0)
+		goto out;
+	if (!res_ok(res)) {
+		rc = db_fail(d, res, err, "cannot read the schema version");
+		goto out;
+	}
+	for (int r = 0; r < PQntuples(res); r++) {
+		int v = (int)get_i64(res, r, 0);
+		if (v > *version)
+			*version = v;
+		for (size_t i = 0; i < migrations_count; i++)
+			if (migrations[i].version == v) {
+				have++;
+				break;
+			}
+	}
+	*current = have == migrations_count;
 out:
 	PQclear(res);
 	return rc;
@@ -680,6 +730,20 @@ int db_blob_lock_all(db *d, const char *keys_literal, pr_error *err)
 	return rc;
 }
 
+int db_blob_lock_all_shared(db *d, const char *keys_literal, pr_error *err)
+{
+	/* The order of db_blob_lock_all, so a batch and a retention sweep cannot deadlock. */
+	static const char sql[] =
+		"select count(pg_advisory_xact_lock_shared(" BLOB_LOCK_CLASS ", h)) from"
+		" (select distinct hashtext(k) as h from unnest($1::text[]) k order by 1) x";
+	const char *p[1] = {keys_literal};
+	PGresult *res = NULL;
+	int rc = run(d, &res, err, sql, 1, p, "cannot lock blob keys");
+
+	PQclear(res);
+	return rc;
+}
+
 /* ---- services -------------------------------------------------------- */
 
 static bool service_name_valid(const char *s)
@@ -795,6 +859,45 @@ int db_service_add(db *d, const char *name, const char *team, pr_error *err)
 		rc = pr_error_set(err, PR_EEXISTS, "service '%s' already exists", name);
 	else if (!res_ok(res))
 		rc = db_fail(d, res, err, "cannot add service '%s'", name);
+	PQclear(res);
+	return rc;
+}
+
+int db_service_ensure(db *d, bool *added, const char *name, const char *team, pr_error *err)
+{
+	const char *p[3] = {name, team ? team : "", d->actor};
+	PGresult *res = NULL;
+	int rc = 0;
+
+	*added = false;
+	if (!service_name_valid(name))
+		return bad_service_name(name, err);
+	/* The last select sees the row as it was before this statement: absent when new. */
+	res = q(d,
+		"with s as (insert into services (name, team) values ($1, nullif($2, ''))"
+		"           on conflict (name) do nothing returning id, name, team),"
+		" a as (insert into audit_log (actor, action, object, detail)"
+		"       select $3, 'service.add', 'service:' || s.name,"
+		"              jsonb_build_object('id', s.id, 'team', s.team) from s)"
+		" select (select count(*) from s),"
+		"        (select coalesce(team, '') from services where name = $1)",
+		3, p);
+	if (!res_ok(res)) {
+		rc = db_fail(d, res, err, "cannot add service '%s'", name);
+		goto out;
+	}
+	if (get_i64(res, 0, 0) == 1) {
+		*added = true;
+		goto out;
+	}
+	if (strcmp(PQgetvalue(res, 0, 1), team ? team : "") != 0)
+		rc = pr_error_set(err, PR_EEXISTS,
+				  "service '%s' already exists with team '%s', not '%s' "
+				  "(change it with 'profreg service set %s --team %s')",
+				  name, *PQgetvalue(res, 0, 1) ? PQgetvalue(res, 0, 1) : "(none)",
+				  team && *team ? team : "(none)", name,
+				  team && *team ? team : "''");
+out:
 	PQclear(res);
 	return rc;
 }
@@ -1108,8 +1211,117 @@ static int function_key(EVP_MD_CTX *ctx, char hex[65], const char *name, const c
 	return 0;
 }
 
-/* COPY the summary's rows (name, file, key, self, total) into the session's scratch table. */
-static int copy_functions(db *d, const profile *p, const profile_summary *s, pr_error *err)
+/* The distinct functions of a batch: their keys in first-seen order, and each row's index. */
+typedef struct fn_set {
+	strmap map;           /* hex key -> index */
+	const char **name;    /* per index: the profile's strings */
+	const char **file;
+	int64_t *id;          /* per index: functions.id, once known */
+	size_t n, cap;
+	uint32_t **row;       /* per capture: the index of each summary row */
+} fn_set;
+
+static void fn_set_release(fn_set *fs, size_t ncaptures)
+{
+	strmap_release(&fs->map);
+	free(fs->name);
+	free(fs->file);
+	free(fs->id);
+	if (fs->row)
+		for (size_t c = 0; c < ncaptures; c++)
+			free(fs->row[c]);
+	free(fs->row);
+	memset(fs, 0, sizeof(*fs));
+}
+
+/* Key every summary row of the captures with ids[c] != 0 and collect the distinct functions. */
+static int fn_set_build(fn_set *fs, const int64_t *ids, const profile *const *ps,
+			const profile_summary *const *sums, size_t n, pr_error *err)
+{
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	char hex[65];
+	int rc = 0;
+
+	strmap_init(&fs->map);
+	if (!ctx || !(fs->row = calloc(n, sizeof(*fs->row)))) {
+		rc = oom(err);
+		goto out;
+	}
+	for (size_t c = 0; c < n; c++) {
+		const profile *p = ps[c];
+		const profile_summary *s = sums[c];
+
+		if (!ids[c] || !s->nrows)
+			continue;
+		if (!(fs->row[c] = malloc(s->nrows * sizeof(*fs->row[c])))) {
+			rc = oom(err);
+			goto out;
+		}
+		for (size_t i = 0; i < s->nrows; i++) {
+			const profile_summary_row *r = &s->rows[i];
+			const profile_func *f;
+			const char *file;
+			uint32_t idx;
+			int put;
+
+			if (r->func >= p->nfuncs) {
+				rc = pr_error_set(err, PR_EUSAGE,
+						  "database: cannot insert a capture: summary "
+						  "row %zu names function %" PRIu32
+						  " of %" PRIu32, i, r->func, p->nfuncs);
+				goto out;
+			}
+			f = &p->funcs[r->func];
+			file = f->file ? f->file : "";
+			if (function_key(ctx, hex, f->name, file) < 0) {
+				rc = pr_error_set(err, PR_ERR,
+						  "database: cannot hash a function name");
+				goto out;
+			}
+			if (fs->n == fs->cap) {
+				size_t cap = fs->cap ? 2 * fs->cap : 1024;
+				const char **nn = realloc(fs->name, cap * sizeof(*nn));
+				if (nn)
+					fs->name = nn;
+				const char **nf = nn ? realloc(fs->file, cap * sizeof(*nf)) : NULL;
+				if (nf)
+					fs->file = nf;
+				int64_t *ni = nf ? realloc(fs->id, cap * sizeof(*ni)) : NULL;
+				if (!ni) {
+					rc = oom(err);
+					goto out;
+				}
+				fs->id = ni;
+				fs->cap = cap;
+			}
+			put = strmap_put(&fs->map, hex, 64, (uint32_t)fs->n, &idx, NULL);
+			if (put < 0) {
+				rc = oom(err);
+				goto out;
+			}
+			if (put == 1) {
+				fs->name[fs->n] = f->name;
+				fs->file[fs->n] = file;
+				fs->id[fs->n] = 0;
+				fs->n++;
+			}
+			fs->row[c][i] = idx;
+		}
+	}
+out:
+	EVP_MD_CTX_free(ctx);
+	return rc;
+}
+
+/*
+ * Intern the batch's functions and learn every one's id: the distinct
+ * ones go to the session's scratch table (created once per session; it
+ * survives commits, a rollback of the transaction that created it drops
+ * it, and the next call creates it again), what is new is inserted in key
+ * order (two ingests adding the same new functions wait for each other
+ * instead of deadlocking), then one index probe per function reads the ids.
+ */
+static int fn_set_intern(db *d, fn_set *fs, pr_error *err)
 {
 	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
 	PGresult *res = NULL;
@@ -1122,37 +1334,31 @@ static int copy_functions(db *d, const profile *p, const profile_summary *s, pr_
 		rc = oom(err);
 		goto out;
 	}
-	res = PQexec(d->conn,
-		     "copy profreg_capture_functions (name, file, key, self_value, total_value)"
-		     " from stdin");
+	if ((rc = run_plain(d, err,
+			    "create temp table if not exists profreg_batch_functions ("
+			    " ord int not null, name text not null, file text not null,"
+			    " key bytea not null) on commit delete rows;"
+			    " delete from profreg_batch_functions",
+			    "cannot prepare function rows")) < 0)
+		goto out;
+	res = PQexec(d->conn, "copy profreg_batch_functions (ord, name, file, key) from stdin");
 	if (!res || PQresultStatus(res) != PGRES_COPY_IN) {
 		rc = db_fail(d, res, err, "cannot send function rows");
 		goto out;
 	}
+	PQclear(res);
+	res = NULL;
 	copying = true;
-	for (size_t i = 0; i < s->nrows; i++) {
-		const profile_summary_row *r = &s->rows[i];
-		const profile_func *f;
-		const char *file;
-
-		if (r->func >= p->nfuncs) {
-			rc = pr_error_set(err, PR_EUSAGE,
-					  "database: cannot insert a capture: summary "
-					  "row %zu names function %" PRIu32
-					  " of %" PRIu32, i, r->func, p->nfuncs);
-			goto out;
-		}
-		f = &p->funcs[r->func];
-		file = f->file ? f->file : "";
-		if (function_key(ctx, hex, f->name, file) < 0) {
+	for (size_t i = 0; i < fs->n; i++) {
+		if (function_key(ctx, hex, fs->name[i], fs->file[i]) < 0) {
 			rc = pr_error_set(err, PR_ERR, "database: cannot hash a function name");
 			goto out;
 		}
 		/* bytea's text form is \x<hex>; COPY wants its backslash doubled. */
-		if ((rc = copy_field(&b, f->name)) < 0 || (rc = buf_putc(&b, '\t')) < 0 ||
-		    (rc = copy_field(&b, file)) < 0 ||
-		    (rc = buf_printf(&b, "\t\\\\x%s\t%" PRId64 "\t%" PRId64 "\n", hex, r->self,
-				     r->total)) < 0) {
+		if ((rc = buf_printf(&b, "%zu\t", i)) < 0 ||
+		    (rc = copy_field(&b, fs->name[i])) < 0 ||
+		    (rc = buf_putc(&b, '\t')) < 0 || (rc = copy_field(&b, fs->file[i])) < 0 ||
+		    (rc = buf_printf(&b, "\t\\\\x%s\n", hex)) < 0) {
 			rc = oom(err);
 			goto out;
 		}
@@ -1161,6 +1367,35 @@ static int copy_functions(db *d, const profile *p, const profile_summary *s, pr_
 	}
 	if ((rc = copy_flush(d, &b, err)) < 0)
 		goto out;
+	copying = false;
+	if ((rc = copy_finish(d, NULL, err)) < 0)
+		goto out;
+	if ((rc = run_plain(d, err,
+			    "insert into functions (name, file)"
+			    " select t.name, t.file from profreg_batch_functions t"
+			    " where not exists (select 1 from functions f where f.key = t.key)"
+			    " order by t.key"
+			    " on conflict (key) do nothing",
+			    "cannot intern function names")) < 0)
+		goto out;
+	if ((rc = run(d, &res, err,
+		      "select t.ord, (select f.id from functions f where f.key = t.key)"
+		      " from profreg_batch_functions t",
+		      0, NULL, "cannot read function ids")) < 0)
+		goto out;
+	for (int r = 0; r < PQntuples(res); r++) {
+		int64_t ord = get_i64(res, r, 0);
+		if (ord >= 0 && (size_t)ord < fs->n && !PQgetisnull(res, r, 1))
+			fs->id[ord] = get_i64(res, r, 1);
+	}
+	/* Every row must find its function; a silent gap would skew every baseline. */
+	for (size_t i = 0; i < fs->n; i++)
+		if (fs->id[i] <= 0) {
+			rc = pr_error_set(err, PR_EDB,
+					  "database: cannot insert function rows: function "
+					  "%zu of %zu has no id", i, fs->n);
+			goto out;
+		}
 out:
 	PQclear(res);
 	buf_release(&b);
@@ -1173,22 +1408,174 @@ out:
 	return rc;
 }
 
+/*
+ * COPY every row of the captures with ids[c] != 0 straight into
+ * profile_functions. Shares are value / the capture's total, 0 when the
+ * total is 0: the same IEEE division the server would do, written with
+ * 17 significant digits so it reads back to the same double. captured[c]
+ * is the capture's time as the server wrote it.
+ */
+static int copy_profile_functions(db *d, const fn_set *fs, const int64_t *ids,
+				  char *const *captured, const db_capture *metas,
+				  const profile_summary *const *sums, size_t n, int64_t want,
+				  pr_error *err)
+{
+	PGresult *res = NULL;
+	buf b = BUF_INIT;
+	bool copying = false;
+	int rc = 0;
+
+	res = PQexec(d->conn,
+		     "copy profile_functions (profile_id, function_id, self_value, total_value,"
+		     " self_share, total_share, captured_at, service_id, profile_type) from stdin");
+	if (!res || PQresultStatus(res) != PGRES_COPY_IN) {
+		rc = db_fail(d, res, err, "cannot send function rows");
+		goto out;
+	}
+	PQclear(res);
+	res = NULL;
+	copying = true;
+	for (size_t c = 0; c < n; c++) {
+		const profile_summary *s = sums[c];
+		double total = (double)s->total;
+		buf tail = BUF_INIT;
+
+		if (!ids[c] || !s->nrows)
+			continue;
+		/* The columns every row of this capture ends with. */
+		if (buf_printf(&tail, "\t%s\t%" PRId64 "\t", captured[c],
+			       metas[c].service_id) < 0 ||
+		    copy_field(&tail, metas[c].profile_type) < 0 || buf_putc(&tail, '\n') < 0) {
+			buf_release(&tail);
+			rc = oom(err);
+			goto out;
+		}
+		for (size_t i = 0; i < s->nrows; i++) {
+			const profile_summary_row *r = &s->rows[i];
+			double self_share = s->total ? (double)r->self / total : 0;
+			double total_share = s->total ? (double)r->total / total : 0;
+
+			if (buf_printf(&b, "%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64
+				       "\t%.17g\t%.17g", ids[c], fs->id[fs->row[c][i]], r->self,
+				       r->total, self_share, total_share) < 0 ||
+			    buf_put(&b, tail.ptr, tail.len) < 0) {
+				buf_release(&tail);
+				rc = oom(err);
+				goto out;
+			}
+			if (b.len >= COPY_CHUNK && (rc = copy_flush(d, &b, err)) < 0) {
+				buf_release(&tail);
+				goto out;
+			}
+		}
+		buf_release(&tail);
+	}
+	if ((rc = copy_flush(d, &b, err)) < 0)
+		goto out;
+	copying = false;
+	if (PQputCopyEnd(d->conn, NULL) != 1) {
+		rc = db_fail(d, NULL, err, "cannot finish sending function rows");
+		goto out;
+	}
+	while ((res = PQgetResult(d->conn))) {
+		if (rc == 0 && !res_ok(res))
+			rc = db_fail(d, res, err, "cannot store function rows");
+		else if (rc == 0 && strtoll(PQcmdTuples(res), NULL, 10) != want)
+			rc = pr_error_set(err, PR_EDB,
+					  "database: cannot insert function rows: %s "
+					  "of %" PRId64 " functions stored",
+					  PQcmdTuples(res), want);
+		PQclear(res);
+	}
+	res = NULL;
+out:
+	PQclear(res);
+	buf_release(&b);
+	if (copying) {
+		int frc = copy_finish(d, "profreg abandoned the copy", err);
+		if (rc == 0)
+			rc = frc;
+	}
+	return rc;
+}
+
 static int missing_field(const char *field, pr_error *err)
 {
 	return pr_error_set(err, PR_EUSAGE, "database: cannot insert a capture: %s is missing",
 			    field);
 }
 
-/* The body of db_capture_insert, inside a transaction. */
-static int capture_insert_tx(db *d, int64_t *id, const db_capture *m, const profile *p,
-			     const profile_summary *s, pr_error *err)
+/* What db_capture_insert requires of one capture. */
+static int check_capture(const db_capture *meta, const profile *p, const profile_summary *s,
+			 pr_error *err)
 {
-	num sid, at, dur, per, tot, cnt, fc, bytes, until, pid, nrows;
+	if (!meta->profile_type)
+		return missing_field("the profile type", err);
+	if (!meta->release)
+		return missing_field("the release", err);
+	if (!meta->value_type || !meta->value_unit)
+		return missing_field("the value type", err);
+	if (!meta->blob_key)
+		return missing_field("the blob key", err);
+	if (!meta->format)
+		return missing_field("the format", err);
+	if (!meta->captured_at_us)
+		return missing_field("the capture time", err);
+	if (!s)
+		return missing_field("the summary", err);
+	if (s->nrows && !p)
+		return missing_field("the profile", err);
+	if (s->nrows > INT32_MAX)
+		return pr_error_set(err, PR_ELIMIT,
+				    "database: cannot insert a capture: %zu functions", s->nrows);
+	return 0;
+}
+
+#define CAPTURE_INSERT_SQL \
+	"insert into profiles (service_id, profile_type, release, commit_sha, host," \
+	" captured_at, duration_ns, period, period_type, period_unit, value_type, value_unit," \
+	" total_value, sample_count, function_count, blob_key, blob_bytes, format," \
+	" retention_class, retain_until, tags)" \
+	" values ($1, $2, $3, $4, $5, " US_TO_TS("$6") ", $7, $8, $9, $10, $11, $12," \
+	" $13, $14, $15, $16, $17, $18, $19, " US_TO_TS("$20") "," \
+	" coalesce($21::jsonb, '{}'))"
+
+/*
+ * The capture's row. With `skip_existing`, a row with the same service and
+ * blob key (committed, or written earlier in this transaction) leaves *id
+ * 0; without, it is PR_EEXISTS. Both statements are prepared once per
+ * session.
+ */
+static int insert_capture_row(db *d, int64_t *id, char **captured, const db_capture *m,
+			      const profile_summary *s, bool skip_existing, pr_error *err)
+{
+	num sid, at, dur, per, tot, cnt, fc, bytes, until;
 	const char *ins[21];
+	const char *stmt = skip_existing ? "profreg_capture_skip" : "profreg_capture_insert";
 	PGresult *res = NULL;
 	char qk[68];
 	int rc = 0;
 
+	*id = 0;
+	if (!d->prepared_capture) {
+		static const char *const sql[2] = {
+			CAPTURE_INSERT_SQL " returning id, captured_at::text",
+			CAPTURE_INSERT_SQL " on conflict (service_id, blob_key) do nothing"
+			" returning id, captured_at::text",
+		};
+		static const char *const name[2] = {"profreg_capture_insert",
+						    "profreg_capture_skip"};
+		for (int i = 0; i < 2; i++) {
+			res = PQprepare(d->conn, name[i], sql[i], 21, NULL);
+			if (!res_ok(res)) {
+				rc = db_fail(d, res, err, "cannot prepare the capture insert");
+				goto out;
+			}
+			PQclear(res);
+			res = NULL;
+		}
+		d->prepared_capture = true;
+	}
 	ins[0] = i64(&sid, m->service_id);
 	ins[1] = m->profile_type;
 	ins[2] = m->release;
@@ -1210,17 +1597,7 @@ static int capture_insert_tx(db *d, int64_t *id, const db_capture *m, const prof
 	ins[18] = m->retention_class ? m->retention_class : "hot";
 	ins[19] = m->retain_until_us ? i64(&until, m->retain_until_us) : NULL;
 	ins[20] = m->tags_json;
-	res = q(d,
-		"insert into profiles (service_id, profile_type, release, commit_sha, host,"
-		" captured_at, duration_ns, period, period_type, "
-		"period_unit, value_type, value_unit,"
-		" total_value, sample_count, function_count, blob_key, blob_bytes, format,"
-		" retention_class, retain_until, tags)"
-		" values ($1, $2, $3, $4, $5, " US_TO_TS("$6") ", $7, $8, $9, $10, $11, $12,"
-		" $13, $14, $15, $16, $17, $18, $19, " US_TO_TS("$20") ","
-		" coalesce($21::jsonb, '{}'))"
-		" returning id",
-		21, ins);
+	res = PQexecPrepared(d->conn, stmt, 21, ins, NULL, NULL, 0);
 	if (strcmp(sqlstate(res), "23505") == 0) {
 		rc = pr_error_set(err, PR_EEXISTS,
 				  "capture of service '%s' with blob '%s' already exists",
@@ -1236,70 +1613,55 @@ static int capture_insert_tx(db *d, int64_t *id, const db_capture *m, const prof
 		rc = db_fail_input(d, res, err, "cannot insert a capture");
 		goto out;
 	}
-	*id = get_i64(res, 0, 0);
-	PQclear(res);
-	res = NULL;
-	if (s->nrows == 0)
-		goto out;
-
-	/*
-	 * The session's scratch table: created once per session (it survives
-	 * commits; a rollback of the transaction that created it drops it, and
-	 * the next call creates it again), emptied before each use.
-	 */
-	if ((rc = run_plain(d, err,
-			    "create temp table if not exists profreg_capture_functions ("
-			    " name text not null, file text not null, key bytea not null,"
-			    " self_value bigint not null, total_value bigint not null)"
-			    " on commit delete rows;"
-			    " delete from profreg_capture_functions",
-			    "cannot prepare function rows")) < 0)
-		goto out;
-	if ((rc = copy_functions(d, p, s, err)) < 0)
-		goto out;
-	/* Statistics, so the joins below use the key index against a large `functions`. */
-	if ((rc = run_plain(d, err, "analyze profreg_capture_functions",
-			    "cannot prepare function rows")) < 0)
-		goto out;
-	/*
-	 * Intern what is new, in key order: two captures adding the same new
-	 * functions at once then wait for each other instead of deadlocking.
-	 */
-	if ((rc = run_plain(d, err,
-			    "insert into functions (name, file)"
-			    " select t.name, t.file from profreg_capture_functions t"
-			    " where not exists (select 1 from functions f where f.key = t.key)"
-			    " order by t.key"
-			    " on conflict (key) do nothing",
-			    "cannot intern function names")) < 0)
-		goto out;
-	{
-		const char *p2[2] = {i64(&pid, *id), ins[12]};
-		if ((rc = run(d, &res, err,
-			      "insert into profile_functions (profile_id, "
-			      "function_id, self_value, total_value,"
-			      " self_share, total_share, captured_at, service_id, profile_type)"
-			      " select c.id, f.id, t.self_value, t.total_value,"
-			      "  coalesce(t.self_value::float8 / nullif($2::bigint, 0), 0),"
-			      "  coalesce(t.total_value::float8 / nullif($2::bigint, 0), 0),"
-			      "  c.captured_at, c.service_id, c.profile_type"
-			      " from profreg_capture_functions t"
-			      " join functions f on f.key = t.key"
-			      " join profiles c on c.id = $1",
-			      2, p2, "cannot insert function rows")) < 0)
+	if (PQntuples(res) > 0) {
+		if (!(*captured = strdup(PQgetvalue(res, 0, 1)))) {
+			rc = oom(err);
 			goto out;
-	}
-	/* Every row must have found its function; a silent gap would skew every baseline. */
-	i64(&nrows, (int64_t)s->nrows);
-	if (strcmp(PQcmdTuples(res), nrows.s) != 0) {
-		rc = pr_error_set(err, PR_EDB,
-				  "database: cannot insert function rows: %s "
-				  "of %zu functions stored",
-				  PQcmdTuples(res), s->nrows);
-		goto out;
+		}
+		*id = get_i64(res, 0, 0);
 	}
 out:
 	PQclear(res);
+	return rc;
+}
+
+/*
+ * The body of db_capture_insert and db_capture_insert_many, inside a
+ * transaction: the capture rows, then their functions interned, then
+ * every per-function row in one COPY.
+ */
+static int capture_insert_tx(db *d, int64_t *ids, const db_capture *metas,
+			     const profile *const *ps, const profile_summary *const *sums,
+			     size_t n, bool skip_existing, pr_error *err)
+{
+	fn_set fs = {0};
+	char **captured = NULL;
+	int64_t want = 0;
+	int rc = 0;
+
+	if (!(captured = calloc(n, sizeof(*captured)))) {
+		rc = oom(err);
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if ((rc = insert_capture_row(d, &ids[i], &captured[i], &metas[i], sums[i],
+					     skip_existing, err)) < 0)
+			goto out;
+		if (ids[i])
+			want += (int64_t)sums[i]->nrows;
+	}
+	if (want == 0)
+		goto out;
+	if ((rc = fn_set_build(&fs, ids, ps, sums, n, err)) < 0 ||
+	    (rc = fn_set_intern(d, &fs, err)) < 0 ||
+	    (rc = copy_profile_functions(d, &fs, ids, captured, metas, sums, n, want, err)) < 0)
+		goto out;
+out:
+	fn_set_release(&fs, n);
+	if (captured)
+		for (size_t i = 0; i < n; i++)
+			free(captured[i]);
+	free(captured);
 	return rc;
 }
 
@@ -1310,26 +1672,8 @@ int db_capture_insert(db *d, int64_t *id, const db_capture *meta, const profile 
 	int rc;
 
 	*id = 0;
-	if (!meta->profile_type)
-		return missing_field("the profile type", err);
-	if (!meta->release)
-		return missing_field("the release", err);
-	if (!meta->value_type || !meta->value_unit)
-		return missing_field("the value type", err);
-	if (!meta->blob_key)
-		return missing_field("the blob key", err);
-	if (!meta->format)
-		return missing_field("the format", err);
-	if (!meta->captured_at_us)
-		return missing_field("the capture time", err);
-	if (!s)
-		return missing_field("the summary", err);
-	if (s->nrows && !p)
-		return missing_field("the profile", err);
-	if (s->nrows > INT32_MAX)
-		return pr_error_set(err, PR_ELIMIT,
-				    "database: cannot insert a capture: %zu functions", s->nrows);
-
+	if ((rc = check_capture(meta, p, s, err)) < 0)
+		return rc;
 	switch (PQtransactionStatus(d->conn)) {
 	case PQTRANS_IDLE:
 		if ((rc = db_begin(d, err)) < 0)
@@ -1343,7 +1687,7 @@ int db_capture_insert(db *d, int64_t *id, const db_capture *meta, const profile 
 				    "database: cannot insert a capture: the "
 				    "transaction has already failed");
 	}
-	rc = capture_insert_tx(d, id, meta, p, s, err);
+	rc = capture_insert_tx(d, id, meta, &p, &s, 1, false, err);
 	if (own_tx) {
 		if (rc == 0)
 			rc = db_commit(d, err);
@@ -1352,6 +1696,27 @@ int db_capture_insert(db *d, int64_t *id, const db_capture *meta, const profile 
 	}
 	if (rc < 0)
 		*id = 0;
+	return rc;
+}
+
+int db_capture_insert_many(db *d, int64_t *ids, const db_capture *metas,
+			   const profile *const *ps, const profile_summary *const *sums,
+			   size_t n, pr_error *err)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < n; i++)
+		ids[i] = 0;
+	for (size_t i = 0; i < n; i++)
+		if ((rc = check_capture(&metas[i], ps[i], sums[i], err)) < 0)
+			return rc;
+	if (PQtransactionStatus(d->conn) != PQTRANS_INTRANS)
+		return pr_error_set(err, PR_EUSAGE,
+				    "database: cannot insert captures: no usable "
+				    "transaction is open");
+	if ((rc = capture_insert_tx(d, ids, metas, ps, sums, n, true, err)) < 0)
+		for (size_t i = 0; i < n; i++)
+			ids[i] = 0;
 	return rc;
 }
 

@@ -37,6 +37,14 @@ int db_open(db **out, const char *conninfo, pr_error *err);
 void db_close(db *d);
 
 /*
+ * When the server dropped the connection, connect again with the same
+ * parameters and set the session up as db_open does (0 when the
+ * connection is fine). Whatever was in flight is gone: the caller
+ * decides what to try again.
+ */
+int db_reconnect(db *d, pr_error *err);
+
+/*
  * Apply every migration the binary carries (pipeline/migrate.h) that the
  * database lacks, in order, each in its own transaction under an
  * advisory lock, so two processes migrating at once are safe. Idempotent:
@@ -46,6 +54,13 @@ int db_migrate(db *d, int *applied, pr_error *err);
 
 /* Highest applied migration version, 0 for an empty database. */
 int db_schema_version(db *d, int *out, pr_error *err);
+
+/*
+ * The schema's version (0: no profreg schema) and whether every migration
+ * this binary carries is applied, in one round trip: what every command
+ * checks on connecting, so db_migrate only runs when there is work.
+ */
+int db_schema_check(db *d, int *version, bool *current, pr_error *err);
 
 /*
  * Transactions. db_begin fails with PR_EUSAGE when one is already open;
@@ -77,6 +92,9 @@ int db_blob_lock(db *d, const char *blob_key, bool exclusive, pr_error *err);
 /* The same exclusive lock on every key of a text[] literal, in one round trip. */
 int db_blob_lock_all(db *d, const char *keys_literal, pr_error *err);
 
+/* The shared lock of db_blob_lock on every key of a text[] literal, in the same order. */
+int db_blob_lock_all_shared(db *d, const char *keys_literal, pr_error *err);
+
 /* A service; `name` and `team` belong to the struct ("" when no team). */
 typedef struct db_service {
 	int64_t id;
@@ -95,6 +113,14 @@ void db_service_release(db_service *s);
  * PR_EEXISTS. Writes an audit row ("service.add").
  */
 int db_service_add(db *d, const char *name, const char *team, pr_error *err);
+
+/*
+ * Register a service unless it exists: *added says which (audited like
+ * db_service_add). One that exists with another team ("" and NULL are
+ * none) is PR_EEXISTS, saying how to change it. Meant for a caller's
+ * transaction, so a catalogue is registered whole or not at all.
+ */
+int db_service_ensure(db *d, bool *added, const char *name, const char *team, pr_error *err);
 
 /*
  * Whether `name` is a valid service name (the rule db_service_add
@@ -188,6 +214,19 @@ int db_capture_find(db *d, int64_t *id, int64_t service_id, const char *blob_key
  */
 int db_capture_insert(db *d, int64_t *id, const db_capture *meta,
 		      const profile *p, const profile_summary *s, pr_error *err);
+
+/*
+ * Insert n captures in the caller's open transaction (PR_EUSAGE without
+ * one), as db_capture_insert does each, with one COPY and one statement
+ * for all their function rows. A capture whose service and blob key are
+ * stored already (committed by another ingest, which the insert waits
+ * for, or earlier in this call) is skipped and leaves ids[i] 0; the
+ * others get their new ids. On failure every ids[i] is 0 and the caller
+ * must roll back.
+ */
+int db_capture_insert_many(db *d, int64_t *ids, const db_capture *metas,
+			   const profile *const *ps, const profile_summary *const *sums,
+			   size_t n, pr_error *err);
 
 /*
  * Which captures db_capture_list returns: NULL strings and 0 numbers do

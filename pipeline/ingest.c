@@ -10,6 +10,8 @@
 #include <ctype.h>
 #include <errno.h>
 #include <jansson.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -281,12 +283,8 @@ out:
 	return rc;
 }
 
-static int check_service(db *d, db_service *svc, const char *name, pr_error *err)
+static int check_service(const db_service *svc, const char *name, pr_error *err)
 {
-	int rc;
-
-	if ((rc = db_service_get(d, svc, name, err)) < 0)
-		return rc;
 	if (!svc->enabled)
 		return pr_error_set(err, PR_EREFUSED,
 				    "service '%s' is not enabled for profiling (run "
@@ -317,152 +315,533 @@ static bool input_code(int code)
 }
 
 /*
- * Write the blob and the capture's rows in one transaction. The blob is
+ * One capture on its way through ingest_files. The stages run in order;
+ * reading and parsing touch nothing shared, so they run on several
+ * threads, the database and the blob store only on the caller's.
+ */
+typedef enum stage { ST_READ, ST_FIND, ST_PARSE, ST_STORE, ST_DONE } stage;
+
+typedef struct item {
+	const ingest_request *req;
+	const char *name;        /* req->display, else req->path */
+	ingest_result *out;
+	pr_error e;              /* the reason, before the file is named */
+	const db_service *svc;
+	buf raw;
+	profile *p;
+	profile_summary sum;
+	db_capture meta;
+	const char *type;
+	const profile_limits *lim;
+	stage next;
+	int rc;
+	bool named;              /* e names the file already (reading and parsing it) */
+	bool input_read;         /* the file itself could not be read */
+} item;
+
+static bool item_failed_infra(const item *it)
+{
+	return it->rc < 0 && ((!input_code(it->rc) && !it->input_read) || it->rc == PR_ENOMEM);
+}
+
+/* Read the file and name its bytes. */
+static void item_read(item *it)
+{
+	int rc;
+
+	if ((rc = fileio_read(&it->raw, it->req->path, it->lim->max_input_bytes, &it->e)) < 0) {
+		it->rc = rc;
+		it->named = true;
+		it->input_read = rc != PR_ENOMEM;
+		it->next = ST_DONE;
+		return;
+	}
+	it->out->bytes = it->raw.len;
+	blob_key_of(it->out->blob_key, it->raw.ptr, it->raw.len);
+	it->next = ST_FIND;
+}
+
+/* Parse and summarise, and fill the capture's row. */
+static void item_parse(item *it)
+{
+	const ingest_request *req = it->req;
+	db_capture *meta = &it->meta;
+	profile *p;
+	int rc;
+
+	it->named = true;
+	if ((rc = format_parse(&it->p, (const uint8_t *)it->raw.ptr, it->raw.len, req->format,
+			       it->name, it->lim, &it->e)) < 0)
+		goto fail;
+	p = it->p;
+	it->type = profile_pick_primary(p, req->type);
+	if ((rc = profile_summarize(&it->sum, p, p->primary, &it->e)) < 0)
+		goto fail;
+	it->named = false;
+
+	meta->service_id = it->svc->id;
+	meta->service = it->svc->name;
+	meta->profile_type = (char *)it->type;
+	meta->release = (char *)req->release;
+	meta->commit_sha = (char *)req->commit;
+	meta->host = (char *)req->host;
+	meta->captured_at_us = capture_time(req, p);
+	meta->duration_ns = p->duration_ns;
+	meta->period = p->period;
+	meta->period_type = p->period_type.type;
+	meta->period_unit = p->period_type.unit;
+	meta->value_type = p->value_types[p->primary].type;
+	meta->value_unit = p->value_types[p->primary].unit;
+	meta->total_value = it->sum.total;
+	meta->sample_count = it->sum.sample_count;
+	meta->function_count = (int32_t)it->sum.nrows;
+	meta->blob_key = it->out->blob_key;
+	meta->blob_bytes = (int64_t)it->raw.len;
+	meta->format = (char *)profile_format_name(p->format);
+	meta->retention_class = (char *)"hot";
+	meta->tags_json = (char *)(req->tags_json ? req->tags_json : "{}");
+	it->next = ST_STORE;
+	return;
+fail:
+	it->rc = rc;
+	it->next = ST_DONE;
+}
+
+/* Threads take the next index until none is left. */
+typedef struct par_run {
+	size_t n;
+	void (*fn)(void *ctx, size_t i);
+	void *ctx;
+	atomic_size_t next;
+} par_run;
+
+static void *par_worker(void *arg)
+{
+	par_run *pr = arg;
+	size_t i;
+
+	while ((i = atomic_fetch_add(&pr->next, 1)) < pr->n)
+		pr->fn(pr->ctx, i);
+	return NULL;
+}
+
+/* fn(ctx, i) for every i below n, on up to `jobs` threads, the caller's included. */
+static void run_parallel(size_t n, unsigned jobs, void (*fn)(void *ctx, size_t i), void *ctx)
+{
+	pthread_t tid[INGEST_JOBS_MAX];
+	par_run pr = {n, fn, ctx, 0};
+	unsigned extra = 0;
+
+	if (jobs > INGEST_JOBS_MAX)
+		jobs = INGEST_JOBS_MAX;
+	/* A thread that cannot start leaves its share to the others. */
+	while (extra + 1 < jobs && extra + 1 < n &&
+	       pthread_create(&tid[extra], NULL, par_worker, &pr) == 0)
+		extra++;
+	par_worker(&pr);
+	for (unsigned t = 0; t < extra; t++)
+		pthread_join(tid[t], NULL);
+}
+
+typedef struct stage_ctx {
+	item *items;
+	stage which;
+} stage_ctx;
+
+static void stage_one(void *ctx, size_t i)
+{
+	stage_ctx *sc = ctx;
+	item *it = &sc->items[i];
+
+	if (it->next != sc->which)
+		return;
+	if (sc->which == ST_READ)
+		item_read(it);
+	else
+		item_parse(it);
+}
+
+/* Run one stage over items[0..n) on up to `jobs` threads. */
+static void run_stage(item *items, size_t n, stage which, unsigned jobs)
+{
+	stage_ctx sc = {items, which};
+
+	run_parallel(n, jobs, stage_one, &sc);
+}
+
+/* Items from `stop` on are not tried: the first failure of the store or of memory ends a batch. */
+static size_t first_stop(const item *items, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (items[i].next == ST_DONE && item_failed_infra(&items[i]))
+			return i + 1;
+	return n;
+}
+
+/* A text[] literal of the items' blob keys (hex, so nothing needs quoting). */
+static int keys_literal(buf *out, item *const *its, size_t n)
+{
+	int rc = buf_putc(out, '{');
+
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		rc = buf_printf(out, "%s%s", i ? "," : "", its[i]->out->blob_key);
+	if (rc == 0)
+		rc = buf_putc(out, '}');
+	return rc < 0 ? PR_ENOMEM : 0;
+}
+
+typedef struct put_ctx {
+	blob_store *bs;
+	item *const *its;
+	pr_error *errs;
+	int *rcs;
+} put_ctx;
+
+static void put_one(void *ctx, size_t i)
+{
+	put_ctx *pc = ctx;
+	const item *it = pc->its[i];
+	char key[BLOB_KEY_HEX + 1];
+
+	pc->rcs[i] = blob_put(pc->bs, key, it->raw.ptr, it->raw.len, NULL, &pc->errs[i]);
+}
+
+/*
+ * Every item's blob, durable before this returns. Local files are
+ * compressed and synced on several threads: each fsync mostly waits for
+ * the disk, and the waits overlap. Other stores put one after another.
+ * The first failure in item order is the one reported.
+ */
+static int put_blobs(blob_store *bs, item *const *its, size_t n, pr_error *err)
+{
+	put_ctx pc = {bs, its, NULL, NULL};
+	unsigned threads = strcmp(blob_store_kind(bs), "dir") == 0 ? INGEST_PUT_THREADS : 1;
+	int rc = 0;
+
+	if (!(pc.errs = calloc(n, sizeof(*pc.errs))) || !(pc.rcs = calloc(n, sizeof(*pc.rcs)))) {
+		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+		goto out;
+	}
+	run_parallel(n, threads, put_one, &pc);
+	for (size_t i = 0; i < n; i++)
+		if (pc.rcs[i] < 0) {
+			rc = pr_error_set(err, pc.rcs[i], "%s", pc.errs[i].msg);
+			break;
+		}
+out:
+	free(pc.errs);
+	free(pc.rcs);
+	return rc;
+}
+
+/*
+ * Write the blobs and the captures' rows in one transaction. Each blob is
  * written under a shared lock on its key, held until the row that keeps
  * it commits: retention deletes a file only under the exclusive lock and
- * after checking that no row keeps it.
+ * after checking that no row keeps it. A capture whose bytes another
+ * ingest stored meanwhile comes back as already stored. On failure the
+ * transaction is rolled back and the reason is in *err (a blob may
+ * remain, unreferenced, for retention to collect).
  */
-static int store(ingest_result *out, db *d, blob_store *bs, const db_capture *meta,
-		 const profile *p, const profile_summary *sum, const buf *raw, pr_error *err)
+static int store(db *d, blob_store *bs, item *const *its, size_t n, pr_error *err)
 {
+	const profile **ps = NULL;
+	const profile_summary **sums = NULL;
+	db_capture *mv = NULL;
+	int64_t *ids = NULL;
+	buf keys = BUF_INIT;
 	char object[64], detail[256];
 	bool in_tx = false;
 	int rc;
 
+	if (!(mv = calloc(n, sizeof(*mv))) || !(ps = calloc(n, sizeof(*ps))) ||
+	    !(sums = calloc(n, sizeof(*sums))) || !(ids = calloc(n, sizeof(*ids)))) {
+		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		mv[i] = its[i]->meta;
+		ps[i] = its[i]->p;
+		sums[i] = &its[i]->sum;
+	}
+	if ((rc = keys_literal(&keys, its, n)) < 0) {
+		pr_error_set(err, rc, "out of memory");
+		goto out;
+	}
 	if ((rc = db_begin(d, err)) < 0)
 		goto out;
 	in_tx = true;
-	if ((rc = db_blob_lock(d, out->blob_key, false, err)) < 0 ||
-	    (rc = blob_put(bs, out->blob_key, raw->ptr, raw->len, NULL, err)) < 0 ||
-	    (rc = db_capture_insert(d, &out->capture_id, meta, p, sum, err)) < 0)
+	if ((rc = db_blob_lock_all_shared(d, keys.ptr, err)) < 0)
 		goto out;
-	snprintf(object, sizeof(object), "capture:%lld", (long long)out->capture_id);
-	snprintf(detail, sizeof(detail), "{\"service\":\"%s\",\"blob_key\":\"%s\",\"bytes\":%zu}",
-		 meta->service, out->blob_key, raw->len);
-	if ((rc = db_audit(d, "ingest", object, detail, err)) < 0 ||
-	    (rc = db_commit(d, err)) < 0)
+	if ((rc = put_blobs(bs, its, n, err)) < 0)
+		goto out;
+	if ((rc = db_capture_insert_many(d, ids, mv, ps, sums, n, err)) < 0)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		ingest_result *o = its[i]->out;
+		if (!ids[i]) {
+			/*
+			 * An ingest of the same bytes committed after our look-up:
+			 * the unique key made us wait for it, and its row is the
+			 * one these bytes have.
+			 */
+			if ((rc = db_capture_find(d, &o->capture_id, its[i]->meta.service_id,
+						  o->blob_key, err)) < 0)
+				goto out;
+			o->already = true;
+			continue;
+		}
+		o->capture_id = ids[i];
+		snprintf(object, sizeof(object), "capture:%lld", (long long)ids[i]);
+		snprintf(detail, sizeof(detail),
+			 "{\"service\":\"%s\",\"blob_key\":\"%s\",\"bytes\":%zu}",
+			 its[i]->meta.service, o->blob_key, its[i]->raw.len);
+		if ((rc = db_audit(d, "ingest", object, detail, err)) < 0)
+			goto out;
+	}
+	if ((rc = db_commit(d, err)) < 0)
 		goto out;
 	in_tx = false;
 out:
 	if (in_tx)
 		db_rollback(d);
+	if (rc < 0)
+		for (size_t i = 0; i < n; i++) {
+			its[i]->out->capture_id = 0;
+			its[i]->out->already = false;
+		}
+	buf_release(&keys);
+	free(ids);
+	free(sums);
+	free(ps);
+	free(mv);
 	return rc;
+}
+
+/* Store one item alone: its failure is its own. */
+static void store_one(db *d, blob_store *bs, item *it)
+{
+	item *one[1] = {it};
+
+	it->rc = store(d, bs, one, 1, &it->e);
+	it->next = ST_DONE;
+}
+
+/* The earlier item in [0, i) with the same service and bytes that is being stored. */
+static item *same_bytes(item *items, size_t i)
+{
+	for (size_t j = 0; j < i; j++)
+		if (items[j].next == ST_STORE && items[j].svc->id == items[i].svc->id &&
+		    strcmp(items[j].out->blob_key, items[i].out->blob_key) == 0)
+			return &items[j];
+	return NULL;
+}
+
+/*
+ * Store every item at ST_STORE below *stop: all in one transaction, and
+ * when that fails, each alone in order, so a failure is the one item's
+ * that caused it and the others are stored. A second item with the bytes
+ * of an earlier one is that capture, already stored.
+ */
+static void store_all(db *d, blob_store *bs, item *items, size_t *stop)
+{
+	item **its = NULL;
+	pr_error e = PR_ERROR_INIT;
+	size_t k = 0;
+
+	if (!(its = calloc(*stop ? *stop : 1, sizeof(*its))))
+		goto alone;
+	for (size_t i = 0; i < *stop; i++)
+		if (items[i].next == ST_STORE && !same_bytes(items, i))
+			its[k++] = &items[i];
+	if (k < 2)
+		goto alone;
+	if (store(d, bs, its, k, &e) < 0) {
+		/*
+		 * One capture may have cost the whole batch its connection (a
+		 * server that drops it on a bad row): try each alone on a new
+		 * one, so the failure lands on that capture. When the server
+		 * is really gone, the first capture fails and the batch stops.
+		 */
+		pr_error_clear(&e);
+		(void)db_reconnect(d, &e);
+		goto alone;
+	}
+	for (size_t i = 0; i < *stop; i++) {
+		item *first;
+		if (items[i].next != ST_STORE)
+			continue;
+		if ((first = same_bytes(items, i))) {
+			items[i].out->capture_id = first->out->capture_id;
+			items[i].out->already = true;
+		}
+	}
+	for (size_t i = 0; i < *stop; i++)
+		if (items[i].next == ST_STORE)
+			items[i].next = ST_DONE;
+	free(its);
+	return;
+alone:
+	free(its);
+	for (size_t i = 0; i < *stop; i++) {
+		item *it = &items[i], *first = NULL;
+		if (it->next != ST_STORE)
+			continue;
+		/* An earlier item with these bytes stored them: this is that capture. */
+		for (size_t j = 0; j < i && !first; j++)
+			if (items[j].rc == 0 && items[j].meta.blob_key &&
+			    items[j].svc->id == it->svc->id &&
+			    strcmp(items[j].out->blob_key, it->out->blob_key) == 0)
+				first = &items[j];
+		if (first) {
+			it->out->capture_id = first->out->capture_id;
+			it->out->already = true;
+			it->next = ST_DONE;
+			continue;
+		}
+		store_one(d, bs, it);
+		if (item_failed_infra(it)) {
+			*stop = i + 1;
+			break;
+		}
+	}
+}
+
+/* The result and the message, as ingest_file describes them. */
+static void item_finish(item *it, pr_error *err)
+{
+	ingest_result *out = it->out;
+	int rc = it->rc;
+
+	if (rc < 0) {
+		out->capture_id = 0;
+		out->already = false;
+		out->infra = !input_code(rc) && !it->input_read;
+		if (it->named)
+			pr_error_set(err, rc, "%s", it->e.msg);
+		else
+			pr_error_set(err, rc, "cannot ingest '%s': %s", it->name, it->e.msg);
+	} else if (!out->already) {
+		snprintf(out->type, sizeof(out->type), "%s", it->type);
+		snprintf(out->format, sizeof(out->format), "%s", it->meta.format);
+		out->total = it->sum.total;
+		out->sample_count = it->sum.sample_count;
+		out->nfunctions = it->sum.nrows;
+		out->utf8_replaced = it->p->utf8_replaced;
+	}
+	profile_summary_release(&it->sum);
+	profile_free(it->p);
+	it->p = NULL;
+	buf_release(&it->raw);
+}
+
+/* The service named `name`, looked up once per batch in svcs[0..*nsvcs). */
+static int batch_service(const db_service **out, db *d, db_service *svcs, size_t *nsvcs,
+			 const char *name, pr_error *err)
+{
+	int rc;
+
+	for (size_t i = 0; i < *nsvcs; i++)
+		if (strcmp(svcs[i].name, name) == 0) {
+			*out = &svcs[i];
+			return 0;
+		}
+	if ((rc = db_service_get(d, &svcs[*nsvcs], name, err)) < 0) {
+		db_service_release(&svcs[*nsvcs]);
+		return rc;
+	}
+	*out = &svcs[(*nsvcs)++];
+	return 0;
+}
+
+size_t ingest_files(ingest_result *outs, pr_error *errs, db *d, blob_store *bs,
+		    const ingest_request *reqs, size_t n, const profile_limits *lim,
+		    unsigned jobs)
+{
+	db_service *svcs = NULL;
+	item *items = NULL;
+	size_t nsvcs = 0, stop = n;
+
+	if (n == 0)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		memset(&outs[i], 0, sizeof(outs[i]));
+		pr_error_clear(&errs[i]);
+	}
+	if (!(items = calloc(n, sizeof(*items))) || !(svcs = calloc(n, sizeof(*svcs)))) {
+		pr_error_set(&errs[0], PR_ENOMEM, "cannot ingest '%s': out of memory",
+			     reqs[0].display ? reqs[0].display : reqs[0].path);
+		outs[0].infra = true;
+		free(items);
+		return 1;
+	}
+	/* Every caller's metadata is checked here, whatever path it came by. */
+	for (size_t i = 0; i < stop; i++) {
+		item *it = &items[i];
+		it->req = &reqs[i];
+		it->name = reqs[i].display ? reqs[i].display : reqs[i].path;
+		it->out = &outs[i];
+		it->lim = lim;
+		it->next = ST_DONE;
+		if ((it->rc = ingest_validate(it->req, &it->e)) < 0)
+			continue;
+		if ((it->rc = batch_service(&it->svc, d, svcs, &nsvcs, it->req->service,
+					    &it->e)) < 0 ||
+		    (it->rc = check_service(it->svc, it->req->service, &it->e)) < 0) {
+			if (item_failed_infra(it))
+				stop = i + 1;
+			continue;
+		}
+		it->next = ST_READ;
+	}
+	run_stage(items, stop, ST_READ, jobs);
+	stop = first_stop(items, stop);
+	for (size_t i = 0; i < stop; i++) {
+		item *it = &items[i];
+		int64_t found;
+		if (it->next != ST_FIND)
+			continue;
+		it->rc = db_capture_find(d, &found, it->svc->id, it->out->blob_key, &it->e);
+		if (it->rc == 0) {
+			it->out->already = true;
+			it->out->capture_id = found;
+			it->next = ST_DONE;
+		} else if (it->rc == PR_ENOTFOUND) {
+			it->rc = 0;
+			pr_error_clear(&it->e);
+			it->next = ST_PARSE;
+		} else {
+			it->next = ST_DONE;
+			stop = i + 1;
+		}
+	}
+	run_stage(items, stop, ST_PARSE, jobs);
+	stop = first_stop(items, stop);
+	store_all(d, bs, items, &stop);
+	for (size_t i = 0; i < n; i++) {
+		if (i < stop) {
+			item_finish(&items[i], &errs[i]);
+			continue;
+		}
+		profile_summary_release(&items[i].sum);
+		profile_free(items[i].p);
+		buf_release(&items[i].raw);
+	}
+	for (size_t i = 0; i < nsvcs; i++)
+		db_service_release(&svcs[i]);
+	free(svcs);
+	free(items);
+	return stop;
 }
 
 int ingest_file(ingest_result *out, db *d, blob_store *bs,
 		const ingest_request *req, const profile_limits *lim,
 		pr_error *err)
 {
-	const char *name = req->display ? req->display : req->path;
-	pr_error e = PR_ERROR_INIT; /* the reason, before the file is named */
-	db_service svc = {0};
-	db_capture meta = {0};
-	profile *p = NULL;
-	profile_summary sum = {0};
-	buf raw = BUF_INIT;
-	const char *type;
-	bool named = false;      /* e names the file already (reading and parsing it) */
-	bool input_read = false; /* the file itself could not be read */
-	int64_t found;
-	int rc;
+	pr_error e = PR_ERROR_INIT;
 
-	memset(out, 0, sizeof(*out));
-	/* Every caller's metadata is checked here, whatever path it came by. */
-	if ((rc = ingest_validate(req, &e)) < 0)
-		goto out;
-	if ((rc = check_service(d, &svc, req->service, &e)) < 0)
-		goto out;
-	if ((rc = fileio_read(&raw, req->path, lim->max_input_bytes, &e)) < 0) {
-		named = true;
-		input_read = rc != PR_ENOMEM;
-		goto out;
-	}
-	out->bytes = raw.len;
-	blob_key_of(out->blob_key, raw.ptr, raw.len);
-
-	rc = db_capture_find(d, &found, svc.id, out->blob_key, &e);
-	if (rc == 0) {
-		out->already = true;
-		out->capture_id = found;
-		goto out;
-	}
-	if (rc != PR_ENOTFOUND)
-		goto out;
-	pr_error_clear(&e);
-
-	named = true;
-	if ((rc = format_parse(&p, (const uint8_t *)raw.ptr, raw.len, req->format,
-			       name, lim, &e)) < 0)
-		goto out;
-	type = profile_pick_primary(p, req->type);
-	if ((rc = profile_summarize(&sum, p, p->primary, &e)) < 0)
-		goto out;
-	named = false;
-
-	meta.service_id = svc.id;
-	meta.service = svc.name;
-	meta.profile_type = (char *)type;
-	meta.release = (char *)req->release;
-	meta.commit_sha = (char *)req->commit;
-	meta.host = (char *)req->host;
-	meta.captured_at_us = capture_time(req, p);
-	meta.duration_ns = p->duration_ns;
-	meta.period = p->period;
-	meta.period_type = p->period_type.type;
-	meta.period_unit = p->period_type.unit;
-	meta.value_type = p->value_types[p->primary].type;
-	meta.value_unit = p->value_types[p->primary].unit;
-	meta.total_value = sum.total;
-	meta.sample_count = sum.sample_count;
-	meta.function_count = (int32_t)sum.nrows;
-	meta.blob_key = out->blob_key;
-	meta.blob_bytes = (int64_t)raw.len;
-	meta.format = (char *)profile_format_name(p->format);
-	meta.retention_class = (char *)"hot";
-	meta.tags_json = (char *)(req->tags_json ? req->tags_json : "{}");
-
-	rc = store(out, d, bs, &meta, p, &sum, &raw, &e);
-	if (rc == PR_EEXISTS) {
-		/*
-		 * An ingest of the same bytes committed between our look-up and
-		 * our insert: the unique key made us wait for it, and its row is
-		 * the one these bytes have. Same answer as the look-up above.
-		 */
-		pr_error lost = e;
-		pr_error_clear(&e);
-		rc = db_capture_find(d, &found, svc.id, out->blob_key, &e);
-		if (rc == 0) {
-			out->already = true;
-			out->capture_id = found;
-			goto out;
-		}
-		if (rc == PR_ENOTFOUND) {
-			rc = PR_EEXISTS;
-			e = lost;
-		}
-		goto out;
-	}
-	if (rc < 0)
-		goto out;
-
-	snprintf(out->type, sizeof(out->type), "%s", type);
-	snprintf(out->format, sizeof(out->format), "%s", meta.format);
-	out->total = sum.total;
-	out->sample_count = sum.sample_count;
-	out->nfunctions = sum.nrows;
-	out->utf8_replaced = p->utf8_replaced;
-out:
-	if (rc < 0) {
-		out->capture_id = 0;
-		out->infra = !input_code(rc) && !input_read;
-		if (named)
-			pr_error_set(err, rc, "%s", e.msg);
-		else
-			pr_error_set(err, rc, "cannot ingest '%s': %s", name, e.msg);
-	}
-	profile_summary_release(&sum);
-	profile_free(p);
-	buf_release(&raw);
-	db_service_release(&svc);
-	return rc;
+	ingest_files(out, &e, d, bs, req, 1, lim, 1);
+	if (e.code)
+		return pr_error_set(err, e.code, "%s", e.msg);
+	return 0;
 }

@@ -135,4 +135,29 @@ int ingest_file(ingest_result *out, db *d, blob_store *bs,
 		const ingest_request *req, const profile_limits *lim,
 		pr_error *err);
 
+/* The most threads ingest_files reads and parses on. */
+#define INGEST_JOBS_MAX 64
+/* Threads that write the blobs of a batch to a local store (I/O, not CPU). */
+#define INGEST_PUT_THREADS 8
+
+/*
+ * Ingest reqs[0..n) as ingest_file does each, with the same results and
+ * messages, but faster: files are read and parsed on up to `jobs` threads,
+ * and the captures are written in one transaction, each blob before the
+ * rows that keep it (a local store's blobs on INGEST_PUT_THREADS
+ * threads). A file that fails is reported alone: when the transaction
+ * fails, the captures are stored one by one (on a new connection when the
+ * server dropped it) so the failure falls on the one that caused it.
+ * The same bytes twice for a service are one capture, the second
+ * "already" stored.
+ *
+ * Returns how many requests were tried: outs[i] and errs[i] are filled
+ * for i below it (errs[i].code 0 on success). Requests after the first
+ * failure of the store or of memory (outs[i].infra, or PR_ENOMEM) are not
+ * tried, as a batch of ingest_file calls would stop there.
+ */
+size_t ingest_files(ingest_result *outs, pr_error *errs, db *d, blob_store *bs,
+		    const ingest_request *reqs, size_t n, const profile_limits *lim,
+		    unsigned jobs);
+
 #endif

@@ -436,7 +436,8 @@ const char *profile_pick_primary(profile *p, const char *type)
 	return "cpu";
 }
 
-static const profile *sort_profile;
+/* The profile row_cmp compares in; per thread, as ingest parses on several. */
+static _Thread_local const profile *sort_profile;
 static int row_cmp(const void *a, const void *b)
 {
 	const profile_summary_row *x = a, *y = b;

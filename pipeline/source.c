@@ -297,6 +297,36 @@ out:
 	return rc;
 }
 
+const char *source_drop_name_refused(const char *name)
+{
+	size_t n = strlen(name);
+	const char *seg = name;
+
+	if (n > INGEST_PATH_MAX)
+		return "longer than 1024 bytes";
+	if (name[0] == '/')
+		return "an absolute path";
+	for (const char *c = name; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			return "a control character";
+		else if (*c == '\\')
+			return "a backslash";
+	for (const char *c = name;; c++) {
+		if (*c == '/' || !*c) {
+			size_t len = (size_t)(c - seg);
+			if (len == 0)
+				return "an empty path segment";
+			if ((len == 1 && seg[0] == '.') ||
+			    (len == 2 && seg[0] == '.' && seg[1] == '.'))
+				return "a '.' or '..' path segment";
+			if (!*c)
+				break;
+			seg = c + 1;
+		}
+	}
+	return NULL;
+}
+
 /* ---- bytes from the network --------------------------------------------- */
 
 int source_ingest_bytes(ingest_result *out, db *d, blob_store *bs, const ingest_request *req,

@@ -77,6 +77,16 @@ int source_collect_drops(source_report *out, db *d, blob_store *bs, const char *
 			 const source_drops *src, const profile_limits *lim, pr_error *err);
 
 /*
+ * Why an object name listed under a drop prefix is refused, or NULL when
+ * it is usable: longer than INGEST_PATH_MAX, starting with '/', holding a
+ * control character or a backslash, or an empty, "." or ".." segment.
+ * Nothing a collector writes looks like that, and such a name must not
+ * reach a message, a URL or a terminal as it is. The reason is a static
+ * string ("a '.' or '..' path segment").
+ */
+const char *source_drop_name_refused(const char *name);
+
+/*
  * Ingest `len` bytes held in memory (a profile fetched over the network)
  * exactly as ingest_file ingests a file: the same limits, checks,
  * idempotence and messages, which name req->display. req->path is

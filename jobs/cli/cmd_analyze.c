@@ -32,12 +32,15 @@ enum {
 	O_MIN,
 	O_REL,
 	O_ABS,
+	O_MINSHARE,
 	O_FDR,
 	O_DRY,
 	O_FUNCTION,
 	O_ALL_TESTS,
 	O_PAGE,
 	O_GATE,
+	O_COHORT,
+	O_CONTROL,
 };
 
 static const cli_option analyze_options[] = {
@@ -54,7 +57,9 @@ static const cli_option analyze_options[] = {
 	{"rel-margin", required_argument, O_REL, "FRACTION",
 	 "smallest relative change that counts (default 0.05)"},
 	{"abs-margin", required_argument, O_ABS, "PP",
-	 "smallest change in percentage points that counts (default 0.1)"},
+	 "smallest change in percentage points that counts (default 0.02)"},
+	{"min-share", required_argument, O_MINSHARE, "PP",
+	 "test functions reaching PP percent in some capture (default 0.1)"},
 	{"fdr", required_argument, O_FDR, "Q", "false discovery rate (default 0.05)"},
 	{"dry-run", no_argument, O_DRY, NULL, "store nothing"},
 	{"page", no_argument, O_PAGE, NULL,
@@ -63,6 +68,10 @@ static const cli_option analyze_options[] = {
 	 "with --json, list every test, not only findings"},
 	{"gate", required_argument, O_GATE, "SEVERITY",
 	 "exit 1 when a regression is at or above: low, medium, high, critical"},
+	{"cohort", required_argument, O_COHORT, "HOSTS",
+	 "judge only these hosts' captures (names or globs, comma-separated)"},
+	{"control", required_argument, O_CONTROL, "HOSTS",
+	 "compare them with these hosts' over the same window (default: the others)"},
 	{NULL, 0, 0, NULL, NULL},
 };
 
@@ -152,16 +161,20 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 	static const char desc[] =
 		"Compare the selected captures with each service's rolling baseline and\n"
 		"print the functions whose self share moved, ranked best first. The\n"
-		"findings are stored; no one is paged unless --page is given.\n"
+		"findings are stored; no one is paged unless --page is given. With\n"
+		"--cohort, the baseline is the control hosts' captures over the same\n"
+		"window instead (canary against control).\n"
 		"Exit 0 when the analysis ran (findings or not); with --gate, 1 when a\n"
-		"regression is at or above the gate; 3 infrastructure; 4 bad input.";
+		"regression is at or above the gate; 2 usage (an unknown host); 3\n"
+		"infrastructure; 4 bad input; 5 with --cohort when it could not judge\n"
+		"(too few captures on either side).";
 	pr_error err = PR_ERROR_INIT;
 	analysis_opts o;
 	analyze_result r;
 	cli_parser *p = NULL;
 	db *d = NULL;
 	const char *arg, *service = NULL, *release = NULL, *type = "cpu";
-	const char *since_s = NULL, *until_s = NULL;
+	const char *since_s = NULL, *until_s = NULL, *cohort = NULL, *control = NULL;
 	bool all = false, dry = false, all_tests = false, page = false;
 	int64_t since = 0, until = 0;
 	unsigned long long v = 0;
@@ -169,7 +182,7 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 	/* Flags override the configuration file, which is read after them. */
 	analysis_opts flags;
 	bool set_at = false, set_window = false, set_min = false, set_rel = false;
-	bool set_abs = false, set_fdr = false, gated = false, bad = false;
+	bool set_abs = false, set_minshare = false, set_fdr = false, gated = false, bad = false;
 	stats_severity gate = STATS_SEV_NONE;
 	config cfg;
 	int c, rc, status;
@@ -191,6 +204,8 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 		case O_DRY: dry = true; break;
 		case O_ALL_TESTS: all_tests = true; break;
 		case O_PAGE: page = true; break;
+		case O_COHORT: cohort = arg; break;
+		case O_CONTROL: control = arg; break;
 		case O_GATE:
 			if (stats_severity_parse(&gate, arg) < 0 || gate == STATS_SEV_NONE) {
 				cli_error(ctx, "'--gate %s' is not low, medium, high or critical",
@@ -232,6 +247,12 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 			flags.abs_margin = pp / 100;
 			set_abs = true;
 			break;
+		case O_MINSHARE:
+			if (parse_fraction(ctx, "min-share", arg, 0, 100, &pp) < 0)
+				bad = true;
+			flags.min_share = pp / 100;
+			set_minshare = true;
+			break;
 		case O_FDR:
 			if (parse_fraction(ctx, "fdr", arg, 1e-6, 0.5, &flags.fdr) < 0)
 				bad = true;
@@ -244,6 +265,12 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 	if (!!service + all != 1 || !!release + !!since_s != 1 || (until_s && !since_s)) {
 		cli_error(ctx, "give --service or --all-services, and --release or --since "
 			  "(see --help)");
+		return EXIT_USAGE;
+	}
+	if ((cohort || control) && (!cohort || !service)) {
+		cli_error(ctx, "%s",
+			  !cohort ? "--control needs --cohort (the canary hosts)"
+				  : "--cohort compares the hosts of one service: give --service");
 		return EXIT_USAGE;
 	}
 	if (page && dry) {
@@ -264,6 +291,7 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 	if (set_min) o.min_baseline = flags.min_baseline;
 	if (set_rel) o.rel_margin = flags.rel_margin;
 	if (set_abs) o.abs_margin = flags.abs_margin;
+	if (set_minshare) o.min_share = flags.min_share;
 	if (set_fdr) o.fdr = flags.fdr;
 	if (!o.at_us)
 		o.at_us = time_now_us();
@@ -278,7 +306,7 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 
 	{
 		analyze_opts ao = {service, release, since, until, type, o,
-				   release ? release : since_s, dry, page};
+				   release ? release : since_s, dry, page, cohort, control};
 		job_env env = {&cfg, NULL, NULL, ctx->home, NULL};
 		if ((rc = ctx_db_open(ctx, &d, &err)) < 0)
 			goto fail;
@@ -326,6 +354,13 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 	     r.a.tests[i].significant; i++)
 		if (r.a.tests[i].direction == FINDING_REGRESSION && r.a.tests[i].severity >= gate)
 			status = EXIT_GATE;
+	/* Canary against control that could not be judged says so in its exit code. */
+	if (cohort && status == EXIT_OK && r.a.nskipped) {
+		for (size_t i = 0; i < r.a.nskipped; i++)
+			cli_warn(ctx, "inconclusive: %s/%s: %s", r.a.skipped[i].service,
+				 r.a.skipped[i].type, r.a.skipped[i].reason);
+		status = EXIT_INCONCLUSIVE;
+	}
 	goto out;
 fail:
 	status = cli_fail(ctx, &err);

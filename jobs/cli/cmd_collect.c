@@ -88,6 +88,12 @@ static void print_result(const collect_result *r)
 			cli_put_safe(stdout, json_string_value(json_object_get(f, "reason")), 0);
 			putchar('\n');
 		}
+		json_array_foreach(json_object_get(v, "waiting"), i, f)
+		{
+			printf("    waiting: ");
+			cli_put_safe(stdout, json_string_value(json_object_get(f, "reason")), 0);
+			putchar('\n');
+		}
 	}
 }
 
@@ -120,12 +126,13 @@ int cmd_collect(cli_ctx *ctx, int argc, char **argv)
 		    &p, ctx, argc, argv, opts,
 		    "profreg collect [--service S]... [--since T --until T] [--dry-run] [--json]",
 		    "Pull new captures from every source of every enabled service (drop\n"
-		    "folders, Go pprof endpoints, Pyroscope, Parca) and ingest them. Pyroscope\n"
-		    "and Parca windows are cut into slots, one capture each; a pprof endpoint\n"
-		    "gives one capture per target and type in the current slot. Slots collected\n"
-		    "before are not asked for again. Exit 0 when every target answered; 3 when\n"
-		    "one failed (each is named with its reason) or the run failed; 4 for an\n"
-		    "unknown or disabled service.") < 0)
+		    "folders, Go pprof endpoints, Pyroscope, Parca, object-store drops) and\n"
+		    "ingest them. Pyroscope and Parca windows are cut into slots, one capture\n"
+		    "each; a pprof endpoint gives one capture per target and type in the\n"
+		    "current slot; an object-store drop is an object with its .json sidecar.\n"
+		    "Slots and objects collected before are not asked for again. Exit 0 when\n"
+		    "every target answered; 3 when one failed (each is named with its reason)\n"
+		    "or the run failed; 4 for an unknown or disabled service.") < 0)
 		return EXIT_RUNTIME;
 	while ((c = cli_next(p, &arg)) > 0) {
 		switch (c) {

@@ -8,6 +8,7 @@
 #include "baselines/analysis.h"
 #include "baselines/findings.h"
 #include "jobs/cli/commands.h"
+#include "jobs/access.h"
 #include "jobs/config.h"
 #include "jobs/cli/context.h"
 #include "jobs/cli/exitcode.h"
@@ -192,6 +193,7 @@ static int finding_show(cli_ctx *ctx, int argc, char **argv)
 		return status;
 	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 ||
 	    (rc = findings_get(&f, &meta, d, (int64_t)strtoll(id, NULL, 10), &err)) < 0 ||
+	    (rc = access_read_finding(d, "finding.show", f.id, &err)) < 0 ||
 	    (rc = triage_reproduce(&again, &reproduced, d, &f, &meta, &err)) < 0)
 		goto fail;
 	if (ctx->json) {

@@ -13,6 +13,7 @@
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define MANIFEST_MAX (256u << 20)
@@ -32,7 +33,12 @@ enum {
 	O_MAX_SAMPLES,
 	O_MAX_DEPTH,
 	O_MAX_STRING,
+	O_JOBS,
 };
+
+/* Captures written per transaction, and the most file bytes a batch holds in memory. */
+#define BATCH_MAX 64
+#define BATCH_BYTES (64u << 20)
 
 static const cli_option ingest_opts[] = {
 	{"service", required_argument, O_SERVICE, "NAME",
@@ -58,6 +64,8 @@ static const cli_option ingest_opts[] = {
 	{"max-depth", required_argument, O_MAX_DEPTH, "N", "deepest stack (default 4096)"},
 	{"max-string-length", required_argument, O_MAX_STRING, "N",
 	 "longest function or file name (default 65536)"},
+	{"jobs", required_argument, O_JOBS, "N",
+	 "read and parse on N threads (default 1)"},
 	{NULL, 0, 0, NULL, NULL},
 };
 
@@ -72,7 +80,27 @@ typedef struct ingest_run {
 	int worst;        /* exit code of the worst failure */
 	bool progress;
 	size_t done, total;
+	unsigned jobs;
 } ingest_run;
+
+/*
+ * A line of a manifest or a file of the command line, waiting in a batch:
+ * a request, or a bad line with its error. Results are recorded in order.
+ */
+typedef struct pending {
+	char *where;      /* "line 3 of 'm.jsonl'", "file 2 of 5"; NULL: no prefix */
+	const char *name; /* what record() names on success */
+	ingest_desc desc;
+	ingest_request req;
+	pr_error err;     /* a bad line's error (code != 0) */
+} pending;
+
+typedef struct batch {
+	pending ent[BATCH_MAX];
+	size_t n;
+	uint64_t bytes;
+	bool prefix;      /* errors start with `where` (a manifest's lines) */
+} batch;
 
 /* Add "K=V" to a JSON object of tags. */
 static int add_tag(json_t *tags, const char *kv, pr_error *err)
@@ -167,19 +195,6 @@ static void record(ingest_run *run, const char *name, const ingest_result *res,
 		cli_warn(run->ctx, "'%s': the profile has no samples", name);
 }
 
-/*
- * Ingest one request into *res, the failure into *err. True when the
- * batch must stop: the database, the blob store or memory failed, not
- * this input, and every later ingest would fail the same way.
- */
-static bool ingest_one(ingest_run *run, const ingest_request *req, ingest_result *res,
-		       pr_error *err)
-{
-	progress(run, req->display ? req->display : req->path);
-	ingest_file(res, run->d, run->bs, req, &run->lim, err);
-	return res->infra || err->code == PR_ENOMEM;
-}
-
 /* Report the failure that stopped a batch at `at`, with how far it got. */
 static void record_stop(ingest_run *run, const char *at, const pr_error *why, size_t left)
 {
@@ -192,6 +207,81 @@ static void record_stop(ingest_run *run, const char *at, const pr_error *why, si
 	pr_error_set(&e, why->code, "stopped at %s: %s; %zu ingested%s, %zu not tried", at,
 		     why->msg, run->stored + run->already, failed, left);
 	record(run, at, NULL, &e);
+}
+
+static void batch_clear(batch *b)
+{
+	for (size_t i = 0; i < b->n; i++) {
+		free(b->ent[i].where);
+		ingest_desc_release(&b->ent[i].desc);
+	}
+	memset(b->ent, 0, sizeof(b->ent[0]) * b->n);
+	b->n = 0;
+	b->bytes = 0;
+}
+
+/* True when a request's file would take the batch past its byte budget. */
+static bool batch_full(const batch *b, const ingest_request *req, uint64_t *size)
+{
+	struct stat st;
+
+	*size = 0;
+	if (strcmp(req->path, "-") == 0)
+		*size = BATCH_BYTES; /* unknown: alone in its batch */
+	else if (stat(req->path, &st) == 0 && st.st_size > 0)
+		*size = (uint64_t)st.st_size;
+	return b->n == BATCH_MAX || (b->n > 0 && b->bytes + *size > BATCH_BYTES);
+}
+
+/*
+ * Ingest the batch's requests and record every entry in order. True when
+ * the run must stop: the database, the blob store or memory failed, and
+ * every later ingest would fail the same way; `rest` entries follow the
+ * batch.
+ */
+static bool batch_flush(ingest_run *run, batch *b, size_t rest)
+{
+	ingest_request reqs[BATCH_MAX];
+	ingest_result res[BATCH_MAX];
+	pr_error errs[BATCH_MAX];
+	size_t nreq = 0, k = 0, tried = 0;
+	bool stop = false;
+
+	for (size_t i = 0; i < b->n; i++)
+		if (!b->ent[i].err.code)
+			reqs[nreq++] = b->ent[i].req;
+	if (nreq) {
+		progress(run, reqs[0].display ? reqs[0].display : reqs[0].path);
+		tried = ingest_files(res, errs, run->d, run->bs, reqs, nreq, &run->lim, run->jobs);
+	}
+	for (size_t i = 0; i < b->n && !stop; i++) {
+		pending *e = &b->ent[i];
+		pr_error err = PR_ERROR_INIT;
+
+		if (e->err.code) {
+			record(run, e->where, NULL, &e->err);
+			continue;
+		}
+		if (k >= tried)
+			break; /* not reached: the batch stopped before */
+		if (errs[k].code && (res[k].infra || errs[k].code == PR_ENOMEM) && e->where) {
+			record_stop(run, e->where, &errs[k], b->n - i - 1 + rest);
+			stop = true;
+			break;
+		}
+		if (errs[k].code && b->prefix)
+			pr_error_set(&err, errs[k].code, "%s: %s", e->where, errs[k].msg);
+		else if (errs[k].code)
+			err = errs[k];
+		record(run, e->name, &res[k], &err);
+		if (errs[k].code && (res[k].infra || errs[k].code == PR_ENOMEM)) {
+			stop = true; /* a single file: nothing left to count */
+			break;
+		}
+		k++;
+	}
+	batch_clear(b);
+	return stop;
 }
 
 static char *dir_of(const char *path)
@@ -246,6 +336,7 @@ static int ingest_manifest(ingest_run *run, const char *path)
 	pr_error err = PR_ERROR_INIT;
 	buf text = BUF_INIT, where = BUF_INIT;
 	ingest_json_source src = {NULL, NULL, NULL, NULL};
+	batch *b = NULL;
 	char *dir = NULL;
 	const char *end;
 	size_t lineno = 0;
@@ -253,20 +344,19 @@ static int ingest_manifest(ingest_run *run, const char *path)
 
 	if ((rc = fileio_read(&text, path, MANIFEST_MAX, &err)) < 0)
 		goto fail;
-	if (!(dir = dir_of(path))) {
+	if (!(dir = dir_of(path)) || !(b = calloc(1, sizeof(*b)))) {
 		rc = pr_error_set(&err, PR_ENOMEM, "out of memory");
 		goto fail;
 	}
+	b->prefix = true;
 	src.dir = dir;
 	end = text.ptr + text.len;
 	run->total = count_entries(text.ptr, end);
 	for (const char *line = text.ptr, *next; line < end; line = next) {
 		const char *nl = memchr(line, '\n', (size_t)(end - line));
 		size_t len = (size_t)((nl ? nl : end) - line);
-		ingest_desc desc = {0};
-		ingest_result res;
-		pr_error why = PR_ERROR_INIT;
-		bool stop;
+		pending *e;
+		uint64_t size = 0;
 
 		next = nl ? nl + 1 : end;
 		lineno++;
@@ -279,30 +369,81 @@ static int ingest_manifest(ingest_run *run, const char *path)
 			goto fail;
 		}
 		src.name = where.ptr;
-		if (ingest_request_from_json(&desc, line, len, &src, &err) < 0) {
-			record(run, where.ptr, NULL, &err);
-			continue;
+		e = &b->ent[b->n];
+		if (ingest_request_from_json(&e->desc, line, len, &src, &e->err) == 0 &&
+		    batch_full(b, &e->desc.req, &size)) {
+			/* This line starts the next batch. */
+			ingest_desc tmp = e->desc;
+			memset(&e->desc, 0, sizeof(e->desc));
+			if (batch_flush(run, b, count_entries(line, end))) {
+				ingest_desc_release(&tmp);
+				goto out;
+			}
+			e = &b->ent[0];
+			e->desc = tmp;
 		}
-		stop = ingest_one(run, &desc.req, &res, &why);
-		if (stop) {
-			record_stop(run, where.ptr, &why, count_entries(next, end));
-		} else {
-			if (why.code)
-				pr_error_set(&err, why.code, "%s: %s", where.ptr, why.msg);
-			record(run, desc.req.path, &res, &err);
+		if (!(e->where = strdup(where.ptr))) {
+			ingest_desc_release(&e->desc);
+			rc = pr_error_set(&err, PR_ENOMEM, "out of memory");
+			goto fail;
 		}
-		ingest_desc_release(&desc);
-		if (stop)
-			break;
+		e->req = e->desc.req;
+		e->name = e->desc.req.path;
+		b->bytes += size;
+		b->n++;
+		if (b->n == BATCH_MAX && batch_flush(run, b, count_entries(next, end)))
+			goto out;
 	}
+	if (b->n)
+		batch_flush(run, b, 0);
 	goto out;
 fail:
 	status = cli_fail(run->ctx, &err);
 out:
+	if (b)
+		batch_clear(b);
+	free(b);
 	free(dir);
 	buf_release(&where);
 	buf_release(&text);
 	return status;
+}
+
+/* The files of the command line, in batches. */
+static void ingest_list(ingest_run *run, const ingest_request *base, char **files, size_t n)
+{
+	batch *b = calloc(1, sizeof(*b));
+	char at[64];
+
+	if (!b) {
+		pr_error e = PR_ERROR_INIT;
+		pr_error_set(&e, PR_ENOMEM, "out of memory");
+		record(run, files[0], NULL, &e);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		pending *e;
+		ingest_request req = *base;
+		uint64_t size;
+
+		req.path = files[i];
+		if (batch_full(b, &req, &size) && batch_flush(run, b, n - i))
+			goto out;
+		e = &b->ent[b->n];
+		e->req = req;
+		e->name = files[i];
+		if (n > 1) {
+			snprintf(at, sizeof(at), "file %zu of %zu", i + 1, n);
+			e->where = strdup(at); /* without it, a stop is reported as any failure */
+		}
+		b->bytes += size;
+		b->n++;
+	}
+	if (b->n)
+		batch_flush(run, b, 0);
+out:
+	batch_clear(b);
+	free(b);
 }
 
 int cmd_ingest(cli_ctx *ctx, int argc, char **argv)
@@ -323,6 +464,7 @@ int cmd_ingest(cli_ctx *ctx, int argc, char **argv)
 	char *tags_text = NULL;
 	const char *arg, *manifest = NULL;
 	unsigned long long flag[5] = {0}; /* limits given as flags; 0 = not given */
+	unsigned long long jobs = 1;
 	config cfg = {0};
 	bool bad = false;
 	int c, first, rc, status;
@@ -377,6 +519,10 @@ int cmd_ingest(cli_ctx *ctx, int argc, char **argv)
 			if (cli_parse_u64(ctx, "max-depth", arg, 1, 1u << 20, &flag[3]) < 0)
 				bad = true;
 			break;
+		case O_JOBS:
+			if (cli_parse_u64(ctx, "jobs", arg, 1, INGEST_JOBS_MAX, &jobs) < 0)
+				bad = true;
+			break;
 		case O_MAX_STRING:
 			if (cli_parse_u64(ctx, "max-string-length", arg, 16, 1u << 24,
 					  &flag[4]) < 0)
@@ -413,6 +559,7 @@ int cmd_ingest(cli_ctx *ctx, int argc, char **argv)
 	    (rc = ctx_blobs_open(ctx, &run.bs, &err)) < 0)
 		goto fail;
 	status = EXIT_OK;
+	run.jobs = (unsigned)jobs;
 	if (ctx->json)
 		run.results = json_array();
 	run.total = (size_t)(argc - first);
@@ -422,21 +569,7 @@ int cmd_ingest(cli_ctx *ctx, int argc, char **argv)
 			goto out;
 	} else {
 		run.progress = run.progress && run.total > 1;
-		for (int i = first; i < argc; i++) {
-			ingest_request req = base;
-			ingest_result res;
-			pr_error why = PR_ERROR_INIT;
-			char at[48];
-
-			req.path = argv[i];
-			if (ingest_one(&run, &req, &res, &why) && run.total > 1) {
-				snprintf(at, sizeof(at), "file %d of %zu", i - first + 1,
-					 run.total);
-				record_stop(&run, at, &why, (size_t)(argc - i - 1));
-				break;
-			}
-			record(&run, argv[i], &res, &why);
-		}
+		ingest_list(&run, &base, argv + first, (size_t)(argc - first));
 	}
 	progress_end(&run);
 	if (run.results) {

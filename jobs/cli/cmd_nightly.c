@@ -17,7 +17,7 @@
 #include <string.h>
 #include <time.h>
 
-enum { O_AT = 1400, O_SERVICE, O_DRY, O_NIGHT, O_LIMIT };
+enum { O_AT = 1400, O_SERVICE, O_DRY, O_NIGHT, O_LIMIT, O_WORKERS };
 
 static void print_night(const nightly_result *r, bool dry)
 {
@@ -88,6 +88,8 @@ static int print_night_json(const cli_ctx *ctx, const nightly_result *r)
 		      "report", r->report);
 	if (o && r->retention_ran)
 		json_object_set_new(o, "retention", retention_result_json(&r->retention));
+	if (o && r->tasks)
+		json_object_set(o, "tasks", r->tasks);
 	return cli_print_json(ctx, o);
 }
 
@@ -99,10 +101,12 @@ int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
 		{"night", required_argument, O_NIGHT, "DURATION",
 		 "length of the analysed window (default 24h)"},
 		{"dry-run", no_argument, O_DRY, NULL, "analyse and print; store no findings"},
+		{"workers", no_argument, O_WORKERS, NULL,
+		 "spread the services over `profreg worker` processes (config: workers)"},
 		{NULL, 0, 0, NULL, NULL},
 	};
 	static const char usage[] =
-		"profreg nightly [--at T] [--service S]... [--dry-run] [--json]";
+		"profreg nightly [--at T] [--service S]... [--dry-run] [--workers] [--json]";
 	static const char desc[] =
 		"Collect each enabled service's new captures, analyse the night against\n"
 		"its rolling baseline (all services in one FDR family) and record the run.\n"
@@ -112,13 +116,19 @@ int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
 		"least one was analysed, findings or not; 1 when retention found protected\n"
 		"data alone over the storage budget; 3 when the run or its retention failed,\n"
 		"a service failed (an unreadable drop folder), or no service was analysed.\n"
-		"With --quiet nothing is printed unless something is wrong.";
+		"With --workers (or workers.enabled) each service is a task that `profreg\n"
+		"worker` processes claim; this process works tasks too while it waits, then\n"
+		"adjusts, stores, pages and reports once. With --quiet nothing is printed\n"
+		"unless something is wrong.";
 	pr_error err = PR_ERROR_INIT;
 	cli_parser *p = NULL;
 	config cfg;
-	db *d = NULL;
+	db *d = NULL, *lease_db = NULL;
 	blob_store *bs = NULL;
 	const char *arg, *only[64];
+	char wname[192];
+	tasks_worker w;
+	bool workers = false;
 	nightly_opts o;
 	nightly_result r;
 	bool bad = false;
@@ -138,6 +148,7 @@ int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
 			}
 			break;
 		case O_DRY: o.dry_run = true; break;
+		case O_WORKERS: workers = true; break;
 		case O_SERVICE:
 			if (o.nonly == sizeof(only) / sizeof(only[0])) {
 				cli_error(ctx, "at most %zu --service options", o.nonly);
@@ -164,6 +175,21 @@ int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
 		if (!o.dry_run)
 			nightly_push_failure(&cfg, &ignore);
 		goto fail;
+	}
+	if ((workers || cfg.workers.enabled) && !o.dry_run) {
+		/* The lease of a task this process works is kept on a second connection. */
+		if ((rc = ctx_db_open(ctx, &lease_db, &err)) < 0)
+			goto fail;
+		memset(&w, 0, sizeof(w));
+		tasks_worker_name(wname, sizeof(wname));
+		w.id = wname;
+		w.lease_s = cfg.workers.lease_s;
+		w.max_attempts = (int)cfg.workers.max_attempts;
+		w.max_task_s = cfg.workers.task_timeout_s;
+		w.lease_db = lease_db;
+		o.worker = &w;
+		o.coordinator_works = cfg.workers.coordinator_works;
+		o.poll_s = cfg.workers.poll_ms / 1000.0;
 	}
 	{
 		job_env env = {&cfg, d, bs, ctx->home, NULL};
@@ -205,6 +231,7 @@ fail:
 out:
 	nightly_result_release(&r);
 	blob_store_free(bs);
+	db_close(lease_db);
 	db_close(d);
 	config_release(&cfg);
 	return status;

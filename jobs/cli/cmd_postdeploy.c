@@ -28,7 +28,7 @@
 
 enum {
 	O_SERVICE = 1600, O_RELEASE, O_COMMIT, O_REPO, O_PREVIOUS, O_WAIT, O_MIN, O_GATE, O_AT,
-	O_INCONCLUSIVE, O_SUMMARY,
+	O_INCONCLUSIVE, O_SUMMARY, O_CANARY, O_CONTROL,
 };
 
 /*
@@ -122,6 +122,18 @@ static void markdown(report_out *o, const postdeploy_opts *opt, const postdeploy
 		report_put(o, "**Verdict: pass** - %zu regression%s below the gate (%s)\n\n", nreg,
 			   nreg == 1 ? "" : "s", stats_severity_name(gate));
 	}
+	if (x->hosts) {
+		const char *side[2] = {"canary", "control"};
+		report_put(o, "%s", "Canary deploy: the release on the canary hosts");
+		for (int k = 0; k < 2; k++) {
+			report_put(o, "%s", k ? " against the control hosts" : "");
+			json_array_foreach(json_object_get(x->hosts, side[k]), i, v) {
+				report_put(o, "%s", i ? ", " : " ");
+				md_escape(o, json_string_value(v));
+			}
+		}
+		report_put(o, "%s", ", over the same window (not earlier releases)\n\n");
+	}
 	report_put(o, "Commit `%s`", x->sha);
 	if (x->dep.previous_sha[0])
 		report_put(o, ", previous deploy `%.12s`", x->dep.previous_sha);
@@ -214,7 +226,7 @@ static json_t *result_json(const postdeploy_opts *opt, const postdeploy_result *
 {
 	const analysis *a = &x->a;
 	const pager_counts *pc = &x->pages;
-	json_t *findings = json_array(), *commits = suspects_range_json(&x->range);
+	json_t *findings = json_array(), *commits = suspects_range_json(&x->range), *doc;
 
 	for (size_t i = 0; i < a->ntests && a->tests[i].significant; i++) {
 		json_t *o = analysis_finding_json(&a->tests[i]), *s;
@@ -224,7 +236,7 @@ static json_t *result_json(const postdeploy_opts *opt, const postdeploy_result *
 		json_object_set(o, "suspects", s ? s : json_null());
 		json_array_append_new(findings, o);
 	}
-	return json_pack("{s:i,s:s,s:s,s:s,s:s?,s:I,s:I,s:s,s:O,s:I,s:O,s:o,s:o,s:s?,"
+	doc = json_pack("{s:i,s:s,s:s,s:s,s:s?,s:I,s:I,s:s,s:O,s:I,s:O,s:o,s:o,s:s?,"
 			 "s:{s:I,s:I,s:I,s:I},s:s?}",
 			 "schema_version", 1, "service", opt->service, "release", opt->release,
 			 "commit", x->sha, "previous_commit",
@@ -238,6 +250,9 @@ static json_t *result_json(const postdeploy_opts *opt, const postdeploy_result *
 			 "sent", (json_int_t)pc->sent,
 			 "failed", (json_int_t)pc->failed, "pending", (json_int_t)pc->pending,
 			 "report", x->report);
+	if (doc)
+		json_object_set(doc, "hosts", x->hosts ? x->hosts : json_null());
+	return doc;
 }
 
 int cmd_postdeploy(cli_ctx *ctx, int argc, char **argv)
@@ -263,6 +278,10 @@ int cmd_postdeploy(cli_ctx *ctx, int argc, char **argv)
 		 "also append the Markdown summary to FILE (e.g. $GITHUB_STEP_SUMMARY)"},
 		{"at", required_argument, O_AT, "TIME",
 		 "take TIME as now (default: the time the analysis starts)"},
+		{"canary", required_argument, O_CANARY, "HOSTS",
+		 "a canary deploy: judge these hosts (names or globs, comma-separated)"},
+		{"control", required_argument, O_CONTROL, "HOSTS",
+		 "... against these hosts over the same window (default: the others)"},
 		{NULL, 0, 0, NULL, NULL},
 	};
 	static const char usage[] =
@@ -273,7 +292,9 @@ int cmd_postdeploy(cli_ctx *ctx, int argc, char **argv)
 		"summary. Exit 0 pass, 1 a regression at or above --gate, 2 usage, 3\n"
 		"infrastructure error, 4 bad input (unknown service, a commit that does not\n"
 		"resolve, a release with no captures), 5 inconclusive (the baseline or the\n"
-		"captures too few to judge; 0 with --on-inconclusive pass).";
+		"captures too few to judge; 0 with --on-inconclusive pass). With --canary,\n"
+		"the release's captures on the canary hosts are judged against the control\n"
+		"hosts' captures over the same window instead of the earlier releases.";
 	pr_error err = PR_ERROR_INIT;
 	postdeploy_opts o;
 	postdeploy_result x;
@@ -301,6 +322,8 @@ int cmd_postdeploy(cli_ctx *ctx, int argc, char **argv)
 		case O_REPO: o.repo = arg; break;
 		case O_PREVIOUS: o.previous = arg; break;
 		case O_SUMMARY: summary_path = arg; break;
+		case O_CANARY: o.canary = arg; break;
+		case O_CONTROL: o.control = arg; break;
 		case O_AT:
 			if (time_parse(&o.at_us, arg) < 0 || o.at_us == 0) {
 				cli_error(ctx, "'--at %s' is not an ISO 8601 time", arg);
@@ -337,6 +360,10 @@ int cmd_postdeploy(cli_ctx *ctx, int argc, char **argv)
 		return status;
 	if (!o.service || !o.release || !o.ref || !*o.release) {
 		cli_error(ctx, "--service, --release and --commit are required (see --help)");
+		return EXIT_USAGE;
+	}
+	if (o.control && !o.canary) {
+		cli_error(ctx, "--control needs --canary (the canary hosts)");
 		return EXIT_USAGE;
 	}
 	o.min_captures = min_caps;

@@ -3,6 +3,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "jobs/cli/commands.h"
+#include "jobs/access.h"
 #include "jobs/cli/context.h"
 #include "jobs/cli/exitcode.h"
 #include "jobs/cli/table.h"
@@ -290,6 +291,7 @@ int cmd_profile(cli_ctx *ctx, int argc, char **argv)
 	db *d = NULL;
 	const char *arg;
 	unsigned long long top = 20, id = 0;
+	int64_t cid;
 	bool bad = false;
 	int c, first, rc, status;
 
@@ -307,7 +309,10 @@ int cmd_profile(cli_ctx *ctx, int argc, char **argv)
 		return status;
 	if (cli_parse_u64(ctx, "ID", argv[first], 1, INT64_MAX, &id) < 0)
 		return EXIT_USAGE;
+	cid = (int64_t)id;
 	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 ||
+	    (rc = access_read_captures(d, "capture.show", NULL, &cid, 1, sizeof(cid), false,
+				       &err)) < 0 ||
 	    (rc = db_capture_get(d, &cap, (int64_t)id, &err)) < 0 ||
 	    (rc = db_capture_top(d, &rows, &n, (int64_t)id, (size_t)top, &err)) < 0) {
 		db_close(d);

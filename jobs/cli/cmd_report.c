@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { O_RUN = 1700, O_FINDING, O_SERVICE, O_RELEASE, O_OUT, O_FORMAT };
+enum { O_RUN = 1700, O_FINDING, O_SERVICE, O_RELEASE, O_OUT, O_FORMAT, O_TEAM, O_SPAN };
 
 /* html, md or json from --format, else from the --out extension. */
 static const char *pick_format(const char *fmt, const char *out)
@@ -40,6 +40,33 @@ static void safe_name(buf *b, const char *s)
 			     (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9')) ? *s : '_');
 }
 
+/*
+ * `report --span ...` is `span ...`: the flame graph of a span's window is
+ * a report too, and people look for it under report. Returns -1 when
+ * --span is not among the arguments.
+ */
+static int report_span(cli_ctx *ctx, int argc, char **argv)
+{
+	int i, k, rc;
+	char **rest;
+
+	for (i = 1; i < argc && strcmp(argv[i], "--span") != 0; i++)
+		if (strcmp(argv[i], "--") == 0)
+			return -1;
+	if (i >= argc)
+		return -1;
+	if (!(rest = calloc((size_t)argc, sizeof(*rest)))) {
+		cli_error(ctx, "out of memory");
+		return EXIT_RUNTIME;
+	}
+	for (k = 0, i = 0; i < argc; i++)
+		if (strcmp(argv[i], "--span") != 0)
+			rest[k++] = argv[i];
+	rc = cmd_span(ctx, k, rest);
+	free(rest);
+	return rc;
+}
+
 int cmd_report(cli_ctx *ctx, int argc, char **argv)
 {
 	static const cli_option opts[] = {
@@ -50,20 +77,28 @@ int cmd_report(cli_ctx *ctx, int argc, char **argv)
 		{"release", required_argument, O_RELEASE, "RELEASE", "the release"},
 		{"out", required_argument, O_OUT, "FILE",
 		 "write here ('-': standard output; default: the reports directory)"},
+		{"team", required_argument, O_TEAM, "TEAM",
+		 "with --run: only the findings of this team's services"},
 		{"format", required_argument, O_FORMAT, "FORMAT",
 		 "html, md or json (default: from --out, else html)"},
+		{"span", no_argument, O_SPAN, NULL,
+		 "a span's flame graph (takes the options of profreg span)"},
 		{NULL, 0, 0, NULL, NULL},
 	};
 	static const char usage[] =
-		"profreg report --run ID | --finding ID | --service S --release R [--out FILE] "
-		"[--format html|md|json]";
+		"profreg report --run ID [--team T] | --finding ID | --service S --release R "
+		"[--out FILE] [--format html|md|json]\n"
+		"       profreg report --span --service S --host H --start T --duration D [...]";
 	static const char desc[] =
 		"Write the report of a run, a finding or a release: a self-contained HTML page\n"
 		"(summary, ranked findings, a differential flame graph and the function's\n"
 		"history per finding, the pinned captures and how to reproduce), Markdown for\n"
 		"CI logs, or JSON. Without --out the file goes to the reports directory\n"
 		"(config reports.dir, else <home>/reports) and its path is printed; for a\n"
-		"run without --out or --format, all three (run-ID.html, .md, .json).";
+		"run without --out or --format, all three (run-ID.html, .md, .json; with\n"
+		"--team T, run-ID-team-T.*, naming only that team's services).\n"
+		"--span writes the flame graph of a slow span's window: it takes the\n"
+		"options of `profreg span` (see profreg span --help).";
 	pr_error err = PR_ERROR_INIT;
 	cli_parser *p = NULL;
 	config cfg = {0};
@@ -72,11 +107,14 @@ int cmd_report(cli_ctx *ctx, int argc, char **argv)
 	blob_store *bs = NULL;
 	buf text = BUF_INIT, path = BUF_INIT;
 	const char *arg, *service = NULL, *release = NULL, *outp = NULL, *fmt = NULL, *instance;
+	const char *team = NULL;
 	unsigned long long run = 0, fid = 0;
 	char *dir = NULL;
 	bool bad = false;
 	int c, rc, status, modes;
 
+	if ((rc = report_span(ctx, argc, argv)) >= 0)
+		return rc;
 	memset(&r, 0, sizeof(r));
 	if (cli_parser_new(&p, ctx, argc, argv, opts, usage, desc) < 0)
 		return EXIT_RUNTIME;
@@ -94,6 +132,7 @@ int cmd_report(cli_ctx *ctx, int argc, char **argv)
 		case O_RELEASE: release = arg; break;
 		case O_OUT: outp = arg; break;
 		case O_FORMAT: fmt = arg; break;
+		case O_TEAM: team = arg; break;
 		}
 	}
 	if ((status = cli_end(p, c, bad, 0, 0, NULL, NULL)) != CLI_GO)
@@ -104,6 +143,10 @@ int cmd_report(cli_ctx *ctx, int argc, char **argv)
 			  "(see --help)");
 		return EXIT_USAGE;
 	}
+	if (team && (!run || !*team)) {
+		cli_error(ctx, "--team goes with --run ID (see --help)");
+		return EXIT_USAGE;
+	}
 	/* A run's default: the same three files nightly and post-deploy write. */
 	if (run && !outp && !fmt) {
 		char *html = NULL;
@@ -111,8 +154,10 @@ int cmd_report(cli_ctx *ctx, int argc, char **argv)
 			return cli_fail(ctx, &err);
 		if ((rc = ctx_db_open(ctx, &d, &err)) < 0 ||
 		    (rc = ctx_blobs_open(ctx, &bs, &err)) < 0 ||
-		    (rc = reportdata_write_run(d, bs, &cfg, ctx->home, (int64_t)run, &html,
-					       &err)) < 0)
+		    (rc = team ? reportdata_write_run_team(d, bs, &cfg, ctx->home, (int64_t)run,
+							   team, &html, &err)
+			       : reportdata_write_run(d, bs, &cfg, ctx->home, (int64_t)run, &html,
+						      &err)) < 0)
 			goto fail;
 		if (!ctx->quiet)
 			printf("%s\n", html);
@@ -129,7 +174,9 @@ int cmd_report(cli_ctx *ctx, int argc, char **argv)
 		return cli_fail(ctx, &err);
 	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 || (rc = ctx_blobs_open(ctx, &bs, &err)) < 0)
 		goto fail;
-	if (run)
+	if (run && team)
+		rc = reportdata_run_team(&r, d, bs, &cfg, (int64_t)run, team, &err);
+	else if (run)
 		rc = reportdata_run(&r, d, bs, &cfg, (int64_t)run, &err);
 	else if (fid)
 		rc = reportdata_finding(&r, d, bs, &cfg, (int64_t)fid, &err);

@@ -1,11 +1,12 @@
 /*
- * cmd_service.c: `profreg service add|set|enable|disable|list`.
+ * cmd_service.c: `profreg service add|import|set|enable|disable|list`.
  *
  * Profiling is opt-in: nothing is ingested or analysed for a service
  * until it has been added and enabled here.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "jobs/cli/commands.h"
+#include "jobs/catalog.h"
 #include "jobs/config.h"
 #include "jobs/cli/context.h"
 #include "jobs/cli/exitcode.h"
@@ -66,62 +67,133 @@ static int service_add(cli_ctx *ctx, int argc, char **argv)
 		 "owning team (default: the config file's)"},
 		{NULL, 0, 0, NULL, NULL},
 	};
-	static const char usage[] = "profreg service add NAME [--team TEAM]";
+	static const char usage[] = "profreg service add NAME... [--team TEAM]";
 	static const char desc[] =
-		"Register a service. It starts disabled: enable it to ingest and analyse its\n"
-		"profiles. The team is --team, else the configuration file's. Adding a\n"
-		"service that exists with the same team changes nothing (exit 0); with\n"
-		"another team it is refused (exit 4): change it with 'service set'.";
+		"Register services, all or none in one transaction. Each starts disabled:\n"
+		"enable it to ingest and analyse its profiles. The team is --team, else the\n"
+		"configuration file's. Adding a service that exists with the same team\n"
+		"changes nothing (exit 0); with another team it is refused (exit 4): change\n"
+		"it with 'service set'.";
 	pr_error err = PR_ERROR_INIT;
-	const char *team = NULL, *name;
-	char *file_team = NULL;
-	db_service have = {0};
+	const char *team = NULL, *arg;
+	catalog cat = CATALOG_INIT;
+	cli_parser *p = NULL;
 	db *d = NULL;
-	bool existed = false;
-	int first, rc, status;
+	int c, first, rc, status;
 
-	status = parse_operands(ctx, argc, argv, opts, usage, desc, true, &team, &first);
+	if (cli_parser_new(&p, ctx, argc, argv, opts, usage, desc) < 0)
+		return EXIT_RUNTIME;
+	while ((c = cli_next(p, &arg)) > 0)
+		if (c == 't')
+			team = arg;
+	status = cli_end(p, c, false, 1, -1, "one or more service NAMEs", &first);
 	if (status != CLI_GO)
 		return status;
-	name = argv[first];
-	if (!team) {
-		if ((rc = config_team(&file_team, ctx, name, &err)) < 0)
+	for (int i = first; i < argc; i++) {
+		char *file_team = NULL;
+		if (!team && (rc = config_team(&file_team, ctx, argv[i], &err)) < 0)
 			goto fail;
-		team = file_team;
+		rc = catalog_add(&cat, argv[i], team ? team : file_team, NULL, &err);
+		free(file_team);
+		if (rc < 0)
+			goto fail;
 	}
-	if ((rc = ctx_db_open_setup(ctx, &d, &err)) < 0)
+	if ((rc = ctx_db_open_setup(ctx, &d, &err)) < 0 ||
+	    (rc = catalog_register(d, &cat, &err)) < 0)
 		goto fail;
-	rc = db_service_add(d, name, team, &err);
-	if (rc == PR_EEXISTS) {
-		pr_error_clear(&err);
+	for (size_t i = 0; i < cat.n && !ctx->quiet; i++) {
+		const char *name = cat.v[i].name;
+		db_service have = {0};
+		if (cat.v[i].added) {
+			printf("added service '%s' (disabled; run 'profreg service enable %s')\n",
+			       name, name);
+			continue;
+		}
 		if ((rc = db_service_get(d, &have, name, &err)) < 0)
 			goto fail;
-		if (strcmp(have.team, team ? team : "") != 0) {
-			rc = pr_error_set(&err, PR_EEXISTS,
-					  "service '%s' already exists with team '%s', not '%s' "
-					  "(change it with 'profreg service set %s --team %s')",
-					  name, have.team[0] ? have.team : "(none)",
-					  team ? team : "(none)", name,
-					  team && *team ? team : "''");
-			goto fail;
-		}
-		existed = true;
-	} else if (rc < 0) {
-		goto fail;
-	}
-	if (!ctx->quiet && existed)
 		printf("service '%s' already exists (%s); nothing changed\n", name,
 		       have.enabled ? "enabled" : "disabled");
-	else if (!ctx->quiet)
-		printf("added service '%s' (disabled; run 'profreg service enable %s')\n", name,
-		       name);
+		db_service_release(&have);
+	}
 	status = EXIT_OK;
 	goto out;
 fail:
 	status = cli_fail(ctx, &err);
 out:
-	db_service_release(&have);
-	free(file_team);
+	catalog_release(&cat);
+	db_close(d);
+	return status;
+}
+
+static int service_import(cli_ctx *ctx, int argc, char **argv)
+{
+	static const cli_option opts[] = {
+		{"from-config", no_argument, 'c', NULL,
+		 "the configuration file's services instead of FILE"},
+		{NULL, 0, 0, NULL, NULL},
+	};
+	static const char usage[] = "profreg service import FILE\n"
+				    "       profreg service import --from-config";
+	static const char desc[] =
+		"Register a catalogue of services in one transaction: all or none. FILE\n"
+		"is JSON Lines, one {\"name\": \"checkout\", \"team\": \"payments\"} a line\n"
+		"(\"team\" may be left out or null); '-' reads standard input. Services\n"
+		"start disabled; ones that exist with the same team are left as they are,\n"
+		"with another team the import is refused (exit 4).";
+	pr_error err = PR_ERROR_INIT;
+	catalog cat = CATALOG_INIT;
+	cli_parser *p = NULL;
+	config cfg = {0};
+	const char *arg;
+	bool from_config = false;
+	size_t added = 0;
+	db *d = NULL;
+	int c, first, rc, status;
+
+	if (cli_parser_new(&p, ctx, argc, argv, opts, usage, desc) < 0)
+		return EXIT_RUNTIME;
+	while ((c = cli_next(p, &arg)) > 0)
+		if (c == 'c')
+			from_config = true;
+	status = cli_end(p, c, false, 0, 1, NULL, &first);
+	if (status != CLI_GO)
+		return status;
+	if (from_config == (first < argc)) {
+		cli_error(ctx, "give either FILE or --from-config (see --help)");
+		return EXIT_USAGE;
+	}
+	if (from_config) {
+		if ((rc = ctx_config_load(ctx, &cfg, &err)) < 0 ||
+		    (rc = catalog_from_config(&cat, &cfg, &err)) < 0)
+			goto fail;
+	} else if ((rc = catalog_read(&cat, argv[first], &err)) < 0) {
+		goto fail;
+	}
+	if ((rc = ctx_db_open_setup(ctx, &d, &err)) < 0 ||
+	    (rc = catalog_register(d, &cat, &err)) < 0)
+		goto fail;
+	for (size_t i = 0; i < cat.n; i++)
+		added += cat.v[i].added;
+	if (ctx->json) {
+		json_t *names = json_array();
+		for (size_t i = 0; i < cat.n; i++)
+			if (cat.v[i].added)
+				json_array_append_new(names, json_string(cat.v[i].name));
+		status = cli_print_json(ctx, json_pack("{s:I,s:I,s:I,s:o}", "services",
+			(json_int_t)cat.n, "added", (json_int_t)added, "unchanged",
+			(json_int_t)(cat.n - added), "added_names", names));
+		goto out;
+	}
+	if (!ctx->quiet)
+		printf("%zu services: %zu added (disabled), %zu already registered\n", cat.n,
+		       added, cat.n - added);
+	status = EXIT_OK;
+	goto out;
+fail:
+	status = cli_fail(ctx, &err);
+out:
+	config_release(&cfg);
+	catalog_release(&cat);
 	db_close(d);
 	return status;
 }
@@ -264,7 +336,8 @@ static int service_list(cli_ctx *ctx, int argc, char **argv)
 }
 
 static const cli_command service_cmds[] = {
-	{"add", service_add, "register a service (disabled until enabled)"},
+	{"add", service_add, "register services (disabled until enabled)"},
+	{"import", service_import, "register a catalogue of services in one transaction"},
 	{"set", service_set, "change a service's team"},
 	{"enable", service_enable, "opt a service in to profiling"},
 	{"disable", service_disable, "opt a service out"},

@@ -34,11 +34,19 @@ int cmd_functions(cli_ctx *ctx, int argc, char **argv);
 int cmd_backtest(cli_ctx *ctx, int argc, char **argv);
 int cmd_span(cli_ctx *ctx, int argc, char **argv);
 int cmd_blobs(cli_ctx *ctx, int argc, char **argv);
+int cmd_access(cli_ctx *ctx, int argc, char **argv);
+int cmd_audit(cli_ctx *ctx, int argc, char **argv);
+int cmd_token(cli_ctx *ctx, int argc, char **argv);
+int cmd_serve(cli_ctx *ctx, int argc, char **argv);
+int cmd_worker(cli_ctx *ctx, int argc, char **argv);
+int cmd_tasks(cli_ctx *ctx, int argc, char **argv);
 
 #define COMMANDS_TABLE \
 	{"ingest", cmd_ingest, "store profiles from files or a manifest"}, \
 	{"collect", cmd_collect, "pull new captures from every source of the enabled services"}, \
 	{"nightly", cmd_nightly, "collect, analyse every enabled service, record the run"}, \
+	{"worker", cmd_worker, "work the tasks of nightly runs spread over machines"}, \
+	{"tasks", cmd_tasks, "list the tasks of a nightly run spread over workers"}, \
 	{"runs", cmd_runs, "list recent runs"}, \
 	{"run", cmd_run, "show one run"}, \
 	{"post-deploy", cmd_postdeploy, "check a deploy: analyse, suspects, Markdown, exit code"}, \
@@ -52,6 +60,8 @@ int cmd_blobs(cli_ctx *ctx, int argc, char **argv);
 	{"retention", cmd_retention, "move captures through the retention tiers"}, \
 	{"storage", cmd_storage, "show storage use by tier and service against the budget"}, \
 	{"blobs", cmd_blobs, "move the local blob store into the configured S3 bucket"}, \
+	{"serve", cmd_serve, "the trigger API: captures on demand, the Alertmanager webhook"}, \
+	{"token", cmd_token, "create, list and revoke bearer tokens of the trigger API"}, \
 	{"capture", cmd_capture, "pin or unpin a capture as forensic evidence"}, \
 	{"snapshot", cmd_snapshot, "take, list, show, extract an incident snapshot of a host"}, \
 	{"analyze", cmd_analyze, "test releases against their rolling baselines"}, \
@@ -62,6 +72,8 @@ int cmd_blobs(cli_ctx *ctx, int argc, char **argv);
 	{"profile", cmd_profile, "show one capture and its top functions"}, \
 	{"service", cmd_service, "add, enable, disable and list services"}, \
 	{"config", cmd_config, "validate the configuration file"}, \
+	{"access", cmd_access, "grant, revoke and list which roles see which teams"}, \
+	{"audit", cmd_audit, "list who read or changed what"}, \
 	{"db", cmd_db, "migrate the schema; start, stop the private cluster"},
 
 #endif

@@ -6,6 +6,7 @@
 #include "common/buf.h"
 #include "common/fileio.h"
 #include "pipeline/pgembed.h"
+#include "jobs/access.h"
 #include "jobs/blobs.h"
 #include "jobs/config.h"
 
@@ -25,6 +26,7 @@ static int open_db(cli_ctx *ctx, db **out, bool setup, pr_error *err)
 	const char *conninfo = ctx->db;
 	char *embedded = NULL;
 	int applied = 0, version = 0, rc;
+	bool current = false;
 
 	*out = NULL;
 	if (conninfo && !*conninfo) {
@@ -45,11 +47,10 @@ static int open_db(cli_ctx *ctx, db **out, bool setup, pr_error *err)
 			conninfo = embedded;
 		}
 	}
-	if ((rc = db_open(out, conninfo, err)) < 0)
+	if ((rc = db_open(out, conninfo, err)) < 0 ||
+	    (rc = db_schema_check(*out, &version, &current, err)) < 0)
 		goto out;
 	if (!setup) {
-		if ((rc = db_schema_version(*out, &version, err)) < 0)
-			goto out;
 		if (version == 0) {
 			rc = pr_error_set(err, PR_EDB, "no database: the database holds no "
 					  "profreg schema (set it up with 'profreg db init', or "
@@ -57,7 +58,11 @@ static int open_db(cli_ctx *ctx, db **out, bool setup, pr_error *err)
 			goto out;
 		}
 	}
-	if ((rc = db_migrate(*out, &applied, err)) < 0)
+	/* A schema that is current, the common case, costs that one query. */
+	if (!current && (rc = db_migrate(*out, &applied, err)) < 0)
+		goto out;
+	/* Audit rows the database writes name the command, the OS user and the host. */
+	if ((rc = access_session(*out, ctx->prog, err)) < 0)
 		goto out;
 	if (applied && !ctx->quiet)
 		fprintf(stderr, "profreg: applied %d database migration%s\n", applied,

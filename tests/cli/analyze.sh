@@ -57,6 +57,19 @@ else
 fi
 [ "$(sql "select count(*) from runs where kind='analyze' and status='ok'")" = 2 ] && ok "each run is recorded" || not_ok "run records"
 
+# --min-share is the floor under which a function is not tested at all.
+tests_of() { grep -o '"tests": [0-9]*' "$1" | grep -o '[0-9]*$'; }
+run pr analyze --all-services --release "$rel" --at "$at" --json --dry-run --min-share 2
+echo "$OUT" >"$T/floor.json"
+t_def=$(tests_of "$T/a1.json")
+t_floor=$(tests_of "$T/floor.json")
+[ $RC -le 1 ] && [ -n "$t_floor" ] && [ "$t_floor" -gt 0 ] && [ "$t_floor" -lt "$t_def" ] &&
+	ok "--min-share 2 tests fewer functions ($t_floor of $t_def)" ||
+	not_ok "min-share floor" "rc=$RC tests $t_floor of $t_def $ERR"
+run pr analyze --all-services --release "$rel" --at "$at" --dry-run --min-share lots
+[ $RC -eq 2 ] && [[ $ERR == *"min-share"* ]] && ok "a bad --min-share is a usage error" ||
+	not_ok "bad min-share" "rc=$RC $ERR"
+
 # Paging: an analysis by hand stores its findings but pages no one unless
 # --page is given (a loose --fdr or a past --at must not wake on-call).
 cat >"$T/page.json" <<EOF

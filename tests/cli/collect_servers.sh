@@ -169,7 +169,7 @@ bad() { # bad JSON-SOURCE EXPECTED
 	run pr --config "$T/bad.json" config check
 	[ $RC -eq 2 ] && [[ $ERR == *"$2"* ]]
 }
-bad '{"type": "s3", "bucket": "b"}' 'object-store drops (s3) need the object-store client' &&
+bad '{"type": "s3", "bucket": "b"}' 'object-store drops are "s3_prefix"' &&
 	bad '{"type": "pyroscope", "url": "http://pyroscope.example:4040", "secret_env": "X", "auth": "bearer"}' \
 		'needs an https:// URL' &&
 	bad '{"type": "pprof_http"}' 'needs "targets" or "file_sd"' &&
@@ -177,7 +177,7 @@ bad '{"type": "s3", "bucket": "b"}' 'object-store drops (s3) need the object-sto
 	bad '{"type": "parca", "url": "http://127.0.0.1:1"}' 'needs "selector"' &&
 	bad '{"type": "pyroscope", "url": "http://127.0.0.1:1", "tenant": "a\nb"}' 'tenant: expected printable' &&
 	bad '{"type": "pprof_http", "targets": ["h:1"], "typo": 1}' 'sources[0].typo: unknown key' &&
-	ok "config check refuses s3 (for now), a secret over plain http, missing targets, a URL as a target, a bad tenant, unknown keys" ||
+	ok "config check refuses s3 (it is s3_prefix), a secret over plain http, missing targets, a URL as a target, a bad tenant, unknown keys" ||
 	not_ok "config errors" "rc=$RC $ERR"
 
 finish

@@ -109,6 +109,17 @@ sm=$(sed -n '/^== smallest factor/,/^== false/p' <<<"$OUT" | grep -A4 'profreg a
 	[[ $OUT == *"skipped: too little data"* ]] && [[ $OUT == *"reported as relative_shift"* ]] &&
 	ok "the misses are listed with their reason" || not_ok "miss list" "$OUT"
 
+# A miss whose test did not pass (--all-tests lists it) shows that test's
+# look, p, sequential p, q and Mann-Whitney p: why it was missed.
+head -n 1 "$T/truth.jsonl" >"$T/truth_miss.jsonl"
+INSUFFICIENT='' findings "$(finding r1 'pay.(*Book).Post' regression \
+	',"significant":false,"look":2,"p_seq":0.0123,"mw_p":0.0456' |
+	sed 's/"p_value":1e-9,"q_value":1e-7/"p_value":0.00321,"q_value":0.234/')" >"$T/miss.json"
+run "$E" --truth "$T/truth_miss.jsonl" --findings "$T/miss.json" --label tiny --list 5
+miss=$(sed -n '/^== regressions profreg analyze missed: 1 ==/,$p' <<<"$OUT" | grep -E '^  tiny +r1 ')
+[[ $miss == *"look 2 p 0.0032 p_seq 0.012 q 0.23 mw 0.046"* ]] &&
+	ok "a miss shows its test's p and q" || not_ok "miss p and q" "rc=$RC $OUT"
+
 # A hostile name is listed escaped: no raw control byte reaches the terminal.
 findings "$(finding n1 'evil\u001b[2J\u0007name' regression)" >"$T/hostile.json"
 run "$E" --truth "$T/truth.jsonl" --findings "$T/hostile.json"

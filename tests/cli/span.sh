@@ -46,6 +46,10 @@ run pr span --service pay --host web-3 --start "$start" --duration 500ms --span-
 	not_ok "no labels" "rc=$RC $ERR"
 ! grep -q '00f067aa0ba902b7' <<<"$(sql "select tags::text from profiles") $(sql "select name from functions")" &&
 	ok "no label value is stored in the index" || not_ok "label stored"
+run pr report --span --service pay --host web-1 --start "$start" --duration 500ms \
+	--span-id 00f067aa0ba902b7 --format json --out "$T/report-span.json"
+[ $RC -eq 0 ] && [ "$(jq -S 'del(.generated_at)' "$T/span.json")" = "$(jq -S 'del(.generated_at)' "$T/report-span.json")" ] &&
+	ok "report --span writes what span writes" || not_ok "report --span" "rc=$RC $ERR"
 run pr span --service pay --host web-1 --start "$start"
 [ $RC -eq 2 ] && ok "a missing --duration is a usage error" || not_ok "usage" "rc=$RC"
 finish

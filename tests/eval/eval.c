@@ -103,6 +103,9 @@ typedef struct svc {
 	bool insufficient; /* analyze skipped it for too little data */
 	bool naive_data;   /* it had baseline and current captures in the database */
 	bool shifted;      /* analyze called the truth function a relative shift */
+	bool tested;       /* --all-tests: the truth function's test, not significant */
+	double t_p, t_pseq, t_q, t_mw; /* ... its p, sequential p, q and Mann-Whitney p */
+	long long t_look;
 	bool hit[NTOOLS];
 	unsigned true_n[NTOOLS];
 	unsigned false_n[NTOOLS];
@@ -570,6 +573,22 @@ static int findings_insufficient(fleet *fl, const json_t *arr)
 	return 0;
 }
 
+/*
+ * The truth function's own test when it did not pass (the findings come
+ * from --all-tests): why it was missed, for the list of misses.
+ */
+static void miss_note(svc *s, const json_t *o)
+{
+	const json_t *look = json_object_get(o, "look");
+
+	s->tested = true;
+	s->t_p = num_or_nan(o, "p_value");
+	s->t_pseq = num_or_nan(o, "p_seq");
+	s->t_q = num_or_nan(o, "q_value");
+	s->t_mw = num_or_nan(o, "mw_p");
+	s->t_look = json_is_integer(look) ? (long long)json_integer_value(look) : 0;
+}
+
 static int findings_load(fleet *fl, const opts *opt)
 {
 	json_t *root = NULL, *arr, *ins, *o;
@@ -637,6 +656,8 @@ static int findings_load(fleet *fl, const opts *opt)
 		sig = json_object_get(o, "significant");
 		if (sig && json_is_false(sig)) {
 			fl->not_significant++;
+			if (s->regressed && strcmp(function, s->function) == 0)
+				miss_note(s, o);
 			continue;
 		}
 		/* The truth describes one profile type; findings of others are not about it. */
@@ -1188,6 +1209,20 @@ static void print_pct(FILE *out, double v)
 		fprintf(out, " %8.3f%%", 100.0 * v);
 }
 
+/* Why a regression was missed: skipped, called a shift, or its test's p and q. */
+static void print_miss_note(FILE *out, const svc *s)
+{
+	if (s->insufficient)
+		fprintf(out, "skipped: too little data\n");
+	else if (s->shifted)
+		fprintf(out, "reported as relative_shift\n");
+	else if (s->tested)
+		fprintf(out, "look %lld p %.2g p_seq %.2g q %.2g mw %.2g\n", s->t_look, s->t_p,
+			s->t_pseq, s->t_q, s->t_mw);
+	else
+		fputc('\n', out);
+}
+
 static void print_lists(FILE *out, const opts *o)
 {
 	size_t shown = 0, misses = 0;
@@ -1244,9 +1279,8 @@ static void print_lists(FILE *out, const opts *o)
 					fputc(' ', out);
 					put_name(out, s->function, NAME_W);
 					print_pct(out, s->share);
-					fprintf(out, " %5gx  %s\n", s->factor,
-						s->insufficient ? "skipped: too little data" :
-						s->shifted ? "reported as relative_shift" : "");
+					fprintf(out, " %5gx  ", s->factor);
+					print_miss_note(out, s);
 					shown++;
 				}
 }

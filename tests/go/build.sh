@@ -1,7 +1,8 @@
 # Build the Go test programs under tests/go with Debian's golang-go, for
 # the collection tests and `make demo`. Source it, then
 #   go_build DIR NAME OUT
-# builds tests/go/NAME into OUT with its caches under DIR. Only the
+# builds tests/go/NAME into OUT with its caches under DIR (tests share one
+# DIR, so the standard library is compiled once a run). Only the
 # standard library is used: no module is fetched (GOPROXY=off, GOFLAGS
 # -mod=mod), and GOCACHE, GOPATH and GOENV point into DIR, so it works as
 # root with HOME unset, as CI runs.

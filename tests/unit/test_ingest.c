@@ -465,6 +465,122 @@ static void test_a_lost_database_names_the_file_and_is_a_failure_of_the_store(vo
 	blob_store_free(bs);
 }
 
+/* ---- batches: ingest_files ------------------------------------------------- */
+
+#define BATCH_N 8
+
+/*
+ * A batch with a malformed file, a file stored before, the same bytes
+ * twice and a release the database refuses: the bad file and the refused
+ * release fail alone with their own messages, the others are stored, and
+ * the rows are exactly those of the good files.
+ */
+static void batch_with_failures(fixture *f, unsigned jobs)
+{
+	blob_store *bs = dir_store(f);
+	pr_error errs[BATCH_N], err = PR_ERROR_INIT;
+	ingest_request reqs[BATCH_N];
+	ingest_result res[BATCH_N];
+	char paths[BATCH_N][4200];
+	static const char *const body[BATCH_N] = {
+		"main;a 1\n", "main;b 2\n", "main;c notanumber\n", "main;d 4\n",
+		"main;b 2\n", "main;e 5\n", "main;f 6\n", "main;g 7\n",
+	};
+
+	/* A trigger stands in for a row the database refuses. */
+	assert_int_equal(testdb_int(f->t,
+		"create or replace function refuse_bad() returns trigger language plpgsql as $$"
+		" begin if new.release = 'refused' then"
+		"  raise exception 'release refused' using errcode = '23514'; end if;"
+		" return new; end $$; "
+		"drop trigger if exists refuse_bad on profiles; "
+		"create trigger refuse_bad before insert on profiles"
+		" for each row execute function refuse_bad(); select 0"), 0);
+	memset(reqs, 0, sizeof(reqs));
+	for (int i = 0; i < BATCH_N; i++) {
+		snprintf(paths[i], sizeof(paths[i]), "%s/b%d.folded", f->dir, i);
+		write_file(paths[i], body[i]);
+		reqs[i].path = paths[i];
+		reqs[i].service = "svc";
+		reqs[i].release = i == 6 ? "refused" : "v1";
+	}
+	/* Stored before the batch. */
+	assert_int_equal(ingest_file(&res[0], f->t->db, bs, &reqs[3], &limits, &err), 0);
+	int64_t before = res[0].capture_id;
+
+	assert_int_equal(ingest_files(res, errs, f->t->db, bs, reqs, BATCH_N, &limits, jobs),
+			 BATCH_N);
+	for (int i = 0; i < BATCH_N; i++) {
+		if (i == 2) {
+			assert_int_equal(errs[i].code, PR_EDATA);
+			assert_non_null(strstr(errs[i].msg, paths[2]));
+			assert_false(res[i].infra);
+		} else if (i == 6) {
+			assert_int_equal(errs[i].code, PR_EUSAGE);
+			assert_true(strncmp(errs[i].msg, "cannot ingest '", 15) == 0);
+			assert_non_null(strstr(errs[i].msg, "release refused"));
+			assert_false(res[i].infra);
+		} else {
+			assert_int_equal(errs[i].code, 0);
+			assert_true(res[i].capture_id > 0);
+		}
+	}
+	assert_true(res[3].already);
+	assert_int_equal(res[3].capture_id, before);
+	assert_false(res[1].already);
+	assert_true(res[4].already);
+	assert_int_equal(res[4].capture_id, res[1].capture_id);
+	assert_int_equal(res[5].nfunctions, 2);
+	/* a, b, d, e and g: one capture each, two function rows each. */
+	assert_int_equal(testdb_int(f->t, "select count(*) from profiles"), 5);
+	assert_int_equal(testdb_int(f->t, "select count(*) from profile_functions"), 10);
+	assert_int_equal(testdb_int(f->t,
+		"select count(*) from profile_functions pf join profiles p on p.id = pf.profile_id"
+		" where pf.self_share = pf.self_value::float8 / p.total_value"
+		" and pf.captured_at = p.captured_at and pf.service_id = p.service_id"
+		" and pf.profile_type = p.profile_type"), 10);
+	assert_int_equal(testdb_int(f->t,
+		"select count(*) from audit_log where action = 'ingest'"), 5);
+	assert_int_equal(testdb_int(f->t, "drop trigger refuse_bad on profiles; select 0"), 0);
+	blob_store_free(bs);
+}
+
+static void test_a_batch_rejects_each_bad_file_alone(void **state)
+{
+	batch_with_failures(*state, 1);
+}
+
+static void test_a_batch_on_threads_gives_the_same_answers(void **state)
+{
+	batch_with_failures(*state, 4);
+}
+
+/* A store failure in a batch: the captures before it are stored, none after is tried. */
+static void test_a_batch_stops_at_a_failure_of_the_store(void **state)
+{
+	fixture *f = *state;
+	blob_store *bs = full_store();
+	pr_error errs[3];
+	ingest_request reqs[3];
+	ingest_result res[3];
+	char paths[3][4200];
+
+	memset(reqs, 0, sizeof(reqs));
+	for (int i = 0; i < 3; i++) {
+		snprintf(paths[i], sizeof(paths[i]), "%s/s%d.folded", f->dir, i);
+		write_file(paths[i], i == 0 ? "main;x 1\n" : i == 1 ? "main;y 2\n" : "main;z 3\n");
+		reqs[i].path = paths[i];
+		reqs[i].service = "svc";
+		reqs[i].release = "v1";
+	}
+	assert_int_equal(ingest_files(res, errs, f->t->db, bs, reqs, 3, &limits, 2), 1);
+	assert_int_equal(errs[0].code, PR_EIO);
+	assert_true(res[0].infra);
+	assert_non_null(strstr(errs[0].msg, paths[0]));
+	assert_int_equal(testdb_int(f->t, "select count(*) from profiles"), 0);
+	blob_store_free(bs);
+}
+
 /* Collect a folder holding one profile with `sidecar`; the one failure's message. */
 static void collect_one(fixture *f, blob_store *bs, const char *sub, const char *sidecar,
 			char *msg, size_t cap)
@@ -568,6 +684,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_a_bad_sidecar_is_named_with_its_reason, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_collection_stops_at_a_failure_of_the_store,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_batch_rejects_each_bad_file_alone, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_a_batch_on_threads_gives_the_same_answers,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_batch_stops_at_a_failure_of_the_store,
 						setup, teardown),
 	};
 

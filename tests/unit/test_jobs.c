@@ -237,7 +237,8 @@ static void test_a_night_that_analyses_nothing_is_incomplete(void **state)
 static void test_the_postdeploy_job_fails_a_regression_and_passes_a_clean_release(void **state)
 {
 	fx *f = *state;
-	postdeploy_opts o = {"bad", "v2", SHA_V2, NULL, NULL, 0, 4, STATS_SEV_HIGH, 0, 0};
+	postdeploy_opts o = {"bad", "v2", SHA_V2, NULL, NULL, 0, 4, STATS_SEV_HIGH,
+			     0, 0, NULL, NULL};
 	postdeploy_result r;
 	pr_error err = PR_ERROR_INIT;
 
@@ -259,7 +260,8 @@ static void test_the_postdeploy_job_fails_a_regression_and_passes_a_clean_releas
 static void test_the_postdeploy_job_is_inconclusive_with_too_few_captures(void **state)
 {
 	fx *f = *state;
-	postdeploy_opts o = {"good", "v2", SHA_V2, NULL, NULL, 0, 10, STATS_SEV_HIGH, 0, 0};
+	postdeploy_opts o = {"good", "v2", SHA_V2, NULL, NULL, 0, 10, STATS_SEV_HIGH,
+			     0, 0, NULL, NULL};
 	postdeploy_result r;
 	pr_error err = PR_ERROR_INIT;
 
@@ -275,7 +277,8 @@ static void test_the_postdeploy_job_is_inconclusive_with_too_few_captures(void *
 static void test_the_postdeploy_job_refuses_a_release_without_captures(void **state)
 {
 	fx *f = *state;
-	postdeploy_opts o = {"good", "v3", SHA_V2, NULL, NULL, 0, 1, STATS_SEV_HIGH, 0, 0};
+	postdeploy_opts o = {"good", "v3", SHA_V2, NULL, NULL, 0, 1, STATS_SEV_HIGH,
+			     0, 0, NULL, NULL};
 	postdeploy_result r;
 	pr_error err = PR_ERROR_INIT;
 
@@ -303,8 +306,10 @@ static char *finding_text(const finding *f)
 static void test_analyze_nightly_and_postdeploy_give_the_same_finding_object(void **state)
 {
 	fx *f = *state;
-	analyze_opts ao = {"bad", "v2", 0, 0, "cpu", f->cfg.analysis, "v2", false, false};
-	postdeploy_opts po = {"bad", "v2", SHA_V2, NULL, NULL, 0, 4, STATS_SEV_HIGH, 0, 0};
+	analyze_opts ao = {"bad", "v2", 0, 0, "cpu", f->cfg.analysis, "v2", false,
+			   false, NULL, NULL};
+	postdeploy_opts po = {"bad", "v2", SHA_V2, NULL, NULL, 0, 4, STATS_SEV_HIGH,
+			     0, 0, NULL, NULL};
 	nightly_opts no = {0};
 	analyze_result ar;
 	nightly_result nr;

@@ -248,10 +248,10 @@ static void test_a_candidate_is_confirmed_on_its_second_look_and_only_then_pages
 	assert_int_equal(findings_list(&list, f->t->db, "confirmed", NULL, 0, &err), 0);
 	assert_int_equal(json_array_size(list), 1);
 	assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(
-				    json_array_get(list, 0), "history"), 0), "state")),
+				    json_array_get(list, 0), "states"), 0), "state")),
 			    "candidate");
 	assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(
-				    json_array_get(list, 0), "history"), 1), "state")),
+				    json_array_get(list, 0), "states"), 1), "state")),
 			    "confirmed");
 	json_decref(list);
 	/* The same night again changes nothing. */

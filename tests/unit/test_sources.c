@@ -329,8 +329,7 @@ static void test_config_source_mistakes(void **state)
 		{"{\"dir\": \"/x\"}", "services.s.sources[0]: needs a \"type\""},
 		{"{\"type\": \"ftp\"}", "services.s.sources[0].type: expected dir, pprof_http"},
 		{"{\"type\": \"s3\", \"prefix\": \"p\"}",
-		 "services.s.sources[0].type: object-store drops (s3) need the object-store "
-		 "client"},
+		 "services.s.sources[0].type: object-store drops are \"s3_prefix\""},
 		{"{\"type\": \"dir\"}", "services.s.sources[0]: a dir source needs \"dir\""},
 		{"{\"type\": \"dir\", \"dir\": \"/x\", \"seconds\": 3}",
 		 "services.s.sources[0].seconds: unknown key"},
@@ -360,6 +359,29 @@ static void test_config_source_mistakes(void **state)
 		 "services.s.sources[0].types: no default profile type id for it"},
 		{"{\"type\": \"parca\", \"url\": \"https://p\"}",
 		 "services.s.sources[0]: a parca source needs \"selector\""},
+		{"{\"type\": \"s3_prefix\", \"endpoint\": \"https://s3\","
+		 " \"region\": \"eu-west-1\"}",
+		 "services.s.sources[0].bucket: required for an s3_prefix source"},
+		{"{\"type\": \"s3_prefix\", \"endpoint\": \"http://10.0.0.1:9000\","
+		 " \"bucket\": \"drops\", \"region\": \"eu-west-1\"}",
+		 "services.s.sources[0].endpoint: expected an https:// URL"},
+		{"{\"type\": \"s3_prefix\", \"endpoint\": \"https://s3\","
+		 " \"bucket\": \"Drops_1\", \"region\": \"eu-west-1\"}",
+		 "services.s.sources[0]: S3 bucket 'Drops_1' is not a valid bucket name"},
+		{"{\"type\": \"s3_prefix\", \"endpoint\": \"https://s3\", \"bucket\": \"drops\","
+		 " \"region\": \"eu-west-1\", \"prefix\": \"a/../b\"}",
+		 "services.s.sources[0]: S3 prefix 'a/../b' is not usable"},
+		{"{\"type\": \"s3_prefix\", \"endpoint\": \"https://s3\", \"bucket\": \"drops\","
+		 " \"region\": \"eu-west-1\", \"secret_env\": \"X\"}",
+		 "services.s.sources[0].secret_env: unknown key"},
+		{"{\"type\": \"s3_prefix\", \"endpoint\": \"https://s3\", \"bucket\": \"drops\","
+		 " \"region\": \"eu-west-1\", \"secret_access_key_env\": \"A\","
+		 " \"secret_access_key_file\": \"/k\"}",
+		 "services.s.sources[0]: the secret access key from a variable or a file, "
+		 "not both"},
+		{"{\"type\": \"s3_prefix\", \"endpoint\": \"https://s3\", \"bucket\": \"drops\","
+		 " \"region\": \"eu-west-1\", \"addressing\": \"dns\"}",
+		 "services.s.sources[0].addressing: expected \"path\" or \"virtual\""},
 	};
 
 	(void)state;
@@ -376,6 +398,47 @@ static void test_config_source_mistakes(void **state)
 		if (strncmp(err.msg, want, strlen(want)) != 0)
 			fail_msg("case %zu: '%s', want '%s'", i, err.msg, want);
 	}
+}
+
+/* Object names under a drop prefix: what is refused, and why. */
+static void test_drop_names(void **state)
+{
+	static const struct {
+		const char *name;
+		const char *why; /* NULL: usable */
+	} cases[] = {
+		{"cpu-1.pb.gz", NULL},
+		{"2026/11/30/web-3.folded", NULL},
+		{"a..b.folded", NULL},
+		{"../escape.folded", "a '.' or '..' path segment"},
+		{"a/../../etc/passwd", "a '.' or '..' path segment"},
+		{"a/./b", "a '.' or '..' path segment"},
+		{"..", "a '.' or '..' path segment"},
+		{"/etc/passwd", "an absolute path"},
+		{"a//b", "an empty path segment"},
+		{"a/", "an empty path segment"},
+		{"", "an empty path segment"},
+		{"evil\x1b[2Jname", "a control character"},
+		{"line\nbreak", "a control character"},
+		{"del\x7f", "a control character"},
+		{"..\\windows", "a backslash"},
+	};
+	char longname[INGEST_PATH_MAX + 2];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *why = source_drop_name_refused(cases[i].name);
+		if (!cases[i].why && why)
+			fail_msg("case %zu: '%s' refused: %s", i, cases[i].name, why);
+		if (cases[i].why && (!why || strcmp(why, cases[i].why) != 0))
+			fail_msg("case %zu: got '%s', want '%s'", i, why ? why : "(usable)",
+				 cases[i].why);
+	}
+	memset(longname, 'a', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	assert_string_equal(source_drop_name_refused(longname), "longer than 1024 bytes");
+	longname[INGEST_PATH_MAX] = '\0';
+	assert_null(source_drop_name_refused(longname));
 }
 
 /* ---- drops through source_drops, bytes from the network -------------------- */
@@ -532,6 +595,7 @@ int main(void)
 		cmocka_unit_test(test_selector_narrowed_to_a_release),
 		cmocka_unit_test(test_config_sources),
 		cmocka_unit_test(test_config_source_mistakes),
+		cmocka_unit_test(test_drop_names),
 		cmocka_unit_test_setup_teardown(test_drops_in_a_store_that_is_not_a_folder,
 						testdb_setup, testdb_teardown),
 		cmocka_unit_test_setup_teardown(test_fetched_bytes_are_ingested_as_a_file,

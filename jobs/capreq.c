@@ -1,0 +1,589 @@
+/*
+ * capreq.c: captures on demand and their safeguards (see capreq.h); owns
+ * the tables capture_requests, elevated_sessions and rate_counters.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "jobs/capreq.h"
+#include "common/buf.h"
+
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The advisory transaction lock every admission holds ("profreg-admit"). */
+#define ADMIT_LOCK "7710015001"
+
+static int oom(pr_error *err)
+{
+	return pr_error_set(err, PR_ENOMEM, "out of memory");
+}
+
+/* A text[] literal of n strings, each quoted. */
+static int text_array(buf *out, const char *const *v, size_t n)
+{
+	int rc = buf_puts(out, "{");
+
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		rc = buf_puts(out, i ? ",\"" : "\"");
+		for (const char *p = v[i]; rc == 0 && *p; p++)
+			rc = (*p == '"' || *p == '\\') ? buf_printf(out, "\\%c", *p)
+						       : buf_put(out, p, 1);
+		if (rc == 0)
+			rc = buf_puts(out, "\"");
+	}
+	if (rc == 0)
+		rc = buf_puts(out, "}");
+	return rc;
+}
+
+/* Split a text[] as PostgreSQL prints it; elements may be quoted. */
+static int split_array(char ***out, size_t *n, const char *s)
+{
+	size_t len = strlen(s), cap = 1;
+	buf cur = BUF_INIT;
+	bool quoted = false;
+	int rc = 0;
+
+	*out = NULL;
+	*n = 0;
+	for (size_t i = 0; i < len; i++)
+		cap += s[i] == ',';
+	if (!(*out = calloc(cap, sizeof(char *))))
+		return PR_ENOMEM;
+	if (len < 2 || strcmp(s, "{}") == 0)
+		return 0;
+	for (size_t i = 1; i + 1 < len && rc == 0; i++) {
+		char c = s[i];
+		if (c == '"') {
+			quoted = !quoted;
+			continue;
+		}
+		if (c == '\\' && i + 2 < len) {
+			rc = buf_put(&cur, &s[++i], 1);
+			continue;
+		}
+		if (c == ',' && !quoted) {
+			if (!((*out)[(*n)++] = strdup(cur.ptr ? cur.ptr : "")))
+				rc = PR_ENOMEM;
+			buf_release(&cur);
+			continue;
+		}
+		rc = buf_put(&cur, &c, 1);
+	}
+	if (rc == 0 && !((*out)[(*n)++] = strdup(cur.ptr ? cur.ptr : "")))
+		rc = PR_ENOMEM;
+	buf_release(&cur);
+	return rc;
+}
+
+static void strings_free(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* Audit `action` on `object` with detail `dj` (stolen). */
+static int audit(db *d, const char *action, const char *object, json_t *dj, pr_error *err)
+{
+	char *text = dj ? json_dumps(dj, JSON_COMPACT) : NULL;
+	int rc;
+
+	if (dj && !text) {
+		json_decref(dj);
+		return oom(err);
+	}
+	rc = db_audit(d, action, object, text, err);
+	free(text);
+	json_decref(dj);
+	return rc;
+}
+
+/* ---- rate limits ------------------------------------------------------------ */
+
+int capreq_rate(capreq_decision *out, db *d, const char *key, const char *refusal,
+		uint32_t window_s, uint32_t limit, pr_error *err)
+{
+	static const char sql[] =
+		"insert into rate_counters as r (key, window_start, n)"
+		" values ($1, to_timestamp(floor(extract(epoch from now()) / $2::int)"
+		"   * $2::int), 1)"
+		" on conflict (key, window_start) do update set n = r.n + 1"
+		" returning n, ceil(extract(epoch from r.window_start"
+		"   + make_interval(secs => $2::int) - now()))::bigint";
+	char ws[16];
+	const char *p[2] = {key, ws};
+	struct pg_result *res = NULL;
+	int64_t n, left;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	snprintf(ws, sizeof(ws), "%u", window_s);
+	if ((rc = db_exec(d, &res, err, "counting a request", sql, 2, p)) < 0)
+		return rc;
+	n = db_get_i64(res, 0, 0);
+	left = db_get_i64(res, 0, 1);
+	db_result_free(res);
+	if (n <= (int64_t)limit) {
+		out->admitted = true;
+		return 0;
+	}
+	snprintf(out->refusal, sizeof(out->refusal), "%s", refusal);
+	out->retry_after_s = left > 0 ? left : 1;
+	if (n == (int64_t)limit + 1)
+		return audit(d, "capture.refused", key,
+			     json_pack("{s:s,s:i,s:i}", "reason", refusal, "limit", (int)limit,
+				       "window_s", (int)window_s),
+			     err);
+	return 0;
+}
+
+/* ---- admission -------------------------------------------------------------- */
+
+/* One number from a one-row query with parameters. */
+static int one_i64(int64_t *v, db *d, const char *what, const char *sql, int np,
+		   const char *const *p, pr_error *err)
+{
+	struct pg_result *res = NULL;
+	int rc;
+
+	if ((rc = db_exec(d, &res, err, what, sql, np, p)) < 0)
+		return rc;
+	*v = db_rows(res) ? db_get_i64(res, 0, 0) : 0;
+	db_result_free(res);
+	return 0;
+}
+
+int capreq_sessions_expire(size_t *n, db *d, pr_error *err)
+{
+	static const char sql[] =
+		"update elevated_sessions set ended_at = expires_at, end_reason = 'expired'"
+		" where ended_at is null and expires_at <= now()"
+		" returning id, host, level, " DB_TS_TO_US("started_at") ", " DB_TS_TO_US(
+			"expires_at");
+	struct pg_result *res = NULL;
+	int rc;
+
+	*n = 0;
+	if ((rc = db_exec(d, &res, err, "expiring elevated sessions", sql, 0, NULL)) < 0)
+		return rc;
+	for (int i = 0; i < db_rows(res) && rc == 0; i++) {
+		char obj[300];
+		snprintf(obj, sizeof(obj), "host:%s", db_get_text(res, i, 1));
+		rc = audit(d, "session.expired", obj,
+			   json_pack("{s:I,s:I,s:I}", "session", (json_int_t)db_get_i64(res, i, 0),
+				     "level", (json_int_t)db_get_i64(res, i, 2), "lasted_s",
+				     (json_int_t)((db_get_i64(res, i, 4) - db_get_i64(res, i, 3)) /
+						  1000000)),
+			   err);
+		(*n)++;
+	}
+	db_result_free(res);
+	return rc;
+}
+
+/* Why `host` may not be captured or elevated now, into out (refusal "" when it may). */
+static int check_host(capreq_decision *out, db *d, const capreq_new *r, const char *host,
+		      const config_serve *lim, pr_error *err)
+{
+	static const char busy[] = "select count(*) from capture_requests"
+				   " where $1 = any(hosts) and state in ('queued', 'running')";
+	static const char cooling[] =
+		"select coalesce(ceil(extract(epoch from max(created_at)"
+		" + make_interval(secs => $2::int) - now())), 0)::bigint from capture_requests"
+		" where $1 = any(hosts) and state <> 'refused'"
+		" and created_at > now() - make_interval(secs => $2::int)";
+	static const char open_here[] =
+		"select count(*) from elevated_sessions where host = $1 and ended_at is null";
+	static const char recent[] =
+		"select coalesce(ceil(extract(epoch from max(started_at)"
+		" + make_interval(secs => $2::int) - now())), 0)::bigint from elevated_sessions"
+		" where host = $1 and started_at > now() - make_interval(secs => $2::int)";
+	static const char svc_open[] = "select count(*) from elevated_sessions"
+				       " where service_id = $1 and ended_at is null";
+	static const char fleet_open[] =
+		"select count(*) from elevated_sessions where ended_at is null";
+	char cd[16], re[16], sid[24];
+	const char *p[2] = {host, cd};
+	int64_t v = 0;
+	int rc;
+
+	snprintf(cd, sizeof(cd), "%u", lim->host_cooldown_s);
+	snprintf(re, sizeof(re), "%u", lim->reescalate_s);
+	snprintf(sid, sizeof(sid), "%" PRId64, r->service_id);
+#define REFUSE(why, after)                                                                         \
+	do {                                                                                       \
+		snprintf(out->refusal, sizeof(out->refusal), "%s", why);                           \
+		snprintf(out->host, sizeof(out->host), "%s", host);                                \
+		out->retry_after_s = (after);                                                      \
+		return 0;                                                                          \
+	} while (0)
+	if (r->level > 0) {
+		const char *q[2] = {host, re};
+		if ((rc = one_i64(&v, d, "checking the host's session", open_here, 1, q, err)) < 0)
+			return rc;
+		if (v > 0)
+			REFUSE("host_elevated", 0);
+		if (lim->reescalate_s && (rc = one_i64(&v, d, "checking the host's last session",
+						       recent, 2, q, err)) < 0)
+			return rc;
+		if (lim->reescalate_s && v > 0)
+			REFUSE("reescalate", v);
+		q[0] = sid;
+		if ((rc = one_i64(&v, d, "counting the service's sessions", svc_open, 1, q, err)) <
+		    0)
+			return rc;
+		if (v >= (int64_t)lim->max_sessions_service)
+			REFUSE("service_cap", 0);
+		if ((rc = one_i64(&v, d, "counting open sessions", fleet_open, 0, NULL, err)) < 0)
+			return rc;
+		if (v >= (int64_t)lim->max_sessions_fleet)
+			REFUSE("fleet_cap", 0);
+	}
+	if ((rc = one_i64(&v, d, "checking the host's requests", busy, 1, p, err)) < 0)
+		return rc;
+	if (v > 0)
+		REFUSE("host_busy", 0);
+	if (lim->host_cooldown_s &&
+	    (rc = one_i64(&v, d, "checking the host's cooldown", cooling, 2, p, err)) < 0)
+		return rc;
+	if (lim->host_cooldown_s && v > 0)
+		REFUSE("host_cooldown", v);
+#undef REFUSE
+	return 0;
+}
+
+static json_t *request_json(const capreq_new *r)
+{
+	json_t *o = json_pack("{s:s,s:[],s:i,s:[],s:s,s:s,s:s?,s:i}", "service", r->service,
+			      "hosts", "seconds", (int)r->seconds, "types", "reason", r->reason,
+			      "source", r->source, "incident", r->incident, "level", r->level);
+
+	if (!o)
+		return NULL;
+	for (size_t i = 0; i < r->nhosts; i++)
+		json_array_append_new(json_object_get(o, "hosts"), json_string(r->hosts[i]));
+	for (size_t i = 0; i < r->ntypes; i++)
+		json_array_append_new(json_object_get(o, "types"), json_string(r->types[i]));
+	if (r->token_id)
+		json_object_set_new(o, "token", json_integer((json_int_t)r->token_id));
+	return o;
+}
+
+int capreq_admit(capreq_decision *out, db *d, const capreq_new *r, const config_serve *lim,
+		 pr_error *err)
+{
+	static const char lock[] = "select pg_advisory_xact_lock(" ADMIT_LOCK ")";
+	static const char insert[] =
+		"insert into capture_requests (service_id, hosts, seconds, types, reason, source,"
+		" incident, token_id, requested_by) values ($1, $2::text[], $3, $4::text[], $5, $6,"
+		" $7, $8, $9) returning id";
+	static const char set_incident[] =
+		"update capture_requests set incident = 'req-' || id where id = $1";
+	static const char open_session[] =
+		"insert into elevated_sessions (service_id, host, level, source, reason, incident,"
+		" expires_at) values ($1, $2, $3, $4, $5, $6,"
+		" now() + make_interval(secs => $7::int))"
+		" returning id";
+	buf hosts = BUF_INIT, types = BUF_INIT;
+	struct pg_result *res = NULL;
+	char sid[24], secs[16], tok[24], lvl[8], smax[16], idtxt[24], obj[300];
+	char incident[64];
+	bool began = false;
+	size_t expired;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (text_array(&hosts, r->hosts, r->nhosts) < 0 ||
+	    text_array(&types, r->types, r->ntypes) < 0) {
+		rc = oom(err);
+		goto out;
+	}
+	snprintf(sid, sizeof(sid), "%" PRId64, r->service_id);
+	snprintf(secs, sizeof(secs), "%u", r->seconds);
+	snprintf(tok, sizeof(tok), "%" PRId64, r->token_id);
+	snprintf(lvl, sizeof(lvl), "%d", r->level);
+	snprintf(smax, sizeof(smax), "%u", lim->session_max_s);
+	if ((rc = db_begin(d, err)) < 0)
+		goto out;
+	began = true;
+	if ((rc = db_exec(d, NULL, err, "taking the admission lock", lock, 0, NULL)) < 0 ||
+	    (rc = capreq_sessions_expire(&expired, d, err)) < 0)
+		goto out;
+	for (size_t i = 0; i < r->nhosts && !out->refusal[0]; i++)
+		if ((rc = check_host(out, d, r, r->hosts[i], lim, err)) < 0)
+			goto out;
+	if (out->refusal[0]) {
+		json_t *dj = request_json(r);
+		json_object_set_new(dj, "refused", json_string(out->refusal));
+		json_object_set_new(dj, "host", json_string(out->host));
+		snprintf(obj, sizeof(obj), "service:%s", r->service);
+		if ((rc = audit(d, "capture.refused", obj, dj, err)) < 0)
+			goto out;
+		rc = db_commit(d, err);
+		began = false;
+		goto out;
+	}
+	{
+		const char *p[9] = {sid,
+				    hosts.ptr,
+				    secs,
+				    types.ptr,
+				    r->reason,
+				    r->source,
+				    r->incident,
+				    r->token_id ? tok : NULL,
+				    r->requested_by};
+		if ((rc = db_exec(d, &res, err, "queueing a capture request", insert, 9, p)) < 0)
+			goto out;
+		out->id = db_get_i64(res, 0, 0);
+		db_result_free(res);
+		res = NULL;
+	}
+	snprintf(idtxt, sizeof(idtxt), "%" PRId64, out->id);
+	snprintf(incident, sizeof(incident), "req-%" PRId64, out->id);
+	if (!r->incident) {
+		const char *p[1] = {idtxt};
+		if ((rc = db_exec(d, NULL, err, "naming a request's incident", set_incident, 1,
+				  p)) < 0)
+			goto out;
+	}
+	for (size_t i = 0; r->level > 0 && i < r->nhosts; i++) {
+		const char *p[7] = {sid,       r->hosts[i], lvl,
+				    r->source, r->reason,   r->incident ? r->incident : incident,
+				    smax};
+		int64_t session;
+		if ((rc = db_exec(d, &res, err, "opening an elevated session", open_session, 7,
+				  p)) < 0)
+			goto out;
+		session = db_get_i64(res, 0, 0);
+		db_result_free(res);
+		res = NULL;
+		snprintf(obj, sizeof(obj), "host:%s", r->hosts[i]);
+		if ((rc = audit(d, "session.escalated", obj,
+				json_pack("{s:I,s:s,s:i,s:s,s:s,s:I,s:i}", "session",
+					  (json_int_t)session, "service", r->service, "level",
+					  r->level, "source", r->source, "incident",
+					  r->incident ? r->incident : incident, "request",
+					  (json_int_t)out->id, "expires_in_s",
+					  (int)lim->session_max_s),
+				err)) < 0)
+			goto out;
+	}
+	snprintf(obj, sizeof(obj), "capture_request:%" PRId64, out->id);
+	if ((rc = audit(d, "capture.requested", obj, request_json(r), err)) < 0)
+		goto out;
+	if ((rc = db_commit(d, err)) < 0)
+		goto out;
+	began = false;
+	out->admitted = true;
+out:
+	if (began)
+		db_rollback(d);
+	if (rc < 0)
+		out->admitted = false;
+	db_result_free(res);
+	buf_release(&hosts);
+	buf_release(&types);
+	return rc;
+}
+
+/* ---- the workers ------------------------------------------------------------ */
+
+void capreq_claimed_release(capreq_claimed *c)
+{
+	free(c->service);
+	strings_free(c->hosts, c->nhosts);
+	strings_free(c->types, c->ntypes);
+	free(c->reason);
+	free(c->incident);
+	memset(c, 0, sizeof(*c));
+}
+
+int capreq_claim(capreq_claimed *out, bool *got, db *d, const char *worker, uint32_t lease_s,
+		 pr_error *err)
+{
+	static const char sql[] =
+		"update capture_requests r set state = 'running', started_at = now(),"
+		" worker = $1, attempts = r.attempts + 1,"
+		" lease_until = now() + make_interval(secs => r.seconds * cardinality(r.types)"
+		"   * cardinality(r.hosts) + $2::int)"
+		" where r.id = (select id from capture_requests"
+		"   where state = 'queued' or (state = 'running' and lease_until < now())"
+		"   order by id limit 1 for update skip locked)"
+		" returning r.id, (select name from services s where s.id = r.service_id),"
+		" r.hosts::text, r.seconds, r.types::text, r.reason, r.incident";
+	char ls[16];
+	const char *p[2] = {worker, ls};
+	struct pg_result *res = NULL;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	*got = false;
+	snprintf(ls, sizeof(ls), "%u", lease_s);
+	if ((rc = db_exec(d, &res, err, "claiming a capture request", sql, 2, p)) < 0)
+		return rc;
+	if (!db_rows(res))
+		goto out;
+	out->id = db_get_i64(res, 0, 0);
+	out->seconds = (uint32_t)db_get_i64(res, 0, 3);
+	if (!(out->service = strdup(db_get_text(res, 0, 1))) ||
+	    !(out->reason = strdup(db_get_text(res, 0, 5))) ||
+	    !(out->incident = strdup(db_get_text(res, 0, 6) ? db_get_text(res, 0, 6) : "")) ||
+	    split_array(&out->hosts, &out->nhosts, db_get_text(res, 0, 2)) < 0 ||
+	    split_array(&out->types, &out->ntypes, db_get_text(res, 0, 4)) < 0) {
+		rc = oom(err);
+		capreq_claimed_release(out);
+		goto out;
+	}
+	*got = true;
+out:
+	db_result_free(res);
+	return rc;
+}
+
+int capreq_finish(db *d, int64_t id, const char *worker, bool ok, const int64_t *captures,
+		  size_t ncaptures, const char *error, pr_error *err)
+{
+	static const char sql[] =
+		"update capture_requests set state = $3, finished_at = now(), lease_until = null,"
+		" capture_ids = $4::bigint[], error = $5 where id = $1 and worker = $2";
+	buf caps = BUF_INIT;
+	char ids[24], obj[64], errtxt[1024];
+	const char *p[5] = {ids, worker, ok ? "done" : "failed", NULL, NULL};
+	json_t *dj = NULL;
+	int rc;
+
+	snprintf(ids, sizeof(ids), "%" PRId64, id);
+	if (ncaptures ? db_bigint_array(&caps, captures, ncaptures, sizeof(int64_t)) < 0
+		      : buf_puts(&caps, "{}") < 0)
+		return oom(err);
+	p[3] = caps.ptr;
+	if (error) {
+		snprintf(errtxt, sizeof(errtxt), "%s", error);
+		p[4] = errtxt;
+	}
+	if ((rc = db_exec(d, NULL, err, "finishing a capture request", sql, 5, p)) < 0)
+		goto out;
+	snprintf(obj, sizeof(obj), "capture_request:%" PRId64, id);
+	dj = json_pack("{s:s,s:s,s:s?}", "state", p[2], "captures", caps.ptr, "error", p[4]);
+	rc = audit(d, ok ? "capture.done" : "capture.failed", obj, dj, err);
+out:
+	buf_release(&caps);
+	return rc;
+}
+
+int capreq_get(json_t **out, db *d, int64_t id, pr_error *err)
+{
+	static const char sql[] =
+		"select r.id, s.name, coalesce(s.team, ''), r.hosts::text, r.seconds,"
+		" r.types::text, r.reason, r.source, r.incident, r.state, "
+		DB_TS_TO_US("r.created_at") ", coalesce(" DB_TS_TO_US("r.started_at") ", 0),"
+		" coalesce(" DB_TS_TO_US("r.finished_at") ", 0), r.capture_ids::text, r.error"
+		" from capture_requests r join services s on s.id = r.service_id"
+		" where r.id = $1";
+	char ids[24];
+	const char *p[1] = {ids};
+	struct pg_result *res = NULL;
+	char **hosts = NULL, **types = NULL, **caps = NULL;
+	size_t nh = 0, nt = 0, nc = 0;
+	json_t *o = NULL, *a;
+	int rc;
+
+	*out = NULL;
+	snprintf(ids, sizeof(ids), "%" PRId64, id);
+	if ((rc = db_exec(d, &res, err, "reading a capture request", sql, 1, p)) < 0)
+		return rc;
+	if (!db_rows(res)) {
+		rc = pr_error_set(err, PR_ENOTFOUND, "capture request %" PRId64 ": no such request",
+				  id);
+		goto out;
+	}
+	if (split_array(&hosts, &nh, db_get_text(res, 0, 3)) < 0 ||
+	    split_array(&types, &nt, db_get_text(res, 0, 5)) < 0 ||
+	    split_array(&caps, &nc, db_get_text(res, 0, 13)) < 0 ||
+	    !(o = json_pack(
+		      "{s:I,s:s,s:s,s:i,s:s,s:s,s:s?,s:s,s:I,s:I,s:I,s:s?}", "id", (json_int_t)id,
+		      "service", db_get_text(res, 0, 1), "team", db_get_text(res, 0, 2), "seconds",
+		      (int)db_get_i64(res, 0, 4), "reason", db_get_text(res, 0, 6), "source",
+		      db_get_text(res, 0, 7), "incident", db_get_text(res, 0, 8), "state",
+		      db_get_text(res, 0, 9), "created_us", (json_int_t)db_get_i64(res, 0, 10),
+		      "started_us", (json_int_t)db_get_i64(res, 0, 11), "finished_us",
+		      (json_int_t)db_get_i64(res, 0, 12), "error", db_get_text(res, 0, 14)))) {
+		rc = oom(err);
+		goto out;
+	}
+	json_object_set_new(o, "hosts", a = json_array());
+	for (size_t i = 0; i < nh; i++)
+		json_array_append_new(a, json_string(hosts[i]));
+	json_object_set_new(o, "types", a = json_array());
+	for (size_t i = 0; i < nt; i++)
+		json_array_append_new(a, json_string(types[i]));
+	json_object_set_new(o, "captures", a = json_array());
+	for (size_t i = 0; i < nc; i++)
+		json_array_append_new(a, json_integer(strtoll(caps[i], NULL, 10)));
+	*out = o;
+	o = NULL;
+out:
+	json_decref(o);
+	strings_free(hosts, nh);
+	strings_free(types, nt);
+	strings_free(caps, nc);
+	db_result_free(res);
+	return rc;
+}
+
+int capreq_sessions_end(size_t *ended, db *d, const char *host, const char *source, const char *why,
+			pr_error *err)
+{
+	static const char sql[] = "update elevated_sessions set ended_at = now(), end_reason = $3"
+				  " where host = $1 and source = $2 and ended_at is null"
+				  " returning id, level";
+	const char *p[3] = {host, source, why};
+	struct pg_result *res = NULL;
+	char obj[300];
+	int rc;
+
+	*ended = 0;
+	if ((rc = db_exec(d, &res, err, "ending elevated sessions", sql, 3, p)) < 0)
+		return rc;
+	snprintf(obj, sizeof(obj), "host:%s", host);
+	for (int i = 0; i < db_rows(res) && rc == 0; i++) {
+		rc = audit(d,
+			   strcmp(why, "resolved") == 0 ? "session.resolved"
+							: "session.deescalated",
+			   obj,
+			   json_pack("{s:I,s:I,s:s}", "session", (json_int_t)db_get_i64(res, i, 0),
+				     "level", (json_int_t)db_get_i64(res, i, 1), "source", source),
+			   err);
+		(*ended)++;
+	}
+	db_result_free(res);
+	return rc;
+}
+
+int capreq_counts(json_t **states, int64_t *sessions, db *d, pr_error *err)
+{
+	static const char by_state[] =
+		"select state, count(*) from capture_requests group by state order by state";
+	static const char open[] = "select count(*) from elevated_sessions"
+				   " where ended_at is null and expires_at > now()";
+	struct pg_result *res = NULL;
+	int rc;
+
+	*states = NULL;
+	*sessions = 0;
+	if ((rc = db_exec(d, &res, err, "counting capture requests", by_state, 0, NULL)) < 0)
+		return rc;
+	if (!(*states = json_object())) {
+		db_result_free(res);
+		return oom(err);
+	}
+	for (int i = 0; i < db_rows(res); i++)
+		json_object_set_new(*states, db_get_text(res, i, 0),
+				    json_integer((json_int_t)db_get_i64(res, i, 1)));
+	db_result_free(res);
+	return one_i64(sessions, d, "counting open sessions", open, 0, NULL, err);
+}

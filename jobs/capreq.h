@@ -1,0 +1,131 @@
+/*
+ * capreq.h: captures asked for on demand and the safeguards around them,
+ * decided in the database so that they hold across every serve and
+ * escalate process. Owns the tables capture_requests, elevated_sessions
+ * and rate_counters.
+ *
+ * Admission (capreq_admit) runs in one transaction under one advisory
+ * transaction lock, so two processes can never both see room for one
+ * more. Each host is checked in this order; the first rule that applies
+ * refuses. For a request that elevates the host (alerts, escalation):
+ *   host_elevated   the host already has an open session (409)
+ *   reescalate      a session on the host started less than reescalate_s
+ *                   ago: a flapping signal elevates once per window (409)
+ *   service_cap     the service has max_sessions_service open sessions (409)
+ *   fleet_cap       max_sessions_fleet sessions are open in all (409)
+ * and then for every request:
+ *   host_busy       a request for the host is queued or running (409)
+ *   host_cooldown   the host was triggered less than host_cooldown_s ago (409)
+ * Every session expires session_max_s after it starts whatever the
+ * signal does: each admission first closes the sessions past their
+ * expiry ("expired"). Rate limits (capreq_rate) count requests per key
+ * and fixed window in one upsert. Every decision is an audit row.
+ */
+#ifndef PR_CAPREQ_H
+#define PR_CAPREQ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "jobs/config.h"
+#include "pipeline/db.h"
+
+struct json_t;
+
+#define CAPREQ_TYPES_MAX 4
+
+/* A request to admit. */
+typedef struct capreq_new {
+	int64_t service_id;
+	const char *service;         /* its name, for the audit */
+	const char *const *hosts;    /* host names (a target's host part) */
+	size_t nhosts;
+	uint32_t seconds;
+	const char *const *types;    /* "cpu", "heap", "allocs", "goroutine" */
+	size_t ntypes;
+	const char *reason;
+	const char *source;          /* "api", "alertmanager", "escalate" */
+	const char *incident;        /* NULL: "req-<id>" */
+	int64_t token_id;            /* 0: none */
+	const char *requested_by;
+	int level;                   /* 0: capture only; 1 or 2: elevate each host too */
+} capreq_new;
+
+/* What admission or a rate limit decided. */
+typedef struct capreq_decision {
+	bool admitted;
+	int64_t id;                  /* admitted: the request's id */
+	char refusal[24];            /* refused: a reason above, or "rate_token", "rate_global" */
+	char host[260];              /* refused: the host it was about, "" if none */
+	int64_t retry_after_s;       /* refused: when it may work (0: unknown) */
+} capreq_decision;
+
+/*
+ * Count one request against `key` in fixed windows of `window_s`: refused
+ * ("rate_" + key's kind in `refusal`) once more than `limit` came in the
+ * current window, with the seconds left in it. The first refusal of a
+ * window is audited, not every one: a flood must not flood the audit log.
+ */
+int capreq_rate(capreq_decision *out, db *d, const char *key, const char *refusal,
+		uint32_t window_s, uint32_t limit, pr_error *err);
+
+/*
+ * Admit `r` under the safeguards of `lim`, all hosts or none, in one
+ * transaction: a queued request (and for level > 0, an elevated session
+ * on each host) or a refusal, audited either way.
+ */
+int capreq_admit(capreq_decision *out, db *d, const capreq_new *r, const config_serve *lim,
+		 pr_error *err);
+
+/* A request a worker claimed. */
+typedef struct capreq_claimed {
+	int64_t id;
+	char *service;
+	char **hosts;
+	size_t nhosts;
+	uint32_t seconds;
+	char **types;
+	size_t ntypes;
+	char *reason;
+	char *incident;
+} capreq_claimed;
+
+void capreq_claimed_release(capreq_claimed *c);
+
+/*
+ * Claim the oldest queued request (or a running one whose lease ran out)
+ * for `worker`, skipping rows other workers hold (FOR UPDATE SKIP
+ * LOCKED); *got false when there is none. The lease is the request's
+ * capture time plus `lease_s`.
+ */
+int capreq_claim(capreq_claimed *out, bool *got, db *d, const char *worker, uint32_t lease_s,
+		 pr_error *err);
+
+/*
+ * Finish a claimed request: "done" with its captures, or "failed" with
+ * the reason (`error`); audited.
+ */
+int capreq_finish(db *d, int64_t id, const char *worker, bool ok, const int64_t *captures,
+		  size_t ncaptures, const char *error, pr_error *err);
+
+/* Request `id` as JSON ({id, service, team, hosts, state, ...}) into *out; PR_ENOTFOUND. */
+int capreq_get(struct json_t **out, db *d, int64_t id, pr_error *err);
+
+/*
+ * End the open sessions on `host` that `source` opened ("resolved" or
+ * "deescalated"), audited; *ended how many.
+ */
+int capreq_sessions_end(size_t *ended, db *d, const char *host, const char *source,
+			const char *why, pr_error *err);
+
+/* Close every session past its expiry ("expired"), audited; *n how many. */
+int capreq_sessions_expire(size_t *n, db *d, pr_error *err);
+
+/*
+ * Counts for /metrics: requests by state ({"queued": N, ...}) into
+ * *states (new), open sessions into *sessions.
+ */
+int capreq_counts(struct json_t **states, int64_t *sessions, db *d, pr_error *err);
+
+#endif

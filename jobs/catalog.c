@@ -1,0 +1,217 @@
+/*
+ * catalog.c: registering many services at once (see catalog.h).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "jobs/catalog.h"
+#include "common/buf.h"
+#include "common/fileio.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void catalog_release(catalog *c)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		free(c->v[i].name);
+		free(c->v[i].team);
+	}
+	free(c->v);
+	memset(c, 0, sizeof(*c));
+}
+
+/* A team: 1 to CATALOG_TEAM_MAX bytes, no control characters. */
+static bool team_valid(const char *t)
+{
+	size_t n = strlen(t);
+
+	if (n == 0 || n > CATALOG_TEAM_MAX)
+		return false;
+	for (const unsigned char *p = (const unsigned char *)t; *p; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			return false;
+	return true;
+}
+
+/* "where: " before a message, or nothing. */
+static int fail_at(pr_error *err, int code, const char *where, const char *msg)
+{
+	if (where)
+		return pr_error_set(err, code, "%s: %s", where, msg);
+	return pr_error_set(err, code, "%s", msg);
+}
+
+int catalog_add(catalog *c, const char *name, const char *team, const char *where,
+		pr_error *err)
+{
+	char msg[400];
+
+	/* From a file, the line is named; names from the command line get the database's words. */
+	if (where && !db_service_name_valid(name)) {
+		snprintf(msg, sizeof(msg), "service name '%.128s' is not 1 to 128 letters, digits, "
+			 "'.', '_' or '-'", name);
+		return fail_at(err, PR_EDATA, where, msg);
+	}
+	if (where && team && !team_valid(team)) {
+		snprintf(msg, sizeof(msg), "the team of service '%s' must be 1 to %d bytes "
+			 "without control characters", name, CATALOG_TEAM_MAX);
+		return fail_at(err, PR_EDATA, where, msg);
+	}
+	for (size_t i = 0; i < c->n; i++) {
+		if (strcmp(c->v[i].name, name) != 0)
+			continue;
+		if (strcmp(c->v[i].team ? c->v[i].team : "", team ? team : "") == 0)
+			return 0;
+		snprintf(msg, sizeof(msg), "service '%s' is listed twice with different teams",
+			 name);
+		return fail_at(err, PR_EDATA, where, msg);
+	}
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 16;
+		catalog_entry *v = realloc(c->v, cap * sizeof(*v));
+		if (!v)
+			return pr_error_set(err, PR_ENOMEM, "out of memory");
+		c->v = v;
+		c->cap = cap;
+	}
+	memset(&c->v[c->n], 0, sizeof(c->v[c->n]));
+	if (!(c->v[c->n].name = strdup(name)) ||
+	    (team && !(c->v[c->n].team = strdup(team)))) {
+		free(c->v[c->n].name);
+		return pr_error_set(err, PR_ENOMEM, "out of memory");
+	}
+	c->n++;
+	return 0;
+}
+
+/* One line's object into the catalogue. */
+static int read_line(catalog *c, const char *line, size_t len, const char *where, pr_error *err)
+{
+	json_error_t jerr;
+	json_t *o = NULL, *v;
+	const char *key, *name = NULL, *team = NULL;
+	char msg[300];
+	int rc = 0;
+
+	if (len > CATALOG_LINE_MAX) {
+		snprintf(msg, sizeof(msg), "longer than %u bytes", CATALOG_LINE_MAX);
+		rc = fail_at(err, PR_EDATA, where, msg);
+		goto out;
+	}
+	if (!(o = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr))) {
+		snprintf(msg, sizeof(msg), "invalid JSON: %.200s", jerr.text);
+		rc = fail_at(err, PR_EDATA, where, msg);
+		goto out;
+	}
+	if (!json_is_object(o)) {
+		rc = fail_at(err, PR_EDATA, where, "not a JSON object");
+		goto out;
+	}
+	json_object_foreach(o, key, v) {
+		if (strcmp(key, "name") == 0 && json_is_string(v)) {
+			name = json_string_value(v);
+		} else if (strcmp(key, "team") == 0 && (json_is_string(v) || json_is_null(v))) {
+			team = json_is_string(v) ? json_string_value(v) : NULL;
+		} else if (strcmp(key, "name") == 0 || strcmp(key, "team") == 0) {
+			snprintf(msg, sizeof(msg), "\"%s\" must be a string", key);
+			rc = fail_at(err, PR_EDATA, where, msg);
+			goto out;
+		} else {
+			snprintf(msg, sizeof(msg), "unknown key \"%.64s\" (name, team)", key);
+			rc = fail_at(err, PR_EDATA, where, msg);
+			goto out;
+		}
+	}
+	if (!name) {
+		rc = fail_at(err, PR_EDATA, where, "missing \"name\"");
+		goto out;
+	}
+	rc = catalog_add(c, name, team, where, err);
+out:
+	json_decref(o);
+	return rc;
+}
+
+static bool blank(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
+			return false;
+	return true;
+}
+
+int catalog_read(catalog *c, const char *path, pr_error *err)
+{
+	buf text = BUF_INIT, where = BUF_INIT;
+	const char *end;
+	size_t lineno = 0;
+	int rc;
+
+	if ((rc = fileio_read(&text, path, CATALOG_FILE_MAX, err)) < 0)
+		goto out;
+	end = text.ptr + text.len;
+	for (const char *line = text.ptr, *next; line < end; line = next) {
+		const char *nl = memchr(line, '\n', (size_t)(end - line));
+		size_t len = (size_t)((nl ? nl : end) - line);
+
+		next = nl ? nl + 1 : end;
+		lineno++;
+		if (blank(line, len))
+			continue;
+		buf_reset(&where);
+		if (buf_printf(&where, "line %zu of '%s'", lineno, path) < 0) {
+			rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+			goto out;
+		}
+		if ((rc = read_line(c, line, len, where.ptr, err)) < 0)
+			goto out;
+	}
+out:
+	if (rc < 0)
+		catalog_release(c);
+	buf_release(&where);
+	buf_release(&text);
+	return rc;
+}
+
+int catalog_from_config(catalog *c, const config *cfg, pr_error *err)
+{
+	buf where = BUF_INIT;
+	int rc = 0;
+
+	for (size_t i = 0; i < cfg->nservices && rc == 0; i++) {
+		buf_reset(&where);
+		if (buf_printf(&where, "services.%s", cfg->services[i].name) < 0)
+			rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+		else
+			rc = catalog_add(c, cfg->services[i].name, cfg->services[i].team,
+					 where.ptr, err);
+	}
+	buf_release(&where);
+	return rc;
+}
+
+int catalog_register(db *d, catalog *c, pr_error *err)
+{
+	bool in_tx = false;
+	int rc;
+
+	if ((rc = db_begin(d, err)) < 0)
+		goto out;
+	in_tx = true;
+	for (size_t i = 0; i < c->n; i++)
+		if ((rc = db_service_ensure(d, &c->v[i].added, c->v[i].name, c->v[i].team,
+					    err)) < 0)
+			goto out;
+	if ((rc = db_commit(d, err)) < 0)
+		goto out;
+	in_tx = false;
+out:
+	if (in_tx)
+		db_rollback(d);
+	if (rc < 0)
+		for (size_t i = 0; i < c->n; i++)
+			c->v[i].added = false;
+	return rc;
+}

@@ -1,0 +1,946 @@
+/*
+ * serve.c: the trigger API and its worker (see serve.h).
+ *
+ * One libmicrohttpd daemon with its own polling thread answers every
+ * request, one at a time, on the server's database connection; the
+ * calling thread is the worker, on its own connection. A request the
+ * server admits wakes the worker at once; requests other servers queued
+ * are found by polling.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "jobs/serve.h"
+#include "common/buf.h"
+#include "common/fileio.h"
+#include "common/timeutil.h"
+#include "jobs/capreq.h"
+#include "jobs/collect.h"
+#include "jobs/evidence.h"
+#include "jobs/tokens.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+/* How often the worker looks for requests other servers queued. */
+#define POLL_MS 250
+/* Alerts in one webhook call at most. */
+#define ALERTS_MAX 1000
+#define REASON_MAX 1024
+#define COUNTERS_MAX 64
+
+typedef struct counter {
+	char key[64];
+	unsigned code;
+	uint64_t n;
+} counter;
+
+typedef struct server {
+	const job_env *env;
+	const config_serve *cfg;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	pthread_mutex_t note_mu;
+	bool wake;
+	counter requests[COUNTERS_MAX];
+	counter refusals[COUNTERS_MAX];
+	uint64_t nreq;
+	serve_result *out;
+} server;
+
+/* Per connection: the body so far. */
+typedef struct conn {
+	buf body;
+	bool too_big;
+} conn;
+
+/* A note from either thread. */
+static void note(server *s, const char *msg)
+{
+	pthread_mutex_lock(&s->note_mu);
+	job_note(&s->out->notes, "%s", msg);
+	pthread_mutex_unlock(&s->note_mu);
+}
+
+static void count(counter *v, const char *key, unsigned code)
+{
+	for (size_t i = 0; i < COUNTERS_MAX; i++) {
+		if (v[i].key[0] && (strcmp(v[i].key, key) != 0 || v[i].code != code))
+			continue;
+		if (!v[i].key[0]) {
+			snprintf(v[i].key, sizeof(v[i].key), "%s", key);
+			v[i].code = code;
+		}
+		v[i].n++;
+		return;
+	}
+}
+
+static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned status, const char *type,
+				  const char *body, int64_t retry_after)
+{
+	struct MHD_Response *r =
+		MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_MUST_COPY);
+	enum MHD_Result ret;
+	char ra[24];
+
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, "Content-Type", type);
+	MHD_add_response_header(r, "Cache-Control", "no-store");
+	if (retry_after > 0) {
+		snprintf(ra, sizeof(ra), "%" PRId64, retry_after);
+		MHD_add_response_header(r, "Retry-After", ra);
+	}
+	if (status == MHD_HTTP_UNAUTHORIZED)
+		MHD_add_response_header(r, "WWW-Authenticate", "Bearer realm=\"profreg\"");
+	ret = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+/* Reply with JSON `o` (stolen). */
+static enum MHD_Result reply_json(server *s, const char *route, struct MHD_Connection *c,
+				  unsigned status, json_t *o, int64_t retry_after)
+{
+	char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	enum MHD_Result ret;
+
+	json_decref(o);
+	count(s->requests, route, status);
+	if (!text)
+		return reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "application/json",
+				  "{\"error\":\"out of memory\"}", 0);
+	ret = reply_text(c, status, "application/json", text, retry_after);
+	free(text);
+	return ret;
+}
+
+static enum MHD_Result reply_error(server *s, const char *route, struct MHD_Connection *c,
+				   unsigned status, const char *why, int64_t retry_after)
+{
+	return reply_json(s, route, c, status, json_pack("{s:s}", "error", why), retry_after);
+}
+
+/* ---- authentication and rate limits ----------------------------------------- */
+
+/*
+ * The caller's token into *tok: 0; or a reply was queued (401, 429, 503)
+ * and *replied holds its result.
+ */
+static int authenticate(token_info *tok, enum MHD_Result *replied, server *s, const char *route,
+			struct MHD_Connection *c)
+{
+	const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+	capreq_decision dec;
+	pr_error err = PR_ERROR_INIT;
+	char key[48];
+	int rc;
+
+	memset(tok, 0, sizeof(*tok));
+	if ((rc = capreq_rate(&dec, s->env->d, "global", "rate_global", 1, s->cfg->global_rate,
+			      &err)) < 0)
+		goto infra;
+	if (!dec.admitted) {
+		count(s->refusals, dec.refusal, 429);
+		*replied = reply_error(s, route, c, 429, "too many requests to this service",
+				       dec.retry_after_s);
+		return -1;
+	}
+	if (!h || strncmp(h, "Bearer ", 7) != 0) {
+		count(s->refusals, "unauthenticated", 401);
+		*replied = reply_error(s, route, c, 401, "a bearer token is required", 0);
+		return -1;
+	}
+	if ((rc = tokens_verify(tok, s->env->d, h + 7, job_now(s->env), &err)) < 0) {
+		if (rc != PR_EREFUSED)
+			goto infra;
+		count(s->refusals, "unauthenticated", 401);
+		*replied = reply_error(s, route, c, 401, err.msg, 0);
+		return -1;
+	}
+	snprintf(key, sizeof(key), "token:%" PRId64, tok->id);
+	if ((rc = capreq_rate(&dec, s->env->d, key, "rate_token", 60, s->cfg->token_rate, &err)) <
+	    0)
+		goto infra;
+	if (!dec.admitted) {
+		token_info_release(tok);
+		count(s->refusals, dec.refusal, 429);
+		*replied = reply_error(s, route, c, 429, "too many requests with this token",
+				       dec.retry_after_s);
+		return -1;
+	}
+	return 0;
+infra:
+	token_info_release(tok);
+	note(s, err.msg);
+	*replied = reply_error(s, route, c, 503, "the database is unavailable", 5);
+	return -1;
+}
+
+/*
+ * Whether `tok` may act on service `name`: 0 and *svc filled, or a reason
+ * in `why` (403) or an infrastructure failure (< 0, message in err).
+ */
+static int service_for(db_service *svc, char *why, size_t n, server *s, const token_info *tok,
+		       const char *name, pr_error *err)
+{
+	int rc;
+
+	why[0] = '\0';
+	memset(svc, 0, sizeof(*svc));
+	if (!db_service_name_valid(name)) {
+		snprintf(why, n, "'%.64s' is not a service name", name);
+		return 0;
+	}
+	if ((rc = db_service_get(s->env->d, svc, name, err)) < 0) {
+		if (rc != PR_ENOTFOUND)
+			return rc;
+		snprintf(why, n, "service '%s' is not this token's", name);
+		return 0;
+	}
+	if (!tokens_allows(tok, name, svc->team))
+		snprintf(why, n, "service '%s' is not this token's", name);
+	else if (!svc->enabled)
+		snprintf(why, n, "service '%s' is not enabled", name);
+	return 0;
+}
+
+/* ---- POST /v1/captures ------------------------------------------------------- */
+
+static const char *const known_types[] = {"cpu", "heap", "allocs", "goroutine", NULL};
+
+static bool type_known(const char *t)
+{
+	for (size_t i = 0; known_types[i]; i++)
+		if (strcmp(known_types[i], t) == 0)
+			return true;
+	return false;
+}
+
+/* Check a capture request body; "" or the reason it is refused (422). */
+static void check_body(char *why, size_t n, const json_t *o, const config_serve *cfg)
+{
+	const char *key;
+	json_t *v, *h, *t;
+	size_t i;
+
+	why[0] = '\0';
+	if (!json_is_object(o)) {
+		snprintf(why, n, "the body is not a JSON object");
+		return;
+	}
+	json_object_foreach((json_t *)o, key, v)
+	{
+		if (strcmp(key, "service") && strcmp(key, "hosts") && strcmp(key, "seconds") &&
+		    strcmp(key, "types") && strcmp(key, "reason")) {
+			snprintf(why, n, "unknown key '%.40s'", key);
+			return;
+		}
+	}
+	if (!json_is_string(json_object_get(o, "service"))) {
+		snprintf(why, n, "'service' is required: a string");
+		return;
+	}
+	h = json_object_get(o, "hosts");
+	if (!json_is_array(h) || json_array_size(h) == 0 || json_array_size(h) > cfg->max_hosts) {
+		snprintf(why, n, "'hosts' is required: an array of 1 to %u host names",
+			 cfg->max_hosts);
+		return;
+	}
+	json_array_foreach(h, i, v)
+	{
+		if (!json_is_string(v) || json_string_length(v) == 0 ||
+		    json_string_length(v) > 255 ||
+		    strlen(json_string_value(v)) != json_string_length(v)) {
+			snprintf(why, n, "'hosts[%zu]' is not a host name", i);
+			return;
+		}
+	}
+	v = json_object_get(o, "seconds");
+	if (v && (!json_is_integer(v) || json_integer_value(v) < 1 ||
+		  json_integer_value(v) > cfg->max_seconds)) {
+		snprintf(why, n, "'seconds' must be an integer from 1 to %u", cfg->max_seconds);
+		return;
+	}
+	t = json_object_get(o, "types");
+	if (t && (!json_is_array(t) || json_array_size(t) == 0 ||
+		  json_array_size(t) > CAPREQ_TYPES_MAX)) {
+		snprintf(why, n, "'types' must be an array of 1 to %d profile types",
+			 CAPREQ_TYPES_MAX);
+		return;
+	}
+	json_array_foreach(t, i, v)
+	{
+		if (!json_is_string(v) || !type_known(json_string_value(v))) {
+			snprintf(why, n, "'types[%zu]' is not one of cpu, heap, allocs, goroutine",
+				 i);
+			return;
+		}
+		for (size_t k = 0; k < i; k++)
+			if (json_equal(v, json_array_get(t, k))) {
+				snprintf(why, n, "'types[%zu]' is given twice", i);
+				return;
+			}
+	}
+	v = json_object_get(o, "reason");
+	if (!json_is_string(v) || json_string_length(v) == 0 ||
+	    json_string_length(v) > REASON_MAX ||
+	    strlen(json_string_value(v)) != json_string_length(v)) {
+		snprintf(why, n, "'reason' is required: a string of 1 to %d bytes", REASON_MAX);
+		return;
+	}
+}
+
+/* Parse a body: the document, or NULL with the reason in `why`. */
+static json_t *parse_body(char *why, size_t n, const conn *st)
+{
+	json_error_t jerr;
+	json_t *o;
+
+	if (st->body.len == 0) {
+		snprintf(why, n, "the body is empty: a JSON object is expected");
+		return NULL;
+	}
+	o = json_loadb(st->body.ptr, st->body.len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!o)
+		snprintf(why, n, "the body is not JSON: %s at byte %d", jerr.text, jerr.position);
+	return o;
+}
+
+static void wake_worker(server *s)
+{
+	pthread_mutex_lock(&s->mu);
+	s->wake = true;
+	pthread_cond_signal(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+}
+
+static enum MHD_Result post_captures(server *s, struct MHD_Connection *c, const conn *st)
+{
+	static const char route[] = "/v1/captures";
+	token_info tok;
+	db_service svc;
+	json_t *body = NULL, *v;
+	enum MHD_Result ret;
+	pr_error err = PR_ERROR_INIT;
+	char why[300];
+	const char *hosts[64], *types[CAPREQ_TYPES_MAX];
+	char resolved[64][260];
+	capreq_new r;
+	capreq_decision dec;
+	size_t i;
+
+	memset(&svc, 0, sizeof(svc));
+	if (authenticate(&tok, &ret, s, route, c) < 0)
+		return ret;
+	if (st->too_big) {
+		count(s->refusals, "too_large", 413);
+		ret = reply_error(s, route, c, 413, "the body is larger than serve.max_body_bytes",
+				  0);
+		goto out;
+	}
+	if (!(body = parse_body(why, sizeof(why), st)) ||
+	    (check_body(why, sizeof(why), body, s->cfg), why[0])) {
+		count(s->refusals, "bad_body", 422);
+		ret = reply_error(s, route, c, 422, why, 0);
+		goto out;
+	}
+	if (service_for(&svc, why, sizeof(why), s, &tok,
+			json_string_value(json_object_get(body, "service")), &err) < 0)
+		goto infra;
+	if (why[0]) {
+		count(s->refusals, "forbidden", 403);
+		ret = reply_error(s, route, c, 403, why, 0);
+		goto out;
+	}
+	memset(&r, 0, sizeof(r));
+	json_array_foreach(json_object_get(body, "hosts"), i, v)
+	{
+		const config_service *cs = config_service_find(s->env->cfg, svc.name);
+		pr_error terr = PR_ERROR_INIT;
+		int rc = collect_target_find(resolved[i], sizeof(resolved[i]), cs,
+					     json_string_value(v), &terr);
+		if (rc == PR_ENOMEM)
+			goto infra;
+		if (rc < 0) {
+			count(s->refusals, "unknown_host", 422);
+			ret = reply_error(s, route, c, 422, terr.msg, 0);
+			goto out;
+		}
+		for (size_t k = 0; k < i; k++)
+			if (strcmp(resolved[k], resolved[i]) == 0) {
+				count(s->refusals, "bad_body", 422);
+				snprintf(why, sizeof(why), "'hosts[%zu]' names host '%.200s' again",
+					 i, resolved[i]);
+				ret = reply_error(s, route, c, 422, why, 0);
+				goto out;
+			}
+		hosts[i] = resolved[i];
+	}
+	r.nhosts = json_array_size(json_object_get(body, "hosts"));
+	if ((v = json_object_get(body, "types")))
+		json_array_foreach(v, i, v) types[r.ntypes++] = json_string_value(v);
+	else
+		types[r.ntypes++] = "cpu";
+	r.service_id = svc.id;
+	r.service = svc.name;
+	r.hosts = hosts;
+	r.types = types;
+	r.seconds = json_is_integer(json_object_get(body, "seconds"))
+			    ? (uint32_t)json_integer_value(json_object_get(body, "seconds"))
+			    : s->cfg->default_seconds;
+	r.reason = json_string_value(json_object_get(body, "reason"));
+	r.source = "api";
+	r.token_id = tok.id;
+	r.requested_by = tok.hint;
+	if (capreq_admit(&dec, s->env->d, &r, s->cfg, &err) < 0)
+		goto infra;
+	if (!dec.admitted) {
+		count(s->refusals, dec.refusal, 409);
+		ret = reply_json(s, route, c, 409,
+				 json_pack("{s:s,s:s,s:s}", "error",
+					   "a host cannot be captured now", "reason", dec.refusal,
+					   "host", dec.host),
+				 dec.retry_after_s);
+		goto out;
+	}
+	wake_worker(s);
+	{
+		char inc[32];
+		snprintf(inc, sizeof(inc), "req-%" PRId64, dec.id);
+		ret = reply_json(s, route, c, 202,
+				 json_pack("{s:I,s:s,s:s}", "id", (json_int_t)dec.id, "incident",
+					   inc, "state", "queued"),
+				 0);
+	}
+	goto out;
+infra:
+	note(s, err.msg);
+	ret = reply_error(s, route, c, 503, "the database is unavailable", 5);
+out:
+	json_decref(body);
+	db_service_release(&svc);
+	token_info_release(&tok);
+	return ret;
+}
+
+/* ---- GET /v1/captures/ID ----------------------------------------------------- */
+
+static enum MHD_Result get_capture(server *s, struct MHD_Connection *c, const char *idtxt)
+{
+	static const char route[] = "/v1/captures/ID";
+	token_info tok;
+	enum MHD_Result ret;
+	pr_error err = PR_ERROR_INIT;
+	json_t *o = NULL;
+	char *end = NULL;
+	long long id;
+	int rc;
+
+	if (authenticate(&tok, &ret, s, route, c) < 0)
+		return ret;
+	errno = 0;
+	id = strtoll(idtxt, &end, 10);
+	if (errno || !*idtxt || *end || id < 1) {
+		ret = reply_error(s, route, c, 404, "no such capture request", 0);
+		goto out;
+	}
+	if ((rc = capreq_get(&o, s->env->d, id, &err)) < 0 && rc != PR_ENOTFOUND) {
+		note(s, err.msg);
+		ret = reply_error(s, route, c, 503, "the database is unavailable", 5);
+		goto out;
+	}
+	/* Another team's request is as unknown as one that does not exist. */
+	if (rc == PR_ENOTFOUND ||
+	    !tokens_allows(&tok, json_string_value(json_object_get(o, "service")),
+			   json_string_value(json_object_get(o, "team")))) {
+		ret = reply_error(s, route, c, 404, "no such capture request", 0);
+		goto out;
+	}
+	ret = reply_json(s, route, c, 200, o, 0);
+	o = NULL;
+out:
+	json_decref(o);
+	token_info_release(&tok);
+	return ret;
+}
+
+/* ---- POST /v1/alertmanager --------------------------------------------------- */
+
+static void alert_outcome(json_t *list, const char *alert, const char *host, const char *what)
+{
+	json_array_append_new(
+		list, json_pack("{s:s?,s:s?,s:s}", "alert", alert, "host", host, "outcome", what));
+}
+
+/* One alert of a webhook call: an outcome appended to `list`; < 0 only on infra. */
+static int one_alert(server *s, const token_info *tok, const json_t *a, const char *group,
+		     json_t *list, pr_error *err)
+{
+	const json_t *labels = json_object_get(a, "labels");
+	const char *status = json_string_value(json_object_get(a, "status"));
+	const char *fp = json_string_value(json_object_get(a, "fingerprint"));
+	const char *name = json_string_value(json_object_get(labels, "alertname"));
+	const char *service =
+		json_string_value(json_object_get(labels, s->cfg->alert_service_label));
+	const char *hostlabel = NULL;
+	const config_service *cs;
+	db_service svc;
+	char why[300], host[260], incident[128], reason[300];
+	pr_error terr = PR_ERROR_INIT;
+	int rc = 0;
+
+	memset(&svc, 0, sizeof(svc));
+	for (size_t i = 0; i < s->cfg->nalert_host_labels && !hostlabel; i++)
+		hostlabel =
+			json_string_value(json_object_get(labels, s->cfg->alert_host_labels[i]));
+	if (!json_is_object(labels) || !status ||
+	    (strcmp(status, "firing") != 0 && strcmp(status, "resolved") != 0)) {
+		alert_outcome(list, name, NULL, "skipped: not an alert (labels, status)");
+		return 0;
+	}
+	if (!service || !hostlabel) {
+		alert_outcome(list, name, hostlabel,
+			      !service ? "skipped: no service label" : "skipped: no host label");
+		return 0;
+	}
+	if ((rc = service_for(&svc, why, sizeof(why), s, tok, service, err)) < 0)
+		goto out;
+	if (why[0]) {
+		count(s->refusals, "forbidden", 403);
+		alert_outcome(list, name, hostlabel, why);
+		goto out;
+	}
+	cs = config_service_find(s->env->cfg, svc.name);
+	if ((rc = collect_target_find(host, sizeof(host), cs, hostlabel, &terr)) < 0) {
+		if (rc == PR_ENOMEM) {
+			rc = pr_error_set(err, rc, "%s", terr.msg);
+			goto out;
+		}
+		rc = 0;
+		count(s->refusals, "unknown_host", 422);
+		alert_outcome(list, name, hostlabel, terr.msg);
+		goto out;
+	}
+	if (strcmp(status, "resolved") == 0) {
+		size_t n = 0;
+		if ((rc = capreq_sessions_end(&n, s->env->d, host, "alertmanager", "resolved",
+					      err)) < 0)
+			goto out;
+		alert_outcome(list, name, host, n ? "resolved: session ended" : "resolved");
+		goto out;
+	}
+	{
+		const char *hosts[1] = {host}, *types[1] = {"cpu"};
+		capreq_new r;
+		capreq_decision dec;
+		snprintf(incident, sizeof(incident), "alert-%.100s",
+			 fp      ? fp
+			 : group ? group
+			 : name  ? name
+				 : "unnamed");
+		snprintf(reason, sizeof(reason), "alert '%.200s' firing", name ? name : "unnamed");
+		memset(&r, 0, sizeof(r));
+		r.service_id = svc.id;
+		r.service = svc.name;
+		r.hosts = hosts;
+		r.nhosts = 1;
+		r.types = types;
+		r.ntypes = 1;
+		r.seconds = s->cfg->default_seconds;
+		r.reason = reason;
+		r.source = "alertmanager";
+		r.incident = incident;
+		r.token_id = tok->id;
+		r.requested_by = tok->hint;
+		r.level = 1;
+		if ((rc = capreq_admit(&dec, s->env->d, &r, s->cfg, err)) < 0)
+			goto out;
+		if (dec.admitted) {
+			char what[48];
+			snprintf(what, sizeof(what), "capture %" PRId64 " queued", dec.id);
+			alert_outcome(list, name, host, what);
+		} else {
+			char what[64];
+			count(s->refusals, dec.refusal, 409);
+			snprintf(what, sizeof(what), "refused: %s", dec.refusal);
+			alert_outcome(list, name, host, what);
+		}
+	}
+out:
+	db_service_release(&svc);
+	return rc;
+}
+
+static enum MHD_Result post_alerts(server *s, struct MHD_Connection *c, const conn *st)
+{
+	static const char route[] = "/v1/alertmanager";
+	token_info tok;
+	json_t *body = NULL, *alerts, *a, *list = NULL;
+	enum MHD_Result ret;
+	pr_error err = PR_ERROR_INIT;
+	char why[300];
+	size_t i;
+
+	if (authenticate(&tok, &ret, s, route, c) < 0)
+		return ret;
+	if (st->too_big) {
+		count(s->refusals, "too_large", 413);
+		ret = reply_error(s, route, c, 413, "the body is larger than serve.max_body_bytes",
+				  0);
+		goto out;
+	}
+	if (!(body = parse_body(why, sizeof(why), st)))
+		goto bad;
+	alerts = json_object_get(body, "alerts");
+	if (!json_is_object(body) || !json_is_array(alerts)) {
+		snprintf(why, sizeof(why),
+			 "not an Alertmanager webhook payload: no 'alerts' array");
+		goto bad;
+	}
+	if (json_array_size(alerts) > ALERTS_MAX) {
+		snprintf(why, sizeof(why), "more than %d alerts in one call", ALERTS_MAX);
+		goto bad;
+	}
+	if (!(list = json_array()))
+		goto infra;
+	json_array_foreach(alerts, i, a)
+	{
+		if (!json_is_object(a)) {
+			alert_outcome(list, NULL, NULL, "skipped: not an object");
+			continue;
+		}
+		if (one_alert(s, &tok, a, json_string_value(json_object_get(body, "groupKey")),
+			      list, &err) < 0)
+			goto infra;
+	}
+	wake_worker(s);
+	ret = reply_json(s, route, c, 200, json_pack("{s:o}", "alerts", list), 0);
+	list = NULL;
+	goto out;
+bad:
+	count(s->refusals, "bad_body", 422);
+	ret = reply_error(s, route, c, 422, why, 0);
+	goto out;
+infra:
+	note(s, err.msg[0] ? err.msg : "out of memory");
+	ret = reply_error(s, route, c, 503, "the database is unavailable", 5);
+out:
+	json_decref(list);
+	json_decref(body);
+	token_info_release(&tok);
+	return ret;
+}
+
+/* ---- health and metrics ------------------------------------------------------ */
+
+static enum MHD_Result get_metrics(server *s, struct MHD_Connection *c, bool health)
+{
+	json_t *states = NULL, *v;
+	int64_t sessions = 0;
+	pr_error err = PR_ERROR_INIT;
+	buf b = BUF_INIT;
+	const char *key;
+	enum MHD_Result ret;
+
+	if (capreq_counts(&states, &sessions, s->env->d, &err) < 0) {
+		note(s, err.msg);
+		count(s->requests, health ? "/healthz" : "/metrics", 503);
+		return reply_text(c, 503, "text/plain", "the database is unavailable\n", 5);
+	}
+	if (health) {
+		json_decref(states);
+		count(s->requests, "/healthz", 200);
+		return reply_text(c, 200, "text/plain", "ok\n", 0);
+	}
+	count(s->requests, "/metrics", 200);
+	buf_puts(&b, "# HELP profreg_serve_requests_total HTTP requests answered.\n"
+		     "# TYPE profreg_serve_requests_total counter\n");
+	for (size_t i = 0; i < COUNTERS_MAX && s->requests[i].key[0]; i++)
+		buf_printf(&b,
+			   "profreg_serve_requests_total{route=\"%s\",code=\"%u\"} %" PRIu64 "\n",
+			   s->requests[i].key, s->requests[i].code, s->requests[i].n);
+	buf_puts(&b, "# HELP profreg_serve_refusals_total Requests refused, by reason.\n"
+		     "# TYPE profreg_serve_refusals_total counter\n");
+	for (size_t i = 0; i < COUNTERS_MAX && s->refusals[i].key[0]; i++)
+		buf_printf(&b, "profreg_serve_refusals_total{reason=\"%s\"} %" PRIu64 "\n",
+			   s->refusals[i].key, s->refusals[i].n);
+	buf_puts(&b, "# HELP profreg_capture_requests Capture requests by state (every server).\n"
+		     "# TYPE profreg_capture_requests gauge\n");
+	json_object_foreach(states, key, v)
+		buf_printf(&b, "profreg_capture_requests{state=\"%s\"} %" JSON_INTEGER_FORMAT "\n",
+			   key, json_integer_value(v));
+	buf_printf(&b,
+		   "# HELP profreg_elevated_sessions Open elevated sessions (every server).\n"
+		   "# TYPE profreg_elevated_sessions gauge\nprofreg_elevated_sessions %" PRId64
+		   "\n",
+		   sessions);
+	json_decref(states);
+	ret = reply_text(c, 200, "text/plain; version=0.0.4", b.ptr, 0);
+	buf_release(&b);
+	return ret;
+}
+
+/* ---- dispatch ---------------------------------------------------------------- */
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
+			      const char *method, const char *version, const char *upload,
+			      size_t *upload_size, void **state)
+{
+	server *s = cls;
+	conn *st = *state;
+	bool post = strcmp(method, "POST") == 0, get = strcmp(method, "GET") == 0;
+
+	(void)version;
+	if (!st) {
+		if (!(st = calloc(1, sizeof(*st))))
+			return MHD_NO;
+		buf_init(&st->body, s->cfg->max_body_bytes);
+		*state = st;
+		return MHD_YES;
+	}
+	if (*upload_size) {
+		if (!st->too_big && buf_put(&st->body, upload, *upload_size) < 0)
+			st->too_big = true;
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	s->nreq++;
+	if (strcmp(url, "/v1/captures") == 0)
+		return post ? post_captures(s, c, st) : reply_error(s, url, c, 405, "use POST", 0);
+	if (strncmp(url, "/v1/captures/", 13) == 0)
+		return get ? get_capture(s, c, url + 13)
+			   : reply_error(s, "/v1/captures/ID", c, 405, "use GET", 0);
+	if (strcmp(url, "/v1/alertmanager") == 0)
+		return post ? post_alerts(s, c, st) : reply_error(s, url, c, 405, "use POST", 0);
+	if (strcmp(url, "/healthz") == 0 || strcmp(url, "/metrics") == 0)
+		return get ? get_metrics(s, c, url[1] == 'h')
+			   : reply_error(s, url, c, 405, "use GET", 0);
+	return reply_error(s, "other", c, 404, "no such endpoint", 0);
+}
+
+static void done(void *cls, struct MHD_Connection *c, void **state,
+		 enum MHD_RequestTerminationCode why)
+{
+	conn *st = *state;
+
+	(void)cls;
+	(void)c;
+	(void)why;
+	if (st) {
+		buf_release(&st->body);
+		free(st);
+	}
+	*state = NULL;
+}
+
+/* ---- the worker --------------------------------------------------------------- */
+
+/* Execute one claimed request; < 0 only when memory fails. */
+static int execute(server *s, const job_env *wenv, const serve_opts *o, const capreq_claimed *q,
+		   pr_error *err)
+{
+	db_service svc;
+	const config_service *cs = config_service_find(wenv->cfg, q->service);
+	int64_t *caps = calloc(q->nhosts * q->ntypes + 1, sizeof(int64_t));
+	size_t ncaps = 0, failed = 0;
+	buf errors = BUF_INIT;
+	pr_error e = PR_ERROR_INIT;
+	char reason[REASON_MAX + 300];
+	int64_t keep = wenv->cfg->analysis.forensic_keep_us;
+	int rc = 0;
+
+	memset(&svc, 0, sizeof(svc));
+	buf_init(&errors, 3000);
+	if (!caps)
+		return pr_error_set(err, PR_ENOMEM, "out of memory");
+	snprintf(reason, sizeof(reason), "incident %s: %s", q->incident, q->reason);
+	if (db_service_get(wenv->d, &svc, q->service, &e) < 0) {
+		buf_puts(&errors, e.msg);
+		failed++;
+		goto finish;
+	}
+	for (size_t h = 0; h < q->nhosts; h++)
+		for (size_t t = 0; t < q->ntypes; t++) {
+			collect_one one = {q->hosts[h], q->types[t], q->seconds, q->incident};
+			int64_t id = 0;
+			evidence_pin_result pin;
+			pr_error_clear(&e);
+			if ((rc = collect_one_capture(&id, wenv, &svc, cs, &one, &e)) == 0 && id)
+				rc = evidence_pin_capture(&pin, wenv->d, id, reason,
+							  keep ? job_now(wenv) + keep : 0, &e);
+			if (rc == PR_ENOMEM) {
+				rc = pr_error_set(err, rc, "%s", e.msg);
+				goto out;
+			}
+			if (rc < 0) {
+				failed++;
+				buf_printf(&errors, "%s%s", errors.len ? "; " : "", e.msg);
+				rc = 0;
+				continue;
+			}
+			if (id)
+				caps[ncaps++] = id;
+		}
+finish:
+	if (capreq_finish(wenv->d, q->id, o->worker, failed == 0, caps, ncaps,
+			  errors.len ? errors.ptr : NULL, &e) < 0) {
+		char line[PR_ERROR_MSG_MAX + 40];
+		snprintf(line, sizeof(line), "request %" PRId64 ": %s", q->id, e.msg);
+		note(s, line);
+	}
+	s->out->executed++;
+out:
+	free(caps);
+	buf_release(&errors);
+	db_service_release(&svc);
+	return rc;
+}
+
+/* Wait for a wake-up or POLL_MS, whichever comes first. */
+static void nap(server *s)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += POLL_MS * 1000000L;
+	ts.tv_sec += ts.tv_nsec / 1000000000L;
+	ts.tv_nsec %= 1000000000L;
+	pthread_mutex_lock(&s->mu);
+	if (!s->wake)
+		pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+	s->wake = false;
+	pthread_mutex_unlock(&s->mu);
+}
+
+static int worker_loop(server *s, const job_env *wenv, const serve_opts *o, pr_error *err)
+{
+	int64_t last_expire = 0;
+	int rc = 0;
+
+	while (!*o->stop) {
+		capreq_claimed q;
+		bool got = false;
+		pr_error e = PR_ERROR_INIT;
+		int64_t now = time_now_us();
+
+		/* Sessions end at their expiry even when no one asks anything. */
+		if (now - last_expire >= 1000000) {
+			size_t n;
+			last_expire = now;
+			if (capreq_sessions_expire(&n, wenv->d, &e) < 0)
+				note(s, e.msg);
+		}
+		if (capreq_claim(&q, &got, wenv->d, o->worker, s->cfg->lease_s, &e) < 0) {
+			note(s, e.msg);
+			nap(s);
+			continue;
+		}
+		if (!got) {
+			nap(s);
+			continue;
+		}
+		rc = execute(s, wenv, o, &q, err);
+		capreq_claimed_release(&q);
+		if (rc < 0)
+			break;
+	}
+	return rc;
+}
+
+/* ---- serve_run ----------------------------------------------------------------- */
+
+static int parse_listen(struct sockaddr_storage *ss, const char *listen, pr_error *err)
+{
+	char host[128];
+	const char *colon = strrchr(listen, ':');
+	struct addrinfo hints, *ai = NULL;
+	size_t n;
+	int g;
+
+	memset(ss, 0, sizeof(*ss));
+	if (!colon || colon == listen)
+		return pr_error_set(err, PR_EUSAGE, "listen address '%.100s' is not ADDR:PORT",
+				    listen);
+	n = (size_t)(colon - listen);
+	if (listen[0] == '[' && n >= 2 && listen[n - 1] == ']')
+		snprintf(host, sizeof(host), "%.*s", (int)(n - 2), listen + 1);
+	else
+		snprintf(host, sizeof(host), "%.*s", (int)n, listen);
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE;
+	hints.ai_socktype = SOCK_STREAM;
+	if ((g = getaddrinfo(host, colon + 1, &hints, &ai)) != 0 || !ai)
+		return pr_error_set(err, PR_EUSAGE,
+				    "listen address '%.100s' is not a numeric ADDR:PORT: %s",
+				    listen, gai_strerror(g));
+	memcpy(ss, ai->ai_addr, ai->ai_addrlen);
+	freeaddrinfo(ai);
+	return 0;
+}
+
+int serve_run(serve_result *out, const job_env *env, const serve_opts *o, pr_error *err)
+{
+	const char *listen = o->listen ? o->listen : env->cfg->serve.listen;
+	job_env wenv = *env;
+	struct sockaddr_storage ss;
+	struct MHD_Daemon *daemon = NULL;
+	const union MHD_DaemonInfo *info;
+	server s;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	memset(&s, 0, sizeof(s));
+	s.env = env;
+	s.cfg = &env->cfg->serve;
+	s.out = out;
+	pthread_mutex_init(&s.mu, NULL);
+	pthread_cond_init(&s.cv, NULL);
+	pthread_mutex_init(&s.note_mu, NULL);
+	wenv.d = o->worker_db;
+	if ((rc = parse_listen(&ss, listen, err)) < 0)
+		goto out;
+	daemon = MHD_start_daemon(
+		MHD_USE_INTERNAL_POLLING_THREAD | (ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0), 0,
+		NULL, NULL, handle, &s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+		MHD_OPTION_NOTIFY_COMPLETED, done, NULL, MHD_OPTION_CONNECTION_TIMEOUT,
+		(unsigned)10, MHD_OPTION_CONNECTION_LIMIT, (unsigned)256,
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_END);
+	if (!daemon || !(info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT))) {
+		rc = pr_error_set(err, PR_EIO, "cannot listen on '%.100s': %s", listen,
+				  errno ? strerror(errno) : "libmicrohttpd refused");
+		goto out;
+	}
+	out->port = info->port;
+	if (o->port_file) {
+		char text[16];
+		int len = snprintf(text, sizeof(text), "%u\n", (unsigned)out->port);
+		if ((rc = fileio_write_atomic(o->port_file, text, (size_t)len, 0644, err)) < 0)
+			goto out;
+	}
+	rc = worker_loop(&s, &wenv, o, err);
+out:
+	if (daemon)
+		MHD_stop_daemon(daemon);
+	out->requests = s.nreq;
+	pthread_mutex_destroy(&s.mu);
+	pthread_cond_destroy(&s.cv);
+	pthread_mutex_destroy(&s.note_mu);
+	return rc;
+}
+
+void serve_result_release(serve_result *r)
+{
+	job_notes_release(&r->notes);
+	memset(r, 0, sizeof(*r));
+}

@@ -1,0 +1,94 @@
+#!/bin/bash
+# profreg serve's Alertmanager webhook and the session safeguards, with
+# webhook payloads (version 4) posted as Alertmanager posts them: a
+# fleet-wide alert on 50 hosts elevates no more than the fleet cap; a
+# session ends at its expiry while the alert still fires; a flapping
+# alert elevates a host once per re-escalation window; a resolved alert
+# ends its session. The 50 targets are not real processes: the caps are
+# about sessions, not captures.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+T=$PROFREG_TEST_TMP/serve_alerts
+rm -rf "$T"
+mkdir -p "$T"
+PIDS=""
+trap 'for p in $PIDS; do kill "$p" 2>/dev/null; done' EXIT
+
+fresh_db serve_alerts
+pr db init >/dev/null 2>&1
+pr service add fleet --team a >/dev/null && pr service enable fleet >/dev/null
+targets=$(for i in $(seq 1 50); do printf '"127.0.1.%d:9",' "$i"; done)
+cat >"$T/cfg.json" <<EOF
+{"serve": {"listen": "127.0.0.1:0", "global_rate": 100000, "token_rate": 100000,
+           "host_cooldown_s": 0, "default_seconds": 1, "session_max_s": 3,
+           "reescalate_s": 600, "max_sessions_service": 50, "max_sessions_fleet": 10},
+ "services": {"fleet": {"sources": [{"type": "pprof_http", "targets": [${targets%,}],
+                                      "connect_timeout_ms": 200, "timeout_ms": 500}]}}}
+EOF
+TA=$(pr --config "$T/cfg.json" token create --team a 2>/dev/null)
+"$PROFREG_BIN" --db "$DB" --home "$HOME_DIR" --config "$T/cfg.json" serve --port-file "$T/s.port" \
+	>"$T/s.out" 2>"$T/s.err" &
+PIDS="$PIDS $!"
+for _ in $(seq 100); do [ -s "$T/s.port" ] && break; sleep 0.1; done
+[ -s "$T/s.port" ] || not_ok "serve starts" "$(cat "$T/s.err")"
+U=http://127.0.0.1:$(cat "$T/s.port")
+
+# payload STATUS FIRST LAST: one alert per host 127.0.1.FIRST..LAST
+payload() {
+	local st=$1 a="" i
+	for i in $(seq "$2" "$3"); do
+		a="$a{\"status\": \"$st\", \"labels\": {\"alertname\": \"HighLatency\", \"service\": \"fleet\", \"instance\": \"127.0.1.$i:9\"}, \"fingerprint\": \"fp$i\"},"
+	done
+	printf '{"version": "4", "status": "%s", "groupKey": "{}:{alertname=\\"HighLatency\\"}", "receiver": "profreg", "alerts": [%s]}' "$st" "${a%,}"
+}
+hook() { curl -s -o "$T/resp" -w '%{http_code}' -X POST -H "Authorization: Bearer $TA" --data-binary "$1" "$U/v1/alertmanager"; }
+
+code=$(hook "$(payload firing 1 50)")
+open=$(sql "select count(*) from elevated_sessions where ended_at is null")
+[ "$code" = 200 ] && [ "$open" = 10 ] &&
+	[ "$(jq '[.alerts[] | select(.outcome == "refused: fleet_cap")] | length' "$T/resp")" = 40 ] &&
+	ok "a fleet-wide alert on 50 hosts elevates 10 (the fleet cap); 40 refused fleet_cap" ||
+	not_ok "fleet cap" "code=$code open=$open $(head -c 400 "$T/resp")"
+[ "$(sql "select count(*) from capture_requests where source = 'alertmanager'")" = 10 ] &&
+	ok "and queues a capture for each elevated host only" || not_ok "captures"
+[ "$(sql "select count(*) from audit_log where action = 'session.escalated'")" = 10 ] &&
+	[ "$(sql "select count(*) from audit_log where action = 'capture.refused' and detail->>'refused' = 'fleet_cap'")" = 40 ] &&
+	ok "each escalation and each refusal is an audit row" ||
+	not_ok "audit" "$(sql "select action, count(*) from audit_log group by 1")"
+
+# The alert keeps firing (Alertmanager re-sends it); the sessions still end at 3 s.
+for _ in $(seq 60); do
+	hook "$(payload firing 1 10)" >/dev/null
+	[ "$(sql "select count(*) from elevated_sessions where ended_at is null")" = 0 ] && break
+	sleep 0.1
+done
+[ "$(sql "select count(*) from elevated_sessions where end_reason = 'expired'")" = 10 ] &&
+	[ "$(sql "select count(*) from elevated_sessions where ended_at - started_at > interval '3 s'")" = 0 ] &&
+	[ "$(sql "select count(*) from audit_log where action = 'session.expired'")" = 10 ] &&
+	ok "every session ends at its expiry (3 s) while the alert still fires; audited" ||
+	not_ok "expiry" "$(sql "select host, started_at, expires_at, ended_at, end_reason from elevated_sessions limit 3")"
+[ "$(sql "select count(*) from elevated_sessions where host = '127.0.1.1'")" = 1 ] &&
+	ok "the still-firing alert does not elevate the host again inside the window" ||
+	not_ok "no re-elevation" "$(sql "select host, started_at from elevated_sessions where host = '127.0.1.1'")"
+
+# A flapping alert on a fresh host: firing, resolved, firing, ... five times.
+for _ in 1 2 3 4 5; do
+	hook "$(payload firing 45 45)" >/dev/null
+	hook "$(payload resolved 45 45)" >/dev/null
+done
+[ "$(sql "select count(*) from elevated_sessions where host = '127.0.1.45'")" = 1 ] &&
+	[ "$(sql "select end_reason from elevated_sessions where host = '127.0.1.45'")" = resolved ] &&
+	[ "$(sql "select count(*) from audit_log where action = 'capture.refused' and detail->>'refused' = 'reescalate' and detail->'hosts'->>0 = '127.0.1.45'")" = 4 ] &&
+	ok "a flapping alert elevates its host once per window; resolved ends it; 4 refused reescalate" ||
+	not_ok "flapping" "$(sql "select host, end_reason from elevated_sessions where host = '127.0.1.45'")"
+
+# Hostile webhook bodies.
+[ "$(hook '{"alerts": 5}')" = 422 ] && ok "a payload without an alerts array: 422" || not_ok "bad payload"
+[ "$(hook 'not json')" = 422 ] && ok "a payload that is not JSON: 422" || not_ok "not json"
+code=$(hook '{"alerts": [{"status": "firing", "labels": {"alertname": "X"}}, 7]}')
+[ "$code" = 200 ] && [ "$(jq '[.alerts[] | select(.outcome | startswith("skipped"))] | length' "$T/resp")" = 2 ] &&
+	ok "alerts without a service label, or not objects, are skipped" || not_ok "skipped" "$(cat "$T/resp")"
+[ "$(curl -s -o /dev/null -w '%{http_code}' -X POST --data-binary "$(payload firing 1 1)" "$U/v1/alertmanager")" = 401 ] &&
+	ok "the webhook wants the bearer token too (401)" || not_ok "webhook auth"
+finish

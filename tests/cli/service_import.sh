@@ -1,0 +1,114 @@
+#!/bin/bash
+# Registering many services at once: `service add` with several names and
+# `service import` of a JSON Lines catalogue or the configuration's
+# services, each in one transaction. Every malformed or hostile catalogue
+# is refused with one line naming the file and the line, and nothing is
+# written.
+. "$(dirname "$0")/lib.sh"
+T=$PROFREG_TEST_TMP/cli_service_import
+rm -rf "$T" && mkdir -p "$T"
+fresh_db service_import
+pr --quiet db init >/dev/null 2>&1 || pr db init
+count() { sql "select count(*) from services"; }
+
+# ---- several names ----------------------------------------------------------
+run pr service add a1 a2 a3 --team pay
+[ $RC -eq 0 ] && [ "$(sql "select string_agg(name || ':' || team, ',' order by name)
+	from services")" = "a1:pay,a2:pay,a3:pay" ] &&
+	[ "$(grep -c "^added service" <<<"$OUT")" = 3 ] &&
+	ok "service add takes several names" || not_ok "add several" "rc=$RC" "$OUT" "$ERR"
+run pr service add a3 a4 --team other
+[ $RC -eq 4 ] && [[ $ERR == *"service 'a3' already exists with team 'pay', not 'other'"* ]] &&
+	[ "$(count)" = 3 ] &&
+	ok "a conflicting team refuses the whole add: nothing written" ||
+	not_ok "add conflict" "rc=$RC" "$ERR"
+run pr service add a3 a5 --team pay
+[ $RC -eq 0 ] && [[ $OUT == *"service 'a3' already exists (disabled); nothing changed"* ]] &&
+	[[ $OUT == *"added service 'a5'"* ]] &&
+	ok "existing services with the same team are kept" ||
+	not_ok "add existing" "rc=$RC" "$OUT"
+run pr service add good 'bad name'
+[ $RC -eq 2 ] && [[ $ERR == *"invalid service name 'bad name'"* ]] && [ "$(sql "select count(*) from services where name = 'good'")" = 0 ] &&
+	ok "a bad name among several writes none of them" || not_ok "add bad name" "rc=$RC" "$ERR"
+
+# ---- a catalogue file ---------------------------------------------------------
+for i in $(seq -w 1 300); do
+	echo "{\"name\": \"svc-$i\", \"team\": \"team-$((10#$i % 7))\"}"
+done >"$T/cat.jsonl"
+echo '' >>"$T/cat.jsonl"
+echo '{"name": "svc-none", "team": null}' >>"$T/cat.jsonl"
+echo '{"name": "a1", "team": "pay"}' >>"$T/cat.jsonl"
+run pr service import "$T/cat.jsonl"
+[ $RC -eq 0 ] && [ "$(count)" = 305 ] &&
+	[ "$OUT" = "302 services: 301 added (disabled), 1 already registered" ] &&
+	[ "$(sql "select team from services where name = 'svc-010'")" = "team-3" ] &&
+	[ "$(sql "select team is null from services where name = 'svc-none'")" = "t" ] &&
+	ok "a catalogue of 302 services is registered in one call" ||
+	not_ok "import" "rc=$RC" "$OUT" "$ERR"
+[ "$(sql "select count(*) from audit_log where action = 'service.add'")" = 305 ] &&
+	ok "each new service is audited" || not_ok "import audit"
+run pr service import "$T/cat.jsonl" --json
+[ $RC -eq 0 ] && [[ $OUT == *'"added": 0'* ]] && [[ $OUT == *'"unchanged": 302'* ]] &&
+	ok "importing again changes nothing" || not_ok "import again" "rc=$RC" "$OUT"
+
+# bad NAME CONTENT LINE EXPECTED: the import fails with one line naming the line
+bad() {
+	local name=$1 content=$2 line=$3 want=$4 before
+	before=$(count)
+	printf '%s' "$content" >"$T/$name.jsonl"
+	run pr service import "$T/$name.jsonl"
+	if [ $RC -eq 4 ] && [ "$(grep -c . <<<"$ERR")" = 1 ] &&
+		[[ $ERR == "profreg service import: line $line of '$T/$name.jsonl': $want"* ]] &&
+		[ "$(count)" = "$before" ]; then
+		ok "refused, nothing written: $name"
+	else
+		not_ok "bad catalogue $name" "rc=$RC" "$ERR" "count $(count) was $before"
+	fi
+}
+ok_line='{"name": "new-1"}'
+bad notjson "$ok_line"$'\nnot json\n' 2 "invalid JSON"
+bad array "$ok_line"$'\n["x"]\n' 2 "not a JSON object"
+bad noname "$ok_line"$'\n{"team": "t"}\n' 2 'missing "name"'
+bad unknown "$ok_line"$'\n{"name": "x", "owner": "t"}\n' 2 'unknown key "owner"'
+bad number "$ok_line"$'\n{"name": 5}\n' 2 '"name" must be a string'
+bad badname "$ok_line"$'\n{"name": "../../etc"}\n' 2 "service name '../../etc' is not"
+bad longname "$ok_line"$'\n{"name": "'"$(printf 'x%.0s' $(seq 200))"$'"}\n' 2 "service name"
+bad ctrlteam "$ok_line"$'\n{"name": "x", "team": "a\\u001b[31m"}\n' 2 "the team of service 'x'"
+bad nul "$ok_line"$'\n{"name": "x\\u0000y"}\n' 2 "invalid JSON"
+bad twice "$ok_line"$'\n{"name": "new-1", "team": "t"}\n' 2 \
+	"service 'new-1' is listed twice with different teams"
+bad dupkey "$ok_line"$'\n{"name": "x", "name": "y"}\n' 2 "invalid JSON"
+bad badutf8 "$ok_line"$'\n{"name": "x", "team": "\xff"}\n' 2 "invalid JSON"
+long=$(head -c 70000 /dev/zero | tr '\0' t)
+bad longline "$ok_line"$'\n{"name": "x", "team": "'"$long"$'"}\n' 2 "longer than 65536 bytes"
+run pr service import "$T/missing.jsonl"
+[ $RC -eq 3 ] || [ $RC -eq 4 ] && [[ $ERR == *"'$T/missing.jsonl'"* ]] &&
+	[ "$(grep -c . <<<"$ERR")" = 1 ] && ok "a missing file is named" ||
+	not_ok "missing file" "rc=$RC" "$ERR"
+head -c 70000000 /dev/zero >"$T/huge.jsonl"
+run pr service import "$T/huge.jsonl"
+[ $RC -ne 0 ] && [[ $ERR == *"'$T/huge.jsonl'"* ]] && [ "$(grep -c . <<<"$ERR")" = 1 ] &&
+	ok "a file over 64 MiB is refused before it is parsed" || not_ok "huge" "rc=$RC" "$ERR"
+rm -f "$T/huge.jsonl"
+# A conflict with the database is found inside the transaction: nothing is written.
+before=$(count)
+printf '{"name": "z1"}\n{"name": "a1", "team": "other"}\n' >"$T/conflict.jsonl"
+run pr service import "$T/conflict.jsonl"
+[ $RC -eq 4 ] && [ "$(count)" = "$before" ] &&
+	[ "$(sql "select count(*) from services where name = 'z1'")" = 0 ] &&
+	ok "a team conflict rolls the whole catalogue back" || not_ok "conflict" "rc=$RC" "$ERR"
+
+# ---- the configuration's services ---------------------------------------------
+cat >"$T/conf.json" <<'JSON'
+{"services": {"cfg-a": {"team": "pay"}, "cfg-b": {}}}
+JSON
+run pr --config "$T/conf.json" service import --from-config
+[ $RC -eq 0 ] && [ "$(sql "select string_agg(name || ':' || coalesce(team, '-'), ','
+	order by name) from services where name like 'cfg-%'")" = "cfg-a:pay,cfg-b:-" ] &&
+	ok "the configuration's services are imported with their teams" ||
+	not_ok "from config" "rc=$RC" "$ERR"
+run pr service import
+[ $RC -eq 2 ] && ok "FILE or --from-config is required" || not_ok "usage" "rc=$RC"
+run pr service import "$T/cat.jsonl" --from-config
+[ $RC -eq 2 ] && ok "not both" || not_ok "usage both" "rc=$RC"
+finish

@@ -1,0 +1,190 @@
+#!/bin/bash
+# A nightly spread over `profreg worker` processes through PostgreSQL:
+# the same fleet analysed by one process and by a coordinator with
+# workers, one of which is killed with SIGKILL in the middle of a task
+# (held there with the test-only PROFREG_TEST_WORKER_HOLD_S) and another
+# stopped with SIGTERM while holding one; the killed worker's task is
+# claimed again once its lease runs out, the findings equal the single
+# process's exactly, and each page is sent once. Then a coordinator with
+# no worker running works every task itself.
+. "$(dirname "$0")/lib.sh"
+BUILD=${BUILD:-build}
+PD_SERVER=${PD_SERVER:-$BUILD/servers/pd_server}
+T=$PROFREG_TEST_TMP/cli_workers
+rm -rf "$T" && mkdir -p "$T/drop"
+PIDS=""
+trap 'for p in $PIDS; do kill -9 "$p" 2>/dev/null; done' EXIT
+[ -x "$PD_SERVER" ] || { not_ok "pd_server is built ($PD_SERVER)"; finish; exit 1; }
+
+"$BUILD/sim/fleetgen" --out "$T/fleet" --services 6 --functions 50 --factors 2,3 \
+	--bands 10-30 --regressed 0.5 --seed 77 --days 6 --per-day 2 --current 3 >"$T/gen.txt"
+at=$(sed -n 's/^at: //p' "$T/gen.txt")
+while IFS= read -r line; do
+	path=$(sed 's/.*"path":"\([^"]*\)".*/\1/' <<<"$line")
+	svc=$(sed 's/.*"service":"\([^"]*\)".*/\1/' <<<"$line")
+	mkdir -p "$T/drop/$svc"
+	cp "$T/fleet/$path" "$T/drop/$svc/$(basename "$path")"
+	sed 's/"path":"[^"]*",//; s/"service":"[^"]*",//' <<<"$line" >"$T/drop/$svc/$(basename "$path").json"
+done <"$T/fleet/manifest.jsonl"
+
+# start_pd NAME: a PagerDuty stand-in logging each request; sets PORT.
+start_pd() {
+	"$PD_SERVER" --port-file "$T/$1.port" --log "$T/$1.log" --script 202 --timeout 300 &
+	PIDS="$PIDS $!"
+	for _ in $(seq 100); do [ -s "$T/$1.port" ] && break; sleep 0.05; done
+	PORT=$(cat "$T/$1.port")
+	touch "$T/$1.log"
+}
+
+# cfg FILE COORDINATOR_WORKS: the services' drop folders, paging, workers.
+cfg() {
+	{
+		echo '{"services": {'
+		sep=""
+		while read -r s; do
+			printf '%s"%s": {"team": "t", "source": {"dir": "%s"}}' "$sep" "$s" "$T/drop/$s"
+			sep=","
+		done <"$T/fleet/services.txt"
+		echo '},'
+		echo "\"paging\": {\"min_severity\": \"high\", \"backoff_ms\": 20, \"max_attempts\": 2,"
+		echo " \"targets\": {\"pd\": {\"type\": \"pagerduty\", \"url\": \"http://127.0.0.1:$PORT\","
+		echo "  \"secret_env\": \"PROFREG_PD_KEY\"}}, \"default\": [\"pd\"], \"teams\": {}},"
+		echo "\"workers\": {\"lease_s\": 2, \"poll_ms\": 100, \"max_attempts\": 3,"
+		echo " \"coordinator_works\": $2}}"
+	} >"$1"
+}
+export PROFREG_PD_KEY=pdtestkey0123456789abcdefWORKERS
+
+# The findings of a nightly --json, in a form two runs can be compared by.
+findings() {
+	jq -S '[.findings_list[] | {service, type, kind, function, direction, severity, state,
+		baseline_share, current_share, delta, ci_low, ci_high, p_value, q_value, mw_p,
+		score, p_seq, look, current_release, baseline_releases}]
+		| sort_by(.service, .type, .function)' "$1"
+}
+
+# --- one process ------------------------------------------------------------
+fresh_db cli_workers_one
+start_pd pd1
+cfg "$T/one.json" true
+while read -r s; do pr --quiet service add "$s" && pr --quiet service enable "$s"; done <"$T/fleet/services.txt"
+run pr --config "$T/one.json" nightly --at "$at" --json
+echo "$OUT" >"$T/one.out"
+[ $RC -eq 0 ] && ok "a single-process night succeeds" || not_ok "single night" "rc=$RC $ERR"
+findings "$T/one.out" >"$T/one.findings"
+nfind=$(jq length "$T/one.findings")
+[ "$nfind" -ge 3 ] && ok "it finds the injected regressions ($nfind findings)" || not_ok "findings" "$nfind"
+npages1=$(wc -l <"$T/pd1.log")
+[ "$npages1" -ge 1 ] && ok "and pages ($npages1)" || not_ok "pages" "$npages1"
+[ "$(sql "select count(*) from tasks")" = 0 ] && ok "a night without workers queues no task" ||
+	not_ok "tasks without workers"
+DB1=$DB HOME1=$HOME_DIR
+# The stored findings at full precision (PostgreSQL prints a double exactly).
+stored() {
+	psql "$1" -qAt -c "select s.name, f.profile_type, f.function, f.direction, f.severity, f.state,
+		f.p_value::text, f.q_value::text, f.delta::text, f.ci_low::text, f.ci_high::text,
+		f.score::text from findings f join services s on s.id = f.service_id
+		order by 1, 2, 3, 4"
+}
+stored "$DB1" >"$T/one.stored"
+
+# --- a coordinator and workers, one killed, one stopped ------------------------
+fresh_db cli_workers_many
+start_pd pd2
+cfg "$T/many.json" false
+while read -r s; do pr --quiet service add "$s" && pr --quiet service enable "$s"; done <"$T/fleet/services.txt"
+# The processes themselves, not shell functions: $! must be the worker's pid.
+P=("$PROFREG_BIN" --db "$DB" --home "$HOME_DIR" --config "$T/many.json")
+PROFREG_TEST_WORKER_HOLD_S=120 "${P[@]}" worker --id held-A >"$T/A.out" 2>&1 &
+A=$!
+PIDS="$PIDS $A"
+PROFREG_TEST_WORKER_HOLD_S=120 "${P[@]}" worker --id held-D >"$T/D.out" 2>&1 &
+D=$!
+PIDS="$PIDS $D"
+"${P[@]}" nightly --at "$at" --workers --json >"$T/many.out" 2>"$T/many.err" &
+N=$!
+PIDS="$PIDS $N"
+for _ in $(seq 200); do
+	[ "$(sql "select count(*) from tasks where state = 'leased' and worker in ('held-A', 'held-D')")" = 2 ] && break
+	sleep 0.1
+done
+tA=$(sql "select id from tasks where state = 'leased' and worker = 'held-A'")
+tD=$(sql "select id from tasks where state = 'leased' and worker = 'held-D'")
+[ -n "$tA" ] && [ -n "$tD" ] && ok "two workers each claim a task and hold it" ||
+	not_ok "claims" "$(sql "select id, state, worker from tasks")"
+[ "$(sql "select count(*) from tasks where state = 'queued'")" = 4 ] &&
+	ok "no other task is claimed twice: the rest wait queued" || not_ok "queued" "$(sql "select id, state, worker from tasks")"
+sleep 2.5
+[ "$(sql "select state from tasks where id = ${tA:-0}")" = leased ] &&
+	ok "a live worker keeps its lease past its length (renewed)" || not_ok "renewal" "$(sql "select state, lease_until, now() from tasks where id = ${tA:-0}")"
+kill -9 "$A"
+wait "$A" 2>/dev/null
+kill -TERM "$D"
+wait "$D"
+rcD=$?
+[ $rcD -eq 0 ] && grep -q "given back" "$T/D.out" && [ "$(sql "select state || ' ' || attempts from tasks where id = ${tD:-0}")" = "queued 0" ] &&
+	ok "SIGTERM while holding a task gives it back at once and exits 0" || not_ok "SIGTERM" "rc=$rcD $(cat "$T/D.out")"
+"${P[@]}" worker --id B --idle-exit 4 >"$T/B.out" 2>&1 &
+B=$!
+"${P[@]}" worker --id C --idle-exit 4 >"$T/C.out" 2>&1 &
+C=$!
+PIDS="$PIDS $B $C"
+for _ in $(seq 600); do kill -0 "$N" 2>/dev/null || break; sleep 0.1; done
+wait "$N"
+rcN=$?
+wait "$B" "$C"
+[ $rcN -eq 0 ] && ok "the coordinated night succeeds" || not_ok "coordinated night" "rc=$rcN $(cat "$T/many.err")"
+[ "$(sql "select worker || ' ' || attempts || ' ' || state from tasks where id = ${tA:-0}")" != "" ] &&
+	[ "$(sql "select attempts from tasks where id = ${tA:-0}")" = 2 ] &&
+	[ "$(sql "select worker from tasks where id = ${tA:-0}")" != held-A ] &&
+	ok "the killed worker's task is claimed again after its lease and done" ||
+	not_ok "reclaim" "$(sql "select id, state, worker, attempts from tasks")"
+[ "$(sql "select count(*) from tasks where state = 'done'")" = 6 ] &&
+	[ "$(sql "select count(*) from tasks where result is not null")" = 0 ] &&
+	ok "every task is done, its result dropped once merged" || not_ok "done" "$(sql "select id, state, worker from tasks")"
+nb=$(grep -c ': done' "$T/B.out") nc=$(grep -c ': done' "$T/C.out")
+[ $((nb + nc)) = 6 ] && ok "the two other workers did the six tasks ($nb and $nc)" ||
+	not_ok "work shared" "$(cat "$T/B.out" "$T/C.out")"
+findings "$T/many.out" >"$T/many.findings"
+if diff "$T/one.findings" "$T/many.findings" >"$T/diff.txt"; then
+	ok "the findings equal the single process's, number for number"
+else
+	not_ok "findings differ" "$(head -n 20 "$T/diff.txt")"
+fi
+stored "$DB" >"$T/many.stored"
+[ -s "$T/one.stored" ] && cmp -s "$T/one.stored" "$T/many.stored" &&
+	ok "the stored findings are the same to the last bit" ||
+	not_ok "stored findings differ" "$(diff "$T/one.stored" "$T/many.stored" | head)"
+[ "$(jq '.tests' "$T/many.out")" = "$(jq '.tests' "$T/one.out")" ] &&
+	[ "$(jq -S '.services' "$T/many.out")" = "$(jq -S '.services' "$T/one.out")" ] &&
+	ok "so do the numbers of tests and each service's outcome" || not_ok "tests or outcomes differ"
+jq -e '.tasks.total == 6 and .tasks.claims == 7' "$T/many.out" >/dev/null &&
+	ok "the run reports six tasks and seven claims" || not_ok "tasks summary" "$(jq -c .tasks "$T/many.out")"
+[ "$(wc -l <"$T/pd2.log")" = "$npages1" ] &&
+	[ "$(jq -r '.body.dedup_key' "$T/pd2.log" | sort | uniq -d | wc -l)" = 0 ] &&
+	ok "each page is sent once, as many as the single process sent" || not_ok "pages" "$(wc -l <"$T/pd2.log") vs $npages1"
+[ "$(sql "select count(*) from runs where kind = 'nightly' and status = 'ok'")" = 1 ] &&
+	ok "one run is recorded" || not_ok "runs"
+run pr tasks --json
+[ $RC -eq 0 ] && [ "$(jq '.tasks | length' <<<"$OUT")" = 6 ] && ok "profreg tasks lists the run's tasks" ||
+	not_ok "tasks list" "rc=$RC $ERR"
+
+# --- no worker running: the coordinator works every task itself ----------------
+DB=$DB1 HOME_DIR=$HOME1
+run pr --config "$T/one.json" nightly --at "$at" --workers --json
+echo "$OUT" >"$T/self.out"
+[ $RC -eq 0 ] && [ "$(sql "select count(*) from tasks where state = 'done'")" = 6 ] &&
+	ok "with no worker running the coordinator works every task" || not_ok "self" "rc=$RC $ERR"
+findings "$T/self.out" >"$T/self.findings"
+diff "$T/one.findings" "$T/self.findings" >/dev/null &&
+	ok "and re-running the night that way finds the same" || not_ok "self findings" "$(diff "$T/one.findings" "$T/self.findings" | head)"
+[ "$(wc -l <"$T/pd1.log")" = "$npages1" ] && ok "and pages nobody twice" || not_ok "re-run pages"
+
+# --- usage -------------------------------------------------------------------------
+run pr worker --idle-exit 0
+[ $RC -eq 2 ] && ok "a bad --idle-exit is a usage error" || not_ok "usage" "rc=$RC"
+run pr worker --help
+[ $RC -eq 0 ] && [[ $OUT == *"--once"* ]] && [[ $OUT == *"--idle-exit"* ]] && ok "worker --help" || not_ok "help"
+run pr --config "$T/one.json" worker --once
+[ $RC -eq 0 ] && [[ $OUT == *"0 done"* ]] && ok "worker --once with nothing to do exits 0" || not_ok "once" "rc=$RC $OUT $ERR"
+finish

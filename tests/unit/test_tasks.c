@@ -1,0 +1,299 @@
+/*
+ * test_tasks.c: the task table of a night spread over workers
+ * (jobs/tasks.h) against the real PostgreSQL: claims in order, no task
+ * claimed twice by two connections at once (SKIP LOCKED), a lease that
+ * runs out is claimed again and the old holder can neither renew nor
+ * finish it, attempts are bounded, a released task goes back to the
+ * queue, tasks of a run that ended are never claimed; and analysis parts
+ * that are malformed are refused without changing the analysis.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include <jansson.h>
+#include "baselines/analysis.h"
+#include "jobs/runs.h"
+#include "jobs/tasks.h"
+#include "tests/support/testdb.h"
+
+/* A running run and n services with a queued task each; returns the run's id. */
+static int64_t queue(testdb *t, size_t n)
+{
+	pr_error err = PR_ERROR_INIT;
+	int64_t run = 0, ids[8];
+	const char *names[8];
+	char buf[8][16];
+	json_t *params = json_pack("{s:I,s:I}", "at_us", (json_int_t)1, "night_us",
+				   (json_int_t)2);
+
+	assert_true(n <= 8);
+	assert_int_equal(runs_begin(&run, t->db, "nightly", 0, NULL, &err), 0);
+	for (size_t i = 0; i < n; i++) {
+		db_service s;
+		snprintf(buf[i], sizeof(buf[i]), "svc-%zu", i);
+		memset(&s, 0, sizeof(s));
+		assert_int_equal(db_service_add(t->db, buf[i], NULL, &err), 0);
+		assert_int_equal(db_service_get(t->db, &s, buf[i], &err), 0);
+		ids[i] = s.id;
+		names[i] = buf[i];
+		db_service_release(&s);
+	}
+	assert_int_equal(tasks_enqueue(t->db, run, ids, names, n, TASKS_KIND_NIGHTLY, params,
+				       &err), 0);
+	/* Queuing the same run again adds nothing. */
+	assert_int_equal(tasks_enqueue(t->db, run, ids, names, n, TASKS_KIND_NIGHTLY, params,
+				       &err), 0);
+	json_decref(params);
+	return run;
+}
+
+static void test_claims_take_the_oldest_open_task_once(void **state)
+{
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+	int64_t run = queue(t, 3);
+	task a, b, c, d;
+	bool got;
+
+	assert_int_equal(testdb_int(t, "select count(*) from tasks"), 3);
+	assert_int_equal(tasks_claim(&a, &got, t->db, run, "w1", 60, 3, &err), 0);
+	assert_true(got);
+	assert_string_equal(a.service, "svc-0");
+	assert_string_equal(a.kind, TASKS_KIND_NIGHTLY);
+	assert_int_equal(a.attempts, 1);
+	assert_int_equal(json_integer_value(json_object_get(a.params, "night_us")), 2);
+	assert_int_equal(tasks_claim(&b, &got, t->db, 0, "w2", 60, 3, &err), 0);
+	assert_true(got);
+	assert_string_equal(b.service, "svc-1");
+	assert_int_equal(tasks_claim(&c, &got, t->db, run, "w1", 60, 3, &err), 0);
+	assert_true(got);
+	assert_int_equal(tasks_claim(&d, &got, t->db, run, "w2", 60, 3, &err), 0);
+	assert_false(got);
+	assert_int_equal(testdb_int(t, "select count(*) from tasks where state = 'leased'"
+				       " and lease_until > now() + interval '50 seconds'"), 3);
+	{
+		tasks_counts n;
+		assert_int_equal(tasks_count(&n, t->db, run, &err), 0);
+		assert_int_equal(n.leased, 3);
+		assert_int_equal(n.queued, 0);
+	}
+	task_release(&a);
+	task_release(&b);
+	task_release(&c);
+}
+
+static void test_two_connections_never_claim_the_same_task(void **state)
+{
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+	int64_t run = queue(t, 8), seen[8];
+	db *other = NULL;
+	task a, b;
+	bool got_a, got_b;
+	size_t n = 0;
+
+	assert_int_equal(db_open(&other, t->conninfo, &err), 0);
+	/*
+	 * The first claimer's row lock is held in an open transaction: the
+	 * second one skips that row instead of waiting for it or taking it.
+	 */
+	assert_int_equal(db_begin(t->db, &err), 0);
+	assert_int_equal(tasks_claim(&a, &got_a, t->db, run, "w1", 60, 3, &err), 0);
+	assert_int_equal(tasks_claim(&b, &got_b, other, run, "w2", 60, 3, &err), 0);
+	assert_true(got_a && got_b);
+	assert_true(a.id != b.id);
+	assert_int_equal(db_commit(t->db, &err), 0);
+	seen[n++] = a.id, seen[n++] = b.id;
+	task_release(&a);
+	task_release(&b);
+	/* Then alternately until nothing is left: each task once. */
+	for (int i = 0; i < 20; i++) {
+		task x;
+		bool got;
+		assert_int_equal(tasks_claim(&x, &got, i % 2 ? other : t->db, run,
+					     i % 2 ? "w2" : "w1", 60, 3, &err), 0);
+		if (!got)
+			break;
+		assert_true(n < 8);
+		for (size_t k = 0; k < n; k++)
+			assert_true(seen[k] != x.id);
+		seen[n++] = x.id;
+		task_release(&x);
+	}
+	assert_int_equal(n, 8);
+	assert_int_equal(testdb_int(t, "select count(*) from tasks where attempts = 1"), 8);
+	db_close(other);
+}
+
+static void test_a_lease_that_runs_out_is_claimed_again(void **state)
+{
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+	int64_t run = queue(t, 1);
+	task a, b;
+	bool got, kept = true;
+	json_t *result = json_pack("{s:s}", "k", "v");
+
+	/* A lease of 0 seconds has run out by the next statement. */
+	assert_int_equal(tasks_claim(&a, &got, t->db, run, "dead", 0, 3, &err), 0);
+	assert_true(got);
+	assert_int_equal(tasks_claim(&b, &got, t->db, run, "alive", 60, 3, &err), 0);
+	assert_true(got);
+	assert_int_equal(a.id, b.id);
+	assert_int_equal(b.attempts, 2);
+	/* The old holder can neither keep nor finish it. */
+	assert_int_equal(tasks_renew(t->db, a.id, "dead", 60, &kept, &err), 0);
+	assert_false(kept);
+	assert_int_equal(tasks_complete(t->db, a.id, "dead", result, &err), PR_ENOTFOUND);
+	assert_non_null(strstr(err.msg, "no longer leased to worker 'dead'"));
+	assert_int_equal(tasks_fail(t->db, a.id, "dead", "x", &err), PR_ENOTFOUND);
+	assert_int_equal(tasks_renew(t->db, b.id, "alive", 60, &kept, &err), 0);
+	assert_true(kept);
+	assert_int_equal(tasks_complete(t->db, b.id, "alive", result, &err), 0);
+	assert_string_equal(testdb_text(t, "select state || ' ' || worker || ' ' || "
+				      "(result->>'k') from tasks"), "done alive v");
+	assert_int_equal(testdb_int(t, "select count(*) from tasks where lease_until is null"), 1);
+	/* A done task is never claimed again. */
+	{
+		task c;
+		assert_int_equal(tasks_claim(&c, &got, t->db, run, "w", 0, 3, &err), 0);
+	}
+	assert_false(got);
+	{
+		task_outcome *o = NULL;
+		size_t n = 0;
+		assert_int_equal(tasks_outcomes(&o, &n, t->db, run, &err), 0);
+		assert_int_equal(n, 1);
+		assert_string_equal(o[0].state, "done");
+		assert_string_equal(json_string_value(json_object_get(o[0].result, "k")), "v");
+		assert_int_equal(o[0].attempts, 2);
+		tasks_outcomes_free(o, n);
+	}
+	assert_int_equal(tasks_clear_results(t->db, run, &err), 0);
+	assert_int_equal(testdb_int(t, "select count(*) from tasks where result is null"), 1);
+	json_decref(result);
+	task_release(&a);
+	task_release(&b);
+}
+
+static void test_attempts_are_bounded_then_the_task_fails(void **state)
+{
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+	int64_t run = queue(t, 1);
+	task a;
+	bool got;
+	size_t n = 0;
+
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(tasks_claim(&a, &got, t->db, run, "dies", 0, 2, &err), 0);
+		assert_true(got);
+		task_release(&a);
+	}
+	assert_int_equal(tasks_claim(&a, &got, t->db, run, "w", 60, 2, &err), 0);
+	assert_false(got);
+	assert_int_equal(tasks_reap(t->db, run, 2, &n, &err), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(testdb_text(t, "select state || ': ' || error from tasks"),
+			    "failed: its worker (dies) was lost on each of 2 attempts");
+}
+
+static void test_release_and_ended_runs(void **state)
+{
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+	int64_t run = queue(t, 1);
+	task a;
+	bool got;
+
+	assert_int_equal(tasks_claim(&a, &got, t->db, run, "w", 60, 3, &err), 0);
+	assert_true(got);
+	assert_int_equal(tasks_release(t->db, a.id, "w", &err), 0);
+	assert_string_equal(testdb_text(t, "select state || ' ' || attempts || ' ' || "
+				      "coalesce(worker, '-') from tasks"), "queued 0 -");
+	assert_int_equal(tasks_release(t->db, a.id, "w", &err), PR_ENOTFOUND);
+	task_release(&a);
+	/* A run that ended (or was interrupted) has nothing left to claim. */
+	assert_int_equal(runs_finish(t->db, run, "interrupted", NULL, &err), 0);
+	assert_int_equal(tasks_claim(&a, &got, t->db, 0, "w", 60, 3, &err), 0);
+	assert_false(got);
+	{
+		json_t *list = NULL;
+		assert_int_equal(tasks_list(&list, t->db, 0, &err), 0);
+		assert_int_equal(json_array_size(list), 1);
+		assert_string_equal(json_string_value(json_object_get(json_array_get(list, 0),
+								      "state")), "queued");
+		json_decref(list);
+	}
+}
+
+/* Parts from another process are input: a malformed one changes nothing. */
+static void test_malformed_parts_are_refused(void **state)
+{
+	static const char *const bad[] = {
+		"{}",
+		"{\"tests\": \"x\", \"targets\": [], \"skipped\": [], \"judged\": [],"
+		" \"services\": 0, \"filtered\": 0, \"db_seconds\": 0, \"stats_seconds\": 0}",
+		/* a test pointing at a target the part does not have */
+		"{\"tests\": [{\"target\": 0}], \"targets\": [], \"skipped\": [], \"judged\": [],"
+		" \"services\": 1, \"filtered\": 0, \"db_seconds\": 0, \"stats_seconds\": 0}",
+		/* a target whose matrix does not fit its captures */
+		"{\"tests\": [], \"targets\": [{\"base\": [], \"cur\": [], \"gb\": [], \"gc\": [],"
+		" \"look\": 1, \"phi\": 1, \"phi_df\": 0, \"func_ids\": [1], \"self\": [1, 2]}],"
+		" \"skipped\": [], \"judged\": [], \"services\": 1, \"filtered\": 0,"
+		" \"db_seconds\": 0, \"stats_seconds\": 0}",
+		/* a skipped target without its reason */
+		"{\"tests\": [], \"targets\": [], \"skipped\": [{\"service\": \"a\"}],"
+		" \"judged\": [],"
+		" \"services\": 0, \"filtered\": 0, \"db_seconds\": 0, \"stats_seconds\": 0}",
+	};
+	analysis a;
+	analysis_opts o;
+
+	(void)state;
+	analysis_opts_default(&o);
+	analysis_init(&a, &o);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		pr_error err = PR_ERROR_INIT;
+		json_t *part = json_loads(bad[i], 0, NULL);
+		assert_non_null(part);
+		assert_int_equal(analysis_part_merge(&a, part, &err), PR_EDATA);
+		assert_non_null(strstr(err.msg, "cannot read an analysis part: bad "));
+		assert_int_equal(a.ntests, 0);
+		assert_int_equal(a.ntargets, 0);
+		assert_int_equal(a.services, 0);
+		json_decref(part);
+	}
+	/* An empty analysis round-trips to a part that merges to nothing. */
+	{
+		pr_error err = PR_ERROR_INIT;
+		json_t *part = NULL;
+		assert_int_equal(analysis_part_json(&part, &a), 0);
+		assert_int_equal(analysis_part_merge(&a, part, &err), 0);
+		assert_int_equal(a.ntests, 0);
+		json_decref(part);
+	}
+	analysis_release(&a);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(test_claims_take_the_oldest_open_task_once, testdb_reset),
+		cmocka_unit_test_setup(test_two_connections_never_claim_the_same_task,
+				       testdb_reset),
+		cmocka_unit_test_setup(test_a_lease_that_runs_out_is_claimed_again, testdb_reset),
+		cmocka_unit_test_setup(test_attempts_are_bounded_then_the_task_fails,
+				       testdb_reset),
+		cmocka_unit_test_setup(test_release_and_ended_runs, testdb_reset),
+		cmocka_unit_test(test_malformed_parts_are_refused),
+	};
+	return cmocka_run_group_tests_name("tasks", tests, testdb_group_setup,
+					   testdb_group_teardown);
+}
