@@ -53,7 +53,7 @@ SERVER_BIN := $(SERVER_SRC:tests/servers/%.c=$(BUILD)/servers/%)
 BENCH_SRC := $(wildcard tests/bench/*.c)
 BENCH_BIN := $(BENCH_SRC:tests/bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: check-build all deps test check asan demo bench eval fuzz install clean
+.PHONY: check-build all deps test check asan demo bench eval fuzz install man clean
 all: $(BIN)/profreg
 
 deps:
@@ -170,9 +170,17 @@ build/fuzz/fuzz/%: tests/fuzz/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer,address,undefined -o $@ $(filter %.c %.a,$^) $(LIBS)
 
-install: $(BIN)/profreg
-	install -d $(DESTDIR)$(PREFIX)/bin
+# The manual page: written by profreg from the commands' own option tables.
+$(BUILD)/profreg.1: $(BIN)/profreg
+	@mkdir -p $(dir $@)
+	$(BIN)/profreg help --man >$@.tmp && mv $@.tmp $@
+
+man: $(BUILD)/profreg.1
+
+install: $(BIN)/profreg $(BUILD)/profreg.1
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 0755 $(BIN)/profreg $(DESTDIR)$(PREFIX)/bin/profreg
+	install -m 0644 $(BUILD)/profreg.1 $(DESTDIR)$(PREFIX)/share/man/man1/profreg.1
 
 clean:
 	rm -rf build bin

@@ -6,6 +6,7 @@
 #include "baselines/analysis.h"
 #include "baselines/findings.h"
 #include "jobs/access.h"
+#include "jobs/snapshot.h"
 #include "jobs/suspects.h"
 #include "common/fileio.h"
 #include "common/timeutil.h"
@@ -364,6 +365,7 @@ static int add_side_where(flame_tree *t, flame_side side, blob_store *bs,
 {
 	size_t first = n > REPORTDATA_MAX_FLAME_CAPTURES ? n - REPORTDATA_MAX_FLAME_CAPTURES : 0;
 	size_t used = 0;
+	double sum = 0;
 
 	for (size_t i = first; i < n; i++) {
 		profile *p = NULL;
@@ -383,11 +385,17 @@ static int add_side_where(flame_tree *t, flame_side side, blob_store *bs,
 			total += (double)p->values[s * p->nvalue_types + p->primary];
 		if (total > 0)
 			rc = flame_tree_add_profile(t, side, p, p->primary, 1 / total, err);
+		/* The page's absolute values: what one capture holds on average. */
+		sum += total;
+		if (!t->unit[0])
+			snprintf(t->unit, sizeof(t->unit), "%s", p->value_types[p->primary].unit);
 		profile_free(p);
 		if (rc < 0)
 			return rc;
 		used++;
 	}
+	if (used)
+		t->per_capture[side] = sum / (double)used;
 	if (n && !used)
 		return pr_error_set(err, PR_ENOTFOUND,
 				    "none of the %s captures still has its profile "
@@ -464,6 +472,82 @@ static const char finding_order[] =
 	" case f.severity when 'critical' then 0 when 'high' then 1 when 'medium' then 2 "
 	"when 'low' then 3 else 4 end,"
 	" f.score desc nulls last, f.id";
+
+/*
+ * The incident snapshots taken on a capture's host within
+ * REPORT_SNAPSHOT_WINDOW_US of its time, each once, beside the capture it
+ * is closest to. The query (snapshot_near, the snapshots table's owner)
+ * covers every host of the captures over their whole time span; the
+ * window is applied capture by capture here.
+ */
+static int attach_snapshots(report_finding *f, db *d, pr_error *err)
+{
+	const char **hosts = NULL;
+	json_t *arr = NULL, *s;
+	int64_t from = INT64_MAX, to = INT64_MIN;
+	size_t nh = 0, i;
+	bool bad = false;
+	int rc = 0;
+
+	if (!f->ncaps)
+		return 0;
+	if (!(hosts = calloc(f->ncaps, sizeof(*hosts))))
+		return oom(err);
+	for (i = 0; i < f->ncaps; i++) {
+		if (!f->caps[i].host)
+			continue;
+		hosts[nh++] = f->caps[i].host;
+		if (f->caps[i].at_us < from)
+			from = f->caps[i].at_us;
+		if (f->caps[i].at_us > to)
+			to = f->caps[i].at_us;
+	}
+	if (!nh)
+		goto out;
+	if ((rc = snapshot_near(&arr, d, hosts, nh, from - REPORT_SNAPSHOT_WINDOW_US,
+				to + REPORT_SNAPSHOT_WINDOW_US, err)) < 0)
+		goto out;
+	if (json_array_size(arr) &&
+	    !(f->snaps = calloc(json_array_size(arr), sizeof(*f->snaps)))) {
+		rc = oom(err);
+		goto out;
+	}
+	json_array_foreach(arr, i, s) {
+		const char *host = json_string_value(json_object_get(s, "host"));
+		int64_t at = json_integer_value(json_object_get(s, "taken_at_us"));
+		const report_capture *best = NULL;
+		int64_t best_gap = 0;
+		report_snapshot *rs;
+
+		for (size_t k = 0; k < f->ncaps; k++) {
+			const report_capture *c = &f->caps[k];
+			int64_t gap = at - c->at_us;
+			if (!c->host || !host || strcmp(c->host, host) != 0 ||
+			    gap > REPORT_SNAPSHOT_WINDOW_US || gap < -REPORT_SNAPSHOT_WINDOW_US)
+				continue;
+			if (!best || llabs(gap) < llabs(best_gap)) {
+				best = c;
+				best_gap = gap;
+			}
+		}
+		if (!best)
+			continue;
+		rs = &f->snaps[f->nsnaps++];
+		rs->id = json_integer_value(json_object_get(s, "id"));
+		rs->taken_us = at;
+		rs->capture_id = best->id;
+		rs->gap_us = best_gap;
+		rs->host = dup_or_null(host, &bad);
+		rs->incident = dup_or_null(json_string_value(json_object_get(s, "incident")), &bad);
+		rs->reason = dup_or_null(json_string_value(json_object_get(s, "reason")), &bad);
+	}
+	if (bad)
+		rc = oom(err);
+out:
+	json_decref(arr);
+	free(hosts);
+	return rc;
+}
 
 /* The finding's captures, with the function's share in each. */
 static int load_captures(report_finding *f, reportdata_cap **caps_out, size_t *ncaps, db *d,
@@ -683,7 +767,8 @@ static int load_findings(report *r, db *d, blob_store *bs, const config *cfg, in
 			break;
 		}
 		if ((rc = load_captures(f, &caps, &ncaps, d, capjson, db_get_i64(res, i, 21),
-					err)) < 0)
+					err)) < 0 ||
+		    (rc = attach_snapshots(f, d, err)) < 0)
 			break;
 		for (size_t k = 0; k < ncaps; k++) {
 			nb += strcmp(caps[k].retention, "baseline") == 0;

@@ -5,6 +5,8 @@
 #include "reports/export.h"
 #include "pipeline/profile.pb-c.h"
 
+#include <inttypes.h>
+#include <stdbool.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,10 +58,17 @@ int export_merged_new(profile **out, const char *name, const char *type, const c
 
 int export_merge(profile *dst, const profile *src, pr_error *err)
 {
+	return export_merge_column(dst, src, src->primary, err);
+}
+
+int export_merge_column(profile *dst, const profile *src, size_t column, pr_error *err)
+{
 	uint32_t *map = NULL, *stack = NULL;
 	size_t cap = 0;
-	int rc = 0;
+	int rc;
 
+	if ((rc = bad_column(src, column, err)) < 0)
+		return rc;
 	if (src->nfuncs && !(map = malloc(src->nfuncs * sizeof(*map))))
 		return oom(err, "the merged profile");
 	for (uint32_t f = 0; f < src->nfuncs && rc == 0; f++)
@@ -67,7 +76,7 @@ int export_merge(profile *dst, const profile *src, pr_error *err)
 				    src->funcs[f].file, strlen(src->funcs[f].file), err);
 	for (size_t s = 0; s < src->nsamples && rc == 0; s++) {
 		uint32_t n = src->stack_len[s];
-		int64_t v = src->values[s * src->nvalue_types + src->primary];
+		int64_t v = src->values[s * src->nvalue_types + column];
 		if (n > cap) {
 			uint32_t *ns = realloc(stack, n * sizeof(*ns));
 			if (!ns) {
@@ -100,31 +109,111 @@ static int folded_name(buf *out, const char *s)
 	return rc;
 }
 
+/* One distinct stack of the folded output and its summed value. */
+typedef struct folded_row {
+	const char *key; /* the stack's text, owned by the strmap */
+	int64_t sum;
+} folded_row;
+
+static int folded_row_cmp(const void *a, const void *b)
+{
+	return strcmp(((const folded_row *)a)->key, ((const folded_row *)b)->key);
+}
+
 int export_folded(buf *out, const profile *p, size_t column, pr_error *err)
 {
+	strmap index = STRMAP_INIT;
+	folded_row *rows = NULL;
+	size_t nrows = 0, cap = 0;
+	buf line = BUF_INIT;
 	int rc;
 
 	if ((rc = bad_column(p, column, err)) < 0)
 		return rc;
+	/* Identical stacks (after name cleaning) become one line: flamegraph.pl's input. */
 	for (size_t s = 0; s < p->nsamples && rc == 0; s++) {
 		int64_t v = p->values[s * p->nvalue_types + column];
+		uint32_t idx;
+		const char *stored;
+		int r;
+
 		if (!v || !p->stack_len[s])
 			continue;
+		buf_reset(&line);
 		for (uint32_t i = 0; i < p->stack_len[s] && rc == 0; i++) {
 			if (i)
-				rc = buf_putc(out, ';');
+				rc = buf_putc(&line, ';');
 			if (rc == 0)
-				rc = folded_name(out,
+				rc = folded_name(&line,
 						 p->funcs[p->frames[p->stack_off[s] + i]].name);
 		}
-		if (rc == 0)
-			rc = buf_printf(out, " %lld\n", (long long)v);
+		if (rc < 0)
+			break;
+		if ((r = strmap_put(&index, line.ptr, line.len, (uint32_t)nrows, &idx, &stored)) <
+		    0) {
+			rc = PR_ENOMEM;
+			break;
+		}
+		if (r == 1) {
+			if (nrows == cap) {
+				size_t ncap = cap ? cap * 2 : 256;
+				folded_row *nr = realloc(rows, ncap * sizeof(*nr));
+				if (!nr) {
+					rc = PR_ENOMEM;
+					break;
+				}
+				rows = nr;
+				cap = ncap;
+			}
+			rows[nrows].key = stored;
+			rows[nrows++].sum = 0;
+		}
+		if (rows[idx].sum > INT64_MAX - v) {
+			rc = pr_error_set(err, PR_EDATA,
+					  "cannot write folded stacks: a stack's sum overflows");
+			goto out;
+		}
+		rows[idx].sum += v;
 	}
+	if (rc == 0 && nrows)
+		qsort(rows, nrows, sizeof(*rows), folded_row_cmp);
+	for (size_t i = 0; i < nrows && rc == 0; i++)
+		rc = buf_printf(out, "%s %lld\n", rows[i].key, (long long)rows[i].sum);
 	if (rc < 0)
-		return pr_error_set(err, rc, "cannot write folded stacks: %s",
-				    rc == PR_ELIMIT ? "output size limit reached"
-						    : "out of memory");
-	return 0;
+		rc = pr_error_set(err, rc, "cannot write folded stacks: %s",
+				  rc == PR_ELIMIT ? "output size limit reached" : "out of memory");
+out:
+	free(rows);
+	buf_release(&line);
+	strmap_release(&index);
+	return rc;
+}
+
+int export_samples_column(size_t *out, const profile *p, size_t column)
+{
+	const profile_value_type *vt = &p->value_types[column];
+	size_t tl = strlen(vt->type);
+
+	for (size_t i = 0; i < p->nvalue_types; i++)
+		if (strcmp(p->value_types[i].type, "samples") == 0) {
+			*out = i;
+			return 0;
+		}
+	/* heap and alloc: inuse_space counts as inuse_objects, alloc_space as alloc_objects. */
+	if (tl > 6 && strcmp(vt->type + tl - 6, "_space") == 0)
+		for (size_t i = 0; i < p->nvalue_types; i++) {
+			const char *t = p->value_types[i].type;
+			if (strlen(t) == tl + 2 && strncmp(t, vt->type, tl - 5) == 0 &&
+			    strcmp(t + tl - 5, "objects") == 0) {
+				*out = i;
+				return 0;
+			}
+		}
+	if (strcmp(vt->unit, "count") == 0) {
+		*out = column;
+		return 0;
+	}
+	return PR_ENOTFOUND;
 }
 
 static const char *speedscope_unit(const char *unit)
@@ -208,7 +297,7 @@ typedef struct strtab {
 	size_t n, cap;
 } strtab;
 
-static int64_t str_index(strtab *t, const char *s)
+static int64_t str_index_n(strtab *t, const char *s, size_t len)
 {
 	uint32_t idx;
 	const char *stored;
@@ -222,14 +311,19 @@ static int64_t str_index(strtab *t, const char *s)
 		t->v = nv;
 		t->cap = ncap;
 	}
-	if ((r = strmap_put(&t->map, s, strlen(s), (uint32_t)t->n, &idx, &stored)) < 0)
+	if ((r = strmap_put(&t->map, s, len, (uint32_t)t->n, &idx, &stored)) < 0)
 		return -1;
 	if (r == 1) {
 		t->v[t->n].data = (uint8_t *)stored;
-		t->v[t->n].len = strlen(stored);
+		t->v[t->n].len = len;
 		t->n++;
 	}
 	return idx;
+}
+
+static int64_t str_index(strtab *t, const char *s)
+{
+	return str_index_n(t, s, strlen(s));
 }
 
 static int gzip_append(buf *out, const uint8_t *data, size_t len)
@@ -389,4 +483,517 @@ int export_write(buf *out, const profile *p, size_t column, export_format fmt,
 	case EXPORT_PPROF: return export_pprof(out, p, column, err);
 	default: return export_folded(out, p, column, err);
 	}
+}
+
+/*
+ * The detailed pprof export: the source profile.proto's own tables, merged
+ * over captures. Every table is a growing array of output messages with
+ * a strmap from the message's content to its index, so the same mapping,
+ * function or location in two captures becomes one.
+ */
+typedef Perftools__Profiles__Profile pb_profile;
+typedef Perftools__Profiles__Mapping pb_mapping;
+typedef Perftools__Profiles__Location pb_location;
+typedef Perftools__Profiles__Line pb_line;
+typedef Perftools__Profiles__Function pb_function;
+
+struct export_pprof_set {
+	char *type, *unit;
+	strtab st;
+	pb_mapping *maps;
+	size_t nmaps, maps_cap;
+	strmap map_index;
+	pb_function *fns;
+	size_t nfns, fns_cap;
+	strmap fn_index;
+	pb_location *locs;
+	size_t nlocs, locs_cap;
+	size_t *loc_line_off;    /* each location's lines: lines[off..off+n_line] */
+	size_t loc_line_off_cap;
+	pb_line *lines;
+	size_t nlines, lines_cap;
+	strmap loc_index;
+	uint64_t *sample_locs;   /* every sample's location ids, leaf first */
+	size_t nsample_locs, sample_locs_cap;
+	size_t *sample_off, *sample_len;
+	int64_t *sample_val;
+	size_t nsamples, off_cap, len_cap, val_cap;
+	int64_t period, time_ns, duration_ns;
+	char *period_type, *period_unit;
+	size_t ncaptures;
+};
+
+/* Grow `*arr` (element size `size`) to hold `need` elements. */
+static int grow(void *arr, size_t *cap, size_t need, size_t size)
+{
+	void **p = arr, *np;
+	size_t ncap = *cap ? *cap : 64;
+
+	if (need <= *cap)
+		return 0;
+	while (ncap < need)
+		ncap *= 2;
+	if (!(np = realloc(*p, ncap * size)))
+		return PR_ENOMEM;
+	*p = np;
+	*cap = ncap;
+	return 0;
+}
+
+int export_pprof_set_new(export_pprof_set **out, const char *type, const char *unit,
+			 pr_error *err)
+{
+	export_pprof_set *s = calloc(1, sizeof(*s));
+
+	*out = NULL;
+	if (!s)
+		return oom(err, "pprof");
+	strmap_init(&s->st.map);
+	strmap_init(&s->map_index);
+	strmap_init(&s->fn_index);
+	strmap_init(&s->loc_index);
+	if (!(s->type = strdup(type)) || !(s->unit = strdup(unit)) || str_index(&s->st, "") < 0) {
+		export_pprof_set_free(s);
+		return oom(err, "pprof");
+	}
+	*out = s;
+	return 0;
+}
+
+void export_pprof_set_free(export_pprof_set *s)
+{
+	if (!s)
+		return;
+	free(s->type);
+	free(s->unit);
+	free(s->st.v);
+	strmap_release(&s->st.map);
+	free(s->maps);
+	strmap_release(&s->map_index);
+	free(s->fns);
+	strmap_release(&s->fn_index);
+	free(s->locs);
+	free(s->loc_line_off);
+	free(s->lines);
+	strmap_release(&s->loc_index);
+	free(s->sample_locs);
+	free(s->sample_off);
+	free(s->sample_len);
+	free(s->sample_val);
+	free(s->period_type);
+	free(s->period_unit);
+	free(s);
+}
+
+/* protobuf-c's allocations for one decode, under a byte budget. */
+typedef struct budget {
+	size_t used, max;
+	bool refused; /* an allocation went over the budget */
+} budget;
+
+static void *budget_alloc(void *data, size_t size)
+{
+	budget *b = data;
+	size_t *p;
+
+	if (size > b->max - b->used) {
+		b->refused = true;
+		return NULL;
+	}
+	if (!(p = malloc(size + sizeof(size_t))))
+		return NULL;
+	b->used += size;
+	p[0] = size;
+	return p + 1;
+}
+
+static void budget_free(void *data, void *ptr)
+{
+	budget *b = data;
+	size_t *p = ptr;
+
+	if (!p)
+		return;
+	b->used -= p[-1];
+	free(p - 1);
+}
+
+/* One source profile being merged: its message and its id lookups. */
+typedef struct source {
+	const pb_profile *m;
+	const char *name;
+	strmap map_ids, fn_ids, loc_ids; /* source id -> output id */
+	pr_error *err;
+} source;
+
+static int src_bad(source *src, const char *what, uint64_t id)
+{
+	return pr_error_set(src->err, PR_EDATA, "cannot export '%s' as pprof: %s %" PRIu64
+			    " is not valid", src->name, what, id);
+}
+
+/* The string at index i of the source, cut to tmpsz - 1 bytes; NULL when out of range. */
+static const char *src_str(source *src, int64_t i, char *tmp, size_t tmpsz)
+{
+	const ProtobufCBinaryData *b;
+	size_t n;
+
+	if (i < 0 || (uint64_t)i >= src->m->n_string_table)
+		return NULL;
+	b = &src->m->string_table[i];
+	n = b->len < tmpsz - 1 ? b->len : tmpsz - 1;
+	memcpy(tmp, b->data, n);
+	tmp[n] = '\0';
+	return tmp;
+}
+
+/* Index in the output string table of source string i; -1 on failure. */
+static int64_t out_str(export_pprof_set *s, source *src, int64_t i)
+{
+	const ProtobufCBinaryData *b;
+
+	if (i < 0 || (uint64_t)i >= src->m->n_string_table)
+		return -1;
+	b = &src->m->string_table[i];
+	return str_index_n(&s->st, b->len ? (const char *)b->data : "", b->len);
+}
+
+static int id_put(strmap *m, uint64_t id, uint32_t out_id)
+{
+	uint32_t found;
+
+	return strmap_put(m, (const char *)&id, sizeof(id), out_id, &found, NULL) < 0 ? PR_ENOMEM
+										      : 0;
+}
+
+static int id_get(const strmap *m, uint64_t id, uint32_t *out)
+{
+	return strmap_get(m, (const char *)&id, sizeof(id), out);
+}
+
+/* Intern `key` in `index` as `next`; *out is the existing or new index. */
+static int key_put(strmap *index, const buf *key, size_t next, uint32_t *out, int *added)
+{
+	int r = strmap_put(index, key->ptr, key->len, (uint32_t)next, out, NULL);
+
+	if (r < 0)
+		return PR_ENOMEM;
+	*added = r;
+	return 0;
+}
+
+static int add_mappings(export_pprof_set *s, source *src, buf *key)
+{
+	for (size_t i = 0; i < src->m->n_mapping; i++) {
+		const pb_mapping *mp = src->m->mapping[i];
+		pb_mapping o = PERFTOOLS__PROFILES__MAPPING__INIT;
+		uint32_t idx;
+		int added;
+
+		o.memory_start = mp->memory_start;
+		o.memory_limit = mp->memory_limit;
+		o.file_offset = mp->file_offset;
+		o.has_functions = mp->has_functions;
+		o.has_filenames = mp->has_filenames;
+		o.has_line_numbers = mp->has_line_numbers;
+		o.has_inline_frames = mp->has_inline_frames;
+		if ((o.filename = out_str(s, src, mp->filename)) < 0 ||
+		    (o.build_id = out_str(s, src, mp->build_id)) < 0)
+			return src_bad(src, "mapping", mp->id);
+		buf_reset(key);
+		if (buf_put(key, &o.memory_start, 3 * sizeof(uint64_t)) < 0 ||
+		    buf_put(key, &o.filename, 2 * sizeof(int64_t)) < 0 ||
+		    buf_printf(key, "%d%d%d%d", o.has_functions, o.has_filenames,
+			       o.has_line_numbers, o.has_inline_frames) < 0 ||
+		    key_put(&s->map_index, key, s->nmaps, &idx, &added) < 0)
+			return PR_ENOMEM;
+		if (added) {
+			if (grow(&s->maps, &s->maps_cap, s->nmaps + 1, sizeof(*s->maps)) < 0)
+				return PR_ENOMEM;
+			o.id = s->nmaps + 1;
+			s->maps[s->nmaps++] = o;
+		}
+		if (id_put(&src->map_ids, mp->id, idx + 1) < 0)
+			return PR_ENOMEM;
+	}
+	return 0;
+}
+
+static int add_functions(export_pprof_set *s, source *src, buf *key)
+{
+	for (size_t i = 0; i < src->m->n_function; i++) {
+		const pb_function *f = src->m->function[i];
+		pb_function o = PERFTOOLS__PROFILES__FUNCTION__INIT;
+		uint32_t idx;
+		int added;
+
+		o.start_line = f->start_line;
+		if ((o.name = out_str(s, src, f->name)) < 0 ||
+		    (o.system_name = out_str(s, src, f->system_name)) < 0 ||
+		    (o.filename = out_str(s, src, f->filename)) < 0)
+			return src_bad(src, "function", f->id);
+		buf_reset(key);
+		if (buf_put(key, &o.name, 4 * sizeof(int64_t)) < 0 ||
+		    key_put(&s->fn_index, key, s->nfns, &idx, &added) < 0)
+			return PR_ENOMEM;
+		if (added) {
+			if (grow(&s->fns, &s->fns_cap, s->nfns + 1, sizeof(*s->fns)) < 0)
+				return PR_ENOMEM;
+			o.id = s->nfns + 1;
+			s->fns[s->nfns++] = o;
+		}
+		if (id_put(&src->fn_ids, f->id, idx + 1) < 0)
+			return PR_ENOMEM;
+	}
+	return 0;
+}
+
+static int add_locations(export_pprof_set *s, source *src, buf *key)
+{
+	for (size_t i = 0; i < src->m->n_location; i++) {
+		const pb_location *l = src->m->location[i];
+		uint64_t head[3] = {0, l->address, l->is_folded};
+		uint32_t idx, id;
+		int added;
+
+		if (l->mapping_id) {
+			if (!id_get(&src->map_ids, l->mapping_id, &id))
+				return src_bad(src, "location", l->id);
+			head[0] = id;
+		}
+		buf_reset(key);
+		if (buf_put(key, head, sizeof(head)) < 0)
+			return PR_ENOMEM;
+		for (size_t j = 0; j < l->n_line; j++) {
+			int64_t ln[3] = {0, l->line[j]->line, l->line[j]->column};
+			if (!id_get(&src->fn_ids, l->line[j]->function_id, &id))
+				return src_bad(src, "location", l->id);
+			ln[0] = id;
+			if (buf_put(key, ln, sizeof(ln)) < 0)
+				return PR_ENOMEM;
+		}
+		if (key_put(&s->loc_index, key, s->nlocs, &idx, &added) < 0)
+			return PR_ENOMEM;
+		if (added) {
+			pb_location o = PERFTOOLS__PROFILES__LOCATION__INIT;
+			if (grow(&s->locs, &s->locs_cap, s->nlocs + 1, sizeof(*s->locs)) < 0 ||
+			    grow(&s->loc_line_off, &s->loc_line_off_cap, s->nlocs + 1,
+				 sizeof(size_t)) < 0 ||
+			    grow(&s->lines, &s->lines_cap, s->nlines + l->n_line,
+				 sizeof(*s->lines)) < 0)
+				return PR_ENOMEM;
+			o.id = s->nlocs + 1;
+			o.mapping_id = head[0];
+			o.address = l->address;
+			o.is_folded = l->is_folded;
+			o.n_line = l->n_line;
+			s->loc_line_off[s->nlocs] = s->nlines;
+			for (size_t j = 0; j < l->n_line; j++) {
+				pb_line ln = PERFTOOLS__PROFILES__LINE__INIT;
+				id_get(&src->fn_ids, l->line[j]->function_id, &id);
+				ln.function_id = id;
+				ln.line = l->line[j]->line;
+				ln.column = l->line[j]->column;
+				s->lines[s->nlines++] = ln;
+			}
+			s->locs[s->nlocs++] = o;
+		}
+		if (id_put(&src->loc_ids, l->id, idx + 1) < 0)
+			return PR_ENOMEM;
+	}
+	return 0;
+}
+
+static int add_samples(export_pprof_set *s, source *src, size_t column)
+{
+	for (size_t i = 0; i < src->m->n_sample; i++) {
+		const Perftools__Profiles__Sample *sm = src->m->sample[i];
+		size_t n = sm->n_location_id;
+		if (sm->n_value <= column)
+			return src_bad(src, "sample", (uint64_t)i);
+		if (grow(&s->sample_locs, &s->sample_locs_cap, s->nsample_locs + n,
+			 sizeof(*s->sample_locs)) < 0)
+			return PR_ENOMEM;
+		if (grow(&s->sample_off, &s->off_cap, s->nsamples + 1, sizeof(size_t)) < 0 ||
+		    grow(&s->sample_len, &s->len_cap, s->nsamples + 1, sizeof(size_t)) < 0 ||
+		    grow(&s->sample_val, &s->val_cap, s->nsamples + 1, sizeof(int64_t)) < 0)
+			return PR_ENOMEM;
+		for (size_t k = 0; k < n; k++) {
+			uint32_t id;
+			if (!id_get(&src->loc_ids, sm->location_id[k], &id))
+				return src_bad(src, "sample", (uint64_t)i);
+			s->sample_locs[s->nsample_locs + k] = id;
+		}
+		s->sample_off[s->nsamples] = s->nsample_locs;
+		s->sample_len[s->nsamples] = n;
+		s->sample_val[s->nsamples] = sm->value[column];
+		s->nsamples++;
+		s->nsample_locs += n;
+	}
+	return 0;
+}
+
+int export_pprof_set_add(export_pprof_set *s, const uint8_t *data, size_t len, const char *name,
+			 const profile_limits *lim, pr_error *err)
+{
+	profile_limits dl;
+	budget bud = {0, 0, false};
+	ProtobufCAllocator alloc = {budget_alloc, budget_free, &bud};
+	pb_profile *m = NULL;
+	source src;
+	buf key = BUF_INIT;
+	char t1[256], t2[256];
+	size_t column = SIZE_MAX;
+	int rc = 0;
+
+	if (!lim) {
+		profile_limits_default(&dl);
+		lim = &dl;
+	}
+	memset(&src, 0, sizeof(src));
+	src.name = name;
+	src.err = err;
+	strmap_init(&src.map_ids);
+	strmap_init(&src.fn_ids);
+	strmap_init(&src.loc_ids);
+	bud.max = (size_t)profile_mem_budget(lim);
+	if (len > lim->max_decompressed_bytes ||
+	    !(m = perftools__profiles__profile__unpack(&alloc, len, data))) {
+		bool big = bud.refused || len > lim->max_decompressed_bytes;
+		rc = pr_error_set(err, big ? PR_ELIMIT : PR_EDATA,
+				  "cannot export '%s' as pprof: %s", name,
+				  big ? "too large to decode within the memory limit"
+				      : "not a profile.proto message");
+		goto out;
+	}
+	src.m = m;
+	for (size_t j = 0; j < m->n_sample_type && column == SIZE_MAX; j++) {
+		const char *ty = src_str(&src, m->sample_type[j]->type, t1, sizeof(t1));
+		const char *un = src_str(&src, m->sample_type[j]->unit, t2, sizeof(t2));
+		if (ty && un && strcmp(ty, s->type) == 0 && strcmp(un, s->unit) == 0)
+			column = j;
+	}
+	if (column == SIZE_MAX) {
+		rc = pr_error_set(err, PR_EDATA, "cannot export '%s' as pprof: no '%s/%s' values",
+				  name, s->type, s->unit);
+		goto out;
+	}
+	if ((rc = add_mappings(s, &src, &key)) < 0 || (rc = add_functions(s, &src, &key)) < 0 ||
+	    (rc = add_locations(s, &src, &key)) < 0 || (rc = add_samples(s, &src, column)) < 0)
+		goto out;
+	if (!s->ncaptures++) {
+		const char *pt, *pu;
+		s->time_ns = m->time_nanos;
+		s->period = m->period;
+		if (m->period_type &&
+		    (pt = src_str(&src, m->period_type->type, t1, sizeof(t1))) &&
+		    (pu = src_str(&src, m->period_type->unit, t2, sizeof(t2))) &&
+		    (!(s->period_type = strdup(pt)) || !(s->period_unit = strdup(pu)))) {
+			rc = PR_ENOMEM;
+			goto out;
+		}
+	} else if (m->time_nanos && (!s->time_ns || m->time_nanos < s->time_ns)) {
+		s->time_ns = m->time_nanos;
+	}
+	s->duration_ns += m->duration_nanos;
+out:
+	if (rc == PR_ENOMEM)
+		rc = oom(err, "pprof");
+	if (m)
+		perftools__profiles__profile__free_unpacked(m, &alloc);
+	buf_release(&key);
+	strmap_release(&src.map_ids);
+	strmap_release(&src.fn_ids);
+	strmap_release(&src.loc_ids);
+	return rc;
+}
+
+int export_pprof_set_write(buf *out, export_pprof_set *s, pr_error *err)
+{
+	pb_profile pr = PERFTOOLS__PROFILES__PROFILE__INIT;
+	Perftools__Profiles__ValueType vt = PERFTOOLS__PROFILES__VALUE_TYPE__INIT, *vts[1] = {&vt};
+	Perftools__Profiles__ValueType pt = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
+	Perftools__Profiles__Sample *smp = NULL, **smpp = NULL;
+	pb_mapping **mapp = NULL;
+	pb_function **fnp = NULL;
+	pb_location **locp = NULL;
+	pb_line **linep = NULL;
+	uint8_t *packed = NULL;
+	size_t len;
+	int rc = 0;
+
+	if ((s->nmaps && !(mapp = calloc(s->nmaps, sizeof(*mapp)))) ||
+	    (s->nfns && !(fnp = calloc(s->nfns, sizeof(*fnp)))) ||
+	    (s->nlocs && !(locp = calloc(s->nlocs, sizeof(*locp)))) ||
+	    (s->nlines && !(linep = calloc(s->nlines, sizeof(*linep)))) ||
+	    (s->nsamples && (!(smp = calloc(s->nsamples, sizeof(*smp))) ||
+			     !(smpp = calloc(s->nsamples, sizeof(*smpp))))))
+		goto nomem;
+	for (size_t i = 0; i < s->nmaps; i++)
+		mapp[i] = &s->maps[i];
+	for (size_t i = 0; i < s->nfns; i++)
+		fnp[i] = &s->fns[i];
+	for (size_t i = 0; i < s->nlines; i++)
+		linep[i] = &s->lines[i];
+	for (size_t i = 0; i < s->nlocs; i++) {
+		s->locs[i].line = s->locs[i].n_line ? linep + s->loc_line_off[i] : NULL;
+		locp[i] = &s->locs[i];
+	}
+	for (size_t i = 0; i < s->nsamples; i++) {
+		perftools__profiles__sample__init(&smp[i]);
+		smp[i].location_id = s->sample_locs + s->sample_off[i];
+		smp[i].n_location_id = s->sample_len[i];
+		smp[i].value = &s->sample_val[i];
+		smp[i].n_value = 1;
+		smpp[i] = &smp[i];
+	}
+	if ((vt.type = str_index(&s->st, s->type)) < 0 ||
+	    (vt.unit = str_index(&s->st, s->unit)) < 0)
+		goto nomem;
+	if (s->period_type) {
+		if ((pt.type = str_index(&s->st, s->period_type)) < 0 ||
+		    (pt.unit = str_index(&s->st, s->period_unit)) < 0)
+			goto nomem;
+		pr.period_type = &pt;
+	}
+	pr.period = s->period;
+	pr.n_sample_type = 1;
+	pr.sample_type = vts;
+	pr.n_sample = s->nsamples;
+	pr.sample = smpp;
+	pr.n_mapping = s->nmaps;
+	pr.mapping = mapp;
+	pr.n_location = s->nlocs;
+	pr.location = locp;
+	pr.n_function = s->nfns;
+	pr.function = fnp;
+	pr.time_nanos = s->time_ns;
+	pr.duration_nanos = s->duration_ns;
+	pr.n_string_table = s->st.n;
+	pr.string_table = s->st.v;
+	len = perftools__profiles__profile__get_packed_size(&pr);
+	if (len > UINT32_MAX) {
+		rc = pr_error_set(err, PR_ELIMIT,
+				  "cannot write pprof: %zu bytes before compression is too large",
+				  len);
+		goto out;
+	}
+	if (!(packed = malloc(len ? len : 1)))
+		goto nomem;
+	perftools__profiles__profile__pack(&pr, packed);
+	if ((rc = gzip_append(out, packed, len)) < 0)
+		rc = pr_error_set(err, rc, "cannot write pprof: %s",
+				  rc == PR_ELIMIT ? "output size limit reached" : "out of memory");
+	goto out;
+nomem:
+	rc = oom(err, "pprof");
+out:
+	free(packed);
+	free(mapp);
+	free(fnp);
+	free(locp);
+	free(linep);
+	free(smp);
+	free(smpp);
+	return rc;
 }

@@ -247,11 +247,20 @@ static int cmp_desc(const void *a, const void *b)
 	return x < y ? 1 : x > y ? -1 : 0;
 }
 
+/*
+ * Three layouts of one set of frames: 0 the current side (width = current
+ * share), 1 the baseline side, 2 the difference (width = the mean of the
+ * two shares, so that a frame present on either side has width and the
+ * children of a frame never outgrow it). The SVG is drawn in layout 2;
+ * every frame carries all three (data-g) for the page's view toggle.
+ */
+enum { VIEW_CUR = 0, VIEW_BASE = 1, VIEW_DIFF = 2, NVIEWS = 3 };
+
 typedef struct render {
 	const flame_tree *t;
 	const flame_opts *o;
 	buf *out;
-	double thr;          /* minimum current value drawn */
+	double thr;          /* minimum widest share (either side) drawn */
 	double maxd;         /* largest |self share delta| among drawn frames */
 	uint32_t *kids;      /* scratch: children being drawn, a stack of slices */
 	size_t nkids, kids_cap;
@@ -259,6 +268,28 @@ typedef struct render {
 	int max_depth;
 	flame_stats *st;
 } render;
+
+/* Node i's width in each layout, as a fraction of the root. */
+static void widths(const flame_tree *t, uint32_t i, double w[NVIEWS])
+{
+	w[VIEW_CUR] = t->total[FLAME_CUR] > 0 ? t->nodes[i].v[FLAME_CUR] / t->total[FLAME_CUR] : 0;
+	w[VIEW_BASE] =
+		t->total[FLAME_BASE] > 0 ? t->nodes[i].v[FLAME_BASE] / t->total[FLAME_BASE] : 0;
+	/* With one side empty, the difference is the other side. */
+	if (t->total[FLAME_BASE] <= 0)
+		w[VIEW_DIFF] = w[VIEW_CUR];
+	else
+		w[VIEW_DIFF] = (w[VIEW_CUR] + w[VIEW_BASE]) / 2;
+}
+
+/* The share that decides whether node i is drawn: its wider side. */
+static double widest(const flame_tree *t, uint32_t i)
+{
+	double w[NVIEWS];
+
+	widths(t, i, w);
+	return w[VIEW_CUR] > w[VIEW_BASE] ? w[VIEW_CUR] : w[VIEW_BASE];
+}
 
 static const flame_tree *sort_tree;
 static int cmp_name(const void *a, const void *b)
@@ -305,23 +336,25 @@ static int label(buf *out, const char *name, double w)
 	return buf_puts(out, "..");
 }
 
-static int frame(render *r, uint32_t i, double x)
+static int frame(render *r, uint32_t i, const double x[NVIEWS])
 {
 	const flame_tree *t = r->t;
 	const flame_node *nd = &t->nodes[i];
 	const char *name = t->names[nd->name];
-	double self[2], tot[2], w = nd->v[FLAME_CUR] / t->total[FLAME_CUR], px = w * r->o->width;
-	double d = 0, dt;
+	double self[2], tot[2], w[NVIEWS], px, d = 0, dt;
 	char fill[8];
-	bool hl;
+	bool hl, gone;
 	int y = TOP + (int)nd->depth * ROW, rc;
 
+	widths(t, i, w);
+	px = w[VIEW_DIFF] * r->o->width;
 	flame_node_shares(t, i, self, tot);
 	if (i)
 		d = self[FLAME_CUR] - self[FLAME_BASE];
 	dt = tot[FLAME_CUR] - tot[FLAME_BASE];
 	colour(fill, d, r->maxd);
 	hl = r->o->highlight && i && strcmp(r->o->highlight, name) == 0;
+	gone = i && nd->v[FLAME_CUR] <= 0;
 	if ((int)nd->depth > r->max_depth)
 		r->max_depth = (int)nd->depth;
 	if (r->st && i && d > 0 && (!r->st->reddest || d > r->st->max_delta)) {
@@ -329,28 +362,34 @@ static int frame(render *r, uint32_t i, double x)
 		r->st->max_delta = d;
 	}
 	r->frames++;
-	rc = buf_printf(r->out, "<g class=\"fr%s\" data-name=\"", hl ? " hl" : "");
+	rc = buf_printf(r->out, "<g class=\"fr%s%s\" data-name=\"", hl ? " hl" : "",
+			gone ? " gone" : "");
 	if (rc == 0)
 		rc = esc_html(r->out, name);
 	if (rc == 0)
 		rc = buf_printf(
 			r->out,
 			"\" data-delta=\"%.6g\" data-dtotal=\"%.6g\" "
-			"data-cur=\"%.6g\" data-base=\"%.6g\""
-			" data-x=\"%.6f\" data-w=\"%.6f\" data-depth=\"%u\"><title>",
-			d, dt, tot[FLAME_CUR], tot[FLAME_BASE], x / r->o->width, w, nd->depth);
+			"data-cur=\"%.6g\" data-base=\"%.6g\" "
+			"data-scur=\"%.6g\" data-sbase=\"%.6g\""
+			" data-x=\"%.6f\" data-w=\"%.6f\" data-depth=\"%u\" data-id=\"%u\" "
+			"data-p=\"%u\" data-g=\"%.6f %.6f %.6f %.6f %.6f %.6f\"><title>",
+			d, dt, tot[FLAME_CUR], tot[FLAME_BASE], self[FLAME_CUR], self[FLAME_BASE],
+			x[VIEW_DIFF], w[VIEW_DIFF], nd->depth, i, nd->parent, x[VIEW_CUR],
+			w[VIEW_CUR], x[VIEW_BASE], w[VIEW_BASE], x[VIEW_DIFF], w[VIEW_DIFF]);
 	if (rc == 0)
 		rc = esc_html(r->out, name);
 	if (rc == 0)
 		rc = buf_printf(
 			r->out,
-			"\ncurrent %.3f%% (self %.3f%%)\nbaseline %.3f%% (self %.3f%%)\n"
+			"%s\ncurrent %.3f%% (self %.3f%%)\nbaseline %.3f%% (self %.3f%%)\n"
 			"self change %+.3fpp, total change %+.3fpp</title>"
 			"<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"/>"
 			"<text x=\"%.1f\" y=\"%d\">",
-			100 * tot[FLAME_CUR], 100 * self[FLAME_CUR], 100 * tot[FLAME_BASE],
-			100 * self[FLAME_BASE], 100 * d, 100 * dt, x, y, px, ROW - 1, fill, x + 3,
-			y + ROW - 5);
+			gone ? " (gone: baseline only)" : "", 100 * tot[FLAME_CUR],
+			100 * self[FLAME_CUR], 100 * tot[FLAME_BASE], 100 * self[FLAME_BASE],
+			100 * d, 100 * dt, x[VIEW_DIFF] * r->o->width, y, px, ROW - 1, fill,
+			x[VIEW_DIFF] * r->o->width + 3, y + ROW - 5);
 	if (rc == 0)
 		rc = label(r->out, name, px);
 	if (rc == 0)
@@ -358,18 +397,21 @@ static int frame(render *r, uint32_t i, double x)
 	return rc;
 }
 
-/* Draw node i at x and, sorted by name, its children wide enough. */
-static int draw(render *r, uint32_t i, double x)
+/* Draw node i at x (each layout's) and, sorted by name, its children wide enough. */
+static int draw(render *r, uint32_t i, const double x0[NVIEWS])
 {
 	const flame_tree *t = r->t;
 	size_t start = r->nkids, end;
+	double x[NVIEWS];
 	int rc;
 
-	if ((rc = frame(r, i, x)) < 0)
+	if ((rc = frame(r, i, x0)) < 0)
 		return rc;
+	memcpy(x, x0, sizeof(x));
 	for (uint32_t c = t->nodes[i].child; c; c = t->nodes[c].next) {
-		if (t->nodes[c].v[FLAME_CUR] < r->thr || t->nodes[c].v[FLAME_CUR] <= 0) {
-			if (r->st && t->nodes[c].v[FLAME_CUR] > 0)
+		double m = widest(t, c);
+		if (m < r->thr || m <= 0) {
+			if (r->st && m > 0)
 				r->st->pruned++;
 			continue;
 		}
@@ -388,39 +430,46 @@ static int draw(render *r, uint32_t i, double x)
 	qsort(r->kids + start, end - start, sizeof(*r->kids), cmp_name);
 	for (size_t k = start; k < end && rc == 0; k++) {
 		uint32_t c = r->kids[k];
+		double w[NVIEWS];
 		if (r->frames >= r->o->max_frames) {
 			if (r->st)
 				r->st->pruned++;
 			continue;
 		}
 		rc = draw(r, c, x);
-		x += t->nodes[c].v[FLAME_CUR] / t->total[FLAME_CUR] * r->o->width;
+		widths(t, c, w);
+		for (int v = 0; v < NVIEWS; v++)
+			x[v] += w[v];
 	}
 	r->nkids = start;
 	return rc;
 }
 
 /*
- * The smallest current value drawn: the minimum width, raised so that
- * at most max_frames frames pass. A child is never wider than its parent,
- * so every frame that passes has its ancestors drawn too.
+ * The smallest widest share drawn: the minimum width, raised so that at
+ * most max_frames frames pass. A child is never wider than its parent on
+ * either side, so every frame that passes has its ancestors drawn too.
  */
 static int threshold(double *out, const flame_tree *t, const flame_opts *o)
 {
-	double min = o->min_frac * t->total[FLAME_CUR], *w = NULL;
+	double min = o->min_frac, *w = NULL;
 	size_t n = 0;
 
-	for (size_t i = 0; i < t->n; i++)
-		n += t->nodes[i].v[FLAME_CUR] >= min && t->nodes[i].v[FLAME_CUR] > 0;
+	for (size_t i = 0; i < t->n; i++) {
+		double m = widest(t, (uint32_t)i);
+		n += m >= min && m > 0;
+	}
 	*out = min;
 	if (n <= o->max_frames || o->max_frames == 0)
 		return 0;
 	if (!(w = malloc(n * sizeof(*w))))
 		return PR_ENOMEM;
 	n = 0;
-	for (size_t i = 0; i < t->n; i++)
-		if (t->nodes[i].v[FLAME_CUR] >= min && t->nodes[i].v[FLAME_CUR] > 0)
-			w[n++] = t->nodes[i].v[FLAME_CUR];
+	for (size_t i = 0; i < t->n; i++) {
+		double m = widest(t, (uint32_t)i);
+		if (m >= min && m > 0)
+			w[n++] = m;
+	}
 	qsort(w, n, sizeof(*w), cmp_desc);
 	*out = w[o->max_frames - 1];
 	free(w);
@@ -430,6 +479,7 @@ static int threshold(double *out, const flame_tree *t, const flame_opts *o)
 int flame_render_svg(buf *out, const flame_tree *t, const flame_opts *o,
 		     flame_stats *st, pr_error *err)
 {
+	static const double x0[NVIEWS] = {0, 0, 0};
 	render r;
 	size_t head;
 	int rc = 0;
@@ -447,8 +497,8 @@ int flame_render_svg(buf *out, const flame_tree *t, const flame_opts *o,
 		goto out;
 	/* Colours are relative to the largest change among the frames drawn. */
 	for (size_t i = 1; i < t->n; i++) {
-		double self[2], tot[2];
-		if (t->nodes[i].v[FLAME_CUR] < r.thr || t->nodes[i].v[FLAME_CUR] <= 0)
+		double self[2], tot[2], m = widest(t, (uint32_t)i);
+		if (m < r.thr || m <= 0)
 			continue;
 		flame_node_shares(t, (uint32_t)i, self, tot);
 		if (fabs(self[FLAME_CUR] - self[FLAME_BASE]) > r.maxd)
@@ -460,11 +510,16 @@ int flame_render_svg(buf *out, const flame_tree *t, const flame_opts *o,
 	    (rc = esc_html(out, o->id)) < 0)
 		goto out;
 	head = out->len;
-	if ((rc = buf_printf(
-		     out,
-		     "\" width=\"%d\" height=\"%-8d\" data-width=\"%d\" data-max-delta=\"%.6g\">\n",
-		     o->width, 0, o->width, r.maxd)) < 0 ||
-	    (rc = draw(&r, 0, 0)) < 0 || (rc = buf_puts(out, "</svg>\n")) < 0)
+	if ((rc = buf_printf(out,
+			     "\" width=\"%d\" height=\"%-8d\" data-width=\"%d\" "
+			     "data-max-delta=\"%.6g\" data-view=\"%d\" data-abs-cur=\"%.6g\" "
+			     "data-abs-base=\"%.6g\" data-unit=\"",
+			     o->width, 0, o->width, r.maxd, VIEW_DIFF, t->per_capture[FLAME_CUR],
+			     t->per_capture[FLAME_BASE])) < 0 ||
+	    (rc = esc_html(out, t->unit)) < 0 || (rc = buf_puts(out, "\" data-focus=\"")) < 0 ||
+	    (rc = esc_html(out, o->highlight ? o->highlight : "")) < 0 ||
+	    (rc = buf_puts(out, "\">\n")) < 0 || (rc = draw(&r, 0, x0)) < 0 ||
+	    (rc = buf_puts(out, "</svg>\n")) < 0)
 		goto out;
 	{
 		char h[16];
@@ -490,49 +545,220 @@ const char *flame_css(void)
 {
 	return "svg.flame{display:block;font:12px ui-monospace,Menlo,Consolas,monospace;"
 	       "background:#fff}\n"
-	       "svg.flame g.fr{cursor:pointer}\n"
-	       "svg.flame rect{stroke:#fff;stroke-width:0.5}\n"
-	       "svg.flame g.fr:hover rect{stroke:#000;stroke-width:1}\n"
-	       "svg.flame g.hl rect{stroke:#000;stroke-width:1.5}\n"
+	       "svg.flame g.fr,svg.sandwich g.sw{cursor:pointer}\n"
+	       "svg.flame rect,svg.sandwich rect{stroke:#fff;stroke-width:0.5}\n"
+	       "svg.flame g.fr:hover rect,svg.sandwich g.sw:hover rect"
+	       "{stroke:#000;stroke-width:1}\n"
+	       "svg.flame g.hl rect,svg.sandwich g.hl rect{stroke:#000;stroke-width:1.5}\n"
+	       "svg.flame g.gone rect{fill-opacity:0.55;stroke:#265cd6;stroke-dasharray:3,2}\n"
+	       "svg.flame g.gone text{font-style:italic}\n"
 	       "svg.flame g.match rect{fill:#e8b10a}\n"
-	       "svg.flame text{fill:#111;pointer-events:none}\n";
+	       "svg.flame text,svg.sandwich text{fill:#111;pointer-events:none}\n"
+	       "svg.sandwich{display:block;font:12px ui-monospace,Menlo,Consolas,monospace}\n"
+	       ".flame-views label{margin-right:1em}\n"
+	       "#flame-tip{position:fixed;display:none;z-index:10;max-width:40em;background:#fff;"
+	       "border:1px solid #888;padding:4px 6px;font:12px system-ui,sans-serif;"
+	       "box-shadow:0 2px 6px rgba(0,0,0,.2);pointer-events:none;overflow-wrap:anywhere}\n"
+	       "#flame-tip td{padding:0 6px;text-align:right}\n"
+	       "#flame-tip td:first-child{text-align:left}\n";
 }
 
-/* Click a frame to zoom into it (the root resets); type to highlight matches. */
+/*
+ * The page's script: click to zoom (the root resets, Escape too), alt- or
+ * shift-click or 's' over a frame for its sandwich, '/' to search, the
+ * view toggle, and the tooltip element (its text set with textContent:
+ * names are never parsed as markup). The frames' <title> stays for
+ * readers without script and is taken out while the tooltip shows.
+ */
 const char *flame_script(void)
 {
 	return "(function(){\n"
-	       "function fit(g,w){var t=g.querySelector('text'),n=g.getAttribute('data-name'),"
-	       "c=Math.floor((w-6)/7),a=Array.from(n);"
+	       "var tip=null,hover=null;\n"
+	       "function fit(g,w){var t=g.querySelector('text'),n=g.getAttribute('data-name'),\n"
+	       "c=Math.floor((w-6)/7),a=Array.from(n);\n"
 	       "t.textContent=c<3?'':(a.length>c?a.slice(0,c-2).join('')+'..':n);}\n"
-	       "function zoom(svg,z){var "
-	       "W=+svg.getAttribute('data-width'),zx=+z.dataset.x,zw=+z.dataset.w,"
-	       "zd=+z.dataset.depth,e=1e-9;\n"
-	       " svg.querySelectorAll('g.fr').forEach(function(f){var "
-	       "x=+f.dataset.x,w=+f.dataset.w,"
+	       "function geo(f,v){var g=f.dataset.g.split(' ');return [+g[2*v],+g[2*v+1]];}\n"
+	       "function layout(svg){var W=+svg.dataset.width,v=+svg.dataset.view,z=svg._zoom,"
+	       "zx=0,zw=1,zd=0,\n"
+	       "e=1e-9;\n"
+	       " if(z){var q=geo(z,v);if(q[1]>0){zx=q[0];zw=q[1];zd=+z.dataset.depth;}else svg"
+	       "._zoom=null;}\n"
+	       " svg.querySelectorAll('g.fr').forEach(function(f){var q=geo(f,v),x=q[0],w=q[1]"
+	       ",\n"
 	       "d=+f.dataset.depth,r=f.querySelector('rect'),t=f.querySelector('text');\n"
+	       "  f.dataset.x=x;f.dataset.w=w;\n"
 	       "  var inside=d>=zd&&x>=zx-e&&x+w<=zx+zw+e,anc=d<zd&&x<=zx+e&&x+w>=zx+zw-e;\n"
-	       "  if(!inside&&!anc){f.style.display='none';return;}\n"
+	       "  if(w<=0||(!inside&&!anc)){f.style.display='none';return;}\n"
 	       "  f.style.display='';var nx=anc?0:(x-zx)/zw*W,nw=anc?W:w/zw*W;\n"
-	       "  "
-	       "r.setAttribute('x',nx);r.setAttribute('width',nw);"
-	       "t.setAttribute('x',nx+3);fit(f,nw);});}\n"
-	       "document.querySelectorAll('svg.flame').forEach(function(svg){"
-	       "svg.addEventListener('click',function(ev){var "
-	       "g=ev.target.closest('g.fr');if(g)zoom(svg,g);});});\n"
-	       "document.querySelectorAll('input.flame-search').forEach(function(inp){"
-	       "inp.addEventListener('input',function(){var "
-	       "svg=document.getElementById(inp.dataset.for),"
+	       "  r.setAttribute('x',nx);r.setAttribute('width',nw);t.setAttribute('x',nx+3);f"
+	       "it(f,nw);});}\n"
+	       "function val(share,abs,unit){if(!(abs>0))return '';var v=share*abs,u=unit;\n"
+	       " if(u==='nanoseconds'){u='s';v/=1e9;if(v<1){v*=1e3;u='ms';}}\n"
+	       " else if(u==='bytes'){u='B';['KiB','MiB','GiB'].forEach(function(k){if(v>=1024"
+	       "){v/=1024;u=k;}});}\n"
+	       " return (v>=100?v.toFixed(0):v.toPrecision(3))+' '+u+' ';}\n"
+	       "function pc(x){return (100*x).toFixed(3)+'%';}\n"
+	       "function show(ev,g){var svg=g.closest('svg'),main=svg.classList.contains('flam"
+	       "e')?svg:\n"
+	       "document.getElementById(svg.dataset.for),ac=+main.dataset.absCur,ab=+main.data"
+	       "set.absBase,\n"
+	       "u=main.dataset.unit,d=g.dataset,rows=[['',\"self\",\"total\"],\n"
+	       "['current',val(+d.scur,ac,u)+pc(+d.scur),val(+d.cur,ac,u)+pc(+d.cur)],\n"
+	       "['baseline',val(+d.sbase,ab,u)+pc(+d.sbase),val(+d.base,ab,u)+pc(+d.base)],\n"
+	       "['change',((+d.scur-d.sbase)*100).toFixed(3)+'pp',((+d.cur-d.base)*100).toFixe"
+	       "d(3)+'pp']];\n"
+	       " if(d.scur===undefined)rows=rows.map(function(r){return [r[0],r[2]];});\n"
+	       " if(!tip){tip=document.createElement('div');tip.id='flame-tip';tip.setAttribut"
+	       "e('role','tooltip');\n"
+	       "document.body.appendChild(tip);}\n"
+	       " tip.textContent='';var h=document.createElement('b');h.textContent=d.name+\n"
+	       "(g.classList.contains('gone')?' (gone: baseline only)':'');tip.appendChild(h);\n"
+	       " var tb=document.createElement('table');rows.forEach(function(r){var tr=tb.ins"
+	       "ertRow();\n"
+	       "r.forEach(function(c){tr.insertCell().textContent=c;});});tip.appendChild(tb);\n"
+	       " tip.style.display='block';tip.style.left=Math.min(ev.clientX+12,innerWidth-ti"
+	       "p.offsetWidth-4)+'px';\n"
+	       " tip.style.top=(ev.clientY+14)+'px';}\n"
+	       "function over(ev){var g=ev.target.closest&&ev.target.closest('g.fr,g.sw');if(!"
+	       "g){return;}\n"
+	       " var t=g.querySelector('title');if(t){g._title=t;t.remove();}hover=g;show(ev,g"
+	       ");}\n"
+	       "function out(ev){var g=ev.target.closest&&ev.target.closest('g.fr,g.sw');if(!g"
+	       ")return;\n"
+	       " if(g._title){g.insertBefore(g._title,g.firstChild);g._title=null;}\n"
+	       " if(tip)tip.style.display='none';hover=null;}\n"
+	       "function nodes(svg){if(svg._n)return svg._n;var n={};\n"
+	       " svg.querySelectorAll('g.fr').forEach(function(f){n[f.dataset.id]={name:f.data"
+	       "set.name,\n"
+	       "p:f.dataset.p,id:f.dataset.id,c:+f.dataset.cur,b:+f.dataset.base,kids:[]};});\n"
+	       " Object.keys(n).forEach(function(k){var x=n[k];if(k!=='0'&&n[x.p])n[x.p].kids."
+	       "push(x);});\n"
+	       " return svg._n=n;}\n"
+	       "function add(m,x){m.c+=x.c;m.b+=x.b;}\n"
+	       "function kid(m,name){return m.kids[name]||(m.kids[name]={name:name,c:0,b:0,kid"
+	       "s:{}});}\n"
+	       "function merge(m,x){add(m,x);x.kids.forEach(function(k){merge(kid(m,k.name),k)"
+	       ";});}\n"
+	       "function sandwich(svg,fn){var n=nodes(svg),up={name:fn,c:0,b:0,kids:{}},\n"
+	       "down={name:fn,c:0,b:0,kids:{}},box=document.getElementById(svg.id+'-sw');if(!b"
+	       "ox)return;\n"
+	       " Object.keys(n).forEach(function(k){var x=n[k],a;if(k==='0'||x.name!==fn)retur"
+	       "n;\n"
+	       "  for(a=n[x.p];a&&a.id!=='0';a=n[a.p])if(a.name===fn)return;\n"
+	       "  merge(down,x);var m=up;add(m,x);for(a=n[x.p];a&&a.id!=='0';a=n[a.p]){m=kid(m"
+	       ",a.name);add(m,x);}});\n"
+	       " box.dataset.fn=fn;box.querySelector('.sw-name').textContent=fn;\n"
+	       " var s=box.querySelector('svg');s.textContent='';if(!(up.c+up.b>0)){box.hidden"
+	       "=true;return;}\n"
+	       " box.hidden=false;var v=+svg.dataset.view,W=+svg.dataset.width,R=17,rows=[];\n"
+	       " var hb=+svg.querySelector('g.fr').dataset.base>0;\n"
+	       " function wv(m){return v===0?m.c:v===1?m.b:hb?(m.c+m.b)/2:m.c;}\n"
+	       " var full=wv(up)||1e-12,md=+svg.dataset.maxDelta||1e-12;\n"
+	       " function lay(m,x,d,dir){var w=wv(m)/full*W;if(w<0.5)return;rows.push({m:m,x:x"
+	       ",w:w,d:d*dir});\n"
+	       "  Object.keys(m.kids).sort().forEach(function(k){var c=m.kids[k];lay(c,x,d+1,d"
+	       "ir);x+=wv(c)/full*W;});}\n"
+	       " lay(up,0,0,-1);Object.keys(down.kids).sort().reduce(function(x,k){var c=down."
+	       "kids[k];\n"
+	       "lay(c,x,1,1);return x+wv(c)/full*W;},0);\n"
+	       " var top=0,bot=0;rows.forEach(function(r){top=Math.min(top,r.d);bot=Math.max(b"
+	       "ot,r.d);});\n"
+	       " s.setAttribute('height',(bot-top+1)*R+4);s.setAttribute('width',W);\n"
+	       " rows.forEach(function(r){var ns='http://www.w3.org/2000/svg',g=document.creat"
+	       "eElementNS(ns,'g'),\n"
+	       "rc=document.createElementNS(ns,'rect'),t=document.createElementNS(ns,'text'),\n"
+	       "dd=r.m.c-r.m.b,k=Math.min(1,Math.abs(dd)/md),to=dd>0?[214,32,32]:[38,92,214],\n"
+	       "fr=[236,234,228].map(function(c,i){return Math.round(c+k*(to[i]-c));});\n"
+	       "  g.setAttribute('class','sw'+(r.d===0?' hl':''));g.dataset.name=r.m.name;g.da"
+	       "taset.cur=r.m.c;\n"
+	       "g.dataset.base=r.m.b;rc.setAttribute('x',r.x);rc.setAttribute('y',(r.d-top)*R+"
+	       "2);\n"
+	       "rc.setAttribute('width',r.w);rc.setAttribute('height',R-1);\n"
+	       "rc.setAttribute('fill','rgb('+fr.join(',')+')');t.setAttribute('x',r.x+3);\n"
+	       "t.setAttribute('y',(r.d-top)*R+R-3);g.appendChild(rc);g.appendChild(t);s.appen"
+	       "dChild(g);\n"
+	       "g.setAttribute('data-name',r.m.name);fit(g,r.w);});}\n"
+	       "document.querySelectorAll('svg.flame').forEach(function(svg){\n"
+	       " svg.addEventListener('click',function(ev){var g=ev.target.closest('g.fr');if("
+	       "!g)return;\n"
+	       "if(ev.altKey||ev.shiftKey){sandwich(svg,g.dataset.name);return;}svg._zoom=g;la"
+	       "yout(svg);});\n"
+	       " svg.addEventListener('mouseover',over);svg.addEventListener('mouseout',out);\n"
+	       " svg.addEventListener('mousemove',function(ev){if(hover)show(ev,hover);});\n"
+	       " var sw=document.getElementById(svg.id+'-sw');if(sw){var ss=sw.querySelector('"
+	       "svg');\n"
+	       "ss.addEventListener('mouseover',over);ss.addEventListener('mouseout',out);\n"
+	       "ss.addEventListener('click',function(ev){var g=ev.target.closest('g.sw');\n"
+	       "if(g)sandwich(svg,g.dataset.name);});}\n"
+	       " if(svg.dataset.focus)sandwich(svg,svg.dataset.focus);});\n"
+	       "document.querySelectorAll('input.flame-view').forEach(function(r){r.addEventLi"
+	       "stener('change',\n"
+	       "function(){var svg=document.getElementById(r.dataset.for),sw;svg.dataset.view="
+	       "r.value;layout(svg);\n"
+	       "sw=document.getElementById(r.dataset.for+'-sw');if(sw&&sw.dataset.fn)sandwich("
+	       "svg,sw.dataset.fn);\n"
+	       "});});\n"
+	       "document.addEventListener('keydown',function(ev){var a=document.activeElement;\n"
+	       " if(a&&(a.tagName==='INPUT'&&a.type!=='radio'))return;\n"
+	       " if(ev.key==='s'&&hover&&hover.classList.contains('fr')){sandwich(hover.closes"
+	       "t('svg'),\n"
+	       "hover.dataset.name);}\n"
+	       " else if(ev.key==='Escape'){document.querySelectorAll('svg.flame').forEach(fun"
+	       "ction(svg){\n"
+	       "svg._zoom=null;layout(svg);});}\n"
+	       " else if(ev.key==='/'){var i=document.querySelector('input.flame-search');\n"
+	       "if(i){ev.preventDefault();i.focus();}}});\n"
+	       "document.querySelectorAll('input.flame-search').forEach(function(inp){\n"
+	       "inp.addEventListener('input',function(){var svg=document.getElementById(inp.da"
+	       "taset.for),\n"
 	       "q=inp.value,sum=0,out=document.getElementById(inp.dataset.for+'-found');\n"
-	       " svg.querySelectorAll('g.fr').forEach(function(f){var "
-	       "m=q!==''&&f.dataset.name.indexOf(q)>=0;"
+	       " svg.querySelectorAll('g.fr').forEach(function(f){var m=q!==''&&f.dataset.name"
+	       ".indexOf(q)>=0;\n"
 	       "f.classList.toggle('match',m);});\n"
-	       " var ms=Array.from(svg.querySelectorAll('g.match'));ms.forEach(function(f){"
-	       "var nested=ms.some(function(o){return o!==f&&+o.dataset.depth<+f.dataset.depth&&"
-	       "+o.dataset.x<=+f.dataset.x+1e-9&&+o.dataset.x+ "
-	       "+o.dataset.w>=+f.dataset.x+ +f.dataset.w-1e-9;});"
+	       " var ms=Array.from(svg.querySelectorAll('g.match'));ms.forEach(function(f){\n"
+	       "var nested=ms.some(function(o){return o!==f&&+o.dataset.depth<+f.dataset.depth"
+	       "&&\n"
+	       "+o.dataset.x<=+f.dataset.x+1e-9&&+o.dataset.x+ +o.dataset.w>=+f.dataset.x+ +f."
+	       "dataset.w-1e-9;});\n"
 	       "if(!nested)sum+=+f.dataset.cur;});\n"
-	       " if(out)out.textContent=q===''?'':'matched "
-	       "'+(100*sum).toFixed(2)+'% of current';});});\n"
+	       " if(out)out.textContent=q===''?'':'matched '+(100*sum).toFixed(2)+'% of curren"
+	       "t';});});\n"
 	       "})();\n";
+}
+
+int flame_controls(buf *out, const char *id)
+{
+	static const char *views[] = {"current", "baseline", "difference"};
+	int rc = buf_puts(out, "<p class=\"flame-views note\">View: ");
+
+	for (int v = 0; v < 3 && rc == 0; v++) {
+		rc = buf_printf(out, "<label><input type=\"radio\" class=\"flame-view\" name=\"");
+		if (rc == 0)
+			rc = esc_html(out, id);
+		if (rc == 0)
+			rc = buf_printf(out, "-view\" value=\"%d\"%s data-for=\"", v,
+					v == VIEW_DIFF ? " checked" : "");
+		if (rc == 0)
+			rc = esc_html(out, id);
+		if (rc == 0)
+			rc = buf_printf(out, "\"> %s</label>", views[v]);
+	}
+	if (rc == 0)
+		rc = buf_puts(out, " <span>Alt-click a frame (or press s over it) for its "
+				   "callers and callees; Escape resets the zoom; / searches."
+				   "</span></p>\n"
+				   "<div class=\"sandwich-box\" hidden id=\"");
+	if (rc == 0)
+		rc = esc_html(out, id);
+	if (rc == 0)
+		rc = buf_puts(out, "-sw\"><p class=\"note\">Sandwich of <b class=\"sw-name\"></b>: "
+				   "its callers above, its callees below, merged over every call "
+				   "site.</p><svg class=\"sandwich\" "
+				   "xmlns=\"http://www.w3.org/2000/svg\" width=\"0\" height=\"0\" "
+				   "data-for=\"");
+	if (rc == 0)
+		rc = esc_html(out, id);
+	if (rc == 0)
+		rc = buf_puts(out, "\"></svg></div>\n");
+	return rc;
 }

@@ -49,6 +49,13 @@ typedef struct flame_tree {
 	uint32_t *hvals;
 	size_t hcap, hcount;
 	double total[2];      /* everything added to each side */
+	/*
+	 * What one capture of each side holds on average, in `unit`, for the
+	 * page's absolute values (share x per_capture); 0 and "" when unknown.
+	 * Set by whoever adds the captures.
+	 */
+	double per_capture[2];
+	char unit[32];
 	size_t max_nodes;     /* PR_ELIMIT past this many nodes */
 } flame_tree;
 
@@ -94,16 +101,26 @@ typedef struct flame_stats {
 } flame_stats;
 
 /*
- * Append the SVG element to `out`. `st` may be NULL. The graph is drawn
- * from the current side; frames only in the baseline have no width and
- * are not drawn. Returns 0 or PR_ENOMEM/PR_ELIMIT (the buffer's cap).
+ * Append the SVG element to `out`. `st` may be NULL. A frame is drawn when
+ * its share on either side reaches min_frac (raised so that at most
+ * max_frames pass). With no current samples a note is drawn instead.
+ * Returns 0 or PR_ENOMEM/PR_ELIMIT (the buffer's cap).
  */
 int flame_render_svg(buf *out, const flame_tree *t, const flame_opts *o,
 		     flame_stats *st, pr_error *err);
 
-/* CSS and JavaScript (click-to-zoom, search) to put once into a page. */
+/*
+ * CSS and JavaScript to put once into a page: click to zoom, search, the
+ * current/baseline/difference toggle, the tooltip element and the sandwich
+ * view (callers above, callees below a function, over every call site)
+ * opened on each graph's highlighted function. The page supplies the
+ * controls (flame_controls).
+ */
 const char *flame_css(void);
 const char *flame_script(void);
+
+/* The view toggle and the sandwich box of the graph with id `id`. */
+int flame_controls(buf *out, const char *id);
 
 /* Self and inclusive shares of node `i` on each side (0 when a side is empty). */
 void flame_node_shares(const flame_tree *t, uint32_t i, double self_out[2],

@@ -14,6 +14,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Past this size, later flame graphs are drawn with fewer frames. */
@@ -286,7 +287,9 @@ static void findings_table(out *o, const report *r)
 static void legend(out *o)
 {
 	P(o,
-	  "<p class=\"legend note\">Width: share of the current samples. Colour: change "
+	  "<p class=\"legend note\">Width: in the difference view the mean of the current "
+	  "and baseline shares, so that what vanished still shows (dashed, from the baseline); "
+	  "the current and baseline views draw one side. Colour: change "
 	  "of the frame's self share"
 	  " against the baseline<span style=\"background:#d62020\"></span>grew"
 	  "<span style=\"background:#265cd6\"></span>shrank<span "
@@ -313,74 +316,167 @@ static void flame(out *o, const report *r, const flame_tree *t, const char *id,
 	legend(o);
 	if (o->rc == 0)
 		o->rc = flame_render_svg(o->b, t, &fo, NULL, err);
+	if (o->rc == 0 && t->total[FLAME_CUR] > 0 && (o->rc = flame_controls(o->b, id)) < 0)
+		pr_error_set(err, o->rc, "cannot write the report: out of memory");
 }
 
-/* The function's share capture by capture, the baseline band shaded. */
+/* The capture behind point `pt`, or NULL. */
+static const report_capture *point_cap(const report_finding *f, const report_point *pt)
+{
+	for (size_t i = 0; i < f->ncaps; i++)
+		if (f->caps[i].id == pt->capture_id)
+			return &f->caps[i];
+	return NULL;
+}
+
+static const report_finding *sort_f;
+static int cmp_point_time(const void *a, const void *b)
+{
+	const report_point *x = &sort_f->points[*(const size_t *)a];
+	const report_point *y = &sort_f->points[*(const size_t *)b];
+	return x->at_us < y->at_us ? -1 : x->at_us > y->at_us ? 1 : 0;
+}
+
+/* A date (YYYY-MM-DD) or a time of day when the span is short. */
+static void tick_label(out *o, int64_t us, bool short_span)
+{
+	char t[TIME_FMT_MAX];
+
+	time_format(t, us);
+	if (short_span && strlen(t) >= 16)
+		P(o, "%.5s %.5s", t + 5, t + 11);
+	else
+		P(o, "%.10s", t);
+}
+
+/*
+ * The function's share capture by capture on a time axis with dates: the
+ * baseline band shaded, release boundaries marked and named, each point's
+ * title naming its capture.
+ */
 static void sparkline(out *o, const report_finding *f)
 {
-	const double W = 420, H = 80, pad = 6;
+	const double W = 560, H = 130, L = 44, R = 10, Tp = 16, B = 22;
 	double hi = 0, lo = 0;
-	size_t nbase = 0;
+	int64_t t0, t1;
+	size_t *ord = NULL;
+	const char *prev_rel = NULL;
+	bool short_span;
 
 	if (!f->npoints) {
 		P(o, "<p class=\"note\">No per-capture history for this function.</p>\n");
 		return;
 	}
+	if (!(ord = malloc(f->npoints * sizeof(*ord)))) {
+		o->rc = PR_ENOMEM;
+		return;
+	}
 	for (size_t i = 0; i < f->npoints; i++) {
+		ord[i] = i;
 		if (f->points[i].share > hi)
 			hi = f->points[i].share;
-		nbase += !f->points[i].current;
 	}
+	sort_f = f;
+	qsort(ord, f->npoints, sizeof(*ord), cmp_point_time);
+	t0 = f->points[ord[0]].at_us;
+	t1 = f->points[ord[f->npoints - 1]].at_us;
+	short_span = t1 - t0 < 2 * 86400 * INT64_C(1000000);
 	if (f->has_band && f->band_median + f->band_spread > hi)
 		hi = f->band_median + f->band_spread;
 	hi = hi > 0 ? hi * 1.1 : 1;
-#define X(i) (f->npoints > 1 ? pad + (double)(i) * (W - 2 * pad) / (double)(f->npoints - 1) : W / 2)
-#define Y(s) (H - pad - ((s) - lo) / (hi - lo) * (H - 2 * pad))
+#define X(us)                                                                      \
+	(t1 > t0 ? L + (double)((us) - t0) / (double)(t1 - t0) * (W - L - R) \
+		 : (L + W - R) / 2)
+#define Y(s) (H - B - ((s) - lo) / (hi - lo) * (H - B - Tp))
 	P(o,
 	  "<svg class=\"spark\" xmlns=\"http://www.w3.org/2000/svg\" "
-	  "width=\"%.0f\" height=\"%.0f\" "
-	  "data-points=\"%zu\">\n<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" "
+	  "width=\"%.0f\" height=\"%.0f\" data-points=\"%zu\" "
+	  "font-family=\"system-ui,sans-serif\" font-size=\"10\">\n"
+	  "<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" "
 	  "fill=\"#fafafa\" stroke=\"#ddd\"/>\n",
-	  W, H, f->npoints, W, H);
+	  W, H, f->npoints, L, Tp, W - L - R, H - B - Tp);
 	if (f->has_band) {
 		double top = f->band_median + f->band_spread, bot = f->band_median - f->band_spread;
 		if (bot < 0)
 			bot = 0;
 		P(o,
-		  "<rect class=\"band\" x=\"0\" y=\"%.1f\" width=\"%.0f\" "
+		  "<rect class=\"band\" x=\"%.0f\" y=\"%.1f\" width=\"%.0f\" "
 		  "height=\"%.1f\" fill=\"#4a6fa5\" "
 		  "fill-opacity=\"0.15\"><title>baseline median %.3f%% "
 		  "&#177; %.3f%%</title></rect>\n"
-		  "<line x1=\"0\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#4a6fa5\" "
+		  "<line x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#4a6fa5\" "
 		  "stroke-dasharray=\"3,3\"/>\n",
-		  Y(top), W, Y(bot) - Y(top), 100 * f->band_median, 100 * f->band_spread, W,
-		  Y(f->band_median), Y(f->band_median));
+		  L, Y(top), W - L - R, Y(bot) - Y(top), 100 * f->band_median,
+		  100 * f->band_spread, L, W - R, Y(f->band_median), Y(f->band_median));
 	}
-	if (nbase && nbase < f->npoints)
+	/* The share axis: 0 and the top. */
+	P(o,
+	  "<g class=\"yaxis\" fill=\"#555\" text-anchor=\"end\">"
+	  "<text x=\"%.0f\" y=\"%.1f\">0%%</text><text x=\"%.0f\" y=\"%.1f\">%.2f%%</text></g>\n",
+	  L - 3, Y(0) + 3, L - 3, Y(hi) + 8, 100 * hi);
+	/* The time axis: five dates from the first capture to the last. */
+	P(o, "<g class=\"xaxis\" fill=\"#555\" text-anchor=\"middle\">");
+	for (int k = 0; k < 5 && (k == 0 || t1 > t0); k++) {
+		int64_t us = t0 + (t1 - t0) / 4 * k;
 		P(o,
-		  "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"0\" y2=\"%.0f\" stroke=\"#999\" "
-		  "stroke-dasharray=\"2,2\"/>\n",
-		  (X(nbase - 1) + X(nbase)) / 2, (X(nbase - 1) + X(nbase)) / 2, H);
+		  "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" y2=\"%.0f\" stroke=\"#999\"/>"
+		  "<text class=\"tick\" x=\"%.1f\" y=\"%.0f\">",
+		  X(us), X(us), H - B, H - B + 3, X(us), H - B + 13);
+		tick_label(o, us, short_span);
+		P(o, "</text>");
+	}
+	P(o, "</g>\n");
+	/* Release boundaries, in time order. */
+	for (size_t k = 0; k < f->npoints; k++) {
+		const report_capture *c = point_cap(f, &f->points[ord[k]]);
+		const char *rel = c && c->release ? c->release : NULL;
+		if (rel && prev_rel && strcmp(rel, prev_rel) != 0) {
+			int64_t ua = f->points[ord[k - 1]].at_us, ub = f->points[ord[k]].at_us;
+			double x = (X(ua) + X(ub)) / 2;
+			P(o,
+			  "<g class=\"release\"><line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" "
+			  "y2=\"%.0f\" stroke=\"#b15\" stroke-dasharray=\"2,2\"/>"
+			  "<text x=\"%.1f\" y=\"11\" fill=\"#b15\" text-anchor=\"middle\">",
+			  x, x, Tp, H - B, x);
+			E(o, rel, "");
+			P(o, "</text></g>\n");
+		}
+		if (rel)
+			prev_rel = rel;
+	}
 	P(o, "<polyline fill=\"none\" stroke=\"#777\" stroke-width=\"1\" points=\"");
-	for (size_t i = 0; i < f->npoints; i++)
-		P(o, "%s%.1f,%.1f", i ? " " : "", X(i), Y(f->points[i].share));
+	for (size_t k = 0; k < f->npoints; k++)
+		P(o, "%s%.1f,%.1f", k ? " " : "", X(f->points[ord[k]].at_us),
+		  Y(f->points[ord[k]].share));
 	P(o, "\"/>\n");
 	for (size_t i = 0; i < f->npoints; i++) {
 		const report_point *pt = &f->points[i];
+		const report_capture *c = point_cap(f, pt);
 		P(o,
-		  "<circle class=\"%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"%s\"><title>capture %" PRId64
-		  " (%s), ",
-		  pt->current ? "cur" : "base", X(i), Y(pt->share), pt->current ? "3" : "2",
-		  pt->capture_id, pt->current ? "current" : "baseline");
+		  "<circle class=\"%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"%s\" data-capture=\"%" PRId64
+		  "\"><title>capture %" PRId64 " (%s), ",
+		  pt->current ? "cur" : "base", X(pt->at_us), Y(pt->share),
+		  pt->current ? "3" : "2", pt->capture_id, pt->capture_id,
+		  pt->current ? "current" : "baseline");
 		T(o, pt->at_us);
+		if (c && c->release) {
+			P(o, ", release ");
+			E(o, c->release, "");
+		}
+		if (c && c->host) {
+			P(o, ", host ");
+			E(o, c->host, "");
+		}
 		P(o, ": %.3f%%</title></circle>\n", 100 * pt->share);
 	}
 #undef X
 #undef Y
 	P(o,
-	  "</svg>\n<p class=\"note\">Self share per capture, oldest first: baseline "
-	  "(blue) then current (red);"
-	  " the band is the baseline median &#177; 1.4826 MAD.</p>\n");
+	  "</svg>\n<p class=\"note\">Self share per capture over time: baseline "
+	  "(blue) and current (red) captures, release boundaries dashed and named;"
+	  " the band is the baseline median &#177; 1.4826 MAD. Hover a point for its "
+	  "capture.</p>\n");
+	free(ord);
 }
 
 static void id_list(out *o, const report_finding *f, bool current)
@@ -394,6 +490,54 @@ static void id_list(out *o, const report_finding *f, bool current)
 		}
 }
 
+/* The ids of the snapshots shown beside capture `cap`, or "-". */
+static void snapshot_ids(out *o, const report_finding *f, int64_t cap)
+{
+	bool any = false;
+
+	for (size_t i = 0; i < f->nsnaps; i++)
+		if (f->snaps[i].capture_id == cap) {
+			P(o, "%s<a href=\"#snapshot-%" PRId64 "\">%" PRId64 "</a>", any ? ", " : "",
+			  f->snaps[i].id, f->snaps[i].id);
+			any = true;
+		}
+	if (!any)
+		P(o, "-");
+}
+
+/* Incident snapshots of the captures' hosts taken near the captures. */
+static void snapshots(out *o, const report_finding *f)
+{
+	if (!f->nsnaps)
+		return;
+	P(o,
+	  "<h3>Incident snapshots</h3>\n<p class=\"note\">Kernel and process state "
+	  "of a capture's host taken within %d minutes of the capture.</p>\n"
+	  "<table class=\"snaps\"><tr><th>snapshot</th><th>taken</th><th>host</th>"
+	  "<th>beside capture</th><th>incident</th><th>reason</th><th>get it</th></tr>\n",
+	  (int)(REPORT_SNAPSHOT_WINDOW_US / 60000000));
+	for (size_t i = 0; i < f->nsnaps; i++) {
+		const report_snapshot *sn = &f->snaps[i];
+		int64_t gap_s = sn->gap_us / 1000000;
+		P(o, "<tr id=\"snapshot-%" PRId64 "\"><td class=\"num\">%" PRId64 "</td><td>",
+		  sn->id, sn->id);
+		T(o, sn->taken_us);
+		P(o, "</td><td>");
+		E(o, sn->host, "-");
+		P(o, "</td><td>%" PRId64 " (%s%" PRId64 "m%02" PRId64 "s)</td><td>", sn->capture_id,
+		  gap_s < 0 ? "-" : "+", (gap_s < 0 ? -gap_s : gap_s) / 60,
+		  (gap_s < 0 ? -gap_s : gap_s) % 60);
+		E(o, sn->incident, "-");
+		P(o, "</td><td>");
+		E(o, sn->reason, "-");
+		P(o,
+		  "</td><td><code>profreg snapshot extract %" PRId64 " --dir snapshot-%" PRId64
+		  "</code></td></tr>\n",
+		  sn->id, sn->id);
+	}
+	P(o, "</table>\n");
+}
+
 static void evidence(out *o, const report_finding *f)
 {
 	if (f->ncaps) {
@@ -405,7 +549,8 @@ static void evidence(out *o, const report_finding *f)
 		  "current captures</summary>\n",
 		  f->ncaps <= 8 ? " open" : "", f->ncaps - ncur, ncur);
 		P(o, "<table class=\"caps\"><tr><th>capture</th><th>side</th><th>captured</th>"
-		  "<th>release</th><th>host</th><th>retention</th><th>blob key</th></tr>\n");
+		  "<th>release</th><th>host</th><th>retention</th><th>blob key</th>"
+		  "<th>snapshots</th></tr>\n");
 		for (size_t i = 0; i < f->ncaps; i++) {
 			const report_capture *c = &f->caps[i];
 			P(o, "<tr><td class=\"num\">%" PRId64 "</td><td>%s</td><td>", c->id,
@@ -419,10 +564,13 @@ static void evidence(out *o, const report_finding *f)
 			E(o, c->retention, "-");
 			P(o, "</td><td><code class=\"blob\">");
 			E(o, c->blob_key, "-");
-			P(o, "</code></td></tr>\n");
+			P(o, "</code></td><td>");
+			snapshot_ids(o, f, c->id);
+			P(o, "</td></tr>\n");
 		}
 		P(o, "</table></details>\n");
 	}
+	snapshots(o, f);
 	P(o, "<h3>Reproduce</h3>\n<pre>");
 	if (f->id)
 		P(o,

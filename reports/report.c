@@ -47,6 +47,12 @@ static void finding_release(report_finding *f)
 	}
 	free(f->caps);
 	free(f->points);
+	for (size_t i = 0; i < f->nsnaps; i++) {
+		free(f->snaps[i].host);
+		free(f->snaps[i].incident);
+		free(f->snaps[i].reason);
+	}
+	free(f->snaps);
 	for (size_t i = 0; i < f->nsuspects; i++) {
 		free(f->suspects[i].sha);
 		free(f->suspects[i].author);

@@ -45,6 +45,20 @@ typedef struct report_capture {
 	bool current;
 } report_capture;
 
+/* An incident snapshot of a capture's host taken near the capture's time. */
+typedef struct report_snapshot {
+	int64_t id;
+	int64_t taken_us;
+	char *host;
+	char *incident;      /* NULL: none */
+	char *reason;        /* NULL: none */
+	int64_t capture_id;  /* the capture it was taken closest to */
+	int64_t gap_us;      /* taken_us minus that capture's time */
+} report_snapshot;
+
+/* How far from a capture's time a snapshot of its host is shown beside it. */
+#define REPORT_SNAPSHOT_WINDOW_US (15 * 60 * INT64_C(1000000))
+
 typedef struct report_commit {
 	char *sha, *author, *subject;
 } report_commit;
@@ -82,6 +96,8 @@ typedef struct report_finding {
 	char *fixed_by;              /* the release that fixed it, or NULL */
 	report_state *history;       /* every state it went through, oldest first */
 	size_t nhistory;
+	report_snapshot *snaps;      /* near the captures, oldest first */
+	size_t nsnaps;
 	int64_t incident_id;         /* 0: not part of an incident */
 	int64_t incident_lead;       /* the id of the incident's lead finding */
 } report_finding;

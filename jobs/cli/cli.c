@@ -177,7 +177,7 @@ int cli_next(cli_parser *p, const char **arg)
 			continue;
 		case 'h':
 		case OPT_HELP:
-			cli_print_help(p, stdout);
+			cli_print_help(p, p->ctx->help_out ? p->ctx->help_out : stdout);
 			return CLI_HELP;
 		case ':':
 			cli_error(p->ctx, "option '%s' needs a value (see --help)",
@@ -341,6 +341,18 @@ int cli_dispatch(cli_ctx *ctx, const cli_command *cmds, const char *group,
 					 " options.\n", group);
 		if (brc < 0) {
 			cli_error(ctx, "out of memory");
+		} else if (ctx->help_out && argc >= 1) {
+			/* The manual: the group's list, then each subcommand's own help. */
+			fwrite(text.ptr, 1, text.len, ctx->help_out);
+			for (const cli_command *c = cmds; c->name; c++) {
+				char sub_help[] = "--help";
+				char *sub[3] = {(char *)c->name, sub_help, NULL};
+				snprintf(name, sizeof(name), "%s %s", group, c->name);
+				fprintf(ctx->help_out, "\001%s\n", name);
+				ctx->prog = name;
+				(void)c->fn(ctx, 2, sub);
+				ctx->prog = prog;
+			}
 		} else if (argc < 1) {
 			fflush(stdout);
 			(void)fileio_write_fd(STDERR_FILENO, text.ptr, text.len);
@@ -520,4 +532,76 @@ int cli_print_json(const cli_ctx *ctx, json_t *v)
 	json_decref(v);
 	fputc('\n', stdout);
 	return rc == 0 ? EXIT_OK : EXIT_RUNTIME;
+}
+
+/* One line of --help text as roff inside .nf: no escapes, no requests. */
+static void roff_line(FILE *f, const char *s, size_t n)
+{
+	if (n && (s[0] == '.' || s[0] == '\''))
+		fputs("\\&", f);
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '\\')
+			fputs("\\e", f);
+		else
+			fputc(s[i], f);
+	}
+	fputc('\n', f);
+}
+
+int cli_man(cli_ctx *ctx, const cli_command *cmds, const char *version, FILE *f)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&text, &len);
+	cli_ctx sub = *ctx;
+	const char *prog = ctx->prog;
+
+	if (!mem) {
+		cli_error(ctx, "out of memory");
+		return EXIT_RUNTIME;
+	}
+	sub.help_out = mem;
+	for (const cli_command *c = cmds; c->name; c++) {
+		char help[] = "--help", *argv[3] = {(char *)c->name, help, NULL}, name[128];
+		snprintf(name, sizeof(name), "%s %s", prog, c->name);
+		fprintf(mem, "\001%s\n", name);
+		sub.prog = name;
+		(void)c->fn(&sub, 2, argv);
+	}
+	if (fclose(mem) != 0 || !text) {
+		free(text);
+		cli_error(ctx, "out of memory");
+		return EXIT_RUNTIME;
+	}
+	fprintf(f, ".\\\" profreg(1), written by 'profreg help --man' from the commands' own\n"
+		   ".\\\" option tables: do not edit by hand.\n"
+		   ".TH PROFREG 1 \"\" \"profreg %s\" \"User Commands\"\n"
+		   ".SH NAME\nprofreg \\- find performance regressions in continuous profiles\n"
+		   ".SH SYNOPSIS\n.B profreg\n[global options]\n.I COMMAND\n[options]\n"
+		   ".SH DESCRIPTION\nprofreg stores continuous profiles (pprof, folded stacks,\n"
+		   "V8, perf script) as compressed blobs indexed in PostgreSQL, tests every\n"
+		   "function's self share against rolling baselines, pages on\\-call and\n"
+		   "gates deploys.\n"
+		   "Every command takes \\fB\\-\\-help\\fR; what follows is that text.\n"
+		   ".SH COMMANDS\n.TP 16\n", version);
+	for (const cli_command *c = cmds; c->name; c++)
+		fprintf(f, "%s\\fB%s\\fR\n%s\n", c == cmds ? "" : ".TP\n", c->name, c->help);
+	for (char *s = text, *end = text + len; s < end;) {
+		char *nl = memchr(s, '\n', (size_t)(end - s));
+		size_t n = nl ? (size_t)(nl - s) : (size_t)(end - s);
+		if (n && s[0] == '\001') {
+			fprintf(f, "%s.SS \"", s == text ? ".SH \"COMMAND REFERENCE\"\n" : ".fi\n");
+			fwrite(s + 1, 1, n - 1, f);
+			fputs("\"\n.nf\n", f);
+		} else {
+			roff_line(f, s, n);
+		}
+		s += n + 1;
+	}
+	fputs(".fi\n.SH EXIT STATUS\n0 success; 1 a regression at or above the gate; "
+	      "2 usage; 3 infrastructure error;\n4 bad input; 5 inconclusive.\n"
+	      ".SH FILES\nThe configuration file (\\fB\\-\\-config\\fR), the state "
+	      "directory (\\fB\\-\\-home\\fR,\n\\fBPROFREG_HOME\\fR, default ./var).\n", f);
+	free(text);
+	return cli_finish(ctx, EXIT_OK);
 }

@@ -24,6 +24,12 @@ typedef struct cli_ctx {
 	bool json;
 	bool wide;           /* --wide: tables in full (table.h) */
 	const char *prog;    /* "profreg ingest", for messages */
+	/*
+	 * Where --help text goes; NULL: standard output. Set by the manual
+	 * writer (cli_man), which also makes a group's --help walk into each
+	 * of its subcommands.
+	 */
+	FILE *help_out;
 } cli_ctx;
 
 typedef struct cli_option {
@@ -91,6 +97,14 @@ int cli_end(cli_parser *p, int c, bool bad, int min_operands, int max_operands,
 
 /* Print the usage and option table of a parser to `f`. */
 void cli_print_help(const cli_parser *p, FILE *f);
+
+/*
+ * Write the manual page profreg(1) in roff to `f`: every command of
+ * `cmds` (and every subcommand of a group) with its --help text, which
+ * each command prints from its own option table, usage and description.
+ * Returns an exit code.
+ */
+int cli_man(cli_ctx *ctx, const cli_command *cmds, const char *version, FILE *f);
 
 /*
  * Print "profreg CMD: msg" to stderr as one line in one write(2), in its

@@ -4,10 +4,10 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "jobs/cli/commands.h"
-#include "jobs/access.h"
 #include "jobs/config.h"
 #include "jobs/cli/context.h"
 #include "jobs/cli/exitcode.h"
+#include "jobs/exports.h"
 #include "jobs/reportdata.h"
 #include "common/fileio.h"
 #include "common/timeutil.h"
@@ -18,13 +18,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { O_FORMAT = 1800, O_OUT, O_HOST, O_SINCE, O_UNTIL };
+enum { O_FORMAT = 1800, O_OUT, O_HOST, O_SINCE, O_UNTIL, O_VALUE };
 
 int cmd_export(cli_ctx *ctx, int argc, char **argv)
 {
 	static const cli_option opts[] = {
 		{"format", required_argument, O_FORMAT, "FORMAT",
 		 "folded, speedscope or pprof (default folded)"},
+		{"value", required_argument, O_VALUE, "WHAT",
+		 "samples (sample counts; folded's default) or unit (the profile's own)"},
 		{"out", required_argument, O_OUT, "FILE", "write here (default: standard output)"},
 		{"host", required_argument, O_HOST, "HOST", "only captures from this host"},
 		{"since", required_argument, O_SINCE, "TIME",
@@ -33,20 +35,23 @@ int cmd_export(cli_ctx *ctx, int argc, char **argv)
 		{NULL, 0, 0, NULL, NULL},
 	};
 	static const char usage[] =
-		"profreg export ID|SELECTION [--format folded|speedscope|pprof] [--out FILE]";
+		"profreg export ID|SELECTION [--format folded|speedscope|pprof]\n"
+		"                 [--value samples|unit] [--out FILE]";
 	static const char desc[] =
 		"Write a capture, or the captures a selection names merged into one profile,\n"
 		"for other tools: folded stacks (flamegraph.pl), speedscope JSON\n"
 		"(speedscope.app) or gzip-compressed pprof (go tool pprof). A selection is\n"
 		"'service=S,release=R', 'service=S,commit=C' or 'id=1,2,3', with optional\n"
-		"host=, type= (default cpu), since= and until=.";
+		"host=, type= (default cpu), since= and until=.\n"
+		"Folded stacks are one line per distinct stack. A pprof capture exported as\n"
+		"pprof keeps its line numbers, mappings and locations; labels never leave.";
 	pr_error err = PR_ERROR_INIT;
 	cli_parser *p = NULL;
 	config cfg = {0};
 	reportdata_sel sel = {0};
-	reportdata_cap *caps = NULL;
-	size_t ncaps = 0;
-	profile *one = NULL, *merged = NULL;
+	exports_result res;
+	exports_value value = EXPORTS_VALUE_DEFAULT;
+	job_env env = {0};
 	db *d = NULL;
 	blob_store *bs = NULL;
 	buf text = BUF_INIT;
@@ -64,6 +69,12 @@ int cmd_export(cli_ctx *ctx, int argc, char **argv)
 			if (export_format_parse(&fmt, arg) < 0) {
 				cli_error(ctx, "'--format %s' is not folded, speedscope or pprof",
 					  arg);
+				bad = true;
+			}
+			break;
+		case O_VALUE:
+			if (exports_value_parse(&value, arg) < 0) {
+				cli_error(ctx, "'--value %s' is not samples or unit", arg);
 				bad = true;
 			}
 			break;
@@ -88,48 +99,25 @@ int cmd_export(cli_ctx *ctx, int argc, char **argv)
 		return status;
 	if ((rc = reportdata_sel_parse(&sel, argv[first], host, since, until, &err)) < 0 ||
 	    (rc = ctx_config_load(ctx, &cfg, &err)) < 0 ||
-	    (rc = ctx_db_open(ctx, &d, &err)) < 0 || (rc = ctx_blobs_open(ctx, &bs, &err)) < 0 ||
-	    (rc = reportdata_sel_captures(&caps, &ncaps, d, &sel, &err)) < 0 ||
-	    (rc = access_read_captures(d, "capture.export", NULL, &caps[0].id, ncaps,
-				       sizeof(*caps), true, &err)) < 0)
+	    (rc = ctx_db_open(ctx, &d, &err)) < 0 || (rc = ctx_blobs_open(ctx, &bs, &err)) < 0)
 		goto fail;
-	if (ncaps == 1) {
-		if ((rc = reportdata_load_profile(&one, bs, &caps[0], &cfg.limits, &err)) < 0 ||
-		    (rc = export_write(&text, one, one->primary, fmt, sel.text, &err)) < 0)
-			goto fail;
-	} else {
-		for (size_t i = 0; i < ncaps; i++) {
-			const profile_value_type *vt;
-			if ((rc = reportdata_load_profile(&one, bs, &caps[i], &cfg.limits,
-							  &err)) < 0)
-				goto fail;
-			vt = &one->value_types[one->primary];
-			if (!merged && (rc = export_merged_new(&merged, sel.text, vt->type,
-							       vt->unit, &err)) < 0)
-				goto fail;
-			rc = export_merge(merged, one, &err);
-			profile_free(one);
-			one = NULL;
-			if (rc < 0)
-				goto fail;
-		}
-		if ((rc = export_write(&text, merged, 0, fmt, sel.text, &err)) < 0)
-			goto fail;
-	}
+	env.cfg = &cfg;
+	env.d = d;
+	env.bs = bs;
+	if ((rc = exports_run(&text, &res, &env, &sel, fmt, value, &err)) < 0)
+		goto fail;
 	if ((rc = fileio_write_out(outp, text.ptr, text.len, 0644, &err)) < 0)
 		goto fail;
 	if (strcmp(outp, "-") != 0 && !ctx->quiet)
-		fprintf(stderr, "exported %zu capture%s to %s\n", ncaps, ncaps == 1 ? "" : "s",
-			outp);
+		fprintf(stderr, "exported %zu capture%s (%s, %s%s) to %s\n", res.ncaptures,
+			res.ncaptures == 1 ? "" : "s", res.type, res.unit,
+			res.detailed ? ", with lines and mappings" : "", outp);
 	status = cli_finish(ctx, EXIT_OK);
 	goto out;
 fail:
 	status = cli_fail(ctx, &err);
 out:
 	buf_release(&text);
-	profile_free(one);
-	profile_free(merged);
-	reportdata_caps_free(caps, ncaps);
 	reportdata_sel_release(&sel);
 	blob_store_free(bs);
 	db_close(d);

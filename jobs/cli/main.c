@@ -105,7 +105,11 @@ int main(int argc, char **argv)
 		ctx.home = getenv("PROFREG_HOME");
 	if (!ctx.home || !*ctx.home)
 		ctx.home = "./var";
-	if (strcmp(argv[first], "help") == 0) {
+	if (strcmp(argv[first], "help") == 0 && first + 2 == argc &&
+	    strcmp(argv[first + 1], "--man") == 0) {
+		/* Hidden: the manual page, written from the same tables as --help. */
+		status = cli_man(&ctx, commands, PROFREG_VERSION, stdout);
+	} else if (strcmp(argv[first], "help") == 0) {
 		/* `profreg help COMMAND` is `profreg COMMAND --help`. */
 		sub[0] = argv[first + 1];
 		sub[1] = help_opt;

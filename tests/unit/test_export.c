@@ -18,6 +18,8 @@
 
 #include "common/fileio.h"
 #include "pipeline/format.h"
+#include "pipeline/gunzip.h"
+#include "pipeline/profile.pb-c.h"
 #include "reports/export.h"
 
 /* name -> self, summed over functions of the same name (folded drops files). */
@@ -255,6 +257,209 @@ static void test_merged_captures_add_up_and_hostile_names_survive(void **state)
 	profile_free(m);
 }
 
+
+/* A test data file's bytes, gunzipped when they are gzip. */
+static void raw_of(buf *out, const char *rel)
+{
+	const char *dir = getenv("PROFREG_TEST_DATA");
+	char path[1024];
+	buf raw = BUF_INIT;
+	pr_error err = PR_ERROR_INIT;
+
+	snprintf(path, sizeof(path), "%s/%s", dir ? dir : "tests/data", rel);
+	if (fileio_read(&raw, path, 64 << 20, &err) < 0)
+		fail_msg("%s", err.msg);
+	if (format_is_gzip((const uint8_t *)raw.ptr, raw.len))
+		assert_int_equal(gunzip_bounded(out, (const uint8_t *)raw.ptr, raw.len, 64 << 20,
+						path, &err), 0);
+	else
+		assert_int_equal(buf_put(out, raw.ptr, raw.len), 0);
+	buf_release(&raw);
+}
+
+static Perftools__Profiles__Profile *unpack_gz(const buf *gz)
+{
+	buf raw = BUF_INIT;
+	pr_error err = PR_ERROR_INIT;
+	Perftools__Profiles__Profile *m;
+
+	assert_int_equal(gunzip_bounded(&raw, (const uint8_t *)gz->ptr, gz->len, 64 << 20, "out",
+					&err), 0);
+	m = perftools__profiles__profile__unpack(NULL, raw.len, (const uint8_t *)raw.ptr);
+	assert_non_null(m);
+	buf_release(&raw);
+	return m;
+}
+
+static const char *pb_str(const Perftools__Profiles__Profile *m, int64_t i, char *tmp,
+			  size_t n)
+{
+	assert_true(i >= 0 && (size_t)i < m->n_string_table);
+	snprintf(tmp, n, "%.*s", (int)m->string_table[i].len,
+		 (const char *)m->string_table[i].data);
+	return tmp;
+}
+
+static void test_detailed_pprof_keeps_lines_and_mappings_and_drops_labels(void **state)
+{
+	static const char *inputs[] = {"pprof/go-cpu.pb.gz", "pprof/go-spans.pb.gz"};
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(inputs) / sizeof(inputs[0]); k++) {
+		profile *p = load(inputs[k], "cpu"), *q;
+		Perftools__Profiles__Profile *src, *m;
+		export_pprof_set *set = NULL;
+		buf raw = BUF_INIT, out = BUF_INIT;
+		pr_error err = PR_ERROR_INIT;
+		char t1[512], t2[512];
+		size_t with_line = 0, labels = 0;
+		selfmap a, b;
+
+		raw_of(&raw, inputs[k]);
+		src = perftools__profiles__profile__unpack(NULL, raw.len, (uint8_t *)raw.ptr);
+		assert_non_null(src);
+		for (size_t i = 0; i < src->n_sample; i++)
+			labels += src->sample[i]->n_label;
+		assert_int_equal(export_pprof_set_new(&set, p->value_types[p->primary].type,
+						      p->value_types[p->primary].unit, &err), 0);
+		assert_int_equal(export_pprof_set_add(set, (uint8_t *)raw.ptr, raw.len, inputs[k],
+						      NULL, &err), 0);
+		assert_int_equal(export_pprof_set_write(&out, set, &err), 0);
+		m = unpack_gz(&out);
+		/* The mapping's file and build id, every location, the line numbers. */
+		assert_true(src->n_mapping > 0);
+		assert_int_equal(m->n_mapping, src->n_mapping);
+		assert_string_equal(pb_str(m, m->mapping[0]->filename, t1, sizeof(t1)),
+				    pb_str(src, src->mapping[0]->filename, t2, sizeof(t2)));
+		assert_true(strlen(t1) > 0);
+		assert_string_equal(pb_str(m, m->mapping[0]->build_id, t1, sizeof(t1)),
+				    pb_str(src, src->mapping[0]->build_id, t2, sizeof(t2)));
+		assert_int_equal(m->n_location, src->n_location);
+		for (size_t i = 0; i < m->n_location; i++) {
+			assert_int_equal(m->location[i]->address, src->location[i]->address);
+			for (size_t j = 0; j < m->location[i]->n_line; j++)
+				with_line += m->location[i]->line[j]->line > 0;
+		}
+		assert_true(with_line > 0);
+		assert_int_equal(m->n_sample, src->n_sample);
+		for (size_t i = 0; i < m->n_sample; i++)
+			assert_int_equal(m->sample[i]->n_label, 0);
+		/* Label keys and values are not even in the string table. */
+		if (labels) {
+			for (size_t i = 0; i < src->n_sample; i++)
+				for (size_t j = 0; j < src->sample[i]->n_label; j++) {
+					const char *v = pb_str(src, src->sample[i]->label[j]->str,
+							       t2, sizeof(t2));
+					for (size_t s = 1; v[0] && s < m->n_string_table; s++)
+						assert_string_not_equal(
+							pb_str(m, (int64_t)s, t1, sizeof(t1)), v);
+				}
+		}
+		/* Parsed back: the same per-function self values, files included. */
+		q = reparse(&out, PROFILE_FMT_PPROF);
+		summary_of(&a, p, p->primary, true);
+		summary_of(&b, q, 0, true);
+		assert_same(&a, &b);
+		selfmap_free(&a);
+		selfmap_free(&b);
+		/* The same capture twice: one set of locations, twice the values. */
+		assert_int_equal(export_pprof_set_add(set, (uint8_t *)raw.ptr, raw.len, inputs[k],
+						      NULL, &err), 0);
+		buf_reset(&out);
+		perftools__profiles__profile__free_unpacked(m, NULL);
+		assert_int_equal(export_pprof_set_write(&out, set, &err), 0);
+		m = unpack_gz(&out);
+		assert_int_equal(m->n_location, src->n_location);
+		assert_int_equal(m->n_mapping, src->n_mapping);
+		assert_int_equal(m->n_sample, 2 * src->n_sample);
+		perftools__profiles__profile__free_unpacked(m, NULL);
+		perftools__profiles__profile__free_unpacked(src, NULL);
+		export_pprof_set_free(set);
+		buf_release(&raw);
+		buf_release(&out);
+		profile_free(p);
+		profile_free(q);
+	}
+}
+
+static void test_detailed_pprof_refuses_bad_input_with_a_reason(void **state)
+{
+	static const uint8_t garbage[] = {0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x01};
+	export_pprof_set *set = NULL;
+	buf raw = BUF_INIT;
+	pr_error err = PR_ERROR_INIT;
+	profile_limits lim;
+
+	(void)state;
+	raw_of(&raw, "pprof/go-cpu.pb.gz");
+	assert_int_equal(export_pprof_set_new(&set, "cpu", "nanoseconds", &err), 0);
+	assert_int_equal(export_pprof_set_add(set, garbage, sizeof(garbage), "capture 7", NULL,
+					      &err), PR_EDATA);
+	assert_string_equal(err.msg,
+			    "cannot export 'capture 7' as pprof: not a profile.proto message");
+	/* Truncated. */
+	pr_error_clear(&err);
+	assert_true(export_pprof_set_add(set, (uint8_t *)raw.ptr, raw.len / 2, "capture 8", NULL,
+					 &err) < 0);
+	if (!strstr(err.msg, "'capture 8'"))
+		fail_msg("%s", err.msg);
+	/* Over the memory limit of the decode. */
+	pr_error_clear(&err);
+	profile_limits_default(&lim);
+	lim.max_decompressed_bytes = raw.len - 1;
+	assert_int_equal(export_pprof_set_add(set, (uint8_t *)raw.ptr, raw.len, "capture 9",
+					      &lim, &err), PR_ELIMIT);
+	assert_non_null(strstr(err.msg, "'capture 9'"));
+	export_pprof_set_free(set);
+	/* A profile without the asked-for column. */
+	pr_error_clear(&err);
+	assert_int_equal(export_pprof_set_new(&set, "inuse_space", "bytes", &err), 0);
+	assert_int_equal(export_pprof_set_add(set, (uint8_t *)raw.ptr, raw.len, "capture 10", NULL,
+					      &err), PR_EDATA);
+	assert_string_equal(err.msg,
+			    "cannot export 'capture 10' as pprof: no 'inuse_space/bytes' values");
+	export_pprof_set_free(set);
+	buf_release(&raw);
+}
+
+static void test_folded_is_one_line_per_stack_with_sample_counts(void **state)
+{
+	profile *p = load("pprof/go-cpu.pb.gz", "cpu"), *h = load("pprof/go-heap.pb.gz", "heap");
+	buf out = BUF_INIT;
+	pr_error err = PR_ERROR_INIT;
+	size_t col, lines = 0;
+	int64_t sum = 0, want = 0;
+	char *save = NULL, *line, *prev = NULL;
+
+	(void)state;
+	assert_int_equal(export_samples_column(&col, p, p->primary), 0);
+	assert_string_equal(p->value_types[col].type, "samples");
+	assert_int_equal(export_folded(&out, p, col, &err), 0);
+	for (line = strtok_r(out.ptr, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *sp = strrchr(line, ' ');
+		assert_non_null(sp);
+		*sp = '\0';
+		/* Sorted and distinct: every stack once. */
+		if (prev)
+			assert_true(strcmp(prev, line) < 0);
+		prev = line;
+		sum += strtoll(sp + 1, NULL, 10);
+		lines++;
+	}
+	for (size_t s = 0; s < p->nsamples; s++)
+		if (p->stack_len[s])
+			want += p->values[s * p->nvalue_types + col];
+	assert_int_equal(sum, want);
+	assert_true(lines > 0 && lines < p->nsamples);
+	/* heap: inuse_space counts as inuse_objects. */
+	assert_int_equal(export_samples_column(&col, h, h->primary), 0);
+	assert_string_equal(h->value_types[h->primary].type, "inuse_space");
+	assert_string_equal(h->value_types[col].type, "inuse_objects");
+	buf_release(&out);
+	profile_free(p);
+	profile_free(h);
+}
+
 static void test_export_formats_parse_by_name(void **state)
 {
 	export_format f;
@@ -275,6 +480,9 @@ int main(void)
 		cmocka_unit_test(test_speedscope_round_trip_keeps_every_function),
 		cmocka_unit_test(test_merged_captures_add_up_and_hostile_names_survive),
 		cmocka_unit_test(test_export_formats_parse_by_name),
+		cmocka_unit_test(test_detailed_pprof_keeps_lines_and_mappings_and_drops_labels),
+		cmocka_unit_test(test_detailed_pprof_refuses_bad_input_with_a_reason),
+		cmocka_unit_test(test_folded_is_one_line_per_stack_with_sample_counts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

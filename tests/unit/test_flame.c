@@ -135,6 +135,7 @@ static void test_narrow_frames_are_merged_into_their_parent(void **state)
 	(void)state;
 	assert_int_equal(flame_tree_init(&t, &err), 0);
 	add(&t, FLAME_CUR, "main;big", 1000000);
+	add(&t, FLAME_BASE, "main;big", 1000000);
 	for (int i = 0; i < 500; i++) {
 		snprintf(stack, sizeof(stack), "main;tiny%d", i);
 		add(&t, FLAME_CUR, stack, 10);

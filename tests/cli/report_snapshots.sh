@@ -1,0 +1,44 @@
+#!/bin/bash
+# Incident snapshots in a finding's report: those taken on a capture's host
+# within 15 minutes of the capture are listed beside it, with their id and
+# the command that extracts them; snapshots of other hosts or other times
+# are not.
+. "$(dirname "$0")/lib.sh"
+fresh_db cli_report_snapshots
+T=$PROFREG_TEST_TMP/cli_report_snapshots
+rm -rf "$T" && mkdir -p "$T"
+
+pr --quiet service add web && pr --quiet service enable web
+while read -r f rel at; do
+	pr --quiet ingest "$f" --service web --release "$rel" --time "$at" --host "h-$rel" --type cpu
+done < <(bash "$PROFREG_TEST_DATA/reports/web.sh" "$T/caps")
+pr --quiet analyze --service web --release v2 --at 2026-03-11T00:00:00Z --min-captures 5 >/dev/null
+fid=$(sql "select id from findings where function = 'checkout.computeTax' and direction = 'regression'")
+[ -n "$fid" ] && ok "the known regression is found" || not_ok "analyze"
+
+# Snapshots as the snapshots table holds them (written here directly: what is
+# tested is the report, not the taking).
+snap() { # host time incident
+	sql "insert into snapshots (host, taken_at, incident, reason, blob_key, archive_bytes, manifest, stored_by)
+	     values ('$1', '$2', nullif('$3', ''), 'test <b>reason</b>', encode(sha256('$1$2'::bytea), 'hex'), 100, '{}', 'test')
+	     returning id"
+}
+near_cur=$(snap h-v2 2026-03-10T18:05:30Z 'INC-7 <script>')
+near_base=$(snap h-v1 2026-03-05T05:50:00Z '')
+far=$(snap h-v2 2026-03-10T18:40:00Z INC-8)
+other=$(snap h-other 2026-03-10T18:00:00Z INC-9)
+cap=$(sql "select id from profiles where host = 'h-v2' and captured_at = '2026-03-10T18:00:00Z'")
+cap_base=$(sql "select id from profiles where host = 'h-v1' and captured_at = '2026-03-05T06:00:00Z'")
+
+run pr report --finding "$fid" --out "$T/f.html"
+[ $RC -eq 0 ] && grep -q '<h3>Incident snapshots</h3>' "$T/f.html" && ok "the finding's report has an incident snapshots section" || not_ok "section" "$ERR"
+row() { grep -o "<tr id=\"snapshot-$1\">.*</tr>" "$T/f.html"; }
+r=$(row "$near_cur")
+grep -q "<td>$cap (+5m30s)</td>" <<<"$r" && grep -q "profreg snapshot extract $near_cur --dir snapshot-$near_cur" <<<"$r" &&
+	ok "a snapshot of the capture's host 5 minutes after it is listed beside it, with the extract command" || not_ok "near current" "$r"
+grep -q 'INC-7 &lt;script&gt;' <<<"$r" && grep -q 'test &lt;b&gt;reason&lt;/b&gt;' <<<"$r" && ok "its incident and reason are escaped" || not_ok "escaping" "$r"
+grep -q "<td>$cap_base (-10m00s)</td>" <<<"$(row "$near_base")" && ok "a baseline capture's snapshot 10 minutes before it is listed too" || not_ok "near base" "$(row "$near_base")"
+[ -z "$(row "$far")" ] && ok "a snapshot 20 minutes from any capture of its host is not" || not_ok "far" "$(row "$far")"
+[ -z "$(row "$other")" ] && ok "a snapshot of another host at the same time is not" || not_ok "other host" "$(row "$other")"
+grep -q "<a href=\"#snapshot-$near_cur\">$near_cur</a>" "$T/f.html" && ok "the capture's row links to its snapshot" || not_ok "capture link"
+finish
