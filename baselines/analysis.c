@@ -1255,6 +1255,14 @@ int analysis_finish(analysis *a, pr_error *err)
 		f->severity = f->significant && f->direction == FINDING_REGRESSION
 			? stats_severity_of(lo_pp, rel, f->q_value, &o->severity)
 			: STATS_SEV_NONE;
+		/*
+		 * Cost per second of capture, or bytes in use, also rises with
+		 * traffic and with how much CPU a host lets the process have:
+		 * without a load figure it is reported, never gates nor pages.
+		 */
+		if (cost && f->cost_unit && strcmp(f->cost_unit, "per_load") != 0 &&
+		    f->severity > STATS_SEV_LOW)
+			f->severity = STATS_SEV_LOW;
 		if (f->significant)
 			a->nfindings++;
 	}

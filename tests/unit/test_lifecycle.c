@@ -612,6 +612,9 @@ static void test_a_service_slower_everywhere_is_a_cost_finding(void **state)
 	assert_non_null(cost);
 	assert_string_equal(cost->function, FINDING_WHOLE_SERVICE);
 	assert_true(cost->current_share / cost->baseline_share > 1.8);
+	/* Per second of capture, not per unit of load: reported, never gating. */
+	assert_string_not_equal(cost->cost_unit, "per_load");
+	assert_int_equal(cost->severity, STATS_SEV_LOW);
 	assert_int_equal(share, 0);
 	assert_int_equal(null_cost, 0);
 	analysis_release(&a);
