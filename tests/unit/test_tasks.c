@@ -28,7 +28,7 @@ static int64_t queue(testdb *t, size_t n)
 	pr_error err = PR_ERROR_INIT;
 	int64_t run = 0, ids[8];
 	const char *names[8];
-	char buf[8][16];
+	char buf[8][32];
 	json_t *params = json_pack("{s:I,s:I}", "at_us", (json_int_t)1, "night_us",
 				   (json_int_t)2);
 
