@@ -55,11 +55,22 @@ static int select_hosts(bool *in, char *const *hosts, size_t n, const char *spec
 		}
 		memcpy(item, p, len);
 		item[len] = '\0';
-		for (size_t i = 0; i < n; i++)
-			if (fnmatch(item, hosts[i], 0) == 0) {
-				in[i] = true;
-				hit = true;
+		{
+			/* "host=PATTERN", and "host=!PATTERN": every host it does not match. */
+			const char *pat = strncmp(item, "host=", 5) == 0 ? item + 5 : item;
+			bool neg = pat != item && pat[0] == '!';
+			if (neg)
+				pat++;
+			if (!*pat) {
+				*empty_item = true;
+				return 0;
 			}
+			for (size_t i = 0; i < n; i++)
+				if ((fnmatch(pat, hosts[i], 0) == 0) != neg) {
+					in[i] = true;
+					hit = true;
+				}
+		}
 		if (!hit && buf_printf(unknown, "%s'%s'", unknown->len ? ", " : "", item) < 0)
 			return PR_ENOMEM;
 		if (!p[len])
@@ -113,7 +124,8 @@ int cohort_resolve(cohort_hosts *out, db *d, int64_t service_id, const char *ser
 	if (empty) {
 		rc = pr_error_set(err, PR_EUSAGE,
 				  "the %s hosts '%.200s' hold an empty or overlong name (a "
-				  "list is NAME[,NAME...], each a host or a glob)",
+				  "list is NAME[,NAME...], each a host, a glob, host=GLOB or "
+				  "host=!GLOB)",
 				  which, strcmp(which, "canary") == 0 ? cohort_spec : control_spec);
 		goto out;
 	}

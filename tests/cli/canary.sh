@@ -68,6 +68,12 @@ enc=$(jq -c '[.findings[] | select(.function == "main;serve;encode" or .function
 	not_ok "canary regression" "rc=$RC $enc $ERR"
 echo "$OUT" >"$T/canary.json"
 
+# The same cohorts written as host selectors, the control by negation.
+run pr analyze --service checkout --release v2 --cohort 'host=web-[12]' \
+	--control 'host=!web-[127]' --at "$AT" --dry-run --gate high --json
+[ $RC -eq 1 ] && [ "$(jq -c '.findings' <<<"$OUT")" = "$(jq -c '.findings' "$T/canary.json")" ] &&
+	ok "host=PATTERN and host=!PATTERN select the same cohorts" || not_ok "host= form" "rc=$RC $ERR"
+
 # The control by default: every other host of the service (web-3 to web-7).
 run pr analyze --service checkout --release v2 --cohort web-1,web-2 --at "$AT" --dry-run --json
 [ $RC -eq 0 ] && [ "$(jq -r '[.findings[] | select(.direction == "regression")][0].baseline_captures' <<<"$OUT")" = 50 ] &&
