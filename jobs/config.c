@@ -1446,61 +1446,30 @@ int config_load(config *c, const char *file, pr_error *err)
 			rc = bad(err, path.ptr, "(top level)", "expected an object");
 			goto out;
 		}
-		{
-			/* "services" has names for keys: validated on its own. */
-			json_t *svcs = json_object_get(root, "services");
-			if (svcs) {
-				json_incref(svcs);
-				json_object_del(root, "services");
-				rc = load_services(c, svcs, path.ptr, err);
-				json_decref(svcs);
-				if (rc < 0)
-					goto out;
-			}
-		}
-		{
-			json_t *snap = json_object_get(root, "snapshot");
-			if (snap) {
-				json_incref(snap);
-				json_object_del(root, "snapshot");
-				rc = load_snapshot(c, snap, path.ptr, err);
-				json_decref(snap);
-				if (rc < 0)
-					goto out;
-			}
-		}
-		{
-			json_t *serve = json_object_get(root, "serve");
-			if (serve) {
-				json_incref(serve);
-				json_object_del(root, "serve");
-				rc = load_serve(c, serve, path.ptr, err);
-				json_decref(serve);
-				if (rc < 0)
-					goto out;
-			}
-		}
-		{
-			json_t *blobs = json_object_get(root, "blobs");
-			if (blobs) {
-				json_incref(blobs);
-				json_object_del(root, "blobs");
-				rc = load_blobs(c, blobs, path.ptr, err);
-				json_decref(blobs);
-				if (rc < 0)
-					goto out;
-			}
-		}
-		{
-			json_t *paging = json_object_get(root, "paging");
-			if (paging) {
-				json_incref(paging);
-				json_object_del(root, "paging");
-				rc = load_paging(c, paging, path.ptr, err);
-				json_decref(paging);
-				if (rc < 0)
-					goto out;
-			}
+		/*
+		 * Sections with keys of their own (names, nested choices) are
+		 * validated by their own loaders, and taken out before the rest.
+		 */
+		static const struct {
+			const char *key;
+			int (*load)(config *, json_t *, const char *, pr_error *);
+		} sections[] = {
+			{"services", load_services},
+			{"snapshot", load_snapshot},
+			{"serve", load_serve},
+			{"blobs", load_blobs},
+			{"paging", load_paging},
+		};
+		for (size_t i = 0; i < sizeof(sections) / sizeof(sections[0]); i++) {
+			json_t *sec = json_object_get(root, sections[i].key);
+			if (!sec)
+				continue;
+			json_incref(sec);
+			json_object_del(root, sections[i].key);
+			rc = sections[i].load(c, sec, path.ptr, err);
+			json_decref(sec);
+			if (rc < 0)
+				goto out;
 		}
 		if ((rc = apply(root, top, path.ptr, "", err)) < 0)
 			goto out;
