@@ -203,19 +203,35 @@ out:
 
 /* ---- collect_slots (this module's table) ---------------------------------- */
 
+/*
+ * Whether the unit's slot is already taken. A host's regular slot is also
+ * taken by a deploy capture of the same host and type made within it: the
+ * host was profiled minutes ago, and profiling it again would only make it
+ * wait out its cooldown and cost it a second profile.
+ */
 static int slot_known(bool *known, db *d, int64_t sid, const unit *u, pr_error *err)
 {
 	static const char sql[] =
-		"select 1 from collect_slots where service_id = $1 and source = $2 and target = $3"
-		"   and profile_type = $4 and slot_start = " DB_US_TO_TS("$5");
-	char id[24], start[24];
-	const char *p[5] = {id, u->source_key, u->target, u->prof->type, start};
+		"select 1 from collect_slots where service_id = $1 and target = $3"
+		"   and profile_type = $4"
+		"   and ((source = $2 and slot_start = " DB_US_TO_TS("$5") ")"
+		"        or ($6 and source like 'pprof\\_http deploy %'"
+		"            and outcome in ('stored', 'already')"
+		"            and fetched_at >= " DB_US_TO_TS("$5")
+		"            and fetched_at < " DB_US_TO_TS("$7") "))"
+		" limit 1";
+	char id[24], start[24], end[24];
+	bool regular = u->src->kind == CONFIG_SRC_PPROF_HTTP &&
+		       strcmp(u->source_key, "pprof_http") == 0;
+	const char *p[7] = {id, u->source_key, u->target, u->prof->type, start,
+			    regular ? "true" : "false", end};
 	struct pg_result *res = NULL;
 	int rc;
 
 	snprintf(id, sizeof(id), "%" PRId64, sid);
 	snprintf(start, sizeof(start), "%" PRId64, u->start_us);
-	if ((rc = db_exec(d, &res, err, "reading collected slots", sql, 5, p)) < 0)
+	snprintf(end, sizeof(end), "%" PRId64, u->end_us);
+	if ((rc = db_exec(d, &res, err, "reading collected slots", sql, 7, p)) < 0)
 		return rc;
 	*known = db_rows(res) > 0;
 	db_result_free(res);

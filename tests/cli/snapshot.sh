@@ -10,7 +10,7 @@ fresh_db cli_snapshot
 T=$PROFREG_TEST_TMP/cli_snapshot
 rm -rf "$T" && mkdir -p "$T" && chmod 755 "$T"
 cat >"$T/profreg.json" <<'JSON'
-{"snapshot": {"sample_ms": 300, "time_budget_ms": 20000,
+{"snapshot": {"sample_ms": 300, "time_budget_ms": 20000, "top_processes": 20,
               "services": {"checkout": {"processes": ["snapburner"], "full_cmdline": false}}}}
 JSON
 P() { pr --config "$T/profreg.json" "$@"; }
