@@ -1348,6 +1348,7 @@ int config_load(config *c, const char *file, pr_error *err)
 			{"confirm_looks", 'i', 1, 60, &confirm, 4, NULL},
 			{"confirm_critical", 'b', 0, 0, &c->analysis.confirm_critical, 0, NULL},
 			{"cost_tests", 'b', 0, 0, &c->analysis.cost_tests, 0, NULL},
+			{"margin_in_test", 'b', 0, 0, &c->analysis.margin_in_test, 0, NULL},
 			{"severity", 'o', 0, 0, NULL, 0, severity},
 			{NULL, 0, 0, 0, NULL, 0, NULL},
 		};
