@@ -745,7 +745,8 @@ int main(void)
 			test_a_noisy_small_sample_function_is_weighed_by_its_sample_counts, setup,
 			teardown),
 		cmocka_unit_test_setup_teardown(
-			test_a_rise_beyond_the_margin_needs_no_proof_of_the_margin, setup, teardown),
+			test_a_rise_beyond_the_margin_needs_no_proof_of_the_margin, setup,
+			teardown),
 		cmocka_unit_test_setup_teardown(
 			test_a_sure_change_below_the_margin_is_not_a_finding, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_service_slower_everywhere_is_a_cost_finding,
