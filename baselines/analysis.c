@@ -544,6 +544,17 @@ static int test_function(finding *f, const series *b, const series *c, const ana
 		return rc;
 	pb = stats_vst_inv(p.mean_b);
 	margins(&up, &down, pb, o);
+	/*
+	 * The margin says which changes matter. Tested against (margin in
+	 * test), a rise must be shown beyond it; else the test is against no
+	 * change and the estimate itself must reach the margin: a null
+	 * function's chance of a finding is the same (it needs both), and a
+	 * real change is not asked to clear its own materiality twice.
+	 */
+	f->material_up = p.mean_c - p.mean_b >= up;
+	f->material_down = p.mean_c - p.mean_b <= down;
+	if (!o->margin_in_test)
+		up = down = 0;
 	if ((rc = pooled_test(&rup, &p, STATS_GREATER, up, 0.05)) < 0 ||
 	    (rc = pooled_test(&rdn, &p, STATS_LESS, down, 0.05)) < 0 ||
 	    (rc = pooled_test(&rci, &p, STATS_TWO_SIDED, 0, 1 - o->ci_level)) < 0)
@@ -559,7 +570,7 @@ static int test_function(finding *f, const series *b, const series *c, const ana
 	f->rate_ratio = mean_of(b->rate, b->n) > 0
 			? mean_of(c->rate, c->n) / mean_of(b->rate, b->n) : NAN;
 	rate_tests(f, b, c);
-	/* Two one-sided tests against the margin; each has its own family. */
+	/* Two one-sided tests (see above); each has its own family. */
 	f->p_up = rup.p;
 	f->p_down = rdn.p;
 	f->direction = rup.p <= rdn.p ? FINDING_REGRESSION : FINDING_IMPROVEMENT;
@@ -645,7 +656,7 @@ static int cost_test(finding *f, const sides *s, const int *gb, bool per_load,
 		     const analysis_opts *o)
 {
 	size_t nb = s->base.n, nc = s->cur.n;
-	double *y = malloc(2 * (nb + nc) * sizeof(*y)), *v, gm_b, gm_c;
+	double *y = malloc(2 * (nb + nc) * sizeof(*y)), *v, gm_b, gm_c, up, down;
 	const char *unit = NULL, *u;
 	stats_result rup, rdn, rci;
 	pooled p;
@@ -665,10 +676,16 @@ static int cost_test(finding *f, const sides *s, const int *gb, bool per_load,
 	}
 	if (nb < o->min_baseline || !unit)
 		goto out;
-	if ((rc = pooled_fit(&p, y, v, gb, nb, y + nb, v + nb, nc, 1, 0)) < 0 ||
-	    (rc = pooled_test(&rup, &p, STATS_GREATER, log1p(o->rel_margin), 0.05)) < 0 ||
-	    (rc = pooled_test(&rdn, &p, STATS_LESS, log1p(-fmin(o->rel_margin, 0.99)), 0.05)) <
-		    0 ||
+	if ((rc = pooled_fit(&p, y, v, gb, nb, y + nb, v + nb, nc, 1, 0)) < 0)
+		goto out;
+	up = log1p(o->rel_margin);
+	down = log1p(-fmin(o->rel_margin, 0.99));
+	f->material_up = p.mean_c - p.mean_b >= up;
+	f->material_down = p.mean_c - p.mean_b <= down;
+	if (!o->margin_in_test)
+		up = down = 0;
+	if ((rc = pooled_test(&rup, &p, STATS_GREATER, up, 0.05)) < 0 ||
+	    (rc = pooled_test(&rdn, &p, STATS_LESS, down, 0.05)) < 0 ||
 	    (rc = pooled_test(&rci, &p, STATS_TWO_SIDED, 0, 1 - o->ci_level)) < 0)
 		goto out;
 	gm_b = exp(p.mean_b);
@@ -693,8 +710,7 @@ static int cost_test(finding *f, const sides *s, const int *gb, bool per_load,
 		stats_mw_opts mw = STATS_MW_OPTS_INIT;
 		stats_mw_result mwr;
 		mw.alt = f->direction == FINDING_REGRESSION ? STATS_GREATER : STATS_LESS;
-		mw.delta0 = f->direction == FINDING_REGRESSION ? log1p(o->rel_margin)
-							       : log1p(-fmin(o->rel_margin, 0.99));
+		mw.delta0 = f->direction == FINDING_REGRESSION ? up : down;
 		if ((rc = stats_mann_whitney(&mwr, y + nb, nc, y, nb, &mw)) < 0)
 			goto out;
 		f->mw_p = mwr.p;
@@ -1060,9 +1076,15 @@ static double mw_floor(size_t nb, size_t nc)
 	return exp(lgamma((double)nb + 1) + lgamma((double)nc + 1) - lgamma((double)(nb + nc) + 1));
 }
 
+/* The estimate moved by at least the margin, the way the finding went. */
+static bool material(const finding *f)
+{
+	return f->direction == FINDING_IMPROVEMENT ? f->material_down : f->material_up;
+}
+
 static bool passes(const finding *f, double q, const analysis_opts *o)
 {
-	return q <= o->fdr && (f->mw_p <= o->mw_alpha ||
+	return q <= o->fdr && material(f) && (f->mw_p <= o->mw_alpha ||
 			       mw_floor(f->baseline_captures, f->current_captures) > o->mw_alpha);
 }
 
@@ -1148,6 +1170,7 @@ static int renormalised_retest(analysis *a, const double cut[2])
 		for (size_t k = 1; k < nsig && rc == 0; k++) {
 			finding *f = &a->tests[idx[k]], again;
 			double p;
+			bool still;
 			memset(less, 0, ncap * sizeof(*less));
 			for (size_t j = 0; j < nmov; j++) {
 				size_t r = a->tests[movers[j]].row;
@@ -1165,11 +1188,13 @@ static int renormalised_retest(analysis *a, const double cut[2])
 				continue;
 			rc = test_function(&again, &sb, &sc, o, td->phi, td->phi_df);
 			p = f->direction == FINDING_REGRESSION ? again.p_up : again.p_down;
+			again.direction = f->direction;
+			still = material(&again);
 			finding_clear(&again);
 			if (rc < 0)
 				break;
 			p = stats_seq_pvalue(p, f->look, o->max_looks, o->spend_rho);
-			if (p <= cut[f->direction == FINDING_REGRESSION ? 0 : 1]) {
+			if (still && p <= cut[f->direction == FINDING_REGRESSION ? 0 : 1]) {
 				movers[nmov++] = idx[k];
 				continue;
 			}
@@ -1186,6 +1211,45 @@ static int renormalised_retest(analysis *a, const double cut[2])
 	free(sb.group);
 	free(sc.group);
 	return rc;
+}
+
+/*
+ * A relative shift is no rise or fall of the function's own, yet it was
+ * counted as a discovery when the q-values were computed: when one
+ * function gets much cheaper, every other share rises, and dozens of
+ * such rises make Benjamini-Hochberg's cut-off for the rises lenient
+ * enough to let a function that only rose by noise through. So once the
+ * shifts are known, the q-values of each family are computed again with
+ * every significant relative shift taken out of the discoveries (its
+ * p-value read as 1; it stays in the family's count), and a regression
+ * or improvement that no longer clears the bar is not a finding. Raising
+ * p-values can only shrink the set BH accepts. up and down are scratch
+ * arrays of ntests.
+ */
+static int without_shifts(analysis *a, double *up, double *down)
+{
+	size_t shifts = 0;
+
+	for (size_t i = 0; i < a->ntests; i++) {
+		const finding *f = &a->tests[i];
+		bool shift = f->significant && f->direction == FINDING_RELATIVE_SHIFT;
+		shifts += shift;
+		up[i] = shift ? 1 : f->p_seq_up;
+		down[i] = shift ? 1 : f->p_seq_down;
+	}
+	if (!shifts)
+		return 0;
+	if (stats_bh_qvalues(up, a->ntests, up) < 0 ||
+	    stats_bh_qvalues(down, a->ntests, down) < 0)
+		return PR_ERR;
+	for (size_t i = 0; i < a->ntests; i++) {
+		finding *f = &a->tests[i];
+		if (!f->significant || f->direction == FINDING_RELATIVE_SHIFT)
+			continue;
+		f->q_value = f->direction == FINDING_REGRESSION ? up[i] : down[i];
+		f->significant = passes(f, f->q_value, &a->opts);
+	}
+	return 0;
 }
 
 int analysis_finish(analysis *a, pr_error *err)
@@ -1236,6 +1300,10 @@ int analysis_finish(analysis *a, pr_error *err)
 		rc = rc == PR_ENOMEM ? oom(err)
 				     : pr_error_set(err, PR_ERR,
 						    "cannot re-test renormalised shares");
+		goto out;
+	}
+	if ((rc = without_shifts(a, up, down)) < 0) {
+		rc = pr_error_set(err, PR_ERR, "cannot adjust %zu p-values", a->ntests);
 		goto out;
 	}
 	a->nfindings = 0;
@@ -1451,6 +1519,8 @@ static json_t *part_test(const finding *f, size_t row)
 	bad |= json_object_set_new(o, "current_captures",
 				   json_integer((json_int_t)f->current_captures));
 	bad |= json_object_set_new(o, "look", json_integer((json_int_t)f->look));
+	bad |= json_object_set_new(o, "material", json_integer(f->material_up |
+								 f->material_down << 1));
 	bad |= json_object_set_new(o, "target", json_integer((json_int_t)f->target));
 	bad |= json_object_set_new(o, "row", row == SIZE_MAX ? json_null()
 							     : json_integer((json_int_t)row));
@@ -1701,7 +1771,7 @@ static int part_read_test(finding *f, const json_t *o, size_t target0, size_t nf
 		{"p_up", &f->p_up}, {"p_down", &f->p_down}, {"rate_ratio", &f->rate_ratio},
 		{"rate_p_up", &f->rate_p_up}, {"rate_p_down", &f->rate_p_down},
 	};
-	int64_t dir, nb, nc, look, target, row = -1;
+	int64_t dir = 0, nb = 0, nc = 0, look = 0, target = 0, row = -1, mat = 0;
 	const json_t *jrow = json_object_get(o, "row");
 	char *kind = NULL, *unit = NULL;
 	bool ok;
@@ -1715,7 +1785,7 @@ static int part_read_test(finding *f, const json_t *o, size_t target0, size_t nf
 	     part_get_int(&f->baseline_id, o, "baseline_id") &&
 	     part_get_int(&dir, o, "direction") && part_get_int(&nb, o, "baseline_captures") &&
 	     part_get_int(&nc, o, "current_captures") && part_get_int(&look, o, "look") &&
-	     part_get_int(&target, o, "target") &&
+	     part_get_int(&target, o, "target") && part_get_int(&mat, o, "material") &&
 	     (json_is_null(jrow) || part_get_int(&row, o, "row")) &&
 	     part_get_str(&f->service, o, "service") && part_get_str(&f->type, o, "type") &&
 	     part_get_str(&f->function, o, "function") && part_get_str(&f->file, o, "file") &&
@@ -1726,6 +1796,8 @@ static int part_read_test(finding *f, const json_t *o, size_t target0, size_t nf
 	     part_get_str(&kind, o, "kind") && part_get_str(&unit, o, "cost_unit");
 	f->kind = part_static(kind);
 	f->cost_unit = part_static(unit);
+	f->material_up = mat & 1;
+	f->material_down = (mat & 2) != 0;
 	ok = ok && f->kind && (!unit || f->cost_unit) && f->service && f->type && f->function;
 	ok = ok && dir >= FINDING_REGRESSION && dir <= FINDING_RELATIVE_SHIFT && nb >= 0 &&
 	     nc >= 0 && look >= 0 && target >= 0 && row < (int64_t)nfuncs;

@@ -5,13 +5,15 @@
  * one release, or a time range), the baseline is the eligible captures of
  * earlier releases in the window before the first judged capture. Every
  * function that reaches min_share in some capture is tested on the
- * variance-stabilised share (asin sqrt): against a margin of
- * max(rel_margin x baseline share, abs_margin), in both directions, with
+ * variance-stabilised share (asin sqrt), in both directions, against no
+ * change; a finding's estimate must also have moved by at least the
+ * margin, max(rel_margin x baseline share, abs_margin) (or, with
+ * margin_in_test, the test is against the margin itself), with
  *   - one current capture: a prediction-interval test,
  *   - few current captures: a t test with the baseline's variance for
  *     both sides (df = n_b - 1),
  *   - enough on both sides: Welch's test,
- * and Mann-Whitney U (shifted by the margin) as a robustness check.
+ * and Mann-Whitney U (shifted like the t test) as a robustness check.
  *
  * The t test is built from precision-weighted means (stats/pool.h): each
  * capture is weighted by what its sample count says about its precision,
@@ -32,8 +34,8 @@
  * spend, and only the release's open findings are followed (went away). The rises
  * of a run form one family and the falls another, each adjusted with
  * Benjamini-Hochberg over the sequential p-values across every service
- * and function. A finding is a test with q <= fdr whose Mann-Whitney p
- * is <= mw_alpha too.
+ * and function. A finding is a test with q <= fdr whose estimate is
+ * beyond the margin and whose Mann-Whitney p is <= mw_alpha too.
  *
  * Shifts that are not the function's own: a rise of share that the
  * function's absolute rate does not follow (because something else got
@@ -81,6 +83,9 @@ typedef struct analysis_opts {
 				   * significant looks (2) */
 	bool confirm_critical;    /* a critical finding is confirmed at once (true) */
 	bool cost_tests;          /* test whole-service cost where captures allow (true) */
+	bool margin_in_test;      /* false: a change must be significant against no
+				   * change and its estimate beyond the margin; true:
+				   * significant against the margin itself (stricter) */
 	size_t fixed_look;        /* 0: each target's look from its release's first
 				   * capture and "now"; else this look (reproducing) */
 } analysis_opts;
@@ -140,7 +145,10 @@ typedef struct finding {
 	double baseline_share, current_share, delta, rel_delta;
 	double ci_low, ci_high;   /* interval of delta (share, not percent) */
 	double p_value, q_value, mw_p, score;
-	double p_up, p_down;      /* one-sided p: rose / fell beyond the margin */
+	double p_up, p_down;      /* one-sided p: rose / fell (beyond the margin when
+				   * margin_in_test) */
+	bool material_up;         /* the estimate rose by at least the margin */
+	bool material_down;       /* the estimate fell by at least the margin */
 	double rate_ratio;        /* current / baseline absolute rate; NaN unknown */
 	double rate_p_up;         /* p of "the absolute rate rose" (log scale) */
 	double rate_p_down;       /* p of "the absolute rate fell" */

@@ -498,6 +498,9 @@ int findings_follow_up(findings_closed *out, analysis *a, db *d, int64_t run_id,
 						   db_get_i64(res, r, 1), db_get_text(res, r, 2),
 						   file);
 			double p_dir = t ? (reg ? t->p_up : t->p_down) : 1;
+			/* Still there: significant, and the estimate still material. */
+			bool held = t && p_dir <= o->fdr &&
+				    (reg ? t->material_up : t->material_down);
 			char why[256];
 
 			if (same) {
@@ -505,9 +508,10 @@ int findings_follow_up(findings_closed *out, analysis *a, db *d, int64_t run_id,
 				if (t && t->significant && t->id == id)
 					continue; /* seen again: findings_store took it */
 				/*
-				 * Gone when, with every capture so far, its own test
-				 * against the margin is no longer significant even
-				 * before any adjustment for the run's many tests.
+				 * Gone when, with every capture so far, its own test is
+				 * no longer significant even before any adjustment for
+				 * the run's many tests, or its estimate no longer
+				 * reaches the margin.
 				 */
 				if (t) {
 					look = *t;
@@ -515,13 +519,14 @@ int findings_follow_up(findings_closed *out, analysis *a, db *d, int64_t run_id,
 					if ((rc = record_look(d, &look, run_id, o, false, err)) < 0)
 						break;
 				}
-				if (t && p_dir <= o->fdr)
+				if (held)
 					continue;
 				if (t)
 					snprintf(why, sizeof(why),
-						 "went away at look %zu: p %.3g against the margin "
+						 "went away at look %zu: p %.3g, change %+.3g%% "
 						 "with %zu current captures",
-						 jd->look, p_dir, t->current_captures);
+						 jd->look, p_dir, 100 * t->rel_delta,
+						 t->current_captures);
 				else
 					snprintf(why, sizeof(why),
 						 "went away at look %zu: the function is no longer "
@@ -538,7 +543,7 @@ int findings_follow_up(findings_closed *out, analysis *a, db *d, int64_t run_id,
 			 * band the finding was measured against (its baseline share and
 			 * the margin) and no longer significantly beyond it.
 			 */
-			if (!t || p_dir <= o->fdr)
+			if (!t || held)
 				continue;
 			{
 				bool cost = strcmp(kind, FINDING_KIND_COST) == 0;

@@ -258,6 +258,9 @@ static const field analysis_keys[] = {
 	{K_BOOL("cost_tests", config, analysis.cost_tests),
 	 .doc = "also test whole-service cost (CPU seconds per second, heap bytes, cost "
 		"per unit of load) where captures allow"},
+	{K_BOOL("margin_in_test", config, analysis.margin_in_test),
+	 .doc = "test the rise against the margins (stricter, fewer findings) instead of "
+		"against no change with the estimate beyond the margins"},
 	{K_SUB("severity", 'o', severity_keys), .doc = "the severity thresholds"},
 	END,
 };

@@ -41,6 +41,7 @@ enum {
 	O_GATE,
 	O_COHORT,
 	O_CONTROL,
+	O_MARGIN_TEST,
 };
 
 static const cli_option analyze_options[] = {
@@ -61,6 +62,8 @@ static const cli_option analyze_options[] = {
 	{"min-share", required_argument, O_MINSHARE, "PP",
 	 "test functions reaching PP percent in some capture (default 0.1)"},
 	{"fdr", required_argument, O_FDR, "Q", "false discovery rate (default 0.05)"},
+	{"margin-test", no_argument, O_MARGIN_TEST, NULL,
+	 "test against the margins (default: against no change, estimate beyond them)"},
 	{"dry-run", no_argument, O_DRY, NULL, "store nothing"},
 	{"page", no_argument, O_PAGE, NULL,
 	 "page on-call for the regressions found (as a nightly run does)"},
@@ -183,6 +186,7 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 	analysis_opts flags;
 	bool set_at = false, set_window = false, set_min = false, set_rel = false;
 	bool set_abs = false, set_minshare = false, set_fdr = false, gated = false, bad = false;
+	bool margin_test = false;
 	stats_severity gate = STATS_SEV_NONE;
 	config cfg;
 	int c, rc, status;
@@ -206,6 +210,7 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 		case O_PAGE: page = true; break;
 		case O_COHORT: cohort = arg; break;
 		case O_CONTROL: control = arg; break;
+		case O_MARGIN_TEST: margin_test = true; break;
 		case O_GATE:
 			if (stats_severity_parse(&gate, arg) < 0 || gate == STATS_SEV_NONE) {
 				cli_error(ctx, "'--gate %s' is not low, medium, high or critical",
@@ -293,6 +298,7 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 	if (set_abs) o.abs_margin = flags.abs_margin;
 	if (set_minshare) o.min_share = flags.min_share;
 	if (set_fdr) o.fdr = flags.fdr;
+	if (margin_test) o.margin_in_test = true;
 	if (!o.at_us)
 		o.at_us = time_now_us();
 	if ((since_s && time_parse_since(&since, since_s, o.at_us) < 0) ||
