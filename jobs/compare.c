@@ -120,26 +120,28 @@ static int side_text(compare_side *s, pr_error *err)
 {
 	buf b = BUF_INIT;
 	char t[TIME_FMT_MAX];
+	bool bad = false;
 
 	if (s->release)
-		buf_printf(&b, "release:%s,", s->release);
+		bad |= buf_printf(&b, "release:%s,", s->release) < 0;
 	if (s->commit)
-		buf_printf(&b, "commit:%s,", s->commit);
+		bad |= buf_printf(&b, "commit:%s,", s->commit) < 0;
 	if (s->host)
-		buf_printf(&b, "host:%s,", s->host);
+		bad |= buf_printf(&b, "host:%s,", s->host) < 0;
 	if (s->since_us)
-		time_format(t, s->since_us), buf_printf(&b, "since:%s,", t);
+		time_format(t, s->since_us), bad |= buf_printf(&b, "since:%s,", t) < 0;
 	if (s->until_us)
-		time_format(t, s->until_us), buf_printf(&b, "until:%s,", t);
+		time_format(t, s->until_us), bad |= buf_printf(&b, "until:%s,", t) < 0;
 	for (size_t i = 0; i < s->nids; i++)
-		buf_printf(&b, "%s%" PRId64 "%s", i ? "" : "id:", s->ids[i],
-			   i + 1 < s->nids ? "." : ",");
-	if (b.len == 0 || buf_grow(&b, 1) < 0) {
+		bad |= buf_printf(&b, "%s%" PRId64 "%s", i ? "" : "id:", s->ids[i],
+				  i + 1 < s->nids ? "." : ",") < 0;
+	if (bad || b.len == 0) {
 		buf_release(&b);
 		return oom(err);
 	}
 	b.ptr[--b.len] = '\0'; /* the last comma */
-	s->text = buf_detach(&b, NULL);
+	if (!(s->text = buf_detach(&b, NULL)))
+		return oom(err);
 	return 0;
 }
 
@@ -436,7 +438,8 @@ static int report_csp(char **out, const char *html, size_t len, pr_error *err)
 		p = e + sizeof(close) - 1;
 	}
 	if (buf_puts(&b, "; style-src 'unsafe-inline'; img-src data:; form-action 'self'; "
-			 "frame-ancestors 'none'; base-uri 'none'") < 0) {
+			 "frame-ancestors 'none'; base-uri 'none'") < 0 ||
+	    strncmp(b.ptr, "default-src", 11) != 0) { /* a failed append emptied it */
 		buf_release(&b);
 		return oom(err);
 	}
@@ -464,7 +467,12 @@ static void page_head(buf *b, const char *title_text)
 
 static int page_done(compare_response *out, buf *b, pr_error *err)
 {
-	if (buf_puts(b, "</body></html>\n") < 0 || !(out->csp = strdup(csp_plain))) {
+	/*
+	 * An append that failed emptied the buffer, so a page that lost any
+	 * part no longer starts with the doctype page_head wrote first.
+	 */
+	if (buf_puts(b, "</body></html>\n") < 0 || strncmp(b->ptr, "<!DOCTYPE html>", 15) != 0 ||
+	    !(out->csp = strdup(csp_plain))) {
 		buf_release(b);
 		return oom(err);
 	}
@@ -731,20 +739,21 @@ static int side_sel(reportdata_sel *out, const compare_query *q, const compare_s
 	memset(out, 0, sizeof(*out));
 
 	/* The title names the sides in the CLI's selection syntax. */
-	buf_printf(&t, "service=%s,type=%s", q->service, q->type ? q->type : "cpu");
+	bad |= buf_printf(&t, "service=%s,type=%s", q->service, q->type ? q->type : "cpu") < 0;
 	if (s->release)
-		buf_printf(&t, ",release=%s", s->release);
+		bad |= buf_printf(&t, ",release=%s", s->release) < 0;
 	if (s->commit)
-		buf_printf(&t, ",commit=%s", s->commit);
+		bad |= buf_printf(&t, ",commit=%s", s->commit) < 0;
 	if (s->host)
-		buf_printf(&t, ",host=%s", s->host);
+		bad |= buf_printf(&t, ",host=%s", s->host) < 0;
 	if (s->since_us)
-		time_format(tf, s->since_us), buf_printf(&t, ",since=%s", tf);
+		time_format(tf, s->since_us), bad |= buf_printf(&t, ",since=%s", tf) < 0;
 	if (s->until_us)
-		time_format(tf, s->until_us), buf_printf(&t, ",until=%s", tf);
+		time_format(tf, s->until_us), bad |= buf_printf(&t, ",until=%s", tf) < 0;
 	for (size_t i = 0; i < s->nids; i++)
-		buf_printf(&t, ",%s%" PRId64, i ? "" : "id=", s->ids[i]);
-	out->text = buf_detach(&t, NULL);
+		bad |= buf_printf(&t, ",%s%" PRId64, i ? "" : "id=", s->ids[i]) < 0;
+	out->text = bad ? NULL : buf_detach(&t, NULL);
+	buf_release(&t);
 	bad |= !out->text;
 	bad |= !(out->service = strdup(q->service));
 	bad |= !(out->type = strdup(q->type ? q->type : "cpu"));

@@ -1380,6 +1380,7 @@ int config_load(config *c, const char *file, pr_error *err)
 		const field reports[] = {
 			{"dir", 's', 0, 0, &c->reports.dir, 0, NULL},
 			{"base_url", 's', 0, 0, &c->reports.base_url, 0, NULL},
+			{"compare_url", 's', 0, 0, &c->reports.compare_url, 0, NULL},
 			{NULL, 0, 0, 0, NULL, 0, NULL},
 		};
 		uint32_t cooldown_s = 300, budget_s = 900, retry_s = 5;
@@ -1479,6 +1480,12 @@ int config_load(config *c, const char *file, pr_error *err)
 		if (c->metrics.pushgateway && strncmp(c->metrics.pushgateway, "http://", 7) != 0 &&
 		    strncmp(c->metrics.pushgateway, "https://", 8) != 0) {
 			rc = bad(err, path.ptr, "metrics.pushgateway",
+				 "expected an http:// or https:// URL");
+			goto out;
+		}
+		if (c->reports.compare_url && strncmp(c->reports.compare_url, "http://", 7) != 0 &&
+		    strncmp(c->reports.compare_url, "https://", 8) != 0) {
+			rc = bad(err, path.ptr, "reports.compare_url",
 				 "expected an http:// or https:// URL");
 			goto out;
 		}
@@ -1638,6 +1645,7 @@ void config_release(config *c)
 	free(c->metrics.instance);
 	free(c->reports.dir);
 	free(c->reports.base_url);
+	free(c->reports.compare_url);
 	free(c->blobs.endpoint);
 	free(c->blobs.bucket);
 	free(c->blobs.prefix);

@@ -169,6 +169,31 @@ get '/compare?service=web&type=heap&a=release:v2&b=release:v2' -u "x:$TA"
 [ "$CODE" = 403 ] && one_line && [[ $BODY == *"heap permission"* ]] &&
 	ok "a heap comparison is refused without the heap permission" || not_ok "heap" "$CODE $BODY"
 
+# --- reports link into the page (reports.compare_url) --------------------------------
+cat >"$T/cfg2.json" <<EOF2
+{"reports": {"compare_url": "$U/compare"}}
+EOF2
+pr --quiet analyze --service web --release v2 --at 2026-03-14T00:00:00Z --min-captures 3 >/dev/null
+run_id=$(sql "select max(id) from runs where kind = 'analyze'")
+fid=$(sql "select id from findings where function = 'checkout.computeTax' and direction = 'regression'")
+pr --config "$T/cfg2.json" report --run "$run_id" --out "$T/run.html" >/dev/null 2>&1
+pr report --run "$run_id" --out "$T/run-nolink.html" >/dev/null 2>&1
+href=$(grep -o '<a href="[^"]*">Compare these captures in the browser' "$T/run.html" | head -n 1 |
+	sed 's/^<a href="//; s/">.*//; s/&amp;/\&/g')
+[ -n "$fid" ] && [[ $href == "$U/compare?service=web&type=cpu&a=id%3A"* ]] &&
+	! grep -q 'Compare these captures' "$T/run-nolink.html" &&
+	ok "with reports.compare_url the run's report links each finding to the page (and not without)" ||
+	not_ok "report link" "fid=$fid href=$href"
+CODE=$(curl -s -o "$T/body" -w '%{http_code}' -u "x:$TA" "$href")
+[ "$CODE" = 200 ] && grep -q '<svg class="flame"' "$T/body" &&
+	grep -q "id=$(sql "select min(p.id) from profiles p where release = 'v1' and profile_type = 'cpu'")" "$T/body" &&
+	ok "the link opens the finding's baseline against its current captures" ||
+	not_ok "link opens" "$CODE $(head -c 300 "$T/body")"
+echo '{"reports": {"compare_url": "javascript:alert(1)"}}' >"$T/cfg3.json"
+run pr --config "$T/cfg3.json" report --run "$run_id" --out "$T/x.html"
+[ $RC -eq 2 ] && [[ $ERR == *"reports.compare_url"*"expected an http:// or https:// URL"* ]] &&
+	ok "a compare_url that is not http(s) is refused" || not_ok "bad url" "$RC $ERR"
+
 # --- the audit ------------------------------------------------------------------------------
 hint=${TA:0:12}
 n=$(sql "select count(*) from audit_log where action = 'compare.view' and object = 'service:web'
