@@ -12,6 +12,7 @@
 #include "jobs/compare.h"
 #include "common/buf.h"
 #include "common/timeutil.h"
+#include "jobs/access.h"
 #include "jobs/reportdata.h"
 #include "pipeline/profile.h"
 #include "reports/escape.h"
@@ -320,7 +321,8 @@ int compare_query_parse(compare_query *out, const compare_param *p, size_t n, pr
 	}
 	if (!got[2] != !got[3]) {
 		rc = pr_error_set(err, PR_EUSAGE,
-				  "give both 'a' (the base) and 'b' (the captures compared with it)");
+				  "give both 'a' (the base) and 'b' (the captures compared "
+				  "with it)");
 		goto out;
 	}
 	if (got[2]) {
@@ -568,7 +570,8 @@ static int read_picks(pick **out, size_t *n, db *d, int64_t service_id, const ch
 	static const char sql[] =
 		"select k, v, n, f, l from (select k, v, n, f, l, row_number() over"
 		" (partition by k order by l desc, v) r from ("
-		"  select 'release' k, release v, count(*) n, " DB_TS_TO_US("min(captured_at)") " f, "
+		"  select 'release' k, release v, count(*) n, "
+		DB_TS_TO_US("min(captured_at)") " f, "
 		DB_TS_TO_US("max(captured_at)") " l from profiles where service_id = $1 and"
 		"  profile_type = $2 and release is not null group by release"
 		"  union all select 'commit', commit_sha, count(*), "
@@ -615,7 +618,8 @@ static bool pick_usable(const pick *k)
 	size_t n = strlen(k->value);
 
 	return n > 0 && n <= COMPARE_VALUE_MAX && !strchr(k->value, ',') &&
-	       !has_control(k->value, n) && (strcmp(k->kind, "commit") != 0 || hex_prefix(k->value, n));
+	       !has_control(k->value, n) &&
+	       (strcmp(k->kind, "commit") != 0 || hex_prefix(k->value, n));
 }
 
 static void pick_options(buf *b, const pick *v, size_t n, size_t selected)
@@ -629,8 +633,10 @@ static void pick_options(buf *b, const pick *v, size_t n, size_t selected)
 			char f[TIME_FMT_MAX], l[TIME_FMT_MAX];
 			if (strcmp(v[i].kind, groups[g][0]) != 0 || !pick_usable(&v[i]))
 				continue;
-			if (!open)
-				buf_printf(b, "<optgroup label=\"%s\">\n", groups[g][1]), open = true;
+			if (!open) {
+				buf_printf(b, "<optgroup label=\"%s\">\n", groups[g][1]);
+				open = true;
+			}
 			buf_printf(b, "<option value=\"%s:", v[i].kind);
 			esc_html(b, v[i].value);
 			buf_printf(b, "\"%s>", i == selected ? " selected" : "");
@@ -638,7 +644,8 @@ static void pick_options(buf *b, const pick *v, size_t n, size_t selected)
 			time_format(f, v[i].first_us);
 			time_format(l, v[i].last_us);
 			f[10] = l[10] = '\0'; /* the dates */
-			buf_printf(b, " (%" PRId64 " capture%s, %s", v[i].n, v[i].n == 1 ? "" : "s", f);
+			buf_printf(b, " (%" PRId64 " capture%s, %s", v[i].n,
+				   v[i].n == 1 ? "" : "s", f);
 			if (strcmp(f, l) != 0)
 				buf_printf(b, " to %s", l);
 			buf_puts(b, ")</option>\n");
@@ -784,9 +791,9 @@ static bool heap_type(const char *t)
 static int audit_view(db *d, const token_info *tok, const compare_query *q, unsigned status,
 		      pr_error *err)
 {
-	json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:s,s:i}", "token", tok->hint, "team", tok->team,
-			      "type", q->type ? q->type : "cpu", "a", q->a.text, "b", q->b.text,
-			      "status", (int)status);
+	json_t *o = json_pack("{s:s,s:s,s:s?,s:s,s:s,s:s,s:i}", "token", tok->hint, "team",
+			      tok->team, "role", tok->role, "type", q->type ? q->type : "cpu", "a",
+			      q->a.text, "b", q->b.text, "status", (int)status);
 	char *detail = o ? json_dumps(o, JSON_COMPACT) : NULL;
 	char object[160];
 	int rc;
@@ -815,15 +822,14 @@ static int page_diff(compare_response *out, const job_env *env, const token_info
 	memset(&base, 0, sizeof(base));
 	memset(&target, 0, sizeof(target));
 	memset(&r, 0, sizeof(r));
-	if (heap_type(type)) {
+	/* With a role the database decides; without one there is no heap permission. */
+	if (!tok->role && heap_type(type)) {
 		char msg[200];
 		snprintf(msg, sizeof(msg),
 			 "comparing '%s' profiles reads them whole, which needs the heap "
-			 "permission of a database role; use profreg diff as that role",
+			 "permission: use a token with a database role that has it",
 			 type);
-		if ((rc = audit_view(env->d, tok, q, 403, err)) == 0)
-			rc = refuse(out, 403, msg, err);
-		return rc;
+		return refuse(out, 403, msg, err);
 	}
 	if ((rc = side_sel(&base, q, &q->a, err)) < 0 ||
 	    (rc = side_sel(&target, q, &q->b, err)) < 0)
@@ -841,8 +847,6 @@ static int page_diff(compare_response *out, const job_env *env, const token_info
 		rc = pr_error_set(err, rc, "%s", e.msg);
 		goto out;
 	}
-	if ((rc = audit_view(env->d, tok, q, status, err)) < 0)
-		goto out;
 	if (status != 200) {
 		rc = refuse(out, status, e.msg, err);
 		goto out;
@@ -865,16 +869,30 @@ int compare_page(compare_response *out, const job_env *env, const token_info *to
 {
 	db_service svc;
 	pr_error e = PR_ERROR_INIT;
+	bool tx = tok->role != NULL;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
 	memset(&svc, 0, sizeof(svc));
-	if (!q->service)
-		return page_services(out, env, tok, err);
+	/*
+	 * A token with a role: the whole request runs as that role, so row
+	 * security chooses what is listed and read, and the database checks
+	 * the heap permission and writes the read's audit rows as that role.
+	 */
+	if (tx && (rc = db_begin(env->d, err)) < 0)
+		return rc;
+	if (tx && (rc = access_set_role(env->d, tok->role, err)) < 0)
+		goto out;
+	if (!q->service) {
+		rc = page_services(out, env, tok, err);
+		goto out;
+	}
 	/* Another team's service is refused exactly as one that does not exist. */
 	rc = db_service_get(env->d, &svc, q->service, &e);
-	if (rc < 0 && rc != PR_ENOTFOUND)
-		return pr_error_set(err, rc, "%s", e.msg);
+	if (rc < 0 && rc != PR_ENOTFOUND) {
+		rc = pr_error_set(err, rc, "%s", e.msg);
+		goto out;
+	}
 	if (rc == PR_ENOTFOUND || !tokens_allows(tok, svc.name, svc.team)) {
 		char msg[200];
 		snprintf(msg, sizeof(msg), "service '%s' is not this token's", q->service);
@@ -884,6 +902,13 @@ int compare_page(compare_response *out, const job_env *env, const token_info *to
 	rc = q->sides ? page_diff(out, env, tok, q, err)
 		      : page_picker(out, env, &svc, q->type, err);
 out:
+	if (tx && rc == 0)
+		rc = db_commit(env->d, err);
+	else if (tx)
+		db_rollback(env->d);
+	/* Every comparison asked for, whatever became of it, as the server's role. */
+	if (rc == 0 && q->sides)
+		rc = audit_view(env->d, tok, q, out->status, err);
 	db_service_release(&svc);
 	if (rc < 0)
 		compare_response_release(out);

@@ -208,6 +208,54 @@ h=$(sql "select count(*) from audit_log where action = 'compare.view' and detail
 [ "$(sql "select count(*) from audit_log where detail::text like '%${TA:12}%'")" = 0 ] &&
 	ok "no audit row holds the token" || not_ok "token in audit"
 
+# --- tokens with a database role: the database decides -------------------------------
+for r in cmp_team_a cmp_team_a_heap cmp_team_b; do
+	psql "$PROFREG_TEST_DB" -qAt -c "DROP OWNED BY $r" >/dev/null 2>&1
+	psql "$PROFREG_TEST_DB" -qAt -c "DROP ROLE IF EXISTS $r" >/dev/null 2>&1
+	psql "$PROFREG_TEST_DB" -qAt -c "CREATE ROLE $r NOLOGIN" >/dev/null
+done
+pr --quiet access grant cmp_team_a --team a
+pr --quiet access grant cmp_team_a_heap --team a --heap
+pr --quiet access grant cmp_team_b --team b
+TRA=$(pr token create --team a --role cmp_team_a 2>/dev/null)
+TRH=$(pr token create --team a --role cmp_team_a_heap 2>/dev/null)
+run pr token create --team a --role no_such_role
+r1="$RC $ERR"
+run pr token create --team a --role 'x;drop'
+[[ $r1 != 0* ]] && [[ $r1 == *no_such_role* ]] && [ $RC != 0 ] && [ -z "$OUT" ] &&
+	ok "token create --role refuses a role that does not exist or is not a name" ||
+	not_ok "role refusals" "$r1" "$RC $ERR"
+[ "$(sql "select role from api_tokens where hint = '${TRA:0:12}'")" = cmp_team_a ] &&
+	ok "the token's role is stored with it" || not_ok "role stored"
+get '/compare?service=web&type=cpu&a=release:v1&b=release:v2' -u "x:$TRA"
+[ "$CODE" = 200 ] && [[ $BODY == *'<svg class="flame"'* ]] &&
+	ok "a token with its team's role compares cpu captures" || not_ok "role cpu" "$CODE ${BODY:0:200}"
+get '/compare?service=web&type=heap&a=release:v2&b=release:v2' -u "x:$TRA"
+[ "$CODE" = 403 ] && one_line && [[ $BODY == *"needs the heap permission (profreg access grant cmp_team_a --team a --heap)"* ]] &&
+	ok "without the heap permission the database refuses the heap diff (403, its reason)" ||
+	not_ok "role heap refused" "$CODE $BODY"
+get '/compare?service=web&type=heap&a=release:v2&b=release:v2' -u "x:$TRH"
+[ "$CODE" = 200 ] && [[ $BODY == *'<svg class="flame"'* ]] &&
+	ok "with the heap permission the heap diff renders" || not_ok "role heap" "$CODE ${BODY:0:200}"
+[ "$(sql "select count(*) from audit_log where action = 'capture.diff' and db_role = 'cmp_team_a_heap'
+	and detail->>'refused' is null")" = 2 ] &&
+	[ "$(sql "select count(*) from audit_log where action = 'capture.diff' and db_role = 'cmp_team_a'
+	and detail->>'refused' = 'heap'")" -ge 1 ] &&
+	ok "the reads are audited as the token's role, the refused one too" ||
+	not_ok "role audit" "$(sql "select db_role, detail from audit_log where action = 'capture.diff'")"
+get /compare -u "x:$TRA"
+[ "$CODE" = 200 ] && [[ $BODY == *'value="web"'* ]] && [[ $BODY != *'value="pay"'* ]] &&
+	ok "a token with a role lists its team's service only" || not_ok "role list" "$BODY"
+# The role alone decides what is read: team b's role behind a team a token sees nothing of a.
+TRB=$(pr token create --team a --role cmp_team_b 2>/dev/null)
+if [ -n "$TRB" ]; then
+	get '/compare?service=web&type=cpu&a=release:v1&b=release:v2' -u "x:$TRB"
+	[ "$CODE" = 403 ] && ok "a token whose role cannot see the service is refused" ||
+		not_ok "role b" "$CODE $BODY"
+else
+	ok "a token whose role cannot see its team is refused at creation"
+fi
+
 # --- malformed, hostile and oversized queries: 400 and one line -------------------------------
 bad() { # description query
 	get "/compare?$2" -u "x:$TA"
