@@ -788,6 +788,18 @@ static enum MHD_Result get_compare(server *s, struct MHD_Connection *c)
 		snprintf(line, sizeof(line), "%s\n", err.msg);
 		return reply_line(s, c, 401, line);
 	}
+	{
+		char key[48];
+		snprintf(key, sizeof(key), "token:%" PRId64, tok.id);
+		if ((rc = capreq_rate(&dec, s->env->d, key, "rate_token", 60, s->cfg->token_rate,
+				      &err)) < 0)
+			goto infra;
+		if (!dec.admitted) {
+			count(s->refusals, dec.refusal, 429);
+			ret = reply_line(s, c, 429, "too many requests with this token\n");
+			goto out;
+		}
+	}
 	MHD_get_connection_values_n(c, MHD_GET_ARGUMENT_KIND, collect_arg, &args);
 	if (args.too_many) {
 		ret = reply_line(s, c, 400, "more than 32 query parameters\n");

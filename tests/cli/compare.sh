@@ -288,6 +288,21 @@ get "/compare?service=web&type=cpu&a=release:%3Cscript%3E&b=release:v2" -u "x:$T
 get /compare -u "x:$TA" -X POST
 [ "$CODE" = 405 ] && ok "POST /compare is 405" || not_ok "405" "$CODE"
 
+# The API's rate limits hold for the page too.
+echo '{"serve": {"listen": "127.0.0.1:0", "global_rate": 100000, "token_rate": 2}}' >"$T/cfg4.json"
+"$PROFREG_BIN" --db "$DB" --home "$HOME_DIR" --config "$T/cfg4.json" serve \
+	--port-file "$T/port4" >"$T/serve4.out" 2>"$T/serve4.err" &
+S4=$!
+wait_port "$T/port4"
+TL=$(pr token create --team a 2>/dev/null)
+codes=""
+for _ in 1 2 3; do
+	codes="$codes $(curl -s -o /dev/null -w '%{http_code}' -u "x:$TL" "http://127.0.0.1:$(cat "$T/port4")/compare")"
+done
+kill -TERM "$S4" 2>/dev/null
+[ "$codes" = " 200 200 429" ] && ok "over serve.token_rate a minute the page is 429 like the API" ||
+	not_ok "rate" "$codes"
+
 kill -TERM "$SPID"
 for _ in $(seq 50); do kill -0 "$SPID" 2>/dev/null || break; sleep 0.1; done
 ! kill -0 "$SPID" 2>/dev/null && ok "serve stops on SIGTERM" || not_ok "stop"
