@@ -8,12 +8,15 @@
 #include "jobs/secret.h"
 #include "pipeline/targets.h"
 #include "pipeline/blob_s3.h"
+#include "pipeline/http.h"
 
 #include <jansson.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <ctype.h>
 #include <errno.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -21,22 +24,53 @@
 #define CONFIG_MAX (4u << 20)
 #define DAY_US (86400LL * 1000000LL)
 
+/*
+ * One key of a section: how it is read and what it means. The tables
+ * below are both what the loader applies and what `profreg config
+ * reference` prints, so the documentation cannot drift from the loader.
+ * A target is an offset into the struct the section is read into (the
+ * config itself, a service, a source, a target, a snapshot service).
+ */
 typedef struct field {
 	const char *key;
-	int kind;        /* 'i' integer, 'f' number, 'o' object, 's' string, 'b' boolean */
-	double lo, hi;
-	void *target;    /* uint64_t*, uint32_t*, int64_t* (days), double*, char**, bool* */
-	int width;       /* integer target size in bytes; -1: days into int64_t us */
-	const struct field *sub;
+	char kind;       /* 'i' integer, 'f' number, 's' string, 'b' boolean, 'o' object of
+			  * keys, 'm' object of entries by name, 'l' array of objects,
+			  * 'a' anything else: read by the section's loader */
+	char unit;       /* 0; 'd' days into int64 us; 's' seconds into int64 us;
+			  * 'p' percentage points into a fraction */
+	double lo, hi;   /* 'i', 'f': the range allowed */
+	size_t off;      /* the target's offset ('i', 'f', 's', 'b') */
+	size_t width;    /* the integer target's size in bytes */
+	const struct field *sub;  /* 'o', 'm', 'l': the keys inside */
+	const char *type;         /* 'a': what the value looks like */
+	const char *def;          /* the default as text, where the struct cannot say */
+	const char *doc;          /* what it means */
 } field;
+
+/* A target in struct T: where it is and its size. */
+#define AT(T, m) offsetof(T, m), sizeof(((T *)0)->m)
+#define END {NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL}
 
 static int bad(pr_error *err, const char *path, const char *at, const char *why)
 {
 	return pr_error_set(err, PR_EUSAGE, "config '%s': %s: %s", path, at, why);
 }
 
-static int apply(json_t *obj, const field *fields, const char *path, const char *prefix,
-		 pr_error *err)
+static void put_uint(void *p, size_t width, uint64_t v)
+{
+	if (width == 8)
+		*(uint64_t *)p = v;
+	else
+		*(uint32_t *)p = (uint32_t)v;
+}
+
+/*
+ * Apply the keys of `obj` that `fields` reads to the struct at `base`;
+ * an unknown key is an error naming its path. Kinds 'm', 'l' and 'a' are
+ * left to the caller.
+ */
+static int apply(json_t *obj, const field *fields, void *base, const char *path,
+		 const char *prefix, pr_error *err)
 {
 	const char *key;
 	json_t *v;
@@ -45,32 +79,34 @@ static int apply(json_t *obj, const field *fields, const char *path, const char 
 
 	json_object_foreach(obj, key, v) {
 		const field *f;
+		void *target;
 		for (f = fields; f->key && strcmp(f->key, key) != 0; f++)
 			;
 		snprintf(at, sizeof(at), "%s%s%.64s", prefix, *prefix ? "." : "", key);
 		if (!f->key)
 			return bad(err, path, at, "unknown key");
+		target = (char *)base + f->off;
 		if (f->kind == 'o') {
 			if (!json_is_object(v))
 				return bad(err, path, at, "expected an object");
-			if ((rc = apply(v, f->sub, path, at, err)) < 0)
+			if ((rc = apply(v, f->sub, base, path, at, err)) < 0)
 				return rc;
 			continue;
 		}
+		if (f->kind == 'a' || f->kind == 'm' || f->kind == 'l')
+			continue; /* read by the caller */
 		if (f->kind == 's') {
 			if (!json_is_string(v) || json_string_length(v) == 0)
 				return bad(err, path, at, "expected a non-empty string");
-			free(*(char **)f->target);
-			if (!(*(char **)f->target = strdup(json_string_value(v))))
+			free(*(char **)target);
+			if (!(*(char **)target = strdup(json_string_value(v))))
 				return pr_error_set(err, PR_ENOMEM, "out of memory");
 			continue;
 		}
-		if (f->kind == 'a')
-			continue; /* read by the caller */
 		if (f->kind == 'b') {
 			if (!json_is_boolean(v))
 				return bad(err, path, at, "expected true or false");
-			*(bool *)f->target = json_is_true(v);
+			*(bool *)target = json_is_true(v);
 			continue;
 		}
 		if (f->kind == 'i' ? !json_is_integer(v) : !json_is_number(v))
@@ -82,17 +118,34 @@ static int apply(json_t *obj, const field *fields, const char *path, const char 
 			snprintf(why, sizeof(why), "expected a value from %g to %g", f->lo, f->hi);
 			return bad(err, path, at, why);
 		}
-		if (f->kind == 'f')
-			*(double *)f->target = d;
-		else if (f->width == -1)
-			*(int64_t *)f->target = (int64_t)json_integer_value(v) * DAY_US;
-		else if (f->width == -2)
-			*(int64_t *)f->target = (int64_t)json_integer_value(v);
-		else if (f->width == 8)
-			*(uint64_t *)f->target = (uint64_t)json_integer_value(v);
+		if (f->unit == 'p')
+			*(double *)target = d / 100;
+		else if (f->kind == 'f')
+			*(double *)target = d;
+		else if (f->unit == 'd')
+			*(int64_t *)target = (int64_t)json_integer_value(v) * DAY_US;
+		else if (f->unit == 's')
+			*(int64_t *)target = (int64_t)json_integer_value(v) * 1000000;
 		else
-			*(uint32_t *)f->target = (uint32_t)json_integer_value(v);
+			put_uint(target, f->width, (uint64_t)json_integer_value(v));
 	}
+	return 0;
+}
+
+/* A string the section's loader reads itself ('a'): NULL when absent. */
+static int get_string(const char **out, json_t *obj, const char *key, const char *path,
+		      const char *prefix, pr_error *err)
+{
+	json_t *v = json_object_get(obj, key);
+	char at[256];
+
+	*out = NULL;
+	if (!v)
+		return 0;
+	snprintf(at, sizeof(at), "%s.%s", prefix, key);
+	if (!json_is_string(v) || json_string_length(v) == 0)
+		return bad(err, path, at, "expected a non-empty string");
+	*out = json_string_value(v);
 	return 0;
 }
 
@@ -144,20 +197,413 @@ static void free_names(char **v, size_t n)
 	free(v);
 }
 
-/* A service's own tiers: -1 inherits the global value. */
-static int load_tiers(config_tiers *t, json_t *v, const char *path, const char *at,
-		      pr_error *err)
-{
-	const field f[] = {
-		{"hot_days", 'i', 0, 36500, &t->hot_us, -1, NULL},
-		{"summary_days", 'i', 0, 36500, &t->summary_us, -1, NULL},
-		{"summary_top", 'i', 0, 1000000, &t->summary_top, -2, NULL},
-		{NULL, 0, 0, 0, NULL, 0, NULL},
-	};
-	if (!json_is_object(v))
-		return bad(err, path, at, "expected an object");
-	return apply(v, f, path, at, err);
-}
+/* ---- the tables --------------------------------------------------------- */
+
+#define K_INT(k, l, h, T, m) \
+	.key = k, .kind = 'i', .lo = l, .hi = h, .off = offsetof(T, m), \
+	.width = sizeof(((T *)0)->m)
+#define K_NUM(k, l, h, T, m) .key = k, .kind = 'f', .lo = l, .hi = h, .off = offsetof(T, m)
+#define K_STR(k, T, m) .key = k, .kind = 's', .off = offsetof(T, m)
+#define K_BOOL(k, T, m) .key = k, .kind = 'b', .off = offsetof(T, m)
+#define K_SUB(k, kind_, s) .key = k, .kind = kind_, .sub = s
+#define K_ANY(k, t) .key = k, .kind = 'a', .type = t
+
+static const field severity_keys[] = {
+	{K_NUM("q_max", 1e-6, 0.5, config, analysis.severity.q_max),
+	 .doc = "a finding is significant at a q-value at or below this"},
+	{K_NUM("critical_pp", 0, 100, config, analysis.severity.critical_pp),
+	 .doc = "critical when the conservative rise (the interval's lower end) reaches "
+		"this many percentage points"},
+	{K_NUM("critical_rel", 0, 1e6, config, analysis.severity.critical_rel),
+	 .doc = "or critical when the conservative relative rise reaches this (1.0 is "
+		"+100%) and the rise reaches critical_rel_pp"},
+	{K_NUM("critical_rel_pp", 0, 100, config, analysis.severity.critical_rel_pp),
+	 .doc = "the percentage points critical_rel needs beside it"},
+	{K_NUM("high_pp", 0, 100, config, analysis.severity.high_pp),
+	 .doc = "high from this conservative rise in percentage points"},
+	{K_NUM("medium_pp", 0, 100, config, analysis.severity.medium_pp),
+	 .doc = "medium from this; a significant finding below it is low"},
+	END,
+};
+
+static const field analysis_keys[] = {
+	{K_INT("window_days", 1, 3650, config, analysis.window_us), .unit = 'd',
+	 .doc = "the rolling baseline: captures this many days before the judged ones"},
+	{K_INT("min_captures", 2, 100000, config, analysis.min_baseline),
+	 .doc = "fewer eligible baseline captures than this: the service is "
+		"insufficient, not judged"},
+	{K_NUM("rel_margin", 0, 10, config, analysis.rel_margin),
+	 .doc = "a change must exceed this fraction of the baseline share to count "
+		"(0.05: 5%)"},
+	{K_NUM("abs_margin_pp", 0, 100, config, analysis.abs_margin), .unit = 'p',
+	 .doc = "and this many percentage points"},
+	{K_NUM("min_share_pp", 0, 100, config, analysis.min_share), .unit = 'p',
+	 .doc = "a function under this self share (percentage points) in every capture "
+		"is not tested"},
+	{K_NUM("fdr", 1e-6, 0.5, config, analysis.fdr),
+	 .doc = "the false-discovery rate over one run's tests (Benjamini-Hochberg)"},
+	{K_NUM("mw_alpha", 1e-9, 1, config, analysis.mw_alpha),
+	 .doc = "a finding is confirmed by the Mann-Whitney test at a p-value at or "
+		"below this"},
+	{K_INT("max_looks", 1, 60, config, analysis.max_looks),
+	 .doc = "the nightly looks planned at one release: the error budget is spent "
+		"over them"},
+	{K_NUM("spend_rho", 0.1, 10, config, analysis.spend_rho),
+	 .doc = "the shape of alpha spending over the looks, f(t) = t^rho"},
+	{K_INT("confirm_looks", 1, 60, config, analysis.confirm_looks),
+	 .doc = "a candidate finding is confirmed (and may page) after this many "
+		"significant looks"},
+	{K_BOOL("confirm_critical", config, analysis.confirm_critical),
+	 .doc = "a critical finding is confirmed at once"},
+	{K_BOOL("cost_tests", config, analysis.cost_tests),
+	 .doc = "also test whole-service cost (CPU seconds per second, heap bytes, cost "
+		"per unit of load) where captures allow"},
+	{K_SUB("severity", 'o', severity_keys), .doc = "the severity thresholds"},
+	END,
+};
+
+static const field limits_keys[] = {
+	{K_INT("max_input_bytes", 1, 1e15, config, limits.max_input_bytes),
+	 .doc = "an input file larger than this is refused before it is read"},
+	{K_INT("max_decompressed_bytes", 1, 1e15, config, limits.max_decompressed_bytes),
+	 .doc = "a compressed input that inflates beyond this is refused"},
+	{K_INT("max_samples", 1, 4294967295.0, config, limits.max_samples),
+	 .doc = "stacks or samples in one profile at most"},
+	{K_INT("max_depth", 1, 1 << 20, config, limits.max_depth),
+	 .doc = "frames in one stack at most"},
+	{K_INT("max_string_length", 16, 1 << 24, config, limits.max_string_len),
+	 .doc = "bytes in one function or file name at most"},
+	END,
+};
+
+static const field retention_keys[] = {
+	{K_INT("forensic_days", 0, 36500, config, analysis.forensic_keep_us), .unit = 'd',
+	 .doc = "how long a finding's evidence is kept; 0: for ever"},
+	{K_INT("hot_days", 0, 36500, config, retention.tiers.hot_us), .unit = 'd',
+	 .doc = "a capture's blob and every per-function row are kept this long"},
+	{K_INT("summary_days", 0, 36500, config, retention.tiers.summary_us), .unit = 'd',
+	 .doc = "then only its top rows, up to this age; older captures are deleted"},
+	{K_INT("summary_top", 0, 1000000, config, retention.tiers.summary_top),
+	 .doc = "per-function rows a summary capture keeps (0: all)"},
+	{K_INT("budget_bytes", 0, 1e18, config, retention.budget_bytes),
+	 .doc = "blob bytes allowed in all; the oldest unpinned go first (0: no budget)"},
+	{K_INT("budget_rows", 0, 1e18, config, retention.budget_rows),
+	 .doc = "per-function rows allowed in all (0: no budget)"},
+	{K_INT("batch", 1, 100000, config, retention.batch),
+	 .doc = "captures moved per transaction"},
+	{K_BOOL("after_nightly", config, retention.after_nightly),
+	 .doc = "the nightly runs retention at its end"},
+	END,
+};
+
+static const field metrics_keys[] = {
+	{K_STR("pushgateway", config, metrics.pushgateway),
+	 .doc = "the Prometheus Pushgateway's base URL the jobs push their metrics to"},
+	{K_STR("instance", config, metrics.instance), .def = "the host name",
+	 .doc = "the grouping label of the pushed metrics"},
+	END,
+};
+
+static const field reports_keys[] = {
+	{K_STR("dir", config, reports.dir), .def = "`<home>/reports`",
+	 .doc = "where reports are written"},
+	{K_STR("base_url", config, reports.base_url),
+	 .doc = "the URL the reports folder is published under: pages and summaries "
+		"link there"},
+	{K_STR("compare_url", config, reports.compare_url),
+	 .doc = "the address of `profreg serve`'s comparison page (http or https, e.g. "
+		"`https://profreg.internal:8070/compare`): each finding of an HTML report "
+		"links to its captures there"},
+	END,
+};
+
+static const field collect_keys[] = {
+	{K_INT("max_concurrent", 1, 64, config, collect.max_concurrent),
+	 .doc = "profile requests in flight per service"},
+	{K_INT("max_concurrent_fleet", 1, 256, config, collect.max_concurrent_fleet),
+	 .doc = "profile requests in flight in all"},
+	{K_INT("cooldown_s", 0, 86400, config, collect.cooldown_us), .unit = 's',
+	 .doc = "seconds between two CPU profiles of one host"},
+	{K_INT("budget_s", 1, 86400, config, collect.budget_us), .unit = 's',
+	 .doc = "the whole collection's time, retries included"},
+	{K_INT("retries", 0, 20, config, collect.retries),
+	 .doc = "more tries of a busy or unavailable target"},
+	{K_INT("retry_s", 1, 3600, config, collect.retry_us), .unit = 's',
+	 .doc = "the wait before the first retry, doubled each time"},
+	END,
+};
+
+static const field workers_keys[] = {
+	{K_BOOL("enabled", config, workers.enabled),
+	 .doc = "the nightly queues per-service tasks for workers (also: nightly --workers)"},
+	{K_INT("lease_s", 1, 86400, config, workers.lease_s),
+	 .doc = "a task's lease, renewed every third of it; a dead worker's task is "
+		"claimed again after it"},
+	{K_INT("max_attempts", 1, 100, config, workers.max_attempts),
+	 .doc = "claims of one task before it fails"},
+	{K_INT("poll_ms", 10, 60000, config, workers.poll_ms),
+	 .doc = "how often an idle worker or the waiting nightly looks for work"},
+	{K_INT("task_timeout_s", 1, 7 * 86400, config, workers.task_timeout_s),
+	 .doc = "a task's lease is renewed no longer than this"},
+	{K_BOOL("coordinator_works", config, workers.coordinator_works),
+	 .doc = "the nightly works tasks itself while it waits"},
+	END,
+};
+
+static const field tiers_keys[] = {
+	{K_INT("hot_days", 0, 36500, config_service, tiers.hot_us), .unit = 'd',
+	 .def = "retention.hot_days", .doc = "the service's own hot_days"},
+	{K_INT("summary_days", 0, 36500, config_service, tiers.summary_us), .unit = 'd',
+	 .def = "retention.summary_days", .doc = "the service's own summary_days"},
+	{K_INT("summary_top", 0, 1000000, config_service, tiers.summary_top),
+	 .def = "retention.summary_top", .doc = "the service's own summary_top"},
+	END,
+};
+
+static const field source_keys[] = {
+	{K_ANY("type", "string: dir, pprof_http, pyroscope, parca or s3_prefix"),
+	 .doc = "where the profiles come from (required)"},
+	{K_STR("dir", config_source, dir),
+	 .doc = "dir: the folder collectors drop captures and sidecars into"},
+	{K_ANY("targets", "array of \"host:port\""),
+	 .doc = "pprof_http: Go programs serving net/http/pprof"},
+	{K_ANY("file_sd", "array of file paths"),
+	 .doc = "pprof_http: Prometheus file_sd files naming the targets and their labels"},
+	{K_STR("scheme", config_source, scheme), .def = "\"http\"",
+	 .doc = "pprof_http: http or https"},
+	{K_INT("seconds", 1, 3600, config_source, seconds),
+	 .doc = "pprof_http: the CPU profile's length"},
+	{K_STR("release_label", config_source, release_label), .def = "\"release\"",
+	 .doc = "pprof_http: the target label naming the release"},
+	{K_STR("commit_label", config_source, commit_label), .def = "\"commit\"",
+	 .doc = "pprof_http: the target label naming the commit"},
+	{K_STR("host_label", config_source, host_label), .def = "\"host\"",
+	 .doc = "pprof_http: the target label naming the host"},
+	{K_STR("url", config_source, url), .doc = "pyroscope, parca: the server's base URL"},
+	{K_STR("tenant", config_source, tenant),
+	 .doc = "pyroscope: the tenant (X-Scope-OrgID)"},
+	{K_STR("selector", config_source, selector),
+	 .def = "pyroscope: `{service_name=\"NAME\"}`; parca: required",
+	 .doc = "pyroscope, parca: the label selector of the service's profiles"},
+	{K_STR("version_label", config_source, version_label), .def = "\"service_git_ref\"",
+	 .doc = "pyroscope: the label naming the release; one capture per value"},
+	{K_ANY("types", "array of cpu, heap, alloc, wall, goroutine"),
+	 .def = "the service's types", .doc = "what to pull"},
+	{K_ANY("profile_types", "object: type to profile type id"),
+	 .def = "the SDKs' and agents' usual ids",
+	 .doc = "pyroscope, parca: the profile type id pulled for each type"},
+	{K_INT("slot_s", 60, 86400, config_source, slot_us), .unit = 's',
+	 .doc = "pyroscope, parca: one capture per slot of this many seconds"},
+	{K_STR("ca_file", config_source, ca_file), .def = "the system's",
+	 .doc = "the certificate authorities that verify the server"},
+	{K_ANY("auth", "string: bearer or basic"), .def = "bearer when a secret is set",
+	 .doc = "how the secret is sent"},
+	{K_STR("username", config_source, username), .doc = "basic auth's user name"},
+	{K_STR("secret_env", config_source, secret_env),
+	 .doc = "the variable holding the token or password (never logged)"},
+	{K_STR("secret_file", config_source, secret_file),
+	 .doc = "or a file holding it, mode 0600 or stricter"},
+	{K_INT("connect_timeout_ms", 1, 600000, config_source, connect_timeout_ms),
+	 .doc = "the connection's time limit"},
+	{K_INT("timeout_ms", 1, 3600000, config_source, timeout_ms),
+	 .doc = "the request's time limit (a CPU profile adds its seconds)"},
+	{K_STR("endpoint", config_source, endpoint),
+	 .doc = "s3_prefix: the object store's URL"},
+	{K_STR("bucket", config_source, bucket), .doc = "s3_prefix: the bucket"},
+	{K_STR("prefix", config_source, prefix),
+	 .doc = "s3_prefix: the key prefix the drops are under"},
+	{K_STR("region", config_source, region), .doc = "s3_prefix: the signing region"},
+	{K_ANY("addressing", "string: path or virtual"), .def = "\"path\"",
+	 .doc = "s3_prefix: path-style or virtual-host addressing"},
+	{K_STR("access_key_id_env", config_source, access_key_id_env),
+	 .doc = "s3_prefix: the variable holding the access key id"},
+	{K_STR("access_key_id_file", config_source, access_key_id_file),
+	 .doc = "s3_prefix: or a 0600 file holding it"},
+	{K_STR("secret_access_key_env", config_source, secret_access_key_env),
+	 .doc = "s3_prefix: the variable holding the secret access key"},
+	{K_STR("secret_access_key_file", config_source, secret_access_key_file),
+	 .doc = "s3_prefix: or a 0600 file holding it"},
+	{K_STR("session_token_env", config_source, session_token_env),
+	 .doc = "s3_prefix: the variable holding a session token (optional)"},
+	{K_STR("session_token_file", config_source, session_token_file),
+	 .doc = "s3_prefix: or a 0600 file holding it"},
+	END,
+};
+
+static const field service_keys[] = {
+	{K_STR("team", config_service, team),
+	 .doc = "the owning team: access, paging routes and per-team reports follow it"},
+	{K_ANY("types", "array of cpu, heap, alloc, wall, goroutine"), .def = "[\"cpu\"]",
+	 .doc = "the profile types analysed"},
+	{K_SUB("sources", 'l', source_keys), .doc = "where its profiles are pulled from"},
+	{K_ANY("source", "object: {\"dir\": PATH}"),
+	 .doc = "the older form of a single dir source"},
+	{K_STR("repo", config_service, repo),
+	 .doc = "its git repository: commits and suspects are resolved there"},
+	{K_ANY("page", "array of target names"), .def = "the team's route, else paging.default",
+	 .doc = "who is paged for it (an empty list: no one)"},
+	{K_SUB("retention", 'o', tiers_keys), .doc = "its own retention tiers"},
+	{K_INT("max_concurrent", 1, 64, config_service, max_concurrent),
+	 .def = "collect.max_concurrent", .doc = "its profile requests in flight"},
+	END,
+};
+
+static const field target_keys[] = {
+	{K_ANY("type", "string: pagerduty, alertmanager or webhook"),
+	 .doc = "what the target is (required)"},
+	{K_STR("url", config_target, url), .def = "PagerDuty's; else required",
+	 .doc = "the base URL (Alertmanager, PagerDuty) or the webhook's URL"},
+	{K_STR("secret_env", config_target, secret_env),
+	 .doc = "the variable holding the routing key or token (https only, never logged)"},
+	{K_STR("secret_file", config_target, secret_file),
+	 .doc = "or a 0600 file holding it"},
+	END,
+};
+
+static const field paging_keys[] = {
+	{K_ANY("min_severity", "string: low, medium, high or critical"), .def = "\"high\"",
+	 .doc = "findings below it never page"},
+	{K_INT("max_attempts", 1, 100, config, paging.max_attempts),
+	 .doc = "sends of one page per run before it waits for the next"},
+	{K_INT("connect_timeout_ms", 1, 600000, config, paging.connect_timeout_ms),
+	 .doc = "the connection's time limit"},
+	{K_INT("timeout_ms", 1, 600000, config, paging.timeout_ms),
+	 .doc = "the request's time limit"},
+	{K_INT("backoff_ms", 0, 600000, config, paging.backoff_ms),
+	 .doc = "the first retry's delay, doubled each time"},
+	{K_INT("max_backoff_ms", 0, 3600000, config, paging.max_backoff_ms),
+	 .doc = "the longest delay between retries"},
+	{K_INT("alert_hours", 1, 8760, config, paging.alert_hours),
+	 .doc = "an Alertmanager alert ends this long after each send; every flush "
+		"re-sends the open ones"},
+	{K_SUB("targets", 'm', target_keys), .doc = "where pages go, by name"},
+	{K_ANY("default", "array of target names"), .def = "[] (no one)",
+	 .doc = "the route of a service whose team has none"},
+	{K_ANY("teams", "object: team to array of target names"),
+	 .doc = "each team's route"},
+	END,
+};
+
+static const field snapshot_service_keys[] = {
+	{K_ANY("processes", "array of process names (1 to 15 bytes)"),
+	 .doc = "its processes by the kernel's comm"},
+	{K_ANY("cgroup", "string: a cgroup v2 path"),
+	 .doc = "or by their cgroup (that one or one below it)"},
+	{K_BOOL("full_cmdline", config_snapshot_service, full_cmdline),
+	 .doc = "store its processes' full command lines (they can carry secrets): "
+		"otherwise only the executable name and the argument count"},
+	END,
+};
+
+static const field snapshot_keys[] = {
+	{K_INT("time_budget_ms", 100, 600000, config, snapshot.time_budget_ms),
+	 .doc = "the whole snapshot, archive included"},
+	{K_INT("size_budget_bytes", 65536, 256 << 20, config, snapshot.size_budget_bytes),
+	 .doc = "the archive at most"},
+	{K_INT("sample_ms", 10, 60000, config, snapshot.sample_ms),
+	 .doc = "the interval CPU use and the counters' deltas are measured over"},
+	{K_INT("top_threads", 1, 10000, config, snapshot.top_threads),
+	 .doc = "threads listed by CPU"},
+	{K_INT("top_processes", 1, 1000, config, snapshot.top_processes),
+	 .doc = "processes whose memory and status are kept"},
+	{K_INT("file_max_bytes", 4096, 256 << 20, config, snapshot.file_max_bytes),
+	 .doc = "any one file read at most"},
+	{K_INT("kmsg_bytes", 0, 256 << 20, config, snapshot.kmsg_bytes),
+	 .doc = "the kernel log's tail kept"},
+	{K_INT("max_tasks", 1, 10000000, config, snapshot.max_tasks),
+	 .doc = "threads looked at, at most"},
+	{K_INT("nice", 0, 19, config, snapshot.nice),
+	 .doc = "the CPU priority it runs at (I/O idle class beside it)"},
+	{K_INT("cooldown_s", 0, 86400 * 7, config, snapshot.cooldown_s),
+	 .doc = "seconds between two triggered snapshots of one host"},
+	{K_SUB("services", 'm', snapshot_service_keys),
+	 .doc = "which processes are which service's"},
+	END,
+};
+
+static const field serve_keys[] = {
+	{K_STR("listen", config, serve.listen), .doc = "the address and port it listens on"},
+	{K_INT("max_body_bytes", 256, 16 << 20, config, serve.max_body_bytes),
+	 .doc = "a request body at most"},
+	{K_INT("token_rate", 1, 1000000, config, serve.token_rate),
+	 .doc = "requests per token per minute"},
+	{K_INT("global_rate", 1, 1000000, config, serve.global_rate),
+	 .doc = "requests per second, all tokens, every server"},
+	{K_INT("host_cooldown_s", 0, 86400, config, serve.host_cooldown_s),
+	 .doc = "seconds between two triggered captures of one host"},
+	{K_INT("default_seconds", 1, 600, config, serve.default_seconds),
+	 .doc = "the CPU profile's length when a request does not say"},
+	{K_INT("max_seconds", 1, 600, config, serve.max_seconds),
+	 .doc = "the longest a request may ask"},
+	{K_INT("max_hosts", 1, 64, config, serve.max_hosts), .doc = "hosts in one request"},
+	{K_INT("session_max_s", 1, 86400, config, serve.session_max_s),
+	 .doc = "the hard expiry of every elevated session, whatever the signal does"},
+	{K_INT("reescalate_s", 0, 7 * 86400, config, serve.reescalate_s),
+	 .doc = "a host is elevated at most once per this many seconds"},
+	{K_INT("max_sessions_service", 0, 100000, config, serve.max_sessions_service),
+	 .doc = "open elevated sessions per service"},
+	{K_INT("max_sessions_fleet", 0, 100000, config, serve.max_sessions_fleet),
+	 .doc = "open elevated sessions in all"},
+	{K_INT("lease_s", 10, 86400, config, serve.lease_s),
+	 .doc = "a running request is taken over after its capture time and this"},
+	{K_STR("alert_service_label", config, serve.alert_service_label),
+	 .doc = "the alert label naming the service"},
+	{K_ANY("alert_host_labels", "array of label names"), .def = "[\"instance\", \"pod\"]",
+	 .doc = "the alert labels naming the host, the first found"},
+	END,
+};
+
+static const field blobs_keys[] = {
+	{K_ANY("store", "string: local or s3"), .def = "\"local\"",
+	 .doc = "where blobs live: `<home>/blobs` or an S3-compatible bucket"},
+	{K_STR("endpoint", config, blobs.endpoint),
+	 .doc = "s3: the store's URL (https, or plain http to loopback)"},
+	{K_STR("bucket", config, blobs.bucket), .doc = "s3: the bucket"},
+	{K_STR("prefix", config, blobs.prefix), .doc = "s3: a key prefix"},
+	{K_STR("region", config, blobs.region), .doc = "s3: the signing region"},
+	{K_ANY("addressing", "string: path or virtual"), .def = "\"path\"",
+	 .doc = "s3: path-style or virtual-host addressing"},
+	{K_STR("access_key_id_env", config, blobs.access_key_id_env),
+	 .def = "`AWS_ACCESS_KEY_ID`", .doc = "s3: the variable holding the access key id"},
+	{K_STR("access_key_id_file", config, blobs.access_key_id_file),
+	 .doc = "s3: or a 0600 file holding it"},
+	{K_STR("secret_access_key_env", config, blobs.secret_access_key_env),
+	 .def = "`AWS_SECRET_ACCESS_KEY`",
+	 .doc = "s3: the variable holding the secret access key"},
+	{K_STR("secret_access_key_file", config, blobs.secret_access_key_file),
+	 .doc = "s3: or a 0600 file holding it"},
+	{K_STR("session_token_env", config, blobs.session_token_env),
+	 .doc = "s3: the variable holding a session token (optional)"},
+	{K_STR("session_token_file", config, blobs.session_token_file),
+	 .doc = "s3: or a 0600 file holding it"},
+	{K_STR("ca_file", config, blobs.ca_file), .def = "the system's",
+	 .doc = "s3: the certificate authorities that verify the store"},
+	{K_INT("connect_timeout_ms", 1, 600000, config, blobs.connect_timeout_ms),
+	 .doc = "s3: the connection's time limit"},
+	{K_INT("timeout_ms", 1, 3600000, config, blobs.timeout_ms),
+	 .doc = "s3: a request's time limit"},
+	END,
+};
+
+/* Every section, in the order the reference prints them. */
+static const field top_keys[] = {
+	{K_SUB("services", 'm', service_keys), .doc = "the services, by name"},
+	{K_SUB("analysis", 'o', analysis_keys),
+	 .doc = "baseline window, margins, false-discovery rate, looks, severity"},
+	{K_SUB("limits", 'o', limits_keys), .doc = "the input limits of every parser"},
+	{K_SUB("retention", 'o', retention_keys),
+	 .doc = "tiers, budgets, how long evidence is kept"},
+	{K_SUB("collect", 'o', collect_keys),
+	 .doc = "collection from sources: concurrency, cooldown, budget, retries"},
+	{K_SUB("paging", 'o', paging_keys), .doc = "who is paged and how pages are sent"},
+	{K_SUB("metrics", 'o', metrics_keys), .doc = "the jobs' metrics"},
+	{K_SUB("reports", 'o', reports_keys), .doc = "where reports go"},
+	{K_SUB("blobs", 'o', blobs_keys), .doc = "where blobs live"},
+	{K_SUB("workers", 'o', workers_keys), .doc = "a nightly spread over worker processes"},
+	{K_SUB("serve", 'o', serve_keys), .doc = "the capture API and its safeguards"},
+	{K_SUB("snapshot", 'o', snapshot_keys), .doc = "incident snapshots"},
+	END,
+};
 
 /* ---- sources ------------------------------------------------------------ */
 
@@ -342,6 +788,15 @@ static int check_s3_prefix(config_source *src, const char *addressing, const cha
 	return 0;
 }
 
+/* What a source is before its keys are read. */
+static void source_defaults(config_source *src)
+{
+	src->seconds = 10;
+	src->connect_timeout_ms = 5000;
+	src->timeout_ms = 30000;
+	src->slot_us = 3600 * 1000000LL;
+}
+
 static int load_source(config_source *src, const config_service *s, json_t *obj, size_t idx,
 		       const char *path, pr_error *err)
 {
@@ -361,18 +816,16 @@ static int load_source(config_source *src, const config_service *s, json_t *obj,
 	/* The common keys an s3_prefix source takes: its credentials are its own. */
 	static const char *const s3_common[] = {"type", "ca_file", "connect_timeout_ms",
 						"timeout_ms", NULL};
-	char at[300], *type = NULL, *auth = NULL, *addressing = NULL;
+	char at[300];
+	const char *auth, *addressing;
 	json_t *v;
 	const char *key;
-	uint32_t slot_s = 3600;
 	int rc;
 
 	snprintf(at, sizeof(at), "services.%.64s.sources[%zu]", s->name, idx);
 	if (!(src->label = strdup(at)))
 		return pr_error_set(err, PR_ENOMEM, "out of memory");
-	src->seconds = 10;
-	src->connect_timeout_ms = 5000;
-	src->timeout_ms = 30000;
+	source_defaults(src);
 	if (!json_is_object(obj))
 		return bad(err, path, at, "expected an object");
 	v = json_object_get(obj, "type");
@@ -402,49 +855,10 @@ static int load_source(config_source *src, const config_service *s, json_t *obj,
 		if (!known)
 			return bad(err, path, at, "unknown key");
 	}
-	{
-		const field f[] = {
-			{"dir", 's', 0, 0, &src->dir, 0, NULL},
-			{"scheme", 's', 0, 0, &src->scheme, 0, NULL},
-			{"seconds", 'i', 1, 3600, &src->seconds, 4, NULL},
-			{"release_label", 's', 0, 0, &src->release_label, 0, NULL},
-			{"commit_label", 's', 0, 0, &src->commit_label, 0, NULL},
-			{"host_label", 's', 0, 0, &src->host_label, 0, NULL},
-			{"url", 's', 0, 0, &src->url, 0, NULL},
-			{"tenant", 's', 0, 0, &src->tenant, 0, NULL},
-			{"selector", 's', 0, 0, &src->selector, 0, NULL},
-			{"version_label", 's', 0, 0, &src->version_label, 0, NULL},
-			{"slot_s", 'i', 60, 86400, &slot_s, 4, NULL},
-			{"ca_file", 's', 0, 0, &src->ca_file, 0, NULL},
-			{"auth", 's', 0, 0, &auth, 0, NULL},
-			{"username", 's', 0, 0, &src->username, 0, NULL},
-			{"secret_env", 's', 0, 0, &src->secret_env, 0, NULL},
-			{"secret_file", 's', 0, 0, &src->secret_file, 0, NULL},
-			{"connect_timeout_ms", 'i', 1, 600000, &src->connect_timeout_ms, 4, NULL},
-			{"timeout_ms", 'i', 1, 3600000, &src->timeout_ms, 4, NULL},
-			{"endpoint", 's', 0, 0, &src->endpoint, 0, NULL},
-			{"bucket", 's', 0, 0, &src->bucket, 0, NULL},
-			{"prefix", 's', 0, 0, &src->prefix, 0, NULL},
-			{"region", 's', 0, 0, &src->region, 0, NULL},
-			{"addressing", 's', 0, 0, &addressing, 0, NULL},
-			{"access_key_id_env", 's', 0, 0, &src->access_key_id_env, 0, NULL},
-			{"access_key_id_file", 's', 0, 0, &src->access_key_id_file, 0, NULL},
-			{"secret_access_key_env", 's', 0, 0, &src->secret_access_key_env, 0, NULL},
-			{"secret_access_key_file", 's', 0, 0, &src->secret_access_key_file, 0,
-			 NULL},
-			{"session_token_env", 's', 0, 0, &src->session_token_env, 0, NULL},
-			{"session_token_file", 's', 0, 0, &src->session_token_file, 0, NULL},
-			{"type", 's', 0, 0, &type, 0, NULL},
-			{"types", 'a', 0, 0, NULL, 0, NULL},
-			{"targets", 'a', 0, 0, NULL, 0, NULL},
-			{"file_sd", 'a', 0, 0, NULL, 0, NULL},
-			{"profile_types", 'a', 0, 0, NULL, 0, NULL},
-			{NULL, 0, 0, 0, NULL, 0, NULL},
-		};
-		if ((rc = apply(obj, f, path, src->label, err)) < 0)
-			goto out;
-	}
-	src->slot_us = (int64_t)slot_s * 1000000;
+	if ((rc = apply(obj, source_keys, src, path, src->label, err)) < 0 ||
+	    (rc = get_string(&auth, obj, "auth", path, src->label, err)) < 0 ||
+	    (rc = get_string(&addressing, obj, "addressing", path, src->label, err)) < 0)
+		return rc;
 	if (src->kind == CONFIG_SRC_PYROSCOPE && !src->version_label &&
 	    !(src->version_label = strdup("service_git_ref"))) {
 		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
@@ -550,9 +964,6 @@ static int load_source(config_source *src, const config_service *s, json_t *obj,
 		rc = load_profiles(src, s, json_object_get(obj, "types"),
 				   json_object_get(obj, "profile_types"), path, err);
 out:
-	free(type);
-	free(auth);
-	free(addressing);
 	return rc;
 }
 
@@ -577,15 +988,13 @@ static int load_sources(config_service *s, json_t *v, const char *path, pr_error
 	return 0;
 }
 
-/* One entry of "services": strings, an array of types, a source object. */
+/* One entry of "services": its scalars through the table, then the lists. */
 static int load_service(config_service *s, const char *name, json_t *obj, const char *path,
 			pr_error *err)
 {
-	static const char *const keys[] = {"team", "types", "source", "repo", "page",
-					   "retention", "sources", "max_concurrent", NULL};
-	const char *key;
 	json_t *v;
 	char at[256];
+	int rc;
 
 	memset(s, 0, sizeof(*s));
 	s->tiers.hot_us = s->tiers.summary_us = s->tiers.summary_top = -1;
@@ -598,66 +1007,42 @@ static int load_service(config_service *s, const char *name, json_t *obj, const 
 			   "'.', '_' or '-', starting with a letter or digit)");
 	if (!json_is_object(obj))
 		return bad(err, path, at, "expected an object");
-	json_object_foreach(obj, key, v) {
-		size_t k;
-		for (k = 0; keys[k] && strcmp(keys[k], key) != 0; k++)
-			;
-		snprintf(at, sizeof(at), "services.%.64s.%.64s", name, key);
-		if (!keys[k])
-			return bad(err, path, at, "unknown key");
-		if ((k == 0 || k == 3) && !json_is_string(v))
-			return bad(err, path, at, "expected a string");
-		if (k == 0 && !(s->team = dup_string(v)))
+	if ((rc = apply(obj, service_keys, s, path, at, err)) < 0)
+		return rc;
+	if ((v = json_object_get(obj, "types"))) {
+		size_t i;
+		json_t *t;
+		snprintf(at, sizeof(at), "services.%.64s.types", name);
+		if (!json_is_array(v) || json_array_size(v) == 0)
+			return bad(err, path, at, "expected a non-empty array of profile types");
+		if (!(s->types = calloc(json_array_size(v), sizeof(*s->types))))
 			return pr_error_set(err, PR_ENOMEM, "out of memory");
-		if (k == 3 && !(s->repo = dup_string(v)))
-			return pr_error_set(err, PR_ENOMEM, "out of memory");
-		if (k == 1) {
-			size_t i;
-			json_t *t;
-			if (!json_is_array(v) || json_array_size(v) == 0)
+		json_array_foreach(v, i, t) {
+			if (!json_is_string(t) || !ingest_type_valid(json_string_value(t)))
 				return bad(err, path, at,
-					   "expected a non-empty array of profile types");
-			if (!(s->types = calloc(json_array_size(v), sizeof(*s->types))))
-				return pr_error_set(err, PR_ENOMEM, "out of memory");
-			json_array_foreach(v, i, t) {
-				if (!json_is_string(t) || !ingest_type_valid(json_string_value(t)))
-					return bad(err, path, at,
-						   "expected cpu, heap, alloc, wall or goroutine");
-				if (!(s->types[s->ntypes++] = dup_string(t)))
-					return pr_error_set(err, PR_ENOMEM, "out of memory");
-			}
-		}
-		if (k == 4) {
-			int rc = load_names(&s->page, &s->npage, v, path, at, err);
-			if (rc < 0)
-				return rc;
-			s->page_set = true;
-		}
-		if (k == 5) {
-			int rc = load_tiers(&s->tiers, v, path, at, err);
-			if (rc < 0)
-				return rc;
-		}
-		if (k == 6 || k == 7)
-			continue; /* read below, once "types" is known */
-		if (k == 2) {
-			json_t *dir = json_object_get(v, "dir");
-			if (!json_is_object(v) || json_object_size(v) != 1 || !json_is_string(dir))
-				return bad(err, path, at, "expected {\"dir\": \"PATH\"}");
-			if (!(s->source_dir = dup_string(dir)))
+					   "expected cpu, heap, alloc, wall or goroutine");
+			if (!(s->types[s->ntypes++] = dup_string(t)))
 				return pr_error_set(err, PR_ENOMEM, "out of memory");
 		}
+	}
+	if ((v = json_object_get(obj, "page"))) {
+		snprintf(at, sizeof(at), "services.%.64s.page", name);
+		if ((rc = load_names(&s->page, &s->npage, v, path, at, err)) < 0)
+			return rc;
+		s->page_set = true;
+	}
+	if ((v = json_object_get(obj, "source"))) {
+		json_t *dir = json_object_get(v, "dir");
+		snprintf(at, sizeof(at), "services.%.64s.source", name);
+		if (!json_is_object(v) || json_object_size(v) != 1 || !json_is_string(dir))
+			return bad(err, path, at, "expected {\"dir\": \"PATH\"}");
+		if (!(s->source_dir = dup_string(dir)))
+			return pr_error_set(err, PR_ENOMEM, "out of memory");
 	}
 	if (!s->ntypes) {
 		if (!(s->types = calloc(1, sizeof(*s->types))) || !(s->types[0] = strdup("cpu")))
 			return pr_error_set(err, PR_ENOMEM, "out of memory");
 		s->ntypes = 1;
-	}
-	if ((v = json_object_get(obj, "max_concurrent"))) {
-		snprintf(at, sizeof(at), "services.%.64s.max_concurrent", name);
-		if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 64)
-			return bad(err, path, at, "expected an integer from 1 to 64");
-		s->max_concurrent = (uint32_t)json_integer_value(v);
 	}
 	if ((v = json_object_get(obj, "sources")))
 		return load_sources(s, v, path, err);
@@ -688,7 +1073,7 @@ static int load_target(config_target *t, const char *name, json_t *obj, const ch
 		       pr_error *err)
 {
 	static const char *const kinds[] = {"pagerduty", "alertmanager", "webhook", NULL};
-	char *type = NULL;
+	const char *type;
 	char at[256];
 	int rc;
 
@@ -698,17 +1083,9 @@ static int load_target(config_target *t, const char *name, json_t *obj, const ch
 	snprintf(at, sizeof(at), "paging.targets.%.64s", name);
 	if (!json_is_object(obj))
 		return bad(err, path, at, "expected an object");
-	{
-		const field f[] = {
-			{"type", 's', 0, 0, &type, 0, NULL},
-			{"url", 's', 0, 0, &t->url, 0, NULL},
-			{"secret_env", 's', 0, 0, &t->secret_env, 0, NULL},
-			{"secret_file", 's', 0, 0, &t->secret_file, 0, NULL},
-			{NULL, 0, 0, 0, NULL, 0, NULL},
-		};
-		if ((rc = apply(obj, f, path, at, err)) < 0)
-			goto out;
-	}
+	if ((rc = apply(obj, target_keys, t, path, at, err)) < 0 ||
+	    (rc = get_string(&type, obj, "type", path, at, err)) < 0)
+		goto out;
 	rc = -1;
 	for (int k = 0; type && kinds[k]; k++)
 		if (strcmp(type, kinds[k]) == 0) {
@@ -754,101 +1131,67 @@ static int load_target(config_target *t, const char *name, json_t *obj, const ch
 			 "127.0.0.1, [::1] or localhost)");
 	}
 out:
-	free(type);
 	return rc;
 }
 
 /*
- * "paging": scalar settings through the field table; "targets" and
- * "teams" have names for keys and "default" is a list, so they are taken
- * out first and read here.
+ * "paging": scalar settings through the table; "targets" and "teams" have
+ * names for keys and "default" is a list, so they are read here.
  */
 static int load_paging(config *c, json_t *obj, const char *path, pr_error *err)
 {
 	config_paging *p = &c->paging;
 	json_t *targets, *teams, *def;
-	char *sev = NULL;
-	const char *name;
+	const char *sev, *name;
 	json_t *v;
 	int rc = 0;
 
 	if (!json_is_object(obj))
 		return bad(err, path, "paging", "expected an object");
-	targets = json_incref(json_object_get(obj, "targets"));
-	teams = json_incref(json_object_get(obj, "teams"));
-	def = json_incref(json_object_get(obj, "default"));
-	json_object_del(obj, "targets");
-	json_object_del(obj, "teams");
-	json_object_del(obj, "default");
-	{
-		const field f[] = {
-			{"min_severity", 's', 0, 0, &sev, 0, NULL},
-			{"max_attempts", 'i', 1, 100, &p->max_attempts, 4, NULL},
-			{"connect_timeout_ms", 'i', 1, 600000, &p->connect_timeout_ms, 4, NULL},
-			{"timeout_ms", 'i', 1, 600000, &p->timeout_ms, 4, NULL},
-			{"backoff_ms", 'i', 0, 600000, &p->backoff_ms, 4, NULL},
-			{"max_backoff_ms", 'i', 0, 3600000, &p->max_backoff_ms, 4, NULL},
-			{"alert_hours", 'i', 1, 8760, &p->alert_hours, 4, NULL},
-			{NULL, 0, 0, 0, NULL, 0, NULL},
-		};
-		if ((rc = apply(obj, f, path, "paging", err)) < 0)
-			goto out;
-	}
+	if ((rc = apply(obj, paging_keys, c, path, "paging", err)) < 0 ||
+	    (rc = get_string(&sev, obj, "min_severity", path, "paging", err)) < 0)
+		return rc;
+	targets = json_object_get(obj, "targets");
+	teams = json_object_get(obj, "teams");
+	def = json_object_get(obj, "default");
 	if (sev && (stats_severity_parse(&p->min_severity, sev) < 0 ||
-		    p->min_severity == STATS_SEV_NONE)) {
-		rc = bad(err, path, "paging.min_severity",
-			 "expected low, medium, high or critical");
-		goto out;
-	}
+		    p->min_severity == STATS_SEV_NONE))
+		return bad(err, path, "paging.min_severity",
+			   "expected low, medium, high or critical");
 	if (targets) {
-		if (!json_is_object(targets)) {
-			rc = bad(err, path, "paging.targets",
-				 "expected an object of targets by name");
-			goto out;
-		}
+		if (!json_is_object(targets))
+			return bad(err, path, "paging.targets",
+				   "expected an object of targets by name");
 		if (json_object_size(targets) &&
-		    !(p->targets = calloc(json_object_size(targets), sizeof(*p->targets)))) {
-			rc = pr_error_set(err, PR_ENOMEM, "out of memory");
-			goto out;
-		}
+		    !(p->targets = calloc(json_object_size(targets), sizeof(*p->targets))))
+			return pr_error_set(err, PR_ENOMEM, "out of memory");
 		json_object_foreach(targets, name, v) {
 			rc = load_target(&p->targets[p->ntargets++], name, v, path, err);
 			if (rc < 0)
-				goto out;
+				return rc;
 		}
 	}
 	if (def && (rc = load_names(&p->default_targets, &p->ndefault, def, path,
 				    "paging.default", err)) < 0)
-		goto out;
+		return rc;
 	if (teams) {
-		if (!json_is_object(teams)) {
-			rc = bad(err, path, "paging.teams",
-				 "expected an object of target lists by team");
-			goto out;
-		}
+		if (!json_is_object(teams))
+			return bad(err, path, "paging.teams",
+				   "expected an object of target lists by team");
 		if (json_object_size(teams) &&
-		    !(p->teams = calloc(json_object_size(teams), sizeof(*p->teams)))) {
-			rc = pr_error_set(err, PR_ENOMEM, "out of memory");
-			goto out;
-		}
+		    !(p->teams = calloc(json_object_size(teams), sizeof(*p->teams))))
+			return pr_error_set(err, PR_ENOMEM, "out of memory");
 		json_object_foreach(teams, name, v) {
 			config_route *r = &p->teams[p->nteams++];
 			char at[256];
 			snprintf(at, sizeof(at), "paging.teams.%.64s", name);
-			if (!(r->team = strdup(name))) {
-				rc = pr_error_set(err, PR_ENOMEM, "out of memory");
-				goto out;
-			}
+			if (!(r->team = strdup(name)))
+				return pr_error_set(err, PR_ENOMEM, "out of memory");
 			if ((rc = load_names(&r->targets, &r->ntargets, v, path, at, err)) < 0)
-				goto out;
+				return rc;
 		}
 	}
-out:
-	free(sev);
-	json_decref(targets);
-	json_decref(teams);
-	json_decref(def);
-	return rc;
+	return 0;
 }
 
 /* One entry of snapshot.services: how the service's processes are known. */
@@ -856,9 +1199,9 @@ static int load_snapshot_service(config_snapshot_service *s, const char *name, j
 				 const char *path, pr_error *err)
 {
 	json_t *procs = json_object_get(obj, "processes"), *v;
-	const char *key;
 	char at[256];
 	size_t i;
+	int rc;
 
 	if (!(s->name = strdup(name)))
 		return pr_error_set(err, PR_ENOMEM, "out of memory");
@@ -868,12 +1211,8 @@ static int load_snapshot_service(config_snapshot_service *s, const char *name, j
 			   "'.', '_' or '-', starting with a letter or digit)");
 	if (!json_is_object(obj))
 		return bad(err, path, at, "expected an object");
-	json_object_foreach(obj, key, v) {
-		snprintf(at, sizeof(at), "snapshot.services.%.64s.%.64s", name, key);
-		if (strcmp(key, "processes") != 0 && strcmp(key, "cgroup") != 0 &&
-		    strcmp(key, "full_cmdline") != 0)
-			return bad(err, path, at, "unknown key");
-	}
+	if ((rc = apply(obj, snapshot_service_keys, s, path, at, err)) < 0)
+		return rc;
 	if (procs) {
 		snprintf(at, sizeof(at), "snapshot.services.%.64s.processes", name);
 		if (!json_is_array(procs))
@@ -902,16 +1241,10 @@ static int load_snapshot_service(config_snapshot_service *s, const char *name, j
 		if (!(s->cgroup = strdup(cg)))
 			return pr_error_set(err, PR_ENOMEM, "out of memory");
 	}
-	if ((v = json_object_get(obj, "full_cmdline"))) {
-		snprintf(at, sizeof(at), "snapshot.services.%.64s.full_cmdline", name);
-		if (!json_is_boolean(v))
-			return bad(err, path, at, "expected true or false");
-		s->full_cmdline = json_is_true(v);
-	}
 	return 0;
 }
 
-/* "snapshot": scalar settings through the field table, then the services by name. */
+/* "snapshot": scalar settings through the table, then the services by name. */
 static int load_snapshot(config *c, json_t *obj, const char *path, pr_error *err)
 {
 	config_snapshot *s = &c->snapshot;
@@ -921,51 +1254,25 @@ static int load_snapshot(config *c, json_t *obj, const char *path, pr_error *err
 
 	if (!json_is_object(obj))
 		return bad(err, path, "snapshot", "expected an object");
-	svcs = json_incref(json_object_get(obj, "services"));
-	json_object_del(obj, "services");
-	{
-		const field f[] = {
-			{"time_budget_ms", 'i', 100, 600000, &s->time_budget_ms, 4, NULL},
-			{"size_budget_bytes", 'i', 65536, 256 << 20, &s->size_budget_bytes, 8,
-			 NULL},
-			{"sample_ms", 'i', 10, 60000, &s->sample_ms, 4, NULL},
-			{"top_threads", 'i', 1, 10000, &s->top_threads, 4, NULL},
-			{"top_processes", 'i', 1, 1000, &s->top_processes, 4, NULL},
-			{"file_max_bytes", 'i', 4096, 256 << 20, &s->file_max_bytes, 8, NULL},
-			{"kmsg_bytes", 'i', 0, 256 << 20, &s->kmsg_bytes, 8, NULL},
-			{"max_tasks", 'i', 1, 10000000, &s->max_tasks, 4, NULL},
-			{"nice", 'i', 0, 19, &s->nice, 4, NULL},
-			{"cooldown_s", 'i', 0, 86400 * 7, &s->cooldown_s, 4, NULL},
-			{NULL, 0, 0, 0, NULL, 0, NULL},
-		};
-		if ((rc = apply(obj, f, path, "snapshot", err)) < 0)
-			goto out;
+	if ((rc = apply(obj, snapshot_keys, c, path, "snapshot", err)) < 0)
+		return rc;
+	if (!(svcs = json_object_get(obj, "services")))
+		return 0;
+	if (!json_is_object(svcs))
+		return bad(err, path, "snapshot.services",
+			   "expected an object of services by name");
+	if (json_object_size(svcs) &&
+	    !(s->services = calloc(json_object_size(svcs), sizeof(*s->services))))
+		return pr_error_set(err, PR_ENOMEM, "out of memory");
+	json_object_foreach(svcs, name, v) {
+		rc = load_snapshot_service(&s->services[s->nservices++], name, v, path, err);
+		if (rc < 0)
+			return rc;
 	}
-	if (svcs) {
-		if (!json_is_object(svcs)) {
-			rc = bad(err, path, "snapshot.services",
-				 "expected an object of services by "
-				 "name");
-			goto out;
-		}
-		if (json_object_size(svcs) &&
-		    !(s->services = calloc(json_object_size(svcs), sizeof(*s->services)))) {
-			rc = pr_error_set(err, PR_ENOMEM, "out of memory");
-			goto out;
-		}
-		json_object_foreach(svcs, name, v) {
-			rc = load_snapshot_service(&s->services[s->nservices++], name, v, path,
-						   err);
-			if (rc < 0)
-				goto out;
-		}
-	}
-out:
-	json_decref(svcs);
-	return rc;
+	return 0;
 }
 
-/* "serve": numbers and strings through the field table, the host labels by hand. */
+/* "serve": numbers and strings through the table, the host labels by hand. */
 static int load_serve(config *c, json_t *obj, const char *path, pr_error *err)
 {
 	config_serve *s = &c->serve;
@@ -974,77 +1281,30 @@ static int load_serve(config *c, json_t *obj, const char *path, pr_error *err)
 
 	if (!json_is_object(obj))
 		return bad(err, path, "serve", "expected an object");
-	labels = json_incref(json_object_get(obj, "alert_host_labels"));
-	json_object_del(obj, "alert_host_labels");
-	{
-		const field f[] = {
-			{"listen", 's', 0, 0, &s->listen, 0, NULL},
-			{"max_body_bytes", 'i', 256, 16 << 20, &s->max_body_bytes, 4, NULL},
-			{"token_rate", 'i', 1, 1000000, &s->token_rate, 4, NULL},
-			{"global_rate", 'i', 1, 1000000, &s->global_rate, 4, NULL},
-			{"host_cooldown_s", 'i', 0, 86400, &s->host_cooldown_s, 4, NULL},
-			{"default_seconds", 'i', 1, 600, &s->default_seconds, 4, NULL},
-			{"max_seconds", 'i', 1, 600, &s->max_seconds, 4, NULL},
-			{"max_hosts", 'i', 1, 64, &s->max_hosts, 4, NULL},
-			{"session_max_s", 'i', 1, 86400, &s->session_max_s, 4, NULL},
-			{"reescalate_s", 'i', 0, 7 * 86400, &s->reescalate_s, 4, NULL},
-			{"max_sessions_service", 'i', 0, 100000, &s->max_sessions_service, 4,
-			 NULL},
-			{"max_sessions_fleet", 'i', 0, 100000, &s->max_sessions_fleet, 4, NULL},
-			{"lease_s", 'i', 10, 86400, &s->lease_s, 4, NULL},
-			{"alert_service_label", 's', 0, 0, &s->alert_service_label, 0, NULL},
-			{NULL, 0, 0, 0, NULL, 0, NULL},
-		};
-		if ((rc = apply(obj, f, path, "serve", err)) < 0)
-			goto out;
-	}
-	if (s->default_seconds > s->max_seconds) {
-		rc = bad(err, path, "serve.default_seconds", "longer than serve.max_seconds");
-		goto out;
-	}
-	if (labels) {
-		free_names(s->alert_host_labels, s->nalert_host_labels);
-		s->alert_host_labels = NULL;
-		s->nalert_host_labels = 0;
-		if (!json_is_array(labels) || json_array_size(labels) == 0) {
-			rc = bad(err, path, "serve.alert_host_labels",
-				 "expected a non-empty array of label names");
-			goto out;
-		}
-		rc = load_names(&s->alert_host_labels, &s->nalert_host_labels, labels, path,
-				"serve.alert_host_labels", err);
-	}
-out:
-	json_decref(labels);
-	return rc;
+	if ((rc = apply(obj, serve_keys, c, path, "serve", err)) < 0)
+		return rc;
+	if (s->default_seconds > s->max_seconds)
+		return bad(err, path, "serve.default_seconds", "longer than serve.max_seconds");
+	if (!(labels = json_object_get(obj, "alert_host_labels")))
+		return 0;
+	free_names(s->alert_host_labels, s->nalert_host_labels);
+	s->alert_host_labels = NULL;
+	s->nalert_host_labels = 0;
+	if (!json_is_array(labels) || json_array_size(labels) == 0)
+		return bad(err, path, "serve.alert_host_labels",
+			   "expected a non-empty array of label names");
+	return load_names(&s->alert_host_labels, &s->nalert_host_labels, labels, path,
+			  "serve.alert_host_labels", err);
 }
 
 /*
- * "blobs": strings and numbers through the field table, then the choices
+ * "blobs": strings and numbers through the table, then the choices
  * and what the S3 store needs.
  */
 static int load_blobs(config *c, json_t *obj, const char *path, pr_error *err)
 {
 	config_blobs *b = &c->blobs;
-	char *store = NULL, *addressing = NULL;
-	const field f[] = {
-		{"store", 's', 0, 0, &store, 0, NULL},
-		{"endpoint", 's', 0, 0, &b->endpoint, 0, NULL},
-		{"bucket", 's', 0, 0, &b->bucket, 0, NULL},
-		{"prefix", 's', 0, 0, &b->prefix, 0, NULL},
-		{"region", 's', 0, 0, &b->region, 0, NULL},
-		{"addressing", 's', 0, 0, &addressing, 0, NULL},
-		{"access_key_id_env", 's', 0, 0, &b->access_key_id_env, 0, NULL},
-		{"access_key_id_file", 's', 0, 0, &b->access_key_id_file, 0, NULL},
-		{"secret_access_key_env", 's', 0, 0, &b->secret_access_key_env, 0, NULL},
-		{"secret_access_key_file", 's', 0, 0, &b->secret_access_key_file, 0, NULL},
-		{"session_token_env", 's', 0, 0, &b->session_token_env, 0, NULL},
-		{"session_token_file", 's', 0, 0, &b->session_token_file, 0, NULL},
-		{"ca_file", 's', 0, 0, &b->ca_file, 0, NULL},
-		{"connect_timeout_ms", 'i', 1, 600000, &b->connect_timeout_ms, 4, NULL},
-		{"timeout_ms", 'i', 1, 3600000, &b->timeout_ms, 4, NULL},
-		{NULL, 0, 0, 0, NULL, 0, NULL},
-	};
+	const char *store, *addressing;
 	static const char *const pairs[][3] = {
 		{"access_key_id_env", "access_key_id_file", "access key id"},
 		{"secret_access_key_env", "secret_access_key_file", "secret access key"},
@@ -1059,7 +1319,9 @@ static int load_blobs(config *c, json_t *obj, const char *path, pr_error *err)
 
 	if (!json_is_object(obj))
 		return bad(err, path, "blobs", "expected an object");
-	if ((rc = apply(obj, f, path, "blobs", err)) < 0)
+	if ((rc = apply(obj, blobs_keys, c, path, "blobs", err)) < 0 ||
+	    (rc = get_string(&store, obj, "store", path, "blobs", err)) < 0 ||
+	    (rc = get_string(&addressing, obj, "addressing", path, "blobs", err)) < 0)
 		goto out;
 	if (store && strcmp(store, "s3") != 0 && strcmp(store, "local") != 0) {
 		rc = bad(err, path, "blobs.store", "expected \"local\" or \"s3\"");
@@ -1110,8 +1372,6 @@ static int load_blobs(config *c, json_t *obj, const char *path, pr_error *err)
 		b->s3_set = true;
 	}
 out:
-	free(store);
-	free(addressing);
 	return rc;
 }
 
@@ -1268,6 +1528,8 @@ static void defaults(config *c)
 	c->serve.max_sessions_service = 4;
 	c->serve.max_sessions_fleet = 10;
 	c->serve.lease_s = 120;
+	c->blobs.connect_timeout_ms = HTTP_DEFAULT_CONNECT_TIMEOUT_MS;
+	c->blobs.timeout_ms = HTTP_DEFAULT_TIMEOUT_MS;
 }
 
 /* Defaults that are strings: set after the file, when it did not. */
@@ -1309,7 +1571,6 @@ int config_load(config *c, const char *file, pr_error *err)
 	buf path = BUF_INIT;
 	json_error_t jerr;
 	json_t *root = NULL;
-	double abs_pp = -1, min_pp = -1;
 	int rc = 0;
 
 	memset(c, 0, sizeof(*c));
@@ -1321,99 +1582,6 @@ int config_load(config *c, const char *file, pr_error *err)
 		goto out;
 	}
 	{
-		size_t min_captures = c->analysis.min_baseline;
-		const field severity[] = {
-			{"q_max", 'f', 1e-6, 0.5, &c->analysis.severity.q_max, 0, NULL},
-			{"critical_pp", 'f', 0, 100, &c->analysis.severity.critical_pp, 0, NULL},
-			{"critical_rel", 'f', 0, 1e6, &c->analysis.severity.critical_rel, 0, NULL},
-			{"critical_rel_pp", 'f', 0, 100, &c->analysis.severity.critical_rel_pp, 0,
-			 NULL},
-			{"high_pp", 'f', 0, 100, &c->analysis.severity.high_pp, 0, NULL},
-			{"medium_pp", 'f', 0, 100, &c->analysis.severity.medium_pp, 0, NULL},
-			{NULL, 0, 0, 0, NULL, 0, NULL},
-		};
-		uint32_t minc = (uint32_t)min_captures;
-		uint32_t looks = (uint32_t)c->analysis.max_looks;
-		uint32_t confirm = (uint32_t)c->analysis.confirm_looks;
-		const field analysis[] = {
-			{"window_days", 'i', 1, 3650, &c->analysis.window_us, -1, NULL},
-			{"min_captures", 'i', 2, 100000, &minc, 4, NULL},
-			{"rel_margin", 'f', 0, 10, &c->analysis.rel_margin, 0, NULL},
-			{"abs_margin_pp", 'f', 0, 100, &abs_pp, 0, NULL},
-			{"min_share_pp", 'f', 0, 100, &min_pp, 0, NULL},
-			{"fdr", 'f', 1e-6, 0.5, &c->analysis.fdr, 0, NULL},
-			{"mw_alpha", 'f', 1e-9, 1, &c->analysis.mw_alpha, 0, NULL},
-			{"max_looks", 'i', 1, 60, &looks, 4, NULL},
-			{"spend_rho", 'f', 0.1, 10, &c->analysis.spend_rho, 0, NULL},
-			{"confirm_looks", 'i', 1, 60, &confirm, 4, NULL},
-			{"confirm_critical", 'b', 0, 0, &c->analysis.confirm_critical, 0, NULL},
-			{"cost_tests", 'b', 0, 0, &c->analysis.cost_tests, 0, NULL},
-			{"severity", 'o', 0, 0, NULL, 0, severity},
-			{NULL, 0, 0, 0, NULL, 0, NULL},
-		};
-		const field limits[] = {
-			{"max_input_bytes", 'i', 1, 1e15, &c->limits.max_input_bytes, 8, NULL},
-			{"max_decompressed_bytes", 'i', 1, 1e15, &c->limits.max_decompressed_bytes,
-			 8, NULL},
-			{"max_samples", 'i', 1, 4294967295.0, &c->limits.max_samples, 8, NULL},
-			{"max_depth", 'i', 1, 1 << 20, &c->limits.max_depth, 4, NULL},
-			{"max_string_length", 'i', 16, 1 << 24, &c->limits.max_string_len, 4, NULL},
-			{NULL, 0, 0, 0, NULL, 0, NULL},
-		};
-		config_retention *r = &c->retention;
-		const field retention[] = {
-			{"forensic_days", 'i', 0, 36500, &c->analysis.forensic_keep_us, -1, NULL},
-			{"hot_days", 'i', 0, 36500, &r->tiers.hot_us, -1, NULL},
-			{"summary_days", 'i', 0, 36500, &r->tiers.summary_us, -1, NULL},
-			{"summary_top", 'i', 0, 1000000, &r->tiers.summary_top, -2, NULL},
-			{"budget_bytes", 'i', 0, 1e18, &r->budget_bytes, 8, NULL},
-			{"budget_rows", 'i', 0, 1e18, &r->budget_rows, 8, NULL},
-			{"batch", 'i', 1, 100000, &r->batch, 4, NULL},
-			{"after_nightly", 'b', 0, 0, &r->after_nightly, 0, NULL},
-			{NULL, 0, 0, 0, NULL, 0, NULL},
-		};
-		const field metrics[] = {
-			{"pushgateway", 's', 0, 0, &c->metrics.pushgateway, 0, NULL},
-			{"instance", 's', 0, 0, &c->metrics.instance, 0, NULL},
-			{NULL, 0, 0, 0, NULL, 0, NULL},
-		};
-		const field reports[] = {
-			{"dir", 's', 0, 0, &c->reports.dir, 0, NULL},
-			{"base_url", 's', 0, 0, &c->reports.base_url, 0, NULL},
-			{"compare_url", 's', 0, 0, &c->reports.compare_url, 0, NULL},
-			{NULL, 0, 0, 0, NULL, 0, NULL},
-		};
-		uint32_t cooldown_s = 300, budget_s = 900, retry_s = 5;
-		const field collect[] = {
-			{"max_concurrent", 'i', 1, 64, &c->collect.max_concurrent, 4, NULL},
-			{"max_concurrent_fleet", 'i', 1, 256, &c->collect.max_concurrent_fleet, 4,
-			 NULL},
-			{"cooldown_s", 'i', 0, 86400, &cooldown_s, 4, NULL},
-			{"budget_s", 'i', 1, 86400, &budget_s, 4, NULL},
-			{"retries", 'i', 0, 20, &c->collect.retries, 4, NULL},
-			{"retry_s", 'i', 1, 3600, &retry_s, 4, NULL},
-			{NULL, 0, 0, 0, NULL, 0, NULL},
-		};
-		config_workers *w = &c->workers;
-		const field workers[] = {
-			{"enabled", 'b', 0, 0, &w->enabled, 0, NULL},
-			{"lease_s", 'i', 1, 86400, &w->lease_s, 4, NULL},
-			{"max_attempts", 'i', 1, 100, &w->max_attempts, 4, NULL},
-			{"poll_ms", 'i', 10, 60000, &w->poll_ms, 4, NULL},
-			{"task_timeout_s", 'i', 1, 7 * 86400, &w->task_timeout_s, 4, NULL},
-			{"coordinator_works", 'b', 0, 0, &w->coordinator_works, 0, NULL},
-			{NULL, 0, 0, 0, NULL, 0, NULL},
-		};
-		const field top[] = {
-			{"collect", 'o', 0, 0, NULL, 0, collect},
-			{"workers", 'o', 0, 0, NULL, 0, workers},
-			{"metrics", 'o', 0, 0, NULL, 0, metrics},
-			{"reports", 'o', 0, 0, NULL, 0, reports},
-			{"retention", 'o', 0, 0, NULL, 0, retention},
-			{"limits", 'o', 0, 0, NULL, 0, limits},
-			{"analysis", 'o', 0, 0, NULL, 0, analysis},
-			{NULL, 0, 0, 0, NULL, 0, NULL},
-		};
 		buf text = BUF_INIT;
 		FILE *f = fopen(path.ptr, "rb");
 		size_t n;
@@ -1472,7 +1640,7 @@ int config_load(config *c, const char *file, pr_error *err)
 			if (rc < 0)
 				goto out;
 		}
-		if ((rc = apply(root, top, path.ptr, "", err)) < 0)
+		if ((rc = apply(root, top_keys, c, path.ptr, "", err)) < 0)
 			goto out;
 		if ((rc = check_routes(c, path.ptr, err)) < 0 ||
 		    (rc = check_retention(c, path.ptr, err)) < 0)
@@ -1489,16 +1657,6 @@ int config_load(config *c, const char *file, pr_error *err)
 				 "expected an http:// or https:// URL");
 			goto out;
 		}
-		c->analysis.min_baseline = minc;
-		c->collect.cooldown_us = (int64_t)cooldown_s * 1000000;
-		c->collect.budget_us = (int64_t)budget_s * 1000000;
-		c->collect.retry_us = (int64_t)retry_s * 1000000;
-		c->analysis.max_looks = looks;
-		c->analysis.confirm_looks = confirm;
-		if (abs_pp >= 0)
-			c->analysis.abs_margin = abs_pp / 100;
-		if (min_pp >= 0)
-			c->analysis.min_share = min_pp / 100;
 	}
 	c->path = buf_detach(&path, NULL);
 out:
@@ -1666,4 +1824,152 @@ void config_release(config *c)
 	c->nservices = 0;
 	free(c->path);
 	c->path = NULL;
+}
+
+/* ---- the reference ------------------------------------------------------ */
+
+/* What a default looks like in the reference: read from a defaulted struct. */
+static int put_default(buf *b, const field *f, const void *base)
+{
+	const void *p = (const char *)base + f->off;
+
+	/* A value is shown as code; a default that is a sentence, as it is. */
+	if (f->def)
+		return strchr("\"[0123456789", f->def[0]) ? buf_printf(b, "`%s`", f->def)
+							   : buf_puts(b, f->def);
+	switch (f->kind) {
+	case 's':
+		return *(char *const *)p ? buf_printf(b, "`\"%s\"`", *(char *const *)p)
+					 : buf_puts(b, "none");
+	case 'b':
+		return buf_puts(b, *(const bool *)p ? "`true`" : "`false`");
+	case 'f':
+		return buf_printf(b, "`%g`", *(const double *)p * (f->unit == 'p' ? 100 : 1));
+	case 'i':
+		if (f->unit == 'd')
+			return buf_printf(b, "`%lld`", (long long)(*(const int64_t *)p / DAY_US));
+		if (f->unit == 's')
+			return buf_printf(b, "`%lld`", (long long)(*(const int64_t *)p / 1000000));
+		return buf_printf(b, "`%llu`", f->width == 8
+						    ? (unsigned long long)*(const uint64_t *)p
+						    : (unsigned long long)*(const uint32_t *)p);
+	default:
+		return buf_puts(b, "none");
+	}
+}
+
+static int put_type(buf *b, const field *f)
+{
+	switch (f->kind) {
+	case 'i':
+		return buf_printf(b, "integer, %.0f to %.0f", f->lo, f->hi);
+	case 'f':
+		return buf_printf(b, "number, %g to %g", f->lo, f->hi);
+	case 's':
+		return buf_puts(b, "string");
+	case 'b':
+		return buf_puts(b, "boolean");
+	case 'o':
+		return buf_puts(b, "object");
+	case 'm':
+		return buf_puts(b, "object of objects by name");
+	case 'l':
+		return buf_puts(b, "array of objects");
+	default:
+		return buf_puts(b, f->type);
+	}
+}
+
+/* The defaulted struct a table's offsets point into. */
+typedef struct ref_bases {
+	const config *cfg;
+	const config_service *service;
+	const config_source *source;
+	const config_target *target;
+	const config_snapshot_service *snapshot_service;
+} ref_bases;
+
+static const void *ref_base(const ref_bases *rb, const field *table)
+{
+	if (table == service_keys || table == tiers_keys)
+		return rb->service;
+	if (table == source_keys)
+		return rb->source;
+	if (table == target_keys)
+		return rb->target;
+	if (table == snapshot_service_keys)
+		return rb->snapshot_service;
+	return rb->cfg;
+}
+
+static int put_rows(buf *b, const field *table, const char *prefix, const ref_bases *rb,
+		    pr_error *err)
+{
+	const void *base = ref_base(rb, table);
+	char path[256];
+	int rc;
+
+	for (const field *f = table; f->key; f++) {
+		snprintf(path, sizeof(path), "%s%s%s", prefix, *prefix ? "." : "", f->key);
+		/* A cell cannot hold a '|', and every key says what it means. */
+		if (!f->doc || !*f->doc || strchr(f->doc, '|') ||
+		    (f->def && strchr(f->def, '|')) || (f->kind == 'a' && !f->type))
+			return pr_error_set(err, PR_ERR, "config reference: '%s' has no meaning, "
+					    "or a '|'", path);
+		bool nested = f->kind == 'o' || f->kind == 'm' || f->kind == 'l';
+		if (buf_printf(b, "| `%s` | ", path) < 0 || put_type(b, f) < 0 ||
+		    buf_puts(b, " | ") < 0 || (!nested && put_default(b, f, base) < 0) ||
+		    buf_printf(b, " | %s |\n", f->doc) < 0)
+			return pr_error_set(err, PR_ENOMEM, "out of memory");
+		if (nested) {
+			char sub[300];
+			snprintf(sub, sizeof(sub), "%s%s", path,
+				 f->kind == 'm' ? ".NAME" : f->kind == 'l' ? "[]" : "");
+			if ((rc = put_rows(b, f->sub, sub, rb, err)) < 0)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+int config_reference(char **out, pr_error *err)
+{
+	config cfg;
+	config_service service = {.tiers = {-1, -1, -1}};
+	config_source source = {0};
+	config_target target = {0};
+	config_snapshot_service snapshot_service = {0};
+	ref_bases rb = {&cfg, &service, &source, &target, &snapshot_service};
+	buf b = BUF_INIT;
+	int rc;
+
+	*out = NULL;
+	if ((rc = config_load(&cfg, NULL, err)) < 0)
+		return rc;
+	source_defaults(&source);
+	rc = buf_puts(&b,
+		      "# Configuration reference\n\n"
+		      "Back to the [README](../README.md#the-configuration-file).\n\n"
+		      "Every key of the configuration file, written by `profreg config "
+		      "reference` from the tables the configuration loader reads (regenerate "
+		      "this file with it; a test checks that they agree). Every key is "
+		      "optional unless its meaning says otherwise; a key not listed here is "
+		      "refused with its JSON path. `NAME` stands for a name you choose, `[]` "
+		      "for each element of an array.\n");
+	for (const field *f = top_keys; rc == 0 && f->key; f++) {
+		if (buf_printf(&b, "\n## `%s`\n\n%c%s.\n\n| key | type | default | meaning |\n"
+				   "| --- | --- | --- | --- |\n",
+			       f->key, toupper((unsigned char)f->doc[0]), f->doc + 1) < 0) {
+			rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+			break;
+		}
+		char top[64];
+		snprintf(top, sizeof(top), "%s%s", f->key, f->kind == 'm' ? ".NAME" : "");
+		rc = put_rows(&b, f->sub, top, &rb, err);
+	}
+	if (rc == 0 && !(*out = buf_detach(&b, NULL)))
+		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+	buf_release(&b);
+	config_release(&cfg);
+	return rc;
 }

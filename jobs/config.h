@@ -353,6 +353,13 @@ typedef struct config {
 	char *path;   /* the file read, NULL when none */
 } config;
 
+/*
+ * The configuration reference in Markdown: every key the loader reads,
+ * its type, default and meaning, written from the loader's own tables.
+ * *out is the caller's to free.
+ */
+int config_reference(char **out, pr_error *err);
+
 /* The file's settings for a service, or NULL. */
 const config_service *config_service_find(const config *c, const char *name);
 

@@ -1,6 +1,6 @@
 /*
  * cmd_config.c: `profreg config check [FILE]`: validate a configuration
- * file without running anything.
+ * file without running anything; `profreg config reference`: every key.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "jobs/cli/commands.h"
@@ -10,6 +10,7 @@
 
 #include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 static int config_check(cli_ctx *ctx, int argc, char **argv)
 {
@@ -61,10 +62,38 @@ static int config_check(cli_ctx *ctx, int argc, char **argv)
 	return EXIT_OK;
 }
 
+static int config_ref(cli_ctx *ctx, int argc, char **argv)
+{
+	static const cli_option opts[] = {{NULL, 0, 0, NULL, NULL}};
+	static const char usage[] = "profreg config reference";
+	static const char desc[] =
+		"Print the configuration reference in Markdown: every key the loader reads,\n"
+		"its type, range, default and meaning, from the loader's own tables\n"
+		"(docs/config.md is this output).";
+	pr_error err = PR_ERROR_INIT;
+	cli_parser *p = NULL;
+	const char *arg;
+	char *text = NULL;
+	int c, first, status;
+
+	if (cli_parser_new(&p, ctx, argc, argv, opts, usage, desc) < 0)
+		return EXIT_RUNTIME;
+	while ((c = cli_next(p, &arg)) > 0)
+		;
+	if ((status = cli_end(p, c, false, 0, 0, "no arguments", &first)) != CLI_GO)
+		return status;
+	if (config_reference(&text, &err) < 0)
+		return cli_fail(ctx, &err);
+	status = fputs(text, stdout) < 0 || fflush(stdout) != 0 ? EXIT_RUNTIME : EXIT_OK;
+	free(text);
+	return status;
+}
+
 int cmd_config(cli_ctx *ctx, int argc, char **argv)
 {
 	static const cli_command cmds[] = {
 		{"check", config_check, "validate a configuration file"},
+		{"reference", config_ref, "print every configuration key, its default and meaning"},
 		{NULL, NULL, NULL},
 	};
 	return cli_dispatch(ctx, cmds, ctx->prog, argc - 1, argv + 1);

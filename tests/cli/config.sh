@@ -95,4 +95,34 @@ bad '{"retention": {"after_nightly": 1}}' "retention.after_nightly: expected tru
 	"a switch must be a boolean"
 bad '{"reports": {"dirx": "a"}}' "reports.dirx: unknown key" "an unknown key in reports is named"
 bad '{"reports": {"dir": ""}}' "reports.dir: expected a non-empty string" "an empty path is refused"
+# The configuration reference: written from the loader's own tables, so
+# docs/config.md is exactly what `config reference` prints.
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+run "$PROFREG_BIN" config reference
+printf '%s\n' "$OUT" >"$T/reference.md"
+[ $RC -eq 0 ] && cmp -s "$T/reference.md" "$ROOT/docs/config.md" &&
+	ok "docs/config.md is what 'config reference' prints" ||
+	not_ok "docs/config.md differs: regenerate it with 'profreg config reference'" \
+		"$(diff "$ROOT/docs/config.md" "$T/reference.md" | head -5)"
+# Every scalar key it lists, set to the default it shows, is a key the
+# loader takes: the reference names no key that does not exist, and its
+# defaults are values the loader accepts.
+n=0 refused=
+while IFS='|' read -r _ key type def _; do
+	key=$(sed 's/^ *`//; s/` *$//' <<<"$key")
+	def=$(sed 's/^ *`//; s/` *$//' <<<"$def")
+	case "$key" in services.* | *NAME* | *'[]'*) continue ;; esac
+	case "$type" in *integer* | *number* | *boolean*) ;; *) continue ;; esac
+	json=$(jq -cn --arg k "$key" --argjson v "$def" 'setpath($k | split("."); $v)')
+	printf '%s\n' "$json" >"$T/one.json"
+	"$PROFREG_BIN" config check "$T/one.json" >/dev/null 2>&1 || refused="$refused $key"
+	n=$((n + 1))
+done < <(grep '^| `' "$T/reference.md")
+[ "$n" -gt 60 ] && [ -z "$refused" ] &&
+	ok "each of the reference's $n scalar keys, at its default, is accepted" ||
+	not_ok "reference keys refused" "n=$n:$refused"
+printf '{"analysis": {"window_dayz": 3}}\n' >"$T/typo.json"
+run "$PROFREG_BIN" config check "$T/typo.json"
+[ $RC -eq 2 ] && ! grep -q 'window_dayz' "$T/reference.md" && [[ $ERR == *"analysis.window_dayz: unknown key"* ]] &&
+	ok "a key the reference does not list is refused by name" || not_ok "typo" "rc=$RC $ERR"
 finish
