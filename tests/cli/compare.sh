@@ -305,6 +305,8 @@ kill -TERM "$S4" 2>/dev/null
 
 kill -TERM "$SPID"
 for _ in $(seq 50); do kill -0 "$SPID" 2>/dev/null || break; sleep 0.1; done
-! kill -0 "$SPID" 2>/dev/null && ok "serve stops on SIGTERM" || not_ok "stop"
+! kill -0 "$SPID" 2>/dev/null && ! grep -q 'Sanitizer\|runtime error' "$T/serve.err" &&
+	ok "serve stops on SIGTERM (and under make asan reports no leak or error)" ||
+	not_ok "stop" "$(head -n 20 "$T/serve.err")"
 SPID=""
 finish
