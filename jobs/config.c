@@ -313,6 +313,10 @@ static const field reports_keys[] = {
 	{K_STR("base_url", config, reports.base_url),
 	 .doc = "the URL the reports folder is published under: pages and summaries "
 		"link there"},
+	{K_STR("compare_url", config, reports.compare_url),
+	 .doc = "the address of `profreg serve`'s comparison page (http or https, e.g. "
+		"`https://profreg.internal:8070/compare`): each finding of an HTML report "
+		"links to its captures there"},
 	END,
 };
 
@@ -1650,6 +1654,12 @@ int config_load(config *c, const char *file, pr_error *err)
 				 "expected an http:// or https:// URL");
 			goto out;
 		}
+		if (c->reports.compare_url && strncmp(c->reports.compare_url, "http://", 7) != 0 &&
+		    strncmp(c->reports.compare_url, "https://", 8) != 0) {
+			rc = bad(err, path.ptr, "reports.compare_url",
+				 "expected an http:// or https:// URL");
+			goto out;
+		}
 	}
 	c->path = buf_detach(&path, NULL);
 out:
@@ -1796,6 +1806,7 @@ void config_release(config *c)
 	free(c->metrics.instance);
 	free(c->reports.dir);
 	free(c->reports.base_url);
+	free(c->reports.compare_url);
 	free(c->blobs.endpoint);
 	free(c->blobs.bucket);
 	free(c->blobs.prefix);

@@ -30,7 +30,7 @@
  *                  "default": ["TARGET", ...],
  *                  "teams": {"TEAM": ["TARGET", ...]}},
  *     "metrics":  {"pushgateway": "URL", "instance": "NAME"},
- *     "reports":  {"dir": "PATH", "base_url": "URL"},
+ *     "reports":  {"dir": "PATH", "base_url": "URL", "compare_url": "URL"},
  *     "collect":  {"max_concurrent": N, "max_concurrent_fleet": N, "cooldown_s": N,
  *                  "budget_s": N, "retries": N, "retry_s": N},
  *     "snapshot": {"time_budget_ms": N, "size_budget_bytes": N, "sample_ms": N,
@@ -164,6 +164,7 @@ typedef struct config_metrics {
 typedef struct config_reports {
 	char *dir;               /* NULL: <home>/reports */
 	char *base_url;          /* where reports are published, for links; NULL */
+	char *compare_url;       /* serve's comparison page, which findings link to; NULL */
 } config_reports;
 
 typedef enum config_source_kind {

@@ -706,6 +706,90 @@ static int history(report_finding *f, db *d, pr_error *err)
 }
 
 /* Load the findings that `where` (with params) selects into r. */
+/* Append `s` percent-encoded: every byte but the URL's unreserved ones. */
+static void url_put(buf *b, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+		    c == '-' || c == '.' || c == '_' || c == '~')
+			buf_putc(b, (char)c);
+		else
+			buf_printf(b, "%%%02X", c);
+	}
+}
+
+/* One side of a finding as the comparison page takes it (jobs/compare.h). */
+static void url_side(buf *b, const report_finding *f, bool current, bool by_time)
+{
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+	char t[TIME_FMT_MAX];
+	bool first = true;
+
+	for (size_t i = 0; i < f->ncaps; i++) {
+		const report_capture *c = &f->caps[i];
+		if (c->current != current)
+			continue;
+		if (!by_time) {
+			buf_printf(b, "%s%" PRId64, first ? "id%3A" : ".", c->id);
+			first = false;
+		}
+		lo = c->at_us < lo ? c->at_us : lo;
+		hi = c->at_us > hi ? c->at_us : hi;
+	}
+	if (by_time) {
+		time_format(t, lo);
+		buf_puts(b, "since%3A");
+		url_put(b, t);
+		time_format(t, hi + 1);
+		buf_puts(b, "%2Cuntil%3A");
+		url_put(b, t);
+	}
+}
+
+/*
+ * The finding's captures on serve's comparison page at `page`: the
+ * baseline's against the current's, by capture id, or by their time
+ * spans when the ids would not fit the page's query cap. None for a
+ * finding without captures on both sides, or of a heap type (the page
+ * refuses those).
+ */
+static int compare_link(report_finding *f, const char *page, pr_error *err)
+{
+	buf b = BUF_INIT;
+	size_t nb = 0, nc = 0, start;
+
+	for (size_t i = 0; i < f->ncaps; i++)
+		f->caps[i].current ? nc++ : nb++;
+	if (!nb || !nc || !f->service || !f->type || !strcmp(f->type, "heap") ||
+	    !strcmp(f->type, "alloc") || !strcmp(f->type, "allocs"))
+		return 0;
+	buf_printf(&b, "%s%cservice=", page, strchr(page, '?') ? '&' : '?');
+	url_put(&b, f->service);
+	buf_puts(&b, "&type=");
+	url_put(&b, f->type);
+	start = b.len;
+	buf_puts(&b, "&a=");
+	url_side(&b, f, false, false);
+	buf_puts(&b, "&b=");
+	url_side(&b, f, true, false);
+	/* The page takes 500 ids a side and 4096 bytes a query. */
+	if (b.len > start && (nb > 500 || nc > 500 || b.len - start > 3800)) {
+		b.len = start;
+		b.ptr[start] = '\0';
+		buf_puts(&b, "&a=");
+		url_side(&b, f, false, true);
+		buf_puts(&b, "&b=");
+		url_side(&b, f, true, true);
+	}
+	/* An append that failed emptied the buffer: the page's address is gone from its start. */
+	if (strncmp(b.ptr, page, strlen(page)) != 0 || !(f->compare_href = buf_detach(&b, NULL))) {
+		buf_release(&b);
+		return oom(err);
+	}
+	return 0;
+}
+
 static int load_findings(report *r, db *d, blob_store *bs, const config *cfg, int64_t run_id,
 			 const char *where, int nparams, const char *const *params, pr_error *err)
 {
@@ -769,6 +853,9 @@ static int load_findings(report *r, db *d, blob_store *bs, const config *cfg, in
 		if ((rc = load_captures(f, &caps, &ncaps, d, capjson, db_get_i64(res, i, 21),
 					err)) < 0 ||
 		    (rc = attach_snapshots(f, d, err)) < 0)
+			break;
+		if (cfg && cfg->reports.compare_url &&
+		    (rc = compare_link(f, cfg->reports.compare_url, err)) < 0)
 			break;
 		for (size_t k = 0; k < ncaps; k++) {
 			nb += strcmp(caps[k].retention, "baseline") == 0;

@@ -14,6 +14,7 @@
 #include "common/timeutil.h"
 #include "jobs/capreq.h"
 #include "jobs/collect.h"
+#include "jobs/compare.h"
 #include "jobs/evidence.h"
 #include "jobs/tokens.h"
 
@@ -691,6 +692,141 @@ static enum MHD_Result get_metrics(server *s, struct MHD_Connection *c, bool hea
 	return ret;
 }
 
+/* ---- GET /compare (jobs/compare.h) ------------------------------------------ */
+
+typedef struct query_args {
+	compare_param v[32];
+	size_t n;
+	bool too_many;
+} query_args;
+
+static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+				   size_t key_size, const char *value, size_t value_size)
+{
+	query_args *q = cls;
+
+	(void)kind;
+	if (q->n == sizeof(q->v) / sizeof(q->v[0])) {
+		q->too_many = true;
+		return MHD_NO;
+	}
+	q->v[q->n++] = (compare_param){key, value ? value : "", key_size, value ? value_size : 0};
+	return MHD_YES;
+}
+
+/* A page or a one-line refusal, with the headers every page carries. */
+static enum MHD_Result reply_page(server *s, struct MHD_Connection *c, unsigned status,
+				  const char *type, const char *body, size_t len, const char *csp)
+{
+	struct MHD_Response *r =
+		MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+	enum MHD_Result ret;
+
+	count(s->requests, "/compare", status);
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, "Content-Type", type);
+	MHD_add_response_header(r, "Cache-Control", "no-store");
+	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	MHD_add_response_header(r, "X-Frame-Options", "DENY");
+	MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
+	MHD_add_response_header(r, "Content-Security-Policy",
+				csp ? csp : "default-src 'none'; frame-ancestors 'none'");
+	if (status == MHD_HTTP_UNAUTHORIZED)
+		MHD_add_response_header(r, "WWW-Authenticate",
+					"Basic realm=\"profreg\", charset=\"UTF-8\"");
+	ret = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result reply_line(server *s, struct MHD_Connection *c, unsigned status,
+				  const char *line)
+{
+	return reply_page(s, c, status, "text/plain; charset=utf-8", line, strlen(line), NULL);
+}
+
+/*
+ * The browser's way in: the same tokens as the API, as the password of
+ * HTTP Basic (a browser prompts for it and keeps it for the origin; the
+ * token never appears in a URL) or as a bearer token.
+ */
+static enum MHD_Result get_compare(server *s, struct MHD_Connection *c)
+{
+	const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+	char token[TOKENS_LEN + 16];
+	token_info tok;
+	capreq_decision dec;
+	query_args args;
+	compare_query q;
+	compare_response page;
+	pr_error err = PR_ERROR_INIT;
+	enum MHD_Result ret;
+	int rc;
+
+	memset(&tok, 0, sizeof(tok));
+	memset(&q, 0, sizeof(q));
+	memset(&page, 0, sizeof(page));
+	memset(&args, 0, sizeof(args));
+	if ((rc = capreq_rate(&dec, s->env->d, "global", "rate_global", 1, s->cfg->global_rate,
+			      &err)) < 0)
+		goto infra;
+	if (!dec.admitted) {
+		count(s->refusals, dec.refusal, 429);
+		return reply_line(s, c, 429, "too many requests to this service\n");
+	}
+	if (compare_token_from_header(token, sizeof(token), h) < 0) {
+		count(s->refusals, "unauthenticated", 401);
+		return reply_line(s, c, 401, "a token is required: the password of HTTP Basic, "
+					     "or a bearer token\n");
+	}
+	if ((rc = tokens_verify(&tok, s->env->d, token, job_now(s->env), &err)) < 0) {
+		char line[PR_ERROR_MSG_MAX + 2];
+		if (rc != PR_EREFUSED)
+			goto infra;
+		count(s->refusals, "unauthenticated", 401);
+		snprintf(line, sizeof(line), "%s\n", err.msg);
+		return reply_line(s, c, 401, line);
+	}
+	{
+		char key[48];
+		snprintf(key, sizeof(key), "token:%" PRId64, tok.id);
+		if ((rc = capreq_rate(&dec, s->env->d, key, "rate_token", 60, s->cfg->token_rate,
+				      &err)) < 0)
+			goto infra;
+		if (!dec.admitted) {
+			count(s->refusals, dec.refusal, 429);
+			ret = reply_line(s, c, 429, "too many requests with this token\n");
+			goto out;
+		}
+	}
+	MHD_get_connection_values_n(c, MHD_GET_ARGUMENT_KIND, collect_arg, &args);
+	if (args.too_many) {
+		ret = reply_line(s, c, 400, "more than 32 query parameters\n");
+		goto out;
+	}
+	if (compare_query_parse(&q, args.v, args.n, &err) < 0) {
+		char line[PR_ERROR_MSG_MAX + 2];
+		if (err.code == PR_ENOMEM)
+			goto infra;
+		snprintf(line, sizeof(line), "%s\n", err.msg);
+		ret = reply_line(s, c, 400, line);
+		goto out;
+	}
+	if (compare_page(&page, s->env, &tok, &q, &err) < 0)
+		goto infra;
+	ret = reply_page(s, c, page.status, page.content_type, page.body, page.len, page.csp);
+	goto out;
+infra:
+	note(s, err.msg[0] ? err.msg : "out of memory");
+	ret = reply_line(s, c, 503, "the database is unavailable\n");
+out:
+	compare_response_release(&page);
+	compare_query_release(&q);
+	token_info_release(&tok);
+	return ret;
+}
+
 /* ---- dispatch ---------------------------------------------------------------- */
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
@@ -723,6 +859,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 			   : reply_error(s, "/v1/captures/ID", c, 405, "use GET", 0);
 	if (strcmp(url, "/v1/alertmanager") == 0)
 		return post ? post_alerts(s, c, st) : reply_error(s, url, c, 405, "use POST", 0);
+	if (strcmp(url, "/compare") == 0)
+		return get ? get_compare(s, c) : reply_error(s, url, c, 405, "use GET", 0);
 	if (strcmp(url, "/healthz") == 0 || strcmp(url, "/metrics") == 0)
 		return get ? get_metrics(s, c, url[1] == 'h')
 			   : reply_error(s, url, c, 405, "use GET", 0);

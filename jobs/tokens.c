@@ -24,6 +24,7 @@ void token_info_release(token_info *t)
 		free(t->services[i]);
 	free(t->services);
 	free(t->created_by);
+	free(t->role);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -69,12 +70,29 @@ static bool team_valid(const char *t)
 	return true;
 }
 
+/* A role name as PostgreSQL takes it unquoted (and migration 022 checks). */
+static bool role_name_valid(const char *r)
+{
+	size_t n = strlen(r);
+
+	if (n < 1 || n > 63 || !((r[0] >= 'a' && r[0] <= 'z') || (r[0] >= 'A' && r[0] <= 'Z') ||
+				 r[0] == '_'))
+		return false;
+	for (size_t i = 1; i < n; i++)
+		if (!((r[i] >= 'a' && r[i] <= 'z') || (r[i] >= 'A' && r[i] <= 'Z') ||
+		      (r[i] >= '0' && r[i] <= '9') || r[i] == '_' || r[i] == '$'))
+			return false;
+	return true;
+}
+
 int tokens_create(char *out, int64_t *id, db *d, const char *team, const char *const *services,
-		  size_t n, int64_t expires_at_us, pr_error *err)
+		  size_t n, int64_t expires_at_us, const char *role, pr_error *err)
 {
 	static const char sql[] =
-		"insert into api_tokens (team, services, token_hash, hint, created_by, expires_at)"
-		" values ($1, $2::text[], $3, $4, $5, " DB_US_TO_TS("$6") ") returning id";
+		"insert into api_tokens (team, services, token_hash, hint, created_by, expires_at,"
+		" role) values ($1, $2::text[], $3, $4, $5, " DB_US_TO_TS("$6") ", $7)"
+		" returning id";
+	static const char role_sql[] = "select 1 from pg_roles where rolname = $1";
 	unsigned char raw[32];
 	char hash[65], hint[TOKENS_HINT_LEN + 1], exp[24], obj[32];
 	buf list = BUF_INIT, detail = BUF_INIT;
@@ -93,6 +111,19 @@ int tokens_create(char *out, int64_t *id, db *d, const char *team, const char *c
 		if (!db_service_name_valid(services[i]))
 			return pr_error_set(err, PR_EUSAGE, "'%.64s' is not a service name",
 					    services[i]);
+	if (role && !role_name_valid(role))
+		return pr_error_set(err, PR_EUSAGE, "'%.64s' is not a role name", role);
+	if (role) {
+		const char *rp[1] = {role};
+		if ((rc = db_exec(d, &res, err, "looking up a role", role_sql, 1, rp)) < 0)
+			return rc;
+		rc = db_rows(res) ? 0
+				  : pr_error_set(err, PR_EUSAGE, "role '%s' does not exist", role);
+		db_result_free(res);
+		res = NULL;
+		if (rc < 0)
+			return rc;
+	}
 	if (RAND_bytes(raw, sizeof(raw)) != 1)
 		return pr_error_set(err, PR_ERR,
 				    "cannot make a token: no randomness from "
@@ -117,15 +148,15 @@ int tokens_create(char *out, int64_t *id, db *d, const char *team, const char *c
 		}
 	}
 	{
-		const char *p[6] = {team, n ? list.ptr : NULL, hash,
-				    hint, db_actor(d),         expires_at_us ? exp : NULL};
-		if ((rc = db_exec(d, &res, err, "creating a token", sql, 6, p)) < 0)
+		const char *p[7] = {team, n ? list.ptr : NULL, hash, hint, db_actor(d),
+				    expires_at_us ? exp : NULL, role};
+		if ((rc = db_exec(d, &res, err, "creating a token", sql, 7, p)) < 0)
 			goto out;
 	}
 	*id = db_get_i64(res, 0, 0);
 	snprintf(obj, sizeof(obj), "token:%" PRId64, *id);
-	dj = json_pack("{s:s,s:s,s:s?}", "team", team, "hint", hint, "services",
-		       n ? list.ptr : NULL);
+	dj = json_pack("{s:s,s:s,s:s?,s:s?}", "team", team, "hint", hint, "services",
+		       n ? list.ptr : NULL, "role", role);
 	if (!dj || !(dtext = json_dumps(dj, JSON_COMPACT))) {
 		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
 		goto out;
@@ -173,7 +204,7 @@ static int split_array(char ***out, size_t *n, const char *s)
 	"id, team, services::text, hint, created_by, " DB_TS_TO_US(                                \
 		"created_at") ", "                                                                 \
 			      "coalesce(" DB_TS_TO_US("expires_at") ", 0), coalesce(" DB_TS_TO_US( \
-				      "revoked_at") ", 0)"
+				      "revoked_at") ", 0), role"
 
 static int read_row(token_info *t, const struct pg_result *res, int row)
 {
@@ -185,6 +216,8 @@ static int read_row(token_info *t, const struct pg_result *res, int row)
 	t->revoked_at_us = db_get_i64(res, row, 7);
 	if (!(t->team = strdup(db_get_text(res, row, 1))) ||
 	    !(t->created_by = strdup(db_get_text(res, row, 4))))
+		return PR_ENOMEM;
+	if (db_get_text(res, row, 8) && !(t->role = strdup(db_get_text(res, row, 8))))
 		return PR_ENOMEM;
 	if (db_get_text(res, row, 2) &&
 	    split_array(&t->services, &t->nservices, db_get_text(res, row, 2)) < 0)

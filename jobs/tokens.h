@@ -30,6 +30,7 @@ typedef struct token_info {
 	int64_t created_at_us;
 	int64_t expires_at_us; /* 0: never */
 	int64_t revoked_at_us; /* 0: not revoked */
+	char *role;            /* the database role its page requests run as; NULL: none */
 } token_info;
 
 /* Free the members and zero the struct. */
@@ -37,12 +38,14 @@ void token_info_release(token_info *t);
 
 /*
  * Create a token for `team`, limited to `services` (n of them; 0: the
- * team's), expiring at `expires_at_us` (0: never); audited. The token is
- * written to `out` (TOKENS_LEN + 1 bytes), its row id to *id. An invalid
- * team or service name is PR_EUSAGE.
+ * team's), expiring at `expires_at_us` (0: never); audited. `role` (NULL:
+ * none) is the database role the comparison page's requests with it run
+ * as (jobs/compare.h); it must exist. The token is written to `out`
+ * (TOKENS_LEN + 1 bytes), its row id to *id. An invalid team, service or
+ * role name, or a role that does not exist, is PR_EUSAGE.
  */
 int tokens_create(char *out, int64_t *id, db *d, const char *team, const char *const *services,
-		  size_t n, int64_t expires_at_us, pr_error *err);
+		  size_t n, int64_t expires_at_us, const char *role, pr_error *err);
 
 /* Every token, newest first; free with tokens_list_free. */
 int tokens_list(token_info **out, size_t *n, db *d, pr_error *err);

@@ -685,6 +685,11 @@ static void finding_section(out *o, const report *r, size_t i, pr_error *err)
 
 	if (strcmp(r->kind, "diff") != 0) {
 		P(o, "<h3>Differential flame graph</h3>\n");
+		if (f->compare_href) {
+			P(o, "<p class=\"compare\"><a href=\"");
+			E(o, f->compare_href, "");
+			P(o, "\">Compare these captures in the browser</a></p>\n");
+		}
 		if (f->flame) {
 			snprintf(id, sizeof(id), "fg-%zu", i + 1);
 			flame(o, r, f->flame, id, f->function, err);

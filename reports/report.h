@@ -94,6 +94,7 @@ typedef struct report_finding {
 	int flame_ref;               /* >= 0: same captures as finding [flame_ref], drawn there */
 	char *state;                 /* its state now; NULL: not a stored finding */
 	char *fixed_by;              /* the release that fixed it, or NULL */
+	char *compare_href;          /* its captures on serve's comparison page, or NULL */
 	report_state *history;       /* every state it went through, oldest first */
 	size_t nhistory;
 	report_snapshot *snaps;      /* near the captures, oldest first */
