@@ -1216,6 +1216,7 @@ typedef struct fn_set {
 	strmap map;           /* hex key -> index */
 	const char **name;    /* per index: the profile's strings */
 	const char **file;
+	char (*key)[65];      /* per index: the hex key */
 	int64_t *id;          /* per index: functions.id, once known */
 	size_t n, cap;
 	uint32_t **row;       /* per capture: the index of each summary row */
@@ -1226,6 +1227,7 @@ static void fn_set_release(fn_set *fs, size_t ncaptures)
 	strmap_release(&fs->map);
 	free(fs->name);
 	free(fs->file);
+	free(fs->key);
 	free(fs->id);
 	if (fs->row)
 		for (size_t c = 0; c < ncaptures; c++)
@@ -1287,11 +1289,14 @@ static int fn_set_build(fn_set *fs, const int64_t *ids, const profile *const *ps
 				if (nf)
 					fs->file = nf;
 				int64_t *ni = nf ? realloc(fs->id, cap * sizeof(*ni)) : NULL;
-				if (!ni) {
+				if (ni)
+					fs->id = ni;
+				char (*nk)[65] = ni ? realloc(fs->key, cap * sizeof(*nk)) : NULL;
+				if (!nk) {
 					rc = oom(err);
 					goto out;
 				}
-				fs->id = ni;
+				fs->key = nk;
 				fs->cap = cap;
 			}
 			put = strmap_put(&fs->map, hex, 64, (uint32_t)fs->n, &idx, NULL);
@@ -1302,6 +1307,7 @@ static int fn_set_build(fn_set *fs, const int64_t *ids, const profile *const *ps
 			if (put == 1) {
 				fs->name[fs->n] = f->name;
 				fs->file[fs->n] = file;
+				memcpy(fs->key[fs->n], hex, sizeof(hex));
 				fs->id[fs->n] = 0;
 				fs->n++;
 			}
@@ -1314,26 +1320,71 @@ out:
 }
 
 /*
- * Intern the batch's functions and learn every one's id: the distinct
- * ones go to the session's scratch table (created once per session; it
- * survives commits, a rollback of the transaction that created it drops
- * it, and the next call creates it again), what is new is inserted in key
- * order (two ingests adding the same new functions wait for each other
- * instead of deadlocking), then one index probe per function reads the ids.
+ * Learn the ids of the batch's functions that are already interned, in
+ * one round trip: every key as one text[] of hex keys, one index probe
+ * each (a scalar subquery, so that the planner never hashes the whole
+ * table instead). Most functions of a service's capture were seen before, so this
+ * is usually all there is to do. *missing is how many have no id yet.
  */
-static int fn_set_intern(db *d, fn_set *fs, pr_error *err)
+static int fn_set_lookup(db *d, fn_set *fs, size_t *missing, pr_error *err)
 {
-	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
 	PGresult *res = NULL;
-	buf b = BUF_INIT;
-	bool copying = false;
-	char hex[65];
+	const char *params[1];
+	buf keys = BUF_INIT;
 	int rc = 0;
 
-	if (!ctx) {
+	*missing = 0;
+	if ((rc = buf_grow(&keys, fs->n * 65 + 2)) < 0 || (rc = buf_putc(&keys, '{')) < 0) {
 		rc = oom(err);
 		goto out;
 	}
+	for (size_t i = 0; i < fs->n; i++)
+		if ((i && (rc = buf_putc(&keys, ',')) < 0) ||
+		    (rc = buf_put(&keys, fs->key[i], 64)) < 0) {
+			rc = oom(err);
+			goto out;
+		}
+	if ((rc = buf_putc(&keys, '}')) < 0) {
+		rc = oom(err);
+		goto out;
+	}
+	params[0] = keys.ptr;
+	if ((rc = run(d, &res, err,
+		      "select k.ord - 1,"
+		      " (select f.id from functions f where f.key = decode(k.hex, 'hex'))"
+		      " from unnest($1::text[]) with ordinality k(hex, ord)",
+		      1, params, "cannot read function ids")) < 0)
+		goto out;
+	for (int r = 0; r < PQntuples(res); r++) {
+		int64_t ord = get_i64(res, r, 0);
+		if (ord >= 0 && (size_t)ord < fs->n && !PQgetisnull(res, r, 1))
+			fs->id[ord] = get_i64(res, r, 1);
+	}
+	for (size_t i = 0; i < fs->n; i++)
+		if (fs->id[i] <= 0)
+			(*missing)++;
+out:
+	PQclear(res);
+	buf_release(&keys);
+	return rc;
+}
+
+/*
+ * Intern the functions fn_set_lookup found no id for and learn their ids:
+ * they go to the session's scratch table (created once per session; it
+ * survives commits, a rollback of the transaction that created it drops
+ * it, and the next call creates it again), what is still new is inserted
+ * in key order (two ingests adding the same new functions wait for each
+ * other instead of deadlocking), then one index probe per function reads
+ * the ids.
+ */
+static int fn_set_insert_new(db *d, fn_set *fs, pr_error *err)
+{
+	PGresult *res = NULL;
+	buf b = BUF_INIT;
+	bool copying = false;
+	int rc = 0;
+
 	if ((rc = run_plain(d, err,
 			    "create temp table if not exists profreg_batch_functions ("
 			    " ord int not null, name text not null, file text not null,"
@@ -1350,15 +1401,13 @@ static int fn_set_intern(db *d, fn_set *fs, pr_error *err)
 	res = NULL;
 	copying = true;
 	for (size_t i = 0; i < fs->n; i++) {
-		if (function_key(ctx, hex, fs->name[i], fs->file[i]) < 0) {
-			rc = pr_error_set(err, PR_ERR, "database: cannot hash a function name");
-			goto out;
-		}
+		if (fs->id[i] > 0)
+			continue;
 		/* bytea's text form is \x<hex>; COPY wants its backslash doubled. */
 		if ((rc = buf_printf(&b, "%zu\t", i)) < 0 ||
 		    (rc = copy_field(&b, fs->name[i])) < 0 ||
 		    (rc = buf_putc(&b, '\t')) < 0 || (rc = copy_field(&b, fs->file[i])) < 0 ||
-		    (rc = buf_printf(&b, "\t\\\\x%s\n", hex)) < 0) {
+		    (rc = buf_printf(&b, "\t\\\\x%s\n", fs->key[i])) < 0) {
 			rc = oom(err);
 			goto out;
 		}
@@ -1388,24 +1437,33 @@ static int fn_set_intern(db *d, fn_set *fs, pr_error *err)
 		if (ord >= 0 && (size_t)ord < fs->n && !PQgetisnull(res, r, 1))
 			fs->id[ord] = get_i64(res, r, 1);
 	}
-	/* Every row must find its function; a silent gap would skew every baseline. */
-	for (size_t i = 0; i < fs->n; i++)
-		if (fs->id[i] <= 0) {
-			rc = pr_error_set(err, PR_EDB,
-					  "database: cannot insert function rows: function "
-					  "%zu of %zu has no id", i, fs->n);
-			goto out;
-		}
 out:
 	PQclear(res);
 	buf_release(&b);
-	EVP_MD_CTX_free(ctx);
 	if (copying) {
 		int frc = copy_finish(d, rc < 0 ? "profreg abandoned the copy" : NULL, err);
 		if (rc == 0)
 			rc = frc;
 	}
 	return rc;
+}
+
+/* Intern the batch's functions and learn every one's id. */
+static int fn_set_intern(db *d, fn_set *fs, pr_error *err)
+{
+	size_t missing = 0;
+	int rc;
+
+	if ((rc = fn_set_lookup(d, fs, &missing, err)) < 0 ||
+	    (missing && (rc = fn_set_insert_new(d, fs, err)) < 0))
+		return rc;
+	/* Every row must find its function; a silent gap would skew every baseline. */
+	for (size_t i = 0; i < fs->n; i++)
+		if (fs->id[i] <= 0)
+			return pr_error_set(err, PR_EDB,
+					    "database: cannot insert function rows: function "
+					    "%zu of %zu has no id", i, fs->n);
+	return 0;
 }
 
 /*
