@@ -98,8 +98,8 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < NFIXED; i++)
 		strs[nstr++] = (ProtobufCBinaryData){strlen(fixed[i]), (uint8_t *)fixed[i]};
 	for (long i = 0; i < NFILES; i++) {
-		snprintf(name, sizeof(name), "/src/github.com/acme/payments/internal/pkg%02ld/file%03ld.go",
-			 i % 97, i);
+		snprintf(name, sizeof(name),
+			 "/src/github.com/acme/payments/internal/pkg%02ld/file%03ld.go", i % 97, i);
 		strs[nstr++] = (ProtobufCBinaryData){strlen(name), (uint8_t *)strdup(name)};
 	}
 	for (long i = 0; i < nfn; i++) {
