@@ -1323,8 +1323,9 @@ out:
  * Learn the ids of the batch's functions that are already interned, in
  * one round trip: every key as one text[] of hex keys, one index probe
  * each (a scalar subquery, so that the planner never hashes the whole
- * table instead). Most functions of a service's capture were seen before, so this
- * is usually all there is to do. *missing is how many have no id yet.
+ * table instead). Most functions of a service's capture were seen
+ * before, so this is usually all there is to do. *missing is how many
+ * have no id yet.
  */
 static int fn_set_lookup(db *d, fn_set *fs, size_t *missing, pr_error *err)
 {
@@ -1466,18 +1467,45 @@ static int fn_set_intern(db *d, fn_set *fs, pr_error *err)
 	return 0;
 }
 
+/* Binary COPY: every number big-endian, every field behind its length. */
+static int put_be(buf *b, uint64_t v, size_t n)
+{
+	char o[8];
+
+	for (size_t i = 0; i < n; i++)
+		o[i] = (char)(v >> (8 * (n - 1 - i)));
+	return buf_put(b, o, n);
+}
+
+static int put_i64_field(buf *b, int64_t v)
+{
+	return put_be(b, 8, 4) < 0 ? -1 : put_be(b, (uint64_t)v, 8);
+}
+
+static int put_f64_field(buf *b, double v)
+{
+	uint64_t bits;
+
+	memcpy(&bits, &v, sizeof(bits));
+	return put_be(b, 8, 4) < 0 ? -1 : put_be(b, bits, 8);
+}
+
+/* PostgreSQL's timestamps count microseconds from 2000-01-01 UTC. */
+#define PG_EPOCH_US INT64_C(946684800000000)
+
 /*
  * COPY every row of the captures with ids[c] != 0 straight into
- * profile_functions. Shares are value / the capture's total, 0 when the
- * total is 0: the same IEEE division the server would do, written with
- * 17 significant digits so it reads back to the same double. captured[c]
- * is the capture's time as the server wrote it.
+ * profile_functions, in COPY's binary format: the server converts no
+ * text, and each share is sent as the double computed here (value / the
+ * capture's total, 0 when the total is 0), bit for bit. captured[c] is
+ * the capture's time as the server stored it, in Unix microseconds.
  */
 static int copy_profile_functions(db *d, const fn_set *fs, const int64_t *ids,
 				  char *const *captured, const db_capture *metas,
 				  const profile_summary *const *sums, size_t n, int64_t want,
 				  pr_error *err)
 {
+	static const char header[] = "PGCOPY\n\377\r\n\0\0\0\0\0\0\0\0\0";
 	PGresult *res = NULL;
 	buf b = BUF_INIT;
 	bool copying = false;
@@ -1485,7 +1513,8 @@ static int copy_profile_functions(db *d, const fn_set *fs, const int64_t *ids,
 
 	res = PQexec(d->conn,
 		     "copy profile_functions (profile_id, function_id, self_value, total_value,"
-		     " self_share, total_share, captured_at, service_id, profile_type) from stdin");
+		     " self_share, total_share, captured_at, service_id, profile_type)"
+		     " from stdin (format binary)");
 	if (!res || PQresultStatus(res) != PGRES_COPY_IN) {
 		rc = db_fail(d, res, err, "cannot send function rows");
 		goto out;
@@ -1493,17 +1522,23 @@ static int copy_profile_functions(db *d, const fn_set *fs, const int64_t *ids,
 	PQclear(res);
 	res = NULL;
 	copying = true;
+	if (buf_put(&b, header, sizeof(header) - 1) < 0) {
+		rc = oom(err);
+		goto out;
+	}
 	for (size_t c = 0; c < n; c++) {
 		const profile_summary *s = sums[c];
 		double total = (double)s->total;
+		size_t type_len = strlen(metas[c].profile_type);
 		buf tail = BUF_INIT;
 
 		if (!ids[c] || !s->nrows)
 			continue;
 		/* The columns every row of this capture ends with. */
-		if (buf_printf(&tail, "\t%s\t%" PRId64 "\t", captured[c],
-			       metas[c].service_id) < 0 ||
-		    copy_field(&tail, metas[c].profile_type) < 0 || buf_putc(&tail, '\n') < 0) {
+		if (put_i64_field(&tail, strtoll(captured[c], NULL, 10) - PG_EPOCH_US) < 0 ||
+		    put_i64_field(&tail, metas[c].service_id) < 0 ||
+		    put_be(&tail, type_len, 4) < 0 ||
+		    buf_put(&tail, metas[c].profile_type, type_len) < 0) {
 			buf_release(&tail);
 			rc = oom(err);
 			goto out;
@@ -1513,9 +1548,11 @@ static int copy_profile_functions(db *d, const fn_set *fs, const int64_t *ids,
 			double self_share = s->total ? (double)r->self / total : 0;
 			double total_share = s->total ? (double)r->total / total : 0;
 
-			if (buf_printf(&b, "%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64
-				       "\t%.17g\t%.17g", ids[c], fs->id[fs->row[c][i]], r->self,
-				       r->total, self_share, total_share) < 0 ||
+			if (put_be(&b, 9, 2) < 0 || put_i64_field(&b, ids[c]) < 0 ||
+			    put_i64_field(&b, fs->id[fs->row[c][i]]) < 0 ||
+			    put_i64_field(&b, r->self) < 0 || put_i64_field(&b, r->total) < 0 ||
+			    put_f64_field(&b, self_share) < 0 ||
+			    put_f64_field(&b, total_share) < 0 ||
 			    buf_put(&b, tail.ptr, tail.len) < 0) {
 				buf_release(&tail);
 				rc = oom(err);
@@ -1527,6 +1564,10 @@ static int copy_profile_functions(db *d, const fn_set *fs, const int64_t *ids,
 			}
 		}
 		buf_release(&tail);
+	}
+	if (put_be(&b, 0xffff, 2) < 0) { /* the trailer: a field count of -1 */
+		rc = oom(err);
+		goto out;
 	}
 	if ((rc = copy_flush(d, &b, err)) < 0)
 		goto out;
@@ -1617,9 +1658,9 @@ static int insert_capture_row(db *d, int64_t *id, char **captured, const db_capt
 	*id = 0;
 	if (!d->prepared_capture) {
 		static const char *const sql[2] = {
-			CAPTURE_INSERT_SQL " returning id, captured_at::text",
+			CAPTURE_INSERT_SQL " returning id, " TS_TO_US("captured_at"),
 			CAPTURE_INSERT_SQL " on conflict (service_id, blob_key) do nothing"
-			" returning id, captured_at::text",
+			" returning id, " TS_TO_US("captured_at"),
 		};
 		static const char *const name[2] = {"profreg_capture_insert",
 						    "profreg_capture_skip"};
