@@ -43,8 +43,10 @@ HZ=$(getconf CLK_TCK)
 server_ticks() {
 	{
 		cat "/proc/$PGPID/stat"
-		for c in $(cat "/proc/$PGPID/task/$PGPID/children"); do cat "/proc/$c/stat" 2>/dev/null || true; done
-	} | sed 's/.*) //' | awk -v pm="$PGPID" '{ t += $12 + $13 } NR == 1 { t += $14 + $15 } END { print t }'
+		for c in $(cat "/proc/$PGPID/task/$PGPID/children" 2>/dev/null || true); do
+			cat "/proc/$c/stat" 2>/dev/null || true
+		done
+	} | sed 's/.*) //' | awk '{ t += $12 + $13 } NR == 1 { t += $14 + $15 } END { print t }'
 }
 # ingest OUT FILE: one line in OUT, benchrun's figures and the server's CPU seconds.
 ingest() {
