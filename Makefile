@@ -19,6 +19,20 @@ endif
 
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+# Libraries few commands use: profreg loads them on first use
+# (common/lazylib.h), by the soname of the library it was built against,
+# so that every other command starts without them and their dependencies.
+# The tests, benchmarks and fuzzers link them as before.
+LAZY_PKGS := libcurl libgit2 libarchive libbpf libmicrohttpd
+BIN_LIBS := $(shell pkg-config --libs $(filter-out $(LAZY_PKGS),$(PKGS)) 2>/dev/null) -lm -pthread
+soname = $(shell objdump -p "$$(pkg-config --variable=libdir $(1))/lib$(2).so" 2>/dev/null | \
+	sed -n 's/^ *SONAME *//p')
+LAZY_SONAMES := -DLAZY_SONAME_CURL='"$(call soname,libcurl,curl)"' \
+	-DLAZY_SONAME_GIT2='"$(call soname,libgit2,git2)"' \
+	-DLAZY_SONAME_ARCHIVE='"$(call soname,libarchive,archive)"' \
+	-DLAZY_SONAME_BPF='"$(call soname,libbpf,bpf)"' \
+	-DLAZY_SONAME_MHD='"$(call soname,libmicrohttpd,microhttpd)"'
+
 TEST_CFLAGS := $(shell pkg-config --cflags $(TEST_PKGS) 2>/dev/null)
 TEST_LIBS := $(shell pkg-config --libs $(TEST_PKGS) 2>/dev/null)
 
@@ -74,6 +88,10 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -DPROFREG_VERSION='"$(VERSION)"' -c $< -o $@
 
+$(BUILD)/common/lazy_%.o: common/lazy_%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(LAZY_SONAMES) -c $< -o $@
+
 $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 	$(CC) $(ALL_CFLAGS) -Wno-unused-parameter -Wno-missing-braces -c $< -o $@
 
@@ -83,7 +101,7 @@ $(LIB): $(LIB_OBJ)
 
 $(BIN)/profreg: $(BUILD)/jobs/cli/main.o $(LIB)
 	@mkdir -p $(BIN)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+	$(CC) $(LDFLAGS) -Wl,-O1,--as-needed -o $@ $^ $(BIN_LIBS)
 
 $(BUILD)/tests/%.o: tests/unit/%.c
 	@mkdir -p $(dir $@)
@@ -99,6 +117,12 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_SUPPORT_OBJ) $(LIB)
 $(BUILD)/bench/%: tests/bench/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.c %.a,$^) $(LIBS)
+
+# The floor of a command that only connects: libpq alone.
+$(BUILD)/bench/pqconnect: tests/bench/pqconnect.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -Wall -Wextra -Werror $(CFLAGS) $(shell pkg-config --cflags libpq) -o $@ $< \
+		$(LDFLAGS) -Wl,-O1,--as-needed $(shell pkg-config --libs libpq)
 
 $(BUILD)/servers/%: tests/servers/%.c
 	@mkdir -p $(dir $@)

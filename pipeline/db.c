@@ -1216,6 +1216,7 @@ typedef struct fn_set {
 	strmap map;           /* hex key -> index */
 	const char **name;    /* per index: the profile's strings */
 	const char **file;
+	char (*key)[65];      /* per index: the hex key */
 	int64_t *id;          /* per index: functions.id, once known */
 	size_t n, cap;
 	uint32_t **row;       /* per capture: the index of each summary row */
@@ -1226,6 +1227,7 @@ static void fn_set_release(fn_set *fs, size_t ncaptures)
 	strmap_release(&fs->map);
 	free(fs->name);
 	free(fs->file);
+	free(fs->key);
 	free(fs->id);
 	if (fs->row)
 		for (size_t c = 0; c < ncaptures; c++)
@@ -1287,11 +1289,14 @@ static int fn_set_build(fn_set *fs, const int64_t *ids, const profile *const *ps
 				if (nf)
 					fs->file = nf;
 				int64_t *ni = nf ? realloc(fs->id, cap * sizeof(*ni)) : NULL;
-				if (!ni) {
+				if (ni)
+					fs->id = ni;
+				char (*nk)[65] = ni ? realloc(fs->key, cap * sizeof(*nk)) : NULL;
+				if (!nk) {
 					rc = oom(err);
 					goto out;
 				}
-				fs->id = ni;
+				fs->key = nk;
 				fs->cap = cap;
 			}
 			put = strmap_put(&fs->map, hex, 64, (uint32_t)fs->n, &idx, NULL);
@@ -1302,6 +1307,7 @@ static int fn_set_build(fn_set *fs, const int64_t *ids, const profile *const *ps
 			if (put == 1) {
 				fs->name[fs->n] = f->name;
 				fs->file[fs->n] = file;
+				memcpy(fs->key[fs->n], hex, sizeof(hex));
 				fs->id[fs->n] = 0;
 				fs->n++;
 			}
@@ -1314,26 +1320,72 @@ out:
 }
 
 /*
- * Intern the batch's functions and learn every one's id: the distinct
- * ones go to the session's scratch table (created once per session; it
- * survives commits, a rollback of the transaction that created it drops
- * it, and the next call creates it again), what is new is inserted in key
- * order (two ingests adding the same new functions wait for each other
- * instead of deadlocking), then one index probe per function reads the ids.
+ * Learn the ids of the batch's functions that are already interned, in
+ * one round trip: every key as one text[] of hex keys, one index probe
+ * each (a scalar subquery, so that the planner never hashes the whole
+ * table instead). Most functions of a service's capture were seen
+ * before, so this is usually all there is to do. *missing is how many
+ * have no id yet.
  */
-static int fn_set_intern(db *d, fn_set *fs, pr_error *err)
+static int fn_set_lookup(db *d, fn_set *fs, size_t *missing, pr_error *err)
 {
-	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
 	PGresult *res = NULL;
-	buf b = BUF_INIT;
-	bool copying = false;
-	char hex[65];
+	const char *params[1];
+	buf keys = BUF_INIT;
 	int rc = 0;
 
-	if (!ctx) {
+	*missing = 0;
+	if ((rc = buf_grow(&keys, fs->n * 65 + 2)) < 0 || (rc = buf_putc(&keys, '{')) < 0) {
 		rc = oom(err);
 		goto out;
 	}
+	for (size_t i = 0; i < fs->n; i++)
+		if ((i && (rc = buf_putc(&keys, ',')) < 0) ||
+		    (rc = buf_put(&keys, fs->key[i], 64)) < 0) {
+			rc = oom(err);
+			goto out;
+		}
+	if ((rc = buf_putc(&keys, '}')) < 0) {
+		rc = oom(err);
+		goto out;
+	}
+	params[0] = keys.ptr;
+	if ((rc = run(d, &res, err,
+		      "select k.ord - 1,"
+		      " (select f.id from functions f where f.key = decode(k.hex, 'hex'))"
+		      " from unnest($1::text[]) with ordinality k(hex, ord)",
+		      1, params, "cannot read function ids")) < 0)
+		goto out;
+	for (int r = 0; r < PQntuples(res); r++) {
+		int64_t ord = get_i64(res, r, 0);
+		if (ord >= 0 && (size_t)ord < fs->n && !PQgetisnull(res, r, 1))
+			fs->id[ord] = get_i64(res, r, 1);
+	}
+	for (size_t i = 0; i < fs->n; i++)
+		if (fs->id[i] <= 0)
+			(*missing)++;
+out:
+	PQclear(res);
+	buf_release(&keys);
+	return rc;
+}
+
+/*
+ * Intern the functions fn_set_lookup found no id for and learn their ids:
+ * they go to the session's scratch table (created once per session; it
+ * survives commits, a rollback of the transaction that created it drops
+ * it, and the next call creates it again), what is still new is inserted
+ * in key order (two ingests adding the same new functions wait for each
+ * other instead of deadlocking), then one index probe per function reads
+ * the ids.
+ */
+static int fn_set_insert_new(db *d, fn_set *fs, pr_error *err)
+{
+	PGresult *res = NULL;
+	buf b = BUF_INIT;
+	bool copying = false;
+	int rc = 0;
+
 	if ((rc = run_plain(d, err,
 			    "create temp table if not exists profreg_batch_functions ("
 			    " ord int not null, name text not null, file text not null,"
@@ -1350,15 +1402,13 @@ static int fn_set_intern(db *d, fn_set *fs, pr_error *err)
 	res = NULL;
 	copying = true;
 	for (size_t i = 0; i < fs->n; i++) {
-		if (function_key(ctx, hex, fs->name[i], fs->file[i]) < 0) {
-			rc = pr_error_set(err, PR_ERR, "database: cannot hash a function name");
-			goto out;
-		}
+		if (fs->id[i] > 0)
+			continue;
 		/* bytea's text form is \x<hex>; COPY wants its backslash doubled. */
 		if ((rc = buf_printf(&b, "%zu\t", i)) < 0 ||
 		    (rc = copy_field(&b, fs->name[i])) < 0 ||
 		    (rc = buf_putc(&b, '\t')) < 0 || (rc = copy_field(&b, fs->file[i])) < 0 ||
-		    (rc = buf_printf(&b, "\t\\\\x%s\n", hex)) < 0) {
+		    (rc = buf_printf(&b, "\t\\\\x%s\n", fs->key[i])) < 0) {
 			rc = oom(err);
 			goto out;
 		}
@@ -1388,18 +1438,9 @@ static int fn_set_intern(db *d, fn_set *fs, pr_error *err)
 		if (ord >= 0 && (size_t)ord < fs->n && !PQgetisnull(res, r, 1))
 			fs->id[ord] = get_i64(res, r, 1);
 	}
-	/* Every row must find its function; a silent gap would skew every baseline. */
-	for (size_t i = 0; i < fs->n; i++)
-		if (fs->id[i] <= 0) {
-			rc = pr_error_set(err, PR_EDB,
-					  "database: cannot insert function rows: function "
-					  "%zu of %zu has no id", i, fs->n);
-			goto out;
-		}
 out:
 	PQclear(res);
 	buf_release(&b);
-	EVP_MD_CTX_free(ctx);
 	if (copying) {
 		int frc = copy_finish(d, rc < 0 ? "profreg abandoned the copy" : NULL, err);
 		if (rc == 0)
@@ -1408,18 +1449,63 @@ out:
 	return rc;
 }
 
+/* Intern the batch's functions and learn every one's id. */
+static int fn_set_intern(db *d, fn_set *fs, pr_error *err)
+{
+	size_t missing = 0;
+	int rc;
+
+	if ((rc = fn_set_lookup(d, fs, &missing, err)) < 0 ||
+	    (missing && (rc = fn_set_insert_new(d, fs, err)) < 0))
+		return rc;
+	/* Every row must find its function; a silent gap would skew every baseline. */
+	for (size_t i = 0; i < fs->n; i++)
+		if (fs->id[i] <= 0)
+			return pr_error_set(err, PR_EDB,
+					    "database: cannot insert function rows: function "
+					    "%zu of %zu has no id", i, fs->n);
+	return 0;
+}
+
+/* Binary COPY: every number big-endian, every field behind its length. */
+static int put_be(buf *b, uint64_t v, size_t n)
+{
+	char o[8];
+
+	for (size_t i = 0; i < n; i++)
+		o[i] = (char)(v >> (8 * (n - 1 - i)));
+	return buf_put(b, o, n);
+}
+
+static int put_i64_field(buf *b, int64_t v)
+{
+	return put_be(b, 8, 4) < 0 ? -1 : put_be(b, (uint64_t)v, 8);
+}
+
+static int put_f64_field(buf *b, double v)
+{
+	uint64_t bits;
+
+	memcpy(&bits, &v, sizeof(bits));
+	return put_be(b, 8, 4) < 0 ? -1 : put_be(b, bits, 8);
+}
+
+/* PostgreSQL's timestamps count microseconds from 2000-01-01 UTC. */
+#define PG_EPOCH_US INT64_C(946684800000000)
+
 /*
  * COPY every row of the captures with ids[c] != 0 straight into
- * profile_functions. Shares are value / the capture's total, 0 when the
- * total is 0: the same IEEE division the server would do, written with
- * 17 significant digits so it reads back to the same double. captured[c]
- * is the capture's time as the server wrote it.
+ * profile_functions, in COPY's binary format: the server converts no
+ * text, and each share is sent as the double computed here (value / the
+ * capture's total, 0 when the total is 0), bit for bit. captured[c] is
+ * the capture's time as the server stored it, in Unix microseconds.
  */
 static int copy_profile_functions(db *d, const fn_set *fs, const int64_t *ids,
 				  char *const *captured, const db_capture *metas,
 				  const profile_summary *const *sums, size_t n, int64_t want,
 				  pr_error *err)
 {
+	static const char header[] = "PGCOPY\n\377\r\n\0\0\0\0\0\0\0\0\0";
 	PGresult *res = NULL;
 	buf b = BUF_INIT;
 	bool copying = false;
@@ -1427,7 +1513,8 @@ static int copy_profile_functions(db *d, const fn_set *fs, const int64_t *ids,
 
 	res = PQexec(d->conn,
 		     "copy profile_functions (profile_id, function_id, self_value, total_value,"
-		     " self_share, total_share, captured_at, service_id, profile_type) from stdin");
+		     " self_share, total_share, captured_at, service_id, profile_type)"
+		     " from stdin (format binary)");
 	if (!res || PQresultStatus(res) != PGRES_COPY_IN) {
 		rc = db_fail(d, res, err, "cannot send function rows");
 		goto out;
@@ -1435,17 +1522,23 @@ static int copy_profile_functions(db *d, const fn_set *fs, const int64_t *ids,
 	PQclear(res);
 	res = NULL;
 	copying = true;
+	if (buf_put(&b, header, sizeof(header) - 1) < 0) {
+		rc = oom(err);
+		goto out;
+	}
 	for (size_t c = 0; c < n; c++) {
 		const profile_summary *s = sums[c];
 		double total = (double)s->total;
+		size_t type_len = strlen(metas[c].profile_type);
 		buf tail = BUF_INIT;
 
 		if (!ids[c] || !s->nrows)
 			continue;
 		/* The columns every row of this capture ends with. */
-		if (buf_printf(&tail, "\t%s\t%" PRId64 "\t", captured[c],
-			       metas[c].service_id) < 0 ||
-		    copy_field(&tail, metas[c].profile_type) < 0 || buf_putc(&tail, '\n') < 0) {
+		if (put_i64_field(&tail, strtoll(captured[c], NULL, 10) - PG_EPOCH_US) < 0 ||
+		    put_i64_field(&tail, metas[c].service_id) < 0 ||
+		    put_be(&tail, type_len, 4) < 0 ||
+		    buf_put(&tail, metas[c].profile_type, type_len) < 0) {
 			buf_release(&tail);
 			rc = oom(err);
 			goto out;
@@ -1455,9 +1548,11 @@ static int copy_profile_functions(db *d, const fn_set *fs, const int64_t *ids,
 			double self_share = s->total ? (double)r->self / total : 0;
 			double total_share = s->total ? (double)r->total / total : 0;
 
-			if (buf_printf(&b, "%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%" PRId64
-				       "\t%.17g\t%.17g", ids[c], fs->id[fs->row[c][i]], r->self,
-				       r->total, self_share, total_share) < 0 ||
+			if (put_be(&b, 9, 2) < 0 || put_i64_field(&b, ids[c]) < 0 ||
+			    put_i64_field(&b, fs->id[fs->row[c][i]]) < 0 ||
+			    put_i64_field(&b, r->self) < 0 || put_i64_field(&b, r->total) < 0 ||
+			    put_f64_field(&b, self_share) < 0 ||
+			    put_f64_field(&b, total_share) < 0 ||
 			    buf_put(&b, tail.ptr, tail.len) < 0) {
 				buf_release(&tail);
 				rc = oom(err);
@@ -1469,6 +1564,10 @@ static int copy_profile_functions(db *d, const fn_set *fs, const int64_t *ids,
 			}
 		}
 		buf_release(&tail);
+	}
+	if (put_be(&b, 0xffff, 2) < 0) { /* the trailer: a field count of -1 */
+		rc = oom(err);
+		goto out;
 	}
 	if ((rc = copy_flush(d, &b, err)) < 0)
 		goto out;
@@ -1559,9 +1658,9 @@ static int insert_capture_row(db *d, int64_t *id, char **captured, const db_capt
 	*id = 0;
 	if (!d->prepared_capture) {
 		static const char *const sql[2] = {
-			CAPTURE_INSERT_SQL " returning id, captured_at::text",
+			CAPTURE_INSERT_SQL " returning id, " TS_TO_US("captured_at"),
 			CAPTURE_INSERT_SQL " on conflict (service_id, blob_key) do nothing"
-			" returning id, captured_at::text",
+			" returning id, " TS_TO_US("captured_at"),
 		};
 		static const char *const name[2] = {"profreg_capture_insert",
 						    "profreg_capture_skip"};

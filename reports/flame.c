@@ -184,7 +184,9 @@ int flame_tree_add(flame_tree *t, flame_side side, const char *const *frames,
 int flame_tree_add_profile(flame_tree *t, flame_side side, const profile *p,
 			   size_t column, double weight, pr_error *err)
 {
-	uint32_t *map = NULL;
+	uint32_t *map = NULL, *path = NULL;
+	const uint32_t *prev = NULL;
+	uint32_t prev_len = 0, max_len = 0;
 	int rc = 0;
 
 	if (column >= p->nvalue_types)
@@ -201,20 +203,40 @@ int flame_tree_add_profile(flame_tree *t, flame_side side, const profile *p,
 			rc = oom(err);
 			goto out;
 		}
+	for (size_t s = 0; s < p->nsamples; s++)
+		if (p->stack_len[s] > max_len)
+			max_len = p->stack_len[s];
+	if (max_len && !(path = malloc(max_len * sizeof(*path)))) {
+		rc = oom(err);
+		goto out;
+	}
 	for (size_t s = 0; s < p->nsamples; s++) {
 		double v = (double)p->values[s * p->nvalue_types + column] * weight;
 		const uint32_t *fr = p->frames + p->stack_off[s];
-		uint32_t node = 0;
+		uint32_t node = 0, i = 0;
 
 		t->total[side] += v;
 		t->nodes[0].v[side] += v;
-		for (uint32_t i = 0; i < p->stack_len[s]; i++) {
-			if ((rc = child_of(t, &node, node, map[fr[i]], err)) < 0)
-				goto out;
+		/*
+		 * The frames this stack shares with the previous one from the
+		 * root lead to the same nodes (path[] holds them): stacks come
+		 * sorted or grouped more often than not, so most lookups go.
+		 */
+		for (; i < p->stack_len[s] && i < prev_len && fr[i] == prev[i]; i++) {
+			node = path[i];
 			t->nodes[node].v[side] += v;
 		}
+		for (; i < p->stack_len[s]; i++) {
+			if ((rc = child_of(t, &node, node, map[fr[i]], err)) < 0)
+				goto out;
+			path[i] = node;
+			t->nodes[node].v[side] += v;
+		}
+		prev = fr;
+		prev_len = p->stack_len[s];
 	}
 out:
+	free(path);
 	free(map);
 	return rc;
 }

@@ -12,6 +12,8 @@
  * under 5 MB.
  *
  * usage: bench_flame [STACKS]
+ *        bench_flame --write DIR [STACKS]   writes DIR/base.folded and
+ *        DIR/target.folded (for tests/bench/diff.sh) and times nothing
  */
 #define _POSIX_C_SOURCE 200809L
 #include "pipeline/folded.h"
@@ -28,7 +30,7 @@ static double now(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts); /* CPU: the machine is shared */
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
@@ -60,9 +62,24 @@ static int generate(buf *out, long n, int target)
 	return 0;
 }
 
+/* Write `b` to DIR/NAME. */
+static int write_to(const char *dir, const char *name, const buf *b)
+{
+	char path[4096];
+	FILE *f;
+	int ok;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (!(f = fopen(path, "w")))
+		return -1;
+	ok = fwrite(b->ptr, 1, b->len, f) == b->len;
+	return fclose(f) == 0 && ok ? 0 : -1;
+}
+
 int main(int argc, char **argv)
 {
-	long n = argc > 1 ? atol(argv[1]) : 100000;
+	const char *dir = argc > 2 && strcmp(argv[1], "--write") == 0 ? argv[2] : NULL;
+	long n = argc > (dir ? 3 : 1) ? atol(argv[dir ? 3 : 1]) : 100000;
 	buf base = BUF_INIT, target = BUF_INIT, html = BUF_INIT;
 	profile *pb = NULL, *pt = NULL;
 	pr_error err = PR_ERROR_INIT;
@@ -79,6 +96,15 @@ int main(int argc, char **argv)
 	profile_limits_default(&lim);
 	if (generate(&base, n, 0) < 0 || generate(&target, n, 1) < 0) {
 		fprintf(stderr, "bench_flame: out of memory\n");
+		goto out;
+	}
+	if (dir) {
+		if (write_to(dir, "base.folded", &base) < 0 ||
+		    write_to(dir, "target.folded", &target) < 0) {
+			fprintf(stderr, "bench_flame: cannot write in '%s'\n", dir);
+			goto out;
+		}
+		rc = 0;
 		goto out;
 	}
 	t0 = now();

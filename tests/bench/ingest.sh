@@ -31,14 +31,27 @@ for jobs in 1 2; do
 			t, n / t, t / r, r
 	}'
 done
-# A command that only connects (and checks the schema), against /bin/true.
+# A command that only connects (and checks the schema), against a program
+# that links libpq alone and only connects and runs one statement
+# (tests/bench/pqconnect.c) and /bin/true: CPU of each process (user +
+# system, by wait4), the least and the median of 20 runs in turns.
 P=("$BIN/profreg" --db "$PG_CONNINFO dbname=bench_ingest_1" --home "$TMP/home-ingest-1")
-t0=$(now)
-for _ in $(seq 20); do /bin/true; done
-t1=$(now)
-for _ in $(seq 20); do "${P[@]}" service list >/dev/null; done
-t2=$(now)
-awk -v a="$t0" -v b="$t1" -v c="$t2" 'BEGIN {
-	printf "a command that only connects (service list, 20 services): %.1f ms per call,", (c - b) * 50
-	printf " %.1fx /bin/true (%.1f ms)\n", (c - b) / (b - a), (b - a) * 50
+rm -f "$TMP"/connect-*.txt
+for _ in $(seq 20); do
+	"$BUILD/bench/benchrun" "$TMP/connect-true.txt" /bin/true
+	"$BUILD/bench/benchrun" "$TMP/connect-pq.txt" "$BUILD/bench/pqconnect" \
+		"$PG_CONNINFO dbname=bench_ingest_1"
+	"$BUILD/bench/benchrun" "$TMP/connect-profreg.txt" "${P[@]}" service list >/dev/null
+done
+cpu() { awk '{ printf "%.2f\n", ($2 + $3) * 1000 }' "$1" | sort -n | awk '
+	{ v[NR] = $1 } END { printf "%s %s", v[1], v[int((NR + 1) / 2)] }'; }
+awk -v t="$(cpu "$TMP/connect-true.txt")" -v q="$(cpu "$TMP/connect-pq.txt")" \
+	-v p="$(cpu "$TMP/connect-profreg.txt")" -v libs="$(ldd "$BIN/profreg" | wc -l)" \
+	-v load="$(cut -d' ' -f1 /proc/loadavg)" 'BEGIN {
+	split(t, a, " "); split(q, b, " "); split(p, c, " ")
+	printf "a command that only connects (service list, 20 services), CPU per call, least / median of 20:\n"
+	printf "  profreg service list     %5.1f / %5.1f ms  (%d shared objects)\n", c[1], c[2], libs
+	printf "  libpq connect + select 1 %5.1f / %5.1f ms  profreg is %.2fx it (least)\n",
+		b[1], b[2], c[1] / b[1]
+	printf "  /bin/true                %5.1f / %5.1f ms  (load average %s)\n", a[1], a[2], load
 }'
