@@ -17,6 +17,9 @@
 	V(MHD_destroy_response, (struct MHD_Response *r), (r)) \
 	X(const char *, MHD_lookup_connection_value, \
 	  (struct MHD_Connection *c, enum MHD_ValueKind k, const char *key), (c, k, key)) \
+	X(int, MHD_get_connection_values_n, \
+	  (struct MHD_Connection *c, enum MHD_ValueKind k, MHD_KeyValueIteratorN it, void *cls), \
+	  (c, k, it, cls)) \
 	X(enum MHD_Result, MHD_queue_response, \
 	  (struct MHD_Connection *c, unsigned int s, struct MHD_Response *r), (c, s, r)) \
 	V(MHD_stop_daemon, (struct MHD_Daemon *d), (d))
