@@ -1019,6 +1019,257 @@ out:
 	return rc;
 }
 
+/* ---- "escalate" ------------------------------------------------------------ */
+
+/* The keys of a level's capture plan; level 2 has window_s too. */
+#define ESCALATE_PLAN_FIELDS(p)                                                                    \
+	{"seconds", 'i', 1, 600, &(p)->seconds, 4, NULL},                                          \
+	{"every_s", 'i', 0, 86400, &(p)->every_s, 4, NULL},                                        \
+	{"heap", 'b', 0, 0, &(p)->heap, 0, NULL}
+
+static bool signal_name_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 64)
+		return false;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_'))
+			return false;
+	return true;
+}
+
+/* A ceiling with a query needs a maximum above 0. */
+static int check_ceiling(const config_escalate_ceiling *c, const char *path, const char *at,
+			 pr_error *err)
+{
+	if (c->query && !(c->max > 0))
+		return bad(err, path, at, "a ceiling with a query needs \"max\" above 0");
+	return 0;
+}
+
+/* escalate.services.NAME: its signals by hand, the rest through the field table. */
+static int load_escalate_service(config_escalate_service *s, const config_escalate *e,
+				 const char *name, json_t *v, const char *path, pr_error *err)
+{
+	json_t *sigs, *q;
+	const char *sname;
+	char at[256];
+	int rc = 0;
+
+	snprintf(at, sizeof(at), "escalate.services.%.64s", name);
+	if (!(s->name = strdup(name)))
+		return pr_error_set(err, PR_ENOMEM, "out of memory");
+	s->level1 = e->level1;
+	s->level2 = e->level2;
+	s->load.max = e->load.max;
+	s->memory.max = e->memory.max;
+	if (!json_is_object(v))
+		return bad(err, path, at, "expected an object");
+	sigs = json_incref(json_object_get(v, "signals"));
+	json_object_del(v, "signals");
+	{
+		const field load[] = {
+			{"query", 's', 0, 0, &s->load.query, 0, NULL},
+			{"max", 'f', 0, 1e15, &s->load.max, 0, NULL},
+			{NULL, 0, 0, 0, NULL, 0, NULL},
+		};
+		const field memory[] = {
+			{"query", 's', 0, 0, &s->memory.query, 0, NULL},
+			{"max", 'f', 0, 1e15, &s->memory.max, 0, NULL},
+			{NULL, 0, 0, 0, NULL, 0, NULL},
+		};
+		const field level1[] = {
+			ESCALATE_PLAN_FIELDS(&s->level1),
+			{NULL, 0, 0, 0, NULL, 0, NULL},
+		};
+		const field level2[] = {
+			ESCALATE_PLAN_FIELDS(&s->level2),
+			{"window_s", 'i', 1, 86400, &s->level2.window_s, 4, NULL},
+			{NULL, 0, 0, 0, NULL, 0, NULL},
+		};
+		const field f[] = {
+			{"signals", 'a', 0, 0, NULL, 0, NULL},
+			{"host_label", 's', 0, 0, &s->host_label, 0, NULL},
+			{"load", 'o', 0, 0, NULL, 0, load},
+			{"memory", 'o', 0, 0, NULL, 0, memory},
+			{"level1", 'o', 0, 0, NULL, 0, level1},
+			{"level2", 'o', 0, 0, NULL, 0, level2},
+			{NULL, 0, 0, 0, NULL, 0, NULL},
+		};
+		if ((rc = apply(v, f, path, at, err)) < 0)
+			goto out;
+	}
+	snprintf(at, sizeof(at), "escalate.services.%.64s.signals", name);
+	if (!json_is_object(sigs) || json_object_size(sigs) == 0 || json_object_size(sigs) > 16) {
+		rc = bad(err, path, at,
+			 "expected an object of 1 to 16 PromQL expressions by signal name");
+		goto out;
+	}
+	if (!(s->signals = calloc(json_object_size(sigs), sizeof(*s->signals)))) {
+		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+		goto out;
+	}
+	json_object_foreach(sigs, sname, q) {
+		config_escalate_signal *g = &s->signals[s->nsignals];
+		snprintf(at, sizeof(at), "escalate.services.%.64s.signals.%.64s", name, sname);
+		if (!signal_name_ok(sname)) {
+			rc = bad(err, path, at, "a signal name is 1 to 64 of [a-z0-9_]");
+			goto out;
+		}
+		if (!json_is_string(q) || json_string_length(q) == 0 ||
+		    json_string_length(q) > 4096) {
+			rc = bad(err, path, at, "expected a PromQL expression (1 to 4096 bytes)");
+			goto out;
+		}
+		s->nsignals++;
+		if (!(g->name = strdup(sname)) || !(g->query = dup_string(q))) {
+			rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+			goto out;
+		}
+	}
+	snprintf(at, sizeof(at), "escalate.services.%.64s.load", name);
+	if ((rc = check_ceiling(&s->load, path, at, err)) < 0)
+		goto out;
+	snprintf(at, sizeof(at), "escalate.services.%.64s.memory", name);
+	rc = check_ceiling(&s->memory, path, at, err);
+out:
+	json_decref(sigs);
+	return rc;
+}
+
+/*
+ * "escalate": numbers, strings and the level plans through the field
+ * table, then the services by name (each starting from the section's
+ * plans and ceilings).
+ */
+static int load_escalate(config *c, json_t *obj, const char *path, pr_error *err)
+{
+	config_escalate *e = &c->escalate;
+	json_t *svcs, *v;
+	const char *name;
+	int rc = 0;
+
+	if (!json_is_object(obj))
+		return bad(err, path, "escalate", "expected an object");
+	svcs = json_incref(json_object_get(obj, "services"));
+	json_object_del(obj, "services");
+	{
+		const field load[] = {
+			{"query", 's', 0, 0, &e->load.query, 0, NULL},
+			{"max", 'f', 0, 1e15, &e->load.max, 0, NULL},
+			{NULL, 0, 0, 0, NULL, 0, NULL},
+		};
+		const field memory[] = {
+			{"query", 's', 0, 0, &e->memory.query, 0, NULL},
+			{"max", 'f', 0, 1e15, &e->memory.max, 0, NULL},
+			{NULL, 0, 0, 0, NULL, 0, NULL},
+		};
+		const field level1[] = {
+			ESCALATE_PLAN_FIELDS(&e->level1),
+			{NULL, 0, 0, 0, NULL, 0, NULL},
+		};
+		const field level2[] = {
+			ESCALATE_PLAN_FIELDS(&e->level2),
+			{"window_s", 'i', 1, 86400, &e->level2.window_s, 4, NULL},
+			{NULL, 0, 0, 0, NULL, 0, NULL},
+		};
+		const field f[] = {
+			{"prometheus", 's', 0, 0, &e->prometheus, 0, NULL},
+			{"host_label", 's', 0, 0, &e->host_label, 0, NULL},
+			{"timeout_ms", 'i', 100, 600000, &e->timeout_ms, 4, NULL},
+			{"max_response_bytes", 'i', 1024, 256 << 20, &e->max_response_bytes, 4,
+			 NULL},
+			{"max_series", 'i', 1, 1000000, &e->max_series, 4, NULL},
+			{"window_s", 'i', 60, 30 * 86400, &e->window_s, 4, NULL},
+			{"min_samples", 'i', 3, 100000, &e->min_samples, 4, NULL},
+			{"band_mads", 'f', 0.5, 100, &e->band_mads, 0, NULL},
+			{"large_mads", 'f', 0.5, 1000, &e->large_mads, 0, NULL},
+			{"rel_floor", 'f', 0, 10, &e->rel_floor, 0, NULL},
+			{"abs_floor", 'f', 0, 1e15, &e->abs_floor, 0, NULL},
+			{"persist_runs", 'i', 1, 10000, &e->persist_runs, 4, NULL},
+			{"cooldown_s", 'i', 0, 86400, &e->cooldown_s, 4, NULL},
+			{"keep_days", 'i', 1, 3650, &e->keep_days, 4, NULL},
+			{"load", 'o', 0, 0, NULL, 0, load},
+			{"memory", 'o', 0, 0, NULL, 0, memory},
+			{"level1", 'o', 0, 0, NULL, 0, level1},
+			{"level2", 'o', 0, 0, NULL, 0, level2},
+			{NULL, 0, 0, 0, NULL, 0, NULL},
+		};
+		if ((rc = apply(obj, f, path, "escalate", err)) < 0)
+			goto out;
+	}
+	if (e->prometheus && strncmp(e->prometheus, "http://", 7) != 0 &&
+	    strncmp(e->prometheus, "https://", 8) != 0) {
+		rc = bad(err, path, "escalate.prometheus", "expected an http:// or https:// URL");
+		goto out;
+	}
+	if (e->large_mads < e->band_mads) {
+		rc = bad(err, path, "escalate.large_mads", "smaller than escalate.band_mads");
+		goto out;
+	}
+	if (!(e->rel_floor > 0) && !(e->abs_floor > 0)) {
+		rc = bad(err, path, "escalate.rel_floor",
+			 "rel_floor and abs_floor are both 0: a flat history would make any "
+			 "wobble an escalation");
+		goto out;
+	}
+	if ((rc = check_ceiling(&e->load, path, "escalate.load", err)) < 0 ||
+	    (rc = check_ceiling(&e->memory, path, "escalate.memory", err)) < 0)
+		goto out;
+	if (svcs) {
+		if (!json_is_object(svcs)) {
+			rc = bad(err, path, "escalate.services",
+				 "expected an object of services by name");
+			goto out;
+		}
+		if (json_object_size(svcs) &&
+		    !(e->services = calloc(json_object_size(svcs), sizeof(*e->services)))) {
+			rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+			goto out;
+		}
+		json_object_foreach(svcs, name, v) {
+			rc = load_escalate_service(&e->services[e->nservices++], e, name, v, path,
+						   err);
+			if (rc < 0)
+				goto out;
+		}
+	}
+out:
+	json_decref(svcs);
+	return rc;
+}
+
+static void release_escalate(config_escalate *e)
+{
+	for (size_t i = 0; i < e->nservices; i++) {
+		config_escalate_service *s = &e->services[i];
+		free(s->name);
+		for (size_t k = 0; k < s->nsignals; k++) {
+			free(s->signals[k].name);
+			free(s->signals[k].query);
+		}
+		free(s->signals);
+		free(s->host_label);
+		free(s->load.query);
+		free(s->memory.query);
+	}
+	free(e->services);
+	free(e->prometheus);
+	free(e->host_label);
+	free(e->load.query);
+	free(e->memory.query);
+	memset(e, 0, sizeof(*e));
+}
+
+const config_escalate_service *config_escalate_find(const config *c, const char *name)
+{
+	for (size_t i = 0; i < c->escalate.nservices; i++)
+		if (strcmp(c->escalate.services[i].name, name) == 0)
+			return &c->escalate.services[i];
+	return NULL;
+}
+
 /*
  * "blobs": strings and numbers through the field table, then the choices
  * and what the S3 store needs.
@@ -1268,6 +1519,19 @@ static void defaults(config *c)
 	c->serve.max_sessions_service = 4;
 	c->serve.max_sessions_fleet = 10;
 	c->serve.lease_s = 120;
+	c->escalate.timeout_ms = 5000;
+	c->escalate.max_response_bytes = 4u << 20;
+	c->escalate.max_series = 10000;
+	c->escalate.window_s = 3600;
+	c->escalate.min_samples = 10;
+	c->escalate.band_mads = 4;
+	c->escalate.large_mads = 12;
+	c->escalate.rel_floor = 0.05;
+	c->escalate.persist_runs = 3;
+	c->escalate.cooldown_s = 300;
+	c->escalate.keep_days = 14;
+	c->escalate.level1 = (config_escalate_plan){60, 180, false, 0};
+	c->escalate.level2 = (config_escalate_plan){50, 0, true, 300};
 }
 
 /* Defaults that are strings: set after the file, when it did not. */
@@ -1275,7 +1539,8 @@ static int defaults_strings(config *c, pr_error *err)
 {
 	config_serve *s = &c->serve;
 
-	if ((!s->listen && !(s->listen = strdup("127.0.0.1:8070"))) ||
+	if ((!c->escalate.host_label && !(c->escalate.host_label = strdup("instance"))) ||
+	    (!s->listen && !(s->listen = strdup("127.0.0.1:8070"))) ||
 	    (!s->alert_service_label && !(s->alert_service_label = strdup("service"))))
 		return pr_error_set(err, PR_ENOMEM, "out of memory");
 	if (!s->nalert_host_labels) {
@@ -1457,6 +1722,7 @@ int config_load(config *c, const char *file, pr_error *err)
 			{"services", load_services},
 			{"snapshot", load_snapshot},
 			{"serve", load_serve},
+			{"escalate", load_escalate},
 			{"blobs", load_blobs},
 			{"paging", load_paging},
 		};
@@ -1632,6 +1898,7 @@ void config_release(config *c)
 	free(c->serve.alert_service_label);
 	free_names(c->serve.alert_host_labels, c->serve.nalert_host_labels);
 	memset(&c->serve, 0, sizeof(c->serve));
+	release_escalate(&c->escalate);
 	c->snapshot.nservices = 0;
 	free(c->paging.teams);
 	free(c->metrics.pushgateway);
