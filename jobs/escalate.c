@@ -70,9 +70,9 @@ static void decision(svc_run *s, const hstate *h, const char *action, int from, 
 		     const char *why)
 {
 	json_array_append_new(s->r->decisions,
-			      json_pack("{s:s,s:s,s:s,s:i,s:i,s:s}", "service", s->svc.name,
-					"host", h->host, "action", action, "from", from, "to", to,
-					"why", why ? why : ""));
+			      json_pack("{s:s,s:s,s:s,s:i,s:i,s:s}", "service", s->svc.name, "host",
+					h->host, "action", action, "from", from, "to", to, "why",
+					why ? why : ""));
 }
 
 /* The host `host`, added when new. NULL when memory fails. */
@@ -98,11 +98,13 @@ static hstate *host_get(svc_run *s, const char *host)
 
 static int states_load(svc_run *s, pr_error *err)
 {
+	/* clang-format off */
 	static const char sql[] =
 		"select host, level, out_runs, coalesce(" DB_TS_TO_US("in_band_since") ", 0),"
 		" coalesce(" DB_TS_TO_US("level2_until") ", 0), level2_used,"
 		" coalesce(" DB_TS_TO_US("last_capture_at") ", 0), coalesce(session_id, 0)"
 		" from escalation_hosts where service_id = $1";
+	/* clang-format on */
 	char sid[24];
 	const char *p[1] = {sid};
 	struct pg_result *res = NULL;
@@ -132,6 +134,7 @@ static int states_load(svc_run *s, pr_error *err)
 
 static int state_save(svc_run *s, const hstate *h, pr_error *err)
 {
+	/* clang-format off */
 	static const char sql[] =
 		"insert into escalation_hosts as e (service_id, host, level, changed_at, out_runs,"
 		" in_band_since, level2_until, level2_used, last_capture_at, session_id,"
@@ -146,9 +149,19 @@ static int state_save(svc_run *s, const hstate *h, pr_error *err)
 		" level2_until = excluded.level2_until, level2_used = excluded.level2_used,"
 		" last_capture_at = excluded.last_capture_at, session_id = excluded.session_id,"
 		" last_seen_at = case when $11 then excluded.last_seen_at else e.last_seen_at end";
+	/* clang-format on */
 	char sid[24], lvl[8], now[24], outr[16], ib[24], l2[24], lc[24], ses[24];
-	const char *p[11] = {sid, h->host, lvl, now, outr, ib, l2, h->level2_used ? "true" : "false",
-			     lc, ses, h->seen ? "true" : "false"};
+	const char *p[11] = {sid,
+			     h->host,
+			     lvl,
+			     now,
+			     outr,
+			     ib,
+			     l2,
+			     h->level2_used ? "true" : "false",
+			     lc,
+			     ses,
+			     h->seen ? "true" : "false"};
 
 	snprintf(sid, sizeof(sid), "%" PRId64, s->svc.id);
 	snprintf(lvl, sizeof(lvl), "%d", h->level);
@@ -163,8 +176,7 @@ static int state_save(svc_run *s, const hstate *h, pr_error *err)
 
 /* ---- reading the signals ------------------------------------------------------ */
 
-static int query(prom_vector *out, svc_run *s, const char *expr, const char *what,
-		 pr_error *err)
+static int query(prom_vector *out, svc_run *s, const char *expr, const char *what, pr_error *err)
 {
 	prom_query q;
 
@@ -238,8 +250,8 @@ static int read_ceiling(svc_run *s, const config_escalate_ceiling *c, int which,
 
 	if (!c->query)
 		return 0;
-	if ((rc = query(&v, s, c->query, which ? "the memory ceiling" : "the load ceiling",
-			err)) < 0)
+	if ((rc = query(&v, s, c->query, which ? "the memory ceiling" : "the load ceiling", err)) <
+	    0)
 		return rc;
 	for (size_t i = 0; i < v.n; i++) {
 		if ((rc = host_of_key(host, sizeof(host), s, v.v[i].key, err)) < 0)
@@ -251,11 +263,11 @@ static int read_ceiling(svc_run *s, const config_escalate_ceiling *c, int which,
 				continue;
 			if (which) {
 				h->mem = h->mem_known && h->mem > v.v[i].value ? h->mem
-									: v.v[i].value;
+									       : v.v[i].value;
 				h->mem_known = true;
 			} else {
 				h->load = h->load_known && h->load > v.v[i].value ? h->load
-									  : v.v[i].value;
+										  : v.v[i].value;
 				h->load_known = true;
 			}
 		}
@@ -298,10 +310,12 @@ static int judge(svc_run *s, pr_error *err)
 					z = stats_band_z(&b, h->value[k]);
 					if (out && z > h->zmax) {
 						h->zmax = z;
-						snprintf(h->why, sizeof(h->why),
-							 "signal '%s' at %.6g, above its band (median "
-							 "%.6g, edge %.6g: %.1f scales)",
-							 sig, h->value[k], b.median, b.hi, z);
+						snprintf(
+							h->why, sizeof(h->why),
+							"signal '%s' at %.6g, above its "
+							"band (median %.6g, edge %.6g: "
+							"%.1f scales)",
+							sig, h->value[k], b.median, b.hi, z);
 					}
 					if (out && z >= e->large_mads)
 						h->large = true;
@@ -355,8 +369,8 @@ static bool over_ceiling(svc_run *s, const hstate *h, char *why, size_t n, const
 static int audit_skip(svc_run *s, const hstate *h, const char *reason, const char *why,
 		      pr_error *err)
 {
-	json_t *dj = json_pack("{s:s,s:s,s:s,s:i}", "service", s->svc.name, "reason", reason,
-			       "why", why, "level", h->level);
+	json_t *dj = json_pack("{s:s,s:s,s:s,s:i}", "service", s->svc.name, "reason", reason, "why",
+			       why, "level", h->level);
 	char obj[300], *text = dj ? json_dumps(dj, JSON_COMPACT) : NULL;
 	int rc;
 
@@ -552,8 +566,8 @@ static void outcome(escalate_result *r, const char *name, const char *status, co
 	json_object_set_new(r->by_service, name, o);
 }
 
-static int one_service(escalate_result *r, const job_env *env,
-		       const config_escalate_service *es, pr_error *err)
+static int one_service(escalate_result *r, const job_env *env, const config_escalate_service *es,
+		       pr_error *err)
 {
 	svc_run s;
 	pr_error e = PR_ERROR_INIT;
@@ -584,8 +598,7 @@ static int one_service(escalate_result *r, const job_env *env,
 		goto out;
 	if ((rc = read_signals(&s, &e)) < 0 ||
 	    (rc = read_ceiling(&s, s.es->load.query ? &s.es->load : &s.e->load, 0, &e)) < 0 ||
-	    (rc = read_ceiling(&s, s.es->memory.query ? &s.es->memory : &s.e->memory, 1, &e)) <
-		    0) {
+	    (rc = read_ceiling(&s, s.es->memory.query ? &s.es->memory : &s.e->memory, 1, &e)) < 0) {
 		if (rc == PR_ENOMEM || rc == PR_EDB) {
 			rc = pr_error_set(err, rc, "%s", e.msg);
 			goto out;
@@ -598,7 +611,8 @@ static int one_service(escalate_result *r, const job_env *env,
 	if (s.unknown_keys)
 		job_note(&r->notes,
 			 "service '%s': %zu series name a host that is not one of its pprof_http "
-			 "targets; left out", es->name, s.unknown_keys);
+			 "targets; left out",
+			 es->name, s.unknown_keys);
 	if ((rc = judge(&s, err)) < 0)
 		goto out;
 	for (size_t i = 0; i < s.nh; i++) {
@@ -632,8 +646,7 @@ static bool wanted(const escalate_opts *o, const char *name)
 	return false;
 }
 
-int escalate_run(escalate_result *out, const job_env *env, const escalate_opts *o,
-		 pr_error *err)
+int escalate_run(escalate_result *out, const job_env *env, const escalate_opts *o, pr_error *err)
 {
 	const config_escalate *e = &env->cfg->escalate;
 	json_t *detail = NULL;
@@ -647,10 +660,12 @@ int escalate_run(escalate_result *out, const job_env *env, const escalate_opts *
 	if (!(out->by_service = json_object()) || !(out->decisions = json_array()))
 		return oom(err);
 	if (!e->prometheus)
-		return pr_error_set(err, PR_EUSAGE, "escalate: the config sets no "
+		return pr_error_set(err, PR_EUSAGE,
+				    "escalate: the config sets no "
 				    "escalate.prometheus (the URL of Prometheus's HTTP API)");
 	if (!e->nservices)
-		return pr_error_set(err, PR_EUSAGE, "escalate: no service has signals "
+		return pr_error_set(err, PR_EUSAGE,
+				    "escalate: no service has signals "
 				    "(escalate.services.NAME.signals in the config)");
 	for (size_t i = 0; o && i < o->nonly; i++)
 		if (!config_escalate_find(env->cfg, o->only[i]))
@@ -676,24 +691,23 @@ int escalate_run(escalate_result *out, const job_env *env, const escalate_opts *
 		if ((rc = one_service(out, env, &e->services[i], err)) < 0)
 			goto out;
 	}
-	if ((rc = signals_prune(&pruned, env->d,
-				out->at_us - (int64_t)e->keep_days * 86400 * S_US, PRUNE_BATCH,
-				err)) < 0)
+	if ((rc = signals_prune(&pruned, env->d, out->at_us - (int64_t)e->keep_days * 86400 * S_US,
+				PRUNE_BATCH, err)) < 0)
 		goto out;
 	if (out->failed)
 		out->status = "failed";
 out:
 	if (begun) {
 		pr_error ignore = PR_ERROR_INIT;
-		detail = json_pack(
-			"{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:O}", "services",
-			(json_int_t)out->services, "failed", (json_int_t)out->failed, "hosts",
-			(json_int_t)out->hosts, "samples", (json_int_t)out->samples, "escalated",
-			(json_int_t)out->escalated, "raised", (json_int_t)out->raised,
-			"deescalated", (json_int_t)out->deescalated, "ended",
-			(json_int_t)out->ended, "captures", (json_int_t)out->captures, "refused",
-			(json_int_t)out->refused, "skipped", (json_int_t)out->skipped,
-			"by_service", out->by_service);
+		detail = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:O}", "services",
+				   (json_int_t)out->services, "failed", (json_int_t)out->failed,
+				   "hosts", (json_int_t)out->hosts, "samples",
+				   (json_int_t)out->samples, "escalated",
+				   (json_int_t)out->escalated, "raised", (json_int_t)out->raised,
+				   "deescalated", (json_int_t)out->deescalated, "ended",
+				   (json_int_t)out->ended, "captures", (json_int_t)out->captures,
+				   "refused", (json_int_t)out->refused, "skipped",
+				   (json_int_t)out->skipped, "by_service", out->by_service);
 		if (rc < 0 && detail)
 			json_object_set_new(detail, "error", json_string(err->msg));
 		runs_finish(env->d, out->run_id, rc < 0 ? "failed" : out->status, detail,

@@ -34,7 +34,8 @@ int signals_history_read(signals_history *out, db *d, int64_t service_id, const 
 		"select host, value from (select host, value, at, row_number() over"
 		"   (partition by host order by at desc) as k from signal_samples"
 		"   where service_id = $1 and signal = $2 and not outside"
-		"   and at >= " DB_US_TO_TS("$3") " and at < " DB_US_TO_TS("$4") ") s"
+		"   and at >= " DB_US_TO_TS("$3")
+		"   and at < " DB_US_TO_TS("$4") ") s"
 		" where k <= $5 order by host, at";
 	char sid[24], since[24], until[24], lim[24];
 	const char *p[5] = {sid, signal, since, until, lim};
@@ -70,8 +71,8 @@ oom:
 	return pr_error_set(err, PR_ENOMEM, "out of memory");
 }
 
-int signals_store(db *d, int64_t service_id, const char *host, const char *signal,
-		  int64_t at_us, double value, bool outside, pr_error *err)
+int signals_store(db *d, int64_t service_id, const char *host, const char *signal, int64_t at_us,
+		  double value, bool outside, pr_error *err)
 {
 	static const char sql[] =
 		"insert into signal_samples (service_id, host, signal, at, value, outside)"
@@ -89,8 +90,8 @@ int signals_prune(size_t *n, db *d, int64_t before_us, size_t limit, pr_error *e
 {
 	static const char sql[] =
 		"with gone as (delete from signal_samples where id in (select id from"
-		" signal_samples where at < " DB_US_TO_TS("$1") " order by at limit $2)"
-		" returning 1) select count(*) from gone";
+		" signal_samples where at < " DB_US_TO_TS("$1")
+		" order by at limit $2) returning 1) select count(*) from gone";
 	char before[24], lim[24];
 	const char *p[2] = {before, lim};
 	struct pg_result *res = NULL;

@@ -95,8 +95,8 @@ int prom_parse_vector(prom_vector *out, const char *body, size_t len, const char
 			  json_string_value(json_object_get(root, "errorType")));
 		printable(emsg, sizeof(emsg), json_string_value(json_object_get(root, "error")));
 		snprintf(why, sizeof(why), "status '%.20s'%s%s%s%s",
-			 strcmp(status, "error") == 0 ? "error" : "(unknown)",
-			 etype[0] ? " (" : "", etype, etype[0] ? ")" : "", emsg[0] ? ": " : "");
+			 strcmp(status, "error") == 0 ? "error" : "(unknown)", etype[0] ? " (" : "",
+			 etype, etype[0] ? ")" : "", emsg[0] ? ": " : "");
 		if (emsg[0])
 			snprintf(why + strlen(why), sizeof(why) - strlen(why), "%s", emsg);
 		rc = refuse(err, PR_EDATA, what, why);
@@ -127,18 +127,21 @@ int prom_parse_vector(prom_vector *out, const char *body, size_t len, const char
 		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
 		goto out;
 	}
-	json_array_foreach(result, i, r) {
+	json_array_foreach(result, i, r)
+	{
 		const json_t *metric = json_object_get(r, "metric");
 		const json_t *value = json_object_get(r, "value");
 		const json_t *k;
 		prom_sample *have;
 		double v;
-		if (!json_is_object(metric) || !json_is_array(value) || json_array_size(value) != 2 ||
-		    !json_is_number(json_array_get(value, 0)) ||
+		if (!json_is_object(metric) || !json_is_array(value) ||
+		    json_array_size(value) != 2 || !json_is_number(json_array_get(value, 0)) ||
 		    sample_value(&v, json_array_get(value, 1)) < 0) {
-			snprintf(why, sizeof(why),
-				 "series %zu is not {\"metric\": {...}, \"value\": [time, \"number\"]}",
-				 i);
+			snprintf(
+				why, sizeof(why),
+				"series %zu is not {\"metric\": {...}, "
+				"\"value\": [time, \"number\"]}",
+				i);
 			rc = refuse(err, PR_EDATA, what, why);
 			goto out;
 		}
@@ -181,11 +184,11 @@ int prom_query_vector(prom_vector *out, const prom_query *q, pr_error *err)
 	http_redact_url(shown, sizeof(shown), q->base_url);
 	if ((rc = buf_printf(&url, "%s%sapi/v1/query?query=", q->base_url,
 			     q->base_url[0] && q->base_url[strlen(q->base_url) - 1] == '/' ? ""
-											    : "/")) <
+											   : "/")) <
 		    0 ||
 	    (rc = http_escape(&url, q->expr)) < 0 ||
-	    (q->at_us && (rc = buf_printf(&url, "&time=%" PRId64 ".%06" PRId64,
-					  q->at_us / 1000000, q->at_us % 1000000)) < 0)) {
+	    (q->at_us && (rc = buf_printf(&url, "&time=%" PRId64 ".%06" PRId64, q->at_us / 1000000,
+					  q->at_us % 1000000)) < 0)) {
 		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
 		goto out;
 	}
@@ -198,8 +201,10 @@ int prom_query_vector(prom_vector *out, const prom_query *q, pr_error *err)
 	if ((rc = http_request(&res, &req, err)) < 0) {
 		if (rc == PR_ELIMIT) {
 			snprintf(why, sizeof(why), "larger than %zu bytes", q->max_bytes);
-			rc = pr_error_set(err, PR_ELIMIT, "cannot read prometheus answer to %s from "
-				      "'%s': %s", q->what, shown, why);
+			rc = pr_error_set(err, PR_ELIMIT,
+					  "cannot read prometheus answer to %s from "
+					  "'%s': %s",
+					  q->what, shown, why);
 		} else if (rc != PR_ENOMEM) {
 			char msg[PR_ERROR_MSG_MAX];
 			snprintf(msg, sizeof(msg), "%s", err->msg);

@@ -27,7 +27,8 @@ static void print_result(const escalate_result *r)
 	       "%zu refused, %zu skipped\n",
 	       when, r->services, r->hosts, r->failed, r->escalated, r->raised, r->lowered,
 	       r->deescalated, r->ended, r->captures, r->refused, r->skipped);
-	json_object_foreach(r->by_service, name, v) {
+	json_object_foreach(r->by_service, name, v)
+	{
 		const char *why = json_string_value(json_object_get(v, "reason"));
 		printf("  ");
 		cli_put_safe(stdout, name, 24);
@@ -38,7 +39,8 @@ static void print_result(const escalate_result *r)
 		}
 		putchar('\n');
 	}
-	json_array_foreach(r->decisions, i, v) {
+	json_array_foreach(r->decisions, i, v)
+	{
 		printf("  ");
 		cli_put_safe(stdout, json_string_value(json_object_get(v, "service")), 24);
 		putchar(' ');
@@ -61,15 +63,15 @@ static int print_json(const cli_ctx *ctx, const escalate_result *r)
 		ctx,
 		json_pack("{s:i,s:s,s:I,s:s,s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I},"
 			  "s:O,s:O}",
-			  "schema_version", 1, "status", r->status, "run_id",
-			  (json_int_t)r->run_id, "at", when, "counts", "services",
-			  (json_int_t)r->services, "failed", (json_int_t)r->failed, "hosts",
-			  (json_int_t)r->hosts, "samples", (json_int_t)r->samples, "escalated",
-			  (json_int_t)r->escalated, "raised", (json_int_t)r->raised, "lowered",
-			  (json_int_t)r->lowered, "deescalated", (json_int_t)r->deescalated,
-			  "ended", (json_int_t)r->ended, "captures", (json_int_t)r->captures,
-			  "refused", (json_int_t)r->refused, "skipped", (json_int_t)r->skipped,
-			  "services", r->by_service, "decisions", r->decisions));
+			  "schema_version", 1, "status", r->status, "run_id", (json_int_t)r->run_id,
+			  "at", when, "counts", "services", (json_int_t)r->services, "failed",
+			  (json_int_t)r->failed, "hosts", (json_int_t)r->hosts, "samples",
+			  (json_int_t)r->samples, "escalated", (json_int_t)r->escalated, "raised",
+			  (json_int_t)r->raised, "lowered", (json_int_t)r->lowered, "deescalated",
+			  (json_int_t)r->deescalated, "ended", (json_int_t)r->ended, "captures",
+			  (json_int_t)r->captures, "refused", (json_int_t)r->refused, "skipped",
+			  (json_int_t)r->skipped, "services", r->by_service, "decisions",
+			  r->decisions));
 }
 
 int cmd_escalate(cli_ctx *ctx, int argc, char **argv)
@@ -137,10 +139,11 @@ int cmd_escalate(cli_ctx *ctx, int argc, char **argv)
 	if (strcmp(r.status, "failed") == 0) {
 		const char *name;
 		json_t *v;
-		json_object_foreach(r.by_service, name, v)
-			if (strcmp(json_string_value(json_object_get(v, "status")), "failed") == 0)
-				cli_error(ctx, "service '%s' failed: %s", name,
-					  json_string_value(json_object_get(v, "reason")));
+		json_object_foreach(r.by_service, name,
+				    v) if (strcmp(json_string_value(json_object_get(v, "status")),
+						  "failed") == 0)
+			cli_error(ctx, "service '%s' failed: %s", name,
+				  json_string_value(json_object_get(v, "reason")));
 		status = EXIT_RUNTIME;
 	}
 	goto out;
