@@ -167,6 +167,8 @@ int prom_parse_vector(prom_vector *out, const char *body, size_t len, const char
 		out->v[out->n++].value = v;
 	}
 out:
+	if (rc < 0)
+		prom_vector_release(out);
 	json_decref(root);
 	return rc;
 }

@@ -50,7 +50,8 @@ const prom_sample *prom_vector_find(const prom_vector *v, const char *key);
  * Parse the answer `body` (len bytes, not necessarily NUL-terminated) to
  * the query named `what` (for messages), keyed by `label`, at most
  * `max_series` series. `out` is set up here and belongs to the caller
- * (prom_vector_release) whatever this returns. PR_EDATA for an answer
+ * (prom_vector_release) whatever this returns; it is empty after a
+ * failure (an answer is taken whole or not at all). PR_EDATA for an answer
  * that is not as above (an error answer included), PR_ELIMIT for more
  * than max_series series, PR_ENOMEM.
  */
