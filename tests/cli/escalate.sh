@@ -288,5 +288,39 @@ open=$(sql "select count(*) from elevated_sessions where ended_at is null")
 	ok "and only those 3 hosts are above level 0" ||
 	not_ok "fleet levels" "$(sql "select host, level from escalation_hosts where level > 0")"
 
-sql "select id, started_at, finished_at - started_at from runs order by id" >"$T/runs.txt"
+# --- Prometheus down, answering garbage, answering too much: one line, exit 3 -----------
+sed "s|\"prometheus\": \"$PU\"|\"prometheus\": \"http://127.0.0.1:9\"|" "$T/cfg.json" >"$T/cfg_down.json"
+sed "s|\"prometheus\": \"$PU\"|\"prometheus\": \"http://127.0.0.1:$(cat "$T/exp.port")\"|" \
+	"$T/cfg.json" >"$T/cfg_garbage.json"
+sed "s|\"timeout_ms\": 3000,|\"timeout_ms\": 3000, \"max_response_bytes\": 1024,|" \
+	"$T/cfg.json" >"$T/cfg_big.json"
+before=$(sql "select count(*) from signal_samples")
+run pr --config "$T/cfg_down.json" escalate
+[ $RC -eq 3 ] && [ "$(grep -c . <<<"$ERR")" = 1 ] &&
+	[[ $ERR == *"service 'checkout' failed: cannot query prometheus for signal 'p99_latency'"* ]] &&
+	ok "prometheus unreachable: exit 3, one line naming the service and the signal" ||
+	not_ok "prometheus down" "rc=$RC $ERR"
+run pr --config "$T/cfg_garbage.json" escalate
+[ $RC -eq 3 ] && [ "$(grep -c . <<<"$ERR")" = 1 ] &&
+	[[ $ERR == *"cannot read prometheus answer to signal 'p99_latency': not JSON"* ]] &&
+	ok "an answer that is not Prometheus's JSON: exit 3, one line" || not_ok "garbage" "rc=$RC $ERR"
+run pr --config "$T/cfg_big.json" escalate
+[ $RC -eq 3 ] && [ "$(grep -c . <<<"$ERR")" = 1 ] && [[ $ERR == *"larger than 1024 bytes"* ]] &&
+	ok "an answer over escalate.max_response_bytes: exit 3, one line" || not_ok "oversized" "rc=$RC $ERR"
+[ "$(sql "select count(*) from signal_samples")" = "$before" ] &&
+	[ "$(sql "select count(*) from runs where kind = 'escalate' and status = 'failed'")" = 3 ] &&
+	ok "and nothing is stored or decided from them; the runs are recorded as failed" ||
+	not_ok "nothing stored" "$(sql "select count(*) from signal_samples") vs $before"
+run pr escalate --bogus
+[ $RC -eq 2 ] && ok "an unknown option is a usage error" || not_ok "usage" "rc=$RC"
+run pr escalate --help
+[ $RC -eq 0 ] && [[ $OUT == *"usage: profreg escalate"* ]] && ok "escalate --help" ||
+	not_ok "help" "$OUT"
+run pr --config "$T/cfg.json" escalate --service nosuch
+[ $RC -eq 4 ] && [[ $ERR == *"service 'nosuch' has no escalate signals"* ]] &&
+	ok "an unknown --service is exit 4" || not_ok "unknown service" "rc=$RC $ERR"
+run pr escalate
+[ $RC -eq 2 ] && [[ $ERR == *"escalate.prometheus"* ]] &&
+	ok "without an escalate section: a usage error naming the key" || not_ok "no config" "rc=$RC $ERR"
+
 finish
