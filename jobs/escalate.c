@@ -30,6 +30,11 @@ typedef struct hstate {
 	int level, out_runs;
 	int64_t in_band_since, level2_until, last_capture, session_id;
 	bool level2_used, stored;
+	struct saved {
+		int level, out_runs;
+		int64_t in_band_since, level2_until, last_capture, session_id;
+		bool level2_used;
+	} saved; /* as read: a row that did not change is not written again */
 	/* this run */
 	bool seen, outside, large;
 	double value[SIGNALS_MAX];
@@ -96,6 +101,19 @@ static hstate *host_get(svc_run *s, const char *host)
 
 /* ---- escalation_hosts ------------------------------------------------------- */
 
+/* The stored part of `h`, padding zeroed so that two can be compared with memcmp. */
+static void saved_of(struct saved *out, const hstate *h)
+{
+	memset(out, 0, sizeof(*out));
+	out->level = h->level;
+	out->out_runs = h->out_runs;
+	out->in_band_since = h->in_band_since;
+	out->level2_until = h->level2_until;
+	out->last_capture = h->last_capture;
+	out->session_id = h->session_id;
+	out->level2_used = h->level2_used;
+}
+
 static int states_load(svc_run *s, pr_error *err)
 {
 	/* clang-format off */
@@ -127,6 +145,7 @@ static int states_load(svc_run *s, pr_error *err)
 		h->level2_used = db_get_bool(res, i, 5);
 		h->last_capture = db_get_i64(res, i, 6);
 		h->session_id = db_get_i64(res, i, 7);
+		saved_of(&h->saved, h);
 	}
 	db_result_free(res);
 	return 0;
@@ -140,18 +159,16 @@ static int state_save(svc_run *s, const hstate *h, pr_error *err)
 		" in_band_since, level2_until, level2_used, last_capture_at, session_id,"
 		" last_seen_at) values ($1, $2, $3, " DB_US_TO_TS("$4") ", $5,"
 		" " DB_US_TO_TS("nullif($6, '0')") ", " DB_US_TO_TS("nullif($7, '0')") ", $8,"
-		" " DB_US_TO_TS("nullif($9, '0')") ", nullif($10, '0')::bigint,"
-		" " DB_US_TO_TS("$4") ")"
+		" " DB_US_TO_TS("nullif($9, '0')") ", nullif($10, '0')::bigint)"
 		" on conflict (service_id, host) do update set level = excluded.level,"
 		" changed_at = case when e.level = excluded.level then e.changed_at"
 		"   else excluded.changed_at end,"
 		" out_runs = excluded.out_runs, in_band_since = excluded.in_band_since,"
 		" level2_until = excluded.level2_until, level2_used = excluded.level2_used,"
-		" last_capture_at = excluded.last_capture_at, session_id = excluded.session_id,"
-		" last_seen_at = case when $11 then excluded.last_seen_at else e.last_seen_at end";
+		" last_capture_at = excluded.last_capture_at, session_id = excluded.session_id";
 	/* clang-format on */
 	char sid[24], lvl[8], now[24], outr[16], ib[24], l2[24], lc[24], ses[24];
-	const char *p[11] = {sid,
+	const char *p[10] = {sid,
 			     h->host,
 			     lvl,
 			     now,
@@ -160,8 +177,7 @@ static int state_save(svc_run *s, const hstate *h, pr_error *err)
 			     l2,
 			     h->level2_used ? "true" : "false",
 			     lc,
-			     ses,
-			     h->seen ? "true" : "false"};
+			     ses};
 
 	snprintf(sid, sizeof(sid), "%" PRId64, s->svc.id);
 	snprintf(lvl, sizeof(lvl), "%d", h->level);
@@ -171,7 +187,7 @@ static int state_save(svc_run *s, const hstate *h, pr_error *err)
 	snprintf(l2, sizeof(l2), "%" PRId64, h->level2_until);
 	snprintf(lc, sizeof(lc), "%" PRId64, h->last_capture);
 	snprintf(ses, sizeof(ses), "%" PRId64, h->session_id);
-	return db_exec(s->env->d, NULL, err, "storing an escalation level", sql, 11, p);
+	return db_exec(s->env->d, NULL, err, "storing an escalation level", sql, 10, p);
 }
 
 /* ---- reading the signals ------------------------------------------------------ */
@@ -283,12 +299,21 @@ static int judge(svc_run *s, pr_error *err)
 	signals_history hist;
 	int rc = 0;
 
+	const char **hosts = calloc(s->nh + 1, sizeof(*hosts));
+	double *values = calloc(s->nh + 1, sizeof(*values));
+	bool *outs = calloc(s->nh + 1, sizeof(*outs));
+
+	if (!hosts || !values || !outs) {
+		rc = oom(err);
+		goto out;
+	}
 	for (size_t k = 0; k < s->es->nsignals; k++) {
 		const char *sig = s->es->signals[k].name;
+		size_t m = 0;
 		if ((rc = signals_history_read(&hist, s->env->d, s->svc.id, sig,
 					       s->now - (int64_t)e->window_s * S_US, s->now,
 					       HISTORY_PER_HOST, err)) < 0)
-			return rc;
+			goto out;
 		for (size_t i = 0; i < s->nh && rc == 0; i++) {
 			hstate *h = &s->h[i];
 			const signals_series *ser;
@@ -310,27 +335,32 @@ static int judge(svc_run *s, pr_error *err)
 					z = stats_band_z(&b, h->value[k]);
 					if (out && z > h->zmax) {
 						h->zmax = z;
-						snprintf(
-							h->why, sizeof(h->why),
-							"signal '%s' at %.6g, above its "
-							"band (median %.6g, edge %.6g: "
-							"%.1f scales)",
-							sig, h->value[k], b.median, b.hi, z);
+						snprintf(h->why, sizeof(h->why),
+							 "signal '%s' at %.6g, above its "
+							 "band (median %.6g, edge %.6g: "
+							 "%.1f scales)",
+							 sig, h->value[k], b.median, b.hi, z);
 					}
 					if (out && z >= e->large_mads)
 						h->large = true;
 				}
 			}
 			h->outside |= out;
-			rc = signals_store(s->env->d, s->svc.id, h->host, sig, s->now, h->value[k],
-					   out, err);
-			s->r->samples++;
+			hosts[m] = h->host;
+			values[m] = h->value[k];
+			outs[m++] = out;
 		}
 		signals_history_release(&hist);
-		if (rc < 0)
-			return rc;
+		if (rc < 0 || (rc = signals_store_many(s->env->d, s->svc.id, sig, s->now, hosts,
+						       values, outs, m, err)) < 0)
+			goto out;
+		s->r->samples += m;
 	}
-	return 0;
+out:
+	free(hosts);
+	free(values);
+	free(outs);
+	return rc;
 }
 
 /* ---- deciding ------------------------------------------------------------------ */
@@ -444,6 +474,9 @@ static int decide(svc_run *s, hstate *h, pr_error *err)
 	const char *reason;
 	int from = h->level, rc;
 
+	/* A quiet host at level 0 has nothing to follow: no query for it. */
+	if (h->level == 0 && !h->outside)
+		goto judged;
 	if ((rc = capreq_session_find(&ses, &open, s->env->d, h->host, err)) < 0)
 		return rc;
 	/* The session ended (its hard expiry, or ended elsewhere): level 0 whatever the signal. */
@@ -459,6 +492,7 @@ static int decide(svc_run *s, hstate *h, pr_error *err)
 		h->session_id = ses.id;
 		from = h->level;
 	}
+judged:
 	if (!h->seen)
 		return 0;
 	if (h->outside) {
@@ -619,7 +653,11 @@ static int one_service(escalate_result *r, const job_env *env, const config_esca
 		hstate *h = &s.h[i];
 		if ((rc = decide(&s, h, err)) < 0)
 			goto out;
-		if ((h->seen || h->stored) && (rc = state_save(&s, h, err)) < 0)
+		struct saved now;
+		bool changed;
+		saved_of(&now, h);
+		changed = !h->stored || memcmp(&now, &h->saved, sizeof(now)) != 0;
+		if ((h->seen || h->stored) && changed && (rc = state_save(&s, h, err)) < 0)
 			goto out;
 		r->hosts += h->seen;
 	}

@@ -3,6 +3,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "jobs/signals.h"
+#include "common/buf.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -71,19 +72,51 @@ oom:
 	return pr_error_set(err, PR_ENOMEM, "out of memory");
 }
 
-int signals_store(db *d, int64_t service_id, const char *host, const char *signal, int64_t at_us,
-		  double value, bool outside, pr_error *err)
+int signals_store_many(db *d, int64_t service_id, const char *signal, int64_t at_us,
+		       const char *const *hosts, const double *values, const bool *outside,
+		       size_t n, pr_error *err)
 {
 	static const char sql[] =
 		"insert into signal_samples (service_id, host, signal, at, value, outside)"
-		" values ($1, $2, $3, " DB_US_TO_TS("$4") ", $5, $6)";
-	char sid[24], at[24], v[40];
-	const char *p[6] = {sid, host, signal, at, v, outside ? "true" : "false"};
+		" select $1, h, $2, " DB_US_TO_TS("$3") ", v, o"
+		" from unnest($4::text[], $5::float8[], $6::boolean[]) as u (h, v, o)";
+	buf hs = BUF_INIT, vs = BUF_INIT, os = BUF_INIT;
+	char sid[24], at[24];
+	const char *p[6] = {sid, signal, at, NULL, NULL, NULL};
+	int rc = 0;
 
+	if (!n)
+		return 0;
 	snprintf(sid, sizeof(sid), "%" PRId64, service_id);
 	snprintf(at, sizeof(at), "%" PRId64, at_us);
-	snprintf(v, sizeof(v), "%.17g", value);
-	return db_exec(d, NULL, err, "storing a signal sample", sql, 6, p);
+	rc |= buf_puts(&hs, "{");
+	rc |= buf_puts(&vs, "{");
+	rc |= buf_puts(&os, "{");
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		rc |= buf_puts(&hs, i ? ",\"" : "\"");
+		for (const char *c = hosts[i]; rc == 0 && *c; c++)
+			rc |= (*c == '"' || *c == '\\') ? buf_printf(&hs, "\\%c", *c)
+							: buf_put(&hs, c, 1);
+		rc |= buf_puts(&hs, "\"");
+		rc |= buf_printf(&vs, "%s%.17g", i ? "," : "", values[i]);
+		rc |= buf_printf(&os, "%s%s", i ? "," : "", outside[i] ? "t" : "f");
+	}
+	rc |= buf_puts(&hs, "}");
+	rc |= buf_puts(&vs, "}");
+	rc |= buf_puts(&os, "}");
+	if (rc) {
+		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+		goto out;
+	}
+	p[3] = hs.ptr;
+	p[4] = vs.ptr;
+	p[5] = os.ptr;
+	rc = db_exec(d, NULL, err, "storing signal samples", sql, 6, p);
+out:
+	buf_release(&hs);
+	buf_release(&vs);
+	buf_release(&os);
+	return rc;
 }
 
 int signals_prune(size_t *n, db *d, int64_t before_us, size_t limit, pr_error *err)

@@ -39,9 +39,10 @@ const signals_series *signals_history_find(const signals_history *h, const char 
 int signals_history_read(signals_history *out, db *d, int64_t service_id, const char *signal,
 			 int64_t since_us, int64_t until_us, size_t per_host, pr_error *err);
 
-/* Store one sample. */
-int signals_store(db *d, int64_t service_id, const char *host, const char *signal,
-		  int64_t at_us, double value, bool outside, pr_error *err);
+/* Store n samples of `signal` taken at `at_us` in one statement: hosts[i], values[i], outside[i]. */
+int signals_store_many(db *d, int64_t service_id, const char *signal, int64_t at_us,
+		       const char *const *hosts, const double *values, const bool *outside,
+		       size_t n, pr_error *err);
 
 /* Delete samples taken before `before_us`, at most `limit` of them; *n how many. */
 int signals_prune(size_t *n, db *d, int64_t before_us, size_t limit, pr_error *err);

@@ -40,7 +40,6 @@ create table escalation_hosts (
 	level2_used boolean not null default false,
 	last_capture_at timestamptz,
 	session_id bigint,
-	last_seen_at timestamptz not null,
 	primary key (service_id, host),
 	check ((level = 0) = (session_id is null))
 );
