@@ -156,8 +156,8 @@ static int state_save(svc_run *s, const hstate *h, pr_error *err)
 	/* clang-format off */
 	static const char sql[] =
 		"insert into escalation_hosts as e (service_id, host, level, changed_at, out_runs,"
-		" in_band_since, level2_until, level2_used, last_capture_at, session_id,"
-		" last_seen_at) values ($1, $2, $3, " DB_US_TO_TS("$4") ", $5,"
+		" in_band_since, level2_until, level2_used, last_capture_at, session_id)"
+		" values ($1, $2, $3, " DB_US_TO_TS("$4") ", $5,"
 		" " DB_US_TO_TS("nullif($6, '0')") ", " DB_US_TO_TS("nullif($7, '0')") ", $8,"
 		" " DB_US_TO_TS("nullif($9, '0')") ", nullif($10, '0')::bigint)"
 		" on conflict (service_id, host) do update set level = excluded.level,"
