@@ -201,6 +201,11 @@ int prom_query_vector(prom_vector *out, const prom_query *q, pr_error *err)
 	req.connect_timeout_ms = q->timeout_ms;
 	req.max_body = q->max_bytes;
 	if ((rc = http_request(&res, &req, err)) < 0) {
+		/* The client's message, put in the query's words. */
+		char msg[PR_ERROR_MSG_MAX];
+		snprintf(msg, sizeof(msg), "%s", err->msg);
+		if (rc != PR_ENOMEM)
+			pr_error_clear(err);
 		if (rc == PR_ELIMIT) {
 			snprintf(why, sizeof(why), "larger than %zu bytes", q->max_bytes);
 			rc = pr_error_set(err, PR_ELIMIT,
@@ -208,8 +213,6 @@ int prom_query_vector(prom_vector *out, const prom_query *q, pr_error *err)
 					  "'%s': %s",
 					  q->what, shown, why);
 		} else if (rc != PR_ENOMEM) {
-			char msg[PR_ERROR_MSG_MAX];
-			snprintf(msg, sizeof(msg), "%s", err->msg);
 			rc = pr_error_set(err, PR_EIO, "cannot query prometheus for %s: %s",
 					  q->what, msg);
 		}
