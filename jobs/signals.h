@@ -39,7 +39,10 @@ const signals_series *signals_history_find(const signals_history *h, const char 
 int signals_history_read(signals_history *out, db *d, int64_t service_id, const char *signal,
 			 int64_t since_us, int64_t until_us, size_t per_host, pr_error *err);
 
-/* Store n samples of `signal` taken at `at_us` in one statement: hosts[i], values[i], outside[i]. */
+/*
+ * Store n samples of `signal` taken at `at_us` in one statement:
+ * hosts[i], values[i], outside[i].
+ */
 int signals_store_many(db *d, int64_t service_id, const char *signal, int64_t at_us,
 		       const char *const *hosts, const double *values, const bool *outside,
 		       size_t n, pr_error *err);

@@ -165,7 +165,8 @@ static void test_bad_answers_are_refused_with_one_line(void **state)
 		 "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[]}}",
 		 PR_EDATA, "result type 'matrix'"},
 		{"scalar",
-		 "{\"status\":\"success\",\"data\":{\"resultType\":\"scalar\",\"result\":[1,\"2\"]}}",
+		 "{\"status\":\"success\",\"data\":{\"resultType\":\"scalar\","
+		 "\"result\":[1,\"2\"]}}",
 		 PR_EDATA, "result type 'scalar'"},
 		{"result not an array",
 		 "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":{}}}",
