@@ -17,6 +17,8 @@
 	V(curl_easy_cleanup, (CURL *c), (c)) \
 	X(CURL *, curl_easy_init, (void), ()) \
 	X(CURLcode, curl_easy_perform, (CURL *c), (c)) \
+	X(char *, curl_easy_escape, (CURL *c, const char *s, int n), (c, s, n)) \
+	V(curl_free, (void *p), (p)) \
 	X(const char *, curl_easy_strerror, (CURLcode e), (e)) \
 	X(time_t, curl_getdate, (const char *p, const time_t *u), (p, u)) \
 	X(CURLcode, curl_global_init, (long flags), (flags)) \

@@ -587,3 +587,61 @@ int capreq_counts(json_t **states, int64_t *sessions, db *d, pr_error *err)
 	db_result_free(res);
 	return one_i64(sessions, d, "counting open sessions", open, 0, NULL, err);
 }
+
+/* ---- sessions escalate follows ------------------------------------------------ */
+
+int capreq_session_find(capreq_session *out, bool *open, db *d, const char *host,
+			pr_error *err)
+{
+	static const char sql[] =
+		"select id, level, source, coalesce(incident, ''), " DB_TS_TO_US("started_at")
+		", " DB_TS_TO_US("expires_at") " from elevated_sessions"
+		" where host = $1 and ended_at is null";
+	const char *p[1] = {host};
+	struct pg_result *res = NULL;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	*open = false;
+	if ((rc = db_exec(d, &res, err, "reading the host's session", sql, 1, p)) < 0)
+		return rc;
+	if (db_rows(res)) {
+		*open = true;
+		out->id = db_get_i64(res, 0, 0);
+		out->level = (int)db_get_i64(res, 0, 1);
+		snprintf(out->source, sizeof(out->source), "%s", db_get_text(res, 0, 2));
+		snprintf(out->incident, sizeof(out->incident), "%s", db_get_text(res, 0, 3));
+		out->started_us = db_get_i64(res, 0, 4);
+		out->expires_us = db_get_i64(res, 0, 5);
+	}
+	db_result_free(res);
+	return 0;
+}
+
+int capreq_session_level(bool *moved, db *d, int64_t id, const char *host, int level,
+			 const char *why, pr_error *err)
+{
+	static const char sql[] =
+		"update elevated_sessions n set level = $2 from elevated_sessions o"
+		" where n.id = $1 and o.id = n.id and n.ended_at is null returning o.level";
+	char ids[24], lvl[8], obj[300];
+	const char *p[2] = {ids, lvl};
+	struct pg_result *res = NULL;
+	int rc;
+
+	*moved = false;
+	snprintf(ids, sizeof(ids), "%" PRId64, id);
+	snprintf(lvl, sizeof(lvl), "%d", level);
+	if ((rc = db_exec(d, &res, err, "moving a session's level", sql, 2, p)) < 0)
+		return rc;
+	if (db_rows(res)) {
+		*moved = true;
+		snprintf(obj, sizeof(obj), "host:%s", host);
+		rc = audit(d, "session.level", obj,
+			   json_pack("{s:I,s:I,s:i,s:s}", "session", (json_int_t)id, "from",
+				     (json_int_t)db_get_i64(res, 0, 0), "to", level, "why", why),
+			   err);
+	}
+	db_result_free(res);
+	return rc;
+}

@@ -128,4 +128,25 @@ int capreq_sessions_expire(size_t *n, db *d, pr_error *err);
  */
 int capreq_counts(struct json_t **states, int64_t *sessions, db *d, pr_error *err);
 
+/* An open elevated session (escalate follows the one it opened). */
+typedef struct capreq_session {
+	int64_t id;
+	int level;
+	char source[16];
+	char incident[260];
+	int64_t started_us, expires_us;
+} capreq_session;
+
+/* The open session on `host` into *out; *open false when there is none. */
+int capreq_session_find(capreq_session *out, bool *open, db *d, const char *host,
+			pr_error *err);
+
+/*
+ * Move open session `id` (on `host`) to `level` (1 or 2), audited
+ * "session.level" with `why`; its expiry stays. *moved false when the
+ * session is no longer open.
+ */
+int capreq_session_level(bool *moved, db *d, int64_t id, const char *host, int level,
+			 const char *why, pr_error *err);
+
 #endif

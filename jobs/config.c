@@ -39,7 +39,8 @@ typedef struct field {
 	char unit;       /* 0; 'd' days into int64 us; 's' seconds into int64 us;
 			  * 'p' percentage points into a fraction */
 	double lo, hi;   /* 'i', 'f': the range allowed */
-	size_t off;      /* the target's offset ('i', 'f', 's', 'b') */
+	size_t off;      /* the target's offset ('i', 'f', 's', 'b'); 'o': where the
+			  * object's struct is (0: its keys are the parent's) */
 	size_t width;    /* the integer target's size in bytes */
 	const struct field *sub;  /* 'o', 'm', 'l': the keys inside */
 	const char *type;         /* 'a': what the value looks like */
@@ -89,7 +90,7 @@ static int apply(json_t *obj, const field *fields, void *base, const char *path,
 		if (f->kind == 'o') {
 			if (!json_is_object(v))
 				return bad(err, path, at, "expected an object");
-			if ((rc = apply(v, f->sub, base, path, at, err)) < 0)
+			if ((rc = apply(v, f->sub, (char *)base + f->off, path, at, err)) < 0)
 				return rc;
 			continue;
 		}
@@ -206,6 +207,7 @@ static void free_names(char **v, size_t n)
 #define K_STR(k, T, m) .key = k, .kind = 's', .off = offsetof(T, m)
 #define K_BOOL(k, T, m) .key = k, .kind = 'b', .off = offsetof(T, m)
 #define K_SUB(k, kind_, s) .key = k, .kind = kind_, .sub = s
+#define K_OBJ(k, T, m, s) .key = k, .kind = 'o', .off = offsetof(T, m), .sub = s
 #define K_ANY(k, t) .key = k, .kind = 'a', .type = t
 
 static const field severity_keys[] = {
@@ -588,6 +590,89 @@ static const field blobs_keys[] = {
 	END,
 };
 
+/* The keys of a level's capture plan, and of a load or memory ceiling. */
+#define PLAN_KEYS \
+	{K_INT("seconds", 1, 600, config_escalate_plan, seconds), \
+	 .doc = "the CPU profile's length at this level"}, \
+	{K_INT("every_s", 0, 86400, config_escalate_plan, every_s), \
+	 .doc = "a capture of the host at most this often (0: back to back)"}, \
+	{K_BOOL("heap", config_escalate_plan, heap), \
+	 .doc = "a heap profile with each CPU profile"}
+
+static const field plan1_keys[] = {PLAN_KEYS, END};
+
+static const field plan2_keys[] = {
+	PLAN_KEYS,
+	{K_INT("window_s", 1, 86400, config_escalate_plan, window_s),
+	 .doc = "how long level 2 lasts before the host goes back to level 1"},
+	END,
+};
+
+static const field ceiling_keys[] = {
+	{K_STR("query", config_escalate_ceiling, query),
+	 .doc = "PromQL giving one value per host"},
+	{K_NUM("max", 0, 1e15, config_escalate_ceiling, max),
+	 .doc = "a host above it is skipped and audited, never profiled"},
+	END,
+};
+
+static const field escalate_service_keys[] = {
+	{K_ANY("signals", "object: signal name ([a-z0-9_], 1 to 64) to PromQL"),
+	 .doc = "1 to 16 signals (p99 latency, error rate, GC pause, queue depth), each "
+		"one value per host (required)"},
+	{K_STR("host_label", config_escalate_service, host_label),
+	 .def = "escalate.host_label", .doc = "the label naming the host"},
+	{K_OBJ("load", config_escalate_service, load, ceiling_keys),
+	 .doc = "its load ceiling (the query falls back to escalate.load's)"},
+	{K_OBJ("memory", config_escalate_service, memory, ceiling_keys),
+	 .doc = "its memory ceiling (the query falls back to escalate.memory's)"},
+	{K_OBJ("level1", config_escalate_service, level1, plan1_keys),
+	 .doc = "its level 1 plan, key by key over the section's"},
+	{K_OBJ("level2", config_escalate_service, level2, plan2_keys),
+	 .doc = "its level 2 plan, key by key over the section's"},
+	END,
+};
+
+static const field escalate_keys[] = {
+	{K_STR("prometheus", config, escalate.prometheus),
+	 .doc = "the base URL of Prometheus's HTTP API; unset: escalate is off"},
+	{K_STR("host_label", config, escalate.host_label), .def = "`\"instance\"`",
+	 .doc = "the label naming the host in every answer"},
+	{K_INT("timeout_ms", 100, 600000, config, escalate.timeout_ms),
+	 .doc = "one query's time limit"},
+	{K_INT("max_response_bytes", 1024, 256 << 20, config, escalate.max_response_bytes),
+	 .doc = "one answer at most"},
+	{K_INT("max_series", 1, 1000000, config, escalate.max_series),
+	 .doc = "series in one answer at most"},
+	{K_INT("window_s", 60, 30 * 86400, config, escalate.window_s),
+	 .doc = "the band's history: a host's samples this recent"},
+	{K_INT("min_samples", 3, 100000, config, escalate.min_samples),
+	 .doc = "samples a host needs before it is judged"},
+	{K_NUM("band_mads", 0.5, 100, config, escalate.band_mads),
+	 .doc = "the band: the median plus this many scaled MADs"},
+	{K_NUM("large_mads", 0.5, 1000, config, escalate.large_mads),
+	 .doc = "a crossing this many scales large goes straight to level 2"},
+	{K_NUM("rel_floor", 0, 10, config, escalate.rel_floor),
+	 .doc = "the scale is at least this share of the median"},
+	{K_NUM("abs_floor", 0, 1e15, config, escalate.abs_floor),
+	 .doc = "and at least this"},
+	{K_INT("persist_runs", 1, 10000, config, escalate.persist_runs),
+	 .doc = "runs outside the band before level 1 becomes level 2"},
+	{K_INT("cooldown_s", 0, 86400, config, escalate.cooldown_s),
+	 .doc = "back inside the band this long before the host is de-escalated"},
+	{K_INT("keep_days", 1, 3650, config, escalate.keep_days),
+	 .doc = "signal samples are kept this long"},
+	{K_OBJ("load", config, escalate.load, ceiling_keys), .doc = "the load ceiling"},
+	{K_OBJ("memory", config, escalate.memory, ceiling_keys), .doc = "the memory ceiling"},
+	{K_OBJ("level1", config, escalate.level1, plan1_keys),
+	 .doc = "level 1: a signal crossed its band"},
+	{K_OBJ("level2", config, escalate.level2, plan2_keys),
+	 .doc = "level 2: the crossing persists or is large"},
+	{K_SUB("services", 'm', escalate_service_keys),
+	 .doc = "the services escalated, by name"},
+	END,
+};
+
 /* Every section, in the order the reference prints them. */
 static const field top_keys[] = {
 	{K_SUB("services", 'm', service_keys), .doc = "the services, by name"},
@@ -605,6 +690,9 @@ static const field top_keys[] = {
 	{K_SUB("workers", 'o', workers_keys), .doc = "a nightly spread over worker processes"},
 	{K_SUB("serve", 'o', serve_keys), .doc = "the capture API and its safeguards"},
 	{K_SUB("snapshot", 'o', snapshot_keys), .doc = "incident snapshots"},
+	{K_SUB("escalate", 'o', escalate_keys),
+	 .doc = "escalation levels: Prometheus signals, each host's band, the level plans, "
+		"the ceilings"},
 	END,
 };
 
@@ -1300,6 +1388,176 @@ static int load_serve(config *c, json_t *obj, const char *path, pr_error *err)
 			  "serve.alert_host_labels", err);
 }
 
+/* ---- "escalate" ------------------------------------------------------------ */
+
+static bool signal_name_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 64)
+		return false;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_'))
+			return false;
+	return true;
+}
+
+/* A ceiling with a query needs a maximum above 0. */
+static int check_ceiling(const config_escalate_ceiling *c, const char *path, const char *at,
+			 pr_error *err)
+{
+	if (c->query && !(c->max > 0))
+		return bad(err, path, at, "a ceiling with a query needs \"max\" above 0");
+	return 0;
+}
+
+/* escalate.services.NAME: its signals by hand, the rest through the table. */
+static int load_escalate_service(config_escalate_service *s, const config_escalate *e,
+				 const char *name, json_t *v, const char *path, pr_error *err)
+{
+	json_t *sigs, *q;
+	const char *sname;
+	char at[256];
+	int rc = 0;
+
+	snprintf(at, sizeof(at), "escalate.services.%.64s", name);
+	if (!(s->name = strdup(name)))
+		return pr_error_set(err, PR_ENOMEM, "out of memory");
+	s->level1 = e->level1;
+	s->level2 = e->level2;
+	s->load.max = e->load.max;
+	s->memory.max = e->memory.max;
+	if (!json_is_object(v))
+		return bad(err, path, at, "expected an object");
+	sigs = json_incref(json_object_get(v, "signals"));
+	if ((rc = apply(v, escalate_service_keys, s, path, at, err)) < 0)
+		goto out;
+	snprintf(at, sizeof(at), "escalate.services.%.64s.signals", name);
+	if (!json_is_object(sigs) || json_object_size(sigs) == 0 || json_object_size(sigs) > 16) {
+		rc = bad(err, path, at,
+			 "expected an object of 1 to 16 PromQL expressions by signal name");
+		goto out;
+	}
+	if (!(s->signals = calloc(json_object_size(sigs), sizeof(*s->signals)))) {
+		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+		goto out;
+	}
+	json_object_foreach(sigs, sname, q) {
+		config_escalate_signal *g = &s->signals[s->nsignals];
+		snprintf(at, sizeof(at), "escalate.services.%.64s.signals.%.64s", name, sname);
+		if (!signal_name_ok(sname)) {
+			rc = bad(err, path, at, "a signal name is 1 to 64 of [a-z0-9_]");
+			goto out;
+		}
+		if (!json_is_string(q) || json_string_length(q) == 0 ||
+		    json_string_length(q) > 4096) {
+			rc = bad(err, path, at, "expected a PromQL expression (1 to 4096 bytes)");
+			goto out;
+		}
+		s->nsignals++;
+		if (!(g->name = strdup(sname)) || !(g->query = dup_string(q))) {
+			rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+			goto out;
+		}
+	}
+	snprintf(at, sizeof(at), "escalate.services.%.64s.load", name);
+	if ((rc = check_ceiling(&s->load, path, at, err)) < 0)
+		goto out;
+	snprintf(at, sizeof(at), "escalate.services.%.64s.memory", name);
+	rc = check_ceiling(&s->memory, path, at, err);
+out:
+	json_decref(sigs);
+	return rc;
+}
+
+/*
+ * "escalate": numbers, strings and the level plans through the table,
+ * then the services by name (each starting from the section's plans and
+ * ceilings).
+ */
+static int load_escalate(config *c, json_t *obj, const char *path, pr_error *err)
+{
+	config_escalate *e = &c->escalate;
+	json_t *svcs, *v;
+	const char *name;
+	int rc = 0;
+
+	if (!json_is_object(obj))
+		return bad(err, path, "escalate", "expected an object");
+	svcs = json_incref(json_object_get(obj, "services"));
+	if ((rc = apply(obj, escalate_keys, c, path, "escalate", err)) < 0)
+		goto out;
+	if (e->prometheus && strncmp(e->prometheus, "http://", 7) != 0 &&
+	    strncmp(e->prometheus, "https://", 8) != 0) {
+		rc = bad(err, path, "escalate.prometheus", "expected an http:// or https:// URL");
+		goto out;
+	}
+	if (e->large_mads < e->band_mads) {
+		rc = bad(err, path, "escalate.large_mads", "smaller than escalate.band_mads");
+		goto out;
+	}
+	if (!(e->rel_floor > 0) && !(e->abs_floor > 0)) {
+		rc = bad(err, path, "escalate.rel_floor",
+			 "rel_floor and abs_floor are both 0: a flat history would make any "
+			 "wobble an escalation");
+		goto out;
+	}
+	if ((rc = check_ceiling(&e->load, path, "escalate.load", err)) < 0 ||
+	    (rc = check_ceiling(&e->memory, path, "escalate.memory", err)) < 0)
+		goto out;
+	if (svcs) {
+		if (!json_is_object(svcs)) {
+			rc = bad(err, path, "escalate.services",
+				 "expected an object of services by name");
+			goto out;
+		}
+		if (json_object_size(svcs) &&
+		    !(e->services = calloc(json_object_size(svcs), sizeof(*e->services)))) {
+			rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+			goto out;
+		}
+		json_object_foreach(svcs, name, v) {
+			rc = load_escalate_service(&e->services[e->nservices++], e, name, v, path,
+						   err);
+			if (rc < 0)
+				goto out;
+		}
+	}
+out:
+	json_decref(svcs);
+	return rc;
+}
+
+static void release_escalate(config_escalate *e)
+{
+	for (size_t i = 0; i < e->nservices; i++) {
+		config_escalate_service *s = &e->services[i];
+		free(s->name);
+		for (size_t k = 0; k < s->nsignals; k++) {
+			free(s->signals[k].name);
+			free(s->signals[k].query);
+		}
+		free(s->signals);
+		free(s->host_label);
+		free(s->load.query);
+		free(s->memory.query);
+	}
+	free(e->services);
+	free(e->prometheus);
+	free(e->host_label);
+	free(e->load.query);
+	free(e->memory.query);
+	memset(e, 0, sizeof(*e));
+}
+
+const config_escalate_service *config_escalate_find(const config *c, const char *name)
+{
+	for (size_t i = 0; i < c->escalate.nservices; i++)
+		if (strcmp(c->escalate.services[i].name, name) == 0)
+			return &c->escalate.services[i];
+	return NULL;
+}
+
 /*
  * "blobs": strings and numbers through the table, then the choices
  * and what the S3 store needs.
@@ -1533,6 +1791,19 @@ static void defaults(config *c)
 	c->serve.lease_s = 120;
 	c->blobs.connect_timeout_ms = HTTP_DEFAULT_CONNECT_TIMEOUT_MS;
 	c->blobs.timeout_ms = HTTP_DEFAULT_TIMEOUT_MS;
+	c->escalate.timeout_ms = 5000;
+	c->escalate.max_response_bytes = 4u << 20;
+	c->escalate.max_series = 10000;
+	c->escalate.window_s = 3600;
+	c->escalate.min_samples = 10;
+	c->escalate.band_mads = 4;
+	c->escalate.large_mads = 12;
+	c->escalate.rel_floor = 0.05;
+	c->escalate.persist_runs = 3;
+	c->escalate.cooldown_s = 300;
+	c->escalate.keep_days = 14;
+	c->escalate.level1 = (config_escalate_plan){60, 180, false, 0};
+	c->escalate.level2 = (config_escalate_plan){50, 0, true, 300};
 }
 
 /* Defaults that are strings: set after the file, when it did not. */
@@ -1540,7 +1811,8 @@ static int defaults_strings(config *c, pr_error *err)
 {
 	config_serve *s = &c->serve;
 
-	if ((!s->listen && !(s->listen = strdup("127.0.0.1:8070"))) ||
+	if ((!c->escalate.host_label && !(c->escalate.host_label = strdup("instance"))) ||
+	    (!s->listen && !(s->listen = strdup("127.0.0.1:8070"))) ||
 	    (!s->alert_service_label && !(s->alert_service_label = strdup("service"))))
 		return pr_error_set(err, PR_ENOMEM, "out of memory");
 	if (!s->nalert_host_labels) {
@@ -1629,6 +1901,7 @@ int config_load(config *c, const char *file, pr_error *err)
 			{"services", load_services},
 			{"snapshot", load_snapshot},
 			{"serve", load_serve},
+			{"escalate", load_escalate},
 			{"blobs", load_blobs},
 			{"paging", load_paging},
 		};
@@ -1800,6 +2073,7 @@ void config_release(config *c)
 	free(c->serve.alert_service_label);
 	free_names(c->serve.alert_host_labels, c->serve.nalert_host_labels);
 	memset(&c->serve, 0, sizeof(c->serve));
+	release_escalate(&c->escalate);
 	c->snapshot.nservices = 0;
 	free(c->paging.teams);
 	free(c->metrics.pushgateway);
@@ -1890,6 +2164,7 @@ typedef struct ref_bases {
 	const config_source *source;
 	const config_target *target;
 	const config_snapshot_service *snapshot_service;
+	const config_escalate_service *escalate_service;
 } ref_bases;
 
 static const void *ref_base(const ref_bases *rb, const field *table)
@@ -1902,13 +2177,14 @@ static const void *ref_base(const ref_bases *rb, const field *table)
 		return rb->target;
 	if (table == snapshot_service_keys)
 		return rb->snapshot_service;
+	if (table == escalate_service_keys)
+		return rb->escalate_service;
 	return rb->cfg;
 }
 
-static int put_rows(buf *b, const field *table, const char *prefix, const ref_bases *rb,
-		    pr_error *err)
+static int put_rows(buf *b, const field *table, const void *base, const char *prefix,
+		    const ref_bases *rb, pr_error *err)
 {
-	const void *base = ref_base(rb, table);
 	char path[256];
 	int rc;
 
@@ -1928,7 +2204,9 @@ static int put_rows(buf *b, const field *table, const char *prefix, const ref_ba
 			char sub[300];
 			snprintf(sub, sizeof(sub), "%s%s", path,
 				 f->kind == 'm' ? ".NAME" : f->kind == 'l' ? "[]" : "");
-			if ((rc = put_rows(b, f->sub, sub, rb, err)) < 0)
+			const void *in = f->kind == 'o' ? (const char *)base + f->off
+							: ref_base(rb, f->sub);
+			if ((rc = put_rows(b, f->sub, in, sub, rb, err)) < 0)
 				return rc;
 		}
 	}
@@ -1942,7 +2220,8 @@ int config_reference(char **out, pr_error *err)
 	config_source source = {0};
 	config_target target = {0};
 	config_snapshot_service snapshot_service = {0};
-	ref_bases rb = {&cfg, &service, &source, &target, &snapshot_service};
+	config_escalate_service escalate_service = {0};
+	ref_bases rb = {&cfg, &service, &source, &target, &snapshot_service, &escalate_service};
 	buf b = BUF_INIT;
 	int rc;
 
@@ -1950,6 +2229,11 @@ int config_reference(char **out, pr_error *err)
 	if ((rc = config_load(&cfg, NULL, err)) < 0)
 		return rc;
 	source_defaults(&source);
+	/* A service's plans and ceilings start from the section's. */
+	escalate_service.level1 = cfg.escalate.level1;
+	escalate_service.level2 = cfg.escalate.level2;
+	escalate_service.load.max = cfg.escalate.load.max;
+	escalate_service.memory.max = cfg.escalate.memory.max;
 	rc = buf_puts(&b,
 		      "# Configuration reference\n\n"
 		      "Back to the [README](../README.md#the-configuration-file).\n\n"
@@ -1968,7 +2252,8 @@ int config_reference(char **out, pr_error *err)
 		}
 		char top[64];
 		snprintf(top, sizeof(top), "%s%s", f->key, f->kind == 'm' ? ".NAME" : "");
-		rc = put_rows(&b, f->sub, top, &rb, err);
+		rc = put_rows(&b, f->sub, f->kind == 'o' ? (const char *)&cfg + f->off
+							 : ref_base(&rb, f->sub), top, &rb, err);
 	}
 	if (rc == 0 && !(*out = buf_detach(&b, NULL)))
 		rc = pr_error_set(err, PR_ENOMEM, "out of memory");

@@ -336,6 +336,60 @@ typedef struct config_workers {
 	bool coordinator_works;     /* the nightly works tasks while it waits (true) */
 } config_workers;
 
+/*
+ * profreg escalate (jobs/escalate.h): "escalate": {...}. The signals are
+ * PromQL expressions per service; each host's value is compared with the
+ * host's own band (median and MAD of its recent samples). Sessions and
+ * captures are admitted under the "serve" section's safeguards.
+ */
+typedef struct config_escalate_plan {
+	uint32_t seconds;   /* CPU profile length of each capture */
+	uint32_t every_s;   /* a capture of the host at most this often; 0: back to back */
+	bool heap;          /* a heap profile with each CPU profile */
+	uint32_t window_s;  /* level 2 only: how long the level lasts */
+} config_escalate_plan;
+
+typedef struct config_escalate_ceiling {
+	char *query;        /* PromQL, one value per host; NULL: none */
+	double max;         /* a host above it is skipped, not profiled */
+} config_escalate_ceiling;
+
+typedef struct config_escalate_signal {
+	char *name;         /* [a-z0-9_]{1,64}: "p99_latency", "error_rate" */
+	char *query;        /* PromQL, one value per host */
+} config_escalate_signal;
+
+typedef struct config_escalate_service {
+	char *name;
+	config_escalate_signal *signals;
+	size_t nsignals;
+	char *host_label;               /* NULL: escalate.host_label */
+	config_escalate_ceiling load;   /* query NULL: escalate.load */
+	config_escalate_ceiling memory; /* query NULL: escalate.memory */
+	config_escalate_plan level1, level2; /* escalate's, overridden key by key */
+} config_escalate_service;
+
+typedef struct config_escalate {
+	char *prometheus;           /* base URL of Prometheus's HTTP API; NULL: escalate is off */
+	char *host_label;           /* the label naming the host ("instance") */
+	uint32_t timeout_ms;        /* one query (5000) */
+	uint32_t max_response_bytes;/* one answer at most (4 MiB) */
+	uint32_t max_series;        /* series in one answer at most (10000) */
+	uint32_t window_s;          /* the band's history: samples this recent (3600) */
+	uint32_t min_samples;       /* history before a host is judged (10) */
+	double band_mads;           /* the band: median + this many scales (4) */
+	double large_mads;          /* this many scales is large: straight to level 2 (12) */
+	double rel_floor;           /* the scale at least this share of the median (0.05) */
+	double abs_floor;           /* the scale at least this (0) */
+	uint32_t persist_runs;      /* runs outside the band before level 2 (3) */
+	uint32_t cooldown_s;        /* back inside this long before de-escalation (300) */
+	uint32_t keep_days;         /* signal samples are kept this long (14) */
+	config_escalate_ceiling load, memory;
+	config_escalate_plan level1, level2;
+	config_escalate_service *services;
+	size_t nservices;
+} config_escalate;
+
 typedef struct config {
 	profile_limits limits;
 	analysis_opts analysis;
@@ -348,6 +402,7 @@ typedef struct config {
 	config_blobs blobs;
 	config_serve serve;
 	config_workers workers;
+	config_escalate escalate;
 	config_service *services;
 	size_t nservices;
 	char *path;   /* the file read, NULL when none */
@@ -362,6 +417,9 @@ int config_reference(char **out, pr_error *err);
 
 /* The file's settings for a service, or NULL. */
 const config_service *config_service_find(const config *c, const char *name);
+
+/* The escalate settings of a service, or NULL. */
+const config_escalate_service *config_escalate_find(const config *c, const char *name);
 
 /* The snapshot settings of a service, or NULL. */
 const config_snapshot_service *config_snapshot_service_find(const config *c, const char *name);

@@ -647,3 +647,18 @@ out:
 	wipe_mem(&x, sizeof(x));
 	return rc;
 }
+
+int http_escape(buf *out, const char *s)
+{
+	size_t n = strlen(s);
+	char *e;
+	int rc;
+
+	if (n > INT32_MAX)
+		return PR_ELIMIT;
+	if (!(e = curl_easy_escape(NULL, s, (int)n)))
+		return PR_ENOMEM;
+	rc = buf_puts(out, e);
+	curl_free(e);
+	return rc;
+}

@@ -167,4 +167,11 @@ int http_retry_after(int64_t *delay_ms, const char *value, int64_t now_s);
  */
 void http_redact_url(char *out, size_t n, const char *url);
 
+/*
+ * Append `s` percent-encoded for a URL query or a form body (every byte
+ * but ALPHA, DIGIT and "-._~" as %XX; libcurl's curl_easy_escape) to
+ * `out`. PR_ENOMEM, or PR_ELIMIT when `out` reaches its cap.
+ */
+int http_escape(buf *out, const char *s);
+
 #endif

@@ -38,6 +38,7 @@ int cmd_access(cli_ctx *ctx, int argc, char **argv);
 int cmd_audit(cli_ctx *ctx, int argc, char **argv);
 int cmd_token(cli_ctx *ctx, int argc, char **argv);
 int cmd_serve(cli_ctx *ctx, int argc, char **argv);
+int cmd_escalate(cli_ctx *ctx, int argc, char **argv);
 int cmd_worker(cli_ctx *ctx, int argc, char **argv);
 int cmd_tasks(cli_ctx *ctx, int argc, char **argv);
 
@@ -61,6 +62,7 @@ int cmd_tasks(cli_ctx *ctx, int argc, char **argv);
 	{"storage", cmd_storage, "show storage use by tier and service against the budget"}, \
 	{"blobs", cmd_blobs, "move the local blob store into the configured S3 bucket"}, \
 	{"serve", cmd_serve, "the trigger API: captures on demand, the Alertmanager webhook"}, \
+	{"escalate", cmd_escalate, "escalation levels of hosts from their Prometheus signals"}, \
 	{"token", cmd_token, "create, list and revoke bearer tokens of the trigger API"}, \
 	{"capture", cmd_capture, "pin or unpin a capture as forensic evidence"}, \
 	{"snapshot", cmd_snapshot, "take, list, show, extract an incident snapshot of a host"}, \
