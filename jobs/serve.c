@@ -12,6 +12,7 @@
 #include "common/buf.h"
 #include "common/fileio.h"
 #include "common/timeutil.h"
+#include "jobs/access.h"
 #include "jobs/capreq.h"
 #include "jobs/collect.h"
 #include "jobs/evidence.h"
@@ -37,12 +38,32 @@
 #define ALERTS_MAX 1000
 #define REASON_MAX 1024
 #define COUNTERS_MAX 64
+/* Capture ids named in one call's audit row at most. */
+#define CALL_IDS_MAX 256
 
 typedef struct counter {
 	char key[64];
 	unsigned code;
 	uint64_t n;
 } counter;
+
+/*
+ * Per connection: the body so far, and who made the call and what it was
+ * about, for its audit row (written by reply_json before the answer goes
+ * out, once the caller is authenticated).
+ */
+typedef struct conn {
+	buf body;
+	bool too_big;
+	bool authed;                  /* a valid token within its rate limit */
+	int64_t token_id;
+	char team[130];
+	char role[72];                /* "" : the server's own role */
+	char object[96];              /* what the call was about; "": the route */
+	int64_t ids[CALL_IDS_MAX];    /* the captures it named */
+	size_t nids;
+	json_t *requests;             /* the capture requests it queued (ids), or NULL */
+} conn;
 
 typedef struct server {
 	const job_env *env;
@@ -54,14 +75,10 @@ typedef struct server {
 	counter requests[COUNTERS_MAX];
 	counter refusals[COUNTERS_MAX];
 	uint64_t nreq;
+	conn *cur;   /* the call being answered (one at a time: one polling thread) */
 	serve_result *out;
 } server;
 
-/* Per connection: the body so far. */
-typedef struct conn {
-	buf body;
-	bool too_big;
-} conn;
 
 /* A note from either thread. */
 static void note(server *s, const char *msg)
@@ -108,13 +125,77 @@ static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned status, con
 	return ret;
 }
 
-/* Reply with JSON `o` (stolen). */
+/* The caller's address as text into out ("" when unknown). */
+static void peer_address(char *out, size_t n, struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+
+	out[0] = '\0';
+	if (sa && sa->sa_family == AF_INET)
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, out, (socklen_t)n);
+	else if (sa && sa->sa_family == AF_INET6)
+		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, out,
+			  (socklen_t)n);
+}
+
+/*
+ * The audit row of an authenticated call (access_audit_call): who (the
+ * token, its team and role), what (the route, the answer, the object, the
+ * captures and the requests it queued) and from which address.
+ */
+static int audit_call(server *s, const conn *st, const char *route, unsigned status,
+		      struct MHD_Connection *c, pr_error *err)
+{
+	const char *action = strcmp(route, "/v1/captures") == 0      ? "serve.capture.request"
+			     : strcmp(route, "/v1/captures/ID") == 0 ? "serve.capture.get"
+			     : strcmp(route, "/v1/alertmanager") == 0 ? "serve.alertmanager"
+								      : "serve.other";
+	char addr[INET6_ADDRSTRLEN + 1], *text = NULL;
+	json_t *dj;
+	int rc;
+
+	peer_address(addr, sizeof(addr), c);
+	dj = json_pack("{s:s,s:i,s:I,s:s,s:s?,s:s?,s:O?}", "route", route, "status", (int)status,
+		       "token", (json_int_t)st->token_id, "team", st->team, "role",
+		       st->role[0] ? st->role : NULL, "remote", addr[0] ? addr : NULL, "requests",
+		       st->requests);
+	if (!dj || !(text = json_dumps(dj, JSON_COMPACT))) {
+		json_decref(dj);
+		return pr_error_set(err, PR_ENOMEM, "out of memory");
+	}
+	rc = access_audit_call(s->env->d, st->role[0] ? st->role : NULL, action,
+			       st->object[0] ? st->object : route, text, st->ids, st->nids, err);
+	free(text);
+	json_decref(dj);
+	return rc;
+}
+
+/*
+ * Reply with JSON `o` (stolen). An authenticated call is audited first:
+ * when its row cannot be written, the answer is 503 instead, so nothing
+ * is handed out unaudited.
+ */
 static enum MHD_Result reply_json(server *s, const char *route, struct MHD_Connection *c,
 				  unsigned status, json_t *o, int64_t retry_after)
 {
-	char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	char *text;
 	enum MHD_Result ret;
+	conn *st = s->cur;
 
+	if (st && st->authed) {
+		pr_error err = PR_ERROR_INIT;
+		st->authed = false; /* one row a call */
+		if (audit_call(s, st, route, status, c, &err) < 0) {
+			note(s, err.msg);
+			json_decref(o);
+			o = json_pack("{s:s}", "error", "the audit log is unavailable");
+			status = 503;
+			retry_after = 5;
+		}
+	}
+	text = o ? json_dumps(o, JSON_COMPACT) : NULL;
 	json_decref(o);
 	count(s->requests, route, status);
 	if (!text)
@@ -179,6 +260,12 @@ static int authenticate(token_info *tok, enum MHD_Result *replied, server *s, co
 				       dec.retry_after_s);
 		return -1;
 	}
+	if (s->cur) {
+		s->cur->authed = true;
+		s->cur->token_id = tok->id;
+		snprintf(s->cur->team, sizeof(s->cur->team), "%s", tok->team);
+		snprintf(s->cur->role, sizeof(s->cur->role), "%s", tok->role ? tok->role : "");
+	}
 	return 0;
 infra:
 	token_info_release(tok);
@@ -188,8 +275,35 @@ infra:
 }
 
 /*
+ * Run the next statements as the token's database role (a transaction
+ * with SET LOCAL ROLE), so row-level security decides what they see; a
+ * token without a role runs as the server. End with as_token_end.
+ */
+static int as_token_begin(server *s, const token_info *tok, pr_error *err)
+{
+	int rc;
+
+	if (!tok->role)
+		return 0;
+	if ((rc = db_begin(s->env->d, err)) < 0)
+		return rc;
+	if ((rc = access_set_role(s->env->d, tok->role, err)) < 0)
+		db_rollback(s->env->d);
+	return rc;
+}
+
+/* Leave the token's role: the transaction only read, so it is rolled back. */
+static void as_token_end(server *s, const token_info *tok)
+{
+	if (tok->role)
+		db_rollback(s->env->d);
+}
+
+/*
  * Whether `tok` may act on service `name`: 0 and *svc filled, or a reason
- * in `why` (403) or an infrastructure failure (< 0, message in err).
+ * in `why` (403) or an infrastructure failure (< 0, message in err). The
+ * service is looked up as the token's role: one its role may not see is
+ * as unknown as one that does not exist.
  */
 static int service_for(db_service *svc, char *why, size_t n, server *s, const token_info *tok,
 		       const char *name, pr_error *err)
@@ -202,7 +316,11 @@ static int service_for(db_service *svc, char *why, size_t n, server *s, const to
 		snprintf(why, n, "'%.64s' is not a service name", name);
 		return 0;
 	}
-	if ((rc = db_service_get(s->env->d, svc, name, err)) < 0) {
+	if ((rc = as_token_begin(s, tok, err)) < 0)
+		return rc;
+	rc = db_service_get(s->env->d, svc, name, err);
+	as_token_end(s, tok);
+	if (rc < 0) {
 		if (rc != PR_ENOTFOUND)
 			return rc;
 		snprintf(why, n, "service '%s' is not this token's", name);
@@ -317,6 +435,18 @@ static json_t *parse_body(char *why, size_t n, const conn *st)
 	return o;
 }
 
+/* Note in the call's audit row that it queued request `id`. */
+static void call_queued(server *s, int64_t id)
+{
+	if (!s->cur)
+		return;
+	if (!s->cur->requests)
+		s->cur->requests = json_array();
+	json_array_append_new(s->cur->requests, json_integer((json_int_t)id));
+	if (!s->cur->object[0] || json_array_size(s->cur->requests) == 1)
+		snprintf(s->cur->object, sizeof(s->cur->object), "capture_request:%" PRId64, id);
+}
+
 static void wake_worker(server *s)
 {
 	pthread_mutex_lock(&s->mu);
@@ -405,6 +535,10 @@ static enum MHD_Result post_captures(server *s, struct MHD_Connection *c, const 
 	r.requested_by = tok.hint;
 	if (capreq_admit(&dec, s->env->d, &r, s->cfg, &err) < 0)
 		goto infra;
+	if (dec.admitted)
+		call_queued(s, dec.id);
+	else if (s->cur)
+		snprintf(s->cur->object, sizeof(s->cur->object), "service:%.80s", svc.name);
 	if (!dec.admitted) {
 		count(s->refusals, dec.refusal, 409);
 		ret = reply_json(s, route, c, 409,
@@ -455,7 +589,13 @@ static enum MHD_Result get_capture(server *s, struct MHD_Connection *c, const ch
 		ret = reply_error(s, route, c, 404, "no such capture request", 0);
 		goto out;
 	}
-	if ((rc = capreq_get(&o, s->env->d, id, &err)) < 0 && rc != PR_ENOTFOUND) {
+	if (s->cur)
+		snprintf(s->cur->object, sizeof(s->cur->object), "capture_request:%lld", id);
+	if ((rc = as_token_begin(s, &tok, &err)) == 0) {
+		rc = capreq_get(&o, s->env->d, id, &err);
+		as_token_end(s, &tok);
+	}
+	if (rc < 0 && rc != PR_ENOTFOUND) {
 		note(s, err.msg);
 		ret = reply_error(s, route, c, 503, "the database is unavailable", 5);
 		goto out;
@@ -466,6 +606,13 @@ static enum MHD_Result get_capture(server *s, struct MHD_Connection *c, const ch
 			   json_string_value(json_object_get(o, "team")))) {
 		ret = reply_error(s, route, c, 404, "no such capture request", 0);
 		goto out;
+	}
+	if (s->cur) {
+		json_t *v;
+		size_t i;
+		json_array_foreach(json_object_get(o, "captures"), i, v)
+			if (s->cur->nids < CALL_IDS_MAX)
+				s->cur->ids[s->cur->nids++] = (int64_t)json_integer_value(v);
 	}
 	ret = reply_json(s, route, c, 200, o, 0);
 	o = NULL;
@@ -566,6 +713,8 @@ static int one_alert(server *s, const token_info *tok, const json_t *a, const ch
 		r.level = 1;
 		if ((rc = capreq_admit(&dec, s->env->d, &r, s->cfg, err)) < 0)
 			goto out;
+		if (dec.admitted)
+			call_queued(s, dec.id);
 		if (dec.admitted) {
 			char what[48];
 			snprintf(what, sizeof(what), "capture %" PRId64 " queued", dec.id);
@@ -716,6 +865,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		return MHD_YES;
 	}
 	s->nreq++;
+	s->cur = st;
 	if (strcmp(url, "/v1/captures") == 0)
 		return post ? post_captures(s, c, st) : reply_error(s, url, c, 405, "use POST", 0);
 	if (strncmp(url, "/v1/captures/", 13) == 0)
@@ -733,11 +883,14 @@ static void done(void *cls, struct MHD_Connection *c, void **state,
 		 enum MHD_RequestTerminationCode why)
 {
 	conn *st = *state;
+	server *s = cls;
 
-	(void)cls;
 	(void)c;
 	(void)why;
+	if (s->cur == st)
+		s->cur = NULL;
 	if (st) {
+		json_decref(st->requests);
 		buf_release(&st->body);
 		free(st);
 	}
@@ -913,7 +1066,7 @@ int serve_run(serve_result *out, const job_env *env, const serve_opts *o, pr_err
 	daemon = MHD_start_daemon(
 		MHD_USE_INTERNAL_POLLING_THREAD | (ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0), 0,
 		NULL, NULL, handle, &s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-		MHD_OPTION_NOTIFY_COMPLETED, done, NULL, MHD_OPTION_CONNECTION_TIMEOUT,
+		MHD_OPTION_NOTIFY_COMPLETED, done, &s, MHD_OPTION_CONNECTION_TIMEOUT,
 		(unsigned)10, MHD_OPTION_CONNECTION_LIMIT, (unsigned)256,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_END);
 	if (!daemon || !(info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT))) {

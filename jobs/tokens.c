@@ -20,6 +20,7 @@
 void token_info_release(token_info *t)
 {
 	free(t->team);
+	free(t->role);
 	for (size_t i = 0; i < t->nservices; i++)
 		free(t->services[i]);
 	free(t->services);
@@ -70,11 +71,16 @@ static bool team_valid(const char *t)
 }
 
 int tokens_create(char *out, int64_t *id, db *d, const char *team, const char *const *services,
-		  size_t n, int64_t expires_at_us, pr_error *err)
+		  size_t n, int64_t expires_at_us, const char *role, pr_error *err)
 {
 	static const char sql[] =
-		"insert into api_tokens (team, services, token_hash, hint, created_by, expires_at)"
-		" values ($1, $2::text[], $3, $4, $5, " DB_US_TO_TS("$6") ") returning id";
+		"insert into api_tokens (team, services, token_hash, hint, created_by, expires_at,"
+		" role) values ($1, $2::text[], $3, $4, $5, " DB_US_TO_TS("$6") ", $7)"
+		" returning id";
+	static const char sees[] =
+		"select exists (select 1 from pg_roles where rolname = $1),"
+		" exists (select 1 from pg_roles where rolname = $1)"
+		" and profreg_role_sees_team($1, $2)";
 	unsigned char raw[32];
 	char hash[65], hint[TOKENS_HINT_LEN + 1], exp[24], obj[32];
 	buf list = BUF_INIT, detail = BUF_INIT;
@@ -93,6 +99,31 @@ int tokens_create(char *out, int64_t *id, db *d, const char *team, const char *c
 		if (!db_service_name_valid(services[i]))
 			return pr_error_set(err, PR_EUSAGE, "'%.64s' is not a service name",
 					    services[i]);
+	if (role) {
+		const char *p[2] = {role, team};
+		bool exists, sees_team;
+		if (strlen(role) == 0 || strlen(role) > 63)
+			return pr_error_set(err, PR_EUSAGE,
+					    "role '%.80s' is not a valid role name (1 to 63 "
+					    "characters)",
+					    role);
+		if ((rc = db_exec(d, &res, err, "checking a token's role", sees, 2, p)) < 0)
+			return rc;
+		exists = strcmp(db_get_text(res, 0, 0), "t") == 0;
+		sees_team = strcmp(db_get_text(res, 0, 1), "t") == 0;
+		db_result_free(res);
+		res = NULL;
+		if (!exists)
+			return pr_error_set(err, PR_EUSAGE,
+					    "role '%s' does not exist (create it first: CREATE "
+					    "ROLE \"%s\" LOGIN)",
+					    role, role);
+		if (!sees_team)
+			return pr_error_set(err, PR_EUSAGE,
+					    "role '%s' does not see team '%s' (profreg access "
+					    "grant %s --team %s)",
+					    role, team, role, team);
+	}
 	if (RAND_bytes(raw, sizeof(raw)) != 1)
 		return pr_error_set(err, PR_ERR,
 				    "cannot make a token: no randomness from "
@@ -117,15 +148,15 @@ int tokens_create(char *out, int64_t *id, db *d, const char *team, const char *c
 		}
 	}
 	{
-		const char *p[6] = {team, n ? list.ptr : NULL, hash,
-				    hint, db_actor(d),         expires_at_us ? exp : NULL};
-		if ((rc = db_exec(d, &res, err, "creating a token", sql, 6, p)) < 0)
+		const char *p[7] = {team,        n ? list.ptr : NULL,        hash, hint,
+				    db_actor(d), expires_at_us ? exp : NULL, role};
+		if ((rc = db_exec(d, &res, err, "creating a token", sql, 7, p)) < 0)
 			goto out;
 	}
 	*id = db_get_i64(res, 0, 0);
 	snprintf(obj, sizeof(obj), "token:%" PRId64, *id);
-	dj = json_pack("{s:s,s:s,s:s?}", "team", team, "hint", hint, "services",
-		       n ? list.ptr : NULL);
+	dj = json_pack("{s:s,s:s,s:s?,s:s?}", "team", team, "hint", hint, "services",
+		       n ? list.ptr : NULL, "role", role);
 	if (!dj || !(dtext = json_dumps(dj, JSON_COMPACT))) {
 		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
 		goto out;
@@ -173,7 +204,7 @@ static int split_array(char ***out, size_t *n, const char *s)
 	"id, team, services::text, hint, created_by, " DB_TS_TO_US(                                \
 		"created_at") ", "                                                                 \
 			      "coalesce(" DB_TS_TO_US("expires_at") ", 0), coalesce(" DB_TS_TO_US( \
-				      "revoked_at") ", 0)"
+				      "revoked_at") ", 0), role"
 
 static int read_row(token_info *t, const struct pg_result *res, int row)
 {
@@ -185,6 +216,8 @@ static int read_row(token_info *t, const struct pg_result *res, int row)
 	t->revoked_at_us = db_get_i64(res, row, 7);
 	if (!(t->team = strdup(db_get_text(res, row, 1))) ||
 	    !(t->created_by = strdup(db_get_text(res, row, 4))))
+		return PR_ENOMEM;
+	if (db_get_text(res, row, 8) && !(t->role = strdup(db_get_text(res, row, 8))))
 		return PR_ENOMEM;
 	if (db_get_text(res, row, 2) &&
 	    split_array(&t->services, &t->nservices, db_get_text(res, row, 2)) < 0)

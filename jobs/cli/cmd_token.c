@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { O_TEAM = 2300, O_SERVICES, O_EXPIRES };
+enum { O_TEAM = 2300, O_SERVICES, O_EXPIRES, O_ROLE };
 
 #define SERVICES_MAX 256
 
@@ -28,12 +28,15 @@ static int create_cmd(cli_ctx *ctx, int argc, char **argv)
 		 "only these of the team's services (default: all of them)"},
 		{"expires", required_argument, O_EXPIRES, "DURATION",
 		 "it stops working after DURATION (30d, 12h; default: never)"},
+		{"role", required_argument, O_ROLE, "ROLE",
+		 "its requests run as database role ROLE, which must see the team (default: "
+		 "the server's own role)"},
 		{NULL, 0, 0, NULL, NULL},
 	};
 	pr_error err = PR_ERROR_INIT;
 	cli_parser *p = NULL;
 	db *d = NULL;
-	const char *arg, *team = NULL;
+	const char *arg, *team = NULL, *role = NULL;
 	char *list = NULL, *names[SERVICES_MAX];
 	char token[TOKENS_LEN + 1] = "";
 	size_t n = 0;
@@ -42,14 +45,18 @@ static int create_cmd(cli_ctx *ctx, int argc, char **argv)
 	int c, status;
 
 	if (cli_parser_new(&p, ctx, argc, argv, opts,
-			   "profreg token create --team T [--services A,B] [--expires DURATION]",
+			   "profreg token create --team T [--services A,B] [--expires DURATION]"
+			   " [--role ROLE]",
 			   "Create a bearer token for the trigger API (profreg serve). It may\n"
-			   "trigger captures of the team's services (or only those named). The\n"
-			   "token is printed once: only its SHA-256 is stored.") < 0)
+			   "trigger captures of the team's services (or only those named). With\n"
+			   "--role, serve reads service data for it as that database role, so\n"
+			   "row-level security applies (the server's login must be a member of\n"
+			   "ROLE). The token is printed once: only its SHA-256 is stored.") < 0)
 		return EXIT_RUNTIME;
 	while ((c = cli_next(p, &arg)) > 0) {
 		switch (c) {
 		case O_TEAM: team = arg; break;
+		case O_ROLE: role = arg; break;
 		case O_SERVICES:
 			free(list);
 			list = strdup(arg);
@@ -85,13 +92,13 @@ static int create_cmd(cli_ctx *ctx, int argc, char **argv)
 	}
 	if (ctx_db_open(ctx, &d, &err) < 0 ||
 	    tokens_create(token, &id, d, team, (const char *const *)names, n,
-			  expires ? time_now_us() + expires : 0, &err) < 0) {
+			  expires ? time_now_us() + expires : 0, role, &err) < 0) {
 		status = cli_fail(ctx, &err);
 		goto out;
 	}
 	if (ctx->json) {
-		json_t *o = json_pack("{s:I,s:s,s:s}", "id", (json_int_t)id, "team", team, "token",
-				      token);
+		json_t *o = json_pack("{s:I,s:s,s:s?,s:s}", "id", (json_int_t)id, "team", team,
+				      "role", role, "token", token);
 		status = cli_print_json(ctx, o);
 	} else {
 		printf("%s\n", token);
@@ -152,8 +159,9 @@ static int list_cmd(cli_ctx *ctx, int argc, char **argv)
 			if (v[i].expires_at_us)
 				time_format(when, v[i].expires_at_us);
 			json_array_append_new(
-				arr, json_pack("{s:I,s:s,s:s,s:o,s:s?,s:b,s:b}", "id",
-					       (json_int_t)v[i].id, "team", v[i].team, "hint",
+				arr, json_pack("{s:I,s:s,s:s?,s:s,s:o,s:s?,s:b,s:b}", "id",
+					       (json_int_t)v[i].id, "team", v[i].team, "role",
+					       v[i].role, "hint",
 					       v[i].hint, "services", svcs, "expires",
 					       v[i].expires_at_us ? when : NULL, "revoked",
 					       v[i].revoked_at_us != 0, "expired",
