@@ -965,17 +965,67 @@ out:
 	return rc;
 }
 
+static void free_serve_agents(config_serve *s)
+{
+	for (size_t i = 0; i < s->nagents; i++) {
+		free(s->agents[i].hosts);
+		free(s->agents[i].url);
+	}
+	free(s->agents);
+	s->agents = NULL;
+	s->nagents = 0;
+}
+
+/* "serve.agents": [{"hosts": GLOB, "url": "http(s)://..."}], at most 256. */
+static int load_serve_agents(config_serve *s, json_t *v, const char *path, pr_error *err)
+{
+	json_t *a;
+	size_t i;
+
+	free_serve_agents(s);
+	if (!json_is_array(v) || json_array_size(v) > 256)
+		return bad(err, path, "serve.agents", "expected an array of at most 256 objects");
+	if (json_array_size(v) && !(s->agents = calloc(json_array_size(v), sizeof(*s->agents))))
+		return pr_error_set(err, PR_ENOMEM, "out of memory");
+	json_array_foreach(v, i, a)
+	{
+		const char *key, *hosts = json_string_value(json_object_get(a, "hosts")),
+				 *url = json_string_value(json_object_get(a, "url"));
+		json_t *x;
+		char at[48];
+		snprintf(at, sizeof(at), "serve.agents[%zu]", i);
+		if (!json_is_object(a))
+			return bad(err, path, at, "expected an object");
+		json_object_foreach(a, key, x)
+		{
+			if (strcmp(key, "hosts") != 0 && strcmp(key, "url") != 0)
+				return bad(err, path, at, "unknown key (hosts, url)");
+		}
+		if (!hosts || !*hosts || strlen(hosts) > 256)
+			return bad(err, path, at, "'hosts' must be a glob of 1 to 256 bytes");
+		if (!url || strlen(url) > 512 ||
+		    (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0))
+			return bad(err, path, at, "'url' must be an http:// or https:// URL");
+		s->nagents = i + 1;
+		if (!(s->agents[i].hosts = strdup(hosts)) || !(s->agents[i].url = strdup(url)))
+			return pr_error_set(err, PR_ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
 /* "serve": numbers and strings through the field table, the host labels by hand. */
 static int load_serve(config *c, json_t *obj, const char *path, pr_error *err)
 {
 	config_serve *s = &c->serve;
-	json_t *labels;
+	json_t *labels, *agents;
 	int rc = 0;
 
 	if (!json_is_object(obj))
 		return bad(err, path, "serve", "expected an object");
 	labels = json_incref(json_object_get(obj, "alert_host_labels"));
 	json_object_del(obj, "alert_host_labels");
+	agents = json_incref(json_object_get(obj, "agents"));
+	json_object_del(obj, "agents");
 	{
 		const field f[] = {
 			{"listen", 's', 0, 0, &s->listen, 0, NULL},
@@ -993,6 +1043,8 @@ static int load_serve(config *c, json_t *obj, const char *path, pr_error *err)
 			{"max_sessions_fleet", 'i', 0, 100000, &s->max_sessions_fleet, 4, NULL},
 			{"lease_s", 'i', 10, 86400, &s->lease_s, 4, NULL},
 			{"alert_service_label", 's', 0, 0, &s->alert_service_label, 0, NULL},
+			{"agent_secret_env", 's', 0, 0, &s->agent_secret_env, 0, NULL},
+			{"agent_secret_file", 's', 0, 0, &s->agent_secret_file, 0, NULL},
 			{NULL, 0, 0, 0, NULL, 0, NULL},
 		};
 		if ((rc = apply(obj, f, path, "serve", err)) < 0)
@@ -1014,8 +1066,11 @@ static int load_serve(config *c, json_t *obj, const char *path, pr_error *err)
 		rc = load_names(&s->alert_host_labels, &s->nalert_host_labels, labels, path,
 				"serve.alert_host_labels", err);
 	}
+	if (rc == 0 && agents)
+		rc = load_serve_agents(s, agents, path, err);
 out:
 	json_decref(labels);
+	json_decref(agents);
 	return rc;
 }
 
@@ -1631,6 +1686,9 @@ void config_release(config *c)
 	free(c->serve.listen);
 	free(c->serve.alert_service_label);
 	free_names(c->serve.alert_host_labels, c->serve.nalert_host_labels);
+	free_serve_agents(&c->serve);
+	free(c->serve.agent_secret_env);
+	free(c->serve.agent_secret_file);
 	memset(&c->serve, 0, sizeof(c->serve));
 	c->snapshot.nservices = 0;
 	free(c->paging.teams);
