@@ -57,7 +57,8 @@ static int run_agent(cli_ctx *ctx, agent_opts *ao, agent_result *ar)
 	if (ctx->json)
 		status = cli_print_json(ctx, json_pack("{s:I,s:I,s:i}", "requests",
 						       (json_int_t)ar->requests, "taken",
-						       (json_int_t)ar->taken, "port", (int)ar->port));
+						       (json_int_t)ar->taken, "port",
+						       (int)ar->port));
 	else if (!ctx->quiet)
 		printf("served %" PRIu64 " requests on port %u; took %" PRIu64 " snapshots\n",
 		       ar->requests, (unsigned)ar->port, ar->taken);

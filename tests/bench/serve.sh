@@ -92,6 +92,7 @@ for _ in $(seq "$N_TRIGGERS"); do
 	done
 	started=$(psql "$DBN" -qAt -c "select extract(epoch from started_at)::numeric(20,6),
 		extract(epoch from created_at)::numeric(20,6) from capture_requests where id = $id")
+	[ -n "${started%%|*}" ] || continue # not started (failed before its capture)
 	awk -v a="$t0" -v b="${started%%|*}" 'BEGIN { printf "%.6f\n", (b - a) * 1000 }' >>"$S/latency"
 	awk -v a="${started##*|}" -v b="${started%%|*}" 'BEGIN { printf "%.6f\n", (b - a) * 1000 }' \
 		>>"$S/claim"
@@ -99,7 +100,8 @@ done
 median() { sort -n "$1" | awk '{ v[NR] = $1 } END {
 	m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
 	printf "median %.1f ms  min %.1f ms  max %.1f ms\n", m, v[1], v[NR] }'; }
-echo "serve: trigger to capture start on loopback, $N_TRIGGERS triggers one after another"
+echo "serve: trigger to capture start on loopback, $(grep -c . "$S/latency") of $N_TRIGGERS triggers" \
+	"(one after another) started"
 echo "  curl sends to the worker's claim: $(median "$S/latency")"
 echo "  of which admission committed to claim: $(median "$S/claim")"
 done_n=$(psql "$DBN" -qAt -c "select count(*) from capture_requests where state = 'done'")
