@@ -26,10 +26,12 @@
 
 enum {
 	MHD_FUNCS(LAZYLIB_INDEX, LAZYLIB_INDEX_V)
-	LAZY_MHD_start_daemon_va, LAZY_MHD_get_daemon_info, LAZY_COUNT
+	LAZY_MHD_start_daemon_va, LAZY_MHD_get_daemon_info, LAZY_MHD_get_connection_info,
+	LAZY_COUNT
 };
 static const char *const names[] = {MHD_FUNCS(LAZYLIB_NAME, LAZYLIB_NAME_V)
-				    "MHD_start_daemon_va", "MHD_get_daemon_info"};
+				    "MHD_start_daemon_va", "MHD_get_daemon_info",
+				    "MHD_get_connection_info"};
 static void *fns[LAZY_COUNT];
 static lazylib mhd = {LAZY_SONAME_MHD, names, fns, LAZY_COUNT, false};
 
@@ -64,4 +66,16 @@ const union MHD_DaemonInfo *MHD_get_daemon_info(struct MHD_Daemon *d,
 	lazylib_load(&mhd);
 	memcpy(&fn, &mhd.fns[LAZY_MHD_get_daemon_info], sizeof(fn));
 	return fn(d, t);
+}
+
+/* Variadic, but no information profreg asks for takes an argument. */
+const union MHD_ConnectionInfo *MHD_get_connection_info(struct MHD_Connection *c,
+							enum MHD_ConnectionInfoType t, ...)
+{
+	const union MHD_ConnectionInfo *(*fn)(struct MHD_Connection *,
+					      enum MHD_ConnectionInfoType, ...);
+
+	lazylib_load(&mhd);
+	memcpy(&fn, &mhd.fns[LAZY_MHD_get_connection_info], sizeof(fn));
+	return fn(c, t);
 }

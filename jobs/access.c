@@ -410,3 +410,23 @@ int access_set_role(db *d, const char *role, pr_error *err)
 	return db_exec(d, NULL, err, "cannot take the request's role",
 		       "select set_config('role', $1, true)", 1, p);
 }
+
+int access_audit_call(db *d, const char *role, const char *action, const char *object,
+		      const char *detail_json, const int64_t *ids, size_t n, pr_error *err)
+{
+	static const char sql[] =
+		"select profreg_audit_as(coalesce($1::name, current_user), $2, $3,"
+		" coalesce($4::jsonb, '{}'), $5::bigint[])";
+	buf arr = BUF_INIT;
+	const char *p[5] = {role, action, object, detail_json, NULL};
+	int rc;
+
+	if (role && !role_valid(role))
+		return bad_role(role, err);
+	if (n ? db_bigint_array(&arr, ids, n, sizeof(int64_t)) < 0 : buf_puts(&arr, "{}") < 0)
+		return oom(err);
+	p[4] = arr.ptr;
+	rc = db_exec(d, NULL, err, "cannot write the audit row of an API call", sql, 5, p);
+	buf_release(&arr);
+	return rc;
+}

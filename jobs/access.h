@@ -122,4 +122,16 @@ void access_audit_rows_free(access_audit_row *rows, size_t n);
  */
 int access_set_role(db *d, const char *role, pr_error *err);
 
+/*
+ * The audit row of one API call made for database role `role` (NULL: the
+ * session's own role), written by the database as the schema owner
+ * (profreg_audit_as, migration 020) so that it names `role` rather than
+ * the server's login: `action` (a lower-case word, e.g. "serve.capture.get"),
+ * `object`, `detail_json` (an object; NULL: {}) and the captures `ids` (n
+ * of them). The session must be an admin's (the serve job role) and a
+ * member of `role`; otherwise PR_ERR with the database's message.
+ */
+int access_audit_call(db *d, const char *role, const char *action, const char *object,
+		      const char *detail_json, const int64_t *ids, size_t n, pr_error *err);
+
 #endif

@@ -269,7 +269,53 @@ static json_t *request_json(const capreq_new *r)
 		json_array_append_new(json_object_get(o, "types"), json_string(r->types[i]));
 	if (r->token_id)
 		json_object_set_new(o, "token", json_integer((json_int_t)r->token_id));
+	if (r->count)
+		json_object_set_new(o, "count", json_integer((json_int_t)r->count));
 	return o;
+}
+
+/*
+ * The hosts of `r` to take, into take[] (pointers into r->hosts): every
+ * one, or the first r->count free candidates (their indexes in
+ * out->picked); or a refusal in *out.
+ */
+static int pick_hosts(capreq_decision *out, const char **take, db *d, const capreq_new *r,
+		      const config_serve *lim, pr_error *err)
+{
+	capreq_decision first, one;
+	int rc;
+
+	if (!r->count) {
+		for (size_t i = 0; i < r->nhosts && !out->refusal[0]; i++) {
+			if ((rc = check_host(out, d, r, r->hosts[i], lim, err)) < 0)
+				return rc;
+			take[i] = r->hosts[i];
+		}
+		return 0;
+	}
+	memset(&first, 0, sizeof(first));
+	for (size_t i = 0; i < r->nhosts && i <= UINT16_MAX && out->npicked < r->count &&
+			   out->npicked < CAPREQ_HOSTS_MAX;
+	     i++) {
+		memset(&one, 0, sizeof(one));
+		if ((rc = check_host(&one, d, r, r->hosts[i], lim, err)) < 0)
+			return rc;
+		if (!one.refusal[0]) {
+			take[out->npicked] = r->hosts[i];
+			out->picked[out->npicked++] = (uint32_t)i;
+		} else if (!first.refusal[0]) {
+			first = one;
+		} else if (one.retry_after_s > 0 &&
+			   (first.retry_after_s == 0 || one.retry_after_s < first.retry_after_s)) {
+			first.retry_after_s = one.retry_after_s;
+		}
+	}
+	if (out->npicked)
+		return 0;
+	if (!first.refusal[0])
+		snprintf(first.refusal, sizeof(first.refusal), "no_hosts");
+	*out = first;
+	return 0;
 }
 
 int capreq_admit(capreq_decision *out, db *d, const capreq_new *r, const config_serve *lim,
@@ -291,16 +337,16 @@ int capreq_admit(capreq_decision *out, db *d, const capreq_new *r, const config_
 	struct pg_result *res = NULL;
 	char sid[24], secs[16], tok[24], lvl[8], smax[16], idtxt[24], obj[300];
 	char incident[64];
+	const char *take[CAPREQ_HOSTS_MAX];
+	capreq_new rr = *r;
 	bool began = false;
 	size_t expired;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if (text_array(&hosts, r->hosts, r->nhosts) < 0 ||
-	    text_array(&types, r->types, r->ntypes) < 0) {
-		rc = oom(err);
-		goto out;
-	}
+	if (!r->count && r->nhosts > CAPREQ_HOSTS_MAX)
+		return pr_error_set(err, PR_EUSAGE, "more than %d hosts in one request",
+				    CAPREQ_HOSTS_MAX);
 	snprintf(sid, sizeof(sid), "%" PRId64, r->service_id);
 	snprintf(secs, sizeof(secs), "%u", r->seconds);
 	snprintf(tok, sizeof(tok), "%" PRId64, r->token_id);
@@ -312,9 +358,10 @@ int capreq_admit(capreq_decision *out, db *d, const capreq_new *r, const config_
 	if ((rc = db_exec(d, NULL, err, "taking the admission lock", lock, 0, NULL)) < 0 ||
 	    (rc = capreq_sessions_expire(&expired, d, err)) < 0)
 		goto out;
-	for (size_t i = 0; i < r->nhosts && !out->refusal[0]; i++)
-		if ((rc = check_host(out, d, r, r->hosts[i], lim, err)) < 0)
-			goto out;
+	if ((rc = pick_hosts(out, take, d, r, lim, err)) < 0)
+		goto out;
+	rr.hosts = take;
+	rr.nhosts = out->refusal[0] ? 0 : r->count ? out->npicked : r->nhosts;
 	if (out->refusal[0]) {
 		json_t *dj = request_json(r);
 		json_object_set_new(dj, "refused", json_string(out->refusal));
@@ -327,15 +374,21 @@ int capreq_admit(capreq_decision *out, db *d, const capreq_new *r, const config_
 		goto out;
 	}
 	{
-		const char *p[9] = {sid,
-				    hosts.ptr,
-				    secs,
-				    types.ptr,
-				    r->reason,
-				    r->source,
-				    r->incident,
-				    r->token_id ? tok : NULL,
-				    r->requested_by};
+		const char *p[9];
+		if (text_array(&hosts, rr.hosts, rr.nhosts) < 0 ||
+		    text_array(&types, r->types, r->ntypes) < 0) {
+			rc = oom(err);
+			goto out;
+		}
+		p[0] = sid;
+		p[1] = hosts.ptr;
+		p[2] = secs;
+		p[3] = types.ptr;
+		p[4] = r->reason;
+		p[5] = r->source;
+		p[6] = r->incident;
+		p[7] = r->token_id ? tok : NULL;
+		p[8] = r->requested_by;
 		if ((rc = db_exec(d, &res, err, "queueing a capture request", insert, 9, p)) < 0)
 			goto out;
 		out->id = db_get_i64(res, 0, 0);
@@ -350,8 +403,8 @@ int capreq_admit(capreq_decision *out, db *d, const capreq_new *r, const config_
 				  p)) < 0)
 			goto out;
 	}
-	for (size_t i = 0; r->level > 0 && i < r->nhosts; i++) {
-		const char *p[7] = {sid,       r->hosts[i], lvl,
+	for (size_t i = 0; r->level > 0 && i < rr.nhosts; i++) {
+		const char *p[7] = {sid,       rr.hosts[i], lvl,
 				    r->source, r->reason,   r->incident ? r->incident : incident,
 				    smax};
 		int64_t session;
@@ -361,7 +414,7 @@ int capreq_admit(capreq_decision *out, db *d, const capreq_new *r, const config_
 		session = db_get_i64(res, 0, 0);
 		db_result_free(res);
 		res = NULL;
-		snprintf(obj, sizeof(obj), "host:%s", r->hosts[i]);
+		snprintf(obj, sizeof(obj), "host:%s", rr.hosts[i]);
 		if ((rc = audit(d, "session.escalated", obj,
 				json_pack("{s:I,s:s,s:i,s:s,s:s,s:I,s:i}", "session",
 					  (json_int_t)session, "service", r->service, "level",
@@ -373,7 +426,7 @@ int capreq_admit(capreq_decision *out, db *d, const capreq_new *r, const config_
 			goto out;
 	}
 	snprintf(obj, sizeof(obj), "capture_request:%" PRId64, out->id);
-	if ((rc = audit(d, "capture.requested", obj, request_json(r), err)) < 0)
+	if ((rc = audit(d, "capture.requested", obj, request_json(&rr), err)) < 0)
 		goto out;
 	if ((rc = db_commit(d, err)) < 0)
 		goto out;

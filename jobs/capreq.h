@@ -34,6 +34,8 @@
 struct json_t;
 
 #define CAPREQ_TYPES_MAX 4
+/* Hosts in one request at most (capture_requests.hosts). */
+#define CAPREQ_HOSTS_MAX 64
 
 /* A request to admit. */
 typedef struct capreq_new {
@@ -41,6 +43,8 @@ typedef struct capreq_new {
 	const char *service;         /* its name, for the audit */
 	const char *const *hosts;    /* host names (a target's host part) */
 	size_t nhosts;
+	size_t count;                /* 0: every one of hosts; else hosts are the candidates,
+					and the first `count` free ones are taken */
 	uint32_t seconds;
 	const char *const *types;    /* "cpu", "heap", "allocs", "goroutine" */
 	size_t ntypes;
@@ -59,6 +63,8 @@ typedef struct capreq_decision {
 	char refusal[24];            /* refused: a reason above, or "rate_token", "rate_global" */
 	char host[260];              /* refused: the host it was about, "" if none */
 	int64_t retry_after_s;       /* refused: when it may work (0: unknown) */
+	uint32_t picked[CAPREQ_HOSTS_MAX]; /* admitted with count: indexes into hosts */
+	size_t npicked;
 } capreq_decision;
 
 /*
@@ -74,6 +80,13 @@ int capreq_rate(capreq_decision *out, db *d, const char *key, const char *refusa
  * Admit `r` under the safeguards of `lim`, all hosts or none, in one
  * transaction: a queued request (and for level > 0, an elevated session
  * on each host) or a refusal, audited either way.
+ *
+ * With r->count > 0, r->hosts are candidates instead (at most 65535):
+ * they are checked in their order, and the first r->count that no rule
+ * refuses are taken (out->picked, out->npicked: fewer when fewer are
+ * free). When none is free the refusal is the first candidate's, with
+ * the shortest Retry-After any candidate gave; no candidate at all is
+ * refusal "no_hosts".
  */
 int capreq_admit(capreq_decision *out, db *d, const capreq_new *r, const config_serve *lim,
 		 pr_error *err);

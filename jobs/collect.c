@@ -1786,6 +1786,68 @@ int collect_target_find(char *out, size_t n, const config_service *cs, const cha
 	return 0;
 }
 
+void collect_target_hosts_free(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int collect_target_hosts(char ***out, size_t *n, const config_service *cs, pr_error *err)
+{
+	char **v = NULL, host[260];
+	size_t nv = 0, cap = 0;
+	int rc = 0;
+
+	*out = NULL;
+	*n = 0;
+	for (size_t k = 0; cs && rc == 0 && k < cs->nsources; k++) {
+		target_list tl = {0};
+		if (cs->sources[k].kind != CONFIG_SRC_PPROF_HTTP)
+			continue;
+		if ((rc = source_targets(&tl, &cs->sources[k], err)) < 0) {
+			target_list_release(&tl);
+			break;
+		}
+		for (size_t t = 0; rc == 0 && t < tl.n; t++) {
+			bool seen = false;
+			host_of(host, sizeof(host), tl.v[t].address);
+			for (size_t i = 0; i < nv && !seen; i++)
+				seen = strcmp(v[i], host) == 0;
+			if (seen)
+				continue;
+			if (nv == cap) {
+				char **nvv = realloc(v, (cap ? 2 * cap : 16) * sizeof(*v));
+				if (!nvv) {
+					rc = oom(err);
+					break;
+				}
+				v = nvv;
+				cap = cap ? 2 * cap : 16;
+			}
+			if (!(v[nv] = strdup(host)))
+				rc = oom(err);
+			else
+				nv++;
+		}
+		target_list_release(&tl);
+	}
+	if (rc < 0) {
+		collect_target_hosts_free(v, nv);
+		return rc;
+	}
+	if (nv)
+		qsort(v, nv, sizeof(*v), cmp_str);
+	*out = v;
+	*n = nv;
+	return 0;
+}
+
 int collect_one_capture(int64_t *capture_id, const job_env *env, const db_service *svc,
 			const config_service *cs, const collect_one *o, pr_error *err)
 {

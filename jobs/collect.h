@@ -152,6 +152,15 @@ int collect_target_find(char *out, size_t n, const config_service *cs, const cha
 			pr_error *err);
 
 /*
+ * The hosts of every pprof_http target of `cs` (their host parts, as
+ * collect_target_find gives them), each once, in byte order: a new array
+ * of *n strings into *out (NULL when none), freed with
+ * collect_target_hosts_free. PR_EDATA when a file_sd file is bad.
+ */
+int collect_target_hosts(char ***out, size_t *n, const config_service *cs, pr_error *err);
+void collect_target_hosts_free(char **v, size_t n);
+
+/*
  * Take one capture as `o` says and store it: *capture_id the capture
  * (stored now or found stored before; 0 when the endpoint had nothing).
  * A target that fails is its code from pprof_http.h with a one-line

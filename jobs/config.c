@@ -555,6 +555,13 @@ static const field serve_keys[] = {
 	 .doc = "the alert label naming the service"},
 	{K_ANY("alert_host_labels", "array of label names"), .def = "[\"instance\", \"pod\"]",
 	 .doc = "the alert labels naming the host, the first found"},
+	{K_ANY("agents", "array of {\"hosts\": GLOB, \"url\": URL}"), .def = "[] (none)",
+	 .doc = "the snapshot agents (`serve --agent`) a firing alert asks, by host glob; "
+		"`{host}` in the URL is the host"},
+	{K_STR("agent_secret_env", config, serve.agent_secret_env),
+	 .doc = "the variable holding the secret shared with the agents (never logged)"},
+	{K_STR("agent_secret_file", config, serve.agent_secret_file),
+	 .doc = "or a 0600 file holding it"},
 	END,
 };
 
@@ -1363,11 +1370,59 @@ static int load_snapshot(config *c, json_t *obj, const char *path, pr_error *err
 	return 0;
 }
 
+static void free_serve_agents(config_serve *s)
+{
+	for (size_t i = 0; i < s->nagents; i++) {
+		free(s->agents[i].hosts);
+		free(s->agents[i].url);
+	}
+	free(s->agents);
+	s->agents = NULL;
+	s->nagents = 0;
+}
+
+/* "serve.agents": [{"hosts": GLOB, "url": "http(s)://..."}], at most 256. */
+static int load_serve_agents(config_serve *s, json_t *v, const char *path, pr_error *err)
+{
+	json_t *a;
+	size_t i;
+
+	free_serve_agents(s);
+	if (!json_is_array(v) || json_array_size(v) > 256)
+		return bad(err, path, "serve.agents", "expected an array of at most 256 objects");
+	if (json_array_size(v) && !(s->agents = calloc(json_array_size(v), sizeof(*s->agents))))
+		return pr_error_set(err, PR_ENOMEM, "out of memory");
+	json_array_foreach(v, i, a)
+	{
+		const char *key, *hosts = json_string_value(json_object_get(a, "hosts")),
+				 *url = json_string_value(json_object_get(a, "url"));
+		json_t *x;
+		char at[48];
+		snprintf(at, sizeof(at), "serve.agents[%zu]", i);
+		if (!json_is_object(a))
+			return bad(err, path, at, "expected an object");
+		json_object_foreach(a, key, x)
+		{
+			if (strcmp(key, "hosts") != 0 && strcmp(key, "url") != 0)
+				return bad(err, path, at, "unknown key (hosts, url)");
+		}
+		if (!hosts || !*hosts || strlen(hosts) > 256)
+			return bad(err, path, at, "'hosts' must be a glob of 1 to 256 bytes");
+		if (!url || strlen(url) > 512 ||
+		    (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0))
+			return bad(err, path, at, "'url' must be an http:// or https:// URL");
+		s->nagents = i + 1;
+		if (!(s->agents[i].hosts = strdup(hosts)) || !(s->agents[i].url = strdup(url)))
+			return pr_error_set(err, PR_ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
 /* "serve": numbers and strings through the table, the host labels by hand. */
 static int load_serve(config *c, json_t *obj, const char *path, pr_error *err)
 {
 	config_serve *s = &c->serve;
-	json_t *labels;
+	json_t *labels, *v;
 	int rc = 0;
 
 	if (!json_is_object(obj))
@@ -1376,6 +1431,8 @@ static int load_serve(config *c, json_t *obj, const char *path, pr_error *err)
 		return rc;
 	if (s->default_seconds > s->max_seconds)
 		return bad(err, path, "serve.default_seconds", "longer than serve.max_seconds");
+	if ((v = json_object_get(obj, "agents")) && (rc = load_serve_agents(s, v, path, err)) < 0)
+		return rc;
 	if (!(labels = json_object_get(obj, "alert_host_labels")))
 		return 0;
 	free_names(s->alert_host_labels, s->nalert_host_labels);
@@ -2072,6 +2129,9 @@ void config_release(config *c)
 	free(c->serve.listen);
 	free(c->serve.alert_service_label);
 	free_names(c->serve.alert_host_labels, c->serve.nalert_host_labels);
+	free_serve_agents(&c->serve);
+	free(c->serve.agent_secret_env);
+	free(c->serve.agent_secret_file);
 	memset(&c->serve, 0, sizeof(c->serve));
 	release_escalate(&c->escalate);
 	c->snapshot.nservices = 0;

@@ -282,6 +282,16 @@ typedef struct config_blobs {
 } config_blobs;
 
 /*
+ * Where the snapshot agent of a host listens (profreg serve --agent,
+ * jobs/agent.h): hosts matching the glob `hosts` are asked at `url`,
+ * in which "{host}" stands for the alert's host.
+ */
+typedef struct config_serve_agent {
+	char *hosts;
+	char *url;
+} config_serve_agent;
+
+/*
  * The trigger API and its safeguards (profreg serve, jobs/serve.h and
  * jobs/capreq.h): "serve": {...} with the keys below, each optional.
  */
@@ -304,6 +314,12 @@ typedef struct config_serve {
 	char **alert_host_labels;     /* labels naming the host, the first found
 				       * ({"instance", "pod"}) */
 	size_t nalert_host_labels;
+	/* "agents": [{"hosts": GLOB, "url": URL}]: a firing alert asks the
+	 * agent of its host for a snapshot; none: no snapshots are asked */
+	config_serve_agent *agents;
+	size_t nagents;
+	/* the bearer secret between serve and its agents (jobs/secret.h) */
+	char *agent_secret_env, *agent_secret_file;
 } config_serve;
 
 typedef struct config_service {

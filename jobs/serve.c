@@ -12,14 +12,18 @@
 #include "common/buf.h"
 #include "common/fileio.h"
 #include "common/timeutil.h"
+#include "jobs/access.h"
+#include "jobs/agent.h"
 #include "jobs/capreq.h"
 #include "jobs/collect.h"
 #include "jobs/compare.h"
 #include "jobs/evidence.h"
+#include "jobs/secret.h"
 #include "jobs/tokens.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <microhttpd.h>
@@ -38,12 +42,43 @@
 #define ALERTS_MAX 1000
 #define REASON_MAX 1024
 #define COUNTERS_MAX 64
+/* Snapshot requests waiting for an agent at most; more are dropped (and counted). */
+#define SNAPQ_MAX 32
+/* Capture ids named in one call's audit row at most. */
+#define CALL_IDS_MAX 256
 
 typedef struct counter {
 	char key[64];
 	unsigned code;
 	uint64_t n;
 } counter;
+
+/*
+ * Per connection: the body so far, and who made the call and what it was
+ * about, for its audit row (written by reply_json before the answer goes
+ * out, once the caller is authenticated).
+ */
+typedef struct conn {
+	buf body;
+	bool too_big;
+	bool authed;                  /* a valid token within its rate limit */
+	int64_t token_id;
+	char team[130];
+	char role[72];                /* "" : the server's own role */
+	char object[96];              /* what the call was about; "": the route */
+	int64_t ids[CALL_IDS_MAX];    /* the captures it named */
+	size_t nids;
+	json_t *requests;             /* the capture requests it queued (ids), or NULL */
+} conn;
+
+/* A snapshot to ask of a host's agent (jobs/agent.h). */
+typedef struct snapreq {
+	char url[640];
+	char host[260];
+	char incident[128];
+	char reason[300];
+	char service[130];
+} snapreq;
 
 typedef struct server {
 	const job_env *env;
@@ -55,14 +90,19 @@ typedef struct server {
 	counter requests[COUNTERS_MAX];
 	counter refusals[COUNTERS_MAX];
 	uint64_t nreq;
+	conn *cur;   /* the call being answered (one at a time: one polling thread) */
+	/* The snapshot asker: its own thread, so an alert's answer never waits for one. */
+	char *agent_secret;
+	pthread_t snap_thread;
+	bool snap_started, snap_quit;
+	pthread_mutex_t snap_mu;
+	pthread_cond_t snap_cv;
+	snapreq snapq[SNAPQ_MAX];
+	size_t snap_head, snap_len;
+	counter snapshots[COUNTERS_MAX]; /* by outcome, under snap_mu */
 	serve_result *out;
 } server;
 
-/* Per connection: the body so far. */
-typedef struct conn {
-	buf body;
-	bool too_big;
-} conn;
 
 /* A note from either thread. */
 static void note(server *s, const char *msg)
@@ -109,13 +149,77 @@ static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned status, con
 	return ret;
 }
 
-/* Reply with JSON `o` (stolen). */
+/* The caller's address as text into out ("" when unknown). */
+static void peer_address(char *out, size_t n, struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+
+	out[0] = '\0';
+	if (sa && sa->sa_family == AF_INET)
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, out, (socklen_t)n);
+	else if (sa && sa->sa_family == AF_INET6)
+		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, out,
+			  (socklen_t)n);
+}
+
+/*
+ * The audit row of an authenticated call (access_audit_call): who (the
+ * token, its team and role), what (the route, the answer, the object, the
+ * captures and the requests it queued) and from which address.
+ */
+static int audit_call(server *s, const conn *st, const char *route, unsigned status,
+		      struct MHD_Connection *c, pr_error *err)
+{
+	const char *action = strcmp(route, "/v1/captures") == 0      ? "serve.capture.request"
+			     : strcmp(route, "/v1/captures/ID") == 0 ? "serve.capture.get"
+			     : strcmp(route, "/v1/alertmanager") == 0 ? "serve.alertmanager"
+								      : "serve.other";
+	char addr[INET6_ADDRSTRLEN + 1], *text = NULL;
+	json_t *dj;
+	int rc;
+
+	peer_address(addr, sizeof(addr), c);
+	dj = json_pack("{s:s,s:i,s:I,s:s,s:s?,s:s?,s:O?}", "route", route, "status", (int)status,
+		       "token", (json_int_t)st->token_id, "team", st->team, "role",
+		       st->role[0] ? st->role : NULL, "remote", addr[0] ? addr : NULL, "requests",
+		       st->requests);
+	if (!dj || !(text = json_dumps(dj, JSON_COMPACT))) {
+		json_decref(dj);
+		return pr_error_set(err, PR_ENOMEM, "out of memory");
+	}
+	rc = access_audit_call(s->env->d, st->role[0] ? st->role : NULL, action,
+			       st->object[0] ? st->object : route, text, st->ids, st->nids, err);
+	free(text);
+	json_decref(dj);
+	return rc;
+}
+
+/*
+ * Reply with JSON `o` (stolen). An authenticated call is audited first:
+ * when its row cannot be written, the answer is 503 instead, so nothing
+ * is handed out unaudited.
+ */
 static enum MHD_Result reply_json(server *s, const char *route, struct MHD_Connection *c,
 				  unsigned status, json_t *o, int64_t retry_after)
 {
-	char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	char *text;
 	enum MHD_Result ret;
+	conn *st = s->cur;
 
+	if (st && st->authed) {
+		pr_error err = PR_ERROR_INIT;
+		st->authed = false; /* one row a call */
+		if (audit_call(s, st, route, status, c, &err) < 0) {
+			note(s, err.msg);
+			json_decref(o);
+			o = json_pack("{s:s}", "error", "the audit log is unavailable");
+			status = 503;
+			retry_after = 5;
+		}
+	}
+	text = o ? json_dumps(o, JSON_COMPACT) : NULL;
 	json_decref(o);
 	count(s->requests, route, status);
 	if (!text)
@@ -180,6 +284,12 @@ static int authenticate(token_info *tok, enum MHD_Result *replied, server *s, co
 				       dec.retry_after_s);
 		return -1;
 	}
+	if (s->cur) {
+		s->cur->authed = true;
+		s->cur->token_id = tok->id;
+		snprintf(s->cur->team, sizeof(s->cur->team), "%s", tok->team);
+		snprintf(s->cur->role, sizeof(s->cur->role), "%s", tok->role ? tok->role : "");
+	}
 	return 0;
 infra:
 	token_info_release(tok);
@@ -189,8 +299,35 @@ infra:
 }
 
 /*
+ * Run the next statements as the token's database role (a transaction
+ * with SET LOCAL ROLE), so row-level security decides what they see; a
+ * token without a role runs as the server. End with as_token_end.
+ */
+static int as_token_begin(server *s, const token_info *tok, pr_error *err)
+{
+	int rc;
+
+	if (!tok->role)
+		return 0;
+	if ((rc = db_begin(s->env->d, err)) < 0)
+		return rc;
+	if ((rc = access_set_role(s->env->d, tok->role, err)) < 0)
+		db_rollback(s->env->d);
+	return rc;
+}
+
+/* Leave the token's role: the transaction only read, so it is rolled back. */
+static void as_token_end(server *s, const token_info *tok)
+{
+	if (tok->role)
+		db_rollback(s->env->d);
+}
+
+/*
  * Whether `tok` may act on service `name`: 0 and *svc filled, or a reason
- * in `why` (403) or an infrastructure failure (< 0, message in err).
+ * in `why` (403) or an infrastructure failure (< 0, message in err). The
+ * service is looked up as the token's role: one its role may not see is
+ * as unknown as one that does not exist.
  */
 static int service_for(db_service *svc, char *why, size_t n, server *s, const token_info *tok,
 		       const char *name, pr_error *err)
@@ -203,7 +340,11 @@ static int service_for(db_service *svc, char *why, size_t n, server *s, const to
 		snprintf(why, n, "'%.64s' is not a service name", name);
 		return 0;
 	}
-	if ((rc = db_service_get(s->env->d, svc, name, err)) < 0) {
+	if ((rc = as_token_begin(s, tok, err)) < 0)
+		return rc;
+	rc = db_service_get(s->env->d, svc, name, err);
+	as_token_end(s, tok);
+	if (rc < 0) {
 		if (rc != PR_ENOTFOUND)
 			return rc;
 		snprintf(why, n, "service '%s' is not this token's", name);
@@ -243,7 +384,7 @@ static void check_body(char *why, size_t n, const json_t *o, const config_serve 
 	json_object_foreach((json_t *)o, key, v)
 	{
 		if (strcmp(key, "service") && strcmp(key, "hosts") && strcmp(key, "seconds") &&
-		    strcmp(key, "types") && strcmp(key, "reason")) {
+		    strcmp(key, "types") && strcmp(key, "reason") && strcmp(key, "count")) {
 			snprintf(why, n, "unknown key '%.40s'", key);
 			return;
 		}
@@ -253,8 +394,23 @@ static void check_body(char *why, size_t n, const json_t *o, const config_serve 
 		return;
 	}
 	h = json_object_get(o, "hosts");
-	if (!json_is_array(h) || json_array_size(h) == 0 || json_array_size(h) > cfg->max_hosts) {
-		snprintf(why, n, "'hosts' is required: an array of 1 to %u host names",
+	v = json_object_get(o, "count");
+	if (h && v) {
+		snprintf(why, n, "give 'hosts' or 'count', not both");
+		return;
+	}
+	if (v && (!json_is_integer(v) || json_integer_value(v) < 1 ||
+		  json_integer_value(v) > cfg->max_hosts)) {
+		snprintf(why, n, "'count' must be an integer from 1 to %u", cfg->max_hosts);
+		return;
+	}
+	if (!h && !v) {
+		snprintf(why, n, "'hosts' or 'count' is required");
+		return;
+	}
+	if (h && (!json_is_array(h) || json_array_size(h) == 0 ||
+		  json_array_size(h) > cfg->max_hosts)) {
+		snprintf(why, n, "'hosts' must be an array of 1 to %u host names",
 			 cfg->max_hosts);
 		return;
 	}
@@ -318,6 +474,18 @@ static json_t *parse_body(char *why, size_t n, const conn *st)
 	return o;
 }
 
+/* Note in the call's audit row that it queued request `id`. */
+static void call_queued(server *s, int64_t id)
+{
+	if (!s->cur)
+		return;
+	if (!s->cur->requests)
+		s->cur->requests = json_array();
+	json_array_append_new(s->cur->requests, json_integer((json_int_t)id));
+	if (!s->cur->object[0] || json_array_size(s->cur->requests) == 1)
+		snprintf(s->cur->object, sizeof(s->cur->object), "capture_request:%" PRId64, id);
+}
+
 static void wake_worker(server *s)
 {
 	pthread_mutex_lock(&s->mu);
@@ -337,6 +505,8 @@ static enum MHD_Result post_captures(server *s, struct MHD_Connection *c, const 
 	char why[300];
 	const char *hosts[64], *types[CAPREQ_TYPES_MAX];
 	char resolved[64][260];
+	char **picks = NULL;   /* with "count": the service's hosts, the candidates */
+	size_t npicks = 0;
 	capreq_new r;
 	capreq_decision dec;
 	size_t i;
@@ -365,6 +535,27 @@ static enum MHD_Result post_captures(server *s, struct MHD_Connection *c, const 
 		goto out;
 	}
 	memset(&r, 0, sizeof(r));
+	if ((v = json_object_get(body, "count"))) {
+		const config_service *cs = config_service_find(s->env->cfg, svc.name);
+		pr_error terr = PR_ERROR_INIT;
+		int rc = collect_target_hosts(&picks, &npicks, cs, &terr);
+		if (rc == PR_ENOMEM) {
+			pr_error_set(&err, rc, "%s", terr.msg);
+			goto infra;
+		}
+		if (rc < 0 || npicks == 0) {
+			count(s->refusals, "unknown_host", 422);
+			if (rc == 0)
+				snprintf(terr.msg, sizeof(terr.msg),
+					 "service '%s' has no pprof_http target to pick hosts from",
+					 svc.name);
+			ret = reply_error(s, route, c, 422, terr.msg, 0);
+			goto out;
+		}
+		r.count = (size_t)json_integer_value(v);
+		r.hosts = (const char *const *)picks;
+		r.nhosts = npicks;
+	}
 	json_array_foreach(json_object_get(body, "hosts"), i, v)
 	{
 		const config_service *cs = config_service_find(s->env->cfg, svc.name);
@@ -388,14 +579,16 @@ static enum MHD_Result post_captures(server *s, struct MHD_Connection *c, const 
 			}
 		hosts[i] = resolved[i];
 	}
-	r.nhosts = json_array_size(json_object_get(body, "hosts"));
+	if (!r.count) {
+		r.nhosts = json_array_size(json_object_get(body, "hosts"));
+		r.hosts = hosts;
+	}
 	if ((v = json_object_get(body, "types")))
 		json_array_foreach(v, i, v) types[r.ntypes++] = json_string_value(v);
 	else
 		types[r.ntypes++] = "cpu";
 	r.service_id = svc.id;
 	r.service = svc.name;
-	r.hosts = hosts;
 	r.types = types;
 	r.seconds = json_is_integer(json_object_get(body, "seconds"))
 			    ? (uint32_t)json_integer_value(json_object_get(body, "seconds"))
@@ -406,22 +599,31 @@ static enum MHD_Result post_captures(server *s, struct MHD_Connection *c, const 
 	r.requested_by = tok.hint;
 	if (capreq_admit(&dec, s->env->d, &r, s->cfg, &err) < 0)
 		goto infra;
+	if (dec.admitted)
+		call_queued(s, dec.id);
+	else if (s->cur)
+		snprintf(s->cur->object, sizeof(s->cur->object), "service:%.80s", svc.name);
 	if (!dec.admitted) {
 		count(s->refusals, dec.refusal, 409);
 		ret = reply_json(s, route, c, 409,
 				 json_pack("{s:s,s:s,s:s}", "error",
-					   "a host cannot be captured now", "reason", dec.refusal,
-					   "host", dec.host),
+					   r.count ? "no host of the service is free now"
+						   : "a host cannot be captured now",
+					   "reason", dec.refusal, "host", dec.host),
 				 dec.retry_after_s);
 		goto out;
 	}
 	wake_worker(s);
 	{
 		char inc[32];
+		json_t *taken = json_array();
 		snprintf(inc, sizeof(inc), "req-%" PRId64, dec.id);
+		for (size_t k = 0; k < (r.count ? dec.npicked : r.nhosts); k++)
+			json_array_append_new(
+				taken, json_string(r.hosts[r.count ? dec.picked[k] : k]));
 		ret = reply_json(s, route, c, 202,
-				 json_pack("{s:I,s:s,s:s}", "id", (json_int_t)dec.id, "incident",
-					   inc, "state", "queued"),
+				 json_pack("{s:I,s:s,s:s,s:o}", "id", (json_int_t)dec.id,
+					   "incident", inc, "state", "queued", "hosts", taken),
 				 0);
 	}
 	goto out;
@@ -429,6 +631,7 @@ infra:
 	note(s, err.msg);
 	ret = reply_error(s, route, c, 503, "the database is unavailable", 5);
 out:
+	collect_target_hosts_free(picks, npicks);
 	json_decref(body);
 	db_service_release(&svc);
 	token_info_release(&tok);
@@ -456,7 +659,13 @@ static enum MHD_Result get_capture(server *s, struct MHD_Connection *c, const ch
 		ret = reply_error(s, route, c, 404, "no such capture request", 0);
 		goto out;
 	}
-	if ((rc = capreq_get(&o, s->env->d, id, &err)) < 0 && rc != PR_ENOTFOUND) {
+	if (s->cur)
+		snprintf(s->cur->object, sizeof(s->cur->object), "capture_request:%lld", id);
+	if ((rc = as_token_begin(s, &tok, &err)) == 0) {
+		rc = capreq_get(&o, s->env->d, id, &err);
+		as_token_end(s, &tok);
+	}
+	if (rc < 0 && rc != PR_ENOTFOUND) {
 		note(s, err.msg);
 		ret = reply_error(s, route, c, 503, "the database is unavailable", 5);
 		goto out;
@@ -467,6 +676,13 @@ static enum MHD_Result get_capture(server *s, struct MHD_Connection *c, const ch
 			   json_string_value(json_object_get(o, "team")))) {
 		ret = reply_error(s, route, c, 404, "no such capture request", 0);
 		goto out;
+	}
+	if (s->cur) {
+		json_t *v;
+		size_t i;
+		json_array_foreach(json_object_get(o, "captures"), i, v)
+			if (s->cur->nids < CALL_IDS_MAX)
+				s->cur->ids[s->cur->nids++] = (int64_t)json_integer_value(v);
 	}
 	ret = reply_json(s, route, c, 200, o, 0);
 	o = NULL;
@@ -482,6 +698,96 @@ static void alert_outcome(json_t *list, const char *alert, const char *host, con
 {
 	json_array_append_new(
 		list, json_pack("{s:s?,s:s?,s:s}", "alert", alert, "host", host, "outcome", what));
+}
+
+/*
+ * Queue a snapshot of `host` for the agent serve.agents names for it:
+ * "asked", or why not ("no agent" when none is configured for the host).
+ */
+static const char *ask_snapshot(server *s, const char *host, const char *incident,
+				const char *reason, const char *service)
+{
+	const config_serve_agent *ag = NULL;
+	snapreq *q;
+	const char *at;
+	buf url = BUF_INIT;
+
+	for (size_t i = 0; i < s->cfg->nagents && !ag; i++)
+		if (fnmatch(s->cfg->agents[i].hosts, host, 0) == 0)
+			ag = &s->cfg->agents[i];
+	if (!ag || !s->snap_started)
+		return "no agent";
+	if (strspn(host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_:") !=
+	    strlen(host))
+		return "not asked: the host name cannot go in the agent's URL";
+	for (at = ag->url; *at;) {
+		bool sub = strncmp(at, "{host}", 6) == 0;
+		if ((sub ? buf_puts(&url, host) : buf_put(&url, at, 1)) < 0)
+			break;
+		at += sub ? 6 : 1;
+	}
+	if (*at || !url.ptr || url.len >= sizeof(q->url)) {
+		buf_release(&url);
+		return "not asked: the agent's URL is too long";
+	}
+	pthread_mutex_lock(&s->snap_mu);
+	if (s->snap_len == SNAPQ_MAX) {
+		count(s->snapshots, "dropped", 0);
+		pthread_mutex_unlock(&s->snap_mu);
+		buf_release(&url);
+		return "not asked: too many snapshot requests waiting";
+	}
+	q = &s->snapq[(s->snap_head + s->snap_len++) % SNAPQ_MAX];
+	snprintf(q->url, sizeof(q->url), "%s", url.ptr);
+	snprintf(q->host, sizeof(q->host), "%s", host);
+	snprintf(q->incident, sizeof(q->incident), "%s", incident);
+	snprintf(q->reason, sizeof(q->reason), "%s", reason);
+	snprintf(q->service, sizeof(q->service), "%s", service);
+	pthread_cond_signal(&s->snap_cv);
+	pthread_mutex_unlock(&s->snap_mu);
+	buf_release(&url);
+	return "asked";
+}
+
+/* The snapshot asker's thread: one request at a time, until snap_quit. */
+static void *snap_main(void *arg)
+{
+	server *s = arg;
+	uint32_t timeout_ms = s->env->cfg->snapshot.time_budget_ms + 15000;
+
+	pthread_mutex_lock(&s->snap_mu);
+	while (!s->snap_quit) {
+		snapreq q;
+		agent_answer ans;
+		pr_error err = PR_ERROR_INIT;
+		const char *outcome;
+		int rc;
+		if (!s->snap_len) {
+			pthread_cond_wait(&s->snap_cv, &s->snap_mu);
+			continue;
+		}
+		q = s->snapq[s->snap_head];
+		s->snap_head = (s->snap_head + 1) % SNAPQ_MAX;
+		s->snap_len--;
+		pthread_mutex_unlock(&s->snap_mu);
+		rc = agent_ask(&ans, q.url, s->agent_secret, q.host, q.incident, q.reason,
+			       q.service[0] ? q.service : NULL, timeout_ms, &err);
+		outcome = rc < 0                ? "unreachable"
+			  : ans.status == 201 ? "taken"
+			  : ans.status == 409 ? "cooldown"
+			  : ans.status == 403 ? "refused"
+					      : "failed";
+		if (rc < 0 || (ans.status != 201 && ans.status != 409)) {
+			char line[PR_ERROR_MSG_MAX + 400];
+			snprintf(line, sizeof(line), "snapshot of host '%.200s': %s", q.host,
+				 rc < 0 ? err.msg : ans.why);
+			note(s, line);
+		}
+		pthread_mutex_lock(&s->snap_mu);
+		count(s->snapshots, outcome, 0);
+	}
+	pthread_mutex_unlock(&s->snap_mu);
+	return NULL;
 }
 
 /* One alert of a webhook call: an outcome appended to `list`; < 0 only on infra. */
@@ -567,6 +873,8 @@ static int one_alert(server *s, const token_info *tok, const json_t *a, const ch
 		r.level = 1;
 		if ((rc = capreq_admit(&dec, s->env->d, &r, s->cfg, err)) < 0)
 			goto out;
+		if (dec.admitted)
+			call_queued(s, dec.id);
 		if (dec.admitted) {
 			char what[48];
 			snprintf(what, sizeof(what), "capture %" PRId64 " queued", dec.id);
@@ -577,6 +885,12 @@ static int one_alert(server *s, const token_info *tok, const json_t *a, const ch
 			snprintf(what, sizeof(what), "refused: %s", dec.refusal);
 			alert_outcome(list, name, host, what);
 		}
+		/* The agent's own per-host cooldown decides whether one is taken. */
+		if (s->cfg->nagents)
+			json_object_set_new(json_array_get(list, json_array_size(list) - 1),
+					    "snapshot",
+					    json_string(ask_snapshot(s, host, incident, reason,
+								     svc.name)));
 	}
 out:
 	db_service_release(&svc);
@@ -676,6 +990,14 @@ static enum MHD_Result get_metrics(server *s, struct MHD_Connection *c, bool hea
 	for (size_t i = 0; i < COUNTERS_MAX && s->refusals[i].key[0]; i++)
 		buf_printf(&b, "profreg_serve_refusals_total{reason=\"%s\"} %" PRIu64 "\n",
 			   s->refusals[i].key, s->refusals[i].n);
+	buf_puts(&b, "# HELP profreg_serve_snapshot_requests_total Snapshots asked of agents, by "
+		     "outcome.\n# TYPE profreg_serve_snapshot_requests_total counter\n");
+	pthread_mutex_lock(&s->snap_mu);
+	for (size_t i = 0; i < COUNTERS_MAX && s->snapshots[i].key[0]; i++)
+		buf_printf(&b,
+			   "profreg_serve_snapshot_requests_total{outcome=\"%s\"} %" PRIu64 "\n",
+			   s->snapshots[i].key, s->snapshots[i].n);
+	pthread_mutex_unlock(&s->snap_mu);
 	buf_puts(&b, "# HELP profreg_capture_requests Capture requests by state (every server).\n"
 		     "# TYPE profreg_capture_requests gauge\n");
 	json_object_foreach(states, key, v)
@@ -852,6 +1174,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		return MHD_YES;
 	}
 	s->nreq++;
+	s->cur = st;
 	if (strcmp(url, "/v1/captures") == 0)
 		return post ? post_captures(s, c, st) : reply_error(s, url, c, 405, "use POST", 0);
 	if (strncmp(url, "/v1/captures/", 13) == 0)
@@ -871,11 +1194,14 @@ static void done(void *cls, struct MHD_Connection *c, void **state,
 		 enum MHD_RequestTerminationCode why)
 {
 	conn *st = *state;
+	server *s = cls;
 
-	(void)cls;
 	(void)c;
 	(void)why;
+	if (s->cur == st)
+		s->cur = NULL;
 	if (st) {
+		json_decref(st->requests);
 		buf_release(&st->body);
 		free(st);
 	}
@@ -1045,13 +1371,32 @@ int serve_run(serve_result *out, const job_env *env, const serve_opts *o, pr_err
 	pthread_mutex_init(&s.mu, NULL);
 	pthread_cond_init(&s.cv, NULL);
 	pthread_mutex_init(&s.note_mu, NULL);
+	pthread_mutex_init(&s.snap_mu, NULL);
+	pthread_cond_init(&s.snap_cv, NULL);
 	wenv.d = o->worker_db;
 	if ((rc = parse_listen(&ss, listen, err)) < 0)
 		goto out;
+	if (s.cfg->nagents) {
+		if (!s.cfg->agent_secret_env && !s.cfg->agent_secret_file) {
+			rc = pr_error_set(err, PR_EUSAGE,
+					  "serve.agents needs the agents' secret: set "
+					  "serve.agent_secret_env or serve.agent_secret_file");
+			goto out;
+		}
+		if ((rc = secret_read(&s.agent_secret, s.cfg->agent_secret_env,
+				      s.cfg->agent_secret_file, err)) < 0)
+			goto out;
+		if (pthread_create(&s.snap_thread, NULL, snap_main, &s) != 0) {
+			rc = pr_error_set(err, PR_ERR, "cannot start the snapshot asker: %s",
+					  strerror(errno));
+			goto out;
+		}
+		s.snap_started = true;
+	}
 	daemon = MHD_start_daemon(
 		MHD_USE_INTERNAL_POLLING_THREAD | (ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0), 0,
 		NULL, NULL, handle, &s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-		MHD_OPTION_NOTIFY_COMPLETED, done, NULL, MHD_OPTION_CONNECTION_TIMEOUT,
+		MHD_OPTION_NOTIFY_COMPLETED, done, &s, MHD_OPTION_CONNECTION_TIMEOUT,
 		(unsigned)10, MHD_OPTION_CONNECTION_LIMIT, (unsigned)256,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_END);
 	if (!daemon || !(info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT))) {
@@ -1070,6 +1415,16 @@ int serve_run(serve_result *out, const job_env *env, const serve_opts *o, pr_err
 out:
 	if (daemon)
 		MHD_stop_daemon(daemon);
+	if (s.snap_started) {
+		pthread_mutex_lock(&s.snap_mu);
+		s.snap_quit = true;
+		pthread_cond_signal(&s.snap_cv);
+		pthread_mutex_unlock(&s.snap_mu);
+		pthread_join(s.snap_thread, NULL);
+	}
+	secret_free(s.agent_secret);
+	pthread_mutex_destroy(&s.snap_mu);
+	pthread_cond_destroy(&s.snap_cv);
 	out->requests = s.nreq;
 	pthread_mutex_destroy(&s.mu);
 	pthread_cond_destroy(&s.cv);

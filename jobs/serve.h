@@ -6,9 +6,13 @@
  * run behind one load balancer).
  *
  *   POST /v1/captures    {"service": S, "hosts": [H, ...], "seconds": N,
- *                         "types": ["cpu", "heap"], "reason": R}
+ *                         "types": ["cpu", "heap"], "reason": R}, or
+ *                        "count": N instead of "hosts": N of the service's
+ *                        pprof_http hosts, the first free ones in byte
+ *                        order (fewer when fewer are free).
  *                        Authorization: Bearer <token> (jobs/tokens.h).
- *                        202 {"id": N, "incident": "req-N"}; 401 no valid
+ *                        202 {"id": N, "incident": "req-N", "hosts": [...]};
+ *                        401 no valid
  *                        token; 403 the service is unknown, not the
  *                        token's or not enabled; 409 a host is busy,
  *                        cooling down or at a cap; 413 the body is larger

@@ -20,11 +20,11 @@
 void token_info_release(token_info *t)
 {
 	free(t->team);
+	free(t->role);
 	for (size_t i = 0; i < t->nservices; i++)
 		free(t->services[i]);
 	free(t->services);
 	free(t->created_by);
-	free(t->role);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -70,21 +70,6 @@ static bool team_valid(const char *t)
 	return true;
 }
 
-/* A role name as PostgreSQL takes it unquoted (and migration 022 checks). */
-static bool role_name_valid(const char *r)
-{
-	size_t n = strlen(r);
-
-	if (n < 1 || n > 63 || !((r[0] >= 'a' && r[0] <= 'z') || (r[0] >= 'A' && r[0] <= 'Z') ||
-				 r[0] == '_'))
-		return false;
-	for (size_t i = 1; i < n; i++)
-		if (!((r[i] >= 'a' && r[i] <= 'z') || (r[i] >= 'A' && r[i] <= 'Z') ||
-		      (r[i] >= '0' && r[i] <= '9') || r[i] == '_' || r[i] == '$'))
-			return false;
-	return true;
-}
-
 int tokens_create(char *out, int64_t *id, db *d, const char *team, const char *const *services,
 		  size_t n, int64_t expires_at_us, const char *role, pr_error *err)
 {
@@ -92,7 +77,10 @@ int tokens_create(char *out, int64_t *id, db *d, const char *team, const char *c
 		"insert into api_tokens (team, services, token_hash, hint, created_by, expires_at,"
 		" role) values ($1, $2::text[], $3, $4, $5, " DB_US_TO_TS("$6") ", $7)"
 		" returning id";
-	static const char role_sql[] = "select 1 from pg_roles where rolname = $1";
+	static const char sees[] =
+		"select exists (select 1 from pg_roles where rolname = $1),"
+		" exists (select 1 from pg_roles where rolname = $1)"
+		" and profreg_role_sees_team($1, $2)";
 	unsigned char raw[32];
 	char hash[65], hint[TOKENS_HINT_LEN + 1], exp[24], obj[32];
 	buf list = BUF_INIT, detail = BUF_INIT;
@@ -111,18 +99,30 @@ int tokens_create(char *out, int64_t *id, db *d, const char *team, const char *c
 		if (!db_service_name_valid(services[i]))
 			return pr_error_set(err, PR_EUSAGE, "'%.64s' is not a service name",
 					    services[i]);
-	if (role && !role_name_valid(role))
-		return pr_error_set(err, PR_EUSAGE, "'%.64s' is not a role name", role);
 	if (role) {
-		const char *rp[1] = {role};
-		if ((rc = db_exec(d, &res, err, "looking up a role", role_sql, 1, rp)) < 0)
+		const char *p[2] = {role, team};
+		bool exists, sees_team;
+		if (strlen(role) == 0 || strlen(role) > 63)
+			return pr_error_set(err, PR_EUSAGE,
+					    "role '%.80s' is not a valid role name (1 to 63 "
+					    "characters)",
+					    role);
+		if ((rc = db_exec(d, &res, err, "checking a token's role", sees, 2, p)) < 0)
 			return rc;
-		rc = db_rows(res) ? 0
-				  : pr_error_set(err, PR_EUSAGE, "role '%s' does not exist", role);
+		exists = strcmp(db_get_text(res, 0, 0), "t") == 0;
+		sees_team = strcmp(db_get_text(res, 0, 1), "t") == 0;
 		db_result_free(res);
 		res = NULL;
-		if (rc < 0)
-			return rc;
+		if (!exists)
+			return pr_error_set(err, PR_EUSAGE,
+					    "role '%s' does not exist (create it first: CREATE "
+					    "ROLE \"%s\" LOGIN)",
+					    role, role);
+		if (!sees_team)
+			return pr_error_set(err, PR_EUSAGE,
+					    "role '%s' does not see team '%s' (profreg access "
+					    "grant %s --team %s)",
+					    role, team, role, team);
 	}
 	if (RAND_bytes(raw, sizeof(raw)) != 1)
 		return pr_error_set(err, PR_ERR,
@@ -148,8 +148,8 @@ int tokens_create(char *out, int64_t *id, db *d, const char *team, const char *c
 		}
 	}
 	{
-		const char *p[7] = {team, n ? list.ptr : NULL, hash, hint, db_actor(d),
-				    expires_at_us ? exp : NULL, role};
+		const char *p[7] = {team,        n ? list.ptr : NULL,        hash, hint,
+				    db_actor(d), expires_at_us ? exp : NULL, role};
 		if ((rc = db_exec(d, &res, err, "creating a token", sql, 7, p)) < 0)
 			goto out;
 	}

@@ -6,7 +6,9 @@
  * shown once, when created; only its SHA-256 is stored, with its first
  * twelve characters (the hint) to tell tokens apart in a list. A token
  * belongs to a team and may trigger that team's services, or only the
- * ones it names. It works until it expires or is revoked.
+ * ones it names. It works until it expires or is revoked. A token may
+ * name the database role its requests run as (migration 020), so that
+ * row-level security decides what it sees.
  */
 #ifndef PR_TOKENS_H
 #define PR_TOKENS_H
@@ -23,6 +25,7 @@
 typedef struct token_info {
 	int64_t id;
 	char *team;
+	char *role;        /* the database role its requests run as; NULL: the server's */
 	char **services;   /* NULL: every service of the team */
 	size_t nservices;
 	char hint[TOKENS_HINT_LEN + 1];
@@ -30,7 +33,6 @@ typedef struct token_info {
 	int64_t created_at_us;
 	int64_t expires_at_us; /* 0: never */
 	int64_t revoked_at_us; /* 0: not revoked */
-	char *role;            /* the database role its page requests run as; NULL: none */
 } token_info;
 
 /* Free the members and zero the struct. */
@@ -38,11 +40,12 @@ void token_info_release(token_info *t);
 
 /*
  * Create a token for `team`, limited to `services` (n of them; 0: the
- * team's), expiring at `expires_at_us` (0: never); audited. `role` (NULL:
- * none) is the database role the comparison page's requests with it run
- * as (jobs/compare.h); it must exist. The token is written to `out`
- * (TOKENS_LEN + 1 bytes), its row id to *id. An invalid team, service or
- * role name, or a role that does not exist, is PR_EUSAGE.
+ * team's), expiring at `expires_at_us` (0: never), whose requests run as
+ * database role `role` (NULL: the server's own role); audited. The token
+ * is written to `out` (TOKENS_LEN + 1 bytes), its row id to *id. An
+ * invalid team or service name is PR_EUSAGE; a role that does not exist
+ * or does not see the team's services (profreg access grant) is
+ * PR_EUSAGE too.
  */
 int tokens_create(char *out, int64_t *id, db *d, const char *team, const char *const *services,
 		  size_t n, int64_t expires_at_us, const char *role, pr_error *err);

@@ -29,7 +29,8 @@ static int create_cmd(cli_ctx *ctx, int argc, char **argv)
 		{"expires", required_argument, O_EXPIRES, "DURATION",
 		 "it stops working after DURATION (30d, 12h; default: never)"},
 		{"role", required_argument, O_ROLE, "ROLE",
-		 "the comparison page runs its requests as this database role (default: none)"},
+		 "its requests run as database role ROLE, which must see the team (default: "
+		 "the server's own role)"},
 		{NULL, 0, 0, NULL, NULL},
 	};
 	pr_error err = PR_ERROR_INIT;
@@ -44,11 +45,13 @@ static int create_cmd(cli_ctx *ctx, int argc, char **argv)
 	int c, status;
 
 	if (cli_parser_new(&p, ctx, argc, argv, opts,
-			   "profreg token create --team T [--services A,B] [--expires DURATION] "
-			   "[--role ROLE]",
+			   "profreg token create --team T [--services A,B] [--expires DURATION]"
+			   " [--role ROLE]",
 			   "Create a bearer token for the trigger API (profreg serve). It may\n"
-			   "trigger captures of the team's services (or only those named). The\n"
-			   "token is printed once: only its SHA-256 is stored.") < 0)
+			   "trigger captures of the team's services (or only those named). With\n"
+			   "--role, serve reads service data for it as that database role, so\n"
+			   "row-level security applies (the server's login must be a member of\n"
+			   "ROLE). The token is printed once: only its SHA-256 is stored.") < 0)
 		return EXIT_RUNTIME;
 	while ((c = cli_next(p, &arg)) > 0) {
 		switch (c) {
@@ -94,8 +97,8 @@ static int create_cmd(cli_ctx *ctx, int argc, char **argv)
 		goto out;
 	}
 	if (ctx->json) {
-		json_t *o = json_pack("{s:I,s:s,s:s}", "id", (json_int_t)id, "team", team, "token",
-				      token);
+		json_t *o = json_pack("{s:I,s:s,s:s?,s:s}", "id", (json_int_t)id, "team", team,
+				      "role", role, "token", token);
 		status = cli_print_json(ctx, o);
 	} else {
 		printf("%s\n", token);
@@ -156,13 +159,13 @@ static int list_cmd(cli_ctx *ctx, int argc, char **argv)
 			if (v[i].expires_at_us)
 				time_format(when, v[i].expires_at_us);
 			json_array_append_new(
-				arr, json_pack("{s:I,s:s,s:s,s:o,s:s?,s:b,s:b,s:s?}", "id",
-					       (json_int_t)v[i].id, "team", v[i].team, "hint",
+				arr, json_pack("{s:I,s:s,s:s?,s:s,s:o,s:s?,s:b,s:b}", "id",
+					       (json_int_t)v[i].id, "team", v[i].team, "role",
+					       v[i].role, "hint",
 					       v[i].hint, "services", svcs, "expires",
 					       v[i].expires_at_us ? when : NULL, "revoked",
 					       v[i].revoked_at_us != 0, "expired",
-					       v[i].expires_at_us && v[i].expires_at_us <= now,
-					       "role", v[i].role));
+					       v[i].expires_at_us && v[i].expires_at_us <= now));
 		}
 		status = cli_print_json(ctx, arr);
 		goto done;
