@@ -10,6 +10,7 @@
 #include "jobs/agent.h"
 #include "common/buf.h"
 #include "common/fileio.h"
+#include "common/netaddr.h"
 #include "common/timeutil.h"
 #include "jobs/secret.h"
 #include "jobs/snapshot.h"
@@ -299,35 +300,6 @@ static void done(void *cls, struct MHD_Connection *c, void **state,
 	*state = NULL;
 }
 
-static int parse_listen(struct sockaddr_storage *ss, const char *listen, pr_error *err)
-{
-	char host[128];
-	const char *colon = listen ? strrchr(listen, ':') : NULL;
-	struct addrinfo hints, *ai = NULL;
-	size_t n;
-	int g;
-
-	memset(ss, 0, sizeof(*ss));
-	if (!colon || colon == listen)
-		return pr_error_set(err, PR_EUSAGE, "listen address '%.100s' is not ADDR:PORT",
-				    listen ? listen : "");
-	n = (size_t)(colon - listen);
-	if (listen[0] == '[' && n >= 2 && listen[n - 1] == ']')
-		snprintf(host, sizeof(host), "%.*s", (int)(n - 2), listen + 1);
-	else
-		snprintf(host, sizeof(host), "%.*s", (int)n, listen);
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE;
-	hints.ai_socktype = SOCK_STREAM;
-	if ((g = getaddrinfo(host, colon + 1, &hints, &ai)) != 0 || !ai)
-		return pr_error_set(err, PR_EUSAGE,
-				    "listen address '%.100s' is not a numeric ADDR:PORT: %s",
-				    listen, gai_strerror(g));
-	memcpy(ss, ai->ai_addr, ai->ai_addrlen);
-	freeaddrinfo(ai);
-	return 0;
-}
-
 int agent_run(agent_result *out, const job_env *env, const agent_opts *o, pr_error *err)
 {
 	const config_serve *cfg = &env->cfg->serve;
@@ -357,7 +329,7 @@ int agent_run(agent_result *out, const job_env *env, const agent_opts *o, pr_err
 		goto out;
 	}
 	if ((rc = snapshot_hostname(a.self, err)) < 0 ||
-	    (rc = parse_listen(&ss, o->listen, err)) < 0)
+	    (rc = netaddr_parse_listen(&ss, o->listen, err)) < 0)
 		goto out;
 	daemon = MHD_start_daemon(
 		MHD_USE_INTERNAL_POLLING_THREAD | (ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0), 0,

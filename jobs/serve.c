@@ -11,6 +11,7 @@
 #include "jobs/serve.h"
 #include "common/buf.h"
 #include "common/fileio.h"
+#include "common/netaddr.h"
 #include "common/timeutil.h"
 #include "jobs/access.h"
 #include "jobs/agent.h"
@@ -1324,35 +1325,6 @@ static int worker_loop(server *s, const job_env *wenv, const serve_opts *o, pr_e
 
 /* ---- serve_run ----------------------------------------------------------------- */
 
-static int parse_listen(struct sockaddr_storage *ss, const char *listen, pr_error *err)
-{
-	char host[128];
-	const char *colon = strrchr(listen, ':');
-	struct addrinfo hints, *ai = NULL;
-	size_t n;
-	int g;
-
-	memset(ss, 0, sizeof(*ss));
-	if (!colon || colon == listen)
-		return pr_error_set(err, PR_EUSAGE, "listen address '%.100s' is not ADDR:PORT",
-				    listen);
-	n = (size_t)(colon - listen);
-	if (listen[0] == '[' && n >= 2 && listen[n - 1] == ']')
-		snprintf(host, sizeof(host), "%.*s", (int)(n - 2), listen + 1);
-	else
-		snprintf(host, sizeof(host), "%.*s", (int)n, listen);
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE;
-	hints.ai_socktype = SOCK_STREAM;
-	if ((g = getaddrinfo(host, colon + 1, &hints, &ai)) != 0 || !ai)
-		return pr_error_set(err, PR_EUSAGE,
-				    "listen address '%.100s' is not a numeric ADDR:PORT: %s",
-				    listen, gai_strerror(g));
-	memcpy(ss, ai->ai_addr, ai->ai_addrlen);
-	freeaddrinfo(ai);
-	return 0;
-}
-
 int serve_run(serve_result *out, const job_env *env, const serve_opts *o, pr_error *err)
 {
 	const char *listen = o->listen ? o->listen : env->cfg->serve.listen;
@@ -1374,7 +1346,7 @@ int serve_run(serve_result *out, const job_env *env, const serve_opts *o, pr_err
 	pthread_mutex_init(&s.snap_mu, NULL);
 	pthread_cond_init(&s.snap_cv, NULL);
 	wenv.d = o->worker_db;
-	if ((rc = parse_listen(&ss, listen, err)) < 0)
+	if ((rc = netaddr_parse_listen(&ss, listen, err)) < 0)
 		goto out;
 	if (s.cfg->nagents) {
 		if (!s.cfg->agent_secret_env && !s.cfg->agent_secret_file) {
