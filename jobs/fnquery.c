@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/timeutil.h"
+
 #define FNQUERY_DEFAULT_LIMIT 1000
 /* A regular expression is the user's: it may not hold the database for long. */
 #define FNQUERY_TIMEOUT "set local statement_timeout = '30s'"
@@ -17,32 +19,47 @@
 #define ISO(c) "to_char(" c " at time zone 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
 
 /*
- * The matched functions, then their rows in the window, by the
- * (function_id, captured_at) index; $1 pattern, $2 match, $3 min self
- * share, $4 service id (0: any), $5 type, $6 since, $7 until (us), $8
- * limit + 1 (one more tells the list was cut).
+ * The matched functions, then their rows in the window; $1 pattern, $2
+ * match, $3 min self share, $4 service id (0: any), $5 type, $6 since,
+ * $7 until (us), $8 limit + 1 (one more tells the list was cut).
+ *
+ * The rows are read from the covering index on (function_id,
+ * self_share) alone (migration 023), never from the table: a function's
+ * rows lie one per capture, each on a page of its own, and reading those
+ * pages was nearly all of the query's time. So r takes only the columns
+ * the index holds, the service and type come from the capture, and the
+ * threshold is written so that the index can range over it (a share of
+ * null, a capture with no total, passes only a threshold of 0).
  */
 #define MATCHED \
 	"with f as (select id, name, file from functions where not synthetic and" \
 	"   case $2 when 'exact' then name = $1" \
 	"     when 'prefix' then left(name, length($1)) = $1 else name ~ $1 end)," \
-	" r as (select pf.* from profile_functions pf where pf.function_id in (select id from f)" \
+	" r as (select pf.profile_id, pf.function_id, pf.captured_at, pf.self_share," \
+	"   pf.total_share, p.service_id, p.profile_type, p.release, p.host" \
+	"   from profile_functions pf join profiles p on p.id = pf.profile_id" \
+	"   where pf.function_id in (select id from f)" \
 	"   and pf.captured_at >= " DB_US_TO_TS("$6") " and pf.captured_at < " DB_US_TO_TS("$7") \
-	"   and coalesce(pf.self_share, 0) >= $3::float8" \
-	"   and ($4::bigint = 0 or pf.service_id = $4)" \
-	"   and ($5::text is null or pf.profile_type = $5))"
+	"   and ($3::float8 <= 0 or pf.self_share >= $3::float8)" \
+	"   and ($4::bigint = 0 or p.service_id = $4)" \
+	"   and ($5::text is null or p.profile_type = $5))"
 
+/*
+ * The capture list as plain rows, made into JSON here: aggregating
+ * thousands of rows into one jsonb value in the server sorted them twice
+ * and spilled to disk, and cost more than reading them.
+ */
 static const char list_sql[] = MATCHED
-	" select coalesce(jsonb_agg(x.j order by x.at desc, x.id, x.fid), '[]')::text,"
-	"   (select count(*) from f)"
-	" from (select r.profile_id as id, r.function_id as fid, r.captured_at as at,"
-	"   jsonb_build_object('capture_id', r.profile_id, 'service', s.name,"
-	"   'type', r.profile_type, 'release', p.release, 'host', p.host,"
-	"   'captured_at', " ISO("r.captured_at") ", 'function', f.name, 'file', f.file,"
-	"   'self_share', r.self_share, 'total_share', r.total_share) as j"
-	"   from r join f on f.id = r.function_id join profiles p on p.id = r.profile_id"
-	"   join services s on s.id = r.service_id"
-	"   order by r.captured_at desc, r.profile_id, r.function_id limit $8) x";
+	" select r.profile_id, s.name, r.profile_type, r.release, r.host,"
+	"   " DB_TS_TO_US("r.captured_at") ", f.name, f.file, r.self_share, r.total_share"
+	" from r join f on f.id = r.function_id join services s on s.id = r.service_id"
+	" order by r.captured_at desc, r.profile_id, r.function_id limit $8";
+
+/* How many functions the pattern matched ($1, $2; the others unused). */
+static const char count_sql[] =
+	"select count(*) from functions where not synthetic and"
+	"   case $2 when 'exact' then name = $1"
+	"     when 'prefix' then left(name, length($1)) = $1 else name ~ $1 end";
 
 /* Per release or per day: $9 is 'release' or 'day'. */
 static const char agg_sql[] = MATCHED
@@ -56,11 +73,53 @@ static const char agg_sql[] = MATCHED
 	"   'mean_total_share', avg(r.total_share),"
 	"   'first', " ISO("min(r.captured_at)") ", 'last', " ISO("max(r.captured_at)") ") as j"
 	"   from r join f on f.id = r.function_id join services s on s.id = r.service_id"
-	"   join profiles p on p.id = r.profile_id"
-	"   cross join lateral (select case $9 when 'release' then p.release"
+	"   cross join lateral (select case $9 when 'release' then r.release"
 	"     else to_char(r.captured_at at time zone 'UTC', 'YYYY-MM-DD') end as grp) g"
 	"   group by r.service_id, r.profile_type, g.grp, r.function_id"
 	"   order by max(r.captured_at) desc limit $8) x";
+
+/* A text column as JSON: null stays null. */
+static json_t *text_of(const struct pg_result *res, int row, int col)
+{
+	const char *v = db_get_text(res, row, col);
+
+	return v ? json_string(v) : json_null();
+}
+
+/* A share column as JSON: null stays null. */
+static json_t *share_of(const struct pg_result *res, int row, int col)
+{
+	const char *v = db_get_text(res, row, col);
+
+	return v ? json_real(strtod(v, NULL)) : json_null();
+}
+
+/* list_sql's rows as the JSON objects fnquery_run returns. NULL: out of memory. */
+static json_t *list_rows(const struct pg_result *res)
+{
+	json_t *rows = json_array();
+
+	for (int i = 0; rows && i < db_rows(res); i++) {
+		char at[TIME_FMT_MAX];
+		int64_t us = db_get_i64(res, i, 5);
+		json_t *o;
+
+		/* Whole seconds, as every other listing shows a capture's time. */
+		time_format(at, us - (us % 1000000 + 1000000) % 1000000);
+		o = json_pack("{s:I,s:o,s:o,s:o,s:o,s:s,s:o,s:o,s:o,s:o}",
+			      "capture_id", (json_int_t)db_get_i64(res, i, 0),
+			      "service", text_of(res, i, 1), "type", text_of(res, i, 2),
+			      "release", text_of(res, i, 3), "host", text_of(res, i, 4),
+			      "captured_at", at, "function", text_of(res, i, 6),
+			      "file", text_of(res, i, 7), "self_share", share_of(res, i, 8),
+			      "total_share", share_of(res, i, 9));
+		if (!o || json_array_append_new(rows, o) < 0) {
+			json_decref(rows);
+			rows = NULL;
+		}
+	}
+	return rows;
+}
 
 int fnquery_run(json_t **out, db *d, const fnquery_opts *o, pr_error *err)
 {
@@ -94,7 +153,17 @@ int fnquery_run(json_t **out, db *d, const fnquery_opts *o, pr_error *err)
 			  o->by == FNQUERY_CAPTURES ? list_sql : agg_sql,
 			  o->by == FNQUERY_CAPTURES ? 8 : 9, p)) < 0)
 		goto out;
-	if (!(rows = json_loads(db_get_text(res, 0, 0), 0, NULL))) {
+	if (o->by == FNQUERY_CAPTURES) {
+		rows = list_rows(res);
+		db_result_free(res);
+		res = NULL;
+		if (rows && (rc = db_exec(d, &res, err, "counting the matched functions",
+					  count_sql, 2, p)) < 0)
+			goto out;
+	} else {
+		rows = json_loads(db_get_text(res, 0, 0), 0, NULL);
+	}
+	if (!rows) {
 		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
 		goto out;
 	}
@@ -103,7 +172,7 @@ int fnquery_run(json_t **out, db *d, const fnquery_opts *o, pr_error *err)
 		if (cut)
 			json_array_remove(rows, limit);
 		*out = json_pack("{s:o,s:b,s:I}", "rows", rows, "truncated", cut, "functions",
-				 (json_int_t)db_get_i64(res, 0, 1));
+				 (json_int_t)db_get_i64(res, 0, o->by == FNQUERY_CAPTURES ? 0 : 1));
 		rows = NULL;
 		if (!*out)
 			rc = pr_error_set(err, PR_ENOMEM, "out of memory");

@@ -244,10 +244,11 @@ static int delete_caps(ret *r, const char *ids, const char *why, uint64_t *delet
 		"   for update of p skip locked),"
 		" q as (insert into blob_sweep (blob_key) select distinct blob_key from c"
 		"   on conflict do nothing),"
-		" n as (select count(*) as rows from profile_functions"
-		"   where profile_id in (select id from c)),"
+		/* No foreign key cascades (migration 023): the rows go here. */
+		" n as (delete from profile_functions"
+		"   where profile_id in (select id from c) returning 1),"
 		" x as (delete from profiles where id in (select id from c) returning id)"
-		" select id, (select rows from n) from x order by id";
+		" select id, (select count(*) from n) from x order by id";
 	const char *p[2] = {r->at, ids};
 	PGresult *res = NULL;
 	buf done = BUF_INIT;
