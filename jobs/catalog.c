@@ -215,3 +215,23 @@ out:
 			c->v[i].added = false;
 	return rc;
 }
+
+int catalog_set_enabled(db *d, char *const *names, size_t n, bool enabled, pr_error *err)
+{
+	bool in_tx = false;
+	int rc;
+
+	if ((rc = db_begin(d, err)) < 0)
+		goto out;
+	in_tx = true;
+	for (size_t i = 0; i < n; i++)
+		if ((rc = db_service_set_enabled(d, names[i], enabled, err)) < 0)
+			goto out;
+	if ((rc = db_commit(d, err)) < 0)
+		goto out;
+	in_tx = false;
+out:
+	if (in_tx)
+		db_rollback(d);
+	return rc;
+}

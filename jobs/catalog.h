@@ -67,4 +67,11 @@ int catalog_from_config(catalog *c, const config *cfg, pr_error *err);
  */
 int catalog_register(db *d, catalog *c, pr_error *err);
 
+/*
+ * Enable (or disable) the services names[0..n) in one transaction: all or
+ * none. An unknown name is PR_ENOTFOUND naming it, and nothing changes.
+ * Each change is audited as `profreg service enable` audits one.
+ */
+int catalog_set_enabled(db *d, char *const *names, size_t n, bool enabled, pr_error *err);
+
 #endif

@@ -233,28 +233,37 @@ static int service_set(cli_ctx *ctx, int argc, char **argv)
 static int service_toggle(cli_ctx *ctx, int argc, char **argv, bool enable)
 {
 	static const char enable_desc[] =
-		"Opt a service in: its profiles are ingested and analysed.";
+		"Opt services in: their profiles are ingested and analysed. Several\n"
+		"names are changed in one transaction: all, or none when one is unknown.";
 	static const char disable_desc[] =
-		"Opt a service out: its profiles are refused and it is not analysed. "
-		"Stored data is kept.";
+		"Opt services out: their profiles are refused and they are not analysed.\n"
+		"Stored data is kept. Several names are changed in one transaction: all,\n"
+		"or none when one is unknown.";
 	pr_error err = PR_ERROR_INIT;
+	cli_parser *p = NULL;
+	const char *arg;
 	db *d = NULL;
-	int first, rc, status;
+	int c, first, rc, status;
 
-	status = parse_operands(ctx, argc, argv, no_opts,
-				enable ? "profreg service enable NAME"
-				       : "profreg service disable NAME",
-				enable ? enable_desc : disable_desc, true, NULL, &first);
+	if (cli_parser_new(&p, ctx, argc, argv, no_opts,
+			   enable ? "profreg service enable NAME..."
+				  : "profreg service disable NAME...",
+			   enable ? enable_desc : disable_desc) < 0)
+		return EXIT_RUNTIME;
+	while ((c = cli_next(p, &arg)) > 0)
+		;
+	status = cli_end(p, c, false, 1, -1, "one service NAME or more", &first);
 	if (status != CLI_GO)
 		return status;
 	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 ||
-	    (rc = db_service_set_enabled(d, argv[first], enable, &err)) < 0) {
+	    (rc = catalog_set_enabled(d, argv + first, (size_t)(argc - first), enable,
+				      &err)) < 0) {
 		db_close(d);
 		return cli_fail(ctx, &err);
 	}
 	db_close(d);
-	if (!ctx->quiet)
-		printf("%s service '%s'\n", enable ? "enabled" : "disabled", argv[first]);
+	for (int i = first; !ctx->quiet && i < argc; i++)
+		printf("%s service '%s'\n", enable ? "enabled" : "disabled", argv[i]);
 	return EXIT_OK;
 }
 

@@ -111,4 +111,19 @@ run pr service import
 [ $RC -eq 2 ] && ok "FILE or --from-config is required" || not_ok "usage" "rc=$RC"
 run pr service import "$T/cat.jsonl" --from-config
 [ $RC -eq 2 ] && ok "not both" || not_ok "usage both" "rc=$RC"
+# ---- enabling and disabling several at once ---------------------------------
+enabled() { sql "select string_agg(name || ':' || enabled, ',' order by name) from services
+	where name in ('cfg-a', 'cfg-b')"; }
+run pr service enable cfg-a cfg-b
+[ $RC -eq 0 ] && [ "$(enabled)" = "cfg-a:true,cfg-b:true" ] &&
+	[ "$(sql "select count(*) from audit_log where action = 'service.enable'
+		and object in ('service:cfg-a', 'service:cfg-b')")" = 2 ] &&
+	ok "service enable takes several names, each audited" || not_ok "enable many" "rc=$RC" "$ERR"
+run pr service disable cfg-a no-such-service cfg-b
+[ $RC -eq 4 ] && [ "$(enabled)" = "cfg-a:true,cfg-b:true" ] &&
+	[[ $ERR == *"'no-such-service'"* ]] && [ "$(grep -c . <<<"$ERR")" = 1 ] &&
+	ok "an unknown name among several changes none of them, and is named" ||
+	not_ok "disable with unknown" "rc=$RC" "$ERR" "$(enabled)"
+run pr service disable
+[ $RC -eq 2 ] && ok "enable/disable need a name" || not_ok "usage none" "rc=$RC"
 finish
