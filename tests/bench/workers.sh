@@ -8,6 +8,12 @@
 # whether the findings are the same.
 # Called by tests/bench/run with PG_CONNINFO, BIN, BUILD and TMP set, or
 # on its own: tests/bench/workers.sh (starts a throwaway PostgreSQL).
+#
+# At fleet scale, e.g. 10,000 services of 50 functions over 7 days, with
+# one of the 3 workers killed (SIGKILL) once a tenth of the tasks are done:
+#   BENCH_WORKER_SERVICES=10000 BENCH_WORKER_FUNCTIONS=50 BENCH_WORKER_DAYS=7 \
+#   BENCH_WORKER_PER_DAY=1 BENCH_WORKER_NIGHTS="1 4" BENCH_WORKER_KILL=1 \
+#   tests/bench/workers.sh
 set -eu
 BUILD=${BUILD:-build}
 BIN=${BIN:-bin}
@@ -21,21 +27,29 @@ if [ -z "${PG_CONNINFO:-}" ]; then
 	pg_tmp_start "$TMP/db" || exit 3
 fi
 SERVICES=${BENCH_WORKER_SERVICES:-100}
+NIGHTS=${BENCH_WORKER_NIGHTS:-1 2 4}
+KILL=${BENCH_WORKER_KILL:-0}
 W=$TMP/workers
 rm -rf "$W" && mkdir -p "$W/drop"
-"$BUILD/sim/fleetgen" --out "$W/fleet" --services "$SERVICES" --functions 200 --seed 13 >"$W/gen.txt"
+"$BUILD/sim/fleetgen" --out "$W/fleet" --services "$SERVICES" \
+	--functions "${BENCH_WORKER_FUNCTIONS:-200}" --days "${BENCH_WORKER_DAYS:-14}" \
+	--per-day "${BENCH_WORKER_PER_DAY:-2}" --seed 13 >"$W/gen.txt"
 at=$(sed -n 's/^at: //p' "$W/gen.txt")
 rel=$(sed -n 's/^release: //p' "$W/gen.txt")
-# The baseline is ingested once, beforehand; the night's captures wait in drop folders.
+# The baseline is ingested once, beforehand; the night's captures wait in
+# drop folders, each file with its metadata beside it (one awk pass: a
+# shell loop over 40,000 lines takes longer than the night).
 grep -v "\"release\":\"$rel\"" "$W/fleet/manifest.jsonl" >"$W/base.jsonl" || true
 sed -i "s#\"path\":\"#\"path\":\"$W/fleet/#" "$W/base.jsonl"
-grep "\"release\":\"$rel\"" "$W/fleet/manifest.jsonl" | while IFS= read -r line; do
-	path=$(sed 's/.*"path":"\([^"]*\)".*/\1/' <<<"$line")
-	svc=$(sed 's/.*"service":"\([^"]*\)".*/\1/' <<<"$line")
-	mkdir -p "$W/drop/$svc"
-	cp "$W/fleet/$path" "$W/drop/$svc/"
-	sed 's/"path":"[^"]*",//; s/"service":"[^"]*",//' <<<"$line" >"$W/drop/$svc/$(basename "$path").json"
-done
+grep "\"release\":\"$rel\"" "$W/fleet/manifest.jsonl" | awk -v fleet="$W/fleet" -v drop="$W/drop" '{
+	path = $0; sub(/.*"path":"/, "", path); sub(/".*/, "", path)
+	svc = $0; sub(/.*"service":"/, "", svc); sub(/".*/, "", svc)
+	base = path; sub(/.*\//, "", base)
+	meta = $0; sub(/"path":"[^"]*",/, "", meta); sub(/"service":"[^"]*",/, "", meta)
+	if (!(svc in made)) { made[svc] = 1; system("mkdir -p \"" drop "/" svc "\"") }
+	print fleet "/" path "\t" drop "/" svc "/" base
+	print meta > (drop "/" svc "/" base ".json"); close(drop "/" svc "/" base ".json")
+}' | while IFS=$'\t' read -r from to; do ln "$from" "$to"; done
 {
 	echo '{"services": {'
 	sep=""
@@ -49,7 +63,8 @@ psql "$PG_CONNINFO" -qAt -c "drop database if exists bench_workers_base" \
 	-c "create database bench_workers_base" >/dev/null 2>&1
 BASE=("$BIN/profreg" --db "$PG_CONNINFO dbname=bench_workers_base" --home "$W/home-base" --quiet)
 "${BASE[@]}" db init
-while read -r s; do "${BASE[@]}" service add "$s" && "${BASE[@]}" service enable "$s"; done <"$W/fleet/services.txt"
+xargs "${BASE[@]}" service add <"$W/fleet/services.txt"
+xargs "${BASE[@]}" service enable <"$W/fleet/services.txt"
 split -n l/2 -d "$W/base.jsonl" "$W/base.part."
 for part in "$W"/base.part.*; do "${BASE[@]}" ingest --manifest "$part" & done
 wait
@@ -71,7 +86,22 @@ night() {
 			"${P[@]}" --quiet worker --idle-exit 2 >/dev/null &
 			pids="$pids $!"
 		done
-		"${P[@]}" nightly --at "$at" --workers --json >"$W/night-$n.json" || true
+		"${P[@]}" nightly --at "$at" --workers --json >"$W/night-$n.json" &
+		local coord=$! victim=${pids# }
+		victim=${victim%% *}
+		if [ "$KILL" = 1 ] && [ "$n" -gt 2 ]; then
+			# SIGKILL one worker once a tenth of the tasks are done: its
+			# task is claimed again when its lease runs out.
+			local q="select count(*) filter (where state = 'done') * 10 >= greatest(count(*), 1)
+				from tasks where run_id = (select max(run_id) from tasks)"
+			for _ in $(seq 36000); do
+				[ "$(psql "$PG_CONNINFO dbname=$dbn" -qAt -c "$q" 2>/dev/null)" = t ] && break
+				kill -0 "$coord" 2>/dev/null || break
+				sleep 0.1
+			done
+			kill -9 "$victim" 2>/dev/null && echo "killed worker $victim" >"$W/killed-$n.txt"
+		fi
+		wait "$coord" || true
 	fi
 	t1=$(date +%s.%N)
 	for p in $pids; do kill -TERM "$p" 2>/dev/null || true; done
@@ -81,14 +111,19 @@ night() {
 		>"$W/findings-$n.txt"
 	awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }'
 }
-t1=$(night 1)
-t2=$(night 2)
-t4=$(night 4)
 same() { cmp -s "$W/findings-1.txt" "$W/findings-$1.txt" && echo "same findings" || echo "FINDINGS DIFFER"; }
+declare -A took
+for n in $NIGHTS; do took[$n]=$(night "$n"); done
 nf=$(grep -c . "$W/findings-1.txt" || true)
 printf 'simulated night over workers: %d services, %d night captures collected, %d findings\n' \
 	"$SERVICES" "$ncur" "$nf"
-awk -v t="$t1" 'BEGIN { printf "  1 process              %6.2f s  (reference)\n", t }'
-awk -v t="$t2" -v r="$t1" -v s="$(same 2)" 'BEGIN { printf "  coordinator + 1 worker %6.2f s  %.2fx the single process  %s\n", t, t / r, s }'
-awk -v t="$t4" -v r="$t1" -v s="$(same 4)" 'BEGIN { printf "  coordinator + 3 workers %5.2f s  %.2fx the single process  %s\n", t, t / r, s }'
+awk -v t="${took[1]}" 'BEGIN { printf "  1 process               %7.2f s  (reference)\n", t }'
+for n in $NIGHTS; do
+	[ "$n" = 1 ] && continue
+	k=""
+	[ -f "$W/killed-$n.txt" ] && k=", one worker killed"
+	awk -v t="${took[$n]}" -v r="${took[1]}" -v s="$(same "$n")" -v w=$((n - 1)) -v k="$k" 'BEGIN {
+		printf "  coordinator + %d worker%s %7.2f s  %.2fx the single process  %s%s\n",
+			w, (w > 1 ? "s" : " "), t, t / r, s, k }'
+done
 echo "  ($(nproc) cores: on a machine this small more processes share the same cores and database)"
