@@ -754,29 +754,50 @@ static int batch_service(const db_service **out, db *d, db_service *svcs, size_t
 	return 0;
 }
 
-size_t ingest_files(ingest_result *outs, pr_error *errs, db *d, blob_store *bs,
-		    const ingest_request *reqs, size_t n, const profile_limits *lim,
-		    unsigned jobs)
-{
-	db_service *svcs = NULL;
-	item *items = NULL;
-	size_t nsvcs = 0, stop = n;
+struct ingest_batch {
+	item *items;
+	db_service *svcs;
+	size_t n, nsvcs, stop;
+};
 
-	if (n == 0)
-		return 0;
+void ingest_batch_free(ingest_batch *b)
+{
+	if (!b)
+		return;
+	for (size_t i = 0; i < b->n; i++) {
+		profile_summary_release(&b->items[i].sum);
+		profile_free(b->items[i].p);
+		buf_release(&b->items[i].raw);
+	}
+	for (size_t i = 0; i < b->nsvcs; i++)
+		db_service_release(&b->svcs[i]);
+	free(b->svcs);
+	free(b->items);
+	free(b);
+}
+
+ingest_batch *ingest_batch_prepare(ingest_result *outs, pr_error *errs, db *d,
+				   const ingest_request *reqs, size_t n,
+				   const profile_limits *lim, unsigned jobs)
+{
+	ingest_batch *b = calloc(1, sizeof(*b));
+	item *items;
+
 	for (size_t i = 0; i < n; i++) {
 		memset(&outs[i], 0, sizeof(outs[i]));
 		pr_error_clear(&errs[i]);
 	}
-	if (!(items = calloc(n, sizeof(*items))) || !(svcs = calloc(n, sizeof(*svcs)))) {
-		pr_error_set(&errs[0], PR_ENOMEM, "cannot ingest '%s': out of memory",
-			     reqs[0].display ? reqs[0].display : reqs[0].path);
-		outs[0].infra = true;
-		free(items);
-		return 1;
+	if (!b || !(b->items = calloc(n ? n : 1, sizeof(*b->items))) ||
+	    !(b->svcs = calloc(n ? n : 1, sizeof(*b->svcs)))) {
+		if (b)
+			free(b->items);
+		free(b);
+		return NULL;
 	}
+	items = b->items;
+	b->n = b->stop = n;
 	/* Every caller's metadata is checked here, whatever path it came by. */
-	for (size_t i = 0; i < stop; i++) {
+	for (size_t i = 0; i < b->stop; i++) {
 		item *it = &items[i];
 		it->req = &reqs[i];
 		it->name = reqs[i].display ? reqs[i].display : reqs[i].path;
@@ -785,18 +806,18 @@ size_t ingest_files(ingest_result *outs, pr_error *errs, db *d, blob_store *bs,
 		it->next = ST_DONE;
 		if ((it->rc = ingest_validate(it->req, &it->e)) < 0)
 			continue;
-		if ((it->rc = batch_service(&it->svc, d, svcs, &nsvcs, it->req->service,
+		if ((it->rc = batch_service(&it->svc, d, b->svcs, &b->nsvcs, it->req->service,
 					    &it->e)) < 0 ||
 		    (it->rc = check_service(it->svc, it->req->service, &it->e)) < 0) {
 			if (item_failed_infra(it))
-				stop = i + 1;
+				b->stop = i + 1;
 			continue;
 		}
 		it->next = ST_READ;
 	}
-	run_stage(items, stop, ST_READ, jobs);
-	stop = first_stop(items, stop);
-	for (size_t i = 0; i < stop; i++) {
+	run_stage(items, b->stop, ST_READ, jobs);
+	b->stop = first_stop(items, b->stop);
+	for (size_t i = 0; i < b->stop; i++) {
 		item *it = &items[i];
 		int64_t found;
 		if (it->next != ST_FIND)
@@ -812,26 +833,40 @@ size_t ingest_files(ingest_result *outs, pr_error *errs, db *d, blob_store *bs,
 			it->next = ST_PARSE;
 		} else {
 			it->next = ST_DONE;
-			stop = i + 1;
+			b->stop = i + 1;
 		}
 	}
-	run_stage(items, stop, ST_PARSE, jobs);
-	stop = first_stop(items, stop);
-	store_all(d, bs, items, &stop);
-	for (size_t i = 0; i < n; i++) {
-		if (i < stop) {
-			item_finish(&items[i], &errs[i]);
-			continue;
-		}
-		profile_summary_release(&items[i].sum);
-		profile_free(items[i].p);
-		buf_release(&items[i].raw);
-	}
-	for (size_t i = 0; i < nsvcs; i++)
-		db_service_release(&svcs[i]);
-	free(svcs);
-	free(items);
+	run_stage(items, b->stop, ST_PARSE, jobs);
+	b->stop = first_stop(items, b->stop);
+	return b;
+}
+
+size_t ingest_batch_store(ingest_batch *b, pr_error *errs, db *d, blob_store *bs)
+{
+	size_t stop = b->stop;
+
+	store_all(d, bs, b->items, &stop);
+	for (size_t i = 0; i < stop; i++)
+		item_finish(&b->items[i], &errs[i]);
+	ingest_batch_free(b);
 	return stop;
+}
+
+size_t ingest_files(ingest_result *outs, pr_error *errs, db *d, blob_store *bs,
+		    const ingest_request *reqs, size_t n, const profile_limits *lim,
+		    unsigned jobs)
+{
+	ingest_batch *b;
+
+	if (n == 0)
+		return 0;
+	if (!(b = ingest_batch_prepare(outs, errs, d, reqs, n, lim, jobs))) {
+		pr_error_set(&errs[0], PR_ENOMEM, "cannot ingest '%s': out of memory",
+			     reqs[0].display ? reqs[0].display : reqs[0].path);
+		outs[0].infra = true;
+		return 1;
+	}
+	return ingest_batch_store(b, errs, d, bs);
 }
 
 int ingest_file(ingest_result *out, db *d, blob_store *bs,

@@ -160,4 +160,23 @@ size_t ingest_files(ingest_result *outs, pr_error *errs, db *d, blob_store *bs,
 		    const ingest_request *reqs, size_t n, const profile_limits *lim,
 		    unsigned jobs);
 
+/*
+ * ingest_files in two halves, so that one batch can be read and parsed
+ * while the one before it is written (on another connection, by another
+ * thread): ingest_batch_prepare checks, reads, looks up and parses
+ * reqs[0..n) on d (service and already-stored look-ups only), and
+ * ingest_batch_store writes them on its d, fills errs and frees the
+ * batch, returning what ingest_files returns. reqs, outs and errs must
+ * outlive the batch. A capture stored by the batch before, not yet
+ * committed when this one looked, is found by the store and comes back
+ * as already stored, as when two ingests race. NULL: out of memory.
+ * ingest_batch_free drops a prepared batch unwritten.
+ */
+typedef struct ingest_batch ingest_batch;
+ingest_batch *ingest_batch_prepare(ingest_result *outs, pr_error *errs, db *d,
+				   const ingest_request *reqs, size_t n,
+				   const profile_limits *lim, unsigned jobs);
+size_t ingest_batch_store(ingest_batch *b, pr_error *errs, db *d, blob_store *bs);
+void ingest_batch_free(ingest_batch *b);
+
 #endif
