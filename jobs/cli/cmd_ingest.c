@@ -11,6 +11,7 @@
 #include "jobs/config.h"
 
 #include <jansson.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -65,7 +66,8 @@ static const cli_option ingest_opts[] = {
 	{"max-string-length", required_argument, O_MAX_STRING, "N",
 	 "longest function or file name (default 65536)"},
 	{"jobs", required_argument, O_JOBS, "N",
-	 "read and parse on N threads (default 1)"},
+	 "read and parse on N threads; from 2, the next batch is read while one is "
+	 "written (default 1)"},
 	{NULL, 0, 0, NULL, NULL},
 };
 
@@ -81,6 +83,9 @@ typedef struct ingest_run {
 	bool progress;
 	size_t done, total;
 	unsigned jobs;
+	struct flight *fl[2]; /* two batches: one fills while the other is in flight */
+	struct flight *held;  /* read and parsed, not yet written */
+	db *d2;               /* with --jobs 2 or more: reads the next batch's look-ups */
 } ingest_run;
 
 /*
@@ -101,6 +106,25 @@ typedef struct batch {
 	uint64_t bytes;
 	bool prefix;      /* errors start with `where` (a manifest's lines) */
 } batch;
+
+/*
+ * A batch on its way: its entries, and the requests, results and errors
+ * ingest fills for them. With --jobs 2 or more two are in flight: while
+ * one is written on the main connection, a thread reads and parses the
+ * next (its look-ups on a second connection), so the parsing and the
+ * server's work overlap.
+ */
+typedef struct flight {
+	batch b;
+	ingest_request reqs[BATCH_MAX];
+	ingest_result res[BATCH_MAX];
+	pr_error errs[BATCH_MAX];
+	size_t nreq;
+	ingest_batch *ib;  /* prepared, not yet written */
+	bool oom;          /* preparing it ran out of memory */
+	db *d;             /* for the thread: where to look up */
+	const ingest_run *run;
+} flight;
 
 /* Add "K=V" to a JSON object of tags. */
 static int add_tag(json_t *tags, const char *kv, pr_error *err)
@@ -233,29 +257,59 @@ static bool batch_full(const batch *b, const ingest_request *req, uint64_t *size
 	return b->n == BATCH_MAX || (b->n > 0 && b->bytes + *size > BATCH_BYTES);
 }
 
-/*
- * Ingest the batch's requests and record every entry in order. True when
- * the run must stop: the database, the blob store or memory failed, and
- * every later ingest would fail the same way; `rest` entries follow the
- * batch.
- */
-static bool batch_flush(ingest_run *run, batch *b, size_t rest)
+/* Move b's entries into f (b is left empty, to be filled again) and list f's requests. */
+static void flight_take(flight *f, batch *b)
 {
-	ingest_request reqs[BATCH_MAX];
-	ingest_result res[BATCH_MAX];
-	pr_error errs[BATCH_MAX];
-	size_t nreq = 0, k = 0, tried = 0;
+	f->b = *b;
+	memset(b->ent, 0, sizeof(b->ent[0]) * b->n);
+	b->n = 0;
+	b->bytes = 0;
+	f->nreq = 0;
+	f->ib = NULL;
+	f->oom = false;
+	for (size_t i = 0; i < f->b.n; i++)
+		if (!f->b.ent[i].err.code)
+			f->reqs[f->nreq++] = f->b.ent[i].req;
+}
+
+/* Check, read, look up and parse f's requests on f->d; nothing is written. */
+static void *flight_prepare(void *arg)
+{
+	flight *f = arg;
+
+	if (f->nreq) {
+		f->ib = ingest_batch_prepare(f->res, f->errs, f->d, f->reqs, f->nreq,
+					     &f->run->lim, f->run->jobs);
+		f->oom = !f->ib;
+	}
+	return NULL;
+}
+
+/*
+ * Write f's captures and record every entry in order. True when the run
+ * must stop: the database, the blob store or memory failed, and every
+ * later ingest would fail the same way; `rest` entries follow the batch.
+ */
+static bool flight_finish(ingest_run *run, flight *f, size_t rest)
+{
+	const batch *b = &f->b;
+	size_t k = 0, tried = 0;
 	bool stop = false;
 
-	for (size_t i = 0; i < b->n; i++)
-		if (!b->ent[i].err.code)
-			reqs[nreq++] = b->ent[i].req;
-	if (nreq) {
-		progress(run, reqs[0].display ? reqs[0].display : reqs[0].path);
-		tried = ingest_files(res, errs, run->d, run->bs, reqs, nreq, &run->lim, run->jobs);
+	if (f->nreq) {
+		progress(run, f->reqs[0].display ? f->reqs[0].display : f->reqs[0].path);
+		if (f->oom) {
+			pr_error_set(&f->errs[0], PR_ENOMEM, "cannot ingest '%s': out of memory",
+				     f->reqs[0].display ? f->reqs[0].display : f->reqs[0].path);
+			f->res[0].infra = true;
+			tried = 1;
+		} else {
+			tried = ingest_batch_store(f->ib, f->errs, run->d, run->bs);
+		}
+		f->ib = NULL;
 	}
 	for (size_t i = 0; i < b->n && !stop; i++) {
-		pending *e = &b->ent[i];
+		const pending *e = &b->ent[i];
 		pr_error err = PR_ERROR_INIT;
 
 		if (e->err.code) {
@@ -264,24 +318,82 @@ static bool batch_flush(ingest_run *run, batch *b, size_t rest)
 		}
 		if (k >= tried)
 			break; /* not reached: the batch stopped before */
-		if (errs[k].code && (res[k].infra || errs[k].code == PR_ENOMEM) && e->where) {
-			record_stop(run, e->where, &errs[k], b->n - i - 1 + rest);
+		if (f->errs[k].code && (f->res[k].infra || f->errs[k].code == PR_ENOMEM) &&
+		    e->where) {
+			record_stop(run, e->where, &f->errs[k], b->n - i - 1 + rest);
 			stop = true;
 			break;
 		}
-		if (errs[k].code && b->prefix)
-			pr_error_set(&err, errs[k].code, "%s: %s", e->where, errs[k].msg);
-		else if (errs[k].code)
-			err = errs[k];
-		record(run, e->name, &res[k], &err);
-		if (errs[k].code && (res[k].infra || errs[k].code == PR_ENOMEM)) {
+		if (f->errs[k].code && b->prefix)
+			pr_error_set(&err, f->errs[k].code, "%s: %s", e->where, f->errs[k].msg);
+		else if (f->errs[k].code)
+			err = f->errs[k];
+		record(run, e->name, &f->res[k], &err);
+		if (f->errs[k].code && (f->res[k].infra || f->errs[k].code == PR_ENOMEM)) {
 			stop = true; /* a single file: nothing left to count */
 			break;
 		}
 		k++;
 	}
-	batch_clear(b);
+	batch_clear(&f->b);
 	return stop;
+}
+
+/* Drop f unwritten and unrecorded (the run stopped before it). */
+static void flight_drop(flight *f)
+{
+	ingest_batch_free(f->ib);
+	f->ib = NULL;
+	batch_clear(&f->b);
+}
+
+/*
+ * Hand the batch b (left empty) to be ingested, and record what is done.
+ * One connection: b is read, parsed and written now. Two: b is read and
+ * parsed by a thread while the batch before it is written and recorded,
+ * and b is written by the next call or by batch_drain. True when the run
+ * must stop (see flight_finish); `rest` entries follow b.
+ */
+static bool batch_flush(ingest_run *run, batch *b, size_t rest)
+{
+	flight *prev = run->held, *f = prev == run->fl[0] ? run->fl[1] : run->fl[0];
+	pthread_t tid;
+	bool stop = false, threaded;
+
+	flight_take(f, b);
+	f->run = run;
+	if (!run->d2) {
+		f->d = run->d;
+		flight_prepare(f);
+		return flight_finish(run, f, rest);
+	}
+	f->d = run->d2;
+	threaded = pthread_create(&tid, NULL, flight_prepare, f) == 0;
+	if (!threaded)
+		flight_prepare(f);
+	if (prev) {
+		run->held = NULL;
+		stop = flight_finish(run, prev, rest + f->b.n);
+	}
+	if (threaded)
+		pthread_join(tid, NULL);
+	if (stop) {
+		flight_drop(f);
+		return true;
+	}
+	run->held = f;
+	return false;
+}
+
+/* Write and record the batch batch_flush left in flight, if any. */
+static bool batch_drain(ingest_run *run)
+{
+	flight *f = run->held;
+
+	if (!f)
+		return false;
+	run->held = NULL;
+	return flight_finish(run, f, 0);
 }
 
 static char *dir_of(const char *path)
@@ -556,8 +668,13 @@ int cmd_ingest(cli_ctx *ctx, int argc, char **argv)
 		base.tags_json = tags_text = json_dumps(tags, JSON_COMPACT | JSON_SORT_KEYS);
 
 	if ((rc = ctx_db_open(ctx, &run.d, &err)) < 0 ||
+	    (jobs > 1 && (rc = ctx_db_open(ctx, &run.d2, &err)) < 0) ||
 	    (rc = ctx_blobs_open(ctx, &run.bs, &err)) < 0)
 		goto fail;
+	if (!(run.fl[0] = calloc(1, sizeof(flight))) || !(run.fl[1] = calloc(1, sizeof(flight)))) {
+		rc = pr_error_set(&err, PR_ENOMEM, "out of memory");
+		goto fail;
+	}
 	status = EXIT_OK;
 	run.jobs = (unsigned)jobs;
 	if (ctx->json)
@@ -565,11 +682,14 @@ int cmd_ingest(cli_ctx *ctx, int argc, char **argv)
 	run.total = (size_t)(argc - first);
 	run.progress = !ctx->quiet && !ctx->json && isatty(STDERR_FILENO) && isatty(STDOUT_FILENO);
 	if (manifest) {
-		if ((status = ingest_manifest(&run, manifest)) != EXIT_OK)
+		status = ingest_manifest(&run, manifest);
+		batch_drain(&run);
+		if (status != EXIT_OK)
 			goto out;
 	} else {
 		run.progress = run.progress && run.total > 1;
 		ingest_list(&run, &base, argv + first, (size_t)(argc - first));
+		batch_drain(&run);
 	}
 	progress_end(&run);
 	if (run.results) {
@@ -591,10 +711,15 @@ int cmd_ingest(cli_ctx *ctx, int argc, char **argv)
 fail:
 	status = cli_fail(ctx, &err);
 out:
+	if (run.held)
+		flight_drop(run.held);
+	free(run.fl[0]);
+	free(run.fl[1]);
 	json_decref(run.results);
 	json_decref(tags);
 	free(tags_text);
 	blob_store_free(run.bs);
+	db_close(run.d2);
 	db_close(run.d);
 	return status;
 }
