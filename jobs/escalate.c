@@ -9,7 +9,6 @@
 #include "jobs/runs.h"
 #include "jobs/signals.h"
 #include "pipeline/prom.h"
-#include "stats/stats.h"
 
 #include <inttypes.h>
 #include <jansson.h>

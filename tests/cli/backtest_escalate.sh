@@ -135,6 +135,31 @@ run pr --config "$T/cfg.json" "${BT[@]}" --incidents "$T/incidents.jsonl"
 [ -z "$(sed -n '/^escalation replay/,$p' <<<"$OUT" | awk 'length > 80')" ] &&
 	ok "the replay's text fits 80 columns" || not_ok "80 columns" "$OUT"
 
+# Hostile host names (a terminal escape, a bidirectional override, 256 bytes) are
+# shown escaped in the text and kept whole in the JSON.
+pr --quiet service add odd && pr --quiet service enable odd
+long=$(printf 'x%.0s' $(seq 256))
+sql "insert into signal_samples (service_id, host, signal, at, value)
+	select s.id, h, 'p99_latency', $T0 + make_interval(mins => m),
+	case when m between 90 and 94 then 0.07 else 0.05 + 0.001 * (m % 3) end
+	from services s, unnest(array[E'\\x1b[31mevil\\u202e', '$long']) h,
+	generate_series(-60, 180) m where s.name = 'odd'" >/dev/null
+echo '{"escalate": {"services": {"odd": {"signals": {"p99_latency": "q"}}}}}' >"$T/odd.json"
+run pr --config "$T/odd.json" "${BT[@]}" --json
+[ $RC -eq 0 ] && [ "$(jq -r '.escalation.services[0].first_escalation.host' <<<"$OUT")" = \
+	$'\x1b[31mevil\u202e' ] &&
+	[ "$(jq '[.escalation.services[0].events[] | select(.action == "escalated")] | length' \
+		<<<"$OUT")" = 2 ] &&
+	ok "hostile host names are replayed like any other, whole in the JSON" ||
+	not_ok "hostile json" "rc=$RC $ERR $(jq -c .escalation.services[0].first_escalation <<<"$OUT")"
+run pr --config "$T/odd.json" "${BT[@]}"
+out=$OUT
+run pr --config "$T/odd.json" --wide "${BT[@]}"
+[ $RC -eq 0 ] && [[ $out$OUT != *$'\x1b'* ]] && [[ $out$OUT != *$'\u202e'* ]] &&
+	[[ $OUT == *'\x1b[31mevil\u{202e}'* ]] &&
+	ok "... and escaped in the text (whole with --wide)" ||
+	not_ok "hostile text" "$(cat -v <<<"$out$OUT")"
+
 # Edges: no samples in the range, no escalate section, a bad window.
 EMPTY=(backtest --since 2026-02-01T00:00:00Z --until 2026-02-02T00:00:00Z)
 run pr --config "$T/cfg.json" "${EMPTY[@]}" --json
