@@ -6,6 +6,7 @@
 #include "jobs/backtest.h"
 #include "baselines/analysis.h"
 #include "common/timeutil.h"
+#include "jobs/escreplay.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -200,6 +201,38 @@ out:
 	return rc;
 }
 
+/* The escalation rules replayed over the range's signal samples. */
+static int escalation(backtest_result *out, const job_env *env, const backtest_opts *o,
+		      pr_error *err)
+{
+	escreplay_opts eo;
+	const char **svc = NULL;
+	int64_t *at = NULL;
+	int rc;
+
+	memset(&eo, 0, sizeof(eo));
+	if (o->nincidents && (!(svc = calloc(o->nincidents, sizeof(*svc))) ||
+			      !(at = calloc(o->nincidents, sizeof(*at))))) {
+		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t k = 0; k < o->nincidents; k++) {
+		svc[k] = o->incidents[k].service;
+		at[k] = o->incidents[k].at_us;
+	}
+	eo.since_us = o->since_us;
+	eo.until_us = o->until_us;
+	eo.window_us = o->escalation_window_us;
+	eo.incident_service = svc;
+	eo.incident_at_us = at;
+	eo.nincidents = o->nincidents;
+	rc = escreplay_run(&out->escalation, env, &eo, err);
+out:
+	free(svc);
+	free(at);
+	return rc;
+}
+
 int backtest_run(backtest_result *out, const job_env *env, const backtest_opts *o,
 		 pr_error *err)
 {
@@ -235,6 +268,7 @@ int backtest_run(backtest_result *out, const job_env *env, const backtest_opts *
 		if ((rc = one_night(out, env, o, svcs, nsvcs, end, night, err)) < 0)
 			goto out;
 	}
+	rc = escalation(out, env, o, err);
 out:
 	for (size_t i = 0; i < nsvcs; i++)
 		db_service_release(&svcs[i]);
@@ -246,5 +280,6 @@ void backtest_result_release(backtest_result *r)
 {
 	json_decref(r->incidents);
 	json_decref(r->nights_json);
+	json_decref(r->escalation);
 	memset(r, 0, sizeof(*r));
 }

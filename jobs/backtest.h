@@ -10,6 +10,11 @@
  * result tells for each whether and on which night it would have been
  * found, and counts the regressions raised on every other service-night,
  * the false findings an on-call engineer would have been paged for.
+ *
+ * When the config has an escalate section, the escalation rules are
+ * replayed too over the stored signal samples of the range
+ * (jobs/escreplay.h): escalations, host-minutes and captures per
+ * service, and for each incident whether an escalation started near it.
  */
 #ifndef PR_BACKTEST_H
 #define PR_BACKTEST_H
@@ -44,6 +49,8 @@ typedef struct backtest_opts {
 	int64_t night_us;            /* a night's length; 0: 24 hours */
 	const backtest_incident *incidents;
 	size_t nincidents;
+	/* the escalation replay: an escalation this near an incident counts; 0: the default */
+	int64_t escalation_window_us;
 } backtest_opts;
 
 typedef struct backtest_result {
@@ -55,6 +62,7 @@ typedef struct backtest_result {
 	size_t clean_service_nights;  /* analysed service-nights no incident covers */
 	struct json_t *incidents;     /* per incident: found, night, finding */
 	struct json_t *nights_json;   /* per night: at, analysed, regressions */
+	struct json_t *escalation;    /* the escalation replay (jobs/escreplay.h) */
 } backtest_result;
 
 /*

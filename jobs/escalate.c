@@ -5,10 +5,10 @@
 #include "jobs/escalate.h"
 #include "jobs/capreq.h"
 #include "jobs/collect.h"
+#include "jobs/escrules.h"
 #include "jobs/runs.h"
 #include "jobs/signals.h"
 #include "pipeline/prom.h"
-#include "stats/band.h"
 
 #include <inttypes.h>
 #include <jansson.h>
@@ -26,14 +26,13 @@
 /* One host of a service in this run: its stored state and what this run read. */
 typedef struct hstate {
 	char host[260];
-	/* stored (escalation_hosts) */
-	int level, out_runs;
-	int64_t in_band_since, level2_until, last_capture, session_id;
-	bool level2_used, stored;
+	/* stored (escalation_hosts): the rules' state and the session followed */
+	escrules_host st;
+	int64_t session_id;
+	bool stored;
 	struct saved {
-		int level, out_runs;
-		int64_t in_band_since, level2_until, last_capture, session_id;
-		bool level2_used;
+		escrules_host st;
+		int64_t session_id;
 	} saved; /* as read: a row that did not change is not written again */
 	/* this run */
 	bool seen, outside, large;
@@ -51,6 +50,7 @@ typedef struct svc_run {
 	const config_escalate *e;
 	const config_escalate_service *es;
 	const config_service *cs;
+	escrules_rules rules;
 	db_service svc;
 	hstate *h;
 	size_t nh, caph;
@@ -101,17 +101,22 @@ static hstate *host_get(svc_run *s, const char *host)
 
 /* ---- escalation_hosts ------------------------------------------------------- */
 
-/* The stored part of `h`, padding zeroed so that two can be compared with memcmp. */
+/* The stored part of `h`. */
 static void saved_of(struct saved *out, const hstate *h)
 {
-	memset(out, 0, sizeof(*out));
-	out->level = h->level;
-	out->out_runs = h->out_runs;
-	out->in_band_since = h->in_band_since;
-	out->level2_until = h->level2_until;
-	out->last_capture = h->last_capture;
+	out->st = h->st;
 	out->session_id = h->session_id;
-	out->level2_used = h->level2_used;
+}
+
+/* Is the stored part of `h` still as it was read? */
+static bool unchanged(const hstate *h)
+{
+	const escrules_host *a = &h->st, *b = &h->saved.st;
+
+	return a->level == b->level && a->out_runs == b->out_runs &&
+	       a->in_band_since == b->in_band_since && a->level2_until == b->level2_until &&
+	       a->last_capture == b->last_capture && a->level2_used == b->level2_used &&
+	       h->session_id == h->saved.session_id;
 }
 
 static int states_load(svc_run *s, pr_error *err)
@@ -138,12 +143,12 @@ static int states_load(svc_run *s, pr_error *err)
 			return oom(err);
 		}
 		h->stored = true;
-		h->level = (int)db_get_i64(res, i, 1);
-		h->out_runs = (int)db_get_i64(res, i, 2);
-		h->in_band_since = db_get_i64(res, i, 3);
-		h->level2_until = db_get_i64(res, i, 4);
-		h->level2_used = db_get_bool(res, i, 5);
-		h->last_capture = db_get_i64(res, i, 6);
+		h->st.level = (int)db_get_i64(res, i, 1);
+		h->st.out_runs = (int)db_get_i64(res, i, 2);
+		h->st.in_band_since = db_get_i64(res, i, 3);
+		h->st.level2_until = db_get_i64(res, i, 4);
+		h->st.level2_used = db_get_bool(res, i, 5);
+		h->st.last_capture = db_get_i64(res, i, 6);
 		h->session_id = db_get_i64(res, i, 7);
 		saved_of(&h->saved, h);
 	}
@@ -175,17 +180,17 @@ static int state_save(svc_run *s, const hstate *h, pr_error *err)
 			     outr,
 			     ib,
 			     l2,
-			     h->level2_used ? "true" : "false",
+			     h->st.level2_used ? "true" : "false",
 			     lc,
 			     ses};
 
 	snprintf(sid, sizeof(sid), "%" PRId64, s->svc.id);
-	snprintf(lvl, sizeof(lvl), "%d", h->level);
+	snprintf(lvl, sizeof(lvl), "%d", h->st.level);
 	snprintf(now, sizeof(now), "%" PRId64, s->now);
-	snprintf(outr, sizeof(outr), "%d", h->out_runs);
-	snprintf(ib, sizeof(ib), "%" PRId64, h->in_band_since);
-	snprintf(l2, sizeof(l2), "%" PRId64, h->level2_until);
-	snprintf(lc, sizeof(lc), "%" PRId64, h->last_capture);
+	snprintf(outr, sizeof(outr), "%d", h->st.out_runs);
+	snprintf(ib, sizeof(ib), "%" PRId64, h->st.in_band_since);
+	snprintf(l2, sizeof(l2), "%" PRId64, h->st.level2_until);
+	snprintf(lc, sizeof(lc), "%" PRId64, h->st.last_capture);
 	snprintf(ses, sizeof(ses), "%" PRId64, h->session_id);
 	return db_exec(s->env->d, NULL, err, "storing an escalation level", sql, 10, p);
 }
@@ -317,38 +322,27 @@ static int judge(svc_run *s, pr_error *err)
 		for (size_t i = 0; i < s->nh && rc == 0; i++) {
 			hstate *h = &s->h[i];
 			const signals_series *ser;
-			stats_band b;
-			bool out = false;
-			double z;
+			escrules_judged j;
 			if (!h->has[k])
 				continue;
 			ser = signals_history_find(&hist, h->host);
-			if (ser && ser->n >= e->min_samples) {
-				int src = stats_band_of(&b, ser->values, ser->n, e->band_mads,
-							e->rel_floor, e->abs_floor);
-				if (src == STATS_ENOMEM) {
-					rc = oom(err);
-					break;
-				}
-				if (src == 0) {
-					out = h->value[k] > b.hi;
-					z = stats_band_z(&b, h->value[k]);
-					if (out && z > h->zmax) {
-						h->zmax = z;
-						snprintf(h->why, sizeof(h->why),
-							 "signal '%s' at %.6g, above its "
-							 "band (median %.6g, edge %.6g: "
-							 "%.1f scales)",
-							 sig, h->value[k], b.median, b.hi, z);
-					}
-					if (out && z >= e->large_mads)
-						h->large = true;
-				}
+			if (escrules_judge(&j, &s->rules, ser ? ser->values : NULL,
+					   ser ? ser->n : 0, h->value[k]) < 0) {
+				rc = oom(err);
+				break;
 			}
-			h->outside |= out;
+			if (j.outside && j.z > h->zmax) {
+				h->zmax = j.z;
+				snprintf(h->why, sizeof(h->why),
+					 "signal '%s' at %.6g, above its band (median %.6g, edge "
+					 "%.6g: %.1f scales)",
+					 sig, h->value[k], j.median, j.hi, j.z);
+			}
+			h->large |= j.large;
+			h->outside |= j.outside;
 			hosts[m] = h->host;
 			values[m] = h->value[k];
-			outs[m++] = out;
+			outs[m++] = j.outside;
 		}
 		signals_history_release(&hist);
 		if (rc < 0 || (rc = signals_store_many(s->env->d, s->svc.id, sig, s->now, hosts,
@@ -400,7 +394,7 @@ static int audit_skip(svc_run *s, const hstate *h, const char *reason, const cha
 		      pr_error *err)
 {
 	json_t *dj = json_pack("{s:s,s:s,s:s,s:i}", "service", s->svc.name, "reason", reason, "why",
-			       why, "level", h->level);
+			       why, "level", h->st.level);
 	char obj[300], *text = dj ? json_dumps(dj, JSON_COMPACT) : NULL;
 	int rc;
 
@@ -411,7 +405,7 @@ static int audit_skip(svc_run *s, const hstate *h, const char *reason, const cha
 	rc = db_audit(s->env->d, "escalate.skipped", obj, text, err);
 	free(text);
 	s->r->skipped++;
-	decision(s, h, "skipped", h->level, h->level, why);
+	decision(s, h, "skipped", h->st.level, h->st.level, why);
 	return rc;
 }
 
@@ -455,62 +449,74 @@ static int ask(capreq_decision *dec, svc_run *s, hstate *h, int level, bool open
 	return capreq_admit(dec, s->env->d, &r, &lim, err);
 }
 
-static void reset(hstate *h)
-{
-	h->level = 0;
-	h->session_id = 0;
-	h->level2_used = false;
-	h->level2_until = 0;
-	h->in_band_since = 0;
-}
-
 static int decide(svc_run *s, hstate *h, pr_error *err)
 {
-	const config_escalate *e = s->e;
 	capreq_session ses;
 	capreq_decision dec;
-	bool open = false, raised = false, moved;
+	escrules_obs obs;
+	escrules_step_out st;
+	bool open = false, moved;
 	char why[480];
 	const char *reason;
-	int from = h->level, rc;
+	size_t n = 0;
+	int rc;
 
+	memset(&obs, 0, sizeof(obs));
+	memset(&ses, 0, sizeof(ses));
+	obs.seen = h->seen;
+	obs.outside = h->outside;
+	obs.large = h->large;
+	obs.session_open = true;
 	/* A quiet host at level 0 has nothing to follow: no query for it. */
-	if (h->level == 0 && !h->outside)
-		goto judged;
-	if ((rc = capreq_session_find(&ses, &open, s->env->d, h->host, err)) < 0)
-		return rc;
-	/* The session ended (its hard expiry, or ended elsewhere): level 0 whatever the signal. */
-	if (h->level > 0 && (!open || ses.id != h->session_id)) {
-		reset(h);
-		decision(s, h, "ended", from, 0, "the session ended (expired or closed)");
+	if (h->st.level > 0 || h->outside) {
+		if ((rc = capreq_session_find(&ses, &open, s->env->d, h->host, err)) < 0)
+			return rc;
+		obs.session_open = open && ses.id == h->session_id;
+		/* A session this job opened but did not record (a run that died half-way). */
+		if (open && strcmp(ses.source, "escalate") == 0)
+			obs.adopt_level = ses.level;
+	}
+	escrules_step(&st, &h->st, &s->rules, &obs, s->now);
+	if (st.ended) {
+		h->session_id = 0;
+		decision(s, h, "ended", st.ended_from, 0, "the session ended (expired or closed)");
 		s->r->ended++;
-		from = 0;
 	}
-	/* A session this job opened but did not record (a run that died half-way). */
-	if (h->level == 0 && open && strcmp(ses.source, "escalate") == 0) {
-		h->level = ses.level;
+	if (st.adopted)
 		h->session_id = ses.id;
-		from = h->level;
+	if (st.lowered) {
+		if ((rc = capreq_session_level(&moved, s->env->d, h->session_id, h->host, 1,
+					       "the level 2 window is over", err)) < 0)
+			return rc;
+		decision(s, h, "lowered", 2, 1, "the level 2 window is over");
+		s->r->lowered++;
 	}
-judged:
-	if (!h->seen)
+	if (st.raised) {
+		snprintf(why, sizeof(why), "%s for %d runs%s", h->why, h->st.out_runs,
+			 h->large ? " (large)" : "");
+		if ((rc = capreq_session_level(&moved, s->env->d, h->session_id, h->host, 2, why,
+					       err)) < 0)
+			return rc;
+		decision(s, h, "raised", 1, 2, why);
+		s->r->raised++;
+	}
+	switch (st.action) {
+	case ESCRULES_NONE:
 		return 0;
-	if (h->outside) {
-		h->out_runs++;
-		h->in_band_since = 0;
-	} else {
-		h->out_runs = 0;
-		if (!h->in_band_since)
-			h->in_band_since = s->now;
-	}
-	if (h->level == 0) {
-		int to;
-		if (!h->outside)
-			return 0;
+	case ESCRULES_DEESCALATE:
+		if ((rc = capreq_sessions_end(&n, s->env->d, h->host, "escalate", "deescalated",
+					      err)) < 0)
+			return rc;
+		snprintf(why, sizeof(why), "back inside its band for %" PRId64 " s",
+			 st.inside_us / S_US);
+		decision(s, h, "deescalated", st.from, 0, why);
+		s->r->deescalated++;
+		h->session_id = 0;
+		return 0;
+	case ESCRULES_OPEN:
 		if (over_ceiling(s, h, why, sizeof(why), &reason))
 			return audit_skip(s, h, reason, why, err);
-		to = (h->large || h->out_runs >= (int)e->persist_runs) ? 2 : 1;
-		if ((rc = ask(&dec, s, h, to, true, NULL, err)) < 0)
+		if ((rc = ask(&dec, s, h, st.to, true, NULL, err)) < 0)
 			return rc;
 		if (!dec.admitted) {
 			snprintf(why, sizeof(why), "%s (%s)", dec.refusal, h->why);
@@ -520,70 +526,33 @@ judged:
 		}
 		if ((rc = capreq_session_find(&ses, &open, s->env->d, h->host, err)) < 0)
 			return rc;
-		h->level = to;
+		escrules_opened(&h->st, &s->rules, st.to, s->now);
 		h->session_id = open ? ses.id : 0;
 		if (!open)
-			h->level = 0; /* expired at once: nothing to follow */
-		h->last_capture = s->now;
-		h->level2_used = to == 2;
-		h->level2_until = to == 2 ? s->now + (int64_t)plan_of(s, 2)->window_s * S_US : 0;
-		decision(s, h, "escalated", 0, to, h->why);
+			h->st.level = 0; /* expired at once: nothing to follow */
+		decision(s, h, "escalated", 0, st.to, h->why);
 		s->r->escalated++;
 		s->r->captures++;
 		return 0;
+	case ESCRULES_CAPTURE:
+		break;
 	}
-	if (!h->outside && s->now - h->in_band_since >= (int64_t)e->cooldown_s * S_US) {
-		size_t n = 0;
-		if ((rc = capreq_sessions_end(&n, s->env->d, h->host, "escalate", "deescalated",
-					      err)) < 0)
-			return rc;
-		snprintf(why, sizeof(why), "back inside its band for %" PRId64 " s",
-			 (s->now - h->in_band_since) / S_US);
-		decision(s, h, "deescalated", h->level, 0, why);
-		s->r->deescalated++;
-		reset(h);
-		return 0;
-	}
-	if (h->level == 2 && s->now >= h->level2_until) {
-		if ((rc = capreq_session_level(&moved, s->env->d, h->session_id, h->host, 1,
-					       "the level 2 window is over", err)) < 0)
-			return rc;
-		h->level = 1;
-		decision(s, h, "lowered", 2, 1, "the level 2 window is over");
-		s->r->lowered++;
-	} else if (h->level == 1 && h->outside && !h->level2_used &&
-		   (h->large || h->out_runs >= (int)e->persist_runs)) {
-		snprintf(why, sizeof(why), "%s for %d runs%s", h->why, h->out_runs,
-			 h->large ? " (large)" : "");
-		if ((rc = capreq_session_level(&moved, s->env->d, h->session_id, h->host, 2, why,
-					       err)) < 0)
-			return rc;
-		h->level = 2;
-		h->level2_used = true;
-		h->level2_until = s->now + (int64_t)plan_of(s, 2)->window_s * S_US;
-		raised = true;
-		decision(s, h, "raised", 1, 2, why);
-		s->r->raised++;
-	}
-	if (!raised && h->last_capture &&
-	    s->now - h->last_capture < (int64_t)plan_of(s, h->level)->every_s * S_US)
-		return 0;
 	if (over_ceiling(s, h, why, sizeof(why), &reason))
 		return audit_skip(s, h, reason, why, err);
-	if ((rc = ask(&dec, s, h, h->level, false, open ? ses.incident : NULL, err)) < 0)
+	if ((rc = ask(&dec, s, h, h->st.level, false, open ? ses.incident : NULL, err)) < 0)
 		return rc;
 	if (!dec.admitted) {
 		/* A capture still running: the next run asks again. */
 		if (strcmp(dec.refusal, "host_busy") != 0) {
 			snprintf(why, sizeof(why), "capture: %s", dec.refusal);
-			decision(s, h, "refused", h->level, h->level, why);
+			decision(s, h, "refused", h->st.level, h->st.level, why);
 			s->r->refused++;
 		}
 		return 0;
 	}
-	h->last_capture = s->now;
-	snprintf(why, sizeof(why), "level %d plan: request %" PRId64, h->level, dec.id);
-	decision(s, h, "capture", h->level, h->level, why);
+	h->st.last_capture = s->now;
+	snprintf(why, sizeof(why), "level %d plan: request %" PRId64, h->st.level, dec.id);
+	decision(s, h, "capture", h->st.level, h->st.level, why);
 	s->r->captures++;
 	return 0;
 }
@@ -614,6 +583,7 @@ static int one_service(escalate_result *r, const job_env *env, const config_esca
 	s.es = es;
 	s.cs = config_service_find(env->cfg, es->name);
 	s.now = r->at_us;
+	escrules_rules_of(&s.rules, s.e, es);
 	if ((rc = db_service_get(env->d, &s.svc, es->name, &e)) < 0) {
 		if (rc != PR_ENOTFOUND) {
 			rc = pr_error_set(err, rc, "%s", e.msg);
@@ -653,10 +623,7 @@ static int one_service(escalate_result *r, const job_env *env, const config_esca
 		hstate *h = &s.h[i];
 		if ((rc = decide(&s, h, err)) < 0)
 			goto out;
-		struct saved now;
-		bool changed;
-		saved_of(&now, h);
-		changed = !h->stored || memcmp(&now, &h->saved, sizeof(now)) != 0;
+		bool changed = !h->stored || !unchanged(h);
 		if ((h->seen || h->stored) && changed && (rc = state_save(&s, h, err)) < 0)
 			goto out;
 		r->hosts += h->seen;

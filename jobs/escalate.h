@@ -24,6 +24,9 @@
  *   the session ended (its hard    level 0, whatever the signal does.
  *   expiry)
  *
+ * The band and these moves are jobs/escrules.h, pure functions that the
+ * backtest's replay of the stored samples (jobs/escreplay.h) calls too.
+ *
  * Sessions and captures are admitted by jobs/capreq.h under the "serve"
  * section's safeguards, in the database: open sessions per host, service
  * and fleet, the hard expiry, the per-host re-escalation window, the

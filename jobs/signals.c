@@ -119,6 +119,83 @@ out:
 	return rc;
 }
 
+void signals_rows_release(signals_rows *r)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		free(r->host[i]);
+		free(r->signal[i]);
+	}
+	free(r->service_id);
+	free(r->host);
+	free(r->signal);
+	free(r->at_us);
+	free(r->value);
+	memset(r, 0, sizeof(*r));
+}
+
+int signals_range_read(signals_rows *out, db *d, const int64_t *service_ids, size_t nids,
+		       int64_t from_us, int64_t to_us, size_t max_rows, pr_error *err)
+{
+	static const char sql[] =
+		"select service_id, host, signal, " DB_TS_TO_US("at") ", value"
+		" from signal_samples where service_id = any($1::bigint[])"
+		" and at >= " DB_US_TO_TS("$2") " and at < " DB_US_TO_TS("$3")
+		" order by at, service_id, host, signal, id limit $4";
+	buf ids = BUF_INIT;
+	char from[24], to[24], lim[24];
+	const char *p[4] = {NULL, from, to, lim};
+	struct pg_result *res = NULL;
+	size_t rows;
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	rc |= buf_puts(&ids, "{");
+	for (size_t i = 0; i < nids && rc == 0; i++)
+		rc |= buf_printf(&ids, "%s%" PRId64, i ? "," : "", service_ids[i]);
+	rc |= buf_puts(&ids, "}");
+	if (rc) {
+		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+		goto out;
+	}
+	p[0] = ids.ptr;
+	snprintf(from, sizeof(from), "%" PRId64, from_us);
+	snprintf(to, sizeof(to), "%" PRId64, to_us);
+	snprintf(lim, sizeof(lim), "%zu", max_rows + 1);
+	if ((rc = db_exec(d, &res, err, "reading signal samples", sql, 4, p)) < 0)
+		goto out;
+	rows = (size_t)db_rows(res);
+	if (rows > max_rows) {
+		rc = pr_error_set(err, PR_ELIMIT,
+				  "more than %zu signal samples in one stretch of the replay",
+				  max_rows);
+		goto out;
+	}
+	if (rows && (!(out->service_id = calloc(rows, sizeof(*out->service_id))) ||
+		     !(out->host = calloc(rows, sizeof(*out->host))) ||
+		     !(out->signal = calloc(rows, sizeof(*out->signal))) ||
+		     !(out->at_us = calloc(rows, sizeof(*out->at_us))) ||
+		     !(out->value = calloc(rows, sizeof(*out->value)))))
+		goto oom;
+	for (size_t i = 0; i < rows; i++) {
+		out->n = i + 1;
+		out->service_id[i] = db_get_i64(res, (int)i, 0);
+		out->at_us[i] = db_get_i64(res, (int)i, 3);
+		out->value[i] = db_get_f64(res, (int)i, 4);
+		if (!(out->host[i] = strdup(db_get_text(res, (int)i, 1))) ||
+		    !(out->signal[i] = strdup(db_get_text(res, (int)i, 2))))
+			goto oom;
+	}
+	goto out;
+oom:
+	rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+out:
+	if (rc < 0)
+		signals_rows_release(out);
+	db_result_free(res);
+	buf_release(&ids);
+	return rc;
+}
+
 int signals_prune(size_t *n, db *d, int64_t before_us, size_t limit, pr_error *err)
 {
 	static const char sql[] =

@@ -47,6 +47,27 @@ int signals_store_many(db *d, int64_t service_id, const char *signal, int64_t at
 		       const char *const *hosts, const double *values, const bool *outside,
 		       size_t n, pr_error *err);
 
+/* Stored samples as they were taken (signals_range_read). */
+typedef struct signals_rows {
+	int64_t *service_id;
+	char **host;
+	char **signal;
+	int64_t *at_us;
+	double *value;
+	size_t n;
+} signals_rows;
+
+void signals_rows_release(signals_rows *r);
+
+/*
+ * Every sample of the services service_ids[0..nids-1] taken at or after
+ * `from_us` and before `to_us`, ordered by time, service, host and
+ * signal. More than `max_rows` is PR_ELIMIT. `out` is set up here and is
+ * the caller's whatever this returns.
+ */
+int signals_range_read(signals_rows *out, db *d, const int64_t *service_ids, size_t nids,
+		       int64_t from_us, int64_t to_us, size_t max_rows, pr_error *err);
+
 /* Delete samples taken before `before_us`, at most `limit` of them; *n how many. */
 int signals_prune(size_t *n, db *d, int64_t before_us, size_t limit, pr_error *err);
 

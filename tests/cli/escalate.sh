@@ -5,7 +5,8 @@
 # level 2 with a heap profile, then back-to-back captures; back in its
 # band it de-escalates after the cooldown; a flapping signal re-escalates
 # at most once per window; a host over the load ceiling is skipped and
-# audited.
+# audited; the backtest's replay of the stored samples moves the host as
+# the runs did.
 . "$(dirname "$0")/lib.sh"
 NAME=escalate
 . "$(dirname "$0")/../support/escalate_env.sh"
@@ -85,5 +86,23 @@ done
 		and detail->>'host' = '127.0.0.2' and detail->>'refused' = 'reescalate'")" = 3 ] &&
 	ok "a flapping signal does not re-escalate inside the window: 3 refusals (reescalate), audited" ||
 	not_ok "flapping" "$(sql "select host, started_at, end_reason from elevated_sessions")"
+
+# --- the backtest replays the same rules over the samples these runs stored -------------
+first=$(sql "select to_char(min(at) at time zone 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')
+	from signal_samples where host = '127.0.0.2' and outside")
+since=$(sql "select to_char(min(at) at time zone 'UTC' - interval '1 second',
+	'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"') from signal_samples")
+nreq=$(sql "select count(*) from capture_requests")
+want='["escalated","raised","deescalated",'
+want+='"refused:reescalate","refused:reescalate","refused:reescalate"]'
+run pr --config "$T/cfg.json" backtest --since "$since" --json
+ev=$(jq -c '[.escalation.services[0].events[] | select(.host == "127.0.0.2")
+	| .action + (if .action == "refused" then ":" + (.why | split(" ")[0]) else "" end)]' <<<"$OUT")
+[ $RC -eq 0 ] && [ "$(jq -r '.escalation.services[0].events[] | select(.host == "127.0.0.2"
+	and .action == "escalated") | .at' <<<"$OUT" | head -1)" = "${first/.000000Z/Z}" ] &&
+	[ "$ev" = "$want" ] &&
+	[ "$(sql "select count(*) from capture_requests")" = "$nreq" ] &&
+	ok "the backtest's replay of these samples moves 127.0.0.2 as the runs did, storing nothing" ||
+	not_ok "replay" "rc=$RC $ERR first=$first $ev" "$(jq -c .escalation.services[0].events <<<"$OUT")"
 
 finish

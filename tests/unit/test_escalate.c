@@ -5,7 +5,10 @@
  * from turning every wobble into an escalation), and the parser of
  * Prometheus's query answers (pipeline/prom.h) against good, malformed,
  * truncated, hostile and oversized answers, each refused with one line
- * naming the query and the reason.
+ * naming the query and the reason; and the escalation rules
+ * (jobs/escrules.h) that escalate and the backtest's replay both follow:
+ * a crossing, three runs outside to level 2, the level 2 window, the
+ * cooldown before de-escalation and the session's hard expiry.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
@@ -18,6 +21,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "jobs/escrules.h"
 #include "pipeline/prom.h"
 #include "stats/band.h"
 
@@ -92,6 +96,196 @@ static void test_band_refuses_bad_arguments(void **state)
 	assert_int_equal(stats_band_of(&b, bad, 3, 4, 0.05, 0), STATS_EARG);
 	assert_int_equal(stats_band_of(&b, inf, 2, 4, 0.05, 0), STATS_EARG);
 	assert_int_equal(stats_band_of(NULL, x, 3, 4, 0.05, 0), STATS_EARG);
+}
+
+/* ---- the escalation rules ------------------------------------------------------------ */
+
+#define SEC ((int64_t)1000000)
+#define T0 ((int64_t)1780000000 * SEC)
+
+static escrules_rules rules(void)
+{
+	escrules_rules r;
+
+	memset(&r, 0, sizeof(r));
+	r.min_samples = 5;
+	r.band_mads = 4;
+	r.large_mads = 12;
+	r.rel_floor = 0.05;
+	r.persist_runs = 3;
+	r.cooldown_s = 300;
+	r.every_s[1] = 120;
+	r.every_s[2] = 0;
+	r.level2_window_s = 600;
+	return r;
+}
+
+/* One run: what was seen, the session open or not. */
+static escrules_step_out step(escrules_host *h, bool outside, bool large, bool open,
+			      int64_t at)
+{
+	escrules_rules r = rules();
+	escrules_obs o;
+	escrules_step_out out;
+
+	memset(&o, 0, sizeof(o));
+	o.seen = true;
+	o.outside = outside;
+	o.large = large;
+	o.session_open = open;
+	escrules_step(&out, h, &r, &o, at);
+	return out;
+}
+
+static void test_judging_a_value_against_its_band(void **state)
+{
+	const double x[] = {0.050, 0.051, 0.049, 0.050, 0.052, 0.048};
+	escrules_rules r = rules();
+	escrules_judged j;
+
+	(void)state;
+	/* median 0.0500, scale max(MAD 0.0015, 5% of 0.05 = 0.0025): edge 0.06 */
+	assert_int_equal(escrules_judge(&j, &r, x, 6, 0.059), 0);
+	assert_true(j.judged && !j.outside && !j.large);
+	assert_int_equal(escrules_judge(&j, &r, x, 6, 0.061), 0);
+	assert_true(j.outside && !j.large);
+	assert_true(fabs(j.hi - 0.06) < 1e-12 && fabs(j.z - 4.4) < 1e-9);
+	assert_int_equal(escrules_judge(&j, &r, x, 6, 0.05 + 12.5 * 0.0025), 0);
+	assert_true(j.outside && j.large);
+	/* too little history: nothing judged, whatever the value */
+	assert_int_equal(escrules_judge(&j, &r, x, 4, 1000), 0);
+	assert_true(!j.judged && !j.outside);
+	assert_int_equal(escrules_judge(&j, &r, NULL, 0, 1000), 0);
+	assert_true(!j.judged && !j.outside);
+}
+
+static void test_a_crossing_opens_level_1_and_a_large_one_level_2(void **state)
+{
+	escrules_rules r = rules();
+	escrules_host h, big;
+	escrules_step_out o;
+
+	(void)state;
+	memset(&h, 0, sizeof(h));
+	o = step(&h, false, false, true, T0);
+	assert_int_equal(o.action, ESCRULES_NONE);
+	assert_true(h.level == 0 && h.in_band_since == T0 && h.out_runs == 0);
+	o = step(&h, true, false, true, T0 + 60 * SEC);
+	assert_int_equal(o.action, ESCRULES_OPEN);
+	assert_int_equal(o.to, 1);
+	assert_true(h.level == 0 && h.out_runs == 1 && h.in_band_since == 0);
+	escrules_opened(&h, &r, o.to, T0 + 60 * SEC);
+	assert_true(h.level == 1 && h.last_capture == T0 + 60 * SEC && !h.level2_used);
+	/* refused by admission (escrules_opened not called): still level 0, asked again */
+	memset(&big, 0, sizeof(big));
+	o = step(&big, true, true, true, T0);
+	assert_int_equal(o.action, ESCRULES_OPEN);
+	assert_int_equal(o.to, 2);
+	escrules_opened(&big, &r, 2, T0);
+	assert_true(big.level == 2 && big.level2_used && big.level2_until == T0 + 600 * SEC);
+	/* a host not seen at level 0: nothing */
+	memset(&h, 0, sizeof(h));
+	{
+		escrules_obs none;
+		memset(&none, 0, sizeof(none));
+		escrules_step(&o, &h, &r, &none, T0);
+		assert_int_equal(o.action, ESCRULES_NONE);
+		assert_true(!o.ended && h.in_band_since == 0);
+	}
+}
+
+static void test_three_runs_outside_raise_level_2_once_for_its_window(void **state)
+{
+	escrules_rules r = rules();
+	escrules_host h;
+	escrules_step_out o;
+	int64_t t = T0;
+
+	(void)state;
+	memset(&h, 0, sizeof(h));
+	o = step(&h, true, false, true, t);
+	escrules_opened(&h, &r, o.to, t);
+	/* run 2 outside: level 1; its capture is every 120 s, not due after 60 */
+	o = step(&h, true, false, true, t += 60 * SEC);
+	assert_true(h.level == 1 && h.out_runs == 2 && !o.raised);
+	assert_int_equal(o.action, ESCRULES_NONE);
+	/* run 3 outside: level 2, its first capture at once */
+	o = step(&h, true, false, true, t += 60 * SEC);
+	assert_true(o.raised && h.level == 2 && h.level2_used);
+	assert_true(h.level2_until == t + 600 * SEC);
+	assert_int_equal(o.action, ESCRULES_CAPTURE);
+	h.last_capture = t;
+	/* level 2 captures back to back (every_s 0) */
+	o = step(&h, true, false, true, t += 60 * SEC);
+	assert_true(!o.raised && h.level == 2);
+	assert_int_equal(o.action, ESCRULES_CAPTURE);
+	h.last_capture = t;
+	/* the window over: back to level 1, and level 2 is not used again in the session */
+	t = h.level2_until;
+	o = step(&h, true, true, true, t);
+	assert_true(o.lowered && !o.raised && h.level == 1);
+	o = step(&h, true, true, true, t += 60 * SEC);
+	assert_true(!o.raised && h.level == 1);
+}
+
+static void test_back_inside_for_the_cooldown_deescalates(void **state)
+{
+	escrules_rules r = rules();
+	escrules_host h;
+	escrules_step_out o;
+	int64_t t = T0;
+
+	(void)state;
+	memset(&h, 0, sizeof(h));
+	o = step(&h, true, false, true, t);
+	escrules_opened(&h, &r, 1, t);
+	o = step(&h, false, false, true, t += 60 * SEC);
+	assert_true(h.level == 1 && h.in_band_since == t && h.out_runs == 0);
+	assert_int_equal(o.action, ESCRULES_NONE);
+	/* outside again: the cooldown starts over */
+	o = step(&h, true, false, true, t += 60 * SEC);
+	assert_true(h.level == 1 && h.in_band_since == 0);
+	int64_t back = t += 60 * SEC;
+	o = step(&h, false, false, true, back);
+	o = step(&h, false, false, true, back + 299 * SEC);
+	assert_true(h.level == 1);
+	assert_int_not_equal(o.action, ESCRULES_DEESCALATE);
+	o = step(&h, false, false, true, back + 300 * SEC);
+	assert_int_equal(o.action, ESCRULES_DEESCALATE);
+	assert_int_equal(o.from, 1);
+	assert_true(o.inside_us == 300 * SEC);
+	assert_true(h.level == 0 && h.in_band_since == 0 && !h.level2_used);
+}
+
+static void test_the_hard_expiry_ends_the_level_whatever_the_signal(void **state)
+{
+	escrules_rules r = rules();
+	escrules_host h;
+	escrules_step_out o;
+	escrules_obs gone;
+
+	(void)state;
+	memset(&h, 0, sizeof(h));
+	o = step(&h, true, true, true, T0);
+	escrules_opened(&h, &r, 2, T0);
+	/* the session expired while the host is still outside: level 0, then asked again */
+	o = step(&h, true, false, false, T0 + 900 * SEC);
+	assert_true(o.ended && o.ended_from == 2);
+	assert_int_equal(o.action, ESCRULES_OPEN);
+	assert_true(h.level == 0 && !h.level2_used);
+	/* not seen at all: ended, nothing else */
+	escrules_opened(&h, &r, 1, T0 + 900 * SEC);
+	memset(&gone, 0, sizeof(gone));
+	escrules_step(&o, &h, &r, &gone, T0 + 1800 * SEC);
+	assert_true(o.ended && o.ended_from == 1 && h.level == 0);
+	assert_int_equal(o.action, ESCRULES_NONE);
+	/* a session escalate opened but did not record is adopted */
+	memset(&gone, 0, sizeof(gone));
+	gone.seen = true;
+	gone.adopt_level = 1;
+	escrules_step(&o, &h, &r, &gone, T0 + 1860 * SEC);
+	assert_true(o.adopted && h.level == 1 && o.from == 1);
+	assert_int_equal(o.action, ESCRULES_CAPTURE);
 }
 
 /* ---- Prometheus answers ------------------------------------------------------------ */
@@ -267,6 +461,11 @@ int main(void)
 		cmocka_unit_test(test_a_wild_sample_in_the_history_barely_moves_the_band),
 		cmocka_unit_test(test_a_flat_history_uses_the_floors),
 		cmocka_unit_test(test_band_refuses_bad_arguments),
+		cmocka_unit_test(test_judging_a_value_against_its_band),
+		cmocka_unit_test(test_a_crossing_opens_level_1_and_a_large_one_level_2),
+		cmocka_unit_test(test_three_runs_outside_raise_level_2_once_for_its_window),
+		cmocka_unit_test(test_back_inside_for_the_cooldown_deescalates),
+		cmocka_unit_test(test_the_hard_expiry_ends_the_level_whatever_the_signal),
 		cmocka_unit_test(test_a_vector_is_keyed_by_the_host_label),
 		cmocka_unit_test(test_bad_answers_are_refused_with_one_line),
 		cmocka_unit_test(test_hostile_labels_are_left_out),
