@@ -1086,14 +1086,56 @@ static int load_sources(config_service *s, json_t *v, const char *path, pr_error
 	return 0;
 }
 
-/* One entry of "services": its scalars through the table, then the lists. */
-static int load_service(config_service *s, const char *name, json_t *obj, const char *path,
+/*
+ * Fill `entry` (zeroed) from `v`, the value under key `name` of an object
+ * of entries by name; `ctx` is the caller's (NULL when it needs none).
+ */
+typedef int (*entry_loader)(void *entry, const char *name, json_t *v, const char *path,
+			    const void *ctx, pr_error *err);
+
+/*
+ * An object of entries by name at `at` ("services", "paging.targets"):
+ * one entry of `size` bytes a member, in the object's order, in a new
+ * array *out (NULL when the object is empty) of *n entries, each filled
+ * by `load`. Not an object is `expected` at `at`. An entry is counted
+ * before it is loaded, so that config_release frees one loaded in part:
+ * *out and *n are set on error too, and the caller keeps them.
+ */
+static int load_by_name(void **out, size_t *n, size_t size, json_t *obj, const char *path,
+			const char *at, const char *expected, entry_loader load, const void *ctx,
 			pr_error *err)
 {
+	const char *name;
+	json_t *v;
+	char *entries = NULL;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if (!json_is_object(obj))
+		return bad(err, path, at, expected);
+	if (json_object_size(obj) && !(entries = calloc(json_object_size(obj), size)))
+		return pr_error_set(err, PR_ENOMEM, "out of memory");
+	*out = entries;
+	json_object_foreach(obj, name, v) {
+		void *entry = entries + *n * size;
+		(*n)++;
+		if ((rc = load(entry, name, v, path, ctx, err)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* One entry of "services": its scalars through the table, then the lists. */
+static int load_service(void *entry, const char *name, json_t *obj, const char *path,
+			const void *ctx, pr_error *err)
+{
+	config_service *s = entry;
 	json_t *v;
 	char at[256];
 	int rc;
 
+	(void)ctx;
 	memset(s, 0, sizeof(*s));
 	s->tiers.hot_us = s->tiers.summary_us = s->tiers.summary_top = -1;
 	if (!(s->name = strdup(name)))
@@ -1149,32 +1191,25 @@ static int load_service(config_service *s, const char *name, json_t *obj, const 
 
 static int load_services(config *c, json_t *obj, const char *path, pr_error *err)
 {
-	const char *name;
-	json_t *v;
-	int rc;
+	void *v;
+	int rc = load_by_name(&v, &c->nservices, sizeof(*c->services), obj, path, "services",
+			      "expected an object of services by name", load_service, NULL, err);
 
-	if (!json_is_object(obj))
-		return bad(err, path, "services", "expected an object of services by name");
-	if (json_object_size(obj) &&
-	    !(c->services = calloc(json_object_size(obj), sizeof(*c->services))))
-		return pr_error_set(err, PR_ENOMEM, "out of memory");
-	json_object_foreach(obj, name, v) {
-		rc = load_service(&c->services[c->nservices], name, v, path, err);
-		c->nservices++;
-		if (rc < 0)
-			return rc;
-	}
-	return 0;
+	c->services = v;
+	return rc;
 }
 
-static int load_target(config_target *t, const char *name, json_t *obj, const char *path,
-		       pr_error *err)
+/* One entry of paging.targets. */
+static int load_target(void *entry, const char *name, json_t *obj, const char *path,
+		       const void *ctx, pr_error *err)
 {
+	config_target *t = entry;
 	static const char *const kinds[] = {"pagerduty", "alertmanager", "webhook", NULL};
 	const char *type;
 	char at[256];
 	int rc;
 
+	(void)ctx;
 	t->name = strdup(name);
 	if (!t->name)
 		return pr_error_set(err, PR_ENOMEM, "out of memory");
@@ -1232,6 +1267,20 @@ out:
 	return rc;
 }
 
+/* One entry of paging.teams: the team's list of targets. */
+static int load_route(void *entry, const char *name, json_t *v, const char *path,
+		      const void *ctx, pr_error *err)
+{
+	config_route *r = entry;
+	char at[256];
+
+	(void)ctx;
+	snprintf(at, sizeof(at), "paging.teams.%.64s", name);
+	if (!(r->team = strdup(name)))
+		return pr_error_set(err, PR_ENOMEM, "out of memory");
+	return load_names(&r->targets, &r->ntargets, v, path, at, err);
+}
+
 /*
  * "paging": scalar settings through the table; "targets" and "teams" have
  * names for keys and "default" is a list, so they are read here.
@@ -1240,8 +1289,8 @@ static int load_paging(config *c, json_t *obj, const char *path, pr_error *err)
 {
 	config_paging *p = &c->paging;
 	json_t *targets, *teams, *def;
-	const char *sev, *name;
-	json_t *v;
+	const char *sev;
+	void *v;
 	int rc = 0;
 
 	if (!json_is_object(obj))
@@ -1257,50 +1306,38 @@ static int load_paging(config *c, json_t *obj, const char *path, pr_error *err)
 		return bad(err, path, "paging.min_severity",
 			   "expected low, medium, high or critical");
 	if (targets) {
-		if (!json_is_object(targets))
-			return bad(err, path, "paging.targets",
-				   "expected an object of targets by name");
-		if (json_object_size(targets) &&
-		    !(p->targets = calloc(json_object_size(targets), sizeof(*p->targets))))
-			return pr_error_set(err, PR_ENOMEM, "out of memory");
-		json_object_foreach(targets, name, v) {
-			rc = load_target(&p->targets[p->ntargets++], name, v, path, err);
-			if (rc < 0)
-				return rc;
-		}
+		rc = load_by_name(&v, &p->ntargets, sizeof(*p->targets), targets, path,
+				  "paging.targets", "expected an object of targets by name",
+				  load_target, NULL, err);
+		p->targets = v;
+		if (rc < 0)
+			return rc;
 	}
 	if (def && (rc = load_names(&p->default_targets, &p->ndefault, def, path,
 				    "paging.default", err)) < 0)
 		return rc;
 	if (teams) {
-		if (!json_is_object(teams))
-			return bad(err, path, "paging.teams",
-				   "expected an object of target lists by team");
-		if (json_object_size(teams) &&
-		    !(p->teams = calloc(json_object_size(teams), sizeof(*p->teams))))
-			return pr_error_set(err, PR_ENOMEM, "out of memory");
-		json_object_foreach(teams, name, v) {
-			config_route *r = &p->teams[p->nteams++];
-			char at[256];
-			snprintf(at, sizeof(at), "paging.teams.%.64s", name);
-			if (!(r->team = strdup(name)))
-				return pr_error_set(err, PR_ENOMEM, "out of memory");
-			if ((rc = load_names(&r->targets, &r->ntargets, v, path, at, err)) < 0)
-				return rc;
-		}
+		rc = load_by_name(&v, &p->nteams, sizeof(*p->teams), teams, path, "paging.teams",
+				  "expected an object of target lists by team", load_route, NULL,
+				  err);
+		p->teams = v;
+		if (rc < 0)
+			return rc;
 	}
 	return 0;
 }
 
 /* One entry of snapshot.services: how the service's processes are known. */
-static int load_snapshot_service(config_snapshot_service *s, const char *name, json_t *obj,
-				 const char *path, pr_error *err)
+static int load_snapshot_service(void *entry, const char *name, json_t *obj, const char *path,
+				 const void *ctx, pr_error *err)
 {
+	config_snapshot_service *s = entry;
 	json_t *procs = json_object_get(obj, "processes"), *v;
 	char at[256];
 	size_t i;
 	int rc;
 
+	(void)ctx;
 	if (!(s->name = strdup(name)))
 		return pr_error_set(err, PR_ENOMEM, "out of memory");
 	snprintf(at, sizeof(at), "snapshot.services.%.64s", name);
@@ -1346,8 +1383,8 @@ static int load_snapshot_service(config_snapshot_service *s, const char *name, j
 static int load_snapshot(config *c, json_t *obj, const char *path, pr_error *err)
 {
 	config_snapshot *s = &c->snapshot;
-	json_t *svcs, *v;
-	const char *name;
+	json_t *svcs;
+	void *v;
 	int rc = 0;
 
 	if (!json_is_object(obj))
@@ -1356,18 +1393,11 @@ static int load_snapshot(config *c, json_t *obj, const char *path, pr_error *err
 		return rc;
 	if (!(svcs = json_object_get(obj, "services")))
 		return 0;
-	if (!json_is_object(svcs))
-		return bad(err, path, "snapshot.services",
-			   "expected an object of services by name");
-	if (json_object_size(svcs) &&
-	    !(s->services = calloc(json_object_size(svcs), sizeof(*s->services))))
-		return pr_error_set(err, PR_ENOMEM, "out of memory");
-	json_object_foreach(svcs, name, v) {
-		rc = load_snapshot_service(&s->services[s->nservices++], name, v, path, err);
-		if (rc < 0)
-			return rc;
-	}
-	return 0;
+	rc = load_by_name(&v, &s->nservices, sizeof(*s->services), svcs, path,
+			  "snapshot.services", "expected an object of services by name",
+			  load_snapshot_service, NULL, err);
+	s->services = v;
+	return rc;
 }
 
 static void free_serve_agents(config_serve *s)
@@ -1469,9 +1499,11 @@ static int check_ceiling(const config_escalate_ceiling *c, const char *path, con
 }
 
 /* escalate.services.NAME: its signals by hand, the rest through the table. */
-static int load_escalate_service(config_escalate_service *s, const config_escalate *e,
-				 const char *name, json_t *v, const char *path, pr_error *err)
+static int load_escalate_service(void *entry, const char *name, json_t *v, const char *path,
+				 const void *ctx, pr_error *err)
 {
+	config_escalate_service *s = entry;
+	const config_escalate *e = ctx;
 	json_t *sigs, *q;
 	const char *sname;
 	char at[256];
@@ -1535,8 +1567,8 @@ out:
 static int load_escalate(config *c, json_t *obj, const char *path, pr_error *err)
 {
 	config_escalate *e = &c->escalate;
-	json_t *svcs, *v;
-	const char *name;
+	json_t *svcs;
+	void *v;
 	int rc = 0;
 
 	if (!json_is_object(obj))
@@ -1563,22 +1595,10 @@ static int load_escalate(config *c, json_t *obj, const char *path, pr_error *err
 	    (rc = check_ceiling(&e->memory, path, "escalate.memory", err)) < 0)
 		goto out;
 	if (svcs) {
-		if (!json_is_object(svcs)) {
-			rc = bad(err, path, "escalate.services",
-				 "expected an object of services by name");
-			goto out;
-		}
-		if (json_object_size(svcs) &&
-		    !(e->services = calloc(json_object_size(svcs), sizeof(*e->services)))) {
-			rc = pr_error_set(err, PR_ENOMEM, "out of memory");
-			goto out;
-		}
-		json_object_foreach(svcs, name, v) {
-			rc = load_escalate_service(&e->services[e->nservices++], e, name, v, path,
-						   err);
-			if (rc < 0)
-				goto out;
-		}
+		rc = load_by_name(&v, &e->nservices, sizeof(*e->services), svcs, path,
+				  "escalate.services", "expected an object of services by name",
+				  load_escalate_service, e, err);
+		e->services = v;
 	}
 out:
 	json_decref(svcs);
