@@ -8,7 +8,6 @@
 #include "jobs/secret.h"
 #include "common/buf.h"
 #include "common/timeutil.h"
-#include "pipeline/blob_s3.h"
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -43,10 +42,47 @@ static int credential(char **out, const char *env, const char *file, const char 
 	return secret_read(out, dflt, NULL, err);
 }
 
+int blobs_s3_options(blob_s3_opts *o, blobs_s3_keys *keys, const config_s3 *s,
+		     const char *ca_file, uint32_t connect_timeout_ms, uint32_t timeout_ms,
+		     pr_error *err)
+{
+	int rc;
+
+	memset(o, 0, sizeof(*o));
+	memset(keys, 0, sizeof(*keys));
+	if ((rc = credential(&keys->access_key_id, s->access_key_id_env, s->access_key_id_file,
+			     "AWS_ACCESS_KEY_ID", false, err)) < 0 ||
+	    (rc = credential(&keys->secret_access_key, s->secret_access_key_env,
+			     s->secret_access_key_file, "AWS_SECRET_ACCESS_KEY", false, err)) < 0 ||
+	    (rc = credential(&keys->session_token, s->session_token_env, s->session_token_file,
+			     "AWS_SESSION_TOKEN", true, err)) < 0)
+		return rc;
+	o->endpoint = s->endpoint;
+	o->bucket = s->bucket;
+	o->prefix = s->prefix;
+	o->region = s->region;
+	o->virtual_host = s->virtual_host;
+	o->access_key_id = keys->access_key_id;
+	o->secret_access_key = keys->secret_access_key;
+	o->session_token = keys->session_token;
+	o->ca_file = ca_file;
+	o->connect_timeout_ms = connect_timeout_ms;
+	o->timeout_ms = timeout_ms;
+	return 0;
+}
+
+void blobs_s3_keys_release(blobs_s3_keys *keys)
+{
+	secret_free(keys->access_key_id);
+	secret_free(keys->secret_access_key);
+	secret_free(keys->session_token);
+	memset(keys, 0, sizeof(*keys));
+}
+
 int blobs_open_s3(blob_store **out, const config *cfg, pr_error *err)
 {
 	const config_blobs *b = &cfg->blobs;
-	char *key_id = NULL, *secret = NULL, *token = NULL;
+	blobs_s3_keys keys = {NULL, NULL, NULL};
 	blob_s3_opts o;
 	int rc;
 
@@ -57,36 +93,18 @@ int blobs_open_s3(blob_store **out, const config *cfg, pr_error *err)
 				  "blobs.region in the configuration file");
 		goto out;
 	}
-	if ((rc = credential(&key_id, b->access_key_id_env, b->access_key_id_file,
-			     "AWS_ACCESS_KEY_ID", false, err)) < 0 ||
-	    (rc = credential(&secret, b->secret_access_key_env, b->secret_access_key_file,
-			     "AWS_SECRET_ACCESS_KEY", false, err)) < 0 ||
-	    (rc = credential(&token, b->session_token_env, b->session_token_file,
-			     "AWS_SESSION_TOKEN", true, err)) < 0)
+	if ((rc = blobs_s3_options(&o, &keys, &b->s3, b->ca_file, b->connect_timeout_ms,
+				   b->timeout_ms, err)) < 0)
 		goto out;
-	memset(&o, 0, sizeof(o));
-	o.endpoint = b->endpoint;
-	o.bucket = b->bucket;
-	o.prefix = b->prefix;
-	o.region = b->region;
-	o.virtual_host = b->virtual_host;
-	o.access_key_id = key_id;
-	o.secret_access_key = secret;
-	o.session_token = token;
-	o.ca_file = b->ca_file;
-	o.connect_timeout_ms = b->connect_timeout_ms;
-	o.timeout_ms = b->timeout_ms;
 	rc = blob_s3_open(out, &o, err);
 out:
-	secret_free(key_id);
-	secret_free(secret);
-	secret_free(token);
+	blobs_s3_keys_release(&keys);
 	return rc;
 }
 
 int blobs_open(blob_store **out, const config *cfg, const char *home, pr_error *err)
 {
-	return cfg->blobs.s3 ? blobs_open_s3(out, cfg, err) : blobs_open_local(out, home, err);
+	return cfg->blobs.use_s3 ? blobs_open_s3(out, cfg, err) : blobs_open_local(out, home, err);
 }
 
 /* ---- migration ----------------------------------------------------------- */

@@ -14,9 +14,34 @@
 
 #include "jobs/config.h"
 #include "pipeline/blob.h"
+#include "pipeline/blob_s3.h"
 #include "pipeline/db.h"
 
 #define BLOBS_MIGRATE_LOCK "profreg-blobs-migrate"
+
+/* The credentials blobs_s3_options read: secret_free'd by blobs_s3_keys_release. */
+typedef struct blobs_s3_keys {
+	char *access_key_id, *secret_access_key, *session_token;
+} blobs_s3_keys;
+
+/*
+ * The options that open bucket `s` of a configuration block ("blobs", an
+ * s3_prefix source), reached with `ca_file` (NULL: the system's) and the
+ * two time limits (0: the HTTP client's defaults), into *o. The
+ * credentials are read here: from the variable or file `s` names, else
+ * from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and (when set)
+ * AWS_SESSION_TOKEN. *o borrows the strings of `s`, of `ca_file` and of
+ * *keys, which the caller owns and releases with blobs_s3_keys_release
+ * once the store or bucket is open (on error too). A credential that
+ * cannot be read is PR_EREFUSED / PR_EDATA / PR_EIO naming the variable
+ * or file, never its value.
+ */
+int blobs_s3_options(blob_s3_opts *o, blobs_s3_keys *keys, const config_s3 *s,
+		     const char *ca_file, uint32_t connect_timeout_ms, uint32_t timeout_ms,
+		     pr_error *err);
+
+/* Wipe and free the credentials of *keys; NULL members are fine. */
+void blobs_s3_keys_release(blobs_s3_keys *keys);
 
 /* The local store, <home>/blobs. */
 int blobs_open_local(blob_store **out, const char *home, pr_error *err);

@@ -15,6 +15,7 @@
 #include "common/buf.h"
 #include "common/timeutil.h"
 #include "common/wipe.h"
+#include "jobs/blobs.h"
 #include "jobs/deploys.h"
 #include "jobs/runs.h"
 #include "jobs/secret.h"
@@ -1068,50 +1069,17 @@ static void drop_shown(char *out, size_t n, const char *name)
 	out[k] = '\0';
 }
 
-/* The source's credentials: the configured variables or files, else AWS_*. */
-static int drop_credential(char **out, const char *env, const char *file, const char *dflt,
-			   bool optional, pr_error *err)
-{
-	*out = NULL;
-	if (env || file)
-		return secret_read(out, env, file, err);
-	if (optional && !getenv(dflt))
-		return 0;
-	return secret_read(out, dflt, NULL, err);
-}
-
 static int drop_open(blob_s3_bucket **out, const config_source *src, pr_error *err)
 {
-	char *key_id = NULL, *secret = NULL, *token = NULL;
+	blobs_s3_keys keys = {NULL, NULL, NULL};
 	blob_s3_opts o;
 	int rc;
 
 	*out = NULL;
-	if ((rc = drop_credential(&key_id, src->access_key_id_env, src->access_key_id_file,
-				  "AWS_ACCESS_KEY_ID", false, err)) < 0 ||
-	    (rc = drop_credential(&secret, src->secret_access_key_env,
-				  src->secret_access_key_file, "AWS_SECRET_ACCESS_KEY", false,
-				  err)) < 0 ||
-	    (rc = drop_credential(&token, src->session_token_env, src->session_token_file,
-				  "AWS_SESSION_TOKEN", true, err)) < 0)
-		goto out;
-	memset(&o, 0, sizeof(o));
-	o.endpoint = src->endpoint;
-	o.bucket = src->bucket;
-	o.prefix = src->prefix;
-	o.region = src->region;
-	o.virtual_host = src->virtual_host;
-	o.access_key_id = key_id;
-	o.secret_access_key = secret;
-	o.session_token = token;
-	o.ca_file = src->ca_file;
-	o.connect_timeout_ms = src->connect_timeout_ms;
-	o.timeout_ms = src->timeout_ms;
-	rc = blob_s3_bucket_open(out, &o, err);
-out:
-	secret_free(key_id);
-	secret_free(secret);
-	secret_free(token);
+	if ((rc = blobs_s3_options(&o, &keys, &src->s3, src->ca_file, src->connect_timeout_ms,
+				   src->timeout_ms, err)) == 0)
+		rc = blob_s3_bucket_open(out, &o, err);
+	blobs_s3_keys_release(&keys);
 	return rc;
 }
 
@@ -1252,8 +1220,8 @@ static int collect_drops(svc_state *s, const job_env *env, pr_error *err)
 			qsort(l.v, l.n, sizeof(*l.v), drop_cmp);
 		u->src = src;
 		u->prof = &object_prof;
-		snprintf(u->source_key, sizeof(u->source_key), "s3_prefix %s/%s/%s", src->endpoint,
-			 src->bucket, src->prefix ? src->prefix : "");
+		snprintf(u->source_key, sizeof(u->source_key), "s3_prefix %s/%s/%s",
+			 src->s3.endpoint, src->s3.bucket, src->s3.prefix ? src->s3.prefix : "");
 		for (size_t i = 0; i < l.n && rc == 0; i++) {
 			const drop_obj *obj = &l.v[i], *side;
 			const char *base = strrchr(obj->name, '/');
@@ -1405,8 +1373,9 @@ static int plan_service(run_state *rs, size_t si, pr_error *err)
 					rs->plan,
 					json_pack("{s:s,s:s,s:s+++,s:i}", "service",
 						  s->svc->name, "source", "s3_prefix",
-						  "target", "s3://", src->bucket, "/",
-						  src->prefix ? src->prefix : "", "requests", 1));
+						  "target", "s3://", src->s3.bucket, "/",
+						  src->s3.prefix ? src->s3.prefix : "", "requests",
+						  1));
 			continue;
 		}
 		if (!rs->o->dry_run && auth_value(&s->secrets[k], src, &serr) < 0) {

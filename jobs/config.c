@@ -412,25 +412,25 @@ static const field source_keys[] = {
 	 .doc = "the connection's time limit"},
 	{K_INT("timeout_ms", 1, 3600000, config_source, timeout_ms),
 	 .doc = "the request's time limit (a CPU profile adds its seconds)"},
-	{K_STR("endpoint", config_source, endpoint),
+	{K_STR("endpoint", config_source, s3.endpoint),
 	 .doc = "s3_prefix: the object store's URL"},
-	{K_STR("bucket", config_source, bucket), .doc = "s3_prefix: the bucket"},
-	{K_STR("prefix", config_source, prefix),
+	{K_STR("bucket", config_source, s3.bucket), .doc = "s3_prefix: the bucket"},
+	{K_STR("prefix", config_source, s3.prefix),
 	 .doc = "s3_prefix: the key prefix the drops are under"},
-	{K_STR("region", config_source, region), .doc = "s3_prefix: the signing region"},
+	{K_STR("region", config_source, s3.region), .doc = "s3_prefix: the signing region"},
 	{K_ANY("addressing", "string: path or virtual"), .def = "\"path\"",
 	 .doc = "s3_prefix: path-style or virtual-host addressing"},
-	{K_STR("access_key_id_env", config_source, access_key_id_env),
+	{K_STR("access_key_id_env", config_source, s3.access_key_id_env),
 	 .doc = "s3_prefix: the variable holding the access key id"},
-	{K_STR("access_key_id_file", config_source, access_key_id_file),
+	{K_STR("access_key_id_file", config_source, s3.access_key_id_file),
 	 .doc = "s3_prefix: or a 0600 file holding it"},
-	{K_STR("secret_access_key_env", config_source, secret_access_key_env),
+	{K_STR("secret_access_key_env", config_source, s3.secret_access_key_env),
 	 .doc = "s3_prefix: the variable holding the secret access key"},
-	{K_STR("secret_access_key_file", config_source, secret_access_key_file),
+	{K_STR("secret_access_key_file", config_source, s3.secret_access_key_file),
 	 .doc = "s3_prefix: or a 0600 file holding it"},
-	{K_STR("session_token_env", config_source, session_token_env),
+	{K_STR("session_token_env", config_source, s3.session_token_env),
 	 .doc = "s3_prefix: the variable holding a session token (optional)"},
-	{K_STR("session_token_file", config_source, session_token_file),
+	{K_STR("session_token_file", config_source, s3.session_token_file),
 	 .doc = "s3_prefix: or a 0600 file holding it"},
 	END,
 };
@@ -568,25 +568,25 @@ static const field serve_keys[] = {
 static const field blobs_keys[] = {
 	{K_ANY("store", "string: local or s3"), .def = "\"local\"",
 	 .doc = "where blobs live: `<home>/blobs` or an S3-compatible bucket"},
-	{K_STR("endpoint", config, blobs.endpoint),
+	{K_STR("endpoint", config, blobs.s3.endpoint),
 	 .doc = "s3: the store's URL (https, or plain http to loopback)"},
-	{K_STR("bucket", config, blobs.bucket), .doc = "s3: the bucket"},
-	{K_STR("prefix", config, blobs.prefix), .doc = "s3: a key prefix"},
-	{K_STR("region", config, blobs.region), .doc = "s3: the signing region"},
+	{K_STR("bucket", config, blobs.s3.bucket), .doc = "s3: the bucket"},
+	{K_STR("prefix", config, blobs.s3.prefix), .doc = "s3: a key prefix"},
+	{K_STR("region", config, blobs.s3.region), .doc = "s3: the signing region"},
 	{K_ANY("addressing", "string: path or virtual"), .def = "\"path\"",
 	 .doc = "s3: path-style or virtual-host addressing"},
-	{K_STR("access_key_id_env", config, blobs.access_key_id_env),
+	{K_STR("access_key_id_env", config, blobs.s3.access_key_id_env),
 	 .def = "`AWS_ACCESS_KEY_ID`", .doc = "s3: the variable holding the access key id"},
-	{K_STR("access_key_id_file", config, blobs.access_key_id_file),
+	{K_STR("access_key_id_file", config, blobs.s3.access_key_id_file),
 	 .doc = "s3: or a 0600 file holding it"},
-	{K_STR("secret_access_key_env", config, blobs.secret_access_key_env),
+	{K_STR("secret_access_key_env", config, blobs.s3.secret_access_key_env),
 	 .def = "`AWS_SECRET_ACCESS_KEY`",
 	 .doc = "s3: the variable holding the secret access key"},
-	{K_STR("secret_access_key_file", config, blobs.secret_access_key_file),
+	{K_STR("secret_access_key_file", config, blobs.s3.secret_access_key_file),
 	 .doc = "s3: or a 0600 file holding it"},
-	{K_STR("session_token_env", config, blobs.session_token_env),
+	{K_STR("session_token_env", config, blobs.s3.session_token_env),
 	 .doc = "s3: the variable holding a session token (optional)"},
-	{K_STR("session_token_file", config, blobs.session_token_file),
+	{K_STR("session_token_file", config, blobs.s3.session_token_file),
 	 .doc = "s3: or a 0600 file holding it"},
 	{K_STR("ca_file", config, blobs.ca_file), .def = "the system's",
 	 .doc = "s3: the certificate authorities that verify the store"},
@@ -843,20 +843,20 @@ static int check_s3_prefix(config_source *src, const char *addressing, const cha
 			   pr_error *err)
 {
 	const char *const pairs[][2] = {
-		{src->access_key_id_env, src->access_key_id_file},
-		{src->secret_access_key_env, src->secret_access_key_file},
-		{src->session_token_env, src->session_token_file},
+		{src->s3.access_key_id_env, src->s3.access_key_id_file},
+		{src->s3.secret_access_key_env, src->s3.secret_access_key_file},
+		{src->s3.session_token_env, src->s3.session_token_file},
 	};
 	static const char *const names[] = {"access key id", "secret access key",
 					    "session token"};
-	blob_s3_opts o = {.endpoint = src->endpoint, .bucket = src->bucket,
-			  .prefix = src->prefix, .region = src->region, .access_key_id = "-",
+	blob_s3_opts o = {.endpoint = src->s3.endpoint, .bucket = src->s3.bucket,
+			  .prefix = src->s3.prefix, .region = src->s3.region, .access_key_id = "-",
 			  .secret_access_key = "-"};
 	pr_error e2 = PR_ERROR_INIT;
 	char at[340];
-	const char *missing = !src->endpoint ? "endpoint"
-			      : !src->bucket ? "bucket"
-			      : !src->region ? "region" : NULL;
+	const char *missing = !src->s3.endpoint ? "endpoint"
+			      : !src->s3.bucket ? "bucket"
+			      : !src->s3.region ? "region" : NULL;
 
 	if (missing) {
 		snprintf(at, sizeof(at), "%s.%s", src->label, missing);
@@ -866,7 +866,7 @@ static int check_s3_prefix(config_source *src, const char *addressing, const cha
 		snprintf(at, sizeof(at), "%s.addressing", src->label);
 		return bad(err, path, at, "expected \"path\" or \"virtual\"");
 	}
-	src->virtual_host = addressing && strcmp(addressing, "virtual") == 0;
+	src->s3.virtual_host = addressing && strcmp(addressing, "virtual") == 0;
 	for (size_t i = 0; i < 3; i++)
 		if (pairs[i][0] && pairs[i][1]) {
 			char why[128];
@@ -877,7 +877,7 @@ static int check_s3_prefix(config_source *src, const char *addressing, const cha
 	if (blob_s3_check(&o, &e2) < 0)
 		return bad(err, path, src->label, e2.msg);
 	/* Profiles come back over it, and may hold payment data. */
-	if (!secret_url_safe(src->endpoint) && !localhost_name(src->endpoint)) {
+	if (!secret_url_safe(src->s3.endpoint) && !localhost_name(src->s3.endpoint)) {
 		snprintf(at, sizeof(at), "%s.endpoint", src->label);
 		return bad(err, path, at,
 			   "expected an https:// URL (plain http only to 127.0.0.1, [::1], "
@@ -1086,14 +1086,56 @@ static int load_sources(config_service *s, json_t *v, const char *path, pr_error
 	return 0;
 }
 
-/* One entry of "services": its scalars through the table, then the lists. */
-static int load_service(config_service *s, const char *name, json_t *obj, const char *path,
+/*
+ * Fill `entry` (zeroed) from `v`, the value under key `name` of an object
+ * of entries by name; `ctx` is the caller's (NULL when it needs none).
+ */
+typedef int (*entry_loader)(void *entry, const char *name, json_t *v, const char *path,
+			    const void *ctx, pr_error *err);
+
+/*
+ * An object of entries by name at `at` ("services", "paging.targets"):
+ * one entry of `size` bytes a member, in the object's order, in a new
+ * array *out (NULL when the object is empty) of *n entries, each filled
+ * by `load`. Not an object is `expected` at `at`. An entry is counted
+ * before it is loaded, so that config_release frees one loaded in part:
+ * *out and *n are set on error too, and the caller keeps them.
+ */
+static int load_by_name(void **out, size_t *n, size_t size, json_t *obj, const char *path,
+			const char *at, const char *expected, entry_loader load, const void *ctx,
 			pr_error *err)
 {
+	const char *name;
+	json_t *v;
+	char *entries = NULL;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if (!json_is_object(obj))
+		return bad(err, path, at, expected);
+	if (json_object_size(obj) && !(entries = calloc(json_object_size(obj), size)))
+		return pr_error_set(err, PR_ENOMEM, "out of memory");
+	*out = entries;
+	json_object_foreach(obj, name, v) {
+		void *entry = entries + *n * size;
+		(*n)++;
+		if ((rc = load(entry, name, v, path, ctx, err)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* One entry of "services": its scalars through the table, then the lists. */
+static int load_service(void *entry, const char *name, json_t *obj, const char *path,
+			const void *ctx, pr_error *err)
+{
+	config_service *s = entry;
 	json_t *v;
 	char at[256];
 	int rc;
 
+	(void)ctx;
 	memset(s, 0, sizeof(*s));
 	s->tiers.hot_us = s->tiers.summary_us = s->tiers.summary_top = -1;
 	if (!(s->name = strdup(name)))
@@ -1149,32 +1191,25 @@ static int load_service(config_service *s, const char *name, json_t *obj, const 
 
 static int load_services(config *c, json_t *obj, const char *path, pr_error *err)
 {
-	const char *name;
-	json_t *v;
-	int rc;
+	void *v;
+	int rc = load_by_name(&v, &c->nservices, sizeof(*c->services), obj, path, "services",
+			      "expected an object of services by name", load_service, NULL, err);
 
-	if (!json_is_object(obj))
-		return bad(err, path, "services", "expected an object of services by name");
-	if (json_object_size(obj) &&
-	    !(c->services = calloc(json_object_size(obj), sizeof(*c->services))))
-		return pr_error_set(err, PR_ENOMEM, "out of memory");
-	json_object_foreach(obj, name, v) {
-		rc = load_service(&c->services[c->nservices], name, v, path, err);
-		c->nservices++;
-		if (rc < 0)
-			return rc;
-	}
-	return 0;
+	c->services = v;
+	return rc;
 }
 
-static int load_target(config_target *t, const char *name, json_t *obj, const char *path,
-		       pr_error *err)
+/* One entry of paging.targets. */
+static int load_target(void *entry, const char *name, json_t *obj, const char *path,
+		       const void *ctx, pr_error *err)
 {
+	config_target *t = entry;
 	static const char *const kinds[] = {"pagerduty", "alertmanager", "webhook", NULL};
 	const char *type;
 	char at[256];
 	int rc;
 
+	(void)ctx;
 	t->name = strdup(name);
 	if (!t->name)
 		return pr_error_set(err, PR_ENOMEM, "out of memory");
@@ -1232,6 +1267,20 @@ out:
 	return rc;
 }
 
+/* One entry of paging.teams: the team's list of targets. */
+static int load_route(void *entry, const char *name, json_t *v, const char *path,
+		      const void *ctx, pr_error *err)
+{
+	config_route *r = entry;
+	char at[256];
+
+	(void)ctx;
+	snprintf(at, sizeof(at), "paging.teams.%.64s", name);
+	if (!(r->team = strdup(name)))
+		return pr_error_set(err, PR_ENOMEM, "out of memory");
+	return load_names(&r->targets, &r->ntargets, v, path, at, err);
+}
+
 /*
  * "paging": scalar settings through the table; "targets" and "teams" have
  * names for keys and "default" is a list, so they are read here.
@@ -1240,8 +1289,8 @@ static int load_paging(config *c, json_t *obj, const char *path, pr_error *err)
 {
 	config_paging *p = &c->paging;
 	json_t *targets, *teams, *def;
-	const char *sev, *name;
-	json_t *v;
+	const char *sev;
+	void *v;
 	int rc = 0;
 
 	if (!json_is_object(obj))
@@ -1257,50 +1306,38 @@ static int load_paging(config *c, json_t *obj, const char *path, pr_error *err)
 		return bad(err, path, "paging.min_severity",
 			   "expected low, medium, high or critical");
 	if (targets) {
-		if (!json_is_object(targets))
-			return bad(err, path, "paging.targets",
-				   "expected an object of targets by name");
-		if (json_object_size(targets) &&
-		    !(p->targets = calloc(json_object_size(targets), sizeof(*p->targets))))
-			return pr_error_set(err, PR_ENOMEM, "out of memory");
-		json_object_foreach(targets, name, v) {
-			rc = load_target(&p->targets[p->ntargets++], name, v, path, err);
-			if (rc < 0)
-				return rc;
-		}
+		rc = load_by_name(&v, &p->ntargets, sizeof(*p->targets), targets, path,
+				  "paging.targets", "expected an object of targets by name",
+				  load_target, NULL, err);
+		p->targets = v;
+		if (rc < 0)
+			return rc;
 	}
 	if (def && (rc = load_names(&p->default_targets, &p->ndefault, def, path,
 				    "paging.default", err)) < 0)
 		return rc;
 	if (teams) {
-		if (!json_is_object(teams))
-			return bad(err, path, "paging.teams",
-				   "expected an object of target lists by team");
-		if (json_object_size(teams) &&
-		    !(p->teams = calloc(json_object_size(teams), sizeof(*p->teams))))
-			return pr_error_set(err, PR_ENOMEM, "out of memory");
-		json_object_foreach(teams, name, v) {
-			config_route *r = &p->teams[p->nteams++];
-			char at[256];
-			snprintf(at, sizeof(at), "paging.teams.%.64s", name);
-			if (!(r->team = strdup(name)))
-				return pr_error_set(err, PR_ENOMEM, "out of memory");
-			if ((rc = load_names(&r->targets, &r->ntargets, v, path, at, err)) < 0)
-				return rc;
-		}
+		rc = load_by_name(&v, &p->nteams, sizeof(*p->teams), teams, path, "paging.teams",
+				  "expected an object of target lists by team", load_route, NULL,
+				  err);
+		p->teams = v;
+		if (rc < 0)
+			return rc;
 	}
 	return 0;
 }
 
 /* One entry of snapshot.services: how the service's processes are known. */
-static int load_snapshot_service(config_snapshot_service *s, const char *name, json_t *obj,
-				 const char *path, pr_error *err)
+static int load_snapshot_service(void *entry, const char *name, json_t *obj, const char *path,
+				 const void *ctx, pr_error *err)
 {
+	config_snapshot_service *s = entry;
 	json_t *procs = json_object_get(obj, "processes"), *v;
 	char at[256];
 	size_t i;
 	int rc;
 
+	(void)ctx;
 	if (!(s->name = strdup(name)))
 		return pr_error_set(err, PR_ENOMEM, "out of memory");
 	snprintf(at, sizeof(at), "snapshot.services.%.64s", name);
@@ -1346,8 +1383,8 @@ static int load_snapshot_service(config_snapshot_service *s, const char *name, j
 static int load_snapshot(config *c, json_t *obj, const char *path, pr_error *err)
 {
 	config_snapshot *s = &c->snapshot;
-	json_t *svcs, *v;
-	const char *name;
+	json_t *svcs;
+	void *v;
 	int rc = 0;
 
 	if (!json_is_object(obj))
@@ -1356,18 +1393,11 @@ static int load_snapshot(config *c, json_t *obj, const char *path, pr_error *err
 		return rc;
 	if (!(svcs = json_object_get(obj, "services")))
 		return 0;
-	if (!json_is_object(svcs))
-		return bad(err, path, "snapshot.services",
-			   "expected an object of services by name");
-	if (json_object_size(svcs) &&
-	    !(s->services = calloc(json_object_size(svcs), sizeof(*s->services))))
-		return pr_error_set(err, PR_ENOMEM, "out of memory");
-	json_object_foreach(svcs, name, v) {
-		rc = load_snapshot_service(&s->services[s->nservices++], name, v, path, err);
-		if (rc < 0)
-			return rc;
-	}
-	return 0;
+	rc = load_by_name(&v, &s->nservices, sizeof(*s->services), svcs, path,
+			  "snapshot.services", "expected an object of services by name",
+			  load_snapshot_service, NULL, err);
+	s->services = v;
+	return rc;
 }
 
 static void free_serve_agents(config_serve *s)
@@ -1469,9 +1499,11 @@ static int check_ceiling(const config_escalate_ceiling *c, const char *path, con
 }
 
 /* escalate.services.NAME: its signals by hand, the rest through the table. */
-static int load_escalate_service(config_escalate_service *s, const config_escalate *e,
-				 const char *name, json_t *v, const char *path, pr_error *err)
+static int load_escalate_service(void *entry, const char *name, json_t *v, const char *path,
+				 const void *ctx, pr_error *err)
 {
+	config_escalate_service *s = entry;
+	const config_escalate *e = ctx;
 	json_t *sigs, *q;
 	const char *sname;
 	char at[256];
@@ -1535,8 +1567,8 @@ out:
 static int load_escalate(config *c, json_t *obj, const char *path, pr_error *err)
 {
 	config_escalate *e = &c->escalate;
-	json_t *svcs, *v;
-	const char *name;
+	json_t *svcs;
+	void *v;
 	int rc = 0;
 
 	if (!json_is_object(obj))
@@ -1563,22 +1595,10 @@ static int load_escalate(config *c, json_t *obj, const char *path, pr_error *err
 	    (rc = check_ceiling(&e->memory, path, "escalate.memory", err)) < 0)
 		goto out;
 	if (svcs) {
-		if (!json_is_object(svcs)) {
-			rc = bad(err, path, "escalate.services",
-				 "expected an object of services by name");
-			goto out;
-		}
-		if (json_object_size(svcs) &&
-		    !(e->services = calloc(json_object_size(svcs), sizeof(*e->services)))) {
-			rc = pr_error_set(err, PR_ENOMEM, "out of memory");
-			goto out;
-		}
-		json_object_foreach(svcs, name, v) {
-			rc = load_escalate_service(&e->services[e->nservices++], e, name, v, path,
-						   err);
-			if (rc < 0)
-				goto out;
-		}
+		rc = load_by_name(&v, &e->nservices, sizeof(*e->services), svcs, path,
+				  "escalate.services", "expected an object of services by name",
+				  load_escalate_service, e, err);
+		e->services = v;
 	}
 out:
 	json_decref(svcs);
@@ -1629,9 +1649,9 @@ static int load_blobs(config *c, json_t *obj, const char *path, pr_error *err)
 		{"session_token_env", "session_token_file", "session token"},
 	};
 	char *const *vals[][2] = {
-		{&b->access_key_id_env, &b->access_key_id_file},
-		{&b->secret_access_key_env, &b->secret_access_key_file},
-		{&b->session_token_env, &b->session_token_file},
+		{&b->s3.access_key_id_env, &b->s3.access_key_id_file},
+		{&b->s3.secret_access_key_env, &b->s3.secret_access_key_file},
+		{&b->s3.session_token_env, &b->s3.session_token_file},
 	};
 	int rc;
 
@@ -1649,8 +1669,8 @@ static int load_blobs(config *c, json_t *obj, const char *path, pr_error *err)
 		rc = bad(err, path, "blobs.addressing", "expected \"path\" or \"virtual\"");
 		goto out;
 	}
-	b->s3 = store && strcmp(store, "s3") == 0;
-	b->virtual_host = addressing && strcmp(addressing, "virtual") == 0;
+	b->use_s3 = store && strcmp(store, "s3") == 0;
+	b->s3.virtual_host = addressing && strcmp(addressing, "virtual") == 0;
 	for (size_t i = 0; i < 3; i++)
 		if (*vals[i][0] && *vals[i][1]) {
 			char why[128];
@@ -1659,15 +1679,15 @@ static int load_blobs(config *c, json_t *obj, const char *path, pr_error *err)
 			rc = bad(err, path, "blobs", why);
 			goto out;
 		}
-	b->s3_set = b->endpoint || b->bucket || b->region;
-	if (b->s3 || b->s3_set) {
-		blob_s3_opts o = {.endpoint = b->endpoint, .bucket = b->bucket, .prefix = b->prefix,
-				  .region = b->region, .access_key_id = "-",
-				  .secret_access_key = "-"};
+	b->s3_set = b->s3.endpoint || b->s3.bucket || b->s3.region;
+	if (b->use_s3 || b->s3_set) {
+		blob_s3_opts o = {.endpoint = b->s3.endpoint, .bucket = b->s3.bucket,
+				  .prefix = b->s3.prefix, .region = b->s3.region,
+				  .access_key_id = "-", .secret_access_key = "-"};
 		pr_error e2 = PR_ERROR_INIT;
-		const char *missing = !b->endpoint ? "blobs.endpoint"
-				      : !b->bucket ? "blobs.bucket"
-				      : !b->region ? "blobs.region" : NULL;
+		const char *missing = !b->s3.endpoint ? "blobs.endpoint"
+				      : !b->s3.bucket ? "blobs.bucket"
+				      : !b->s3.region ? "blobs.region" : NULL;
 		if (missing) {
 			rc = bad(err, path, missing, "required for an S3 store");
 			goto out;
@@ -1681,7 +1701,7 @@ static int load_blobs(config *c, json_t *obj, const char *path, pr_error *err)
 		 * (a loopback address, localhost or a name under .localhost,
 		 * which libcurl resolves to loopback itself).
 		 */
-		if (!secret_url_safe(b->endpoint) && !localhost_name(b->endpoint)) {
+		if (!secret_url_safe(b->s3.endpoint) && !localhost_name(b->s3.endpoint)) {
 			rc = bad(err, path, "blobs.endpoint",
 				 "expected an https:// URL (plain http only to 127.0.0.1, [::1], "
 				 "localhost or a name under .localhost)");
@@ -2057,6 +2077,20 @@ int config_check_paths(const config *c, pr_error *err)
 	return 0;
 }
 
+static void s3_release(config_s3 *s)
+{
+	free(s->endpoint);
+	free(s->bucket);
+	free(s->prefix);
+	free(s->region);
+	free(s->access_key_id_env);
+	free(s->access_key_id_file);
+	free(s->secret_access_key_env);
+	free(s->secret_access_key_file);
+	free(s->session_token_env);
+	free(s->session_token_file);
+}
+
 void config_release(config *c)
 {
 	for (size_t i = 0; i < c->nservices; i++) {
@@ -2092,16 +2126,7 @@ void config_release(config *c)
 			free(src->username);
 			free(src->secret_env);
 			free(src->secret_file);
-			free(src->endpoint);
-			free(src->bucket);
-			free(src->prefix);
-			free(src->region);
-			free(src->access_key_id_env);
-			free(src->access_key_id_file);
-			free(src->secret_access_key_env);
-			free(src->secret_access_key_file);
-			free(src->session_token_env);
-			free(src->session_token_file);
+			s3_release(&src->s3);
 		}
 		free(s->sources);
 	}
@@ -2141,16 +2166,7 @@ void config_release(config *c)
 	free(c->reports.dir);
 	free(c->reports.base_url);
 	free(c->reports.compare_url);
-	free(c->blobs.endpoint);
-	free(c->blobs.bucket);
-	free(c->blobs.prefix);
-	free(c->blobs.region);
-	free(c->blobs.access_key_id_env);
-	free(c->blobs.access_key_id_file);
-	free(c->blobs.secret_access_key_env);
-	free(c->blobs.secret_access_key_file);
-	free(c->blobs.session_token_env);
-	free(c->blobs.session_token_file);
+	s3_release(&c->blobs.s3);
 	free(c->blobs.ca_file);
 	memset(&c->blobs, 0, sizeof(c->blobs));
 	memset(&c->paging, 0, sizeof(c->paging));

@@ -182,6 +182,20 @@ typedef struct config_profile {
 			    * pyroscope: a profile type id; parca: a profile type */
 } config_profile;
 
+/*
+ * An S3 bucket as a configuration block names it ("blobs", an s3_prefix
+ * source): where it is and where its credentials are read from.
+ */
+typedef struct config_s3 {
+	char *endpoint, *bucket;
+	char *prefix;                 /* NULL: none */
+	char *region;
+	bool virtual_host;            /* "addressing": "virtual" */
+	char *access_key_id_env, *access_key_id_file;
+	char *secret_access_key_env, *secret_access_key_file;
+	char *session_token_env, *session_token_file;
+} config_s3;
+
 typedef struct config_source {
 	config_source_kind kind;
 	char *label;           /* "services.NAME.sources[2]" for messages */
@@ -206,12 +220,7 @@ typedef struct config_source {
 	char *secret_env, *secret_file;
 	uint32_t connect_timeout_ms;  /* (5000) */
 	uint32_t timeout_ms;          /* the request; pprof_http CPU adds its seconds (30000) */
-	/* s3_prefix: where the drops are, as in config_blobs */
-	char *endpoint, *bucket, *prefix, *region;
-	bool virtual_host;            /* "addressing": "virtual" */
-	char *access_key_id_env, *access_key_id_file;
-	char *secret_access_key_env, *secret_access_key_file;
-	char *session_token_env, *session_token_file;
+	config_s3 s3;          /* s3_prefix: where the drops are, as in config_blobs */
 } config_source;
 
 /* Limits of collection from profile sources (sources other than dir). */
@@ -266,16 +275,9 @@ typedef struct config_snapshot {
  * data.
  */
 typedef struct config_blobs {
-	bool s3;                      /* "store": "s3" */
+	bool use_s3;                  /* "store": "s3" */
 	bool s3_set;                  /* the S3 settings are given (endpoint, bucket, region) */
-	char *endpoint;
-	char *bucket;
-	char *prefix;                 /* NULL: none */
-	char *region;
-	bool virtual_host;            /* "addressing": "virtual" */
-	char *access_key_id_env, *access_key_id_file;
-	char *secret_access_key_env, *secret_access_key_file;
-	char *session_token_env, *session_token_file;
+	config_s3 s3;
 	char *ca_file;
 	uint32_t connect_timeout_ms;  /* 0: the HTTP client's default (10 s) */
 	uint32_t timeout_ms;          /* 0: the HTTP client's default (60 s) */

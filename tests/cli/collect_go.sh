@@ -6,7 +6,8 @@
 # idempotence, the dry run, labels never stored, secrets never printed,
 # and every failure mode of a target: busy, WriteTimeout, 401, 5xx,
 # hanging, oversized, bad TLS, malformed; each a one-line reason, nothing
-# stored, the other targets unaffected.
+# stored, the other targets unaffected; a post-deploy capture of a host
+# takes its regular slot (the next collect in the slot asks it nothing).
 set -u
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/../go/build.sh"
@@ -292,5 +293,64 @@ run pr --config "$T/cfg.json" collect --service nosuch
 run pr --config "$T/cfg.json" collect --service idle
 [ $RC -eq 4 ] && [[ $ERR == *"not enabled"* ]] && ok "a disabled service named on the command line is refused" ||
 	not_ok "disabled" "rc=$RC $ERR"
+
+
+# --- a deploy capture takes the host's regular slot ------------------------------
+# Two hosts, each logging the pprof requests it gets. A regular collect right
+# after post-deploy's captures, within the same slot, must ask neither host
+# again (cooldown 0: nothing else would hold it back); in the next slot it does.
+for i in 20 21; do
+	start slot$i 127.0.0.$i -version v1 -access-log "$T/slot$i.access"
+done
+{ wait_port "$T/slot20.port" && wait_port "$T/slot21.port"; } || not_ok "start slot hosts"
+cat >"$T/cfg6.json" <<EOF
+{"collect": {"cooldown_s": 0, "budget_s": 60},
+ "services": {"rel": {"types": ["cpu", "heap"],
+                      "sources": [{"type": "pprof_http", "seconds": 1, "slot_s": 60,
+                                   "targets": ["$(a 20 slot20)", "$(a 21 slot21)"]}]}}}
+EOF
+pr service add rel >/dev/null && pr service enable rel >/dev/null
+R() { pr --config "$T/cfg6.json" "$@"; }
+asked() { cat "$T/slot20.access" "$T/slot21.access" 2>/dev/null | grep -c '^/debug/pprof/'; }
+rel_profiles() {
+	sql "select count(*) from profiles p join services s on s.id = p.service_id
+	      where s.name = 'rel'"
+}
+minute() { echo $(($(date -u +%s) / 60)); }
+# Post-deploy and the collects after it must fall in one 60 s slot.
+[ $((60 - $(date -u +%s) % 60)) -lt 40 ] && sleep $((60 - $(date -u +%s) % 60 + 1))
+slot0=$(minute)
+run R post-deploy --service rel --release r10 \
+	--commit aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa --wait 30s --min-captures 4
+deploy_asked=$(asked)
+[ "$(sql "select count(*) from collect_slots c join services s on s.id = c.service_id
+           where s.name = 'rel' and c.source = 'pprof_http deploy r10'
+             and c.outcome = 'stored'")" = 4 ] &&
+	[ "$deploy_asked" = 4 ] && [ "$(rel_profiles)" = 4 ] &&
+	ok "post-deploy captures CPU and heap of both hosts: 4 requests, 4 deploy slots" ||
+	not_ok "post-deploy slots" "rc=$RC asked=$deploy_asked $OUT $ERR"
+run R collect --service rel --json
+json=$OUT json_rc=$RC
+run R collect --service rel
+slot1=$(minute)
+if [ "$slot0" != "$slot1" ]; then
+	not_ok "deploy slot rule" "the collects crossed a slot boundary (a very slow machine)"
+else
+	[ $json_rc -eq 0 ] && [ "$(jq '.services.rel.requests' <<<"$json")" = 0 ] &&
+		[ "$(jq '.services.rel.already_collected' <<<"$json")" = 4 ] &&
+		[ "$(jq '.services.rel.stored' <<<"$json")" = 0 ] &&
+		[ $RC -eq 0 ] && [[ $OUT == *"0 requests"* ]] && [[ $OUT == *"4 collected before"* ]] &&
+		[ "$(asked)" = "$deploy_asked" ] && [ "$(rel_profiles)" = 4 ] &&
+		ok "a regular collect in the slot of post-deploy's captures asks neither host again" ||
+		not_ok "deploy slot rule" "asked=$(asked) (was $deploy_asked) $json $OUT $ERR"
+fi
+sleep $((60 - $(date -u +%s) % 60 + 1))
+run R collect --service rel --json
+[ $RC -eq 0 ] && [ "$(jq '.services.rel.stored' <<<"$OUT")" = 4 ] &&
+	[ "$(asked)" = $((deploy_asked + 4)) ] &&
+	[ "$(grep -c . "$T/slot20.access")" = 4 ] && [ "$(grep -c . "$T/slot21.access")" = 4 ] &&
+	[ "$(rel_profiles)" = 8 ] &&
+	ok "in the next slot the regular collect profiles both hosts again (CPU and heap each)" ||
+	not_ok "next slot" "rc=$RC asked=$(asked) $OUT $ERR"
 
 finish

@@ -65,6 +65,29 @@ bad '{"paging": {"targets": {"x": {"type": "webhook", "url": "http://127.0.0.1.e
 bad '{"paging": {"targets": {"x": {"type": "webhook", "url": "http://localhostx:80/", "secret_env": "T"}}}}' \
 	"paging.targets.x.url: a target with a secret needs an https:// URL" \
 	"a host name that starts with localhost is not loopback"
+# Each object of entries by name: not an object, and a bad entry after a good one.
+bad '{"services": []}' "services: expected an object of services by name" \
+	"services must be an object of services by name"
+bad '{"services": {"a": {}, "b": []}}' "services.b: expected an object" \
+	"a bad service after a good one is named"
+bad '{"paging": {"targets": ["pd"]}}' "paging.targets: expected an object of targets by name" \
+	"paging.targets must be an object of targets by name"
+bad '{"paging": {"targets": {"a": {"type": "webhook", "url": "http://x"}, "b": 3}}}' \
+	"paging.targets.b: expected an object" "a bad target after a good one is named"
+bad '{"paging": {"teams": ["t"]}}' "paging.teams: expected an object of target lists by team" \
+	"paging.teams must be an object of target lists by team"
+bad '{"paging": {"targets": {"a": {"type": "webhook", "url": "http://x"}}, "teams": {"t": ["a"], "u": "a"}}}' \
+	"paging.teams.u: expected an array of target names" "a bad team after a good one is named"
+bad '{"snapshot": {"services": "checkout"}}' "snapshot.services: expected an object of services by name" \
+	"snapshot.services must be an object of services by name"
+bad '{"snapshot": {"services": {"a": {"processes": ["x"]}, "b": {"processes": "x"}}}}' \
+	"snapshot.services.b.processes: expected an array of process names" \
+	"a bad snapshot service after a good one is named"
+bad '{"escalate": {"services": 1}}' "escalate.services: expected an object of services by name" \
+	"escalate.services must be an object of services by name"
+bad '{"escalate": {"services": {"a": {"signals": {"up": "up"}}, "b": {"signals": {"Bad-Name": "up"}}}}}' \
+	"escalate.services.b.signals.Bad-Name: a signal name is 1 to 64 of [a-z0-9_]" \
+	"a bad escalate service after a good one is named"
 cat >"$T/loop.json" <<'JSON'
 {"paging": {"targets": {
   "a": {"type": "webhook", "url": "http://127.0.0.1:8080/hook", "secret_env": "T"},

@@ -20,7 +20,9 @@
 // the loop (the loops yield often enough without it).
 //
 // It listens on -addr (port 0: any free port), writes the port to
-// -port-file once it listens, serves TLS with -tls-cert/-tls-key, sets
+// -port-file once it listens, appends one line "PATH?QUERY" per
+// /debug/pprof/ request to -access-log (so a test can count what it was
+// asked for), serves TLS with -tls-cert/-tls-key, sets
 // the server's WriteTimeout from -write-timeout, and exits by itself after
 // -lifetime, so a test that dies never leaves it behind.
 package main
@@ -38,6 +40,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -114,7 +117,18 @@ func main() {
 	certFile := flag.String("tls-cert", "", "serve TLS with this certificate")
 	keyFile := flag.String("tls-key", "", "and this key")
 	lifetime := flag.Duration("lifetime", 120*time.Second, "exit after this long")
+	accessLog := flag.String("access-log", "", "append each /debug/pprof/ request here")
 	flag.Parse()
+
+	var logMu sync.Mutex
+	var logFile *os.File
+	if *accessLog != "" {
+		f, err := os.OpenFile(*accessLog, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if err != nil {
+			log.Fatal(err)
+		}
+		logFile = f
+	}
 
 	taxCost := 3
 	if *version == "v2" {
@@ -149,6 +163,11 @@ func main() {
 		if !strings.HasPrefix(r.URL.Path, "/debug/pprof/") {
 			http.NotFound(w, r)
 			return
+		}
+		if logFile != nil {
+			logMu.Lock()
+			fmt.Fprintf(logFile, "%s\n", r.URL.RequestURI())
+			logMu.Unlock()
 		}
 		switch *mode {
 		case "auth":
