@@ -182,7 +182,7 @@ run pr --config "$T/cfg2.json" post-deploy --service pay --release r9 \
 openssl req -x509 -newkey rsa:2048 -nodes -keyout "$T/key.pem" -out "$T/cert.pem" -days 1 \
 	-subj /CN=127.0.0.18 -addext subjectAltName=IP:127.0.0.18 >/dev/null 2>&1
 start good 127.0.0.10 -version v1
-start busy 127.0.0.11 -version v1
+start busy 127.0.0.11 -version v1 -access-log "$T/busy.access"
 start wto 127.0.0.12 -version v1 -write-timeout 2s
 start auth 127.0.0.13 -mode auth -token s3cret-t0ken
 start e503 127.0.0.14 -mode fail503
@@ -206,10 +206,13 @@ cat >"$T/cfg3.json" <<EOF
     "slot_s": 86400}]}}}
 EOF
 pr service add fleet >/dev/null && pr service enable fleet >/dev/null
-# A CPU profile already running on the busy host.
+# A CPU profile already running on the busy host: the collect starts once
+# the host has logged that request (a fixed sleep lost the race on a
+# loaded machine), and a moment later, when the profiler holds it.
 curl -s -o /dev/null "http://$(a 11 busy)/debug/pprof/profile?seconds=10" &
 CURL=$!
-sleep 1
+for _ in $(seq 100); do grep -q profile "$T/busy.access" 2>/dev/null && break; sleep 0.1; done
+sleep 0.3
 export DEMO_TOKEN=wrong-t0ken-value
 run pr --config "$T/cfg3.json" collect --service fleet
 kill $CURL 2>/dev/null
