@@ -192,31 +192,11 @@ int catalog_from_config(catalog *c, const config *cfg, pr_error *err)
 	return rc;
 }
 
-int catalog_register(db *d, catalog *c, pr_error *err)
-{
-	bool in_tx = false;
-	int rc;
+/* One step of an all-or-none change: entry i of n. */
+typedef int (*catalog_step)(db *d, size_t i, void *ctx, pr_error *err);
 
-	if ((rc = db_begin(d, err)) < 0)
-		goto out;
-	in_tx = true;
-	for (size_t i = 0; i < c->n; i++)
-		if ((rc = db_service_ensure(d, &c->v[i].added, c->v[i].name, c->v[i].team,
-					    err)) < 0)
-			goto out;
-	if ((rc = db_commit(d, err)) < 0)
-		goto out;
-	in_tx = false;
-out:
-	if (in_tx)
-		db_rollback(d);
-	if (rc < 0)
-		for (size_t i = 0; i < c->n; i++)
-			c->v[i].added = false;
-	return rc;
-}
-
-int catalog_set_enabled(db *d, char *const *names, size_t n, bool enabled, pr_error *err)
+/* Run step(0..n) in one transaction: all, or none when one fails. */
+static int all_or_none(db *d, size_t n, catalog_step step, void *ctx, pr_error *err)
 {
 	bool in_tx = false;
 	int rc;
@@ -225,7 +205,7 @@ int catalog_set_enabled(db *d, char *const *names, size_t n, bool enabled, pr_er
 		goto out;
 	in_tx = true;
 	for (size_t i = 0; i < n; i++)
-		if ((rc = db_service_set_enabled(d, names[i], enabled, err)) < 0)
+		if ((rc = step(d, i, ctx, err)) < 0)
 			goto out;
 	if ((rc = db_commit(d, err)) < 0)
 		goto out;
@@ -234,4 +214,40 @@ out:
 	if (in_tx)
 		db_rollback(d);
 	return rc;
+}
+
+static int ensure_step(db *d, size_t i, void *ctx, pr_error *err)
+{
+	catalog_entry *e = &((catalog *)ctx)->v[i];
+
+	return db_service_ensure(d, &e->added, e->name, e->team, err);
+}
+
+int catalog_register(db *d, catalog *c, pr_error *err)
+{
+	int rc = all_or_none(d, c->n, ensure_step, c, err);
+
+	if (rc < 0)
+		for (size_t i = 0; i < c->n; i++)
+			c->v[i].added = false;
+	return rc;
+}
+
+typedef struct enable_ctx {
+	char *const *names;
+	bool enabled;
+} enable_ctx;
+
+static int enable_step(db *d, size_t i, void *ctx, pr_error *err)
+{
+	const enable_ctx *e = ctx;
+
+	return db_service_set_enabled(d, e->names[i], e->enabled, err);
+}
+
+int catalog_set_enabled(db *d, char *const *names, size_t n, bool enabled, pr_error *err)
+{
+	enable_ctx e = {names, enabled};
+
+	return all_or_none(d, n, enable_step, &e, err);
 }
