@@ -37,19 +37,25 @@ rm -rf "$W" && mkdir -p "$W/drop"
 at=$(sed -n 's/^at: //p' "$W/gen.txt")
 rel=$(sed -n 's/^release: //p' "$W/gen.txt")
 # The baseline is ingested once, beforehand; the night's captures wait in
-# drop folders, each file with its metadata beside it (one awk pass: a
-# shell loop over 40,000 lines takes longer than the night).
+# drop folders, each file (a hard link) with its metadata beside it, made
+# by one perl process (a process per file took half an hour at 40,000).
 grep -v "\"release\":\"$rel\"" "$W/fleet/manifest.jsonl" >"$W/base.jsonl" || true
 sed -i "s#\"path\":\"#\"path\":\"$W/fleet/#" "$W/base.jsonl"
-grep "\"release\":\"$rel\"" "$W/fleet/manifest.jsonl" | awk -v fleet="$W/fleet" -v drop="$W/drop" '{
-	path = $0; sub(/.*"path":"/, "", path); sub(/".*/, "", path)
-	svc = $0; sub(/.*"service":"/, "", svc); sub(/".*/, "", svc)
-	base = path; sub(/.*\//, "", base)
-	meta = $0; sub(/"path":"[^"]*",/, "", meta); sub(/"service":"[^"]*",/, "", meta)
-	if (!(svc in made)) { made[svc] = 1; system("mkdir -p \"" drop "/" svc "\"") }
-	print fleet "/" path "\t" drop "/" svc "/" base
-	print meta > (drop "/" svc "/" base ".json"); close(drop "/" svc "/" base ".json")
-}' | while IFS=$'\t' read -r from to; do ln "$from" "$to"; done
+grep "\"release\":\"$rel\"" "$W/fleet/manifest.jsonl" | perl -e '
+	my ($fleet, $drop) = @ARGV;
+	while (my $line = <STDIN>) {
+		chomp $line;
+		my ($path) = $line =~ /"path":"([^"]*)"/;
+		my ($svc) = $line =~ /"service":"([^"]*)"/;
+		my ($base) = $path =~ m{([^/]*)$};
+		(my $meta = $line) =~ s/"path":"[^"]*",//;
+		$meta =~ s/"service":"[^"]*",//;
+		-d "$drop/$svc" or mkdir "$drop/$svc" or die "mkdir $drop/$svc: $!\n";
+		link "$fleet/$path", "$drop/$svc/$base" or die "link $path: $!\n";
+		open my $fh, ">", "$drop/$svc/$base.json" or die "$base.json: $!\n";
+		print $fh "$meta\n";
+		close $fh;
+	}' "$W/fleet" "$W/drop"
 {
 	echo '{"services": {'
 	sep=""
@@ -87,25 +93,39 @@ night() {
 			pids="$pids $!"
 		done
 		"${P[@]}" nightly --at "$at" --workers --json >"$W/night-$n.json" &
-		local coord=$! victim=${pids# }
-		victim=${victim%% *}
+		local coord=$!
 		if [ "$KILL" = 1 ] && [ "$n" -gt 2 ]; then
-			# SIGKILL one worker once a tenth of the tasks are done: its
+			# Once a tenth of the tasks are done, SIGKILL a worker while
+			# it holds a task (worker ids end in the process id): that
 			# task is claimed again when its lease runs out.
 			local q="select count(*) filter (where state = 'done') * 10 >= greatest(count(*), 1)
 				from tasks where run_id = (select max(run_id) from tasks)"
+			local held="select string_agg(split_part(worker, ':', 2), ' ') from tasks
+				where state = 'leased' and run_id = (select max(run_id) from tasks)"
+			local ready="" h
 			for _ in $(seq 36000); do
-				[ "$(psql "$PG_CONNINFO dbname=$dbn" -qAt -c "$q" 2>/dev/null)" = t ] && break
 				kill -0 "$coord" 2>/dev/null || break
+				[ -z "$ready" ] &&
+					[ "$(psql "$PG_CONNINFO dbname=$dbn" -qAt -c "$q" 2>/dev/null)" = t ] &&
+					ready=1
+				if [ -n "$ready" ]; then
+					for h in $(psql "$PG_CONNINFO dbname=$dbn" -qAt -c "$held" 2>/dev/null); do
+						case " $pids " in *" $h "*) ;; *) continue ;; esac
+						kill -9 "$h" 2>/dev/null &&
+							echo "$h" >"$W/killed-$n.txt"
+						break 2
+					done
+				fi
 				sleep 0.1
 			done
-			kill -9 "$victim" 2>/dev/null && echo "killed worker $victim" >"$W/killed-$n.txt"
 		fi
 		wait "$coord" || true
 	fi
 	t1=$(date +%s.%N)
 	for p in $pids; do kill -TERM "$p" 2>/dev/null || true; done
 	wait
+	[ -f "$W/killed-$n.txt" ] && psql "$PG_CONNINFO dbname=$dbn" -qAt -c "select count(*)
+		from tasks where attempts > 1" >"$W/reclaimed-$n.txt"
 	psql "$PG_CONNINFO dbname=$dbn" -qAt -c "select s.name, f.function, f.direction,
 		f.q_value::text from findings f join services s on s.id = f.service_id order by 1, 2, 3" \
 		>"$W/findings-$n.txt"
@@ -121,7 +141,8 @@ awk -v t="${took[1]}" 'BEGIN { printf "  1 process               %7.2f s  (refer
 for n in $NIGHTS; do
 	[ "$n" = 1 ] && continue
 	k=""
-	[ -f "$W/killed-$n.txt" ] && k=", one worker killed"
+	[ -f "$W/killed-$n.txt" ] &&
+		k=", one worker killed holding a task ($(cat "$W/reclaimed-$n.txt") claimed again)"
 	awk -v t="${took[$n]}" -v r="${took[1]}" -v s="$(same "$n")" -v w=$((n - 1)) -v k="$k" 'BEGIN {
 		printf "  coordinator + %d worker%s %7.2f s  %.2fx the single process  %s%s\n",
 			w, (w > 1 ? "s" : " "), t, t / r, s, k }'
