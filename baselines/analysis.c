@@ -79,6 +79,12 @@ void finding_clear(finding *f)
 	memset(f, 0, sizeof(*f));
 }
 
+#define MAX_GROUPS 64
+#define GROUP_OF(g) ((g) >= MAX_GROUPS ? MAX_GROUPS - 1 : (g))
+/* Release noise factors: [0, MAX_GROUPS) the baseline's releases, then the judged captures. */
+#define NOISE_CUR MAX_GROUPS
+#define NOISE_N (MAX_GROUPS + 1)
+
 /* What finish needs of a target to re-test it: its captures and values. */
 typedef struct analysis_target_data {
 	capture_set base, cur;
@@ -86,6 +92,7 @@ typedef struct analysis_target_data {
 	func_matrix m;
 	size_t look;
 	double phi, phi_df; /* release-level overdispersion of the service, its df */
+	double noise[NOISE_N]; /* release noise factors (see release_noise) */
 } analysis_target_data;
 
 static void target_data_release(analysis_target_data *t)
@@ -327,20 +334,36 @@ typedef struct pooled {
 	double q, q_df;        /* Cochran's Q of the baseline release means, its df */
 } pooled;
 
-#define MAX_GROUPS 64
-#define GROUP_OF(g) ((g) >= MAX_GROUPS ? MAX_GROUPS - 1 : (g))
+
+/* The sample variance of y[0..n-1], n >= 2. */
+static double sample_var(const double *y, size_t n)
+{
+	double m = 0, ss = 0;
+
+	for (size_t i = 0; i < n; i++)
+		m += y[i];
+	m /= (double)n;
+	for (size_t i = 0; i < n; i++)
+		ss += (y[i] - m) * (y[i] - m);
+	return ss / (double)(n - 1);
+}
 
 /*
  * Fit the precision-weighted comparison of current values yc (sampling
  * variances vc) with baseline values yb (vb) grouped by release (gb, 0..
- * ngroups-1). See analysis.h for the model.
+ * ngroups-1). lam, when not NULL, holds the service's release noise
+ * factors (NOISE_N of them, see release_noise): the judged captures'
+ * expected variance is then their own factor times the function's
+ * variance at factor 1, rather than a typical release's. See analysis.h
+ * for the model.
  */
 static int pooled_fit(pooled *out, const double *yb, const double *vb, const int *gb,
 		      size_t nb, const double *yc, const double *vc, size_t nc, double phi,
-		      double phi_df)
+		      double phi_df, const double *lam)
 {
 	stats_wmean g[MAX_GROUPS] = {{0}}, all, cur, own;
-	double *ty = NULL, *tv = NULL, ref = 0, d0 = 0, var_b, e_c;
+	double *ty = NULL, *tv = NULL, ref = 0, d0 = 0, var_b, e_c, ref_c;
+	double sg_num = 0, sg_den = 0;
 	size_t ng = 0, nsingle = 0;
 	int grp[MAX_GROUPS], rc = 0;
 
@@ -371,6 +394,11 @@ static int pooled_fit(pooled *out, const double *yb, const double *vb, const int
 		g[k].n = n;
 		if (n >= 2 && (rc = stats_wmean_of(&g[k], ty, tv, n, -1)) < 0)
 			goto out;
+		if (n >= 2 && lam && lam[k] > 0) {
+			/* Unclipped: a release's s^2 below its sampling variance says so too. */
+			sg_num += (double)(n - 1) * (sample_var(ty, n) - g[k].vbar) / lam[k];
+			sg_den += (double)(n - 1);
+		}
 		nsingle += n < 2;
 	}
 	/* The typical variance of one capture: the releases' geometric mean. */
@@ -442,7 +470,14 @@ static int pooled_fit(pooled *out, const double *yb, const double *vb, const int
 	} else {
 		own.vbar = vc[0];
 	}
-	e_c = stats_shrunk_extra(&own, ref, d0);
+	ref_c = ref;
+	if (lam && sg_den > 0) {
+		double lc = lam[NOISE_CUR] > 0 ? lam[NOISE_CUR] : 1, vcbar = 0;
+		for (size_t i = 0; i < nc; i++)
+			vcbar += vc[i] / (double)nc;
+		ref_c = vcbar + lc * fmax(0, sg_num / sg_den);
+	}
+	e_c = stats_shrunk_extra(&own, ref_c, d0);
 	if ((rc = stats_wmean_of(&cur, yc, vc, nc, e_c)) < 0)
 		goto out;
 	out->mean_b = all.mean;
@@ -506,7 +541,7 @@ static void rate_tests(finding *f, const series *b, const series *c)
 		lc[i] = log(c->rate[i] > 0 ? c->rate[i] : least / 2);
 		zc[i] = 1e-12;
 	}
-	if (pooled_fit(&p, lb, zb, b->group, b->n, lc, zc, c->n, 1, 0) < 0)
+	if (pooled_fit(&p, lb, zb, b->group, b->n, lc, zc, c->n, 1, 0, NULL) < 0)
 		goto out;
 	if (pooled_test(&r, &p, STATS_GREATER, 0, 0.05) == 0)
 		f->rate_p_up = r.p;
@@ -530,7 +565,7 @@ static void margins(double *up, double *down, double pb, const analysis_opts *o)
 
 /* The share tests of one function; fills everything but q, class and score. */
 static int test_function(finding *f, const series *b, const series *c, const analysis_opts *o,
-			 double phi, double phi_df)
+			 const analysis_target_data *td)
 {
 	stats_mw_opts mw = STATS_MW_OPTS_INIT;
 	stats_mw_result mwr;
@@ -539,8 +574,8 @@ static int test_function(finding *f, const series *b, const series *c, const ana
 	double pb, up, down;
 	int rc;
 
-	if ((rc = pooled_fit(&p, b->vst, b->v, b->group, b->n, c->vst, c->v, c->n, phi,
-			     phi_df)) < 0)
+	if ((rc = pooled_fit(&p, b->vst, b->v, b->group, b->n, c->vst, c->v, c->n, td->phi,
+			     td->phi_df, td->noise)) < 0)
 		return rc;
 	pb = stats_vst_inv(p.mean_b);
 	margins(&up, &down, pb, o);
@@ -676,7 +711,7 @@ static int cost_test(finding *f, const sides *s, const int *gb, bool per_load,
 	}
 	if (nb < o->min_baseline || !unit)
 		goto out;
-	if ((rc = pooled_fit(&p, y, v, gb, nb, y + nb, v + nb, nc, 1, 0)) < 0)
+	if ((rc = pooled_fit(&p, y, v, gb, nb, y + nb, v + nb, nc, 1, 0, NULL)) < 0)
 		goto out;
 	up = log1p(o->rel_margin);
 	down = log1p(-fmin(o->rel_margin, 0.99));
@@ -719,6 +754,74 @@ static int cost_test(finding *f, const sides *s, const int *gb, bool per_load,
 	f->current_captures = nc;
 	rc = f->test ? 0 : STATS_ENOMEM;
 out:
+	free(y);
+	return rc;
+}
+
+/*
+ * The service's release noise factors (stats_release_noise) over the
+ * tested rows: a release whose captures were noisy in every function
+ * should not make a quiet new release look noisy, nor the reverse. The
+ * judged captures are one column. Factors no function informs stay NAN
+ * (pooled_fit then uses a typical release's variance). td->m and td->gb
+ * are read (td->base is not set yet); sb and sc are scratch series.
+ */
+static int release_noise(analysis_target_data *td, const capture_set *base,
+			 const capture_set *cur, const size_t *rows, size_t nrows, series *sb,
+			 series *sc)
+{
+	size_t ngb = 0, nr, nk = 0;
+	double *s2 = NULL, *vb = NULL, *df = NULL, *y = NULL;
+	int rc = 0;
+
+	for (size_t r = 0; r < NOISE_N; r++)
+		td->noise[r] = NAN;
+	for (size_t i = 0; i < base->n; i++)
+		if ((size_t)GROUP_OF(td->gb[i]) + 1 > ngb)
+			ngb = (size_t)GROUP_OF(td->gb[i]) + 1;
+	nr = ngb + 1;
+	if (!nrows || !ngb)
+		return 0;
+	s2 = calloc(nrows * nr, sizeof(*s2));
+	vb = calloc(nrows * nr, sizeof(*vb));
+	df = calloc(nrows * nr, sizeof(*df));
+	y = calloc(base->n + cur->n + 1, sizeof(*y));
+	if (!s2 || !vb || !df || !y) {
+		rc = STATS_ENOMEM;
+		goto out;
+	}
+	for (size_t k = 0; k < nrows; k++) {
+		series_fill(sb, &td->m, rows[k], 0, base, td->gb, NULL);
+		series_fill(sc, &td->m, rows[k], base->n, cur, td->gc, NULL);
+		for (size_t r = 0; r < nr; r++) {
+			const series *x = r < ngb ? sb : sc;
+			size_t n = 0;
+			double v = 0;
+			for (size_t i = 0; i < x->n; i++)
+				if (r == ngb || (size_t)GROUP_OF(x->group[i]) == r) {
+					y[n++] = x->vst[i];
+					v += x->v[i];
+				}
+			if (n < 2)
+				continue;
+			s2[nk * nr + r] = sample_var(y, n);
+			vb[nk * nr + r] = v / (double)n;
+			df[nk * nr + r] = (double)(n - 1);
+		}
+		nk++;
+	}
+	{
+		double lam[NOISE_N];
+		if ((rc = stats_release_noise(lam, NULL, s2, vb, df, nk, nr, ngb)) < 0)
+			goto out;
+		for (size_t r = 0; r < ngb; r++)
+			td->noise[r] = lam[r];
+		td->noise[NOISE_CUR] = lam[ngb];
+	}
+out:
+	free(s2);
+	free(vb);
+	free(df);
 	free(y);
 	return rc;
 }
@@ -905,13 +1008,19 @@ int analysis_add_cohort(analysis *a, db *d, const analysis_target *t, const anal
 			series_fill(&sc, &td.m, rows[k], s.base.n, &s.cur, td.gc, NULL);
 			if (sb.n < 2 || sc.n < 1 ||
 			    pooled_fit(&p, sb.vst, sb.v, sb.group, sb.n, sc.vst, sc.v, sc.n, 1,
-				       0) < 0)
+				       0, NULL) < 0)
 				continue;
 			q += p.q;
 			qdf += p.q_df;
 		}
 		td.phi = qdf > 0 && q > qdf ? q / qdf : 1;
 		td.phi_df = qdf;
+	}
+	if ((rc = release_noise(&td, &s.base, &s.cur, rows, nrows, &sb, &sc)) < 0) {
+		rc = rc == STATS_ENOMEM ? oom(err)
+		     : pr_error_set(err, PR_ERR, "cannot fit the release noise of service '%s': %s",
+				    t->service, stats_error_name(rc));
+		goto out;
 	}
 	for (size_t k = 0; k < nrows; k++) {
 		finding *f = &a->tests[a->ntests];
@@ -923,7 +1032,7 @@ int analysis_add_cohort(analysis *a, db *d, const analysis_target *t, const anal
 			a->filtered++;
 			continue;
 		}
-		if ((rc = test_function(f, &sb, &sc, o, td.phi, td.phi_df)) < 0) {
+		if ((rc = test_function(f, &sb, &sc, o, &td)) < 0) {
 			finding_clear(f);
 			rc = rc == STATS_ENOMEM ? oom(err)
 			     : pr_error_set(err, PR_ERR, "cannot test '%s' in service '%s': %s",
@@ -1186,7 +1295,7 @@ static int renormalised_retest(analysis *a, const double cut[2])
 				    less + td->base.n);
 			if (sb.n < 2 || sc.n < 1)
 				continue;
-			rc = test_function(&again, &sb, &sc, o, td->phi, td->phi_df);
+			rc = test_function(&again, &sb, &sc, o, td);
 			p = f->direction == FINDING_REGRESSION ? again.p_up : again.p_down;
 			again.direction = f->direction;
 			still = material(&again);
@@ -1570,7 +1679,7 @@ static json_t *part_ints(const int *v, size_t n)
  */
 static json_t *part_target(const analysis_target_data *td, const size_t *used, size_t nused)
 {
-	json_t *o = json_object(), *ids = json_array(), *self = json_array();
+	json_t *o = json_object(), *ids = json_array(), *self = json_array(), *noise;
 	int bad = !o || !ids || !self;
 
 	for (size_t k = 0; !bad && k < nused; k++) {
@@ -1591,6 +1700,9 @@ static json_t *part_target(const analysis_target_data *td, const size_t *used, s
 		bad |= json_object_set_new(o, "look", json_integer((json_int_t)td->look));
 		bad |= json_object_set_new(o, "phi", part_num(td->phi));
 		bad |= json_object_set_new(o, "phi_df", part_num(td->phi_df));
+		bad |= json_object_set_new(o, "noise", noise = json_array());
+		for (size_t r = 0; !bad && r < NOISE_N; r++)
+			bad |= json_array_append_new(noise, part_num(td->noise[r]));
 	}
 	json_decref(ids);
 	json_decref(self);
@@ -1726,6 +1838,7 @@ static int part_read_ints(int **out, const json_t *arr, size_t n, pr_error *err)
 static int part_read_target(analysis_target_data *td, const json_t *o, pr_error *err)
 {
 	const json_t *ids = json_object_get(o, "func_ids"), *self = json_object_get(o, "self");
+	const json_t *noise;
 	int64_t look;
 	int rc;
 
@@ -1739,6 +1852,17 @@ static int part_read_target(analysis_target_data *td, const json_t *o, pr_error 
 	    !part_get_num(&td->phi_df, o, "phi_df"))
 		return part_bad(err, "target");
 	td->look = (size_t)look;
+	noise = json_object_get(o, "noise");
+	if (!json_is_array(noise) || json_array_size(noise) != NOISE_N)
+		return part_bad(err, "noise factors");
+	for (size_t r = 0; r < NOISE_N; r++) {
+		json_t *one = json_object();
+		bool ok = one && !json_object_set(one, "v", json_array_get(noise, r)) &&
+			  part_get_num(&td->noise[r], one, "v");
+		json_decref(one);
+		if (!ok)
+			return part_bad(err, "noise factor");
+	}
 	td->m.ncaps = td->base.n + td->cur.n;
 	td->m.nfuncs = json_array_size(ids);
 	if (!json_is_array(ids) || !json_is_array(self) ||

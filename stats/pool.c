@@ -3,6 +3,7 @@
  */
 #include <math.h>
 #include <stddef.h>
+#include <stdlib.h>
 
 #include <gsl/gsl_sf_psi.h>
 
@@ -134,4 +135,94 @@ double stats_satterthwaite(double a, double da, double b, double db)
 		return INFINITY;
 	df = 1 / den;
 	return df < 1 ? 1 : df;
+}
+
+/* Function k's variance beyond sampling at factor 1, from the baseline's releases. */
+static void noise_sigma2(double *sigma2, const double *lam, const double *s2, const double *vbar,
+			 const double *df, size_t nk, size_t nr, size_t nbase)
+{
+	for (size_t k = 0; k < nk; k++) {
+		double num = 0, den = 0;
+		for (size_t r = 0; r < nbase; r++) {
+			double d = df[k * nr + r];
+			if (!(d > 0) || isnan(lam[r]))
+				continue;
+			num += d * (s2[k * nr + r] - vbar[k * nr + r]) / lam[r];
+			den += d;
+		}
+		sigma2[k] = den > 0 && num > 0 ? num / den : 0;
+	}
+}
+
+/*
+ * The factor of column r given the sigma2_k. (s2 - vbar) / sigma2_k
+ * estimates it with variance about 2 (lambda sigma2_k + vbar)^2 /
+ * (df sigma2_k^2): functions whose values are mostly sampling noise
+ * count little.
+ */
+static double noise_factor(const double *sigma2, double lam, const double *s2,
+			   const double *vbar, const double *df, size_t nk, size_t nr, size_t r)
+{
+	double num = 0, den = 0;
+
+	for (size_t k = 0; k < nk; k++) {
+		double d = df[k * nr + r], sg = sigma2[k], tot, w;
+		if (!(d > 0) || !(sg > 0))
+			continue;
+		tot = lam * sg + vbar[k * nr + r];
+		w = d * sg * sg / (tot * tot);
+		num += w * (s2[k * nr + r] - vbar[k * nr + r]) / sg;
+		den += w;
+	}
+	return den > 0 ? fmax(STATS_NOISE_MIN, num / den) : NAN;
+}
+
+int stats_release_noise(double *lambda, double *sigma2, const double *s2, const double *vbar,
+			const double *df, size_t nk, size_t nr, size_t nbase)
+{
+	double *sg;
+
+	if (!lambda || nbase > nr || (nk && nr && (!s2 || !vbar || !df)))
+		return STATS_EARG;
+	for (size_t i = 0; i < nk * nr; i++)
+		if (!isfinite(s2[i]) || !isfinite(vbar[i]) || !(df[i] >= 0) || isinf(df[i]) ||
+		    vbar[i] < 0 || s2[i] < 0)
+			return STATS_EARG;
+	if (!(sg = calloc(nk ? nk : 1, sizeof(*sg))))
+		return STATS_ENOMEM;
+	for (size_t r = 0; r < nr; r++)
+		lambda[r] = 1;
+	for (int it = 0; it < 50; it++) {
+		double change = 0, acc = 0, wsum = 0, g;
+		noise_sigma2(sg, lambda, s2, vbar, df, nk, nr, nbase);
+		for (size_t r = 0; r < nbase; r++) {
+			double was = lambda[r], d = 0;
+			lambda[r] = noise_factor(sg, isnan(was) ? 1 : was, s2, vbar, df, nk, nr, r);
+			if (isnan(lambda[r]))
+				continue;
+			for (size_t k = 0; k < nk; k++)
+				d += df[k * nr + r];
+			acc += d * log(lambda[r]);
+			wsum += d;
+			if (!isnan(was))
+				change = fmax(change, fabs(log(lambda[r] / was)));
+		}
+		g = wsum > 0 ? exp(acc / wsum) : 1;
+		for (size_t r = 0; r < nbase; r++)
+			lambda[r] /= g;
+		if (it > 0 && change < 1e-9)
+			break;
+	}
+	noise_sigma2(sg, lambda, s2, vbar, df, nk, nr, nbase);
+	for (size_t r = nbase; r < nr; r++)
+		lambda[r] = noise_factor(sg, 1, s2, vbar, df, nk, nr, r);
+	/* The judged columns' weights used factor 1: once more at their own. */
+	for (size_t r = nbase; r < nr; r++)
+		if (!isnan(lambda[r]))
+			lambda[r] = noise_factor(sg, lambda[r], s2, vbar, df, nk, nr, r);
+	if (sigma2)
+		for (size_t k = 0; k < nk; k++)
+			sigma2[k] = sg[k];
+	free(sg);
+	return 0;
 }

@@ -74,6 +74,29 @@ int stats_wmean_combine(stats_wmean *out, const stats_wmean *g, size_t ng);
 double stats_shrunk_extra(const stats_wmean *own, double prior_total, double prior_df);
 
 /*
+ * Release noise factors: a release that is noisy is noisy in every
+ * function, so its factor is learnt from all of a service's functions at
+ * once. Release r's variance beyond sampling for function k is modelled
+ * as lambda[r] * sigma2_k. Inputs are nk x nr matrices, row k, column r
+ * (k * nr + r): s2, each release's sample variance of function k's
+ * values; vbar, their mean sampling variance; df, the degrees of freedom
+ * of s2 (0: the release has fewer than two values of k, unknown).
+ * Columns 0..nbase-1 are the baseline's releases: they fit the sigma2_k
+ * and their factors; columns nbase..nr-1 (the judged captures) get
+ * factors against those sigma2_k without moving them. Each factor is the
+ * inverse-variance weighted mean over functions of (s2 - vbar) / sigma2_k
+ * (alternated with the sigma2_k until it settles), at least
+ * STATS_NOISE_MIN. The factors are scaled so that the baseline's
+ * df-weighted geometric mean is 1: a release as noisy as a typical one
+ * has 1. lambda[r] is NAN for a column no function informs. sigma2, when
+ * not NULL, gets the nk sigma2_k (0 when unknown). Returns 0,
+ * STATS_EARG (bad arguments, non-finite input) or STATS_ENOMEM.
+ */
+#define STATS_NOISE_MIN 1e-3
+int stats_release_noise(double *lambda, double *sigma2, const double *s2, const double *vbar,
+			const double *df, size_t nk, size_t nr, size_t nbase);
+
+/*
  * Welch-Satterthwaite degrees of freedom of a sum of two variance
  * terms a (df da) and b (df db), within [1, da + db] (an infinite df is
  * allowed: a term known exactly).

@@ -230,6 +230,114 @@ static void test_satterthwaite_and_t(void **state)
 	assert_int_equal(stats_test_t(&r, 1, 0.5, 0.5, &o), STATS_EARG);
 }
 
+/*
+ * Release noise factors. Exact data: every s2 is vbar + lambda_r *
+ * sigma2_k with no sampling error, so the factors come back exactly,
+ * scaled so that the baseline's geometric mean is 1.
+ */
+#define NK 6
+#define NR 4
+static void fill_exact(double *s2, double *vb, double *df, const double *lam, const double *sg)
+{
+	for (size_t k = 0; k < NK; k++)
+		for (size_t r = 0; r < NR; r++) {
+			vb[k * NR + r] = 1e-5 * (double)(k + 1);
+			s2[k * NR + r] = vb[k * NR + r] + lam[r] * sg[k];
+			df[k * NR + r] = 13;
+		}
+}
+
+static void test_release_noise_recovers_a_noisy_release(void **state)
+{
+	/* Baseline v1 quiet, v2 nine times noisier, v3 quiet; judged as quiet as v1. */
+	const double lam[NR] = {1, 9, 1, 1}, sg[NK] = {1e-4, 3e-4, 2e-5, 5e-6, 8e-4, 1e-4};
+	double s2[NK * NR], vb[NK * NR], df[NK * NR], out[NR], sigma2[NK];
+	double g = cbrt(9); /* the geometric mean of 1, 9, 1 */
+
+	(void)state;
+	fill_exact(s2, vb, df, lam, sg);
+	assert_int_equal(stats_release_noise(out, sigma2, s2, vb, df, NK, NR, 3), 0);
+	near(out[0], 1 / g, 1e-6, "v1");
+	near(out[1], 9 / g, 1e-6, "the noisy v2");
+	near(out[2], 1 / g, 1e-6, "v3");
+	near(out[3], 1 / g, 1e-6, "the judged release is as quiet as v1");
+	for (size_t k = 0; k < NK; k++)
+		near(sigma2[k], sg[k] * g, 1e-6, "sigma2 at factor 1");
+}
+
+static void test_release_noise_judged_noisy_release(void **state)
+{
+	const double lam[NR] = {1, 1, 1, 4}, sg[NK] = {1e-4, 3e-4, 2e-5, 5e-6, 8e-4, 1e-4};
+	double s2[NK * NR], vb[NK * NR], df[NK * NR], out[NR];
+
+	(void)state;
+	fill_exact(s2, vb, df, lam, sg);
+	assert_int_equal(stats_release_noise(out, NULL, s2, vb, df, NK, NR, 3), 0);
+	near(out[0], 1, 1e-9, "v1");
+	near(out[3], 4, 1e-6, "a noisy judged release is seen as noisy");
+}
+
+static void test_release_noise_unknowns_and_bad_input(void **state)
+{
+	const double lam[NR] = {1, 2, 1, 1}, sg[NK] = {1e-4, 3e-4, 2e-5, 5e-6, 8e-4, 1e-4};
+	double s2[NK * NR], vb[NK * NR], df[NK * NR], out[NR];
+
+	(void)state;
+	fill_exact(s2, vb, df, lam, sg);
+	for (size_t k = 0; k < NK; k++)
+		df[k * NR + 3] = 0; /* one judged capture: nothing to learn */
+	assert_int_equal(stats_release_noise(out, NULL, s2, vb, df, NK, NR, 3), 0);
+	assert_true(isnan(out[3]));
+	assert_true(out[1] > out[0]);
+	/* Values below sampling noise: the factor has a floor, never 0 or negative. */
+	for (size_t k = 0; k < NK; k++)
+		s2[k * NR + 3] = 0, df[k * NR + 3] = 3;
+	assert_int_equal(stats_release_noise(out, NULL, s2, vb, df, NK, NR, 3), 0);
+	assert_true(out[3] == STATS_NOISE_MIN);
+	s2[5] = NAN;
+	assert_int_equal(stats_release_noise(out, NULL, s2, vb, df, NK, NR, 3), STATS_EARG);
+	assert_int_equal(stats_release_noise(out, NULL, s2, vb, df, NK, NR, NR + 1), STATS_EARG);
+	assert_int_equal(stats_release_noise(NULL, NULL, s2, vb, df, NK, NR, 3), STATS_EARG);
+}
+
+/*
+ * With sampling error: 200 functions, chi-square s2 with 13 df drawn
+ * from a fixed generator, a baseline release 5 times noisier than the
+ * other and a judged release (3 df each) as quiet as the quiet one.
+ * The judged factor is within 25% of the quiet release's.
+ */
+static void test_release_noise_with_sampling_error(void **state)
+{
+	enum { K = 200, R = 3 };
+	static double s2[K * R], vb[K * R], df[K * R];
+	double out[R], truth[R] = {1, 5, 1};
+	uint64_t x = 88172645463325252ULL;
+
+	(void)state;
+	for (size_t k = 0; k < K; k++)
+		for (size_t r = 0; r < R; r++) {
+			double d = r == 2 ? 3 : 13, sum = 0, sg = 1e-5 * (1 + (double)(k % 17));
+			vb[k * R + r] = 2e-6;
+			/* chi-square with d df from d squared normals (Box-Muller). */
+			for (int i = 0; i < (int)d; i++) {
+				double u1, u2, z;
+				x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+				u1 = ((double)(x >> 11) + 0.5) / 9007199254740992.0;
+				x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+				u2 = ((double)(x >> 11) + 0.5) / 9007199254740992.0;
+				z = sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2);
+				sum += z * z;
+			}
+			s2[k * R + r] = (vb[k * R + r] + truth[r] * sg) * sum / d;
+			df[k * R + r] = d;
+		}
+	assert_int_equal(stats_release_noise(out, NULL, s2, vb, df, K, R, 2), 0);
+	if (!(out[1] / out[0] > 4 && out[1] / out[0] < 6))
+		fail_msg("noisy over quiet %g, want about 5", out[1] / out[0]);
+	if (!(out[2] / out[0] > 0.75 && out[2] / out[0] < 1.25))
+		fail_msg("judged over quiet %g, want about 1", out[2] / out[0]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -241,6 +349,10 @@ int main(void)
 		cmocka_unit_test(test_one_noisy_release_does_not_blow_up_the_baseline),
 		cmocka_unit_test(test_shrunk_extra_moves_from_prior_to_own),
 		cmocka_unit_test(test_satterthwaite_and_t),
+		cmocka_unit_test(test_release_noise_recovers_a_noisy_release),
+		cmocka_unit_test(test_release_noise_judged_noisy_release),
+		cmocka_unit_test(test_release_noise_unknowns_and_bad_input),
+		cmocka_unit_test(test_release_noise_with_sampling_error),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
