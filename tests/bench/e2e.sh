@@ -75,8 +75,10 @@ nr=$(sed -n 's/^findings: //p' "$W/ref.out")
 best() { sort -n "$1" | head -n 1; }
 awk -v p="$(best "$W/profreg.txt")" -v r="$(best "$W/ref.txt")" -v s="$SERVICES" -v c="$caps" \
 	-v nf="$nf" -v nr="$nr" -v reps="$REPS" -v load="$(cut -d' ' -f1 /proc/loadavg)" 'BEGIN {
-	printf "files to findings: %d services, %d folded captures of about 200 functions, best of %d\n", s, c, reps
+	printf "files to findings: %d services, %d folded captures of about 200 functions, ", s, c
+	printf "best of %d\n", reps
 	printf "  Perl script, no database (parse, t test, BH)  %6.2f s  %d regressions\n", r, nr
-	printf "  profreg import + ingest --jobs 2 + analyze    %6.2f s  %d regressions  %.1fx the script\n", p, nf, p / r
+	printf "  profreg import + ingest --jobs 2 + analyze    %6.2f s  %d regressions", p, nf
+	printf "  %.1fx the script\n", p / r
 	printf "  aim: within 2x (load average %s: compare within this run)\n", load
 }'
