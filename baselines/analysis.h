@@ -18,10 +18,13 @@
  * The t test is built from precision-weighted means (stats/pool.h): each
  * capture is weighted by what its sample count says about its precision,
  * each baseline release is summarised on its own and weighted by the
- * precision of its mean, so one noisy release cannot widen the baseline,
- * and the variation a new release is expected to have is the releases'
- * typical one, combined with the new release's own spread as its
- * captures come in. Differences between the baseline releases' means
+ * precision of its mean, so one noisy release cannot widen the baseline.
+ * How noisy a release is shows in all of its functions at once, so each
+ * release's noise factor is learnt over all of the service's functions
+ * (stats_release_noise): the variation a new release is expected to have
+ * is its own factor times the function's variation at a typical
+ * release's, combined with the function's own spread in the new release
+ * as its captures come in. Differences between the baseline releases' means
  * beyond their noise (a release-level component, DerSimonian-Laird) are
  * added to the variance, with their few degrees of freedom.
  *
