@@ -88,6 +88,25 @@ static double noise(fx *f, double spread)
 	return 1 - spread + 2 * spread * (double)((f->seed >> 8) & 0xffff) / 65536.0;
 }
 
+/* Ingest the file at path as one cpu capture of service and release at `at`. */
+static void ingest_capture(fx *f, const char *path, const char *service, const char *release,
+			   int64_t at, profile_format format)
+{
+	ingest_request req;
+	ingest_result res;
+	pr_error err = PR_ERROR_INIT;
+
+	memset(&req, 0, sizeof(req));
+	req.path = path;
+	req.service = service;
+	req.release = release;
+	req.time_us = at;
+	req.type = "cpu";
+	req.format = format;
+	if (ingest_file(&res, f->t->db, f->bs, &req, &f->cfg.limits, &err) < 0)
+		fail_msg("ingest: %s", err.msg);
+}
+
 /*
  * One capture: eight steady functions, work.hot (weight 2000 x hot) and,
  * below it on the same stack, work.inner (weight 600 x inner). Every
@@ -101,10 +120,6 @@ static void capture_scaled(fx *f, const char *service, const char *release, int6
 	static const int weights[] = {3000, 2500, 2000, 1500, 1200, 900, 700, 500};
 	char path[600];
 	FILE *out;
-	ingest_request req;
-	ingest_result res;
-	pr_error err = PR_ERROR_INIT;
-
 	snprintf(path, sizeof(path), "%s/c%d.folded", f->dir, ++f->seq);
 	assert_non_null(out = fopen(path, "w"));
 	for (size_t i = 0; i < sizeof(weights) / sizeof(weights[0]); i++)
@@ -114,15 +129,7 @@ static void capture_scaled(fx *f, const char *service, const char *release, int6
 	fprintf(out, "main;serve;work.hot;work.inner %d\n",
 		(int)(scale * 600 * inner * noise(f, spread)));
 	assert_int_equal(fclose(out), 0);
-	memset(&req, 0, sizeof(req));
-	req.path = path;
-	req.service = service;
-	req.release = release;
-	req.time_us = at;
-	req.type = "cpu";
-	req.format = PROFILE_FMT_FOLDED;
-	if (ingest_file(&res, f->t->db, f->bs, &req, &f->cfg.limits, &err) < 0)
-		fail_msg("ingest: %s", err.msg);
+	ingest_capture(f, path, service, release, at, PROFILE_FMT_FOLDED);
 }
 
 static void capture(fx *f, const char *service, const char *release, int64_t at, double hot,
@@ -375,9 +382,6 @@ static void share_capture(fx *f, const char *service, const char *release, int64
 {
 	char path[600];
 	FILE *out;
-	ingest_request req;
-	ingest_result res;
-	pr_error err = PR_ERROR_INIT;
 	int total = 20000, hot = (int)lround(share * total);
 
 	snprintf(path, sizeof(path), "%s/s%d.folded", f->dir, ++f->seq);
@@ -392,15 +396,7 @@ static void share_capture(fx *f, const char *service, const char *release, int64
 			w = left;
 	}
 	assert_int_equal(fclose(out), 0);
-	memset(&req, 0, sizeof(req));
-	req.path = path;
-	req.service = service;
-	req.release = release;
-	req.time_us = at;
-	req.type = "cpu";
-	req.format = PROFILE_FMT_FOLDED;
-	if (ingest_file(&res, f->t->db, f->bs, &req, &f->cfg.limits, &err) < 0)
-		fail_msg("ingest: %s", err.msg);
+	ingest_capture(f, path, service, release, at, PROFILE_FMT_FOLDED);
 }
 
 static double gauss(fx *f)
@@ -577,24 +573,13 @@ static void small_capture(fx *f, const char *service, const char *release, int64
 {
 	char path[600];
 	FILE *out;
-	ingest_request req;
-	ingest_result res;
-	pr_error err = PR_ERROR_INIT;
 	int hot = (int)lround(share * total);
 
 	snprintf(path, sizeof(path), "%s/m%d.folded", f->dir, ++f->seq);
 	assert_non_null(out = fopen(path, "w"));
 	fprintf(out, "main;serve;work.hot %d\nmain;serve;work.rest %d\n", hot, total - hot);
 	assert_int_equal(fclose(out), 0);
-	memset(&req, 0, sizeof(req));
-	req.path = path;
-	req.service = service;
-	req.release = release;
-	req.time_us = at;
-	req.type = "cpu";
-	req.format = PROFILE_FMT_FOLDED;
-	if (ingest_file(&res, f->t->db, f->bs, &req, &f->cfg.limits, &err) < 0)
-		fail_msg("ingest: %s", err.msg);
+	ingest_capture(f, path, service, release, at, PROFILE_FMT_FOLDED);
 }
 
 static void small_case(fx *f, const char *name, double factor)
@@ -642,10 +627,6 @@ static void release_capture(fx *f, const char *service, const char *release, int
 {
 	char path[600];
 	FILE *out;
-	ingest_request req;
-	ingest_result res;
-	pr_error err = PR_ERROR_INIT;
-
 	snprintf(path, sizeof(path), "%s/r%d.folded", f->dir, ++f->seq);
 	assert_non_null(out = fopen(path, "w"));
 	for (int i = 0; i < 11; i++)
@@ -654,15 +635,7 @@ static void release_capture(fx *f, const char *service, const char *release, int
 	fprintf(out, "main;serve;work.hot %d\n",
 		(int)lround(60000 * hot * fmax(0.2, 1 + cv * gauss(f))));
 	assert_int_equal(fclose(out), 0);
-	memset(&req, 0, sizeof(req));
-	req.path = path;
-	req.service = service;
-	req.release = release;
-	req.time_us = at;
-	req.type = "cpu";
-	req.format = PROFILE_FMT_FOLDED;
-	if (ingest_file(&res, f->t->db, f->bs, &req, &f->cfg.limits, &err) < 0)
-		fail_msg("ingest: %s", err.msg);
+	ingest_capture(f, path, service, release, at, PROFILE_FMT_FOLDED);
 }
 
 /* v1 quiet (4%), v2 four times noisier in every function, then 4 captures of v3. */
@@ -719,8 +692,6 @@ static void pprof_capture(fx *f, const char *service, const char *release, int64
 	size_t n = 0;
 	profile *p = NULL;
 	buf out = BUF_INIT;
-	ingest_request req;
-	ingest_result res;
 	pr_error err = PR_ERROR_INIT;
 	FILE *o;
 
@@ -738,15 +709,7 @@ static void pprof_capture(fx *f, const char *service, const char *release, int64
 	assert_int_equal(fwrite(out.ptr, 1, out.len, o), out.len);
 	assert_int_equal(fclose(o), 0);
 	buf_release(&out);
-	memset(&req, 0, sizeof(req));
-	req.path = path;
-	req.service = service;
-	req.release = release;
-	req.time_us = at;
-	req.type = "cpu";
-	req.format = PROFILE_FMT_PPROF;
-	if (ingest_file(&res, f->t->db, f->bs, &req, &f->cfg.limits, &err) < 0)
-		fail_msg("ingest: %s", err.msg);
+	ingest_capture(f, path, service, release, at, PROFILE_FMT_PPROF);
 }
 
 static void cost_case(fx *f, const char *name, double cost)
