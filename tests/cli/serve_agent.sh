@@ -19,18 +19,8 @@ PIDS=""
 cleanup() { for p in $PIDS; do kill "$p" 2>/dev/null; done; }
 trap cleanup EXIT
 
-if go_build "$T" pprofdemo "$T/pprofdemo" 2>"$T/build.err"; then
-	ok "the Go demo service builds"
-else
-	not_ok "go build" "$(cat "$T/build.err")"
-	finish
-	exit 1
-fi
-GODEBUG=asyncpreemptoff=1 "$T/pprofdemo" -addr 127.0.0.2:0 -port-file "$T/demo.port" \
-	-lifetime 300s >"$T/demo.log" 2>&1 &
-PIDS="$PIDS $!"
-wait_port "$T/demo.port" || not_ok "the demo starts"
-D=$(cat "$T/demo.port")
+demo_up "$T" 127.0.0.2 demo
+D=$DEMO_PORT
 
 fresh_db serve_agent
 pr db init >/dev/null 2>&1

@@ -24,18 +24,8 @@ if [ ! -x "$AM" ]; then
 	finish
 	exit 1
 fi
-if go_build "$T" pprofdemo "$T/pprofdemo" 2>"$T/build.err"; then
-	ok "the Go demo service builds"
-else
-	not_ok "go build" "$(cat "$T/build.err")"
-	finish
-	exit 1
-fi
-GODEBUG=asyncpreemptoff=1 "$T/pprofdemo" -addr 127.0.0.2:0 -port-file "$T/demo.port" \
-	-lifetime 300s >"$T/demo.log" 2>&1 &
-PIDS="$PIDS $!"
-wait_port "$T/demo.port" || not_ok "the demo starts"
-D=$(cat "$T/demo.port")
+demo_up "$T" 127.0.0.2 demo
+D=$DEMO_PORT
 
 free_port() {
 	local p

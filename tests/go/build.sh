@@ -28,3 +28,24 @@ wait_port() {
 	done
 	return 1
 }
+
+# demo_up DIR ADDR NAME: build tests/go/pprofdemo into DIR (reported as a
+# test; a failed build ends the script) and start it on ADDR, port 0, for
+# 300 s: its port in DIR/NAME.port and DEMO_PORT, its log DIR/NAME.log,
+# its pid added to PIDS (the caller's cleanup kills them). For the
+# serve*.sh tests, which source tests/cli/lib.sh first.
+demo_up() {
+	local dir=$1 addr=$2 name=$3
+	if go_build "$dir" pprofdemo "$dir/pprofdemo" 2>"$dir/build.err"; then
+		ok "the Go demo service builds"
+	else
+		not_ok "go build" "$(cat "$dir/build.err")"
+		finish
+		exit 1
+	fi
+	GODEBUG=asyncpreemptoff=1 "$dir/pprofdemo" -addr "$addr:0" -port-file "$dir/$name.port" \
+		-lifetime 300s >"$dir/$name.log" 2>&1 &
+	PIDS="$PIDS $!"
+	wait_port "$dir/$name.port" || not_ok "the demo starts"
+	DEMO_PORT=$(cat "$dir/$name.port")
+}
