@@ -4,6 +4,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "pipeline/profile.h"
 #include "common/buf.h"
+#include "common/memhint.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -300,6 +301,8 @@ static int grow_frames(profile *p, size_t extra, pr_error *err)
 		return 0;
 	if (!(f = realloc(p->frames, cap * sizeof(*f))))
 		return oom(p, err);
+	/* The largest array of a big profile: fewer, larger pages (memhint.h). */
+	mem_hint_huge(f, cap * sizeof(*f));
 	p->frames = f;
 	p->frames_cap = cap;
 	return 0;

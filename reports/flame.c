@@ -3,6 +3,7 @@
  */
 #include "reports/flame.h"
 #include "reports/escape.h"
+#include "common/memhint.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -40,6 +41,9 @@ static int hash_grow(flame_tree *t)
 		free(v);
 		return PR_ENOMEM;
 	}
+	/* Large trees: fewer, larger pages for the table (memhint.h). */
+	mem_hint_huge(k, ncap * sizeof(*k));
+	mem_hint_huge(v, ncap * sizeof(*v));
 	memset(k, 0xff, ncap * sizeof(*k));
 	for (size_t i = 0; i < t->hcap; i++) {
 		size_t j;
@@ -133,6 +137,7 @@ static int child_of(flame_tree *t, uint32_t *out, uint32_t parent, uint32_t name
 		flame_node *nn = realloc(t->nodes, ncap * sizeof(*nn));
 		if (!nn)
 			return oom(err);
+		mem_hint_huge(nn, ncap * sizeof(*nn));
 		t->nodes = nn;
 		t->cap = ncap;
 	}
