@@ -19,9 +19,11 @@
 #define MEM_HINT_MIN ((size_t)4 << 20)
 
 /*
- * Ask for huge pages on the 2 MiB-aligned part of [p, p + len), which the
- * caller owns (from malloc or realloc). Nothing outside the buffer is
- * affected. Returns true when the kernel took the hint, false when the
+ * Ask for huge pages on the 4 KiB pages that [p, p + len) spans; the
+ * caller owns the buffer (from malloc or realloc). The hint covers whole
+ * pages so that a large malloc block stays one mapping (realloc can grow
+ * it with mremap); no byte anywhere changes, and nothing past those pages
+ * is touched. Returns true when the kernel took the hint, false when the
  * buffer is too small or the kernel refused (no error: it is a hint).
  * Call again after a realloc moves or grows the buffer.
  */

@@ -93,12 +93,12 @@ static void test_large_buffer_is_marked_and_keeps_its_bytes(void **state)
 	free(p);
 }
 
-/* Nothing outside [p, p + len) is hinted: the buffer's neighbours keep their flags. */
+/* Nothing past the pages of [p, p + len) is hinted. */
 static void test_hint_stays_inside_the_buffer(void **state)
 {
 	size_t len = 8 * MiB;
 	unsigned char *p = malloc(len + 4 * MiB);
-	uintptr_t end;
+	uintptr_t past;
 	char flags[512];
 
 	(void)state;
@@ -107,16 +107,42 @@ static void test_hint_stays_inside_the_buffer(void **state)
 		free(p);
 		skip();
 	}
-	/*
-	 * Hint only the first 8 MiB: the hinted range ends at the last 2 MiB
-	 * boundary inside them, and the byte there belongs to the unmarked rest.
-	 */
+	/* Hint only the first 8 MiB: the next page starts the unmarked rest. */
 	assert_true(mem_hint_huge(p, len));
-	end = ((uintptr_t)p + len) & ~(((uintptr_t)2 << 20) - 1);
-	assert_true(vm_flags_of(end, flags, sizeof(flags)));
+	past = ((uintptr_t)p + len + 4095) & ~(uintptr_t)4095;
+	assert_true(vm_flags_of(past, flags, sizeof(flags)));
 	if (strstr(flags, " hg"))
 		fail_msg("the bytes past the hinted buffer are marked too:%s", flags);
 	free(p);
+}
+
+/*
+ * A large malloc block hinted whole stays one mapping: its first byte is
+ * marked like its middle, and realloc grows it in place of a copy (a split
+ * mapping makes mremap fail, and realloc falls back to copying).
+ */
+static void test_whole_block_is_marked_so_it_stays_one_mapping(void **state)
+{
+	size_t len = 8 * MiB;
+	unsigned char *p = malloc(len), *q;
+	char flags[512];
+
+	(void)state;
+	assert_non_null(p);
+	if (!thp_available()) {
+		free(p);
+		skip();
+	}
+	memset(p, 0x5a, len);
+	assert_true(mem_hint_huge(p, len));
+	assert_true(vm_flags_of((uintptr_t)p, flags, sizeof(flags)));
+	if (!strstr(flags, " hg"))
+		fail_msg("the first page of the hinted block is not marked:%s", flags);
+	q = realloc(p, 2 * len);
+	assert_non_null(q);
+	for (size_t i = 0; i < len; i += 4093)
+		assert_int_equal(q[i], 0x5a);
+	free(q);
 }
 
 int main(void)
@@ -125,6 +151,7 @@ int main(void)
 		cmocka_unit_test(test_small_and_null_buffers_are_left_alone),
 		cmocka_unit_test(test_large_buffer_is_marked_and_keeps_its_bytes),
 		cmocka_unit_test(test_hint_stays_inside_the_buffer),
+		cmocka_unit_test(test_whole_block_is_marked_so_it_stays_one_mapping),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
