@@ -40,9 +40,8 @@ static size_t slot_of(const flame_tree *t, uint32_t parent, uint32_t name)
  * empty slot: the root is no node's child. Growing re-inserts the nodes in
  * order, a sequential pass, rather than walking the old table.
  */
-static int hash_grow(flame_tree *t)
+static int hash_resize(flame_tree *t, size_t ncap)
 {
-	size_t ncap = t->hcap ? t->hcap * 2 : 1024;
 	uint32_t *sl = calloc(ncap, sizeof(*sl));
 
 	if (!sl)
@@ -59,6 +58,11 @@ static int hash_grow(flame_tree *t)
 		sl[j] = (uint32_t)i;
 	}
 	return 0;
+}
+
+static int hash_grow(flame_tree *t)
+{
+	return hash_resize(t, t->hcap ? t->hcap * 2 : 1024);
 }
 
 /* Room for `n` nodes in all, so that a big profile grows the array once. */
@@ -232,7 +236,21 @@ int flame_tree_add_profile(flame_tree *t, flame_side side, const profile *p,
 	}
 	prev = NULL;
 	prev_len = 0;
+	if (lookups > t->max_nodes)
+		lookups = t->max_nodes;
 	(void)nodes_reserve(t, t->n + lookups < t->max_nodes ? t->n + lookups : t->max_nodes);
+	/*
+	 * An empty tree (the first capture added): every lookup may make a
+	 * node, so size the index for all of them at once. Later captures
+	 * mostly find the nodes there, and the index grows as it fills.
+	 */
+	if (t->hcount == 0) {
+		size_t cap = t->hcap;
+		while (lookups * 4 > cap * 3)
+			cap *= 2;
+		if (cap != t->hcap)
+			(void)hash_resize(t, cap);
+	}
 	if (max_len && !(path = malloc(max_len * sizeof(*path)))) {
 		rc = oom(err);
 		goto out;
