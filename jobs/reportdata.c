@@ -304,18 +304,28 @@ out:
 }
 
 static int load_where(profile **out, size_t *kept, blob_store *bs, const reportdata_cap *c,
-		      const profile_limits *lim, const pprof_label_filter *only, pr_error *err);
+		      const profile_limits *lim, const pprof_label_filter *only, buf *raw,
+		      pr_error *err);
 
 int reportdata_load_profile(profile **out, blob_store *bs, const reportdata_cap *c,
 			    const profile_limits *lim, pr_error *err)
 {
-	return load_where(out, NULL, bs, c, lim, NULL, err);
+	buf raw = BUF_INIT;
+	int rc = load_where(out, NULL, bs, c, lim, NULL, &raw, err);
+
+	buf_release(&raw);
+	return rc;
 }
 
+/*
+ * Load and parse capture `c`, its text read into `raw`, a buffer the
+ * caller keeps across captures (and releases): each capture reuses the
+ * memory the one before it faulted in. `raw` holds no meaning afterwards.
+ */
 static int load_where(profile **out, size_t *kept, blob_store *bs, const reportdata_cap *c,
-		      const profile_limits *lim, const pprof_label_filter *only, pr_error *err)
+		      const profile_limits *lim, const pprof_label_filter *only, buf *raw,
+		      pr_error *err)
 {
-	buf raw = BUF_INIT;
 	profile_format fmt = PROFILE_FMT_AUTO;
 	char name[48];
 	int rc;
@@ -325,13 +335,13 @@ static int load_where(profile **out, size_t *kept, blob_store *bs, const reportd
 	if (!c->blob_key || !c->blob_key[0])
 		return pr_error_set(err, PR_ENOTFOUND,
 				    "capture %" PRId64 " has no blob (summary tier)", c->id);
-	if ((rc = blob_get(bs, c->blob_key, &raw, lim->max_decompressed_bytes, err)) < 0)
+	if ((rc = blob_get(bs, c->blob_key, raw, lim->max_decompressed_bytes, err)) < 0)
 		return rc;
 	if (c->format)
 		profile_format_from_name(&fmt, c->format);
-	rc = format_parse_where(out, kept, (const uint8_t *)raw.ptr, raw.len, fmt, name, lim, only,
-				err);
-	buf_release(&raw);
+	rc = format_parse_where(out, kept, (const uint8_t *)raw->ptr, raw->len, fmt, name, lim,
+				only, err);
+	buf_reset(raw);
 	if (rc == 0)
 		profile_pick_primary(*out, c->type);
 	return rc;
@@ -345,12 +355,14 @@ static int load_where(profile **out, size_t *kept, blob_store *bs, const reportd
 static int add_side_where(flame_tree *t, flame_side side, blob_store *bs,
 			  const reportdata_cap *caps, size_t n, const profile_limits *lim,
 			  const pprof_label_filter *only, size_t *kept, size_t *skipped,
-			  pr_error *err);
+			  buf *raw, pr_error *err);
 
+/* `raw`: the text buffer load_where reuses across captures. */
 static int add_side(flame_tree *t, flame_side side, blob_store *bs, const reportdata_cap *caps,
-		    size_t n, const profile_limits *lim, size_t *skipped, pr_error *err)
+		    size_t n, const profile_limits *lim, size_t *skipped, buf *raw,
+		    pr_error *err)
 {
-	return add_side_where(t, side, bs, caps, n, lim, NULL, NULL, skipped, err);
+	return add_side_where(t, side, bs, caps, n, lim, NULL, NULL, skipped, raw, err);
 }
 
 /*
@@ -361,7 +373,7 @@ static int add_side(flame_tree *t, flame_side side, blob_store *bs, const report
 static int add_side_where(flame_tree *t, flame_side side, blob_store *bs,
 			  const reportdata_cap *caps, size_t n, const profile_limits *lim,
 			  const pprof_label_filter *only, size_t *kept, size_t *skipped,
-			  pr_error *err)
+			  buf *raw, pr_error *err)
 {
 	size_t first = n > REPORTDATA_MAX_FLAME_CAPTURES ? n - REPORTDATA_MAX_FLAME_CAPTURES : 0;
 	size_t used = 0;
@@ -377,7 +389,7 @@ static int add_side_where(flame_tree *t, flame_side side, blob_store *bs,
 			continue;
 		}
 		size_t k = FORMAT_NO_LABELS;
-		if ((rc = load_where(&p, &k, bs, &caps[i], lim, only, err)) < 0)
+		if ((rc = load_where(&p, &k, bs, &caps[i], lim, only, raw, err)) < 0)
 			return rc;
 		if (kept && k != FORMAT_NO_LABELS)
 			*kept = (*kept == FORMAT_NO_LABELS ? 0 : *kept) + k;
@@ -409,6 +421,7 @@ static int build_flame(flame_tree **out, blob_store *bs, const reportdata_cap *b
 		       size_t *skipped, pr_error *err)
 {
 	flame_tree *t = malloc(sizeof(*t));
+	buf raw = BUF_INIT;
 	int rc;
 
 	*out = NULL;
@@ -419,12 +432,15 @@ static int build_flame(flame_tree **out, blob_store *bs, const reportdata_cap *b
 		free(t);
 		return rc;
 	}
-	if ((rc = add_side(t, FLAME_BASE, bs, base, nb, lim, skipped, err)) < 0 ||
-	    (rc = add_side(t, FLAME_CUR, bs, cur, nc, lim, skipped, err)) < 0) {
+	/* One text buffer for every capture of both sides. */
+	if ((rc = add_side(t, FLAME_BASE, bs, base, nb, lim, skipped, &raw, err)) < 0 ||
+	    (rc = add_side(t, FLAME_CUR, bs, cur, nc, lim, skipped, &raw, err)) < 0) {
+		buf_release(&raw);
 		flame_tree_release(t);
 		free(t);
 		return rc;
 	}
+	buf_release(&raw);
 	*out = t;
 	return 0;
 }
@@ -1472,7 +1488,7 @@ int reportdata_span(report *out, db *d, blob_store *bs, const config *cfg,
 	flame_tree *t = NULL;
 	size_t n = 0, skipped = 0, kept = FORMAT_NO_LABELS;
 	char from[TIME_FMT_MAX], to[TIME_FMT_MAX];
-	buf title = BUF_INIT, note = BUF_INIT;
+	buf title = BUF_INIT, note = BUF_INIT, raw = BUF_INIT;
 	bool bad = false;
 	int rc;
 
@@ -1545,10 +1561,10 @@ int reportdata_span(report *out, db *d, blob_store *bs, const config *cfg,
 	/* Base: the window's whole captures; current: the span's samples of them. */
 	if ((rc = access_read_captures(d, "capture.span", NULL, &caps[0].id, n, sizeof(*caps),
 				       true, err)) < 0 ||
-	    (rc = add_side(t, FLAME_BASE, bs, caps, n, &lim, &skipped, err)) < 0)
+	    (rc = add_side(t, FLAME_BASE, bs, caps, n, &lim, &skipped, &raw, err)) < 0)
 		goto out;
 	rc = add_side_where(t, FLAME_CUR, bs, caps, n, &lim, only.nkeys ? &only : NULL, &kept,
-			    &skipped, err);
+			    &skipped, &raw, err);
 	if (rc == 0 && only.nkeys && kept == 0) {
 		rc = pr_error_set(err, PR_ENOTFOUND,
 				  "none of the %zu captures covering %s to %s has"
@@ -1595,6 +1611,7 @@ out:
 	}
 	buf_release(&title);
 	buf_release(&note);
+	buf_release(&raw);
 	reportdata_caps_free(caps, n);
 	for (size_t i = 0; i < n; i++)
 		db_capture_release(&dc[i]);

@@ -4,6 +4,7 @@
  */
 #define _XOPEN_SOURCE 700
 #include "pipeline/blob.h"
+#include "common/memhint.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -183,6 +184,17 @@ static int zstd_failure(const char *key, size_t ret, size_t max, pr_error *err)
 	}
 }
 
+/*
+ * Empty `out` for a blob of at most `max` bytes, keeping its memory: a
+ * caller reading blob after blob into one buffer writes to pages it
+ * already has instead of faulting in fresh ones for every blob.
+ */
+static void reuse(buf *out, size_t max)
+{
+	buf_reset(out);
+	out->max = max;
+}
+
 /* Room for the next chunk of output, never past `max` bytes in all. */
 static int decode_room(buf *out, size_t max, size_t *room)
 {
@@ -195,6 +207,7 @@ static int decode_room(buf *out, size_t max, size_t *room)
 			step = max - out->len;
 		if ((rc = buf_grow(out, step)) < 0)
 			return rc;
+		mem_hint_huge(out->ptr, out->cap);
 	}
 	*room = out->cap - 1 - out->len;
 	if (*room > max - out->len)
@@ -213,8 +226,7 @@ int blob_decode(buf *out, const char *key, const void *stored, size_t len,
 	bool pending = false;
 	int rc = 0;
 
-	buf_release(out);
-	out->max = max;
+	reuse(out, max);
 	if ((rc = check_key(key, err)) < 0)
 		goto out;
 	/* The declared size is a hint: good for refusing early, never trusted. */
@@ -243,6 +255,7 @@ int blob_decode(buf *out, const char *key, const void *stored, size_t len,
 		rc = pr_error_set(err, rc, "cannot read blob '%s': out of memory", key);
 		goto out;
 	}
+	mem_hint_huge(out->ptr, out->cap);
 
 	while (in.pos < in.size || pending) {
 		ZSTD_outBuffer ob = {scratch, 1, 0};
@@ -392,8 +405,7 @@ int blob_get(blob_store *bs, const char *key, buf *out, size_t max,
 	size_t bound = SIZE_MAX;
 	int rc = 0;
 
-	buf_release(out);
-	out->max = max;
+	reuse(out, max);
 	if ((rc = check_key(key, err)) < 0)
 		goto out;
 	/* No frame we wrote for at most `max` bytes is bigger than this. */

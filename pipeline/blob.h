@@ -74,8 +74,10 @@ int blob_put(blob_store *bs, char key_out[BLOB_KEY_HEX + 1], const void *data,
 	     size_t len, bool *created, pr_error *err);
 
 /*
- * Read blob `key` into `out` (its previous contents are released and its
- * `max` field set to `max`), verifying that the bytes hash to `key`. Fails with
+ * Read blob `key` into `out` (its previous contents are dropped, its memory
+ * kept for reuse, and its `max` field set to `max`), verifying that the
+ * bytes hash to `key`. Reading blob after blob into one buffer costs no new
+ * memory once it is large enough. Fails with
  * PR_EUSAGE on a malformed key, PR_ENOTFOUND when it is missing, PR_ELIMIT
  * as soon as it would expand past `max` bytes (a decompression bomb costs
  * at most `max` bytes of memory), PR_EDATA when the stored object is

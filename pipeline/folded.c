@@ -33,7 +33,8 @@ typedef struct parser {
 	size_t line;        /* 1-based number of the line being parsed */
 	strmap cache;       /* raw frame bytes -> function id */
 	uint32_t *stack;    /* frame ids, root first; kept across lines */
-	size_t stack_cap;
+	size_t *ends;       /* where each frame of the line ends (its ';' or the end) */
+	size_t stack_cap;   /* entries in stack and in ends */
 	const char *prev;   /* the previous line's stack text (in the input) */
 	size_t prev_len;
 	uint32_t prev_depth;
@@ -125,6 +126,7 @@ static int grow_stack(parser *ps, size_t depth)
 {
 	size_t cap = ps->stack_cap ? ps->stack_cap : 64;
 	uint32_t *st;
+	size_t *ends;
 
 	if (depth <= ps->stack_cap)
 		return 0;
@@ -134,8 +136,29 @@ static int grow_stack(parser *ps, size_t depth)
 		return pr_error_set(ps->err, PR_ENOMEM, "cannot parse '%s': out of memory",
 				    ps->p->input_name);
 	ps->stack = st;
+	if (!(ends = realloc(ps->ends, cap * sizeof(*ends))))
+		return pr_error_set(ps->err, PR_ENOMEM, "cannot parse '%s': out of memory",
+				    ps->p->input_name);
+	ps->ends = ends;
 	ps->stack_cap = cap;
 	return 0;
+}
+
+/* The length of the common prefix of a[0..n) and b[0..n), a word at a time. */
+static size_t common_prefix(const char *a, const char *b, size_t n)
+{
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		uint64_t x, y;
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		if (x != y)
+			break;
+	}
+	while (i < n && a[i] == b[i])
+		i++;
+	return i;
 }
 
 /* Parse one line, without its newline; blank lines were skipped. */
@@ -165,8 +188,15 @@ static int parse_line(parser *ps, const char *s, size_t n)
 	while (is_space((unsigned char)s[stack_len - 1]))
 		stack_len--;
 
-	for (const char *q = s; (q = memchr(q, ';', (size_t)(s + stack_len - q))); q++)
+	/* One pass finds every frame's end; past the depth limit it only counts. */
+	for (const char *q = s; (q = memchr(q, ';', (size_t)(s + stack_len - q))); q++) {
+		if (depth < ps->p->limits.max_depth) {
+			if (depth >= ps->stack_cap && (rc = grow_stack(ps, depth + 1)) < 0)
+				return rc;
+			ps->ends[depth - 1] = (size_t)(q - s);
+		}
 		depth++;
+	}
 	if (depth > ps->p->limits.max_depth)
 		return pr_error_set(ps->err, PR_ELIMIT,
 				    "cannot parse '%s': line %zu: a stack of %zu frames "
@@ -175,12 +205,11 @@ static int parse_line(parser *ps, const char *s, size_t n)
 				    ps->p->limits.max_depth);
 	if ((rc = grow_stack(ps, depth)) < 0)
 		return rc;
+	ps->ends[depth - 1] = stack_len;
 
-	while (lcp < stack_len && lcp < ps->prev_len && s[lcp] == ps->prev[lcp])
-		lcp++;
+	lcp = common_prefix(s, ps->prev, stack_len < ps->prev_len ? stack_len : ps->prev_len);
 	for (uint32_t i = 0; i < depth; i++) {
-		const char *semi = memchr(s + start, ';', stack_len - start);
-		size_t end = semi ? (size_t)(semi - s) : stack_len;
+		size_t end = ps->ends[i];
 
 		/*
 		 * Frame i is byte-identical to the previous line's frame i when
@@ -211,6 +240,46 @@ static bool blank(const char *s, size_t n)
 	return true;
 }
 
+/*
+ * How many bytes of s[0..n) are c, eight at a time: a byte of w ^ c is
+ * zero exactly where w holds c, and ((x & 0x7f..) + 0x7f..) | x sets the
+ * top bit of every byte that is not zero. The per-byte counts are summed
+ * every 255 words, before a byte can overflow, in 16-bit lanes.
+ */
+static size_t count_byte(const char *s, size_t n, unsigned char c)
+{
+	const uint64_t ones = 0x0101010101010101ULL, low7 = 0x7f7f7f7f7f7f7f7fULL;
+	uint64_t pat = ones * c;
+	size_t i = 0, total = 0;
+
+	while (i + 8 <= n) {
+		uint64_t acc = 0;
+		for (int k = 0; k < 255 && i + 8 <= n; k++, i += 8) {
+			uint64_t w, x;
+			memcpy(&w, s + i, 8);
+			x = w ^ pat;
+			acc += (~(((x & low7) + low7) | x) >> 7) & ones;
+		}
+		acc = (acc & 0x00ff00ff00ff00ffULL) + ((acc >> 8) & 0x00ff00ff00ff00ffULL);
+		total += (size_t)((acc * 0x0001000100010001ULL) >> 48);
+	}
+	for (; i < n; i++)
+		total += (unsigned char)s[i] == c;
+	return total;
+}
+
+/*
+ * Size the profile's arrays from the text: at most a sample a line and a
+ * frame per ';' and per line. Counting costs one pass over the text;
+ * growing a 20 MB capture's arrays by doubling cost copies and fresh pages.
+ */
+static void reserve(profile *p, const char *text, size_t len)
+{
+	size_t lines = 1 + count_byte(text, len, '\n');
+
+	profile_reserve(p, lines, count_byte(text, len, ';') + lines);
+}
+
 int folded_parse(profile **out, const uint8_t *data, size_t len,
 		 const char *name, const profile_limits *lim, pr_error *err)
 {
@@ -230,6 +299,7 @@ int folded_parse(profile **out, const uint8_t *data, size_t len,
 
 	if ((rc = profile_reject_nul(text, len, ps.p->input_name, "folded stacks", err)) < 0)
 		goto out;
+	reserve(ps.p, text, len);
 
 	while (pos < len) {
 		const char *nl = memchr(text + pos, '\n', len - pos);
@@ -248,6 +318,7 @@ out:
 	profile_free(ps.p);
 	strmap_release(&ps.cache);
 	free(ps.stack);
+	free(ps.ends);
 	return rc;
 }
 

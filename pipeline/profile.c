@@ -4,6 +4,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "pipeline/profile.h"
 #include "common/buf.h"
+#include "common/memhint.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -300,9 +301,50 @@ static int grow_frames(profile *p, size_t extra, pr_error *err)
 		return 0;
 	if (!(f = realloc(p->frames, cap * sizeof(*f))))
 		return oom(p, err);
+	/* The largest array of a big profile: fewer, larger pages (memhint.h). */
+	mem_hint_huge(f, cap * sizeof(*f));
 	p->frames = f;
 	p->frames_cap = cap;
 	return 0;
+}
+
+void profile_reserve(profile *p, size_t nsamples, size_t nframes)
+{
+	size_t per_sample = sizeof(*p->stack_off) + sizeof(*p->stack_len) +
+			    p->nvalue_types * sizeof(*p->values);
+	size_t most;
+	size_t *off;
+	uint32_t *len, *f;
+	int64_t *vals;
+
+	/* No more than a parse within the sample limit and the budget can store. */
+	most = p->limits.max_samples - (p->nsamples < p->limits.max_samples
+					? p->nsamples : p->limits.max_samples);
+	if (p->nvalue_types && p->mem_max / per_sample < most)
+		most = p->mem_max / per_sample;
+	if (nsamples > most)
+		nsamples = most;
+	if (p->nvalue_types && nsamples && p->nsamples + nsamples > p->samples_cap) {
+		size_t cap = p->nsamples + nsamples;
+		if ((off = realloc(p->stack_off, cap * sizeof(*off))))
+			p->stack_off = off;
+		if (off && (len = realloc(p->stack_len, cap * sizeof(*len))))
+			p->stack_len = len;
+		if (off && len &&
+		    (vals = realloc(p->values, cap * p->nvalue_types * sizeof(*vals)))) {
+			p->values = vals;
+			p->samples_cap = cap;
+		}
+	}
+	most = p->mem_max / sizeof(*p->frames);
+	if (nframes > most)
+		nframes = most;
+	if (nframes && p->nframes + nframes > p->frames_cap &&
+	    (f = realloc(p->frames, (p->nframes + nframes) * sizeof(*f)))) {
+		mem_hint_huge(f, (p->nframes + nframes) * sizeof(*f));
+		p->frames = f;
+		p->frames_cap = p->nframes + nframes;
+	}
 }
 
 static int check_sample(profile *p, uint32_t depth, const int64_t *values,

@@ -150,6 +150,16 @@ int profile_intern(profile *p, uint32_t *out, const char *name, size_t name_len,
 int profile_add_sample(profile *p, const uint32_t *stack, uint32_t depth,
 		       const int64_t *values, pr_error *err);
 
+/*
+ * Make room for `nsamples` more samples holding `nframes` more frames in
+ * all (call after profile_set_value_types), so that a parser that can
+ * count them in its input grows each array once instead of by doubling.
+ * A hint: capped by the sample limit and the memory budget (nothing is
+ * charged until samples are added), and a failed allocation is no error,
+ * the arrays then grow as they fill.
+ */
+void profile_reserve(profile *p, size_t nsamples, size_t nframes);
+
 /* Same, with the stack given leaf first (pprof's order). */
 int profile_add_sample_leaf_first(profile *p, const uint32_t *stack,
 				  uint32_t depth, const int64_t *values,

@@ -3,6 +3,7 @@
  */
 #include "reports/flame.h"
 #include "reports/escape.h"
+#include "common/memhint.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -28,34 +29,54 @@ static uint64_t mix(uint64_t x)
 	return x;
 }
 
-/* Empty slots hold key UINT64_MAX: no (parent, name) pair reaches it. */
+static size_t slot_of(const flame_tree *t, uint32_t parent, uint32_t name)
+{
+	return (size_t)mix((uint64_t)parent << 32 | name) & (t->hcap - 1);
+}
+
+/*
+ * A slot holds the index of a node; the key, (parent, name), is read from
+ * the node, which a lookup touches anyway to add its value. 0 marks an
+ * empty slot: the root is no node's child. Growing re-inserts the nodes in
+ * order, a sequential pass, rather than walking the old table.
+ */
+static int hash_resize(flame_tree *t, size_t ncap)
+{
+	uint32_t *sl = calloc(ncap, sizeof(*sl));
+
+	if (!sl)
+		return PR_ENOMEM;
+	/* Large trees: fewer, larger pages for the table (memhint.h). */
+	mem_hint_huge(sl, ncap * sizeof(*sl));
+	free(t->slots);
+	t->slots = sl;
+	t->hcap = ncap;
+	for (size_t i = 1; i < t->n; i++) {
+		size_t j = slot_of(t, t->nodes[i].parent, t->nodes[i].name);
+		while (sl[j])
+			j = (j + 1) & (ncap - 1);
+		sl[j] = (uint32_t)i;
+	}
+	return 0;
+}
+
 static int hash_grow(flame_tree *t)
 {
-	size_t ncap = t->hcap ? t->hcap * 2 : 1024;
-	uint64_t *k = malloc(ncap * sizeof(*k));
-	uint32_t *v = malloc(ncap * sizeof(*v));
+	return hash_resize(t, t->hcap ? t->hcap * 2 : 1024);
+}
 
-	if (!k || !v) {
-		free(k);
-		free(v);
+/* Room for `n` nodes in all, so that a big profile grows the array once. */
+static int nodes_reserve(flame_tree *t, size_t n)
+{
+	flame_node *nn;
+
+	if (n <= t->cap)
+		return 0;
+	if (!(nn = realloc(t->nodes, n * sizeof(*nn))))
 		return PR_ENOMEM;
-	}
-	memset(k, 0xff, ncap * sizeof(*k));
-	for (size_t i = 0; i < t->hcap; i++) {
-		size_t j;
-		if (t->hkeys[i] == UINT64_MAX)
-			continue;
-		for (j = mix(t->hkeys[i]) & (ncap - 1); k[j] != UINT64_MAX;
-		     j = (j + 1) & (ncap - 1))
-			;
-		k[j] = t->hkeys[i];
-		v[j] = t->hvals[i];
-	}
-	free(t->hkeys);
-	free(t->hvals);
-	t->hkeys = k;
-	t->hvals = v;
-	t->hcap = ncap;
+	mem_hint_huge(nn, n * sizeof(*nn));
+	t->nodes = nn;
+	t->cap = n;
 	return 0;
 }
 
@@ -104,8 +125,7 @@ void flame_tree_release(flame_tree *t)
 		return;
 	free(t->nodes);
 	free(t->names);
-	free(t->hkeys);
-	free(t->hvals);
+	free(t->slots);
 	strmap_release(&t->name_index);
 	memset(t, 0, sizeof(*t));
 }
@@ -113,29 +133,23 @@ void flame_tree_release(flame_tree *t)
 /* The child of `parent` named `name`, created when absent. */
 static int child_of(flame_tree *t, uint32_t *out, uint32_t parent, uint32_t name, pr_error *err)
 {
-	uint64_t key = (uint64_t)parent << 32 | name;
 	size_t j;
+	uint32_t v;
 	flame_node *nd;
 
 	if ((t->hcount + 1) * 4 > t->hcap * 3 && hash_grow(t) < 0)
 		return oom(err);
-	for (j = mix(key) & (t->hcap - 1); t->hkeys[j] != UINT64_MAX; j = (j + 1) & (t->hcap - 1))
-		if (t->hkeys[j] == key) {
-			*out = t->hvals[j];
+	for (j = slot_of(t, parent, name); (v = t->slots[j]) != 0; j = (j + 1) & (t->hcap - 1))
+		if (t->nodes[v].parent == parent && t->nodes[v].name == name) {
+			*out = v;
 			return 0;
 		}
 	if (t->n >= t->max_nodes)
 		return pr_error_set(err, PR_ELIMIT,
 				    "cannot build the flame graph: more than "
 				    "%zu distinct frames", t->max_nodes);
-	if (t->n == t->cap) {
-		size_t ncap = t->cap * 2;
-		flame_node *nn = realloc(t->nodes, ncap * sizeof(*nn));
-		if (!nn)
-			return oom(err);
-		t->nodes = nn;
-		t->cap = ncap;
-	}
+	if (t->n == t->cap && nodes_reserve(t, t->cap * 2) < 0)
+		return oom(err);
 	nd = &t->nodes[t->n];
 	memset(nd, 0, sizeof(*nd));
 	nd->name = name;
@@ -143,8 +157,7 @@ static int child_of(flame_tree *t, uint32_t *out, uint32_t parent, uint32_t name
 	nd->depth = t->nodes[parent].depth + 1;
 	nd->next = t->nodes[parent].child;
 	t->nodes[parent].child = (uint32_t)t->n;
-	t->hkeys[j] = key;
-	t->hvals[j] = (uint32_t)t->n;
+	t->slots[j] = (uint32_t)t->n;
 	t->hcount++;
 	*out = (uint32_t)t->n++;
 	return 0;
@@ -187,6 +200,7 @@ int flame_tree_add_profile(flame_tree *t, flame_side side, const profile *p,
 	uint32_t *map = NULL, *path = NULL;
 	const uint32_t *prev = NULL;
 	uint32_t prev_len = 0, max_len = 0;
+	size_t lookups = 0;
 	int rc = 0;
 
 	if (column >= p->nvalue_types)
@@ -203,9 +217,40 @@ int flame_tree_add_profile(flame_tree *t, flame_side side, const profile *p,
 			rc = oom(err);
 			goto out;
 		}
-	for (size_t s = 0; s < p->nsamples; s++)
+	/*
+	 * Each frame past the part a stack shares with the one before it is
+	 * a lookup below, and at most a new node: room for that many, within
+	 * the limit, saves growing the array by doubling (a hint: without the
+	 * room the array still grows as it fills).
+	 */
+	for (size_t s = 0; s < p->nsamples; s++) {
+		const uint32_t *fr = p->frames + p->stack_off[s];
+		uint32_t i = 0;
+		while (i < p->stack_len[s] && i < prev_len && fr[i] == prev[i])
+			i++;
+		lookups += p->stack_len[s] - i;
 		if (p->stack_len[s] > max_len)
 			max_len = p->stack_len[s];
+		prev = fr;
+		prev_len = p->stack_len[s];
+	}
+	prev = NULL;
+	prev_len = 0;
+	if (lookups > t->max_nodes)
+		lookups = t->max_nodes;
+	(void)nodes_reserve(t, t->n + lookups < t->max_nodes ? t->n + lookups : t->max_nodes);
+	/*
+	 * An empty tree (the first capture added): every lookup may make a
+	 * node, so size the index for all of them at once. Later captures
+	 * mostly find the nodes there, and the index grows as it fills.
+	 */
+	if (t->hcount == 0) {
+		size_t cap = t->hcap;
+		while (lookups * 4 > cap * 3)
+			cap *= 2;
+		if (cap != t->hcap)
+			(void)hash_resize(t, cap);
+	}
 	if (max_len && !(path = malloc(max_len * sizeof(*path)))) {
 		rc = oom(err);
 		goto out;

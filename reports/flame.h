@@ -45,8 +45,7 @@ typedef struct flame_tree {
 	const char **names;   /* interned, owned by name_index */
 	size_t nnames, names_cap;
 	strmap name_index;
-	uint64_t *hkeys;      /* (parent, name) -> node, open addressing */
-	uint32_t *hvals;
+	uint32_t *slots;      /* (parent, name) -> node, open addressing; 0: empty */
 	size_t hcap, hcount;
 	double total[2];      /* everything added to each side */
 	/*

@@ -282,6 +282,50 @@ static void test_round_trip_of_empty_small_and_5mb_random(void **state)
 	assert_int_equal(count_files(f->root, ".zst"), 3);
 }
 
+/*
+ * One buffer read blob after blob (as a diff reads its captures): each read
+ * holds exactly that blob, the memory of a larger one before it is kept,
+ * and a smaller limit still holds though the buffer has room past it.
+ */
+static void test_one_buffer_reads_blob_after_blob_and_keeps_its_memory(void **state)
+{
+	fixture *f = *state;
+	size_t big = 5 * MiB;
+	unsigned char *data = malloc(big);
+	char kbig[BLOB_KEY_HEX + 1], ksmall[BLOB_KEY_HEX + 1];
+	pr_error err = PR_ERROR_INIT;
+	buf out = BUF_INIT;
+	size_t cap;
+	int rc;
+
+	assert_non_null(data);
+	fill_random(data, big, 7);
+	put_ok(f, data, big, kbig, NULL);
+	put_ok(f, "hello, blob", 11, ksmall, NULL);
+	if (blob_get(f->bs, kbig, &out, big, &err) < 0)
+		fail_msg("blob_get: %s", err.msg);
+	assert_int_equal(out.len, big);
+	assert_memory_equal(out.ptr, data, big);
+	cap = out.cap;
+	assert_true(cap > big);
+	if (blob_get(f->bs, ksmall, &out, big, &err) < 0)
+		fail_msg("blob_get: %s", err.msg);
+	assert_int_equal(out.len, 11);
+	assert_memory_equal(out.ptr, "hello, blob", 12);
+	assert_int_equal(out.cap, cap);
+	/* The buffer has room for 5 MiB; a limit of 1 MiB is still a limit. */
+	rc = blob_get(f->bs, kbig, &out, MiB, &err);
+	assert_error(rc, &err, PR_ELIMIT, kbig, "limit");
+	assert_int_equal(out.len, 0);
+	assert_string_equal(out.ptr, "");
+	if (blob_get(f->bs, kbig, &out, big, &err) < 0)
+		fail_msg("blob_get: %s", err.msg);
+	assert_int_equal(out.len, big);
+	assert_memory_equal(out.ptr, data, big);
+	buf_release(&out);
+	free(data);
+}
+
 static void test_same_bytes_twice_make_one_file_and_report_not_created(void **state)
 {
 	fixture *f = *state;
@@ -1153,6 +1197,7 @@ int main(void)
 		cmocka_unit_test(test_key_valid_accepts_only_64_lowercase_hex),
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 		T(test_round_trip_of_empty_small_and_5mb_random),
+		T(test_one_buffer_reads_blob_after_blob_and_keeps_its_memory),
 		T(test_same_bytes_twice_make_one_file_and_report_not_created),
 		T(test_putting_a_stored_blob_again_makes_it_young_without_rewriting_it),
 		T(test_existing_blob_is_never_overwritten),

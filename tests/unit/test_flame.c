@@ -277,6 +277,68 @@ static void test_profile_samples_are_weighted_into_one_side(void **state)
 	profile_free(p);
 }
 
+/*
+ * The child index (parent, name) -> node through many regrowths of its
+ * table: 3000 siblings under main, each with two children, in an order
+ * that is not sorted (so the shared-prefix shortcut rarely helps). Added
+ * again, every lookup finds the node it made; no node is made twice.
+ */
+static void test_child_index_finds_every_node_through_regrowth(void **state)
+{
+	enum { N = 3000 };
+	profile *p = NULL;
+	flame_tree t;
+	pr_error err = PR_ERROR_INIT;
+	const char *types[1] = {"samples"}, *units[1] = {"count"};
+	uint32_t mainf, leaf[2], st[3];
+	int64_t v = 1;
+	size_t nodes;
+	char name[32], path[96];
+
+	(void)state;
+	assert_int_equal(profile_new(&p, PROFILE_FMT_FOLDED, "t", NULL, &err), 0);
+	assert_int_equal(profile_set_value_types(p, 1, types, units, &err), 0);
+	assert_int_equal(profile_intern(p, &mainf, "main", 4, NULL, 0, &err), 0);
+	assert_int_equal(profile_intern(p, &leaf[0], "x", 1, NULL, 0, &err), 0);
+	assert_int_equal(profile_intern(p, &leaf[1], "y", 1, NULL, 0, &err), 0);
+	for (uint32_t k = 0; k < 2 * N; k++) {
+		uint32_t i = (k * 7919u) % N; /* every function twice, scattered */
+		snprintf(name, sizeof(name), "f%u", i);
+		st[0] = mainf;
+		assert_int_equal(profile_intern(p, &st[1], name, strlen(name), NULL, 0, &err), 0);
+		st[2] = leaf[k / N];
+		assert_int_equal(profile_add_sample(p, st, 3, &v, &err), 0);
+	}
+	assert_int_equal(flame_tree_init(&t, &err), 0);
+	assert_int_equal(flame_tree_add_profile(&t, FLAME_BASE, p, 0, 1, &err), 0);
+	nodes = t.n;
+	assert_int_equal(nodes, 1 + 1 + N + 2 * N);
+	assert_true(t.hcap >= 4 * (nodes - 1) / 3);
+	assert_int_equal(flame_tree_add_profile(&t, FLAME_CUR, p, 0, 1, &err), 0);
+	assert_int_equal(t.n, nodes);
+	for (uint32_t i = 0; i < N; i += 97) {
+		snprintf(path, sizeof(path), "main;f%u;y", i);
+		assert_true(find(&t, path) != UINT32_MAX);
+		assert_true(t.nodes[find(&t, path)].v[FLAME_BASE] == 1);
+		assert_true(t.nodes[find(&t, path)].v[FLAME_CUR] == 1);
+		snprintf(path, sizeof(path), "main;f%u", i);
+		assert_true(t.nodes[find(&t, path)].v[FLAME_CUR] == 2);
+	}
+	/* The text entry point shares the index: the same path is the same node. */
+	add(&t, FLAME_CUR, "main;f5;x", 1);
+	assert_int_equal(t.n, nodes);
+	flame_tree_release(&t);
+
+	/* Room is reserved within the node limit, and the limit still holds. */
+	assert_int_equal(flame_tree_init(&t, &err), 0);
+	t.max_nodes = 100;
+	assert_int_equal(flame_tree_add_profile(&t, FLAME_BASE, p, 0, 1, &err), PR_ELIMIT);
+	assert_non_null(strstr(err.msg, "more than 100 distinct frames"));
+	assert_true(t.cap <= 1024);
+	flame_tree_release(&t);
+	profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -288,6 +350,7 @@ int main(void)
 		cmocka_unit_test(test_bad_values_and_limits_are_refused_with_a_reason),
 		cmocka_unit_test(test_empty_current_side_draws_a_note_not_a_graph),
 		cmocka_unit_test(test_profile_samples_are_weighted_into_one_side),
+		cmocka_unit_test(test_child_index_finds_every_node_through_regrowth),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

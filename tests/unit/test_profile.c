@@ -285,6 +285,65 @@ static void test_memory_budget_refuses_what_does_not_fit(void **state)
 	profile_free(p);
 }
 
+/*
+ * profile_reserve sizes the arrays once, keeps what is stored, and never
+ * reserves more than the sample limit and the memory budget allow, however
+ * large the count a parser asks for.
+ */
+static void test_reserve_sizes_arrays_within_the_limits(void **state)
+{
+	profile_limits lim;
+	profile *p;
+	uint32_t st[3];
+
+	(void)state;
+	p = new_profile(NULL);
+	st[0] = fn(p, "main"), st[1] = fn(p, "a"), st[2] = fn(p, "b");
+	add(p, st, 3, 5);
+	/* Past the first growth steps (1024 samples, 4096 frames). */
+	profile_reserve(p, 3000, 6000);
+	assert_int_equal(p->samples_cap, 3001);
+	assert_int_equal(p->frames_cap, 6003);
+	/* Room already there: nothing changes. */
+	profile_reserve(p, 10, 10);
+	assert_int_equal(p->samples_cap, 3001);
+	assert_int_equal(p->frames_cap, 6003);
+	for (int i = 0; i < 3000; i++)
+		add(p, st, (uint32_t)(i % 2) + 1, i);
+	/* 4,503 frames in 3,001 samples: no array grew again. */
+	assert_int_equal(p->samples_cap, 3001);
+	assert_int_equal(p->frames_cap, 6003);
+	assert_int_equal(p->nsamples, 3001);
+	assert_int_equal(p->nframes, 4503);
+	assert_int_equal(p->stack_len[0], 3);
+	assert_int_equal(p->values[0], 5);
+	assert_int_equal(p->values[1], 50);
+	assert_int_equal(p->frames[p->stack_off[3000]], st[0]);
+	assert_int_equal(p->values[2 * 3000], 2999);
+	profile_free(p);
+
+	/*
+	 * A hostile count is cut to the sample limit and the budget (counts
+	 * that malloc would grant, so only the caps can refuse them), and an
+	 * absurd one is simply not reserved.
+	 */
+	profile_limits_default(&lim);
+	lim.max_samples = 5000;
+	lim.max_decompressed_bytes = 1 << 20; /* the 64 MiB budget floor */
+	p = new_profile(&lim);
+	profile_reserve(p, 1000000, 2 * (p->mem_max / sizeof(uint32_t)));
+	assert_true(p->samples_cap <= 5000);
+	assert_true(p->frames_cap > 0);
+	assert_true(p->frames_cap <= p->mem_max / sizeof(uint32_t));
+	profile_reserve(p, SIZE_MAX / 2, SIZE_MAX / 2);
+	assert_true(p->samples_cap <= 5000);
+	assert_true(p->frames_cap <= p->mem_max / sizeof(uint32_t));
+	st[0] = fn(p, "main");
+	add(p, st, 1, 1);
+	assert_int_equal(p->nsamples, 1);
+	profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -299,6 +358,7 @@ int main(void)
 		cmocka_unit_test(test_empty_profile_summarises_to_zero),
 		cmocka_unit_test(test_primary_value_follows_the_documented_rule),
 		cmocka_unit_test(test_memory_budget_refuses_what_does_not_fit),
+		cmocka_unit_test(test_reserve_sizes_arrays_within_the_limits),
 	};
 	return cmocka_run_group_tests_name("profile", tests, NULL, NULL);
 }
