@@ -23,10 +23,10 @@ PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 # (common/lazylib.h), by the soname of the library it was built against,
 # so that every other command starts without them and their dependencies.
 # A command that only reads the database loads libpq (and what libpq
-# needs), jansson, libcrypto, libm and libc. The tests, benchmarks and
-# fuzzers link them as before.
+# needs), libcrypto, libm and libc. The tests, benchmarks and fuzzers
+# link them as before.
 LAZY_PKGS := libcurl libgit2 libarchive libbpf libmicrohttpd gsl libzstd zlib libprotobuf-c \
-	expat yajl
+	expat yajl jansson
 BIN_LIBS := $(shell pkg-config --libs $(filter-out $(LAZY_PKGS),$(PKGS)) 2>/dev/null) -lm -pthread
 # The library pkg-config names, else the one the compiler finds (libzstd's
 # .pc file gives /usr/lib on Debian, where the library is not).
@@ -43,7 +43,8 @@ LAZY_SONAMES := -DLAZY_SONAME_CURL='"$(call soname,libcurl,curl)"' \
 	-DLAZY_SONAME_ZLIB='"$(call soname,zlib,z)"' \
 	-DLAZY_SONAME_PROTOBUF='"$(call soname,libprotobuf-c,protobuf-c)"' \
 	-DLAZY_SONAME_EXPAT='"$(call soname,expat,expat)"' \
-	-DLAZY_SONAME_YAJL='"$(call soname,yajl,yajl)"'
+	-DLAZY_SONAME_YAJL='"$(call soname,yajl,yajl)"' \
+	-DLAZY_SONAME_JANSSON='"$(call soname,jansson,jansson)"'
 
 TEST_CFLAGS := $(shell pkg-config --cflags $(TEST_PKGS) 2>/dev/null)
 TEST_LIBS := $(shell pkg-config --libs $(TEST_PKGS) 2>/dev/null)

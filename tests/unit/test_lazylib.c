@@ -27,6 +27,7 @@
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_sf_psi.h>
 #include <gsl/gsl_statistics_double.h>
+#include <jansson.h>
 #include <math.h>
 #include <protobuf-c/protobuf-c.h>
 #include <yajl/yajl_parse.h>
@@ -146,7 +147,8 @@ static void load_each_on_first_call(void)
 	XML_Parser xp;
 	yajl_handle yh;
 	ZSTD_DCtx *dc;
-	int step = 0;
+	json_t *j;
+	int step = 0, n = 0;
 
 	/* GSL aborts on a domain error by default: off before it is loaded. */
 	if (++step, in_process(LAZY_SONAME_GSL))
@@ -186,6 +188,13 @@ static void load_each_on_first_call(void)
 	    yajl_parse(yh, (const unsigned char *)"[1, 2]", 6) != yajl_status_ok)
 		_exit(step);
 	yajl_free(yh);
+
+	if (++step, in_process(LAZY_SONAME_JANSSON))
+		_exit(step);
+	if (++step, !(j = json_pack("{s:i}", "n", 7)) || !in_process(LAZY_SONAME_JANSSON) ||
+	    json_unpack(j, "{s:i}", "n", &n) != 0 || n != 7)
+		_exit(step);
+	json_decref(j);
 
 	if (++step, in_process(LAZY_SONAME_PROTOBUF))
 		_exit(step);
@@ -231,7 +240,7 @@ static void test_the_binary_links_none_of_the_lazy_libraries(void **state)
 			 strstr(line, "libmicrohttpd") || strstr(line, "libgsl") ||
 			 strstr(line, "libzstd") || strstr(line, "[libz.") ||
 			 strstr(line, "libprotobuf-c") || strstr(line, "libexpat") ||
-			 strstr(line, "libyajl");
+			 strstr(line, "libyajl") || strstr(line, "libjansson");
 	}
 	assert_int_equal(pclose(p), 0);
 	assert_true(lines > 0); /* it read the binary */
