@@ -128,8 +128,11 @@ $(BUILD)/tests/support/%.o: tests/support/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(TEST_CFLAGS) -c $< -o $@
 
+# --as-needed as the compiler's default has it, also under the sanitizers
+# (whose link turns it off): a test binary loads what it calls, so that
+# test_lazylib sees a library arrive at its first call in both builds.
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_SUPPORT_OBJ) $(LIB)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) $(TEST_LIBS)
+	$(CC) $(LDFLAGS) -Wl,--as-needed -o $@ $^ $(LIBS) $(TEST_LIBS)
 
 $(BUILD)/bench/%: tests/bench/%.c $(LIB)
 	@mkdir -p $(dir $@)
