@@ -22,16 +22,29 @@ PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 # Libraries few commands use: profreg loads them on first use
 # (common/lazylib.h), by the soname of the library it was built against,
 # so that every other command starts without them and their dependencies.
-# The tests, benchmarks and fuzzers link them as before.
-LAZY_PKGS := libcurl libgit2 libarchive libbpf libmicrohttpd
+# A command that only reads the database loads libpq (and what libpq
+# needs), libcrypto, libm and libc. The tests, benchmarks and fuzzers
+# link them as before.
+LAZY_PKGS := libcurl libgit2 libarchive libbpf libmicrohttpd gsl libzstd zlib libprotobuf-c \
+	expat yajl jansson
 BIN_LIBS := $(shell pkg-config --libs $(filter-out $(LAZY_PKGS),$(PKGS)) 2>/dev/null) -lm -pthread
-soname = $(shell objdump -p "$$(pkg-config --variable=libdir $(1))/lib$(2).so" 2>/dev/null | \
-	sed -n 's/^ *SONAME *//p')
+# The library pkg-config names, else the one the compiler finds (libzstd's
+# .pc file gives /usr/lib on Debian, where the library is not).
+soname = $(shell for f in "$$(pkg-config --variable=libdir $(1))/lib$(2).so" \
+	"$$($(CC) -print-file-name=lib$(2).so)"; do \
+	objdump -p "$$f" 2>/dev/null | sed -n 's/^ *SONAME *//p' | grep . && break; done)
 LAZY_SONAMES := -DLAZY_SONAME_CURL='"$(call soname,libcurl,curl)"' \
 	-DLAZY_SONAME_GIT2='"$(call soname,libgit2,git2)"' \
 	-DLAZY_SONAME_ARCHIVE='"$(call soname,libarchive,archive)"' \
 	-DLAZY_SONAME_BPF='"$(call soname,libbpf,bpf)"' \
-	-DLAZY_SONAME_MHD='"$(call soname,libmicrohttpd,microhttpd)"'
+	-DLAZY_SONAME_MHD='"$(call soname,libmicrohttpd,microhttpd)"' \
+	-DLAZY_SONAME_GSL='"$(call soname,gsl,gsl)"' \
+	-DLAZY_SONAME_ZSTD='"$(call soname,libzstd,zstd)"' \
+	-DLAZY_SONAME_ZLIB='"$(call soname,zlib,z)"' \
+	-DLAZY_SONAME_PROTOBUF='"$(call soname,libprotobuf-c,protobuf-c)"' \
+	-DLAZY_SONAME_EXPAT='"$(call soname,expat,expat)"' \
+	-DLAZY_SONAME_YAJL='"$(call soname,yajl,yajl)"' \
+	-DLAZY_SONAME_JANSSON='"$(call soname,jansson,jansson)"'
 
 TEST_CFLAGS := $(shell pkg-config --cflags $(TEST_PKGS) 2>/dev/null)
 TEST_LIBS := $(shell pkg-config --libs $(TEST_PKGS) 2>/dev/null)
@@ -90,6 +103,8 @@ $(BUILD)/%.o: %.c
 
 $(BUILD)/common/lazy_%.o: common/lazy_%.c
 	@mkdir -p $(dir $@)
+	@case '$(LAZY_SONAMES)' in *'""'*) echo "a library profreg loads on first use" \
+		"was not found (run 'make deps'): $(LAZY_SONAMES)" >&2; exit 1;; esac
 	$(CC) $(ALL_CFLAGS) $(LAZY_SONAMES) -c $< -o $@
 
 $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
@@ -103,6 +118,8 @@ $(BIN)/profreg: $(BUILD)/jobs/cli/main.o $(LIB)
 	@mkdir -p $(BIN)
 	$(CC) $(LDFLAGS) -Wl,-O1,--as-needed -o $@ $^ $(BIN_LIBS)
 
+# The lazy loading test checks the libraries by the sonames profreg loads.
+$(BUILD)/tests/test_lazylib.o: ALL_CFLAGS += $(LAZY_SONAMES)
 $(BUILD)/tests/%.o: tests/unit/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(TEST_CFLAGS) -c $< -o $@
@@ -111,8 +128,11 @@ $(BUILD)/tests/support/%.o: tests/support/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(TEST_CFLAGS) -c $< -o $@
 
+# --as-needed as the compiler's default has it, also under the sanitizers
+# (whose link turns it off): a test binary loads what it calls, so that
+# test_lazylib sees a library arrive at its first call in both builds.
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_SUPPORT_OBJ) $(LIB)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) $(TEST_LIBS)
+	$(CC) $(LDFLAGS) -Wl,--as-needed -o $@ $^ $(LIBS) $(TEST_LIBS)
 
 $(BUILD)/bench/%: tests/bench/%.c $(LIB)
 	@mkdir -p $(dir $@)

@@ -293,7 +293,11 @@ static void scrub(char *s, size_t cap, const char *secret)
 	}
 }
 
-int db_open(db **out, const char *conninfo, pr_error *err)
+/* The session's settings, sent after every connection (db.h). */
+#define SESSION_SQL "set timezone to 'UTC'; set client_min_messages to warning"
+
+/* Connect and check the server; the session is not set up yet. */
+static int db_connect(db **out, const char *conninfo, pr_error *err)
 {
 	const char *keys[6], *vals[6];
 	PQconninfoOption *opts = NULL;
@@ -357,9 +361,6 @@ int db_open(db **out, const char *conninfo, pr_error *err)
 		goto out;
 	}
 	PQsetNoticeProcessor(d->conn, drop_notice, NULL);
-	if ((rc = run_plain(d, err, "set timezone to 'UTC'; set client_min_messages to warning",
-			    "cannot set up the session")) < 0)
-		goto out;
 	set_actor(d);
 	*out = d;
 	d = NULL;
@@ -367,6 +368,86 @@ out:
 	db_close(d);
 	PQconninfoFree(opts);
 	PQfreemem(perr);
+	return rc;
+}
+
+int db_open(db **out, const char *conninfo, pr_error *err)
+{
+	int rc;
+
+	if ((rc = db_connect(out, conninfo, err)) < 0)
+		return rc;
+	if ((rc = run_plain(*out, err, SESSION_SQL, "cannot set up the session")) < 0) {
+		db_close(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
+/* What "select version from schema_migrations" says of the schema (db_schema_check). */
+static void schema_state(const PGresult *res, int *version, bool *current)
+{
+	size_t have = 0;
+
+	for (int r = 0; r < PQntuples(res); r++) {
+		int v = (int)get_i64(res, r, 0);
+		if (v > *version)
+			*version = v;
+		for (size_t i = 0; i < migrations_count; i++)
+			if (migrations[i].version == v) {
+				have++;
+				break;
+			}
+	}
+	*current = have == migrations_count;
+}
+
+int db_open_check(db **out, const char *conninfo, int *version, bool *current, pr_error *err)
+{
+	static const char sql[] = SESSION_SQL "; select version from schema_migrations";
+	PGresult *res = NULL, *failed = NULL;
+	int rc, n = 0, failed_at = 0;
+	db *d = NULL;
+
+	*version = 0;
+	*current = false;
+	if ((rc = db_connect(&d, conninfo, err)) < 0)
+		goto out;
+	if (!PQsendQuery(d->conn, sql)) {
+		rc = db_fail(d, NULL, err, "cannot set up the session");
+		goto out;
+	}
+	/* Three results: two settings, then the versions; the server stops at an error. */
+	while ((res = PQgetResult(d->conn))) {
+		n++;
+		if (!failed && !res_ok(res)) {
+			failed = res;
+			failed_at = n;
+			continue;
+		}
+		if (!failed && n == 3)
+			schema_state(res, version, current);
+		PQclear(res);
+	}
+	if (failed && failed_at == 3 && strcmp(sqlstate(failed), "42P01") == 0) {
+		/*
+		 * No bookkeeping table: no schema at all. The statements ran as
+		 * one implicit transaction, so the error undid the settings.
+		 */
+		rc = run_plain(d, err, SESSION_SQL, "cannot set up the session");
+	} else if (failed) {
+		rc = db_fail(d, failed, err, "%s", failed_at == 3 ? "cannot read the schema version"
+								: "cannot set up the session");
+	} else if (n != 3) {
+		rc = db_fail(d, NULL, err, "cannot set up the session");
+	}
+out:
+	PQclear(failed);
+	if (rc < 0) {
+		db_close(d);
+		d = NULL;
+	}
+	*out = d;
 	return rc;
 }
 
@@ -383,8 +464,7 @@ int db_reconnect(db *d, pr_error *err)
 		return pr_error_set(err, PR_EDB, "cannot connect to the database: %s", line);
 	}
 	PQsetNoticeProcessor(d->conn, drop_notice, NULL);
-	return run_plain(d, err, "set timezone to 'UTC'; set client_min_messages to warning",
-			 "cannot set up the session");
+	return run_plain(d, err, SESSION_SQL, "cannot set up the session");
 }
 
 void db_close(db *d)
@@ -478,7 +558,6 @@ out:
 int db_schema_check(db *d, int *version, bool *current, pr_error *err)
 {
 	PGresult *res = PQexec(d->conn, "select version from schema_migrations");
-	size_t have = 0;
 	int rc = 0;
 
 	*version = 0;
@@ -490,17 +569,7 @@ int db_schema_check(db *d, int *version, bool *current, pr_error *err)
 		rc = db_fail(d, res, err, "cannot read the schema version");
 		goto out;
 	}
-	for (int r = 0; r < PQntuples(res); r++) {
-		int v = (int)get_i64(res, r, 0);
-		if (v > *version)
-			*version = v;
-		for (size_t i = 0; i < migrations_count; i++)
-			if (migrations[i].version == v) {
-				have++;
-				break;
-			}
-	}
-	*current = have == migrations_count;
+	schema_state(res, version, current);
 out:
 	PQclear(res);
 	return rc;

@@ -63,6 +63,13 @@ int db_schema_version(db *d, int *out, pr_error *err);
 int db_schema_check(db *d, int *version, bool *current, pr_error *err);
 
 /*
+ * db_open then db_schema_check, the session's settings and the schema
+ * check sent in one round trip: how a command connects. The same
+ * messages as the two calls; *out is NULL on failure.
+ */
+int db_open_check(db **out, const char *conninfo, int *version, bool *current, pr_error *err);
+
+/*
  * Transactions. db_begin fails with PR_EUSAGE when one is already open;
  * db_commit fails (PR_EDB) when the transaction had failed and the server
  * rolled it back. db_rollback is safe to call in any state.

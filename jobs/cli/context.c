@@ -47,8 +47,7 @@ static int open_db(cli_ctx *ctx, db **out, bool setup, pr_error *err)
 			conninfo = embedded;
 		}
 	}
-	if ((rc = db_open(out, conninfo, err)) < 0 ||
-	    (rc = db_schema_check(*out, &version, &current, err)) < 0)
+	if ((rc = db_open_check(out, conninfo, &version, &current, err)) < 0)
 		goto out;
 	if (!setup) {
 		if (version == 0) {

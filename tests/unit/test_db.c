@@ -145,6 +145,91 @@ static void test_migrate_twice_applies_nothing_the_second_time(void **state)
 		migrations[0].name);
 }
 
+/* The session's TimeZone and client_min_messages, as "UTC warning". */
+static const char *session_settings(db *d, char out[64])
+{
+	struct pg_result *res = NULL;
+	pr_error err = PR_ERROR_INIT;
+
+	if (db_exec(d, &res, &err, "read the settings",
+		    "select current_setting('TimeZone') || ' ' ||"
+		    " current_setting('client_min_messages')", 0, NULL) < 0)
+		fail_msg("%s", err.msg);
+	snprintf(out, 64, "%s", db_get_text(res, 0, 0));
+	db_result_free(res);
+	return out;
+}
+
+/*
+ * How a command connects: the session's settings and the schema check in
+ * one round trip. On an empty database the check fails inside the same
+ * implicit transaction as the settings, which that failure undoes: they
+ * must be set again. Then a migrated database reads as current.
+ */
+static void test_open_check_sets_the_session_up_with_or_without_a_schema(void **state)
+{
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+	int version = -1;
+	bool current = true;
+	char got[64];
+	db *d = NULL;
+
+	assert_int_equal(db_open_check(&d, t->conninfo, &version, &current, &err), 0);
+	assert_int_equal(version, 0);
+	assert_false(current);
+	assert_string_equal(session_settings(d, got), "UTC warning");
+	assert_int_equal(db_migrate(d, NULL, &err), 0);
+	db_close(d);
+	d = NULL;
+
+	assert_int_equal(db_open_check(&d, t->conninfo, &version, &current, &err), 0);
+	assert_int_equal(version, migrations[migrations_count - 1].version);
+	assert_true(current);
+	assert_string_equal(session_settings(d, got), "UTC warning");
+	db_close(d);
+	d = NULL;
+
+	/* An older schema: not current, and the version says how old. */
+	assert_int_equal(testdb_int(t, "with d as (delete from schema_migrations where version ="
+				       " (select max(version) from schema_migrations)"
+				       " returning 1) select count(*) from d"), 1);
+	assert_int_equal(db_open_check(&d, t->conninfo, &version, &current, &err), 0);
+	assert_int_equal(version, migrations[migrations_count - 2].version);
+	assert_false(current);
+	db_close(d);
+}
+
+static void test_open_check_failures_say_which_step(void **state)
+{
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+	int version = -1;
+	bool current = true;
+	db *d = (db *)&err; /* set to NULL on failure */
+	char bad[512];
+
+	snprintf(bad, sizeof(bad), "%s dbname=profreg_no_such_database", t->conninfo);
+	assert_int_equal(db_open_check(&d, bad, &version, &current, &err), PR_EDB);
+	assert_null(d);
+	assert_non_null(strstr(err.msg, "cannot connect to the database: "));
+	assert_non_null(strstr(err.msg, "profreg_no_such_database"));
+
+	/* A schema_migrations the role may not read: the check's own message. */
+	assert_int_equal(testdb_int(t, "create table schema_migrations (version int);"
+				       " revoke all on schema_migrations from public;"
+				       " drop role if exists profreg_test_noread;"
+				       " create role profreg_test_noread login; select 1"), 1);
+	snprintf(bad, sizeof(bad), "%s user=profreg_test_noread", t->conninfo);
+	pr_error_clear(&err);
+	d = (db *)&err;
+	assert_int_equal(db_open_check(&d, bad, &version, &current, &err), PR_EDB);
+	assert_null(d);
+	assert_non_null(strstr(err.msg, "database: cannot read the schema version: "));
+	assert_non_null(strstr(err.msg, "permission denied"));
+	assert_int_equal(testdb_int(t, "drop role profreg_test_noread; select 1"), 1);
+}
+
 #define RACERS 4
 
 typedef struct racer {
@@ -1131,6 +1216,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 			test_concurrent_migrations_apply_each_migration_once, testdb_setup_empty,
 			testdb_teardown),
+		cmocka_unit_test_setup_teardown(
+			test_open_check_sets_the_session_up_with_or_without_a_schema,
+			testdb_setup_empty, testdb_teardown),
+		cmocka_unit_test_setup_teardown(test_open_check_failures_say_which_step,
+						testdb_setup_empty, testdb_teardown),
 		cmocka_unit_test_setup(test_service_add_enable_disable_get_and_list, testdb_reset),
 		cmocka_unit_test_setup(test_empty_service_list_is_null_and_zero, testdb_reset),
 		cmocka_unit_test_setup(test_duplicate_service_is_eexists_and_names_it,
