@@ -534,14 +534,36 @@ out:
 	return rc;
 }
 
+/* put_blobs on a thread of its own, while the caller's thread writes the rows. */
+typedef struct put_job {
+	blob_store *bs;
+	item *const *its;
+	size_t n;
+	pr_error err;
+	int rc;
+} put_job;
+
+static void *put_job_run(void *arg)
+{
+	put_job *pj = arg;
+
+	pj->rc = put_blobs(pj->bs, pj->its, pj->n, &pj->err);
+	return NULL;
+}
+
 /*
  * Write the blobs and the captures' rows in one transaction. Each blob is
  * written under a shared lock on its key, held until the row that keeps
  * it commits: retention deletes a file only under the exclusive lock and
- * after checking that no row keeps it. A capture whose bytes another
- * ingest stored meanwhile comes back as already stored. On failure the
- * transaction is rolled back and the reason is in *err (a blob may
- * remain, unreferenced, for retention to collect).
+ * after checking that no row keeps it. The blobs are written on another
+ * thread while the rows are sent (most of a blob's time is its fsync,
+ * most of the rows' time is the server's), and the transaction commits
+ * only once every blob is durable: no committed row ever names a blob
+ * that is not on disk. A capture whose bytes another ingest stored
+ * meanwhile comes back as already stored. On failure the transaction is
+ * rolled back and the reason is in *err, a blob's failure before the
+ * database's, as when the blobs were written first (a blob may remain,
+ * unreferenced, for retention to collect).
  */
 static int store(db *d, blob_store *bs, item *const *its, size_t n, pr_error *err)
 {
@@ -551,7 +573,9 @@ static int store(db *d, blob_store *bs, item *const *its, size_t n, pr_error *er
 	int64_t *ids = NULL;
 	buf keys = BUF_INIT;
 	char object[64], detail[256];
-	bool in_tx = false;
+	put_job pj = {bs, its, n, PR_ERROR_INIT, 0};
+	pthread_t put_tid;
+	bool in_tx = false, putting = false;
 	int rc;
 
 	if (!(mv = calloc(n, sizeof(*mv))) || !(ps = calloc(n, sizeof(*ps))) ||
@@ -573,7 +597,9 @@ static int store(db *d, blob_store *bs, item *const *its, size_t n, pr_error *er
 	in_tx = true;
 	if ((rc = db_blob_lock_all_shared(d, keys.ptr, err)) < 0)
 		goto out;
-	if ((rc = put_blobs(bs, its, n, err)) < 0)
+	/* Without a thread, the blobs go first, one batch after the other. */
+	putting = pthread_create(&put_tid, NULL, put_job_run, &pj) == 0;
+	if (!putting && (rc = put_blobs(bs, its, n, err)) < 0)
 		goto out;
 	if ((rc = db_capture_insert_many(d, ids, mv, ps, sums, n, err)) < 0)
 		goto out;
@@ -599,10 +625,26 @@ static int store(db *d, blob_store *bs, item *const *its, size_t n, pr_error *er
 		if ((rc = db_audit(d, "ingest", object, detail, err)) < 0)
 			goto out;
 	}
+	if (putting) {
+		putting = false;
+		pthread_join(put_tid, NULL);
+		if ((rc = pj.rc) < 0) {
+			pr_error_set(err, rc, "%s", pj.err.msg);
+			goto out;
+		}
+	}
 	if ((rc = db_commit(d, err)) < 0)
 		goto out;
 	in_tx = false;
 out:
+	if (putting) {
+		pthread_join(put_tid, NULL);
+		if (pj.rc < 0) {
+			/* The blob's failure is the one to report, as if it had come first. */
+			pr_error_clear(err);
+			rc = pr_error_set(err, pj.rc, "%s", pj.err.msg);
+		}
+	}
 	if (in_tx)
 		db_rollback(d);
 	if (rc < 0)
