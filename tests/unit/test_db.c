@@ -726,7 +726,7 @@ static int insert_many(testdb *t, int64_t *ids, db_capture *ms, int64_t sid,
 	return rc;
 }
 
-static void test_many_captures_go_in_one_call_and_a_bad_one_fails_them_all(void **state)
+static void test_many_captures_in_one_call_fail_together(void **state)
 {
 	testdb *t = *state;
 	pr_error err = PR_ERROR_INIT;
@@ -1275,9 +1275,11 @@ int main(void)
 				       testdb_reset),
 		cmocka_unit_test_setup(test_missing_capture_is_not_found, testdb_reset),
 		cmocka_unit_test_setup(test_audit_rows_are_written_and_checked, testdb_reset),
-		cmocka_unit_test_setup(test_many_audit_rows_keep_their_order_and_text, testdb_reset),
-		cmocka_unit_test_setup(test_many_captures_are_found_in_one_call, testdb_reset),
-		cmocka_unit_test_setup(test_many_captures_go_in_one_call_and_a_bad_one_fails_them_all,
+		cmocka_unit_test_setup(test_many_audit_rows_keep_their_order_and_text,
+				       testdb_reset),
+		cmocka_unit_test_setup(test_many_captures_are_found_in_one_call,
+				       testdb_reset),
+		cmocka_unit_test_setup(test_many_captures_in_one_call_fail_together,
 				       testdb_reset),
 		cmocka_unit_test_setup(test_advisory_lock_is_held_by_one_session, testdb_reset),
 		cmocka_unit_test_setup(test_session_is_named_profreg, testdb_reset),
