@@ -1587,6 +1587,19 @@ static int put_f64_field(buf *b, double v)
 	return put_be(b, 8, 4) < 0 ? -1 : put_be(b, bits, 8);
 }
 
+/* A summary row's place and its function's id, to send a capture's rows by id. */
+typedef struct row_order {
+	int64_t id;
+	size_t row;
+} row_order;
+
+static int row_order_cmp(const void *a, const void *b)
+{
+	const row_order *x = a, *y = b;
+
+	return (x->id > y->id) - (x->id < y->id);
+}
+
 /* PostgreSQL's timestamps count microseconds from 2000-01-01 UTC. */
 #define PG_EPOCH_US INT64_C(946684800000000)
 
@@ -1596,6 +1609,11 @@ static int put_f64_field(buf *b, double v)
  * text, and each share is sent as the double computed here (value / the
  * capture's total, 0 when the total is 0), bit for bit. captured[c] is
  * the capture's time as the server stored it, in Unix microseconds.
+ *
+ * A capture's rows go in the order of their function ids: its key
+ * (profile_id, function_id) then only ever grows, and the server puts
+ * each row straight on the primary key's last page instead of searching
+ * the tree for it (about a fifth of what that index costs per row).
  */
 static int copy_profile_functions(db *d, const fn_set *fs, const int64_t *ids,
 				  char *const *captured, const db_capture *metas,
@@ -1605,9 +1623,18 @@ static int copy_profile_functions(db *d, const fn_set *fs, const int64_t *ids,
 	static const char header[] = "PGCOPY\n\377\r\n\0\0\0\0\0\0\0\0\0";
 	PGresult *res = NULL;
 	buf b = BUF_INIT;
+	row_order *order = NULL;
+	size_t most = 0;
 	bool copying = false;
 	int rc = 0;
 
+	for (size_t c = 0; c < n; c++)
+		if (ids[c] && sums[c]->nrows > most)
+			most = sums[c]->nrows;
+	if (!(order = malloc((most ? most : 1) * sizeof(*order)))) {
+		rc = oom(err);
+		goto out;
+	}
 	res = PQexec(d->conn,
 		     "copy profile_functions (profile_id, function_id, self_value, total_value,"
 		     " self_share, total_share, captured_at, service_id, profile_type)"
@@ -1641,12 +1668,17 @@ static int copy_profile_functions(db *d, const fn_set *fs, const int64_t *ids,
 			goto out;
 		}
 		for (size_t i = 0; i < s->nrows; i++) {
-			const profile_summary_row *r = &s->rows[i];
+			order[i].id = fs->id[fs->row[c][i]];
+			order[i].row = i;
+		}
+		qsort(order, s->nrows, sizeof(*order), row_order_cmp);
+		for (size_t k = 0; k < s->nrows; k++) {
+			const profile_summary_row *r = &s->rows[order[k].row];
 			double self_share = s->total ? (double)r->self / total : 0;
 			double total_share = s->total ? (double)r->total / total : 0;
 
 			if (put_be(&b, 9, 2) < 0 || put_i64_field(&b, ids[c]) < 0 ||
-			    put_i64_field(&b, fs->id[fs->row[c][i]]) < 0 ||
+			    put_i64_field(&b, order[k].id) < 0 ||
 			    put_i64_field(&b, r->self) < 0 || put_i64_field(&b, r->total) < 0 ||
 			    put_f64_field(&b, self_share) < 0 ||
 			    put_f64_field(&b, total_share) < 0 ||
@@ -1687,6 +1719,7 @@ static int copy_profile_functions(db *d, const fn_set *fs, const int64_t *ids,
 out:
 	PQclear(res);
 	buf_release(&b);
+	free(order);
 	if (copying) {
 		int frc = copy_finish(d, "profreg abandoned the copy", err);
 		if (rc == 0)
