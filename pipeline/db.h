@@ -203,6 +203,15 @@ void db_capture_release(db_capture *c);
 int db_capture_find(db *d, int64_t *id, int64_t service_id, const char *blob_key, pr_error *err);
 
 /*
+ * db_capture_find for n captures in one round trip: ids[i] is the id of
+ * the capture of service service_ids[i] with blob blob_keys[i] (hex, as
+ * blob_key_of writes it; anything else is PR_EUSAGE), 0 when there is
+ * none. On failure every ids[i] is 0.
+ */
+int db_capture_find_many(db *d, int64_t *ids, const int64_t *service_ids,
+			 const char *const *blob_keys, size_t n, pr_error *err);
+
+/*
  * Insert a capture's row and one row per function of `s` (a summary of
  * `p`), interning function names and files into `functions`. Runs inside
  * the caller's transaction when one is open, else in its own.
@@ -288,6 +297,13 @@ int db_capture_top(db *d, db_func_row **out, size_t *n, int64_t capture_id,
  * NULL for none). The actor is the operating-system user running profreg.
  */
 int db_audit(db *d, const char *action, const char *object, const char *detail_json, pr_error *err);
+
+/*
+ * db_audit of n rows with the same action in one statement: objects[i]
+ * and details_json[i] (NULL for none) for each, in order.
+ */
+int db_audit_many(db *d, const char *action, const char *const *objects,
+		  const char *const *details_json, size_t n, pr_error *err);
 
 /*
  * A copy of `conninfo` safe to print: any password (key=value or in a

@@ -534,14 +534,36 @@ out:
 	return rc;
 }
 
+/* put_blobs on a thread of its own, while the caller's thread writes the rows. */
+typedef struct put_job {
+	blob_store *bs;
+	item *const *its;
+	size_t n;
+	pr_error err;
+	int rc;
+} put_job;
+
+static void *put_job_run(void *arg)
+{
+	put_job *pj = arg;
+
+	pj->rc = put_blobs(pj->bs, pj->its, pj->n, &pj->err);
+	return NULL;
+}
+
 /*
  * Write the blobs and the captures' rows in one transaction. Each blob is
  * written under a shared lock on its key, held until the row that keeps
  * it commits: retention deletes a file only under the exclusive lock and
- * after checking that no row keeps it. A capture whose bytes another
- * ingest stored meanwhile comes back as already stored. On failure the
- * transaction is rolled back and the reason is in *err (a blob may
- * remain, unreferenced, for retention to collect).
+ * after checking that no row keeps it. The blobs are written on another
+ * thread while the rows are sent (most of a blob's time is its fsync,
+ * most of the rows' time is the server's), and the transaction commits
+ * only once every blob is durable: no committed row ever names a blob
+ * that is not on disk. A capture whose bytes another ingest stored
+ * meanwhile comes back as already stored. On failure the transaction is
+ * rolled back and the reason is in *err, a blob's failure before the
+ * database's, as when the blobs were written first (a blob may remain,
+ * unreferenced, for retention to collect).
  */
 static int store(db *d, blob_store *bs, item *const *its, size_t n, pr_error *err)
 {
@@ -550,12 +572,18 @@ static int store(db *d, blob_store *bs, item *const *its, size_t n, pr_error *er
 	db_capture *mv = NULL;
 	int64_t *ids = NULL;
 	buf keys = BUF_INIT;
-	char object[64], detail[256];
-	bool in_tx = false;
+	char (*objtext)[64] = NULL, (*dettext)[256] = NULL;
+	const char **objects = NULL, **details = NULL;
+	size_t na = 0;
+	put_job pj = {bs, its, n, PR_ERROR_INIT, 0};
+	pthread_t put_tid;
+	bool in_tx = false, putting = false;
 	int rc;
 
 	if (!(mv = calloc(n, sizeof(*mv))) || !(ps = calloc(n, sizeof(*ps))) ||
-	    !(sums = calloc(n, sizeof(*sums))) || !(ids = calloc(n, sizeof(*ids)))) {
+	    !(sums = calloc(n, sizeof(*sums))) || !(ids = calloc(n, sizeof(*ids))) ||
+	    !(objtext = calloc(n, sizeof(*objtext))) || !(dettext = calloc(n, sizeof(*dettext))) ||
+	    !(objects = calloc(n, sizeof(*objects))) || !(details = calloc(n, sizeof(*details)))) {
 		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
 		goto out;
 	}
@@ -573,7 +601,9 @@ static int store(db *d, blob_store *bs, item *const *its, size_t n, pr_error *er
 	in_tx = true;
 	if ((rc = db_blob_lock_all_shared(d, keys.ptr, err)) < 0)
 		goto out;
-	if ((rc = put_blobs(bs, its, n, err)) < 0)
+	/* Without a thread, the blobs go first, one batch after the other. */
+	putting = pthread_create(&put_tid, NULL, put_job_run, &pj) == 0;
+	if (!putting && (rc = put_blobs(bs, its, n, err)) < 0)
 		goto out;
 	if ((rc = db_capture_insert_many(d, ids, mv, ps, sums, n, err)) < 0)
 		goto out;
@@ -592,17 +622,36 @@ static int store(db *d, blob_store *bs, item *const *its, size_t n, pr_error *er
 			continue;
 		}
 		o->capture_id = ids[i];
-		snprintf(object, sizeof(object), "capture:%lld", (long long)ids[i]);
-		snprintf(detail, sizeof(detail),
+		snprintf(objtext[na], sizeof(objtext[na]), "capture:%lld", (long long)ids[i]);
+		snprintf(dettext[na], sizeof(dettext[na]),
 			 "{\"service\":\"%s\",\"blob_key\":\"%s\",\"bytes\":%zu}",
 			 its[i]->meta.service, o->blob_key, its[i]->raw.len);
-		if ((rc = db_audit(d, "ingest", object, detail, err)) < 0)
+		objects[na] = objtext[na];
+		details[na] = dettext[na];
+		na++;
+	}
+	if ((rc = db_audit_many(d, "ingest", objects, details, na, err)) < 0)
+		goto out;
+	if (putting) {
+		putting = false;
+		pthread_join(put_tid, NULL);
+		if ((rc = pj.rc) < 0) {
+			pr_error_set(err, rc, "%s", pj.err.msg);
 			goto out;
+		}
 	}
 	if ((rc = db_commit(d, err)) < 0)
 		goto out;
 	in_tx = false;
 out:
+	if (putting) {
+		pthread_join(put_tid, NULL);
+		if (pj.rc < 0) {
+			/* The blob's failure is the one to report, as if it had come first. */
+			pr_error_clear(err);
+			rc = pr_error_set(err, pj.rc, "%s", pj.err.msg);
+		}
+	}
 	if (in_tx)
 		db_rollback(d);
 	if (rc < 0)
@@ -611,6 +660,10 @@ out:
 			its[i]->out->already = false;
 		}
 	buf_release(&keys);
+	free(objects);
+	free(details);
+	free(objtext);
+	free(dettext);
 	free(ids);
 	free(sums);
 	free(ps);
@@ -776,6 +829,62 @@ void ingest_batch_free(ingest_batch *b)
 	free(b);
 }
 
+/*
+ * Look up, in one round trip, which items at ST_FIND are stored already;
+ * the others go on to be parsed. When the look-up fails, the first of
+ * them carries the failure and the batch stops there.
+ */
+static void find_stored(ingest_batch *b, db *d)
+{
+	item *items = b->items;
+	int64_t *sids = NULL, *found = NULL;
+	const char **keys = NULL;
+	size_t *at = NULL, k = 0;
+	pr_error e = PR_ERROR_INIT;
+	int rc;
+
+	if (!(sids = calloc(b->stop ? b->stop : 1, sizeof(*sids))) ||
+	    !(found = calloc(b->stop ? b->stop : 1, sizeof(*found))) ||
+	    !(keys = calloc(b->stop ? b->stop : 1, sizeof(*keys))) ||
+	    !(at = calloc(b->stop ? b->stop : 1, sizeof(*at)))) {
+		rc = pr_error_set(&e, PR_ENOMEM, "out of memory");
+		goto fail;
+	}
+	for (size_t i = 0; i < b->stop; i++)
+		if (items[i].next == ST_FIND) {
+			sids[k] = items[i].svc->id;
+			keys[k] = items[i].out->blob_key;
+			at[k++] = i;
+		}
+	if ((rc = db_capture_find_many(d, found, sids, keys, k, &e)) < 0)
+		goto fail;
+	for (size_t j = 0; j < k; j++) {
+		item *it = &items[at[j]];
+		if (found[j]) {
+			it->out->already = true;
+			it->out->capture_id = found[j];
+			it->next = ST_DONE;
+		} else {
+			it->next = ST_PARSE;
+		}
+	}
+	goto out;
+fail:
+	for (size_t i = 0; i < b->stop; i++)
+		if (items[i].next == ST_FIND) {
+			items[i].rc = rc;
+			pr_error_set(&items[i].e, rc, "%s", e.msg);
+			items[i].next = ST_DONE;
+			b->stop = i + 1;
+			break;
+		}
+out:
+	free(sids);
+	free(found);
+	free(keys);
+	free(at);
+}
+
 ingest_batch *ingest_batch_prepare(ingest_result *outs, pr_error *errs, db *d,
 				   const ingest_request *reqs, size_t n,
 				   const profile_limits *lim, unsigned jobs)
@@ -817,25 +926,7 @@ ingest_batch *ingest_batch_prepare(ingest_result *outs, pr_error *errs, db *d,
 	}
 	run_stage(items, b->stop, ST_READ, jobs);
 	b->stop = first_stop(items, b->stop);
-	for (size_t i = 0; i < b->stop; i++) {
-		item *it = &items[i];
-		int64_t found;
-		if (it->next != ST_FIND)
-			continue;
-		it->rc = db_capture_find(d, &found, it->svc->id, it->out->blob_key, &it->e);
-		if (it->rc == 0) {
-			it->out->already = true;
-			it->out->capture_id = found;
-			it->next = ST_DONE;
-		} else if (it->rc == PR_ENOTFOUND) {
-			it->rc = 0;
-			pr_error_clear(&it->e);
-			it->next = ST_PARSE;
-		} else {
-			it->next = ST_DONE;
-			b->stop = i + 1;
-		}
-	}
+	find_stored(b, d);
 	run_stage(items, b->stop, ST_PARSE, jobs);
 	b->stop = first_stop(items, b->stop);
 	return b;

@@ -143,9 +143,10 @@ int ingest_file(ingest_result *out, db *d, blob_store *bs,
 /*
  * Ingest reqs[0..n) as ingest_file does each, with the same results and
  * messages, but faster: files are read and parsed on up to `jobs` threads,
- * and the captures are written in one transaction, each blob before the
- * rows that keep it (a local store's blobs on INGEST_PUT_THREADS
- * threads). A file that fails is reported alone: when the transaction
+ * and the captures are written in one transaction, which commits only
+ * once every blob is durable (the blobs are written while the rows are
+ * sent, a local store's on INGEST_PUT_THREADS threads), in a few round
+ * trips whatever the batch's size. A file that fails is reported alone: when the transaction
  * fails, the captures are stored one by one (on a new connection when the
  * server dropped it) so the failure falls on the one that caused it.
  * The same bytes twice for a service are one capture, the second

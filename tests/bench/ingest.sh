@@ -2,8 +2,19 @@
 # Ingest of 200-function folded captures, one and two threads, against
 # gzip -1 of the same bytes (a CPU-bound reference read in this run), and
 # the fixed cost of a command that only connects, against /bin/true.
-# Called by tests/bench/run with PG_CONNINFO, BIN, BUILD and TMP set.
+# Called by tests/bench/run with PG_CONNINFO, BIN, BUILD and TMP set; run
+# alone (without PG_CONNINFO), it starts a throwaway PostgreSQL of its own.
 set -eu
+if [ -z "${PG_CONNINFO:-}" ]; then
+	BUILD=${BUILD:-build}
+	BIN=${BIN:-bin}
+	cd "$(dirname "$0")/../.."
+	. tests/pg.sh
+	TMP=$(mktemp -d /tmp/profreg-bench.XXXXXX)
+	chmod 755 "$TMP" # the cluster runs as postgres when we are root
+	trap 'pg_tmp_stop "$TMP/db"; rm -rf "$TMP"' EXIT INT TERM
+	pg_tmp_start "$TMP/db" || exit 3
+fi
 : "${PG_CONNINFO:?}" "${BIN:?}" "${BUILD:?}" "${TMP:?}"
 now() { date +%s.%N; }
 "$BUILD/sim/fleetgen" --out "$TMP/ingest-fleet" --services "${BENCH_INGEST_SERVICES:-20}" \

@@ -758,6 +758,94 @@ static void test_capture_is_found_by_service_and_blob_key(void **state)
 	assert_true(insert_small(t, b, KEY_A, "v1", T0) != id);
 }
 
+static void test_many_captures_are_found_in_one_call(void **state)
+{
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+	int64_t a = add_service(t, "a"), b = add_service(t, "b");
+	int64_t id = insert_small(t, a, KEY_A, "v1", T0);
+	int64_t sids[4] = {b, a, a, a}, found[4] = {-1, -1, -1, -1};
+	const char *keys[4] = {KEY_A, KEY_B, KEY_A, KEY_A};
+	const char *hostile[2] = {KEY_A, "aa\"},{\"bb"};
+
+	assert_int_equal(db_capture_find_many(t->db, found, sids, keys, 4, &err), 0);
+	assert_int_equal(found[0], 0); /* the same bytes of another service */
+	assert_int_equal(found[1], 0);
+	assert_int_equal(found[2], id);
+	assert_int_equal(found[3], id);
+	assert_int_equal(db_capture_find_many(t->db, found, sids, keys, 0, &err), 0);
+	/* A key that is not hex could break out of the array literal: refused, named. */
+	assert_int_equal(db_capture_find_many(t->db, found, sids + 2, hostile, 2, &err),
+			 PR_EUSAGE);
+	assert_non_null(strstr(err.msg, "is not hex"));
+	assert_int_equal(found[0], 0);
+}
+
+/* n captures of the small profile, keys[i] each, and their summaries. */
+static int insert_many(testdb *t, int64_t *ids, db_capture *ms, int64_t sid,
+		       const char *const *keys, size_t n, pr_error *err)
+{
+	profile *p = small_profile();
+	profile_summary s = {0};
+	const profile *ps[8];
+	const profile_summary *sums[8];
+	pr_error perr = PR_ERROR_INIT;
+	int rc;
+
+	assert_true(n <= 8);
+	assert_int_equal(profile_summarize(&s, p, p->primary, &perr), 0);
+	for (size_t i = 0; i < n; i++) {
+		ms[i].service_id = sid;
+		ms[i].blob_key = (char *)keys[i];
+		ps[i] = p;
+		sums[i] = &s;
+	}
+	assert_int_equal(db_begin(t->db, err), 0);
+	rc = db_capture_insert_many(t->db, ids, ms, ps, sums, n, err);
+	if (rc == 0)
+		rc = db_commit(t->db, err);
+	else
+		db_rollback(t->db);
+	profile_summary_release(&s);
+	profile_free(p);
+	return rc;
+}
+
+static void test_many_captures_in_one_call_fail_together(void **state)
+{
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+	int64_t sid = add_service(t, "svc"), ids[4] = {-1, -1, -1, -1};
+	int64_t first = insert_small(t, sid, KEY_C, "v1", T0);
+	const char *keys[4] = {KEY_A, KEY_B, KEY_C, KEY_A};
+	db_capture ms[4];
+
+	for (size_t i = 0; i < 4; i++)
+		meta_init(&ms[i], sid, keys[i]);
+	/* The second carries tags that are not JSON: the server refuses its row. */
+	ms[1].tags_json = (char *)"{broken";
+	assert_int_equal(insert_many(t, ids, ms, sid, keys, 4, &err), PR_EUSAGE);
+	assert_non_null(strstr(err.msg, "database: cannot insert a capture: "));
+	for (size_t i = 0; i < 4; i++)
+		assert_int_equal(ids[i], 0);
+	assert_int_equal(testdb_int(t, "select count(*) from profiles"), 1);
+	pr_error_clear(&err);
+
+	/* The connection is usable again; stored bytes and repeats are skipped. */
+	ms[1].tags_json = (char *)"{\"k\": \"v\"}";
+	ms[1].release = (char *)"v2";
+	if (insert_many(t, ids, ms, sid, keys, 4, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_true(ids[0] > first && ids[1] > ids[0]);
+	assert_int_equal(ids[2], 0); /* KEY_C was stored before */
+	assert_int_equal(ids[3], 0); /* KEY_A earlier in the same call */
+	assert_int_equal(testdb_int(t, "select count(*) from profiles"), 3);
+	assert_string_equal(testdb_text(t, "select release || tags::text from profiles"
+					   " where blob_key like 'b%'"), "v2{\"k\": \"v\"}");
+	/* Each capture's function rows, none for the skipped ones. */
+	assert_int_equal(testdb_int(t, "select count(*) from profile_functions"), 9);
+}
+
 static void test_same_blob_twice_for_one_service_is_eexists(void **state)
 {
 	testdb *t = *state;
@@ -1007,6 +1095,31 @@ static void test_audit_rows_are_written_and_checked(void **state)
 	assert_int_equal(testdb_int(t, "select count(*) from audit_log"), 2);
 }
 
+static void test_many_audit_rows_keep_their_order_and_text(void **state)
+{
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+	const char *objects[4] = {"capture:1", "a \"quoted\", {braced} \\ object", "NULL", "x"};
+	const char *details[4] = {"{\"s\": \"a\\\"b\"}", NULL, "{\"n\": 2}", "[]"};
+	const char *broken[2] = {"{}", "{broken"};
+
+	assert_int_equal(db_audit_many(t->db, "ingest", objects, details, 3, &err), 0);
+	assert_int_equal(testdb_int(t, "select count(*) from audit_log where actor <> ''"), 3);
+	assert_string_equal(testdb_text(t, "select string_agg(object, '|' order by id)"
+					   " from audit_log"),
+			    "capture:1|a \"quoted\", {braced} \\ object|NULL");
+	assert_string_equal(testdb_text(t, "select string_agg(detail::text, '|' order by id)"
+					   " from audit_log"),
+			    "{\"s\": \"a\\\"b\"}|{}|{\"n\": 2}");
+	assert_int_equal(db_audit_many(t->db, "ingest", objects, details, 0, &err), 0);
+	/* One bad detail writes none of the rows. */
+	assert_int_equal(db_audit_many(t->db, "ingest", objects, broken, 2, &err), PR_EUSAGE);
+	assert_non_null(strstr(err.msg, "database: cannot write an audit row for 'ingest': "));
+	pr_error_clear(&err);
+	assert_int_equal(db_audit_many(t->db, "", objects, details, 1, &err), PR_EUSAGE);
+	assert_int_equal(testdb_int(t, "select count(*) from audit_log"), 3);
+}
+
 static void test_advisory_lock_is_held_by_one_session(void **state)
 {
 	testdb *t = *state;
@@ -1252,6 +1365,12 @@ int main(void)
 				       testdb_reset),
 		cmocka_unit_test_setup(test_missing_capture_is_not_found, testdb_reset),
 		cmocka_unit_test_setup(test_audit_rows_are_written_and_checked, testdb_reset),
+		cmocka_unit_test_setup(test_many_audit_rows_keep_their_order_and_text,
+				       testdb_reset),
+		cmocka_unit_test_setup(test_many_captures_are_found_in_one_call,
+				       testdb_reset),
+		cmocka_unit_test_setup(test_many_captures_in_one_call_fail_together,
+				       testdb_reset),
 		cmocka_unit_test_setup(test_advisory_lock_is_held_by_one_session, testdb_reset),
 		cmocka_unit_test_setup(test_session_is_named_profreg, testdb_reset),
 		cmocka_unit_test_setup(test_insert_without_a_transaction_commits_on_its_own,
