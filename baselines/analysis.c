@@ -762,8 +762,9 @@ out:
  * The service's release noise factors (stats_release_noise) over the
  * tested rows: a release whose captures were noisy in every function
  * should not make a quiet new release look noisy, nor the reverse. The
- * judged captures are one column. Factors no function informs stay NAN
- * (pooled_fit then uses a typical release's variance). td->m and td->gb
+ * judged captures are one column, whose factor is at least the quietest
+ * baseline release's. Factors no function informs stay NAN (pooled_fit
+ * then uses a typical release's variance). td->m and td->gb
  * are read (td->base is not set yet); sb and sc are scratch series.
  */
 static int release_noise(analysis_target_data *td, const capture_set *base,
@@ -811,12 +812,22 @@ static int release_noise(analysis_target_data *td, const capture_set *base,
 		nk++;
 	}
 	{
-		double lam[NOISE_N];
+		double lam[NOISE_N], quietest = INFINITY;
 		if ((rc = stats_release_noise(lam, NULL, s2, vb, df, nk, nr, ngb)) < 0)
 			goto out;
-		for (size_t r = 0; r < ngb; r++)
+		for (size_t r = 0; r < ngb; r++) {
 			td->noise[r] = lam[r];
-		td->noise[NOISE_CUR] = lam[ngb];
+			if (lam[r] > 0)
+				quietest = fmin(quietest, lam[r]);
+		}
+		/*
+		 * Never quieter than the quietest baseline release: captures
+		 * taken close together (one host, one hour) agree with each
+		 * other more than the release's traffic will, and a spread that
+		 * small would read their shared offset as a change.
+		 */
+		td->noise[NOISE_CUR] = isfinite(quietest) && lam[ngb] < quietest ? quietest
+										: lam[ngb];
 	}
 out:
 	free(s2);
@@ -1200,8 +1211,11 @@ static bool passes(const finding *f, double q, const analysis_opts *o)
 /*
  * Dilution. When one function's cost rises, every other share falls
  * (and when one falls, the others rise) without anything else changing.
- * The significant share findings of a target are taken largest change
- * first (rises before falls on a tie); the first one moved; each next one
+ * The significant share findings of a target are taken largest relative
+ * change first (rises before falls on a tie): dilution moves every other
+ * share by the same small factor, so the function that moved on its own
+ * has the largest relative change even where a big function's diluted
+ * share moved more points. The first one moved; each next one
  * is tested again with its shares renormalised without those already
  * found to move, at the same look. One that no longer clears its
  * family's cut-off (the largest sequential p-value the run accepted in
@@ -1212,7 +1226,7 @@ static int by_change(const void *x, const void *y, void *ctx)
 {
 	const analysis *a = ctx;
 	const finding *f = &a->tests[*(const size_t *)x], *g = &a->tests[*(const size_t *)y];
-	double df = fabs(f->delta), dg = fabs(g->delta);
+	double df = fabs(f->rel_delta), dg = fabs(g->rel_delta);
 
 	if (df != dg)
 		return df > dg ? -1 : 1;

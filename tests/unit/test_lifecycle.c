@@ -638,16 +638,23 @@ static void release_capture(fx *f, const char *service, const char *release, int
 	ingest_capture(f, path, service, release, at, PROFILE_FMT_FOLDED);
 }
 
-/* v1 quiet (4%), v2 four times noisier in every function, then 4 captures of v3. */
-static void noisy_everywhere_case(fx *f, const char *name, double cur_cv, double hot)
+/* 12 captures each of v1 and v2 at their spreads in every function, then 4 of v3. */
+static void releases_case(fx *f, const char *name, double v1_cv, double v2_cv, double cur_cv,
+			  double hot)
 {
 	sqlf(f->t, "insert into services (name, enabled) values ('%s', true)", name);
 	for (int i = 0; i < 12; i++)
-		release_capture(f, name, "v1", NIGHT_END - 13 * DAY + i * 12 * HOUR, 0.04, 1);
+		release_capture(f, name, "v1", NIGHT_END - 13 * DAY + i * 12 * HOUR, v1_cv, 1);
 	for (int i = 0; i < 12; i++)
-		release_capture(f, name, "v2", NIGHT_END - 7 * DAY + i * 12 * HOUR, 0.16, 1);
+		release_capture(f, name, "v2", NIGHT_END - 7 * DAY + i * 12 * HOUR, v2_cv, 1);
 	for (int i = 0; i < 4; i++)
 		release_capture(f, name, "v3", NIGHT_END - 20 * HOUR + i * 4 * HOUR, cur_cv, hot);
+}
+
+/* v1 quiet (4%), v2 four times noisier in every function. */
+static void noisy_everywhere_case(fx *f, const char *name, double cur_cv, double hot)
+{
+	releases_case(f, name, 0.04, 0.16, cur_cv, hot);
 }
 
 /*
@@ -676,6 +683,27 @@ static void test_a_release_noisy_in_every_function_does_not_hide_a_rise(void **s
 		if (a.tests[i].significant && a.tests[i].direction == FINDING_REGRESSION &&
 		    strcmp(a.tests[i].service, "reg") != 0)
 			fail_msg("false finding: %s %s", a.tests[i].service, a.tests[i].function);
+	analysis_release(&a);
+}
+
+/*
+ * Four captures of a new release that agree with each other ten times
+ * more closely than any release before (taken close together, say) are
+ * not taken at their word: their spread is floored at the quietest
+ * baseline release's, so a 7% offset they share is not a finding
+ * (with their own spread it was: p 1e-6, q 3e-5). A 30% rise still is.
+ */
+static void test_a_release_quieter_than_any_before_is_judged_by_the_quietest(void **state)
+{
+	static const char *const names[] = {"tight", "rise"};
+	fx *f = *state;
+	analysis a;
+
+	releases_case(f, "tight", 0.08, 0.08, 0.008, 1.07);
+	releases_case(f, "rise", 0.08, 0.08, 0.008, 1.3);
+	judge(f, &a, names, 2);
+	assert_null(found(&a, "tight"));
+	assert_non_null(found(&a, "rise"));
 	analysis_release(&a);
 }
 
@@ -786,6 +814,9 @@ int main(void)
 			teardown),
 		cmocka_unit_test_setup_teardown(
 			test_a_release_noisy_in_every_function_does_not_hide_a_rise, setup,
+			teardown),
+		cmocka_unit_test_setup_teardown(
+			test_a_release_quieter_than_any_before_is_judged_by_the_quietest, setup,
 			teardown),
 		cmocka_unit_test_setup_teardown(
 			test_a_rise_beyond_the_margin_needs_no_proof_of_the_margin, setup,
