@@ -758,6 +758,25 @@ out:
 	return rc;
 }
 
+/* Rows of doubles whose first element is the row's length, compared value by value. */
+static int row_cmp(const void *x, const void *y)
+{
+	const double *a = x, *b = y;
+	size_t n = (size_t)a[0];
+
+	for (size_t i = 1; i < n; i++)
+		if (a[i] != b[i])
+			return a[i] < b[i] ? -1 : 1;
+	return 0;
+}
+
+static int double_cmp(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+
+	return a < b ? -1 : a > b;
+}
+
 /*
  * The service's release noise factors (stats_release_noise) over the
  * tested rows: a release whose captures were noisy in every function
@@ -771,8 +790,8 @@ static int release_noise(analysis_target_data *td, const capture_set *base,
 			 const capture_set *cur, const size_t *rows, size_t nrows, series *sb,
 			 series *sc)
 {
-	size_t ngb = 0, nr, nk = 0;
-	double *s2 = NULL, *vb = NULL, *df = NULL, *y = NULL;
+	size_t ngb = 0, nr, nk = 0, width;
+	double *s2 = NULL, *vb = NULL, *df = NULL, *y = NULL, *canon = NULL;
 	int rc = 0;
 
 	for (size_t r = 0; r < NOISE_N; r++)
@@ -787,13 +806,17 @@ static int release_noise(analysis_target_data *td, const capture_set *base,
 	vb = calloc(nrows * nr, sizeof(*vb));
 	df = calloc(nrows * nr, sizeof(*df));
 	y = calloc(base->n + cur->n + 1, sizeof(*y));
-	if (!s2 || !vb || !df || !y) {
+	width = 1 + 3 * nr;
+	canon = calloc(nrows * width, sizeof(*canon));
+	if (!s2 || !vb || !df || !y || !canon) {
 		rc = STATS_ENOMEM;
 		goto out;
 	}
 	for (size_t k = 0; k < nrows; k++) {
+		double *row = canon + k * width;
 		series_fill(sb, &td->m, rows[k], 0, base, td->gb, NULL);
 		series_fill(sc, &td->m, rows[k], base->n, cur, td->gc, NULL);
+		row[0] = (double)width;
 		for (size_t r = 0; r < nr; r++) {
 			const series *x = r < ngb ? sb : sc;
 			size_t n = 0;
@@ -805,12 +828,25 @@ static int release_noise(analysis_target_data *td, const capture_set *base,
 				}
 			if (n < 2)
 				continue;
-			s2[nk * nr + r] = sample_var(y, n);
-			vb[nk * nr + r] = v / (double)n;
-			df[nk * nr + r] = (double)(n - 1);
+			row[1 + r] = sample_var(y, n);
+			row[1 + nr + r] = v / (double)n;
+			row[1 + 2 * nr + r] = (double)(n - 1);
 		}
-		nk++;
 	}
+	/*
+	 * The sums over functions in a canonical order, by their values: the
+	 * rows' order is the functions' ids, which depend on which process
+	 * stored a new name first, and a worker's night must give the single
+	 * process's numbers to the last bit.
+	 */
+	qsort(canon, nrows, width * sizeof(double), row_cmp);
+	for (nk = 0; nk < nrows; nk++)
+		for (size_t r = 0; r < nr; r++) {
+			const double *row = canon + nk * width;
+			s2[nk * nr + r] = row[1 + r];
+			vb[nk * nr + r] = row[1 + nr + r];
+			df[nk * nr + r] = row[1 + 2 * nr + r];
+		}
 	{
 		double lam[NOISE_N], quietest = INFINITY;
 		if ((rc = stats_release_noise(lam, NULL, s2, vb, df, nk, nr, ngb)) < 0)
@@ -834,6 +870,7 @@ out:
 	free(vb);
 	free(df);
 	free(y);
+	free(canon);
 	return rc;
 }
 
@@ -1012,7 +1049,12 @@ int analysis_add_cohort(analysis *a, db *d, const analysis_target *t, const anal
 	 * together say whether this service's releases differ beyond noise.
 	 */
 	{
-		double q = 0, qdf = 0;
+		double q = 0, qdf = 0, *qs = calloc(nrows ? nrows : 1, sizeof(*qs));
+		size_t nq = 0;
+		if (!qs) {
+			rc = oom(err);
+			goto out;
+		}
 		for (size_t k = 0; k < nrows; k++) {
 			pooled p;
 			series_fill(&sb, &td.m, rows[k], 0, &s.base, td.gb, NULL);
@@ -1021,9 +1063,14 @@ int analysis_add_cohort(analysis *a, db *d, const analysis_target *t, const anal
 			    pooled_fit(&p, sb.vst, sb.v, sb.group, sb.n, sc.vst, sc.v, sc.n, 1,
 				       0, NULL) < 0)
 				continue;
-			q += p.q;
+			qs[nq++] = p.q;
 			qdf += p.q_df;
 		}
+		/* Summed in value order: the same to the last bit whatever the ids. */
+		qsort(qs, nq, sizeof(*qs), double_cmp);
+		for (size_t k = 0; k < nq; k++)
+			q += qs[k];
+		free(qs);
 		td.phi = qdf > 0 && q > qdf ? q / qdf : 1;
 		td.phi_df = qdf;
 	}
