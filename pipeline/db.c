@@ -1379,7 +1379,7 @@ static int function_key(EVP_MD_CTX *ctx, char hex[65], const char *name, const c
 
 /* The distinct functions of a batch: their keys in first-seen order, and each row's index. */
 typedef struct fn_set {
-	strmap map;           /* hex key -> index */
+	strmap map;           /* name, NUL, file (the bytes the key hashes) -> index */
 	const char **name;    /* per index: the profile's strings */
 	const char **file;
 	char (*key)[65];      /* per index: the hex key */
@@ -1407,6 +1407,7 @@ static int fn_set_build(fn_set *fs, const int64_t *ids, const profile *const *ps
 			const profile_summary *const *sums, size_t n, pr_error *err)
 {
 	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	buf nf = BUF_INIT;
 	char hex[65];
 	int rc = 0;
 
@@ -1441,6 +1442,17 @@ static int fn_set_build(fn_set *fs, const int64_t *ids, const profile *const *ps
 			}
 			f = &p->funcs[r->func];
 			file = f->file ? f->file : "";
+			/* The key hashes exactly these bytes: hash each distinct one once. */
+			buf_reset(&nf);
+			if (buf_put(&nf, f->name, strlen(f->name) + 1) < 0 ||
+			    buf_put(&nf, file, strlen(file)) < 0) {
+				rc = oom(err);
+				goto out;
+			}
+			if (strmap_get(&fs->map, nf.ptr, nf.len, &idx)) {
+				fs->row[c][i] = idx;
+				continue;
+			}
 			if (function_key(ctx, hex, f->name, file) < 0) {
 				rc = pr_error_set(err, PR_ERR,
 						  "database: cannot hash a function name");
@@ -1465,7 +1477,7 @@ static int fn_set_build(fn_set *fs, const int64_t *ids, const profile *const *ps
 				fs->key = nk;
 				fs->cap = cap;
 			}
-			put = strmap_put(&fs->map, hex, 64, (uint32_t)fs->n, &idx, NULL);
+			put = strmap_put(&fs->map, nf.ptr, nf.len, (uint32_t)fs->n, &idx, NULL);
 			if (put < 0) {
 				rc = oom(err);
 				goto out;
@@ -1481,6 +1493,7 @@ static int fn_set_build(fn_set *fs, const int64_t *ids, const profile *const *ps
 		}
 	}
 out:
+	buf_release(&nf);
 	EVP_MD_CTX_free(ctx);
 	return rc;
 }

@@ -846,6 +846,62 @@ static void test_many_captures_in_one_call_fail_together(void **state)
 	assert_int_equal(testdb_int(t, "select count(*) from profile_functions"), 9);
 }
 
+/* A profile of (name, file, self value) triples, one sample each. */
+static profile *named_profile(const char *const (*fns)[2], const int64_t *values, size_t n)
+{
+	profile *p = NULL;
+	pr_error err = PR_ERROR_INIT;
+	static const char *types[] = {"cpu"};
+	static const char *units[] = {"nanoseconds"};
+
+	assert_int_equal(profile_new(&p, PROFILE_FMT_FOLDED, "named", NULL, &err), 0);
+	assert_int_equal(profile_set_value_types(p, 1, types, units, &err), 0);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t f;
+		assert_int_equal(profile_intern(p, &f, fns[i][0], strlen(fns[i][0]), fns[i][1],
+						strlen(fns[i][1]), &err), 0);
+		assert_int_equal(profile_add_sample(p, &f, 1, &values[i], &err), 0);
+	}
+	return p;
+}
+
+static void test_a_batch_keys_functions_by_name_and_file_across_its_captures(void **state)
+{
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+	/* "ab" in no file and "a" in file "b" hash different bytes ("ab\0" and "a\0b"). */
+	static const char *const f1[][2] = {{"init", "a.c"}, {"init", "b.c"}, {"ab", ""}};
+	static const char *const f2[][2] = {{"init", "b.c"}, {"a", "b"}, {"init", "a.c"}};
+	static const int64_t v1[] = {11, 12, 13}, v2[] = {21, 22, 23};
+	profile *p[2] = {named_profile(f1, v1, 3), named_profile(f2, v2, 3)};
+	profile_summary s[2] = {{0}, {0}};
+	const profile *ps[2] = {p[0], p[1]};
+	const profile_summary *sums[2] = {&s[0], &s[1]};
+	int64_t sid = add_service(t, "svc"), ids[2];
+	db_capture ms[2];
+
+	for (size_t i = 0; i < 2; i++)
+		assert_int_equal(profile_summarize(&s[i], p[i], 0, &err), 0);
+	meta_init(&ms[0], sid, KEY_A);
+	meta_init(&ms[1], sid, KEY_B);
+	assert_int_equal(db_begin(t->db, &err), 0);
+	if (db_capture_insert_many(t->db, ids, ms, ps, sums, 2, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(db_commit(t->db, &err), 0);
+	assert_int_equal(testdb_int(t, "select count(*) from functions"), 4);
+	/* Every value sits on its own capture's function, found by name and file. */
+	assert_string_equal(testdb_text(t,
+		"select string_agg(format('%s/%s/%s=%s', p.blob_key < 'b', f.name, f.file,"
+		" pf.self_value), ' ' order by p.blob_key, f.name, f.file, pf.self_value)"
+		" from profile_functions pf join profiles p on p.id = pf.profile_id"
+		" join functions f on f.id = pf.function_id"),
+		"t/ab/=13 t/init/a.c=11 t/init/b.c=12 f/a/b=22 f/init/a.c=23 f/init/b.c=21");
+	for (size_t i = 0; i < 2; i++) {
+		profile_summary_release(&s[i]);
+		profile_free(p[i]);
+	}
+}
+
 static void test_same_blob_twice_for_one_service_is_eexists(void **state)
 {
 	testdb *t = *state;
@@ -1352,6 +1408,9 @@ int main(void)
 		cmocka_unit_test_setup(test_empty_profile_stores_zero_totals, testdb_reset),
 		cmocka_unit_test_setup(test_zero_total_gives_zero_shares_not_nan, testdb_reset),
 		cmocka_unit_test_setup(test_capture_is_found_by_service_and_blob_key, testdb_reset),
+		cmocka_unit_test_setup(
+			test_a_batch_keys_functions_by_name_and_file_across_its_captures,
+			testdb_reset),
 		cmocka_unit_test_setup(test_same_blob_twice_for_one_service_is_eexists,
 				       testdb_reset),
 		cmocka_unit_test_setup(test_bad_capture_fields_are_rejected, testdb_reset),
