@@ -220,7 +220,7 @@ static void order_capture(fx *f, const char *release, int64_t at)
 	ingest_weights(f, "desc", release, at, order_names, w, ORDER_N);
 }
 
-/* A number of the two tests is the same to the last bit (NaN included). */
+/* x and y are the same to the last bit (a NaN only equals the same NaN). */
 static void same_bits(double x, double y, const char *fn, const char *what)
 {
 	if (memcmp(&x, &y, sizeof(x)) != 0)
@@ -267,8 +267,8 @@ static void same_target_numbers(const analysis *a, const analysis *b)
 /*
  * A night over several workers stores new function names in whichever
  * order the workers reach them, so the same service's functions can get
- * their ids in any order. "asc" and "desc" hold the same captures; the
- * ids of asc's functions rise with their size, desc's fall. Every number
+ * their ids in any order. "asc" and "desc" hold the same captures; asc's
+ * functions got their ids largest first, desc's smallest first. Every number
  * the analysis gives (heterogeneity, release noise factors, every test's
  * shares, p-values, interval and q-value) is the same to the last bit.
  */
