@@ -266,6 +266,64 @@ static int col_of(const capture_set *a, const capture_set *b, int64_t id, size_t
 	return -1;
 }
 
+/*
+ * The rows' distinct function ids in ascending order, and each row's
+ * index among them: a hash of ids to first-seen numbers (rows come in
+ * whatever order the scan gave), then a sort of the few distinct ids.
+ */
+typedef struct fid_slot {
+	int64_t fid;
+	uint32_t seen; /* first-seen number + 1; 0: empty */
+} fid_slot;
+
+static int fid_cmp(const void *x, const void *y)
+{
+	int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+
+	return (a > b) - (a < b);
+}
+
+static int64_t *fid_find(const int64_t *sorted, size_t n, int64_t fid)
+{
+	return bsearch(&fid, sorted, n, sizeof(*sorted), fid_cmp);
+}
+
+static int group_fids(int64_t **ids_out, size_t *nout, uint32_t *row_of, const PGresult *res,
+		      int n)
+{
+	size_t cap = 64, nd = 0;
+	fid_slot *t = NULL;
+	int64_t *ids = NULL;
+
+	while (cap < 2 * (size_t)n)
+		cap *= 2;
+	if (!(t = calloc(cap, sizeof(*t))) || !(ids = malloc((size_t)n * sizeof(*ids) + 1))) {
+		free(t);
+		free(ids);
+		return PR_ENOMEM;
+	}
+	for (int i = 0; i < n; i++) {
+		int64_t fid = db_get_i64(res, i, 0);
+		size_t h = (size_t)((uint64_t)fid * 0x9E3779B97F4A7C15ull >> 20) & (cap - 1);
+		while (t[h].seen && t[h].fid != fid)
+			h = (h + 1) & (cap - 1);
+		if (!t[h].seen) {
+			t[h].fid = fid;
+			t[h].seen = (uint32_t)++nd;
+			ids[nd - 1] = fid;
+		}
+		row_of[i] = t[h].seen - 1;
+	}
+	free(t);
+	qsort(ids, nd, sizeof(*ids), fid_cmp);
+	/* First-seen numbers become ranks in id order. */
+	for (int i = 0; i < n; i++)
+		row_of[i] = (uint32_t)(fid_find(ids, nd, db_get_i64(res, i, 0)) - ids);
+	*ids_out = ids;
+	*nout = nd;
+	return 0;
+}
+
 int func_matrix_load(func_matrix *out, db *d, const capture_set *a,
 		     const capture_set *b, pr_error *err)
 {
@@ -277,8 +335,7 @@ int func_matrix_load(func_matrix *out, db *d, const capture_set *a,
 	static const char sql[] =
 		"select function_id, profile_id, self_value from profile_functions"
 		" where profile_id = any($1::bigint[])"
-		"   and function_id not in (select id from functions where synthetic)"
-		" order by function_id";
+		"   and function_id not in (select id from functions where synthetic)";
 	/* Captures cut to their top functions carry the synthetic row. */
 	static const char cut_sql[] =
 		"select distinct profile_id from profile_functions"
@@ -287,8 +344,9 @@ int func_matrix_load(func_matrix *out, db *d, const capture_set *a,
 	PGresult *cut = NULL;
 	buf ids = BUF_INIT;
 	PGresult *res = NULL;
+	uint32_t *row_of = NULL;
 	const char *params[1];
-	size_t ncaps = a->n + (b ? b->n : 0), row = 0;
+	size_t ncaps = a->n + (b ? b->n : 0);
 	int rc, n;
 
 	memset(out, 0, sizeof(*out));
@@ -300,13 +358,20 @@ int func_matrix_load(func_matrix *out, db *d, const capture_set *a,
 	params[0] = ids.ptr;
 	if ((rc = db_exec(d, &res, err, "loading per-function values", sql, 1, params)) < 0)
 		goto out;
+	/*
+	 * No ORDER BY: the server's sort cost as much as its scan. The rows
+	 * are grouped by function here instead (group_fids).
+	 */
 	n = db_rows(res);
-	for (int i = 0; i < n; i++)
-		if (i == 0 || db_get_i64(res, i, 0) != db_get_i64(res, i - 1, 0))
-			out->nfuncs++;
-	if (out->nfuncs &&
-	    (!(out->func_ids = calloc(out->nfuncs, sizeof(*out->func_ids))) ||
-	     !(out->self = calloc(out->nfuncs * ncaps, sizeof(*out->self))))) {
+	if (n > 0 && !(row_of = malloc((size_t)n * sizeof(*row_of)))) {
+		rc = oom(err);
+		goto out;
+	}
+	if (n > 0 && group_fids(&out->func_ids, &out->nfuncs, row_of, res, n) < 0) {
+		rc = oom(err);
+		goto out;
+	}
+	if (out->nfuncs && !(out->self = calloc(out->nfuncs * ncaps, sizeof(*out->self)))) {
 		rc = oom(err);
 		goto out;
 	}
@@ -319,15 +384,12 @@ int func_matrix_load(func_matrix *out, db *d, const capture_set *a,
 				out->self[r * ncaps + col] = FUNC_MATRIX_UNKNOWN;
 	}
 	for (int i = 0; i < n; i++) {
-		int64_t fid = db_get_i64(res, i, 0);
 		size_t col;
-		if (i > 0 && fid != db_get_i64(res, i - 1, 0))
-			row++;
-		out->func_ids[row] = fid;
 		if (col_of(a, b, db_get_i64(res, i, 1), &col) == 0)
-			out->self[row * ncaps + col] = db_get_i64(res, i, 2);
+			out->self[row_of[i] * ncaps + col] = db_get_i64(res, i, 2);
 	}
 out:
+	free(row_of);
 	db_result_free(cut);
 	db_result_free(res);
 	buf_release(&ids);
