@@ -1,0 +1,187 @@
+/*
+ * test_baseline.c: the per-function matrix the analysis reads
+ * (func_matrix_load), against the rows stored in the real database.
+ *
+ * The rows come from the server in whatever order its scan gives and are
+ * grouped by function in profreg; every cell must land on its function's
+ * row and its capture's column, and the rows must be in ascending id
+ * order whatever order the functions were interned in.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "baselines/baseline.h"
+#include "pipeline/db.h"
+#include "pipeline/profile.h"
+#include "tests/support/testdb.h"
+
+#define NFUNCS 300
+#define NCAPS 6
+#define T0 1764411145000000LL
+
+/* A small deterministic generator: the same cells on every run. */
+static uint32_t next(uint32_t *s)
+{
+	*s = *s * 1103515245u + 12345u;
+	return *s >> 8;
+}
+
+/* Function i's value in capture c, 0 when the capture does not have it. */
+static int64_t cell(size_t i, size_t c)
+{
+	uint32_t s = (uint32_t)(i * 7919 + c * 104729 + 17);
+
+	return next(&s) % 3 == 0 ? 0 : 1 + (int64_t)(next(&s) % 100000);
+}
+
+static int64_t add_service(testdb *t, const char *name)
+{
+	pr_error err = PR_ERROR_INIT;
+	db_service s = {0};
+	int64_t id;
+
+	assert_int_equal(db_service_add(t->db, name, "team", &err), 0);
+	assert_int_equal(db_service_set_enabled(t->db, name, true, &err), 0);
+	assert_int_equal(db_service_get(t->db, &s, name, &err), 0);
+	id = s.id;
+	db_service_release(&s);
+	return id;
+}
+
+/* Capture c of service sid: every function with a value, one sample each. */
+static int64_t store_capture(testdb *t, int64_t sid, size_t c)
+{
+	static const char *types[] = {"cpu"};
+	static const char *units[] = {"nanoseconds"};
+	pr_error err = PR_ERROR_INIT;
+	profile *p = NULL;
+	profile_summary s = {0};
+	db_capture m = {0};
+	char key[65], name[32];
+	int64_t id = 0;
+
+	assert_int_equal(profile_new(&p, PROFILE_FMT_FOLDED, "m.folded", NULL, &err), 0);
+	assert_int_equal(profile_set_value_types(p, 1, types, units, &err), 0);
+	/* Each capture meets its functions in another order (steps prime to NFUNCS). */
+	static const size_t step[NCAPS] = {1, 7, 11, 13, 17, 19};
+	for (size_t k = 0; k < NFUNCS; k++) {
+		size_t i = (k * step[c] + c * 37) % NFUNCS;
+		int64_t v = cell(i, c);
+		uint32_t f;
+
+		if (!v)
+			continue;
+		snprintf(name, sizeof(name), "fn_%03zu", i);
+		assert_int_equal(profile_intern(p, &f, name, strlen(name), "", 0, &err), 0);
+		assert_int_equal(profile_add_sample(p, &f, 1, &v, &err), 0);
+	}
+	assert_int_equal(profile_summarize(&s, p, 0, &err), 0);
+	memset(key, 'a' + (int)c, 64);
+	key[64] = '\0';
+	m.service_id = sid;
+	m.service = (char *)"svc";
+	m.profile_type = (char *)"cpu";
+	m.release = (char *)"v1";
+	m.captured_at_us = T0 + (int64_t)c * 1000000;
+	m.value_type = (char *)"cpu";
+	m.value_unit = (char *)"nanoseconds";
+	m.blob_key = key;
+	m.blob_bytes = 1;
+	m.format = (char *)"folded";
+	if (db_capture_insert(t->db, &id, &m, p, &s, &err) < 0)
+		fail_msg("%s", err.msg);
+	profile_summary_release(&s);
+	profile_free(p);
+	return id;
+}
+
+static void test_matrix_puts_every_value_on_its_function_and_capture(void **state)
+{
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+	int64_t sid = add_service(t, "svc"), ids[NCAPS];
+	capture_query q = {0};
+	capture_set all = {0}, a = {0}, b = {0};
+	func_matrix m = {0};
+	size_t seen = 0;
+
+	/* Interned in an order unlike the names': ids do not follow names. */
+	assert_int_equal(testdb_int(t, "with n as (select format('fn_%s', lpad(i::text, 3, '0'))"
+				       " as name from generate_series(0, 299) i"
+				       " order by md5(i::text))"
+				       " insert into functions (name, file) select name, '' from n;"
+				       " select 1"), 1);
+	for (size_t c = 0; c < NCAPS; c++)
+		ids[c] = store_capture(t, sid, c);
+	q.service_id = sid;
+	q.type = "cpu";
+	assert_int_equal(capture_set_load(&all, t->db, &q, &err), 0);
+	assert_int_equal(all.n, NCAPS);
+	/* The first four as one set, the last two as the other: a's columns first. */
+	a = all;
+	a.n = 4;
+	b.caps = all.caps + 4;
+	b.n = 2;
+	if (func_matrix_load(&m, t->db, &a, &b, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(m.ncaps, NCAPS);
+	for (size_t r = 1; r < m.nfuncs; r++)
+		assert_true(m.func_ids[r - 1] < m.func_ids[r]);
+	for (size_t r = 0; r < m.nfuncs; r++) {
+		char sql[160];
+		int i;
+
+		snprintf(sql, sizeof(sql),
+			 "select substr(name, 4)::int from functions where id = %lld",
+			 (long long)m.func_ids[r]);
+		i = testdb_int(t, sql);
+		for (size_t c = 0; c < NCAPS; c++) {
+			assert_int_equal(all.caps[c].id, ids[c]);
+			if (m.self[r * NCAPS + c] != cell((size_t)i, c))
+				fail_msg("fn_%03d in capture %zu: %lld, stored %lld", i, c,
+					 (long long)m.self[r * NCAPS + c],
+					 (long long)cell((size_t)i, c));
+			seen += m.self[r * NCAPS + c] != 0;
+		}
+	}
+	/* Every stored row, and a row for every function with a value somewhere. */
+	assert_int_equal(seen, testdb_int(t, "select count(*) from profile_functions"));
+	assert_int_equal(m.nfuncs, testdb_int(t, "select count(distinct function_id)"
+					       " from profile_functions"));
+	func_matrix_release(&m);
+	a.caps = NULL;
+	b.caps = NULL;
+	capture_set_release(&all);
+}
+
+static void test_matrix_of_captures_without_rows_is_empty(void **state)
+{
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+	capture_set none = {0};
+	func_matrix m = {0};
+
+	assert_int_equal(func_matrix_load(&m, t->db, &none, NULL, &err), 0);
+	assert_int_equal(m.nfuncs, 0);
+	assert_null(m.func_ids);
+	func_matrix_release(&m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(test_matrix_puts_every_value_on_its_function_and_capture,
+				       testdb_reset),
+		cmocka_unit_test_setup(test_matrix_of_captures_without_rows_is_empty,
+				       testdb_reset),
+	};
+
+	return cmocka_run_group_tests(tests, testdb_group_setup, testdb_group_teardown);
+}
