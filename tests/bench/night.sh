@@ -89,7 +89,8 @@ t0=$(now)
 t1=$(now)
 tb=$(secs "$t0" "$t1")
 awk -v n="$nbase" -v t="$tb" -v l0="$l0" -v l1="$(load)" 'BEGIN {
-	printf "  baseline ingest --jobs 2 (not part of the night)  %.1f s  %.1f captures/s", t, n / t
+	printf "  baseline ingest --jobs 2 (not part of the night)  %.1f s", t
+	printf "  %.1f captures/s", n / t
 	printf "  (load average %s -> %s)\n", l0, l1
 }'
 # No connection may stay on the template while it is copied.
@@ -111,9 +112,11 @@ night() {
 	(cd "$W/fleet" && xargs cat <"$W/night-files.txt" >/dev/null)
 	l0=$(load)
 	t0=$(now)
-	(cd "$W/fleet" && ${rec_i[@]+"${rec_i[@]}"} "${P[@]}" ingest --manifest night.jsonl --jobs 2)
+	(cd "$W/fleet" &&
+		${rec_i[@]+"${rec_i[@]}"} "${P[@]}" ingest --manifest night.jsonl --jobs 2)
 	t1=$(now)
-	${rec_a[@]+"${rec_a[@]}"} "${P[@]}" analyze --all-services --release "$rel" --at "$at" --json >"$W/analysis-$k.json" ||
+	${rec_a[@]+"${rec_a[@]}"} "${P[@]}" analyze --all-services --release "$rel" --at "$at" \
+		--json >"$W/analysis-$k.json" ||
 		[ $? = 1 ] # exit 1: regressions found, the expected outcome
 	t2=$(now)
 	echo "$t0 $t1 $t2 $l0 $(load)" >"$W/night-$k.txt"
@@ -162,14 +165,17 @@ for k in $(seq "$RUNS"); do
 		fi
 	fi
 	awk -v k="$k" -v t0="$t0" -v t1="$t1" -v t2="$t2" -v n="$nnight" -v gz="$gz" \
-		-v db="$db" -v st="$st" -v tests="$tests" -v insuf="$insuf" -v nf="$nf" -v nr="$nr" -v same="$same" \
+		-v db="$db" -v st="$st" -v tests="$tests" -v insuf="$insuf" \
+		-v nf="$nf" -v nr="$nr" -v same="$same" \
 		-v l0="$la $lb $lc" -v l1="$ld $le $lf" 'BEGIN {
 		i = t1 - t0; a = t2 - t1
 		printf "  night %d (load average %s -> %s)\n", k, l0, l1
 		printf "    ingest of the night --jobs 2  %6.2f s  %.1f captures/s\n", i, n / i
-		printf "    analyze --all-services        %6.2f s  (database %.2f s, statistics %.2f s,", a, db, st
+		printf "    analyze --all-services        %6.2f s  (database %.2f s,", a, db
+		printf " statistics %.2f s,", st
 		printf " %d tests, %d services without a baseline)\n", tests, insuf
-		printf "    night                         %6.2f s  %.1fx gzip -1 of its files;", i + a, (i + a) / gz
+		printf "    night                         %6.2f s", i + a
+		printf "  %.1fx gzip -1 of its files;", (i + a) / gz
 		printf " target 20 s\n"
 		printf "    %d findings stored, %d of them regressions%s\n", nf, nr, same
 	}'
@@ -179,15 +185,19 @@ if [ "$PERL_REF" = 1 ]; then
 	read -r t0 t1 t2 _ <"$W/night-1.txt"
 	awk -v pl="$pl" -v n="$(sed -n 's/^findings: //p' "$W/ref.out")" \
 		-v tn="$(secs "$t0" "$t2")" -v c=$((nbase + nnight)) 'BEGIN {
-		printf "  Perl script, no database, all %d captures (parse, t test, BH)  %.2f s", c, pl
+		printf "  Perl script, no database, all %d captures", c
+		printf " (parse, t test, BH)  %.2f s", pl
 		printf "  %d findings; night 1 is %.2fx it\n", n, tn / pl
 	}'
 fi
 if [ -n "$PERF" ]; then
 	read -r t0 t1 t2 _ <"$W/night-perf.txt"
+	same=", DIFFER"
+	cmp -s "$W/findings-1.txt" "$W/findings-perf.txt" && same=", the same"
 	printf '  under perf record -a -g: ingest %.2f s, analyze %.2f s, %s findings%s\n' \
-		"$(secs "$t0" "$t1")" "$(secs "$t1" "$t2")" "$(grep -c . "$W/findings-perf.txt" || true)" \
-		"$(cmp -s "$W/findings-1.txt" "$W/findings-perf.txt" && echo ", the same" || echo ", DIFFER")"
-	echo "  profiles in $PERF (perf report -i $PERF/analyze.data --stdio --no-children --sort comm,dso,sym)"
+		"$(secs "$t0" "$t1")" "$(secs "$t1" "$t2")" \
+		"$(grep -c . "$W/findings-perf.txt" || true)" "$same"
+	echo "  profiles in $PERF (perf report -i $PERF/analyze.data --stdio --no-children" \
+		"--sort comm,dso,sym)"
 fi
 echo "  ($(nproc) cores, shared: compare within this run)"
