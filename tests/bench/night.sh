@@ -124,6 +124,9 @@ night() {
 		f.severity, f.p_value::text, f.q_value::text, f.delta::text, f.current_share::text
 		from findings f join services s on s.id = f.service_id order by 1, 2, 3" \
 		>"$W/findings-$k.txt"
+	# A copy is some 5 GB at the default size: only its findings are kept.
+	sql -c "drop database $dbn"
+	rm -rf "$W/home-$k"
 }
 for k in $(seq "$RUNS"); do night "$k"; done
 PERF=${BENCH_NIGHT_PERF:-}
@@ -201,3 +204,6 @@ if [ -n "$PERF" ]; then
 		"--sort comm,dso,sym)"
 fi
 echo "  ($(nproc) cores, shared: compare within this run)"
+# The benchmarks after this one need the disk.
+sql -c "drop database bench_night_base"
+rm -rf "$W/fleet" "$W/home-base"
