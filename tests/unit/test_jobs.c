@@ -1,9 +1,9 @@
 /*
  * test_jobs.c: the jobs as library functions, against a real PostgreSQL
- * and a real blob store: the analysis engine on a small generated fleet,
- * nightly_run, postdeploy_run and analyze_run, the run lifecycle
- * (including a run whose session died), and the one finding object all
- * three jobs print.
+ * and a real blob store: the per-function matrix the analysis reads, the
+ * analysis engine on a small generated fleet, nightly_run, postdeploy_run
+ * and analyze_run, the run lifecycle (including a run whose session
+ * died), and the one finding object all three jobs print.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
@@ -19,6 +19,7 @@
 #include <jansson.h>
 
 #include "baselines/analysis.h"
+#include "baselines/baseline.h"
 #include "common/timeutil.h"
 #include "jobs/analyze.h"
 #include "jobs/nightly.h"
@@ -98,6 +99,32 @@ static void capture(fx *f, const char *service, const char *release, int64_t at,
 		fail_msg("ingest: %s", err.msg);
 }
 
+/* One capture of `service` whose folded text is `text`. */
+static void capture_text(fx *f, const char *service, const char *release, int64_t at,
+			 const char *text)
+{
+	static int seq;
+	char path[600];
+	FILE *out;
+	ingest_request req;
+	ingest_result res;
+	pr_error err = PR_ERROR_INIT;
+
+	snprintf(path, sizeof(path), "%s/t%d.folded", f->dir, ++seq);
+	assert_non_null(out = fopen(path, "w"));
+	fputs(text, out);
+	assert_int_equal(fclose(out), 0);
+	memset(&req, 0, sizeof(req));
+	req.path = path;
+	req.service = service;
+	req.release = release;
+	req.time_us = at;
+	req.type = "cpu";
+	req.format = PROFILE_FMT_FOLDED;
+	if (ingest_file(&res, f->t->db, f->bs, &req, &f->cfg.limits, &err) < 0)
+		fail_msg("ingest: %s", err.msg);
+}
+
 /*
  * A service with 14 days of release v1 (two captures a day) and four
  * captures of v2 in the night before NIGHT_END, in which work.hot costs
@@ -164,6 +191,90 @@ static const finding *regression(const analysis *a, const char *service)
 		    strcmp(a->tests[i].service, service) == 0)
 			return &a->tests[i];
 	return NULL;
+}
+
+/* The column of capture `id` in a matrix of `base` then `cur`, or -1. */
+static long column_of(const capture_set *base, const capture_set *cur, int64_t id)
+{
+	for (size_t i = 0; i < base->n; i++)
+		if (base->caps[i].id == id)
+			return (long)i;
+	for (size_t i = 0; i < cur->n; i++)
+		if (cur->caps[i].id == id)
+			return (long)(base->n + i);
+	return -1;
+}
+
+/*
+ * The per-function matrix the analysis reads is in function-id order,
+ * one column per capture (baseline first), 0 where a capture lacks the
+ * function, and equals cell by cell what a plain query ordered by
+ * function reads. The captures' functions interleave (each capture
+ * brings a function first seen there, so with a higher id; one function
+ * is in every other capture only; one is new in v2), so the rows in
+ * primary-key order (capture, function) are not in function order.
+ */
+static void test_the_function_matrix_is_in_function_order_whatever_order_rows_come_in(
+	void **state)
+{
+	fx *f = *state;
+	capture_query q = {0};
+	capture_set base, cur;
+	func_matrix m;
+	struct pg_result *res = NULL;
+	pr_error err = PR_ERROR_INIT;
+	char text[1024], sql[512];
+	const char *rel[2] = {"v1", "v2"};
+	int64_t sid, cells = 0, nonzero = 0;
+	size_t row = 0;
+
+	sqlf(f->t, "insert into services (name, enabled) values ('mix', true)");
+	sid = testdb_int(f->t, "select id from services where name = 'mix'");
+	for (int k = 0; k < 12; k++) {
+		int n = snprintf(text, sizeof(text), "main;work.a %d\nmain;late.f%d %d\n",
+				 100 + k, k, 10 + k);
+		if (k % 2 == 0)
+			n += snprintf(text + n, sizeof(text) - (size_t)n, "main;rare %d\n", 5 + k);
+		if (k >= 9)
+			snprintf(text + n, sizeof(text) - (size_t)n, "main;new.v2 %d\n", 7 * k);
+		capture_text(f, "mix", rel[k >= 9], NIGHT_END - (12 - k) * DAY, text);
+	}
+	q.service_id = sid;
+	q.type = "cpu";
+	q.release = "v1";
+	assert_int_equal(capture_set_load(&base, f->t->db, &q, &err), 0);
+	q.release = "v2";
+	assert_int_equal(capture_set_load(&cur, f->t->db, &q, &err), 0);
+	assert_int_equal(base.n, 9);
+	assert_int_equal(cur.n, 3);
+	assert_int_equal(func_matrix_load(&m, f->t->db, &base, &cur, &err), 0);
+	assert_int_equal(m.ncaps, 12);
+	/* main (no self time, but a row), work.a, rare, new.v2, the twelve late.f */
+	assert_int_equal(m.nfuncs, 16);
+	snprintf(sql, sizeof(sql),
+		 "select function_id, profile_id, self_value from profile_functions"
+		 " where service_id = %lld order by function_id, profile_id", (long long)sid);
+	assert_int_equal(db_exec(f->t->db, &res, &err, "reading rows", sql, 0, NULL), 0);
+	for (int i = 0; i < db_rows(res); i++) {
+		int64_t fid = db_get_i64(res, i, 0);
+		long col = column_of(&base, &cur, db_get_i64(res, i, 1));
+		if (i > 0 && fid != db_get_i64(res, i - 1, 0))
+			row++;
+		assert_true(row < m.nfuncs);
+		assert_int_equal(m.func_ids[row], fid);
+		assert_true(col >= 0);
+		assert_int_equal(m.self[row * m.ncaps + (size_t)col], db_get_i64(res, i, 2));
+		nonzero += db_get_i64(res, i, 2) != 0;
+	}
+	assert_int_equal(row + 1, m.nfuncs);
+	for (size_t i = 0; i < m.nfuncs * m.ncaps; i++)
+		cells += m.self[i] != 0;
+	/* Every other cell is 0: the function is not in that capture. */
+	assert_int_equal(cells, nonzero);
+	db_result_free(res);
+	func_matrix_release(&m);
+	capture_set_release(&base);
+	capture_set_release(&cur);
 }
 
 static void test_the_engine_finds_a_doubled_function_and_nothing_in_a_null_service(void **state)
@@ -377,6 +488,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+		T(test_the_function_matrix_is_in_function_order_whatever_order_rows_come_in),
 		T(test_the_engine_finds_a_doubled_function_and_nothing_in_a_null_service),
 		T(test_the_nightly_job_finds_the_regression_and_records_an_ok_run),
 		T(test_a_night_that_analyses_nothing_is_incomplete),
