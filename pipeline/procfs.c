@@ -677,8 +677,9 @@ int procfs_cgroup2_mount(buf *out, const char *text, size_t len, pr_error *err)
 			if (q < le)
 				q++;
 		}
-		sep = k == 5 ? strstr(q, " - ") : NULL;
-		if (sep && sep < le && le - sep > 10 && memcmp(sep + 3, "cgroup2 ", 8) == 0) {
+		/* Within this line: the text has `len` bytes and need not end in a NUL. */
+		sep = k == 5 ? memmem(q, (size_t)(le - q), " - ", 3) : NULL;
+		if (sep && le - sep > 10 && memcmp(sep + 3, "cgroup2 ", 8) == 0) {
 			const char *mp = f[4], *me = memchr(mp, ' ', (size_t)(le - mp));
 			if (!me)
 				me = le;
