@@ -10,7 +10,7 @@
  *   0  procfs_stat_parse: PR_EDATA with a reason, or a pid above 0 and a
  *      comm of at most PROCFS_COMM_MAX bytes;
  *   1  procfs_psi_parse: PR_EDATA with a reason, or a "some" line;
- *   2  procfs_kv_parse (max 32): at most 32 lines, each a name of 1 to
+ *   2  procfs_kv_parse (max 32): at most 32 lines, each a name of at most
  *      PROCFS_KV_NAME_MAX bytes with no blank or ':' and 1 to
  *      PROCFS_KV_VALUES values, each findable by its name;
  *   3  procfs_cmdline_parse (names of 16 bytes): a name with no '/', at
@@ -91,7 +91,8 @@ static void key_values(const char *t, size_t n)
 		abort();
 	for (size_t i = 0; i < nkv; i++) {
 		size_t len = strlen(kv[i].name);
-		if (len == 0 || len > PROCFS_KV_NAME_MAX || strpbrk(kv[i].name, " \t:") ||
+		/* A NUL byte in a name ends it early: "" is a name too. */
+		if (len > PROCFS_KV_NAME_MAX || strpbrk(kv[i].name, " \t:") ||
 		    kv[i].nv < 1 || kv[i].nv > PROCFS_KV_VALUES)
 			abort();
 		/* The first line of that name (names may repeat). */
