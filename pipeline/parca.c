@@ -110,6 +110,88 @@ int parca_grpcweb_parse(const uint8_t **msg, size_t *msg_len, int *status, char 
 	return 0;
 }
 
+int parca_answer_parse(source_fetched *out, const uint8_t *answer, size_t answer_len,
+		       size_t max_bytes, const char *shown, pr_error *err)
+{
+	Parca__Query__V1alpha1__QueryResponse *res = NULL;
+	char why[320], gmsg[200];
+	const uint8_t *data;
+	size_t dlen;
+	int status, rc = 0;
+
+	if (parca_grpcweb_parse(&data, &dlen, &status, gmsg, sizeof(gmsg), answer, answer_len, why,
+				sizeof(why)) < 0) {
+		rc = pr_error_set(err, PR_EDATA, "parca '%s': malformed gRPC-Web answer: %s", shown,
+				  why);
+		goto out;
+	}
+	if (status > 0) {
+		const char *name = status < 17 ? status_names[status] : "UNKNOWN";
+		out->retry = status == 14 || status == 8;
+		rc = pr_error_set(err,
+				  status == 16 || status == 7 ? PR_EREFUSED
+				  : out->retry                ? PR_EIO
+							      : PR_EUSAGE,
+				  "parca '%s': gRPC status %d %s%s%s", shown, status, name,
+				  gmsg[0] ? ": " : "", gmsg);
+		goto out;
+	}
+	if (status < 0) {
+		rc = pr_error_set(err, PR_EDATA,
+				  "parca '%s': malformed gRPC-Web answer: no "
+				  "grpc-status trailer",
+				  shown);
+		goto out;
+	}
+	if (!data) {
+		rc = pr_error_set(err, PR_EDATA,
+				  "parca '%s': malformed gRPC-Web answer: no "
+				  "message",
+				  shown);
+		goto out;
+	}
+	if (dlen > max_bytes + 64) {
+		rc = pr_error_set(err, PR_ELIMIT,
+				  "parca '%s': larger than the input limit of %zu "
+				  "bytes",
+				  shown, max_bytes);
+		goto out;
+	}
+	if (!(res = parca__query__v1alpha1__query_response__unpack(NULL, dlen, data))) {
+		rc = pr_error_set(err, PR_EDATA,
+				  "parca '%s': malformed QueryResponse (%zu bytes "
+				  "protobuf-c cannot decode)",
+				  shown, dlen);
+		goto out;
+	}
+	if (res->report_case != PARCA__QUERY__V1ALPHA1__QUERY_RESPONSE__REPORT_PPROF) {
+		rc = pr_error_set(err, PR_EDATA,
+				  "parca '%s': the QueryResponse holds no pprof "
+				  "report",
+				  shown);
+		goto out;
+	}
+	if (res->pprof.len == 0) {
+		out->empty = true;
+		goto out;
+	}
+	buf_init(&out->body, max_bytes ? max_bytes : SIZE_MAX);
+	if ((rc = buf_put(&out->body, res->pprof.data, res->pprof.len)) < 0) {
+		rc = rc == PR_ELIMIT ? pr_error_set(err, PR_ELIMIT,
+						    "parca '%s': larger than the "
+						    "input limit of %zu bytes",
+						    shown, max_bytes)
+				     : pr_error_set(err, PR_ENOMEM, "out of memory");
+		goto out;
+	}
+out:
+	if (res)
+		parca__query__v1alpha1__query_response__free_unpacked(res, NULL);
+	if (rc < 0)
+		buf_release(&out->body);
+	return rc;
+}
+
 int parca_fetch(source_fetched *out, const parca_query *q, pr_error *err)
 {
 	static const char *const headers[] = {"Content-Type: application/grpc-web+proto",
@@ -119,12 +201,9 @@ int parca_fetch(source_fetched *out, const parca_query *q, pr_error *err)
 	Parca__Query__V1alpha1__MergeProfile merge = PARCA__QUERY__V1ALPHA1__MERGE_PROFILE__INIT;
 	Parca__Query__V1alpha1__Timestamp start = PARCA__QUERY__V1ALPHA1__TIMESTAMP__INIT;
 	Parca__Query__V1alpha1__Timestamp end = PARCA__QUERY__V1ALPHA1__TIMESTAMP__INIT;
-	Parca__Query__V1alpha1__QueryResponse *res = NULL;
-	char url[1024], shown[320], why[320], gmsg[200];
-	const uint8_t *data;
+	char url[1024], shown[320], why[320];
 	uint8_t *body = NULL;
-	size_t len, dlen;
-	int status;
+	size_t len;
 	http_response resp;
 	http_req req;
 	pr_error herr = PR_ERROR_INIT;
@@ -194,75 +273,9 @@ int parca_fetch(source_fetched *out, const parca_query *q, pr_error *err)
 				  "parca '%s': %s", shown, why);
 		goto out;
 	}
-	if (parca_grpcweb_parse(&data, &dlen, &status, gmsg, sizeof(gmsg),
-				(const uint8_t *)resp.body.ptr, resp.body.len, why,
-				sizeof(why)) < 0) {
-		rc = pr_error_set(err, PR_EDATA, "parca '%s': malformed gRPC-Web answer: %s", shown,
-				  why);
-		goto out;
-	}
-	if (status > 0) {
-		const char *name = status < 17 ? status_names[status] : "UNKNOWN";
-		out->retry = status == 14 || status == 8;
-		rc = pr_error_set(err,
-				  status == 16 || status == 7 ? PR_EREFUSED
-				  : out->retry                ? PR_EIO
-							      : PR_EUSAGE,
-				  "parca '%s': gRPC status %d %s%s%s", shown, status, name,
-				  gmsg[0] ? ": " : "", gmsg);
-		goto out;
-	}
-	if (status < 0) {
-		rc = pr_error_set(err, PR_EDATA,
-				  "parca '%s': malformed gRPC-Web answer: no "
-				  "grpc-status trailer",
-				  shown);
-		goto out;
-	}
-	if (!data) {
-		rc = pr_error_set(err, PR_EDATA,
-				  "parca '%s': malformed gRPC-Web answer: no "
-				  "message",
-				  shown);
-		goto out;
-	}
-	if (dlen > q->http.max_bytes + 64) {
-		rc = pr_error_set(err, PR_ELIMIT,
-				  "parca '%s': larger than the input limit of %zu "
-				  "bytes",
-				  shown, q->http.max_bytes);
-		goto out;
-	}
-	if (!(res = parca__query__v1alpha1__query_response__unpack(NULL, dlen, data))) {
-		rc = pr_error_set(err, PR_EDATA,
-				  "parca '%s': malformed QueryResponse (%zu bytes "
-				  "protobuf-c cannot decode)",
-				  shown, dlen);
-		goto out;
-	}
-	if (res->report_case != PARCA__QUERY__V1ALPHA1__QUERY_RESPONSE__REPORT_PPROF) {
-		rc = pr_error_set(err, PR_EDATA,
-				  "parca '%s': the QueryResponse holds no pprof "
-				  "report",
-				  shown);
-		goto out;
-	}
-	if (res->pprof.len == 0) {
-		out->empty = true;
-		goto out;
-	}
-	buf_init(&out->body, q->http.max_bytes ? q->http.max_bytes : SIZE_MAX);
-	if ((rc = buf_put(&out->body, res->pprof.data, res->pprof.len)) < 0) {
-		rc = rc == PR_ELIMIT ? pr_error_set(err, PR_ELIMIT,
-						    "parca '%s': larger than the "
-						    "input limit of %zu bytes",
-						    shown, q->http.max_bytes)
-				     : pr_error_set(err, PR_ENOMEM, "out of memory");
-		goto out;
-	}
+	rc = parca_answer_parse(out, (const uint8_t *)resp.body.ptr, resp.body.len,
+				q->http.max_bytes, shown, err);
 out:
-	if (res)
-		parca__query__v1alpha1__query_response__free_unpacked(res, NULL);
 	http_response_release(&resp);
 	free(body);
 	return rc;

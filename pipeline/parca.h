@@ -36,6 +36,18 @@ typedef struct parca_query {
 int parca_fetch(source_fetched *out, const parca_query *q, pr_error *err);
 
 /*
+ * Read the body of Parca's 200 answer, `answer_len` bytes at `answer`,
+ * into `out` (set up by the caller with source_fetched_init): the pprof
+ * bytes into out->body (a new buffer capped at `max_bytes`), or
+ * out->empty. Codes and out->retry as parca_fetch for everything after
+ * the HTTP status; `shown` (the server, redacted) starts every message.
+ * On failure out->body is empty. parca_fetch's second half, exposed for
+ * the fuzz target.
+ */
+int parca_answer_parse(source_fetched *out, const uint8_t *answer, size_t answer_len,
+		       size_t max_bytes, const char *shown, pr_error *err);
+
+/*
  * Read a gRPC-Web answer of `len` bytes: *msg and *msg_len the first data
  * frame's message (pointing into `body`; NULL when none), *status the
  * trailer's grpc-status (-1 when there is no trailer) and `message` its

@@ -379,8 +379,12 @@ int procfs_stat_parse(procfs_stat *out, const char *text, size_t len, pr_error *
 		p += neg;
 		if (num_u64(&f[nf], &p, end) < 0)
 			return pr_error_set(err, PR_EDATA, "stat field %d is not a number", nf + 4);
+		/* A negative field fits int64_t; negated unsigned (-INT64_MIN is undefined). */
+		if (neg && f[nf] > (uint64_t)INT64_MAX + 1)
+			return pr_error_set(err, PR_EDATA, "stat field %d is below the int64 range",
+					    nf + 4);
 		if (neg)
-			f[nf] = (uint64_t)-(int64_t)f[nf];
+			f[nf] = 0 - f[nf];
 		nf++;
 		if (p < end && *p == ' ')
 			p++;
@@ -677,8 +681,9 @@ int procfs_cgroup2_mount(buf *out, const char *text, size_t len, pr_error *err)
 			if (q < le)
 				q++;
 		}
-		sep = k == 5 ? strstr(q, " - ") : NULL;
-		if (sep && sep < le && le - sep > 10 && memcmp(sep + 3, "cgroup2 ", 8) == 0) {
+		/* Within this line: the text has `len` bytes and need not end in a NUL. */
+		sep = k == 5 ? memmem(q, (size_t)(le - q), " - ", 3) : NULL;
+		if (sep && le - sep > 10 && memcmp(sep + 3, "cgroup2 ", 8) == 0) {
 			const char *mp = f[4], *me = memchr(mp, ' ', (size_t)(le - mp));
 			if (!me)
 				me = le;

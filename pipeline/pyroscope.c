@@ -159,43 +159,19 @@ static bool value_ok(const char *v)
 	return true;
 }
 
-int pyroscope_label_values(char ***values, size_t *n, bool *retry, const pyroscope_query *q,
-			   const char *label, pr_error *err)
+int pyroscope_series_values(char ***values, size_t *n, const uint8_t *answer, size_t answer_len,
+			    const char *label, const char *shown, pr_error *err)
 {
-	Querier__V1__SeriesRequest msg = QUERIER__V1__SERIES_REQUEST__INIT;
 	Querier__V1__SeriesResponse *res = NULL;
-	char *matchers[1] = {(char *)q->selector}, *names[1] = {(char *)label}, shown[320];
-	uint8_t *body = NULL;
-	http_response resp;
-	int64_t retry_after = -1;
-	size_t len;
-	int rc;
+	int rc = 0;
 
-	*retry = false;
 	*values = NULL;
 	*n = 0;
-	http_response_init(&resp);
-	http_redact_url(shown, sizeof(shown), q->url);
-	msg.n_matchers = 1;
-	msg.matchers = matchers;
-	msg.n_label_names = 1;
-	msg.label_names = names;
-	msg.start = q->start_ms;
-	msg.end = q->end_ms;
-	len = querier__v1__series_request__get_packed_size(&msg);
-	if (!(body = malloc(len ? len : 1))) {
-		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
-		goto out;
-	}
-	querier__v1__series_request__pack(&msg, body);
-	if ((rc = connect_call(&resp, retry, &retry_after, q, "Series", body, len, err)) < 0)
-		goto out;
-	if (!(res = querier__v1__series_response__unpack(NULL, resp.body.len,
-							 (const uint8_t *)resp.body.ptr))) {
+	if (!(res = querier__v1__series_response__unpack(NULL, answer_len, answer))) {
 		rc = pr_error_set(err, PR_EDATA,
 				  "pyroscope '%s': malformed SeriesResponse (%zu "
 				  "bytes protobuf-c cannot decode)",
-				  shown, resp.body.len);
+				  shown, answer_len);
 		goto out;
 	}
 	if (!(*values = calloc(PYROSCOPE_MAX_VALUES, sizeof(**values)))) {
@@ -234,6 +210,42 @@ out:
 	}
 	if (res)
 		querier__v1__series_response__free_unpacked(res, NULL);
+	return rc;
+}
+
+int pyroscope_label_values(char ***values, size_t *n, bool *retry, const pyroscope_query *q,
+			   const char *label, pr_error *err)
+{
+	Querier__V1__SeriesRequest msg = QUERIER__V1__SERIES_REQUEST__INIT;
+	char *matchers[1] = {(char *)q->selector}, *names[1] = {(char *)label}, shown[320];
+	uint8_t *body = NULL;
+	http_response resp;
+	int64_t retry_after = -1;
+	size_t len;
+	int rc;
+
+	*retry = false;
+	*values = NULL;
+	*n = 0;
+	http_response_init(&resp);
+	http_redact_url(shown, sizeof(shown), q->url);
+	msg.n_matchers = 1;
+	msg.matchers = matchers;
+	msg.n_label_names = 1;
+	msg.label_names = names;
+	msg.start = q->start_ms;
+	msg.end = q->end_ms;
+	len = querier__v1__series_request__get_packed_size(&msg);
+	if (!(body = malloc(len ? len : 1))) {
+		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+		goto out;
+	}
+	querier__v1__series_request__pack(&msg, body);
+	if ((rc = connect_call(&resp, retry, &retry_after, q, "Series", body, len, err)) < 0)
+		goto out;
+	rc = pyroscope_series_values(values, n, (const uint8_t *)resp.body.ptr, resp.body.len,
+				     label, shown, err);
+out:
 	http_response_release(&resp);
 	free(body);
 	return rc;

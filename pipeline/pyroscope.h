@@ -52,6 +52,15 @@ int pyroscope_label_values(char ***values, size_t *n, bool *retry, const pyrosco
 			   const char *label, pr_error *err);
 
 /*
+ * The values of label `label` in a SeriesResponse, `answer_len` bytes at
+ * `answer`, as pyroscope_label_values gives them (the same rules, codes
+ * and ownership); `shown` (the server, redacted) starts every message.
+ * pyroscope_label_values's second half, exposed for the fuzz target.
+ */
+int pyroscope_series_values(char ***values, size_t *n, const uint8_t *answer, size_t answer_len,
+			    const char *label, const char *shown, pr_error *err);
+
+/*
  * The selector `selector` narrowed to label=value: '{a="b"}' becomes
  * '{a="b",label="value"}'. A new string, or NULL (no memory, or a
  * selector that does not end in '}').

@@ -137,16 +137,11 @@ static void check_config(const config *c)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	pr_error err = PR_ERROR_INIT;
-	cli_ctx ctx = {0};
 	config c;
 	int rc;
 
 	setup();
 	put_input(data, size);
-	ctx.config = file_path;
-	ctx.home = home_path;
-	ctx.prog = "profreg";
-	(void)ctx;
 	rc = config_load(&c, file_path, &err);
 	if (rc < 0) {
 		if (rc != PR_EUSAGE && rc != PR_ENOMEM)

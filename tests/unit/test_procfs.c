@@ -124,6 +124,24 @@ static void test_stat_takes_a_hostile_comm_whole(void **state)
 	assert_int_equal(st.processor, -1);
 }
 
+static void test_stat_takes_the_int64_range_of_negative_fields(void **state)
+{
+	/* nice at INT64_MIN: negating it as an int64_t was undefined (UBSan). */
+	const char *l = "42 (a) R 1 0 0 0 -1 0 0 0 0 0 25 5 0 0 20 -9223372036854775808 3 0 99 "
+			"1000 2 0\n";
+	const char *below = "42 (a) R 1 0 0 0 -1 0 0 0 0 0 25 5 0 0 20 -9223372036854775809 3 0 "
+			    "99 1000 2 0\n";
+	procfs_stat st;
+	pr_error e = PR_ERROR_INIT;
+
+	(void)state;
+	assert_int_equal(procfs_stat_parse(&st, l, strlen(l), &e), 0);
+	assert_true(st.nice == INT64_MIN);
+	assert_int_equal(st.num_threads, 3);
+	assert_int_equal(procfs_stat_parse(&st, below, strlen(below), &e), PR_EDATA);
+	assert_string_equal(e.msg, "stat field 19 is below the int64 range");
+}
+
 static void test_stat_refuses_malformed_lines(void **state)
 {
 	static const char *const bad[] = {
@@ -247,6 +265,22 @@ static void test_cgroup_paths_and_mounts(void **state)
 	assert_int_equal(procfs_cgroup2_mount(&b, mi, strlen(mi), NULL), 0);
 	assert_string_equal(b.ptr, "/sys/fs/cgroup/my cg");
 	assert_int_equal(procfs_cgroup2_mount(&b, mi, 36, NULL), PR_ENOTFOUND);
+	/*
+	 * Five fields and then the end of the text, with no NUL after it (what
+	 * fuzz_procfs found): the " - " separator is looked for in these bytes
+	 * only, never past them (ASan sees a read past the copy).
+	 */
+	{
+		static const char five[] = "1 19 47853568 3606 1844674407370955ervice\n";
+		pr_error e = PR_ERROR_INIT;
+		char *t = malloc(sizeof(five) - 1);
+
+		assert_non_null(t);
+		memcpy(t, five, sizeof(five) - 1);
+		assert_int_equal(procfs_cgroup2_mount(&b, t, sizeof(five) - 1, &e), PR_ENOTFOUND);
+		assert_string_equal(e.msg, "no cgroup v2 hierarchy is mounted");
+		free(t);
+	}
 	buf_release(&b);
 }
 
@@ -625,6 +659,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stat_parses_a_real_line),
 		cmocka_unit_test(test_stat_takes_a_hostile_comm_whole),
+		cmocka_unit_test(test_stat_takes_the_int64_range_of_negative_fields),
 		cmocka_unit_test(test_stat_refuses_malformed_lines),
 		cmocka_unit_test(test_pressure_parses_and_refuses),
 		cmocka_unit_test(test_kv_reads_meminfo_vmstat_and_stat),

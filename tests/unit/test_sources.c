@@ -224,6 +224,147 @@ static void test_grpcweb_frames(void **state)
 	assert_int_equal(status, -1);
 }
 
+/* One length-delimited protobuf field (lengths under 128) into b. */
+static void pb_field(buf *b, int field, const void *data, size_t len)
+{
+	uint8_t head[2] = {(uint8_t)(field << 3 | 2), (uint8_t)len};
+
+	assert_true(len < 128);
+	assert_int_equal(buf_put(b, head, 2), 0);
+	assert_int_equal(buf_put(b, data, len), 0);
+}
+
+/* One gRPC-Web frame (flag 0: data, 0x80: trailer) into b. */
+static void grpcweb_frame(buf *b, uint8_t flag, const void *data, size_t len)
+{
+	uint8_t head[5] = {flag, 0, 0, (uint8_t)(len >> 8), (uint8_t)len};
+
+	assert_int_equal(buf_put(b, head, 5), 0);
+	assert_int_equal(buf_put(b, data, len), 0);
+}
+
+static void test_parca_answers(void **state)
+{
+	static const char ok[] = "grpc-status: 0\r\n";
+	static const char busy[] = "grpc-status: 14\r\ngrpc-message: try \x1b[2J later\r\n";
+	static const char shown[] = "https://parca:7070";
+	buf msg = BUF_INIT, a = BUF_INIT;
+	source_fetched f;
+	pr_error err = PR_ERROR_INIT;
+
+	(void)state;
+	/* QueryResponse{pprof: "\x1f\x8b!"}: the bytes, as they came. */
+	pb_field(&msg, 6, "\x1f\x8b!", 3);
+	grpcweb_frame(&a, 0, msg.ptr, msg.len);
+	grpcweb_frame(&a, 0x80, ok, strlen(ok));
+	source_fetched_init(&f);
+	assert_int_equal(parca_answer_parse(&f, (const uint8_t *)a.ptr, a.len, 1024, shown, &err),
+			 0);
+	assert_int_equal(f.body.len, 3);
+	assert_memory_equal(f.body.ptr, "\x1f\x8b!", 3);
+	source_fetched_release(&f);
+	/* Over the cap (the first error set is kept: clear it between cases). */
+	source_fetched_init(&f);
+	assert_int_equal(parca_answer_parse(&f, (const uint8_t *)a.ptr, a.len, 2, shown, &err),
+			 PR_ELIMIT);
+	assert_string_equal(err.msg, "parca 'https://parca:7070': larger than the input limit of "
+				     "2 bytes");
+	assert_int_equal(f.body.len, 0);
+	source_fetched_release(&f);
+	/* UNAVAILABLE: worth a retry, its message made safe. */
+	buf_reset(&a);
+	grpcweb_frame(&a, 0x80, busy, strlen(busy));
+	source_fetched_init(&f);
+	pr_error_clear(&err);
+	assert_int_equal(parca_answer_parse(&f, (const uint8_t *)a.ptr, a.len, 1024, shown, &err),
+			 PR_EIO);
+	assert_true(f.retry);
+	assert_string_equal(err.msg, "parca 'https://parca:7070': gRPC status 14 UNAVAILABLE: "
+				     "try ?[2J later");
+	source_fetched_release(&f);
+	/* A QueryResponse with no report, then bytes protobuf-c refuses. */
+	buf_reset(&a);
+	grpcweb_frame(&a, 0, "", 0);
+	grpcweb_frame(&a, 0x80, ok, strlen(ok));
+	source_fetched_init(&f);
+	pr_error_clear(&err);
+	assert_int_equal(parca_answer_parse(&f, (const uint8_t *)a.ptr, a.len, 1024, shown, &err),
+			 PR_EDATA);
+	assert_string_equal(err.msg, "parca 'https://parca:7070': the QueryResponse holds no "
+				     "pprof report");
+	buf_reset(&a);
+	grpcweb_frame(&a, 0, "\x32\x09xy", 4);
+	grpcweb_frame(&a, 0x80, ok, strlen(ok));
+	pr_error_clear(&err);
+	assert_int_equal(parca_answer_parse(&f, (const uint8_t *)a.ptr, a.len, 1024, shown, &err),
+			 PR_EDATA);
+	assert_string_equal(err.msg, "parca 'https://parca:7070': malformed QueryResponse (4 "
+				     "bytes protobuf-c cannot decode)");
+	source_fetched_release(&f);
+	buf_release(&msg);
+	buf_release(&a);
+}
+
+/* A Labels message of one pair into b (a SeriesResponse's labels_set). */
+static void series(buf *b, const char *name, const char *value)
+{
+	buf pair = BUF_INIT, labels = BUF_INIT;
+
+	pb_field(&pair, 1, name, strlen(name));
+	pb_field(&pair, 2, value, strlen(value));
+	pb_field(&labels, 1, pair.ptr, pair.len);
+	pb_field(b, 2, labels.ptr, labels.len);
+	buf_release(&pair);
+	buf_release(&labels);
+}
+
+static void test_pyroscope_series_answers(void **state)
+{
+	static const char shown[] = "https://pyroscope:4040";
+	buf a = BUF_INIT;
+	char **v = NULL, name[16];
+	size_t n = 0;
+	pr_error err = PR_ERROR_INIT;
+
+	(void)state;
+	series(&a, "release", "v1");
+	series(&a, "pod", "p-1");
+	series(&a, "release", "a\"b");
+	series(&a, "release", "");
+	series(&a, "release", "v2");
+	series(&a, "release", "v1");
+	assert_int_equal(pyroscope_series_values(&v, &n, (const uint8_t *)a.ptr, a.len, "release",
+						 shown, &err),
+			 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(v[0], "v1");
+	assert_string_equal(v[1], "v2");
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+	/* One value past PYROSCOPE_MAX_VALUES. */
+	buf_reset(&a);
+	for (int i = 0; i <= PYROSCOPE_MAX_VALUES; i++) {
+		snprintf(name, sizeof(name), "v%d", i);
+		series(&a, "release", name);
+	}
+	assert_int_equal(pyroscope_series_values(&v, &n, (const uint8_t *)a.ptr, a.len, "release",
+						 shown, &err),
+			 PR_ELIMIT);
+	assert_null(v);
+	assert_int_equal(n, 0);
+	assert_string_equal(err.msg, "pyroscope 'https://pyroscope:4040': more than 16 values of "
+				     "label 'release' in one slot");
+	/* Cut short. */
+	pr_error_clear(&err);
+	assert_int_equal(pyroscope_series_values(&v, &n, (const uint8_t *)a.ptr, a.len - 1,
+						 "release", shown, &err),
+			 PR_EDATA);
+	assert_null(v);
+	assert_true(strstr(err.msg, "malformed SeriesResponse") != NULL);
+	buf_release(&a);
+}
+
 static void test_error_bodies_are_made_safe(void **state)
 {
 	buf b = BUF_INIT;
@@ -591,6 +732,8 @@ int main(void)
 		cmocka_unit_test(test_file_sd_refuses_what_is_not_the_format),
 		cmocka_unit_test(test_file_sd_limits),
 		cmocka_unit_test(test_grpcweb_frames),
+		cmocka_unit_test(test_parca_answers),
+		cmocka_unit_test(test_pyroscope_series_answers),
 		cmocka_unit_test(test_error_bodies_are_made_safe),
 		cmocka_unit_test(test_selector_narrowed_to_a_release),
 		cmocka_unit_test(test_config_sources),
