@@ -239,3 +239,41 @@ const char *testdb_text(testdb *t, const char *sql)
 	PQclear(res);
 	return v;
 }
+
+void testdb_execf(testdb *t, const char *fmt, ...)
+{
+	pr_error err = PR_ERROR_INIT;
+	va_list ap;
+	char *q;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0 || !(q = malloc((size_t)n + 1)))
+		fail_msg("testdb: cannot format '%s'", fmt);
+	va_start(ap, fmt);
+	vsnprintf(q, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	if (db_exec(t->db, NULL, &err, "test sql", q, 0, NULL) < 0) {
+		fprintf(stderr, "testdb: %s\n", q);
+		free(q);
+		fail_msg("%s", err.msg);
+	}
+	free(q);
+}
+
+int64_t testdb_add_service(testdb *t, const char *name)
+{
+	pr_error err = PR_ERROR_INIT;
+	db_service s = {0};
+	int64_t id;
+
+	if (db_service_add(t->db, name, "team-x", &err) < 0 ||
+	    db_service_set_enabled(t->db, name, true, &err) < 0 ||
+	    db_service_get(t->db, &s, name, &err) < 0)
+		fail_msg("testdb: cannot add service '%s': %s", name, err.msg);
+	id = s.id;
+	db_service_release(&s);
+	return id;
+}

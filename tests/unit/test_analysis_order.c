@@ -43,19 +43,6 @@ typedef struct fx {
 
 static fx F;
 
-static void sqlf(testdb *t, const char *fmt, ...)
-{
-	char q[1024];
-	va_list ap;
-	pr_error err = PR_ERROR_INIT;
-
-	va_start(ap, fmt);
-	vsnprintf(q, sizeof(q), fmt, ap);
-	va_end(ap);
-	if (db_exec(t->db, NULL, &err, "test sql", q, 0, NULL) < 0)
-		fail_msg("%s: %s", q, err.msg);
-}
-
 /* Uniform on [0, 1), from a fixed sequence. */
 static double uniform(fx *f)
 {
@@ -171,7 +158,7 @@ static int setup(void **state)
 		fprintf(stderr, "cannot set up: %s\n", err.msg);
 		return -1;
 	}
-	sqlf(F.t, "insert into functions (name, file, synthetic)"
+	testdb_execf(F.t, "insert into functions (name, file, synthetic)"
 		  " values ('(other functions)', '(profreg summary)', true)");
 	*state = &F;
 	return 0;
@@ -277,11 +264,12 @@ static void test_ids_in_another_order_give_the_same_numbers_to_the_last_bit(void
 	fx *f = *state;
 	analysis a, b;
 
-	sqlf(f->t, "insert into services (name, enabled) values ('asc', true), ('desc', true)");
+	testdb_execf(f->t, "insert into services (name, enabled)"
+			   " values ('asc', true), ('desc', true)");
 	for (int i = 0; i < ORDER_N; i++)
-		sqlf(f->t, "insert into functions (name) values ('asc.f%02d')", i);
+		testdb_execf(f->t, "insert into functions (name) values ('asc.f%02d')", i);
 	for (int i = ORDER_N - 1; i >= 0; i--)
-		sqlf(f->t, "insert into functions (name) values ('desc.f%02d')", i);
+		testdb_execf(f->t, "insert into functions (name) values ('desc.f%02d')", i);
 	for (int i = 0; i < 10; i++)
 		order_capture(f, "v1", NIGHT_END - 13 * DAY + i * 12 * HOUR);
 	for (int i = 0; i < 10; i++)
@@ -354,7 +342,7 @@ static void test_dilution_takes_the_largest_relative_change_first(void **state)
 	analysis a;
 	const finding *big, *small, *medium, *steady;
 
-	sqlf(f->t, "insert into services (name, enabled) values ('dilute', true)");
+	testdb_execf(f->t, "insert into services (name, enabled) values ('dilute', true)");
 	for (int i = 0; i < 32; i++) {
 		const long *m = i < 28 ? v1 : v3;
 		int64_t at = i < 28 ? NIGHT_END - 14 * DAY + i * 12 * HOUR

@@ -41,20 +41,6 @@ static int64_t cell(size_t i, size_t c)
 	return next(&s) % 3 == 0 ? 0 : 1 + (int64_t)(next(&s) % 100000);
 }
 
-static int64_t add_service(testdb *t, const char *name)
-{
-	pr_error err = PR_ERROR_INIT;
-	db_service s = {0};
-	int64_t id;
-
-	assert_int_equal(db_service_add(t->db, name, "team", &err), 0);
-	assert_int_equal(db_service_set_enabled(t->db, name, true, &err), 0);
-	assert_int_equal(db_service_get(t->db, &s, name, &err), 0);
-	id = s.id;
-	db_service_release(&s);
-	return id;
-}
-
 /* Capture c of service sid: every function with a value, one sample each. */
 static int64_t store_capture(testdb *t, int64_t sid, size_t c)
 {
@@ -106,7 +92,7 @@ static void test_matrix_puts_every_value_on_its_function_and_capture(void **stat
 {
 	testdb *t = *state;
 	pr_error err = PR_ERROR_INIT;
-	int64_t sid = add_service(t, "svc"), ids[NCAPS];
+	int64_t sid = testdb_add_service(t, "svc"), ids[NCAPS];
 	capture_query q = {0};
 	capture_set all = {0}, a = {0}, b = {0};
 	func_matrix m = {0};

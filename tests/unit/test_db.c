@@ -36,20 +36,6 @@ static int64_t now_us(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-static int64_t add_service(testdb *t, const char *name)
-{
-	pr_error err = PR_ERROR_INIT;
-	db_service s = {0};
-	int64_t id;
-
-	assert_int_equal(db_service_add(t->db, name, "team-x", &err), 0);
-	assert_int_equal(db_service_set_enabled(t->db, name, true, &err), 0);
-	assert_int_equal(db_service_get(t->db, &s, name, &err), 0);
-	id = s.id;
-	db_service_release(&s);
-	return id;
-}
-
 /*
  * A small profile: main -> foo (1 sample, 10 ns), main -> foo -> bar (2, 20), main -> bar (1, 5).
  */
@@ -422,7 +408,7 @@ static void test_capture_round_trips_row_and_function_numbers(void **state)
 	db_capture m, c = {0};
 	db_func_row *rows = NULL;
 	size_t n = 0;
-	int64_t sid = add_service(t, "svc"), id = 0, before = now_us();
+	int64_t sid = testdb_add_service(t, "svc"), id = 0, before = now_us();
 
 	meta_init(&m, sid, KEY_A);
 	m.commit_sha = (char *)"0123456789abcdef0123456789abcdef01234567";
@@ -520,7 +506,7 @@ static void test_times_round_trip_to_the_microsecond(void **state)
 	};
 	testdb *t = *state;
 	pr_error err = PR_ERROR_INIT;
-	int64_t sid = add_service(t, "svc");
+	int64_t sid = testdb_add_service(t, "svc");
 
 	for (size_t i = 0; i < sizeof(times) / sizeof(times[0]); i++) {
 		db_capture c = {0};
@@ -540,7 +526,7 @@ static void test_unknown_fields_are_stored_as_null_and_read_as_zero(void **state
 {
 	testdb *t = *state;
 	pr_error err = PR_ERROR_INIT;
-	int64_t sid = add_service(t, "svc"), id = insert_small(t, sid, KEY_A, "v1", T0);
+	int64_t sid = testdb_add_service(t, "svc"), id = insert_small(t, sid, KEY_A, "v1", T0);
 	db_capture c = {0};
 
 	assert_int_equal(db_capture_get(t->db, &c, id, &err), 0);
@@ -584,7 +570,7 @@ static void test_hostile_and_huge_function_names_round_trip_exactly(void **state
 	size_t n = 0, huge = PROFILE_DEFAULT_MAX_STRING;
 	char *long_name = malloc(huge + 1), *long_file = malloc(huge + 1);
 	uint32_t ids[NH + 2];
-	int64_t sid = add_service(t, "svc"), id = 0, id2 = 0;
+	int64_t sid = testdb_add_service(t, "svc"), id = 0, id2 = 0;
 	static const char *types[] = {"cpu"};
 	static const char *units[] = {"nanoseconds"};
 	bool seen[NH + 2] = {0};
@@ -661,7 +647,7 @@ static void test_same_name_in_two_files_is_two_functions(void **state)
 	profile_summary s = {0};
 	db_capture m;
 	uint32_t a, b;
-	int64_t v1 = 3, v2 = 4, id = 0, sid = add_service(t, "svc");
+	int64_t v1 = 3, v2 = 4, id = 0, sid = testdb_add_service(t, "svc");
 	static const char *types[] = {"cpu"};
 	static const char *units[] = {"nanoseconds"};
 
@@ -690,7 +676,7 @@ static void test_empty_profile_stores_zero_totals(void **state)
 	db_func_row *rows = (db_func_row *)&err;
 	db_capture m, c = {0};
 	size_t n = 99;
-	int64_t id = 0, sid = add_service(t, "svc");
+	int64_t id = 0, sid = testdb_add_service(t, "svc");
 	static const char *types[] = {"cpu"};
 	static const char *units[] = {"nanoseconds"};
 
@@ -723,7 +709,7 @@ static void test_zero_total_gives_zero_shares_not_nan(void **state)
 	db_func_row *rows = NULL;
 	db_capture m;
 	size_t n = 0;
-	int64_t id = 0, sid = add_service(t, "svc");
+	int64_t id = 0, sid = testdb_add_service(t, "svc");
 
 	meta_init(&m, sid, KEY_A);
 	if (db_capture_insert(t->db, &id, &m, p, &s, &err) < 0)
@@ -746,7 +732,7 @@ static void test_capture_is_found_by_service_and_blob_key(void **state)
 {
 	testdb *t = *state;
 	pr_error err = PR_ERROR_INIT;
-	int64_t a = add_service(t, "a"), b = add_service(t, "b");
+	int64_t a = testdb_add_service(t, "a"), b = testdb_add_service(t, "b");
 	int64_t id = insert_small(t, a, KEY_A, "v1", T0), found = -1;
 
 	assert_int_equal(db_capture_find(t->db, &found, a, KEY_A, &err), 0);
@@ -762,7 +748,7 @@ static void test_many_captures_are_found_in_one_call(void **state)
 {
 	testdb *t = *state;
 	pr_error err = PR_ERROR_INIT;
-	int64_t a = add_service(t, "a"), b = add_service(t, "b");
+	int64_t a = testdb_add_service(t, "a"), b = testdb_add_service(t, "b");
 	int64_t id = insert_small(t, a, KEY_A, "v1", T0);
 	int64_t sids[4] = {b, a, a, a}, found[4] = {-1, -1, -1, -1};
 	const char *keys[4] = {KEY_A, KEY_B, KEY_A, KEY_A};
@@ -815,7 +801,7 @@ static void test_many_captures_in_one_call_fail_together(void **state)
 {
 	testdb *t = *state;
 	pr_error err = PR_ERROR_INIT;
-	int64_t sid = add_service(t, "svc"), ids[4] = {-1, -1, -1, -1};
+	int64_t sid = testdb_add_service(t, "svc"), ids[4] = {-1, -1, -1, -1};
 	int64_t first = insert_small(t, sid, KEY_C, "v1", T0);
 	const char *keys[4] = {KEY_A, KEY_B, KEY_C, KEY_A};
 	db_capture ms[4];
@@ -877,7 +863,7 @@ static void test_a_batch_keys_functions_by_name_and_file_across_its_captures(voi
 	profile_summary s[2] = {{0}, {0}};
 	const profile *ps[2] = {p[0], p[1]};
 	const profile_summary *sums[2] = {&s[0], &s[1]};
-	int64_t sid = add_service(t, "svc"), ids[2];
+	int64_t sid = testdb_add_service(t, "svc"), ids[2];
 	db_capture ms[2];
 
 	for (size_t i = 0; i < 2; i++)
@@ -907,7 +893,7 @@ static void test_same_blob_twice_for_one_service_is_eexists(void **state)
 	testdb *t = *state;
 	pr_error err = PR_ERROR_INIT;
 	profile *p = small_profile();
-	int64_t sid = add_service(t, "svc"), id = 0;
+	int64_t sid = testdb_add_service(t, "svc"), id = 0;
 	db_capture m;
 
 	insert_small(t, sid, KEY_A, "v1", T0);
@@ -925,7 +911,7 @@ static void test_bad_capture_fields_are_rejected(void **state)
 {
 	testdb *t = *state;
 	profile *p = small_profile();
-	int64_t sid = add_service(t, "svc"), id;
+	int64_t sid = testdb_add_service(t, "svc"), id;
 	db_capture m;
 	pr_error err = PR_ERROR_INIT;
 
@@ -978,7 +964,7 @@ static void test_rollback_leaves_nothing_behind(void **state)
 	pr_error err = PR_ERROR_INIT;
 	db_capture *list = NULL;
 	size_t n = 0;
-	int64_t sid = add_service(t, "svc"), id;
+	int64_t sid = testdb_add_service(t, "svc"), id;
 
 	assert_int_equal(db_begin(t->db, &err), 0);
 	id = insert_small(t, sid, KEY_A, "v1", T0);
@@ -1010,7 +996,7 @@ static void test_commit_after_a_failed_statement_is_an_error(void **state)
 	testdb *t = *state;
 	pr_error err = PR_ERROR_INIT;
 	profile *p = small_profile();
-	int64_t sid = add_service(t, "svc"), id;
+	int64_t sid = testdb_add_service(t, "svc"), id;
 	db_capture m;
 
 	insert_small(t, sid, KEY_A, "v1", T0);
@@ -1034,7 +1020,7 @@ static void test_two_captures_in_one_transaction_keep_their_own_functions(void *
 {
 	testdb *t = *state;
 	pr_error err = PR_ERROR_INIT;
-	int64_t sid = add_service(t, "svc"), a, b;
+	int64_t sid = testdb_add_service(t, "svc"), a, b;
 
 	assert_int_equal(db_begin(t->db, &err), 0);
 	a = insert_small(t, sid, KEY_A, "v1", T0);
@@ -1050,7 +1036,7 @@ static void test_capture_list_filters_and_orders_newest_first(void **state)
 {
 	testdb *t = *state;
 	pr_error err = PR_ERROR_INIT;
-	int64_t a = add_service(t, "a"), b = add_service(t, "b");
+	int64_t a = testdb_add_service(t, "a"), b = testdb_add_service(t, "b");
 	int64_t a1 = insert_small(t, a, KEY_A, "v1", T0);
 	int64_t a2 = insert_small(t, a, KEY_B, "v2", T0 + 1000);
 	int64_t a3 = insert_small(t, a, KEY_C, "v2", T0 + 2000);
@@ -1246,7 +1232,7 @@ static void test_a_dropped_connection_is_a_database_error(void **state)
 static void test_insert_without_a_transaction_commits_on_its_own(void **state)
 {
 	testdb *t = *state;
-	int64_t sid = add_service(t, "svc");
+	int64_t sid = testdb_add_service(t, "svc");
 
 	insert_small(t, sid, KEY_A, "v1", T0);
 	/* The side connection sees it: it was committed. */
@@ -1358,7 +1344,7 @@ out:
 static void test_concurrent_ingests_share_new_functions(void **state)
 {
 	testdb *t = *state;
-	int64_t sid = add_service(t, "svc");
+	int64_t sid = testdb_add_service(t, "svc");
 	pthread_barrier_t start;
 	pthread_t th[2];
 	ingester g[2] = {{t->conninfo, sid, KEY_A, &start, 0, ""},

@@ -44,19 +44,6 @@ typedef struct fx {
 
 static fx F;
 
-static void sqlf(testdb *t, const char *fmt, ...)
-{
-	char q[1024];
-	va_list ap;
-	pr_error err = PR_ERROR_INIT;
-
-	va_start(ap, fmt);
-	vsnprintf(q, sizeof(q), fmt, ap);
-	va_end(ap);
-	if (db_exec(t->db, NULL, &err, "test sql", q, 0, NULL) < 0)
-		fail_msg("%s: %s", q, err.msg);
-}
-
 /* A number in [1 - spread, 1 + spread), from a fixed sequence. */
 static double noise(fx *f, double spread)
 {
@@ -132,7 +119,7 @@ static void capture_text(fx *f, const char *service, const char *release, int64_
  */
 static void service(fx *f, const char *name, double factor)
 {
-	sqlf(f->t, "insert into services (name, enabled) values ('%s', true)", name);
+	testdb_execf(f->t, "insert into services (name, enabled) values ('%s', true)", name);
 	for (int day = 14; day >= 1; day--) {
 		capture(f, name, "v1", NIGHT_END - day * DAY - 9 * 3600 * 1000000LL, 1);
 		capture(f, name, "v1", NIGHT_END - day * DAY - 3 * 3600 * 1000000LL, 1);
@@ -164,9 +151,9 @@ static int setup(void **state)
 		return -1;
 	}
 	/* The reset emptied `functions`; put back what migration 006 adds. */
-	sqlf(F.t, "insert into functions (name, file, synthetic)"
+	testdb_execf(F.t, "insert into functions (name, file, synthetic)"
 		  " values ('(other functions)', '(profreg summary)', true)");
-	sqlf(F.t, "insert into instance default values");
+	testdb_execf(F.t, "insert into instance default values");
 	F.env = (job_env){&F.cfg, F.t->db, F.bs, F.dir, fixed_now};
 	*state = &F;
 	return 0;
@@ -228,7 +215,7 @@ static void test_the_function_matrix_is_in_function_order_whatever_order_rows_co
 	int64_t sid, cells = 0, nonzero = 0;
 	size_t row = 0;
 
-	sqlf(f->t, "insert into services (name, enabled) values ('mix', true)");
+	testdb_execf(f->t, "insert into services (name, enabled) values ('mix', true)");
 	sid = testdb_int(f->t, "select id from services where name = 'mix'");
 	for (int k = 0; k < 12; k++) {
 		int n = snprintf(text, sizeof(text), "main;work.a %d\nmain;late.f%d %d\n",
@@ -335,7 +322,7 @@ static void test_a_night_that_analyses_nothing_is_incomplete(void **state)
 	pr_error err = PR_ERROR_INIT;
 
 	service(f, "bad", 2);
-	sqlf(f->t, "update services set enabled = false");
+	testdb_execf(f->t, "update services set enabled = false");
 	assert_int_equal(nightly_run(&r, &f->env, &o, &err), 0);
 	assert_string_equal(r.status, "incomplete");
 	assert_int_equal(r.analysed, 0);

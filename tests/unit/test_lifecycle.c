@@ -57,19 +57,6 @@ static int64_t clock_now(void)
 	return now_us;
 }
 
-static void sqlf(testdb *t, const char *fmt, ...)
-{
-	char q[1024];
-	va_list ap;
-	pr_error err = PR_ERROR_INIT;
-
-	va_start(ap, fmt);
-	vsnprintf(q, sizeof(q), fmt, ap);
-	va_end(ap);
-	if (db_exec(t->db, NULL, &err, "test sql", q, 0, NULL) < 0)
-		fail_msg("%s: %s", q, err.msg);
-}
-
 static int64_t intf(testdb *t, const char *fmt, ...)
 {
 	char q[1024];
@@ -141,7 +128,7 @@ static void capture(fx *f, const char *service, const char *release, int64_t at,
 /* 14 days of v1, two captures a day, before the first night. */
 static void history(fx *f, const char *name)
 {
-	sqlf(f->t, "insert into services (name, enabled) values ('%s', true)", name);
+	testdb_execf(f->t, "insert into services (name, enabled) values ('%s', true)", name);
 	for (int day = 14; day >= 1; day--) {
 		capture(f, name, "v1", NIGHT_END - day * DAY - 9 * HOUR, 1, 1, 0.05);
 		capture(f, name, "v1", NIGHT_END - day * DAY - 3 * HOUR, 1, 1, 0.05);
@@ -221,9 +208,9 @@ static int setup(void **state)
 		fprintf(stderr, "cannot set up: %s\n", err.msg);
 		return -1;
 	}
-	sqlf(F.t, "insert into functions (name, file, synthetic)"
+	testdb_execf(F.t, "insert into functions (name, file, synthetic)"
 		  " values ('(other functions)', '(profreg summary)', true)");
-	sqlf(F.t, "insert into instance default values");
+	testdb_execf(F.t, "insert into instance default values");
 	F.env = (job_env){&F.cfg, F.t->db, F.bs, F.dir, clock_now};
 	*state = &F;
 	return 0;
@@ -410,7 +397,7 @@ static double gauss(fx *f)
 
 static void noisy_release_case(fx *f, const char *name, double current)
 {
-	sqlf(f->t, "insert into services (name, enabled) values ('%s', true)", name);
+	testdb_execf(f->t, "insert into services (name, enabled) values ('%s', true)", name);
 	for (int i = 0; i < 12; i++)
 		share_capture(f, name, "v1", NIGHT_END - 13 * DAY + i * 12 * HOUR,
 			      0.22 + 0.006 * gauss(f));
@@ -476,7 +463,7 @@ static void judge(fx *f, analysis *a, const char *const *names, size_t n)
  */
 static void margin_case(fx *f, const char *name, double hot, double spread, int scale)
 {
-	sqlf(f->t, "insert into services (name, enabled) values ('%s', true)", name);
+	testdb_execf(f->t, "insert into services (name, enabled) values ('%s', true)", name);
 	for (int day = 14; day >= 1; day--) {
 		capture_scaled(f, name, "v1", NIGHT_END - day * DAY - 9 * HOUR, 1, 1, spread,
 			       scale);
@@ -589,7 +576,7 @@ static void small_case(fx *f, const char *name, double factor)
 				    250, 900, 2200, 350, 1500, 700};
 	double cur = 0.2 * factor / (1 - 0.2 + 0.2 * factor);
 
-	sqlf(f->t, "insert into services (name, enabled) values ('%s', true)", name);
+	testdb_execf(f->t, "insert into services (name, enabled) values ('%s', true)", name);
 	for (int i = 0; i < 12; i++) {
 		double sd = sqrt(0.2 * 0.8 / sizes[i]);
 		small_capture(f, name, "v1", NIGHT_END - 12 * DAY + i * DAY,
@@ -642,7 +629,7 @@ static void release_capture(fx *f, const char *service, const char *release, int
 static void releases_case(fx *f, const char *name, double v1_cv, double v2_cv, double cur_cv,
 			  double hot)
 {
-	sqlf(f->t, "insert into services (name, enabled) values ('%s', true)", name);
+	testdb_execf(f->t, "insert into services (name, enabled) values ('%s', true)", name);
 	for (int i = 0; i < 12; i++)
 		release_capture(f, name, "v1", NIGHT_END - 13 * DAY + i * 12 * HOUR, v1_cv, 1);
 	for (int i = 0; i < 12; i++)
@@ -742,7 +729,7 @@ static void pprof_capture(fx *f, const char *service, const char *release, int64
 
 static void cost_case(fx *f, const char *name, double cost)
 {
-	sqlf(f->t, "insert into services (name, enabled) values ('%s', true)", name);
+	testdb_execf(f->t, "insert into services (name, enabled) values ('%s', true)", name);
 	for (int day = 14; day >= 1; day--) {
 		pprof_capture(f, name, "v1", NIGHT_END - day * DAY - 9 * HOUR, 1);
 		pprof_capture(f, name, "v1", NIGHT_END - day * DAY - 3 * HOUR, 1);

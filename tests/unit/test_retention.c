@@ -41,19 +41,6 @@ typedef struct fx {
 	int64_t sid;
 } fx;
 
-static void sqlf(testdb *t, const char *fmt, ...)
-{
-	char q[2048];
-	va_list ap;
-	pr_error err = PR_ERROR_INIT;
-
-	va_start(ap, fmt);
-	vsnprintf(q, sizeof(q), fmt, ap);
-	va_end(ap);
-	if (db_exec(t->db, NULL, &err, "test sql", q, 0, NULL) < 0)
-		fail_msg("%s: %s", q, err.msg);
-}
-
 static int64_t intf(testdb *t, const char *fmt, ...)
 {
 	char q[2048];
@@ -86,10 +73,10 @@ static int setup(void **state)
 	f.cfg.retention.tiers.summary_top = 2;
 	f.cfg.retention.batch = 200;
 	/* The reset emptied `functions`; put back what migration 006 adds. */
-	sqlf(f.t,
+	testdb_execf(f.t,
 	     "insert into functions (name, file, synthetic) values ('(other functions)', "
 	     "'(profreg summary)', true)");
-	sqlf(f.t, "insert into services (name, enabled) values ('svc', true)");
+	testdb_execf(f.t, "insert into services (name, enabled) values ('svc', true)");
 	f.sid = intf(f.t, "select id from services where name = 'svc'");
 	*state = &f;
 	return 0;
@@ -132,7 +119,7 @@ static int64_t capture(fx *f, int age, int nfuncs, size_t bytes, const char *cls
 	free(data);
 	for (int i = 1; i <= nfuncs; i++)
 		total += 10 * i;
-	sqlf(f->t,
+	testdb_execf(f->t,
 	     "insert into profiles (service_id, profile_type, release, "
 	     "captured_at, value_type, value_unit,"
 	     " total_value, sample_count, function_count, blob_key, format, "
@@ -143,11 +130,11 @@ static int64_t capture(fx *f, int age, int nfuncs, size_t bytes, const char *cls
 	     (long long)f->sid, (long long)(AT - age * DAY), (long long)total, (long long)total,
 	     nfuncs, key, cls, cls);
 	id = intf(f->t, "select max(id) from profiles");
-	sqlf(f->t,
+	testdb_execf(f->t,
 	     "insert into functions (name, file) select 'f' || g, '' from generate_series(1, %d) g"
 	     " on conflict do nothing",
 	     nfuncs);
-	sqlf(f->t,
+	testdb_execf(f->t,
 	     "insert into profile_functions (profile_id, function_id, "
 	     "self_value, total_value, self_share,"
 	     " total_share, captured_at, service_id, profile_type)"
@@ -261,9 +248,9 @@ static void test_protected_data_alone_over_the_budget_is_flagged_and_kept(void *
 	int64_t plain = capture(f, 1, 4, 3000, "hot");
 	retention_result r;
 
-	sqlf(f->t, "insert into findings (service_id, status) values (%lld, 'open')",
+	testdb_execf(f->t, "insert into findings (service_id, status) values (%lld, 'open')",
 	     (long long)f->sid);
-	sqlf(f->t,
+	testdb_execf(f->t,
 	     "insert into capture_pins (profile_id, finding_id) values (%lld, "
 	     "(select max(id) from findings))",
 	     (long long)pinned);
@@ -296,7 +283,7 @@ static void test_a_pin_taken_by_another_session_during_the_run_is_never_undone(v
 	PGresult *res;
 
 	assert_int_equal(PQstatus(side), CONNECTION_OK);
-	sqlf(f->t, "insert into findings (service_id, status) values (%lld, 'open')",
+	testdb_execf(f->t, "insert into findings (service_id, status) values (%lld, 'open')",
 	     (long long)f->sid);
 	snprintf(q, sizeof(q),
 		 "begin; insert into capture_pins (profile_id, finding_id) values (%lld, "
@@ -538,8 +525,8 @@ static void test_an_at_in_the_future_is_refused_and_nothing_is_touched(void **st
 	char when[TIME_FMT_MAX];
 	int rc;
 
-	sqlf(f->t, "update profiles set retain_until = now() + interval '1 day' where id = %lld",
-	     (long long)fo);
+	testdb_execf(f->t, "update profiles set retain_until = now() + interval '1 day'"
+			   " where id = %lld", (long long)fo);
 	rc = retention_run(&r, f->t->db, f->bs, &f->cfg, &o, &err);
 	assert_int_equal(rc, PR_EUSAGE);
 	time_format(when, o.at_us);
@@ -579,7 +566,7 @@ static void test_a_dry_run_does_not_block_a_pin_on_a_capture_it_picked(void **st
 	char q[512], *perr, *herr;
 	int rc;
 
-	sqlf(f->t, "insert into findings (service_id, status) values (%lld, 'open')",
+	testdb_execf(f->t, "insert into findings (service_id, status) values (%lld, 'open')",
 	     (long long)f->sid);
 	snprintf(q, sizeof(q), "begin; insert into blob_sweep (blob_key) values ('%s')",
 		 key_of(f, c));
