@@ -269,39 +269,34 @@ static int col_of(const capture_set *a, const capture_set *b, int64_t id, size_t
 /*
  * The rows' distinct function ids in ascending order, and each row's
  * index among them: a hash of ids to first-seen numbers (rows come in
- * whatever order the scan gave), then a sort of the few distinct ids.
+ * whatever order the scan gave), then a sort of the few distinct ids,
+ * which turns first-seen numbers into ranks.
  */
 typedef struct fid_slot {
 	int64_t fid;
 	uint32_t seen; /* first-seen number + 1; 0: empty */
 } fid_slot;
 
-static int fid_cmp(const void *x, const void *y)
+static int slot_cmp(const void *x, const void *y)
 {
-	int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+	const fid_slot *a = x, *b = y;
 
-	return (a > b) - (a < b);
-}
-
-static int64_t *fid_find(const int64_t *sorted, size_t n, int64_t fid)
-{
-	return bsearch(&fid, sorted, n, sizeof(*sorted), fid_cmp);
+	return (a->fid > b->fid) - (a->fid < b->fid);
 }
 
 static int group_fids(int64_t **ids_out, size_t *nout, uint32_t *row_of, const PGresult *res,
 		      int n)
 {
 	size_t cap = 64, nd = 0;
-	fid_slot *t = NULL;
+	fid_slot *t = NULL, *d = NULL;
+	uint32_t *rank = NULL;
 	int64_t *ids = NULL;
+	int rc = PR_ENOMEM;
 
 	while (cap < 2 * (size_t)n)
 		cap *= 2;
-	if (!(t = calloc(cap, sizeof(*t))) || !(ids = malloc((size_t)n * sizeof(*ids) + 1))) {
-		free(t);
-		free(ids);
-		return PR_ENOMEM;
-	}
+	if (!(t = calloc(cap, sizeof(*t))) || !(d = malloc((size_t)n * sizeof(*d))))
+		goto out;
 	for (int i = 0; i < n; i++) {
 		int64_t fid = db_get_i64(res, i, 0);
 		size_t h = (size_t)((uint64_t)fid * 0x9E3779B97F4A7C15ull >> 20) & (cap - 1);
@@ -310,18 +305,29 @@ static int group_fids(int64_t **ids_out, size_t *nout, uint32_t *row_of, const P
 		if (!t[h].seen) {
 			t[h].fid = fid;
 			t[h].seen = (uint32_t)++nd;
-			ids[nd - 1] = fid;
+			d[nd - 1] = t[h];
 		}
 		row_of[i] = t[h].seen - 1;
 	}
-	free(t);
-	qsort(ids, nd, sizeof(*ids), fid_cmp);
-	/* First-seen numbers become ranks in id order. */
+	if (!(ids = malloc(nd * sizeof(*ids))) || !(rank = malloc(nd * sizeof(*rank))))
+		goto out;
+	qsort(d, nd, sizeof(*d), slot_cmp);
+	for (size_t k = 0; k < nd; k++) {
+		ids[k] = d[k].fid;
+		rank[d[k].seen - 1] = (uint32_t)k;
+	}
 	for (int i = 0; i < n; i++)
-		row_of[i] = (uint32_t)(fid_find(ids, nd, db_get_i64(res, i, 0)) - ids);
+		row_of[i] = rank[row_of[i]];
 	*ids_out = ids;
 	*nout = nd;
-	return 0;
+	ids = NULL;
+	rc = 0;
+out:
+	free(t);
+	free(d);
+	free(rank);
+	free(ids);
+	return rc;
 }
 
 int func_matrix_load(func_matrix *out, db *d, const capture_set *a,

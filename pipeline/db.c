@@ -198,6 +198,20 @@ static int64_t get_i64(const PGresult *res, int row, int col)
 	return strtoll(PQgetvalue(res, row, col), NULL, 10);
 }
 
+/*
+ * Rows of (ordinality - 1, id or NULL), as the "unnest ... with
+ * ordinality" look-ups return them: ids[ord] = id for each non-NULL id
+ * whose ord is in [0, n); the other ids stay as they were.
+ */
+static void ids_by_ord(int64_t *ids, size_t n, const PGresult *res)
+{
+	for (int r = 0; r < PQntuples(res); r++) {
+		int64_t ord = get_i64(res, r, 0);
+		if (ord >= 0 && (size_t)ord < n && !PQgetisnull(res, r, 1))
+			ids[ord] = get_i64(res, r, 1);
+	}
+}
+
 static double get_f64(const PGresult *res, int row, int col)
 {
 	if (PQgetisnull(res, row, col))
@@ -1290,11 +1304,7 @@ int db_capture_find_many(db *d, int64_t *ids, const int64_t *service_ids,
 		      " from unnest($1::bigint[], $2::text[]) with ordinality k(sid, key, ord)",
 		      2, p, "cannot look captures up")) < 0)
 		goto out;
-	for (int r = 0; r < PQntuples(res); r++) {
-		int64_t ord = get_i64(res, r, 0);
-		if (ord >= 0 && (size_t)ord < n && !PQgetisnull(res, r, 1))
-			ids[ord] = get_i64(res, r, 1);
-	}
+	ids_by_ord(ids, n, res);
 out:
 	PQclear(res);
 	buf_release(&sids);
@@ -1535,11 +1545,7 @@ static int fn_set_lookup(db *d, fn_set *fs, size_t *missing, pr_error *err)
 		      " from unnest($1::text[]) with ordinality k(hex, ord)",
 		      1, params, "cannot read function ids")) < 0)
 		goto out;
-	for (int r = 0; r < PQntuples(res); r++) {
-		int64_t ord = get_i64(res, r, 0);
-		if (ord >= 0 && (size_t)ord < fs->n && !PQgetisnull(res, r, 1))
-			fs->id[ord] = get_i64(res, r, 1);
-	}
+	ids_by_ord(fs->id, fs->n, res);
 	for (size_t i = 0; i < fs->n; i++)
 		if (fs->id[i] <= 0)
 			(*missing)++;
@@ -1612,11 +1618,7 @@ static int fn_set_insert_new(db *d, fn_set *fs, pr_error *err)
 		      " from profreg_batch_functions t",
 		      0, NULL, "cannot read function ids")) < 0)
 		goto out;
-	for (int r = 0; r < PQntuples(res); r++) {
-		int64_t ord = get_i64(res, r, 0);
-		if (ord >= 0 && (size_t)ord < fs->n && !PQgetisnull(res, r, 1))
-			fs->id[ord] = get_i64(res, r, 1);
-	}
+	ids_by_ord(fs->id, fs->n, res);
 out:
 	PQclear(res);
 	buf_release(&b);
