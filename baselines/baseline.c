@@ -267,93 +267,170 @@ static int col_of(const capture_set *a, const capture_set *b, int64_t id, size_t
 }
 
 /*
- * The rows' distinct function ids in ascending order, and each row's
- * index among them: a hash of ids to first-seen numbers (rows come in
- * whatever order the scan gave), then a sort of the few distinct ids,
- * which turns first-seen numbers into ranks.
+ * A bigint[] in its text form ("{1,2,3}", what the server sends for
+ * profile_vectors' columns) into v, which holds n elements. -1 unless it
+ * is exactly n integers.
  */
-typedef struct fid_slot {
-	int64_t fid;
-	uint32_t seen; /* first-seen number + 1; 0: empty */
-} fid_slot;
-
-static int slot_cmp(const void *x, const void *y)
+static int int8_array_parse(int64_t *v, size_t n, const char *s)
 {
-	const fid_slot *a = x, *b = y;
+	size_t k = 0;
 
-	return (a->fid > b->fid) - (a->fid < b->fid);
+	if (*s++ != '{')
+		return -1;
+	if (*s == '}')
+		return n == 0 && s[1] == '\0' ? 0 : -1;
+	for (;;) {
+		char *end;
+
+		if (k == n || !(*s == '-' || (*s >= '0' && *s <= '9')))
+			return -1;
+		v[k++] = strtoll(s, &end, 10);
+		if (*end == '}')
+			return k == n && end[1] == '\0' ? 0 : -1;
+		if (*end != ',')
+			return -1;
+		s = end + 1;
+	}
 }
 
-static int group_fids(int64_t **ids_out, size_t *nout, uint32_t *row_of, const PGresult *res,
-		      int n)
+/* How many elements "{...}" holds: one more than its commas, 0 for "{}". */
+static size_t int8_array_count(const char *s)
 {
-	size_t cap = 64, nd = 0;
-	fid_slot *t = NULL, *d = NULL;
-	uint32_t *rank = NULL;
-	int64_t *ids = NULL;
-	int rc = PR_ENOMEM;
+	size_t n = 1;
 
-	while (cap < 2 * (size_t)n)
-		cap *= 2;
-	if (!(t = calloc(cap, sizeof(*t))) || !(d = malloc((size_t)n * sizeof(*d))))
-		goto out;
-	for (int i = 0; i < n; i++) {
-		int64_t fid = db_get_i64(res, i, 0);
-		size_t h = (size_t)((uint64_t)fid * 0x9E3779B97F4A7C15ull >> 20) & (cap - 1);
-		while (t[h].seen && t[h].fid != fid)
-			h = (h + 1) & (cap - 1);
-		if (!t[h].seen) {
-			t[h].fid = fid;
-			t[h].seen = (uint32_t)++nd;
-			d[nd - 1] = t[h];
-		}
-		row_of[i] = t[h].seen - 1;
+	if (strcmp(s, "{}") == 0)
+		return 0;
+	for (; *s; s++)
+		n += *s == ',';
+	return n;
+}
+
+static int i64_cmp(const void *x, const void *y)
+{
+	const int64_t *a = x, *b = y;
+
+	return (*a > *b) - (*a < *b);
+}
+
+typedef struct id_value {
+	int64_t id, v;
+} id_value;
+
+static int id_value_cmp(const void *x, const void *y)
+{
+	const id_value *a = x, *b = y;
+
+	return (a->id > b->id) - (a->id < b->id);
+}
+
+/*
+ * Ingest and retention store a capture's ids ascending; a row written
+ * otherwise (by hand) is put in order here rather than misread.
+ */
+static int ascend(int64_t *ids, int64_t *v, size_t n)
+{
+	id_value *t;
+	size_t k = 1;
+
+	while (k < n && ids[k - 1] < ids[k])
+		k++;
+	if (k >= n)
+		return 0;
+	if (!(t = malloc(n * sizeof(*t))))
+		return -1;
+	for (k = 0; k < n; k++)
+		t[k] = (id_value){ids[k], v[k]};
+	qsort(t, n, sizeof(*t), id_value_cmp);
+	for (k = 0; k < n; k++) {
+		ids[k] = t[k].id;
+		v[k] = t[k].v;
 	}
-	if (!(ids = malloc(nd * sizeof(*ids))) || !(rank = malloc(nd * sizeof(*rank))))
-		goto out;
-	qsort(d, nd, sizeof(*d), slot_cmp);
-	for (size_t k = 0; k < nd; k++) {
-		ids[k] = d[k].fid;
-		rank[d[k].seen - 1] = (uint32_t)k;
-	}
-	for (int i = 0; i < n; i++)
-		row_of[i] = rank[row_of[i]];
-	*ids_out = ids;
-	*nout = nd;
-	ids = NULL;
-	rc = 0;
-out:
 	free(t);
-	free(d);
-	free(rank);
-	free(ids);
+	return 0;
+}
+
+static bool in_sorted(const int64_t *v, size_t n, int64_t x)
+{
+	return n && bsearch(&x, v, n, sizeof(*v), i64_cmp);
+}
+
+/* The ids of synthetic functions ("(other functions)" of retention), ascending. */
+static int synthetic_ids(int64_t **out, size_t *n, db *d, pr_error *err)
+{
+	PGresult *res = NULL;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if ((rc = db_exec(d, &res, err, "reading synthetic functions",
+			  "select id from functions where synthetic order by id", 0, NULL)) < 0)
+		return rc;
+	if (db_rows(res) && !(*out = malloc((size_t)db_rows(res) * sizeof(**out))))
+		rc = PR_ENOMEM;
+	for (int i = 0; rc == 0 && i < db_rows(res); i++)
+		(*out)[(*n)++] = db_get_i64(res, i, 0);
+	db_result_free(res);
 	return rc;
+}
+
+/*
+ * Each capture's function ids and self values (profile_vectors rows:
+ * res columns 1 and 2), parsed into vals, one capture after another;
+ * starts[i] is where row i's begin and starts[rows] their end.
+ */
+static int vectors_parse(int64_t **ids_out, int64_t **self_out, size_t **starts_out,
+			 const PGresult *res, int rows)
+{
+	size_t total = 0, *starts = NULL;
+	int64_t *ids = NULL, *self = NULL;
+
+	if (!(starts = malloc(((size_t)rows + 1) * sizeof(*starts))))
+		goto fail;
+	for (int i = 0; i < rows; i++) {
+		starts[i] = total;
+		total += int8_array_count(db_get_text(res, i, 1));
+	}
+	starts[rows] = total;
+	if (!(ids = malloc((total ? total : 1) * sizeof(*ids))) ||
+	    !(self = malloc((total ? total : 1) * sizeof(*self))))
+		goto fail;
+	for (int i = 0; i < rows; i++) {
+		size_t m = starts[i + 1] - starts[i];
+
+		if (int8_array_parse(ids + starts[i], m, db_get_text(res, i, 1)) < 0 ||
+		    int8_array_parse(self + starts[i], m, db_get_text(res, i, 2)) < 0) {
+			free(starts);
+			free(ids);
+			free(self);
+			return PR_EDB;
+		}
+		if (ascend(ids + starts[i], self + starts[i], m) < 0)
+			goto fail;
+	}
+	*ids_out = ids;
+	*self_out = self;
+	*starts_out = starts;
+	return 0;
+fail:
+	free(starts);
+	free(ids);
+	free(self);
+	return PR_ENOMEM;
 }
 
 int func_matrix_load(func_matrix *out, db *d, const capture_set *a,
 		     const capture_set *b, pr_error *err)
 {
-	/*
-	 * A summary capture's "(other functions)" row (retention) stands for
-	 * many functions: it is never a function to test or count. Shares of
-	 * the functions a summary keeps are unchanged (the capture's total is).
-	 */
+	/* One row a capture: its function ids ascending, each one's self value beside it. */
 	static const char sql[] =
-		"select function_id, profile_id, self_value from profile_functions"
-		" where profile_id = any($1::bigint[])"
-		"   and function_id not in (select id from functions where synthetic)";
-	/* Captures cut to their top functions carry the synthetic row. */
-	static const char cut_sql[] =
-		"select distinct profile_id from profile_functions"
-		" where profile_id = any($1::bigint[])"
-		"   and function_id in (select id from functions where synthetic)";
-	PGresult *cut = NULL;
+		"select profile_id, function_ids, self_values from profile_vectors"
+		" where profile_id = any($1::bigint[])";
 	buf ids = BUF_INIT;
 	PGresult *res = NULL;
-	uint32_t *row_of = NULL;
+	int64_t *synth = NULL, *fids = NULL, *self = NULL, *all = NULL;
+	size_t nsynth = 0, *starts = NULL, ncaps = a->n + (b ? b->n : 0), nall = 0;
 	const char *params[1];
-	size_t ncaps = a->n + (b ? b->n : 0);
-	int rc, n;
+	int rc, rows;
 
 	memset(out, 0, sizeof(*out));
 	out->ncaps = ncaps;
@@ -362,41 +439,75 @@ int func_matrix_load(func_matrix *out, db *d, const capture_set *a,
 		goto out;
 	}
 	params[0] = ids.ptr;
-	if ((rc = db_exec(d, &res, err, "loading per-function values", sql, 1, params)) < 0)
+	if ((rc = synthetic_ids(&synth, &nsynth, d, err)) < 0 ||
+	    (rc = db_exec(d, &res, err, "loading per-function values", sql, 1, params)) < 0)
 		goto out;
+	rows = db_rows(res);
+	if ((rc = vectors_parse(&fids, &self, &starts, res, rows)) < 0) {
+		rc = rc == PR_ENOMEM ? oom(err)
+				     : pr_error_set(err, PR_EDB,
+						    "database: a capture's function values are "
+						    "not two arrays of one length");
+		goto out;
+	}
 	/*
-	 * No ORDER BY: the server's sort cost as much as its scan. The rows
-	 * are grouped by function here instead (group_fids).
+	 * The matrix's functions: every id the captures hold but the
+	 * synthetic ones, ascending. A summary capture's "(other functions)"
+	 * stands for many functions: it is never a function to test or count
+	 * (the shares of the functions a summary keeps are unchanged).
 	 */
-	n = db_rows(res);
-	if (n > 0 && !(row_of = malloc((size_t)n * sizeof(*row_of)))) {
+	if (!(all = malloc((starts[rows] ? starts[rows] : 1) * sizeof(*all)))) {
 		rc = oom(err);
 		goto out;
 	}
-	if (n > 0 && group_fids(&out->func_ids, &out->nfuncs, row_of, res, n) < 0) {
-		rc = oom(err);
-		goto out;
+	for (size_t k = 0; k < starts[rows]; k++)
+		if (!in_sorted(synth, nsynth, fids[k]))
+			all[nall++] = fids[k];
+	qsort(all, nall, sizeof(*all), i64_cmp);
+	for (size_t k = 0; k < nall; k++)
+		if (out->nfuncs == 0 || all[k] != all[out->nfuncs - 1])
+			all[out->nfuncs++] = all[k];
+	if (out->nfuncs) {
+		out->func_ids = all;
+		all = NULL;
 	}
 	if (out->nfuncs && !(out->self = calloc(out->nfuncs * ncaps, sizeof(*out->self)))) {
 		rc = oom(err);
 		goto out;
 	}
-	if ((rc = db_exec(d, &cut, err, "finding summarised captures", cut_sql, 1, params)) < 0)
-		goto out;
-	for (int i = 0; i < db_rows(cut); i++) {
-		size_t col;
-		if (col_of(a, b, db_get_i64(cut, i, 0), &col) == 0)
-			for (size_t r = 0; r < out->nfuncs; r++)
-				out->self[r * ncaps + col] = FUNC_MATRIX_UNKNOWN;
-	}
-	for (int i = 0; i < n; i++) {
-		size_t col;
-		if (col_of(a, b, db_get_i64(res, i, 1), &col) == 0)
-			out->self[row_of[i] * ncaps + col] = db_get_i64(res, i, 2);
+	for (int i = 0; i < rows; i++) {
+		size_t col, r = 0;
+		bool cut = false;
+
+		if (col_of(a, b, db_get_i64(res, i, 0), &col) < 0)
+			continue;
+		/* Both lists ascend: one pass puts each value on its function's row. */
+		for (size_t k = starts[i]; k < starts[i + 1]; k++) {
+			if (in_sorted(synth, nsynth, fids[k])) {
+				cut = true;
+				continue;
+			}
+			while (r < out->nfuncs && out->func_ids[r] < fids[k])
+				r++;
+			if (r < out->nfuncs && out->func_ids[r] == fids[k])
+				out->self[r * ncaps + col] = self[k];
+		}
+		/* Captures cut to their top functions: what they do not list is unknown. */
+		if (!cut)
+			continue;
+		for (size_t f = 0, k = starts[i]; f < out->nfuncs; f++) {
+			while (k < starts[i + 1] && fids[k] < out->func_ids[f])
+				k++;
+			if (k == starts[i + 1] || fids[k] != out->func_ids[f])
+				out->self[f * ncaps + col] = FUNC_MATRIX_UNKNOWN;
+		}
 	}
 out:
-	free(row_of);
-	db_result_free(cut);
+	free(synth);
+	free(fids);
+	free(self);
+	free(starts);
+	free(all);
 	db_result_free(res);
 	buf_release(&ids);
 	if (rc < 0)

@@ -23,24 +23,26 @@
  * match, $3 min self share, $4 service id (0: any), $5 type, $6 since,
  * $7 until (us), $8 limit + 1 (one more tells the list was cut).
  *
- * The rows are read from the covering index on (function_id,
- * self_share) alone (migration 023), never from the table: a function's
- * rows lie one per capture, each on a page of its own, and reading those
- * pages was nearly all of the query's time. So r takes only the columns
- * the index holds, the service and type come from the capture, and the
- * threshold is written so that the index can range over it (a share of
- * null, a capture with no total, passes only a threshold of 0).
+ * A function's captures are found through the GIN index on
+ * profile_vectors' function ids (migration 024); in each, the function's
+ * place in the ids gives its values. Shares are computed as ingest
+ * computes them (value / the capture's total, 0 when the total is 0).
  */
+#define SHARE(v) "coalesce(" v "::float8 / nullif(p.total_value, 0), 0)"
 #define MATCHED \
 	"with f as (select id, name, file from functions where not synthetic and" \
 	"   case $2 when 'exact' then name = $1" \
 	"     when 'prefix' then left(name, length($1)) = $1 else name ~ $1 end)," \
-	" r as (select pf.profile_id, pf.function_id, pf.captured_at, pf.self_share," \
-	"   pf.total_share, p.service_id, p.profile_type, p.release, p.host" \
-	"   from profile_functions pf join profiles p on p.id = pf.profile_id" \
-	"   where pf.function_id in (select id from f)" \
-	"   and pf.captured_at >= " DB_US_TO_TS("$6") " and pf.captured_at < " DB_US_TO_TS("$7") \
-	"   and ($3::float8 <= 0 or pf.self_share >= $3::float8)" \
+	" r as (select v.profile_id, m.id as function_id, p.captured_at," \
+	"   " SHARE("v.self_values[m.k]") " as self_share," \
+	"   " SHARE("v.total_values[m.k]") " as total_share," \
+	"   p.service_id, p.profile_type, p.release, p.host" \
+	"   from profile_vectors v join profiles p on p.id = v.profile_id" \
+	"   cross join lateral (select f.id, array_position(v.function_ids, f.id) as k" \
+	"     from f) m" \
+	"   where v.function_ids && (select array_agg(id) from f) and m.k is not null" \
+	"   and p.captured_at >= " DB_US_TO_TS("$6") " and p.captured_at < " DB_US_TO_TS("$7") \
+	"   and ($3::float8 <= 0 or " SHARE("v.self_values[m.k]") " >= $3::float8)" \
 	"   and ($4::bigint = 0 or p.service_id = $4)" \
 	"   and ($5::text is null or p.profile_type = $5))"
 

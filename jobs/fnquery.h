@@ -1,7 +1,7 @@
 /*
  * fnquery.h: "every capture where function X exceeded Y% self time in the
- * last 30 days", answered from the per-function rows written at ingest
- * (profile_functions), never by reading a blob.
+ * last 30 days", answered from the per-function values written at ingest
+ * (profile_vectors), never by reading a blob.
  *
  * A name pattern matches a function's name exactly, by prefix or as a
  * PostgreSQL regular expression (case-sensitive); a bad regular

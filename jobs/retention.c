@@ -152,42 +152,46 @@ static int audit_batch(ret *r, const char *action, const char *why, const char *
  */
 static int cut_rows(ret *r, const char *ids, uint64_t *removed, pr_error *err)
 {
+	/*
+	 * c: each capture's entries (for services with a top); r: ranked,
+	 * the "(other functions)" entry ($4) aside; g: what goes, summed into
+	 * "(other functions)" (added to the one a capture may have); w: the
+	 * rewritten capture, its ids ascending as ingest writes them.
+	 */
 	static const char sql[] =
 		"with t as (select * from unnest($2::bigint[], $3::bigint[]) as t(sid, top)),"
-		" r as (select pf.profile_id, pf.function_id, t.top,"
-		"   row_number() over (partition by pf.profile_id"
-		"                      order by pf.self_value desc, pf.function_id) as rn"
-		"   from profile_functions pf join profiles p on p.id = pf.profile_id"
-		"   join t on t.sid = p.service_id"
-		"   where pf.profile_id = any($1::bigint[]) and t.top > 0 "
-		"and pf.function_id <> $4),"
-		" g as (delete from profile_functions pf using r"
-		"   where pf.profile_id = r.profile_id and pf.function_id = "
-		"r.function_id and r.rn > r.top"
-		"   returning pf.profile_id, pf.self_value),"
-		" o as (insert into profile_functions (profile_id, "
-		"function_id, self_value, total_value,"
-		"     self_share, total_share, captured_at, service_id, profile_type)"
-		"   select p.id, $4, s.v, s.v, coalesce(s.v::float8 / nullif(p.total_value, 0), 0),"
-		"     coalesce(s.v::float8 / nullif(p.total_value, 0), 0), "
-		"p.captured_at, p.service_id,"
-		"     p.profile_type"
-		"   from (select profile_id, sum(self_value)::bigint as v "
-		"from g group by profile_id) s"
-		"   join profiles p on p.id = s.profile_id"
-		"   on conflict (profile_id, function_id) do update set"
-		"     self_value = profile_functions.self_value + excluded.self_value,"
-		"     total_value = profile_functions.total_value + excluded.total_value,"
-		"     self_share = profile_functions.self_share + excluded.self_share,"
-		"     total_share = profile_functions.total_share + excluded.total_share"
-		"   returning (xmax = 0) as inserted)"
-		" select (select count(*) from g), (select count(*) from o where inserted)";
+		" c as (select v.profile_id, t.top, u.function_id, u.self_value, u.total_value"
+		"   from profile_vectors v join t on t.sid = v.service_id"
+		"   cross join lateral unnest(v.function_ids, v.self_values, v.total_values)"
+		"     as u(function_id, self_value, total_value)"
+		"   where v.profile_id = any($1::bigint[]) and t.top > 0),"
+		" r as (select c.*, row_number() over (partition by c.profile_id"
+		"   order by c.self_value desc, c.function_id) as rn"
+		"   from c where c.function_id <> $4),"
+		" g as (select profile_id, sum(self_value)::bigint as v, count(*) as n"
+		"   from r where rn > top group by profile_id),"
+		" o as (select profile_id, self_value, total_value from c where function_id = $4),"
+		" n as (select profile_id, function_id, self_value, total_value from r"
+		"   where rn <= top and profile_id in (select profile_id from g)"
+		"   union all select g.profile_id, $4, coalesce(o.self_value, 0) + g.v,"
+		"     coalesce(o.total_value, 0) + g.v from g left join o using (profile_id)),"
+		" w as (update profile_vectors v set function_ids = a.ids, self_values = a.sv,"
+		"     total_values = a.tv"
+		"   from (select profile_id, array_agg(function_id order by function_id) as ids,"
+		"     array_agg(self_value order by function_id) as sv,"
+		"     array_agg(total_value order by function_id) as tv"
+		"     from n group by profile_id) a"
+		"   where v.profile_id = a.profile_id returning 1)"
+		" select (select coalesce(sum(n), 0) from g),"
+		"   (select count(*) from g where profile_id not in (select profile_id from o)),"
+		"   (select count(*) from w)";
 	const char *p[4] = {ids, r->sids.ptr, r->top.ptr, r->other};
 	PGresult *res = NULL;
 	int rc;
 
 	if ((rc = db_exec(r->d, &res, err, "cutting summary rows", sql, 4, p)) < 0)
 		return rc;
+	/* Entries gone, less the "(other functions)" entries that are new. */
 	*removed = (uint64_t)(db_get_i64(res, 0, 0) - db_get_i64(res, 0, 1));
 	db_result_free(res);
 	return 0;
@@ -244,11 +248,12 @@ static int delete_caps(ret *r, const char *ids, const char *why, uint64_t *delet
 		"   for update of p skip locked),"
 		" q as (insert into blob_sweep (blob_key) select distinct blob_key from c"
 		"   on conflict do nothing),"
-		/* No foreign key cascades (migration 023): the rows go here. */
-		" n as (delete from profile_functions"
-		"   where profile_id in (select id from c) returning 1),"
+		/* Their function values go with them (profile_vectors cascades). */
+		" n as (select coalesce(sum(cardinality(function_ids)), 0) as k"
+		"   from profile_vectors"
+		"   where profile_id in (select id from c)),"
 		" x as (delete from profiles where id in (select id from c) returning id)"
-		" select id, (select count(*) from n) from x order by id";
+		" select id, (select k from n) from x order by id";
 	const char *p[2] = {r->at, ids};
 	PGresult *res = NULL;
 	buf done = BUF_INIT;
@@ -686,7 +691,9 @@ static int rows_kept(ret *r, uint64_t *rows, pr_error *err)
 {
 	PGresult *res = NULL;
 	int rc = db_exec(r->d, &res, err, "counting per-function rows",
-			 "select count(*) from profile_functions", 0, NULL);
+			 "select coalesce(sum(cardinality(function_ids)), 0)"
+			 " from profile_vectors",
+			 0, NULL);
 
 	if (rc == 0)
 		*rows = (uint64_t)db_get_i64(res, 0, 0);
@@ -801,8 +808,9 @@ static int rows_left(ret *r, pr_error *err)
 				  "  coalesce(sum(c.n) filter (where not " PROTECTED_P
 				  " and p.retention_class <> 'summary'), 0)"
 				  " from profiles p,"
-				  "  lateral (select count(*) as n from profile_functions pf "
-				  "where pf.profile_id = p.id) c";
+				  "  lateral (select coalesce(sum(cardinality("
+				  "v.function_ids)), 0) as n"
+				  "   from profile_vectors v where v.profile_id = p.id) c";
 	const char *p[1] = {r->at};
 	PGresult *res = NULL;
 	int rc = db_exec(r->d, &res, err, "counting the rows left over the budget", sql, 1, p);
@@ -822,8 +830,8 @@ static int budget_rows(ret *r, pr_error *err)
 		"with " TIERS_CTE
 		" select p.id, c.n - t.top - 1, null from profiles p join "
 		"t on t.sid = p.service_id,"
-		"  lateral (select count(*) as n from profile_functions pf "
-		"where pf.profile_id = p.id) c"
+		"  lateral (select coalesce(sum(cardinality(v.function_ids)), 0) as n"
+		"   from profile_vectors v where v.profile_id = p.id) c"
 		" where p.blob_deleted_at is null and p.retention_class <> 'summary'"
 		"   and t.top > 0 and c.n > t.top + 1 and not " PROTECTED_P
 		" order by p.captured_at, p.id limit $6";
@@ -834,8 +842,8 @@ static int budget_rows(ret *r, pr_error *err)
 	static const char del_sql[] =
 		"with " TIERS_CTE
 		" select p.id, c.n, null from profiles p join t on t.sid = p.service_id,"
-		"  lateral (select count(*) as n from profile_functions pf "
-		"where pf.profile_id = p.id) c"
+		"  lateral (select coalesce(sum(cardinality(v.function_ids)), 0) as n"
+		"   from profile_vectors v where v.profile_id = p.id) c"
 		" where p.retention_class = 'summary' and not " PROTECTED_P
 		" order by p.captured_at, p.id limit $6";
 	uint64_t used = 0;
@@ -1115,8 +1123,8 @@ int retention_storage(json_t **out, db *d, blob_store *bs, const config *cfg, pr
 		"  count(*) filter (where exists (select 1 from capture_pins cp join findings f"
 		"    on f.id = cp.finding_id where cp.profile_id = p.id and f.status = 'open'))"
 		" from profiles p join services s on s.id = p.service_id"
-		" left join (select profile_id, count(*) as n from "
-		"profile_functions group by profile_id) r"
+		" left join (select profile_id, cardinality(function_ids) as n"
+		"   from profile_vectors) r"
 		"   on r.profile_id = p.id"
 		" group by 1, 2 order by 1, 2";
 	/* Blobs kept, once per (service, tier) they are kept for. */

@@ -1663,14 +1663,6 @@ static int put_i64_field(buf *b, int64_t v)
 	return put_be(b, 8, 4) < 0 ? -1 : put_be(b, (uint64_t)v, 8);
 }
 
-static int put_f64_field(buf *b, double v)
-{
-	uint64_t bits;
-
-	memcpy(&bits, &v, sizeof(bits));
-	return put_be(b, 8, 4) < 0 ? -1 : put_be(b, bits, 8);
-}
-
 /* A summary row's place and its function's id, to send a capture's rows by id. */
 typedef struct row_order {
 	int64_t id;
@@ -1684,30 +1676,40 @@ static int row_order_cmp(const void *a, const void *b)
 	return (x->id > y->id) - (x->id < y->id);
 }
 
-/* PostgreSQL's timestamps count microseconds from 2000-01-01 UTC. */
-#define PG_EPOCH_US INT64_C(946684800000000)
+#define PG_INT8_OID 20
 
 /*
- * COPY every row of the captures with ids[c] != 0 straight into
- * profile_functions, in COPY's binary format: the server converts no
- * text, and each share is sent as the double computed here (value / the
- * capture's total, 0 when the total is 0), bit for bit. captured[c] is
- * the capture's time as the server stored it, in Unix microseconds.
- *
- * A capture's rows go in the order of their function ids: its key
- * (profile_id, function_id) then only ever grows, and the server puts
- * each row straight on the primary key's last page instead of searching
- * the tree for it (about a fifth of what that index costs per row).
+ * One bigint[] field of binary COPY: its length, then the array (one
+ * dimension, no nulls, element type int8, n elements from 1), then each
+ * element behind its length.
  */
-static int copy_profile_functions(db *d, const fn_set *fs, const int64_t *ids,
-				  char *const *captured, const db_capture *metas,
-				  const profile_summary *const *sums, size_t n, int64_t want,
-				  pr_error *err)
+static int put_int8_array(buf *b, const int64_t *v, size_t n)
+{
+	if (put_be(b, 20 + 12 * (uint64_t)n, 4) < 0 || put_be(b, 1, 4) < 0 ||
+	    put_be(b, 0, 4) < 0 || put_be(b, PG_INT8_OID, 4) < 0 || put_be(b, n, 4) < 0 ||
+	    put_be(b, 1, 4) < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (put_i64_field(b, v[i]) < 0)
+			return -1;
+	return 0;
+}
+
+/*
+ * COPY one row of profile_vectors per capture with ids[c] != 0 and at
+ * least one function, in COPY's binary format (the server converts no
+ * text): the function ids in ascending order, and each one's self and
+ * total value at the same place. want is how many rows that makes.
+ */
+static int copy_profile_vectors(db *d, const fn_set *fs, const int64_t *ids,
+				const db_capture *metas, const profile_summary *const *sums,
+				size_t n, int64_t want, pr_error *err)
 {
 	static const char header[] = "PGCOPY\n\377\r\n\0\0\0\0\0\0\0\0\0";
 	PGresult *res = NULL;
 	buf b = BUF_INIT;
 	row_order *order = NULL;
+	int64_t *vals = NULL;
 	size_t most = 0;
 	bool copying = false;
 	int rc = 0;
@@ -1715,14 +1717,15 @@ static int copy_profile_functions(db *d, const fn_set *fs, const int64_t *ids,
 	for (size_t c = 0; c < n; c++)
 		if (ids[c] && sums[c]->nrows > most)
 			most = sums[c]->nrows;
-	if (!(order = malloc((most ? most : 1) * sizeof(*order)))) {
+	if (!most)
+		most = 1;
+	if (!(order = malloc(most * sizeof(*order))) ||
+	    !(vals = malloc(3 * most * sizeof(*vals)))) {
 		rc = oom(err);
 		goto out;
 	}
-	res = PQexec(d->conn,
-		     "copy profile_functions (profile_id, function_id, self_value, total_value,"
-		     " self_share, total_share, captured_at, service_id, profile_type)"
-		     " from stdin (format binary)");
+	res = PQexec(d->conn, "copy profile_vectors (profile_id, service_id, function_ids,"
+			      " self_values, total_values) from stdin (format binary)");
 	if (!res || PQresultStatus(res) != PGRES_COPY_IN) {
 		rc = db_fail(d, res, err, "cannot send function rows");
 		goto out;
@@ -1736,47 +1739,29 @@ static int copy_profile_functions(db *d, const fn_set *fs, const int64_t *ids,
 	}
 	for (size_t c = 0; c < n; c++) {
 		const profile_summary *s = sums[c];
-		double total = (double)s->total;
-		size_t type_len = strlen(metas[c].profile_type);
-		buf tail = BUF_INIT;
+		size_t m = s->nrows;
 
-		if (!ids[c] || !s->nrows)
+		if (!ids[c] || !m)
 			continue;
-		/* The columns every row of this capture ends with. */
-		if (put_i64_field(&tail, strtoll(captured[c], NULL, 10) - PG_EPOCH_US) < 0 ||
-		    put_i64_field(&tail, metas[c].service_id) < 0 ||
-		    put_be(&tail, type_len, 4) < 0 ||
-		    buf_put(&tail, metas[c].profile_type, type_len) < 0) {
-			buf_release(&tail);
-			rc = oom(err);
-			goto out;
-		}
-		for (size_t i = 0; i < s->nrows; i++) {
+		for (size_t i = 0; i < m; i++) {
 			order[i].id = fs->id[fs->row[c][i]];
 			order[i].row = i;
 		}
-		qsort(order, s->nrows, sizeof(*order), row_order_cmp);
-		for (size_t k = 0; k < s->nrows; k++) {
-			const profile_summary_row *r = &s->rows[order[k].row];
-			double self_share = s->total ? (double)r->self / total : 0;
-			double total_share = s->total ? (double)r->total / total : 0;
-
-			if (put_be(&b, 9, 2) < 0 || put_i64_field(&b, ids[c]) < 0 ||
-			    put_i64_field(&b, order[k].id) < 0 ||
-			    put_i64_field(&b, r->self) < 0 || put_i64_field(&b, r->total) < 0 ||
-			    put_f64_field(&b, self_share) < 0 ||
-			    put_f64_field(&b, total_share) < 0 ||
-			    buf_put(&b, tail.ptr, tail.len) < 0) {
-				buf_release(&tail);
-				rc = oom(err);
-				goto out;
-			}
-			if (b.len >= COPY_CHUNK && (rc = copy_flush(d, &b, err)) < 0) {
-				buf_release(&tail);
-				goto out;
-			}
+		qsort(order, m, sizeof(*order), row_order_cmp);
+		for (size_t k = 0; k < m; k++) {
+			vals[k] = order[k].id;
+			vals[most + k] = s->rows[order[k].row].self;
+			vals[2 * most + k] = s->rows[order[k].row].total;
 		}
-		buf_release(&tail);
+		if (put_be(&b, 5, 2) < 0 || put_i64_field(&b, ids[c]) < 0 ||
+		    put_i64_field(&b, metas[c].service_id) < 0 ||
+		    put_int8_array(&b, vals, m) < 0 || put_int8_array(&b, vals + most, m) < 0 ||
+		    put_int8_array(&b, vals + 2 * most, m) < 0) {
+			rc = oom(err);
+			goto out;
+		}
+		if (b.len >= COPY_CHUNK && (rc = copy_flush(d, &b, err)) < 0)
+			goto out;
 	}
 	if (put_be(&b, 0xffff, 2) < 0) { /* the trailer: a field count of -1 */
 		rc = oom(err);
@@ -1794,8 +1779,8 @@ static int copy_profile_functions(db *d, const fn_set *fs, const int64_t *ids,
 			rc = db_fail(d, res, err, "cannot store function rows");
 		else if (rc == 0 && strtoll(PQcmdTuples(res), NULL, 10) != want)
 			rc = pr_error_set(err, PR_EDB,
-					  "database: cannot insert function rows: %s "
-					  "of %" PRId64 " functions stored",
+					  "database: cannot insert function rows: those of %s "
+					  "of %" PRId64 " captures stored",
 					  PQcmdTuples(res), want);
 		PQclear(res);
 	}
@@ -1804,6 +1789,7 @@ out:
 	PQclear(res);
 	buf_release(&b);
 	free(order);
+	free(vals);
 	if (copying) {
 		int frc = copy_finish(d, "profreg abandoned the copy", err);
 		if (rc == 0)
@@ -1857,9 +1843,9 @@ static int check_capture(const db_capture *meta, const profile *p, const profile
 static int prepare_capture(db *d, pr_error *err)
 {
 	static const char *const sql[2] = {
-		CAPTURE_INSERT_SQL " returning id, " TS_TO_US("captured_at"),
+		CAPTURE_INSERT_SQL " returning id",
 		CAPTURE_INSERT_SQL " on conflict (service_id, blob_key) do nothing"
-		" returning id, " TS_TO_US("captured_at"),
+		" returning id",
 	};
 	static const char *const name[2] = {"profreg_capture_insert", "profreg_capture_skip"};
 	PGresult *res = NULL;
@@ -1914,9 +1900,9 @@ static void capture_params_fill(capture_params *cp, const db_capture *m,
 	ins[20] = m->tags_json;
 }
 
-/* What a capture's insert returned: *id (0 when skipped) and *captured, or why it failed. */
-static int capture_result(db *d, int64_t *id, char **captured, const PGresult *res,
-			  const db_capture *m, pr_error *err)
+/* What a capture's insert returned: *id (0 when skipped), or why it failed. */
+static int capture_result(db *d, int64_t *id, const PGresult *res, const db_capture *m,
+			  pr_error *err)
 {
 	char qk[68];
 	num sid;
@@ -1932,11 +1918,8 @@ static int capture_result(db *d, int64_t *id, char **captured, const PGresult *r
 				    m->service_id);
 	if (!res_ok(res))
 		return db_fail_input(d, res, err, "cannot insert a capture");
-	if (PQntuples(res) > 0) {
-		if (!(*captured = strdup(PQgetvalue(res, 0, 1))))
-			return oom(err);
+	if (PQntuples(res) > 0)
 		*id = get_i64(res, 0, 0);
-	}
 	return 0;
 }
 
@@ -1949,7 +1932,7 @@ static int capture_result(db *d, int64_t *id, char **captured, const PGresult *r
  * after the other as before, and the first that fails is the one
  * reported (the server skips the rest).
  */
-static int insert_capture_rows(db *d, int64_t *ids, char **captured, const db_capture *metas,
+static int insert_capture_rows(db *d, int64_t *ids, const db_capture *metas,
 			       const profile_summary *const *sums, size_t n, bool skip_existing,
 			       pr_error *err)
 {
@@ -1967,7 +1950,7 @@ static int insert_capture_rows(db *d, int64_t *ids, char **captured, const db_ca
 	if (n == 1) {
 		capture_params_fill(&cp, &metas[0], sums[0]);
 		res = PQexecPrepared(d->conn, stmt, 21, cp.p, NULL, NULL, 0);
-		rc = capture_result(d, &ids[0], &captured[0], res, &metas[0], err);
+		rc = capture_result(d, &ids[0], res, &metas[0], err);
 		goto out;
 	}
 	if (PQenterPipelineMode(d->conn) != 1) {
@@ -1992,7 +1975,7 @@ static int insert_capture_rows(db *d, int64_t *ids, char **captured, const db_ca
 			goto out;
 		}
 		if (rc == 0 && PQresultStatus(res) != PGRES_PIPELINE_ABORTED)
-			rc = capture_result(d, &ids[i], &captured[i], res, &metas[i], err);
+			rc = capture_result(d, &ids[i], res, &metas[i], err);
 		else if (rc == 0)
 			rc = db_fail(d, res, err, "cannot insert a capture");
 		PQclear(res);
@@ -2015,38 +1998,29 @@ out:
 /*
  * The body of db_capture_insert and db_capture_insert_many, inside a
  * transaction: the capture rows, then their functions interned, then
- * every per-function row in one COPY.
+ * every capture's function values in one COPY.
  */
 static int capture_insert_tx(db *d, int64_t *ids, const db_capture *metas,
 			     const profile *const *ps, const profile_summary *const *sums,
 			     size_t n, bool skip_existing, pr_error *err)
 {
 	fn_set fs = {0};
-	char **captured = NULL;
 	int64_t want = 0;
 	int rc = 0;
 
-	if (!(captured = calloc(n, sizeof(*captured)))) {
-		rc = oom(err);
-		goto out;
-	}
-	if ((rc = insert_capture_rows(d, ids, captured, metas, sums, n, skip_existing, err)) < 0)
+	if ((rc = insert_capture_rows(d, ids, metas, sums, n, skip_existing, err)) < 0)
 		goto out;
 	for (size_t i = 0; i < n; i++)
-		if (ids[i])
-			want += (int64_t)sums[i]->nrows;
+		if (ids[i] && sums[i]->nrows)
+			want++;
 	if (want == 0)
 		goto out;
 	if ((rc = fn_set_build(&fs, ids, ps, sums, n, err)) < 0 ||
 	    (rc = fn_set_intern(d, &fs, err)) < 0 ||
-	    (rc = copy_profile_functions(d, &fs, ids, captured, metas, sums, n, want, err)) < 0)
+	    (rc = copy_profile_vectors(d, &fs, ids, metas, sums, n, want, err)) < 0)
 		goto out;
 out:
 	fn_set_release(&fs, n);
-	if (captured)
-		for (size_t i = 0; i < n; i++)
-			free(captured[i]);
-	free(captured);
 	return rc;
 }
 

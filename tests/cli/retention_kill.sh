@@ -45,12 +45,11 @@ sql "insert into profiles (service_id, profile_type, release, captured_at, value
 	select (select id from services where name='keep'), 'cpu', 'r1', '$AT'::timestamptz - interval '30 days',
 		'samples', 'count', 465, 465, 30, encode(sha256(('blob-' || i)::bytea), 'hex'), 'folded'
 	from generate_series(20, $N, 20) i" >/dev/null
-sql "insert into profile_functions (profile_id, function_id, self_value, total_value, self_share,
-	total_share, captured_at, service_id, profile_type)
-	select p.id, f.id, substr(f.name, 6)::int, substr(f.name, 6)::int, substr(f.name, 6)::int / 465.0,
-		substr(f.name, 6)::int / 465.0, p.captured_at, p.service_id, p.profile_type
+sql "insert into profile_vectors (profile_id, service_id, function_ids, self_values, total_values)
+	select p.id, p.service_id, array_agg(f.id order by f.id),
+		array_agg(substr(f.name, 6)::int order by f.id), array_agg(substr(f.name, 6)::int order by f.id)
 	from profiles p cross join functions f where p.format = 'folded' and p.release = 'r1'
-	and f.name like 'gen_f%' and p.id > $baseline" >/dev/null
+	and f.name like 'gen_f%' and p.id > $baseline group by p.id, p.service_id" >/dev/null
 # Their blob files, as the local store lays them out.
 sql "select distinct blob_key from profiles where id > $baseline" >"$T/keys"
 while read -r k; do

@@ -86,7 +86,7 @@ printf 'main;orphan 1\n' >"$T/orphan.folded"
 runp P ingest "$T/orphan.folded" --service checkout --release v1
 orph=$(sql "select max(id) from profiles")
 orphobj=$(object_of "$orph")
-sql "delete from profile_functions where profile_id=$orph; delete from profiles where id=$orph" >/dev/null
+sql "delete from profiles where id=$orph" >/dev/null
 touch -d '2 days ago' "$orphobj"
 runp P retention --json --at 2026-06-01T00:00:00Z
 [ $RC -eq 0 ] && [ ! -e "$oldobj" ] && [ ! -e "$orphobj" ] && [ -f "$(object_of "$id1")" ] &&

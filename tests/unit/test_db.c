@@ -268,7 +268,7 @@ static void test_concurrent_migrations_apply_each_migration_once(void **state)
 			 (int64_t)migrations_count);
 	assert_int_equal(
 		testdb_int(t,
-			   "select count(*) from pg_tables where tablename = 'profile_functions'"),
+			   "select count(*) from pg_tables where tablename = 'profile_vectors'"),
 		1);
 }
 

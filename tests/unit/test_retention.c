@@ -135,15 +135,14 @@ static int64_t capture(fx *f, int age, int nfuncs, size_t bytes, const char *cls
 	     " on conflict do nothing",
 	     nfuncs);
 	testdb_execf(f->t,
-	     "insert into profile_functions (profile_id, function_id, "
-	     "self_value, total_value, self_share,"
-	     " total_share, captured_at, service_id, profile_type)"
-	     " select p.id, fn.id, 10 * substr(fn.name, 2)::int, 10 * substr(fn.name, 2)::int,"
-	     " 10 * substr(fn.name, 2)::int / p.total_value::float8, 10 * substr(fn.name, "
-	     "2)::int / p.total_value::float8,"
-	     " p.captured_at, p.service_id, p.profile_type from profiles p, functions fn"
+	     "insert into profile_vectors (profile_id, service_id, function_ids, self_values,"
+	     " total_values)"
+	     " select p.id, p.service_id, array_agg(fn.id order by fn.id),"
+	     " array_agg(10 * substr(fn.name, 2)::int order by fn.id),"
+	     " array_agg(10 * substr(fn.name, 2)::int order by fn.id)"
+	     " from profiles p, functions fn"
 	     " where p.id = %lld and fn.file = '' and fn.name ~ '^f[0-9]+$' and "
-	     "substr(fn.name, 2)::int <= %d",
+	     "substr(fn.name, 2)::int <= %d group by p.id, p.service_id",
 	     (long long)id, nfuncs);
 	return id;
 }
