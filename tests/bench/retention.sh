@@ -30,19 +30,18 @@ q "insert into profiles (service_id, profile_type, release, captured_at, value_t
 		'$AT'::timestamptz - (8 + i % 112) * interval '1 day' - (i % 86400) * interval '1 second',
 		'samples', 'count', 550, 550, 10, encode(sha256(('bench-' || i)::bytea), 'hex'), 'pprof'
 	from generate_series(1, $N) i"
-q "insert into profile_functions (profile_id, function_id, self_value, total_value, self_share,
-	total_share, captured_at, service_id, profile_type)
-	select p.id, f.id, 10 * substr(f.name, 8)::int, 10 * substr(f.name, 8)::int,
-		substr(f.name, 8)::int / 55.0, substr(f.name, 8)::int / 55.0,
-		p.captured_at, p.service_id, p.profile_type
-	from profiles p cross join functions f where f.name like 'bench_f%'"
+q "insert into profile_vectors (profile_id, service_id, function_ids, self_values, total_values)
+	select p.id, p.service_id, array_agg(f.id order by f.id),
+		array_agg(10 * substr(f.name, 8)::int order by f.id),
+		array_agg(10 * substr(f.name, 8)::int order by f.id)
+	from profiles p cross join functions f where f.name like 'bench_f%' group by p.id, p.service_id"
 q "analyze"
 q "select blob_key from profiles order by id limit $FILES" | while read -r k; do
 	d=$H/blobs/sha256/${k:0:2}
 	[ -d "$d" ] || mkdir -p "$d"
 	printf 'bench blob %s' "$k" >"$d/${k:2}.zst"
 done
-rows=$(q "select count(*) from profile_functions")
+rows=$(q "select sum(cardinality(function_ids)) from profile_vectors")
 
 # The reference: the same row work as two set-based statements on the
 # same tables and indexes, in a transaction rolled back afterwards.
@@ -51,15 +50,21 @@ psql "$DB" -qAt -v ON_ERROR_STOP=1 >/dev/null <<SQL
 begin;
 update profiles set retention_class = 'summary', blob_deleted_at = now()
 	where captured_at < '$AT'::timestamptz - interval '7 days';
-delete from profile_functions pf using (select profile_id, function_id, row_number() over
-	(partition by profile_id order by self_value desc, function_id) rn from profile_functions) r
-	where pf.profile_id = r.profile_id and pf.function_id = r.function_id and r.rn > 5;
+update profile_vectors v set function_ids = a.ids, self_values = a.sv, total_values = a.tv
+	from (select profile_id, array_agg(function_id order by function_id) ids,
+		array_agg(self_value order by function_id) sv, array_agg(total_value order by function_id) tv
+		from (select v.profile_id, u.*, row_number() over (partition by v.profile_id
+			order by u.self_value desc, u.function_id) rn
+			from profile_vectors v, unnest(v.function_ids, v.self_values, v.total_values)
+			as u(function_id, self_value, total_value)) x
+		where rn <= 5 group by profile_id) a
+	where v.profile_id = a.profile_id;
 select 1;
 SQL
 r1=$(date +%s.%N)
 # (psql ends without commit: the server rolls it back)
 q "vacuum analyze profiles"
-q "vacuum analyze profile_functions"
+q "vacuum analyze profile_vectors"
 
 t0=$(date +%s.%N)
 "${P[@]}" --config "$TMP/retention.json" retention --at "$AT" --json >"$TMP/retention.out"
