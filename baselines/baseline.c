@@ -266,87 +266,11 @@ static int col_of(const capture_set *a, const capture_set *b, int64_t id, size_t
 	return -1;
 }
 
-/*
- * A bigint[] in its text form ("{1,2,3}", what the server sends for
- * profile_vectors' columns) into v, which holds n elements. -1 unless it
- * is exactly n integers.
- */
-static int int8_array_parse(int64_t *v, size_t n, const char *s)
-{
-	size_t k = 0;
-
-	if (*s++ != '{')
-		return -1;
-	if (*s == '}')
-		return n == 0 && s[1] == '\0' ? 0 : -1;
-	for (;;) {
-		char *end;
-
-		if (k == n || !(*s == '-' || (*s >= '0' && *s <= '9')))
-			return -1;
-		v[k++] = strtoll(s, &end, 10);
-		if (*end == '}')
-			return k == n && end[1] == '\0' ? 0 : -1;
-		if (*end != ',')
-			return -1;
-		s = end + 1;
-	}
-}
-
-/* How many elements "{...}" holds: one more than its commas, 0 for "{}". */
-static size_t int8_array_count(const char *s)
-{
-	size_t n = 1;
-
-	if (strcmp(s, "{}") == 0)
-		return 0;
-	for (; *s; s++)
-		n += *s == ',';
-	return n;
-}
-
 static int i64_cmp(const void *x, const void *y)
 {
 	const int64_t *a = x, *b = y;
 
 	return (*a > *b) - (*a < *b);
-}
-
-typedef struct id_value {
-	int64_t id, v;
-} id_value;
-
-static int id_value_cmp(const void *x, const void *y)
-{
-	const id_value *a = x, *b = y;
-
-	return (a->id > b->id) - (a->id < b->id);
-}
-
-/*
- * Ingest and retention store a capture's ids ascending; a row written
- * otherwise (by hand) is put in order here rather than misread.
- */
-static int ascend(int64_t *ids, int64_t *v, size_t n)
-{
-	id_value *t;
-	size_t k = 1;
-
-	while (k < n && ids[k - 1] < ids[k])
-		k++;
-	if (k >= n)
-		return 0;
-	if (!(t = malloc(n * sizeof(*t))))
-		return -1;
-	for (k = 0; k < n; k++)
-		t[k] = (id_value){ids[k], v[k]};
-	qsort(t, n, sizeof(*t), id_value_cmp);
-	for (k = 0; k < n; k++) {
-		ids[k] = t[k].id;
-		v[k] = t[k].v;
-	}
-	free(t);
-	return 0;
 }
 
 static bool in_sorted(const int64_t *v, size_t n, int64_t x)
@@ -373,64 +297,14 @@ static int synthetic_ids(int64_t **out, size_t *n, db *d, pr_error *err)
 	return rc;
 }
 
-/*
- * Each capture's function ids and self values (profile_vectors rows:
- * res columns 1 and 2), parsed into vals, one capture after another;
- * starts[i] is where row i's begin and starts[rows] their end.
- */
-static int vectors_parse(int64_t **ids_out, int64_t **self_out, size_t **starts_out,
-			 const PGresult *res, int rows)
-{
-	size_t total = 0, *starts = NULL;
-	int64_t *ids = NULL, *self = NULL;
-
-	if (!(starts = malloc(((size_t)rows + 1) * sizeof(*starts))))
-		goto fail;
-	for (int i = 0; i < rows; i++) {
-		starts[i] = total;
-		total += int8_array_count(db_get_text(res, i, 1));
-	}
-	starts[rows] = total;
-	if (!(ids = malloc((total ? total : 1) * sizeof(*ids))) ||
-	    !(self = malloc((total ? total : 1) * sizeof(*self))))
-		goto fail;
-	for (int i = 0; i < rows; i++) {
-		size_t m = starts[i + 1] - starts[i];
-
-		if (int8_array_parse(ids + starts[i], m, db_get_text(res, i, 1)) < 0 ||
-		    int8_array_parse(self + starts[i], m, db_get_text(res, i, 2)) < 0) {
-			free(starts);
-			free(ids);
-			free(self);
-			return PR_EDB;
-		}
-		if (ascend(ids + starts[i], self + starts[i], m) < 0)
-			goto fail;
-	}
-	*ids_out = ids;
-	*self_out = self;
-	*starts_out = starts;
-	return 0;
-fail:
-	free(starts);
-	free(ids);
-	free(self);
-	return PR_ENOMEM;
-}
-
 int func_matrix_load(func_matrix *out, db *d, const capture_set *a,
 		     const capture_set *b, pr_error *err)
 {
-	/* One row a capture: its function ids ascending, each one's self value beside it. */
-	static const char sql[] =
-		"select profile_id, function_ids, self_values from profile_vectors"
-		" where profile_id = any($1::bigint[])";
 	buf ids = BUF_INIT;
-	PGresult *res = NULL;
-	int64_t *synth = NULL, *fids = NULL, *self = NULL, *all = NULL;
-	size_t nsynth = 0, *starts = NULL, ncaps = a->n + (b ? b->n : 0), nall = 0;
-	const char *params[1];
-	int rc, rows;
+	db_vectors v = {0};
+	int64_t *synth = NULL, *all = NULL;
+	size_t nsynth = 0, ncaps = a->n + (b ? b->n : 0), nall = 0;
+	int rc;
 
 	memset(out, 0, sizeof(*out));
 	out->ncaps = ncaps;
@@ -438,31 +312,22 @@ int func_matrix_load(func_matrix *out, db *d, const capture_set *a,
 		rc = oom(err);
 		goto out;
 	}
-	params[0] = ids.ptr;
 	if ((rc = synthetic_ids(&synth, &nsynth, d, err)) < 0 ||
-	    (rc = db_exec(d, &res, err, "loading per-function values", sql, 1, params)) < 0)
+	    (rc = db_vectors_read(d, &v, ids.ptr, err)) < 0)
 		goto out;
-	rows = db_rows(res);
-	if ((rc = vectors_parse(&fids, &self, &starts, res, rows)) < 0) {
-		rc = rc == PR_ENOMEM ? oom(err)
-				     : pr_error_set(err, PR_EDB,
-						    "database: a capture's function values are "
-						    "not two arrays of one length");
-		goto out;
-	}
 	/*
 	 * The matrix's functions: every id the captures hold but the
 	 * synthetic ones, ascending. A summary capture's "(other functions)"
 	 * stands for many functions: it is never a function to test or count
 	 * (the shares of the functions a summary keeps are unchanged).
 	 */
-	if (!(all = malloc((starts[rows] ? starts[rows] : 1) * sizeof(*all)))) {
+	if (!(all = malloc((v.start[v.n] ? v.start[v.n] : 1) * sizeof(*all)))) {
 		rc = oom(err);
 		goto out;
 	}
-	for (size_t k = 0; k < starts[rows]; k++)
-		if (!in_sorted(synth, nsynth, fids[k]))
-			all[nall++] = fids[k];
+	for (size_t k = 0; k < v.start[v.n]; k++)
+		if (!in_sorted(synth, nsynth, v.function_id[k]))
+			all[nall++] = v.function_id[k];
 	qsort(all, nall, sizeof(*all), i64_cmp);
 	for (size_t k = 0; k < nall; k++)
 		if (out->nfuncs == 0 || all[k] != all[out->nfuncs - 1])
@@ -475,40 +340,38 @@ int func_matrix_load(func_matrix *out, db *d, const capture_set *a,
 		rc = oom(err);
 		goto out;
 	}
-	for (int i = 0; i < rows; i++) {
-		size_t col, r = 0;
+	for (size_t i = 0; i < v.n; i++) {
+		const int64_t *fid = v.function_id;
+		size_t col, r = 0, end = v.start[i + 1];
 		bool cut = false;
 
-		if (col_of(a, b, db_get_i64(res, i, 0), &col) < 0)
+		if (col_of(a, b, v.capture_id[i], &col) < 0)
 			continue;
 		/* Both lists ascend: one pass puts each value on its function's row. */
-		for (size_t k = starts[i]; k < starts[i + 1]; k++) {
-			if (in_sorted(synth, nsynth, fids[k])) {
+		for (size_t k = v.start[i]; k < end; k++) {
+			if (in_sorted(synth, nsynth, fid[k])) {
 				cut = true;
 				continue;
 			}
-			while (r < out->nfuncs && out->func_ids[r] < fids[k])
+			while (r < out->nfuncs && out->func_ids[r] < fid[k])
 				r++;
-			if (r < out->nfuncs && out->func_ids[r] == fids[k])
-				out->self[r * ncaps + col] = self[k];
+			if (r < out->nfuncs && out->func_ids[r] == fid[k])
+				out->self[r * ncaps + col] = v.self_value[k];
 		}
 		/* Captures cut to their top functions: what they do not list is unknown. */
 		if (!cut)
 			continue;
-		for (size_t f = 0, k = starts[i]; f < out->nfuncs; f++) {
-			while (k < starts[i + 1] && fids[k] < out->func_ids[f])
+		for (size_t f = 0, k = v.start[i]; f < out->nfuncs; f++) {
+			while (k < end && fid[k] < out->func_ids[f])
 				k++;
-			if (k == starts[i + 1] || fids[k] != out->func_ids[f])
+			if (k == end || fid[k] != out->func_ids[f])
 				out->self[f * ncaps + col] = FUNC_MATRIX_UNKNOWN;
 		}
 	}
 out:
 	free(synth);
-	free(fids);
-	free(self);
-	free(starts);
 	free(all);
-	db_result_free(res);
+	db_vectors_release(&v);
 	buf_release(&ids);
 	if (rc < 0)
 		func_matrix_release(out);
@@ -648,12 +511,12 @@ int baseline_store(int64_t *id, bool *reused, db *d, int64_t service_id,
 		" (select coalesce(array_agg(distinct release order by release), '{}')"
 		"    from profiles where id = any($7::bigint[])))"
 		" returning id";
+	/* One row a baseline, its functions' summaries as arrays (migration 025). */
 	static const char funcs_sql[] =
-		"insert into baseline_functions (baseline_id, function_id, n, mean_share,"
+		"insert into baseline_vectors (baseline_id, n, function_ids, mean_share,"
 		" median_share, mad_share, ewma_share, mean_vst, var_vst, var_floor, mean_rate)"
-		" select $1, f, $2, a, b, c, e, g, h, i, j from unnest($3::bigint[], $4::float8[],"
-		" $5::float8[], $6::float8[], $7::float8[], $8::float8[], $9::float8[],"
-		" $10::float8[], $11::float8[]) as t(f, a, b, c, e, g, h, i, j)";
+		" values ($1, $2, $3::bigint[], $4::float8[], $5::float8[], $6::float8[],"
+		" $7::float8[], $8::float8[], $9::float8[], $10::float8[], $11::float8[])";
 	char key[65], sid[24], ws[24], we[24], ncap[24], bid[24];
 	buf ids = BUF_INIT, fids = BUF_INIT, arr[8];
 	PGresult *res = NULL;

@@ -2276,6 +2276,160 @@ out:
 	return rc;
 }
 
+void db_vectors_release(db_vectors *v)
+{
+	free(v->capture_id);
+	free(v->start);
+	free(v->function_id);
+	free(v->self_value);
+	memset(v, 0, sizeof(*v));
+}
+
+static uint64_t get_be(const unsigned char *p, size_t n)
+{
+	uint64_t v = 0;
+
+	for (size_t i = 0; i < n; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/*
+ * The element count of a binary int8[] of `len` bytes at p, or -1 unless
+ * it is one dimension from 1 (or none, empty) of int8 without nulls whose
+ * elements fill it exactly.
+ */
+static int64_t int8_array_len(const unsigned char *p, size_t len)
+{
+	uint64_t n;
+
+	if (len < 12 || get_be(p + 4, 4) != 0 || get_be(p + 8, 4) != PG_INT8_OID)
+		return -1;
+	if (get_be(p, 4) == 0)
+		return len == 12 ? 0 : -1;
+	if (get_be(p, 4) != 1 || len < 20 || get_be(p + 16, 4) != 1)
+		return -1;
+	n = get_be(p + 12, 4);
+	if (n > (len - 20) / 12 || len - 20 != 12 * n)
+		return -1;
+	for (uint64_t i = 0; i < n; i++)
+		if (get_be(p + 20 + 12 * i, 4) != 8)
+			return -1;
+	return (int64_t)n;
+}
+
+static void int8_array_get(int64_t *v, const unsigned char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		v[i] = (int64_t)get_be(p + 20 + 12 * i + 4, 8);
+}
+
+typedef struct id_value {
+	int64_t id, v;
+} id_value;
+
+static int id_value_cmp(const void *x, const void *y)
+{
+	const id_value *a = x, *b = y;
+
+	return (a->id > b->id) - (a->id < b->id);
+}
+
+/*
+ * Ingest and retention store a capture's ids ascending; a row written
+ * otherwise (by hand) is put in order here rather than misread.
+ */
+static int ascend(int64_t *ids, int64_t *v, size_t n)
+{
+	id_value *t;
+	size_t k = 1;
+
+	while (k < n && ids[k - 1] < ids[k])
+		k++;
+	if (k >= n)
+		return 0;
+	if (!(t = malloc(n * sizeof(*t))))
+		return -1;
+	for (k = 0; k < n; k++)
+		t[k] = (id_value){ids[k], v[k]};
+	qsort(t, n, sizeof(*t), id_value_cmp);
+	for (k = 0; k < n; k++) {
+		ids[k] = t[k].id;
+		v[k] = t[k].v;
+	}
+	free(t);
+	return 0;
+}
+
+int db_vectors_read(db *d, db_vectors *out, const char *ids_literal, pr_error *err)
+{
+	/*
+	 * Binary results: the server sends each array as it holds it, with
+	 * no number turned into text and back (most of this read's cost).
+	 */
+	static const char sql[] =
+		"select profile_id, function_ids, self_values from profile_vectors"
+		" where profile_id = any($1::bigint[])";
+	const char *p[1] = {ids_literal};
+	PGresult *res = NULL;
+	size_t total = 0;
+	int rows, rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	res = PQexecParams(d->conn, sql, 1, NULL, p, NULL, NULL, 1);
+	if (!res_ok(res)) {
+		rc = db_fail(d, res, err, "cannot read captures' function values");
+		goto out;
+	}
+	rows = PQntuples(res);
+	if (!(out->capture_id = malloc(((size_t)rows + 1) * sizeof(*out->capture_id))) ||
+	    !(out->start = malloc(((size_t)rows + 1) * sizeof(*out->start)))) {
+		rc = oom(err);
+		goto out;
+	}
+	for (int i = 0; i < rows; i++) {
+		const unsigned char *f = (const unsigned char *)PQgetvalue(res, i, 1);
+		const unsigned char *v = (const unsigned char *)PQgetvalue(res, i, 2);
+		int64_t nf = int8_array_len(f, (size_t)PQgetlength(res, i, 1));
+
+		if (PQgetlength(res, i, 0) != 8 || nf < 0 ||
+		    int8_array_len(v, (size_t)PQgetlength(res, i, 2)) != nf) {
+			rc = pr_error_set(err, PR_EDB,
+					  "database: the function values of a capture are not "
+					  "two int8 arrays of one length");
+			goto out;
+		}
+		out->start[i] = total;
+		total += (size_t)nf;
+	}
+	out->start[rows] = total;
+	if (!(out->function_id = malloc((total ? total : 1) * sizeof(int64_t))) ||
+	    !(out->self_value = malloc((total ? total : 1) * sizeof(int64_t)))) {
+		rc = oom(err);
+		goto out;
+	}
+	for (int i = 0; i < rows; i++) {
+		size_t at = out->start[i], m = out->start[i + 1] - at;
+
+		out->capture_id[i] =
+			(int64_t)get_be((const unsigned char *)PQgetvalue(res, i, 0), 8);
+		int8_array_get(out->function_id + at,
+			       (const unsigned char *)PQgetvalue(res, i, 1), m);
+		int8_array_get(out->self_value + at,
+			       (const unsigned char *)PQgetvalue(res, i, 2), m);
+		if (ascend(out->function_id + at, out->self_value + at, m) < 0) {
+			rc = oom(err);
+			goto out;
+		}
+	}
+	out->n = (size_t)rows;
+out:
+	PQclear(res);
+	if (rc < 0)
+		db_vectors_release(out);
+	return rc;
+}
+
 int db_audit(db *d, const char *action, const char *object, const char *detail_json, pr_error *err)
 {
 	const char *p[4] = {d->actor, action, object ? object : "", detail_json};

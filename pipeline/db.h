@@ -283,6 +283,29 @@ typedef struct db_func_row {
 void db_func_rows_free(db_func_row *rows, size_t n);
 
 /*
+ * The stored function values of several captures (profile_vectors), in
+ * one read: capture i (capture_id[i]) has the values at
+ * [start[i], start[i + 1]) of function_id and self_value, its function
+ * ids ascending. Captures without functions are absent. Every array is
+ * the struct's, freed with db_vectors_release.
+ */
+typedef struct db_vectors {
+	size_t n;
+	int64_t *capture_id; /* n */
+	size_t *start;       /* n + 1 */
+	int64_t *function_id, *self_value; /* start[n] each */
+} db_vectors;
+
+void db_vectors_release(db_vectors *v);
+
+/*
+ * Read the values of the captures whose ids `ids_literal` lists (a
+ * bigint[] literal, db_bigint_array). The arrays come in PostgreSQL's
+ * binary form, checked element by element: a malformed one is PR_EDB.
+ */
+int db_vectors_read(db *d, db_vectors *out, const char *ids_literal, pr_error *err);
+
+/*
  * The capture's functions by self value desc, then total desc, then name
  * and file (byte order), at most `limit` (0: all). *out is a new array of
  * *n rows (NULL when none), freed with db_func_rows_free. PR_ENOTFOUND

@@ -75,9 +75,11 @@ for sid in $PAYID $SHOPID; do
 	     insert into collect_slots (service_id, source, target, profile_type, slot_start,
 		slot_end, outcome) values ($sid, 's', 't', 'cpu', now(), now(), 'empty');
 	     insert into baselines (service_id, profile_type) values ($sid, 'cpu');
-	     insert into baseline_functions select distinct b.id, pf.function_id, 1, 0, 0, 0, 0, 0,
-		0, 0 from baselines b join profile_functions pf on pf.service_id = b.service_id
-		where b.service_id = $sid;
+	     insert into baseline_vectors select b.id, 1, f.ids, f.z, f.z, f.z, f.z, f.z, f.z,
+		f.z, f.z from baselines b, (select array_agg(d.fid) as ids,
+		array_agg(0::float8) as z from (select distinct pf.function_id as fid
+		from profile_functions pf where pf.service_id = $sid) d) f
+		where b.service_id = $sid and f.ids is not null;
 	     insert into snapshots (host, taken_at, service, blob_key, archive_bytes, manifest,
 		stored_by) select 'h', now(), name, lpad(to_hex(id), 64, 'a'), 1, '{}', 'x'
 		from services where id = $sid;" >/dev/null

@@ -2,12 +2,13 @@
  * test_baseline.c: the per-function matrix the analysis reads
  * (func_matrix_load), against the rows stored in the real database.
  *
- * The rows come from the server in whatever order its scan gives and are
- * grouped by function in profreg; every cell must land on its function's
- * row and its capture's column, and the rows must be in ascending id
- * order whatever order the functions were interned in.
+ * Each capture's values are one row of profile_vectors, merged by
+ * function in profreg; every cell must land on its function's row and
+ * its capture's column, and the rows must be in ascending id order
+ * whatever order the functions were interned in.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -147,6 +148,137 @@ static void test_matrix_puts_every_value_on_its_function_and_capture(void **stat
 	capture_set_release(&all);
 }
 
+/*
+ * A capture's vector written by hand with its ids descending is read in
+ * order; one cut to a summary (it holds the synthetic "(other
+ * functions)" entry) gives every function it does not list as unknown,
+ * and the synthetic entry is no row of the matrix.
+ */
+static void test_vectors_out_of_order_and_cut_captures_are_read_right(void **state)
+{
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+	int64_t sid = testdb_add_service(t, "svc"), ids[NCAPS];
+	capture_query q = {0};
+	capture_set all = {0};
+	func_matrix m = {0};
+	size_t unknown = 0;
+
+	for (size_t c = 0; c < NCAPS; c++)
+		ids[c] = store_capture(t, sid, c);
+	testdb_execf(t, "update profile_vectors set"
+		     " function_ids = array(select x from unnest(function_ids) with ordinality"
+		     "   u(x, o) order by o desc),"
+		     " self_values = array(select x from unnest(self_values) with ordinality"
+		     "   u(x, o) order by o desc),"
+		     " total_values = array(select x from unnest(total_values) with ordinality"
+		     "   u(x, o) order by o desc) where profile_id = %lld", (long long)ids[1]);
+	testdb_execf(t, "insert into functions (name, file, synthetic)"
+		     " values ('(other functions)', '', true)");
+	/* Capture 2 keeps its last 20 functions and sums the rest into the synthetic one. */
+	testdb_execf(t, "update profile_vectors set"
+		     " function_ids = function_ids[cardinality(function_ids) - 19:]"
+		     "   || (select id from functions where synthetic),"
+		     " self_values = self_values[cardinality(self_values) - 19:] || 12345::bigint,"
+		     " total_values = total_values[cardinality(total_values) - 19:]"
+		     "   || 12345::bigint"
+		     " where profile_id = %lld", (long long)ids[2]);
+	q.service_id = sid;
+	q.type = "cpu";
+	assert_int_equal(capture_set_load(&all, t->db, &q, &err), 0);
+	if (func_matrix_load(&m, t->db, &all, NULL, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(m.nfuncs, testdb_int(t, "select count(*) from functions"
+					       " where not synthetic and name like 'fn_%'"));
+	for (size_t r = 0; r < m.nfuncs; r++) {
+		char sql[160];
+		int i;
+
+		snprintf(sql, sizeof(sql), "select substr(name, 4)::int from functions"
+			 " where id = %lld and not synthetic", (long long)m.func_ids[r]);
+		i = testdb_int(t, sql);
+		for (size_t c = 0; c < NCAPS; c++) {
+			int64_t got = m.self[r * NCAPS + c];
+
+			if (c == 2 && got == FUNC_MATRIX_UNKNOWN) {
+				unknown++;
+				continue;
+			}
+			if (got != cell((size_t)i, c))
+				fail_msg("fn_%03d in capture %zu: %lld, stored %lld", i, c,
+					 (long long)got, (long long)cell((size_t)i, c));
+		}
+	}
+	/* Only the 20 functions capture 2 kept are known there. */
+	assert_int_equal(unknown, m.nfuncs - 20);
+	func_matrix_release(&m);
+	capture_set_release(&all);
+}
+
+/*
+ * A stored baseline's per-function summaries read back through the view
+ * baseline_functions to the last bit, an unknown variance or rate as
+ * NULL, each on its own function; the same captures again reuse it.
+ */
+static void test_a_stored_baseline_reads_back_per_function(void **state)
+{
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+	int64_t sid = testdb_add_service(t, "svc"), id = 0, again = 0;
+	capture_query q = {0};
+	capture_set all = {0};
+	baseline_func f[3];
+	bool reused = true;
+
+	for (size_t c = 0; c < 3; c++)
+		store_capture(t, sid, c);
+	q.service_id = sid;
+	q.type = "cpu";
+	assert_int_equal(capture_set_load(&all, t->db, &q, &err), 0);
+	for (size_t i = 0; i < 3; i++) {
+		double x = 0.1 / (double)(i + 3);
+
+		f[i] = (baseline_func){
+			.function_id = testdb_int(t, "select min(id) from functions") + (int64_t)i,
+			.n = all.n, .mean_share = x, .median_share = x * 1.1, .mad_share = x / 7,
+			.ewma_share = x * 0.9, .mean_vst = x * 3, .var_vst = i == 1 ? NAN : x / 3,
+			.var_floor = x / 11, .mean_rate = i == 2 ? NAN : x * 1e9};
+	}
+	if (baseline_store(&id, &reused, t->db, sid, "cpu", T0 - 1, T0 + 10000000, &all, f, 3,
+			   &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_false(reused);
+	for (size_t i = 0; i < 3; i++) {
+		char sql[768], vst[64], rate[64];
+
+		/* NaN is stored as NULL; a number must come back exactly. */
+		if (isnan(f[i].var_vst))
+			snprintf(vst, sizeof(vst), "var_vst is null");
+		else
+			snprintf(vst, sizeof(vst), "var_vst = %.17g", f[i].var_vst);
+		if (isnan(f[i].mean_rate))
+			snprintf(rate, sizeof(rate), "mean_rate is null");
+		else
+			snprintf(rate, sizeof(rate), "mean_rate = %.17g", f[i].mean_rate);
+		snprintf(sql, sizeof(sql),
+			 "select count(*) from baseline_functions where baseline_id = %lld"
+			 " and function_id = %lld and n = %zu and mean_share = %.17g"
+			 " and median_share = %.17g and mad_share = %.17g and ewma_share = %.17g"
+			 " and mean_vst = %.17g and %s and var_floor = %.17g and %s",
+			 (long long)id, (long long)f[i].function_id, all.n, f[i].mean_share,
+			 f[i].median_share, f[i].mad_share, f[i].ewma_share, f[i].mean_vst, vst,
+			 f[i].var_floor, rate);
+		if (testdb_int(t, sql) != 1)
+			fail_msg("function %zu does not read back: %s", i, sql);
+	}
+	assert_int_equal(testdb_int(t, "select count(*) from baseline_functions"), 3);
+	assert_int_equal(baseline_store(&again, &reused, t->db, sid, "cpu", T0 - 2,
+					T0 + 20000000, &all, f, 3, &err), 0);
+	assert_true(reused);
+	assert_int_equal(again, id);
+	capture_set_release(&all);
+}
+
 static void test_matrix_of_captures_without_rows_is_empty(void **state)
 {
 	testdb *t = *state;
@@ -164,6 +296,10 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_matrix_puts_every_value_on_its_function_and_capture,
+				       testdb_reset),
+		cmocka_unit_test_setup(test_vectors_out_of_order_and_cut_captures_are_read_right,
+				       testdb_reset),
+		cmocka_unit_test_setup(test_a_stored_baseline_reads_back_per_function,
 				       testdb_reset),
 		cmocka_unit_test_setup(test_matrix_of_captures_without_rows_is_empty,
 				       testdb_reset),
