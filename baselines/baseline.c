@@ -297,6 +297,54 @@ static int synthetic_ids(int64_t **out, size_t *n, db *d, pr_error *err)
 	return rc;
 }
 
+/*
+ * Every function id of the captures in v but the synthetic ones, once
+ * each and ascending, into a new array *out of *n. Each capture's ids
+ * already ascend, so the union is a merge of sorted lists: captures of
+ * one service share most functions and it stays about one list long.
+ */
+static int union_ids(int64_t **out, size_t *n, const db_vectors *v, const int64_t *synth,
+		     size_t nsynth)
+{
+	size_t cap = v->start[v->n] ? v->start[v->n] : 1, na = 0;
+	int64_t *acc = malloc(cap * sizeof(*acc)), *tmp = malloc(cap * sizeof(*tmp));
+
+	*out = NULL;
+	*n = 0;
+	if (!acc || !tmp) {
+		free(acc);
+		free(tmp);
+		return -1;
+	}
+	for (size_t i = 0; i < v->n; i++) {
+		const int64_t *b = v->function_id + v->start[i];
+		size_t nb = v->start[i + 1] - v->start[i], x = 0, y = 0, nt = 0;
+		int64_t *swap;
+
+		while (x < na || y < nb) {
+			int64_t id;
+
+			if (y == nb || (x < na && acc[x] <= b[y])) {
+				id = acc[x++];
+				if (y < nb && b[y] == id)
+					y++;
+			} else {
+				id = b[y++];
+				if (in_sorted(synth, nsynth, id))
+					continue;
+			}
+			if (nt == 0 || tmp[nt - 1] != id) /* a hand-written row may repeat one */
+				tmp[nt++] = id;
+		}
+		swap = acc, acc = tmp, tmp = swap;
+		na = nt;
+	}
+	free(tmp);
+	*out = acc;
+	*n = na;
+	return 0;
+}
+
 int func_matrix_load(func_matrix *out, db *d, const capture_set *a,
 		     const capture_set *b, pr_error *err)
 {
@@ -321,19 +369,13 @@ int func_matrix_load(func_matrix *out, db *d, const capture_set *a,
 	 * stands for many functions: it is never a function to test or count
 	 * (the shares of the functions a summary keeps are unchanged).
 	 */
-	if (!(all = malloc((v.start[v.n] ? v.start[v.n] : 1) * sizeof(*all)))) {
+	if ((rc = union_ids(&all, &nall, &v, synth, nsynth)) < 0) {
 		rc = oom(err);
 		goto out;
 	}
-	for (size_t k = 0; k < v.start[v.n]; k++)
-		if (!in_sorted(synth, nsynth, v.function_id[k]))
-			all[nall++] = v.function_id[k];
-	qsort(all, nall, sizeof(*all), i64_cmp);
-	for (size_t k = 0; k < nall; k++)
-		if (out->nfuncs == 0 || all[k] != all[out->nfuncs - 1])
-			all[out->nfuncs++] = all[k];
-	if (out->nfuncs) {
+	if (nall) {
 		out->func_ids = all;
+		out->nfuncs = nall;
 		all = NULL;
 	}
 	if (out->nfuncs && !(out->self = calloc(out->nfuncs * ncaps, sizeof(*out->self)))) {

@@ -2285,12 +2285,26 @@ void db_vectors_release(db_vectors *v)
 	memset(v, 0, sizeof(*v));
 }
 
-static uint64_t get_be(const unsigned char *p, size_t n)
+/* Big-endian numbers of binary results: one load and a byte swap each. */
+static uint32_t be32(const unsigned char *p)
 {
-	uint64_t v = 0;
+	uint32_t v;
 
-	for (size_t i = 0; i < n; i++)
-		v = v << 8 | p[i];
+	memcpy(&v, p, sizeof(v));
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	v = __builtin_bswap32(v);
+#endif
+	return v;
+}
+
+static uint64_t be64(const unsigned char *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	v = __builtin_bswap64(v);
+#endif
 	return v;
 }
 
@@ -2303,17 +2317,17 @@ static int64_t int8_array_len(const unsigned char *p, size_t len)
 {
 	uint64_t n;
 
-	if (len < 12 || get_be(p + 4, 4) != 0 || get_be(p + 8, 4) != PG_INT8_OID)
+	if (len < 12 || be32(p + 4) != 0 || be32(p + 8) != PG_INT8_OID)
 		return -1;
-	if (get_be(p, 4) == 0)
+	if (be32(p) == 0)
 		return len == 12 ? 0 : -1;
-	if (get_be(p, 4) != 1 || len < 20 || get_be(p + 16, 4) != 1)
+	if (be32(p) != 1 || len < 20 || be32(p + 16) != 1)
 		return -1;
-	n = get_be(p + 12, 4);
+	n = be32(p + 12);
 	if (n > (len - 20) / 12 || len - 20 != 12 * n)
 		return -1;
 	for (uint64_t i = 0; i < n; i++)
-		if (get_be(p + 20 + 12 * i, 4) != 8)
+		if (be32(p + 20 + 12 * i) != 8)
 			return -1;
 	return (int64_t)n;
 }
@@ -2321,7 +2335,7 @@ static int64_t int8_array_len(const unsigned char *p, size_t len)
 static void int8_array_get(int64_t *v, const unsigned char *p, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		v[i] = (int64_t)get_be(p + 20 + 12 * i + 4, 8);
+		v[i] = (int64_t)be64(p + 20 + 12 * i + 4);
 }
 
 typedef struct id_value {
@@ -2411,8 +2425,7 @@ int db_vectors_read(db *d, db_vectors *out, const char *ids_literal, pr_error *e
 	for (int i = 0; i < rows; i++) {
 		size_t at = out->start[i], m = out->start[i + 1] - at;
 
-		out->capture_id[i] =
-			(int64_t)get_be((const unsigned char *)PQgetvalue(res, i, 0), 8);
+		out->capture_id[i] = (int64_t)be64((const unsigned char *)PQgetvalue(res, i, 0));
 		int8_array_get(out->function_id + at,
 			       (const unsigned char *)PQgetvalue(res, i, 1), m);
 		int8_array_get(out->self_value + at,
