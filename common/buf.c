@@ -62,6 +62,30 @@ int buf_grow(buf *b, size_t extra)
 	return 0;
 }
 
+int buf_reserve(buf *b, size_t extra)
+{
+	size_t want;
+	char *p;
+
+	if (extra > b->max || b->len > b->max - extra) {
+		buf_release(b);
+		return PR_ELIMIT;
+	}
+	want = b->len + extra + 1;
+	if (want <= b->cap)
+		return 0;
+	p = b->cap ? realloc(b->ptr, want) : malloc(want);
+	if (!p) {
+		buf_release(b);
+		return PR_ENOMEM;
+	}
+	if (!b->cap)
+		p[0] = '\0';
+	b->ptr = p;
+	b->cap = want;
+	return 0;
+}
+
 int buf_put(buf *b, const void *data, size_t len)
 {
 	int err;

@@ -39,6 +39,10 @@ bool mem_hint_huge(void *p, size_t len)
 #endif
 }
 
+#if defined(MADV_HUGEPAGE) && defined(M_TOP_PAD)
+static void *heap_pad;
+#endif
+
 bool mem_hint_heap(size_t bytes)
 {
 #if defined(MADV_HUGEPAGE) && defined(M_TOP_PAD)
@@ -58,13 +62,20 @@ bool mem_hint_heap(size_t bytes)
 	    !mallopt(M_TOP_PAD, (int)bytes))
 		return false;
 	/*
-	 * The next blocks come from the heap's free top: hint it, and what the
-	 * heap grows by when a block larger than that top makes it grow now.
+	 * The next blocks come from the heap's free top. A block kept for good
+	 * up to the next 2 MiB boundary (at most 2 MiB of address space, one
+	 * page of it used) makes the blocks after it start on a huge page;
+	 * then a block larger than what is left of the top makes the heap
+	 * grow now, by `bytes` more, all of it hinted.
 	 */
 	top = mallinfo2().keepcost;
 	if ((start = (uintptr_t)sbrk(0)) == (uintptr_t)-1 || start < top)
 		return false;
 	start -= top;
+	if (!heap_pad && ((start + HUGE - 1) & ~(HUGE - 1)) - start > PAGE &&
+	    (heap_pad = malloc(((start + HUGE - 1) & ~(HUGE - 1)) - start - 64)))
+		start = (start + HUGE - 1) & ~(HUGE - 1);
+	top = mallinfo2().keepcost;
 	if (top + MEM_HINT_MIN <= HEAP_BLOCK_MAX) {
 		if (!(block = malloc(top + MEM_HINT_MIN)))
 			return false;

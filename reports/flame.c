@@ -238,14 +238,18 @@ int flame_tree_add_profile(flame_tree *t, flame_side side, const profile *p,
 	prev_len = 0;
 	if (lookups > t->max_nodes)
 		lookups = t->max_nodes;
-	(void)nodes_reserve(t, t->n + lookups < t->max_nodes ? t->n + lookups : t->max_nodes);
 	/*
 	 * An empty tree (the first capture added): every lookup may make a
-	 * node, so size the index for all of them at once. Later captures
-	 * mostly find the nodes there, and the index grows as it fills.
+	 * node, so size the nodes and the index for all of them at once.
+	 * Later captures mostly find their nodes there: room for a node per
+	 * lookup again would move the array into one twice its size, fresh
+	 * memory for nothing; the array and the index grow as they fill.
 	 */
 	if (t->hcount == 0) {
 		size_t cap = t->hcap;
+
+		(void)nodes_reserve(t, t->n + lookups < t->max_nodes ? t->n + lookups
+								 : t->max_nodes);
 		while (lookups * 4 > cap * 3)
 			cap *= 2;
 		if (cap != t->hcap)

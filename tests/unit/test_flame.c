@@ -292,7 +292,7 @@ static void test_child_index_finds_every_node_through_regrowth(void **state)
 	const char *types[1] = {"samples"}, *units[1] = {"count"};
 	uint32_t mainf, leaf[2], st[3];
 	int64_t v = 1;
-	size_t nodes;
+	size_t nodes, cap;
 	char name[32], path[96];
 
 	(void)state;
@@ -314,8 +314,11 @@ static void test_child_index_finds_every_node_through_regrowth(void **state)
 	nodes = t.n;
 	assert_int_equal(nodes, 1 + 1 + N + 2 * N);
 	assert_true(t.hcap >= 4 * (nodes - 1) / 3);
+	cap = t.cap;
 	assert_int_equal(flame_tree_add_profile(&t, FLAME_CUR, p, 0, 1, &err), 0);
 	assert_int_equal(t.n, nodes);
+	/* Every node was there already: the array was not moved into a larger one. */
+	assert_int_equal(t.cap, cap);
 	for (uint32_t i = 0; i < N; i += 97) {
 		snprintf(path, sizeof(path), "main;f%u;y", i);
 		assert_true(find(&t, path) != UINT32_MAX);
