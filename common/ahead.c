@@ -8,10 +8,11 @@
  * unclaimed, so that a helper never makes the consumer wait for work the
  * consumer could have started itself.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE
 #include "common/ahead.h"
 #include "common/error.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -141,8 +142,15 @@ void ahead_free(ahead *a)
 unsigned ahead_helpers(unsigned max)
 {
 	long c = sysconf(_SC_NPROCESSORS_ONLN);
+	double load = 0;
+	long idle;
 
 	if (c < 2)
 		return 0;
-	return (unsigned long)(c - 1) < max ? (unsigned)(c - 1) : max;
+	/* getloadavg fills nothing on failure: then every processor counts as idle. */
+	(void)getloadavg(&load, 1);
+	idle = lround((double)c - load);
+	if (idle < 2)
+		return 0;
+	return (unsigned long)(idle - 1) < max ? (unsigned)(idle - 1) : max;
 }

@@ -50,7 +50,12 @@ void ahead_wait(ahead *a, size_t i);
  */
 void ahead_free(ahead *a);
 
-/* Helpers worth starting on this machine: the online processors but one, 0 to `max`. */
+/*
+ * Helpers worth starting now, 0 to `max`: the processors the 1-minute load
+ * average leaves idle, less the consumer's own. On a machine whose other
+ * processors are busy, a helper only takes turns with the consumer and
+ * holds a second capture in memory.
+ */
 unsigned ahead_helpers(unsigned max);
 
 #endif

@@ -144,7 +144,7 @@ static void test_stop_early(void **state)
 	assert_false(atomic_load(&f.too_far));
 }
 
-static void test_helpers_leave_one_processor_to_the_consumer(void **state)
+static void test_helpers_stay_within_the_cap(void **state)
 {
 	(void)state;
 	assert_int_equal(ahead_helpers(0), 0);
@@ -159,7 +159,7 @@ int main(void)
 		cmocka_unit_test(test_one_item_starts_no_helper),
 		cmocka_unit_test(test_a_helper_works_while_the_consumer_does),
 		cmocka_unit_test(test_stop_early),
-		cmocka_unit_test(test_helpers_leave_one_processor_to_the_consumer),
+		cmocka_unit_test(test_helpers_stay_within_the_cap),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
