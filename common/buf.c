@@ -30,9 +30,9 @@ void buf_release(buf *b)
 void buf_reset(buf *b)
 {
 	b->len = 0;
-	b->ptr[0] = '\0';
-	if (!b->cap)
-		buf__empty[0] = '\0';
+	/* An empty buffer's "" is shared by every thread: it is never written. */
+	if (b->cap)
+		b->ptr[0] = '\0';
 }
 
 int buf_grow(buf *b, size_t extra)
