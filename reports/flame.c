@@ -137,11 +137,23 @@ static int child_of(flame_tree *t, uint32_t *out, uint32_t parent, uint32_t name
 	uint32_t v;
 	flame_node *nd;
 
+	/*
+	 * The node made or found after the last one: a capture whose stacks
+	 * come in the order of the one added before it (sorted folded files,
+	 * two captures of one service) looks its nodes up in the order they
+	 * were made, one after the other in the array, without the index.
+	 */
+	if (t->guess > 0 && t->guess < t->n && t->nodes[t->guess].parent == parent &&
+	    t->nodes[t->guess].name == name) {
+		*out = t->guess++;
+		return 0;
+	}
 	if ((t->hcount + 1) * 4 > t->hcap * 3 && hash_grow(t) < 0)
 		return oom(err);
 	for (j = slot_of(t, parent, name); (v = t->slots[j]) != 0; j = (j + 1) & (t->hcap - 1))
 		if (t->nodes[v].parent == parent && t->nodes[v].name == name) {
 			*out = v;
+			t->guess = v + 1;
 			return 0;
 		}
 	if (t->n >= t->max_nodes)
@@ -160,6 +172,7 @@ static int child_of(flame_tree *t, uint32_t *out, uint32_t parent, uint32_t name
 	t->slots[j] = (uint32_t)t->n;
 	t->hcount++;
 	*out = (uint32_t)t->n++;
+	t->guess = (uint32_t)t->n;
 	return 0;
 }
 
