@@ -30,9 +30,9 @@ void buf_release(buf *b)
 void buf_reset(buf *b)
 {
 	b->len = 0;
-	b->ptr[0] = '\0';
-	if (!b->cap)
-		buf__empty[0] = '\0';
+	/* An empty buffer's "" is shared by every thread: it is never written. */
+	if (b->cap)
+		b->ptr[0] = '\0';
 }
 
 int buf_grow(buf *b, size_t extra)
@@ -59,6 +59,30 @@ int buf_grow(buf *b, size_t extra)
 		p[0] = '\0';
 	b->ptr = p;
 	b->cap = cap;
+	return 0;
+}
+
+int buf_reserve(buf *b, size_t extra)
+{
+	size_t want;
+	char *p;
+
+	if (extra > b->max || b->len > b->max - extra) {
+		buf_release(b);
+		return PR_ELIMIT;
+	}
+	want = b->len + extra + 1;
+	if (want <= b->cap)
+		return 0;
+	p = b->cap ? realloc(b->ptr, want) : malloc(want);
+	if (!p) {
+		buf_release(b);
+		return PR_ENOMEM;
+	}
+	if (!b->cap)
+		p[0] = '\0';
+	b->ptr = p;
+	b->cap = want;
 	return 0;
 }
 

@@ -34,6 +34,13 @@ void buf_init(buf *b, size_t max);
  */
 int buf_grow(buf *b, size_t extra);
 
+/*
+ * buf_grow for a size known in advance: when the buffer must grow, it is
+ * allocated to exactly `extra` more bytes (and its NUL), not rounded up to
+ * a power of two. Same return and failure contract as buf_grow.
+ */
+int buf_reserve(buf *b, size_t extra);
+
 /* Append bytes; same return and failure contract as buf_grow. */
 int buf_put(buf *b, const void *data, size_t len);
 int buf_puts(buf *b, const char *s);

@@ -29,4 +29,21 @@
  */
 bool mem_hint_huge(void *p, size_t len);
 
+/*
+ * For a process about to allocate and free tens of megabytes in blocks of
+ * every size (a command that parses large captures): serve the next
+ * `bytes` of malloc'd memory from the heap backed by huge pages, blocks of
+ * up to 32 MiB included, and keep what is freed there for the next
+ * allocation instead of handing it back to the kernel. Without it, every
+ * block of 128 KiB or more is a mapping of its own, faulted in 4 KiB at a
+ * time (a large block's unaligned head and tail too) and unmapped when
+ * freed, so that the next capture faults it all in again. This changes
+ * malloc's settings for the whole process, for good: call it in a
+ * short-lived command, not in a server. Every thread allocates from
+ * that heap (one malloc arena), so it suits a few threads, not many.
+ * Returns true when the kernel took the hint, false otherwise (nothing is
+ * required of it: it is a hint).
+ */
+bool mem_hint_heap(size_t bytes);
+
 #endif

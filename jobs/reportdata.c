@@ -8,6 +8,7 @@
 #include "jobs/access.h"
 #include "jobs/snapshot.h"
 #include "jobs/suspects.h"
+#include "common/ahead.h"
 #include "common/fileio.h"
 #include "common/timeutil.h"
 #include "pipeline/format.h"
@@ -347,73 +348,160 @@ static int load_where(profile **out, size_t *kept, blob_store *bs, const reportd
 	return rc;
 }
 
-/*
- * Add captures to one side, each weighted by 1 / its total. Captures in
- * the summary tier have no profile left: they are skipped and counted in
- * *skipped; a side left with none is an error.
- */
-static int add_side_where(flame_tree *t, flame_side side, blob_store *bs,
-			  const reportdata_cap *caps, size_t n, const profile_limits *lim,
-			  const pprof_label_filter *only, size_t *kept, size_t *skipped,
-			  buf *raw, pr_error *err);
+/* One side's captures for add_sides. */
+typedef struct side_spec {
+	flame_side side;
+	const reportdata_cap *caps;
+	size_t n;
+	const pprof_label_filter *only; /* NULL: every sample */
+	size_t *kept;                   /* NULL, or as for load_where, added up */
+} side_spec;
 
-/* `raw`: the text buffer load_where reuses across captures. */
-static int add_side(flame_tree *t, flame_side side, blob_store *bs, const reportdata_cap *caps,
-		    size_t n, const profile_limits *lim, size_t *skipped, buf *raw,
-		    pr_error *err)
+/* A capture add_sides loads, and what loading it gave. */
+typedef struct side_load {
+	const reportdata_cap *cap;
+	const pprof_label_filter *only;
+	profile *p;
+	size_t kept;
+	int rc;
+	pr_error err;
+} side_load;
+
+#define LOAD_HELPERS_MAX 3
+
+/* What load_one needs: the captures, and a text buffer per ahead slot. */
+typedef struct side_loads {
+	side_load *items;
+	size_t n;
+	unsigned helpers;
+	blob_store *bs;
+	const profile_limits *lim;
+	buf *raw;                          /* slot 0, the caller's */
+	buf raws[LOAD_HELPERS_MAX + 1];    /* slots 1.. */
+} side_loads;
+
+/* Load item i (ahead_fn): on the consumer's thread or a helper's. */
+static void load_one(void *ctx, size_t i, unsigned slot)
 {
-	return add_side_where(t, side, bs, caps, n, lim, NULL, NULL, skipped, raw, err);
+	side_loads *sl = ctx;
+	side_load *it = &sl->items[i];
+	buf *raw = slot ? &sl->raws[slot] : sl->raw;
+
+	it->kept = FORMAT_NO_LABELS;
+	if (!it->cap->blob_key)
+		return;
+	it->rc = load_where(&it->p, &it->kept, sl->bs, it->cap, sl->lim, it->only, raw,
+			    &it->err);
+	/* A helper near the end will not need its text buffer again: give it back. */
+	if (slot && sl->n - 1 - i <= sl->helpers)
+		buf_release(raw);
 }
 
 /*
- * add_side, keeping only the samples `only` matches; *kept (may be NULL)
- * adds up the samples kept, or stays FORMAT_NO_LABELS when no capture's
- * format carries labels.
+ * Add the captures of each side in turn, each weighted by 1 / its total.
+ * Captures in the summary tier have no profile left: they are skipped and
+ * counted in *skipped; a side left with none is an error. Each capture is
+ * read, decompressed and parsed ahead on a helper thread where the machine
+ * has a processor to spare, while this thread adds the ones before it to
+ * the tree, in order: the tree, its sums and the first error reported are
+ * those of adding the captures one after the other. `raw`: a text buffer
+ * this thread reuses across captures (the caller releases it).
  */
-static int add_side_where(flame_tree *t, flame_side side, blob_store *bs,
-			  const reportdata_cap *caps, size_t n, const profile_limits *lim,
-			  const pprof_label_filter *only, size_t *kept, size_t *skipped,
-			  buf *raw, pr_error *err)
+static int add_sides(flame_tree *t, blob_store *bs, const side_spec *sides, size_t nsides,
+		     const profile_limits *lim, size_t *skipped, buf *raw, pr_error *err)
 {
-	size_t first = n > REPORTDATA_MAX_FLAME_CAPTURES ? n - REPORTDATA_MAX_FLAME_CAPTURES : 0;
-	size_t used = 0;
-	double sum = 0;
+	side_loads sl;
+	ahead *ah = NULL;
+	size_t k = 0;
+	int rc = 0;
 
-	for (size_t i = first; i < n; i++) {
-		profile *p = NULL;
-		double total = 0;
-		int rc;
-
-		if (!caps[i].blob_key) {
-			(*skipped)++;
-			continue;
-		}
-		size_t k = FORMAT_NO_LABELS;
-		if ((rc = load_where(&p, &k, bs, &caps[i], lim, only, raw, err)) < 0)
-			return rc;
-		if (kept && k != FORMAT_NO_LABELS)
-			*kept = (*kept == FORMAT_NO_LABELS ? 0 : *kept) + k;
-		for (size_t s = 0; s < p->nsamples; s++)
-			total += (double)p->values[s * p->nvalue_types + p->primary];
-		if (total > 0)
-			rc = flame_tree_add_profile(t, side, p, p->primary, 1 / total, err);
-		/* The page's absolute values: what one capture holds on average. */
-		sum += total;
-		if (!t->unit[0])
-			snprintf(t->unit, sizeof(t->unit), "%s", p->value_types[p->primary].unit);
-		profile_free(p);
-		if (rc < 0)
-			return rc;
-		used++;
+	memset(&sl, 0, sizeof(sl));
+	for (size_t i = 0; i <= LOAD_HELPERS_MAX; i++)
+		sl.raws[i] = (buf)BUF_INIT;
+	sl.bs = bs;
+	sl.lim = lim;
+	sl.raw = raw;
+	for (size_t s = 0; s < nsides; s++) {
+		size_t n = sides[s].n;
+		sl.n += n > REPORTDATA_MAX_FLAME_CAPTURES ? REPORTDATA_MAX_FLAME_CAPTURES : n;
 	}
-	if (used)
-		t->per_capture[side] = sum / (double)used;
-	if (n && !used)
-		return pr_error_set(err, PR_ENOTFOUND,
-				    "none of the %s captures still has its profile "
-				    "(they are in the summary tier)",
-				    side == FLAME_BASE ? "baseline" : "current");
-	return 0;
+	if (sl.n && !(sl.items = calloc(sl.n, sizeof(*sl.items)))) {
+		rc = oom(err);
+		goto out;
+	}
+	for (size_t s = 0; s < nsides; s++) {
+		size_t n = sides[s].n;
+		for (size_t i = n > REPORTDATA_MAX_FLAME_CAPTURES
+					? n - REPORTDATA_MAX_FLAME_CAPTURES : 0; i < n; i++) {
+			sl.items[k].cap = &sides[s].caps[i];
+			sl.items[k++].only = sides[s].only;
+		}
+	}
+	sl.helpers = ahead_helpers(LOAD_HELPERS_MAX);
+	if (ahead_start(&ah, sl.n, sl.helpers, sl.helpers, load_one, &sl) < 0) {
+		rc = oom(err);
+		goto out;
+	}
+	k = 0;
+	for (size_t s = 0; s < nsides; s++) {
+		const side_spec *sp = &sides[s];
+		size_t first = sp->n > REPORTDATA_MAX_FLAME_CAPTURES
+				       ? sp->n - REPORTDATA_MAX_FLAME_CAPTURES : 0;
+		size_t used = 0;
+		double sum = 0;
+
+		for (size_t i = first; i < sp->n; i++, k++) {
+			side_load *it = &sl.items[k];
+			profile *p;
+			double total = 0;
+
+			ahead_wait(ah, k);
+			if (!it->cap->blob_key) {
+				(*skipped)++;
+				continue;
+			}
+			if (it->rc < 0) {
+				rc = pr_error_set(err, it->rc, "%s", it->err.msg);
+				goto out;
+			}
+			p = it->p;
+			if (sp->kept && it->kept != FORMAT_NO_LABELS)
+				*sp->kept = (*sp->kept == FORMAT_NO_LABELS ? 0 : *sp->kept) +
+					    it->kept;
+			for (size_t j = 0; j < p->nsamples; j++)
+				total += (double)p->values[j * p->nvalue_types + p->primary];
+			if (total > 0)
+				rc = flame_tree_add_profile(t, sp->side, p, p->primary, 1 / total,
+							    err);
+			/* The page's absolute values: what one capture holds on average. */
+			sum += total;
+			if (!t->unit[0])
+				snprintf(t->unit, sizeof(t->unit), "%s",
+					 p->value_types[p->primary].unit);
+			profile_free(p);
+			it->p = NULL;
+			if (rc < 0)
+				goto out;
+			used++;
+		}
+		if (used)
+			t->per_capture[sp->side] = sum / (double)used;
+		if (sp->n && !used) {
+			rc = pr_error_set(err, PR_ENOTFOUND,
+					  "none of the %s captures still has its profile "
+					  "(they are in the summary tier)",
+					  sp->side == FLAME_BASE ? "baseline" : "current");
+			goto out;
+		}
+	}
+out:
+	ahead_free(ah);
+	for (size_t i = 0; i < sl.n; i++)
+		profile_free(sl.items[i].p);
+	for (size_t i = 0; i <= LOAD_HELPERS_MAX; i++)
+		buf_release(&sl.raws[i]);
+	free(sl.items);
+	return rc;
 }
 
 static int build_flame(flame_tree **out, blob_store *bs, const reportdata_cap *base, size_t nb,
@@ -422,6 +510,7 @@ static int build_flame(flame_tree **out, blob_store *bs, const reportdata_cap *b
 {
 	flame_tree *t = malloc(sizeof(*t));
 	buf raw = BUF_INIT;
+	side_spec sides[2];
 	int rc;
 
 	*out = NULL;
@@ -432,9 +521,10 @@ static int build_flame(flame_tree **out, blob_store *bs, const reportdata_cap *b
 		free(t);
 		return rc;
 	}
-	/* One text buffer for every capture of both sides. */
-	if ((rc = add_side(t, FLAME_BASE, bs, base, nb, lim, skipped, &raw, err)) < 0 ||
-	    (rc = add_side(t, FLAME_CUR, bs, cur, nc, lim, skipped, &raw, err)) < 0) {
+	/* One text buffer for every capture this thread loads, of both sides. */
+	sides[0] = (side_spec){FLAME_BASE, base, nb, NULL, NULL};
+	sides[1] = (side_spec){FLAME_CUR, cur, nc, NULL, NULL};
+	if ((rc = add_sides(t, bs, sides, 2, lim, skipped, &raw, err)) < 0) {
 		buf_release(&raw);
 		flame_tree_release(t);
 		free(t);
@@ -1489,6 +1579,7 @@ int reportdata_span(report *out, db *d, blob_store *bs, const config *cfg,
 	size_t n = 0, skipped = 0, kept = FORMAT_NO_LABELS;
 	char from[TIME_FMT_MAX], to[TIME_FMT_MAX];
 	buf title = BUF_INIT, note = BUF_INIT, raw = BUF_INIT;
+	side_spec sides[2];
 	bool bad = false;
 	int rc;
 
@@ -1559,12 +1650,12 @@ int reportdata_span(report *out, db *d, blob_store *bs, const config *cfg,
 		goto out;
 	}
 	/* Base: the window's whole captures; current: the span's samples of them. */
+	sides[0] = (side_spec){FLAME_BASE, caps, n, NULL, NULL};
+	sides[1] = (side_spec){FLAME_CUR, caps, n, only.nkeys ? &only : NULL, &kept};
 	if ((rc = access_read_captures(d, "capture.span", NULL, &caps[0].id, n, sizeof(*caps),
-				       true, err)) < 0 ||
-	    (rc = add_side(t, FLAME_BASE, bs, caps, n, &lim, &skipped, &raw, err)) < 0)
+				       true, err)) < 0)
 		goto out;
-	rc = add_side_where(t, FLAME_CUR, bs, caps, n, &lim, only.nkeys ? &only : NULL, &kept,
-			    &skipped, &raw, err);
+	rc = add_sides(t, bs, sides, 2, &lim, &skipped, &raw, err);
 	if (rc == 0 && only.nkeys && kept == 0) {
 		rc = pr_error_set(err, PR_ENOTFOUND,
 				  "none of the %zu captures covering %s to %s has"

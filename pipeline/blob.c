@@ -251,9 +251,20 @@ int blob_decode(buf *out, const char *key, const void *stored, size_t len,
 		reserve = declared < BLOB_RESERVE_MAX ? (size_t)declared : BLOB_RESERVE_MAX;
 	else
 		reserve = BLOB_GROW_MIN < max ? BLOB_GROW_MIN : max;
-	if (reserve && (rc = buf_grow(out, reserve)) < 0) {
-		rc = pr_error_set(err, rc, "cannot read blob '%s': out of memory", key);
-		goto out;
+	/*
+	 * A buffer too small for the declared size is replaced, not grown (its
+	 * bytes mean nothing any more), by one of that size and an eighth more,
+	 * so that the next capture of about the same size fits it too: not
+	 * rounded up to a power of two, which puts a 20 MB capture in 32 MiB
+	 * (a mapping of its own, past malloc's largest heap block).
+	 */
+	if (reserve && out->cap <= reserve) {
+		size_t slack = reserve / 8 < max - reserve ? reserve / 8 : max - reserve;
+		buf_release(out);
+		if ((rc = buf_reserve(out, reserve + slack)) < 0) {
+			rc = pr_error_set(err, rc, "cannot read blob '%s': out of memory", key);
+			goto out;
+		}
 	}
 	mem_hint_huge(out->ptr, out->cap);
 

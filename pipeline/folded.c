@@ -241,31 +241,41 @@ static bool blank(const char *s, size_t n)
 }
 
 /*
- * How many bytes of s[0..n) are c, eight at a time: a byte of w ^ c is
- * zero exactly where w holds c, and ((x & 0x7f..) + 0x7f..) | x sets the
- * top bit of every byte that is not zero. The per-byte counts are summed
- * every 255 words, before a byte can overflow, in 16-bit lanes.
+ * How many bytes of s[0..n) are a and how many are b, in one pass, eight
+ * at a time: a byte of w ^ c is zero exactly where w holds c, and
+ * ((x & 0x7f..) + 0x7f..) | x sets the top bit of every byte that is not
+ * zero. The per-byte counts are summed every 255 words, before a byte can
+ * overflow, in 16-bit lanes.
  */
-static size_t count_byte(const char *s, size_t n, unsigned char c)
+static void count_bytes(const char *s, size_t n, unsigned char a, unsigned char b,
+			size_t *na, size_t *nb)
 {
 	const uint64_t ones = 0x0101010101010101ULL, low7 = 0x7f7f7f7f7f7f7f7fULL;
-	uint64_t pat = ones * c;
-	size_t i = 0, total = 0;
+	const uint64_t lanes = 0x00ff00ff00ff00ffULL;
+	uint64_t pa = ones * a, pb = ones * b;
+	size_t i = 0, ta = 0, tb = 0;
 
 	while (i + 8 <= n) {
-		uint64_t acc = 0;
+		uint64_t acc_a = 0, acc_b = 0;
 		for (int k = 0; k < 255 && i + 8 <= n; k++, i += 8) {
-			uint64_t w, x;
+			uint64_t w, x, y;
 			memcpy(&w, s + i, 8);
-			x = w ^ pat;
-			acc += (~(((x & low7) + low7) | x) >> 7) & ones;
+			x = w ^ pa;
+			y = w ^ pb;
+			acc_a += (~(((x & low7) + low7) | x) >> 7) & ones;
+			acc_b += (~(((y & low7) + low7) | y) >> 7) & ones;
 		}
-		acc = (acc & 0x00ff00ff00ff00ffULL) + ((acc >> 8) & 0x00ff00ff00ff00ffULL);
-		total += (size_t)((acc * 0x0001000100010001ULL) >> 48);
+		acc_a = (acc_a & lanes) + ((acc_a >> 8) & lanes);
+		acc_b = (acc_b & lanes) + ((acc_b >> 8) & lanes);
+		ta += (size_t)((acc_a * 0x0001000100010001ULL) >> 48);
+		tb += (size_t)((acc_b * 0x0001000100010001ULL) >> 48);
 	}
-	for (; i < n; i++)
-		total += (unsigned char)s[i] == c;
-	return total;
+	for (; i < n; i++) {
+		ta += (unsigned char)s[i] == a;
+		tb += (unsigned char)s[i] == b;
+	}
+	*na = ta;
+	*nb = tb;
 }
 
 /*
@@ -275,9 +285,10 @@ static size_t count_byte(const char *s, size_t n, unsigned char c)
  */
 static void reserve(profile *p, const char *text, size_t len)
 {
-	size_t lines = 1 + count_byte(text, len, '\n');
+	size_t newlines, semicolons;
 
-	profile_reserve(p, lines, count_byte(text, len, ';') + lines);
+	count_bytes(text, len, '\n', ';', &newlines, &semicolons);
+	profile_reserve(p, 1 + newlines, semicolons + 1 + newlines);
 }
 
 int folded_parse(profile **out, const uint8_t *data, size_t len,

@@ -137,11 +137,23 @@ static int child_of(flame_tree *t, uint32_t *out, uint32_t parent, uint32_t name
 	uint32_t v;
 	flame_node *nd;
 
+	/*
+	 * The node made or found after the last one: a capture whose stacks
+	 * come in the order of the one added before it (sorted folded files,
+	 * two captures of one service) looks its nodes up in the order they
+	 * were made, one after the other in the array, without the index.
+	 */
+	if (t->guess > 0 && t->guess < t->n && t->nodes[t->guess].parent == parent &&
+	    t->nodes[t->guess].name == name) {
+		*out = t->guess++;
+		return 0;
+	}
 	if ((t->hcount + 1) * 4 > t->hcap * 3 && hash_grow(t) < 0)
 		return oom(err);
 	for (j = slot_of(t, parent, name); (v = t->slots[j]) != 0; j = (j + 1) & (t->hcap - 1))
 		if (t->nodes[v].parent == parent && t->nodes[v].name == name) {
 			*out = v;
+			t->guess = v + 1;
 			return 0;
 		}
 	if (t->n >= t->max_nodes)
@@ -160,6 +172,7 @@ static int child_of(flame_tree *t, uint32_t *out, uint32_t parent, uint32_t name
 	t->slots[j] = (uint32_t)t->n;
 	t->hcount++;
 	*out = (uint32_t)t->n++;
+	t->guess = (uint32_t)t->n;
 	return 0;
 }
 
@@ -238,14 +251,18 @@ int flame_tree_add_profile(flame_tree *t, flame_side side, const profile *p,
 	prev_len = 0;
 	if (lookups > t->max_nodes)
 		lookups = t->max_nodes;
-	(void)nodes_reserve(t, t->n + lookups < t->max_nodes ? t->n + lookups : t->max_nodes);
 	/*
 	 * An empty tree (the first capture added): every lookup may make a
-	 * node, so size the index for all of them at once. Later captures
-	 * mostly find the nodes there, and the index grows as it fills.
+	 * node, so size the nodes and the index for all of them at once.
+	 * Later captures mostly find their nodes there: room for a node per
+	 * lookup again would move the array into one twice its size, fresh
+	 * memory for nothing; the array and the index grow as they fill.
 	 */
 	if (t->hcount == 0) {
 		size_t cap = t->hcap;
+
+		(void)nodes_reserve(t, t->n + lookups < t->max_nodes ? t->n + lookups
+								 : t->max_nodes);
 		while (lookups * 4 > cap * 3)
 			cap *= 2;
 		if (cap != t->hcap)

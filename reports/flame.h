@@ -56,6 +56,7 @@ typedef struct flame_tree {
 	double per_capture[2];
 	char unit[32];
 	size_t max_nodes;     /* PR_ELIMIT past this many nodes */
+	uint32_t guess;       /* the node after the last one a lookup found or made */
 } flame_tree;
 
 #define FLAME_DEFAULT_MAX_NODES (16u << 20)

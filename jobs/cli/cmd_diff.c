@@ -10,11 +10,15 @@
 #include "jobs/cli/exitcode.h"
 #include "jobs/reportdata.h"
 #include "common/fileio.h"
+#include "common/memhint.h"
 #include "common/timeutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Room for two 20 MB captures' text and profiles, loaded at once, and the tree. */
+#define DIFF_HEAP_BYTES ((size_t)128 << 20)
 
 enum { O_BASE = 1900, O_TARGET, O_HOST, O_SINCE, O_UNTIL, O_OUT, O_FORMAT, O_TOP };
 
@@ -103,6 +107,8 @@ int cmd_diff(cli_ctx *ctx, int argc, char **argv)
 		cli_error(ctx, "'--format %s' is not html, md or json", fmt);
 		return EXIT_USAGE;
 	}
+	/* A one-shot process that parses large captures: their memory on huge pages. */
+	mem_hint_heap(DIFF_HEAP_BYTES);
 	if ((rc = reportdata_sel_parse(&base, bsel, host, since, until, &err)) < 0 ||
 	    (rc = reportdata_sel_parse(&target, tsel, host, since, until, &err)) < 0 ||
 	    (rc = ctx_config_load(ctx, &cfg, &err)) < 0 || (rc = ctx_db_open(ctx, &d, &err)) < 0 ||

@@ -292,7 +292,7 @@ static void test_child_index_finds_every_node_through_regrowth(void **state)
 	const char *types[1] = {"samples"}, *units[1] = {"count"};
 	uint32_t mainf, leaf[2], st[3];
 	int64_t v = 1;
-	size_t nodes;
+	size_t nodes, cap;
 	char name[32], path[96];
 
 	(void)state;
@@ -314,8 +314,11 @@ static void test_child_index_finds_every_node_through_regrowth(void **state)
 	nodes = t.n;
 	assert_int_equal(nodes, 1 + 1 + N + 2 * N);
 	assert_true(t.hcap >= 4 * (nodes - 1) / 3);
+	cap = t.cap;
 	assert_int_equal(flame_tree_add_profile(&t, FLAME_CUR, p, 0, 1, &err), 0);
 	assert_int_equal(t.n, nodes);
+	/* Every node was there already: the array was not moved into a larger one. */
+	assert_int_equal(t.cap, cap);
 	for (uint32_t i = 0; i < N; i += 97) {
 		snprintf(path, sizeof(path), "main;f%u;y", i);
 		assert_true(find(&t, path) != UINT32_MAX);
@@ -339,9 +342,41 @@ static void test_child_index_finds_every_node_through_regrowth(void **state)
 	profile_free(p);
 }
 
+/*
+ * A look-up tries the node after the last one it found first: a node of
+ * the same name under another parent is not the one looked for. After
+ * "a" is found, the next node in the array is a;x; looking up x at the
+ * root must make a new node, not take a;x, and a;x keeps its values.
+ */
+static void test_same_name_under_another_parent_is_another_node(void **state)
+{
+	flame_tree t;
+	pr_error err = PR_ERROR_INIT;
+	size_t n;
+
+	(void)state;
+	assert_int_equal(flame_tree_init(&t, &err), 0);
+	add(&t, FLAME_BASE, "a;x", 1);
+	n = t.n;
+	add(&t, FLAME_CUR, "a", 2);
+	add(&t, FLAME_CUR, "x", 4);
+	assert_int_equal(t.n, n + 1);
+	assert_true(find(&t, "x") != find(&t, "a;x"));
+	assert_true(t.nodes[find(&t, "x")].v[FLAME_CUR] == 4);
+	assert_true(t.nodes[find(&t, "a;x")].v[FLAME_CUR] == 0);
+	assert_true(t.nodes[find(&t, "a;x")].v[FLAME_BASE] == 1);
+	assert_true(t.nodes[find(&t, "a")].v[FLAME_CUR] == 2);
+	/* And the same stacks again, in the order they were made: the same nodes. */
+	add(&t, FLAME_CUR, "a;x", 8);
+	assert_int_equal(t.n, n + 1);
+	assert_true(t.nodes[find(&t, "a;x")].v[FLAME_CUR] == 8);
+	flame_tree_release(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_same_name_under_another_parent_is_another_node),
 		cmocka_unit_test(test_merged_tree_sums_values_per_path_and_side),
 		cmocka_unit_test(test_regressed_frame_is_the_reddest_and_shrunk_one_blue),
 		cmocka_unit_test(test_narrow_frames_are_merged_into_their_parent),

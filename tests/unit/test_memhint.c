@@ -145,6 +145,41 @@ static void test_whole_block_is_marked_so_it_stays_one_mapping(void **state)
 	free(q);
 }
 
+/*
+ * After mem_hint_heap, a block of several megabytes comes from the hinted
+ * heap (malloc would otherwise map it on its own, unmarked), and a block
+ * freed and asked for again is served from the same marked memory.
+ */
+static void test_heap_hint_puts_large_blocks_on_huge_pages(void **state)
+{
+	size_t len = 8 * MiB;
+	unsigned char *p, *q;
+	char flags[512];
+
+	(void)state;
+#if defined(__SANITIZE_ADDRESS__)
+	skip(); /* the sanitizer's allocator has no heap to hint */
+#endif
+	if (!thp_available())
+		skip();
+	assert_true(mem_hint_heap(64 * MiB));
+	p = malloc(len);
+	assert_non_null(p);
+	memset(p, 0x33, len);
+	assert_true(vm_flags_of((uintptr_t)p + len / 2, flags, sizeof(flags)));
+	if (!strstr(flags, " hg"))
+		fail_msg("an 8 MiB block after the heap hint is not marked:%s", flags);
+	free(p);
+	q = malloc(len);
+	assert_non_null(q);
+	assert_true(vm_flags_of((uintptr_t)q + len / 2, flags, sizeof(flags)));
+	if (!strstr(flags, " hg"))
+		fail_msg("a block asked for again after a free is not marked:%s", flags);
+	free(q);
+	/* Too small to be worth a heap of its own. */
+	assert_false(mem_hint_heap(MEM_HINT_MIN - 1));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -152,6 +187,8 @@ int main(void)
 		cmocka_unit_test(test_large_buffer_is_marked_and_keeps_its_bytes),
 		cmocka_unit_test(test_hint_stays_inside_the_buffer),
 		cmocka_unit_test(test_whole_block_is_marked_so_it_stays_one_mapping),
+		/* Last: it changes malloc's settings for the rest of the process. */
+		cmocka_unit_test(test_heap_hint_puts_large_blocks_on_huge_pages),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
