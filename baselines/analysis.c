@@ -928,8 +928,57 @@ int analysis_add(analysis *a, db *d, const analysis_target *t, bool store, pr_er
 	return analysis_add_cohort(a, d, t, NULL, store, err);
 }
 
+struct analysis_input {
+	sides s;
+	func_matrix m;  /* loaded only when the target will be tested */
+	bool has_m;
+	double seconds; /* the load's time, counted as database time */
+	int rc;
+	pr_error err;
+};
+
+void analysis_input_free(analysis_input *in)
+{
+	if (!in)
+		return;
+	sides_release(&in->s);
+	func_matrix_release(&in->m);
+	free(in);
+}
+
+analysis_input *analysis_input_load(db *d, const analysis_opts *o, const analysis_target *t,
+				    const analysis_cohort *c)
+{
+	analysis_input *in = calloc(1, sizeof(*in));
+	double t0 = time_mono();
+
+	if (!in)
+		return NULL;
+	if (c && (!c->cohort_hosts || !c->control_hosts))
+		c = NULL;
+	in->rc = load_sides(&in->s, d, t, c, o, &in->err);
+	/* The values only of a target that will be tested (analysis_add_loaded skips the rest). */
+	if (in->rc == 0 && in->s.cur.n > 0 && in->s.base.n >= o->min_baseline &&
+	    in->s.base.n >= 2) {
+		in->rc = func_matrix_load(&in->m, d, &in->s.base, &in->s.cur, &in->err);
+		in->has_m = in->rc == 0;
+	}
+	in->seconds = time_mono() - t0;
+	return in;
+}
+
 int analysis_add_cohort(analysis *a, db *d, const analysis_target *t, const analysis_cohort *c,
 			bool store, pr_error *err)
+{
+	analysis_input *in = analysis_input_load(d, &a->opts, t, c);
+
+	if (!in)
+		return oom(err);
+	return analysis_add_loaded(a, d, t, c, in, store, err);
+}
+
+int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const analysis_cohort *c,
+			analysis_input *in, bool store, pr_error *err)
 {
 	const analysis_opts *o = &a->opts;
 	sides s;
@@ -947,8 +996,14 @@ int analysis_add_cohort(analysis *a, db *d, const analysis_target *t, const anal
 	memset(&td, 0, sizeof(td));
 	if (c && (!c->cohort_hosts || !c->control_hosts))
 		c = NULL;
-	if ((rc = load_sides(&s, d, t, c, o, err)) < 0)
+	/* The input's sides and values are this target's now; its load was database time. */
+	s = in->s;
+	memset(&in->s, 0, sizeof(in->s));
+	t0 -= in->seconds;
+	if ((rc = in->rc) < 0) {
+		*err = in->err;
 		goto out;
+	}
 	if (s.cur.n == 0) {
 		rc = t->release ? skip(a, t, err, "no %s captures of release '%s'%s", t->type,
 				       t->release, c ? " on the cohort's hosts" : "")
@@ -978,8 +1033,13 @@ int analysis_add_cohort(analysis *a, db *d, const analysis_target *t, const anal
 		goto out;
 	}
 	look = look_of(t, &s, o);
-	if ((rc = func_matrix_load(&td.m, d, &s.base, &s.cur, err)) < 0)
+	if (!in->has_m) { /* loaded for other options: no input mixes two targets */
+		rc = pr_error_set(err, PR_ERR, "the input of service '%s' has no values",
+				  t->service);
 		goto out;
+	}
+	td.m = in->m;
+	memset(&in->m, 0, sizeof(in->m));
 	maxn = s.base.n > s.cur.n ? s.base.n : s.cur.n;
 	if (!(td.gb = group_ids(&s.base)) || !(td.gc = group_ids(&s.cur)) ||
 	    !(sb.share = calloc(maxn * 4, sizeof(double))) ||
@@ -1189,6 +1249,7 @@ out:
 	func_names_free(names, files, nrows);
 	target_data_release(&td);
 	sides_release(&s);
+	analysis_input_free(in);
 	return rc;
 }
 

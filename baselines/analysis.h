@@ -226,6 +226,27 @@ int analysis_add(analysis *a, db *d, const analysis_target *t, bool store,
 int analysis_add_cohort(analysis *a, db *d, const analysis_target *t, const analysis_cohort *c,
 			bool store, pr_error *err);
 
+/*
+ * What analysing a target reads before it computes: its captures (those
+ * judged and the baseline) and every one's function values. Loading it
+ * touches no analysis state, only `o`, so it may run on another
+ * connection and thread while an earlier target is analysed
+ * (jobs/analyze.c). The load's own failure is kept in the input and
+ * returned when the input is used, so that targets fail in their order.
+ */
+typedef struct analysis_input analysis_input;
+
+/* Load target t's input through d. NULL only when out of memory. */
+analysis_input *analysis_input_load(db *d, const analysis_opts *o, const analysis_target *t,
+				    const analysis_cohort *c);
+
+/* analysis_add_cohort from an input loaded for the same t and c; frees in. */
+int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const analysis_cohort *c,
+			analysis_input *in, bool store, pr_error *err);
+
+/* Free an input never used (NULL is a no-op). */
+void analysis_input_free(analysis_input *in);
+
 /* Adjust for the whole family, classify and rank: findings first, best first. */
 int analysis_finish(analysis *a, pr_error *err);
 

@@ -6,6 +6,7 @@
 #include "jobs/cohort.h"
 #include "jobs/record.h"
 #include "jobs/runs.h"
+#include "common/ahead.h"
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -24,6 +25,39 @@ static int finish(analyze_result *r, db *d, const char *status, pr_error *err)
 	return rc;
 }
 
+/*
+ * Every service's input loaded ahead of its analysis: the next one on the
+ * second connection while this one is computed, so that the client's
+ * work and the server's overlap. Item i is service i (none when disabled).
+ */
+typedef struct prefetch {
+	const job_env *env;
+	const analyze_opts *o;
+	const analysis_opts *ao;
+	const db_service *svcs;
+	const char *type;
+	analysis_input **in;
+} prefetch;
+
+static analysis_target target_of(const db_service *s, const analyze_opts *o, const char *type)
+{
+	analysis_target t = {s->id, s->name, type, o->release, o->since_us, o->until_us,
+			     NULL, NULL};
+	return t;
+}
+
+/* ahead_fn: slot 0 is the analysing thread, on its connection; 1 the helper, on its own. */
+static void prefetch_one(void *ctx, size_t i, unsigned slot)
+{
+	prefetch *p = ctx;
+	analysis_target t;
+
+	if (!p->svcs[i].enabled)
+		return;
+	t = target_of(&p->svcs[i], p->o, p->type);
+	p->in[i] = analysis_input_load(slot ? p->o->ahead_db : p->env->d, p->ao, &t, NULL);
+}
+
 int analyze_run(analyze_result *out, const job_env *env, const analyze_opts *o, pr_error *err)
 {
 	analyze_result *r = out;
@@ -32,6 +66,8 @@ int analyze_run(analyze_result *out, const job_env *env, const analyze_opts *o, 
 	size_t nsvcs = 0;
 	const char *type = o->type ? o->type : "cpu";
 	cohort_hosts hosts = {0};
+	prefetch pf = {0};
+	ahead *ah = NULL;
 	int rc;
 
 	memset(r, 0, sizeof(*r));
@@ -67,17 +103,38 @@ int analyze_run(analyze_result *out, const job_env *env, const analyze_opts *o, 
 		if (rc < 0)
 			goto out;
 	}
+	if (!o->service && o->ahead_db && nsvcs > 1) {
+		pf = (prefetch){env, o, &r->a.opts, svcs, type, calloc(nsvcs, sizeof(*pf.in))};
+		/* One helper, two services in memory at most. */
+		if (!pf.in || ahead_start(&ah, nsvcs, 1, 2, prefetch_one, &pf) < 0) {
+			rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+			goto fail;
+		}
+	}
 	for (size_t i = 0; i < (o->service ? 1 : nsvcs); i++) {
 		const db_service *s = o->service ? &one : &svcs[i];
-		analysis_target t = {s->id, s->name, type, o->release, o->since_us, o->until_us,
-				     NULL, NULL};
+		analysis_target t = target_of(s, o, type);
 		analysis_cohort ch = {hosts.cohort, hosts.control};
+		analysis_input *in;
+
+		if (ah)
+			ahead_wait(ah, i);
 		if (!s->enabled)
 			continue;
-		if ((rc = analysis_add_cohort(&r->a, env->d, &t, hosts.cohort ? &ch : NULL,
-					       !o->dry_run, err)) < 0)
+		if (!ah)
+			rc = analysis_add_cohort(&r->a, env->d, &t, hosts.cohort ? &ch : NULL,
+						 !o->dry_run, err);
+		else if (!(in = pf.in[i]))
+			rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+		else {
+			pf.in[i] = NULL;
+			rc = analysis_add_loaded(&r->a, env->d, &t, NULL, in, !o->dry_run, err);
+		}
+		if (rc < 0)
 			goto fail;
 	}
+	ahead_free(ah);
+	ah = NULL;
 	if ((rc = analysis_finish(&r->a, err)) < 0)
 		goto fail;
 	if (!o->dry_run &&
@@ -99,6 +156,11 @@ fail:
 		finish(r, env->d, "failed", &ignore);
 	}
 out:
+	/* Stopped early: the helper is joined, then what it loaded and nobody used is freed. */
+	ahead_free(ah);
+	for (size_t i = 0; pf.in && i < nsvcs; i++)
+		analysis_input_free(pf.in[i]);
+	free(pf.in);
 	for (size_t i = 0; i < nsvcs; i++)
 		db_service_release(&svcs[i]);
 	free(svcs);

@@ -31,6 +31,12 @@ typedef struct analyze_opts {
 	 * every other host of the service.
 	 */
 	const char *cohort, *control;
+	/*
+	 * A second connection (the caller's) on which every service's
+	 * captures are loaded while the service before it is analysed, when
+	 * every service is analysed; NULL: one connection, one after the other.
+	 */
+	db *ahead_db;
 } analyze_opts;
 
 typedef struct analyze_result {

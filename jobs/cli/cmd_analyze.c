@@ -175,7 +175,7 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 	analysis_opts o;
 	analyze_result r;
 	cli_parser *p = NULL;
-	db *d = NULL;
+	db *d = NULL, *d2 = NULL;
 	const char *arg, *service = NULL, *release = NULL, *type = "cpu";
 	const char *since_s = NULL, *until_s = NULL, *cohort = NULL, *control = NULL;
 	bool all = false, dry = false, all_tests = false, page = false;
@@ -312,11 +312,15 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 
 	{
 		analyze_opts ao = {service, release, since, until, type, o,
-				   release ? release : since_s, dry, page, cohort, control};
+				   release ? release : since_s, dry, page, cohort, control, NULL};
 		job_env env = {&cfg, NULL, NULL, ctx->home, NULL};
 		if ((rc = ctx_db_open(ctx, &d, &err)) < 0)
 			goto fail;
+		/* Every service: the next one's captures are read on a second connection. */
+		if (!service && (rc = ctx_db_open(ctx, &d2, &err)) < 0)
+			goto fail;
 		env.d = d;
+		ao.ahead_db = d2;
 		if ((rc = analyze_run(&r, &env, &ao, &err)) < 0)
 			goto fail;
 	}
@@ -373,6 +377,7 @@ fail:
 out:
 	config_release(&cfg);
 	analyze_result_release(&r);
+	db_close(d2);
 	db_close(d);
 	return status;
 }

@@ -401,11 +401,71 @@ static char *finding_text(const finding *f)
 	return s;
 }
 
+/* Every test of a run, in order, as text; skipped targets after them. */
+static char *run_text(const analysis *a)
+{
+	char *out = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&out, &len);
+
+	assert_non_null(m);
+	for (size_t i = 0; i < a->ntests; i++) {
+		char *t = finding_text(&a->tests[i]);
+		fprintf(m, "%s\n", t);
+		free(t);
+	}
+	for (size_t i = 0; i < a->nskipped; i++)
+		fprintf(m, "skipped %s: %s\n", a->skipped[i].service, a->skipped[i].reason);
+	fclose(m);
+	return out;
+}
+
+/*
+ * With a second connection, each service's captures are loaded while the
+ * one before is analysed: every test, number for number, and every skip
+ * must be as with one connection, in the same order (a disabled service
+ * and one without the release among them), and the stored run the same.
+ */
+static void test_analysis_with_captures_read_ahead_is_the_same(void **state)
+{
+	fx *f = *state;
+	analyze_opts ao = {NULL, "v2", 0, 0, "cpu", f->cfg.analysis, "v2", true,
+			   false, NULL, NULL, NULL};
+	analyze_result one, two;
+	pr_error err = PR_ERROR_INIT;
+	db *d2 = NULL;
+	char *a, *b;
+
+	service(f, "alpha", 2);
+	service(f, "beta", 1);
+	service(f, "gamma", 1.5);
+	service(f, "dormant", 3);
+	testdb_execf(f->t, "update services set enabled = false where name = 'dormant'");
+	testdb_execf(f->t, "insert into services (name, enabled) values ('empty', true)");
+	service(f, "omega", 1);
+	assert_int_equal(analyze_run(&one, &f->env, &ao, &err), 0);
+	assert_int_equal(db_open(&d2, f->t->conninfo, &err), 0);
+	ao.ahead_db = d2;
+	assert_int_equal(analyze_run(&two, &f->env, &ao, &err), 0);
+	a = run_text(&one.a);
+	b = run_text(&two.a);
+	assert_non_null(strstr(a, "skipped empty"));
+	assert_null(strstr(a, "dormant"));
+	assert_non_null(regression(&two.a, "alpha"));
+	assert_string_equal(a, b);
+	assert_int_equal(one.a.services, two.a.services);
+	free(a);
+	free(b);
+	analyze_result_release(&one);
+	analyze_result_release(&two);
+	db_close(d2);
+}
+
 static void test_analyze_nightly_and_postdeploy_give_the_same_finding_object(void **state)
 {
 	fx *f = *state;
 	analyze_opts ao = {"bad", "v2", 0, 0, "cpu", f->cfg.analysis, "v2", false,
-			   false, NULL, NULL};
+			   false, NULL, NULL, NULL};
 	postdeploy_opts po = {"bad", "v2", SHA_V2, NULL, NULL, 0, 4, STATS_SEV_HIGH,
 			     0, 0, NULL, NULL};
 	nightly_opts no = {0};
@@ -482,6 +542,7 @@ int main(void)
 		T(test_the_postdeploy_job_fails_a_regression_and_passes_a_clean_release),
 		T(test_the_postdeploy_job_is_inconclusive_with_too_few_captures),
 		T(test_the_postdeploy_job_refuses_a_release_without_captures),
+		T(test_analysis_with_captures_read_ahead_is_the_same),
 		T(test_analyze_nightly_and_postdeploy_give_the_same_finding_object),
 		T(test_a_run_whose_session_died_is_marked_interrupted_by_the_next_of_its_kind),
 #undef T
