@@ -24,27 +24,48 @@
  * $7 until (us), $8 limit + 1 (one more tells the list was cut).
  *
  * A function's captures are found through the GIN index on
- * profile_vectors' function ids (migration 024); in each, the function's
- * place in the ids gives its values. Shares are computed as ingest
- * computes them (value / the capture's total, 0 when the total is 0).
+ * profile_vectors' function ids (migration 024), and in each capture the
+ * function's values are found one of two ways, whichever the number of
+ * matched functions makes cheaper (the other branch's one-time filter
+ * keeps it from running at all):
+ * - a few functions: each one's place in the ids (array_position), the
+ *   arrays first taken out of their compressed storage once a capture
+ *   (d, which OFFSET 0 keeps the planner from folding into each use:
+ *   looked up for each function, they were decompressed each time);
+ * - more: the capture's entries unnested once and matched by hash.
+ * Shares are computed as ingest computes them (value / the capture's
+ * total, 0 when the total is 0).
  */
+#define FNQUERY_FEW "8"
 #define SHARE(v) "coalesce(" v "::float8 / nullif(p.total_value, 0), 0)"
+#define IN_WINDOW \
+	"   and p.captured_at >= " DB_US_TO_TS("$6") " and p.captured_at < " DB_US_TO_TS("$7") \
+	"   and ($4::bigint = 0 or p.service_id = $4)" \
+	"   and ($5::text is null or p.profile_type = $5)"
 #define MATCHED \
 	"with f as (select id, name, file from functions where not synthetic and" \
 	"   case $2 when 'exact' then name = $1" \
 	"     when 'prefix' then left(name, length($1)) = $1 else name ~ $1 end)," \
-	" r as (select v.profile_id, m.id as function_id, p.captured_at," \
-	"   " SHARE("v.self_values[m.k]") " as self_share," \
-	"   " SHARE("v.total_values[m.k]") " as total_share," \
-	"   p.service_id, p.profile_type, p.release, p.host" \
+	" fa as (select array_agg(id) as ids, count(*) as n from f)," \
+	" e as (select v.profile_id, m.id, d.sv[m.k] as self, d.tv[m.k] as total" \
 	"   from profile_vectors v join profiles p on p.id = v.profile_id" \
-	"   cross join lateral (select f.id, array_position(v.function_ids, f.id) as k" \
-	"     from f) m" \
-	"   where v.function_ids && (select array_agg(id) from f) and m.k is not null" \
-	"   and p.captured_at >= " DB_US_TO_TS("$6") " and p.captured_at < " DB_US_TO_TS("$7") \
-	"   and ($3::float8 <= 0 or " SHARE("v.self_values[m.k]") " >= $3::float8)" \
-	"   and ($4::bigint = 0 or p.service_id = $4)" \
-	"   and ($5::text is null or p.profile_type = $5))"
+	"   cross join lateral (select v.function_ids || '{}'::bigint[] as ids," \
+	"     v.self_values || '{}'::bigint[] as sv, v.total_values || '{}'::bigint[] as tv" \
+	"     offset 0) d" \
+	"   cross join lateral (select f.id, array_position(d.ids, f.id) as k from f) m" \
+	"   where (select n from fa) <= " FNQUERY_FEW \
+	"   and v.function_ids && (select ids from fa) and m.k is not null" IN_WINDOW \
+	"   union all select v.profile_id, u.id, u.s, u.t" \
+	"   from profile_vectors v join profiles p on p.id = v.profile_id" \
+	"   cross join lateral unnest(v.function_ids, v.self_values, v.total_values) u(id, s, t)" \
+	"   where (select n from fa) > " FNQUERY_FEW \
+	"   and v.function_ids && (select ids from fa) and u.id in (select id from f)" \
+	IN_WINDOW ")," \
+	" r as (select e.profile_id, e.id as function_id, p.captured_at," \
+	"   " SHARE("e.self") " as self_share, " SHARE("e.total") " as total_share," \
+	"   p.service_id, p.profile_type, p.release, p.host" \
+	"   from e join profiles p on p.id = e.profile_id" \
+	"   where $3::float8 <= 0 or " SHARE("e.self") " >= $3::float8)"
 
 /*
  * The capture list as plain rows, made into JSON here: aggregating

@@ -124,7 +124,7 @@ night() {
 		f.severity, f.p_value::text, f.q_value::text, f.delta::text, f.current_share::text
 		from findings f join services s on s.id = f.service_id order by 1, 2, 3" \
 		>"$W/findings-$k.txt"
-	# A copy is some 5 GB at the default size: only its findings are kept.
+	# A copy holds the whole fleet: only its findings are kept.
 	sql -c "drop database $dbn"
 	rm -rf "$W/home-$k"
 }

@@ -59,6 +59,23 @@ run pr functions --name "^$(sed 's/[][\\.*^$(){}|+?]/\\&/g' <<<"$fn")\$" --match
 	--min-self "$pct%" --since 2025-01-01 --json
 [ $RC -eq 0 ] && [ "$(jq -r '.rows | length' <<<"$OUT")" = "$total" ] && ok "an anchored regular expression finds the same captures" ||
 	not_ok "regex" "rc=$RC $ERR"
+# A few matched functions and many take two ways through the stored
+# values; both must list what the view of one row per capture and
+# function holds: every function of the fleet, and then one alone.
+for pat in . "^$(sed 's/[][\\.*^$(){}|+?]/\\&/g' <<<"$fn")\$"; do
+	run pr functions --name "$pat" --match regex --min-self 2% --since 2025-01-01 \
+		--limit 100000 --json
+	# Shares in parts per billion: JSON and SQL print a double differently.
+	got=$(jq -r '.rows[] | [.capture_id, .function, (.self_share * 1e9 | round),
+		(.total_share * 1e9 | round)] | map(tostring) | join(" ")' <<<"$OUT" | sort)
+	want=$(sql "select pf.profile_id || ' ' || f.name || ' ' || round(pf.self_share * 1e9)
+		|| ' ' || round(pf.total_share * 1e9) from profile_functions pf
+		join functions f on f.id = pf.function_id
+		where not f.synthetic and f.name ~ '$pat' and pf.self_share >= 0.02" | sort)
+	[ $RC -eq 0 ] && [ -n "$got" ] && [ "$got" = "$want" ] &&
+		ok "'$pat' lists the rows the per-function view holds ($(wc -l <<<"$got"))" ||
+		not_ok "pattern $pat" "rc=$RC $ERR $(diff <(echo "$got") <(echo "$want") | head -5)"
+done
 run pr functions --name "(unclosed" --match regex
 [ $RC -eq 2 ] && [[ $ERR == *"'(unclosed' is not a valid pattern"* ]] && ok "a bad regular expression is a usage error" || not_ok "bad regex" "rc=$RC $ERR"
 run pr functions --name "$fn" --service "${svc}x"
