@@ -26,6 +26,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "common/buf.h"
 #include "common/fileio.h"
 
 #define TEXT "root;leaf 42\n"
@@ -254,10 +255,119 @@ static void test_missing_directory_is_an_io_error_naming_the_path(void **state)
 	assert_non_null(strstr(err.msg, "nosuch/out.html"));
 }
 
+/* A file of n bytes, each its offset's low byte; returns its path (path_of's). */
+static const char *sized_file(const char *name, size_t n)
+{
+	const char *path = path_of(name);
+	FILE *f = fopen(path, "wb");
+
+	assert_non_null(f);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(fputc((int)(i & 0xff), f), (int)(i & 0xff));
+	assert_int_equal(fclose(f), 0);
+	return path;
+}
+
+/* Up to its limit a file is read whole, byte for byte; one byte over is refused. */
+static void test_read_takes_a_file_up_to_its_limit_and_refuses_one_byte_more(void **state)
+{
+	static const size_t sizes[] = {0, 1, 65535, 65536, 65537, 200000};
+	pr_error err = PR_ERROR_INIT;
+	buf b = BUF_INIT;
+	char name[32];
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		size_t n = sizes[k];
+		const char *path;
+
+		snprintf(name, sizeof(name), "r%zu", n);
+		path = sized_file(name, n);
+		assert_int_equal(fileio_read(&b, path, n, &err), 0);
+		assert_int_equal(b.len, n);
+		assert_int_equal(b.ptr[n], '\0');
+		for (size_t i = 0; i < n; i++)
+			if ((unsigned char)b.ptr[i] != (i & 0xff))
+				fail_msg("byte %zu of %zu", i, n);
+		assert_int_equal(fileio_read(&b, path, SIZE_MAX, &err), 0);
+		assert_int_equal(b.len, n);
+		if (n > 0) {
+			pr_error_clear(&err);
+			assert_int_equal(fileio_read(&b, path, n - 1, &err), PR_ELIMIT);
+			assert_int_equal(b.len, 0);
+			assert_non_null(strstr(err.msg, "larger than the input limit"));
+			if (!strstr(err.msg, name))
+				fail_msg("no %s in: %s", name, err.msg);
+		}
+	}
+	buf_release(&b);
+}
+
+/* A pipe has no size to go by: read in steps, whole, and held to the limit. */
+static void test_read_takes_a_pipe_in_steps(void **state)
+{
+	pr_error err = PR_ERROR_INIT;
+	char src[512], path[512];
+	buf b = BUF_INIT;
+	pid_t pid;
+	int status;
+
+	(void)state;
+	snprintf(src, sizeof(src), "%s", sized_file("pipesrc", 300000));
+	snprintf(path, sizeof(path), "%s", path_of("pipe"));
+	assert_int_equal(mkfifo(path, 0600), 0);
+	for (int over = 0; over < 2; over++) {
+		pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0) { /* the writer: the source file into the pipe */
+			buf in = BUF_INIT;
+			int fd;
+
+			alarm(20);
+			if (fileio_read(&in, src, SIZE_MAX, &err) < 0 ||
+			    (fd = open(path, O_WRONLY)) < 0)
+				_exit(2);
+			for (size_t off = 0; off < in.len;) {
+				ssize_t k = write(fd, in.ptr + off, in.len - off);
+				if (k <= 0)
+					_exit(0); /* the reader stopped at its limit */
+				off += (size_t)k;
+			}
+			_exit(0);
+		}
+		alarm(20);
+		if (!over) {
+			assert_int_equal(fileio_read(&b, path, 300000, &err), 0);
+			assert_int_equal(b.len, 300000);
+			assert_int_equal((unsigned char)b.ptr[299999], 299999 & 0xff);
+		} else {
+			assert_int_equal(fileio_read(&b, path, 100000, &err), PR_ELIMIT);
+		}
+		alarm(0);
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+	}
+	buf_release(&b);
+}
+
+/* A file that is not there: an I/O error naming it. */
+static void test_read_of_a_missing_file_names_it(void **state)
+{
+	pr_error err = PR_ERROR_INIT;
+	buf b = BUF_INIT;
+
+	(void)state;
+	assert_int_equal(fileio_read(&b, path_of("nosuch"), 100, &err), PR_EIO);
+	assert_non_null(strstr(err.msg, "nosuch"));
+	assert_int_equal(b.len, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_new_path_and_regular_file_are_written_whole),
+		cmocka_unit_test(test_read_takes_a_file_up_to_its_limit_and_refuses_one_byte_more),
+		cmocka_unit_test(test_read_takes_a_pipe_in_steps),
+		cmocka_unit_test(test_read_of_a_missing_file_names_it),
 		cmocka_unit_test(test_link_directory_socket_and_block_device_are_refused),
 		cmocka_unit_test(test_character_device_is_written_in_place),
 		cmocka_unit_test(test_fifo_is_written_to_its_reader),
