@@ -4,7 +4,8 @@
  * descriptor name (/dev/fd/N) are written in place and stay what they
  * were; a symbolic link, a directory, a socket and a block device are
  * refused by name and left untouched; a link planted under the temporary
- * file's name is not followed.
+ * file's name is not followed. And fileio_read: a file up to its limit
+ * byte for byte, one byte more refused, a pipe, a missing file.
  */
 #define _POSIX_C_SOURCE 200809L
 #define _XOPEN_SOURCE 700
