@@ -35,7 +35,8 @@ void buf_reset(buf *b)
 		b->ptr[0] = '\0';
 }
 
-int buf_grow(buf *b, size_t extra)
+/* Room for `extra` more bytes: to the next power of two, or to exactly that. */
+static int grow(buf *b, size_t extra, int exact)
 {
 	size_t want, cap;
 	char *p;
@@ -47,7 +48,7 @@ int buf_grow(buf *b, size_t extra)
 	want = b->len + extra + 1;
 	if (want <= b->cap)
 		return 0;
-	cap = b->cap ? b->cap : 64;
+	cap = exact ? want : b->cap ? b->cap : 64;
 	while (cap < want)
 		cap = cap > SIZE_MAX / 2 ? want : cap * 2;
 	p = b->cap ? realloc(b->ptr, cap) : malloc(cap);
@@ -62,28 +63,14 @@ int buf_grow(buf *b, size_t extra)
 	return 0;
 }
 
+int buf_grow(buf *b, size_t extra)
+{
+	return grow(b, extra, 0);
+}
+
 int buf_reserve(buf *b, size_t extra)
 {
-	size_t want;
-	char *p;
-
-	if (extra > b->max || b->len > b->max - extra) {
-		buf_release(b);
-		return PR_ELIMIT;
-	}
-	want = b->len + extra + 1;
-	if (want <= b->cap)
-		return 0;
-	p = b->cap ? realloc(b->ptr, want) : malloc(want);
-	if (!p) {
-		buf_release(b);
-		return PR_ENOMEM;
-	}
-	if (!b->cap)
-		p[0] = '\0';
-	b->ptr = p;
-	b->cap = want;
-	return 0;
+	return grow(b, extra, 1);
 }
 
 int buf_put(buf *b, const void *data, size_t len)
