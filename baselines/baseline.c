@@ -107,7 +107,7 @@ int capture_set_load(capture_set *out, db *d, const capture_query *q, pr_error *
 	snprintf(asof, sizeof(asof), "%" PRId64, q->as_of_us);
 	params[8] = q->as_of_us ? asof : NULL;
 	params[9] = q->hosts;
-	if ((rc = db_exec(d, &res, err, "selecting captures", sql, 10, params)) < 0)
+	if ((rc = db_exec_repeat(d, &res, err, "selecting captures", sql, 10, params, 0)) < 0)
 		return rc;
 	n = db_rows(res);
 	if (n && !(out->caps = calloc((size_t)n, sizeof(*out->caps)))) {
@@ -286,8 +286,9 @@ static int synthetic_ids(int64_t **out, size_t *n, db *d, pr_error *err)
 
 	*out = NULL;
 	*n = 0;
-	if ((rc = db_exec(d, &res, err, "reading synthetic functions",
-			  "select id from functions where synthetic order by id", 0, NULL)) < 0)
+	if ((rc = db_exec_repeat(d, &res, err, "reading synthetic functions",
+				 "select id from functions where synthetic order by id", 0, NULL,
+				 0)) < 0)
 		return rc;
 	if (db_rows(res) && !(*out = malloc((size_t)db_rows(res) * sizeof(**out))))
 		rc = PR_ENOMEM;
@@ -575,7 +576,8 @@ int baseline_store(int64_t *id, bool *reused, db *d, int64_t service_id,
 	}
 	snprintf(sid, sizeof(sid), "%" PRId64, service_id);
 	p[0] = sid, p[1] = type, p[2] = key;
-	if ((rc = db_exec(d, &res, err, "finding a stored baseline", find_sql, 3, p)) < 0)
+	if ((rc = db_exec_repeat(d, &res, err, "finding a stored baseline", find_sql, 3, p,
+				 0)) < 0)
 		goto out;
 	if (db_rows(res) == 1) {
 		*id = db_get_i64(res, 0, 0);
@@ -597,7 +599,7 @@ int baseline_store(int64_t *id, bool *reused, db *d, int64_t service_id,
 	if ((rc = db_begin(d, err)) < 0)
 		goto out;
 	in_tx = true;
-	if ((rc = db_exec(d, &res, err, "storing a baseline", insert_sql, 7, p)) < 0)
+	if ((rc = db_exec_repeat(d, &res, err, "storing a baseline", insert_sql, 7, p, 0)) < 0)
 		goto out;
 	*id = db_get_i64(res, 0, 0);
 
@@ -612,7 +614,8 @@ int baseline_store(int64_t *id, bool *reused, db *d, int64_t service_id,
 	p[0] = bid, p[1] = ncap, p[2] = fids.ptr;
 	for (size_t k = 0; k < 8; k++)
 		p[3 + k] = arr[k].ptr;
-	if ((rc = db_exec(d, NULL, err, "storing baseline functions", funcs_sql, 11, p)) < 0)
+	if ((rc = db_exec_repeat(d, NULL, err, "storing baseline functions", funcs_sql, 11, p,
+				 0)) < 0)
 		goto out;
 	rc = db_commit(d, err);
 	in_tx = false;
@@ -645,7 +648,7 @@ int func_names_load(char ***names, char ***files, db *d, const int64_t *ids, siz
 		goto out;
 	}
 	p[0] = arr.ptr;
-	if ((rc = db_exec(d, &res, err, "loading function names", sql, 1, p)) < 0)
+	if ((rc = db_exec_repeat(d, &res, err, "loading function names", sql, 1, p, 0)) < 0)
 		goto out;
 	if ((size_t)db_rows(res) != n) {
 		rc = pr_error_set(err, PR_EDB, "database: %zu function names missing",

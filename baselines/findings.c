@@ -118,7 +118,7 @@ static int set_state(db *d, int64_t id, const char *state, int64_t run_id, const
 
 	snprintf(sid, sizeof(sid), "%" PRId64, id);
 	snprintf(rid, sizeof(rid), "%" PRId64, run_id);
-	return db_exec(d, NULL, err, "recording a finding's state", sql, 5, p);
+	return db_exec_repeat(d, NULL, err, "recording a finding's state", sql, 5, p, 0);
 }
 
 /* One look at a finding's release: this run's test of its function. */
@@ -148,7 +148,7 @@ static int record_look(db *d, const finding *f, int64_t run_id, const analysis_o
 	p[10] = fmt_f(num[5], 32, f->ci_low);
 	p[11] = fmt_f(num[6], 32, f->ci_high);
 	p[12] = nc;
-	return db_exec(d, NULL, err, "recording a look at a finding", sql, 13, p);
+	return db_exec_repeat(d, NULL, err, "recording a look at a finding", sql, 13, p, 0);
 }
 
 /*
@@ -267,7 +267,7 @@ int findings_store(analysis *a, db *d, int64_t run_id, pr_error *err)
 		p[17] = nb, p[18] = nc, p[19] = f->current_release, p[20] = f->baseline_releases;
 		p[21] = bid, p[22] = fp.ptr, p[23] = detail.ptr;
 		p[24] = f->kind ? f->kind : FINDING_KIND_SHARE;
-		rc = db_exec(d, &res, err, "storing a finding", sql, 25, p);
+		rc = db_exec_repeat(d, &res, err, "storing a finding", sql, 25, p, 0);
 		buf_release(&detail);
 		buf_release(&fp);
 		if (rc < 0)
@@ -480,7 +480,7 @@ int findings_follow_up(findings_closed *out, analysis *a, db *d, int64_t run_id,
 		snprintf(sid, sizeof(sid), "%" PRId64, jd->service_id);
 		snprintf(at, sizeof(at), "%" PRId64, o->at_us);
 		snprintf(first, sizeof(first), "%" PRId64, jd->first_us);
-		if ((rc = db_exec(d, &res, err, "reading open findings", sql, 5, p)) < 0)
+		if ((rc = db_exec_repeat(d, &res, err, "reading open findings", sql, 5, p, 0)) < 0)
 			break;
 		for (int r = 0; r < db_rows(res) && rc == 0; r++) {
 			int64_t id = db_get_i64(res, r, 0);

@@ -41,11 +41,21 @@
 /* Server versions older than this lack what the schema uses (generated columns). */
 #define MIN_SERVER_VERSION 120000
 
+/* A statement prepared on this session by db_exec_repeat, found by its text. */
+typedef struct db_stmt {
+	uint64_t hash;
+	char *sql;
+} db_stmt;
+
+#define DB_STMTS 32 /* more distinct repeated statements run unprepared */
+
 struct db {
 	PGconn *conn;
 	char actor[128];
 	char instance[DB_INSTANCE_MAX + 1]; /* "" until read */
 	bool prepared_capture; /* the capture inserts are prepared on this session */
+	db_stmt stmts[DB_STMTS]; /* named profreg_s<i> on the server */
+	size_t nstmts;
 };
 
 /* ---- errors ---------------------------------------------------------- */
@@ -465,6 +475,14 @@ out:
 	return rc;
 }
 
+/* The session's prepared statements are gone with it. */
+static void forget_stmts(db *d)
+{
+	for (size_t i = 0; i < d->nstmts; i++)
+		free(d->stmts[i].sql);
+	d->nstmts = 0;
+}
+
 int db_reconnect(db *d, pr_error *err)
 {
 	char line[512];
@@ -473,6 +491,7 @@ int db_reconnect(db *d, pr_error *err)
 		return 0;
 	PQreset(d->conn);
 	d->prepared_capture = false;
+	forget_stmts(d);
 	if (PQstatus(d->conn) != CONNECTION_OK) {
 		first_line(line, sizeof(line), d, NULL);
 		return pr_error_set(err, PR_EDB, "cannot connect to the database: %s", line);
@@ -487,6 +506,7 @@ void db_close(db *d)
 		return;
 	if (d->conn)
 		PQfinish(d->conn);
+	forget_stmts(d);
 	free(d);
 }
 
@@ -1695,11 +1715,23 @@ static int put_int8_array(buf *b, const int64_t *v, size_t n)
 	return 0;
 }
 
+/* One bytea field of binary COPY: each id, then its value, as big-endian int8. */
+static int put_pairs(buf *b, const int64_t *ids, const int64_t *v, size_t n)
+{
+	if (put_be(b, 16 * (uint64_t)n, 4) < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (put_be(b, (uint64_t)ids[i], 8) < 0 || put_be(b, (uint64_t)v[i], 8) < 0)
+			return -1;
+	return 0;
+}
+
 /*
  * COPY one row of profile_vectors per capture with ids[c] != 0 and at
  * least one function, in COPY's binary format (the server converts no
  * text): the function ids in ascending order, and each one's self and
- * total value at the same place. want is how many rows that makes.
+ * total value at the same place; the ids and self values again as pairs
+ * (migration 026). want is how many rows that makes.
  */
 static int copy_profile_vectors(db *d, const fn_set *fs, const int64_t *ids,
 				const db_capture *metas, const profile_summary *const *sums,
@@ -1725,7 +1757,7 @@ static int copy_profile_vectors(db *d, const fn_set *fs, const int64_t *ids,
 		goto out;
 	}
 	res = PQexec(d->conn, "copy profile_vectors (profile_id, service_id, function_ids,"
-			      " self_values, total_values) from stdin (format binary)");
+			      " self_values, total_values, self_pairs) from stdin (format binary)");
 	if (!res || PQresultStatus(res) != PGRES_COPY_IN) {
 		rc = db_fail(d, res, err, "cannot send function rows");
 		goto out;
@@ -1753,10 +1785,11 @@ static int copy_profile_vectors(db *d, const fn_set *fs, const int64_t *ids,
 			vals[most + k] = s->rows[order[k].row].self;
 			vals[2 * most + k] = s->rows[order[k].row].total;
 		}
-		if (put_be(&b, 5, 2) < 0 || put_i64_field(&b, ids[c]) < 0 ||
+		if (put_be(&b, 6, 2) < 0 || put_i64_field(&b, ids[c]) < 0 ||
 		    put_i64_field(&b, metas[c].service_id) < 0 ||
 		    put_int8_array(&b, vals, m) < 0 || put_int8_array(&b, vals + most, m) < 0 ||
-		    put_int8_array(&b, vals + 2 * most, m) < 0) {
+		    put_int8_array(&b, vals + 2 * most, m) < 0 ||
+		    put_pairs(&b, vals, vals + most, m) < 0) {
 			rc = oom(err);
 			goto out;
 		}
@@ -2375,26 +2408,51 @@ static int ascend(int64_t *ids, int64_t *v, size_t n)
 	return 0;
 }
 
+/*
+ * The function count of row i of a vectors read, from its pairs (column
+ * 1) or, where it has none, its two arrays (2 and 3); -1 when malformed.
+ */
+static int64_t vectors_row_len(const PGresult *res, int i)
+{
+	const unsigned char *f = (const unsigned char *)PQgetvalue(res, i, 2);
+	size_t plen = (size_t)PQgetlength(res, i, 1);
+	int64_t nf;
+
+	if (PQgetlength(res, i, 0) != 8)
+		return -1;
+	if (!PQgetisnull(res, i, 1))
+		return plen % 16 == 0 ? (int64_t)(plen / 16) : -1;
+	if (PQgetisnull(res, i, 2) || PQgetisnull(res, i, 3))
+		return -1;
+	nf = int8_array_len(f, (size_t)PQgetlength(res, i, 2));
+	if (nf < 0 || int8_array_len((const unsigned char *)PQgetvalue(res, i, 3),
+				     (size_t)PQgetlength(res, i, 3)) != nf)
+		return -1;
+	return nf;
+}
+
 int db_vectors_read(db *d, db_vectors *out, const char *ids_literal, pr_error *err)
 {
 	/*
-	 * Binary results: the server sends each array as it holds it, with
-	 * no number turned into text and back (most of this read's cost).
+	 * Binary results: the server sends the pairs as it holds them, with
+	 * no number turned into text and back, nor formatted one by one as
+	 * array elements are (most of this read's cost). The arrays only of
+	 * a row without pairs: the CASE leaves the others undecompressed.
 	 */
 	static const char sql[] =
-		"select profile_id, function_ids, self_values from profile_vectors"
-		" where profile_id = any($1::bigint[])";
+		"select profile_id, self_pairs,"
+		" case when self_pairs is null then function_ids end,"
+		" case when self_pairs is null then self_values end"
+		" from profile_vectors where profile_id = any($1::bigint[])";
 	const char *p[1] = {ids_literal};
 	PGresult *res = NULL;
 	size_t total = 0;
 	int rows, rc = 0;
 
 	memset(out, 0, sizeof(*out));
-	res = PQexecParams(d->conn, sql, 1, NULL, p, NULL, NULL, 1);
-	if (!res_ok(res)) {
-		rc = db_fail(d, res, err, "cannot read captures' function values");
+	if ((rc = db_exec_repeat(d, &res, err, "cannot read captures' function values", sql, 1, p,
+				 1)) < 0)
 		goto out;
-	}
 	rows = PQntuples(res);
 	if (!(out->capture_id = malloc(((size_t)rows + 1) * sizeof(*out->capture_id))) ||
 	    !(out->start = malloc(((size_t)rows + 1) * sizeof(*out->start)))) {
@@ -2402,15 +2460,12 @@ int db_vectors_read(db *d, db_vectors *out, const char *ids_literal, pr_error *e
 		goto out;
 	}
 	for (int i = 0; i < rows; i++) {
-		const unsigned char *f = (const unsigned char *)PQgetvalue(res, i, 1);
-		const unsigned char *v = (const unsigned char *)PQgetvalue(res, i, 2);
-		int64_t nf = int8_array_len(f, (size_t)PQgetlength(res, i, 1));
+		int64_t nf = vectors_row_len(res, i);
 
-		if (PQgetlength(res, i, 0) != 8 || nf < 0 ||
-		    int8_array_len(v, (size_t)PQgetlength(res, i, 2)) != nf) {
+		if (nf < 0) {
 			rc = pr_error_set(err, PR_EDB,
-					  "database: the function values of a capture are not "
-					  "two int8 arrays of one length");
+					  "database: the function values of a capture are neither "
+					  "16-byte pairs nor two int8 arrays of one length");
 			goto out;
 		}
 		out->start[i] = total;
@@ -2424,12 +2479,20 @@ int db_vectors_read(db *d, db_vectors *out, const char *ids_literal, pr_error *e
 	}
 	for (int i = 0; i < rows; i++) {
 		size_t at = out->start[i], m = out->start[i + 1] - at;
+		const unsigned char *pairs = (const unsigned char *)PQgetvalue(res, i, 1);
 
 		out->capture_id[i] = (int64_t)be64((const unsigned char *)PQgetvalue(res, i, 0));
-		int8_array_get(out->function_id + at,
-			       (const unsigned char *)PQgetvalue(res, i, 1), m);
-		int8_array_get(out->self_value + at,
-			       (const unsigned char *)PQgetvalue(res, i, 2), m);
+		if (!PQgetisnull(res, i, 1))
+			for (size_t k = 0; k < m; k++) {
+				out->function_id[at + k] = (int64_t)be64(pairs + 16 * k);
+				out->self_value[at + k] = (int64_t)be64(pairs + 16 * k + 8);
+			}
+		else {
+			int8_array_get(out->function_id + at,
+				       (const unsigned char *)PQgetvalue(res, i, 2), m);
+			int8_array_get(out->self_value + at,
+				       (const unsigned char *)PQgetvalue(res, i, 3), m);
+		}
 		if (ascend(out->function_id + at, out->self_value + at, m) < 0) {
 			rc = oom(err);
 			goto out;
@@ -2504,6 +2567,74 @@ int db_exec(db *d, PGresult **out, pr_error *err, const char *what,
 
 	if (out)
 		*out = NULL;
+	if (!res_ok(res)) {
+		int rc = res && sqlstate(res)[0] == '2' && sqlstate(res)[1] == '2'
+			? db_fail_input(d, res, err, "%s", what)
+			: db_fail(d, res, err, "%s", what);
+		PQclear(res);
+		return rc;
+	}
+	if (out)
+		*out = res;
+	else
+		PQclear(res);
+	return 0;
+}
+
+static uint64_t fnv1a(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+/*
+ * The statement's name on this session, prepared now if it is new; NULL
+ * when the cache is full or the prepare failed (the caller then runs it
+ * unprepared, and a real error shows there).
+ */
+static const char *stmt_name(db *d, const char *sql, int nparams, char name[24])
+{
+	uint64_t h = fnv1a(sql);
+	PGresult *res;
+	char *copy;
+	size_t i;
+
+	for (i = 0; i < d->nstmts; i++)
+		if (d->stmts[i].hash == h && strcmp(d->stmts[i].sql, sql) == 0)
+			break;
+	snprintf(name, 24, "profreg_s%zu", i);
+	if (i < d->nstmts)
+		return name;
+	if (i == DB_STMTS || !(copy = strdup(sql)))
+		return NULL;
+	res = PQprepare(d->conn, name, sql, nparams, NULL);
+	if (!res_ok(res)) {
+		PQclear(res);
+		free(copy);
+		return NULL;
+	}
+	PQclear(res);
+	d->stmts[d->nstmts++] = (db_stmt){h, copy};
+	return name;
+}
+
+int db_exec_repeat(db *d, PGresult **out, pr_error *err, const char *what, const char *sql,
+		   int nparams, const char *const *params, int binary)
+{
+	char name[24];
+	const char *stmt;
+	PGresult *res;
+
+	if (out)
+		*out = NULL;
+	/* In a failed transaction a prepare fails too: the statement's own error says why. */
+	stmt = PQtransactionStatus(d->conn) == PQTRANS_INERROR ? NULL
+	       : stmt_name(d, sql, nparams, name);
+	res = stmt ? PQexecPrepared(d->conn, stmt, nparams, params, NULL, NULL, binary)
+		   : PQexecParams(d->conn, sql, nparams, NULL, params, NULL, NULL, binary);
 	if (!res_ok(res)) {
 		int rc = res && sqlstate(res)[0] == '2' && sqlstate(res)[1] == '2'
 			? db_fail_input(d, res, err, "%s", what)

@@ -300,8 +300,9 @@ void db_vectors_release(db_vectors *v);
 
 /*
  * Read the values of the captures whose ids `ids_literal` lists (a
- * bigint[] literal, db_bigint_array). The arrays come in PostgreSQL's
- * binary form, checked element by element: a malformed one is PR_EDB.
+ * bigint[] literal, db_bigint_array). Each comes as its pairs of id and
+ * value (migration 026), or where a row has none as its two arrays in
+ * PostgreSQL's binary form; either is checked: a malformed one is PR_EDB.
  */
 int db_vectors_read(db *d, db_vectors *out, const char *ids_literal, pr_error *err);
 
@@ -369,6 +370,16 @@ const char *db_actor(const db *d);
 struct pg_result;
 int db_exec(db *d, struct pg_result **out, pr_error *err, const char *what,
 	    const char *sql, int nparams, const char *const *params);
+
+/*
+ * db_exec for a statement run many times on one session (once a service,
+ * say): prepared on its first run and kept, by its text, for the
+ * session's life, so the server parses it once and may keep its plan.
+ * Results are text, or binary when `binary` is 1. The first 32 distinct
+ * statements of a session are kept; others run as db_exec would.
+ */
+int db_exec_repeat(db *d, struct pg_result **out, pr_error *err, const char *what,
+		   const char *sql, int nparams, const char *const *params, int binary);
 
 /* Column accessors for results from db_exec: SQL NULL reads as 0 / false / NULL. */
 int64_t db_get_i64(const struct pg_result *res, int row, int col);

@@ -152,7 +152,9 @@ static void test_matrix_puts_every_value_on_its_function_and_capture(void **stat
  * A capture's vector written by hand with its ids descending is read in
  * order; one cut to a summary (it holds the synthetic "(other
  * functions)" entry) gives every function it does not list as unknown,
- * and the synthetic entry is no row of the matrix.
+ * and the synthetic entry is no row of the matrix. An update of the
+ * arrays recomputes the pairs that are read (migration 026), and a row
+ * without pairs (written before them) is read from its arrays.
  */
 static void test_vectors_out_of_order_and_cut_captures_are_read_right(void **state)
 {
@@ -183,6 +185,10 @@ static void test_vectors_out_of_order_and_cut_captures_are_read_right(void **sta
 		     " total_values = total_values[cardinality(total_values) - 19:]"
 		     "   || 12345::bigint"
 		     " where profile_id = %lld", (long long)ids[2]);
+	testdb_execf(t, "update profile_vectors set self_pairs = null where profile_id = %lld",
+		     (long long)ids[3]);
+	assert_int_equal(testdb_int(t, "select count(*) from profile_vectors where self_pairs is null"),
+			 1);
 	q.service_id = sid;
 	q.type = "cpu";
 	assert_int_equal(capture_set_load(&all, t->db, &q, &err), 0);
@@ -213,6 +219,24 @@ static void test_vectors_out_of_order_and_cut_captures_are_read_right(void **sta
 	assert_int_equal(unknown, m.nfuncs - 20);
 	func_matrix_release(&m);
 	capture_set_release(&all);
+}
+
+/* The pairs of a capture cannot disagree in length with its function ids. */
+static void test_pairs_of_the_wrong_length_are_refused(void **state)
+{
+	testdb *t = *state;
+	int64_t sid = testdb_add_service(t, "svc"), id = store_capture(t, sid, 0);
+	pr_error err = PR_ERROR_INIT;
+	char sql[160];
+
+	snprintf(sql, sizeof(sql), "update profile_vectors set self_pairs = self_pairs || '\\x00'"
+		 " where profile_id = %lld", (long long)id);
+	assert_true(db_exec(t->db, NULL, &err, "lengthening the pairs", sql, 0, NULL) < 0);
+	assert_non_null(strstr(err.msg, "profile_vectors_pairs_length"));
+	snprintf(sql, sizeof(sql),
+		 "select (octet_length(self_pairs) = 16 * cardinality(function_ids))::int"
+		 " from profile_vectors where profile_id = %lld", (long long)id);
+	assert_int_equal(testdb_int(t, sql), 1);
 }
 
 /*
@@ -296,6 +320,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_matrix_puts_every_value_on_its_function_and_capture,
+				       testdb_reset),
+		cmocka_unit_test_setup(test_pairs_of_the_wrong_length_are_refused,
 				       testdb_reset),
 		cmocka_unit_test_setup(test_vectors_out_of_order_and_cut_captures_are_read_right,
 				       testdb_reset),

@@ -1229,6 +1229,69 @@ static void test_a_dropped_connection_is_a_database_error(void **state)
 	db_rollback(t->db); /* harmless on a dead connection */
 }
 
+static int64_t repeat_int(testdb *t, const char *sql, const char *param)
+{
+	pr_error err = PR_ERROR_INIT;
+	const char *p[1] = {param};
+	struct pg_result *res = NULL;
+	int64_t v;
+
+	if (db_exec_repeat(t->db, &res, &err, "a repeated statement", sql, param ? 1 : 0, p, 0) <
+	    0)
+		fail_msg("%s", err.msg);
+	v = db_get_i64(res, 0, 0);
+	db_result_free(res);
+	return v;
+}
+
+/*
+ * A statement run again and again is prepared once on the session and
+ * answers each run with its own parameters; past the 32 kept, statements
+ * still run; in a failed transaction the server's own error is reported;
+ * after a reconnect the statements are prepared anew.
+ */
+static void test_repeated_statements_are_prepared_once_and_stay_right(void **state)
+{
+	static const char count_sql[] =
+		"select count(*) from pg_prepared_statements where name like 'profreg_s%'";
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+	char sql[64];
+
+	for (int i = 1; i <= 10; i++) {
+		char v[8];
+		snprintf(v, sizeof(v), "%d", i);
+		assert_int_equal(repeat_int(t, "select $1::int * 2", v), 2 * i);
+	}
+	assert_int_equal(repeat_int(t, count_sql, NULL), 2);
+	for (int i = 0; i < 40; i++) {
+		snprintf(sql, sizeof(sql), "select %d + $1::int", i);
+		assert_int_equal(repeat_int(t, sql, "1"), i + 1);
+	}
+	assert_int_equal(repeat_int(t, count_sql, NULL), 32);
+	assert_int_equal(db_begin(t->db, &err), 0);
+	assert_int_equal(db_exec(t->db, NULL, &err, "failing", "select * from no_such_table", 0, NULL),
+			 PR_EDB);
+	pr_error_clear(&err);
+	assert_int_equal(db_exec_repeat(t->db, NULL, &err, "after the failure", "select $1::int * 3",
+					1, (const char *[]){"1"}, 0),
+			 PR_EDB);
+	assert_non_null(strstr(err.msg, "after the failure: current transaction is aborted"));
+	db_rollback(t->db);
+	pr_error_clear(&err);
+	assert_int_equal(
+		testdb_int(t,
+			   "select count(pg_terminate_backend(pid)) from pg_stat_activity"
+			   " where datname = current_database() and application_name = 'profreg'"),
+		1);
+	assert_int_equal(db_exec_repeat(t->db, NULL, &err, "dropped", "select 1", 0, NULL, 0),
+			 PR_EDB);
+	pr_error_clear(&err);
+	assert_int_equal(db_reconnect(t->db, &err), 0);
+	assert_int_equal(repeat_int(t, "select $1::int * 2", "21"), 42);
+	assert_int_equal(repeat_int(t, count_sql, NULL), 2);
+}
+
 static void test_insert_without_a_transaction_commits_on_its_own(void **state)
 {
 	testdb *t = *state;
@@ -1417,6 +1480,8 @@ int main(void)
 		cmocka_unit_test_setup(test_many_captures_in_one_call_fail_together,
 				       testdb_reset),
 		cmocka_unit_test_setup(test_advisory_lock_is_held_by_one_session, testdb_reset),
+		cmocka_unit_test_setup(test_repeated_statements_are_prepared_once_and_stay_right,
+				       testdb_reset),
 		cmocka_unit_test_setup(test_session_is_named_profreg, testdb_reset),
 		cmocka_unit_test_setup(test_insert_without_a_transaction_commits_on_its_own,
 				       testdb_reset),
