@@ -53,42 +53,43 @@ static int capture_fill(capture_ref *c, PGresult *res, int i)
 	return 0;
 }
 
+/* A query being built: its text, and its parameters, numbered from $1. */
+typedef struct query {
+	buf sql;
+	const char *params[10];
+	int n;
+} query;
+
+/* Append `fmt`, where each %s is the placeholder of parameter `v` (one). */
+static int cond(query *qb, const char *fmt, const char *v)
+{
+	char ph[16];
+
+	qb->params[qb->n++] = v;
+	snprintf(ph, sizeof(ph), "$%d", qb->n);
+	return buf_printf(&qb->sql, fmt, ph, ph);
+}
+
+#define US_PARAM(ph) "'epoch'::timestamptz + " ph "::bigint * interval '1 microsecond'"
+
 int capture_set_load(capture_set *out, db *d, const capture_query *q, pr_error *err)
 {
 	/*
 	 * Eligibility lives in SQL so the rule is one statement: evidence and
 	 * incident captures are out, and so is every release with an open
-	 * regression for this service and type.
+	 * regression for this service and type. The statement holds only the
+	 * conditions this query has (rather than "$n is null or ..."), so
+	 * that one plan serves every service: it is prepared once a session
+	 * for each shape, and the server stops planning it anew.
 	 */
-	static const char sql[] =
+	static const char head[] =
 		"select p.id, " DB_TS_TO_US("p.captured_at") ","
 		"       p.release, p.total_value, p.sample_count, coalesce(p.duration_ns, 0),"
 		"       " LOAD_SQL ", p.value_unit"
 		"  from profiles p"
-		" where p.service_id = $1 and p.profile_type = $2"
-		"   and ($3::text is null or p.release = $3)"
-		"   and ($4::text is null or p.release <> $4)"
-		"   and ($5::bigint is null or p.captured_at >= 'epoch'::timestamptz + $5::bigint "
-		"* interval '1 microsecond')"
-		"   and ($6::bigint is null or p.captured_at < 'epoch'::timestamptz + $6::bigint * "
-		"interval '1 microsecond')"
-		"   and ($8::jsonb is null or not ($8::jsonb ? p.release))"
-		"   and ($10::jsonb is null or (p.host is not null and $10::jsonb ? p.host))"
-		"   and p.total_value > 0"
-		"   and (not $7::boolean or ("
-		"        p.retention_class <> 'forensic'"
-		"        and not (p.tags ? 'incident') and not (p.tags ? 'forensic')"
-		"        and not exists (select 1 from findings f"
-		"                         where f.service_id = p.service_id"
-		"                           and f.profile_type = p.profile_type"
-		"                           and f.status = 'open' and f.direction = 'regression'"
-		"                           and ($9::bigint is null or f.created_at <="
-		"                                'epoch'::timestamptz + $9::bigint * "
-		"interval '1 microsecond')"
-		"                           and f.current_release = p.release)))"
-		" order by p.captured_at, p.id";
+		" where p.total_value > 0";
 	char sid[24], since[24], until[24], asof[24];
-	const char *params[10];
+	query qb = {BUF_INIT, {0}, 0};
 	PGresult *res = NULL;
 	int rc, n;
 
@@ -96,19 +97,43 @@ int capture_set_load(capture_set *out, db *d, const capture_query *q, pr_error *
 	snprintf(sid, sizeof(sid), "%" PRId64, q->service_id);
 	snprintf(since, sizeof(since), "%" PRId64, q->since_us);
 	snprintf(until, sizeof(until), "%" PRId64, q->until_us);
-	params[0] = sid;
-	params[1] = q->type;
-	params[2] = q->release;
-	params[3] = q->exclude_release;
-	params[4] = q->since_us ? since : NULL;
-	params[5] = q->until_us ? until : NULL;
-	params[6] = q->eligible_only ? "true" : "false";
-	params[7] = q->exclude_releases;
 	snprintf(asof, sizeof(asof), "%" PRId64, q->as_of_us);
-	params[8] = q->as_of_us ? asof : NULL;
-	params[9] = q->hosts;
-	if ((rc = db_exec_repeat(d, &res, err, "selecting captures", sql, 10, params, 0)) < 0)
-		return rc;
+	rc = buf_puts(&qb.sql, head);
+	rc = rc < 0 ? rc : cond(&qb, " and p.service_id = %s", sid);
+	rc = rc < 0 ? rc : cond(&qb, " and p.profile_type = %s", q->type);
+	if (rc == 0 && q->release)
+		rc = cond(&qb, " and p.release = %s", q->release);
+	if (rc == 0 && q->exclude_release)
+		rc = cond(&qb, " and p.release <> %s", q->exclude_release);
+	if (rc == 0 && q->since_us)
+		rc = cond(&qb, " and p.captured_at >= " US_PARAM("%s"), since);
+	if (rc == 0 && q->until_us)
+		rc = cond(&qb, " and p.captured_at < " US_PARAM("%s"), until);
+	if (rc == 0 && q->exclude_releases)
+		rc = cond(&qb, " and not (%s::jsonb ? p.release)", q->exclude_releases);
+	if (rc == 0 && q->hosts)
+		rc = cond(&qb, " and p.host is not null and %s::jsonb ? p.host", q->hosts);
+	if (rc == 0 && q->eligible_only) {
+		rc = buf_puts(&qb.sql,
+			      " and p.retention_class <> 'forensic'"
+			      " and not (p.tags ? 'incident') and not (p.tags ? 'forensic')"
+			      " and not exists (select 1 from findings f"
+			      "   where f.service_id = p.service_id"
+			      "     and f.profile_type = p.profile_type"
+			      "     and f.status = 'open' and f.direction = 'regression'"
+			      "     and f.current_release = p.release");
+		if (rc == 0 && q->as_of_us)
+			rc = cond(&qb, " and f.created_at <= " US_PARAM("%s"), asof);
+		rc = rc < 0 ? rc : buf_puts(&qb.sql, ")");
+	}
+	rc = rc < 0 ? rc : buf_puts(&qb.sql, " order by p.captured_at, p.id");
+	if (rc < 0) {
+		rc = oom(err);
+		goto out;
+	}
+	if ((rc = db_exec_repeat(d, &res, err, "selecting captures", qb.sql.ptr, qb.n, qb.params,
+				 0)) < 0)
+		goto out;
 	n = db_rows(res);
 	if (n && !(out->caps = calloc((size_t)n, sizeof(*out->caps)))) {
 		rc = oom(err);
@@ -123,6 +148,7 @@ int capture_set_load(capture_set *out, db *d, const capture_query *q, pr_error *
 	}
 out:
 	db_result_free(res);
+	buf_release(&qb.sql);
 	if (rc < 0)
 		capture_set_release(out);
 	return rc;
