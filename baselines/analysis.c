@@ -1357,26 +1357,43 @@ static void sort_by_change(size_t *idx, size_t n, analysis *a)
 static int renormalised_retest(analysis *a, const double cut[2])
 {
 	const analysis_opts *o = &a->opts;
-	size_t *idx = NULL, *movers = NULL;
+	size_t *idx = NULL, *movers = NULL, *by_target = NULL, *first = NULL, *pos = NULL;
 	int64_t *less = NULL;
 	series sb = {0}, sc = {0};
 	int rc = 0;
 
 	if (!(idx = calloc(a->ntests ? a->ntests : 1, sizeof(*idx))) ||
-	    !(movers = calloc(a->ntests ? a->ntests : 1, sizeof(*movers)))) {
+	    !(movers = calloc(a->ntests ? a->ntests : 1, sizeof(*movers))) ||
+	    !(by_target = calloc(a->ntests ? a->ntests : 1, sizeof(*by_target))) ||
+	    !(first = calloc(a->ntargets + 1, sizeof(*first))) ||
+	    !(pos = calloc(a->ntargets + 1, sizeof(*pos)))) {
 		free(idx);
+		free(movers);
+		free(by_target);
+		free(first);
 		return PR_ENOMEM;
+	}
+	/* The significant tests of each target, in test order, by one counting pass. */
+	for (size_t i = 0; i < a->ntests; i++) {
+		const finding *f = &a->tests[i];
+		if (f->significant && f->row != SIZE_MAX && f->direction != FINDING_RELATIVE_SHIFT &&
+		    f->target < a->ntargets)
+			first[f->target + 1]++;
+	}
+	for (size_t tg = 0; tg < a->ntargets; tg++)
+		pos[tg + 1] = first[tg + 1] += first[tg];
+	for (size_t i = 0; i < a->ntests; i++) {
+		const finding *f = &a->tests[i];
+		if (f->significant && f->row != SIZE_MAX && f->direction != FINDING_RELATIVE_SHIFT &&
+		    f->target < a->ntargets)
+			by_target[pos[f->target]++] = i;
 	}
 	for (size_t tg = 0; tg < a->ntargets && rc == 0; tg++) {
 		analysis_target_data *td = &a->targets[tg];
 		size_t nsig = 0, nmov = 0, ncap = td->base.n + td->cur.n, maxn;
 
-		for (size_t i = 0; i < a->ntests; i++) {
-			const finding *f = &a->tests[i];
-			if (f->target == tg && f->significant && f->row != SIZE_MAX &&
-			    f->direction != FINDING_RELATIVE_SHIFT)
-				idx[nsig++] = i;
-		}
+		for (size_t j = first[tg]; j < first[tg + 1]; j++)
+			idx[nsig++] = by_target[j];
 		if (nsig < 2)
 			continue;
 		sort_by_change(idx, nsig, a);
@@ -1436,6 +1453,9 @@ static int renormalised_retest(analysis *a, const double cut[2])
 	}
 	free(idx);
 	free(movers);
+	free(by_target);
+	free(first);
+	free(pos);
 	free(less);
 	free(sb.share);
 	free(sc.share);

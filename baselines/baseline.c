@@ -540,28 +540,13 @@ static int capture_set_key(char hex[65], const capture_set *s)
 	return 0;
 }
 
-static int put_array_f(buf *b, const baseline_func *f, size_t n, size_t field)
+/* The summary `field` (0 to 7, in the column order of baseline_vectors) of f. */
+static const double *summary_field(const baseline_func *f, size_t field)
 {
-	int rc = buf_putc(b, '{');
+	const double *v[8] = {&f->mean_share, &f->median_share, &f->mad_share, &f->ewma_share,
+			      &f->mean_vst,   &f->var_vst,      &f->var_floor, &f->mean_rate};
 
-	for (size_t i = 0; rc == 0 && i < n; i++) {
-		double v;
-		switch (field) {
-		case 0: v = f[i].mean_share; break;
-		case 1: v = f[i].median_share; break;
-		case 2: v = f[i].mad_share; break;
-		case 3: v = f[i].ewma_share; break;
-		case 4: v = f[i].mean_vst; break;
-		case 5: v = f[i].var_vst; break;
-		case 6: v = f[i].var_floor; break;
-		default: v = f[i].mean_rate; break;
-		}
-		if (isnan(v))
-			rc = buf_printf(b, "%sNULL", i ? "," : "");
-		else
-			rc = buf_printf(b, "%s%.17g", i ? "," : "", v);
-	}
-	return rc ? rc : buf_putc(b, '}');
+	return v[field];
 }
 
 int baseline_store(int64_t *id, bool *reused, db *d, int64_t service_id,
@@ -590,6 +575,7 @@ int baseline_store(int64_t *id, bool *reused, db *d, int64_t service_id,
 	buf ids = BUF_INIT, fids = BUF_INIT, arr[8];
 	PGresult *res = NULL;
 	const char *p[11];
+	int lens[11], fmts[11];
 	bool in_tx = false;
 	int rc;
 
@@ -629,19 +615,31 @@ int baseline_store(int64_t *id, bool *reused, db *d, int64_t service_id,
 		goto out;
 	*id = db_get_i64(res, 0, 0);
 
-	rc = db_bigint_array(&fids, nfuncs ? &funcs[0].function_id : NULL, nfuncs, sizeof(*funcs));
+	/*
+	 * The arrays go in binary: no double is printed to 17 digits and read
+	 * back (most of this statement's cost on both sides), and every bit
+	 * is kept. An unknown value (NaN) is a NULL element.
+	 */
+	rc = db_int8_array_bin(&fids, nfuncs ? &funcs[0].function_id : NULL, nfuncs,
+			       sizeof(*funcs));
 	for (size_t k = 0; rc == 0 && k < 8; k++)
-		rc = put_array_f(&arr[k], funcs, nfuncs, k);
+		rc = db_float8_array_bin(&arr[k], nfuncs ? summary_field(&funcs[0], k) : NULL,
+					 nfuncs, sizeof(*funcs));
 	if (rc < 0) {
 		rc = oom(err);
 		goto out;
 	}
 	snprintf(bid, sizeof(bid), "%" PRId64, *id);
 	p[0] = bid, p[1] = ncap, p[2] = fids.ptr;
-	for (size_t k = 0; k < 8; k++)
+	lens[0] = lens[1] = fmts[0] = fmts[1] = 0;
+	lens[2] = (int)fids.len, fmts[2] = 1;
+	for (size_t k = 0; k < 8; k++) {
 		p[3 + k] = arr[k].ptr;
-	if ((rc = db_exec_repeat(d, NULL, err, "storing baseline functions", funcs_sql, 11, p,
-				 0)) < 0)
+		lens[3 + k] = (int)arr[k].len;
+		fmts[3 + k] = 1;
+	}
+	if ((rc = db_exec_repeat_bin(d, NULL, err, "storing baseline functions", funcs_sql, 11, p,
+				     lens, fmts)) < 0)
 		goto out;
 	rc = db_commit(d, err);
 	in_tx = false;

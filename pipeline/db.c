@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <libpq-fe.h>
 #include <openssl/evp.h>
 #include <pwd.h>
@@ -2621,8 +2622,9 @@ static const char *stmt_name(db *d, const char *sql, int nparams, char name[24])
 	return name;
 }
 
-int db_exec_repeat(db *d, PGresult **out, pr_error *err, const char *what, const char *sql,
-		   int nparams, const char *const *params, int binary)
+static int exec_repeat(db *d, PGresult **out, pr_error *err, const char *what, const char *sql,
+		       int nparams, const char *const *params, const int *lengths,
+		       const int *formats, int binary)
 {
 	char name[24];
 	const char *stmt;
@@ -2633,8 +2635,8 @@ int db_exec_repeat(db *d, PGresult **out, pr_error *err, const char *what, const
 	/* In a failed transaction a prepare fails too: the statement's own error says why. */
 	stmt = PQtransactionStatus(d->conn) == PQTRANS_INERROR ? NULL
 	       : stmt_name(d, sql, nparams, name);
-	res = stmt ? PQexecPrepared(d->conn, stmt, nparams, params, NULL, NULL, binary)
-		   : PQexecParams(d->conn, sql, nparams, NULL, params, NULL, NULL, binary);
+	res = stmt ? PQexecPrepared(d->conn, stmt, nparams, params, lengths, formats, binary)
+		   : PQexecParams(d->conn, sql, nparams, NULL, params, lengths, formats, binary);
 	if (!res_ok(res)) {
 		int rc = res && sqlstate(res)[0] == '2' && sqlstate(res)[1] == '2'
 			? db_fail_input(d, res, err, "%s", what)
@@ -2647,6 +2649,82 @@ int db_exec_repeat(db *d, PGresult **out, pr_error *err, const char *what, const
 	else
 		PQclear(res);
 	return 0;
+}
+
+int db_exec_repeat(db *d, PGresult **out, pr_error *err, const char *what, const char *sql,
+		   int nparams, const char *const *params, int binary)
+{
+	return exec_repeat(d, out, err, what, sql, nparams, params, NULL, NULL, binary);
+}
+
+int db_exec_repeat_bin(db *d, PGresult **out, pr_error *err, const char *what, const char *sql,
+		       int nparams, const char *const *params, const int *lengths,
+		       const int *formats)
+{
+	return exec_repeat(d, out, err, what, sql, nparams, params, lengths, formats, 0);
+}
+
+#define PG_FLOAT8_OID 701
+
+/*
+ * An array parameter in PostgreSQL's binary form: one dimension from 1,
+ * element type `oid`, n elements of 8 bytes, each behind its length (-1
+ * for a NULL, where is_null says so).
+ */
+static int put_array_bin(buf *b, uint32_t oid, const void *first, size_t n, size_t stride,
+			 bool (*is_null)(const void *), void (*get)(const void *, uint64_t *))
+{
+	bool nulls = false;
+
+	if (n == 0) /* no dimension at all, as the server writes an empty array */
+		return put_be(b, 0, 4) < 0 || put_be(b, 0, 4) < 0 || put_be(b, oid, 4) < 0
+		       ? PR_ENOMEM : 0;
+	for (size_t i = 0; is_null && i < n && !nulls; i++)
+		nulls = is_null((const char *)first + i * stride);
+	if (put_be(b, 1, 4) < 0 || put_be(b, nulls, 4) < 0 || put_be(b, oid, 4) < 0 ||
+	    put_be(b, n, 4) < 0 || put_be(b, 1, 4) < 0)
+		return PR_ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const void *e = (const char *)first + i * stride;
+		uint64_t bits;
+		if (is_null && is_null(e)) {
+			if (put_be(b, 0xffffffffu, 4) < 0)
+				return PR_ENOMEM;
+			continue;
+		}
+		get(e, &bits);
+		if (put_be(b, 8, 4) < 0 || put_be(b, bits, 8) < 0)
+			return PR_ENOMEM;
+	}
+	return 0;
+}
+
+static bool double_is_nan(const void *e)
+{
+	return isnan(*(const double *)e);
+}
+
+static void double_bits(const void *e, uint64_t *bits)
+{
+	memcpy(bits, e, sizeof(*bits));
+}
+
+static void int64_bits(const void *e, uint64_t *bits)
+{
+	int64_t v;
+
+	memcpy(&v, e, sizeof(v));
+	*bits = (uint64_t)v;
+}
+
+int db_float8_array_bin(buf *b, const double *first, size_t n, size_t stride)
+{
+	return put_array_bin(b, PG_FLOAT8_OID, first, n, stride, double_is_nan, double_bits);
+}
+
+int db_int8_array_bin(buf *b, const int64_t *first, size_t n, size_t stride)
+{
+	return put_array_bin(b, PG_INT8_OID, first, n, stride, NULL, int64_bits);
 }
 
 int64_t db_get_i64(const PGresult *res, int row, int col)

@@ -381,6 +381,23 @@ int db_exec(db *d, struct pg_result **out, pr_error *err, const char *what,
 int db_exec_repeat(db *d, struct pg_result **out, pr_error *err, const char *what,
 		   const char *sql, int nparams, const char *const *params, int binary);
 
+/*
+ * db_exec_repeat with parameters in binary where formats[i] is 1
+ * (lengths[i] bytes at params[i]; text where 0); text results.
+ */
+int db_exec_repeat_bin(db *d, struct pg_result **out, pr_error *err, const char *what,
+		       const char *sql, int nparams, const char *const *params, const int *lengths,
+		       const int *formats);
+
+/*
+ * Append to b a float8[] / bigint[] parameter in PostgreSQL's binary form
+ * (for db_exec_repeat_bin): n values, `stride` bytes apart from `first`;
+ * a NaN goes as NULL. PR_ENOMEM on failure.
+ */
+struct buf;
+int db_float8_array_bin(struct buf *b, const double *first, size_t n, size_t stride);
+int db_int8_array_bin(struct buf *b, const int64_t *first, size_t n, size_t stride);
+
 /* Column accessors for results from db_exec: SQL NULL reads as 0 / false / NULL. */
 int64_t db_get_i64(const struct pg_result *res, int row, int col);
 double db_get_f64(const struct pg_result *res, int row, int col);

@@ -242,7 +242,8 @@ static void test_pairs_of_the_wrong_length_are_refused(void **state)
 /*
  * A stored baseline's per-function summaries read back through the view
  * baseline_functions to the last bit, an unknown variance or rate as
- * NULL, each on its own function; the same captures again reuse it.
+ * NULL, each on its own function; the same captures again reuse it; one
+ * with no function stores empty arrays.
  */
 static void test_a_stored_baseline_reads_back_per_function(void **state)
 {
@@ -300,6 +301,16 @@ static void test_a_stored_baseline_reads_back_per_function(void **state)
 					T0 + 20000000, &all, f, 3, &err), 0);
 	assert_true(reused);
 	assert_int_equal(again, id);
+	/* A baseline of other captures with no function to summarise: empty arrays. */
+	all.n = 2;
+	assert_int_equal(baseline_store(&again, &reused, t->db, sid, "cpu", T0 - 2,
+					T0 + 20000000, &all, f, 0, &err), 0);
+	assert_false(reused);
+	assert_int_equal(testdb_int(t, "select count(*) from baseline_vectors"
+				       " where cardinality(function_ids) = 0"
+				       " and cardinality(mean_rate) = 0 and n = 2"),
+			 1);
+	all.n = 3;
 	capture_set_release(&all);
 }
 
