@@ -274,6 +274,25 @@ static void test_concurrent_migrations_apply_each_migration_once(void **state)
 
 /* ---- services -------------------------------------------------------- */
 
+/*
+ * The per-capture and per-baseline arrays and the pairs are compressed
+ * with lz4 (migrations 026 and 027; Debian's server has it): pglz was
+ * ingest's largest cost in the server.
+ */
+static void test_vector_columns_are_compressed_with_lz4(void **state)
+{
+	testdb *t = *state;
+
+	assert_int_equal(testdb_int(t, "select count(*) from pg_attribute"
+				       " where attrelid = 'profile_vectors'::regclass"
+				       " and attcompression = 'l'"),
+			 4);
+	assert_int_equal(testdb_int(t, "select count(*) from pg_attribute"
+				       " where attrelid = 'baseline_vectors'::regclass"
+				       " and attcompression = 'l'"),
+			 9);
+}
+
 static void test_service_add_enable_disable_get_and_list(void **state)
 {
 	testdb *t = *state;
@@ -1439,6 +1458,7 @@ int main(void)
 			testdb_setup_empty, testdb_teardown),
 		cmocka_unit_test_setup_teardown(test_open_check_failures_say_which_step,
 						testdb_setup_empty, testdb_teardown),
+		cmocka_unit_test_setup(test_vector_columns_are_compressed_with_lz4, testdb_reset),
 		cmocka_unit_test_setup(test_service_add_enable_disable_get_and_list, testdb_reset),
 		cmocka_unit_test_setup(test_empty_service_list_is_null_and_zero, testdb_reset),
 		cmocka_unit_test_setup(test_duplicate_service_is_eexists_and_names_it,
