@@ -1354,6 +1354,13 @@ static void sort_by_change(size_t *idx, size_t n, analysis *a)
 		}
 }
 
+/* A significant test of one function that moved of its own (not yet a shift). */
+static bool retestable(const finding *f, size_t ntargets)
+{
+	return f->significant && f->row != SIZE_MAX && f->direction != FINDING_RELATIVE_SHIFT &&
+	       f->target < ntargets;
+}
+
 static int renormalised_retest(analysis *a, const double cut[2])
 {
 	const analysis_opts *o = &a->opts;
@@ -1374,20 +1381,14 @@ static int renormalised_retest(analysis *a, const double cut[2])
 		return PR_ENOMEM;
 	}
 	/* The significant tests of each target, in test order, by one counting pass. */
-	for (size_t i = 0; i < a->ntests; i++) {
-		const finding *f = &a->tests[i];
-		if (f->significant && f->row != SIZE_MAX && f->direction != FINDING_RELATIVE_SHIFT &&
-		    f->target < a->ntargets)
-			first[f->target + 1]++;
-	}
+	for (size_t i = 0; i < a->ntests; i++)
+		if (retestable(&a->tests[i], a->ntargets))
+			first[a->tests[i].target + 1]++;
 	for (size_t tg = 0; tg < a->ntargets; tg++)
 		pos[tg + 1] = first[tg + 1] += first[tg];
-	for (size_t i = 0; i < a->ntests; i++) {
-		const finding *f = &a->tests[i];
-		if (f->significant && f->row != SIZE_MAX && f->direction != FINDING_RELATIVE_SHIFT &&
-		    f->target < a->ntargets)
-			by_target[pos[f->target]++] = i;
-	}
+	for (size_t i = 0; i < a->ntests; i++)
+		if (retestable(&a->tests[i], a->ntargets))
+			by_target[pos[a->tests[i].target]++] = i;
 	for (size_t tg = 0; tg < a->ntargets && rc == 0; tg++) {
 		analysis_target_data *td = &a->targets[tg];
 		size_t nsig = 0, nmov = 0, ncap = td->base.n + td->cur.n, maxn;

@@ -187,8 +187,8 @@ static void test_vectors_out_of_order_and_cut_captures_are_read_right(void **sta
 		     " where profile_id = %lld", (long long)ids[2]);
 	testdb_execf(t, "update profile_vectors set self_pairs = null where profile_id = %lld",
 		     (long long)ids[3]);
-	assert_int_equal(testdb_int(t, "select count(*) from profile_vectors where self_pairs is null"),
-			 1);
+	assert_int_equal(
+		testdb_int(t, "select count(*) from profile_vectors where self_pairs is null"), 1);
 	q.service_id = sid;
 	q.type = "cpu";
 	assert_int_equal(capture_set_load(&all, t->db, &q, &err), 0);

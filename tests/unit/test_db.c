@@ -1289,11 +1289,12 @@ static void test_repeated_statements_are_prepared_once_and_stay_right(void **sta
 	}
 	assert_int_equal(repeat_int(t, count_sql, NULL), 32);
 	assert_int_equal(db_begin(t->db, &err), 0);
-	assert_int_equal(db_exec(t->db, NULL, &err, "failing", "select * from no_such_table", 0, NULL),
-			 PR_EDB);
+	assert_int_equal(
+		db_exec(t->db, NULL, &err, "failing", "select * from no_such_table", 0, NULL),
+		PR_EDB);
 	pr_error_clear(&err);
-	assert_int_equal(db_exec_repeat(t->db, NULL, &err, "after the failure", "select $1::int * 3",
-					1, (const char *[]){"1"}, 0),
+	assert_int_equal(db_exec_repeat(t->db, NULL, &err, "after the failure",
+					"select $1::int * 3", 1, (const char *[]){"1"}, 0),
 			 PR_EDB);
 	assert_non_null(strstr(err.msg, "after the failure: current transaction is aborted"));
 	db_rollback(t->db);
