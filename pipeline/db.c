@@ -2561,11 +2561,13 @@ out:
 
 /* ---- generic access for modules that own their SQL ------------------- */
 
-int db_exec(db *d, PGresult **out, pr_error *err, const char *what,
-	    const char *sql, int nparams, const char *const *params)
+/*
+ * A statement's result to the caller of db_exec and db_exec_repeat: *out
+ * (or freed), or the failure as PR_EUSAGE for bad input (SQLSTATE class
+ * 22) and PR_EDB otherwise.
+ */
+static int exec_result(db *d, PGresult *res, PGresult **out, pr_error *err, const char *what)
 {
-	PGresult *res = q(d, sql, nparams, params);
-
 	if (out)
 		*out = NULL;
 	if (!res_ok(res)) {
@@ -2580,6 +2582,12 @@ int db_exec(db *d, PGresult **out, pr_error *err, const char *what,
 	else
 		PQclear(res);
 	return 0;
+}
+
+int db_exec(db *d, PGresult **out, pr_error *err, const char *what,
+	    const char *sql, int nparams, const char *const *params)
+{
+	return exec_result(d, q(d, sql, nparams, params), out, err, what);
 }
 
 static uint64_t fnv1a(const char *s)
@@ -2630,25 +2638,12 @@ static int exec_repeat(db *d, PGresult **out, pr_error *err, const char *what, c
 	const char *stmt;
 	PGresult *res;
 
-	if (out)
-		*out = NULL;
 	/* In a failed transaction a prepare fails too: the statement's own error says why. */
 	stmt = PQtransactionStatus(d->conn) == PQTRANS_INERROR ? NULL
 	       : stmt_name(d, sql, nparams, name);
 	res = stmt ? PQexecPrepared(d->conn, stmt, nparams, params, lengths, formats, binary)
 		   : PQexecParams(d->conn, sql, nparams, NULL, params, lengths, formats, binary);
-	if (!res_ok(res)) {
-		int rc = res && sqlstate(res)[0] == '2' && sqlstate(res)[1] == '2'
-			? db_fail_input(d, res, err, "%s", what)
-			: db_fail(d, res, err, "%s", what);
-		PQclear(res);
-		return rc;
-	}
-	if (out)
-		*out = res;
-	else
-		PQclear(res);
-	return 0;
+	return exec_result(d, res, out, err, what);
 }
 
 int db_exec_repeat(db *d, PGresult **out, pr_error *err, const char *what, const char *sql,
