@@ -1278,7 +1278,7 @@ static void test_repeated_statements_are_prepared_once_and_stay_right(void **sta
 	char sql[64];
 
 	for (int i = 1; i <= 10; i++) {
-		char v[8];
+		char v[16];
 		snprintf(v, sizeof(v), "%d", i);
 		assert_int_equal(repeat_int(t, "select $1::int * 2", v), 2 * i);
 	}
