@@ -60,14 +60,14 @@ typedef struct query {
 	int n;
 } query;
 
-/* Append `fmt`, where each %s is the placeholder of parameter `v` (one). */
+/* Append `fmt`, whose one %s is the placeholder of the new parameter `v`. */
 static int cond(query *qb, const char *fmt, const char *v)
 {
 	char ph[16];
 
 	qb->params[qb->n++] = v;
 	snprintf(ph, sizeof(ph), "$%d", qb->n);
-	return buf_printf(&qb->sql, fmt, ph, ph);
+	return buf_printf(&qb->sql, fmt, ph);
 }
 
 #define US_PARAM(ph) "'epoch'::timestamptz + " ph "::bigint * interval '1 microsecond'"

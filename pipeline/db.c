@@ -1699,20 +1699,70 @@ static int row_order_cmp(const void *a, const void *b)
 
 #define PG_INT8_OID 20
 
+#define PG_FLOAT8_OID 701
+
 /*
- * One bigint[] field of binary COPY: its length, then the array (one
- * dimension, no nulls, element type int8, n elements from 1), then each
- * element behind its length.
+ * The header of an array in PostgreSQL's binary form: one dimension from
+ * 1 of n elements of type `oid`, or no dimension at all when n is 0 (as
+ * the server writes an empty array).
  */
+static int put_array_header(buf *b, uint32_t oid, size_t n, bool nulls)
+{
+	if (put_be(b, n > 0, 4) < 0 || put_be(b, nulls, 4) < 0 || put_be(b, oid, 4) < 0)
+		return -1;
+	if (n > 0 && (put_be(b, n, 4) < 0 || put_be(b, 1, 4) < 0))
+		return -1;
+	return 0;
+}
+
+/* Element i of values `stride` bytes apart from `first`. */
+static double double_at(const double *first, size_t i, size_t stride)
+{
+	double v;
+
+	memcpy(&v, (const char *)first + i * stride, sizeof(v));
+	return v;
+}
+
+int db_int8_array_bin(buf *b, const int64_t *first, size_t n, size_t stride)
+{
+	if (put_array_header(b, PG_INT8_OID, n, false) < 0)
+		return PR_ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		int64_t v;
+		memcpy(&v, (const char *)first + i * stride, sizeof(v));
+		if (put_i64_field(b, v) < 0)
+			return PR_ENOMEM;
+	}
+	return 0;
+}
+
+int db_float8_array_bin(buf *b, const double *first, size_t n, size_t stride)
+{
+	bool nulls = false;
+
+	for (size_t i = 0; i < n && !nulls; i++)
+		nulls = isnan(double_at(first, i, stride));
+	if (put_array_header(b, PG_FLOAT8_OID, n, nulls) < 0)
+		return PR_ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		double v = double_at(first, i, stride);
+		uint64_t bits;
+		memcpy(&bits, &v, sizeof(bits));
+		/* An unknown value is a NULL element: length -1 and nothing after. */
+		if (isnan(v) ? put_be(b, 0xffffffffu, 4) < 0
+			     : put_be(b, 8, 4) < 0 || put_be(b, bits, 8) < 0)
+			return PR_ENOMEM;
+	}
+	return 0;
+}
+
+/* One bigint[] field of binary COPY: its length, then the array (db_int8_array_bin). */
 static int put_int8_array(buf *b, const int64_t *v, size_t n)
 {
-	if (put_be(b, 20 + 12 * (uint64_t)n, 4) < 0 || put_be(b, 1, 4) < 0 ||
-	    put_be(b, 0, 4) < 0 || put_be(b, PG_INT8_OID, 4) < 0 || put_be(b, n, 4) < 0 ||
-	    put_be(b, 1, 4) < 0)
+	if (put_be(b, n ? 20 + 12 * (uint64_t)n : 12, 4) < 0 ||
+	    db_int8_array_bin(b, v, n, sizeof(*v)) < 0)
 		return -1;
-	for (size_t i = 0; i < n; i++)
-		if (put_i64_field(b, v[i]) < 0)
-			return -1;
 	return 0;
 }
 
@@ -2657,69 +2707,6 @@ int db_exec_repeat_bin(db *d, PGresult **out, pr_error *err, const char *what, c
 		       const int *formats)
 {
 	return exec_repeat(d, out, err, what, sql, nparams, params, lengths, formats, 0);
-}
-
-#define PG_FLOAT8_OID 701
-
-/*
- * An array parameter in PostgreSQL's binary form: one dimension from 1,
- * element type `oid`, n elements of 8 bytes, each behind its length (-1
- * for a NULL, where is_null says so).
- */
-static int put_array_bin(buf *b, uint32_t oid, const void *first, size_t n, size_t stride,
-			 bool (*is_null)(const void *), void (*get)(const void *, uint64_t *))
-{
-	bool nulls = false;
-
-	if (n == 0) /* no dimension at all, as the server writes an empty array */
-		return put_be(b, 0, 4) < 0 || put_be(b, 0, 4) < 0 || put_be(b, oid, 4) < 0
-		       ? PR_ENOMEM : 0;
-	for (size_t i = 0; is_null && i < n && !nulls; i++)
-		nulls = is_null((const char *)first + i * stride);
-	if (put_be(b, 1, 4) < 0 || put_be(b, nulls, 4) < 0 || put_be(b, oid, 4) < 0 ||
-	    put_be(b, n, 4) < 0 || put_be(b, 1, 4) < 0)
-		return PR_ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		const void *e = (const char *)first + i * stride;
-		uint64_t bits;
-		if (is_null && is_null(e)) {
-			if (put_be(b, 0xffffffffu, 4) < 0)
-				return PR_ENOMEM;
-			continue;
-		}
-		get(e, &bits);
-		if (put_be(b, 8, 4) < 0 || put_be(b, bits, 8) < 0)
-			return PR_ENOMEM;
-	}
-	return 0;
-}
-
-static bool double_is_nan(const void *e)
-{
-	return isnan(*(const double *)e);
-}
-
-static void double_bits(const void *e, uint64_t *bits)
-{
-	memcpy(bits, e, sizeof(*bits));
-}
-
-static void int64_bits(const void *e, uint64_t *bits)
-{
-	int64_t v;
-
-	memcpy(&v, e, sizeof(v));
-	*bits = (uint64_t)v;
-}
-
-int db_float8_array_bin(buf *b, const double *first, size_t n, size_t stride)
-{
-	return put_array_bin(b, PG_FLOAT8_OID, first, n, stride, double_is_nan, double_bits);
-}
-
-int db_int8_array_bin(buf *b, const int64_t *first, size_t n, size_t stride)
-{
-	return put_array_bin(b, PG_INT8_OID, first, n, stride, NULL, int64_bits);
 }
 
 int64_t db_get_i64(const PGresult *res, int row, int col)
