@@ -350,6 +350,34 @@ static void test_read_takes_a_pipe_in_steps(void **state)
 	buf_release(&b);
 }
 
+/* A regular file whose size says 0 (as /proc's do) is still read whole. */
+static void test_read_takes_a_file_that_reports_no_size_whole(void **state)
+{
+	pr_error err = PR_ERROR_INIT;
+	buf b = BUF_INIT;
+	char want[65536];
+	struct stat st;
+	size_t have = 0;
+	ssize_t n;
+	int fd;
+
+	(void)state;
+	assert_int_equal(stat("/proc/self/cmdline", &st), 0);
+	assert_int_equal(st.st_size, 0);
+	assert_true((fd = open("/proc/self/cmdline", O_RDONLY)) >= 0);
+	while ((n = read(fd, want + have, sizeof(want) - have)) > 0)
+		have += (size_t)n;
+	close(fd);
+	assert_true(have > 0);
+	assert_int_equal(fileio_read(&b, "/proc/self/cmdline", SIZE_MAX, &err), 0);
+	assert_int_equal(b.len, have);
+	assert_memory_equal(b.ptr, want, have);
+	pr_error_clear(&err);
+	assert_int_equal(fileio_read(&b, "/proc/self/cmdline", have - 1, &err), PR_ELIMIT);
+	assert_int_equal(b.len, 0);
+	buf_release(&b);
+}
+
 /* A file that is not there: an I/O error naming it. */
 static void test_read_of_a_missing_file_names_it(void **state)
 {
@@ -368,6 +396,7 @@ int main(void)
 		cmocka_unit_test(test_new_path_and_regular_file_are_written_whole),
 		cmocka_unit_test(test_read_takes_a_file_up_to_its_limit_and_refuses_one_byte_more),
 		cmocka_unit_test(test_read_takes_a_pipe_in_steps),
+		cmocka_unit_test(test_read_takes_a_file_that_reports_no_size_whole),
 		cmocka_unit_test(test_read_of_a_missing_file_names_it),
 		cmocka_unit_test(test_link_directory_socket_and_block_device_are_refused),
 		cmocka_unit_test(test_character_device_is_written_in_place),
