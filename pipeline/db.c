@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <libpq-fe.h>
 #include <openssl/evp.h>
@@ -1529,42 +1530,74 @@ out:
 	return rc;
 }
 
+#define PG_BYTEA_OID 17
+#define SHA256_LEN 32
+
+static int put_be(buf *b, uint64_t v, size_t n);
+static int put_array_header(buf *b, uint32_t oid, size_t n, bool nulls);
+
+static int hex_nibble(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* The batch's keys as one bytea[] in PostgreSQL's binary form, 32 bytes each. */
+static int keys_bytea_array(buf *b, const fn_set *fs)
+{
+	if (buf_reserve(b, 20 + fs->n * (4 + SHA256_LEN)) < 0 ||
+	    put_array_header(b, PG_BYTEA_OID, fs->n, false) < 0)
+		return PR_ENOMEM;
+	for (size_t i = 0; i < fs->n; i++) {
+		char raw[SHA256_LEN];
+
+		for (size_t j = 0; j < SHA256_LEN; j++) {
+			int hi = hex_nibble(fs->key[i][2 * j]);
+			int lo = hex_nibble(fs->key[i][2 * j + 1]);
+			if (hi < 0 || lo < 0)
+				return PR_ERR;
+			raw[j] = (char)(hi << 4 | lo);
+		}
+		if (put_be(b, SHA256_LEN, 4) < 0 || buf_put(b, raw, SHA256_LEN) < 0)
+			return PR_ENOMEM;
+	}
+	return 0;
+}
+
 /*
  * Learn the ids of the batch's functions that are already interned, in
- * one round trip: every key as one text[] of hex keys, one index probe
- * each (a scalar subquery, so that the planner never hashes the whole
- * table instead). Most functions of a service's capture were seen
- * before, so this is usually all there is to do. *missing is how many
- * have no id yet.
+ * one round trip: every key as one bytea[] in binary (a text[] of hex
+ * keys cost the server 22 ms to parse and decode for 5,000 functions
+ * against 6 ms), one index probe each (a scalar subquery, so that the
+ * planner never hashes the whole table instead). Most functions of a
+ * service's capture were seen before, so this is usually all there is
+ * to do. *missing is how many have no id yet.
  */
 static int fn_set_lookup(db *d, fn_set *fs, size_t *missing, pr_error *err)
 {
 	PGresult *res = NULL;
 	const char *params[1];
+	int lengths[1], formats[1] = {1};
 	buf keys = BUF_INIT;
 	int rc = 0;
 
 	*missing = 0;
-	if ((rc = buf_grow(&keys, fs->n * 65 + 2)) < 0 || (rc = buf_putc(&keys, '{')) < 0) {
-		rc = oom(err);
+	if ((rc = keys_bytea_array(&keys, fs)) < 0) {
+		rc = rc == PR_ENOMEM ? oom(err)
+				     : pr_error_set(err, PR_ERR, "a function key is not hex");
 		goto out;
 	}
-	for (size_t i = 0; i < fs->n; i++)
-		if ((i && (rc = buf_putc(&keys, ',')) < 0) ||
-		    (rc = buf_put(&keys, fs->key[i], 64)) < 0) {
-			rc = oom(err);
-			goto out;
-		}
-	if ((rc = buf_putc(&keys, '}')) < 0) {
-		rc = oom(err);
+	if (keys.len > INT_MAX) {
+		rc = pr_error_set(err, PR_ELIMIT,
+				  "cannot read function ids: %zu functions in one batch", fs->n);
 		goto out;
 	}
 	params[0] = keys.ptr;
-	if ((rc = run(d, &res, err,
-		      "select k.ord - 1,"
-		      " (select f.id from functions f where f.key = decode(k.hex, 'hex'))"
-		      " from unnest($1::text[]) with ordinality k(hex, ord)",
-		      1, params, "cannot read function ids")) < 0)
+	lengths[0] = (int)keys.len;
+	if ((rc = db_exec_repeat_bin(d, &res, err, "cannot read function ids",
+				     "select k.ord - 1,"
+				     " (select f.id from functions f where f.key = k.key)"
+				     " from unnest($1::bytea[]) with ordinality k(key, ord)",
+				     1, params, lengths, formats)) < 0)
 		goto out;
 	ids_by_ord(fs->id, fs->n, res);
 	for (size_t i = 0; i < fs->n; i++)

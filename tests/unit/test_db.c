@@ -907,6 +907,51 @@ static void test_a_batch_keys_functions_by_name_and_file_across_its_captures(voi
 	}
 }
 
+/*
+ * A later batch finds the functions interned before by their keys (one
+ * lookup for the batch) and interns only what is new: every value still
+ * sits on its own function, whatever order the known and the new come in.
+ */
+static void test_a_later_batch_finds_known_functions_and_interns_only_new_ones(void **state)
+{
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+	static const char *const f1[][2] = {{"a", "x.c"}, {"b", "x.c"}, {"c", "y.c"}};
+	static const char *const f2[][2] = {{"new", "z.c"}, {"c", "y.c"}, {"a", "x.c"},
+					    {"b", "y.c"}};
+	static const int64_t v1[] = {1, 2, 3}, v2[] = {40, 30, 10, 20};
+	profile *p[2] = {named_profile(f1, v1, 3), named_profile(f2, v2, 4)};
+	profile_summary s[2] = {{0}, {0}};
+	static const char *const keys[2] = {KEY_A, KEY_B};
+	int64_t sid = testdb_add_service(t, "svc");
+
+	for (size_t i = 0; i < 2; i++) {
+		const profile *ps[1] = {p[i]};
+		const profile_summary *sums[1] = {&s[i]};
+		db_capture m;
+		int64_t id;
+
+		assert_int_equal(profile_summarize(&s[i], p[i], 0, &err), 0);
+		meta_init(&m, sid, keys[i]);
+		assert_int_equal(db_begin(t->db, &err), 0);
+		if (db_capture_insert_many(t->db, &id, &m, ps, sums, 1, &err) < 0)
+			fail_msg("%s", err.msg);
+		assert_int_equal(db_commit(t->db, &err), 0);
+	}
+	/* a, b and c from the first batch, new and b-in-y.c from the second. */
+	assert_int_equal(testdb_int(t, "select count(*) from functions"), 5);
+	assert_string_equal(testdb_text(t,
+		"select string_agg(format('%s/%s/%s=%s', p.blob_key < 'b', f.name, f.file,"
+		" pf.self_value), ' ' order by p.blob_key, f.name, f.file)"
+		" from profile_functions pf join profiles p on p.id = pf.profile_id"
+		" join functions f on f.id = pf.function_id"),
+		"t/a/x.c=1 t/b/x.c=2 t/c/y.c=3 f/a/x.c=10 f/b/y.c=20 f/c/y.c=30 f/new/z.c=40");
+	for (size_t i = 0; i < 2; i++) {
+		profile_summary_release(&s[i]);
+		profile_free(p[i]);
+	}
+}
+
 static void test_same_blob_twice_for_one_service_is_eexists(void **state)
 {
 	testdb *t = *state;
@@ -1480,6 +1525,9 @@ int main(void)
 		cmocka_unit_test_setup(test_capture_is_found_by_service_and_blob_key, testdb_reset),
 		cmocka_unit_test_setup(
 			test_a_batch_keys_functions_by_name_and_file_across_its_captures,
+			testdb_reset),
+		cmocka_unit_test_setup(
+			test_a_later_batch_finds_known_functions_and_interns_only_new_ones,
 			testdb_reset),
 		cmocka_unit_test_setup(test_same_blob_twice_for_one_service_is_eexists,
 				       testdb_reset),
