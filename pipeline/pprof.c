@@ -609,11 +609,15 @@ static const ProtobufCBinaryData *str_at(const parser *ps, int64_t idx)
 	return &ps->m->string_table[idx];
 }
 
+/* An empty string may come decoded with no data at all: memcmp must not see it. */
+static bool bytes_equal(const void *a, size_t alen, const void *b, size_t blen)
+{
+	return alen == blen && (alen == 0 || memcmp(a, b, alen) == 0);
+}
+
 static bool str_is(const ProtobufCBinaryData *s, const char *text)
 {
-	size_t n = strlen(text);
-
-	return s->len == n && memcmp(s->data, text, n) == 0;
+	return bytes_equal(s->data, s->len, text, strlen(text));
 }
 
 /*
@@ -763,7 +767,7 @@ static int set_header(parser *ps)
 		const ProtobufCBinaryData *d = str_at(ps, m->default_sample_type);
 		for (size_t i = 0; i < n; i++) {
 			const ProtobufCBinaryData *t = str_at(ps, m->sample_type[i]->type);
-			if (t->len == d->len && memcmp(t->data, d->data, d->len) == 0) {
+			if (bytes_equal(t->data, t->len, d->data, d->len)) {
 				p->default_value = (int64_t)i;
 				p->primary = i;
 				break;

@@ -534,6 +534,29 @@ static void test_default_sample_type_is_recorded(void **state)
 	profile_free(p);
 }
 
+/*
+ * A default sample type named by the empty string (not index 0, which
+ * means none) matches the sample type of that name; an empty string
+ * decodes with no bytes at all, which a byte comparison must not touch
+ * (found by fuzz_pprof under UBSan).
+ */
+static void test_an_empty_default_sample_type_matches_the_empty_type(void **state)
+{
+	pb b;
+	profile *p;
+	int64_t empty;
+
+	(void)state;
+	pb_init(&b);
+	empty = pb_str(&b, "");
+	b.vt[1].type = empty;
+	b.prof.default_sample_type = empty;
+	p = parse_pb_ok(&b);
+	assert_int_equal(p->default_value, 1);
+	assert_int_equal(p->primary, 1);
+	profile_free(p);
+}
+
 static void test_empty_profile_parses_with_zero_total(void **state)
 {
 	pb b;
@@ -1062,6 +1085,7 @@ int main(void)
 		cmocka_unit_test(test_inlined_lines_expand_with_innermost_as_leaf),
 		cmocka_unit_test(test_location_without_lines_is_named_by_object_and_offset),
 		cmocka_unit_test(test_default_sample_type_is_recorded),
+		cmocka_unit_test(test_an_empty_default_sample_type_matches_the_empty_type),
 		cmocka_unit_test(test_empty_profile_parses_with_zero_total),
 		cmocka_unit_test(test_invalid_utf8_name_is_repaired_not_rejected),
 		cmocka_unit_test(test_labels_are_checked_but_never_kept),
