@@ -1158,6 +1158,12 @@ int pprof_parse_where(profile **out, size_t *kept, const uint8_t *data, size_t l
 	ps.m = m;
 	if ((rc = check_tables(&ps)) < 0 || (rc = set_header(&ps)) < 0)
 		goto out;
+	/*
+	 * Room for every sample at once, and for about a frame per two bytes
+	 * of samples (a location id is a varint of a byte or more): growing
+	 * them by doubling copied and faulted in most of their memory twice.
+	 */
+	profile_reserve(ps.p, ps.nsamples, (len - rest_len) / 2);
 
 	if ((rc = profile_mem_take(ps.p, m->n_function * sizeof(*ps.func_ids) +
 				   m->n_location * (sizeof(*ps.loc_off) + sizeof(*ps.loc_len)),
