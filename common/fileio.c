@@ -24,8 +24,9 @@ static int too_large(const char *path, size_t max, pr_error *err)
 /*
  * A regular file is read straight into a buffer of its size: no copy
  * through a chunk and no doubling, so each page of it is touched once (a
- * first touch costs microseconds here, a night ingests thousands of
- * files). What has no size, or grows while read, goes by chunks.
+ * night ingests thousands of files), and one over the limit is refused
+ * before any byte is read. What has no size, or grows while read, goes
+ * by chunks.
  */
 int fileio_read(buf *out, const char *path, size_t max, pr_error *err)
 {

@@ -1565,12 +1565,12 @@ static int keys_bytea_array(buf *b, const fn_set *fs)
 
 /*
  * Learn the ids of the batch's functions that are already interned, in
- * one round trip: every key as one bytea[] in binary (a text[] of hex
- * keys cost the server 22 ms to parse and decode for 5,000 functions
- * against 6 ms), one index probe each (a scalar subquery, so that the
- * planner never hashes the whole table instead). Most functions of a
- * service's capture were seen before, so this is usually all there is
- * to do. *missing is how many have no id yet.
+ * one round trip: every key as one bytea[] in binary (the server took
+ * 12 ms to parse a text[] of 5,000 hex keys, 5 ms for the same keys in
+ * binary), one index probe each (a scalar subquery, so that the planner
+ * never hashes the whole table instead). Most functions of a service's
+ * capture were seen before, so this is usually all there is to do.
+ * *missing is how many have no id yet.
  */
 static int fn_set_lookup(db *d, fn_set *fs, size_t *missing, pr_error *err)
 {
