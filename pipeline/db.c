@@ -1390,22 +1390,20 @@ static int copy_finish(db *d, const char *abort_msg, pr_error *err)
  * of a large capture; the count check in capture_insert_tx catches any
  * disagreement between the two.
  */
-static int function_key(EVP_MD_CTX *ctx, char hex[65], const char *name, const char *file)
+#define SHA256_LEN 32
+
+static int function_key(EVP_MD_CTX *ctx, unsigned char key[SHA256_LEN], const char *name,
+			const char *file)
 {
-	static const char digits[] = "0123456789abcdef";
 	unsigned char md[EVP_MAX_MD_SIZE];
 	unsigned int n = 0;
 
 	if (!EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) ||
 	    !EVP_DigestUpdate(ctx, name, strlen(name) + 1) ||
 	    !EVP_DigestUpdate(ctx, file, strlen(file)) || !EVP_DigestFinal_ex(ctx, md, &n) ||
-	    n != 32)
+	    n != SHA256_LEN)
 		return PR_ERR;
-	for (unsigned int i = 0; i < n; i++) {
-		hex[2 * i] = digits[md[i] >> 4];
-		hex[2 * i + 1] = digits[md[i] & 15];
-	}
-	hex[64] = '\0';
+	memcpy(key, md, SHA256_LEN);
 	return 0;
 }
 
@@ -1414,7 +1412,7 @@ typedef struct fn_set {
 	strmap map;           /* name, NUL, file (the bytes the key hashes) -> index */
 	const char **name;    /* per index: the profile's strings */
 	const char **file;
-	char (*key)[65];      /* per index: the hex key */
+	unsigned char (*key)[SHA256_LEN]; /* per index: the key's bytes */
 	int64_t *id;          /* per index: functions.id, once known */
 	size_t n, cap;
 	uint32_t **row;       /* per capture: the index of each summary row */
@@ -1440,7 +1438,7 @@ static int fn_set_build(fn_set *fs, const int64_t *ids, const profile *const *ps
 {
 	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
 	buf nf = BUF_INIT;
-	char hex[65];
+	unsigned char key[SHA256_LEN];
 	int rc = 0;
 
 	strmap_init(&fs->map);
@@ -1485,7 +1483,7 @@ static int fn_set_build(fn_set *fs, const int64_t *ids, const profile *const *ps
 				fs->row[c][i] = idx;
 				continue;
 			}
-			if (function_key(ctx, hex, f->name, file) < 0) {
+			if (function_key(ctx, key, f->name, file) < 0) {
 				rc = pr_error_set(err, PR_ERR,
 						  "database: cannot hash a function name");
 				goto out;
@@ -1501,7 +1499,8 @@ static int fn_set_build(fn_set *fs, const int64_t *ids, const profile *const *ps
 				int64_t *ni = nf ? realloc(fs->id, cap * sizeof(*ni)) : NULL;
 				if (ni)
 					fs->id = ni;
-				char (*nk)[65] = ni ? realloc(fs->key, cap * sizeof(*nk)) : NULL;
+				unsigned char (*nk)[SHA256_LEN] =
+					ni ? realloc(fs->key, cap * sizeof(*nk)) : NULL;
 				if (!nk) {
 					rc = oom(err);
 					goto out;
@@ -1517,7 +1516,7 @@ static int fn_set_build(fn_set *fs, const int64_t *ids, const profile *const *ps
 			if (put == 1) {
 				fs->name[fs->n] = f->name;
 				fs->file[fs->n] = file;
-				memcpy(fs->key[fs->n], hex, sizeof(hex));
+				memcpy(fs->key[fs->n], key, sizeof(key));
 				fs->id[fs->n] = 0;
 				fs->n++;
 			}
@@ -1531,15 +1530,9 @@ out:
 }
 
 #define PG_BYTEA_OID 17
-#define SHA256_LEN 32
 
 static int put_be(buf *b, uint64_t v, size_t n);
 static int put_array_header(buf *b, uint32_t oid, size_t n, bool nulls);
-
-static int hex_nibble(char c)
-{
-	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
 
 /* The batch's keys as one bytea[] in PostgreSQL's binary form, 32 bytes each. */
 static int keys_bytea_array(buf *b, const fn_set *fs)
@@ -1547,19 +1540,9 @@ static int keys_bytea_array(buf *b, const fn_set *fs)
 	if (buf_reserve(b, 20 + fs->n * (4 + SHA256_LEN)) < 0 ||
 	    put_array_header(b, PG_BYTEA_OID, fs->n, false) < 0)
 		return PR_ENOMEM;
-	for (size_t i = 0; i < fs->n; i++) {
-		char raw[SHA256_LEN];
-
-		for (size_t j = 0; j < SHA256_LEN; j++) {
-			int hi = hex_nibble(fs->key[i][2 * j]);
-			int lo = hex_nibble(fs->key[i][2 * j + 1]);
-			if (hi < 0 || lo < 0)
-				return PR_ERR;
-			raw[j] = (char)(hi << 4 | lo);
-		}
-		if (put_be(b, SHA256_LEN, 4) < 0 || buf_put(b, raw, SHA256_LEN) < 0)
+	for (size_t i = 0; i < fs->n; i++)
+		if (put_be(b, SHA256_LEN, 4) < 0 || buf_put(b, fs->key[i], SHA256_LEN) < 0)
 			return PR_ENOMEM;
-	}
 	return 0;
 }
 
@@ -1582,8 +1565,7 @@ static int fn_set_lookup(db *d, fn_set *fs, size_t *missing, pr_error *err)
 
 	*missing = 0;
 	if ((rc = keys_bytea_array(&keys, fs)) < 0) {
-		rc = rc == PR_ENOMEM ? oom(err)
-				     : pr_error_set(err, PR_ERR, "a function key is not hex");
+		rc = oom(err);
 		goto out;
 	}
 	if (keys.len > INT_MAX) {
@@ -1607,6 +1589,19 @@ out:
 	PQclear(res);
 	buf_release(&keys);
 	return rc;
+}
+
+/* A key as 64 lowercase hex digits. */
+static int put_hex(buf *b, const unsigned char key[SHA256_LEN])
+{
+	static const char digits[] = "0123456789abcdef";
+	char hex[2 * SHA256_LEN];
+
+	for (size_t i = 0; i < SHA256_LEN; i++) {
+		hex[2 * i] = digits[key[i] >> 4];
+		hex[2 * i + 1] = digits[key[i] & 15];
+	}
+	return buf_put(b, hex, sizeof(hex));
 }
 
 /*
@@ -1647,7 +1642,8 @@ static int fn_set_insert_new(db *d, fn_set *fs, pr_error *err)
 		if ((rc = buf_printf(&b, "%zu\t", i)) < 0 ||
 		    (rc = copy_field(&b, fs->name[i])) < 0 ||
 		    (rc = buf_putc(&b, '\t')) < 0 || (rc = copy_field(&b, fs->file[i])) < 0 ||
-		    (rc = buf_printf(&b, "\t\\\\x%s\n", fs->key[i])) < 0) {
+		    (rc = buf_puts(&b, "\t\\\\x")) < 0 || (rc = put_hex(&b, fs->key[i])) < 0 ||
+		    (rc = buf_putc(&b, '\n')) < 0) {
 			rc = oom(err);
 			goto out;
 		}

@@ -851,6 +851,13 @@ static void test_many_captures_in_one_call_fail_together(void **state)
 	assert_int_equal(testdb_int(t, "select count(*) from profile_functions"), 9);
 }
 
+/* Each stored value as "capture-is-KEY_A/name/file=value", in capture and function order. */
+#define VALUES_ON_FUNCTIONS                                                                  \
+	"select string_agg(format('%s/%s/%s=%s', p.blob_key < 'b', f.name, f.file,"         \
+	" pf.self_value), ' ' order by p.blob_key, f.name, f.file, pf.self_value)"           \
+	" from profile_functions pf join profiles p on p.id = pf.profile_id"                 \
+	" join functions f on f.id = pf.function_id"
+
 /* A profile of (name, file, self value) triples, one sample each. */
 static profile *named_profile(const char *const (*fns)[2], const int64_t *values, size_t n)
 {
@@ -895,11 +902,7 @@ static void test_a_batch_keys_functions_by_name_and_file_across_its_captures(voi
 	assert_int_equal(db_commit(t->db, &err), 0);
 	assert_int_equal(testdb_int(t, "select count(*) from functions"), 4);
 	/* Every value sits on its own capture's function, found by name and file. */
-	assert_string_equal(testdb_text(t,
-		"select string_agg(format('%s/%s/%s=%s', p.blob_key < 'b', f.name, f.file,"
-		" pf.self_value), ' ' order by p.blob_key, f.name, f.file, pf.self_value)"
-		" from profile_functions pf join profiles p on p.id = pf.profile_id"
-		" join functions f on f.id = pf.function_id"),
+	assert_string_equal(testdb_text(t, VALUES_ON_FUNCTIONS),
 		"t/ab/=13 t/init/a.c=11 t/init/b.c=12 f/a/b=22 f/init/a.c=23 f/init/b.c=21");
 	for (size_t i = 0; i < 2; i++) {
 		profile_summary_release(&s[i]);
@@ -940,11 +943,7 @@ static void test_a_later_batch_finds_known_functions_and_interns_only_new_ones(v
 	}
 	/* a, b and c from the first batch, new and b-in-y.c from the second. */
 	assert_int_equal(testdb_int(t, "select count(*) from functions"), 5);
-	assert_string_equal(testdb_text(t,
-		"select string_agg(format('%s/%s/%s=%s', p.blob_key < 'b', f.name, f.file,"
-		" pf.self_value), ' ' order by p.blob_key, f.name, f.file)"
-		" from profile_functions pf join profiles p on p.id = pf.profile_id"
-		" join functions f on f.id = pf.function_id"),
+	assert_string_equal(testdb_text(t, VALUES_ON_FUNCTIONS),
 		"t/a/x.c=1 t/b/x.c=2 t/c/y.c=3 f/a/x.c=10 f/b/y.c=20 f/c/y.c=30 f/new/z.c=40");
 	for (size_t i = 0; i < 2; i++) {
 		profile_summary_release(&s[i]);
