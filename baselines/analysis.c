@@ -89,10 +89,12 @@ void finding_clear(finding *f)
 typedef struct analysis_target_data {
 	capture_set base, cur;
 	int *gb, *gc;     /* release numbers of the baseline and current captures */
+	int *hb, *hc;     /* host numbers of the same (see host_ids) */
 	func_matrix m;
 	size_t look;
 	double phi, phi_df; /* release-level overdispersion of the service, its df */
 	double noise[NOISE_N]; /* release noise factors (see release_noise) */
+	double host_rho;    /* the share of capture noise that is the host's (see host_share) */
 } analysis_target_data;
 
 static void target_data_release(analysis_target_data *t)
@@ -101,6 +103,8 @@ static void target_data_release(analysis_target_data *t)
 	capture_set_release(&t->cur);
 	free(t->gb);
 	free(t->gc);
+	free(t->hb);
+	free(t->hc);
 	func_matrix_release(&t->m);
 }
 
@@ -288,11 +292,13 @@ static int describe_sides(char **releases, char **ids, const sides *s)
 typedef struct series {
 	double *share, *vst, *rate, *v; /* v: sampling variance of vst (1 / 4n) */
 	int *group;                     /* the capture's release, numbered */
+	int *host;                      /* its host, numbered (-1: not known here) */
 	size_t n;
 } series;
 
 static void series_fill(series *s, const func_matrix *m, size_t row, size_t col0,
-			const capture_set *cs, const int *groups, const int64_t *less)
+			const capture_set *cs, const int *groups, const int *hosts,
+			const int64_t *less)
 {
 	size_t n = 0;
 
@@ -312,6 +318,7 @@ static void series_fill(series *s, const func_matrix *m, size_t row, size_t col0
 		s->rate[n] = capture_rate(&c, self);
 		s->v[n] = stats_vst_var_floor(ns);
 		s->group[n] = groups ? groups[i] : 0;
+		s->host[n] = hosts ? hosts[i] : -1;
 		n++;
 	}
 	s->n = n;
@@ -331,6 +338,7 @@ typedef struct pooled {
 	double mean_b, mean_c; /* precision-weighted means */
 	double se, df;
 	double tau2;           /* release-level variance component */
+	double e_c;            /* the judged captures' variance beyond sampling */
 	double q, q_df;        /* Cochran's Q of the baseline release means, its df */
 } pooled;
 
@@ -349,6 +357,89 @@ static double sample_var(const double *y, size_t n)
 }
 
 /*
+ * Captures of one host share an offset (its CPUs, its neighbours, its
+ * share of the traffic), so captures that repeat a host are not
+ * independent, and a mean over few hosts is less sure than its captures'
+ * spread says. host numbers the baseline's and the judged captures
+ * alike (-1: unknown, taken as a host of its own); rho is the service's
+ * share of a capture's variance beyond sampling that is its host's (see
+ * host_share).
+ */
+typedef struct host_noise {
+	const int *hb, *hc;
+	double rho;
+} host_noise;
+
+/*
+ * The variance the host offsets add to current - baseline beyond what
+ * the captures' spread already counts. The means weigh capture i by wb_i
+ * (baseline, summing to 1) and wc_i (current); with host variance s2h
+ * the difference's host part is s2h * sum over hosts of (wc_h - wb_h)^2,
+ * while the independent model counted s2h * (sum wc_i^2 + sum wb_i^2).
+ * Only an excess is added: where the judged captures come from the
+ * baseline's hosts the offsets cancel, but that gain rests on every
+ * function having the service's typical host share, which one function
+ * need not have. sig2 is the function's variance beyond sampling. *df
+ * gets the excess's degrees of freedom: a function's host variance is
+ * only known from as many hosts as the baseline has, less one.
+ */
+static int host_extra(double *out, double *df, const host_noise *hn, const double *vb,
+		      const int *gb, const double *gextra, size_t nb, const double *vc, double e_c,
+		      size_t nc, double sig2)
+{
+	double *w, s2h = hn ? hn->rho * sig2 : 0, own = 0, diff = 0, sb = 0, sc = 0;
+	size_t nh = 0, hosts = 0;
+
+	*out = 0;
+	*df = INFINITY;
+	if (!(s2h > 0) || !hn->hb || !hn->hc)
+		return 0;
+	for (size_t i = 0; i < nb; i++)
+		nh = hn->hb[i] >= 0 && (size_t)hn->hb[i] + 1 > nh ? (size_t)hn->hb[i] + 1 : nh;
+	for (size_t i = 0; i < nc; i++)
+		nh = hn->hc[i] >= 0 && (size_t)hn->hc[i] + 1 > nh ? (size_t)hn->hc[i] + 1 : nh;
+	/*
+	 * A baseline capture's weight in the combined mean is its release's
+	 * (1 / var_mean_r over their sum) times its own within the release
+	 * (1 / (e_r + v_i) times var_mean_r): 1 / (e_r + v_i), normalised.
+	 */
+	for (size_t i = 0; i < nb; i++)
+		sb += 1 / (gextra[GROUP_OF(gb[i])] + vb[i]);
+	for (size_t i = 0; i < nc; i++)
+		sc += 1 / (e_c + vc[i]);
+	if (!nh || !(sb > 0) || !(sc > 0) || !isfinite(sb) || !isfinite(sc))
+		return 0;
+	if (!(w = calloc(nh, sizeof(*w))))
+		return STATS_ENOMEM;
+	for (size_t i = 0; i < nb; i++) {
+		double wi = 1 / (gextra[GROUP_OF(gb[i])] + vb[i]) / sb;
+		own += wi * wi;
+		if (hn->hb[i] < 0) {
+			diff += wi * wi;
+			continue;
+		}
+		hosts += w[hn->hb[i]] == 0;
+		w[hn->hb[i]] -= wi;
+	}
+	for (size_t i = 0; i < nc; i++) {
+		double wi = 1 / (e_c + vc[i]) / sc;
+		own += wi * wi;
+		if (hn->hc[i] < 0)
+			diff += wi * wi;
+		else
+			w[hn->hc[i]] += wi;
+	}
+	for (size_t h = 0; h < nh; h++)
+		diff += w[h] * w[h];
+	free(w);
+	if (diff > own) {
+		*out = s2h * (diff - own);
+		*df = hosts > 2 ? (double)(hosts - 1) : 1;
+	}
+	return 0;
+}
+
+/*
  * Fit the precision-weighted comparison of current values yc (sampling
  * variances vc) with baseline values yb (vb) grouped by release (gb, 0..
  * ngroups-1). lam, when not NULL, holds the service's release noise
@@ -359,10 +450,11 @@ static double sample_var(const double *y, size_t n)
  */
 static int pooled_fit(pooled *out, const double *yb, const double *vb, const int *gb,
 		      size_t nb, const double *yc, const double *vc, size_t nc, double phi,
-		      double phi_df, const double *lam)
+		      double phi_df, const double *lam, const host_noise *hn)
 {
 	stats_wmean g[MAX_GROUPS] = {{0}}, all, cur, own;
-	double *ty = NULL, *tv = NULL, ref = 0, d0 = 0, var_b, e_c, ref_c;
+	double gextra[MAX_GROUPS], *ty = NULL, *tv = NULL, ref = 0, d0 = 0, var_b, e_c, ref_c;
+	double hx = 0, hx_df = INFINITY;
 	double sg_num = 0, sg_den = 0;
 	size_t ng = 0, nsingle = 0;
 	int grp[MAX_GROUPS], rc = 0;
@@ -429,6 +521,8 @@ static int pooled_fit(pooled *out, const double *yb, const double *vb, const int
 		if ((rc = stats_wmean_of(&g[k], ty, tv, n, fmax(0, ref - vbar / (double)n))) < 0)
 			goto out;
 	}
+	for (size_t k = 0; k < ng; k++)
+		gextra[k] = g[k].extra;
 	{
 		/* Drop groups left empty (folded releases), then combine. */
 		size_t w = 0;
@@ -482,10 +576,22 @@ static int pooled_fit(pooled *out, const double *yb, const double *vb, const int
 		goto out;
 	out->mean_b = all.mean;
 	out->mean_c = cur.mean;
-	out->se = sqrt(cur.var_mean + var_b + out->tau2);
+	out->e_c = e_c;
+	if ((rc = host_extra(&hx, &hx_df, hn, vb, gb, gextra, nb, vc, e_c, nc,
+			     lam && sg_den > 0 ? fmax(0, sg_num / sg_den)
+					       : fmax(0, ref - mean_of(vb, nb)))) < 0)
+		goto out;
+	out->se = sqrt(cur.var_mean + var_b + out->tau2 + hx);
 	out->df = stats_satterthwaite(cur.var_mean, d0 + own.df, var_b, d0);
 	if (out->tau2 > 0)
 		out->df = stats_satterthwaite(cur.var_mean + var_b, out->df, out->tau2, phi_df);
+	/*
+	 * Satterthwaite's df of a sum can exceed its parts'; more variance
+	 * must never make the test bolder, so the df only falls.
+	 */
+	if (hx > 0)
+		out->df = fmin(out->df, stats_satterthwaite(cur.var_mean + var_b + out->tau2,
+							    out->df, hx, hx_df));
 out:
 	free(ty);
 	free(tv);
@@ -541,7 +647,7 @@ static void rate_tests(finding *f, const series *b, const series *c)
 		lc[i] = log(c->rate[i] > 0 ? c->rate[i] : least / 2);
 		zc[i] = 1e-12;
 	}
-	if (pooled_fit(&p, lb, zb, b->group, b->n, lc, zc, c->n, 1, 0, NULL) < 0)
+	if (pooled_fit(&p, lb, zb, b->group, b->n, lc, zc, c->n, 1, 0, NULL, NULL) < 0)
 		goto out;
 	if (pooled_test(&r, &p, STATS_GREATER, 0, 0.05) == 0)
 		f->rate_p_up = r.p;
@@ -563,6 +669,50 @@ static void margins(double *up, double *down, double pb, const analysis_opts *o)
 	*down = stats_vst_delta(pb, -fmin(m, pb));
 }
 
+/*
+ * The lowest and highest of the judged captures' weighted means (weights
+ * 1 / (e + v_i), as the fit's) with the captures of one host left out,
+ * over their hosts. Returns 1 when c's captures come from two hosts or
+ * more and *lo and *hi are set, 0 when not (nothing to leave out),
+ * STATS_ENOMEM.
+ */
+static int without_one_host(double *lo, double *hi, const series *c, double e)
+{
+	double sw = 0, swy = 0;
+	int *seen;
+	int rc = 0;
+
+	*lo = INFINITY;
+	*hi = -INFINITY;
+	if (!c->host || c->n < 2)
+		return 0;
+	if (!(seen = calloc(c->n, sizeof(*seen))))
+		return STATS_ENOMEM;
+	for (size_t i = 0; i < c->n; i++) {
+		sw += 1 / (e + c->v[i]);
+		swy += c->vst[i] / (e + c->v[i]);
+	}
+	for (size_t i = 0; i < c->n; i++) {
+		double hw = 0, hwy = 0, m;
+		if (seen[i] || c->host[i] < 0)
+			continue;
+		for (size_t j = i; j < c->n; j++)
+			if (c->host[j] == c->host[i]) {
+				seen[j] = 1;
+				hw += 1 / (e + c->v[j]);
+				hwy += c->vst[j] / (e + c->v[j]);
+			}
+		if (!(sw - hw > 0))
+			continue; /* every capture is this host's */
+		m = (swy - hwy) / (sw - hw);
+		*lo = fmin(*lo, m);
+		*hi = fmax(*hi, m);
+		rc = 1;
+	}
+	free(seen);
+	return rc;
+}
+
 /* The share tests of one function; fills everything but q, class and score. */
 static int test_function(finding *f, const series *b, const series *c, const analysis_opts *o,
 			 const analysis_target_data *td)
@@ -570,12 +720,13 @@ static int test_function(finding *f, const series *b, const series *c, const ana
 	stats_mw_opts mw = STATS_MW_OPTS_INIT;
 	stats_mw_result mwr;
 	stats_result rup, rdn, rci;
+	host_noise hn = {b->host, c->host, td->host_rho};
 	pooled p;
-	double pb, up, down;
+	double pb, up, down, lo, hi;
 	int rc;
 
 	if ((rc = pooled_fit(&p, b->vst, b->v, b->group, b->n, c->vst, c->v, c->n, td->phi,
-			     td->phi_df, td->noise)) < 0)
+			     td->phi_df, td->noise, &hn)) < 0)
 		return rc;
 	pb = stats_vst_inv(p.mean_b);
 	margins(&up, &down, pb, o);
@@ -588,6 +739,18 @@ static int test_function(finding *f, const series *b, const series *c, const ana
 	 */
 	f->material_up = p.mean_c - p.mean_b >= up;
 	f->material_down = p.mean_c - p.mean_b <= down;
+	/*
+	 * A change of the release shows on each of its hosts; an offset of
+	 * one host (a bad node, a noisy neighbour, a host new to the
+	 * service) shows on that host alone. So the change must still reach
+	 * the margin with any one host's captures left out.
+	 */
+	if ((rc = without_one_host(&lo, &hi, c, p.e_c)) < 0)
+		return rc;
+	if (rc > 0) {
+		f->material_up = f->material_up && lo - p.mean_b >= up;
+		f->material_down = f->material_down && hi - p.mean_b <= down;
+	}
 	if (!o->margin_in_test)
 		up = down = 0;
 	if ((rc = pooled_test(&rup, &p, STATS_GREATER, up, 0.05)) < 0 ||
@@ -711,7 +874,7 @@ static int cost_test(finding *f, const sides *s, const int *gb, bool per_load,
 	}
 	if (nb < o->min_baseline || !unit)
 		goto out;
-	if ((rc = pooled_fit(&p, y, v, gb, nb, y + nb, v + nb, nc, 1, 0, NULL)) < 0)
+	if ((rc = pooled_fit(&p, y, v, gb, nb, y + nb, v + nb, nc, 1, 0, NULL, NULL)) < 0)
 		goto out;
 	up = log1p(o->rel_margin);
 	down = log1p(-fmin(o->rel_margin, 0.99));
@@ -814,8 +977,8 @@ static int release_noise(analysis_target_data *td, const capture_set *base,
 	}
 	for (size_t k = 0; k < nrows; k++) {
 		double *row = canon + k * width;
-		series_fill(sb, &td->m, rows[k], 0, base, td->gb, NULL);
-		series_fill(sc, &td->m, rows[k], base->n, cur, td->gc, NULL);
+		series_fill(sb, &td->m, rows[k], 0, base, td->gb, td->hb, NULL);
+		series_fill(sc, &td->m, rows[k], base->n, cur, td->gc, td->hc, NULL);
 		row[0] = (double)width;
 		for (size_t r = 0; r < nr; r++) {
 			const series *x = r < ngb ? sb : sc;
@@ -870,6 +1033,144 @@ out:
 	free(vb);
 	free(df);
 	free(y);
+	free(canon);
+	return rc;
+}
+
+/*
+ * Number the hosts of the baseline's and the judged captures alike, in
+ * order of first appearance; a capture whose host is unknown is a host
+ * of its own. *hb and *hc are new arrays of base->n and cur->n.
+ */
+static int host_ids(int **hb, int **hc, const capture_set *base, const capture_set *cur)
+{
+	size_t n = base->n + cur->n;
+	int *h = calloc(n ? n : 1, sizeof(*h)), next = 0;
+
+	*hb = *hc = NULL;
+	if (!h)
+		return PR_ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const char *x = i < base->n ? base->caps[i].host : cur->caps[i - base->n].host;
+		size_t j = i;
+		for (j = 0; x && j < i; j++) {
+			const char *y = j < base->n ? base->caps[j].host
+						    : cur->caps[j - base->n].host;
+			if (y && strcmp(x, y) == 0)
+				break;
+		}
+		h[i] = x && j < i ? h[j] : next++;
+	}
+	*hb = h;
+	if (!(*hc = calloc(cur->n ? cur->n : 1, sizeof(**hc)))) {
+		free(h);
+		*hb = NULL;
+		return PR_ENOMEM;
+	}
+	memcpy(*hc, h + base->n, cur->n * sizeof(**hc));
+	return 0;
+}
+
+/* Pair sums of one function within one release, by whether the pair shares a host. */
+typedef struct pair_sums {
+	double same, diff;   /* sums of (y_i - y_j)^2 / 2 - (v_i + v_j) / 2, over lambda */
+	double nsame, ndiff; /* numbers of such pairs */
+} pair_sums;
+
+/*
+ * Add a group of m values whose sums are sy, syy and sv: its pairs'
+ * half squared differences less their sampling part, over lam.
+ */
+static double pairs_of(double m, double sy, double syy, double sv, double lam)
+{
+	return m < 2 ? 0 : ((m * syy - sy * sy) / 2 - (m - 1) * sv / 2) / lam;
+}
+
+/*
+ * The service's host share rho: how much of a capture's variance beyond
+ * sampling is an offset its host keeps. Within each baseline release
+ * (so that release shifts do not count), pairs of captures of one host
+ * differ by e (the capture's own noise), pairs of two hosts by e plus
+ * twice the host variance's half; per function d (two hosts) and s
+ * (one host) estimate e + s2h and e, and rho is fitted through the
+ * origin over the service's functions, (d - s) = rho d, weighing each
+ * by 1 / (d + vbar)^2 so that functions made of sampling noise count
+ * little. Each release's pairs are divided by its noise factor. 0 when
+ * no function has pairs of both kinds (every capture a host of its own,
+ * as when each capture runs in a new pod). At most 0.95.
+ */
+static int host_share(analysis_target_data *td, const capture_set *base, const size_t *rows,
+		      size_t nrows, series *sb)
+{
+	size_t ng = 0, nh = 0, nk = 0;
+	double *cell = NULL, *canon = NULL, num = 0, den = 0;
+	int rc = 0;
+
+	td->host_rho = 0;
+	for (size_t i = 0; i < base->n; i++) {
+		ng = (size_t)GROUP_OF(td->gb[i]) + 1 > ng ? (size_t)GROUP_OF(td->gb[i]) + 1 : ng;
+		nh = (size_t)td->hb[i] + 1 > nh ? (size_t)td->hb[i] + 1 : nh;
+	}
+	if (!nrows || !ng || !nh)
+		return 0;
+	/* Per (release, host) cell and per release: count, sum y, sum y^2, sum v. */
+	cell = calloc((ng * nh + ng) * 4, sizeof(*cell));
+	canon = calloc(nrows * 3, sizeof(*canon));
+	if (!cell || !canon) {
+		rc = STATS_ENOMEM;
+		goto out;
+	}
+	for (size_t k = 0; k < nrows; k++) {
+		double *rel = cell + ng * nh * 4, sv = 0, d, sm;
+		pair_sums ps = {0, 0, 0, 0};
+		series_fill(sb, &td->m, rows[k], 0, base, td->gb, td->hb, NULL);
+		memset(cell, 0, (ng * nh + ng) * 4 * sizeof(*cell));
+		for (size_t i = 0; i < sb->n; i++) {
+			size_t g = (size_t)GROUP_OF(sb->group[i]);
+			double *c = cell + (g * nh + (size_t)sb->host[i]) * 4, *r = rel + g * 4;
+			double y = sb->vst[i];
+			c[0] += 1, c[1] += y, c[2] += y * y, c[3] += sb->v[i];
+			r[0] += 1, r[1] += y, r[2] += y * y, r[3] += sb->v[i];
+			sv += sb->v[i];
+		}
+		for (size_t g = 0; g < ng; g++) {
+			const double *r = rel + g * 4;
+			double lam = isfinite(td->noise[g]) && td->noise[g] > 0 ? td->noise[g] : 1;
+			double all = pairs_of(r[0], r[1], r[2], r[3], lam), same = 0, nsame = 0;
+			for (size_t h = 0; h < nh; h++) {
+				const double *c = cell + (g * nh + h) * 4;
+				same += pairs_of(c[0], c[1], c[2], c[3], lam);
+				nsame += c[0] * (c[0] - 1) / 2;
+			}
+			ps.same += same;
+			ps.nsame += nsame;
+			ps.diff += all - same;
+			ps.ndiff += r[0] * (r[0] - 1) / 2 - nsame;
+		}
+		if (!(ps.nsame > 0) || !(ps.ndiff > 0) || !sb->n)
+			continue;
+		d = ps.diff / ps.ndiff;
+		sm = ps.same / ps.nsame;
+		if (!(d > 0))
+			continue;
+		{
+			double vbar = sv / (double)sb->n, w = 1 / ((d + vbar) * (d + vbar));
+			double *row = canon + nk++ * 3;
+			row[0] = 3;
+			row[1] = w * (d - sm) * d;
+			row[2] = w * d * d;
+		}
+	}
+	/* Summed in value order: the same to the last bit whatever the functions' ids. */
+	qsort(canon, nk, 3 * sizeof(double), row_cmp);
+	for (size_t k = 0; k < nk; k++) {
+		num += canon[k * 3 + 1];
+		den += canon[k * 3 + 2];
+	}
+	if (den > 0 && num > 0)
+		td->host_rho = fmin(0.95, num / den);
+out:
+	free(cell);
 	free(canon);
 	return rc;
 }
@@ -1042,9 +1343,11 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 	memset(&in->m, 0, sizeof(in->m));
 	maxn = s.base.n > s.cur.n ? s.base.n : s.cur.n;
 	if (!(td.gb = group_ids(&s.base)) || !(td.gc = group_ids(&s.cur)) ||
+	    host_ids(&td.hb, &td.hc, &s.base, &s.cur) < 0 ||
 	    !(sb.share = calloc(maxn * 4, sizeof(double))) ||
 	    !(sc.share = calloc(maxn * 4, sizeof(double))) ||
-	    !(sb.group = calloc(maxn, sizeof(int))) || !(sc.group = calloc(maxn, sizeof(int))) ||
+	    !(sb.group = calloc(maxn * 2, sizeof(int))) ||
+	    !(sc.group = calloc(maxn * 2, sizeof(int))) ||
 	    !(rows = calloc(td.m.nfuncs ? td.m.nfuncs : 1, sizeof(*rows))) ||
 	    !(ids = calloc(td.m.nfuncs ? td.m.nfuncs : 1, sizeof(*ids))) ||
 	    !(bf = calloc(td.m.nfuncs ? td.m.nfuncs : 1, sizeof(*bf)))) {
@@ -1053,6 +1356,7 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 	}
 	sb.vst = sb.share + maxn, sb.rate = sb.vst + maxn, sb.v = sb.rate + maxn;
 	sc.vst = sc.share + maxn, sc.rate = sc.vst + maxn, sc.v = sc.rate + maxn;
+	sb.host = sb.group + maxn, sc.host = sc.group + maxn;
 
 	/*
 	 * Independent filtering: a function whose share stays under min_share
@@ -1117,11 +1421,11 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 		}
 		for (size_t k = 0; k < nrows; k++) {
 			pooled p;
-			series_fill(&sb, &td.m, rows[k], 0, &s.base, td.gb, NULL);
-			series_fill(&sc, &td.m, rows[k], s.base.n, &s.cur, td.gc, NULL);
+			series_fill(&sb, &td.m, rows[k], 0, &s.base, td.gb, td.hb, NULL);
+			series_fill(&sc, &td.m, rows[k], s.base.n, &s.cur, td.gc, td.hc, NULL);
 			if (sb.n < 2 || sc.n < 1 ||
 			    pooled_fit(&p, sb.vst, sb.v, sb.group, sb.n, sc.vst, sc.v, sc.n, 1,
-				       0, NULL) < 0)
+				       0, NULL, NULL) < 0)
 				continue;
 			qs[nq++] = p.q;
 			qdf += p.q_df;
@@ -1134,7 +1438,8 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 		td.phi = qdf > 0 && q > qdf ? q / qdf : 1;
 		td.phi_df = qdf;
 	}
-	if ((rc = release_noise(&td, &s.base, &s.cur, rows, nrows, &sb, &sc)) < 0) {
+	if ((rc = release_noise(&td, &s.base, &s.cur, rows, nrows, &sb, &sc)) < 0 ||
+	    (rc = host_share(&td, &s.base, rows, nrows, &sb)) < 0) {
 		rc = rc == STATS_ENOMEM ? oom(err)
 		     : pr_error_set(err, PR_ERR, "cannot fit the release noise of service '%s': %s",
 				    t->service, stats_error_name(rc));
@@ -1143,8 +1448,8 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 	for (size_t k = 0; k < nrows; k++) {
 		finding *f = &a->tests[a->ntests];
 		memset(f, 0, sizeof(*f));
-		series_fill(&sb, &td.m, rows[k], 0, &s.base, td.gb, NULL);
-		series_fill(&sc, &td.m, rows[k], s.base.n, &s.cur, td.gc, NULL);
+		series_fill(&sb, &td.m, rows[k], 0, &s.base, td.gb, td.hb, NULL);
+		series_fill(&sc, &td.m, rows[k], s.base.n, &s.cur, td.gc, td.hc, NULL);
 		if (sc.n == 0 || sb.n < 2) {
 			/* No current capture knows it: nothing to judge. */
 			a->filtered++;
@@ -1407,14 +1712,15 @@ static int renormalised_retest(analysis *a, const double cut[2])
 		less = calloc(ncap, sizeof(*less));
 		sb.share = calloc(maxn * 4, sizeof(double));
 		sc.share = calloc(maxn * 4, sizeof(double));
-		sb.group = calloc(maxn, sizeof(int));
-		sc.group = calloc(maxn, sizeof(int));
+		sb.group = calloc(maxn * 2, sizeof(int));
+		sc.group = calloc(maxn * 2, sizeof(int));
 		if (!less || !sb.share || !sc.share || !sb.group || !sc.group) {
 			rc = PR_ENOMEM;
 			break;
 		}
 		sb.vst = sb.share + maxn, sb.rate = sb.vst + maxn, sb.v = sb.rate + maxn;
 		sc.vst = sc.share + maxn, sc.rate = sc.vst + maxn, sc.v = sc.rate + maxn;
+		sb.host = sb.group + maxn, sc.host = sc.group + maxn;
 		movers[nmov++] = idx[0];
 		for (size_t k = 1; k < nsig && rc == 0; k++) {
 			finding *f = &a->tests[idx[k]], again;
@@ -1430,8 +1736,8 @@ static int renormalised_retest(analysis *a, const double cut[2])
 				}
 			}
 			memset(&again, 0, sizeof(again));
-			series_fill(&sb, &td->m, f->row, 0, &td->base, td->gb, less);
-			series_fill(&sc, &td->m, f->row, td->base.n, &td->cur, td->gc,
+			series_fill(&sb, &td->m, f->row, 0, &td->base, td->gb, td->hb, less);
+			series_fill(&sc, &td->m, f->row, td->base.n, &td->cur, td->gc, td->hc,
 				    less + td->base.n);
 			if (sb.n < 2 || sc.n < 1)
 				continue;
@@ -1473,23 +1779,27 @@ static int renormalised_retest(analysis *a, const double cut[2])
  * enough to let a function that only rose by noise through. So once the
  * shifts are known, the q-values of each family are computed again with
  * every significant relative shift taken out of the discoveries (its
- * p-value read as 1; it stays in the family's count), and a regression
- * or improvement that no longer clears the bar is not a finding. Raising
+ * p-value read as 1; it stays in the family's count), and so is every
+ * test that cleared q but is no finding (its estimate short of the
+ * margin, with all captures or without one host's, or Mann-Whitney
+ * against it): diluted functions are most of those. A regression or
+ * improvement that no longer clears the bar is not a finding. Raising
  * p-values can only shrink the set BH accepts. up and down are scratch
  * arrays of ntests.
  */
 static int without_shifts(analysis *a, double *up, double *down)
 {
-	size_t shifts = 0;
+	size_t out = 0;
 
 	for (size_t i = 0; i < a->ntests; i++) {
 		const finding *f = &a->tests[i];
-		bool shift = f->significant && f->direction == FINDING_RELATIVE_SHIFT;
-		shifts += shift;
-		up[i] = shift ? 1 : f->p_seq_up;
-		down[i] = shift ? 1 : f->p_seq_down;
+		bool drop = f->significant ? f->direction == FINDING_RELATIVE_SHIFT
+					   : f->q_value <= a->opts.fdr;
+		out += drop;
+		up[i] = drop ? 1 : f->p_seq_up;
+		down[i] = drop ? 1 : f->p_seq_down;
 	}
-	if (!shifts)
+	if (!out)
 		return 0;
 	if (stats_bh_qvalues(up, a->ntests, up) < 0 ||
 	    stats_bh_qvalues(down, a->ntests, down) < 0)
@@ -1840,6 +2150,9 @@ static json_t *part_target(const analysis_target_data *td, const size_t *used, s
 		bad |= json_object_set_new(o, "cur", part_caps(&td->cur));
 		bad |= json_object_set_new(o, "gb", part_ints(td->gb, td->base.n));
 		bad |= json_object_set_new(o, "gc", part_ints(td->gc, td->cur.n));
+		bad |= json_object_set_new(o, "hb", part_ints(td->hb, td->base.n));
+		bad |= json_object_set_new(o, "hc", part_ints(td->hc, td->cur.n));
+		bad |= json_object_set_new(o, "host_rho", part_num(td->host_rho));
 		bad |= json_object_set_new(o, "look", json_integer((json_int_t)td->look));
 		bad |= json_object_set_new(o, "phi", part_num(td->phi));
 		bad |= json_object_set_new(o, "phi_df", part_num(td->phi_df));
@@ -1989,10 +2302,13 @@ static int part_read_target(analysis_target_data *td, const json_t *o, pr_error 
 	if ((rc = part_read_caps(&td->base, json_object_get(o, "base"), err)) < 0 ||
 	    (rc = part_read_caps(&td->cur, json_object_get(o, "cur"), err)) < 0 ||
 	    (rc = part_read_ints(&td->gb, json_object_get(o, "gb"), td->base.n, err)) < 0 ||
-	    (rc = part_read_ints(&td->gc, json_object_get(o, "gc"), td->cur.n, err)) < 0)
+	    (rc = part_read_ints(&td->gc, json_object_get(o, "gc"), td->cur.n, err)) < 0 ||
+	    (rc = part_read_ints(&td->hb, json_object_get(o, "hb"), td->base.n, err)) < 0 ||
+	    (rc = part_read_ints(&td->hc, json_object_get(o, "hc"), td->cur.n, err)) < 0)
 		return rc;
 	if (!part_get_int(&look, o, "look") || look < 0 || !part_get_num(&td->phi, o, "phi") ||
-	    !part_get_num(&td->phi_df, o, "phi_df"))
+	    !part_get_num(&td->phi_df, o, "phi_df") ||
+	    !part_get_num(&td->host_rho, o, "host_rho"))
 		return part_bad(err, "target");
 	td->look = (size_t)look;
 	noise = json_object_get(o, "noise");

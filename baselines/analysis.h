@@ -28,6 +28,16 @@
  * beyond their noise (a release-level component, DerSimonian-Laird) are
  * added to the variance, with their few degrees of freedom.
  *
+ * Captures of one host share that host's offset, so they are not
+ * independent: the service's host share (how much of a capture's
+ * variation beyond sampling its host keeps, from pairs of captures of
+ * one host against pairs of two within a release) adds, where the
+ * judged or the baseline captures repeat a few hosts, the variance their
+ * hosts' offsets give the difference, with the baseline's hosts less one
+ * as its degrees of freedom. And a release's change shows on each of its
+ * hosts: a finding's estimate must still reach the margin with the
+ * captures of any one host left out.
+ *
  * A release is judged on every night it runs with all of its captures so
  * far: look k is the k-th night (look_us from its first capture) that
  * brought captures of it, up to max_looks; a night without new captures

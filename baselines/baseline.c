@@ -17,8 +17,10 @@
 
 void capture_set_release(capture_set *s)
 {
-	for (size_t i = 0; i < s->n; i++)
+	for (size_t i = 0; i < s->n; i++) {
 		free(s->caps[i].release);
+		free(s->caps[i].host);
+	}
 	free(s->caps);
 	s->caps = NULL;
 	s->n = 0;
@@ -50,6 +52,8 @@ static int capture_fill(capture_ref *c, PGresult *res, int i)
 	c->duration_ns = db_get_i64(res, i, 5);
 	c->load = db_get_f64(res, i, 6);
 	snprintf(c->unit, sizeof(c->unit), "%s", db_get_text(res, i, 7));
+	if (*db_get_text(res, i, 8) && !(c->host = strdup(db_get_text(res, i, 8))))
+		return PR_ENOMEM;
 	return 0;
 }
 
@@ -85,7 +89,7 @@ int capture_set_load(capture_set *out, db *d, const capture_query *q, pr_error *
 	static const char head[] =
 		"select p.id, " DB_TS_TO_US("p.captured_at") ","
 		"       p.release, p.total_value, p.sample_count, coalesce(p.duration_ns, 0),"
-		"       " LOAD_SQL ", p.value_unit"
+		"       " LOAD_SQL ", p.value_unit, coalesce(p.host, '')"
 		"  from profiles p"
 		" where p.total_value > 0";
 	char sid[24], since[24], until[24], asof[24];
@@ -235,7 +239,7 @@ int capture_set_load_ids(capture_set *out, db *d, const char *ids_json, pr_error
 	static const char sql[] =
 		"select p.id, " DB_TS_TO_US("p.captured_at") ","
 		"       p.release, p.total_value, p.sample_count, coalesce(p.duration_ns, 0),"
-		"       " LOAD_SQL ", p.value_unit"
+		"       " LOAD_SQL ", p.value_unit, coalesce(p.host, '')"
 		"  from profiles p"
 		" where p.id in (select (jsonb_array_elements_text($1::jsonb))::bigint)"
 		" order by p.captured_at, p.id";

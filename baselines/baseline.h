@@ -36,6 +36,7 @@ typedef struct capture_ref {
 	int64_t duration_ns;
 	char unit[16];       /* the primary value's unit, cut to 15 bytes ("nanoseconds") */
 	double load;         /* the capture's load figure (tag "load" or "rps"); 0 none */
+	char *host;          /* the host it was taken on; NULL when unknown */
 } capture_ref;
 
 typedef struct capture_set {

@@ -10,7 +10,7 @@
  * function whose share is noisy) found without a false finding on the
  * same data without the regression, and a release noisy in every
  * function that neither hides a rise nor, when it is the new release,
- * makes one.
+ * makes one, and a rise on one host alone that is not the release's.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -47,6 +47,7 @@ typedef struct fx {
 	job_env env;
 	unsigned seed;
 	int seq;
+	const char *host; /* the host of the captures ingested next (NULL: unknown) */
 } fx;
 
 static fx F;
@@ -90,6 +91,7 @@ static void ingest_capture(fx *f, const char *path, const char *service, const c
 	req.time_us = at;
 	req.type = "cpu";
 	req.format = format;
+	req.host = f->host;
 	if (ingest_file(&res, f->t->db, f->bs, &req, &f->cfg.limits, &err) < 0)
 		fail_msg("ingest: %s", err.msg);
 }
@@ -695,6 +697,114 @@ static void test_a_release_quieter_than_any_before_is_judged_by_the_quietest(voi
 }
 
 /*
+ * 24 baseline captures (v1 and v2) taken in turn on hosts h1 to h4, then
+ * 4 of v3 on hosts cur[0..3] with work.hot at hot[0..3] times its cost.
+ */
+static void hosts_case(fx *f, const char *name, const char *const cur[4], const double hot[4])
+{
+	static const char *const hosts[] = {"h1", "h2", "h3", "h4"};
+
+	testdb_execf(f->t, "insert into services (name, enabled) values ('%s', true)", name);
+	for (int i = 0; i < 24; i++) {
+		f->host = hosts[i % 4];
+		release_capture(f, name, i < 12 ? "v1" : "v2", NIGHT_END - 13 * DAY + i * 12 * HOUR,
+				0.04, 1);
+	}
+	for (int i = 0; i < 4; i++) {
+		f->host = cur[i];
+		release_capture(f, name, "v3", NIGHT_END - 20 * HOUR + i * 4 * HOUR, 0.04, hot[i]);
+	}
+	f->host = NULL;
+}
+
+/*
+ * A release's change shows on each of its hosts. Two of the new
+ * release's four captures come from a host new to the service on which
+ * work.hot costs 40% more; on the two others it costs what it did. The
+ * mean rose by a fifth, but with that host left out it did not rise at
+ * all: no finding (without the check it was one). The same rise on
+ * every host (four hosts, all at 1.2x) is found.
+ */
+static void test_a_rise_on_one_host_alone_is_not_the_release_s(void **state)
+{
+	static const char *const names[] = {"one", "every"};
+	static const char *const one_hosts[] = {"h1", "h2", "h9", "h9"};
+	static const char *const every_hosts[] = {"h1", "h2", "h3", "h4"};
+	static const double one_hot[] = {1, 1, 1.4, 1.4}, every_hot[] = {1.2, 1.2, 1.2, 1.2};
+	fx *f = *state;
+	analysis a;
+
+	hosts_case(f, "one", one_hosts, one_hot);
+	hosts_case(f, "every", every_hosts, every_hot);
+	judge(f, &a, names, 2);
+	assert_null(found(&a, "one"));
+	assert_non_null(found(&a, "every"));
+	analysis_release(&a);
+}
+
+/*
+ * A host keeps its offsets: function k costs 1 + 0.2 u(k, h) times the
+ * usual on host h, u in [-1, 1) from a fixed hash; captures vary by 2%
+ * around that. work.hot (k = 11) has the offsets of hot_off[h].
+ */
+static void offset_capture(fx *f, const char *service, const char *release, int64_t at,
+			   int h, double hot)
+{
+	static const double hot_off[] = {0.8, 0.85, 0.9, 0.95, 1.0, 1.05, 1.2, 1.25};
+	char path[600], name[8];
+	FILE *out;
+
+	snprintf(path, sizeof(path), "%s/o%d.folded", f->dir, ++f->seq);
+	snprintf(name, sizeof(name), "h%d", h + 1);
+	assert_non_null(out = fopen(path, "w"));
+	for (int k = 0; k < 11; k++) {
+		unsigned x = (unsigned)(k * 7919 + h * 104729) * 2654435761u;
+		double u = (double)(x >> 16) / 32768.0 - 1;
+		fprintf(out, "main;serve;fn%02d %d\n", k,
+			(int)lround((20000 + 7000 * k) * (1 + 0.2 * u) * (1 + 0.02 * gauss(f))));
+	}
+	fprintf(out, "main;serve;work.hot %d\n",
+		(int)lround(60000 * hot * hot_off[h] * (1 + 0.02 * gauss(f))));
+	assert_int_equal(fclose(out), 0);
+	f->host = name;
+	ingest_capture(f, path, service, release, at, PROFILE_FMT_FOLDED);
+	f->host = NULL;
+}
+
+/*
+ * Captures of one host are not independent: the baseline's 24 captures
+ * come from 8 hosts whose offsets spread every function by up to 20%,
+ * and the new release's from the two hosts where work.hot runs 20%
+ * and 25% above the usual. Nothing changed, but the new release's eight
+ * captures, four on each of those hosts, sit about 20% above the
+ * baseline's mean; counted as eight independent captures that was a
+ * finding. Counted as two hosts, it is not. Eight captures, one on each
+ * host, with a 1.3x rise are still found.
+ */
+static void test_captures_of_few_hosts_weigh_as_few_hosts(void **state)
+{
+	static const char *const names[] = {"two", "rise"};
+	fx *f = *state;
+	analysis a;
+
+	for (int s = 0; s < 2; s++) {
+		testdb_execf(f->t, "insert into services (name, enabled) values ('%s', true)",
+			     names[s]);
+		for (int i = 0; i < 24; i++)
+			offset_capture(f, names[s], i < 12 ? "v1" : "v2",
+				       NIGHT_END - 13 * DAY + i * 12 * HOUR, i % 8, 1);
+	}
+	for (int i = 0; i < 8; i++)
+		offset_capture(f, "two", "v3", NIGHT_END - 20 * HOUR + i * 2 * HOUR, 6 + i % 2, 1);
+	for (int i = 0; i < 8; i++)
+		offset_capture(f, "rise", "v3", NIGHT_END - 20 * HOUR + i * 2 * HOUR, i, 1.3);
+	judge(f, &a, names, 2);
+	assert_null(found(&a, "two"));
+	assert_non_null(found(&a, "rise"));
+	analysis_release(&a);
+}
+
+/*
  * A pprof capture of 10 seconds whose every stack costs `cost` times the
  * usual: shares do not move at all, the cost per second does.
  */
@@ -811,6 +921,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 			test_a_sure_change_below_the_margin_is_not_a_finding, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_service_slower_everywhere_is_a_cost_finding,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_rise_on_one_host_alone_is_not_the_release_s,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_captures_of_few_hosts_weigh_as_few_hosts,
 						setup, teardown),
 	};
 
