@@ -1039,8 +1039,9 @@ out:
 
 /*
  * Number the hosts of the baseline's and the judged captures alike, in
- * order of first appearance; a capture whose host is unknown is a host
- * of its own. *hb and *hc are new arrays of base->n and cur->n.
+ * order of first appearance; a capture whose host is unknown gets -1
+ * (taken as independent of every other, and never left out as a host).
+ * *hb and *hc are new arrays of base->n and cur->n.
  */
 static int host_ids(int **hb, int **hc, const capture_set *base, const capture_set *cur)
 {
@@ -1059,7 +1060,7 @@ static int host_ids(int **hb, int **hc, const capture_set *base, const capture_s
 			if (y && strcmp(x, y) == 0)
 				break;
 		}
-		h[i] = x && j < i ? h[j] : next++;
+		h[i] = !x ? -1 : j < i ? h[j] : next++;
 	}
 	*hb = h;
 	if (!(*hc = calloc(cur->n ? cur->n : 1, sizeof(**hc)))) {
@@ -1109,7 +1110,8 @@ static int host_share(analysis_target_data *td, const capture_set *base, const s
 	td->host_rho = 0;
 	for (size_t i = 0; i < base->n; i++) {
 		ng = (size_t)GROUP_OF(td->gb[i]) + 1 > ng ? (size_t)GROUP_OF(td->gb[i]) + 1 : ng;
-		nh = (size_t)td->hb[i] + 1 > nh ? (size_t)td->hb[i] + 1 : nh;
+		if (td->hb[i] >= 0 && (size_t)td->hb[i] + 1 > nh)
+			nh = (size_t)td->hb[i] + 1;
 	}
 	if (!nrows || !ng || !nh)
 		return 0;
@@ -1127,10 +1129,12 @@ static int host_share(analysis_target_data *td, const capture_set *base, const s
 		memset(cell, 0, (ng * nh + ng) * 4 * sizeof(*cell));
 		for (size_t i = 0; i < sb->n; i++) {
 			size_t g = (size_t)GROUP_OF(sb->group[i]);
-			double *c = cell + (g * nh + (size_t)sb->host[i]) * 4, *r = rel + g * 4;
-			double y = sb->vst[i];
-			c[0] += 1, c[1] += y, c[2] += y * y, c[3] += sb->v[i];
+			double *r = rel + g * 4, y = sb->vst[i];
 			r[0] += 1, r[1] += y, r[2] += y * y, r[3] += sb->v[i];
+			if (sb->host[i] >= 0) { /* an unknown host pairs with no one as "one host" */
+				double *c = cell + (g * nh + (size_t)sb->host[i]) * 4;
+				c[0] += 1, c[1] += y, c[2] += y * y, c[3] += sb->v[i];
+			}
 			sv += sb->v[i];
 		}
 		for (size_t g = 0; g < ng; g++) {
