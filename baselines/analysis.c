@@ -361,7 +361,7 @@ static double sample_var(const double *y, size_t n)
  * share of the traffic), so captures that repeat a host are not
  * independent, and a mean over few hosts is less sure than its captures'
  * spread says. host numbers the baseline's and the judged captures
- * alike (-1: unknown, taken as a host of its own); rho is the service's
+ * alike (-1: unknown, independent of every other); rho is the service's
  * share of a capture's variance beyond sampling that is its host's (see
  * host_share).
  */
