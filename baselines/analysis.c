@@ -1131,7 +1131,8 @@ static int host_share(analysis_target_data *td, const capture_set *base, const s
 			size_t g = (size_t)GROUP_OF(sb->group[i]);
 			double *r = rel + g * 4, y = sb->vst[i];
 			r[0] += 1, r[1] += y, r[2] += y * y, r[3] += sb->v[i];
-			if (sb->host[i] >= 0) { /* an unknown host pairs with no one as "one host" */
+			/* An unknown host makes no pair of "one host" with anyone. */
+			if (sb->host[i] >= 0) {
 				double *c = cell + (g * nh + (size_t)sb->host[i]) * 4;
 				c[0] += 1, c[1] += y, c[2] += y * y, c[3] += sb->v[i];
 			}
