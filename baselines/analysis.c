@@ -850,7 +850,7 @@ static double capture_cost(const capture_ref *c, const char **unit)
  * sampled total), tested like a share against log(1 +- rel_margin). No
  * test when a capture on either side lacks the measure.
  */
-static int cost_test(finding *f, const sides *s, const int *gb, bool per_load,
+static int cost_test(finding *f, const sides *s, const int *gb, const int *hc, bool per_load,
 		     const analysis_opts *o)
 {
 	size_t nb = s->base.n, nc = s->cur.n;
@@ -880,6 +880,17 @@ static int cost_test(finding *f, const sides *s, const int *gb, bool per_load,
 	down = log1p(-fmin(o->rel_margin, 0.99));
 	f->material_up = p.mean_c - p.mean_b >= up;
 	f->material_down = p.mean_c - p.mean_b <= down;
+	{
+		/* A host's CPUs move its cost more than its shares: one host must not make it. */
+		series c = {NULL, y + nb, NULL, v + nb, NULL, (int *)hc, nc};
+		double lo, hi;
+		if ((rc = without_one_host(&lo, &hi, &c, p.e_c)) < 0)
+			goto out;
+		if (rc > 0) {
+			f->material_up = f->material_up && lo - p.mean_b >= up;
+			f->material_down = f->material_down && hi - p.mean_b <= down;
+		}
+	}
 	if (!o->margin_in_test)
 		up = down = 0;
 	if ((rc = pooled_test(&rup, &p, STATS_GREATER, up, 0.05)) < 0 ||
@@ -1485,7 +1496,7 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 	for (int per_load = 1, done = 0; o->cost_tests && per_load >= 0 && !done; per_load--) {
 		finding *f = &a->tests[a->ntests];
 		memset(f, 0, sizeof(*f));
-		rc = cost_test(f, &s, td.gb, per_load, o);
+		rc = cost_test(f, &s, td.gb, td.hc, per_load, o);
 		if (rc == STATS_EDATA) {
 			finding_clear(f);
 			rc = 0;

@@ -62,7 +62,9 @@
  * Whole-service cost: where captures carry what it takes (a duration, or
  * a heap profile's bytes, or a load tag), the service's total cost per
  * second of capture (and per unit of load) is tested the same way, as a
- * finding of kind "cost" on the function "(whole service)".
+ * finding of kind "cost" on the function "(whole service)"; a host with
+ * slower CPUs costs more for the same work, so a cost rise too must
+ * reach the margin with any one host's captures left out.
  */
 #ifndef PR_ANALYSIS_H
 #define PR_ANALYSIS_H

@@ -887,6 +887,60 @@ static void test_a_service_slower_everywhere_is_a_cost_finding(void **state)
 	analysis_release(&a);
 }
 
+/* 28 baseline captures taken in turn on h1 to h4; v3 on cur[0..3] at cost[0..3]. */
+static void cost_hosts_case(fx *f, const char *name, const char *const cur[4],
+			    const double cost[4])
+{
+	static const char *const hosts[] = {"h1", "h2", "h3", "h4"};
+
+	testdb_execf(f->t, "insert into services (name, enabled) values ('%s', true)", name);
+	for (int i = 0; i < 28; i++) {
+		f->host = hosts[i % 4];
+		pprof_capture(f, name, "v1", NIGHT_END - 14 * DAY + i * 12 * HOUR, 1);
+	}
+	for (int k = 0; k < 4; k++) {
+		f->host = cur[k];
+		pprof_capture(f, name, "v3", NIGHT_END - (20 - 4 * k) * HOUR, cost[k]);
+	}
+	f->host = NULL;
+}
+
+static const finding *cost_finding(const analysis *a, const char *service)
+{
+	for (size_t i = 0; i < a->ntests; i++) {
+		const finding *t = &a->tests[i];
+		if (t->significant && t->direction == FINDING_REGRESSION &&
+		    strcmp(t->kind, FINDING_KIND_COST) == 0 && strcmp(t->service, service) == 0)
+			return t;
+	}
+	return NULL;
+}
+
+/*
+ * A host whose CPUs are slower burns more CPU for the same work. Three
+ * of the new release's four captures come from a new host where every
+ * stack costs half as much again: the service's cost per second rose by
+ * a third on average, but not at all without that host, so it is no
+ * cost finding. The same captures with no host known are one: nothing
+ * says they are one host's.
+ */
+static void test_a_service_slower_on_one_host_alone_is_no_cost_finding(void **state)
+{
+	static const char *const names[] = {"one", "unknown"};
+	static const char *const one_hosts[] = {"h1", "h9", "h9", "h9"};
+	static const char *const no_hosts[] = {NULL, NULL, NULL, NULL};
+	static const double cost[] = {1, 1.5, 1.5, 1.5};
+	fx *f = *state;
+	analysis a;
+
+	cost_hosts_case(f, "one", one_hosts, cost);
+	cost_hosts_case(f, "unknown", no_hosts, cost);
+	judge(f, &a, names, 2);
+	assert_null(cost_finding(&a, "one"));
+	assert_non_null(cost_finding(&a, "unknown"));
+	analysis_release(&a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -926,6 +980,9 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_captures_of_few_hosts_weigh_as_few_hosts,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_a_service_slower_on_one_host_alone_is_no_cost_finding, setup,
+			teardown),
 	};
 
 	return cmocka_run_group_tests(tests, testdb_group_setup, testdb_group_teardown);
