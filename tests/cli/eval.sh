@@ -145,6 +145,28 @@ seq_line() { sed -n '/^== all nights together/,/^== targets/p' <<<"$OUT" | grep 
 [[ $OUT == *"x1.25, 1-10%, night 1 (4 captures) >= 80%"* ]] &&
 	[[ $OUT == *"false findings <= 1 per 1,000 null nights (95% bound)"* ]] &&
 	ok "issue 18's targets are printed for night settings" || not_ok "targets 18" "$OUT"
+# Pages: a regression finding pages once it was ever confirmed (now, or in
+# its history before it went away); a candidate does not page.
+cat >"$T/states.json" <<'EOF2'
+[{"service":"r1","function":"pay.(*Book).Post","direction":"regression","state":"confirmed","states":[]},
+ {"service":"n1","function":"x","direction":"regression","state":"went_away",
+  "states":[{"state":"candidate"},{"state":"confirmed"},{"state":"went_away"}]},
+ {"service":"n2","function":"y","direction":"regression","state":"candidate","states":[{"state":"candidate"}]},
+ {"service":"r1","function":"other.fn","direction":"regression","state":"confirmed","states":[]},
+ {"service":"n2","function":"z","direction":"improvement","state":"confirmed","states":[]}]
+EOF2
+run "$E" --truth "$T/truth.jsonl" --findings "$T/night1.json" --label s.n1 --setting "night 1" \
+	--sequence s --truth "$T/truth.jsonl" --findings "$T/night2.json" --label s.n2 \
+	--setting "night 2" --sequence s --states "$T/states.json"
+[ $RC -eq 0 ] && [ "$(seq_line 'false pages on null')" = " false pages on null services 1" ] &&
+	[ "$(seq_line 'false pages in regressed')" = " false pages in regressed services 1" ] &&
+	[ "$(seq_line 'true pages')" = " true pages 1" ] &&
+	ok "--states counts pages: findings ever confirmed, regressions only" ||
+	not_ok "pages" "rc=$RC $(sed -n '/^== all nights together/,/^== targets/p' <<<"$OUT")"
+printf '{"findings": []}' >"$T/states-bad.json"
+run "$E" --truth "$T/truth.jsonl" --findings "$T/night1.json" --states "$T/states-bad.json"
+[ $RC -eq 4 ] && [[ $ERR == *"states-bad.json': not an array of findings"* ]] &&
+	ok "states that are not a list of findings are refused, named" || not_ok "bad states" "rc=$RC $ERR"
 run "$E" --truth "$T/truth.jsonl" --findings "$T/night1.json" --label s.n1 --sequence s --json
 [ $RC -eq 0 ] && [[ $OUT == *'"all_nights"'* ]] && [[ $OUT == *'"null_service_nights": 2'* ]] &&
 	ok "the JSON summary has the all-nights figures" || not_ok "sequence json" "rc=$RC $OUT"

@@ -121,6 +121,7 @@ typedef struct false_finding {
 typedef struct fleet {
 	const char *label, *setting, *truth_path, *findings_path, *conninfo;
 	const char *sequence; /* nights of one fleet share a sequence (NULL: its own) */
+	const char *states_path; /* profreg finding list --json after the last night */
 	svc *svcs;           /* sorted by name */
 	size_t nsvcs;
 	char *release;       /* the truth's current_release */
@@ -1369,6 +1370,77 @@ static void aggregate_sequences(void)
 	}
 }
 
+/*
+ * Pages: only a confirmed finding pages (a candidate waits for its
+ * second look), so a false page is what costs on-call sleep. A
+ * regression finding paged if it was ever confirmed: its state now, or
+ * one in its history (it may have gone away since).
+ */
+typedef struct page_stats {
+	unsigned fleets, true_pages, false_null, false_regressed;
+} page_stats;
+
+static page_stats pages;
+
+static bool ever_confirmed(const json_t *o)
+{
+	const json_t *h = json_object_get(o, "states"), *e;
+	const char *st = json_string_value(json_object_get(o, "state"));
+	size_t i;
+
+	if (st && strcmp(st, "confirmed") == 0)
+		return true;
+	json_array_foreach(h, i, e) {
+		st = json_string_value(json_object_get(e, "state"));
+		if (st && strcmp(st, "confirmed") == 0)
+			return true;
+	}
+	return false;
+}
+
+static int states_load(fleet *fl)
+{
+	json_error_t jerr;
+	json_t *root, *o;
+	size_t i;
+	int rc = 0;
+
+	if (!(root = json_load_file(fl->states_path, JSON_REJECT_DUPLICATES, &jerr)))
+		return fail(E_DATA, "cannot read states '%s': %s (line %d)", fl->states_path,
+			    jerr.text, jerr.line);
+	if (!json_is_array(root)) {
+		json_decref(root);
+		return fail(E_DATA, "states '%s': not an array of findings", fl->states_path);
+	}
+	pages.fleets++;
+	json_array_foreach(root, i, o) {
+		const char *service = json_string_value(json_object_get(o, "service"));
+		const char *function = json_string_value(json_object_get(o, "function"));
+		const char *dir = json_string_value(json_object_get(o, "direction"));
+		const svc *sv;
+		if (!service || !function || !dir) {
+			rc = fail(E_DATA, "states '%s', finding %zu: no service, function or "
+				  "direction", fl->states_path, i);
+			break;
+		}
+		if (strcmp(dir, "regression") != 0 || !ever_confirmed(o))
+			continue;
+		if (!(sv = svc_find(fl, service))) {
+			rc = fail(E_DATA, "states '%s': service '%s' is not in truth '%s'",
+				  fl->states_path, service, fl->truth_path);
+			break;
+		}
+		if (!sv->regressed)
+			pages.false_null++;
+		else if (!sv->function || strcmp(sv->function, function) != 0)
+			pages.false_regressed++;
+		else
+			pages.true_pages++;
+	}
+	json_decref(root);
+	return rc;
+}
+
 static double seq_upper(void)
 {
 	return seqs.null_nights ? 1000.0 * poisson_upper(seqs.false_null) / seqs.null_nights : NAN;
@@ -1403,6 +1475,19 @@ static void print_sequences(FILE *out)
 	fprintf(out, "  %-52s %10u\n", "distinct true findings", seqs.true_distinct);
 	fmt_num(c, sizeof(c), 100.0 * seq_precision(), "%.1f%%");
 	fprintf(out, "  %-52s %10s\n", "precision (true / all, distinct)", c);
+	if (!pages.fleets)
+		return;
+	fprintf(out, "  pages (regression findings ever confirmed; a candidate does not page):\n");
+	fprintf(out, "  %-52s %10u\n", "  false pages on null services", pages.false_null);
+	fmt_num(c, sizeof(c), 1000.0 * ratio(pages.false_null, seqs.null_nights), "%.2f");
+	fprintf(out, "  %-52s %10s\n", "    per 1,000 null service-nights", c);
+	fmt_num(c, sizeof(c),
+		seqs.null_nights ? 1000.0 * poisson_upper(pages.false_null) / seqs.null_nights
+				 : NAN, "%.2f");
+	fprintf(out, "  %-52s %10s\n", "    95% upper bound per 1,000", c);
+	fprintf(out, "  %-52s %10u\n", "  false pages in regressed services",
+		pages.false_regressed);
+	fprintf(out, "  %-52s %10u\n", "  true pages", pages.true_pages);
 }
 
 /* Recall of one band at one factor in a setting, as hits and total. */
@@ -1590,7 +1675,7 @@ static json_t *summary_json(const opts *o)
 						    "regressed_called_relative_shift",
 						    (int)s->shifted_truth, "tools", tools));
 	}
-	return json_pack("{s:f,s:f,s:f,s:f,s:o,s:o,s:{s:i,s:i,s:i,s:i,s:o,s:o,s:i,s:i,s:o}}",
+	return json_pack("{s:f,s:f,s:f,s:f,s:o,s:o,s:{s:i,s:i,s:i,s:i,s:o,s:o,s:i,s:i,s:o,s:o}}",
 		"recall_target", o->target,
 		"naive_ratio", o->naive_ratio, "naive_floor", o->naive_floor,
 		"window_days", o->window_days, "fleets", fl, "settings", st, "all_nights",
@@ -1600,7 +1685,11 @@ static json_t *summary_json(const opts *o)
 		jnum(1000.0 * ratio(seqs.false_null, seqs.null_nights)),
 		"false_per_1000_upper95", jnum(seq_upper()), "false_in_regressed",
 		(int)seqs.false_regressed, "true", (int)seqs.true_distinct,
-		"precision", jnum(seq_precision()));
+		"precision", jnum(seq_precision()), "pages",
+		pages.fleets ? json_pack("{s:i,s:i,s:i}", "false_on_null", (int)pages.false_null,
+					 "false_in_regressed", (int)pages.false_regressed, "true",
+					 (int)pages.true_pages)
+			     : json_null());
 }
 
 /* ---------------------------------------------------------------- main */
@@ -1625,6 +1714,8 @@ static void usage(FILE *f)
 	      "  --sequence NAME       nights of one fleet: fleets with the same sequence are\n"
 	      "                        one fleet analysed night after night (a false finding\n"
 	      "                        reported on several nights counts once)\n"
+	      "  --states FILE         profreg finding list --json after the fleet's last\n"
+	      "                        night: counts the pages (findings ever confirmed)\n"
 	      "options:\n"
 	      "  --type TYPE           profile type for the naive rule (default cpu)\n"
 	      "  --window-days N       naive rule's baseline window (default 14)\n"
@@ -1656,8 +1747,8 @@ static int parse_double(const char *opt, const char *s, double lo, double hi, do
 	return 0;
 }
 
-enum { O_TRUTH = 256, O_FINDINGS, O_DB, O_LABEL, O_SETTING, O_SEQUENCE, O_TYPE, O_WINDOW, O_RATIO,
-       O_FLOOR, O_TARGET, O_LIST, O_JSON, O_JSON_OUT, O_HELP };
+enum { O_TRUTH = 256, O_FINDINGS, O_DB, O_LABEL, O_SETTING, O_SEQUENCE, O_STATES, O_TYPE,
+       O_WINDOW, O_RATIO, O_FLOOR, O_TARGET, O_LIST, O_JSON, O_JSON_OUT, O_HELP };
 
 static int parse_args(int argc, char **argv, opts *o)
 {
@@ -1668,6 +1759,7 @@ static int parse_args(int argc, char **argv, opts *o)
 		{"label", required_argument, NULL, O_LABEL},
 		{"setting", required_argument, NULL, O_SETTING},
 		{"sequence", required_argument, NULL, O_SEQUENCE},
+		{"states", required_argument, NULL, O_STATES},
 		{"type", required_argument, NULL, O_TYPE},
 		{"window-days", required_argument, NULL, O_WINDOW},
 		{"naive-ratio", required_argument, NULL, O_RATIO},
@@ -1685,7 +1777,7 @@ static int parse_args(int argc, char **argv, opts *o)
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
-		if (c >= O_FINDINGS && c <= O_SEQUENCE && !cur) {
+		if (c >= O_FINDINGS && c <= O_STATES && !cur) {
 			fprintf(stderr, "eval: '--%s' must follow a --truth\n",
 				longopts[c - O_TRUTH].name);
 			return EXIT_USAGE;
@@ -1705,6 +1797,7 @@ static int parse_args(int argc, char **argv, opts *o)
 		case O_LABEL: cur->label = optarg; break;
 		case O_SETTING: cur->setting = optarg; break;
 		case O_SEQUENCE: cur->sequence = optarg; break;
+		case O_STATES: cur->states_path = optarg; break;
 		case O_TYPE: o->type = optarg; break;
 		case O_WINDOW:
 			if (parse_double("window-days", optarg, 0.001, 3660, &o->window_days) < 0)
@@ -1838,6 +1931,8 @@ int main(int argc, char **argv)
 	sort_axes();
 	for (size_t i = 0; i < nfleets; i++) {
 		if ((rc = findings_load(&fleets[i], &o)) < 0)
+			goto out;
+		if (fleets[i].states_path && (rc = states_load(&fleets[i])) < 0)
 			goto out;
 		if (fleets[i].conninfo && (rc = naive_run(&fleets[i], &o)) < 0)
 			goto out;
