@@ -54,6 +54,8 @@ ALL_CFLAGS = -std=c11 -Wall -Wextra -Werror -MMD -MP -I. -I$(BUILD)/gen \
 LIBS = $(PKG_LIBS) -lm -pthread
 
 VERSION := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
+# The top-level targets build with one compiler a CPU.
+NPROC := $(shell getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
 
 # Everything but the CLI entry point goes into one static library that the
 # binary, the tests, the fuzzers and the benchmarks link against.
@@ -185,21 +187,21 @@ check: check-build
 	BUILD=$(BUILD) BIN=$(BIN) tests/run
 
 test: deps
-	@$(MAKE) --no-print-directory check
+	@$(MAKE) --no-print-directory -j$(NPROC) check
 
 asan: deps
-	@$(MAKE) --no-print-directory SAN=1 BUILD=build/asan BIN=build/asan/bin check
+	@$(MAKE) --no-print-directory -j$(NPROC) SAN=1 BUILD=build/asan BIN=build/asan/bin check
 
 demo: deps
-	@$(MAKE) --no-print-directory all $(BUILD)/sim/fleetgen
+	@$(MAKE) --no-print-directory -j$(NPROC) all $(BUILD)/sim/fleetgen
 	@scripts/demo
 
 bench: deps
-	@$(MAKE) --no-print-directory OPT=-O2 all $(BENCH_BIN) $(BUILD)/sim/fleetgen
+	@$(MAKE) --no-print-directory -j$(NPROC) OPT=-O2 all $(BENCH_BIN) $(BUILD)/sim/fleetgen
 	@BUILD=$(BUILD) BIN=$(BIN) tests/bench/run
 
 eval: deps
-	@$(MAKE) --no-print-directory all $(BUILD)/sim/fleetgen $(BUILD)/eval/eval
+	@$(MAKE) --no-print-directory -j$(NPROC) all $(BUILD)/sim/fleetgen $(BUILD)/eval/eval
 	@BUILD=$(BUILD) BIN=$(BIN) tests/eval/run
 
 FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
