@@ -59,7 +59,16 @@
  *   - the dso is the balanced "(...)" group at the end of a frame line,
  *     so "(/tmp/x.so (deleted))" is one dso, named "[x.so]" for an
  *     unknown symbol;
- *   - a frame line without a "(dso)" (perf script -F ip,sym) is a frame.
+ *   - a frame line without a "(dso)" (perf script -F ip,sym) is a frame;
+ *   - a period with no event name after it (perf script -F without
+ *     event) ends the header: it is not read as a frame's address;
+ *   - the source lines perf prints under each frame with -F +srcline
+ *     ("  file.c:42", "  ??:0", "  [dso][addr]") are skipped, as they add
+ *     nothing to a frame; only right after a frame (or a one-line event)
+ *     is such a line taken for one;
+ *   - side-band records (--show-mmap-events, --show-task-events and the
+ *     like: "comm pid time: PERF_RECORD_MMAP2 ...") are not samples and
+ *     are skipped; read as headers they would each count as a sample.
  * Lines of only whitespace are ignored, as the script ignores them. Any
  * other line that is not a comment ('#'), a header, a frame or a blank
  * line is an error naming the line, where the script only warns: input
@@ -96,6 +105,7 @@ typedef struct parser {
 	size_t ev_line;      /* line of the open event's header */
 	uint32_t comm_id;
 	bool java;           /* the open event's command starts with "java" */
+	bool after_frame;    /* the last line was a frame or a one-line event */
 	bool cut;            /* this line is the last and has no newline */
 } parser;
 
@@ -319,7 +329,10 @@ static size_t oneline_frame(const char *s, size_t n, size_t ts_end,
 	if (j > i && skip_digits(s, n, i) == j) {
 		size_t i2 = skip_spaces(s, n, j), j2 = token_end(s, n, i2);
 
-		if (j2 > i2 && (s[j2 - 1] == ':' || hex_token(s, i2, j2))) {
+		/* A period and nothing after it: a header without event name. */
+		if (j2 == i2)
+			return 0;
+		if (s[j2 - 1] == ':' || hex_token(s, i2, j2)) {
 			i = i2;
 			j = j2;
 		}
@@ -429,6 +442,7 @@ static int parse_header(parser *ps, const char *s, size_t n, size_t comm_len,
 				return oom(ps);
 		} else if (ps->event.len != ev_len || memcmp(ps->event.ptr, ev, ev_len)) {
 			ps->state = frame ? EV_NONE : EV_SKIP;
+			ps->after_frame = frame != 0;
 			return 0;
 		}
 	}
@@ -446,9 +460,10 @@ static int parse_header(parser *ps, const char *s, size_t n, size_t comm_len,
 	ps->depth = 0;
 	if (!frame)
 		return 0;
-	if ((rc = parse_frame(ps, s + frame, n - frame)) < 0)
+	if ((rc = parse_frame(ps, s + frame, n - frame)) < 0 || (rc = flush(ps)) < 0)
 		return rc;
-	return flush(ps);
+	ps->after_frame = true;
+	return 0;
 }
 
 /* Does s[0..n) look like a Go method, "pkg.(*T).Method"? */
@@ -634,17 +649,105 @@ static bool blank(const char *s, size_t n)
 	return true;
 }
 
+/* Does an indented s[0..n) start with "hex-address whitespace"? */
+static bool frame_shaped(const char *s, size_t n)
+{
+	size_t i = skip_spaces(s, n, 0), j = i;
+
+	while (j < n && is_xdigit((unsigned char)s[j]))
+		j++;
+	return j > i && j < n && is_space((unsigned char)s[j]);
+}
+
+/*
+ * Is the indented s[0..n) a source line as perf script -F +srcline
+ * prints it under a frame: "file:line", maybe with " (discriminator N)",
+ * or "dso[address]" where the line is unknown ("[kernel.kallsyms][ff..]",
+ * "libc.so.6[2f440]"); either maybe with " (inlined)" after it?
+ */
+static bool srcline_shaped(const char *s, size_t n)
+{
+	static const char disc[] = " (discriminator ", inl[] = " (inlined)";
+	size_t i = skip_spaces(s, n, 0), k;
+
+	if (i == 0)
+		return false;
+	while (n > i && is_space((unsigned char)s[n - 1]))
+		n--;
+	if (n - i > sizeof(inl) - 1 && memcmp(s + n - (sizeof(inl) - 1), inl, sizeof(inl) - 1) == 0)
+		n -= sizeof(inl) - 1;
+	if (n > i && s[n - 1] == ']') {
+		/* The address: the last "[...]", hex, maybe with "0x", after a name. */
+		for (k = n - 1; k > i && s[k - 1] != '['; k--)
+			;
+		if (k < i + 2)
+			return false;
+		if (n - 1 - k > 2 && s[k] == '0' && s[k + 1] == 'x')
+			k += 2;
+		return hex_token(s, k, n - 1);
+	}
+	/* A discriminator's ")" and digits, then the ":line" before it. */
+	if (n > i && s[n - 1] == ')') {
+		k = n - 1;
+		while (k > i && is_digit((unsigned char)s[k - 1]))
+			k--;
+		if (k == n - 1 || k - i < sizeof(disc) - 1 ||
+		    memcmp(s + k - (sizeof(disc) - 1), disc, sizeof(disc) - 1) != 0)
+			return false;
+		n = k - (sizeof(disc) - 1);
+	}
+	k = n;
+	while (k > i && is_digit((unsigned char)s[k - 1]))
+		k--;
+	return k < n && k > i && s[k - 1] == ':';
+}
+
+/*
+ * Is s[0..n) (its leading spaces skipped) a side-band record, "comm
+ * pid[/tid] [cpu] time: PERF_RECORD_..." with whichever of the fields
+ * -F prints? header_comm's fields are matched first, so a command named
+ * PERF_RECORD_x still has samples.
+ */
+static bool sideband(const char *s, size_t n)
+{
+	static const char rec[] = "PERF_RECORD_";
+	size_t i = skip_spaces(s, n, 0), comm, ts, k;
+
+	s += i;
+	n -= i;
+	if ((comm = header_comm(s, n, &ts)) != 0) {
+		k = ts ? ts : token_end(s, n, skip_spaces(s, n, comm));
+		k = skip_spaces(s, n, k);
+		return n - k >= sizeof(rec) - 1 && memcmp(s + k, rec, sizeof(rec) - 1) == 0;
+	}
+	/* Records with no pid to print ("swapper PERF_RECORD_MMAP -1/0: ..."). */
+	for (k = 1; k + sizeof(rec) - 1 <= n; k++)
+		if (is_space((unsigned char)s[k - 1]) && memcmp(s + k, rec, sizeof(rec) - 1) == 0)
+			return true;
+	return false;
+}
+
 static int parse_line(parser *ps, const char *s, size_t n)
 {
 	size_t comm_len, ts_end;
+	bool after = ps->after_frame;
+	int rc;
 
+	ps->after_frame = false;
 	if (n && s[n - 1] == '\r')
 		n--;
 	if (n == 0)
 		return flush(ps);
 	if (s[0] == '#' || blank(s, n))
 		return 0;
+	/* Inside an event an indented line is a frame, never a record. */
+	if ((ps->state == EV_NONE || !is_space((unsigned char)s[0])) && sideband(s, n))
+		return flush(ps);
 	if (is_space((unsigned char)s[0])) {
+		if (after && !frame_shaped(s, n) && srcline_shaped(s, n)) {
+			ps->after_frame = true; /* inline chains print one per piece */
+			return 0;
+		}
 		if (ps->state == EV_SKIP)
 			return 0;
 		if (ps->state == EV_NONE) {
@@ -663,7 +766,9 @@ static int parse_line(parser *ps, const char *s, size_t n)
 			return bad_line(ps, "frame line outside an event (no header before it):",
 					s, n);
 		}
-		return parse_frame(ps, s, n);
+		if ((rc = parse_frame(ps, s, n)) == 0)
+			ps->after_frame = true;
+		return rc;
 	}
 	if ((comm_len = header_comm(s, n, &ts_end)) == 0)
 		return bad_line(ps, "not an event header, frame, comment or blank line:",
@@ -745,7 +850,7 @@ bool perf_sniff(const uint8_t *data, size_t len)
 		if (k && s[k - 1] == '\r')
 			k--;
 		if (!header) {
-			if (k == 0 || s[0] == '#' || blank(s, k))
+			if (k == 0 || s[0] == '#' || blank(s, k) || sideband(s, k))
 				continue;
 			/* A one-line event (no -g), maybe padded, is enough. */
 			i = skip_spaces(s, k, 0);

@@ -709,6 +709,135 @@ static void test_sniff_accepts_the_real_captures(void **state)
 	}
 }
 
+/* Parse a file of tests/data; the caller frees the profile. */
+static profile *parse_file(const char *rel)
+{
+	buf text = BUF_INIT;
+	pr_error err = PR_ERROR_INIT;
+	profile *p = NULL;
+
+	read_data(&text, rel);
+	if (perf_parse(&p, (const uint8_t *)text.ptr, text.len, rel, NULL, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_true(perf_sniff((const uint8_t *)text.ptr, text.len));
+	buf_release(&text);
+	return p;
+}
+
+/*
+ * The same perf.data printed by perf script with other fields or extra
+ * lines gives the same profile as the plain print: every stack and count.
+ */
+static void expect_same_profile(const char *ref_rel, const char *const *variants,
+				size_t nvariants, size_t want_events)
+{
+	profile *ref = parse_file(ref_rel);
+	char *want = folded_text(ref);
+
+	assert_int_equal(ref->nsamples, want_events);
+	for (size_t i = 0; i < nvariants; i++) {
+		profile *p = parse_file(variants[i]);
+		char *got = folded_text(p);
+
+		if (p->nsamples != ref->nsamples || strcmp(got, want) != 0)
+			fail_msg("%s: %zu events folded differently from %s (%zu events)",
+				 variants[i], p->nsamples, ref_rel, ref->nsamples);
+		free(got);
+		profile_free(p);
+	}
+	free(want);
+	profile_free(ref);
+}
+
+static void test_real_prints_with_srcline_sideband_or_no_event_give_the_same_profile(
+	void **state)
+{
+	static const char *const chains[] = {"perf/burn-fp49-noevent.perf",
+					     "perf/burn-fp49-srcline.perf",
+					     "perf/burn-fp49-sideband.perf"};
+	static const char *const nocg[] = {"perf/burn-nocg49-noevent.perf",
+					   "perf/burn-nocg49-srcline.perf",
+					   "perf/burn-nocg49-sideband.perf"};
+
+	(void)state;
+	expect_same_profile("perf/burn-fp49.perf", chains, 3, 78);
+	expect_same_profile("perf/burn-nocg49.perf", nocg, 3, 77);
+}
+
+static void test_side_band_records_are_not_samples(void **state)
+{
+	static const char text[] =
+		"swapper     0/0     [000]     0.000000: PERF_RECORD_MMAP -1/0: [0xff(0x12) @ "
+		"0xff]: x [kernel.kallsyms]_text\n"
+		"burn 17 PERF_RECORD_MMAP2 17/17: [0x55(0x1000) @ 0x1000 fe:00 1 0]: r-xp /b\n"
+		"swapper PERF_RECORD_MMAP -1/0: [0xff(0x12) @ 0xff]: x [kernel.kallsyms]_text\n"
+		"app 100 [000] 1.000001: 1 cpu-clock:\n"
+		"\t    4a1b2c leaf+0x1 (/bin/x)\n"
+		"\n"
+		"app 100 [000] 1.000002: PERF_RECORD_EXIT(100:100):(1:1)\n"
+		"PERF_RECORD_x 101 [000] 1.000003: 1 cpu-clock:\n"
+		"\t    4a1b2c leaf+0x1 (/bin/x)\n"
+		"\n";
+	profile *p = parse_ok(text);
+	char *got = folded_text(p);
+
+	(void)state;
+	/* A command may be called PERF_RECORD_x: its samples count. */
+	assert_string_equal(got, "PERF_RECORD_x;leaf 1\napp;leaf 1\n");
+	free(got);
+	profile_free(p);
+}
+
+static void test_source_lines_count_only_right_after_a_frame(void **state)
+{
+	static const char ok[] =
+		"app 100 [000] 1.000001: 1 cpu-clock:\n"
+		"\t    4a1b2c leaf+0x1 (/bin/x)\n"
+		"  leaf.c:17\n"
+		"\t    4a1b3c mid (/bin/x)\n"
+		"  mid.c:8 (discriminator 3)\n"
+		"  inl.h:40 (inlined)\n"
+		"\t    4a1b4c root (/bin/x)\n"
+		"  ??:0\n"
+		"\t    ffff81 irq ([kernel.kallsyms])\n"
+		"  [kernel.kallsyms][ffff81]\n"
+		"\t    2f440 [unknown] (/usr/bin/bash)\n"
+		"  bash[2f440]\n"
+		"\n"
+		"app 100 [000] 1.000002:    5025125 cpu-clock:      4a1b2c leaf (/bin/x)\n"
+		"  leaf.c:17\n";
+	static const char first[] = "app 100 [000] 1.000001: 1 cpu-clock:\n"
+				    "  leaf.c:17\n"
+				    "\t    4a1b2c leaf+0x1 (/bin/x)\n";
+	static const char alone[] = "app 100 [000] 1.000001: 1 cpu-clock:\n"
+				    "\t    4a1b2c leaf+0x1 (/bin/x)\n"
+				    "\n"
+				    "  leaf.c:17\n";
+	static const char junk[] = "app 100 [000] 1.000001: 1 cpu-clock:\n"
+				   "\t    4a1b2c leaf+0x1 (/bin/x)\n"
+				   "  leaf.c:x17\n";
+	profile *p = parse_ok(ok);
+	char *got = folded_text(p);
+
+	(void)state;
+	assert_string_equal(got, "app;[bash];irq;root;mid;leaf 1\napp;leaf 1\n");
+	free(got);
+	profile_free(p);
+	/* Before any frame, after a blank line, or not a source line: errors. */
+	expect_error(first, sizeof(first) - 1, NULL, PR_EDATA, 2, "does not start with an address");
+	expect_error(alone, sizeof(alone) - 1, NULL, PR_EDATA, 4, "outside an event");
+	expect_error(junk, sizeof(junk) - 1, NULL, PR_EDATA, 3, "does not start with an address");
+}
+
+static void test_a_period_with_no_event_name_ends_the_header(void **state)
+{
+	(void)state;
+	expect_stack("app 100/100 [000] 1.000001:    2004008 \n\t    4a1b2c leaf+0x1 (/bin/x)\n\n",
+		     "app;leaf");
+	expect_stack("app 100/100 [000] 1.000001:    2004008      4a1b2c leaf (/bin/x)\n",
+		     "app;leaf");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -740,6 +869,11 @@ int main(void)
 		cmocka_unit_test(test_overlong_names_are_rejected),
 		cmocka_unit_test(test_sniff_finds_perf_script_and_nothing_else),
 		cmocka_unit_test(test_sniff_accepts_the_real_captures),
+		cmocka_unit_test(
+			test_real_prints_with_srcline_sideband_or_no_event_give_the_same_profile),
+		cmocka_unit_test(test_side_band_records_are_not_samples),
+		cmocka_unit_test(test_source_lines_count_only_right_after_a_frame),
+		cmocka_unit_test(test_a_period_with_no_event_name_ends_the_header),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
