@@ -361,6 +361,50 @@ static void item_read(item *it)
 	it->next = ST_FIND;
 }
 
+/* "type/unit, ..." of the profile's value columns, cut to fit out. */
+static void value_types_str(char *out, size_t size, const profile *p)
+{
+	size_t n = 0;
+
+	out[0] = '\0';
+	for (size_t i = 0; i < p->nvalue_types && n < size; i++) {
+		int w = snprintf(out + n, size - n, "%s%s/%s", i ? ", " : "",
+				 p->value_types[i].type, p->value_types[i].unit);
+		if (w < 0)
+			break;
+		n += (size_t)w;
+	}
+	if (!p->nvalue_types)
+		snprintf(out, size, "none");
+}
+
+/*
+ * The capture's profile type: the one asked for, else the one its values
+ * say. A pprof's sample types name what it measured, so a block or mutex
+ * profile (contentions, delay), asked for or guessed as cpu, is refused
+ * rather than mixed into CPU baselines. Folded, perf and V8 captures
+ * only count samples: the type asked for is taken on trust.
+ */
+static int item_type(item *it, const profile *p)
+{
+	char types[160];
+
+	if (it->req->type) {
+		if (p->format != PROFILE_FMT_PPROF || profile_has_values_of(p, it->req->type))
+			return 0;
+		value_types_str(types, sizeof(types), p);
+		return pr_error_set(&it->e, PR_EDATA,
+				    "not a %s profile: its sample types are %s", it->req->type,
+				    types);
+	}
+	if (profile_guess_type(p))
+		return 0;
+	value_types_str(types, sizeof(types), p);
+	return pr_error_set(&it->e, PR_EDATA,
+			    "sample types %s are none that profreg analyses (cpu or samples, "
+			    "wall, inuse_*, alloc_*, goroutine)", types);
+}
+
 /* Parse and summarise, and fill the capture's row. */
 static void item_parse(item *it)
 {
@@ -374,7 +418,11 @@ static void item_parse(item *it)
 			       it->name, it->lim, &it->e)) < 0)
 		goto fail;
 	p = it->p;
+	it->named = false;
+	if ((rc = item_type(it, p)) < 0)
+		goto fail;
 	it->type = profile_pick_primary(p, req->type);
+	it->named = true;
 	if ((rc = profile_summarize(&it->sum, p, p->primary, &it->e)) < 0)
 		goto fail;
 	it->named = false;

@@ -439,23 +439,51 @@ static const struct {
 	{"goroutine", {"goroutine", "samples"}},
 };
 
+/* Is the profile's default value (pprof's default_sample_type) `type`? */
+static bool default_is(const profile *p, const char *type)
+{
+	return p->default_value >= 0 && (size_t)p->default_value < p->nvalue_types &&
+	       strcmp(p->value_types[p->default_value].type, type) == 0;
+}
+
 const char *profile_guess_type(const profile *p)
 {
-	if (find_value(p, "inuse_space") >= 0 || find_value(p, "inuse_objects") >= 0)
-		return "heap";
-	if (find_value(p, "alloc_space") >= 0 || find_value(p, "alloc_objects") >= 0)
+	bool inuse = find_value(p, "inuse_space") >= 0 || find_value(p, "inuse_objects") >= 0;
+	bool alloc = find_value(p, "alloc_space") >= 0 || find_value(p, "alloc_objects") >= 0;
+
+	/* Go's /debug/pprof/allocs is the heap profile told to show allocations. */
+	if (alloc && (!inuse || default_is(p, "alloc_space") || default_is(p, "alloc_objects")))
 		return "alloc";
+	if (inuse)
+		return "heap";
 	if (find_value(p, "goroutine") >= 0)
 		return "goroutine";
 	if (find_value(p, "wall") >= 0 && find_value(p, "cpu") < 0)
 		return "wall";
-	return "cpu";
+	if (find_value(p, "cpu") >= 0 || find_value(p, "samples") >= 0 ||
+	    find_value(p, "sample") >= 0)
+		return "cpu";
+	return NULL;
+}
+
+bool profile_has_values_of(const profile *p, const char *type)
+{
+	for (size_t r = 0; r < sizeof(primary_rules) / sizeof(primary_rules[0]); r++)
+		if (strcmp(primary_rules[r].type, type) == 0)
+			return find_value(p, primary_rules[r].pref[0]) >= 0 ||
+			       find_value(p, primary_rules[r].pref[1]) >= 0;
+	return false;
 }
 
 const char *profile_pick_primary(profile *p, const char *type)
 {
-	if (!type)
-		type = profile_guess_type(p);
+	if (!type && !(type = profile_guess_type(p))) {
+		if (p->default_value >= 0 && (size_t)p->default_value < p->nvalue_types)
+			p->primary = (size_t)p->default_value;
+		else if (p->nvalue_types)
+			p->primary = p->nvalue_types - 1;
+		return NULL;
+	}
 	for (size_t r = 0; r < sizeof(primary_rules) / sizeof(primary_rules[0]); r++) {
 		if (strcmp(primary_rules[r].type, type) != 0)
 			continue;

@@ -175,12 +175,23 @@ int profile_add_sample_leaf_first(profile *p, const uint32_t *stack,
  *   wall:      wall, then samples
  *   goroutine: goroutine, then samples
  *   otherwise: pprof's default_sample_type when set, else the last column.
- * Returns the profile type it settled on (a static string).
+ * Returns the profile type it settled on (a static string), NULL when
+ * `type` is NULL and the value types say no type (see profile_guess_type).
  */
 const char *profile_pick_primary(profile *p, const char *type);
 
-/* Guess the profile type from the value types ("cpu" when nothing says). */
+/*
+ * Guess the profile type from the value types: heap for inuse_*, alloc
+ * for alloc_* (also where both are there and pprof's default is alloc_*,
+ * as in Go's /debug/pprof/allocs), goroutine, wall (without cpu), cpu for
+ * cpu or samples. NULL for anything else, such as Go's block and mutex
+ * profiles (contentions, delay) or threadcreate: those are not CPU time
+ * and must not join a CPU baseline.
+ */
 const char *profile_guess_type(const profile *p);
+
+/* Does the profile have one of the values profile_pick_primary picks for `type`? */
+bool profile_has_values_of(const profile *p, const char *type);
 
 /* Per-function summary of one value column. */
 typedef struct profile_summary_row {

@@ -138,6 +138,29 @@ run "$PROFREG_BIN" --version
 [ $RC -eq 0 ] && [[ $OUT == profreg* ]] && ok "--version" || not_ok "--version"
 run "$PROFREG_BIN"
 [ $RC -eq 2 ] && ok "no command is exit 2" || not_ok "no command" "rc=$RC"
+# The profile type from a pprof's sample types: Go's allocs is alloc, its
+# heap is heap; block, mutex and threadcreate are no type profreg analyses
+# and must not be stored as CPU (each refused alone, the others stored).
+G=$PROFREG_TEST_DATA/pprof
+run pr ingest "$G/go119-allocs.pb.gz" "$G/go119-heap.pb.gz" "$G/go119-block.pb.gz" \
+	"$G/go119-mutex.pb.gz" "$G/go119-threadcreate.pb.gz" --service checkout --release v10
+[ $RC -ne 0 ] && [ "$(sql "select string_agg(profile_type || '/' || value_type, ' ' order by id)
+	from profiles where release = 'v10'")" = "alloc/alloc_space heap/inuse_space" ] &&
+	ok "Go's allocs is stored as alloc, its heap as heap" ||
+	not_ok "go types" "rc=$RC $(sql "select profile_type, value_type from profiles where release = 'v10'")"
+[ "$(grep -c "contentions/count, delay/nanoseconds are none that profreg analyses" <<<"$ERR")" = 2 ] &&
+	[[ $ERR == *"'$G/go119-threadcreate.pb.gz': sample types threadcreate/count are none"* ]] &&
+	ok "block, mutex and threadcreate profiles are refused, each named with its sample types" ||
+	not_ok "go refusals" "$ERR"
+pr service add typed >/dev/null && pr service enable typed >/dev/null
+run pr ingest "$G/go-heap.pb.gz" --service typed --release v11 --type cpu
+[ $RC -ne 0 ] && [[ $ERR == *"not a cpu profile: its sample types are alloc_objects/count"* ]] &&
+	[ "$(sql "select count(*) from profiles where release = 'v11'")" = 0 ] &&
+	ok "a heap pprof given --type cpu is refused, not stored as CPU" || not_ok "heap as cpu" "rc=$RC $ERR"
+run pr ingest "$T/small.folded" --service checkout --release v11 --type heap
+[ $RC -eq 0 ] && ok "a folded capture's --type is taken on trust (it only counts samples)" ||
+	not_ok "folded heap" "rc=$RC $ERR"
+
 run pr service disable checkout
 run pr ingest "$T/m/one.folded" --service checkout --release v9
 [ $RC -eq 4 ] && ok "disable stops ingest again" || not_ok "disable" "rc=$RC"

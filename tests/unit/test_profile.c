@@ -245,6 +245,42 @@ static void test_primary_value_follows_the_documented_rule(void **state)
 	profile_free(p);
 }
 
+static void test_the_type_guessed_is_what_the_values_measure(void **state)
+{
+	static const char *heap_t[] = {"alloc_objects", "alloc_space", "inuse_objects",
+				       "inuse_space"};
+	static const char *heap_u[] = {"count", "bytes", "count", "bytes"};
+	static const char *lock_t[] = {"contentions", "delay"};
+	static const char *lock_u[] = {"count", "nanoseconds"};
+	static const char *samp_t[] = {"samples"};
+	static const char *samp_u[] = {"count"};
+	pr_error err = PR_ERROR_INIT;
+	profile *p = NULL;
+
+	(void)state;
+	/* Go's allocs: the heap profile with alloc_space as its default. */
+	assert_int_equal(profile_new(&p, PROFILE_FMT_PPROF, "allocs.pb", NULL, &err), 0);
+	assert_int_equal(profile_set_value_types(p, 4, heap_t, heap_u, &err), 0);
+	p->default_value = 1;
+	assert_string_equal(profile_guess_type(p), "alloc");
+	assert_string_equal(profile_pick_primary(p, NULL), "alloc");
+	assert_int_equal(p->primary, 1);
+	assert_true(profile_has_values_of(p, "heap"));
+	assert_false(profile_has_values_of(p, "cpu"));
+	profile_free(p);
+	/* Go's block and mutex profiles measure waiting, not CPU. */
+	assert_int_equal(profile_new(&p, PROFILE_FMT_PPROF, "block.pb", NULL, &err), 0);
+	assert_int_equal(profile_set_value_types(p, 2, lock_t, lock_u, &err), 0);
+	assert_null(profile_guess_type(p));
+	assert_null(profile_pick_primary(p, NULL));
+	assert_false(profile_has_values_of(p, "cpu"));
+	profile_free(p);
+	assert_int_equal(profile_new(&p, PROFILE_FMT_FOLDED, "x.folded", NULL, &err), 0);
+	assert_int_equal(profile_set_value_types(p, 1, samp_t, samp_u, &err), 0);
+	assert_string_equal(profile_guess_type(p), "cpu");
+	profile_free(p);
+}
+
 /*
  * The budget is half the decompressed size limit, at least 64 MiB; the
  * model charges what it stores, so a full budget refuses a new sample or
@@ -357,6 +393,7 @@ int main(void)
 		cmocka_unit_test(test_overflowing_totals_are_rejected),
 		cmocka_unit_test(test_empty_profile_summarises_to_zero),
 		cmocka_unit_test(test_primary_value_follows_the_documented_rule),
+		cmocka_unit_test(test_the_type_guessed_is_what_the_values_measure),
 		cmocka_unit_test(test_memory_budget_refuses_what_does_not_fit),
 		cmocka_unit_test(test_reserve_sizes_arrays_within_the_limits),
 	};
