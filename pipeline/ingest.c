@@ -380,22 +380,27 @@ static void value_types_str(char *out, size_t size, const profile *p)
 
 /*
  * The capture's profile type: the one asked for, else the one its values
- * say. A pprof's sample types name what it measured, so a block or mutex
- * profile (contentions, delay), asked for or guessed as cpu, is refused
- * rather than mixed into CPU baselines. Folded, perf and V8 captures
- * only count samples: the type asked for is taken on trust.
+ * say. A pprof's sample types name what it measured: one that names no
+ * type profreg analyses (Go's block and mutex profiles: contentions,
+ * delay) is refused rather than guessed as cpu and mixed into CPU
+ * baselines, and so is a type asked for that its values contradict (a
+ * heap profile asked to be cpu). Sample types profreg does not know,
+ * with a type asked for, are taken on trust, as are folded, perf and V8
+ * captures, which only count samples.
  */
 static int item_type(item *it, const profile *p)
 {
+	const char *says;
 	char types[160];
 
 	if (it->req->type) {
-		if (p->format != PROFILE_FMT_PPROF || profile_has_values_of(p, it->req->type))
+		if (p->format != PROFILE_FMT_PPROF || profile_has_values_of(p, it->req->type) ||
+		    !(says = profile_guess_type(p)))
 			return 0;
 		value_types_str(types, sizeof(types), p);
 		return pr_error_set(&it->e, PR_EDATA,
-				    "not a %s profile: its sample types are %s", it->req->type,
-				    types);
+				    "not a %s profile: its sample types %s make it a %s profile",
+				    it->req->type, types, says);
 	}
 	if (profile_guess_type(p))
 		return 0;

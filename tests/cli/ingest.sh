@@ -154,12 +154,18 @@ run pr ingest "$G/go119-allocs.pb.gz" "$G/go119-heap.pb.gz" "$G/go119-block.pb.g
 	not_ok "go refusals" "$ERR"
 pr service add typed >/dev/null && pr service enable typed >/dev/null
 run pr ingest "$G/go-heap.pb.gz" --service typed --release v11 --type cpu
-[ $RC -ne 0 ] && [[ $ERR == *"not a cpu profile: its sample types are alloc_objects/count"* ]] &&
+[ $RC -ne 0 ] && [[ $ERR == *"not a cpu profile: its sample types alloc_objects/count"* ]] &&
+	[[ $ERR == *"make it a heap profile"* ]] &&
 	[ "$(sql "select count(*) from profiles where release = 'v11'")" = 0 ] &&
 	ok "a heap pprof given --type cpu is refused, not stored as CPU" || not_ok "heap as cpu" "rc=$RC $ERR"
 run pr ingest "$T/small.folded" --service checkout --release v11 --type heap
 [ $RC -eq 0 ] && ok "a folded capture's --type is taken on trust (it only counts samples)" ||
 	not_ok "folded heap" "rc=$RC $ERR"
+run pr ingest "$G/go119-block.pb.gz" --service typed --release v12 --type wall
+[ $RC -eq 0 ] && [ "$(sql "select profile_type || '/' || value_type from profiles
+	where release = 'v12'")" = "wall/delay" ] &&
+	ok "sample types profreg does not know are taken as the --type given" ||
+	not_ok "block as wall" "rc=$RC $ERR"
 
 run pr service disable checkout
 run pr ingest "$T/m/one.folded" --service checkout --release v9
