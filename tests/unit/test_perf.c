@@ -764,6 +764,17 @@ static void test_real_prints_with_srcline_sideband_or_no_event_give_the_same_pro
 	expect_same_profile("perf/burn-nocg49.perf", nocg, 3, 77);
 }
 
+/* Parse text and compare its folded form with want. */
+static void expect_folded(const char *text, const char *want)
+{
+	profile *p = parse_ok(text);
+	char *got = folded_text(p);
+
+	assert_string_equal(got, want);
+	free(got);
+	profile_free(p);
+}
+
 static void test_side_band_records_are_not_samples(void **state)
 {
 	static const char text[] =
@@ -778,14 +789,9 @@ static void test_side_band_records_are_not_samples(void **state)
 		"PERF_RECORD_x 101 [000] 1.000003: 1 cpu-clock:\n"
 		"\t    4a1b2c leaf+0x1 (/bin/x)\n"
 		"\n";
-	profile *p = parse_ok(text);
-	char *got = folded_text(p);
-
 	(void)state;
 	/* A command may be called PERF_RECORD_x: its samples count. */
-	assert_string_equal(got, "PERF_RECORD_x;leaf 1\napp;leaf 1\n");
-	free(got);
-	profile_free(p);
+	expect_folded(text, "PERF_RECORD_x;leaf 1\napp;leaf 1\n");
 }
 
 static void test_source_lines_count_only_right_after_a_frame(void **state)
@@ -816,13 +822,8 @@ static void test_source_lines_count_only_right_after_a_frame(void **state)
 	static const char junk[] = "app 100 [000] 1.000001: 1 cpu-clock:\n"
 				   "\t    4a1b2c leaf+0x1 (/bin/x)\n"
 				   "  leaf.c:x17\n";
-	profile *p = parse_ok(ok);
-	char *got = folded_text(p);
-
 	(void)state;
-	assert_string_equal(got, "app;[bash];irq;root;mid;leaf 1\napp;leaf 1\n");
-	free(got);
-	profile_free(p);
+	expect_folded(ok, "app;[bash];irq;root;mid;leaf 1\napp;leaf 1\n");
 	/* Before any frame, after a blank line, or not a source line: errors. */
 	expect_error(first, sizeof(first) - 1, NULL, PR_EDATA, 2, "does not start with an address");
 	expect_error(alone, sizeof(alone) - 1, NULL, PR_EDATA, 4, "outside an event");
