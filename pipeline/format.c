@@ -29,6 +29,59 @@ profile_format format_detect(const uint8_t *data, size_t len)
 	return PROFILE_FMT_AUTO;
 }
 
+static bool starts_with(const uint8_t *data, size_t len, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	return len >= n && memcmp(data, prefix, n) == 0;
+}
+
+/* Does data[0..len) hold `needle` within its first `within` bytes? */
+static bool holds(const uint8_t *data, size_t len, size_t within, const char *needle)
+{
+	size_t n = strlen(needle);
+
+	len = len < within ? len : within;
+	for (size_t i = 0; n && i + n <= len; i++)
+		if (data[i] == (uint8_t)needle[0] && memcmp(data + i, needle, n) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * What the bytes are when they are something people mistake for a
+ * profile profreg reads (NULL when nothing known): the reason for the
+ * error, with what to fetch or run instead.
+ */
+static const char *known_other(const uint8_t *data, size_t len)
+{
+	size_t i = 0;
+
+	if (starts_with(data, len, "heap profile: ") ||
+	    starts_with(data, len, "goroutine profile: ") ||
+	    starts_with(data, len, "threadcreate profile: ") ||
+	    starts_with(data, len, "--- mutex:") || starts_with(data, len, "--- contention:"))
+		return "Go's text form of a profile (?debug=1); fetch it without debug= for pprof";
+	if (starts_with(data, len, "goroutine ") && holds(data, len, 64, "]:\n"))
+		return "a Go goroutine dump (?debug=2); fetch /debug/pprof/goroutine without "
+		       "debug= for pprof";
+	if (starts_with(data, len, "go 1.") && holds(data, len, 16, " trace"))
+		return "a Go execution trace, not a profile; fetch /debug/pprof/profile for CPU";
+	if (starts_with(data, len, "PERFILE2"))
+		return "a perf.data file; convert it with 'perf script -i'";
+	while (i < len && i < 64 && (data[i] == ' ' || data[i] == '\n' || data[i] == '\r' ||
+				       data[i] == '\t'))
+		i++;
+	if (i < len && data[i] == '{' && holds(data, len, 65536, "\"selfSize\"") &&
+	    holds(data, len, 65536, "\"head\""))
+		return "a V8 sampling heap profile (.heapprofile), which profreg does not read; "
+		       "take heap profiles as pprof";
+	if (i < len && (data[i] == '{' || data[i] == '[') &&
+	    (holds(data, len, 65536, "\"traceEvents\"") || holds(data, len, 4096, "\"ph\":")))
+		return "a Chrome trace (Performance panel), not a profile; save a .cpuprofile";
+	return NULL;
+}
+
 int format_parse(profile **out, const uint8_t *data, size_t len,
 		 profile_format fmt, const char *name,
 		 const profile_limits *lim, pr_error *err)
@@ -72,10 +125,15 @@ int format_parse_where(profile **out, size_t *kept, const uint8_t *data, size_t 
 		goto out;
 	}
 	if (fmt == PROFILE_FMT_AUTO && (fmt = format_detect(data, len)) == PROFILE_FMT_AUTO) {
-		rc = pr_error_set(err, PR_EDATA,
-				  "cannot parse '%s': not a known profile format (pprof, folded, "
-				  "V8 cpuprofile, perf script)",
-				  name);
+		const char *what = known_other(data, len);
+
+		if (what)
+			rc = pr_error_set(err, PR_EDATA, "cannot parse '%s': %s", name, what);
+		else
+			rc = pr_error_set(err, PR_EDATA,
+					  "cannot parse '%s': not a known profile format (pprof, "
+					  "folded, V8 cpuprofile, perf script)",
+					  name);
 		goto out;
 	}
 	switch (fmt) {

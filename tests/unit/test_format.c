@@ -1,0 +1,116 @@
+/*
+ * test_format.c: detection's refusals. Bytes that are not a profile
+ * profreg reads, but that people fetch or save thinking they are (Go's
+ * debug= text forms and execution traces, perf.data, V8 heap profiles,
+ * Chrome traces), are refused with what they are and what to take
+ * instead; anything else unknown with the list of formats. The inputs
+ * are the first bytes of real files: Go 1.19's /debug/pprof endpoints
+ * of tests/go/pprofdemo, node 20's --heap-prof, perf 6.1's perf.data.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+#include <cmocka.h>
+
+#include "pipeline/format.h"
+
+#define NAME "t.in"
+
+static void expect_refused(const void *data, size_t len, const char *reason)
+{
+	pr_error err = PR_ERROR_INIT;
+	profile *p = (profile *)1;
+
+	assert_int_equal(format_parse(&p, data, len, PROFILE_FMT_AUTO, NAME, NULL, &err),
+			 PR_EDATA);
+	assert_null(p);
+	if (!strstr(err.msg, "cannot parse '" NAME "': ") || !strstr(err.msg, reason))
+		fail_msg("message '%s' lacks the name or '%s'", err.msg, reason);
+}
+
+static void expect_refused_str(const char *text, const char *reason)
+{
+	expect_refused(text, strlen(text), reason);
+}
+
+static void test_go_text_forms_say_to_fetch_pprof(void **state)
+{
+	(void)state;
+	expect_refused_str("heap profile: 3: 131584 [12: 2925680] @ heap/1048576\n"
+			   "1: 131072 [1: 131072] @ 0x40e1c9 0x40d9e5\n",
+			   "Go's text form of a profile (?debug=1)");
+	expect_refused_str("goroutine profile: total 4\n1 @ 0x42ef36 0x463d85\n", "?debug=1");
+	expect_refused_str("threadcreate profile: total 4\n4 @\n#\t0x0\n", "?debug=1");
+	expect_refused_str("--- mutex:\ncycles/second=2095981893\nsampling period=0\n",
+			   "?debug=1");
+	expect_refused_str("goroutine 37 [running]:\nruntime/pprof.writeGoroutineStacks()\n",
+			   "a Go goroutine dump (?debug=2)");
+}
+
+static void test_traces_and_perf_data_are_named(void **state)
+{
+	static const uint8_t trace[] = "go 1.19 trace\0\0\0A\0\x9d\xb5";
+	static const uint8_t perfdata[] = "PERFILE2h\0\0\0\0\0\0\0";
+
+	(void)state;
+	expect_refused(trace, sizeof(trace) - 1, "a Go execution trace, not a profile");
+	expect_refused(perfdata, sizeof(perfdata) - 1, "a perf.data file");
+	expect_refused_str("{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"RunTask\"}]}",
+			   "a Chrome trace");
+	expect_refused_str("[{\"pid\":1,\"ph\":\"B\",\"name\":\"a\",\"ts\":1}]", "a Chrome trace");
+}
+
+static void test_a_v8_heap_profile_is_named(void **state)
+{
+	(void)state;
+	expect_refused_str("{\"head\":{\"callFrame\":{\"functionName\":\"(root)\",\"scriptId\":\"0\","
+			   "\"url\":\"\",\"lineNumber\":-1,\"columnNumber\":-1},\"selfSize\":0,"
+			   "\"id\":1,\"children\":[]},\"samples\":[]}",
+			   "a V8 sampling heap profile (.heapprofile)");
+}
+
+static void test_a_gzipped_text_form_is_named_too(void **state)
+{
+	static const char text[] = "heap profile: 1: 8 [1: 8] @ heap/1048576\n";
+	uint8_t gz[256];
+	z_stream z;
+
+	(void)state;
+	memset(&z, 0, sizeof(z));
+	assert_int_equal(deflateInit2(&z, 6, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY), Z_OK);
+	z.next_in = (Bytef *)text;
+	z.avail_in = sizeof(text) - 1;
+	z.next_out = gz;
+	z.avail_out = sizeof(gz);
+	assert_int_equal(deflate(&z, Z_FINISH), Z_STREAM_END);
+	deflateEnd(&z);
+	expect_refused(gz, sizeof(gz) - z.avail_out, "?debug=1");
+}
+
+static void test_other_unknown_bytes_list_the_formats(void **state)
+{
+	(void)state;
+	expect_refused_str("hello, world\nthis is no profile\n",
+			   "not a known profile format (pprof, folded, V8 cpuprofile, perf script)");
+	/* Near misses of the markers are not taken for them. */
+	expect_refused_str("heap profile:\n", "not a known profile format");
+	expect_refused_str("{\"head\": 1}", "not a known profile format");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_go_text_forms_say_to_fetch_pprof),
+		cmocka_unit_test(test_traces_and_perf_data_are_named),
+		cmocka_unit_test(test_a_v8_heap_profile_is_named),
+		cmocka_unit_test(test_a_gzipped_text_form_is_named_too),
+		cmocka_unit_test(test_other_unknown_bytes_list_the_formats),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
