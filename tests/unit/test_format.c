@@ -68,8 +68,9 @@ static void test_traces_and_perf_data_are_named(void **state)
 static void test_a_v8_heap_profile_is_named(void **state)
 {
 	(void)state;
-	expect_refused_str("{\"head\":{\"callFrame\":{\"functionName\":\"(root)\",\"scriptId\":\"0\","
-			   "\"url\":\"\",\"lineNumber\":-1,\"columnNumber\":-1},\"selfSize\":0,"
+	expect_refused_str("{\"head\":{\"callFrame\":{\"functionName\":\"(root)\","
+			   "\"scriptId\":\"0\",\"url\":\"\",\"lineNumber\":-1,"
+			   "\"columnNumber\":-1},\"selfSize\":0,"
 			   "\"id\":1,\"children\":[]},\"samples\":[]}",
 			   "a V8 sampling heap profile (.heapprofile)");
 }
@@ -95,8 +96,9 @@ static void test_a_gzipped_text_form_is_named_too(void **state)
 static void test_other_unknown_bytes_list_the_formats(void **state)
 {
 	(void)state;
-	expect_refused_str("hello, world\nthis is no profile\n",
-			   "not a known profile format (pprof, folded, V8 cpuprofile, perf script)");
+	expect_refused_str(
+		"hello, world\nthis is no profile\n",
+		"not a known profile format (pprof, folded, V8 cpuprofile, perf script)");
 	/* Near misses of the markers are not taken for them. */
 	expect_refused_str("heap profile:\n", "not a known profile format");
 	expect_refused_str("{\"head\": 1}", "not a known profile format");
