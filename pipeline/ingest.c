@@ -399,15 +399,17 @@ static int item_type(item *it, const profile *p)
 			return 0;
 		value_types_str(types, sizeof(types), p);
 		return pr_error_set(&it->e, PR_EDATA,
-				    "not a %s profile: its sample types %s make it a %s profile",
-				    it->req->type, types, says);
+				    "cannot ingest '%s': not a %s profile: its sample types %s make "
+				    "it a %s profile",
+				    it->name, it->req->type, types, says);
 	}
 	if (profile_guess_type(p))
 		return 0;
 	value_types_str(types, sizeof(types), p);
 	return pr_error_set(&it->e, PR_EDATA,
-			    "sample types %s are none that profreg analyses (cpu or samples, "
-			    "wall, inuse_*, alloc_*, goroutine)", types);
+			    "cannot ingest '%s': sample types %s are none that profreg analyses "
+			    "(cpu or samples, wall, inuse_*, alloc_*, goroutine)",
+			    it->name, types);
 }
 
 /* Parse and summarise, and fill the capture's row. */
@@ -423,11 +425,9 @@ static void item_parse(item *it)
 			       it->name, it->lim, &it->e)) < 0)
 		goto fail;
 	p = it->p;
-	it->named = false;
 	if ((rc = item_type(it, p)) < 0)
 		goto fail;
 	it->type = profile_pick_primary(p, req->type);
-	it->named = true;
 	if ((rc = profile_summarize(&it->sum, p, p->primary, &it->e)) < 0)
 		goto fail;
 	it->named = false;

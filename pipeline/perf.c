@@ -703,19 +703,18 @@ static bool srcline_shaped(const char *s, size_t n)
 }
 
 /*
- * Is s[0..n) (its leading spaces skipped) a side-band record, "comm
+ * Is s[0..n) (leading spaces already skipped) a side-band record, "comm
  * pid[/tid] [cpu] time: PERF_RECORD_..." with whichever of the fields
- * -F prints? header_comm's fields are matched first, so a command named
- * PERF_RECORD_x still has samples.
+ * -F prints? comm and ts are header_comm's answers for the line: its
+ * fields are matched first, so a command named PERF_RECORD_x still has
+ * samples.
  */
-static bool sideband(const char *s, size_t n)
+static bool sideband(const char *s, size_t n, size_t comm, size_t ts)
 {
 	static const char rec[] = "PERF_RECORD_";
-	size_t i = skip_spaces(s, n, 0), comm, ts, k;
+	size_t k;
 
-	s += i;
-	n -= i;
-	if ((comm = header_comm(s, n, &ts)) != 0) {
+	if (comm) {
 		k = ts ? ts : token_end(s, n, skip_spaces(s, n, comm));
 		k = skip_spaces(s, n, k);
 		return n - k >= sizeof(rec) - 1 && memcmp(s + k, rec, sizeof(rec) - 1) == 0;
@@ -729,8 +728,10 @@ static bool sideband(const char *s, size_t n)
 
 static int parse_line(parser *ps, const char *s, size_t n)
 {
-	size_t comm_len, ts_end;
-	bool after = ps->after_frame;
+	size_t comm_len, ts_end, i;
+	bool after = ps->after_frame, indented;
+	const char *ev;
+	size_t ev_len;
 	int rc;
 
 	ps->after_frame = false;
@@ -740,39 +741,34 @@ static int parse_line(parser *ps, const char *s, size_t n)
 		return flush(ps);
 	if (s[0] == '#' || blank(s, n))
 		return 0;
-	/* Inside an event an indented line is a frame, never a record. */
-	if ((ps->state == EV_NONE || !is_space((unsigned char)s[0])) && sideband(s, n))
-		return flush(ps);
-	if (is_space((unsigned char)s[0])) {
-		if (after && !frame_shaped(s, n) && srcline_shaped(s, n)) {
-			ps->after_frame = true; /* inline chains print one per piece */
-			return 0;
-		}
-		if (ps->state == EV_SKIP)
-			return 0;
-		if (ps->state == EV_NONE) {
-			/*
-			 * Without -g, perf pads the command to 16 columns, so a
-			 * one-line event can start with spaces. Inside an event
-			 * an indented line is always a frame, as it was before.
-			 */
-			size_t i = skip_spaces(s, n, 0);
-			const char *ev;
-			size_t ev_len;
-
-			comm_len = header_comm(s + i, n - i, &ts_end);
-			if (comm_len && oneline_frame(s + i, n - i, ts_end, &ev, &ev_len))
-				return parse_header(ps, s + i, n - i, comm_len, ts_end);
-			return bad_line(ps, "frame line outside an event (no header before it):",
-					s, n);
-		}
+	indented = is_space((unsigned char)s[0]);
+	if (indented && after && !frame_shaped(s, n) && srcline_shaped(s, n)) {
+		ps->after_frame = true; /* inline chains print one per piece */
+		return 0;
+	}
+	if (indented && ps->state == EV_SKIP)
+		return 0;
+	/* Inside an event an indented line is a frame, never a header or a record. */
+	if (indented && ps->state == EV_OPEN) {
 		if ((rc = parse_frame(ps, s, n)) == 0)
 			ps->after_frame = true;
 		return rc;
 	}
-	if ((comm_len = header_comm(s, n, &ts_end)) == 0)
-		return bad_line(ps, "not an event header, frame, comment or blank line:",
-				s, n);
+	/*
+	 * A header, a side-band record, or (without -g, where perf pads the
+	 * command to 16 columns) a one-line event that starts with spaces.
+	 */
+	i = skip_spaces(s, n, 0);
+	comm_len = header_comm(s + i, n - i, &ts_end);
+	if (sideband(s + i, n - i, comm_len, ts_end))
+		return flush(ps);
+	if (indented) {
+		if (comm_len && oneline_frame(s + i, n - i, ts_end, &ev, &ev_len))
+			return parse_header(ps, s + i, n - i, comm_len, ts_end);
+		return bad_line(ps, "frame line outside an event (no header before it):", s, n);
+	}
+	if (!comm_len)
+		return bad_line(ps, "not an event header, frame, comment or blank line:", s, n);
 	return parse_header(ps, s, n, comm_len, ts_end);
 }
 
@@ -850,11 +846,13 @@ bool perf_sniff(const uint8_t *data, size_t len)
 		if (k && s[k - 1] == '\r')
 			k--;
 		if (!header) {
-			if (k == 0 || s[0] == '#' || blank(s, k) || sideband(s, k))
+			if (k == 0 || s[0] == '#' || blank(s, k))
 				continue;
-			/* A one-line event (no -g), maybe padded, is enough. */
 			i = skip_spaces(s, k, 0);
 			c = header_comm(s + i, k - i, &ts);
+			if (sideband(s + i, k - i, c, ts))
+				continue;
+			/* A one-line event (no -g), maybe padded, is enough. */
 			if (c && (j = oneline_frame(s + i, k - i, ts, &ev, &ev_len)) != 0)
 				return oneline_has_symbol(s + i, k - i, j);
 			if (!c || i > 0)
