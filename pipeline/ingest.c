@@ -399,8 +399,8 @@ static int item_type(item *it, const profile *p)
 			return 0;
 		value_types_str(types, sizeof(types), p);
 		return pr_error_set(&it->e, PR_EDATA,
-				    "cannot ingest '%s': not a %s profile: its sample types %s make "
-				    "it a %s profile",
+				    "cannot ingest '%s': not a %s profile: its sample types %s "
+				    "make it a %s profile",
 				    it->name, it->req->type, types, says);
 	}
 	if (profile_guess_type(p))
