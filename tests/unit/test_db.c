@@ -830,7 +830,7 @@ static void test_many_captures_in_one_call_fail_together(void **state)
 	/* The second carries tags that are not JSON: the server refuses its row. */
 	ms[1].tags_json = (char *)"{broken";
 	assert_int_equal(insert_many(t, ids, ms, sid, keys, 4, &err), PR_EUSAGE);
-	assert_non_null(strstr(err.msg, "database: cannot insert a capture: "));
+	assert_non_null(strstr(err.msg, "database: cannot insert 4 captures: "));
 	for (size_t i = 0; i < 4; i++)
 		assert_int_equal(ids[i], 0);
 	assert_int_equal(testdb_int(t, "select count(*) from profiles"), 1);
