@@ -216,16 +216,26 @@ out:
 	return rc;
 }
 
+typedef struct register_ctx {
+	catalog *c;
+	bool enable;
+} register_ctx;
+
 static int ensure_step(db *d, size_t i, void *ctx, pr_error *err)
 {
-	catalog_entry *e = &((catalog *)ctx)->v[i];
+	const register_ctx *r = ctx;
+	catalog_entry *e = &r->c->v[i];
+	int rc;
 
-	return db_service_ensure(d, &e->added, e->name, e->team, err);
+	if ((rc = db_service_ensure(d, &e->added, e->name, e->team, err)) < 0)
+		return rc;
+	return r->enable ? db_service_set_enabled(d, e->name, true, err) : 0;
 }
 
-int catalog_register(db *d, catalog *c, pr_error *err)
+int catalog_register(db *d, catalog *c, bool enable, pr_error *err)
 {
-	int rc = all_or_none(d, c->n, ensure_step, c, err);
+	register_ctx r = {c, enable};
+	int rc = all_or_none(d, c->n, ensure_step, &r, err);
 
 	if (rc < 0)
 		for (size_t i = 0; i < c->n; i++)

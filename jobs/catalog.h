@@ -62,10 +62,11 @@ int catalog_from_config(catalog *c, const config *cfg, pr_error *err);
 
 /*
  * Register every service in one transaction, setting each entry's
- * `added`. A service that exists with another team is PR_EEXISTS and
- * nothing is written.
+ * `added`, and with `enable` enable each (audited as catalog_set_enabled
+ * audits it), new or not. A service that exists with another team is
+ * PR_EEXISTS and nothing is written.
  */
-int catalog_register(db *d, catalog *c, pr_error *err);
+int catalog_register(db *d, catalog *c, bool enable, pr_error *err);
 
 /*
  * Enable (or disable) the services names[0..n) in one transaction: all or

@@ -65,19 +65,21 @@ static int service_add(cli_ctx *ctx, int argc, char **argv)
 	static const cli_option opts[] = {
 		{"team", required_argument, 't', "TEAM",
 		 "owning team (default: the config file's)"},
+		{"enable", no_argument, 'e', NULL, "enable them too, in the same transaction"},
 		{NULL, 0, 0, NULL, NULL},
 	};
-	static const char usage[] = "profreg service add NAME... [--team TEAM]";
+	static const char usage[] = "profreg service add NAME... [--team TEAM] [--enable]";
 	static const char desc[] =
-		"Register services, all or none in one transaction. Each starts disabled:\n"
-		"enable it to ingest and analyse its profiles. The team is --team, else the\n"
-		"configuration file's. Adding a service that exists with the same team\n"
-		"changes nothing (exit 0); with another team it is refused (exit 4): change\n"
-		"it with 'service set'.";
+		"Register services, all or none in one transaction. Each starts disabled\n"
+		"(with --enable, enabled): enable it to ingest and analyse its profiles.\n"
+		"The team is --team, else the configuration file's. Adding a service that\n"
+		"exists with the same team changes nothing but --enable (exit 0); with\n"
+		"another team it is refused (exit 4): change it with 'service set'.";
 	pr_error err = PR_ERROR_INIT;
 	const char *team = NULL, *arg;
 	catalog cat = CATALOG_INIT;
 	cli_parser *p = NULL;
+	bool enable = false;
 	db *d = NULL;
 	int c, first, rc, status;
 
@@ -86,6 +88,8 @@ static int service_add(cli_ctx *ctx, int argc, char **argv)
 	while ((c = cli_next(p, &arg)) > 0)
 		if (c == 't')
 			team = arg;
+		else if (c == 'e')
+			enable = true;
 	status = cli_end(p, c, false, 1, -1, "one or more service NAMEs", &first);
 	if (status != CLI_GO)
 		return status;
@@ -99,11 +103,15 @@ static int service_add(cli_ctx *ctx, int argc, char **argv)
 			goto fail;
 	}
 	if ((rc = ctx_db_open_setup(ctx, &d, &err)) < 0 ||
-	    (rc = catalog_register(d, &cat, &err)) < 0)
+	    (rc = catalog_register(d, &cat, enable, &err)) < 0)
 		goto fail;
 	for (size_t i = 0; i < cat.n && !ctx->quiet; i++) {
 		const char *name = cat.v[i].name;
 		db_service have = {0};
+		if (cat.v[i].added && enable) {
+			printf("added service '%s' (enabled)\n", name);
+			continue;
+		}
 		if (cat.v[i].added) {
 			printf("added service '%s' (disabled; run 'profreg service enable %s')\n",
 			       name, name);
@@ -111,8 +119,9 @@ static int service_add(cli_ctx *ctx, int argc, char **argv)
 		}
 		if ((rc = db_service_get(d, &have, name, &err)) < 0)
 			goto fail;
-		printf("service '%s' already exists (%s); nothing changed\n", name,
-		       have.enabled ? "enabled" : "disabled");
+		printf("service '%s' already exists (%s); %s\n", name,
+		       have.enabled ? "enabled" : "disabled",
+		       enable ? "enabled it" : "nothing changed");
 		db_service_release(&have);
 	}
 	status = EXIT_OK;
@@ -130,22 +139,25 @@ static int service_import(cli_ctx *ctx, int argc, char **argv)
 	static const cli_option opts[] = {
 		{"from-config", no_argument, 'c', NULL,
 		 "the configuration file's services instead of FILE"},
+		{"enable", no_argument, 'e', NULL,
+		 "enable every service of the catalogue, in the same transaction"},
 		{NULL, 0, 0, NULL, NULL},
 	};
-	static const char usage[] = "profreg service import FILE\n"
-				    "       profreg service import --from-config";
+	static const char usage[] = "profreg service import FILE [--enable]\n"
+				    "       profreg service import --from-config [--enable]";
 	static const char desc[] =
 		"Register a catalogue of services in one transaction: all or none. FILE\n"
 		"is JSON Lines, one {\"name\": \"checkout\", \"team\": \"payments\"} a line\n"
 		"(\"team\" may be left out or null); '-' reads standard input. Services\n"
-		"start disabled; ones that exist with the same team are left as they are,\n"
-		"with another team the import is refused (exit 4).";
+		"start disabled (with --enable, every one of the catalogue ends enabled);\n"
+		"ones that exist with the same team are left as they are, with another\n"
+		"team the import is refused (exit 4).";
 	pr_error err = PR_ERROR_INIT;
 	catalog cat = CATALOG_INIT;
 	cli_parser *p = NULL;
 	config cfg = {0};
 	const char *arg;
-	bool from_config = false;
+	bool from_config = false, enable = false;
 	size_t added = 0;
 	db *d = NULL;
 	int c, first, rc, status;
@@ -155,6 +167,8 @@ static int service_import(cli_ctx *ctx, int argc, char **argv)
 	while ((c = cli_next(p, &arg)) > 0)
 		if (c == 'c')
 			from_config = true;
+		else if (c == 'e')
+			enable = true;
 	status = cli_end(p, c, false, 0, 1, NULL, &first);
 	if (status != CLI_GO)
 		return status;
@@ -170,7 +184,7 @@ static int service_import(cli_ctx *ctx, int argc, char **argv)
 		goto fail;
 	}
 	if ((rc = ctx_db_open_setup(ctx, &d, &err)) < 0 ||
-	    (rc = catalog_register(d, &cat, &err)) < 0)
+	    (rc = catalog_register(d, &cat, enable, &err)) < 0)
 		goto fail;
 	for (size_t i = 0; i < cat.n; i++)
 		added += cat.v[i].added;
@@ -179,14 +193,15 @@ static int service_import(cli_ctx *ctx, int argc, char **argv)
 		for (size_t i = 0; i < cat.n; i++)
 			if (cat.v[i].added)
 				json_array_append_new(names, json_string(cat.v[i].name));
-		status = cli_print_json(ctx, json_pack("{s:I,s:I,s:I,s:o}", "services",
+		status = cli_print_json(ctx, json_pack("{s:I,s:I,s:I,s:o,s:b}", "services",
 			(json_int_t)cat.n, "added", (json_int_t)added, "unchanged",
-			(json_int_t)(cat.n - added), "added_names", names));
+			(json_int_t)(cat.n - added), "added_names", names, "enabled", enable));
 		goto out;
 	}
 	if (!ctx->quiet)
-		printf("%zu services: %zu added (disabled), %zu already registered\n", cat.n,
-		       added, cat.n - added);
+		printf("%zu services: %zu added (%s), %zu already registered%s\n", cat.n, added,
+		       enable ? "enabled" : "disabled", cat.n - added,
+		       enable ? "; every one enabled" : "");
 	status = EXIT_OK;
 	goto out;
 fail:

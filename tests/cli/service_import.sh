@@ -111,6 +111,30 @@ run pr service import
 [ $RC -eq 2 ] && ok "FILE or --from-config is required" || not_ok "usage" "rc=$RC"
 run pr service import "$T/cat.jsonl" --from-config
 [ $RC -eq 2 ] && ok "not both" || not_ok "usage both" "rc=$RC"
+# ---- registering and enabling in one step --------------------------------------
+printf '{"name": "en-1", "team": "pay"}\n{"name": "en-2"}\n{"name": "a1", "team": "pay"}\n' \
+	>"$T/enable.jsonl"
+run pr service import "$T/enable.jsonl" --enable
+want="3 services: 2 added (enabled), 1 already registered; every one enabled"
+[ $RC -eq 0 ] && [ "$OUT" = "$want" ] &&
+	[ "$(sql "select string_agg(name || ':' || enabled, ',' order by name) from services
+		where name in ('en-1', 'en-2', 'a1')")" = "a1:true,en-1:true,en-2:true" ] &&
+	[ "$(sql "select count(*) from audit_log where action = 'service.enable'
+		and object in ('service:en-1', 'service:en-2', 'service:a1')")" = 3 ] &&
+	ok "import --enable registers and enables the catalogue, each audited" ||
+	not_ok "import --enable" "rc=$RC" "$OUT" "$ERR"
+before=$(sql "select count(*) from services where enabled")
+printf '{"name": "en-3"}\n{"name": "a1", "team": "other"}\n' >"$T/enable-bad.jsonl"
+run pr service import "$T/enable-bad.jsonl" --enable
+[ $RC -eq 4 ] && [ "$(sql "select count(*) from services where name = 'en-3'")" = 0 ] &&
+	[ "$(sql "select count(*) from services where enabled")" = "$before" ] &&
+	ok "import --enable with a conflict enables nothing" || not_ok "enable conflict" "rc=$RC" "$ERR"
+run pr service add en-4 en-1 --team pay --enable
+[ $RC -eq 0 ] && [[ $OUT == *"added service 'en-4' (enabled)"* ]] &&
+	[[ $OUT == *"service 'en-1' already exists (enabled); enabled it"* ]] &&
+	[ "$(sql "select enabled from services where name = 'en-4'")" = t ] &&
+	ok "service add --enable adds enabled services" || not_ok "add --enable" "rc=$RC" "$OUT" "$ERR"
+
 # ---- enabling and disabling several at once ---------------------------------
 enabled() { sql "select string_agg(name || ':' || enabled, ',' order by name) from services
 	where name in ('cfg-a', 'cfg-b')"; }
