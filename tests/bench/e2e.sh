@@ -2,9 +2,9 @@
 # Files to findings: 40 services x 32 folded captures of about 200
 # functions (28 baseline captures over 14 days, 4 of the new release),
 # from the files on disk to the list of regressions. profreg registers
-# the services (service import), ingests every file (ingest --manifest
-# --jobs 2: zstd blobs, SHA-256, rows in PostgreSQL) and analyses the
-# release (analyze --all-services). The reference, measured in the same
+# and enables the services (service import --enable), ingests every
+# file (ingest --manifest --jobs 2: zstd blobs, SHA-256, rows in
+# PostgreSQL) and analyses the release (analyze --all-services). The reference, measured in the same
 # run on the same files, is a plain Perl script without a database
 # (tests/bench/e2e_ref.pl): it parses the same files, sums each
 # function's self samples, and runs a Welch t test of every function's
@@ -44,9 +44,7 @@ one_profreg() { # $1: a fresh database name
 	"${P[@]}" db init
 	local t0 t1
 	t0=$(date +%s.%N)
-	"${P[@]}" service import "$W/services.jsonl"
-	# shellcheck disable=SC2046 # one argument a service
-	"${P[@]}" service enable $(cat "$W/fleet/services.txt")
+	"${P[@]}" service import --enable "$W/services.jsonl"
 	(cd "$W/fleet" && "${P[@]}" ingest --manifest manifest.jsonl --jobs 2)
 	"${P[@]}" analyze --all-services --release "$rel" --at "$at" --json >"$W/profreg.json"
 	t1=$(date +%s.%N)
