@@ -76,16 +76,84 @@ static int bad_line(parser *ps, const char *what, const char *s, size_t n)
 			    ps->p->input_name, ps->line, what, profile_quote(q, s, n));
 }
 
+/* True when s[0..n) is "FILE:LINE", LINE digits; *file_len is FILE's length. */
+static bool file_line(const char *s, size_t n, size_t *file_len)
+{
+	size_t colon = n;
+
+	while (colon > 0 && s[colon - 1] != ':')
+		colon--;
+	if (colon < 2 || colon == n)
+		return false;
+	for (size_t i = colon; i < n; i++)
+		if (!is_digit((unsigned char)s[i]))
+			return false;
+	for (size_t i = 0; i + 1 < colon; i++)
+		if (s[i] == '(' || s[i] == ')' || s[i] == ';')
+			return false;
+	*file_len = colon - 1;
+	return true;
+}
+
+/*
+ * The function a frame names, as its name s[0..*name_len) and its file
+ * (*file, *file_len; none when *file_len is 0). Profilers of interpreted
+ * languages write the line being run into each frame: py-spy
+ * "compute (app/calc.py:42)", rbspy "compute - app/calc.rb:42". Taken
+ * whole, one function would be as many functions as it has lines
+ * running, and a release that moves its code would give it new names
+ * and no baseline; so the line is dropped and the file kept, as the
+ * pprof parser keeps a function's file and not its lines. async-profiler
+ * marks how a Java method ran ("_[j]" compiled, "_[i]" inlined, "_[0]"
+ * interpreted, "_[1]" C1-compiled), which changes between captures as
+ * the JIT warms up: the method is one function whatever ran it. Kernel
+ * frames keep their "_[k]". Anything else is the name as written.
+ */
+static void frame_split(const char *s, size_t n, size_t *name_len, const char **file,
+			size_t *file_len)
+{
+	size_t open = 0;
+
+	*name_len = n;
+	*file = NULL;
+	*file_len = 0;
+	if (n > 4 && s[n - 4] == '_' && s[n - 3] == '[' && s[n - 1] == ']' &&
+	    (s[n - 2] == 'j' || s[n - 2] == 'i' || s[n - 2] == '0' || s[n - 2] == '1'))
+		n -= 4;
+	*name_len = n;
+	if (n > 4 && s[n - 1] == ')') {
+		for (open = n - 1; open > 0 && s[open] != '('; open--)
+			;
+		if (open >= 2 && s[open] == '(' && s[open - 1] == ' ' &&
+		    file_line(s + open + 1, n - open - 2, file_len)) {
+			*name_len = open - 1;
+			*file = s + open + 1;
+			return;
+		}
+	}
+	for (size_t i = n; i >= 4; i--)
+		if (s[i - 3] == ' ' && s[i - 2] == '-' && s[i - 1] == ' ') {
+			if (file_line(s + i, n - i, file_len)) {
+				*name_len = i - 3;
+				*file = s + i;
+			}
+			return;
+		}
+}
+
 /* Function id for the raw frame name s[0..n). */
 static int frame_id(parser *ps, uint32_t *out, const char *s, size_t n)
 {
 	pr_error inner = PR_ERROR_INIT;
+	const char *file;
+	size_t name_len, file_len;
 	int rc;
 
 	if (strmap_get(&ps->cache, s, n, out))
 		return 0;
+	frame_split(s, n, &name_len, &file, &file_len);
 	/* The cache keeps its own copy of the raw name: charge it too. */
-	if ((rc = profile_intern(ps->p, out, s, n, NULL, 0, &inner)) < 0 ||
+	if ((rc = profile_intern(ps->p, out, s, name_len, file, file_len, &inner)) < 0 ||
 	    (rc = profile_mem_take(ps->p, CACHE_COST(n), &inner)) < 0)
 		return model_error(ps, rc, &inner);
 	if (strmap_put(&ps->cache, s, n, *out, out, NULL) < 0)

@@ -40,8 +40,12 @@
  *     "pkg.(*T).Method" and C++'s "(anonymous namespace)"), ';' becomes
  *     ':', quotes are dropped, and for commands starting with "java" the
  *     leading 'L' of "Lpkg/Class;" signatures goes;
- *   - "a->b" inline chains become two frames, the second marked "_[i]";
- *     perf's own "(inlined)" frames are frames like any other;
+ *   - "a->b" inline chains become two frames; the script marks the
+ *     second "_[i]", profreg does not: an inlined function is the same
+ *     function as its copies that were not inlined (as in pprof, and as
+ *     the folded parser reads "_[i]"), so a release that inlines it
+ *     differently does not move its cost to another name. perf's own
+ *     "(inlined)" frames are frames like any other;
  *   - frames whose symbol starts with '(' are process names and skipped;
  *   - a header with no frames after it is a stack of the command alone.
  *
@@ -480,12 +484,9 @@ static bool go_method(const char *s, size_t n)
 	return false;
 }
 
-/*
- * Fold one symbol (a piece of an "a->b" chain) into ps->name and intern
- * it. `inlined`: not the first piece of its chain.
- */
+/* Fold one symbol (a piece of an "a->b" chain) into ps->name and intern it. */
 static int fold_symbol(parser *ps, uint32_t *out, const char *sym, size_t sym_len,
-		       const char *dso, size_t dso_len, bool inlined)
+		       const char *dso, size_t dso_len)
 {
 	static const char anon[] = "anonymous namespace)";
 	buf *b = &ps->name;
@@ -534,8 +535,6 @@ static int fold_symbol(parser *ps, uint32_t *out, const char *sym, size_t sym_le
 		memmove(b->ptr, b->ptr + 1, b->len);
 		b->len--;
 	}
-	if (inlined && !strstr(b->ptr, "_[i]") && buf_put(b, "_[i]", 4) < 0)
-		return oom(ps);
 	return intern(ps, out, b->ptr, b->len);
 }
 
@@ -609,8 +608,9 @@ static int parse_frame(parser *ps, const char *s, size_t n)
 
 	/*
 	 * "a->b->c": the pieces go root-ward first in stackcollapse-perf's
-	 * output ("a;b_[i];c_[i]"), so on this leaf-first stack they are
-	 * pushed in reverse, scanning the chain from its end.
+	 * output ("a;b;c", its "_[i]" marks left out), so on this
+	 * leaf-first stack they are pushed in reverse, scanning the chain
+	 * from its end.
 	 */
 	{
 		const char *end = sym + sym_len;
@@ -628,7 +628,7 @@ static int parse_frame(parser *ps, const char *s, size_t n)
 			uint32_t id;
 
 			if ((rc = fold_symbol(ps, &id, piece, (size_t)(piece_end - piece),
-					      dso, dso_len, piece != sym)) < 0)
+					      dso, dso_len)) < 0)
 				return rc;
 			if ((rc = push(ps, id, true)) < 0)
 				return rc;

@@ -171,4 +171,23 @@ run pr service disable checkout
 run pr ingest "$T/m/one.folded" --service checkout --release v9
 [ $RC -eq 4 ] && ok "disable stops ingest again" || not_ok "disable" "rc=$RC"
 
+# Interpreted-language frames name the line being run: a release that
+# moves the code keeps its functions (py-spy "name (file:line)").
+printf 'main (app.py:10);compute (calc.py:42) 70\nmain (app.py:12);compute (calc.py:44) 20\nmain (app.py:12) 10\n' \
+	>"$T/pyspy-v1.folded"
+printf 'main (app.py:31);compute (calc.py:57) 90\nmain (app.py:33) 10\n' >"$T/pyspy-v2.folded"
+run pr service add pysvc --enable
+run pr ingest "$T/pyspy-v1.folded" --service pysvc --release py1
+run2=$RC
+run pr ingest "$T/pyspy-v2.folded" --service pysvc --release py2
+[ $run2 -eq 0 ] && [ $RC -eq 0 ] &&
+	[ "$(sql "select count(*) from functions where name = 'compute' and file = 'calc.py'")" = 1 ] &&
+	[ "$(sql "select count(*) from functions where name like 'compute%'")" = 1 ] &&
+	[ "$(sql "select string_agg(round(pf.self_share::numeric, 2)::text, ',' order by p.release)
+		from profile_functions pf join profiles p on p.id = pf.profile_id
+		join functions f on f.id = pf.function_id
+		where f.name = 'compute' and p.release in ('py1', 'py2')")" = "0.90,0.90" ] &&
+	ok "python frames are one function per name and file, whatever line runs" ||
+	not_ok "python frames" "rc=$run2 $RC" "$ERR" "$(sql "select name, file from functions")"
+
 finish

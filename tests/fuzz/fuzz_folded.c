@@ -4,7 +4,9 @@
  * Whatever the bytes, folded_parse must either fail with a message that
  * names the input and a line, or return a profile that says exactly what
  * the text says: the target splits the lines again the plain way (no
- * prefix reuse, no cache) and every sample's frames and count must match.
+ * prefix reuse, no cache) and every sample's frames and count must match,
+ * each frame's name and file as the plain reading of py-spy, rbspy and
+ * async-profiler marks (expect) gives them.
  *
  * Seeds (tests/fuzz/corpus/folded/): tests/data/folded/mixed.folded, the
  * golden tests/data/perf/burn-fp.folded, and small hand-written files for
@@ -24,6 +26,70 @@ static bool ws(char c)
 	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
 }
 
+static bool digits(const char *s, size_t n)
+{
+	if (n == 0)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+	return true;
+}
+
+/* "FILE:LINE" with a FILE of no parentheses: FILE's length, else -1. */
+static long file_of(const char *s, size_t n)
+{
+	long colon = -1;
+
+	for (size_t i = 0; i < n; i++)
+		if (s[i] == ':')
+			colon = (long)i;
+	if (colon < 1 || !digits(s + colon + 1, n - (size_t)colon - 1))
+		return -1;
+	for (long i = 0; i < colon; i++)
+		if (s[i] == '(' || s[i] == ')')
+			return -1;
+	return colon;
+}
+
+/*
+ * The name and file a frame must become, worked out the plain way: an
+ * async-profiler tier mark goes, then a trailing " (FILE:LINE)" (py-spy)
+ * or the last " - FILE:LINE" (rbspy) becomes the file.
+ */
+static void expect(const char *s, size_t n, size_t *name_len, const char **file,
+		   size_t *file_len)
+{
+	long open = -1, dash = -1, f;
+
+	*file = "";
+	*file_len = 0;
+	if (n > 4 && memcmp(s + n - 4, "_[", 2) == 0 && s[n - 1] == ']' &&
+	    strchr("ji01", s[n - 2]) && s[n - 2])
+		n -= 4;
+	*name_len = n;
+	if (n > 4 && s[n - 1] == ')') {
+		for (size_t i = 0; i < n; i++)
+			if (s[i] == '(')
+				open = (long)i;
+		if (open >= 2 && s[open - 1] == ' ' &&
+		    (f = file_of(s + open + 1, n - (size_t)open - 2)) > 0) {
+			*name_len = (size_t)open - 1;
+			*file = s + open + 1;
+			*file_len = (size_t)f;
+			return;
+		}
+	}
+	for (size_t i = 1; i + 3 <= n; i++)
+		if (memcmp(s + i, " - ", 3) == 0)
+			dash = (long)i;
+	if (dash >= 1 && (f = file_of(s + dash + 3, n - (size_t)dash - 3)) > 0) {
+		*name_len = (size_t)dash;
+		*file = s + dash + 3;
+		*file_len = (size_t)f;
+	}
+}
+
 /* Sample `i` must be the stack s[0..n) with value v. */
 static void check_sample(const profile *p, size_t i, const char *s, size_t n,
 			 int64_t v)
@@ -37,18 +103,20 @@ static void check_sample(const profile *p, size_t i, const char *s, size_t n,
 	for (;;) {
 		const char *semi = memchr(s + start, ';', n - start);
 		size_t end = semi ? (size_t)(semi - s) : n;
-		const char *want = s + start;
-		size_t want_len = end - start;
-		const char *name;
+		const char *want = s + start, *want_file, *name, *file;
+		size_t want_len, file_len;
 
+		expect(want, end - start, &want_len, &want_file, &file_len);
 		if (want_len == 0) {
 			want = "[unknown]";
 			want_len = 9;
 		}
 		if (k >= p->stack_len[i])
 			abort();
-		name = p->funcs[st[k++]].name;
-		if (strlen(name) != want_len || memcmp(name, want, want_len) != 0)
+		name = p->funcs[st[k]].name;
+		file = p->funcs[st[k++]].file;
+		if (strlen(name) != want_len || memcmp(name, want, want_len) != 0 ||
+		    strlen(file) != file_len || memcmp(file, want_file, file_len) != 0)
 			abort();
 		if (!semi)
 			break;

@@ -511,6 +511,126 @@ static void test_arrays_are_sized_from_the_text_and_stacks_kept(void **state)
 	buf_release(&text);
 }
 
+/* The function named `name` with file `file`, or fail. */
+static const profile_summary_row *row_in(const profile *p, const profile_summary *s,
+					 const char *name, const char *file)
+{
+	for (size_t i = 0; i < s->nrows; i++) {
+		const profile_func *f = &p->funcs[s->rows[i].func];
+		if (strcmp(f->name, name) == 0 && strcmp(f->file, file) == 0)
+			return &s->rows[i];
+	}
+	fail_msg("no function '%s' in '%s' in the summary", name, file);
+	return NULL;
+}
+
+static void test_python_frames_are_one_function_whatever_line_runs(void **state)
+{
+	/* py-spy's frames: "name (file:line)", the line being run. */
+	profile *p = parse_ok("<module> (app.py:1);main (app.py:10);compute (calc.py:42) 5\n"
+			      "<module> (app.py:1);main (app.py:12);compute (calc.py:44) 3\n"
+			      "<module> (app.py:1);main (app.py:12);compute (other.py:7) 2\n");
+	profile_summary s;
+
+	(void)state;
+	summarize(&s, p);
+	assert_int_equal(row_in(p, &s, "compute", "calc.py")->self, 8);
+	/* The same name in another file is another function. */
+	assert_int_equal(row_in(p, &s, "compute", "other.py")->self, 2);
+	assert_int_equal(row_in(p, &s, "main", "app.py")->total, 10);
+	assert_int_equal(row_in(p, &s, "<module>", "app.py")->total, 10);
+	assert_int_equal(s.nrows, 4);
+	profile_summary_release(&s);
+	profile_free(p);
+}
+
+static void test_a_release_that_moves_lines_keeps_the_function(void **state)
+{
+	profile *before = parse_ok("main (app.py:10);compute (calc.py:42) 5\n");
+	profile *after = parse_ok("main (app.py:31);compute (calc.py:57) 5\n");
+	profile_summary a, b;
+	const profile_summary_row *ra, *rb;
+
+	(void)state;
+	summarize(&a, before);
+	summarize(&b, after);
+	ra = row_in(before, &a, "compute", "calc.py");
+	rb = row_in(after, &b, "compute", "calc.py");
+	assert_int_equal(ra->self, rb->self);
+	profile_summary_release(&a);
+	profile_summary_release(&b);
+	profile_free(before);
+	profile_free(after);
+}
+
+static void test_ruby_frames_are_one_function_whatever_line_runs(void **state)
+{
+	/* rbspy's frames: "name - file:line". */
+	profile *p = parse_ok("<main> - app.rb:1;block in compute - lib/calc.rb:4 2\n"
+			      "<main> - app.rb:1;block in compute - lib/calc.rb:9 1\n");
+	profile_summary s;
+
+	(void)state;
+	summarize(&s, p);
+	assert_int_equal(row_in(p, &s, "block in compute", "lib/calc.rb")->self, 3);
+	assert_int_equal(s.nrows, 2);
+	profile_summary_release(&s);
+	profile_free(p);
+}
+
+static void test_java_methods_are_one_function_whatever_tier_ran_them(void **state)
+{
+	/* async-profiler's annotations: compiled, inlined, interpreted, C1, kernel. */
+	profile *p = parse_ok("java/lang/Thread.run_[j];com/acme/Pricer.quote_[j] 5\n"
+			      "java/lang/Thread.run_[j];com/acme/Pricer.quote_[i] 2\n"
+			      "java/lang/Thread.run_[0];com/acme/Pricer.quote_[0] 1\n"
+			      "java/lang/Thread.run_[j];com/acme/Pricer.quote_[1] 1\n"
+			      "java/lang/Thread.run_[j];write_[j];do_syscall_64_[k] 4\n");
+	profile_summary s;
+
+	(void)state;
+	summarize(&s, p);
+	assert_int_equal(row(p, &s, "com/acme/Pricer.quote")->self, 9);
+	assert_int_equal(row(p, &s, "java/lang/Thread.run")->total, 13);
+	assert_int_equal(row(p, &s, "do_syscall_64_[k]")->self, 4);
+	assert_null(find_row(p, &s, "com/acme/Pricer.quote_[j]"));
+	assert_int_equal(s.nrows, 4);
+	profile_summary_release(&s);
+	profile_free(p);
+}
+
+static void test_frames_that_only_look_annotated_keep_their_name(void **state)
+{
+	static const char *const kept[] = {
+		"std::function<void (int)>::operator()(int) const",
+		"foo (bar)",             /* no line: the name as written */
+		"foo (bar.py:12x)",      /* not a line number */
+		"foo (a(b).py:12)",      /* not one group */
+		" (calc.py:12)",         /* no name before it */
+		"a - b",                 /* no line */
+		"a - :12",               /* no file */
+		"[unknown]",
+		"_[j]",
+		"x_[q]",
+	};
+	char text[128];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++) {
+		profile *p;
+		profile_summary s;
+
+		snprintf(text, sizeof(text), "root;%s 1\n", kept[i]);
+		p = parse_ok(text);
+		summarize(&s, p);
+		if (!find_row(p, &s, kept[i]))
+			fail_msg("frame '%s' was renamed", kept[i]);
+		assert_string_equal(p->funcs[s.rows[0].func].file, "");
+		profile_summary_release(&s);
+		profile_free(p);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -534,6 +654,11 @@ int main(void)
 		cmocka_unit_test(test_sniff_accepts_folded_and_refuses_other_formats),
 		cmocka_unit_test(test_sniff_judges_lines_longer_than_its_window),
 		cmocka_unit_test(test_arrays_are_sized_from_the_text_and_stacks_kept),
+		cmocka_unit_test(test_python_frames_are_one_function_whatever_line_runs),
+		cmocka_unit_test(test_a_release_that_moves_lines_keeps_the_function),
+		cmocka_unit_test(test_ruby_frames_are_one_function_whatever_line_runs),
+		cmocka_unit_test(test_java_methods_are_one_function_whatever_tier_ran_them),
+		cmocka_unit_test(test_frames_that_only_look_annotated_keep_their_name),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
