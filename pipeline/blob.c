@@ -2,8 +2,9 @@
  * blob.c: the content-addressed blob store and its local directory
  * backend (see blob.h).
  */
-#define _XOPEN_SOURCE 700
+#define _GNU_SOURCE /* syncfs */
 #include "pipeline/blob.h"
+#include "common/ahead.h"
 #include "common/memhint.h"
 
 #include <dirent.h>
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -367,38 +369,51 @@ const char *blob_store_describe(blob_store *bs)
 	return bs->describe;
 }
 
-int blob_put(blob_store *bs, char key_out[BLOB_KEY_HEX + 1], const void *data,
-	     size_t len, bool *created, pr_error *err)
+/*
+ * What a put does before the backend writes: the key into `key_out`, and
+ * unless the blob is stored already (then made young), its stored form
+ * into `stored` and `*write` set.
+ */
+static int put_prepare(blob_store *bs, char key_out[BLOB_KEY_HEX + 1], const void *data,
+		       size_t len, buf *stored, bool *write, pr_error *err)
 {
-	buf stored = BUF_INIT;
-	bool exists = false, made = false;
-	int rc = 0;
+	bool exists = false;
+	int rc;
 
-	if (created)
-		*created = false;
-	if (blob_key_of(key_out, data, len) < 0) {
-		rc = pr_error_set(err, PR_ERR, "cannot store a blob of %zu bytes: sha-256 failed",
-				  len);
-		goto out;
-	}
+	*write = false;
+	if (blob_key_of(key_out, data, len) < 0)
+		return pr_error_set(err, PR_ERR,
+				    "cannot store a blob of %zu bytes: sha-256 failed", len);
 	/*
 	 * Blobs are immutable: skip compressing what is already stored, but
 	 * make it young again, so the orphan sweep's grace period covers the
 	 * row this put is for. Gone since the check: write it after all.
 	 */
 	if ((rc = bs->ops->exists(bs->impl, key_out, &exists, err)) < 0)
-		goto out;
+		return rc;
 	if (exists) {
 		pr_error e2 = PR_ERROR_INIT;
 		if (!bs->ops->touch || (rc = bs->ops->touch(bs->impl, key_out, &e2)) == 0)
-			goto out;
-		if (e2.code != PR_ENOTFOUND) {
-			rc = pr_error_set(err, e2.code, "%s", e2.msg);
-			goto out;
-		}
-		rc = 0;
+			return 0;
+		if (e2.code != PR_ENOTFOUND)
+			return pr_error_set(err, e2.code, "%s", e2.msg);
 	}
-	if ((rc = blob_encode(&stored, data, len, err)) < 0)
+	if ((rc = blob_encode(stored, data, len, err)) < 0)
+		return rc;
+	*write = true;
+	return 0;
+}
+
+int blob_put(blob_store *bs, char key_out[BLOB_KEY_HEX + 1], const void *data,
+	     size_t len, bool *created, pr_error *err)
+{
+	buf stored = BUF_INIT;
+	bool write = false, made = false;
+	int rc = 0;
+
+	if (created)
+		*created = false;
+	if ((rc = put_prepare(bs, key_out, data, len, &stored, &write, err)) < 0 || !write)
 		goto out;
 	if ((rc = bs->ops->put(bs->impl, key_out, stored.ptr, stored.len, &made, err)) < 0)
 		goto out;
@@ -406,6 +421,117 @@ int blob_put(blob_store *bs, char key_out[BLOB_KEY_HEX + 1], const void *data,
 		*created = made;
 out:
 	buf_release(&stored);
+	return rc;
+}
+
+/* A batch of blob_put_many, and what each item came to. */
+typedef struct put_batch {
+	blob_store *bs;
+	blob_put_item *items;
+	buf *stored;     /* per item: its stored form, when it is to be written */
+	bool *write;
+	int *rcs;
+	pr_error *errs;
+} put_batch;
+
+static void batch_prepare(void *ctx, size_t i, unsigned slot)
+{
+	put_batch *pb = ctx;
+	blob_put_item *it = &pb->items[i];
+
+	(void)slot;
+	pb->rcs[i] = put_prepare(pb->bs, it->key, it->data, it->len, &pb->stored[i],
+				 &pb->write[i], &pb->errs[i]);
+}
+
+static void batch_put_one(void *ctx, size_t i, unsigned slot)
+{
+	put_batch *pb = ctx;
+	blob_put_item *it = &pb->items[i];
+
+	(void)slot;
+	pb->rcs[i] = blob_put(pb->bs, it->key, it->data, it->len, &it->created, &pb->errs[i]);
+}
+
+/* fn for items 0..n-1 on up to `threads` threads, the caller's included. */
+static void run_threads(size_t n, unsigned threads, ahead_fn fn, void *ctx)
+{
+	ahead *a = NULL;
+
+	/* Without helpers (none could start) the caller does it all. */
+	if (threads > 1 && ahead_start(&a, n, threads - 1, n, fn, ctx) < 0)
+		a = NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (a)
+			ahead_wait(a, i);
+		else
+			fn(ctx, i, 0);
+	}
+	ahead_free(a);
+}
+
+/* The first failure among items[0..n), in order, into `err`; 0 if none. */
+static int first_failure(const put_batch *pb, size_t n, pr_error *err)
+{
+	for (size_t i = 0; i < n; i++)
+		if (pb->rcs[i] < 0)
+			return pr_error_set(err, pb->rcs[i], "%s", pb->errs[i].msg);
+	return 0;
+}
+
+int blob_put_many(blob_store *bs, blob_put_item *items, size_t n, unsigned threads,
+		  pr_error *err)
+{
+	put_batch pb = {bs, items, NULL, NULL, NULL, NULL};
+	blob_object *objs = NULL;
+	size_t nobj = 0, stop;
+	int rc = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		items[i].key[0] = '\0';
+		items[i].created = false;
+	}
+	if (n == 0)
+		goto out;
+	if (!(pb.stored = calloc(n, sizeof(*pb.stored))) ||
+	    !(pb.write = calloc(n, sizeof(*pb.write))) ||
+	    !(pb.rcs = calloc(n, sizeof(*pb.rcs))) ||
+	    !(pb.errs = calloc(n, sizeof(*pb.errs))) ||
+	    !(objs = calloc(n, sizeof(*objs)))) {
+		rc = pr_error_set(err, PR_ENOMEM, "cannot store %zu blobs: out of memory", n);
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		buf_init(&pb.stored[i], SIZE_MAX);
+	/* One blob gains nothing from a batch, whose flushes sync a whole filesystem. */
+	if (!bs->ops->put_many || n == 1) {
+		run_threads(n, threads, batch_put_one, &pb);
+		rc = first_failure(&pb, n, err);
+		goto out;
+	}
+	run_threads(n, threads, batch_prepare, &pb);
+	/*
+	 * The items before the first that failed are written, so that a
+	 * failure of an earlier one to write is the one reported.
+	 */
+	for (stop = 0; stop < n && pb.rcs[stop] == 0; stop++)
+		if (pb.write[stop])
+			objs[nobj++] = (blob_object){items[stop].key, pb.stored[stop].ptr,
+						     pb.stored[stop].len, &items[stop].created};
+	if (nobj && (rc = bs->ops->put_many(bs->impl, objs, nobj, err)) < 0)
+		goto out;
+	rc = first_failure(&pb, n, err);
+out:
+	if (rc < 0)
+		for (size_t i = 0; i < n; i++)
+			items[i].created = false;
+	for (size_t i = 0; pb.stored && i < n; i++)
+		buf_release(&pb.stored[i]);
+	free(pb.stored);
+	free(pb.write);
+	free(pb.rcs);
+	free(pb.errs);
+	free(objs);
 	return rc;
 }
 
@@ -583,103 +709,234 @@ static int write_all(int fd, const char *p, size_t len)
 }
 
 /*
- * Temp file, fsync, then link() rather than rename(): link refuses to
- * replace an existing name, so two writers racing on one key can never
- * replace a blob, and the loser learns the blob was already there.
+ * Make the shard folder `dir`. A new one is synced into <shards> when
+ * `sync`; a batch syncs the whole filesystem later instead.
  */
+static int shard_dir(dir_store *d, const char *dir, bool sync, pr_error *err)
+{
+	if (mkdir(dir, 0700) == 0) {
+		if (sync && fsync_dir(d->shards) < 0)
+			return pr_error_set(err, PR_EIO, "cannot sync '%s': %s", d->shards,
+					    strerror(errno));
+	} else if (errno != EEXIST) {
+		return pr_error_set(err, PR_EIO, "cannot create '%s': %s", dir, strerror(errno));
+	}
+	return 0;
+}
+
+/*
+ * Write `len` bytes into a new temporary file beside `path`, mode 0600,
+ * its name into `tmp`; synced when `sync`. On failure nothing is left
+ * and `tmp` is empty.
+ */
+static int temp_write(const char *key, const char *path, const void *data, size_t len,
+		      bool sync, buf *tmp, pr_error *err)
+{
+	bool made = false;
+	int fd = -1, rc = 0;
+
+	buf_reset(tmp);
+	if (buf_printf(tmp, "%s" BLOB_TEMP_MARK "XXXXXX", path) < 0) {
+		rc = pr_error_set(err, PR_ENOMEM, "cannot store blob '%s': out of memory", key);
+		goto out;
+	}
+	if ((fd = mkstemp(tmp->ptr)) < 0) {
+		rc = pr_error_set(err, PR_EIO, "cannot store blob '%s': cannot create '%s': %s",
+				  key, tmp->ptr, strerror(errno));
+		goto out;
+	}
+	made = true;
+	if (fchmod(fd, 0600) < 0 || write_all(fd, data, len) < 0 || (sync && fsync(fd) < 0)) {
+		rc = pr_error_set(err, PR_EIO, "cannot store blob '%s': cannot write '%s': %s",
+				  key, tmp->ptr, strerror(errno));
+		goto out;
+	}
+	rc = close(fd);
+	fd = -1;
+	if (rc < 0)
+		rc = pr_error_set(err, PR_EIO, "cannot store blob '%s': cannot write '%s': %s",
+				  key, tmp->ptr, strerror(errno));
+out:
+	if (fd >= 0)
+		close(fd);
+	if (rc < 0 && made)
+		unlink(tmp->ptr);
+	if (rc < 0)
+		buf_reset(tmp);
+	return rc;
+}
+
+/*
+ * Give the temporary `tmp`, whose bytes are durable, the blob's name
+ * `path`: link() rather than rename(), because link refuses to replace an
+ * existing name, so two writers racing on one key can never replace a
+ * blob, and the loser learns the blob was already there. On success the
+ * temporary is gone; on failure it may remain, for the caller to remove.
+ */
+static int temp_place(const char *key, const char *tmp, const char *path, bool *created,
+		      pr_error *err)
+{
+	struct stat st;
+
+	*created = false;
+	if (link(tmp, path) == 0) {
+		*created = true;
+	} else if (errno == EEXIST) {
+		/* Another writer won: its blob is ours, and as young. */
+		if (utimensat(AT_FDCWD, path, NULL, AT_SYMLINK_NOFOLLOW) < 0 && errno != ENOENT)
+			return pr_error_set(err, PR_EIO, "cannot touch blob '%s' at '%s': %s",
+					    key, path, strerror(errno));
+	} else if (errno != EPERM && errno != ENOTSUP && errno != EOPNOTSUPP && errno != ENOSYS) {
+		return pr_error_set(err, PR_EIO, "cannot store blob '%s': cannot link '%s': %s",
+				    key, path, strerror(errno));
+	} else if (lstat(path, &st) < 0) {
+		/* No hard links here: the check and the rename can race, but a
+		 * racing writer can only put the very same bytes in place. */
+		if (rename(tmp, path) < 0)
+			return pr_error_set(err, PR_EIO,
+				"cannot store blob '%s': cannot rename '%s': %s", key, tmp,
+				strerror(errno));
+		/* The temporary is the blob now. */
+		*created = true;
+		return 0;
+	}
+	if (unlink(tmp) < 0 && errno != ENOENT)
+		return pr_error_set(err, PR_EIO, "cannot remove '%s': %s", tmp, strerror(errno));
+	return 0;
+}
+
+/* Temp file, fsync, link into place, fsync of the folder. */
 static int dir_put(void *impl, const char *key, const void *data, size_t len,
 		   bool *created, pr_error *err)
 {
 	dir_store *d = impl;
 	buf dir = BUF_INIT, path = BUF_INIT, tmp = BUF_INIT;
-	bool tmp_live = false;
-	struct stat st;
-	int fd = -1, rc = 0;
+	int rc = 0;
 
 	*created = false;
-	if ((rc = dir_paths(d, key, &dir, &path, err)) < 0)
+	if ((rc = dir_paths(d, key, &dir, &path, err)) < 0 ||
+	    (rc = shard_dir(d, dir.ptr, true, err)) < 0 ||
+	    (rc = temp_write(key, path.ptr, data, len, true, &tmp, err)) < 0 ||
+	    (rc = temp_place(key, tmp.ptr, path.ptr, created, err)) < 0)
 		goto out;
-	if (mkdir(dir.ptr, 0700) == 0) {
-		if (fsync_dir(d->shards) < 0) {
-			rc = pr_error_set(err, PR_EIO, "cannot sync '%s': %s", d->shards,
-					  strerror(errno));
-			goto out;
-		}
-	} else if (errno != EEXIST) {
-		rc = pr_error_set(err, PR_EIO, "cannot create '%s': %s", dir.ptr,
-				  strerror(errno));
-		goto out;
-	}
-	if (buf_printf(&tmp, "%s" BLOB_TEMP_MARK "XXXXXX", path.ptr) < 0) {
-		rc = pr_error_set(err, PR_ENOMEM, "cannot store blob '%s': out of memory", key);
-		goto out;
-	}
-	if ((fd = mkstemp(tmp.ptr)) < 0) {
-		rc = pr_error_set(err, PR_EIO, "cannot store blob '%s': cannot create '%s': %s",
-				  key, tmp.ptr, strerror(errno));
-		goto out;
-	}
-	tmp_live = true;
-	if (fchmod(fd, 0600) < 0 || write_all(fd, data, len) < 0 || fsync(fd) < 0) {
-		rc = pr_error_set(err, PR_EIO, "cannot store blob '%s': cannot write '%s': %s",
-				  key, tmp.ptr, strerror(errno));
-		goto out;
-	}
-	rc = close(fd);
-	fd = -1;
-	if (rc < 0) {
-		rc = pr_error_set(err, PR_EIO, "cannot store blob '%s': cannot write '%s': %s",
-				  key, tmp.ptr, strerror(errno));
-		goto out;
-	}
-	if (link(tmp.ptr, path.ptr) == 0) {
-		*created = true;
-	} else if (errno == EEXIST) {
-		/* Another writer won: its blob is ours, and as young. */
-		*created = false;
-		if (utimensat(AT_FDCWD, path.ptr, NULL, AT_SYMLINK_NOFOLLOW) < 0 &&
-		    errno != ENOENT) {
-			rc = pr_error_set(err, PR_EIO, "cannot touch blob '%s' at '%s': %s", key,
-					  path.ptr, strerror(errno));
-			goto out;
-		}
-	} else if (errno == EPERM || errno == ENOTSUP || errno == EOPNOTSUPP ||
-		   errno == ENOSYS) {
-		/* No hard links here: the check and the rename can race, but a
-		 * racing writer can only put the very same bytes in place. */
-		if (lstat(path.ptr, &st) == 0) {
-			*created = false;
-		} else if (rename(tmp.ptr, path.ptr) == 0) {
-			tmp_live = false;
-			*created = true;
-		} else {
-			rc = pr_error_set(err, PR_EIO,
-					  "cannot store blob '%s': cannot rename '%s': %s", key,
-					  tmp.ptr, strerror(errno));
-			goto out;
-		}
-	} else {
-		rc = pr_error_set(err, PR_EIO, "cannot store blob '%s': cannot link '%s': %s",
-				  key, path.ptr, strerror(errno));
-		goto out;
-	}
-	if (tmp_live && unlink(tmp.ptr) < 0 && errno != ENOENT) {
-		rc = pr_error_set(err, PR_EIO, "cannot remove '%s': %s", tmp.ptr, strerror(errno));
-		goto out;
-	}
-	tmp_live = false;
+	buf_reset(&tmp);
 	if (fsync_dir(dir.ptr) < 0) {
 		rc = pr_error_set(err, PR_EIO, "cannot sync '%s': %s", dir.ptr, strerror(errno));
 		goto out;
 	}
 out:
-	if (fd >= 0)
-		close(fd);
-	if (tmp_live)
+	/* Not placed: still there. */
+	if (tmp.len)
 		unlink(tmp.ptr);
 	buf_release(&dir);
 	buf_release(&path);
 	buf_release(&tmp);
+	return rc;
+}
+
+/*
+ * syncfs(2) reports the writeback errors of its filesystem only since
+ * Linux 5.8: before, a batch synced that way could not know that its
+ * bytes never reached the disk, so older kernels put blob after blob.
+ */
+static bool syncfs_reports_errors(void)
+{
+	struct utsname u;
+	unsigned major = 0, minor = 0;
+
+	if (uname(&u) < 0 || sscanf(u.release, "%u.%u", &major, &minor) != 2)
+		return false;
+	return major > 5 || (major == 5 && minor >= 8);
+}
+
+/*
+ * The batch: every temporary written unsynced, the filesystem synced once
+ * (the bytes durable before any name points at them), every temporary
+ * linked into place, the filesystem synced again (the names durable).
+ * Each sync waits for the disk once for the whole batch, where fsyncs
+ * wait once a file and once a folder. A shard folder that lies on
+ * another filesystem than <shards> (moved there by hand) is not reached
+ * by those syncs: its files and the folder itself are fsynced as dir_put
+ * does.
+ */
+static int dir_put_many(void *impl, const blob_object *objs, size_t n, pr_error *err)
+{
+	dir_store *d = impl;
+	buf dir = BUF_INIT, path = BUF_INIT, *tmps = NULL;
+	bool *apart = NULL;
+	struct stat root, st;
+	int fd = -1, rc = 0;
+
+	if (!(tmps = calloc(n, sizeof(*tmps))) || !(apart = calloc(n, sizeof(*apart)))) {
+		rc = pr_error_set(err, PR_ENOMEM, "cannot store %zu blobs: out of memory", n);
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		buf_init(&tmps[i], SIZE_MAX);
+	/*
+	 * Opened before anything is written: syncfs on it reports every
+	 * writeback error of the filesystem since, whoever else syncs it.
+	 */
+	if ((fd = open(d->shards, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 ||
+	    fstat(fd, &root) < 0) {
+		rc = pr_error_set(err, PR_EIO, "cannot store blob '%s': cannot open '%s': %s",
+				  objs[0].key, d->shards, strerror(errno));
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const char *key = objs[i].key;
+
+		buf_reset(&dir);
+		buf_reset(&path);
+		if ((rc = dir_paths(d, key, &dir, &path, err)) < 0 ||
+		    (rc = shard_dir(d, dir.ptr, false, err)) < 0)
+			goto out;
+		if (stat(dir.ptr, &st) < 0) {
+			rc = pr_error_set(err, PR_EIO,
+					  "cannot store blob '%s': cannot look at '%s': %s", key,
+					  dir.ptr, strerror(errno));
+			goto out;
+		}
+		apart[i] = st.st_dev != root.st_dev;
+		if ((rc = temp_write(key, path.ptr, objs[i].data, objs[i].len, apart[i], &tmps[i],
+				     err)) < 0)
+			goto out;
+	}
+	if (syncfs(fd) < 0) {
+		rc = pr_error_set(err, PR_EIO, "cannot store blob '%s': cannot sync '%s': %s",
+				  objs[0].key, d->shards, strerror(errno));
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		buf_reset(&dir);
+		buf_reset(&path);
+		if ((rc = dir_paths(d, objs[i].key, &dir, &path, err)) < 0 ||
+		    (rc = temp_place(objs[i].key, tmps[i].ptr, path.ptr, objs[i].created,
+				     err)) < 0)
+			goto out;
+		buf_reset(&tmps[i]);
+		if (apart[i] && fsync_dir(dir.ptr) < 0) {
+			rc = pr_error_set(err, PR_EIO, "cannot sync '%s': %s", dir.ptr,
+					  strerror(errno));
+			goto out;
+		}
+	}
+	if (syncfs(fd) < 0)
+		rc = pr_error_set(err, PR_EIO, "cannot store blob '%s': cannot sync '%s': %s",
+				  objs[0].key, d->shards, strerror(errno));
+out:
+	for (size_t i = 0; tmps && i < n; i++) {
+		/* Not placed: still there. */
+		if (tmps[i].len)
+			unlink(tmps[i].ptr);
+		buf_release(&tmps[i]);
+	}
+	if (fd >= 0)
+		close(fd);
+	free(tmps);
+	free(apart);
+	buf_release(&dir);
+	buf_release(&path);
 	return rc;
 }
 
@@ -1108,6 +1365,23 @@ static const blob_store_ops dir_ops = {
 	.stat = dir_stat,
 	.temps = dir_temps,
 	.kind = "dir",
+	.put_many = dir_put_many,
+};
+
+/* The same without batches, where syncfs cannot be trusted. */
+static const blob_store_ops dir_ops_each = {
+	.put = dir_put,
+	.get = dir_get,
+	.exists = dir_exists,
+	.del = dir_del,
+	.size = dir_size,
+	.touch = dir_touch,
+	.sweep = dir_sweep,
+	.close = dir_close,
+	.list = dir_list,
+	.stat = dir_stat,
+	.temps = dir_temps,
+	.kind = "dir",
 };
 
 int blob_store_open_dir(blob_store **out, const char *root, pr_error *err)
@@ -1160,7 +1434,8 @@ int blob_store_open_dir(blob_store **out, const char *root, pr_error *err)
 				  root);
 		goto out;
 	}
-	rc = blob_store_new(out, &dir_ops, d, b.ptr, err);
+	rc = blob_store_new(out, syncfs_reports_errors() ? &dir_ops : &dir_ops_each, d, b.ptr,
+			    err);
 	d = NULL;
 out:
 	dir_close(d);

@@ -17,7 +17,12 @@
  * of the key as a folder, the other 62 plus ".zst" as the file name, mode
  * 0600. Files whose names contain BLOB_TEMP_MARK are writes in progress
  * or that never finished; they are never read as blobs, and
- * blob_store_sweep_temp removes them.
+ * blob_store_sweep_temp removes them. A put writes a temporary, syncs it,
+ * links it to its name (a link never replaces one) and syncs the folder.
+ * A batch writes all its temporaries, syncs the store's filesystem once
+ * (syncfs), links them all and syncs it again: two flushes in all, but
+ * each also writes out what other programs left unsaved on that
+ * filesystem, which the batch then waits for.
  */
 #ifndef PR_BLOB_H
 #define PR_BLOB_H
@@ -72,6 +77,36 @@ const char *blob_store_describe(blob_store *bs);
  */
 int blob_put(blob_store *bs, char key_out[BLOB_KEY_HEX + 1], const void *data,
 	     size_t len, bool *created, pr_error *err);
+
+/* One blob of a batch for blob_put_many. */
+typedef struct blob_put_item {
+	const void *data;            /* in: the bytes to store (not kept) */
+	size_t len;                  /* in: how many */
+	char key[BLOB_KEY_HEX + 1];  /* out: their key */
+	bool created;                /* out: as blob_put's `*created` */
+} blob_put_item;
+
+/*
+ * Store the blobs of items[0..n) as blob_put stores each, filling in each
+ * item's key and created flag, and return 0 only once every one of them is
+ * durable. The items and the bytes they point to stay the caller's; the
+ * store keeps no reference to them. Hashing and compressing run on up to
+ * `threads` threads, the caller's included (1: the caller's alone). A
+ * backend with put_many (the local store, on Linux 5.8 and later) then
+ * gets the whole batch at once and makes it durable with two flushes in
+ * all instead of two a blob; a backend without it, or a batch of one,
+ * gets one blob_put after another on the same threads, so pass 1 for a
+ * backend that must not be called from several threads at once (S3).
+ * The same bytes twice in a batch are one blob, and only one of their
+ * items is created (with put_many, the first in order).
+ *
+ * On failure the message is that of the first item, in order, that failed
+ * (later items may not have been tried), every created flag is false, and
+ * blobs of earlier items may have been stored, unreferenced, for the
+ * orphan sweep to collect.
+ */
+int blob_put_many(blob_store *bs, blob_put_item *items, size_t n, unsigned threads,
+		  pr_error *err);
 
 /*
  * Read blob `key` into `out` (its previous contents are dropped, its memory
@@ -186,7 +221,23 @@ int blob_decode(buf *out, const char *key, const void *stored, size_t len,
  * stat:   blob_stat.
  * temps:  blob_store_temps; may be NULL (no temporaries).
  * kind:   a short static name, "dir" or "s3".
+ * put_many: put objs[0..n) as put does each, setting `*created` of each
+ *         stored object, and return 0 only once all of them are durable;
+ *         never make an object's name durable before its bytes. Stop at
+ *         the first object, in order, that fails and report it; remove
+ *         whatever is half-written. blob_put_many calls exists and touch
+ *         of a backend with put_many from several threads at once. May be
+ *         NULL (blob_put_many then puts one object after another). After
+ *         `kind`, so backends written before it still initialise the
+ *         others in order.
  */
+typedef struct blob_object {
+	const char *key;  /* checked by blob_key_valid */
+	const void *data; /* the stored form */
+	size_t len;
+	bool *created;    /* set by put_many: whether the object was written */
+} blob_object;
+
 typedef struct blob_store_ops {
 	int (*put)(void *impl, const char *key, const void *data, size_t len,
 		   bool *created, pr_error *err);
@@ -202,6 +253,7 @@ typedef struct blob_store_ops {
 	int (*stat)(void *impl, const char *key, blob_entry *out, pr_error *err);
 	int (*temps)(void *impl, uint64_t *files, uint64_t *bytes, pr_error *err);
 	const char *kind;
+	int (*put_many)(void *impl, const blob_object *objs, size_t n, pr_error *err);
 } blob_store_ops;
 
 /*
