@@ -137,7 +137,7 @@ int ingest_file(ingest_result *out, db *d, blob_store *bs,
 
 /* The most threads ingest_files reads and parses on. */
 #define INGEST_JOBS_MAX 64
-/* Threads that write the blobs of a batch to a local store (I/O, not CPU). */
+/* Threads that hash and compress a batch's blobs for a local store (blob_put_many). */
 #define INGEST_PUT_THREADS 8
 
 /*
@@ -145,9 +145,10 @@ int ingest_file(ingest_result *out, db *d, blob_store *bs,
  * messages, but faster: files are read and parsed on up to `jobs` threads,
  * and the captures are written in one transaction, which commits only
  * once every blob is durable (the blobs are written while the rows are
- * sent, a local store's on INGEST_PUT_THREADS threads), in a few round
- * trips whatever the batch's size. A file that fails is reported alone: when the transaction
- * fails, the captures are stored one by one (on a new connection when the
+ * sent, a local store's compressed on INGEST_PUT_THREADS threads and
+ * made durable together), in a few round trips whatever the batch's
+ * size. A file that fails is reported alone: when the transaction fails,
+ * the captures are stored one by one (on a new connection when the
  * server dropped it) so the failure falls on the one that caused it.
  * The same bytes twice for a service are one capture, the second
  * "already" stored.
