@@ -653,6 +653,7 @@ static const char *const format_names[] = {
 	[PROFILE_FMT_FOLDED] = "folded",
 	[PROFILE_FMT_V8] = "v8",
 	[PROFILE_FMT_PERF] = "perf",
+	[PROFILE_FMT_SPEEDSCOPE] = "speedscope",
 };
 
 const char *profile_format_name(profile_format f)

@@ -31,6 +31,7 @@ typedef enum profile_format {
 	PROFILE_FMT_FOLDED,
 	PROFILE_FMT_V8,
 	PROFILE_FMT_PERF,
+	PROFILE_FMT_SPEEDSCOPE,
 } profile_format;
 
 /* Limits on what one input may make us do; every one has a flag. */
