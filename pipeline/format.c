@@ -6,6 +6,7 @@
 #include "pipeline/gunzip.h"
 #include "pipeline/perf.h"
 #include "pipeline/pprof.h"
+#include "pipeline/speedscope.h"
 #include "pipeline/v8.h"
 
 #include <string.h>
@@ -17,7 +18,13 @@ bool format_is_gzip(const uint8_t *data, size_t len)
 
 profile_format format_detect(const uint8_t *data, size_t len)
 {
-	/* Text formats first: protobuf is the permissive fallback. */
+	/*
+	 * Text formats first: protobuf is the permissive fallback. speedscope
+	 * before V8, whose sniffer takes any object with "nodes" in its first
+	 * 4 KiB, as a speedscope file with a frame of that name has.
+	 */
+	if (speedscope_sniff(data, len))
+		return PROFILE_FMT_SPEEDSCOPE;
 	if (v8_sniff(data, len))
 		return PROFILE_FMT_V8;
 	if (perf_sniff(data, len))
@@ -132,7 +139,7 @@ int format_parse_where(profile **out, size_t *kept, const uint8_t *data, size_t 
 		else
 			rc = pr_error_set(err, PR_EDATA,
 					  "cannot parse '%s': not a known profile format (pprof, "
-					  "folded, V8 cpuprofile, perf script)",
+					  "folded, V8 cpuprofile, speedscope, perf script)",
 					  name);
 		goto out;
 	}
@@ -148,6 +155,9 @@ int format_parse_where(profile **out, size_t *kept, const uint8_t *data, size_t 
 		break;
 	case PROFILE_FMT_PERF:
 		rc = perf_parse(out, data, len, name, lim, err);
+		break;
+	case PROFILE_FMT_SPEEDSCOPE:
+		rc = speedscope_parse(out, data, len, name, lim, err);
 		break;
 	default:
 		rc = pr_error_set(err, PR_EUSAGE, "cannot parse '%s': unknown format", name);

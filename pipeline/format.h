@@ -4,6 +4,8 @@
  * Undoes gzip (bounded by max_decompressed_bytes), detects the format by
  * content when asked to (PROFILE_FMT_AUTO) and calls the right parser.
  * Detection looks at the decompressed bytes:
+ *   - a JSON object naming speedscope's "$schema", or with "shared",
+ *     "frames" and "profiles" keys                    -> speedscope
  *   - a JSON object with "nodes" and "samples"        -> V8 .cpuprofile
  *   - perf script text (a "comm pid[/tid] [cpu] time: ... event:" header
  *     line followed by indented "addr sym (dso)" frames) -> perf

@@ -6,6 +6,8 @@
  * instead; anything else unknown with the list of formats. The inputs
  * are the first bytes of real files: Go 1.19's /debug/pprof endpoints
  * of tests/go/pprofdemo, node 20's --heap-prof, perf 6.1's perf.data.
+ * And the JSON formats profreg reads are told apart: a speedscope file
+ * is never taken for a V8 cpuprofile, nor a cpuprofile for speedscope.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
@@ -98,10 +100,78 @@ static void test_other_unknown_bytes_list_the_formats(void **state)
 	(void)state;
 	expect_refused_str(
 		"hello, world\nthis is no profile\n",
-		"not a known profile format (pprof, folded, V8 cpuprofile, perf script)");
+		"not a known profile format (pprof, folded, V8 cpuprofile, speedscope, "
+		"perf script)");
 	/* Near misses of the markers are not taken for them. */
 	expect_refused_str("heap profile:\n", "not a known profile format");
 	expect_refused_str("{\"head\": 1}", "not a known profile format");
+}
+
+/* The format detected and parsed; the profile is freed. */
+static void expect_format(const char *text, profile_format want)
+{
+	pr_error err = PR_ERROR_INIT;
+	profile *p = NULL;
+
+	assert_int_equal(format_detect((const uint8_t *)text, strlen(text)), want);
+	if (format_parse(&p, (const uint8_t *)text, strlen(text), PROFILE_FMT_AUTO, NAME, NULL,
+			 &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(p->format, want);
+	profile_free(p);
+}
+
+static void test_speedscope_and_v8_are_not_taken_for_each_other(void **state)
+{
+	/* A frame named "nodes", and a key "nodes" where nothing reads it. */
+	static const char speedscope[] =
+		"{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\","
+		"\"shared\":{\"frames\":[{\"name\":\"nodes\",\"nodes\":[]}]},"
+		"\"profiles\":[{\"type\":\"sampled\",\"name\":\"nodes\",\"unit\":\"none\","
+		"\"startValue\":0,\"endValue\":1,\"samples\":[[0]],\"weights\":[1]}]}";
+	/* Without "$schema", as older writers leave it out. */
+	static const char no_schema[] =
+		"{\"profiles\":[{\"type\":\"evented\",\"name\":\"p\",\"unit\":\"none\","
+		"\"startValue\":0,\"endValue\":2,\"events\":[{\"type\":\"O\",\"frame\":0,"
+		"\"at\":0},{\"type\":\"C\",\"frame\":0,\"at\":2}]}],"
+		"\"shared\":{\"frames\":[{\"name\":\"a\"}]}}";
+	/* A cpuprofile whose names are speedscope's keys and schema. */
+	static const char v8[] =
+		"{\"nodes\":[{\"id\":1,\"callFrame\":{\"functionName\":\"(root)\",\"url\":\"\"},"
+		"\"children\":[2,3,4]},"
+		"{\"id\":2,\"callFrame\":{\"functionName\":\"shared\",\"url\":\"profiles\"}},"
+		"{\"id\":3,\"callFrame\":{\"functionName\":\"frames\",\"url\":\"$schema\"}},"
+		"{\"id\":4,\"callFrame\":{\"functionName\":\"$schema\",\"url\":"
+		"\"https://www.speedscope.app/file-format-schema.json\"}}],"
+		"\"startTime\":0,\"endTime\":30,\"samples\":[2,3,4],\"timeDeltas\":[10,10,10]}";
+	pr_error err = PR_ERROR_INIT;
+	profile *p = (profile *)1;
+
+	(void)state;
+	expect_format(speedscope, PROFILE_FMT_SPEEDSCOPE);
+	expect_format(no_schema, PROFILE_FMT_SPEEDSCOPE);
+	expect_format(v8, PROFILE_FMT_V8);
+	/* Each forced on the other is refused by its own parser. */
+	assert_int_equal(format_parse(&p, (const uint8_t *)v8, strlen(v8), PROFILE_FMT_SPEEDSCOPE,
+				      NAME, NULL, &err), PR_EDATA);
+	assert_null(p);
+	assert_non_null(strstr(err.msg, "cannot parse '" NAME "': no \"shared\" member"));
+	pr_error_clear(&err);
+	p = (profile *)1;
+	assert_int_equal(format_parse(&p, (const uint8_t *)speedscope, strlen(speedscope),
+				      PROFILE_FMT_V8, NAME, NULL, &err), PR_EDATA);
+	assert_null(p);
+	assert_non_null(strstr(err.msg, "cannot parse '" NAME "': no \"nodes\" member"));
+}
+
+static void test_speedscope_is_a_format_name(void **state)
+{
+	profile_format f = PROFILE_FMT_AUTO;
+
+	(void)state;
+	assert_int_equal(profile_format_from_name(&f, "speedscope"), 0);
+	assert_int_equal(f, PROFILE_FMT_SPEEDSCOPE);
+	assert_string_equal(profile_format_name(PROFILE_FMT_SPEEDSCOPE), "speedscope");
 }
 
 int main(void)
@@ -112,6 +182,8 @@ int main(void)
 		cmocka_unit_test(test_a_v8_heap_profile_is_named),
 		cmocka_unit_test(test_a_gzipped_text_form_is_named_too),
 		cmocka_unit_test(test_other_unknown_bytes_list_the_formats),
+		cmocka_unit_test(test_speedscope_and_v8_are_not_taken_for_each_other),
+		cmocka_unit_test(test_speedscope_is_a_format_name),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

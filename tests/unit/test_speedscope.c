@@ -919,6 +919,36 @@ static void test_frames_past_the_memory_budget_stop_the_parse(void **state)
 	buf_release(&b);
 }
 
+static void test_files_are_detected_and_held_to_the_input_limits(void **state)
+{
+	static const char *const files[] = {
+		"speedscope/pyspy-threads.speedscope.json",
+		"speedscope/evented.speedscope.json",
+		"speedscope/profreg-export.speedscope.json",
+	};
+	profile_limits lim;
+	pr_error err = PR_ERROR_INIT;
+	buf json = BUF_INIT;
+	profile *p = (profile *)1;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		p = load(files[i], PROFILE_FMT_AUTO);
+		assert_int_equal(p->format, PROFILE_FMT_SPEEDSCOPE);
+		profile_free(p);
+	}
+	p = (profile *)1;
+	read_data(&json, files[0]);
+	profile_limits_default(&lim);
+	lim.max_input_bytes = 100;
+	assert_int_equal(format_parse(&p, (const uint8_t *)json.ptr, json.len, PROFILE_FMT_AUTO,
+				      NAME, &lim, &err), PR_ELIMIT);
+	assert_null(p);
+	assert_non_null(strstr(err.msg, "cannot parse '" NAME "': "));
+	assert_non_null(strstr(err.msg, "exceed the input limit of 100 bytes"));
+	buf_release(&json);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -943,6 +973,7 @@ int main(void)
 		cmocka_unit_test(test_overlong_names_are_refused),
 		cmocka_unit_test(test_samples_and_events_over_the_limit_are_refused),
 		cmocka_unit_test(test_frames_past_the_memory_budget_stop_the_parse),
+		cmocka_unit_test(test_files_are_detected_and_held_to_the_input_limits),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
