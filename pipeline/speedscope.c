@@ -33,8 +33,8 @@
  *     that runs, and a function must stay one function across deploys.
  *     An empty name is "[unknown]" (profile_intern's rule).
  *   - Units. "none" counts samples: one value column, samples/count, and
- *     every weight (or evented duration) must be a whole number; py-spy
- *     before 0.3.11 wrote weights of 1.0. The time units (nanoseconds to
+ *     every weight (or evented duration) must be a whole number (older
+ *     py-spy wrote each weight as 1.0). The time units (nanoseconds to
  *     seconds) all become nanoseconds, pprof's unit for cpu, so rates
  *     compare across formats: samples/count and cpu/nanoseconds when every
  *     profile is sampled (each sample counts 1, its weight is its time),
