@@ -654,6 +654,7 @@ static const char *const format_names[] = {
 	[PROFILE_FMT_V8] = "v8",
 	[PROFILE_FMT_PERF] = "perf",
 	[PROFILE_FMT_SPEEDSCOPE] = "speedscope",
+	[PROFILE_FMT_V8HEAP] = "v8heap",
 };
 
 const char *profile_format_name(profile_format f)
@@ -677,6 +678,10 @@ int profile_format_from_name(profile_format *out, const char *name)
 	}
 	if (strcmp(name, "cpuprofile") == 0) {
 		*out = PROFILE_FMT_V8;
+		return 0;
+	}
+	if (strcmp(name, "heapprofile") == 0) {
+		*out = PROFILE_FMT_V8HEAP;
 		return 0;
 	}
 	return PR_EUSAGE;

@@ -32,6 +32,7 @@ typedef enum profile_format {
 	PROFILE_FMT_V8,
 	PROFILE_FMT_PERF,
 	PROFILE_FMT_SPEEDSCOPE,
+	PROFILE_FMT_V8HEAP,
 } profile_format;
 
 /* Limits on what one input may make us do; every one has a flag. */
