@@ -212,7 +212,7 @@ fuzz:
 		$(FUZZ_TARGETS:%=build/fuzz/fuzz/%)
 	@tests/fuzz/run build/fuzz/fuzz
 
-build/fuzz/fuzz/%: tests/fuzz/%.c $(LIB)
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer,address,undefined -o $@ $(filter %.c %.a,$^) $(LIBS)
 
