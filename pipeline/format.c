@@ -7,6 +7,7 @@
 #include "pipeline/perf.h"
 #include "pipeline/pprof.h"
 #include "pipeline/speedscope.h"
+#include "pipeline/v8heap.h"
 #include "pipeline/v8.h"
 
 #include <string.h>
@@ -20,11 +21,14 @@ profile_format format_detect(const uint8_t *data, size_t len)
 {
 	/*
 	 * Text formats first: protobuf is the permissive fallback. speedscope
-	 * before V8, whose sniffer takes any object with "nodes" in its first
-	 * 4 KiB, as a speedscope file with a frame of that name has.
+	 * and V8 heap profiles before V8 .cpuprofile, whose sniffer takes any
+	 * object with "nodes" in its first 4 KiB, as a speedscope file or a
+	 * heap profile with a function of that name has.
 	 */
 	if (speedscope_sniff(data, len))
 		return PROFILE_FMT_SPEEDSCOPE;
+	if (v8heap_sniff(data, len))
+		return PROFILE_FMT_V8HEAP;
 	if (v8_sniff(data, len))
 		return PROFILE_FMT_V8;
 	if (perf_sniff(data, len))
@@ -79,10 +83,6 @@ static const char *known_other(const uint8_t *data, size_t len)
 	while (i < len && i < 64 && (data[i] == ' ' || data[i] == '\n' || data[i] == '\r' ||
 				       data[i] == '\t'))
 		i++;
-	if (i < len && data[i] == '{' && holds(data, len, 65536, "\"selfSize\"") &&
-	    holds(data, len, 65536, "\"head\""))
-		return "a V8 sampling heap profile (.heapprofile), which profreg does not read; "
-		       "take heap profiles as pprof";
 	if (i < len && (data[i] == '{' || data[i] == '[') &&
 	    (holds(data, len, 65536, "\"traceEvents\"") || holds(data, len, 4096, "\"ph\":")))
 		return "a Chrome trace (Performance panel), not a profile; save a .cpuprofile";
@@ -139,7 +139,8 @@ int format_parse_where(profile **out, size_t *kept, const uint8_t *data, size_t 
 		else
 			rc = pr_error_set(err, PR_EDATA,
 					  "cannot parse '%s': not a known profile format (pprof, "
-					  "folded, V8 cpuprofile, speedscope, perf script)",
+					  "folded, V8 cpuprofile, V8 heap profile, speedscope, perf "
+					  "script)",
 					  name);
 		goto out;
 	}
@@ -158,6 +159,9 @@ int format_parse_where(profile **out, size_t *kept, const uint8_t *data, size_t 
 		break;
 	case PROFILE_FMT_SPEEDSCOPE:
 		rc = speedscope_parse(out, data, len, name, lim, err);
+		break;
+	case PROFILE_FMT_V8HEAP:
+		rc = v8heap_parse(out, data, len, name, lim, err);
 		break;
 	default:
 		rc = pr_error_set(err, PR_EUSAGE, "cannot parse '%s': unknown format", name);

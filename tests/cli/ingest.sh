@@ -190,4 +190,18 @@ run pr ingest "$T/pyspy-v2.folded" --service pysvc --release py2
 	ok "python frames are one function per name and file, whatever line runs" ||
 	not_ok "python frames" "rc=$run2 $RC" "$ERR" "$(sql "select name, file from functions")"
 
+# A V8 sampling heap profile (node --heap-prof) is detected and stored as
+# a heap capture; asked to be cpu, its bytes contradict it.
+run pr ingest "$D/v8/node-retain.heapprofile" --service pysvc --release heap1
+[ $RC -eq 0 ] && [ "$(sql "select profile_type || ' ' || format || ' ' || value_type
+	from profiles where release = 'heap1'")" = "heap v8heap inuse_space" ] &&
+	ok "a .heapprofile is read as a heap capture" || not_ok "heapprofile" "rc=$RC" "$ERR"
+before=$(sql "select count(*) from profiles")
+cp "$D/v8/node-retain.heapprofile" "$T/as-cpu.heapprofile" && echo >>"$T/as-cpu.heapprofile"
+run pr ingest "$T/as-cpu.heapprofile" --service pysvc --release heap2 --type cpu
+[ $RC -eq 4 ] && [[ $ERR == *"not a cpu profile"* ]] && [ "$(grep -c . <<<"$ERR")" = 1 ] &&
+	[ "$(sql "select count(*) from profiles")" = "$before" ] &&
+	ok "a .heapprofile given --type cpu is refused, nothing written" ||
+	not_ok "heapprofile as cpu" "rc=$RC" "$ERR"
+
 finish

@@ -67,14 +67,27 @@ static void test_traces_and_perf_data_are_named(void **state)
 	expect_refused_str("[{\"pid\":1,\"ph\":\"B\",\"name\":\"a\",\"ts\":1}]", "a Chrome trace");
 }
 
-static void test_a_v8_heap_profile_is_named(void **state)
+/* Once named and refused; now read, and not taken for a .cpuprofile. */
+static void test_a_v8_heap_profile_is_detected_and_read(void **state)
 {
+	static const char text[] =
+		"{\"head\":{\"callFrame\":{\"functionName\":\"(root)\",\"scriptId\":\"0\","
+		"\"url\":\"\",\"lineNumber\":-1,\"columnNumber\":-1},\"selfSize\":0,\"id\":1,"
+		"\"children\":[{\"callFrame\":{\"functionName\":\"nodes\",\"scriptId\":\"1\","
+		"\"url\":\"file:///a.js\",\"lineNumber\":1,\"columnNumber\":1},"
+		"\"selfSize\":4096,\"id\":2,\"children\":[]}]},\"samples\":[]}";
+	pr_error err = PR_ERROR_INIT;
+	profile *p = NULL;
+
 	(void)state;
-	expect_refused_str("{\"head\":{\"callFrame\":{\"functionName\":\"(root)\","
-			   "\"scriptId\":\"0\",\"url\":\"\",\"lineNumber\":-1,"
-			   "\"columnNumber\":-1},\"selfSize\":0,"
-			   "\"id\":1,\"children\":[]},\"samples\":[]}",
-			   "a V8 sampling heap profile (.heapprofile)");
+	assert_int_equal(format_detect((const uint8_t *)text, sizeof(text) - 1),
+			 PROFILE_FMT_V8HEAP);
+	if (format_parse(&p, (const uint8_t *)text, sizeof(text) - 1, PROFILE_FMT_AUTO, "h.json",
+			 NULL, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(p->format, PROFILE_FMT_V8HEAP);
+	assert_string_equal(p->value_types[p->primary].type, "inuse_space");
+	profile_free(p);
 }
 
 static void test_a_gzipped_text_form_is_named_too(void **state)
@@ -100,8 +113,8 @@ static void test_other_unknown_bytes_list_the_formats(void **state)
 	(void)state;
 	expect_refused_str(
 		"hello, world\nthis is no profile\n",
-		"not a known profile format (pprof, folded, V8 cpuprofile, speedscope, "
-		"perf script)");
+		"not a known profile format (pprof, folded, V8 cpuprofile, V8 heap profile, "
+		"speedscope, perf script)");
 	/* Near misses of the markers are not taken for them. */
 	expect_refused_str("heap profile:\n", "not a known profile format");
 	expect_refused_str("{\"head\": 1}", "not a known profile format");
@@ -179,7 +192,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_go_text_forms_say_to_fetch_pprof),
 		cmocka_unit_test(test_traces_and_perf_data_are_named),
-		cmocka_unit_test(test_a_v8_heap_profile_is_named),
+		cmocka_unit_test(test_a_v8_heap_profile_is_detected_and_read),
 		cmocka_unit_test(test_a_gzipped_text_form_is_named_too),
 		cmocka_unit_test(test_other_unknown_bytes_list_the_formats),
 		cmocka_unit_test(test_speedscope_and_v8_are_not_taken_for_each_other),

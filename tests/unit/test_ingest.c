@@ -48,7 +48,7 @@ static const struct {
 	{"\"release\": \"v1\", \"time\": \"yesterday\"",
 	 "\"time\" 'yesterday' is not an ISO 8601 time"},
 	{"\"release\": \"v1\", \"format\": \"xml\"",
-	 "unknown \"format\" 'xml' (pprof, folded, v8, perf)"},
+	 "unknown \"format\" 'xml' (pprof, folded, v8, perf, speedscope, v8heap)"},
 	{"\"release\": \"v1\", \"type\": \"disk\"",
 	 "unknown profile type 'disk' (cpu, heap, alloc, wall, goroutine)"},
 	{"\"release\": \"v1\", \"commit\": \"zz\"",
