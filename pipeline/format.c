@@ -137,11 +137,9 @@ int format_parse_where(profile **out, size_t *kept, const uint8_t *data, size_t 
 		if (what)
 			rc = pr_error_set(err, PR_EDATA, "cannot parse '%s': %s", name, what);
 		else
-			rc = pr_error_set(err, PR_EDATA,
-					  "cannot parse '%s': not a known profile format (pprof, "
-					  "folded, V8 cpuprofile, V8 heap profile, speedscope, perf "
-					  "script)",
-					  name);
+			rc = pr_error_set(err, PR_EDATA, "cannot parse '%s': not a known profile "
+					  "format (pprof, folded, V8 cpuprofile, V8 heap profile, "
+					  "speedscope, perf script)", name);
 		goto out;
 	}
 	switch (fmt) {
