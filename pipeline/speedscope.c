@@ -67,7 +67,8 @@
  * skipped as yajl reads it, neither stored nor decoded. All that is kept
  * is charged to the parse's memory budget (profile_mem_take) as it is
  * read, and the limits are checked as each value arrives, so hostile
- * input stops where it goes over. JSON_MAX_DEPTH is the V8 parser's.
+ * input stops where it goes over. The nesting limit is jsonscan's, as for
+ * the V8 parsers.
  *
  * Errors come in the order a whole-document parser reports them, as in
  * v8.c: a document that is not well-formed JSON is "invalid JSON"
@@ -80,18 +81,14 @@
 #include "pipeline/speedscope.h"
 #include "common/buf.h"
 
-#include <errno.h>
+#include "pipeline/jsonscan.h"
+
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <yajl/yajl_parse.h>
 
 #define SNIFF_WINDOW 4096
-#define JSON_MAX_DEPTH 2048
-/* Longer number texts are refused: no writer needs them. */
-#define NUMBER_MAX 128
 /* Contexts never nest deeper than top > profiles > profile > samples > stack. */
 #define CTX_MAX 8
 /* Frame indices at or above this cannot name a frame (see frame_start). */
@@ -136,9 +133,6 @@ static const int64_t unit_scale[U_BYTES + 1] = {
 };
 
 typedef enum ptype { T_UNSET, T_SAMPLED, T_EVENTED } ptype;
-
-/* A scalar as yajl reported it. */
-typedef enum vkind { V_INT, V_REAL, V_STRING, V_NULL, V_OTHER } vkind;
 
 /* A number as written: exact when an integer, a double when not. */
 typedef struct num {
@@ -189,21 +183,7 @@ typedef struct kid_slot {
 #define NODE_COST (sizeof(ss_node) + 4 * sizeof(kid_slot))
 
 typedef struct ss_parser {
-	const char *name;
-	pr_error *err;
-	pr_error pending;   /* the first profile error, reported if the JSON is well-formed */
-	int rc;             /* why a callback stopped the parse */
-	profile *p;
-	yajl_handle yh;
-	/* yajl reads the callbacks through this pointer: skipping turns scalars off. */
-	yajl_callbacks cb;
-	const unsigned char *text;
-	size_t text_len;
-	bool completing;    /* in yajl_complete_parse: the offset is the end */
-
-	uint32_t depth;     /* JSON nesting of the value being read */
-	uint32_t skip;      /* nesting of the container being skipped; 0: none */
-	bool ignoring;      /* after a profile error: only the JSON is checked */
+	jsonscan js;        /* the text, the error rules; js.p is the profile */
 	ctx stack[CTX_MAX];
 	uint32_t seen[CTX_MAX]; /* keys met in each open object, for duplicates */
 	uint32_t nctx;
@@ -243,126 +223,6 @@ typedef struct ss_parser {
 	size_t ns_col;      /* the column of nanoseconds, for time units */
 } ss_parser;
 
-static int bad(ss_parser *ps, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-/* A profile error found after the text was read: reported at once. */
-static int bad(ss_parser *ps, const char *fmt, ...)
-{
-	char reason[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(reason, sizeof(reason), fmt, ap);
-	va_end(ap);
-	return pr_error_set(ps->err, PR_EDATA, "cannot parse '%s': %s", ps->name, reason);
-}
-
-static int nomem(ss_parser *ps)
-{
-	return pr_error_set(ps->err, PR_ENOMEM, "cannot parse '%s': out of memory",
-			    ps->name);
-}
-
-static int limit(ss_parser *ps, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-/* A limit gone over: reported at once, whatever the rest of the text. */
-static int limit(ss_parser *ps, const char *fmt, ...)
-{
-	char reason[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(reason, sizeof(reason), fmt, ap);
-	va_end(ap);
-	return pr_error_set(ps->err, PR_ELIMIT, "cannot parse '%s': %s", ps->name, reason);
-}
-
-/* ---- while yajl reads: skipping, errors, limits ---------------------- */
-
-static void scalars_on(ss_parser *ps);
-static void scalars_off(ss_parser *ps);
-static void values_off(ss_parser *ps);
-
-static void defer(ss_parser *ps, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-/*
- * A profile error found while reading: keep the first, and only check
- * the rest of the text as JSON (see the header comment).
- */
-static void defer(ss_parser *ps, const char *fmt, ...)
-{
-	char reason[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(reason, sizeof(reason), fmt, ap);
-	va_end(ap);
-	pr_error_set(&ps->pending, PR_EDATA, "cannot parse '%s': %s", ps->name, reason);
-	ps->ignoring = true;
-	scalars_off(ps);
-}
-
-/* Where yajl is in the text, as a line and a column (both from 1). */
-static void position(const ss_parser *ps, size_t *line, size_t *col)
-{
-	size_t off = ps->completing ? ps->text_len : yajl_get_bytes_consumed(ps->yh);
-	const unsigned char *t = ps->text, *q = t, *nl;
-
-	if (off > ps->text_len)
-		off = ps->text_len;
-	*line = 1;
-	while ((nl = memchr(q, '\n', off - (size_t)(q - t)))) {
-		(*line)++;
-		q = nl + 1;
-	}
-	*col = off - (size_t)(q - t) + 1;
-}
-
-static int json_error(ss_parser *ps, const char *reason)
-{
-	size_t line, col;
-
-	position(ps, &line, &col);
-	ps->rc = pr_error_set(ps->err, PR_EDATA,
-			      "cannot parse '%s': invalid JSON at line %zu column %zu: %s",
-			      ps->name, line, col, reason);
-	return 0;
-}
-
-/* Stop the parse: ps->err is set, ps->rc says why. yajl's "cancel" is 0. */
-static int stop(ss_parser *ps, int rc)
-{
-	ps->rc = rc;
-	return 0;
-}
-
-static int take(ss_parser *ps, uint64_t bytes)
-{
-	return profile_mem_take(ps->p, bytes, ps->err);
-}
-
-/* Room for one more element of a growing array; the element is charged. */
-static int grow(ss_parser *ps, void **arr, size_t *cap, size_t n, size_t size)
-{
-	void *a;
-	size_t c;
-	int rc;
-
-	if ((rc = take(ps, size)) < 0)
-		return rc;
-	if (n < *cap)
-		return 0;
-	c = *cap ? *cap * 2 : 256;
-	if (!(a = realloc(*arr, c * size)))
-		return nomem(ps);
-	*arr = a;
-	*cap = c;
-	return 0;
-}
-
 /*
  * Where in the file a value is, for messages: written out only when one
  * is needed, as replaying a large file looks up millions of frames.
@@ -379,58 +239,13 @@ static const char *site_str(char *b, size_t n, const site *at)
 	return b;
 }
 
-/*
- * An integer token as int64. Returns 1, or 0 with a JSON error set (out
- * of range, as the V8 parser refuses such numbers).
- */
-static int to_int(ss_parser *ps, const char *s, size_t n, int64_t *out)
-{
-	char tmp[NUMBER_MAX + 1];
-	long long v;
-
-	/* yajl has checked the syntax, -?[0-9]+; 18 digits cannot overflow. */
-	if (n <= 18) {
-		bool neg = s[0] == '-';
-		int64_t v = 0;
-
-		for (size_t i = neg; i < n; i++)
-			v = v * 10 + (s[i] - '0');
-		*out = neg ? -v : v;
-		return 1;
-	}
-	if (n > 20)
-		return json_error(ps, "integer out of range");
-	memcpy(tmp, s, n);
-	tmp[n] = '\0';
-	errno = 0;
-	v = strtoll(tmp, NULL, 10);
-	if (errno == ERANGE)
-		return json_error(ps, "integer out of range");
-	*out = v;
-	return 1;
-}
-
 /* A number token as written. Returns 1, or 0 with a JSON error set. */
-static int to_num(ss_parser *ps, vkind kind, const char *s, size_t n, num *out)
+static int to_num(ss_parser *ps, jsonscan_kind kind, const char *s, size_t n, num *out)
 {
-	char tmp[NUMBER_MAX + 1];
-	double d;
-
-	if (kind == V_INT) {
-		out->real = false;
-		return to_int(ps, s, n, &out->v.i);
-	}
-	if (n > NUMBER_MAX)
-		return json_error(ps, "number of more than 128 characters");
-	memcpy(tmp, s, n);
-	tmp[n] = '\0';
-	errno = 0;
-	d = strtod(tmp, NULL);
-	if (errno == ERANGE && (d == HUGE_VAL || d == -HUGE_VAL))
-		return json_error(ps, "real number out of range");
-	out->real = true;
-	out->v.d = d;
-	return 1;
+	out->real = kind != JSONSCAN_INT;
+	if (!out->real)
+		return jsonscan_int(&ps->js, s, n, &out->v.i);
+	return jsonscan_real(&ps->js, s, n, &out->v.d);
 }
 
 static ss_prof *cur_prof(ss_parser *ps)
@@ -445,10 +260,10 @@ static int frame_start(ss_parser *ps)
 
 	/* NO_FRAME stays free, so that no index that names a frame is refused. */
 	if (ps->nframes == NO_FRAME - 1)
-		return stop(ps, limit(ps, "too many frames"));
-	if ((rc = grow(ps, (void **)&ps->frame_func, &ps->frames_cap, ps->nframes,
-		       sizeof(*ps->frame_func))) < 0)
-		return stop(ps, rc);
+		return jsonscan_stop(&ps->js, jsonscan_limit(&ps->js, "too many frames"));
+	if ((rc = jsonscan_grow(&ps->js, (void **)&ps->frame_func, &ps->frames_cap, ps->nframes,
+				sizeof(*ps->frame_func))) < 0)
+		return jsonscan_stop(&ps->js, rc);
 	ps->frame_func[ps->nframes++] = 0;
 	buf_reset(&ps->fname);
 	buf_reset(&ps->ffile);
@@ -463,12 +278,12 @@ static int frame_end(ss_parser *ps)
 	int rc;
 
 	if (!ps->have_name) {
-		defer(ps, "frame %u has no name", i);
+		jsonscan_defer(&ps->js, "frame %u has no name", i);
 		return 1;
 	}
-	if ((rc = profile_intern(ps->p, &ps->frame_func[i], ps->fname.ptr, ps->fname.len,
-				 ps->ffile.ptr, ps->ffile.len, ps->err)) < 0)
-		return stop(ps, rc);
+	if ((rc = profile_intern(ps->js.p, &ps->frame_func[i], ps->fname.ptr, ps->fname.len,
+				 ps->ffile.ptr, ps->ffile.len, ps->js.err)) < 0)
+		return jsonscan_stop(&ps->js, rc);
 	return 1;
 }
 
@@ -478,9 +293,9 @@ static int profile_start(ss_parser *ps)
 	ss_prof *pr;
 	int rc;
 
-	if ((rc = grow(ps, (void **)&ps->profs, &ps->profs_cap, ps->nprofs,
-		       sizeof(*ps->profs))) < 0)
-		return stop(ps, rc);
+	if ((rc = jsonscan_grow(&ps->js, (void **)&ps->profs, &ps->profs_cap, ps->nprofs,
+				sizeof(*ps->profs))) < 0)
+		return jsonscan_stop(&ps->js, rc);
 	pr = &ps->profs[ps->nprofs++];
 	memset(pr, 0, sizeof(*pr));
 	pr->samples_off = ps->nstacks;
@@ -496,27 +311,27 @@ static int profile_end(ss_parser *ps)
 	size_t i = ps->nprofs - 1;
 
 	if (!(pr->flags & P_TYPE))
-		defer(ps, "profile %zu has no type", i);
+		jsonscan_defer(&ps->js, "profile %zu has no type", i);
 	else if (!(pr->flags & P_UNIT))
-		defer(ps, "profile %zu has no unit", i);
+		jsonscan_defer(&ps->js, "profile %zu has no unit", i);
 	else if (!(pr->flags & P_START))
-		defer(ps, "profile %zu has no startValue", i);
+		jsonscan_defer(&ps->js, "profile %zu has no startValue", i);
 	else if (!(pr->flags & P_END))
-		defer(ps, "profile %zu has no endValue", i);
+		jsonscan_defer(&ps->js, "profile %zu has no endValue", i);
 	else if (pr->type == T_SAMPLED && !(pr->flags & P_SAMPLES))
-		defer(ps, "profile %zu is sampled but has no \"samples\"", i);
+		jsonscan_defer(&ps->js, "profile %zu is sampled but has no \"samples\"", i);
 	else if (pr->type == T_SAMPLED && !(pr->flags & P_WEIGHTS))
-		defer(ps, "profile %zu is sampled but has no \"weights\"", i);
+		jsonscan_defer(&ps->js, "profile %zu is sampled but has no \"weights\"", i);
 	else if (pr->type == T_SAMPLED && (pr->flags & P_EVENTS))
-		defer(ps, "profile %zu is sampled but has \"events\"", i);
+		jsonscan_defer(&ps->js, "profile %zu is sampled but has \"events\"", i);
 	else if (pr->type == T_SAMPLED && pr->nsamples != pr->nweights)
-		defer(ps, "profile %zu: %zu samples but %zu weights", i, pr->nsamples,
-		      pr->nweights);
+		jsonscan_defer(&ps->js, "profile %zu: %zu samples but %zu weights", i, pr->nsamples,
+			       pr->nweights);
 	else if (pr->type == T_EVENTED && !(pr->flags & P_EVENTS))
-		defer(ps, "profile %zu is evented but has no \"events\"", i);
+		jsonscan_defer(&ps->js, "profile %zu is evented but has no \"events\"", i);
 	else if (pr->type == T_EVENTED && (pr->flags & (P_SAMPLES | P_WEIGHTS)))
-		defer(ps, "profile %zu is evented but has \"%s\"", i,
-		      pr->flags & P_SAMPLES ? "samples" : "weights");
+		jsonscan_defer(&ps->js, "profile %zu is evented but has \"%s\"", i,
+			       pr->flags & P_SAMPLES ? "samples" : "weights");
 	return 1;
 }
 
@@ -528,22 +343,24 @@ static int stack_start(ss_parser *ps)
 	cur_prof(ps)->nsamples++;
 	ps->stack_seen = 0;
 	/* Past the limit only count, for the message at the array's end. */
-	if (ps->samples_seen++ >= ps->p->limits.max_samples)
+	if (ps->samples_seen++ >= ps->js.p->limits.max_samples)
 		return 1;
-	if ((rc = grow(ps, (void **)&ps->stack_off, &ps->stacks_cap, ps->nstacks,
-		       sizeof(*ps->stack_off))) < 0)
-		return stop(ps, rc);
+	if ((rc = jsonscan_grow(&ps->js, (void **)&ps->stack_off, &ps->stacks_cap, ps->nstacks,
+				sizeof(*ps->stack_off))) < 0)
+		return jsonscan_stop(&ps->js, rc);
 	ps->stack_off[ps->nstacks++] = ps->nidx;
 	return 1;
 }
 
 static int stack_end(ss_parser *ps)
 {
-	if (ps->stack_seen > ps->p->limits.max_depth)
-		return stop(ps, limit(ps, "profile %zu: sample %zu: a stack of %zu frames "
-				      "exceeds the depth limit of %u",
-				      ps->nprofs - 1, cur_prof(ps)->nsamples - 1, ps->stack_seen,
-				      ps->p->limits.max_depth));
+	if (ps->stack_seen > ps->js.p->limits.max_depth)
+		return jsonscan_stop(&ps->js,
+				     jsonscan_limit(&ps->js,
+						    "profile %zu: sample %zu: a stack of %zu "
+						    "frames exceeds the depth limit of %u",
+						    ps->nprofs - 1, cur_prof(ps)->nsamples - 1,
+						    ps->stack_seen, ps->js.p->limits.max_depth));
 	return 1;
 }
 
@@ -552,11 +369,11 @@ static int event_start(ss_parser *ps)
 	int rc;
 
 	cur_prof(ps)->nevents++;
-	if (ps->events_seen++ >= ps->p->limits.max_samples)
+	if (ps->events_seen++ >= ps->js.p->limits.max_samples)
 		return 1;
-	if ((rc = grow(ps, (void **)&ps->events, &ps->events_cap, ps->nevents,
-		       sizeof(*ps->events))) < 0)
-		return stop(ps, rc);
+	if ((rc = jsonscan_grow(&ps->js, (void **)&ps->events, &ps->events_cap, ps->nevents,
+				sizeof(*ps->events))) < 0)
+		return jsonscan_stop(&ps->js, rc);
 	memset(&ps->events[ps->nevents++], 0, sizeof(*ps->events));
 	return 1;
 }
@@ -564,8 +381,8 @@ static int event_start(ss_parser *ps)
 /* The event being read, or NULL past the events limit. */
 static ss_event *cur_event(ss_parser *ps)
 {
-	return ps->events_seen <= ps->p->limits.max_samples ? &ps->events[ps->nevents - 1]
-							   : NULL;
+	return ps->events_seen <= ps->js.p->limits.max_samples ? &ps->events[ps->nevents - 1]
+							       : NULL;
 }
 
 static int event_end(ss_parser *ps)
@@ -576,11 +393,11 @@ static int event_end(ss_parser *ps)
 	if (!ev)
 		return 1;
 	if (!(ev->flags & E_TYPE))
-		defer(ps, "profile %zu: event %zu has no type", ps->nprofs - 1, i);
+		jsonscan_defer(&ps->js, "profile %zu: event %zu has no type", ps->nprofs - 1, i);
 	else if (!(ev->flags & E_FRAME))
-		defer(ps, "profile %zu: event %zu has no frame", ps->nprofs - 1, i);
+		jsonscan_defer(&ps->js, "profile %zu: event %zu has no frame", ps->nprofs - 1, i);
 	else if (!(ev->flags & E_AT))
-		defer(ps, "profile %zu: event %zu has no \"at\"", ps->nprofs - 1, i);
+		jsonscan_defer(&ps->js, "profile %zu: event %zu has no \"at\"", ps->nprofs - 1, i);
 	return 1;
 }
 
@@ -593,57 +410,64 @@ static void wrong_type(ss_parser *ps, ctx c)
 	switch (c) {
 	case X_TOP:
 		if (ps->key == K_SHARED)
-			defer(ps, "\"shared\" is not an object");
+			jsonscan_defer(&ps->js, "\"shared\" is not an object");
 		else if (ps->key == K_PROFILES)
-			defer(ps, "\"profiles\" is not an array");
+			jsonscan_defer(&ps->js, "\"profiles\" is not an array");
 		return;
 	case X_SHARED:
 		if (ps->key == K_FRAMES)
-			defer(ps, "\"frames\" is not an array");
+			jsonscan_defer(&ps->js, "\"frames\" is not an array");
 		return;
 	case X_FRAMES:
-		defer(ps, "frame %u is not an object", ps->nframes);
+		jsonscan_defer(&ps->js, "frame %u is not an object", ps->nframes);
 		return;
 	case X_FRAME:
 		if (ps->key == K_NAME || ps->key == K_FILE)
-			defer(ps, "frame %u: %s is not a string", ps->nframes - 1,
-			      key_names[ps->key]);
+			jsonscan_defer(&ps->js, "frame %u: %s is not a string", ps->nframes - 1,
+				       key_names[ps->key]);
 		return;
 	case X_PROFILES:
-		defer(ps, "profile %zu is not an object", ps->nprofs);
+		jsonscan_defer(&ps->js, "profile %zu is not an object", ps->nprofs);
 		return;
 	case X_PROFILE:
 		if (ps->key == K_TYPE || ps->key == K_UNIT)
-			defer(ps, "profile %zu: %s is not a string", pi, key_names[ps->key]);
+			jsonscan_defer(&ps->js, "profile %zu: %s is not a string", pi,
+				       key_names[ps->key]);
 		else if (ps->key == K_START || ps->key == K_END)
-			defer(ps, "profile %zu: %s is not a number", pi, key_names[ps->key]);
+			jsonscan_defer(&ps->js, "profile %zu: %s is not a number", pi,
+				       key_names[ps->key]);
 		else if (ps->key == K_SAMPLES || ps->key == K_WEIGHTS || ps->key == K_EVENTS)
-			defer(ps, "profile %zu: \"%s\" is not an array", pi, key_names[ps->key]);
+			jsonscan_defer(&ps->js, "profile %zu: \"%s\" is not an array", pi,
+				       key_names[ps->key]);
 		return;
 	case X_SAMPLES:
-		defer(ps, "profile %zu: sample %zu is not an array of frame indices", pi,
-		      pr->nsamples);
+		jsonscan_defer(&ps->js, "profile %zu: sample %zu is not an array of frame indices",
+			       pi, pr->nsamples);
 		return;
 	case X_STACK:
-		defer(ps, "profile %zu: sample %zu: the frame index at position %zu "
-		      "is not an integer", pi, pr->nsamples - 1, ps->stack_seen);
+		jsonscan_defer(&ps->js,
+			       "profile %zu: sample %zu: the frame index at position %zu "
+			       "is not an integer",
+			       pi, pr->nsamples - 1, ps->stack_seen);
 		return;
 	case X_WEIGHTS:
-		defer(ps, "profile %zu: weight %zu is not a number", pi, pr->nweights);
+		jsonscan_defer(&ps->js, "profile %zu: weight %zu is not a number", pi,
+			       pr->nweights);
 		return;
 	case X_EVENTS:
-		defer(ps, "profile %zu: event %zu is not an object", pi, pr->nevents);
+		jsonscan_defer(&ps->js, "profile %zu: event %zu is not an object", pi, pr->nevents);
 		return;
 	case X_EVENT:
 		if (ps->key == K_ETYPE)
-			defer(ps, "profile %zu: event %zu: type is not \"O\" or \"C\"", pi,
-			      pr->nevents - 1);
+			jsonscan_defer(&ps->js,
+				       "profile %zu: event %zu: type is not \"O\" or \"C\"", pi,
+				       pr->nevents - 1);
 		else if (ps->key == K_EFRAME)
-			defer(ps, "profile %zu: event %zu: frame is not an integer", pi,
-			      pr->nevents - 1);
+			jsonscan_defer(&ps->js, "profile %zu: event %zu: frame is not an integer",
+				       pi, pr->nevents - 1);
 		else if (ps->key == K_AT)
-			defer(ps, "profile %zu: event %zu: \"at\" is not a number", pi,
-			      pr->nevents - 1);
+			jsonscan_defer(&ps->js, "profile %zu: event %zu: \"at\" is not a number",
+				       pi, pr->nevents - 1);
 		return;
 	}
 }
@@ -739,8 +563,7 @@ static int container_value(ss_parser *ps, bool object)
 		return 1;
 	}
 	if (push == X_TOP) {
-		ps->skip = ps->depth;
-		scalars_off(ps);
+		jsonscan_skip(&ps->js);
 		return 1;
 	}
 	ps->stack[ps->nctx] = push;
@@ -749,20 +572,15 @@ static int container_value(ss_parser *ps, bool object)
 	return 1;
 }
 
-static int open_container(ss_parser *ps, bool object)
+/* A container to read opens (jsonscan_ops.open). */
+static int on_open(void *arg, bool object)
 {
-	if (++ps->depth > JSON_MAX_DEPTH) {
-		char reason[64];
+	ss_parser *ps = arg;
 
-		snprintf(reason, sizeof(reason), "maximum parsing depth of %d exceeded",
-			 JSON_MAX_DEPTH);
-		return json_error(ps, reason);
-	}
-	if (ps->ignoring || ps->skip)
-		return 1;
 	if (ps->nctx == 0) {
 		if (!object) {
-			defer(ps, "the top level is an array, not a speedscope object");
+			jsonscan_defer(&ps->js,
+				       "the top level is an array, not a speedscope object");
 			return 1;
 		}
 		ps->stack[0] = X_TOP;
@@ -773,49 +591,27 @@ static int open_container(ss_parser *ps, bool object)
 	return container_value(ps, object);
 }
 
-static int cb_start_map(void *arg)
-{
-	return open_container(arg, true);
-}
-
-static int cb_start_array(void *arg)
-{
-	return open_container(arg, false);
-}
-
 /* Counts over a limit are reported as their array ends, with the count. */
 static int counts_end(ss_parser *ps, ctx c)
 {
-	unsigned long long max = (unsigned long long)ps->p->limits.max_samples;
+	unsigned long long max = (unsigned long long)ps->js.p->limits.max_samples;
 
 	if (c == X_SAMPLES && ps->samples_seen > max)
-		return stop(ps, limit(ps, "%zu samples exceed the limit of %llu",
-				      ps->samples_seen, max));
+		return jsonscan_stop(&ps->js,
+				     jsonscan_limit(&ps->js, "%zu samples exceed the limit of %llu",
+						    ps->samples_seen, max));
 	if (c == X_EVENTS && ps->events_seen > max)
-		return stop(ps, limit(ps, "%zu events exceed the limit of %llu",
-				      ps->events_seen, max));
+		return jsonscan_stop(&ps->js,
+				     jsonscan_limit(&ps->js, "%zu events exceed the limit of %llu",
+						    ps->events_seen, max));
 	return 1;
 }
 
-static int close_container(ss_parser *ps)
+static int on_close(void *arg)
 {
-	ctx c;
+	ss_parser *ps = arg;
+	ctx c = ps->stack[--ps->nctx];
 
-	if (ps->skip) {
-		/* The skipped value, or a container inside it, ends. */
-		if (ps->depth == ps->skip) {
-			ps->skip = 0;
-			if (!ps->ignoring)
-				scalars_on(ps);
-		}
-		ps->depth--;
-		return 1;
-	}
-	ps->depth--;
-	if (ps->ignoring)
-		return 1;
-	scalars_on(ps);
-	c = ps->stack[--ps->nctx];
 	switch (c) {
 	case X_FRAME:
 		return frame_end(ps);
@@ -830,16 +626,12 @@ static int close_container(ss_parser *ps)
 	}
 }
 
-static int cb_end(void *arg)
-{
-	return close_container(arg);
-}
-
-static int cb_key(void *arg, const unsigned char *s, size_t n)
+static int on_key(void *arg, const unsigned char *s, size_t n)
 {
 	ss_parser *ps = arg;
 	ctx c = ps->stack[ps->nctx - 1];
 	key first = K_OTHER, last = K_OTHER;
+	int k;
 
 	/* Only objects have keys; each reads its own range of them. */
 	if (c == X_TOP) {
@@ -857,36 +649,11 @@ static int cb_key(void *arg, const unsigned char *s, size_t n)
 		first = K_ETYPE;
 		last = K_AT;
 	}
-	scalars_on(ps);
-	ps->key = K_OTHER;
-	for (key k = first; k != K_OTHER && k <= last; k++) {
-		if (strlen(key_names[k]) != n || memcmp(key_names[k], s, n) != 0)
-			continue;
-		if (ps->seen[ps->nctx - 1] & (1u << k)) {
-			char reason[64];
-
-			snprintf(reason, sizeof(reason), "duplicate object key \"%s\"",
-				 key_names[k]);
-			return json_error(ps, reason);
-		}
-		ps->seen[ps->nctx - 1] |= 1u << k;
-		ps->key = k;
-		break;
-	}
+	if ((k = jsonscan_key(&ps->js, key_names, first, last, s, n, &ps->seen[ps->nctx - 1])) < 0)
+		return 0;
+	ps->key = (key)k;
 	if (ps->key == K_OTHER)
-		values_off(ps);
-	return 1;
-}
-
-/* A string value of a frame's name or file: kept, within the limit. */
-static int name_value(ss_parser *ps, buf *dst, const char *s, size_t n)
-{
-	if (n > ps->p->limits.max_string_len)
-		return stop(ps, limit(ps, "a name of %zu bytes exceeds the limit of %u bytes",
-				      n, ps->p->limits.max_string_len));
-	buf_reset(dst);
-	if (buf_put(dst, s, n) < 0)
-		return stop(ps, nomem(ps));
+		jsonscan_values_off(&ps->js);
 	return 1;
 }
 
@@ -896,7 +663,7 @@ static bool is(const char *s, size_t n, const char *w)
 	return strlen(w) == n && memcmp(s, w, n) == 0;
 }
 
-static int profile_scalar(ss_parser *ps, vkind kind, const char *s, size_t n)
+static int profile_scalar(ss_parser *ps, jsonscan_kind kind, const char *s, size_t n)
 {
 	ss_prof *pr = cur_prof(ps);
 	size_t pi = ps->nprofs - 1;
@@ -904,35 +671,40 @@ static int profile_scalar(ss_parser *ps, vkind kind, const char *s, size_t n)
 
 	switch (ps->key) {
 	case K_TYPE:
-		if (kind != V_STRING)
+		if (kind != JSONSCAN_STRING)
 			break;
 		if (is(s, n, "sampled"))
 			pr->type = T_SAMPLED;
 		else if (is(s, n, "evented"))
 			pr->type = T_EVENTED;
 		else
-			defer(ps, "profile %zu: unknown type '%s' (sampled or evented)", pi,
-			      profile_quote(q, s, n));
+			jsonscan_defer(&ps->js,
+				       "profile %zu: unknown type '%s' (sampled or evented)", pi,
+				       profile_quote(q, s, n));
 		pr->flags |= P_TYPE;
 		return 1;
 	case K_UNIT:
-		if (kind != V_STRING)
+		if (kind != JSONSCAN_STRING)
 			break;
 		for (unit u = U_NONE; u <= U_BYTES; u++)
 			if (is(s, n, unit_names[u]))
 				pr->unit = (uint8_t)u;
 		if (pr->unit == U_BYTES)
-			defer(ps, "profile %zu is in bytes, which profreg does not read: the file "
-			      "does not say whether they were allocated or are in use; take heap "
-			      "profiles as pprof", pi);
+			jsonscan_defer(&ps->js,
+				       "profile %zu is in bytes, which profreg does not "
+				       "read: the file does not say whether they were allocated or "
+				       "are in use; take heap profiles as pprof",
+				       pi);
 		else if (pr->unit == U_UNSET)
-			defer(ps, "profile %zu: unknown unit '%s' (none, nanoseconds, "
-			      "microseconds, milliseconds, seconds)", pi, profile_quote(q, s, n));
+			jsonscan_defer(&ps->js,
+				       "profile %zu: unknown unit '%s' (none, nanoseconds, "
+				       "microseconds, milliseconds, seconds)",
+				       pi, profile_quote(q, s, n));
 		pr->flags |= P_UNIT;
 		return 1;
 	case K_START:
 	case K_END:
-		if (kind != V_INT && kind != V_REAL)
+		if (kind != JSONSCAN_INT && kind != JSONSCAN_REAL)
 			break;
 		if (!to_num(ps, kind, s, n, ps->key == K_START ? &pr->start : &pr->end))
 			return 0;
@@ -956,29 +728,29 @@ static int profile_scalar(ss_parser *ps, vkind kind, const char *s, size_t n)
  * NO_FRAME), 0 with a JSON error set, or -1 when it is no integer (the
  * caller names what it is).
  */
-static int frame_index(ss_parser *ps, vkind kind, const char *s, size_t n, uint32_t *out,
+static int frame_index(ss_parser *ps, jsonscan_kind kind, const char *s, size_t n, uint32_t *out,
 		       const site *at)
 {
 	char where[96];
 	int64_t v;
 
 	*out = NO_FRAME;
-	if (kind != V_INT)
+	if (kind != JSONSCAN_INT)
 		return -1;
-	if (!to_int(ps, s, n, &v))
+	if (!jsonscan_int(&ps->js, s, n, &v))
 		return 0;
 	if (v < 0)
-		defer(ps, "%s: negative frame index %lld", site_str(where, sizeof(where), at),
-		      (long long)v);
+		jsonscan_defer(&ps->js, "%s: negative frame index %lld",
+			       site_str(where, sizeof(where), at), (long long)v);
 	else if (v >= NO_FRAME)
-		defer(ps, "%s refers to frame %lld, which does not exist",
-		      site_str(where, sizeof(where), at), (long long)v);
+		jsonscan_defer(&ps->js, "%s refers to frame %lld, which does not exist",
+			       site_str(where, sizeof(where), at), (long long)v);
 	else
 		*out = (uint32_t)v;
 	return 1;
 }
 
-static int stack_scalar(ss_parser *ps, vkind kind, const char *s, size_t n)
+static int stack_scalar(ss_parser *ps, jsonscan_kind kind, const char *s, size_t n)
 {
 	site at = {ps->nprofs - 1, "sample", cur_prof(ps)->nsamples - 1};
 	uint32_t f;
@@ -991,16 +763,17 @@ static int stack_scalar(ss_parser *ps, vkind kind, const char *s, size_t n)
 	if (r == 0 || f == NO_FRAME)
 		return r;
 	/* Past a limit only count: the stack or its array ends in an error. */
-	if (ps->stack_seen++ >= ps->p->limits.max_depth ||
-	    ps->samples_seen > ps->p->limits.max_samples)
+	if (ps->stack_seen++ >= ps->js.p->limits.max_depth ||
+	    ps->samples_seen > ps->js.p->limits.max_samples)
 		return 1;
-	if ((rc = grow(ps, (void **)&ps->idx, &ps->idx_cap, ps->nidx, sizeof(*ps->idx))) < 0)
-		return stop(ps, rc);
+	if ((rc = jsonscan_grow(&ps->js, (void **)&ps->idx, &ps->idx_cap, ps->nidx,
+				sizeof(*ps->idx))) < 0)
+		return jsonscan_stop(&ps->js, rc);
 	ps->idx[ps->nidx++] = f;
 	return 1;
 }
 
-static int event_scalar(ss_parser *ps, vkind kind, const char *s, size_t n)
+static int event_scalar(ss_parser *ps, jsonscan_kind kind, const char *s, size_t n)
 {
 	ss_event *ev = cur_event(ps), scratch;
 	site at = {ps->nprofs - 1, "event", cur_prof(ps)->nevents - 1};
@@ -1012,7 +785,7 @@ static int event_scalar(ss_parser *ps, vkind kind, const char *s, size_t n)
 		ev = memset(&scratch, 0, sizeof(scratch));
 	switch (ps->key) {
 	case K_ETYPE:
-		if (kind != V_STRING || !(is(s, n, "O") || is(s, n, "C")))
+		if (kind != JSONSCAN_STRING || !(is(s, n, "O") || is(s, n, "C")))
 			break;
 		ev->open = s[0] == 'O';
 		ev->flags |= E_TYPE;
@@ -1024,7 +797,7 @@ static int event_scalar(ss_parser *ps, vkind kind, const char *s, size_t n)
 		ev->flags |= E_FRAME;
 		return r;
 	case K_AT:
-		if (kind != V_INT && kind != V_REAL)
+		if (kind != JSONSCAN_INT && kind != JSONSCAN_REAL)
 			break;
 		if (!to_num(ps, kind, s, n, &ev->at))
 			return 0;
@@ -1042,26 +815,27 @@ static int event_scalar(ss_parser *ps, vkind kind, const char *s, size_t n)
  * Numbers are converted only where a value is read, so one out of range
  * in a skipped value is no error.
  */
-static int scalar(ss_parser *ps, vkind kind, const char *s, size_t n)
+static int on_scalar(void *arg, jsonscan_kind kind, const char *s, size_t n)
 {
+	ss_parser *ps = arg;
 	ctx c;
 	int rc;
 
 	if (ps->nctx == 0) {
-		defer(ps, "the top level is not a speedscope object");
+		jsonscan_defer(&ps->js, "the top level is not a speedscope object");
 		return 1;
 	}
 	c = ps->stack[ps->nctx - 1];
 	switch (c) {
 	case X_FRAME:
-		if (ps->key == K_NAME && kind == V_STRING) {
+		if (ps->key == K_NAME && kind == JSONSCAN_STRING) {
 			ps->have_name = true;
-			return name_value(ps, &ps->fname, s, n);
+			return jsonscan_name(&ps->js, &ps->fname, s, n);
 		}
-		if (ps->key == K_FILE && kind == V_STRING)
-			return name_value(ps, &ps->ffile, s, n);
+		if (ps->key == K_FILE && kind == JSONSCAN_STRING)
+			return jsonscan_name(&ps->js, &ps->ffile, s, n);
 		/* A null file is no file, as serde writes an absent Option. */
-		if (ps->key == K_FILE && kind == V_NULL)
+		if (ps->key == K_FILE && kind == JSONSCAN_NULL)
 			return 1;
 		break;
 	case X_PROFILE:
@@ -1069,16 +843,16 @@ static int scalar(ss_parser *ps, vkind kind, const char *s, size_t n)
 	case X_STACK:
 		return stack_scalar(ps, kind, s, n);
 	case X_WEIGHTS:
-		if (kind != V_INT && kind != V_REAL)
+		if (kind != JSONSCAN_INT && kind != JSONSCAN_REAL)
 			break;
 		cur_prof(ps)->nweights++;
-		if (ps->weights_seen++ >= ps->p->limits.max_samples) {
+		if (ps->weights_seen++ >= ps->js.p->limits.max_samples) {
 			num scratch;
 			return to_num(ps, kind, s, n, &scratch);
 		}
-		if ((rc = grow(ps, (void **)&ps->weights, &ps->weights_cap, ps->nweights,
-			       sizeof(*ps->weights))) < 0)
-			return stop(ps, rc);
+		if ((rc = jsonscan_grow(&ps->js, (void **)&ps->weights, &ps->weights_cap,
+					ps->nweights, sizeof(*ps->weights))) < 0)
+			return jsonscan_stop(&ps->js, rc);
 		return to_num(ps, kind, s, n, &ps->weights[ps->nweights++]);
 	case X_EVENT:
 		return event_scalar(ps, kind, s, n);
@@ -1089,124 +863,19 @@ static int scalar(ss_parser *ps, vkind kind, const char *s, size_t n)
 	return 1;
 }
 
-static int cb_number(void *arg, const char *s, size_t n)
-{
-	bool real = memchr(s, '.', n) || memchr(s, 'e', n) || memchr(s, 'E', n);
-
-	return scalar(arg, real ? V_REAL : V_INT, s, n);
-}
-
-static int cb_string(void *arg, const unsigned char *s, size_t n)
-{
-	return scalar(arg, V_STRING, (const char *)s, n);
-}
-
-static int cb_bool(void *arg, int v)
-{
-	(void)v;
-	return scalar(arg, V_OTHER, "", 0);
-}
-
-static int cb_null(void *arg)
-{
-	return scalar(arg, V_NULL, "", 0);
-}
-
-/*
- * yajl decodes a string only for a string callback, so the value of a
- * key nothing here reads is never decoded or converted: its scalars are
- * turned off until the next key or the end of its object.
- */
-static void values_off(ss_parser *ps)
-{
-	ps->cb.yajl_null = NULL;
-	ps->cb.yajl_boolean = NULL;
-	ps->cb.yajl_number = NULL;
-	ps->cb.yajl_string = NULL;
-}
-
-/* Inside a skipped container only the nesting is followed. */
-static void scalars_off(ss_parser *ps)
-{
-	values_off(ps);
-	ps->cb.yajl_map_key = NULL;
-}
-
-static void scalars_on(ss_parser *ps)
-{
-	ps->cb.yajl_null = cb_null;
-	ps->cb.yajl_boolean = cb_bool;
-	ps->cb.yajl_number = cb_number;
-	ps->cb.yajl_string = cb_string;
-	ps->cb.yajl_map_key = cb_key;
-}
-
-/*
- * yajl's own message without its "parse error: " or "lexical error: "
- * prefix and full stop. Never verbose: that would quote the input.
- */
-static int yajl_failed(ss_parser *ps)
-{
-	unsigned char *msg = yajl_get_error(ps->yh, 0, NULL, 0);
-	char reason[256];
-	const char *r = msg ? (const char *)msg : "malformed";
-	const char *colon = strstr(r, "error: ");
-	size_t k;
-
-	if (colon)
-		r = colon + 7;
-	snprintf(reason, sizeof(reason), "%s", r);
-	k = strlen(reason);
-	while (k && (reason[k - 1] == '\n' || reason[k - 1] == '.'))
-		reason[--k] = '\0';
-	if (msg)
-		yajl_free_error(ps->yh, msg);
-	if (strcmp(reason, "premature EOF") == 0)
-		snprintf(reason, sizeof(reason), "the input ends too early (truncated?)");
-	json_error(ps, reason);
-	return ps->rc;
-}
-
-/* Read the text with yajl: 0, or the error that stopped it. */
-static int read_json(ss_parser *ps)
-{
-	yajl_status st;
-
-	scalars_on(ps);
-	ps->cb.yajl_start_map = cb_start_map;
-	ps->cb.yajl_end_map = cb_end;
-	ps->cb.yajl_start_array = cb_start_array;
-	ps->cb.yajl_end_array = cb_end;
-	/* UTF-8 is validated (the default); no comments, one value, no garbage. */
-	if (!(ps->yh = yajl_alloc(&ps->cb, NULL, ps)))
-		return nomem(ps);
-	st = yajl_parse(ps->yh, ps->text, ps->text_len);
-	if (st == yajl_status_ok) {
-		ps->completing = true;
-		st = yajl_complete_parse(ps->yh);
-	}
-	if (st == yajl_status_client_canceled)
-		return ps->rc;
-	if (st != yajl_status_ok)
-		return yajl_failed(ps);
-	if (ps->pending.code)
-		return pr_error_set(ps->err, ps->pending.code, "%s", ps->pending.msg);
-	return 0;
-}
-
 /* ---- after the text: units, the call tree, the samples --------------- */
 
 /* What the whole text must have had, checked once it was read. */
 static int check_shape(ss_parser *ps)
 {
 	if (!ps->have_shared)
-		return bad(ps, "no \"shared\" member: not a speedscope file");
+		return jsonscan_bad(&ps->js, "no \"shared\" member: not a speedscope file");
 	if (!ps->have_frames)
-		return bad(ps, "\"shared\" has no \"frames\"");
+		return jsonscan_bad(&ps->js, "\"shared\" has no \"frames\"");
 	if (!ps->have_profiles)
-		return bad(ps, "no \"profiles\" member: not a speedscope file");
+		return jsonscan_bad(&ps->js, "no \"profiles\" member: not a speedscope file");
 	if (ps->nprofs == 0)
-		return bad(ps, "\"profiles\" is empty");
+		return jsonscan_bad(&ps->js, "\"profiles\" is empty");
 	return 0;
 }
 
@@ -1227,23 +896,26 @@ static int pick_columns(ss_parser *ps)
 		unit u = ps->profs[i].unit;
 
 		if ((u == U_NONE) != (ps->cls == U_NONE))
-			return bad(ps, "profile %zu is in %s and profile 0 in %s: the profiles "
-				   "of one file must all count samples (none) or all measure "
-				   "time", i, unit_names[u], unit_names[ps->profs[0].unit]);
+			return jsonscan_bad(
+				&ps->js,
+				"profile %zu is in %s and profile 0 in %s: "
+				"the profiles of one file must all count samples (none) "
+				"or all measure time",
+				i, unit_names[u], unit_names[ps->profs[0].unit]);
 		evented |= ps->profs[i].type == T_EVENTED;
 	}
 	if (ps->cls == U_NONE) {
 		ps->ncols = 1;
-		return profile_set_value_types(ps->p, 1, count_t, count_u, ps->err);
+		return profile_set_value_types(ps->js.p, 1, count_t, count_u, ps->js.err);
 	}
 	if (evented) {
 		ps->ncols = 1;
 		ps->ns_col = 0;
-		return profile_set_value_types(ps->p, 1, ns_t, ns_u, ps->err);
+		return profile_set_value_types(ps->js.p, 1, ns_t, ns_u, ps->js.err);
 	}
 	ps->ncols = 2;
 	ps->ns_col = 1;
-	return profile_set_value_types(ps->p, 2, both_t, both_u, ps->err);
+	return profile_set_value_types(ps->js.p, 2, both_t, both_u, ps->js.err);
 }
 
 enum { NUM_RANGE = -1, NUM_FRACTION = -2 };
@@ -1279,9 +951,10 @@ static int num_value(const num *n, int64_t scale, int64_t *out)
 static int num_bad(ss_parser *ps, int r, const char *what)
 {
 	if (r == NUM_FRACTION)
-		return bad(ps, "%s is not a whole number, which unit none (a count) needs",
-			   what);
-	return bad(ps, "%s is out of range", what);
+		return jsonscan_bad(&ps->js,
+				    "%s is not a whole number, which unit none (a count) needs",
+				    what);
+	return jsonscan_bad(&ps->js, "%s is out of range", what);
 }
 
 /* Start and end of each profile; the longest span is the duration. */
@@ -1299,7 +972,9 @@ static int check_spans(ss_parser *ps)
 			long double le = pr->end.real ? pr->end.v.d : pr->end.v.i;
 
 			if (le < ls)
-				return bad(ps, "profile %zu: endValue is before startValue", i);
+				return jsonscan_bad(&ps->js,
+						    "profile %zu: endValue is before startValue",
+						    i);
 			continue;
 		}
 		snprintf(what, sizeof(what), "profile %zu: startValue", i);
@@ -1309,11 +984,14 @@ static int check_spans(ss_parser *ps)
 		if ((r = num_value(&pr->end, scale, &e)) < 0)
 			return num_bad(ps, r, what);
 		if (e < s)
-			return bad(ps, "profile %zu: endValue is before startValue", i);
+			return jsonscan_bad(&ps->js, "profile %zu: endValue is before startValue",
+					    i);
 		if (__builtin_sub_overflow(e, s, &span))
-			return bad(ps, "profile %zu: endValue - startValue overflows 64 bits", i);
-		if (span > ps->p->duration_ns)
-			ps->p->duration_ns = span;
+			return jsonscan_bad(&ps->js,
+					    "profile %zu: endValue - startValue overflows 64 bits",
+					    i);
+		if (span > ps->js.p->duration_ns)
+			ps->js.p->duration_ns = span;
 	}
 	return 0;
 }
@@ -1346,7 +1024,7 @@ static int kids_grow(ss_parser *ps)
 	kid_slot *t = calloc(cap, sizeof(*t));
 
 	if (!t)
-		return nomem(ps);
+		return jsonscan_nomem(&ps->js);
 	for (size_t i = 0; i < ps->kids_cap; i++)
 		if (ps->kids[i].node)
 			t[kid_slot_of(t, cap, ps->kids[i].key)] = ps->kids[i];
@@ -1361,7 +1039,8 @@ static int tree_init(ss_parser *ps)
 {
 	int rc;
 
-	if ((rc = grow(ps, (void **)&ps->nodes, &ps->nodes_cap, 0, sizeof(*ps->nodes))) < 0)
+	if ((rc = jsonscan_grow(&ps->js, (void **)&ps->nodes, &ps->nodes_cap, 0,
+				sizeof(*ps->nodes))) < 0)
 		return rc;
 	memset(&ps->nodes[0], 0, sizeof(ps->nodes[0]));
 	ps->nnodes = 1;
@@ -1387,14 +1066,16 @@ static int child(ss_parser *ps, uint32_t parent, uint32_t func, uint32_t *out,
 		*out = ps->kids[j].node;
 		return 0;
 	}
-	if (depth > ps->p->limits.max_depth)
-		return limit(ps, "%s: a stack of %u frames exceeds the depth limit of %u",
-			     site_str(where, sizeof(where), at), depth, ps->p->limits.max_depth);
+	if (depth > ps->js.p->limits.max_depth)
+		return jsonscan_limit(&ps->js,
+				      "%s: a stack of %u frames exceeds the depth limit of %u",
+				      site_str(where, sizeof(where), at), depth,
+				      ps->js.p->limits.max_depth);
 	if (ps->nnodes == UINT32_MAX)
-		return limit(ps, "too many distinct stacks");
-	if ((rc = take(ps, NODE_COST - sizeof(ss_node))) < 0 ||
-	    (rc = grow(ps, (void **)&ps->nodes, &ps->nodes_cap, ps->nnodes,
-		       sizeof(*ps->nodes))) < 0)
+		return jsonscan_limit(&ps->js, "too many distinct stacks");
+	if ((rc = jsonscan_take(&ps->js, NODE_COST - sizeof(ss_node))) < 0 ||
+	    (rc = jsonscan_grow(&ps->js, (void **)&ps->nodes, &ps->nodes_cap, ps->nnodes,
+				sizeof(*ps->nodes))) < 0)
 		return rc;
 	if (2 * ((size_t)ps->nnodes + 1) > ps->kids_cap && (rc = kids_grow(ps)) < 0)
 		return rc;
@@ -1415,7 +1096,7 @@ static int add_value(ss_parser *ps, uint32_t node, size_t col, int64_t v)
 	ss_node *n = &ps->nodes[node];
 
 	if (__builtin_add_overflow(n->v[col], v, &n->v[col]))
-		return bad(ps, "the values of one stack overflow 64 bits");
+		return jsonscan_bad(&ps->js, "the values of one stack overflow 64 bits");
 	return 0;
 }
 
@@ -1425,8 +1106,10 @@ static int frame_func(ss_parser *ps, uint32_t f, uint32_t *out, const site *at)
 	char where[96];
 
 	if (f >= ps->nframes)
-		return bad(ps, "%s refers to frame %u, which does not exist (there are %u frames)",
-			   site_str(where, sizeof(where), at), f, ps->nframes);
+		return jsonscan_bad(&ps->js,
+				    "%s refers to frame %u, which does not exist "
+				    "(there are %u frames)",
+				    site_str(where, sizeof(where), at), f, ps->nframes);
 	*out = ps->frame_func[f];
 	return 0;
 }
@@ -1448,10 +1131,10 @@ static int replay_sampled(ss_parser *ps, size_t pi)
 	int rc = 0, r;
 
 	/* Stacks were held to max_depth as they were read, and hold at most nidx frames. */
-	if (!(path = malloc(((ps->nidx < ps->p->limits.max_depth ? ps->nidx
-							 : ps->p->limits.max_depth) + 1) *
+	if (!(path = malloc(((ps->nidx < ps->js.p->limits.max_depth ? ps->nidx
+							    : ps->js.p->limits.max_depth) + 1) *
 			    sizeof(*path))))
-		return nomem(ps);
+		return jsonscan_nomem(&ps->js);
 	for (size_t k = 0; k < pr->nsamples; k++) {
 		size_t s = pr->samples_off + k;
 		size_t end = s + 1 < ps->nstacks ? ps->stack_off[s + 1] : ps->nidx;
@@ -1479,7 +1162,7 @@ static int replay_sampled(ss_parser *ps, size_t pi)
 			goto out;
 		}
 		if (v < 0 || (w->real && signbit(w->v.d) && v == 0 && w->v.d != 0)) {
-			rc = bad(ps, "profile %zu: weight %zu is negative", pi, k);
+			rc = jsonscan_bad(&ps->js, "profile %zu: weight %zu is negative", pi, k);
 			goto out;
 		}
 		if (ps->ncols == 2 && (rc = add_value(ps, node, 0, 1)) < 0)
@@ -1505,13 +1188,13 @@ static int replay_evented(ss_parser *ps, size_t pi)
 	int64_t scale = unit_scale[pr->unit], prev = 0;
 	open_frame *open = NULL;
 	uint32_t depth = 0, node = 0, func = 0;
-	size_t cap = pr->nevents < ps->p->limits.max_depth ? pr->nevents
-							     : ps->p->limits.max_depth;
+	size_t cap = pr->nevents < ps->js.p->limits.max_depth ? pr->nevents
+								: ps->js.p->limits.max_depth;
 	char where[96];
 	int rc = 0, r;
 
 	if (!(open = malloc((cap + 1) * sizeof(*open))))
-		return nomem(ps);
+		return jsonscan_nomem(&ps->js);
 	for (size_t k = 0; k < pr->nevents; k++) {
 		const ss_event *ev = &ps->events[pr->events_off + k];
 		site at_ = {pi, "event", k};
@@ -1523,14 +1206,18 @@ static int replay_evented(ss_parser *ps, size_t pi)
 			goto out;
 		}
 		if (k > 0 && at < prev) {
-			rc = bad(ps, "profile %zu: event %zu goes back in time, before event %zu",
-				 pi, k, k - 1);
+			rc = jsonscan_bad(&ps->js,
+					  "profile %zu: event %zu goes back in time, "
+					  "before event %zu",
+					  pi, k, k - 1);
 			goto out;
 		}
 		/* "at" may be negative: the gap itself can pass 64 bits. */
 		if (k > 0 && depth > 0 && __builtin_sub_overflow(at, prev, &d)) {
-			rc = bad(ps, "profile %zu: event %zu is more than 64 bits after event %zu",
-				 pi, k, k - 1);
+			rc = jsonscan_bad(&ps->js,
+					  "profile %zu: event %zu is more than 64 bits "
+					  "after event %zu",
+					  pi, k, k - 1);
 			goto out;
 		}
 		if (k > 0 && depth > 0 && (rc = add_value(ps, node, 0, d)) < 0)
@@ -1548,22 +1235,27 @@ static int replay_evented(ss_parser *ps, size_t pi)
 			continue;
 		}
 		if (depth == 0) {
-			rc = bad(ps, "profile %zu: event %zu closes frame %u, but no frame is open",
-				 pi, k, ev->frame);
+			rc = jsonscan_bad(&ps->js,
+					  "profile %zu: event %zu closes frame %u, "
+					  "but no frame is open",
+					  pi, k, ev->frame);
 			goto out;
 		}
 		if (open[depth - 1].frame != ev->frame) {
-			rc = bad(ps, "profile %zu: event %zu closes frame %u, but the innermost "
-				 "open frame is %u (opened by event %zu)", pi, k, ev->frame,
-				 open[depth - 1].frame, open[depth - 1].event);
+			rc = jsonscan_bad(&ps->js,
+					  "profile %zu: event %zu closes frame %u, but the "
+					  "innermost open frame is %u (opened by event %zu)",
+					  pi, k, ev->frame, open[depth - 1].frame,
+					  open[depth - 1].event);
 			goto out;
 		}
 		depth--;
 		node = ps->nodes[node].parent;
 	}
 	if (depth > 0)
-		rc = bad(ps, "profile %zu: frame %u, opened by event %zu, is never closed", pi,
-			 open[depth - 1].frame, open[depth - 1].event);
+		rc = jsonscan_bad(&ps->js,
+				  "profile %zu: frame %u, opened by event %zu, is never closed", pi,
+				  open[depth - 1].frame, open[depth - 1].event);
 out:
 	free(open);
 	return rc;
@@ -1572,10 +1264,10 @@ out:
 /* Free what only reading needed, and give its memory back. */
 static void drop_scratch(ss_parser *ps)
 {
-	profile_mem_give(ps->p, ps->nidx * sizeof(*ps->idx) +
-				ps->nstacks * sizeof(*ps->stack_off) +
-				ps->nweights * sizeof(*ps->weights) +
-				ps->nevents * sizeof(*ps->events));
+	profile_mem_give(ps->js.p, ps->nidx * sizeof(*ps->idx) +
+				   ps->nstacks * sizeof(*ps->stack_off) +
+				   ps->nweights * sizeof(*ps->weights) +
+				   ps->nevents * sizeof(*ps->events));
 	free(ps->idx);
 	free(ps->stack_off);
 	free(ps->weights);
@@ -1598,8 +1290,8 @@ static int emit_samples(ss_parser *ps)
 			max_depth = ps->nodes[i].depth;
 	/* One spare entry: never a NULL stack, even when only the root holds a value. */
 	if (!(stack = malloc(((size_t)max_depth + 1) * sizeof(*stack))))
-		return nomem(ps);
-	profile_reserve(ps->p, ps->nnodes, 0);
+		return jsonscan_nomem(&ps->js);
+	profile_reserve(ps->js.p, ps->nnodes, 0);
 	for (uint32_t i = 0; i < ps->nnodes; i++) {
 		const ss_node *n = &ps->nodes[i];
 		uint32_t j = i;
@@ -1610,7 +1302,7 @@ static int emit_samples(ss_parser *ps)
 			stack[k - 1] = ps->nodes[j].func;
 			j = ps->nodes[j].parent;
 		}
-		if ((rc = profile_add_sample(ps->p, stack, n->depth, n->v, ps->err)) < 0)
+		if ((rc = profile_add_sample(ps->js.p, stack, n->depth, n->v, ps->js.err)) < 0)
 			goto out;
 	}
 out:
@@ -1620,8 +1312,7 @@ out:
 
 static void parser_release(ss_parser *ps)
 {
-	if (ps->yh)
-		yajl_free(ps->yh);
+	jsonscan_release(&ps->js);
 	free(ps->frame_func);
 	buf_release(&ps->fname);
 	buf_release(&ps->ffile);
@@ -1634,33 +1325,25 @@ static void parser_release(ss_parser *ps)
 	free(ps->kids);
 }
 
-static size_t skip_bom(const uint8_t *data, size_t len)
-{
-	return len >= 3 && data[0] == 0xef && data[1] == 0xbb && data[2] == 0xbf ? 3 : 0;
-}
-
 int speedscope_parse(profile **out, const uint8_t *data, size_t len,
 		     const char *name, const profile_limits *lim, pr_error *err)
 {
+	static const jsonscan_ops ops = {on_open, on_close, on_key, on_scalar};
 	ss_parser ps;
-	size_t bom = skip_bom(data, len);
 	int rc;
 
 	*out = NULL;
 	memset(&ps, 0, sizeof(ps));
-	ps.name = name ? name : "-";
-	ps.err = err;
-	ps.text = data + bom;
-	ps.text_len = len - bom;
+	jsonscan_init(&ps.js, name, err, data, len, &ops, &ps);
 	buf_init(&ps.fname, SIZE_MAX);
 	buf_init(&ps.ffile, SIZE_MAX);
-	if ((rc = profile_new(&ps.p, PROFILE_FMT_SPEEDSCOPE, ps.name, lim, err)) < 0)
+	if ((rc = profile_new(&ps.js.p, PROFILE_FMT_SPEEDSCOPE, ps.js.name, lim, err)) < 0)
 		goto out;
-	if (len == bom) {
-		rc = bad(&ps, "the input is empty");
+	if (ps.js.text_len == 0) {
+		rc = jsonscan_bad(&ps.js, "the input is empty");
 		goto out;
 	}
-	if ((rc = read_json(&ps)) < 0 ||
+	if ((rc = jsonscan_read(&ps.js)) < 0 ||
 	    (rc = check_shape(&ps)) < 0 ||
 	    (rc = pick_columns(&ps)) < 0 ||
 	    (rc = check_spans(&ps)) < 0 ||
@@ -1675,12 +1358,12 @@ int speedscope_parse(profile **out, const uint8_t *data, size_t len,
 	drop_scratch(&ps);
 	if ((rc = emit_samples(&ps)) < 0)
 		goto out;
-	profile_pick_primary(ps.p, "cpu");
-	*out = ps.p;
-	ps.p = NULL;
+	profile_pick_primary(ps.js.p, "cpu");
+	*out = ps.js.p;
+	ps.js.p = NULL;
 out:
 	parser_release(&ps);
-	profile_free(ps.p);
+	profile_free(ps.js.p);
 	return rc;
 }
 
@@ -1719,7 +1402,7 @@ static bool has_key(const uint8_t *data, size_t len, const char *name, size_t *a
 bool speedscope_sniff(const uint8_t *data, size_t len)
 {
 	static const char mark[] = "speedscope";
-	size_t i = skip_bom(data, len), end, at;
+	size_t i = jsonscan_bom(data, len), end, at;
 
 	while (i < len && is_space(data[i]))
 		i++;

@@ -64,7 +64,7 @@
  * budget is yajl's own: it decodes a string with escapes into its buffer
  * before the parser sees it, so a functionName or url costs its size once
  * before the length limit refuses it. yajl has no nesting limit (it keeps
- * a byte per level); JSON_MAX_DEPTH is jansson's, the parser used before.
+ * a byte per level); JSONSCAN_MAX_DEPTH is jansson's, the parser used before.
  *
  * Errors come in the order a whole-document parser reports them: a
  * document that is not well-formed JSON is "invalid JSON" wherever it
@@ -78,19 +78,15 @@
 #include "pipeline/v8.h"
 #include "common/buf.h"
 
-#include <errno.h>
+#include "pipeline/jsonscan.h"
+
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <yajl/yajl_parse.h>
 
 #define NO_NODE UINT32_MAX
 #define SNIFF_WINDOW 4096
-#define JSON_MAX_DEPTH 2048
-/* Longer number texts are refused: no writer needs them. */
-#define NUMBER_MAX 128
 /* Object contexts never nest deeper than top > nodes > node > callFrame. */
 #define CTX_MAX 8
 
@@ -145,25 +141,8 @@ static const char *const key_names[] = {
 	[K_URL] = "url",
 };
 
-/* A scalar as yajl reported it. */
-typedef enum vkind { V_INT, V_REAL, V_STRING, V_OTHER } vkind;
-
 typedef struct v8_parser {
-	const char *name;
-	pr_error *err;
-	pr_error pending;   /* the first profile error, reported if the JSON is well-formed */
-	int rc;             /* why a callback stopped the parse */
-	profile *p;
-	yajl_handle yh;
-	/* yajl reads the callbacks through this pointer: skipping turns scalars off. */
-	yajl_callbacks cb;
-	const unsigned char *text;
-	size_t text_len;
-	bool completing;    /* in yajl_complete_parse: the offset is the end */
-
-	uint32_t depth;     /* JSON nesting of the value being read */
-	uint32_t skip;      /* nesting of the container being skipped; 0: none */
-	bool ignoring;      /* after a profile error: only the JSON is checked */
+	jsonscan js;        /* the text, the error rules; js.p is the profile */
 	ctx stack[CTX_MAX];
 	uint32_t seen[CTX_MAX]; /* keys met in each open object, for duplicates */
 	uint32_t nctx;
@@ -197,112 +176,6 @@ typedef struct v8_parser {
 	int64_t start_ns, end_ns;
 } v8_parser;
 
-static int bad(v8_parser *ps, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-/* A profile error found after the text was read: reported at once. */
-static int bad(v8_parser *ps, const char *fmt, ...)
-{
-	char reason[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(reason, sizeof(reason), fmt, ap);
-	va_end(ap);
-	return pr_error_set(ps->err, PR_EDATA, "cannot parse '%s': %s", ps->name,
-			    reason);
-}
-
-static int nomem(v8_parser *ps)
-{
-	return pr_error_set(ps->err, PR_ENOMEM, "cannot parse '%s': out of memory",
-			    ps->name);
-}
-
-/* ---- while yajl reads: skipping, errors, limits ---------------------- */
-
-static void scalars_on(v8_parser *ps);
-static void scalars_off(v8_parser *ps);
-static void values_off(v8_parser *ps);
-
-static void defer(v8_parser *ps, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-/*
- * A profile error found while reading: keep the first, and only check
- * the rest of the text as JSON (see the header comment).
- */
-static void defer(v8_parser *ps, const char *fmt, ...)
-{
-	char reason[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(reason, sizeof(reason), fmt, ap);
-	va_end(ap);
-	pr_error_set(&ps->pending, PR_EDATA, "cannot parse '%s': %s", ps->name, reason);
-	ps->ignoring = true;
-	scalars_off(ps);
-}
-
-/* Where yajl is in the text, as a line and a column (both from 1). */
-static void position(const v8_parser *ps, size_t *line, size_t *col)
-{
-	size_t off = ps->completing ? ps->text_len : yajl_get_bytes_consumed(ps->yh);
-	const unsigned char *t = ps->text, *q = t, *nl;
-
-	if (off > ps->text_len)
-		off = ps->text_len;
-	*line = 1;
-	while ((nl = memchr(q, '\n', off - (size_t)(q - t)))) {
-		(*line)++;
-		q = nl + 1;
-	}
-	*col = off - (size_t)(q - t) + 1;
-}
-
-static int json_error(v8_parser *ps, const char *reason)
-{
-	size_t line, col;
-
-	position(ps, &line, &col);
-	ps->rc = pr_error_set(ps->err, PR_EDATA,
-			      "cannot parse '%s': invalid JSON at line %zu column %zu: %s",
-			      ps->name, line, col, reason);
-	return 0;
-}
-
-/* Stop the parse: ps->err is set, ps->rc says why. yajl's "cancel" is 0. */
-static int stop(v8_parser *ps, int rc)
-{
-	ps->rc = rc;
-	return 0;
-}
-
-static int take(v8_parser *ps, uint64_t bytes)
-{
-	return profile_mem_take(ps->p, bytes, ps->err);
-}
-
-/* Room for one more element of a growing array; the element is charged. */
-static int grow(v8_parser *ps, void **arr, size_t *cap, size_t n, size_t size)
-{
-	void *a;
-	size_t c;
-	int rc;
-
-	if ((rc = take(ps, size)) < 0)
-		return rc;
-	if (n < *cap)
-		return 0;
-	c = *cap ? *cap * 2 : 256;
-	if (!(a = realloc(*arr, c * size)))
-		return nomem(ps);
-	*arr = a;
-	*cap = c;
-	return 0;
-}
-
 /* "node 12", or "node at index 3" while its id is still unknown. */
 static const char *node_label(v8_parser *ps, char *b, size_t n)
 {
@@ -316,51 +189,23 @@ static const char *node_label(v8_parser *ps, char *b, size_t n)
 }
 
 /*
- * An integer token as int64. Returns 1, or 0 with a JSON error set (out
- * of range, as jansson refused such numbers too).
- */
-static int to_int(v8_parser *ps, const char *s, size_t n, int64_t *out)
-{
-	char tmp[NUMBER_MAX + 1];
-	long long v;
-
-	if (n > 20)
-		return json_error(ps, "integer out of range");
-	memcpy(tmp, s, n);
-	tmp[n] = '\0';
-	errno = 0;
-	v = strtoll(tmp, NULL, 10);
-	if (errno == ERANGE)
-		return json_error(ps, "integer out of range");
-	*out = v;
-	return 1;
-}
-
-/*
  * A time in microseconds (an integer or real token) as nanoseconds.
  * Integers are the norm; a few writers emit fractions, which nanoseconds
  * keep. Returns 1, 0 with a JSON error set, or -1 when the value does
  * not fit 64 bits of nanoseconds.
  */
-static int to_ns(v8_parser *ps, vkind kind, const char *s, size_t n, int64_t *out)
+static int to_ns(v8_parser *ps, jsonscan_kind kind, const char *s, size_t n, int64_t *out)
 {
-	char tmp[NUMBER_MAX + 1];
 	int64_t us;
 	double ns;
 
-	if (kind == V_INT) {
-		if (!to_int(ps, s, n, &us))
+	if (kind == JSONSCAN_INT) {
+		if (!jsonscan_int(&ps->js, s, n, &us))
 			return 0;
 		return __builtin_mul_overflow(us, 1000, out) ? -1 : 1;
 	}
-	if (n > NUMBER_MAX)
-		return json_error(ps, "number of more than 128 characters");
-	memcpy(tmp, s, n);
-	tmp[n] = '\0';
-	errno = 0;
-	ns = strtod(tmp, NULL);
-	if (errno == ERANGE && (ns == HUGE_VAL || ns == -HUGE_VAL))
-		return json_error(ps, "real number out of range");
+	if (!jsonscan_real(&ps->js, s, n, &ns))
+		return 0;
 	ns *= 1000.0;
 	/* 9.2e18 is just under INT64_MAX, so llround cannot overflow. */
 	if (!isfinite(ns) || ns > 9.2e18 || ns < -9.2e18)
@@ -376,14 +221,12 @@ static int node_start(v8_parser *ps)
 	int rc;
 
 	if (ps->nnodes == NO_NODE - 1) {
-		ps->rc = pr_error_set(ps->err, PR_ELIMIT, "cannot parse '%s': too many nodes",
-				      ps->name);
-		return 0;
+		return jsonscan_stop(&ps->js, jsonscan_limit(&ps->js, "too many nodes"));
 	}
-	if ((rc = take(ps, NODE_COST - sizeof(v8_node))) < 0 ||
-	    (rc = grow(ps, (void **)&ps->nodes, &ps->nodes_cap, ps->nnodes,
-		       sizeof(*ps->nodes))) < 0)
-		return stop(ps, rc);
+	if ((rc = jsonscan_take(&ps->js, NODE_COST - sizeof(v8_node))) < 0 ||
+	    (rc = jsonscan_grow(&ps->js, (void **)&ps->nodes, &ps->nodes_cap, ps->nnodes,
+				sizeof(*ps->nodes))) < 0)
+		return jsonscan_stop(&ps->js, rc);
 	n = &ps->nodes[ps->nnodes++];
 	memset(n, 0, sizeof(*n));
 	n->parent = NO_NODE;
@@ -407,29 +250,29 @@ static int node_end(v8_parser *ps)
 	int rc;
 
 	if (!(n->flags & F_ID)) {
-		defer(ps, "node at index %u has no id", ps->nnodes - 1);
+		jsonscan_defer(&ps->js, "node at index %u has no id", ps->nnodes - 1);
 		return 1;
 	}
 	if (ps->node_bad != K_OTHER && !(n->flags & F_FRAME)) {
-		defer(ps, "node %lld: %s is not a string", (long long)n->id,
-		      key_names[ps->node_bad]);
+		jsonscan_defer(&ps->js, "node %lld: %s is not a string", (long long)n->id,
+			       key_names[ps->node_bad]);
 		return 1;
 	}
 	if (buf_put(&key, &len, sizeof(len)) < 0 || buf_put(&key, fn->ptr, fn->len) < 0 ||
 	    buf_put(&key, url->ptr, url->len) < 0) {
-		rc = nomem(ps);
+		rc = jsonscan_nomem(&ps->js);
 		goto out;
 	}
 	if (!strmap_get(&ps->names, key.ptr, key.len, &idx)) {
 		uint64_t cost = key.len + 1 + 3 * sizeof(strmap_slot);
 
-		if ((rc = take(ps, cost)) < 0 ||
-		    (rc = grow(ps, (void **)&ps->names_at, &ps->names_cap, ps->nnames,
-			       sizeof(*ps->names_at))) < 0)
+		if ((rc = jsonscan_take(&ps->js, cost)) < 0 ||
+		    (rc = jsonscan_grow(&ps->js, (void **)&ps->names_at, &ps->names_cap, ps->nnames,
+					sizeof(*ps->names_at))) < 0)
 			goto out;
 		ps->names_charged += cost + sizeof(*ps->names_at);
 		if (strmap_put(&ps->names, key.ptr, key.len, ps->nnames, &idx, &stored) < 0) {
-			rc = nomem(ps);
+			rc = jsonscan_nomem(&ps->js);
 			goto out;
 		}
 		ps->names_at[ps->nnames].key = stored;
@@ -440,7 +283,7 @@ static int node_end(v8_parser *ps)
 	rc = 0;
 out:
 	buf_release(&key);
-	return rc < 0 ? stop(ps, rc) : 1;
+	return rc < 0 ? jsonscan_stop(&ps->js, rc) : 1;
 }
 
 /* A container opens as the value of ps->key, or as an array element. */
@@ -462,16 +305,17 @@ static int container_value(v8_parser *ps, bool object)
 			ps->have_deltas = true;
 			push = X_DELTAS;
 		} else if (ps->key == K_NODES || ps->key == K_SAMPLES || ps->key == K_DELTAS) {
-			defer(ps, "\"%s\" is not an array", key_names[ps->key]);
+			jsonscan_defer(&ps->js, "\"%s\" is not an array", key_names[ps->key]);
 			return 1;
 		} else if (ps->key == K_START || ps->key == K_END) {
-			defer(ps, "%s is not a number of microseconds", key_names[ps->key]);
+			jsonscan_defer(&ps->js, "%s is not a number of microseconds",
+				       key_names[ps->key]);
 			return 1;
 		}
 		break;
 	case X_NODES:
 		if (!object) {
-			defer(ps, "node at index %u is not an object", ps->nnodes);
+			jsonscan_defer(&ps->js, "node at index %u is not an object", ps->nnodes);
 			return 1;
 		}
 		if (!node_start(ps))
@@ -486,20 +330,24 @@ static int container_value(v8_parser *ps, bool object)
 			ps->nodes[ps->nnodes - 1].flags |= F_FRAME;
 			push = X_FRAME;
 		} else if (ps->key == K_ID) {
-			defer(ps, "node at index %u: id is not an integer", ps->nnodes - 1);
+			jsonscan_defer(&ps->js, "node at index %u: id is not an integer",
+				       ps->nnodes - 1);
 			return 1;
 		} else if (ps->key == K_HITS) {
-			defer(ps, "%s: hitCount is not an integer", node_label(ps, nb, sizeof(nb)));
+			jsonscan_defer(&ps->js, "%s: hitCount is not an integer",
+				       node_label(ps, nb, sizeof(nb)));
 			return 1;
 		} else if (ps->key == K_CHILDREN) {
-			defer(ps, "%s: children is not an array", node_label(ps, nb, sizeof(nb)));
+			jsonscan_defer(&ps->js, "%s: children is not an array",
+				       node_label(ps, nb, sizeof(nb)));
 			return 1;
 		} else if (ps->key == K_PARENT) {
-			defer(ps, "%s: parent is not an integer id",
-			      node_label(ps, nb, sizeof(nb)));
+			jsonscan_defer(&ps->js, "%s: parent is not an integer id",
+				       node_label(ps, nb, sizeof(nb)));
 			return 1;
 		} else if (ps->key == K_FRAME) {
-			defer(ps, "%s: callFrame is not an object", node_label(ps, nb, sizeof(nb)));
+			jsonscan_defer(&ps->js, "%s: callFrame is not an object",
+				       node_label(ps, nb, sizeof(nb)));
 			return 1;
 		} else if (ps->key == K_FNAME || ps->key == K_URL) {
 			ps->node_bad = ps->key;
@@ -507,27 +355,27 @@ static int container_value(v8_parser *ps, bool object)
 		break;
 	case X_FRAME:
 		if (ps->key == K_FNAME || ps->key == K_URL) {
-			defer(ps, "%s: %s is not a string", node_label(ps, nb, sizeof(nb)),
-			      key_names[ps->key]);
+			jsonscan_defer(&ps->js, "%s: %s is not a string",
+				       node_label(ps, nb, sizeof(nb)), key_names[ps->key]);
 			return 1;
 		}
 		break;
 	case X_KIDS:
-		defer(ps, "%s: child at index %zu is not an integer id",
-		      node_label(ps, nb, sizeof(nb)),
-		      ps->nkids - ps->nodes[ps->nnodes - 1].kids_off);
+		jsonscan_defer(&ps->js, "%s: child at index %zu is not an integer id",
+			       node_label(ps, nb, sizeof(nb)),
+			       ps->nkids - ps->nodes[ps->nnodes - 1].kids_off);
 		return 1;
 	case X_SAMPLES:
-		defer(ps, "sample %zu is not an integer node id", ps->samples_seen);
+		jsonscan_defer(&ps->js, "sample %zu is not an integer node id", ps->samples_seen);
 		return 1;
 	case X_DELTAS:
-		defer(ps, "timeDelta %zu is not a number of microseconds", ps->deltas_seen);
+		jsonscan_defer(&ps->js, "timeDelta %zu is not a number of microseconds",
+			       ps->deltas_seen);
 		return 1;
 	}
 	if (push == X_TOP) {
 		/* A value nothing here reads: skip it whole. */
-		ps->skip = ps->depth;
-		scalars_off(ps);
+		jsonscan_skip(&ps->js);
 		return 1;
 	}
 	ps->stack[ps->nctx] = push;
@@ -536,20 +384,15 @@ static int container_value(v8_parser *ps, bool object)
 	return 1;
 }
 
-static int open_container(v8_parser *ps, bool object)
+/* A container to read opens (jsonscan_ops.open). */
+static int on_open(void *arg, bool object)
 {
-	if (++ps->depth > JSON_MAX_DEPTH) {
-		char reason[64];
+	v8_parser *ps = arg;
 
-		snprintf(reason, sizeof(reason), "maximum parsing depth of %d exceeded",
-			 JSON_MAX_DEPTH);
-		return json_error(ps, reason);
-	}
-	if (ps->ignoring || ps->skip)
-		return 1;
 	if (ps->nctx == 0) {
 		if (!object) {
-			defer(ps, "the top level is an array, not a cpuprofile object");
+			jsonscan_defer(&ps->js,
+				       "the top level is an array, not a cpuprofile object");
 			return 1;
 		}
 		ps->stack[0] = X_TOP;
@@ -560,98 +403,41 @@ static int open_container(v8_parser *ps, bool object)
 	return container_value(ps, object);
 }
 
-static int cb_start_map(void *arg)
+static int on_close(void *arg)
 {
-	return open_container(arg, true);
-}
+	v8_parser *ps = arg;
+	ctx c = ps->stack[--ps->nctx];
 
-static int cb_start_array(void *arg)
-{
-	return open_container(arg, false);
-}
-
-static int close_container(v8_parser *ps)
-{
-	ctx c;
-
-	if (ps->skip) {
-		/* The skipped value, or a container inside it, ends. */
-		if (ps->depth == ps->skip) {
-			ps->skip = 0;
-			if (!ps->ignoring)
-				scalars_on(ps);
-		}
-		ps->depth--;
-		return 1;
-	}
-	ps->depth--;
-	if (ps->ignoring)
-		return 1;
-	scalars_on(ps);
-	c = ps->stack[--ps->nctx];
 	if (c == X_NODE)
 		return node_end(ps);
 	if (c == X_KIDS) {
 		v8_node *n = &ps->nodes[ps->nnodes - 1];
 		n->nkids = (uint32_t)(ps->nkids - n->kids_off);
-	} else if (c == X_SAMPLES && ps->samples_seen > ps->p->limits.max_samples) {
-		ps->rc = pr_error_set(ps->err, PR_ELIMIT,
-				      "cannot parse '%s': %zu samples exceed the limit of %llu",
-				      ps->name, ps->samples_seen,
-				      (unsigned long long)ps->p->limits.max_samples);
-		return 0;
+	} else if (c == X_SAMPLES && ps->samples_seen > ps->js.p->limits.max_samples) {
+		unsigned long long max = (unsigned long long)ps->js.p->limits.max_samples;
+
+		return jsonscan_stop(&ps->js,
+				     jsonscan_limit(&ps->js, "%zu samples exceed the limit of %llu",
+						    ps->samples_seen, max));
 	}
 	return 1;
 }
 
-static int cb_end(void *arg)
-{
-	return close_container(arg);
-}
-
-static int cb_key(void *arg, const unsigned char *s, size_t n)
+static int on_key(void *arg, const unsigned char *s, size_t n)
 {
 	v8_parser *ps = arg;
 	ctx c = ps->stack[ps->nctx - 1];
 	key first = c == X_TOP ? K_NODES : c == X_NODE ? K_ID : K_FNAME;
 	key last = c == X_TOP ? K_HEAD : K_URL;
+	int k = jsonscan_key(&ps->js, key_names, first, last, s, n, &ps->seen[ps->nctx - 1]);
 
-	scalars_on(ps);
-	ps->key = K_OTHER;
-	for (key k = first; k <= last; k++) {
-		if (strlen(key_names[k]) != n || memcmp(key_names[k], s, n) != 0)
-			continue;
-		if (ps->seen[ps->nctx - 1] & (1u << k)) {
-			char reason[64];
-
-			snprintf(reason, sizeof(reason), "duplicate object key \"%s\"",
-				 key_names[k]);
-			return json_error(ps, reason);
-		}
-		ps->seen[ps->nctx - 1] |= 1u << k;
-		ps->key = k;
-		if (k == K_HEAD)
-			ps->have_head = true;
-		break;
-	}
-	if (ps->key == K_OTHER || ps->key == K_HEAD)
-		values_off(ps);
-	return 1;
-}
-
-/* A string value of a name field: kept for the node, within the limit. */
-static int name_value(v8_parser *ps, buf *dst, const unsigned char *s, size_t n)
-{
-	if (n > ps->p->limits.max_string_len) {
-		ps->rc = pr_error_set(ps->err, PR_ELIMIT,
-				      "cannot parse '%s': a name of %zu bytes "
-				      "exceeds the limit of %u bytes",
-				      ps->name, n, ps->p->limits.max_string_len);
+	if (k < 0)
 		return 0;
-	}
-	buf_reset(dst);
-	if (buf_put(dst, s, n) < 0)
-		return stop(ps, nomem(ps));
+	ps->key = (key)k;
+	if (ps->key == K_HEAD)
+		ps->have_head = true;
+	if (ps->key == K_OTHER || ps->key == K_HEAD)
+		jsonscan_values_off(&ps->js);
 	return 1;
 }
 
@@ -661,8 +447,8 @@ static int id_element(v8_parser *ps, int64_t **arr, size_t *n, size_t *cap,
 {
 	int rc;
 
-	if ((rc = grow(ps, (void **)arr, cap, *n, sizeof(**arr))) < 0)
-		return stop(ps, rc);
+	if ((rc = jsonscan_grow(&ps->js, (void **)arr, cap, *n, sizeof(**arr))) < 0)
+		return jsonscan_stop(&ps->js, rc);
 	(*arr)[(*n)++] = id;
 	return 1;
 }
@@ -672,8 +458,9 @@ static int id_element(v8_parser *ps, int64_t **arr, size_t *n, size_t *cap,
  * Numbers are converted only where a value is read, so one out of range
  * in a skipped value is no error.
  */
-static int scalar(v8_parser *ps, vkind kind, const char *s, size_t n)
+static int on_scalar(void *arg, jsonscan_kind kind, const char *s, size_t n)
 {
+	v8_parser *ps = arg;
 	ctx c;
 	v8_node *nd;
 	int64_t v;
@@ -681,7 +468,7 @@ static int scalar(v8_parser *ps, vkind kind, const char *s, size_t n)
 	int r;
 
 	if (ps->nctx == 0) {
-		defer(ps, "the top level is not a cpuprofile object");
+		jsonscan_defer(&ps->js, "the top level is not a cpuprofile object");
 		return 1;
 	}
 	c = ps->stack[ps->nctx - 1];
@@ -691,9 +478,10 @@ static int scalar(v8_parser *ps, vkind kind, const char *s, size_t n)
 		if (ps->key == K_START || ps->key == K_END) {
 			int64_t *dst = ps->key == K_START ? &ps->start_ns : &ps->end_ns;
 
-			if (kind == V_STRING || kind == V_OTHER ||
+			if ((kind != JSONSCAN_INT && kind != JSONSCAN_REAL) ||
 			    (r = to_ns(ps, kind, s, n, dst)) < 0) {
-				defer(ps, "%s is not a number of microseconds", key_names[ps->key]);
+				jsonscan_defer(&ps->js, "%s is not a number of microseconds",
+					       key_names[ps->key]);
 				return 1;
 			}
 			if (r == 0)
@@ -703,215 +491,115 @@ static int scalar(v8_parser *ps, vkind kind, const char *s, size_t n)
 			else
 				ps->have_end = true;
 		} else if (ps->key == K_NODES || ps->key == K_SAMPLES || ps->key == K_DELTAS) {
-			defer(ps, "\"%s\" is not an array", key_names[ps->key]);
+			jsonscan_defer(&ps->js, "\"%s\" is not an array", key_names[ps->key]);
 		}
 		return 1;
 	case X_NODES:
-		defer(ps, "node at index %u is not an object", ps->nnodes);
+		jsonscan_defer(&ps->js, "node at index %u is not an object", ps->nnodes);
 		return 1;
 	case X_NODE:
 		switch (ps->key) {
 		case K_ID:
-			if (kind != V_INT) {
-				defer(ps, "node at index %u: id is not an integer", ps->nnodes - 1);
+			if (kind != JSONSCAN_INT) {
+				jsonscan_defer(&ps->js, "node at index %u: id is not an integer",
+					       ps->nnodes - 1);
 				return 1;
 			}
-			if (!to_int(ps, s, n, &nd->id))
+			if (!jsonscan_int(&ps->js, s, n, &nd->id))
 				return 0;
 			nd->flags |= F_ID;
 			return 1;
 		case K_HITS:
-			if (kind != V_INT) {
-				defer(ps, "%s: hitCount is not an integer",
-				      node_label(ps, nb, sizeof(nb)));
+			if (kind != JSONSCAN_INT) {
+				jsonscan_defer(&ps->js, "%s: hitCount is not an integer",
+					       node_label(ps, nb, sizeof(nb)));
 				return 1;
 			}
-			if (!to_int(ps, s, n, &v))
+			if (!jsonscan_int(&ps->js, s, n, &v))
 				return 0;
 			if (v < 0) {
-				defer(ps, "%s: negative hitCount %lld",
-				      node_label(ps, nb, sizeof(nb)), (long long)v);
+				jsonscan_defer(&ps->js, "%s: negative hitCount %lld",
+					       node_label(ps, nb, sizeof(nb)), (long long)v);
 				return 1;
 			}
 			nd->hits = v;
 			nd->flags |= F_HITS;
 			return 1;
 		case K_PARENT:
-			if (kind != V_INT) {
-				defer(ps, "%s: parent is not an integer id",
-				      node_label(ps, nb, sizeof(nb)));
+			if (kind != JSONSCAN_INT) {
+				jsonscan_defer(&ps->js, "%s: parent is not an integer id",
+					       node_label(ps, nb, sizeof(nb)));
 				return 1;
 			}
-			if (!to_int(ps, s, n, &nd->parent_id))
+			if (!jsonscan_int(&ps->js, s, n, &nd->parent_id))
 				return 0;
 			nd->flags |= F_PARENT;
 			return 1;
 		case K_CHILDREN:
-			defer(ps, "%s: children is not an array", node_label(ps, nb, sizeof(nb)));
+			jsonscan_defer(&ps->js, "%s: children is not an array",
+				       node_label(ps, nb, sizeof(nb)));
 			return 1;
 		case K_FRAME:
-			defer(ps, "%s: callFrame is not an object", node_label(ps, nb, sizeof(nb)));
+			jsonscan_defer(&ps->js, "%s: callFrame is not an object",
+				       node_label(ps, nb, sizeof(nb)));
 			return 1;
 		case K_FNAME:
 		case K_URL:
 			/* Old writers put the call frame's fields on the node. */
-			if (kind != V_STRING) {
+			if (kind != JSONSCAN_STRING) {
 				ps->node_bad = ps->key;
 				return 1;
 			}
-			return name_value(ps, ps->key == K_FNAME ? &ps->nname : &ps->nurl,
-					  (const unsigned char *)s, n);
+			return jsonscan_name(&ps->js, ps->key == K_FNAME ? &ps->nname : &ps->nurl,
+					     s, n);
 		default:
 			return 1;
 		}
 	case X_FRAME:
 		if (ps->key != K_FNAME && ps->key != K_URL)
 			return 1;
-		if (kind != V_STRING) {
-			defer(ps, "%s: %s is not a string", node_label(ps, nb, sizeof(nb)),
-			      key_names[ps->key]);
+		if (kind != JSONSCAN_STRING) {
+			jsonscan_defer(&ps->js, "%s: %s is not a string",
+				       node_label(ps, nb, sizeof(nb)), key_names[ps->key]);
 			return 1;
 		}
-		return name_value(ps, ps->key == K_FNAME ? &ps->fname : &ps->furl,
-				  (const unsigned char *)s, n);
+		return jsonscan_name(&ps->js, ps->key == K_FNAME ? &ps->fname : &ps->furl, s, n);
 	case X_KIDS:
-		if (kind != V_INT) {
-			defer(ps, "%s: child at index %zu is not an integer id",
-			      node_label(ps, nb, sizeof(nb)), ps->nkids - nd->kids_off);
+		if (kind != JSONSCAN_INT) {
+			jsonscan_defer(&ps->js, "%s: child at index %zu is not an integer id",
+				       node_label(ps, nb, sizeof(nb)), ps->nkids - nd->kids_off);
 			return 1;
 		}
-		if (!to_int(ps, s, n, &v))
+		if (!jsonscan_int(&ps->js, s, n, &v))
 			return 0;
 		return id_element(ps, &ps->kids, &ps->nkids, &ps->kids_cap, v);
 	case X_SAMPLES:
-		if (kind != V_INT) {
-			defer(ps, "sample %zu is not an integer node id", ps->samples_seen);
+		if (kind != JSONSCAN_INT) {
+			jsonscan_defer(&ps->js, "sample %zu is not an integer node id",
+				       ps->samples_seen);
 			return 1;
 		}
-		if (!to_int(ps, s, n, &v))
+		if (!jsonscan_int(&ps->js, s, n, &v))
 			return 0;
 		/* Past the limit only count, for the message at the array's end. */
-		if (ps->samples_seen++ >= ps->p->limits.max_samples)
+		if (ps->samples_seen++ >= ps->js.p->limits.max_samples)
 			return 1;
 		return id_element(ps, &ps->samples, &ps->nsamples, &ps->samples_cap, v);
 	case X_DELTAS:
-		if (kind == V_STRING || kind == V_OTHER || (r = to_ns(ps, kind, s, n, &v)) < 0) {
-			defer(ps, "timeDelta %zu is not a number of microseconds", ps->deltas_seen);
+		if ((kind != JSONSCAN_INT && kind != JSONSCAN_REAL) ||
+		    (r = to_ns(ps, kind, s, n, &v)) < 0) {
+			jsonscan_defer(&ps->js, "timeDelta %zu is not a number of microseconds",
+				       ps->deltas_seen);
 			return 1;
 		}
 		if (r == 0)
 			return 0;
 		/* As many as samples can be kept; a longer array is a mismatch. */
-		if (ps->deltas_seen++ >= ps->p->limits.max_samples)
+		if (ps->deltas_seen++ >= ps->js.p->limits.max_samples)
 			return 1;
 		return id_element(ps, &ps->deltas, &ps->ndeltas, &ps->deltas_cap, v);
 	}
 	return 1;
-}
-
-static int cb_number(void *arg, const char *s, size_t n)
-{
-	bool real = memchr(s, '.', n) || memchr(s, 'e', n) || memchr(s, 'E', n);
-
-	return scalar(arg, real ? V_REAL : V_INT, s, n);
-}
-
-static int cb_string(void *arg, const unsigned char *s, size_t n)
-{
-	return scalar(arg, V_STRING, (const char *)s, n);
-}
-
-static int cb_bool(void *arg, int v)
-{
-	(void)v;
-	return scalar(arg, V_OTHER, "", 0);
-}
-
-static int cb_null(void *arg)
-{
-	return scalar(arg, V_OTHER, "", 0);
-}
-
-/*
- * yajl decodes a string only for a string callback, so the value of a
- * key nothing here reads is never decoded or converted: its scalars are
- * turned off until the next key or the end of its object.
- */
-static void values_off(v8_parser *ps)
-{
-	ps->cb.yajl_null = NULL;
-	ps->cb.yajl_boolean = NULL;
-	ps->cb.yajl_number = NULL;
-	ps->cb.yajl_string = NULL;
-}
-
-/* Inside a skipped container only the nesting is followed. */
-static void scalars_off(v8_parser *ps)
-{
-	values_off(ps);
-	ps->cb.yajl_map_key = NULL;
-}
-
-static void scalars_on(v8_parser *ps)
-{
-	ps->cb.yajl_null = cb_null;
-	ps->cb.yajl_boolean = cb_bool;
-	ps->cb.yajl_number = cb_number;
-	ps->cb.yajl_string = cb_string;
-	ps->cb.yajl_map_key = cb_key;
-}
-
-/*
- * yajl's own message without its "parse error: " or "lexical error: "
- * prefix and full stop. Never verbose: that would quote the input.
- */
-static int yajl_failed(v8_parser *ps)
-{
-	unsigned char *msg = yajl_get_error(ps->yh, 0, NULL, 0);
-	char reason[256];
-	const char *r = msg ? (const char *)msg : "malformed";
-	const char *colon = strstr(r, "error: ");
-	size_t k;
-
-	if (colon)
-		r = colon + 7;
-	snprintf(reason, sizeof(reason), "%s", r);
-	k = strlen(reason);
-	while (k && (reason[k - 1] == '\n' || reason[k - 1] == '.'))
-		reason[--k] = '\0';
-	if (msg)
-		yajl_free_error(ps->yh, msg);
-	if (strcmp(reason, "premature EOF") == 0)
-		snprintf(reason, sizeof(reason), "the input ends too early (truncated?)");
-	json_error(ps, reason);
-	return ps->rc;
-}
-
-/* Read the text with yajl: 0, or the error that stopped it. */
-static int read_json(v8_parser *ps)
-{
-	yajl_status st;
-
-	scalars_on(ps);
-	ps->cb.yajl_start_map = cb_start_map;
-	ps->cb.yajl_end_map = cb_end;
-	ps->cb.yajl_start_array = cb_start_array;
-	ps->cb.yajl_end_array = cb_end;
-	/* UTF-8 is validated (the default); no comments, one value, no garbage. */
-	if (!(ps->yh = yajl_alloc(&ps->cb, NULL, ps)))
-		return nomem(ps);
-	st = yajl_parse(ps->yh, ps->text, ps->text_len);
-	if (st == yajl_status_ok) {
-		ps->completing = true;
-		st = yajl_complete_parse(ps->yh);
-	}
-	if (st == yajl_status_client_canceled)
-		return ps->rc;
-	if (st != yajl_status_ok)
-		return yajl_failed(ps);
-	if (ps->pending.code)
-		return pr_error_set(ps->err, ps->pending.code, "%s", ps->pending.msg);
-	return 0;
 }
 
 /* ---- after the text: the tree, the times, the stacks ----------------- */
@@ -961,7 +649,7 @@ static int index_dense(v8_parser *ps)
 		return 0;
 	ps->dense_len = span + 1;
 	if (!(ps->dense = malloc(ps->dense_len * sizeof(*ps->dense))))
-		return nomem(ps);
+		return jsonscan_nomem(&ps->js);
 	for (uint64_t k = 0; k < ps->dense_len; k++)
 		ps->dense[k] = NO_NODE;
 	for (uint32_t i = 0; i < ps->nnodes; i++)
@@ -973,7 +661,7 @@ static int index_dense(v8_parser *ps)
 static int index_nodes(v8_parser *ps)
 {
 	if (!(ps->ids = malloc(ps->nnodes * sizeof(*ps->ids))))
-		return nomem(ps);
+		return jsonscan_nomem(&ps->js);
 	for (uint32_t i = 0; i < ps->nnodes; i++) {
 		ps->ids[i].id = ps->nodes[i].id;
 		ps->ids[i].index = i;
@@ -981,7 +669,8 @@ static int index_nodes(v8_parser *ps)
 	qsort(ps->ids, ps->nnodes, sizeof(*ps->ids), id_cmp);
 	for (uint32_t i = 1; i < ps->nnodes; i++)
 		if (ps->ids[i].id == ps->ids[i - 1].id)
-			return bad(ps, "duplicate node id %lld", (long long)ps->ids[i].id);
+			return jsonscan_bad(&ps->js, "duplicate node id %lld",
+					    (long long)ps->ids[i].id);
 	return index_dense(ps);
 }
 
@@ -990,18 +679,19 @@ static int set_parent(v8_parser *ps, uint32_t child, uint32_t parent)
 	v8_node *c = &ps->nodes[child];
 
 	if (child == parent)
-		return bad(ps, "cycle at node %lld: it is its own parent",
-			   (long long)c->id);
+		return jsonscan_bad(&ps->js, "cycle at node %lld: it is its own parent",
+				    (long long)c->id);
 	if (c->parent == NO_NODE) {
 		c->parent = parent;
 		return 0;
 	}
 	if (c->parent == parent)
-		return bad(ps, "node %lld is listed twice as a child of node %lld",
-			   (long long)c->id, (long long)ps->nodes[parent].id);
-	return bad(ps, "node %lld is reached twice, as a child of node %lld and of node %lld",
-		   (long long)c->id, (long long)ps->nodes[c->parent].id,
-		   (long long)ps->nodes[parent].id);
+		return jsonscan_bad(&ps->js, "node %lld is listed twice as a child of node %lld",
+				    (long long)c->id, (long long)ps->nodes[parent].id);
+	return jsonscan_bad(&ps->js,
+			    "node %lld is reached twice, as a child of node %lld and of node %lld",
+			    (long long)c->id, (long long)ps->nodes[c->parent].id,
+			    (long long)ps->nodes[parent].id);
 }
 
 /* Parent links from "children" lists and "parent" fields. */
@@ -1017,8 +707,10 @@ static int link_nodes(v8_parser *ps)
 			uint32_t ci;
 
 			if ((ci = find_node(ps, id)) == NO_NODE)
-				return bad(ps, "node %lld lists child %lld, which does not exist",
-					   (long long)n->id, (long long)id);
+				return jsonscan_bad(&ps->js,
+						    "node %lld lists child %lld, "
+						    "which does not exist",
+						    (long long)n->id, (long long)id);
 			if ((rc = set_parent(ps, ci, i)) < 0)
 				return rc;
 		}
@@ -1030,8 +722,9 @@ static int link_nodes(v8_parser *ps)
 		if (!(n->flags & F_PARENT))
 			continue;
 		if ((pi = find_node(ps, n->parent_id)) == NO_NODE)
-			return bad(ps, "node %lld names parent %lld, which does not exist",
-				   (long long)n->id, (long long)n->parent_id);
+			return jsonscan_bad(&ps->js,
+					    "node %lld names parent %lld, which does not exist",
+					    (long long)n->id, (long long)n->parent_id);
 		/* The same link given both ways is fine; a second parent is not. */
 		if (n->parent == pi)
 			continue;
@@ -1062,13 +755,13 @@ static int compute_depths(v8_parser *ps)
 			other_root = i;
 	}
 	if (nroots > 1)
-		return bad(
-			ps,
+		return jsonscan_bad(
+			&ps->js,
 			"%u nodes have no parent (node %lld and node %lld): a profile has one root",
 			nroots, (long long)ps->nodes[ps->root].id,
 			(long long)ps->nodes[other_root].id);
 	if (!(path = malloc(ps->nnodes * sizeof(*path))))
-		return nomem(ps);
+		return jsonscan_nomem(&ps->js);
 	if (ps->root != NO_NODE)
 		ps->nodes[ps->root].flags |= F_DEPTH;
 	for (uint32_t i = 0; i < ps->nnodes; i++) {
@@ -1076,7 +769,8 @@ static int compute_depths(v8_parser *ps)
 
 		while (!(ps->nodes[j].flags & F_DEPTH)) {
 			if (ps->nodes[j].flags & F_ON_PATH) {
-				rc = bad(ps, "cycle at node %lld", (long long)ps->nodes[j].id);
+				rc = jsonscan_bad(&ps->js, "cycle at node %lld",
+						  (long long)ps->nodes[j].id);
 				goto out;
 			}
 			ps->nodes[j].flags |= F_ON_PATH;
@@ -1116,8 +810,8 @@ static int intern_funcs(v8_parser *ps)
 			fname = "(anonymous)";
 			fname_len = (uint32_t)strlen(fname);
 		}
-		if ((rc = profile_intern(ps->p, &n->func, fname, fname_len, url, url_len,
-					 ps->err)) < 0)
+		if ((rc = profile_intern(ps->js.p, &n->func, fname, fname_len, url, url_len,
+					 ps->js.err)) < 0)
 			return rc;
 	}
 	return 0;
@@ -1127,7 +821,8 @@ static int add_to_node(v8_parser *ps, v8_node *n, int64_t count, int64_t t)
 {
 	if (__builtin_add_overflow(n->count, count, &n->count) ||
 	    __builtin_add_overflow(n->time_ns, t, &n->time_ns))
-		return bad(ps, "the time of node %lld overflows 64 bits", (long long)n->id);
+		return jsonscan_bad(&ps->js, "the time of node %lld overflows 64 bits",
+				    (long long)n->id);
 	return 0;
 }
 
@@ -1135,9 +830,9 @@ static int check_times(v8_parser *ps)
 {
 	if (ps->have_start && ps->have_end) {
 		if (ps->end_ns < ps->start_ns)
-			return bad(ps, "endTime is before startTime");
-		if (__builtin_sub_overflow(ps->end_ns, ps->start_ns, &ps->p->duration_ns))
-			return bad(ps, "endTime - startTime overflows 64 bits");
+			return jsonscan_bad(&ps->js, "endTime is before startTime");
+		if (__builtin_sub_overflow(ps->end_ns, ps->start_ns, &ps->js.p->duration_ns))
+			return jsonscan_bad(&ps->js, "endTime - startTime overflows 64 bits");
 	}
 	return 0;
 }
@@ -1152,17 +847,18 @@ static int read_samples(v8_parser *ps)
 	int rc;
 
 	if (ps->have_deltas && ps->deltas_seen != n)
-		return bad(ps, "%zu samples but %zu timeDeltas", n, ps->deltas_seen);
+		return jsonscan_bad(&ps->js, "%zu samples but %zu timeDeltas", n, ps->deltas_seen);
 	if (!deltas && n > 0)
-		even = ps->p->duration_ns / (int64_t)n;
+		even = ps->js.p->duration_ns / (int64_t)n;
 	for (size_t i = 0; i < n; i++) {
 		int64_t id = ps->samples[i], t = even;
 
 		if (cached == NO_NODE || id != cached_id) {
 			if ((cached = find_node(ps, id)) == NO_NODE)
-				return bad(ps,
-					   "sample %zu refers to node %lld, which does not exist",
-					   i, (long long)id);
+				return jsonscan_bad(&ps->js,
+						    "sample %zu refers to node %lld, "
+						    "which does not exist",
+						    i, (long long)id);
 			cached_id = id;
 		}
 		if (deltas) {
@@ -1171,7 +867,7 @@ static int read_samples(v8_parser *ps)
 			if (i + 1 < n) {
 				t = deltas[i + 1] > 0 ? deltas[i + 1] : 0;
 				if (__builtin_add_overflow(sum, t, &sum))
-					return bad(ps, "timeDeltas overflow 64 bits");
+					return jsonscan_bad(&ps->js, "timeDeltas overflow 64 bits");
 			} else if (n > 1) {
 				t = sum / (int64_t)(n - 1);
 			} else if (ps->have_start && ps->have_end &&
@@ -1196,16 +892,18 @@ static int read_hit_counts(v8_parser *ps)
 
 	for (uint32_t i = 0; i < ps->nnodes; i++) {
 		if (!(ps->nodes[i].flags & F_HITS))
-			return bad(ps, "node %lld has no hitCount and the profile has no samples",
-				   (long long)ps->nodes[i].id);
+			return jsonscan_bad(&ps->js,
+					    "node %lld has no hitCount and the profile "
+					    "has no samples",
+					    (long long)ps->nodes[i].id);
 		if (__builtin_add_overflow(total, ps->nodes[i].hits, &total))
-			return bad(ps, "hitCounts overflow 64 bits");
+			return jsonscan_bad(&ps->js, "hitCounts overflow 64 bits");
 	}
 	for (uint32_t i = 0; i < ps->nnodes; i++) {
 		v8_node *n = &ps->nodes[i];
 		/* long double: duration * hits may not fit 64 bits. */
 		int64_t t =
-			total ? (int64_t)((long double)ps->p->duration_ns * n->hits / total) : 0;
+			total ? (int64_t)((long double)ps->js.p->duration_ns * n->hits / total) : 0;
 
 		if ((rc = add_to_node(ps, n, n->hits, t)) < 0)
 			return rc;
@@ -1231,7 +929,7 @@ static int emit_samples(v8_parser *ps)
 	 */
 	/* One spare entry: never a NULL stack, even when only the root is hit. */
 	if (!(stack = malloc(((size_t)max_depth + 1) * sizeof(*stack))))
-		return nomem(ps);
+		return jsonscan_nomem(&ps->js);
 	for (uint32_t i = 0; i < ps->nnodes; i++) {
 		const v8_node *n = &ps->nodes[i];
 		int64_t values[2] = {n->count, n->time_ns};
@@ -1243,7 +941,7 @@ static int emit_samples(v8_parser *ps)
 			stack[k - 1] = ps->nodes[j].func;
 			j = ps->nodes[j].parent;
 		}
-		if ((rc = profile_add_sample(ps->p, stack, n->depth, values, ps->err)) < 0)
+		if ((rc = profile_add_sample(ps->js.p, stack, n->depth, values, ps->js.err)) < 0)
 			goto out;
 	}
 out:
@@ -1255,20 +953,20 @@ out:
 static int check_shape(v8_parser *ps)
 {
 	if (!ps->have_nodes)
-		return bad(ps, ps->have_head ?
-			   "the legacy \"head\" tree format is not supported" :
-			   "no \"nodes\" member: not a cpuprofile");
+		return jsonscan_bad(&ps->js, ps->have_head ?
+				    "the legacy \"head\" tree format is not supported" :
+				    "no \"nodes\" member: not a cpuprofile");
 	if (ps->nnodes == 0)
-		return bad(ps, "\"nodes\" is empty: a profile has at least a root");
+		return jsonscan_bad(&ps->js, "\"nodes\" is empty: a profile has at least a root");
 	if (ps->have_deltas && !ps->have_samples)
-		return bad(ps, "\"timeDeltas\" without \"samples\"");
+		return jsonscan_bad(&ps->js, "\"timeDeltas\" without \"samples\"");
 	return 0;
 }
 
 /* Free what only reading and linking needed, and give its memory back. */
 static void drop_scratch(v8_parser *ps)
 {
-	profile_mem_give(ps->p, ps->nkids * sizeof(*ps->kids) + ps->names_charged);
+	profile_mem_give(ps->js.p, ps->nkids * sizeof(*ps->kids) + ps->names_charged);
 	free(ps->kids);
 	ps->kids = NULL;
 	ps->nkids = 0;
@@ -1281,7 +979,7 @@ static void drop_scratch(v8_parser *ps)
 /* Free the samples once they are summed into the nodes. */
 static void drop_samples(v8_parser *ps)
 {
-	profile_mem_give(ps->p, (ps->nsamples + ps->ndeltas) * sizeof(int64_t));
+	profile_mem_give(ps->js.p, (ps->nsamples + ps->ndeltas) * sizeof(int64_t));
 	free(ps->samples);
 	free(ps->deltas);
 	ps->samples = ps->deltas = NULL;
@@ -1290,8 +988,7 @@ static void drop_samples(v8_parser *ps)
 
 static void parser_release(v8_parser *ps)
 {
-	if (ps->yh)
-		yajl_free(ps->yh);
+	jsonscan_release(&ps->js);
 	free(ps->nodes);
 	free(ps->kids);
 	free(ps->samples);
@@ -1306,43 +1003,35 @@ static void parser_release(v8_parser *ps)
 	free(ps->dense);
 }
 
-static size_t skip_bom(const uint8_t *data, size_t len)
-{
-	return len >= 3 && data[0] == 0xef && data[1] == 0xbb && data[2] == 0xbf ? 3 : 0;
-}
-
 int v8_parse(profile **out, const uint8_t *data, size_t len,
 	     const char *name, const profile_limits *lim, pr_error *err)
 {
 	static const char *const types[] = {"samples", "cpu"};
 	static const char *const units[] = {"count", "nanoseconds"};
+	static const jsonscan_ops ops = {on_open, on_close, on_key, on_scalar};
 	v8_parser ps;
-	size_t bom = skip_bom(data, len);
 	int rc;
 
 	*out = NULL;
 	memset(&ps, 0, sizeof(ps));
-	ps.name = name ? name : "-";
-	ps.err = err;
-	ps.text = data + bom;
-	ps.text_len = len - bom;
+	jsonscan_init(&ps.js, name, err, data, len, &ops, &ps);
 	strmap_init(&ps.names);
 	buf_init(&ps.fname, SIZE_MAX);
 	buf_init(&ps.furl, SIZE_MAX);
 	buf_init(&ps.nname, SIZE_MAX);
 	buf_init(&ps.nurl, SIZE_MAX);
-	if ((rc = profile_new(&ps.p, PROFILE_FMT_V8, ps.name, lim, err)) < 0)
+	if ((rc = profile_new(&ps.js.p, PROFILE_FMT_V8, ps.js.name, lim, err)) < 0)
 		goto out;
-	if (len == bom) {
-		rc = bad(&ps, "the input is empty");
+	if (ps.js.text_len == 0) {
+		rc = jsonscan_bad(&ps.js, "the input is empty");
 		goto out;
 	}
-	if ((rc = read_json(&ps)) < 0 ||
+	if ((rc = jsonscan_read(&ps.js)) < 0 ||
 	    (rc = check_shape(&ps)) < 0 ||
 	    (rc = index_nodes(&ps)) < 0 ||
 	    (rc = link_nodes(&ps)) < 0 ||
 	    (rc = compute_depths(&ps)) < 0 ||
-	    (rc = profile_set_value_types(ps.p, 2, types, units, err)) < 0 ||
+	    (rc = profile_set_value_types(ps.js.p, 2, types, units, err)) < 0 ||
 	    (rc = intern_funcs(&ps)) < 0 ||
 	    (rc = check_times(&ps)) < 0)
 		goto out;
@@ -1356,19 +1045,19 @@ int v8_parse(profile **out, const uint8_t *data, size_t len,
 	}
 	if ((rc = emit_samples(&ps)) < 0)
 		goto out;
-	profile_pick_primary(ps.p, "cpu");
-	*out = ps.p;
-	ps.p = NULL;
+	profile_pick_primary(ps.js.p, "cpu");
+	*out = ps.js.p;
+	ps.js.p = NULL;
 out:
 	parser_release(&ps);
-	profile_free(ps.p);
+	profile_free(ps.js.p);
 	return rc;
 }
 
 bool v8_sniff(const uint8_t *data, size_t len)
 {
 	static const char key[] = "\"nodes\"";
-	size_t i = skip_bom(data, len), end;
+	size_t i = jsonscan_bom(data, len), end;
 
 	while (i < len && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' ||
 			   data[i] == '\r'))

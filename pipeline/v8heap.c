@@ -59,7 +59,7 @@
  * anyway); the nodes with selfSize > 0, each a sample, stop it once
  * there are more than max_samples; names longer than max_string_len stop
  * it as they are read. Each tree level nests two JSON levels (node,
- * children), so JSON_MAX_DEPTH also caps the tree at 1023 levels, far
+ * children), so JSONSCAN_MAX_DEPTH also caps the tree at 1023 levels, far
  * above the 128 frames V8 records for a stack.
  *
  * Memory, as in v8.c. yajl reads the text in one streaming pass and only
@@ -85,21 +85,17 @@
 #include "pipeline/v8heap.h"
 #include "common/buf.h"
 
-#include <errno.h>
-#include <stdarg.h>
+#include "pipeline/jsonscan.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <yajl/yajl_parse.h>
 
 #define NO_NODE UINT32_MAX
 /* The first key is near the start; "selfSize" ends the root's call frame. */
 #define SNIFF_WINDOW 65536
-#define JSON_MAX_DEPTH 2048
-/* Longer number texts are refused: no writer needs them. */
-#define NUMBER_MAX 128
 /* One context per JSON container read, never more than the JSON nesting. */
-#define LEVELS_MAX (JSON_MAX_DEPTH + 1)
+#define LEVELS_MAX (JSONSCAN_MAX_DEPTH + 1)
 
 typedef struct hp_node {
 	int64_t id;
@@ -143,25 +139,8 @@ typedef struct level {
 	uint8_t ctx;
 } level;
 
-/* A scalar as yajl reported it. */
-typedef enum vkind { V_INT, V_REAL, V_STRING, V_OTHER } vkind;
-
 typedef struct hp_parser {
-	const char *name;
-	pr_error *err;
-	pr_error pending;   /* the first profile error, reported if the JSON is well-formed */
-	int rc;             /* why a callback stopped the parse */
-	profile *p;
-	yajl_handle yh;
-	/* yajl reads the callbacks through this pointer: skipping turns scalars off. */
-	yajl_callbacks cb;
-	const unsigned char *text;
-	size_t text_len;
-	bool completing;    /* in yajl_complete_parse: the offset is the end */
-
-	uint32_t depth;     /* JSON nesting of the value being read */
-	uint32_t skip;      /* nesting of the container being skipped; 0: none */
-	bool ignoring;      /* after a profile error: only the JSON is checked */
+	jsonscan js;        /* the text, the error rules; js.p is the profile */
 	level *levels;      /* LEVELS_MAX of them */
 	uint32_t nlevels;
 	key key;            /* the key whose value comes next */
@@ -182,112 +161,6 @@ typedef struct hp_parser {
 	char label[48];     /* see label() */
 } hp_parser;
 
-static int bad(hp_parser *ps, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-/* A profile error found after the text was read: reported at once. */
-static int bad(hp_parser *ps, const char *fmt, ...)
-{
-	char reason[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(reason, sizeof(reason), fmt, ap);
-	va_end(ap);
-	return pr_error_set(ps->err, PR_EDATA, "cannot parse '%s': %s", ps->name,
-			    reason);
-}
-
-static int nomem(hp_parser *ps)
-{
-	return pr_error_set(ps->err, PR_ENOMEM, "cannot parse '%s': out of memory",
-			    ps->name);
-}
-
-/* ---- while yajl reads: skipping, errors, limits ---------------------- */
-
-static void scalars_on(hp_parser *ps);
-static void scalars_off(hp_parser *ps);
-static void values_off(hp_parser *ps);
-
-static void defer(hp_parser *ps, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-/*
- * A profile error found while reading: keep the first, and only check
- * the rest of the text as JSON (see the header comment).
- */
-static void defer(hp_parser *ps, const char *fmt, ...)
-{
-	char reason[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(reason, sizeof(reason), fmt, ap);
-	va_end(ap);
-	pr_error_set(&ps->pending, PR_EDATA, "cannot parse '%s': %s", ps->name, reason);
-	ps->ignoring = true;
-	scalars_off(ps);
-}
-
-/* Where yajl is in the text, as a line and a column (both from 1). */
-static void position(const hp_parser *ps, size_t *line, size_t *col)
-{
-	size_t off = ps->completing ? ps->text_len : yajl_get_bytes_consumed(ps->yh);
-	const unsigned char *t = ps->text, *q = t, *nl;
-
-	if (off > ps->text_len)
-		off = ps->text_len;
-	*line = 1;
-	while ((nl = memchr(q, '\n', off - (size_t)(q - t)))) {
-		(*line)++;
-		q = nl + 1;
-	}
-	*col = off - (size_t)(q - t) + 1;
-}
-
-static int json_error(hp_parser *ps, const char *reason)
-{
-	size_t line, col;
-
-	position(ps, &line, &col);
-	ps->rc = pr_error_set(ps->err, PR_EDATA,
-			      "cannot parse '%s': invalid JSON at line %zu column %zu: %s",
-			      ps->name, line, col, reason);
-	return 0;
-}
-
-/* Stop the parse: ps->err is set, ps->rc says why. yajl's "cancel" is 0. */
-static int stop(hp_parser *ps, int rc)
-{
-	ps->rc = rc;
-	return 0;
-}
-
-static int take(hp_parser *ps, uint64_t bytes)
-{
-	return profile_mem_take(ps->p, bytes, ps->err);
-}
-
-/* Room for one more element of a growing array; the element is charged. */
-static int grow(hp_parser *ps, void **arr, size_t *cap, size_t n, size_t size)
-{
-	void *a;
-	size_t c;
-	int rc;
-
-	if ((rc = take(ps, size)) < 0)
-		return rc;
-	if (n < *cap)
-		return 0;
-	c = *cap ? *cap * 2 : 256;
-	if (!(a = realloc(*arr, c * size)))
-		return nomem(ps);
-	*arr = a;
-	*cap = c;
-	return 0;
-}
-
 /*
  * "node 12", or "node at index 3" (document order) while its id is
  * unknown, for a message; valid until the next call.
@@ -301,27 +174,6 @@ static const char *label(hp_parser *ps, uint32_t i)
 	else
 		snprintf(ps->label, sizeof(ps->label), "node at index %u", i);
 	return ps->label;
-}
-
-/*
- * An integer token as int64. Returns 1, or 0 with a JSON error set (out
- * of range, as jansson refused such numbers too).
- */
-static int to_int(hp_parser *ps, const char *s, size_t n, int64_t *out)
-{
-	char tmp[NUMBER_MAX + 1];
-	long long v;
-
-	if (n > 20)
-		return json_error(ps, "integer out of range");
-	memcpy(tmp, s, n);
-	tmp[n] = '\0';
-	errno = 0;
-	v = strtoll(tmp, NULL, 10);
-	if (errno == ERANGE)
-		return json_error(ps, "integer out of range");
-	*out = v;
-	return 1;
 }
 
 static void push(hp_parser *ps, ctx c, uint32_t node)
@@ -341,22 +193,18 @@ static int node_start(hp_parser *ps, uint32_t parent)
 	hp_node *n;
 	int rc;
 
-	if (depth > ps->p->limits.max_depth) {
-		ps->rc = pr_error_set(ps->err, PR_ELIMIT,
-				      "cannot parse '%s': a stack of %u frames "
-				      "exceeds the depth limit of %u",
-				      ps->name, depth, ps->p->limits.max_depth);
-		return 0;
+	if (depth > ps->js.p->limits.max_depth) {
+		rc = jsonscan_limit(&ps->js, "a stack of %u frames exceeds the depth limit of %u",
+				    depth, ps->js.p->limits.max_depth);
+		return jsonscan_stop(&ps->js, rc);
 	}
 	if (ps->nnodes == NO_NODE - 1) {
-		ps->rc = pr_error_set(ps->err, PR_ELIMIT, "cannot parse '%s': too many nodes",
-				      ps->name);
-		return 0;
+		return jsonscan_stop(&ps->js, jsonscan_limit(&ps->js, "too many nodes"));
 	}
-	if ((rc = take(ps, NODE_COST - sizeof(hp_node))) < 0 ||
-	    (rc = grow(ps, (void **)&ps->nodes, &ps->nodes_cap, ps->nnodes,
-		       sizeof(*ps->nodes))) < 0)
-		return stop(ps, rc);
+	if ((rc = jsonscan_take(&ps->js, NODE_COST - sizeof(hp_node))) < 0 ||
+	    (rc = jsonscan_grow(&ps->js, (void **)&ps->nodes, &ps->nodes_cap, ps->nnodes,
+				sizeof(*ps->nodes))) < 0)
+		return jsonscan_stop(&ps->js, rc);
 	n = &ps->nodes[ps->nnodes];
 	memset(n, 0, sizeof(*n));
 	n->parent = parent;
@@ -375,19 +223,19 @@ static int keep_name(hp_parser *ps, uint32_t i, const buf *fn, const buf *url)
 
 	if (buf_put(&key, &len, sizeof(len)) < 0 || buf_put(&key, fn->ptr, fn->len) < 0 ||
 	    buf_put(&key, url->ptr, url->len) < 0) {
-		rc = nomem(ps);
+		rc = jsonscan_nomem(&ps->js);
 		goto out;
 	}
 	if (!strmap_get(&ps->names, key.ptr, key.len, &idx)) {
 		uint64_t cost = key.len + 1 + 3 * sizeof(strmap_slot);
 
-		if ((rc = take(ps, cost)) < 0 ||
-		    (rc = grow(ps, (void **)&ps->names_at, &ps->names_cap, ps->nnames,
-			       sizeof(*ps->names_at))) < 0)
+		if ((rc = jsonscan_take(&ps->js, cost)) < 0 ||
+		    (rc = jsonscan_grow(&ps->js, (void **)&ps->names_at, &ps->names_cap, ps->nnames,
+					sizeof(*ps->names_at))) < 0)
 			goto out;
 		ps->names_charged += cost + sizeof(*ps->names_at);
 		if (strmap_put(&ps->names, key.ptr, key.len, ps->nnames, &idx, &stored) < 0) {
-			rc = nomem(ps);
+			rc = jsonscan_nomem(&ps->js);
 			goto out;
 		}
 		ps->names_at[ps->nnames].key = stored;
@@ -399,7 +247,7 @@ static int keep_name(hp_parser *ps, uint32_t i, const buf *fn, const buf *url)
 	rc = 0;
 out:
 	buf_release(&key);
-	return rc < 0 ? stop(ps, rc) : 1;
+	return rc < 0 ? jsonscan_stop(&ps->js, rc) : 1;
 }
 
 /*
@@ -411,11 +259,11 @@ static int node_end(hp_parser *ps, uint32_t i)
 	hp_node *n = &ps->nodes[i];
 
 	if (!(n->flags & F_ID)) {
-		defer(ps, "node at index %u has no id", i);
+		jsonscan_defer(&ps->js, "node at index %u has no id", i);
 		return 1;
 	}
 	if (!(n->flags & F_SELF)) {
-		defer(ps, "node %lld has no selfSize", (long long)n->id);
+		jsonscan_defer(&ps->js, "node %lld has no selfSize", (long long)n->id);
 		return 1;
 	}
 	if (!(n->flags & F_FRAME)) {
@@ -436,7 +284,7 @@ static int container_value(hp_parser *ps, bool object)
 	case X_TOP:
 		if (ps->key == K_HEAD) {
 			if (!object) {
-				defer(ps, "\"head\" is not an object");
+				jsonscan_defer(&ps->js, "\"head\" is not an object");
 				return 1;
 			}
 			ps->have_head = true;
@@ -455,56 +303,52 @@ static int container_value(hp_parser *ps, bool object)
 			return 1;
 		}
 		if (ps->key == K_ID) {
-			defer(ps, "node at index %u: id is not an integer", i);
+			jsonscan_defer(&ps->js, "node at index %u: id is not an integer", i);
 			return 1;
 		}
 		if (ps->key == K_SELF) {
-			defer(ps, "%s: selfSize is not an integer", label(ps, i));
+			jsonscan_defer(&ps->js, "%s: selfSize is not an integer", label(ps, i));
 			return 1;
 		}
 		if (ps->key == K_FRAME) {
-			defer(ps, "%s: callFrame is not an object", label(ps, i));
+			jsonscan_defer(&ps->js, "%s: callFrame is not an object", label(ps, i));
 			return 1;
 		}
 		if (ps->key == K_CHILDREN) {
-			defer(ps, "%s: children is not an array", label(ps, i));
+			jsonscan_defer(&ps->js, "%s: children is not an array", label(ps, i));
 			return 1;
 		}
 		break;
 	case X_FRAME:
 		if (ps->key == K_FNAME || ps->key == K_URL) {
-			defer(ps, "%s: %s is not a string", label(ps, i), key_names[ps->key]);
+			jsonscan_defer(&ps->js, "%s: %s is not a string", label(ps, i),
+				       key_names[ps->key]);
 			return 1;
 		}
 		break;
 	case X_KIDS:
 		if (!object) {
-			defer(ps, "%s: child at index %u is not an object", label(ps, i), l->kids);
+			jsonscan_defer(&ps->js, "%s: child at index %u is not an object",
+				       label(ps, i), l->kids);
 			return 1;
 		}
 		l->kids++;
 		return node_start(ps, i);
 	}
 	/* A value nothing here reads: skip it whole. */
-	ps->skip = ps->depth;
-	scalars_off(ps);
+	jsonscan_skip(&ps->js);
 	return 1;
 }
 
-static int open_container(hp_parser *ps, bool object)
+/* A container to read opens (jsonscan_ops.open). */
+static int on_open(void *arg, bool object)
 {
-	if (++ps->depth > JSON_MAX_DEPTH) {
-		char reason[64];
+	hp_parser *ps = arg;
 
-		snprintf(reason, sizeof(reason), "maximum parsing depth of %d exceeded",
-			 JSON_MAX_DEPTH);
-		return json_error(ps, reason);
-	}
-	if (ps->ignoring || ps->skip)
-		return 1;
 	if (ps->nlevels == 0) {
 		if (!object) {
-			defer(ps, "the top level is an array, not a heap profile object");
+			jsonscan_defer(&ps->js,
+				       "the top level is an array, not a heap profile object");
 			return 1;
 		}
 		push(ps, X_TOP, NO_NODE);
@@ -513,35 +357,11 @@ static int open_container(hp_parser *ps, bool object)
 	return container_value(ps, object);
 }
 
-static int cb_start_map(void *arg)
+static int on_close(void *arg)
 {
-	return open_container(arg, true);
-}
+	hp_parser *ps = arg;
+	level *l = &ps->levels[--ps->nlevels];
 
-static int cb_start_array(void *arg)
-{
-	return open_container(arg, false);
-}
-
-static int close_container(hp_parser *ps)
-{
-	level *l;
-
-	if (ps->skip) {
-		/* The skipped value, or a container inside it, ends. */
-		if (ps->depth == ps->skip) {
-			ps->skip = 0;
-			if (!ps->ignoring)
-				scalars_on(ps);
-		}
-		ps->depth--;
-		return 1;
-	}
-	ps->depth--;
-	if (ps->ignoring)
-		return 1;
-	scalars_on(ps);
-	l = &ps->levels[--ps->nlevels];
 	if (l->ctx == X_NODE)
 		return node_end(ps, l->node);
 	if (l->ctx == X_FRAME)
@@ -549,84 +369,55 @@ static int close_container(hp_parser *ps)
 	return 1;
 }
 
-static int cb_end(void *arg)
-{
-	return close_container(arg);
-}
-
-static int cb_key(void *arg, const unsigned char *s, size_t n)
+static int on_key(void *arg, const unsigned char *s, size_t n)
 {
 	hp_parser *ps = arg;
 	level *l = &ps->levels[ps->nlevels - 1];
 	key first = l->ctx == X_TOP ? K_HEAD : l->ctx == X_NODE ? K_FRAME : K_FNAME;
 	key last = l->ctx == X_TOP ? K_NODES : l->ctx == X_NODE ? K_CHILDREN : K_URL;
+	uint32_t seen = l->seen;
+	int k = jsonscan_key(&ps->js, key_names, first, last, s, n, &seen);
 
-	scalars_on(ps);
-	ps->key = K_OTHER;
-	for (key k = first; k <= last; k++) {
-		if (strlen(key_names[k]) != n || memcmp(key_names[k], s, n) != 0)
-			continue;
-		if (l->seen & (1u << k)) {
-			char reason[64];
-
-			snprintf(reason, sizeof(reason), "duplicate object key \"%s\"",
-				 key_names[k]);
-			return json_error(ps, reason);
-		}
-		l->seen |= (uint16_t)(1u << k);
-		ps->key = k;
-		if (k == K_NODES)
-			ps->have_nodes = true;
-		break;
-	}
+	if (k < 0)
+		return 0;
+	l->seen = (uint16_t)seen;
+	ps->key = (key)k;
+	if (ps->key == K_NODES)
+		ps->have_nodes = true;
 	/* "nodes" only tells a cpuprofile apart in the message; it is not read. */
 	if (ps->key == K_OTHER || ps->key == K_NODES)
-		values_off(ps);
-	return 1;
-}
-
-/* A string value of a name field: kept for the frame, within the limit. */
-static int name_value(hp_parser *ps, buf *dst, const unsigned char *s, size_t n)
-{
-	if (n > ps->p->limits.max_string_len) {
-		ps->rc = pr_error_set(ps->err, PR_ELIMIT,
-				      "cannot parse '%s': a name of %zu bytes "
-				      "exceeds the limit of %u bytes",
-				      ps->name, n, ps->p->limits.max_string_len);
-		return 0;
-	}
-	buf_reset(dst);
-	if (buf_put(dst, s, n) < 0)
-		return stop(ps, nomem(ps));
+		jsonscan_values_off(&ps->js);
 	return 1;
 }
 
 /* The selfSize of node `i`: a count of bytes, and maybe one more sample. */
-static int self_value(hp_parser *ps, uint32_t i, vkind kind, const char *s, size_t n)
+static int self_value(hp_parser *ps, uint32_t i, jsonscan_kind kind, const char *s, size_t n)
 {
 	hp_node *nd = &ps->nodes[i];
 
-	if (kind != V_INT) {
-		defer(ps, "%s: selfSize is not an integer", label(ps, i));
+	if (kind != JSONSCAN_INT) {
+		jsonscan_defer(&ps->js, "%s: selfSize is not an integer", label(ps, i));
 		return 1;
 	}
-	if (!to_int(ps, s, n, &nd->self))
+	if (!jsonscan_int(&ps->js, s, n, &nd->self))
 		return 0;
 	if (nd->self < 0) {
-		defer(ps, "%s: negative selfSize %lld", label(ps, i), (long long)nd->self);
+		jsonscan_defer(&ps->js, "%s: negative selfSize %lld", label(ps, i),
+			       (long long)nd->self);
 		return 1;
 	}
 	nd->flags |= F_SELF;
 	if (__builtin_add_overflow(ps->total, nd->self, &ps->total)) {
-		defer(ps, "the selfSizes add up to more than 64 bits");
+		jsonscan_defer(&ps->js, "the selfSizes add up to more than 64 bits");
 		return 1;
 	}
-	if (nd->self > 0 && ++ps->nsampled > ps->p->limits.max_samples) {
-		ps->rc = pr_error_set(ps->err, PR_ELIMIT,
-				      "cannot parse '%s': more than %llu samples (the sample "
-				      "limit; a sample is a node with selfSize > 0)",
-				      ps->name, (unsigned long long)ps->p->limits.max_samples);
-		return 0;
+	if (nd->self > 0 && ++ps->nsampled > ps->js.p->limits.max_samples) {
+		int rc = jsonscan_limit(&ps->js,
+					"more than %llu samples (the sample limit; a "
+					"sample is a node with selfSize > 0)",
+					(unsigned long long)ps->js.p->limits.max_samples);
+
+		return jsonscan_stop(&ps->js, rc);
 	}
 	return 1;
 }
@@ -636,13 +427,14 @@ static int self_value(hp_parser *ps, uint32_t i, vkind kind, const char *s, size
  * Numbers are converted only where a value is read, so one out of range
  * in a skipped value is no error.
  */
-static int scalar(hp_parser *ps, vkind kind, const char *s, size_t n)
+static int on_scalar(void *arg, jsonscan_kind kind, const char *s, size_t n)
 {
+	hp_parser *ps = arg;
 	level *l;
 	uint32_t i;
 
 	if (ps->nlevels == 0) {
-		defer(ps, "the top level is not a heap profile object");
+		jsonscan_defer(&ps->js, "the top level is not a heap profile object");
 		return 1;
 	}
 	l = &ps->levels[ps->nlevels - 1];
@@ -650,26 +442,27 @@ static int scalar(hp_parser *ps, vkind kind, const char *s, size_t n)
 	switch ((ctx)l->ctx) {
 	case X_TOP:
 		if (ps->key == K_HEAD)
-			defer(ps, "\"head\" is not an object");
+			jsonscan_defer(&ps->js, "\"head\" is not an object");
 		return 1;
 	case X_NODE:
 		switch (ps->key) {
 		case K_ID:
-			if (kind != V_INT) {
-				defer(ps, "node at index %u: id is not an integer", i);
+			if (kind != JSONSCAN_INT) {
+				jsonscan_defer(&ps->js, "node at index %u: id is not an integer",
+					       i);
 				return 1;
 			}
-			if (!to_int(ps, s, n, &ps->nodes[i].id))
+			if (!jsonscan_int(&ps->js, s, n, &ps->nodes[i].id))
 				return 0;
 			ps->nodes[i].flags |= F_ID;
 			return 1;
 		case K_SELF:
 			return self_value(ps, i, kind, s, n);
 		case K_FRAME:
-			defer(ps, "%s: callFrame is not an object", label(ps, i));
+			jsonscan_defer(&ps->js, "%s: callFrame is not an object", label(ps, i));
 			return 1;
 		case K_CHILDREN:
-			defer(ps, "%s: children is not an array", label(ps, i));
+			jsonscan_defer(&ps->js, "%s: children is not an array", label(ps, i));
 			return 1;
 		default:
 			return 1;
@@ -677,127 +470,30 @@ static int scalar(hp_parser *ps, vkind kind, const char *s, size_t n)
 	case X_FRAME:
 		if (ps->key != K_FNAME && ps->key != K_URL)
 			return 1;
-		if (kind != V_STRING) {
-			defer(ps, "%s: %s is not a string", label(ps, i), key_names[ps->key]);
+		if (kind != JSONSCAN_STRING) {
+			jsonscan_defer(&ps->js, "%s: %s is not a string", label(ps, i),
+				       key_names[ps->key]);
 			return 1;
 		}
-		return name_value(ps, ps->key == K_FNAME ? &ps->fname : &ps->furl,
-				  (const unsigned char *)s, n);
+		return jsonscan_name(&ps->js, ps->key == K_FNAME ? &ps->fname : &ps->furl, s, n);
 	case X_KIDS:
-		defer(ps, "%s: child at index %u is not an object", label(ps, i), l->kids);
+		jsonscan_defer(&ps->js, "%s: child at index %u is not an object", label(ps, i),
+			       l->kids);
 		return 1;
 	}
 	return 1;
 }
 
-static int cb_number(void *arg, const char *s, size_t n)
-{
-	bool real = memchr(s, '.', n) || memchr(s, 'e', n) || memchr(s, 'E', n);
-
-	return scalar(arg, real ? V_REAL : V_INT, s, n);
-}
-
-static int cb_string(void *arg, const unsigned char *s, size_t n)
-{
-	return scalar(arg, V_STRING, (const char *)s, n);
-}
-
-static int cb_bool(void *arg, int v)
-{
-	(void)v;
-	return scalar(arg, V_OTHER, "", 0);
-}
-
-static int cb_null(void *arg)
-{
-	return scalar(arg, V_OTHER, "", 0);
-}
-
-/*
- * yajl decodes a string only for a string callback, so the value of a
- * key nothing here reads is never decoded or converted: its scalars are
- * turned off until the next key or the end of its object.
- */
-static void values_off(hp_parser *ps)
-{
-	ps->cb.yajl_null = NULL;
-	ps->cb.yajl_boolean = NULL;
-	ps->cb.yajl_number = NULL;
-	ps->cb.yajl_string = NULL;
-}
-
-/* Inside a skipped container only the nesting is followed. */
-static void scalars_off(hp_parser *ps)
-{
-	values_off(ps);
-	ps->cb.yajl_map_key = NULL;
-}
-
-static void scalars_on(hp_parser *ps)
-{
-	ps->cb.yajl_null = cb_null;
-	ps->cb.yajl_boolean = cb_bool;
-	ps->cb.yajl_number = cb_number;
-	ps->cb.yajl_string = cb_string;
-	ps->cb.yajl_map_key = cb_key;
-}
-
-/*
- * yajl's own message without its "parse error: " or "lexical error: "
- * prefix and full stop. Never verbose: that would quote the input.
- */
-static int yajl_failed(hp_parser *ps)
-{
-	unsigned char *msg = yajl_get_error(ps->yh, 0, NULL, 0);
-	char reason[256];
-	const char *r = msg ? (const char *)msg : "malformed";
-	const char *colon = strstr(r, "error: ");
-	size_t k;
-
-	if (colon)
-		r = colon + 7;
-	snprintf(reason, sizeof(reason), "%s", r);
-	k = strlen(reason);
-	while (k && (reason[k - 1] == '\n' || reason[k - 1] == '.'))
-		reason[--k] = '\0';
-	if (msg)
-		yajl_free_error(ps->yh, msg);
-	if (strcmp(reason, "premature EOF") == 0)
-		snprintf(reason, sizeof(reason), "the input ends too early (truncated?)");
-	json_error(ps, reason);
-	return ps->rc;
-}
-
-/* Read the text with yajl: 0, or the error that stopped it. */
+/* Read the text: 0, or the error that stopped it. */
 static int read_json(hp_parser *ps)
 {
-	yajl_status st;
 	int rc;
 
-	if ((rc = take(ps, LEVELS_MAX * sizeof(*ps->levels))) < 0)
+	if ((rc = jsonscan_take(&ps->js, LEVELS_MAX * sizeof(*ps->levels))) < 0)
 		return rc;
 	if (!(ps->levels = malloc(LEVELS_MAX * sizeof(*ps->levels))))
-		return nomem(ps);
-	scalars_on(ps);
-	ps->cb.yajl_start_map = cb_start_map;
-	ps->cb.yajl_end_map = cb_end;
-	ps->cb.yajl_start_array = cb_start_array;
-	ps->cb.yajl_end_array = cb_end;
-	/* UTF-8 is validated (the default); no comments, one value, no garbage. */
-	if (!(ps->yh = yajl_alloc(&ps->cb, NULL, ps)))
-		return nomem(ps);
-	st = yajl_parse(ps->yh, ps->text, ps->text_len);
-	if (st == yajl_status_ok) {
-		ps->completing = true;
-		st = yajl_complete_parse(ps->yh);
-	}
-	if (st == yajl_status_client_canceled)
-		return ps->rc;
-	if (st != yajl_status_ok)
-		return yajl_failed(ps);
-	if (ps->pending.code)
-		return pr_error_set(ps->err, ps->pending.code, "%s", ps->pending.msg);
-	return 0;
+		return jsonscan_nomem(&ps->js);
+	return jsonscan_read(&ps->js);
 }
 
 /* ---- after the text: ids, functions, stacks -------------------------- */
@@ -813,10 +509,12 @@ static int id_cmp(const void *a, const void *b)
 static int check_shape(hp_parser *ps)
 {
 	if (!ps->have_head)
-		return bad(ps, ps->have_nodes ?
-			   "no \"head\" member but \"nodes\": a V8 .cpuprofile, not a heap "
-			   "profile" :
-			   "no \"head\" member: not a V8 heap profile");
+		return jsonscan_bad(
+			&ps->js,
+			ps->have_nodes
+				? "no \"head\" member but \"nodes\": a V8 .cpuprofile, not a heap "
+				  "profile"
+				: "no \"head\" member: not a V8 heap profile");
 	return 0;
 }
 
@@ -827,13 +525,13 @@ static int check_ids(hp_parser *ps)
 	int rc = 0;
 
 	if (!(ids = malloc(ps->nnodes * sizeof(*ids))))
-		return nomem(ps);
+		return jsonscan_nomem(&ps->js);
 	for (uint32_t i = 0; i < ps->nnodes; i++)
 		ids[i] = ps->nodes[i].id;
 	qsort(ids, ps->nnodes, sizeof(*ids), id_cmp);
 	for (uint32_t i = 1; i < ps->nnodes; i++)
 		if (ids[i] == ids[i - 1]) {
-			rc = bad(ps, "duplicate node id %lld", (long long)ids[i]);
+			rc = jsonscan_bad(&ps->js, "duplicate node id %lld", (long long)ids[i]);
 			break;
 		}
 	free(ids);
@@ -859,8 +557,8 @@ static int intern_funcs(hp_parser *ps)
 			fname = "(anonymous)";
 			fname_len = (uint32_t)strlen(fname);
 		}
-		if ((rc = profile_intern(ps->p, &n->func, fname, fname_len, url, url_len,
-					 ps->err)) < 0)
+		if ((rc = profile_intern(ps->js.p, &n->func, fname, fname_len, url, url_len,
+					 ps->js.err)) < 0)
 			return rc;
 	}
 	return 0;
@@ -869,7 +567,7 @@ static int intern_funcs(hp_parser *ps)
 /* Free the names once the functions are interned, and give their memory back. */
 static void drop_names(hp_parser *ps)
 {
-	profile_mem_give(ps->p, ps->names_charged);
+	profile_mem_give(ps->js.p, ps->names_charged);
 	strmap_release(&ps->names);
 	free(ps->names_at);
 	ps->names_at = NULL;
@@ -892,7 +590,7 @@ static int emit_samples(hp_parser *ps)
 	 */
 	/* One spare entry: never a NULL stack, even when only the root is hit. */
 	if (!(stack = malloc(((size_t)max_depth + 1) * sizeof(*stack))))
-		return nomem(ps);
+		return jsonscan_nomem(&ps->js);
 	for (uint32_t i = 0; i < ps->nnodes; i++) {
 		const hp_node *n = &ps->nodes[i];
 		uint32_t j = i;
@@ -903,7 +601,7 @@ static int emit_samples(hp_parser *ps)
 			stack[k - 1] = ps->nodes[j].func;
 			j = ps->nodes[j].parent;
 		}
-		if ((rc = profile_add_sample(ps->p, stack, n->depth, &n->self, ps->err)) < 0)
+		if ((rc = profile_add_sample(ps->js.p, stack, n->depth, &n->self, ps->js.err)) < 0)
 			goto out;
 	}
 out:
@@ -913,8 +611,7 @@ out:
 
 static void parser_release(hp_parser *ps)
 {
-	if (ps->yh)
-		yajl_free(ps->yh);
+	jsonscan_release(&ps->js);
 	free(ps->levels);
 	free(ps->nodes);
 	strmap_release(&ps->names);
@@ -923,50 +620,40 @@ static void parser_release(hp_parser *ps)
 	buf_release(&ps->furl);
 }
 
-static size_t skip_bom(const uint8_t *data, size_t len)
-{
-	return len >= 3 && data[0] == 0xef && data[1] == 0xbb && data[2] == 0xbf ? 3 : 0;
-}
-
 int v8heap_parse(profile **out, const uint8_t *data, size_t len,
 		 const char *name, const profile_limits *lim, pr_error *err)
 {
 	static const char *const types[] = {"inuse_space"};
 	static const char *const units[] = {"bytes"};
+	static const jsonscan_ops ops = {on_open, on_close, on_key, on_scalar};
 	hp_parser ps;
-	size_t bom = skip_bom(data, len);
 	int rc;
 
 	*out = NULL;
 	memset(&ps, 0, sizeof(ps));
-	ps.name = name ? name : "-";
-	ps.err = err;
-	ps.text = data + bom;
-	ps.text_len = len - bom;
+	jsonscan_init(&ps.js, name, err, data, len, &ops, &ps);
 	strmap_init(&ps.names);
 	buf_init(&ps.fname, SIZE_MAX);
 	buf_init(&ps.furl, SIZE_MAX);
-	if ((rc = profile_new(&ps.p, PROFILE_FMT_V8HEAP, ps.name, lim, err)) < 0)
+	if ((rc = profile_new(&ps.js.p, PROFILE_FMT_V8HEAP, ps.js.name, lim, err)) < 0)
 		goto out;
-	if (len == bom) {
-		rc = bad(&ps, "the input is empty");
+	if (ps.js.text_len == 0) {
+		rc = jsonscan_bad(&ps.js, "the input is empty");
 		goto out;
 	}
-	if ((rc = read_json(&ps)) < 0 ||
-	    (rc = check_shape(&ps)) < 0 ||
-	    (rc = check_ids(&ps)) < 0 ||
-	    (rc = profile_set_value_types(ps.p, 1, types, units, err)) < 0 ||
+	if ((rc = read_json(&ps)) < 0 || (rc = check_shape(&ps)) < 0 || (rc = check_ids(&ps)) < 0 ||
+	    (rc = profile_set_value_types(ps.js.p, 1, types, units, err)) < 0 ||
 	    (rc = intern_funcs(&ps)) < 0)
 		goto out;
 	drop_names(&ps);
 	if ((rc = emit_samples(&ps)) < 0)
 		goto out;
-	profile_pick_primary(ps.p, "heap");
-	*out = ps.p;
-	ps.p = NULL;
+	profile_pick_primary(ps.js.p, "heap");
+	*out = ps.js.p;
+	ps.js.p = NULL;
 out:
 	parser_release(&ps);
-	profile_free(ps.p);
+	profile_free(ps.js.p);
 	return rc;
 }
 
@@ -989,7 +676,7 @@ static bool at(const uint8_t *data, size_t len, size_t i, const char *s)
 bool v8heap_sniff(const uint8_t *data, size_t len)
 {
 	static const char self[] = "\"selfSize\"";
-	size_t i = skip_space(data, len, skip_bom(data, len)), end;
+	size_t i = skip_space(data, len, jsonscan_bom(data, len)), end;
 
 	if (i >= len || data[i] != '{')
 		return false;
