@@ -406,3 +406,77 @@ int jsonscan_read(jsonscan *js)
 		return pr_error_set(js->err, js->pending.code, "%s", js->pending.msg);
 	return 0;
 }
+
+void jsonscan_frames_init(jsonscan_frames *f)
+{
+	memset(f, 0, sizeof(*f));
+	strmap_init(&f->map);
+}
+
+int jsonscan_frames_keep(jsonscan *js, jsonscan_frames *f, const buf *fn, const buf *url,
+			 uint32_t *idx)
+{
+	buf key = BUF_INIT;
+	uint32_t len = (uint32_t)fn->len;
+	const char *stored;
+	int rc = 0;
+
+	if (buf_put(&key, &len, sizeof(len)) < 0 || buf_put(&key, fn->ptr, fn->len) < 0 ||
+	    buf_put(&key, url->ptr, url->len) < 0) {
+		rc = jsonscan_nomem(js);
+		goto out;
+	}
+	if (!strmap_get(&f->map, key.ptr, key.len, idx)) {
+		uint64_t cost = key.len + 1 + 3 * sizeof(strmap_slot);
+
+		if ((rc = jsonscan_take(js, cost)) < 0 ||
+		    (rc = jsonscan_grow(js, (void **)&f->at, &f->cap, f->n, sizeof(*f->at))) < 0)
+			goto out;
+		f->charged += cost + sizeof(*f->at);
+		if (strmap_put(&f->map, key.ptr, key.len, f->n, idx, &stored) < 0) {
+			rc = jsonscan_nomem(js);
+			goto out;
+		}
+		f->at[f->n].key = stored;
+		f->at[f->n].len = key.len;
+		f->n++;
+	}
+out:
+	buf_release(&key);
+	return rc;
+}
+
+int jsonscan_frames_intern(jsonscan *js, const jsonscan_frames *f, uint32_t idx,
+			   uint32_t *func)
+{
+	const jsonscan_frame *k = &f->at[idx];
+	const char *fname = k->key + sizeof(uint32_t), *url;
+	uint32_t fname_len;
+	size_t url_len;
+
+	memcpy(&fname_len, k->key, sizeof(fname_len));
+	url = fname + fname_len;
+	url_len = k->len - sizeof(fname_len) - fname_len;
+	if (fname_len == 0) {
+		fname = "(anonymous)";
+		fname_len = (uint32_t)strlen(fname);
+	}
+	return profile_intern(js->p, func, fname, fname_len, url, url_len, js->err);
+}
+
+void jsonscan_frames_drop(jsonscan *js, jsonscan_frames *f)
+{
+	profile_mem_give(js->p, f->charged);
+	jsonscan_frames_release(f);
+	jsonscan_frames_init(f);
+}
+
+void jsonscan_frames_release(jsonscan_frames *f)
+{
+	strmap_release(&f->map);
+	free(f->at);
+	f->at = NULL;
+	f->n = 0;
+	f->cap = 0;
+	f->charged = 0;
+}

@@ -27,6 +27,7 @@
 #define PR_JSONSCAN_H
 
 #include "common/buf.h"
+#include "common/strmap.h"
 #include "pipeline/profile.h"
 
 #include <stdbool.h>
@@ -138,5 +139,42 @@ int jsonscan_name(jsonscan *js, buf *dst, const char *s, size_t n);
  */
 int jsonscan_int(jsonscan *js, const char *s, size_t n, int64_t *out);
 int jsonscan_real(jsonscan *js, const char *s, size_t n, double *out);
+
+/*
+ * A V8 call frame's (functionName, url) pairs, each kept once for the
+ * parse (the .cpuprofile and .heapprofile parsers name functions the
+ * same way), their memory charged to the scan's budget.
+ */
+typedef struct jsonscan_frame {
+	const char *key; /* owned by the map: u32 name length, name, url */
+	size_t len;
+} jsonscan_frame;
+
+typedef struct jsonscan_frames {
+	strmap map;          /* key bytes -> index into at */
+	jsonscan_frame *at;
+	uint32_t n;
+	size_t cap;
+	uint64_t charged;
+} jsonscan_frames;
+
+void jsonscan_frames_init(jsonscan_frames *f);
+
+/* Keep (fn, url) once; *idx is its index. 0, or a negative code (error set). */
+int jsonscan_frames_keep(jsonscan *js, jsonscan_frames *f, const buf *fn, const buf *url,
+			 uint32_t *idx);
+
+/*
+ * Intern frame `idx` as the profile's function: its name, "(anonymous)"
+ * when empty, and its url as the file; line and column never count.
+ */
+int jsonscan_frames_intern(jsonscan *js, const jsonscan_frames *f, uint32_t idx,
+			   uint32_t *func);
+
+/* Free the pairs and give their memory back to the budget. */
+void jsonscan_frames_drop(jsonscan *js, jsonscan_frames *f);
+
+/* Free the pairs (the profile, and its budget, are going too). */
+void jsonscan_frames_release(jsonscan_frames *f);
 
 #endif

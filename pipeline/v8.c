@@ -100,7 +100,7 @@ typedef struct v8_node {
 	uint32_t nkids;
 	uint32_t parent;   /* index of the parent node, NO_NODE for the root */
 	uint32_t depth;    /* frames on its stack; the root has 0 */
-	uint32_t name;     /* index into names_at: its (functionName, url) */
+	uint32_t name;     /* index into frames: its (functionName, url) */
 	uint32_t func;     /* interned function (not set for the root) */
 	uint8_t flags;
 } v8_node;
@@ -117,11 +117,6 @@ typedef struct id_index {
 	uint32_t index;
 } id_index;
 
-/* A (functionName, url) pair as kept: u32 name length, name, url. */
-typedef struct name_key {
-	const char *key; /* owned by the names map */
-	size_t len;
-} name_key;
 
 /* What the JSON value being read belongs to. */
 typedef enum ctx {
@@ -158,11 +153,7 @@ typedef struct v8_parser {
 	size_t nsamples, samples_seen, samples_cap;
 	int64_t *deltas;    /* in nanoseconds, at most max_samples */
 	size_t ndeltas, deltas_seen, deltas_cap;
-	strmap names;       /* name_key bytes -> index into names_at */
-	name_key *names_at;
-	uint32_t nnames;
-	size_t names_cap;
-	uint64_t names_charged;
+	jsonscan_frames frames; /* each node's (functionName, url) */
 
 	/* The node being read: its call frame's strings and its own. */
 	buf fname, furl, nname, nurl;
@@ -244,9 +235,6 @@ static int node_end(v8_parser *ps)
 	v8_node *n = &ps->nodes[ps->nnodes - 1];
 	const buf *fn = n->flags & F_FRAME ? &ps->fname : &ps->nname;
 	const buf *url = n->flags & F_FRAME ? &ps->furl : &ps->nurl;
-	buf key = BUF_INIT;
-	uint32_t len = (uint32_t)fn->len, idx;
-	const char *stored;
 	int rc;
 
 	if (!(n->flags & F_ID)) {
@@ -258,32 +246,9 @@ static int node_end(v8_parser *ps)
 			       key_names[ps->node_bad]);
 		return 1;
 	}
-	if (buf_put(&key, &len, sizeof(len)) < 0 || buf_put(&key, fn->ptr, fn->len) < 0 ||
-	    buf_put(&key, url->ptr, url->len) < 0) {
-		rc = jsonscan_nomem(&ps->js);
-		goto out;
-	}
-	if (!strmap_get(&ps->names, key.ptr, key.len, &idx)) {
-		uint64_t cost = key.len + 1 + 3 * sizeof(strmap_slot);
-
-		if ((rc = jsonscan_take(&ps->js, cost)) < 0 ||
-		    (rc = jsonscan_grow(&ps->js, (void **)&ps->names_at, &ps->names_cap, ps->nnames,
-					sizeof(*ps->names_at))) < 0)
-			goto out;
-		ps->names_charged += cost + sizeof(*ps->names_at);
-		if (strmap_put(&ps->names, key.ptr, key.len, ps->nnames, &idx, &stored) < 0) {
-			rc = jsonscan_nomem(&ps->js);
-			goto out;
-		}
-		ps->names_at[ps->nnames].key = stored;
-		ps->names_at[ps->nnames].len = key.len;
-		ps->nnames++;
-	}
-	n->name = idx;
-	rc = 0;
-out:
-	buf_release(&key);
-	return rc < 0 ? jsonscan_stop(&ps->js, rc) : 1;
+	if ((rc = jsonscan_frames_keep(&ps->js, &ps->frames, fn, url, &n->name)) < 0)
+		return jsonscan_stop(&ps->js, rc);
+	return 1;
 }
 
 /* A container opens as the value of ps->key, or as an array element. */
@@ -796,22 +761,10 @@ static int intern_funcs(v8_parser *ps)
 
 	for (uint32_t i = 0; i < ps->nnodes; i++) {
 		v8_node *n = &ps->nodes[i];
-		const name_key *k = &ps->names_at[n->name];
-		const char *fname = k->key + sizeof(uint32_t), *url;
-		uint32_t fname_len;
-		size_t url_len;
 
 		if (i == ps->root)
 			continue;
-		memcpy(&fname_len, k->key, sizeof(fname_len));
-		url = fname + fname_len;
-		url_len = k->len - sizeof(fname_len) - fname_len;
-		if (fname_len == 0) {
-			fname = "(anonymous)";
-			fname_len = (uint32_t)strlen(fname);
-		}
-		if ((rc = profile_intern(ps->js.p, &n->func, fname, fname_len, url, url_len,
-					 ps->js.err)) < 0)
+		if ((rc = jsonscan_frames_intern(&ps->js, &ps->frames, n->name, &n->func)) < 0)
 			return rc;
 	}
 	return 0;
@@ -966,14 +919,11 @@ static int check_shape(v8_parser *ps)
 /* Free what only reading and linking needed, and give its memory back. */
 static void drop_scratch(v8_parser *ps)
 {
-	profile_mem_give(ps->js.p, ps->nkids * sizeof(*ps->kids) + ps->names_charged);
+	profile_mem_give(ps->js.p, ps->nkids * sizeof(*ps->kids));
 	free(ps->kids);
 	ps->kids = NULL;
 	ps->nkids = 0;
-	strmap_release(&ps->names);
-	free(ps->names_at);
-	ps->names_at = NULL;
-	ps->names_charged = 0;
+	jsonscan_frames_drop(&ps->js, &ps->frames);
 }
 
 /* Free the samples once they are summed into the nodes. */
@@ -993,8 +943,7 @@ static void parser_release(v8_parser *ps)
 	free(ps->kids);
 	free(ps->samples);
 	free(ps->deltas);
-	strmap_release(&ps->names);
-	free(ps->names_at);
+	jsonscan_frames_release(&ps->frames);
 	buf_release(&ps->fname);
 	buf_release(&ps->furl);
 	buf_release(&ps->nname);
@@ -1015,7 +964,7 @@ int v8_parse(profile **out, const uint8_t *data, size_t len,
 	*out = NULL;
 	memset(&ps, 0, sizeof(ps));
 	jsonscan_init(&ps.js, name, err, data, len, &ops, &ps);
-	strmap_init(&ps.names);
+	jsonscan_frames_init(&ps.frames);
 	buf_init(&ps.fname, SIZE_MAX);
 	buf_init(&ps.furl, SIZE_MAX);
 	buf_init(&ps.nname, SIZE_MAX);

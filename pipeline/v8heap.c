@@ -102,7 +102,7 @@ typedef struct hp_node {
 	int64_t self;     /* selfSize, bytes */
 	uint32_t parent;  /* index of the parent node, NO_NODE for the root */
 	uint32_t depth;   /* frames on its stack; the root has 0 */
-	uint32_t name;    /* index into names_at: its (functionName, url) */
+	uint32_t name;    /* index into frames: its (functionName, url) */
 	uint32_t func;    /* interned function (not set for the root) */
 	uint8_t flags;
 } hp_node;
@@ -111,12 +111,6 @@ enum { F_ID = 1, F_SELF = 2, F_FRAME = 4 };
 
 /* Per node: the node and its entry in the sorted copy of the ids. */
 #define NODE_COST (sizeof(hp_node) + sizeof(int64_t))
-
-/* A (functionName, url) pair as kept: u32 name length, name, url. */
-typedef struct name_key {
-	const char *key; /* owned by the names map */
-	size_t len;
-} name_key;
 
 /* What the JSON value being read belongs to. */
 typedef enum ctx { X_TOP, X_NODE, X_FRAME, X_KIDS } ctx;
@@ -151,11 +145,7 @@ typedef struct hp_parser {
 	size_t nodes_cap;
 	uint64_t nsampled;  /* nodes with selfSize > 0 */
 	int64_t total;      /* every selfSize, to refuse a total over 64 bits */
-	strmap names;       /* name_key bytes -> index into names_at */
-	name_key *names_at;
-	uint32_t nnames;
-	size_t names_cap;
-	uint64_t names_charged;
+	jsonscan_frames frames; /* each node's (functionName, url) */
 
 	buf fname, furl;    /* the call frame being read */
 	char label[48];     /* see label() */
@@ -216,38 +206,12 @@ static int node_start(hp_parser *ps, uint32_t parent)
 /* Keep the (functionName, url) pair once; its index goes to node `i`. */
 static int keep_name(hp_parser *ps, uint32_t i, const buf *fn, const buf *url)
 {
-	buf key = BUF_INIT;
-	uint32_t len = (uint32_t)fn->len, idx;
-	const char *stored;
-	int rc;
+	int rc = jsonscan_frames_keep(&ps->js, &ps->frames, fn, url, &ps->nodes[i].name);
 
-	if (buf_put(&key, &len, sizeof(len)) < 0 || buf_put(&key, fn->ptr, fn->len) < 0 ||
-	    buf_put(&key, url->ptr, url->len) < 0) {
-		rc = jsonscan_nomem(&ps->js);
-		goto out;
-	}
-	if (!strmap_get(&ps->names, key.ptr, key.len, &idx)) {
-		uint64_t cost = key.len + 1 + 3 * sizeof(strmap_slot);
-
-		if ((rc = jsonscan_take(&ps->js, cost)) < 0 ||
-		    (rc = jsonscan_grow(&ps->js, (void **)&ps->names_at, &ps->names_cap, ps->nnames,
-					sizeof(*ps->names_at))) < 0)
-			goto out;
-		ps->names_charged += cost + sizeof(*ps->names_at);
-		if (strmap_put(&ps->names, key.ptr, key.len, ps->nnames, &idx, &stored) < 0) {
-			rc = jsonscan_nomem(&ps->js);
-			goto out;
-		}
-		ps->names_at[ps->nnames].key = stored;
-		ps->names_at[ps->nnames].len = key.len;
-		ps->nnames++;
-	}
-	ps->nodes[i].name = idx;
+	if (rc < 0)
+		return jsonscan_stop(&ps->js, rc);
 	ps->nodes[i].flags |= F_FRAME;
-	rc = 0;
-out:
-	buf_release(&key);
-	return rc < 0 ? jsonscan_stop(&ps->js, rc) : 1;
+	return 1;
 }
 
 /*
@@ -545,20 +509,8 @@ static int intern_funcs(hp_parser *ps)
 
 	for (uint32_t i = 1; i < ps->nnodes; i++) {
 		hp_node *n = &ps->nodes[i];
-		const name_key *k = &ps->names_at[n->name];
-		const char *fname = k->key + sizeof(uint32_t), *url;
-		uint32_t fname_len;
-		size_t url_len;
 
-		memcpy(&fname_len, k->key, sizeof(fname_len));
-		url = fname + fname_len;
-		url_len = k->len - sizeof(fname_len) - fname_len;
-		if (fname_len == 0) {
-			fname = "(anonymous)";
-			fname_len = (uint32_t)strlen(fname);
-		}
-		if ((rc = profile_intern(ps->js.p, &n->func, fname, fname_len, url, url_len,
-					 ps->js.err)) < 0)
+		if ((rc = jsonscan_frames_intern(&ps->js, &ps->frames, n->name, &n->func)) < 0)
 			return rc;
 	}
 	return 0;
@@ -567,11 +519,7 @@ static int intern_funcs(hp_parser *ps)
 /* Free the names once the functions are interned, and give their memory back. */
 static void drop_names(hp_parser *ps)
 {
-	profile_mem_give(ps->js.p, ps->names_charged);
-	strmap_release(&ps->names);
-	free(ps->names_at);
-	ps->names_at = NULL;
-	ps->names_charged = 0;
+	jsonscan_frames_drop(&ps->js, &ps->frames);
 }
 
 /* One profile sample per node with selfSize > 0, root first. */
@@ -614,8 +562,7 @@ static void parser_release(hp_parser *ps)
 	jsonscan_release(&ps->js);
 	free(ps->levels);
 	free(ps->nodes);
-	strmap_release(&ps->names);
-	free(ps->names_at);
+	jsonscan_frames_release(&ps->frames);
 	buf_release(&ps->fname);
 	buf_release(&ps->furl);
 }
@@ -632,7 +579,7 @@ int v8heap_parse(profile **out, const uint8_t *data, size_t len,
 	*out = NULL;
 	memset(&ps, 0, sizeof(ps));
 	jsonscan_init(&ps.js, name, err, data, len, &ops, &ps);
-	strmap_init(&ps.names);
+	jsonscan_frames_init(&ps.frames);
 	buf_init(&ps.fname, SIZE_MAX);
 	buf_init(&ps.furl, SIZE_MAX);
 	if ((rc = profile_new(&ps.js.p, PROFILE_FMT_V8HEAP, ps.js.name, lim, err)) < 0)
