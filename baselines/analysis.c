@@ -2042,8 +2042,7 @@ static bool part_get_str(char **out, const json_t *o, const char *key)
 	return *out != NULL;
 }
 
-/* The static strings a finding points to, by value. */
-static const char *part_static(const char *s)
+const char *finding_static_name(const char *s)
 {
 	static const char *const known[] = {FINDING_KIND_SHARE, FINDING_KIND_COST, "bytes",
 					    "cpu_s_per_s", "value_per_s", "per_load"};
@@ -2393,8 +2392,8 @@ static int part_read_test(finding *f, const json_t *o, size_t target0, size_t nf
 	     part_get_str(&f->test, o, "test") &&
 	     part_get_str(&f->capture_ids, o, "capture_ids") &&
 	     part_get_str(&kind, o, "kind") && part_get_str(&unit, o, "cost_unit");
-	f->kind = part_static(kind);
-	f->cost_unit = part_static(unit);
+	f->kind = finding_static_name(kind);
+	f->cost_unit = finding_static_name(unit);
 	f->material_up = mat & 1;
 	f->material_down = (mat & 2) != 0;
 	ok = ok && f->kind && (!unit || f->cost_unit) && f->service && f->type && f->function;

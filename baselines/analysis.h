@@ -146,6 +146,14 @@ typedef enum finding_dir {
 
 const char *finding_dir_name(finding_dir d);
 
+/*
+ * The static string equal to `s` among a finding's kinds
+ * (FINDING_KIND_SHARE, FINDING_KIND_COST) and cost units ("cpu_s_per_s",
+ * "bytes", "value_per_s", "per_load"), for a finding's kind and
+ * cost_unit; NULL when `s` is NULL or none of them.
+ */
+const char *finding_static_name(const char *s);
+
 /* One tested function; a finding when `significant`. */
 typedef struct finding {
 	int64_t id;               /* stored finding's id, 0 when not stored */

@@ -49,7 +49,8 @@ static int load_stored(finding *f, db *d, pr_error *err)
 		"delta, rel_delta, ci_low,"
 		" ci_high, p_value, q_value, mw_p, score, baseline_captures, current_captures,"
 		" current_release, to_jsonb(baseline_releases)::text,"
-		" coalesce((detail -> 'captures')::text, '{}'), detail ->> 'test', baseline_id"
+		" coalesce((detail -> 'captures')::text, '{}'), detail ->> 'test', baseline_id,"
+		" kind, detail ->> 'cost_unit'"
 		" from findings where id = $1";
 	char id[24];
 	const char *p[1] = {id};
@@ -86,6 +87,17 @@ static int load_stored(finding *f, db *d, pr_error *err)
 	f->baseline_captures = (size_t)db_get_i64(res, 0, 12);
 	f->current_captures = (size_t)db_get_i64(res, 0, 13);
 	f->baseline_id = db_get_i64(res, 0, 18);
+	/* A cost finding's values are its unit's, never shares: keep what it measured. */
+	f->kind = finding_static_name(db_get_text(res, 0, 19));
+	if (!f->kind)
+		f->kind = FINDING_KIND_SHARE;
+	f->cost_unit = NULL;
+	if (strcmp(f->kind, FINDING_KIND_COST) == 0) {
+		if (!PQgetisnull(res, 0, 20))
+			f->cost_unit = finding_static_name(db_get_text(res, 0, 20));
+		if (!f->cost_unit)
+			f->cost_unit = FINDING_KIND_COST; /* a unit this version does not know */
+	}
 	if (replace_str(&f->current_release, db_get_text(res, 0, 14)) < 0 ||
 	    replace_str(&f->baseline_releases, db_get_text(res, 0, 15)) < 0 ||
 	    replace_str(&f->capture_ids, db_get_text(res, 0, 16)) < 0 ||

@@ -130,6 +130,7 @@ int pager_enqueue_finding(db *d, const config *c, const finding *f, int64_t run_
 	e.ci_low = f->ci_low;
 	e.ci_high = f->ci_high;
 	e.q_value = f->q_value;
+	e.cost_unit = f->cost_unit;
 	e.finding_id = f->id;
 	e.run_id = run_id;
 	e.link = link.len ? link.ptr : NULL;

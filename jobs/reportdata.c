@@ -568,7 +568,8 @@ static const char finding_cols[] =
 	"   coalesce((select max(d3.deployed_at) from deploys d3 where d3.service_id = f.service_id"
 	"   and d3.release = f.current_release), now()) order by d2.deployed_at "
 	"desc, d2.id desc limit 1),"
-	" f.state, f.fixed_by, coalesce(f.incident_id, 0), coalesce(g.lead_finding_id, 0)"
+	" f.state, f.fixed_by, coalesce(f.incident_id, 0), coalesce(g.lead_finding_id, 0),"
+	" case when f.kind = 'cost' then coalesce(f.detail ->> 'cost_unit', 'cost') end"
 	" from findings f join services s on s.id = f.service_id"
 	" left join finding_groups g on g.id = f.incident_id"
 	" left join functions fn on fn.id = f.function_id where ";
@@ -950,6 +951,8 @@ static int load_findings(report *r, db *d, blob_store *bs, const config *cfg, in
 		f->fixed_by = dup_or_null(db_get_text(res, i, 26), &bad);
 		f->incident_id = db_get_i64(res, i, 27);
 		f->incident_lead = db_get_i64(res, i, 28);
+		if (!PQgetisnull(res, i, 29))
+			f->cost_unit = dup_or_null(db_get_text(res, i, 29), &bad);
 		if (!bad && ((rc = canonical(f, d, err)) < 0 || (rc = history(f, d, err)) < 0))
 			break;
 		if (bad) {
@@ -1402,6 +1405,8 @@ int reportdata_diff(report *out, db *d, blob_store *bs, const config *cfg,
 				f->direction = dup_or_null(finding_dir_name(t->direction), &bad);
 				f->severity = dup_or_null(stats_severity_name(t->severity), &bad);
 			}
+			if (t->cost_unit)
+				f->cost_unit = dup_or_null(t->cost_unit, &bad);
 			f->baseline_share = t->baseline_share;
 			f->current_share = t->current_share;
 			f->delta = t->delta;

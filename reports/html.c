@@ -9,6 +9,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "reports/report.h"
 #include "reports/escape.h"
+#include "reports/measure.h"
 #include "common/timeutil.h"
 
 #include <inttypes.h>
@@ -244,13 +245,23 @@ static void findings_table(out *o, const report *r)
 			}
 			P(o, "</td><td class=\"num\">");
 		}
-		pct(o, f->baseline_share);
-		P(o, " &rarr; ");
-		pct(o, f->current_share);
-		P(o, "</td><td class=\"num %s\">", f->delta > 0 ? "up" : "down");
-		pp(o, f->delta);
-		if (!isnan(f->ci_low))
-			P(o, " [%+.2f, %+.2f]", 100 * f->ci_low, 100 * f->ci_high);
+		if (f->cost_unit) {
+			/* A whole-service cost: its unit, and a change in percent. */
+			char v[MEASURE_TEXT_MAX];
+			P(o, "%s", measure_pair(v, sizeof(v), f->cost_unit, f->baseline_share,
+						f->current_share, " &rarr; "));
+			P(o, "</td><td class=\"num %s\">%s", f->delta > 0 ? "up" : "down",
+			  measure_change(v, sizeof(v), f->cost_unit, f->delta, f->ci_low,
+					 f->ci_high, 2));
+		} else {
+			pct(o, f->baseline_share);
+			P(o, " &rarr; ");
+			pct(o, f->current_share);
+			P(o, "</td><td class=\"num %s\">", f->delta > 0 ? "up" : "down");
+			pp(o, f->delta);
+			if (!isnan(f->ci_low))
+				P(o, " [%+.2f, %+.2f]", 100 * f->ci_low, 100 * f->ci_high);
+		}
 		P(o, "</td><td class=\"num\">");
 		if (isnan(f->rel_delta) || isinf(f->rel_delta))
 			P(o, "new");
@@ -660,17 +671,28 @@ static void finding_section(out *o, const report *r, size_t i, pr_error *err)
 	}
 	P(o, "</p>\n");
 	states(o, r, i);
-	P(o, "<p>Self share <b>");
-	pct(o, f->baseline_share);
-	P(o, " &rarr; ");
-	pct(o, f->current_share);
-	P(o, "</b>, change <b class=\"%s\">", f->delta > 0 ? "up" : "down");
-	pp(o, f->delta);
-	P(o, "</b>");
-	if (!isnan(f->ci_low))
-		P(o, " (95%% CI %+.3f to %+.3fpp)", 100 * f->ci_low, 100 * f->ci_high);
-	if (!isnan(f->rel_delta) && !isinf(f->rel_delta))
-		P(o, ", %+.1f%% relative", 100 * f->rel_delta);
+	if (f->cost_unit) {
+		char v[MEASURE_TEXT_MAX];
+		P(o, "<p>Whole-service cost <b>%s</b>",
+		  measure_pair(v, sizeof(v), f->cost_unit, f->baseline_share, f->current_share,
+			       " &rarr; "));
+		P(o, ", change <b class=\"%s\">%+.1f%%</b>", f->delta > 0 ? "up" : "down",
+		  100 * f->delta);
+		if (!isnan(f->ci_low))
+			P(o, " (95%% CI %+.1f%% to %+.1f%%)", 100 * f->ci_low, 100 * f->ci_high);
+	} else {
+		P(o, "<p>Self share <b>");
+		pct(o, f->baseline_share);
+		P(o, " &rarr; ");
+		pct(o, f->current_share);
+		P(o, "</b>, change <b class=\"%s\">", f->delta > 0 ? "up" : "down");
+		pp(o, f->delta);
+		P(o, "</b>");
+		if (!isnan(f->ci_low))
+			P(o, " (95%% CI %+.3f to %+.3fpp)", 100 * f->ci_low, 100 * f->ci_high);
+		if (!isnan(f->rel_delta) && !isinf(f->rel_delta))
+			P(o, ", %+.1f%% relative", 100 * f->rel_delta);
+	}
 	P(o, "; p ");
 	num_g(o, f->p_value);
 	P(o, ", q ");

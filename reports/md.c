@@ -7,6 +7,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "reports/report.h"
 #include "reports/escape.h"
+#include "reports/measure.h"
 #include "common/timeutil.h"
 
 #include <inttypes.h>
@@ -108,6 +109,7 @@ int report_md(buf *b, const report *r, pr_error *err)
 		for (size_t i = 0; i < r->nfindings; i++) {
 			const report_finding *f = &r->findings[i];
 			const report_finding *mem[8];
+			char vals[MEASURE_TEXT_MAX], chg[MEASURE_TEXT_MAX];
 			size_t nmem;
 			if (report_folded(r, i))
 				continue; /* in its incident's row */
@@ -132,10 +134,11 @@ int report_md(buf *b, const report *r, pr_error *err)
 					P(&o, " and %zu more", nmem - 8);
 				P(&o, ")");
 			}
-			P(&o, " | %.2f%% -> %.2f%% | %+.2fpp", 100 * f->baseline_share,
-			  100 * f->current_share, 100 * f->delta);
-			if (!isnan(f->ci_low))
-				P(&o, " [%+.2f, %+.2f]", 100 * f->ci_low, 100 * f->ci_high);
+			P(&o, " | %s | %s",
+			  measure_pair(vals, sizeof(vals), f->cost_unit, f->baseline_share,
+				       f->current_share, " -> "),
+			  measure_change(chg, sizeof(chg), f->cost_unit, f->delta, f->ci_low,
+					 f->ci_high, 2));
 			if (isnan(f->q_value))
 				P(&o, " | - ");
 			else

@@ -4,6 +4,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "reports/page.h"
 #include "common/buf.h"
+#include "reports/measure.h"
 
 #include <inttypes.h>
 #include <jansson.h>
@@ -139,17 +140,27 @@ static int clean_of(clean *c, const page_event *e)
 static char *summary_of(const page_event *e, const clean *c)
 {
 	buf b = BUF_INIT;
+	char vals[MEASURE_TEXT_MAX];
 	char *out;
+	int rc;
 
-	if (buf_printf(
-		    &b,
-		    "[%s] %s: %s self share of %s rose %.2f%% -> %.2f%% (+%.2fpp, at least +%.2fpp",
-		    stats_severity_name(e->severity), c->service, c->type, c->function,
-		    100 * e->baseline_share, 100 * e->current_share,
-		    100 * (e->current_share - e->baseline_share), 100 * e->ci_low) < 0 ||
-	    buf_printf(&b, ", q %.2g) in release %s", e->q_value, c->release) < 0 ||
-	    (c->file && buf_printf(&b, " [%s]", c->file) < 0))
+	if (e->cost_unit)
+		rc = buf_printf(&b, "[%s] %s: %s whole-service cost rose %s (%+.1f%%, at least "
+				"%+.1f%%", stats_severity_name(e->severity), c->service, c->type,
+				measure_pair(vals, sizeof(vals), e->cost_unit, e->baseline_share,
+					     e->current_share, " -> "),
+				100 * (e->current_share / e->baseline_share - 1), 100 * e->ci_low);
+	else
+		rc = buf_printf(&b, "[%s] %s: %s self share of %s rose %.2f%% -> %.2f%% (+%.2fpp, "
+				"at least +%.2fpp", stats_severity_name(e->severity), c->service,
+				c->type, c->function, 100 * e->baseline_share,
+				100 * e->current_share,
+				100 * (e->current_share - e->baseline_share), 100 * e->ci_low);
+	if (rc < 0 || buf_printf(&b, ", q %.2g) in release %s", e->q_value, c->release) < 0 ||
+	    (c->file && buf_printf(&b, " [%s]", c->file) < 0)) {
+		buf_release(&b);
 		return NULL;
+	}
 	out = page_clean_text(b.ptr, PAGE_SUMMARY_MAX);
 	buf_release(&b);
 	return out;
@@ -203,6 +214,8 @@ json_t *page_event_to_json(const page_event *e)
 	bad |= set(o, "ci_low", num(e->ci_low));
 	bad |= set(o, "ci_high", num(e->ci_high));
 	bad |= set(o, "q_value", num(e->q_value));
+	if (e->cost_unit)
+		bad |= set_str(o, "cost_unit", e->cost_unit);
 	bad |= set(o, "finding_id", json_integer((json_int_t)e->finding_id));
 	bad |= set(o, "run_id", json_integer((json_int_t)e->run_id));
 	bad |= set_str(o, "link", e->link);
@@ -241,6 +254,7 @@ int page_event_from_json(page_event *out, json_t *obj)
 	out->ci_low = json_number_value(json_object_get(obj, "ci_low"));
 	out->ci_high = json_number_value(json_object_get(obj, "ci_high"));
 	out->q_value = json_number_value(json_object_get(obj, "q_value"));
+	out->cost_unit = get_str(obj, "cost_unit");
 	out->finding_id = (int64_t)json_integer_value(json_object_get(obj, "finding_id"));
 	out->run_id = (int64_t)json_integer_value(json_object_get(obj, "run_id"));
 	out->link = get_str(obj, "link");
@@ -248,11 +262,28 @@ int page_event_from_json(page_event *out, json_t *obj)
 	return 0;
 }
 
-/* The numbers of a finding, in percent and percentage points. */
+/*
+ * The numbers of a finding: a share in percent and percentage points, a
+ * whole-service cost in its unit with its change in percent.
+ */
 static json_t *change_json(const page_event *e)
 {
 	json_t *o = json_object();
 
+	if (o && e->cost_unit) {
+		if (set(o, "cost_unit", json_string(e->cost_unit)) ||
+		    set(o, "baseline", num(e->baseline_share)) ||
+		    set(o, "current", num(e->current_share)) ||
+		    set(o, "change_percent",
+			num(100 * (e->current_share / e->baseline_share - 1))) ||
+		    set(o, "ci_low_percent", num(100 * e->ci_low)) ||
+		    set(o, "ci_high_percent", num(100 * e->ci_high)) ||
+		    set(o, "q_value", num(e->q_value))) {
+			json_decref(o);
+			return NULL;
+		}
+		return o;
+	}
 	if (!o || set(o, "baseline_percent", num(100 * e->baseline_share)) ||
 	    set(o, "current_percent", num(100 * e->current_share)) ||
 	    set(o, "delta_pp", num(100 * (e->current_share - e->baseline_share))) ||
@@ -315,9 +346,10 @@ out:
 json_t *page_alertmanager(const page_event *e, int64_t ends_us)
 {
 	json_t *arr = NULL, *alert = NULL, *labels = NULL, *ann = NULL;
-	char starts[32], ends[32], *summary = NULL;
+	char starts[32], ends[32], vals[MEASURE_TEXT_MAX], *summary = NULL;
 	buf desc = BUF_INIT;
 	clean c;
+	int rc;
 
 	if (clean_of(&c, e) < 0)
 		return NULL;
@@ -325,14 +357,23 @@ json_t *page_alertmanager(const page_event *e, int64_t ends_us)
 	page_time_format(ends, ends_us);
 	if (!(summary = summary_of(e, &c)))
 		goto out;
-	if (buf_printf(
-		    &desc,
-		    "The %s self share of %s in service %s rose from "
-		    "%.2f%% to %.2f%% in release %s;"
-		    " the change is at least +%.2fpp at 95%% confidence (q %.2g). Finding %" PRId64
-		    ", run %" PRId64 ".",
-		    c.type, c.function, c.service, 100 * e->baseline_share, 100 * e->current_share,
-		    c.release, 100 * e->ci_low, e->q_value, e->finding_id, e->run_id) < 0)
+	if (e->cost_unit)
+		rc = buf_printf(&desc, "The %s whole-service cost of service %s rose from %s in "
+				"release %s; the change is at least %+.1f%% at 95%% confidence "
+				"(q %.2g). Finding %" PRId64 ", run %" PRId64 ".",
+				c.type, c.service,
+				measure_pair(vals, sizeof(vals), e->cost_unit, e->baseline_share,
+					     e->current_share, " to "),
+				c.release, 100 * e->ci_low, e->q_value, e->finding_id, e->run_id);
+	else
+		rc = buf_printf(&desc, "The %s self share of %s in service %s rose from "
+				"%.2f%% to %.2f%% in release %s; the change is at least +%.2fpp "
+				"at 95%% confidence (q %.2g). Finding %" PRId64
+				", run %" PRId64 ".",
+				c.type, c.function, c.service, 100 * e->baseline_share,
+				100 * e->current_share, c.release, 100 * e->ci_low, e->q_value,
+				e->finding_id, e->run_id);
+	if (rc < 0)
 		goto out;
 	labels = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s}", "alertname", PAGE_ALERTNAME,
 			   "service", c.service, "function", c.function,

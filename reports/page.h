@@ -28,8 +28,11 @@ typedef struct page_event {
 	const char *dedup_key;
 	const char *service, *team, *type, *function, *file, *release;
 	stats_severity severity;
-	double baseline_share, current_share; /* fractions, 0.12 = 12% */
-	double ci_low, ci_high;               /* interval of the change, fraction */
+	double baseline_share, current_share; /* fractions, 0.12 = 12%; a cost: its value */
+	double ci_low, ci_high;               /* interval of the change, fraction (a
+					       * cost: relative to the baseline) */
+	const char *cost_unit;                /* NULL: a self share; else the whole-service
+					       * cost's unit (reports/measure.h) */
 	double q_value;
 	int64_t finding_id, run_id;
 	const char *link;                     /* report URL or NULL */

@@ -37,6 +37,7 @@ static void finding_release(report_finding *f)
 	free(f->severity);
 	free(f->status);
 	free(f->test);
+	free(f->cost_unit);
 	free(f->release);
 	free(f->commit);
 	for (size_t i = 0; i < f->ncaps; i++) {

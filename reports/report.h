@@ -77,6 +77,8 @@ typedef struct report_finding {
 	char *release, *commit;      /* the judged release and its commit; NULL: unknown */
 	double baseline_share, current_share, delta, rel_delta, ci_low, ci_high;
 	double p_value, q_value;     /* NaN: not tested */
+	char *cost_unit;             /* NULL: a share; else the whole-service cost's unit,
+				      * and the values above are the cost's (measure.h) */
 	size_t baseline_captures, current_captures;
 	report_capture *caps;
 	size_t ncaps;

@@ -13,6 +13,7 @@
 #include "baselines/baseline.h"
 #include "common/buf.h"
 #include "common/timeutil.h"
+#include "reports/measure.h"
 
 #include <inttypes.h>
 #include <jansson.h>
@@ -144,9 +145,20 @@ static int print_text(const cli_ctx *ctx, const analysis *a, int64_t run_id)
 		table_add(t, f->service);
 		table_add(t, f->current_release);
 		table_add(t, f->function);
-		table_addf(t, "%.2f->%.2f", 100 * f->baseline_share, 100 * f->current_share);
-		table_addf(t, "%+.2fpp", 100 * f->delta);
-		table_addf(t, "[%+.2f, %+.2f]", 100 * f->ci_low, 100 * f->ci_high);
+		if (f->cost_unit) {
+			/* A whole-service cost: its own unit, and changes in percent. */
+			char v[MEASURE_TEXT_MAX];
+			table_add(t, measure_pair(v, sizeof(v), f->cost_unit, f->baseline_share,
+						  f->current_share, "->"));
+			table_add(t, measure_change(v, sizeof(v), f->cost_unit, f->delta, NAN, NAN,
+						    2));
+			table_addf(t, "[%+.1f%%, %+.1f%%]", 100 * f->ci_low, 100 * f->ci_high);
+		} else {
+			table_addf(t, "%.2f->%.2f", 100 * f->baseline_share,
+				   100 * f->current_share);
+			table_addf(t, "%+.2fpp", 100 * f->delta);
+			table_addf(t, "[%+.2f, %+.2f]", 100 * f->ci_low, 100 * f->ci_high);
+		}
 		table_addf(t, "%.2g", f->q_value);
 		table_addf(t, "%zu/%zu", f->current_captures, f->baseline_captures);
 	}

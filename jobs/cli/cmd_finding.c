@@ -14,6 +14,7 @@
 #include "jobs/cli/exitcode.h"
 #include "jobs/cli/table.h"
 #include "jobs/triage.h"
+#include "reports/measure.h"
 
 #include <inttypes.h>
 #include <jansson.h>
@@ -205,6 +206,7 @@ static int finding_show(cli_ctx *ctx, int argc, char **argv)
 								: json_null());
 		status = cli_print_json(ctx, o);
 	} else {
+		char vals[MEASURE_TEXT_MAX], chg[MEASURE_TEXT_MAX];
 		printf("finding %s (%s, %s)\nservice   ", id, finding_dir_name(f.direction),
 		       meta.status);
 		cli_put_safe(stdout, f.service, 0);
@@ -212,10 +214,27 @@ static int finding_show(cli_ctx *ctx, int argc, char **argv)
 		cli_put_safe(stdout, f.current_release ? f.current_release : "-", 0);
 		printf("\nfunction  ");
 		cli_put_safe(stdout, f.function, 0);
-		printf("\nstored    %.4f%% -> %.4f%%, %+.4fpp [%+.4f, %+.4f], p %.3g, q %.3g\n",
-		       100 * f.baseline_share, 100 * f.current_share, 100 * f.delta, 100 * f.ci_low,
-		       100 * f.ci_high, f.p_value, f.q_value);
-		if (reproduced)
+		if (f.cost_unit)
+			printf("\nstored    %s, %s, p %.3g, q %.3g\n",
+			       measure_pair(vals, sizeof(vals), f.cost_unit, f.baseline_share,
+					    f.current_share, " -> "),
+			       measure_change(chg, sizeof(chg), f.cost_unit, f.delta, f.ci_low,
+					      f.ci_high, 4),
+			       f.p_value, f.q_value);
+		else
+			printf("\nstored    %.4f%% -> %.4f%%, %+.4fpp [%+.4f, %+.4f], p %.3g, "
+			       "q %.3g\n",
+			       100 * f.baseline_share, 100 * f.current_share, 100 * f.delta,
+			       100 * f.ci_low, 100 * f.ci_high, f.p_value, f.q_value);
+		if (reproduced && again.cost_unit)
+			printf("reproduced %s, %s, p %.3g from %zu baseline and %zu current "
+			       "captures\n",
+			       measure_pair(vals, sizeof(vals), again.cost_unit,
+					    again.baseline_share, again.current_share, " -> "),
+			       measure_change(chg, sizeof(chg), again.cost_unit, again.delta,
+					      again.ci_low, again.ci_high, 4),
+			       again.p_value, again.baseline_captures, again.current_captures);
+		else if (reproduced)
 			printf("reproduced %.4f%% -> %.4f%%, %+.4fpp [%+.4f, %+.4f], p %.3g "
 			       "from %zu baseline and %zu current captures\n",
 			       100 * again.baseline_share, 100 * again.current_share,

@@ -10,6 +10,7 @@
 #include "jobs/runs.h"
 #include "jobs/cli/table.h"
 #include "common/timeutil.h"
+#include "reports/measure.h"
 
 #include <inttypes.h>
 #include <jansson.h>
@@ -46,11 +47,14 @@ static void print_night(const nightly_result *r, bool dry)
 	}
 	for (size_t i = 0; i < r->a.ntests && r->a.tests[i].significant; i++) {
 		const finding *f = &r->a.tests[i];
+		char vals[MEASURE_TEXT_MAX];
 		printf("%-9s %-14s ", stats_severity_name(f->severity),
 		       finding_dir_name(f->direction));
 		cli_put_safe(stdout, f->service, 0);
-		printf(": %.2f%% -> %.2f%% (q %.2g) ", 100 * f->baseline_share,
-		       100 * f->current_share, f->q_value);
+		printf(": %s (q %.2g) ",
+		       measure_pair(vals, sizeof(vals), f->cost_unit, f->baseline_share,
+				    f->current_share, " -> "),
+		       f->q_value);
 		cli_put_safe(stdout, f->function, 0);
 		putchar('\n');
 	}
@@ -397,14 +401,18 @@ static void print_run(const json_t *run)
 	}
 	printf("\nfindings: %zu\n", json_array_size(json_object_get(run, "findings")));
 	json_array_foreach(json_object_get(run, "findings"), i, v) {
+		char vals[MEASURE_TEXT_MAX];
 		printf("  %-6" JSON_INTEGER_FORMAT " %-9s %-14s ",
 		       json_integer_value(json_object_get(v, "id")),
 		       json_string_value(json_object_get(v, "severity")),
 		       json_string_value(json_object_get(v, "direction")));
 		cli_put_safe(stdout, json_string_value(json_object_get(v, "service")), 0);
-		printf(" %.2f%% -> %.2f%% ",
-		       100 * json_number_value(json_object_get(v, "baseline_share")),
-		       100 * json_number_value(json_object_get(v, "current_share")));
+		printf(" %s ",
+		       measure_pair(vals, sizeof(vals),
+				    json_string_value(json_object_get(v, "cost_unit")),
+				    json_number_value(json_object_get(v, "baseline_share")),
+				    json_number_value(json_object_get(v, "current_share")),
+				    " -> "));
 		cli_put_safe(stdout, json_string_value(json_object_get(v, "function")), 0);
 		putchar('\n');
 	}

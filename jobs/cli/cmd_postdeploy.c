@@ -17,6 +17,7 @@
 #include "jobs/postdeploy.h"
 #include "common/buf.h"
 #include "common/timeutil.h"
+#include "reports/measure.h"
 #include "reports/report.h"
 
 #include <errno.h>
@@ -157,14 +158,16 @@ static void markdown(report_out *o, const postdeploy_opts *opt, const postdeploy
 			   "| --- | --- | --- | --- | --- | --- | --- |\n");
 		for (size_t k = 0; k < a->ntests && a->tests[k].significant; k++) {
 			const finding *f = &a->tests[k];
+			char vals[MEASURE_TEXT_MAX], chg[MEASURE_TEXT_MAX];
 			report_put(o, "| %s | %s | ", stats_severity_name(f->severity),
 				   finding_dir_name(f->direction));
 			md_escape(o, f->function);
-			report_put(o, " | %.2f%% -> %.2f%% | %+.2fpp [%+.2f, %+.2f] | %.2g | "
-				   "%zu/%zu |\n",
-				   100 * f->baseline_share, 100 * f->current_share, 100 * f->delta,
-				   100 * f->ci_low, 100 * f->ci_high, f->q_value,
-				   f->current_captures, f->baseline_captures);
+			report_put(o, " | %s | %s | %.2g | %zu/%zu |\n",
+				   measure_pair(vals, sizeof(vals), f->cost_unit, f->baseline_share,
+						f->current_share, " -> "),
+				   measure_change(chg, sizeof(chg), f->cost_unit, f->delta,
+						  f->ci_low, f->ci_high, 2),
+				   f->q_value, f->current_captures, f->baseline_captures);
 		}
 		report_put(o, "%s", "\n");
 	} else if (strcmp(x->verdict, "inconclusive") != 0) {

@@ -941,6 +941,51 @@ static void test_a_service_slower_on_one_host_alone_is_no_cost_finding(void **st
 	analysis_release(&a);
 }
 
+/*
+ * A whole-service cost finding read back from the database is still a
+ * cost in its unit: the night's report prints samples per second and a
+ * change in percent, never shares and points (a cost of 0.5 CPU s/s read
+ * "50.00%" there, and its doubling "+100.00pp").
+ */
+static void test_a_stored_cost_finding_reads_back_in_its_own_unit(void **state)
+{
+	fx *f = *state;
+	nightly_opts o = {0};
+	nightly_result r;
+	pr_error err = PR_ERROR_INIT;
+	finding got;
+	findings_meta meta;
+	char md[700], *text = NULL, *row;
+	size_t len = 0;
+	FILE *in;
+
+	cost_case(f, "reg", 2);
+	now_us = NIGHT_END;
+	if (nightly_run(&r, &f->env, &o, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(findings_get(&got, &meta, f->t->db,
+				      intf(f->t, "select id from findings where kind = 'cost'"),
+				      &err), 0);
+	assert_string_equal(got.kind, FINDING_KIND_COST);
+	assert_non_null(got.cost_unit);
+	/* The captures count samples: the cost is samples per second of capture. */
+	assert_string_equal(got.cost_unit, "value_per_s");
+	finding_clear(&got);
+	/* The run's Markdown report sits beside its HTML one. */
+	assert_non_null(r.report);
+	snprintf(md, sizeof(md), "%.*s.md", (int)(strlen(r.report) - 5), r.report);
+	nightly_result_release(&r);
+	assert_non_null(in = fopen(md, "r"));
+	assert_int_equal(getdelim(&text, &len, '\0', in) > 0, 1);
+	fclose(in);
+	assert_non_null(row = strstr(text, "whole service"));
+	if (strchr(row, '\n'))
+		*strchr(row, '\n') = '\0';
+	assert_non_null(strstr(row, "/s | +"));
+	assert_null(strstr(row, "pp"));
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -974,6 +1019,8 @@ int main(void)
 			teardown),
 		cmocka_unit_test_setup_teardown(
 			test_a_sure_change_below_the_margin_is_not_a_finding, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_a_stored_cost_finding_reads_back_in_its_own_unit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_service_slower_everywhere_is_a_cost_finding,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_rise_on_one_host_alone_is_not_the_release_s,

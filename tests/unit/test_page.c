@@ -4,6 +4,7 @@
  * boundary, hostile names, and the fields each contract needs.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -225,6 +226,50 @@ static void test_event_survives_the_outbox_round_trip(void **state)
 	json_decref(j);
 }
 
+/*
+ * A whole-service cost per unit of load pages in its own terms: the
+ * values with their unit and the change in percent, never as a function's
+ * self share in points (0.0123 per unit of load read "1.23%" before).
+ */
+static void test_a_cost_finding_pages_in_its_unit_not_as_a_share(void **state)
+{
+	page_event e = sample(), back;
+	json_t *am, *pd, *j, *d;
+	char *sum;
+	const char *desc;
+
+	(void)state;
+	e.function = "(whole service)";
+	e.file = NULL;
+	e.cost_unit = "per_load";
+	e.baseline_share = 0.0123;
+	e.current_share = 0.0150;
+	e.ci_low = 0.12;
+	e.ci_high = 0.32;
+	assert_non_null(sum = page_summary(&e));
+	assert_string_equal(sum, "[high] checkout: cpu whole-service cost rose 0.0123 -> 0.015 per "
+			    "unit of load (+22.0%, at least +12.0%, q 0.001) in release v42");
+	free(sum);
+	am = page_alertmanager(&e, NOW + 3600LL * 1000000);
+	desc = json_string_value(json_object_get(
+		json_object_get(json_array_get(am, 0), "annotations"), "description"));
+	assert_non_null(desc);
+	assert_non_null(strstr(desc, "from 0.0123 to 0.015 per unit of load"));
+	assert_null(strstr(desc, "self share"));
+	json_decref(am);
+	pd = page_pagerduty(&e, "key", false, NOW);
+	d = json_object_get(json_object_get(pd, "payload"), "custom_details");
+	assert_string_equal(json_string_value(json_object_get(d, "cost_unit")), "per_load");
+	assert_true(fabs(json_real_value(json_object_get(d, "change_percent")) - 21.95) < 0.01);
+	assert_null(json_object_get(d, "delta_pp"));
+	json_decref(pd);
+	/* Queued in the outbox, it is still a cost when it is sent. */
+	j = page_event_to_json(&e);
+	assert_int_equal(page_event_from_json(&back, j), 0);
+	assert_string_equal(back.cost_unit, "per_load");
+	json_decref(j);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -238,6 +283,7 @@ int main(void)
 		cmocka_unit_test(test_alertmanager_alert_has_labels_and_times),
 		cmocka_unit_test(test_webhook_body_names_event_and_text),
 		cmocka_unit_test(test_event_survives_the_outbox_round_trip),
+		cmocka_unit_test(test_a_cost_finding_pages_in_its_unit_not_as_a_share),
 	};
 	return cmocka_run_group_tests_name("page", tests, NULL, NULL);
 }

@@ -1,0 +1,93 @@
+/*
+ * test_measure.c: how a finding's values read, a share against each unit
+ * of a whole-service cost.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "reports/measure.h"
+
+static void test_a_share_reads_in_percent_and_points(void **state)
+{
+	char b[MEASURE_TEXT_MAX];
+
+	(void)state;
+	assert_string_equal(measure_value(b, sizeof(b), NULL, 0.3004), "30.04%");
+	assert_string_equal(measure_pair(b, sizeof(b), NULL, 0.0192, 0.0408, " -> "),
+			    "1.92% -> 4.08%");
+	assert_string_equal(measure_change(b, sizeof(b), NULL, 0.1326, 0.1217, 0.1437, 2),
+			    "+13.26pp [+12.17, +14.37]");
+	assert_string_equal(measure_change(b, sizeof(b), NULL, -0.0005, NAN, NAN, 3), "-0.050pp");
+	assert_string_equal(measure_name(NULL), "self share");
+}
+
+static void test_a_cost_reads_in_its_unit_and_its_change_in_percent(void **state)
+{
+	char b[MEASURE_TEXT_MAX];
+
+	(void)state;
+	assert_string_equal(measure_value(b, sizeof(b), "cpu_s_per_s", 0.3004), "0.300 CPU s/s");
+	assert_string_equal(measure_pair(b, sizeof(b), "cpu_s_per_s", 0.3004, 0.4298, " -> "),
+			    "0.300 -> 0.430 CPU s/s");
+	assert_string_equal(measure_change(b, sizeof(b), "cpu_s_per_s", 0.4309, 0.3393, 0.5287, 2),
+			    "+43.1% [+33.9%, +52.9%]");
+	assert_string_equal(measure_value(b, sizeof(b), "per_load", 0.0123),
+			    "0.0123 per unit of load");
+	assert_string_equal(measure_value(b, sizeof(b), "value_per_s", 950), "950/s");
+	assert_string_equal(measure_value(b, sizeof(b), "value_per_s", 1520), "1.52k/s");
+	assert_string_equal(measure_name("bytes"), "whole-service cost");
+	/* A unit this version does not know is a plain number, never a share. */
+	assert_string_equal(measure_value(b, sizeof(b), "joules", 0.25), "0.25");
+}
+
+/* Both values of a pair in the larger one's unit: no "900.00 MiB -> 1.17 GiB". */
+static void test_bytes_take_one_binary_prefix_for_both_values(void **state)
+{
+	char b[MEASURE_TEXT_MAX];
+
+	(void)state;
+	assert_string_equal(measure_value(b, sizeof(b), "bytes", 512), "512 B");
+	assert_string_equal(measure_value(b, sizeof(b), "bytes", 1.5 * 1024 * 1024),
+			    "1.50 MiB");
+	assert_string_equal(measure_pair(b, sizeof(b), "bytes", 900.0 * 1024 * 1024,
+					 1200.0 * 1024 * 1024, " -> "),
+			    "0.88 -> 1.17 GiB");
+}
+
+static void test_unknown_values_read_as_a_dash(void **state)
+{
+	char b[MEASURE_TEXT_MAX];
+
+	(void)state;
+	assert_string_equal(measure_value(b, sizeof(b), NULL, NAN), "-");
+	assert_string_equal(measure_value(b, sizeof(b), "bytes", NAN), "-");
+	assert_string_equal(measure_pair(b, sizeof(b), "cpu_s_per_s", NAN, 0.5, " -> "),
+			    "- -> 0.500 CPU s/s");
+	assert_string_equal(measure_change(b, sizeof(b), "bytes", NAN, 0.1, 0.2, 2), "-");
+}
+
+/* A buffer too small is cut, never overrun. */
+static void test_a_small_buffer_is_cut_and_terminated(void **state)
+{
+	char b[8];
+
+	(void)state;
+	assert_string_equal(measure_pair(b, sizeof(b), "per_load", 0.0123, 0.015, " -> "),
+			    "0.0123 ");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_a_share_reads_in_percent_and_points),
+		cmocka_unit_test(test_a_cost_reads_in_its_unit_and_its_change_in_percent),
+		cmocka_unit_test(test_bytes_take_one_binary_prefix_for_both_values),
+		cmocka_unit_test(test_unknown_values_read_as_a_dash),
+		cmocka_unit_test(test_a_small_buffer_is_cut_and_terminated),
+	};
+	return cmocka_run_group_tests_name("measure", tests, NULL, NULL);
+}
