@@ -302,6 +302,7 @@ typedef struct recv_state {
 	bool prefix_only;
 	bool over;           /* the body passed the cap (not prefix_only) */
 	bool nomem;
+	bool body_started;   /* a byte of the body came */
 } recv_state;
 
 /*
@@ -333,6 +334,7 @@ static size_t on_body(char *data, size_t size, size_t n, void *ud)
 	buf *b = &s->r->body;
 	size_t len = size * n, room = b->len < s->max ? s->max - b->len : 0;
 
+	s->body_started = true;
 	if (len > room) {
 		if (!s->prefix_only) {
 			s->over = true;
@@ -488,8 +490,21 @@ static int transfer_error(CURL *c, CURLcode cr, const recv_state *rs, const char
 	long os_errno = 0, sent = 0;
 	int code = PR_EIO;
 
-	if (rs->nomem || cr == CURLE_OUT_OF_MEMORY)
+	if (rs->nomem)
 		return pr_error_set(err, PR_ENOMEM, "out of memory");
+	if (cr == CURLE_OUT_OF_MEMORY) {
+		/*
+		 * libcurl 7.88 fails a response header line longer than
+		 * CURL_MAX_HTTP_HEADER with this code, as if memory had run out.
+		 * Between the request sent and the body, that is what it is: the
+		 * server's doing, not ours, and no reason to stop everything else.
+		 */
+		curl_easy_getinfo(c, CURLINFO_REQUEST_SIZE, &sent);
+		if (!sent || rs->body_started)
+			return pr_error_set(err, PR_ENOMEM, "out of memory");
+		return pr_error_set(err, PR_EIO, "cannot read '%s': a response header line "
+				    "longer than %d bytes", shown, CURL_MAX_HTTP_HEADER);
+	}
 	detail_text(detail, sizeof(detail), errbuf, cr, x);
 	snprintf(why, sizeof(why), "%s", detail);
 	if (rs->over) {

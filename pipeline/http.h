@@ -140,7 +140,8 @@ void http_response_release(http_response *r);
  *               missing or holds a control character: nothing was sent
  *   PR_EIO      no answer: connection refused, name not resolved, TLS
  *               verification failed, a timeout (out->timed_out), a broken
- *               connection
+ *               connection, a response header line longer than libcurl's
+ *               CURL_MAX_HTTP_HEADER (100 KiB)
  *   PR_ELIMIT   the body is longer than the cap (without prefix_only);
  *               out->status is the status that came, the body is dropped
  *   PR_ENOMEM   out of memory

@@ -12,6 +12,7 @@
  *   /retry-date/N       503 with "Retry-After: <HTTP date N seconds from now>"
  *   /hang               read the request, never answer
  *   /echo               200, JSON {"method", "path", "headers": [lines], "body"}
+ *   /big-header         200 whose one header line is 200 KiB long
  *   anything else       404
  *
  * The query string is ignored. Every request is logged, as soon as it is
@@ -139,7 +140,8 @@ static void log_request(long n, const char *method, const char *path)
 	json_decref(line);
 }
 
-static void echo(int fd, const char *method, const char *path, char *req, size_t head, size_t clen)
+static void echo(int fd, int status, const char *method, const char *path, char *req, size_t head,
+		 size_t clen)
 {
 	json_t *o = json_object(), *hs = json_array();
 	char *text;
@@ -160,8 +162,8 @@ static void echo(int fd, const char *method, const char *path, char *req, size_t
 	json_object_set_new(o, "headers", hs);
 	json_object_set_new(o, "body", json_stringn(req + head, clen));
 	text = json_dumps(o, JSON_COMPACT);
-	respond(fd, 200, "OK", "application/json", NULL, text ? text : "{}",
-		text ? strlen(text) : 2);
+	respond(fd, status, status == 200 ? "OK" : "Unauthorized", "application/json", NULL,
+		text ? text : "{}", text ? strlen(text) : 2);
 	free(text);
 	json_decref(o);
 }
@@ -183,6 +185,23 @@ static void send_bytes(int fd, long n)
 			return;
 		n -= (long)k;
 	}
+}
+
+/* A 200 whose X-Big header line is 200 KiB: more than libcurl keeps of one line. */
+static void send_big_header(int fd)
+{
+	static const char head[] = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
+				   "Connection: close\r\nX-Big: ";
+	static const char tail[] = "\r\nContent-Length: 3\r\n\r\nok\n";
+	char chunk[4096];
+
+	memset(chunk, 'h', sizeof(chunk));
+	if (!send_all(fd, head, sizeof(head) - 1))
+		return;
+	for (int i = 0; i < 50; i++)
+		if (!send_all(fd, chunk, sizeof(chunk)))
+			return;
+	send_all(fd, tail, sizeof(tail) - 1);
 }
 
 /* Answer one connection; a hung one is kept in `hung` instead of closed. */
@@ -233,7 +252,9 @@ static void serve(int fd, int *hung, size_t *nhung, long *count)
 		snprintf(extra, sizeof(extra), "Retry-After: %s\r\n", date);
 		respond(fd, 503, "Service Unavailable", "text/plain", extra, "later\n", 6);
 	} else if (strcmp(path, "/echo") == 0) {
-		echo(fd, method, path, req, head, clen);
+		echo(fd, 200, method, path, req, head, clen);
+	} else if (strcmp(path, "/big-header") == 0) {
+		send_big_header(fd);
 	} else {
 		respond(fd, 404, "Not Found", "text/plain", NULL, "no such path\n", 13);
 	}

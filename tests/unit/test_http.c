@@ -458,6 +458,29 @@ static void test_a_hanging_server_hits_the_total_timeout(void **state)
 	http_response_release(&r);
 }
 
+/*
+ * A header line past libcurl's limit is the server's fault: PR_EIO naming
+ * the URL and the reason, never PR_ENOMEM (which callers take for their
+ * own memory running out, and stop everything for).
+ */
+static void test_a_giant_response_header_is_an_io_error_not_out_of_memory(void **state)
+{
+	http_req req = {.method = HTTP_GET, .url = url("/big-header"), .timeout_ms = 10000};
+	pr_error err = PR_ERROR_INIT;
+	http_response r;
+	char want[160];
+
+	(void)state;
+	assert_int_equal(http_request(&r, &req, &err), PR_EIO);
+	snprintf(want, sizeof(want),
+		 "cannot read 'http://127.0.0.1:%d/...': a response header line longer than "
+		 "102400 bytes", port);
+	assert_string_equal(err.msg, want);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(r.body.len, 0);
+	http_response_release(&r);
+}
+
 /* A loopback port that refuses connections: bound, never listening. */
 static int refusing_port(int *fd)
 {
@@ -798,6 +821,7 @@ int main(void)
 		cmocka_unit_test(test_a_redirect_is_returned_not_followed),
 		cmocka_unit_test(test_retry_after_in_seconds_and_as_an_http_date),
 		cmocka_unit_test(test_a_hanging_server_hits_the_total_timeout),
+		cmocka_unit_test(test_a_giant_response_header_is_an_io_error_not_out_of_memory),
 		cmocka_unit_test(test_connection_refused_names_the_url_and_the_reason),
 		cmocka_unit_test(test_no_error_message_shows_a_secret),
 		cmocka_unit_test(test_sigv4_requests_are_signed_and_never_carry_the_secret_key),
