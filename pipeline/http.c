@@ -193,6 +193,22 @@ static void secrets_mask(const secrets *x, char *s)
 }
 
 /*
+ * Mask every copy of every secret in the `n` bytes at `p` with '*' (same
+ * length, in place); NUL bytes do not stop the search.
+ */
+static void secrets_mask_bytes(const secrets *x, char *p, size_t n)
+{
+	for (size_t i = 0; i < x->n; i++) {
+		size_t len = x->len[i];
+		for (size_t at = 0; len <= n && at <= n - len; at++)
+			if (p[at] == x->s[i][0] && memcmp(p + at, x->s[i], len) == 0) {
+				memset(p + at, '*', len);
+				at += len - 1;
+			}
+	}
+}
+
+/*
  * libcurl's reason as it goes into a message: its first letter lower
  * case unless it starts an acronym ("SSL"), no trailing newline, any
  * secret masked.
@@ -644,6 +660,13 @@ int http_request(http_response *out, const http_req *req, pr_error *err)
 		v = -1;
 		if (curl_easy_getinfo(c, CURLINFO_FILETIME_T, &v) == CURLE_OK && v >= 0)
 			out->last_modified_s = (int64_t)v;
+		/*
+		 * An error answer is read for its reason, which callers quote in
+		 * messages and store: a server that echoes the request (a debug
+		 * endpoint, a proxy's error page) must not carry the secret there.
+		 */
+		if (out->status < 200 || out->status > 299)
+			secrets_mask_bytes(&x, out->body.ptr, out->body.len);
 	}
 	if (cr != CURLE_OK) {
 		out->timed_out = cr == CURLE_OPERATION_TIMEDOUT;

@@ -23,6 +23,9 @@
  * since paths and queries carry tokens too (webhook URLs, signed links).
  * The copies of the secret header this module makes are wiped before they
  * are freed, and so is the response body (http_response_release). The
+ * body of an answer whose status is not 2xx is read for its reason, which
+ * callers quote and store: every copy of a secret in it is masked with
+ * '*' (a 2xx body is data and is left as it came). The
  * request body belongs to the caller, who wipes it when it holds a secret.
  *
  * Errors follow common/error.h: "cannot reach 'http://127.0.0.1:9/...':

@@ -12,6 +12,8 @@
  *   /retry-date/N       503 with "Retry-After: <HTTP date N seconds from now>"
  *   /hang               read the request, never answer
  *   /echo               200, JSON {"method", "path", "headers": [lines], "body"}
+ *   /echo-refused       401, the same JSON (a server that echoes the request
+ *                       in its error answer)
  *   /big-header         200 whose one header line is 200 KiB long
  *   anything else       404
  *
@@ -253,6 +255,8 @@ static void serve(int fd, int *hung, size_t *nhung, long *count)
 		respond(fd, 503, "Service Unavailable", "text/plain", extra, "later\n", 6);
 	} else if (strcmp(path, "/echo") == 0) {
 		echo(fd, 200, method, path, req, head, clen);
+	} else if (strcmp(path, "/echo-refused") == 0) {
+		echo(fd, 401, method, path, req, head, clen);
 	} else if (strcmp(path, "/big-header") == 0) {
 		send_big_header(fd);
 	} else {

@@ -7,7 +7,8 @@
  * connection, TLS verified with and without the right CA, schemes other
  * than http(s) refused before anything is sent, header injection refused,
  * requests from several threads at once, and no secret (a header's value,
- * a URL's userinfo) in any error message.
+ * a URL's userinfo) in any error message, nor in an error answer that
+ * echoes the request; a header line past libcurl's limit is an I/O error.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
@@ -481,6 +482,50 @@ static void test_a_giant_response_header_is_an_io_error_not_out_of_memory(void *
 	http_response_release(&r);
 }
 
+/* Whether the body holds `s` anywhere, NUL bytes or not. */
+static bool body_has(const http_response *r, const char *s)
+{
+	size_t n = strlen(s);
+
+	for (size_t i = 0; n <= r->body.len && i <= r->body.len - n; i++)
+		if (memcmp(r->body.ptr + i, s, n) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * A server that echoes the request in an error answer (a debug endpoint,
+ * a proxy's error page) gets no secret into what callers quote: every
+ * copy of the header's value, the token alone and the URL's password is
+ * masked in the body of a non-2xx answer, its length kept.
+ */
+static void test_an_error_answer_that_echoes_the_secret_comes_back_masked(void **state)
+{
+	char u[512];
+	http_req req = {.method = HTTP_GET, .url = u, .secret_header = "Authorization",
+			.secret_value = "Bearer " TOKEN, .timeout_ms = 10000};
+	pr_error err = PR_ERROR_INIT;
+	http_response r;
+	json_t *o;
+
+	(void)state;
+	snprintf(u, sizeof(u), "http://" USER ":" PASSWORD "@127.0.0.1:%d/echo-refused", port);
+	assert_int_equal(http_request(&r, &req, &err), 0);
+	assert_int_equal(r.status, 401);
+	assert_false(body_has(&r, TOKEN));
+	o = echoed(&r);
+	/* The header's line is there, its value starred: the answer is still readable. */
+	assert_true(has_header_prefix(o, "Authorization: ****"));
+	json_decref(o);
+	http_response_release(&r);
+	/* A 2xx body is data: left as it came. */
+	snprintf(u, sizeof(u), "http://127.0.0.1:%d/echo", port);
+	assert_int_equal(http_request(&r, &req, &err), 0);
+	assert_int_equal(r.status, 200);
+	assert_true(body_has(&r, TOKEN));
+	http_response_release(&r);
+}
+
 /* A loopback port that refuses connections: bound, never listening. */
 static int refusing_port(int *fd)
 {
@@ -822,6 +867,7 @@ int main(void)
 		cmocka_unit_test(test_retry_after_in_seconds_and_as_an_http_date),
 		cmocka_unit_test(test_a_hanging_server_hits_the_total_timeout),
 		cmocka_unit_test(test_a_giant_response_header_is_an_io_error_not_out_of_memory),
+		cmocka_unit_test(test_an_error_answer_that_echoes_the_secret_comes_back_masked),
 		cmocka_unit_test(test_connection_refused_names_the_url_and_the_reason),
 		cmocka_unit_test(test_no_error_message_shows_a_secret),
 		cmocka_unit_test(test_sigv4_requests_are_signed_and_never_carry_the_secret_key),
