@@ -23,6 +23,8 @@
 #define LIST_BODY_MAX ((size_t)16 << 20)
 /* Text of one XML element (a key, a token, a message). */
 #define XML_TEXT_MAX 4096
+/* Truncated pages in a row that list no object, before the walk gives up. */
+#define LIST_EMPTY_PAGES_MAX 100
 #define RETRY_FIRST_MS 100
 #define RETRY_WAIT_MAX_MS 5000
 #define LAYOUT "sha256/"
@@ -676,6 +678,13 @@ typedef struct list_page {
 	blob_s3_object_fn ofn;
 	bool have_name;
 	char name[XML_TEXT_MAX + 1];
+	/*
+	 * S3 lists keys in byte order, each page after the last: a key at or
+	 * before the last one of the pages before is a page served again.
+	 */
+	char max_prev[XML_TEXT_MAX + 1]; /* the greatest key of the pages before */
+	char max_page[XML_TEXT_MAX + 1]; /* the greatest key of this page */
+	size_t keys;                     /* keys on this page */
 } list_page;
 
 /* The blob key of object `name` when it is one of the layout's, else false. */
@@ -707,6 +716,14 @@ static void list_leaf(void *ud, int depth, const char *parent, const char *name,
 	}
 	if (depth != 3 || strcmp(parent, "Contents") != 0)
 		return;
+	if (strcmp(name, "Key") == 0) {
+		if (l->max_prev[0] && strcmp(text, l->max_prev) <= 0)
+			l->bad = "a page lists a key at or before the pages before it (a page "
+				 "served again)";
+		if (strcmp(text, l->max_page) > 0)
+			snprintf(l->max_page, sizeof(l->max_page), "%s", text);
+		l->keys++;
+	}
 	if (strcmp(name, "Key") == 0 && l->ofn) {
 		size_t pl = strlen(l->s->prefix);
 		/* Keys are listed under the prefix; one outside it is not ours. */
@@ -733,7 +750,7 @@ static void list_close(void *ud, int depth, const char *name)
 
 	if (depth != 2 || strcmp(name, "Contents") != 0)
 		return;
-	if (l->ofn && l->have_name && l->rc == 0) {
+	if (l->ofn && l->have_name && l->rc == 0 && !l->bad) {
 		if (!l->have_size) {
 			l->bad = "an object without a readable Size";
 		} else {
@@ -742,7 +759,7 @@ static void list_close(void *ud, int depth, const char *name)
 		}
 	}
 	l->have_name = false;
-	if (l->key[0] && l->rc == 0) {
+	if (l->key[0] && l->rc == 0 && !l->bad) {
 		if (!l->have_size || !l->have_time) {
 			l->bad = "an object without a readable Size or LastModified";
 		} else {
@@ -775,6 +792,7 @@ static int list_walk(s3 *s, blob_list_fn fn, blob_s3_object_fn ofn, void *ud, pr
 	char *prev = NULL;
 	buf url = BUF_INIT;
 	http_response r;
+	unsigned empty = 0;
 	int rc = 0;
 
 	http_response_init(&r);
@@ -810,6 +828,7 @@ static int list_walk(s3 *s, blob_list_fn fn, blob_s3_object_fn ofn, void *ud, pr
 		snprintf(prev, XML_TEXT_MAX + 1, "%s", l->token);
 		l->token[0] = '\0';
 		l->truncated = false;
+		l->keys = 0;
 		snprintf(what, sizeof(what), "cannot list '%s': the answer", s->describe);
 		if ((rc = xml_read(&x, &r.body, what, err)) < 0)
 			goto out;
@@ -830,6 +849,16 @@ static int list_walk(s3 *s, blob_list_fn fn, blob_s3_object_fn ofn, void *ud, pr
 					  s->describe);
 			goto out;
 		}
+		/* Tokens that go round in a circle of empty pages would too. */
+		empty = l->keys ? 0 : empty + 1;
+		if (empty > LIST_EMPTY_PAGES_MAX) {
+			rc = pr_error_set(err, PR_EDATA,
+					  "cannot list '%s': more than %d truncated pages in a "
+					  "row that list nothing",
+					  s->describe, LIST_EMPTY_PAGES_MAX);
+			goto out;
+		}
+		memcpy(l->max_prev, l->max_page, sizeof(l->max_prev));
 	}
 out:
 	http_response_release(&r);

@@ -27,6 +27,11 @@
  *     changes nothing (touch is not offered; a copy onto itself would
  *     make a new version in a versioned bucket). An object's time is its
  *     Last-Modified.
+ * A listing walks ListObjectsV2 page by page and ends, whatever the
+ * server answers: a truncated page without a new continuation token, a
+ * page that lists a key at or before the keys of the pages before it
+ * (S3 lists in byte order: tokens that go round serve pages again), or
+ * more than 100 truncated pages in a row that list nothing is PR_EDATA.
  * A request that meets a 500, 502, 503 or 504, a 429, or no answer at all
  * is tried again (attempts in all, with a short growing pause, or the
  * server's Retry-After up to 5 s).

@@ -20,7 +20,9 @@
  * that went away mid-way); neither is passed on, and both are logged
  * with "ok": true (the signature was fine) and "injected": true.
  * --list-answer F answers every ListObjectsV2 request (a GET with
- * list-type=2) 200 with the bytes of F, for hostile listings.
+ * list-type=2) 200 with the bytes of F, for hostile listings; a request
+ * with continuation-token=T (letters and digits) gets F.T instead when
+ * that file exists (pages that lead somewhere, or round in a circle).
  *
  * One connection at a time, one request per connection (the answer says
  * Connection: close). It listens on 127.0.0.1 on a free port, written to
@@ -270,9 +272,18 @@ static void serve(int fd)
 		goto out;
 	}
 	if (list_answer && strcmp(method, "GET") == 0 && strstr(target, "list-type=2")) {
-		FILE *f = fopen(list_answer, "rb");
 		static char doc[1 << 20];
-		char hd[256];
+		char hd[256], page[1200];
+		const char *tok = strstr(target, "continuation-token=");
+		size_t tl = tok ? strspn(tok + 19, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+						   "0123456789") : 0;
+		FILE *f = NULL;
+		if (tl && tl < 64) {
+			snprintf(page, sizeof(page), "%s.%.*s", list_answer, (int)tl, tok + 19);
+			f = fopen(page, "rb");
+		}
+		if (!f)
+			f = fopen(list_answer, "rb");
 		size_t n = f ? fread(doc, 1, sizeof(doc), f) : 0;
 		int hl = snprintf(hd, sizeof(hd),
 				  "HTTP/1.1 200 OK\r\nContent-Type: application/xml"

@@ -677,6 +677,65 @@ static void test_hostile_listings_are_refused(void **state)
 	assert_all_signed();
 }
 
+/* Page `tok` of a hostile listing: the answer to continuation-token=tok. */
+static void listing_page(const char *tok, const char *doc)
+{
+	char path[800];
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/listing.xml.%s", srv.dir, tok);
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	fputs(doc, fp);
+	fclose(fp);
+}
+
+static void listing_page_drop(const char *tok)
+{
+	char path[800];
+
+	snprintf(path, sizeof(path), "%s/listing.xml.%s", srv.dir, tok);
+	unlink(path);
+}
+
+/*
+ * Continuation tokens that go round in a circle (a, b, a, b...), each
+ * one new to the page before, would list for ever: a page that lists a
+ * key at or before the keys already listed is a page served again, and
+ * truncated pages that list nothing end the walk after a while.
+ */
+static void test_a_listing_whose_tokens_go_round_is_refused(void **state)
+{
+	fx *f = *state;
+
+	/* Should the walk not end, the alarm ends the run instead. */
+	alarm(30);
+	listing_page("a", "<ListBucketResult><IsTruncated>true</IsTruncated>"
+			  "<Contents><Key>x/2</Key><Size>1</Size></Contents>"
+			  "<NextContinuationToken>b</NextContinuationToken></ListBucketResult>");
+	listing_page("b", "<ListBucketResult><IsTruncated>true</IsTruncated>"
+			  "<Contents><Key>x/1</Key><Size>1</Size></Contents>"
+			  "<NextContinuationToken>a</NextContinuationToken></ListBucketResult>");
+	hostile_listing(f,
+			"<ListBucketResult><IsTruncated>true</IsTruncated>"
+			"<Contents><Key>x/1</Key><Size>1</Size></Contents>"
+			"<NextContinuationToken>a</NextContinuationToken></ListBucketResult>",
+			"served again");
+	listing_page("a", "<ListBucketResult><IsTruncated>true</IsTruncated>"
+			  "<NextContinuationToken>b</NextContinuationToken></ListBucketResult>");
+	listing_page("b", "<ListBucketResult><IsTruncated>true</IsTruncated>"
+			  "<NextContinuationToken>a</NextContinuationToken></ListBucketResult>");
+	hostile_listing(f,
+			"<ListBucketResult><IsTruncated>true</IsTruncated>"
+			"<NextContinuationToken>a</NextContinuationToken></ListBucketResult>",
+			"truncated pages in a row that list nothing");
+	alarm(0);
+	listing_page_drop("a");
+	listing_page_drop("b");
+	assert_int_equal(s3test_restart_proxy(&srv, NULL), 0);
+	assert_all_signed();
+}
+
 /* ---- retention over the bucket ------------------------------------------- */
 
 static void sqlf(const char *fmt, ...)
@@ -797,6 +856,7 @@ int main(void)
 		T(test_unreachable_endpoint_names_it),
 		cmocka_unit_test(test_settings_are_checked_before_anything_is_sent),
 		T(test_hostile_listings_are_refused),
+		T(test_a_listing_whose_tokens_go_round_is_refused),
 		T(test_retention_deletes_only_what_no_capture_keeps_and_sweeps_orphans),
 	};
 #undef T
