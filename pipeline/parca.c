@@ -48,12 +48,15 @@ static void read_trailer(int *status, char *message, size_t n, const uint8_t *p,
 			l--;
 		if (l > 12 && strncasecmp((const char *)p + i, "grpc-status:", 12) == 0) {
 			int v = 0;
-			size_t k = i + 12;
+			size_t k = i + 12, d = 0;
 			while (k < i + l && p[k] == ' ')
 				k++;
-			for (; k < i + l && p[k] >= '0' && p[k] <= '9' && v < 1000; k++)
+			for (; k < i + l && p[k] >= '0' && p[k] <= '9' && v < 1000; k++, d++)
 				v = v * 10 + (p[k] - '0');
-			*status = v;
+			while (k < i + l && (p[k] == ' ' || p[k] == '\t'))
+				k++;
+			/* Not a number ("", "ok", "0x"): never OK, but UNKNOWN (2). */
+			*status = d && k == i + l ? v : 2;
 		} else if (l > 13 && strncasecmp((const char *)p + i, "grpc-message:", 13) == 0) {
 			size_t k = i + 13, m = 0;
 			while (k < i + l && p[k] == ' ')

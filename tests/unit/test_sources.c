@@ -282,6 +282,25 @@ static void test_parca_answers(void **state)
 	assert_string_equal(err.msg, "parca 'https://parca:7070': gRPC status 14 UNAVAILABLE: "
 				     "try ?[2J later");
 	source_fetched_release(&f);
+	/* A grpc-status that is not a number is UNKNOWN, never OK, whatever the frames hold. */
+	{
+		static const char *const odd[] = {"grpc-status: \r\n", "grpc-status: ok\r\n",
+						  "grpc-status: 0x\r\n"};
+		for (size_t i = 0; i < sizeof(odd) / sizeof(*odd); i++) {
+			buf_reset(&a);
+			grpcweb_frame(&a, 0, msg.ptr, msg.len);
+			grpcweb_frame(&a, 0x80, odd[i], strlen(odd[i]));
+			source_fetched_init(&f);
+			pr_error_clear(&err);
+			assert_int_equal(parca_answer_parse(&f, (const uint8_t *)a.ptr, a.len, 1024,
+							    shown, &err),
+					 PR_EUSAGE);
+			assert_string_equal(err.msg,
+					    "parca 'https://parca:7070': gRPC status 2 UNKNOWN");
+			assert_int_equal(f.body.len, 0);
+			source_fetched_release(&f);
+		}
+	}
 	/* A QueryResponse with no report, then bytes protobuf-c refuses. */
 	buf_reset(&a);
 	grpcweb_frame(&a, 0, "", 0);
