@@ -24,6 +24,7 @@ static void print_night(const nightly_result *r, bool dry)
 {
 	char when[TIME_FMT_MAX];
 	const char *name;
+	size_t nshift = 0;
 	json_t *v;
 
 	time_format(when, r->at_us);
@@ -48,6 +49,11 @@ static void print_night(const nightly_result *r, bool dry)
 	for (size_t i = 0; i < r->a.ntests && r->a.tests[i].significant; i++) {
 		const finding *f = &r->a.tests[i];
 		char vals[MEASURE_TEXT_MAX];
+		/* Moved only because another function did: counted below, listed in the report. */
+		if (f->direction == FINDING_RELATIVE_SHIFT) {
+			nshift++;
+			continue;
+		}
 		printf("%-9s %-14s ", stats_severity_name(f->severity),
 		       finding_dir_name(f->direction));
 		cli_put_safe(stdout, f->service, 0);
@@ -58,6 +64,10 @@ static void print_night(const nightly_result *r, bool dry)
 		cli_put_safe(stdout, f->function, 0);
 		putchar('\n');
 	}
+	if (nshift)
+		printf("and %zu relative shift%s (shares that moved only because others did; "
+		       "severity none)%s\n", nshift, nshift == 1 ? "" : "s",
+		       r->report ? ", listed in the report" : "");
 	if (r->report) {
 		printf("report: ");
 		cli_put_safe(stdout, r->report, 0);

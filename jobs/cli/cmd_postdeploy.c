@@ -88,17 +88,44 @@ static void md_suspects(report_out *o, const finding *f, const json_t *s)
 	report_put(o, "%s", "\n");
 }
 
+/*
+ * The relative shifts in one line: functions whose share moved only
+ * because others' did (a doubled function makes every other share fall).
+ * They never gate nor page, and a table row each buried the regression
+ * under them (one 2x regression, eighteen rows of shifts); the report
+ * and --json keep every one.
+ */
+static void shifts(report_out *o, const analysis *a, size_t nshift, const char *report)
+{
+	size_t shown = 0;
+
+	report_put(o, "%zu function%s moved only because %s did (relative shifts, which "
+		   "never gate): ", nshift, nshift == 1 ? "" : "s",
+		   a->nfindings > nshift ? "the findings above" : "other functions");
+	for (size_t k = 0; k < a->ntests && a->tests[k].significant && shown < 5; k++) {
+		if (a->tests[k].direction != FINDING_RELATIVE_SHIFT)
+			continue;
+		report_put(o, "%s", shown++ ? ", " : "");
+		md_escape(o, a->tests[k].function);
+	}
+	if (nshift > shown)
+		report_put(o, " and %zu more", nshift - shown);
+	report_put(o, "%s", report ? "; each is in the report.\n\n" : ".\n\n");
+}
+
 static void markdown(report_out *o, const postdeploy_opts *opt, const postdeploy_result *x,
 		     const char *on_inconclusive)
 {
 	const analysis *a = &x->a;
 	stats_severity gate = opt->gate;
 	const char *report = x->report;
-	size_t nreg = 0, i;
+	size_t nreg = 0, nshift = 0, i;
 	json_t *v;
 
-	for (size_t k = 0; k < a->ntests && a->tests[k].significant; k++)
+	for (size_t k = 0; k < a->ntests && a->tests[k].significant; k++) {
 		nreg += a->tests[k].direction == FINDING_REGRESSION;
+		nshift += a->tests[k].direction == FINDING_RELATIVE_SHIFT;
+	}
 	report_put(o, "%s", "## profreg post-deploy: ");
 	md_escape(o, opt->service);
 	report_put(o, "%s", " ");
@@ -152,13 +179,15 @@ static void markdown(report_out *o, const postdeploy_opts *opt, const postdeploy
 		}
 		report_put(o, "%s", "\n");
 	}
-	if (a->nfindings) {
+	if (a->nfindings > nshift) {
 		report_put(o, "%s", "| severity | direction | function | baseline -> current | "
 			   "change (95% CI) | q | captures |\n"
 			   "| --- | --- | --- | --- | --- | --- | --- |\n");
 		for (size_t k = 0; k < a->ntests && a->tests[k].significant; k++) {
 			const finding *f = &a->tests[k];
 			char vals[MEASURE_TEXT_MAX], chg[MEASURE_TEXT_MAX];
+			if (f->direction == FINDING_RELATIVE_SHIFT)
+				continue; /* one line below */
 			report_put(o, "| %s | %s | ", stats_severity_name(f->severity),
 				   finding_dir_name(f->direction));
 			md_escape(o, f->function);
@@ -170,9 +199,11 @@ static void markdown(report_out *o, const postdeploy_opts *opt, const postdeploy
 				   f->q_value, f->current_captures, f->baseline_captures);
 		}
 		report_put(o, "%s", "\n");
-	} else if (strcmp(x->verdict, "inconclusive") != 0) {
+	} else if (!nshift && strcmp(x->verdict, "inconclusive") != 0) {
 		report_put(o, "%s", "No function's self share moved beyond the margin.\n\n");
 	}
+	if (nshift)
+		shifts(o, a, nshift, report);
 	for (size_t k = 0; k < a->ntests && a->tests[k].significant; k++) {
 		char id[24];
 		if (a->tests[k].direction != FINDING_REGRESSION)

@@ -143,6 +143,16 @@ run pr --config "$T/ret.json" nightly --at "$at" --json
 run pr --config "$T/ret.json" nightly --at "$at"
 [ $RC -eq 0 ] && [[ $OUT == *"retention: 0 captures moved to summary"* ]] && [[ $OUT == *"report: "* ]] &&
 	ok "a second night moves nothing again and prints the report path" || not_ok "nightly retention rerun" "rc=$RC $OUT $ERR"
+# Relative shifts are a count under the findings, not a line each.
+nshift=$(sql "select count(*) from findings f join run_findings rf on rf.finding_id = f.id where rf.run_id = (select max(id) from runs where kind = 'nightly') and f.direction = 'relative_shift'")
+if [ "$nshift" -gt 0 ]; then
+	grep -q "^and $nshift relative shifts\? (shares that moved only because others did" <<<"$OUT" &&
+		! grep -q "relative_shift" <<<"$OUT" &&
+		ok "the night's $nshift relative shifts are one line, not a line each" || not_ok "shifts folded" "$OUT"
+else
+	grep -q "relative shift" <<<"$OUT" && not_ok "shifts folded" "$OUT" ||
+		ok "a night without relative shifts prints no count of them"
+fi
 # Resolving a finding lifts the pins on its baseline: retention then
 # summarises the old ones, and its report draws from those still kept.
 fsum=$(sql "select id from findings where status='open' and direction='regression' order by id limit 1")

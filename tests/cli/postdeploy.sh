@@ -43,6 +43,12 @@ inst=$(sql "select left(replace(id::text, '-', ''), 8) from instance")
 run pr post-deploy --service "$bad" --release "$rel" --commit "$rel" --repo "$R" --previous v2 --at "$at" --gate critical --json
 [ $RC -eq 1 ] && [[ $OUT == *'"verdict": "fail"'* ]] && ok "--json gives the same verdict" || not_ok "json" "rc=$RC"
 [ "$(sql "select count(*) from deploys")" = 1 ] && ok "a retried CI job records the deploy once" || not_ok "deploy twice"
+# The shifts a 2x regression causes in every other share: one line, not a row each.
+nshift=$(grep -o '"direction": "relative_shift"' <<<"$OUT" | wc -l)
+[ "$nshift" -gt 0 ] && ! grep -q '| relative_shift |' "$T/bad.md" &&
+	grep -q "^$nshift functions\? moved only because the findings above did (relative shifts" "$T/bad.md" &&
+	ok "relative shifts are one line under the findings ($nshift of them), each still in --json" ||
+	not_ok "relative shifts folded" "shifts=$nshift $(cat "$T/bad.md")"
 
 run pr post-deploy --service "$good" --release "$rel" --commit "${sha:0:10}" --repo "$R" --at "$at"
 [ $RC -eq 0 ] && [[ $OUT == *"Verdict: pass"* ]] && ok "a clean release passes with exit 0" || not_ok "pass" "rc=$RC $OUT"
