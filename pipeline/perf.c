@@ -72,7 +72,10 @@
  *     is such a line taken for one;
  *   - side-band records (--show-mmap-events, --show-task-events and the
  *     like: "comm pid time: PERF_RECORD_MMAP2 ...") are not samples and
- *     are skipped; read as headers they would each count as a sample.
+ *     are skipped (read as headers they would each count as a sample),
+ *     and so are the indented lines some print under them (the namespaces of
+ *     --show-namespace-events) and --show-round-events' bare
+ *     "PERF_RECORD_FINISHED_ROUND";
  * Lines of only whitespace are ignored, as the script ignores them. Any
  * other line that is not a comment ('#'), a header, a frame or a blank
  * line is an error naming the line, where the script only warns: input
@@ -93,6 +96,7 @@ typedef enum ev_state {
 	EV_NONE,  /* between events: a frame line here is an error */
 	EV_OPEN,  /* collecting the frames of a kept event */
 	EV_SKIP,  /* an event of another type: its frames are ignored */
+	EV_RECORD, /* a side-band record: its indented lines are ignored */
 } ev_state;
 
 typedef struct parser {
@@ -714,14 +718,23 @@ static bool sideband(const char *s, size_t n, size_t comm, size_t ts)
 	static const char rec[] = "PERF_RECORD_";
 	size_t k;
 
-	if (comm) {
-		k = ts ? ts : token_end(s, n, skip_spaces(s, n, comm));
-		k = skip_spaces(s, n, k);
+	if (comm && ts) {
+		k = skip_spaces(s, n, ts);
 		return n - k >= sizeof(rec) - 1 && memcmp(s + k, rec, sizeof(rec) - 1) == 0;
 	}
-	/* Records with no pid to print ("swapper PERF_RECORD_MMAP -1/0: ..."). */
-	for (k = 1; k + sizeof(rec) - 1 <= n; k++)
-		if (is_space((unsigned char)s[k - 1]) && memcmp(s + k, rec, sizeof(rec) - 1) == 0)
+	/*
+	 * Without a timestamp to anchor it, the record is a word anywhere
+	 * after the first: after a pid ("burn 17 PERF_RECORD_MMAP2 ..."),
+	 * where there is none to print ("swapper PERF_RECORD_MMAP -1/0:
+	 * ..."), and where the pid is -1, which is no header's pid (":-1 -1
+	 * [001] 1.000001: PERF_RECORD_SWITCH_CPU_WIDE OUT next pid/tid: 0/0 "
+	 * would otherwise read as the command of a header ending in "0/0 ").
+	 * A line of no other fields is one too: --show-round-events prints
+	 * "PERF_RECORD_FINISHED_ROUND" alone.
+	 */
+	for (k = 0; k + sizeof(rec) - 1 <= n; k++)
+		if ((k == 0 ? !comm : is_space((unsigned char)s[k - 1])) &&
+		    memcmp(s + k, rec, sizeof(rec) - 1) == 0)
 			return true;
 	return false;
 }
@@ -760,11 +773,17 @@ static int parse_line(parser *ps, const char *s, size_t n)
 	 */
 	i = skip_spaces(s, n, 0);
 	comm_len = header_comm(s + i, n - i, &ts_end);
-	if (sideband(s + i, n - i, comm_len, ts_end))
-		return flush(ps);
+	if (sideband(s + i, n - i, comm_len, ts_end)) {
+		rc = flush(ps);
+		ps->state = EV_RECORD;
+		return rc;
+	}
 	if (indented) {
 		if (comm_len && oneline_frame(s + i, n - i, ts_end, &ev, &ev_len))
 			return parse_header(ps, s + i, n - i, comm_len, ts_end);
+		/* A record printed on several lines (PERF_RECORD_NAMESPACES). */
+		if (ps->state == EV_RECORD)
+			return 0;
 		return bad_line(ps, "frame line outside an event (no header before it):", s, n);
 	}
 	if (!comm_len)
@@ -830,7 +849,7 @@ bool perf_sniff(const uint8_t *data, size_t len)
 	const char *text = (const char *)data;
 	size_t n = len > SNIFF_BYTES ? SNIFF_BYTES : len, pos = 0, i, j, c, ts, ev_len;
 	const char *ev;
-	bool header = false;
+	bool header = false, record = false; /* record: a side-band record seen */
 
 	if (!data || n == 0 || memchr(text, '\0', n))
 		return false;
@@ -840,8 +859,14 @@ bool perf_sniff(const uint8_t *data, size_t len)
 		const char *s = text + pos;
 		size_t k = end - pos;
 
+		/*
+		 * The window ends inside a line. A system-wide recording
+		 * printed with its side-band records can open with hundreds
+		 * of KiB of them before the first sample: records alone, and
+		 * nothing that is not perf script, are enough.
+		 */
 		if (!nl && n < len)
-			return false;
+			return record && !header;
 		pos = end + 1;
 		if (k && s[k - 1] == '\r')
 			k--;
@@ -850,11 +875,16 @@ bool perf_sniff(const uint8_t *data, size_t len)
 				continue;
 			i = skip_spaces(s, k, 0);
 			c = header_comm(s + i, k - i, &ts);
-			if (sideband(s + i, k - i, c, ts))
+			if (sideband(s + i, k - i, c, ts)) {
+				record = true;
 				continue;
+			}
 			/* A one-line event (no -g), maybe padded, is enough. */
 			if (c && (j = oneline_frame(s + i, k - i, ts, &ev, &ev_len)) != 0)
 				return oneline_has_symbol(s + i, k - i, j);
+			/* The rest of a record printed on several lines. */
+			if (record && i > 0)
+				continue;
 			if (!c || i > 0)
 				return false;
 			header = true;
@@ -870,5 +900,5 @@ bool perf_sniff(const uint8_t *data, size_t len)
 		return j > i && j < k && is_space((unsigned char)s[j]) &&
 		       skip_spaces(s, k, j) < k;
 	}
-	return false;
+	return record && !header;
 }

@@ -17,6 +17,7 @@
 #include "common/buf.h"
 #include "common/fileio.h"
 #include "pipeline/folded.h"
+#include "pipeline/format.h"
 #include "pipeline/perf.h"
 
 #define NAME "t.perf"
@@ -794,6 +795,97 @@ static void test_side_band_records_are_not_samples(void **state)
 	expect_folded(text, "PERF_RECORD_x;leaf 1\napp;leaf 1\n");
 }
 
+/*
+ * --show-namespace-events prints each namespace record on three lines,
+ * two of them indented like frames, and --show-round-events prints
+ * "PERF_RECORD_FINISHED_ROUND" with no fields before it: a real print
+ * with both, which once was no perf script at all, gives the profile of
+ * the same print without its records.
+ */
+static void test_namespace_and_round_records_are_not_samples(void **state)
+{
+	static const char *const records[] = {"perf/burn-ns49-records.perf"};
+	static const char text[] =
+		"PERF_RECORD_FINISHED_ROUND\n"
+		"burn 17/17 [000] 0.000000: PERF_RECORD_NAMESPACES 17/17 - nr_namespaces: 7\n"
+		"\t\t[0/net: 4/0xeffffff9, 1/uts: 4/0xeffffffe, 2/ipc: 4/0xefffffff, \n"
+		"\t\t 4/user: 4/0xeffffffd, 5/mnt: 4/0xeffffff8, 6/cgroup: 4/0xeffffffb]\n"
+		"app 100 [000] 1.000001: 1 cpu-clock:\n"
+		"\t    4a1b2c leaf+0x1 (/bin/x)\n"
+		"\n"
+		"PERF_RECORD_FINISHED_ROUND\n"
+		"app 100 [000] 1.000002: 1 cpu-clock:\n"
+		"\t    4a1b2c leaf+0x1 (/bin/x)\n"
+		"\n";
+	static const char stray[] = "app 1 [000] 1.000001: 1 cpu-clock:\n\n"
+				    "\t\t[0/net: 4/0xeffffff9]\n";
+
+	(void)state;
+	assert_true(perf_sniff((const uint8_t *)text, strlen(text)));
+	expect_folded(text, "app;leaf 2\n");
+	expect_same_profile("perf/burn-ns49.perf", records, 1, 61);
+	/* Outside a record, an indented line that is no frame is still an error. */
+	expect_error(stray, strlen(stray), NULL, PR_EDATA, 3, "outside an event");
+}
+
+/*
+ * perf script -a --show-switch-events prints the switches of a CPU that
+ * had no task as pid -1 and, when the next pid is short, pads it with
+ * spaces to the end of the line (both lines are from a real print): the
+ * line once read as a header of that whole text and counted a sample.
+ */
+static void test_switch_records_of_no_task_are_not_samples(void **state)
+{
+	static const char text[] =
+		"app 100 [000] 1.000001: 1 cpu-clock:\n"
+		"\t    4a1b2c leaf+0x1 (/bin/x)\n"
+		"\n"
+		":-1    -1 [001] 68826.061699: PERF_RECORD_SWITCH_CPU_WIDE OUT"
+		"          next pid/tid:     0/0    \n"
+		":-1    -1 [000] 68826.061866: PERF_RECORD_SWITCH_CPU_WIDE OUT"
+		"          next pid/tid: 24322/24322\n";
+
+	(void)state;
+	expect_folded(text, "app;leaf 1\n");
+}
+
+/*
+ * A system-wide recording printed with --show-mmap-events opens with
+ * hundreds of KiB of records before its first sample: more than the
+ * sniffer reads, which must take records alone for perf script.
+ */
+static void test_sniff_accepts_records_that_fill_its_window(void **state)
+{
+	static const char rec[] =
+		"postgres     0 [000]     0.000000: PERF_RECORD_MMAP2 1569/1569: "
+		"[0x558158a7a000(0x52a000) @ 0xcd000 fe:00 322894 0]: r-xp "
+		"/usr/lib/postgresql/15/bin/postgres\n";
+	static const char sample[] =
+		"app 100 [000] 1.000001: 1 cpu-clock:\n"
+		"\t    4a1b2c leaf+0x1 (/bin/x)\n";
+	buf text = BUF_INIT;
+	pr_error err = PR_ERROR_INIT;
+	profile *p = NULL;
+
+	(void)state;
+	while (text.len < 200000)
+		assert_int_equal(buf_put(&text, rec, strlen(rec)), 0);
+	assert_int_equal(buf_put(&text, sample, strlen(sample)), 0);
+	assert_true(perf_sniff((const uint8_t *)text.ptr, text.len));
+	assert_int_equal(format_parse(&p, (const uint8_t *)text.ptr, text.len,
+				      PROFILE_FMT_AUTO, NAME, NULL, &err), 0);
+	assert_int_equal(p->format, PROFILE_FMT_PERF);
+	assert_int_equal(p->nsamples, 1);
+	profile_free(p);
+	/* Records, then a line that is no perf script, are not perf script. */
+	buf_reset(&text);
+	while (text.len < 1000)
+		assert_int_equal(buf_put(&text, rec, strlen(rec)), 0);
+	assert_int_equal(buf_puts(&text, "a;b 1\n"), 0);
+	assert_false(perf_sniff((const uint8_t *)text.ptr, text.len));
+	buf_release(&text);
+}
+
 static void test_source_lines_count_only_right_after_a_frame(void **state)
 {
 	static const char ok[] =
@@ -873,6 +965,9 @@ int main(void)
 		cmocka_unit_test(
 			test_real_prints_with_srcline_sideband_or_no_event_give_the_same_profile),
 		cmocka_unit_test(test_side_band_records_are_not_samples),
+		cmocka_unit_test(test_namespace_and_round_records_are_not_samples),
+		cmocka_unit_test(test_switch_records_of_no_task_are_not_samples),
+		cmocka_unit_test(test_sniff_accepts_records_that_fill_its_window),
 		cmocka_unit_test(test_source_lines_count_only_right_after_a_frame),
 		cmocka_unit_test(test_a_period_with_no_event_name_ends_the_header),
 	};
