@@ -819,6 +819,8 @@ static void item_finish(item *it, pr_error *err)
 		out->sample_count = it->sum.sample_count;
 		out->nfunctions = it->sum.nrows;
 		out->utf8_replaced = it->p->utf8_replaced;
+		out->other_events = it->p->other_events;
+		snprintf(out->event, sizeof(out->event), "%s", it->p->event);
 	}
 	profile_summary_release(&it->sum);
 	profile_free(it->p);

@@ -42,6 +42,8 @@ typedef struct ingest_result {
 	size_t nfunctions;
 	uint64_t bytes;
 	uint32_t utf8_replaced;  /* names with invalid UTF-8 replaced */
+	uint64_t other_events;   /* perf: events of other types left out */
+	char event[64];          /* perf: the event type kept */
 	/*
 	 * On failure: the database, the blob store or memory failed, not this
 	 * input. Every later ingest would most likely fail the same way, so a

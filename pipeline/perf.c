@@ -32,7 +32,9 @@
  *     name instead; with a fixed period (perf record -c, or cpu-clock at
  *     -F) the two differ by a constant factor and every share is equal;
  *   - only events of the first event type seen are kept, because adding
- *     up cycles and instructions (say) would mean nothing;
+ *     up cycles and instructions (say) would mean nothing; the others
+ *     are counted (profile.other_events) so that ingest can say so, as
+ *     the script warns "Filtering for events of type: ...";
  *   - "+0x1f" offsets are stripped; "[unknown]" becomes the basename of
  *     the dso in brackets ("[libc.so.6]"), or "[unknown]" when the dso is
  *     unknown too;
@@ -449,6 +451,7 @@ static int parse_header(parser *ps, const char *s, size_t n, size_t comm_len,
 			if (buf_put(&ps->event, ev, ev_len) < 0)
 				return oom(ps);
 		} else if (ps->event.len != ev_len || memcmp(ps->event.ptr, ev, ev_len)) {
+			ps->p->other_events++;
 			ps->state = frame ? EV_NONE : EV_SKIP;
 			ps->after_frame = frame != 0;
 			return 0;
@@ -832,6 +835,12 @@ int perf_parse(profile **out, const uint8_t *data, size_t len,
 	}
 	if ((rc = flush(&ps)) < 0)
 		goto out;
+	if (ps.event.len) {
+		size_t n = ps.event.len < sizeof(ps.p->event) ? ps.event.len
+							     : sizeof(ps.p->event) - 1;
+		memcpy(ps.p->event, ps.event.ptr, n);
+		ps.p->event[n] = '\0';
+	}
 	*out = ps.p;
 	ps.p = NULL;
 	rc = 0;

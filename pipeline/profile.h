@@ -99,6 +99,13 @@ typedef struct profile {
 	int64_t default_value;    /* pprof default_sample_type index, or -1 */
 
 	uint32_t utf8_replaced;   /* names whose invalid UTF-8 was replaced */
+	/*
+	 * perf script: samples of the one event type kept (the first seen),
+	 * its name ("" when the print has no event field; cut to fit), and
+	 * how many samples of other event types were left out.
+	 */
+	char event[64];
+	uint64_t other_events;
 
 	uint64_t mem_used;        /* bytes charged to this parse's budget */
 	uint64_t mem_max;         /* profile_mem_budget(&limits) */

@@ -219,6 +219,10 @@ static void record(ingest_run *run, const char *name, const ingest_result *res,
 	if (res->utf8_replaced)
 		cli_warn(run->ctx, "'%s': %u names had invalid UTF-8, replaced with U+FFFD",
 			 name, res->utf8_replaced);
+	if (res->other_events)
+		cli_warn(run->ctx, "'%s': only the events of '%s' were kept; %llu events of "
+			 "other types were left out", name, res->event,
+			 (unsigned long long)res->other_events);
 	if (res->sample_count == 0)
 		cli_warn(run->ctx, "'%s': the profile has no samples", name);
 }

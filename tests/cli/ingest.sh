@@ -52,6 +52,14 @@ for f in pprof/go-cpu.pb.gz pprof/go-heap.pb.gz v8/node-burn.cpuprofile perf/*.p
 		[ $RC -eq 0 ] && ok "ingest $(basename "$g")" || not_ok "ingest $(basename "$g")" "$ERR"
 	done
 done
+# A print of two events keeps the first and says what it left out (a
+# service of its own: the loop above stored these bytes already).
+pr service add events --enable >/dev/null
+run pr ingest "$D/perf/burn-two49.perf" --service events --release v2b
+[ $RC -eq 0 ] && [[ $OUT == *"67 samples"* ]] &&
+	[[ $ERR == *"only the events of 'cpu-clock' were kept; 67 events of other types were left out"* ]] &&
+	ok "perf events of a second type are left out with a warning" ||
+	not_ok "perf two events" "rc=$RC $OUT $ERR"
 run pr profiles list --service checkout --release v2 --json
 [[ $OUT == *'"release": "v2"'* ]] && ok "profiles list filters by release" || not_ok "list by release" "$OUT"
 run pr profiles list --service checkout --json --since 2026-10-31 --until 2026-11-02

@@ -886,6 +886,47 @@ static void test_sniff_accepts_records_that_fill_its_window(void **state)
 	buf_release(&text);
 }
 
+/*
+ * A recording of two events (perf record -e cpu-clock,task-clock) keeps
+ * the first event's samples, as stackcollapse-perf.pl does, and counts
+ * the others so that ingest can say that half the print was left out
+ * (the script warns "Filtering for events of type: ..."; they were once
+ * dropped without a word).
+ */
+static void test_events_of_other_types_are_counted_as_left_out(void **state)
+{
+	static const char *const two[] = {"perf/burn-two49.perf"};
+	static const char text[] =
+		"app 100 [000] 1.000001: 1 cycles:u:\n"
+		"\t    4a1b2c leaf+0x1 (/bin/x)\n"
+		"\n"
+		"app 100 [000] 1.000002: 1 instructions:u:\n"
+		"\t    4a1b2c leaf+0x1 (/bin/x)\n"
+		"\n"
+		"app 100 [000] 1.000003: 1 instructions:u:  4a1b2c leaf+0x1 (/bin/x)\n";
+	profile *p;
+
+	(void)state;
+	expect_same_profile("perf/burn-two49-cpu.perf", two, 1, 67);
+	p = parse_file("perf/burn-two49.perf");
+	assert_string_equal(p->event, "cpu-clock");
+	assert_int_equal(p->other_events, 67);
+	profile_free(p);
+	p = parse_file("perf/burn-two49-cpu.perf");
+	assert_int_equal(p->other_events, 0);
+	profile_free(p);
+
+	p = parse_ok(text);
+	assert_int_equal(p->nsamples, 1);
+	assert_string_equal(p->event, "cycles:u");
+	assert_int_equal(p->other_events, 2);
+	profile_free(p);
+	p = parse_ok("app 100 1.000001:\n\t    4a1b2c leaf+0x1 (/bin/x)\n");
+	assert_string_equal(p->event, "");
+	assert_int_equal(p->other_events, 0);
+	profile_free(p);
+}
+
 static void test_source_lines_count_only_right_after_a_frame(void **state)
 {
 	static const char ok[] =
@@ -968,6 +1009,7 @@ int main(void)
 		cmocka_unit_test(test_namespace_and_round_records_are_not_samples),
 		cmocka_unit_test(test_switch_records_of_no_task_are_not_samples),
 		cmocka_unit_test(test_sniff_accepts_records_that_fill_its_window),
+		cmocka_unit_test(test_events_of_other_types_are_counted_as_left_out),
 		cmocka_unit_test(test_source_lines_count_only_right_after_a_frame),
 		cmocka_unit_test(test_a_period_with_no_event_name_ends_the_header),
 	};
