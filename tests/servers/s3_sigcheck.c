@@ -275,8 +275,9 @@ static void serve(int fd)
 		static char doc[1 << 20];
 		char hd[256], page[1200];
 		const char *tok = strstr(target, "continuation-token=");
-		size_t tl = tok ? strspn(tok + 19, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-						   "0123456789") : 0;
+		static const char alnum[] = "abcdefghijklmnopqrstuvwxyz"
+					    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+		size_t tl = tok ? strspn(tok + 19, alnum) : 0;
 		FILE *f = NULL;
 		if (tl && tl < 64) {
 			snprintf(page, sizeof(page), "%s.%.*s", list_answer, (int)tl, tok + 19);
