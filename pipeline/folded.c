@@ -15,6 +15,7 @@
  * before profile_intern (which copies and validates) is asked.
  */
 #include "pipeline/folded.h"
+#include "pipeline/v8.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,7 +108,9 @@ static bool file_line(const char *s, size_t n, size_t *file_len)
  * marks how a Java method ran ("_[j]" compiled, "_[i]" inlined, "_[0]"
  * interpreted, "_[1]" C1-compiled), which changes between captures as
  * the JIT warms up: the method is one function whatever ran it. Kernel
- * frames keep their "_[k]". Anything else is the name as written.
+ * frames keep their "_[k]". (V8's names from perf maps, "JS:*f
+ * file.js:3:9", are split by v8_code_name first.) Anything else is the
+ * name as written.
  */
 static void frame_split(const char *s, size_t n, size_t *name_len, const char **file,
 			size_t *file_len)
@@ -145,15 +148,18 @@ static void frame_split(const char *s, size_t n, size_t *name_len, const char **
 static int frame_id(parser *ps, uint32_t *out, const char *s, size_t n)
 {
 	pr_error inner = PR_ERROR_INIT;
-	const char *file;
+	const char *name, *file;
 	size_t name_len, file_len;
 	int rc;
 
 	if (strmap_get(&ps->cache, s, n, out))
 		return 0;
-	frame_split(s, n, &name_len, &file, &file_len);
+	if (!v8_code_name(s, n, &name, &name_len, &file, &file_len)) {
+		name = s;
+		frame_split(s, n, &name_len, &file, &file_len);
+	}
 	/* The cache keeps its own copy of the raw name: charge it too. */
-	if ((rc = profile_intern(ps->p, out, s, name_len, file, file_len, &inner)) < 0 ||
+	if ((rc = profile_intern(ps->p, out, name, name_len, file, file_len, &inner)) < 0 ||
 	    (rc = profile_mem_take(ps->p, CACHE_COST(n), &inner)) < 0)
 		return model_error(ps, rc, &inner);
 	if (strmap_put(&ps->cache, s, n, *out, out, NULL) < 0)

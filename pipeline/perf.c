@@ -49,6 +49,10 @@
  *     differently does not move its cost to another name. perf's own
  *     "(inlined)" frames are frames like any other;
  *   - frames whose symbol starts with '(' are process names and skipped;
+ *   - V8's JIT frames from perf maps (node --perf-basic-prof), "JS:*f
+ *     /srv/app.js:3:9", are the function f of /srv/app.js: the script
+ *     keeps the tier mark, which changes as the JIT warms up, and the
+ *     line and column, which change as code moves (v8_code_name);
  *   - a header with no frames after it is a stack of the command alone.
  *
  * Where the script's regular expressions trip over input they were not
@@ -84,6 +88,7 @@
  * that does not parse is not silently turned into a smaller profile.
  */
 #include "pipeline/perf.h"
+#include "pipeline/v8.h"
 #include "common/buf.h"
 
 #include <stdio.h>
@@ -179,12 +184,21 @@ static int model_error(parser *ps, int rc, const pr_error *inner, size_t line)
 static int intern(parser *ps, uint32_t *out, const char *s, size_t n)
 {
 	pr_error inner = PR_ERROR_INIT;
+	const char *name = s, *file = NULL;
+	size_t name_len = n, file_len = 0;
 	int rc;
 
 	if (strmap_get(&ps->cache, s, n, out))
 		return 0;
+	/* A V8 JIT frame is its function in its file, whatever its tier or line. */
+	if (!v8_code_name(s, n, &name, &name_len, &file, &file_len)) {
+		name = s;
+		name_len = n;
+		file = NULL;
+		file_len = 0;
+	}
 	/* The cache keeps its own copy of the folded name: charge it too. */
-	if ((rc = profile_intern(ps->p, out, s, n, NULL, 0, &inner)) < 0 ||
+	if ((rc = profile_intern(ps->p, out, name, name_len, file, file_len, &inner)) < 0 ||
 	    (rc = profile_mem_take(ps->p, CACHE_COST(n), &inner)) < 0)
 		return model_error(ps, rc, &inner, ps->line);
 	if (strmap_put(&ps->cache, s, n, *out, out, NULL) < 0)

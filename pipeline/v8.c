@@ -1019,3 +1019,54 @@ bool v8_sniff(const uint8_t *data, size_t len)
 			return true;
 	return false;
 }
+
+/* ":LINE:COLUMN" at the end of s[0..n): the length before it, else 0. */
+static size_t before_line_column(const char *s, size_t n)
+{
+	size_t i = n;
+
+	for (int part = 0; part < 2; part++) {
+		size_t end = i;
+		while (i > 0 && s[i - 1] >= '0' && s[i - 1] <= '9')
+			i--;
+		if (i == end || i == 0 || s[i - 1] != ':')
+			return 0;
+		i--;
+	}
+	return i;
+}
+
+bool v8_code_name(const char *s, size_t n, const char **name, size_t *name_len,
+		  const char **file, size_t *file_len)
+{
+	/* V8's tags for JavaScript code; builtins, stubs and handlers keep their names. */
+	static const char *const tags[] = {"JS:", "LazyCompile:", "Function:",
+					   "InterpretedFunction:", "Script:", "Eval:"};
+	size_t i = 0, sp, f;
+
+	for (size_t t = 0; t < sizeof(tags) / sizeof(tags[0]) && !i; t++) {
+		size_t k = strlen(tags[t]);
+		if (n > k && memcmp(s, tags[t], k) == 0 && s[k] != ':')
+			i = k;
+	}
+	if (!i)
+		return false;
+	if (i < n && (s[i] == '~' || s[i] == '^' || s[i] == '+' || s[i] == '*'))
+		i++;
+	/* The location is the last word; a name may have spaces ("get total"). */
+	for (sp = n; sp > i && s[sp - 1] != ' '; sp--)
+		;
+	if (sp == i || !(f = before_line_column(s + sp, n - sp)))
+		return false;
+	*file = s + sp;
+	*file_len = f;
+	*name = s + i;
+	*name_len = sp - 1 - i;
+	while (*name_len && (*name)[*name_len - 1] == ' ')
+		(*name_len)--;
+	if (!*name_len) {
+		*name = "(anonymous)";
+		*name_len = strlen(*name);
+	}
+	return true;
+}

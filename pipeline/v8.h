@@ -19,4 +19,19 @@ int v8_parse(profile **out, const uint8_t *data, size_t len,
 /* True when the bytes are a JSON object that looks like a cpuprofile. */
 bool v8_sniff(const uint8_t *data, size_t len);
 
+/*
+ * A V8 code name as perf maps print it (node --perf-basic-prof, read by
+ * perf script, and the stacks folded from it): "JS:*hotLeaf
+ * /srv/app/hot.js:1:17", older V8 "LazyCompile:~f node:events:517:28".
+ * The function is hotLeaf of /srv/app/hot.js: the tier mark (~
+ * interpreted, ^ Sparkplug, + Maglev, * TurboFan) changes as the JIT
+ * warms up and the line and column as code moves, and neither makes it
+ * another function. True, with the name (an empty one is "(anonymous)",
+ * as in a cpuprofile) and the file, when s[0..n) is such a name with its
+ * "FILE:LINE:COLUMN"; false for anything else, which stays as written.
+ * The pointers are into s, or to static text.
+ */
+bool v8_code_name(const char *s, size_t n, const char **name, size_t *name_len,
+		  const char **file, size_t *file_len);
+
 #endif

@@ -5,12 +5,13 @@
  * names the input and a line, or return a profile that says exactly what
  * the text says: the target splits the lines again the plain way (no
  * prefix reuse, no cache) and every sample's frames and count must match,
- * each frame's name and file as the plain reading of py-spy, rbspy and
- * async-profiler marks (expect) gives them.
+ * each frame's name and file as the plain reading of py-spy, rbspy,
+ * async-profiler marks and V8's perf-map names (expect) gives them.
  *
  * Seeds (tests/fuzz/corpus/folded/): tests/data/folded/mixed.folded, the
  * golden tests/data/perf/burn-fp.folded, and small hand-written files for
- * CRLF, shared prefixes, empty frames and each kind of bad count.
+ * CRLF, shared prefixes, empty frames, annotated and V8 perf-map frames
+ * and each kind of bad count.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -53,17 +54,67 @@ static long file_of(const char *s, size_t n)
 }
 
 /*
- * The name and file a frame must become, worked out the plain way: an
- * async-profiler tier mark goes, then a trailing " (FILE:LINE)" (py-spy)
- * or the last " - FILE:LINE" (rbspy) becomes the file.
+ * A V8 name from a perf map, "TAG:[~^+*]NAME FILE:LINE:COLUMN" (TAG one
+ * of V8's tags for JavaScript code, NAME maybe empty or with spaces):
+ * NAME, or "(anonymous)", and FILE.
  */
-static void expect(const char *s, size_t n, size_t *name_len, const char **file,
-		   size_t *file_len)
+static bool expect_v8(const char *s, size_t n, const char **name, size_t *name_len,
+		      const char **file, size_t *file_len)
+{
+	static const char *const tags[] = {"JS:", "LazyCompile:", "Function:",
+					   "InterpretedFunction:", "Script:", "Eval:"};
+	size_t at = 0, sp = 0, c1 = 0, c2 = 0;
+	bool space = false;
+
+	for (size_t t = 0; t < sizeof(tags) / sizeof(tags[0]); t++)
+		if (n > strlen(tags[t]) && memcmp(s, tags[t], strlen(tags[t])) == 0 &&
+		    s[strlen(tags[t])] != ':')
+			at = strlen(tags[t]);
+	if (!at)
+		return false;
+	if (at < n && (s[at] == '~' || s[at] == '^' || s[at] == '+' || s[at] == '*'))
+		at++;
+	for (size_t i = at; i < n; i++)
+		if (s[i] == ' ')
+			sp = i, space = true;
+	if (!space)
+		return false;
+	/* The last two colons of the last word, digits after each. */
+	for (size_t i = sp + 1; i < n; i++)
+		if (s[i] == ':')
+			c1 = c2, c2 = i;
+	if (!c1 || c1 <= sp + 1 || !digits(s + c1 + 1, c2 - c1 - 1) ||
+	    !digits(s + c2 + 1, n - c2 - 1))
+		return false;
+	*file = s + sp + 1;
+	*file_len = c1 - sp - 1;
+	*name = s + at;
+	*name_len = sp - at;
+	while (*name_len && (*name)[*name_len - 1] == ' ')
+		(*name_len)--;
+	if (!*name_len) {
+		*name = "(anonymous)";
+		*name_len = 11;
+	}
+	return true;
+}
+
+/*
+ * The name and file a frame must become, worked out the plain way: a V8
+ * perf-map name is split (expect_v8); else an async-profiler tier mark
+ * goes, then a trailing " (FILE:LINE)" (py-spy) or the last " -
+ * FILE:LINE" (rbspy) becomes the file.
+ */
+static void expect(const char *s, size_t n, const char **name, size_t *name_len,
+		   const char **file, size_t *file_len)
 {
 	long open = -1, dash = -1, f;
 
+	*name = s;
 	*file = "";
 	*file_len = 0;
+	if (expect_v8(s, n, name, name_len, file, file_len))
+		return;
 	if (n > 4 && memcmp(s + n - 4, "_[", 2) == 0 && s[n - 1] == ']' &&
 	    strchr("ji01", s[n - 2]) && s[n - 2])
 		n -= 4;
@@ -106,7 +157,7 @@ static void check_sample(const profile *p, size_t i, const char *s, size_t n,
 		const char *want = s + start, *want_file, *name, *file;
 		size_t want_len, file_len;
 
-		expect(want, end - start, &want_len, &want_file, &file_len);
+		expect(s + start, end - start, &want, &want_len, &want_file, &file_len);
 		if (want_len == 0) {
 			want = "[unknown]";
 			want_len = 9;

@@ -599,6 +599,39 @@ static void test_java_methods_are_one_function_whatever_tier_ran_them(void **sta
 	profile_free(p);
 }
 
+/*
+ * Stacks folded from node --perf-basic-prof (stackcollapse-perf.pl keeps
+ * V8's names whole): one function of its file whatever tier ran it or
+ * where in the file it now is; the script's top level is "(anonymous)".
+ */
+static void test_node_jit_frames_are_one_function_whatever_tier_or_line(void **state)
+{
+	profile *p = parse_ok("node;JS:* /srv/app/main.js:1:1;JS:*hot /srv/app/calc.js:3:9 5\n"
+			      "node;JS:* /srv/app/main.js:1:1;JS:^hot /srv/app/calc.js:3:9 2\n"
+			      "node;JS:* /srv/app/main.js:1:1;JS:~hot /srv/app/calc.js:7:9 1\n"
+			      "node;JS:*emit node:events:517:28;"
+			      "LazyCompile:*hot /srv/app/calc.js:3:9 1\n"
+			      "node;JS:*get total /srv/app/cart.js:10:2 3\n"
+			      "node;Builtins_ArrayMap 4\n");
+	profile_summary s;
+	const profile_summary_row *r;
+
+	(void)state;
+	summarize(&s, p);
+	assert_non_null(r = row(p, &s, "hot"));
+	assert_int_equal(r->self, 9);
+	assert_string_equal(p->funcs[r->func].file, "/srv/app/calc.js");
+	assert_string_equal(p->funcs[row(p, &s, "emit")->func].file, "node:events");
+	assert_int_equal(row(p, &s, "(anonymous)")->total, 8);
+	assert_string_equal(p->funcs[row(p, &s, "(anonymous)")->func].file,
+			    "/srv/app/main.js");
+	assert_int_equal(row(p, &s, "get total")->self, 3);
+	assert_int_equal(row(p, &s, "Builtins_ArrayMap")->self, 4);
+	assert_int_equal(s.nrows, 6);
+	profile_summary_release(&s);
+	profile_free(p);
+}
+
 static void test_frames_that_only_look_annotated_keep_their_name(void **state)
 {
 	static const char *const kept[] = {
@@ -612,6 +645,11 @@ static void test_frames_that_only_look_annotated_keep_their_name(void **state)
 		"[unknown]",
 		"_[j]",
 		"x_[q]",
+		"JS:*hot /srv/app/calc.js:3",   /* no column */
+		"JS:*hot",                      /* no location */
+		"JS:*hot :3:9",                 /* no file */
+		"Function::call /a.js:1:2",     /* C++, not V8's tag */
+		"Builtin:ArrayMap /a.js:1:2",   /* not JavaScript code */
 	};
 	char text[128];
 
@@ -658,6 +696,7 @@ int main(void)
 		cmocka_unit_test(test_a_release_that_moves_lines_keeps_the_function),
 		cmocka_unit_test(test_ruby_frames_are_one_function_whatever_line_runs),
 		cmocka_unit_test(test_java_methods_are_one_function_whatever_tier_ran_them),
+		cmocka_unit_test(test_node_jit_frames_are_one_function_whatever_tier_or_line),
 		cmocka_unit_test(test_frames_that_only_look_annotated_keep_their_name),
 	};
 

@@ -255,6 +255,53 @@ static void expect_stack(const char *text, const char *want)
 	profile_free(p);
 }
 
+/*
+ * node --perf-basic-prof names a JIT frame "JS:*hotLeaf /tmp/app/hot.js:1:17",
+ * with the tier it ran in (* TurboFan, ^ Sparkplug, ~ interpreted) and
+ * its line and column. A real print where hotLeaf ran both optimised and
+ * in Sparkplug: one function hotLeaf of /tmp/app/hot.js, whose total is
+ * every event with either frame and whose self is every event it is the
+ * leaf of, counted here from the text; no function keeps a "JS:" name.
+ */
+static void test_v8_jit_frames_are_one_function_whatever_their_tier(void **state)
+{
+	buf text = BUF_INIT;
+	pr_error err = PR_ERROR_INIT;
+	profile *p = NULL;
+	profile_summary sm;
+	const profile_summary_row *r;
+	int64_t self = 0, total = 0;
+	const char *ev;
+
+	(void)state;
+	read_data(&text, "perf/node-jit.perf");
+	/* Each event: a header line, its frames (the leaf first), a blank line. */
+	for (ev = text.ptr; ev && *ev;) {
+		const char *end = strstr(ev, "\n\n"), *leaf = strchr(ev, '\n');
+		const char *hit = strstr(ev, "hotLeaf /tmp/app/hot.js:");
+		if (hit && (!end || hit < end)) {
+			total++;
+			self += leaf && hit < strchr(leaf + 1, '\n');
+		}
+		ev = end ? end + 2 : NULL;
+	}
+	assert_true(self > 0 && total > self);
+	assert_int_equal(perf_parse(&p, (const uint8_t *)text.ptr, text.len, "node-jit.perf", NULL,
+				    &err), 0);
+	assert_int_equal(profile_summarize(&sm, p, 0, &err), 0);
+	assert_non_null(r = find_row(p, &sm, "hotLeaf"));
+	assert_string_equal(p->funcs[r->func].file, "/tmp/app/hot.js");
+	assert_int_equal(r->self, self);
+	assert_int_equal(r->total, total);
+	assert_non_null(find_row(p, &sm, "mid"));
+	for (size_t i = 0; i < p->nfuncs; i++)
+		if (strncmp(p->funcs[i].name, "JS:", 3) == 0)
+			fail_msg("function '%s' kept V8's tag", p->funcs[i].name);
+	profile_summary_release(&sm);
+	profile_free(p);
+	buf_release(&text);
+}
+
 static void test_header_variants_give_the_command_as_root(void **state)
 {
 	static const struct {
@@ -987,6 +1034,7 @@ int main(void)
 		cmocka_unit_test(test_process_name_frames_are_skipped),
 		cmocka_unit_test(test_header_without_frames_is_a_stack_of_the_command),
 		cmocka_unit_test(test_only_the_first_event_type_is_kept),
+		cmocka_unit_test(test_v8_jit_frames_are_one_function_whatever_their_tier),
 		cmocka_unit_test(test_headers_without_an_event_field_are_all_kept),
 		cmocka_unit_test(test_one_line_events_are_the_command_and_the_symbol),
 		cmocka_unit_test(test_one_line_and_call_chain_events_mix),
