@@ -530,6 +530,11 @@ static const field serve_keys[] = {
 	{K_STR("listen", config, serve.listen), .doc = "the address and port it listens on"},
 	{K_INT("max_body_bytes", 256, 16 << 20, config, serve.max_body_bytes),
 	 .doc = "a request body at most"},
+	{K_INT("max_connections", 4, 4096, config, serve.max_connections),
+	 .doc = "open connections in all"},
+	{K_INT("max_connections_per_ip", 0, 4096, config, serve.max_connections_per_ip),
+	 .doc = "open connections from one address (0: no limit, as behind a proxy, "
+		"whose connections all come from one address)"},
 	{K_INT("token_rate", 1, 1000000, config, serve.token_rate),
 	 .doc = "requests per token per minute"},
 	{K_INT("global_rate", 1, 1000000, config, serve.global_rate),
@@ -1855,6 +1860,8 @@ static void defaults(config *c)
 	c->snapshot.nice = 19;
 	c->snapshot.cooldown_s = 600;
 	c->serve.max_body_bytes = 65536;
+	c->serve.max_connections = 256;
+	c->serve.max_connections_per_ip = 32;
 	c->serve.token_rate = 60;
 	c->serve.global_rate = 50;
 	c->serve.host_cooldown_s = 300;

@@ -300,6 +300,9 @@ typedef struct config_serve_agent {
 typedef struct config_serve {
 	char *listen;                 /* "ADDR:PORT" ("127.0.0.1:8070") */
 	uint32_t max_body_bytes;      /* a request body at most (65536) */
+	uint32_t max_connections;     /* open connections in all (256) */
+	uint32_t max_connections_per_ip; /* open connections from one address (32; 0 no
+					  * limit, behind a proxy that is one address) */
 	uint32_t token_rate;          /* requests per token per minute (60) */
 	uint32_t global_rate;         /* requests per second, all tokens, every server (50) */
 	uint32_t host_cooldown_s;     /* between two triggered captures of one host (300) */

@@ -1369,7 +1369,14 @@ int serve_run(serve_result *out, const job_env *env, const serve_opts *o, pr_err
 		MHD_USE_INTERNAL_POLLING_THREAD | (ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0), 0,
 		NULL, NULL, handle, &s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 		MHD_OPTION_NOTIFY_COMPLETED, done, &s, MHD_OPTION_CONNECTION_TIMEOUT,
-		(unsigned)10, MHD_OPTION_CONNECTION_LIMIT, (unsigned)256,
+		(unsigned)10, MHD_OPTION_CONNECTION_LIMIT,
+		(unsigned)(s.cfg->max_connections ? s.cfg->max_connections : 256),
+		/*
+		 * A client that keeps connections open, sending a byte now and
+		 * then (never idle long enough to time out), would otherwise hold
+		 * every slot and lock everyone else out, alert webhooks included.
+		 */
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)s.cfg->max_connections_per_ip,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_END);
 	if (!daemon || !(info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT))) {
 		rc = pr_error_set(err, PR_EIO, "cannot listen on '%.100s': %s", listen,

@@ -187,6 +187,34 @@ na=$(sql "select count(*) from audit_log where action = 'capture.refused' and ob
 	ok "a rate limit's first refusal in a window is audited, not each one ($na rows)" ||
 	not_ok "rate audit" "$na"
 
+# --- connections held open ----------------------------------------------------------
+# A client that opens connections and never finishes a request (a byte now
+# and then keeps each from timing out) holds at most max_connections_per_ip
+# of them: the next from its address is closed at once, and everyone else
+# still gets in. A third server, for its own limit.
+sed 's/"listen": "127.0.0.1:0",/"listen": "127.0.0.1:0", "max_connections_per_ip": 4,/' \
+	"$T/cfg.json" >"$T/cfg3.json"
+"$PROFREG_BIN" --db "$DB" --home "$HOME_DIR" --config "$T/cfg3.json" serve --port-file "$T/s3.port" \
+	>"$T/s3.out" 2>"$T/s3.err" &
+PIDS="$PIDS $!"
+if wait_port "$T/s3.port"; then
+	P3=$(cat "$T/s3.port")
+	for fd in 5 6 7 8 9; do
+		eval "exec $fd<>/dev/tcp/127.0.0.1/$P3" && printf 'GET /healthz HTTP/1.1\r\n' >&$fd
+	done
+	sleep 0.3
+	same=$(curl -s -m 5 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$P3/healthz")
+	other=$(curl -s -m 5 --interface 127.0.0.3 -o /dev/null -w '%{http_code}' \
+		"http://127.0.0.1:$P3/healthz")
+	for fd in 5 6 7 8 9; do eval "exec $fd>&-"; done
+	later=$(curl -s -m 5 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$P3/healthz")
+	[ "$same" = 000 ] && [ "$other" = 200 ] && [ "$later" = 200 ] &&
+		ok "an address holding its max_connections_per_ip locks out only itself" ||
+		not_ok "per-address limit" "same=$same other=$other later=$later"
+else
+	not_ok "per-address limit" "$(cat "$T/s3.err")"
+fi
+
 kill -TERM $S1PID
 for _ in $(seq 50); do kill -0 $S1PID 2>/dev/null || break; sleep 0.1; done
 ! kill -0 $S1PID 2>/dev/null && grep -q 'served [0-9]* requests' "$T/s1.out" &&
