@@ -1,16 +1,19 @@
 /*
  * tarzst.c: .tar.zst archives in memory through libarchive (see tarzst.h).
  */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* nftw */
 #include "pipeline/tarzst.h"
+#include "common/strmap.h"
 
 #include <archive.h>
 #include <archive_entry.h>
 #include <errno.h>
+#include <ftw.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* Names a tar member may have: no longer than a path may be. */
 #define PATH_MAX_LEN 1024
@@ -142,13 +145,48 @@ static int open_read(struct archive **out, const void *data, size_t len, const c
 	return 0;
 }
 
+/* What a name already stands for in an archive being read. */
+enum { SEEN_FILE = 1, SEEN_FOLDER = 2 };
+
+/*
+ * Record member `path` (a folder when `folder`) and the folders above it;
+ * a name given twice, or one that is both a file and a folder ("a" then
+ * "a/b"), is PR_EDATA: extracted, one would write over or into the other.
+ */
+static int note_name(strmap *seen, const char *path, bool folder, const char *name,
+		     pr_error *err)
+{
+	size_t len = strlen(path);
+	uint32_t was;
+	int r;
+
+	if (len && path[len - 1] == '/')
+		len--; /* "a/": the folder "a" */
+	for (size_t i = 1; i < len; i++) {
+		if (path[i] != '/')
+			continue;
+		if ((r = strmap_put(seen, path, i, SEEN_FOLDER, &was, NULL)) < 0)
+			return pr_error_set(err, PR_ENOMEM, "out of memory");
+		if (was == SEEN_FILE)
+			return pr_error_set(err, PR_EDATA, "cannot read '%s': member '%.200s' is "
+					    "below the file '%.*s'", name, path, (int)i, path);
+	}
+	if ((r = strmap_put(seen, path, len, folder ? SEEN_FOLDER : SEEN_FILE, &was, NULL)) < 0)
+		return pr_error_set(err, PR_ENOMEM, "out of memory");
+	if (r == 0 && !(folder && was == SEEN_FOLDER))
+		return pr_error_set(err, PR_EDATA, "cannot read '%s': member '%.200s' appears "
+				    "twice%s", name, path, was == SEEN_FOLDER || folder
+				    ? " (as a file and a folder)" : "");
+	return 0;
+}
+
 /*
  * The next member: 1 with its header in *e, 0 at the end. Checks the
- * kind, the name and the count; `zstd` says whether the archive was
- * compressed as it must be.
+ * kind, the name (plain, and not one seen before) and the count; the
+ * first member checks that the archive was compressed with zstd.
  */
 static int next_member(struct archive *a, struct archive_entry **e, const char *name,
-		       size_t *count, pr_error *err)
+		       size_t *count, strmap *seen, pr_error *err)
 {
 	int r = archive_read_next_header(a, e);
 	const char *path;
@@ -180,6 +218,8 @@ static int next_member(struct archive *a, struct archive_entry **e, const char *
 	if (archive_entry_hardlink(*e) || archive_entry_symlink(*e))
 		return pr_error_set(err, PR_EDATA, "cannot read '%s': member '%.200s' is a link",
 				    name, path);
+	if ((r = note_name(seen, path, archive_entry_filetype(*e) == AE_IFDIR, name, err)) < 0)
+		return r;
 	return 1;
 }
 
@@ -215,13 +255,14 @@ int tarzst_read(const void *data, size_t len, const char *name, size_t member_ma
 {
 	struct archive *a = NULL;
 	struct archive_entry *e;
+	strmap seen = STRMAP_INIT;
 	buf b = BUF_INIT;
 	size_t count = 0, total = 0;
 	int rc;
 
 	if ((rc = open_read(&a, data, len, name, err)) < 0)
 		return rc;
-	while ((rc = next_member(a, &e, name, &count, err)) == 1) {
+	while ((rc = next_member(a, &e, name, &count, &seen, err)) == 1) {
 		const char *path = archive_entry_pathname(e);
 		if (archive_entry_filetype(e) == AE_IFDIR)
 			continue;
@@ -233,8 +274,25 @@ int tarzst_read(const void *data, size_t len, const char *name, size_t member_ma
 	if (rc == 0 && count == 0)
 		rc = pr_error_set(err, PR_EDATA, "cannot read '%s': an empty archive", name);
 	archive_read_free(a);
+	strmap_release(&seen);
 	buf_release(&b);
 	return rc;
+}
+
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	return flag == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+/*
+ * Remove folder `dir` and what is below it, never following a link: the
+ * folder an extract created, taken back when the extract fails.
+ */
+static void remove_tree(const char *dir)
+{
+	(void)nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 int tarzst_extract(const void *data, size_t len, const char *name, const char *dir,
@@ -242,7 +300,8 @@ int tarzst_extract(const void *data, size_t len, const char *name, const char *d
 {
 	struct archive *a = NULL, *w = NULL;
 	struct archive_entry *e;
-	buf b = BUF_INIT, path = BUF_INIT;
+	strmap seen = STRMAP_INIT;
+	buf b = BUF_INIT, path = BUF_INIT, member = BUF_INIT;
 	size_t count = 0, total = 0;
 	int rc;
 
@@ -251,7 +310,7 @@ int tarzst_extract(const void *data, size_t len, const char *name, const char *d
 			err, errno == EEXIST ? PR_EEXISTS : PR_EIO, "cannot extract into '%s': %s",
 			dir, errno == EEXIST ? "it exists; name a new folder" : strerror(errno));
 	if ((rc = open_read(&a, data, len, name, err)) < 0)
-		return rc;
+		goto out;
 	if (!(w = archive_write_disk_new())) {
 		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
 		goto out;
@@ -259,16 +318,18 @@ int tarzst_extract(const void *data, size_t len, const char *name, const char *d
 	archive_write_disk_set_options(w, ARCHIVE_EXTRACT_SECURE_SYMLINKS |
 					  ARCHIVE_EXTRACT_SECURE_NODOTDOT |
 					  ARCHIVE_EXTRACT_NO_OVERWRITE);
-	while ((rc = next_member(a, &e, name, &count, err)) == 1) {
-		const char *mp = archive_entry_pathname(e);
+	while ((rc = next_member(a, &e, name, &count, &seen, err)) == 1) {
 		bool folder = archive_entry_filetype(e) == AE_IFDIR;
+		/* A copy: setting the entry's path below frees the name it had. */
+		buf_reset(&member);
 		buf_reset(&path);
-		if (buf_printf(&path, "%s/%s", dir, mp) < 0) {
+		if (buf_puts(&member, archive_entry_pathname(e)) < 0 ||
+		    buf_printf(&path, "%s/%s", dir, member.ptr) < 0) {
 			rc = pr_error_set(err, PR_ENOMEM, "out of memory");
 			break;
 		}
-		if (!folder &&
-		    (rc = read_member(a, &b, name, mp, member_max, &total, total_max, err)) < 0)
+		if (!folder && (rc = read_member(a, &b, name, member.ptr, member_max, &total,
+						 total_max, err)) < 0)
 			break;
 		archive_entry_set_pathname(e, path.ptr);
 		archive_entry_set_perm(e, folder ? 0700 : 0600);
@@ -276,9 +337,9 @@ int tarzst_extract(const void *data, size_t len, const char *name, const char *d
 		    (!folder && b.len &&
 		     archive_write_data(w, b.ptr, b.len) != (la_ssize_t)b.len) ||
 		    archive_write_finish_entry(w) != ARCHIVE_OK) {
-			rc = pr_error_set(err, PR_EIO, "cannot extract '%.200s' into '%s': %s", mp,
-					  dir, archive_error_string(w) ? archive_error_string(w)
-								       : "write failed");
+			rc = pr_error_set(err, PR_EIO, "cannot extract '%.200s' into '%s': %s",
+					  member.ptr, dir, archive_error_string(w)
+					  ? archive_error_string(w) : "write failed");
 			break;
 		}
 	}
@@ -291,8 +352,14 @@ int tarzst_extract(const void *data, size_t len, const char *name, const char *d
 out:
 	if (w)
 		archive_write_free(w);
-	archive_read_free(a);
+	if (a)
+		archive_read_free(a);
+	/* Nothing half-written: the folder this call made goes with what is in it. */
+	if (rc < 0)
+		remove_tree(dir);
+	strmap_release(&seen);
 	buf_release(&b);
 	buf_release(&path);
+	buf_release(&member);
 	return rc;
 }

@@ -44,7 +44,8 @@ int tarzst_write(buf *out, const tarzst_member *m, size_t n, int64_t mtime, size
  * read 'x.tar.zst': ..."). A member larger than `member_max`, content
  * past `total_max` in all, or more than TARZST_MAX_MEMBERS members is
  * PR_ELIMIT; a member that is neither a regular file nor a folder, a
- * name that is not plain, or an archive that is not a .tar.zst or is
+ * name that is not plain, a name given twice or both as a file and a
+ * folder ("a", then "a/b"), or an archive that is not a .tar.zst or is
  * truncated, is PR_EDATA. Folders are not visited. A visit returning
  * non-zero stops the walk and its code is returned.
  */
@@ -58,8 +59,9 @@ int tarzst_read(const void *data, size_t len, const char *name, size_t member_ma
  * is created mode 0700; a folder already there is PR_EEXISTS, so nothing
  * is ever written over). Members are written mode 0600 with libarchive's
  * secure extraction (no "..", never through a symbolic link), under the
- * same bounds as tarzst_read. On failure what was written stays and the
- * message says which member failed.
+ * same bounds and checks as tarzst_read. On failure the message says
+ * which member failed and the folder is removed with what was written
+ * into it: nothing half-extracted is left.
  */
 int tarzst_extract(const void *data, size_t len, const char *name, const char *dir,
 		   size_t member_max, size_t total_max, pr_error *err);

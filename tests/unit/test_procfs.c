@@ -654,6 +654,78 @@ static void test_tarzst_refuses_hostile_archives(void **state)
 	buf_release(&seen);
 }
 
+/* Two members of one name, or a file with members below it: extracted, one would clobber. */
+static void test_tarzst_refuses_a_name_given_twice(void **state)
+{
+	tarzst_member twice[] = {{"manifest.json", "{}", 2}, {"a", "first", 5},
+				 {"a", "second", 6}};
+	tarzst_member below[] = {{"manifest.json", "{}", 2}, {"x", "file", 4},
+				 {"x/y", "below a file", 12}};
+	tarzst_member above[] = {{"manifest.json", "{}", 2}, {"x/y", "in a folder", 11},
+				 {"x", "file", 4}};
+	tarzst_member fine[] = {{"manifest.json", "{}", 2}, {"x/y", "1", 1}, {"x/z", "2", 1}};
+	buf a = BUF_INIT, seen = BUF_INIT;
+	pr_error e = PR_ERROR_INIT;
+
+	(void)state;
+	assert_int_equal(tarzst_write(&a, twice, 3, 0, 1 << 20, NULL), 0);
+	assert_int_equal(tarzst_read(a.ptr, a.len, "t.tar.zst", 100, 1000, collect, &seen, &e),
+			 PR_EDATA);
+	assert_string_equal(e.msg, "cannot read 't.tar.zst': member 'a' appears twice");
+	pr_error_clear(&e);
+	assert_int_equal(tarzst_write(&a, below, 3, 0, 1 << 20, NULL), 0);
+	assert_int_equal(tarzst_read(a.ptr, a.len, "b.tar.zst", 100, 1000, collect, &seen, &e),
+			 PR_EDATA);
+	assert_string_equal(e.msg, "cannot read 'b.tar.zst': member 'x/y' is below the file 'x'");
+	pr_error_clear(&e);
+	assert_int_equal(tarzst_write(&a, above, 3, 0, 1 << 20, NULL), 0);
+	assert_int_equal(tarzst_read(a.ptr, a.len, "f.tar.zst", 100, 1000, collect, &seen, &e),
+			 PR_EDATA);
+	assert_non_null(strstr(e.msg, "member 'x' appears twice (as a file and a folder)"));
+	pr_error_clear(&e);
+	/* Files side by side in one folder are fine. */
+	assert_int_equal(tarzst_write(&a, fine, 3, 0, 1 << 20, NULL), 0);
+	buf_reset(&seen);
+	assert_int_equal(tarzst_read(a.ptr, a.len, "ok", 100, 1000, collect, &seen, NULL), 0);
+	assert_string_equal(seen.ptr, "manifest.json={};x/y=1;x/z=2;");
+	buf_release(&a);
+	buf_release(&seen);
+}
+
+/* An extract that fails part way takes back the folder it made: nothing half-written. */
+static void test_tarzst_extract_leaves_nothing_when_it_fails(void **state)
+{
+	tarzst_member twice[] = {{"manifest.json", "{}", 2}, {"a", "first", 5},
+				 {"a", "second", 6}};
+	tarzst_member big[] = {{"manifest.json", "{}", 2}, {"proc/x", "1", 1},
+			       {"proc/big", "0123456789", 10}};
+	buf a = BUF_INIT;
+	pr_error e = PR_ERROR_INIT;
+	char dir[4200];
+	struct stat st;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/twice", tmpdir);
+	assert_int_equal(tarzst_write(&a, twice, 3, 0, 1 << 20, NULL), 0);
+	assert_int_equal(tarzst_extract(a.ptr, a.len, "t", dir, 100, 1000, &e), PR_EDATA);
+	assert_non_null(strstr(e.msg, "'a' appears twice"));
+	assert_int_equal(lstat(dir, &st), -1);
+	pr_error_clear(&e);
+	/* Over the member cap after two members were written. */
+	snprintf(dir, sizeof(dir), "%s/big", tmpdir);
+	assert_int_equal(tarzst_write(&a, big, 3, 0, 1 << 20, NULL), 0);
+	assert_int_equal(tarzst_extract(a.ptr, a.len, "b", dir, 4, 1000, &e), PR_ELIMIT);
+	assert_int_equal(lstat(dir, &st), -1);
+	pr_error_clear(&e);
+	/* Truncated, and not an archive at all. */
+	snprintf(dir, sizeof(dir), "%s/cut", tmpdir);
+	assert_int_equal(tarzst_extract(a.ptr, a.len / 2, "c", dir, 100, 1000, NULL), PR_EDATA);
+	assert_int_equal(lstat(dir, &st), -1);
+	assert_int_equal(tarzst_extract("garbage!", 8, "g", dir, 100, 1000, NULL), PR_EDATA);
+	assert_int_equal(lstat(dir, &st), -1);
+	buf_release(&a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -678,6 +750,9 @@ int main(void)
 		cmocka_unit_test(test_bpf_lists_a_program_we_loaded),
 		cmocka_unit_test(test_bpf_list_is_refused_without_privileges),
 		cmocka_unit_test_setup_teardown(test_tarzst_round_trip_and_caps, setup, teardown),
+		cmocka_unit_test(test_tarzst_refuses_a_name_given_twice),
+		cmocka_unit_test_setup_teardown(test_tarzst_extract_leaves_nothing_when_it_fails,
+						setup, teardown),
 		cmocka_unit_test(test_tarzst_refuses_hostile_archives),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
