@@ -21,19 +21,6 @@ void catalog_release(catalog *c)
 	memset(c, 0, sizeof(*c));
 }
 
-/* A team: 1 to CATALOG_TEAM_MAX bytes, no control characters. */
-static bool team_valid(const char *t)
-{
-	size_t n = strlen(t);
-
-	if (n == 0 || n > CATALOG_TEAM_MAX)
-		return false;
-	for (const unsigned char *p = (const unsigned char *)t; *p; p++)
-		if (*p < 0x20 || *p == 0x7f)
-			return false;
-	return true;
-}
-
 /* "where: " before a message, or nothing. */
 static int fail_at(pr_error *err, int code, const char *where, const char *msg)
 {
@@ -53,7 +40,7 @@ int catalog_add(catalog *c, const char *name, const char *team, const char *wher
 			 "'.', '_' or '-'", name);
 		return fail_at(err, PR_EDATA, where, msg);
 	}
-	if (where && team && !team_valid(team)) {
+	if (where && team && !db_service_team_valid(team)) {
 		snprintf(msg, sizeof(msg), "the team of service '%s' must be 1 to %d bytes "
 			 "without control characters", name, CATALOG_TEAM_MAX);
 		return fail_at(err, PR_EDATA, where, msg);

@@ -20,7 +20,7 @@
 /* The largest catalogue file and line read. */
 #define CATALOG_FILE_MAX (64u << 20)
 #define CATALOG_LINE_MAX (64u * 1024u)
-#define CATALOG_TEAM_MAX 128
+#define CATALOG_TEAM_MAX DB_TEAM_MAX
 
 typedef struct catalog_entry {
 	char *name;

@@ -1154,6 +1154,14 @@ static int load_service(void *entry, const char *name, json_t *obj, const char *
 		return bad(err, path, at, "expected an object");
 	if ((rc = apply(obj, service_keys, s, path, at, err)) < 0)
 		return rc;
+	/* The same rule as `service add --team`: a team it refuses is refused here. */
+	if (s->team && !db_service_team_valid(s->team)) {
+		char why[96];
+		snprintf(at, sizeof(at), "services.%.64s.team", name);
+		snprintf(why, sizeof(why), "not a valid team (1 to %d bytes without control "
+			 "characters)", DB_TEAM_MAX);
+		return bad(err, path, at, why);
+	}
 	if ((v = json_object_get(obj, "types"))) {
 		size_t i;
 		json_t *t;

@@ -936,6 +936,30 @@ bool db_service_name_valid(const char *name)
 	return service_name_valid(name);
 }
 
+bool db_service_team_valid(const char *team)
+{
+	size_t n = strlen(team);
+
+	if (n == 0 || n > DB_TEAM_MAX)
+		return false;
+	for (const unsigned char *p = (const unsigned char *)team; *p; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			return false;
+	return true;
+}
+
+/* A team given (not NULL or "") that is not a team name: PR_EUSAGE. */
+static int check_team(const char *team, pr_error *err)
+{
+	char q[68];
+
+	if (!team || !*team || db_service_team_valid(team))
+		return 0;
+	return pr_error_set(err, PR_EUSAGE,
+			    "invalid team '%s': use 1 to %d bytes without control characters",
+			    sanitize(q, team), DB_TEAM_MAX);
+}
+
 void db_service_release(db_service *s)
 {
 	if (!s)
@@ -953,6 +977,8 @@ int db_service_add(db *d, const char *name, const char *team, pr_error *err)
 
 	if (!service_name_valid(name))
 		return bad_service_name(name, err);
+	if ((rc = check_team(team, err)) < 0)
+		return rc;
 	res = q(d,
 		"with s as (insert into services (name, team) values ($1, nullif($2, ''))"
 		"           returning id, name, team)"
@@ -977,6 +1003,8 @@ int db_service_ensure(db *d, bool *added, const char *name, const char *team, pr
 	*added = false;
 	if (!service_name_valid(name))
 		return bad_service_name(name, err);
+	if ((rc = check_team(team, err)) < 0)
+		return rc;
 	/* The last select sees the row as it was before this statement: absent when new. */
 	res = q(d,
 		"with s as (insert into services (name, team) values ($1, nullif($2, ''))"
@@ -1042,6 +1070,8 @@ int db_service_set_team(db *d, const char *name, const char *team, pr_error *err
 
 	if (!service_name_valid(name))
 		return service_not_found(d, name, err);
+	if ((rc = check_team(team, err)) < 0)
+		return rc;
 	if ((rc = run(d, &res, err,
 		      "with old as (select id, team from services where name = $1 for update),"
 		      " s as (update services set team = nullif($2, ''), updated_at = now()"

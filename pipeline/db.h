@@ -116,7 +116,8 @@ void db_service_release(db_service *s);
 
 /*
  * Add a service, disabled (profiling is opt-in). `team` may be NULL. A name
- * outside [A-Za-z0-9][A-Za-z0-9._-]{0,127} is PR_EUSAGE; a name in use is
+ * outside [A-Za-z0-9][A-Za-z0-9._-]{0,127}, or a team that is not a team
+ * name (db_service_team_valid), is PR_EUSAGE; a name in use is
  * PR_EEXISTS. Writes an audit row ("service.add").
  */
 int db_service_add(db *d, const char *name, const char *team, pr_error *err);
@@ -136,7 +137,20 @@ int db_service_ensure(db *d, bool *added, const char *name, const char *team, pr
  */
 bool db_service_name_valid(const char *name);
 
-/* Set or clear (NULL or "") a service's team; PR_ENOTFOUND when absent. Audited. */
+/* The longest team name, in bytes. */
+#define DB_TEAM_MAX 128
+
+/*
+ * Whether `team` is a team name: 1 to DB_TEAM_MAX bytes, no control
+ * character (C0 or DEL). db_service_add, db_service_ensure and
+ * db_service_set_team refuse any other non-empty team with PR_EUSAGE.
+ */
+bool db_service_team_valid(const char *team);
+
+/*
+ * Set or clear (NULL or "") a service's team; PR_ENOTFOUND when absent,
+ * PR_EUSAGE for a team db_service_team_valid refuses. Audited.
+ */
 int db_service_set_team(db *d, const char *name, const char *team, pr_error *err);
 
 /*

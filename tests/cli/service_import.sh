@@ -150,4 +150,28 @@ run pr service disable cfg-a no-such-service cfg-b
 	not_ok "disable with unknown" "rc=$RC" "$ERR" "$(enabled)"
 run pr service disable
 [ $RC -eq 2 ] && ok "enable/disable need a name" || not_ok "usage none" "rc=$RC"
+# ---- teams from the command line and the configuration ------------------------
+# The rule a catalogue's teams follow holds for --team and the config file too.
+long_team=$(printf 'x%.0s' $(seq 129))
+for team in $'pay\e[31m' $'pay\tops' "$long_team"; do
+	run pr service add team-bad --team "$team"
+	[ $RC -eq 2 ] && [[ $ERR == *"invalid team"* ]] && [ "$(grep -c . <<<"$ERR")" = 1 ] &&
+		[ "$(sql "select count(*) from services where name = 'team-bad'")" = 0 ] &&
+		ok "service add refuses the team $(printf %q "${team:0:12}")" ||
+		not_ok "add bad team" "rc=$RC" "$ERR"
+done
+run pr service set cfg-a --team $'ops\n'
+[ $RC -eq 2 ] && [[ $ERR == *"invalid team"* ]] &&
+	[ "$(sql "select team from services where name = 'cfg-a'")" = pay ] &&
+	ok "service set refuses a team with a control character, changing nothing" ||
+	not_ok "set bad team" "rc=$RC" "$ERR"
+printf '{"services": {"cfg-t": {"team": "pay\\u001b[31m"}}}' >"$T/badteam.json"
+run pr --config "$T/badteam.json" config check
+[ $RC -eq 2 ] && [[ $ERR == *"services.cfg-t.team: not a valid team"* ]] &&
+	ok "config check refuses a team that service add would refuse" ||
+	not_ok "config bad team" "rc=$RC" "$ERR"
+run pr --config "$T/badteam.json" service add cfg-t
+[ $RC -eq 2 ] && [ "$(sql "select count(*) from services where name = 'cfg-t'")" = 0 ] &&
+	ok "service add does not take a bad team from the config file" ||
+	not_ok "add team from config" "rc=$RC" "$ERR"
 finish
