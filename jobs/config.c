@@ -1970,6 +1970,15 @@ int config_load(config *c, const char *file, pr_error *err)
 				goto out;
 			}
 		}
+		/* A folder opens but cannot be read: say so, not "expected '{'". */
+		if (ferror(f)) {
+			int e = errno;
+			fclose(f);
+			buf_release(&text);
+			rc = pr_error_set(err, PR_EUSAGE, "cannot read config '%s': %s", path.ptr,
+					  strerror(e));
+			goto out;
+		}
 		fclose(f);
 		root = json_loadb(text.ptr, text.len, JSON_REJECT_DUPLICATES, &jerr);
 		buf_release(&text);
