@@ -9,6 +9,17 @@
 
 #include "stats/pool.h"
 
+/*
+ * A weighted mean lies between the least and the greatest value it
+ * averages; rounding can put sum(w y) / sum(w) an ulp outside them (eight
+ * captures of share 1 average to just above asin(1)), and one ulp past
+ * pi/2 is no share at all. Keep it inside.
+ */
+static double within(double mean, double lo, double hi)
+{
+	return mean < lo ? lo : mean > hi ? hi : mean;
+}
+
 static int finite_nonneg(const double *v, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -19,7 +30,7 @@ static int finite_nonneg(const double *v, size_t n)
 
 int stats_wmean_of(stats_wmean *out, const double *y, const double *v, size_t n, double extra)
 {
-	double mean = 0, ss = 0, vbar = 0, sw = 0, swy = 0;
+	double mean = 0, ss = 0, vbar = 0, sw = 0, swy = 0, lo, hi;
 
 	if (!out || !y || !v || isnan(extra) || isinf(extra))
 		return STATS_EARG;
@@ -30,9 +41,12 @@ int stats_wmean_of(stats_wmean *out, const double *y, const double *v, size_t n,
 			return STATS_EARG;
 	if (!finite_nonneg(v, n))
 		return STATS_EARG;
+	lo = hi = y[0];
 	for (size_t i = 0; i < n; i++) {
 		mean += y[i];
 		vbar += v[i];
+		lo = fmin(lo, y[i]);
+		hi = fmax(hi, y[i]);
 	}
 	mean /= (double)n;
 	vbar /= (double)n;
@@ -55,7 +69,7 @@ int stats_wmean_of(stats_wmean *out, const double *y, const double *v, size_t n,
 	}
 	out->extra = extra;
 	out->total = extra + vbar;
-	out->mean = swy / sw;
+	out->mean = within(swy / sw, lo, hi);
 	out->var_mean = 1 / sw;
 	return 0;
 }
@@ -85,23 +99,26 @@ int stats_pool_total(double *out, double *df_out, const stats_wmean *g, size_t n
 
 int stats_wmean_combine(stats_wmean *out, const stats_wmean *g, size_t ng)
 {
-	double sw = 0, swm = 0, df = 0;
+	double sw = 0, swm = 0, df = 0, lo, hi;
 	size_t n = 0;
 
 	if (!out || !g)
 		return STATS_EARG;
 	if (ng == 0)
 		return STATS_EDATA;
+	lo = hi = g[0].mean;
 	for (size_t k = 0; k < ng; k++) {
 		if (!(g[k].var_mean > 0) || !isfinite(g[k].var_mean) || !isfinite(g[k].mean))
 			return STATS_EARG;
 		sw += 1 / g[k].var_mean;
 		swm += g[k].mean / g[k].var_mean;
+		lo = fmin(lo, g[k].mean);
+		hi = fmax(hi, g[k].mean);
 		df += g[k].df;
 		n += g[k].n;
 	}
 	out->n = n;
-	out->mean = swm / sw;
+	out->mean = within(swm / sw, lo, hi);
 	out->var_mean = 1 / sw;
 	out->df = df;
 	out->extra = out->total = out->vbar = NAN;

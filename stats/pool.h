@@ -31,7 +31,8 @@
 /* One group's precision-weighted summary. */
 typedef struct stats_wmean {
 	size_t n;
-	double mean;     /* sum(w_i y_i) / sum(w_i), w_i = 1 / (extra + v_i) */
+	double mean;     /* sum(w_i y_i) / sum(w_i), w_i = 1 / (extra + v_i), never
+			    * outside the least and greatest y_i (nor rounded out) */
 	double var_mean; /* 1 / sum(w_i): the variance of that mean */
 	double extra;    /* e: variance beyond sampling, >= 0 */
 	double total;    /* e + mean(v): the variance of one typical observation */
@@ -59,7 +60,8 @@ int stats_pool_total(double *out, double *df_out, const stats_wmean *g, size_t n
 /*
  * Combine independent group means into one by inverse-variance weights:
  * out->mean = sum(m_k / V_k) / sum(1 / V_k), out->var_mean = 1 / sum(1 / V_k),
- * out->n = sum(n_k), out->df = sum(df_k). Every V_k finite and > 0.
+ * out->n = sum(n_k), out->df = sum(df_k). Every V_k finite and > 0. The
+ * mean is never outside the least and greatest m_k, rounding included.
  */
 int stats_wmean_combine(stats_wmean *out, const stats_wmean *g, size_t ng);
 

@@ -146,6 +146,32 @@ static void test_weighted_mean_by_moments(void **state)
 	assert_int_equal(stats_wmean_of(&w, y, v, 0, 0), STATS_EDATA);
 }
 
+/*
+ * A service with one function has a share of 1 in every capture, at
+ * asin(1) on the VST scale. Eight of them with different sample counts
+ * averaged to an ulp above asin(1), whose inverse is NaN: the baseline
+ * share and the change were lost. A weighted mean stays within its values.
+ */
+static void test_a_weighted_mean_of_equal_shares_of_one_is_a_share_of_one(void **state)
+{
+	double y[8], v[8];
+	stats_wmean g[2], all;
+
+	(void)state;
+	for (size_t i = 0; i < 8; i++) {
+		y[i] = stats_vst(1.0);
+		v[i] = stats_vst_var_floor(1000.0 + (double)i);
+	}
+	assert_int_equal(stats_wmean_of(&g[0], y, v, 8, -1), 0);
+	assert_true(g[0].mean == y[0]);
+	assert_true(stats_vst_inv(g[0].mean) == 1.0);
+	assert_int_equal(stats_wmean_of(&g[1], y, v, 3, 0.001), 0);
+	assert_true(g[1].mean <= y[0]);
+	assert_int_equal(stats_wmean_combine(&all, g, 2), 0);
+	assert_true(all.mean == y[0]);
+	assert_true(stats_vst_inv(all.mean) == 1.0);
+}
+
 static void test_pooled_variance_is_a_corrected_geometric_mean(void **state)
 {
 	stats_wmean g[3];
@@ -345,6 +371,7 @@ int main(void)
 		cmocka_unit_test(test_sequential_p_divides_by_the_fraction),
 		cmocka_unit_test(test_repeated_looks_stay_within_alpha),
 		cmocka_unit_test(test_weighted_mean_by_moments),
+		cmocka_unit_test(test_a_weighted_mean_of_equal_shares_of_one_is_a_share_of_one),
 		cmocka_unit_test(test_pooled_variance_is_a_corrected_geometric_mean),
 		cmocka_unit_test(test_one_noisy_release_does_not_blow_up_the_baseline),
 		cmocka_unit_test(test_shrunk_extra_moves_from_prior_to_own),
