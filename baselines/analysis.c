@@ -1649,8 +1649,8 @@ static bool passes(const finding *f, double q, const analysis_opts *o)
  * found to move, at the same look. One that no longer clears its
  * family's cut-off only moved because the others did: a relative shift.
  * One that still clears it moved on its own, and joins them. The cut-off
- * is Benjamini-Hochberg's, k x fdr / m for the k of the m tests the
- * family accepted: any p-value at or under it would have been accepted
+ * is Benjamini-Hochberg's, k x fdr / m for the family's k findings
+ * among its m tests: any p-value at or under it would have been accepted
  * in the test's place. (The largest accepted p-value is no cut-off: a
  * family's only fall would have to do as well renormalised as it did
  * before, and a function three times cheaper beside one that doubled
@@ -1875,13 +1875,14 @@ int analysis_finish(analysis *a, pr_error *err)
 		f->q_value = reg ? up[i] : down[i];
 		f->p_seq = reg ? f->p_seq_up : f->p_seq_down;
 		f->significant = passes(f, f->q_value, o);
+		/*
+		 * Each family's findings, for its cut-off (renormalised_retest):
+		 * tests that cleared q but are no finding (short of the margin,
+		 * say) do not loosen it, as they do not count in without_shifts.
+		 */
+		kept[reg ? 0 : 1] += f->significant;
 		if (f->significant && is_relative_shift(f, o->mw_alpha))
 			f->direction = FINDING_RELATIVE_SHIFT;
-	}
-	/* Each family's cut-off (see renormalised_retest). */
-	for (size_t i = 0; i < a->ntests; i++) {
-		kept[0] += up[i] <= o->fdr;
-		kept[1] += down[i] <= o->fdr;
 	}
 	for (size_t d = 0; d < 2; d++)
 		cut[d] = kept[d] ? (double)kept[d] * o->fdr / (double)a->ntests : -1;
