@@ -3,6 +3,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "pipeline/ingest.h"
+#include "common/utf8.h"
 #include "pipeline/format.h"
 #include "common/fileio.h"
 #include "common/timeutil.h"
@@ -39,6 +40,9 @@ int ingest_check_text(const char *what, const char *s, pr_error *err)
 			return pr_error_set(err, PR_EUSAGE,
 					    "%s contains a control character, quote or backslash",
 					    what);
+	/* The database keeps text as UTF-8 and refuses anything else. */
+	if (!utf8_valid(s, n))
+		return pr_error_set(err, PR_EUSAGE, "%s is not valid UTF-8", what);
 	return 0;
 }
 

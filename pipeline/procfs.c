@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include "pipeline/procfs.h"
 #include "common/timeutil.h"
+#include "common/utf8.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -550,31 +551,6 @@ void procfs_cmdline_parse(char *name, size_t name_max, size_t *argc, const char 
 	name[n] = '\0';
 }
 
-/* Length of the valid UTF-8 sequence at s (1 to 4), 0 when it is not one. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		return n >= 2 && (s[1] & 0xc0) == 0x80 ? 2 : 0;
-	if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		if (n < 3 || (s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80)
-			return 0;
-		if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0))
-			return 0; /* overlong, surrogate */
-		return 3;
-	}
-	if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		if (n < 4 || (s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80 ||
-		    (s[3] & 0xc0) != 0x80)
-			return 0;
-		if ((s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))
-			return 0;
-		return 4;
-	}
-	return 0;
-}
-
 int procfs_clean(buf *out, const char *s, size_t len)
 {
 	const unsigned char *u = (const unsigned char *)s;
@@ -582,7 +558,7 @@ int procfs_clean(buf *out, const char *s, size_t len)
 	int rc = 0;
 
 	while (i < len && rc == 0) {
-		size_t k = utf8_len(u + i, len - i);
+		size_t k = utf8_seq_len(u + i, len - i);
 		if (k == 0 || (k == 1 && (u[i] < 0x20 || u[i] == 0x7f))) {
 			rc = buf_printf(out, "\\x%02x", u[i]);
 			i++;

@@ -5,6 +5,7 @@
 #include "pipeline/profile.h"
 #include "common/buf.h"
 #include "common/memhint.h"
+#include "common/utf8.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -127,55 +128,6 @@ int profile_set_value_types(profile *p, size_t n, const char *const *types,
 	return 0;
 }
 
-/* Length of a valid UTF-8 sequence at s, or 0 when it is not valid. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-	unsigned c = s[0];
-	size_t len;
-	unsigned cp;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf) {
-		len = 2;
-		cp = c & 0x1f;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		len = 3;
-		cp = c & 0x0f;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		len = 4;
-		cp = c & 0x07;
-	} else {
-		return 0;
-	}
-	if (n < len)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	/* Overlong forms, surrogates and values past U+10FFFF. */
-	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		return 0;
-	return len;
-}
-
-static bool utf8_valid(const char *s, size_t n)
-{
-	const unsigned char *u = (const unsigned char *)s;
-
-	for (size_t i = 0; i < n;) {
-		size_t k = utf8_seq(u + i, n - i);
-		/* NUL cannot live in a C string or a PostgreSQL text value. */
-		if (k == 0 || u[i] == 0)
-			return false;
-		i += k;
-	}
-	return true;
-}
-
 /* Append s to b with every invalid byte (and NUL) replaced by U+FFFD. */
 static int utf8_repair(buf *b, const char *s, size_t n)
 {
@@ -183,7 +135,7 @@ static int utf8_repair(buf *b, const char *s, size_t n)
 	int rc;
 
 	for (size_t i = 0; i < n;) {
-		size_t k = utf8_seq(u + i, n - i);
+		size_t k = utf8_seq_len(u + i, n - i);
 		if (k == 0 || u[i] == 0) {
 			if ((rc = buf_put(b, "\xef\xbf\xbd", 3)) < 0)
 				return rc;

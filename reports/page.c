@@ -4,6 +4,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "reports/page.h"
 #include "common/buf.h"
+#include "common/utf8.h"
 #include "reports/measure.h"
 
 #include <inttypes.h>
@@ -24,42 +25,18 @@ const char *page_pd_severity(stats_severity s)
 	}
 }
 
-/* Length of the valid UTF-8 sequence at p (1-4), or 0 when invalid. */
-static size_t utf8_len(const unsigned char *p)
-{
-	unsigned c = p[0];
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		return (p[1] & 0xc0) == 0x80 ? 2 : 0;
-	if (c >= 0xe0 && c <= 0xef) {
-		/* No overlongs (e0 80..9f) and no surrogates (ed a0..bf). */
-		if ((p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80 ||
-		    (c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] > 0x9f))
-			return 0;
-		return 3;
-	}
-	if (c >= 0xf0 && c <= 0xf4) {
-		if ((p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80 || (p[3] & 0xc0) != 0x80 ||
-		    (c == 0xf0 && p[1] < 0x90) || (c == 0xf4 && p[1] > 0x8f))
-			return 0;
-		return 4;
-	}
-	return 0;
-}
-
 char *page_clean_text(const char *s, size_t max)
 {
 	buf b = BUF_INIT;
 	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	const unsigned char *end = p + strlen((const char *)p);
 	size_t cut;
 
 	if (max < 4)
 		max = 4;
 	/* Clean at most a little past `max`: enough to know a cut is needed. */
 	while (*p && b.len <= max) {
-		size_t n = utf8_len(p);
+		size_t n = utf8_seq_len(p, (size_t)(end - p));
 		int rc;
 		if (n == 0) {
 			rc = buf_puts(&b, "\xef\xbf\xbd");

@@ -133,6 +133,12 @@ run pr ingest "$T/small.folded" --service checkout
 [ $RC -eq 2 ] && ok "ingest without --release is a usage error" || not_ok "missing release" "rc=$RC"
 run pr ingest "$T/small.folded" --service checkout --release 'v1"rc'
 [ $RC -eq 2 ] && [[ $ERR == *"quote"* ]] && ok "a release with a quote is refused" || not_ok "release quote" "rc=$RC $ERR"
+n0=$(sql "select count(*) from profiles")
+run pr ingest "$T/small.folded" --service checkout --release $'v1\xff' --host $'web\xc0\xaf1'
+[ $RC -eq 2 ] && [[ $ERR == *"is not valid UTF-8"* ]] && [ "$(grep -c . <<<"$ERR")" = 1 ] &&
+	[ "$(sql "select count(*) from profiles")" = "$n0" ] &&
+	ok "a release or host that is not UTF-8 is refused in one line, nothing stored" ||
+	not_ok "release utf-8" "rc=$RC $ERR"
 run pr ingest --bogus
 [ $RC -eq 2 ] && ok "an unknown option is exit 2" || not_ok "unknown option" "rc=$RC"
 run pr ingest "$T/small.folded" --service checkout --release v1 --type nonsense
