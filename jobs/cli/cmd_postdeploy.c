@@ -64,7 +64,8 @@ static void md_suspects(report_out *o, const finding *f, const json_t *s)
 
 	report_put(o, "%s", "Suspect commits for ");
 	md_escape(o, f->function);
-	if (f->file && f->file[0]) {
+	/* A cost finding's "file" is its unit, which the table shows already. */
+	if (f->file && f->file[0] && !f->cost_unit) {
 		report_put(o, "%s", " (");
 		md_escape(o, f->file);
 		report_put(o, "%s", ")");
