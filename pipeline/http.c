@@ -319,6 +319,7 @@ typedef struct recv_state {
 	bool over;           /* the body passed the cap (not prefix_only) */
 	bool nomem;
 	bool body_started;   /* a byte of the body came */
+	const char *const *keep; /* req->keep_headers */
 } recv_state;
 
 /*
@@ -365,6 +366,27 @@ static size_t on_body(char *data, size_t size, size_t n, void *ud)
 	return len;
 }
 
+/* Keep the value of header line data[0..len) if its name is one of s->keep. */
+static void keep_header(recv_state *s, const char *data, size_t len)
+{
+	for (size_t k = 0; s->keep && s->keep[k] && k < HTTP_KEEP_MAX; k++) {
+		size_t nl = strlen(s->keep[k]), b, e;
+		char *v = s->r->kept[k];
+
+		if (len <= nl || data[nl] != ':' || strncasecmp(data, s->keep[k], nl) != 0)
+			continue;
+		for (b = nl + 1; b < len && (data[b] == ' ' || data[b] == '\t'); b++)
+			;
+		for (e = len; e > b && (data[e - 1] == '\r' || data[e - 1] == '\n' ||
+					 data[e - 1] == ' ' || data[e - 1] == '\t'); e--)
+			;
+		if (e - b > HTTP_KEPT_MAX - 1)
+			e = b + HTTP_KEPT_MAX - 1;
+		memcpy(v, data + b, e - b);
+		v[e - b] = '\0';
+	}
+}
+
 static size_t on_header(char *data, size_t size, size_t n, void *ud)
 {
 	recv_state *s = ud;
@@ -372,8 +394,11 @@ static size_t on_header(char *data, size_t size, size_t n, void *ud)
 	static const char name[] = "retry-after:";
 
 	/* A new status line starts a new response (after a 100 Continue, say). */
-	if (len >= 5 && memcmp(data, "HTTP/", 5) == 0)
+	if (len >= 5 && memcmp(data, "HTTP/", 5) == 0) {
 		s->r->retry_after_ms = -1;
+		memset(s->r->kept, 0, sizeof(s->r->kept));
+	}
+	keep_header(s, data, len);
 	if (len > sizeof(name) - 1 && len < 256 && strncasecmp(data, name, sizeof(name) - 1) == 0) {
 		char v[256];
 		size_t vl = len - (sizeof(name) - 1);
@@ -612,6 +637,7 @@ int http_request(http_response *out, const http_req *req, pr_error *err)
 	if (rs.max > SIZE_MAX / 4)
 		rs.max = SIZE_MAX / 4;
 	rs.prefix_only = req->prefix_only;
+	rs.keep = req->keep_headers;
 	out->body.max = rs.max;
 	if (!(c = curl_easy_init()) || (rc = build_headers(&headers, req)) < 0) {
 		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
@@ -667,6 +693,9 @@ int http_request(http_response *out, const http_req *req, pr_error *err)
 		 */
 		if (out->status < 200 || out->status > 299)
 			secrets_mask_bytes(&x, out->body.ptr, out->body.len);
+		/* Kept headers are quoted in messages too, whatever the status. */
+		for (size_t k = 0; k < HTTP_KEEP_MAX; k++)
+			secrets_mask_bytes(&x, out->kept[k], strlen(out->kept[k]));
 	}
 	if (cr != CURLE_OK) {
 		out->timed_out = cr == CURLE_OPERATION_TIMEDOUT;

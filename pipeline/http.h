@@ -58,6 +58,9 @@ typedef enum http_method {
 	HTTP_DELETE,
 } http_method;
 
+#define HTTP_KEEP_MAX 4    /* response headers a request may keep */
+#define HTTP_KEPT_MAX 256  /* bytes kept of each, its NUL included */
+
 typedef struct http_req {
 	http_method method;
 	const char *url;              /* http:// or https:// only */
@@ -85,6 +88,11 @@ typedef struct http_req {
 	 */
 	bool prefix_only;
 	const char *ca_file;          /* PEM CA bundle to verify against; NULL: the system's */
+	/*
+	 * Response headers whose values to keep in out->kept, by name (any
+	 * case), ending at a NULL entry, at most HTTP_KEEP_MAX; NULL: none.
+	 */
+	const char *const *keep_headers;
 	/*
 	 * AWS Signature Version 4, computed by libcurl (CURLOPT_AWS_SIGV4):
 	 * the provider string in full ("aws:amz:eu-west-1:s3"), the access
@@ -116,6 +124,11 @@ typedef struct http_response {
 	int64_t content_length;
 	/* Last-Modified of the answer, in Unix seconds; -1: none or unreadable. */
 	int64_t last_modified_s;
+	/*
+	 * The values of req->keep_headers in the final answer, in the same
+	 * order, trimmed and cut to HTTP_KEPT_MAX - 1 bytes; "" when absent.
+	 */
+	char kept[HTTP_KEEP_MAX][HTTP_KEPT_MAX];
 } http_response;
 
 /*

@@ -114,7 +114,8 @@ int parca_grpcweb_parse(const uint8_t **msg, size_t *msg_len, int *status, char 
 }
 
 int parca_answer_parse(source_fetched *out, const uint8_t *answer, size_t answer_len,
-		       size_t max_bytes, const char *shown, pr_error *err)
+		       size_t max_bytes, const char *shown, const char *hdr_status,
+		       const char *hdr_message, pr_error *err)
 {
 	Parca__Query__V1alpha1__QueryResponse *res = NULL;
 	char why[320], gmsg[200];
@@ -127,6 +128,17 @@ int parca_answer_parse(source_fetched *out, const uint8_t *answer, size_t answer
 		rc = pr_error_set(err, PR_EDATA, "parca '%s': malformed gRPC-Web answer: %s", shown,
 				  why);
 		goto out;
+	}
+	/*
+	 * A call that fails before any message may answer with its status in
+	 * the HTTP headers and no trailer frame ("trailers-only", as gRPC-Web
+	 * proxies and Connect servers send errors): read them as a trailer.
+	 */
+	if (status < 0 && hdr_status && hdr_status[0]) {
+		char t[2 * 256 + 40];
+		int n = snprintf(t, sizeof(t), "grpc-status:%.255s\r\ngrpc-message:%.255s\r\n",
+				 hdr_status, hdr_message ? hdr_message : "");
+		read_trailer(&status, gmsg, sizeof(gmsg), (const uint8_t *)t, (size_t)n);
 	}
 	if (status > 0) {
 		const char *name = status < 17 ? status_names[status] : "UNKNOWN";
@@ -200,6 +212,7 @@ int parca_fetch(source_fetched *out, const parca_query *q, pr_error *err)
 	static const char *const headers[] = {"Content-Type: application/grpc-web+proto",
 					      "Accept: application/grpc-web+proto", "X-Grpc-Web: 1",
 					      NULL};
+	static const char *const kept_headers[] = {"grpc-status", "grpc-message", NULL};
 	Parca__Query__V1alpha1__QueryRequest msg = PARCA__QUERY__V1ALPHA1__QUERY_REQUEST__INIT;
 	Parca__Query__V1alpha1__MergeProfile merge = PARCA__QUERY__V1ALPHA1__MERGE_PROFILE__INIT;
 	Parca__Query__V1alpha1__Timestamp start = PARCA__QUERY__V1ALPHA1__TIMESTAMP__INIT;
@@ -255,6 +268,7 @@ int parca_fetch(source_fetched *out, const parca_query *q, pr_error *err)
 	/* The frames and the protobuf around the pprof bytes: a little room. */
 	req.max_body = q->http.max_bytes + 4096;
 	req.ca_file = q->http.ca_file;
+	req.keep_headers = kept_headers;
 	if ((rc = http_request(&resp, &req, &herr)) < 0) {
 		if (rc == PR_ELIMIT)
 			rc = pr_error_set(err, PR_ELIMIT,
@@ -277,7 +291,7 @@ int parca_fetch(source_fetched *out, const parca_query *q, pr_error *err)
 		goto out;
 	}
 	rc = parca_answer_parse(out, (const uint8_t *)resp.body.ptr, resp.body.len,
-				q->http.max_bytes, shown, err);
+				q->http.max_bytes, shown, resp.kept[0], resp.kept[1], err);
 out:
 	http_response_release(&resp);
 	free(body);

@@ -41,11 +41,15 @@ int parca_fetch(source_fetched *out, const parca_query *q, pr_error *err);
  * bytes into out->body (a new buffer capped at `max_bytes`), or
  * out->empty. Codes and out->retry as parca_fetch for everything after
  * the HTTP status; `shown` (the server, redacted) starts every message.
- * On failure out->body is empty. parca_fetch's second half, exposed for
- * the fuzz target.
+ * On failure out->body is empty. `hdr_status` and `hdr_message` are the
+ * answer's grpc-status and grpc-message HTTP headers (NULL or "" when
+ * absent), read when the body has no trailer frame: a call that fails
+ * before any message may carry its status there alone. parca_fetch's
+ * second half, exposed for the fuzz target.
  */
 int parca_answer_parse(source_fetched *out, const uint8_t *answer, size_t answer_len,
-		       size_t max_bytes, const char *shown, pr_error *err);
+		       size_t max_bytes, const char *shown, const char *hdr_status,
+		       const char *hdr_message, pr_error *err);
 
 /*
  * Read a gRPC-Web answer of `len` bytes: *msg and *msg_len the first data

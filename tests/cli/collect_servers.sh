@@ -49,6 +49,7 @@ serve pa401 parca --profile "$V1" --mode unauth
 serve pa503 parca --profile "$V1" --mode unavailable
 serve pajunk parca --profile "$V1" --mode garbage
 serve paframe parca --profile "$V1" --mode badframe
+serve patrail parca --profile "$V1" --mode trailersonly
 
 printf 'pa-t0ken\n' >"$T/parca.token"
 chmod 600 "$T/parca.token"
@@ -79,6 +80,7 @@ cat >"$T/cfg.json" <<EOF
     {"type": "parca", "url": "$(url pa503)", "selector": "{}", "slot_s": 21600},
     {"type": "parca", "url": "$(url pajunk)", "selector": "{}", "slot_s": 21600},
     {"type": "parca", "url": "$(url paframe)", "selector": "{}", "slot_s": 21600},
+    {"type": "parca", "url": "$(url patrail)", "selector": "{}", "slot_s": 21600},
     {"type": "pyroscope", "url": "$(url pyro)", "tenant": "acme", "auth": "bearer",
      "secret_env": "PY_TOKEN", "selector": "{service_name=\"broken\"}", "slot_s": 21600}]},
   "dormant": {"sources": [{"type": "pyroscope", "url": "$(url pyro)", "slot_s": 3600}]}}}
@@ -130,8 +132,8 @@ run P collect --service search "${WIN[@]}" --json
 # --- every failure mode: one line each, the good source stored -------------------
 run P collect --service broken "${WIN[@]}"
 stored=$(sql "select count(*) from profiles p join services s on s.id = p.service_id where s.name = 'broken'")
-[ $RC -eq 3 ] && [ "$stored" = 2 ] && [ "$(grep -c . <<<"$ERR")" = 9 ] &&
-	ok "nine failing sources and a good one: the good one stored (v1 and v2), nine one-line failures, exit 3" ||
+[ $RC -eq 3 ] && [ "$stored" = 2 ] && [ "$(grep -c . <<<"$ERR")" = 10 ] &&
+	ok "ten failing sources and a good one: the good one stored (v1 and v2), ten one-line failures, exit 3" ||
 	not_ok "broken" "rc=$RC stored=$stored $OUT $ERR"
 line() { grep -F "$(url "$1")" <<<"$ERR" | head -n 1; }
 [[ $(line py401) == *"HTTP 401 unauthenticated: invalid credentials"* ]] &&
@@ -148,6 +150,9 @@ line() { grep -F "$(url "$1")" <<<"$ERR" | head -n 1; }
 	[[ $(line paframe) == *"malformed gRPC-Web answer: a frame of"*"runs past the end"* ]] &&
 	ok "malformed answers: text for a profile, a QueryResponse that does not decode, a frame past the end" ||
 	not_ok "malformed" "$ERR"
+[[ $(line patrail) == *"gRPC status 7 PERMISSION_DENIED: tenant not allowed"* ]] &&
+	ok "a status sent in the HTTP headers alone (trailers-only) is read as the status" ||
+	not_ok "trailers-only" "$ERR"
 [[ $ERR != *py-t0ken* ]] && [[ $ERR != *pa-t0ken* ]] && [[ $OUT != *t0ken* ]] &&
 	ok "no token is ever printed" || not_ok "token printed"
 

@@ -34,7 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int rc;
 
 	source_fetched_init(&f);
-	rc = parca_answer_parse(&f, data, size, MAX, SHOWN, &err);
+	rc = parca_answer_parse(&f, data, size, MAX, SHOWN, NULL, NULL, &err);
 	if (rc < 0) {
 		if (rc != PR_EDATA && rc != PR_ELIMIT && rc != PR_EIO && rc != PR_EREFUSED &&
 		    rc != PR_EUSAGE)

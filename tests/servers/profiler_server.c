@@ -6,7 +6,8 @@
  *
  *   profiler_server --protocol pyroscope|parca --port-file F --log F
  *                   --profile FILE [--release NAME=FILE]... [--label NAME]
- *                   [--mode ok|unauth|unavailable|hang|huge|garbage|badframe]
+ *                   [--mode ok|unauth|unavailable|hang|huge|garbage|badframe|
+ *                    trailersonly]
  *                   [--token T] [--tenant T] [--empty-before MS] [--delay-ms MS]
  *                   [--timeout S]
  *
@@ -36,7 +37,9 @@
  * patience: sleeps 30 s), huge (a 200 of 8 MiB), garbage (a profile that
  * is JSON text, the Series call answered as usual / a data frame that is
  * not a QueryResponse), badframe (a frame
- * length past the body). Every request is logged as one JSON line. It
+ * length past the body), trailersonly (Parca: PERMISSION_DENIED in the
+ * HTTP headers and an empty body, as gRPC-Web proxies send a call that
+ * fails at once). Every request is logged as one JSON line. It
  * listens on 127.0.0.1 on a free port, written to the port file, and
  * exits by itself after --timeout seconds (default 120).
  */
@@ -414,6 +417,17 @@ static enum MHD_Result answer(struct MHD_Connection *c, const char *url, const c
 	if (strcmp(mode, "hang") == 0) {
 		sleep(30);
 		return MHD_NO;
+	}
+	if (!pyro && strcmp(mode, "trailersonly") == 0) {
+		struct MHD_Response *r = MHD_create_response_from_buffer(0, (void *)"",
+									 MHD_RESPMEM_PERSISTENT);
+		enum MHD_Result ret;
+		MHD_add_response_header(r, "Content-Type", "application/grpc-web+proto");
+		MHD_add_response_header(r, "grpc-status", "7");
+		MHD_add_response_header(r, "grpc-message", "tenant not allowed");
+		ret = MHD_queue_response(c, 200, r);
+		MHD_destroy_response(r);
+		return ret;
 	}
 	if (strcmp(mode, "huge") == 0) {
 		size_t n = 8u << 20;

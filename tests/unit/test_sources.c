@@ -243,11 +243,18 @@ static void grpcweb_frame(buf *b, uint8_t flag, const void *data, size_t len)
 	assert_int_equal(buf_put(b, data, len), 0);
 }
 
+/* parca_answer_parse of the answer in `a`, from the server the messages name. */
+static int answer(source_fetched *f, const buf *a, size_t max, const char *hdr_status,
+		  const char *hdr_message, pr_error *err)
+{
+	return parca_answer_parse(f, (const uint8_t *)a->ptr, a->len, max, "https://parca:7070",
+				  hdr_status, hdr_message, err);
+}
+
 static void test_parca_answers(void **state)
 {
 	static const char ok[] = "grpc-status: 0\r\n";
 	static const char busy[] = "grpc-status: 14\r\ngrpc-message: try \x1b[2J later\r\n";
-	static const char shown[] = "https://parca:7070";
 	buf msg = BUF_INIT, a = BUF_INIT;
 	source_fetched f;
 	pr_error err = PR_ERROR_INIT;
@@ -258,15 +265,13 @@ static void test_parca_answers(void **state)
 	grpcweb_frame(&a, 0, msg.ptr, msg.len);
 	grpcweb_frame(&a, 0x80, ok, strlen(ok));
 	source_fetched_init(&f);
-	assert_int_equal(parca_answer_parse(&f, (const uint8_t *)a.ptr, a.len, 1024, shown, &err),
-			 0);
+	assert_int_equal(answer(&f, &a, 1024, NULL, NULL, &err), 0);
 	assert_int_equal(f.body.len, 3);
 	assert_memory_equal(f.body.ptr, "\x1f\x8b!", 3);
 	source_fetched_release(&f);
 	/* Over the cap (the first error set is kept: clear it between cases). */
 	source_fetched_init(&f);
-	assert_int_equal(parca_answer_parse(&f, (const uint8_t *)a.ptr, a.len, 2, shown, &err),
-			 PR_ELIMIT);
+	assert_int_equal(answer(&f, &a, 2, NULL, NULL, &err), PR_ELIMIT);
 	assert_string_equal(err.msg, "parca 'https://parca:7070': larger than the input limit of "
 				     "2 bytes");
 	assert_int_equal(f.body.len, 0);
@@ -276,8 +281,7 @@ static void test_parca_answers(void **state)
 	grpcweb_frame(&a, 0x80, busy, strlen(busy));
 	source_fetched_init(&f);
 	pr_error_clear(&err);
-	assert_int_equal(parca_answer_parse(&f, (const uint8_t *)a.ptr, a.len, 1024, shown, &err),
-			 PR_EIO);
+	assert_int_equal(answer(&f, &a, 1024, NULL, NULL, &err), PR_EIO);
 	assert_true(f.retry);
 	assert_string_equal(err.msg, "parca 'https://parca:7070': gRPC status 14 UNAVAILABLE: "
 				     "try ?[2J later");
@@ -292,31 +296,53 @@ static void test_parca_answers(void **state)
 			grpcweb_frame(&a, 0x80, odd[i], strlen(odd[i]));
 			source_fetched_init(&f);
 			pr_error_clear(&err);
-			assert_int_equal(parca_answer_parse(&f, (const uint8_t *)a.ptr, a.len, 1024,
-							    shown, &err),
-					 PR_EUSAGE);
+			assert_int_equal(answer(&f, &a, 1024, NULL, NULL, &err), PR_EUSAGE);
 			assert_string_equal(err.msg,
 					    "parca 'https://parca:7070': gRPC status 2 UNKNOWN");
 			assert_int_equal(f.body.len, 0);
 			source_fetched_release(&f);
 		}
 	}
+	/*
+	 * "Trailers-only": the status in the HTTP headers and no frame at all,
+	 * as gRPC-Web proxies answer a call that fails at once. Without the
+	 * headers it is a malformed answer; with them, the status it is.
+	 */
+	buf_reset(&a);
+	source_fetched_init(&f);
+	pr_error_clear(&err);
+	assert_int_equal(answer(&f, &a, 1024, NULL, NULL, &err), PR_EDATA);
+	assert_non_null(strstr(err.msg, "no grpc-status trailer"));
+	pr_error_clear(&err);
+	assert_int_equal(answer(&f, &a, 1024, "7", "no access to \x1b[2J tenant", &err),
+			 PR_EREFUSED);
+	assert_string_equal(err.msg, "parca 'https://parca:7070': gRPC status 7 "
+				     "PERMISSION_DENIED: no access to ?[2J tenant");
+	pr_error_clear(&err);
+	assert_int_equal(answer(&f, &a, 1024, "14", "", &err), PR_EIO);
+	assert_true(f.retry);
+	source_fetched_release(&f);
+	/* A trailer frame, when there is one, is the status, whatever the headers say. */
+	buf_reset(&a);
+	grpcweb_frame(&a, 0x80, busy, strlen(busy));
+	source_fetched_init(&f);
+	pr_error_clear(&err);
+	assert_int_equal(answer(&f, &a, 1024, "0", "", &err), PR_EIO);
+	source_fetched_release(&f);
 	/* A QueryResponse with no report, then bytes protobuf-c refuses. */
 	buf_reset(&a);
 	grpcweb_frame(&a, 0, "", 0);
 	grpcweb_frame(&a, 0x80, ok, strlen(ok));
 	source_fetched_init(&f);
 	pr_error_clear(&err);
-	assert_int_equal(parca_answer_parse(&f, (const uint8_t *)a.ptr, a.len, 1024, shown, &err),
-			 PR_EDATA);
+	assert_int_equal(answer(&f, &a, 1024, NULL, NULL, &err), PR_EDATA);
 	assert_string_equal(err.msg, "parca 'https://parca:7070': the QueryResponse holds no "
 				     "pprof report");
 	buf_reset(&a);
 	grpcweb_frame(&a, 0, "\x32\x09xy", 4);
 	grpcweb_frame(&a, 0x80, ok, strlen(ok));
 	pr_error_clear(&err);
-	assert_int_equal(parca_answer_parse(&f, (const uint8_t *)a.ptr, a.len, 1024, shown, &err),
-			 PR_EDATA);
+	assert_int_equal(answer(&f, &a, 1024, NULL, NULL, &err), PR_EDATA);
 	assert_string_equal(err.msg, "parca 'https://parca:7070': malformed QueryResponse (4 "
 				     "bytes protobuf-c cannot decode)");
 	source_fetched_release(&f);
