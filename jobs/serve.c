@@ -1162,10 +1162,24 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 
 	(void)version;
 	if (!st) {
+		const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+							     MHD_HTTP_HEADER_CONTENT_LENGTH);
 		if (!(st = calloc(1, sizeof(*st))))
 			return MHD_NO;
 		buf_init(&st->body, s->cfg->max_body_bytes);
 		*state = st;
+		/*
+		 * A body its own length says is too large is refused now, not
+		 * read to its end first (the connection closes after the 413).
+		 */
+		if (cl && strspn(cl, "0123456789") == strlen(cl) && cl[0] &&
+		    (strlen(cl) > 18 || strtoull(cl, NULL, 10) > s->cfg->max_body_bytes)) {
+			s->nreq++;
+			count(s->refusals, "too_large", 413);
+			return reply_error(s, strcmp(url, "/v1/captures") == 0 ||
+						      strcmp(url, "/v1/alertmanager") == 0 ? url : "other",
+					   c, 413, "the body is larger than serve.max_body_bytes", 0);
+		}
 		return MHD_YES;
 	}
 	if (*upload_size) {

@@ -116,6 +116,15 @@ bad_body 422 "a host that is not a target" '{"service": "checkout", "hosts": ["1
 bad_body 422 "a duplicate key" '{"service": "checkout", "service": "billing", "hosts": ["127.0.0.2"], "reason": "x"}'
 bad_body 422 "nesting 2000 deep, unclosed" "$(printf '[%.0s' $(seq 2000))"
 bad_body 413 "a body over max_body_bytes" "{\"service\": \"checkout\", \"hosts\": [\"127.0.0.2\"], \"reason\": \"$(head -c 4000 /dev/zero | tr '\0' a)\"}"
+# A body whose Content-Length is over the cap is refused before it is sent:
+# curl asks to continue (Expect: 100-continue) and gets the 413 instead.
+head -c 20000000 /dev/zero >"$T/big.json"
+got=$(curl -s -m 30 -o /dev/null -w '%{http_code} %{size_upload}' -X POST -H "Authorization: Bearer $TA" \
+	--data-binary @"$T/big.json" "$U1/v1/captures")
+rm -f "$T/big.json"
+[ "${got% *}" = 413 ] && [ "${got#* }" -lt 1000000 ] &&
+	ok "a body declared over max_body_bytes is refused before it is read (uploaded ${got#* } bytes)" ||
+	not_ok "early 413" "$got"
 [ "$(sql "select count(*) from capture_requests")" = 0 ] && ok "no refused request queued anything" ||
 	not_ok "nothing queued"
 
