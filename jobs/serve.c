@@ -1174,11 +1174,12 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		 */
 		if (cl && strspn(cl, "0123456789") == strlen(cl) && cl[0] &&
 		    (strlen(cl) > 18 || strtoull(cl, NULL, 10) > s->cfg->max_body_bytes)) {
+			bool known = strcmp(url, "/v1/captures") == 0 ||
+				     strcmp(url, "/v1/alertmanager") == 0;
 			s->nreq++;
 			count(s->refusals, "too_large", 413);
-			return reply_error(s, strcmp(url, "/v1/captures") == 0 ||
-						      strcmp(url, "/v1/alertmanager") == 0 ? url : "other",
-					   c, 413, "the body is larger than serve.max_body_bytes", 0);
+			return reply_error(s, known ? url : "other", c, 413,
+					   "the body is larger than serve.max_body_bytes", 0);
 		}
 		return MHD_YES;
 	}
