@@ -1878,11 +1878,12 @@ int analysis_finish(analysis *a, pr_error *err)
 		/*
 		 * Each family's findings, for its cut-off (renormalised_retest):
 		 * tests that cleared q but are no finding (short of the margin,
-		 * say) do not loosen it, as they do not count in without_shifts.
+		 * say) or are relative shifts do not loosen it, as they do not
+		 * count in without_shifts.
 		 */
-		kept[reg ? 0 : 1] += f->significant;
 		if (f->significant && is_relative_shift(f, o->mw_alpha))
 			f->direction = FINDING_RELATIVE_SHIFT;
+		kept[reg ? 0 : 1] += f->significant && f->direction != FINDING_RELATIVE_SHIFT;
 	}
 	for (size_t d = 0; d < 2; d++)
 		cut[d] = kept[d] ? (double)kept[d] * o->fdr / (double)a->ntests : -1;

@@ -1177,6 +1177,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 			bool known = strcmp(url, "/v1/captures") == 0 ||
 				     strcmp(url, "/v1/alertmanager") == 0;
 			s->nreq++;
+			s->cur = st; /* this connection's, never the one answered before */
 			count(s->refusals, "too_large", 413);
 			return reply_error(s, known ? url : "other", c, 413,
 					   "the body is larger than serve.max_body_bytes", 0);

@@ -369,7 +369,7 @@ static size_t on_body(char *data, size_t size, size_t n, void *ud)
 /* Keep the value of header line data[0..len) if its name is one of s->keep. */
 static void keep_header(recv_state *s, const char *data, size_t len)
 {
-	for (size_t k = 0; s->keep && s->keep[k] && k < HTTP_KEEP_MAX; k++) {
+	for (size_t k = 0; s->keep && k < HTTP_KEEP_MAX && s->keep[k]; k++) {
 		size_t nl = strlen(s->keep[k]), b, e;
 		char *v = s->r->kept[k];
 

@@ -664,7 +664,7 @@ static void finding_section(out *o, const report *r, size_t i, pr_error *err)
 		E(o, f->commit, "");
 		P(o, "</code>");
 	}
-	if (f->file && f->file[0]) {
+	if (f->file && f->file[0] && !f->cost_unit) { /* a cost's "file" is its unit */
 		P(o, ", file <code>");
 		E(o, f->file, "");
 		P(o, "</code>");

@@ -117,6 +117,9 @@ static json_t *finding_json(const report_finding *f, const flame_opts *o)
 		      "test", str(f->test), "release", str(f->release), "commit", str(f->commit));
 	if (!j)
 		goto fail;
+	/* As in the one finding schema: a cost's values are its unit's, its changes relative. */
+	json_object_set_new(j, "kind", json_string(f->cost_unit ? "cost" : "share"));
+	json_object_set_new(j, "cost_unit", str(f->cost_unit));
 	json_object_set_new(j, "baseline_share", num(f->baseline_share));
 	json_object_set_new(j, "current_share", num(f->current_share));
 	json_object_set_new(j, "delta", num(f->delta));

@@ -152,7 +152,11 @@ static int print_text(const cli_ctx *ctx, const analysis *a, int64_t run_id)
 						  f->current_share, "->"));
 			table_add(t, measure_change(v, sizeof(v), f->cost_unit, f->delta, NAN, NAN,
 						    2));
-			table_addf(t, "[%+.1f%%, %+.1f%%]", 100 * f->ci_low, 100 * f->ci_high);
+			if (isnan(f->ci_low) || isnan(f->ci_high))
+				table_add(t, "-");
+			else
+				table_addf(t, "[%+.1f%%, %+.1f%%]", 100 * f->ci_low,
+					   100 * f->ci_high);
 		} else {
 			table_addf(t, "%.2f->%.2f", 100 * f->baseline_share,
 				   100 * f->current_share);

@@ -204,6 +204,52 @@ static void test_json_carries_names_as_data_with_a_schema_version(void **state)
 	report_release(&r);
 }
 
+/*
+ * A whole-service cost finding (as a diff report makes one from its test,
+ * its "file" the unit): each format shows the cost in its unit and the
+ * change in percent, the JSON says what kind it is, and no format calls
+ * the unit a file.
+ */
+static void test_a_cost_finding_reads_as_a_cost_in_every_format(void **state)
+{
+	report r;
+	report_finding *f;
+	buf out = BUF_INIT;
+	pr_error err = PR_ERROR_INIT;
+	json_t *j, *f0;
+
+	(void)state;
+	assert_int_equal(report_init(&r, "diff", &err), 0);
+	assert_int_equal(report_add_finding(&r, &f, &err), 0);
+	f->service = strdup("checkout");
+	f->type = strdup("cpu");
+	f->function = strdup("(whole service)");
+	f->file = strdup("cpu_s_per_s");
+	f->cost_unit = strdup("cpu_s_per_s");
+	f->direction = strdup("regression");
+	f->severity = strdup("low");
+	f->baseline_share = 0.154, f->current_share = 0.283, f->delta = 0.842;
+	f->rel_delta = 0.842, f->ci_low = 0.682, f->ci_high = 1.017;
+	f->p_value = 1e-8, f->q_value = 5.5e-8;
+	assert_int_equal(report_md(&out, &r, &err), 0);
+	assert_non_null(strstr(out.ptr, "| 0.154 -> 0.283 CPU s/s | +84.2% [+68.2%, +101.7%] |"));
+	assert_null(strstr(out.ptr, "15.40%"));
+	buf_reset(&out);
+	assert_int_equal(report_html(&out, &r, &err), 0);
+	assert_non_null(strstr(out.ptr, "0.154 &rarr; 0.283 CPU s/s"));
+	assert_null(strstr(out.ptr, "<code>cpu_s_per_s</code>"));
+	assert_null(strstr(out.ptr, "Self share <b>15.40%"));
+	buf_reset(&out);
+	assert_int_equal(report_json(&out, &r, &err), 0);
+	assert_non_null(j = json_loads(out.ptr, 0, NULL));
+	f0 = json_array_get(json_object_get(j, "findings"), 0);
+	assert_string_equal(json_string_value(json_object_get(f0, "kind")), "cost");
+	assert_string_equal(json_string_value(json_object_get(f0, "cost_unit")), "cpu_s_per_s");
+	json_decref(j);
+	buf_release(&out);
+	report_release(&r);
+}
+
 static void test_band_is_the_baseline_median_and_scaled_mad(void **state)
 {
 	report_finding f;
@@ -308,6 +354,7 @@ int main(void)
 		cmocka_unit_test(test_html_escapes_every_name_from_a_profile),
 		cmocka_unit_test(test_markdown_keeps_hostile_names_inside_their_table_cell),
 		cmocka_unit_test(test_json_carries_names_as_data_with_a_schema_version),
+		cmocka_unit_test(test_a_cost_finding_reads_as_a_cost_in_every_format),
 		cmocka_unit_test(test_band_is_the_baseline_median_and_scaled_mad),
 		cmocka_unit_test(test_selections_parse_services_releases_commits_ids_and_times),
 		cmocka_unit_test(test_bad_selections_are_refused_with_the_reason),
