@@ -33,6 +33,15 @@ void jsonscan_init(jsonscan *js, const char *name, pr_error *err, const uint8_t 
 	js->owner = owner;
 }
 
+int jsonscan_begin(jsonscan *js, profile_format format, const profile_limits *lim)
+{
+	int rc;
+
+	if ((rc = profile_new(&js->p, format, js->name, lim, js->err)) < 0)
+		return rc;
+	return js->text_len ? 0 : jsonscan_bad(js, "the input is empty");
+}
+
 void jsonscan_release(jsonscan *js)
 {
 	if (js->yh)

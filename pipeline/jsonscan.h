@@ -87,6 +87,13 @@ size_t jsonscan_bom(const uint8_t *data, size_t len);
 void jsonscan_init(jsonscan *js, const char *name, pr_error *err, const uint8_t *data,
 		   size_t len, const jsonscan_ops *ops, void *owner);
 
+/*
+ * Make js->p, the profile of format `format` the parse fills in, and
+ * refuse an empty input (nothing past the BOM): 0, or the error. js->p
+ * is the caller's to free either way.
+ */
+int jsonscan_begin(jsonscan *js, profile_format format, const profile_limits *lim);
+
 /* Read the whole text: 0, or the error that stopped it (see above). */
 int jsonscan_read(jsonscan *js);
 

@@ -1337,13 +1337,8 @@ int speedscope_parse(profile **out, const uint8_t *data, size_t len,
 	jsonscan_init(&ps.js, name, err, data, len, &ops, &ps);
 	buf_init(&ps.fname, SIZE_MAX);
 	buf_init(&ps.ffile, SIZE_MAX);
-	if ((rc = profile_new(&ps.js.p, PROFILE_FMT_SPEEDSCOPE, ps.js.name, lim, err)) < 0)
-		goto out;
-	if (ps.js.text_len == 0) {
-		rc = jsonscan_bad(&ps.js, "the input is empty");
-		goto out;
-	}
-	if ((rc = jsonscan_read(&ps.js)) < 0 ||
+	if ((rc = jsonscan_begin(&ps.js, PROFILE_FMT_SPEEDSCOPE, lim)) < 0 ||
+	    (rc = jsonscan_read(&ps.js)) < 0 ||
 	    (rc = check_shape(&ps)) < 0 ||
 	    (rc = pick_columns(&ps)) < 0 ||
 	    (rc = check_spans(&ps)) < 0 ||

@@ -969,13 +969,8 @@ int v8_parse(profile **out, const uint8_t *data, size_t len,
 	buf_init(&ps.furl, SIZE_MAX);
 	buf_init(&ps.nname, SIZE_MAX);
 	buf_init(&ps.nurl, SIZE_MAX);
-	if ((rc = profile_new(&ps.js.p, PROFILE_FMT_V8, ps.js.name, lim, err)) < 0)
-		goto out;
-	if (ps.js.text_len == 0) {
-		rc = jsonscan_bad(&ps.js, "the input is empty");
-		goto out;
-	}
-	if ((rc = jsonscan_read(&ps.js)) < 0 ||
+	if ((rc = jsonscan_begin(&ps.js, PROFILE_FMT_V8, lim)) < 0 ||
+	    (rc = jsonscan_read(&ps.js)) < 0 ||
 	    (rc = check_shape(&ps)) < 0 ||
 	    (rc = index_nodes(&ps)) < 0 ||
 	    (rc = link_nodes(&ps)) < 0 ||

@@ -582,13 +582,8 @@ int v8heap_parse(profile **out, const uint8_t *data, size_t len,
 	jsonscan_frames_init(&ps.frames);
 	buf_init(&ps.fname, SIZE_MAX);
 	buf_init(&ps.furl, SIZE_MAX);
-	if ((rc = profile_new(&ps.js.p, PROFILE_FMT_V8HEAP, ps.js.name, lim, err)) < 0)
-		goto out;
-	if (ps.js.text_len == 0) {
-		rc = jsonscan_bad(&ps.js, "the input is empty");
-		goto out;
-	}
-	if ((rc = read_json(&ps)) < 0 || (rc = check_shape(&ps)) < 0 || (rc = check_ids(&ps)) < 0 ||
+	if ((rc = jsonscan_begin(&ps.js, PROFILE_FMT_V8HEAP, lim)) < 0 ||
+	    (rc = read_json(&ps)) < 0 || (rc = check_shape(&ps)) < 0 || (rc = check_ids(&ps)) < 0 ||
 	    (rc = profile_set_value_types(ps.js.p, 1, types, units, err)) < 0 ||
 	    (rc = intern_funcs(&ps)) < 0)
 		goto out;
