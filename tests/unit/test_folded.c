@@ -15,8 +15,8 @@
 #include <cmocka.h>
 
 #include "common/buf.h"
-#include "common/fileio.h"
 #include "pipeline/folded.h"
+#include "tests/support/testdata.h"
 
 #define NAME "t.folded"
 
@@ -94,17 +94,6 @@ static void expect_error(const char *text, size_t len, const profile_limits *lim
 	    !strstr(err.msg, reason))
 		fail_msg("message '%s' lacks the name, '%s' or '%s'", err.msg, want,
 			 reason);
-}
-
-static void read_data(buf *b, const char *rel)
-{
-	const char *dir = getenv("PROFREG_TEST_DATA");
-	char path[4096];
-	pr_error err = PR_ERROR_INIT;
-
-	snprintf(path, sizeof(path), "%s/%s", dir ? dir : "tests/data", rel);
-	if (fileio_read(b, path, 64u << 20, &err) < 0)
-		fail_msg("%s", err.msg);
 }
 
 static void test_stacks_give_exact_self_and_total(void **state)
@@ -271,8 +260,8 @@ static void test_data_file_matches_hand_computed_summary(void **state)
 	size_t n = 0;
 
 	(void)state;
-	read_data(&text, "folded/mixed.folded");
-	read_data(&golden, "folded/mixed.summary");
+	testdata_read(&text, "folded/mixed.folded");
+	testdata_read(&golden, "folded/mixed.summary");
 	assert_int_equal(folded_parse(&p, (const uint8_t *)text.ptr, text.len,
 				      "mixed.folded", NULL, &err), 0);
 	assert_int_equal(p->nsamples, 9);

@@ -15,10 +15,10 @@
 #include <cmocka.h>
 
 #include "common/buf.h"
-#include "common/fileio.h"
 #include "pipeline/folded.h"
 #include "pipeline/format.h"
 #include "pipeline/perf.h"
+#include "tests/support/testdata.h"
 
 #define NAME "t.perf"
 
@@ -54,17 +54,6 @@ static void expect_error(const char *text, size_t len, const profile_limits *lim
 	    !strstr(err.msg, reason))
 		fail_msg("message '%s' lacks the name, '%s' or '%s'", err.msg, want,
 			 reason);
-}
-
-static void read_data(buf *b, const char *rel)
-{
-	const char *dir = getenv("PROFREG_TEST_DATA");
-	char path[4096];
-	pr_error err = PR_ERROR_INIT;
-
-	snprintf(path, sizeof(path), "%s/%s", dir ? dir : "tests/data", rel);
-	if (fileio_read(b, path, 64u << 20, &err) < 0)
-		fail_msg("%s", err.msg);
 }
 
 /* Sample i's stack as "a;b;c". */
@@ -148,9 +137,9 @@ static void check_against_golden(const char *rel, size_t want_events)
 	char path[256], *a, *b;
 
 	snprintf(path, sizeof(path), "perf/%s.perf", rel);
-	read_data(&text, path);
+	testdata_read(&text, path);
 	snprintf(path, sizeof(path), "perf/%s.folded", rel);
-	read_data(&golden, path);
+	testdata_read(&golden, path);
 	if (perf_parse(&mine, (const uint8_t *)text.ptr, text.len, rel, NULL, &err) < 0 ||
 	    folded_parse(&ref, (const uint8_t *)golden.ptr, golden.len, rel, NULL, &err) < 0)
 		fail_msg("%s", err.msg);
@@ -215,7 +204,7 @@ static void test_real_capture_has_the_expected_shape(void **state)
 	profile *p = NULL;
 
 	(void)state;
-	read_data(&text, "perf/burn-dwarf.perf");
+	testdata_read(&text, "perf/burn-dwarf.perf");
 	assert_int_equal(perf_parse(&p, (const uint8_t *)text.ptr, text.len,
 				    "burn-dwarf.perf", NULL, &err), 0);
 	assert_int_equal(p->format, PROFILE_FMT_PERF);
@@ -274,7 +263,7 @@ static void test_v8_jit_frames_are_one_function_whatever_their_tier(void **state
 	const char *ev;
 
 	(void)state;
-	read_data(&text, "perf/node-jit.perf");
+	testdata_read(&text, "perf/node-jit.perf");
 	/* Each event: a header line, its frames (the leaf first), a blank line. */
 	for (ev = text.ptr; ev && *ev;) {
 		const char *end = strstr(ev, "\n\n"), *leaf = strchr(ev, '\n');
@@ -750,7 +739,7 @@ static void test_sniff_accepts_the_real_captures(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		buf text = BUF_INIT;
-		read_data(&text, files[i]);
+		testdata_read(&text, files[i]);
 		assert_true(perf_sniff((const uint8_t *)text.ptr, text.len));
 		assert_false(folded_sniff((const uint8_t *)text.ptr, text.len));
 		buf_release(&text);
@@ -764,7 +753,7 @@ static profile *parse_file(const char *rel)
 	pr_error err = PR_ERROR_INIT;
 	profile *p = NULL;
 
-	read_data(&text, rel);
+	testdata_read(&text, rel);
 	if (perf_parse(&p, (const uint8_t *)text.ptr, text.len, rel, NULL, &err) < 0)
 		fail_msg("%s", err.msg);
 	assert_true(perf_sniff((const uint8_t *)text.ptr, text.len));

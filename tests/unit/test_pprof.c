@@ -16,25 +16,14 @@
 #include <cmocka.h>
 
 #include "common/buf.h"
-#include "common/fileio.h"
 #include "pipeline/gunzip.h"
 #include "pipeline/pprof.h"
 #include "pipeline/profile.pb-c.h"
+#include "tests/support/testdata.h"
 
 #define NAME "t.pb"
 
 /* ---- reading the real profiles and their golden files ---------------- */
-
-static void read_data(buf *b, const char *rel)
-{
-	const char *dir = getenv("PROFREG_TEST_DATA");
-	char path[4096];
-	pr_error err = PR_ERROR_INIT;
-
-	snprintf(path, sizeof(path), "%s/%s", dir ? dir : "tests/data", rel);
-	if (fileio_read(b, path, 64u << 20, &err) < 0)
-		fail_msg("%s", err.msg);
-}
 
 static profile *parse_real(const char *rel)
 {
@@ -42,7 +31,7 @@ static profile *parse_real(const char *rel)
 	pr_error err = PR_ERROR_INIT;
 	profile *p = NULL;
 
-	read_data(&gz, rel);
+	testdata_read(&gz, rel);
 	if (gunzip_bounded(&raw, (const uint8_t *)gz.ptr, gz.len, 64u << 20, rel, &err) < 0)
 		fail_msg("%s", err.msg);
 	assert_true(pprof_sniff((const uint8_t *)raw.ptr, raw.len));
@@ -69,7 +58,7 @@ static size_t read_golden(const char *rel, golden_row *rows, size_t max)
 	bool in_table = false;
 	char *save = NULL;
 
-	read_data(&b, rel);
+	testdata_read(&b, rel);
 	for (char *line = strtok_r(b.ptr, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
 		char *s = line, *end;

@@ -16,11 +16,11 @@
 #include <cmocka.h>
 
 #include "common/buf.h"
-#include "common/fileio.h"
 #include "pipeline/folded.h"
 #include "pipeline/format.h"
 #include "pipeline/speedscope.h"
 #include "reports/export.h"
+#include "tests/support/testdata.h"
 
 #define NAME "t.speedscope.json"
 
@@ -56,17 +56,6 @@ static profile *parse_ok(const char *json)
 	assert_non_null(p);
 	assert_int_equal(p->format, PROFILE_FMT_SPEEDSCOPE);
 	return p;
-}
-
-static void read_data(buf *b, const char *rel)
-{
-	const char *dir = getenv("PROFREG_TEST_DATA");
-	char path[4096];
-	pr_error err = PR_ERROR_INIT;
-
-	snprintf(path, sizeof(path), "%s/%s", dir ? dir : "tests/data", rel);
-	if (fileio_read(b, path, 64u << 20, &err) < 0)
-		fail_msg("%s", err.msg);
 }
 
 static void summarize(profile_summary *s, const profile *p, size_t col)
@@ -138,7 +127,7 @@ static void test_pyspy_threads_merge_into_exact_cpu_and_samples(void **state)
 	profile *p;
 
 	(void)state;
-	read_data(&json, "speedscope/pyspy-threads.speedscope.json");
+	testdata_read(&json, "speedscope/pyspy-threads.speedscope.json");
 	p = parse_ok(json.ptr);
 	expect_types(p, "samples", "count", "cpu", "nanoseconds");
 	assert_string_equal(p->value_types[p->primary].type, "cpu");
@@ -256,7 +245,7 @@ static void test_evented_profile_gives_the_durations(void **state)
 	profile *p;
 
 	(void)state;
-	read_data(&json, "speedscope/evented.speedscope.json");
+	testdata_read(&json, "speedscope/evented.speedscope.json");
 	p = parse_ok(json.ptr);
 	/* No samples to count: the time alone. */
 	expect_types(p, "cpu", "nanoseconds", NULL, NULL);
@@ -355,7 +344,7 @@ static profile *load(const char *rel, profile_format fmt)
 	buf raw = BUF_INIT;
 	profile *p = NULL;
 
-	read_data(&raw, rel);
+	testdata_read(&raw, rel);
 	if (format_parse(&p, (const uint8_t *)raw.ptr, raw.len, fmt, rel, NULL, &err) < 0)
 		fail_msg("%s", err.msg);
 	buf_release(&raw);
@@ -373,7 +362,7 @@ static void test_a_file_profreg_exported_reads_back_as_its_capture(void **state)
 	profile *p, *q;
 
 	(void)state;
-	read_data(&json, "speedscope/profreg-export.speedscope.json");
+	testdata_read(&json, "speedscope/profreg-export.speedscope.json");
 	p = parse_ok(json.ptr);
 	q = load("folded/mixed.folded", PROFILE_FMT_FOLDED);
 	expect_types(p, "samples", "count", NULL, NULL);
@@ -744,7 +733,7 @@ static void every_prefix_fails(const char *rel)
 	buf json = BUF_INIT;
 	size_t end;
 
-	read_data(&json, rel);
+	testdata_read(&json, rel);
 	end = json.len;
 	while (end > 0 && json.ptr[end - 1] != '}')
 		end--;
@@ -938,7 +927,7 @@ static void test_files_are_detected_and_held_to_the_input_limits(void **state)
 		profile_free(p);
 	}
 	p = (profile *)1;
-	read_data(&json, files[0]);
+	testdata_read(&json, files[0]);
 	profile_limits_default(&lim);
 	lim.max_input_bytes = 100;
 	assert_int_equal(format_parse(&p, (const uint8_t *)json.ptr, json.len, PROFILE_FMT_AUTO,

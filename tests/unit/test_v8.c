@@ -14,8 +14,8 @@
 #include <cmocka.h>
 
 #include "common/buf.h"
-#include "common/fileio.h"
 #include "pipeline/v8.h"
+#include "tests/support/testdata.h"
 
 #define NAME "t.cpuprofile"
 
@@ -69,17 +69,6 @@ static bool has_func(const profile *p, const char *name)
 	return false;
 }
 
-static void read_data(buf *b, const char *rel)
-{
-	const char *dir = getenv("PROFREG_TEST_DATA");
-	char path[4096];
-	pr_error err = PR_ERROR_INIT;
-
-	snprintf(path, sizeof(path), "%s/%s", dir ? dir : "tests/data", rel);
-	if (fileio_read(b, path, 64u << 20, &err) < 0)
-		fail_msg("%s", err.msg);
-}
-
 /*
  * The golden file was computed from the same profile by
  * tests/data/gen/v8/shares.js, an independent implementation of the
@@ -94,8 +83,8 @@ static void test_real_node_profile_matches_independent_shares(void **state)
 	size_t lines = 0;
 
 	(void)state;
-	read_data(&json, "v8/node-burn.cpuprofile");
-	read_data(&golden, "v8/node-burn.shares.txt");
+	testdata_read(&json, "v8/node-burn.cpuprofile");
+	testdata_read(&golden, "v8/node-burn.shares.txt");
 	p = parse_ok(json.ptr);
 	assert_string_equal(p->value_types[p->primary].type, "cpu");
 	assert_string_equal(p->value_types[p->primary].unit, "nanoseconds");
@@ -605,7 +594,7 @@ static void test_every_truncation_of_a_real_profile_is_rejected(void **state)
 	buf json = BUF_INIT;
 
 	(void)state;
-	read_data(&json, "v8/node-burn.cpuprofile");
+	testdata_read(&json, "v8/node-burn.cpuprofile");
 	for (size_t cut = 1; cut < json.len; cut += 331)
 		check_bad("truncated real profile", json.ptr, cut, NULL, PR_EDATA,
 			  "invalid JSON");

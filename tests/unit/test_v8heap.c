@@ -15,8 +15,8 @@
 #include <cmocka.h>
 
 #include "common/buf.h"
-#include "common/fileio.h"
 #include "pipeline/v8heap.h"
+#include "tests/support/testdata.h"
 
 #define NAME "t.heapprofile"
 
@@ -86,17 +86,6 @@ static bool has_func(const profile *p, const char *name)
 	return false;
 }
 
-static void read_data(buf *b, const char *rel)
-{
-	const char *dir = getenv("PROFREG_TEST_DATA");
-	char path[4096];
-	pr_error err = PR_ERROR_INIT;
-
-	snprintf(path, sizeof(path), "%s/%s", dir ? dir : "tests/data", rel);
-	if (fileio_read(b, path, 64u << 20, &err) < 0)
-		fail_msg("%s", err.msg);
-}
-
 #define RETAIN "file:///work/main/tests/data/v8/retain.mjs"
 #define RETAIN_LIB "file:///work/main/tests/data/v8/retain-lib.mjs"
 
@@ -115,8 +104,8 @@ static void test_real_node_profile_matches_independent_sizes(void **state)
 	size_t lines = 0;
 
 	(void)state;
-	read_data(&json, "v8/node-retain.heapprofile");
-	read_data(&golden, "v8/node-retain.selfsizes.txt");
+	testdata_read(&json, "v8/node-retain.heapprofile");
+	testdata_read(&golden, "v8/node-retain.selfsizes.txt");
 	p = parse_ok(json.ptr);
 	assert_int_equal(p->format, PROFILE_FMT_V8HEAP);
 	assert_string_equal(p->value_types[p->primary].type, "inuse_space");
@@ -401,7 +390,7 @@ static void test_sniff_accepts_heap_profiles_only(void **state)
 	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
 		if (v8heap_sniff((const uint8_t *)no[i], strlen(no[i])))
 			fail_msg("sniffed as a heap profile: %s", no[i]);
-	read_data(&real, "v8/node-retain.heapprofile");
+	testdata_read(&real, "v8/node-retain.heapprofile");
 	assert_true(v8heap_sniff((const uint8_t *)real.ptr, real.len));
 	/* "selfSize" is looked for in the first 64 KiB only. */
 	assert_int_equal(buf_puts(&late, "{\"head\":{\"x\":\""), 0);
@@ -570,7 +559,7 @@ static void test_truncations_of_the_real_profile_are_rejected(void **state)
 	size_t end;
 
 	(void)state;
-	read_data(&json, "v8/node-retain.heapprofile");
+	testdata_read(&json, "v8/node-retain.heapprofile");
 	end = json.len;
 	while (end > 0 && strchr(" \t\r\n", json.ptr[end - 1]))
 		end--;
