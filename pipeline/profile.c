@@ -3,6 +3,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "pipeline/profile.h"
+#include "pipeline/jvm.h"
 #include "common/buf.h"
 #include "common/memhint.h"
 #include "common/utf8.h"
@@ -173,20 +174,23 @@ int profile_intern(profile *p, uint32_t *out, const char *name, size_t name_len,
 		name_len = strlen(name);
 	}
 	if (utf8_valid(name, name_len) && utf8_valid(file ? file : "", file_len)) {
-		/* The common case: look the pair up without copying. */
-		if ((rc = buf_put(&key, name, name_len)) < 0 ||
-		    (rc = buf_putc(&key, '\0')) < 0 ||
-		    (file_len && (rc = buf_put(&key, file, file_len)) < 0))
+		if ((rc = buf_put(&key, name, name_len)) < 0)
 			goto nomem;
 	} else {
 		p->utf8_replaced++;
 		if ((rc = utf8_repair(&key, name, name_len)) < 0)
 			goto nomem;
-		name_len = key.len;
-		if ((rc = buf_putc(&key, '\0')) < 0 ||
-		    (file_len && (rc = utf8_repair(&key, file, file_len)) < 0))
-			goto nomem;
 	}
+	/* A JVM's generated classes get one name across processes (jvm.h). */
+	key.len = jvm_stable_name(key.ptr, key.len);
+	if ((rc = buf_putc(&key, '\0')) < 0)
+		goto nomem;
+	if (file_len && !utf8_valid(file, file_len))
+		rc = utf8_repair(&key, file, file_len);
+	else if (file_len)
+		rc = buf_put(&key, file, file_len);
+	if (rc < 0)
+		goto nomem;
 	if (p->nfuncs == UINT32_MAX) {
 		rc = pr_error_set(err, PR_ELIMIT, "cannot parse '%s': too many functions",
 				  p->input_name);

@@ -1,0 +1,164 @@
+/*
+ * jvm.c: one name for a JVM method whatever process ran it (jvm.h).
+ *
+ * The forms are the JVM's own (JDK 8 to 21), as perf maps, async-profiler
+ * and the JFR converters print them; async-profiler's --norm and the
+ * Gradle profiler's flame graph sanitiser drop the same parts. Every rule
+ * only removes bytes, so the name is rewritten in place.
+ */
+#define _GNU_SOURCE /* memmem */
+#include <stdbool.h>
+#include <string.h>
+
+#include "pipeline/jvm.h"
+
+static bool is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static bool is_hex(char c)
+{
+	return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+static bool is_ident(char c)
+{
+	return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
+	       c == '$';
+}
+
+static size_t digits(const char *s, size_t n, size_t i)
+{
+	size_t j = i;
+
+	while (j < n && is_digit(s[j]))
+		j++;
+	return j - i;
+}
+
+static bool at(const char *s, size_t n, size_t i, const char *lit)
+{
+	size_t k = strlen(lit);
+
+	return n - i >= k && memcmp(s + i, lit, k) == 0;
+}
+
+/*
+ * The length of a hidden class's suffix at s[i]: "/0x" or ".0x" and at
+ * least `min_hex` hex digits, or (when `decimal`) "/" or "." and digits,
+ * as JDK 8 printed a lambda's identity hash; ended by anything that cannot
+ * go on a name. 0 when there is none.
+ */
+static size_t suffix_len(const char *s, size_t n, size_t i, size_t min_hex, bool decimal)
+{
+	size_t j, k;
+
+	if (i >= n || (s[i] != '/' && s[i] != '.'))
+		return 0;
+	j = i + 1;
+	if (at(s, n, j, "0x") || at(s, n, j, "0X")) {
+		for (k = j + 2; k < n && is_hex(s[k]); k++)
+			;
+		if (k - j - 2 >= min_hex && (k == n || !is_ident(s[k])))
+			return k - i;
+	}
+	if (decimal && (k = digits(s, n, j)) > 0 && (j + k == n || !is_ident(s[j + k])))
+		return 1 + k;
+	return 0;
+}
+
+/*
+ * What to do at s[i]: keep `*keep` bytes, then drop `*drop`. False when
+ * nothing starts there.
+ */
+static bool rule(const char *s, size_t n, size_t i, size_t *keep, size_t *drop)
+{
+	static const char *const numbered[] = {
+		"GeneratedMethodAccessor", "GeneratedConstructorAccessor",
+		"GeneratedSerializationConstructorAccessor", "$Proxy",
+	};
+	static const char *const random[] = {"$ByteBuddy$", "$HibernateProxy$"};
+	bool word_start = i == 0 || !is_ident(s[i - 1]);
+	size_t j, k;
+
+	if (at(s, n, i, "$$Lambda") && (i + 8 == n || !is_ident(s[i + 8]) || s[i + 8] == '$')) {
+		j = i + 8;
+		if (j < n && s[j] == '$' && (k = digits(s, n, j + 1)) > 0 &&
+		    (j + 1 + k == n || !is_ident(s[j + 1 + k])))
+			j += 1 + k;
+		while ((k = suffix_len(s, n, j, 1, true)) > 0)
+			j += k;
+		*keep = 8;
+		*drop = j - i - 8;
+		return *drop > 0;
+	}
+	if (at(s, n, i, "LambdaForm$") && (word_start || s[i - 1] == '$')) {
+		for (j = i + 11; j < n && s[j] >= 'A' && s[j] <= 'Z'; j++)
+			;
+		*keep = j - i;
+		if (j == i + 11)
+			return false;
+		while ((k = suffix_len(s, n, j, 1, true)) > 0)
+			j += k;
+		*drop = j - i - *keep;
+		return *drop > 0;
+	}
+	for (size_t r = 0; r < sizeof(numbered) / sizeof(*numbered); r++) {
+		size_t w = strlen(numbered[r]);
+
+		if (at(s, n, i, numbered[r]) && word_start &&
+		    (k = digits(s, n, i + w)) > 0 && (i + w + k == n || !is_ident(s[i + w + k]))) {
+			*keep = w;
+			*drop = k;
+			return true;
+		}
+	}
+	for (size_t r = 0; r < sizeof(random) / sizeof(*random); r++) {
+		size_t w = strlen(random[r]);
+
+		if (!at(s, n, i, random[r]))
+			continue;
+		/* Their RandomString: eight letters and digits. */
+		for (j = i + w; j < n && is_ident(s[j]) && s[j] != '$' && s[j] != '_'; j++)
+			;
+		if (j - i - w != 8 || (j < n && is_ident(s[j])))
+			return false;
+		*keep = w - 1; /* without the '$' that led to the suffix */
+		*drop = j - i - *keep;
+		return true;
+	}
+	/* "jdk/proxy2/$Proxy12": the module of a proxy is numbered too. */
+	if ((at(s, n, i, "jdk/proxy") || at(s, n, i, "jdk.proxy")) && word_start &&
+	    (k = digits(s, n, i + 9)) > 0 && i + 9 + k < n && s[i + 9 + k] == s[i + 3]) {
+		*keep = 9;
+		*drop = k;
+		return true;
+	}
+	if (i > 0 && is_ident(s[i - 1]) && (k = suffix_len(s, n, i, 8, false)) > 0) {
+		*keep = 0;
+		*drop = k;
+		return true;
+	}
+	return false;
+}
+
+size_t jvm_stable_name(char *s, size_t n)
+{
+	size_t r = 0, w = 0, keep, drop;
+
+	/* Every rule needs one of these; most names (Go's, C's) have none. */
+	if (!memchr(s, '$', n) && !memmem(s, n, "0x", 2) && !memmem(s, n, "0X", 2) &&
+	    !memmem(s, n, "Accessor", 8) && !memmem(s, n, "proxy", 5))
+		return n;
+	while (r < n) {
+		if (rule(s, n, r, &keep, &drop)) {
+			memmove(s + w, s + r, keep);
+			w += keep;
+			r += keep + drop;
+			continue;
+		}
+		s[w++] = s[r++];
+	}
+	return w;
+}
