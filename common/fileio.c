@@ -5,6 +5,7 @@
 #include "common/fileio.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -28,7 +29,7 @@ static int too_large(const char *path, size_t max, pr_error *err)
  * before any byte is read. What has no size, or grows while read, goes
  * by chunks.
  */
-int fileio_read(buf *out, const char *path, size_t max, pr_error *err)
+static int read_all(buf *out, const char *path, size_t max, bool file_only, pr_error *err)
 {
 	int fd = -1, rc = 0;
 	char chunk[65536];
@@ -37,11 +38,20 @@ int fileio_read(buf *out, const char *path, size_t max, pr_error *err)
 
 	buf_release(out);
 	out->max = max;
-	if (strcmp(path, "-") == 0) {
+	if (!file_only && strcmp(path, "-") == 0) {
 		fd = STDIN_FILENO;
-	} else if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-		rc = pr_error_set(err, PR_EIO, "cannot read '%s': %s", path,
-				  strerror(errno));
+	} else if ((fd = open(path, O_RDONLY | O_CLOEXEC |
+				    (file_only ? O_NOFOLLOW | O_NONBLOCK | O_NOCTTY : 0))) < 0) {
+		if (file_only && errno == ELOOP)
+			rc = pr_error_set(err, PR_EDATA, "cannot read '%s': a symbolic link, "
+					  "which is not followed here", path);
+		else
+			rc = pr_error_set(err, PR_EIO, "cannot read '%s': %s", path,
+					  strerror(errno));
+		goto out;
+	}
+	if (file_only && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))) {
+		rc = pr_error_set(err, PR_EDATA, "cannot read '%s': not a regular file", path);
 		goto out;
 	}
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
@@ -91,6 +101,16 @@ out:
 	if (rc < 0)
 		buf_release(out);
 	return rc;
+}
+
+int fileio_read(buf *out, const char *path, size_t max, pr_error *err)
+{
+	return read_all(out, path, max, false, err);
+}
+
+int fileio_read_file(buf *out, const char *path, size_t max, pr_error *err)
+{
+	return read_all(out, path, max, true, err);
 }
 
 static int fsync_dir_of(const char *path)

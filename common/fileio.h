@@ -16,6 +16,15 @@
 int fileio_read(buf *out, const char *path, size_t max, pr_error *err);
 
 /*
+ * fileio_read for a path someone else may have put there (a drop
+ * folder): only a regular file is read, and a symbolic link is refused,
+ * not followed, so a link planted in the folder cannot make profreg read
+ * (and quote in its messages) a file the writer could not. PR_EDATA for
+ * a link or anything else that is not a file; "-" is a file name here.
+ */
+int fileio_read_file(buf *out, const char *path, size_t max, pr_error *err);
+
+/*
  * Write `len` bytes to `path` so that the file either appears whole or
  * not at all: a temporary file in the same directory, fsync, rename, and
  * an fsync of the directory. `mode` is the new file's permission bits.

@@ -353,7 +353,8 @@ static void item_read(item *it)
 {
 	int rc;
 
-	if ((rc = fileio_read(&it->raw, it->req->path, it->lim->max_input_bytes, &it->e)) < 0) {
+	if ((rc = (it->req->file_only ? fileio_read_file : fileio_read)(
+		     &it->raw, it->req->path, it->lim->max_input_bytes, &it->e)) < 0) {
 		it->rc = rc;
 		it->named = true;
 		it->input_read = rc != PR_ENOMEM;

@@ -29,6 +29,7 @@ typedef struct ingest_request {
 	const char *type;        /* NULL: guessed from the profile's value types */
 	const char *tags_json;   /* JSON object text, NULL for none */
 	profile_format format;   /* PROFILE_FMT_AUTO to detect */
+	bool file_only;          /* read path as fileio_read_file: no links (drop folders) */
 } ingest_request;
 
 typedef struct ingest_result {

@@ -64,7 +64,7 @@ static int read_sidecar(ingest_desc *out, const char *side, const char *path,
 		rc = pr_error_set(err, PR_EDATA, "%s: not a regular file", name.ptr);
 		goto out;
 	}
-	if ((rc = fileio_read(&text, side, INGEST_JSON_MAX, &rerr)) < 0) {
+	if ((rc = fileio_read_file(&text, side, INGEST_JSON_MAX, &rerr)) < 0) {
 		if (rc == PR_ELIMIT)
 			rc = pr_error_set(err, PR_EDATA, "%s: longer than %d bytes", name.ptr,
 					  INGEST_JSON_MAX);
@@ -143,14 +143,29 @@ int source_collect_dir(source_report *out, db *d, blob_store *bs, const char *se
 			rc = pr_error_set(err, PR_ENOMEM, "out of memory");
 			goto out;
 		}
-		if (stat(path.ptr, &st) < 0 || !S_ISREG(st.st_mode))
+		/*
+		 * Whoever writes to the folder could plant a link to a file only
+		 * profreg may read: links are refused, never followed (and the
+		 * reads below refuse one that appears after this look).
+		 */
+		if (lstat(path.ptr, &st) < 0)
 			continue;
-		if (stat(side.ptr, &st) < 0) {
+		if (S_ISLNK(st.st_mode)) {
+			pr_error_set(&ferr, PR_EDATA, "cannot read '%s': a symbolic link, which "
+				     "is not followed here", path.ptr);
+			failed(out, ferr.msg);
+			continue;
+		}
+		if (!S_ISREG(st.st_mode))
+			continue;
+		if (lstat(side.ptr, &st) < 0) {
 			out->waiting++;
 			continue;
 		}
-		if (read_sidecar(&desc, side.ptr, path.ptr, service, &ferr) == 0)
+		if (read_sidecar(&desc, side.ptr, path.ptr, service, &ferr) == 0) {
+			desc.req.file_only = true;
 			ingest_file(&res, d, bs, &desc.req, lim, &ferr);
+		}
 		ingest_desc_release(&desc);
 		if (res.infra || ferr.code == PR_ENOMEM) {
 			/* The database, the store or memory failed, not the file: stop here. */

@@ -5,7 +5,8 @@
  * were; a symbolic link, a directory, a socket and a block device are
  * refused by name and left untouched; a link planted under the temporary
  * file's name is not followed. And fileio_read: a file up to its limit
- * byte for byte, one byte more refused, a pipe, a missing file.
+ * byte for byte, one byte more refused, a pipe, a missing file; and
+ * fileio_read_file, which takes regular files only and follows no link.
  */
 #define _POSIX_C_SOURCE 200809L
 #define _XOPEN_SOURCE 700
@@ -390,6 +391,43 @@ static void test_read_of_a_missing_file_names_it(void **state)
 	assert_int_equal(b.len, 0);
 }
 
+/*
+ * fileio_read_file reads a file someone else may have put there: a file
+ * as fileio_read does, but a link to one (even a readable one), a FIFO
+ * (without waiting for a writer) and a directory are refused by name.
+ */
+static void test_read_file_takes_files_only_and_never_follows_a_link(void **state)
+{
+	pr_error err = PR_ERROR_INIT;
+	buf b = BUF_INIT;
+	char target[512];
+
+	(void)state;
+	put_file(path_of("only.folded"), TEXT);
+	snprintf(target, sizeof(target), "%s", path_of("only.folded"));
+	assert_int_equal(fileio_read_file(&b, target, 100, &err), 0);
+	assert_string_equal(b.ptr, TEXT);
+	buf_release(&b);
+
+	assert_int_equal(symlink(target, path_of("link.folded")), 0);
+	expect_file(path_of("link.folded"), TEXT); /* fileio_read follows it */
+	assert_int_equal(fileio_read_file(&b, path_of("link.folded"), 100, &err), PR_EDATA);
+	assert_non_null(strstr(err.msg, "link.folded': a symbolic link"));
+	assert_null(strstr(err.msg, "root;leaf"));
+	assert_int_equal(b.len, 0);
+
+	assert_int_equal(mkfifo(path_of("fifo.folded"), 0600), 0);
+	pr_error_clear(&err);
+	assert_int_equal(fileio_read_file(&b, path_of("fifo.folded"), 100, &err), PR_EDATA);
+	assert_non_null(strstr(err.msg, "fifo.folded': not a regular file"));
+	assert_int_equal(mkdir(path_of("dir.folded"), 0700), 0);
+	pr_error_clear(&err);
+	assert_int_equal(fileio_read_file(&b, path_of("dir.folded"), 100, &err), PR_EDATA);
+	pr_error_clear(&err);
+	assert_int_equal(fileio_read_file(&b, path_of("nosuch"), 100, &err), PR_EIO);
+	assert_int_equal(b.len, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -398,6 +436,7 @@ int main(void)
 		cmocka_unit_test(test_read_takes_a_pipe_in_steps),
 		cmocka_unit_test(test_read_takes_a_file_that_reports_no_size_whole),
 		cmocka_unit_test(test_read_of_a_missing_file_names_it),
+		cmocka_unit_test(test_read_file_takes_files_only_and_never_follows_a_link),
 		cmocka_unit_test(test_link_directory_socket_and_block_device_are_refused),
 		cmocka_unit_test(test_character_device_is_written_in_place),
 		cmocka_unit_test(test_fifo_is_written_to_its_reader),

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "pipeline/ingest.h"
 #include "pipeline/source.h"
@@ -601,6 +602,49 @@ static void collect_one(fixture *f, blob_store *bs, const char *sub, const char 
 	source_report_release(&rep);
 }
 
+/*
+ * Whoever can write to a drop folder could plant a link to a file only
+ * profreg may read (another team's capture, a key): a linked profile and a
+ * linked sidecar are each refused by name, their targets neither stored
+ * nor quoted, and the folder's real files go in as before.
+ */
+static void test_a_drop_folder_never_follows_a_link(void **state)
+{
+	fixture *f = *state;
+	blob_store *bs = dir_store(f);
+	pr_error err = PR_ERROR_INIT;
+	source_report rep;
+	char dir[4200], path[4400], secret[4400], side[4400];
+
+	snprintf(dir, sizeof(dir), "%s/links", f->dir);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	snprintf(secret, sizeof(secret), "%s/other-team.folded", f->dir);
+	write_file(secret, "main;card_number_4111 7\n");
+	snprintf(side, sizeof(side), "%s/other.json", f->dir);
+	write_file(side, "{\"release\": \"v1\"}");
+
+	snprintf(path, sizeof(path), "%s/a.folded", dir);
+	assert_int_equal(symlink(secret, path), 0);
+	snprintf(path, sizeof(path), "%s/a.folded.json", dir);
+	write_file(path, "{\"release\": \"v1\"}");
+	drop(dir, "b.folded", "main;b 1\n", NULL);
+	snprintf(path, sizeof(path), "%s/b.folded.json", dir);
+	assert_int_equal(symlink(side, path), 0);
+	drop(dir, "c.folded", "main;c 1\n", "{\"release\": \"v1\"}");
+
+	if (source_collect_dir(&rep, f->t->db, bs, "svc", dir, &limits, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(rep.stored, 1);
+	assert_int_equal(rep.failed, 2);
+	assert_non_null(strstr(rep.first_error, "/a.folded': a symbolic link"));
+	assert_null(strstr(rep.first_error, "card_number"));
+	assert_int_equal(testdb_int(f->t, "select count(*) from profiles"), 1);
+	assert_int_equal(testdb_int(f->t, "select count(*) from functions "
+				     "where name = 'card_number_4111'"), 0);
+	source_report_release(&rep);
+	blob_store_free(bs);
+}
+
 static void test_a_bad_sidecar_is_named_with_its_reason(void **state)
 {
 	static const struct {
@@ -682,6 +726,8 @@ int main(void)
 			test_a_lost_database_names_the_file_and_is_a_failure_of_the_store, setup,
 			teardown),
 		cmocka_unit_test_setup_teardown(test_a_bad_sidecar_is_named_with_its_reason, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_a_drop_folder_never_follows_a_link, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_collection_stops_at_a_failure_of_the_store,
 						setup, teardown),
