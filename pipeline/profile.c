@@ -3,7 +3,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "pipeline/profile.h"
-#include "pipeline/jvm.h"
+#include "pipeline/symname.h"
 #include "common/buf.h"
 #include "common/memhint.h"
 #include "common/utf8.h"
@@ -181,8 +181,8 @@ int profile_intern(profile *p, uint32_t *out, const char *name, size_t name_len,
 		if ((rc = utf8_repair(&key, name, name_len)) < 0)
 			goto nomem;
 	}
-	/* A JVM's generated classes get one name across processes (jvm.h). */
-	key.len = jvm_stable_name(key.ptr, key.len);
+	/* One name across processes and builds (symname.h). */
+	key.len = symname_stable(key.ptr, key.len);
 	if ((rc = buf_putc(&key, '\0')) < 0)
 		goto nomem;
 	if (file_len && !utf8_valid(file, file_len))

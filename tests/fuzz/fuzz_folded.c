@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "pipeline/folded.h"
+#include "pipeline/symname.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -146,6 +147,7 @@ static void check_sample(const profile *p, size_t i, const char *s, size_t n,
 			 int64_t v)
 {
 	const uint32_t *st = p->frames + p->stack_off[i];
+	static char stable[4096];
 	uint32_t k = 0;
 	size_t start = 0;
 
@@ -162,6 +164,12 @@ static void check_sample(const profile *p, size_t i, const char *s, size_t n,
 			want = "[unknown]";
 			want_len = 9;
 		}
+		/* What a process or build made up goes, as test_symname proves. */
+		if (want_len > sizeof(stable))
+			abort();
+		memcpy(stable, want, want_len);
+		want = stable;
+		want_len = symname_stable(stable, want_len);
 		if (k >= p->stack_len[i])
 			abort();
 		name = p->funcs[st[k]].name;

@@ -1,7 +1,8 @@
 /*
- * jvm.c: one name for a JVM method whatever process ran it (jvm.h).
+ * symname.c: one name for a function whatever process or build ran it
+ * (symname.h).
  *
- * The forms are the JVM's own (JDK 8 to 21), as perf maps, async-profiler
+ * The JVM's forms are its own (JDK 8 to 21), as perf maps, async-profiler
  * and the JFR converters print them; async-profiler's --norm and the
  * Gradle profiler's flame graph sanitiser drop the same parts. Every rule
  * only removes bytes, so the name is rewritten in place.
@@ -10,7 +11,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "pipeline/jvm.h"
+#include "pipeline/symname.h"
 
 static bool is_digit(char c)
 {
@@ -143,14 +144,54 @@ static bool rule(const char *s, size_t n, size_t i, size_t *keep, size_t *drop)
 	return false;
 }
 
-size_t jvm_stable_name(char *s, size_t n)
+/* True when s[0..16) are hex digits. */
+static bool hex16(const char *s)
+{
+	for (int i = 0; i < 16; i++)
+		if (!is_hex(s[i]))
+			return false;
+	return true;
+}
+
+/*
+ * The length of s[0..n) without a build's hash at its end: rustc's
+ * "::h" and 16 hex digits, the same still mangled ("_ZN4burn4spin17h
+ * c780836d5ab3d805E" is "_ZN4burn4spinE"), or ThinLTO's ".llvm." and
+ * digits (in any order).
+ */
+static size_t without_build_hash(char *s, size_t n)
+{
+	for (;;) {
+		size_t k = 0;
+
+		if (n > 23 && s[n - 1] == 'E' && memcmp(s + n - 20, "17h", 3) == 0 &&
+		    hex16(s + n - 17) && (at(s, n, 0, "_ZN") || at(s, n, 0, "__ZN"))) {
+			s[n - 20] = 'E';
+			n -= 19;
+			continue;
+		}
+		if (n > 19 && memcmp(s + n - 19, "::h", 3) == 0 && hex16(s + n - 16)) {
+			n -= 19;
+			continue;
+		}
+		while (k < n && is_digit(s[n - 1 - k]))
+			k++;
+		if (k > 0 && n >= k + 7 && memcmp(s + n - k - 6, ".llvm.", 6) == 0) {
+			n -= k + 6;
+			continue;
+		}
+		return n;
+	}
+}
+
+size_t symname_stable(char *s, size_t n)
 {
 	size_t r = 0, w = 0, keep, drop;
 
-	/* Every rule needs one of these; most names (Go's, C's) have none. */
+	/* Every JVM rule needs one of these; most names (Go's, C's) have none. */
 	if (!memchr(s, '$', n) && !memmem(s, n, "0x", 2) && !memmem(s, n, "0X", 2) &&
 	    !memmem(s, n, "Accessor", 8) && !memmem(s, n, "proxy", 5))
-		return n;
+		return without_build_hash(s, n);
 	while (r < n) {
 		if (rule(s, n, r, &keep, &drop)) {
 			memmove(s + w, s + r, keep);
@@ -160,5 +201,5 @@ size_t jvm_stable_name(char *s, size_t n)
 		}
 		s[w++] = s[r++];
 	}
-	return w;
+	return without_build_hash(s, w);
 }

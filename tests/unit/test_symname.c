@@ -1,7 +1,8 @@
 /*
- * test_jvm.c: a JVM method keeps one name across processes: the parts
- * the JVM makes up at run time (lambda and hidden class addresses,
- * reflection accessors' and proxies' numbers) are dropped, in every
+ * test_symname.c: a function keeps one name across processes and builds:
+ * the parts the JVM makes up at run time (lambda and hidden class
+ * addresses, reflection accessors' and proxies' numbers) and the hashes
+ * rustc and ThinLTO put in a build's symbols are dropped, in every
  * format, and nothing else about a name changes.
  */
 #include <setjmp.h>
@@ -15,7 +16,7 @@
 
 #include "common/buf.h"
 #include "pipeline/folded.h"
-#include "pipeline/jvm.h"
+#include "pipeline/symname.h"
 #include "pipeline/perf.h"
 #include "tests/support/testdata.h"
 
@@ -27,7 +28,7 @@ static const char *stable(const char *name)
 
 	assert_true(n < sizeof(s));
 	memcpy(s, name, n);
-	n = jvm_stable_name(s, n);
+	n = symname_stable(s, n);
 	s[n] = '\0';
 	return s;
 }
@@ -66,6 +67,16 @@ static void test_generated_parts_are_dropped(void **state)
 		 "com/acme/Order$HibernateProxy.getTotal"},
 		{"com.acme.Svc$ByteBuddy$xYz98765.call", "com.acme.Svc$ByteBuddy.call"},
 		{"com/acme/Gen/0x0000000801234567.run", "com/acme/Gen.run"},
+		/* rustc's legacy hash, demangled (rustc-demangle's plain form) or not. */
+		{"alloc::raw_vec::RawVec<T,A>::reserve::do_reserve_and_handle::h9b6f1c0f7a4d2a4e",
+		 "alloc::raw_vec::RawVec<T,A>::reserve::do_reserve_and_handle"},
+		{"std::rt::lang_start::{{closure}}::h56cab6dcb96c90ce",
+		 "std::rt::lang_start::{{closure}}"},
+		{"_ZN4burn4spin17hc780836d5ab3d805E", "_ZN4burn4spinE"},
+		/* ThinLTO's promoted locals, alone and after a hash. */
+		{"parse_header.llvm.6425391548234110923", "parse_header"},
+		{"_ZN4core3ptr13drop_in_place17h0123456789abcdefE.llvm.12345",
+		 "_ZN4core3ptr13drop_in_placeE"},
 		/* Two in one frame, and a perf-map-agent name. */
 		{"Lcom/acme/A$$Lambda$7/0x0000000800c01000;::accept via "
 		 "GeneratedMethodAccessor9.invoke",
@@ -100,6 +111,10 @@ static void test_other_names_stay_as_written(void **state)
 		"com/acme/Foo$bar$1.invoke",
 		"foo/0x1f.bar",                          /* too short for an address */
 		"com/acme/Svc$ByteBuddy$",
+		"::h0123456789abcdef",                   /* nothing left without it */
+		"burn::spin::h0123456789abcde", "burn::hello",
+		"_ZN3foo17h0123456789abcdefX", "my17h0123456789abcdefE",
+		"x.llvm.", ".llvm.5", "foo.llvm.12a",
 		"",
 	};
 
@@ -119,13 +134,13 @@ static void test_rewriting_twice_changes_nothing_more(void **state)
 		"$$Lambda", "$", "1", "42", "/", ".", "0x", "00007f1058000a08", "deadbeef",
 		"LambdaForm$", "MH", "GeneratedMethodAccessor", "$Proxy", "jdk/proxy", "jdk.proxy",
 		"$ByteBuddy$", "$HibernateProxy$", "Ab12", "a", "_", ";", " ", "(", "L", "0X",
-		"ABCDEF12",
+		"ABCDEF12", "::h", "0123456789abcdef", ".llvm.", "17h", "E", "_ZN",
 	};
 	const size_t nparts = sizeof(part) / sizeof(*part);
 	uint64_t x = 88172645463325252u;
 
 	(void)state;
-	for (int it = 0; it < 300000; it++) {
+	for (int it = 0; it < 400000; it++) {
 		char s[256], once[256], twice[256];
 		size_t n = 0, a, b;
 
@@ -139,10 +154,10 @@ static void test_rewriting_twice_changes_nothing_more(void **state)
 			n += strlen(p);
 		}
 		memcpy(once, s, n);
-		a = jvm_stable_name(once, n);
+		a = symname_stable(once, n);
 		assert_true(a <= n);
 		memcpy(twice, once, a);
-		b = jvm_stable_name(twice, a);
+		b = symname_stable(twice, a);
 		if (b != a || memcmp(once, twice, a) != 0)
 			fail_msg("'%.*s' -> '%.*s' -> '%.*s'", (int)n, s, (int)a, once, (int)b,
 				 twice);
@@ -244,6 +259,45 @@ static void test_two_real_jvms_give_their_lambda_one_name(void **state)
 	assert_string_not_equal(addr[0], addr[1]);
 }
 
+/*
+ * Two builds of one Rust program whose package version differs (cargo
+ * passes it in -C metadata) give every symbol a new hash; perf script
+ * --no-demangle prints them mangled. Both captures name spin alike.
+ */
+static void test_two_rust_builds_give_their_function_one_name(void **state)
+{
+	static const char *const files[] = {"perf/rust-v1.perf", "perf/rust-v2.perf"};
+	char hash[2][24];
+
+	(void)state;
+	for (int f = 0; f < 2; f++) {
+		pr_error err = PR_ERROR_INIT;
+		buf text = BUF_INIT;
+		profile_summary sm;
+		profile *p = NULL;
+		const profile_summary_row *r;
+		const char *at;
+		int64_t self, total;
+
+		testdata_read(&text, files[f]);
+		assert_non_null(at = strstr(text.ptr, "_ZN4burn4spin17h"));
+		snprintf(hash[f], sizeof(hash[f]), "%.16s", at + 16);
+		count_events(&text, "_ZN4burn4spin17h", &self, &total);
+		assert_true(self > 0);
+		assert_int_equal(perf_parse(&p, (const uint8_t *)text.ptr, text.len, files[f], NULL,
+					    &err), 0);
+		assert_int_equal(profile_summarize(&sm, p, 0, &err), 0);
+		assert_non_null(r = row_of(p, &sm, "_ZN4burn4spinE"));
+		assert_int_equal(r->self, self);
+		assert_int_equal(r->total, total);
+		assert_non_null(row_of(p, &sm, "_ZN4burn4mainE"));
+		profile_summary_release(&sm);
+		profile_free(p);
+		buf_release(&text);
+	}
+	assert_string_not_equal(hash[0], hash[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -252,6 +306,7 @@ int main(void)
 		cmocka_unit_test(test_rewriting_twice_changes_nothing_more),
 		cmocka_unit_test(test_one_lambda_across_lines_of_collapsed_stacks),
 		cmocka_unit_test(test_two_real_jvms_give_their_lambda_one_name),
+		cmocka_unit_test(test_two_rust_builds_give_their_function_one_name),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

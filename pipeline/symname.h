@@ -1,0 +1,44 @@
+/*
+ * symname.h: one name for a function whatever process or build ran it.
+ *
+ * Some runtimes and toolchains put into a function's name what the
+ * process or the build made up. The JVM names the classes it generates
+ * after where they happened to be loaded, so the same lambda is
+ * "Checkout$$Lambda$41/0x00007f5df8000a08.apply" in one JVM and
+ * "Checkout$$Lambda$43/0x00007f29ec000a08.apply" in the next; rustc ends
+ * a symbol with a hash of the crate's build ("::h8f3a1b2c4d5e6f70"), and
+ * LLVM's ThinLTO a promoted local with one (".llvm.6425391548234110923"),
+ * both new in each release's binary. Profilers print those names as they
+ * are (perf with the JVM's perf map, async-profiler, pprof-rs, perf on a
+ * Rust binary), so without this each capture or release would hold its
+ * own copy of the function and none of them a baseline.
+ */
+#ifndef PR_SYMNAME_H
+#define PR_SYMNAME_H
+
+#include <stddef.h>
+
+/*
+ * Rewrite the function name s[0..n) in place without the parts a process
+ * or a build makes up, and return its new length (never more than n):
+ *   - a lambda's class, "$$Lambda$41/0x00007f5df8000a08" (JDK 9-20),
+ *     "$$Lambda/0x000071b2d8012345" (JDK 21) or "$$Lambda$41/1523554304"
+ *     (JDK 8)                                              -> "$$Lambda"
+ *   - a method handle's form, "LambdaForm$MH/0x0000000800c0c000"
+ *                                                     -> "LambdaForm$MH"
+ *   - any other hidden class's address, "/0x" and 8 or more hex digits
+ *   - reflection's accessors, "GeneratedMethodAccessor17" (and the
+ *     Constructor and SerializationConstructor ones), and proxies,
+ *     "$Proxy12" in "jdk/proxy2/"    -> "GeneratedMethodAccessor", "$Proxy"
+ *     in "jdk/proxy/"
+ *   - Byte Buddy's random suffixes, "$ByteBuddy$Xy12Ab34" and Hibernate's
+ *     "$HibernateProxy$Xy12Ab34"      -> "$ByteBuddy", "$HibernateProxy"
+ *   - a Rust legacy symbol's hash at the end, "::h" and 16 hex digits
+ *   - a ThinLTO suffix at the end, ".llvm." and digits
+ * Slashes and dots as package separators are both recognised. Names
+ * without such parts are left as they are; rewriting a rewritten name
+ * changes nothing more.
+ */
+size_t symname_stable(char *s, size_t n);
+
+#endif
