@@ -59,8 +59,13 @@ static int read_sidecar(ingest_desc *out, const char *side, const char *path,
 		rc = pr_error_set(err, PR_ENOMEM, "cannot read sidecar '%s': out of memory", side);
 		goto out;
 	}
-	/* A sidecar is small; a FIFO or a huge file must not stall the run. */
-	if (stat(side, &st) < 0 || !S_ISREG(st.st_mode)) {
+	/*
+	 * A sidecar is small; a FIFO or a huge file must not stall the run. A
+	 * link is left to fileio_read_file, which refuses it whatever it points
+	 * to: following it here would tell the folder's writer whether its
+	 * target exists and what it is.
+	 */
+	if (lstat(side, &st) < 0 || !(S_ISREG(st.st_mode) || S_ISLNK(st.st_mode))) {
 		rc = pr_error_set(err, PR_EDATA, "%s: not a regular file", name.ptr);
 		goto out;
 	}

@@ -645,6 +645,44 @@ static void test_a_drop_folder_never_follows_a_link(void **state)
 	blob_store_free(bs);
 }
 
+/*
+ * Where a linked sidecar points must not change its failure: a link to
+ * nothing or to a FIFO is the same one failure as a link to a file, or
+ * the message would tell the folder's writer whether a path they cannot
+ * look into exists, and what it is.
+ */
+static void test_a_linked_sidecar_fails_alike_anywhere(void **state)
+{
+	static const char *const targets[] = {"nowhere", "fifo", "file"};
+	fixture *f = *state;
+	blob_store *bs = dir_store(f);
+	char dir[4200], path[4400], target[4400];
+
+	snprintf(target, sizeof(target), "%s/fifo", f->dir);
+	assert_int_equal(mkfifo(target, 0600), 0);
+	snprintf(target, sizeof(target), "%s/file", f->dir);
+	write_file(target, "{\"release\": \"v1\"}");
+	for (size_t i = 0; i < sizeof(targets) / sizeof(*targets); i++) {
+		pr_error err = PR_ERROR_INIT;
+		source_report rep;
+
+		snprintf(dir, sizeof(dir), "%s/link-%s", f->dir, targets[i]);
+		assert_int_equal(mkdir(dir, 0700), 0);
+		drop(dir, "a.folded", "main;a 1\n", NULL);
+		snprintf(path, sizeof(path), "%s/a.folded.json", dir);
+		snprintf(target, sizeof(target), "%s/%s", f->dir, targets[i]);
+		assert_int_equal(symlink(target, path), 0);
+		if (source_collect_dir(&rep, f->t->db, bs, "svc", dir, &limits, &err) < 0)
+			fail_msg("%s", err.msg);
+		assert_int_equal(rep.failed, 1);
+		if (!strstr(rep.first_error, "/a.folded.json': a symbolic link"))
+			fail_msg("%s: %s", targets[i], rep.first_error);
+		source_report_release(&rep);
+	}
+	assert_int_equal(testdb_int(f->t, "select count(*) from profiles"), 0);
+	blob_store_free(bs);
+}
+
 static void test_a_bad_sidecar_is_named_with_its_reason(void **state)
 {
 	static const struct {
@@ -729,6 +767,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_a_drop_folder_never_follows_a_link, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_a_linked_sidecar_fails_alike_anywhere,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_collection_stops_at_a_failure_of_the_store,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_batch_rejects_each_bad_file_alone, setup,
