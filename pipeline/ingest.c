@@ -306,7 +306,8 @@ static int64_t capture_time(const ingest_request *req, const profile *p)
 	if (p->time_ns > 0)
 		return p->time_ns / 1000;
 	/* Collectors drop files as they capture them: mtime is the best guess. */
-	if (strcmp(req->path, "-") != 0 && stat(req->path, &st) == 0)
+	if (strcmp(req->path, "-") != 0 &&
+	    (req->file_only ? lstat(req->path, &st) : stat(req->path, &st)) == 0)
 		return (int64_t)st.st_mtim.tv_sec * 1000000 + st.st_mtim.tv_nsec / 1000;
 	return time_now_us();
 }
