@@ -81,6 +81,13 @@ typedef struct snapreq {
 	char service[130];
 } snapreq;
 
+/* Open connections from one address, for serve.max_connections_per_ip. */
+typedef struct peer {
+	unsigned char addr[16]; /* the address's bytes (the port left out) */
+	int family;             /* AF_INET, AF_INET6; 0: a free slot */
+	unsigned open;
+} peer;
+
 typedef struct server {
 	const job_env *env;
 	const config_serve *cfg;
@@ -101,6 +108,9 @@ typedef struct server {
 	snapreq snapq[SNAPQ_MAX];
 	size_t snap_head, snap_len;
 	counter snapshots[COUNTERS_MAX]; /* by outcome, under snap_mu */
+	/* Addresses with open connections (the polling thread's alone). */
+	peer *peers;
+	size_t npeers;
 	serve_result *out;
 } server;
 
@@ -163,6 +173,73 @@ static void peer_address(char *out, size_t n, struct MHD_Connection *c)
 	else if (sa && sa->sa_family == AF_INET6)
 		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, out,
 			  (socklen_t)n);
+}
+
+/*
+ * The slot of `sa`'s address among those with open connections; with
+ * `add`, a free one for it when it has none. NULL when it has none (or
+ * every slot is taken, which the connection limit rules out).
+ */
+static peer *peer_of(server *s, const struct sockaddr *sa, bool add)
+{
+	unsigned char key[16] = {0};
+	peer *free_slot = NULL;
+	int family = sa ? sa->sa_family : 0;
+
+	if (family == AF_INET)
+		memcpy(key, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+	else if (family == AF_INET6)
+		memcpy(key, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+	else
+		return NULL;
+	for (size_t i = 0; i < s->npeers; i++) {
+		if (s->peers[i].family == family && memcmp(s->peers[i].addr, key, 16) == 0)
+			return &s->peers[i];
+		if (!s->peers[i].family && !free_slot)
+			free_slot = &s->peers[i];
+	}
+	if (!add || !free_slot)
+		return NULL;
+	memcpy(free_slot->addr, key, 16);
+	free_slot->family = family;
+	free_slot->open = 0;
+	return free_slot;
+}
+
+/*
+ * A client that keeps connections open, sending a byte now and then
+ * (never idle long enough to time out), would otherwise hold every slot
+ * and lock everyone else out, alert webhooks included. The limit is kept
+ * here rather than by libmicrohttpd so that its refusals are counted.
+ */
+static enum MHD_Result accept_peer(void *cls, const struct sockaddr *sa, socklen_t len)
+{
+	server *s = cls;
+	const peer *p = s->cfg->max_connections_per_ip ? peer_of(s, sa, false) : NULL;
+
+	(void)len;
+	if (p && p->open >= s->cfg->max_connections_per_ip) {
+		count(s->refusals, "connections_per_ip", 0);
+		return MHD_NO;
+	}
+	return MHD_YES;
+}
+
+static void peer_event(void *cls, struct MHD_Connection *c, void **socket_context,
+		       enum MHD_ConnectionNotificationCode code)
+{
+	server *s = cls;
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	peer *p = peer_of(s, ci ? ci->client_addr : NULL, code == MHD_CONNECTION_NOTIFY_STARTED);
+
+	(void)socket_context;
+	if (!p)
+		return;
+	if (code == MHD_CONNECTION_NOTIFY_STARTED)
+		p->open++;
+	else if (p->open && --p->open == 0)
+		p->family = 0;
 }
 
 /*
@@ -1381,19 +1458,18 @@ int serve_run(serve_result *out, const job_env *env, const serve_opts *o, pr_err
 		}
 		s.snap_started = true;
 	}
+	s.npeers = s.cfg->max_connections ? s.cfg->max_connections : 256;
+	if (!(s.peers = calloc(s.npeers, sizeof(*s.peers)))) {
+		rc = pr_error_set(err, PR_ENOMEM, "cannot serve: out of memory");
+		goto out;
+	}
 	daemon = MHD_start_daemon(
 		MHD_USE_INTERNAL_POLLING_THREAD | (ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0), 0,
-		NULL, NULL, handle, &s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-		MHD_OPTION_NOTIFY_COMPLETED, done, &s, MHD_OPTION_CONNECTION_TIMEOUT,
-		(unsigned)10, MHD_OPTION_CONNECTION_LIMIT,
-		(unsigned)(s.cfg->max_connections ? s.cfg->max_connections : 256),
-		/*
-		 * A client that keeps connections open, sending a byte now and
-		 * then (never idle long enough to time out), would otherwise hold
-		 * every slot and lock everyone else out, alert webhooks included.
-		 */
-		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)s.cfg->max_connections_per_ip,
-		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_END);
+		accept_peer, &s, handle, &s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+		MHD_OPTION_NOTIFY_COMPLETED, done, &s, MHD_OPTION_NOTIFY_CONNECTION, peer_event,
+		&s, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10, MHD_OPTION_CONNECTION_LIMIT,
+		(unsigned)s.npeers, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
+		MHD_OPTION_END);
 	if (!daemon || !(info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT))) {
 		rc = pr_error_set(err, PR_EIO, "cannot listen on '%.100s': %s", listen,
 				  errno ? strerror(errno) : "libmicrohttpd refused");
@@ -1418,6 +1494,7 @@ out:
 		pthread_join(s.snap_thread, NULL);
 	}
 	secret_free(s.agent_secret);
+	free(s.peers);
 	pthread_mutex_destroy(&s.snap_mu);
 	pthread_cond_destroy(&s.snap_cv);
 	out->requests = s.nreq;

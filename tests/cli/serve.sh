@@ -220,6 +220,12 @@ if wait_port "$T/s3.port"; then
 	[ "$same" = 000 ] && [ "$other" = 200 ] && [ "$later" = 200 ] &&
 		ok "an address holding its max_connections_per_ip locks out only itself" ||
 		not_ok "per-address limit" "same=$same other=$other later=$later"
+	# The fifth held connection and the curl from the same address.
+	refused=$(curl -s -m 5 "http://127.0.0.1:$P3/metrics" |
+		sed -n 's/^profreg_serve_refusals_total{reason="connections_per_ip"} //p')
+	[ "${refused:-0}" -ge 2 ] &&
+		ok "connections refused for their address are counted ($refused)" ||
+		not_ok "per-address refusals counted" "'$refused'"
 else
 	not_ok "per-address limit" "$(cat "$T/s3.err")"
 fi
