@@ -216,16 +216,16 @@ static void count_events(const buf *text, const char *what, int64_t *self, int64
 }
 
 /*
- * Two real JVMs running one program (tests/data/perf/Lambdas.java) put
- * its lambda at two addresses; both captures name it alike, with every
- * event that ran through it.
+ * Two real prints of one program whose frames write `raw` and then 16
+ * characters the process or the build made up, different in the two:
+ * both name the function `stable`, with every event through it counted
+ * from the text, none keeps `raw`, and both name `other` too.
  */
-static void test_two_real_jvms_give_their_lambda_one_name(void **state)
+static void two_prints_one_name(const char *const files[2], const char *raw, const char *stable,
+				const char *other)
 {
-	static const char *const files[] = {"perf/java-lambda-1.perf", "perf/java-lambda-2.perf"};
-	char addr[2][32];
+	char made_up[2][24];
 
-	(void)state;
 	for (int f = 0; f < 2; f++) {
 		pr_error err = PR_ERROR_INIT;
 		buf text = BUF_INIT;
@@ -236,66 +236,53 @@ static void test_two_real_jvms_give_their_lambda_one_name(void **state)
 		int64_t self, total;
 
 		testdata_read(&text, files[f]);
-		assert_non_null(at = strstr(text.ptr, "Lambdas$$Lambda$1/0x"));
-		snprintf(addr[f], sizeof(addr[f]), "%.16s", at + 20);
-		count_events(&text, "Lambdas$$Lambda$1/0x", &self, &total);
+		assert_non_null(at = strstr(text.ptr, raw));
+		snprintf(made_up[f], sizeof(made_up[f]), "%.16s", at + strlen(raw));
+		count_events(&text, raw, &self, &total);
 		assert_true(total > 0);
 		assert_int_equal(perf_parse(&p, (const uint8_t *)text.ptr, text.len, files[f], NULL,
 					    &err), 0);
 		assert_int_equal(profile_summarize(&sm, p, 0, &err), 0);
-		assert_non_null(r = row_of(p, &sm, "long Lambdas$$Lambda.applyAsLong"));
+		assert_non_null(r = row_of(p, &sm, stable));
 		assert_int_equal(r->self, self);
 		assert_int_equal(r->total, total);
-		assert_non_null(row_of(p, &sm,
-				       "java.lang.Object "
-				       "jdk.internal.reflect.GeneratedMethodAccessor.invoke"));
+		assert_non_null(row_of(p, &sm, other));
 		for (size_t i = 0; i < p->nfuncs; i++)
-			if (strstr(p->funcs[i].name, "/0x"))
-				fail_msg("%s: '%s' kept its address", files[f], p->funcs[i].name);
+			if (strstr(p->funcs[i].name, raw))
+				fail_msg("%s: '%s' kept what was made up", files[f],
+					 p->funcs[i].name);
 		profile_summary_release(&sm);
 		profile_free(p);
 		buf_release(&text);
 	}
-	assert_string_not_equal(addr[0], addr[1]);
+	assert_string_not_equal(made_up[0], made_up[1]);
+}
+
+/*
+ * Two real JVMs running one program (tests/data/perf/Lambdas.java) put
+ * its lambda at two addresses.
+ */
+static void test_two_real_jvms_give_their_lambda_one_name(void **state)
+{
+	static const char *const files[] = {"perf/java-lambda-1.perf", "perf/java-lambda-2.perf"};
+
+	(void)state;
+	two_prints_one_name(files, "Lambdas$$Lambda$1/0x", "long Lambdas$$Lambda.applyAsLong",
+			    "java.lang.Object "
+			    "jdk.internal.reflect.GeneratedMethodAccessor.invoke");
 }
 
 /*
  * Two builds of one Rust program whose package version differs (cargo
  * passes it in -C metadata) give every symbol a new hash; perf script
- * --no-demangle prints them mangled. Both captures name spin alike.
+ * --no-demangle prints them mangled.
  */
 static void test_two_rust_builds_give_their_function_one_name(void **state)
 {
 	static const char *const files[] = {"perf/rust-v1.perf", "perf/rust-v2.perf"};
-	char hash[2][24];
 
 	(void)state;
-	for (int f = 0; f < 2; f++) {
-		pr_error err = PR_ERROR_INIT;
-		buf text = BUF_INIT;
-		profile_summary sm;
-		profile *p = NULL;
-		const profile_summary_row *r;
-		const char *at;
-		int64_t self, total;
-
-		testdata_read(&text, files[f]);
-		assert_non_null(at = strstr(text.ptr, "_ZN4burn4spin17h"));
-		snprintf(hash[f], sizeof(hash[f]), "%.16s", at + 16);
-		count_events(&text, "_ZN4burn4spin17h", &self, &total);
-		assert_true(self > 0);
-		assert_int_equal(perf_parse(&p, (const uint8_t *)text.ptr, text.len, files[f], NULL,
-					    &err), 0);
-		assert_int_equal(profile_summarize(&sm, p, 0, &err), 0);
-		assert_non_null(r = row_of(p, &sm, "_ZN4burn4spinE"));
-		assert_int_equal(r->self, self);
-		assert_int_equal(r->total, total);
-		assert_non_null(row_of(p, &sm, "_ZN4burn4mainE"));
-		profile_summary_release(&sm);
-		profile_free(p);
-		buf_release(&text);
-	}
-	assert_string_not_equal(hash[0], hash[1]);
+	two_prints_one_name(files, "_ZN4burn4spin17h", "_ZN4burn4spinE", "_ZN4burn4mainE");
 }
 
 int main(void)
