@@ -156,7 +156,7 @@ int profile_intern(profile *p, uint32_t *out, const char *name, size_t name_len,
 	buf key = BUF_INIT;
 	const char *stored;
 	uint32_t id;
-	size_t stored_name_len;
+	size_t stored_name_len, file_at;
 	int rc = 0;
 
 	if (!file)
@@ -181,16 +181,18 @@ int profile_intern(profile *p, uint32_t *out, const char *name, size_t name_len,
 		if ((rc = utf8_repair(&key, name, name_len)) < 0)
 			goto nomem;
 	}
-	/* One name across processes and builds (symname.h). */
+	/* One name and file across processes and builds (symname.h). */
 	key.len = symname_stable(key.ptr, key.len);
 	if ((rc = buf_putc(&key, '\0')) < 0)
 		goto nomem;
+	file_at = key.len;
 	if (file_len && !utf8_valid(file, file_len))
 		rc = utf8_repair(&key, file, file_len);
 	else if (file_len)
 		rc = buf_put(&key, file, file_len);
 	if (rc < 0)
 		goto nomem;
+	key.len = file_at + symname_stable_file(key.ptr + file_at, key.len - file_at);
 	if (p->nfuncs == UINT32_MAX) {
 		rc = pr_error_set(err, PR_ELIMIT, "cannot parse '%s': too many functions",
 				  p->input_name);

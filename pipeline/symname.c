@@ -203,3 +203,67 @@ size_t symname_stable(char *s, size_t n)
 	}
 	return without_build_hash(s, w);
 }
+
+/* True when s[0..n) is a version: a digit, then digits and dots with at least one dot. */
+static bool version_at(const char *s, size_t n)
+{
+	return n >= 3 && is_digit(s[0]) && memchr(s, '.', n);
+}
+
+/*
+ * The length segment s[0..n) of a path keeps, given the segments before
+ * it (`path`, `plen` bytes, ending in '/'), without a version the
+ * packaging put in it.
+ */
+static size_t segment_stable(const char *s, size_t n, const char *path, size_t plen)
+{
+	const char *at;
+
+	/* Go's module cache and -trimpath: "grpc@v1.56.0" (and /vN@vN.M.K). */
+	for (size_t i = 1; i + 2 < n; i++)
+		if (s[i] == '@' && s[i + 1] == 'v' && is_digit(s[i + 2]))
+			return i;
+	/* pnpm's store: ".pnpm/express@4.18.2", ".pnpm/@babel+core@7.22.0". */
+	if (plen >= 6 && memcmp(path + plen - 6, ".pnpm/", 6) == 0)
+		for (size_t i = 1; i + 1 < n; i++)
+			if (s[i] == '@' && is_digit(s[i + 1]))
+				return i;
+	/* An interpreter's or a toolchain's own folder: "python3.11", Debian's "go-1.19". */
+	if (n > 7 && memcmp(s, "python", 6) == 0 && is_digit(s[6]) && s[7] == '.' &&
+	    digits(s, n, 8) == n - 8 && n > 8)
+		return 7;
+	if (n > 5 && memcmp(s, "go-1.", 5) == 0 && digits(s, n, 5) == n - 5)
+		return 2;
+	/* Cargo's registry: ".../registry/src/index.crates.io-6f17d22bba15001f/tokio-1.28.0". */
+	if ((at = memmem(path, plen, "/registry/src/", 14)) &&
+	    memchr(at + 14, '/', plen - (size_t)(at + 14 - path)) == path + plen - 1)
+		for (size_t i = n; i-- > 1;)
+			if (s[i - 1] == '-' && version_at(s + i, n - i))
+				return i - 1;
+	return n;
+}
+
+size_t symname_stable_file(char *s, size_t n)
+{
+	size_t r = 0, w = 0;
+
+	if (!memchr(s, '@', n) && !memmem(s, n, "python", 6) && !memmem(s, n, "go-1.", 5) &&
+	    !memmem(s, n, "/registry/src/", 14))
+		return n;
+	while (r < n) {
+		const char *slash = memchr(s + r, '/', n - r);
+		size_t end = slash ? (size_t)(slash - s) : n;
+		size_t keep = end - r, k;
+
+		/* Each rule only shortens a segment: apply them until none does. */
+		while ((k = segment_stable(s + r, keep, s, w)) < keep)
+			keep = k;
+
+		memmove(s + w, s + r, keep);
+		w += keep;
+		r = end;
+		if (r < n)
+			s[w++] = s[r++];
+	}
+	return w;
+}

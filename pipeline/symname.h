@@ -41,4 +41,23 @@
  */
 size_t symname_stable(char *s, size_t n);
 
+/*
+ * The same for the file a function is in, s[0..n): a path's versions
+ * that packaging put there go, so that a dependency upgraded, or an
+ * interpreter or toolchain moved to its next release, keeps its
+ * functions' baselines:
+ *   - Go's module versions, "google.golang.org/grpc@v1.56.0/server.go"
+ *     (as -trimpath writes it, or under the module cache)
+ *                                   -> "google.golang.org/grpc/server.go"
+ *   - pnpm's store, ".pnpm/express@4.18.2/node_modules/express/..."
+ *                                   -> ".pnpm/express/node_modules/..."
+ *   - Cargo's registry, ".../registry/src/index.crates.io-6f17d22bba15001f
+ *     /tokio-1.28.0/src/..."        -> ".../tokio/src/..."
+ *   - Python's and Debian's Go's own folders, "lib/python3.11/" and
+ *     "/usr/lib/go-1.19/"            -> "lib/python3/", "/usr/lib/go/"
+ * A main module's own paths, and anything else, are left as they are;
+ * rewriting a rewritten path changes nothing more.
+ */
+size_t symname_stable_file(char *s, size_t n);
+
 #endif

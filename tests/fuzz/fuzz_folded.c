@@ -147,7 +147,7 @@ static void check_sample(const profile *p, size_t i, const char *s, size_t n,
 			 int64_t v)
 {
 	const uint32_t *st = p->frames + p->stack_off[i];
-	static char stable[4096];
+	static char stable[4096], stable_file[4096];
 	uint32_t k = 0;
 	size_t start = 0;
 
@@ -165,11 +165,14 @@ static void check_sample(const profile *p, size_t i, const char *s, size_t n,
 			want_len = 9;
 		}
 		/* What a process or build made up goes, as test_symname proves. */
-		if (want_len > sizeof(stable))
+		if (want_len > sizeof(stable) || file_len > sizeof(stable_file))
 			abort();
 		memcpy(stable, want, want_len);
 		want = stable;
 		want_len = symname_stable(stable, want_len);
+		memcpy(stable_file, want_file, file_len);
+		want_file = stable_file;
+		file_len = symname_stable_file(stable_file, file_len);
 		if (k >= p->stack_len[i])
 			abort();
 		name = p->funcs[st[k]].name;

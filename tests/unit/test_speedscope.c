@@ -147,8 +147,9 @@ static void test_pyspy_threads_merge_into_exact_cpu_and_samples(void **state)
 	expect(p, &cnt, "<module>", "/app/main.py", 0, 7);
 	expect(p, &cnt, "parse", "/app/io.py", 1, 1);
 	expect(p, &cnt, "worker", "/app/main.py", 2, 5);
-	expect(p, &cnt, "run", "/usr/lib/python3.11/threading.py", 0, 5);
-	expect(p, &cnt, "_bootstrap", "/usr/lib/python3.11/threading.py", 0, 5);
+	/* The interpreter's version is no part of the file (test_symname). */
+	expect(p, &cnt, "run", "/usr/lib/python3/threading.py", 0, 5);
+	expect(p, &cnt, "_bootstrap", "/usr/lib/python3/threading.py", 0, 5);
 	expect(p, &cpu, "compute", "/app/calc.py", 8 * tick, 8 * tick);
 	expect(p, &cpu, "main", "/app/main.py", tick, 7 * tick);
 	expect(p, &cpu, "worker", "/app/main.py", 2 * tick, 5 * tick);

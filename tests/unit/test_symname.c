@@ -5,6 +5,7 @@
  * rustc and ThinLTO put in a build's symbols are dropped, in every
  * format, and nothing else about a name changes.
  */
+#define _GNU_SOURCE /* memmem */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +17,8 @@
 
 #include "common/buf.h"
 #include "pipeline/folded.h"
+#include "pipeline/format.h"
+#include "pipeline/gunzip.h"
 #include "pipeline/symname.h"
 #include "pipeline/perf.h"
 #include "tests/support/testdata.h"
@@ -135,6 +138,8 @@ static void test_rewriting_twice_changes_nothing_more(void **state)
 		"LambdaForm$", "MH", "GeneratedMethodAccessor", "$Proxy", "jdk/proxy", "jdk.proxy",
 		"$ByteBuddy$", "$HibernateProxy$", "Ab12", "a", "_", ";", " ", "(", "L", "0X",
 		"ABCDEF12", "::h", "0123456789abcdef", ".llvm.", "17h", "E", "_ZN",
+		"@v", "1.2.3", ".pnpm/", "python3.11", "go-1.19", "/registry/src/", "idx/",
+		"tokio-1.28.0", "@", "-",
 	};
 	const size_t nparts = sizeof(part) / sizeof(*part);
 	uint64_t x = 88172645463325252u;
@@ -153,14 +158,124 @@ static void test_rewriting_twice_changes_nothing_more(void **state)
 			memcpy(s + n, p, strlen(p));
 			n += strlen(p);
 		}
-		memcpy(once, s, n);
-		a = symname_stable(once, n);
-		assert_true(a <= n);
-		memcpy(twice, once, a);
-		b = symname_stable(twice, a);
-		if (b != a || memcmp(once, twice, a) != 0)
-			fail_msg("'%.*s' -> '%.*s' -> '%.*s'", (int)n, s, (int)a, once, (int)b,
-				 twice);
+		for (int file = 0; file < 2; file++) {
+			size_t (*rewrite)(char *, size_t) = file ? symname_stable_file
+								 : symname_stable;
+
+			memcpy(once, s, n);
+			a = rewrite(once, n);
+			assert_true(a <= n);
+			memcpy(twice, once, a);
+			b = rewrite(twice, a);
+			if (b != a || memcmp(once, twice, a) != 0)
+				fail_msg("%s: '%.*s' -> '%.*s' -> '%.*s'", file ? "file" : "name",
+					 (int)n, s, (int)a, once, (int)b, twice);
+		}
+	}
+}
+
+/* The stable form of the file `path`, in a static buffer. */
+static const char *stable_file(const char *path)
+{
+	static char s[512];
+	size_t n = strlen(path);
+
+	assert_true(n < sizeof(s));
+	memcpy(s, path, n);
+	n = symname_stable_file(s, n);
+	s[n] = '\0';
+	return s;
+}
+
+static void test_packaging_versions_leave_a_path(void **state)
+{
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+		/* Go: -trimpath and the module cache (tests/data/pprof/go-dep-*). */
+		{"example.com/dep@v1.0.0/dep.go", "example.com/dep/dep.go"},
+		{"/root/go/pkg/mod/google.golang.org/grpc@v1.56.0/server.go",
+		 "/root/go/pkg/mod/google.golang.org/grpc/server.go"},
+		{"github.com/acme/pay/v2@v2.1.1-0.20230101120000-abcdef123456/x.go",
+		 "github.com/acme/pay/v2/x.go"},
+		{"github.com/acme/old@v1.2.3+incompatible/x.go", "github.com/acme/old/x.go"},
+		/* pnpm's store, plain and scoped packages. */
+		{"/app/node_modules/.pnpm/express@4.18.2/node_modules/express/lib/router.js",
+		 "/app/node_modules/.pnpm/express/node_modules/express/lib/router.js"},
+		{"file:///app/node_modules/.pnpm/@babel+core@7.22.0/node_modules/@babel/core/a.js",
+		 "file:///app/node_modules/.pnpm/@babel+core/node_modules/@babel/core/a.js"},
+		/* Cargo's registry. */
+		{"/root/.cargo/registry/src/index.crates.io-6f17d22bba15001f/tokio-1.28.0/src/a.rs",
+		 "/root/.cargo/registry/src/index.crates.io-6f17d22bba15001f/tokio/src/a.rs"},
+		{"/root/.cargo/registry/src/github.com-1ecc6299db9ec823/tokio-util-0.7.8/src/c.rs",
+		 "/root/.cargo/registry/src/github.com-1ecc6299db9ec823/tokio-util/src/c.rs"},
+		{"/c/registry/src/idx/ring-0.17.0-rc.1/src/x.rs",
+		 "/c/registry/src/idx/ring/src/x.rs"},
+		/* Interpreters' and toolchains' own folders. */
+		{"/app/.venv/lib/python3.11/site-packages/requests/api.py",
+		 "/app/.venv/lib/python3/site-packages/requests/api.py"},
+		{"/usr/lib/python3.12/json/decoder.py", "/usr/lib/python3/json/decoder.py"},
+		{"/usr/lib/go-1.19/src/runtime/proc.go", "/usr/lib/go/src/runtime/proc.go"},
+	};
+	static const char *const same[] = {
+		"example.com/app/main.go", "runtime/proc.go", "app.py", "",
+		"/app/node_modules/@babel/core/lib/index.js", /* a scope, not a version */
+		"/home/u/foo@bar/x.py", "/srv/user@v/x.go", "/srv/@v1/x.go",
+		"/srv/python3/x.py", "/srv/python3.x/y.py", "/srv/python3./y.py",
+		"/opt/go-1.x/a.go", "/opt/go-1./a.go",
+		"/src/tokio-1.28.0/x.rs",                    /* not in a registry */
+		"/c/registry/src/tokio-1.28.0/x.rs",         /* the index, not a crate */
+		"/c/registry/src/idx/tokio/src/x.rs",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		if (strcmp(stable_file(cases[i].in), cases[i].out) != 0)
+			fail_msg("'%s' became '%s', not '%s'", cases[i].in,
+				 stable_file(cases[i].in), cases[i].out);
+		assert_string_equal(stable_file(cases[i].out), cases[i].out);
+	}
+	for (size_t i = 0; i < sizeof(same) / sizeof(*same); i++)
+		assert_string_equal(stable_file(same[i]), same[i]);
+}
+
+/*
+ * Two real Go programs built against two versions of one module (a file
+ * GOPROXY, go build -trimpath, runtime/pprof): the module's function
+ * keeps one name and one file, so its baseline survives the upgrade.
+ */
+static void test_a_go_dependency_upgrade_keeps_its_functions(void **state)
+{
+	static const char *const files[] = {"pprof/go-dep-v1.0.0.pb.gz",
+					    "pprof/go-dep-v1.1.0.pb.gz"};
+	static const char *const raw[] = {"example.com/dep@v1.0.0/dep.go",
+					  "example.com/dep@v1.1.0/dep.go"};
+
+	(void)state;
+	for (int f = 0; f < 2; f++) {
+		pr_error err = PR_ERROR_INIT;
+		buf gz = BUF_INIT, pb = BUF_INIT;
+		profile *p = NULL;
+		bool found = false;
+
+		testdata_read(&gz, files[f]);
+		assert_int_equal(gunzip_bounded(&pb, (const uint8_t *)gz.ptr, gz.len, 1 << 20,
+						files[f], &err), 0);
+		assert_non_null(memmem(pb.ptr, pb.len, raw[f], strlen(raw[f])));
+		assert_int_equal(format_parse(&p, (const uint8_t *)gz.ptr, gz.len,
+					      PROFILE_FMT_AUTO, files[f], NULL, &err), 0);
+		for (size_t i = 0; i < p->nfuncs; i++) {
+			if (strstr(p->funcs[i].file, "@v"))
+				fail_msg("%s: '%s' kept its version", files[f], p->funcs[i].file);
+			if (strcmp(p->funcs[i].name, "example.com/dep.Checksum") == 0) {
+				assert_string_equal(p->funcs[i].file, "example.com/dep/dep.go");
+				found = true;
+			}
+		}
+		assert_true(found);
+		profile_free(p);
+		buf_release(&gz);
+		buf_release(&pb);
 	}
 }
 
@@ -291,6 +406,8 @@ int main(void)
 		cmocka_unit_test(test_generated_parts_are_dropped),
 		cmocka_unit_test(test_other_names_stay_as_written),
 		cmocka_unit_test(test_rewriting_twice_changes_nothing_more),
+		cmocka_unit_test(test_packaging_versions_leave_a_path),
+		cmocka_unit_test(test_a_go_dependency_upgrade_keeps_its_functions),
 		cmocka_unit_test(test_one_lambda_across_lines_of_collapsed_stacks),
 		cmocka_unit_test(test_two_real_jvms_give_their_lambda_one_name),
 		cmocka_unit_test(test_two_rust_builds_give_their_function_one_name),
