@@ -204,42 +204,81 @@ size_t symname_stable(char *s, size_t n)
 	return without_build_hash(s, w);
 }
 
-/* True when s[0..n) is a version: a digit, then digits and dots with at least one dot. */
-static bool version_at(const char *s, size_t n)
+/*
+ * The length of a semver version at s[0..n), "1.28.0", "0.17.0-rc.1" or
+ * "0.0.3+build", kept as its compatible range as Cargo unifies it: "1",
+ * "0.17" or "0.0.3" (0 when s is no such version).
+ */
+static size_t compatible_version(const char *s, size_t n)
 {
-	return n >= 3 && is_digit(s[0]) && memchr(s, '.', n);
+	size_t a = digits(s, n, 0), b, c;
+
+	if (!a || a + 1 >= n || s[a] != '.' || !(b = digits(s, n, a + 1)) || a + 1 + b >= n ||
+	    s[a + 1 + b] != '.' || !(c = digits(s, n, a + 2 + b)))
+		return 0;
+	if (a + 2 + b + c < n && s[a + 2 + b + c] != '-' && s[a + 2 + b + c] != '+')
+		return 0;
+	for (size_t i = 0; i < a; i++)
+		if (s[i] != '0')
+			return a;
+	for (size_t i = a + 1; i < a + 1 + b; i++)
+		if (s[i] != '0')
+			return a + 1 + b;
+	return a + 2 + b + c;
 }
 
 /*
  * The length segment s[0..n) of a path keeps, given the segments before
  * it (`path`, `plen` bytes, ending in '/'), without a version the
- * packaging put in it.
+ * packaging put in it. A version goes only where the program cannot hold
+ * two of them: Go builds one version of a module (another major version
+ * is another module path), Cargo one of each semver-compatible range
+ * (so "tokio-1", "hashbrown-0.14" stay), an interpreter or a toolchain
+ * is one; pnpm installs any two versions of a package side by side and
+ * keeps its version, dropping only the peer dependencies' suffix.
  */
 static size_t segment_stable(const char *s, size_t n, const char *path, size_t plen)
 {
-	const char *at;
+	size_t k;
 
-	/* Go's module cache and -trimpath: "grpc@v1.56.0" (and /vN@vN.M.K). */
-	for (size_t i = 1; i + 2 < n; i++)
-		if (s[i] == '@' && s[i + 1] == 'v' && is_digit(s[i + 2]))
-			return i;
-	/* pnpm's store: ".pnpm/express@4.18.2", ".pnpm/@babel+core@7.22.0". */
+	/*
+	 * Go's module cache and -trimpath: "grpc@v1.56.0" (and /vN@vN.M.K);
+	 * not in a URL, whose module is whatever version it names (Deno).
+	 */
+	if (!memmem(path, plen, "://", 3))
+		for (size_t i = 1; i + 2 < n; i++)
+			if (s[i] == '@' && s[i + 1] == 'v' && is_digit(s[i + 2]))
+				return i;
+	/* pnpm's store: ".pnpm/express@4.18.2_supports-color@8.1.1" -> "express@4.18.2". */
 	if (plen >= 6 && memcmp(path + plen - 6, ".pnpm/", 6) == 0)
 		for (size_t i = 1; i + 1 < n; i++)
-			if (s[i] == '@' && is_digit(s[i + 1]))
-				return i;
+			if (s[i] == '@' && is_digit(s[i + 1])) {
+				const char *peer = memchr(s + i, '_', n - i);
+
+				return peer ? (size_t)(peer - s) : n;
+			}
 	/* An interpreter's or a toolchain's own folder: "python3.11", Debian's "go-1.19". */
 	if (n > 7 && memcmp(s, "python", 6) == 0 && is_digit(s[6]) && s[7] == '.' &&
 	    digits(s, n, 8) == n - 8 && n > 8)
 		return 7;
 	if (n > 5 && memcmp(s, "go-1.", 5) == 0 && digits(s, n, 5) == n - 5)
 		return 2;
-	/* Cargo's registry: ".../registry/src/index.crates.io-6f17d22bba15001f/tokio-1.28.0". */
-	if ((at = memmem(path, plen, "/registry/src/", 14)) &&
-	    memchr(at + 14, '/', plen - (size_t)(at + 14 - path)) == path + plen - 1)
-		for (size_t i = n; i-- > 1;)
-			if (s[i - 1] == '-' && version_at(s + i, n - i))
-				return i - 1;
+	/*
+	 * Cargo's registry: ".../registry/src/index.crates.io-6f17d22bba15001f/tokio-1.28.0"
+	 * -> "tokio-1". A crate's name has no '.', so its version starts at the first
+	 * '-' that a version follows ("utf-8-0.7.6").
+	 */
+	if (plen >= 16 && path[plen - 1] == '/') {
+		size_t idx = plen - 1;
+
+		while (idx > 0 && path[idx - 1] != '/')
+			idx--;
+		if (idx >= 14 && idx < plen - 1 &&
+		    memcmp(path + idx - 14, "/registry/src/", 14) == 0)
+			for (size_t i = 1; i + 1 < n; i++)
+				if (s[i] == '-' && (k = compatible_version(s + i + 1, n - i - 1)))
+					return i + 1 + k;
+	}
 	return n;
 }
 

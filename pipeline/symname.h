@@ -45,18 +45,23 @@ size_t symname_stable(char *s, size_t n);
  * The same for the file a function is in, s[0..n): a path's versions
  * that packaging put there go, so that a dependency upgraded, or an
  * interpreter or toolchain moved to its next release, keeps its
- * functions' baselines:
+ * functions' baselines; but only where one program cannot hold two of
+ * them, as two versions' functions have the same names:
  *   - Go's module versions, "google.golang.org/grpc@v1.56.0/server.go"
- *     (as -trimpath writes it, or under the module cache)
- *                                   -> "google.golang.org/grpc/server.go"
- *   - pnpm's store, ".pnpm/express@4.18.2/node_modules/express/..."
- *                                   -> ".pnpm/express/node_modules/..."
- *   - Cargo's registry, ".../registry/src/index.crates.io-6f17d22bba15001f
- *     /tokio-1.28.0/src/..."        -> ".../tokio/src/..."
+ *     (as -trimpath writes it, or under the module cache; a module's
+ *     next major version is another path) -> "google.golang.org/grpc/server.go"
+ *   - Cargo's registry, which links one version of each semver-compatible
+ *     range, ".../registry/src/index.crates.io-6f17d22bba15001f
+ *     /tokio-1.28.0/src/..."        -> ".../tokio-1/src/..."
+ *     ("hashbrown-0.14.3" -> "hashbrown-0.14")
+ *   - pnpm's store keeps a package's version, as it installs any two side
+ *     by side, but not its peers': ".pnpm/react-dom@18.2.0_react@18.2.0/"
+ *                                   -> ".pnpm/react-dom@18.2.0/"
  *   - Python's and Debian's Go's own folders, "lib/python3.11/" and
  *     "/usr/lib/go-1.19/"            -> "lib/python3/", "/usr/lib/go/"
- * A main module's own paths, and anything else, are left as they are;
- * rewriting a rewritten path changes nothing more.
+ * A main module's own paths, URLs' versions (Deno loads every one it is
+ * given) and anything else are left as they are; rewriting a rewritten
+ * path changes nothing more.
  */
 size_t symname_stable_file(char *s, size_t n);
 

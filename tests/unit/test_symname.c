@@ -139,7 +139,7 @@ static void test_rewriting_twice_changes_nothing_more(void **state)
 		"$ByteBuddy$", "$HibernateProxy$", "Ab12", "a", "_", ";", " ", "(", "L", "0X",
 		"ABCDEF12", "::h", "0123456789abcdef", ".llvm.", "17h", "E", "_ZN",
 		"@v", "1.2.3", ".pnpm/", "python3.11", "go-1.19", "/registry/src/", "idx/",
-		"tokio-1.28.0", "@", "-",
+		"tokio-1.28.0", "@", "-", "0.0.3", "0.17.0-rc.1", "+b", "://", "@4.1.0",
 	};
 	const size_t nparts = sizeof(part) / sizeof(*part);
 	uint64_t x = 88172645463325252u;
@@ -200,17 +200,25 @@ static void test_packaging_versions_leave_a_path(void **state)
 		 "github.com/acme/pay/v2/x.go"},
 		{"github.com/acme/old@v1.2.3+incompatible/x.go", "github.com/acme/old/x.go"},
 		/* pnpm's store, plain and scoped packages. */
-		{"/app/node_modules/.pnpm/express@4.18.2/node_modules/express/lib/router.js",
-		 "/app/node_modules/.pnpm/express/node_modules/express/lib/router.js"},
-		{"file:///app/node_modules/.pnpm/@babel+core@7.22.0/node_modules/@babel/core/a.js",
-		 "file:///app/node_modules/.pnpm/@babel+core/node_modules/@babel/core/a.js"},
+		{"/app/node_modules/.pnpm/express@4.18.2_supports-color@8.1.1/node_modules/e/a.js",
+		 "/app/node_modules/.pnpm/express@4.18.2/node_modules/e/a.js"},
+		{"file:///app/node_modules/.pnpm/@babel+core@7.22.0_react@18.2.0/node_modules/a.js",
+		 "file:///app/node_modules/.pnpm/@babel+core@7.22.0/node_modules/a.js"},
+		{"/a/.pnpm/react-dom@18.3.0-canary-2a_react@18.2.0/node_modules/r.js",
+		 "/a/.pnpm/react-dom@18.3.0-canary-2a/node_modules/r.js"},
 		/* Cargo's registry. */
 		{"/root/.cargo/registry/src/index.crates.io-6f17d22bba15001f/tokio-1.28.0/src/a.rs",
-		 "/root/.cargo/registry/src/index.crates.io-6f17d22bba15001f/tokio/src/a.rs"},
+		 "/root/.cargo/registry/src/index.crates.io-6f17d22bba15001f/tokio-1/src/a.rs"},
 		{"/root/.cargo/registry/src/github.com-1ecc6299db9ec823/tokio-util-0.7.8/src/c.rs",
-		 "/root/.cargo/registry/src/github.com-1ecc6299db9ec823/tokio-util/src/c.rs"},
+		 "/root/.cargo/registry/src/github.com-1ecc6299db9ec823/tokio-util-0.7/src/c.rs"},
 		{"/c/registry/src/idx/ring-0.17.0-rc.1/src/x.rs",
-		 "/c/registry/src/idx/ring/src/x.rs"},
+		 "/c/registry/src/idx/ring-0.17/src/x.rs"},
+		{"/c/registry/src/idx/utf-8-0.7.6/src/x.rs",
+		 "/c/registry/src/idx/utf-8-0.7/src/x.rs"},
+		{"/c/registry/src/idx/x-0.0.3+build.1/src/x.rs",
+		 "/c/registry/src/idx/x-0.0.3/src/x.rs"},
+		{"/h/registry/src/app/.cargo/registry/src/idx/tokio-1.28.0/src/a.rs",
+		 "/h/registry/src/app/.cargo/registry/src/idx/tokio-1/src/a.rs"},
 		/* Interpreters' and toolchains' own folders. */
 		{"/app/.venv/lib/python3.11/site-packages/requests/api.py",
 		 "/app/.venv/lib/python3/site-packages/requests/api.py"},
@@ -226,6 +234,11 @@ static void test_packaging_versions_leave_a_path(void **state)
 		"/src/tokio-1.28.0/x.rs",                    /* not in a registry */
 		"/c/registry/src/tokio-1.28.0/x.rs",         /* the index, not a crate */
 		"/c/registry/src/idx/tokio/src/x.rs",
+		"/c/registry/src/idx/tokio-1.28/src/x.rs", /* not a crate's version */
+		"/c/registry/src/idx/-1.2.3/src/x.rs",
+		"/a/.pnpm/github.com+u+r@0123abc/node_modules/r.js",
+		/* A URL's module is whatever version it names (Deno, CDNs). */
+		"https://deno.land/x/oak@v12.6.1/router.ts",
 	};
 
 	(void)state;
@@ -237,6 +250,55 @@ static void test_packaging_versions_leave_a_path(void **state)
 	}
 	for (size_t i = 0; i < sizeof(same) / sizeof(*same); i++)
 		assert_string_equal(stable_file(same[i]), same[i]);
+}
+
+/*
+ * A program holds two versions of one dependency where its package
+ * manager allows it, and their functions have the same names: pnpm
+ * installs any two versions side by side (Express 4 itself loads ms 2.0.0
+ * through debug and ms 2.1.3 through send), Cargo links one version per
+ * semver-compatible range (hashbrown 0.12 and 0.14, whose names are alike
+ * once their hashes go), and Deno loads every URL it is given. Each keeps
+ * its own file.
+ */
+static void test_two_versions_in_one_program_keep_two_files(void **state)
+{
+	static const char *const pairs[][2] = {
+		{"/app/node_modules/.pnpm/ms@2.0.0/node_modules/ms/index.js",
+		 "/app/node_modules/.pnpm/ms@2.1.3/node_modules/ms/index.js"},
+		{"file:///app/node_modules/.pnpm/debug@2.6.9/node_modules/debug/src/node.js",
+		 "file:///app/node_modules/.pnpm/debug@4.3.4_supports-color@8.1.1/node_modules/"
+		 "debug/src/node.js"},
+		{"/r/.cargo/registry/src/index.crates.io-6f17d22bba15001f/hashbrown-0.12.3/a.rs",
+		 "/r/.cargo/registry/src/index.crates.io-6f17d22bba15001f/hashbrown-0.14.3/a.rs"},
+		{"/r/.cargo/registry/src/index.crates.io-6f17d22bba15001f/bitflags-1.3.2/lib.rs",
+		 "/r/.cargo/registry/src/index.crates.io-6f17d22bba15001f/bitflags-2.4.1/lib.rs"},
+		{"/r/.cargo/registry/src/idx/x-0.0.3/src/lib.rs",
+		 "/r/.cargo/registry/src/idx/x-0.0.4/src/lib.rs"},
+		{"https://deno.land/x/oak@v11.1.0/router.ts",
+		 "https://deno.land/x/oak@v12.6.1/router.ts"},
+	};
+	/* Within one compatible range Cargo has one version: upgrades keep the file. */
+	static const char *const upgrades[][2] = {
+		{"/r/.cargo/registry/src/idx/tokio-1.28.0/src/lib.rs",
+		 "/r/.cargo/registry/src/idx/tokio-1.35.1/src/lib.rs"},
+		{"/r/.cargo/registry/src/idx/hashbrown-0.14.0/src/a.rs",
+		 "/r/.cargo/registry/src/idx/hashbrown-0.14.3/src/a.rs"},
+		{"/app/node_modules/.pnpm/react-dom@18.2.0_react@18.2.0/node_modules/r.js",
+		 "/app/node_modules/.pnpm/react-dom@18.2.0_react@18.3.1/node_modules/r.js"},
+	};
+	char a[512];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(pairs) / sizeof(*pairs); i++) {
+		snprintf(a, sizeof(a), "%s", stable_file(pairs[i][0]));
+		if (strcmp(a, stable_file(pairs[i][1])) == 0)
+			fail_msg("'%s' and '%s' both became '%s'", pairs[i][0], pairs[i][1], a);
+	}
+	for (size_t i = 0; i < sizeof(upgrades) / sizeof(*upgrades); i++) {
+		snprintf(a, sizeof(a), "%s", stable_file(upgrades[i][0]));
+		assert_string_equal(a, stable_file(upgrades[i][1]));
+	}
 }
 
 /*
@@ -407,6 +469,7 @@ int main(void)
 		cmocka_unit_test(test_other_names_stay_as_written),
 		cmocka_unit_test(test_rewriting_twice_changes_nothing_more),
 		cmocka_unit_test(test_packaging_versions_leave_a_path),
+		cmocka_unit_test(test_two_versions_in_one_program_keep_two_files),
 		cmocka_unit_test(test_a_go_dependency_upgrade_keeps_its_functions),
 		cmocka_unit_test(test_one_lambda_across_lines_of_collapsed_stacks),
 		cmocka_unit_test(test_two_real_jvms_give_their_lambda_one_name),
