@@ -237,9 +237,55 @@ static size_t compatible_version(const char *s, size_t n)
  * is one; pnpm installs any two versions of a package side by side and
  * keeps its version, dropping only the peer dependencies' suffix.
  */
+/* True when path[0..plen) ends with `tail`. */
+static bool ends_with(const char *path, size_t plen, const char *tail)
+{
+	size_t k = strlen(tail);
+
+	/* A whole folder name, unless the tail starts inside one (".pyenv/"). */
+	return plen >= k && memcmp(path + plen - k, tail, k) == 0 &&
+	       (plen == k || path[plen - k - 1] == '/' || tail[0] == '.');
+}
+
+/* The length of the major part of version s[0..n) ("3" of "3.11.7", "v20" of "v20.1.0"), or 0. */
+static size_t version_major(const char *s, size_t n)
+{
+	size_t v = n && s[0] == 'v', k = digits(s, n, v), j;
+
+	if (k == 0 || v + k >= n || s[v + k] != '.')
+		return 0;
+	for (j = v + k; j < n && (is_digit(s[j]) || s[j] == '.'); j++)
+		;
+	return j == n && is_digit(s[n - 1]) ? v + k : 0;
+}
+
 static size_t segment_stable(const char *s, size_t n, const char *path, size_t plen)
 {
 	size_t k;
+
+	/*
+	 * A process runs one interpreter: the version folders of pyenv's,
+	 * rbenv's and nvm's installs ("~/.pyenv/versions/3.11.7/") and of
+	 * Ruby's library ("lib/ruby/3.2.0/", "ruby/gems/3.2.0/") keep their
+	 * major only.
+	 */
+	if ((ends_with(path, plen, ".pyenv/versions/") ||
+	     ends_with(path, plen, ".rbenv/versions/") ||
+	     ends_with(path, plen, ".nvm/versions/node/") || ends_with(path, plen, "ruby/") ||
+	     ends_with(path, plen, "ruby/gems/")) &&
+	    (k = version_major(s, n)) > 0)
+		return k;
+	/*
+	 * Ruby's gems: Bundler (and RubyGems) activate one version of a gem in
+	 * a process, so "gems/rails-7.0.4" is "gems/rails" ("activerecord-
+	 * import-1.4.1", "nokogiri-1.14.2-x86_64-linux" too).
+	 */
+	if (ends_with(path, plen, "gems/") && (memmem(path, plen, "/ruby/", 6) ||
+					       ends_with(path, plen, "bundle/gems/")))
+		for (size_t i = 1; i + 3 < n; i++)
+			if (s[i] == '-' && (k = digits(s, n, i + 1)) > 0 && i + 1 + k + 1 < n &&
+			    s[i + 1 + k] == '.' && is_digit(s[i + 2 + k]))
+				return i;
 
 	/*
 	 * Go's module cache and -trimpath: "grpc@v1.56.0" (and /vN@vN.M.K);
@@ -287,7 +333,8 @@ size_t symname_stable_file(char *s, size_t n)
 	size_t r = 0, w = 0;
 
 	if (!memchr(s, '@', n) && !memmem(s, n, "python", 6) && !memmem(s, n, "go-1.", 5) &&
-	    !memmem(s, n, "/registry/src/", 14))
+	    !memmem(s, n, "/registry/src/", 14) && !memmem(s, n, "versions/", 9) &&
+	    !memmem(s, n, "ruby/", 5) && !memmem(s, n, "gems/", 5))
 		return n;
 	while (r < n) {
 		const char *slash = memchr(s + r, '/', n - r);

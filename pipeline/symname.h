@@ -59,6 +59,12 @@ size_t symname_stable(char *s, size_t n);
  *                                   -> ".pnpm/react-dom@18.2.0/"
  *   - Python's and Debian's Go's own folders, "lib/python3.11/" and
  *     "/usr/lib/go-1.19/"            -> "lib/python3/", "/usr/lib/go/"
+ *   - an interpreter's install, pyenv's and rbenv's "versions/3.11.7/",
+ *     nvm's "versions/node/v20.1.0/", Ruby's "lib/ruby/3.2.0/" and
+ *     "ruby/gems/3.2.0/"             -> "versions/3/", "node/v20/", ...
+ *   - Ruby's gems, of which Bundler activates one version in a process,
+ *     "bundle/gems/rails-7.0.4/" or ".../ruby/.../gems/rails-7.0.4/"
+ *                                   -> "gems/rails/"
  * A main module's own paths, URLs' versions (Deno loads every one it is
  * given) and anything else are left as they are; rewriting a rewritten
  * path changes nothing more.

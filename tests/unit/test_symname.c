@@ -140,6 +140,8 @@ static void test_rewriting_twice_changes_nothing_more(void **state)
 		"ABCDEF12", "::h", "0123456789abcdef", ".llvm.", "17h", "E", "_ZN",
 		"@v", "1.2.3", ".pnpm/", "python3.11", "go-1.19", "/registry/src/", "idx/",
 		"tokio-1.28.0", "@", "-", "0.0.3", "0.17.0-rc.1", "+b", "://", "@4.1.0",
+		".pyenv/versions/", "3.11.7", "/ruby/", "gems/", "rails-7.0.4", "bundle/",
+		"v20.1.0",
 	};
 	const size_t nparts = sizeof(part) / sizeof(*part);
 	uint64_t x = 88172645463325252u;
@@ -224,9 +226,27 @@ static void test_packaging_versions_leave_a_path(void **state)
 		 "/app/.venv/lib/python3/site-packages/requests/api.py"},
 		{"/usr/lib/python3.12/json/decoder.py", "/usr/lib/python3/json/decoder.py"},
 		{"/usr/lib/go-1.19/src/runtime/proc.go", "/usr/lib/go/src/runtime/proc.go"},
+		{"/root/.pyenv/versions/3.11.7/lib/python3.11/json/decoder.py",
+		 "/root/.pyenv/versions/3/lib/python3/json/decoder.py"},
+		{"/home/u/.rbenv/versions/3.2.2/lib/ruby/3.2.0/set.rb",
+		 "/home/u/.rbenv/versions/3/lib/ruby/3/set.rb"},
+		{"/root/.nvm/versions/node/v20.20.2/lib/node_modules/pm2/lib/God.js",
+		 "/root/.nvm/versions/node/v20/lib/node_modules/pm2/lib/God.js"},
+		/* Ruby's gems, one version of each in a process (rbspy's files). */
+		{"/usr/local/bundle/gems/activerecord-7.0.4/lib/active_record/base.rb",
+		 "/usr/local/bundle/gems/activerecord/lib/active_record/base.rb"},
+		{"/usr/local/lib/ruby/gems/3.2.0/gems/nokogiri-1.14.2-x86_64-linux/lib/n.rb",
+		 "/usr/local/lib/ruby/gems/3/gems/nokogiri/lib/n.rb"},
+		{"/app/vendor/bundle/ruby/3.2.0/gems/activerecord-import-1.4.1/lib/a.rb",
+		 "/app/vendor/bundle/ruby/3/gems/activerecord-import/lib/a.rb"},
 	};
 	static const char *const same[] = {
 		"example.com/app/main.go", "runtime/proc.go", "app.py", "",
+		"/srv/api/versions/1.0/views.py",            /* an app's own versions */
+		"/srv/app/gems/foo-1.2.3/x.rb",              /* not a Ruby library's */
+		"/usr/local/bundle/gems/rails/x.rb", "/root/.pyenv/versions/system/x.py",
+		"/root/.pyenv/versions/3.11-dev/x.py", "/root/.pyenv/versions/3/x.py",
+		"/usr/local/bundle/gems/foo-2fa/x.rb",
 		"/app/node_modules/@babel/core/lib/index.js", /* a scope, not a version */
 		"/home/u/foo@bar/x.py", "/srv/user@v/x.go", "/srv/@v1/x.go",
 		"/srv/python3/x.py", "/srv/python3.x/y.py", "/srv/python3./y.py",
