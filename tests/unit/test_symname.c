@@ -23,17 +23,28 @@
 #include "pipeline/perf.h"
 #include "tests/support/testdata.h"
 
-/* The stable form of `name`, in a static buffer. */
-static const char *stable(const char *name)
+/* `text` as `rewrite` leaves it, in a static buffer. */
+static const char *rewritten(size_t (*rewrite)(char *, size_t), const char *text)
 {
 	static char s[512];
-	size_t n = strlen(name);
+	size_t n = strlen(text);
 
 	assert_true(n < sizeof(s));
-	memcpy(s, name, n);
-	n = symname_stable(s, n);
+	memcpy(s, text, n);
+	n = rewrite(s, n);
 	s[n] = '\0';
 	return s;
+}
+
+/* The stable form of a name, and of a file. */
+static const char *stable(const char *name)
+{
+	return rewritten(symname_stable, name);
+}
+
+static const char *stable_file(const char *path)
+{
+	return rewritten(symname_stable_file, path);
 }
 
 static void test_generated_parts_are_dropped(void **state)
@@ -174,19 +185,6 @@ static void test_rewriting_twice_changes_nothing_more(void **state)
 					 (int)n, s, (int)a, once, (int)b, twice);
 		}
 	}
-}
-
-/* The stable form of the file `path`, in a static buffer. */
-static const char *stable_file(const char *path)
-{
-	static char s[512];
-	size_t n = strlen(path);
-
-	assert_true(n < sizeof(s));
-	memcpy(s, path, n);
-	n = symname_stable_file(s, n);
-	s[n] = '\0';
-	return s;
 }
 
 static void test_packaging_versions_leave_a_path(void **state)
