@@ -32,6 +32,7 @@ static int too_large(const char *path, size_t max, pr_error *err)
 static int read_all(buf *out, const char *path, size_t max, bool file_only, pr_error *err)
 {
 	int fd = -1, rc = 0;
+	bool regular;
 	char chunk[65536];
 	struct stat st;
 	ssize_t n;
@@ -50,11 +51,12 @@ static int read_all(buf *out, const char *path, size_t max, bool file_only, pr_e
 					  strerror(errno));
 		goto out;
 	}
-	if (file_only && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))) {
+	regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+	if (file_only && !regular) {
 		rc = pr_error_set(err, PR_EDATA, "cannot read '%s': not a regular file", path);
 		goto out;
 	}
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+	if (regular && st.st_size > 0) {
 		if ((uintmax_t)st.st_size > max) {
 			rc = too_large(path, max, err);
 			goto out;

@@ -227,16 +227,6 @@ static size_t compatible_version(const char *s, size_t n)
 	return a + 2 + b + c;
 }
 
-/*
- * The length segment s[0..n) of a path keeps, given the segments before
- * it (`path`, `plen` bytes, ending in '/'), without a version the
- * packaging put in it. A version goes only where the program cannot hold
- * two of them: Go builds one version of a module (another major version
- * is another module path), Cargo one of each semver-compatible range
- * (so "tokio-1", "hashbrown-0.14" stay), an interpreter or a toolchain
- * is one; pnpm installs any two versions of a package side by side and
- * keeps its version, dropping only the peer dependencies' suffix.
- */
 /* True when path[0..plen) ends with `tail`. */
 static bool ends_with(const char *path, size_t plen, const char *tail)
 {
@@ -259,6 +249,16 @@ static size_t version_major(const char *s, size_t n)
 	return j == n && is_digit(s[n - 1]) ? v + k : 0;
 }
 
+/*
+ * The length segment s[0..n) of a path keeps, given the segments before
+ * it (`path`, `plen` bytes, ending in '/'), without a version the
+ * packaging put in it. A version goes only where the program cannot hold
+ * two of them: Go builds one version of a module (another major version
+ * is another module path), Cargo one of each semver-compatible range
+ * (so "tokio-1", "hashbrown-0.14" stay), an interpreter or a toolchain
+ * is one; pnpm installs any two versions of a package side by side and
+ * keeps its version, dropping only the peer dependencies' suffix.
+ */
 static size_t segment_stable(const char *s, size_t n, const char *path, size_t plen)
 {
 	size_t k;
@@ -296,7 +296,7 @@ static size_t segment_stable(const char *s, size_t n, const char *path, size_t p
 			if (s[i] == '@' && s[i + 1] == 'v' && is_digit(s[i + 2]))
 				return i;
 	/* pnpm's store: ".pnpm/express@4.18.2_supports-color@8.1.1" -> "express@4.18.2". */
-	if (plen >= 6 && memcmp(path + plen - 6, ".pnpm/", 6) == 0)
+	if (ends_with(path, plen, ".pnpm/"))
 		for (size_t i = 1; i + 1 < n; i++)
 			if (s[i] == '@' && is_digit(s[i + 1])) {
 				const char *peer = memchr(s + i, '_', n - i);
