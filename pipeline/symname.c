@@ -184,24 +184,79 @@ static size_t without_build_hash(char *s, size_t n)
 	}
 }
 
+/*
+ * A profiler's frame for a process or a thread, named by the ids the
+ * kernel gave it, new in every process: py-spy's "process 4121:\"python
+ * app.py ...\"" (--subprocesses, with the whole command line, which may
+ * hold a password or a token) and "thread (4122)" or "thread
+ * (0x7F3A2B1C4700): MainThread" (--threads), and async-profiler's
+ * "[worker-3 tid=4123]" (--threads). They become "process", "thread",
+ * "thread: MainThread" and "[worker-3]" ("[tid]" without a name). True
+ * when s was such a frame; *n is then its new length.
+ */
+static bool profiler_frame(char *s, size_t *n)
+{
+	size_t len = *n, k, j;
+
+	if (at(s, len, 0, "process ") && (k = digits(s, len, 8)) > 0 &&
+	    at(s, len, 8 + k, ":\"")) {
+		*n = 7;
+		return true;
+	}
+	if (at(s, len, 0, "thread (")) {
+		j = 8;
+		if (at(s, len, j, "0x") || at(s, len, j, "0X"))
+			for (j += 2, k = j; k < len && is_hex(s[k]); k++)
+				;
+		else
+			k = j + digits(s, len, j);
+		if (k == j || k >= len || s[k] != ')' || (k + 1 < len && !at(s, len, k + 1, ": ")))
+			return false;
+		memmove(s + 6, s + k + 1, len - k - 1);
+		*n = 6 + len - k - 1;
+		return true;
+	}
+	if (len < 7 || s[0] != '[' || s[len - 1] != ']')
+		return false;
+	for (j = len - 1; j > 0 && is_digit(s[j - 1]); j--)
+		;
+	if (j == len - 1 || j < 5 || memcmp(s + j - 4, "tid=", 4) != 0)
+		return false;
+	if (j == 5) { /* "[tid=4123]" */
+		memcpy(s, "[tid]", 5);
+		*n = 5;
+		return true;
+	}
+	if (s[j - 5] != ' ' || j - 5 < 2)
+		return false;
+	s[j - 5] = ']';
+	*n = j - 4;
+	return true;
+}
+
 size_t symname_stable(char *s, size_t n)
 {
 	size_t r = 0, w = 0, keep, drop;
 
 	/* Every JVM rule needs one of these; most names (Go's, C's) have none. */
-	if (!memchr(s, '$', n) && !memmem(s, n, "0x", 2) && !memmem(s, n, "0X", 2) &&
-	    !memmem(s, n, "Accessor", 8) && !memmem(s, n, "proxy", 5))
-		return without_build_hash(s, n);
-	while (r < n) {
-		if (rule(s, n, r, &keep, &drop)) {
-			memmove(s + w, s + r, keep);
-			w += keep;
-			r += keep + drop;
-			continue;
+	if (memchr(s, '$', n) || memmem(s, n, "0x", 2) || memmem(s, n, "0X", 2) ||
+	    memmem(s, n, "Accessor", 8) || memmem(s, n, "proxy", 5)) {
+		while (r < n) {
+			if (rule(s, n, r, &keep, &drop)) {
+				memmove(s + w, s + r, keep);
+				w += keep;
+				r += keep + drop;
+				continue;
+			}
+			s[w++] = s[r++];
 		}
-		s[w++] = s[r++];
+		n = w;
 	}
-	return without_build_hash(s, w);
+	n = without_build_hash(s, n);
+	/* Last, so that a thread's name the rules shortened is read as it ends up. */
+	while (profiler_frame(s, &n))
+		;
+	return n;
 }
 
 /*

@@ -35,6 +35,11 @@
  *     "$HibernateProxy$Xy12Ab34"      -> "$ByteBuddy", "$HibernateProxy"
  *   - a Rust legacy symbol's hash at the end, "::h" and 16 hex digits
  *   - a ThinLTO suffix at the end, ".llvm." and digits
+ *   - the ids in profilers' frames for a process or a thread, and a
+ *     process's command line, which may hold a secret: py-spy's
+ *     "process 4121:\"python app.py --token=...\"" -> "process",
+ *     "thread (4122): MainThread" -> "thread: MainThread", and
+ *     async-profiler's "[worker-3 tid=4123]" -> "[worker-3]"
  * Slashes and dots as package separators are both recognised. Names
  * without such parts are left as they are; rewriting a rewritten name
  * changes nothing more.

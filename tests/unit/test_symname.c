@@ -21,6 +21,7 @@
 #include "pipeline/gunzip.h"
 #include "pipeline/symname.h"
 #include "pipeline/perf.h"
+#include "pipeline/speedscope.h"
 #include "tests/support/testdata.h"
 
 /* `text` as `rewrite` leaves it, in a static buffer. */
@@ -152,7 +153,7 @@ static void test_rewriting_twice_changes_nothing_more(void **state)
 		"@v", "1.2.3", ".pnpm/", "python3.11", "go-1.19", "/registry/src/", "idx/",
 		"tokio-1.28.0", "@", "-", "0.0.3", "0.17.0-rc.1", "+b", "://", "@4.1.0",
 		".pyenv/versions/", "3.11.7", "/ruby/", "gems/", "rails-7.0.4", "bundle/",
-		"v20.1.0",
+		"v20.1.0", "process ", ":\"", "thread (", ")", ": ", "[", "]", " tid=", "tid=",
 	};
 	const size_t nparts = sizeof(part) / sizeof(*part);
 	uint64_t x = 88172645463325252u;
@@ -391,6 +392,132 @@ static void test_one_lambda_across_lines_of_collapsed_stacks(void **state)
 	profile_free(p);
 }
 
+static void test_process_and_thread_frames_lose_their_ids(void **state)
+{
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+		/* py-spy --subprocesses and --threads (its stack_trace.rs, main.rs). */
+		{"process 4130:\"gunicorn: worker [pay]\"", "process"},
+		{"process 4130:\"python worker.py --db postgres://pay:hunter2@db/pay\"",
+		 "process"},
+		{"process 77:\"python worker.py --key=\"a b\"", "process"},
+		{"thread (4131)", "thread"},
+		{"thread (0x7F3A2B1C4700)", "thread"},
+		{"thread (4131): MainThread", "thread: MainThread"},
+		{"thread (4131): Thread-5 (worker)", "thread: Thread-5 (worker)"},
+		/* async-profiler --threads (its frameName.cpp). */
+		{"[pool-2-thread-1 tid=31337]", "[pool-2-thread-1]"},
+		{"[C2 CompilerThread0 tid=12]", "[C2 CompilerThread0]"},
+		{"[tid=31337]", "[tid]"},
+		{"[main [1] tid=7]", "[main [1]]"},
+		{"[Foo$$Lambda$3/0x00007f1058000a08 tid=5]", "[Foo$$Lambda]"},
+	};
+	static const char *const same[] = {
+		"process", "processRequest", "process 12", "process x:\"y\"",
+		"thread", "thread (main)", "thread (12) x", "thread ()", "threadpool (1)",
+		"[tid=]", "[worker tid=x]", "[ tid=1]", "[worker tid=1] x", "worker tid=1]",
+		"[k] tid=1", "[unknown]",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		if (strcmp(stable(cases[i].in), cases[i].out) != 0)
+			fail_msg("'%s' became '%s', not '%s'", cases[i].in, stable(cases[i].in),
+				 cases[i].out);
+		assert_string_equal(stable(cases[i].out), cases[i].out);
+	}
+	for (size_t i = 0; i < sizeof(same) / sizeof(*same); i++)
+		assert_string_equal(stable(same[i]), same[i]);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every function's name and file of p, sorted, one a line, into out. */
+static void names_of(buf *out, const profile *p)
+{
+	char **v = calloc(p->nfuncs, sizeof(*v));
+
+	assert_non_null(v);
+	for (size_t i = 0; i < p->nfuncs; i++) {
+		const char *f = p->funcs[i].file ? p->funcs[i].file : "";
+
+		v[i] = malloc(strlen(p->funcs[i].name) + strlen(f) + 2);
+		assert_non_null(v[i]);
+		sprintf(v[i], "%s|%s", p->funcs[i].name, f);
+	}
+	qsort(v, p->nfuncs, sizeof(*v), cmp_str);
+	buf_reset(out);
+	for (size_t i = 0; i < p->nfuncs; i++) {
+		assert_int_equal(buf_printf(out, "%s\n", v[i]), 0);
+		free(v[i]);
+	}
+	free(v);
+}
+
+/*
+ * Two processes of one program under py-spy (--subprocesses --threads)
+ * and async-profiler (--threads): their captures name the same functions,
+ * and the command line's secret reaches no function's name, in folded
+ * stacks or in py-spy's speedscope file.
+ */
+static void test_two_processes_name_the_same_functions_and_no_secret(void **state)
+{
+	static const char *const folded[2] = {
+		"process 4121:\"gunicorn: master [pay]\";"
+		"process 4130:\"python worker.py --key=sk_live_Ab12\";thread (4130): MainThread;"
+		"<module> (worker.py:3);charge (pay/charge.py:41) 7\n"
+		"[pool-2-thread-1 tid=4133];java/lang/Thread.run;com/acme/Pay.charge 5\n",
+		"process 977:\"gunicorn: master [pay]\";"
+		"process 981:\"python worker.py --key=sk_live_Zz99\";thread (981): MainThread;"
+		"<module> (worker.py:3);charge (pay/charge.py:44) 9\n"
+		"[pool-2-thread-1 tid=990];java/lang/Thread.run;com/acme/Pay.charge 2\n",
+	};
+	static const char scope[] =
+		"{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\","
+		"\"profiles\":[{\"type\":\"sampled\",\"name\":\"py-spy\",\"unit\":\"none\","
+		"\"startValue\":0,\"endValue\":2,\"samples\":[[0,1,2,3],[0,1,2]],"
+		"\"weights\":[1,1]}],\"shared\":{\"frames\":["
+		"{\"name\":\"process 4130:\\\"python worker.py --key=sk_live_Ab12\\\"\","
+		"\"file\":\"\",\"line\":0},"
+		"{\"name\":\"thread (4130): MainThread\",\"file\":\"\",\"line\":0},"
+		"{\"name\":\"<module>\",\"file\":\"worker.py\",\"line\":3},"
+		"{\"name\":\"charge\",\"file\":\"pay/charge.py\",\"line\":41}]},"
+		"\"activeProfileIndex\":null,\"exporter\":\"py-spy@0.3.14\","
+		"\"name\":\"py-spy profile\"}";
+	pr_error err = PR_ERROR_INIT;
+	buf names[3] = {BUF_INIT, BUF_INIT, BUF_INIT};
+	profile *p = NULL;
+
+	(void)state;
+	for (int i = 0; i < 3; i++) {
+		const char *text = i < 2 ? folded[i] : scope;
+		int rc = i < 2 ? folded_parse(&p, (const uint8_t *)text, strlen(text), "py.folded",
+					      NULL, &err)
+			       : speedscope_parse(&p, (const uint8_t *)text, strlen(text),
+						  "py.speedscope.json", NULL, &err);
+
+		if (rc < 0)
+			fail_msg("%s", err.msg);
+		names_of(&names[i], p);
+		assert_null(memmem(names[i].ptr, names[i].len, "sk_live", 7));
+		assert_null(memmem(names[i].ptr, names[i].len, "--key", 5));
+		profile_free(p);
+		p = NULL;
+	}
+	assert_string_equal(names[0].ptr, names[1].ptr);
+	assert_non_null(strstr(names[0].ptr, "process|\n"));
+	assert_non_null(strstr(names[0].ptr, "thread: MainThread|\n"));
+	assert_non_null(strstr(names[0].ptr, "[pool-2-thread-1]|\n"));
+	assert_non_null(strstr(names[2].ptr, "process|\n"));
+	assert_non_null(strstr(names[2].ptr, "thread: MainThread|\n"));
+	for (int i = 0; i < 3; i++)
+		buf_release(&names[i]);
+}
+
 /*
  * Events of the perf script text whose frames name `what`: *self where
  * it is the leaf, *total where it is anywhere.
@@ -492,6 +619,8 @@ int main(void)
 		cmocka_unit_test(test_one_lambda_across_lines_of_collapsed_stacks),
 		cmocka_unit_test(test_two_real_jvms_give_their_lambda_one_name),
 		cmocka_unit_test(test_two_rust_builds_give_their_function_one_name),
+		cmocka_unit_test(test_process_and_thread_frames_lose_their_ids),
+		cmocka_unit_test(test_two_processes_name_the_same_functions_and_no_secret),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
