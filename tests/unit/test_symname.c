@@ -48,11 +48,33 @@ static const char *stable_file(const char *path)
 	return rewritten(symname_stable_file, path);
 }
 
+typedef struct rewrite_case {
+	const char *in, *out;
+} rewrite_case;
+
+/*
+ * Each case's `in` takes the form `out`, which a second pass leaves as
+ * it is (so a name stored before and one parsed again agree), and each
+ * of `same` stays as written.
+ */
+static void check_rewrites(const char *(*form)(const char *), const rewrite_case *cases,
+			   size_t ncases, const char *const *same, size_t nsame)
+{
+	for (size_t i = 0; i < ncases; i++) {
+		if (strcmp(form(cases[i].in), cases[i].out) != 0)
+			fail_msg("'%s' became '%s', not '%s'", cases[i].in, form(cases[i].in),
+				 cases[i].out);
+		assert_string_equal(form(cases[i].out), cases[i].out);
+	}
+	for (size_t i = 0; i < nsame; i++)
+		assert_string_equal(form(same[i]), same[i]);
+}
+
+#define NITEMS(a) (sizeof(a) / sizeof(*(a)))
+
 static void test_generated_parts_are_dropped(void **state)
 {
-	static const struct {
-		const char *in, *out;
-	} cases[] = {
+	static const rewrite_case cases[] = {
 		/* JDK 17's perf map, as perf script prints it (tests/data/perf). */
 		{"long Lambdas$$Lambda$1/0x00007f1058000a08.applyAsLong",
 		 "long Lambdas$$Lambda.applyAsLong"},
@@ -99,13 +121,7 @@ static void test_generated_parts_are_dropped(void **state)
 	};
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
-		if (strcmp(stable(cases[i].in), cases[i].out) != 0)
-			fail_msg("'%s' became '%s', not '%s'", cases[i].in, stable(cases[i].in),
-				 cases[i].out);
-		/* Rewriting a rewritten name changes nothing more. */
-		assert_string_equal(stable(cases[i].out), cases[i].out);
-	}
+	check_rewrites(stable, cases, NITEMS(cases), NULL, 0);
 }
 
 static void test_other_names_stay_as_written(void **state)
@@ -134,8 +150,7 @@ static void test_other_names_stay_as_written(void **state)
 	};
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(same) / sizeof(*same); i++)
-		assert_string_equal(stable(same[i]), same[i]);
+	check_rewrites(stable, NULL, 0, same, NITEMS(same));
 }
 
 /*
@@ -190,9 +205,7 @@ static void test_rewriting_twice_changes_nothing_more(void **state)
 
 static void test_packaging_versions_leave_a_path(void **state)
 {
-	static const struct {
-		const char *in, *out;
-	} cases[] = {
+	static const rewrite_case cases[] = {
 		/* Go: -trimpath and the module cache (tests/data/pprof/go-dep-*). */
 		{"example.com/dep@v1.0.0/dep.go", "example.com/dep/dep.go"},
 		{"/root/go/pkg/mod/google.golang.org/grpc@v1.56.0/server.go",
@@ -261,14 +274,7 @@ static void test_packaging_versions_leave_a_path(void **state)
 	};
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
-		if (strcmp(stable_file(cases[i].in), cases[i].out) != 0)
-			fail_msg("'%s' became '%s', not '%s'", cases[i].in,
-				 stable_file(cases[i].in), cases[i].out);
-		assert_string_equal(stable_file(cases[i].out), cases[i].out);
-	}
-	for (size_t i = 0; i < sizeof(same) / sizeof(*same); i++)
-		assert_string_equal(stable_file(same[i]), same[i]);
+	check_rewrites(stable_file, cases, NITEMS(cases), same, NITEMS(same));
 }
 
 /*
@@ -394,9 +400,7 @@ static void test_one_lambda_across_lines_of_collapsed_stacks(void **state)
 
 static void test_process_and_thread_frames_lose_their_ids(void **state)
 {
-	static const struct {
-		const char *in, *out;
-	} cases[] = {
+	static const rewrite_case cases[] = {
 		/* py-spy --subprocesses and --threads (its stack_trace.rs, main.rs). */
 		{"process 4130:\"gunicorn: worker [pay]\"", "process"},
 		{"process 4130:\"python worker.py --db postgres://pay:hunter2@db/pay\"",
@@ -421,14 +425,7 @@ static void test_process_and_thread_frames_lose_their_ids(void **state)
 	};
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
-		if (strcmp(stable(cases[i].in), cases[i].out) != 0)
-			fail_msg("'%s' became '%s', not '%s'", cases[i].in, stable(cases[i].in),
-				 cases[i].out);
-		assert_string_equal(stable(cases[i].out), cases[i].out);
-	}
-	for (size_t i = 0; i < sizeof(same) / sizeof(*same); i++)
-		assert_string_equal(stable(same[i]), same[i]);
+	check_rewrites(stable, cases, NITEMS(cases), same, NITEMS(same));
 }
 
 static int cmp_str(const void *a, const void *b)
