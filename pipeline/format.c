@@ -4,6 +4,7 @@
 #include "pipeline/format.h"
 #include "pipeline/folded.h"
 #include "pipeline/gunzip.h"
+#include "pipeline/jfr.h"
 #include "pipeline/perf.h"
 #include "pipeline/pprof.h"
 #include "pipeline/speedscope.h"
@@ -25,6 +26,9 @@ profile_format format_detect(const uint8_t *data, size_t len)
 	 * object with "nodes" in its first 4 KiB, as a speedscope file or a
 	 * heap profile with a function of that name has.
 	 */
+	/* Binary, and never text or protobuf: its magic alone says what it is. */
+	if (jfr_sniff(data, len))
+		return PROFILE_FMT_JFR;
 	if (speedscope_sniff(data, len))
 		return PROFILE_FMT_SPEEDSCOPE;
 	if (v8heap_sniff(data, len))
@@ -139,7 +143,7 @@ int format_parse_where(profile **out, size_t *kept, const uint8_t *data, size_t 
 		else
 			rc = pr_error_set(err, PR_EDATA, "cannot parse '%s': not a known profile "
 					  "format (pprof, folded, V8 cpuprofile, V8 heap profile, "
-					  "speedscope, perf script)", name);
+					  "speedscope, perf script, JFR)", name);
 		goto out;
 	}
 	switch (fmt) {
@@ -160,6 +164,9 @@ int format_parse_where(profile **out, size_t *kept, const uint8_t *data, size_t 
 		break;
 	case PROFILE_FMT_V8HEAP:
 		rc = v8heap_parse(out, data, len, name, lim, err);
+		break;
+	case PROFILE_FMT_JFR:
+		rc = jfr_parse(out, data, len, name, lim, err);
 		break;
 	default:
 		rc = pr_error_set(err, PR_EUSAGE, "cannot parse '%s': unknown format", name);

@@ -4,6 +4,7 @@
  * Undoes gzip (bounded by max_decompressed_bytes), detects the format by
  * content when asked to (PROFILE_FMT_AUTO) and calls the right parser.
  * Detection looks at the decompressed bytes:
+ *   - "FLR\0" at offset 0                             -> JFR (.jfr)
  *   - a JSON object naming speedscope's "$schema", or with "shared",
  *     "frames" and "profiles" keys                    -> speedscope
  *   - a JSON object with "nodes" and "samples"        -> V8 .cpuprofile

@@ -261,7 +261,7 @@ int ingest_request_from_json(ingest_desc *out, const char *text, size_t len,
 	if (fmt && profile_format_from_name(&req->format, fmt) < 0) {
 		rc = pr_error_set(err, PR_EDATA,
 				  "%s: unknown \"format\" '%.32s' "
-				  "(pprof, folded, v8, perf, speedscope, v8heap)", name, fmt);
+				  "(pprof, folded, v8, perf, speedscope, v8heap, jfr)", name, fmt);
 		goto out;
 	}
 	if ((rc = json_tags(&out->tags_json, out->json, name, err)) < 0)
@@ -390,8 +390,8 @@ static void value_types_str(char *out, size_t size, const profile *p)
  * type profreg analyses (Go's block and mutex profiles: contentions,
  * delay) is refused rather than guessed as cpu and mixed into CPU
  * baselines, and so is a type asked for that its values contradict (a
- * heap profile asked to be cpu), in a pprof or a V8 heap profile, whose
- * bytes say they are heap. Sample types profreg does not know, with a
+ * heap profile asked to be cpu), in a pprof, a V8 heap profile or a JFR
+ * recording, whose bytes say what they measured. Sample types profreg does not know, with a
  * type asked for, are taken on trust, as are folded, perf, V8 cpuprofile
  * and speedscope captures, which only count samples or time.
  */
@@ -401,7 +401,8 @@ static int item_type(item *it, const profile *p)
 	char types[160];
 
 	if (it->req->type) {
-		if ((p->format != PROFILE_FMT_PPROF && p->format != PROFILE_FMT_V8HEAP) ||
+		if ((p->format != PROFILE_FMT_PPROF && p->format != PROFILE_FMT_V8HEAP &&
+		     p->format != PROFILE_FMT_JFR) ||
 		    profile_has_values_of(p, it->req->type) ||
 		    !(says = profile_guess_type(p)))
 			return 0;

@@ -409,6 +409,12 @@ const char *profile_guess_type(const profile *p)
 	bool inuse = find_value(p, "inuse_space") >= 0 || find_value(p, "inuse_objects") >= 0;
 	bool alloc = find_value(p, "alloc_space") >= 0 || find_value(p, "alloc_objects") >= 0;
 
+	/*
+	 * A default of samples or cpu says CPU, whatever else is beside it: a
+	 * JFR recording of CPU and allocation samples is a CPU capture.
+	 */
+	if (default_is(p, "samples") || default_is(p, "cpu"))
+		return "cpu";
 	/* Go's /debug/pprof/allocs is the heap profile told to show allocations. */
 	if (alloc && (!inuse || default_is(p, "alloc_space") || default_is(p, "alloc_objects")))
 		return "alloc";
@@ -613,6 +619,7 @@ static const char *const format_names[] = {
 	[PROFILE_FMT_PERF] = "perf",
 	[PROFILE_FMT_SPEEDSCOPE] = "speedscope",
 	[PROFILE_FMT_V8HEAP] = "v8heap",
+	[PROFILE_FMT_JFR] = "jfr",
 };
 
 const char *profile_format_name(profile_format f)

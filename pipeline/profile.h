@@ -33,6 +33,7 @@ typedef enum profile_format {
 	PROFILE_FMT_PERF,
 	PROFILE_FMT_SPEEDSCOPE,
 	PROFILE_FMT_V8HEAP,
+	PROFILE_FMT_JFR,
 } profile_format;
 
 /* Limits on what one input may make us do; every one has a flag. */
@@ -190,9 +191,11 @@ int profile_add_sample_leaf_first(profile *p, const uint32_t *stack,
 const char *profile_pick_primary(profile *p, const char *type);
 
 /*
- * Guess the profile type from the value types: heap for inuse_*, alloc
- * for alloc_* (also where both are there and pprof's default is alloc_*,
- * as in Go's /debug/pprof/allocs), goroutine, wall (without cpu), cpu for
+ * Guess the profile type from the value types: cpu when the default
+ * value (pprof's default_sample_type) is samples or cpu, as in a JFR
+ * recording of CPU and allocation samples; heap for inuse_*, alloc for
+ * alloc_* (also where both are there and pprof's default is alloc_*, as
+ * in Go's /debug/pprof/allocs), goroutine, wall (without cpu), cpu for
  * cpu or samples. NULL for anything else, such as Go's block and mutex
  * profiles (contentions, delay) or threadcreate: those are not CPU time
  * and must not join a CPU baseline.

@@ -57,7 +57,7 @@ static const cli_option ingest_opts[] = {
 	 "cpu, heap, alloc, wall or goroutine (default: from the profile)"},
 	{"tag", required_argument, O_TAG, "K=V", "tag the captures (repeatable)"},
 	{"format", required_argument, O_FORMAT, "FMT",
-	 "pprof, folded, v8, perf, speedscope or v8heap (default: detected)"},
+	 "pprof, folded, v8, perf, speedscope, v8heap or jfr (default: detected)"},
 	{"manifest", required_argument, O_MANIFEST, "FILE",
 	 "JSON Lines manifest, one capture per line"},
 	{"max-input-bytes", required_argument, O_MAX_INPUT, "N",
@@ -611,7 +611,7 @@ int cmd_ingest(cli_ctx *ctx, int argc, char **argv)
 		case O_FORMAT:
 			if (profile_format_from_name(&base.format, arg) < 0) {
 				cli_error(ctx, "unknown format '%s' (pprof, folded, v8, perf, "
-					  "speedscope, v8heap)",
+					  "speedscope, v8heap, jfr)",
 					  arg);
 				bad = true;
 			}

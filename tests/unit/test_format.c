@@ -114,7 +114,7 @@ static void test_other_unknown_bytes_list_the_formats(void **state)
 	expect_refused_str(
 		"hello, world\nthis is no profile\n",
 		"not a known profile format (pprof, folded, V8 cpuprofile, V8 heap profile, "
-		"speedscope, perf script)");
+		"speedscope, perf script, JFR)");
 	/* Near misses of the markers are not taken for them. */
 	expect_refused_str("heap profile:\n", "not a known profile format");
 	expect_refused_str("{\"head\": 1}", "not a known profile format");

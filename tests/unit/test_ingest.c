@@ -49,7 +49,7 @@ static const struct {
 	{"\"release\": \"v1\", \"time\": \"yesterday\"",
 	 "\"time\" 'yesterday' is not an ISO 8601 time"},
 	{"\"release\": \"v1\", \"format\": \"xml\"",
-	 "unknown \"format\" 'xml' (pprof, folded, v8, perf, speedscope, v8heap)"},
+	 "unknown \"format\" 'xml' (pprof, folded, v8, perf, speedscope, v8heap, jfr)"},
 	{"\"release\": \"v1\", \"type\": \"disk\"",
 	 "unknown profile type 'disk' (cpu, heap, alloc, wall, goroutine)"},
 	{"\"release\": \"v1\", \"commit\": \"zz\"",
