@@ -218,4 +218,22 @@ run pr ingest "$T/as-cpu.heapprofile" --service pysvc --release heap2 --type cpu
 	ok "a .heapprofile given --type cpu is refused, nothing written" ||
 	not_ok "heapprofile as cpu" "rc=$RC" "$ERR"
 
+# A JFR recording (JDK 17) of CPU and allocation samples is detected and
+# stored as a cpu capture with its time; --type alloc takes its
+# allocations; gzipped it reads the same; --type heap is refused.
+run pr ingest "$D/jfr/burn.jfr" --service pysvc --release jfr1
+[ $RC -eq 0 ] && [ "$(sql "select profile_type || ' ' || format || ' ' || value_type || ' ' ||
+	(captured_at > '2020-01-01') from profiles where release = 'jfr1'")" = \
+	"cpu jfr samples true" ] &&
+	ok "a .jfr is read as a cpu capture" || not_ok "jfr" "rc=$RC" "$ERR"
+gzip -c "$D/jfr/burn.jfr" >"$T/burn.jfr.gz"
+run pr ingest "$T/burn.jfr.gz" --service pysvc --release jfr2 --type alloc
+[ $RC -eq 0 ] && [ "$(sql "select profile_type || ' ' || value_type
+	from profiles where release = 'jfr2'")" = "alloc alloc_space" ] &&
+	ok "a gzipped .jfr given --type alloc is an alloc capture" ||
+	not_ok "jfr alloc" "rc=$RC" "$ERR"
+run pr ingest "$D/jfr/burn-chunks.jfr" --service pysvc --release jfr3 --type heap
+[ $RC -eq 4 ] && [[ $ERR == *"not a heap profile"* ]] && [ "$(grep -c . <<<"$ERR")" = 1 ] &&
+	ok "a .jfr given --type heap is refused" || not_ok "jfr as heap" "rc=$RC" "$ERR"
+
 finish

@@ -254,6 +254,8 @@ static void test_the_type_guessed_is_what_the_values_measure(void **state)
 	static const char *lock_u[] = {"count", "nanoseconds"};
 	static const char *samp_t[] = {"samples"};
 	static const char *samp_u[] = {"count"};
+	static const char *jfr_t[] = {"samples", "alloc_space"};
+	static const char *jfr_u[] = {"count", "bytes"};
 	pr_error err = PR_ERROR_INIT;
 	profile *p = NULL;
 
@@ -278,6 +280,17 @@ static void test_the_type_guessed_is_what_the_values_measure(void **state)
 	assert_int_equal(profile_new(&p, PROFILE_FMT_FOLDED, "x.folded", NULL, &err), 0);
 	assert_int_equal(profile_set_value_types(p, 1, samp_t, samp_u, &err), 0);
 	assert_string_equal(profile_guess_type(p), "cpu");
+	profile_free(p);
+	/* A JFR recording of CPU and allocation samples: samples is the default. */
+	assert_int_equal(profile_new(&p, PROFILE_FMT_JFR, "x.jfr", NULL, &err), 0);
+	assert_int_equal(profile_set_value_types(p, 2, jfr_t, jfr_u, &err), 0);
+	assert_string_equal(profile_guess_type(p), "alloc");
+	p->default_value = 0;
+	assert_string_equal(profile_guess_type(p), "cpu");
+	assert_string_equal(profile_pick_primary(p, NULL), "cpu");
+	assert_int_equal(p->primary, 0);
+	assert_string_equal(profile_pick_primary(p, "alloc"), "alloc");
+	assert_int_equal(p->primary, 1);
 	profile_free(p);
 }
 

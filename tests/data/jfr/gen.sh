@@ -1,0 +1,36 @@
+#!/bin/sh
+# Rebuild the JFR test recordings (see tests/data/README.md). Needs a JDK
+# (17 was used: java, javac, jfr on the PATH); run from this folder.
+set -eu
+cd "$(dirname "$0")"
+JAVA_HOME=${JAVA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# profile.jfc with every event disabled but the two the parser reads.
+awk '
+	/<event name="/ { ev = $0; sub(/.*<event name="/, "", ev); sub(/".*/, "", ev) }
+	/<\/event>/ { ev = "" }
+	ev != "" && ev != "jdk.ExecutionSample" && ev != "jdk.ObjectAllocationSample" &&
+	    /<setting name="enabled"/ { sub(/>true</, ">false<") }
+	{ print }
+' "$JAVA_HOME/lib/jfr/profile.jfc" > burn.jfc
+
+javac -d "$tmp" Burn.java
+# One chunk: CPU and allocation samples for 3 s.
+java -XX:StartFlightRecording=filename="$tmp/burn.jfr",settings="$PWD/burn.jfc" \
+	-cp "$tmp" Burn 3000
+cp "$tmp/burn.jfr" burn.jfr
+# Two chunks of one run: a second recording, started after 1 s, makes
+# the JVM start a new chunk.
+java -XX:StartFlightRecording=filename="$tmp/multi.jfr",settings="$PWD/burn.jfc" \
+	-XX:StartFlightRecording=delay=1s,filename="$tmp/other.jfr",settings="$PWD/burn.jfc" \
+	-cp "$tmp" Burn 3000
+cp "$tmp/multi.jfr" burn-chunks.jfr
+jfr summary burn-chunks.jfr | grep Chunks
+
+# The expected figures, from the JDK's own reader.
+for f in burn burn-chunks; do
+	jfr print --json --events jdk.ExecutionSample,jdk.ObjectAllocationSample "$f.jfr" |
+		python3 shares.py > "$f.shares.txt"
+done
