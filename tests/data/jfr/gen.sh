@@ -14,17 +14,17 @@ awk '
 	ev != "" && ev != "jdk.ExecutionSample" && ev != "jdk.ObjectAllocationSample" &&
 	    /<setting name="enabled"/ { sub(/>true</, ">false<") }
 	{ print }
-' "$JAVA_HOME/lib/jfr/profile.jfc" > burn.jfc
+' "$JAVA_HOME/lib/jfr/profile.jfc" > "$tmp/burn.jfc"
 
 javac -d "$tmp" Burn.java
 # One chunk: CPU and allocation samples for 3 s.
-java -XX:StartFlightRecording=filename="$tmp/burn.jfr",settings="$PWD/burn.jfc" \
+java -XX:StartFlightRecording=filename="$tmp/burn.jfr",settings="$tmp/burn.jfc" \
 	-cp "$tmp" Burn 3000
 cp "$tmp/burn.jfr" burn.jfr
 # Two chunks of one run: a second recording, started after 1 s, makes
 # the JVM start a new chunk.
-java -XX:StartFlightRecording=filename="$tmp/multi.jfr",settings="$PWD/burn.jfc" \
-	-XX:StartFlightRecording=delay=1s,filename="$tmp/other.jfr",settings="$PWD/burn.jfc" \
+java -XX:StartFlightRecording=filename="$tmp/multi.jfr",settings="$tmp/burn.jfc" \
+	-XX:StartFlightRecording=delay=1s,filename="$tmp/other.jfr",settings="$tmp/burn.jfc" \
 	-cp "$tmp" Burn 3000
 cp "$tmp/multi.jfr" burn-chunks.jfr
 jfr summary burn-chunks.jfr | grep Chunks
