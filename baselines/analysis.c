@@ -156,6 +156,7 @@ static int skip(analysis *a, const analysis_target *t, pr_error *err, const char
 	s->service = strdup(t->service);
 	s->type = strdup(t->type);
 	s->reason = buf_detach(&reason, NULL);
+	s->no_current = false;
 	if (!s->service || !s->type || !s->reason) {
 		free(s->service), free(s->type), free(s->reason);
 		return oom(err);
@@ -1326,6 +1327,8 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 				       t->release, c ? " on the cohort's hosts" : "")
 				: skip(a, t, err, "no %s captures in the selected time range",
 				       t->type);
+		if (rc == 0)
+			a->skipped[a->nskipped - 1].no_current = true;
 		goto out;
 	}
 	if (c && (s.base.n < o->min_baseline || s.base.n < 2)) {

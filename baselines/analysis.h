@@ -193,6 +193,7 @@ typedef struct finding {
 
 typedef struct analysis_skip {
 	char *service, *type, *reason;
+	bool no_current; /* the selection had no captures of the service */
 } analysis_skip;
 
 struct analysis_target_data;

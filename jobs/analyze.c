@@ -26,6 +26,39 @@ static int finish(analyze_result *r, db *d, const char *status, pr_error *err)
 }
 
 /*
+ * A selection that matched no capture of any service it was asked of is
+ * an error, not an empty analysis: "analyze --release v4.3 --gate high"
+ * with a release name profreg has never seen must not pass. Services
+ * skipped for another reason (too thin a baseline) leave it to the
+ * caller, which knows whether it gates.
+ */
+static int check_selected(const analyze_result *r, const analyze_opts *o, db *d,
+			  const db_service *one, const char *type, pr_error *err)
+{
+	char hint[400];
+	int rc;
+
+	if (r->a.services > 0 || r->a.nskipped == 0 || o->cohort)
+		return 0;
+	for (size_t i = 0; i < r->a.nskipped; i++)
+		if (!r->a.skipped[i].no_current)
+			return 0;
+	if (!o->release)
+		return o->service
+			? pr_error_set(err, PR_ENOTFOUND, "no %s captures of service '%s' in the "
+				       "selected time range", type, o->service)
+			: pr_error_set(err, PR_ENOTFOUND, "no %s captures of any enabled service "
+				       "in the selected time range", type);
+	if (!o->service)
+		return pr_error_set(err, PR_ENOTFOUND, "no %s captures of release '%s' in any "
+				    "enabled service", type, o->release);
+	if ((rc = job_release_hint(hint, sizeof(hint), d, one->id, o->release, err)) < 0)
+		return rc;
+	return pr_error_set(err, PR_ENOTFOUND, "no %s captures of release '%s' of service '%s'%s",
+			    type, o->release, o->service, hint);
+}
+
+/*
  * Every service's input loaded ahead of its analysis: the next one on the
  * second connection while this one is computed, so that the client's
  * work and the server's overlap. Item i is service i (none when disabled).
@@ -135,7 +168,8 @@ int analyze_run(analyze_result *out, const job_env *env, const analyze_opts *o, 
 	}
 	ahead_free(ah);
 	ah = NULL;
-	if ((rc = analysis_finish(&r->a, err)) < 0)
+	if ((rc = check_selected(r, o, env->d, &one, type, err)) < 0 ||
+	    (rc = analysis_finish(&r->a, err)) < 0)
 		goto fail;
 	if (!o->dry_run &&
 	    ((rc = record_findings_bs(&r->a, env->d, env->bs, r->run_id, env->cfg, o->page, err)) <

@@ -4,9 +4,11 @@
 #define _POSIX_C_SOURCE 200809L
 #include "jobs/job.h"
 #include "common/buf.h"
+#include "common/similar.h"
 #include "common/timeutil.h"
 
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 int64_t job_now(const job_env *env)
@@ -41,4 +43,24 @@ void job_notes_release(job_notes *n)
 	free(n->lines);
 	n->lines = NULL;
 	n->n = 0;
+}
+
+int job_release_hint(char *out, size_t size, db *d, int64_t service_id, const char *release,
+		     pr_error *err)
+{
+	char **rel = NULL;
+	size_t n = 0;
+	long best;
+	int rc;
+
+	*out = '\0';
+	if ((rc = db_service_releases(d, &rel, &n, service_id, err)) < 0)
+		return rc;
+	best = similar_best(release, (const char *const *)rel, n);
+	if (best >= 0)
+		snprintf(out, size, " (did you mean '%.300s'?)", rel[best]);
+	else if (n)
+		snprintf(out, size, " (its latest release is '%.300s')", rel[0]);
+	db_strings_free(rel, n);
+	return 0;
 }

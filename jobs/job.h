@@ -39,4 +39,12 @@ typedef struct job_notes {
 void job_note(job_notes *n, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void job_notes_release(job_notes *n);
 
+/*
+ * " (did you mean 'v4.2.0'?)", or " (its latest release is 'v4.1')", for
+ * a release `release` that service `service_id` does not have, into
+ * out[0..size) ("" when it has no release at all).
+ */
+int job_release_hint(char *out, size_t size, db *d, int64_t service_id, const char *release,
+		     pr_error *err);
+
 #endif

@@ -3,7 +3,6 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "jobs/postdeploy.h"
-#include "common/similar.h"
 #include "common/timeutil.h"
 #include "jobs/cohort.h"
 #include "jobs/collect.h"
@@ -93,18 +92,11 @@ static int wait_for_captures(postdeploy_result *x, const job_env *env, const pos
 static int no_captures(const postdeploy_result *x, db *d, const postdeploy_opts *o, int64_t sid,
 		       pr_error *err)
 {
-	char **rel = NULL, hint[400] = "";
-	size_t n = 0;
-	long best;
+	char hint[400];
+	int rc;
 
-	if (db_service_releases(d, &rel, &n, sid, err) < 0)
-		return err->code;
-	best = similar_best(o->release, (const char *const *)rel, n);
-	if (best >= 0)
-		snprintf(hint, sizeof(hint), " (did you mean '%.300s'?)", rel[best]);
-	else if (n)
-		snprintf(hint, sizeof(hint), " (its latest release is '%.300s')", rel[0]);
-	db_strings_free(rel, n);
+	if ((rc = job_release_hint(hint, sizeof(hint), d, sid, o->release, err)) < 0)
+		return rc;
 	return pr_error_set(err, PR_ENOTFOUND,
 			    "no captures of release '%s' of service '%s' after waiting %" PRId64
 			    " s%s: refusing to pass a release profreg has never seen", o->release,

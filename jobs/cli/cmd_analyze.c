@@ -185,8 +185,10 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 		"window instead (canary against control).\n"
 		"Exit 0 when the analysis ran (findings or not); with --gate, 1 when a\n"
 		"regression is at or above the gate; 2 usage (an unknown host); 3\n"
-		"infrastructure; 4 bad input; 5 with --cohort when it could not judge\n"
-		"(too few captures on either side).";
+		"infrastructure; 4 bad input (a release or time range with no captures);\n"
+		"5 with --gate when a service could not be judged (too thin a baseline)\n"
+		"or none was, and with --cohort when it could not judge (too few\n"
+		"captures on either side).";
 	pr_error err = PR_ERROR_INIT;
 	analysis_opts o;
 	analyze_result r;
@@ -380,12 +382,24 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 	     r.a.tests[i].significant; i++)
 		if (r.a.tests[i].direction == FINDING_REGRESSION && r.a.tests[i].severity >= gate)
 			status = EXIT_GATE;
-	/* Canary against control that could not be judged says so in its exit code. */
-	if (cohort && status == EXIT_OK && r.a.nskipped) {
-		for (size_t i = 0; i < r.a.nskipped; i++)
+	/*
+	 * A gate that could not judge a service (too thin a baseline), or
+	 * judged none, and canary against control that could not be judged,
+	 * say so in the exit code: a gate never passes what it did not check.
+	 * A service without captures of the release is not part of it.
+	 */
+	if ((cohort || gated) && status == EXIT_OK) {
+		bool inconclusive = r.a.services == 0;
+
+		for (size_t i = 0; i < r.a.nskipped; i++) {
+			if (!cohort && r.a.skipped[i].no_current)
+				continue;
 			cli_warn(ctx, "inconclusive: %s/%s: %s", r.a.skipped[i].service,
 				 r.a.skipped[i].type, r.a.skipped[i].reason);
-		status = EXIT_INCONCLUSIVE;
+			inconclusive = true;
+		}
+		if (inconclusive)
+			status = EXIT_INCONCLUSIVE;
 	}
 	goto out;
 fail:

@@ -145,6 +145,20 @@ run pr analyze --service "$bad" --release "$rel" --dry-run --gate high
 [ $RC -eq 1 ] && ok "analyze --gate high exits 1 on a critical regression" || not_ok "analyze gate" "rc=$RC"
 run pr analyze --service "$good" --release "$rel" --dry-run --gate high
 [ $RC -eq 0 ] && ok "analyze --gate passes a clean release" || not_ok "analyze gate clean" "rc=$RC $OUT"
+run pr analyze --service "$good" --release "${rel}x" --dry-run --gate high
+[ $RC -eq 4 ] && [[ $ERR == *"no cpu captures of release '${rel}x' of service '$good' (did you mean '$rel'?)"* ]] &&
+	ok "analyze --gate refuses a release with no captures (exit 4)" || not_ok "gate no release" "rc=$RC $OUT $ERR"
+run pr analyze --all-services --release "${rel}x" --dry-run
+[ $RC -eq 4 ] && [[ $ERR == *"no cpu captures of release '${rel}x' in any enabled service"* ]] &&
+	ok "analyze --all-services refuses a release no service has (exit 4)" || not_ok "all no release" "rc=$RC $ERR"
+run pr analyze --service "$good" --since 2001-01-01T00:00:00Z --until 2001-01-02T00:00:00Z --dry-run
+[ $RC -eq 4 ] && [[ $ERR == *"no cpu captures of service '$good' in the selected time range"* ]] &&
+	ok "analyze refuses a time range with no captures (exit 4)" || not_ok "empty range" "rc=$RC $ERR"
+run pr analyze --service "$good" --release "$rel" --dry-run --gate high --min-captures 200
+[ $RC -eq 5 ] && [[ $ERR == *"inconclusive: $good/cpu: insufficient baseline"* ]] &&
+	ok "analyze --gate that cannot judge is inconclusive (exit 5)" || not_ok "gate thin" "rc=$RC $OUT $ERR"
+run pr analyze --all-services --release "$rel" --dry-run --gate critical
+[ $RC -eq 1 ] && ok "analyze --all-services --gate fails on the regressed service" || not_ok "all gate" "rc=$RC $ERR"
 
 # 11. Unknown names are errors that point at the close name.
 typo=${bad/svc-/svc_}
