@@ -1,11 +1,14 @@
 /*
  * strmap.c: string interning map (see strmap.h).
  */
+#define _POSIX_C_SOURCE 200809L
 #include "common/strmap.h"
 #include "common/error.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
 
 /* Keys live in chunks that never move, so stored key pointers stay valid. */
 struct strmap_chunk {
@@ -34,14 +37,45 @@ void strmap_release(strmap *m)
 	strmap_init(m);
 }
 
-static uint64_t hash_bytes(const char *key, size_t len)
+/*
+ * A seed nobody can know from outside the process. getrandom does not
+ * block for this (GRND_NONBLOCK); when it cannot answer, early in boot,
+ * the clock and where the map lives are still unknown to whoever wrote
+ * the input.
+ */
+static uint64_t new_seed(const strmap *m)
 {
-	uint64_t h = 1469598103934665603ULL;
+	struct timespec ts;
+	uint64_t s;
+
+	if (getrandom(&s, sizeof(s), GRND_NONBLOCK) == (ssize_t)sizeof(s))
+		return s;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)(uintptr_t)m ^ (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15ULL ^
+	       (uint64_t)ts.tv_sec;
+}
+
+/*
+ * FNV-1a from a seeded start, then MurmurHash3's finalizer. The slot is
+ * the hash's low bits, and FNV-1a's low bits depend only on the low bits
+ * of the bytes and of the start: without the finalizer, names that agree
+ * there (easy to make, seed or not, for the lowest bits) would still share
+ * a slot. Mixed, they share one only where the whole 64-bit hashes of an
+ * unknown seed collide.
+ */
+static uint64_t hash_bytes(const char *key, size_t len, uint64_t seed)
+{
+	uint64_t h = 1469598103934665603ULL ^ seed;
 
 	for (size_t i = 0; i < len; i++) {
 		h ^= (unsigned char)key[i];
 		h *= 1099511628211ULL;
 	}
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	h ^= h >> 33;
 	return h;
 }
 
@@ -66,7 +100,7 @@ int strmap_get(const strmap *m, const char *key, size_t len, uint32_t *value)
 
 	if (!m->cap)
 		return 0;
-	s = find_slot(m->slots, m->cap, hash_bytes(key, len), key, len);
+	s = find_slot(m->slots, m->cap, hash_bytes(key, len, m->seed), key, len);
 	if (!s->key)
 		return 0;
 	*value = s->value;
@@ -80,6 +114,8 @@ static int rehash(strmap *m)
 
 	if (!slots)
 		return PR_ENOMEM;
+	if (!m->cap)
+		m->seed = new_seed(m);
 	for (size_t i = 0; i < m->cap; i++) {
 		strmap_slot *s = &m->slots[i];
 		if (s->key)
@@ -116,12 +152,14 @@ static char *arena_copy(strmap *m, const char *key, size_t len)
 int strmap_put(strmap *m, const char *key, size_t len, uint32_t value,
 	       uint32_t *found, const char **stored_key)
 {
-	uint64_t h = hash_bytes(key, len);
+	uint64_t h;
 	strmap_slot *s;
 	char *copy;
 
+	/* The first table sets the seed: hash after it is made. */
 	if ((m->count + 1) * 4 > m->cap * 3 && rehash(m) < 0)
 		return PR_ENOMEM;
+	h = hash_bytes(key, len, m->seed);
 	s = find_slot(m->slots, m->cap, h, key, len);
 	if (s->key) {
 		*found = s->value;

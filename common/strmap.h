@@ -4,6 +4,11 @@
  * Open addressing with linear probing, FNV-1a hashing. Keys are copied
  * into the map's own arena, so callers may pass transient buffers; a key
  * may contain NUL bytes. The map never shrinks.
+ *
+ * The keys are names read from profiles, which anyone may write: each map
+ * hashes with a seed of its own, picked when its first table is made, so
+ * that nobody can choose names that all land in one run of slots and make
+ * every insert a scan of them.
  */
 #ifndef PR_STRMAP_H
 #define PR_STRMAP_H
@@ -25,9 +30,10 @@ typedef struct strmap {
 	size_t cap; /* power of two or 0 */
 	size_t count;
 	strmap_chunk *arena;
+	uint64_t seed; /* set with the first table */
 } strmap;
 
-#define STRMAP_INIT {NULL, 0, 0, NULL}
+#define STRMAP_INIT {NULL, 0, 0, NULL, 0}
 
 void strmap_init(strmap *m);
 void strmap_release(strmap *m);
