@@ -21,6 +21,13 @@
  * budget too (profile_mem_take), and each decode may use no more than
  * what is left of it.
  *
+ * Names are bounded apart, by NAME_BYTES_PER_INPUT_BYTE: every Function
+ * and every Location without lines names its frame by strings of the
+ * table, and any number of them may name the same long string. The model
+ * holds a name once, so the memory budget does not see the repeats, but
+ * each one is read whole again (checked, tidied, hashed): a million 8-byte
+ * Functions naming one 64 KiB string cost ten minutes.
+ *
  * Naming follows `pprof -top`: a frame is function.name (its
  * system_name when the name is empty), its file function.filename.
  * A location without line information is named after where it is: the
@@ -47,6 +54,15 @@
 /* Legitimate profiles expand to well under one frame per input byte. */
 #define FRAMES_PER_INPUT_BYTE 8u
 #define FRAMES_SLACK (1u << 16)
+/*
+ * The names of all the frames read, counted once per Function and per
+ * Location without lines: each has its own name in a real profile, and
+ * only a file is shared (Go's are about 0.4 bytes per input byte; 10-byte
+ * names in one 200-byte file, about 7). The slack lets any small profile
+ * name frames freely.
+ */
+#define NAME_BYTES_PER_INPUT_BYTE 8u
+#define NAME_BYTES_SLACK (64u << 20)
 
 #define NONE UINT32_MAX
 
@@ -500,6 +516,7 @@ typedef struct parser {
 	uint32_t *stack;
 	size_t stack_cap;
 	uint64_t frames_left; /* budget for all expanded stacks together */
+	uint64_t names_left;  /* budget for the bytes of every frame's names */
 	size_t nsamples;      /* Profile.sample fields in the input */
 	const pprof_label_filter *only; /* keep only the samples it matches; NULL: all */
 	size_t kept, skipped;
@@ -523,6 +540,20 @@ static int nomem(parser *ps)
 {
 	return pr_error_set(ps->err, PR_ENOMEM, "cannot parse '%s': out of memory",
 			    ps->name);
+}
+
+/* Count a frame's name and file against names_left before they are read. */
+static int take_names(parser *ps, size_t name_len, size_t file_len)
+{
+	uint64_t n = (uint64_t)name_len + file_len;
+
+	if (n > ps->names_left)
+		return pr_error_set(ps->err, PR_ELIMIT,
+				    "cannot parse '%s': the names of its functions and locations "
+				    "add up to more than %u bytes per input byte",
+				    ps->name, NAME_BYTES_PER_INPUT_BYTE);
+	ps->names_left -= n;
+	return 0;
 }
 
 static uint64_t hash_seed(const void *where)
@@ -818,7 +849,8 @@ static int intern_function(parser *ps, uint32_t fi, uint32_t *out)
 	if (name->len == 0)
 		name = str_at(ps, fn->system_name);
 	file = str_at(ps, fn->filename);
-	if ((rc = profile_intern(ps->p, out, (const char *)name->data, name->len,
+	if ((rc = take_names(ps, name->len, file->len)) < 0 ||
+	    (rc = profile_intern(ps->p, out, (const char *)name->data, name->len,
 				 (const char *)file->data, file->len, ps->err)) < 0)
 		return rc;
 	ps->func_ids[fi] = *out;
@@ -862,9 +894,10 @@ static int intern_address(parser *ps, const pb_location *l, uint32_t *out)
 		buf_release(&name);
 		return nomem(ps);
 	}
-	rc = profile_intern(ps->p, out, name.ptr, name.len,
-			    file ? (const char *)file->data : NULL, file ? file->len : 0,
-			    ps->err);
+	if ((rc = take_names(ps, name.len, file ? file->len : 0)) == 0)
+		rc = profile_intern(ps->p, out, name.ptr, name.len,
+				    file ? (const char *)file->data : NULL, file ? file->len : 0,
+				    ps->err);
 	buf_release(&name);
 	return rc;
 }
@@ -1182,6 +1215,7 @@ int pprof_parse_where(profile **out, size_t *kept, const uint8_t *data, size_t l
 	for (size_t i = 0; i < m->n_location; i++)
 		ps.loc_off[i] = SIZE_MAX;
 	ps.frames_left = (uint64_t)len * FRAMES_PER_INPUT_BYTE + FRAMES_SLACK;
+	ps.names_left = (uint64_t)len * NAME_BYTES_PER_INPUT_BYTE + NAME_BYTES_SLACK;
 	if ((rc = add_samples(&ps, data, len)) < 0)
 		goto out;
 	*out = ps.p;

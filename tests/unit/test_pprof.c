@@ -1006,6 +1006,86 @@ static void test_stack_expansion_bomb_is_rejected(void **state)
 }
 
 /*
+ * Any number of Functions may name one long string, and the model holds it
+ * once, so the memory budget never sees the repeats; but each was read
+ * whole again, and a million of them (a 3 MB gzipped file) took ten
+ * minutes. Here 1,500 Functions name one 60,000-byte string, 90 MB of names
+ * in 80 KB of input, past the 64 MiB any profile may name freely.
+ */
+static void test_functions_naming_one_long_string_are_refused(void **state)
+{
+	enum { FUNCS = 1500, NAME_LEN = 60000 };
+	pb_profile prof;
+	Perftools__Profiles__ValueType vt, *vtp = &vt;
+	Perftools__Profiles__Function *fn = calloc(FUNCS, sizeof(*fn));
+	Perftools__Profiles__Function **fnp = calloc(FUNCS, sizeof(*fnp));
+	Perftools__Profiles__Line *line = calloc(FUNCS, sizeof(*line));
+	Perftools__Profiles__Line **linep = calloc(FUNCS, sizeof(*linep));
+	Perftools__Profiles__Location loc, *locp = &loc;
+	Perftools__Profiles__Sample smp, *smpp = &smp;
+	char *big = malloc(NAME_LEN);
+	ProtobufCBinaryData strs[3] = {{0, (uint8_t *)""}, {1, (uint8_t *)"x"}, {0, NULL}};
+	uint64_t locid = 1;
+	int64_t val = 1;
+	uint8_t *data;
+	size_t len;
+
+	(void)state;
+	assert_non_null(fn);
+	assert_non_null(fnp);
+	assert_non_null(line);
+	assert_non_null(linep);
+	assert_non_null(big);
+	for (size_t i = 0; i < NAME_LEN; i++)
+		big[i] = (char)('a' + i * 7 % 26);
+	strs[2].len = NAME_LEN;
+	strs[2].data = (uint8_t *)big;
+	perftools__profiles__profile__init(&prof);
+	perftools__profiles__value_type__init(&vt);
+	vt.type = 1;
+	vt.unit = 1;
+	for (size_t i = 0; i < FUNCS; i++) {
+		perftools__profiles__function__init(&fn[i]);
+		fn[i].id = i + 1;
+		fn[i].name = 2;
+		fnp[i] = &fn[i];
+		perftools__profiles__line__init(&line[i]);
+		line[i].function_id = i + 1;
+		linep[i] = &line[i];
+	}
+	perftools__profiles__location__init(&loc);
+	loc.id = 1;
+	loc.n_line = FUNCS;
+	loc.line = linep;
+	perftools__profiles__sample__init(&smp);
+	smp.n_location_id = 1;
+	smp.location_id = &locid;
+	smp.n_value = 1;
+	smp.value = &val;
+	prof.n_sample_type = 1;
+	prof.sample_type = &vtp;
+	prof.n_function = FUNCS;
+	prof.function = fnp;
+	prof.n_location = 1;
+	prof.location = &locp;
+	prof.n_sample = 1;
+	prof.sample = &smpp;
+	prof.n_string_table = 3;
+	prof.string_table = strs;
+	len = perftools__profiles__profile__get_packed_size(&prof);
+	data = malloc(len);
+	assert_non_null(data);
+	perftools__profiles__profile__pack(&prof, data);
+	expect_bytes_error(data, len, PR_ELIMIT, "bytes per input byte");
+	free(data);
+	free(big);
+	free(linep);
+	free(line);
+	free(fnp);
+	free(fn);
+}
+
+/*
  * 8 MB of empty Location messages: protobuf-c would allocate about 40 times
  * that for their decoded form, past the 256 MiB memory budget of the
  * default limits; the decode stops there rather than after.
@@ -1098,6 +1178,7 @@ int main(void)
 		cmocka_unit_test(test_too_many_samples_is_rejected),
 		cmocka_unit_test(test_over_long_name_is_rejected),
 		cmocka_unit_test(test_stack_expansion_bomb_is_rejected),
+		cmocka_unit_test(test_functions_naming_one_long_string_are_refused),
 		cmocka_unit_test(test_table_decode_stops_at_the_memory_budget),
 		cmocka_unit_test(test_sniff_accepts_profiles_and_rejects_text_and_json),
 	};
