@@ -367,15 +367,22 @@ static void item_read(item *it)
 	it->next = ST_FIND;
 }
 
-/* "type/unit, ..." of the profile's value columns, cut to fit out. */
+/*
+ * "type/unit, ..." of the profile's value columns, cut to fit out. The
+ * names come from the input and may be 64 KiB long: each is quoted by its
+ * start, so that one long name does not hide the others.
+ */
 static void value_types_str(char *out, size_t size, const profile *p)
 {
 	size_t n = 0;
+	char qt[40], qu[40];
 
 	out[0] = '\0';
 	for (size_t i = 0; i < p->nvalue_types && n < size; i++) {
+		const profile_value_type *vt = &p->value_types[i];
 		int w = snprintf(out + n, size - n, "%s%s/%s", i ? ", " : "",
-				 p->value_types[i].type, p->value_types[i].unit);
+				 profile_quote(qt, vt->type, strlen(vt->type)),
+				 profile_quote(qu, vt->unit, strlen(vt->unit)));
 		if (w < 0)
 			break;
 		n += (size_t)w;

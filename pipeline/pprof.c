@@ -944,15 +944,19 @@ static int add_sample(parser *ps, size_t i, const pb_sample *s)
 	profile *p = ps->p;
 	size_t ntypes = ps->m->n_sample_type;
 	size_t depth = 0;
+	char q[40];
 	int rc;
 
 	if (s->n_value != ntypes)
 		return bad(ps, "sample %zu has %zu values for %zu sample types",
 			   i, s->n_value, ntypes);
+	/* A sample type is the input's to name, up to 64 KiB: quote its start. */
 	for (size_t k = 0; k < ntypes; k++)
 		if (s->value[k] < 0)
 			return bad(ps, "sample %zu has a negative value %" PRId64 " for '%s'",
-				   i, s->value[k], p->value_types[k].type);
+				   i, s->value[k],
+				   profile_quote(q, p->value_types[k].type,
+						 strlen(p->value_types[k].type)));
 	for (size_t k = 0; k < s->n_label; k++) {
 		const pb_label *lb = s->label[k];
 		if ((rc = check_str(ps, lb->key, "sample %zu label key", i)) < 0 ||

@@ -889,6 +889,32 @@ static void test_negative_value_is_rejected(void **state)
 	expect_error(&b, NULL, PR_EDATA, "negative duration_nanos");
 }
 
+/*
+ * A sample type may be named with 64 KiB of anything, a secret included:
+ * the message quotes its first 32 bytes, not as much as fits.
+ */
+static void test_a_long_sample_type_is_quoted_by_its_start(void **state)
+{
+	char *name = malloc(5001);
+	pr_error err = PR_ERROR_INIT;
+	profile *p = NULL;
+	pb b;
+
+	(void)state;
+	assert_non_null(name);
+	memset(name, 'A', 5000);
+	memcpy(name, "token=", 6);
+	name[5000] = '\0';
+	pb_init(&b);
+	b.vt[1].type = pb_str(&b, name);
+	b.vals[2][1] = -5;
+	assert_int_equal(parse_pb(&p, &b, NULL, &err), PR_EDATA);
+	if (!strstr(err.msg, "sample 2 has a negative value -5 for 'token=AAAA") ||
+	    !strstr(err.msg, "AAA...'") || strlen(err.msg) > 120)
+		fail_msg("not quoted by its start: %s", err.msg);
+	free(name);
+}
+
 static void test_too_deep_stack_is_rejected_at_the_limit(void **state)
 {
 	pb b;
@@ -1174,6 +1200,7 @@ int main(void)
 		cmocka_unit_test(test_sparse_ids_resolve),
 		cmocka_unit_test(test_sample_with_wrong_number_of_values_is_rejected),
 		cmocka_unit_test(test_negative_value_is_rejected),
+		cmocka_unit_test(test_a_long_sample_type_is_quoted_by_its_start),
 		cmocka_unit_test(test_too_deep_stack_is_rejected_at_the_limit),
 		cmocka_unit_test(test_too_many_samples_is_rejected),
 		cmocka_unit_test(test_over_long_name_is_rejected),
