@@ -297,18 +297,26 @@ static int check_service(const db_service *svc, const char *name, pr_error *err)
 	return 0;
 }
 
+/*
+ * A capture's row needs a time after the epoch: 0 us is no time. A
+ * profile's time_nanos under a microsecond, or a file dated at the epoch
+ * (an archive that zeroes its dates), says nothing of when the capture was
+ * taken, and taken as it is it failed the insert as a missing time, exit 2.
+ */
 static int64_t capture_time(const ingest_request *req, const profile *p)
 {
 	struct stat st;
+	int64_t us;
 
 	if (req->time_us)
 		return req->time_us;
-	if (p->time_ns > 0)
+	if (p->time_ns >= 1000)
 		return p->time_ns / 1000;
 	/* Collectors drop files as they capture them: mtime is the best guess. */
 	if (strcmp(req->path, "-") != 0 &&
-	    (req->file_only ? lstat(req->path, &st) : stat(req->path, &st)) == 0)
-		return (int64_t)st.st_mtim.tv_sec * 1000000 + st.st_mtim.tv_nsec / 1000;
+	    (req->file_only ? lstat(req->path, &st) : stat(req->path, &st)) == 0 &&
+	    (us = (int64_t)st.st_mtim.tv_sec * 1000000 + st.st_mtim.tv_nsec / 1000) > 0)
+		return us;
 	return time_now_us();
 }
 

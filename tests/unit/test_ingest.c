@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -440,6 +441,34 @@ static void test_bad_input_is_not_a_failure_of_the_store(void **state)
 	blob_store_free(bs);
 }
 
+/*
+ * A file dated at the epoch gave a capture time of 0, which the insert
+ * refused as a missing time (exit 2, blaming the database): it is no time,
+ * and the capture takes the time it is ingested instead.
+ */
+static void test_a_file_dated_at_the_epoch_is_stored_at_its_ingest_time(void **state)
+{
+	fixture *f = *state;
+	blob_store *bs = dir_store(f);
+	pr_error err = PR_ERROR_INIT;
+	ingest_request req = {0};
+	ingest_result res;
+	const struct timespec epoch[2] = {{0, 0}, {0, 0}};
+	char path[4200];
+
+	snprintf(path, sizeof(path), "%s/old.folded", f->dir);
+	write_file(path, "main;a 1\n");
+	assert_int_equal(utimensat(AT_FDCWD, path, epoch, 0), 0);
+	req.path = path;
+	req.service = "svc";
+	req.release = "v1";
+	if (ingest_file(&res, f->t->db, bs, &req, &limits, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(testdb_int(f->t, "select count(*) from profiles where captured_at > "
+				    "now() - interval '1 day'"), 1);
+	blob_store_free(bs);
+}
+
 static void test_a_lost_database_names_the_file_and_is_a_failure_of_the_store(void **state)
 {
 	fixture *f = *state;
@@ -760,6 +789,9 @@ int main(void)
 			test_a_full_disk_names_the_input_file_then_the_blob_key, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_input_is_not_a_failure_of_the_store, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(
+			test_a_file_dated_at_the_epoch_is_stored_at_its_ingest_time, setup,
+			teardown),
 		cmocka_unit_test_setup_teardown(
 			test_a_lost_database_names_the_file_and_is_a_failure_of_the_store, setup,
 			teardown),
