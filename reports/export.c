@@ -92,8 +92,10 @@ int export_merge_column(profile *dst, const profile *src, size_t column, pr_erro
 	}
 	if (rc == 0 && !dst->duration_ns)
 		dst->time_ns = src->time_ns;
-	if (rc == 0)
-		dst->duration_ns += src->duration_ns;
+	/* Each capture's duration is the input's to say: the sum stops at the largest. */
+	if (rc == 0 && __builtin_add_overflow(dst->duration_ns, src->duration_ns,
+					      &dst->duration_ns))
+		dst->duration_ns = INT64_MAX;
 	free(map);
 	free(stack);
 	return rc;
@@ -259,7 +261,12 @@ int export_speedscope(buf *out, const profile *p, size_t column, const char *nam
 				goto nomem;
 		if (json_array_append_new(weights, json_integer(v)) < 0)
 			goto nomem;
-		total += v;
+		/* endValue is the weights' sum: merged captures can pass 64 bits. */
+		if (__builtin_add_overflow(total, v, &total)) {
+			rc = pr_error_set(err, PR_EDATA, "cannot write speedscope JSON: "
+					  "the weights' sum overflows");
+			goto out;
+		}
 	}
 	if (!frames || !samples || !weights)
 		goto nomem;
@@ -276,18 +283,19 @@ int export_speedscope(buf *out, const profile *p, size_t column, const char *nam
 	rc = buf_puts(out, text);
 	if (rc == 0)
 		rc = buf_putc(out, '\n');
-	free(text);
-	json_decref(root);
 	if (rc < 0)
-		return pr_error_set(err, rc,
-				    "cannot write speedscope JSON: output size limit reached");
-	return 0;
+		rc = pr_error_set(err, rc,
+				  "cannot write speedscope JSON: output size limit reached");
+	goto out;
 nomem:
+	rc = oom(err, "speedscope JSON");
+out:
+	free(text);
 	json_decref(root);
 	json_decref(frames);
 	json_decref(samples);
 	json_decref(weights);
-	return oom(err, "speedscope JSON");
+	return rc;
 }
 
 /* The pprof string table: index of s, adding it when new. */
@@ -895,7 +903,9 @@ int export_pprof_set_add(export_pprof_set *s, const uint8_t *data, size_t len, c
 	} else if (m->time_nanos && (!s->time_ns || m->time_nanos < s->time_ns)) {
 		s->time_ns = m->time_nanos;
 	}
-	s->duration_ns += m->duration_nanos;
+	/* As in export_merge: a sum that wrapped would be a negative duration. */
+	if (__builtin_add_overflow(s->duration_ns, m->duration_nanos, &s->duration_ns))
+		s->duration_ns = INT64_MAX;
 out:
 	if (rc == PR_ENOMEM)
 		rc = oom(err, "pprof");

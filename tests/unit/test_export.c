@@ -300,6 +300,63 @@ static const char *pb_str(const Perftools__Profiles__Profile *m, int64_t i, char
 	return tmp;
 }
 
+/*
+ * Each capture's values and duration may come close to 64 bits, and a
+ * selection merges many. The durations added up wrapped to a negative one,
+ * which profreg's own pprof parser refuses, and speedscope's endValue (the
+ * weights' sum) wrapped the same way: the duration now stops at the
+ * largest, and a speedscope export whose weights overflow is refused.
+ */
+static void test_merged_sums_past_64_bits_do_not_wrap(void **state)
+{
+	profile *p = NULL, *m = NULL, *q;
+	pr_error err = PR_ERROR_INIT;
+	const char *types[1] = {"cpu"}, *units[1] = {"nanoseconds"};
+	export_pprof_set *set = NULL;
+	Perftools__Profiles__Profile *pb;
+	uint32_t a;
+	int64_t v = 6000000000000000000;
+	buf out = BUF_INIT, raw = BUF_INIT;
+
+	(void)state;
+	assert_int_equal(profile_new(&p, PROFILE_FMT_FOLDED, "t", NULL, &err), 0);
+	assert_int_equal(profile_set_value_types(p, 1, types, units, &err), 0);
+	assert_int_equal(profile_intern(p, &a, "main", 4, NULL, 0, &err), 0);
+	assert_int_equal(profile_add_sample(p, &a, 1, &v, &err), 0);
+	p->duration_ns = v;
+	assert_int_equal(export_merged_new(&m, "merged", "cpu", "nanoseconds", &err), 0);
+	assert_int_equal(export_merge(m, p, &err), 0);
+	assert_int_equal(export_merge(m, p, &err), 0);
+	assert_true(m->duration_ns == INT64_MAX);
+	assert_int_equal(export_speedscope(&out, m, 0, "merged", &err), PR_EDATA);
+	assert_non_null(strstr(err.msg, "the weights' sum overflows"));
+	buf_reset(&out);
+	assert_int_equal(export_pprof(&out, m, 0, &err), 0);
+	q = reparse(&out, PROFILE_FMT_PPROF);
+	assert_true(q->duration_ns == INT64_MAX);
+	profile_free(q);
+
+	/* The detailed writer, given the bytes of one capture twice. */
+	buf_reset(&out);
+	assert_int_equal(export_pprof(&out, p, 0, &err), 0);
+	assert_int_equal(gunzip_bounded(&raw, (const uint8_t *)out.ptr, out.len, 64 << 20, "t",
+					&err), 0);
+	assert_int_equal(export_pprof_set_new(&set, "cpu", "nanoseconds", &err), 0);
+	for (int k = 0; k < 2; k++)
+		assert_int_equal(export_pprof_set_add(set, (uint8_t *)raw.ptr, raw.len, "t", NULL,
+						      &err), 0);
+	buf_reset(&out);
+	assert_int_equal(export_pprof_set_write(&out, set, &err), 0);
+	pb = unpack_gz(&out);
+	assert_true(pb->duration_nanos == INT64_MAX);
+	perftools__profiles__profile__free_unpacked(pb, NULL);
+	export_pprof_set_free(set);
+	buf_release(&raw);
+	buf_release(&out);
+	profile_free(p);
+	profile_free(m);
+}
+
 static void test_detailed_pprof_keeps_lines_and_mappings_and_drops_labels(void **state)
 {
 	static const char *inputs[] = {"pprof/go-cpu.pb.gz", "pprof/go-spans.pb.gz"};
@@ -479,6 +536,7 @@ int main(void)
 		cmocka_unit_test(test_folded_round_trip_keeps_every_function),
 		cmocka_unit_test(test_speedscope_round_trip_keeps_every_function),
 		cmocka_unit_test(test_merged_captures_add_up_and_hostile_names_survive),
+		cmocka_unit_test(test_merged_sums_past_64_bits_do_not_wrap),
 		cmocka_unit_test(test_export_formats_parse_by_name),
 		cmocka_unit_test(test_detailed_pprof_keeps_lines_and_mappings_and_drops_labels),
 		cmocka_unit_test(test_detailed_pprof_refuses_bad_input_with_a_reason),
