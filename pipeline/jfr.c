@@ -95,6 +95,14 @@
 #define MAX_ELEMENT_DEPTH 32
 #define WORK_PER_BYTE 16u
 #define WORK_SLACK (1u << 20)
+/*
+ * Any number of methods may name one long class or method name, which a
+ * recording holds once but each method's name copies again: the names
+ * built may add up to 64 MiB, and past that to 8 bytes per input byte
+ * (as pprof.c bounds its frames' names).
+ */
+#define NAME_BYTES_PER_INPUT_BYTE 8u
+#define NAME_BYTES_SLACK (64u << 20)
 
 enum kind { K_STRUCT, K_BOOL, K_BYTE, K_SHORT, K_INT, K_LONG, K_FLOAT, K_DOUBLE, K_CHAR,
 	    K_STRING };
@@ -181,6 +189,7 @@ typedef struct jf_parser {
 	buf name_buf;       /* the function being named */
 	uint64_t str_max;   /* the longest string read: a name's limit, or none */
 	uint64_t work, work_max;
+	uint64_t names_left; /* bytes of names that may still be built */
 
 	/* The whole file. */
 	uint64_t nexec, nalloc;
@@ -700,8 +709,13 @@ static int method_func(jf_parser *ps, const jf_val *v, uint32_t *out)
 	hidden_class_slash(ps->name_buf.ptr, ps->name_buf.len);
 	if (ps->name_buf.len && buf_putc(&ps->name_buf, '.') < 0)
 		return nomem(ps);
-	if ((rc = string_of(ps, field[R_NAME], at[R_NAME], v->end, &ps->name_buf, 0)) < 0 ||
-	    (rc = profile_intern(ps->p, out, ps->name_buf.ptr, ps->name_buf.len, NULL, 0,
+	if ((rc = string_of(ps, field[R_NAME], at[R_NAME], v->end, &ps->name_buf, 0)) < 0)
+		return rc;
+	if (ps->name_buf.len > ps->names_left)
+		return limit(ps, "the names of its methods add up to more than %u bytes per "
+			     "input byte", NAME_BYTES_PER_INPUT_BYTE);
+	ps->names_left -= ps->name_buf.len;
+	if ((rc = profile_intern(ps->p, out, ps->name_buf.ptr, ps->name_buf.len, NULL, 0,
 				 ps->err)) < 0)
 		return rc;
 	if (v->entry)
@@ -1358,6 +1372,7 @@ int jfr_parse(profile **out, const uint8_t *data, size_t len,
 	ps.err = err;
 	ps.col_samples = ps.col_alloc = -1;
 	ps.work_max = (uint64_t)len * WORK_PER_BYTE + WORK_SLACK;
+	ps.names_left = (uint64_t)len * NAME_BYTES_PER_INPUT_BYTE + NAME_BYTES_SLACK;
 	if (!jfr_sniff(data, len)) {
 		rc = bad(&ps, "not a JFR recording (no \"FLR\" magic at offset 0)");
 		goto out;

@@ -313,8 +313,11 @@ static void test_bad_magic_and_chunk_past_the_end_are_refused(void **state)
 /* Which way a built recording is wrong. */
 enum flaw {
 	OK, LOOP, RECURSIVE, HUGE_COUNT, BAD_ENCODING, MISSING_STACK, MISSING_METHOD,
-	NULL_STACK, LATIN1_AND_CHARS,
+	NULL_STACK, LATIN1_AND_CHARS, LONG_NAMES,
 };
+
+/* LONG_NAMES: this many methods of one class whose name is 60,000 bytes. */
+#define LONG_METHODS 1300
 
 typedef struct rec {
 	buf b;
@@ -484,6 +487,11 @@ static size_t pools(buf *out, enum flaw flaw, size_t *delta_at)
 		u8(&body, 5); /* Latin-1 "Café" */
 		var(&body, 4);
 		put(&body, "Caf\xe9", 4);
+	} else if (flaw == LONG_NAMES) {
+		u8(&body, 3);
+		var(&body, 60000);
+		for (int i = 0; i < 60000; i++)
+			u8(&body, 'A');
 	} else {
 		utf8(&body, "com/acme/Pay");
 	}
@@ -507,6 +515,27 @@ static size_t pools(buf *out, enum flaw flaw, size_t *delta_at)
 	var(&body, 1);
 	var(&body, 1);
 	var(&body, 12); /* Method */
+	if (flaw == LONG_NAMES) {
+		/* Every method of the long-named class: each name copies it again. */
+		var(&body, LONG_METHODS);
+		for (uint64_t k = 1; k <= LONG_METHODS; k++) {
+			var(&body, k);
+			var(&body, 1);
+			var(&body, 2);
+		}
+		var(&body, 14);
+		var(&body, 1);
+		var(&body, 1);
+		var(&body, LONG_METHODS);
+		for (uint64_t k = 1; k <= LONG_METHODS; k++) {
+			var(&body, k);
+			var(&body, 42);
+		}
+		event(out, &body);
+		*delta_at += start + 5;
+		buf_release(&body);
+		return start;
+	}
 	var(&body, 2);
 	var(&body, 1);
 	var(&body, 1);
@@ -650,15 +679,23 @@ static void test_hostile_built_recordings_are_refused(void **state)
 		{MISSING_STACK, "constant 5 of type 'jdk.types.StackTrace' at offset"},
 		{MISSING_METHOD, "constant 7 of type 'jdk.types.Method'"},
 	};
+	buf b;
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		buf b;
-
 		build(&b, cases[i].flaw);
 		expect_error((const uint8_t *)b.ptr, b.len, PR_EDATA, cases[i].want);
 		buf_release(&b);
 	}
+	/*
+	 * 1,300 methods of one class of a 60,000-byte name: 78 MB of names
+	 * from a recording of 70 KB, beyond what its size allows.
+	 */
+	build(&b, LONG_NAMES);
+	assert_true(b.len < 100000);
+	expect_error((const uint8_t *)b.ptr, b.len, PR_ELIMIT,
+		     "the names of its methods add up to more than 8 bytes per input byte");
+	buf_release(&b);
 }
 
 static void test_limits_are_enforced(void **state)
