@@ -167,7 +167,11 @@ static int record_look(db *d, const finding *f, int64_t run_id, const analysis_o
  * A significant finding's state after this look: a new one starts as a
  * candidate, or confirmed at once when it is critical (confirm_critical)
  * or one look is enough (confirm_looks <= 1); a candidate is confirmed
- * once it was significant on confirm_looks different looks.
+ * once it was significant on confirm_looks different looks. A critical
+ * finding of one capture waits for its next look all the same: one
+ * capture is one witness, and an odd one (a burst of a rare request, a
+ * host that was swapping) looks exactly like a regression, with nothing
+ * for the rank test to set it against.
  */
 static int next_state(db *d, finding *f, int64_t run_id, const analysis_opts *o,
 		      pr_error *err)
@@ -179,7 +183,8 @@ static int next_state(db *d, finding *f, int64_t run_id, const analysis_opts *o,
 	const char *p[1] = {id};
 	PGresult *res = NULL;
 	size_t looks;
-	bool critical = o->confirm_critical && f->severity == STATS_SEV_CRITICAL;
+	bool critical = o->confirm_critical && f->severity == STATS_SEV_CRITICAL &&
+			f->current_captures >= 2;
 	int rc;
 
 	snprintf(id, sizeof(id), "%" PRId64, f->id);

@@ -289,6 +289,26 @@ static void test_a_critical_finding_pages_at_once(void **state)
 }
 
 /*
+ * The same doubling seen in one capture is one witness: a candidate that
+ * does not page, confirmed on the next night's look with more captures.
+ */
+static void test_a_critical_finding_of_one_capture_waits_for_its_next_look(void **state)
+{
+	fx *f = *state;
+	char st[32];
+
+	history(f, "svc");
+	night(f, "svc", "v2", 1, 1, 2, 1);
+	run_night(f, 1);
+	assert_string_equal(state_of(f, "work.hot", st, sizeof(st)), "candidate");
+	assert_int_equal(triggers(f, "work.hot"), 0);
+	night(f, "svc", "v2", 2, 3, 2, 1);
+	run_night(f, 2);
+	assert_string_equal(state_of(f, "work.hot", st, sizeof(st)), "confirmed");
+	assert_int_equal(triggers(f, "work.hot"), 1);
+}
+
+/*
  * A release whose first night looked 1.6x worse but whose next nights
  * are normal: with every capture so far the change is no longer there.
  * The finding went away, its pins lift, its page is resolved.
@@ -994,6 +1014,9 @@ int main(void)
 			setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_critical_finding_pages_at_once, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(
+			test_a_critical_finding_of_one_capture_waits_for_its_next_look, setup,
+			teardown),
 		cmocka_unit_test_setup_teardown(
 			test_a_finding_that_does_not_hold_goes_away_and_its_page_resolves, setup,
 			teardown),
