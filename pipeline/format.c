@@ -72,6 +72,15 @@ static const char *known_other(const uint8_t *data, size_t len)
 {
 	size_t i = 0;
 
+	while (i < len && (data[i] == ' ' || data[i] == '\n' || data[i] == '\r' ||
+			   data[i] == '\t'))
+		i++;
+	/* Every format could be empty: which one it was meant to be, none says. */
+	if (i == len)
+		return len ? "only whitespace, no profile (give --format to store it as an "
+			     "empty capture)"
+			   : "empty, no profile (give --format to store it as an empty capture)";
+	i = 0;
 	if (starts_with(data, len, "heap profile: ") ||
 	    starts_with(data, len, "goroutine profile: ") ||
 	    starts_with(data, len, "threadcreate profile: ") ||

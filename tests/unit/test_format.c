@@ -118,6 +118,9 @@ static void test_other_unknown_bytes_list_the_formats(void **state)
 	/* Near misses of the markers are not taken for them. */
 	expect_refused_str("heap profile:\n", "not a known profile format");
 	expect_refused_str("{\"head\": 1}", "not a known profile format");
+	/* Nothing at all is no format, and says so rather than listing them. */
+	expect_refused_str("", "empty, no profile (give --format");
+	expect_refused_str(" \n\t\r\n", "only whitespace, no profile");
 }
 
 /* The format detected and parsed; the profile is freed. */
