@@ -489,7 +489,7 @@ static int pooled_fit(pooled *out, const double *yb, const double *vb, const int
 			goto out;
 		if (n >= 2 && lam && lam[k] > 0) {
 			/* Unclipped: a release's s^2 below its sampling variance says so too. */
-			sg_num += (double)(n - 1) * (sample_var(ty, n) - g[k].vbar) / lam[k];
+			sg_num += (double)(n - 1) * stats_extra_moments(ty, tv, n) / lam[k];
 			sg_den += (double)(n - 1);
 		}
 		nsingle += n < 2;

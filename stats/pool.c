@@ -2,6 +2,7 @@
  * pool.c: precision-weighted group means and robust pooling (see pool.h).
  */
 #include <math.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
 
@@ -28,9 +29,39 @@ static int finite_nonneg(const double *v, size_t n)
 	return 1;
 }
 
+double stats_extra_moments(const double *y, const double *v, size_t n)
+{
+	double s1 = 0, s2 = 0, swy = 0, mean = 0, q = 0, vbar = 0;
+	bool weighed = true;
+
+	if (n < 2)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		weighed = weighed && v[i] > 0 && isfinite(1 / v[i]);
+	if (!weighed) {
+		/* A capture without sampling noise: the unweighted moments. */
+		for (size_t i = 0; i < n; i++) {
+			mean += y[i] / (double)n;
+			vbar += v[i] / (double)n;
+		}
+		for (size_t i = 0; i < n; i++)
+			q += (y[i] - mean) * (y[i] - mean);
+		return q / (double)(n - 1) - vbar;
+	}
+	for (size_t i = 0; i < n; i++) {
+		s1 += 1 / v[i];
+		s2 += 1 / (v[i] * v[i]);
+		swy += y[i] / v[i];
+	}
+	mean = swy / s1;
+	for (size_t i = 0; i < n; i++)
+		q += (y[i] - mean) * (y[i] - mean) / v[i];
+	return (q - (double)(n - 1)) / (s1 - s2 / s1);
+}
+
 int stats_wmean_of(stats_wmean *out, const double *y, const double *v, size_t n, double extra)
 {
-	double mean = 0, ss = 0, vbar = 0, sw = 0, swy = 0, lo, hi;
+	double mean = 0, vbar = 0, sw = 0, swy = 0, lo, hi;
 
 	if (!out || !y || !v || isnan(extra) || isinf(extra))
 		return STATS_EARG;
@@ -53,9 +84,7 @@ int stats_wmean_of(stats_wmean *out, const double *y, const double *v, size_t n,
 	out->n = n;
 	out->vbar = vbar;
 	if (extra < 0) {
-		for (size_t i = 0; i < n; i++)
-			ss += (y[i] - mean) * (y[i] - mean);
-		extra = fmax(0, ss / (double)(n - 1) - vbar);
+		extra = fmax(0, stats_extra_moments(y, v, n));
 		out->df = (double)(n - 1);
 	} else {
 		out->df = 0;

@@ -41,9 +41,24 @@ typedef struct stats_wmean {
 } stats_wmean;
 
 /*
+ * The variance beyond sampling of y[0..n-1] with sampling variances
+ * v[0..n-1], by DerSimonian and Laird's moments, not clipped at 0 (an
+ * unbiased estimate may fall below it): (Q - (n - 1)) / (S1 - S2 / S1)
+ * with weights 1 / v_i, Q their weighted sum of squares about the
+ * weighted mean, S1 and S2 the sums of the weights and of their squares.
+ * With equal v it is s^2 - v. Unlike s^2 - mean(v), it learns e mostly
+ * from the precise captures: in a baseline of 300-sample and
+ * 30,000-sample captures the small ones' sampling noise swamps s^2, and
+ * s^2 - mean(v) fell to 0 so often that the large ones were trusted as if
+ * nothing but sampling moved them. A v of 0 falls back to s^2 - mean(v).
+ * 0 when n < 2.
+ */
+double stats_extra_moments(const double *y, const double *v, size_t n);
+
+/*
  * Summarise y[0..n-1] with sampling variances v[0..n-1] (finite, >= 0).
- * extra < 0: estimate e by moments, max(0, s^2 - mean(v)) (n >= 2; with
- * n == 1 it is STATS_EDATA); extra >= 0: use it as e (n >= 1, df 0).
+ * extra < 0: estimate e by moments, max(0, stats_extra_moments) (n >= 2;
+ * with n == 1 it is STATS_EDATA); extra >= 0: use it as e (n >= 1, df 0).
  */
 int stats_wmean_of(stats_wmean *out, const double *y, const double *v, size_t n, double extra);
 

@@ -147,6 +147,31 @@ static void test_weighted_mean_by_moments(void **state)
 }
 
 /*
+ * Two precise captures that differ and two imprecise ones at their mean:
+ * the spread beyond sampling is the precise ones', which s^2 - mean(v)
+ * (here 0, the imprecise ones' sampling variance swamping it) missed.
+ */
+static void test_extra_variance_is_learnt_from_the_precise_captures(void **state)
+{
+	const double y[] = {0.11, 0.09, 0.1, 0.1}, v[] = {1e-6, 1e-6, 1e-2, 1e-2};
+	const double ye[] = {1, 2, 3, 4}, ve[] = {0.1, 0.1, 0.1, 0.1};
+	double s1 = 2e6 + 200, s2 = 2e12 + 2e4, want = (200 - 3) / (s1 - s2 / s1);
+	stats_wmean w;
+
+	(void)state;
+	near(stats_extra_moments(y, v, 4), want, 1e-12, "DerSimonian-Laird");
+	assert_true(want > 1.9e-4);
+	assert_int_equal(stats_wmean_of(&w, y, v, 4, -1), 0);
+	near(w.extra, want, 1e-12, "the group's extra variance");
+	/* The precise captures' mean is not trusted beyond their spread. */
+	assert_true(w.var_mean > 0.9e-4);
+	/* Equal sampling variances: s^2 - v, as before; unclipped below 0. */
+	near(stats_extra_moments(ye, ve, 4), 5.0 / 3 - 0.1, 1e-14, "equal v");
+	near(stats_extra_moments(y + 2, v + 2, 2), -1e-2, 1e-15, "below 0 stays below");
+	near(stats_extra_moments(y, v, 1), 0, 0, "one capture");
+}
+
+/*
  * A service with one function has a share of 1 in every capture, at
  * asin(1) on the VST scale. Eight of them with different sample counts
  * averaged to an ulp above asin(1), whose inverse is NaN: the baseline
@@ -371,6 +396,7 @@ int main(void)
 		cmocka_unit_test(test_sequential_p_divides_by_the_fraction),
 		cmocka_unit_test(test_repeated_looks_stay_within_alpha),
 		cmocka_unit_test(test_weighted_mean_by_moments),
+		cmocka_unit_test(test_extra_variance_is_learnt_from_the_precise_captures),
 		cmocka_unit_test(test_a_weighted_mean_of_equal_shares_of_one_is_a_share_of_one),
 		cmocka_unit_test(test_pooled_variance_is_a_corrected_geometric_mean),
 		cmocka_unit_test(test_one_noisy_release_does_not_blow_up_the_baseline),
