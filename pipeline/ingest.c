@@ -994,11 +994,50 @@ ingest_batch *ingest_batch_prepare(ingest_result *outs, pr_error *errs, db *d,
 	return b;
 }
 
+/* s and t say the same: both empty or NULL, or equal. */
+static bool same_text(const char *s, const char *t)
+{
+	return strcmp(s ? s : "", t ? t : "") == 0;
+}
+
+/*
+ * An item whose bytes are already a capture of its service is that
+ * capture only if it says what the capture says: the same release, host
+ * and type. Bytes that repeat under another release (a small service's
+ * folded profile, the same file given twice in a manifest) would
+ * otherwise leave the new release without the capture it was given, with
+ * exit 0; it is refused instead, naming the capture the bytes belong to.
+ * (A different time alone is a re-ingest: the file's time changes when
+ * it is copied.)
+ */
+static void check_already(item *it, db *d)
+{
+	const ingest_request *r = it->req;
+	db_capture c;
+
+	if (it->rc < 0 || !it->out->already)
+		return;
+	if ((it->rc = db_capture_get(d, &c, it->out->capture_id, &it->e)) < 0)
+		return;
+	if (!same_text(c.release, r->release) ||
+	    (r->host && *r->host && !same_text(c.host, r->host)) ||
+	    (r->type && !same_text(c.profile_type, r->type)))
+		it->rc = pr_error_set(&it->e, PR_EEXISTS,
+				      "these bytes are already capture %lld of service '%s' (%s, "
+				      "release '%.128s', host '%.128s'); not stored again as a "
+				      "capture of release '%.128s'", (long long)c.id, r->service,
+				      c.profile_type, c.release, c.host ? c.host : "",
+				      r->release);
+	db_capture_release(&c);
+}
+
 size_t ingest_batch_store(ingest_batch *b, pr_error *errs, db *d, blob_store *bs)
 {
 	size_t stop = b->stop;
 
 	store_all(d, bs, b->items, &stop);
+	for (size_t i = 0; i < stop; i++)
+		check_already(&b->items[i], d);
 	for (size_t i = 0; i < stop; i++)
 		item_finish(&b->items[i], &errs[i]);
 	ingest_batch_free(b);

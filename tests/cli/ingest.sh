@@ -172,9 +172,16 @@ run pr ingest "$G/go-heap.pb.gz" --service typed --release v11 --type cpu
 	[[ $ERR == *"make it a heap profile"* ]] &&
 	[ "$(sql "select count(*) from profiles where release = 'v11'")" = 0 ] &&
 	ok "a heap pprof given --type cpu is refused, not stored as CPU" || not_ok "heap as cpu" "rc=$RC $ERR"
-run pr ingest "$T/small.folded" --service checkout --release v11 --type heap
-[ $RC -eq 0 ] && ok "a folded capture's --type is taken on trust (it only counts samples)" ||
+printf 'main;alloc 7\n' >"$T/heap.folded"
+run pr ingest "$T/heap.folded" --service checkout --release v11 --type heap
+[ $RC -eq 0 ] && [ "$(sql "select profile_type from profiles where release = 'v11'")" = heap ] &&
+	ok "a folded capture's --type is taken on trust (it only counts samples)" ||
 	not_ok "folded heap" "rc=$RC $ERR"
+run pr ingest "$T/small.folded" --service checkout --release v11
+[ $RC -eq 4 ] && [[ $ERR == *"these bytes are already capture "*" of service 'checkout'"* ]] &&
+	[[ $ERR == *"not stored again as a capture of release 'v11'"* ]] &&
+	ok "the same bytes given for another release are refused, naming their capture" ||
+	not_ok "same bytes, other release" "rc=$RC $ERR"
 run pr ingest "$G/go119-block.pb.gz" --service typed --release v12 --type wall
 [ $RC -eq 0 ] && [ "$(sql "select profile_type || '/' || value_type from profiles
 	where release = 'v12'")" = "wall/delay" ] &&

@@ -580,6 +580,59 @@ static void test_a_batch_rejects_each_bad_file_alone(void **state)
 	batch_with_failures(*state, 1);
 }
 
+/*
+ * The same bytes again are the capture they already are when they say the
+ * same (a re-run, whatever the file's time); given for another release or
+ * host they are refused, naming the capture, and the new release gets no
+ * row that is not its own. Alone, and twice in one batch.
+ */
+static void test_the_same_bytes_for_another_release_are_refused(void **state)
+{
+	fixture *f = *state;
+	blob_store *bs = dir_store(f);
+	pr_error err = PR_ERROR_INIT, errs[2] = {PR_ERROR_INIT, PR_ERROR_INIT};
+	ingest_request req = {0}, reqs[2];
+	ingest_result res, two[2];
+	char path[4200];
+	int64_t id;
+
+	snprintf(path, sizeof(path), "%s/idle.folded", f->dir);
+	write_file(path, "main;idle 1000\n");
+	req.path = path;
+	req.service = "svc";
+	req.release = "v1";
+	req.host = "web-1";
+	assert_int_equal(ingest_file(&res, f->t->db, bs, &req, &limits, &err), 0);
+	id = res.capture_id;
+	req.time_us = 1772445600000000;
+	assert_int_equal(ingest_file(&res, f->t->db, bs, &req, &limits, &err), 0);
+	assert_true(res.already);
+	assert_int_equal(res.capture_id, id);
+	req.time_us = 0;
+	req.release = "v2";
+	assert_int_equal(ingest_file(&res, f->t->db, bs, &req, &limits, &err), PR_EEXISTS);
+	assert_non_null(strstr(err.msg, path));
+	assert_non_null(strstr(err.msg, "already capture"));
+	assert_non_null(strstr(err.msg, "release 'v1'"));
+	assert_non_null(strstr(err.msg, "not stored again as a capture of release 'v2'"));
+	assert_false(res.infra);
+	pr_error_clear(&err);
+	req.release = "v1";
+	req.host = "web-2";
+	assert_int_equal(ingest_file(&res, f->t->db, bs, &req, &limits, &err), PR_EEXISTS);
+	pr_error_clear(&err);
+	/* The second of two lines with one file's bytes, for another release. */
+	reqs[0] = reqs[1] = req;
+	reqs[0].host = reqs[1].host = "web-1";
+	reqs[1].release = "v3";
+	assert_int_equal(ingest_files(two, errs, f->t->db, bs, reqs, 2, &limits, 1), 2);
+	assert_int_equal(errs[0].code, 0);
+	assert_true(two[0].already);
+	assert_int_equal(errs[1].code, PR_EEXISTS);
+	assert_int_equal(testdb_int(f->t, "select count(*) from profiles"), 1);
+	blob_store_free(bs);
+}
+
 static void test_a_batch_on_threads_gives_the_same_answers(void **state)
 {
 	batch_with_failures(*state, 4);
@@ -805,6 +858,8 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_batch_rejects_each_bad_file_alone, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_the_same_bytes_for_another_release_are_refused,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_batch_on_threads_gives_the_same_answers,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_batch_stops_at_a_failure_of_the_store,
