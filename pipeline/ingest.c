@@ -463,6 +463,16 @@ static void item_parse(item *it)
 	meta->commit_sha = (char *)req->commit;
 	meta->host = (char *)req->host;
 	meta->captured_at_us = capture_time(req, p);
+	if (meta->captured_at_us > time_now_us() + INGEST_MAX_AHEAD_US) {
+		char when[TIME_FMT_MAX];
+
+		time_format(when, meta->captured_at_us);
+		rc = pr_error_set(&it->e, PR_EDATA, "its capture time %s is more than a day "
+				  "ahead of this machine's clock%s", when, req->time_us ? "" :
+				  p->time_ns >= 1000 ? " (the profile's own time; --time sets it)"
+				  : " (the file's time; --time sets it)");
+		goto fail;
+	}
 	meta->duration_ns = p->duration_ns;
 	meta->period = p->period;
 	meta->period_type = p->period_type.type;

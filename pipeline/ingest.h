@@ -18,6 +18,14 @@
 #include "pipeline/db.h"
 #include "pipeline/profile.h"
 
+/*
+ * A capture dated further ahead of the clock than this is refused: the
+ * analysis windows would never include it and retention, which ages
+ * captures by their time, would keep it for ever. A day covers any clock
+ * skew between the profiled host and this one.
+ */
+#define INGEST_MAX_AHEAD_US (86400LL * 1000000)
+
 typedef struct ingest_request {
 	const char *path;        /* file to read ("-" for standard input) */
 	const char *display;     /* name in messages (NULL: path) */

@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/timeutil.h"
 #include "pipeline/ingest.h"
 #include "pipeline/source.h"
 #include "tests/support/testdb.h"
@@ -581,6 +582,43 @@ static void test_a_batch_rejects_each_bad_file_alone(void **state)
 }
 
 /*
+ * A capture dated more than a day ahead of the clock is refused, by
+ * --time or by the file's time alike; an hour ahead (a host's clock
+ * skew) is stored.
+ */
+static void test_a_capture_from_the_future_is_refused(void **state)
+{
+	fixture *f = *state;
+	blob_store *bs = dir_store(f);
+	pr_error err = PR_ERROR_INIT;
+	ingest_request req = {0};
+	ingest_result res;
+	struct timespec ts[2];
+	char path[4200];
+
+	snprintf(path, sizeof(path), "%s/ahead.folded", f->dir);
+	write_file(path, "main;later 3\n");
+	req.path = path;
+	req.service = "svc";
+	req.release = "v1";
+	req.time_us = time_now_us() + 2 * 86400LL * 1000000;
+	assert_int_equal(ingest_file(&res, f->t->db, bs, &req, &limits, &err), PR_EDATA);
+	assert_non_null(strstr(err.msg, "is more than a day ahead of this machine's clock"));
+	pr_error_clear(&err);
+	req.time_us = 0;
+	ts[0].tv_sec = ts[1].tv_sec = 32503680000; /* 3000-01-01 */
+	ts[0].tv_nsec = ts[1].tv_nsec = 0;
+	assert_int_equal(utimensat(AT_FDCWD, path, ts, 0), 0);
+	assert_int_equal(ingest_file(&res, f->t->db, bs, &req, &limits, &err), PR_EDATA);
+	assert_non_null(strstr(err.msg, "(the file's time; --time sets it)"));
+	pr_error_clear(&err);
+	assert_int_equal(testdb_int(f->t, "select count(*) from profiles"), 0);
+	req.time_us = time_now_us() + 3600LL * 1000000;
+	assert_int_equal(ingest_file(&res, f->t->db, bs, &req, &limits, &err), 0);
+	blob_store_free(bs);
+}
+
+/*
  * The same bytes again are the capture they already are when they say the
  * same (a re-run, whatever the file's time); given for another release or
  * host they are refused, naming the capture, and the new release gets no
@@ -860,6 +898,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_the_same_bytes_for_another_release_are_refused,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_capture_from_the_future_is_refused, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_a_batch_on_threads_gives_the_same_answers,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_batch_stops_at_a_failure_of_the_store,
