@@ -6,6 +6,7 @@
 #include "jobs/cli/exitcode.h"
 #include "common/fileio.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
@@ -311,6 +312,11 @@ int cli_parse_u64(const cli_ctx *ctx, const char *opt, const char *s,
 			v <<= shift;
 			end++;
 		}
+	}
+	if (errno == 0 && end != s && end[0] && !end[1] && isalpha((unsigned char)end[0]) &&
+	    !strchr("KkMG", end[0])) {
+		cli_error(ctx, "'--%s %s': the suffix '%c' is not K, M or G", opt, s, end[0]);
+		return CLI_BAD;
 	}
 	if (errno || end == s || *end || v < min || v > max) {
 		cli_error(ctx, "'--%s %s' is not a whole number from %llu to %llu",

@@ -92,6 +92,9 @@ run pr ingest "$T/bomb.gz" --service checkout --release v3 --max-decompressed-by
 [ $RC -eq 4 ] && [[ $ERR == *"limit"* ]] && [ $(( $(date +%s) - start )) -lt 10 ] && ok "a decompression bomb is stopped at the limit" || not_ok "bomb" "rc=$RC $ERR"
 run pr ingest "$T/small.folded" --service checkout --release v3 --max-input-bytes 16
 [ $RC -eq 4 ] && [[ $ERR == *"input limit"* ]] && ok "an oversized file is refused" || not_ok "max input" "rc=$RC $ERR"
+run pr ingest "$T/small.folded" --service checkout --release v3 --max-input-bytes 1T
+[ $RC -eq 2 ] && [[ $ERR == *"'--max-input-bytes 1T': the suffix 'T' is not K, M or G"* ]] &&
+	ok "a size with an unknown suffix says which" || not_ok "size suffix" "rc=$RC $ERR"
 printf 'a;b;c;d;e 1\n' >"$T/deep.folded"
 run pr ingest "$T/deep.folded" --service checkout --release v3 --max-depth 3
 [ $RC -eq 4 ] && [[ $ERR == *"depth"* ]] && ok "a too deep stack is refused" || not_ok "max depth" "rc=$RC $ERR"
