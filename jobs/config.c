@@ -256,7 +256,8 @@ static const field analysis_keys[] = {
 	 .doc = "a candidate finding is confirmed (and may page) after this many "
 		"significant looks"},
 	{K_BOOL("confirm_critical", config, analysis.confirm_critical),
-	 .doc = "a critical finding is confirmed at once"},
+	 .doc = "a critical finding of 2 or more current captures is confirmed at once (one "
+		"of a single capture waits for its next look)"},
 	{K_BOOL("cost_tests", config, analysis.cost_tests),
 	 .doc = "also test whole-service cost (CPU seconds per second, heap bytes, cost "
 		"per unit of load) where captures allow"},

@@ -56,6 +56,7 @@ struct db {
 	char actor[128];
 	char instance[DB_INSTANCE_MAX + 1]; /* "" until read */
 	bool prepared_capture; /* the capture inserts are prepared on this session */
+	int vectors_rls;       /* row security applies to profile_vectors: 0 unknown, 1 no, 2 yes */
 	db_stmt stmts[DB_STMTS]; /* named profreg_s<i> on the server */
 	size_t nstmts;
 };
@@ -493,6 +494,7 @@ int db_reconnect(db *d, pr_error *err)
 		return 0;
 	PQreset(d->conn);
 	d->prepared_capture = false;
+	d->vectors_rls = 0;
 	forget_stmts(d);
 	if (PQstatus(d->conn) != CONNECTION_OK) {
 		first_line(line, sizeof(line), d, NULL);
@@ -1843,13 +1845,46 @@ static int put_pairs(buf *b, const int64_t *ids, const int64_t *v, size_t n)
  * total value at the same place; the ids and self values again as pairs
  * (migration 026). want is how many rows that makes.
  */
+/*
+ * Where the function rows are copied to. PostgreSQL refuses COPY FROM
+ * into a table whose row security applies to the session (a team or job
+ * role, docs/access.md), so such a session copies into a temporary table
+ * and inserts from it, under the table's policies; the owner copies
+ * straight in. Asked once per session.
+ */
+static int vectors_target(db *d, const char **table, pr_error *err)
+{
+	PGresult *res = NULL;
+	int rc;
+
+	if (!d->vectors_rls) {
+		if ((rc = run(d, &res, err, "select row_security_active('profile_vectors')", 0,
+			      NULL, "cannot ask about row security")) < 0)
+			return rc;
+		d->vectors_rls = strcmp(PQgetvalue(res, 0, 0), "t") == 0 ? 2 : 1;
+		PQclear(res);
+	}
+	*table = "profile_vectors";
+	if (d->vectors_rls == 1)
+		return 0;
+	*table = "profreg_stage_vectors";
+	return run_plain(d, err,
+			 "create temp table if not exists profreg_stage_vectors"
+			 " (like profile_vectors) on commit delete rows;"
+			 " delete from profreg_stage_vectors",
+			 "cannot prepare function rows");
+}
+
+#define VECTOR_COLS "profile_id, service_id, function_ids, self_values, total_values, self_pairs"
+
 static int copy_profile_vectors(db *d, const fn_set *fs, const int64_t *ids,
 				const db_capture *metas, const profile_summary *const *sums,
 				size_t n, int64_t want, pr_error *err)
 {
 	static const char header[] = "PGCOPY\n\377\r\n\0\0\0\0\0\0\0\0\0";
 	PGresult *res = NULL;
-	buf b = BUF_INIT;
+	buf b = BUF_INIT, sql = BUF_INIT;
+	const char *table = NULL;
 	row_order *order = NULL;
 	int64_t *vals = NULL;
 	size_t most = 0;
@@ -1866,8 +1901,13 @@ static int copy_profile_vectors(db *d, const fn_set *fs, const int64_t *ids,
 		rc = oom(err);
 		goto out;
 	}
-	res = PQexec(d->conn, "copy profile_vectors (profile_id, service_id, function_ids,"
-			      " self_values, total_values, self_pairs) from stdin (format binary)");
+	if ((rc = vectors_target(d, &table, err)) < 0)
+		goto out;
+	if (buf_printf(&sql, "copy %s (" VECTOR_COLS ") from stdin (format binary)", table) < 0) {
+		rc = oom(err);
+		goto out;
+	}
+	res = PQexec(d->conn, sql.ptr);
 	if (!res || PQresultStatus(res) != PGRES_COPY_IN) {
 		rc = db_fail(d, res, err, "cannot send function rows");
 		goto out;
@@ -1928,8 +1968,20 @@ static int copy_profile_vectors(db *d, const fn_set *fs, const int64_t *ids,
 		PQclear(res);
 	}
 	res = NULL;
+	if (rc == 0 && strcmp(table, "profile_vectors") != 0) {
+		/* Staged: the rows go in under the table's policies. */
+		if ((rc = run(d, &res, err, "insert into profile_vectors (" VECTOR_COLS ")"
+			      " select " VECTOR_COLS " from profreg_stage_vectors", 0, NULL,
+			      "cannot store function rows")) < 0)
+			goto out;
+		if (strtoll(PQcmdTuples(res), NULL, 10) != want)
+			rc = pr_error_set(err, PR_EDB, "database: cannot insert function rows: "
+					  "those of %s of %" PRId64 " captures stored",
+					  PQcmdTuples(res), want);
+	}
 out:
 	PQclear(res);
+	buf_release(&sql);
 	buf_release(&b);
 	free(order);
 	free(vals);

@@ -750,6 +750,53 @@ static void store_one(db *d, blob_store *bs, item *it)
 	it->next = ST_DONE;
 }
 
+/* s and t say the same: both empty or NULL, or equal. */
+static bool same_text(const char *s, const char *t)
+{
+	return strcmp(s ? s : "", t ? t : "") == 0;
+}
+
+/*
+ * An item whose bytes are already capture `id` of its service (of
+ * `release`, `host` and `type`) is that capture only if it says what the
+ * capture says. Bytes that repeat under another release (a small
+ * service's folded profile, the same file given twice in a manifest)
+ * would otherwise leave the new release without the capture it was
+ * given, with exit 0; the item is refused instead, naming the capture.
+ * (A different time alone is a re-ingest: a copied file's time changes.)
+ * True when the item is that capture.
+ */
+static bool is_that_capture(item *it, int64_t id, const char *release, const char *host,
+			    const char *type)
+{
+	const ingest_request *r = it->req;
+
+	if (same_text(release, r->release) && (!r->host || !*r->host || same_text(host, r->host)) &&
+	    (!r->type || same_text(type, r->type)))
+		return true;
+	it->rc = pr_error_set(&it->e, PR_EEXISTS,
+			      "these bytes are already capture %lld of service '%s' (%s, release "
+			      "'%.128s', host '%.128s'); not stored again as a capture of release "
+			      "'%.128s'", (long long)id, r->service, type ? type : "?", release,
+			      host ? host : "", r->release);
+	it->next = ST_DONE;
+	return false;
+}
+
+/* is_that_capture for an item found stored before this batch. */
+static void check_stored(item *it, db *d)
+{
+	db_capture c;
+
+	if ((it->rc = db_capture_get(d, &c, it->out->capture_id, &it->e)) < 0) {
+		it->next = ST_DONE;
+		return;
+	}
+	if (!is_that_capture(it, c.id, c.release, c.host, c.profile_type))
+		it->out->already = false;
+	db_capture_release(&c);
+}
+
 /* The earlier item in [0, i) with the same service and bytes that is being stored. */
 static item *same_bytes(item *items, size_t i)
 {
@@ -794,7 +841,9 @@ static void store_all(db *d, blob_store *bs, item *items, size_t *stop)
 		item *first;
 		if (items[i].next != ST_STORE)
 			continue;
-		if ((first = same_bytes(items, i))) {
+		if ((first = same_bytes(items, i)) &&
+		    is_that_capture(&items[i], first->out->capture_id, first->req->release,
+				    first->req->host, first->type)) {
 			items[i].out->capture_id = first->out->capture_id;
 			items[i].out->already = true;
 		}
@@ -817,8 +866,11 @@ alone:
 			    strcmp(items[j].out->blob_key, it->out->blob_key) == 0)
 				first = &items[j];
 		if (first) {
-			it->out->capture_id = first->out->capture_id;
-			it->out->already = true;
+			if (is_that_capture(it, first->out->capture_id, first->req->release,
+					    first->req->host, first->type)) {
+				it->out->capture_id = first->out->capture_id;
+				it->out->already = true;
+			}
 			it->next = ST_DONE;
 			continue;
 		}
@@ -936,6 +988,11 @@ static void find_stored(ingest_batch *b, db *d)
 			it->out->already = true;
 			it->out->capture_id = found[j];
 			it->next = ST_DONE;
+			check_stored(it, d);
+			if (item_failed_infra(it)) {
+				b->stop = at[j] + 1;
+				break;
+			}
 		} else {
 			it->next = ST_PARSE;
 		}
@@ -1004,50 +1061,11 @@ ingest_batch *ingest_batch_prepare(ingest_result *outs, pr_error *errs, db *d,
 	return b;
 }
 
-/* s and t say the same: both empty or NULL, or equal. */
-static bool same_text(const char *s, const char *t)
-{
-	return strcmp(s ? s : "", t ? t : "") == 0;
-}
-
-/*
- * An item whose bytes are already a capture of its service is that
- * capture only if it says what the capture says: the same release, host
- * and type. Bytes that repeat under another release (a small service's
- * folded profile, the same file given twice in a manifest) would
- * otherwise leave the new release without the capture it was given, with
- * exit 0; it is refused instead, naming the capture the bytes belong to.
- * (A different time alone is a re-ingest: the file's time changes when
- * it is copied.)
- */
-static void check_already(item *it, db *d)
-{
-	const ingest_request *r = it->req;
-	db_capture c;
-
-	if (it->rc < 0 || !it->out->already)
-		return;
-	if ((it->rc = db_capture_get(d, &c, it->out->capture_id, &it->e)) < 0)
-		return;
-	if (!same_text(c.release, r->release) ||
-	    (r->host && *r->host && !same_text(c.host, r->host)) ||
-	    (r->type && !same_text(c.profile_type, r->type)))
-		it->rc = pr_error_set(&it->e, PR_EEXISTS,
-				      "these bytes are already capture %lld of service '%s' (%s, "
-				      "release '%.128s', host '%.128s'); not stored again as a "
-				      "capture of release '%.128s'", (long long)c.id, r->service,
-				      c.profile_type, c.release, c.host ? c.host : "",
-				      r->release);
-	db_capture_release(&c);
-}
-
 size_t ingest_batch_store(ingest_batch *b, pr_error *errs, db *d, blob_store *bs)
 {
 	size_t stop = b->stop;
 
 	store_all(d, bs, b->items, &stop);
-	for (size_t i = 0; i < stop; i++)
-		check_already(&b->items[i], d);
 	for (size_t i = 0; i < stop; i++)
 		item_finish(&b->items[i], &errs[i]);
 	ingest_batch_free(b);

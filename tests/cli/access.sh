@@ -216,8 +216,13 @@ printf 'main;pay_new 1\n' >"$T/pay2.folded"
 run as $A ingest "$T/pay2.folded" --service pay --release r2
 [ $RC -ne 0 ] && [ "$(sql "select count(*) from profiles where release = 'r2'")" = 0 ] &&
 	ok "a team role cannot ingest" || not_ok "team ingest" "rc $RC" "$OUT"
-run as $JOB ingest "$T/shop.folded" --service shop --release r2 --host other
-[ $RC -eq 0 ] && ok "an admin job role ingests" || not_ok "admin ingest" "rc $RC" "$ERR"
+printf 'main;shop_new 3\n' >"$T/shop2.folded"
+run as $JOB ingest "$T/shop2.folded" --service shop --release r2 --host other
+[ $RC -eq 0 ] && [ "$(sql "select count(*) from profiles where release = 'r2'")" = 1 ] &&
+	[ "$(sql "select count(*) from profile_vectors v join profiles p on p.id = v.profile_id
+		where p.release = 'r2'")" = 1 ] &&
+	ok "an admin job role ingests, its function rows too (under row security)" ||
+	not_ok "admin ingest" "rc $RC" "$ERR"
 
 # Audit: the rows the database wrote for those reads.
 arow() { sql "select $1 from audit_log where db_role = '$2' and action = '$3' order by id desc limit 1"; }
