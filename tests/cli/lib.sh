@@ -60,3 +60,17 @@ finish() {
 	echo "# $TESTNUM tests, $FAILS failed"
 	[ "$FAILS" -eq 0 ]
 }
+
+# free_port: a loopback port nothing listens on, for a server that cannot
+# bind port 0 and say which it got (Alertmanager, Prometheus). Taken
+# below Linux's ephemeral range (32768-60999), where the suite's own
+# client connections take their local ports: a port probed free there
+# was once taken by a connection before the server bound it.
+free_port() {
+	local p
+	for _ in $(seq 50); do
+		p=$((20000 + RANDOM % 12000))
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return 0; fi
+	done
+	return 1
+}

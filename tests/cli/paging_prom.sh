@@ -20,15 +20,6 @@ if [ ! -x "$AM" ] || [ ! -x "$PGW" ]; then
 	exit 1
 fi
 
-free_port() {
-	local p
-	for _ in $(seq 50); do
-		p=$((20000 + RANDOM % 40000))
-		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return 0; fi
-	done
-	return 1
-}
-
 # wait_ready URL: bounded wait for a 200.
 wait_ready() {
 	for _ in $(seq 100); do curl -sf "$1" >/dev/null 2>&1 && return 0; sleep 0.1; done

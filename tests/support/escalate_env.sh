@@ -30,15 +30,6 @@ if ! go_build "$PROFREG_TEST_TMP/go" pprofdemo "$T/pprofdemo" 2>"$T/build.err"; 
 	exit 1
 fi
 
-free_port() {
-	local p
-	for _ in $(seq 50); do
-		p=$((20000 + RANDOM % 40000))
-		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return 0; fi
-	done
-	return 1
-}
-
 # Four real Go services, each on its own loopback address.
 for i in 2 3 4 5; do
 	GODEBUG=asyncpreemptoff=1 "$T/pprofdemo" -addr "127.0.0.$i:0" -port-file "$T/go$i.port" \
