@@ -198,30 +198,41 @@ typedef struct jf_parser {
 	int64_t first_start, last_end;
 } jf_parser;
 
+/* The error `code` with "cannot parse 'NAME': " and the message. */
+static int vfail(jf_parser *ps, int code, const char *fmt, va_list ap)
+{
+	char msg[512];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	return pr_error_set(ps->err, code, "cannot parse '%s': %s", ps->name, msg);
+}
+
+/* Bad input. */
 static int bad(jf_parser *ps, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static int bad(jf_parser *ps, const char *fmt, ...)
 {
-	char msg[512];
 	va_list ap;
+	int rc;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	rc = vfail(ps, PR_EDATA, fmt, ap);
 	va_end(ap);
-	return pr_error_set(ps->err, PR_EDATA, "cannot parse '%s': %s", ps->name, msg);
+	return rc;
 }
 
+/* Input past a limit. */
 static int limit(jf_parser *ps, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static int limit(jf_parser *ps, const char *fmt, ...)
 {
-	char msg[512];
 	va_list ap;
+	int rc;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	rc = vfail(ps, PR_ELIMIT, fmt, ap);
 	va_end(ap);
-	return pr_error_set(ps->err, PR_ELIMIT, "cannot parse '%s': %s", ps->name, msg);
+	return rc;
 }
 
 static int nomem(jf_parser *ps)
