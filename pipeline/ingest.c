@@ -621,6 +621,35 @@ static void *put_job_run(void *arg)
 	return NULL;
 }
 
+/* s and t say the same: both empty or NULL, or equal. */
+static bool same_text(const char *s, const char *t)
+{
+	return strcmp(s ? s : "", t ? t : "") == 0;
+}
+
+/*
+ * Request r, whose bytes are already capture `id` of its service (of
+ * `release`, `host` and `type`), is that capture only if it says what the
+ * capture says. Bytes that repeat under another release (a small
+ * service's folded profile, the same file given twice in a manifest)
+ * would otherwise leave the new release without the capture it was
+ * given, with exit 0; the request is refused instead, naming the capture.
+ * (A different time alone is a re-ingest: a copied file's time changes.)
+ * 0 when r is that capture, else PR_EEXISTS in *err.
+ */
+static int check_same_bytes(const ingest_request *r, int64_t id, const char *release,
+			    const char *host, const char *type, pr_error *err)
+{
+	if (same_text(release, r->release) && (!r->host || !*r->host || same_text(host, r->host)) &&
+	    (!r->type || same_text(type, r->type)))
+		return 0;
+	return pr_error_set(err, PR_EEXISTS,
+			    "these bytes are already capture %lld of service '%s' (%s, release "
+			    "'%.128s', host '%.128s'); not stored again as a capture of release "
+			    "'%.128s'", (long long)id, r->service, type ? type : "?", release,
+			    host ? host : "", r->release);
+}
+
 /*
  * Write the blobs and the captures' rows in one transaction. Each blob is
  * written under a shared lock on its key, held until the row that keeps
@@ -630,16 +659,17 @@ static void *put_job_run(void *arg)
  * most of the rows' time is the server's), and the transaction commits
  * only once every blob is durable: no committed row ever names a blob
  * that is not on disk. A capture whose bytes another ingest stored
- * meanwhile comes back as already stored. On failure the transaction is
- * rolled back and the reason is in *err, a blob's failure before the
- * database's, as when the blobs were written first (a blob may remain,
- * unreferenced, for retention to collect).
+ * meanwhile comes back as already stored, or, given for another release,
+ * fails the store with PR_EEXISTS (check_same_bytes). On failure the
+ * transaction is rolled back and the reason is in *err, a blob's failure
+ * before the database's, as when the blobs were written first (a blob may
+ * remain, unreferenced, for retention to collect).
  */
 static int store(db *d, blob_store *bs, item *const *its, size_t n, pr_error *err)
 {
 	const profile **ps = NULL;
 	const profile_summary **sums = NULL;
-	db_capture *mv = NULL;
+	db_capture *mv = NULL, c;
 	int64_t *ids = NULL;
 	buf keys = BUF_INIT;
 	char (*objtext)[64] = NULL, (*dettext)[256] = NULL;
@@ -686,7 +716,18 @@ static int store(db *d, blob_store *bs, item *const *its, size_t n, pr_error *er
 			 * one these bytes have.
 			 */
 			if ((rc = db_capture_find(d, &o->capture_id, its[i]->meta.service_id,
-						  o->blob_key, err)) < 0)
+						  o->blob_key, err)) < 0 ||
+			    (rc = db_capture_get(d, &c, o->capture_id, err)) < 0)
+				goto out;
+			/*
+			 * For another release they are refused, as bytes stored
+			 * before the look-up are: the whole store fails, and
+			 * store_all stores each capture alone, this one refused.
+			 */
+			rc = check_same_bytes(its[i]->req, c.id, c.release, c.host, c.profile_type,
+					      err);
+			db_capture_release(&c);
+			if (rc < 0)
 				goto out;
 			o->already = true;
 			continue;
@@ -750,35 +791,12 @@ static void store_one(db *d, blob_store *bs, item *it)
 	it->next = ST_DONE;
 }
 
-/* s and t say the same: both empty or NULL, or equal. */
-static bool same_text(const char *s, const char *t)
-{
-	return strcmp(s ? s : "", t ? t : "") == 0;
-}
-
-/*
- * An item whose bytes are already capture `id` of its service (of
- * `release`, `host` and `type`) is that capture only if it says what the
- * capture says. Bytes that repeat under another release (a small
- * service's folded profile, the same file given twice in a manifest)
- * would otherwise leave the new release without the capture it was
- * given, with exit 0; the item is refused instead, naming the capture.
- * (A different time alone is a re-ingest: a copied file's time changes.)
- * True when the item is that capture.
- */
+/* check_same_bytes for an item: true when it is that capture, else it is refused. */
 static bool is_that_capture(item *it, int64_t id, const char *release, const char *host,
 			    const char *type)
 {
-	const ingest_request *r = it->req;
-
-	if (same_text(release, r->release) && (!r->host || !*r->host || same_text(host, r->host)) &&
-	    (!r->type || same_text(type, r->type)))
+	if ((it->rc = check_same_bytes(it->req, id, release, host, type, &it->e)) == 0)
 		return true;
-	it->rc = pr_error_set(&it->e, PR_EEXISTS,
-			      "these bytes are already capture %lld of service '%s' (%s, release "
-			      "'%.128s', host '%.128s'); not stored again as a capture of release "
-			      "'%.128s'", (long long)id, r->service, type ? type : "?", release,
-			      host ? host : "", r->release);
 	it->next = ST_DONE;
 	return false;
 }

@@ -671,6 +671,52 @@ static void test_the_same_bytes_for_another_release_are_refused(void **state)
 	blob_store_free(bs);
 }
 
+/*
+ * Bytes stored by another ingest after a batch looked them up and before
+ * it stores them (the batch before it, in a manifest run on two
+ * connections) are checked as bytes stored before are: for another
+ * release they are refused, and the other capture of the batch is stored.
+ */
+static void test_the_same_bytes_stored_meanwhile_for_another_release_are_refused(void **state)
+{
+	fixture *f = *state;
+	blob_store *bs = dir_store(f);
+	pr_error err = PR_ERROR_INIT, errs[2] = {PR_ERROR_INIT, PR_ERROR_INIT};
+	ingest_request req = {0}, reqs[2];
+	ingest_result res, two[2];
+	ingest_batch *b;
+	char path[4200], other[4200];
+
+	snprintf(path, sizeof(path), "%s/idle.folded", f->dir);
+	snprintf(other, sizeof(other), "%s/busy.folded", f->dir);
+	write_file(other, "main;busy 1000\n");
+	req.path = path;
+	req.service = "svc";
+	req.release = "v2";
+	reqs[0] = reqs[1] = req;
+	reqs[1].path = other;
+	/* Alone, then in a batch of two. */
+	for (size_t n = 1; n <= 2; n++) {
+		write_file(path, n == 1 ? "main;idle 1000\n" : "main;idle 2000\n");
+		b = ingest_batch_prepare(two, errs, f->t->db, reqs, n, &limits, 1);
+		assert_non_null(b);
+		req.release = "v1";
+		if (ingest_file(&res, f->t->db, bs, &req, &limits, &err) < 0)
+			fail_msg("%s", err.msg);
+		assert_int_equal(ingest_batch_store(b, errs, f->t->db, bs), n);
+		assert_int_equal(errs[0].code, PR_EEXISTS);
+		assert_non_null(strstr(errs[0].msg, "release 'v1'"));
+		assert_non_null(strstr(errs[0].msg, "not stored again as a capture of "
+					"release 'v2'"));
+		assert_int_equal(two[0].capture_id, 0);
+		assert_false(two[0].already);
+		pr_error_clear(&errs[0]);
+	}
+	assert_int_equal(errs[1].code, 0);
+	assert_int_equal(testdb_int(f->t, "select count(*) from profiles where release = 'v2'"), 1);
+	blob_store_free(bs);
+}
+
 static void test_a_batch_on_threads_gives_the_same_answers(void **state)
 {
 	batch_with_failures(*state, 4);
@@ -900,6 +946,9 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_capture_from_the_future_is_refused, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(
+			test_the_same_bytes_stored_meanwhile_for_another_release_are_refused, setup,
+			teardown),
 		cmocka_unit_test_setup_teardown(test_a_batch_on_threads_gives_the_same_answers,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_batch_stops_at_a_failure_of_the_store,
