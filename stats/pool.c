@@ -31,7 +31,8 @@ static int finite_nonneg(const double *v, size_t n)
 
 double stats_extra_moments(const double *y, const double *v, size_t n)
 {
-	double s1 = 0, s2 = 0, swy = 0, mean = 0, q = 0, vbar = 0;
+	double rest = 0, swy = 0, mean = 0, q = 0, vbar = 0, den;
+	size_t top = 0;
 	bool weighed = true;
 
 	if (n < 2)
@@ -48,15 +49,29 @@ double stats_extra_moments(const double *y, const double *v, size_t n)
 			q += (y[i] - mean) * (y[i] - mean);
 		return q / (double)(n - 1) - vbar;
 	}
-	for (size_t i = 0; i < n; i++) {
-		s1 += 1 / v[i];
-		s2 += 1 / (v[i] * v[i]);
-		swy += y[i] / v[i];
-	}
-	mean = swy / s1;
+	/*
+	 * The weights scaled by the largest, v[top] / v[i] <= 1, so that no
+	 * square overflows; and S1 - S2 / S1 summed as the sum of w_i (S1 -
+	 * w_i) / S1, with S1 - w_top the sum of the others: as written, one
+	 * weight far above the rest makes it S1 less a term within an ulp of
+	 * S1, and the estimate noise.
+	 */
 	for (size_t i = 0; i < n; i++)
-		q += (y[i] - mean) * (y[i] - mean) / v[i];
-	return (q - (double)(n - 1)) / (s1 - s2 / s1);
+		if (v[i] < v[top])
+			top = i;
+	for (size_t i = 0; i < n; i++) {
+		if (i != top)
+			rest += v[top] / v[i];
+		swy += y[i] * (v[top] / v[i]);
+	}
+	mean = swy / (1 + rest);
+	den = rest;
+	for (size_t i = 0; i < n; i++)
+		if (i != top)
+			den += v[top] / v[i] * (1 + rest - v[top] / v[i]);
+	for (size_t i = 0; i < n; i++) /* Q, times v[top] as the weights are */
+		q += (y[i] - mean) * (y[i] - mean) * (v[top] / v[i]);
+	return (q - (double)(n - 1) * v[top]) / (den / (1 + rest));
 }
 
 int stats_wmean_of(stats_wmean *out, const double *y, const double *v, size_t n, double extra)

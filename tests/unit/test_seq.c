@@ -172,6 +172,28 @@ static void test_extra_variance_is_learnt_from_the_precise_captures(void **state
 }
 
 /*
+ * One weight far above the others: S1 - S2 / S1, summed as written, is
+ * S1 less a term that equals it to an ulp or two of 1e18, and the
+ * estimate was -0.06, not 4; with v under 1e-154 the squared weights
+ * overflowed and it was 0. Moments are the same on any scale: y times k
+ * and v times k^2 give k^2 times the estimate.
+ */
+static void test_extra_variance_survives_one_dominant_or_tiny_weight(void **state)
+{
+	const double y[] = {0, 3}, v[] = {1e-18, 1};
+	const double y1[] = {0, 1}, v1[] = {1, 2}, yk[] = {0, 1e-80}, vk[] = {1e-160, 2e-160};
+	stats_wmean w;
+
+	(void)state;
+	/* (Q - 1) / (2 w1 w2 / (w1 + w2)) with Q = 9 and w1 = 1e18, w2 = 1: 8 / 2. */
+	near(stats_extra_moments(y, v, 2), 4, 1e-12, "one dominant weight");
+	assert_int_equal(stats_wmean_of(&w, y, v, 2, -1), 0);
+	near(w.extra, 4, 1e-12, "its group's extra variance");
+	near(stats_extra_moments(y1, v1, 2), -1, 1e-15, "w 1 and 1/2");
+	near(stats_extra_moments(yk, vk, 2), -1e-160, 1e-12, "scaled by 1e-80");
+}
+
+/*
  * A service with one function has a share of 1 in every capture, at
  * asin(1) on the VST scale. Eight of them with different sample counts
  * averaged to an ulp above asin(1), whose inverse is NaN: the baseline
@@ -397,6 +419,7 @@ int main(void)
 		cmocka_unit_test(test_repeated_looks_stay_within_alpha),
 		cmocka_unit_test(test_weighted_mean_by_moments),
 		cmocka_unit_test(test_extra_variance_is_learnt_from_the_precise_captures),
+		cmocka_unit_test(test_extra_variance_survives_one_dominant_or_tiny_weight),
 		cmocka_unit_test(test_a_weighted_mean_of_equal_shares_of_one_is_a_share_of_one),
 		cmocka_unit_test(test_pooled_variance_is_a_corrected_geometric_mean),
 		cmocka_unit_test(test_one_noisy_release_does_not_blow_up_the_baseline),
