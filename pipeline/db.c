@@ -1839,13 +1839,6 @@ static int put_pairs(buf *b, const int64_t *ids, const int64_t *v, size_t n)
 }
 
 /*
- * COPY one row of profile_vectors per capture with ids[c] != 0 and at
- * least one function, in COPY's binary format (the server converts no
- * text): the function ids in ascending order, and each one's self and
- * total value at the same place; the ids and self values again as pairs
- * (migration 026). want is how many rows that makes.
- */
-/*
  * Where the function rows are copied to. PostgreSQL refuses COPY FROM
  * into a table whose row security applies to the session (a team or job
  * role, docs/access.md), so such a session copies into a temporary table
@@ -1877,6 +1870,14 @@ static int vectors_target(db *d, const char **table, pr_error *err)
 
 #define VECTOR_COLS "profile_id, service_id, function_ids, self_values, total_values, self_pairs"
 
+/*
+ * COPY one row of profile_vectors per capture with ids[c] != 0 and at
+ * least one function, in COPY's binary format (the server converts no
+ * text): the function ids in ascending order, and each one's self and
+ * total value at the same place; the ids and self values again as pairs
+ * (migration 026). want is how many rows that makes. A session under row
+ * security goes through a temporary table (vectors_target).
+ */
 static int copy_profile_vectors(db *d, const fn_set *fs, const int64_t *ids,
 				const db_capture *metas, const profile_summary *const *sums,
 				size_t n, int64_t want, pr_error *err)
