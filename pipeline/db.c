@@ -2403,7 +2403,8 @@ int db_capture_list(db *d, db_capture **out, size_t *n, const db_capture_filter 
 {
 	static const db_capture_filter all = {0};
 	num since, until, limit;
-	const char *p[8];
+	const char *p[9];
+	buf ids = BUF_INIT;
 	PGresult *res = NULL;
 	db_capture *arr = NULL;
 	size_t rows, done = 0;
@@ -2421,6 +2422,12 @@ int db_capture_list(db *d, db_capture **out, size_t *n, const db_capture_filter 
 	p[5] = f->limit ? i64(&limit, f->limit > INT64_MAX ? INT64_MAX : (int64_t)f->limit) : NULL;
 	p[6] = f->host;
 	p[7] = f->covering ? "t" : "f";
+	p[8] = NULL;
+	if (f->nids) {
+		if ((rc = i64_array(&ids, f->ids, f->nids, err)) < 0)
+			goto out;
+		p[8] = ids.ptr;
+	}
 	/* A capture covers from its time to its time plus its duration (0 when unknown). */
 	if ((rc = run(d, &res, err,
 		      "select " CAPTURE_COLS
@@ -2432,9 +2439,10 @@ int db_capture_list(db *d, db_capture **out, size_t *n, const db_capture_filter 
 		      "   else p.captured_at end) >= " US_TO_TS("$4") ")"
 		      " and ($5::bigint is null or p.captured_at < " US_TO_TS("$5") ")"
 		      " and ($7::text is null or p.host = $7)"
+		      " and ($9::bigint[] is null or p.id = any($9::bigint[]))"
 		      " order by p.captured_at desc, p.id desc"
 		      " limit $6::bigint",
-		      8, p, "cannot list captures")) < 0)
+		      9, p, "cannot list captures")) < 0)
 		goto out;
 	rows = (size_t)PQntuples(res);
 	if (rows == 0)
@@ -2458,6 +2466,7 @@ out:
 		free(arr);
 	}
 	PQclear(res);
+	buf_release(&ids);
 	return rc;
 }
 

@@ -273,6 +273,8 @@ typedef struct db_capture_filter {
 	bool covering;     /* since/until select the captures whose own span
 			    * [captured_at, captured_at + duration] overlaps
 			    * [since, until), not those taken in it */
+	const int64_t *ids; /* only these captures, when nids > 0 */
+	size_t nids;
 } db_capture_filter;
 
 /*

@@ -801,20 +801,6 @@ static bool is_that_capture(item *it, int64_t id, const char *release, const cha
 	return false;
 }
 
-/* is_that_capture for an item found stored before this batch. */
-static void check_stored(item *it, db *d)
-{
-	db_capture c;
-
-	if ((it->rc = db_capture_get(d, &c, it->out->capture_id, &it->e)) < 0) {
-		it->next = ST_DONE;
-		return;
-	}
-	if (!is_that_capture(it, c.id, c.release, c.host, c.profile_type))
-		it->out->already = false;
-	db_capture_release(&c);
-}
-
 /* The earlier item in [0, i) with the same service and bytes that is being stored. */
 static item *same_bytes(item *items, size_t i)
 {
@@ -979,15 +965,18 @@ void ingest_batch_free(ingest_batch *b)
 static void find_stored(ingest_batch *b, db *d)
 {
 	item *items = b->items;
-	int64_t *sids = NULL, *found = NULL;
+	int64_t *sids = NULL, *found = NULL, *ids = NULL;
 	const char **keys = NULL;
-	size_t *at = NULL, k = 0;
+	size_t *at = NULL, k = 0, nids = 0, ncaps = 0;
+	db_capture *caps = NULL;
+	db_capture_filter f = {0};
 	pr_error e = PR_ERROR_INIT;
 	int rc;
 
 	if (!(sids = calloc(b->stop ? b->stop : 1, sizeof(*sids))) ||
 	    !(found = calloc(b->stop ? b->stop : 1, sizeof(*found))) ||
 	    !(keys = calloc(b->stop ? b->stop : 1, sizeof(*keys))) ||
+	    !(ids = calloc(b->stop ? b->stop : 1, sizeof(*ids))) ||
 	    !(at = calloc(b->stop ? b->stop : 1, sizeof(*at)))) {
 		rc = pr_error_set(&e, PR_ENOMEM, "out of memory");
 		goto fail;
@@ -1000,19 +989,30 @@ static void find_stored(ingest_batch *b, db *d)
 		}
 	if ((rc = db_capture_find_many(d, found, sids, keys, k, &e)) < 0)
 		goto fail;
+	/* What the stored ones say, to hold each item to it (check_same_bytes). */
+	for (size_t j = 0; j < k; j++)
+		if (found[j])
+			ids[nids++] = found[j];
+	f.ids = ids;
+	f.nids = nids;
+	if (nids && (rc = db_capture_list(d, &caps, &ncaps, &f, &e)) < 0)
+		goto fail;
 	for (size_t j = 0; j < k; j++) {
 		item *it = &items[at[j]];
-		if (found[j]) {
-			it->out->already = true;
-			it->out->capture_id = found[j];
-			it->next = ST_DONE;
-			check_stored(it, d);
-			if (item_failed_infra(it)) {
-				b->stop = at[j] + 1;
-				break;
-			}
-		} else {
+		const db_capture *c = NULL;
+
+		for (size_t i = 0; found[j] && !c && i < ncaps; i++)
+			c = caps[i].id == found[j] ? &caps[i] : NULL;
+		/* Not stored, or gone to retention since the look-up: new bytes. */
+		if (!c) {
 			it->next = ST_PARSE;
+			continue;
+		}
+		it->next = ST_DONE;
+		if ((it->rc = check_same_bytes(it->req, c->id, c->release, c->host,
+					       c->profile_type, &it->e)) == 0) {
+			it->out->already = true;
+			it->out->capture_id = c->id;
 		}
 	}
 	goto out;
@@ -1026,8 +1026,12 @@ fail:
 			break;
 		}
 out:
+	for (size_t i = 0; i < ncaps; i++)
+		db_capture_release(&caps[i]);
+	free(caps);
 	free(sids);
 	free(found);
+	free(ids);
 	free(keys);
 	free(at);
 }
