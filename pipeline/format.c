@@ -80,7 +80,6 @@ static const char *known_other(const uint8_t *data, size_t len)
 		return len ? "only whitespace, no profile (give --format to store it as an "
 			     "empty capture)"
 			   : "empty, no profile (give --format to store it as an empty capture)";
-	i = 0;
 	if (starts_with(data, len, "heap profile: ") ||
 	    starts_with(data, len, "goroutine profile: ") ||
 	    starts_with(data, len, "threadcreate profile: ") ||
@@ -93,10 +92,8 @@ static const char *known_other(const uint8_t *data, size_t len)
 		return "a Go execution trace, not a profile; fetch /debug/pprof/profile for CPU";
 	if (starts_with(data, len, "PERFILE2"))
 		return "a perf.data file; convert it with 'perf script -i'";
-	while (i < len && i < 64 && (data[i] == ' ' || data[i] == '\n' || data[i] == '\r' ||
-				       data[i] == '\t'))
-		i++;
-	if (i < len && (data[i] == '{' || data[i] == '[') &&
+	/* i is past the leading whitespace; a trace starts within 64 bytes. */
+	if (i < 64 && (data[i] == '{' || data[i] == '[') &&
 	    (holds(data, len, 65536, "\"traceEvents\"") || holds(data, len, 4096, "\"ph\":")))
 		return "a Chrome trace (Performance panel), not a profile; save a .cpuprofile";
 	return NULL;
