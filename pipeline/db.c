@@ -35,6 +35,8 @@
 #define LOCK_CLASS "1886547814"
 /* First key of the per-blob locks: LOCK_CLASS + 1, so they never meet a job's. */
 #define BLOB_LOCK_CLASS "1886547815"
+/* First key of the per-release locks of ingest (db_release_commit_conflicts). */
+#define RELEASE_LOCK_CLASS "1886547816"
 #define MIGRATE_LOCK "profreg.schema-migrations"
 
 /* COPY data goes to the server in chunks of about this size. */
@@ -1363,6 +1365,67 @@ out:
 	PQclear(res);
 	buf_release(&sids);
 	buf_release(&keys);
+	return rc;
+}
+
+int db_release_commit_conflicts(db *d, int64_t *ids, const int64_t *service_ids,
+				const char *const *releases, const char *const *commits,
+				size_t n, pr_error *err)
+{
+	/* Sorted, so two batches that share releases take their locks in one order. */
+	static const char lock_sql[] =
+		"select count(pg_advisory_xact_lock(" RELEASE_LOCK_CLASS ", h)) from"
+		" (select distinct hashtext(k.sid::text || '/' || k.rel) as h"
+		"   from unnest($1::bigint[], $2::text[], $3::text[]) k(sid, rel, cmt)"
+		"   where k.cmt is not null order by 1) x";
+	/* One names the other when either is a prefix of it: a short and a full SHA. */
+	static const char find_sql[] =
+		"select k.ord - 1, (select p.id from profiles p"
+		"   where p.service_id = k.sid and p.release = k.rel"
+		"     and p.commit_sha is not null"
+		"     and not starts_with(lower(p.commit_sha), lower(k.cmt))"
+		"     and not starts_with(lower(k.cmt), lower(p.commit_sha))"
+		"   order by p.id limit 1)"
+		" from unnest($1::bigint[], $2::text[], $3::text[]) with ordinality"
+		"   k(sid, rel, cmt, ord) where k.cmt is not null";
+	PGresult *res = NULL;
+	buf sids = BUF_INIT, rels = BUF_INIT, cmts = BUF_INIT;
+	const char *p[3];
+	bool any = false;
+	int rc = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		ids[i] = 0;
+		any = any || commits[i];
+	}
+	if (!any)
+		return 0;
+	if (PQtransactionStatus(d->conn) != PQTRANS_INTRANS)
+		return pr_error_set(err, PR_EUSAGE, "database: cannot check release commits: "
+				    "no transaction is open");
+	if ((rc = i64_array(&sids, service_ids, n, err)) < 0 ||
+	    (rc = text_array(&rels, releases, n, err)) < 0 ||
+	    (rc = text_array(&cmts, commits, n, err)) < 0)
+		goto out;
+	p[0] = sids.ptr;
+	p[1] = rels.ptr;
+	p[2] = cmts.ptr;
+	/*
+	 * The locks first, in a statement of their own: the look-up's snapshot
+	 * is taken after them, so it sees every capture a transaction that
+	 * held one of them committed.
+	 */
+	if ((rc = run(d, &res, err, lock_sql, 3, p, "cannot lock releases")) < 0)
+		goto out;
+	PQclear(res);
+	if ((rc = run(d, &res, err, find_sql, 3, p, "cannot look release commits up")) < 0)
+		goto out;
+	ids_by_ord(ids, n, res);
+out:
+	PQclear(res);
+	buf_release(&sids);
+	buf_release(&rels);
+	buf_release(&cmts);
 	return rc;
 }
 

@@ -246,6 +246,21 @@ int db_capture_insert(db *d, int64_t *id, const db_capture *meta,
 		      const profile *p, const profile_summary *s, pr_error *err);
 
 /*
+ * Which stored captures give a release another commit, in the caller's
+ * open transaction (PR_EUSAGE without one). For each i with a commit,
+ * release releases[i] of service service_ids[i] is locked until that
+ * transaction ends, so that no other ingest can store a capture of it
+ * meanwhile; then ids[i] is a stored capture of that release whose
+ * commit is not commits[i], 0 when there is none (and for every i whose
+ * commit is NULL). Two commits are one when either is a prefix of the
+ * other, ignoring case (a short and a full SHA). On failure every ids[i]
+ * is 0 and the caller must roll back.
+ */
+int db_release_commit_conflicts(db *d, int64_t *ids, const int64_t *service_ids,
+				const char *const *releases, const char *const *commits,
+				size_t n, pr_error *err);
+
+/*
  * Insert n captures in the caller's open transaction (PR_EUSAGE without
  * one), as db_capture_insert does each, with one COPY and one statement
  * for all their function rows. A capture whose service and blob key are

@@ -650,6 +650,77 @@ static int check_same_bytes(const ingest_request *r, int64_t id, const char *rel
 			    host ? host : "", r->release);
 }
 
+/* Commits a and b name one build: either is a prefix of the other, ignoring case. */
+static bool same_commit(const char *a, const char *b)
+{
+	for (; *a && *b; a++, b++)
+		if (tolower((unsigned char)*a) != tolower((unsigned char)*b))
+			return false;
+	return true;
+}
+
+/*
+ * A release is one build: captures that give it another commit than the
+ * captures it has (a hotfix deployed under the old version, a tag moved)
+ * would be judged as that release, and a regression of the new build
+ * would hide in the old one's baseline. The first such capture of the
+ * batch is refused (PR_EEXISTS, naming the capture whose commit the
+ * release has), which fails the batch: store_all then stores each alone,
+ * and only the capture that disagrees is refused. Within the batch, a
+ * later capture that disagrees with an earlier one fails it too.
+ */
+static int check_commits(db *d, item *const *its, size_t n, pr_error *err)
+{
+	int64_t *sids = NULL, *ids = NULL;
+	const char **rels = NULL, **cmts = NULL;
+	db_capture c;
+	int rc = 0;
+
+	for (size_t j = 1; j < n; j++)
+		for (size_t i = 0; i < j && its[j]->req->commit; i++)
+			if (its[i]->svc->id == its[j]->svc->id && its[i]->req->commit &&
+			    strcmp(its[i]->req->release, its[j]->req->release) == 0 &&
+			    !same_commit(its[i]->req->commit, its[j]->req->commit))
+				return pr_error_set(err, PR_EEXISTS,
+						    "release '%.128s' of service '%s' is given commits "
+						    "%s and %s in one batch", its[j]->req->release,
+						    its[j]->req->service, its[i]->req->commit,
+						    its[j]->req->commit);
+	if (!(sids = calloc(n, sizeof(*sids))) || !(ids = calloc(n, sizeof(*ids))) ||
+	    !(rels = calloc(n, sizeof(*rels))) || !(cmts = calloc(n, sizeof(*cmts)))) {
+		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		sids[i] = its[i]->svc->id;
+		rels[i] = its[i]->req->release;
+		cmts[i] = its[i]->req->commit;
+	}
+	if ((rc = db_release_commit_conflicts(d, ids, sids, rels, cmts, n, err)) < 0)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		if (!ids[i])
+			continue;
+		if ((rc = db_capture_get(d, &c, ids[i], err)) < 0)
+			goto out;
+		rc = pr_error_set(err, PR_EEXISTS,
+				  "release '%.128s' of service '%s' is commit %s (capture %lld); "
+				  "this capture says commit %s: not stored (a release is one "
+				  "build: give this one a release name of its own)",
+				  its[i]->req->release, its[i]->req->service,
+				  c.commit_sha ? c.commit_sha : "?", (long long)c.id,
+				  its[i]->req->commit);
+		db_capture_release(&c);
+		goto out;
+	}
+out:
+	free(sids);
+	free(ids);
+	free(rels);
+	free(cmts);
+	return rc;
+}
+
 /*
  * Write the blobs and the captures' rows in one transaction. Each blob is
  * written under a shared lock on its key, held until the row that keeps
@@ -699,7 +770,8 @@ static int store(db *d, blob_store *bs, item *const *its, size_t n, pr_error *er
 	if ((rc = db_begin(d, err)) < 0)
 		goto out;
 	in_tx = true;
-	if ((rc = db_blob_lock_all_shared(d, keys.ptr, err)) < 0)
+	if ((rc = db_blob_lock_all_shared(d, keys.ptr, err)) < 0 ||
+	    (rc = check_commits(d, its, n, err)) < 0)
 		goto out;
 	/* Without a thread, the blobs go first, one batch after the other. */
 	putting = pthread_create(&put_tid, NULL, put_job_run, &pj) == 0;

@@ -185,6 +185,16 @@ run pr ingest "$T/small.folded" --service checkout --release v11
 	[[ $ERR == *"not stored again as a capture of release 'v11'"* ]] &&
 	ok "the same bytes given for another release are refused, naming their capture" ||
 	not_ok "same bytes, other release" "rc=$RC $ERR"
+printf 'main;built 7\n' >"$T/build1.folded"
+printf 'main;built 8\n' >"$T/build2.folded"
+run pr ingest "$T/build1.folded" --service checkout --release v13 --commit 0123abcd
+run pr ingest "$T/build2.folded" --service checkout --release v13 --commit 4567
+[ $RC -eq 4 ] && [ "$(printf '%s\n' "$ERR" | grep -c .)" = 1 ] &&
+	[[ $ERR == *"build2.folded"*"release 'v13' of service 'checkout' is commit 0123abcd"* ]] &&
+	[[ $ERR == *"this capture says commit 4567: not stored"* ]] &&
+	[ "$(sql "select count(*) from profiles where release = 'v13'")" = 1 ] &&
+	ok "a capture that gives its release another commit is refused in one line, exit 4" ||
+	not_ok "release commit" "rc=$RC $ERR"
 run pr ingest "$G/go119-block.pb.gz" --service typed --release v12 --type wall
 [ $RC -eq 0 ] && [ "$(sql "select profile_type || '/' || value_type from profiles
 	where release = 'v12'")" = "wall/delay" ] &&

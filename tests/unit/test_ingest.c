@@ -717,6 +717,114 @@ static void test_the_same_bytes_stored_meanwhile_for_another_release_are_refused
 	blob_store_free(bs);
 }
 
+/*
+ * A release is one build: a capture that gives a release another commit
+ * than its stored captures have is refused, naming the capture whose
+ * commit it has; a short SHA of the same commit, in either case, and a
+ * capture with no commit are that release's. In a batch, only the
+ * capture that disagrees is refused.
+ */
+static void test_another_commit_for_a_release_is_refused(void **state)
+{
+	fixture *f = *state;
+	blob_store *bs = dir_store(f);
+	pr_error err = PR_ERROR_INIT, errs[3] = {PR_ERROR_INIT, PR_ERROR_INIT, PR_ERROR_INIT};
+	ingest_request req = {0}, reqs[3];
+	ingest_result res, three[3];
+	char paths[8][4200];
+
+	for (int i = 0; i < 8; i++) {
+		char text[64];
+		snprintf(paths[i], sizeof(paths[i]), "%s/c%d.folded", f->dir, i);
+		snprintf(text, sizeof(text), "main;work %d\n", 1000 + i);
+		write_file(paths[i], text);
+	}
+	req.service = "svc";
+	req.release = "v1";
+	req.commit = "0123abcd";
+	req.path = paths[0];
+	if (ingest_file(&res, f->t->db, bs, &req, &limits, &err) < 0)
+		fail_msg("%s", err.msg);
+	req.commit = "0123ABCD99ff";
+	req.path = paths[1];
+	if (ingest_file(&res, f->t->db, bs, &req, &limits, &err) < 0)
+		fail_msg("%s", err.msg);
+	req.commit = NULL;
+	req.path = paths[2];
+	if (ingest_file(&res, f->t->db, bs, &req, &limits, &err) < 0)
+		fail_msg("%s", err.msg);
+	req.commit = "4567";
+	req.path = paths[3];
+	assert_int_equal(ingest_file(&res, f->t->db, bs, &req, &limits, &err), PR_EEXISTS);
+	assert_non_null(strstr(err.msg, paths[3]));
+	assert_non_null(strstr(err.msg, "release 'v1' of service 'svc' is commit 0123abcd"));
+	assert_non_null(strstr(err.msg, "this capture says commit 4567: not stored"));
+	assert_false(res.infra);
+	pr_error_clear(&err);
+	/* Another release may have that commit; the first commit of a new one holds. */
+	memset(reqs, 0, sizeof(reqs));
+	for (int i = 0; i < 3; i++) {
+		reqs[i] = req;
+		reqs[i].release = "v2";
+		reqs[i].path = paths[4 + i];
+	}
+	reqs[0].commit = "89ab";
+	reqs[1].commit = "cdef";
+	reqs[2].commit = "89ab01";
+	assert_int_equal(ingest_files(three, errs, f->t->db, bs, reqs, 3, &limits, 1), 3);
+	assert_int_equal(errs[0].code, 0);
+	assert_int_equal(errs[1].code, PR_EEXISTS);
+	assert_non_null(strstr(errs[1].msg, "release 'v2' of service 'svc' is commit 89ab"));
+	assert_int_equal(errs[2].code, 0);
+	assert_int_equal(three[1].capture_id, 0);
+	assert_int_equal(testdb_int(f->t, "select count(*) from profiles where release = 'v1'"), 3);
+	assert_int_equal(testdb_int(f->t, "select count(*) from profiles where release = 'v2'"), 2);
+	blob_store_free(bs);
+}
+
+/*
+ * Two ingests of one release at once cannot give it two commits: the
+ * release is locked from the check to the commit, so a capture for it
+ * waits while another transaction holds it (here until its lock times
+ * out), and sees what that one stored.
+ */
+static void test_a_release_is_locked_while_its_captures_are_stored(void **state)
+{
+	fixture *f = *state;
+	blob_store *bs = dir_store(f);
+	pr_error err = PR_ERROR_INIT;
+	ingest_request req = {0};
+	ingest_result res;
+	int64_t ids[1], sid = testdb_int(f->t, "select id from services where name = 'svc'");
+	const char *rel[1] = {"v1"}, *cmt[1] = {"aaaa"};
+	char path[4200];
+	db *other = NULL;
+
+	snprintf(path, sizeof(path), "%s/one.folded", f->dir);
+	write_file(path, "main;one 10\n");
+	/* This session holds the release; the other ingests with a lock timeout of 1 ms. */
+	if (db_begin(f->t->db, &err) < 0 ||
+	    db_release_commit_conflicts(f->t->db, ids, &sid, rel, cmt, 1, &err) < 0 ||
+	    db_open(&other, f->t->conninfo, &err) < 0 ||
+	    db_exec(other, NULL, &err, "set a lock timeout", "set lock_timeout = '1ms'", 0,
+		    NULL) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(ids[0], 0);
+	req.path = path;
+	req.service = "svc";
+	req.release = "v1";
+	req.commit = "bbbb";
+	assert_true(ingest_file(&res, other, bs, &req, &limits, &err) < 0);
+	assert_non_null(strstr(err.msg, "lock"));
+	pr_error_clear(&err);
+	db_rollback(f->t->db);
+	if (ingest_file(&res, other, bs, &req, &limits, &err) < 0)
+		fail_msg("%s", err.msg);
+	db_close(other);
+	assert_int_equal(testdb_int(f->t, "select count(*) from profiles"), 1);
+	blob_store_free(bs);
+}
+
 static void test_a_batch_on_threads_gives_the_same_answers(void **state)
 {
 	batch_with_failures(*state, 4);
@@ -949,6 +1057,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 			test_the_same_bytes_stored_meanwhile_for_another_release_are_refused, setup,
 			teardown),
+		cmocka_unit_test_setup_teardown(test_another_commit_for_a_release_is_refused, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_a_release_is_locked_while_its_captures_are_stored,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_batch_on_threads_gives_the_same_answers,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_batch_stops_at_a_failure_of_the_store,
