@@ -12,6 +12,7 @@
 #include "jobs/record.h"
 #include "jobs/reportdata.h"
 #include "jobs/runs.h"
+#include "pipeline/ingest.h"
 #include "pipeline/source.h"
 
 #include <errno.h>
@@ -101,6 +102,39 @@ static int no_captures(const postdeploy_result *x, db *d, const postdeploy_opts 
 			    "no captures of release '%s' of service '%s' after waiting %" PRId64
 			    " s%s: refusing to pass a release profreg has never seen", o->release,
 			    o->service, x->waited_us / 1000000, hint);
+}
+
+/*
+ * The release's captures should be of the build being deployed: a
+ * release captured as another commit (a version label reused for a
+ * hotfix, an agent still labelling the old pods, CI naming a merge
+ * commit the image was not built from) has the gate judge a build that
+ * may not be the one deployed. The verdict stands, on the captures
+ * there are, and a note says which build they are; captures without a
+ * commit say nothing.
+ */
+static int check_build(postdeploy_result *x, db *d, const postdeploy_opts *o, pr_error *err)
+{
+	db_capture_filter f = {0};
+	db_capture *caps = NULL;
+	size_t n = 0, other = 0;
+	int rc;
+
+	f.service = o->service;
+	f.release = o->release;
+	if ((rc = db_capture_list(d, &caps, &n, &f, err)) < 0)
+		return rc;
+	for (size_t i = 0; i < n; i++)
+		if (caps[i].commit_sha && !ingest_same_commit(caps[i].commit_sha, x->sha) &&
+		    other++ == 0)
+			job_note(&x->notes, "release '%s' of service '%s' was captured as commit "
+				 "%.64s (capture %lld), not the deployed %s: the verdict is on "
+				 "that build's captures", o->release, o->service,
+				 caps[i].commit_sha, (long long)caps[i].id, x->sha);
+	for (size_t i = 0; i < n; i++)
+		db_capture_release(&caps[i]);
+	free(caps);
+	return 0;
 }
 
 /* Compute each regression's suspects once, store them with the run, keep them for printing. */
@@ -245,6 +279,8 @@ int postdeploy_run(postdeploy_result *out, const job_env *env, const postdeploy_
 		rc = no_captures(x, env->d, o, svc.id, err);
 		goto out;
 	}
+	if ((rc = check_build(x, env->d, o, err)) < 0)
+		goto out;
 	if (o->canary) {
 		if ((rc = cohort_resolve(&hosts, env->d, svc.id, svc.name, o->canary, o->control,
 					 err)) < 0)

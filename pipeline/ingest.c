@@ -650,8 +650,7 @@ static int check_same_bytes(const ingest_request *r, int64_t id, const char *rel
 			    host ? host : "", r->release);
 }
 
-/* Commits a and b name one build: either is a prefix of the other, ignoring case. */
-static bool same_commit(const char *a, const char *b)
+bool ingest_same_commit(const char *a, const char *b)
 {
 	for (; *a && *b; a++, b++)
 		if (tolower((unsigned char)*a) != tolower((unsigned char)*b))
@@ -680,7 +679,7 @@ static int check_commits(db *d, item *const *its, size_t n, pr_error *err)
 		for (size_t i = 0; i < j && its[j]->req->commit; i++)
 			if (its[i]->svc->id == its[j]->svc->id && its[i]->req->commit &&
 			    strcmp(its[i]->req->release, its[j]->req->release) == 0 &&
-			    !same_commit(its[i]->req->commit, its[j]->req->commit))
+			    !ingest_same_commit(its[i]->req->commit, its[j]->req->commit))
 				return pr_error_set(err, PR_EEXISTS,
 						    "release '%.128s' of service '%s' is given commits "
 						    "%s and %s in one batch", its[j]->req->release,

@@ -71,6 +71,12 @@ extern const char *const ingest_types[];
 #define INGEST_JSON_MAX (64 * 1024)
 
 /*
+ * Whether commits a and b name one build: either is a prefix of the
+ * other, ignoring case (a short and a full SHA of one commit).
+ */
+bool ingest_same_commit(const char *a, const char *b);
+
+/*
  * Check a request's metadata: a service named; release (required) and
  * host 1 to 256 bytes of printable text, quotes and backslashes refused
  * too (they end up in reports and JSON); commit 4 to 64 hex digits; a

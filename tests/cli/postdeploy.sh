@@ -52,6 +52,17 @@ nshift=$(grep -o '"direction": "relative_shift"' <<<"$OUT" | wc -l)
 
 run pr post-deploy --service "$good" --release "$rel" --commit "${sha:0:10}" --repo "$R" --at "$at"
 [ $RC -eq 0 ] && [[ $OUT == *"Verdict: pass"* ]] && ok "a clean release passes with exit 0" || not_ok "pass" "rc=$RC $OUT"
+# The fleet's captures carry the simulator's commits, not the repository's.
+gcommit=$(grep "\"service\":\"$good\",\"release\":\"$rel\"" "$T/fleet/manifest.jsonl" |
+	head -n 1 | sed 's/.*"commit":"\([0-9a-f]*\)".*/\1/')
+[[ $ERR == *"release '$rel' of service '$good' was captured as commit $gcommit"* ]] &&
+	[[ $ERR == *"not the deployed $sha"* ]] &&
+	ok "a release captured as another commit than the one deployed is said so" ||
+	not_ok "other build" "$ERR"
+run pr post-deploy --service "$good" --release "$rel" --commit "$gcommit" --at "$at"
+[ $RC -eq 0 ] && [[ $ERR != *"captured as commit"* ]] &&
+	ok "a release captured as the deployed commit needs no such note" ||
+	not_ok "same build" "rc=$RC $ERR"
 
 run pr post-deploy --service "$good" --release "$rel" --commit no-such-ref --repo "$R" --at "$at"
 [ $RC -eq 4 ] && [[ $ERR == *"no-such-ref"* ]] && ok "a ref that does not resolve is exit 4" || not_ok "bad ref" "rc=$RC $ERR"
