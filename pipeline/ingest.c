@@ -681,10 +681,10 @@ static int check_commits(db *d, item *const *its, size_t n, pr_error *err)
 			    strcmp(its[i]->req->release, its[j]->req->release) == 0 &&
 			    !ingest_same_commit(its[i]->req->commit, its[j]->req->commit))
 				return pr_error_set(err, PR_EEXISTS,
-						    "release '%.128s' of service '%s' is given commits "
-						    "%s and %s in one batch", its[j]->req->release,
-						    its[j]->req->service, its[i]->req->commit,
-						    its[j]->req->commit);
+					"release '%.128s' of service '%s' is given commits %s and "
+					"%s in one batch", its[j]->req->release,
+					its[j]->req->service, its[i]->req->commit,
+					its[j]->req->commit);
 	if (!(sids = calloc(n, sizeof(*sids))) || !(ids = calloc(n, sizeof(*ids))) ||
 	    !(rels = calloc(n, sizeof(*rels))) || !(cmts = calloc(n, sizeof(*cmts)))) {
 		rc = pr_error_set(err, PR_ENOMEM, "out of memory");

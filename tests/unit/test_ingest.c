@@ -1059,8 +1059,8 @@ int main(void)
 			teardown),
 		cmocka_unit_test_setup_teardown(test_another_commit_for_a_release_is_refused, setup,
 						teardown),
-		cmocka_unit_test_setup_teardown(test_a_release_is_locked_while_its_captures_are_stored,
-						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_a_release_is_locked_while_its_captures_are_stored, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_batch_on_threads_gives_the_same_answers,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_batch_stops_at_a_failure_of_the_store,
