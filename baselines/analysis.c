@@ -1250,6 +1250,10 @@ struct analysis_input {
 	sides s;
 	func_matrix m;  /* loaded only when the target will be tested */
 	bool has_m;
+	/* With m: the rows to test (select_rows), their function ids, names and files. */
+	size_t *rows, nrows, nfiltered;
+	int64_t *ids;
+	char **names, **files;
 	double seconds; /* the load's time, counted as database time */
 	int rc;
 	pr_error err;
@@ -1261,7 +1265,53 @@ void analysis_input_free(analysis_input *in)
 		return;
 	sides_release(&in->s);
 	func_matrix_release(&in->m);
+	free(in->rows);
+	free(in->ids);
+	func_names_free(in->names, in->files, in->nrows);
 	free(in);
+}
+
+/*
+ * Independent filtering: a function whose share stays under min_share
+ * in every capture is too small to report, so it is not tested and
+ * does not dilute the family (nor one that could never move by more
+ * than the absolute margin). The filter looks at the shares only, not
+ * at which way they moved, so it leaves the tests' p-values valid.
+ * It needs nothing but the input, so the names of the rows it keeps are
+ * read with the rest of the input, ahead of the analysis (jobs/analyze.c).
+ */
+static int select_rows(analysis_input *in, db *d, const analysis_opts *o)
+{
+	const func_matrix *m = &in->m;
+	const sides *s = &in->s;
+	size_t n = m->nfuncs ? m->nfuncs : 1;
+
+	if (!(in->rows = calloc(n, sizeof(*in->rows))) || !(in->ids = calloc(n, sizeof(*in->ids))))
+		return oom(&in->err);
+	for (size_t r = 0; r < m->nfuncs; r++) {
+		double top = 0;
+		size_t known = 0;
+		for (size_t i = 0; i < s->base.n; i++) {
+			int64_t v = m->self[r * m->ncaps + i];
+			known += v != FUNC_MATRIX_UNKNOWN;
+			top = fmax(top, capture_share(&s->base.caps[i], v));
+		}
+		for (size_t i = 0; i < s->cur.n; i++)
+			top = fmax(top, capture_share(&s->cur.caps[i],
+						      m->self[r * m->ncaps + s->base.n + i]));
+		/*
+		 * Too few captures know it (summaries cut it off): its baseline
+		 * is not measured, so it is not tested.
+		 */
+		if (top < o->min_share || top < o->abs_margin || known < o->min_baseline) {
+			in->nfiltered++;
+			continue;
+		}
+		in->rows[in->nrows] = r;
+		in->ids[in->nrows] = m->func_ids[r];
+		in->nrows++;
+	}
+	return func_names_load(&in->names, &in->files, d, in->ids, in->nrows, &in->err);
 }
 
 analysis_input *analysis_input_load(db *d, const analysis_opts *o, const analysis_target *t,
@@ -1280,6 +1330,8 @@ analysis_input *analysis_input_load(db *d, const analysis_opts *o, const analysi
 	    in->s.base.n >= 2) {
 		in->rc = func_matrix_load(&in->m, d, &in->s.base, &in->s.cur, &in->err);
 		in->has_m = in->rc == 0;
+		if (in->has_m)
+			in->rc = select_rows(in, d, o);
 	}
 	in->seconds = time_mono() - t0;
 	return in;
@@ -1367,8 +1419,6 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 	    !(sc.share = calloc(maxn * 4, sizeof(double))) ||
 	    !(sb.group = calloc(maxn * 2, sizeof(int))) ||
 	    !(sc.group = calloc(maxn * 2, sizeof(int))) ||
-	    !(rows = calloc(td.m.nfuncs ? td.m.nfuncs : 1, sizeof(*rows))) ||
-	    !(ids = calloc(td.m.nfuncs ? td.m.nfuncs : 1, sizeof(*ids))) ||
 	    !(bf = calloc(td.m.nfuncs ? td.m.nfuncs : 1, sizeof(*bf)))) {
 		rc = oom(err);
 		goto out;
@@ -1377,40 +1427,14 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 	sc.vst = sc.share + maxn, sc.rate = sc.vst + maxn, sc.v = sc.rate + maxn;
 	sb.host = sb.group + maxn, sc.host = sc.group + maxn;
 
-	/*
-	 * Independent filtering: a function whose share stays under min_share
-	 * in every capture is too small to report, so it is not tested and
-	 * does not dilute the family (nor one that could never move by more
-	 * than the absolute margin). The filter looks at the shares only, not
-	 * at which way they moved, so it leaves the tests' p-values valid.
-	 */
-	for (size_t r = 0; r < td.m.nfuncs; r++) {
-		double top = 0;
-		size_t known = 0;
-		for (size_t i = 0; i < s.base.n; i++) {
-			int64_t v = td.m.self[r * td.m.ncaps + i];
-			known += v != FUNC_MATRIX_UNKNOWN;
-			top = fmax(top, capture_share(&s.base.caps[i], v));
-		}
-		for (size_t i = 0; i < s.cur.n; i++)
-			top = fmax(top, capture_share(&s.cur.caps[i],
-						      td.m.self[r * td.m.ncaps + s.base.n + i]));
-		/*
-		 * Too few captures know it (summaries cut it off): its baseline
-		 * is not measured, so it is not tested.
-		 */
-		if (top < o->min_share || top < o->abs_margin || known < o->min_baseline) {
-			a->filtered++;
-			continue;
-		}
-		rows[nrows] = r;
-		ids[nrows] = td.m.func_ids[r];
-		nrows++;
-	}
-	if ((rc = func_names_load(&names, &files, d, ids, nrows, err)) < 0 ||
-	    (rc = describe_sides(&releases, &capids, &s)) < 0) {
-		if (rc == PR_ENOMEM)
-			rc = oom(err);
+	/* The rows select_rows kept, with their names: this target's now. */
+	rows = in->rows, ids = in->ids, names = in->names, files = in->files;
+	nrows = in->nrows;
+	in->rows = NULL, in->ids = NULL, in->names = NULL, in->files = NULL;
+	in->nrows = 0;
+	a->filtered += in->nfiltered;
+	if ((rc = describe_sides(&releases, &capids, &s)) < 0) {
+		rc = oom(err);
 		goto out;
 	}
 	for (size_t k = 0; k < nrows; k++)
