@@ -569,18 +569,23 @@ int baseline_store(int64_t *id, bool *reused, db *d, int64_t service_id,
 		" (select coalesce(array_agg(distinct release order by release), '{}')"
 		"    from profiles where id = any($7::bigint[])))"
 		" returning id";
-	/* One row a baseline, its functions' summaries as arrays (migration 025). */
+	/*
+	 * One row a baseline, its functions' summaries as arrays (migration
+	 * 025). It goes with the baseline's row, before the client knows that
+	 * row's id: the id is the one the insert just drew from the sequence
+	 * on this session (every role that may insert a baseline may read it).
+	 */
 	static const char funcs_sql[] =
 		"insert into baseline_vectors (baseline_id, n, function_ids, mean_share,"
 		" median_share, mad_share, ewma_share, mean_vst, var_vst, var_floor, mean_rate)"
-		" values ($1, $2, $3::bigint[], $4::float8[], $5::float8[], $6::float8[],"
-		" $7::float8[], $8::float8[], $9::float8[], $10::float8[], $11::float8[])";
-	char key[65], sid[24], ws[24], we[24], ncap[24], bid[24];
+		" values (currval(pg_get_serial_sequence('baselines', 'id')), $1, $2::bigint[],"
+		" $3::float8[], $4::float8[], $5::float8[], $6::float8[], $7::float8[],"
+		" $8::float8[], $9::float8[], $10::float8[])";
+	char key[65], sid[24], ws[24], we[24], ncap[24];
 	buf ids = BUF_INIT, fids = BUF_INIT, arr[8];
-	PGresult *res = NULL;
-	const char *p[11];
-	int lens[11], fmts[11];
-	bool in_tx = false;
+	PGresult *res = NULL, *got[2] = {0};
+	const char *p[7], *pf[10];
+	int lens[10], fmts[10];
 	int rc;
 
 	for (size_t k = 0; k < 8; k++)
@@ -611,13 +616,6 @@ int baseline_store(int64_t *id, bool *reused, db *d, int64_t service_id,
 		goto out;
 	}
 	p[0] = sid, p[1] = type, p[2] = ws, p[3] = we, p[4] = ncap, p[5] = key, p[6] = ids.ptr;
-	/* The row and its function rows appear together or not at all. */
-	if ((rc = db_begin(d, err)) < 0)
-		goto out;
-	in_tx = true;
-	if ((rc = db_exec_repeat(d, &res, err, "storing a baseline", insert_sql, 7, p, 0)) < 0)
-		goto out;
-	*id = db_get_i64(res, 0, 0);
 
 	/*
 	 * The arrays go in binary: no double is printed to 17 digits and read
@@ -633,24 +631,32 @@ int baseline_store(int64_t *id, bool *reused, db *d, int64_t service_id,
 		rc = oom(err);
 		goto out;
 	}
-	snprintf(bid, sizeof(bid), "%" PRId64, *id);
-	p[0] = bid, p[1] = ncap, p[2] = fids.ptr;
-	lens[0] = lens[1] = fmts[0] = fmts[1] = 0;
-	lens[2] = (int)fids.len, fmts[2] = 1;
+	pf[0] = ncap, pf[1] = fids.ptr;
+	lens[0] = fmts[0] = 0;
+	lens[1] = (int)fids.len, fmts[1] = 1;
 	for (size_t k = 0; k < 8; k++) {
-		p[3 + k] = arr[k].ptr;
-		lens[3 + k] = (int)arr[k].len;
-		fmts[3 + k] = 1;
+		pf[2 + k] = arr[k].ptr;
+		lens[2 + k] = (int)arr[k].len;
+		fmts[2 + k] = 1;
 	}
-	if ((rc = db_exec_repeat_bin(d, NULL, err, "storing baseline functions", funcs_sql, 11, p,
-				     lens, fmts)) < 0)
-		goto out;
-	rc = db_commit(d, err);
-	in_tx = false;
+	/*
+	 * The row and its function rows appear together or not at all (a
+	 * pipeline is one transaction), and go in one round trip: a night
+	 * stores a baseline for every service.
+	 */
+	{
+		const db_call calls[2] = {
+			{"storing a baseline", insert_sql, 7, p, NULL, NULL, 0},
+			{"storing baseline functions", funcs_sql, 10, pf, lens, fmts, 0},
+		};
+		if ((rc = db_exec_pipeline(d, got, err, calls, 2)) < 0)
+			goto out;
+	}
+	*id = db_get_i64(got[0], 0, 0);
 out:
-	if (in_tx)
-		db_rollback(d);
 	db_result_free(res);
+	for (size_t k = 0; k < 2; k++)
+		db_result_free(got[k]);
 	buf_release(&ids);
 	buf_release(&fids);
 	for (size_t k = 0; k < 8; k++)

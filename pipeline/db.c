@@ -2954,6 +2954,85 @@ int db_exec_repeat_bin(db *d, PGresult **out, pr_error *err, const char *what, c
 	return exec_repeat(d, out, err, what, sql, nparams, params, lengths, formats, 0);
 }
 
+/*
+ * The results of a pipeline of n statements up to its sync: out[i] is
+ * statement i's result (NULL when it never ran: an earlier one failed).
+ * Returns 0 when libpq delivered them all, else -1 (the connection broke).
+ */
+static int pipeline_results(db *d, PGresult **res, size_t n)
+{
+	PGresult *r;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!(r = PQgetResult(d->conn)))
+			return -1;
+		if (PQresultStatus(r) == PGRES_PIPELINE_ABORTED)
+			PQclear(r);
+		else
+			res[i] = r;
+		/* A statement's results end with NULL. */
+		while ((r = PQgetResult(d->conn)))
+			PQclear(r);
+	}
+	if (!(r = PQgetResult(d->conn)))
+		return -1;
+	n = PQresultStatus(r) == PGRES_PIPELINE_SYNC;
+	PQclear(r);
+	return n ? 0 : -1;
+}
+
+int db_exec_pipeline(db *d, PGresult **out, pr_error *err, const db_call *calls, size_t n)
+{
+	PGresult *res[DB_PIPELINE_MAX] = {0};
+	char names[DB_PIPELINE_MAX][24];
+	const char *stmt[DB_PIPELINE_MAX];
+	bool sent = true;
+	int rc = 0;
+
+	if (n > DB_PIPELINE_MAX)
+		return pr_error_set(err, PR_EUSAGE, "database: a pipeline of %zu statements "
+				    "(at most %d)", n, DB_PIPELINE_MAX);
+	if (PQstatus(d->conn) != CONNECTION_OK)
+		return conn_lost(d, err);
+	/* Prepared first: a prepare is a round trip of its own, once a session. */
+	for (size_t i = 0; i < n; i++)
+		stmt[i] = PQtransactionStatus(d->conn) == PQTRANS_INERROR
+			  ? NULL : stmt_name(d, calls[i].sql, calls[i].nparams, names[i]);
+	if (!PQenterPipelineMode(d->conn))
+		return conn_lost(d, err);
+	for (size_t i = 0; sent && i < n; i++) {
+		const db_call *c = &calls[i];
+		sent = stmt[i] ? PQsendQueryPrepared(d->conn, stmt[i], c->nparams, c->params,
+						     c->lengths, c->formats, c->binary)
+			       : PQsendQueryParams(d->conn, c->sql, c->nparams, NULL, c->params,
+						   c->lengths, c->formats, c->binary);
+	}
+	if (!sent || !PQpipelineSync(d->conn) || pipeline_results(d, res, n) < 0) {
+		rc = conn_lost(d, err);
+		goto out;
+	}
+	/* The first failure is the one to report: the statements after it never ran. */
+	for (size_t i = 0; i < n; i++) {
+		if (!res[i] || res_ok(res[i]))
+			continue;
+		rc = exec_result(d, res[i], NULL, err, calls[i].what);
+		res[i] = NULL;
+		break;
+	}
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		if (res[i] == NULL)
+			rc = pr_error_set(err, PR_EDB, "database: %s: not run", calls[i].what);
+out:
+	(void)PQexitPipelineMode(d->conn);
+	for (size_t i = 0; i < n; i++) {
+		if (out)
+			out[i] = rc == 0 ? res[i] : NULL;
+		if (rc < 0 || !out)
+			PQclear(res[i]);
+	}
+	return rc;
+}
+
 int64_t db_get_i64(const PGresult *res, int row, int col)
 {
 	return get_i64(res, row, col);

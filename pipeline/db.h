@@ -420,6 +420,32 @@ int db_exec_repeat_bin(db *d, struct pg_result **out, pr_error *err, const char 
 		       const char *sql, int nparams, const char *const *params, const int *lengths,
 		       const int *formats);
 
+/* One statement of a pipeline: as db_exec_repeat_bin's arguments (lengths, formats NULL: text). */
+typedef struct db_call {
+	const char *what; /* names the statement in an error message */
+	const char *sql;
+	int nparams;
+	const char *const *params;
+	const int *lengths, *formats;
+	int binary; /* results in binary */
+} db_call;
+
+#define DB_PIPELINE_MAX 8
+
+/*
+ * Run n (at most DB_PIPELINE_MAX) statements, each prepared as
+ * db_exec_repeat prepares it, in one round trip (libpq's pipeline mode):
+ * for statements none of which needs another's result in the client. The
+ * server runs them in order; after one fails it runs none of the rest,
+ * and its error is returned. Outside a transaction the statements are
+ * one transaction, committed at the pipeline's end or rolled back with
+ * the failure; inside one, they are part of it. On success out[i]
+ * (when out is not NULL) is statement i's result, for the caller to
+ * PQclear; on failure every result is freed and out[i] is NULL.
+ */
+int db_exec_pipeline(db *d, struct pg_result **out, pr_error *err, const db_call *calls,
+		     size_t n);
+
 /*
  * Append to b a float8[] / bigint[] parameter in PostgreSQL's binary form
  * (for db_exec_repeat_bin): n values, `stride` bytes apart from `first`;

@@ -1356,6 +1356,45 @@ static void test_repeated_statements_are_prepared_once_and_stay_right(void **sta
 	assert_int_equal(repeat_int(t, count_sql, NULL), 2);
 }
 
+/*
+ * A pipeline runs its statements in order in one round trip and hands
+ * back each result; when one fails, its error is reported, the ones
+ * after it do not run, and what the ones before it wrote is rolled back
+ * with it (outside a transaction a pipeline is one).
+ */
+static void test_a_pipeline_is_one_transaction_and_stops_at_its_failure(void **state)
+{
+	static const char ins[] = "insert into audit_log (actor, action, object, detail)"
+				  " values ('t', 'pipeline', $1, '{}') returning id";
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+	struct pg_result *res[3] = {0};
+	const char *one[1] = {"one"}, *two[1] = {"two"}, *x[1] = {"x"};
+	db_call ok[3] = {{"first", ins, 1, one, NULL, NULL, 0},
+			 {"second", ins, 1, two, NULL, NULL, 0},
+			 {"third", "select $1::int * 2", 1, (const char *[]){"21"}, NULL, NULL, 0}};
+	db_call bad[3] = {{"first", ins, 1, x, NULL, NULL, 0},
+			  {"a bad cast", "select $1::int", 1, x, NULL, NULL, 0},
+			  {"never run", ins, 1, x, NULL, NULL, 0}};
+
+	assert_int_equal(db_exec_pipeline(t->db, res, &err, ok, 3), 0);
+	assert_true(db_get_i64(res[1], 0, 0) > db_get_i64(res[0], 0, 0));
+	assert_int_equal(db_get_i64(res[2], 0, 0), 42);
+	for (int i = 0; i < 3; i++)
+		db_result_free(res[i]);
+	assert_int_equal(testdb_int(t, "select count(*) from audit_log where action = 'pipeline'"),
+			 2);
+	assert_int_equal(db_exec_pipeline(t->db, res, &err, bad, 3), PR_EUSAGE);
+	assert_non_null(strstr(err.msg, "a bad cast"));
+	assert_null(res[0]);
+	pr_error_clear(&err);
+	assert_int_equal(testdb_int(t, "select count(*) from audit_log where object = 'x'"), 0);
+	/* The session goes on: no transaction is left open, statements still run. */
+	assert_int_equal(repeat_int(t, "select $1::int * 2", "4"), 8);
+	assert_int_equal(db_begin(t->db, &err), 0);
+	assert_int_equal(db_commit(t->db, &err), 0);
+}
+
 static void test_insert_without_a_transaction_commits_on_its_own(void **state)
 {
 	testdb *t = *state;
@@ -1549,6 +1588,8 @@ int main(void)
 				       testdb_reset),
 		cmocka_unit_test_setup(test_advisory_lock_is_held_by_one_session, testdb_reset),
 		cmocka_unit_test_setup(test_repeated_statements_are_prepared_once_and_stay_right,
+				       testdb_reset),
+		cmocka_unit_test_setup(test_a_pipeline_is_one_transaction_and_stops_at_its_failure,
 				       testdb_reset),
 		cmocka_unit_test_setup(test_session_is_named_profreg, testdb_reset),
 		cmocka_unit_test_setup(test_insert_without_a_transaction_commits_on_its_own,
