@@ -42,25 +42,23 @@ static int replace_str(char **dst, const char *src)
  * A finding stored by an earlier run: what this run prints and pages is
  * the stored finding, not this run's recomputation of it.
  */
-static int load_stored(finding *f, db *d, pr_error *err)
+static const char stored_sql[] =
+	"select direction, severity, baseline_share, current_share, "
+	"delta, rel_delta, ci_low,"
+	" ci_high, p_value, q_value, mw_p, score, baseline_captures, current_captures,"
+	" current_release, to_jsonb(baseline_releases)::text,"
+	" coalesce((detail -> 'captures')::text, '{}'), detail ->> 'test', baseline_id,"
+	" kind, detail ->> 'cost_unit'"
+	" from findings where id = $1";
+
+/* f as stored_sql read it into res (which this frees). */
+static int stored_from(finding *f, PGresult *res, pr_error *err)
 {
-	static const char sql[] =
-		"select direction, severity, baseline_share, current_share, "
-		"delta, rel_delta, ci_low,"
-		" ci_high, p_value, q_value, mw_p, score, baseline_captures, current_captures,"
-		" current_release, to_jsonb(baseline_releases)::text,"
-		" coalesce((detail -> 'captures')::text, '{}'), detail ->> 'test', baseline_id,"
-		" kind, detail ->> 'cost_unit'"
-		" from findings where id = $1";
 	char id[24];
-	const char *p[1] = {id};
-	PGresult *res = NULL;
 	const char *dir;
-	int rc;
+	int rc = 0;
 
 	snprintf(id, sizeof(id), "%" PRId64, f->id);
-	if ((rc = db_exec(d, &res, err, "reading a stored finding", sql, 1, p)) < 0)
-		return rc;
 	if (db_rows(res) != 1) {
 		rc = pr_error_set(err, PR_EDB, "database: finding %s vanished while it was stored",
 				  id);
@@ -108,59 +106,101 @@ out:
 	return rc;
 }
 
+static int load_stored(finding *f, db *d, pr_error *err)
+{
+	char id[24];
+	const char *p[1] = {id};
+	PGresult *res = NULL;
+	int rc;
+
+	snprintf(id, sizeof(id), "%" PRId64, f->id);
+	if ((rc = db_exec(d, &res, err, "reading a stored finding", stored_sql, 1, p)) < 0)
+		return rc;
+	return stored_from(f, res, err);
+}
+
 
 /* Record a state change: the current state on the row, and its history. */
+static const char state_sql[] =
+	"with u as (update findings set state = $2, updated_at = now(),"
+	"   fixed_by = coalesce($5, fixed_by),"
+	"   status = case when $2 in ('candidate', 'confirmed') then status"
+	"                 else 'resolved' end,"
+	"   resolved_at = case when $2 in ('candidate', 'confirmed') then resolved_at"
+	"                      else now() end,"
+	"   resolution_note = case when $2 in ('candidate', 'confirmed')"
+	"                          then resolution_note else $4 end"
+	"   where id = $1 returning id)"
+	" insert into finding_states (finding_id, state, run_id, reason)"
+	" select id, $2, nullif($3::bigint, 0), $4 from u";
+
+/* The parameters of state_sql. */
+typedef struct state_args {
+	char sid[24], rid[24];
+	const char *p[5];
+} state_args;
+
+static void state_args_fill(state_args *s, int64_t id, const char *state, int64_t run_id,
+			    const char *reason, const char *fixed_by)
+{
+	snprintf(s->sid, sizeof(s->sid), "%" PRId64, id);
+	snprintf(s->rid, sizeof(s->rid), "%" PRId64, run_id);
+	s->p[0] = s->sid, s->p[1] = state, s->p[2] = s->rid, s->p[3] = reason;
+	s->p[4] = fixed_by;
+}
+
 static int set_state(db *d, int64_t id, const char *state, int64_t run_id, const char *reason,
 		     const char *fixed_by, pr_error *err)
 {
-	static const char sql[] =
-		"with u as (update findings set state = $2, updated_at = now(),"
-		"   fixed_by = coalesce($5, fixed_by),"
-		"   status = case when $2 in ('candidate', 'confirmed') then status"
-		"                 else 'resolved' end,"
-		"   resolved_at = case when $2 in ('candidate', 'confirmed') then resolved_at"
-		"                      else now() end,"
-		"   resolution_note = case when $2 in ('candidate', 'confirmed')"
-		"                          then resolution_note else $4 end"
-		"   where id = $1 returning id)"
-		" insert into finding_states (finding_id, state, run_id, reason)"
-		" select id, $2, nullif($3::bigint, 0), $4 from u";
-	char sid[24], rid[24];
-	const char *p[5] = {sid, state, rid, reason, fixed_by};
+	state_args s;
 
-	snprintf(sid, sizeof(sid), "%" PRId64, id);
-	snprintf(rid, sizeof(rid), "%" PRId64, run_id);
-	return db_exec_repeat(d, NULL, err, "recording a finding's state", sql, 5, p, 0);
+	state_args_fill(&s, id, state, run_id, reason, fixed_by);
+	return db_exec_repeat(d, NULL, err, "recording a finding's state", state_sql, 5, s.p, 0);
 }
 
 /* One look at a finding's release: this run's test of its function. */
+static const char look_sql[] =
+	"insert into finding_looks (finding_id, look, analysed_at, run_id, significant,"
+	" p_value, p_seq, q_value, current_share, delta, ci_low, ci_high, current_captures)"
+	" values ($1, $2, 'epoch'::timestamptz + $3::bigint * interval '1 microsecond',"
+	" nullif($4::bigint, 0), $5, $6, $7, $8, $9, $10, $11, $12, $13)"
+	" on conflict (finding_id, analysed_at) do nothing";
+
+/* The parameters of look_sql. */
+typedef struct look_args {
+	char id[24], look[24], at[24], rid[24], nc[24], num[7][32];
+	const char *p[13];
+} look_args;
+
+static void look_args_fill(look_args *l, const finding *f, int64_t run_id,
+			   const analysis_opts *o, bool significant)
+{
+	const char **p = l->p;
+
+	snprintf(l->id, sizeof(l->id), "%" PRId64, f->id);
+	snprintf(l->look, sizeof(l->look), "%zu", f->look ? f->look : 1);
+	snprintf(l->at, sizeof(l->at), "%" PRId64, o->at_us);
+	snprintf(l->rid, sizeof(l->rid), "%" PRId64, run_id);
+	snprintf(l->nc, sizeof(l->nc), "%zu", f->current_captures);
+	p[0] = l->id, p[1] = l->look, p[2] = l->at, p[3] = l->rid;
+	p[4] = significant ? "true" : "false";
+	p[5] = fmt_f(l->num[0], 32, f->p_value);
+	p[6] = fmt_f(l->num[1], 32, f->p_seq);
+	p[7] = fmt_f(l->num[2], 32, f->q_value);
+	p[8] = fmt_f(l->num[3], 32, f->current_share);
+	p[9] = fmt_f(l->num[4], 32, f->delta);
+	p[10] = fmt_f(l->num[5], 32, f->ci_low);
+	p[11] = fmt_f(l->num[6], 32, f->ci_high);
+	p[12] = l->nc;
+}
+
 static int record_look(db *d, const finding *f, int64_t run_id, const analysis_opts *o,
 		       bool significant, pr_error *err)
 {
-	static const char sql[] =
-		"insert into finding_looks (finding_id, look, analysed_at, run_id, significant,"
-		" p_value, p_seq, q_value, current_share, delta, ci_low, ci_high, current_captures)"
-		" values ($1, $2, 'epoch'::timestamptz + $3::bigint * interval '1 microsecond',"
-		" nullif($4::bigint, 0), $5, $6, $7, $8, $9, $10, $11, $12, $13)"
-		" on conflict (finding_id, analysed_at) do nothing";
-	char id[24], look[24], at[24], rid[24], nc[24], num[7][32];
-	const char *p[13];
+	look_args l;
 
-	snprintf(id, sizeof(id), "%" PRId64, f->id);
-	snprintf(look, sizeof(look), "%zu", f->look ? f->look : 1);
-	snprintf(at, sizeof(at), "%" PRId64, o->at_us);
-	snprintf(rid, sizeof(rid), "%" PRId64, run_id);
-	snprintf(nc, sizeof(nc), "%zu", f->current_captures);
-	p[0] = id, p[1] = look, p[2] = at, p[3] = rid, p[4] = significant ? "true" : "false";
-	p[5] = fmt_f(num[0], 32, f->p_value);
-	p[6] = fmt_f(num[1], 32, f->p_seq);
-	p[7] = fmt_f(num[2], 32, f->q_value);
-	p[8] = fmt_f(num[3], 32, f->current_share);
-	p[9] = fmt_f(num[4], 32, f->delta);
-	p[10] = fmt_f(num[5], 32, f->ci_low);
-	p[11] = fmt_f(num[6], 32, f->ci_high);
-	p[12] = nc;
-	return db_exec_repeat(d, NULL, err, "recording a look at a finding", sql, 13, p, 0);
+	look_args_fill(&l, f, run_id, o, significant);
+	return db_exec_repeat(d, NULL, err, "recording a look at a finding", look_sql, 13, l.p, 0);
 }
 
 /*
@@ -173,42 +213,100 @@ static int record_look(db *d, const finding *f, int64_t run_id, const analysis_o
  * host that was swapping) looks exactly like a regression, with nothing
  * for the rank test to set it against.
  */
-static int next_state(db *d, finding *f, int64_t run_id, const analysis_opts *o,
-		      pr_error *err)
+static const char looks_sql[] =
+	"select count(distinct look) from finding_looks where finding_id = $1 and significant";
+
+/* Whether next_state needs the finding's count of looks: not once it is confirmed. */
+static bool needs_looks(const finding *f)
 {
-	static const char looks_sql[] =
-		"select count(distinct look) from finding_looks"
-		" where finding_id = $1 and significant";
-	char id[24], why[160];
-	const char *p[1] = {id};
-	PGresult *res = NULL;
-	size_t looks;
+	return strcmp(f->state, "candidate") == 0 || !f->stored_before;
+}
+
+/*
+ * The state f moves to after this look, with its reason in why (NULL:
+ * it stays as it is), from the count of its significant looks.
+ */
+static const char *next_state(const finding *f, size_t looks, const analysis_opts *o,
+			      char why[160])
+{
 	bool critical = o->confirm_critical && f->severity == STATS_SEV_CRITICAL &&
 			f->current_captures >= 2;
-	int rc;
 
-	snprintf(id, sizeof(id), "%" PRId64, f->id);
-	if (strcmp(f->state, "candidate") != 0 && f->stored_before)
-		return 0; /* confirmed already */
-	if ((rc = db_exec(d, &res, err, "counting a finding's looks", looks_sql, 1, p)) < 0)
-		return rc;
-	looks = (size_t)db_get_i64(res, 0, 0);
-	db_result_free(res);
 	if (critical || looks >= o->confirm_looks) {
-		snprintf(why, sizeof(why),
+		snprintf(why, 160,
 			 critical ? "critical: confirmed at once (look %zu)"
 				  : "significant on %zu looks", critical ? f->look : looks);
-		if ((rc = set_state(d, f->id, "confirmed", run_id, why, NULL, err)) < 0)
-			return rc;
-		snprintf(f->state, sizeof(f->state), "confirmed");
-	} else if (!f->stored_before) {
-		snprintf(why, sizeof(why), "significant at look %zu; confirmed after %zu looks",
-			 f->look ? f->look : 1, o->confirm_looks);
-		if ((rc = set_state(d, f->id, "candidate", run_id, why, NULL, err)) < 0)
-			return rc;
-		snprintf(f->state, sizeof(f->state), "candidate");
+		return "confirmed";
 	}
-	return 0;
+	if (!f->stored_before) {
+		snprintf(why, 160, "significant at look %zu; confirmed after %zu looks",
+			 f->look ? f->look : 1, o->confirm_looks);
+		return "candidate";
+	}
+	return NULL;
+}
+
+/*
+ * What storing a finding does after its row: its look, its count of
+ * looks, the run's record of it, then its next state and, when an earlier
+ * run stored it, the stored finding read back. Two round trips.
+ */
+static int store_after_row(finding *f, db *d, int64_t run_id, const analysis_opts *o,
+			   pr_error *err)
+{
+	static const char seen_sql[] = "insert into run_findings (run_id, finding_id)"
+				       " values ($1, $2) on conflict do nothing";
+	look_args l;
+	state_args st;
+	char run[24], why[160];
+	const char *seen[2] = {run, l.id}, *state = NULL;
+	db_call calls[3];
+	PGresult *res[3] = {0};
+	size_t n = 0, counted = 0, stored = 0;
+	int rc;
+
+	look_args_fill(&l, f, run_id, o, true);
+	snprintf(run, sizeof(run), "%" PRId64, run_id);
+	calls[n++] = (db_call){"recording a look at a finding", look_sql, 13, l.p, NULL, NULL, 0};
+	if (needs_looks(f)) {
+		counted = n;
+		calls[n++] = (db_call){"counting a finding's looks", looks_sql, 1, l.p, NULL,
+				       NULL, 0};
+	}
+	if (run_id > 0)
+		calls[n++] = (db_call){"recording a run's finding", seen_sql, 2, seen, NULL, NULL,
+				       0};
+	if ((rc = db_exec_pipeline(d, res, err, calls, n)) < 0)
+		return rc;
+	if (counted)
+		state = next_state(f, (size_t)db_get_i64(res[counted], 0, 0), o, why);
+	for (size_t i = 0; i < n; i++)
+		db_result_free(res[i]);
+	memset(res, 0, sizeof(res));
+	n = 0;
+	if (state) {
+		state_args_fill(&st, f->id, state, run_id, why, NULL);
+		calls[n++] = (db_call){"recording a finding's state", state_sql, 5, st.p, NULL,
+				       NULL, 0};
+	}
+	if (f->stored_before) {
+		stored = n;
+		calls[n++] = (db_call){"reading a stored finding", stored_sql, 1, l.p, NULL, NULL,
+				       0};
+	}
+	if (n == 0)
+		return 0;
+	if ((rc = db_exec_pipeline(d, res, err, calls, n)) < 0)
+		return rc;
+	if (state)
+		snprintf(f->state, sizeof(f->state), "%s", state);
+	if (f->stored_before) {
+		rc = stored_from(f, res[stored], err);
+		res[stored] = NULL;
+	}
+	for (size_t i = 0; i < n; i++)
+		db_result_free(res[i]);
+	return rc;
 }
 
 int findings_store(analysis *a, db *d, int64_t run_id, pr_error *err)
@@ -293,21 +391,8 @@ int findings_store(analysis *a, db *d, int64_t run_id, pr_error *err)
 		f->stored_before = !db_get_bool(res, 0, 1);
 		snprintf(f->state, sizeof(f->state), "%s", db_get_text(res, 0, 2));
 		db_result_free(res);
-		if ((rc = record_look(d, f, run_id, &a->opts, true, err)) < 0 ||
-		    (rc = next_state(d, f, run_id, &a->opts, err)) < 0)
+		if ((rc = store_after_row(f, d, run_id, &a->opts, err)) < 0)
 			goto out;
-		if (f->stored_before && (rc = load_stored(f, d, err)) < 0)
-			goto out;
-		if (run_id > 0) {
-			static const char seen[] = "insert into run_findings (run_id, finding_id)"
-						   " values ($1, $2) on conflict do nothing";
-			char id[24];
-			const char *q[2] = {run, id};
-			snprintf(id, sizeof(id), "%" PRId64, f->id);
-			if ((rc = db_exec(d, NULL, err, "recording a run's finding", seen, 2, q)) <
-			    0)
-				goto out;
-		}
 	}
 out:
 	return rc;

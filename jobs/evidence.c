@@ -34,7 +34,7 @@ int evidence_pin_finding(db *d, const finding *f, int64_t keep_us, pr_error *err
 		" u as (update profiles p set retention_class = 'forensic',"
 		"   retain_until = " KEEP_UNTIL(KEEP_FOR("$3")) ","
 		"   tags = p.tags || jsonb_build_object('finding', $1::bigint::text)"
-		"   where p.id in (select id from c)"
+		"   where p.id = any(array(select id from c))"
 		"   and (p.retention_class <> 'forensic' or not (p.tags ? 'finding'))"
 		"   returning p.id)"
 		" select count(*) from u";
@@ -45,21 +45,24 @@ int evidence_pin_finding(db *d, const finding *f, int64_t keep_us, pr_error *err
 		"   on conflict do nothing returning profile_id)"
 		" select count(*) from i";
 	char id[24], keep[24], object[48], detail[160];
-	struct pg_result *res = NULL;
+	struct pg_result *res[2] = {NULL, NULL};
 	const char *p[3] = {id, f->capture_ids, keep};
+	/* Both in one round trip: a night pins the captures of every regression it finds. */
+	const db_call calls[2] = {
+		{"marking forensic captures", forensic_sql, 3, p, NULL, NULL, 0},
+		{"pinning baseline captures", pin_sql, 2, p, NULL, NULL, 0},
+	};
 	int64_t made_forensic, pinned;
 	int rc;
 
 	snprintf(id, sizeof(id), "%" PRId64, f->id);
 	snprintf(keep, sizeof(keep), "%" PRId64, keep_us);
-	if ((rc = db_exec(d, &res, err, "marking forensic captures", forensic_sql, 3, p)) < 0)
+	if ((rc = db_exec_pipeline(d, res, err, calls, 2)) < 0)
 		return rc;
-	made_forensic = db_get_i64(res, 0, 0);
-	db_result_free(res);
-	if ((rc = db_exec(d, &res, err, "pinning baseline captures", pin_sql, 2, p)) < 0)
-		return rc;
-	pinned = db_get_i64(res, 0, 0);
-	db_result_free(res);
+	made_forensic = db_get_i64(res[0], 0, 0);
+	pinned = db_get_i64(res[1], 0, 0);
+	db_result_free(res[0]);
+	db_result_free(res[1]);
 	if (!made_forensic && !pinned)
 		return 0;
 	snprintf(object, sizeof(object), "finding:%" PRId64, f->id);
