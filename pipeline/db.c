@@ -1388,7 +1388,8 @@ int db_release_commit_conflicts(db *d, int64_t *ids, const int64_t *service_ids,
 		"   order by p.id limit 1)"
 		" from unnest($1::bigint[], $2::text[], $3::text[]) with ordinality"
 		"   k(sid, rel, cmt, ord) where k.cmt is not null";
-	PGresult *res = NULL;
+	PGresult *res[2] = {NULL, NULL};
+	db_call calls[2];
 	buf sids = BUF_INIT, rels = BUF_INIT, cmts = BUF_INIT;
 	const char *p[3];
 	bool any = false;
@@ -1413,16 +1414,16 @@ int db_release_commit_conflicts(db *d, int64_t *ids, const int64_t *service_ids,
 	/*
 	 * The locks first, in a statement of their own: the look-up's snapshot
 	 * is taken after them, so it sees every capture a transaction that
-	 * held one of them committed.
+	 * held one of them committed. Both go in one round trip.
 	 */
-	if ((rc = run(d, &res, err, lock_sql, 3, p, "cannot lock releases")) < 0)
+	calls[0] = (db_call){"cannot lock releases", lock_sql, 3, p, NULL, NULL, 0};
+	calls[1] = (db_call){"cannot look release commits up", find_sql, 3, p, NULL, NULL, 0};
+	if ((rc = db_exec_pipeline(d, res, err, calls, 2)) < 0)
 		goto out;
-	PQclear(res);
-	if ((rc = run(d, &res, err, find_sql, 3, p, "cannot look release commits up")) < 0)
-		goto out;
-	ids_by_ord(ids, n, res);
+	ids_by_ord(ids, n, res[1]);
 out:
-	PQclear(res);
+	PQclear(res[0]);
+	PQclear(res[1]);
 	buf_release(&sids);
 	buf_release(&rels);
 	buf_release(&cmts);
