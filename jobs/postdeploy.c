@@ -126,11 +126,15 @@ static int check_build(postdeploy_result *x, db *d, const postdeploy_opts *o, pr
 		return rc;
 	for (size_t i = 0; i < n; i++)
 		if (caps[i].commit_sha && !ingest_same_commit(caps[i].commit_sha, x->sha) &&
-		    other++ == 0)
+		    other++ == 0) {
+			snprintf(x->captured_sha, sizeof(x->captured_sha), "%s",
+				 caps[i].commit_sha);
+			x->captured_id = caps[i].id;
 			job_note(&x->notes, "release '%s' of service '%s' was captured as commit "
-				 "%.64s (capture %lld), not the deployed %s: the verdict is on "
+				 "%s (capture %lld), not the deployed %s: the verdict is on "
 				 "that build's captures", o->release, o->service,
-				 caps[i].commit_sha, (long long)caps[i].id, x->sha);
+				 x->captured_sha, (long long)caps[i].id, x->sha);
+		}
 	for (size_t i = 0; i < n; i++)
 		db_capture_release(&caps[i]);
 	free(caps);

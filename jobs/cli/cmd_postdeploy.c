@@ -171,6 +171,12 @@ static void markdown(report_out *o, const postdeploy_opts *opt, const postdeploy
 	if (x->waited_us)
 		report_put(o, " after waiting %" PRId64 " s", x->waited_us / 1000000);
 	report_put(o, "%s", "\n\n");
+	if (x->captured_sha[0]) {
+		report_put(o, "%s", "**Another build:** the release was captured as commit ");
+		md_escape(o, x->captured_sha);
+		report_put(o, " (capture %" PRId64 "), not the deployed commit; the verdict is "
+			   "on that build's captures\n\n", x->captured_id);
+	}
 	if (json_array_size(x->collect)) {
 		report_put(o, "%s", "Collection problems:\n\n");
 		json_array_foreach(x->collect, i, v) {
@@ -285,8 +291,11 @@ static json_t *result_json(const postdeploy_opts *opt, const postdeploy_result *
 			 "sent", (json_int_t)pc->sent,
 			 "failed", (json_int_t)pc->failed, "pending", (json_int_t)pc->pending,
 			 "report", x->report);
-	if (doc)
+	if (doc) {
 		json_object_set(doc, "hosts", x->hosts ? x->hosts : json_null());
+		json_object_set_new(doc, "captured_commit", x->captured_sha[0]
+					? json_string(x->captured_sha) : json_null());
+	}
 	return doc;
 }
 

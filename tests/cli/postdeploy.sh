@@ -57,10 +57,12 @@ gcommit=$(grep "\"service\":\"$good\",\"release\":\"$rel\"" "$T/fleet/manifest.j
 	head -n 1 | sed 's/.*"commit":"\([0-9a-f]*\)".*/\1/')
 [[ $ERR == *"release '$rel' of service '$good' was captured as commit $gcommit"* ]] &&
 	[[ $ERR == *"not the deployed $sha"* ]] &&
+	[[ $OUT == *"**Another build:** the release was captured as commit $gcommit (capture "* ]] &&
 	ok "a release captured as another commit than the one deployed is said so" ||
 	not_ok "other build" "$ERR"
-run pr post-deploy --service "$good" --release "$rel" --commit "$gcommit" --at "$at"
+run pr post-deploy --service "$good" --release "$rel" --commit "$gcommit" --at "$at" --json
 [ $RC -eq 0 ] && [[ $ERR != *"captured as commit"* ]] &&
+	[ "$(printf '%s' "$OUT" | jq -r .captured_commit)" = null ] &&
 	ok "a release captured as the deployed commit needs no such note" ||
 	not_ok "same build" "rc=$RC $ERR"
 
