@@ -117,16 +117,15 @@ static int check_build(postdeploy_result *x, db *d, const postdeploy_opts *o, pr
 {
 	db_capture_filter f = {0};
 	db_capture *caps = NULL;
-	size_t n = 0, other = 0;
+	size_t n = 0;
 	int rc;
 
 	f.service = o->service;
 	f.release = o->release;
 	if ((rc = db_capture_list(d, &caps, &n, &f, err)) < 0)
 		return rc;
-	for (size_t i = 0; i < n; i++)
-		if (caps[i].commit_sha && !ingest_same_commit(caps[i].commit_sha, x->sha) &&
-		    other++ == 0) {
+	for (size_t i = 0; i < n && !x->captured_sha[0]; i++)
+		if (caps[i].commit_sha && !ingest_same_commit(caps[i].commit_sha, x->sha)) {
 			snprintf(x->captured_sha, sizeof(x->captured_sha), "%s",
 				 caps[i].commit_sha);
 			x->captured_id = caps[i].id;
