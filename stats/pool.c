@@ -76,7 +76,7 @@ double stats_extra_moments(const double *y, const double *v, size_t n)
 
 int stats_wmean_of(stats_wmean *out, const double *y, const double *v, size_t n, double extra)
 {
-	double mean = 0, vbar = 0, sw = 0, swy = 0, lo, hi;
+	double vbar = 0, sw = 0, swy = 0, lo, hi;
 
 	if (!out || !y || !v || isnan(extra) || isinf(extra))
 		return STATS_EARG;
@@ -89,12 +89,10 @@ int stats_wmean_of(stats_wmean *out, const double *y, const double *v, size_t n,
 		return STATS_EARG;
 	lo = hi = y[0];
 	for (size_t i = 0; i < n; i++) {
-		mean += y[i];
 		vbar += v[i];
 		lo = fmin(lo, y[i]);
 		hi = fmax(hi, y[i]);
 	}
-	mean /= (double)n;
 	vbar /= (double)n;
 	out->n = n;
 	out->vbar = vbar;
