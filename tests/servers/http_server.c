@@ -58,7 +58,7 @@ static long elapsed_ms(void)
 	return (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
 }
 
-static void die(const char *what)
+static _Noreturn void die(const char *what)
 {
 	fprintf(stderr, "http_server: %s: %s\n", what, strerror(errno));
 	exit(3);

@@ -27,7 +27,7 @@
 
 #define MAX_FILE (1 << 20)
 
-static void die(const char *what)
+static _Noreturn void die(const char *what)
 {
 	fprintf(stderr, "metrics_file: %s: %s\n", what, strerror(errno));
 	exit(1);

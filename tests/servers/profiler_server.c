@@ -81,7 +81,7 @@ static long delay_ms;
 static int inflight;
 static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
 
-static void die(const char *what)
+static _Noreturn void die(const char *what)
 {
 	fprintf(stderr, "profiler_server: %s\n", what);
 	exit(3);

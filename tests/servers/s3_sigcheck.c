@@ -62,7 +62,7 @@ static int upstream;
 static long fail_first, fail_puts_after = -1, puts_seen, count;
 static const char *list_answer;
 
-static void die(const char *what)
+static _Noreturn void die(const char *what)
 {
 	fprintf(stderr, "s3_sigcheck: %s: %s\n", what, strerror(errno));
 	exit(1);

@@ -244,7 +244,7 @@ void testdb_execf(testdb *t, const char *fmt, ...)
 {
 	pr_error err = PR_ERROR_INIT;
 	va_list ap;
-	char *q;
+	char *q = NULL;
 	int n;
 
 	va_start(ap, fmt);

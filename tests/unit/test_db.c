@@ -359,8 +359,8 @@ static void test_invalid_service_names_are_usage_errors(void **state)
 	static const char *bad[] = {
 		"", "-lead", ".dot", "_under", "with space", "a/b", "semi;colon", "quote'd",
 		"na\xc3\xafve", "tab\there", "new\nline",
-		"x123456789012345678901234567890123456789012345678901234567890123456789"
-		"0123456789012345678901234567890123456789012345678901234567890", /* 129 */
+		("x123456789012345678901234567890123456789012345678901234567890123456789"
+		 "0123456789012345678901234567890123456789012345678901234567890"), /* 129 */
 	};
 	testdb *t = *state;
 	char max[129];
@@ -1408,8 +1408,8 @@ static void test_insert_without_a_transaction_commits_on_its_own(void **state)
 static void test_connection_failure_names_the_problem_and_hides_the_password(void **state)
 {
 	static const char *const bad[] = {
-		"host=/nonexistent-profreg-dir port=5 user=u password=hunter2 "
-		"dbname=x connect_timeout=2",
+		("host=/nonexistent-profreg-dir port=5 user=u password=hunter2 "
+		 "dbname=x connect_timeout=2"),
 		"postgresql://u:hunter2@/x?host=/nonexistent-profreg-dir&port=5",
 		"password=hunter2 nonsense",
 		"host=/x password='hunter2",

@@ -375,8 +375,8 @@ static void test_sniff_accepts_heap_profiles_only(void **state)
 	static const char *no[] = {
 		"", "{", "{\"head\"", "[{\"head\":{\"selfSize\":0}}]",
 		/* A cpuprofile, even one with functions of these names. */
-		"{\"nodes\":[{\"id\":1,\"callFrame\":{\"functionName\":\"head\"}}],"
-		"\"selfSize\":1}",
+		("{\"nodes\":[{\"id\":1,\"callFrame\":{\"functionName\":\"head\"}}],"
+		 "\"selfSize\":1}"),
 		/* The legacy cpuprofile tree. */
 		"{\"head\":{\"functionName\":\"(root)\",\"hitCount\":0,\"children\":[]}}",
 		"{\"meta\":1,\"head\":{\"selfSize\":0}}",
