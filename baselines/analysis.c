@@ -1394,14 +1394,25 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 		goto out;
 	}
 	if (s.base.n < o->min_baseline || s.base.n < 2) {
-		char when[TIME_FMT_MAX];
+		char when[TIME_FMT_MAX], hint[96] = "";
+
+		/*
+		 * A release with captures enough for a baseline of its own is
+		 * most often one name given to every deploy ("prod", "main"):
+		 * say so, or the skip reads as if nothing had been captured.
+		 */
+		if (t->release && s.cur.n >= o->min_baseline && s.cur.n >= 2)
+			snprintf(hint, sizeof(hint),
+				 "; the release alone has %zu captures from then on", s.cur.n);
 		time_format(when, s.window_end);
 		rc = skip(
 			a, t, err,
 			"insufficient baseline: %zu eligible %s captures in the %lld "
-			"days before %s (need %zu)",
+			"days before %s (need %zu)%s%s",
 			s.base.n, t->type, (long long)(o->window_us / DAY_US), when,
-			o->min_baseline);
+			o->min_baseline, hint,
+			*hint ? ": the baseline is earlier releases' captures, so a release "
+				"name every deploy reuses leaves none" : "");
 		goto out;
 	}
 	look = look_of(t, &s, o);

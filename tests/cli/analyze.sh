@@ -146,6 +146,22 @@ run pr analyze --service nosuch --release "$rel"
 run pr analyze --all-services
 [ $RC -eq 2 ] && ok "analyze without a selection is a usage error" || not_ok "usage" "rc=$RC"
 
+# One release name for every deploy: the skip says why there is no baseline.
+pr --quiet service add samename --enable
+for d in 01 02 03 04 05 06 07 08 09 10; do
+	printf 'main;f %d\nmain;g 5\n' "$((10#$d + 10))" >"$T/same-$d.folded"
+	pr --quiet ingest "$T/same-$d.folded" --service samename --release prod \
+		--time "2026-01-${d}T10:00:00Z"
+done
+run pr analyze --service samename --release prod --at 2026-01-11T00:00:00Z --dry-run
+[ $RC -eq 0 ] && [[ $OUT == *"insufficient baseline: 0 eligible cpu captures"* ]] &&
+	[[ $OUT == *"the release alone has 10 captures from then on: the baseline is earlier"* ]] &&
+	ok "a release name reused by every deploy is named as the reason for no baseline" ||
+	not_ok "reused release name" "rc=$RC $OUT $ERR"
+run pr analyze --service samename --release prod --at 2026-01-03T00:00:00Z --dry-run
+[[ $OUT == *"insufficient baseline: 0 eligible"* ]] && [[ $OUT != *"the release alone"* ]] &&
+	ok "a young release without a baseline gets no such hint" || not_ok "young release" "$OUT"
+
 run pr analyze --help
 [ $RC -eq 0 ] && [[ $OUT == *"--page"* ]] && ok "analyze --help (names --page)" || not_ok "analyze --help"
 finish
