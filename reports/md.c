@@ -1,8 +1,9 @@
 /*
  * md.c: the report as compact Markdown for CI logs and pull-request
  * comments: the summary, the findings table and, per regression, its
- * suspects and the command that reproduces it. No images, no raw HTML;
- * every name goes through esc_md, so a `|` cannot break the table.
+ * suspects and the command that reproduces it, then the relative shifts
+ * in a table of their own. No images, no raw HTML; every name goes
+ * through esc_md, so a `|` cannot break the table.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "reports/report.h"
@@ -44,10 +45,63 @@ static void short_sha(out *o, const char *sha)
 	P(o, "`");
 }
 
+static bool is_shift(const report_finding *f)
+{
+	return f->direction && strcmp(f->direction, "relative_shift") == 0;
+}
+
+static void table_head(out *o)
+{
+	P(o, "| # | severity | state | direction | service | function | baseline -> current "
+	     "| change (95%% CI) | q | captures b/c | release |\n");
+	P(o, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
+}
+
+/* Finding i's row, its incident's members named beside its function. */
+static void row(out *o, const report *r, size_t i)
+{
+	const report_finding *f = &r->findings[i];
+	const report_finding *mem[8];
+	char vals[MEASURE_TEXT_MAX], chg[MEASURE_TEXT_MAX];
+	size_t nmem = report_members(r, i, mem, 8);
+
+	P(o, "| %zu | ", i + 1);
+	M(o, f->severity, "-");
+	P(o, " | ");
+	M(o, f->state, "-");
+	P(o, " | ");
+	M(o, f->direction, "-");
+	P(o, " | ");
+	M(o, f->service, "-");
+	P(o, " | ");
+	M(o, f->function, "");
+	if (nmem) {
+		P(o, " (incident %" PRId64 ", with ", f->incident_id);
+		for (size_t k = 0; k < nmem && k < 8; k++) {
+			P(o, "%s", k ? ", " : "");
+			M(o, mem[k]->function, "");
+		}
+		if (nmem > 8)
+			P(o, " and %zu more", nmem - 8);
+		P(o, ")");
+	}
+	P(o, " | %s | %s",
+	  measure_pair(vals, sizeof(vals), f->cost_unit, f->baseline_share, f->current_share,
+		       " -> "),
+	  measure_change(chg, sizeof(chg), f->cost_unit, f->delta, f->ci_low, f->ci_high, 2));
+	if (isnan(f->q_value))
+		P(o, " | - ");
+	else
+		P(o, " | %.2g ", f->q_value);
+	P(o, "| %zu/%zu | ", f->baseline_captures, f->current_captures);
+	M(o, f->release, "-");
+	P(o, " |\n");
+}
+
 int report_md(buf *b, const report *r, pr_error *err)
 {
 	out o = {b, 0};
-	size_t sev[4], regressions = 0;
+	size_t sev[4], regressions = 0, nshift;
 	bool diff = strcmp(r->kind, "diff") == 0;
 
 	report_severity_counts(r, sev);
@@ -101,54 +155,16 @@ int report_md(buf *b, const report *r, pr_error *err)
 	if (!diff)
 		P(&o, "**%zu regression%s**: %zu critical, %zu high, %zu medium, %zu low\n\n",
 		  regressions, regressions == 1 ? "" : "s", sev[3], sev[2], sev[1], sev[0]);
-	if (r->nfindings) {
-		P(&o,
-		  "| # | severity | state | direction | service | function | baseline -> current "
-		  "| change (95%% CI) | q | captures b/c | release |\n");
-		P(&o, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
-		for (size_t i = 0; i < r->nfindings; i++) {
-			const report_finding *f = &r->findings[i];
-			const report_finding *mem[8];
-			char vals[MEASURE_TEXT_MAX], chg[MEASURE_TEXT_MAX];
-			size_t nmem;
-			if (report_folded(r, i))
-				continue; /* in its incident's row */
-			nmem = report_members(r, i, mem, 8);
-			P(&o, "| %zu | ", i + 1);
-			M(&o, f->severity, "-");
-			P(&o, " | ");
-			M(&o, f->state, "-");
-			P(&o, " | ");
-			M(&o, f->direction, "-");
-			P(&o, " | ");
-			M(&o, f->service, "-");
-			P(&o, " | ");
-			M(&o, f->function, "");
-			if (nmem) {
-				P(&o, " (incident %" PRId64 ", with ", f->incident_id);
-				for (size_t k = 0; k < nmem && k < 8; k++) {
-					P(&o, "%s", k ? ", " : "");
-					M(&o, mem[k]->function, "");
-				}
-				if (nmem > 8)
-					P(&o, " and %zu more", nmem - 8);
-				P(&o, ")");
-			}
-			P(&o, " | %s | %s",
-			  measure_pair(vals, sizeof(vals), f->cost_unit, f->baseline_share,
-				       f->current_share, " -> "),
-			  measure_change(chg, sizeof(chg), f->cost_unit, f->delta, f->ci_low,
-					 f->ci_high, 2));
-			if (isnan(f->q_value))
-				P(&o, " | - ");
-			else
-				P(&o, " | %.2g ", f->q_value);
-			P(&o, "| %zu/%zu | ", f->baseline_captures, f->current_captures);
-			M(&o, f->release, "-");
-			P(&o, " |\n");
-		}
+	nshift = 0;
+	for (size_t i = 0; i < r->nfindings; i++)
+		nshift += !report_folded(r, i) && is_shift(&r->findings[i]);
+	if (r->nfindings > nshift) {
+		table_head(&o);
+		for (size_t i = 0; i < r->nfindings; i++)
+			if (!report_folded(r, i) && !is_shift(&r->findings[i]))
+				row(&o, r, i);
 		P(&o, "\n");
-	} else {
+	} else if (r->nfindings == 0) {
 		P(&o, "No function's self share moved beyond the margin.\n\n");
 	}
 	for (size_t i = 0; i < r->nfindings && !diff; i++) {
@@ -170,6 +186,18 @@ int report_md(buf *b, const report *r, pr_error *err)
 		}
 		if (f->id)
 			P(&o, " reproduce with `profreg finding show %" PRId64 "`", f->id);
+		P(&o, "\n");
+	}
+	if (nshift) {
+		if (regressions && !diff)
+			P(&o, "\n");
+		/* Apart, after what moved on its own: they are context, never news. */
+		P(&o, "**%zu relative shift%s** (shares that moved only because others did; "
+		  "severity none):\n\n", nshift, nshift == 1 ? "" : "s");
+		table_head(&o);
+		for (size_t i = 0; i < r->nfindings; i++)
+			if (!report_folded(r, i) && is_shift(&r->findings[i]))
+				row(&o, r, i);
 		P(&o, "\n");
 	}
 	if (o.rc < 0)

@@ -133,6 +133,40 @@ static void test_html_escapes_every_name_from_a_profile(void **state)
 	report_release(&r);
 }
 
+static void test_markdown_lists_relative_shifts_apart_after_the_regressions(void **state)
+{
+	report r;
+	report_finding *f;
+	buf out = BUF_INIT;
+	pr_error err = PR_ERROR_INIT;
+	const char *reg, *repro, *head, *shift;
+
+	(void)state;
+	build(&r);
+	assert_int_equal(report_add_finding(&r, &f, &err), 0);
+	f->id = 44;
+	f->service = strdup("checkout");
+	f->function = strdup("diluted.func");
+	f->direction = strdup("relative_shift");
+	f->severity = strdup("none");
+	f->baseline_share = 0.3, f->current_share = 0.27, f->delta = -0.03;
+	assert_int_equal(report_md(&out, &r, &err), 0);
+	reg = strstr(out.ptr, "| 1 | high |");
+	repro = strstr(out.ptr, "reproduce with `profreg finding show 42`");
+	head = strstr(out.ptr, "**1 relative shift** (shares that moved only because others did");
+	shift = strstr(out.ptr, "| 3 | none | - | relative\\_shift | checkout | diluted.func |");
+	assert_non_null(reg);
+	assert_non_null(strstr(out.ptr, "| 2 | none | - | improvement |"));
+	assert_non_null(repro);
+	assert_non_null(head);
+	assert_non_null(shift);
+	/* The main table, the regression's line, then the shifts' own table. */
+	assert_true(reg < repro && repro < head && head < shift);
+	assert_true(strstr(out.ptr, "| 2 | none") < repro);
+	buf_release(&out);
+	report_release(&r);
+}
+
 static void test_markdown_keeps_hostile_names_inside_their_table_cell(void **state)
 {
 	report r;
@@ -353,6 +387,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_html_escapes_every_name_from_a_profile),
 		cmocka_unit_test(test_markdown_keeps_hostile_names_inside_their_table_cell),
+		cmocka_unit_test(test_markdown_lists_relative_shifts_apart_after_the_regressions),
 		cmocka_unit_test(test_json_carries_names_as_data_with_a_schema_version),
 		cmocka_unit_test(test_a_cost_finding_reads_as_a_cost_in_every_format),
 		cmocka_unit_test(test_band_is_the_baseline_median_and_scaled_mad),
