@@ -73,6 +73,7 @@ void finding_clear(finding *f)
 	free(f->function);
 	free(f->file);
 	free(f->current_release);
+	free(f->renamed_from);
 	free(f->baseline_releases);
 	free(f->test);
 	free(f->capture_ids);
@@ -1314,6 +1315,135 @@ static int select_rows(analysis_input *in, db *d, const analysis_opts *o)
 	return func_names_load(&in->names, &in->files, d, in->ids, in->nrows, &in->err);
 }
 
+/*
+ * Renamed functions. A release that renames a function (a refactor, or a
+ * Go closure or Java lambda numbered anew by code added before it) shows
+ * the old name in no current capture and the new one in no baseline
+ * capture, at the same cost: tested apart, a regression from nothing that
+ * pages, and an improvement to nothing. A gone and a new function of one
+ * container (the name up to its last '.', ':', '/' or '$', the same file
+ * where both have one), each the other's only such partner in the target,
+ * are taken for one function: its baseline is the old name's values, its
+ * current values the new name's, and it is tested once, under the new
+ * name. A function that only appears, or only goes, is tested as before.
+ */
+
+/* The length of a name before a " (file)" it ends with (py-spy's form). */
+static size_t func_part(const char *s, size_t n)
+{
+	if (n < 4 || s[n - 1] != ')')
+		return n;
+	for (size_t i = n - 2; i > 0; i--)
+		if (s[i] == '(' && s[i - 1] == ' ')
+			return i - 1;
+	return n;
+}
+
+static bool one_container(const char *a, const char *fa, const char *b, const char *fb)
+{
+	size_t la = strlen(a), lb = strlen(b), pa = func_part(a, la), pb = func_part(b, lb);
+	size_t ca = pa, cb = pb;
+	bool files = fa && *fa && fb && *fb;
+
+	while (ca > 0 && !strchr(".:/$", a[ca - 1]))
+		ca--;
+	while (cb > 0 && !strchr(".:/$", b[cb - 1]))
+		cb--;
+	if (files && strcmp(fa, fb) != 0)
+		return false;
+	if (la - pa != lb - pb || memcmp(a + pa, b + pb, la - pa) != 0 || ca != cb ||
+	    memcmp(a, b, ca) != 0)
+		return false;
+	/* A bare name ("parse_key") needs a file in common to be the same function. */
+	return ca > 0 || files || la > pa;
+}
+
+/* How many of n captures from column col0 know the function, and have it. */
+static void presence(size_t *known, size_t *has, const func_matrix *m, size_t row, size_t col0,
+		     size_t n)
+{
+	*known = *has = 0;
+	for (size_t i = 0; i < n; i++) {
+		int64_t v = m->self[row * m->ncaps + col0 + i];
+		*known += v != FUNC_MATRIX_UNKNOWN;
+		*has += v != FUNC_MATRIX_UNKNOWN && v > 0;
+	}
+}
+
+/* 1: gone (in the baseline, in no current capture); 2: new; 0: neither. */
+static int gone_or_new(const func_matrix *m, size_t row, size_t nb, size_t nc)
+{
+	size_t bk, bh, ck, ch;
+
+	presence(&bk, &bh, m, row, 0, nb);
+	presence(&ck, &ch, m, row, nb, nc);
+	if (ck >= 1 && ch == 0 && bh >= 2 && 2 * bh >= bk)
+		return 1;
+	if (bk >= 2 && bh == 0 && ch >= 1 && 2 * ch >= ck)
+		return 2;
+	return 0;
+}
+
+/*
+ * Pair and merge the renamed functions among a target's tested rows (see
+ * above): the merged row keeps the old function's place and takes the new
+ * one's id, name, file and current values; was[k] gets the old name (the
+ * caller owns it). *nrows shrinks by one a pair.
+ */
+static int merge_renamed(func_matrix *m, size_t nb, size_t nc, size_t *rows, int64_t *ids,
+			 char **names, char **files, char **was, size_t *nrows)
+{
+	size_t n = *nrows, out = 0;
+	int *kind = calloc(n ? n : 1, sizeof(*kind));
+	size_t *mate = calloc(n ? n : 1, sizeof(*mate));
+
+	if (!kind || !mate) {
+		free(kind), free(mate);
+		return PR_ENOMEM;
+	}
+	for (size_t k = 0; k < n; k++)
+		kind[k] = names[k] ? gone_or_new(m, rows[k], nb, nc) : 0;
+	/* Each function's partners of the other kind: exactly one, or none kept. */
+	for (size_t k = 0; k < n; k++) {
+		size_t partners = 0;
+		mate[k] = SIZE_MAX;
+		for (size_t j = 0; kind[k] && j < n; j++)
+			if (kind[j] && kind[j] != kind[k] &&
+			    one_container(names[k], files[k], names[j], files[j])) {
+				partners++;
+				mate[k] = j;
+			}
+		if (partners != 1)
+			mate[k] = SIZE_MAX;
+	}
+	for (size_t g = 0; g < n; g++) {
+		size_t j = mate[g];
+		if (kind[g] != 1 || j == SIZE_MAX || mate[j] != g)
+			continue;
+		for (size_t i = 0; i < nc; i++)
+			m->self[rows[g] * m->ncaps + nb + i] = m->self[rows[j] * m->ncaps + nb + i];
+		was[g] = names[g];
+		names[g] = names[j], names[j] = NULL;
+		free(files[g]);
+		files[g] = files[j], files[j] = NULL;
+		ids[g] = ids[j];
+		kind[j] = -1; /* tested as part of g */
+	}
+	for (size_t k = 0; k < n; k++) {
+		if (kind[k] == -1)
+			continue;
+		rows[out] = rows[k], ids[out] = ids[k], was[out] = was[k];
+		names[out] = names[k], files[out] = files[k];
+		out++;
+	}
+	for (size_t k = out; k < n; k++)
+		was[k] = NULL, names[k] = NULL, files[k] = NULL;
+	*nrows = out;
+	free(kind);
+	free(mate);
+	return 0;
+}
+
 analysis_input *analysis_input_load(db *d, const analysis_opts *o, const analysis_target *t,
 				    const analysis_cohort *c)
 {
@@ -1356,7 +1486,7 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 	baseline_func *bf = NULL;
 	size_t *rows = NULL, nrows = 0, look;
 	int64_t *ids = NULL, baseline_id = 0;
-	char **names = NULL, **files = NULL, *releases = NULL, *capids = NULL;
+	char **names = NULL, **files = NULL, **was = NULL, *releases = NULL, *capids = NULL;
 	series sb = {0}, sc = {0};
 	bool reused;
 	double t_tests = 0, t0 = time_mono();
@@ -1443,6 +1573,11 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 	nrows = in->nrows;
 	in->rows = NULL, in->ids = NULL, in->names = NULL, in->files = NULL;
 	in->nrows = 0;
+	if (!(was = calloc(nrows ? nrows : 1, sizeof(*was))) ||
+	    merge_renamed(&td.m, s.base.n, s.cur.n, rows, ids, names, files, was, &nrows) < 0) {
+		rc = oom(err);
+		goto out;
+	}
 	a->filtered += in->nfiltered;
 	if ((rc = describe_sides(&releases, &capids, &s)) < 0) {
 		rc = oom(err);
@@ -1520,6 +1655,7 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 		f->row = rows[k];
 		f->function = names[k], names[k] = NULL;
 		f->file = files[k], files[k] = NULL;
+		f->renamed_from = was[k], was[k] = NULL;
 		a->ntests++;
 		if (!describe_test(f, t, &s, releases, capids, baseline_id, look, a->ntargets)) {
 			rc = oom(err);
@@ -1605,6 +1741,9 @@ out:
 	free(bf);
 	free(releases);
 	free(capids);
+	for (size_t k = 0; was && k < nrows; k++)
+		free(was[k]);
+	free(was);
 	func_names_free(names, files, nrows);
 	target_data_release(&td);
 	sides_release(&s);
@@ -2010,6 +2149,8 @@ json_t *analysis_finding_json(const finding *f)
 	json_object_set_new(o, "current_release",
 			    f->current_release ? json_string(f->current_release) : json_null());
 	json_object_set_new(o, "baseline_releases", rel ? rel : json_array());
+	if (f->renamed_from)
+		json_object_set_new(o, "renamed_from", json_string(f->renamed_from));
 	/* Fixed key order, whether the ids came from this run or from jsonb. */
 	json_object_set_new(o, "capture_ids", caps ? json_pack("{s:O,s:O}",
 		"baseline", json_object_get(caps, "baseline") ? json_object_get(caps, "baseline")
@@ -2135,6 +2276,7 @@ static json_t *part_test(const finding *f, size_t row)
 	bad |= json_object_set_new(o, "type", part_str(f->type));
 	bad |= json_object_set_new(o, "function", part_str(f->function));
 	bad |= json_object_set_new(o, "file", part_str(f->file));
+	bad |= json_object_set_new(o, "renamed_from", part_str(f->renamed_from));
 	bad |= json_object_set_new(o, "current_release", part_str(f->current_release));
 	bad |= json_object_set_new(o, "baseline_releases", part_str(f->baseline_releases));
 	bad |= json_object_set_new(o, "test", part_str(f->test));
@@ -2438,6 +2580,7 @@ static int part_read_test(finding *f, const json_t *o, size_t target0, size_t nf
 	     (json_is_null(jrow) || part_get_int(&row, o, "row")) &&
 	     part_get_str(&f->service, o, "service") && part_get_str(&f->type, o, "type") &&
 	     part_get_str(&f->function, o, "function") && part_get_str(&f->file, o, "file") &&
+	     part_get_str(&f->renamed_from, o, "renamed_from") &&
 	     part_get_str(&f->current_release, o, "current_release") &&
 	     part_get_str(&f->baseline_releases, o, "baseline_releases") &&
 	     part_get_str(&f->test, o, "test") &&

@@ -159,6 +159,8 @@ typedef struct finding {
 	int64_t id;               /* stored finding's id, 0 when not stored */
 	int64_t service_id, function_id, baseline_id;
 	char *service, *type, *function, *file, *current_release;
+	char *renamed_from;       /* the function's name in the baseline when the release
+				   * renamed it (see analysis.c, renamed functions); NULL */
 	char *baseline_releases;  /* JSON array text */
 	char *test;               /* "prediction", "shared_var", "welch" */
 	finding_dir direction;

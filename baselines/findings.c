@@ -48,7 +48,7 @@ static const char stored_sql[] =
 	" ci_high, p_value, q_value, mw_p, score, baseline_captures, current_captures,"
 	" current_release, to_jsonb(baseline_releases)::text,"
 	" coalesce((detail -> 'captures')::text, '{}'), detail ->> 'test', baseline_id,"
-	" kind, detail ->> 'cost_unit'"
+	" kind, detail ->> 'cost_unit', detail ->> 'renamed_from'"
 	" from findings where id = $1";
 
 /* f as stored_sql read it into res (which this frees). */
@@ -96,7 +96,10 @@ static int stored_from(finding *f, PGresult *res, pr_error *err)
 		if (!f->cost_unit)
 			f->cost_unit = FINDING_KIND_COST; /* a unit this version does not know */
 	}
-	if (replace_str(&f->current_release, db_get_text(res, 0, 14)) < 0 ||
+	free(f->renamed_from);
+	f->renamed_from = NULL;
+	if ((!PQgetisnull(res, 0, 21) && !(f->renamed_from = strdup(db_get_text(res, 0, 21)))) ||
+	    replace_str(&f->current_release, db_get_text(res, 0, 14)) < 0 ||
 	    replace_str(&f->baseline_releases, db_get_text(res, 0, 15)) < 0 ||
 	    replace_str(&f->capture_ids, db_get_text(res, 0, 16)) < 0 ||
 	    (!PQgetisnull(res, 0, 17) && replace_str(&f->test, db_get_text(res, 0, 17)) < 0))
@@ -336,6 +339,8 @@ int findings_store(analysis *a, db *d, int64_t run_id, pr_error *err)
 		buf detail = BUF_INIT, fp = BUF_INIT;
 		PGresult *res = NULL;
 		const char *p[25];
+		char *was = NULL;
+		json_t *js;
 
 		snprintf(run, sizeof(run), "%" PRId64, run_id);
 		snprintf(sid, sizeof(sid), "%" PRId64, f->service_id);
@@ -343,6 +348,14 @@ int findings_store(analysis *a, db *d, int64_t run_id, pr_error *err)
 		snprintf(bid, sizeof(bid), "%" PRId64, f->baseline_id);
 		snprintf(nb, sizeof(nb), "%zu", f->baseline_captures);
 		snprintf(nc, sizeof(nc), "%zu", f->current_captures);
+		/* A name is any text: jansson writes it as a JSON string. */
+		js = f->renamed_from ? json_string(f->renamed_from) : NULL;
+		was = js ? json_dumps(js, JSON_ENCODE_ANY) : strdup("null");
+		json_decref(js);
+		if (!was) {
+			rc = oom(err);
+			goto out;
+		}
 		if ((f->row == SIZE_MAX
 			     ? buf_printf(&fp, "%" PRId64 "/%s/cost:%s/%s", f->service_id, f->type,
 					  f->cost_unit ? f->cost_unit : "", f->current_release)
@@ -353,7 +366,7 @@ int findings_store(analysis *a, db *d, int64_t run_id, pr_error *err)
 			       ",\"window_us\":%" PRId64 ",\"rel_margin\":%g,\"abs_margin\":%g,"
 			       "\"fdr\":%g,\"mw_alpha\":%g,\"min_baseline\":%zu,\"captures\":%s,"
 			       "\"look\":%zu,\"max_looks\":%zu,\"spend_rho\":%g,\"p_seq\":%.17g,"
-			       "\"cost_unit\":%s%s%s}",
+			       "\"cost_unit\":%s%s%s,\"renamed_from\":%s}",
 			       f->test,
 			       isnan(f->rate_ratio) ? "null" : fmt_f(num[9], 32, f->rate_ratio),
 			       a->opts.at_us, a->opts.window_us, a->opts.rel_margin,
@@ -361,11 +374,13 @@ int findings_store(analysis *a, db *d, int64_t run_id, pr_error *err)
 			       a->opts.min_baseline, f->capture_ids, f->look ? f->look : 1,
 			       a->opts.max_looks, a->opts.spend_rho, isnan(f->p_seq) ? 1 : f->p_seq,
 			       f->cost_unit ? "\"" : "", f->cost_unit ? f->cost_unit : "null",
-			       f->cost_unit ? "\"" : "") < 0) {
+			       f->cost_unit ? "\"" : "", was) < 0) {
 			buf_release(&fp);
+			free(was);
 			rc = oom(err);
 			goto out;
 		}
+		free(was);
 		p[0] = run, p[1] = sid, p[2] = f->type, p[3] = fid, p[4] = f->function;
 		p[5] = finding_dir_name(f->direction);
 		p[6] = fmt_f(num[0], 32, f->baseline_share);

@@ -569,7 +569,8 @@ static const char finding_cols[] =
 	"   and d3.release = f.current_release), now()) order by d2.deployed_at "
 	"desc, d2.id desc limit 1),"
 	" f.state, f.fixed_by, coalesce(f.incident_id, 0), coalesce(g.lead_finding_id, 0),"
-	" case when f.kind = 'cost' then coalesce(f.detail ->> 'cost_unit', 'cost') end"
+	" case when f.kind = 'cost' then coalesce(f.detail ->> 'cost_unit', 'cost') end,"
+	" f.detail ->> 'renamed_from'"
 	" from findings f join services s on s.id = f.service_id"
 	" left join finding_groups g on g.id = f.incident_id"
 	" left join functions fn on fn.id = f.function_id where ";
@@ -953,6 +954,8 @@ static int load_findings(report *r, db *d, blob_store *bs, const config *cfg, in
 		f->incident_lead = db_get_i64(res, i, 28);
 		if (!PQgetisnull(res, i, 29))
 			f->cost_unit = dup_or_null(db_get_text(res, i, 29), &bad);
+		if (!PQgetisnull(res, i, 30))
+			f->renamed_from = dup_or_null(db_get_text(res, i, 30), &bad);
 		if (!bad && ((rc = canonical(f, d, err)) < 0 || (rc = history(f, d, err)) < 0))
 			break;
 		if (bad) {

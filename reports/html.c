@@ -231,6 +231,11 @@ static void findings_table(out *o, const report *r)
 			P(o, "\">");
 			E(o, f->function, "");
 			P(o, "</a>");
+			if (f->renamed_from) {
+				P(o, "<br><small>was <span class=\"mono\">");
+				E(o, f->renamed_from, "");
+				P(o, "</span></small>");
+			}
 			if (nmem) {
 				P(o, "<br><small>incident %" PRId64 ", with ", f->incident_id);
 				for (size_t k = 0; k < nmem && k < 8; k++) {
@@ -704,6 +709,13 @@ static void finding_section(out *o, const report *r, size_t i, pr_error *err)
 	}
 	P(o, "; %zu baseline and %zu current captures.</p>\n", f->baseline_captures,
 	  f->current_captures);
+	if (f->renamed_from) {
+		P(o, "<p class=\"note\">Renamed by this release: its baseline is that of <span "
+		     "class=\"mono\">");
+		E(o, f->renamed_from, "");
+		P(o, "</span>, a name no current capture has, as no baseline capture has this "
+		     "one.</p>\n");
+	}
 
 	if (strcmp(r->kind, "diff") != 0) {
 		P(o, "<h3>Differential flame graph</h3>\n");

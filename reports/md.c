@@ -75,6 +75,11 @@ static void row(out *o, const report *r, size_t i)
 	M(o, f->service, "-");
 	P(o, " | ");
 	M(o, f->function, "");
+	if (f->renamed_from) {
+		P(o, " (was ");
+		M(o, f->renamed_from, "");
+		P(o, ")");
+	}
 	if (nmem) {
 		P(o, " (incident %" PRId64 ", with ", f->incident_id);
 		for (size_t k = 0; k < nmem && k < 8; k++) {

@@ -32,6 +32,7 @@ static void finding_release(report_finding *f)
 	free(f->service);
 	free(f->type);
 	free(f->function);
+	free(f->renamed_from);
 	free(f->file);
 	free(f->direction);
 	free(f->severity);

@@ -72,6 +72,7 @@ typedef struct report_state {
 typedef struct report_finding {
 	int64_t id;                  /* 0: not a stored finding (a diff row) */
 	char *service, *type, *function, *file;
+	char *renamed_from;          /* its name in the baseline, when renamed; NULL */
 	char *direction; /* regression, improvement, relative_shift; NULL: not a finding */
 	char *severity, *status, *test;
 	char *release, *commit;      /* the judged release and its commit; NULL: unknown */

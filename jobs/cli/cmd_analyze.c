@@ -166,7 +166,17 @@ static int print_text(const cli_ctx *ctx, const analysis *a, int64_t run_id)
 		table_addf(t, "%.2g", f->q_value);
 		table_addf(t, "%zu/%zu", f->current_captures, f->baseline_captures);
 	}
-	rc = table_print(t, stdout);
+	if ((rc = table_print(t, stdout)) < 0)
+		goto out;
+	for (size_t i = 0; i < a->ntests && a->tests[i].significant; i++) {
+		if (!a->tests[i].renamed_from)
+			continue;
+		printf("renamed: ");
+		cli_put_safe(stdout, a->tests[i].function, 0);
+		printf(" was ");
+		cli_put_safe(stdout, a->tests[i].renamed_from, 0);
+		putchar('\n');
+	}
 out:
 	table_free(t);
 	return rc;

@@ -62,6 +62,11 @@ static void print_night(const nightly_result *r, bool dry)
 				    f->current_share, " -> "),
 		       f->q_value);
 		cli_put_safe(stdout, f->function, 0);
+		if (f->renamed_from) {
+			printf(" (was ");
+			cli_put_safe(stdout, f->renamed_from, 0);
+			putchar(')');
+		}
 		putchar('\n');
 	}
 	if (nshift)

@@ -198,6 +198,11 @@ static void markdown(report_out *o, const postdeploy_opts *opt, const postdeploy
 			report_put(o, "| %s | %s | ", stats_severity_name(f->severity),
 				   finding_dir_name(f->direction));
 			md_escape(o, f->function);
+			if (f->renamed_from) {
+				report_put(o, "%s", " (was ");
+				md_escape(o, f->renamed_from);
+				report_put(o, "%s", ")");
+			}
 			report_put(o, " | %s | %s | %.2g | %zu/%zu |\n",
 				   measure_pair(vals, sizeof(vals), f->cost_unit, f->baseline_share,
 						f->current_share, " -> "),

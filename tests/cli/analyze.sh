@@ -162,6 +162,28 @@ run pr analyze --service samename --release prod --at 2026-01-03T00:00:00Z --dry
 [[ $OUT == *"insufficient baseline: 0 eligible"* ]] && [[ $OUT != *"the release alone"* ]] &&
 	ok "a young release without a baseline gets no such hint" || not_ok "young release" "$OUT"
 
+# A method renamed by the release, and twice as costly: one regression, under its new name.
+pr --quiet service add renamer --enable
+for i in $(seq 0 31); do
+	rel=v1 name=parseKey cost=$((400 + (i * 37) % 40))
+	if [ "$i" -ge 28 ]; then rel=v2 name=parseCacheKey cost=$((cost * 2)); fi
+	printf 'main;Cache.%s %d\nmain;Cache.put %d\nmain;Server.serve %d\n' \
+		"$name" "$cost" "$((3000 + (i * 53) % 90))" "$((6000 + (i * 71) % 120))" \
+		>"$T/ren-$i.folded"
+	day=$((1 + i / 2))
+	[ "$i" -ge 28 ] && day=16
+	pr --quiet ingest "$T/ren-$i.folded" --service renamer --release $rel \
+		--time "$(printf '2026-02-%02dT%02d:00:00Z' "$day" $((2 + i % 2 * 10 + i % 4)))"
+done
+run pr analyze --service renamer --release v2 --at 2026-02-17T00:00:00Z --json --dry-run
+[ "$(jq -r '[.findings[] | .function + "|" + (.renamed_from // "-") + "|" + .direction]
+	| join(",")' <<<"$OUT")" = "Cache.parseCacheKey|Cache.parseKey|regression" ] &&
+	ok "a renamed and slower method is one regression that names its old name" ||
+	not_ok "renamed method" "$OUT $ERR"
+run pr analyze --service renamer --release v2 --at 2026-02-17T00:00:00Z --dry-run
+[[ $OUT == *"renamed: Cache.parseCacheKey was Cache.parseKey"* ]] &&
+	ok "the text output says what the function was called" || not_ok "renamed text" "$OUT"
+
 run pr analyze --help
 [ $RC -eq 0 ] && [[ $OUT == *"--page"* ]] && ok "analyze --help (names --page)" || not_ok "analyze --help"
 finish

@@ -387,11 +387,13 @@ static void test_dilution_takes_the_largest_relative_change_first(void **state)
 
 /*
  * A release that makes one function twice as costly and another three
- * times cheaper, and a release that replaces a function by a new one:
+ * times cheaper, and a release that replaces a function by new code
+ * elsewhere (another class: not a rename, which would be judged as one
+ * function):
  *
  *   function  v1     v3               function  v1     v3
  *   doubled   10%    20.0%            gone      9.5%   0
- *   cheaper   15%     5.0%            new       0      9.5%
+ *   cheaper   15%     5.0%            other.new 0      9.5%
  *   rest      75%    75.0%            rest      90.5%  90.5%
  *
  * Taken largest relative change first, doubled (and new) moved. cheaper,
@@ -408,7 +410,7 @@ static void test_a_fall_of_its_own_beside_a_rise_is_an_improvement(void **state)
 	static const char *const names[] = {"doubled", "cheaper", "rest"};
 	static const long v1[] = {100000, 150000, 750000};
 	static const long v3[] = {200000, 50000, 750000};
-	static const char *const names2[] = {"gone", "new", "rest"};
+	static const char *const names2[] = {"gone", "other.new", "rest"};
 	static const long w1[] = {95000, 0, 905000};
 	static const long w3[] = {0, 95000, 905000};
 	fx *f = *state;
@@ -439,7 +441,7 @@ static void test_a_fall_of_its_own_beside_a_rise_is_an_improvement(void **state)
 	assert_non_null(doubled = test_of(&a, "both", "doubled"));
 	assert_non_null(cheaper = test_of(&a, "both", "cheaper"));
 	assert_non_null(gone = test_of(&a, "swap", "gone"));
-	assert_non_null(added = test_of(&a, "swap", "new"));
+	assert_non_null(added = test_of(&a, "swap", "other.new"));
 	assert_true(doubled->significant);
 	assert_int_equal(doubled->direction, FINDING_REGRESSION);
 	assert_true(added->significant);

@@ -292,6 +292,142 @@ static void test_the_engine_finds_a_doubled_function_and_nothing_in_a_null_servi
 	analysis_release(&a);
 }
 
+/*
+ * A service like service()'s whose hot function is `old` in v1 and `new`
+ * in v2, where it costs `factor` times as much; `old2` and `new2`, when
+ * given, a second function renamed the same way at 1500 samples.
+ */
+static void renamed_service(fx *f, const char *name, const char *old, const char *new,
+			    double factor, const char *old2, const char *new2)
+{
+	static const char *const steady[] = {"work.a", "work.b", "work.c", "work.d", "io.read",
+					     "io.write", "runtime.gc", "json.encode"};
+	static const int weights[] = {3000, 2500, 2000, 1500, 1200, 900, 700, 500};
+
+	testdb_execf(f->t, "insert into services (name, enabled) values ('%s', true)", name);
+	for (int k = 0; k < 32; k++) {
+		bool cur = k >= 28;
+		int64_t hour = 3600 * 1000000LL;
+		int64_t at = cur ? NIGHT_END - (20 - 4 * (k - 28)) * hour
+				 : NIGHT_END - (14 - k / 2) * DAY - (k % 2 ? 3 : 9) * hour;
+		char text[2048];
+		size_t n = 0;
+
+		for (size_t i = 0; i < sizeof(weights) / sizeof(weights[0]); i++)
+			n += (size_t)snprintf(text + n, sizeof(text) - n, "main;serve;%s %d\n",
+					      steady[i], (int)(weights[i] * noise(f, 0.05)));
+		n += (size_t)snprintf(text + n, sizeof(text) - n, "main;serve;%s %d\n",
+				      cur ? new : old,
+				      (int)(2000 * (cur ? factor : 1) * noise(f, 0.05)));
+		if (old2)
+			snprintf(text + n, sizeof(text) - n, "main;serve;%s %d\n",
+				 cur ? new2 : old2, (int)(1500 * noise(f, 0.05)));
+		capture_text(f, name, cur ? "v2" : "v1", at, text);
+	}
+}
+
+/* The significant finding of `function` in `service`, or NULL. */
+static const finding *finding_of(const analysis *a, const char *service, const char *function)
+{
+	for (size_t i = 0; i < a->ntests && a->tests[i].significant; i++)
+		if (strcmp(a->tests[i].service, service) == 0 &&
+		    strcmp(a->tests[i].function, function) == 0)
+			return &a->tests[i];
+	return NULL;
+}
+
+static void analyse_all(fx *f, analysis *a, const char *const *names, size_t n)
+{
+	analysis_opts o;
+	pr_error err = PR_ERROR_INIT;
+
+	analysis_opts_default(&o);
+	o.at_us = NIGHT_END;
+	analysis_init(a, &o);
+	for (size_t i = 0; i < n; i++) {
+		char q[128];
+		int64_t sid;
+		analysis_target t = {0, names[i], "cpu", "v2", 0, 0, NULL, NULL};
+
+		snprintf(q, sizeof(q), "select id from services where name = '%s'", names[i]);
+		t.service_id = sid = testdb_int(f->t, q);
+		assert_true(sid > 0);
+		assert_int_equal(analysis_add(a, f->t->db, &t, false, &err), 0);
+	}
+	assert_int_equal(analysis_finish(a, &err), 0);
+}
+
+/*
+ * A release that renames a function is judged as if the name had stayed:
+ * the same cost under a new name is no finding (tested apart, it was a
+ * regression from nothing and an improvement to nothing), a doubled one is
+ * one regression under the new name that says the old one.
+ */
+static void test_a_renamed_function_is_judged_against_its_old_name(void **state)
+{
+	static const char *const names[] = {"same", "slower", "closure"};
+	fx *f = *state;
+	analysis a;
+	const finding *x;
+
+	renamed_service(f, "same", "store.(*Cache).parseKey", "store.(*Cache).parseCacheKey", 1,
+			NULL, NULL);
+	renamed_service(f, "slower", "store.(*Cache).parseKey", "store.(*Cache).parseCacheKey",
+			2, NULL, NULL);
+	renamed_service(f, "closure", "api.handle.func1", "api.handle.func2", 1, NULL, NULL);
+	analyse_all(f, &a, names, 3);
+	assert_null(finding_of(&a, "same", "store.(*Cache).parseCacheKey"));
+	assert_null(finding_of(&a, "same", "store.(*Cache).parseKey"));
+	assert_null(finding_of(&a, "closure", "api.handle.func2"));
+	assert_null(finding_of(&a, "closure", "api.handle.func1"));
+	assert_non_null(x = finding_of(&a, "slower", "store.(*Cache).parseCacheKey"));
+	assert_int_equal(x->direction, FINDING_REGRESSION);
+	assert_non_null(x->renamed_from);
+	assert_string_equal(x->renamed_from, "store.(*Cache).parseKey");
+	assert_true(x->baseline_share > 0.1 && x->current_share > 1.5 * x->baseline_share);
+	assert_null(finding_of(&a, "slower", "store.(*Cache).parseKey"));
+	/* One test a service for the pair, under the new name. */
+	for (size_t k = 0; k < 3; k++) {
+		size_t renamed = 0;
+		for (size_t i = 0; i < a.ntests; i++)
+			if (strcmp(a.tests[i].service, names[k]) == 0 && a.tests[i].renamed_from) {
+				renamed++;
+				assert_true(strstr(a.tests[i].function, ".parseCacheKey") ||
+					    strstr(a.tests[i].function, ".func2"));
+			}
+		assert_int_equal(renamed, 1);
+	}
+	analysis_release(&a);
+}
+
+/*
+ * Only an unambiguous pair is one function: a function of another
+ * container is new code beside a removed one, and two renames in one
+ * container could be paired either way; each is tested as itself.
+ */
+static void test_only_one_gone_and_one_new_function_of_a_container_are_paired(void **state)
+{
+	static const char *const names[] = {"apart", "twice"};
+	fx *f = *state;
+	analysis a;
+	const finding *x;
+
+	renamed_service(f, "apart", "store.(*Cache).parseKey", "billing.Ledger.post", 1, NULL,
+			NULL);
+	renamed_service(f, "twice", "api.handle.func1", "api.handle.func3", 1, "api.handle.func2",
+			"api.handle.func4");
+	analyse_all(f, &a, names, 2);
+	assert_non_null(x = finding_of(&a, "apart", "billing.Ledger.post"));
+	assert_int_equal(x->direction, FINDING_REGRESSION);
+	assert_null(x->renamed_from);
+	assert_non_null(x = finding_of(&a, "apart", "store.(*Cache).parseKey"));
+	assert_int_equal(x->direction, FINDING_IMPROVEMENT);
+	assert_non_null(x = finding_of(&a, "twice", "api.handle.func3"));
+	assert_null(x->renamed_from);
+	assert_non_null(finding_of(&a, "twice", "api.handle.func4"));
+	analysis_release(&a);
+}
+
 static void test_the_nightly_job_finds_the_regression_and_records_an_ok_run(void **state)
 {
 	fx *f = *state;
@@ -537,6 +673,8 @@ int main(void)
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 		T(test_the_function_matrix_is_in_function_order_whatever_order_rows_come_in),
 		T(test_the_engine_finds_a_doubled_function_and_nothing_in_a_null_service),
+		T(test_a_renamed_function_is_judged_against_its_old_name),
+		T(test_only_one_gone_and_one_new_function_of_a_container_are_paired),
 		T(test_the_nightly_job_finds_the_regression_and_records_an_ok_run),
 		T(test_a_night_that_analyses_nothing_is_incomplete),
 		T(test_the_postdeploy_job_fails_a_regression_and_passes_a_clean_release),
