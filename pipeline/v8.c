@@ -1015,8 +1015,11 @@ bool v8_sniff(const uint8_t *data, size_t len)
 	return false;
 }
 
-/* ":LINE:COLUMN" at the end of s[0..n): the length before it, else 0. */
-static size_t before_line_column(const char *s, size_t n)
+/*
+ * Does s[0..n) end in ":LINE:COLUMN"? *out: the length before it, which
+ * is 0 for code of no script: eval and new Function (":1:18").
+ */
+static bool before_line_column(size_t *out, const char *s, size_t n)
 {
 	size_t i = n;
 
@@ -1025,10 +1028,11 @@ static size_t before_line_column(const char *s, size_t n)
 		while (i > 0 && s[i - 1] >= '0' && s[i - 1] <= '9')
 			i--;
 		if (i == end || i == 0 || s[i - 1] != ':')
-			return 0;
+			return false;
 		i--;
 	}
-	return i;
+	*out = i;
+	return true;
 }
 
 bool v8_code_name(const char *s, size_t n, const char **name, size_t *name_len,
@@ -1051,7 +1055,7 @@ bool v8_code_name(const char *s, size_t n, const char **name, size_t *name_len,
 	/* The location is the last word; a name may have spaces ("get total"). */
 	for (sp = n; sp > i && s[sp - 1] != ' '; sp--)
 		;
-	if (sp == i || !(f = before_line_column(s + sp, n - sp)))
+	if (sp == i || !before_line_column(&f, s + sp, n - sp))
 		return false;
 	*file = s + sp;
 	*file_len = f;

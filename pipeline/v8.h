@@ -29,6 +29,8 @@ bool v8_sniff(const uint8_t *data, size_t len);
  * another function. True, with the name (an empty one is "(anonymous)",
  * as in a cpuprofile) and the file, when s[0..n) is such a name with its
  * "FILE:LINE:COLUMN"; false for anything else, which stays as written.
+ * Code of no script (eval, new Function) has an empty FILE, "JS:*f :1:18":
+ * the function f with no file, as a cpuprofile's empty url names it.
  * The pointers are into s, or to static text.
  */
 bool v8_code_name(const char *s, size_t n, const char **name, size_t *name_len,

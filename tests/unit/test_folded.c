@@ -621,6 +621,35 @@ static void test_node_jit_frames_are_one_function_whatever_tier_or_line(void **s
 	profile_free(p);
 }
 
+/*
+ * Code of no script (eval, new Function) has an empty file in V8's names
+ * ("JS:*evalSpin :1:19", as tests/data/perf/eval-jit.perf has them): it
+ * too is one function whatever its tier, with no file.
+ */
+static void test_node_jit_frames_of_eval_code_are_one_function(void **state)
+{
+	profile *p = parse_ok("node;JS:* /srv/app/main.js:1:1;JS:*evalSpin :1:19 5\n"
+			      "node;JS:* /srv/app/main.js:1:1;JS:^evalSpin :1:19 2\n"
+			      "node;JS:* /srv/app/main.js:1:1;JS:^ :1:20 1\n");
+	profile_summary s;
+	const profile_summary_row *r;
+	int64_t anonymous = 0;
+
+	(void)state;
+	summarize(&s, p);
+	assert_non_null(r = row(p, &s, "evalSpin"));
+	assert_int_equal(r->self, 7);
+	assert_string_equal(p->funcs[r->func].file, "");
+	for (size_t i = 0; i < s.nrows; i++)
+		if (strcmp(p->funcs[s.rows[i].func].name, "(anonymous)") == 0 &&
+		    strcmp(p->funcs[s.rows[i].func].file, "") == 0)
+			anonymous += s.rows[i].self;
+	assert_int_equal(anonymous, 1);
+	assert_int_equal(s.nrows, 4);
+	profile_summary_release(&s);
+	profile_free(p);
+}
+
 static void test_frames_that_only_look_annotated_keep_their_name(void **state)
 {
 	static const char *const kept[] = {
@@ -636,7 +665,6 @@ static void test_frames_that_only_look_annotated_keep_their_name(void **state)
 		"x_[q]",
 		"JS:*hot /srv/app/calc.js:3",   /* no column */
 		"JS:*hot",                      /* no location */
-		"JS:*hot :3:9",                 /* no file */
 		"Function::call /a.js:1:2",     /* C++, not V8's tag */
 		"Builtin:ArrayMap /a.js:1:2",   /* not JavaScript code */
 	};
@@ -686,6 +714,7 @@ int main(void)
 		cmocka_unit_test(test_ruby_frames_are_one_function_whatever_line_runs),
 		cmocka_unit_test(test_java_methods_are_one_function_whatever_tier_ran_them),
 		cmocka_unit_test(test_node_jit_frames_are_one_function_whatever_tier_or_line),
+		cmocka_unit_test(test_node_jit_frames_of_eval_code_are_one_function),
 		cmocka_unit_test(test_frames_that_only_look_annotated_keep_their_name),
 	};
 

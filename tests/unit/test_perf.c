@@ -291,6 +291,62 @@ static void test_v8_jit_frames_are_one_function_whatever_their_tier(void **state
 	buf_release(&text);
 }
 
+/*
+ * Code of no script, made by eval or new Function, has an empty file in
+ * a perf map: "JS:^evalSpin :1:19", "JS:* :1:20". A real print where
+ * both ran in Sparkplug and optimised: evalSpin is one function with no
+ * file, as a .cpuprofile names it, and so is the new Function, whose
+ * name is empty ("(anonymous)"); each one's self and total are counted
+ * here from the text.
+ */
+static void test_v8_jit_frames_of_eval_code_are_one_function(void **state)
+{
+	static const struct {
+		const char *name;
+		const char *frame; /* what its JIT frames end in */
+	} funcs[] = {{"evalSpin", "evalSpin :1:19+0x"}, {"(anonymous)", " :1:20+0x"}};
+	buf text = BUF_INIT;
+	pr_error err = PR_ERROR_INIT;
+	profile *p = NULL;
+	profile_summary sm;
+
+	(void)state;
+	testdata_read(&text, "perf/eval-jit.perf");
+	assert_int_equal(perf_parse(&p, (const uint8_t *)text.ptr, text.len, "eval-jit.perf", NULL,
+				    &err), 0);
+	assert_int_equal(profile_summarize(&sm, p, 0, &err), 0);
+	for (size_t f = 0; f < sizeof(funcs) / sizeof(funcs[0]); f++) {
+		const profile_summary_row *r = NULL;
+		int64_t self = 0, total = 0;
+
+		/* Each event: a header line, its frames (the leaf first), a blank line. */
+		for (const char *ev = text.ptr; ev && *ev;) {
+			const char *end = strstr(ev, "\n\n"), *leaf = strchr(ev, '\n');
+			const char *hit = strstr(ev, funcs[f].frame);
+			if (hit && (!end || hit < end)) {
+				total++;
+				self += leaf && hit < strchr(leaf + 1, '\n');
+			}
+			ev = end ? end + 2 : NULL;
+		}
+		assert_true(self > 0);
+		for (size_t i = 0; i < sm.nrows; i++)
+			if (strcmp(p->funcs[sm.rows[i].func].name, funcs[f].name) == 0 &&
+			    strcmp(p->funcs[sm.rows[i].func].file, "") == 0)
+				r = &sm.rows[i];
+		if (!r)
+			fail_msg("no function '%s' without a file", funcs[f].name);
+		assert_int_equal(r->self, self);
+		assert_int_equal(r->total, total);
+	}
+	for (size_t i = 0; i < p->nfuncs; i++)
+		if (strncmp(p->funcs[i].name, "JS:", 3) == 0)
+			fail_msg("function '%s' kept V8's tag", p->funcs[i].name);
+	profile_summary_release(&sm);
+	profile_free(p);
+	buf_release(&text);
+}
+
 static void test_header_variants_give_the_command_as_root(void **state)
 {
 	static const struct {
@@ -1024,6 +1080,7 @@ int main(void)
 		cmocka_unit_test(test_header_without_frames_is_a_stack_of_the_command),
 		cmocka_unit_test(test_only_the_first_event_type_is_kept),
 		cmocka_unit_test(test_v8_jit_frames_are_one_function_whatever_their_tier),
+		cmocka_unit_test(test_v8_jit_frames_of_eval_code_are_one_function),
 		cmocka_unit_test(test_headers_without_an_event_field_are_all_kept),
 		cmocka_unit_test(test_one_line_events_are_the_command_and_the_symbol),
 		cmocka_unit_test(test_one_line_and_call_chain_events_mix),
