@@ -53,9 +53,10 @@
  *     method is "Class.method" from the Class's name and the Method's
  *     name, the class in the JVM's internal form with '/' as
  *     async-profiler's collapsed output and perf maps print it
- *     ("java/util/HashMap.get"). A hidden class's "+0x<address>" is
- *     written "/0x<address>", Class.getName()'s form, so that symname.h
- *     drops the address of a lambda as it does in a perf map. A frame
+ *     ("java/util/HashMap.get"). A hidden class, which the JDK writes
+ *     "acme.Gen+0x<address>/<identity hash>", is written
+ *     "acme/Gen/0x<address>", the address in Class.getName()'s form,
+ *     so that symname.h drops it as it does in a perf map. A frame
  *     whose class name is empty (async-profiler's native and kernel
  *     frames) is its method name alone. The file is left empty: a
  *     recording names no source files. A truncated stack trace is used
@@ -84,6 +85,7 @@
 #include "pipeline/jfr.h"
 #include "common/buf.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -675,15 +677,37 @@ static int string_of(jf_parser *ps, const jf_field *f, size_t pos, size_t end, b
 }
 
 /*
- * A hidden class is named "Outer$$Lambda$83+0x00007f5e14007a08" in the
- * recording; write it as Class.getName() and perf maps do, with '/', which
- * symname.h knows how to drop.
+ * The JDK names a hidden class "acme.Gen+0x00007f5e14007400/191037037" in
+ * a recording: unlike every other class, in the external form with '.',
+ * then its address after '+' and, after a '/', its identity hash, which
+ * is new in every JVM. Write it as perf maps and every other class of the
+ * recording are written, "acme/Gen/0x00007f5e14007400": the package with
+ * '/', the address as Class.getName() puts it, which symname.h knows how
+ * to drop, and no hash. Returns the new length of s[0..n).
  */
-static void hidden_class_slash(char *s, size_t n)
+static size_t hidden_class_name(char *s, size_t n)
 {
-	for (size_t i = 0; i + 3 < n; i++)
-		if (s[i] == '+' && s[i + 1] == '0' && s[i + 2] == 'x')
-			s[i] = '/';
+	size_t i = 0, j;
+
+	while (i + 3 < n && !(s[i] == '+' && s[i + 1] == '0' && s[i + 2] == 'x'))
+		i++;
+	if (i + 3 >= n)
+		return n;
+	for (j = 0; j < i; j++)
+		if (s[j] == '.')
+			s[j] = '/';
+	s[i] = '/';
+	for (j = i + 3; j < n && isxdigit((unsigned char)s[j]); j++)
+		;
+	if (j + 1 < n && s[j] == '/') {
+		size_t k = j + 1;
+
+		while (k < n && isdigit((unsigned char)s[k]))
+			k++;
+		if (k == n)
+			n = j;
+	}
+	return n;
 }
 
 /* The function of the Method value v, interned; cached on its constant. */
@@ -717,7 +741,10 @@ static int method_func(jf_parser *ps, const jf_val *v, uint32_t *out)
 				    0)) < 0)
 			return rc;
 	}
-	hidden_class_slash(ps->name_buf.ptr, ps->name_buf.len);
+	if (ps->name_buf.len) {
+		ps->name_buf.len = hidden_class_name(ps->name_buf.ptr, ps->name_buf.len);
+		ps->name_buf.ptr[ps->name_buf.len] = '\0';
+	}
 	if (ps->name_buf.len && buf_putc(&ps->name_buf, '.') < 0)
 		return nomem(ps);
 	if ((rc = string_of(ps, field[R_NAME], at[R_NAME], v->end, &ps->name_buf, 0)) < 0)

@@ -158,6 +158,49 @@ static void test_frames_are_class_dot_method_and_lambdas_lose_their_address(void
 	buf_release(&data);
 }
 
+/*
+ * The JDK writes a hidden class as "acme.Spin+0x00007fa400007400/330084561":
+ * the package with '.', and after the address an identity hash new in
+ * every JVM. A real recording of a lambda's class and a class from
+ * defineHiddenClass, both in package acme, and of the JDK's method handle
+ * forms: each is named as every other class and perf maps name them, with
+ * '/', and without its address or hash.
+ */
+static void test_hidden_classes_are_named_as_other_classes(void **state)
+{
+	static const char *const want[] = {
+		"acme/Spin.run", "acme/Hidden$$Lambda.applyAsLong",
+		"java/lang/invoke/LambdaForm$DMH.invokeStatic",
+	};
+	buf data = BUF_INIT;
+	pr_error err = PR_ERROR_INIT;
+	profile *p = NULL;
+
+	(void)state;
+	testdata_read(&data, "jfr/hidden.jfr.gz");
+	assert_int_equal(format_parse(&p, (const uint8_t *)data.ptr, data.len, PROFILE_FMT_AUTO,
+				      "hidden.jfr.gz", NULL, &err), 0);
+	for (size_t w = 0; w < sizeof(want) / sizeof(want[0]); w++) {
+		uint32_t i = 0;
+
+		while (i < p->nfuncs && strcmp(p->funcs[i].name, want[w]) != 0)
+			i++;
+		if (i == p->nfuncs)
+			fail_msg("no function '%s'", want[w]);
+	}
+	for (uint32_t i = 0; i < p->nfuncs; i++) {
+		const char *n = p->funcs[i].name, *dot = strrchr(n, '.');
+
+		/* The class, before the method's '.', has none of its own. */
+		if (dot && memchr(n, '.', (size_t)(dot - n)))
+			fail_msg("function '%s' has a class with '.'", n);
+		if (strstr(n, "0x") || strchr(n, '+'))
+			fail_msg("function '%s' kept a hidden class's address", n);
+	}
+	profile_free(p);
+	buf_release(&data);
+}
+
 static void test_detected_by_content_also_gzipped(void **state)
 {
 	buf data = BUF_INIT;
@@ -732,6 +775,7 @@ int main(void)
 		cmocka_unit_test(test_one_chunk_recording_matches_jfr_print),
 		cmocka_unit_test(test_two_chunk_recording_matches_jfr_print),
 		cmocka_unit_test(test_frames_are_class_dot_method_and_lambdas_lose_their_address),
+		cmocka_unit_test(test_hidden_classes_are_named_as_other_classes),
 		cmocka_unit_test(test_detected_by_content_also_gzipped),
 		cmocka_unit_test(test_every_truncation_of_a_real_file_is_an_error),
 		cmocka_unit_test(test_truncation_inside_a_chunk_that_says_so_is_handled),

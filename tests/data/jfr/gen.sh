@@ -29,6 +29,21 @@ java -XX:StartFlightRecording=filename="$tmp/multi.jfr",settings="$tmp/burn.jfc"
 cp "$tmp/multi.jfr" burn-chunks.jfr
 jfr summary burn-chunks.jfr | grep Chunks
 
+# Classes the JVM makes at run time in a package: CPU samples alone, gzipped
+# (the JDK's metadata alone is 96 KB raw).
+awk '
+	/<event name="/ { ev = $0; sub(/.*<event name="/, "", ev); sub(/".*/, "", ev) }
+	/<\/event>/ { ev = "" }
+	ev != "" && ev != "jdk.ExecutionSample" && /<setting name="enabled"/ {
+		sub(/>true</, ">false<")
+	}
+	{ print }
+' "$JAVA_HOME/lib/jfr/profile.jfc" > "$tmp/cpu.jfc"
+javac -d "$tmp" acme/Hidden.java acme/Spin.java
+java -XX:StartFlightRecording=filename="$tmp/hidden.jfr",settings="$tmp/cpu.jfc" \
+	-cp "$tmp" acme.Hidden 1500
+gzip -9n < "$tmp/hidden.jfr" > hidden.jfr.gz
+
 # The expected figures, from the JDK's own reader.
 for f in burn burn-chunks; do
 	jfr print --json --events jdk.ExecutionSample,jdk.ObjectAllocationSample "$f.jfr" |
