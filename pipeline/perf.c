@@ -39,7 +39,8 @@
  *     the dso in brackets ("[libc.so.6]"), or "[unknown]" when the dso is
  *     unknown too;
  *   - argument lists are cut from the first '(' (except Go's
- *     "pkg.(*T).Method" and C++'s "(anonymous namespace)"), ';' becomes
+ *     "pkg.(*T).Method", C++'s "(anonymous namespace)" and, below, a
+ *     '(' inside brackets or braces), ';' becomes
  *     ':', quotes are dropped, and for commands starting with "java" the
  *     leading 'L' of "Lpkg/Class;" signatures goes;
  *   - "a->b" inline chains become two frames; the script marks the
@@ -66,6 +67,12 @@
  *   - a header that arrives while an event is still open ends that event;
  *     the script merges the two stacks;
  *   - "(anonymous namespace)::f" is a frame, not a process name;
+ *   - a '(' inside brackets or braces does not start an argument list:
+ *     Go's generic "main.Apply[go.shape.func(int) int_0]" and C++'s
+ *     lambda "main::{lambda(int)#2}::operator()" stay whole up to the
+ *     '(' after them, where the script cuts them at "[go.shape.func"
+ *     and "{lambda" and makes one function of every instantiation or
+ *     lambda;
  *   - the dso is the balanced "(...)" group at the end of a frame line,
  *     so "(/tmp/x.so (deleted))" is one dso, named "[x.so]" for an
  *     unknown symbol;
@@ -539,11 +546,26 @@ static int fold_symbol(parser *ps, uint32_t *out, const char *sym, size_t sym_le
 		if (b->ptr[i] == ';')
 			b->ptr[i] = ':';
 	if (!go_method(b->ptr, b->len)) {
-		for (cut = 0; cut < b->len; cut++)
-			if (b->ptr[cut] == '(' &&
-			    !(b->len - cut - 1 >= sizeof(anon) - 1 &&
-			      memcmp(b->ptr + cut + 1, anon, sizeof(anon) - 1) == 0))
+		/*
+		 * A '(' inside brackets or braces is part of the name: Go's
+		 * "main.Apply[go.shape.func(int) int_0]", C++'s
+		 * "main::{lambda(int)#2}::operator()". Cut there, two
+		 * functions would become one.
+		 */
+		size_t depth = 0;
+
+		for (cut = 0; cut < b->len; cut++) {
+			char c = b->ptr[cut];
+
+			if (c == '[' || c == '{')
+				depth++;
+			else if ((c == ']' || c == '}') && depth)
+				depth--;
+			else if (c == '(' && !depth &&
+				 !(b->len - cut - 1 >= sizeof(anon) - 1 &&
+				   memcmp(b->ptr + cut + 1, anon, sizeof(anon) - 1) == 0))
 				break;
+		}
 		b->len = cut;
 	}
 	w = 0;

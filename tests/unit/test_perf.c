@@ -347,6 +347,62 @@ static void test_v8_jit_frames_of_eval_code_are_one_function(void **state)
 	buf_release(&text);
 }
 
+/*
+ * Names with a '(' inside brackets or braces: two lambdas of one C++
+ * function ("main::{lambda(int)#1}::operator()", "#2") and Go generic
+ * functions instantiated for two function types
+ * ("main.Apply[go.shape.func(int) int_0]", "func(string) error_0"),
+ * real prints. Each stays a function of its own, whose self is every
+ * event it is the leaf of, counted here from the text.
+ */
+static void test_parens_inside_brackets_do_not_cut_the_name(void **state)
+{
+	static const struct {
+		const char *file;
+		const char *name;  /* as folded */
+		const char *frame; /* as perf prints it, offset cut */
+	} cases[] = {
+		{"perf/cpp-lambdas.perf", "main::{lambda(int)#1}::operator",
+		 " main::{lambda(int)#1}::operator()+0x"},
+		{"perf/cpp-lambdas.perf", "main::{lambda(int)#2}::operator",
+		 " main::{lambda(int)#2}::operator()+0x"},
+		{"perf/go-generics.perf", "main.Apply[go.shape.func(int) int_0]",
+		 " main.Apply[go.shape.func(int) int_0]+0x"},
+		{"perf/go-generics.perf", "main.Apply[go.shape.func(string) error_0]",
+		 " main.Apply[go.shape.func(string) error_0]+0x"},
+	};
+
+	(void)state;
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		buf text = BUF_INIT;
+		pr_error err = PR_ERROR_INIT;
+		profile *p = NULL;
+		profile_summary sm;
+		const profile_summary_row *r;
+		int64_t self = 0;
+
+		testdata_read(&text, cases[c].file);
+		/* Each event: a header line, its frames (the leaf first), a blank line. */
+		for (const char *ev = text.ptr; ev && *ev;) {
+			const char *end = strstr(ev, "\n\n"), *leaf = strchr(ev, '\n');
+			const char *hit = leaf ? strstr(leaf, cases[c].frame) : NULL;
+
+			self += hit && hit < strchr(leaf + 1, '\n');
+			ev = end ? end + 2 : NULL;
+		}
+		assert_true(self > 0);
+		assert_int_equal(perf_parse(&p, (const uint8_t *)text.ptr, text.len, cases[c].file,
+					    NULL, &err), 0);
+		assert_int_equal(profile_summarize(&sm, p, 0, &err), 0);
+		if (!(r = find_row(p, &sm, cases[c].name)))
+			fail_msg("no function '%s' in '%s'", cases[c].name, cases[c].file);
+		assert_int_equal(r->self, self);
+		profile_summary_release(&sm);
+		profile_free(p);
+		buf_release(&text);
+	}
+}
+
 static void test_header_variants_give_the_command_as_root(void **state)
 {
 	static const struct {
@@ -1081,6 +1137,7 @@ int main(void)
 		cmocka_unit_test(test_only_the_first_event_type_is_kept),
 		cmocka_unit_test(test_v8_jit_frames_are_one_function_whatever_their_tier),
 		cmocka_unit_test(test_v8_jit_frames_of_eval_code_are_one_function),
+		cmocka_unit_test(test_parens_inside_brackets_do_not_cut_the_name),
 		cmocka_unit_test(test_headers_without_an_event_field_are_all_kept),
 		cmocka_unit_test(test_one_line_events_are_the_command_and_the_symbol),
 		cmocka_unit_test(test_one_line_and_call_chain_events_mix),
