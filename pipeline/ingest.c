@@ -640,14 +640,23 @@ static bool same_text(const char *s, const char *t)
 static int check_same_bytes(const ingest_request *r, int64_t id, const char *release,
 			    const char *host, const char *type, pr_error *err)
 {
-	if (same_text(release, r->release) && (!r->host || !*r->host || same_text(host, r->host)) &&
-	    (!r->type || same_text(type, r->type)))
+	bool other_host = r->host && *r->host && !same_text(host, r->host);
+
+	if (same_text(release, r->release) && !other_host && (!r->type || same_text(type, r->type)))
 		return 0;
+	/* Say what differs: a type alone (a heap profile's other sample) reads as a duplicate. */
+	if (same_text(release, r->release) && !other_host)
+		return pr_error_set(err, PR_EEXISTS,
+				    "these bytes are already capture %lld of service '%s' (%s, "
+				    "release '%.128s'); not stored again as its %.64s capture: one "
+				    "file is one capture", (long long)id, r->service,
+				    type ? type : "?", release, r->type);
 	return pr_error_set(err, PR_EEXISTS,
 			    "these bytes are already capture %lld of service '%s' (%s, release "
 			    "'%.128s', host '%.128s'); not stored again as a capture of release "
-			    "'%.128s'", (long long)id, r->service, type ? type : "?", release,
-			    host ? host : "", r->release);
+			    "'%.128s'%s%.128s%s", (long long)id, r->service, type ? type : "?",
+			    release, host ? host : "", r->release, other_host ? ", host '" : "",
+			    other_host ? r->host : "", other_host ? "'" : "");
 }
 
 bool ingest_same_commit(const char *a, const char *b)
