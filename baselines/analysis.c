@@ -1320,9 +1320,10 @@ static int select_rows(analysis_input *in, db *d, const analysis_opts *o)
  * Go closure or Java lambda numbered anew by code added before it) shows
  * the old name in no current capture and the new one in no baseline
  * capture, at the same cost: tested apart, a regression from nothing that
- * pages, and an improvement to nothing. A gone and a new function of one
- * container (the name up to its last '.', ':', '/' or '$', the same file
- * where both have one), each the other's only such partner in the target,
+ * pages, and an improvement to nothing. So does one moved to another
+ * file. A gone and a new function of one name, or of one container (the
+ * name up to its last '.', ':', '/' or '$', the same file where both
+ * have one), each the other's only such partner in the target,
  * are taken for one function: its baseline is the old name's values, its
  * current values the new name's, and it is tested once, under the new
  * name. A function that only appears, or only goes, is tested as before.
@@ -1345,6 +1346,9 @@ static bool one_container(const char *a, const char *fa, const char *b, const ch
 	size_t ca = pa, cb = pb;
 	bool files = fa && *fa && fb && *fb;
 
+	/* The same name in another file: the function moved. */
+	if (pa == pb && memcmp(a, b, pa) == 0)
+		return true;
 	while (ca > 0 && !strchr(".:/$", a[ca - 1]))
 		ca--;
 	while (cb > 0 && !strchr(".:/$", b[cb - 1]))

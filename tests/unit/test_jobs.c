@@ -365,7 +365,7 @@ static void analyse_all(fx *f, analysis *a, const char *const *names, size_t n)
  */
 static void test_a_renamed_function_is_judged_against_its_old_name(void **state)
 {
-	static const char *const names[] = {"same", "slower", "closure"};
+	static const char *const names[] = {"same", "slower", "closure", "moved"};
 	fx *f = *state;
 	analysis a;
 	const finding *x;
@@ -375,7 +375,11 @@ static void test_a_renamed_function_is_judged_against_its_old_name(void **state)
 	renamed_service(f, "slower", "store.(*Cache).parseKey", "store.(*Cache).parseCacheKey",
 			2, NULL, NULL);
 	renamed_service(f, "closure", "api.handle.func1", "api.handle.func2", 1, NULL, NULL);
-	analyse_all(f, &a, names, 3);
+	renamed_service(f, "moved", "fetch (app/router.py)", "fetch (app/handlers.py)", 1, NULL,
+			NULL);
+	analyse_all(f, &a, names, 4);
+	assert_null(finding_of(&a, "moved", "fetch (app/handlers.py)"));
+	assert_null(finding_of(&a, "moved", "fetch (app/router.py)"));
 	assert_null(finding_of(&a, "same", "store.(*Cache).parseCacheKey"));
 	assert_null(finding_of(&a, "same", "store.(*Cache).parseKey"));
 	assert_null(finding_of(&a, "closure", "api.handle.func2"));
@@ -387,13 +391,14 @@ static void test_a_renamed_function_is_judged_against_its_old_name(void **state)
 	assert_true(x->baseline_share > 0.1 && x->current_share > 1.5 * x->baseline_share);
 	assert_null(finding_of(&a, "slower", "store.(*Cache).parseKey"));
 	/* One test a service for the pair, under the new name. */
-	for (size_t k = 0; k < 3; k++) {
+	for (size_t k = 0; k < 4; k++) {
 		size_t renamed = 0;
 		for (size_t i = 0; i < a.ntests; i++)
 			if (strcmp(a.tests[i].service, names[k]) == 0 && a.tests[i].renamed_from) {
 				renamed++;
 				assert_true(strstr(a.tests[i].function, ".parseCacheKey") ||
-					    strstr(a.tests[i].function, ".func2"));
+					    strstr(a.tests[i].function, ".func2") ||
+					    strstr(a.tests[i].function, "(app/handlers.py)"));
 			}
 		assert_int_equal(renamed, 1);
 	}
