@@ -405,6 +405,39 @@ static void test_a_renamed_function_is_judged_against_its_old_name(void **state)
 	analysis_release(&a);
 }
 
+/* A worker's part carries the renamed finding whole to the process that finishes. */
+static void test_a_renamed_function_travels_in_a_worker_part(void **state)
+{
+	fx *f = *state;
+	analysis_opts o;
+	analysis a, b;
+	json_t *part = NULL;
+	pr_error err = PR_ERROR_INIT;
+	const finding *x, *y;
+	analysis_target t = {0, "slower", "cpu", "v2", 0, 0, NULL, NULL};
+
+	renamed_service(f, "slower", "store.(*Cache).parseKey", "store.(*Cache).parseCacheKey",
+			2, NULL, NULL);
+	t.service_id = testdb_int(f->t, "select id from services where name = 'slower'");
+	analysis_opts_default(&o);
+	o.at_us = NIGHT_END;
+	analysis_init(&a, &o);
+	analysis_init(&b, &o);
+	assert_int_equal(analysis_add(&a, f->t->db, &t, false, &err), 0);
+	assert_int_equal(analysis_part_json(&part, &a), 0);
+	assert_int_equal(analysis_part_merge(&b, part, &err), 0);
+	json_decref(part);
+	assert_int_equal(analysis_finish(&a, &err), 0);
+	assert_int_equal(analysis_finish(&b, &err), 0);
+	assert_non_null(x = finding_of(&a, "slower", "store.(*Cache).parseCacheKey"));
+	assert_non_null(y = finding_of(&b, "slower", "store.(*Cache).parseCacheKey"));
+	assert_non_null(y->renamed_from);
+	assert_string_equal(y->renamed_from, x->renamed_from);
+	assert_true(y->p_value == x->p_value && y->q_value == x->q_value);
+	analysis_release(&a);
+	analysis_release(&b);
+}
+
 /*
  * Only an unambiguous pair is one function: a function of another
  * container is new code beside a removed one, and two renames in one
@@ -680,6 +713,7 @@ int main(void)
 		T(test_the_engine_finds_a_doubled_function_and_nothing_in_a_null_service),
 		T(test_a_renamed_function_is_judged_against_its_old_name),
 		T(test_only_one_gone_and_one_new_function_of_a_container_are_paired),
+		T(test_a_renamed_function_travels_in_a_worker_part),
 		T(test_the_nightly_job_finds_the_regression_and_records_an_ok_run),
 		T(test_a_night_that_analyses_nothing_is_incomplete),
 		T(test_the_postdeploy_job_fails_a_regression_and_passes_a_clean_release),
