@@ -122,6 +122,7 @@ int pager_enqueue_finding(db *d, const config *c, const finding *f, int64_t run_
 	e.team = cs ? cs->team : NULL;
 	e.type = f->type;
 	e.function = f->function;
+	e.renamed_from = f->renamed_from;
 	e.file = f->cost_unit ? NULL : f->file; /* a cost's "file" is its unit */
 	e.release = f->current_release;
 	e.severity = f->severity;

@@ -86,12 +86,14 @@ void page_time_format(char out[32], int64_t us)
 /* The event's names, cleaned; every member NULL or a string to free. */
 typedef struct clean {
 	char *service, *team, *type, *function, *file, *release, *link, *key;
+	char *was; /* the function's old name, or NULL */
 } clean;
 
 static void clean_release(clean *c)
 {
 	free(c->service), free(c->team), free(c->type), free(c->function);
 	free(c->file), free(c->release), free(c->link), free(c->key);
+	free(c->was);
 }
 
 static int clean_of(clean *c, const page_event *e)
@@ -105,7 +107,9 @@ static int clean_of(clean *c, const page_event *e)
 	c->release = page_clean_text(e->release, 256);
 	c->link = e->link && e->link[0] ? page_clean_text(e->link, 2048) : NULL;
 	c->key = page_clean_text(e->dedup_key, 256);
+	c->was = e->renamed_from ? page_clean_text(e->renamed_from, PAGE_NAME_MAX) : NULL;
 	if (!c->service || !c->type || !c->function || !c->release || !c->key ||
+	    (e->renamed_from && !c->was) ||
 	    (e->team && !c->team) || (e->file && e->file[0] && !c->file) ||
 	    (e->link && e->link[0] && !c->link)) {
 		clean_release(c);
@@ -128,9 +132,10 @@ static char *summary_of(const page_event *e, const clean *c)
 					     e->current_share, " -> "),
 				100 * (e->current_share / e->baseline_share - 1), 100 * e->ci_low);
 	else
-		rc = buf_printf(&b, "[%s] %s: %s self share of %s rose %.2f%% -> %.2f%% (+%.2fpp, "
-				"at least +%.2fpp", stats_severity_name(e->severity), c->service,
-				c->type, c->function, 100 * e->baseline_share,
+		rc = buf_printf(&b, "[%s] %s: %s self share of %s%s%s%s rose %.2f%% -> %.2f%% "
+				"(+%.2fpp, at least +%.2fpp", stats_severity_name(e->severity),
+				c->service, c->type, c->function, c->was ? " (was " : "",
+				c->was ? c->was : "", c->was ? ")" : "", 100 * e->baseline_share,
 				100 * e->current_share,
 				100 * (e->current_share - e->baseline_share), 100 * e->ci_low);
 	if (rc < 0 || buf_printf(&b, ", q %.2g) in release %s", e->q_value, c->release) < 0 ||
@@ -183,6 +188,8 @@ json_t *page_event_to_json(const page_event *e)
 	bad |= set_str(o, "team", e->team);
 	bad |= set_str(o, "type", e->type);
 	bad |= set_str(o, "function", e->function);
+	if (e->renamed_from)
+		bad |= set_str(o, "renamed_from", e->renamed_from);
 	bad |= set_str(o, "file", e->file);
 	bad |= set_str(o, "release", e->release);
 	bad |= set_str(o, "severity", stats_severity_name(e->severity));
@@ -221,6 +228,7 @@ int page_event_from_json(page_event *out, json_t *obj)
 	out->team = get_str(obj, "team");
 	out->type = get_str(obj, "type");
 	out->function = get_str(obj, "function");
+	out->renamed_from = get_str(obj, "renamed_from");
 	out->file = get_str(obj, "file");
 	out->release = get_str(obj, "release");
 	if (get_str(obj, "severity"))
@@ -413,6 +421,7 @@ json_t *page_webhook(const page_event *e, bool resolve, int64_t now_us)
 		      "run_id", (json_int_t)e->run_id);
 	if (o && (set(o, "pager_severity", json_string(page_pd_severity(e->severity))) ||
 		  (c.file && set(o, "file", json_string(c.file))) ||
+		  (c.was && set(o, "renamed_from", json_string(c.was))) ||
 		  (c.team && set(o, "team", json_string(c.team))) ||
 		  (c.link && set(o, "link", json_string(c.link))))) {
 		json_decref(o);

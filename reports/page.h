@@ -27,6 +27,7 @@
 typedef struct page_event {
 	const char *dedup_key;
 	const char *service, *team, *type, *function, *file, *release;
+	const char *renamed_from;             /* the function's old name, or NULL */
 	stats_severity severity;
 	double baseline_share, current_share; /* fractions, 0.12 = 12%; a cost: its value */
 	double ci_low, ci_high;               /* interval of the change, fraction (a

@@ -207,6 +207,36 @@ static void test_webhook_body_names_event_and_text(void **state)
 	json_decref(r);
 }
 
+/* A function the release renamed pages under its new name, saying the old one. */
+static void test_a_renamed_function_pages_with_its_old_name(void **state)
+{
+	page_event e = sample(), back, plain = sample();
+	json_t *j, *w;
+	char *sum, *sum2;
+
+	(void)state;
+	e.renamed_from = "crypto/sha256.blockGeneric\x1b[2J";
+	assert_non_null(sum = page_summary(&e));
+	assert_non_null(strstr(sum, "self share of crypto/sha256.block (was "
+				    "crypto/sha256.blockGeneric"));
+	assert_null(strchr(sum, '\x1b'));
+	assert_non_null(sum2 = page_summary(&plain));
+	assert_null(strstr(sum2, "(was "));
+	assert_non_null(j = page_event_to_json(&e));
+	assert_int_equal(page_event_from_json(&back, j), 0);
+	assert_string_equal(back.renamed_from, e.renamed_from);
+	assert_non_null(w = page_webhook(&e, false, NOW));
+	assert_non_null(strstr(json_string_value(json_object_get(w, "renamed_from")),
+			       "crypto/sha256.blockGeneric"));
+	json_decref(w);
+	assert_non_null(w = page_webhook(&plain, false, NOW));
+	assert_null(json_object_get(w, "renamed_from"));
+	json_decref(w);
+	json_decref(j);
+	free(sum);
+	free(sum2);
+}
+
 static void test_event_survives_the_outbox_round_trip(void **state)
 {
 	page_event e = sample(), back;
@@ -283,6 +313,7 @@ int main(void)
 		cmocka_unit_test(test_alertmanager_alert_has_labels_and_times),
 		cmocka_unit_test(test_webhook_body_names_event_and_text),
 		cmocka_unit_test(test_event_survives_the_outbox_round_trip),
+		cmocka_unit_test(test_a_renamed_function_pages_with_its_old_name),
 		cmocka_unit_test(test_a_cost_finding_pages_in_its_unit_not_as_a_share),
 	};
 	return cmocka_run_group_tests_name("page", tests, NULL, NULL);
