@@ -1391,11 +1391,11 @@ static int gone_or_new(const func_matrix *m, size_t row, size_t nb, size_t nc)
 /*
  * Pair and merge the renamed functions among a target's tested rows (see
  * above): the merged row keeps the old function's place and takes the new
- * one's id, name, file and current values; was[k] gets the old name (the
- * caller owns it). *nrows shrinks by one a pair.
+ * one's id, name, file and current values; was[k] and was_id[k] get the
+ * old name (the caller owns it) and id. *nrows shrinks by one a pair.
  */
 static int merge_renamed(func_matrix *m, size_t nb, size_t nc, size_t *rows, int64_t *ids,
-			 char **names, char **files, char **was, size_t *nrows)
+			 char **names, char **files, char **was, int64_t *was_id, size_t *nrows)
 {
 	size_t n = *nrows, out = 0;
 	int *kind = calloc(n ? n : 1, sizeof(*kind));
@@ -1427,6 +1427,7 @@ static int merge_renamed(func_matrix *m, size_t nb, size_t nc, size_t *rows, int
 		for (size_t i = 0; i < nc; i++)
 			m->self[rows[g] * m->ncaps + nb + i] = m->self[rows[j] * m->ncaps + nb + i];
 		was[g] = names[g];
+		was_id[g] = ids[g];
 		names[g] = names[j], names[j] = NULL;
 		free(files[g]);
 		files[g] = files[j], files[j] = NULL;
@@ -1436,7 +1437,7 @@ static int merge_renamed(func_matrix *m, size_t nb, size_t nc, size_t *rows, int
 	for (size_t k = 0; k < n; k++) {
 		if (kind[k] == -1)
 			continue;
-		rows[out] = rows[k], ids[out] = ids[k], was[out] = was[k];
+		rows[out] = rows[k], ids[out] = ids[k], was[out] = was[k], was_id[out] = was_id[k];
 		names[out] = names[k], files[out] = files[k];
 		out++;
 	}
@@ -1491,6 +1492,7 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 	size_t *rows = NULL, nrows = 0, look;
 	int64_t *ids = NULL, baseline_id = 0;
 	char **names = NULL, **files = NULL, **was = NULL, *releases = NULL, *capids = NULL;
+	int64_t *was_id = NULL;
 	series sb = {0}, sc = {0};
 	bool reused;
 	double t_tests = 0, t0 = time_mono();
@@ -1578,7 +1580,9 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 	in->rows = NULL, in->ids = NULL, in->names = NULL, in->files = NULL;
 	in->nrows = 0;
 	if (!(was = calloc(nrows ? nrows : 1, sizeof(*was))) ||
-	    merge_renamed(&td.m, s.base.n, s.cur.n, rows, ids, names, files, was, &nrows) < 0) {
+	    !(was_id = calloc(nrows ? nrows : 1, sizeof(*was_id))) ||
+	    merge_renamed(&td.m, s.base.n, s.cur.n, rows, ids, names, files, was, was_id,
+			  &nrows) < 0) {
 		rc = oom(err);
 		goto out;
 	}
@@ -1660,6 +1664,7 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 		f->function = names[k], names[k] = NULL;
 		f->file = files[k], files[k] = NULL;
 		f->renamed_from = was[k], was[k] = NULL;
+		f->renamed_from_id = was_id[k];
 		a->ntests++;
 		if (!describe_test(f, t, &s, releases, capids, baseline_id, look, a->ntargets)) {
 			rc = oom(err);
@@ -1748,6 +1753,7 @@ out:
 	for (size_t k = 0; was && k < nrows; k++)
 		free(was[k]);
 	free(was);
+	free(was_id);
 	func_names_free(names, files, nrows);
 	target_data_release(&td);
 	sides_release(&s);
@@ -2281,6 +2287,7 @@ static json_t *part_test(const finding *f, size_t row)
 	bad |= json_object_set_new(o, "function", part_str(f->function));
 	bad |= json_object_set_new(o, "file", part_str(f->file));
 	bad |= json_object_set_new(o, "renamed_from", part_str(f->renamed_from));
+	bad |= json_object_set_new(o, "renamed_from_id", json_integer(f->renamed_from_id));
 	bad |= json_object_set_new(o, "current_release", part_str(f->current_release));
 	bad |= json_object_set_new(o, "baseline_releases", part_str(f->baseline_releases));
 	bad |= json_object_set_new(o, "test", part_str(f->test));
@@ -2585,6 +2592,7 @@ static int part_read_test(finding *f, const json_t *o, size_t target0, size_t nf
 	     part_get_str(&f->service, o, "service") && part_get_str(&f->type, o, "type") &&
 	     part_get_str(&f->function, o, "function") && part_get_str(&f->file, o, "file") &&
 	     part_get_str(&f->renamed_from, o, "renamed_from") &&
+	     part_get_int(&f->renamed_from_id, o, "renamed_from_id") &&
 	     part_get_str(&f->current_release, o, "current_release") &&
 	     part_get_str(&f->baseline_releases, o, "baseline_releases") &&
 	     part_get_str(&f->test, o, "test") &&

@@ -161,6 +161,7 @@ typedef struct finding {
 	char *service, *type, *function, *file, *current_release;
 	char *renamed_from;       /* the function's name in the baseline when the release
 				   * renamed it (see analysis.c, renamed functions); NULL */
+	int64_t renamed_from_id;  /* that name's function id; 0 when not renamed */
 	char *baseline_releases;  /* JSON array text */
 	char *test;               /* "prediction", "shared_var", "welch" */
 	finding_dir direction;

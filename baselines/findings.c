@@ -366,7 +366,8 @@ int findings_store(analysis *a, db *d, int64_t run_id, pr_error *err)
 			       ",\"window_us\":%" PRId64 ",\"rel_margin\":%g,\"abs_margin\":%g,"
 			       "\"fdr\":%g,\"mw_alpha\":%g,\"min_baseline\":%zu,\"captures\":%s,"
 			       "\"look\":%zu,\"max_looks\":%zu,\"spend_rho\":%g,\"p_seq\":%.17g,"
-			       "\"cost_unit\":%s%s%s,\"renamed_from\":%s}",
+			       "\"cost_unit\":%s%s%s,\"renamed_from\":%s,"
+			       "\"renamed_from_id\":%" PRId64 "}",
 			       f->test,
 			       isnan(f->rate_ratio) ? "null" : fmt_f(num[9], 32, f->rate_ratio),
 			       a->opts.at_us, a->opts.window_us, a->opts.rel_margin,
@@ -374,7 +375,7 @@ int findings_store(analysis *a, db *d, int64_t run_id, pr_error *err)
 			       a->opts.min_baseline, f->capture_ids, f->look ? f->look : 1,
 			       a->opts.max_looks, a->opts.spend_rho, isnan(f->p_seq) ? 1 : f->p_seq,
 			       f->cost_unit ? "\"" : "", f->cost_unit ? f->cost_unit : "null",
-			       f->cost_unit ? "\"" : "", was) < 0) {
+			       f->cost_unit ? "\"" : "", was, f->renamed_from_id) < 0) {
 			buf_release(&fp);
 			free(was);
 			rc = oom(err);

@@ -570,7 +570,7 @@ static const char finding_cols[] =
 	"desc, d2.id desc limit 1),"
 	" f.state, f.fixed_by, coalesce(f.incident_id, 0), coalesce(g.lead_finding_id, 0),"
 	" case when f.kind = 'cost' then coalesce(f.detail ->> 'cost_unit', 'cost') end,"
-	" f.detail ->> 'renamed_from'"
+	" f.detail ->> 'renamed_from', coalesce((f.detail ->> 'renamed_from_id')::bigint, 0)"
 	" from findings f join services s on s.id = f.service_id"
 	" left join finding_groups g on g.id = f.incident_id"
 	" left join functions fn on fn.id = f.function_id where ";
@@ -657,9 +657,14 @@ out:
 	return rc;
 }
 
-/* The finding's captures, with the function's share in each. */
+/*
+ * The finding's captures, with the function's share in each: in the
+ * baseline captures, under its old id when the release renamed it
+ * (`old_id`, 0 when not).
+ */
 static int load_captures(report_finding *f, reportdata_cap **caps_out, size_t *ncaps, db *d,
-			 const char *captures_json, int64_t function_id, pr_error *err)
+			 const char *captures_json, int64_t function_id, int64_t old_id,
+			 pr_error *err)
 {
 	static const char sql[] =
 		"with c as (select x::bigint as id, false as cur from "
@@ -672,17 +677,20 @@ static int load_captures(report_finding *f, reportdata_cap **caps_out, size_t *n
 		"coalesce(pf.self_share, 0), p.service_id,"
 		" p.total_value, p.commit_sha"
 		" from c join profiles p on p.id = c.id"
-		" left join profile_functions pf on pf.profile_id = p.id and pf.function_id = $2"
+		" left join profile_functions pf on pf.profile_id = p.id"
+		"  and pf.function_id = case when c.cur or $3::bigint = 0 then $2::bigint"
+		"  else $3::bigint end"
 		" order by c.cur, p.captured_at, p.id";
-	char fid[24];
-	const char *p[2] = {captures_json, fid};
+	char fid[24], oid[24];
+	const char *p[3] = {captures_json, fid, oid};
 	PGresult *res = NULL;
 	reportdata_cap *caps = NULL;
 	int rows, rc;
 	bool bad = false;
 
 	snprintf(fid, sizeof(fid), "%" PRId64, function_id);
-	if ((rc = db_exec(d, &res, err, "reading a finding's captures", sql, 2, p)) < 0)
+	snprintf(oid, sizeof(oid), "%" PRId64, old_id);
+	if ((rc = db_exec(d, &res, err, "reading a finding's captures", sql, 3, p)) < 0)
 		return rc;
 	rows = db_rows(res);
 	if (rows && (!(f->caps = calloc((size_t)rows, sizeof(*f->caps))) ||
@@ -963,7 +971,7 @@ static int load_findings(report *r, db *d, blob_store *bs, const config *cfg, in
 			break;
 		}
 		if ((rc = load_captures(f, &caps, &ncaps, d, capjson, db_get_i64(res, i, 21),
-					err)) < 0 ||
+					db_get_i64(res, i, 31), err)) < 0 ||
 		    (rc = attach_snapshots(f, d, err)) < 0)
 			break;
 		if (cfg && cfg->reports.compare_url &&

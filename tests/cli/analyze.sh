@@ -183,6 +183,14 @@ run pr analyze --service renamer --release v2 --at 2026-02-17T00:00:00Z --json -
 run pr analyze --service renamer --release v2 --at 2026-02-17T00:00:00Z --dry-run
 [[ $OUT == *"renamed: Cache.parseCacheKey was Cache.parseKey"* ]] &&
 	ok "the text output says what the function was called" || not_ok "renamed text" "$OUT"
+pr --quiet analyze --service renamer --release v2 --at 2026-02-17T00:00:00Z
+fid=$(sql "select id from findings f where f.function = 'Cache.parseCacheKey'")
+run pr report --finding "$fid" --format json --out -
+base=$(jq -r '[.findings[0].history[] | select(.current == false) | .share] | min' <<<"$OUT")
+[ -n "$fid" ] && [ "$(jq -r '.findings[0].renamed_from' <<<"$OUT")" = Cache.parseKey ] &&
+	awk -v b="$base" 'BEGIN { exit !(b > 0.03) }' &&
+	ok "a renamed finding's report draws its baseline from the old name" ||
+	not_ok "renamed report" "fid=$fid base=$base $OUT $ERR"
 
 run pr analyze --help
 [ $RC -eq 0 ] && [[ $OUT == *"--page"* ]] && ok "analyze --help (names --page)" || not_ok "analyze --help"
