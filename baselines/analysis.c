@@ -1317,9 +1317,9 @@ static int select_rows(analysis_input *in, db *d, const analysis_opts *o)
 
 /*
  * Renamed functions. A release that renames a function (a refactor, or a
- * Go closure or Java lambda numbered anew by code added before it) shows
- * the old name in no current capture and the new one in no baseline
- * capture, at the same cost: tested apart, a regression from nothing that
+ * Go closure or Java lambda given another number) shows the old name in
+ * no current capture and the new one in no baseline capture, at the same
+ * cost: tested apart, a regression from nothing that
  * pages, and an improvement to nothing. So does one moved to another
  * file. A gone and a new function of one name, or of one container (the
  * name up to its last '.', ':', '/' or '$', the same file where both
