@@ -14,6 +14,7 @@
 #include "stats/stats.h"
 #include "stats/test.h"
 
+#include <ctype.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <libpq-fe.h>
@@ -1316,6 +1317,39 @@ static int select_rows(analysis_input *in, db *d, const analysis_opts *o)
 }
 
 /*
+ * A frame without a name: what profilers write for code they could not
+ * symbolize (perf's "[unknown]" and "[libfoo.so]", "[kernel.kallsyms]",
+ * a raw address "0x4012af").
+ */
+static bool unsymbolized(const char *s)
+{
+	size_t n = strlen(s), i = 2;
+
+	if (n >= 3 && s[0] == '[' && s[n - 1] == ']')
+		return true;
+	if (n < 3 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
+		return false;
+	while (i < n && isxdigit((unsigned char)s[i]))
+		i++;
+	return i == n;
+}
+
+/* The mean share of the samples in unsymbolized frames over n captures from col0. */
+static double unsymbolized_share(const func_matrix *m, const size_t *rows, char *const *names,
+				 size_t nrows, const capture_set *cs, size_t col0)
+{
+	double sum = 0;
+
+	for (size_t i = 0; i < cs->n; i++)
+		for (size_t k = 0; k < nrows; k++) {
+			int64_t v = m->self[rows[k] * m->ncaps + col0 + i];
+			if (names[k] && v != FUNC_MATRIX_UNKNOWN && unsymbolized(names[k]))
+				sum += capture_share(&cs->caps[i], v);
+		}
+	return cs->n ? sum / (double)cs->n : 0;
+}
+
+/*
  * Renamed functions. A release that renames a function (a refactor, or a
  * Go closure or Java lambda given another number) shows the old name in
  * no current capture and the new one in no baseline capture, at the same
@@ -1579,6 +1613,26 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 	nrows = in->nrows;
 	in->rows = NULL, in->ids = NULL, in->names = NULL, in->files = NULL;
 	in->nrows = 0;
+	/*
+	 * A build that lost its symbols (a stripped binary, a JIT without its
+	 * perf map) moves its samples into nameless frames: every function
+	 * falls and "[unknown]" rises, a page for nothing. One that gained
+	 * them does the opposite. Neither is judged; the reason says why.
+	 */
+	{
+		double ub = unsymbolized_share(&td.m, rows, names, nrows, &s.base, 0);
+		double uc = unsymbolized_share(&td.m, rows, names, nrows, &s.cur, s.base.n);
+		if (fabs(uc - ub) >= 0.1) {
+			rc = skip(a, t, err,
+				  "%.0f%% of the samples of the judged captures are in frames "
+				  "without a name ([unknown], a library's or a raw address), "
+				  "against %.0f%% in the baseline: the %s, so shares cannot be "
+				  "compared (check the build's symbols)", 100 * uc, 100 * ub,
+				  uc > ub ? "release lost its symbols"
+					  : "baseline lacked symbols the release has");
+			goto out;
+		}
+	}
 	if (!(was = calloc(nrows ? nrows : 1, sizeof(*was))) ||
 	    !(was_id = calloc(nrows ? nrows : 1, sizeof(*was_id))) ||
 	    merge_renamed(&td.m, s.base.n, s.cur.n, rows, ids, names, files, was, was_id,

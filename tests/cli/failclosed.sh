@@ -69,6 +69,22 @@ printf '{"analysis": {"min_captures": 200}}' >"$T/thin.json"
 run pr --config "$T/thin.json" post-deploy --service "$good" --release "$rel" --commit "$rel" --repo "$R"
 [ $RC -eq 5 ] && [[ $OUT == *"insufficient baseline"* ]] && ok "too thin a baseline is inconclusive (exit 5)" ||
 	not_ok "thin baseline" "rc=$RC $OUT $ERR"
+# A build without its symbols: half of every stack's leaf becomes "[unknown]".
+sleep 1
+later=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+while IFS= read -r line; do
+	path=$(sed 's/.*"path":"\([^"]*\)".*/\1/' <<<"$line")
+	awk 'NR % 2 { sub(/;[^;]* /, ";[unknown] ") } { print }' "$T/fleet/$path" \
+		>"$T/fleet/$path.stripped"
+	sed -e "s#\"path\":\"$path\"#\"path\":\"$path.stripped\"#" \
+		-e "s/\"release\":\"$rel\"/\"release\":\"stripped\"/" \
+		-e 's/"commit":"[^"]*",//' -e "s/\"time\":\"[^\"]*\"/\"time\":\"$later\"/" <<<"$line"
+done <"$T/fleet/cur-good.jsonl" >"$T/fleet/cur-stripped.jsonl"
+pr --quiet ingest --manifest "$T/fleet/cur-stripped.jsonl"
+run pr post-deploy --service "$good" --release stripped --commit "$rel" --repo "$R"
+[ $RC -eq 5 ] && [[ $OUT == *"Verdict: inconclusive"* ]] && [[ $OUT == *"release lost its symbols"* ]] &&
+	ok "a release without its symbols is inconclusive (exit 5), not a page of [unknown]" ||
+	not_ok "stripped release" "rc=$RC $OUT $ERR"
 run pr post-deploy --service "$good" --release "${rel}x" --commit "$rel" --repo "$R"
 [ $RC -eq 4 ] && [[ $ERR == *"did you mean '$rel'?"* ]] && ok "a wrong --release is refused with the close name" ||
 	not_ok "wrong release" "rc=$RC $ERR"

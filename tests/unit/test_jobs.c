@@ -405,6 +405,42 @@ static void test_a_renamed_function_is_judged_against_its_old_name(void **state)
 	analysis_release(&a);
 }
 
+/* A target's skip reason, or NULL when it was not skipped. */
+static const char *skip_reason(const analysis *a, const char *service)
+{
+	for (size_t i = 0; i < a->nskipped; i++)
+		if (strcmp(a->skipped[i].service, service) == 0)
+			return a->skipped[i].reason;
+	return NULL;
+}
+
+/*
+ * A build that lost its symbols is not judged: its samples moved into
+ * nameless frames, so every function fell and "[unknown]" rose. A
+ * nameless frame that is steady (a stripped library in both releases)
+ * leaves the service judged as usual.
+ */
+static void test_a_release_that_lost_its_symbols_is_not_judged(void **state)
+{
+	static const char *const names[] = {"stripped", "steady"};
+	fx *f = *state;
+	analysis a;
+	const char *why;
+
+	renamed_service(f, "stripped", "work.hot", "[unknown]", 6, NULL, NULL);
+	renamed_service(f, "steady", "work.hot", "work.hot", 2, "[libcrypto.so.3]",
+			"[libcrypto.so.3]");
+	analyse_all(f, &a, names, 2);
+	assert_non_null(why = skip_reason(&a, "stripped"));
+	assert_non_null(strstr(why, "in frames without a name"));
+	assert_non_null(strstr(why, "the release lost its symbols"));
+	assert_null(finding_of(&a, "stripped", "[unknown]"));
+	assert_null(skip_reason(&a, "steady"));
+	assert_non_null(finding_of(&a, "steady", "work.hot"));
+	assert_int_equal(a.services, 1);
+	analysis_release(&a);
+}
+
 /* A worker's part carries the renamed finding whole to the process that finishes. */
 static void test_a_renamed_function_travels_in_a_worker_part(void **state)
 {
@@ -714,6 +750,7 @@ int main(void)
 		T(test_a_renamed_function_is_judged_against_its_old_name),
 		T(test_only_one_gone_and_one_new_function_of_a_container_are_paired),
 		T(test_a_renamed_function_travels_in_a_worker_part),
+		T(test_a_release_that_lost_its_symbols_is_not_judged),
 		T(test_the_nightly_job_finds_the_regression_and_records_an_ok_run),
 		T(test_a_night_that_analyses_nothing_is_incomplete),
 		T(test_the_postdeploy_job_fails_a_regression_and_passes_a_clean_release),
