@@ -168,6 +168,19 @@ run pr ingest --manifest "$M"
 	ok "the lines around it are ingested" || not_ok "long line rows"
 rm -f "$M"
 
+# ---- a manifest of many lines takes time in proportion to its lines -----------
+# 300,000 bad lines of 123 bytes (36 MB): counting what was left after each
+# batch of 64 read the rest of the file every time, over 50 s of CPU; once
+# counted, the lines take a second or two.
+M=$T/big/many.jsonl
+awk 'BEGIN { s = sprintf("%120s", ""); for (i = 0; i < 300000; i++) print s "{}" }' >"$M"
+OUT=$(timeout 20 "$PROFREG_BIN" --db "$DB" --home "$HOME_DIR" ingest --manifest "$M" 2>/dev/null)
+RC=$?
+[ $RC -eq 4 ] && [ "$OUT" = "0 stored, 0 already stored, 300000 failed" ] &&
+	ok "300,000 bad manifest lines are each refused within 20 s" ||
+	not_ok "many lines" "rc=$RC" "${OUT:0:300}"
+rm -f "$M"
+
 # ---- sidecars are checked like manifest lines -------------------------------
 # A tag key with a space: `profreg ingest` always refused it, the nightly
 # collection used to store it. (tests/unit/test_ingest.c compares the
