@@ -2001,6 +2001,20 @@ int snapshot_check(json_t **manifest, const void *data, size_t len, const char *
 				  name);
 		goto out;
 	}
+	/*
+	 * A host's newest snapshot starts its cooldown and heads every list:
+	 * one dated years ahead would refuse that host's snapshots until then.
+	 */
+	if (json_integer_value(v) > time_now_us() + SNAPSHOT_MAX_AHEAD_US) {
+		char when[TIME_FMT_MAX];
+
+		time_format(when, json_integer_value(v));
+		rc = pr_error_set(err, PR_EDATA,
+				  "cannot read '%s': manifest.json taken_at_us %s is more "
+				  "than a day ahead of this machine's clock",
+				  name, when);
+		goto out;
+	}
 	v = json_object_get(s.manifest, "items");
 	json_array_foreach(v, i, it)
 		if (!json_is_object(it) || !json_is_string(json_object_get(it, "status"))) {

@@ -59,6 +59,8 @@ struct json_t;
 #define SNAPSHOT_INCIDENT_MAX 256
 #define SNAPSHOT_REASON_MAX 1024
 #define SNAPSHOT_HOST_MAX 256
+/* How far ahead of the clock an archive's time may be (clocks drift). */
+#define SNAPSHOT_MAX_AHEAD_US (86400LL * 1000000)
 
 /*
  * SQL for retention: true when a snapshot keeps the blob whose key is
@@ -125,8 +127,9 @@ int snapshot_take(snapshot_archive *out, const config *cfg, const snapshot_opts 
  * Check an archive from outside and read its manifest: a .tar.zst of at
  * most SNAPSHOT_ARCHIVE_MAX bytes whose first member is a manifest.json
  * of this kind and schema (host, time, optional incident, reason and
- * service in range), every member readable within bounds. `name` names
- * it in messages. *manifest is the caller's (json_decref).
+ * service in range; the time at most a day ahead of the clock), every
+ * member readable within bounds. `name` names it in messages. *manifest
+ * is the caller's (json_decref).
  */
 int snapshot_check(struct json_t **manifest, const void *data, size_t len, const char *name,
 		   pr_error *err);

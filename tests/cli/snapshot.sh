@@ -106,6 +106,21 @@ gzip -c /etc/hostname >"$T/bad.tar.zst"
 run P snapshot upload "$T/bad.tar.zst"
 [ $RC -eq 4 ] && grep -q "bad.tar.zst" <<<"$ERR" && [ "$(wc -l <<<"$ERR")" -eq 1 ] &&
 	ok "a file that is not a snapshot is refused, naming it" || not_ok "hostile upload" "rc $RC" "$ERR"
+# An archive dated in 2100: stored, it would be the host's newest
+# snapshot and hold its cooldown until then.
+rm -rf "$T/future" && mkdir -p "$T/future" && tar --zstd -xf "$T/a.tar.zst" -C "$T/future"
+jq -c '.taken_at_us = 4102444800000000' "$T/future/manifest.json" >"$T/future/m" &&
+	mv "$T/future/m" "$T/future/manifest.json"
+(cd "$T/future" && tar --zstd -cf "$T/future.tar.zst" manifest.json $(tar --zstd -tf "$T/a.tar.zst" |
+	grep -v '^manifest.json$\|/$'))
+blobs=$(find "$HOME_DIR/blobs" -type f | wc -l)
+run P snapshot upload "$T/future.tar.zst"
+[ $RC -eq 4 ] && [ "$(wc -l <<<"$ERR")" -eq 1 ] &&
+	[[ $ERR == *"future.tar.zst"*"more than a day ahead of this machine's clock" ]] &&
+	[ "$(sql 'select count(*) from snapshots')" = 2 ] &&
+	[ "$(find "$HOME_DIR/blobs" -type f | wc -l)" = "$blobs" ] &&
+	ok "an archive dated more than a day ahead is refused, nothing stored" ||
+	not_ok "future upload" "rc $RC" "$ERR"
 run P snapshot show 99
 [ $RC -eq 4 ] && grep -q "snapshot 99 not found" <<<"$ERR" && ok "an unknown snapshot is exit 4" ||
 	not_ok "unknown id" "rc $RC" "$ERR"
