@@ -18,6 +18,7 @@ void catalog_release(catalog *c)
 		free(c->v[i].team);
 	}
 	free(c->v);
+	strmap_release(&c->names);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -33,6 +34,7 @@ int catalog_add(catalog *c, const char *name, const char *team, const char *wher
 		pr_error *err)
 {
 	char msg[400];
+	uint32_t at;
 
 	/* From a file, the line is named; names from the command line get the database's words. */
 	if (where && !db_service_name_valid(name)) {
@@ -45,15 +47,19 @@ int catalog_add(catalog *c, const char *name, const char *team, const char *wher
 			 "without control characters", name, CATALOG_TEAM_MAX);
 		return fail_at(err, PR_EDATA, where, msg);
 	}
-	for (size_t i = 0; i < c->n; i++) {
-		if (strcmp(c->v[i].name, name) != 0)
-			continue;
-		if (strcmp(c->v[i].team ? c->v[i].team : "", team ? team : "") == 0)
+	/*
+	 * Looked up by hash: a scan of the entries before each made a file of
+	 * 200,000 services take over a minute to read.
+	 */
+	if (strmap_get(&c->names, name, strlen(name), &at)) {
+		if (strcmp(c->v[at].team ? c->v[at].team : "", team ? team : "") == 0)
 			return 0;
 		snprintf(msg, sizeof(msg), "service '%s' is listed twice with different teams",
 			 name);
 		return fail_at(err, PR_EDATA, where, msg);
 	}
+	if (c->n >= UINT32_MAX)
+		return fail_at(err, PR_ELIMIT, where, "too many services");
 	if (c->n == c->cap) {
 		size_t cap = c->cap ? 2 * c->cap : 16;
 		catalog_entry *v = realloc(c->v, cap * sizeof(*v));
@@ -64,8 +70,11 @@ int catalog_add(catalog *c, const char *name, const char *team, const char *wher
 	}
 	memset(&c->v[c->n], 0, sizeof(c->v[c->n]));
 	if (!(c->v[c->n].name = strdup(name)) ||
-	    (team && !(c->v[c->n].team = strdup(team)))) {
+	    (team && !(c->v[c->n].team = strdup(team))) ||
+	    strmap_put(&c->names, name, strlen(name), (uint32_t)c->n, &at, NULL) < 0) {
 		free(c->v[c->n].name);
+		free(c->v[c->n].team);
+		c->v[c->n].name = c->v[c->n].team = NULL;
 		return pr_error_set(err, PR_ENOMEM, "out of memory");
 	}
 	c->n++;

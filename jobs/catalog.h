@@ -14,6 +14,7 @@
 #include <stddef.h>
 
 #include "common/error.h"
+#include "common/strmap.h"
 #include "jobs/config.h"
 #include "pipeline/db.h"
 
@@ -31,9 +32,10 @@ typedef struct catalog_entry {
 typedef struct catalog {
 	catalog_entry *v;
 	size_t n, cap;
+	strmap names;  /* each name's index in v */
 } catalog;
 
-#define CATALOG_INIT {NULL, 0, 0}
+#define CATALOG_INIT {NULL, 0, 0, STRMAP_INIT}
 
 /* Free the entries and zero the catalogue. */
 void catalog_release(catalog *c);

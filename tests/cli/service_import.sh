@@ -90,6 +90,18 @@ run pr service import "$T/huge.jsonl"
 [ $RC -ne 0 ] && [[ $ERR == *"'$T/huge.jsonl'"* ]] && [ "$(grep -c . <<<"$ERR")" = 1 ] &&
 	ok "a file over 64 MiB is refused before it is parsed" || not_ok "huge" "rc=$RC" "$ERR"
 rm -f "$T/huge.jsonl"
+# 200,000 services (4 MB) and a bad last line: each name was compared with
+# all before it, over a minute of CPU before the refusal.
+awk 'BEGIN { for (i = 0; i < 200000; i++) printf "{\"name\": \"svc-%07d\"}\n", i
+	print "not json" }' >"$T/many.jsonl"
+before=$(count)
+run timeout 20 "$PROFREG_BIN" --db "$DB" --home "$HOME_DIR" service import "$T/many.jsonl"
+[ $RC -eq 4 ] && [ "$(grep -c . <<<"$ERR")" = 1 ] &&
+	[[ $ERR == *"line 200001 of '$T/many.jsonl': invalid JSON"* ]] &&
+	[ "$(count)" = "$before" ] &&
+	ok "a catalogue of 200,000 services is read within 20 s, its bad line refused" ||
+	not_ok "many services" "rc=$RC" "$ERR"
+rm -f "$T/many.jsonl"
 # A conflict with the database is found inside the transaction: nothing is written.
 before=$(count)
 printf '{"name": "z1"}\n{"name": "a1", "team": "other"}\n' >"$T/conflict.jsonl"
