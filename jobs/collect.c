@@ -1316,6 +1316,7 @@ static int collect_dirs(svc_state *s, const job_env *env, pr_error *err)
 						   : cs->source_dir;
 		source_report r = {0};
 		pr_error derr = PR_ERROR_INIT;
+		size_t named;
 		if (!dir)
 			continue;
 		if (source_collect_dir(&r, env->d, env->bs, s->svc->name, dir, &env->cfg->limits,
@@ -1329,12 +1330,20 @@ static int collect_dirs(svc_state *s, const job_env *env, pr_error *err)
 		s->rep.stored += r.stored;
 		s->rep.already += r.already;
 		s->rep.waiting += r.waiting;
-		if (r.failed) {
-			/* Each bad file is its own failure; the first one is named. */
+		/*
+		 * Each bad file is its own failure, named as each bad object of
+		 * an s3_prefix is: naming the first alone left the others
+		 * counted and unexplained.
+		 */
+		named = r.nerrors;
+		for (size_t i = 0; i < named; i++)
+			failure(s, "dir", dir, NULL, r.errors[i]);
+		if (r.failed && !named) {
 			failure(s, "dir", dir, NULL,
 				r.first_error ? r.first_error : "a file failed");
-			s->rep.failed += r.failed - 1;
+			named = 1;
 		}
+		s->rep.failed += r.failed - named;
 		source_report_release(&r);
 	}
 	return 0;

@@ -19,6 +19,9 @@
 void source_report_release(source_report *r)
 {
 	free(r->first_error);
+	for (size_t i = 0; i < r->nerrors; i++)
+		free(r->errors[i]);
+	free(r->errors);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -36,9 +39,20 @@ static bool ends_with(const char *s, const char *suffix)
 
 static void failed(source_report *r, const char *msg)
 {
+	size_t n = r->nerrors;
+
 	r->failed++;
 	if (!r->first_error)
 		r->first_error = strdup(msg);
+	/* The list doubles when its length reaches a power of two. */
+	if ((n & (n - 1)) == 0) {
+		char **grown = realloc(r->errors, (n ? 2 * n : 1) * sizeof(*grown));
+		if (!grown)
+			return;
+		r->errors = grown;
+	}
+	if ((r->errors[n] = strdup(msg)))
+		r->nerrors++;
 }
 
 /*

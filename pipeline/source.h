@@ -27,13 +27,15 @@ typedef struct source_report {
 	size_t waiting;     /* profile files without a sidecar yet */
 	size_t failed;      /* bad files or sidecars */
 	char *first_error;  /* the first failure's message, or NULL */
+	char **errors;      /* every failure's message, in order; fewer when memory ran out */
+	size_t nerrors;
 } source_report;
 
 void source_report_release(source_report *r);
 
 /*
  * Collect every capture in `dir` for `service`. Bad files and sidecars
- * are counted and the first reason kept (naming the file or sidecar),
+ * are counted and their reasons kept (each naming the file or sidecar),
  * never fatal; an unreadable folder is PR_EIO. When the database, the
  * blob store or memory fails, collection stops there and passes that
  * code up, the message saying at which file ("stopped at file 3 of 40

@@ -201,6 +201,28 @@ collected=$(sed -n '/"collected"/,/}/p' <<<"$OUT" | tr -d ' \n')
 	ok "a sidecar with the same tag is refused by the nightly collection, which fails naming it" ||
 	not_ok "sidecar bad tag" "rc=$RC $OUT $ERR"
 
+# ---- every bad file of a drop folder is named ----------------------------------
+# Only the first used to be: the others were counted and never explained.
+mkdir -p "$T/drop/many"
+for f in a b c d; do printf 'many;%s 1\n' $f >"$T/drop/many/$f.folded"; done
+echo '{"release": "v6", "owner": "x"}' >"$T/drop/many/a.folded.json"
+echo '{"release": "v6"}' >"$T/drop/many/b.folded.json"
+echo '{"release": "v6", "commit": "xyz"}' >"$T/drop/many/c.folded.json"
+ln -s "$T/race.folded" "$T/drop/many/e.folded"
+echo '{"release": "v6"}' >"$T/drop/many/e.folded.json"
+echo '{"release": "v6", "time": "yesterday"}' >"$T/drop/many/d.folded.json"
+echo "{\"services\": {\"s\": {\"sources\": [{\"type\": \"dir\", \"dir\": \"$T/drop/many\"}]}}}" \
+	>"$T/many.json"
+run pr --config "$T/many.json" collect --service s
+[ $RC -eq 3 ] && [ "$(grep -c . <<<"$ERR")" = 4 ] &&
+	[[ $ERR == *"many/a.folded.json': unknown key \"owner\""* ]] &&
+	[[ $ERR == *"many/c.folded.json': commit 'xyz'"* ]] &&
+	[[ $ERR == *"many/d.folded.json': \"time\" 'yesterday'"* ]] &&
+	[[ $ERR == *"many/e.folded': a symbolic link"* ]] &&
+	[ "$(sql "select count(*) from profiles where release = 'v6'")" = 1 ] &&
+	ok "four bad files of a drop folder: four lines, each naming its file; one stored" ||
+	not_ok "drop folder failures" "rc=$RC" "$ERR"
+
 # ---- storage counts the blob store's leftover temporary files ---------------
 pr --quiet ingest "$T/race.folded" --service s --release v1 >/dev/null
 mkdir -p "$HOME_DIR/blobs/sha256/ab"

@@ -921,6 +921,9 @@ static void test_a_drop_folder_never_follows_a_link(void **state)
 	assert_int_equal(rep.failed, 2);
 	assert_non_null(strstr(rep.first_error, "/a.folded': a symbolic link"));
 	assert_null(strstr(rep.first_error, "card_number"));
+	assert_int_equal(rep.nerrors, 2);
+	assert_string_equal(rep.errors[0], rep.first_error);
+	assert_non_null(strstr(rep.errors[1], "/b.folded.json': a symbolic link"));
 	assert_int_equal(testdb_int(f->t, "select count(*) from profiles"), 1);
 	assert_int_equal(testdb_int(f->t, "select count(*) from functions "
 				     "where name = 'card_number_4111'"), 0);
