@@ -141,7 +141,10 @@ static int add_tag(json_t *tags, const char *kv, pr_error *err)
 		return pr_error_set(err, PR_EUSAGE, "tag '%.64s' is not KEY=VALUE", kv);
 	if (!(key = strndup(kv, (size_t)(eq - kv))))
 		return pr_error_set(err, PR_ENOMEM, "out of memory");
-	if ((rc = ingest_check_tag(key, eq + 1, err)) == 0)
+	/* The first value would be dropped unsaid; a manifest's tags refuse a key twice too. */
+	if ((rc = ingest_check_tag(key, eq + 1, err)) == 0 && json_object_get(tags, key))
+		rc = pr_error_set(err, PR_EUSAGE, "tag '%s' is given twice", key);
+	if (rc == 0)
 		json_object_set_new(tags, key, json_string(eq + 1));
 	free(key);
 	return rc;

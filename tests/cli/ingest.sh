@@ -41,6 +41,12 @@ run pr profile show "$id"
 [[ $OUT == *"60.00%"* ]] && [[ $OUT == *"release   v1"* ]] && ok "profile show prints self percent" || not_ok "profile show text" "$OUT"
 [ "$(sql "select total_value from profile_functions pf join functions f on f.id=pf.function_id where f.name='b' and profile_id=$id")" = 40 ] && ok "total counts the whole subtree" || not_ok "total of b"
 [ "$(sql "select tags->>'zone' from profiles where id=$id")" = eu ] && ok "tags are stored" || not_ok "tags"
+# A key given twice kept its last value and dropped the first without a word.
+printf 'main;twice 1\n' >"$T/twice.folded"
+run pr ingest "$T/twice.folded" --service checkout --release v1 --tag zone=eu --tag zone=us
+[ $RC -eq 2 ] && [ "$ERR" = "profreg ingest: tag 'zone' is given twice" ] &&
+	[ "$(sql "select count(*) from profiles where tags->>'zone' = 'us'")" = 0 ] &&
+	ok "a tag key given twice is a usage error, nothing stored" || not_ok "tag twice" "rc=$RC $ERR"
 run pr profile show 999999
 [ $RC -eq 4 ] && ok "showing a missing capture is exit 4" || not_ok "missing capture" "rc=$RC"
 
