@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
 
 #define ROW 17        /* pixels per level */
 #define TOP 4         /* margin above the root */
@@ -29,9 +31,29 @@ static uint64_t mix(uint64_t x)
 	return x;
 }
 
+/*
+ * A stored capture's stacks are whoever wrote it's to choose, and so are
+ * the (parent, name) pairs of its tree. Hashed without a seed, pairs
+ * picked for the low bits of their hashes took one run of slots: a
+ * 1.5 MB folded capture of 100,000 of them made 'profreg diff' of it
+ * take 4.9 s against 0.09 s. The seed is unknown outside the process.
+ */
 static size_t slot_of(const flame_tree *t, uint32_t parent, uint32_t name)
 {
-	return (size_t)mix((uint64_t)parent << 32 | name) & (t->hcap - 1);
+	return (size_t)mix(((uint64_t)parent << 32 | name) ^ t->seed) & (t->hcap - 1);
+}
+
+/* getrandom, or early in boot, when it cannot answer, the clock and an address. */
+static uint64_t new_seed(const void *where)
+{
+	struct timespec ts;
+	uint64_t s;
+
+	if (getrandom(&s, sizeof(s), GRND_NONBLOCK) == (ssize_t)sizeof(s))
+		return s;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)(uintptr_t)where ^ (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15ULL ^
+	       (uint64_t)ts.tv_sec;
 }
 
 /*
@@ -107,6 +129,7 @@ int flame_tree_init(flame_tree *t, pr_error *err)
 
 	memset(t, 0, sizeof(*t));
 	strmap_init(&t->name_index);
+	t->seed = new_seed(t);
 	t->max_nodes = FLAME_DEFAULT_MAX_NODES;
 	t->cap = 1024;
 	if (!(t->nodes = calloc(t->cap, sizeof(*t->nodes))) ||

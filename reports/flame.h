@@ -47,6 +47,7 @@ typedef struct flame_tree {
 	strmap name_index;
 	uint32_t *slots;      /* (parent, name) -> node, open addressing; 0: empty */
 	size_t hcap, hcount;
+	uint64_t seed;        /* of the slots' hash, picked by flame_tree_init */
 	double total[2];      /* everything added to each side */
 	/*
 	 * What one capture of each side holds on average, in `unit`, for the
