@@ -116,7 +116,8 @@ static int apply(json_t *obj, const field *fields, void *base, const char *path,
 		double d = json_number_value(v);
 		if (!(d >= f->lo && d <= f->hi)) {
 			char why[96];
-			snprintf(why, sizeof(why), "expected a value from %g to %g", f->lo, f->hi);
+			snprintf(why, sizeof(why), "expected a value from %.15g to %.15g", f->lo,
+				 f->hi);
 			return bad(err, path, at, why);
 		}
 		if (f->unit == 'p')

@@ -42,6 +42,12 @@ bad '{"services": {"a": {"page": ["zz"]}}}' "services.a.page: names a target not
 	"a service routed to an unknown target is refused"
 bad '{"paging": {"teams": {"t": "x"}}}' "paging.teams.t: expected an array of target names" \
 	"a team route must be a list"
+# The bounds as written, not rounded to six digits ("1 to 4.29497e+09").
+bad '{"limits": {"max_samples": 4294967296}}' \
+	"limits.max_samples: expected a value from 1 to 4294967295" \
+	"a limit out of range is refused, naming the exact range"
+bad '{"limits": {"max_depth": 0}}' "limits.max_depth: expected a value from 1 to 1048576" \
+	"a depth limit of 0 is refused, naming the exact range"
 bad '{"paging": {"min_severity": "loud"}}' "paging.min_severity: expected low, medium, high or critical" \
 	"an unknown severity is refused"
 bad '{"paging": {"targets": {"x": {"type": "sms", "url": "http://a"}}}}' \
