@@ -966,6 +966,30 @@ alone:
 	}
 }
 
+/*
+ * A stored item's result, taken from its profile, and the profile, its
+ * summary and its bytes freed: once stored, an item needs none of them.
+ */
+static void item_settle(item *it)
+{
+	ingest_result *out = it->out;
+
+	if (it->rc == 0 && !out->already && it->p) {
+		snprintf(out->type, sizeof(out->type), "%s", it->type);
+		snprintf(out->format, sizeof(out->format), "%s", it->meta.format);
+		out->total = it->sum.total;
+		out->sample_count = it->sum.sample_count;
+		out->nfunctions = it->sum.nrows;
+		out->utf8_replaced = it->p->utf8_replaced;
+		out->other_events = it->p->other_events;
+		snprintf(out->event, sizeof(out->event), "%s", it->p->event);
+	}
+	profile_summary_release(&it->sum);
+	profile_free(it->p);
+	it->p = NULL;
+	buf_release(&it->raw);
+}
+
 /* The result and the message, as ingest_file describes them. */
 static void item_finish(item *it, pr_error *err)
 {
@@ -980,20 +1004,8 @@ static void item_finish(item *it, pr_error *err)
 			pr_error_set(err, rc, "%s", it->e.msg);
 		else
 			pr_error_set(err, rc, "cannot ingest '%s': %s", it->name, it->e.msg);
-	} else if (!out->already) {
-		snprintf(out->type, sizeof(out->type), "%s", it->type);
-		snprintf(out->format, sizeof(out->format), "%s", it->meta.format);
-		out->total = it->sum.total;
-		out->sample_count = it->sum.sample_count;
-		out->nfunctions = it->sum.nrows;
-		out->utf8_replaced = it->p->utf8_replaced;
-		out->other_events = it->p->other_events;
-		snprintf(out->event, sizeof(out->event), "%s", it->p->event);
 	}
-	profile_summary_release(&it->sum);
-	profile_free(it->p);
-	it->p = NULL;
-	buf_release(&it->raw);
+	item_settle(it);
 }
 
 /* The service named `name`, looked up once per batch in svcs[0..*nsvcs). */
@@ -1019,6 +1031,9 @@ struct ingest_batch {
 	item *items;
 	db_service *svcs;
 	size_t n, nsvcs, stop;
+	size_t parsed;     /* items before this one have been parsed */
+	unsigned jobs;
+	uint64_t mem_cap;  /* what the parsed, unstored items may hold: one parse's budget */
 };
 
 void ingest_batch_free(ingest_batch *b)
@@ -1116,6 +1131,35 @@ out:
 	free(at);
 }
 
+/* Memory a parsed item holds until it is stored. */
+static uint64_t item_mem(const item *it)
+{
+	return (it->p ? it->p->mem_used : 0) + it->raw.cap +
+	       it->sum.nrows * sizeof(*it->sum.rows);
+}
+
+/*
+ * Parse the items from b->parsed on, b->jobs at a time, until the parsed
+ * ones hold more than b->mem_cap; ingest_batch_store stores them and
+ * parses the next. Each parse is bounded, but a batch is 64 of them:
+ * parsed all at once and held until stored, 19 gzipped files of 1.2 MB
+ * (300,000 functions each) took 2.5 GB.
+ */
+static void parse_some(ingest_batch *b)
+{
+	uint64_t held = 0;
+	size_t i = b->parsed;
+
+	while (i < b->stop && held <= b->mem_cap) {
+		size_t end = b->stop - i > b->jobs ? i + b->jobs : b->stop;
+		run_stage(b->items + i, end - i, ST_PARSE, b->jobs);
+		for (; i < end; i++)
+			held += item_mem(&b->items[i]);
+	}
+	b->parsed = i;
+	b->stop = first_stop(b->items, b->stop);
+}
+
 ingest_batch *ingest_batch_prepare(ingest_result *outs, pr_error *errs, db *d,
 				   const ingest_request *reqs, size_t n,
 				   const profile_limits *lim, unsigned jobs)
@@ -1158,16 +1202,30 @@ ingest_batch *ingest_batch_prepare(ingest_result *outs, pr_error *errs, db *d,
 	run_stage(items, b->stop, ST_READ, jobs);
 	b->stop = first_stop(items, b->stop);
 	find_stored(b, d);
-	run_stage(items, b->stop, ST_PARSE, jobs);
-	b->stop = first_stop(items, b->stop);
+	b->jobs = jobs ? jobs : 1;
+	b->mem_cap = profile_mem_budget(lim);
+	parse_some(b);
 	return b;
 }
 
 size_t ingest_batch_store(ingest_batch *b, pr_error *errs, db *d, blob_store *bs)
 {
-	size_t stop = b->stop;
+	size_t stop;
 
-	store_all(d, bs, b->items, &stop);
+	/* What is parsed is stored and freed before the next items are parsed. */
+	for (;;) {
+		size_t parsed = b->parsed < b->stop ? b->parsed : b->stop;
+		stop = parsed;
+		store_all(d, bs, b->items, &stop);
+		if (stop < parsed)
+			break; /* the database, the store or memory failed */
+		for (size_t i = 0; i < stop; i++)
+			if (b->items[i].next == ST_DONE)
+				item_settle(&b->items[i]);
+		if (parsed >= b->stop)
+			break;
+		parse_some(b);
+	}
 	for (size_t i = 0; i < stop; i++)
 		item_finish(&b->items[i], &errs[i]);
 	ingest_batch_free(b);
