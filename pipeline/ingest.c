@@ -640,23 +640,23 @@ static bool same_text(const char *s, const char *t)
 static int check_same_bytes(const ingest_request *r, int64_t id, const char *release,
 			    const char *host, const char *type, pr_error *err)
 {
-	bool other_host = r->host && *r->host && !same_text(host, r->host);
+	char as[300];
 
-	if (same_text(release, r->release) && !other_host && (!r->type || same_text(type, r->type)))
+	if (same_text(release, r->release) && (!r->host || !*r->host || same_text(host, r->host)) &&
+	    (!r->type || same_text(type, r->type)))
 		return 0;
-	/* Say what differs: a type alone (a heap profile's other sample) reads as a duplicate. */
-	if (same_text(release, r->release) && !other_host)
-		return pr_error_set(err, PR_EEXISTS,
-				    "these bytes are already capture %lld of service '%s' (%s, "
-				    "release '%.128s'); not stored again as its %.64s capture: one "
-				    "file is one capture", (long long)id, r->service,
-				    type ? type : "?", release, r->type);
+	/* What the request says otherwise: its release, else its host, else its type. */
+	if (!same_text(release, r->release))
+		snprintf(as, sizeof(as), "a capture of release '%.128s'", r->release);
+	else if (r->host && *r->host && !same_text(host, r->host))
+		snprintf(as, sizeof(as), "a capture of host '%.128s'", r->host);
+	else
+		snprintf(as, sizeof(as), "a capture of type '%.32s' (one file is one capture)",
+			 r->type);
 	return pr_error_set(err, PR_EEXISTS,
 			    "these bytes are already capture %lld of service '%s' (%s, release "
-			    "'%.128s', host '%.128s'); not stored again as a capture of release "
-			    "'%.128s'%s%.128s%s", (long long)id, r->service, type ? type : "?",
-			    release, host ? host : "", r->release, other_host ? ", host '" : "",
-			    other_host ? r->host : "", other_host ? "'" : "");
+			    "'%.128s', host '%.128s'); not stored again as %s", (long long)id,
+			    r->service, type ? type : "?", release, host ? host : "", as);
 }
 
 bool ingest_same_commit(const char *a, const char *b)

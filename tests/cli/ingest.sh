@@ -191,6 +191,16 @@ run pr ingest "$T/small.folded" --service checkout --release v11
 	[[ $ERR == *"not stored again as a capture of release 'v11'"* ]] &&
 	ok "the same bytes given for another release are refused, naming their capture" ||
 	not_ok "same bytes, other release" "rc=$RC $ERR"
+# Of the same release, they differ in host or type: the message says which, not the release.
+was="(cpu, release 'v1', host 'h1'); not stored again as"
+run pr ingest "$T/small.folded" --service checkout --release v1 --host h2
+[ $RC -eq 4 ] && [[ $ERR == *"$was a capture of host 'h2'" ]] &&
+	ok "the same bytes given for another host say the host" ||
+	not_ok "same bytes, other host" "$ERR"
+run pr ingest "$T/small.folded" --service checkout --release v1 --type heap
+[ $RC -eq 4 ] && [[ $ERR == *"$was a capture of type 'heap' (one file is one capture)" ]] &&
+	ok "the same bytes given as another type say the type" ||
+	not_ok "same bytes, other type" "$ERR"
 printf 'main;built 7\n' >"$T/build1.folded"
 printf 'main;built 8\n' >"$T/build2.folded"
 run pr ingest "$T/build1.folded" --service checkout --release v13 --commit 0123abcd

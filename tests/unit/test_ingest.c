@@ -658,14 +658,14 @@ static void test_the_same_bytes_for_another_release_are_refused(void **state)
 	req.release = "v1";
 	req.host = "web-2";
 	assert_int_equal(ingest_file(&res, f->t->db, bs, &req, &limits, &err), PR_EEXISTS);
-	assert_non_null(strstr(err.msg, "release 'v1', host 'web-2'"));
+	assert_non_null(strstr(err.msg, "not stored again as a capture of host 'web-2'"));
 	pr_error_clear(&err);
 	/* Another type alone: the message says so, not "another release". */
 	req.host = "web-1";
 	req.type = "alloc";
 	assert_int_equal(ingest_file(&res, f->t->db, bs, &req, &limits, &err), PR_EEXISTS);
-	assert_non_null(strstr(err.msg, "not stored again as its alloc capture: one file is one "
-				    "capture"));
+	assert_non_null(strstr(err.msg, "not stored again as a capture of type 'alloc' (one file "
+				    "is one capture)"));
 	pr_error_clear(&err);
 	req.type = NULL;
 	/* The second of two lines with one file's bytes, for another release. */
