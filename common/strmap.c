@@ -37,13 +37,7 @@ void strmap_release(strmap *m)
 	strmap_init(m);
 }
 
-/*
- * A seed nobody can know from outside the process. getrandom does not
- * block for this (GRND_NONBLOCK); when it cannot answer, early in boot,
- * the clock and where the map lives are still unknown to whoever wrote
- * the input.
- */
-static uint64_t new_seed(const strmap *m)
+uint64_t strmap_seed_new(const void *where)
 {
 	struct timespec ts;
 	uint64_t s;
@@ -51,8 +45,18 @@ static uint64_t new_seed(const strmap *m)
 	if (getrandom(&s, sizeof(s), GRND_NONBLOCK) == (ssize_t)sizeof(s))
 		return s;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)(uintptr_t)m ^ (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15ULL ^
+	return (uint64_t)(uintptr_t)where ^ (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15ULL ^
 	       (uint64_t)ts.tv_sec;
+}
+
+uint64_t strmap_mix(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	h ^= h >> 33;
+	return h;
 }
 
 /*
@@ -71,12 +75,7 @@ static uint64_t hash_bytes(const char *key, size_t len, uint64_t seed)
 		h ^= (unsigned char)key[i];
 		h *= 1099511628211ULL;
 	}
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ULL;
-	h ^= h >> 33;
-	return h;
+	return strmap_mix(h);
 }
 
 static strmap_slot *find_slot(strmap_slot *slots, size_t cap, uint64_t h,
@@ -115,7 +114,7 @@ static int rehash(strmap *m)
 	if (!slots)
 		return PR_ENOMEM;
 	if (!m->cap)
-		m->seed = new_seed(m);
+		m->seed = strmap_seed_new(m);
 	for (size_t i = 0; i < m->cap; i++) {
 		strmap_slot *s = &m->slots[i];
 		if (s->key)

@@ -51,4 +51,14 @@ int strmap_get(const strmap *m, const char *key, size_t len, uint32_t *value);
 int strmap_put(strmap *m, const char *key, size_t len, uint32_t value,
 	       uint32_t *found, const char **stored_key);
 
+/*
+ * The seed and the mix the map hashes with, for other tables keyed by
+ * input someone else chose. A seed nobody can know from outside the
+ * process: getrandom without blocking, or early in boot, when it cannot
+ * answer, the clock and `where` (an address). The mix is MurmurHash3's
+ * 64-bit finalizer.
+ */
+uint64_t strmap_seed_new(const void *where);
+uint64_t strmap_mix(uint64_t h);
+
 #endif

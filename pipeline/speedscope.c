@@ -80,6 +80,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "pipeline/speedscope.h"
 #include "common/buf.h"
+#include "common/strmap.h"
 
 #include "pipeline/jsonscan.h"
 
@@ -87,8 +88,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <time.h>
 
 #define SNIFF_WINDOW 4096
 /* Contexts never nest deeper than top > profiles > profile > samples > stack. */
@@ -1000,42 +999,17 @@ static int check_spans(ss_parser *ps)
 }
 
 /*
- * MurmurHash3's finalizer from a seeded start: node and function ids are
- * small consecutive numbers, whose bits must be spread before the table
- * masks them. The file picks which (parent, function) pairs exist: with
- * a known hash it could pick those that share low bits and pile into one
- * run of slots, making every lookup a scan of it (4 million samples of
- * 30,000 such pairs took 36 s against 1 s). The seed is unknown outside
- * the process, as strmap's is.
+ * The slot of `t` (`cap` slots, a power of two) holding key k, or the free
+ * one for it. Keys are mixed from a seeded start (strmap's): node and
+ * function ids are small consecutive numbers, whose bits must be spread
+ * before the table masks them, and the file picks which (parent,
+ * function) pairs exist: with a known hash it could pick those that share
+ * low bits and pile into one run of slots (4 million samples of 30,000
+ * such pairs took 36 s against 1 s).
  */
-static uint64_t kid_hash(uint64_t k, uint64_t seed)
-{
-	k += seed;
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdULL;
-	k ^= k >> 33;
-	k *= 0xc4ceb9fe1a85ec53ULL;
-	k ^= k >> 33;
-	return k;
-}
-
-/* getrandom, or early in boot, when it cannot answer, the clock and an address. */
-static uint64_t kids_seed_new(const void *where)
-{
-	struct timespec ts;
-	uint64_t s;
-
-	if (getrandom(&s, sizeof(s), GRND_NONBLOCK) == (ssize_t)sizeof(s))
-		return s;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)(uintptr_t)where ^ (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15ULL ^
-	       (uint64_t)ts.tv_sec;
-}
-
-/* The slot of `t` (`cap` slots, a power of two) holding key k, or the free one for it. */
 static size_t kid_slot_of(const kid_slot *t, size_t cap, uint64_t seed, uint64_t k)
 {
-	size_t j = kid_hash(k, seed) & (cap - 1);
+	size_t j = strmap_mix(k + seed) & (cap - 1);
 
 	while (t[j].node && t[j].key != k)
 		j = (j + 1) & (cap - 1);
@@ -1050,7 +1024,7 @@ static int kids_grow(ss_parser *ps)
 	if (!t)
 		return jsonscan_nomem(&ps->js);
 	if (!ps->kids_cap)
-		ps->kids_seed = kids_seed_new(t);
+		ps->kids_seed = strmap_seed_new(t);
 	for (size_t i = 0; i < ps->kids_cap; i++)
 		if (ps->kids[i].node)
 			t[kid_slot_of(t, cap, ps->kids_seed, ps->kids[i].key)] = ps->kids[i];

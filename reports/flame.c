@@ -4,13 +4,12 @@
 #include "reports/flame.h"
 #include "reports/escape.h"
 #include "common/memhint.h"
+#include "common/strmap.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <time.h>
 
 #define ROW 17        /* pixels per level */
 #define TOP 4         /* margin above the root */
@@ -19,16 +18,6 @@
 static int oom(pr_error *err)
 {
 	return pr_error_set(err, PR_ENOMEM, "cannot build the flame graph: out of memory");
-}
-
-static uint64_t mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
 }
 
 /*
@@ -40,20 +29,7 @@ static uint64_t mix(uint64_t x)
  */
 static size_t slot_of(const flame_tree *t, uint32_t parent, uint32_t name)
 {
-	return (size_t)mix(((uint64_t)parent << 32 | name) ^ t->seed) & (t->hcap - 1);
-}
-
-/* getrandom, or early in boot, when it cannot answer, the clock and an address. */
-static uint64_t new_seed(const void *where)
-{
-	struct timespec ts;
-	uint64_t s;
-
-	if (getrandom(&s, sizeof(s), GRND_NONBLOCK) == (ssize_t)sizeof(s))
-		return s;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)(uintptr_t)where ^ (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15ULL ^
-	       (uint64_t)ts.tv_sec;
+	return (size_t)strmap_mix(((uint64_t)parent << 32 | name) ^ t->seed) & (t->hcap - 1);
 }
 
 /*
@@ -129,7 +105,7 @@ int flame_tree_init(flame_tree *t, pr_error *err)
 
 	memset(t, 0, sizeof(*t));
 	strmap_init(&t->name_index);
-	t->seed = new_seed(t);
+	t->seed = strmap_seed_new(t);
 	t->max_nodes = FLAME_DEFAULT_MAX_NODES;
 	t->cap = 1024;
 	if (!(t->nodes = calloc(t->cap, sizeof(*t->nodes))) ||
