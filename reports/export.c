@@ -359,6 +359,27 @@ static int gzip_append(buf *out, const uint8_t *data, size_t len)
 	return rc;
 }
 
+/* Pack a whole pprof message and append it gzipped, as pprof files are. */
+static int pack_gzip(buf *out, const Perftools__Profiles__Profile *pr, pr_error *err)
+{
+	size_t len = perftools__profiles__profile__get_packed_size(pr);
+	uint8_t *packed;
+	int rc;
+
+	if (len > UINT32_MAX)
+		return pr_error_set(err, PR_ELIMIT,
+				    "cannot write pprof: %zu bytes before compression is too large",
+				    len);
+	if (!(packed = malloc(len ? len : 1)))
+		return oom(err, "pprof");
+	perftools__profiles__profile__pack(pr, packed);
+	if ((rc = gzip_append(out, packed, len)) < 0)
+		rc = pr_error_set(err, rc, "cannot write pprof: %s",
+				  rc == PR_ELIMIT ? "output size limit reached" : "out of memory");
+	free(packed);
+	return rc;
+}
+
 int export_pprof(buf *out, const profile *p, size_t column, pr_error *err)
 {
 	Perftools__Profiles__Profile pr = PERFTOOLS__PROFILES__PROFILE__INIT;
@@ -370,9 +391,8 @@ int export_pprof(buf *out, const profile *p, size_t column, pr_error *err)
 	Perftools__Profiles__Sample *smp = NULL, **smpp = NULL;
 	uint64_t *ids = NULL;
 	int64_t *vals = NULL;
-	uint8_t *packed = NULL;
 	strtab st;
-	size_t ns = 0, nf = 0, len;
+	size_t ns = 0, nf = 0;
 	int rc;
 
 	if ((rc = bad_column(p, column, err)) < 0)
@@ -450,24 +470,11 @@ int export_pprof(buf *out, const profile *p, size_t column, pr_error *err)
 	}
 	pr.n_string_table = st.n;
 	pr.string_table = st.v;
-	len = perftools__profiles__profile__get_packed_size(&pr);
-	if (len > UINT32_MAX) {
-		rc = pr_error_set(err, PR_ELIMIT,
-				  "cannot write pprof: %zu bytes before compression is too large",
-				  len);
-		goto out;
-	}
-	if (!(packed = malloc(len ? len : 1)))
-		goto nomem;
-	perftools__profiles__profile__pack(&pr, packed);
-	if ((rc = gzip_append(out, packed, len)) < 0)
-		rc = pr_error_set(err, rc, "cannot write pprof: %s",
-				  rc == PR_ELIMIT ? "output size limit reached" : "out of memory");
+	rc = pack_gzip(out, &pr, err);
 	goto out;
 nomem:
 	rc = oom(err, "pprof");
 out:
-	free(packed);
 	free(fn);
 	free(fnp);
 	free(loc);
@@ -928,8 +935,6 @@ int export_pprof_set_write(buf *out, export_pprof_set *s, pr_error *err)
 	pb_function **fnp = NULL;
 	pb_location **locp = NULL;
 	pb_line **linep = NULL;
-	uint8_t *packed = NULL;
-	size_t len;
 	int rc = 0;
 
 	if ((s->nmaps && !(mapp = calloc(s->nmaps, sizeof(*mapp)))) ||
@@ -981,24 +986,11 @@ int export_pprof_set_write(buf *out, export_pprof_set *s, pr_error *err)
 	pr.duration_nanos = s->duration_ns;
 	pr.n_string_table = s->st.n;
 	pr.string_table = s->st.v;
-	len = perftools__profiles__profile__get_packed_size(&pr);
-	if (len > UINT32_MAX) {
-		rc = pr_error_set(err, PR_ELIMIT,
-				  "cannot write pprof: %zu bytes before compression is too large",
-				  len);
-		goto out;
-	}
-	if (!(packed = malloc(len ? len : 1)))
-		goto nomem;
-	perftools__profiles__profile__pack(&pr, packed);
-	if ((rc = gzip_append(out, packed, len)) < 0)
-		rc = pr_error_set(err, rc, "cannot write pprof: %s",
-				  rc == PR_ELIMIT ? "output size limit reached" : "out of memory");
+	rc = pack_gzip(out, &pr, err);
 	goto out;
 nomem:
 	rc = oom(err, "pprof");
 out:
-	free(packed);
 	free(mapp);
 	free(fnp);
 	free(locp);
