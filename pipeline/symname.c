@@ -234,6 +234,32 @@ static bool profiler_frame(char *s, size_t *n)
 	return true;
 }
 
+/*
+ * pprof-nodejs (Google's, and Datadog's that Pyroscope's Node SDK uses)
+ * names an anonymous function after where it starts, "(anonymous:L#14:C#26)"
+ * or "(anonymous:L#14)", which moves with every edit above it; V8's own
+ * .cpuprofile of the same code says "(anonymous)" and a line apart. True
+ * when s was such a name; *n is then the length of "(anonymous)".
+ */
+static bool anonymous_at_line(char *s, size_t *n)
+{
+	size_t len = *n, i = 13, k;
+
+	if (!at(s, len, 0, "(anonymous:L#") || (k = digits(s, len, i)) == 0)
+		return false;
+	i += k;
+	if (at(s, len, i, ":C#")) {
+		if ((k = digits(s, len, i + 3)) == 0)
+			return false;
+		i += 3 + k;
+	}
+	if (i + 1 != len || s[i] != ')')
+		return false;
+	s[10] = ')';
+	*n = 11;
+	return true;
+}
+
 size_t symname_stable(char *s, size_t n)
 {
 	size_t r = 0, w = 0, keep, drop;
@@ -253,6 +279,8 @@ size_t symname_stable(char *s, size_t n)
 		n = w;
 	}
 	n = without_build_hash(s, n);
+	if (anonymous_at_line(s, &n))
+		return n;
 	/* Last, so that a thread's name the rules shortened is read as it ends up. */
 	while (profiler_frame(s, &n))
 		;

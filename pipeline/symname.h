@@ -40,6 +40,8 @@
  *     "process 4121:\"python app.py --token=...\"" -> "process",
  *     "thread (4122): MainThread" -> "thread: MainThread", and
  *     async-profiler's "[worker-3 tid=4123]" -> "[worker-3]"
+ *   - pprof-nodejs's anonymous function at a line and column,
+ *     "(anonymous:L#14:C#26)"                              -> "(anonymous)"
  * Slashes and dots as package separators are both recognised. Names
  * without such parts are left as they are; rewriting a rewritten name
  * changes nothing more.

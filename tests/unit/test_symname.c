@@ -416,12 +416,17 @@ static void test_process_and_thread_frames_lose_their_ids(void **state)
 		{"[tid=31337]", "[tid]"},
 		{"[main [1] tid=7]", "[main [1]]"},
 		{"[Foo$$Lambda$3/0x00007f1058000a08 tid=5]", "[Foo$$Lambda]"},
+		/* pprof-nodejs's anonymous functions (its profile-serializer.ts). */
+		{"(anonymous:L#14:C#26)", "(anonymous)"},
+		{"(anonymous:L#8)", "(anonymous)"},
 	};
 	static const char *const same[] = {
 		"process", "processRequest", "process 12", "process x:\"y\"",
 		"thread", "thread (main)", "thread (12) x", "thread ()", "threadpool (1)",
 		"[tid=]", "[worker tid=x]", "[ tid=1]", "[worker tid=1] x", "worker tid=1]",
 		"[k] tid=1", "[unknown]",
+		"(anonymous)", "(anonymous:L#)", "(anonymous:L#3:C#)", "(anonymous:L#3:C#4",
+		"(anonymous:L#3:C#4) x", "(anonymous:L#x)", "f (anonymous:L#3)",
 	};
 
 	(void)state;
@@ -453,6 +458,55 @@ static void names_of(buf *out, const profile *p)
 		free(v[i]);
 	}
 	free(v);
+}
+
+/*
+ * Two real wall profiles of one script from @datadog/pprof, the second
+ * with three lines more above its anonymous functions: pprof-nodejs
+ * named them "(anonymous:L#8:C#2)" and "(anonymous:L#14:C#26)" in the
+ * first and ":L#11" and ":L#17" in the second. Both captures name the
+ * same functions, and the file's anonymous functions are one, as in a
+ * V8 .cpuprofile. Its self and total wall time, from `go tool pprof -raw`:
+ * 8 + 624 and + 212 ms in v1, 4 + 12 + 684 and + 196 ms in v2.
+ */
+static void test_a_moved_anonymous_node_function_keeps_its_name(void **state)
+{
+	static const char *const files[2] = {"pprof/nodejs-anon-v1.pb.gz",
+					     "pprof/nodejs-anon-v2.pb.gz"};
+	static const int64_t self_ms[2] = {632, 700}, total_ms[2] = {844, 896};
+	buf names[2] = {BUF_INIT, BUF_INIT};
+
+	(void)state;
+	for (int f = 0; f < 2; f++) {
+		pr_error err = PR_ERROR_INIT;
+		buf gz = BUF_INIT;
+		profile *p = NULL;
+		profile_summary sm;
+		bool found = false;
+
+		testdata_read(&gz, files[f]);
+		assert_int_equal(format_parse(&p, (const uint8_t *)gz.ptr, gz.len,
+					      PROFILE_FMT_AUTO, files[f], NULL, &err), 0);
+		assert_string_equal(profile_pick_primary(p, NULL), "wall");
+		assert_int_equal(profile_summarize(&sm, p, p->primary, &err), 0);
+		for (size_t i = 0; i < sm.nrows; i++) {
+			const profile_func *fn = &p->funcs[sm.rows[i].func];
+
+			if (strcmp(fn->name, "(anonymous)") || strcmp(fn->file, "/tmp/app/app.js"))
+				continue;
+			assert_int_equal(sm.rows[i].self, self_ms[f] * 1000000);
+			assert_int_equal(sm.rows[i].total, total_ms[f] * 1000000);
+			found = true;
+		}
+		assert_true(found);
+		names_of(&names[f], p);
+		profile_summary_release(&sm);
+		profile_free(p);
+		buf_release(&gz);
+	}
+	assert_string_equal(names[0].ptr, names[1].ptr);
+	buf_release(&names[0]);
+	buf_release(&names[1]);
 }
 
 /*
@@ -618,6 +672,7 @@ int main(void)
 		cmocka_unit_test(test_two_rust_builds_give_their_function_one_name),
 		cmocka_unit_test(test_process_and_thread_frames_lose_their_ids),
 		cmocka_unit_test(test_two_processes_name_the_same_functions_and_no_secret),
+		cmocka_unit_test(test_a_moved_anonymous_node_function_keeps_its_name),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
