@@ -503,6 +503,9 @@ int profile_summarize(profile_summary *out, const profile *p,
 	size_t n = 0;
 	int rc = 0;
 
+	/* pprof-nodejs (Pyroscope's and Datadog's Node profilers) says "sample". */
+	if (samples_col < 0)
+		samples_col = find_value(p, "sample");
 	memset(out, 0, sizeof(*out));
 	if (p->nvalue_types && value_index >= p->nvalue_types)
 		return pr_error_set(err, PR_EUSAGE, "'%s': no value column %zu",

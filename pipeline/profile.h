@@ -216,7 +216,7 @@ typedef struct profile_summary {
 	profile_summary_row *rows; /* self desc, then total desc, then name */
 	size_t nrows;              /* functions with a non-zero total */
 	int64_t total;             /* sum of the column over all samples */
-	int64_t sample_count;      /* sum of a "samples" column, else records */
+	int64_t sample_count;      /* sum of a "samples" (or "sample") column, else records */
 } profile_summary;
 
 /*

@@ -220,6 +220,32 @@ static void test_go_cpu_profile_keeps_capture_metadata(void **state)
 	profile_free(p);
 }
 
+/*
+ * pprof-nodejs names its count column "sample", not "samples": its 211
+ * and 224 samples (from `go tool pprof -raw`, in 3 and 4 records) are
+ * the capture's sample count, which weighs its shares in the analysis.
+ */
+static void test_node_wall_profile_counts_its_samples(void **state)
+{
+	static const char *const files[2] = {"pprof/nodejs-anon-v1.pb.gz",
+					     "pprof/nodejs-anon-v2.pb.gz"};
+	static const int64_t samples[2] = {211, 224};
+	pr_error err = PR_ERROR_INIT;
+
+	(void)state;
+	for (int f = 0; f < 2; f++) {
+		profile *p = parse_real(files[f]);
+		profile_summary s;
+
+		assert_string_equal(p->value_types[0].type, "sample");
+		assert_string_equal(profile_pick_primary(p, NULL), "wall");
+		assert_int_equal(profile_summarize(&s, p, p->primary, &err), 0);
+		assert_int_equal(s.sample_count, samples[f]);
+		profile_summary_release(&s);
+		profile_free(p);
+	}
+}
+
 /* ---- hand-built profiles --------------------------------------------- */
 
 typedef Perftools__Profiles__Profile pb_profile;
@@ -1176,6 +1202,7 @@ int main(void)
 		cmocka_unit_test(test_go_heap_profile_inuse_space_matches_pprof_top),
 		cmocka_unit_test(test_go_cpu_profile_puts_inlined_frame_below_its_caller),
 		cmocka_unit_test(test_go_cpu_profile_keeps_capture_metadata),
+		cmocka_unit_test(test_node_wall_profile_counts_its_samples),
 		cmocka_unit_test(test_hand_built_profile_has_exact_self_and_total),
 		cmocka_unit_test(test_inlined_lines_expand_with_innermost_as_leaf),
 		cmocka_unit_test(test_location_without_lines_is_named_by_object_and_offset),
