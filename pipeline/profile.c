@@ -487,6 +487,24 @@ static int row_cmp(const void *a, const void *b)
 	return strcmp(sort_profile->funcs[x->func].file, sort_profile->funcs[y->func].file);
 }
 
+long profile_samples_column(const profile *p, size_t column)
+{
+	long col = find_value(p, "samples");
+
+	/* pprof-nodejs (Pyroscope's and Datadog's Node profilers) says "sample". */
+	if (col < 0)
+		col = find_value(p, "sample");
+	if (col < 0 || column >= p->nvalue_types)
+		return col < 0 ? -1 : col;
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const int64_t *vals = p->values + i * p->nvalue_types;
+
+		if (vals[column] != 0 && vals[col] == 0)
+			return -1;
+	}
+	return col;
+}
+
 static int overflow(const profile *p, pr_error *err)
 {
 	return pr_error_set(err, PR_EDATA,
@@ -499,13 +517,10 @@ int profile_summarize(profile_summary *out, const profile *p,
 {
 	int64_t *self = NULL, *total = NULL;
 	size_t *seen = NULL; /* sample index + 1 that last counted a function */
-	long samples_col = find_value(p, "samples");
+	long samples_col = profile_samples_column(p, value_index);
 	size_t n = 0;
 	int rc = 0;
 
-	/* pprof-nodejs (Pyroscope's and Datadog's Node profilers) says "sample". */
-	if (samples_col < 0)
-		samples_col = find_value(p, "sample");
 	memset(out, 0, sizeof(*out));
 	if (p->nvalue_types && value_index >= p->nvalue_types)
 		return pr_error_set(err, PR_EUSAGE, "'%s': no value column %zu",
@@ -523,9 +538,10 @@ int profile_summarize(profile_summary *out, const profile *p,
 		const uint32_t *st = p->frames + p->stack_off[i];
 		uint32_t d = p->stack_len[i];
 
+		/* Without a count, each record with a value is one sample of it. */
 		if (__builtin_add_overflow(out->total, v, &out->total) ||
 		    __builtin_add_overflow(out->sample_count,
-					   samples_col >= 0 ? vals[samples_col] : 1,
+					   samples_col >= 0 ? vals[samples_col] : v != 0,
 					   &out->sample_count)) {
 			rc = overflow(p, err);
 			goto out;

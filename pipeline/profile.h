@@ -205,6 +205,14 @@ const char *profile_guess_type(const profile *p);
 /* Does the profile have one of the values profile_pick_primary picks for `type`? */
 bool profile_has_values_of(const profile *p, const char *type);
 
+/*
+ * The column that counts the samples behind the values of `column`: a
+ * "samples" column (pprof-nodejs's "sample") that is non-zero in every
+ * record where `column` is not; -1 when there is none. A JFR recording's
+ * CPU samples, beside its allocations, count none of the allocations.
+ */
+long profile_samples_column(const profile *p, size_t column);
+
 /* Per-function summary of one value column. */
 typedef struct profile_summary_row {
 	uint32_t func;
@@ -216,7 +224,7 @@ typedef struct profile_summary {
 	profile_summary_row *rows; /* self desc, then total desc, then name */
 	size_t nrows;              /* functions with a non-zero total */
 	int64_t total;             /* sum of the column over all samples */
-	int64_t sample_count;      /* sum of a "samples" (or "sample") column, else records */
+	int64_t sample_count;      /* profile_samples_column's sum, else records with a value */
 } profile_summary;
 
 /*

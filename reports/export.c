@@ -195,12 +195,12 @@ int export_samples_column(size_t *out, const profile *p, size_t column)
 {
 	const profile_value_type *vt = &p->value_types[column];
 	size_t tl = strlen(vt->type);
+	long samples = profile_samples_column(p, column);
 
-	for (size_t i = 0; i < p->nvalue_types; i++)
-		if (strcmp(p->value_types[i].type, "samples") == 0) {
-			*out = i;
-			return 0;
-		}
+	if (samples >= 0) {
+		*out = (size_t)samples;
+		return 0;
+	}
 	/* heap and alloc: inuse_space counts as inuse_objects, alloc_space as alloc_objects. */
 	if (tl > 6 && strcmp(vt->type + tl - 6, "_space") == 0)
 		for (size_t i = 0; i < p->nvalue_types; i++) {

@@ -517,6 +517,25 @@ static void test_folded_is_one_line_per_stack_with_sample_counts(void **state)
 	profile_free(h);
 }
 
+/*
+ * A JFR recording's allocations have no count of their own, and its CPU
+ * samples beside them count none of them: exported as samples, the
+ * allocations of burn.jfr came out as its 223 CPU samples' stacks.
+ */
+static void test_jfr_allocations_have_no_sample_counts(void **state)
+{
+	profile *p = load("jfr/burn.jfr", "alloc");
+	size_t col = 99;
+
+	(void)state;
+	assert_string_equal(p->value_types[p->primary].type, "alloc_space");
+	assert_int_equal(export_samples_column(&col, p, p->primary), PR_ENOTFOUND);
+	profile_pick_primary(p, "cpu");
+	assert_int_equal(export_samples_column(&col, p, p->primary), 0);
+	assert_string_equal(p->value_types[col].type, "samples");
+	profile_free(p);
+}
+
 static void test_export_formats_parse_by_name(void **state)
 {
 	export_format f;
@@ -541,6 +560,7 @@ int main(void)
 		cmocka_unit_test(test_detailed_pprof_keeps_lines_and_mappings_and_drops_labels),
 		cmocka_unit_test(test_detailed_pprof_refuses_bad_input_with_a_reason),
 		cmocka_unit_test(test_folded_is_one_line_per_stack_with_sample_counts),
+		cmocka_unit_test(test_jfr_allocations_have_no_sample_counts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

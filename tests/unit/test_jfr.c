@@ -93,9 +93,12 @@ static void check_against_jfr_print(const char *rel, const char *shares)
 		assert_int_equal(sscanf(line, "%31s %255s %lld %lld", col, fn, &a, &b), 4);
 		assert_true((c = find_col(p, col)) >= 0);
 		if (strcmp(fn, "*") == 0) {
-			if (events_in(p, (size_t)c) != (size_t)a || s[c].total != b)
-				fail_msg("%s %s: profreg %zu events of %lld, jfr print %lld "
-					 "of %lld", rel, col, events_in(p, (size_t)c),
+			/* The sample count too: the allocations' is not the CPU samples'. */
+			if (events_in(p, (size_t)c) != (size_t)a || s[c].total != b ||
+			    s[c].sample_count != a)
+				fail_msg("%s %s: profreg %zu events (%lld samples) of %lld, "
+					 "jfr print %lld of %lld", rel, col,
+					 events_in(p, (size_t)c), (long long)s[c].sample_count,
 					 (long long)s[c].total, a, b);
 			events += (size_t)a;
 			continue;
