@@ -64,6 +64,21 @@ static bool holds(const uint8_t *data, size_t len, size_t within, const char *ne
 }
 
 /*
+ * gperftools' CPU profile (libprofiler, CPUPROFILE=...) in its legacy
+ * binary form: a header of machine words 0, 3 (words in the header), 0
+ * (version), the period, 0, in 64- or 32-bit words of either byte order.
+ */
+static bool gperftools_cpu(const uint8_t *data, size_t len)
+{
+	static const uint8_t le64[24] = {[8] = 3}, be64[24] = {[15] = 3};
+	static const uint8_t le32[12] = {[4] = 3}, be32[12] = {[7] = 3};
+
+	if (len >= 24 && (memcmp(data, le64, 24) == 0 || memcmp(data, be64, 24) == 0))
+		return true;
+	return len >= 12 && (memcmp(data, le32, 12) == 0 || memcmp(data, be32, 12) == 0);
+}
+
+/*
  * What the bytes are when they are something people mistake for a
  * profile profreg reads (NULL when nothing known): the reason for the
  * error, with what to fetch or run instead.
@@ -80,6 +95,12 @@ static const char *known_other(const uint8_t *data, size_t len)
 		return len ? "only whitespace, no profile (give --format to store it as an "
 			     "empty capture)"
 			   : "empty, no profile (give --format to store it as an empty capture)";
+	/* tcmalloc's heap profile has Go's first words; its sampling is its own. */
+	if (gperftools_cpu(data, len) ||
+	    (starts_with(data, len, "heap profile: ") &&
+	     (holds(data, len, 128, "] @ heapprofile") || holds(data, len, 128, "] @ heap_v2/"))))
+		return "a gperftools profile in its legacy format; convert it with 'go tool "
+		       "pprof -proto PROGRAM FILE'";
 	if (starts_with(data, len, "heap profile: ") ||
 	    starts_with(data, len, "goroutine profile: ") ||
 	    starts_with(data, len, "threadcreate profile: ") ||

@@ -5,7 +5,8 @@
  * Chrome traces), are refused with what they are and what to take
  * instead; anything else unknown with the list of formats. The inputs
  * are the first bytes of real files: Go 1.19's /debug/pprof endpoints
- * of tests/go/pprofdemo, node 20's --heap-prof, perf 6.1's perf.data.
+ * of tests/go/pprofdemo, node 20's --heap-prof, perf 6.1's perf.data,
+ * gperftools' CPU and heap profiles.
  * And the JSON formats profreg reads are told apart: a speedscope file
  * is never taken for a V8 cpuprofile, nor a cpuprofile for speedscope.
  */
@@ -52,6 +53,31 @@ static void test_go_text_forms_say_to_fetch_pprof(void **state)
 			   "?debug=1");
 	expect_refused_str("goroutine 37 [running]:\nruntime/pprof.writeGoroutineStacks()\n",
 			   "a Go goroutine dump (?debug=2)");
+}
+
+/*
+ * gperftools 2.10's CPU profile (CPUPROFILE, libprofiler) and heap
+ * profile (HEAPPROFILE, tcmalloc), Debian 12, x86_64, of a C++ program:
+ * their first bytes; and, written by hand after gperftools' and pprof's
+ * readers, a CPU header in 32-bit big-endian words and the header of
+ * tcmalloc's sampled heap (GetHeapSample). Go's pprof reads them all;
+ * the heap ones were called Go's text form, to be fetched without debug=.
+ */
+static void test_gperftools_profiles_say_to_convert(void **state)
+{
+	static const uint8_t cpu[48] = {[8] = 0x03, [24] = 0x88, 0x13, [40] = 0x01};
+	static const uint8_t cpu32_be[20] = {[7] = 0x03, [15] = 0x14};
+
+	(void)state;
+	expect_refused(cpu, sizeof(cpu), "a gperftools profile in its legacy format; convert "
+		       "it with 'go tool pprof -proto PROGRAM FILE'");
+	expect_refused(cpu32_be, sizeof(cpu32_be), "a gperftools profile");
+	expect_refused_str("heap profile:      1:     4096 [ 40002:  1684096] @ heapprofile\n"
+			   "     1:     4096 [     1:     4096] @ 0x7f1f4d4938cc 0x7f1f4d4a10a0\n",
+			   "a gperftools profile");
+	expect_refused_str("heap profile:    3:   393216 [   3:   393216] @ heap_v2/524288\n"
+			   "     1:   131072 [     1:   131072] @ 0x4005d4 0x7f0a4b2e7d90\n",
+			   "a gperftools profile");
 }
 
 static void test_traces_and_perf_data_are_named(void **state)
@@ -194,6 +220,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_go_text_forms_say_to_fetch_pprof),
+		cmocka_unit_test(test_gperftools_profiles_say_to_convert),
 		cmocka_unit_test(test_traces_and_perf_data_are_named),
 		cmocka_unit_test(test_a_v8_heap_profile_is_detected_and_read),
 		cmocka_unit_test(test_a_gzipped_text_form_is_named_too),
