@@ -411,9 +411,29 @@ static size_t segment_stable(const char *s, size_t n, const char *path, size_t p
 	return n;
 }
 
+/* Does s[0..n) end in '-' and 8 hex digits? */
+static bool ends_in_hash8(const char *s, size_t n)
+{
+	if (n < 9 || s[n - 9] != '-')
+		return false;
+	for (size_t i = n - 8; i < n; i++)
+		if (!is_hex(s[i]))
+			return false;
+	return true;
+}
+
 size_t symname_stable_file(char *s, size_t n)
 {
 	size_t r = 0, w = 0;
+
+	/*
+	 * V8 names a WebAssembly module's script "wasm://wasm/<name>-<hash>",
+	 * the hash of its bytes: every build of the module is new. A name
+	 * that ends so itself is left whole, so that a second pass keeps it.
+	 */
+	if (n > 12 + 9 && memcmp(s, "wasm://wasm/", 12) == 0 && ends_in_hash8(s, n) &&
+	    !ends_in_hash8(s, n - 9) && !memchr(s + 12, '/', n - 12))
+		return n - 9;
 
 	if (!memchr(s, '@', n) && !memmem(s, n, "python", 6) && !memmem(s, n, "go-1.", 5) &&
 	    !memmem(s, n, "/registry/src/", 14) && !memmem(s, n, "versions/", 9) &&

@@ -72,6 +72,9 @@ size_t symname_stable(char *s, size_t n);
  *   - Ruby's gems, of which Bundler activates one version in a process,
  *     "bundle/gems/rails-7.0.4/" or ".../ruby/.../gems/rails-7.0.4/"
  *                                   -> "gems/rails/"
+ *   - V8's WebAssembly modules are named by a hash of their bytes,
+ *     "wasm://wasm/calc-b21736a2"    -> "wasm://wasm/calc" (one without a
+ *     name, "wasm://wasm/b21736a2", is only its hash and stays)
  * A main module's own paths, URLs' versions (Deno loads every one it is
  * given) and anything else are left as they are; rewriting a rewritten
  * path changes nothing more.

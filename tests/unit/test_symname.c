@@ -244,6 +244,9 @@ static void test_packaging_versions_leave_a_path(void **state)
 		 "/home/u/.rbenv/versions/3/lib/ruby/3/set.rb"},
 		{"/root/.nvm/versions/node/v20.20.2/lib/node_modules/pm2/lib/God.js",
 		 "/root/.nvm/versions/node/v20/lib/node_modules/pm2/lib/God.js"},
+		/* V8's WebAssembly scripts (tests/data/v8/wasm-*.cpuprofile). */
+		{"wasm://wasm/calc-2987b346", "wasm://wasm/calc"},
+		{"wasm://wasm/my-mod.wasm-E2E9260A", "wasm://wasm/my-mod.wasm"},
 		/* Ruby's gems, one version of each in a process (rbspy's files). */
 		{"/usr/local/bundle/gems/activerecord-7.0.4/lib/active_record/base.rb",
 		 "/usr/local/bundle/gems/activerecord/lib/active_record/base.rb"},
@@ -269,6 +272,9 @@ static void test_packaging_versions_leave_a_path(void **state)
 		"/c/registry/src/idx/tokio-1.28/src/x.rs", /* not a crate's version */
 		"/c/registry/src/idx/-1.2.3/src/x.rs",
 		"/a/.pnpm/github.com+u+r@0123abc/node_modules/r.js",
+		"wasm://wasm/2987b346", "wasm://wasm/-2987b346", "wasm://wasm/a-2987b34",
+		"wasm://wasm/a-2987b34g", "wasm://wasm/a-1234abcd-2987b346",
+		"wasm://wasm/a/b-2987b346", "https://cdn.example/wasm/a-2987b346",
 		/* A URL's module is whatever version it names (Deno, CDNs). */
 		"https://deno.land/x/oak@v12.6.1/router.ts",
 	};
@@ -510,6 +516,42 @@ static void test_a_moved_anonymous_node_function_keeps_its_name(void **state)
 }
 
 /*
+ * Two real .cpuprofiles (node v20.20.2) of one WebAssembly module built
+ * twice: V8 named its script by the hash of its bytes, calc-2987b346 and
+ * calc-e2e9260a. Its function spin is one function of one file in both,
+ * with the 46 and 112 samples the files give its node.
+ */
+static void test_a_rebuilt_wasm_module_keeps_its_functions(void **state)
+{
+	static const char *const files[2] = {"v8/wasm-v1.cpuprofile", "v8/wasm-v2.cpuprofile"};
+	static const char *const raw[2] = {"wasm://wasm/calc-2987b346",
+					   "wasm://wasm/calc-e2e9260a"};
+	static const int64_t self[2] = {46, 112};
+
+	(void)state;
+	for (int f = 0; f < 2; f++) {
+		pr_error err = PR_ERROR_INIT;
+		buf text = BUF_INIT;
+		profile *p = NULL;
+		profile_summary sm;
+		const profile_summary_row *r;
+
+		testdata_read(&text, files[f]);
+		assert_non_null(memmem(text.ptr, text.len, raw[f], strlen(raw[f])));
+		assert_int_equal(format_parse(&p, (const uint8_t *)text.ptr, text.len,
+					      PROFILE_FMT_AUTO, files[f], NULL, &err), 0);
+		assert_string_equal(p->value_types[0].type, "samples");
+		assert_int_equal(profile_summarize(&sm, p, 0, &err), 0);
+		assert_non_null(r = row_of(p, &sm, "spin"));
+		assert_string_equal(p->funcs[r->func].file, "wasm://wasm/calc");
+		assert_int_equal(r->self, self[f]);
+		profile_summary_release(&sm);
+		profile_free(p);
+		buf_release(&text);
+	}
+}
+
+/*
  * Two processes of one program under py-spy (--subprocesses --threads)
  * and async-profiler (--threads): their captures name the same functions,
  * and the command line's secret reaches no function's name, in folded
@@ -673,6 +715,7 @@ int main(void)
 		cmocka_unit_test(test_process_and_thread_frames_lose_their_ids),
 		cmocka_unit_test(test_two_processes_name_the_same_functions_and_no_secret),
 		cmocka_unit_test(test_a_moved_anonymous_node_function_keeps_its_name),
+		cmocka_unit_test(test_a_rebuilt_wasm_module_keeps_its_functions),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
