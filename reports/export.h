@@ -56,8 +56,9 @@ int export_merge_column(profile *dst, const profile *src, size_t column, pr_erro
 
 /*
  * The column of `p` that counts samples for the values of `column`: a
- * "samples" column (profile_samples_column), the "_objects" twin of a "_space" column, or `column`
- * itself when its unit is "count". PR_ENOTFOUND when there is none.
+ * "samples" column (profile_samples_column), the "_objects" twin of a
+ * "_space" column, or `column` itself when its unit is "count".
+ * PR_ENOTFOUND when there is none.
  */
 int export_samples_column(size_t *out, const profile *p, size_t column);
 
