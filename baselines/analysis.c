@@ -191,6 +191,7 @@ typedef struct sides {
 	capture_set cur, base;
 	int64_t window_start, window_end;
 	char *cur_releases; /* JSON array of the judged captures' releases */
+	size_t cur_empty;   /* with no judged capture: the selected ones without samples */
 } sides;
 
 static int load_sides(sides *s, db *d, const analysis_target *t, const analysis_cohort *c,
@@ -215,8 +216,21 @@ static int load_sides(sides *s, db *d, const analysis_target *t, const analysis_
 	/* Nothing after "now": --at makes a run reproducible. */
 	q.until_us = t->until_us && t->until_us <= o->at_us ? t->until_us : o->at_us + 1;
 	q.hosts = c ? c->cohort_hosts : NULL;
-	if ((rc = capture_set_load(&s->cur, d, &q, err)) < 0 || s->cur.n == 0)
+	if ((rc = capture_set_load(&s->cur, d, &q, err)) < 0)
 		return rc;
+	if (s->cur.n == 0) {
+		/*
+		 * Captures without samples are never judged, but they are not
+		 * no captures: a profiler that sends empty profiles is a
+		 * different problem from a release that was never captured.
+		 */
+		capture_set empty = {0};
+		q.empty = true;
+		if ((rc = capture_set_load(&empty, d, &q, err)) == 0)
+			s->cur_empty = empty.n;
+		capture_set_release(&empty);
+		return rc;
+	}
 	if (c) {
 		/* The control hosts over the same window, whatever release they run. */
 		int64_t until = q.until_us;
@@ -1542,6 +1556,16 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 	t0 -= in->seconds;
 	if ((rc = in->rc) < 0) {
 		*err = in->err;
+		goto out;
+	}
+	if (s.cur.n == 0 && s.cur_empty > 0) {
+		bool one = s.cur_empty == 1;
+		rc = t->release ? skip(a, t, err, "the %zu %s capture%s of release '%s'%s %s no "
+				       "samples", s.cur_empty, t->type, one ? "" : "s", t->release,
+				       c ? " on the cohort's hosts" : "", one ? "holds" : "hold")
+				: skip(a, t, err, "the %zu %s capture%s in the selected time range "
+				       "%s no samples", s.cur_empty, t->type, one ? "" : "s",
+				       one ? "holds" : "hold");
 		goto out;
 	}
 	if (s.cur.n == 0) {

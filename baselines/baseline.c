@@ -90,8 +90,7 @@ int capture_set_load(capture_set *out, db *d, const capture_query *q, pr_error *
 		"select p.id, " DB_TS_TO_US("p.captured_at") ","
 		"       p.release, p.total_value, p.sample_count, coalesce(p.duration_ns, 0),"
 		"       " LOAD_SQL ", p.value_unit, coalesce(p.host, '')"
-		"  from profiles p"
-		" where p.total_value > 0";
+		"  from profiles p";
 	char sid[24], since[24], until[24], asof[24];
 	query qb = {BUF_INIT, {0}, 0};
 	PGresult *res = NULL;
@@ -103,6 +102,8 @@ int capture_set_load(capture_set *out, db *d, const capture_query *q, pr_error *
 	snprintf(until, sizeof(until), "%" PRId64, q->until_us);
 	snprintf(asof, sizeof(asof), "%" PRId64, q->as_of_us);
 	rc = buf_puts(&qb.sql, head);
+	rc = rc < 0 ? rc : buf_puts(&qb.sql, q->empty ? " where p.total_value = 0"
+						      : " where p.total_value > 0");
 	rc = rc < 0 ? rc : cond(&qb, " and p.service_id = %s", sid);
 	rc = rc < 0 ? rc : cond(&qb, " and p.profile_type = %s", q->type);
 	if (rc == 0 && q->release)

@@ -57,9 +57,13 @@ typedef struct capture_query {
 	int64_t since_us, until_us;  /* [since, until); 0 = unbounded */
 	bool eligible_only;          /* apply the baseline eligibility rules */
 	const char *hosts;           /* only captures of these hosts (JSON array text), or NULL */
+	bool empty;                  /* only the captures with no samples (else never these) */
 } capture_query;
 
-/* Captures matching `q`, oldest first. Free with capture_set_release. */
+/*
+ * The captures with samples matching `q` (with `q->empty`, those without),
+ * oldest first. Free with capture_set_release.
+ */
 int capture_set_load(capture_set *out, db *d, const capture_query *q, pr_error *err);
 
 /*

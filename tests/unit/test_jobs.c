@@ -441,6 +441,31 @@ static void test_a_release_that_lost_its_symbols_is_not_judged(void **state)
 	analysis_release(&a);
 }
 
+/*
+ * A release whose captures all hold no samples (an idle service, a
+ * profiler that sends empty profiles) was captured: the skip says so, and
+ * is not the "no captures" that makes a release name an error.
+ */
+static void test_a_release_of_empty_captures_is_skipped_as_such(void **state)
+{
+	static const char *const names[] = {"idle"};
+	fx *f = *state;
+	analysis a;
+	const char *why;
+
+	testdb_execf(f->t, "insert into services (name, enabled) values ('idle', true)");
+	for (int day = 14; day >= 1; day--)
+		capture(f, "idle", "v1", NIGHT_END - day * DAY, 1);
+	capture_text(f, "idle", "v2", NIGHT_END - 5 * 3600 * 1000000LL, "");
+	capture_text(f, "idle", "v2", NIGHT_END - 4 * 3600 * 1000000LL, "main;serve 0\n");
+	analyse_all(f, &a, names, 1);
+	assert_non_null(why = skip_reason(&a, "idle"));
+	assert_string_equal(why, "the 2 cpu captures of release 'v2' hold no samples");
+	assert_false(a.skipped[0].no_current);
+	assert_int_equal(a.services, 0);
+	analysis_release(&a);
+}
+
 /* A worker's part carries the renamed finding whole to the process that finishes. */
 static void test_a_renamed_function_travels_in_a_worker_part(void **state)
 {
@@ -751,6 +776,7 @@ int main(void)
 		T(test_only_one_gone_and_one_new_function_of_a_container_are_paired),
 		T(test_a_renamed_function_travels_in_a_worker_part),
 		T(test_a_release_that_lost_its_symbols_is_not_judged),
+		T(test_a_release_of_empty_captures_is_skipped_as_such),
 		T(test_the_nightly_job_finds_the_regression_and_records_an_ok_run),
 		T(test_a_night_that_analyses_nothing_is_incomplete),
 		T(test_the_postdeploy_job_fails_a_regression_and_passes_a_clean_release),
