@@ -1530,6 +1530,32 @@ int analysis_add_cohort(analysis *a, db *d, const analysis_target *t, const anal
 	return analysis_add_loaded(a, d, t, c, in, store, err);
 }
 
+/*
+ * Another release captured between the first and the last capture of
+ * the target's release (a rollback to it, or two releases side by side),
+ * as a new string in *out; NULL when there is none.
+ */
+static int release_between(char **out, db *d, const analysis_target *t, const sides *s,
+			   pr_error *err)
+{
+	char **rels = NULL;
+	size_t n = 0;
+	int rc;
+
+	*out = NULL;
+	if (!t->release || s->cur.n == 0)
+		return 0;
+	if ((rc = capture_releases_in(&rels, &n, d, t->service_id, t->type,
+				      s->cur.caps[0].captured_at_us,
+				      s->cur.caps[s->cur.n - 1].captured_at_us + 1, err)) < 0)
+		return rc;
+	for (size_t k = 0; k < n && !*out; k++)
+		if (strcmp(rels[k], t->release) && !(*out = strdup(rels[k])))
+			rc = oom(err);
+	capture_releases_free(rels, n);
+	return rc;
+}
+
 int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const analysis_cohort *c,
 			analysis_input *in, bool store, pr_error *err)
 {
@@ -1588,25 +1614,40 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 		goto out;
 	}
 	if (s.base.n < o->min_baseline || s.base.n < 2) {
-		char when[TIME_FMT_MAX], hint[96] = "";
+		char when[TIME_FMT_MAX], hint[96] = "", *other = NULL;
 
 		/*
 		 * A release with captures enough for a baseline of its own is
 		 * most often one name given to every deploy ("prod", "main"):
 		 * say so, or the skip reads as if nothing had been captured.
+		 * Unless another release ran among its captures: then it went
+		 * and came back (a rollback), and its baseline is still what
+		 * ran before its first capture.
 		 */
-		if (t->release && s.cur.n >= o->min_baseline && s.cur.n >= 2)
+		if ((rc = release_between(&other, d, t, &s, err)) < 0)
+			goto out;
+		if (t->release && s.cur.n >= o->min_baseline && s.cur.n >= 2 && !other)
 			snprintf(hint, sizeof(hint),
 				 "; the release alone has %zu captures from then on", s.cur.n);
 		time_format(when, s.window_end);
-		rc = skip(
-			a, t, err,
-			"insufficient baseline: %zu eligible %s captures in the %lld "
-			"days before %s (need %zu)%s%s",
-			s.base.n, t->type, (long long)(o->window_us / DAY_US), when,
-			o->min_baseline, hint,
-			*hint ? ": the baseline is earlier releases' captures, so a release "
-				"name every deploy reuses leaves none" : "");
+		if (other)
+			rc = skip(a, t, err,
+				  "insufficient baseline: %zu eligible %s captures in the %lld "
+				  "days before %s (need %zu), the first capture of release '%s'; "
+				  "release '%s' ran among its captures (a rollback, or releases "
+				  "side by side): the baseline is what ran before a release's "
+				  "first capture", s.base.n, t->type,
+				  (long long)(o->window_us / DAY_US), when, o->min_baseline,
+				  t->release, other);
+		else
+			rc = skip(a, t, err,
+				  "insufficient baseline: %zu eligible %s captures in the %lld "
+				  "days before %s (need %zu)%s%s",
+				  s.base.n, t->type, (long long)(o->window_us / DAY_US), when,
+				  o->min_baseline, hint,
+				  *hint ? ": the baseline is earlier releases' captures, so a "
+					  "release name every deploy reuses leaves none" : "");
+		free(other);
 		goto out;
 	}
 	look = look_of(t, &s, o);

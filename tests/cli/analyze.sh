@@ -162,6 +162,23 @@ run pr analyze --service samename --release prod --at 2026-01-03T00:00:00Z --dry
 [[ $OUT == *"insufficient baseline: 0 eligible"* ]] && [[ $OUT != *"the release alone"* ]] &&
 	ok "a young release without a baseline gets no such hint" || not_ok "young release" "$OUT"
 
+# A release rolled back to is not one name reused by every deploy: the
+# skip names the release that ran among its captures.
+pr --quiet service add rolled --enable
+for d in 01 02 03 04 05 06 07 08 09 10; do
+	r=v1
+	case $d in 06 | 07) r=v2 ;; esac
+	printf 'main;f %d\nmain;g 5\n' "$((10#$d + 10))" >"$T/rolled-$d.folded"
+	pr --quiet ingest "$T/rolled-$d.folded" --service rolled --release $r \
+		--time "2026-01-${d}T10:00:00Z"
+done
+run pr analyze --service rolled --release v1 --at 2026-01-11T00:00:00Z --dry-run
+[ $RC -eq 0 ] && [[ $OUT == *"insufficient baseline: 0 eligible cpu captures"* ]] &&
+	[[ $OUT == *"release 'v2' ran among its captures (a rollback"* ]] &&
+	[[ $OUT != *"every deploy reuses"* ]] &&
+	ok "a release rolled back to names the release between, not a reused name" ||
+	not_ok "rollback" "rc=$RC $OUT $ERR"
+
 # A method renamed by the release, and twice as costly: one regression, under its new name.
 pr --quiet service add renamer --enable
 for i in $(seq 0 31); do
