@@ -192,7 +192,25 @@ typedef struct sides {
 	int64_t window_start, window_end;
 	char *cur_releases; /* JSON array of the judged captures' releases */
 	size_t cur_empty;   /* with no judged capture: the selected ones without samples */
+	size_t base_empty;  /* with too thin a baseline: its window's captures without samples */
 } sides;
+
+/*
+ * How many captures `q` selects that hold no samples. Those are never
+ * judged nor a baseline, but a skip that leaves them out of its count
+ * reads as if the profiler had sent nothing.
+ */
+static int count_empty(size_t *out, db *d, capture_query q, pr_error *err)
+{
+	capture_set empty = {0};
+	int rc;
+
+	q.empty = true;
+	if ((rc = capture_set_load(&empty, d, &q, err)) == 0)
+		*out = empty.n;
+	capture_set_release(&empty);
+	return rc;
+}
 
 static int load_sides(sides *s, db *d, const analysis_target *t, const analysis_cohort *c,
 		      const analysis_opts *o, pr_error *err)
@@ -218,19 +236,13 @@ static int load_sides(sides *s, db *d, const analysis_target *t, const analysis_
 	q.hosts = c ? c->cohort_hosts : NULL;
 	if ((rc = capture_set_load(&s->cur, d, &q, err)) < 0)
 		return rc;
-	if (s->cur.n == 0) {
-		/*
-		 * Captures without samples are never judged, but they are not
-		 * no captures: a profiler that sends empty profiles is a
-		 * different problem from a release that was never captured.
-		 */
-		capture_set empty = {0};
-		q.empty = true;
-		if ((rc = capture_set_load(&empty, d, &q, err)) == 0)
-			s->cur_empty = empty.n;
-		capture_set_release(&empty);
-		return rc;
-	}
+	/*
+	 * Captures without samples are never judged, but they are not no
+	 * captures: a profiler that sends empty profiles is a different
+	 * problem from a release that was never captured.
+	 */
+	if (s->cur.n == 0)
+		return count_empty(&s->cur_empty, d, q, err);
 	if (c) {
 		/* The control hosts over the same window, whatever release they run. */
 		int64_t until = q.until_us;
@@ -260,7 +272,9 @@ static int load_sides(sides *s, db *d, const analysis_target *t, const analysis_
 	s->window_start = s->window_end - o->window_us;
 	q.since_us = s->window_start;
 	q.until_us = s->window_end;
-	return capture_set_load(&s->base, d, &q, err);
+	if ((rc = capture_set_load(&s->base, d, &q, err)) < 0 || s->base.n >= o->min_baseline)
+		return rc;
+	return count_empty(&s->base_empty, d, q, err);
 }
 
 static void sides_release(sides *s)
@@ -1614,7 +1628,7 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 		goto out;
 	}
 	if (s.base.n < o->min_baseline || s.base.n < 2) {
-		char when[TIME_FMT_MAX], hint[96] = "", *other = NULL;
+		char when[TIME_FMT_MAX], hint[96] = "", empty[64] = "", *other = NULL;
 
 		/*
 		 * A release with captures enough for a baseline of its own is
@@ -1630,21 +1644,24 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 			snprintf(hint, sizeof(hint),
 				 "; the release alone has %zu captures from then on", s.cur.n);
 		time_format(when, s.window_end);
+		if (s.base_empty)
+			snprintf(empty, sizeof(empty), "; %zu more there hold no samples",
+				 s.base_empty);
 		if (other)
 			rc = skip(a, t, err,
 				  "insufficient baseline: %zu eligible %s captures in the %lld "
-				  "days before %s (need %zu), the first capture of release '%s'; "
+				  "days before %s (need %zu), the first capture of release '%s'%s; "
 				  "release '%s' ran among its captures (a rollback, or releases "
 				  "side by side): the baseline is what ran before a release's "
 				  "first capture", s.base.n, t->type,
 				  (long long)(o->window_us / DAY_US), when, o->min_baseline,
-				  t->release, other);
+				  t->release, empty, other);
 		else
 			rc = skip(a, t, err,
 				  "insufficient baseline: %zu eligible %s captures in the %lld "
-				  "days before %s (need %zu)%s%s",
+				  "days before %s (need %zu)%s%s%s",
 				  s.base.n, t->type, (long long)(o->window_us / DAY_US), when,
-				  o->min_baseline, hint,
+				  o->min_baseline, empty, hint,
 				  *hint ? ": the baseline is earlier releases' captures, so a "
 					  "release name every deploy reuses leaves none" : "");
 		free(other);

@@ -444,24 +444,36 @@ static void test_a_release_that_lost_its_symbols_is_not_judged(void **state)
 /*
  * A release whose captures all hold no samples (an idle service, a
  * profiler that sends empty profiles) was captured: the skip says so, and
- * is not the "no captures" that makes a release name an error.
+ * is not the "no captures" that makes a release name an error. A baseline
+ * too thin for the same reason counts them too.
  */
 static void test_a_release_of_empty_captures_is_skipped_as_such(void **state)
 {
-	static const char *const names[] = {"idle"};
+	static const char *const names[] = {"idle", "mute"};
 	fx *f = *state;
 	analysis a;
 	const char *why;
+	char text[32];
 
 	testdb_execf(f->t, "insert into services (name, enabled) values ('idle', true)");
 	for (int day = 14; day >= 1; day--)
 		capture(f, "idle", "v1", NIGHT_END - day * DAY, 1);
 	capture_text(f, "idle", "v2", NIGHT_END - 5 * 3600 * 1000000LL, "");
 	capture_text(f, "idle", "v2", NIGHT_END - 4 * 3600 * 1000000LL, "main;serve 0\n");
-	analyse_all(f, &a, names, 1);
+	testdb_execf(f->t, "insert into services (name, enabled) values ('mute', true)");
+	for (int day = 6; day >= 1; day--) {
+		capture(f, "mute", "v1", NIGHT_END - day * DAY, 1);
+		snprintf(text, sizeof(text), "main;wait%d 0\n", day);
+		capture_text(f, "mute", "v1", NIGHT_END - day * DAY + 3600 * 1000000LL, text);
+	}
+	capture(f, "mute", "v2", NIGHT_END - 3600 * 1000000LL, 1);
+	analyse_all(f, &a, names, 2);
 	assert_non_null(why = skip_reason(&a, "idle"));
 	assert_string_equal(why, "the 2 cpu captures of release 'v2' hold no samples");
 	assert_false(a.skipped[0].no_current);
+	assert_non_null(why = skip_reason(&a, "mute"));
+	assert_non_null(strstr(why, "insufficient baseline: 6 eligible cpu captures"));
+	assert_non_null(strstr(why, "(need 8); 6 more there hold no samples"));
 	assert_int_equal(a.services, 0);
 	analysis_release(&a);
 }
