@@ -73,10 +73,12 @@ static int wait_for_captures(postdeploy_result *x, const job_env *env, const pos
 			json_decref(fails);
 			source_report_release(&src);
 		}
-		if ((rc = db_capture_count(env->d, &x->captures, sid, o->release, err)) < 0)
+		if ((rc = db_capture_count(env->d, &x->captures, &x->with_samples, sid, o->release,
+					   err)) < 0)
 			return rc;
 		x->waited_us = (int64_t)((time_mono() - start) * 1e6);
-		if ((uint64_t)x->captures >= want || x->waited_us >= o->wait_us)
+		/* An empty capture (a pod idle right after the deploy) is none to judge. */
+		if ((uint64_t)x->with_samples >= want || x->waited_us >= o->wait_us)
 			return 0;
 		{
 			int64_t left = o->wait_us - x->waited_us;
@@ -213,10 +215,15 @@ static void verdict(postdeploy_result *x, const postdeploy_opts *o)
 			 x->a.skipped[i].reason);
 		json_array_append_new(x->reasons, json_string(line));
 	}
-	if ((uint64_t)x->captures < want) {
+	if ((uint64_t)x->with_samples < want) {
+		int64_t empty = x->captures - x->with_samples;
+		char more[64] = "";
+		if (empty > 0)
+			snprintf(more, sizeof(more), " with samples (%" PRId64 " more hold none)",
+				 empty);
 		snprintf(line, sizeof(line), "only %" PRId64 " of the %" PRIu64
 			 " captures asked for (--min-captures) "
-			 "arrived within --wait", x->captures, want);
+			 "arrived within --wait%s", x->with_samples, want, more);
 		json_array_append_new(x->reasons, json_string(line));
 	}
 	if (strcmp(x->verdict, "fail") != 0 && json_array_size(x->reasons))

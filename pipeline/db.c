@@ -1169,7 +1169,8 @@ out:
 	return rc;
 }
 
-int db_capture_count(db *d, int64_t *n, int64_t service_id, const char *release, pr_error *err)
+int db_capture_count(db *d, int64_t *n, int64_t *with_samples, int64_t service_id,
+		     const char *release, pr_error *err)
 {
 	char sid[24];
 	const char *p[2] = {sid, release};
@@ -1177,12 +1178,17 @@ int db_capture_count(db *d, int64_t *n, int64_t service_id, const char *release,
 	int rc;
 
 	*n = 0;
+	if (with_samples)
+		*with_samples = 0;
 	snprintf(sid, sizeof(sid), "%" PRId64, service_id);
 	if ((rc = run(d, &res, err,
-		      "select count(*) from profiles where service_id = $1 and release = $2", 2, p,
+		      "select count(*), count(*) filter (where total_value > 0) from profiles"
+		      " where service_id = $1 and release = $2", 2, p,
 		      "cannot count captures")) < 0)
 		return rc;
 	*n = get_i64(res, 0, 0);
+	if (with_samples)
+		*with_samples = get_i64(res, 0, 1);
 	PQclear(res);
 	return 0;
 }

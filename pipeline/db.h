@@ -169,8 +169,12 @@ int db_service_get(db *d, db_service *out, const char *name, pr_error *err);
  */
 int db_service_list(db *d, db_service **out, size_t *n, pr_error *err);
 
-/* How many captures of `release` service `service_id` has. */
-int db_capture_count(db *d, int64_t *n, int64_t service_id, const char *release, pr_error *err);
+/*
+ * How many captures of `release` service `service_id` has (*n), and how
+ * many of them hold samples (*with_samples; NULL: not asked).
+ */
+int db_capture_count(db *d, int64_t *n, int64_t *with_samples, int64_t service_id,
+		     const char *release, pr_error *err);
 
 /*
  * The releases a service has captures of, the most recently captured

@@ -619,6 +619,33 @@ static void test_the_postdeploy_job_is_inconclusive_with_too_few_captures(void *
 	postdeploy_result_release(&r);
 }
 
+/*
+ * Captures without samples (pods idle right after the deploy) are none
+ * to judge: the gate asked for six does not pass on the four that hold
+ * samples as if it had them all.
+ */
+static void test_the_postdeploy_job_does_not_count_empty_captures(void **state)
+{
+	fx *f = *state;
+	postdeploy_opts o = {"good", "v2", SHA_V2, NULL, NULL, 0, 6, STATS_SEV_HIGH,
+			     0, 0, NULL, NULL};
+	postdeploy_result r;
+	pr_error err = PR_ERROR_INIT;
+
+	service(f, "good", 1);
+	capture_text(f, "good", "v2", NIGHT_END - 3 * 3600 * 1000000LL, "");
+	capture_text(f, "good", "v2", NIGHT_END - 2 * 3600 * 1000000LL, "main;serve 0\n");
+	assert_int_equal(postdeploy_run(&r, &f->env, &o, &err), 0);
+	assert_int_equal(r.captures, 6);
+	assert_int_equal(r.with_samples, 4);
+	assert_string_equal(r.verdict, "inconclusive");
+	assert_int_equal(json_array_size(r.reasons), 1);
+	assert_string_equal(json_string_value(json_array_get(r.reasons, 0)),
+			    "only 4 of the 6 captures asked for (--min-captures) arrived within "
+			    "--wait with samples (2 more hold none)");
+	postdeploy_result_release(&r);
+}
+
 static void test_the_postdeploy_job_refuses_a_release_without_captures(void **state)
 {
 	fx *f = *state;
@@ -793,6 +820,7 @@ int main(void)
 		T(test_a_night_that_analyses_nothing_is_incomplete),
 		T(test_the_postdeploy_job_fails_a_regression_and_passes_a_clean_release),
 		T(test_the_postdeploy_job_is_inconclusive_with_too_few_captures),
+		T(test_the_postdeploy_job_does_not_count_empty_captures),
 		T(test_the_postdeploy_job_refuses_a_release_without_captures),
 		T(test_analysis_with_captures_read_ahead_is_the_same),
 		T(test_analyze_nightly_and_postdeploy_give_the_same_finding_object),
