@@ -1964,10 +1964,15 @@ static bool passes(const finding *f, double q, const analysis_opts *o)
  * Dilution. When one function's cost rises, every other share falls
  * (and when one falls, the others rise) without anything else changing.
  * The significant share findings of a target are taken largest relative
- * change first (rises before falls on a tie): dilution moves every other
- * share by the same small factor, so the function that moved on its own
- * has the largest relative change even where a big function's diluted
- * share moved more points. The first one moved; each next one
+ * change first (rises before falls on a tie), measured against the
+ * target's typical change, the median ratio of its tested functions'
+ * shares: dilution moves every other share by the same factor, so the
+ * function that moved on its own is the one farthest from it, even where
+ * a big function's diluted share moved more points. (Against no change
+ * instead, a function that held more than half of the time and doubled
+ * rose 60% -> 75%, by less than each other share fell, 20% -> 12.5%: the
+ * others were taken for the movers and the regression for their shift.)
+ * The first one moved; each next one
  * is tested again with its shares renormalised without those already
  * found to move, at the same look. One that no longer clears its
  * family's cut-off only moved because the others did: a relative shift.
@@ -1979,11 +1984,17 @@ static bool passes(const finding *f, double q, const analysis_opts *o)
  * before, and a function three times cheaper beside one that doubled
  * became a relative shift.)
  */
-static int by_change(const void *x, const void *y, void *ctx)
+/* A finding's change against the target's typical share ratio `typical`. */
+static double change_from(const finding *f, double typical)
 {
-	const analysis *a = ctx;
-	const finding *f = &a->tests[*(const size_t *)x], *g = &a->tests[*(const size_t *)y];
-	double df = fabs(f->rel_delta), dg = fabs(g->rel_delta);
+	if (!(typical > 0) || !isfinite(typical) || !(f->baseline_share > 0))
+		return f->rel_delta;
+	return f->current_share / f->baseline_share / typical - 1;
+}
+
+static int by_change(const finding *f, const finding *g, double typical)
+{
+	double df = fabs(change_from(f, typical)), dg = fabs(change_from(g, typical));
 
 	if (df != dg)
 		return df > dg ? -1 : 1;
@@ -1992,11 +2003,32 @@ static int by_change(const void *x, const void *y, void *ctx)
 	return f->row < g->row ? -1 : f->row > g->row;
 }
 
+/*
+ * The median ratio of current to baseline share of target `tg`'s tested
+ * functions, 1 when none has a baseline share; `scratch` holds ntests.
+ */
+static double typical_ratio(const analysis *a, size_t tg, double *scratch)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < a->ntests; i++) {
+		const finding *f = &a->tests[i];
+		if (f->target == tg && f->row != SIZE_MAX && f->baseline_share > 0 &&
+		    isfinite(f->current_share))
+			scratch[n++] = f->current_share / f->baseline_share;
+	}
+	if (n == 0)
+		return 1;
+	qsort(scratch, n, sizeof(*scratch), double_cmp);
+	return n % 2 ? scratch[n / 2] : 0.5 * (scratch[n / 2 - 1] + scratch[n / 2]);
+}
+
 /* qsort_r is not C11: a small insertion sort (a target has few findings). */
-static void sort_by_change(size_t *idx, size_t n, analysis *a)
+static void sort_by_change(size_t *idx, size_t n, const analysis *a, double typical)
 {
 	for (size_t i = 1; i < n; i++)
-		for (size_t j = i; j > 0 && by_change(&idx[j - 1], &idx[j], a) > 0; j--) {
+		for (size_t j = i; j > 0 && by_change(&a->tests[idx[j - 1]], &a->tests[idx[j]],
+						      typical) > 0; j--) {
 			size_t t = idx[j];
 			idx[j] = idx[j - 1];
 			idx[j - 1] = t;
@@ -2015,6 +2047,7 @@ static int renormalised_retest(analysis *a, const double cut[2])
 	const analysis_opts *o = &a->opts;
 	size_t *idx = NULL, *movers = NULL, *by_target = NULL, *first = NULL, *pos = NULL;
 	int64_t *less = NULL;
+	double *ratios = NULL;
 	series sb = {0}, sc = {0};
 	int rc = 0;
 
@@ -2046,7 +2079,11 @@ static int renormalised_retest(analysis *a, const double cut[2])
 			idx[nsig++] = by_target[j];
 		if (nsig < 2)
 			continue;
-		sort_by_change(idx, nsig, a);
+		if (!ratios && !(ratios = malloc(a->ntests * sizeof(*ratios)))) {
+			rc = PR_ENOMEM;
+			break;
+		}
+		sort_by_change(idx, nsig, a, typical_ratio(a, tg, ratios));
 		maxn = td->base.n > td->cur.n ? td->base.n : td->cur.n;
 		free(less);
 		free(sb.share);
@@ -2108,6 +2145,7 @@ static int renormalised_retest(analysis *a, const double cut[2])
 	free(first);
 	free(pos);
 	free(less);
+	free(ratios);
 	free(sb.share);
 	free(sc.share);
 	free(sb.group);

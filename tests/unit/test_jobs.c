@@ -478,6 +478,54 @@ static void test_a_release_of_empty_captures_is_skipped_as_such(void **state)
 	analysis_release(&a);
 }
 
+/* One capture of `service` with these self counts, each varying by 5%. */
+static void capture_counts(fx *f, const char *service, const char *release, int64_t at,
+			   const char *const *names, const int *counts, size_t n)
+{
+	char text[512];
+	size_t len = 0;
+
+	for (size_t i = 0; i < n; i++)
+		len += (size_t)snprintf(text + len, sizeof(text) - len, "main;serve;%s %d\n",
+					names[i], (int)(counts[i] * noise(f, 0.05)));
+	capture_text(f, service, release, at, text);
+}
+
+/*
+ * A function that held most of the time and doubled: every other share
+ * falls by more than its own rose (60% -> 75% against 20% -> 12.5%), yet
+ * they all fell by one factor, which is dilution. It is the regression,
+ * and the others are relative shifts, not improvements.
+ */
+static void test_a_function_that_held_most_of_the_time_and_doubled_is_the_regression(
+	void **state)
+{
+	static const char *const names[] = {"hot"};
+	static const char *const funcs[] = {"zip.deflate", "io.read", "json.encode", "log.write"};
+	static const int before[] = {6000, 2000, 1200, 800}, after[] = {12000, 2000, 1200, 800};
+	fx *f = *state;
+	analysis a;
+	const finding *x;
+
+	testdb_execf(f->t, "insert into services (name, enabled) values ('hot', true)");
+	for (int day = 14; day >= 1; day--) {
+		capture_counts(f, "hot", "v1", NIGHT_END - day * DAY - 9 * 3600 * 1000000LL, funcs,
+			       before, 4);
+		capture_counts(f, "hot", "v1", NIGHT_END - day * DAY - 3 * 3600 * 1000000LL, funcs,
+			       before, 4);
+	}
+	for (int k = 0; k < 4; k++)
+		capture_counts(f, "hot", "v2", NIGHT_END - (20 - 4 * k) * 3600 * 1000000LL, funcs,
+			       after, 4);
+	analyse_all(f, &a, names, 1);
+	assert_non_null(x = finding_of(&a, "hot", "zip.deflate"));
+	assert_int_equal(x->direction, FINDING_REGRESSION);
+	for (size_t i = 1; i < 4; i++)
+		if ((x = finding_of(&a, "hot", funcs[i])))
+			assert_int_equal(x->direction, FINDING_RELATIVE_SHIFT);
+	analysis_release(&a);
+}
+
 /* A worker's part carries the renamed finding whole to the process that finishes. */
 static void test_a_renamed_function_travels_in_a_worker_part(void **state)
 {
@@ -816,6 +864,7 @@ int main(void)
 		T(test_a_renamed_function_travels_in_a_worker_part),
 		T(test_a_release_that_lost_its_symbols_is_not_judged),
 		T(test_a_release_of_empty_captures_is_skipped_as_such),
+		T(test_a_function_that_held_most_of_the_time_and_doubled_is_the_regression),
 		T(test_the_nightly_job_finds_the_regression_and_records_an_ok_run),
 		T(test_a_night_that_analyses_nothing_is_incomplete),
 		T(test_the_postdeploy_job_fails_a_regression_and_passes_a_clean_release),
