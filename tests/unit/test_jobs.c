@@ -491,38 +491,54 @@ static void capture_counts(fx *f, const char *service, const char *release, int6
 	capture_text(f, service, release, at, text);
 }
 
+/* A service of `funcs` whose counts are `before` for 14 days and `after` in v2. */
+static void counted_service(fx *f, const char *name, const char *const *funcs,
+			    const int *before, const int *after, size_t n)
+{
+	testdb_execf(f->t, "insert into services (name, enabled) values ('%s', true)", name);
+	for (int day = 14; day >= 1; day--) {
+		capture_counts(f, name, "v1", NIGHT_END - day * DAY - 9 * 3600 * 1000000LL, funcs,
+			       before, n);
+		capture_counts(f, name, "v1", NIGHT_END - day * DAY - 3 * 3600 * 1000000LL, funcs,
+			       before, n);
+	}
+	for (int k = 0; k < 4; k++)
+		capture_counts(f, name, "v2", NIGHT_END - (20 - 4 * k) * 3600 * 1000000LL, funcs,
+			       after, n);
+}
+
 /*
  * A function that held most of the time and doubled: every other share
  * falls by more than its own rose (60% -> 75% against 20% -> 12.5%), yet
  * they all fell by one factor, which is dilution. It is the regression,
- * and the others are relative shifts, not improvements.
+ * and the others are relative shifts, not improvements. The same
+ * function made twice as cheap is an improvement, and the others, which
+ * rose by more than it fell, are no regressions.
  */
 static void test_a_function_that_held_most_of_the_time_and_doubled_is_the_regression(
 	void **state)
 {
-	static const char *const names[] = {"hot"};
+	static const char *const names[] = {"hot", "cool"};
 	static const char *const funcs[] = {"zip.deflate", "io.read", "json.encode", "log.write"};
-	static const int before[] = {6000, 2000, 1200, 800}, after[] = {12000, 2000, 1200, 800};
+	static const int before[] = {6000, 2000, 1200, 800}, slower[] = {12000, 2000, 1200, 800},
+			 faster[] = {3000, 2000, 1200, 800};
 	fx *f = *state;
 	analysis a;
 	const finding *x;
 
-	testdb_execf(f->t, "insert into services (name, enabled) values ('hot', true)");
-	for (int day = 14; day >= 1; day--) {
-		capture_counts(f, "hot", "v1", NIGHT_END - day * DAY - 9 * 3600 * 1000000LL, funcs,
-			       before, 4);
-		capture_counts(f, "hot", "v1", NIGHT_END - day * DAY - 3 * 3600 * 1000000LL, funcs,
-			       before, 4);
-	}
-	for (int k = 0; k < 4; k++)
-		capture_counts(f, "hot", "v2", NIGHT_END - (20 - 4 * k) * 3600 * 1000000LL, funcs,
-			       after, 4);
-	analyse_all(f, &a, names, 1);
+	counted_service(f, "hot", funcs, before, slower, 4);
+	counted_service(f, "cool", funcs, before, faster, 4);
+	analyse_all(f, &a, names, 2);
 	assert_non_null(x = finding_of(&a, "hot", "zip.deflate"));
 	assert_int_equal(x->direction, FINDING_REGRESSION);
-	for (size_t i = 1; i < 4; i++)
+	assert_non_null(x = finding_of(&a, "cool", "zip.deflate"));
+	assert_int_equal(x->direction, FINDING_IMPROVEMENT);
+	for (size_t i = 1; i < 4; i++) {
 		if ((x = finding_of(&a, "hot", funcs[i])))
 			assert_int_equal(x->direction, FINDING_RELATIVE_SHIFT);
+		if ((x = finding_of(&a, "cool", funcs[i])))
+			assert_int_equal(x->direction, FINDING_RELATIVE_SHIFT);
+	}
 	analysis_release(&a);
 }
 
