@@ -2003,24 +2003,56 @@ static int by_change(const finding *f, const finding *g, double typical)
 	return f->row < g->row ? -1 : f->row > g->row;
 }
 
-/*
- * The median ratio of current to baseline share of target `tg`'s tested
- * functions, 1 when none has a baseline share; `scratch` holds ntests.
- */
-static double typical_ratio(const analysis *a, size_t tg, double *scratch)
+/* A test whose current to baseline share ratio tells its target's typical change. */
+static bool has_ratio(const finding *f, size_t ntargets)
 {
-	size_t n = 0;
+	return f->target < ntargets && f->row != SIZE_MAX && f->baseline_share > 0 &&
+	       isfinite(f->current_share);
+}
 
+/*
+ * The share ratios of every target's tested functions, grouped by target
+ * in one counting pass (as the significant tests are), so that a night
+ * of many services reads its tests once, not once per service: target
+ * tg's ratios are ratio[at[tg]] to ratio[at[tg + 1]].
+ */
+static int ratios_by_target(double **ratio, size_t **at, const analysis *a)
+{
+	size_t *fill;
+
+	*ratio = NULL;
+	if (!(*at = calloc(a->ntargets + 1, sizeof(**at))))
+		return PR_ENOMEM;
+	for (size_t i = 0; i < a->ntests; i++)
+		if (has_ratio(&a->tests[i], a->ntargets))
+			(*at)[a->tests[i].target + 1]++;
+	for (size_t tg = 0; tg < a->ntargets; tg++)
+		(*at)[tg + 1] += (*at)[tg];
+	if (!(*ratio = malloc((a->ntests ? a->ntests : 1) * sizeof(**ratio))) ||
+	    !(fill = malloc((a->ntargets + 1) * sizeof(*fill)))) {
+		free(*ratio);
+		free(*at);
+		*ratio = NULL;
+		*at = NULL;
+		return PR_ENOMEM;
+	}
+	memcpy(fill, *at, (a->ntargets + 1) * sizeof(*fill));
 	for (size_t i = 0; i < a->ntests; i++) {
 		const finding *f = &a->tests[i];
-		if (f->target == tg && f->row != SIZE_MAX && f->baseline_share > 0 &&
-		    isfinite(f->current_share))
-			scratch[n++] = f->current_share / f->baseline_share;
+		if (has_ratio(f, a->ntargets))
+			(*ratio)[fill[f->target]++] = f->current_share / f->baseline_share;
 	}
+	free(fill);
+	return 0;
+}
+
+/* The median of ratio[0..n) (sorted in place), 1 when n is 0. */
+static double typical_ratio(double *ratio, size_t n)
+{
 	if (n == 0)
 		return 1;
-	qsort(scratch, n, sizeof(*scratch), double_cmp);
-	return n % 2 ? scratch[n / 2] : 0.5 * (scratch[n / 2 - 1] + scratch[n / 2]);
+	qsort(ratio, n, sizeof(*ratio), double_cmp);
+	return n % 2 ? ratio[n / 2] : 0.5 * (ratio[n / 2 - 1] + ratio[n / 2]);
 }
 
 /* qsort_r is not C11: a small insertion sort (a target has few findings). */
@@ -2046,6 +2078,7 @@ static int renormalised_retest(analysis *a, const double cut[2])
 {
 	const analysis_opts *o = &a->opts;
 	size_t *idx = NULL, *movers = NULL, *by_target = NULL, *first = NULL, *pos = NULL;
+	size_t *ratio_at = NULL;
 	int64_t *less = NULL;
 	double *ratios = NULL;
 	series sb = {0}, sc = {0};
@@ -2079,11 +2112,10 @@ static int renormalised_retest(analysis *a, const double cut[2])
 			idx[nsig++] = by_target[j];
 		if (nsig < 2)
 			continue;
-		if (!ratios && !(ratios = malloc(a->ntests * sizeof(*ratios)))) {
-			rc = PR_ENOMEM;
+		if (!ratio_at && (rc = ratios_by_target(&ratios, &ratio_at, a)) < 0)
 			break;
-		}
-		sort_by_change(idx, nsig, a, typical_ratio(a, tg, ratios));
+		sort_by_change(idx, nsig, a,
+			       typical_ratio(ratios + ratio_at[tg], ratio_at[tg + 1] - ratio_at[tg]));
 		maxn = td->base.n > td->cur.n ? td->base.n : td->cur.n;
 		free(less);
 		free(sb.share);
@@ -2146,6 +2178,7 @@ static int renormalised_retest(analysis *a, const double cut[2])
 	free(pos);
 	free(less);
 	free(ratios);
+	free(ratio_at);
 	free(sb.share);
 	free(sc.share);
 	free(sb.group);
