@@ -111,6 +111,7 @@ typedef struct run_state {
 	bool *host_busy;
 	size_t nhosts;
 	json_t *plan;
+	int64_t deadline_us; /* mono_us() when the collection budget runs out */
 } run_state;
 
 static int64_t mono_us(void)
@@ -873,7 +874,7 @@ static int run_units(run_state *rs, pr_error *err)
 {
 	deploy **deps = calloc(rs->nsvcs ? rs->nsvcs : 1, sizeof(*deps));
 	size_t *ndeps = calloc(rs->nsvcs ? rs->nsvcs : 1, sizeof(*ndeps));
-	int64_t deadline = mono_us() + rs->env->cfg->collect.budget_us;
+	int64_t deadline = rs->deadline_us;
 	size_t left = 0;
 	int rc = 0;
 
@@ -1005,12 +1006,21 @@ typedef struct drop_obj {
 typedef struct drop_list {
 	drop_obj *v;
 	size_t n, cap;
+	const char *where;   /* the prefix listed, for messages */
+	int64_t deadline_us; /* the collection budget's end (mono_us) */
+	int64_t budget_s;
 } drop_list;
 
 static int drop_add(void *ud, const blob_s3_object *o, pr_error *err)
 {
 	drop_list *l = ud;
 
+	/* A listing that never ends (each page truncated, with new keys) ends here. */
+	if (mono_us() >= l->deadline_us)
+		return pr_error_set(err, PR_ELIMIT,
+				    "cannot list '%s': the collection budget of %" PRId64
+				    " s ran out before the listing ended",
+				    l->where, l->budget_s);
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? l->cap * 2 : 64;
 		drop_obj *v = realloc(l->v, cap * sizeof(*v));
@@ -1183,7 +1193,7 @@ out:
  * before (collect_slots: the key and its LastModified), as a drop folder
  * is read.
  */
-static int collect_drops(svc_state *s, const job_env *env, pr_error *err)
+static int collect_drops(svc_state *s, const job_env *env, int64_t deadline_us, pr_error *err)
 {
 	static config_profile object_prof = {object_type, NULL};
 	const config_service *cs = s->cs;
@@ -1203,7 +1213,10 @@ static int collect_drops(svc_state *s, const job_env *env, pr_error *err)
 			rc = oom(err);
 			break;
 		}
+		l.deadline_us = deadline_us;
+		l.budget_s = env->cfg->collect.budget_us / 1000000;
 		if (drop_open(&b, src, &serr) == 0) {
+			l.where = blob_s3_bucket_describe(b);
 			s->requests++;
 			blob_s3_bucket_list(b, drop_add, &l, &serr);
 		}
@@ -1463,6 +1476,8 @@ static int collect_services(run_state *rs, const job_env *env, const collect_opt
 	rs->until_us = o->until_us ? o->until_us : rs->now_us;
 	rs->since_us = o->since_us ? o->since_us : rs->until_us - DAY_US;
 	*locked_out = false;
+	/* The budget is the whole collection's: drop folders and object stores too. */
+	rs->deadline_us = mono_us() + env->cfg->collect.budget_us;
 	if (n && !(rs->svcs = calloc(n, sizeof(*rs->svcs))))
 		return oom(err);
 	for (size_t i = 0; i < n; i++) {
@@ -1483,9 +1498,9 @@ static int collect_services(run_state *rs, const job_env *env, const collect_opt
 			return 0;
 		}
 	}
-	for (size_t i = 0; i < rs->nsvcs; i++)
-		if (!o->dry_run && ((rc = collect_dirs(&rs->svcs[i], env, err)) < 0 ||
-				    (rc = collect_drops(&rs->svcs[i], env, err)) < 0))
+	for (size_t i = 0; i < rs->nsvcs && !o->dry_run; i++)
+		if ((rc = collect_dirs(&rs->svcs[i], env, err)) < 0 ||
+		    (rc = collect_drops(&rs->svcs[i], env, rs->deadline_us, err)) < 0)
 			goto out;
 	for (size_t i = 0; i < rs->nsvcs; i++)
 		if ((rc = plan_service(rs, i, err)) < 0)

@@ -134,4 +134,23 @@ reason=$(jq -r '.services.checkout.failures[0].reason' <<<"$OUT")
 run P collect --json
 [ "$(jq -r .services.checkout.stored <<<"$OUT")" = 1 ] && ok "with the right secret again, the new drop is collected" ||
 	not_ok "after the wrong secret" "$OUT"
+# A listing that never ends (a broken or hostile peer: every page truncated,
+# new keys and a new continuation token each time) stops at the collection
+# budget: one line naming the prefix, nothing stored, the other source collected.
+s3_proxy_restart --list-endless 1
+config "$T/endless-base.json" "$T/secret"
+jq '.collect.budget_s = 2' "$T/endless-base.json" >"$T/endless.json"
+printf 'main;search3 10\n' >"$T/spool/s3.folded"
+side v3 search-3 2026-11-30T03:00:00Z >"$T/spool/s3.folded.json"
+n_before=$(sql "select count(*) from profiles p join services s on s.id = p.service_id where s.name = 'checkout'")
+t0=$(date +%s)
+run timeout 60 "$PROFREG_BIN" --db "$DB" --home "$HOME_DIR" --config "$T/endless.json" collect --json
+t1=$(date +%s)
+reason=$(jq -r '.services.checkout.failures[0].reason' <<<"$OUT")
+[ $RC -eq 3 ] && [ $((t1 - t0)) -lt 30 ] &&
+	[[ $reason == *"cannot list 's3://$S3_BUCKET/drops/checkout/': the collection budget of 2 s ran out"* ]] &&
+	[ "$(sql "select count(*) from profiles p join services s on s.id = p.service_id where s.name = 'checkout'")" = "$n_before" ] &&
+	[ "$(jq -r .services.search.stored <<<"$OUT")" = 1 ] &&
+	ok "a listing that never ends stops at the collection budget: one line, nothing stored" ||
+	not_ok "endless listing" "rc=$RC $((t1 - t0)) s $reason $ERR"
 finish

@@ -6,6 +6,7 @@
  *   s3_sigcheck --upstream PORT --port-file F --log F --key-id ID
  *               --secret-file F --region R [--timeout SECONDS]
  *               [--fail-first N] [--fail-puts-after N] [--list-answer F]
+ *               [--list-endless 1]
  *
  * Each request is checked with tests/support/sigv4.c (an independent
  * SigV4 computation: see test_sigv4.c for the AWS examples it
@@ -23,6 +24,9 @@
  * list-type=2) 200 with the bytes of F, for hostile listings; a request
  * with continuation-token=T (letters and digits) gets F.T instead when
  * that file exists (pages that lead somewhere, or round in a circle).
+ * --list-endless answers every ListObjectsV2 request with a truncated page
+ * of 10 new keys under the request's prefix, each page after the last,
+ * and a new continuation token: a listing that never ends.
  *
  * One connection at a time, one request per connection (the answer says
  * Connection: close). It listens on 127.0.0.1 on a free port, written to
@@ -61,6 +65,7 @@ static char secret[4096];
 static int upstream;
 static long fail_first, fail_puts_after = -1, puts_seen, count;
 static const char *list_answer;
+static bool list_endless;
 
 static _Noreturn void die(const char *what)
 {
@@ -187,6 +192,51 @@ static bool read_head(int fd, char *buf, size_t cap, size_t *got, size_t *head_l
 	}
 }
 
+/*
+ * A page of the listing that never ends (--list-endless): the page after
+ * continuation-token=N (0 without one) lists keys PREFIX + "eN-I" and
+ * points to page N + 1.
+ */
+static void endless_page(int fd, const char *method, const char *target)
+{
+	static char doc[16384];
+	char prefix[1024], hd[256];
+	const char *tok = strstr(target, "continuation-token="), *p = strstr(target, "prefix=");
+	long page = tok ? atol(tok + 19) : 0;
+	size_t k = 0, n;
+	int hl;
+
+	/* The prefix as the request sent it, percent-decoded. */
+	for (p = p ? p + 7 : ""; *p && *p != '&' && k + 1 < sizeof(prefix); p++) {
+		unsigned v;
+		if (*p == '%' && sscanf(p + 1, "%2x", &v) == 1) {
+			prefix[k++] = (char)v;
+			p += 2;
+		} else {
+			prefix[k++] = *p;
+		}
+	}
+	prefix[k] = '\0';
+	n = (size_t)snprintf(doc, sizeof(doc), "<ListBucketResult><IsTruncated>true</IsTruncated>");
+	for (int i = 0; i < 10; i++)
+		n += (size_t)snprintf(doc + n, sizeof(doc) - n,
+				      "<Contents><Key>%se%010ld-%02d.folded</Key><Size>1</Size>"
+				      "<LastModified>2026-01-01T00:00:00.000Z</LastModified>"
+				      "</Contents>",
+				      prefix, page, i);
+	n += (size_t)snprintf(doc + n, sizeof(doc) - n,
+			      "<NextContinuationToken>%ld</NextContinuationToken>"
+			      "</ListBucketResult>",
+			      page + 1);
+	hl = snprintf(hd, sizeof(hd),
+		      "HTTP/1.1 200 OK\r\nContent-Type: application/xml"
+		      "\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
+		      n);
+	log_line(method, target, true, true, "");
+	write_all(fd, hd, (size_t)hl);
+	write_all(fd, doc, n);
+}
+
 static void serve(int fd)
 {
 	static char head[HEAD_MAX + 1];
@@ -271,6 +321,10 @@ static void serve(int fd)
 		answer_error(fd, 503, "Service Unavailable", "SlowDown", "injected by s3_sigcheck");
 		goto out;
 	}
+	if (list_endless && strcmp(method, "GET") == 0 && strstr(target, "list-type=2")) {
+		endless_page(fd, method, target);
+		goto out;
+	}
 	if (list_answer && strcmp(method, "GET") == 0 && strstr(target, "list-type=2")) {
 		static char doc[1 << 20];
 		char hd[256], page[1200];
@@ -349,6 +403,8 @@ int main(int argc, char **argv)
 			fail_puts_after = atol(argv[i + 1]);
 		else if (strcmp(argv[i], "--list-answer") == 0)
 			list_answer = argv[i + 1];
+		else if (strcmp(argv[i], "--list-endless") == 0)
+			list_endless = strcmp(argv[i + 1], "0") != 0;
 	}
 	if (!upstream || !port_file || !log_path || !key_id || !region || !secret[0]) {
 		fprintf(stderr, "usage: s3_sigcheck --upstream PORT --port-file F --log F "
