@@ -192,6 +192,15 @@ static void secrets_mask(const secrets *x, char *s)
 			memset(hit, '*', x->len[i]);
 }
 
+void http_mask_secrets(char *s, const http_req *req)
+{
+	secrets x;
+
+	secrets_collect(&x, req);
+	secrets_mask(&x, s);
+	wipe_mem(&x, sizeof(x));
+}
+
 /*
  * Mask every copy of every secret in the `n` bytes at `p` with '*' (same
  * length, in place); NUL bytes do not stop the search.

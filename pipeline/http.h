@@ -166,6 +166,15 @@ void http_response_release(http_response *r);
 int http_request(http_response *out, const http_req *req, pr_error *err);
 
 /*
+ * Mask with '*', in place, every copy in the string `s` of a secret that
+ * `req` carries (the secret header's value, and its last word alone; the
+ * SigV4 secret key; the URL's user name and password), as http_request
+ * masks an answer that is not 2xx. For what a caller quotes from a 2xx
+ * answer that is an error all the same (a gRPC-Web trailer).
+ */
+void http_mask_secrets(char *s, const http_req *req);
+
+/*
  * Parse a Retry-After value: delay-seconds or an HTTP date in any form
  * RFC 9110 accepts (IMF-fixdate, RFC 850, asctime), relative to `now_s`
  * (Unix seconds). 0 and *delay_ms (never negative, at most

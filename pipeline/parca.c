@@ -292,6 +292,13 @@ int parca_fetch(source_fetched *out, const parca_query *q, pr_error *err)
 	}
 	rc = parca_answer_parse(out, (const uint8_t *)resp.body.ptr, resp.body.len,
 				q->http.max_bytes, shown, resp.kept[0], resp.kept[1], err);
+	/*
+	 * A failed call answers 200 with its status in a trailer frame, which
+	 * http_request leaves as it came: a server that quotes the token it
+	 * refused ("invalid token: Bearer ...") must not put it in the message.
+	 */
+	if (rc < 0)
+		http_mask_secrets(err->msg, &req);
 out:
 	http_response_release(&resp);
 	free(body);

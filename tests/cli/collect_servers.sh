@@ -156,6 +156,25 @@ line() { grep -F "$(url "$1")" <<<"$ERR" | head -n 1; }
 [[ $ERR != *py-t0ken* ]] && [[ $ERR != *pa-t0ken* ]] && [[ $OUT != *t0ken* ]] &&
 	ok "no token is ever printed" || not_ok "token printed"
 
+# --- a server that quotes the token back in its refusal: the token is masked -------
+serve paecho parca --profile "$V1" --mode echoauth
+serve pyecho pyroscope --profile "$V1" --mode echoauth
+cat >"$T/echo.json" <<EOF
+{"collect": {"retries": 0},
+ "services": {"broken": {"sources": [
+  {"type": "parca", "url": "$(url paecho)", "selector": "{}", "slot_s": 21600, "auth": "bearer",
+   "secret_file": "$T/parca.token"},
+  {"type": "pyroscope", "url": "$(url pyecho)", "slot_s": 21600, "auth": "bearer",
+   "secret_env": "PY_TOKEN"}]}}}
+EOF
+run pr --config "$T/echo.json" collect --service broken "${WIN[@]}"
+detail=$(sql "select detail::text from runs order by id desc limit 1")
+[ $RC -eq 3 ] && [[ $(line paecho) == *"gRPC status 16 UNAUTHENTICATED: invalid token: ***************"* ]] &&
+	[[ $(line pyecho) == *"invalid token: ***************"* ]] &&
+	[[ $ERR != *t0ken* ]] && [[ $detail == *"invalid token: *****"* ]] && [[ $detail != *t0ken* ]] &&
+	ok "a token quoted back in a refusal (a gRPC trailer, a Connect error) is masked, on screen and in the run" ||
+	not_ok "token quoted back" "rc=$RC $ERR $detail"
+
 # --- a secret never travels in cleartext to a host that is not loopback ----------
 # (a dry run: nothing is sent whatever happens)
 cat >"$T/clear.json" <<EOF
