@@ -660,6 +660,13 @@ int http_request(http_response *out, const http_req *req, pr_error *err)
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
 	curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
 #endif
+	/*
+	 * A secret goes over plain http only to this machine (the callers'
+	 * rule); a proxy from the environment (http_proxy) would carry it
+	 * across the network in cleartext instead, to the proxy's host.
+	 */
+	if (x.n && strncasecmp(req->url, "http://", 7) == 0)
+		curl_easy_setopt(c, CURLOPT_PROXY, "");
 	/* A redirect could carry the secret elsewhere: never follow one. */
 	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(c, CURLOPT_MAXREDIRS, 0L);

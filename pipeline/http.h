@@ -9,6 +9,10 @@
  *   - verifies TLS (peer certificate and host name), against the system
  *     store or the CA file the caller names; there is no way to turn this off;
  *   - never follows a redirect: a 3xx comes back as a status;
+ *   - when it carries a secret (below) over plain http, which callers
+ *     allow to loopback only, never goes through a proxy the environment
+ *     names (http_proxy), which would take the secret to another host in
+ *     cleartext; other requests use such a proxy as libcurl does;
  *   - is bounded in time (connect and total timeouts, never "none") and
  *     in the response it reads (a body cap, HTTP_DEFAULT_MAX_BODY unless
  *     the caller sets one);

@@ -526,6 +526,47 @@ static void test_an_error_answer_that_echoes_the_secret_comes_back_masked(void *
 	http_response_release(&r);
 }
 
+/*
+ * A request with a secret over plain http (allowed to loopback only)
+ * never goes through a proxy named by the environment, which would carry
+ * the secret to the proxy's host in cleartext; one without a secret still
+ * does. The plain server stands in for the proxy: a request sent through
+ * it names the whole URL, which it does not know (404).
+ */
+static void test_a_secret_over_plain_http_never_goes_through_a_proxy(void **state)
+{
+	char proxy[64], u[512];
+	http_req req = {.method = HTTP_GET, .url = url("/echo"), .secret_header = "Authorization",
+			.secret_value = "Bearer " TOKEN, .timeout_ms = 10000};
+	pr_error err = PR_ERROR_INIT;
+	http_response r;
+	int before = logged("/echo");
+
+	(void)state;
+	snprintf(proxy, sizeof(proxy), "http://127.0.0.1:%d", port);
+	assert_int_equal(setenv("http_proxy", proxy, 1), 0);
+	assert_int_equal(http_request(&r, &req, &err), 0);
+	assert_int_equal(r.status, 200);
+	assert_int_equal(logged("/echo"), before + 1);
+	http_response_release(&r);
+	/* The same through a URL's user name and password. */
+	snprintf(u, sizeof(u), "http://" USER ":" PASSWORD "@127.0.0.1:%d/echo", port);
+	req.url = u;
+	req.secret_header = NULL;
+	req.secret_value = NULL;
+	assert_int_equal(http_request(&r, &req, &err), 0);
+	assert_int_equal(r.status, 200);
+	assert_int_equal(logged("/echo"), before + 2);
+	http_response_release(&r);
+	/* Without a secret, the environment's proxy is used as before. */
+	req.url = url("/echo");
+	assert_int_equal(http_request(&r, &req, &err), 0);
+	assert_int_equal(r.status, 404);
+	assert_int_equal(logged("/echo"), before + 2);
+	http_response_release(&r);
+	assert_int_equal(unsetenv("http_proxy"), 0);
+}
+
 /* A loopback port that refuses connections: bound, never listening. */
 static int refusing_port(int *fd)
 {
@@ -868,6 +909,7 @@ int main(void)
 		cmocka_unit_test(test_a_hanging_server_hits_the_total_timeout),
 		cmocka_unit_test(test_a_giant_response_header_is_an_io_error_not_out_of_memory),
 		cmocka_unit_test(test_an_error_answer_that_echoes_the_secret_comes_back_masked),
+		cmocka_unit_test(test_a_secret_over_plain_http_never_goes_through_a_proxy),
 		cmocka_unit_test(test_connection_refused_names_the_url_and_the_reason),
 		cmocka_unit_test(test_no_error_message_shows_a_secret),
 		cmocka_unit_test(test_sigv4_requests_are_signed_and_never_carry_the_secret_key),
