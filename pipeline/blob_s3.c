@@ -23,6 +23,12 @@
 #define LIST_BODY_MAX ((size_t)16 << 20)
 /* Text of one XML element (a key, a token, a message). */
 #define XML_TEXT_MAX 4096
+/*
+ * Elements open at once, at most. S3's documents nest 3 deep; expat
+ * keeps about 150 bytes for each open element, so a 16 MiB page of
+ * "<a><a><a>..." would cost 800 MB without a bound.
+ */
+#define XML_DEPTH_MAX 16
 /* Truncated pages in a row that list no object, before the walk gives up. */
 #define LIST_EMPTY_PAGES_MAX 100
 #define RETRY_FIRST_MS 100
@@ -220,7 +226,8 @@ static int raw_object_url(s3 *s, buf *out, const char *name)
  * A tiny reader over expat for the three documents S3 answers with
  * (ListBucketResult, Error, CopyObjectResult): `leaf` is called at the
  * end of every element with its parent's name and its text. A DOCTYPE
- * (entities) is refused; text longer than XML_TEXT_MAX is an error.
+ * (entities) is refused; text longer than XML_TEXT_MAX, or elements
+ * nested deeper than XML_DEPTH_MAX, is an error.
  */
 typedef struct xml_rd {
 	XML_Parser p;
@@ -238,7 +245,12 @@ static void xml_start(void *ud, const XML_Char *name, const XML_Char **attrs)
 	xml_rd *x = ud;
 
 	(void)attrs;
-	x->depth++;
+	if (++x->depth > XML_DEPTH_MAX) {
+		if (!x->bad)
+			x->bad = "elements nested more than 16 deep";
+		XML_StopParser(x->p, XML_FALSE);
+		return;
+	}
 	if (x->depth <= 4)
 		snprintf(x->names[x->depth - 1], sizeof(x->names[0]), "%s", name);
 	buf_reset(&x->text);

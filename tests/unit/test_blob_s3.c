@@ -663,6 +663,20 @@ static void test_hostile_listings_are_refused(void **state)
 			"<ListBucketResult><IsTruncated>true</IsTruncated>"
 			"<NextContinuationToken>again</NextContinuationToken></ListBucketResult>",
 			"continuation token");
+	/* Elements nested deep (well-formed): each costs expat memory while it is open. */
+	{
+		char *deep = malloc(18 + 7 * 1000 + 20), *p;
+		assert_non_null(deep);
+		p = deep + 18;
+		memcpy(deep, "<ListBucketResult>", 18);
+		for (int i = 0; i < 1000; i++, p += 3)
+			memcpy(p, "<a>", 3);
+		for (int i = 0; i < 1000; i++, p += 4)
+			memcpy(p, "</a>", 4);
+		strcpy(p, "</ListBucketResult>");
+		hostile_listing(f, deep, "nested more than 16 deep");
+		free(deep);
+	}
 	/* An element's text over 4 KiB. */
 	{
 		char *huge = malloc(10000);
