@@ -27,7 +27,8 @@ static void safe_copy(char *out, size_t n, const char *s)
 
 void pyroscope_connect_error(char *out, size_t n, long status, const buf *body)
 {
-	json_t *j = json_loadb(body->ptr, body->len, 0, NULL);
+	bool small = body->len <= PYROSCOPE_ERROR_JSON_MAX;
+	json_t *j = small ? json_loadb(body->ptr, body->len, 0, NULL) : NULL;
 	const char *code = json_string_value(json_object_get(j, "code"));
 	const char *msg = json_string_value(json_object_get(j, "message"));
 	char c[64], m[200];
@@ -167,6 +168,13 @@ int pyroscope_series_values(char ***values, size_t *n, const uint8_t *answer, si
 
 	*values = NULL;
 	*n = 0;
+	if (answer_len > PYROSCOPE_SERIES_MAX) {
+		rc = pr_error_set(err, PR_ELIMIT,
+				  "pyroscope '%s': a SeriesResponse of %zu bytes, more than the "
+				  "%zu a slot's label values need",
+				  shown, answer_len, PYROSCOPE_SERIES_MAX);
+		goto out;
+	}
 	if (!(res = querier__v1__series_response__unpack(NULL, answer_len, answer))) {
 		rc = pr_error_set(err, PR_EDATA,
 				  "pyroscope '%s': malformed SeriesResponse (%zu "
@@ -218,6 +226,7 @@ int pyroscope_label_values(char ***values, size_t *n, bool *retry, const pyrosco
 {
 	Querier__V1__SeriesRequest msg = QUERIER__V1__SERIES_REQUEST__INIT;
 	char *matchers[1] = {(char *)q->selector}, *names[1] = {(char *)label}, shown[320];
+	pyroscope_query qs = *q;
 	uint8_t *body = NULL;
 	http_response resp;
 	int64_t retry_after = -1;
@@ -241,7 +250,10 @@ int pyroscope_label_values(char ***values, size_t *n, bool *retry, const pyrosco
 		goto out;
 	}
 	querier__v1__series_request__pack(&msg, body);
-	if ((rc = connect_call(&resp, retry, &retry_after, q, "Series", body, len, err)) < 0)
+	/* A longer answer is not even read: pyroscope_series_values would refuse it. */
+	if (!qs.http.max_bytes || qs.http.max_bytes > PYROSCOPE_SERIES_MAX)
+		qs.http.max_bytes = PYROSCOPE_SERIES_MAX;
+	if ((rc = connect_call(&resp, retry, &retry_after, &qs, "Series", body, len, err)) < 0)
 		goto out;
 	rc = pyroscope_series_values(values, n, (const uint8_t *)resp.body.ptr, resp.body.len,
 				     label, shown, err);

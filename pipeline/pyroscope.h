@@ -48,6 +48,12 @@ int pyroscope_fetch(source_fetched *out, const pyroscope_query *q, pr_error *err
  * answer protobuf-c cannot decode is PR_EDATA.
  */
 #define PYROSCOPE_MAX_VALUES 16
+/*
+ * A SeriesResponse larger than this is refused (PR_ELIMIT) before it is
+ * decoded: 16 values make a few KB, and protobuf-c holds a structure of
+ * tens of bytes for every 2-byte empty entry (64 MiB of them: 2.9 GB).
+ */
+#define PYROSCOPE_SERIES_MAX ((size_t)1 << 20)
 int pyroscope_label_values(char ***values, size_t *n, bool *retry, const pyroscope_query *q,
 			   const char *label, pr_error *err);
 
@@ -56,6 +62,7 @@ int pyroscope_label_values(char ***values, size_t *n, bool *retry, const pyrosco
  * `answer`, as pyroscope_label_values gives them (the same rules, codes
  * and ownership); `shown` (the server, redacted) starts every message.
  * pyroscope_label_values's second half, exposed for the fuzz target.
+ * An answer over PYROSCOPE_SERIES_MAX bytes is PR_ELIMIT.
  */
 int pyroscope_series_values(char ***values, size_t *n, const uint8_t *answer, size_t answer_len,
 			    const char *label, const char *shown, pr_error *err);
@@ -69,8 +76,12 @@ char *pyroscope_selector_with(const char *selector, const char *label, const cha
 
 /*
  * The error of a non-2xx answer of a Connect or gRPC-Web server: "HTTP
- * 401 unauthenticated: <message>", made safe; shared with parca.c.
+ * 401 unauthenticated: <message>", made safe; shared with parca.c. Only
+ * a body of at most PYROSCOPE_ERROR_JSON_MAX bytes is read as JSON (a
+ * Connect error is a few hundred; jansson holds about 20 times what it
+ * parses); a longer one is quoted by its first line.
  */
+#define PYROSCOPE_ERROR_JSON_MAX ((size_t)64 << 10)
 void pyroscope_connect_error(char *out, size_t n, long status, const buf *body);
 
 #endif

@@ -407,6 +407,20 @@ static void test_pyroscope_series_answers(void **state)
 			 PR_EDATA);
 	assert_null(v);
 	assert_true(strstr(err.msg, "malformed SeriesResponse") != NULL);
+	buf_reset(&a);
+	/*
+	 * An answer over the cap is refused before it is decoded: empty
+	 * Labels entries, two bytes each, would cost protobuf-c a structure
+	 * of tens of bytes apiece.
+	 */
+	pr_error_clear(&err);
+	for (size_t i = 0; i < PYROSCOPE_SERIES_MAX / 2 + 1; i++)
+		assert_int_equal(buf_put(&a, "\x12\x00", 2), 0);
+	assert_int_equal(pyroscope_series_values(&v, &n, (const uint8_t *)a.ptr, a.len, "release",
+						 shown, &err),
+			 PR_ELIMIT);
+	assert_null(v);
+	assert_true(strstr(err.msg, "a SeriesResponse of 1048578 bytes") != NULL);
 	buf_release(&a);
 }
 
@@ -426,6 +440,14 @@ static void test_error_bodies_are_made_safe(void **state)
 	assert_int_equal(buf_puts(&b, "upstream \x9b\x1b[31mdown\nsecond line"), 0);
 	pyroscope_connect_error(out, sizeof(out), 502, &b);
 	assert_string_equal(out, "HTTP 502: 'upstream ??[31mdown'");
+	buf_reset(&b);
+	/* A JSON body over the cap is not parsed (jansson holds 20 times what it reads). */
+	assert_int_equal(buf_puts(&b, "{\"code\":\"internal\",\"message\":\"boom\",\"pad\":\""), 0);
+	for (size_t i = 0; i < PYROSCOPE_ERROR_JSON_MAX; i += 8)
+		assert_int_equal(buf_puts(&b, "[0,0,0,]"), 0);
+	assert_int_equal(buf_puts(&b, "\"}"), 0);
+	pyroscope_connect_error(out, sizeof(out), 500, &b);
+	assert_true(strncmp(out, "HTTP 500: '{?code?:?internal?", 29) == 0);
 	buf_reset(&b);
 	assert_int_equal(buf_put(&b, "\x1f\x8b\0\0binary", 10), 0);
 	source_body_hint(out, sizeof(out), &b);
