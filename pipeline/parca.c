@@ -7,12 +7,19 @@
 #include "pipeline/parca.pb-c.h"
 #include "pipeline/pyroscope.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #define FRAME_HEAD 5
+/*
+ * Fields at the top of a QueryResponse, at most: Parca's has a report
+ * and two totals. protobuf-c keeps a structure of tens of bytes for each
+ * field it does not know, so 64 MiB of 2-byte fields would cost 2.9 GB.
+ */
+#define FIELDS_MAX 64
 
 static const char *const status_names[] = {
 	"OK",
@@ -69,6 +76,49 @@ static void read_trailer(int *status, char *message, size_t n, const uint8_t *p,
 		}
 		i = e + 1;
 	}
+}
+
+/* Read a varint at p[*i] (n bytes in all); false when it is cut short or too long. */
+static bool varint(const uint8_t *p, size_t n, size_t *i, uint64_t *v)
+{
+	*v = 0;
+	for (int shift = 0; *i < n && shift < 64; shift += 7) {
+		uint8_t b = p[(*i)++];
+		*v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The fields at the top level of the protobuf message p[0..n), counted
+ * up to `stop` (then stop + 1). A field that cannot be walked ends the
+ * count: protobuf-c says what is wrong with it.
+ */
+static size_t top_fields(const uint8_t *p, size_t n, size_t stop)
+{
+	size_t i = 0, count = 0;
+	uint64_t tag, v;
+
+	while (i < n && count <= stop) {
+		if (!varint(p, n, &i, &tag))
+			break;
+		if ((tag & 7) == 0 && !varint(p, n, &i, &v))
+			break;
+		else if ((tag & 7) == 1)
+			i += 8;
+		else if ((tag & 7) == 2 && (!varint(p, n, &i, &v) || v > n - i))
+			break;
+		else if ((tag & 7) == 2)
+			i += (size_t)v;
+		else if ((tag & 7) == 5)
+			i += 4;
+		else if ((tag & 7) != 0)
+			break;
+		count++;
+	}
+	return count;
 }
 
 int parca_grpcweb_parse(const uint8_t **msg, size_t *msg_len, int *status, char *message,
@@ -170,6 +220,12 @@ int parca_answer_parse(source_fetched *out, const uint8_t *answer, size_t answer
 				  "parca '%s': larger than the input limit of %zu "
 				  "bytes",
 				  shown, max_bytes);
+		goto out;
+	}
+	if (top_fields(data, dlen, FIELDS_MAX) > FIELDS_MAX) {
+		rc = pr_error_set(err, PR_EDATA,
+				  "parca '%s': malformed QueryResponse (more than %d fields)",
+				  shown, FIELDS_MAX);
 		goto out;
 	}
 	if (!(res = parca__query__v1alpha1__query_response__unpack(NULL, dlen, data))) {

@@ -8,8 +8,9 @@
  * one length-prefixed frame. The answer is a data frame holding a
  * QueryResponse whose pprof bytes are gzipped, then a trailer frame with
  * grpc-status (0: ok) and grpc-message. A frame cut short, a length past
- * the body, a QueryResponse protobuf-c refuses or one without pprof
- * bytes is malformed.
+ * the body, a QueryResponse protobuf-c refuses, one of more than 64
+ * fields (checked before it is decoded) or one without pprof bytes is
+ * malformed.
  */
 #ifndef PR_PARCA_H
 #define PR_PARCA_H

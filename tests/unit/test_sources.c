@@ -346,6 +346,36 @@ static void test_parca_answers(void **state)
 	assert_string_equal(err.msg, "parca 'https://parca:7070': malformed QueryResponse (4 "
 				     "bytes protobuf-c cannot decode)");
 	source_fetched_release(&f);
+	/*
+	 * Fields it does not know, 2 bytes each, by the thousand: refused
+	 * before protobuf-c keeps a structure for each.
+	 */
+	buf_reset(&a);
+	buf_reset(&msg);
+	pb_field(&msg, 6, "\x1f\x8b!", 3);
+	for (int i = 0; i < 64; i++)
+		assert_int_equal(buf_put(&msg, "\x78\x00", 2), 0);
+	grpcweb_frame(&a, 0, msg.ptr, msg.len);
+	grpcweb_frame(&a, 0x80, ok, strlen(ok));
+	source_fetched_init(&f);
+	pr_error_clear(&err);
+	assert_int_equal(answer(&f, &a, 1024, NULL, NULL, &err), PR_EDATA);
+	assert_string_equal(err.msg, "parca 'https://parca:7070': malformed QueryResponse (more "
+				     "than 64 fields)");
+	source_fetched_release(&f);
+	/* 64 in all are read. */
+	buf_reset(&a);
+	buf_reset(&msg);
+	pb_field(&msg, 6, "\x1f\x8b!", 3);
+	for (int i = 0; i < 63; i++)
+		assert_int_equal(buf_put(&msg, "\x78\x00", 2), 0);
+	grpcweb_frame(&a, 0, msg.ptr, msg.len);
+	grpcweb_frame(&a, 0x80, ok, strlen(ok));
+	source_fetched_init(&f);
+	pr_error_clear(&err);
+	assert_int_equal(answer(&f, &a, 1024, NULL, NULL, &err), 0);
+	assert_int_equal(f.body.len, 3);
+	source_fetched_release(&f);
 	buf_release(&msg);
 	buf_release(&a);
 }
