@@ -772,6 +772,19 @@ out:
 
 /* ---- POST /v1/alertmanager --------------------------------------------------- */
 
+/*
+ * How many bytes of `s` to keep for at most `max`: never the head of a
+ * UTF-8 letter without its tail, which PostgreSQL and jansson refuse.
+ */
+static int utf8_head(const char *s, size_t max)
+{
+	size_t n = strnlen(s, max);
+
+	while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+		n--;
+	return (int)n;
+}
+
 static void alert_outcome(json_t *list, const char *alert, const char *host, const char *what)
 {
 	json_array_append_new(
@@ -929,12 +942,11 @@ static int one_alert(server *s, const token_info *tok, const json_t *a, const ch
 		const char *hosts[1] = {host}, *types[1] = {"cpu"};
 		capreq_new r;
 		capreq_decision dec;
-		snprintf(incident, sizeof(incident), "alert-%.100s",
-			 fp      ? fp
-			 : group ? group
-			 : name  ? name
-				 : "unnamed");
-		snprintf(reason, sizeof(reason), "alert '%.200s' firing", name ? name : "unnamed");
+		const char *inc = fp ? fp : group ? group : name ? name : "unnamed";
+		const char *alert = name ? name : "unnamed";
+		snprintf(incident, sizeof(incident), "alert-%.*s", utf8_head(inc, 100), inc);
+		snprintf(reason, sizeof(reason), "alert '%.*s' firing", utf8_head(alert, 200),
+			 alert);
 		memset(&r, 0, sizeof(r));
 		r.service_id = svc.id;
 		r.service = svc.name;

@@ -89,6 +89,17 @@ done
 code=$(hook '{"alerts": [{"status": "firing", "labels": {"alertname": "X"}}, 7]}')
 [ "$code" = 200 ] && [ "$(jq '[.alerts[] | select(.outcome | startswith("skipped"))] | length' "$T/resp")" = 2 ] &&
 	ok "alerts without a service label, or not objects, are skipped" || not_ok "skipped" "$(cat "$T/resp")"
+# An alert name of 199 bytes and a 2-byte letter, and a fingerprint of 99
+# and one: the reason and the incident made of them (200 and 100 bytes at
+# most) are cut whole letters at a time, never inside one.
+long=$(printf 'A%.0s' $(seq 199))é
+fp=$(printf 'A%.0s' $(seq 99))é
+code=$(hook "{\"alerts\": [{\"status\": \"firing\", \"labels\": {\"alertname\": \"$long\", \"service\": \"fleet\", \"instance\": \"127.0.1.46:9\"}, \"fingerprint\": \"$fp\"}]}")
+[ "$code" = 200 ] && [ "$(jq -r '.alerts[0].outcome' "$T/resp")" = "capture $(sql "select max(id) from capture_requests") queued" ] &&
+	[ "$(sql "select reason from capture_requests order by id desc limit 1")" = "alert '$(printf 'A%.0s' $(seq 199))' firing" ] &&
+	[ "$(sql "select length(incident) from capture_requests order by id desc limit 1")" = 105 ] &&
+	ok "a long non-ASCII alert name is cut at a letter, not inside one: the capture is queued" ||
+	not_ok "long name" "code=$code $(head -c 300 "$T/resp") $(tail -3 "$T/s.err")"
 [ "$(curl -s -o /dev/null -w '%{http_code}' -X POST --data-binary "$(payload firing 1 1)" "$U/v1/alertmanager")" = 401 ] &&
 	ok "the webhook wants the bearer token too (401)" || not_ok "webhook auth"
 finish
