@@ -14,6 +14,7 @@
 #include "jobs/collect.h"
 #include "common/buf.h"
 #include "common/timeutil.h"
+#include "common/utf8.h"
 #include "common/wipe.h"
 #include "jobs/blobs.h"
 #include "jobs/deploys.h"
@@ -289,12 +290,27 @@ static int host_last_cpu(int64_t *at_us, db *d, const char *host, pr_error *err)
 static void failure(svc_state *s, const char *source, const char *target, const char *type,
 		    const char *reason)
 {
-	json_t *f = json_pack("{s:s,s:s,s:s?,s:s}", "source", source, "target", target, "type",
-			      type, "reason", reason);
+	char *fixed = NULL;
+	json_t *f;
 
+	/*
+	 * jansson refuses a string that is not UTF-8, and the failure would
+	 * be counted but never named: a reason cut inside a letter (a key or
+	 * a server's message shown up to a length) keeps its bytes as '?'.
+	 */
+	if (!utf8_valid(reason, strlen(reason)) && (fixed = strdup(reason))) {
+		size_t n = strlen(fixed), l;
+		for (size_t i = 0; i < n; i += l ? l : 1)
+			if (!(l = utf8_seq_len((const unsigned char *)fixed + i, n - i)))
+				fixed[i] = '?';
+		reason = fixed;
+	}
+	f = json_pack("{s:s,s:s,s:s?,s:s}", "source", source, "target", target, "type", type,
+		      "reason", reason);
 	if (f)
 		json_array_append_new(s->failures, f);
 	s->rep.failed++;
+	free(fixed);
 }
 
 static const char *kind_name(config_source_kind k)

@@ -134,6 +134,18 @@ reason=$(jq -r '.services.checkout.failures[0].reason' <<<"$OUT")
 run P collect --json
 [ "$(jq -r .services.checkout.stored <<<"$OUT")" = 1 ] && ok "with the right secret again, the new drop is collected" ||
 	not_ok "after the wrong secret" "$OUT"
+# A refused key whose shown form is cut (200 bytes) inside a 2-byte letter
+# is still listed among the failures, the letter's lone first byte as '?'.
+dirname=a$(printf 'é%.0s' $(seq 100))
+mkdir -p "$DROPS/$dirname"
+drop "$dirname/evil\\x.folded" $'main;evil 1\n' "$(side v7 web-7 2026-11-30T07:00:00Z)"
+run P collect --json
+reasons=$(jq -r '.services.checkout.failures[].reason' <<<"$OUT")
+[ $RC -eq 3 ] && grep -qF "object key 's3://$S3_BUCKET/drops/checkout/a$(printf 'é%.0s' $(seq 99))?' refused: a backslash" <<<"$reasons" &&
+	[ "$(jq -r '.services.checkout.failures | length' <<<"$OUT")" = "$(jq -r .services.checkout.failed <<<"$OUT")" ] &&
+	ok "a refused key cut inside a letter is still named among the failures" ||
+	not_ok "key cut inside a letter" "rc=$RC $OUT $ERR"
+
 # A listing that never ends (a broken or hostile peer: every page truncated,
 # new keys and a new continuation token each time) stops at the collection
 # budget: one line naming the prefix, nothing stored, the other source collected.
