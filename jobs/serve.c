@@ -137,6 +137,19 @@ static void count(counter *v, const char *key, unsigned code)
 	}
 }
 
+/*
+ * How many bytes of `s` to keep for at most `max`: never the head of a
+ * UTF-8 letter without its tail, which PostgreSQL and jansson refuse.
+ */
+static int utf8_head(const char *s, size_t max)
+{
+	size_t n = strnlen(s, max);
+
+	while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+		n--;
+	return (int)n;
+}
+
 static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned status, const char *type,
 				  const char *body, int64_t retry_after)
 {
@@ -415,7 +428,7 @@ static int service_for(db_service *svc, char *why, size_t n, server *s, const to
 	why[0] = '\0';
 	memset(svc, 0, sizeof(*svc));
 	if (!db_service_name_valid(name)) {
-		snprintf(why, n, "'%.64s' is not a service name", name);
+		snprintf(why, n, "'%.*s' is not a service name", utf8_head(name, 64), name);
 		return 0;
 	}
 	if ((rc = as_token_begin(s, tok, err)) < 0)
@@ -463,7 +476,7 @@ static void check_body(char *why, size_t n, const json_t *o, const config_serve 
 	{
 		if (strcmp(key, "service") && strcmp(key, "hosts") && strcmp(key, "seconds") &&
 		    strcmp(key, "types") && strcmp(key, "reason") && strcmp(key, "count")) {
-			snprintf(why, n, "unknown key '%.40s'", key);
+			snprintf(why, n, "unknown key '%.*s'", utf8_head(key, 40), key);
 			return;
 		}
 	}
@@ -771,19 +784,6 @@ out:
 }
 
 /* ---- POST /v1/alertmanager --------------------------------------------------- */
-
-/*
- * How many bytes of `s` to keep for at most `max`: never the head of a
- * UTF-8 letter without its tail, which PostgreSQL and jansson refuse.
- */
-static int utf8_head(const char *s, size_t max)
-{
-	size_t n = strnlen(s, max);
-
-	while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
-		n--;
-	return (int)n;
-}
 
 static void alert_outcome(json_t *list, const char *alert, const char *host, const char *what)
 {

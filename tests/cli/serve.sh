@@ -107,6 +107,11 @@ bad_body 422 "empty body" ''
 bad_body 422 "an array" '[1, 2]'
 bad_body 422 "an unknown key" '{"service": "checkout", "hosts": ["127.0.0.2"], "reason": "x", "x": 1}'
 bad_body 422 "no reason" '{"service": "checkout", "hosts": ["127.0.0.2"]}'
+# Names quoted in the answer are cut between letters: cut inside one, the
+# answer could not be written as JSON (a 500 instead).
+k39=$(printf 'k%.0s' $(seq 39))
+bad_body 422 "an unknown key of 39 bytes and a 2-byte letter" "{\"service\": \"checkout\", \"hosts\": [\"127.0.0.2\"], \"reason\": \"x\", \"${k39}é\": 1}"
+bad_body 403 "a service name of 63 bytes and a 2-byte letter" "{\"service\": \"$(printf 's%.0s' $(seq 63))é\", \"hosts\": [\"127.0.0.2\"], \"reason\": \"x\"}"
 bad_body 422 "a NUL in the reason" '{"service": "checkout", "hosts": ["127.0.0.2"], "reason": "a\u0000b"}'
 bad_body 422 "seconds too long" '{"service": "checkout", "hosts": ["127.0.0.2"], "seconds": 100000, "reason": "x"}'
 bad_body 422 "seconds not an integer" '{"service": "checkout", "hosts": ["127.0.0.2"], "seconds": "5", "reason": "x"}'
