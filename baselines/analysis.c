@@ -2107,6 +2107,7 @@ static int renormalised_retest(analysis *a, const double cut[2])
 	for (size_t tg = 0; tg < a->ntargets && rc == 0; tg++) {
 		analysis_target_data *td = &a->targets[tg];
 		size_t nsig = 0, nmov = 0, ncap = td->base.n + td->cur.n, maxn;
+		double typical;
 
 		for (size_t j = first[tg]; j < first[tg + 1]; j++)
 			idx[nsig++] = by_target[j];
@@ -2114,8 +2115,8 @@ static int renormalised_retest(analysis *a, const double cut[2])
 			continue;
 		if (!ratio_at && (rc = ratios_by_target(&ratios, &ratio_at, a)) < 0)
 			break;
-		sort_by_change(idx, nsig, a,
-			       typical_ratio(ratios + ratio_at[tg], ratio_at[tg + 1] - ratio_at[tg]));
+		typical = typical_ratio(ratios + ratio_at[tg], ratio_at[tg + 1] - ratio_at[tg]);
+		sort_by_change(idx, nsig, a, typical);
 		maxn = td->base.n > td->cur.n ? td->base.n : td->cur.n;
 		free(less);
 		free(sb.share);
