@@ -83,9 +83,14 @@ void finding_clear(finding *f)
 
 #define MAX_GROUPS 64
 #define GROUP_OF(g) ((g) >= MAX_GROUPS ? MAX_GROUPS - 1 : (g))
-/* Release noise factors: [0, MAX_GROUPS) the baseline's releases, then the judged captures. */
+/*
+ * Release noise factors: [0, MAX_GROUPS) the baseline's releases, then
+ * the judged captures', then, when they are one capture, the degrees of
+ * freedom of its factor (lone_noise).
+ */
 #define NOISE_CUR MAX_GROUPS
-#define NOISE_N (MAX_GROUPS + 1)
+#define NOISE_LONE_DF (MAX_GROUPS + 1)
+#define NOISE_N (MAX_GROUPS + 2)
 
 /* What finish needs of a target to re-test it: its captures and values. */
 typedef struct analysis_target_data {
@@ -601,6 +606,14 @@ static int pooled_fit(pooled *out, const double *yb, const double *vb, const int
 		for (size_t i = 0; i < nc; i++)
 			vcbar += vc[i] / (double)nc;
 		ref_c = vcbar + lc * fmax(0, sg_num / sg_den);
+		/*
+		 * A lone capture's factor (lone_noise; a single capture has no
+		 * other) scales all of its variance: a capture of a busy or
+		 * warming host is noisy even where the baseline's captures
+		 * vary no more than sampling says.
+		 */
+		if (nc == 1 && isfinite(lam[NOISE_CUR]))
+			ref_c = lc * (vcbar + fmax(0, sg_num / sg_den));
 	}
 	e_c = stats_shrunk_extra(&own, ref_c, d0);
 	if ((rc = stats_wmean_of(&cur, yc, vc, nc, e_c)) < 0)
@@ -613,7 +626,11 @@ static int pooled_fit(pooled *out, const double *yb, const double *vb, const int
 					       : fmax(0, ref - mean_of(vb, nb)))) < 0)
 		goto out;
 	out->se = sqrt(cur.var_mean + var_b + out->tau2 + hx);
-	out->df = stats_satterthwaite(cur.var_mean, d0 + own.df, var_b, d0);
+	/* A lone capture's variance is known as well as its factor is. */
+	out->df = stats_satterthwaite(cur.var_mean,
+				      nc == 1 && lam && isfinite(lam[NOISE_LONE_DF])
+					      ? fmin(d0, lam[NOISE_LONE_DF]) : d0 + own.df,
+				      var_b, d0);
 	if (out->tau2 > 0)
 		out->df = stats_satterthwaite(cur.var_mean + var_b, out->df, out->tau2, phi_df);
 	/*
@@ -983,6 +1000,75 @@ static int double_cmp(const void *x, const void *y)
 }
 
 /*
+ * The median over functions of a lone capture's share over the
+ * baseline's mean share: one function that doubled dilutes every other
+ * share by one factor, which is no noise of the capture's. 1 when no
+ * function has both; `ratio` is scratch of nrows.
+ */
+static double lone_ratio(const analysis_target_data *td, const capture_set *base,
+			 const capture_set *cur, const size_t *rows, size_t nrows, series *sb,
+			 series *sc, double *ratio)
+{
+	size_t n = 0;
+	double m;
+
+	for (size_t k = 0; k < nrows; k++) {
+		double mb;
+		series_fill(sb, &td->m, rows[k], 0, base, td->gb, td->hb, NULL);
+		series_fill(sc, &td->m, rows[k], base->n, cur, td->gc, td->hc, NULL);
+		if (sc->n != 1 || sb->n < 2 || !((mb = mean_of(sb->share, sb->n)) > 0))
+			continue;
+		ratio[n++] = sc->share[0] / mb;
+	}
+	if (n == 0)
+		return 1;
+	qsort(ratio, n, sizeof(*ratio), double_cmp);
+	m = n % 2 ? ratio[n / 2] : 0.5 * (ratio[n / 2 - 1] + ratio[n / 2]);
+	/* Most functions absent from a thin capture is sampling, not dilution. */
+	return m > 0 && isfinite(m) ? m : 1;
+}
+
+/*
+ * A release judged on one capture has no spread of its own, and was
+ * judged with a typical release's: one capture taken while its host was
+ * busy or still warming up then raised a regression in function after
+ * function. Its factor is learnt instead from how far it stands from the
+ * baseline's means across all functions (stats_lone_noise), never below
+ * a typical release's 1: it scales the capture's whole variance, its
+ * sampling and its spread (pooled_fit). Columns lone.. of each canonical
+ * row hold the squared deviation, the capture's sampling variance, the
+ * baseline's mean sampling variance and its number of captures (0: no
+ * deviation); sigma2 (the functions' spreads) is scratch afterwards.
+ */
+static int lone_noise(double *noise, const double *canon, size_t width, size_t lone,
+		      double *sigma2, size_t nk, double *d2, double *fixed)
+{
+	double lam, df;
+	int rc;
+
+	for (size_t k = 0; k < nk; k++) {
+		const double *row = canon + k * width;
+		double extra = fmax(0, sigma2[k]);
+		d2[k] = row[lone];
+		fixed[k] = 0;
+		/* The capture's whole variance scales; the baseline mean's does not. */
+		if (row[lone + 3] >= 2) {
+			fixed[k] = (row[lone + 2] + extra) / row[lone + 3];
+			sigma2[k] = row[lone + 1] + extra;
+		} else {
+			sigma2[k] = 0; /* no deviation: left out */
+		}
+	}
+	if ((rc = stats_lone_noise(&lam, &df, d2, fixed, sigma2, nk)) < 0)
+		return rc;
+	if (isfinite(lam)) {
+		noise[NOISE_CUR] = fmax(1, lam);
+		noise[NOISE_LONE_DF] = df;
+	}
+	return 0;
+}
+
+/*
  * The service's release noise factors (stats_release_noise) over the
  * tested rows: a release whose captures were noisy in every function
  * should not make a quiet new release look noisy, nor the reverse. The
@@ -995,8 +1081,9 @@ static int release_noise(analysis_target_data *td, const capture_set *base,
 			 const capture_set *cur, const size_t *rows, size_t nrows, series *sb,
 			 series *sc)
 {
-	size_t ngb = 0, nr, nk = 0, width;
-	double *s2 = NULL, *vb = NULL, *df = NULL, *y = NULL, *canon = NULL;
+	size_t ngb = 0, nr, nk = 0, width, lone;
+	double *s2 = NULL, *vb = NULL, *df = NULL, *y = NULL, *canon = NULL, *sigma2 = NULL;
+	double *d2 = NULL, *fixed = NULL, typical = 1;
 	int rc = 0;
 
 	for (size_t r = 0; r < NOISE_N; r++)
@@ -1010,13 +1097,19 @@ static int release_noise(analysis_target_data *td, const capture_set *base,
 	s2 = calloc(nrows * nr, sizeof(*s2));
 	vb = calloc(nrows * nr, sizeof(*vb));
 	df = calloc(nrows * nr, sizeof(*df));
-	y = calloc(base->n + cur->n + 1, sizeof(*y));
-	width = 1 + 3 * nr;
+	y = calloc((base->n + cur->n + 1) > nrows ? base->n + cur->n + 1 : nrows, sizeof(*y));
+	lone = 1 + 3 * nr;
+	width = lone + 4;
 	canon = calloc(nrows * width, sizeof(*canon));
-	if (!s2 || !vb || !df || !y || !canon) {
+	sigma2 = calloc(nrows, sizeof(*sigma2));
+	d2 = calloc(nrows, sizeof(*d2));
+	fixed = calloc(nrows, sizeof(*fixed));
+	if (!s2 || !vb || !df || !y || !canon || !sigma2 || !d2 || !fixed) {
 		rc = STATS_ENOMEM;
 		goto out;
 	}
+	if (cur->n == 1)
+		typical = lone_ratio(td, base, cur, rows, nrows, sb, sc, y);
 	for (size_t k = 0; k < nrows; k++) {
 		double *row = canon + k * width;
 		series_fill(sb, &td->m, rows[k], 0, base, td->gb, td->hb, NULL);
@@ -1037,6 +1130,15 @@ static int release_noise(analysis_target_data *td, const capture_set *base,
 			row[1 + nr + r] = v / (double)n;
 			row[1 + 2 * nr + r] = (double)(n - 1);
 		}
+		if (cur->n == 1 && sc->n == 1 && sb->n >= 2) {
+			/* The lone capture's deviation from the baseline's mean, undiluted. */
+			double dev = stats_vst(fmin(1, sc->share[0] / typical)) -
+				     mean_of(sb->vst, sb->n);
+			row[lone] = dev * dev;
+			row[lone + 1] = sc->v[0];
+			row[lone + 2] = mean_of(sb->v, sb->n);
+			row[lone + 3] = (double)sb->n;
+		}
 	}
 	/*
 	 * The sums over functions in a canonical order, by their values: the
@@ -1054,7 +1156,7 @@ static int release_noise(analysis_target_data *td, const capture_set *base,
 		}
 	{
 		double lam[NOISE_N], quietest = INFINITY;
-		if ((rc = stats_release_noise(lam, NULL, s2, vb, df, nk, nr, ngb)) < 0)
+		if ((rc = stats_release_noise(lam, sigma2, s2, vb, df, nk, nr, ngb)) < 0)
 			goto out;
 		for (size_t r = 0; r < ngb; r++) {
 			td->noise[r] = lam[r];
@@ -1069,6 +1171,9 @@ static int release_noise(analysis_target_data *td, const capture_set *base,
 		 */
 		td->noise[NOISE_CUR] = isfinite(quietest) && lam[ngb] < quietest ? quietest
 										: lam[ngb];
+		if (cur->n == 1 && !isfinite(lam[ngb]) &&
+		    (rc = lone_noise(td->noise, canon, width, lone, sigma2, nk, d2, fixed)) < 0)
+			goto out;
 	}
 out:
 	free(s2);
@@ -1076,6 +1181,9 @@ out:
 	free(df);
 	free(y);
 	free(canon);
+	free(sigma2);
+	free(d2);
+	free(fixed);
 	return rc;
 }
 

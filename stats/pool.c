@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 
+#include <gsl/gsl_cdf.h>
 #include <gsl/gsl_sf_psi.h>
 
 #include "stats/pool.h"
@@ -283,5 +284,69 @@ int stats_release_noise(double *lambda, double *sigma2, const double *s2, const 
 		for (size_t k = 0; k < nk; k++)
 			sigma2[k] = sg[k];
 	free(sg);
+	return 0;
+}
+
+static int dbl_cmp(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/* The median of the m ratios d2 / (fixed + lambda * sigma2) kept in keep. */
+static double lone_median(const double *d2, const double *fixed, const double *sigma2,
+			  const size_t *keep, size_t m, double lambda, double *r)
+{
+	for (size_t i = 0; i < m; i++)
+		r[i] = d2[keep[i]] / (fixed[keep[i]] + lambda * sigma2[keep[i]]);
+	qsort(r, m, sizeof(*r), dbl_cmp);
+	return m % 2 ? r[m / 2] : 0.5 * (r[m / 2 - 1] + r[m / 2]);
+}
+
+int stats_lone_noise(double *lambda, double *df, const double *d2, const double *fixed,
+		     const double *sigma2, size_t n)
+{
+	double target = gsl_cdf_chisq_Pinv(0.5, 1), lo = log(STATS_NOISE_MIN), hi = log(1e6);
+	double *r = NULL;
+	size_t *keep = NULL, m = 0;
+
+	*lambda = *df = NAN;
+	if (n == 0)
+		return 0;
+	if (!(r = malloc(n * sizeof(*r))) || !(keep = malloc(n * sizeof(*keep)))) {
+		free(r);
+		return STATS_ENOMEM;
+	}
+	for (size_t k = 0; k < n; k++)
+		if (isfinite(d2[k]) && d2[k] >= 0 && isfinite(fixed[k]) && fixed[k] >= 0 &&
+		    isfinite(sigma2[k]) && sigma2[k] > 0)
+			keep[m++] = k;
+	if (m < 3)
+		goto out;
+	{
+		double fq = exp(-target / 2) / sqrt(2 * 3.14159265358979323846 * target);
+		*df = 8 * (double)m * fq * fq * target * target;
+	}
+	/* The median falls as lambda grows: bisect on log lambda. */
+	if (lone_median(d2, fixed, sigma2, keep, m, exp(lo), r) <= target) {
+		*lambda = STATS_NOISE_MIN;
+		goto out;
+	}
+	if (lone_median(d2, fixed, sigma2, keep, m, exp(hi), r) >= target) {
+		*lambda = exp(hi);
+		goto out;
+	}
+	for (int it = 0; it < 60; it++) {
+		double mid = 0.5 * (lo + hi);
+		if (lone_median(d2, fixed, sigma2, keep, m, exp(mid), r) > target)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	*lambda = exp(0.5 * (lo + hi));
+out:
+	free(r);
+	free(keep);
 	return 0;
 }

@@ -114,6 +114,26 @@ int stats_release_noise(double *lambda, double *sigma2, const double *s2, const 
 			const double *df, size_t nk, size_t nr, size_t nbase);
 
 /*
+ * The noise factor of a release judged on one capture, which has no
+ * spread of its own to learn it from. Function k's squared deviation
+ * d2[k] of that capture from the baseline's mean has variance fixed[k]
+ * (sampling, and the baseline mean's own) plus lambda * sigma2[k] (the
+ * release's spread beyond sampling, as in stats_release_noise). *lambda
+ * gets the factor at which the median over functions of d2[k] /
+ * (fixed[k] + lambda * sigma2[k]) is the median of chi-square with one
+ * degree of freedom: a median, so the few functions a real change moves
+ * do not make the release noisy. Functions with sigma2[k] <= 0 or a
+ * non-finite input are left out; *lambda is NAN when fewer than three
+ * remain, and at least STATS_NOISE_MIN. *df gets the degrees of freedom
+ * of a variance estimate as precise as that median's (8 m f(q)^2 q^2 for
+ * m functions, q the median of chi-square with one degree of freedom and
+ * f its density there: about 0.37 m), NAN with *lambda. Returns 0 or
+ * STATS_ENOMEM.
+ */
+int stats_lone_noise(double *lambda, double *df, const double *d2, const double *fixed,
+		     const double *sigma2, size_t n);
+
+/*
  * Welch-Satterthwaite degrees of freedom of a sum of two variance
  * terms a (df da) and b (df db), within [1, da + db] (an infinite df is
  * allowed: a term known exactly).

@@ -53,10 +53,11 @@ static double noise(fx *f, double spread)
 
 /*
  * One capture of `service`: eight steady functions and work.hot, whose
- * weight is multiplied by `factor`; every weight varies by 5% from
- * capture to capture.
+ * weight is multiplied by `factor`; every weight varies by `spread` (a
+ * fraction) from capture to capture.
  */
-static void capture(fx *f, const char *service, const char *release, int64_t at, double factor)
+static void capture_spread(fx *f, const char *service, const char *release, int64_t at,
+			   double factor, double spread)
 {
 	static const char *const names[] = {"work.a", "work.b", "work.c", "work.d", "io.read",
 					    "io.write", "runtime.gc", "json.encode"};
@@ -71,8 +72,8 @@ static void capture(fx *f, const char *service, const char *release, int64_t at,
 	snprintf(path, sizeof(path), "%s/c%d.folded", f->dir, ++seq);
 	assert_non_null(out = fopen(path, "w"));
 	for (size_t i = 0; i < sizeof(weights) / sizeof(weights[0]); i++)
-		fprintf(out, "main;serve;%s %d\n", names[i], (int)(weights[i] * noise(f, 0.05)));
-	fprintf(out, "main;serve;work.hot %d\n", (int)(2000 * factor * noise(f, 0.05)));
+		fprintf(out, "main;serve;%s %d\n", names[i], (int)(weights[i] * noise(f, spread)));
+	fprintf(out, "main;serve;work.hot %d\n", (int)(2000 * factor * noise(f, spread)));
 	assert_int_equal(fclose(out), 0);
 	memset(&req, 0, sizeof(req));
 	req.path = path;
@@ -84,6 +85,12 @@ static void capture(fx *f, const char *service, const char *release, int64_t at,
 	req.format = PROFILE_FMT_FOLDED;
 	if (ingest_file(&res, f->t->db, f->bs, &req, &f->cfg.limits, &err) < 0)
 		fail_msg("ingest: %s", err.msg);
+}
+
+/* A capture as capture_spread's whose weights vary by 5%. */
+static void capture(fx *f, const char *service, const char *release, int64_t at, double factor)
+{
+	capture_spread(f, service, release, at, factor, 0.05);
 }
 
 /* One capture of `service` whose folded text is `text`. */
@@ -542,6 +549,42 @@ static void test_a_function_that_held_most_of_the_time_and_doubled_is_the_regres
 	analysis_release(&a);
 }
 
+/*
+ * A release judged on one capture has no spread of its own. One taken
+ * six times noisier than the baseline's (a busy host, a process still
+ * warming up) moved every share, and a typical release's spread made
+ * regressions of them; its noise is now read off its distance from the
+ * baseline across all functions. One quiet capture with a doubled
+ * function is still a regression.
+ */
+static void test_one_noisy_capture_is_judged_by_its_own_noise(void **state)
+{
+	static const char *const names[] = {"noisy1", "noisy2", "noisy3", "noisy4", "doubled"};
+	fx *f = *state;
+	analysis a;
+
+	for (size_t s = 0; s < 5; s++) {
+		testdb_execf(f->t, "insert into services (name, enabled) values ('%s', true)",
+			     names[s]);
+		for (int day = 14; day >= 1; day--) {
+			capture(f, names[s], "v1", NIGHT_END - day * DAY - 9 * 3600 * 1000000LL, 1);
+			capture(f, names[s], "v1", NIGHT_END - day * DAY - 3 * 3600 * 1000000LL, 1);
+		}
+		if (s < 4)
+			capture_spread(f, names[s], "v2", NIGHT_END - 3600 * 1000000LL, 1, 0.3);
+		else
+			capture(f, names[s], "v2", NIGHT_END - 3600 * 1000000LL, 2);
+	}
+	analyse_all(f, &a, names, 5);
+	for (size_t s = 0; s < 4; s++)
+		if (regression(&a, names[s]))
+			fail_msg("%s: a regression of %s in a null release", names[s],
+				 regression(&a, names[s])->function);
+	assert_non_null(regression(&a, "doubled"));
+	assert_string_equal(regression(&a, "doubled")->function, "work.hot");
+	analysis_release(&a);
+}
+
 /* A worker's part carries the renamed finding whole to the process that finishes. */
 static void test_a_renamed_function_travels_in_a_worker_part(void **state)
 {
@@ -881,6 +924,7 @@ int main(void)
 		T(test_a_release_that_lost_its_symbols_is_not_judged),
 		T(test_a_release_of_empty_captures_is_skipped_as_such),
 		T(test_a_function_that_held_most_of_the_time_and_doubled_is_the_regression),
+		T(test_one_noisy_capture_is_judged_by_its_own_noise),
 		T(test_the_nightly_job_finds_the_regression_and_records_an_ok_run),
 		T(test_a_night_that_analyses_nothing_is_incomplete),
 		T(test_the_postdeploy_job_fails_a_regression_and_passes_a_clean_release),

@@ -411,6 +411,35 @@ static void test_release_noise_with_sampling_error(void **state)
 		fail_msg("judged over quiet %g, want about 1", out[2] / out[0]);
 }
 
+/*
+ * A lone capture's factor: where every squared deviation is the median of
+ * chi-square(1) times its variance at factor 4, the factor is 4, and a
+ * third of the functions moved a hundredfold (a real change) leave it
+ * there; fewer than three usable functions give none.
+ */
+static void test_lone_noise_is_the_median_fit_and_ignores_a_few_movers(void **state)
+{
+	const double q = gsl_cdf_chisq_Pinv(0.5, 1);
+	double d2[9], fixed[9], sg[9], lam, df;
+
+	(void)state;
+	for (size_t k = 0; k < 9; k++) {
+		fixed[k] = 1e-5 * (double)(k + 1);
+		sg[k] = 3e-4 / (double)(k + 1);
+		d2[k] = q * (fixed[k] + 4 * sg[k]);
+	}
+	assert_int_equal(stats_lone_noise(&lam, &df, d2, fixed, sg, 9), 0);
+	near(lam, 4, 1e-6, "the factor");
+	near(df, 9 * 8 * pow(q * exp(-q / 2) / sqrt(2 * 3.14159265358979323846 * q), 2), 1e-9,
+	     "the median's degrees of freedom");
+	d2[0] *= 100, d2[4] *= 100, d2[8] *= 100;
+	assert_int_equal(stats_lone_noise(&lam, &df, d2, fixed, sg, 9), 0);
+	assert_true(lam > 3 && lam < 6);
+	sg[0] = sg[1] = sg[2] = sg[3] = sg[4] = sg[5] = sg[6] = 0;
+	assert_int_equal(stats_lone_noise(&lam, &df, d2, fixed, sg, 9), 0);
+	assert_true(isnan(lam) && isnan(df));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -429,6 +458,7 @@ int main(void)
 		cmocka_unit_test(test_release_noise_judged_noisy_release),
 		cmocka_unit_test(test_release_noise_unknowns_and_bad_input),
 		cmocka_unit_test(test_release_noise_with_sampling_error),
+		cmocka_unit_test(test_lone_noise_is_the_median_fit_and_ignores_a_few_movers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
