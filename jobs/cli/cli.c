@@ -5,6 +5,7 @@
 #include "jobs/cli/cli.h"
 #include "jobs/cli/exitcode.h"
 #include "common/fileio.h"
+#include "common/similar.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -148,6 +149,29 @@ void cli_print_help(const cli_parser *p, FILE *f)
 	print_opts(f, global_opts);
 }
 
+/*
+ * "unknown option '--servce' (did you mean '--service'?)": an unknown
+ * long option is nearly always a typo of one the command has, and the
+ * close name says what to type instead of sending the user to --help.
+ */
+static void unknown_long(const cli_parser *p, const char *given)
+{
+	const char *cands[256];
+	char name[128];
+	size_t n = 0;
+	long best;
+
+	snprintf(name, sizeof(name), "%.*s", (int)strcspn(given + 2, "="), given + 2);
+	for (const struct option *o = p->longopts; o->name && n < 256; o++)
+		cands[n++] = o->name;
+	best = similar_best(name, cands, n);
+	if (best >= 0)
+		cli_error(p->ctx, "unknown option '%s' (did you mean '--%s'?)", given,
+			  cands[best]);
+	else
+		cli_error(p->ctx, "unknown option '%s' (see --help)", given);
+}
+
 int cli_next(cli_parser *p, const char **arg)
 {
 	int longidx = 0, c;
@@ -187,6 +211,8 @@ int cli_next(cli_parser *p, const char **arg)
 		case '?':
 			if (optopt > 0 && optopt < 128)
 				cli_error(p->ctx, "unknown option '-%c' (see --help)", optopt);
+			else if (strncmp(p->argv[optind - 1], "--", 2) == 0)
+				unknown_long(p, p->argv[optind - 1]);
 			else
 				cli_error(p->ctx, "unknown option '%s' (see --help)",
 					  p->argv[optind - 1]);
