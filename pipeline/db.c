@@ -15,6 +15,7 @@
 #include "common/buf.h"
 #include "common/strmap.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -325,6 +326,34 @@ static void scrub(char *s, size_t cap, const char *secret)
 /* The session's settings, sent after every connection (db.h). */
 #define SESSION_SQL "set timezone to 'UTC'; set client_min_messages to warning"
 
+/*
+ * Why a connection failed, and what to do about it: libpq's first line
+ * with its "FATAL:  " taken out, then libpq's own hint ("is the server
+ * running ...?") when it gave one, or how to make a database that is not
+ * there. A user who mistyped a socket or forgot to start the server reads
+ * what to check next, not only an errno.
+ */
+static void connect_failure(char *out, size_t cap, db *d)
+{
+	const char *m = d->conn ? PQerrorMessage(d->conn) : "", *nl, *hint = NULL;
+	char *fatal;
+	size_t n;
+
+	first_line(out, cap, d, NULL);
+	while ((fatal = strstr(out, "FATAL:  ")))
+		memmove(fatal, fatal + 8, strlen(fatal + 8) + 1);
+	/* libpq's hint is an indented line after its message. */
+	for (nl = strchr(m, '\n'); nl && !hint; nl = strchr(nl + 1, '\n'))
+		if (nl[1] == '\t' && nl[2])
+			hint = nl + 2;
+	n = strlen(out);
+	if (hint)
+		snprintf(out + n, cap - n, "; %c%.*s", tolower((unsigned char)hint[0]),
+			 (int)strcspn(hint + 1, "\r\n"), hint + 1);
+	else if (strstr(out, "database \"") && strstr(out, "\" does not exist"))
+		snprintf(out + n, cap - n, "; create it (createdb), then run 'profreg db init'");
+}
+
 /* Connect and check the server; the session is not set up yet. */
 static int db_connect(db **out, const char *conninfo, pr_error *err)
 {
@@ -377,7 +406,7 @@ static int db_connect(db **out, const char *conninfo, pr_error *err)
 		goto out;
 	}
 	if (PQstatus(d->conn) != CONNECTION_OK) {
-		first_line(line, sizeof(line), d, NULL);
+		connect_failure(line, sizeof(line), d);
 		scrub(line, sizeof(line), password);
 		rc = pr_error_set(err, PR_EDB, "cannot connect to the database: %s", line);
 		goto out;

@@ -200,6 +200,17 @@ static void test_open_check_failures_say_which_step(void **state)
 	assert_null(d);
 	assert_non_null(strstr(err.msg, "cannot connect to the database: "));
 	assert_non_null(strstr(err.msg, "profreg_no_such_database"));
+	/* What to do next, without libpq's severity in the middle. */
+	assert_non_null(strstr(err.msg, "does not exist; create it (createdb), then run "
+					"'profreg db init'"));
+	assert_null(strstr(err.msg, "FATAL"));
+
+	/* No server on the socket: libpq's hint is kept, on the same line. */
+	pr_error_clear(&err);
+	assert_int_equal(db_open_check(&d, "host=/nonexistent-profreg-dir port=5 user=u",
+				       &version, &current, &err), PR_EDB);
+	assert_non_null(strstr(err.msg, "No such file or directory; is the server running"));
+	assert_null(strchr(err.msg, '\n'));
 
 	/* A schema_migrations the role may not read: the check's own message. */
 	assert_int_equal(testdb_int(t, "create table schema_migrations (version int);"
