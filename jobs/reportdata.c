@@ -6,6 +6,7 @@
 #include "baselines/analysis.h"
 #include "baselines/findings.h"
 #include "jobs/access.h"
+#include "jobs/job.h"
 #include "jobs/snapshot.h"
 #include "jobs/suspects.h"
 #include "common/ahead.h"
@@ -204,6 +205,25 @@ void reportdata_caps_free(reportdata_cap *c, size_t n)
 	free(c);
 }
 
+/*
+ * A selection as the user typed it, for an error message: whole up to
+ * 200 bytes (a cut one hides the part that was wrong), with anything but
+ * printable ASCII, and markup, as '?': the comparison page answers with
+ * this line too.
+ */
+static void quote_sel(char *out, size_t cap, const char *s)
+{
+	size_t n = 0;
+
+	for (; *s && n + 4 < cap; s++)
+		out[n++] = *s >= 0x20 && *s < 0x7f && !strchr("<>&\"", *s) ? *s : '?';
+	if (*s) {
+		memcpy(out + n, "...", 3);
+		n += 3;
+	}
+	out[n] = '\0';
+}
+
 int reportdata_sel_captures(reportdata_cap **out, size_t *n, db *d, const reportdata_sel *s,
 			    pr_error *err)
 {
@@ -251,15 +271,34 @@ int reportdata_sel_captures(reportdata_cap **out, size_t *n, db *d, const report
 		return rc;
 	rows = db_rows(res);
 	if (rows == 0) {
-		char q[40];
 		db_service svc = {0};
+		int64_t nrel = -1;
+		char hint[400] = "", text[208], rel[208], svc_name[208];
 		/* An unknown service is a typo: say so, with the close name. */
 		if (s->service && (rc = db_service_get(d, &svc, s->service, err)) < 0)
 			goto out;
+		/* So is an unknown release: "add type=" would send the user astray. */
+		if (s->service && s->release &&
+		    ((rc = db_capture_count(d, &nrel, NULL, svc.id, s->release, err)) < 0 ||
+		     (nrel == 0 && (rc = job_release_hint(hint, sizeof(hint), d, svc.id,
+							  s->release, err)) < 0))) {
+			db_service_release(&svc);
+			goto out;
+		}
 		db_service_release(&svc);
-		rc = pr_error_set(err, PR_ENOTFOUND, "selection '%s' matches no capture%s",
-				  profile_quote(q, s->text, strlen(s->text)),
-				  !s->type && !s->nids ? " of type cpu (add type=...)" : "");
+		quote_sel(svc_name, sizeof(svc_name), s->service ? s->service : "");
+		quote_sel(text, sizeof(text), s->text);
+		if (nrel == 0) {
+			quote_sel(rel, sizeof(rel), s->release);
+			rc = pr_error_set(err, PR_ENOTFOUND,
+					  "selection '%s' matches no capture: service '%s' "
+					  "has no release '%s'%s",
+					  text, svc_name, rel, hint);
+		} else {
+			const char *why = !s->type && !s->nids ? " of type cpu (add type=...)" : "";
+			rc = pr_error_set(err, PR_ENOTFOUND,
+					  "selection '%s' matches no capture%s", text, why);
+		}
 		goto out;
 	}
 	if (!(caps = calloc((size_t)rows, sizeof(*caps)))) {

@@ -68,6 +68,11 @@ run pr diff --base "id=$ids" --target 'service=web,commit=0123,release=v2' --out
 [ $RC -eq 0 ] && grep -q '"base_captures": 10' <<<"$OUT" && grep -q '"target_captures": 3' <<<"$OUT" && ok "diff selects by capture ids and by commit" || not_ok "diff ids" "$ERR"
 run pr diff --base 'service=web,release=v1' --target 'service=web,release=v2' --host h-v1 --out /dev/null
 [ $RC -eq 4 ] && grep -q 'matches no capture' <<<"$ERR" && ok "a selection that matches nothing is exit 4 with a reason" || not_ok "diff empty" "rc=$RC $ERR"
+run pr diff --base 'service=web,release=v1' --target 'service=web,release=v22,host=h-v2-web-frontend'
+[ $RC -eq 4 ] && [[ $ERR == *"'service=web,release=v22,host=h-v2-web-frontend' matches no capture:"* ]] &&
+	[[ $ERR == *"service 'web' has no release 'v22' (did you mean 'v2'?)"* ]] && [[ $ERR != *"type="* ]] &&
+	ok "a mistyped release in a selection is named, with the close one, the selection whole" ||
+	not_ok "diff release typo" "rc=$RC $ERR"
 run pr diff --base 'service=web,relase=v1' --target 'service=web'
 [ $RC -eq 2 ] && grep -q "unknown key 'relase'" <<<"$ERR" && ok "a bad selection is a usage error naming the key" || not_ok "diff bad selection" "rc=$RC $ERR"
 
