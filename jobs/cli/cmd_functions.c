@@ -96,6 +96,24 @@ out:
 	table_free(t);
 }
 
+/*
+ * Why the answer is empty: no stored function has the name (a typo, or a
+ * part of a name given with the exact match), or some do but no capture
+ * in the window met --min-self. The two want different next steps.
+ */
+static void no_rows(const cli_ctx *ctx, const fnquery_opts *o, json_int_t matched)
+{
+	if (matched == 0 && o->match == FNQUERY_EXACT)
+		cli_warn(ctx, "no stored function is named '%s' (--match prefix or regex finds "
+			 "part of a name)", o->pattern);
+	else if (matched == 0)
+		cli_warn(ctx, "no stored function's name %s '%s'",
+			 o->match == FNQUERY_PREFIX ? "starts with" : "matches", o->pattern);
+	else
+		cli_warn(ctx, "%" JSON_INTEGER_FORMAT " function name%s matched; no capture in the"
+			 " window met --min-self", matched, matched == 1 ? "" : "s");
+}
+
 int cmd_functions(cli_ctx *ctx, int argc, char **argv)
 {
 	static const cli_option opts[] = {
@@ -195,10 +213,7 @@ int cmd_functions(cli_ctx *ctx, int argc, char **argv)
 	if (json_is_true(json_object_get(res, "truncated")))
 		cli_warn(ctx, "only the first %llu rows are shown (--limit)", limit);
 	if (!json_array_size(json_object_get(res, "rows")))
-		cli_warn(ctx, "%" JSON_INTEGER_FORMAT " function name%s matched; no capture in the"
-			 " window met --min-self",
-			 json_integer_value(json_object_get(res, "functions")),
-			 json_integer_value(json_object_get(res, "functions")) == 1 ? "" : "s");
+		no_rows(ctx, &o, json_integer_value(json_object_get(res, "functions")));
 	json_decref(res);
 	return EXIT_OK;
 }

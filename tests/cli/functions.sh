@@ -84,7 +84,15 @@ run pr functions --name "$fn" --service "$svc" --since 2025-01-01
 [ $RC -eq 0 ] && [ "$(LC_ALL=C.UTF-8 wc -L <<<"$OUT")" -le 80 ] && [[ $OUT == *"$svc"* ]] &&
 	ok "the table fits 80 columns" || not_ok "table" "$OUT"
 run pr functions --name nosuch.function
-[ $RC -eq 0 ] && [[ $ERR == *"0 function names matched"* ]] && ok "no match says so" || not_ok "no match" "rc=$RC $ERR"
+[ $RC -eq 0 ] && [[ $ERR == *"no stored function is named 'nosuch.function' (--match prefix"* ]] &&
+	ok "no match says so, and how to look for part of a name" || not_ok "no match" "rc=$RC $ERR"
+run pr functions --name nosuch. --match prefix
+[ $RC -eq 0 ] && [[ $ERR == *"no stored function's name starts with 'nosuch.'"* ]] &&
+	ok "no prefix match says so" || not_ok "no prefix match" "rc=$RC $ERR"
+run pr functions --name "$fn" --service "$svc" --min-self 100% --since 2025-01-01
+[ $RC -eq 0 ] && [[ $ERR == *"1 function name matched; no capture in the window met --min-self"* ]] &&
+	ok "a name that matched but no capture over --min-self says that instead" ||
+	not_ok "min-self" "rc=$RC $ERR"
 run "$PROFREG_BIN" functions --help
 [ $RC -eq 0 ] && ok "functions --help" || not_ok "help"
 finish
