@@ -125,7 +125,8 @@ int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
 		{NULL, 0, 0, NULL, NULL},
 	};
 	static const char usage[] =
-		"profreg nightly [--at T] [--service S]... [--dry-run] [--workers] [--json]";
+		"profreg nightly [--at T] [--service S]... [--night 24h] [--dry-run] [--workers]\n"
+		"                [--json]";
 	static const char desc[] =
 		"Collect each enabled service's new captures, analyse the night against\n"
 		"its rolling baseline (all services in one FDR family) and record the run.\n"

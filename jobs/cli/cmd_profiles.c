@@ -122,7 +122,8 @@ static int profiles_list(cli_ctx *ctx, int argc, char **argv)
 		{NULL, 0, 0, NULL, NULL},
 	};
 	static const char usage[] =
-		"profreg profiles list [--service S] [--release R] [--since T] [--json]";
+		"profreg profiles list [--service S] [--release R] [--type T] [--since T]\n"
+		"                      [--until T] [--limit N] [--json]";
 	static const char desc[] = "List stored captures, newest first.";
 	pr_error err = PR_ERROR_INIT;
 	db_capture_filter f = {0};
