@@ -129,5 +129,48 @@ for c in "post-deploy --service checkout --release v1 --commit $sha" "analyze --
 	[ $RC -eq 3 ] && [ ! -e "$H-typo" ] && [[ $ERR == *"no database"* ]] &&
 		ok "${c%% *} with a typo in --home fails and creates nothing" || not_ok "${c%% *} creates nothing" "rc=$RC $ERR"
 done
+# The configuration files the README and docs/sources.md show pass
+# `config check` as written, with their paths moved under $T/fs (the
+# folders, repository and owner-only secret files they name made there).
+F=$T/fs
+mkdir -p "$F/var/spool/profreg/checkout" "$F/var/lib/profreg/reports" "$F/etc/prometheus/sd" \
+	"$F/etc/profreg"
+git init -q "$F/srv/git/checkout"
+echo '[{"targets": ["10.0.0.5:6060"], "labels": {"release": "v1"}}]' >"$F/etc/prometheus/sd/checkout.json"
+: >"$F/etc/profreg/ca.pem"
+for f in pyroscope.password drops.secret; do
+	echo secret >"$F/etc/profreg/$f" && chmod 600 "$F/etc/profreg/$f"
+done
+n=0
+for doc in README.md docs/sources.md; do
+	awk -v dir="$T" -v tag="$(basename "$doc" .md)" '/^```json$/ {n++; f = dir "/cfg-" tag "-" n ".json"; next}
+		/^```$/ {f = ""; next} f {print > f}' "$ROOT/$doc"
+done
+for c in "$T"/cfg-*.json; do
+	# A JSON block that is a configuration file has a section at its top.
+	grep -q '"services"\|"limits"\|"collect"' "$c" || continue
+	sed -i "s#\"/\(var\|srv\|etc\)/#\"$F/\1/#g" "$c"
+	n=$((n + 1))
+	run env PROFREG_PD_KEY=k PROFREG_CHECKOUT_PPROF_TOKEN=t PROFREG_PARCA_TOKEN=t DROPS_KEY_ID=k \
+		"$PROFREG_BIN" --home "$H" config check --config "$c"
+	[ $RC -eq 0 ] && [[ $OUT == *"is valid"* ]] && ok "the example $(basename "$c") passes config check" ||
+		not_ok "example $(basename "$c")" "rc=$RC $ERR" "$(cat "$c")"
+done
+[ $n -ge 4 ] && ok "$n configuration examples checked" || not_ok "configuration examples" "$n"
+
+# The one-line errors the README quotes are the ones profreg prints.
+quoted() { tr '\n' ' ' <"$ROOT/README.md" | sed 's/  */ /g' | grep -qF -- "$1"; }
+run "$PROFREG_BIN" --db "$DB_GOOD" service add payments-api
+run "$PROFREG_BIN" --db "$DB_GOOD" profiles list --service paymnts-api
+msg=${ERR#profreg profiles list: }
+[ $RC -eq 4 ] && quoted "$msg" && ok "an unknown service's message is the README's" || not_ok "service msg" "rc=$RC $ERR"
+run "$PROFREG_BIN" --db "$DB_GOOD" profiles list --servce checkout
+msg=${ERR#profreg profiles list: }
+[ $RC -eq 2 ] && quoted "$msg" && ok "a mistyped option's message is the README's" || not_ok "option msg" "rc=$RC $ERR"
+head -c 100 "$PROFREG_TEST_DATA/pprof/go-cpu.pb.gz" >"$T/cpu.pb.gz"
+run "$PROFREG_BIN" --db "$DB_GOOD" ingest "$T/cpu.pb.gz" --service checkout --release v9
+msg=${ERR//$T\//}
+[ $RC -eq 4 ] && quoted "\`$msg\`" && ok "a truncated profile's message is the README's" ||
+	not_ok "ingest msg" "rc=$RC $ERR"
 "$PROFREG_BIN" --home "$H" --quiet db stop >/dev/null 2>&1
 finish
