@@ -4,7 +4,9 @@
 # pointed at this test's folders), so a change to the README that breaks
 # them fails here. The CI step runs under `bash -e`, as CI runs it: a
 # regression, an unknown service, a missing database and an unset secret
-# fail the step; a clean release passes.
+# fail the step; a clean release passes. The configuration files the
+# README and docs/sources.md show pass `config check`, and the error
+# lines the README quotes are the ones profreg prints.
 . "$(dirname "$0")/lib.sh"
 BUILD=${BUILD:-build}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
