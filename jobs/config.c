@@ -4,6 +4,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "jobs/config.h"
 #include "common/buf.h"
+#include "common/similar.h"
 #include "pipeline/ingest.h"
 #include "jobs/secret.h"
 #include "pipeline/targets.h"
@@ -66,6 +67,35 @@ static void put_uint(void *p, size_t width, uint64_t v)
 }
 
 /*
+ * "unknown key", or "unknown key (did you mean 'services'?)" when one of
+ * the `n` keys the object may hold is a likely typo of it: a misspelt key
+ * is the usual first mistake in a configuration file.
+ */
+static int unknown_key(pr_error *err, const char *path, const char *at, const char *key,
+		       const char *const *known, size_t n)
+{
+	long best = similar_best(key, known, n);
+	char why[128];
+
+	if (best < 0)
+		return bad(err, path, at, "unknown key");
+	snprintf(why, sizeof(why), "unknown key (did you mean '%.64s'?)", known[best]);
+	return bad(err, path, at, why);
+}
+
+/* unknown_key against the keys of a field table. */
+static int unknown_field(pr_error *err, const char *path, const char *at, const char *key,
+			 const field *fields)
+{
+	const char *known[128];
+	size_t n = 0;
+
+	for (; fields->key && n < 128; fields++)
+		known[n++] = fields->key;
+	return unknown_key(err, path, at, key, known, n);
+}
+
+/*
  * Apply the keys of `obj` that `fields` reads to the struct at `base`;
  * an unknown key is an error naming its path. Kinds 'm', 'l' and 'a' are
  * left to the caller.
@@ -85,7 +115,7 @@ static int apply(json_t *obj, const field *fields, void *base, const char *path,
 			;
 		snprintf(at, sizeof(at), "%s%s%.64s", prefix, *prefix ? "." : "", key);
 		if (!f->key)
-			return bad(err, path, at, "unknown key");
+			return unknown_field(err, path, at, key, fields);
 		target = (char *)base + f->off;
 		if (f->kind == 'o') {
 			if (!json_is_object(v))
@@ -957,8 +987,16 @@ static int load_source(config_source *src, const config_service *s, json_t *obj,
 		for (size_t k = 0; extra[src->kind][k] && !known; k++)
 			known = strcmp(extra[src->kind][k], key) == 0;
 		snprintf(at, sizeof(at), "%s.%.64s", src->label, key);
-		if (!known)
-			return bad(err, path, at, "unknown key");
+		if (!known) {
+			const char *keys[64];
+			size_t n = 0;
+			for (size_t k = 0; com[k] && n < 64; k++)
+				if (src->kind != CONFIG_SRC_DIR || k == 0)
+					keys[n++] = com[k];
+			for (size_t k = 0; extra[src->kind][k] && n < 64; k++)
+				keys[n++] = extra[src->kind][k];
+			return unknown_key(err, path, at, key, keys, n);
+		}
 	}
 	if ((rc = apply(obj, source_keys, src, path, src->label, err)) < 0 ||
 	    (rc = get_string(&auth, obj, "auth", path, src->label, err)) < 0 ||

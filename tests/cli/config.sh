@@ -123,6 +123,14 @@ bad '{"retention": {"hot_days": 30, "summary_days": 20}}' "summary_days must be 
 bad '{"retention": {"after_nightly": 1}}' "retention.after_nightly: expected true or false" \
 	"a switch must be a boolean"
 bad '{"reports": {"dirx": "a"}}' "reports.dirx: unknown key" "an unknown key in reports is named"
+bad '{"servics": {}}' "servics: unknown key (did you mean 'services'?)" \
+	"a misspelt section is named with the one meant"
+bad '{"analysis": {"window_day": 7}}' "analysis.window_day: unknown key (did you mean 'window_days'?)" \
+	"a misspelt key is named with the one meant"
+bad '{"services": {"s": {"sources": [{"type": "pprof_http", "targets": ["h:1"], "secnds": 5}]}}}' \
+	"services.s.sources[0].secnds: unknown key (did you mean 'seconds'?)" \
+	"a misspelt key of a source is named with the one meant"
+bad '{"reports": {"colour": "red"}}' "reports.colour: unknown key" "a key like none stays a plain unknown key"
 bad '{"reports": {"dir": ""}}' "reports.dir: expected a non-empty string" "an empty path is refused"
 # The configuration reference: written from the loader's own tables, so
 # docs/config.md is exactly what `config reference` prints.
