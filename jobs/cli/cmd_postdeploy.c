@@ -55,7 +55,8 @@ static void md_escape(report_out *o, const char *s)
 	}
 }
 
-static void md_suspects(report_out *o, const finding *f, const json_t *s)
+/* Returns the note printed instead of commits, or NULL. */
+static const char *md_suspects(report_out *o, const finding *f, const json_t *s)
 {
 	const json_t *commits = json_object_get(s, "commits");
 	const char *note = json_string_value(json_object_get(s, "note"));
@@ -74,7 +75,7 @@ static void md_suspects(report_out *o, const finding *f, const json_t *s)
 		report_put(o, "%s", ": ");
 		md_escape(o, note ? note : "none were computed");
 		report_put(o, "%s", "\n\n");
-		return;
+		return note;
 	}
 	report_put(o, "%s", ":\n\n");
 	json_array_foreach(commits, i, c) {
@@ -87,6 +88,7 @@ static void md_suspects(report_out *o, const finding *f, const json_t *s)
 		report_put(o, "%s", ")\n");
 	}
 	report_put(o, "%s", "\n");
+	return NULL;
 }
 
 /*
@@ -121,6 +123,7 @@ static void markdown(report_out *o, const postdeploy_opts *opt, const postdeploy
 	stats_severity gate = opt->gate;
 	const char *report = x->report;
 	size_t nreg = 0, nshift = 0, i;
+	bool said_range = false;
 	json_t *v;
 
 	for (size_t k = 0; k < a->ntests && a->tests[k].significant; k++) {
@@ -218,10 +221,12 @@ static void markdown(report_out *o, const postdeploy_opts *opt, const postdeploy
 		shifts(o, a, nshift, report);
 	for (size_t k = 0; k < a->ntests && a->tests[k].significant; k++) {
 		char id[24];
+		const char *note;
 		if (a->tests[k].direction != FINDING_REGRESSION)
 			continue;
 		snprintf(id, sizeof(id), "%" PRId64, a->tests[k].id);
-		md_suspects(o, &a->tests[k], json_object_get(x->suspects, id));
+		note = md_suspects(o, &a->tests[k], json_object_get(x->suspects, id));
+		said_range |= note && strcmp(note, x->range.note) == 0;
 	}
 	if (x->range.ncommits) {
 		report_put(o, "<details><summary>%zu commit%s since the previous deploy"
@@ -237,7 +242,8 @@ static void markdown(report_out *o, const postdeploy_opts *opt, const postdeploy
 			report_put(o, "%s", ")\n");
 		}
 		report_put(o, "%s", "\n</details>\n");
-	} else if (x->range.note[0]) {
+	} else if (x->range.note[0] && !said_range) {
+		/* Said already when a suspect line gave the same reason. */
 		md_escape(o, x->range.note);
 		report_put(o, "%s", "\n");
 	}

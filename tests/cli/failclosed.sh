@@ -217,6 +217,36 @@ printf '{"services": {"x y": {}}}' >"$T/name.json"
 run pr config check "$T/name.json"
 [ $RC -eq 2 ] && [[ $ERR == *"not a valid service name"* ]] && ok "the config refuses a service name the CLI refuses" || not_ok "config name" "rc=$RC $ERR"
 
+# 20. Without a repository the summary says so once, not again under a
+# suspect line that said it. V8 profiles name each function's file.
+cpuprof() { # A B: A samples in compute (app/tax.js), B in other (app/x.js)
+	local s d
+	s=$( (for _ in $(seq "$1"); do echo 2; done; for _ in $(seq "$2"); do echo 3; done) | paste -sd,)
+	d=$(for _ in $(seq $(($1 + $2))); do echo 1000; done | paste -sd,)
+	printf '{"nodes":[{"id":1,"callFrame":{"functionName":"(root)","scriptId":"0","url":"",'
+	printf '"lineNumber":-1,"columnNumber":-1},"hitCount":0,"children":[2,3]},'
+	printf '{"id":2,"callFrame":{"functionName":"compute","scriptId":"1","url":"file:///app/tax.js",'
+	printf '"lineNumber":1,"columnNumber":1},"hitCount":%d},' "$1"
+	printf '{"id":3,"callFrame":{"functionName":"other","scriptId":"1","url":"file:///app/x.js",'
+	printf '"lineNumber":9,"columnNumber":1},"hitCount":%d}],' "$2"
+	printf '"startTime":0,"endTime":%d,"samples":[%s],"timeDeltas":[%s]}\n' $((($1 + $2) * 1000)) "$s" "$d"
+}
+fresh_db cli_failclosed_norepo
+pr --quiet db init && pr --quiet service add jsx --enable
+for i in 1 2 3 4 5 6 7 8; do
+	cpuprof $((100 + i * 3)) $((300 - i * 2)) >"$T/b$i.cpuprofile"
+	pr --quiet ingest "$T/b$i.cpuprofile" --service jsx --release v1 --host "h$i" \
+		--time "$(date -u -d "-$((i + 2)) days" +%Y-%m-%dT%H:%M:%SZ)"
+done
+for i in 1 2 3; do
+	cpuprof $((200 + i * 4)) $((300 - i * 3)) >"$T/c$i.cpuprofile"
+	pr --quiet ingest "$T/c$i.cpuprofile" --service jsx --release v2 --host "g$i"
+done
+run pr post-deploy --service jsx --release v2 --commit "$sha2"
+[ $RC -eq 1 ] && [[ $OUT == *"Suspect commits for compute (file:///app/tax.js): No repository configured"* ]] &&
+	[ "$(grep -c "No repository configured" <<<"$OUT")" = 1 ] &&
+	ok "no repository: said once in the summary" || not_ok "no repository" "rc=$RC $ERR" "$OUT"
+
 # 4. No enabled service: the night is not a success.
 fresh_db cli_failclosed_empty
 pr --quiet db init
