@@ -220,9 +220,12 @@ static void record(ingest_run *run, const char *name, const ingest_result *res,
 	       (long long)res->capture_id, res->format, res->type,
 	       (long long)res->sample_count, res->nfunctions);
 	if (res->utf8_replaced)
-		cli_warn(run->ctx, "'%s': %u names had invalid UTF-8, replaced with U+FFFD",
-			 name, res->utf8_replaced);
-	if (res->other_events)
+		cli_warn(run->ctx, "'%s': %u name%s invalid UTF-8, replaced with U+FFFD",
+			 name, res->utf8_replaced, res->utf8_replaced == 1 ? " had" : "s had");
+	if (res->other_events == 1)
+		cli_warn(run->ctx, "'%s': only the events of '%s' were kept; 1 event of "
+			 "another type was left out", name, res->event);
+	else if (res->other_events)
 		cli_warn(run->ctx, "'%s': only the events of '%s' were kept; %llu events of "
 			 "other types were left out", name, res->event,
 			 (unsigned long long)res->other_events);

@@ -66,6 +66,9 @@ run pr ingest "$D/perf/burn-two49.perf" --service events --release v2b
 	[[ $ERR == *"only the events of 'cpu-clock' were kept; 67 events of other types were left out"* ]] &&
 	ok "perf events of a second type are left out with a warning" ||
 	not_ok "perf two events" "rc=$RC $OUT $ERR"
+run pr ingest "$D/perf/variants.perf" --service events --release v2b
+[ $RC -eq 0 ] && [[ $ERR == *"were kept; 1 event of another type was left out"* ]] &&
+	ok "one event left out is said in the singular" || not_ok "perf one event" "rc=$RC $OUT $ERR"
 run pr profiles list --service checkout --release v2 --json
 [[ $OUT == *'"release": "v2"'* ]] && ok "profiles list filters by release" || not_ok "list by release" "$OUT"
 run pr profiles list --service checkout --json --since 2026-10-31 --until 2026-11-02
