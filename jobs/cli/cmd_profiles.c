@@ -4,6 +4,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "jobs/cli/commands.h"
 #include "jobs/access.h"
+#include "jobs/job.h"
 #include "jobs/cli/context.h"
 #include "jobs/cli/exitcode.h"
 #include "jobs/cli/table.h"
@@ -108,6 +109,25 @@ out:
 	return status;
 }
 
+/*
+ * A release the service never had is a typo, not an empty list: an error
+ * naming the close one, as analyze and post-deploy give. 0 when the
+ * service has captures of the release (the other filters left none).
+ */
+static int no_release(db *d, const db_service *svc, const char *release, pr_error *err)
+{
+	char hint[400];
+	int64_t n = 0;
+	int rc;
+
+	if ((rc = db_capture_count(d, &n, NULL, svc->id, release, err)) < 0 || n > 0)
+		return rc;
+	if ((rc = job_release_hint(hint, sizeof(hint), d, svc->id, release, err)) < 0)
+		return rc;
+	return pr_error_set(err, PR_ENOTFOUND, "no captures of release '%s' of service '%s'%s",
+			    release, svc->name, hint);
+}
+
 static int profiles_list(cli_ctx *ctx, int argc, char **argv)
 {
 	static const cli_option opts[] = {
@@ -165,7 +185,8 @@ static int profiles_list(cli_ctx *ctx, int argc, char **argv)
 	f.limit = (size_t)lim;
 	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 ||
 	    (f.service && (rc = db_service_get(d, &svc, f.service, &err)) < 0) ||
-	    (rc = db_capture_list(d, &caps, &n, &f, &err)) < 0) {
+	    (rc = db_capture_list(d, &caps, &n, &f, &err)) < 0 ||
+	    (n == 0 && f.service && f.release && (rc = no_release(d, &svc, f.release, &err)) < 0)) {
 		db_service_release(&svc);
 		db_close(d);
 		return cli_fail(ctx, &err);

@@ -71,6 +71,12 @@ run pr ingest "$D/perf/variants.perf" --service events --release v2b
 	ok "one event left out is said in the singular" || not_ok "perf one event" "rc=$RC $OUT $ERR"
 run pr profiles list --service checkout --release v2 --json
 [[ $OUT == *'"release": "v2"'* ]] && ok "profiles list filters by release" || not_ok "list by release" "$OUT"
+run pr profiles list --service checkout --release v22
+[ $RC -eq 4 ] && [[ $ERR == *"no captures of release 'v22' of service 'checkout' (did you mean 'v2'?)"* ]] &&
+	ok "a release the service never had is an error naming the close one" ||
+	not_ok "list unknown release" "rc=$RC $OUT $ERR"
+run pr profiles list --service checkout --release v2 --type wall
+[ $RC -eq 0 ] && ok "a release it has, filtered to nothing, is an empty list" || not_ok "list empty" "rc=$RC $ERR"
 run pr profiles list --service checkout --json --since 2026-10-31 --until 2026-11-02
 [ "$(grep -c '"id"' <<<"$OUT")" = 1 ] && ok "profiles list filters by time" || not_ok "list by time" "$OUT"
 
