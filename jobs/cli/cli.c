@@ -353,6 +353,37 @@ int cli_parse_u64(const cli_ctx *ctx, const char *opt, const char *s,
 	return 0;
 }
 
+/*
+ * "unknown command 'profles' (did you mean 'profreg profiles'?)": a typo
+ * names the command meant, or both when two are as close ('servce' is
+ * one edit from serve and from service).
+ */
+static void unknown_command(const cli_ctx *ctx, const cli_command *cmds, const char *group,
+			    const char *given)
+{
+	const char *names[64] = {NULL};
+	size_t n = 0, d;
+	long best, other = -1;
+
+	for (const cli_command *c = cmds; c->name && n < 64; c++)
+		names[n++] = c->name;
+	best = similar_best(given, names, n);
+	if (best < 0) {
+		cli_error(ctx, "unknown command '%s' (see '%s --help')", given, group);
+		return;
+	}
+	d = similar_distance(given, names[best], 3);
+	for (size_t i = (size_t)best + 1; i < n && other < 0; i++)
+		if (similar_distance(given, names[i], 3) == d)
+			other = (long)i;
+	if (other >= 0)
+		cli_error(ctx, "unknown command '%s' (did you mean '%s %s' or '%s %s'?)", given,
+			  group, names[best], group, names[other]);
+	else
+		cli_error(ctx, "unknown command '%s' (did you mean '%s %s'?)", given, group,
+			  names[best]);
+}
+
 int cli_dispatch(cli_ctx *ctx, const cli_command *cmds, const char *group,
 		 int argc, char **argv)
 {
@@ -403,7 +434,7 @@ int cli_dispatch(cli_ctx *ctx, const cli_command *cmds, const char *group,
 		ctx->prog = prog;
 		return status;
 	}
-	cli_error(ctx, "unknown command '%s' (see '%s --help')", argv[0], group);
+	unknown_command(ctx, cmds, group, argv[0]);
 	return EXIT_USAGE;
 }
 

@@ -428,6 +428,66 @@ static int run_end(const struct end_case *c, char **err, char *first_arg, size_t
 	return status;
 }
 
+static int cmd_nothing(cli_ctx *ctx, int argc, char **argv)
+{
+	(void)ctx, (void)argc, (void)argv;
+	return EXIT_OK;
+}
+
+/* cli_dispatch with `word` as the command: its exit status, stderr in *err (free it). */
+static int dispatch(const char *word, char **err)
+{
+	static const cli_command cmds[] = {
+		{"list", cmd_nothing, "list"},
+		{"show", cmd_nothing, "show"},
+		{"serve", cmd_nothing, "serve"},
+		{"service", cmd_nothing, "service"},
+		{NULL, NULL, NULL},
+	};
+	cli_ctx ctx = {.prog = "profreg profiles"};
+	char w[32], *argv[] = {w, NULL};
+	FILE *e = tmpfile();
+	int saved, status;
+	long n;
+
+	assert_non_null(e);
+	snprintf(w, sizeof(w), "%s", word);
+	fflush(stderr);
+	saved = dup(STDERR_FILENO);
+	dup2(fileno(e), STDERR_FILENO);
+	status = cli_dispatch(&ctx, cmds, "profreg profiles", 1, argv);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	n = ftell(e);
+	rewind(e);
+	assert_non_null(*err = calloc(1, (size_t)n + 1));
+	assert_int_equal(fread(*err, 1, (size_t)n, e), (size_t)n);
+	fclose(e);
+	return status;
+}
+
+static void test_unknown_command_names_the_close_one(void **state)
+{
+	char *err = NULL;
+
+	(void)state;
+	assert_int_equal(dispatch("lsit", &err), EXIT_USAGE);
+	assert_string_equal(err, "profreg profiles: unknown command 'lsit' (did you mean "
+				 "'profreg profiles list'?)\n");
+	free(err);
+	assert_int_equal(dispatch("servce", &err), EXIT_USAGE);
+	assert_string_equal(err, "profreg profiles: unknown command 'servce' (did you mean "
+				 "'profreg profiles serve' or 'profreg profiles service'?)\n");
+	free(err);
+	assert_int_equal(dispatch("export", &err), EXIT_USAGE);
+	assert_string_equal(err, "profreg profiles: unknown command 'export' (see 'profreg "
+				 "profiles --help')\n");
+	free(err);
+	assert_int_equal(dispatch("show", &err), EXIT_OK);
+	assert_string_equal(err, "");
+	free(err);
+}
+
 static void test_end_of_options(void **state)
 {
 	(void)state;
@@ -460,6 +520,7 @@ int main(void)
 		cmocka_unit_test(test_cells_are_escaped_and_right_aligned),
 		cmocka_unit_test(test_a_missing_last_cell_prints_empty),
 		cmocka_unit_test(test_end_of_options),
+		cmocka_unit_test(test_unknown_command_names_the_close_one),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
