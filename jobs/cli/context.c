@@ -29,6 +29,16 @@ static int open_db(cli_ctx *ctx, db **out, bool setup, pr_error *err)
 	bool current = false;
 
 	*out = NULL;
+	/*
+	 * A command that reads no configuration still refuses a --config it
+	 * cannot read: a mistyped path would pass here and fail only in the
+	 * commands that read it (the nightly, at night).
+	 */
+	if (ctx->config && access(ctx->config, R_OK) != 0) {
+		rc = pr_error_set(err, PR_EUSAGE, "cannot read config '%s': no such file or "
+				  "unreadable", ctx->config);
+		goto out;
+	}
 	if (conninfo && !*conninfo) {
 		rc = pr_error_set(err, PR_EUSAGE,
 				  "'--db' is empty: give a connection string (an unset secret?)");

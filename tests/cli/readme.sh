@@ -174,5 +174,12 @@ run "$PROFREG_BIN" --db "$DB_GOOD" ingest "$T/cpu.pb.gz" --service checkout --re
 msg=${ERR//$T\//}
 [ $RC -eq 4 ] && quoted "\`$msg\`" && ok "a truncated profile's message is the README's" ||
 	not_ok "ingest msg" "rc=$RC $ERR"
+# A typo in --config fails the commands that read no configuration too.
+for c in "profiles list" "service list" "runs list"; do
+	# shellcheck disable=SC2086
+	run "$PROFREG_BIN" --home "$H" --config "$T/profreg.jsn" $c
+	[ $RC -eq 2 ] && [[ $ERR == *"cannot read config '$T/profreg.jsn'"* ]] && [ -z "$OUT" ] &&
+		ok "${c%% *} with a typo in --config fails" || not_ok "${c%% *} --config typo" "rc=$RC $OUT $ERR"
+done
 "$PROFREG_BIN" --home "$H" --quiet db stop >/dev/null 2>&1
 finish
