@@ -427,6 +427,8 @@ int agent_ask(agent_answer *out, const char *url, const char *secret, const char
 			 json_string_value(json_object_get(ans, "error"))
 				 ? json_string_value(json_object_get(ans, "error"))
 				 : "no error message");
+	/* http_request masks what is not 2xx; a 2xx that is not 201 is quoted too. */
+	http_mask_secrets(out->why, &req);
 out:
 	secret_wipe(auth.ptr, auth.len);
 	buf_release(&auth);

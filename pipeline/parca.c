@@ -344,6 +344,8 @@ int parca_fetch(source_fetched *out, const parca_query *q, pr_error *err)
 				  : resp.status >= 500 || resp.status == 429 ? PR_EIO
 									     : PR_EUSAGE,
 				  "parca '%s': %s", shown, why);
+		/* http_request masks what is not 2xx; a 2xx that is not 200 is quoted too. */
+		http_mask_secrets(err->msg, &req);
 		goto out;
 	}
 	rc = parca_answer_parse(out, (const uint8_t *)resp.body.ptr, resp.body.len,

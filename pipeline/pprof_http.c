@@ -93,6 +93,8 @@ int pprof_http_fetch(source_fetched *out, const pprof_http_req *r, pr_error *err
 				  resp.status >= 500 || resp.status == 429 ? PR_EIO : PR_EUSAGE,
 				  "target '%s': HTTP %ld%s%s%s", r->address, resp.status,
 				  hint[0] ? ": '" : "", hint, hint[0] ? "'" : "");
+		/* http_request masks what is not 2xx; a 2xx that is not 200 is quoted too. */
+		http_mask_secrets(err->msg, &req);
 		goto out;
 	}
 	if (resp.body.len < 2 || (unsigned char)resp.body.ptr[0] != 0x1f ||

@@ -92,11 +92,14 @@ static int connect_call(http_response *resp, bool *retry, int64_t *retry_after,
 		pyroscope_connect_error(why, sizeof(why), resp->status, &resp->body);
 		*retry = resp->status == 503 || resp->status == 429;
 		*retry_after = resp->retry_after_ms;
-		return pr_error_set(err,
-				    resp->status == 401 || resp->status == 403   ? PR_EREFUSED
-				    : resp->status >= 500 || resp->status == 429 ? PR_EIO
-										 : PR_EUSAGE,
-				    "pyroscope '%s': %s", shown, why);
+		rc = pr_error_set(err,
+				  resp->status == 401 || resp->status == 403   ? PR_EREFUSED
+				  : resp->status >= 500 || resp->status == 429 ? PR_EIO
+									       : PR_EUSAGE,
+				  "pyroscope '%s': %s", shown, why);
+		/* http_request masks what is not 2xx; a 2xx that is not 200 is quoted too. */
+		http_mask_secrets(err->msg, &req);
+		return rc;
 	}
 	return 0;
 }

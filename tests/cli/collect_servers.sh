@@ -175,6 +175,19 @@ detail=$(sql "select detail::text from runs order by id desc limit 1")
 	ok "a token quoted back in a refusal (a gRPC trailer, a Connect error) is masked, on screen and in the run" ||
 	not_ok "token quoted back" "rc=$RC $ERR $detail"
 
+# The same refusal under a 2xx status that is not 200: quoted, and masked all the same.
+serve py203 pyroscope --profile "$V1" --mode echoauth203
+cat >"$T/echo203.json" <<EOF
+{"collect": {"retries": 0},
+ "services": {"broken": {"sources": [
+  {"type": "pyroscope", "url": "$(url py203)", "slot_s": 21600, "auth": "bearer",
+   "secret_env": "PY_TOKEN"}]}}}
+EOF
+run pr --config "$T/echo203.json" collect --service broken "${WIN[@]}"
+[ $RC -eq 3 ] && [[ $(line py203) == *"invalid token: ***************"* ]] && [[ $ERR != *t0ken* ]] &&
+	ok "a token quoted back under a 2xx status that is not 200 is masked too" ||
+	not_ok "token quoted back under 203" "rc=$RC $ERR"
+
 # --- a secret never travels in cleartext to a host that is not loopback ----------
 # (a dry run: nothing is sent whatever happens)
 cat >"$T/clear.json" <<EOF

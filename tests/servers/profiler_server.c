@@ -7,7 +7,7 @@
  *   profiler_server --protocol pyroscope|parca --port-file F --log F
  *                   --profile FILE [--release NAME=FILE]... [--label NAME]
  *                   [--mode ok|unauth|unavailable|hang|huge|garbage|badframe|
- *                    trailersonly|echoauth]
+ *                    trailersonly|echoauth|echoauth203]
  *                   [--token T] [--tenant T] [--empty-before MS] [--delay-ms MS]
  *                   [--timeout S]
  *
@@ -41,7 +41,8 @@
  * HTTP headers and an empty body, as gRPC-Web proxies send a call that
  * fails at once), echoauth (401 / grpc-status 16 whose message quotes the
  * request's Authorization header back, as a server that names the token
- * it refused). Every request is logged as one JSON line. It
+ * it refused), echoauth203 (the same refusal with HTTP status 203, a
+ * success status that is no answer). Every request is logged as one JSON line. It
  * listens on 127.0.0.1 on a free port, written to the port file, and
  * exits by itself after --timeout seconds (default 120).
  */
@@ -410,10 +411,11 @@ static enum MHD_Result answer(struct MHD_Connection *c, const char *url, const c
 	}
 	if (tenant && (!org || strcmp(org, tenant) != 0))
 		return connect_error(c, 401, "unauthenticated", "no org id");
-	if (strcmp(mode, "echoauth") == 0) {
+	if (strcmp(mode, "echoauth") == 0 || strcmp(mode, "echoauth203") == 0) {
 		char msg[200];
 		snprintf(msg, sizeof(msg), "invalid token: %.100s", auth ? auth : "none");
-		return pyro ? connect_error(c, 401, "unauthenticated", msg)
+		return pyro ? connect_error(c, strcmp(mode, "echoauth") ? 203 : 401,
+					    "unauthenticated", msg)
 			    : grpc_status(c, 16, msg);
 	}
 	if (strcmp(mode, "unauth") == 0)
