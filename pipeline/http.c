@@ -7,6 +7,7 @@
 
 #include <ctype.h>
 #include <curl/curl.h>
+#include <openssl/evp.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,13 +134,14 @@ void http_redact_url(char *out, size_t n, const char *url)
 }
 
 /* The strings a message must never show: the secret and the URL's userinfo. */
-#define SECRETS_MAX 6
+#define SECRETS_MAX 8
 typedef struct secrets {
 	const char *s[SECRETS_MAX];
 	size_t len[SECRETS_MAX];
 	size_t n;
 	char user[256];
 	char pass[256];
+	char basic[400]; /* "user:password" decoded from a Basic value */
 } secrets;
 
 static void secrets_add(secrets *x, const char *s, size_t len)
@@ -148,6 +150,31 @@ static void secrets_add(secrets *x, const char *s, size_t len)
 		x->s[x->n] = s;
 		x->len[x->n++] = len;
 	}
+}
+
+/*
+ * A server that refuses Basic credentials may quote them decoded
+ * ("user:password"): that, and the password alone, are secrets too.
+ */
+static void basic_collect(secrets *x, const char *b64)
+{
+	size_t len = strlen(b64), pad = 0;
+	const char *colon;
+	int n;
+
+	if (len == 0 || len % 4 || len / 4 * 3 >= sizeof(x->basic))
+		return;
+	n = EVP_DecodeBlock((unsigned char *)x->basic, (const unsigned char *)b64, (int)len);
+	if (n < 0)
+		return;
+	/* EVP_DecodeBlock counts the padding's bytes as zeros. */
+	pad = (b64[len - 1] == '=') + (len > 1 && b64[len - 2] == '=');
+	n -= (int)pad;
+	x->basic[n > 0 ? n : 0] = '\0';
+	if (n <= 0 || strlen(x->basic) != (size_t)n || !(colon = strchr(x->basic, ':')))
+		return;
+	secrets_add(x, x->basic, (size_t)n);
+	secrets_add(x, colon + 1, strlen(colon + 1));
 }
 
 static void secrets_collect(secrets *x, const http_req *req)
@@ -162,6 +189,8 @@ static void secrets_collect(secrets *x, const http_req *req)
 		/* "Bearer <token>": the token alone too. */
 		if (sp && sp[1])
 			secrets_add(x, sp + 1, strlen(sp + 1));
+		if (strncasecmp(v, "Basic ", 6) == 0)
+			basic_collect(x, v + 6);
 	}
 	if (req->sigv4 && req->sigv4_secret)
 		secrets_add(x, req->sigv4_secret, strlen(req->sigv4_secret));

@@ -188,6 +188,25 @@ run pr --config "$T/echo203.json" collect --service broken "${WIN[@]}"
 	ok "a token quoted back under a 2xx status that is not 200 is masked too" ||
 	not_ok "token quoted back under 203" "rc=$RC $ERR"
 
+# Basic credentials quoted back decoded ("user:password"): the password is masked.
+serve pabasic parca --profile "$V1" --mode echobasic
+serve pybasic pyroscope --profile "$V1" --mode echobasic
+cat >"$T/basic.json" <<EOF
+{"collect": {"retries": 0},
+ "services": {"broken": {"sources": [
+  {"type": "parca", "url": "$(url pabasic)", "selector": "{}", "slot_s": 21600, "auth": "basic",
+   "username": "scraper", "secret_env": "PY_TOKEN"},
+  {"type": "pyroscope", "url": "$(url pybasic)", "slot_s": 21600, "auth": "basic",
+   "username": "scraper", "secret_env": "PY_TOKEN"}]}}}
+EOF
+run pr --config "$T/basic.json" collect --service broken "${WIN[@]}"
+detail=$(sql "select detail::text from runs order by id desc limit 1")
+[ $RC -eq 3 ] && [[ $(line pabasic) == *"with password ********: invalid credentials"* ]] &&
+	[[ $(line pybasic) == *"with password ********: invalid credentials"* ]] &&
+	[[ $ERR != *t0ken* ]] && [[ $detail != *t0ken* ]] &&
+	ok "a Basic password quoted back decoded is masked, on screen and in the run" ||
+	not_ok "Basic password quoted back" "rc=$RC $ERR $detail"
+
 # --- a secret never travels in cleartext to a host that is not loopback ----------
 # (a dry run: nothing is sent whatever happens)
 cat >"$T/clear.json" <<EOF

@@ -7,7 +7,7 @@
  *   profiler_server --protocol pyroscope|parca --port-file F --log F
  *                   --profile FILE [--release NAME=FILE]... [--label NAME]
  *                   [--mode ok|unauth|unavailable|hang|huge|garbage|badframe|
- *                    trailersonly|echoauth|echoauth203]
+ *                    trailersonly|echoauth|echoauth203|echobasic]
  *                   [--token T] [--tenant T] [--empty-before MS] [--delay-ms MS]
  *                   [--timeout S]
  *
@@ -42,7 +42,8 @@
  * fails at once), echoauth (401 / grpc-status 16 whose message quotes the
  * request's Authorization header back, as a server that names the token
  * it refused), echoauth203 (the same refusal with HTTP status 203, a
- * success status that is no answer). Every request is logged as one JSON line. It
+ * success status that is no answer), echobasic (401 / grpc-status 16
+ * quoting the Basic user name and password decoded). Every request is logged as one JSON line. It
  * listens on 127.0.0.1 on a free port, written to the port file, and
  * exits by itself after --timeout seconds (default 120).
  */
@@ -416,6 +417,15 @@ static enum MHD_Result answer(struct MHD_Connection *c, const char *url, const c
 		snprintf(msg, sizeof(msg), "invalid token: %.100s", auth ? auth : "none");
 		return pyro ? connect_error(c, strcmp(mode, "echoauth") ? 203 : 401,
 					    "unauthenticated", msg)
+			    : grpc_status(c, 16, msg);
+	}
+	if (strcmp(mode, "echobasic") == 0) {
+		char msg[300], *pass = NULL, *user = MHD_basic_auth_get_username_password(c, &pass);
+		snprintf(msg, sizeof(msg), "user %.100s with password %.100s: invalid credentials",
+			 user ? user : "none", pass ? pass : "none");
+		MHD_free(user);
+		MHD_free(pass);
+		return pyro ? connect_error(c, 401, "unauthenticated", msg)
 			    : grpc_status(c, 16, msg);
 	}
 	if (strcmp(mode, "unauth") == 0)
