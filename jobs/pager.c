@@ -358,13 +358,14 @@ int pager_retry_after(int64_t *delay_ms, const char *value, int64_t now_s)
 
 /*
  * POST `body` as JSON to `url`, with `bearer` (may be NULL) in an
- * Authorization header. Returns what http_request returns; *out, set up
+ * Authorization header; `body_secret`: the body holds the secret
+ * (PagerDuty's routing key). Returns what http_request returns; *out, set up
  * by the caller (http_response_init), is the caller's to release either
  * way. Only the head of the response is kept (CAPTURE_MAX). `cap_ms`
  * (0: none) cuts both timeouts, for a flush with a deadline.
  */
 static int send_json(http_response *out, const char *url, const char *body, const char *bearer,
-		     const config_paging *p, int64_t cap_ms, pr_error *err)
+		     bool body_secret, const config_paging *p, int64_t cap_ms, pr_error *err)
 {
 	static const char *const headers[] = {"Content-Type: application/json",
 					      "Accept: application/json", NULL};
@@ -378,6 +379,7 @@ static int send_json(http_response *out, const char *url, const char *body, cons
 	req.headers = headers;
 	req.body = body;
 	req.body_len = strlen(body);
+	req.body_secret = body_secret;
 	req.connect_timeout_ms = p->connect_timeout_ms;
 	req.timeout_ms = p->timeout_ms;
 	if (cap_ms > 0 && (req.timeout_ms == 0 || cap_ms < (int64_t)req.timeout_ms))
@@ -767,8 +769,8 @@ static int flush_one(flush_state *s, int64_t *idle_ms, pr_error *err)
 	}
 	/* PagerDuty carries its key in the body; the others in a header. */
 	hrc = send_json(&hr, url.ptr, body,
-			ts->t->kind == CONFIG_TARGET_PAGERDUTY ? NULL : ts->secret, p, left_ms(s),
-			&herr);
+			ts->t->kind == CONFIG_TARGET_PAGERDUTY ? NULL : ts->secret,
+			ts->t->kind == CONFIG_TARGET_PAGERDUTY, p, left_ms(s), &herr);
 	if (hrc == PR_ENOMEM) {
 		rc = oom(err);
 		goto out;
@@ -927,7 +929,7 @@ static int refresh_one(flush_state *s, const char *targets, const char *since, b
 			goto out;
 		}
 	}
-	hrc = send_json(&hr, url.ptr, body, ts->secret, &s->c->paging, left_ms(s), &herr);
+	hrc = send_json(&hr, url.ptr, body, ts->secret, false, &s->c->paging, left_ms(s), &herr);
 	if (hrc == PR_ENOMEM) {
 		rc = oom(err);
 		goto out;

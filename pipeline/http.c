@@ -694,7 +694,7 @@ int http_request(http_response *out, const http_req *req, pr_error *err)
 	 * rule); a proxy from the environment (http_proxy) would carry it
 	 * across the network in cleartext instead, to the proxy's host.
 	 */
-	if (x.n && strncasecmp(req->url, "http://", 7) == 0)
+	if ((x.n || req->body_secret) && strncasecmp(req->url, "http://", 7) == 0)
 		curl_easy_setopt(c, CURLOPT_PROXY, "");
 	/* A redirect could carry the secret elsewhere: never follow one. */
 	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);

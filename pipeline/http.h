@@ -80,6 +80,11 @@ typedef struct http_req {
 	 */
 	const char *secret_header;
 	const char *secret_value;
+	/*
+	 * The body holds a secret (PagerDuty's routing key): like a secret
+	 * header, it never goes through a proxy over plain http.
+	 */
+	bool body_secret;
 	const void *body;             /* POST and PUT only; NULL: empty */
 	size_t body_len;
 	uint32_t connect_timeout_ms;  /* 0: HTTP_DEFAULT_CONNECT_TIMEOUT_MS */

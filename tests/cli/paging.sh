@@ -6,7 +6,9 @@
 # two flushes at once, a webhook with a bearer token, secret files, a
 # refused page armed again (next run, page retry) instead of lost, a
 # resolve that stands when its flush fails, and the test key never
-# showing up in any output or in the database.
+# showing up in any output or in the database. http_proxy names a port
+# that refuses: every target here carries a secret (the routing key in
+# PagerDuty's body, the webhook's token), so none may go through it.
 . "$(dirname "$0")/lib.sh"
 fresh_db cli_paging
 BUILD=${BUILD:-build}
@@ -16,6 +18,7 @@ rm -rf "$T" && mkdir -p "$T"
 KEY=pdtestkey0123456789abcdefSECRET9
 TOKEN=hooktoken-SECRET-abcdef0123456789
 export PROFREG_PD_KEY=$KEY
+export http_proxy=http://127.0.0.1:1
 ALL=$T/all-output.txt
 : >"$ALL"
 PIDS=""

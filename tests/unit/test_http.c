@@ -529,9 +529,10 @@ static void test_an_error_answer_that_echoes_the_secret_comes_back_masked(void *
 /*
  * A request with a secret over plain http (allowed to loopback only)
  * never goes through a proxy named by the environment, which would carry
- * the secret to the proxy's host in cleartext; one without a secret still
- * does. The plain server stands in for the proxy: a request sent through
- * it names the whole URL, which it does not know (404).
+ * the secret to the proxy's host in cleartext, nor does one whose body
+ * holds a secret; one without a secret still does. The plain server
+ * stands in for the proxy: a request sent through it names the whole
+ * URL, which it does not know (404).
  */
 static void test_a_secret_over_plain_http_never_goes_through_a_proxy(void **state)
 {
@@ -558,11 +559,18 @@ static void test_a_secret_over_plain_http_never_goes_through_a_proxy(void **stat
 	assert_int_equal(r.status, 200);
 	assert_int_equal(logged("/echo"), before + 2);
 	http_response_release(&r);
-	/* Without a secret, the environment's proxy is used as before. */
+	/* A secret in the body (a routing key) likewise. */
 	req.url = url("/echo");
+	req.body_secret = true;
+	assert_int_equal(http_request(&r, &req, &err), 0);
+	assert_int_equal(r.status, 200);
+	assert_int_equal(logged("/echo"), before + 3);
+	http_response_release(&r);
+	/* Without a secret, the environment's proxy is used as before. */
+	req.body_secret = false;
 	assert_int_equal(http_request(&r, &req, &err), 0);
 	assert_int_equal(r.status, 404);
-	assert_int_equal(logged("/echo"), before + 2);
+	assert_int_equal(logged("/echo"), before + 3);
 	http_response_release(&r);
 	assert_int_equal(unsetenv("http_proxy"), 0);
 }
