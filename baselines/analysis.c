@@ -1619,6 +1619,173 @@ static int merge_renamed(func_matrix *m, size_t nb, size_t nc, size_t *rows, int
 	return 0;
 }
 
+/*
+ * Renumbered closures. Compilers number anonymous functions by their
+ * place in the source: Go's "handler.func2", Java's "lambda$handle$0"
+ * and anonymous classes ("Outer$1.run"), Scala's "$anonfun$f$1", C++'s
+ * "{lambda()#1}", Rust's "{closure#0}". A release that adds one before
+ * the others renumbers every one after it: each takes the next one's
+ * cost, and the last is new. Tested one by one, that pages for nothing.
+ * When a release adds or removes a member of such a family (the names
+ * equal but for those numbers, in one file where they have one), the
+ * family's members are summed capture by capture and tested as one
+ * function, named with '*' for the numbers ("main.handler.func*"). A
+ * family of one gone and one new member is left to the rename pairing,
+ * which names both.
+ */
+
+/* Whether s[i] starts "word" followed by a digit. */
+static bool word_digit(const char *s, size_t i, size_t n, const char *word)
+{
+	size_t w = strlen(word);
+
+	return i + w < n && memcmp(s + i, word, w) == 0 && isdigit((unsigned char)s[i + w]);
+}
+
+/*
+ * The family of the first n bytes of `name` into `key` (with '*' for each
+ * numbering's digits); false when the name has no numbering.
+ */
+static bool family_key(buf *key, const char *name, size_t n)
+{
+	bool any = false;
+
+	buf_reset(key);
+	for (size_t i = 0; i < n;) {
+		size_t d = 0, skip = 0;
+		char c = name[i];
+
+		if (c == '.' && (word_digit(name, i, n, ".func") ||
+				 word_digit(name, i, n, ".gowrap") ||
+				 word_digit(name, i, n, ".deferwrap")))
+			skip = 1 + strcspn(name + i + 1, "0123456789");
+		else if (c == '$' || c == '#')
+			skip = 1;
+		if (skip) {
+			while (i + skip + d < n && isdigit((unsigned char)name[i + skip + d]))
+				d++;
+			/* Numbers alone: "$1." or "$0" at the end, "#2}", ".func3" and its ".1". */
+			char after = i + skip + d < n ? name[i + skip + d] : '\0';
+			bool ok = d > 0 && (c == '#' ? after == '}'
+					    : strchr("$.( ", after) != NULL || after == '\0');
+			if (ok) {
+				if (buf_put(key, name + i, skip) < 0 || buf_putc(key, '*') < 0)
+					return false;
+				i += skip + d;
+				any = true;
+				/* Go's closures within closures: ".func1.2.3". */
+				while (c == '.' && i + 1 < n && name[i] == '.' &&
+				       isdigit((unsigned char)name[i + 1])) {
+					i++;
+					while (i < n && isdigit((unsigned char)name[i]))
+						i++;
+				}
+				continue;
+			}
+		}
+		if (buf_putc(key, c) < 0)
+			return false;
+		i++;
+	}
+	return any;
+}
+
+static int64_t imax(int64_t a, int64_t b)
+{
+	return a > b ? a : b;
+}
+
+/* Whether rows j and k are of one family: one key, one file (or none). */
+static bool kin(char *const *key, char *const *files, size_t j, size_t k)
+{
+	return key[j] && key[k] && strcmp(key[j], key[k]) == 0 &&
+	       strcmp(files[j] ? files[j] : "", files[k] ? files[k] : "") == 0;
+}
+
+/*
+ * Merge the families a release renumbered (see above) among a target's
+ * tested rows: the merged row keeps its first member's place and the
+ * smallest id among the members (the same night after night), takes the
+ * family's name and, capture by capture, the sum of its members' values.
+ * *nrows shrinks by the members merged.
+ */
+static int merge_families(func_matrix *m, size_t nb, size_t nc, size_t *rows, int64_t *ids,
+			  char **names, char **files, size_t *nrows)
+{
+	size_t n = *nrows, out = 0;
+	char **key = calloc(n ? n : 1, sizeof(*key));
+	int *fam = calloc(n ? n : 1, sizeof(*fam));
+	buf b = BUF_INIT;
+	int rc = 0;
+
+	if (!key || !fam) {
+		rc = PR_ENOMEM;
+		goto out;
+	}
+	for (size_t k = 0; k < n; k++) {
+		size_t len = names[k] ? strlen(names[k]) : 0, part = func_part(names[k], len);
+		if (!names[k] || !family_key(&b, names[k], part))
+			continue;
+		if (buf_put(&b, names[k] + part, len - part) < 0 || !(key[k] = strdup(b.ptr))) {
+			rc = PR_ENOMEM;
+			goto out;
+		}
+	}
+	/* fam[k]: 0 alone, 1 the family's first member, -1 merged into it. */
+	for (size_t k = 0; k < n; k++) {
+		size_t members = 0, gone = 0, fresh = 0;
+		int64_t *to = m->self + rows[k] * m->ncaps;
+		if (!key[k] || fam[k])
+			continue;
+		for (size_t j = k; j < n; j++) {
+			if (!kin(key, files, j, k) || fam[j])
+				continue;
+			int g = gone_or_new(m, rows[j], nb, nc);
+			members++;
+			gone += g == 1;
+			fresh += g == 2;
+		}
+		if (members < 2 || (gone == 0 && fresh == 0) ||
+		    (members == 2 && gone == 1 && fresh == 1))
+			continue;
+		fam[k] = 1;
+		for (size_t j = k + 1; j < n; j++) {
+			const int64_t *from = m->self + rows[j] * m->ncaps;
+			if (!kin(key, files, j, k) || fam[j])
+				continue;
+			fam[j] = -1;
+			/* A capture that knows one member knows the family. */
+			for (size_t i = 0; i < nb + nc; i++)
+				if (from[i] != FUNC_MATRIX_UNKNOWN)
+					to[i] = from[i] + imax(to[i], 0);
+			if (ids[j] < ids[k])
+				ids[k] = ids[j];
+		}
+		free(names[k]);
+		names[k] = key[k], key[k] = NULL;
+	}
+	for (size_t k = 0; k < n; k++) {
+		if (fam[k] == -1) {
+			free(names[k]);
+			free(files[k]);
+			continue;
+		}
+		rows[out] = rows[k], ids[out] = ids[k];
+		names[out] = names[k], files[out] = files[k];
+		out++;
+	}
+	for (size_t k = out; k < n; k++)
+		names[k] = NULL, files[k] = NULL;
+	*nrows = out;
+out:
+	for (size_t k = 0; key && k < n; k++)
+		free(key[k]);
+	free(key);
+	free(fam);
+	buf_release(&b);
+	return rc;
+}
+
 analysis_input *analysis_input_load(db *d, const analysis_opts *o, const analysis_target *t,
 				    const analysis_cohort *c)
 {
@@ -1823,7 +1990,8 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 			goto out;
 		}
 	}
-	if (!(was = calloc(nrows ? nrows : 1, sizeof(*was))) ||
+	if (merge_families(&td.m, s.base.n, s.cur.n, rows, ids, names, files, &nrows) < 0 ||
+	    !(was = calloc(nrows ? nrows : 1, sizeof(*was))) ||
 	    !(was_id = calloc(nrows ? nrows : 1, sizeof(*was_id))) ||
 	    merge_renamed(&td.m, s.base.n, s.cur.n, rows, ids, names, files, was, was_id,
 			  &nrows) < 0) {

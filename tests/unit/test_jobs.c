@@ -412,6 +412,90 @@ static void test_a_renamed_function_is_judged_against_its_old_name(void **state)
 	analysis_release(&a);
 }
 
+/*
+ * A service like renamed_service()'s whose extra functions are `nb`
+ * names and weights in v1 and `nc` in v2.
+ */
+static void family_service(fx *f, const char *name, const char *const *bn, const int *bw,
+			   size_t nb, const char *const *cn, const int *cw, size_t nc)
+{
+	static const char *const steady[] = {"work.a", "work.b", "work.c", "work.d", "io.read",
+					     "io.write", "runtime.gc", "json.encode"};
+	static const int weights[] = {3000, 2500, 2000, 1500, 1200, 900, 700, 500};
+
+	testdb_execf(f->t, "insert into services (name, enabled) values ('%s', true)", name);
+	for (int k = 0; k < 32; k++) {
+		bool cur = k >= 28;
+		int64_t hour = 3600 * 1000000LL;
+		int64_t at = cur ? NIGHT_END - (20 - 4 * (k - 28)) * hour
+				 : NIGHT_END - (14 - k / 2) * DAY - (k % 2 ? 3 : 9) * hour;
+		char text[4096];
+		size_t n = 0;
+
+		for (size_t i = 0; i < sizeof(weights) / sizeof(weights[0]); i++)
+			n += (size_t)snprintf(text + n, sizeof(text) - n, "main;serve;%s %d\n",
+					      steady[i], (int)(weights[i] * noise(f, 0.05)));
+		for (size_t i = 0; i < (cur ? nc : nb); i++)
+			n += (size_t)snprintf(text + n, sizeof(text) - n, "main;serve;%s %d\n",
+					      cur ? cn[i] : bn[i],
+					      (int)((cur ? cw[i] : bw[i]) * noise(f, 0.05)));
+		capture_text(f, name, cur ? "v2" : "v1", at, text);
+	}
+}
+
+/*
+ * A release that adds a closure before the others renumbers them: each
+ * takes the next one's cost and the last is new. The family is judged as
+ * one function ("api.handle.func*"): no finding when only the new
+ * closure's small cost was added, and one regression when a closure's
+ * cost doubled. Numbered Java lambdas and Rust closures likewise, and two
+ * closures both renumbered; a family whose members all stay is judged
+ * member by member.
+ */
+static void test_renumbered_closures_are_judged_as_one_family(void **state)
+{
+	static const char *const names[] = {"go", "goslow", "java", "steady", "twice", "rust"};
+	static const char *const g1[] = {"api.handle.func1", "api.handle.func2"};
+	static const char *const g2[] = {"api.handle.func1", "api.handle.func2",
+					 "api.handle.func3"};
+	static const char *const j1[] = {"com.acme.Api.lambda$handle$0",
+					 "com.acme.Api.lambda$handle$1"};
+	static const char *const j2[] = {"com.acme.Api.lambda$handle$0",
+					 "com.acme.Api.lambda$handle$1",
+					 "com.acme.Api.lambda$handle$2"};
+	static const char *const r1[] = {"app::serve::{closure#0}", "app::serve::{closure#1}"};
+	static const char *const r2[] = {"app::serve::{closure#0}", "app::serve::{closure#1}",
+					 "app::serve::{closure#2}"};
+	static const int w1[] = {2000, 1500}, w2[] = {60, 2000, 1500}, slow[] = {60, 4000, 1500};
+	fx *f = *state;
+	analysis a;
+	const finding *x;
+
+	family_service(f, "go", g1, w1, 2, g2, w2, 3);
+	family_service(f, "goslow", g1, w1, 2, g2, slow, 3);
+	family_service(f, "java", j1, w1, 2, j2, w2, 3);
+	family_service(f, "steady", g1, w1, 2, g1, slow + 1, 2);
+	/* Both renumbered, none added: func1 and func2 are now func3 and func4. */
+	renamed_service(f, "twice", "api.handle.func1", "api.handle.func3", 1, "api.handle.func2",
+			"api.handle.func4");
+	family_service(f, "rust", r1, w1, 2, r2, w2, 3);
+	analyse_all(f, &a, names, 6);
+	for (size_t i = 0; i < a.ntests && a.tests[i].significant; i++) {
+		const finding *t = &a.tests[i];
+		if (strcmp(t->service, "go") == 0 || strcmp(t->service, "java") == 0 ||
+		    strcmp(t->service, "twice") == 0 || strcmp(t->service, "rust") == 0)
+			fail_msg("%s: %s %.4f -> %.4f", t->service, t->function, t->baseline_share,
+				 t->current_share);
+	}
+	assert_non_null(x = finding_of(&a, "goslow", "api.handle.func*"));
+	assert_int_equal(x->direction, FINDING_REGRESSION);
+	assert_null(finding_of(&a, "goslow", "api.handle.func2"));
+	assert_null(finding_of(&a, "goslow", "api.handle.func3"));
+	assert_non_null(x = finding_of(&a, "steady", "api.handle.func1"));
+	assert_int_equal(x->direction, FINDING_REGRESSION);
+	analysis_release(&a);
+}
+
 /* A target's skip reason, or NULL when it was not skipped. */
 static const char *skip_reason(const analysis *a, const char *service)
 {
@@ -632,17 +716,17 @@ static void test_only_one_gone_and_one_new_function_of_a_container_are_paired(vo
 
 	renamed_service(f, "apart", "store.(*Cache).parseKey", "billing.Ledger.post", 1, NULL,
 			NULL);
-	renamed_service(f, "twice", "api.handle.func1", "api.handle.func3", 1, "api.handle.func2",
-			"api.handle.func4");
+	renamed_service(f, "twice", "store.(*Cache).parseKey", "store.(*Cache).parseCacheKey", 1,
+			"store.(*Cache).readKey", "store.(*Cache).readCacheKey");
 	analyse_all(f, &a, names, 2);
 	assert_non_null(x = finding_of(&a, "apart", "billing.Ledger.post"));
 	assert_int_equal(x->direction, FINDING_REGRESSION);
 	assert_null(x->renamed_from);
 	assert_non_null(x = finding_of(&a, "apart", "store.(*Cache).parseKey"));
 	assert_int_equal(x->direction, FINDING_IMPROVEMENT);
-	assert_non_null(x = finding_of(&a, "twice", "api.handle.func3"));
+	assert_non_null(x = finding_of(&a, "twice", "store.(*Cache).parseCacheKey"));
 	assert_null(x->renamed_from);
-	assert_non_null(finding_of(&a, "twice", "api.handle.func4"));
+	assert_non_null(finding_of(&a, "twice", "store.(*Cache).readCacheKey"));
 	analysis_release(&a);
 }
 
@@ -919,6 +1003,7 @@ int main(void)
 		T(test_the_function_matrix_is_in_function_order_whatever_order_rows_come_in),
 		T(test_the_engine_finds_a_doubled_function_and_nothing_in_a_null_service),
 		T(test_a_renamed_function_is_judged_against_its_old_name),
+		T(test_renumbered_closures_are_judged_as_one_family),
 		T(test_only_one_gone_and_one_new_function_of_a_container_are_paired),
 		T(test_a_renamed_function_travels_in_a_worker_part),
 		T(test_a_release_that_lost_its_symbols_is_not_judged),
