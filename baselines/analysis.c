@@ -1786,6 +1786,155 @@ out:
 	return rc;
 }
 
+/*
+ * Cost moved between a function and its caller. A release that inlines
+ * a function into its caller (a compiler's choice as much as the
+ * author's) moves the callee's self time into the caller's: the callee
+ * is gone and the caller's self share rises by the same amount, a page
+ * for nothing. A helper extracted from a function does the opposite:
+ * the helper rises from nothing, its caller falls. Neither changes the
+ * cost of the code: the caller's total (inclusive) value, which holds
+ * the callee either way, stays where it was.
+ *
+ * So a gone or new function X is merged into a function C present in
+ * both releases when C contains X where X is (in every capture of that
+ * side that holds X, C's total less C's own self value is at least X's
+ * total, which a caller on every stack of X satisfies exactly), C's self
+ * share moved the other way by between half and twice X's change, and
+ * C is the only such function for X and X the only one for C. The merged
+ * row is C's, with its id and file, named "C (+X)", and holds C's and
+ * X's self values summed capture by capture: tested as one, an unchanged
+ * caller and callee are no finding, and a helper extracted and made
+ * costlier is a regression of the two.
+ */
+
+/* Mean self share of row r over columns [col0, col0 + cs->n); NAN with none known. */
+static double mean_share(const func_matrix *m, size_t r, size_t col0, const capture_set *cs)
+{
+	double sum = 0;
+	size_t n = 0;
+
+	for (size_t i = 0; i < cs->n; i++) {
+		int64_t v = m->self[r * m->ncaps + col0 + i];
+		if (v == FUNC_MATRIX_UNKNOWN)
+			continue;
+		sum += capture_share(&cs->caps[i], v);
+		n++;
+	}
+	return n ? sum / (double)n : NAN;
+}
+
+/* Whether row c's callees hold row x in every column of [col0, col0 + n) that has x. */
+static bool contains(const func_matrix *m, size_t c, size_t x, size_t col0, size_t n)
+{
+	size_t seen = 0;
+
+	for (size_t i = col0; i < col0 + n; i++) {
+		int64_t xs = m->self[x * m->ncaps + i], cs = m->self[c * m->ncaps + i];
+		if (xs == FUNC_MATRIX_UNKNOWN || cs == FUNC_MATRIX_UNKNOWN)
+			return false;
+		if (xs == 0 && m->total[x * m->ncaps + i] == 0)
+			continue;
+		if (m->total[c * m->ncaps + i] - cs < m->total[x * m->ncaps + i])
+			return false;
+		seen++;
+	}
+	return seen > 0;
+}
+
+/* The row that X (row k of the tested rows, gone or new: kind) moved into; SIZE_MAX none. */
+static size_t moved_mate(const func_matrix *m, const capture_set *base, const capture_set *cur,
+			 const size_t *rows, char *const *names, const int *kind, size_t n,
+			 size_t k)
+{
+	size_t nb = base->n, col0 = kind[k] == 1 ? 0 : nb, ncol = kind[k] == 1 ? nb : cur->n;
+	double dx = mean_share(m, rows[k], nb, cur) - mean_share(m, rows[k], 0, base);
+	size_t mate = SIZE_MAX, found = 0;
+
+	for (size_t j = 0; j < n; j++) {
+		double dc;
+		if (j == k || kind[j] || !names[j] || !contains(m, rows[j], rows[k], col0, ncol))
+			continue;
+		dc = mean_share(m, rows[j], nb, cur) - mean_share(m, rows[j], 0, base);
+		if (!(dc * dx < 0) || fabs(dc) < 0.5 * fabs(dx) || fabs(dc) > 2 * fabs(dx))
+			continue;
+		found++;
+		mate = j;
+	}
+	return found == 1 ? mate : SIZE_MAX;
+}
+
+/*
+ * Merge the functions that only moved between caller and callee (see
+ * above) among a target's tested rows, with m->total loaded (nothing
+ * without it). *nrows shrinks by one a pair; was and was_id move with
+ * their rows.
+ */
+static int merge_moved(func_matrix *m, const capture_set *base, const capture_set *cur,
+		       size_t *rows, int64_t *ids, char **names, char **files, char **was,
+		       int64_t *was_id, size_t *nrows)
+{
+	size_t n = *nrows, out = 0;
+	int *kind = NULL;
+	size_t *mate = NULL, *into = NULL;
+	buf b = BUF_INIT;
+	int rc = 0;
+
+	if (!m->total || n < 2)
+		return 0;
+	if (!(kind = calloc(n, sizeof(*kind))) || !(mate = calloc(n, sizeof(*mate))) ||
+	    !(into = calloc(n, sizeof(*into)))) {
+		rc = PR_ENOMEM;
+		goto out;
+	}
+	for (size_t k = 0; k < n; k++) {
+		kind[k] = names[k] && !was[k] ? gone_or_new(m, rows[k], base->n, cur->n) : 0;
+		into[k] = 0;
+	}
+	for (size_t k = 0; k < n; k++)
+		mate[k] = kind[k] ? moved_mate(m, base, cur, rows, names, kind, n, k) : SIZE_MAX;
+	for (size_t k = 0; k < n; k++)
+		if (mate[k] != SIZE_MAX)
+			into[mate[k]]++;
+	for (size_t k = 0; k < n; k++) {
+		size_t c = mate[k];
+		int64_t *to, *from;
+		if (c == SIZE_MAX || into[c] != 1 || was[c])
+			continue;
+		to = m->self + rows[c] * m->ncaps;
+		from = m->self + rows[k] * m->ncaps;
+		for (size_t i = 0; i < m->ncaps; i++)
+			to[i] += from[i];
+		buf_reset(&b);
+		if (buf_printf(&b, "%s (+%s)", names[c], names[k]) < 0) {
+			rc = PR_ENOMEM;
+			goto out;
+		}
+		free(names[c]);
+		names[c] = buf_detach(&b, NULL);
+		kind[k] = -1; /* tested as part of c */
+	}
+	for (size_t k = 0; k < n; k++) {
+		if (kind[k] == -1) {
+			free(names[k]);
+			free(files[k]);
+			continue;
+		}
+		rows[out] = rows[k], ids[out] = ids[k], was[out] = was[k], was_id[out] = was_id[k];
+		names[out] = names[k], files[out] = files[k];
+		out++;
+	}
+	for (size_t k = out; k < n; k++)
+		was[k] = NULL, names[k] = NULL, files[k] = NULL;
+	*nrows = out;
+out:
+	free(kind);
+	free(mate);
+	free(into);
+	buf_release(&b);
+	return rc;
+}
+
 analysis_input *analysis_input_load(db *d, const analysis_opts *o, const analysis_target *t,
 				    const analysis_cohort *c)
 {
@@ -1804,6 +1953,13 @@ analysis_input *analysis_input_load(db *d, const analysis_opts *o, const analysi
 		in->has_m = in->rc == 0;
 		if (in->has_m)
 			in->rc = select_rows(in, d, o);
+		/* Totals only where a function came or went (see merge_moved). */
+		for (size_t k = 0; in->rc == 0 && k < in->nrows; k++)
+			if (gone_or_new(&in->m, in->rows[k], in->s.base.n, in->s.cur.n)) {
+				in->rc = func_matrix_load_totals(&in->m, d, &in->s.base,
+								 &in->s.cur, &in->err);
+				break;
+			}
 	}
 	in->seconds = time_mono() - t0;
 	return in;
@@ -1994,10 +2150,13 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 	    !(was = calloc(nrows ? nrows : 1, sizeof(*was))) ||
 	    !(was_id = calloc(nrows ? nrows : 1, sizeof(*was_id))) ||
 	    merge_renamed(&td.m, s.base.n, s.cur.n, rows, ids, names, files, was, was_id,
-			  &nrows) < 0) {
+			  &nrows) < 0 ||
+	    merge_moved(&td.m, &s.base, &s.cur, rows, ids, names, files, was, was_id, &nrows) < 0) {
 		rc = oom(err);
 		goto out;
 	}
+	free(td.m.total); /* kept with the target for re-tests, which need only self values */
+	td.m.total = NULL;
 	a->filtered += in->nfiltered;
 	if ((rc = describe_sides(&releases, &capids, &s)) < 0) {
 		rc = oom(err);

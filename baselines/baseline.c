@@ -269,6 +269,7 @@ void func_matrix_release(func_matrix *m)
 {
 	free(m->func_ids);
 	free(m->self);
+	free(m->total);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -430,7 +431,7 @@ int func_matrix_load(func_matrix *out, db *d, const capture_set *a,
 			while (r < out->nfuncs && out->func_ids[r] < fid[k])
 				r++;
 			if (r < out->nfuncs && out->func_ids[r] == fid[k])
-				out->self[r * ncaps + col] = v.self_value[k];
+				out->self[r * ncaps + col] = v.value[k];
 		}
 		/* Captures cut to their top functions: what they do not list is unknown. */
 		if (!cut)
@@ -449,6 +450,43 @@ out:
 	buf_release(&ids);
 	if (rc < 0)
 		func_matrix_release(out);
+	return rc;
+}
+
+int func_matrix_load_totals(func_matrix *m, db *d, const capture_set *a,
+			    const capture_set *b, pr_error *err)
+{
+	buf ids = BUF_INIT;
+	db_vectors v = {0};
+	int rc;
+
+	free(m->total);
+	m->total = NULL;
+	if (id_array(&ids, a, b) < 0 ||
+	    !(m->total = calloc(m->nfuncs * m->ncaps + 1, sizeof(*m->total)))) {
+		rc = oom(err);
+		goto out;
+	}
+	if ((rc = db_vectors_read_totals(d, &v, ids.ptr, err)) < 0)
+		goto out;
+	for (size_t i = 0; i < v.n; i++) {
+		size_t col, r = 0;
+		if (col_of(a, b, v.capture_id[i], &col) < 0)
+			continue;
+		for (size_t k = v.start[i]; k < v.start[i + 1]; k++) {
+			while (r < m->nfuncs && m->func_ids[r] < v.function_id[k])
+				r++;
+			if (r < m->nfuncs && m->func_ids[r] == v.function_id[k])
+				m->total[r * m->ncaps + col] = v.value[k];
+		}
+	}
+out:
+	db_vectors_release(&v);
+	buf_release(&ids);
+	if (rc < 0) {
+		free(m->total);
+		m->total = NULL;
+	}
 	return rc;
 }
 

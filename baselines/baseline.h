@@ -99,10 +99,19 @@ typedef struct func_matrix {
 	size_t nfuncs;
 	size_t ncaps;
 	int64_t *self;      /* nfuncs * ncaps, row per function */
+	int64_t *total;     /* the same places' total values; NULL until loaded */
 } func_matrix;
 
 int func_matrix_load(func_matrix *out, db *d, const capture_set *a,
 		     const capture_set *b, pr_error *err);
+
+/*
+ * Load the total (inclusive) values of m's functions in the same
+ * captures into m->total (0 where a capture lacks the function). They
+ * cost a second read, so only a target that needs them asks.
+ */
+int func_matrix_load_totals(func_matrix *m, db *d, const capture_set *a,
+			    const capture_set *b, pr_error *err);
 void func_matrix_release(func_matrix *m);
 
 /*

@@ -2646,7 +2646,7 @@ void db_vectors_release(db_vectors *v)
 	free(v->capture_id);
 	free(v->start);
 	free(v->function_id);
-	free(v->self_value);
+	free(v->value);
 	memset(v, 0, sizeof(*v));
 }
 
@@ -2763,19 +2763,10 @@ static int64_t vectors_row_len(const PGresult *res, int i)
 	return nf;
 }
 
-int db_vectors_read(db *d, db_vectors *out, const char *ids_literal, pr_error *err)
+/* Read by `sql`, whose columns are an id, pairs or null, ids and values. */
+static int vectors_read(db *d, db_vectors *out, const char *sql, const char *ids_literal,
+			pr_error *err)
 {
-	/*
-	 * Binary results: the server sends the pairs as it holds them, with
-	 * no number turned into text and back, nor formatted one by one as
-	 * array elements are (most of this read's cost). The arrays only of
-	 * a row without pairs: the CASE leaves the others undecompressed.
-	 */
-	static const char sql[] =
-		"select profile_id, self_pairs,"
-		" case when self_pairs is null then function_ids end,"
-		" case when self_pairs is null then self_values end"
-		" from profile_vectors where profile_id = any($1::bigint[])";
 	const char *p[1] = {ids_literal};
 	PGresult *res = NULL;
 	size_t total = 0;
@@ -2805,7 +2796,7 @@ int db_vectors_read(db *d, db_vectors *out, const char *ids_literal, pr_error *e
 	}
 	out->start[rows] = total;
 	if (!(out->function_id = malloc((total ? total : 1) * sizeof(int64_t))) ||
-	    !(out->self_value = malloc((total ? total : 1) * sizeof(int64_t)))) {
+	    !(out->value = malloc((total ? total : 1) * sizeof(int64_t)))) {
 		rc = oom(err);
 		goto out;
 	}
@@ -2817,15 +2808,15 @@ int db_vectors_read(db *d, db_vectors *out, const char *ids_literal, pr_error *e
 		if (!PQgetisnull(res, i, 1))
 			for (size_t k = 0; k < m; k++) {
 				out->function_id[at + k] = (int64_t)be64(pairs + 16 * k);
-				out->self_value[at + k] = (int64_t)be64(pairs + 16 * k + 8);
+				out->value[at + k] = (int64_t)be64(pairs + 16 * k + 8);
 			}
 		else {
 			int8_array_get(out->function_id + at,
 				       (const unsigned char *)PQgetvalue(res, i, 2), m);
-			int8_array_get(out->self_value + at,
+			int8_array_get(out->value + at,
 				       (const unsigned char *)PQgetvalue(res, i, 3), m);
 		}
-		if (ascend(out->function_id + at, out->self_value + at, m) < 0) {
+		if (ascend(out->function_id + at, out->value + at, m) < 0) {
 			rc = oom(err);
 			goto out;
 		}
@@ -2836,6 +2827,31 @@ out:
 	if (rc < 0)
 		db_vectors_release(out);
 	return rc;
+}
+
+int db_vectors_read(db *d, db_vectors *out, const char *ids_literal, pr_error *err)
+{
+	/*
+	 * Binary results: the server sends the pairs as it holds them, with
+	 * no number turned into text and back, nor formatted one by one as
+	 * array elements are (most of this read's cost). The arrays only of
+	 * a row without pairs: the CASE leaves the others undecompressed.
+	 */
+	static const char sql[] =
+		"select profile_id, self_pairs,"
+		" case when self_pairs is null then function_ids end,"
+		" case when self_pairs is null then self_values end"
+		" from profile_vectors where profile_id = any($1::bigint[])";
+
+	return vectors_read(d, out, sql, ids_literal, err);
+}
+
+int db_vectors_read_totals(db *d, db_vectors *out, const char *ids_literal, pr_error *err)
+{
+	static const char sql[] = "select profile_id, null::bytea, function_ids, total_values"
+				  " from profile_vectors where profile_id = any($1::bigint[])";
+
+	return vectors_read(d, out, sql, ids_literal, err);
 }
 
 int db_audit(db *d, const char *action, const char *object, const char *detail_json, pr_error *err)

@@ -320,15 +320,16 @@ void db_func_rows_free(db_func_row *rows, size_t n);
 /*
  * The stored function values of several captures (profile_vectors), in
  * one read: capture i (capture_id[i]) has the values at
- * [start[i], start[i + 1]) of function_id and self_value, its function
- * ids ascending. Captures without functions are absent. Every array is
- * the struct's, freed with db_vectors_release.
+ * [start[i], start[i + 1]) of function_id and value (self values, or
+ * total values from db_vectors_read_totals), its function ids ascending.
+ * Captures without functions are absent. Every array is the struct's,
+ * freed with db_vectors_release.
  */
 typedef struct db_vectors {
 	size_t n;
 	int64_t *capture_id; /* n */
 	size_t *start;       /* n + 1 */
-	int64_t *function_id, *self_value; /* start[n] each */
+	int64_t *function_id, *value; /* start[n] each */
 } db_vectors;
 
 void db_vectors_release(db_vectors *v);
@@ -340,6 +341,12 @@ void db_vectors_release(db_vectors *v);
  * PostgreSQL's binary form; either is checked: a malformed one is PR_EDB.
  */
 int db_vectors_read(db *d, db_vectors *out, const char *ids_literal, pr_error *err);
+
+/*
+ * The same captures' total (inclusive) values, from their arrays: only
+ * an analysis that needs them reads them (the pairs hold self values).
+ */
+int db_vectors_read_totals(db *d, db_vectors *out, const char *ids_literal, pr_error *err);
 
 /*
  * The capture's functions by self value desc, then total desc, then name

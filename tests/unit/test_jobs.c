@@ -496,6 +496,57 @@ static void test_renumbered_closures_are_judged_as_one_family(void **state)
 	analysis_release(&a);
 }
 
+/*
+ * A release that inlines a function into its caller, or extracts a
+ * helper from one, moves self time between caller and callee and leaves
+ * the caller's total where it was: no finding. A helper extracted and
+ * made costlier is one regression of the two; new code under an
+ * unchanged caller, and a new function beside another that fell but
+ * does not contain it, are judged on their own as before.
+ */
+static void test_cost_moved_between_caller_and_callee_is_no_finding(void **state)
+{
+	static const char *const names[] = {"extract", "inline", "costlier", "newcode",
+					    "elsewhere"};
+	static const char *const b1[] = {"api.handle", "api.handle;api.parse"};
+	static const char *const x2[] = {"api.handle", "api.handle;api.parse",
+					 "api.handle;api.parse;api.tokens"};
+	static const char *const i2[] = {"api.handle"};
+	static const char *const e1[] = {"api.handle;api.parse", "api.cache"};
+	static const char *const e2[] = {"api.handle;api.parse", "api.cache",
+					 "api.handle;api.tokens"};
+	static const int w1[] = {300, 2000}, xw[] = {300, 1200, 800}, iw[] = {2300},
+			 cw[] = {300, 1200, 1600}, nw[] = {300, 2000, 800}, ew1[] = {2000, 800},
+			 ew2[] = {2000, 100, 700};
+	fx *f = *state;
+	analysis a;
+	const finding *x;
+
+	family_service(f, "extract", b1, w1, 2, x2, xw, 3);
+	family_service(f, "inline", b1, w1, 2, i2, iw, 1);
+	family_service(f, "costlier", b1, w1, 2, x2, cw, 3);
+	family_service(f, "newcode", b1, w1, 2, x2, nw, 3);
+	family_service(f, "elsewhere", e1, ew1, 2, e2, ew2, 3);
+	analyse_all(f, &a, names, 5);
+	for (size_t i = 0; i < a.ntests && a.tests[i].significant; i++) {
+		const finding *t = &a.tests[i];
+		if (strcmp(t->service, "extract") == 0 || strcmp(t->service, "inline") == 0)
+			fail_msg("%s: %s %.4f -> %.4f", t->service, t->function, t->baseline_share,
+				 t->current_share);
+	}
+	assert_non_null(x = finding_of(&a, "costlier", "api.parse (+api.tokens)"));
+	assert_int_equal(x->direction, FINDING_REGRESSION);
+	assert_true(x->current_share > 1.2 * x->baseline_share);
+	assert_null(finding_of(&a, "costlier", "api.tokens"));
+	assert_non_null(x = finding_of(&a, "newcode", "api.tokens"));
+	assert_int_equal(x->direction, FINDING_REGRESSION);
+	assert_non_null(x = finding_of(&a, "elsewhere", "api.tokens"));
+	assert_int_equal(x->direction, FINDING_REGRESSION);
+	assert_non_null(x = finding_of(&a, "elsewhere", "api.cache"));
+	assert_int_equal(x->direction, FINDING_IMPROVEMENT);
+	analysis_release(&a);
+}
+
 /* A target's skip reason, or NULL when it was not skipped. */
 static const char *skip_reason(const analysis *a, const char *service)
 {
@@ -1004,6 +1055,7 @@ int main(void)
 		T(test_the_engine_finds_a_doubled_function_and_nothing_in_a_null_service),
 		T(test_a_renamed_function_is_judged_against_its_old_name),
 		T(test_renumbered_closures_are_judged_as_one_family),
+		T(test_cost_moved_between_caller_and_callee_is_no_finding),
 		T(test_only_one_gone_and_one_new_function_of_a_container_are_paired),
 		T(test_a_renamed_function_travels_in_a_worker_part),
 		T(test_a_release_that_lost_its_symbols_is_not_judged),
