@@ -11,58 +11,144 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
+/* How read_all takes its path. */
+enum {
+	READ_STDIN = 1,    /* "-" is standard input */
+	READ_NOFOLLOW = 2, /* a symbolic link is refused, not followed */
+};
+
 /* The limit's message, the same whether the size or the bytes told. */
-static int too_large(const char *path, size_t max, pr_error *err)
+static int too_large(const char *what, const char *path, size_t max, pr_error *err)
 {
 	return pr_error_set(err, PR_ELIMIT,
-			    "cannot read '%s': larger than the input limit of %zu bytes",
-			    path, max);
+			    "cannot read %s'%s': larger than the input limit of %zu bytes",
+			    what, path, max);
+}
+
+/*
+ * Why an opened input is not read, or NULL when it may be. Only regular
+ * files are: a FIFO or a terminal would wait for a writer for ever, a
+ * device gives endless bytes (/dev/zero, /dev/urandom) or consumes
+ * them, a directory gives none. The kernel's own file systems hold
+ * regular files that report no size and may never end or block
+ * (/proc/kmsg, tracing's trace_pipe); no input profreg takes lives
+ * there. Checked on the descriptor, not the path: a link such as
+ * /dev/stdin or /proc/self/fd/N is judged by what it opened (a memfd
+ * the collection wrote is a regular file).
+ */
+static const char *not_readable(int fd, const struct stat *st)
+{
+	struct statfs fs;
+
+	if (S_ISDIR(st->st_mode))
+		return "not a regular file (a directory)";
+	if (S_ISFIFO(st->st_mode))
+		return "not a regular file (a FIFO or a pipe; a pipe is read as '-')";
+	if (S_ISCHR(st->st_mode))
+		return "not a regular file (a character device)";
+	if (S_ISBLK(st->st_mode))
+		return "not a regular file (a block device)";
+	if (S_ISSOCK(st->st_mode))
+		return "not a regular file (a socket)";
+	if (!S_ISREG(st->st_mode))
+		return "not a regular file";
+	if (fstatfs(fd, &fs) == 0) {
+		switch ((unsigned long)fs.f_type) {
+		case PROC_SUPER_MAGIC:
+			return "a kernel file (/proc), which may never end";
+		case SYSFS_MAGIC:
+			return "a kernel file (/sys), which may never end";
+		case DEBUGFS_MAGIC:
+		case TRACEFS_MAGIC:
+			return "a kernel tracing file, which may never end";
+		}
+	}
+	return NULL;
+}
+
+/*
+ * Open `path` for reading (`follow`: through a symbolic link) without
+ * waiting: a FIFO opened for reading would wait for a writer before
+ * not_readable could refuse it. The descriptor is made blocking again
+ * once it is known to be a regular file.
+ */
+static int open_input(int *out, const char *what, const char *path, bool follow,
+		      pr_error *err)
+{
+	int fd, flags, rc = 0;
+	const char *why;
+	struct stat st;
+
+	*out = -1;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | (follow ? 0 : O_NOFOLLOW));
+	if (fd < 0) {
+		/* A socket cannot be opened: say what it is, not "No such device". */
+		if (errno == ENXIO && stat(path, &st) == 0 && S_ISSOCK(st.st_mode))
+			rc = pr_error_set(err, PR_EDATA, "cannot read %s'%s': not a regular file "
+					  "(a socket)", what, path);
+		else if (!follow && errno == ELOOP)
+			rc = pr_error_set(err, PR_EDATA, "cannot read %s'%s': a symbolic link, "
+					  "which is not followed here", what, path);
+		else
+			rc = pr_error_set(err, PR_EIO, "cannot read %s'%s': %s", what, path,
+					  strerror(errno));
+		goto out;
+	}
+	if (fstat(fd, &st) < 0) {
+		rc = pr_error_set(err, PR_EIO, "cannot read %s'%s': %s", what, path,
+				  strerror(errno));
+		goto out;
+	}
+	if ((why = not_readable(fd, &st))) {
+		rc = pr_error_set(err, PR_EDATA, "cannot read %s'%s': %s", what, path, why);
+		goto out;
+	}
+	if ((flags = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
+		rc = pr_error_set(err, PR_EIO, "cannot read %s'%s': %s", what, path,
+				  strerror(errno));
+		goto out;
+	}
+	*out = fd;
+	fd = -1;
+out:
+	if (fd >= 0)
+		close(fd);
+	return rc;
 }
 
 /*
  * A regular file is read straight into a buffer of its size: no copy
  * through a chunk and no doubling, so each page of it is touched once (a
  * night ingests thousands of files), and one over the limit is refused
- * before any byte is read. What has no size, or grows while read, goes
- * by chunks.
+ * before any byte is read. What has no size (standard input), or grows
+ * while read, goes by chunks.
  */
-static int read_all(buf *out, const char *path, size_t max, bool file_only, pr_error *err)
+static int read_all(buf *out, const char *what, const char *path, size_t max, int how,
+		    pr_error *err)
 {
 	int fd = -1, rc = 0;
-	bool regular;
 	char chunk[65536];
 	struct stat st;
 	ssize_t n;
 
 	buf_release(out);
 	out->max = max;
-	if (!file_only && strcmp(path, "-") == 0) {
+	if ((how & READ_STDIN) && strcmp(path, "-") == 0)
 		fd = STDIN_FILENO;
-	} else if ((fd = open(path, O_RDONLY | O_CLOEXEC |
-				    (file_only ? O_NOFOLLOW | O_NONBLOCK | O_NOCTTY : 0))) < 0) {
-		if (file_only && errno == ELOOP)
-			rc = pr_error_set(err, PR_EDATA, "cannot read '%s': a symbolic link, "
-					  "which is not followed here", path);
-		else
-			rc = pr_error_set(err, PR_EIO, "cannot read '%s': %s", path,
-					  strerror(errno));
+	else if ((rc = open_input(&fd, what, path, !(how & READ_NOFOLLOW), err)) < 0)
 		goto out;
-	}
-	regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-	if (file_only && !regular) {
-		rc = pr_error_set(err, PR_EDATA, "cannot read '%s': not a regular file", path);
-		goto out;
-	}
-	if (regular && st.st_size > 0) {
+	if (fd != STDIN_FILENO && fstat(fd, &st) == 0 && st.st_size > 0) {
 		if ((uintmax_t)st.st_size > max) {
-			rc = too_large(path, max, err);
+			rc = too_large(what, path, max, err);
 			goto out;
 		}
 		if ((rc = buf_reserve(out, (size_t)st.st_size)) < 0) {
-			rc = pr_error_set(err, rc, "cannot read '%s': out of memory", path);
+			rc = pr_error_set(err, rc, "cannot read %s'%s': out of memory", what, path);
 			goto out;
 		}
 	}
@@ -80,8 +166,8 @@ static int read_all(buf *out, const char *path, size_t max, bool file_only, pr_e
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			rc = pr_error_set(err, PR_EIO, "cannot read '%s': %s",
-					  path, strerror(errno));
+			rc = pr_error_set(err, PR_EIO, "cannot read %s'%s': %s",
+					  what, path, strerror(errno));
 			goto out;
 		}
 		if (n == 0)
@@ -91,9 +177,10 @@ static int read_all(buf *out, const char *path, size_t max, bool file_only, pr_e
 			out->ptr[out->len] = '\0';
 		} else if ((rc = buf_put(out, chunk, (size_t)n)) < 0) {
 			if (rc == PR_ELIMIT)
-				rc = too_large(path, max, err);
+				rc = too_large(what, path, max, err);
 			else
-				rc = pr_error_set(err, rc, "cannot read '%s': out of memory", path);
+				rc = pr_error_set(err, rc, "cannot read %s'%s': out of memory",
+						  what, path);
 			goto out;
 		}
 	}
@@ -107,12 +194,32 @@ out:
 
 int fileio_read(buf *out, const char *path, size_t max, pr_error *err)
 {
-	return read_all(out, path, max, false, err);
+	return read_all(out, "", path, max, READ_STDIN, err);
 }
 
 int fileio_read_file(buf *out, const char *path, size_t max, pr_error *err)
 {
-	return read_all(out, path, max, true, err);
+	return read_all(out, "", path, max, READ_NOFOLLOW, err);
+}
+
+int fileio_read_named(buf *out, const char *what, const char *path, size_t max,
+		      pr_error *err)
+{
+	char prefix[64];
+
+	snprintf(prefix, sizeof(prefix), "%s ", what);
+	return read_all(out, prefix, path, max, 0, err);
+}
+
+int fileio_check_named(const char *what, const char *path, pr_error *err)
+{
+	char prefix[64];
+	int fd, rc;
+
+	snprintf(prefix, sizeof(prefix), "%s ", what);
+	if ((rc = open_input(&fd, prefix, path, true, err)) == 0)
+		close(fd);
+	return rc;
 }
 
 static int fsync_dir_of(const char *path)

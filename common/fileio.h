@@ -12,8 +12,28 @@
  * Read all of `path` ("-" is standard input) into `out`, failing with
  * PR_ELIMIT once more than `max` bytes arrive (the file is never read
  * past the limit). On error `out` is left empty and `err` names the file.
+ *
+ * Only a regular file is read: a directory, a FIFO (a pipe named as
+ * /dev/stdin or /dev/fd/N too), a device or a socket is refused with
+ * PR_EDATA, without waiting for a FIFO's writer, and so is a file of
+ * the kernel's own file systems (/proc, /sys, debugfs, tracefs), which
+ * reports no size and may never end.
  */
 int fileio_read(buf *out, const char *path, size_t max, pr_error *err);
+
+/*
+ * fileio_read of a path that is never standard input ("-" is a file of
+ * that name), named in messages as the non-empty `what` ("config":
+ * "cannot read config 'x': not a regular file (a FIFO ...)").
+ */
+int fileio_read_named(buf *out, const char *what, const char *path, size_t max,
+		      pr_error *err);
+
+/*
+ * Whether fileio_read_named would read `path`: it is opened (without
+ * waiting) and checked as that does, then closed; nothing is read.
+ */
+int fileio_check_named(const char *what, const char *path, pr_error *err);
 
 /*
  * fileio_read for a path someone else may have put there (a drop

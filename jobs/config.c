@@ -4,6 +4,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "jobs/config.h"
 #include "common/buf.h"
+#include "common/fileio.h"
 #include "common/similar.h"
 #include "pipeline/ingest.h"
 #include "jobs/secret.h"
@@ -1999,36 +2000,13 @@ int config_load(config *c, const char *file, pr_error *err)
 	}
 	{
 		buf text = BUF_INIT;
-		FILE *f = fopen(path.ptr, "rb");
-		size_t n;
-		char chunk[8192];
+		pr_error rerr = PR_ERROR_INIT;
 
-		if (!f) {
-			rc = pr_error_set(err, PR_EUSAGE,
-					  "cannot read config '%s': no such file or unreadable",
-					  path.ptr);
+		/* Unreadable, missing or not a file: a usage error, whatever fileio says. */
+		if ((rc = fileio_read_named(&text, "config", path.ptr, CONFIG_MAX, &rerr)) < 0) {
+			rc = pr_error_set(err, rc == PR_ENOMEM ? rc : PR_EUSAGE, "%s", rerr.msg);
 			goto out;
 		}
-		buf_init(&text, CONFIG_MAX);
-		while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
-			if (buf_put(&text, chunk, n) < 0) {
-				fclose(f);
-				rc = pr_error_set(err, PR_EUSAGE,
-						  "config '%s': larger than %u bytes", path.ptr,
-						  CONFIG_MAX);
-				goto out;
-			}
-		}
-		/* A folder opens but cannot be read: say so, not "expected '{'". */
-		if (ferror(f)) {
-			int e = errno;
-			fclose(f);
-			buf_release(&text);
-			rc = pr_error_set(err, PR_EUSAGE, "cannot read config '%s': %s", path.ptr,
-					  strerror(e));
-			goto out;
-		}
-		fclose(f);
 		root = json_loadb(text.ptr, text.len, JSON_REJECT_DUPLICATES, &jerr);
 		buf_release(&text);
 		if (!root) {

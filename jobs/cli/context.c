@@ -23,6 +23,7 @@
  */
 static int open_db(cli_ctx *ctx, db **out, bool setup, pr_error *err)
 {
+	pr_error rerr = PR_ERROR_INIT;
 	const char *conninfo = ctx->db;
 	char *embedded = NULL;
 	int applied = 0, version = 0, rc;
@@ -34,9 +35,8 @@ static int open_db(cli_ctx *ctx, db **out, bool setup, pr_error *err)
 	 * cannot read: a mistyped path would pass here and fail only in the
 	 * commands that read it (the nightly, at night).
 	 */
-	if (ctx->config && access(ctx->config, R_OK) != 0) {
-		rc = pr_error_set(err, PR_EUSAGE, "cannot read config '%s': no such file or "
-				  "unreadable", ctx->config);
+	if (ctx->config && fileio_check_named("config", ctx->config, &rerr) < 0) {
+		rc = pr_error_set(err, PR_EUSAGE, "%s", rerr.msg);
 		goto out;
 	}
 	if (conninfo && !*conninfo) {

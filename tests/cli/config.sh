@@ -164,7 +164,7 @@ run "$PROFREG_BIN" config check "$T/typo.json"
 	ok "a key the reference does not list is refused by name" || not_ok "typo" "rc=$RC $ERR"
 mkdir -p "$T/folder.json"
 run "$PROFREG_BIN" config check "$T/folder.json"
-[ $RC -eq 2 ] && [[ $ERR == *"cannot read config '$T/folder.json': Is a directory"* ]] &&
+[ $RC -eq 2 ] && [[ $ERR == *"cannot read config '$T/folder.json': not a regular file (a directory)"* ]] &&
 	[ "$(grep -c . <<<"$ERR")" -eq 1 ] &&
 	ok "a folder given as the config file is named as one" || not_ok "folder" "rc=$RC $ERR"
 

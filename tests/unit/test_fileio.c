@@ -5,8 +5,10 @@
  * were; a symbolic link, a directory, a socket and a block device are
  * refused by name and left untouched; a link planted under the temporary
  * file's name is not followed. And fileio_read: a file up to its limit
- * byte for byte, one byte more refused, a pipe, a missing file; and
- * fileio_read_file, which takes regular files only and follows no link.
+ * byte for byte, one byte more refused, standard input from a pipe, a
+ * missing file, and nothing else that is not a regular file (a FIFO, a
+ * device, a directory, a socket, /proc); and fileio_read_file, which
+ * takes regular files only and follows no link.
  */
 #define _POSIX_C_SOURCE 200809L
 #define _XOPEN_SOURCE 700
@@ -305,77 +307,149 @@ static void test_read_takes_a_file_up_to_its_limit_and_refuses_one_byte_more(voi
 	buf_release(&b);
 }
 
-/* A pipe has no size to go by: read in steps, whole, and held to the limit. */
+/*
+ * Standard input from a pipe has no size to go by: read in steps, whole,
+ * and held to the limit.
+ */
 static void test_read_takes_a_pipe_in_steps(void **state)
 {
 	pr_error err = PR_ERROR_INIT;
-	char src[512], path[512];
+	char src[512];
 	buf b = BUF_INIT;
+	int status, fds[2], saved;
 	pid_t pid;
-	int status;
 
 	(void)state;
 	snprintf(src, sizeof(src), "%s", sized_file("pipesrc", 300000));
-	snprintf(path, sizeof(path), "%s", path_of("pipe"));
-	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_true((saved = dup(STDIN_FILENO)) >= 0);
 	for (int over = 0; over < 2; over++) {
+		assert_int_equal(pipe(fds), 0);
 		pid = fork();
 		assert_true(pid >= 0);
 		if (pid == 0) { /* the writer: the source file into the pipe */
 			buf in = BUF_INIT;
-			int fd;
 
 			alarm(20);
-			if (fileio_read(&in, src, SIZE_MAX, &err) < 0 ||
-			    (fd = open(path, O_WRONLY)) < 0)
+			close(fds[0]);
+			if (fileio_read(&in, src, SIZE_MAX, &err) < 0)
 				_exit(2);
 			for (size_t off = 0; off < in.len;) {
-				ssize_t k = write(fd, in.ptr + off, in.len - off);
+				ssize_t k = write(fds[1], in.ptr + off, in.len - off);
 				if (k <= 0)
 					_exit(0); /* the reader stopped at its limit */
 				off += (size_t)k;
 			}
 			_exit(0);
 		}
+		close(fds[1]);
+		assert_int_equal(dup2(fds[0], STDIN_FILENO), STDIN_FILENO);
+		close(fds[0]);
 		alarm(20);
 		if (!over) {
-			assert_int_equal(fileio_read(&b, path, 300000, &err), 0);
+			assert_int_equal(fileio_read(&b, "-", 300000, &err), 0);
 			assert_int_equal(b.len, 300000);
 			assert_int_equal((unsigned char)b.ptr[299999], 299999 & 0xff);
 		} else {
-			assert_int_equal(fileio_read(&b, path, 100000, &err), PR_ELIMIT);
+			assert_int_equal(fileio_read(&b, "-", 100000, &err), PR_ELIMIT);
 		}
 		alarm(0);
+		assert_int_equal(dup2(saved, STDIN_FILENO), STDIN_FILENO);
 		assert_int_equal(waitpid(pid, &status, 0), pid);
 	}
+	close(saved);
 	buf_release(&b);
 }
 
-/* A regular file whose size says 0 (as /proc's do) is still read whole. */
-static void test_read_takes_a_file_that_reports_no_size_whole(void **state)
+/*
+ * Only a regular file is read, by path. A FIFO with no writer is refused
+ * at once (it used to wait for one for ever), and so are a pipe named as
+ * /dev/stdin, a directory, character devices (/dev/zero gave zeros up to
+ * the limit), a socket, and the kernel's files under /proc and /sys,
+ * which report no size; each by its name and what it is. "-" stays
+ * standard input for fileio_read, and is a file of that name for
+ * fileio_read_named.
+ */
+static void test_read_refuses_what_is_not_a_regular_file(void **state)
 {
+	static const struct {
+		const char *path, *says;
+	} cases[] = {
+		{"/dev/zero", "not a regular file (a character device)"},
+		{"/dev/null", "not a regular file (a character device)"},
+		{"/proc/self/cmdline", "a kernel file (/proc)"},
+		{"/proc/self/status", "a kernel file (/proc)"},
+		{"/sys/kernel/mm/transparent_hugepage/enabled", "a kernel file (/sys)"},
+	};
 	pr_error err = PR_ERROR_INIT;
+	char path[512], expect[600];
 	buf b = BUF_INIT;
-	char want[65536];
-	struct stat st;
-	size_t have = 0;
-	ssize_t n;
-	int fd;
+	int status, fds[2], saved;
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int sock;
 
 	(void)state;
-	assert_int_equal(stat("/proc/self/cmdline", &st), 0);
-	assert_int_equal(st.st_size, 0);
-	assert_true((fd = open("/proc/self/cmdline", O_RDONLY)) >= 0);
-	while ((n = read(fd, want + have, sizeof(want) - have)) > 0)
-		have += (size_t)n;
-	close(fd);
-	assert_true(have > 0);
-	assert_int_equal(fileio_read(&b, "/proc/self/cmdline", SIZE_MAX, &err), 0);
-	assert_int_equal(b.len, have);
-	assert_memory_equal(b.ptr, want, have);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (access(cases[i].path, R_OK) != 0)
+			continue; /* not in this kernel or container */
+		pr_error_clear(&err);
+		assert_int_equal(fileio_read(&b, cases[i].path, 1 << 20, &err), PR_EDATA);
+		snprintf(expect, sizeof(expect), "cannot read '%s': %s", cases[i].path,
+			 cases[i].says);
+		if (!strstr(err.msg, expect))
+			fail_msg("want '%s' in: %s", expect, err.msg);
+		assert_int_equal(b.len, 0);
+	}
+
+	snprintf(path, sizeof(path), "%s", path_of("nowriter.fifo"));
+	assert_int_equal(mkfifo(path, 0600), 0);
+	alarm(10); /* without the check, this waits for a writer */
 	pr_error_clear(&err);
-	assert_int_equal(fileio_read(&b, "/proc/self/cmdline", have - 1, &err), PR_ELIMIT);
-	assert_int_equal(b.len, 0);
+	assert_int_equal(fileio_read(&b, path, 100, &err), PR_EDATA);
+	alarm(0);
+	assert_non_null(strstr(err.msg, "nowriter.fifo': not a regular file (a FIFO or a pipe"));
+
+	assert_int_equal(mkdir(path_of("adir"), 0700), 0);
+	pr_error_clear(&err);
+	assert_int_equal(fileio_read(&b, path_of("adir"), 100, &err), PR_EDATA);
+	assert_non_null(strstr(err.msg, "adir': not a regular file (a directory)"));
+
+	assert_true(strlen(path_of("a.sock")) < sizeof(sa.sun_path));
+	memcpy(sa.sun_path, path_of("a.sock"), strlen(path_of("a.sock")) + 1);
+	assert_true((sock = socket(AF_UNIX, SOCK_STREAM, 0)) >= 0);
+	assert_int_equal(bind(sock, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	pr_error_clear(&err);
+	assert_int_equal(fileio_read(&b, sa.sun_path, 100, &err), PR_EDATA);
+	assert_non_null(strstr(err.msg, "a.sock': not a regular file (a socket)"));
+	close(sock);
+
+	/* A pipe on standard input, named by path: refused; as "-" it is read. */
+	assert_true((saved = dup(STDIN_FILENO)) >= 0);
+	assert_int_equal(pipe(fds), 0);
+	assert_int_equal(write(fds[1], TEXT, strlen(TEXT)), (ssize_t)strlen(TEXT));
+	close(fds[1]);
+	assert_int_equal(dup2(fds[0], STDIN_FILENO), STDIN_FILENO);
+	close(fds[0]);
+	pr_error_clear(&err);
+	assert_int_equal(fileio_read(&b, "/dev/stdin", 100, &err), PR_EDATA);
+	assert_non_null(strstr(err.msg, "'/dev/stdin': not a regular file (a FIFO or a pipe"));
+	assert_int_equal(fileio_read(&b, "-", 100, &err), 0);
+	assert_string_equal(b.ptr, TEXT);
+	status = dup2(saved, STDIN_FILENO);
+	close(saved);
+	assert_int_equal(status, STDIN_FILENO);
+
+	/* "-" is a file of that name when standard input is not meant. */
+	assert_int_equal(chdir(dir), 0);
+	put_file("-", "dash\n");
+	assert_int_equal(fileio_read_named(&b, "config", "-", 100, &err), 0);
+	assert_string_equal(b.ptr, "dash\n");
+	pr_error_clear(&err);
+	assert_int_equal(fileio_read_named(&b, "config", "adir", 100, &err), PR_EDATA);
+	assert_non_null(strstr(err.msg, "cannot read config 'adir': not a regular file"));
+	pr_error_clear(&err);
+	assert_int_equal(fileio_check_named("config", path, &err), PR_EDATA);
+	assert_non_null(strstr(err.msg, "nowriter.fifo': not a regular file (a FIFO"));
+	assert_int_equal(fileio_check_named("config", "-", &err), 0);
 	buf_release(&b);
 }
 
@@ -434,7 +508,7 @@ int main(void)
 		cmocka_unit_test(test_new_path_and_regular_file_are_written_whole),
 		cmocka_unit_test(test_read_takes_a_file_up_to_its_limit_and_refuses_one_byte_more),
 		cmocka_unit_test(test_read_takes_a_pipe_in_steps),
-		cmocka_unit_test(test_read_takes_a_file_that_reports_no_size_whole),
+		cmocka_unit_test(test_read_refuses_what_is_not_a_regular_file),
 		cmocka_unit_test(test_read_of_a_missing_file_names_it),
 		cmocka_unit_test(test_read_file_takes_files_only_and_never_follows_a_link),
 		cmocka_unit_test(test_link_directory_socket_and_block_device_are_refused),

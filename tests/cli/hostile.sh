@@ -1,0 +1,67 @@
+#!/bin/bash
+# Hostile local inputs fail cleanly: every path a command reads, named on
+# the command line or in a file it reads, gives one line naming the input
+# and why, a non-zero exit, and nothing stored; nothing waits for ever on
+# a FIFO or reads a device or a kernel file.
+. "$(dirname "$0")/lib.sh"
+fresh_db cli_hostile
+T=$PROFREG_TEST_TMP/cli_hostile
+rm -rf "$T" && mkdir -p "$T"
+
+# prt CMD...: pr under a timeout, standard input from /dev/null; 124 means it waited.
+prt() {
+	timeout 10 "$PROFREG_BIN" --db "$DB" --home "$HOME_DIR" "$@" </dev/null
+}
+# one_line: ERR is a single line.
+one_line() { [ -n "$ERR" ] && [ "$(grep -c . <<<"$ERR")" -eq 1 ]; }
+captures() { sql 'select count(*) from profiles'; }
+
+printf 'main;a 60\nmain;b 30\n' >"$T/small.folded"
+run pr service add checkout --enable
+[ $RC -eq 0 ] && ok "service add" || not_ok "service add" "$ERR"
+mkfifo "$T/in.fifo"
+mkdir "$T/folder.folded"
+
+# 1. Only regular files are read; the rest is refused by name and kind.
+run prt ingest "$T/in.fifo" --service checkout --release v1
+[ $RC -eq 4 ] && one_line && [[ $ERR == *"cannot read '$T/in.fifo': not a regular file (a FIFO"* ]] &&
+	ok "ingest of a FIFO with no writer is refused at once" || not_ok "fifo ingest" "rc=$RC $ERR"
+run prt ingest "$T/folder.folded" --service checkout --release v1
+[ $RC -eq 4 ] && one_line && [[ $ERR == *"'$T/folder.folded': not a regular file (a directory)"* ]] &&
+	ok "ingest of a directory names it as one" || not_ok "dir ingest" "rc=$RC $ERR"
+run prt ingest /dev/zero --service checkout --release v1
+[ $RC -eq 4 ] && one_line && [[ $ERR == *"'/dev/zero': not a regular file (a character device)"* ]] &&
+	ok "ingest of /dev/zero is refused, not read to the limit" || not_ok "zero ingest" "rc=$RC $ERR"
+run prt ingest /proc/self/status --service checkout --release v1
+[ $RC -eq 4 ] && one_line && [[ $ERR == *"'/proc/self/status': a kernel file (/proc)"* ]] &&
+	ok "ingest of a /proc file is refused" || not_ok "proc ingest" "rc=$RC $ERR"
+OUT=$(printf 'main;piped 1\n' | timeout 10 "$PROFREG_BIN" --db "$DB" --home "$HOME_DIR" \
+	ingest /dev/stdin --service checkout --release v1 2>"$T/err")
+RC=$? ERR=$(cat "$T/err")
+[ $RC -eq 4 ] && one_line && [[ $ERR == *"'/dev/stdin': not a regular file (a FIFO or a pipe; a pipe is read as '-')"* ]] &&
+	ok "/dev/stdin from a pipe is refused, pointing at '-'" || not_ok "/dev/stdin" "rc=$RC $ERR"
+OUT=$(printf 'main;piped 1\n' | timeout 10 "$PROFREG_BIN" --db "$DB" --home "$HOME_DIR" \
+	ingest - --service checkout --release v1 2>"$T/err")
+RC=$? ERR=$(cat "$T/err")
+[ $RC -eq 0 ] && [[ $OUT == *"'-': stored as capture"* ]] && ok "'-' reads a pipe" || not_ok "- ingest" "rc=$RC $ERR"
+[ "$(captures)" = 1 ] && ok "only the piped capture was stored" || not_ok "captures" "$(captures)"
+run prt ingest --manifest "$T/in.fifo"
+[ $RC -eq 4 ] && one_line && [[ $ERR == *"'$T/in.fifo': not a regular file (a FIFO"* ]] &&
+	ok "a FIFO as the manifest is refused at once" || not_ok "fifo manifest" "rc=$RC $ERR"
+run prt service import "$T/in.fifo"
+[ $RC -eq 4 ] && one_line && [[ $ERR == *"'$T/in.fifo': not a regular file (a FIFO"* ]] &&
+	ok "a FIFO as the service catalogue is refused at once" || not_ok "fifo import" "rc=$RC $ERR"
+
+# --config: read through the same check, by every command.
+for cmd in "service list" "config check" "ingest $T/small.folded --service checkout --release v2"; do
+	# shellcheck disable=SC2086 # the command's words
+	run prt --config "$T/in.fifo" $cmd
+	[ $RC -eq 2 ] && one_line && [[ $ERR == *"cannot read config '$T/in.fifo': not a regular file (a FIFO"* ]] &&
+		ok "--config naming a FIFO: $cmd is a usage error at once" ||
+		not_ok "--config fifo: $cmd" "rc=$RC $ERR"
+done
+run prt --config /dev/null service list
+[ $RC -eq 2 ] && one_line && [[ $ERR == *"cannot read config '/dev/null': not a regular file (a character device)"* ]] &&
+	ok "--config /dev/null is refused" || not_ok "--config /dev/null" "rc=$RC $ERR"
+[ "$(captures)" = 1 ] && ok "refused inputs stored nothing" || not_ok "captures" "$(captures)"
+finish
