@@ -95,8 +95,8 @@ static int open_input(int *out, const char *what, const char *path, bool follow,
 			rc = pr_error_set(err, PR_EDATA, "cannot read %s'%s': a symbolic link, "
 					  "which is not followed here", what, path);
 		else
-			rc = pr_error_set(err, PR_EIO, "cannot read %s'%s': %s", what, path,
-					  strerror(errno));
+			rc = pr_error_set(err, errno == ENOENT ? PR_ENOTFOUND : PR_EIO,
+					  "cannot read %s'%s': %s", what, path, strerror(errno));
 		goto out;
 	}
 	if (fstat(fd, &st) < 0) {

@@ -11,7 +11,8 @@
 /*
  * Read all of `path` ("-" is standard input) into `out`, failing with
  * PR_ELIMIT once more than `max` bytes arrive (the file is never read
- * past the limit). On error `out` is left empty and `err` names the file.
+ * past the limit), PR_ENOTFOUND when it is not there. On error `out` is
+ * left empty and `err` names the file.
  *
  * Only a regular file is read: a directory, a FIFO (a pipe named as
  * /dev/stdin or /dev/fd/N too), a device or a socket is refused with

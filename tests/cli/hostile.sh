@@ -52,6 +52,25 @@ run prt service import "$T/in.fifo"
 [ $RC -eq 4 ] && one_line && [[ $ERR == *"'$T/in.fifo': not a regular file (a FIFO"* ]] &&
 	ok "a FIFO as the service catalogue is refused at once" || not_ok "fifo import" "rc=$RC $ERR"
 
+# 2. A file that is not there is "not found" (exit 4), like a missing capture, not a
+# failure of the machine (exit 3).
+run prt ingest "$T/nosuch.folded" --service checkout --release v1
+[ $RC -eq 4 ] && one_line && [[ $ERR == *"cannot read '$T/nosuch.folded': No such file or directory"* ]] &&
+	ok "ingest of a missing file is exit 4" || not_ok "missing ingest" "rc=$RC $ERR"
+run prt ingest "$T/small.folded" "$T/nosuch.folded" --service checkout --release v1
+[ $RC -eq 4 ] && [[ $ERR == *"'$T/nosuch.folded': No such file"* ]] && [[ $OUT == *"1 stored"* ]] &&
+	ok "a missing file among others is exit 4, the others stored" || not_ok "missing among" "rc=$RC $OUT $ERR"
+run prt ingest --manifest "$T/nosuch.jsonl"
+[ $RC -eq 4 ] && one_line && [[ $ERR == *"'$T/nosuch.jsonl': No such file"* ]] &&
+	ok "a missing manifest is exit 4" || not_ok "missing manifest" "rc=$RC $ERR"
+printf '{"path": "nosuch.folded", "service": "checkout", "release": "v1"}\n' >"$T/gone.jsonl"
+run prt ingest --manifest "$T/gone.jsonl"
+[ $RC -eq 4 ] && one_line && [[ $ERR == *"line 1 of '$T/gone.jsonl': cannot read '$T/nosuch.folded'"* ]] &&
+	ok "a manifest line naming a missing file is exit 4" || not_ok "missing line" "rc=$RC $ERR"
+run prt --config "$T/nosuch.json" service list
+[ $RC -eq 2 ] && one_line && [[ $ERR == *"cannot read config '$T/nosuch.json': No such file"* ]] &&
+	ok "a missing --config stays a usage error" || not_ok "missing config" "rc=$RC $ERR"
+
 # --config: read through the same check, by every command.
 for cmd in "service list" "config check" "ingest $T/small.folded --service checkout --release v2"; do
 	# shellcheck disable=SC2086 # the command's words
@@ -63,5 +82,5 @@ done
 run prt --config /dev/null service list
 [ $RC -eq 2 ] && one_line && [[ $ERR == *"cannot read config '/dev/null': not a regular file (a character device)"* ]] &&
 	ok "--config /dev/null is refused" || not_ok "--config /dev/null" "rc=$RC $ERR"
-[ "$(captures)" = 1 ] && ok "refused inputs stored nothing" || not_ok "captures" "$(captures)"
+[ "$(captures)" = 2 ] && ok "refused inputs stored nothing" || not_ok "captures" "$(captures)"
 finish

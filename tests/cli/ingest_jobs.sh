@@ -40,7 +40,8 @@ run pr --json ingest --manifest "$T/one.jsonl" --jobs 1
 one=$OUT one_rc=$RC one_err=$ERR
 run pr --json ingest --manifest "$T/three.jsonl" --jobs 3
 three=$OUT
-[ "$one_rc" = 3 ] && [ "$RC" = 3 ] && ok "both runs exit 3 (a file that cannot be read outranks bad lines)" ||
+[ "$one_rc" = 4 ] && [ "$RC" = 4 ] &&
+	ok "both runs exit 4 (a missing file, like a bad line or a corrupt profile, is bad input)" ||
 	not_ok "exit codes" "one=$one_rc three=$RC" "$ERR"
 [ "$(results "$one" one)" = "$(results "$three" three)" ] && [ -n "$(results "$one" one)" ] &&
 	ok "--jobs 3 gives the results of --jobs 1, capture for capture" ||

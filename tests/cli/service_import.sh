@@ -82,7 +82,7 @@ bad badutf8 "$ok_line"$'\n{"name": "x", "team": "\xff"}\n' 2 "invalid JSON"
 long=$(head -c 70000 /dev/zero | tr '\0' t)
 bad longline "$ok_line"$'\n{"name": "x", "team": "'"$long"$'"}\n' 2 "longer than 65536 bytes"
 run pr service import "$T/missing.jsonl"
-[ $RC -eq 3 ] || [ $RC -eq 4 ] && [[ $ERR == *"'$T/missing.jsonl'"* ]] &&
+[ $RC -eq 4 ] && [[ $ERR == *"'$T/missing.jsonl': No such file or directory"* ]] &&
 	[ "$(grep -c . <<<"$ERR")" = 1 ] && ok "a missing file is named" ||
 	not_ok "missing file" "rc=$RC" "$ERR"
 head -c 70000000 /dev/zero >"$T/huge.jsonl"

@@ -453,14 +453,14 @@ static void test_read_refuses_what_is_not_a_regular_file(void **state)
 	buf_release(&b);
 }
 
-/* A file that is not there: an I/O error naming it. */
+/* A file that is not there: not found (exit 4), naming it, not an I/O error (exit 3). */
 static void test_read_of_a_missing_file_names_it(void **state)
 {
 	pr_error err = PR_ERROR_INIT;
 	buf b = BUF_INIT;
 
 	(void)state;
-	assert_int_equal(fileio_read(&b, path_of("nosuch"), 100, &err), PR_EIO);
+	assert_int_equal(fileio_read(&b, path_of("nosuch"), 100, &err), PR_ENOTFOUND);
 	assert_non_null(strstr(err.msg, "nosuch"));
 	assert_int_equal(b.len, 0);
 }
@@ -498,7 +498,7 @@ static void test_read_file_takes_files_only_and_never_follows_a_link(void **stat
 	pr_error_clear(&err);
 	assert_int_equal(fileio_read_file(&b, path_of("dir.folded"), 100, &err), PR_EDATA);
 	pr_error_clear(&err);
-	assert_int_equal(fileio_read_file(&b, path_of("nosuch"), 100, &err), PR_EIO);
+	assert_int_equal(fileio_read_file(&b, path_of("nosuch"), 100, &err), PR_ENOTFOUND);
 	assert_int_equal(b.len, 0);
 }
 

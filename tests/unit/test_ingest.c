@@ -420,7 +420,7 @@ static void test_bad_input_is_not_a_failure_of_the_store(void **state)
 	req.release = "v1";
 
 	req.path = missing;
-	assert_int_equal(ingest_file(&res, f->t->db, bs, &req, &limits, &err), PR_EIO);
+	assert_int_equal(ingest_file(&res, f->t->db, bs, &req, &limits, &err), PR_ENOTFOUND);
 	assert_false(res.infra);
 	assert_non_null(strstr(err.msg, missing));
 	pr_error_clear(&err);

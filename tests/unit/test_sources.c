@@ -169,7 +169,7 @@ static void test_file_sd_limits(void **state)
 	free(big);
 	pr_error_clear(&err);
 	snprintf(want, sizeof(want), "%s/nosuch.json", tmpdir);
-	assert_int_equal(targets_load_file_sd(&l, want, NULL, &err), PR_EIO);
+	assert_int_equal(targets_load_file_sd(&l, want, NULL, &err), PR_ENOTFOUND);
 	assert_non_null(strstr(err.msg, "nosuch.json"));
 	assert_int_equal(l.n, 0);
 }
