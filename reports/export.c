@@ -101,13 +101,32 @@ int export_merge_column(profile *dst, const profile *src, size_t column, pr_erro
 	return rc;
 }
 
-/* A frame name as folded text allows it: no ';', no line breaks. */
+/*
+ * A frame name as folded text allows it: no ';', no line breaks. Folded
+ * text goes to terminals (`export` writes standard output by default)
+ * and to other tools' parsers, so no other control character of a name
+ * (which the profile chose) goes out as it is: C0 controls and DEL are
+ * written as the text \xNN and C1 controls (U+0080 to U+009F) as
+ * \u{NNNN}, the forms profreg's terminal output uses.
+ */
 static int folded_name(buf *out, const char *s)
 {
 	int rc = 0;
 
-	for (; *s && rc == 0; s++)
-		rc = buf_putc(out, *s == ';' ? '_' : (*s == '\n' || *s == '\r') ? ' ' : *s);
+	for (; *s && rc == 0; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == ';')
+			rc = buf_putc(out, '_');
+		else if (c == '\n' || c == '\r')
+			rc = buf_putc(out, ' ');
+		else if (c < 0x20 || c == 0x7f)
+			rc = buf_printf(out, "\\x%02x", c);
+		else if (c == 0xc2 && (unsigned char)s[1] >= 0x80 && (unsigned char)s[1] <= 0x9f)
+			rc = buf_printf(out, "\\u{%04x}", (unsigned char)*++s);
+		else
+			rc = buf_putc(out, *s);
+	}
 	return rc;
 }
 

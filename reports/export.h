@@ -11,7 +11,8 @@
  * names and numbers are written (profiles keep nothing else).
  *
  * Folded stacks cannot carry a ';' or a line break inside a name: those
- * become '_' and ' ', and file names are dropped. Identical stacks are
+ * become '_' and ' ', other C0 controls and DEL the text \xNN and C1
+ * controls \u{NNNN}, and file names are dropped. Identical stacks are
  * one line holding their sum, lines sorted by stack.
  *
  * A profile as parsed holds functions, not lines or addresses. For pprof

@@ -83,4 +83,13 @@ run prt --config /dev/null service list
 [ $RC -eq 2 ] && one_line && [[ $ERR == *"cannot read config '/dev/null': not a regular file (a character device)"* ]] &&
 	ok "--config /dev/null is refused" || not_ok "--config /dev/null" "rc=$RC $ERR"
 [ "$(captures)" = 2 ] && ok "refused inputs stored nothing" || not_ok "captures" "$(captures)"
+
+# 3. A function name's control characters never reach the terminal through export.
+printf 'main;\033]0;owned\007\033[2J;x 5\n' >"$T/esc.folded"
+run prt ingest "$T/esc.folded" --service checkout --release esc --format folded
+[ $RC -eq 0 ] && ok "a name with escape sequences is stored" || not_ok "esc ingest" "rc=$RC $ERR"
+"$PROFREG_BIN" --db "$DB" --home "$HOME_DIR" export service=checkout,release=esc >"$T/esc.out"
+[ "$(LC_ALL=C tr -d '\n -~' <"$T/esc.out" | wc -c)" = 0 ] &&
+	grep -qF 'main;\x1b]0;owned\x07\x1b[2J;x 5' "$T/esc.out" &&
+	ok "export writes a name's control characters as \\xNN" || not_ok "export esc" "$(od -c "$T/esc.out" | head -3)"
 finish

@@ -250,6 +250,21 @@ static void test_merged_captures_add_up_and_hostile_names_survive(void **state)
 	assert_int_equal(y.n, 2);
 	selfmap_free(&y);
 	profile_free(q);
+	/*
+	 * Nor may a name's control characters reach a terminal or a parser:
+	 * ESC, BEL, tab and DEL as \xNN, a C1 control (U+009B, CSI) as \u{NNNN}.
+	 */
+	assert_int_equal(profile_intern(p, &b, "\033[31mred\a\tx\x7f\xc2\x9b" "2J\xc3\xa9", 18,
+				       NULL, 0, &err), 0);
+	st[1] = b;
+	assert_int_equal(profile_add_sample(p, st, 2, &v, &err), 0);
+	buf_reset(&out);
+	assert_int_equal(export_folded(&out, p, 0, &err), 0);
+	assert_non_null(strstr(out.ptr,
+			       "main;\\x1b[31mred\\x07\\x09x\\x7f\\u{009b}2J\xc3\xa9 7\n"));
+	for (size_t i = 0; i < out.len; i++)
+		if ((unsigned char)out.ptr[i] < 0x20 && out.ptr[i] != '\n')
+			fail_msg("control byte 0x%02x at %zu", (unsigned char)out.ptr[i], i);
 	assert_int_equal(export_folded(&out, p, 5, &err), PR_EUSAGE);
 	assert_non_null(strstr(err.msg, "no value column 5"));
 	buf_release(&out);
