@@ -246,6 +246,29 @@ static void test_node_wall_profile_counts_its_samples(void **state)
 	}
 }
 
+/*
+ * A real goroutine profile (Go 1.19.8's /debug/pprof/goroutine form) of
+ * 49 goroutines, as runtime.NumGoroutine() counted them when it was
+ * written, on 4 stacks (40, 5, 3 and 1 of them, `go tool pprof -raw`).
+ * Each goroutine is a sample of the capture, not each stack: the count
+ * weighs its shares in the analysis.
+ */
+static void test_go_goroutine_profile_counts_its_goroutines(void **state)
+{
+	profile *p = parse_real("pprof/go119-goroutine.pb.gz");
+	pr_error err = PR_ERROR_INIT;
+	profile_summary s;
+
+	(void)state;
+	assert_string_equal(profile_pick_primary(p, NULL), "goroutine");
+	assert_int_equal(p->nsamples, 4);
+	assert_int_equal(profile_summarize(&s, p, p->primary, &err), 0);
+	assert_int_equal(s.total, 49);
+	assert_int_equal(s.sample_count, 49);
+	profile_summary_release(&s);
+	profile_free(p);
+}
+
 /* ---- hand-built profiles --------------------------------------------- */
 
 typedef Perftools__Profiles__Profile pb_profile;
@@ -1203,6 +1226,7 @@ int main(void)
 		cmocka_unit_test(test_go_cpu_profile_puts_inlined_frame_below_its_caller),
 		cmocka_unit_test(test_go_cpu_profile_keeps_capture_metadata),
 		cmocka_unit_test(test_node_wall_profile_counts_its_samples),
+		cmocka_unit_test(test_go_goroutine_profile_counts_its_goroutines),
 		cmocka_unit_test(test_hand_built_profile_has_exact_self_and_total),
 		cmocka_unit_test(test_inlined_lines_expand_with_innermost_as_leaf),
 		cmocka_unit_test(test_location_without_lines_is_named_by_object_and_offset),

@@ -1,0 +1,3 @@
+module profreg.test/gen/goroutine
+
+go 1.19
