@@ -573,6 +573,9 @@ int profile_summarize(profile_summary *out, const profile *p,
 			}
 		}
 	}
+	/* The format counted its samples apart from its records. */
+	if (samples_col < 0 && p->samples_behind && value_index == p->primary)
+		out->sample_count = (int64_t)p->samples_behind;
 	for (uint32_t f = 0; f < p->nfuncs; f++)
 		if (total[f])
 			n++;

@@ -107,6 +107,12 @@ typedef struct profile {
 	 */
 	char event[64];
 	uint64_t other_events;
+	/*
+	 * The samples behind the values, where the format counts them apart
+	 * from its stacks and has no samples column: a V8 heap profile's
+	 * sampled allocations. 0 when the format does not say.
+	 */
+	uint64_t samples_behind;
 
 	uint64_t mem_used;        /* bytes charged to this parse's budget */
 	uint64_t mem_max;         /* profile_mem_budget(&limits) */
@@ -225,7 +231,8 @@ typedef struct profile_summary {
 	profile_summary_row *rows; /* self desc, then total desc, then name */
 	size_t nrows;              /* functions with a non-zero total */
 	int64_t total;             /* sum of the column over all samples */
-	int64_t sample_count;      /* profile_samples_column's sum, else records with a value */
+	int64_t sample_count;      /* profile_samples_column's sum, else samples_behind, else
+				      records with a value */
 } profile_summary;
 
 /*

@@ -34,19 +34,24 @@
  *     toward the total only. The nodes V8 makes for allocations outside
  *     JavaScript, "(V8 API)", "(BYTECODE_COMPILER)", "(GC)" and the like,
  *     stay frames, as "(program)" does in a cpuprofile.
- *   - The "samples" array is not read: it is skipped unread like any key
- *     not named here. It repeats selfSize allocation by allocation, but
- *     rounds each one's scaling on its own, so a node's sample sizes miss
- *     its selfSize (which DevTools shows, and which scales the node's
- *     allocations together) by up to a fifth either way in node 20
- *     output. And V8 lists the samples after building the tree, so
- *     allocations made while the tree was built name nodes the tree does
- *     not have (8 of the 489 samples of tests/data/v8's real profile):
- *     checking that every nodeId names a node would refuse real files.
- *     Nor does it give an object count for an inuse_objects column: a
- *     record is one sampled allocation, and how many objects its scaled
- *     size stands for is not written. Counting records would count large
- *     objects far more often than small ones, so there is no count column.
+ *   - The "samples" array, one record per sampled allocation still
+ *     alive, gives only the profile's sample count (profile.samples_behind):
+ *     how many of its records name a node with bytes, 481 of the 489 of
+ *     tests/data/v8's real profile, where the 26 nodes with bytes are no
+ *     count of anything. Its sizes are not read: they repeat selfSize
+ *     allocation by allocation, but round each one's scaling on its own,
+ *     so a node's sample sizes miss its selfSize (which DevTools shows,
+ *     and which scales the node's allocations together) by up to a fifth
+ *     either way in node 20 output. V8 lists the samples after building
+ *     the tree, so allocations made while the tree was built name nodes
+ *     the tree does not have (the other 8 of those 489): their bytes are
+ *     in no node, so they are not counted, and are no error. A record
+ *     that is not an object with an integer nodeId is not counted
+ *     either. Nor does the array give an object count for an
+ *     inuse_objects column: how many objects a sampled allocation's
+ *     scaled size stands for is not written. Counting records would count
+ *     large objects far more often than small ones, so there is no count
+ *     column.
  *   - duration_ns and time_ns stay 0: the file holds no times.
  *
  * Checks: an id is an integer, unique in the tree; selfSize is an integer
@@ -56,11 +61,13 @@
  *
  * Limits. A node deeper than max_depth stops the parse as it is opened
  * (its stack, or that of any sampled node below it, would be refused
- * anyway); the nodes with selfSize > 0, each a sample, stop it once
- * there are more than max_samples; names longer than max_string_len stop
- * it as they are read. Each tree level nests two JSON levels (node,
- * children), so JSONSCAN_MAX_DEPTH also caps the tree at 1023 levels, far
- * above the 128 frames V8 records for a stack.
+ * anyway); the nodes with selfSize > 0, each a stack, stop it once
+ * there are more than max_samples, and so do the records of "samples"
+ * with a nodeId, each kept until the tree is known (8 bytes,
+ * charged); names longer than max_string_len stop it as they are read.
+ * Each tree level nests two JSON levels (node, children), so
+ * JSONSCAN_MAX_DEPTH also caps the tree at 1023 levels, far above the
+ * 128 frames V8 records for a stack.
  *
  * Memory, as in v8.c. yajl reads the text in one streaming pass and only
  * what the profile needs is kept: per node its id, selfSize, parent and
@@ -113,16 +120,18 @@ enum { F_ID = 1, F_SELF = 2, F_FRAME = 4 };
 #define NODE_COST (sizeof(hp_node) + sizeof(int64_t))
 
 /* What the JSON value being read belongs to. */
-typedef enum ctx { X_TOP, X_NODE, X_FRAME, X_KIDS } ctx;
+typedef enum ctx { X_TOP, X_NODE, X_FRAME, X_KIDS, X_SAMPLES, X_SAMPLE } ctx;
 
 typedef enum key {
-	K_OTHER, K_HEAD, K_NODES, K_FRAME, K_SELF, K_ID, K_CHILDREN, K_FNAME, K_URL,
+	K_OTHER, K_HEAD, K_NODES, K_SAMPLES, K_FRAME, K_SELF, K_ID, K_CHILDREN, K_FNAME,
+	K_URL, K_NODE_ID,
 } key;
 
 static const char *const key_names[] = {
-	[K_HEAD] = "head", [K_NODES] = "nodes", [K_FRAME] = "callFrame",
-	[K_SELF] = "selfSize", [K_ID] = "id", [K_CHILDREN] = "children",
-	[K_FNAME] = "functionName", [K_URL] = "url",
+	[K_HEAD] = "head", [K_NODES] = "nodes", [K_SAMPLES] = "samples",
+	[K_FRAME] = "callFrame", [K_SELF] = "selfSize", [K_ID] = "id",
+	[K_CHILDREN] = "children", [K_FNAME] = "functionName", [K_URL] = "url",
+	[K_NODE_ID] = "nodeId",
 };
 
 /* One open container that is read (skipped ones have none). */
@@ -144,6 +153,8 @@ typedef struct hp_parser {
 	uint32_t nnodes;
 	size_t nodes_cap;
 	uint64_t nsampled;  /* nodes with selfSize > 0 */
+	int64_t *alloc_nodes; /* each "samples" record's nodeId, in order */
+	size_t nallocs, allocs_cap;
 	int64_t total;      /* every selfSize, to refuse a total over 64 bits */
 	jsonscan_frames frames; /* each node's (functionName, url) */
 
@@ -254,6 +265,18 @@ static int container_value(hp_parser *ps, bool object)
 			ps->have_head = true;
 			return node_start(ps, NO_NODE);
 		}
+		if (ps->key == K_SAMPLES && !object) {
+			push(ps, X_SAMPLES, NO_NODE);
+			return 1;
+		}
+		break;
+	case X_SAMPLES:
+		if (object) {
+			push(ps, X_SAMPLE, NO_NODE);
+			return 1;
+		}
+		break;
+	case X_SAMPLE:
 		break;
 	case X_NODE:
 		if (ps->key == K_FRAME && object) {
@@ -337,8 +360,10 @@ static int on_key(void *arg, const unsigned char *s, size_t n)
 {
 	hp_parser *ps = arg;
 	level *l = &ps->levels[ps->nlevels - 1];
-	key first = l->ctx == X_TOP ? K_HEAD : l->ctx == X_NODE ? K_FRAME : K_FNAME;
-	key last = l->ctx == X_TOP ? K_NODES : l->ctx == X_NODE ? K_CHILDREN : K_URL;
+	key first = l->ctx == X_TOP ? K_HEAD : l->ctx == X_NODE ? K_FRAME :
+		    l->ctx == X_SAMPLE ? K_NODE_ID : K_FNAME;
+	key last = l->ctx == X_TOP ? K_SAMPLES : l->ctx == X_NODE ? K_CHILDREN :
+		   l->ctx == X_SAMPLE ? K_NODE_ID : K_URL;
 	uint32_t seen = l->seen;
 	int k = jsonscan_key(&ps->js, key_names, first, last, s, n, &seen);
 
@@ -383,6 +408,31 @@ static int self_value(hp_parser *ps, uint32_t i, jsonscan_kind kind, const char 
 
 		return jsonscan_stop(&ps->js, rc);
 	}
+	return 1;
+}
+
+/*
+ * A "samples" record's nodeId, kept to count the record once the tree is
+ * known (the array may come first). Anything but an integer is not counted.
+ */
+static int alloc_node(hp_parser *ps, jsonscan_kind kind, const char *s, size_t n)
+{
+	int rc;
+
+	if (kind != JSONSCAN_INT)
+		return 1;
+	if (ps->nallocs >= ps->js.p->limits.max_samples) {
+		rc = jsonscan_limit(&ps->js,
+				    "more than %llu samples (the sample limit) in \"samples\"",
+				    (unsigned long long)ps->js.p->limits.max_samples);
+		return jsonscan_stop(&ps->js, rc);
+	}
+	if ((rc = jsonscan_grow(&ps->js, (void **)&ps->alloc_nodes, &ps->allocs_cap,
+				ps->nallocs, sizeof(*ps->alloc_nodes))) < 0)
+		return jsonscan_stop(&ps->js, rc);
+	if (!jsonscan_int(&ps->js, s, n, &ps->alloc_nodes[ps->nallocs]))
+		return 0;
+	ps->nallocs++;
 	return 1;
 }
 
@@ -444,6 +494,10 @@ static int on_scalar(void *arg, jsonscan_kind kind, const char *s, size_t n)
 		jsonscan_defer(&ps->js, "%s: child at index %u is not an object", label(ps, i),
 			       l->kids);
 		return 1;
+	case X_SAMPLES:
+		return 1;
+	case X_SAMPLE:
+		return ps->key == K_NODE_ID ? alloc_node(ps, kind, s, n) : 1;
 	}
 	return 1;
 }
@@ -500,6 +554,34 @@ static int check_ids(hp_parser *ps)
 		}
 	free(ids);
 	return rc;
+}
+
+/*
+ * How many "samples" records name a node with bytes: the sampled
+ * allocations behind the values (NODE_COST has charged the sorted ids).
+ */
+static int count_allocs(hp_parser *ps)
+{
+	int64_t *ids;
+	size_t n = 0;
+
+	if (!ps->nallocs)
+		return 0;
+	if (!(ids = malloc(ps->nnodes * sizeof(*ids))))
+		return jsonscan_nomem(&ps->js);
+	for (uint32_t i = 0; i < ps->nnodes; i++)
+		if (ps->nodes[i].self > 0)
+			ids[n++] = ps->nodes[i].id;
+	qsort(ids, n, sizeof(*ids), id_cmp);
+	for (size_t k = 0; k < ps->nallocs; k++)
+		if (n && bsearch(&ps->alloc_nodes[k], ids, n, sizeof(*ids), id_cmp))
+			ps->js.p->samples_behind++;
+	free(ids);
+	profile_mem_give(ps->js.p, ps->nallocs * sizeof(*ps->alloc_nodes));
+	free(ps->alloc_nodes);
+	ps->alloc_nodes = NULL;
+	ps->nallocs = 0;
+	return 0;
 }
 
 /* Intern every node but the root (node 0, "head") as a function. */
@@ -562,6 +644,7 @@ static void parser_release(hp_parser *ps)
 	jsonscan_release(&ps->js);
 	free(ps->levels);
 	free(ps->nodes);
+	free(ps->alloc_nodes);
 	jsonscan_frames_release(&ps->frames);
 	buf_release(&ps->fname);
 	buf_release(&ps->furl);
@@ -584,6 +667,7 @@ int v8heap_parse(profile **out, const uint8_t *data, size_t len,
 	buf_init(&ps.furl, SIZE_MAX);
 	if ((rc = jsonscan_begin(&ps.js, PROFILE_FMT_V8HEAP, lim)) < 0 ||
 	    (rc = read_json(&ps)) < 0 || (rc = check_shape(&ps)) < 0 || (rc = check_ids(&ps)) < 0 ||
+	    (rc = count_allocs(&ps)) < 0 ||
 	    (rc = profile_set_value_types(ps.js.p, 1, types, units, err)) < 0 ||
 	    (rc = intern_funcs(&ps)) < 0)
 		goto out;

@@ -120,6 +120,15 @@ static void test_real_node_profile_matches_independent_sizes(void **state)
 	assert_non_null(line);
 	assert_int_equal(strncmp(line, "total\t", 6), 0);
 	assert_int_equal(s.total, strtoll(line + 6, NULL, 10));
+	/*
+	 * The sample count is the sampled allocations behind the bytes (481
+	 * records of "samples"), not the 26 nodes that hold bytes.
+	 */
+	line = strtok_r(NULL, "\n", &save);
+	assert_non_null(line);
+	assert_int_equal(strncmp(line, "samples\t", 8), 0);
+	assert_int_equal(s.sample_count, strtoll(line + 8, NULL, 10));
+	assert_true(s.sample_count > (int64_t)p->nsamples);
 	for (line = strtok_r(NULL, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char *t1 = strchr(line, '\t'), *t2, *t3;
 		const profile_summary_row *r;
@@ -305,39 +314,68 @@ static void test_key_order_does_not_matter(void **state)
 	profile_free(p);
 }
 
+static void check_bad(const char *what, const char *json, size_t len,
+		      const profile_limits *lim, int code, const char *reason);
+
 /*
  * V8 lists samples after building the tree, and real files name nodes
  * the tree lacks (tests/data/v8/node-retain.heapprofile does): the array
- * is not read, whatever it holds.
+ * only counts the records that name a node with bytes, whatever else it
+ * holds; with none, each node with bytes is one sample.
  */
-static void test_samples_array_is_not_read(void **state)
+static void test_samples_array_only_counts_records_of_nodes_with_bytes(void **state)
 {
-	static const char *const samples[] = {
-		"[{\"size\":4096,\"nodeId\":99,\"ordinal\":1}]",
-		"[{\"size\":-1,\"nodeId\":\"x\"},7,null]",
-		"{\"not\":\"an array\"}",
+	static const struct {
+		const char *samples;
+		int64_t count;
+	} cases[] = {
+		{"[{\"size\":4096,\"nodeId\":99,\"ordinal\":1}]", 1},
+		{"[{\"size\":-1,\"nodeId\":\"x\"},7,null]", 1},
+		{"{\"not\":\"an array\"}", 1},
+		{"[{\"nodeId\":2},{\"ordinal\":3,\"nodeId\":2,\"size\":9},{\"nodeId\":1},"
+		 "{\"nodeId\":99},{\"nodeId\":{\"id\":2}},{\"nodeId\":[2]}]", 2},
 	};
 	profile_limits lim;
 	buf b = BUF_INIT;
 
 	(void)state;
 	profile_limits_default(&lim);
-	lim.max_samples = 1;
-	for (size_t i = 0; i < sizeof(samples) / sizeof(samples[0]); i++) {
-		pr_error err = PR_ERROR_INIT;
-		profile_summary s;
-		profile *p = NULL;
+	lim.max_samples = 6;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		for (int first = 0; first < 2; first++) {
+			pr_error err = PR_ERROR_INIT;
+			profile_summary s;
+			profile *p = NULL;
 
-		buf_reset(&b);
-		assert_int_equal(buf_printf(&b, "%s,\"samples\":%s}",
-					    HEAD(NODE(2, "a", "x.js", 3, "")), samples[i]), 0);
-		assert_int_equal(v8heap_parse(&p, (const uint8_t *)b.ptr, b.len, NAME, &lim,
-					      &err), 0);
-		summarize(&s, p);
-		assert_int_equal(s.total, 3);
-		profile_summary_release(&s);
-		profile_free(p);
+			buf_reset(&b);
+			/* The array comes before or after the tree. */
+			if (first)
+				assert_int_equal(buf_printf(&b, "{\"samples\":%s,\"head\":%s}",
+							    cases[i].samples,
+							    NODE(1, "(root)", "", 0,
+								 NODE(2, "a", "x.js", 3, ""))),
+						 0);
+			else
+				assert_int_equal(buf_printf(&b, "%s,\"samples\":%s}",
+							    HEAD(NODE(2, "a", "x.js", 3, "")),
+							    cases[i].samples),
+						 0);
+			assert_int_equal(v8heap_parse(&p, (const uint8_t *)b.ptr, b.len, NAME,
+						      &lim, &err), 0);
+			summarize(&s, p);
+			assert_int_equal(s.total, 3);
+			assert_int_equal(s.sample_count, cases[i].count);
+			profile_summary_release(&s);
+			profile_free(p);
+		}
 	}
+	/* Records past the sample limit stop the parse, as nodes do. */
+	lim.max_samples = 3;
+	buf_reset(&b);
+	assert_int_equal(buf_printf(&b, "%s,\"samples\":%s}", HEAD(NODE(2, "a", "x.js", 3, "")),
+				    cases[3].samples), 0);
+	check_bad("many samples", b.ptr, b.len, &lim, PR_ELIMIT,
+		  "more than 3 samples (the sample limit) in \"samples\"");
 	buf_release(&b);
 }
 
@@ -810,7 +848,7 @@ int main(void)
 		cmocka_unit_test(test_empty_function_name_is_anonymous_with_its_url),
 		cmocka_unit_test(test_urls_keep_functions_apart_and_lines_do_not),
 		cmocka_unit_test(test_key_order_does_not_matter),
-		cmocka_unit_test(test_samples_array_is_not_read),
+		cmocka_unit_test(test_samples_array_only_counts_records_of_nodes_with_bytes),
 		cmocka_unit_test(test_byte_order_mark_and_nul_in_names_are_accepted),
 		cmocka_unit_test(test_format_is_named_v8heap),
 		cmocka_unit_test(test_sniff_accepts_heap_profiles_only),

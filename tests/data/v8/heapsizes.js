@@ -7,9 +7,11 @@
 //     to the node; its selfSize is the node's function's self bytes, and
 //     counts once toward the total bytes of each function on that stack,
 //     however often the function is on it;
-//   - the "samples" array is not used.
+//   - the "samples" array only counts: its records that name a node with
+//     selfSize > 0 are the sampled allocations behind those bytes.
 //
-// Prints "total\t<bytes>" (every selfSize, the root's included), then one
+// Prints "total\t<bytes>" (every selfSize, the root's included),
+// "samples\t<count>" (the records of "samples" counted so), then one
 // line per function with non-zero total bytes, largest self first, then
 // largest total, then by name and url: "<self>\t<total>\t<name>\t<url>".
 //
@@ -43,8 +45,20 @@ while (todo.length) {
 		todo.push([child, stack]);
 }
 
+const withBytes = new Set();
+const nodes = [prof.head];
+while (nodes.length) {
+	const node = nodes.pop();
+	if (node.selfSize > 0)
+		withBytes.add(node.id);
+	for (const child of node.children || [])
+		nodes.push(child);
+}
+const sampled = (prof.samples || []).filter((s) => withBytes.has(s.nodeId)).length;
+
 const rows = [...total.keys()].map((f) => [self.get(f) || 0, total.get(f), f]);
 rows.sort((a, b) => b[0] - a[0] || b[1] - a[1] || (a[2] < b[2] ? -1 : a[2] > b[2]));
 console.log(`total\t${all}`);
+console.log(`samples\t${sampled}`);
 for (const [s, t, f] of rows)
 	console.log(`${s}\t${t}\t${f}`);
