@@ -40,7 +40,7 @@
  *     unknown too;
  *   - argument lists are cut from the first '(' (except Go's
  *     "pkg.(*T).Method", C++'s "(anonymous namespace)" and, below, a
- *     '(' inside brackets or braces), ';' becomes
+ *     '(' inside brackets, braces or angle brackets), ';' becomes
  *     ':', quotes are dropped, and for commands starting with "java" the
  *     leading 'L' of "Lpkg/Class;" signatures goes;
  *   - "a->b" inline chains become two frames; the script marks the
@@ -67,12 +67,16 @@
  *   - a header that arrives while an event is still open ends that event;
  *     the script merges the two stacks;
  *   - "(anonymous namespace)::f" is a frame, not a process name;
- *   - a '(' inside brackets or braces does not start an argument list:
- *     Go's generic "main.Apply[go.shape.func(int) int_0]" and C++'s
- *     lambda "main::{lambda(int)#2}::operator()" stay whole up to the
- *     '(' after them, where the script cuts them at "[go.shape.func"
- *     and "{lambda" and makes one function of every instantiation or
- *     lambda;
+ *   - a '(' inside brackets, braces or a C++ template's angle brackets
+ *     does not start an argument list: Go's generic
+ *     "main.Apply[go.shape.func(int) int_0]", C++'s lambda
+ *     "main::{lambda(int)#2}::operator()" and std::function's
+ *     "std::_Function_handler<long (long), main::{lambda(long)#1}>
+ *     ::_M_invoke" stay whole up to the '(' after them, where the script
+ *     cuts them at "[go.shape.func", "{lambda" and
+ *     "std::_Function_handler<long " and makes one function of every
+ *     instantiation or lambda (an operator's '<' or '>', as in
+ *     "operator<<", opens or closes nothing);
  *   - the dso is the balanced "(...)" group at the end of a frame line,
  *     so "(/tmp/x.so (deleted))" is one dso, named "[x.so]" for an
  *     unknown symbol;
@@ -512,6 +516,24 @@ static bool go_method(const char *s, size_t n)
 	return false;
 }
 
+/*
+ * The length of a C++ operator's symbol at s[i..n), just after the word
+ * "operator": "<", "<<=", "->*", ">" and the like, whose angle brackets
+ * open and close no template arguments. 0 when there is none.
+ */
+static size_t operator_symbol(const char *s, size_t n, size_t i)
+{
+	size_t k = i;
+
+	char before = i > 8 ? s[i - 9] : ':';
+
+	if (i >= 8 && memcmp(s + i - 8, "operator", 8) == 0 && !is_digit((unsigned char)before) &&
+	    !((before | 0x20) >= 'a' && (before | 0x20) <= 'z') && before != '_')
+		while (k < n && s[k] && strchr("<>=-*", s[k]))
+			k++;
+	return k - i;
+}
+
 /* Fold one symbol (a piece of an "a->b" chain) into ps->name and intern it. */
 static int fold_symbol(parser *ps, uint32_t *out, const char *sym, size_t sym_len,
 		       const char *dso, size_t dso_len)
@@ -547,19 +569,25 @@ static int fold_symbol(parser *ps, uint32_t *out, const char *sym, size_t sym_le
 			b->ptr[i] = ':';
 	if (!go_method(b->ptr, b->len)) {
 		/*
-		 * A '(' inside brackets or braces is part of the name: Go's
+		 * A '(' inside brackets, braces or a template's angle
+		 * brackets is part of the name: Go's
 		 * "main.Apply[go.shape.func(int) int_0]", C++'s
-		 * "main::{lambda(int)#2}::operator()". Cut there, two
-		 * functions would become one.
+		 * "main::{lambda(int)#2}::operator()" and
+		 * "std::_Function_handler<long (long), main::{lambda(long)#1}>
+		 * ::_M_invoke". Cut there, two functions would become one.
+		 * The '<' and '>' of an operator's name ("operator<<") are no
+		 * brackets.
 		 */
-		size_t depth = 0;
+		size_t depth = 0, op;
 
 		for (cut = 0; cut < b->len; cut++) {
 			char c = b->ptr[cut];
 
-			if (c == '[' || c == '{')
+			if ((op = operator_symbol(b->ptr, b->len, cut)) > 0)
+				cut += op - 1;
+			else if (c == '[' || c == '{' || c == '<')
 				depth++;
-			else if ((c == ']' || c == '}') && depth)
+			else if ((c == ']' || c == '}' || c == '>') && depth)
 				depth--;
 			else if (c == '(' && !depth &&
 				 !(b->len - cut - 1 >= sizeof(anon) - 1 &&

@@ -348,11 +348,13 @@ static void test_v8_jit_frames_of_eval_code_are_one_function(void **state)
 }
 
 /*
- * Names with a '(' inside brackets or braces: two lambdas of one C++
- * function ("main::{lambda(int)#1}::operator()", "#2") and Go generic
- * functions instantiated for two function types
- * ("main.Apply[go.shape.func(int) int_0]", "func(string) error_0"),
- * real prints. Each stays a function of its own, whose self is every
+ * Names with a '(' inside brackets, braces or angle brackets: two lambdas
+ * of one C++ function ("main::{lambda(int)#1}::operator()", "#2"), the
+ * std::function handlers of two lambdas
+ * ("std::_Function_handler<long (long), main::{lambda(long)#1}>::_M_invoke")
+ * and Go generic functions instantiated for two function types
+ * ("main.Apply[go.shape.func(int) int_0]", "func(string) error_0"), real
+ * prints. Each stays a function of its own, whose self is every
  * event it is the leaf of, counted here from the text.
  */
 static void test_parens_inside_brackets_do_not_cut_the_name(void **state)
@@ -370,6 +372,12 @@ static void test_parens_inside_brackets_do_not_cut_the_name(void **state)
 		 " main.Apply[go.shape.func(int) int_0]+0x"},
 		{"perf/go-generics.perf", "main.Apply[go.shape.func(string) error_0]",
 		 " main.Apply[go.shape.func(string) error_0]+0x"},
+		{"perf/cpp-function.perf",
+		 "std::_Function_handler<long (long), main::{lambda(long)#1}>::_M_invoke",
+		 " std::_Function_handler<long (long), main::{lambda(long)#1}>::_M_invoke+0x"},
+		{"perf/cpp-function.perf",
+		 "std::_Function_handler<long (long), main::{lambda(long)#2}>::_M_invoke",
+		 " std::_Function_handler<long (long), main::{lambda(long)#2}>::_M_invoke+0x"},
 	};
 
 	(void)state;
@@ -459,6 +467,22 @@ static void test_frames_are_tidied_like_stackcollapse_perf(void **state)
 		{"7f00 net/http.(*Client).Do+0x20 (/bin/app)", "net/http.(*Client).Do"},
 		{"7f00 ns::(anonymous namespace)::f(int) (/bin/app)",
 		 "ns::(anonymous namespace)::f"},
+		/* A template's arguments may hold a '('; an operator's '<' opens nothing. */
+		{"7f00 std::_Function_handler<long (long), main::{lambda(long)#1}>::_M_invoke+0x30 "
+		 "(/bin/app)",
+		 "std::_Function_handler<long (long), main::{lambda(long)#1}>::_M_invoke"},
+		{"7f00 <F as core::ops::function::FnOnce<()>>::call_once+0x9 (/bin/app)",
+		 "<F as core::ops::function::FnOnce<()>>::call_once"},
+		{"7f00 operator< <long>+0x5 (/bin/app)", "operator< <long>"},
+		{"7f00 operator< <long>(V const&, long)+0x5 (/bin/app)", "operator< <long>"},
+		{"7f00 operator<<(V&, long)+0x5 (/bin/app)", "operator<<"},
+		{"7f00 std::operator<< <std::char_traits<char> >(std::basic_ostream<char, "
+		 "std::char_traits<char> >&, char const*) (/bin/app)",
+		 "std::operator<< <std::char_traits<char> >"},
+		{"7f00 V::operator>(V const&) const (/bin/app)", "V::operator>"},
+		{"7f00 V::operator>>=(int) (/bin/app)", "V::operator>>="},
+		{"7f00 V::operator<=>(V const&) const (/bin/app)", "V::operator<=>"},
+		{"7f00 cooperator<(int)>::run(int) (/bin/app)", "cooperator<(int)>::run"},
 		{"7f00 (anonymous namespace)::g() (/bin/app)", "(anonymous namespace)::g"},
 		{"7f00 \"RegExp:[&<>'x]\" (/tmp/perf-1.map)", "RegExp:[&<>x]"},
 		{"7f00 a;b (/bin/app)", "a:b"},
