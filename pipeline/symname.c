@@ -260,6 +260,42 @@ static bool anonymous_at_line(char *s, size_t *n)
 	return true;
 }
 
+/*
+ * A frame in a shared library with no symbol, named after the library's
+ * file as perf and stackcollapse-perf.pl name it, "[libstdc++.so.6.0.30]":
+ * libtool's file names add the age and revision to the soname's major
+ * version, and those change with every minor upgrade of the library.
+ * It becomes the soname, "[libstdc++.so.6]". A name with two numbers is
+ * left as written: OpenSSL 1.1's "libssl.so.1.1" and "libpython3.11.so.1.0"
+ * are sonames themselves, so the second number may be part of the
+ * library's major version. True when s was such a name; *n is then its
+ * new length.
+ */
+static bool library_version(char *s, size_t *n)
+{
+	size_t len = *n, so = 0, i, major, groups = 0;
+
+	if (len < 10 || s[0] != '[' || s[len - 1] != ']')
+		return false;
+	for (i = 1; i + 4 < len; i++)
+		if (memcmp(s + i, ".so.", 4) == 0)
+			so = i;
+	if (so < 2 || !(major = digits(s, len, so + 4)))
+		return false;
+	for (i = so + 4 + major; i < len - 1; groups++) {
+		size_t k;
+
+		if (s[i] != '.' || !(k = digits(s, len, i + 1)))
+			return false;
+		i += 1 + k;
+	}
+	if (groups < 2)
+		return false;
+	s[so + 4 + major] = ']';
+	*n = so + 4 + major + 1;
+	return true;
+}
+
 size_t symname_stable(char *s, size_t n)
 {
 	size_t r = 0, w = 0, keep, drop;
@@ -279,7 +315,7 @@ size_t symname_stable(char *s, size_t n)
 		n = w;
 	}
 	n = without_build_hash(s, n);
-	if (anonymous_at_line(s, &n))
+	if (anonymous_at_line(s, &n) || library_version(s, &n))
 		return n;
 	/* Last, so that a thread's name the rules shortened is read as it ends up. */
 	while (profiler_frame(s, &n))

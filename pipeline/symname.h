@@ -42,6 +42,10 @@
  *     async-profiler's "[worker-3 tid=4123]" -> "[worker-3]"
  *   - pprof-nodejs's anonymous function at a line and column,
  *     "(anonymous:L#14:C#26)"                              -> "(anonymous)"
+ *   - a shared library's frame without a symbol, named after its file
+ *     with libtool's three version numbers, "[libstdc++.so.6.0.30]"
+ *                                                  -> "[libstdc++.so.6]"
+ *     (two numbers, "[libssl.so.1.1]", may be the soname and stay)
  * Slashes and dots as package separators are both recognised. Names
  * without such parts are left as they are; rewriting a rewritten name
  * changes nothing more.

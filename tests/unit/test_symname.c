@@ -114,6 +114,11 @@ static void test_generated_parts_are_dropped(void **state)
 		{"parse_header.llvm.6425391548234110923", "parse_header"},
 		{"_ZN4core3ptr13drop_in_place17h0123456789abcdefE.llvm.12345",
 		 "_ZN4core3ptr13drop_in_placeE"},
+		/* A library's file named by libtool's three numbers is its soname. */
+		{"[libstdc++.so.6.0.30]", "[libstdc++.so.6]"},
+		{"[libz.so.1.2.13]", "[libz.so.1]"},
+		{"[libglib-2.0.so.0.7400.6]", "[libglib-2.0.so.0]"},
+		{"[libssl.so.1.0.0]", "[libssl.so.1]"},
 		/* Two in one frame, and a perf-map-agent name. */
 		{"Lcom/acme/A$$Lambda$7/0x0000000800c01000;::accept via "
 		 "GeneratedMethodAccessor9.invoke",
@@ -146,6 +151,11 @@ static void test_other_names_stay_as_written(void **state)
 		"burn::spin::h0123456789abcde", "burn::hello",
 		"_ZN3foo17h0123456789abcdefX", "my17h0123456789abcdefE",
 		"x.llvm.", ".llvm.5", "foo.llvm.12a",
+		/* Sonames, and what is no library file with three numbers. */
+		"[libstdc++.so.6]", "[libc.so.6]", "[libssl.so.1.1]", "[libpython3.11.so.1.0]",
+		"[libicuuc.so.72.1]", "[ld-linux-x86-64.so.2]", "[libfoo.so]", "[.so.1.2.3]",
+		"[libx.so.1.2.3a]", "[libx.so.1..3]", "libstdc++.so.6.0.30", "[libx.so.1.2.3",
+		"[libx.so.1.2.3] x",
 		"",
 	};
 
@@ -169,6 +179,7 @@ static void test_rewriting_twice_changes_nothing_more(void **state)
 		"tokio-1.28.0", "@", "-", "0.0.3", "0.17.0-rc.1", "+b", "://", "@4.1.0",
 		".pyenv/versions/", "3.11.7", "/ruby/", "gems/", "rails-7.0.4", "bundle/",
 		"v20.1.0", "process ", ":\"", "thread (", ")", ": ", "[", "]", " tid=", "tid=",
+		"libx", ".so.", "6.0.30",
 	};
 	const size_t nparts = sizeof(part) / sizeof(*part);
 	uint64_t x = 88172645463325252u;
@@ -700,6 +711,42 @@ static void test_two_rust_builds_give_their_function_one_name(void **state)
 	two_prints_one_name(files, "_ZN4burn4spin17h", "_ZN4burn4spinE", "_ZN4burn4mainE");
 }
 
+/*
+ * A real print of a program in libstdc++ (tests/data/perf/cpp-libstdcxx.cc):
+ * its frames without a symbol there are named after the library's file,
+ * libstdc++.so.6.0.30, which the next minor upgrade of GCC's library
+ * renames; the function is the soname's, with every event through it
+ * counted from the text.
+ */
+static void test_a_library_frame_is_named_by_its_soname(void **state)
+{
+	static const char file[] = "perf/cpp-libstdcxx.perf";
+	pr_error err = PR_ERROR_INIT;
+	buf text = BUF_INIT;
+	profile_summary sm;
+	profile *p = NULL;
+	const profile_summary_row *r;
+	int64_t self, total;
+
+	(void)state;
+	testdata_read(&text, file);
+	count_events(&text, "[unknown] (/usr/lib/x86_64-linux-gnu/libstdc++.so.6.0.30)", &self,
+		     &total);
+	assert_true(total > 0);
+	assert_int_equal(perf_parse(&p, (const uint8_t *)text.ptr, text.len, file, NULL, &err),
+			 0);
+	assert_int_equal(profile_summarize(&sm, p, 0, &err), 0);
+	assert_non_null(r = row_of(p, &sm, "[libstdc++.so.6]"));
+	assert_int_equal(r->self, self);
+	assert_int_equal(r->total, total);
+	for (size_t i = 0; i < p->nfuncs; i++)
+		if (strstr(p->funcs[i].name, "6.0.30"))
+			fail_msg("'%s' kept the library's minor version", p->funcs[i].name);
+	profile_summary_release(&sm);
+	profile_free(p);
+	buf_release(&text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -712,6 +759,7 @@ int main(void)
 		cmocka_unit_test(test_one_lambda_across_lines_of_collapsed_stacks),
 		cmocka_unit_test(test_two_real_jvms_give_their_lambda_one_name),
 		cmocka_unit_test(test_two_rust_builds_give_their_function_one_name),
+		cmocka_unit_test(test_a_library_frame_is_named_by_its_soname),
 		cmocka_unit_test(test_process_and_thread_frames_lose_their_ids),
 		cmocka_unit_test(test_two_processes_name_the_same_functions_and_no_secret),
 		cmocka_unit_test(test_a_moved_anonymous_node_function_keeps_its_name),
