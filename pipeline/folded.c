@@ -411,7 +411,8 @@ out:
  * A sniffed line must be "stack<whitespace>digits" with a stack that does
  * not start with whitespace or look like JSON, and no control bytes: perf
  * script headers end in "event:", JSON lines in punctuation, protobuf is
- * binary (a NUL byte is a control byte too).
+ * binary (a NUL byte is a control byte too). Nor may it be a bpftrace map
+ * entry, "@[key]:" or "@name:" before the count.
  */
 static bool sniff_line(const char *s, size_t n)
 {
@@ -435,7 +436,13 @@ static bool sniff_line(const char *s, size_t n)
 	}
 	while (k < n && is_digit((unsigned char)s[n - 1 - k]))
 		k++;
-	return k > 0 && k < n && is_space((unsigned char)s[n - 1 - k]);
+	if (!(k > 0 && k < n && is_space((unsigned char)s[n - 1 - k])))
+		return false;
+	/* bpftrace's "@[key]: 42" (-q) counts per key: no stack. */
+	n -= k;
+	while (n && is_space((unsigned char)s[n - 1]))
+		n--;
+	return !(s[0] == '@' && s[n - 1] == ':');
 }
 
 bool folded_sniff(const uint8_t *data, size_t len)

@@ -78,6 +78,64 @@ static bool gperftools_cpu(const uint8_t *data, size_t len)
 	return len >= 12 && (memcmp(data, le32, 12) == 0 || memcmp(data, be32, 12) == 0);
 }
 
+/* Does data[i..) start with `n` decimal digits or more, then `c`? Its end, or 0. */
+static size_t digits_then(const uint8_t *data, size_t len, size_t i, size_t n, char c)
+{
+	size_t j = i;
+
+	while (j < len && data[j] >= '0' && data[j] <= '9')
+		j++;
+	return j - i >= n && j < len && data[j] == c ? j + 1 : 0;
+}
+
+/*
+ * `perf report --stdio`: its header ("# To display the perf.data header
+ * info", "# Samples: 1K of event 'cpu-clock'", the column titles), or
+ * with -q none, a first line "    62.35%  burn  burn  [.] leaf_hash".
+ * `i` is past the leading whitespace.
+ */
+static bool perf_report(const uint8_t *data, size_t len, size_t i)
+{
+	size_t j, eol;
+
+	if (starts_with(data, len, "# To display the perf.data header info") ||
+	    starts_with(data, len, "# ========\n# captured on"))
+		return true;
+	if (data[0] == '#' && holds(data, len, 65536, "\n# Samples: ") &&
+	    (holds(data, len, 65536, "\n# Overhead ") || holds(data, len, 65536, "\n# Children ")))
+		return true;
+	if (!(j = digits_then(data, len, i, 1, '.')) || !(j = digits_then(data, len, j, 1, '%')) ||
+	    j >= len || (data[j] != ' ' && data[j] != '\t'))
+		return false;
+	for (eol = j; eol < len && data[eol] != '\n'; eol++)
+		;
+	return holds(data + j, eol - j, eol - j, "[.] ") ||
+	       holds(data + j, eol - j, eol - j, "[k] ");
+}
+
+/*
+ * bpftrace's map print at exit: "Attaching 2 probes..." unless -q, then
+ * "@[\n    leaf+38\n    main+79\n]: 42" or "@name[key]: 42" per key; or
+ * its JSON form (-f json), whose first record is {"type": "attached_probes"}
+ * or a map. `i` is past the leading whitespace.
+ */
+static bool bpftrace_print(const uint8_t *data, size_t len, size_t i)
+{
+	size_t j = i + 1;
+
+	if (starts_with(data + i, len - i, "Attaching ") && holds(data + i, len - i, 64, " probe"))
+		return true;
+	if (data[i] == '{')
+		return holds(data + i, len - i, 64, "\"type\": \"attached_probes\"") ||
+		       holds(data + i, len - i, 64, "\"type\": \"map\"");
+	if (data[i] != '@')
+		return false;
+	while (j < len && (((data[j] | 0x20) >= 'a' && (data[j] | 0x20) <= 'z') ||
+			   (data[j] >= '0' && data[j] <= '9') || data[j] == '_'))
+		j++;
+	return j < len && (data[j] == '[' || data[j] == ':');
+}
+
 /*
  * What the bytes are when they are something people mistake for a
  * profile profreg reads (NULL when nothing known): the reason for the
@@ -113,6 +171,12 @@ static const char *known_other(const uint8_t *data, size_t len)
 		return "a Go execution trace, not a profile; fetch /debug/pprof/profile for CPU";
 	if (starts_with(data, len, "PERFILE2"))
 		return "a perf.data file; convert it with 'perf script -i'";
+	if (perf_report(data, len, i))
+		return "'perf report' output, percentages rather than samples; give 'perf script' "
+		       "output instead";
+	if (bpftrace_print(data, len, i))
+		return "a bpftrace map print, counts per key rather than stacks profreg can read; "
+		       "fold its stacks first (FlameGraph's stackcollapse-bpftrace.pl)";
 	/* i is past the leading whitespace; a trace starts within 64 bytes. */
 	if (i < 64 && (data[i] == '{' || data[i] == '[') &&
 	    (holds(data, len, 65536, "\"traceEvents\"") || holds(data, len, 4096, "\"ph\":")))

@@ -20,7 +20,9 @@
 #include <zlib.h>
 #include <cmocka.h>
 
+#include "common/buf.h"
 #include "pipeline/format.h"
+#include "tests/support/testdata.h"
 
 #define NAME "t.in"
 
@@ -91,6 +93,45 @@ static void test_traces_and_perf_data_are_named(void **state)
 	expect_refused_str("{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"RunTask\"}]}",
 			   "a Chrome trace");
 	expect_refused_str("[{\"pid\":1,\"ph\":\"B\",\"name\":\"a\",\"ts\":1}]", "a Chrome trace");
+}
+
+/*
+ * Real prints of perf 6.1 and bpftrace 0.17 (tests/data/README.md): perf
+ * report's summary, with its header or without (-q), and bpftrace's map
+ * of stacks or of command names, with "Attaching 2 probes..." or without
+ * (-q), or as JSON (-f json). None holds samples profreg can read, and
+ * bpftrace's "@[burnlong]: 31" was read as a folded stack of one frame
+ * named "@[burnlong]:".
+ */
+static void test_perf_report_and_bpftrace_prints_say_what_to_give(void **state)
+{
+	static const struct {
+		const char *file, *reason;
+	} cases[] = {
+		{"perf/burn-report.txt", "'perf report' output, percentages rather than samples; "
+					 "give 'perf script' output instead"},
+		{"perf/burn-report-q.txt", "'perf report' output"},
+		{"bpftrace/burn-ustack.txt", "a bpftrace map print, counts per key rather than "
+					     "stacks profreg can read; fold its stacks first "
+					     "(FlameGraph's stackcollapse-bpftrace.pl)"},
+		{"bpftrace/burn-ustack-q.txt", "a bpftrace map print"},
+		{"bpftrace/burn-ustack.json", "a bpftrace map print"},
+		{"bpftrace/burn-comm-q.txt", "a bpftrace map print"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		buf text = BUF_INIT;
+
+		testdata_read(&text, cases[i].file);
+		assert_int_equal(format_detect((const uint8_t *)text.ptr, text.len),
+				 PROFILE_FMT_AUTO);
+		expect_refused(text.ptr, text.len, cases[i].reason);
+		buf_release(&text);
+	}
+	/* A folded stack may start with '@'; only "@...:" before the count is bpftrace's. */
+	assert_int_equal(format_detect((const uint8_t *)"@main;work 3\n", 13), PROFILE_FMT_FOLDED);
+	expect_refused_str("@name: 3\n", "a bpftrace map print");
 }
 
 /* Once named and refused; now read, and not taken for a .cpuprofile. */
@@ -222,6 +263,7 @@ int main(void)
 		cmocka_unit_test(test_go_text_forms_say_to_fetch_pprof),
 		cmocka_unit_test(test_gperftools_profiles_say_to_convert),
 		cmocka_unit_test(test_traces_and_perf_data_are_named),
+		cmocka_unit_test(test_perf_report_and_bpftrace_prints_say_what_to_give),
 		cmocka_unit_test(test_a_v8_heap_profile_is_detected_and_read),
 		cmocka_unit_test(test_a_gzipped_text_form_is_named_too),
 		cmocka_unit_test(test_other_unknown_bytes_list_the_formats),
