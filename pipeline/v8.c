@@ -24,10 +24,17 @@
  *     purpose: they move with every deploy, and a function whose name
  *     changes between two releases breaks its baseline. The price is that
  *     anonymous functions of one file share a name.
- *   - "(program)", "(idle)" and "(garbage collector)" stay frames. The
- *     root node is not a frame: a stack runs from the root's child down to
- *     the sampled node (a sample of the root itself has an empty stack and
- *     only counts toward the total).
+ *   - "(program)" (V8 running native code, no JavaScript on the stack)
+ *     and "(garbage collector)" stay frames: both are CPU time. "(idle)",
+ *     a child of the root, is the thread waiting for work, no CPU time:
+ *     its samples are left out of both columns, as DevTools' Performance
+ *     panel leaves them out of its JavaScript samples and speedscope
+ *     drops the frame, so that a service's shares are of its busy time
+ *     and do not move with its load (a handler that is the only work of
+ *     a service idle 80% of the time is its whole busy time, not a fifth
+ *     of it). The root node is not a frame: a stack runs from the root's
+ *     child down to the sampled node (a sample of the root itself has an
+ *     empty stack and only counts toward the total).
  *   - Samples are summed per node, so each distinct stack is built once:
  *     a real profile has ~100k samples over ~5k nodes. The max_samples
  *     limit still applies to the samples array as written.
@@ -864,7 +871,19 @@ static int read_hit_counts(v8_parser *ps)
 	return 0;
 }
 
-/* One profile sample per node that was sampled, root first. */
+/* Is node `i` V8's "(idle)", the thread waiting for work (see the top)? */
+static bool is_idle(const v8_parser *ps, uint32_t i)
+{
+	const v8_node *n = &ps->nodes[i];
+	const profile_func *f;
+
+	if (i == ps->root || n->parent != ps->root)
+		return false;
+	f = &ps->js.p->funcs[n->func];
+	return strcmp(f->name, "(idle)") == 0 && f->file[0] == '\0';
+}
+
+/* One profile sample per node that was sampled, root first; "(idle)" is none. */
 static int emit_samples(v8_parser *ps)
 {
 	uint32_t *stack = NULL, max_depth = 0;
@@ -888,7 +907,7 @@ static int emit_samples(v8_parser *ps)
 		int64_t values[2] = {n->count, n->time_ns};
 		uint32_t j = i;
 
-		if (!n->count && !n->time_ns)
+		if ((!n->count && !n->time_ns) || is_idle(ps, i))
 			continue;
 		for (uint32_t k = n->depth; k > 0; k--) {
 			stack[k - 1] = ps->nodes[j].func;
