@@ -159,7 +159,12 @@ static int json_required(const char *value, const char *key, const char *name, p
 	return 0;
 }
 
-/* "path" of a manifest line, resolved against the manifest's folder (dir). */
+/*
+ * "path" of a manifest line, resolved against the manifest's folder (dir).
+ * A manifest names files: "-" is a file of that name there, never
+ * standard input, which may be the manifest itself, or a profile that
+ * another line or another command already read.
+ */
 static int resolve_path(char **out, const char *path, const char *dir, const char *name,
 			pr_error *err)
 {
@@ -171,10 +176,10 @@ static int resolve_path(char **out, const char *path, const char *dir, const cha
 	if (n == 0 || n > INGEST_PATH_MAX)
 		return pr_error_set(err, PR_EDATA, "%s: \"path\" must be 1 to %d bytes long", name,
 				    INGEST_PATH_MAX);
-	if (path[0] == '/' || strcmp(path, "-") == 0 || !dir)
+	if (path[0] == '/' || (!dir && strcmp(path, "-") != 0))
 		rc = buf_puts(&b, path);
 	else
-		rc = buf_printf(&b, "%s/%s", dir, path);
+		rc = buf_printf(&b, "%s/%s", dir ? dir : ".", path);
 	if (rc < 0 || !(*out = buf_detach(&b, NULL)))
 		return pr_error_set(err, PR_ENOMEM, "%s: out of memory", name);
 	return 0;

@@ -92,4 +92,22 @@ run prt ingest "$T/esc.folded" --service checkout --release esc --format folded
 [ "$(LC_ALL=C tr -d '\n -~' <"$T/esc.out" | wc -c)" = 0 ] &&
 	grep -qF 'main;\x1b]0;owned\x07\x1b[2J;x 5' "$T/esc.out" &&
 	ok "export writes a name's control characters as \\xNN" || not_ok "export esc" "$(od -c "$T/esc.out" | head -3)"
+
+# 4. A manifest line "-" is the file named "-" beside the manifest, not standard input.
+mkdir -p "$T/m"
+printf 'main;dashfile 3\n' >"$T/m/-"
+printf '{"path": "-", "service": "checkout", "release": "dash"}\n' >"$T/m/dash.jsonl"
+OUT=$(printf 'main;fromstdin 1\n' | timeout 10 "$PROFREG_BIN" --db "$DB" --home "$HOME_DIR" \
+	ingest --manifest "$T/m/dash.jsonl" 2>"$T/err")
+RC=$? ERR=$(cat "$T/err")
+[ $RC -eq 0 ] && [[ $OUT == *"'$T/m/-': stored as capture"* ]] &&
+	[ "$(sql "select count(*) from functions where name = 'dashfile'")" = 1 ] &&
+	[ "$(sql "select count(*) from functions where name = 'fromstdin'")" = 0 ] &&
+	ok "a manifest line '-' reads the file named '-'" || not_ok "manifest dash" "rc=$RC $OUT $ERR"
+OUT=$(timeout 10 "$PROFREG_BIN" --db "$DB" --home "$HOME_DIR" ingest --manifest - \
+	<"$T/m/dash.jsonl" 2>"$T/err")
+RC=$? ERR=$(cat "$T/err")
+[ $RC -eq 4 ] && [[ $ERR == *"line 1 of '-': cannot read './-': No such file"* ]] &&
+	ok "a manifest on standard input does not read itself as a profile" ||
+	not_ok "manifest on stdin" "rc=$RC $OUT $ERR"
 finish

@@ -134,7 +134,9 @@ static void test_manifest_lines_and_sidecars_differ_only_in_path_and_service(voi
 	} cases[] = {
 		{false, "{\"path\": \"/abs/x.folded\", \"service\": \"s\", \"release\": \"v1\"}",
 		 NULL, "/abs/x.folded"},
-		{false, "{\"path\": \"-\", \"service\": \"s\", \"release\": \"v1\"}", NULL, "-"},
+		/* A file named "-" beside the manifest, never standard input. */
+		{false, "{\"path\": \"-\", \"service\": \"s\", \"release\": \"v1\"}", NULL,
+		 "/spool/-"},
 		{false, "{\"path\": \"sub/x.folded\", \"service\": \"s\", \"release\": \"v1\"}",
 		 NULL, "/spool/sub/x.folded"},
 		{false, "{\"service\": \"s\", \"release\": \"v1\"}", "NAME: missing \"path\"",
