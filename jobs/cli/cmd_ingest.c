@@ -8,6 +8,7 @@
 #include "common/fileio.h"
 #include "common/memhint.h"
 #include "common/timeutil.h"
+#include "common/utf8.h"
 #include "pipeline/ingest.h"
 #include "jobs/config.h"
 
@@ -178,6 +179,32 @@ static void progress_end(ingest_run *run)
 		fprintf(stderr, "\r\033[K");
 }
 
+/*
+ * A JSON string of `s`, which a path or a message quoting one may make
+ * invalid UTF-8: jansson refuses such a string, and the capture was left
+ * out of --json's list without a word. Each byte that is not part of a
+ * UTF-8 character is written as the text \xNN, as the terminal shows it.
+ */
+static json_t *json_text(const char *s)
+{
+	size_t n = strlen(s), l;
+	json_t *j = NULL;
+	buf b = BUF_INIT;
+
+	if (utf8_valid(s, n))
+		return json_string(s);
+	for (size_t i = 0; i < n; i += l ? l : 1) {
+		if ((l = utf8_seq_len((const unsigned char *)s + i, n - i)) ?
+			    buf_put(&b, s + i, l) < 0 :
+			    buf_printf(&b, "\\x%02x", (unsigned char)s[i]) < 0)
+			goto out;
+	}
+	j = json_string(b.ptr);
+out:
+	buf_release(&b);
+	return j;
+}
+
 static void record(ingest_run *run, const char *name, const ingest_result *res,
 		   const pr_error *err)
 {
@@ -191,8 +218,9 @@ static void record(ingest_run *run, const char *name, const ingest_result *res,
 		if (run->worst != EXIT_RUNTIME)
 			run->worst = status;
 		if (run->results)
-			json_array_append_new(run->results, json_pack("{s:s,s:s,s:s}",
-				"path", name, "status", "failed", "error", err->msg));
+			json_array_append_new(run->results, json_pack("{s:o,s:s,s:o}",
+				"path", json_text(name), "status", "failed",
+				"error", json_text(err->msg)));
 		return;
 	}
 	if (res->already)
@@ -200,8 +228,9 @@ static void record(ingest_run *run, const char *name, const ingest_result *res,
 	else
 		run->stored++;
 	if (run->results) {
-		json_array_append_new(run->results, json_pack("{s:s,s:s,s:I,s:s}",
-			"path", name, "status", res->already ? "already stored" : "stored",
+		json_array_append_new(run->results, json_pack("{s:o,s:s,s:I,s:s}",
+			"path", json_text(name),
+			"status", res->already ? "already stored" : "stored",
 			"capture_id", (json_int_t)res->capture_id, "blob_key", res->blob_key));
 		return;
 	}

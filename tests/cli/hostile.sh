@@ -110,4 +110,14 @@ RC=$? ERR=$(cat "$T/err")
 [ $RC -eq 4 ] && [[ $ERR == *"line 1 of '-': cannot read './-': No such file"* ]] &&
 	ok "a manifest on standard input does not read itself as a profile" ||
 	not_ok "manifest on stdin" "rc=$RC $OUT $ERR"
+
+# 5. ingest --json names a path that is not UTF-8 too, its stray bytes as \xNN.
+bad=$T/$'bad\xffname.folded'
+printf 'main;latin 4\n' >"$bad"
+run prt --json ingest "$bad" "$T/"$'gone\xfe.folded' --service checkout --release latin
+[ $RC -eq 4 ] && jq -e --arg p "$T/bad\\xffname.folded" --arg g "$T/gone\\xfe.folded" \
+	'.stored == 1 and .failed == 1 and (.captures | length) == 2 and
+	 .captures[0].path == $p and .captures[0].status == "stored" and .captures[1].path == $g and
+	 (.captures[1].error | contains($g))' <<<"$OUT" >/dev/null &&
+	ok "ingest --json lists a non-UTF-8 path, its bytes escaped" || not_ok "json path" "rc=$RC $OUT $ERR"
 finish
