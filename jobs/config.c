@@ -433,7 +433,8 @@ static const field source_keys[] = {
 	{K_INT("slot_s", 60, 86400, config_source, slot_us), .unit = 's',
 	 .doc = "pyroscope, parca: one capture per slot of this many seconds"},
 	{K_STR("ca_file", config_source, ca_file), .def = "the system's",
-	 .doc = "the certificate authorities that verify the server"},
+	 .doc = "the certificate authorities that verify the server (a regular file: "
+		"anything else fails each request before it is made)"},
 	{K_ANY("auth", "string: bearer or basic"), .def = "bearer when a secret is set",
 	 .doc = "how the secret is sent"},
 	{K_STR("username", config_source, username), .doc = "basic auth's user name"},
@@ -627,7 +628,8 @@ static const field blobs_keys[] = {
 	{K_STR("session_token_file", config, blobs.s3.session_token_file),
 	 .doc = "s3: or a 0600 file holding it"},
 	{K_STR("ca_file", config, blobs.ca_file), .def = "the system's",
-	 .doc = "s3: the certificate authorities that verify the store"},
+	 .doc = "s3: the certificate authorities that verify the store (a regular file, as "
+		"for sources)"},
 	{K_INT("connect_timeout_ms", 1, 600000, config, blobs.connect_timeout_ms),
 	 .doc = "s3: the connection's time limit"},
 	{K_INT("timeout_ms", 1, 3600000, config, blobs.timeout_ms),

@@ -3,6 +3,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "pipeline/http.h"
+#include "common/fileio.h"
 #include "common/wipe.h"
 
 #include <ctype.h>
@@ -316,6 +317,7 @@ static bool scheme_ok(const char *url)
 static int check_req(const http_req *req, const char *shown, pr_error *err)
 {
 	const char *name = req->secret_header;
+	pr_error cerr = PR_ERROR_INIT;
 	int bad = 0;
 
 	if (!req->url || !scheme_ok(req->url))
@@ -345,6 +347,14 @@ static int check_req(const http_req *req, const char *shown, pr_error *err)
 	if ((req->body || req->body_len) && req->method != HTTP_POST && req->method != HTTP_PUT)
 		return pr_error_set(err, PR_EUSAGE, "cannot request '%s': only POST and PUT send "
 				    "a body", shown);
+	/*
+	 * libcurl opens the CA file as it connects: a FIFO there waited for a
+	 * writer for ever, and a directory or a missing file failed as a
+	 * network error, which callers retry. It is the configuration that
+	 * is wrong, so say so before any request, whatever the scheme.
+	 */
+	if (req->ca_file && fileio_check_named("CA file", req->ca_file, &cerr) < 0)
+		return pr_error_set(err, PR_EUSAGE, "cannot request '%s': %s", shown, cerr.msg);
 	return 0;
 }
 
