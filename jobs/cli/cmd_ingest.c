@@ -704,6 +704,20 @@ int cmd_ingest(cli_ctx *ctx, int argc, char **argv)
 		status = EXIT_USAGE;
 		goto out;
 	}
+	/*
+	 * Standard input is read once: given again, '-' read nothing (an
+	 * empty profile, after the first was stored), waited at a terminal
+	 * for a second profile, or with --jobs shared the pipe's bytes
+	 * between two readers. Refused before anything is read or stored.
+	 */
+	for (int i = first, seen = 0; i < argc; i++) {
+		if (strcmp(argv[i], "-") == 0 && seen++) {
+			cli_error(ctx, "'-' (standard input) is given more than once: it is "
+				  "read once; save the profile to a file to ingest it again");
+			status = EXIT_USAGE;
+			goto out;
+		}
+	}
 	if ((!manifest && (rc = validate_request(&base, &err)) < 0) ||
 	    (rc = ctx_config_load(ctx, &cfg, &err)) < 0)
 		goto fail;

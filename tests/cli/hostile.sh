@@ -120,4 +120,16 @@ run prt --json ingest "$bad" "$T/"$'gone\xfe.folded' --service checkout --releas
 	 .captures[0].path == $p and .captures[0].status == "stored" and .captures[1].path == $g and
 	 (.captures[1].error | contains($g))' <<<"$OUT" >/dev/null &&
 	ok "ingest --json lists a non-UTF-8 path, its bytes escaped" || not_ok "json path" "rc=$RC $OUT $ERR"
+
+# 7. Standard input is read once: '-' twice is refused before anything is read or stored.
+before=$(captures)
+for jobs in 1 2; do
+	OUT=$(printf 'main;twice 1\n' | timeout 10 "$PROFREG_BIN" --db "$DB" --home "$HOME_DIR" \
+		ingest - "$T/small.folded" - --service checkout --release twice --jobs $jobs 2>"$T/err")
+	RC=$? ERR=$(cat "$T/err")
+	[ $RC -eq 2 ] && one_line && [[ $ERR == *"'-' (standard input) is given more than once"* ]] &&
+		[ "$(captures)" = "$before" ] && [ -z "$OUT" ] &&
+		ok "'-' given twice is a usage error, nothing stored (--jobs $jobs)" ||
+		not_ok "- twice, --jobs $jobs" "rc=$RC $OUT $ERR"
+done
 finish
