@@ -1559,6 +1559,30 @@ static int gone_or_new(const func_matrix *m, size_t row, size_t nb, size_t nc)
 }
 
 /*
+ * Drop the rows merged into others (kind -1) from a target's tested rows,
+ * freeing their names and files; *nrows becomes the rows kept.
+ */
+static void drop_merged(const int *kind, size_t *rows, int64_t *ids, char **names, char **files,
+			char **was, int64_t *was_id, size_t *nrows)
+{
+	size_t n = *nrows, out = 0;
+
+	for (size_t k = 0; k < n; k++) {
+		if (kind[k] == -1) {
+			free(names[k]);
+			free(files[k]);
+			continue;
+		}
+		rows[out] = rows[k], ids[out] = ids[k], was[out] = was[k], was_id[out] = was_id[k];
+		names[out] = names[k], files[out] = files[k];
+		out++;
+	}
+	for (size_t k = out; k < n; k++)
+		was[k] = NULL, names[k] = NULL, files[k] = NULL;
+	*nrows = out;
+}
+
+/*
  * Pair and merge the renamed functions among a target's tested rows (see
  * above): the merged row keeps the old function's place and takes the new
  * one's id, name, file and current values; was[k] and was_id[k] get the
@@ -1567,7 +1591,7 @@ static int gone_or_new(const func_matrix *m, size_t row, size_t nb, size_t nc)
 static int merge_renamed(func_matrix *m, size_t nb, size_t nc, size_t *rows, int64_t *ids,
 			 char **names, char **files, char **was, int64_t *was_id, size_t *nrows)
 {
-	size_t n = *nrows, out = 0;
+	size_t n = *nrows;
 	int *kind = calloc(n ? n : 1, sizeof(*kind));
 	size_t *mate = calloc(n ? n : 1, sizeof(*mate));
 
@@ -1604,16 +1628,7 @@ static int merge_renamed(func_matrix *m, size_t nb, size_t nc, size_t *rows, int
 		ids[g] = ids[j];
 		kind[j] = -1; /* tested as part of g */
 	}
-	for (size_t k = 0; k < n; k++) {
-		if (kind[k] == -1)
-			continue;
-		rows[out] = rows[k], ids[out] = ids[k], was[out] = was[k], was_id[out] = was_id[k];
-		names[out] = names[k], files[out] = files[k];
-		out++;
-	}
-	for (size_t k = out; k < n; k++)
-		was[k] = NULL, names[k] = NULL, files[k] = NULL;
-	*nrows = out;
+	drop_merged(kind, rows, ids, names, files, was, was_id, nrows);
 	free(kind);
 	free(mate);
 	return 0;
@@ -1874,7 +1889,7 @@ static int merge_moved(func_matrix *m, const capture_set *base, const capture_se
 		       size_t *rows, int64_t *ids, char **names, char **files, char **was,
 		       int64_t *was_id, size_t *nrows)
 {
-	size_t n = *nrows, out = 0;
+	size_t n = *nrows;
 	int *kind = NULL;
 	size_t *mate = NULL, *into = NULL;
 	buf b = BUF_INIT;
@@ -1914,19 +1929,7 @@ static int merge_moved(func_matrix *m, const capture_set *base, const capture_se
 		names[c] = buf_detach(&b, NULL);
 		kind[k] = -1; /* tested as part of c */
 	}
-	for (size_t k = 0; k < n; k++) {
-		if (kind[k] == -1) {
-			free(names[k]);
-			free(files[k]);
-			continue;
-		}
-		rows[out] = rows[k], ids[out] = ids[k], was[out] = was[k], was_id[out] = was_id[k];
-		names[out] = names[k], files[out] = files[k];
-		out++;
-	}
-	for (size_t k = out; k < n; k++)
-		was[k] = NULL, names[k] = NULL, files[k] = NULL;
-	*nrows = out;
+	drop_merged(kind, rows, ids, names, files, was, was_id, nrows);
 out:
 	free(kind);
 	free(mate);
