@@ -517,22 +517,32 @@ static void *par_worker(void *arg)
 	return NULL;
 }
 
-/* fn(ctx, i) for every i below n, on up to `jobs` threads, the caller's included. */
-static void run_parallel(size_t n, unsigned jobs, void (*fn)(void *ctx, size_t i), void *ctx)
+/*
+ * worker(arg) on up to `jobs` threads, the caller's included, no more than
+ * there are items (n) to share out among them.
+ */
+static void run_workers(size_t n, unsigned jobs, void *(*worker)(void *), void *arg)
 {
 	pthread_t tid[INGEST_JOBS_MAX];
-	par_run pr = {n, fn, ctx, 0};
 	unsigned extra = 0;
 
 	if (jobs > INGEST_JOBS_MAX)
 		jobs = INGEST_JOBS_MAX;
 	/* A thread that cannot start leaves its share to the others. */
 	while (extra + 1 < jobs && extra + 1 < n &&
-	       pthread_create(&tid[extra], NULL, par_worker, &pr) == 0)
+	       pthread_create(&tid[extra], NULL, worker, arg) == 0)
 		extra++;
-	par_worker(&pr);
+	worker(arg);
 	for (unsigned t = 0; t < extra; t++)
 		pthread_join(tid[t], NULL);
+}
+
+/* fn(ctx, i) for every i below n, on up to `jobs` threads, the caller's included. */
+static void run_parallel(size_t n, unsigned jobs, void (*fn)(void *ctx, size_t i), void *ctx)
+{
+	par_run pr = {n, fn, ctx, 0};
+
+	run_workers(n, jobs, par_worker, &pr);
 }
 
 typedef struct stage_ctx {
@@ -545,18 +555,14 @@ static void stage_one(void *ctx, size_t i)
 	stage_ctx *sc = ctx;
 	item *it = &sc->items[i];
 
-	if (it->next != sc->which)
-		return;
-	if (sc->which == ST_READ)
+	if (it->next == sc->which)
 		item_read(it);
-	else
-		item_parse(it);
 }
 
-/* Run one stage over items[0..n) on up to `jobs` threads. */
-static void run_stage(item *items, size_t n, stage which, unsigned jobs)
+/* Read items[0..n) on up to `jobs` threads. */
+static void run_reads(item *items, size_t n, unsigned jobs)
 {
-	stage_ctx sc = {items, which};
+	stage_ctx sc = {items, ST_READ};
 
 	run_parallel(n, jobs, stage_one, &sc);
 }
@@ -1143,25 +1149,51 @@ static uint64_t item_mem(const item *it)
 	       it->sum.nrows * sizeof(*it->sum.rows);
 }
 
+/* The parse of a batch: threads claim the next item while the parsed ones hold little. */
+typedef struct parse_run {
+	item *items;
+	size_t end;
+	uint64_t cap;
+	atomic_size_t next;               /* the next item to claim */
+	atomic_uint_fast64_t held;        /* what the items parsed so far hold */
+} parse_run;
+
+static void *parse_worker(void *arg)
+{
+	parse_run *pr = arg;
+	size_t i = atomic_load(&pr->next);
+
+	while (i < pr->end && atomic_load(&pr->held) <= pr->cap) {
+		/* Claimed in order, so the items parsed are always the ones before `next`. */
+		if (!atomic_compare_exchange_weak(&pr->next, &i, i + 1))
+			continue;
+		if (pr->items[i].next == ST_PARSE)
+			item_parse(&pr->items[i]);
+		atomic_fetch_add(&pr->held, item_mem(&pr->items[i]));
+		i = atomic_load(&pr->next);
+	}
+	return NULL;
+}
+
 /*
- * Parse the items from b->parsed on, b->jobs at a time, until the parsed
+ * Parse the items from b->parsed on, on b->jobs threads, until the parsed
  * ones hold more than b->mem_cap; ingest_batch_store stores them and
  * parses the next. Each parse is bounded, but a batch is 64 of them:
  * parsed all at once and held until stored, 19 gzipped files of 1.2 MB
- * (300,000 functions each) took 2.5 GB.
+ * (300,000 functions each) took 2.5 GB. An item is claimed only while
+ * the cap is not reached, so at most `jobs` parses run past it, as when
+ * the items were parsed `jobs` at a time; but the threads start once for
+ * the lot, where starting them for every `jobs` items cost a thread start
+ * and a wait for the slowest of them each time (64 files of 100 KB:
+ * 32 starts).
  */
 static void parse_some(ingest_batch *b)
 {
-	uint64_t held = 0;
-	size_t i = b->parsed;
+	parse_run pr = {b->items, b->stop, b->mem_cap, b->parsed, 0};
 
-	while (i < b->stop && held <= b->mem_cap) {
-		size_t end = b->stop - i > b->jobs ? i + b->jobs : b->stop;
-		run_stage(b->items + i, end - i, ST_PARSE, b->jobs);
-		for (; i < end; i++)
-			held += item_mem(&b->items[i]);
-	}
-	b->parsed = i;
+	if (b->parsed < b->stop)
+		run_workers(b->stop - b->parsed, b->jobs, parse_worker, &pr);
+	b->parsed = atomic_load(&pr.next);
 	b->stop = first_stop(b->items, b->stop);
 }
 
@@ -1204,7 +1236,7 @@ ingest_batch *ingest_batch_prepare(ingest_result *outs, pr_error *errs, db *d,
 		}
 		it->next = ST_READ;
 	}
-	run_stage(items, b->stop, ST_READ, jobs);
+	run_reads(items, b->stop, jobs);
 	b->stop = first_stop(items, b->stop);
 	find_stored(b, d);
 	b->jobs = jobs ? jobs : 1;

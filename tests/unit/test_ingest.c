@@ -16,6 +16,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +30,25 @@
 #include "tests/support/testdb.h"
 
 static const profile_limits limits = {64u << 20, 512u << 20, 10000000, 4096, 65536};
+
+/*
+ * Threads started, counted: this test is linked with
+ * -Wl,--wrap=pthread_create (see the Makefile), so every pthread_create
+ * of the code under test comes here first.
+ */
+static atomic_uint threads_started;
+
+int __real_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *),
+			  void *arg);
+int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *),
+			  void *arg);
+
+int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *),
+			  void *arg)
+{
+	atomic_fetch_add(&threads_started, 1);
+	return __real_pthread_create(t, attr, fn, arg);
+}
 
 /* ---- JSON descriptions, no database ---------------------------------------- */
 
@@ -841,6 +862,47 @@ static void test_a_batch_on_threads_gives_the_same_answers(void **state)
 	batch_with_failures(*state, 4);
 }
 
+/*
+ * A batch is read on `jobs` threads and parsed on `jobs` threads, each
+ * started once for the batch: parsing two files at a time started a
+ * thread for every two files (16 for these 32) and waited for the slower
+ * of each pair.
+ */
+static void test_a_batch_is_parsed_on_threads_started_once(void **state)
+{
+	enum { N = 32 };
+	fixture *f = *state;
+	blob_store *bs = dir_store(f);
+	pr_error errs[N];
+	ingest_request reqs[N];
+	ingest_result res[N];
+	char paths[N][4200], body[64];
+	ingest_batch *b;
+	unsigned started;
+
+	memset(reqs, 0, sizeof(reqs));
+	for (int i = 0; i < N; i++) {
+		snprintf(paths[i], sizeof(paths[i]), "%s/p%d.folded", f->dir, i);
+		snprintf(body, sizeof(body), "main;f%d %d\nmain;g 1\n", i, i + 1);
+		write_file(paths[i], body);
+		reqs[i].path = paths[i];
+		reqs[i].service = "svc";
+		reqs[i].release = "v1";
+	}
+	atomic_store(&threads_started, 0);
+	assert_non_null(b = ingest_batch_prepare(res, errs, f->t->db, reqs, N, &limits, 2));
+	started = atomic_load(&threads_started);
+	assert_int_equal(ingest_batch_store(b, errs, f->t->db, bs), N);
+	if (started != 2)
+		fail_msg("%u threads started to read and parse %d files on 2, want 2 (one each)",
+			 started, N);
+	for (int i = 0; i < N; i++)
+		if (errs[i].code || res[i].nfunctions != 3)
+			fail_msg("file %d: '%s', %zu functions", i, errs[i].msg, res[i].nfunctions);
+	assert_int_equal(testdb_int(f->t, "select count(*) from profiles"), N);
+	blob_store_free(bs);
+}
+
 /* A store failure in a batch: the captures before it are stored, none after is tried. */
 static void test_a_batch_stops_at_a_failure_of_the_store(void **state)
 {
@@ -1078,6 +1140,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_a_batch_on_threads_gives_the_same_answers,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_batch_stops_at_a_failure_of_the_store,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_batch_is_parsed_on_threads_started_once,
 						setup, teardown),
 	};
 
