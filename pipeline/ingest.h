@@ -154,7 +154,10 @@ int ingest_file(ingest_result *out, db *d, blob_store *bs,
 
 /* The most threads ingest_files reads and parses on. */
 #define INGEST_JOBS_MAX 64
-/* Threads that hash and compress a batch's blobs for a local store (blob_put_many). */
+/*
+ * Most threads that hash and compress a batch's blobs for a local store
+ * (blob_put_many); no more than the processors online.
+ */
 #define INGEST_PUT_THREADS 8
 
 /*
@@ -162,7 +165,7 @@ int ingest_file(ingest_result *out, db *d, blob_store *bs,
  * messages, but faster: files are read and parsed on up to `jobs` threads,
  * and the captures are written in one transaction, which commits only
  * once every blob is durable (the blobs are written while the rows are
- * sent, a local store's compressed on INGEST_PUT_THREADS threads and
+ * sent, a local store's compressed on up to INGEST_PUT_THREADS threads and
  * made durable together), in a few round trips whatever the batch's
  * size. A file that fails is reported alone: when the transaction fails,
  * the captures are stored one by one (on a new connection when the

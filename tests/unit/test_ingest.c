@@ -862,6 +862,33 @@ static void test_a_batch_on_threads_gives_the_same_answers(void **state)
 	batch_with_failures(*state, 4);
 }
 
+#define THREADS_N 32
+
+/* THREADS_N small folded files in f->dir, and requests for them. */
+static void many_files(fixture *f, ingest_request *reqs, char (*paths)[4200])
+{
+	char body[64];
+
+	memset(reqs, 0, sizeof(*reqs) * THREADS_N);
+	for (int i = 0; i < THREADS_N; i++) {
+		snprintf(paths[i], sizeof(paths[i]), "%s/p%d.folded", f->dir, i);
+		snprintf(body, sizeof(body), "main;f%d %d\nmain;g 1\n", i, i + 1);
+		write_file(paths[i], body);
+		reqs[i].path = paths[i];
+		reqs[i].service = "svc";
+		reqs[i].release = "v1";
+	}
+}
+
+/* Every one of THREADS_N files stored, three functions each. */
+static void all_stored(fixture *f, const pr_error *errs, const ingest_result *res)
+{
+	for (int i = 0; i < THREADS_N; i++)
+		if (errs[i].code || res[i].nfunctions != 3)
+			fail_msg("file %d: '%s', %zu functions", i, errs[i].msg, res[i].nfunctions);
+	assert_int_equal(testdb_int(f->t, "select count(*) from profiles"), THREADS_N);
+}
+
 /*
  * A batch is read on `jobs` threads and parsed on `jobs` threads, each
  * started once for the batch: parsing two files at a time started a
@@ -870,36 +897,55 @@ static void test_a_batch_on_threads_gives_the_same_answers(void **state)
  */
 static void test_a_batch_is_parsed_on_threads_started_once(void **state)
 {
-	enum { N = 32 };
 	fixture *f = *state;
 	blob_store *bs = dir_store(f);
-	pr_error errs[N];
-	ingest_request reqs[N];
-	ingest_result res[N];
-	char paths[N][4200], body[64];
+	pr_error errs[THREADS_N];
+	ingest_request reqs[THREADS_N];
+	ingest_result res[THREADS_N];
+	char paths[THREADS_N][4200];
 	ingest_batch *b;
 	unsigned started;
 
-	memset(reqs, 0, sizeof(reqs));
-	for (int i = 0; i < N; i++) {
-		snprintf(paths[i], sizeof(paths[i]), "%s/p%d.folded", f->dir, i);
-		snprintf(body, sizeof(body), "main;f%d %d\nmain;g 1\n", i, i + 1);
-		write_file(paths[i], body);
-		reqs[i].path = paths[i];
-		reqs[i].service = "svc";
-		reqs[i].release = "v1";
-	}
+	many_files(f, reqs, paths);
 	atomic_store(&threads_started, 0);
-	assert_non_null(b = ingest_batch_prepare(res, errs, f->t->db, reqs, N, &limits, 2));
+	assert_non_null(b = ingest_batch_prepare(res, errs, f->t->db, reqs, THREADS_N, &limits,
+						 2));
 	started = atomic_load(&threads_started);
-	assert_int_equal(ingest_batch_store(b, errs, f->t->db, bs), N);
+	assert_int_equal(ingest_batch_store(b, errs, f->t->db, bs), THREADS_N);
 	if (started != 2)
 		fail_msg("%u threads started to read and parse %d files on 2, want 2 (one each)",
-			 started, N);
-	for (int i = 0; i < N; i++)
-		if (errs[i].code || res[i].nfunctions != 3)
-			fail_msg("file %d: '%s', %zu functions", i, errs[i].msg, res[i].nfunctions);
-	assert_int_equal(testdb_int(f->t, "select count(*) from profiles"), N);
+			 started, THREADS_N);
+	all_stored(f, errs, res);
+	blob_store_free(bs);
+}
+
+/*
+ * A batch's blobs are compressed on no more threads than the machine has
+ * processors (one of them the thread that writes the blobs while the rows
+ * are sent): 8 on any machine took turns on a small one.
+ */
+static void test_a_batch_compresses_on_no_more_threads_than_processors(void **state)
+{
+	fixture *f = *state;
+	blob_store *bs = dir_store(f);
+	pr_error errs[THREADS_N];
+	ingest_request reqs[THREADS_N];
+	ingest_result res[THREADS_N];
+	char paths[THREADS_N][4200];
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	ingest_batch *b;
+	unsigned started;
+
+	many_files(f, reqs, paths);
+	assert_non_null(b = ingest_batch_prepare(res, errs, f->t->db, reqs, THREADS_N, &limits,
+						 1));
+	atomic_store(&threads_started, 0);
+	assert_int_equal(ingest_batch_store(b, errs, f->t->db, bs), THREADS_N);
+	started = atomic_load(&threads_started);
+	if (started > (cpus > 1 ? (unsigned)cpus : 1))
+		fail_msg("%u threads started to store %d blobs on %ld processors", started,
+			 THREADS_N, cpus);
+	all_stored(f, errs, res);
 	blob_store_free(bs);
 }
 
@@ -1143,6 +1189,9 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_batch_is_parsed_on_threads_started_once,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_a_batch_compresses_on_no_more_threads_than_processors, setup,
+			teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
