@@ -396,19 +396,23 @@ const char *blob_store_describe(blob_store *bs)
 }
 
 /*
- * What a put does before the backend writes: the key into `key_out`, and
- * unless the blob is stored already (then made young), its stored form
- * into `stored` and `*write` set. `cctx` is a context of encoder_new's to
- * compress with, or NULL for one of its own.
+ * What a put does before the backend writes: the key into `key_out`
+ * (unless `keyed`: the caller put it there, and only its form is
+ * checked), and unless the blob is stored already (then made young), its
+ * stored form into `stored` and `*write` set. `cctx` is a context of
+ * encoder_new's to compress with, or NULL for one of its own.
  */
 static int put_prepare(blob_store *bs, ZSTD_CCtx *cctx, char key_out[BLOB_KEY_HEX + 1],
-		       const void *data, size_t len, buf *stored, bool *write, pr_error *err)
+		       bool keyed, const void *data, size_t len, buf *stored, bool *write,
+		       pr_error *err)
 {
 	bool exists = false;
 	int rc;
 
 	*write = false;
-	if (blob_key_of(key_out, data, len) < 0)
+	if (keyed && (rc = check_key(key_out, err)) < 0)
+		return rc;
+	if (!keyed && blob_key_of(key_out, data, len) < 0)
 		return pr_error_set(err, PR_ERR,
 				    "cannot store a blob of %zu bytes: sha-256 failed", len);
 	/*
@@ -432,8 +436,9 @@ static int put_prepare(blob_store *bs, ZSTD_CCtx *cctx, char key_out[BLOB_KEY_HE
 	return 0;
 }
 
-int blob_put(blob_store *bs, char key_out[BLOB_KEY_HEX + 1], const void *data,
-	     size_t len, bool *created, pr_error *err)
+/* blob_put, of bytes whose key is in key_out already when `keyed`. */
+static int put_one(blob_store *bs, char key_out[BLOB_KEY_HEX + 1], bool keyed, const void *data,
+		   size_t len, bool *created, pr_error *err)
 {
 	buf stored = BUF_INIT;
 	bool write = false, made = false;
@@ -441,7 +446,7 @@ int blob_put(blob_store *bs, char key_out[BLOB_KEY_HEX + 1], const void *data,
 
 	if (created)
 		*created = false;
-	if ((rc = put_prepare(bs, NULL, key_out, data, len, &stored, &write, err)) < 0 ||
+	if ((rc = put_prepare(bs, NULL, key_out, keyed, data, len, &stored, &write, err)) < 0 ||
 	    !write)
 		goto out;
 	if ((rc = bs->ops->put(bs->impl, key_out, stored.ptr, stored.len, &made, err)) < 0)
@@ -451,6 +456,12 @@ int blob_put(blob_store *bs, char key_out[BLOB_KEY_HEX + 1], const void *data,
 out:
 	buf_release(&stored);
 	return rc;
+}
+
+int blob_put(blob_store *bs, char key_out[BLOB_KEY_HEX + 1], const void *data,
+	     size_t len, bool *created, pr_error *err)
+{
+	return put_one(bs, key_out, false, data, len, created, err);
 }
 
 /* A batch of blob_put_many, and what each item came to. */
@@ -471,7 +482,7 @@ static void batch_prepare(void *ctx, size_t i, unsigned slot)
 
 	if (!pb->cctx[slot] && (pb->rcs[i] = encoder_new(&pb->cctx[slot], &pb->errs[i])) < 0)
 		return;
-	pb->rcs[i] = put_prepare(pb->bs, pb->cctx[slot], it->key, it->data, it->len,
+	pb->rcs[i] = put_prepare(pb->bs, pb->cctx[slot], it->key, it->keyed, it->data, it->len,
 				 &pb->stored[i], &pb->write[i], &pb->errs[i]);
 }
 
@@ -481,7 +492,8 @@ static void batch_put_one(void *ctx, size_t i, unsigned slot)
 	blob_put_item *it = &pb->items[i];
 
 	(void)slot;
-	pb->rcs[i] = blob_put(pb->bs, it->key, it->data, it->len, &it->created, &pb->errs[i]);
+	pb->rcs[i] = put_one(pb->bs, it->key, it->keyed, it->data, it->len, &it->created,
+			     &pb->errs[i]);
 }
 
 /* fn for items 0..n-1 on up to `threads` threads, the caller's included. */
@@ -519,7 +531,8 @@ int blob_put_many(blob_store *bs, blob_put_item *items, size_t n, unsigned threa
 	int rc = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		items[i].key[0] = '\0';
+		if (!items[i].keyed)
+			items[i].key[0] = '\0';
 		items[i].created = false;
 	}
 	if (n == 0)

@@ -82,14 +82,22 @@ int blob_put(blob_store *bs, char key_out[BLOB_KEY_HEX + 1], const void *data,
 typedef struct blob_put_item {
 	const void *data;            /* in: the bytes to store (not kept) */
 	size_t len;                  /* in: how many */
-	char key[BLOB_KEY_HEX + 1];  /* out: their key */
+	char key[BLOB_KEY_HEX + 1];  /* out: their key; in too, when `keyed` */
 	bool created;                /* out: as blob_put's `*created` */
+	/*
+	 * in: `key` already holds what blob_key_of gave for these very bytes
+	 * (a caller that hashed them to look them up), so they are not hashed
+	 * again. The store takes it on trust: a wrong key stores the bytes
+	 * under it, and every read of that blob then fails its check.
+	 */
+	bool keyed;
 } blob_put_item;
 
 /*
  * Store the blobs of items[0..n) as blob_put stores each, filling in each
- * item's key and created flag, and return 0 only once every one of them is
- * durable. The items and the bytes they point to stay the caller's; the
+ * item's key (unless it is `keyed`: a key that is not 64 lowercase hex
+ * characters is then PR_EUSAGE) and created flag, and return 0 only once
+ * every one of them is durable. The items and the bytes they point to stay the caller's; the
  * store keeps no reference to them. Hashing and compressing run on up to
  * `threads` threads, the caller's included (1: the caller's alone). A
  * backend with put_many (the local store, on Linux 5.8 and later) then

@@ -625,6 +625,13 @@ static int put_blobs(blob_store *bs, item *const *its, size_t n, pr_error *err)
 	for (size_t i = 0; i < n; i++) {
 		bi[i].data = its[i]->raw.ptr;
 		bi[i].len = its[i]->raw.len;
+		/*
+		 * Hashed when read, to look the bytes up, and unchanged since:
+		 * hashing them again cost 6% of the CPU of an ingest of
+		 * 100 KB files.
+		 */
+		memcpy(bi[i].key, its[i]->out->blob_key, sizeof(bi[i].key));
+		bi[i].keyed = blob_key_valid(bi[i].key);
 	}
 	rc = blob_put_many(bs, bi, n, threads, err);
 out:

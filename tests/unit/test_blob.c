@@ -1046,6 +1046,58 @@ static void test_batch_with_the_same_bytes_twice_stores_one_blob_created_once(vo
 }
 
 /*
+ * A key given with the bytes (`keyed`: the caller hashed them already) is
+ * not computed again, in a batch or alone: the bytes are stored under it
+ * as given. Reads still check every blob, so a wrong one is caught on the
+ * first read; a key that is not a key is refused before anything is
+ * written.
+ */
+static void test_batch_takes_a_key_given_with_the_bytes_and_reads_still_check_it(void **state)
+{
+	fixture *f = *state;
+	char right[BLOB_KEY_HEX + 1], wrong[BLOB_KEY_HEX + 1], plain[BLOB_KEY_HEX + 1];
+	blob_put_item items[2] = {
+		{.data = "right", .len = 5, .keyed = true},
+		{.data = "plain", .len = 5},
+	};
+	blob_put_item one = {.data = "alone", .len = 5, .keyed = true};
+	pr_error err = PR_ERROR_INIT;
+	buf out = BUF_INIT;
+	bool there = true;
+	int rc;
+
+	assert_int_equal(blob_key_of(right, "right", 5), 0);
+	assert_int_equal(blob_key_of(wrong, "not right", 9), 0);
+	assert_int_equal(blob_key_of(plain, "plain", 5), 0);
+	memcpy(items[0].key, wrong, sizeof(wrong));
+	put_many_ok(f, items, 2, 2);
+	assert_string_equal(items[0].key, wrong);
+	assert_true(items[0].created);
+	assert_string_equal(items[1].key, plain);
+	assert_int_equal(blob_exists(f->bs, right, &there, &err), 0);
+	assert_false(there);
+	rc = blob_get(f->bs, wrong, &out, MiB, &err);
+	assert_error(rc, &err, PR_EDATA, wrong, NULL);
+	pr_error_clear(&err);
+
+	/* Alone (no batch to sync): the same. */
+	assert_int_equal(blob_key_of(one.key, "alone", 5), 0);
+	put_many_ok(f, &one, 1, 1);
+	assert_true(one.created);
+	if (blob_get(f->bs, one.key, &out, MiB, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(out.len, 5);
+	assert_memory_equal(out.ptr, "alone", 5);
+
+	memcpy(one.key, "not a key", 10);
+	rc = blob_put_many(f->bs, &one, 1, 1, &err);
+	assert_error(rc, &err, PR_EUSAGE, "invalid blob key 'not a key'", NULL);
+	assert_int_equal(count_files(f->root, ".zst"), 3);
+	assert_int_equal(count_files(f->root, ".tmp."), 0);
+	buf_release(&out);
+}
+
+/*
  * Two shard folders the store cannot write into: a file where each
  * should be (a folder's mode would not stop root, who runs these tests
  * in CI). The first item is written before the second fails.
@@ -1494,6 +1546,7 @@ int main(void)
 		T(test_batch_stores_every_blob_and_each_reads_back_verified),
 		T(test_batch_leaves_a_stored_blob_in_place_and_reports_it_not_created),
 		T(test_batch_with_the_same_bytes_twice_stores_one_blob_created_once),
+		T(test_batch_takes_a_key_given_with_the_bytes_and_reads_still_check_it),
 		T(test_batch_that_cannot_write_a_blob_fails_naming_the_first_and_leaves_no_temps),
 		T(test_racing_batches_store_each_blob_once),
 		cmocka_unit_test(test_any_backend_gets_verification_from_the_generic_layer),

@@ -24,6 +24,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <openssl/evp.h>
+
 #include "common/timeutil.h"
 #include "pipeline/ingest.h"
 #include "pipeline/source.h"
@@ -32,11 +34,23 @@
 static const profile_limits limits = {64u << 20, 512u << 20, 10000000, 4096, 65536};
 
 /*
- * Threads started, counted: this test is linked with
- * -Wl,--wrap=pthread_create (see the Makefile), so every pthread_create
- * of the code under test comes here first.
+ * Threads started and digests computed, counted: this test is linked with
+ * -Wl,--wrap=pthread_create and -Wl,--wrap=EVP_Digest (see the Makefile),
+ * so every call of the code under test comes here first.
  */
-static atomic_uint threads_started;
+static atomic_uint threads_started, digests;
+
+int __real_EVP_Digest(const void *data, size_t len, unsigned char *md, unsigned int *mdlen,
+		      const EVP_MD *type, ENGINE *impl);
+int __wrap_EVP_Digest(const void *data, size_t len, unsigned char *md, unsigned int *mdlen,
+		      const EVP_MD *type, ENGINE *impl);
+
+int __wrap_EVP_Digest(const void *data, size_t len, unsigned char *md, unsigned int *mdlen,
+		      const EVP_MD *type, ENGINE *impl)
+{
+	atomic_fetch_add(&digests, 1);
+	return __real_EVP_Digest(data, len, md, mdlen, type, impl);
+}
 
 int __real_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *),
 			  void *arg);
@@ -949,6 +963,44 @@ static void test_a_batch_compresses_on_no_more_threads_than_processors(void **st
 	blob_store_free(bs);
 }
 
+/*
+ * A file's bytes are hashed once, when they are read (to look them up):
+ * the store takes that key instead of hashing them again, alone and in a
+ * batch.
+ */
+static void test_a_file_is_hashed_once_on_its_way_into_the_store(void **state)
+{
+	fixture *f = *state;
+	blob_store *bs = dir_store(f);
+	pr_error err = PR_ERROR_INIT, errs[THREADS_N];
+	ingest_request reqs[THREADS_N];
+	ingest_result res[THREADS_N], one;
+	char paths[THREADS_N][4200], key[BLOB_KEY_HEX + 1];
+	buf out = BUF_INIT;
+	unsigned n;
+
+	many_files(f, reqs, paths);
+	atomic_store(&digests, 0);
+	if (ingest_file(&one, f->t->db, bs, &reqs[0], &limits, &err) < 0)
+		fail_msg("%s", err.msg);
+	n = atomic_load(&digests);
+	if (n != 1)
+		fail_msg("one file hashed %u times", n);
+	atomic_store(&digests, 0);
+	assert_int_equal(ingest_files(res, errs, f->t->db, bs, reqs + 1, THREADS_N - 1, &limits,
+				      2), THREADS_N - 1);
+	n = atomic_load(&digests);
+	if (n != THREADS_N - 1)
+		fail_msg("%d files hashed %u times", THREADS_N - 1, n);
+	/* Under the key of their bytes, as a read checks. */
+	assert_int_equal(blob_get(bs, one.blob_key, &out, 1 << 20, &err), 0);
+	assert_int_equal(blob_key_of(key, out.ptr, out.len), 0);
+	assert_string_equal(key, one.blob_key);
+	assert_int_equal(testdb_int(f->t, "select count(*) from profiles"), THREADS_N);
+	buf_release(&out);
+	blob_store_free(bs);
+}
+
 /* A store failure in a batch: the captures before it are stored, none after is tried. */
 static void test_a_batch_stops_at_a_failure_of_the_store(void **state)
 {
@@ -1192,6 +1244,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 			test_a_batch_compresses_on_no_more_threads_than_processors, setup,
 			teardown),
+		cmocka_unit_test_setup_teardown(
+			test_a_file_is_hashed_once_on_its_way_into_the_store, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
