@@ -772,29 +772,64 @@ static int shard_dir(dir_store *d, const char *dir, bool sync, pr_error *err)
 	return 0;
 }
 
-/*
- * Write `len` bytes into a new temporary file beside `path`, mode 0600,
- * its name into `tmp`; synced when `sync`. On failure nothing is left
- * and `tmp` is empty.
- */
-static int temp_write(const char *key, const char *path, const void *data, size_t len,
-		      bool sync, buf *tmp, pr_error *err)
+/* A new temporary file beside `path`, its name into `tmp`: mkstemp's fd, or -1 and errno. */
+static int temp_open(const char *path, buf *tmp)
 {
+	buf_reset(tmp);
+	if (buf_printf(tmp, "%s" BLOB_TEMP_MARK "XXXXXX", path) < 0) {
+		errno = ENOMEM;
+		return -1;
+	}
+	return mkstemp(tmp->ptr);
+}
+
+/*
+ * Write `len` bytes into a new temporary file beside `path`, in the shard
+ * folder `dir`, mode 0600, its name into `tmp`. The folder is made only
+ * when the file cannot be created for want of it: nearly every shard of a
+ * store in use exists, and a mkdir a blob (failing with EEXIST) cost a
+ * path walk each time. A put alone (`root` NULL) syncs the file and a new
+ * folder; a batch's file is synced only when its folder lies on another
+ * filesystem than <shards>, whose device is *root (*apart says so), as
+ * the batch syncs that filesystem whole. On failure nothing is left and
+ * `tmp` is empty.
+ */
+static int temp_write(dir_store *d, const char *key, const char *dir, const char *path,
+		      const void *data, size_t len, const dev_t *root, bool *apart, buf *tmp,
+		      pr_error *err)
+{
+	struct stat st;
 	bool made = false;
 	int fd = -1, rc = 0;
 
-	buf_reset(tmp);
-	if (buf_printf(tmp, "%s" BLOB_TEMP_MARK "XXXXXX", path) < 0) {
-		rc = pr_error_set(err, PR_ENOMEM, "cannot store blob '%s': out of memory", key);
-		goto out;
+	*apart = false;
+	if ((fd = temp_open(path, tmp)) < 0 && errno == ENOENT) {
+		if ((rc = shard_dir(d, dir, !root, err)) < 0)
+			goto out;
+		fd = temp_open(path, tmp);
 	}
-	if ((fd = mkstemp(tmp->ptr)) < 0) {
-		rc = pr_error_set(err, PR_EIO, "cannot store blob '%s': cannot create '%s': %s",
-				  key, tmp->ptr, strerror(errno));
+	if (fd < 0) {
+		if (errno == ENOMEM)
+			rc = pr_error_set(err, PR_ENOMEM, "cannot store blob '%s': out of memory",
+					  key);
+		else
+			rc = pr_error_set(err, PR_EIO,
+					  "cannot store blob '%s': cannot create '%s': %s", key,
+					  tmp->ptr, strerror(errno));
 		goto out;
 	}
 	made = true;
-	if (fchmod(fd, 0600) < 0 || write_all(fd, data, len) < 0 || (sync && fsync(fd) < 0)) {
+	if (root) {
+		if (fstat(fd, &st) < 0) {
+			rc = pr_error_set(err, PR_EIO,
+					  "cannot store blob '%s': cannot look at '%s': %s", key,
+					  tmp->ptr, strerror(errno));
+			goto out;
+		}
+		*apart = st.st_dev != *root;
+	}
+	if (fchmod(fd, 0600) < 0 || write_all(fd, data, len) < 0 ||
+	    ((!root || *apart) && fsync(fd) < 0)) {
 		rc = pr_error_set(err, PR_EIO, "cannot store blob '%s': cannot write '%s': %s",
 				  key, tmp->ptr, strerror(errno));
 		goto out;
@@ -859,12 +894,12 @@ static int dir_put(void *impl, const char *key, const void *data, size_t len,
 {
 	dir_store *d = impl;
 	buf dir = BUF_INIT, path = BUF_INIT, tmp = BUF_INIT;
+	bool apart;
 	int rc = 0;
 
 	*created = false;
 	if ((rc = dir_paths(d, key, &dir, &path, err)) < 0 ||
-	    (rc = shard_dir(d, dir.ptr, true, err)) < 0 ||
-	    (rc = temp_write(key, path.ptr, data, len, true, &tmp, err)) < 0 ||
+	    (rc = temp_write(d, key, dir.ptr, path.ptr, data, len, NULL, &apart, &tmp, err)) < 0 ||
 	    (rc = temp_place(key, tmp.ptr, path.ptr, created, err)) < 0)
 		goto out;
 	buf_reset(&tmp);
@@ -912,7 +947,7 @@ static int dir_put_many(void *impl, const blob_object *objs, size_t n, pr_error 
 	dir_store *d = impl;
 	buf dir = BUF_INIT, path = BUF_INIT, *tmps = NULL;
 	bool *apart = NULL;
-	struct stat root, st;
+	struct stat root;
 	int fd = -1, rc = 0;
 
 	if (!(tmps = calloc(n, sizeof(*tmps))) || !(apart = calloc(n, sizeof(*apart)))) {
@@ -937,17 +972,8 @@ static int dir_put_many(void *impl, const blob_object *objs, size_t n, pr_error 
 		buf_reset(&dir);
 		buf_reset(&path);
 		if ((rc = dir_paths(d, key, &dir, &path, err)) < 0 ||
-		    (rc = shard_dir(d, dir.ptr, false, err)) < 0)
-			goto out;
-		if (stat(dir.ptr, &st) < 0) {
-			rc = pr_error_set(err, PR_EIO,
-					  "cannot store blob '%s': cannot look at '%s': %s", key,
-					  dir.ptr, strerror(errno));
-			goto out;
-		}
-		apart[i] = st.st_dev != root.st_dev;
-		if ((rc = temp_write(key, path.ptr, objs[i].data, objs[i].len, apart[i], &tmps[i],
-				     err)) < 0)
+		    (rc = temp_write(d, key, dir.ptr, path.ptr, objs[i].data, objs[i].len,
+				     &root.st_dev, &apart[i], &tmps[i], err)) < 0)
 			goto out;
 	}
 	if (syncfs(fd) < 0) {

@@ -28,6 +28,21 @@
 
 #include "pipeline/blob.h"
 
+/*
+ * Folders made, counted: this test is linked with -Wl,--wrap=mkdir (see
+ * the Makefile), so every mkdir of the store comes here first.
+ */
+static unsigned mkdirs;
+
+int __real_mkdir(const char *path, mode_t mode);
+int __wrap_mkdir(const char *path, mode_t mode);
+
+int __wrap_mkdir(const char *path, mode_t mode)
+{
+	mkdirs++;
+	return __real_mkdir(path, mode);
+}
+
 #define MiB ((size_t)1 << 20)
 
 typedef struct fixture {
@@ -1045,6 +1060,60 @@ static void test_batch_with_the_same_bytes_twice_stores_one_blob_created_once(vo
 	buf_release(&out);
 }
 
+/* Bytes "<tag> <n>" whose key falls in shard `shard` (two hex characters). */
+static size_t text_in_shard(char *out, size_t n, const char *tag, const char *shard)
+{
+	char key[BLOB_KEY_HEX + 1];
+
+	for (unsigned seq = 0;; seq++) {
+		size_t len = (size_t)snprintf(out, n, "%s %u", tag, seq);
+
+		assert_int_equal(blob_key_of(key, out, len), 0);
+		if (memcmp(key, shard, 2) == 0)
+			return len;
+	}
+}
+
+/*
+ * A blob whose shard folder exists is written without a mkdir, alone and
+ * in a batch: the folder is made only when the file cannot be created for
+ * want of it, once, the first time.
+ */
+static void test_puts_into_an_existing_shard_make_no_folder(void **state)
+{
+	static const char *const tags[4] = {"alone", "one", "two", "three"};
+	fixture *f = *state;
+	char text[4][64], key[BLOB_KEY_HEX + 1];
+	blob_put_item items[3];
+	pr_error err = PR_ERROR_INIT;
+	buf out = BUF_INIT;
+	bool made = false;
+
+	mkdirs = 0;
+	assert_int_equal(blob_put(f->bs, key, "first", 5, &made, &err), 0);
+	assert_true(made);
+	assert_int_equal(mkdirs, 1);
+	mkdirs = 0;
+	for (size_t i = 0; i < 4; i++) {
+		size_t len = text_in_shard(text[i], sizeof(text[i]), tags[i], key);
+		if (i)
+			items[i - 1] = (blob_put_item){.data = text[i], .len = len};
+		else
+			assert_int_equal(blob_put(f->bs, key, text[0], len, &made, &err), 0);
+	}
+	put_many_ok(f, items, 3, 2);
+	if (mkdirs)
+		fail_msg("%u mkdir calls for 4 blobs in an existing shard", mkdirs);
+	for (size_t i = 0; i < 3; i++) {
+		assert_true(items[i].created);
+		if (blob_get(f->bs, items[i].key, &out, MiB, &err) < 0)
+			fail_msg("%s", err.msg);
+		assert_int_equal(out.len, items[i].len);
+	}
+	assert_int_equal(count_files(f->root, ".zst"), 5);
+	buf_release(&out);
+}
+
 /*
  * A key given with the bytes (`keyed`: the caller hashed them already) is
  * not computed again, in a batch or alone: the bytes are stored under it
@@ -1547,6 +1616,7 @@ int main(void)
 		T(test_batch_leaves_a_stored_blob_in_place_and_reports_it_not_created),
 		T(test_batch_with_the_same_bytes_twice_stores_one_blob_created_once),
 		T(test_batch_takes_a_key_given_with_the_bytes_and_reads_still_check_it),
+		T(test_puts_into_an_existing_shard_make_no_folder),
 		T(test_batch_that_cannot_write_a_blob_fails_naming_the_first_and_leaves_no_temps),
 		T(test_racing_batches_store_each_blob_once),
 		cmocka_unit_test(test_any_backend_gets_verification_from_the_generic_layer),
