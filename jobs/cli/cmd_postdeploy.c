@@ -150,6 +150,8 @@ static void markdown(report_out *o, const postdeploy_opts *opt, const postdeploy
 			report_put(o, "%s", "\n");
 		}
 		report_put(o, "%s", "\n");
+	} else if (nreg == 0) {
+		report_put(o, "%s", "**Verdict: pass** - no regression\n\n");
 	} else {
 		report_put(o, "**Verdict: pass** - %zu regression%s below the gate (%s)\n\n", nreg,
 			   nreg == 1 ? "" : "s", stats_severity_name(gate));

@@ -52,6 +52,9 @@ nshift=$(grep -o '"direction": "relative_shift"' <<<"$OUT" | wc -l)
 
 run pr post-deploy --service "$good" --release "$rel" --commit "${sha:0:10}" --repo "$R" --at "$at"
 [ $RC -eq 0 ] && [[ $OUT == *"Verdict: pass"* ]] && ok "a clean release passes with exit 0" || not_ok "pass" "rc=$RC $OUT"
+# Without a regression the verdict says so, not "0 regressions below the gate".
+[[ $OUT == *"**Verdict: pass** - no regression"* ]] && [[ $OUT != *"0 regressions"* ]] &&
+	ok "a release without a regression passes as such" || not_ok "no regression" "$OUT"
 # The fleet's captures carry the simulator's commits, not the repository's.
 gcommit=$(grep "\"service\":\"$good\",\"release\":\"$rel\"" "$T/fleet/manifest.jsonl" |
 	head -n 1 | sed 's/.*"commit":"\([0-9a-f]*\)".*/\1/')
