@@ -1815,28 +1815,40 @@ out:
  * both releases when C contains X where X is (in every capture of that
  * side that holds X, C's total less C's own self value is at least X's
  * total, which a caller on every stack of X satisfies exactly), C's self
- * share moved the other way by between half and twice X's change, and
- * C is the only such function for X and X the only one for C. The merged
- * row is C's, with its id and file, named "C (+X)", and holds C's and
- * X's self values summed capture by capture: tested as one, an unchanged
- * caller and callee are no finding, and a helper extracted and made
- * costlier is a regression of the two.
+ * share moved the other way by between half and twice X's change, no
+ * function between C and X took X's change in its total (see
+ * passed_through), and C is the only such function for X and X the only
+ * one for C. The merged row is C's, with its id and file, named
+ * "C (+X)", and holds C's and X's self values summed capture by capture:
+ * tested as one, an unchanged caller and callee are no finding, and a
+ * helper extracted and made costlier is a regression of the two.
  */
 
-/* Mean self share of row r over columns [col0, col0 + cs->n); NAN with none known. */
-static double mean_share(const func_matrix *m, size_t r, size_t col0, const capture_set *cs)
+/*
+ * Mean share of row r of `values` (m->self or m->total) over columns
+ * [col0, col0 + cs->n); NAN with none known.
+ */
+static double mean_share(const func_matrix *m, const int64_t *values, size_t r, size_t col0,
+			 const capture_set *cs)
 {
 	double sum = 0;
 	size_t n = 0;
 
 	for (size_t i = 0; i < cs->n; i++) {
-		int64_t v = m->self[r * m->ncaps + col0 + i];
+		int64_t v = values[r * m->ncaps + col0 + i];
 		if (v == FUNC_MATRIX_UNKNOWN)
 			continue;
 		sum += capture_share(&cs->caps[i], v);
 		n++;
 	}
 	return n ? sum / (double)n : NAN;
+}
+
+/* How far row r of `values` moved in mean share from the baseline to the current side. */
+static double moved_by(const func_matrix *m, const int64_t *values, size_t r,
+		       const capture_set *base, const capture_set *cur)
+{
+	return mean_share(m, values, r, base->n, cur) - mean_share(m, values, r, 0, base);
 }
 
 /* Whether row c's callees hold row x in every column of [col0, col0 + n) that has x. */
@@ -1857,21 +1869,45 @@ static bool contains(const func_matrix *m, size_t c, size_t x, size_t col0, size
 	return seen > 0;
 }
 
+/*
+ * Whether a function D between C and X (C holds D, D holds X, on X's
+ * side) took X's change in its total: then X's cost came or went through
+ * D, whose own code did not move, and C is an ancestor whose self share
+ * moved for another reason (a new check under an unchanged validate(),
+ * while the handler above it got cheaper). A caller that X's cost really
+ * came from has nothing between them; its ancestors' totals stay put.
+ */
+static bool passed_through(const func_matrix *m, const capture_set *base, const capture_set *cur,
+			   size_t c, size_t x, size_t col0, size_t ncol, double dx)
+{
+	for (size_t d = 0; d < m->nfuncs; d++) {
+		double dt;
+		if (d == c || d == x || !contains(m, d, x, col0, ncol) ||
+		    !contains(m, c, d, col0, ncol))
+			continue;
+		dt = moved_by(m, m->total, d, base, cur);
+		if (dt * dx > 0 && fabs(dt) >= 0.5 * fabs(dx))
+			return true;
+	}
+	return false;
+}
+
 /* The row that X (row k of the tested rows, gone or new: kind) moved into; SIZE_MAX none. */
 static size_t moved_mate(const func_matrix *m, const capture_set *base, const capture_set *cur,
 			 const size_t *rows, char *const *names, const int *kind, size_t n,
 			 size_t k)
 {
 	size_t nb = base->n, col0 = kind[k] == 1 ? 0 : nb, ncol = kind[k] == 1 ? nb : cur->n;
-	double dx = mean_share(m, rows[k], nb, cur) - mean_share(m, rows[k], 0, base);
+	double dx = moved_by(m, m->self, rows[k], base, cur);
 	size_t mate = SIZE_MAX, found = 0;
 
 	for (size_t j = 0; j < n; j++) {
 		double dc;
 		if (j == k || kind[j] || !names[j] || !contains(m, rows[j], rows[k], col0, ncol))
 			continue;
-		dc = mean_share(m, rows[j], nb, cur) - mean_share(m, rows[j], 0, base);
-		if (!(dc * dx < 0) || fabs(dc) < 0.5 * fabs(dx) || fabs(dc) > 2 * fabs(dx))
+		dc = moved_by(m, m->self, rows[j], base, cur);
+		if (!(dc * dx < 0) || fabs(dc) < 0.5 * fabs(dx) || fabs(dc) > 2 * fabs(dx) ||
+		    passed_through(m, base, cur, rows[j], rows[k], col0, ncol, dx))
 			continue;
 		found++;
 		mate = j;

@@ -547,6 +547,54 @@ static void test_cost_moved_between_caller_and_callee_is_no_finding(void **state
 	analysis_release(&a);
 }
 
+/*
+ * Cost that came or went under an unchanged function is not paired with
+ * an ancestor whose own self time moved for another reason: a new
+ * fraud check under validate(), released with a cheaper handler above
+ * it, is a regression from nothing (paired, "api.handle (+api.fraud)"
+ * was no finding), and a deleted check under validate() leaves a rise
+ * of the handler's own code a regression. A helper extracted beside a
+ * callee with a deep subtree of its own (which also looks large enough
+ * to hold it) is still paired with the caller it came from.
+ */
+static void test_new_code_under_an_unchanged_caller_is_not_paired_with_its_ancestor(
+	void **state)
+{
+	static const char *const names[] = {"added", "deleted", "beside"};
+	static const char *const v1[] = {"api.handle", "api.handle;api.validate"};
+	static const char *const v2[] = {"api.handle", "api.handle;api.validate",
+					 "api.handle;api.validate;api.fraud"};
+	static const char *const s1[] = {"api.parse", "api.parse;api.read",
+					 "api.parse;api.read;sys.read"};
+	static const char *const s2[] = {"api.parse", "api.parse;api.read",
+					 "api.parse;api.read;sys.read", "api.parse;api.tokens"};
+	static const int aw1[] = {1500, 600}, aw2[] = {900, 600, 600}, dw1[] = {900, 600, 600},
+			 dw2[] = {1500, 600}, sw1[] = {2000, 200, 1000},
+			 sw2[] = {1200, 200, 1000, 800};
+	fx *f = *state;
+	analysis a;
+	const finding *x;
+
+	family_service(f, "added", v1, aw1, 2, v2, aw2, 3);
+	family_service(f, "deleted", v2, dw1, 3, v1, dw2, 2);
+	family_service(f, "beside", s1, sw1, 3, s2, sw2, 4);
+	analyse_all(f, &a, names, 3);
+	for (size_t i = 0; i < a.ntests; i++)
+		if (strcmp(a.tests[i].service, "beside") != 0 && strstr(a.tests[i].function, "(+"))
+			fail_msg("%s: %s", a.tests[i].service, a.tests[i].function);
+	assert_non_null(x = finding_of(&a, "added", "api.fraud"));
+	assert_int_equal(x->direction, FINDING_REGRESSION);
+	assert_non_null(x = finding_of(&a, "deleted", "api.handle"));
+	assert_int_equal(x->direction, FINDING_REGRESSION);
+	assert_null(finding_of(&a, "beside", "api.tokens"));
+	assert_null(finding_of(&a, "beside", "api.parse (+api.tokens)"));
+	for (size_t i = 0; i < a.ntests; i++)
+		if (strcmp(a.tests[i].service, "beside") == 0 &&
+		    strstr(a.tests[i].function, "api.tokens"))
+			assert_string_equal(a.tests[i].function, "api.parse (+api.tokens)");
+	analysis_release(&a);
+}
+
 /* A target's skip reason, or NULL when it was not skipped. */
 static const char *skip_reason(const analysis *a, const char *service)
 {
@@ -1056,6 +1104,7 @@ int main(void)
 		T(test_a_renamed_function_is_judged_against_its_old_name),
 		T(test_renumbered_closures_are_judged_as_one_family),
 		T(test_cost_moved_between_caller_and_callee_is_no_finding),
+		T(test_new_code_under_an_unchanged_caller_is_not_paired_with_its_ancestor),
 		T(test_only_one_gone_and_one_new_function_of_a_container_are_paired),
 		T(test_a_renamed_function_travels_in_a_worker_part),
 		T(test_a_release_that_lost_its_symbols_is_not_judged),
