@@ -1815,13 +1815,14 @@ out:
  * both releases when C contains X where X is (in every capture of that
  * side that holds X, C's total less C's own self value is at least X's
  * total, which a caller on every stack of X satisfies exactly), C's self
- * share moved the other way by between half and twice X's change, no
- * function between C and X took X's change in its total (see
- * passed_through), and C is the only such function for X and X the only
- * one for C. The merged row is C's, with its id and file, named
- * "C (+X)", and holds C's and X's self values summed capture by capture:
- * tested as one, an unchanged caller and callee are no finding, and a
- * helper extracted and made costlier is a regression of the two.
+ * share moved the other way by between half and twice X's change and
+ * beyond its noise (see moved_beyond_noise), no function between C and
+ * X took X's change in its total (see passed_through), and C is the
+ * only such function for X and X the only one for C. The merged row is
+ * C's, with its id and file, named "C (+X)", and holds C's and X's
+ * self values summed capture by capture: tested as one, an unchanged
+ * caller and callee are no finding, and a helper extracted and made
+ * costlier is a regression of the two.
  */
 
 /*
@@ -1892,6 +1893,52 @@ static bool passed_through(const func_matrix *m, const capture_set *base, const 
 	return false;
 }
 
+/* Row r's self shares over columns [col0, col0 + cs->n) as a sample (the known ones). */
+static void share_sample(stats_sample *out, const func_matrix *m, size_t r, size_t col0,
+			 const capture_set *cs)
+{
+	double ss = 0;
+
+	out->n = 0;
+	out->mean = mean_share(m, m->self, r, col0, cs);
+	out->var = NAN;
+	out->var_floor = 0;
+	for (size_t i = 0; i < cs->n; i++) {
+		int64_t v = m->self[r * m->ncaps + col0 + i];
+		double d;
+		if (v == FUNC_MATRIX_UNKNOWN)
+			continue;
+		d = capture_share(&cs->caps[i], v) - out->mean;
+		ss += d * d;
+		out->n++;
+	}
+	if (out->n > 1)
+		out->var = ss / (double)(out->n - 1);
+}
+
+/*
+ * Whether row r's self share moved beyond its captures' spread, down when
+ * `down`: its current mean against its baseline's with the baseline's
+ * spread for both, one-sided at 5%. A caller's share that moved by no more
+ * than its noise says nothing of where a new or gone function's cost came
+ * from, and merging on it hides the function: a new check of 0.4% under a
+ * 20% handler whose share happened to read 1.7% lower was no finding.
+ */
+static bool moved_beyond_noise(const func_matrix *m, size_t r, const capture_set *base,
+			       const capture_set *cur, bool down)
+{
+	stats_sample b, c;
+	stats_test_opts o = {down ? STATS_LESS : STATS_GREATER, 0, 0.05};
+	stats_result res;
+
+	share_sample(&b, m, r, 0, base);
+	share_sample(&c, m, r, base->n, cur);
+	/* A spread of nothing (the same share in every capture): any move is one. */
+	if (stats_test_shared_var(&res, &b, &c, &o) < 0)
+		return b.n >= 2 && c.n >= 1 && !(b.var > 0);
+	return res.p <= o.alpha;
+}
+
 /* The row that X (row k of the tested rows, gone or new: kind) moved into; SIZE_MAX none. */
 static size_t moved_mate(const func_matrix *m, const capture_set *base, const capture_set *cur,
 			 const size_t *rows, char *const *names, const int *kind, size_t n,
@@ -1907,6 +1954,7 @@ static size_t moved_mate(const func_matrix *m, const capture_set *base, const ca
 			continue;
 		dc = moved_by(m, m->self, rows[j], base, cur);
 		if (!(dc * dx < 0) || fabs(dc) < 0.5 * fabs(dx) || fabs(dc) > 2 * fabs(dx) ||
+		    !moved_beyond_noise(m, rows[j], base, cur, dc < 0) ||
 		    passed_through(m, base, cur, rows[j], rows[k], col0, ncol, dx))
 			continue;
 		found++;

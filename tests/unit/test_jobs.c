@@ -595,6 +595,35 @@ static void test_new_code_under_an_unchanged_caller_is_not_paired_with_its_ances
 	analysis_release(&a);
 }
 
+/*
+ * A caller whose share moved by no more than its captures' spread says
+ * nothing of where a new function's cost came from: a new check of 0.4%
+ * under a handler of 20% whose share read 1.7% lower (each capture within
+ * the baseline's 5%) is a regression from nothing, not
+ * "api.handle (+api.fraud)" and no finding.
+ */
+static void test_a_new_function_is_not_paired_with_a_caller_that_moved_within_its_noise(
+	void **state)
+{
+	static const char *const names[] = {"noisy"};
+	static const char *const n1[] = {"api.handle"};
+	static const char *const n2[] = {"api.handle", "api.handle;api.fraud"};
+	static const int nw1[] = {3000}, nw2[] = {2950, 70};
+	fx *f = *state;
+	analysis a;
+	const finding *x;
+
+	family_service(f, "noisy", n1, nw1, 1, n2, nw2, 2);
+	analyse_all(f, &a, names, 1);
+	for (size_t i = 0; i < a.ntests; i++)
+		if (strstr(a.tests[i].function, "(+"))
+			fail_msg("%s: %s", a.tests[i].service, a.tests[i].function);
+	assert_non_null(x = finding_of(&a, "noisy", "api.fraud"));
+	assert_int_equal(x->direction, FINDING_REGRESSION);
+	assert_null(finding_of(&a, "noisy", "api.handle"));
+	analysis_release(&a);
+}
+
 /* A target's skip reason, or NULL when it was not skipped. */
 static const char *skip_reason(const analysis *a, const char *service)
 {
@@ -1105,6 +1134,7 @@ int main(void)
 		T(test_renumbered_closures_are_judged_as_one_family),
 		T(test_cost_moved_between_caller_and_callee_is_no_finding),
 		T(test_new_code_under_an_unchanged_caller_is_not_paired_with_its_ancestor),
+		T(test_a_new_function_is_not_paired_with_a_caller_that_moved_within_its_noise),
 		T(test_only_one_gone_and_one_new_function_of_a_container_are_paired),
 		T(test_a_renamed_function_travels_in_a_worker_part),
 		T(test_a_release_that_lost_its_symbols_is_not_judged),
