@@ -2002,8 +2002,10 @@ static int merge_moved(func_matrix *m, const capture_set *base, const capture_se
 			continue;
 		to = m->self + rows[c] * m->ncaps;
 		from = m->self + rows[k] * m->ncaps;
+		/* As the families sum: an unknown value (a capture cut to its top) adds nothing. */
 		for (size_t i = 0; i < m->ncaps; i++)
-			to[i] += from[i];
+			if (from[i] != FUNC_MATRIX_UNKNOWN)
+				to[i] = from[i] + imax(to[i], 0);
 		buf_reset(&b);
 		if (buf_printf(&b, "%s (+%s)", names[c], names[k]) < 0) {
 			rc = PR_ENOMEM;

@@ -624,6 +624,53 @@ static void test_a_new_function_is_not_paired_with_a_caller_that_moved_within_it
 	analysis_release(&a);
 }
 
+/*
+ * Baseline captures that retention cut to their top functions do not
+ * know the small ones. When a helper extracted from such a function is
+ * judged with it ("api.parse (+api.tokens)"), a capture that knows
+ * neither must stay unknown: summed as numbers, the two "unknown" marks
+ * made a value of -2, a negative share in the baseline.
+ */
+static void test_a_pair_summed_over_cut_captures_stays_unknown_where_neither_is_known(
+	void **state)
+{
+	static const char *const names[] = {"cut"};
+	static const char *const b1[] = {"api.handle", "api.handle;api.parse"};
+	static const char *const x2[] = {"api.handle", "api.handle;api.parse",
+					 "api.handle;api.parse;api.tokens"};
+	static const int w1[] = {300, 2000}, xw[] = {300, 1200, 1600};
+	fx *f = *state;
+	analysis a;
+	const finding *t = NULL;
+
+	family_service(f, "cut", b1, w1, 2, x2, xw, 3);
+	/* Cut 8 of the 28 baseline captures to their top: api.parse left out. */
+	testdb_execf(f->t,
+		     "update profile_vectors v set (function_ids, self_values, total_values) ="
+		     " (select array_agg(x.id order by x.id), array_agg(x.s order by x.id),"
+		     "  array_agg(x.t order by x.id) from"
+		     "  (select u.id, u.s, u.t from unnest(v.function_ids, v.self_values,"
+		     "   v.total_values) u(id, s, t) join functions fn on fn.id = u.id"
+		     "   where fn.name <> 'api.parse'"
+		     "   union all select fn.id, 2000, 2000 from functions fn"
+		     "   where fn.synthetic) x)"
+		     " where v.profile_id in (select p.id from profiles p join services s"
+		     "  on s.id = p.service_id where s.name = 'cut' and p.release = 'v1'"
+		     "  order by p.id limit 8)");
+	analyse_all(f, &a, names, 1);
+	for (size_t i = 0; i < a.ntests; i++) {
+		if (strcmp(a.tests[i].function, "api.parse (+api.tokens)") == 0)
+			t = &a.tests[i];
+		if (!(a.tests[i].baseline_share >= 0) || !(a.tests[i].current_share >= 0))
+			fail_msg("%s: %s %.4f -> %.4f", a.tests[i].service, a.tests[i].function,
+				 a.tests[i].baseline_share, a.tests[i].current_share);
+	}
+	assert_non_null(t);
+	assert_int_equal(t->baseline_captures, 20);
+	assert_true(t->significant && t->direction == FINDING_REGRESSION);
+	analysis_release(&a);
+}
+
 /* A target's skip reason, or NULL when it was not skipped. */
 static const char *skip_reason(const analysis *a, const char *service)
 {
@@ -1135,6 +1182,7 @@ int main(void)
 		T(test_cost_moved_between_caller_and_callee_is_no_finding),
 		T(test_new_code_under_an_unchanged_caller_is_not_paired_with_its_ancestor),
 		T(test_a_new_function_is_not_paired_with_a_caller_that_moved_within_its_noise),
+		T(test_a_pair_summed_over_cut_captures_stays_unknown_where_neither_is_known),
 		T(test_only_one_gone_and_one_new_function_of_a_container_are_paired),
 		T(test_a_renamed_function_travels_in_a_worker_part),
 		T(test_a_release_that_lost_its_symbols_is_not_judged),
