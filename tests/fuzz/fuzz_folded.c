@@ -80,11 +80,14 @@ static bool expect_v8(const char *s, size_t n, const char **name, size_t *name_l
 			sp = i, space = true;
 	if (!space)
 		return false;
-	/* The last two colons of the last word, digits after each. */
+	/*
+	 * The last two colons of the last word, digits after each. The file
+	 * before them may be empty: code of no script (eval, new Function).
+	 */
 	for (size_t i = sp + 1; i < n; i++)
 		if (s[i] == ':')
 			c1 = c2, c2 = i;
-	if (!c1 || c1 <= sp + 1 || !digits(s + c1 + 1, c2 - c1 - 1) ||
+	if (!c1 || !digits(s + c1 + 1, c2 - c1 - 1) ||
 	    !digits(s + c2 + 1, n - c2 - 1))
 		return false;
 	*file = s + sp + 1;
