@@ -762,8 +762,20 @@ int findings_link(analysis *a, db *d, const int64_t *from, const int64_t *to,
 	static const char join_sql[] =
 		"update findings set incident_id = $1 where id = any($2::bigint[])"
 		" and incident_id is distinct from $1";
+	/*
+	 * The lead pages for its incident. A lead that went away or was fixed
+	 * had its page resolved: were it kept, members still open would page
+	 * no one. The lead passes to an open member, a confirmed one first.
+	 */
 	static const char lead_sql[] =
-		"select coalesce(lead_finding_id, 0) from finding_groups where id = $1";
+		"with pick as (select id from findings where incident_id = $1 and status = 'open'"
+		"   order by state is distinct from 'confirmed', id limit 1),"
+		" u as (update finding_groups g set lead_finding_id = (select id from pick)"
+		"   where g.id = $1 and exists (select 1 from pick)"
+		"   and not exists (select 1 from findings l where l.id = g.lead_finding_id"
+		"                   and l.status = 'open') returning lead_finding_id)"
+		" select coalesce((select lead_finding_id from u),"
+		"   (select lead_finding_id from finding_groups where id = $1), 0)";
 	int64_t *ids = NULL;
 	size_t *parent = NULL, nids = 0;
 	int rc = 0;

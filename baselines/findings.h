@@ -79,8 +79,10 @@ int findings_list(struct json_t **out, db *d, const char *state, const char *ser
  * commit, said by why[i]. Findings linked directly or through others
  * become one incident (table finding_groups): an incident one of them
  * already belongs to, else a new one whose lead is its first finding
- * (the lowest id: the one found first). Each test of `a` that is a member
- * gets incident_id and incident_lead. Within the caller's transaction.
+ * (the lowest id: the one found first). A lead no longer open (it went
+ * away, was fixed or resolved) passes to an open member, a confirmed one
+ * first. Each test of `a` that is a member gets incident_id and
+ * incident_lead. Within the caller's transaction.
  */
 int findings_link(analysis *a, db *d, const int64_t *from, const int64_t *to,
 		  const char *const *why, size_t n, pr_error *err);

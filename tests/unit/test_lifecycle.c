@@ -5,7 +5,8 @@
  * critical finding confirmed and paged at once, a finding that goes away
  * when more captures come (its page resolved), one fixed by a later
  * release, two regressions on one call path merged into one incident
- * that pages once, and the two misses of issue 18 (a noisy release
+ * that pages once, an incident whose lead went away paging through a
+ * member still open, and the two misses of issue 18 (a noisy release
  * between the baseline and the regression; a 1.25x regression of a
  * function whose share is noisy) found without a false finding on the
  * same data without the regression, and a release noisy in every
@@ -48,6 +49,7 @@ typedef struct fx {
 	unsigned seed;
 	int seq;
 	const char *host; /* the host of the captures ingested next (NULL: unknown) */
+	double deep;      /* above 0: work.deep below work.inner, weight 500 x deep */
 } fx;
 
 static fx F;
@@ -117,6 +119,9 @@ static void capture_scaled(fx *f, const char *service, const char *release, int6
 	fprintf(out, "main;serve;work.hot %d\n", (int)(scale * 2000 * hot * noise(f, spread)));
 	fprintf(out, "main;serve;work.hot;work.inner %d\n",
 		(int)(scale * 600 * inner * noise(f, spread)));
+	if (f->deep > 0)
+		fprintf(out, "main;serve;work.hot;work.inner;work.deep %d\n",
+			(int)(scale * 500 * f->deep * noise(f, spread)));
 	assert_int_equal(fclose(out), 0);
 	ingest_capture(f, path, service, release, at, PROFILE_FMT_FOLDED);
 }
@@ -378,6 +383,63 @@ static void test_regressions_on_one_call_path_are_one_incident_that_pages_once(v
 	assert_int_equal(intf(f->t, "select count(*) from pages where event = 'trigger'"
 			      " and status <> 'cancelled'"), 1);
 	assert_int_equal(intf(f->t, "select count(*) from finding_groups"), 1);
+}
+
+/*
+ * work.hot, work.inner and work.deep below them all double: one incident,
+ * paged through its lead. When the lead goes away and the two others stay,
+ * the lead's page is resolved and the incident, still open, pages through
+ * one of them; a later release that fixes both resolves that page, once.
+ */
+static void test_an_incident_whose_lead_went_away_pages_through_a_member(void **state)
+{
+	fx *f = *state;
+	int64_t lead, triggers_open, pages;
+
+	f->deep = 1;
+	history(f, "svc");
+	f->deep = 2;
+	night(f, "svc", "v2", 1, 4, 2, 2);
+	run_night(f, 1);
+	assert_int_equal(intf(f->t, "select count(*) from findings where incident_id is not null"
+			      " and function in ('work.hot', 'work.inner', 'work.deep')"), 3);
+	assert_int_equal(triggers(f, "work.hot"), 1);
+	lead = intf(f->t, "select lead_finding_id from finding_groups");
+	assert_int_equal(intf(f->t, "select id from findings where function = 'work.hot'"), lead);
+	/* Night 2: work.hot is back to normal, the two below it are not. */
+	night(f, "svc", "v2", 2, 40, 1, 2);
+	run_night(f, 2);
+	assert_int_equal(intf(f->t, "select count(*) from findings where status = 'open'"
+			      " and state = 'confirmed'"
+			      " and function in ('work.inner', 'work.deep')"),
+			 2);
+	assert_int_equal(intf(f->t, "select count(*) from pages where event = 'resolve'"
+			      " and finding_id = %lld", (long long)lead), 1);
+	triggers_open = intf(f->t, "select count(*) from pages p join findings x"
+			     " on x.id = p.finding_id where p.event = 'trigger'"
+			     " and p.status <> 'cancelled' and x.status = 'open'");
+	assert_int_equal(triggers_open, 1);
+	assert_int_equal(intf(f->t, "select count(*) from finding_groups g join findings x"
+			      " on x.id = g.lead_finding_id where x.status = 'open'"), 1);
+	/* The same night again pages no one more. */
+	pages = intf(f->t, "select count(*) from pages");
+	run_night(f, 2);
+	assert_int_equal(intf(f->t, "select count(*) from pages"), pages);
+	assert_int_equal(intf(f->t, "select count(*) from pages where status <> 'cancelled'"
+			      " and event = 'trigger'"), 1);
+	assert_int_equal(intf(f->t, "select count(*) from pages where event = 'resolve'"), 1);
+	/* v3 fixes both: the page of the incident is resolved once. */
+	f->deep = 1;
+	night(f, "svc", "v3", 3, 4, 1, 1);
+	run_night(f, 3);
+	assert_int_equal(intf(f->t, "select count(*) from findings where status = 'open'"
+			      " and function in ('work.hot', 'work.inner', 'work.deep')"), 0);
+	assert_int_equal(intf(f->t, "select count(*) from pages where event = 'resolve'"), 2);
+	assert_int_equal(intf(f->t, "select count(*) from pages t join pages r"
+			      " on r.dedup_key = t.dedup_key and r.target = t.target"
+			      " and r.event = 'resolve'"
+			      " where t.event = 'trigger' and t.attempts > 0"),
+			 2);
 }
 
 /*
@@ -1024,6 +1086,9 @@ int main(void)
 			test_a_later_release_back_in_the_band_fixes_the_finding, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_regressions_on_one_call_path_are_one_incident_that_pages_once, setup,
+			teardown),
+		cmocka_unit_test_setup_teardown(
+			test_an_incident_whose_lead_went_away_pages_through_a_member, setup,
 			teardown),
 		cmocka_unit_test_setup_teardown(
 			test_a_noisy_release_in_between_does_not_hide_a_regression, setup,
