@@ -48,7 +48,7 @@ static const char stored_sql[] =
 	" ci_high, p_value, q_value, mw_p, score, baseline_captures, current_captures,"
 	" current_release, to_jsonb(baseline_releases)::text,"
 	" coalesce((detail -> 'captures')::text, '{}'), detail ->> 'test', baseline_id,"
-	" kind, detail ->> 'cost_unit', detail ->> 'renamed_from'"
+	" kind, detail ->> 'cost_unit', detail ->> 'renamed_from', coalesce(incident_id, 0)"
 	" from findings where id = $1";
 
 /* f as stored_sql read it into res (which this frees). */
@@ -96,6 +96,13 @@ static int stored_from(finding *f, PGresult *res, pr_error *err)
 		if (!f->cost_unit)
 			f->cost_unit = FINDING_KIND_COST; /* a unit this version does not know */
 	}
+	/*
+	 * Its incident, merged on an earlier run: a re-run that does not link
+	 * it again (no suspect commits this time) must not page it beside its
+	 * lead. Whether it leads is findings_incident_lead's to say.
+	 */
+	f->incident_id = db_get_i64(res, 0, 22);
+	f->incident_lead = false;
 	free(f->renamed_from);
 	f->renamed_from = NULL;
 	if ((!PQgetisnull(res, 0, 21) && !(f->renamed_from = strdup(db_get_text(res, 0, 21)))) ||
@@ -750,6 +757,37 @@ static size_t uf_find(size_t *parent, size_t i)
 	return i;
 }
 
+int findings_incident_lead(db *d, int64_t incident, int64_t *lead, pr_error *err)
+{
+	/*
+	 * The lead pages for its incident. A lead that went away or was fixed
+	 * had its page resolved: were it kept, members still open would page
+	 * no one. The lead passes to an open member, a confirmed one first.
+	 */
+	static const char sql[] =
+		"with pick as (select id from findings where incident_id = $1 and status = 'open'"
+		"   order by state is distinct from 'confirmed', id limit 1),"
+		" u as (update finding_groups g set lead_finding_id = (select id from pick)"
+		"   where g.id = $1 and exists (select 1 from pick)"
+		"   and not exists (select 1 from findings l where l.id = g.lead_finding_id"
+		"                   and l.status = 'open') returning lead_finding_id)"
+		" select coalesce((select lead_finding_id from u),"
+		"   (select lead_finding_id from finding_groups where id = $1), 0)";
+	char inc[24];
+	const char *p[1] = {inc};
+	PGresult *res = NULL;
+	int rc;
+
+	*lead = 0;
+	snprintf(inc, sizeof(inc), "%" PRId64, incident);
+	if ((rc = db_exec(d, &res, err, "reading an incident", sql, 1, p)) < 0)
+		return rc;
+	if (db_rows(res))
+		*lead = db_get_i64(res, 0, 0);
+	db_result_free(res);
+	return 0;
+}
+
 int findings_link(analysis *a, db *d, const int64_t *from, const int64_t *to,
 		  const char *const *why, size_t n, pr_error *err)
 {
@@ -762,20 +800,6 @@ int findings_link(analysis *a, db *d, const int64_t *from, const int64_t *to,
 	static const char join_sql[] =
 		"update findings set incident_id = $1 where id = any($2::bigint[])"
 		" and incident_id is distinct from $1";
-	/*
-	 * The lead pages for its incident. A lead that went away or was fixed
-	 * had its page resolved: were it kept, members still open would page
-	 * no one. The lead passes to an open member, a confirmed one first.
-	 */
-	static const char lead_sql[] =
-		"with pick as (select id from findings where incident_id = $1 and status = 'open'"
-		"   order by state is distinct from 'confirmed', id limit 1),"
-		" u as (update finding_groups g set lead_finding_id = (select id from pick)"
-		"   where g.id = $1 and exists (select 1 from pick)"
-		"   and not exists (select 1 from findings l where l.id = g.lead_finding_id"
-		"                   and l.status = 'open') returning lead_finding_id)"
-		" select coalesce((select lead_finding_id from u),"
-		"   (select lead_finding_id from finding_groups where id = $1), 0)";
 	int64_t *ids = NULL;
 	size_t *parent = NULL, nids = 0;
 	int rc = 0;
@@ -864,14 +888,9 @@ int findings_link(analysis *a, db *d, const int64_t *from, const int64_t *to,
 		snprintf(inc, sizeof(inc), "%" PRId64, incident);
 		{
 			const char *p[2] = {inc, members.ptr};
-			const char *q[1] = {inc};
 			rc = db_exec(d, NULL, err, "joining an incident", join_sql, 2, p);
 			if (rc == 0)
-				rc = db_exec(d, &res, err, "reading an incident", lead_sql, 1, q);
-			if (rc == 0) {
-				lead = db_rows(res) ? db_get_i64(res, 0, 0) : 0;
-				db_result_free(res);
-			}
+				rc = findings_incident_lead(d, incident, &lead, err);
 		}
 		buf_release(&members);
 		for (size_t k = 0; rc == 0 && k < nids; k++) {

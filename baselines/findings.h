@@ -87,6 +87,12 @@ int findings_list(struct json_t **out, db *d, const char *state, const char *ser
 int findings_link(analysis *a, db *d, const int64_t *from, const int64_t *to,
 		  const char *const *why, size_t n, pr_error *err);
 
+/*
+ * The lead of `incident` (0: none): a lead no longer open passes to an
+ * open member, a confirmed one first. Within the caller's transaction.
+ */
+int findings_incident_lead(db *d, int64_t incident, int64_t *lead, pr_error *err);
+
 /* A finding's incident and that incident's lead (0, 0 when it has none). */
 int findings_incident_of(db *d, int64_t id, int64_t *incident, int64_t *lead, pr_error *err);
 

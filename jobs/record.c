@@ -187,7 +187,7 @@ int record_findings_bs(analysis *a, db *d, blob_store *bs, int64_t run_id, const
 	a->went_away += closed.went_away;
 	a->fixed += closed.fixed;
 	for (size_t i = 0; i < a->ntests && a->tests[i].significant; i++) {
-		const finding *f = &a->tests[i];
+		finding *f = &a->tests[i];
 		/*
 		 * Both are idempotent and use the stored finding's captures: a
 		 * finding first stored without paging (analyze) pages when a
@@ -202,8 +202,16 @@ int record_findings_bs(analysis *a, db *d, blob_store *bs, int64_t run_id, const
 		 * look, and pages the night it is confirmed. An incident pages
 		 * once, through its lead.
 		 */
-		if (page && strcmp(f->state, "confirmed") == 0 &&
-		    (!f->incident_id || f->incident_lead) &&
+		if (!page || strcmp(f->state, "confirmed") != 0)
+			continue;
+		/* A member of an earlier run's incident that this run did not link again. */
+		if (f->incident_id && !f->incident_lead) {
+			int64_t lead;
+			if ((rc = findings_incident_lead(d, f->incident_id, &lead, err)) < 0)
+				goto out;
+			f->incident_lead = lead == f->id;
+		}
+		if ((!f->incident_id || f->incident_lead) &&
 		    (rc = pager_enqueue_finding(d, cfg, f, run_id, &a->pages_enqueued, err)) < 0)
 			goto out;
 	}

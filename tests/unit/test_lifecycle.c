@@ -6,7 +6,8 @@
  * when more captures come (its page resolved), one fixed by a later
  * release, two regressions on one call path merged into one incident
  * that pages once, an incident whose lead went away paging through a
- * member still open, and the two misses of issue 18 (a noisy release
+ * member still open, a re-run that does not page a member of an earlier
+ * run's incident, and the two misses of issue 18 (a noisy release
  * between the baseline and the regression; a 1.25x regression of a
  * function whose share is noisy) found without a false finding on the
  * same data without the regression, and a release noisy in every
@@ -50,6 +51,7 @@ typedef struct fx {
 	int seq;
 	const char *host; /* the host of the captures ingested next (NULL: unknown) */
 	double deep;      /* above 0: work.deep below work.inner, weight 500 x deep */
+	double side;      /* above 0: work.a's weight times this (a stack of its own) */
 } fx;
 
 static fx F;
@@ -115,7 +117,8 @@ static void capture_scaled(fx *f, const char *service, const char *release, int6
 	assert_non_null(out = fopen(path, "w"));
 	for (size_t i = 0; i < sizeof(weights) / sizeof(weights[0]); i++)
 		fprintf(out, "main;serve;%s %d\n", names[i],
-			(int)(scale * weights[i] * noise(f, spread)));
+			(int)(scale * weights[i] * (i == 0 && f->side > 0 ? f->side : 1) *
+			      noise(f, spread)));
 	fprintf(out, "main;serve;work.hot %d\n", (int)(scale * 2000 * hot * noise(f, spread)));
 	fprintf(out, "main;serve;work.hot;work.inner %d\n",
 		(int)(scale * 600 * inner * noise(f, spread)));
@@ -440,6 +443,37 @@ static void test_an_incident_whose_lead_went_away_pages_through_a_member(void **
 			      " and r.event = 'resolve'"
 			      " where t.event = 'trigger' and t.attempts > 0"),
 			 2);
+}
+
+/*
+ * work.hot and work.a (no stack in common) both double, and an earlier
+ * run merged them into one incident led by work.a, as a shared suspect
+ * commit does, cancelling work.hot's page. A re-run of the night that
+ * does not link them again (the repository could not be read this time)
+ * must not page work.hot beside its lead.
+ */
+static void test_a_rerun_does_not_page_a_member_of_an_earlier_incident(void **state)
+{
+	fx *f = *state;
+
+	history(f, "svc");
+	f->side = 2;
+	night(f, "svc", "v2", 1, 4, 2, 1);
+	run_night(f, 1);
+	assert_int_equal(intf(f->t, "select count(*) from findings where direction = 'regression'"
+			      " and state = 'confirmed'"
+			      " and function in ('work.hot', 'work.a')"), 2);
+	assert_int_equal(intf(f->t, "select count(*) from finding_groups"), 0);
+	testdb_execf(f->t, "insert into finding_groups (service_id, profile_type, release,"
+		     " lead_finding_id, reason) select service_id, profile_type, current_release,"
+		     " id, 'the same suspect commit' from findings where function = 'work.a'");
+	testdb_execf(f->t, "update findings set incident_id = (select id from finding_groups)"
+		     " where function in ('work.hot', 'work.a')");
+	testdb_execf(f->t, "update pages set status = 'cancelled', last_error = 'merged'"
+		     " where finding_id = (select id from findings where function = 'work.hot')");
+	run_night(f, 1);
+	assert_int_equal(triggers(f, "work.hot"), 0);
+	assert_int_equal(triggers(f, "work.a"), 1);
 }
 
 /*
@@ -1089,6 +1123,9 @@ int main(void)
 			teardown),
 		cmocka_unit_test_setup_teardown(
 			test_an_incident_whose_lead_went_away_pages_through_a_member, setup,
+			teardown),
+		cmocka_unit_test_setup_teardown(
+			test_a_rerun_does_not_page_a_member_of_an_earlier_incident, setup,
 			teardown),
 		cmocka_unit_test_setup_teardown(
 			test_a_noisy_release_in_between_does_not_hide_a_regression, setup,
