@@ -73,7 +73,12 @@ static int wait_for_captures(postdeploy_result *x, const job_env *env, const pos
 			json_decref(fails);
 			source_report_release(&src);
 		}
+		/*
+		 * The analysis judges nothing stamped after its "now": a capture
+		 * from a host whose clock runs ahead is not one to judge yet.
+		 */
 		if ((rc = db_capture_count(env->d, &x->captures, &x->with_samples, sid, o->release,
+					   (o->at_us ? o->at_us : job_now(env)) + 1, &x->later,
 					   err)) < 0)
 			return rc;
 		x->waited_us = (int64_t)((time_mono() - start) * 1e6);
@@ -216,11 +221,18 @@ static void verdict(postdeploy_result *x, const postdeploy_opts *o)
 		json_array_append_new(x->reasons, json_string(line));
 	}
 	if ((uint64_t)x->with_samples < want) {
-		int64_t empty = x->captures - x->with_samples;
-		char more[64] = "";
+		int64_t empty = x->captures - x->with_samples - x->later;
+		char more[256] = "", held[64] = "", when[TIME_FMT_MAX];
 		if (empty > 0)
-			snprintf(more, sizeof(more), " with samples (%" PRId64 " more hold none)",
-				 empty);
+			snprintf(held, sizeof(held), "%" PRId64 " more hold none", empty);
+		time_format(when, x->a.opts.at_us);
+		if (x->later > 0)
+			snprintf(more, sizeof(more), " with samples by the analysis time %s (%"
+				 PRId64 " more %s stamped after it: a clock ahead, or --at "
+				 "before them%s%s)", when, x->later, x->later == 1 ? "is" : "are",
+				 empty > 0 ? "; " : "", held);
+		else if (empty > 0)
+			snprintf(more, sizeof(more), " with samples (%s)", held);
 		snprintf(line, sizeof(line), "only %" PRId64 " of the %" PRIu64
 			 " captures asked for (--min-captures) "
 			 "arrived within --wait%s", x->with_samples, want, more);
@@ -309,6 +321,10 @@ int postdeploy_run(postdeploy_result *out, const job_env *env, const postdeploy_
 		goto out;
 	/* "Now" is when the analysis starts, so the captures waited for are in it. */
 	ao.at_us = o->at_us ? o->at_us : job_now(env);
+	/* What that "now" judges, for the verdict: a capture stamped later is not. */
+	if ((rc = db_capture_count(env->d, &x->captures, &x->with_samples, svc.id, o->release,
+				   ao.at_us + 1, &x->later, err)) < 0)
+		goto out;
 	analysis_init(&x->a, &ao);
 	{
 		json_t *params = json_pack("{s:s,s:s,s:I,s:s,s:I}", "release", o->release,

@@ -56,7 +56,9 @@ typedef struct postdeploy_result {
 	deploy dep;
 	suspects_range range;           /* the deploy's commit range */
 	int64_t captures;               /* captures of the release after the wait */
-	int64_t with_samples;           /* ... of which hold samples: the ones judged */
+	int64_t with_samples;           /* ... of which hold samples and are stamped by the
+					 * analysis's "now": the ones judged */
+	int64_t later;                  /* ... hold samples but are stamped after it */
 	char captured_sha[65];          /* a commit of the release's captures that is not
 					 * sha, "" when none is (check_build) */
 	int64_t captured_id;            /* a capture of that commit */

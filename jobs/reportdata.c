@@ -279,7 +279,8 @@ int reportdata_sel_captures(reportdata_cap **out, size_t *n, db *d, const report
 			goto out;
 		/* So is an unknown release: "add type=" would send the user astray. */
 		if (s->service && s->release &&
-		    ((rc = db_capture_count(d, &nrel, NULL, svc.id, s->release, err)) < 0 ||
+		    ((rc = db_capture_count(d, &nrel, NULL, svc.id, s->release, 0, NULL,
+						   err)) < 0 ||
 		     (nrel == 0 && (rc = job_release_hint(hint, sizeof(hint), d, svc.id,
 							  s->release, err)) < 0))) {
 			db_service_release(&svc);

@@ -1199,25 +1199,32 @@ out:
 }
 
 int db_capture_count(db *d, int64_t *n, int64_t *with_samples, int64_t service_id,
-		     const char *release, pr_error *err)
+		     const char *release, int64_t before_us, int64_t *later, pr_error *err)
 {
 	char sid[24];
-	const char *p[2] = {sid, release};
+	num before;
+	const char *p[3] = {sid, release, before_us ? i64(&before, before_us) : NULL};
 	PGresult *res = NULL;
 	int rc;
 
 	*n = 0;
 	if (with_samples)
 		*with_samples = 0;
+	if (later)
+		*later = 0;
 	snprintf(sid, sizeof(sid), "%" PRId64, service_id);
 	if ((rc = run(d, &res, err,
-		      "select count(*), count(*) filter (where total_value > 0) from profiles"
-		      " where service_id = $1 and release = $2", 2, p,
+		      "select count(*), count(*) filter (where total_value > 0 and ($3::bigint"
+		      " is null or captured_at < " US_TO_TS("$3") ")), count(*) filter (where"
+		      " total_value > 0 and captured_at >= " US_TO_TS("$3") ") from profiles"
+		      " where service_id = $1 and release = $2", 3, p,
 		      "cannot count captures")) < 0)
 		return rc;
 	*n = get_i64(res, 0, 0);
 	if (with_samples)
 		*with_samples = get_i64(res, 0, 1);
+	if (later)
+		*later = get_i64(res, 0, 2);
 	PQclear(res);
 	return 0;
 }

@@ -171,10 +171,14 @@ int db_service_list(db *d, db_service **out, size_t *n, pr_error *err);
 
 /*
  * How many captures of `release` service `service_id` has (*n), and how
- * many of them hold samples (*with_samples; NULL: not asked).
+ * many of them hold samples (*with_samples; NULL: not asked). With
+ * `before_us` (0: any time), *with_samples counts only those stamped
+ * before it, and *later (NULL: not asked) those with samples stamped at
+ * or after it: an analysis "now" leaves them out, so a gate waiting for
+ * captures it can judge must not count them.
  */
 int db_capture_count(db *d, int64_t *n, int64_t *with_samples, int64_t service_id,
-		     const char *release, pr_error *err);
+		     const char *release, int64_t before_us, int64_t *later, pr_error *err);
 
 /*
  * The releases a service has captures of, the most recently captured

@@ -120,7 +120,7 @@ static int no_release(db *d, const db_service *svc, const char *release, pr_erro
 	int64_t n = 0;
 	int rc;
 
-	if ((rc = db_capture_count(d, &n, NULL, svc->id, release, err)) < 0 || n > 0)
+	if ((rc = db_capture_count(d, &n, NULL, svc->id, release, 0, NULL, err)) < 0 || n > 0)
 		return rc;
 	if ((rc = job_release_hint(hint, sizeof(hint), d, svc->id, release, err)) < 0)
 		return rc;

@@ -4,7 +4,8 @@
 # captures is refused; deploy history is ordered by deploy time; suspect
 # commits are computed once and shown the same everywhere; a stored
 # finding never changes; analyze --gate; unknown names are errors with a
-# "did you mean"; service teams; refusals made up front.
+# "did you mean"; service teams; refusals made up front; a capture
+# stamped after "now" does not count towards --min-captures.
 . "$(dirname "$0")/lib.sh"
 fresh_db cli_failclosed
 BUILD=${BUILD:-build}
@@ -246,6 +247,37 @@ run pr post-deploy --service jsx --release v2 --commit "$sha2"
 [ $RC -eq 1 ] && [[ $OUT == *"Suspect commits for compute (file:///app/tax.js): No repository configured"* ]] &&
 	[ "$(grep -c "No repository configured" <<<"$OUT")" = 1 ] &&
 	ok "no repository: said once in the summary" || not_ok "no repository" "rc=$RC $ERR" "$OUT"
+
+# 21. A capture stamped after "now" (a host's clock ahead) is not judged
+# by the analysis, so it does not count towards --min-captures either: a
+# gate that judged one capture must not pass as the four asked for.
+fresh_db cli_failclosed_skew
+pr --quiet db init && pr --quiet service add jsx --enable
+for i in 1 2 3 4 5 6 7 8; do
+	pr --quiet ingest "$T/b$i.cpuprofile" --service jsx --release v1 --host "h$i" \
+		--time "$(date -u -d "-$((i + 2)) days" +%Y-%m-%dT%H:%M:%SZ)"
+done
+for i in 1 2 3 4; do
+	cpuprof $((101 + i * 3)) $((299 - i * 2)) >"$T/s$i.cpuprofile"
+	when=$([ $i = 1 ] && echo now || echo '+3 hours')
+	pr --quiet ingest "$T/s$i.cpuprofile" --service jsx --release v2 --host "g$i" \
+		--time "$(date -u -d "$when" +%Y-%m-%dT%H:%M:%SZ)"
+done
+run pr post-deploy --service jsx --release v2 --commit "$sha2" --min-captures 4
+[ $RC -eq 5 ] && [[ $OUT == *"Verdict: inconclusive"* ]] &&
+	[[ $OUT == *"only 1 of the 4 captures asked for"*"3 more are stamped after it"* ]] &&
+	ok "captures stamped in the future do not count towards --min-captures" ||
+	not_ok "future captures" "rc=$RC $ERR" "$OUT"
+# A clock a few seconds ahead: the wait lasts until they are due, then judges all four.
+for i in 1 2 3 4; do
+	cpuprof $((210 + i * 4)) $((290 - i * 3)) >"$T/r$i.cpuprofile"
+	pr --quiet ingest "$T/r$i.cpuprofile" --service jsx --release v3 --host "g$i" \
+		--time "$(date -u -d "+$((i == 1 ? 0 : 7)) seconds" +%Y-%m-%dT%H:%M:%SZ)"
+done
+run pr post-deploy --service jsx --release v3 --commit "$sha2" --min-captures 4 --wait 40s --json
+[ $RC -eq 1 ] && [ "$(jq '[.findings[] | select(.direction == "regression")][0].current_captures' \
+	<<<"$OUT")" = 4 ] && ok "the wait lasts until captures stamped a little ahead are due" ||
+	not_ok "captures due during the wait" "rc=$RC $ERR" "$OUT"
 
 # 4. No enabled service: the night is not a success.
 fresh_db cli_failclosed_empty
