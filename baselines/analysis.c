@@ -137,6 +137,15 @@ void analysis_release(analysis *a)
 	memset(a, 0, sizeof(*a));
 }
 
+size_t analysis_current_captures(const analysis *a)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < a->ntargets; i++)
+		n += a->targets[i].cur.n;
+	return n;
+}
+
 static int oom(pr_error *err)
 {
 	return pr_error_set(err, PR_ENOMEM, "out of memory");

@@ -234,6 +234,13 @@ void analysis_init(analysis *a, const analysis_opts *o);
 void analysis_release(analysis *a);
 
 /*
+ * How many captures the analysed targets judged, all targets together
+ * (a cohort's: only its hosts'): what a gate asking for a number of
+ * captures compares with.
+ */
+size_t analysis_current_captures(const analysis *a);
+
+/*
  * Test every function of one target and add the tests to the family. A
  * target without current captures or with too small a baseline is
  * recorded in `skipped`, not an error. With `store`, the baseline is

@@ -237,6 +237,13 @@ static void verdict(postdeploy_result *x, const postdeploy_opts *o)
 			 " captures asked for (--min-captures) "
 			 "arrived within --wait%s", x->with_samples, want, more);
 		json_array_append_new(x->reasons, json_string(line));
+	} else if (x->hosts && x->a.services && analysis_current_captures(&x->a) < want) {
+		/* The wait counted the release on every host; a canary is judged on its own. */
+		size_t n = analysis_current_captures(&x->a);
+		snprintf(line, sizeof(line), "only %zu of the %" PRIu64 " captures asked for "
+			 "(--min-captures) %s on the canary hosts (%" PRId64 " captures of the "
+			 "release in all)", n, want, n == 1 ? "is" : "are", x->captures);
+		json_array_append_new(x->reasons, json_string(line));
 	}
 	if (strcmp(x->verdict, "fail") != 0 && json_array_size(x->reasons))
 		x->verdict = "inconclusive";

@@ -7,8 +7,8 @@
 # costs half as much again) from 00:00 to 06:00, then v3 (clean) from
 # 07:00 to 12:00. A canary regression is found (analyze) and gates
 # post-deploy (exit 1); a clean canary passes (exit 0); a thin control is
-# inconclusive (exit 5) with its reason; unknown hosts are a usage error
-# naming them.
+# inconclusive (exit 5) with its reason, and so are fewer canary captures
+# than --min-captures; unknown hosts are a usage error naming them.
 . "$(dirname "$0")/lib.sh"
 fresh_db cli_canary
 T=$PROFREG_TEST_TMP/cli_canary
@@ -115,6 +115,12 @@ run pr post-deploy --service checkout --release v2 --commit "$SHA" --canary 'web
 run pr post-deploy --service checkout --release v3 --commit "$SHA" --canary 'web-[12]' --control web-7 --at "$AT"
 [ $RC -eq 5 ] && [[ $OUT == *"insufficient control"* ]] && ok "post-deploy with a thin control is inconclusive (exit 5) with the reason" ||
 	not_ok "post-deploy thin control" "rc=$RC $OUT $ERR"
+# --min-captures counts the canary's captures: web-1 holds 10 of v3's 20.
+run pr post-deploy --service checkout --release v3 --commit "$SHA" --canary web-1 --min-captures 15 \
+	--at "$AT"
+[ $RC -eq 5 ] && [[ $OUT == *"only 10 of the 15 captures asked for (--min-captures) are on the canary"* ]] &&
+	ok "post-deploy with fewer canary captures than --min-captures is inconclusive" ||
+	not_ok "post-deploy thin canary" "rc=$RC $OUT $ERR"
 run pr post-deploy --service checkout --release v3 --commit "$SHA" --canary web-8 --at "$AT"
 [ $RC -eq 2 ] && grep -q "unknown host in the canary hosts: 'web-8'" <<<"$ERR" &&
 	ok "post-deploy with an unknown canary host is a usage error naming it" || not_ok "post-deploy unknown" "rc=$RC $ERR"
