@@ -237,12 +237,19 @@ static void verdict(postdeploy_result *x, const postdeploy_opts *o)
 			 " captures asked for (--min-captures) "
 			 "arrived within --wait%s", x->with_samples, want, more);
 		json_array_append_new(x->reasons, json_string(line));
-	} else if (x->hosts && x->a.services && analysis_current_captures(&x->a) < want) {
-		/* The wait counted the release on every host; a canary is judged on its own. */
+	} else if (x->a.services && analysis_current_captures(&x->a) < want) {
+		/*
+		 * The wait counted the release's captures of every host and
+		 * every type; a canary is judged on its own hosts, and a service
+		 * on its configured types (cpu when it has none): two cpu and
+		 * two heap captures are not the four cpu captures asked for.
+		 */
 		size_t n = analysis_current_captures(&x->a);
 		snprintf(line, sizeof(line), "only %zu of the %" PRIu64 " captures asked for "
-			 "(--min-captures) %s on the canary hosts (%" PRId64 " captures of the "
-			 "release in all)", n, want, n == 1 ? "is" : "are", x->captures);
+			 "(--min-captures) %s %s (%" PRId64 " captures of the release in all)", n,
+			 want, n == 1 ? "is" : "are",
+			 x->hosts ? "on the canary hosts" : "of a type the analysis judged",
+			 x->captures);
 		json_array_append_new(x->reasons, json_string(line));
 	}
 	if (strcmp(x->verdict, "fail") != 0 && json_array_size(x->reasons))

@@ -5,7 +5,8 @@
 # commits are computed once and shown the same everywhere; a stored
 # finding never changes; analyze --gate; unknown names are errors with a
 # "did you mean"; service teams; refusals made up front; a capture
-# stamped after "now" does not count towards --min-captures.
+# stamped after "now", or of a type not judged, does not count towards
+# --min-captures.
 . "$(dirname "$0")/lib.sh"
 fresh_db cli_failclosed
 BUILD=${BUILD:-build}
@@ -278,6 +279,24 @@ run pr post-deploy --service jsx --release v3 --commit "$sha2" --min-captures 4 
 [ $RC -eq 1 ] && [ "$(jq '[.findings[] | select(.direction == "regression")][0].current_captures' \
 	<<<"$OUT")" = 4 ] && ok "the wait lasts until captures stamped a little ahead are due" ||
 	not_ok "captures due during the wait" "rc=$RC $ERR" "$OUT"
+
+# 22. --min-captures counts what is judged: a service without types in the
+# configuration is judged on cpu, so two cpu and two heap captures are not
+# the four captures asked for.
+for i in 1 2; do
+	cpuprof $((120 + i * 5)) $((280 - i * 4)) >"$T/t$i.cpuprofile"
+	pr --quiet ingest "$T/t$i.cpuprofile" --service jsx --release v4 --host "k$i" \
+		--time "$(date -u -d "-$i minutes" +%Y-%m-%dT%H:%M:%SZ)"
+done
+for f in go-heap go119-heap; do
+	pr --quiet ingest "$PROFREG_TEST_DATA/pprof/$f.pb.gz" --service jsx --release v4 --type heap \
+		--host "k-$f" --time "$(date -u -d "-1 minute" +%Y-%m-%dT%H:%M:%SZ)"
+done
+run pr post-deploy --service jsx --release v4 --commit "$sha2" --min-captures 4
+[ $RC -eq 5 ] && [[ $OUT == *"Verdict: inconclusive"* ]] &&
+	[[ $OUT == *"only 2 of the 4 captures asked for (--min-captures) are of a type the analysis judged (4 captures of the release in all)"* ]] &&
+	ok "captures of a type not judged do not count towards --min-captures" ||
+	not_ok "types judged" "rc=$RC $ERR" "$OUT"
 
 # 4. No enabled service: the night is not a success.
 fresh_db cli_failclosed_empty
