@@ -22,20 +22,30 @@
 	" when p.retention_class = 'forensic' then greatest(p.retain_until, " until ")" \
 	" else " until " end"
 
-/* Kept `us` microseconds from now; 0 or less: forever (NULL). */
-#define KEEP_FOR(us) \
-	"case when " us "::bigint > 0 then now() + " us "::bigint * interval '1 microsecond' end"
-
 int evidence_pin_finding(db *d, const finding *f, int64_t keep_us, pr_error *err)
 {
+	/*
+	 * Kept `keep` from when the finding was first stored, not from now:
+	 * storing it again then asks for the same end and changes nothing.
+	 * A capture already another finding's evidence is kept to the later
+	 * of the two ends (it keeps its first finding's tag, which its deploy
+	 * tag belongs to): skipping it would drop this finding's evidence at
+	 * the other one's end.
+	 */
 	static const char forensic_sql[] =
 		"with c as (select (jsonb_array_elements_text($2::jsonb -> 'current'))::bigint"
 		"   as id),"
+		" k as (select case when $3::bigint > 0 then coalesce((select created_at"
+		"   from findings where id = $1), now()) + $3::bigint * interval '1 microsecond'"
+		"   end as until),"
 		" u as (update profiles p set retention_class = 'forensic',"
-		"   retain_until = " KEEP_UNTIL(KEEP_FOR("$3")) ","
-		"   tags = p.tags || jsonb_build_object('finding', $1::bigint::text)"
+		"   retain_until = " KEEP_UNTIL("(select until from k)") ","
+		"   tags = case when p.tags ? 'finding' then p.tags"
+		"     else p.tags || jsonb_build_object('finding', $1::bigint::text) end"
 		"   where p.id = any(array(select id from c))"
-		"   and (p.retention_class <> 'forensic' or not (p.tags ? 'finding'))"
+		"   and (p.retention_class <> 'forensic' or not (p.tags ? 'finding')"
+		"     or (p.retain_until is not null and ((select until from k) is null"
+		"       or (select until from k) > p.retain_until)))"
 		"   returning p.id)"
 		" select count(*) from u";
 	static const char pin_sql[] =

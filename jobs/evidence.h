@@ -22,10 +22,12 @@
 
 /*
  * A regression's evidence, in the caller's transaction: its current
- * captures become forensic (kept `keep_us` from now; 0: forever) tagged
- * with the finding, its baseline captures are pinned while it is open,
- * and an audit row says so. Captures already marked are left alone, so
- * storing the same finding again audits nothing.
+ * captures become forensic (kept `keep_us` from when the finding was
+ * first stored; 0: forever) tagged with the finding, its baseline
+ * captures are pinned while it is open, and an audit row says so. A
+ * capture already another finding's evidence keeps the later end.
+ * Captures already kept that long are left alone, so storing the same
+ * finding again audits nothing.
  */
 int evidence_pin_finding(db *d, const finding *f, int64_t keep_us, pr_error *err);
 

@@ -4,7 +4,7 @@
  * budget, a pin taken concurrently by another session, and a summary
  * capture as a baseline member; the orphan sweep beside an ingest of the
  * same bytes, the row budget never deleting hot captures, a future `at`,
- * and what a dry run holds and for how long.
+ * and what a dry run holds and for how long; evidence a second finding takes.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -24,6 +24,7 @@
 
 #include "baselines/baseline.h"
 #include "common/timeutil.h"
+#include "jobs/evidence.h"
 #include "jobs/retention.h"
 #include "tests/support/testdb.h"
 
@@ -626,6 +627,57 @@ static void test_a_dry_run_gives_up_on_a_lock_it_waits_for_too_long(void **state
 	assert_string_equal(cls(f, c), "hot");
 }
 
+/*
+ * A capture already evidence of an older finding, kept until before AT,
+ * becomes evidence of a new finding: it is kept `forensic_days` from the
+ * new finding, not dropped at the old one's end; storing the new finding
+ * again changes and audits nothing.
+ */
+static void test_evidence_of_a_second_finding_is_kept_for_the_second_finding(void **state)
+{
+	fx *f = *state;
+	int64_t c = capture(f, 10, 4, 500, "forensic");
+	int64_t old, fid;
+	char ids[96];
+	finding fnd;
+	pr_error err = PR_ERROR_INIT;
+	retention_result r;
+
+	testdb_execf(f->t,
+	     "insert into findings (service_id, status, created_at) values (%lld, 'open',"
+	     " 'epoch'::timestamptz + %lld * interval '1 microsecond')",
+	     (long long)f->sid, (long long)(AT - 40 * DAY));
+	old = intf(f->t, "select max(id) from findings");
+	testdb_execf(f->t,
+	     "update profiles set tags = jsonb_build_object('finding', '%lld'),"
+	     " retain_until = 'epoch'::timestamptz + %lld * interval '1 microsecond'"
+	     " where id = %lld",
+	     (long long)old, (long long)(AT - DAY), (long long)c);
+	testdb_execf(f->t, "insert into findings (service_id, status) values (%lld, 'open')",
+	     (long long)f->sid);
+	fid = intf(f->t, "select max(id) from findings");
+	memset(&fnd, 0, sizeof(fnd));
+	fnd.id = fid;
+	snprintf(ids, sizeof(ids), "{\"baseline\":[],\"current\":[%lld]}", (long long)c);
+	fnd.capture_ids = ids;
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(evidence_pin_finding(f->t->db, &fnd, 30 * DAY, &err), 0);
+	assert_int_equal(intf(f->t,
+			      "select count(*) from audit_log where action = 'pin'"
+			      " and object = 'finding:%lld'",
+			      (long long)fid),
+			 1);
+	assert_int_equal(intf(f->t,
+			      "select count(*) from profiles p, findings fi where p.id = %lld"
+			      " and fi.id = %lld and p.retain_until = fi.created_at"
+			      " + interval '30 days'",
+			      (long long)c, (long long)fid),
+			 1);
+	assert_int_equal(run(f, &r), 0);
+	assert_string_equal(cls(f, c), "forensic");
+	assert_int_equal(r.to_summary, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -658,6 +710,9 @@ int main(void)
 			teardown),
 		cmocka_unit_test_setup_teardown(
 			test_a_dry_run_gives_up_on_a_lock_it_waits_for_too_long, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_evidence_of_a_second_finding_is_kept_for_the_second_finding, setup,
+			teardown),
 	};
 	return cmocka_run_group_tests_name("retention", tests, testdb_group_setup,
 					   testdb_group_teardown);
