@@ -1076,7 +1076,7 @@ static int run_summary(report *r, db *d, int64_t run_id, pr_error *err)
 {
 	static const char sql[] =
 		"select r.kind, r.status, " DB_TS_TO_US("r.started_at") ","
-		" " DB_TS_TO_US("r.finished_at") ", r.detail::text, s.name"
+		" " DB_TS_TO_US("r.finished_at") ", profreg_run_detail(r.id)::text, s.name"
 		" from runs r left join services s on s.id = r.service_id where r.id = $1";
 	char id[24], title[256];
 	const char *p[1] = {id};

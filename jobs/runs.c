@@ -104,7 +104,9 @@ int runs_list(json_t **out, db *d, size_t limit, pr_error *err)
 		"(r.detail ->> 'failed')::bigint,"
 		"   'seconds', extract(epoch from r.finished_at - r.started_at)::float8)"
 		"   order by r.id desc), '[]')::text"
-		" from (select * from runs order by id desc limit $1) r"
+		/* Team roles may not read runs.detail: its share for them (028). */
+		" from (select id, kind, service_id, status, started_at, finished_at,"
+		"   profreg_run_detail(id) as detail from runs order by id desc limit $1) r"
 		" left join services s on s.id = r.service_id";
 	char lim[24];
 	const char *p[1] = {lim};
@@ -128,7 +130,7 @@ int runs_show(json_t **out, db *d, int64_t id, pr_error *err)
 		" 'service', s.name,"
 		" 'started_at', " RUN_TIME("r.started_at") ","
 		" 'finished_at', " RUN_TIME("r.finished_at") ","
-		" 'detail', r.detail,"
+		" 'detail', profreg_run_detail(r.id),"
 		" 'findings', coalesce((select jsonb_agg(jsonb_build_object('id', f.id,"
 		"   'service', fs.name, 'type', f.profile_type, 'function', f.function,"
 		"   'direction', f.direction, 'severity', f.severity, "

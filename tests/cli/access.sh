@@ -328,6 +328,23 @@ run as $A finding show "$PAYF"
 	ok "finding show is audited with its pinned captures" ||
 	not_ok "finding show audit" "rc $RC" "$ERR"
 
+# A run without a service is every team's, but its detail names each
+# service it looked at: team B reads only its own services' part.
+out=$(sql_as $B "select detail::text from runs where id = $RUN")
+grep -q 'permission denied' <<<"$out" && ok "a team role cannot read runs.detail whole" ||
+	not_ok "runs.detail as B" "$out"
+out=$(sql_as $B "select profreg_run_detail($RUN)::text")
+grep -q shop-failure-reason <<<"$out" && ! grep -q pay <<<"$out" &&
+	ok "profreg_run_detail keeps team B's services only" || not_ok "run detail as B" "$out"
+run as $B run "$RUN" --json
+[ $RC -eq 0 ] && grep -q shop-failure-reason <<<"$OUT" && ! grep -q 'pay' <<<"$OUT" &&
+	as $B runs list --json | grep -q "\"id\": $RUN" &&
+	ok "run and runs list as team B name none of team A's services" ||
+	not_ok "run as B" "rc $RC" "$ERR" "$(head -c 600 <<<"$OUT")"
+run as $JOB run "$RUN" --json
+[ $RC -eq 0 ] && grep -q 'few captures' <<<"$OUT" && grep -q shop-failure-reason <<<"$OUT" &&
+	ok "an admin role reads a run's detail whole" || not_ok "run as admin" "rc $RC" "$ERR"
+
 # Revoking takes the rows away.
 run pr access revoke $A
 [ $RC -eq 0 ] && grep -q 'removed 1 grant' <<<"$OUT" && ok "access revoke" || not_ok "revoke" "$ERR"
