@@ -83,6 +83,31 @@ int access_read_captures(db *d, const char *action, const char *object, const in
 	return rc;
 }
 
+int access_audit_unseen(db *d, const char *action, const int64_t *ids, size_t n, bool whole,
+			pr_error *err)
+{
+	/* Row security leaves in `profiles` only what the role sees. */
+	static const char sql[] =
+		"with u as (select array_agg(x order by x) as a from unnest($2::bigint[]) x"
+		" where not exists (select 1 from profiles p where p.id = x))"
+		" select case when u.a is not null then (select r.refused"
+		" from profreg_read($1, u.a, $3::boolean) r) end from u";
+	buf arr = BUF_INIT;
+	struct pg_result *res = NULL;
+	const char *p[3];
+	int rc;
+
+	if (n == 0)
+		return 0;
+	if (db_bigint_array(&arr, ids, n, sizeof(*ids)) < 0)
+		return oom(err);
+	p[0] = action, p[1] = arr.ptr, p[2] = whole ? "true" : "false";
+	rc = db_exec(d, &res, err, "cannot audit a read of captures", sql, 3, p);
+	db_result_free(res);
+	buf_release(&arr);
+	return rc < 0 ? rc : 0;
+}
+
 int access_read_finding(db *d, const char *action, int64_t finding_id, pr_error *err)
 {
 	/* The pins the role may see (row security on capture_pins decides). */

@@ -50,6 +50,16 @@ int access_read_captures(db *d, const char *action, const char *object, const in
 			 size_t n, size_t stride, bool whole, pr_error *err);
 
 /*
+ * Audit the refused part of a selection by capture ids: those of `ids`
+ * the role does not see (another team's, or none) get one refused
+ * profreg_read row for `action`, as a `profile show` of them would.
+ * The selection then fails or drops them as before, so only the audit
+ * is added; returns 0 whatever the refusal, < 0 when the database fails.
+ */
+int access_audit_unseen(db *d, const char *action, const int64_t *ids, size_t n, bool whole,
+			pr_error *err);
+
+/*
  * Audit a view of finding `finding_id` with its pinned captures (their
  * numbers: no heap permission needed), as "finding:ID".
  */

@@ -84,7 +84,9 @@ int exports_run(buf *out, exports_result *res, const job_env *env, const reportd
 	if (value == EXPORTS_VALUE_DEFAULT)
 		value = fmt == EXPORT_FOLDED ? EXPORTS_VALUE_SAMPLES : EXPORTS_VALUE_UNIT;
 	/* Reading a profile whole is a read of each capture, checked and audited. */
-	if ((rc = reportdata_sel_captures(&caps, &ncaps, env->d, sel, err)) < 0 ||
+	if ((rc = access_audit_unseen(env->d, "capture.export", sel->ids, sel->nids, true,
+				      err)) < 0 ||
+	    (rc = reportdata_sel_captures(&caps, &ncaps, env->d, sel, err)) < 0 ||
 	    (rc = access_read_captures(env->d, "capture.export", NULL, &caps[0].id, ncaps,
 				       sizeof(*caps), true, err)) < 0)
 		goto out;

@@ -1381,6 +1381,9 @@ int reportdata_diff(report *out, db *d, blob_store *bs, const config *cfg,
 	else
 		profile_limits_default(&lim), analysis_opts_default(&o);
 	if ((rc = report_init(out, "diff", err)) < 0 ||
+	    (rc = access_audit_unseen(d, "capture.diff", base->ids, base->nids, true, err)) < 0 ||
+	    (rc = access_audit_unseen(d, "capture.diff", target->ids, target->nids, true,
+				      err)) < 0 ||
 	    (rc = reportdata_sel_captures(&bc, &nb, d, base, err)) < 0 ||
 	    (rc = reportdata_sel_captures(&tc, &nt, d, target, err)) < 0 ||
 	    (rc = access_read_captures(d, "capture.diff", NULL, &bc[0].id, nb, sizeof(*bc), true,

@@ -240,6 +240,13 @@ arow() { sql "select $1 from audit_log where db_role = '$2' and action = '$3' or
 [ "$(sql "select count(*) from audit_log where db_role = '$A' and action = 'capture.show'")" = 2 ] &&
 	[ "$(sql "select count(*) from audit_log where db_role = '$B' and action = 'capture.diff'")" = 2 ] &&
 	ok "profile show and diff are audited" || not_ok "audit show/diff"
+[ "$(sql "select count(*) from audit_log where db_role = '$AH' and action = 'capture.export'
+	and capture_ids = array[$SHOP::bigint] and detail->>'refused' = 'not_found'")" = 1 ] &&
+	[ "$(sql "select count(*) from audit_log where db_role = '$A' and action = 'capture.diff'
+	and capture_ids = array[$SHOP::bigint] and detail->>'refused' = 'not_found'")" = 1 ] &&
+	ok "an export or diff of another team's capture by id is audited as refused" ||
+	not_ok "audit refused by id" "$(sql "select db_role, action, capture_ids, detail
+		from audit_log where action in ('capture.export', 'capture.diff')")"
 run pr audit list --role $A --json
 [ $RC -eq 0 ] && [ "$(jq '[.audit[] | select(.db_role != "'$A'")] | length' <<<"$OUT")" = 0 ] &&
 	[ "$(jq '[.audit[] | select(.action == "capture.export")] | length' <<<"$OUT")" = 2 ] &&
