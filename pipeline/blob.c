@@ -396,20 +396,57 @@ const char *blob_store_describe(blob_store *bs)
 }
 
 /*
+ * Whether the stored blob `key` reads back as the `len` bytes it names:
+ * 0 and *ok when it does, 0 and !*ok when it is damaged (truncated,
+ * corrupt, larger than those bytes), PR_ENOTFOUND when it is missing
+ * (`err` left as it was), or the store's own failure.
+ */
+static int check_stored(blob_store *bs, const char *key, size_t len, bool *ok, pr_error *err)
+{
+	buf plain = BUF_INIT;
+	pr_error e2 = PR_ERROR_INIT;
+	int rc = blob_get(bs, key, &plain, len, &e2);
+
+	buf_release(&plain);
+	*ok = rc == 0;
+	if (rc == PR_EDATA || rc == PR_ELIMIT || rc == 0)
+		return 0;
+	if (rc == PR_ENOTFOUND)
+		return rc;
+	return pr_error_set(err, rc, "%s", e2.msg);
+}
+
+/* Write the bytes of blob `key` over a stored object that failed its check. */
+static int replace_stored(blob_store *bs, ZSTD_CCtx *cctx, const char *key, const void *data,
+			  size_t len, pr_error *err)
+{
+	buf stored = BUF_INIT;
+	int rc;
+
+	if ((rc = cctx ? encode_with(cctx, &stored, data, len, err)
+		       : blob_encode(&stored, data, len, err)) == 0)
+		rc = bs->ops->replace(bs->impl, key, stored.ptr, stored.len, err);
+	buf_release(&stored);
+	return rc;
+}
+
+/*
  * What a put does before the backend writes: the key into `key_out`
  * (unless `keyed`: the caller put it there, and only its form is
- * checked), and unless the blob is stored already (then made young), its
- * stored form into `stored` and `*write` set. `cctx` is a context of
- * encoder_new's to compress with, or NULL for one of its own.
+ * checked), and unless the blob is stored already (then made young, or,
+ * damaged, written anew and `*repaired` set), its stored form into
+ * `stored` and `*write` set. `cctx` is a context of encoder_new's to
+ * compress with, or NULL for one of its own.
  */
 static int put_prepare(blob_store *bs, ZSTD_CCtx *cctx, char key_out[BLOB_KEY_HEX + 1],
 		       bool keyed, const void *data, size_t len, buf *stored, bool *write,
-		       pr_error *err)
+		       bool *repaired, pr_error *err)
 {
-	bool exists = false;
+	bool exists = false, ok = true;
 	int rc;
 
 	*write = false;
+	*repaired = false;
 	if (keyed && (rc = check_key(key_out, err)) < 0)
 		return rc;
 	if (!keyed && blob_key_of(key_out, data, len) < 0)
@@ -419,9 +456,24 @@ static int put_prepare(blob_store *bs, ZSTD_CCtx *cctx, char key_out[BLOB_KEY_HE
 	 * Blobs are immutable: skip compressing what is already stored, but
 	 * make it young again, so the orphan sweep's grace period covers the
 	 * row this put is for. Gone since the check: write it after all.
+	 * Where a damaged blob can be replaced, it is checked first: the row
+	 * this put is for must not rest on it.
 	 */
 	if ((rc = bs->ops->exists(bs->impl, key_out, &exists, err)) < 0)
 		return rc;
+	if (exists && bs->ops->replace) {
+		rc = check_stored(bs, key_out, len, &ok, err);
+		if (rc == PR_ENOTFOUND)
+			exists = false;
+		else if (rc < 0)
+			return rc;
+		if (exists && !ok) {
+			if ((rc = replace_stored(bs, cctx, key_out, data, len, err)) < 0)
+				return rc;
+			*repaired = true;
+			return 0;
+		}
+	}
 	if (exists) {
 		pr_error e2 = PR_ERROR_INIT;
 		if (!bs->ops->touch || (rc = bs->ops->touch(bs->impl, key_out, &e2)) == 0)
@@ -438,16 +490,18 @@ static int put_prepare(blob_store *bs, ZSTD_CCtx *cctx, char key_out[BLOB_KEY_HE
 
 /* blob_put, of bytes whose key is in key_out already when `keyed`. */
 static int put_one(blob_store *bs, char key_out[BLOB_KEY_HEX + 1], bool keyed, const void *data,
-		   size_t len, bool *created, pr_error *err)
+		   size_t len, bool *created, bool *repaired, pr_error *err)
 {
 	buf stored = BUF_INIT;
-	bool write = false, made = false;
+	bool write = false, made = false, fixed = false;
 	int rc = 0;
 
 	if (created)
 		*created = false;
-	if ((rc = put_prepare(bs, NULL, key_out, keyed, data, len, &stored, &write, err)) < 0 ||
-	    !write)
+	rc = put_prepare(bs, NULL, key_out, keyed, data, len, &stored, &write, &fixed, err);
+	if (repaired)
+		*repaired = fixed;
+	if (rc < 0 || !write)
 		goto out;
 	if ((rc = bs->ops->put(bs->impl, key_out, stored.ptr, stored.len, &made, err)) < 0)
 		goto out;
@@ -461,7 +515,7 @@ out:
 int blob_put(blob_store *bs, char key_out[BLOB_KEY_HEX + 1], const void *data,
 	     size_t len, bool *created, pr_error *err)
 {
-	return put_one(bs, key_out, false, data, len, created, err);
+	return put_one(bs, key_out, false, data, len, created, NULL, err);
 }
 
 /* A batch of blob_put_many, and what each item came to. */
@@ -483,7 +537,7 @@ static void batch_prepare(void *ctx, size_t i, unsigned slot)
 	if (!pb->cctx[slot] && (pb->rcs[i] = encoder_new(&pb->cctx[slot], &pb->errs[i])) < 0)
 		return;
 	pb->rcs[i] = put_prepare(pb->bs, pb->cctx[slot], it->key, it->keyed, it->data, it->len,
-				 &pb->stored[i], &pb->write[i], &pb->errs[i]);
+				 &pb->stored[i], &pb->write[i], &it->repaired, &pb->errs[i]);
 }
 
 static void batch_put_one(void *ctx, size_t i, unsigned slot)
@@ -493,7 +547,7 @@ static void batch_put_one(void *ctx, size_t i, unsigned slot)
 
 	(void)slot;
 	pb->rcs[i] = put_one(pb->bs, it->key, it->keyed, it->data, it->len, &it->created,
-			     &pb->errs[i]);
+			     &it->repaired, &pb->errs[i]);
 }
 
 /* fn for items 0..n-1 on up to `threads` threads, the caller's included. */
@@ -534,6 +588,7 @@ int blob_put_many(blob_store *bs, blob_put_item *items, size_t n, unsigned threa
 		if (!items[i].keyed)
 			items[i].key[0] = '\0';
 		items[i].created = false;
+		items[i].repaired = false;
 	}
 	if (n == 0)
 		goto out;
@@ -601,6 +656,41 @@ int blob_get(blob_store *bs, const char *key, buf *out, size_t max,
 	rc = blob_decode(out, key, stored.ptr, stored.len, max, err);
 out:
 	buf_release(&stored);
+	return rc;
+}
+
+int blob_repair(blob_store *bs, const char *key, const void *data, size_t len,
+		blob_repair_outcome *out, pr_error *err)
+{
+	char have[BLOB_KEY_HEX + 1];
+	bool there = false, ok = true;
+	int rc;
+
+	*out = BLOB_REPAIR_INTACT;
+	if ((rc = check_key(key, err)) < 0)
+		return rc;
+	if (blob_key_of(have, data, len) < 0)
+		return pr_error_set(err, PR_ERR, "cannot repair blob '%s': sha-256 failed", key);
+	if (strcmp(have, key) != 0)
+		return pr_error_set(err, PR_EUSAGE,
+				    "cannot repair blob '%s' with other bytes (they are blob '%s')",
+				    key, have);
+	if (bs->ops->replace) {
+		rc = check_stored(bs, key, len, &ok, err);
+		if (rc == 0 && ok)
+			return 0;
+		if (rc == 0) {
+			if ((rc = replace_stored(bs, NULL, key, data, len, err)) == 0)
+				*out = BLOB_REPAIR_REPLACED;
+			return rc;
+		}
+		if (rc != PR_ENOTFOUND)
+			return rc;
+	} else if ((rc = bs->ops->exists(bs->impl, key, &there, err)) < 0 || there) {
+		return rc;
+	}
+	if ((rc = put_one(bs, have, true, data, len, NULL, NULL, err)) == 0)
+		*out = BLOB_REPAIR_RESTORED;
 	return rc;
 }
 
@@ -909,6 +999,37 @@ static int dir_put(void *impl, const char *key, const void *data, size_t len,
 	}
 out:
 	/* Not placed: still there. */
+	if (tmp.len)
+		unlink(tmp.ptr);
+	buf_release(&dir);
+	buf_release(&path);
+	buf_release(&tmp);
+	return rc;
+}
+
+/*
+ * Temp file, fsync, rename over the damaged blob, fsync of the folder:
+ * rename, unlike link, replaces the name, in one step.
+ */
+static int dir_replace(void *impl, const char *key, const void *data, size_t len, pr_error *err)
+{
+	dir_store *d = impl;
+	buf dir = BUF_INIT, path = BUF_INIT, tmp = BUF_INIT;
+	bool apart;
+	int rc = 0;
+
+	if ((rc = dir_paths(d, key, &dir, &path, err)) < 0 ||
+	    (rc = temp_write(d, key, dir.ptr, path.ptr, data, len, NULL, &apart, &tmp, err)) < 0)
+		goto out;
+	if (rename(tmp.ptr, path.ptr) < 0) {
+		rc = pr_error_set(err, PR_EIO, "cannot repair blob '%s': cannot rename '%s': %s",
+				  key, tmp.ptr, strerror(errno));
+		goto out;
+	}
+	buf_reset(&tmp);
+	if (fsync_dir(dir.ptr) < 0)
+		rc = pr_error_set(err, PR_EIO, "cannot sync '%s': %s", dir.ptr, strerror(errno));
+out:
 	if (tmp.len)
 		unlink(tmp.ptr);
 	buf_release(&dir);
@@ -1440,6 +1561,7 @@ static const blob_store_ops dir_ops = {
 	.temps = dir_temps,
 	.kind = "dir",
 	.put_many = dir_put_many,
+	.replace = dir_replace,
 };
 
 /* The same without batches, where syncfs cannot be trusted. */
@@ -1456,6 +1578,8 @@ static const blob_store_ops dir_ops_each = {
 	.stat = dir_stat,
 	.temps = dir_temps,
 	.kind = "dir",
+	.put_many = NULL,
+	.replace = dir_replace,
 };
 
 int blob_store_open_dir(blob_store **out, const char *root, pr_error *err)

@@ -72,7 +72,11 @@ const char *blob_store_describe(blob_store *bs);
  * already there, in which case nothing is written: a stored blob is never
  * replaced, but (local store) its modification time is set to now, so a
  * sweep of unreferenced blobs counts its grace period from the last put;
- * a backend without touch (S3) keeps the time of the first put. The store
+ * a backend without touch (S3) keeps the time of the first put. A store
+ * that can replace objects (the local one) first reads a blob it finds
+ * there back and checks it: one that fails its check (truncated, bit rot,
+ * written over by hand) is written anew from `data`, so a capture never
+ * comes to rest on a damaged blob; `*created` stays false. The store
  * keeps no reference to `data`.
  */
 int blob_put(blob_store *bs, char key_out[BLOB_KEY_HEX + 1], const void *data,
@@ -91,6 +95,8 @@ typedef struct blob_put_item {
 	 * under it, and every read of that blob then fails its check.
 	 */
 	bool keyed;
+	/* out: it was there but failed its check, and was written anew (see blob_put) */
+	bool repaired;
 } blob_put_item;
 
 /*
@@ -129,6 +135,27 @@ int blob_put_many(blob_store *bs, blob_put_item *items, size_t n, unsigned threa
  */
 int blob_get(blob_store *bs, const char *key, buf *out, size_t max,
 	     pr_error *err);
+
+/* What blob_repair found and did. */
+typedef enum blob_repair_outcome {
+	BLOB_REPAIR_INTACT,   /* it read back and checked (or, S3, is there): nothing written */
+	BLOB_REPAIR_RESTORED, /* it was missing, and is stored again */
+	BLOB_REPAIR_REPLACED, /* it failed its check, and was written anew */
+} blob_repair_outcome;
+
+/*
+ * Make blob `key` hold `data` again: the original bytes a caller has once
+ * more (a file ingested a second time). They must hash to `key`, or
+ * nothing is written (PR_EUSAGE: a repair never puts other bytes under a
+ * key). A store that can replace objects (the local one) reads the blob
+ * back and checks it; one that cannot (S3) is only asked whether it is
+ * there, since a damaged object could not be replaced anyway and reading
+ * it back would download every blob. Missing: put again; damaged: written
+ * anew in one step (the old file or the new one, never a mix). *out says
+ * which. Errors of the store as for blob_put.
+ */
+int blob_repair(blob_store *bs, const char *key, const void *data, size_t len,
+		blob_repair_outcome *out, pr_error *err);
 
 /* Set `*out` to whether blob `key` is stored. PR_EUSAGE on a bad key. */
 int blob_exists(blob_store *bs, const char *key, bool *out, pr_error *err);
@@ -238,6 +265,13 @@ int blob_decode(buf *out, const char *key, const void *stored, size_t len,
  *         NULL (blob_put_many then puts one object after another). After
  *         `kind`, so backends written before it still initialise the
  *         others in order.
+ * replace: store `len` bytes under `key` whether or not an object is
+ *         there, atomically (readers see the old object or the new one,
+ *         whole), durable on return. Only ever called with the stored
+ *         form of bytes that hash to `key`, to repair an object that
+ *         failed its check. May be NULL (blob_repair then restores only
+ *         missing objects, and blob_put does not read back what it finds).
+ *         After put_many, for the same reason.
  */
 typedef struct blob_object {
 	const char *key;  /* checked by blob_key_valid */
@@ -262,6 +296,7 @@ typedef struct blob_store_ops {
 	int (*temps)(void *impl, uint64_t *files, uint64_t *bytes, pr_error *err);
 	const char *kind;
 	int (*put_many)(void *impl, const blob_object *objs, size_t n, pr_error *err);
+	int (*replace)(void *impl, const char *key, const void *data, size_t len, pr_error *err);
 } blob_store_ops;
 
 /*

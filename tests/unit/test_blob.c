@@ -385,30 +385,119 @@ static void test_putting_a_stored_blob_again_makes_it_young_without_rewriting_it
 	assert_int_equal(count_files(f->root, ""), 1);
 }
 
-static void test_existing_blob_is_never_overwritten(void **state)
+static void test_a_damaged_blob_is_written_anew_by_a_put_of_its_bytes(void **state)
 {
 	fixture *f = *state;
 	char key[BLOB_KEY_HEX + 1], path[8192];
 	pr_error err = PR_ERROR_INIT;
-	buf before = BUF_INIT, after = BUF_INIT, out = BUF_INIT;
+	buf out = BUF_INIT;
 	bool created = true;
-	int rc;
 
-	/* A damaged blob already in place stays as it is: put is a no-op. */
+	/* A damaged blob in place (written over by hand): a put of the bytes repairs it. */
 	assert_int_equal(blob_key_of(key, "precious", 8), 0);
 	make_shard(f, key);
 	blob_file(f, key, path, sizeof(path));
 	write_file(path, "not zstd at all", 15);
-	read_file(path, &before);
 	put_ok(f, "precious", 8, key, &created);
 	assert_false(created);
-	read_file(path, &after);
-	assert_int_equal(after.len, before.len);
-	assert_memory_equal(after.ptr, before.ptr, before.len);
-	rc = blob_get(f->bs, key, &out, MiB, &err);
-	assert_error(rc, &err, PR_EDATA, key, "corrupt");
-	buf_release(&before);
-	buf_release(&after);
+	assert_int_equal(blob_get(f->bs, key, &out, MiB, &err), 0);
+	assert_int_equal(out.len, 8);
+	assert_memory_equal(out.ptr, "precious", 8);
+	assert_int_equal(count_files(f->root, ".tmp."), 0);
+	buf_release(&out);
+}
+
+/* A stored blob's file, its bytes and inode, to tell whether it was rewritten. */
+static void snap(const char *path, struct stat *st, buf *bytes)
+{
+	assert_int_equal(stat(path, st), 0);
+	read_file(path, bytes);
+}
+
+static void test_repair_leaves_an_intact_blob_as_it_is(void **state)
+{
+	fixture *f = *state;
+	char key[BLOB_KEY_HEX + 1], path[8192];
+	pr_error err = PR_ERROR_INIT;
+	blob_repair_outcome o = BLOB_REPAIR_REPLACED;
+	struct stat before, after;
+	buf was = BUF_INIT, now = BUF_INIT;
+
+	put_ok(f, "kept as it is", 13, key, NULL);
+	blob_file(f, key, path, sizeof(path));
+	snap(path, &before, &was);
+	assert_int_equal(blob_repair(f->bs, key, "kept as it is", 13, &o, &err), 0);
+	assert_int_equal(o, BLOB_REPAIR_INTACT);
+	snap(path, &after, &now);
+	assert_int_equal(after.st_ino, before.st_ino);
+	assert_int_equal(now.len, was.len);
+	assert_memory_equal(now.ptr, was.ptr, was.len);
+	buf_release(&was);
+	buf_release(&now);
+}
+
+static void test_repair_restores_a_missing_blob_and_replaces_a_damaged_one(void **state)
+{
+	fixture *f = *state;
+	char key[BLOB_KEY_HEX + 1], path[8192];
+	pr_error err = PR_ERROR_INIT;
+	blob_repair_outcome o = BLOB_REPAIR_INTACT;
+	unsigned char data[8192];
+	buf zst = BUF_INIT, out = BUF_INIT;
+
+	fill_random(data, sizeof(data), 11);
+	put_ok(f, data, sizeof(data), key, NULL);
+	blob_file(f, key, path, sizeof(path));
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(blob_repair(f->bs, key, data, sizeof(data), &o, &err), 0);
+	assert_int_equal(o, BLOB_REPAIR_RESTORED);
+	assert_int_equal(blob_get(f->bs, key, &out, MiB, &err), 0);
+	assert_memory_equal(out.ptr, data, sizeof(data));
+
+	/* Bit rot, then a truncation: each read fails, each repair mends it. */
+	read_file(path, &zst);
+	zst.ptr[zst.len / 2] ^= 0x10;
+	write_file(path, zst.ptr, zst.len);
+	assert_int_equal(blob_get(f->bs, key, &out, MiB, &err), PR_EDATA);
+	pr_error_clear(&err);
+	assert_int_equal(blob_repair(f->bs, key, data, sizeof(data), &o, &err), 0);
+	assert_int_equal(o, BLOB_REPAIR_REPLACED);
+	assert_int_equal(blob_get(f->bs, key, &out, MiB, &err), 0);
+	assert_memory_equal(out.ptr, data, sizeof(data));
+	write_file(path, zst.ptr, zst.len / 3);
+	assert_int_equal(blob_repair(f->bs, key, data, sizeof(data), &o, &err), 0);
+	assert_int_equal(o, BLOB_REPAIR_REPLACED);
+	assert_int_equal(blob_get(f->bs, key, &out, MiB, &err), 0);
+	assert_int_equal(out.len, sizeof(data));
+	assert_int_equal(count_files(f->root, ".tmp."), 0);
+	buf_release(&zst);
+	buf_release(&out);
+}
+
+static void test_repair_never_puts_other_bytes_under_a_key(void **state)
+{
+	fixture *f = *state;
+	char key[BLOB_KEY_HEX + 1], path[8192];
+	pr_error err = PR_ERROR_INIT;
+	blob_repair_outcome o = BLOB_REPAIR_REPLACED;
+	struct stat before, after;
+	buf was = BUF_INIT, now = BUF_INIT;
+	int rc;
+
+	assert_int_equal(blob_key_of(key, "the truth", 9), 0);
+	make_shard(f, key);
+	blob_file(f, key, path, sizeof(path));
+	write_file(path, "damaged", 7);
+	snap(path, &before, &was);
+	rc = blob_repair(f->bs, key, "a lie", 5, &o, &err);
+	assert_error(rc, &err, PR_EUSAGE, key, "other bytes");
+	assert_int_equal(o, BLOB_REPAIR_INTACT);
+	snap(path, &after, &now);
+	assert_int_equal(after.st_ino, before.st_ino);
+	assert_int_equal(now.len, was.len);
+	assert_memory_equal(now.ptr, was.ptr, was.len);
+	buf_release(&was);
+	buf_release(&now);
 }
 
 static void test_blob_file_layout_and_modes(void **state)
@@ -990,45 +1079,55 @@ static void test_batch_stores_every_blob_and_each_reads_back_verified(void **sta
 	buf_release(&out);
 }
 
-static void test_batch_leaves_a_stored_blob_in_place_and_reports_it_not_created(void **state)
+static void test_batch_leaves_a_stored_blob_in_place_and_repairs_a_damaged_one(void **state)
 {
 	fixture *f = *state;
-	char key[BLOB_KEY_HEX + 1], path[8192];
+	char key[BLOB_KEY_HEX + 1], bad[BLOB_KEY_HEX + 1], path[8192], badpath[8192];
 	struct timespec old[2] = {{1000000000, 0}, {1000000000, 0}};
-	blob_put_item items[3] = {
+	blob_put_item items[4] = {
 		{.data = "fresh one", .len = 9},
 		{.data = "precious", .len = 8},
 		{.data = "fresh two", .len = 9},
+		{.data = "bit rot", .len = 7},
 	};
 	struct stat before, after;
-	buf was = BUF_INIT, now = BUF_INIT;
+	pr_error err = PR_ERROR_INIT;
+	buf was = BUF_INIT, now = BUF_INIT, out = BUF_INIT;
 	time_t t0 = time(NULL);
 
-	/* What is there stays, damaged or not: a batch never rewrites it. */
-	assert_int_equal(blob_key_of(key, "precious", 8), 0);
-	make_shard(f, key);
+	/* What is there and intact stays: a batch never rewrites it. */
+	put_ok(f, "precious", 8, key, NULL);
 	blob_file(f, key, path, sizeof(path));
-	write_file(path, "not zstd at all", 15);
 	assert_int_equal(utimensat(AT_FDCWD, path, old, 0), 0);
-	assert_int_equal(stat(path, &before), 0);
-	read_file(path, &was);
+	snap(path, &before, &was);
+	/* What is there but damaged is written anew. */
+	assert_int_equal(blob_key_of(bad, "bit rot", 7), 0);
+	make_shard(f, bad);
+	blob_file(f, bad, badpath, sizeof(badpath));
+	write_file(badpath, "not zstd at all", 15);
 
-	put_many_ok(f, items, 3, 2);
+	put_many_ok(f, items, 4, 2);
 	assert_true(items[0].created);
 	assert_string_equal(items[1].key, key);
 	assert_false(items[1].created);
+	assert_false(items[1].repaired);
 	assert_true(items[2].created);
-	assert_int_equal(stat(path, &after), 0);
+	assert_false(items[3].created);
+	assert_true(items[3].repaired);
+	snap(path, &after, &now);
 	assert_int_equal(after.st_ino, before.st_ino);
-	read_file(path, &now);
 	assert_int_equal(now.len, was.len);
 	assert_memory_equal(now.ptr, was.ptr, was.len);
 	/* Made young, as blob_put does, for the orphan sweep's grace period. */
 	assert_true(after.st_mtime >= t0);
-	assert_int_equal(count_files(f->root, ".zst"), 3);
+	assert_int_equal(blob_get(f->bs, bad, &out, MiB, &err), 0);
+	assert_int_equal(out.len, 7);
+	assert_memory_equal(out.ptr, "bit rot", 7);
+	assert_int_equal(count_files(f->root, ".zst"), 4);
 	assert_int_equal(count_files(f->root, ".tmp."), 0);
 	buf_release(&was);
 	buf_release(&now);
+	buf_release(&out);
 }
 
 static void test_batch_with_the_same_bytes_twice_stores_one_blob_created_once(void **state)
@@ -1315,7 +1414,7 @@ static void mem_close(void *impl)
 
 static const blob_store_ops mem_ops = {
 	mem_put, mem_get, mem_exists, mem_del, mem_size, NULL, mem_close, NULL,
-	NULL, NULL, NULL, "mem", NULL,
+	NULL, NULL, NULL, "mem", NULL, NULL,
 };
 
 static void test_any_backend_gets_verification_from_the_generic_layer(void **state)
@@ -1353,6 +1452,36 @@ static void test_any_backend_gets_verification_from_the_generic_layer(void **sta
 	assert_error(rc, &err, PR_EUSAGE, "invalid blob key", NULL);
 	blob_store_free(bs);
 	assert_true(closed);
+}
+
+static void test_repair_on_a_backend_that_cannot_replace_restores_only_missing_blobs(void **state)
+{
+	mem_backend m = {.obj = BUF_INIT};
+	char key[BLOB_KEY_HEX + 1];
+	pr_error err = PR_ERROR_INIT;
+	blob_repair_outcome o = BLOB_REPAIR_REPLACED;
+	blob_store *bs = NULL;
+	buf out = BUF_INIT;
+	bool closed = false;
+
+	(void)state;
+	m.closed = &closed;
+	assert_int_equal(blob_store_new(&bs, &mem_ops, &m, "mem:test", &err), 0);
+	assert_int_equal(blob_put(bs, key, "far away", 8, NULL, &err), 0);
+	/* Damaged where nothing can be replaced: only its presence is asked. */
+	m.obj.ptr[m.obj.len / 2] ^= 0x20;
+	assert_int_equal(blob_repair(bs, key, "far away", 8, &o, &err), 0);
+	assert_int_equal(o, BLOB_REPAIR_INTACT);
+	assert_int_equal(blob_get(bs, key, &out, 8, &err), PR_EDATA);
+	pr_error_clear(&err);
+	/* Gone: put again. */
+	m.key[0] = '\0';
+	assert_int_equal(blob_repair(bs, key, "far away", 8, &o, &err), 0);
+	assert_int_equal(o, BLOB_REPAIR_RESTORED);
+	assert_int_equal(blob_get(bs, key, &out, 8, &err), 0);
+	assert_memory_equal(out.ptr, "far away", 8);
+	buf_release(&out);
+	blob_store_free(bs);
 }
 
 /* A backend without batches whose every put fails, naming the key. */
@@ -1590,7 +1719,10 @@ int main(void)
 		T(test_one_buffer_reads_blob_after_blob_and_keeps_its_memory),
 		T(test_same_bytes_twice_make_one_file_and_report_not_created),
 		T(test_putting_a_stored_blob_again_makes_it_young_without_rewriting_it),
-		T(test_existing_blob_is_never_overwritten),
+		T(test_a_damaged_blob_is_written_anew_by_a_put_of_its_bytes),
+		T(test_repair_leaves_an_intact_blob_as_it_is),
+		T(test_repair_restores_a_missing_blob_and_replaces_a_damaged_one),
+		T(test_repair_never_puts_other_bytes_under_a_key),
 		T(test_blob_file_layout_and_modes),
 		T(test_stored_file_mode_is_0600_whatever_the_umask),
 		T(test_no_temp_files_left_after_put),
@@ -1613,13 +1745,15 @@ int main(void)
 		T(test_temp_files_are_never_blobs_and_old_ones_are_swept),
 		T(test_racing_writers_store_one_blob_and_one_reports_created),
 		T(test_batch_stores_every_blob_and_each_reads_back_verified),
-		T(test_batch_leaves_a_stored_blob_in_place_and_reports_it_not_created),
+		T(test_batch_leaves_a_stored_blob_in_place_and_repairs_a_damaged_one),
 		T(test_batch_with_the_same_bytes_twice_stores_one_blob_created_once),
 		T(test_batch_takes_a_key_given_with_the_bytes_and_reads_still_check_it),
 		T(test_puts_into_an_existing_shard_make_no_folder),
 		T(test_batch_that_cannot_write_a_blob_fails_naming_the_first_and_leaves_no_temps),
 		T(test_racing_batches_store_each_blob_once),
 		cmocka_unit_test(test_any_backend_gets_verification_from_the_generic_layer),
+		cmocka_unit_test(
+			test_repair_on_a_backend_that_cannot_replace_restores_only_missing_blobs),
 		cmocka_unit_test(test_batch_on_a_backend_without_batches_puts_each_in_turn),
 		T(test_open_dir_creates_root_with_mode_0700),
 		T(test_open_dir_on_a_regular_file_fails_naming_it),
