@@ -634,6 +634,8 @@ static int put_blobs(blob_store *bs, item *const *its, size_t n, pr_error *err)
 		bi[i].keyed = blob_key_valid(bi[i].key);
 	}
 	rc = blob_put_many(bs, bi, n, threads, err);
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		its[i]->out->repaired = bi[i].repaired;
 out:
 	free(bi);
 	return rc;
@@ -1269,9 +1271,36 @@ ingest_batch *ingest_batch_prepare(ingest_result *outs, pr_error *errs, db *d,
 	return b;
 }
 
+/*
+ * Items found stored already hold the bytes of a blob a capture rests on:
+ * the blob is checked with them, and restored when it is missing or
+ * damaged (blob_repair), so ingesting a file again mends its capture's
+ * blob. A store that fails to is an item's failure, as a put's would be.
+ */
+static void repair_stored(ingest_batch *b, blob_store *bs)
+{
+	for (size_t i = 0; i < b->stop; i++) {
+		item *it = &b->items[i];
+		blob_repair_outcome o = BLOB_REPAIR_INTACT;
+
+		if (it->next != ST_DONE || it->rc != 0 || !it->out->already || !it->raw.ptr)
+			continue;
+		if ((it->rc = blob_repair(bs, it->out->blob_key, it->raw.ptr, it->raw.len, &o,
+					  &it->e)) < 0) {
+			it->out->already = false;
+			it->out->capture_id = 0;
+			b->stop = i + 1;
+			break;
+		}
+		it->out->repaired = o != BLOB_REPAIR_INTACT;
+	}
+}
+
 size_t ingest_batch_store(ingest_batch *b, pr_error *errs, db *d, blob_store *bs)
 {
 	size_t stop;
+
+	repair_stored(b, bs);
 
 	/* What is parsed is stored and freed before the next items are parsed. */
 	for (;;) {

@@ -43,6 +43,12 @@ typedef struct ingest_request {
 typedef struct ingest_result {
 	int64_t capture_id;
 	bool already;            /* the bytes were stored before */
+	/*
+	 * Their blob was missing or failed its check (a local store reads it
+	 * back; S3 only says whether it is there) and is stored again from
+	 * these bytes.
+	 */
+	bool repaired;
 	char blob_key[BLOB_KEY_HEX + 1];
 	char type[16];
 	char format[16];

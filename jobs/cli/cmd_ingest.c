@@ -83,6 +83,7 @@ typedef struct ingest_run {
 	profile_limits lim;
 	json_t *results; /* --json: one object per capture */
 	size_t stored, already, failed;
+	size_t repaired;  /* blobs found missing or damaged, restored from the file */
 	size_t not_tried; /* left out after an infrastructure failure */
 	int worst;        /* exit code of the worst failure */
 	bool progress;
@@ -227,11 +228,19 @@ static void record(ingest_run *run, const char *name, const ingest_result *res,
 		run->already++;
 	else
 		run->stored++;
+	if (res->repaired) {
+		run->repaired++;
+		/* The store lost or damaged bytes: whoever runs it should look at its disk. */
+		progress_end(run);
+		cli_warn(run->ctx, "'%s': blob %s was missing or damaged in the store; "
+			 "restored from this file", name, res->blob_key);
+	}
 	if (run->results) {
-		json_array_append_new(run->results, json_pack("{s:o,s:s,s:I,s:s}",
+		json_array_append_new(run->results, json_pack("{s:o,s:s,s:I,s:s,s:b}",
 			"path", json_text(name),
 			"status", res->already ? "already stored" : "stored",
-			"capture_id", (json_int_t)res->capture_id, "blob_key", res->blob_key));
+			"capture_id", (json_int_t)res->capture_id, "blob_key", res->blob_key,
+			"blob_repaired", res->repaired));
 		return;
 	}
 	if (run->ctx->quiet)
@@ -765,16 +774,19 @@ int cmd_ingest(cli_ctx *ctx, int argc, char **argv)
 	}
 	progress_end(&run);
 	if (run.results) {
-		status = cli_print_json(ctx, json_pack("{s:o,s:I,s:I,s:I,s:I}",
+		status = cli_print_json(ctx, json_pack("{s:o,s:I,s:I,s:I,s:I,s:I}",
 			"captures", run.results, "stored", (json_int_t)run.stored,
 			"already_stored", (json_int_t)run.already,
-			"failed", (json_int_t)run.failed, "not_tried", (json_int_t)run.not_tried));
+			"failed", (json_int_t)run.failed, "not_tried", (json_int_t)run.not_tried,
+			"blobs_repaired", (json_int_t)run.repaired));
 		run.results = NULL;
 	} else if (!ctx->quiet && run.done > 1) {
 		printf("%zu stored, %zu already stored, %zu failed", run.stored, run.already,
 		       run.failed);
 		if (run.not_tried)
 			printf(", %zu not tried", run.not_tried);
+		if (run.repaired)
+			printf(", %zu blob%s restored", run.repaired, run.repaired == 1 ? "" : "s");
 		printf("\n");
 	}
 	if (status == EXIT_OK && run.failed)

@@ -35,6 +35,33 @@ run pr ingest "$T/small.folded" --service checkout --release v1
 [ "$(sql 'select count(*) from profiles')" = 1 ] && ok "one row after two ingests" || not_ok "duplicate row"
 [ "$(find "$HOME_DIR/blobs" -name '*.zst' | wc -l)" = 1 ] && ok "one blob on disk" || not_ok "blob count"
 
+# A blob damaged or lost in the store fails every read; ingesting the
+# same file again restores it, says so, and keeps the one capture.
+key=$(sql "select blob_key from profiles where id=$id")
+blobf="$HOME_DIR/blobs/sha256/${key:0:2}/${key:2}.zst"
+[ -f "$blobf" ] && ok "the blob is where the layout says" || not_ok "blob path" "$blobf"
+printf 'garbage, not zstd' >"$blobf"
+run pr export "$id"
+[ $RC -ne 0 ] && [[ $ERR == *"corrupt"* ]] && ok "a damaged blob fails its export" ||
+	not_ok "damaged export" "rc=$RC $ERR"
+run pr ingest "$T/small.folded" --service checkout --release v1
+[ $RC -eq 0 ] && [[ $OUT == *"already stored as capture $id"* ]] &&
+	[[ $ERR == *"blob $key was missing or damaged in the store; restored from this file"* ]] &&
+	ok "ingesting the file again restores a damaged blob and warns" ||
+	not_ok "repair damaged" "rc=$RC $OUT $ERR"
+run pr export "$id"
+[ $RC -eq 0 ] && [ "$(sort <<<"$OUT")" = "$(sort "$T/small.folded")" ] &&
+	ok "the restored blob exports the original stacks" || not_ok "export after repair" "rc=$RC $OUT $ERR"
+rm -f "$blobf"
+run pr ingest "$T/small.folded" --service checkout --release v1 --json
+[ $RC -eq 0 ] && [[ $OUT == *'"blob_repaired": true'* ]] && [[ $OUT == *'"blobs_repaired": 1'* ]] &&
+	[ -f "$blobf" ] && [ "$(sql 'select count(*) from profiles')" = 1 ] &&
+	ok "ingesting the file again restores a lost blob, one capture still" ||
+	not_ok "repair lost" "rc=$RC $OUT $ERR"
+run pr ingest "$T/small.folded" --service checkout --release v1 --json
+[ $RC -eq 0 ] && [[ $OUT == *'"blob_repaired": false'* ]] && [[ $OUT == *'"blobs_repaired": 0'* ]] &&
+	ok "an intact blob is not repaired" || not_ok "intact" "rc=$RC $OUT $ERR"
+
 run pr profile show "$id" --json
 [[ $OUT == *'"name": "a"'* ]] && [[ $OUT == *'"self_share": 0.6'* ]] && ok "profile show gives the top function and its share" || not_ok "profile show" "$OUT"
 run pr profile show "$id"
