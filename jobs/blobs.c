@@ -10,6 +10,8 @@
 #include "common/timeutil.h"
 
 #include <jansson.h>
+#include <libpq-fe.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -249,6 +251,272 @@ out:
 	json_decref(detail);
 	free(detail_s);
 	free(k.v);
+	if (!out->seconds)
+		out->seconds = (double)(time_now_us() - t0) / 1e6;
+	return rc;
+}
+
+/* ---- check ---------------------------------------------------------------- */
+
+/* Keys a page: each page is one statement, so a long check holds no snapshot for its length. */
+#define CHECK_PAGE 500
+#define CHECK_PAGE_SQL "500"
+
+/*
+ * The live keys after $1 (NULL: from the start), in the database's key
+ * order, with how many captures rest on each, the first of them and its
+ * service; $2 a JSON array of service names or NULL for every service.
+ * The second form adds the snapshots' keys, for a role that reads them.
+ */
+#define CHECK_CAPTURES                                                                      \
+	"select p.blob_key k, count(*) n, min(p.id) cap, min(s.name) svc, null::bigint snap" \
+	" from profiles p join services s on s.id = p.service_id"                           \
+	" where p.blob_deleted_at is null and ($1::text is null or p.blob_key > $1)"          \
+	" and ($2::jsonb is null or s.name in (select jsonb_array_elements_text($2::jsonb)))" \
+	" group by p.blob_key"
+static const char check_page_sql[] =
+	"select k, sum(n)::bigint, min(cap), min(svc), min(snap) from (" CHECK_CAPTURES
+	") u group by k order by k limit " CHECK_PAGE_SQL;
+static const char check_page_snap_sql[] =
+	"select k, sum(n)::bigint, min(cap), min(svc), min(snap) from (" CHECK_CAPTURES
+	" union all select blob_key, 0, null, null, id from snapshots"
+	" where $1::text is null or blob_key > $1"
+	") u group by k order by k limit " CHECK_PAGE_SQL;
+
+/* Whether a capture (or, `snaps`, a snapshot) still rests on `key`. */
+static int key_live(db *d, const char *key, bool snaps, bool *live, pr_error *err)
+{
+	static const char sql[] =
+		"select exists (select 1 from profiles where blob_key = $1"
+		" and blob_deleted_at is null)";
+	static const char sql_snap[] =
+		"select exists (select 1 from profiles where blob_key = $1"
+		" and blob_deleted_at is null) or exists (select 1 from snapshots"
+		" where blob_key = $1)";
+	PGresult *res = NULL;
+	const char *params[1] = {key};
+	int rc;
+
+	*live = false;
+	if ((rc = db_exec(d, &res, err, "looking up a blob's captures", snaps ? sql_snap : sql, 1,
+			  params)) < 0)
+		return rc;
+	*live = db_rows(res) == 1 && db_get_bool(res, 0, 0);
+	db_result_free(res);
+	return 0;
+}
+
+/* Read blob `key` back: 0 when it checks, PR_ENOTFOUND / PR_EDATA / PR_ELIMIT in e, else fail. */
+static int check_one(blob_store *bs, const char *key, size_t max, buf *plain, pr_error *e)
+{
+	int rc = blob_get(bs, key, plain, max, e);
+
+	if (rc == PR_ENOTFOUND || rc == PR_EDATA || rc == PR_ELIMIT)
+		return 1;
+	return rc;
+}
+
+static int note_bad(blobs_check_result *out, const PGresult *res, int row, const pr_error *e)
+{
+	blobs_check_bad *b;
+	const char *svc = db_get_text(res, row, 3);
+
+	if (e->code == PR_ENOTFOUND)
+		out->missing++;
+	else
+		out->damaged++;
+	if (out->nbad == BLOBS_CHECK_LISTED)
+		return 0;
+	if (!out->bad && !(out->bad = calloc(BLOBS_CHECK_LISTED, sizeof(*out->bad))))
+		return PR_ENOMEM;
+	b = &out->bad[out->nbad];
+	snprintf(b->key, sizeof(b->key), "%s", db_get_text(res, row, 0));
+	b->missing = e->code == PR_ENOTFOUND;
+	b->captures = (uint64_t)db_get_i64(res, row, 1);
+	b->capture_id = db_get_i64(res, row, 2);
+	b->snapshot_id = db_get_i64(res, row, 4);
+	if (!(b->reason = strdup(e->msg)) || (svc && !(b->service = strdup(svc)))) {
+		free(b->reason);
+		b->reason = NULL;
+		return PR_ENOMEM;
+	}
+	out->nbad++;
+	return 0;
+}
+
+/* One page of keys: each read back; a failure looked at again if still live. */
+static int check_page(blobs_check_result *out, db *d, blob_store *bs, const PGresult *res,
+		      bool snaps, size_t max, buf *plain, pr_error *err)
+{
+	for (int i = 0; i < db_rows(res); i++) {
+		const char *key = db_get_text(res, i, 0);
+		pr_error e = PR_ERROR_INIT;
+		bool live = false;
+		int rc;
+
+		if ((rc = check_one(bs, key, max, plain, &e)) < 0)
+			return pr_error_set(err, rc, "%s", e.msg);
+		if (rc == 0) {
+			out->blobs++;
+			out->bytes += plain->len;
+			continue;
+		}
+		/* Retention may have cut its captures meanwhile, and removed it. */
+		if ((rc = key_live(d, key, snaps, &live, err)) < 0)
+			return rc;
+		if (!live)
+			continue;
+		pr_error_clear(&e);
+		if ((rc = check_one(bs, key, max, plain, &e)) < 0)
+			return pr_error_set(err, rc, "%s", e.msg);
+		out->blobs++;
+		if (rc == 0) {
+			out->bytes += plain->len;
+			continue;
+		}
+		if (note_bad(out, res, i, &e) < 0)
+			return pr_error_set(err, PR_ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+/* Whether this role reads the snapshots' table (team roles do not). */
+static int reads_snapshots(db *d, bool *yes, pr_error *err)
+{
+	PGresult *res = NULL;
+	int rc;
+
+	*yes = false;
+	if ((rc = db_exec(d, &res, err, "checking access to snapshots",
+			  "select has_table_privilege('snapshots', 'select')", 0, NULL)) < 0)
+		return rc;
+	*yes = db_rows(res) == 1 && db_get_bool(res, 0, 0);
+	db_result_free(res);
+	return 0;
+}
+
+static int check_all(blobs_check_result *out, db *d, blob_store *bs, const blobs_check_opts *o,
+		     const char *services, pr_error *err)
+{
+	char last[BLOB_KEY_HEX + 1] = "";
+	buf plain = BUF_INIT;
+	PGresult *res = NULL;
+	bool snaps = false;
+	int rc;
+
+	if (!services && (rc = reads_snapshots(d, &snaps, err)) < 0)
+		return rc;
+	for (;;) {
+		const char *params[2] = {last[0] ? last : NULL, services};
+
+		if ((rc = db_exec(d, &res, err, "listing the blobs captures rest on",
+				  snaps ? check_page_snap_sql : check_page_sql, 2, params)) < 0)
+			break;
+		if ((rc = check_page(out, d, bs, res, snaps, o->max_bytes, &plain, err)) < 0 ||
+		    db_rows(res) < CHECK_PAGE)
+			break;
+		snprintf(last, sizeof(last), "%s", db_get_text(res, db_rows(res) - 1, 0));
+		db_result_free(res);
+		res = NULL;
+	}
+	db_result_free(res);
+	buf_release(&plain);
+	return rc;
+}
+
+json_t *blobs_check_json(const blobs_check_result *r)
+{
+	json_t *doc, *bad = json_array();
+
+	for (size_t i = 0; bad && i < r->nbad; i++) {
+		const blobs_check_bad *b = &r->bad[i];
+		json_t *one = json_pack("{s:s,s:s,s:s,s:I,s:I,s:s?,s:I}", "key", b->key, "state",
+					b->missing ? "missing" : "damaged", "reason",
+					b->reason ? b->reason : "", "captures",
+					(json_int_t)b->captures, "capture_id",
+					(json_int_t)b->capture_id, "service", b->service,
+					"snapshot_id", (json_int_t)b->snapshot_id);
+		if (!one || json_array_append_new(bad, one) < 0) {
+			json_decref(bad);
+			return NULL;
+		}
+	}
+	doc = json_pack("{s:I,s:I,s:I,s:I,s:I,s:o,s:f}", "run_id", (json_int_t)r->run_id, "blobs",
+			(json_int_t)r->blobs, "bytes", (json_int_t)r->bytes, "missing",
+			(json_int_t)r->missing, "damaged", (json_int_t)r->damaged, "bad", bad,
+			"seconds", r->seconds);
+	return doc;
+}
+
+void blobs_check_release(blobs_check_result *r)
+{
+	for (size_t i = 0; r->bad && i < r->nbad; i++) {
+		free(r->bad[i].reason);
+		free(r->bad[i].service);
+	}
+	free(r->bad);
+	r->bad = NULL;
+	r->nbad = 0;
+}
+
+int blobs_check(blobs_check_result *out, db *d, blob_store *bs, const blobs_check_opts *o,
+		pr_error *err)
+{
+	json_t *params = NULL, *names = NULL, *detail = NULL;
+	char *services = NULL, *detail_s = NULL;
+	int64_t t0 = time_now_us();
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (o->nservices) {
+		if (!(names = json_array())) {
+			rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+			goto out;
+		}
+		for (size_t i = 0; i < o->nservices; i++)
+			if (json_array_append_new(names, json_string(o->services[i])) < 0) {
+				rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+				goto out;
+			}
+		if (!(services = json_dumps(names, JSON_COMPACT))) {
+			rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+			goto out;
+		}
+	}
+	params = json_pack("{s:s,s:O?}", "store", blob_store_describe(bs), "services", names);
+	if (!params) {
+		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+		goto out;
+	}
+	if ((rc = runs_begin(&out->run_id, d, "blobs-check", 0, params, err)) < 0)
+		goto out;
+	rc = check_all(out, d, bs, o, services, err);
+	out->seconds = (double)(time_now_us() - t0) / 1e6;
+	detail = blobs_check_json(out);
+	if (detail && rc < 0)
+		json_object_set_new(detail, "error", json_string(err->msg));
+	{
+		pr_error e2 = PR_ERROR_INIT;
+		const char *status = rc < 0			     ? "failed"
+				     : out->missing || out->damaged ? "incomplete"
+								     : "ok";
+		int frc = runs_finish(d, out->run_id, status, detail, rc < 0 ? &e2 : err);
+		if (rc == 0)
+			rc = frc;
+		if (detail && (detail_s = json_dumps(detail, JSON_COMPACT))) {
+			char object[600];
+			snprintf(object, sizeof(object), "blobs:%s", blob_store_describe(bs));
+			frc = db_audit(d, "blobs.check", object, detail_s, rc < 0 ? &e2 : err);
+			if (rc == 0)
+				rc = frc;
+		}
+	}
+out:
+	json_decref(params);
+	json_decref(names);
+	json_decref(detail);
+	free(services);
+	free(detail_s);
 	if (!out->seconds)
 		out->seconds = (double)(time_now_us() - t0) / 1e6;
 	return rc;

@@ -92,4 +92,55 @@ int blobs_migrate(blobs_migrate_result *out, db *d, blob_store *from, blob_store
 /* The result as a JSON object (the caller owns it; NULL when out of memory). */
 struct json_t *blobs_migrate_json(const blobs_migrate_result *r);
 
+/* ---- check ---------------------------------------------------------------- */
+
+/* Damaged blobs blobs_check describes one by one; beyond, only counted. */
+#define BLOBS_CHECK_LISTED 1000
+
+typedef struct blobs_check_opts {
+	const char *const *services; /* only these services' captures (NULL: all, and snapshots) */
+	size_t nservices;
+	size_t max_bytes;            /* decoded size allowed of a blob */
+} blobs_check_opts;
+
+/* A blob that a capture or snapshot rests on and that does not read back. */
+typedef struct blobs_check_bad {
+	char key[BLOB_KEY_HEX + 1];
+	bool missing;       /* not in the store (else: there, but it fails its check) */
+	char *reason;       /* the store's message */
+	int64_t capture_id; /* the first capture that rests on it (0: none) */
+	char *service;      /* its service (NULL with none) */
+	uint64_t captures;  /* captures that rest on it */
+	int64_t snapshot_id; /* a snapshot that rests on it (0: none) */
+} blobs_check_bad;
+
+typedef struct blobs_check_result {
+	int64_t run_id;
+	uint64_t blobs;      /* blobs read and checked */
+	uint64_t bytes;      /* their original bytes */
+	uint64_t missing, damaged;
+	blobs_check_bad *bad; /* the first BLOBS_CHECK_LISTED, in key order */
+	size_t nbad;
+	double seconds;
+} blobs_check_result;
+
+/*
+ * Read back and check (decode, hash against the key) every blob that a
+ * live capture (one not cut to a summary) or a snapshot rests on, in key
+ * order, a page of keys at a time; with o->services, only those
+ * services' captures. A blob that fails is looked at again once its key
+ * is seen still live, so one that retention removed meanwhile is not
+ * reported. Recorded as a run of kind "blobs-check" with an audit row.
+ * Damage is the result, not an error: 0 with out->missing and
+ * out->damaged; the store or the database failing stops the check with
+ * its error (*out says how far it got). The caller releases *out with
+ * blobs_check_release.
+ */
+int blobs_check(blobs_check_result *out, db *d, blob_store *bs, const blobs_check_opts *o,
+		pr_error *err);
+void blobs_check_release(blobs_check_result *r);
+
+/* The result as a JSON object (the caller owns it; NULL when out of memory). */
+struct json_t *blobs_check_json(const blobs_check_result *r);
+
 #endif

@@ -308,4 +308,41 @@ run pr ingest "$D/jfr/burn-chunks.jfr" --service pysvc --release jfr3 --type hea
 [ $RC -eq 4 ] && [[ $ERR == *"not a heap profile"* ]] && [ "$(grep -c . <<<"$ERR")" = 1 ] &&
 	ok "a .jfr given --type heap is refused" || not_ok "jfr as heap" "rc=$RC" "$ERR"
 
+# blobs check reads back every blob a live capture rests on and names
+# the missing and damaged ones, with a capture of each; ingesting the
+# file again restores them; a capture cut to a summary is not its concern.
+run pr blobs check
+nblobs=$(sql "select count(distinct blob_key) from profiles where blob_deleted_at is null")
+[ $RC -eq 0 ] && [[ $OUT == "checked $nblobs blobs ("*": 0 missing, 0 damaged,"* ]] &&
+	ok "blobs check reads back every live blob" || not_ok "blobs check" "rc=$RC $OUT $ERR"
+dkey=$(sql "select blob_key from profiles where release = 'jfr1'")
+did=$(sql "select id from profiles where release = 'jfr1'")
+mkey=$(sql "select blob_key from profiles where release = 'heap1'")
+mid=$(sql "select id from profiles where release = 'heap1'")
+printf 'x' >>"$HOME_DIR/blobs/sha256/${dkey:0:2}/${dkey:2}.zst"
+rm -f "$HOME_DIR/blobs/sha256/${mkey:0:2}/${mkey:2}.zst"
+run pr blobs check
+[ $RC -eq 4 ] && [[ $OUT == *"$dkey  damaged  capture $did of 'pysvc'"* ]] &&
+	[[ $OUT == *"$mkey  missing  capture $mid of 'pysvc'"* ]] &&
+	[ "$ERR" = "profreg blobs check: blobs missing: 1, damaged: 1; ingest each capture's original file again to restore its blob" ] &&
+	ok "blobs check names a damaged and a missing blob with their captures, exit 4" ||
+	not_ok "blobs check damage" "rc=$RC $OUT $ERR"
+run pr blobs check --service checkout --json
+[ $RC -eq 0 ] && [[ $OUT == *'"damaged": 0'* ]] && [[ $OUT == *'"missing": 0'* ]] &&
+	ok "blobs check --service looks at that service's captures only" ||
+	not_ok "blobs check --service" "rc=$RC $OUT $ERR"
+[ "$(sql "select count(*) from runs where kind = 'blobs-check'")" = 3 ] &&
+	[ "$(sql "select count(*) from audit_log where action = 'blobs.check'")" = 3 ] &&
+	ok "each check is a run with an audit row" || not_ok "blobs check runs"
+run pr ingest "$D/jfr/burn.jfr" --service pysvc --release jfr1
+run pr ingest "$D/v8/node-retain.heapprofile" --service pysvc --release heap1
+run pr blobs check
+[ $RC -eq 0 ] && ok "ingesting the files again restores both blobs" ||
+	not_ok "blobs check after repair" "rc=$RC $OUT $ERR"
+sql "update profiles set blob_deleted_at = now() where id = $mid" >/dev/null
+rm -f "$HOME_DIR/blobs/sha256/${mkey:0:2}/${mkey:2}.zst"
+run pr blobs check
+[ $RC -eq 0 ] && ok "a capture cut to a summary has no blob to check" ||
+	not_ok "blobs check summary" "rc=$RC $OUT $ERR"
+
 finish
