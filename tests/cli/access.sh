@@ -105,6 +105,26 @@ run pr access grant $A --team ta
 pr access grant $AH --team ta --heap >/dev/null
 pr access grant $B --team tb >/dev/null
 pr access grant $JOB --admin >/dev/null
+# The grants themselves: a team role reads its own, an admin role every one.
+[ "$(sql_as $B "select string_agg(role || ':' || team, ',') from access_grants")" = "$B:tb" ] &&
+	ok "a team role reads only its own grant" ||
+	not_ok "grants seen by B" "$(sql_as $B "select string_agg(role, ',') from access_grants")"
+[ "$(sql_as $B "select count(*) from access_grants where admin or heap")" = 0 ] &&
+	ok "a team role cannot find the admin and heap grants" || not_ok "grants B admin"
+[ "$(sql_as $JOB "select count(*) from access_grants")" = 4 ] &&
+	ok "an admin role reads every grant" || not_ok "grants seen by admin" \
+	"$(sql_as $JOB "select count(*) from access_grants")"
+run as $B access list --json
+[ $RC -eq 0 ] && [[ $OUT == *"$B"* ]] && [[ $OUT != *"$A"* ]] && [[ $OUT != *"$JOB"* ]] &&
+	ok "access list as a team role shows its own grant only" ||
+	not_ok "access list as B" "rc $RC" "$OUT" "$ERR"
+[[ $(sql_as $B "select profreg_grants_admin('$JOB')") == f* ]] &&
+	ok "a team role cannot ask whether another role is an admin" ||
+	not_ok "grants_admin probe" "$(sql_as $B "select profreg_grants_admin('$JOB')")"
+[[ $(sql_as $B "insert into access_grants (role, team) values ('$B', 'ta')") == *"denied"* ||
+   $(sql_as $B "select count(*) from access_grants where team = 'ta'") = 0 ]] &&
+	ok "a team role cannot grant itself another team" || not_ok "self grant"
+
 run pr access grant cli_access_nobody --team ta
 [ $RC -eq 4 ] && grep -q 'CREATE ROLE' <<<"$ERR" && [ "$(wc -l <<<"$ERR")" -eq 1 ] &&
 	ok "a grant to a role that does not exist says how to create it" ||
