@@ -147,6 +147,37 @@ json_t *blobs_migrate_json(const blobs_migrate_result *r)
 			 r->first_unreadable[0] ? r->first_unreadable : NULL);
 }
 
+/*
+ * Finish run `run_id` of a job on store `bs` that ended with `rc` (its
+ * message in `err`), and write its audit row `action`: the run's status
+ * is failed, incomplete (`short_of`) or ok, and `detail` (taken over;
+ * NULL when out of memory) is the run's detail and the audit's, with the
+ * error. Returns rc, else the first failure to record.
+ */
+static int run_end(db *d, int64_t run_id, const char *action, blob_store *bs, json_t *detail,
+		   int rc, bool short_of, pr_error *err)
+{
+	pr_error e2 = PR_ERROR_INIT;
+	const char *status = rc < 0 ? "failed" : short_of ? "incomplete" : "ok";
+	char object[600], *detail_s = NULL;
+	int frc;
+
+	if (detail && rc < 0)
+		json_object_set_new(detail, "error", json_string(err->msg));
+	frc = runs_finish(d, run_id, status, detail, rc < 0 ? &e2 : err);
+	if (rc == 0)
+		rc = frc;
+	if (detail && (detail_s = json_dumps(detail, JSON_COMPACT))) {
+		snprintf(object, sizeof(object), "blobs:%s", blob_store_describe(bs));
+		frc = db_audit(d, action, object, detail_s, rc < 0 ? &e2 : err);
+		if (rc == 0)
+			rc = frc;
+	}
+	free(detail_s);
+	json_decref(detail);
+	return rc;
+}
+
 /* Read blob `key` back from `to` and check it, before a local copy goes. */
 static int read_back(blob_store *to, const char *key, size_t max, pr_error *err)
 {
@@ -196,8 +227,7 @@ int blobs_migrate(blobs_migrate_result *out, db *d, blob_store *from, blob_store
 		  const blobs_migrate_opts *o, pr_error *err)
 {
 	keys k = {NULL, 0, 0};
-	json_t *params = NULL, *detail = NULL;
-	char *detail_s = NULL;
+	json_t *params = NULL;
 	int64_t t0 = time_now_us();
 	bool locked = false;
 	int rc;
@@ -227,29 +257,12 @@ int blobs_migrate(blobs_migrate_result *out, db *d, blob_store *from, blob_store
 		rc = migrate_one(out, from, to, k.v[i], o, err);
 finish:
 	out->seconds = (double)(time_now_us() - t0) / 1e6;
-	detail = blobs_migrate_json(out);
-	if (detail && rc < 0)
-		json_object_set_new(detail, "error", json_string(err->msg));
-	{
-		pr_error e2 = PR_ERROR_INIT;
-		const char *status = rc < 0 ? "failed" : out->unreadable ? "incomplete" : "ok";
-		int frc = runs_finish(d, out->run_id, status, detail, rc < 0 ? &e2 : err);
-		if (rc == 0)
-			rc = frc;
-		if (detail && (detail_s = json_dumps(detail, JSON_COMPACT))) {
-			char object[600];
-			snprintf(object, sizeof(object), "blobs:%s", blob_store_describe(to));
-			frc = db_audit(d, "blobs.migrate", object, detail_s, rc < 0 ? &e2 : err);
-			if (rc == 0)
-				rc = frc;
-		}
-	}
+	rc = run_end(d, out->run_id, "blobs.migrate", to, blobs_migrate_json(out), rc,
+		     out->unreadable > 0, err);
 out:
 	if (locked)
 		db_advisory_unlock(d, BLOBS_MIGRATE_LOCK);
 	json_decref(params);
-	json_decref(detail);
-	free(detail_s);
 	free(k.v);
 	if (!out->seconds)
 		out->seconds = (double)(time_now_us() - t0) / 1e6;
@@ -462,8 +475,8 @@ void blobs_check_release(blobs_check_result *r)
 int blobs_check(blobs_check_result *out, db *d, blob_store *bs, const blobs_check_opts *o,
 		pr_error *err)
 {
-	json_t *params = NULL, *names = NULL, *detail = NULL;
-	char *services = NULL, *detail_s = NULL;
+	json_t *params = NULL, *names = NULL;
+	char *services = NULL;
 	int64_t t0 = time_now_us();
 	int rc = 0;
 
@@ -492,31 +505,12 @@ int blobs_check(blobs_check_result *out, db *d, blob_store *bs, const blobs_chec
 		goto out;
 	rc = check_all(out, d, bs, o, services, err);
 	out->seconds = (double)(time_now_us() - t0) / 1e6;
-	detail = blobs_check_json(out);
-	if (detail && rc < 0)
-		json_object_set_new(detail, "error", json_string(err->msg));
-	{
-		pr_error e2 = PR_ERROR_INIT;
-		const char *status = rc < 0			     ? "failed"
-				     : out->missing || out->damaged ? "incomplete"
-								     : "ok";
-		int frc = runs_finish(d, out->run_id, status, detail, rc < 0 ? &e2 : err);
-		if (rc == 0)
-			rc = frc;
-		if (detail && (detail_s = json_dumps(detail, JSON_COMPACT))) {
-			char object[600];
-			snprintf(object, sizeof(object), "blobs:%s", blob_store_describe(bs));
-			frc = db_audit(d, "blobs.check", object, detail_s, rc < 0 ? &e2 : err);
-			if (rc == 0)
-				rc = frc;
-		}
-	}
+	rc = run_end(d, out->run_id, "blobs.check", bs, blobs_check_json(out), rc,
+		     out->missing || out->damaged, err);
 out:
 	json_decref(params);
 	json_decref(names);
-	json_decref(detail);
 	free(services);
-	free(detail_s);
 	if (!out->seconds)
 		out->seconds = (double)(time_now_us() - t0) / 1e6;
 	return rc;

@@ -978,25 +978,32 @@ static int temp_place(const char *key, const char *tmp, const char *path, bool *
 	return 0;
 }
 
-/* Temp file, fsync, link into place, fsync of the folder. */
-static int dir_put(void *impl, const char *key, const void *data, size_t len,
-		   bool *created, pr_error *err)
+/*
+ * Temp file, fsync, then into place and fsync of the folder: linked (a
+ * link never replaces a blob) or, to repair a damaged blob, renamed over
+ * it (`replace`: rename replaces the name in one step).
+ */
+static int dir_write(dir_store *d, const char *key, const void *data, size_t len, bool replace,
+		     bool *created, pr_error *err)
 {
-	dir_store *d = impl;
 	buf dir = BUF_INIT, path = BUF_INIT, tmp = BUF_INIT;
 	bool apart;
 	int rc = 0;
 
 	*created = false;
 	if ((rc = dir_paths(d, key, &dir, &path, err)) < 0 ||
-	    (rc = temp_write(d, key, dir.ptr, path.ptr, data, len, NULL, &apart, &tmp, err)) < 0 ||
-	    (rc = temp_place(key, tmp.ptr, path.ptr, created, err)) < 0)
+	    (rc = temp_write(d, key, dir.ptr, path.ptr, data, len, NULL, &apart, &tmp, err)) < 0)
 		goto out;
-	buf_reset(&tmp);
-	if (fsync_dir(dir.ptr) < 0) {
-		rc = pr_error_set(err, PR_EIO, "cannot sync '%s': %s", dir.ptr, strerror(errno));
+	if (!replace && (rc = temp_place(key, tmp.ptr, path.ptr, created, err)) < 0)
+		goto out;
+	if (replace && rename(tmp.ptr, path.ptr) < 0) {
+		rc = pr_error_set(err, PR_EIO, "cannot repair blob '%s': cannot rename '%s': %s",
+				  key, tmp.ptr, strerror(errno));
 		goto out;
 	}
+	buf_reset(&tmp);
+	if (fsync_dir(dir.ptr) < 0)
+		rc = pr_error_set(err, PR_EIO, "cannot sync '%s': %s", dir.ptr, strerror(errno));
 out:
 	/* Not placed: still there. */
 	if (tmp.len)
@@ -1007,35 +1014,17 @@ out:
 	return rc;
 }
 
-/*
- * Temp file, fsync, rename over the damaged blob, fsync of the folder:
- * rename, unlike link, replaces the name, in one step.
- */
+static int dir_put(void *impl, const char *key, const void *data, size_t len,
+		   bool *created, pr_error *err)
+{
+	return dir_write(impl, key, data, len, false, created, err);
+}
+
 static int dir_replace(void *impl, const char *key, const void *data, size_t len, pr_error *err)
 {
-	dir_store *d = impl;
-	buf dir = BUF_INIT, path = BUF_INIT, tmp = BUF_INIT;
-	bool apart;
-	int rc = 0;
+	bool created;
 
-	if ((rc = dir_paths(d, key, &dir, &path, err)) < 0 ||
-	    (rc = temp_write(d, key, dir.ptr, path.ptr, data, len, NULL, &apart, &tmp, err)) < 0)
-		goto out;
-	if (rename(tmp.ptr, path.ptr) < 0) {
-		rc = pr_error_set(err, PR_EIO, "cannot repair blob '%s': cannot rename '%s': %s",
-				  key, tmp.ptr, strerror(errno));
-		goto out;
-	}
-	buf_reset(&tmp);
-	if (fsync_dir(dir.ptr) < 0)
-		rc = pr_error_set(err, PR_EIO, "cannot sync '%s': %s", dir.ptr, strerror(errno));
-out:
-	if (tmp.len)
-		unlink(tmp.ptr);
-	buf_release(&dir);
-	buf_release(&path);
-	buf_release(&tmp);
-	return rc;
+	return dir_write(impl, key, data, len, true, &created, err);
 }
 
 /*
