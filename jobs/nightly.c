@@ -562,7 +562,8 @@ int nightly_run(nightly_result *out, const job_env *env, const nightly_opts *o, 
 	/* Pages wait in the outbox on delivery problems; only the database fails the run. */
 	if (!o->dry_run && (rc = pager_flush(env->d, env->cfg, NULL, &r->pages, err)) < 0)
 		goto fail;
-	if (r->pages.first_error[0])
+	/* A page that did not go out is the command's error line, not a note (nightly.h). */
+	if (r->pages.first_error[0] && !nightly_pages_undelivered(r))
 		job_note(&r->notes, "paging: %s", r->pages.first_error);
 	r->status = r->failed || !r->a.services ? "incomplete" : "ok";
 	if (!o->dry_run) {
@@ -606,6 +607,11 @@ out:
 		db_service_release(&svcs[i]);
 	free(svcs);
 	return rc;
+}
+
+size_t nightly_pages_undelivered(const nightly_result *r)
+{
+	return r->run_id ? r->pages.pending + r->pages.failed_open : 0;
 }
 
 void nightly_result_release(nightly_result *r)

@@ -76,6 +76,16 @@ int nightly_run(nightly_result *out, const job_env *env, const nightly_opts *o, 
 void nightly_result_release(nightly_result *r);
 
 /*
+ * Pages the run's flush left undelivered: still pending (a target down,
+ * answering 5xx, a Retry-After, a secret missing) or refused for good
+ * while their finding is open. Not a note: a page that never arrives is
+ * a regression nobody hears of, so the command says so even under
+ * --quiet and exits 3; the pages wait in the outbox for the next run or
+ * `profreg page flush`. 0 for a dry run.
+ */
+size_t nightly_pages_undelivered(const nightly_result *r);
+
+/*
  * The work of one task of kind TASKS_KIND_NIGHTLY (a tasks_handler): the
  * night of one service (collect its sources, ingest, analyse without the
  * run-wide adjustment), at the time and for the length the coordinator

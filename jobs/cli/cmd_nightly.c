@@ -135,7 +135,8 @@ int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
 		"Exit 0 when every service was analysed or had a reason not to be and at\n"
 		"least one was analysed, findings or not; 1 when retention found protected\n"
 		"data alone over the storage budget; 3 when the run or its retention failed,\n"
-		"a service failed (an unreadable drop folder), or no service was analysed.\n"
+		"a service failed (an unreadable drop folder), no service was analysed, or\n"
+		"a page was not delivered (it waits in the outbox for the next run).\n"
 		"With --workers (or workers.enabled) each service is a task that `profreg\n"
 		"worker` processes claim; this process works tasks too while it waits, then\n"
 		"adjusts, stores, pages and reports once. With --quiet nothing is printed\n"
@@ -236,6 +237,14 @@ int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
 		if (!r.a.services)
 			cli_error(ctx, "no service was analysed (%zu skipped, %zu failed): "
 				  "the night checked nothing", r.skipped, r.failed);
+		status = EXIT_RUNTIME;
+	}
+	if (nightly_pages_undelivered(&r)) {
+		size_t n = nightly_pages_undelivered(&r);
+		cli_error(ctx, "paging: %zu page%s not delivered; %s in the outbox for the next "
+			  "run or 'profreg page flush': %s", n, n == 1 ? "" : "s",
+			  n == 1 ? "it waits" : "they wait",
+			  r.pages.first_error[0] ? r.pages.first_error : "not due yet");
 		status = EXIT_RUNTIME;
 	}
 	if (status == EXIT_OK && r.retention_failed)

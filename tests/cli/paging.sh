@@ -226,8 +226,8 @@ prc page flush
 start_pd "400"
 cfg
 prc nightly --at "$at"
-[ $RC -eq 0 ] && [ "$(reqs)" = 1 ] && [ "$(sql "select status || ' ' || attempts from pages where id = $one")" = "failed 1" ] && ok "the next nightly arms the failed page again and tries it once more" || not_ok "nightly re-arm" "rc=$RC requests=$(reqs) $(sql "select status, attempts from pages where id = $one")"
-[[ $ERR == *"paging:"*"1 failed page of open findings"* ]] && ok "the nightly warns about the failed page of an open finding" || not_ok "nightly warning" "$ERR"
+[ $RC -eq 3 ] && [ "$(reqs)" = 1 ] && [ "$(sql "select status || ' ' || attempts from pages where id = $one")" = "failed 1" ] && ok "the next nightly arms the failed page again, tries it once more, and exits 3" || not_ok "nightly re-arm" "rc=$RC requests=$(reqs) $(sql "select status, attempts from pages where id = $one")"
+[[ $ERR == *"paging: 1 page not delivered"*"1 failed page of open findings"* ]] && ok "the nightly names the failed page of an open finding" || not_ok "nightly warning" "$ERR"
 [ "$(sql "select count(*) from pages where event = 'trigger' and status = 'sent' and id <> $one")" = "$(sql "select count(*) from pages where event = 'trigger' and id <> $one")" ] && ok "the delivered pages were not sent again" || not_ok "sent untouched"
 start_pd "202"
 cfg

@@ -3,7 +3,9 @@
 # to a real Pushgateway, both started here on free loopback ports: one
 # alert per regression with the right labels, none added by a re-run,
 # resolved when the finding is; metrics arrive and a failed run does not
-# overwrite the last success timestamp.
+# overwrite the last success timestamp. An Alertmanager that is down when
+# the nightly pages makes the night exit 3 with the reason even under
+# --quiet (what cron mails), and the next run sends the page, once.
 . "$(dirname "$0")/lib.sh"
 fresh_db cli_paging_prom
 BUILD=${BUILD:-build}
@@ -96,4 +98,28 @@ run "$PROFREG_BIN" --db "$PROFREG_TEST_DB dbname=no_such_db_here" --home "$HOME_
 M=$(curl -sf "http://127.0.0.1:$PG_PORT/metrics")
 [ $RC -eq 3 ] && grep -q '^profreg_run_success{instance="test",job="profreg",kind="nightly"} 0$' <<<"$M" && ok "a failed nightly pushes profreg_run_success 0" || not_ok "failed push" "rc=$RC $(grep profreg_run_success <<<"$M")"
 [ "$(sed -n 's/^profreg_last_success_timestamp_seconds{instance="test",job="profreg",kind="nightly"} //p' <<<"$M")" = "$last" ] && ok "and does not overwrite the last success timestamp" || not_ok "success kept" "$(grep last_success <<<"$M")"
+# Alertmanager down while the nightly pages: a page that never arrives must
+# not look like a quiet night, even under --quiet; the next run sends it.
+fresh_db cli_paging_prom_down
+pr --quiet service add svc-000 && pr --quiet service enable svc-000
+pr --quiet ingest --manifest "$T/fleet/manifest.jsonl" >/dev/null
+AM2_PORT=$(free_port)
+sed "s/127.0.0.1:$AM_PORT/127.0.0.1:$AM2_PORT/" "$T/cfg.json" >"$T/cfg-down.json"
+run pr --quiet --config "$T/cfg-down.json" nightly --at "$at"
+[ $RC -eq 3 ] && [ "$(grep -c . <<<"$ERR")" = 1 ] && [[ $ERR == *"paging: 1 page not delivered"*"connection refused"* ]] &&
+	ok "a nightly whose Alertmanager is down exits 3 with one line saying so under --quiet" ||
+	not_ok "alertmanager down" "rc=$RC $ERR"
+[ "$(sql "select status || ' ' || event from pages")" = "pending trigger" ] &&
+	[ "$(sql "select status from runs where kind = 'nightly'")" = ok ] &&
+	ok "the page waits in the outbox and the run's findings stand" || not_ok "kept" "$(sql "select * from pages")"
+"$AM" --config.file="$T/am.yml" --storage.path="$T/am2" --web.listen-address="127.0.0.1:$AM2_PORT" \
+	--cluster.listen-address= --log.level=warn >"$T/am2.log" 2>&1 &
+PIDS="$PIDS $!"
+wait_ready "http://127.0.0.1:$AM2_PORT/-/ready" || not_ok "second alertmanager start" "$(tail -5 "$T/am2.log")"
+run pr --quiet --config "$T/cfg-down.json" nightly --at "$at"
+A2=$(curl -sf "http://127.0.0.1:$AM2_PORT/api/v2/alerts?alertname=ProfregRegression")
+[ $RC -eq 0 ] && [ -z "$OUT$ERR" ] && [ "$(jq length <<<"$A2")" = 1 ] &&
+	[ "$(sql "select count(*) || ' ' || string_agg(status, ',') from pages")" = "1 sent" ] &&
+	ok "once it is back the next nightly sends that page, once, and exits 0 quietly" ||
+	not_ok "next run" "rc=$RC $OUT $ERR $A2 $(sql "select id, status from pages")"
 finish
