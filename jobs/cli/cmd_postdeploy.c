@@ -8,7 +8,9 @@
  * gate, 2 usage, 3 infrastructure, 4 bad input (unknown service, a ref
  * that does not resolve, a release with no captures at all), 5
  * inconclusive (too thin a baseline, too few captures) unless
- * --on-inconclusive pass.
+ * --on-inconclusive pass. A step that has no verdict by --deadline (a
+ * lock held by another session, a server that stops answering) stops
+ * with exit 3: a CI gate answers in bounded time, and never with a pass.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "jobs/cli/commands.h"
@@ -23,14 +25,109 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 enum {
 	O_SERVICE = 1600, O_RELEASE, O_COMMIT, O_REPO, O_PREVIOUS, O_WAIT, O_MIN, O_GATE, O_AT,
-	O_INCONCLUSIVE, O_SUMMARY, O_CANARY, O_CONTROL,
+	O_INCONCLUSIVE, O_SUMMARY, O_CANARY, O_CONTROL, O_DEADLINE,
 };
+
+/* How long past --wait the step may take by default: a gate answers in bounded time. */
+#define DEADLINE_AFTER_WAIT_US (10 * 60 * 1000000LL)
+
+/*
+ * The step's deadline, watched from a thread. The job may be blocked
+ * anywhere in libpq (a lock another session holds, a server that stopped
+ * answering over a live TCP connection), where nothing in this thread
+ * can give up; so at the deadline the watch writes the reason and ends
+ * the process with exit 3, as a CI runner's timeout would but saying
+ * why. The server rolls back the open transaction when the connection
+ * closes; the run left "running" is marked interrupted by the next
+ * post-deploy. The watch is stopped before anything is printed, so it
+ * never cuts the summary short.
+ */
+typedef struct deadline_watch {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	pthread_t thread;
+	struct timespec at; /* CLOCK_MONOTONIC */
+	bool stop, started;
+	char line[512];
+	size_t len;
+} deadline_watch;
+
+static void *deadline_thread(void *arg)
+{
+	deadline_watch *w = arg;
+	int rc = 0;
+
+	pthread_mutex_lock(&w->mu);
+	while (!w->stop && rc != ETIMEDOUT)
+		rc = pthread_cond_timedwait(&w->cv, &w->mu, &w->at);
+	if (!w->stop) {
+		/* One write, then out: no lock the blocked thread may hold is taken. */
+		(void)!write(STDERR_FILENO, w->line, w->len);
+		_exit(EXIT_RUNTIME);
+	}
+	pthread_mutex_unlock(&w->mu);
+	return NULL;
+}
+
+/* Start watching: the step ends `after_us` from now. */
+static int deadline_start(deadline_watch *w, const cli_ctx *ctx, int64_t after_us,
+			  const char *given, pr_error *err)
+{
+	pthread_condattr_t ca;
+	int n;
+
+	memset(w, 0, sizeof(*w));
+	clock_gettime(CLOCK_MONOTONIC, &w->at);
+	w->at.tv_sec += (time_t)(after_us / 1000000);
+	w->at.tv_nsec += (long)(after_us % 1000000) * 1000;
+	if (w->at.tv_nsec >= 1000000000L) {
+		w->at.tv_sec++;
+		w->at.tv_nsec -= 1000000000L;
+	}
+	n = snprintf(w->line, sizeof(w->line),
+		     "%s: no verdict within the deadline (%s): the database or a source did "
+		     "not answer in time (a lock held by another session, a server that hangs); "
+		     "stopped, the release is not passed\n",
+		     ctx->prog ? ctx->prog : "profreg", given);
+	w->len = n < 0 ? 0 : (size_t)n < sizeof(w->line) ? (size_t)n : sizeof(w->line) - 1;
+	if (pthread_condattr_init(&ca) != 0)
+		return pr_error_set(err, PR_ENOMEM, "cannot watch the deadline: out of memory");
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_cond_init(&w->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	if (pthread_create(&w->thread, NULL, deadline_thread, w) != 0) {
+		pthread_cond_destroy(&w->cv);
+		pthread_mutex_destroy(&w->mu);
+		return pr_error_set(err, PR_ERR, "cannot watch the deadline: no thread");
+	}
+	w->started = true;
+	return 0;
+}
+
+/* Stop watching (safe on a watch never started); the step has its outcome. */
+static void deadline_stop(deadline_watch *w)
+{
+	if (!w->started)
+		return;
+	pthread_mutex_lock(&w->mu);
+	w->stop = true;
+	pthread_cond_signal(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+	pthread_join(w->thread, NULL);
+	pthread_cond_destroy(&w->cv);
+	pthread_mutex_destroy(&w->mu);
+	w->started = false;
+}
 
 /*
  * Markdown table cells and lines: nothing from outside may change how
@@ -333,6 +430,8 @@ int cmd_postdeploy(cli_ctx *ctx, int argc, char **argv)
 		 "when the release cannot be judged: exit 5 (fail, the default) or 0"},
 		{"summary", required_argument, O_SUMMARY, "FILE",
 		 "also append the Markdown summary to FILE (e.g. $GITHUB_STEP_SUMMARY)"},
+		{"deadline", required_argument, O_DEADLINE, "DURATION",
+		 "give up (exit 3) with no verdict after this long in all (default: --wait + 10m)"},
 		{"at", required_argument, O_AT, "TIME",
 		 "take TIME as now (default: the time the analysis starts)"},
 		{"canary", required_argument, O_CANARY, "HOSTS",
@@ -349,7 +448,9 @@ int cmd_postdeploy(cli_ctx *ctx, int argc, char **argv)
 		"summary. Exit 0 pass, 1 a regression at or above --gate, 2 usage, 3\n"
 		"infrastructure error, 4 bad input (unknown service, a commit that does not\n"
 		"resolve, a release with no captures), 5 inconclusive (the baseline or the\n"
-		"captures too few to judge; 0 with --on-inconclusive pass). With --canary,\n"
+		"captures too few to judge; 0 with --on-inconclusive pass). A step with no\n"
+		"verdict by --deadline (a database lock held elsewhere, a server that hangs)\n"
+		"stops with exit 3 and the reason. With --canary,\n"
 		"the release's captures on the canary hosts are judged against the control\n"
 		"hosts' captures over the same window instead of the earlier releases.";
 	pr_error err = PR_ERROR_INIT;
@@ -359,8 +460,11 @@ int cmd_postdeploy(cli_ctx *ctx, int argc, char **argv)
 	config cfg;
 	db *d = NULL;
 	blob_store *bs = NULL;
-	const char *arg, *on_inc = "fail", *summary_path = NULL;
+	const char *arg, *on_inc = "fail", *summary_path = NULL, *deadline_arg = NULL;
 	unsigned long long min_caps = 1;
+	int64_t deadline_us = 0;
+	deadline_watch watch;
+	char deadline_text[128];
 	buf md = BUF_INIT;
 	bool bad = false;
 	int c, rc, status;
@@ -368,6 +472,7 @@ int cmd_postdeploy(cli_ctx *ctx, int argc, char **argv)
 	memset(&o, 0, sizeof(o));
 	memset(&x, 0, sizeof(x));
 	memset(&cfg, 0, sizeof(cfg));
+	memset(&watch, 0, sizeof(watch));
 	o.gate = STATS_SEV_HIGH;
 	if (cli_parser_new(&p, ctx, argc, argv, opts, usage, desc) < 0)
 		return EXIT_RUNTIME;
@@ -392,6 +497,13 @@ int cmd_postdeploy(cli_ctx *ctx, int argc, char **argv)
 				cli_error(ctx, "'--wait %s' is not a duration like 10m", arg);
 				bad = true;
 			}
+			break;
+		case O_DEADLINE:
+			if (time_parse_duration(&deadline_us, arg) < 0 || deadline_us <= 0) {
+				cli_error(ctx, "'--deadline %s' is not a duration like 20m", arg);
+				bad = true;
+			}
+			deadline_arg = arg;
 			break;
 		case O_MIN:
 			if (cli_parse_u64(ctx, "min-captures", arg, 1, 100000, &min_caps) < 0)
@@ -423,13 +535,29 @@ int cmd_postdeploy(cli_ctx *ctx, int argc, char **argv)
 		cli_error(ctx, "--control needs --canary (the canary hosts)");
 		return EXIT_USAGE;
 	}
+	if (deadline_arg && deadline_us <= o.wait_us) {
+		cli_error(ctx, "'--deadline %s' leaves no time after '--wait' to judge the release",
+			  deadline_arg);
+		return EXIT_USAGE;
+	}
 	o.min_captures = min_caps;
+	if (deadline_arg)
+		snprintf(deadline_text, sizeof(deadline_text), "--deadline %s", deadline_arg);
+	else
+		snprintf(deadline_text, sizeof(deadline_text), "the default, --wait plus %lld min",
+			 DEADLINE_AFTER_WAIT_US / 60000000);
+	if ((rc = deadline_start(&watch, ctx,
+				 deadline_arg ? deadline_us : o.wait_us + DEADLINE_AFTER_WAIT_US,
+				 deadline_text, &err)) < 0)
+		goto fail;
 	if ((rc = ctx_config_load(ctx, &cfg, &err)) < 0 || (rc = ctx_db_open(ctx, &d, &err)) < 0 ||
 	    (rc = ctx_blobs_open(ctx, &bs, &err)) < 0)
 		goto fail;
 	{
 		job_env env = {&cfg, d, bs, ctx->home, NULL};
-		if ((rc = postdeploy_run(&x, &env, &o, &err)) < 0)
+		rc = postdeploy_run(&x, &env, &o, &err);
+		deadline_stop(&watch);
+		if (rc < 0)
 			goto fail;
 	}
 	{
@@ -460,6 +588,7 @@ int cmd_postdeploy(cli_ctx *ctx, int argc, char **argv)
 		status = EXIT_INCONCLUSIVE;
 	goto out;
 fail:
+	deadline_stop(&watch);
 	status = cli_fail(ctx, &err);
 out:
 	buf_release(&md);

@@ -6,7 +6,7 @@
 # finding never changes; analyze --gate; unknown names are errors with a
 # "did you mean"; service teams; refusals made up front; a capture
 # stamped after "now", or of a type not judged, does not count towards
-# --min-captures.
+# --min-captures; a lock held elsewhere stops the gate at --deadline.
 . "$(dirname "$0")/lib.sh"
 fresh_db cli_failclosed
 BUILD=${BUILD:-build}
@@ -218,6 +218,39 @@ run pr analyze --service "$bad" --release "$rel" --window 99999999d
 printf '{"services": {"x y": {}}}' >"$T/name.json"
 run pr config check "$T/name.json"
 [ $RC -eq 2 ] && [[ $ERR == *"not a valid service name"* ]] && ok "the config refuses a service name the CLI refuses" || not_ok "config name" "rc=$RC $ERR"
+
+# 23. A gate answers in bounded time: another session holding a lock the
+# step needs does not hang it; at --deadline it stops with exit 3 and the
+# reason, never a pass, and the next run judges the release.
+psql "$DB" -qAt -c "begin; lock table findings in access exclusive mode; select pg_sleep(120)" \
+	>/dev/null 2>&1 &
+holder=$!
+for _ in $(seq 100); do
+	[ "$(sql "select count(*) from pg_locks l join pg_class c on c.oid = l.relation
+		where c.relname = 'findings' and l.mode = 'AccessExclusiveLock' and l.granted")" = 1 ] && break
+	sleep 0.1
+done
+t0=$(date +%s)
+run timeout 60 "$PROFREG_BIN" --db "$DB" --home "$HOME_DIR" post-deploy --service "$bad" --release "$rel" \
+	--commit "$rel" --repo "$R" --previous v2 --deadline 3s --on-inconclusive pass
+took=$(($(date +%s) - t0))
+[ $RC -eq 3 ] && [ "$took" -le 20 ] && [ "$(grep -c . <<<"$ERR")" = 1 ] &&
+	[[ $ERR == *"no verdict within the deadline (--deadline 3s)"*"the release is not passed"* ]] &&
+	ok "a lock held by another session stops post-deploy at --deadline with exit 3 (${took} s)" ||
+	not_ok "deadline" "rc=$RC after ${took} s: $ERR"
+stuck=$(sql "select id from runs where kind = 'post-deploy' and status = 'running'")
+kill "$holder" 2>/dev/null
+sql "select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database()
+	and application_name = 'psql' and pid <> pg_backend_pid()" >/dev/null
+wait "$holder" 2>/dev/null
+run pr post-deploy --service "$bad" --release "$rel" --commit "$rel" --repo "$R" --previous v2
+[ $RC -eq 1 ] && [[ $OUT == *"Verdict: FAIL"* ]] && [ -n "$stuck" ] &&
+	[ "$(sql "select status from runs where id = ${stuck:-0}")" = interrupted ] &&
+	ok "once the lock is gone the next run judges the release and marks the stopped run interrupted" ||
+	not_ok "after the deadline" "rc=$RC stuck=$stuck $ERR $(sql "select id, status from runs")"
+run pr post-deploy --service "$bad" --release "$rel" --commit "$rel" --wait 10m --deadline 5m
+[ $RC -eq 2 ] && [[ $ERR == *"'--deadline 5m' leaves no time after '--wait'"* ]] &&
+	ok "a --deadline within --wait is a usage error" || not_ok "deadline usage" "rc=$RC $ERR"
 
 # 20. Without a repository the summary says so once, not again under a
 # suspect line that said it. V8 profiles name each function's file.
