@@ -357,7 +357,7 @@ static void connect_failure(char *out, size_t cap, db *d)
 /* Connect and check the server; the session is not set up yet. */
 static int db_connect(db **out, const char *conninfo, pr_error *err)
 {
-	const char *keys[6], *vals[6];
+	const char *keys[10], *vals[10];
 	PQconninfoOption *opts = NULL;
 	char *perr = NULL, line[512];
 	const char *password = NULL;
@@ -393,6 +393,22 @@ static int db_connect(db **out, const char *conninfo, pr_error *err)
 	}
 	keys[k] = "fallback_application_name";
 	vals[k++] = "profreg";
+	/*
+	 * A remote server that goes away without a reset (a host down, a
+	 * network cut, a failover) leaves a query waiting for an answer that
+	 * never comes, and with the kernel's defaults a dead peer is noticed
+	 * after 2 h 11 min: a nightly or a CI gate hangs that long. Probe after
+	 * 30 s of silence, every 10 s, and give up after 3: about a minute.
+	 * (Ignored on a Unix socket.)
+	 */
+	keys[k] = "keepalives";
+	vals[k++] = "1";
+	keys[k] = "keepalives_idle";
+	vals[k++] = "30";
+	keys[k] = "keepalives_interval";
+	vals[k++] = "10";
+	keys[k] = "keepalives_count";
+	vals[k++] = "3";
 	keys[k] = "dbname";
 	vals[k++] = conninfo;
 	/* Function names travel as UTF-8 whatever the caller's setting. */

@@ -29,6 +29,9 @@ typedef struct db db;
  * Connect. `conninfo` is a libpq connection string or URI; "" uses the
  * libpq environment (PGHOST, PGDATABASE, ...). application_name defaults
  * to "profreg", connect_timeout to 10 s (PGCONNECT_TIMEOUT overrides),
+ * TCP keepalives to a probe after 30 s of silence, every 10 s, 3 at
+ * most (a server gone without a reset is noticed in about a minute, not
+ * the kernel's 2 hours; `conninfo` overrides each),
  * client_encoding is UTF8 and TimeZone UTC. A failure says "cannot
  * connect to the database: ..." and never echoes a password. Free with
  * db_close.

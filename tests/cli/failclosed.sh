@@ -6,7 +6,8 @@
 # finding never changes; analyze --gate; unknown names are errors with a
 # "did you mean"; service teams; refusals made up front; a capture
 # stamped after "now", or of a type not judged, does not count towards
-# --min-captures; a lock held elsewhere stops the gate at --deadline.
+# --min-captures; a lock held elsewhere stops the gate at --deadline; a
+# silent database server is noticed by TCP keepalives.
 . "$(dirname "$0")/lib.sh"
 fresh_db cli_failclosed
 BUILD=${BUILD:-build}
@@ -251,6 +252,38 @@ run pr post-deploy --service "$bad" --release "$rel" --commit "$rel" --repo "$R"
 run pr post-deploy --service "$bad" --release "$rel" --commit "$rel" --wait 10m --deadline 5m
 [ $RC -eq 2 ] && [[ $ERR == *"'--deadline 5m' leaves no time after '--wait'"* ]] &&
 	ok "a --deadline within --wait is a usage error" || not_ok "deadline usage" "rc=$RC $ERR"
+
+# 24. A database server that goes silent over TCP (a host down, a network
+# cut) is noticed in about a minute, not the kernel's 2 hours: the
+# connection probes after 30 s of silence; the caller's conninfo overrides.
+# A loopback server that accepts and never answers stands in for it.
+PD_SERVER=${PD_SERVER:-$BUILD/servers/pd_server}
+"$PD_SERVER" --port-file "$T/silent.port" --log "$T/silent.log" --script hang --then hang --timeout 60 &
+silent=$!
+for _ in $(seq 100); do [ -s "$T/silent.port" ] && break; sleep 0.05; done
+sp=$(cat "$T/silent.port")
+# keepalive_timer CONNINFO_EXTRA: the keepalive timer of a connection being made.
+keepalive_timer() {
+	"$PROFREG_BIN" --db "host=127.0.0.1 port=$sp user=x dbname=x $1" service list >/dev/null 2>&1 &
+	local job=$! t=""
+	for _ in $(seq 50); do
+		t=$(ss -tnoH state established "( dport = :$sp )" | sed -n 's/.*timer:(keepalive,\([^,]*\),.*/\1/p')
+		[ -n "$t" ] && break
+		sleep 0.1
+	done
+	kill "$job" 2>/dev/null
+	wait "$job" 2>/dev/null
+	echo "$t"
+}
+t=$(keepalive_timer "")
+[[ $t =~ ^[0-9]+sec$ ]] && [ "${t%sec}" -le 30 ] &&
+	ok "a TCP connection to the database probes a silent server after 30 s ($t left)" ||
+	not_ok "keepalive" "timer: '$t'"
+t=$(keepalive_timer "keepalives_idle=600")
+[[ $t == 9min* || $t == 10min* ]] && ok "keepalives_idle in the conninfo overrides it ($t left)" ||
+	not_ok "keepalive override" "timer: '$t'"
+kill "$silent" 2>/dev/null
+wait "$silent" 2>/dev/null
 
 # 20. Without a repository the summary says so once, not again under a
 # suspect line that said it. V8 profiles name each function's file.
