@@ -470,13 +470,13 @@ static void after_night(nightly_result *r, const job_env *env, double t0)
 		retention_opts ro = {r->at_us, false, 0};
 		pr_error_clear(&e);
 		r->retention_ran = true;
+		/* Not a note: either outcome sets the exit code, so it is said under --quiet. */
 		if (retention_run(&r->retention, env->d, env->bs, env->cfg, &ro, &e) < 0) {
 			r->retention_failed = true;
-			job_note(&r->notes, "retention: %s", e.msg);
+			snprintf(r->retention_problem, sizeof(r->retention_problem), "%s", e.msg);
 		} else if (r->retention.over_budget) {
-			char msg[PR_ERROR_MSG_MAX];
-			retention_over_budget_msg(msg, sizeof(msg), &r->retention);
-			job_note(&r->notes, "retention: %s", msg);
+			retention_over_budget_msg(r->retention_problem,
+						  sizeof(r->retention_problem), &r->retention);
 		}
 	}
 	/* Only a complete night resets the staleness alert's clock. */

@@ -60,6 +60,8 @@ typedef struct nightly_result {
 	char *report;               /* the HTML report's path, or NULL */
 	bool retention_ran, retention_failed;
 	retention_result retention;
+	char retention_problem[PR_ERROR_MSG_MAX]; /* why retention failed or is over budget,
+						   * "" when neither */
 	job_notes notes;            /* warnings: report, paging, metrics, retention */
 	struct json_t *tasks;       /* spread over workers: {"total", "claims", "by_worker":
 				     * {name: tasks done}}; NULL otherwise */

@@ -247,6 +247,9 @@ int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
 			  r.pages.first_error[0] ? r.pages.first_error : "not due yet");
 		status = EXIT_RUNTIME;
 	}
+	/* It sets the exit code below: what cron mails must say why. */
+	if (r.retention_problem[0])
+		cli_error(ctx, "retention: %s", r.retention_problem);
 	if (status == EXIT_OK && r.retention_failed)
 		status = EXIT_RUNTIME;
 	else if (status == EXIT_OK && r.retention.over_budget)

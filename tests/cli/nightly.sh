@@ -1,7 +1,8 @@
 #!/bin/bash
 # The nightly job: services' drop folders collected, the night analysed in
-# one run, the lock, an idempotent re-run, and one broken service not
-# stopping the others.
+# one run, the lock, an idempotent re-run, one broken service not
+# stopping the others, and retention's reason for a non-zero exit said
+# even under --quiet.
 . "$(dirname "$0")/lib.sh"
 fresh_db cli_nightly
 BUILD=${BUILD:-build}
@@ -153,6 +154,15 @@ else
 	grep -q "relative shift" <<<"$OUT" && not_ok "shifts folded" "$OUT" ||
 		ok "a night without relative shifts prints no count of them"
 fi
+# Under --quiet (cron mails only what is printed), retention over budget
+# with only protected data left is exit 1 with its reason, not a silent one.
+printf '{"retention": {"after_nightly": true, "hot_days": 3, "summary_days": 30, "budget_bytes": 1000}}' \
+	>"$T/ret-tight.json"
+run pr --quiet --config "$T/ret-tight.json" nightly --at "$at"
+[ $RC -eq 1 ] && [ -z "$OUT" ] && [ "$(grep -c . <<<"$ERR")" = 1 ] &&
+	[[ $ERR == *"retention: over budget"*"(budget 1000)"* ]] &&
+	ok "a quiet nightly over its storage budget exits 1 and says why in one line" ||
+	not_ok "quiet over budget" "rc=$RC out='$OUT' err='$ERR'"
 # Resolving a finding lifts the pins on its baseline: retention then
 # summarises the old ones, and its report draws from those still kept.
 fsum=$(sql "select id from findings where status='open' and direction='regression' order by id limit 1")
