@@ -47,6 +47,8 @@
 #define SNAPQ_MAX 32
 /* Capture ids named in one call's audit row at most. */
 #define CALL_IDS_MAX 256
+/* Bytes of a body past serve.max_body_bytes read and dropped before its connection is closed. */
+#define BODY_DROP_MAX ((size_t)1 << 20)
 
 typedef struct counter {
 	char key[64];
@@ -61,6 +63,7 @@ typedef struct counter {
  */
 typedef struct conn {
 	buf body;
+	size_t received;              /* bytes of the body so far, kept or not */
 	bool too_big;
 	bool authed;                  /* a valid token within its rate limit */
 	int64_t token_id;
@@ -1274,9 +1277,21 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		return MHD_YES;
 	}
 	if (*upload_size) {
-		if (!st->too_big && buf_put(&st->body, upload, *upload_size) < 0)
-			st->too_big = true;
+		size_t n = *upload_size;
 		*upload_size = 0;
+		st->received += n;
+		if (!st->too_big && buf_put(&st->body, upload, n) < 0)
+			st->too_big = true;
+		/*
+		 * A body without a length (chunked) past the cap is read to its
+		 * end and dropped, for the 413 that libmicrohttpd sends only
+		 * then; one that goes on past BODY_DROP_MAX more (a client that
+		 * never ends it) has its connection closed instead.
+		 */
+		if (st->too_big && st->received > s->cfg->max_body_bytes + BODY_DROP_MAX) {
+			count(s->refusals, "too_large", 413);
+			return MHD_NO;
+		}
 		return MHD_YES;
 	}
 	s->nreq++;

@@ -1,0 +1,59 @@
+#!/bin/bash
+# profreg serve against hostile clients on a raw socket
+# (tests/support/rawclient.py): a chunked body that never ends is cut
+# off, one over the cap that ends is still answered 413 in one line, and
+# the server answers everyone else meanwhile. The pprof target is a closed
+# port: nothing here gets as far as a capture.
+set -u
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../go/build.sh" # wait_port
+
+T=$PROFREG_TEST_TMP/serve_hostile
+RAW="python3 $(cd "$(dirname "$0")/../support" && pwd)/rawclient.py"
+rm -rf "$T"
+mkdir -p "$T"
+PIDS=""
+cleanup() { for p in $PIDS; do kill "$p" 2>/dev/null; done; }
+trap cleanup EXIT
+
+fresh_db serve_hostile
+pr db init >/dev/null 2>&1
+pr service add checkout --team a >/dev/null && pr service enable checkout >/dev/null
+cat >"$T/cfg.json" <<EOF
+{"serve": {"listen": "127.0.0.1:0", "max_body_bytes": 2048, "token_rate": 1000,
+           "global_rate": 100000, "default_seconds": 1},
+ "services": {
+   "checkout": {"sources": [{"type": "pprof_http", "targets": ["127.0.0.2:9"], "seconds": 1}]}}}
+EOF
+P() { pr --config "$T/cfg.json" "$@"; }
+TA=$(P token create --team a 2>/dev/null)
+"$PROFREG_BIN" --db "$DB" --home "$HOME_DIR" --config "$T/cfg.json" serve \
+	--port-file "$T/s.port" >"$T/s.out" 2>"$T/s.err" &
+PIDS="$PIDS $!"
+wait_port "$T/s.port" && ok "serve listens" || not_ok "serve start" "$(cat "$T/s.err")"
+PORT=$(cat "$T/s.port")
+U=http://127.0.0.1:$PORT
+refusals() {
+	curl -s -m 5 "$U/metrics" | sed -n "s/^profreg_serve_refusals_total{reason=\"$1\"} //p"
+}
+
+# --- bodies without a length ----------------------------------------------------
+# 64 MiB offered in chunks of 4 KiB: the server must stop reading long before.
+run timeout 60 $RAW chunked --port "$PORT" --token "$TA" --bytes 67108864 --seconds 30
+sent=$(sed -n 's/^sent \([0-9]*\) .*/\1/p' <<<"$OUT")
+[ $RC -eq 0 ] && [[ $OUT == *"closed by the server"* ]] && [ "${sent:-0}" -lt $((16 << 20)) ] &&
+	ok "a chunked body that never ends is cut off (the server closed after $sent bytes)" ||
+	not_ok "endless chunked body" "rc=$RC $OUT $ERR"
+[ "$(curl -s -m 5 -o /dev/null -w '%{http_code}' "$U/healthz")" = 200 ] &&
+	ok "the server still answers" || not_ok "healthz after the endless body"
+[ "$(refusals too_large)" = 1 ] && ok "the cut-off body is counted as too_large" ||
+	not_ok "too_large counted" "'$(refusals too_large)'"
+run timeout 60 $RAW chunked --port "$PORT" --token "$TA" --bytes 100000 --seconds 30
+[ $RC -eq 0 ] && [[ $OUT == *"HTTP/1.1 413 "* ]] &&
+	[ "$(sed -n '/^{/p' <<<"$OUT" | jq -r .error)" = "the body is larger than serve.max_body_bytes" ] &&
+	ok "a chunked body over the cap that ends is answered 413, one line" ||
+	not_ok "chunked 413" "rc=$RC $OUT $ERR"
+[ "$(sql "select count(*) from capture_requests")" = 0 ] && ok "nothing was queued" ||
+	not_ok "nothing queued"
+
+finish
