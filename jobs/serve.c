@@ -13,6 +13,7 @@
 #include "common/fileio.h"
 #include "common/netaddr.h"
 #include "common/timeutil.h"
+#include "common/utf8.h"
 #include "jobs/access.h"
 #include "jobs/agent.h"
 #include "jobs/capreq.h"
@@ -324,10 +325,32 @@ static enum MHD_Result reply_json(server *s, const char *route, struct MHD_Conne
 	return ret;
 }
 
+/*
+ * `s` into out[n] as valid UTF-8, each byte of a broken sequence as '?'.
+ * A message that quotes a name cut to a length (a host, a key) can end
+ * inside a letter, and jansson writes no such string: the refusal would
+ * turn into a 500 that says "out of memory".
+ */
+static const char *utf8_fixed(char *out, size_t n, const char *s)
+{
+	size_t len, l;
+
+	snprintf(out, n, "%s", s ? s : "");
+	len = strlen(out);
+	for (size_t i = 0; i < len; i += l ? l : 1)
+		if (!(l = utf8_seq_len((const unsigned char *)out + i, len - i)))
+			out[i] = '?';
+	return out;
+}
+
 static enum MHD_Result reply_error(server *s, const char *route, struct MHD_Connection *c,
 				   unsigned status, const char *why, int64_t retry_after)
 {
-	return reply_json(s, route, c, status, json_pack("{s:s}", "error", why), retry_after);
+	char text[PR_ERROR_MSG_MAX];
+
+	return reply_json(s, route, c, status,
+			  json_pack("{s:s}", "error", utf8_fixed(text, sizeof(text), why)),
+			  retry_after);
 }
 
 /* ---- authentication and rate limits ----------------------------------------- */
@@ -790,8 +813,10 @@ out:
 
 static void alert_outcome(json_t *list, const char *alert, const char *host, const char *what)
 {
-	json_array_append_new(
-		list, json_pack("{s:s?,s:s?,s:s}", "alert", alert, "host", host, "outcome", what));
+	char text[PR_ERROR_MSG_MAX];
+
+	json_array_append_new(list, json_pack("{s:s?,s:s?,s:s}", "alert", alert, "host", host,
+					      "outcome", utf8_fixed(text, sizeof(text), what)));
 }
 
 /*

@@ -2,7 +2,9 @@
 # profreg serve against hostile clients on a raw socket
 # (tests/support/rawclient.py): a chunked body that never ends is cut
 # off, one over the cap that ends is still answered 413 in one line, and
-# the server answers everyone else meanwhile. The pprof target is a closed
+# the server answers everyone else meanwhile; a refusal that quotes a
+# long name of letters that are not ASCII is still one line of JSON, to
+# the API and the webhook. The pprof target is a closed
 # port: nothing here gets as far as a capture.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -55,5 +57,25 @@ run timeout 60 $RAW chunked --port "$PORT" --token "$TA" --bytes 100000 --second
 	not_ok "chunked 413" "rc=$RC $OUT $ERR"
 [ "$(sql "select count(*) from capture_requests")" = 0 ] && ok "nothing was queued" ||
 	not_ok "nothing queued"
+
+# --- names that are not ASCII, quoted cut to a length -------------------------------
+# A host of 241 bytes (one letter, then 80 of 3 bytes) is quoted in the
+# refusal up to 200 bytes, which ends inside a letter.
+LONG="x$(printf '\xe2\x82\xac%.0s' $(seq 80))"
+printf '{"service": "checkout", "hosts": ["%s"], "reason": "x"}' "$LONG" >"$T/longhost.json"
+got=$(curl -s -m 10 -o "$T/resp" -w '%{http_code}' -X POST -H "Authorization: Bearer $TA" \
+	--data-binary @"$T/longhost.json" "$U/v1/captures")
+[ "$got" = 422 ] && [ "$(jq -r .error "$T/resp" | wc -l)" = 1 ] &&
+	[[ $(jq -r .error "$T/resp") == "host 'x"*"' is not a pprof_http target of service 'checkout'" ]] &&
+	ok "a long host of 3-byte letters is refused 422 in one line, cut between letters" ||
+	not_ok "long host" "got $got $(head -c 400 "$T/resp")"
+printf '{"alerts": [{"status": "firing", "labels": {"alertname": "hot", "service": "checkout", "instance": "%s"}}]}' \
+	"$LONG" >"$T/longalert.json"
+got=$(curl -s -m 10 -o "$T/resp" -w '%{http_code}' -X POST -H "Authorization: Bearer $TA" \
+	--data-binary @"$T/longalert.json" "$U/v1/alertmanager")
+[ "$got" = 200 ] && [ "$(jq '.alerts | length' "$T/resp")" = 1 ] &&
+	[[ $(jq -r '.alerts[0].outcome' "$T/resp") == *"is not a pprof_http target"* ]] &&
+	ok "an alert on such a host is listed with its outcome" ||
+	not_ok "long alert host" "got $got $(head -c 400 "$T/resp")"
 
 finish
