@@ -696,7 +696,12 @@ typedef struct list_page {
 	 */
 	char max_prev[XML_TEXT_MAX + 1]; /* the greatest key of the pages before */
 	char max_page[XML_TEXT_MAX + 1]; /* the greatest key of this page */
-	size_t keys;                     /* keys on this page */
+	/*
+	 * Objects of this page handed to fn or ofn. Keys that are not ours
+	 * (outside the prefix, not a blob) do not count: pages of nothing
+	 * but those, each with new keys, would otherwise never end the walk.
+	 */
+	size_t taken;
 } list_page;
 
 /* The blob key of object `name` when it is one of the layout's, else false. */
@@ -734,7 +739,6 @@ static void list_leaf(void *ud, int depth, const char *parent, const char *name,
 				 "served again)";
 		if (strcmp(text, l->max_page) > 0)
 			snprintf(l->max_page, sizeof(l->max_page), "%s", text);
-		l->keys++;
 	}
 	if (strcmp(name, "Key") == 0 && l->ofn) {
 		size_t pl = strlen(l->s->prefix);
@@ -768,6 +772,7 @@ static void list_close(void *ud, int depth, const char *name)
 		} else {
 			blob_s3_object o = {l->name, l->e.size, l->have_time ? l->e.mtime_us : 0};
 			l->rc = l->ofn(l->ud, &o, l->err);
+			l->taken++;
 		}
 	}
 	l->have_name = false;
@@ -777,6 +782,7 @@ static void list_close(void *ud, int depth, const char *name)
 		} else {
 			memcpy(l->e.key, l->key, sizeof(l->key));
 			l->rc = l->fn(l->ud, &l->e, l->err);
+			l->taken++;
 		}
 	}
 	l->key[0] = '\0';
@@ -840,7 +846,7 @@ static int list_walk(s3 *s, blob_list_fn fn, blob_s3_object_fn ofn, void *ud, pr
 		snprintf(prev, XML_TEXT_MAX + 1, "%s", l->token);
 		l->token[0] = '\0';
 		l->truncated = false;
-		l->keys = 0;
+		l->taken = 0;
 		snprintf(what, sizeof(what), "cannot list '%s': the answer", s->describe);
 		if ((rc = xml_read(&x, &r.body, what, err)) < 0)
 			goto out;
@@ -861,12 +867,15 @@ static int list_walk(s3 *s, blob_list_fn fn, blob_s3_object_fn ofn, void *ud, pr
 					  s->describe);
 			goto out;
 		}
-		/* Tokens that go round in a circle of empty pages would too. */
-		empty = l->keys ? 0 : empty + 1;
+		/*
+		 * Tokens that go round in a circle of empty pages would too, and
+		 * so would endless pages of keys that are not ours.
+		 */
+		empty = l->taken ? 0 : empty + 1;
 		if (empty > LIST_EMPTY_PAGES_MAX) {
 			rc = pr_error_set(err, PR_EDATA,
 					  "cannot list '%s': more than %d truncated pages in a "
-					  "row that list nothing",
+					  "row that list nothing to take",
 					  s->describe, LIST_EMPTY_PAGES_MAX);
 			goto out;
 		}

@@ -31,7 +31,9 @@
  * server answers: a truncated page without a new continuation token, a
  * page that lists a key at or before the keys of the pages before it
  * (S3 lists in byte order: tokens that go round serve pages again), or
- * more than 100 truncated pages in a row that list nothing is PR_EDATA.
+ * more than 100 truncated pages in a row that list nothing under the
+ * prefix (no key at all, or only keys outside it or that are not blobs)
+ * is PR_EDATA.
  * A request that meets a 500, 502, 503 or 504, a 429, or no answer at all
  * is tried again (attempts in all, with a short growing pause, or the
  * server's Retry-After up to 5 s).

@@ -6,7 +6,7 @@
  *   s3_sigcheck --upstream PORT --port-file F --log F --key-id ID
  *               --secret-file F --region R [--timeout SECONDS]
  *               [--fail-first N] [--fail-puts-after N] [--list-answer F]
- *               [--list-endless 1]
+ *               [--list-endless 1|2]
  *
  * Each request is checked with tests/support/sigv4.c (an independent
  * SigV4 computation: see test_sigv4.c for the AWS examples it
@@ -26,7 +26,9 @@
  * that file exists (pages that lead somewhere, or round in a circle).
  * --list-endless answers every ListObjectsV2 request with a truncated page
  * of 10 new keys under the request's prefix, each page after the last,
- * and a new continuation token: a listing that never ends.
+ * and a new continuation token: a listing that never ends. With 2 the
+ * keys are outside the prefix ("~/..."), which no real server lists: a
+ * listing that never ends and never names an object of the prefix.
  *
  * One connection at a time, one request per connection (the answer says
  * Connection: close). It listens on 127.0.0.1 on a free port, written to
@@ -65,7 +67,7 @@ static char secret[4096];
 static int upstream;
 static long fail_first, fail_puts_after = -1, puts_seen, count;
 static const char *list_answer;
-static bool list_endless;
+static int list_endless; /* 1: keys under the prefix; 2: outside it */
 
 static _Noreturn void die(const char *what)
 {
@@ -217,6 +219,8 @@ static void endless_page(int fd, const char *method, const char *target)
 		}
 	}
 	prefix[k] = '\0';
+	if (list_endless == 2)
+		snprintf(prefix, sizeof(prefix), "~/");
 	n = (size_t)snprintf(doc, sizeof(doc), "<ListBucketResult><IsTruncated>true</IsTruncated>");
 	for (int i = 0; i < 10; i++)
 		n += (size_t)snprintf(doc + n, sizeof(doc) - n,
@@ -404,7 +408,7 @@ int main(int argc, char **argv)
 		else if (strcmp(argv[i], "--list-answer") == 0)
 			list_answer = argv[i + 1];
 		else if (strcmp(argv[i], "--list-endless") == 0)
-			list_endless = strcmp(argv[i + 1], "0") != 0;
+			list_endless = atoi(argv[i + 1]);
 	}
 	if (!upstream || !port_file || !log_path || !key_id || !region || !secret[0]) {
 		fprintf(stderr, "usage: s3_sigcheck --upstream PORT --port-file F --log F "

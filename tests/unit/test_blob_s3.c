@@ -750,6 +750,53 @@ static void test_a_listing_whose_tokens_go_round_is_refused(void **state)
 	assert_all_signed();
 }
 
+static int count_object(void *ud, const blob_s3_object *o, pr_error *err)
+{
+	(void)o, (void)err;
+	(*(size_t *)ud)++;
+	return 0;
+}
+
+/*
+ * A listing that never ends with pages of keys that are not ours (not
+ * blobs, or outside the prefix), each page after the last with a new
+ * token, would walk for ever: the pages that hand nothing over end it
+ * as pages of no key do.
+ */
+static void test_endless_pages_of_keys_not_ours_end_the_listing(void **state)
+{
+	fx *f = *state;
+	const char *under[] = {"--list-endless", "1", NULL};
+	const char *outside[] = {"--list-endless", "2", NULL};
+	pr_error err = PR_ERROR_INIT;
+	blob_s3_bucket *b = NULL;
+	blob_store *bs = NULL;
+	seen s = {.n = 0};
+	size_t objects = 0;
+
+	/* Should the walk not end, the alarm ends the run instead. */
+	alarm(60);
+	assert_int_equal(s3test_restart_proxy(&srv, under), 0);
+	opts_for(f, srv.endpoint);
+	/* Keys under the blobs' prefix that are no blob's. */
+	assert_int_equal(blob_s3_open(&bs, &f->o, &err), 0);
+	assert_int_equal(blob_store_list(bs, see, &s, &err), PR_EDATA);
+	assert_msg_has(&err, "truncated pages in a row that list nothing to take");
+	assert_int_equal(s.n, 0);
+	blob_store_free(bs);
+	/* Keys outside the prefix of an object-store drop. */
+	assert_int_equal(s3test_restart_proxy(&srv, outside), 0);
+	opts_for(f, srv.endpoint);
+	pr_error_clear(&err);
+	assert_int_equal(blob_s3_bucket_open(&b, &f->o, &err), 0);
+	assert_int_equal(blob_s3_bucket_list(b, count_object, &objects, &err), PR_EDATA);
+	assert_msg_has(&err, "truncated pages in a row that list nothing to take");
+	assert_int_equal(objects, 0);
+	blob_s3_bucket_free(b);
+	alarm(0);
+	assert_int_equal(s3test_restart_proxy(&srv, NULL), 0);
+}
+
 /* ---- retention over the bucket ------------------------------------------- */
 
 static void sqlf(const char *fmt, ...)
@@ -871,6 +918,7 @@ int main(void)
 		cmocka_unit_test(test_settings_are_checked_before_anything_is_sent),
 		T(test_hostile_listings_are_refused),
 		T(test_a_listing_whose_tokens_go_round_is_refused),
+		T(test_endless_pages_of_keys_not_ours_end_the_listing),
 		T(test_retention_deletes_only_what_no_capture_keeps_and_sweeps_orphans),
 	};
 #undef T
