@@ -50,6 +50,8 @@
 #define CALL_IDS_MAX 256
 /* Bytes of a body past serve.max_body_bytes read and dropped before its connection is closed. */
 #define BODY_DROP_MAX ((size_t)1 << 20)
+/* A request's head and body arrive within this, or its connection is closed. */
+#define REQUEST_DEADLINE_MS 30000
 
 typedef struct counter {
 	char key[64];
@@ -85,6 +87,18 @@ typedef struct snapreq {
 	char service[130];
 } snapreq;
 
+/*
+ * One open connection (its socket context), in the server's list: since
+ * when its current request has been arriving, for REQUEST_DEADLINE_MS.
+ */
+typedef struct live_conn {
+	struct MHD_Connection *c;
+	int64_t since_ms;   /* opened, or its last answer went out */
+	bool arrived;       /* the request is whole (answered or being answered) */
+	bool cut;           /* closed for its deadline; the slot frees once it goes */
+	struct live_conn *prev, *next;
+} live_conn;
+
 /* Open connections from one address, for serve.max_connections_per_ip. */
 typedef struct peer {
 	unsigned char addr[16]; /* the address's bytes (the port left out) */
@@ -115,6 +129,10 @@ typedef struct server {
 	/* Addresses with open connections (the polling thread's alone). */
 	peer *peers;
 	size_t npeers;
+	/* Open connections and how many of them are not cut (the polling thread's alone). */
+	live_conn *links;
+	size_t nopen;
+	size_t max_open; /* serve.max_connections */
 	serve_result *out;
 } server;
 
@@ -223,20 +241,71 @@ static peer *peer_of(server *s, const struct sockaddr *sa, bool add)
 	return free_slot;
 }
 
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The list entry of connection `c`; NULL when it has none (memory ran out). */
+static live_conn *link_of(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return ci ? ci->socket_context : NULL;
+}
+
+/*
+ * Close every connection whose request has been arriving for longer than
+ * REQUEST_DEADLINE_MS. libmicrohttpd closes only a connection silent for
+ * its timeout: a client sending its head or body a byte every few seconds
+ * kept its slot for as long as it liked, and a few addresses (a proxy, an
+ * IPv6 range) held every slot. Run on the polling thread only, which alone
+ * closes sockets, so each descriptor is still the connection's: shutting
+ * it down makes libmicrohttpd read its end and close it.
+ */
+static void cut_slow(server *s)
+{
+	int64_t now = now_ms();
+
+	for (live_conn *l = s->links; l; l = l->next) {
+		const union MHD_ConnectionInfo *ci;
+		if (l->cut || l->arrived || now - l->since_ms <= REQUEST_DEADLINE_MS)
+			continue;
+		if (!(ci = MHD_get_connection_info(l->c, MHD_CONNECTION_INFO_CONNECTION_FD)))
+			continue;
+		shutdown(ci->connect_fd, SHUT_RDWR);
+		l->cut = true;
+		s->nopen--;
+		count(s->refusals, "slow_request", 0);
+	}
+}
+
 /*
  * A client that keeps connections open, sending a byte now and then
  * (never idle long enough to time out), would otherwise hold every slot
- * and lock everyone else out, alert webhooks included. The limit is kept
- * here rather than by libmicrohttpd so that its refusals are counted.
+ * and lock everyone else out, alert webhooks included. The limits are
+ * kept here rather than by libmicrohttpd so that refusals are counted,
+ * and so that a connection past its deadline gives its slot to the one
+ * arriving (libmicrohttpd's own limit has room for those still closing).
  */
 static enum MHD_Result accept_peer(void *cls, const struct sockaddr *sa, socklen_t len)
 {
 	server *s = cls;
-	const peer *p = s->cfg->max_connections_per_ip ? peer_of(s, sa, false) : NULL;
+	const peer *p;
 
 	(void)len;
+	cut_slow(s);
+	p = s->cfg->max_connections_per_ip ? peer_of(s, sa, false) : NULL;
 	if (p && p->open >= s->cfg->max_connections_per_ip) {
 		count(s->refusals, "connections_per_ip", 0);
+		return MHD_NO;
+	}
+	if (s->nopen >= s->max_open) {
+		count(s->refusals, "connections", 0);
 		return MHD_NO;
 	}
 	return MHD_YES;
@@ -248,12 +317,34 @@ static void peer_event(void *cls, struct MHD_Connection *c, void **socket_contex
 	server *s = cls;
 	const union MHD_ConnectionInfo *ci =
 		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-	peer *p = peer_of(s, ci ? ci->client_addr : NULL, code == MHD_CONNECTION_NOTIFY_STARTED);
+	bool started = code == MHD_CONNECTION_NOTIFY_STARTED;
+	peer *p = peer_of(s, ci ? ci->client_addr : NULL, started);
+	live_conn *l = *socket_context;
 
-	(void)socket_context;
+	if (started && (l = calloc(1, sizeof(*l)))) {
+		l->c = c;
+		l->since_ms = now_ms();
+		l->next = s->links;
+		if (s->links)
+			s->links->prev = l;
+		s->links = l;
+		s->nopen++;
+		*socket_context = l;
+	} else if (!started && l) {
+		if (l->prev)
+			l->prev->next = l->next;
+		else
+			s->links = l->next;
+		if (l->next)
+			l->next->prev = l->prev;
+		if (!l->cut)
+			s->nopen--;
+		free(l);
+		*socket_context = NULL;
+	}
 	if (!p)
 		return;
-	if (code == MHD_CONNECTION_NOTIFY_STARTED)
+	if (started)
 		p->open++;
 	else if (p->open && --p->open == 0)
 		p->family = 0;
@@ -1303,7 +1394,13 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	}
 	if (*upload_size) {
 		size_t n = *upload_size;
+		live_conn *l = link_of(c);
 		*upload_size = 0;
+		/* A body that trickles in: libmicrohttpd calls here for each piece. */
+		if (l && now_ms() - l->since_ms > REQUEST_DEADLINE_MS) {
+			count(s->refusals, "slow_request", 0);
+			return MHD_NO;
+		}
 		st->received += n;
 		if (!st->too_big && buf_put(&st->body, upload, n) < 0)
 			st->too_big = true;
@@ -1319,6 +1416,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		}
 		return MHD_YES;
 	}
+	if (link_of(c))
+		link_of(c)->arrived = true;
+	cut_slow(s);
 	s->nreq++;
 	s->cur = st;
 	if (strcmp(url, "/v1/captures") == 0)
@@ -1341,9 +1441,14 @@ static void done(void *cls, struct MHD_Connection *c, void **state,
 {
 	conn *st = *state;
 	server *s = cls;
+	live_conn *l = link_of(c);
 
-	(void)c;
 	(void)why;
+	/* The next request on this connection starts arriving now. */
+	if (l) {
+		l->since_ms = now_ms();
+		l->arrived = false;
+	}
 	if (s->cur == st)
 		s->cur = NULL;
 	if (st) {
@@ -1510,7 +1615,9 @@ int serve_run(serve_result *out, const job_env *env, const serve_opts *o, pr_err
 		}
 		s.snap_started = true;
 	}
-	s.npeers = s.cfg->max_connections ? s.cfg->max_connections : 256;
+	s.max_open = s.cfg->max_connections ? s.cfg->max_connections : 256;
+	/* Room for connections cut for their deadline and not closed yet (accept_peer). */
+	s.npeers = 2 * s.max_open;
 	if (!(s.peers = calloc(s.npeers, sizeof(*s.peers)))) {
 		rc = pr_error_set(err, PR_ENOMEM, "cannot serve: out of memory");
 		goto out;

@@ -4,7 +4,8 @@
 # off, one over the cap that ends is still answered 413 in one line, and
 # the server answers everyone else meanwhile; a refusal that quotes a
 # long name of letters that are not ASCII is still one line of JSON, to
-# the API and the webhook. The pprof target is a closed
+# the API and the webhook; clients that send their requests a byte a
+# second to hold every slot are closed after 30 s. The pprof target is a closed
 # port: nothing here gets as far as a capture.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -77,5 +78,49 @@ got=$(curl -s -m 10 -o "$T/resp" -w '%{http_code}' -X POST -H "Authorization: Be
 	[[ $(jq -r '.alerts[0].outcome' "$T/resp") == *"is not a pprof_http target"* ]] &&
 	ok "an alert on such a host is listed with its outcome" ||
 	not_ok "long alert host" "got $got $(head -c 400 "$T/resp")"
+
+# --- requests that trickle in ---------------------------------------------------------
+# Every slot of a second server held by clients sending a byte a second
+# (three heads, one body), from one address with no per-address limit, as
+# behind a proxy: past the 30 s a request has to arrive, they are closed,
+# and the next client gets in.
+jq '.serve.max_connections = 4 | .serve.max_connections_per_ip = 0' "$T/cfg.json" >"$T/cfg2.json"
+"$PROFREG_BIN" --db "$DB" --home "$HOME_DIR" --config "$T/cfg2.json" serve \
+	--port-file "$T/s2.port" >"$T/s2.out" 2>"$T/s2.err" &
+PIDS="$PIDS $!"
+wait_port "$T/s2.port" || not_ok "second serve start" "$(cat "$T/s2.err")"
+P2=$(cat "$T/s2.port")
+SLOW=""
+for i in 1 2 3 4; do
+	what=head
+	[ $i = 4 ] && what=body
+	timeout 70 $RAW slow --port "$P2" --token "$TA" --what $what --gap 1 --seconds 55 \
+		>"$T/slow$i.out" 2>&1 &
+	SLOW="$SLOW $!"
+done
+for _ in $(seq 200); do
+	[ "$(cat "$T"/slow?.out 2>/dev/null | grep -c '^connected$')" = 4 ] && break
+	sleep 0.1
+done
+sleep 1
+held=$(curl -s -m 5 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$P2/healthz")
+# The clients give up by themselves at 55 s: a slot must free up before.
+sleep 29
+for waited in $(seq 30 45); do
+	later=$(curl -s -m 2 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$P2/healthz")
+	[ "$later" = 200 ] && break
+	sleep 1
+done
+wait $SLOW
+[ "$held" = 000 ] && [ "$later" = 200 ] &&
+	ok "slots held by requests a byte a second free up after 30 s for the next client ($waited s)" ||
+	not_ok "slow requests" "held=$held later=$later"
+cut=0
+for i in 1 2 3 4; do grep -q "closed by the server" "$T/slow$i.out" && cut=$((cut + 1)); done
+[ $cut = 4 ] && ok "the trickling heads and body were each closed by the server" ||
+	not_ok "slow clients closed" "$(cat "$T"/slow?.out)"
+n=$(curl -s -m 5 "http://127.0.0.1:$P2/metrics" |
+	sed -n 's/^profreg_serve_refusals_total{reason="slow_request"} //p')
+[ "${n:-0}" = 4 ] && ok "each is counted as slow_request" || not_ok "slow_request counted" "'$n'"
 
 finish

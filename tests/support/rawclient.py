@@ -9,7 +9,7 @@ profreg serve (tests/cli/serve_hostile.sh). Python's standard library only.
       POST /v1/captures sending one byte every G seconds, of the head or of
       a body of 64 bytes (the head then goes at once).
 
-Prints "sent N bytes in S s" and then "closed by the server" when the
+Prints "connected" once connected, "sent N bytes in S s" and then "closed by the server" when the
 server closed the connection before the request was sent, else what the
 server answered (status line, headers, body). Every wait is bounded by
 --seconds; exit 0 unless the arguments are wrong.
@@ -68,6 +68,7 @@ def main():
     start = time.monotonic()
     deadline = start + a.seconds
     sock = socket.create_connection(("127.0.0.1", a.port), timeout=a.seconds)
+    print("connected", flush=True)
     sent = 0
     cut = False
     try:
