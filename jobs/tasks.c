@@ -66,6 +66,14 @@ int tasks_claim(task *out, bool *got, db *d, int64_t run_id, const char *worker,
 		" where (t.state = 'queued' or (t.state = 'leased' and t.lease_until <= now()))"
 		" and t.attempts < $3::int and r.status = 'running'"
 		" and ($4::bigint = 0 or t.run_id = $4::bigint)"
+		/*
+		 * Only for a coordinator still there: one killed leaves its run
+		 * "running" until the next nightly marks it interrupted, and work
+		 * on its tasks would never be merged (as runs_reap: pid and start).
+		 */
+		" and (r.backend_pid is null or exists (select 1 from pg_stat_activity a"
+		"   where a.pid = r.backend_pid and (a.backend_start is null"
+		"   or a.backend_start = r.backend_start)))"
 		" order by t.id limit 1 for update of t skip locked) "
 		"update tasks t set state = 'leased', worker = $1,"
 		" lease_until = now() + $2::float8 * interval '1 second',"

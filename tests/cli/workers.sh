@@ -6,7 +6,8 @@
 # stopped with SIGTERM while holding one; the killed worker's task is
 # claimed again once its lease runs out, the findings equal the single
 # process's exactly, and each page is sent once. Then a coordinator with
-# no worker running works every task itself.
+# no worker running works every task itself, and the tasks of a
+# coordinator killed mid-run are left alone until the next night.
 . "$(dirname "$0")/lib.sh"
 BUILD=${BUILD:-build}
 PD_SERVER=${PD_SERVER:-$BUILD/servers/pd_server}
@@ -179,6 +180,35 @@ findings "$T/self.out" >"$T/self.findings"
 diff "$T/one.findings" "$T/self.findings" >/dev/null &&
 	ok "and re-running the night that way finds the same" || not_ok "self findings" "$(diff "$T/one.findings" "$T/self.findings" | head)"
 [ "$(wc -l <"$T/pd1.log")" = "$npages1" ] && ok "and pages nobody twice" || not_ok "re-run pages"
+
+# --- a coordinator killed: its tasks are not worked for nothing --------------------
+fresh_db cli_workers_orphan
+cfg "$T/orphan.json" false
+while read -r s; do pr --quiet service add "$s" && pr --quiet service enable "$s"; done <"$T/fleet/services.txt"
+P=("$PROFREG_BIN" --db "$DB" --home "$HOME_DIR" --config "$T/orphan.json")
+"${P[@]}" nightly --at "$at" --workers >/dev/null 2>&1 &
+N=$!
+PIDS="$PIDS $N"
+for _ in $(seq 200); do
+	[ "$(sql "select count(*) from tasks where state = 'queued'")" = 6 ] && break
+	sleep 0.1
+done
+kill -9 "$N"
+wait "$N" 2>/dev/null
+for _ in $(seq 100); do
+	[ "$(sql "select count(*) from pg_stat_activity where datname = current_database()
+		and pid <> pg_backend_pid()")" = 0 ] && break
+	sleep 0.1
+done
+run "${P[@]}" worker --once
+[ $RC -eq 0 ] && [[ $OUT == *"0 done"* ]] && [ "$(sql "select count(*) from tasks where state = 'queued'")" = 6 ] &&
+	ok "a worker claims no task of a run whose coordinator was killed" ||
+	not_ok "orphan tasks" "rc=$RC $OUT $(sql "select id, state, worker from tasks")"
+cfg "$T/orphan-self.json" true
+run pr --config "$T/orphan-self.json" nightly --at "$at" --workers
+[ $RC -eq 0 ] && [ "$(sql "select string_agg(status, ',' order by id) from runs where kind = 'nightly'")" = "interrupted,ok" ] &&
+	ok "the next coordinated nightly marks it interrupted and does the night" ||
+	not_ok "after orphan" "rc=$RC $ERR $(sql "select id, status from runs")"
 
 # --- usage -------------------------------------------------------------------------
 run pr worker --idle-exit 0
