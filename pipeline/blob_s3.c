@@ -426,6 +426,8 @@ static int s3_send(s3 *s, http_response *r, const s3_req *q, char *why, size_t w
 	req.body = q->len ? q->body : NULL;
 	req.body_len = q->len;
 	req.max_body = q->max_body;
+	/* An error document is read for its Code and Message, whatever the data's cap. */
+	req.max_error_body = ERROR_BODY_MAX;
 	req.connect_timeout_ms = s->connect_ms;
 	req.timeout_ms = s->timeout_ms;
 	req.ca_file = s->ca_file;

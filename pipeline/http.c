@@ -362,9 +362,12 @@ static int check_req(const http_req *req, const char *shown, pr_error *err)
 
 typedef struct recv_state {
 	http_response *r;
+	CURL *c;
 	size_t max;          /* the body cap */
+	size_t max_error;    /* the cap of a body whose status is not 2xx; 0: max */
 	bool prefix_only;
 	bool over;           /* the body passed the cap (not prefix_only) */
+	bool error_cut;      /* an error body passed max_error: reading stopped */
 	bool nomem;
 	bool body_started;   /* a byte of the body came */
 	const char *const *keep; /* req->keep_headers */
@@ -398,8 +401,24 @@ static size_t on_body(char *data, size_t size, size_t n, void *ud)
 	recv_state *s = ud;
 	buf *b = &s->r->body;
 	size_t len = size * n, room = b->len < s->max ? s->max - b->len : 0;
+	long status = 0;
 
 	s->body_started = true;
+	/* The status is known by the time the body comes. */
+	if (s->max_error && curl_easy_getinfo(s->c, CURLINFO_RESPONSE_CODE, &status) == CURLE_OK &&
+	    (status < 200 || status > 299)) {
+		size_t cap = s->max_error < s->max ? s->max_error : s->max;
+		room = b->len < cap ? cap - b->len : 0;
+		if (len > room) {
+			if (room && body_put(b, data, room) < 0) {
+				s->nomem = true;
+				return 0;
+			}
+			s->r->truncated = true;
+			s->error_cut = true;
+			return 0;
+		}
+	}
 	if (len > room) {
 		if (!s->prefix_only) {
 			s->over = true;
@@ -685,12 +704,14 @@ int http_request(http_response *out, const http_req *req, pr_error *err)
 	if (rs.max > SIZE_MAX / 4)
 		rs.max = SIZE_MAX / 4;
 	rs.prefix_only = req->prefix_only;
+	rs.max_error = req->max_error_body;
 	rs.keep = req->keep_headers;
 	out->body.max = rs.max;
 	if (!(c = curl_easy_init()) || (rc = build_headers(&headers, req)) < 0) {
 		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
 		goto out;
 	}
+	rs.c = c;
 	curl_easy_setopt(c, CURLOPT_URL, req->url);
 #if LIBCURL_VERSION_NUM >= 0x075500
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -732,6 +753,9 @@ int http_request(http_response *out, const http_req *req, pr_error *err)
 		curl_easy_setopt(c, CURLOPT_PASSWORD, req->sigv4_secret);
 	}
 	cr = curl_easy_perform(c);
+	/* An error answer cut at its cap is an answer all the same. */
+	if (cr == CURLE_WRITE_ERROR && rs.error_cut)
+		cr = CURLE_OK;
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &out->status);
 	if (cr == CURLE_OK) {
 		curl_off_t v = -1;

@@ -96,6 +96,15 @@ typedef struct http_req {
 	 * dropped, and out->truncated is set (for error bodies kept as a hint).
 	 */
 	bool prefix_only;
+	/*
+	 * The cap of a body whose status is not 2xx, which callers read for
+	 * its reason only: its first max_error_body bytes are kept, nothing
+	 * more is read (the connection is dropped there) and out->truncated
+	 * is set; the answer still counts as one. 0: max_body and
+	 * prefix_only apply to it as to any body. Without it, a server could
+	 * make every error answer as long as the data's own cap.
+	 */
+	size_t max_error_body;
 	const char *ca_file;          /* PEM CA bundle to verify against; NULL: the system's */
 	/*
 	 * Response headers whose values to keep in out->kept, by name (any

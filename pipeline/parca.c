@@ -323,6 +323,8 @@ int parca_fetch(source_fetched *out, const parca_query *q, pr_error *err)
 	req.timeout_ms = q->http.timeout_ms;
 	/* The frames and the protobuf around the pprof bytes: a little room. */
 	req.max_body = q->http.max_bytes + 4096;
+	/* An HTTP error is read for its reason only (gRPC errors come as 200). */
+	req.max_error_body = SOURCE_ERROR_BODY_MAX;
 	req.ca_file = q->http.ca_file;
 	req.keep_headers = kept_headers;
 	if ((rc = http_request(&resp, &req, &herr)) < 0) {

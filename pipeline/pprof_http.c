@@ -50,6 +50,8 @@ int pprof_http_fetch(source_fetched *out, const pprof_http_req *r, pr_error *err
 	req.connect_timeout_ms = r->http.connect_timeout_ms;
 	req.timeout_ms = r->http.timeout_ms;
 	req.max_body = r->http.max_bytes;
+	/* An error answer is quoted by its first line only. */
+	req.max_error_body = SOURCE_ERROR_BODY_MAX;
 	req.ca_file = r->http.ca_file;
 	if ((rc = http_request(&resp, &req, &herr)) < 0) {
 		if (rc == PR_ELIMIT)

@@ -79,6 +79,8 @@ static int connect_call(http_response *resp, bool *retry, int64_t *retry_after,
 	req.connect_timeout_ms = q->http.connect_timeout_ms;
 	req.timeout_ms = q->http.timeout_ms;
 	req.max_body = q->http.max_bytes;
+	/* An error answer is read for its Connect code and message only. */
+	req.max_error_body = SOURCE_ERROR_BODY_MAX;
 	req.ca_file = q->http.ca_file;
 	if ((rc = http_request(resp, &req, &herr)) < 0) {
 		if (rc == PR_ELIMIT)

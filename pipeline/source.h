@@ -114,6 +114,13 @@ typedef struct source_http {
 } source_http;
 
 /*
+ * Bytes read of an answer from a profile source that is not 2xx: it is
+ * read for a reason to quote (source_body_hint, a Connect error), never
+ * as data, so however long its server makes it, no more is read.
+ */
+#define SOURCE_ERROR_BODY_MAX ((size_t)64 << 10)
+
+/*
  * What a fetch brought back. On success `body` holds the profile bytes,
  * or nothing with `empty` set (the source has no data for the window).
  * On failure `retry` says that the same request may succeed later (a

@@ -6,6 +6,7 @@
  *
  *   /ok                 200, "hello from http_server\n"
  *   /bytes/N            200, N bytes of "abc...z" repeated (N at most 64 MiB)
+ *   /error-bytes/N      500, the same N bytes (an error answer of any size)
  *   /redirect           302 to /redirected-target on this server
  *   /redirected-target  200 (a client that follows the redirect lands here)
  *   /retry-seconds/N    429 with "Retry-After: N"
@@ -170,12 +171,12 @@ static void echo(int fd, int status, const char *method, const char *path, char 
 	json_decref(o);
 }
 
-static void send_bytes(int fd, long n)
+static void send_bytes(int fd, const char *status, long n)
 {
 	char head[256], chunk[65536];
 	int hn = snprintf(head, sizeof(head),
-			  "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n"
-			  "Content-Length: %ld\r\nConnection: close\r\n\r\n", n);
+			  "HTTP/1.1 %s\r\nContent-Type: application/octet-stream\r\n"
+			  "Content-Length: %ld\r\nConnection: close\r\n\r\n", status, n);
 
 	for (size_t i = 0; i < sizeof(chunk); i++)
 		chunk[i] = (char)('a' + i % 26);
@@ -235,7 +236,9 @@ static void serve(int fd, int *hung, size_t *nhung, long *count)
 		static const char body[] = "hello from http_server\n";
 		respond(fd, 200, "OK", "text/plain", NULL, body, sizeof(body) - 1);
 	} else if (sscanf(path, "/bytes/%ld", &n) == 1 && n >= 0 && n <= MAX_BYTES) {
-		send_bytes(fd, n);
+		send_bytes(fd, "200 OK", n);
+	} else if (sscanf(path, "/error-bytes/%ld", &n) == 1 && n >= 0 && n <= MAX_BYTES) {
+		send_bytes(fd, "500 Internal Server Error", n);
 	} else if (strcmp(path, "/redirect") == 0) {
 		snprintf(extra, sizeof(extra),
 			 "Location: http://127.0.0.1:%d/redirected-target\r\n", port);

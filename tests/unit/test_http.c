@@ -386,6 +386,43 @@ static void test_a_body_over_the_cap_fails_or_keeps_its_prefix(void **state)
 	assert_int_equal(err.code, 0);
 }
 
+/*
+ * An error answer is read for its reason: as long as its server likes
+ * (32 MiB here, under a data cap of 64 MiB), only its first
+ * max_error_body bytes are read, and it is still an answer.
+ */
+static void test_an_error_answer_is_read_only_to_its_own_cap(void **state)
+{
+	http_req req = {.method = HTTP_GET, .url = url("/error-bytes/33554432"),
+			.max_body = (size_t)64 << 20, .max_error_body = 4096, .timeout_ms = 20000};
+	pr_error err = PR_ERROR_INIT;
+	http_response r;
+
+	(void)state;
+	assert_int_equal(http_request(&r, &req, &err), 0);
+	assert_int_equal(r.status, 500);
+	assert_int_equal(r.body.len, 4096);
+	assert_memory_equal(r.body.ptr, "abcdefghijklmnopqrstuvwxyzabcd", 30);
+	assert_int_equal(r.body.ptr[4096], '\0');
+	assert_true(r.truncated);
+	http_response_release(&r);
+
+	/* A shorter one comes whole, and a 2xx body is held to max_body alone. */
+	req.url = url("/error-bytes/100");
+	assert_int_equal(http_request(&r, &req, &err), 0);
+	assert_int_equal(r.status, 500);
+	assert_int_equal(r.body.len, 100);
+	assert_false(r.truncated);
+	http_response_release(&r);
+	req.url = url("/bytes/100000");
+	assert_int_equal(http_request(&r, &req, &err), 0);
+	assert_int_equal(r.status, 200);
+	assert_int_equal(r.body.len, 100000);
+	assert_false(r.truncated);
+	http_response_release(&r);
+	assert_int_equal(err.code, 0);
+}
+
 static void test_a_redirect_is_returned_not_followed(void **state)
 {
 	http_req req = {.method = HTTP_GET, .url = url("/redirect"), .timeout_ms = 10000};
@@ -950,6 +987,7 @@ int main(void)
 		cmocka_unit_test(test_a_200_brings_its_body),
 		cmocka_unit_test(test_requests_carry_method_headers_body_agent_and_secret),
 		cmocka_unit_test(test_a_body_over_the_cap_fails_or_keeps_its_prefix),
+		cmocka_unit_test(test_an_error_answer_is_read_only_to_its_own_cap),
 		cmocka_unit_test(test_a_redirect_is_returned_not_followed),
 		cmocka_unit_test(test_retry_after_in_seconds_and_as_an_http_date),
 		cmocka_unit_test(test_a_hanging_server_hits_the_total_timeout),
