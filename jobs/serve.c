@@ -1245,6 +1245,21 @@ static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const cha
 	return MHD_YES;
 }
 
+/* Whether p[0..n) holds "prt_" and 64 hex digits: a token's shape (tokens.h). */
+static bool holds_token(const char *p, size_t n)
+{
+	for (size_t i = 0; i + TOKENS_LEN <= n; i++) {
+		size_t k = 4;
+		if (memcmp(p + i, "prt_", 4) != 0)
+			continue;
+		while (k < TOKENS_LEN && p[i + k] && strchr("0123456789abcdef", p[i + k]))
+			k++;
+		if (k == TOKENS_LEN)
+			return true;
+	}
+	return false;
+}
+
 /* A page or a one-line refusal, with the headers every page carries. */
 static enum MHD_Result reply_page(server *s, struct MHD_Connection *c, unsigned status,
 				  const char *type, const char *body, size_t len, const char *csp)
@@ -1336,6 +1351,20 @@ static enum MHD_Result get_compare(server *s, struct MHD_Connection *c)
 		ret = reply_line(s, c, 400, "more than 32 query parameters\n");
 		goto out;
 	}
+	/*
+	 * A token pasted into the address (as a release, a host, a parameter
+	 * of its own) would be quoted back and kept in the comparison's
+	 * audit row, besides the browser's history and every proxy's log:
+	 * refuse it before it is read, without quoting it.
+	 */
+	for (size_t i = 0; i < args.n; i++)
+		if (holds_token(args.v[i].key, args.v[i].key_len) ||
+		    holds_token(args.v[i].value, args.v[i].value_len)) {
+			count(s->refusals, "token_in_address", 400);
+			ret = reply_line(s, c, 400, "the address holds a token: send it in the "
+						    "Authorization header, never in a URL\n");
+			goto out;
+		}
 	if (compare_query_parse(&q, args.v, args.n, &err) < 0) {
 		char line[PR_ERROR_MSG_MAX + 2];
 		if (err.code == PR_ENOMEM)

@@ -4,7 +4,8 @@
 # off, one over the cap that ends is still answered 413 in one line, and
 # the server answers everyone else meanwhile; a refusal that quotes a
 # long name of letters that are not ASCII is still one line of JSON, to
-# the API and the webhook; clients that send their requests a byte a
+# the API and the webhook; a token pasted into a /compare address is
+# refused and kept nowhere; clients that send their requests a byte a
 # second to hold every slot are closed after 30 s. The pprof target is a closed
 # port: nothing here gets as far as a capture.
 set -u
@@ -78,6 +79,22 @@ got=$(curl -s -m 10 -o "$T/resp" -w '%{http_code}' -X POST -H "Authorization: Be
 	[[ $(jq -r '.alerts[0].outcome' "$T/resp") == *"is not a pprof_http target"* ]] &&
 	ok "an alert on such a host is listed with its outcome" ||
 	not_ok "long alert host" "got $got $(head -c 400 "$T/resp")"
+
+# --- a token in the address -------------------------------------------------------------
+# Pasted as a release into a shared link: refused without quoting it, and
+# kept nowhere (not in the comparison's audit row).
+got=$(curl -s -m 10 -o "$T/resp" -w '%{http_code}' -H "Authorization: Bearer $TA" \
+	"$U/compare?service=checkout&type=cpu&a=release:$TA&b=release:v2")
+[ "$got" = 400 ] && [ "$(wc -l <"$T/resp")" = 1 ] && ! grep -q "${TA:4:16}" "$T/resp" &&
+	ok "a token in a /compare address is refused, one line, not quoted" ||
+	not_ok "token in address" "got $got $(cat "$T/resp")"
+got=$(curl -s -m 10 -o "$T/resp" -w '%{http_code}' -H "Authorization: Bearer $TA" \
+	"$U/compare?service=checkout&type=cpu&a=host:x&b=host:y&access_token=$TA")
+[ "$got" = 400 ] && ! grep -q "${TA:4:16}" "$T/resp" &&
+	ok "... and so is one in a parameter of its own" || not_ok "token parameter" "got $got $(cat "$T/resp")"
+[ "$(sql "select count(*) from audit_log where detail::text like '%${TA:4:16}%' or object like '%${TA:4:16}%'")" = 0 ] &&
+	ok "no audit row holds the token" ||
+	not_ok "token in audit" "$(sql "select action, detail from audit_log where detail::text like '%${TA:4:16}%'")"
 
 # --- requests that trickle in ---------------------------------------------------------
 # Every slot of a second server held by clients sending a byte a second
