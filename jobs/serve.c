@@ -567,6 +567,21 @@ static int service_for(db_service *svc, char *why, size_t n, server *s, const to
 
 /* ---- POST /v1/captures ------------------------------------------------------- */
 
+/* Whether p[0..n) holds "prt_" and 64 hex digits: a token's shape (tokens.h). */
+static bool holds_token(const char *p, size_t n)
+{
+	for (size_t i = 0; i + TOKENS_LEN <= n; i++) {
+		size_t k = 4;
+		if (memcmp(p + i, "prt_", 4) != 0)
+			continue;
+		while (k < TOKENS_LEN && p[i + k] && strchr("0123456789abcdef", p[i + k]))
+			k++;
+		if (k == TOKENS_LEN)
+			return true;
+	}
+	return false;
+}
+
 static const char *const known_types[] = {"cpu", "heap", "allocs", "goroutine", NULL};
 
 static bool type_known(const char *t)
@@ -664,6 +679,10 @@ static void check_body(char *why, size_t n, const json_t *o, const config_serve 
 		snprintf(why, n, "'reason' is required: a string of 1 to %d bytes", REASON_MAX);
 		return;
 	}
+	/* The reason is kept in the request row and its audit rows: never a token. */
+	if (holds_token(json_string_value(v), json_string_length(v)))
+		snprintf(why, n, "'reason' holds a token: a token goes in the Authorization "
+			 "header only");
 }
 
 /* Parse a body: the document, or NULL with the reason in `why`. */
@@ -1243,21 +1262,6 @@ static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const cha
 	}
 	q->v[q->n++] = (compare_param){key, value ? value : "", key_size, value ? value_size : 0};
 	return MHD_YES;
-}
-
-/* Whether p[0..n) holds "prt_" and 64 hex digits: a token's shape (tokens.h). */
-static bool holds_token(const char *p, size_t n)
-{
-	for (size_t i = 0; i + TOKENS_LEN <= n; i++) {
-		size_t k = 4;
-		if (memcmp(p + i, "prt_", 4) != 0)
-			continue;
-		while (k < TOKENS_LEN && p[i + k] && strchr("0123456789abcdef", p[i + k]))
-			k++;
-		if (k == TOKENS_LEN)
-			return true;
-	}
-	return false;
 }
 
 /* A page or a one-line refusal, with the headers every page carries. */

@@ -4,10 +4,11 @@
 # off, one over the cap that ends is still answered 413 in one line, and
 # the server answers everyone else meanwhile; a refusal that quotes a
 # long name of letters that are not ASCII is still one line of JSON, to
-# the API and the webhook; a token pasted into a /compare address is
-# refused and kept nowhere; clients that send their requests a byte a
-# second to hold every slot are closed after 30 s. The pprof target is a closed
-# port: nothing here gets as far as a capture.
+# the API and the webhook; a token pasted into a /compare address or a
+# capture request's reason is refused and kept nowhere; clients that
+# send their requests a byte a second to hold every slot are closed
+# after 30 s. The pprof target is a closed port: nothing here gets as
+# far as a capture.
 set -u
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/../go/build.sh" # wait_port
@@ -92,6 +93,16 @@ got=$(curl -s -m 10 -o "$T/resp" -w '%{http_code}' -H "Authorization: Bearer $TA
 	"$U/compare?service=checkout&type=cpu&a=host:x&b=host:y&access_token=$TA")
 [ "$got" = 400 ] && ! grep -q "${TA:4:16}" "$T/resp" &&
 	ok "... and so is one in a parameter of its own" || not_ok "token parameter" "got $got $(cat "$T/resp")"
+# Pasted into a capture request's reason, kept in its row and audit rows.
+printf '{"service": "checkout", "hosts": ["127.0.0.2"], "reason": "slow since deploy, token %s"}' \
+	"$TA" >"$T/tokreason.json"
+got=$(curl -s -m 10 -o "$T/resp" -w '%{http_code}' -X POST -H "Authorization: Bearer $TA" \
+	--data-binary @"$T/tokreason.json" "$U/v1/captures")
+[ "$got" = 422 ] && [[ $(jq -r .error "$T/resp") == "'reason' holds a token"* ]] &&
+	! grep -q "${TA:4:16}" "$T/resp" &&
+	[ "$(sql "select count(*) from capture_requests")" = 0 ] &&
+	ok "a token in a capture request's reason is refused 422, not quoted, nothing queued" ||
+	not_ok "token in reason" "got $got $(cat "$T/resp") $(sql "select count(*) from capture_requests")"
 [ "$(sql "select count(*) from audit_log where detail::text like '%${TA:4:16}%' or object like '%${TA:4:16}%'")" = 0 ] &&
 	ok "no audit row holds the token" ||
 	not_ok "token in audit" "$(sql "select action, detail from audit_log where detail::text like '%${TA:4:16}%'")"
