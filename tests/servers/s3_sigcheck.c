@@ -6,7 +6,7 @@
  *   s3_sigcheck --upstream PORT --port-file F --log F --key-id ID
  *               --secret-file F --region R [--timeout SECONDS]
  *               [--fail-first N] [--fail-puts-after N] [--list-answer F]
- *               [--list-endless 1|2]
+ *               [--list-endless 1|2] [--error-pad N]
  *
  * Each request is checked with tests/support/sigv4.c (an independent
  * SigV4 computation: see test_sigv4.c for the AWS examples it
@@ -20,6 +20,10 @@
  * under load), --fail-puts-after N every PUT after the first N (a store
  * that went away mid-way); neither is passed on, and both are logged
  * with "ok": true (the signature was fine) and "injected": true.
+ * --error-pad N follows the document of each injected 503 with N bytes of
+ * white space (an error answer as long as a server likes) and, once it is
+ * written, logs {"n", "sent"}: how many bytes of it the client read
+ * before it stopped reading.
  * --list-answer F answers every ListObjectsV2 request (a GET with
  * list-type=2) 200 with the bytes of F, for hostile listings; a request
  * with continuation-token=T (letters and digits) gets F.T instead when
@@ -65,7 +69,7 @@ static FILE *logf;
 static const char *key_id, *region;
 static char secret[4096];
 static int upstream;
-static long fail_first, fail_puts_after = -1, puts_seen, count;
+static long fail_first, fail_puts_after = -1, puts_seen, count, error_pad;
 static const char *list_answer;
 static int list_endless; /* 1: keys under the prefix; 2: outside it */
 
@@ -116,9 +120,10 @@ static void log_line(const char *method, const char *target, bool ok, bool injec
 }
 
 static void answer_error(int fd, int status, const char *reason, const char *code,
-			 const char *message)
+			 const char *message, long pad)
 {
-	char body[8192], head[512];
+	char body[8192], head[512], spaces[65536];
+	long sent = 0;
 	int bl = snprintf(body, sizeof(body),
 			  "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>%s</Code>"
 			  "<Message>%s</Message></Error>",
@@ -128,11 +133,22 @@ static void answer_error(int fd, int status, const char *reason, const char *cod
 	if (bl < 0 || (size_t)bl >= sizeof(body))
 		bl = (int)strlen(body);
 	hl = snprintf(head, sizeof(head),
-		      "HTTP/1.1 %d %s\r\nContent-Type: application/xml\r\nContent-Length: %d\r\n"
+		      "HTTP/1.1 %d %s\r\nContent-Type: application/xml\r\nContent-Length: %ld\r\n"
 		      "Connection: close\r\n\r\n",
-		      status, reason, bl);
-	write_all(fd, head, (size_t)hl);
-	write_all(fd, body, (size_t)bl);
+		      status, reason, (long)bl + pad);
+	if (!write_all(fd, head, (size_t)hl) || !write_all(fd, body, (size_t)bl) || !pad)
+		return;
+	memset(spaces, ' ', sizeof(spaces));
+	while (sent < pad) {
+		size_t k = sizeof(spaces);
+		if (pad - sent < (long)k)
+			k = (size_t)(pad - sent);
+		if (!write_all(fd, spaces, k))
+			break;
+		sent += (long)k;
+	}
+	fprintf(logf, "{\"n\":%ld,\"sent\":%ld}\n", count, sent);
+	fflush(logf);
 }
 
 /* Pass the request on and the answer back, whole. */
@@ -147,14 +163,15 @@ static void forward(int fd, const char *head, size_t head_len, const char *body,
 	a.sin_port = htons((unsigned short)upstream);
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	if (up < 0 || connect(up, (struct sockaddr *)&a, sizeof(a)) < 0) {
-		answer_error(fd, 502, "Bad Gateway", "UpstreamDown", "the upstream is not there");
+		answer_error(fd, 502, "Bad Gateway", "UpstreamDown", "the upstream is not there",
+			     0);
 		if (up >= 0)
 			close(up);
 		return;
 	}
 	set_timeouts(up);
 	if (!write_all(up, head, head_len) || !write_all(up, body, body_len)) {
-		answer_error(fd, 502, "Bad Gateway", "UpstreamWrite", "cannot write upstream");
+		answer_error(fd, 502, "Bad Gateway", "UpstreamWrite", "cannot write upstream", 0);
 		close(up);
 		return;
 	}
@@ -256,7 +273,7 @@ static void serve(int fd)
 		return;
 	count++;
 	if (sscanf(head, "%15s %4095s", method, target) != 2) {
-		answer_error(fd, 400, "Bad Request", "BadRequest", "no request line");
+		answer_error(fd, 400, "Bad Request", "BadRequest", "no request line", 0);
 		return;
 	}
 	/* Headers, and the head to send upstream: no Expect, Connection: close. */
@@ -289,7 +306,7 @@ static void serve(int fd)
 	memcpy(out_head + out_len, "Connection: close\r\n\r\n", 21);
 	out_len += 21;
 	if (body_len > BODY_MAX) {
-		answer_error(fd, 400, "Bad Request", "EntityTooLarge", "body too large");
+		answer_error(fd, 400, "Bad Request", "EntityTooLarge", "body too large", 0);
 		goto out;
 	}
 	if (expect && got == head_len)
@@ -314,7 +331,7 @@ static void serve(int fd)
 	if (!ok) {
 		log_line(method, target, false, false, why);
 		answer_error(fd, 403, "Forbidden", "SignatureDoesNotMatch",
-			     "s3_sigcheck: the request signature does not match");
+			     "s3_sigcheck: the request signature does not match", 0);
 		goto out;
 	}
 	if (strcmp(method, "PUT") == 0)
@@ -322,7 +339,8 @@ static void serve(int fd)
 	if (count <= fail_first ||
 	    (fail_puts_after >= 0 && strcmp(method, "PUT") == 0 && puts_seen > fail_puts_after)) {
 		log_line(method, target, true, true, "");
-		answer_error(fd, 503, "Service Unavailable", "SlowDown", "injected by s3_sigcheck");
+		answer_error(fd, 503, "Service Unavailable", "SlowDown", "injected by s3_sigcheck",
+			     error_pad);
 		goto out;
 	}
 	if (list_endless && strcmp(method, "GET") == 0 && strstr(target, "list-type=2")) {
@@ -403,6 +421,8 @@ int main(int argc, char **argv)
 			timeout = atol(argv[i + 1]);
 		else if (strcmp(argv[i], "--fail-first") == 0)
 			fail_first = atol(argv[i + 1]);
+		else if (strcmp(argv[i], "--error-pad") == 0)
+			error_pad = atol(argv[i + 1]);
 		else if (strcmp(argv[i], "--fail-puts-after") == 0)
 			fail_puts_after = atol(argv[i + 1]);
 		else if (strcmp(argv[i], "--list-answer") == 0)

@@ -549,6 +549,57 @@ static void test_transient_errors_are_tried_again(void **state)
 	assert_all_signed();
 }
 
+/* The bytes of its padded 503 that the proxy could hand the client, from its log. */
+static long error_bytes_sent(void)
+{
+	char line[65536];
+	FILE *f = fopen(srv.log, "r");
+	long sent = -1;
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		const char *m = strstr(line, "\"sent\":");
+		if (m)
+			sent = atol(m + 7);
+	}
+	fclose(f);
+	return sent;
+}
+
+/*
+ * An error answer as long as a server likes (32 MiB after its document)
+ * is read for its Code and Message only: the client stops reading it
+ * early, however large the blob's own cap, and still says what it was.
+ */
+static void test_a_huge_error_document_is_not_read_to_its_end(void **state)
+{
+	fx *f = *state;
+	static const char *const padded[] = {"--fail-first", "1000", "--error-pad", "33554432",
+					      NULL};
+	char key[BLOB_KEY_HEX + 1];
+	pr_error err = PR_ERROR_INIT;
+	blob_store *once = NULL;
+	buf out = BUF_INIT;
+	long sent;
+
+	assert_int_equal(blob_key_of(key, "k", 1), 0);
+	assert_int_equal(s3test_restart_proxy(&srv, padded), 0);
+	opts_for(f, srv.endpoint);
+	f->o.attempts = 1;
+	assert_int_equal(blob_s3_open(&once, &f->o, &err), 0);
+	assert_int_equal(blob_get(once, key, &out, (size_t)256 << 20, &err), PR_EIO);
+	assert_msg_has(&err, "HTTP 503 (SlowDown: injected by s3_sigcheck)");
+	blob_store_free(once);
+	/* The proxy's log line comes once its write gave up or ended. */
+	for (int i = 0; i < 200 && (sent = error_bytes_sent()) < 0; i++)
+		usleep(50000);
+	if (sent < 0 || sent >= 33554432)
+		fail_msg("the client read %ld bytes of a 32 MiB error answer", sent);
+	assert_int_equal(s3test_restart_proxy(&srv, NULL), 0);
+	opts_for(f, srv.endpoint);
+	buf_release(&out);
+}
+
 static void test_unreachable_endpoint_names_it(void **state)
 {
 	fx *f = *state;
@@ -914,6 +965,7 @@ int main(void)
 		T(test_a_session_token_is_sent_and_signed),
 		T(test_a_wrong_secret_is_refused_and_never_shown),
 		T(test_transient_errors_are_tried_again),
+		T(test_a_huge_error_document_is_not_read_to_its_end),
 		T(test_unreachable_endpoint_names_it),
 		cmocka_unit_test(test_settings_are_checked_before_anything_is_sent),
 		T(test_hostile_listings_are_refused),
