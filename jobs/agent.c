@@ -34,6 +34,10 @@
 
 /* A request body at most: a host, an incident, a reason, a service. */
 #define BODY_MAX 4096
+/* Bytes of a body past BODY_MAX read and dropped before its connection is closed. */
+#define BODY_DROP_MAX ((size_t)64 << 10)
+/* A request's body must have arrived this long after its head. */
+#define BODY_DEADLINE_US (30 * 1000000LL)
 
 typedef struct agent {
 	const job_env *env;
@@ -46,6 +50,8 @@ typedef struct agent {
 
 typedef struct conn {
 	buf body;
+	size_t received;   /* bytes of the body so far, kept or not */
+	int64_t start_us;  /* when its head had arrived */
 	bool too_big;
 } conn;
 
@@ -267,13 +273,26 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		if (!(st = calloc(1, sizeof(*st))))
 			return MHD_NO;
 		buf_init(&st->body, BODY_MAX);
+		st->start_us = time_now_us();
 		*state = st;
 		return MHD_YES;
 	}
 	if (*upload_size) {
-		if (!st->too_big && buf_put(&st->body, upload, *upload_size) < 0)
-			st->too_big = true;
+		size_t n = *upload_size;
 		*upload_size = 0;
+		st->received += n;
+		if (!st->too_big && buf_put(&st->body, upload, n) < 0)
+			st->too_big = true;
+		/*
+		 * The agent answers one request at a time on one thread: a body
+		 * that never ends (chunked, past the cap) or that trickles in
+		 * would hold it, so such a connection is closed.
+		 */
+		if ((st->too_big && st->received > BODY_MAX + BODY_DROP_MAX) ||
+		    time_now_us() - st->start_us > BODY_DEADLINE_US) {
+			note(a, "a request whose body ran past its size or time limit was cut off");
+			return MHD_NO;
+		}
 		return MHD_YES;
 	}
 	a->out->requests++;

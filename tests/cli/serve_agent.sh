@@ -72,6 +72,15 @@ apost() {
 	ok "a body over 4 KiB: 413" || not_ok "413" "$(cat "$T/resp")"
 [ "$(sql "select count(*) from snapshots")" = 0 ] && ok "no refused request took a snapshot" ||
 	not_ok "no snapshot"
+# A body that never ends would hold the agent's one thread: it is cut off.
+RAW="python3 $(cd "$(dirname "$0")/../support" && pwd)/rawclient.py"
+run timeout 60 $RAW chunked --port "$(cat "$T/a.port")" --token "$SECRET" --path /v1/snapshots \
+	--bytes 67108864 --seconds 30
+sent=$(sed -n 's/^sent \([0-9]*\) .*/\1/p' <<<"$OUT")
+[ $RC -eq 0 ] && [[ $OUT == *"closed by the server"* ]] && [ "${sent:-0}" -lt $((4 << 20)) ] &&
+	[ "$(curl -s -m 5 -o /dev/null -w '%{http_code}' "$A/healthz")" = 200 ] &&
+	ok "a chunked body that never ends is cut off, the agent still answers ($sent bytes)" ||
+	not_ok "agent endless body" "rc=$RC $OUT $ERR"
 
 # --- the server asks the agent when an alert fires -------------------------------------------
 cat >"$T/cfg.json" <<EOF

@@ -2,8 +2,8 @@
 """rawclient.py: a hostile HTTP client on a raw socket, for the tests of
 profreg serve (tests/cli/serve_hostile.sh). Python's standard library only.
 
-  rawclient.py chunked --port P --token T --bytes N --seconds S
-      POST /v1/captures with a chunked body of N bytes in chunks of 4 KiB,
+  rawclient.py chunked --port P --token T --bytes N --seconds S [--path P]
+      POST /v1/captures (or --path) with a chunked body of N bytes in chunks of 4 KiB,
       then its last chunk; stops early when the server closes.
   rawclient.py slow --port P --token T --what head|body --gap G --seconds S
       POST /v1/captures sending one byte every G seconds, of the head or of
@@ -21,10 +21,10 @@ import sys
 import time
 
 
-def head(token, extra):
-    return ("POST /v1/captures HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+def head(token, extra, path="/v1/captures"):
+    return ("POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\n"
             "Authorization: Bearer %s\r\nContent-Type: application/json\r\n%s\r\n"
-            % (token, extra)).encode()
+            % (path, token, extra)).encode()
 
 
 def closed(sock):
@@ -63,6 +63,7 @@ def main():
     ap.add_argument("--what", choices=["head", "body"], default="body")
     ap.add_argument("--gap", type=float, default=1.0)
     ap.add_argument("--seconds", type=float, default=30)
+    ap.add_argument("--path", default="/v1/captures")
     a = ap.parse_args()
 
     start = time.monotonic()
@@ -73,7 +74,7 @@ def main():
     cut = False
     try:
         if a.mode == "chunked":
-            sock.sendall(head(a.token, "Transfer-Encoding: chunked\r\n"))
+            sock.sendall(head(a.token, "Transfer-Encoding: chunked\r\n", a.path))
             chunk = b"1000\r\n" + b"a" * 4096 + b"\r\n"
             while sent < a.bytes and time.monotonic() < deadline:
                 if closed(sock):
@@ -85,7 +86,7 @@ def main():
                 sock.sendall(b"0\r\n\r\n")
         else:
             body = b'{"service": "checkout", "hosts": ["127.0.0.2"], "reason": "slow..."}'[:64]
-            h = head(a.token, "Content-Length: %d\r\n" % len(body))
+            h = head(a.token, "Content-Length: %d\r\n" % len(body), a.path)
             slow = h if a.what == "head" else body
             if a.what == "body":
                 sock.sendall(h)
