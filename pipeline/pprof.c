@@ -28,6 +28,16 @@
  * each one is read whole again (checked, tidied, hashed): a million 8-byte
  * Functions naming one 64 KiB string cost ten minutes.
  *
+ * A heap profile's in-use columns may be negative where the allocation
+ * columns are not: Go's net/http/pprof serves /debug/pprof/heap?seconds=N
+ * and allocs?seconds=N as the difference of two heap profiles, and the
+ * memory in use of a stack that freed more than it kept during the window
+ * went down. That is no memory in use to take a share of, but what was
+ * allocated during the window is exactly an allocation profile. So a
+ * profile with alloc_* columns whose inuse_* values are negative is read
+ * again without its inuse_* columns: an alloc profile.
+ * A negative value anywhere else (a `pprof -diff_base` output) is refused.
+ *
  * Naming follows `pprof -top`: a frame is function.name (its
  * system_name when the name is empty), its file function.filename.
  * A location without line information is named after where it is: the
@@ -520,6 +530,11 @@ typedef struct parser {
 	size_t nsamples;      /* Profile.sample fields in the input */
 	const pprof_label_filter *only; /* keep only the samples it matches; NULL: all */
 	size_t kept, skipped;
+	bool drop_inuse;      /* a delta heap profile: leave the inuse_* columns out */
+	bool inuse_negative;  /* set when a negative inuse_* value stopped the parse */
+	size_t *cols;         /* the sample types kept, as indices into the input's */
+	size_t ncols;
+	int64_t *vals;        /* scratch: one sample's kept values */
 } parser;
 
 static int bad(parser *ps, const char *fmt, ...)
@@ -671,6 +686,25 @@ static bool wanted(const parser *ps, const pb_sample *s)
 	return false;
 }
 
+/* Is sample type i a heap profile's in-use column ("inuse_space")? */
+static bool type_is_inuse(const parser *ps, size_t i)
+{
+	const ProtobufCBinaryData *t = str_at(ps, ps->m->sample_type[i]->type);
+
+	return t->len > 6 && memcmp(t->data, "inuse_", 6) == 0;
+}
+
+/* Does the profile have an allocation column ("alloc_space")? */
+static bool has_alloc_type(const parser *ps)
+{
+	for (size_t i = 0; i < ps->m->n_sample_type; i++) {
+		const ProtobufCBinaryData *t = str_at(ps, ps->m->sample_type[i]->type);
+		if (t->len > 6 && memcmp(t->data, "alloc_", 6) == 0)
+			return true;
+	}
+	return false;
+}
+
 /*
  * A sample type name or unit as a C string: printable ASCII only, since it
  * ends up in the index and in reports; anything else becomes '?'.
@@ -771,11 +805,18 @@ static int set_header(parser *ps)
 	int rc = 0;
 
 	if (n && (!(types = calloc(n, sizeof(*types))) ||
-		  !(units = calloc(n, sizeof(*units))))) {
+		  !(units = calloc(n, sizeof(*units))) ||
+		  !(ps->cols = malloc(n * sizeof(*ps->cols))) ||
+		  !(ps->vals = malloc(n * sizeof(*ps->vals))))) {
 		rc = nomem(ps);
 		goto out;
 	}
-	for (size_t i = 0; i < n; i++) {
+	ps->ncols = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!ps->drop_inuse || !type_is_inuse(ps, i))
+			ps->cols[ps->ncols++] = i;
+	for (size_t c = 0; c < ps->ncols; c++) {
+		size_t i = ps->cols[c];
 		const ProtobufCBinaryData *t = str_at(ps, m->sample_type[i]->type);
 		const ProtobufCBinaryData *u = str_at(ps, m->sample_type[i]->unit);
 		if (t->len > p->limits.max_string_len || u->len > p->limits.max_string_len) {
@@ -785,22 +826,23 @@ static int set_header(parser *ps)
 					  ps->name, i, p->limits.max_string_len);
 			goto out;
 		}
-		if (!(types[i] = dup_label(t)) || !(units[i] = dup_label(u))) {
+		if (!(types[c] = dup_label(t)) || !(units[c] = dup_label(u))) {
 			rc = nomem(ps);
 			goto out;
 		}
 	}
-	if ((rc = profile_set_value_types(p, n, (const char *const *)types,
+	if ((rc = profile_set_value_types(p, ps->ncols, (const char *const *)types,
 					  (const char *const *)units, ps->err)) < 0)
 		goto out;
 
 	if (m->default_sample_type) {
 		const ProtobufCBinaryData *d = str_at(ps, m->default_sample_type);
-		for (size_t i = 0; i < n; i++) {
-			const ProtobufCBinaryData *t = str_at(ps, m->sample_type[i]->type);
+		for (size_t c = 0; c < ps->ncols; c++) {
+			const ProtobufCBinaryData *t =
+				str_at(ps, m->sample_type[ps->cols[c]]->type);
 			if (bytes_equal(t->data, t->len, d->data, d->len)) {
-				p->default_value = (int64_t)i;
-				p->primary = i;
+				p->default_value = (int64_t)c;
+				p->primary = c;
 				break;
 			}
 		}
@@ -951,12 +993,22 @@ static int add_sample(parser *ps, size_t i, const pb_sample *s)
 		return bad(ps, "sample %zu has %zu values for %zu sample types",
 			   i, s->n_value, ntypes);
 	/* A sample type is the input's to name, up to 64 KiB: quote its start. */
-	for (size_t k = 0; k < ntypes; k++)
-		if (s->value[k] < 0)
-			return bad(ps, "sample %zu has a negative value %" PRId64 " for '%s'",
-				   i, s->value[k],
-				   profile_quote(q, p->value_types[k].type,
-						 strlen(p->value_types[k].type)));
+	for (size_t k = 0; k < ntypes; k++) {
+		const ProtobufCBinaryData *t;
+
+		if (s->value[k] >= 0)
+			continue;
+		if (type_is_inuse(ps, k) && has_alloc_type(ps)) {
+			if (ps->drop_inuse)
+				continue;
+			ps->inuse_negative = true;
+		}
+		t = str_at(ps, ps->m->sample_type[k]->type);
+		return bad(ps, "sample %zu has a negative value %" PRId64 " for '%s'",
+			   i, s->value[k], profile_quote(q, (const char *)t->data, t->len));
+	}
+	for (size_t c = 0; c < ps->ncols; c++)
+		ps->vals[c] = s->value[ps->cols[c]];
 	for (size_t k = 0; k < s->n_label; k++) {
 		const pb_label *lb = s->label[k];
 		if ((rc = check_str(ps, lb->key, "sample %zu label key", i)) < 0 ||
@@ -1007,7 +1059,7 @@ static int add_sample(parser *ps, size_t i, const pb_sample *s)
 				    "%u frames per input byte",
 				    ps->name, FRAMES_PER_INPUT_BYTE);
 	ps->frames_left -= depth;
-	return profile_add_sample_leaf_first(p, ps->stack, (uint32_t)depth, s->value,
+	return profile_add_sample_leaf_first(p, ps->stack, (uint32_t)depth, ps->vals,
 					     ps->err);
 }
 
@@ -1138,9 +1190,10 @@ int pprof_parse(profile **out, const uint8_t *data, size_t len,
 	return pprof_parse_where(out, NULL, data, len, name, lim, NULL, err);
 }
 
-int pprof_parse_where(profile **out, size_t *kept, const uint8_t *data, size_t len,
-		      const char *name, const profile_limits *lim, const pprof_label_filter *only,
-		      pr_error *err)
+/* One reading of the input; drop_inuse leaves the inuse_* columns out. */
+static int parse_once(profile **out, size_t *kept, bool *inuse_negative, const uint8_t *data,
+		      size_t len, const char *name, const profile_limits *lim,
+		      const pprof_label_filter *only, bool drop_inuse, pr_error *err)
 {
 	parser ps;
 	pb_profile *m = NULL;
@@ -1156,6 +1209,7 @@ int pprof_parse_where(profile **out, size_t *kept, const uint8_t *data, size_t l
 	ps.name = name ? name : "-";
 	ps.err = err;
 	ps.only = only && only->nkeys ? only : NULL;
+	ps.drop_inuse = drop_inuse;
 
 	if ((rc = profile_new(&ps.p, PROFILE_FMT_PPROF, ps.name, lim, err)) < 0)
 		goto out;
@@ -1227,6 +1281,7 @@ int pprof_parse_where(profile **out, size_t *kept, const uint8_t *data, size_t l
 	if (kept)
 		*kept = ps.kept;
 out:
+	*inuse_negative = ps.inuse_negative;
 	free(rest);
 	arena_release(&mem); /* the decoded tables */
 	idmap_release(&ps.maps);
@@ -1237,6 +1292,25 @@ out:
 	free(ps.loc_len);
 	free(ps.loc_frames);
 	free(ps.stack);
+	free(ps.cols);
+	free(ps.vals);
 	profile_free(ps.p);
+	return rc;
+}
+
+int pprof_parse_where(profile **out, size_t *kept, const uint8_t *data, size_t len,
+		      const char *name, const profile_limits *lim, const pprof_label_filter *only,
+		      pr_error *err)
+{
+	bool inuse_negative = false;
+	int rc;
+
+	rc = parse_once(out, kept, &inuse_negative, data, len, name, lim, only, false, err);
+	/* A delta heap profile: its allocations, read again (see the top). */
+	if (rc < 0 && inuse_negative) {
+		pr_error_clear(err);
+		rc = parse_once(out, kept, &inuse_negative, data, len, name, lim, only, true,
+				err);
+	}
 	return rc;
 }

@@ -167,6 +167,27 @@ static void test_go_heap_profile_inuse_space_matches_pprof_top(void **state)
 			  "inuse_space", 3);
 }
 
+/*
+ * Go's net/http/pprof serves /debug/pprof/heap?seconds=1 as the
+ * difference of two heap profiles; main.grow freed during the window more
+ * than it kept, so its in-use values are negative. What was allocated in
+ * the window is read, as pprof -sample_index=alloc_space shows it, and
+ * the in-use columns are left out: the file was refused before.
+ */
+static void test_go_delta_heap_profile_is_read_as_its_allocations(void **state)
+{
+	profile *p = parse_real("pprof/go119-heap-delta.pb.gz");
+
+	(void)state;
+	assert_int_equal(p->nvalue_types, 2);
+	assert_string_equal(p->value_types[0].type, "alloc_objects");
+	assert_string_equal(p->value_types[1].type, "alloc_space");
+	assert_string_equal(profile_guess_type(p), "alloc");
+	profile_free(p);
+	check_against_top("pprof/go119-heap-delta.pb.gz", "pprof/go119-heap-delta.top.txt",
+			  "alloc", "alloc_space", 3);
+}
+
 static uint32_t func_id(const profile *p, const char *name)
 {
 	for (uint32_t i = 0; i < p->nfuncs; i++)
@@ -939,6 +960,46 @@ static void test_negative_value_is_rejected(void **state)
 }
 
 /*
+ * A negative in-use value beside allocation columns is a delta heap
+ * profile: its allocations are kept, exactly, and the in-use columns (the
+ * default type among them) go. A negative value anywhere else is refused.
+ */
+static void test_negative_inuse_beside_alloc_keeps_the_allocations(void **state)
+{
+	pr_error err = PR_ERROR_INIT;
+	profile *p = NULL;
+	pb b;
+
+	(void)state;
+	pb_init(&b);
+	b.vt[0].type = pb_str(&b, "alloc_space");
+	b.vt[0].unit = pb_str(&b, "bytes");
+	b.vt[1].type = pb_str(&b, "inuse_space");
+	b.vt[1].unit = b.vt[0].unit;
+	b.prof.default_sample_type = b.vt[1].type;
+	b.vals[2][1] = -30;
+	if (parse_pb(&p, &b, NULL, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(p->nvalue_types, 1);
+	assert_string_equal(p->value_types[0].type, "alloc_space");
+	assert_int_equal(p->default_value, -1);
+	assert_int_equal(p->nsamples, 3);
+	assert_int_equal(p->values[0], 1);
+	assert_int_equal(p->values[1], 2);
+	assert_int_equal(p->values[2], 3);
+	profile_free(p);
+
+	b.vals[2][1] = 30;
+	b.vals[1][0] = -2;
+	expect_error(&b, NULL, PR_EDATA, "sample 1 has a negative value -2 for 'alloc_space'");
+	b.vals[1][0] = 2;
+	b.vals[2][1] = -30;
+	b.vt[0].type = S_SAMPLES;
+	b.vt[0].unit = S_COUNT;
+	expect_error(&b, NULL, PR_EDATA, "sample 2 has a negative value -30 for 'inuse_space'");
+}
+
+/*
  * A sample type may be named with 64 KiB of anything, a secret included:
  * the message quotes its first 32 bytes, not as much as fits.
  */
@@ -1227,6 +1288,7 @@ int main(void)
 		cmocka_unit_test(test_go_cpu_profile_keeps_capture_metadata),
 		cmocka_unit_test(test_node_wall_profile_counts_its_samples),
 		cmocka_unit_test(test_go_goroutine_profile_counts_its_goroutines),
+		cmocka_unit_test(test_go_delta_heap_profile_is_read_as_its_allocations),
 		cmocka_unit_test(test_hand_built_profile_has_exact_self_and_total),
 		cmocka_unit_test(test_inlined_lines_expand_with_innermost_as_leaf),
 		cmocka_unit_test(test_location_without_lines_is_named_by_object_and_offset),
@@ -1251,6 +1313,7 @@ int main(void)
 		cmocka_unit_test(test_sparse_ids_resolve),
 		cmocka_unit_test(test_sample_with_wrong_number_of_values_is_rejected),
 		cmocka_unit_test(test_negative_value_is_rejected),
+		cmocka_unit_test(test_negative_inuse_beside_alloc_keeps_the_allocations),
 		cmocka_unit_test(test_a_long_sample_type_is_quoted_by_its_start),
 		cmocka_unit_test(test_too_deep_stack_is_rejected_at_the_limit),
 		cmocka_unit_test(test_too_many_samples_is_rejected),

@@ -1,0 +1,3 @@
+module example.com/delta
+
+go 1.19
