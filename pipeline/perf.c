@@ -27,10 +27,18 @@
  * them with its default options, so a profile from this parser and one
  * from that script's output agree function for function:
  *   - the root frame is the command name with spaces turned into '_';
- *   - each event counts 1 (value type samples/count). The script's
- *     current version adds up the period perf prints before the event
- *     name instead; with a fixed period (perf record -c, or cpu-clock at
- *     -F) the two differ by a constant factor and every share is equal;
+ *   - each event counts 1 in the first column, samples/count. When the
+ *     header has the event's period (the number perf prints after the
+ *     timestamp, as it does by default), a second column, "cpu", adds
+ *     up the periods, as the script's current version and perf report
+ *     do: in nanoseconds for cpu-clock and task-clock, else in events
+ *     (cycles, page faults) as "count". That column is what a cpu
+ *     capture analyses. perf record -F asks the kernel for a frequency,
+ *     and for any event but the two clocks (the hardware cycles of a
+ *     plain perf record, page faults) the kernel then changes the
+ *     period from sample to sample: counted alone, samples of short
+ *     periods weighed as much as the rest, and shares differed from perf
+ *     report's by points (tests/data/perf/tpl-pagefaults.perf);
  *   - only events of the first event type seen are kept, because adding
  *     up cycles and instructions (say) would mean nothing; the others
  *     are counted (profile.other_events) so that ingest can say so, as
@@ -133,6 +141,8 @@ typedef struct parser {
 	bool java;           /* the open event's command starts with "java" */
 	bool after_frame;    /* the last line was a frame or a one-line event */
 	bool cut;            /* this line is the last and has no newline */
+	int64_t period;      /* the open event's period; -1 when its header has none */
+	int periods;         /* 1: the columns count periods too, 0: not, -1: undecided */
 } parser;
 
 static bool is_space(unsigned char c)
@@ -406,11 +416,40 @@ static int push(parser *ps, uint32_t id, bool frame)
 	return 0;
 }
 
+/*
+ * The columns, set at the first event kept (or at the end, when there is
+ * none): the samples, and the periods when that event's header has one.
+ * A clock's period is nanoseconds of CPU time; any other event's, events.
+ */
+static int set_columns(parser *ps, bool periods)
+{
+	static const char *const types[] = {"samples", "cpu"};
+	const char *units[] = {"count", "count"};
+	const char *ev = ps->event.len ? ps->event.ptr : "";
+	size_t n = ps->event.len;
+	pr_error inner = PR_ERROR_INIT;
+	int rc;
+
+	/* "cpu-clock:u": the event a modifier asks for is the same clock. */
+	for (size_t i = 0; i < ps->event.len; i++)
+		if (ev[i] == ':') {
+			n = i;
+			break;
+		}
+	if ((n == 9 && memcmp(ev, "cpu-clock", 9) == 0) ||
+	    (n == 10 && memcmp(ev, "task-clock", 10) == 0))
+		units[1] = "nanoseconds";
+	if ((rc = profile_set_value_types(ps->p, periods ? 2 : 1, types, units, &inner)) < 0)
+		return model_error(ps, rc, &inner, ps->line);
+	ps->periods = periods;
+	return 0;
+}
+
 /* End the open event: its frames plus the command as the root. */
 static int flush(parser *ps)
 {
 	pr_error inner = PR_ERROR_INIT;
-	const int64_t one = 1;
+	int64_t vals[2] = {1, ps->period};
 	int rc;
 
 	if (ps->state != EV_OPEN) {
@@ -418,11 +457,46 @@ static int flush(parser *ps)
 		return 0;
 	}
 	ps->state = EV_NONE;
+	if (ps->periods < 0 && (rc = set_columns(ps, ps->period >= 0)) < 0)
+		return rc;
+	if (ps->periods && ps->period < 0)
+		return pr_error_set(ps->err, PR_EDATA,
+				    "cannot parse '%s': line %zu: the event has no period, as "
+				    "the ones before it have",
+				    ps->p->input_name, ps->ev_line);
 	if ((rc = push(ps, ps->comm_id, false)) < 0)
 		return rc;
-	if ((rc = profile_add_sample_leaf_first(ps->p, ps->stack, ps->depth, &one,
+	if ((rc = profile_add_sample_leaf_first(ps->p, ps->stack, ps->depth, vals,
 						&inner)) < 0)
 		return model_error(ps, rc, &inner, ps->ev_line);
+	return 0;
+}
+
+/*
+ * The event's period: the number right after the timestamp (ts_end), as
+ * perf script prints the period field; -1 when there is none. In a
+ * one-line event a number there may be the frame's address instead: it
+ * is the period only when the frame starts after it.
+ */
+static int header_period(parser *ps, int64_t *out, const char *s, size_t n, size_t ts_end,
+			 size_t frame)
+{
+	size_t i, j;
+	int64_t v = 0;
+
+	*out = -1;
+	if (ts_end == 0)
+		return 0;
+	i = skip_spaces(s, n, ts_end);
+	j = skip_digits(s, n, i);
+	if (j == i || (j < n && !is_space((unsigned char)s[j])) || (frame && frame <= i))
+		return 0;
+	for (size_t k = i; k < j; k++) {
+		if (v > (INT64_MAX - 9) / 10)
+			return bad_line(ps, "the event's period overflows 64 bits:", s, n);
+		v = v * 10 + (s[k] - '0');
+	}
+	*out = v;
 	return 0;
 }
 
@@ -490,6 +564,8 @@ static int parse_header(parser *ps, const char *s, size_t n, size_t comm_len,
 			ps->name.ptr[i] = '_';
 	ps->java = strncmp(ps->name.ptr, "java", 4) == 0;
 	if ((rc = intern(ps, &ps->comm_id, ps->name.ptr, ps->name.len)) < 0)
+		return rc;
+	if ((rc = header_period(ps, &ps->period, s, n, ts_end, frame)) < 0)
 		return rc;
 	ps->state = EV_OPEN;
 	ps->ev_line = ps->line;
@@ -861,8 +937,6 @@ static int parse_line(parser *ps, const char *s, size_t n)
 int perf_parse(profile **out, const uint8_t *data, size_t len,
 	       const char *name, const profile_limits *lim, pr_error *err)
 {
-	static const char *const types[] = {"samples"};
-	static const char *const units[] = {"count"};
 	parser ps = {0};
 	const char *text = (const char *)data;
 	size_t pos = 0;
@@ -873,8 +947,8 @@ int perf_parse(profile **out, const uint8_t *data, size_t len,
 	buf_init(&ps.name, SIZE_MAX);
 	buf_init(&ps.event, SIZE_MAX);
 	ps.err = err;
-	if ((rc = profile_new(&ps.p, PROFILE_FMT_PERF, name, lim, err)) < 0 ||
-	    (rc = profile_set_value_types(ps.p, 1, types, units, err)) < 0)
+	ps.periods = -1;
+	if ((rc = profile_new(&ps.p, PROFILE_FMT_PERF, name, lim, err)) < 0)
 		goto out;
 
 	if (len >= 8 && memcmp(text, "PERFILE2", 8) == 0) {
@@ -897,7 +971,7 @@ int perf_parse(profile **out, const uint8_t *data, size_t len,
 			goto out;
 		pos = end + 1;
 	}
-	if ((rc = flush(&ps)) < 0)
+	if ((rc = flush(&ps)) < 0 || (ps.periods < 0 && (rc = set_columns(&ps, false)) < 0))
 		goto out;
 	if (ps.event.len) {
 		size_t n = ps.event.len < sizeof(ps.p->event) ? ps.event.len

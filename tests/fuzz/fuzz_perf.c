@@ -4,7 +4,8 @@
  * Whatever the bytes, perf_parse must either fail with a message that
  * names the input and a line (or says it is a perf.data file), or return
  * a profile whose every stack has the command at its root, stays within
- * the depth limit, refers to interned functions, counts 1 an event, and
+ * the depth limit, refers to interned functions, counts 1 an event (and
+ * its period, never negative, in a second column "cpu" when printed), and
  * holds frame names that went through stackcollapse-perf.pl's tidying
  * (no ';', no quotes).
  *
@@ -47,15 +48,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		return 0;
 	}
-	if (!p || p->nvalue_types != 1 || strcmp(p->value_types[0].type, "samples"))
+	if (!p || p->nvalue_types < 1 || p->nvalue_types > 2 ||
+	    strcmp(p->value_types[0].type, "samples") ||
+	    (p->nvalue_types == 2 && strcmp(p->value_types[1].type, "cpu")))
 		abort();
 	if (p->nfuncs && !(is_comm = calloc(p->nfuncs, sizeof(*is_comm))))
 		abort();
 	for (size_t i = 0; i < p->nsamples; i++) {
 		const uint32_t *st = p->frames + p->stack_off[i];
+		const int64_t *v = p->values + i * p->nvalue_types;
 
-		if (p->stack_len[i] == 0 || p->stack_len[i] > lim.max_depth ||
-		    p->values[i] != 1)
+		if (p->stack_len[i] == 0 || p->stack_len[i] > lim.max_depth || v[0] != 1 ||
+		    (p->nvalue_types == 2 && v[1] < 0))
 			abort();
 		for (uint32_t k = 0; k < p->stack_len[i]; k++)
 			if (st[k] >= p->nfuncs)

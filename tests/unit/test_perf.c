@@ -71,8 +71,9 @@ static int cmp_str(const void *a, const void *b)
 }
 
 /*
- * The profile as stackcollapse-perf.pl prints it: one "stack count" line
- * per distinct stack, sorted, joined by newlines. Caller frees.
+ * The profile as stackcollapse-perf.pl prints it, counting one an event
+ * (its samples column): one "stack count" line per distinct stack,
+ * sorted, joined by newlines. Caller frees.
  */
 static char *folded_text(const profile *p)
 {
@@ -83,7 +84,8 @@ static char *folded_text(const profile *p)
 	assert_non_null(lines);
 	for (size_t i = 0; i < p->nsamples; i++) {
 		stack_str(&s, p, i);
-		assert_int_equal(buf_printf(&s, "\t%lld", (long long)p->values[i]), 0);
+		assert_int_equal(buf_printf(&s, "\t%lld",
+					    (long long)p->values[i * p->nvalue_types]), 0);
 		lines[n++] = buf_detach(&s, NULL);
 	}
 	qsort(lines, n, sizeof(*lines), cmp_str);
@@ -196,6 +198,65 @@ static void test_real_capture_without_call_chains_folds_like_stackcollapse_perf(
 	check_against_golden("burn-nocg", 372);
 }
 
+/*
+ * perf record -e page-faults asks the kernel for a frequency, and the
+ * kernel changes the period from sample to sample (1 to 9 faults in this
+ * real print). perf report weighs each sample by its period; the cpu
+ * column must give every function it names the share it prints, to its
+ * two decimals, and the total it prints as the event count. Counting
+ * events gave _int_malloc 26.03% for its 32.52%. perf report names a
+ * frame without a symbol by its address, profreg by its library: those
+ * rows are left out.
+ */
+static void test_varying_periods_give_perf_report_shares(void **state)
+{
+	buf text = BUF_INIT, rep = BUF_INIT;
+	pr_error err = PR_ERROR_INIT;
+	profile_summary s;
+	profile *p = NULL;
+	long long events = -1;
+	size_t checked = 0;
+	char *save = NULL;
+
+	(void)state;
+	testdata_read(&text, "perf/tpl-pagefaults.perf");
+	testdata_read(&rep, "perf/tpl-pagefaults.report.txt");
+	if (perf_parse(&p, (const uint8_t *)text.ptr, text.len, "tpl-pagefaults.perf", NULL,
+		       &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_string_equal(profile_pick_primary(p, "cpu"), "cpu");
+	assert_string_equal(p->value_types[p->primary].type, "cpu");
+	assert_string_equal(p->value_types[p->primary].unit, "count");
+	assert_int_equal(profile_summarize(&s, p, p->primary, &err), 0);
+	for (char *line = strtok_r(rep.ptr, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		const profile_summary_row *r;
+		char name[512], kind;
+		double pct, ours;
+
+		if (sscanf(line, "# Event count (approx.): %lld", &events) == 1 ||
+		    sscanf(line, " %lf%% [%c] %511[^\n]", &pct, &kind, name) != 3)
+			continue;
+		for (size_t k = strlen(name); k > 0 && name[k - 1] == ' '; k--)
+			name[k - 1] = '\0';
+		if (strncmp(name, "0x", 2) == 0)
+			continue;
+		if (!(r = find_row(p, &s, name)))
+			fail_msg("'%s' (%.2f%% in perf report) is not in the profile", name, pct);
+		ours = 100.0 * (double)r->self / (double)s.total;
+		if (ours < pct - 0.006 || ours > pct + 0.006)
+			fail_msg("'%s': self %.3f%%, perf report says %.2f%%", name, ours, pct);
+		checked++;
+	}
+	assert_int_equal(s.total, events);
+	assert_int_equal(s.sample_count, p->nsamples);
+	assert_true(checked >= 20);
+	profile_summary_release(&s);
+	profile_free(p);
+	buf_release(&text);
+	buf_release(&rep);
+}
+
 static void test_real_capture_has_the_expected_shape(void **state)
 {
 	buf text = BUF_INIT;
@@ -208,9 +269,14 @@ static void test_real_capture_has_the_expected_shape(void **state)
 	assert_int_equal(perf_parse(&p, (const uint8_t *)text.ptr, text.len,
 				    "burn-dwarf.perf", NULL, &err), 0);
 	assert_int_equal(p->format, PROFILE_FMT_PERF);
-	assert_int_equal(p->nvalue_types, 1);
+	/* Events, and the CPU time of their periods (10101010 ns each). */
+	assert_int_equal(p->nvalue_types, 2);
 	assert_string_equal(p->value_types[0].type, "samples");
 	assert_string_equal(p->value_types[0].unit, "count");
+	assert_string_equal(p->value_types[1].type, "cpu");
+	assert_string_equal(p->value_types[1].unit, "nanoseconds");
+	for (size_t i = 0; i < p->nsamples; i++)
+		assert_int_equal(p->values[2 * i + 1], 10101010);
 	assert_int_equal(profile_summarize(&s, p, 0, &err), 0);
 	/* Three threads; a name with a space; leaf_hash burns the most. */
 	assert_non_null(find_row(p, &s, "burn"));
@@ -1153,6 +1219,7 @@ int main(void)
 		cmocka_unit_test(
 			test_real_capture_without_call_chains_folds_like_stackcollapse_perf),
 		cmocka_unit_test(test_real_capture_has_the_expected_shape),
+		cmocka_unit_test(test_varying_periods_give_perf_report_shares),
 		cmocka_unit_test(test_header_variants_give_the_command_as_root),
 		cmocka_unit_test(test_frames_are_tidied_like_stackcollapse_perf),
 		cmocka_unit_test(test_java_signatures_lose_their_leading_l),
