@@ -129,6 +129,30 @@ static bool rule(const char *s, size_t n, size_t i, size_t *keep, size_t *drop)
 		*drop = j - i - *keep;
 		return true;
 	}
+	/*
+	 * JFR's event handlers (JDK 11 to 20), one class made per event type
+	 * when a recording starts, "jdk/jfr/internal/handlers/
+	 * EventHandler1385_1796401219436-30042": the type's id, which moves
+	 * with the settings, the time in milliseconds and the process id.
+	 */
+	if (at(s, n, i, "EventHandler") && i >= 9 &&
+	    (at(s, n, i - 9, "handlers/") || at(s, n, i - 9, "handlers."))) {
+		j = i + 12;
+		/* The id and '_', the time and '-', then the process id. */
+		for (int part = 0; part < 3; part++) {
+			if ((k = digits(s, n, j)) == 0)
+				return false;
+			j += k;
+			if (part < 2 && (j >= n || s[j] != (part ? '-' : '_')))
+				return false;
+			j += part < 2;
+		}
+		if (j < n && is_ident(s[j]))
+			return false;
+		*keep = 12;
+		*drop = j - i - 12;
+		return true;
+	}
 	/* "jdk/proxy2/$Proxy12": the module of a proxy is numbered too. */
 	if ((at(s, n, i, "jdk/proxy") || at(s, n, i, "jdk.proxy")) && word_start &&
 	    (k = digits(s, n, i + 9)) > 0 && i + 9 + k < n && s[i + 9 + k] == s[i + 3]) {
@@ -302,7 +326,8 @@ size_t symname_stable(char *s, size_t n)
 
 	/* Every JVM rule needs one of these; most names (Go's, C's) have none. */
 	if (memchr(s, '$', n) || memmem(s, n, "0x", 2) || memmem(s, n, "0X", 2) ||
-	    memmem(s, n, "Accessor", 8) || memmem(s, n, "proxy", 5)) {
+	    memmem(s, n, "Accessor", 8) || memmem(s, n, "proxy", 5) ||
+	    memmem(s, n, "EventHandler", 12)) {
 		while (r < n) {
 			if (rule(s, n, r, &keep, &drop)) {
 				memmove(s + w, s + r, keep);

@@ -31,6 +31,8 @@
  *     Constructor and SerializationConstructor ones), and proxies,
  *     "$Proxy12" in "jdk/proxy2/"    -> "GeneratedMethodAccessor", "$Proxy"
  *     in "jdk/proxy/"
+ *   - JFR's event handler classes (JDK 11 to 20), "jdk/jfr/internal/
+ *     handlers/EventHandler1385_1796401219436-30042"    -> "EventHandler"
  *   - Byte Buddy's random suffixes, "$ByteBuddy$Xy12Ab34" and Hibernate's
  *     "$HibernateProxy$Xy12Ab34"      -> "$ByteBuddy", "$HibernateProxy"
  *   - a Rust legacy symbol's hash at the end, "::h" and 16 hex digits

@@ -104,6 +104,15 @@ static void test_generated_parts_are_dropped(void **state)
 		 "com/acme/Order$HibernateProxy.getTotal"},
 		{"com.acme.Svc$ByteBuddy$xYz98765.call", "com.acme.Svc$ByteBuddy.call"},
 		{"com/acme/Gen/0x0000000801234567.run", "com/acme/Gen.run"},
+		/* JFR's event handlers, from two real JDK 17 recordings (JFR's
+		 * own allocations as a recording starts), and the third in the
+		 * form of the JDK's perf map, written by hand. */
+		{"jdk/jfr/internal/handlers/EventHandler1385_1796402840569-17334.write",
+		 "jdk/jfr/internal/handlers/EventHandler.write"},
+		{"jdk/jfr/internal/handlers/EventHandler1386_1796402851754-18188.write",
+		 "jdk/jfr/internal/handlers/EventHandler.write"},
+		{"void jdk.jfr.internal.handlers.EventHandler1385_1796401219436-30042.write(long)",
+		 "void jdk.jfr.internal.handlers.EventHandler.write(long)"},
 		/* rustc's legacy hash, demangled (rustc-demangle's plain form) or not. */
 		{"alloc::raw_vec::RawVec<T,A>::reserve::do_reserve_and_handle::h9b6f1c0f7a4d2a4e",
 		 "alloc::raw_vec::RawVec<T,A>::reserve::do_reserve_and_handle"},
@@ -142,6 +151,9 @@ static void test_other_names_stay_as_written(void **state)
 		/* Android's desugared lambdas are named when compiled. */
 		"-$$Lambda$WelcomeActivity$ITX_AP2mc22w8XXp7vc8ub9L4vE.onClick",
 		"com/acme/Order$Proxy2.run",             /* a class of the program's own */
+		"com/acme/EventHandler12_3-4.run", "jdk/jfr/internal/handlers/EventHandler.write",
+		"jdk/jfr/internal/handlers/EventHandler12_34.write",
+		"jdk/jfr/internal/handlers/EventHandler12_34-5x.write",
 		"com/acme/MyGeneratedMethodAccessor7.run",
 		"scala/collection/Iterator$$anon$11.hasNext",
 		"com/acme/Foo$bar$1.invoke",
@@ -179,7 +191,7 @@ static void test_rewriting_twice_changes_nothing_more(void **state)
 		"tokio-1.28.0", "@", "-", "0.0.3", "0.17.0-rc.1", "+b", "://", "@4.1.0",
 		".pyenv/versions/", "3.11.7", "/ruby/", "gems/", "rails-7.0.4", "bundle/",
 		"v20.1.0", "process ", ":\"", "thread (", ")", ": ", "[", "]", " tid=", "tid=",
-		"libx", ".so.", "6.0.30",
+		"libx", ".so.", "6.0.30", "handlers/", "EventHandler", "handlers.",
 	};
 	const size_t nparts = sizeof(part) / sizeof(*part);
 	uint64_t x = 88172645463325252u;
