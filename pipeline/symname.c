@@ -130,8 +130,8 @@ static bool rule(const char *s, size_t n, size_t i, size_t *keep, size_t *drop)
 		return true;
 	}
 	/*
-	 * JFR's event handlers (JDK 11 to 20), one class made per event type
-	 * when a recording starts, "jdk/jfr/internal/handlers/
+	 * JFR's event handlers, as JDK 17 names them: one class
+	 * made per event type as a recording starts, "jdk/jfr/internal/handlers/
 	 * EventHandler1385_1796401219436-30042": the type's id, which moves
 	 * with the settings, the time in milliseconds and the process id.
 	 */

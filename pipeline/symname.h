@@ -31,7 +31,7 @@
  *     Constructor and SerializationConstructor ones), and proxies,
  *     "$Proxy12" in "jdk/proxy2/"    -> "GeneratedMethodAccessor", "$Proxy"
  *     in "jdk/proxy/"
- *   - JFR's event handler classes (JDK 11 to 20), "jdk/jfr/internal/
+ *   - JFR's event handler classes (as JDK 17 names them), "jdk/jfr/internal/
  *     handlers/EventHandler1385_1796401219436-30042"    -> "EventHandler"
  *   - Byte Buddy's random suffixes, "$ByteBuddy$Xy12Ab34" and Hibernate's
  *     "$HibernateProxy$Xy12Ab34"      -> "$ByteBuddy", "$HibernateProxy"
