@@ -111,11 +111,12 @@ enum kind { K_STRUCT, K_BOOL, K_BYTE, K_SHORT, K_INT, K_LONG, K_FLOAT, K_DOUBLE,
 
 /* The fields the parser looks for, by name, in whatever type has them. */
 enum role { R_NONE, R_STACKTRACE, R_FRAMES, R_METHOD, R_TYPE, R_NAME, R_STRING, R_WEIGHT,
-	    R_COUNT };
+	    R_ID, R_VALUE, R_COUNT };
 
 static const char *const role_names[R_COUNT] = {
 	[R_STACKTRACE] = "stackTrace", [R_FRAMES] = "frames", [R_METHOD] = "method",
 	[R_TYPE] = "type", [R_NAME] = "name", [R_STRING] = "string", [R_WEIGHT] = "weight",
+	[R_ID] = "id", [R_VALUE] = "value",
 };
 
 typedef struct jf_field {
@@ -177,7 +178,7 @@ typedef struct jf_parser {
 	jf_id *by_id;     /* the types sorted by id */
 	jf_field *fields;
 	size_t nfields, fields_cap;
-	uint32_t t_exec, t_alloc, t_string;
+	uint32_t t_exec, t_alloc, t_string, t_setting;
 
 	/* Its constant pools, and the stack traces decoded from them. */
 	jf_entry *entries;
@@ -195,6 +196,7 @@ typedef struct jf_parser {
 
 	/* The whole file. */
 	uint64_t nexec, nalloc;
+	bool exec_enabled;  /* a jdk.ActiveSetting says CPU sampling was on */
 	int col_samples, col_alloc;
 	size_t ncols;
 	int64_t first_start, last_end;
@@ -1021,7 +1023,7 @@ static int resolve_types(jf_parser *ps)
 		if ((ps->fields[i].type = type_by_id(ps, ps->fields[i].type_id)) == NONE)
 			return bad(ps, "a field's type id %llu is not in the metadata",
 				   (unsigned long long)ps->fields[i].type_id);
-	ps->t_exec = ps->t_alloc = ps->t_string = NONE;
+	ps->t_exec = ps->t_alloc = ps->t_string = ps->t_setting = NONE;
 	for (size_t i = 0; i < ps->ntypes; i++) {
 		const char *n = str_at(ps, ps->types[i].name);
 
@@ -1031,6 +1033,8 @@ static int resolve_types(jf_parser *ps)
 			ps->t_alloc = (uint32_t)i;
 		else if (strcmp(n, "java.lang.String") == 0)
 			ps->t_string = (uint32_t)i;
+		else if (strcmp(n, "jdk.ActiveSetting") == 0)
+			ps->t_setting = (uint32_t)i;
 	}
 	return 0;
 }
@@ -1224,6 +1228,64 @@ static int add_event(jf_parser *ps, uint32_t t, size_t pos, size_t end)
 }
 
 /*
+ * Is the string at pos written in place as `text`: UTF-8, Latin-1 or an
+ * array of chars, as the JDK writes a setting? A string of another
+ * encoding, a pooled one among them, is not.
+ */
+static int inline_string_is(jf_parser *ps, size_t pos, size_t end, const char *text,
+			    bool *out)
+{
+	size_t len = strlen(text);
+	uint64_t n, c;
+	uint8_t enc = 0;
+	int rc;
+
+	*out = false;
+	if ((rc = rd_u8(ps, &pos, end, &enc)) < 0 || enc < 3 || enc > 5 ||
+	    (rc = rd_int(ps, &pos, end, 4, &n)) < 0 || n != len)
+		return rc;
+	if (enc != 4) {
+		*out = end - pos >= len && memcmp(ps->data + pos, text, len) == 0;
+		return 0;
+	}
+	for (size_t k = 0; k < len; k++)
+		if ((rc = rd_int(ps, &pos, end, 2, &c)) < 0 || c != (unsigned char)text[k])
+			return rc;
+	*out = true;
+	return 0;
+}
+
+/*
+ * A jdk.ActiveSetting event: does it say that jdk.ExecutionSample was
+ * enabled? The JDK writes one per setting of every event type as a
+ * recording starts, "enabled" "true" among them, with the type's id.
+ * What it cannot read in place (a pooled string) says nothing.
+ */
+static int setting_enables_exec(jf_parser *ps, size_t pos, size_t end, bool *out)
+{
+	bool want[R_COUNT] = {[R_ID] = true, [R_NAME] = true, [R_VALUE] = true};
+	size_t at[R_COUNT];
+	const jf_field *field[R_COUNT];
+	bool name_ok;
+	uint64_t id;
+	int rc;
+
+	*out = false;
+	if ((rc = walk(ps, ps->t_setting, &pos, end, want, at, field)) < 0)
+		return rc;
+	if (!field[R_ID] || !field[R_NAME] || !field[R_VALUE] || field[R_ID]->cp ||
+	    field[R_ID]->array || ps->types[field[R_ID]->type].kind != K_LONG ||
+	    field[R_NAME]->cp || field[R_VALUE]->cp)
+		return 0;
+	pos = at[R_ID];
+	if ((rc = rd_long(ps, &pos, end, &id)) < 0 || id != ps->types[ps->t_exec].id ||
+	    (rc = inline_string_is(ps, at[R_NAME], end, "enabled", &name_ok)) < 0 || !name_ok ||
+	    (rc = inline_string_is(ps, at[R_VALUE], end, "true", out)) < 0)
+		return rc;
+	return 0;
+}
+
+/*
  * The events of the chunk: counted (`add` false), or added as samples.
  * Every event's size is checked either way.
  */
@@ -1253,6 +1315,10 @@ static int read_events(jf_parser *ps, bool add)
 			if (!add)
 				ps->nalloc++;
 			else if ((rc = add_event(ps, ps->t_alloc, pos, end)) < 0)
+				return rc;
+		} else if (!add && !ps->exec_enabled && ps->t_exec != NONE &&
+			   ps->t_setting != NONE && id == ps->types[ps->t_setting].id) {
+			if ((rc = setting_enables_exec(ps, pos, end, &ps->exec_enabled)) < 0)
 				return rc;
 		}
 		pos = end;
@@ -1369,7 +1435,13 @@ static int set_columns(jf_parser *ps)
 	const char *types[2], *units[2];
 	size_t n = 0;
 
-	if (ps->nexec || !ps->nalloc) {
+	/*
+	 * A recording that sampled the CPU and caught no thread running (an
+	 * idle service, a short window) is a CPU profile of nothing, not an
+	 * allocation profile: typed by its allocations, it left the service's
+	 * CPU series and `--type cpu` refused it.
+	 */
+	if (ps->nexec || ps->exec_enabled || !ps->nalloc) {
 		ps->col_samples = (int)n;
 		types[n] = "samples";
 		units[n++] = "count";

@@ -204,6 +204,47 @@ static void test_hidden_classes_are_named_as_other_classes(void **state)
 	buf_release(&data);
 }
 
+/*
+ * Two real short runs of tests/data/jfr/Idle.java that caught no thread
+ * running Java code and three of JFR's own allocations: with the JDK's
+ * default settings, whose CPU sampler is on, the recording is a CPU
+ * profile of nothing (it was an allocation profile, and `--type cpu`
+ * was refused), its allocations still there for `--type alloc`; with the
+ * sampler off, it is an allocation profile, as before.
+ */
+static void test_a_cpu_recording_without_cpu_samples_stays_a_cpu_profile(void **state)
+{
+	static const struct {
+		const char *file, *type;
+		long samples_col;
+	} cases[] = {
+		{"jfr/idle-cpu-on.jfr.gz", "cpu", 0},
+		{"jfr/idle-cpu-off.jfr.gz", "alloc", -1},
+	};
+
+	(void)state;
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		buf data = BUF_INIT;
+		pr_error err = PR_ERROR_INIT;
+		profile *p = NULL;
+		long alloc;
+
+		testdata_read(&data, cases[c].file);
+		if (format_parse(&p, (const uint8_t *)data.ptr, data.len, PROFILE_FMT_AUTO,
+				 cases[c].file, NULL, &err) < 0)
+			fail_msg("%s", err.msg);
+		assert_int_equal(find_col(p, "samples"), cases[c].samples_col);
+		assert_true((alloc = find_col(p, "alloc_space")) >= 0);
+		assert_int_equal(events_in(p, (size_t)alloc), 3);
+		assert_int_equal(p->nsamples, 3);
+		assert_string_equal(profile_guess_type(p), cases[c].type);
+		assert_string_equal(profile_pick_primary(p, "alloc"), "alloc");
+		assert_int_equal(p->primary, alloc);
+		profile_free(p);
+		buf_release(&data);
+	}
+}
+
 static void test_detected_by_content_also_gzipped(void **state)
 {
 	buf data = BUF_INIT;
@@ -779,6 +820,7 @@ int main(void)
 		cmocka_unit_test(test_two_chunk_recording_matches_jfr_print),
 		cmocka_unit_test(test_frames_are_class_dot_method_and_lambdas_lose_their_address),
 		cmocka_unit_test(test_hidden_classes_are_named_as_other_classes),
+		cmocka_unit_test(test_a_cpu_recording_without_cpu_samples_stays_a_cpu_profile),
 		cmocka_unit_test(test_detected_by_content_also_gzipped),
 		cmocka_unit_test(test_every_truncation_of_a_real_file_is_an_error),
 		cmocka_unit_test(test_truncation_inside_a_chunk_that_says_so_is_handled),

@@ -44,6 +44,27 @@ java -XX:StartFlightRecording=filename="$tmp/hidden.jfr",settings="$tmp/cpu.jfc"
 	-cp "$tmp" acme.Hidden 1500
 gzip -9n < "$tmp/hidden.jfr" > hidden.jfr.gz
 
+# A short run with the JDK's default settings, whose CPU sampler is on:
+# no jdk.ExecutionSample, a few jdk.ObjectAllocationSample (JFR's own as
+# it starts). And the same with the sampler off (default.jfc with
+# jdk.ExecutionSample disabled): allocations alone.
+javac -d "$tmp" Idle.java
+java -XX:StartFlightRecording=filename="$tmp/idle.jfr" -cp "$tmp" Idle
+gzip -9n < "$tmp/idle.jfr" > idle-cpu-on.jfr.gz
+awk '
+	/<event name="/ { ev = $0; sub(/.*<event name="/, "", ev); sub(/".*/, "", ev) }
+	/<\/event>/ { ev = "" }
+	ev == "jdk.ExecutionSample" && /<setting name="enabled"/ { sub(/>true</, ">false<") }
+	{ print }
+' "$JAVA_HOME/lib/jfr/default.jfc" > "$tmp/nocpu.jfc"
+java -XX:StartFlightRecording=filename="$tmp/nocpu.jfr",settings="$tmp/nocpu.jfc" \
+	-cp "$tmp" Idle
+gzip -9n < "$tmp/nocpu.jfr" > idle-cpu-off.jfr.gz
+for f in idle-cpu-on idle-cpu-off; do
+	gzip -dc "$f.jfr.gz" > "$tmp/$f.jfr"
+	jfr summary "$tmp/$f.jfr" | grep -E 'jdk\.(ExecutionSample|ObjectAllocationSample) '
+done
+
 # The expected figures, from the JDK's own reader.
 for f in burn burn-chunks; do
 	jfr print --json --events jdk.ExecutionSample,jdk.ObjectAllocationSample "$f.jfr" |
