@@ -473,21 +473,22 @@ static int flush(parser *ps)
 }
 
 /*
- * The event's period: the number right after the timestamp (ts_end), as
- * perf script prints the period field; -1 when there is none. In a
+ * The event's period: the number at `at`, right after the timestamp (or,
+ * in a header without one, where untimed_period_at found it), as perf
+ * script prints the period field; -1 when there is none (`at` 0). In a
  * one-line event a number there may be the frame's address instead: it
  * is the period only when the frame starts after it.
  */
-static int header_period(parser *ps, int64_t *out, const char *s, size_t n, size_t ts_end,
+static int header_period(parser *ps, int64_t *out, const char *s, size_t n, size_t at,
 			 size_t frame)
 {
 	size_t i, j;
 	int64_t v = 0;
 
 	*out = -1;
-	if (ts_end == 0)
+	if (at == 0)
 		return 0;
-	i = skip_spaces(s, n, ts_end);
+	i = skip_spaces(s, n, at);
 	j = skip_digits(s, n, i);
 	if (j == i || (j < n && !is_space((unsigned char)s[j])) || (frame && frame <= i))
 		return 0;
@@ -528,6 +529,44 @@ static bool oneline_has_symbol(const char *s, size_t n, size_t i)
 }
 
 /*
+ * Where the period starts in a header printed without a timestamp (-F
+ * without time): after the command, " pid[/tid]" and maybe " [cpu]",
+ * when only "period event:" follows. 0 when the header is not so, and
+ * *ev, *ev_len: the event without its ':'. stackcollapse-perf.pl finds
+ * no event there (it looks for the timestamp's ':'), but the periods of
+ * two events must not be added up, so the event is read as well.
+ */
+static size_t untimed_period_at(const char *s, size_t n, size_t comm_len, const char **ev,
+				size_t *ev_len)
+{
+	size_t i = skip_spaces(s, n, comm_len), j, p;
+
+	while (n && is_space((unsigned char)s[n - 1]))
+		n--;
+	if ((j = skip_digits(s, n, i)) == i)
+		return 0;
+	i = j;
+	if (i < n && s[i] == '/' && (j = skip_digits(s, n, i + 1)) > i + 1)
+		i = j;
+	i = skip_spaces(s, n, i);
+	if (i < n && s[i] == '[') {
+		if ((j = skip_digits(s, n, i + 1)) == i + 1 || j >= n || s[j] != ']')
+			return 0;
+		i = skip_spaces(s, n, j + 1);
+	}
+	p = i;
+	if ((j = skip_digits(s, n, i)) == i || j >= n || !is_space((unsigned char)s[j]))
+		return 0;
+	i = skip_spaces(s, n, j);
+	j = token_end(s, n, i);
+	if (j != n || j < i + 2 || s[j - 1] != ':')
+		return 0;
+	*ev = s + i;
+	*ev_len = j - 1 - i;
+	return p;
+}
+
+/*
  * A header line; with a frame after the event (perf record without -g),
  * a whole sample: the command, then that frame.
  */
@@ -535,7 +574,7 @@ static int parse_header(parser *ps, const char *s, size_t n, size_t comm_len,
 			size_t ts_end)
 {
 	const char *ev;
-	size_t ev_len, frame;
+	size_t ev_len, frame, period_at = ts_end;
 	bool has_event;
 	int rc;
 
@@ -545,6 +584,9 @@ static int parse_header(parser *ps, const char *s, size_t n, size_t comm_len,
 	if (frame && !oneline_has_symbol(s, n, frame))
 		return bad_line(ps, "one-line event has no symbol after the address:", s, n);
 	has_event = frame ? ev != NULL : header_event(s, n, &ev, &ev_len);
+	if (!frame && !has_event && ts_end == 0 &&
+	    (period_at = untimed_period_at(s, n, comm_len, &ev, &ev_len)) > 0)
+		has_event = true;
 	if (has_event) {
 		if (ps->event.len == 0) {
 			if (buf_put(&ps->event, ev, ev_len) < 0)
@@ -565,7 +607,7 @@ static int parse_header(parser *ps, const char *s, size_t n, size_t comm_len,
 	ps->java = strncmp(ps->name.ptr, "java", 4) == 0;
 	if ((rc = intern(ps, &ps->comm_id, ps->name.ptr, ps->name.len)) < 0)
 		return rc;
-	if ((rc = header_period(ps, &ps->period, s, n, ts_end, frame)) < 0)
+	if ((rc = header_period(ps, &ps->period, s, n, period_at, frame)) < 0)
 		return rc;
 	ps->state = EV_OPEN;
 	ps->ev_line = ps->line;

@@ -964,6 +964,33 @@ static profile *parse_file(const char *rel)
 }
 
 /*
+ * The same recording printed without the time (perf script -F
+ * comm,tid,period,event,ip,sym,dso): its headers end "tid period event:",
+ * and its periods and event count as in the plain print. They were not
+ * read, and the events were counted alone.
+ */
+static void test_periods_of_a_print_without_time_are_read(void **state)
+{
+	profile *ref = parse_file("perf/tpl-pagefaults.perf");
+	profile *p = parse_file("perf/tpl-pagefaults-notime.perf");
+	char *want = folded_text(ref), *got = folded_text(p);
+
+	(void)state;
+	assert_string_equal(got, want);
+	assert_int_equal(p->nvalue_types, 2);
+	assert_int_equal(ref->nvalue_types, 2);
+	assert_string_equal(p->value_types[1].type, "cpu");
+	assert_string_equal(p->event, ref->event);
+	assert_int_equal(p->nsamples, ref->nsamples);
+	for (size_t i = 0; i < p->nsamples; i++)
+		assert_int_equal(p->values[2 * i + 1], ref->values[2 * i + 1]);
+	free(want);
+	free(got);
+	profile_free(p);
+	profile_free(ref);
+}
+
+/*
  * The same perf.data printed by perf script with other fields or extra
  * lines gives the same profile as the plain print: every stack and count.
  */
@@ -1220,6 +1247,7 @@ int main(void)
 			test_real_capture_without_call_chains_folds_like_stackcollapse_perf),
 		cmocka_unit_test(test_real_capture_has_the_expected_shape),
 		cmocka_unit_test(test_varying_periods_give_perf_report_shares),
+		cmocka_unit_test(test_periods_of_a_print_without_time_are_read),
 		cmocka_unit_test(test_header_variants_give_the_command_as_root),
 		cmocka_unit_test(test_frames_are_tidied_like_stackcollapse_perf),
 		cmocka_unit_test(test_java_signatures_lose_their_leading_l),
