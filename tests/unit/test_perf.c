@@ -991,6 +991,34 @@ static void test_periods_of_a_print_without_time_are_read(void **state)
 }
 
 /*
+ * A real recording of two events printed with and without the time: in
+ * both the events of the first type seen (page-faults) are kept and the
+ * others counted, and the two give the same stacks and periods. Without
+ * the time, the cpu-clock events' periods were added to the page faults.
+ */
+static void test_a_print_without_time_keeps_one_event_type(void **state)
+{
+	profile *ref = parse_file("perf/sort-two.perf");
+	profile *p = parse_file("perf/sort-two-notime.perf");
+	char *want = folded_text(ref), *got = folded_text(p);
+
+	(void)state;
+	assert_string_equal(ref->event, "page-faults");
+	assert_string_equal(p->event, "page-faults");
+	assert_int_equal(ref->other_events, 7);
+	assert_int_equal(p->other_events, 7);
+	assert_string_equal(got, want);
+	assert_int_equal(p->nvalue_types, 2);
+	assert_int_equal(p->nsamples, ref->nsamples);
+	for (size_t i = 0; i < p->nsamples; i++)
+		assert_int_equal(p->values[2 * i + 1], ref->values[2 * i + 1]);
+	free(want);
+	free(got);
+	profile_free(p);
+	profile_free(ref);
+}
+
+/*
  * The same perf.data printed by perf script with other fields or extra
  * lines gives the same profile as the plain print: every stack and count.
  */
@@ -1248,6 +1276,7 @@ int main(void)
 		cmocka_unit_test(test_real_capture_has_the_expected_shape),
 		cmocka_unit_test(test_varying_periods_give_perf_report_shares),
 		cmocka_unit_test(test_periods_of_a_print_without_time_are_read),
+		cmocka_unit_test(test_a_print_without_time_keeps_one_event_type),
 		cmocka_unit_test(test_header_variants_give_the_command_as_root),
 		cmocka_unit_test(test_frames_are_tidied_like_stackcollapse_perf),
 		cmocka_unit_test(test_java_signatures_lose_their_leading_l),
