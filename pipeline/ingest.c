@@ -405,6 +405,12 @@ static void value_types_str(char *out, size_t size, const profile *p)
 		snprintf(out, size, "none");
 }
 
+/* "an" before a type that starts with a vowel ("an alloc profile"), else "a". */
+static const char *article(const char *type)
+{
+	return strchr("aeiou", type[0]) && type[0] ? "an" : "a";
+}
+
 /*
  * The capture's profile type: the one asked for, else the one its values
  * say. A pprof's sample types name what it measured: one that names no
@@ -429,9 +435,10 @@ static int item_type(item *it, const profile *p)
 			return 0;
 		value_types_str(types, sizeof(types), p);
 		return pr_error_set(&it->e, PR_EDATA,
-				    "cannot ingest '%s': not a %s profile: its sample types %s "
-				    "make it a %s profile",
-				    it->name, it->req->type, types, says);
+				    "cannot ingest '%s': not %s %s profile: its sample types %s "
+				    "make it %s %s profile",
+				    it->name, article(it->req->type), it->req->type, types,
+				    article(says), says);
 	}
 	if (profile_guess_type(p))
 		return 0;

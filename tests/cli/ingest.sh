@@ -307,6 +307,12 @@ run pr ingest "$T/burn.jfr.gz" --service pysvc --release jfr2 --type alloc
 run pr ingest "$D/jfr/burn-chunks.jfr" --service pysvc --release jfr3 --type heap
 [ $RC -eq 4 ] && [[ $ERR == *"not a heap profile"* ]] && [ "$(grep -c . <<<"$ERR")" = 1 ] &&
 	ok "a .jfr given --type heap is refused" || not_ok "jfr as heap" "rc=$RC" "$ERR"
+# Go's heap?seconds=N answer holds allocations only: asked to be heap, it
+# is refused, saying what it is in plain words.
+run pr ingest "$D/pprof/go119-heap-delta.pb.gz" --service pysvc --release delta1 --type heap
+[ $RC -eq 4 ] && [[ $ERR == *"not a heap profile: its sample types"*"make it an alloc profile" ]] &&
+	ok "a delta heap profile given --type heap is refused as an alloc profile" ||
+	not_ok "delta as heap" "rc=$RC" "$ERR"
 
 # blobs check reads back every blob a live capture rests on and names
 # the missing and damaged ones, with a capture of each; ingesting the
