@@ -5,6 +5,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "jobs/cli/commands.h"
 #include "jobs/cli/context.h"
+#include "jobs/cli/deadline.h"
 #include "jobs/cli/exitcode.h"
 #include "jobs/nightly.h"
 #include "jobs/runs.h"
@@ -18,7 +19,14 @@
 #include <string.h>
 #include <time.h>
 
-enum { O_AT = 1400, O_SERVICE, O_DRY, O_NIGHT, O_LIMIT, O_WORKERS };
+enum { O_AT = 1400, O_SERVICE, O_DRY, O_NIGHT, O_LIMIT, O_WORKERS, O_DEADLINE };
+
+/*
+ * How long a nightly may take by default: a night that hangs (a lock held
+ * elsewhere, a server that stopped answering) must not hold the nightly's
+ * lock into the next night's run.
+ */
+#define NIGHTLY_DEADLINE_US (12 * 3600 * 1000000LL)
 
 static void print_night(const nightly_result *r, bool dry)
 {
@@ -122,11 +130,13 @@ int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
 		{"dry-run", no_argument, O_DRY, NULL, "analyse and print; store no findings"},
 		{"workers", no_argument, O_WORKERS, NULL,
 		 "spread the services over `profreg worker` processes (config: workers)"},
+		{"deadline", required_argument, O_DEADLINE, "DURATION",
+		 "stop with exit 3 if the run has not ended by then (default 12h)"},
 		{NULL, 0, 0, NULL, NULL},
 	};
 	static const char usage[] =
 		"profreg nightly [--at T] [--service S]... [--night 24h] [--dry-run] [--workers]\n"
-		"                [--json]";
+		"                [--deadline 12h] [--json]";
 	static const char desc[] =
 		"Collect each enabled service's new captures, analyse the night against\n"
 		"its rolling baseline (all services in one FDR family) and record the run.\n"
@@ -139,7 +149,9 @@ int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
 		"a page was not delivered (it waits in the outbox for the next run).\n"
 		"With --workers (or workers.enabled) each service is a task that `profreg\n"
 		"worker` processes claim; this process works tasks too while it waits, then\n"
-		"adjusts, stores, pages and reports once. With --quiet nothing is printed\n"
+		"adjusts, stores, pages and reports once. A run not ended by --deadline (a\n"
+		"lock held elsewhere, a server that hangs) stops with exit 3 and one line;\n"
+		"the next run marks it interrupted. With --quiet nothing is printed\n"
 		"unless something is wrong.";
 	pr_error err = PR_ERROR_INIT;
 	cli_parser *p = NULL;
@@ -150,6 +162,10 @@ int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
 	char wname[192];
 	tasks_worker w;
 	bool workers = false;
+	int64_t deadline_us = NIGHTLY_DEADLINE_US;
+	const char *deadline_arg = "12h";
+	char deadline_line[300];
+	cli_deadline watch;
 	nightly_opts o;
 	nightly_result r;
 	bool bad = false;
@@ -158,10 +174,18 @@ int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
 	memset(&o, 0, sizeof(o));
 	memset(&r, 0, sizeof(r));
 	memset(&cfg, 0, sizeof(cfg));
+	memset(&watch, 0, sizeof(watch));
 	if (cli_parser_new(&p, ctx, argc, argv, opts, usage, desc) < 0)
 		return EXIT_RUNTIME;
 	while ((c = cli_next(p, &arg)) > 0) {
 		switch (c) {
+		case O_DEADLINE:
+			if (time_parse_duration(&deadline_us, arg) < 0 || deadline_us <= 0) {
+				cli_error(ctx, "'--deadline %s' is not a duration like 12h", arg);
+				bad = true;
+			}
+			deadline_arg = arg;
+			break;
 		case O_AT:
 			if (time_parse(&o.at_us, arg) < 0) {
 				cli_error(ctx, "'--at %s' is not an ISO 8601 time", arg);
@@ -189,6 +213,13 @@ int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
 	if ((status = cli_end(p, c, bad, 0, 0, NULL, NULL)) != CLI_GO)
 		return status;
 	o.only = only;
+	snprintf(deadline_line, sizeof(deadline_line),
+		 "%s: the run did not end within the deadline (--deadline %s): the database, "
+		 "a source or a worker did not answer in time (a lock held by another session, "
+		 "a server that hangs); stopped, run it again",
+		 ctx->prog ? ctx->prog : "profreg", deadline_arg);
+	if ((rc = cli_deadline_start(&watch, deadline_us, deadline_line, &err)) < 0)
+		goto fail;
 	if ((rc = ctx_config_load(ctx, &cfg, &err)) < 0)
 		goto fail;
 	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 || (rc = ctx_blobs_open(ctx, &bs, &err)) < 0) {
@@ -214,7 +245,9 @@ int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
 	}
 	{
 		job_env env = {&cfg, d, bs, ctx->home, NULL};
-		if ((rc = nightly_run(&r, &env, &o, &err)) < 0)
+		rc = nightly_run(&r, &env, &o, &err);
+		cli_deadline_stop(&watch);
+		if (rc < 0)
 			goto fail;
 	}
 	for (size_t i = 0; i < r.notes.n; i++)
@@ -261,6 +294,7 @@ fail:
 	if (err.code != PR_ENOTFOUND && err.code != PR_EUSAGE)
 		status = EXIT_RUNTIME;
 out:
+	cli_deadline_stop(&watch);
 	nightly_result_release(&r);
 	blob_store_free(bs);
 	db_close(lease_db);

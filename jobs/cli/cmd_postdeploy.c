@@ -14,6 +14,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "jobs/cli/commands.h"
+#include "jobs/cli/deadline.h"
 #include "jobs/cli/context.h"
 #include "jobs/cli/exitcode.h"
 #include "jobs/postdeploy.h"
@@ -25,12 +26,9 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 enum {
 	O_SERVICE = 1600, O_RELEASE, O_COMMIT, O_REPO, O_PREVIOUS, O_WAIT, O_MIN, O_GATE, O_AT,
@@ -39,95 +37,6 @@ enum {
 
 /* How long past --wait the step may take by default: a gate answers in bounded time. */
 #define DEADLINE_AFTER_WAIT_US (10 * 60 * 1000000LL)
-
-/*
- * The step's deadline, watched from a thread. The job may be blocked
- * anywhere in libpq (a lock another session holds, a server that stopped
- * answering over a live TCP connection), where nothing in this thread
- * can give up; so at the deadline the watch writes the reason and ends
- * the process with exit 3, as a CI runner's timeout would but saying
- * why. The server rolls back the open transaction when the connection
- * closes; the run left "running" is marked interrupted by the next
- * post-deploy. The watch is stopped before anything is printed, so it
- * never cuts the summary short.
- */
-typedef struct deadline_watch {
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	pthread_t thread;
-	struct timespec at; /* CLOCK_MONOTONIC */
-	bool stop, started;
-	char line[512];
-	size_t len;
-} deadline_watch;
-
-static void *deadline_thread(void *arg)
-{
-	deadline_watch *w = arg;
-	int rc = 0;
-
-	pthread_mutex_lock(&w->mu);
-	while (!w->stop && rc != ETIMEDOUT)
-		rc = pthread_cond_timedwait(&w->cv, &w->mu, &w->at);
-	if (!w->stop) {
-		/* One write, then out: no lock the blocked thread may hold is taken. */
-		(void)!write(STDERR_FILENO, w->line, w->len);
-		_exit(EXIT_RUNTIME);
-	}
-	pthread_mutex_unlock(&w->mu);
-	return NULL;
-}
-
-/* Start watching: the step ends `after_us` from now. */
-static int deadline_start(deadline_watch *w, const cli_ctx *ctx, int64_t after_us,
-			  const char *given, pr_error *err)
-{
-	pthread_condattr_t ca;
-	int n;
-
-	memset(w, 0, sizeof(*w));
-	clock_gettime(CLOCK_MONOTONIC, &w->at);
-	w->at.tv_sec += (time_t)(after_us / 1000000);
-	w->at.tv_nsec += (long)(after_us % 1000000) * 1000;
-	if (w->at.tv_nsec >= 1000000000L) {
-		w->at.tv_sec++;
-		w->at.tv_nsec -= 1000000000L;
-	}
-	n = snprintf(w->line, sizeof(w->line),
-		     "%s: no verdict within the deadline (%s): the database or a source did "
-		     "not answer in time (a lock held by another session, a server that hangs); "
-		     "stopped, the release is not passed\n",
-		     ctx->prog ? ctx->prog : "profreg", given);
-	w->len = n < 0 ? 0 : (size_t)n < sizeof(w->line) ? (size_t)n : sizeof(w->line) - 1;
-	if (pthread_condattr_init(&ca) != 0)
-		return pr_error_set(err, PR_ENOMEM, "cannot watch the deadline: out of memory");
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_mutex_init(&w->mu, NULL);
-	pthread_cond_init(&w->cv, &ca);
-	pthread_condattr_destroy(&ca);
-	if (pthread_create(&w->thread, NULL, deadline_thread, w) != 0) {
-		pthread_cond_destroy(&w->cv);
-		pthread_mutex_destroy(&w->mu);
-		return pr_error_set(err, PR_ERR, "cannot watch the deadline: no thread");
-	}
-	w->started = true;
-	return 0;
-}
-
-/* Stop watching (safe on a watch never started); the step has its outcome. */
-static void deadline_stop(deadline_watch *w)
-{
-	if (!w->started)
-		return;
-	pthread_mutex_lock(&w->mu);
-	w->stop = true;
-	pthread_cond_signal(&w->cv);
-	pthread_mutex_unlock(&w->mu);
-	pthread_join(w->thread, NULL);
-	pthread_cond_destroy(&w->cv);
-	pthread_mutex_destroy(&w->mu);
-	w->started = false;
-}
 
 /*
  * Markdown table cells and lines: nothing from outside may change how
@@ -463,8 +372,8 @@ int cmd_postdeploy(cli_ctx *ctx, int argc, char **argv)
 	const char *arg, *on_inc = "fail", *summary_path = NULL, *deadline_arg = NULL;
 	unsigned long long min_caps = 1;
 	int64_t deadline_us = 0;
-	deadline_watch watch;
-	char deadline_text[128];
+	cli_deadline watch;
+	char deadline_text[128], deadline_line[400];
 	buf md = BUF_INIT;
 	bool bad = false;
 	int c, rc, status;
@@ -546,9 +455,14 @@ int cmd_postdeploy(cli_ctx *ctx, int argc, char **argv)
 	else
 		snprintf(deadline_text, sizeof(deadline_text), "the default, --wait plus %lld min",
 			 DEADLINE_AFTER_WAIT_US / 60000000);
-	if ((rc = deadline_start(&watch, ctx,
-				 deadline_arg ? deadline_us : o.wait_us + DEADLINE_AFTER_WAIT_US,
-				 deadline_text, &err)) < 0)
+	snprintf(deadline_line, sizeof(deadline_line),
+		 "%s: no verdict within the deadline (%s): the database or a source did not "
+		 "answer in time (a lock held by another session, a server that hangs); "
+		 "stopped, the release is not passed",
+		 ctx->prog ? ctx->prog : "profreg", deadline_text);
+	if (!deadline_arg)
+		deadline_us = o.wait_us + DEADLINE_AFTER_WAIT_US;
+	if ((rc = cli_deadline_start(&watch, deadline_us, deadline_line, &err)) < 0)
 		goto fail;
 	if ((rc = ctx_config_load(ctx, &cfg, &err)) < 0 || (rc = ctx_db_open(ctx, &d, &err)) < 0 ||
 	    (rc = ctx_blobs_open(ctx, &bs, &err)) < 0)
@@ -556,7 +470,7 @@ int cmd_postdeploy(cli_ctx *ctx, int argc, char **argv)
 	{
 		job_env env = {&cfg, d, bs, ctx->home, NULL};
 		rc = postdeploy_run(&x, &env, &o, &err);
-		deadline_stop(&watch);
+		cli_deadline_stop(&watch);
 		if (rc < 0)
 			goto fail;
 	}
@@ -588,7 +502,7 @@ int cmd_postdeploy(cli_ctx *ctx, int argc, char **argv)
 		status = EXIT_INCONCLUSIVE;
 	goto out;
 fail:
-	deadline_stop(&watch);
+	cli_deadline_stop(&watch);
 	status = cli_fail(ctx, &err);
 out:
 	buf_release(&md);

@@ -173,6 +173,36 @@ run pr report --finding "$fsum" --out "$T/after.html"
 	grep -q '<svg' "$T/after.html" &&
 	ok "a report after retention draws its graphs from the captures still kept, and says so" || not_ok "report after retention" "rc=$RC $ERR"
 
+# A night that hangs (another session holds a table it writes) stops at
+# --deadline with exit 3 and one line, and frees the nightly's lock: the
+# next run goes ahead.
+psql "$DB" -qAt -c "begin; lock table runs in access exclusive mode; select pg_sleep(60)" \
+	>/dev/null 2>&1 &
+holder=$!
+for _ in $(seq 100); do
+	[ "$(sql "select count(*) from pg_locks l join pg_class c on c.oid = l.relation
+		where c.relname = 'runs' and l.mode = 'AccessExclusiveLock' and l.granted")" = 1 ] && break
+	sleep 0.1
+done
+t0=$(date +%s)
+run timeout 60 "$PROFREG_BIN" --db "$DB" --home "$HOME_DIR" --config "$T/profreg.json" --quiet \
+	nightly --at "$at" --deadline 3s
+took=$(($(date +%s) - t0))
+kill "$holder" 2>/dev/null
+sql "select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database()
+	and application_name = 'psql' and pid <> pg_backend_pid()" >/dev/null
+wait "$holder" 2>/dev/null
+[ $RC -eq 3 ] && [ "$took" -le 20 ] && [ "$(grep -c . <<<"$ERR")" = 1 ] &&
+	[[ $ERR == *"did not end within the deadline (--deadline 3s)"* ]] &&
+	ok "a nightly held up by a lock stops at --deadline with exit 3 in one line (${took} s)" ||
+	not_ok "nightly deadline" "rc=$RC after ${took} s: $ERR"
+run pr --config "$T/profreg.json" nightly --at "$at" --service svc-001 --dry-run
+[ $RC -eq 0 ] && ok "the next nightly is not held by the stopped one's lock" ||
+	not_ok "after nightly deadline" "rc=$RC $ERR"
+run pr nightly --deadline soon
+[ $RC -eq 2 ] && [[ $ERR == *"'--deadline soon' is not a duration"* ]] &&
+	ok "a --deadline that is not a duration is a usage error" || not_ok "deadline usage" "rc=$RC $ERR"
+
 for c in "nightly" "runs list" "run show" "finding show" "finding resolve" "config check"; do
 	# shellcheck disable=SC2086
 	run "$PROFREG_BIN" $c --help
