@@ -468,6 +468,13 @@ static int put_prepare(blob_store *bs, ZSTD_CCtx *cctx, char key_out[BLOB_KEY_HE
 		else if (rc < 0)
 			return rc;
 		if (exists && !ok) {
+			char have[BLOB_KEY_HEX + 1];
+			/* A key taken on trust is checked before it replaces anything. */
+			if (keyed &&
+			    (blob_key_of(have, data, len) < 0 || strcmp(have, key_out) != 0))
+				return pr_error_set(err, PR_EUSAGE,
+						    "cannot store blob '%s': the bytes given are "
+						    "not that blob's", key_out);
 			if ((rc = replace_stored(bs, cctx, key_out, data, len, err)) < 0)
 				return rc;
 			*repaired = true;

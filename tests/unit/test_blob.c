@@ -1265,6 +1265,31 @@ static void test_batch_takes_a_key_given_with_the_bytes_and_reads_still_check_it
 	buf_release(&out);
 }
 
+static void test_a_key_taken_on_trust_never_replaces_a_stored_blob_with_other_bytes(void **state)
+{
+	fixture *f = *state;
+	char key[BLOB_KEY_HEX + 1], path[8192];
+	blob_put_item liar = {.data = "short", .len = 5, .keyed = true};
+	pr_error err = PR_ERROR_INIT;
+	struct stat before, after;
+	buf was = BUF_INIT, now = BUF_INIT;
+	int rc;
+
+	/* A good blob longer than the bytes given, which a read capped at them calls damaged. */
+	put_ok(f, "a much longer stored blob", 25, key, NULL);
+	blob_file(f, key, path, sizeof(path));
+	snap(path, &before, &was);
+	memcpy(liar.key, key, sizeof(key));
+	rc = blob_put_many(f->bs, &liar, 1, 1, &err);
+	assert_error(rc, &err, PR_EUSAGE, key, "not that blob's");
+	snap(path, &after, &now);
+	assert_int_equal(after.st_ino, before.st_ino);
+	assert_int_equal(now.len, was.len);
+	assert_memory_equal(now.ptr, was.ptr, was.len);
+	buf_release(&was);
+	buf_release(&now);
+}
+
 /*
  * Two shard folders the store cannot write into: a file where each
  * should be (a folder's mode would not stop root, who runs these tests
@@ -1748,6 +1773,7 @@ int main(void)
 		T(test_batch_leaves_a_stored_blob_in_place_and_repairs_a_damaged_one),
 		T(test_batch_with_the_same_bytes_twice_stores_one_blob_created_once),
 		T(test_batch_takes_a_key_given_with_the_bytes_and_reads_still_check_it),
+		T(test_a_key_taken_on_trust_never_replaces_a_stored_blob_with_other_bytes),
 		T(test_puts_into_an_existing_shard_make_no_folder),
 		T(test_batch_that_cannot_write_a_blob_fails_naming_the_first_and_leaves_no_temps),
 		T(test_racing_batches_store_each_blob_once),
