@@ -222,7 +222,7 @@ static void verdict(postdeploy_result *x, const postdeploy_opts *o)
 	}
 	if ((uint64_t)x->with_samples < want) {
 		int64_t empty = x->captures - x->with_samples - x->later;
-		char more[256] = "", held[64] = "", when[TIME_FMT_MAX];
+		char more[512] = "", held[64] = "", when[TIME_FMT_MAX];
 		if (empty > 0)
 			snprintf(held, sizeof(held), "%" PRId64 " more hold none", empty);
 		time_format(when, x->a.opts.at_us);
