@@ -396,6 +396,24 @@ const char *blob_store_describe(blob_store *bs)
 }
 
 /*
+ * 0 when `len` bytes at `data` hash to `key`, else PR_EUSAGE: bytes
+ * about to be written over a stored blob, or in place of a lost one, are
+ * that blob's, whatever the caller said.
+ */
+static int bytes_are(const char *key, const void *data, size_t len, pr_error *err)
+{
+	char have[BLOB_KEY_HEX + 1];
+
+	if (blob_key_of(have, data, len) < 0)
+		return pr_error_set(err, PR_ERR, "cannot store blob '%s': sha-256 failed", key);
+	if (strcmp(have, key) != 0)
+		return pr_error_set(err, PR_EUSAGE,
+				    "cannot store blob '%s' with other bytes: the bytes given are "
+				    "not that blob's (they are blob '%s')", key, have);
+	return 0;
+}
+
+/*
  * Whether the stored blob `key` reads back as the `len` bytes it names:
  * 0 and *ok when it does, 0 and !*ok when it is damaged (truncated,
  * corrupt, larger than those bytes), PR_ENOTFOUND when it is missing
@@ -468,14 +486,9 @@ static int put_prepare(blob_store *bs, ZSTD_CCtx *cctx, char key_out[BLOB_KEY_HE
 		else if (rc < 0)
 			return rc;
 		if (exists && !ok) {
-			char have[BLOB_KEY_HEX + 1];
 			/* A key taken on trust is checked before it replaces anything. */
-			if (keyed &&
-			    (blob_key_of(have, data, len) < 0 || strcmp(have, key_out) != 0))
-				return pr_error_set(err, PR_EUSAGE,
-						    "cannot store blob '%s': the bytes given are "
-						    "not that blob's", key_out);
-			if ((rc = replace_stored(bs, cctx, key_out, data, len, err)) < 0)
+			if ((keyed && (rc = bytes_are(key_out, data, len, err)) < 0) ||
+			    (rc = replace_stored(bs, cctx, key_out, data, len, err)) < 0)
 				return rc;
 			*repaired = true;
 			return 0;
@@ -669,25 +682,20 @@ out:
 int blob_repair(blob_store *bs, const char *key, const void *data, size_t len,
 		blob_repair_outcome *out, pr_error *err)
 {
-	char have[BLOB_KEY_HEX + 1];
+	char k[BLOB_KEY_HEX + 1];
 	bool there = false, ok = true;
 	int rc;
 
 	*out = BLOB_REPAIR_INTACT;
 	if ((rc = check_key(key, err)) < 0)
 		return rc;
-	if (blob_key_of(have, data, len) < 0)
-		return pr_error_set(err, PR_ERR, "cannot repair blob '%s': sha-256 failed", key);
-	if (strcmp(have, key) != 0)
-		return pr_error_set(err, PR_EUSAGE,
-				    "cannot repair blob '%s' with other bytes (they are blob '%s')",
-				    key, have);
 	if (bs->ops->replace) {
 		rc = check_stored(bs, key, len, &ok, err);
 		if (rc == 0 && ok)
 			return 0;
 		if (rc == 0) {
-			if ((rc = replace_stored(bs, NULL, key, data, len, err)) == 0)
+			if ((rc = bytes_are(key, data, len, err)) == 0 &&
+			    (rc = replace_stored(bs, NULL, key, data, len, err)) == 0)
 				*out = BLOB_REPAIR_REPLACED;
 			return rc;
 		}
@@ -696,7 +704,9 @@ int blob_repair(blob_store *bs, const char *key, const void *data, size_t len,
 	} else if ((rc = bs->ops->exists(bs->impl, key, &there, err)) < 0 || there) {
 		return rc;
 	}
-	if ((rc = put_one(bs, have, true, data, len, NULL, NULL, err)) == 0)
+	memcpy(k, key, sizeof(k));
+	if ((rc = bytes_are(key, data, len, err)) == 0 &&
+	    (rc = put_one(bs, k, true, data, len, NULL, NULL, err)) == 0)
 		*out = BLOB_REPAIR_RESTORED;
 	return rc;
 }
