@@ -70,8 +70,12 @@ int tasks_claim(task *out, bool *got, db *d, int64_t run_id, const char *worker,
 		 * Only for a coordinator still there: one killed leaves its run
 		 * "running" until the next nightly marks it interrupted, and work
 		 * on its tasks would never be merged (as runs_reap: pid and start).
+		 * A claim for one run is its coordinator's, alive as it asks, though
+		 * on a session other than the run's when its connection was made
+		 * again (ingest does that): else nobody works its tasks.
 		 */
-		" and (r.backend_pid is null or exists (select 1 from pg_stat_activity a"
+		" and ($4::bigint <> 0 or r.backend_pid is null"
+		"   or exists (select 1 from pg_stat_activity a"
 		"   where a.pid = r.backend_pid and (a.backend_start is null"
 		"   or a.backend_start = r.backend_start)))"
 		" order by t.id limit 1 for update of t skip locked) "

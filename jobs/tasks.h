@@ -53,7 +53,9 @@ int tasks_enqueue(db *d, int64_t run_id, const int64_t *service_ids,
  * 0): a queued one, or a leased one whose lease has passed and that has
  * been claimed fewer than max_attempts times. It is leased to `worker`
  * for lease_s seconds. *got says whether there was one; *out is filled
- * when there was (release it with task_release).
+ * when there was (release it with task_release). A claim of any run
+ * passes over the runs whose coordinator's session has ended; one of run
+ * `run_id` is the coordinator's own and does not.
  */
 int tasks_claim(task *out, bool *got, db *d, int64_t run_id, const char *worker,
 		double lease_s, int max_attempts, pr_error *err);

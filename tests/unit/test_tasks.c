@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <cmocka.h>
 #include <jansson.h>
 #include "baselines/analysis.h"
@@ -233,6 +234,47 @@ static void test_release_and_ended_runs(void **state)
 	}
 }
 
+/*
+ * A coordinator whose connection dropped and was made again (ingest does
+ * that after a server dropped it on a bad row) has a new session: its run
+ * names the old one. It still works its own run's tasks, or the night
+ * waits on tasks nobody may claim until its deadline.
+ */
+static void test_a_coordinator_on_a_new_connection_claims_its_tasks(void **state)
+{
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+	int64_t run = queue(t, 2);
+	db *other = NULL;
+	task a;
+	bool got = false;
+	char sql[160];
+
+	assert_int_equal(db_open(&other, t->conninfo, &err), 0);
+	snprintf(sql, sizeof(sql),
+		 "select pg_terminate_backend(backend_pid) from runs where id = %lld",
+		 (long long)run);
+	assert_int_equal(db_exec(other, NULL, &err, "terminating", sql, 0, NULL), 0);
+	for (int i = 0; i < 100; i++) {
+		snprintf(sql, sizeof(sql), "select count(*) from pg_stat_activity a join runs r"
+			 " on a.pid = r.backend_pid where r.id = %lld", (long long)run);
+		if (testdb_int(t, sql) == 0)
+			break;
+		nanosleep(&(struct timespec){0, 20000000L}, NULL);
+	}
+	/* The dropped session is noticed by the next statement, then made again. */
+	(void)db_exec(t->db, NULL, &err, "probing", "select 1", 0, NULL);
+	pr_error_clear(&err);
+	assert_int_equal(db_reconnect(t->db, &err), 0);
+	assert_int_equal(tasks_claim(&a, &got, t->db, run, "coordinator", 60, 3, &err), 0);
+	assert_true(got);
+	task_release(&a);
+	/* A worker, which claims from any run, still leaves it alone. */
+	assert_int_equal(tasks_claim(&a, &got, other, 0, "w", 60, 3, &err), 0);
+	assert_false(got);
+	db_close(other);
+}
+
 /* Parts from another process are input: a malformed one changes nothing. */
 static void test_malformed_parts_are_refused(void **state)
 {
@@ -292,6 +334,8 @@ int main(void)
 		cmocka_unit_test_setup(test_attempts_are_bounded_then_the_task_fails,
 				       testdb_reset),
 		cmocka_unit_test_setup(test_release_and_ended_runs, testdb_reset),
+		cmocka_unit_test_setup(test_a_coordinator_on_a_new_connection_claims_its_tasks,
+				       testdb_reset),
 		cmocka_unit_test(test_malformed_parts_are_refused),
 	};
 	return cmocka_run_group_tests_name("tasks", tests, testdb_group_setup,
