@@ -2463,7 +2463,7 @@ int db_capture_insert_many(db *d, int64_t *ids, const db_capture *metas,
 	" " TS_TO_US("p.captured_at") ", p.duration_ns, p.period, p.period_type, p.period_unit," \
 	" p.value_type, p.value_unit, p.total_value, p.sample_count, p.function_count," \
 	" p.blob_key, p.blob_bytes, p.format, p.retention_class, " TS_TO_US("p.retain_until") "," \
-	" p.tags::text, " TS_TO_US("p.ingested_at") \
+	" p.tags::text, " TS_TO_US("p.ingested_at") ", p.blob_deleted_at is not null" \
 	" from profiles p join services s on s.id = p.service_id"
 
 static int capture_from_row(db_capture *c, const PGresult *res, int r)
@@ -2495,6 +2495,7 @@ static int capture_from_row(db_capture *c, const PGresult *res, int r)
 	c->retain_until_us = get_i64(res, r, 21);
 	c->tags_json = get_str(res, r, 22, &fail);
 	c->ingested_at_us = get_i64(res, r, 23);
+	c->blob_deleted = get_bool(res, r, 24);
 	if (fail) {
 		db_capture_release(c);
 		return PR_ENOMEM;

@@ -216,6 +216,7 @@ typedef struct db_capture {
 	int64_t retain_until_us; /* 0: none */
 	char *tags_json;         /* JSON object text, "{}" when none */
 	int64_t ingested_at_us;
+	bool blob_deleted;       /* retention cut it to a summary: its blob is gone on purpose */
 } db_capture;
 
 /* Free the members and zero the struct. */

@@ -356,6 +356,7 @@ typedef struct item {
 	int rc;
 	bool named;              /* e names the file already (reading and parsing it) */
 	bool input_read;         /* the file itself could not be read */
+	bool blob_cut;           /* stored already, as a capture retention cut to a summary */
 } item;
 
 static bool item_failed_infra(const item *it)
@@ -1152,6 +1153,7 @@ static void find_stored(ingest_batch *b, db *d)
 					       c->profile_type, &it->e)) == 0) {
 			it->out->already = true;
 			it->out->capture_id = c->id;
+			it->blob_cut = c->blob_deleted;
 		}
 	}
 	goto out;
@@ -1290,7 +1292,9 @@ static void repair_stored(ingest_batch *b, blob_store *bs)
 		item *it = &b->items[i];
 		blob_repair_outcome o = BLOB_REPAIR_INTACT;
 
-		if (it->next != ST_DONE || it->rc != 0 || !it->out->already || !it->raw.ptr)
+		/* A blob retention removed on purpose is not brought back. */
+		if (it->next != ST_DONE || it->rc != 0 || !it->out->already || !it->raw.ptr ||
+		    it->blob_cut)
 			continue;
 		if ((it->rc = blob_repair(bs, it->out->blob_key, it->raw.ptr, it->raw.len, &o,
 					  &it->e)) < 0) {

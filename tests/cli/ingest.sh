@@ -350,5 +350,12 @@ rm -f "$HOME_DIR/blobs/sha256/${mkey:0:2}/${mkey:2}.zst"
 run pr blobs check
 [ $RC -eq 0 ] && ok "a capture cut to a summary has no blob to check" ||
 	not_ok "blobs check summary" "rc=$RC $OUT $ERR"
+# Its file ingested again is that capture still, whose blob retention
+# took on purpose: nothing is restored, and no damage is claimed.
+run pr ingest "$D/v8/node-retain.heapprofile" --service pysvc --release heap1 --json
+[ $RC -eq 0 ] && [[ $OUT == *'"blobs_repaired": 0'* ]] && [[ $ERR != *"restored"* ]] &&
+	[ ! -e "$HOME_DIR/blobs/sha256/${mkey:0:2}/${mkey:2}.zst" ] &&
+	ok "the file of a capture cut to a summary brings no blob back" ||
+	not_ok "summary re-ingest" "rc=$RC $OUT $ERR"
 
 finish
