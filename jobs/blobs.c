@@ -481,6 +481,14 @@ int blobs_check(blobs_check_result *out, db *d, blob_store *bs, const blobs_chec
 	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
+	/* A name that is no service the role sees would check nothing, and pass. */
+	for (size_t i = 0; i < o->nservices; i++) {
+		db_service svc;
+		memset(&svc, 0, sizeof(svc));
+		if ((rc = db_service_get(d, &svc, o->services[i], err)) < 0)
+			goto out;
+		db_service_release(&svc);
+	}
 	if (o->nservices) {
 		if (!(names = json_array())) {
 			rc = pr_error_set(err, PR_ENOMEM, "out of memory");

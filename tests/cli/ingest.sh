@@ -337,6 +337,12 @@ run pr blobs check --service checkout --json
 [ $RC -eq 0 ] && [[ $OUT == *'"damaged": 0'* ]] && [[ $OUT == *'"missing": 0'* ]] &&
 	ok "blobs check --service looks at that service's captures only" ||
 	not_ok "blobs check --service" "rc=$RC $OUT $ERR"
+# A name that is no service (a typo, another team's) checks nothing: it
+# must not pass as a store whose every blob checks.
+run pr blobs check --service chekout
+[ $RC -eq 4 ] && [[ $ERR == *"chekout"* ]] &&
+	ok "blobs check --service of no service is refused" ||
+	not_ok "blobs check unknown service" "rc=$RC $OUT $ERR"
 [ "$(sql "select count(*) from runs where kind = 'blobs-check'")" = 3 ] &&
 	[ "$(sql "select count(*) from audit_log where action = 'blobs.check'")" = 3 ] &&
 	ok "each check is a run with an audit row" || not_ok "blobs check runs"
