@@ -6,6 +6,7 @@
 #include "jobs/blobs.h"
 #include "jobs/runs.h"
 #include "jobs/secret.h"
+#include "jobs/snapshot.h"
 #include "common/buf.h"
 #include "common/timeutil.h"
 
@@ -365,9 +366,11 @@ static int check_page(blobs_check_result *out, db *d, blob_store *bs, const PGre
 		const char *key = db_get_text(res, i, 0);
 		pr_error e = PR_ERROR_INIT;
 		bool live = false;
+		/* A snapshot's archive alone is read to its own cap, as its readers do. */
+		size_t lim = db_get_i64(res, i, 1) == 0 ? SNAPSHOT_ARCHIVE_MAX : max;
 		int rc;
 
-		if ((rc = check_one(bs, key, max, plain, &e)) < 0)
+		if ((rc = check_one(bs, key, lim, plain, &e)) < 0)
 			return pr_error_set(err, rc, "%s", e.msg);
 		if (rc == 0) {
 			out->blobs++;
@@ -380,7 +383,7 @@ static int check_page(blobs_check_result *out, db *d, blob_store *bs, const PGre
 		if (!live)
 			continue;
 		pr_error_clear(&e);
-		if ((rc = check_one(bs, key, max, plain, &e)) < 0)
+		if ((rc = check_one(bs, key, lim, plain, &e)) < 0)
 			return pr_error_set(err, rc, "%s", e.msg);
 		out->blobs++;
 		if (rc == 0) {

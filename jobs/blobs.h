@@ -100,7 +100,8 @@ struct json_t *blobs_migrate_json(const blobs_migrate_result *r);
 typedef struct blobs_check_opts {
 	const char *const *services; /* only these services' captures (NULL: all, and snapshots) */
 	size_t nservices;
-	size_t max_bytes;            /* decoded size allowed of a blob */
+	size_t max_bytes;            /* decoded size allowed of a capture's blob (of a
+				      * snapshot's alone: SNAPSHOT_ARCHIVE_MAX, as its reads) */
 } blobs_check_opts;
 
 /* A blob that a capture or snapshot rests on and that does not read back. */

@@ -363,5 +363,16 @@ run pr ingest "$D/v8/node-retain.heapprofile" --service pysvc --release heap1 --
 	[ ! -e "$HOME_DIR/blobs/sha256/${mkey:0:2}/${mkey:2}.zst" ] &&
 	ok "the file of a capture cut to a summary brings no blob back" ||
 	not_ok "summary re-ingest" "rc=$RC $OUT $ERR"
+# A snapshot's archive is read up to its own cap (snapshot.h), not the
+# profiles' decompressed limit: one larger than that limit is whole, not
+# damaged. Only the snapshot is left to check here.
+sql "update profiles set blob_deleted_at = now()" >/dev/null
+sql "insert into snapshots (host, taken_at, blob_key, archive_bytes, manifest, stored_by)
+     values ('h1', now(), '$key', 100, '{}', 'test')" >/dev/null
+printf '{"limits": {"max_decompressed_bytes": 8}}' >"$T/cfg-small.json"
+run pr --config "$T/cfg-small.json" blobs check
+[ $RC -eq 0 ] && [[ $OUT == "checked 1 blobs ("*": 0 missing, 0 damaged,"* ]] &&
+	ok "a snapshot's blob over the profiles' limit is not called damaged" ||
+	not_ok "blobs check snapshot cap" "rc=$RC $OUT $ERR"
 
 finish
