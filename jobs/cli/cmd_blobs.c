@@ -161,8 +161,8 @@ static int blobs_check_cmd(cli_ctx *ctx, int argc, char **argv)
 		    "damaged, each with a capture that rests on it. Ingesting that capture's\n"
 		    "original file again restores its blob. With --service, only those\n"
 		    "services' captures (no snapshots). In S3 each blob is downloaded.\n"
-		    "Exit 0 every blob checks; 4 some are missing or damaged; 3 the store or\n"
-		    "the database failed.") < 0)
+		    "Exit 0 every blob checks; 4 some are missing or damaged, or a --service\n"
+		    "is no service; 3 the store or the database failed.") < 0)
 		return EXIT_RUNTIME;
 	while ((c = cli_next(p, &arg)) > 0) {
 		if (c == O_SERVICE) {
