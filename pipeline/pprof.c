@@ -35,7 +35,12 @@
  * went down. That is no memory in use to take a share of, but what was
  * allocated during the window is exactly an allocation profile. So a
  * profile with alloc_* columns whose inuse_* values are negative is read
- * again without its inuse_* columns: an alloc profile.
+ * again without its inuse_* columns: an alloc profile. A window in which
+ * every stack kept what it allocated has no negative value, and its
+ * in-use columns are still the change over the window, not a heap: such a
+ * profile is known by its duration, which net/http/pprof sets to the
+ * window and Go's runtime never writes into a heap profile (only into a
+ * CPU profile), so it is read without its inuse_* columns at once.
  * A negative value anywhere else (a `pprof -diff_base` output) is refused.
  *
  * Naming follows `pprof -top`: a frame is function.name (its
@@ -812,6 +817,8 @@ static int set_header(parser *ps)
 		goto out;
 	}
 	ps->ncols = 0;
+	if (m->duration_nanos > 0 && has_alloc_type(ps))
+		ps->drop_inuse = true;
 	for (size_t i = 0; i < n; i++)
 		if (!ps->drop_inuse || !type_is_inuse(ps, i))
 			ps->cols[ps->ncols++] = i;

@@ -188,6 +188,41 @@ static void test_go_delta_heap_profile_is_read_as_its_allocations(void **state)
 			  "alloc", "alloc_space", 3);
 }
 
+/*
+ * The same served over a window in which every stack kept what it
+ * allocated (main.allocBig appends to a slice that is never cut): no
+ * in-use value is negative, yet they are the window's growth, not a heap.
+ * Read as a heap it was a heap capture of 140 MB "in use" while the
+ * process held more; known by its duration (Go writes none into a heap
+ * profile), it is its allocations, as the shrinking window's are.
+ */
+static void test_go_delta_heap_profile_without_negatives_is_its_allocations(void **state)
+{
+	profile *p = parse_real("pprof/go119-heap-delta-grow.pb.gz");
+
+	(void)state;
+	assert_true(p->duration_ns > 0);
+	assert_int_equal(p->nvalue_types, 2);
+	assert_string_equal(p->value_types[0].type, "alloc_objects");
+	assert_string_equal(p->value_types[1].type, "alloc_space");
+	assert_string_equal(profile_guess_type(p), "alloc");
+	assert_false(profile_has_values_of(p, "heap"));
+	profile_free(p);
+	check_against_top("pprof/go119-heap-delta-grow.pb.gz",
+			  "pprof/go119-heap-delta-grow.top.txt", "alloc", "alloc_space", 3);
+}
+
+/* A heap profile the runtime wrote has no duration, and keeps its in-use columns. */
+static void test_go_heap_profile_without_duration_keeps_inuse(void **state)
+{
+	profile *p = parse_real("pprof/go-heap.pb.gz");
+
+	(void)state;
+	assert_int_equal(p->duration_ns, 0);
+	assert_string_equal(profile_guess_type(p), "heap");
+	profile_free(p);
+}
+
 static uint32_t func_id(const profile *p, const char *name)
 {
 	for (uint32_t i = 0; i < p->nfuncs; i++)
@@ -1289,6 +1324,8 @@ int main(void)
 		cmocka_unit_test(test_node_wall_profile_counts_its_samples),
 		cmocka_unit_test(test_go_goroutine_profile_counts_its_goroutines),
 		cmocka_unit_test(test_go_delta_heap_profile_is_read_as_its_allocations),
+		cmocka_unit_test(test_go_delta_heap_profile_without_negatives_is_its_allocations),
+		cmocka_unit_test(test_go_heap_profile_without_duration_keeps_inuse),
 		cmocka_unit_test(test_hand_built_profile_has_exact_self_and_total),
 		cmocka_unit_test(test_inlined_lines_expand_with_innermost_as_leaf),
 		cmocka_unit_test(test_location_without_lines_is_named_by_object_and_offset),
