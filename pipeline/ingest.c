@@ -413,6 +413,33 @@ static const char *article(const char *type)
 }
 
 /*
+ * What a profile whose every sample type is one of Go's that profreg does
+ * not analyse measured, or NULL: its block and mutex profiles
+ * (contentions, delay) and its threadcreate profile. A type asked for
+ * cannot make these a profile of that type.
+ */
+static const char *unanalysed_kind(const profile *p)
+{
+	bool contention = false, threads = false;
+
+	for (size_t i = 0; i < p->nvalue_types; i++) {
+		const char *t = p->value_types[i].type;
+
+		if (strcmp(t, "contentions") == 0 || strcmp(t, "delay") == 0)
+			contention = true;
+		else if (strcmp(t, "threadcreate") == 0)
+			threads = true;
+		else
+			return NULL;
+	}
+	if (contention && !threads)
+		return "a contention profile (Go's block or mutex profile)";
+	if (threads && !contention)
+		return "a thread creation profile";
+	return NULL;
+}
+
+/*
  * The capture's profile type: the one asked for, else the one its values
  * say. A pprof's sample types name what it measured: one that names no
  * type profreg analyses (Go's block and mutex profiles: contentions,
@@ -421,7 +448,9 @@ static const char *article(const char *type)
  * heap profile asked to be cpu), in a pprof, a V8 heap profile or a JFR
  * recording, whose bytes say what they measured. Sample types profreg does not know, with a
  * type asked for, are taken on trust, as are folded, perf, V8 cpuprofile
- * and speedscope captures, which only count samples or time.
+ * and speedscope captures, which only count samples or time; Go's block,
+ * mutex and threadcreate profiles are known, and no type asked for makes
+ * them one: a mutex profile taken as cpu joined the CPU baseline.
  */
 static int item_type(item *it, const profile *p)
 {
@@ -431,9 +460,18 @@ static int item_type(item *it, const profile *p)
 	if (it->req->type) {
 		if ((p->format != PROFILE_FMT_PPROF && p->format != PROFILE_FMT_V8HEAP &&
 		     p->format != PROFILE_FMT_JFR) ||
-		    profile_has_values_of(p, it->req->type) ||
-		    !(says = profile_guess_type(p)))
+		    profile_has_values_of(p, it->req->type))
 			return 0;
+		if (!(says = profile_guess_type(p))) {
+			if (p->format != PROFILE_FMT_PPROF || !(says = unanalysed_kind(p)))
+				return 0;
+			value_types_str(types, sizeof(types), p);
+			return pr_error_set(&it->e, PR_EDATA,
+					    "cannot ingest '%s': not %s %s profile: its sample "
+					    "types %s make it %s, which profreg does not analyse",
+					    it->name, article(it->req->type), it->req->type,
+					    types, says);
+		}
 		value_types_str(types, sizeof(types), p);
 		return pr_error_set(&it->e, PR_EDATA,
 				    "cannot ingest '%s': not %s %s profile: its sample types %s "

@@ -247,11 +247,23 @@ run pr ingest "$T/build2.folded" --service checkout --release v13 --commit 4567
 	[ "$(sql "select count(*) from profiles where release = 'v13'")" = 1 ] &&
 	ok "a capture that gives its release another commit is refused in one line, exit 4" ||
 	not_ok "release commit" "rc=$RC $ERR"
-run pr ingest "$G/go119-block.pb.gz" --service typed --release v12 --type wall
+run pr ingest "$G/go119-custom.pb.gz" --service typed --release v12 --type goroutine
 [ $RC -eq 0 ] && [ "$(sql "select profile_type || '/' || value_type from profiles
-	where release = 'v12'")" = "wall/delay" ] &&
+	where release = 'v12'")" = "goroutine/acme.open_files" ] &&
 	ok "sample types profreg does not know are taken as the --type given" ||
-	not_ok "block as wall" "rc=$RC $ERR"
+	not_ok "custom as goroutine" "rc=$RC $ERR"
+# Go's block, mutex and threadcreate profiles are known: no --type makes
+# one a capture of that type (a mutex profile taken as cpu joined the CPU
+# baseline).
+for f in go119-block:wall go119-mutex:cpu go119-threadcreate:goroutine; do
+	run pr ingest "$G/${f%%:*}.pb.gz" --service typed --release v12b --type "${f#*:}"
+	[ $RC -eq 4 ] && [ "$(grep -c . <<<"$ERR")" = 1 ] &&
+		[[ $ERR == *"'$G/${f%%:*}.pb.gz': not a"*"profile: its sample types"* ]] &&
+		[[ $ERR == *"which profreg does not analyse" ]] &&
+		[ "$(sql "select count(*) from profiles where release = 'v12b'")" = 0 ] &&
+		ok "${f%%:*} given --type ${f#*:} is refused in one line, nothing stored" ||
+		not_ok "${f%%:*} as ${f#*:}" "rc=$RC $ERR"
+done
 
 run pr service disable checkout
 run pr ingest "$T/m/one.folded" --service checkout --release v9
