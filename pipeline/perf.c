@@ -42,7 +42,11 @@
  *   - only events of the first event type seen are kept, because adding
  *     up cycles and instructions (say) would mean nothing; the others
  *     are counted (profile.other_events) so that ingest can say so, as
- *     the script warns "Filtering for events of type: ...";
+ *     the script warns "Filtering for events of type: ...". When the
+ *     first is no measure of CPU time but a later one is (cpu-clock,
+ *     task-clock, cycles), the print is read again keeping that one:
+ *     `perf record -e cpu-clock,page-faults` prints a page fault of the
+ *     loader first, and the capture, a cpu capture, was of page faults;
  *   - "+0x1f" offsets are stripped; "[unknown]" becomes the basename of
  *     the dso in brackets ("[libc.so.6]"), or "[unknown]" when the dso is
  *     unknown too;
@@ -132,6 +136,7 @@ typedef struct parser {
 	strmap cache;        /* folded frame name -> function id */
 	buf name;            /* scratch: the frame name being folded */
 	buf event;           /* the event type kept; empty until the first */
+	buf cpu_event;       /* the first CPU-time event of those not kept */
 	uint32_t *stack;     /* the open event's frames, leaf first */
 	size_t stack_cap;
 	uint32_t depth;
@@ -567,6 +572,23 @@ static size_t untimed_period_at(const char *s, size_t n, size_t comm_len, const 
 }
 
 /*
+ * Does the event measure CPU time: a clock, or the cycles a plain perf
+ * record counts ("cpu-clock:u": a modifier keeps the event what it is)?
+ */
+static bool cpu_time_event(const char *ev, size_t n)
+{
+	static const char *const names[] = {"cpu-clock", "task-clock", "cycles", "cpu-cycles"};
+	const char *colon = memchr(ev, ':', n);
+
+	if (colon)
+		n = (size_t)(colon - ev);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strlen(names[i]) == n && memcmp(ev, names[i], n) == 0)
+			return true;
+	return false;
+}
+
+/*
  * A header line; with a frame after the event (perf record without -g),
  * a whole sample: the command, then that frame.
  */
@@ -592,6 +614,9 @@ static int parse_header(parser *ps, const char *s, size_t n, size_t comm_len,
 			if (buf_put(&ps->event, ev, ev_len) < 0)
 				return oom(ps);
 		} else if (ps->event.len != ev_len || memcmp(ps->event.ptr, ev, ev_len)) {
+			if (!ps->cpu_event.len && cpu_time_event(ev, ev_len) &&
+			    buf_put(&ps->cpu_event, ev, ev_len) < 0)
+				return oom(ps);
 			ps->p->other_events++;
 			ps->state = frame ? EV_NONE : EV_SKIP;
 			ps->after_frame = frame != 0;
@@ -976,8 +1001,14 @@ static int parse_line(parser *ps, const char *s, size_t n)
 	return parse_header(ps, s, n, comm_len, ts_end);
 }
 
-int perf_parse(profile **out, const uint8_t *data, size_t len,
-	       const char *name, const profile_limits *lim, pr_error *err)
+/*
+ * One reading of the print; `keep`, when not NULL, is the event type to
+ * keep from the start. *cpu_event gets the first CPU-time event of those
+ * left out (NULL when none), the caller's to free.
+ */
+static int parse_once(profile **out, char **cpu_event, const uint8_t *data, size_t len,
+		      const char *name, const profile_limits *lim, const char *keep,
+		      pr_error *err)
 {
 	parser ps = {0};
 	const char *text = (const char *)data;
@@ -985,13 +1016,19 @@ int perf_parse(profile **out, const uint8_t *data, size_t len,
 	int rc;
 
 	*out = NULL;
+	*cpu_event = NULL;
 	strmap_init(&ps.cache);
 	buf_init(&ps.name, SIZE_MAX);
 	buf_init(&ps.event, SIZE_MAX);
+	buf_init(&ps.cpu_event, SIZE_MAX);
 	ps.err = err;
 	ps.periods = -1;
 	if ((rc = profile_new(&ps.p, PROFILE_FMT_PERF, name, lim, err)) < 0)
 		goto out;
+	if (keep && buf_puts(&ps.event, keep) < 0) {
+		rc = oom(&ps);
+		goto out;
+	}
 
 	if (len >= 8 && memcmp(text, "PERFILE2", 8) == 0) {
 		rc = pr_error_set(err, PR_EDATA,
@@ -1021,6 +1058,14 @@ int perf_parse(profile **out, const uint8_t *data, size_t len,
 		memcpy(ps.p->event, ps.event.ptr, n);
 		ps.p->event[n] = '\0';
 	}
+	if (ps.cpu_event.len && !cpu_time_event(ps.event.ptr, ps.event.len)) {
+		if (!(*cpu_event = malloc(ps.cpu_event.len + 1))) {
+			rc = oom(&ps);
+			goto out;
+		}
+		memcpy(*cpu_event, ps.cpu_event.ptr, ps.cpu_event.len);
+		(*cpu_event)[ps.cpu_event.len] = '\0';
+	}
 	*out = ps.p;
 	ps.p = NULL;
 	rc = 0;
@@ -1029,7 +1074,25 @@ out:
 	strmap_release(&ps.cache);
 	buf_release(&ps.name);
 	buf_release(&ps.event);
+	buf_release(&ps.cpu_event);
 	free(ps.stack);
+	return rc;
+}
+
+int perf_parse(profile **out, const uint8_t *data, size_t len,
+	       const char *name, const profile_limits *lim, pr_error *err)
+{
+	char *cpu_event = NULL, *unused = NULL;
+	int rc;
+
+	rc = parse_once(out, &cpu_event, data, len, name, lim, NULL, err);
+	/* A CPU-time event came after another: read again, keeping it (see the top). */
+	if (rc == 0 && cpu_event) {
+		profile_free(*out);
+		rc = parse_once(out, &unused, data, len, name, lim, cpu_event, err);
+	}
+	free(cpu_event);
+	free(unused);
 	return rc;
 }
 
