@@ -710,6 +710,18 @@ static bool has_alloc_type(const parser *ps)
 	return false;
 }
 
+/* Does the profile have a CPU column ("cpu" or "samples")? */
+static bool has_cpu_type(const parser *ps)
+{
+	for (size_t i = 0; i < ps->m->n_sample_type; i++) {
+		const ProtobufCBinaryData *t = str_at(ps, ps->m->sample_type[i]->type);
+		if ((t->len == 3 && memcmp(t->data, "cpu", 3) == 0) ||
+		    (t->len == 7 && memcmp(t->data, "samples", 7) == 0))
+			return true;
+	}
+	return false;
+}
+
 /*
  * A sample type name or unit as a C string: printable ASCII only, since it
  * ends up in the index and in reports; anything else becomes '?'.
@@ -1011,6 +1023,18 @@ static int add_sample(parser *ps, size_t i, const pb_sample *s)
 			ps->inuse_negative = true;
 		}
 		t = str_at(ps, ps->m->sample_type[k]->type);
+		/*
+		 * Go's runtime writes a duration into a CPU profile only: any
+		 * other with one and a negative count is net/http/pprof's
+		 * difference over ?seconds=N (a goroutine profile's handler
+		 * is always on another line in the second, so one is -1).
+		 */
+		if (ps->m->duration_nanos > 0 && !has_cpu_type(ps))
+			return bad(ps, "sample %zu has a negative value %" PRId64 " for '%s': "
+				   "a difference of two profiles (net/http/pprof's ?seconds=), "
+				   "not a profile: fetch it without seconds=",
+				   i, s->value[k],
+				   profile_quote(q, (const char *)t->data, t->len));
 		return bad(ps, "sample %zu has a negative value %" PRId64 " for '%s'",
 			   i, s->value[k], profile_quote(q, (const char *)t->data, t->len));
 	}

@@ -223,6 +223,34 @@ static void test_go_heap_profile_without_duration_keeps_inuse(void **state)
 	profile_free(p);
 }
 
+/*
+ * net/http/pprof's goroutine?seconds=1 is a difference too, of counts: the
+ * handler's own goroutine is on another line the second time, so one
+ * stack is always -1. It is refused, as before, saying what it is.
+ */
+static void test_go_delta_goroutine_profile_is_refused_as_a_difference(void **state)
+{
+	buf gz = BUF_INIT, raw = BUF_INIT;
+	pr_error err = PR_ERROR_INIT;
+	profile *p = NULL;
+	const char *rel = "pprof/go119-goroutine-delta.pb.gz";
+
+	(void)state;
+	testdata_read(&gz, rel);
+	assert_int_equal(gunzip_bounded(&raw, (const uint8_t *)gz.ptr, gz.len, 64u << 20, rel,
+					&err), 0);
+	assert_int_equal(pprof_parse(&p, (const uint8_t *)raw.ptr, raw.len, rel, NULL, &err),
+			 PR_EDATA);
+	assert_null(p);
+	assert_non_null(strstr(err.msg, "cannot parse 'pprof/go119-goroutine-delta.pb.gz': "
+				       "sample 1 has a negative value -1 for 'goroutine': a "
+				       "difference of two profiles (net/http/pprof's ?seconds=)"));
+	assert_non_null(strstr(err.msg, "fetch it without seconds="));
+	assert_null(strchr(err.msg, '\n'));
+	buf_release(&gz);
+	buf_release(&raw);
+}
+
 static uint32_t func_id(const profile *p, const char *name)
 {
 	for (uint32_t i = 0; i < p->nfuncs; i++)
@@ -1326,6 +1354,7 @@ int main(void)
 		cmocka_unit_test(test_go_delta_heap_profile_is_read_as_its_allocations),
 		cmocka_unit_test(test_go_delta_heap_profile_without_negatives_is_its_allocations),
 		cmocka_unit_test(test_go_heap_profile_without_duration_keeps_inuse),
+		cmocka_unit_test(test_go_delta_goroutine_profile_is_refused_as_a_difference),
 		cmocka_unit_test(test_hand_built_profile_has_exact_self_and_total),
 		cmocka_unit_test(test_inlined_lines_expand_with_innermost_as_leaf),
 		cmocka_unit_test(test_location_without_lines_is_named_by_object_and_offset),
