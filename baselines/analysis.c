@@ -856,23 +856,33 @@ static int *group_ids(const capture_set *cs)
 }
 
 /*
- * The look of a target: how many nights of its release brought captures
- * (a night is look_us from the release's first capture). A night without
- * new captures adds no look, so judging a release again later, or twice
- * in one night (post-deploy, then the nightly), spends nothing more.
+ * The look of a target: how many nights of its release brought captures.
+ * The nights are the nightly's own windows, counted back from the
+ * analysis's "now" (at - look_us to at is night 0, the 24 hours before it
+ * night 1, ...), so a capture belongs to the night whose run first saw
+ * it. Nights counted from the release's first capture instead put two
+ * runs' captures into one night whenever they were taken a little less
+ * than look_us apart: captures collected at the same time every night
+ * (the nightly's own collection, a cron job), or one capture a night at
+ * any time of day. Night 2 was then look 1 again, which spent look 1's
+ * share of alpha twice and left a regression significant on both nights
+ * unconfirmed (its two looks were one). A night without new captures
+ * adds no look, so judging a release again in the same night
+ * (post-deploy, then the nightly) spends nothing more.
  */
 static size_t look_of(const analysis_target *t, const sides *s, const analysis_opts *o)
 {
-	int64_t first, last = -1;
+	int64_t last = -1;
 	size_t looks = 0;
 
 	if (o->fixed_look)
 		return o->fixed_look;
 	if (!t->release || !s->cur.n || o->look_us <= 0)
 		return 1;
-	first = s->cur.caps[0].captured_at_us;
+	/* Captures are in time order and none is after at: nights count down. */
 	for (size_t i = 0; i < s->cur.n; i++) {
-		int64_t night = (s->cur.caps[i].captured_at_us - first) / o->look_us;
+		int64_t age = o->at_us - s->cur.caps[i].captured_at_us;
+		int64_t night = (age > 0 ? age : 0) / o->look_us;
 		if (night != last)
 			looks++;
 		last = night;

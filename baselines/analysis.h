@@ -39,8 +39,9 @@
  * captures of any one host left out.
  *
  * A release is judged on every night it runs with all of its captures so
- * far: look k is the k-th night (look_us from its first capture) that
- * brought captures of it, up to max_looks; a night without new captures
+ * far: look k is the k-th night (look_us windows counted back from at,
+ * the nightly's own nights) that brought captures of it, up to
+ * max_looks; a night without new captures
  * adds no look. Each look's one-sided p-value becomes a sequential
  * p-value that spends a fraction of alpha (stats/seq.h), so repeated
  * looks do not inflate false alarms; past max_looks nothing is left to

@@ -283,6 +283,35 @@ static void test_a_candidate_is_confirmed_on_its_second_look_and_only_then_pages
 	assert_int_equal(triggers(f, "work.hot"), 1);
 }
 
+/*
+ * Captures collected at the same time every night (a cron job, the
+ * nightly's own collection): night 2's were taken a few minutes less than
+ * 24 hours after night 1's. They are still night 2's look, so the 1.3x
+ * regression seen on both nights is confirmed and pages on night 2.
+ * Nights counted from the release's first capture made both nights look
+ * 1, and the finding stayed a candidate.
+ */
+static void test_captures_taken_at_one_hour_every_night_are_one_look_a_night(void **state)
+{
+	fx *f = *state;
+	char st[32];
+
+	history(f, "svc");
+	for (int k = 1; k <= 2; k++) {
+		/* Night 2's burst starts 5 minutes earlier in the day than night 1's. */
+		int64_t start = NIGHT_END + (k - 1) * DAY - HOUR / 2 - (k - 1) * 300 * 1000000LL;
+		for (int i = 0; i < 4; i++)
+			capture(f, "svc", "v2", start + i * 60 * 1000000LL, 1.3, 1, 0.05);
+		run_night(f, k);
+		assert_string_equal(state_of(f, "work.hot", st, sizeof(st)),
+				    k == 1 ? "candidate" : "confirmed");
+	}
+	assert_int_equal(intf(f->t, "select count(distinct look) from finding_looks l join"
+			      " findings x on x.id = l.finding_id where x.function = 'work.hot'"),
+			 2);
+	assert_int_equal(triggers(f, "work.hot"), 1);
+}
+
 /* A doubled function is critical: confirmed and paged on its first night. */
 static void test_a_critical_finding_pages_at_once(void **state)
 {
@@ -1107,6 +1136,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(
 			test_a_candidate_is_confirmed_on_its_second_look_and_only_then_pages,
+			setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_captures_taken_at_one_hour_every_night_are_one_look_a_night,
 			setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_critical_finding_pages_at_once, setup,
 						teardown),
