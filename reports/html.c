@@ -194,7 +194,10 @@ static void findings_table(out *o, const report *r)
 	P(o, "<section id=\"findings\"><h2>%s</h2>\n",
 	  diff ? "Functions whose share changed most" : "Findings");
 	if (!r->nfindings) {
-		P(o, "<p>No function's self share moved beyond the margin.</p></section>\n");
+		/* A note above (a release never analysed) says why there is nothing. */
+		P(o, "<p>%s</p></section>\n",
+		  diff || !r->note ? "No function's self share moved beyond the margin."
+				   : "No findings.");
 		return;
 	}
 	P(o,

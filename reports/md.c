@@ -157,6 +157,11 @@ int report_md(buf *b, const report *r, pr_error *err)
 	}
 	if (r->nfailures || r->nskips)
 		P(&o, "\n");
+	/* The HTML's note line too: without it a release never analysed reads as clean. */
+	if (r->note) {
+		M(&o, r->note, "");
+		P(&o, "\n\n");
+	}
 	if (!diff)
 		P(&o, "**%zu regression%s**: %zu critical, %zu high, %zu medium, %zu low\n\n",
 		  regressions, regressions == 1 ? "" : "s", sev[3], sev[2], sev[1], sev[0]);
@@ -169,7 +174,8 @@ int report_md(buf *b, const report *r, pr_error *err)
 			if (!report_folded(r, i) && !is_shift(&r->findings[i]))
 				row(&o, r, i);
 		P(&o, "\n");
-	} else if (r->nfindings == 0) {
+	} else if (r->nfindings == 0 && (diff || !r->note)) {
+		/* A note (a release never analysed) says why there is nothing. */
 		P(&o, "No function's self share moved beyond the margin.\n\n");
 	}
 	for (size_t i = 0; i < r->nfindings && !diff; i++) {

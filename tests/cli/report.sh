@@ -52,6 +52,16 @@ run pr report --finding "$fid" --out "$T/f.html"
 [ $RC -eq 0 ] && grep -q "id=\"finding-$fid\"" "$T/f.html" && ok "report --finding" || not_ok "report --finding" "$ERR"
 run pr report --service web --release v2 --format md --out -
 [ $RC -eq 0 ] && grep -q 'checkout.computeTax' <<<"$OUT" && ok "report --service --release" || not_ok "report release" "$ERR"
+# v1 was never judged (it is the baseline): no report may say nothing moved in it.
+run pr report --service web --release v1 --format md --out -
+[ $RC -eq 0 ] && grep -q 'either it was never analysed' <<<"$OUT" &&
+	! grep -q 'self share moved beyond the margin' <<<"$OUT" &&
+	ok "Markdown of a release never analysed says so, not that nothing moved" ||
+	not_ok "md of a release never analysed" "$OUT"
+run pr report --service web --release v1 --out "$T/v1.html"
+[ $RC -eq 0 ] && grep -q 'either it was never analysed' "$T/v1.html" &&
+	! grep -q 'self share moved beyond the margin' "$T/v1.html" &&
+	ok "so does its HTML" || not_ok "html of a release never analysed" "$ERR"
 run pr report --finding 99999
 [ $RC -eq 4 ] && grep -q 'finding 99999 not found' <<<"$ERR" && ok "an unknown finding is exit 4 with a reason" || not_ok "unknown finding" "rc=$RC $ERR"
 run pr report --run 1 --finding 1
