@@ -199,7 +199,7 @@ static void markdown(report_out *o, const postdeploy_opts *opt, const postdeploy
 	}
 	if (a->nfindings > nshift) {
 		report_put(o, "%s", "| severity | direction | function | baseline -> current | "
-			   "change (95% CI) | q | captures |\n"
+			   "change (95% CI) | q | captures b/c |\n"
 			   "| --- | --- | --- | --- | --- | --- | --- |\n");
 		for (size_t k = 0; k < a->ntests && a->tests[k].significant; k++) {
 			const finding *f = &a->tests[k];
@@ -219,7 +219,7 @@ static void markdown(report_out *o, const postdeploy_opts *opt, const postdeploy
 						f->current_share, " -> "),
 				   measure_change(chg, sizeof(chg), f->cost_unit, f->delta,
 						  f->ci_low, f->ci_high, 2),
-				   f->q_value, f->current_captures, f->baseline_captures);
+				   f->q_value, f->baseline_captures, f->current_captures);
 		}
 		report_put(o, "%s", "\n");
 	} else if (!nshift && strcmp(x->verdict, "inconclusive") != 0) {

@@ -31,6 +31,15 @@ run pr post-deploy --service "$bad" --release "$rel" --commit "$rel" --repo "$R"
 echo "$OUT" >"$T/bad.md"
 [ $RC -eq 1 ] && ok "a regression at or above the gate is exit 1" || not_ok "gate exit" "rc=$RC $ERR"
 [[ $OUT == *"Verdict: FAIL"* ]] && [[ $OUT == *"| critical | regression |"* ]] && ok "the Markdown summary gives the verdict and the ranked findings" || not_ok "markdown" "$OUT"
+# Capture counts as the report's column gives them: baseline, then current.
+row=$(grep -m 1 '^| critical | regression |' <<<"$OUT")
+nb=$(sql "select count(*) from profiles p join services s on s.id = p.service_id
+          where s.name = '$bad' and p.release <> '$rel'")
+nc=$(sql "select count(*) from profiles p join services s on s.id = p.service_id
+          where s.name = '$bad' and p.release = '$rel'")
+[[ $OUT == *"| q | captures b/c |"* ]] && [[ $row == *"| $nb/$nc |" ]] && [ "$nb" != "$nc" ] &&
+	ok "the summary's captures column is baseline/current, as in the reports" ||
+	not_ok "captures b/c" "$nb/$nc: $row"
 [[ $OUT == *"ledger: batch the writes"* ]] && [[ $OUT == *"api: add an endpoint"* ]] && [[ $OUT != *"ledger: first"* ]] && ok "the commit range runs from the previous release to this one" || not_ok "commit range" "$OUT"
 [ "$(sql "select commit_sha from deploys d join services s on s.id=d.service_id where s.name='$bad'")" = "$sha" ] && ok "the deploy is recorded with the annotated tag peeled to its commit" || not_ok "deploy row"
 [ "$(sql "select count(*) from profiles where tags->>'commit'='$sha' and retention_class='forensic'")" -ge 1 ] && ok "the evidence is tagged with the deploy's commit" || not_ok "evidence tags"
