@@ -951,7 +951,14 @@ static int run_units(run_state *rs, pr_error *err)
 			}
 			if (u->cpu && u->host[0]) {
 				size_t h = host_index(rs, u->host);
-				if (!rs->host_busy[h] && rs->host_free[h] > deadline) {
+				/*
+				 * A deploy's collection (post-deploy) polls again within
+				 * seconds: waiting here for a cooling host would hold the
+				 * gate past its --wait while other hosts' captures sit ready.
+				 */
+				bool defer = rs->o->deploy_release && !u->attempts &&
+					     rs->host_free[h] > now;
+				if (!rs->host_busy[h] && (defer || rs->host_free[h] > deadline)) {
 					/* Cooling past the budget: later, not a failure. */
 					s->rep.waiting++;
 					u->state = T_FINISHED;

@@ -279,6 +279,24 @@ run pr --config "$T/cfg5.json" collect --service cool --json
 run pr --config "$T/cfg5.json" collect --service cool --json
 [ $RC -eq 0 ] && [ "$(jq '.services.cool.stored' <<<"$OUT")" = 0 ] && [ "$(jq '.services.cool.deferred' <<<"$OUT")" = 1 ] &&
 	ok "the cooldown holds in the next run too (kept in the database)" || not_ok "cooldown 2" "$OUT"
+# A CI gate does not wait out a cooling host: it takes the hosts free now and
+# polls again, so its --wait holds. Host .19 was just profiled (45 s to go),
+# host .23 is new; the gate has its capture in seconds.
+start cool3 127.0.0.23 -version v2
+wait_port "$T/cool3.port"
+cat >"$T/cfg7.json" <<EOF
+{"collect": {"cooldown_s": 45, "budget_s": 60},
+ "services": {"cool": {"sources": [{"type": "pprof_http", "seconds": 1, "slot_s": 86400,
+   "targets": ["$(a 19 cool1)", "$(a 23 cool3)"]}]}}}
+EOF
+t0=$(date +%s)
+run pr --config "$T/cfg7.json" post-deploy --service cool --release c2 \
+	--commit cccccccccccccccccccccccccccccccccccccccc --wait 30s --min-captures 1
+secs=$(( $(date +%s) - t0 ))
+[ "$secs" -lt 20 ] && [[ $OUT == *"1 capture of the release"* ]] &&
+	[ "$(sql "select string_agg(host, ',') from profiles where release = 'c2'")" = 127.0.0.23 ] &&
+	ok "post-deploy defers a host still cooling down instead of waiting for it (${secs} s)" ||
+	not_ok "post-deploy waits out a cooldown" "secs=$secs rc=$RC $OUT $ERR"
 
 # --- the nightly collects through the same job ---------------------------------
 printf '[%s]\n' "$(sd v2 $COMMIT2 v2-6 v2-7 v2-8)" >"$T/sd.json"
