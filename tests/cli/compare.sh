@@ -80,6 +80,10 @@ get() {
 # one_line: the body is exactly one line.
 one_line() { [ "$(wc -l <"$T/body")" -eq 1 ] && [ -n "$BODY" ]; }
 
+run pr serve --help
+[ $RC -eq 0 ] && [[ $OUT == *"/compare"* ]] && ok "serve --help names the comparison page" ||
+	not_ok "serve --help" "$OUT"
+
 # --- authentication ---------------------------------------------------------------
 get /compare
 [ "$CODE" = 401 ] && grep -qi '^WWW-Authenticate: Basic realm="profreg"' "$T/hdr" && one_line &&
