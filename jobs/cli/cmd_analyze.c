@@ -114,7 +114,7 @@ static int print_text(const cli_ctx *ctx, const analysis *a, int64_t run_id)
 		{"CHANGE", TABLE_RIGHT | TABLE_WHOLE, 0, 0},
 		{"95% CI (PP)", TABLE_RIGHT | TABLE_WHOLE | TABLE_WIDE_ONLY, 0, 0},
 		{"Q", TABLE_RIGHT | TABLE_WHOLE, 0, 0},
-		{"CAPTURES", TABLE_RIGHT | TABLE_WHOLE | TABLE_WIDE_ONLY, 0, 0},
+		{"CAPTURES B/C", TABLE_RIGHT | TABLE_WHOLE | TABLE_WIDE_ONLY, 0, 0},
 	};
 	char when[TIME_FMT_MAX];
 	table *t = NULL;
@@ -164,7 +164,8 @@ static int print_text(const cli_ctx *ctx, const analysis *a, int64_t run_id)
 			table_addf(t, "[%+.2f, %+.2f]", 100 * f->ci_low, 100 * f->ci_high);
 		}
 		table_addf(t, "%.2g", f->q_value);
-		table_addf(t, "%zu/%zu", f->current_captures, f->baseline_captures);
+		/* Baseline first, as in the reports and the CI summary. */
+		table_addf(t, "%zu/%zu", f->baseline_captures, f->current_captures);
 	}
 	if ((rc = table_print(t, stdout)) < 0)
 		goto out;

@@ -56,6 +56,13 @@ else
 	not_ok "re-run differs"
 fi
 [ "$(sql "select count(*) from runs where kind='analyze' and status='ok'")" = 2 ] && ok "each run is recorded" || not_ok "run records"
+# --wide gives the capture counts baseline first, as the reports do.
+run pr analyze --all-services --release "$rel" --at "$at" --dry-run --wide
+bc=$(jq -r '[.findings[] | select(.direction == "regression")][0]
+	| "\(.baseline_captures)/\(.current_captures)"' "$T/a1.json")
+[ $RC -eq 0 ] && [[ $OUT == *"CAPTURES B/C"* ]] && [[ $(grep -m 1 ' regression ' <<<"$OUT") == *" $bc" ]] &&
+	[ "${bc%/*}" != "${bc#*/}" ] && ok "analyze --wide: captures baseline/current ($bc)" ||
+	not_ok "analyze --wide captures" "$bc $OUT"
 
 # --min-share is the floor under which a function is not tested at all.
 tests_of() { grep -o '"tests": [0-9]*' "$1" | grep -o '[0-9]*$'; }
