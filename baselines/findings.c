@@ -249,7 +249,8 @@ static const char *next_state(const finding *f, size_t looks, const analysis_opt
 		return "confirmed";
 	}
 	if (!f->stored_before) {
-		snprintf(why, 160, "significant at look %zu; confirmed after %zu looks",
+		snprintf(why, 160,
+			 "significant at look %zu; confirmed once significant on %zu looks",
 			 f->look ? f->look : 1, o->confirm_looks);
 		return "candidate";
 	}

@@ -15,6 +15,15 @@
 #define TOP 4         /* margin above the root */
 #define CHAR_PX 7.0   /* average glyph width of the 12px label font */
 
+/*
+ * A change in points for the tooltip: one that prints as 0.000 is 0, so
+ * a rounding error below the last digit never reads as "-0.000pp".
+ */
+static double pp(double share_delta)
+{
+	return fabs(100 * share_delta) < 0.0005 ? 0.0 : 100 * share_delta;
+}
+
 static int oom(pr_error *err)
 {
 	return pr_error_set(err, PR_ENOMEM, "cannot build the flame graph: out of memory");
@@ -471,7 +480,7 @@ static int frame(render *r, uint32_t i, const double x[NVIEWS])
 			"<text x=\"%.1f\" y=\"%d\">",
 			gone ? " (gone: baseline only)" : "", 100 * tot[FLAME_CUR],
 			100 * self[FLAME_CUR], 100 * tot[FLAME_BASE], 100 * self[FLAME_BASE],
-			100 * d, 100 * dt, x[VIEW_DIFF] * r->o->width, y, px, ROW - 1, fill,
+			pp(d), pp(dt), x[VIEW_DIFF] * r->o->width, y, px, ROW - 1, fill,
 			x[VIEW_DIFF] * r->o->width + 3, y + ROW - 5);
 	if (rc == 0)
 		rc = label(r->out, name, px);

@@ -60,7 +60,7 @@ int cmd_tasks(cli_ctx *ctx, int argc, char **argv);
 	{"export", cmd_export, "write captures as folded stacks, speedscope or pprof"}, \
 	{"retention", cmd_retention, "move captures through the retention tiers"}, \
 	{"storage", cmd_storage, "show storage use by tier and service against the budget"}, \
-	{"blobs", cmd_blobs, "move the local blob store into the configured S3 bucket"}, \
+	{"blobs", cmd_blobs, "check every live blob, or move the local store into S3"}, \
 	{"serve", cmd_serve, "the trigger API: captures on demand, the Alertmanager webhook"}, \
 	{"escalate", cmd_escalate, "escalation levels of hosts from their Prometheus signals"}, \
 	{"token", cmd_token, "create, list and revoke bearer tokens of the trigger API"}, \

@@ -124,6 +124,29 @@ static void test_regressed_frame_is_the_reddest_and_shrunk_one_blue(void **state
 	flame_tree_release(&t);
 }
 
+/* A change too small to show (a third against 0.333333) reads +0.000pp, never -0.000pp. */
+static void test_a_change_below_the_last_digit_is_no_negative_zero(void **state)
+{
+	flame_tree t;
+	flame_opts o;
+	flame_stats st;
+	pr_error err = PR_ERROR_INIT;
+	buf out = BUF_INIT;
+
+	(void)state;
+	assert_int_equal(flame_tree_init(&t, &err), 0);
+	add(&t, FLAME_BASE, "main;third", 1);
+	add(&t, FLAME_BASE, "main;rest", 2);
+	add(&t, FLAME_CUR, "main;third", 333333);
+	add(&t, FLAME_CUR, "main;rest", 666667);
+	flame_opts_default(&o);
+	assert_int_equal(flame_render_svg(&out, &t, &o, &st, &err), 0);
+	assert_null(strstr(out.ptr, "-0.000pp"));
+	assert_non_null(strstr(out.ptr, "self change +0.000pp"));
+	buf_release(&out);
+	flame_tree_release(&t);
+}
+
 static void test_narrow_frames_are_merged_into_their_parent(void **state)
 {
 	flame_tree t;
@@ -475,6 +498,7 @@ int main(void)
 		cmocka_unit_test(test_same_name_under_another_parent_is_another_node),
 		cmocka_unit_test(test_merged_tree_sums_values_per_path_and_side),
 		cmocka_unit_test(test_regressed_frame_is_the_reddest_and_shrunk_one_blue),
+		cmocka_unit_test(test_a_change_below_the_last_digit_is_no_negative_zero),
 		cmocka_unit_test(test_narrow_frames_are_merged_into_their_parent),
 		cmocka_unit_test(test_frame_cap_bounds_a_huge_profile),
 		cmocka_unit_test(test_hostile_names_are_escaped_in_the_svg),
