@@ -1207,6 +1207,32 @@ static void keep_services(char **lines, size_t *n, const PGresult *names)
 	*n = k;
 }
 
+/*
+ * How many of the team's services the run analysed, from its record of
+ * each service's outcome. When none was and nothing was found, the
+ * report says so: an empty team report of services all skipped or
+ * failed must not read as one where nothing moved. p: the run id and
+ * the team.
+ */
+static int team_analysed(report *out, db *d, const char *const p[2], pr_error *err)
+{
+	PGresult *res = NULL;
+	int rc;
+
+	if ((rc = db_exec(d, &res, err, "reading a team's outcomes",
+			  "select count(*) from runs r, services s where r.id = $1 and s.team = $2"
+			  " and r.detail -> 'services' -> s.name ->> 'status' = 'analysed'",
+			  2, p)) < 0)
+		return rc;
+	if (db_rows(res) == 1 && db_get_i64(res, 0, 0) == 0 && !out->nfindings && !out->note &&
+	    (out->nskips || out->nfailures) &&
+	    !(out->note = strdup("None of the team's services was analysed in this run (see "
+				 "above), so no finding here does not mean nothing moved.")))
+		rc = oom(err);
+	db_result_free(res);
+	return rc;
+}
+
 int reportdata_run_team(report *out, db *d, blob_store *bs, const config *cfg, int64_t run_id,
 			const char *team, pr_error *err)
 {
@@ -1229,6 +1255,8 @@ int reportdata_run_team(report *out, db *d, blob_store *bs, const config *cfg, i
 	keep_services(out->failures, &out->nfailures, names);
 	keep_services(out->skips, &out->nskips, names);
 	out->services_analysed = out->services_failed = -1;
+	if ((rc = team_analysed(out, d, p, err)) < 0)
+		goto out;
 	if (buf_printf(&title, "%s, team %s", out->title ? out->title : "profreg run", team) < 0) {
 		rc = oom(err);
 		goto out;

@@ -383,6 +383,23 @@ run as $AH profiles list --json
 [ $RC -eq 0 ] && [ "$(jq '.captures | length' <<<"$OUT")" = 2 ] &&
 	ok "other roles of the team keep their grant" || not_ok "AH after revoke" "$OUT" "$ERR"
 
+# A team whose every service the run skipped: its report says so, not "nothing moved".
+sql "insert into services (name, team, enabled) values ('idle', 'tc', true)" >/dev/null
+IDLERUN=$(sql "insert into runs (kind, detail) values ('nightly', '{\"services\": {
+	\"idle\": {\"status\": \"skipped\", \"reason\": \"insufficient baseline\"},
+	\"pay\": {\"status\": \"analysed\"}}}') returning id")
+for fmt in md html; do
+	run pr report --run "$IDLERUN" --team tc --format $fmt --out -
+	[ $RC -eq 0 ] && grep -q "None of the team.*services was analysed" <<<"$OUT" &&
+		! grep -q "self share moved" <<<"$OUT" &&
+		ok "a team report ($fmt) whose services were all skipped says none was analysed" ||
+		not_ok "team all skipped $fmt" "rc $RC" "$ERR" "$(head -c 600 <<<"$OUT")"
+done
+run pr report --run "$IDLERUN" --team ta --format md --out -
+[ $RC -eq 0 ] && ! grep -q "None of the team's services" <<<"$OUT" &&
+	ok "a team with an analysed service has no such note" ||
+	not_ok "team analysed" "rc $RC" "$ERR" "$(head -c 600 <<<"$OUT")"
+
 for r in $A $B $AH $JOB; do
 	psql "$PROFREG_TEST_DB" -qAt -c "DROP DATABASE IF EXISTS cli_access" >/dev/null 2>&1
 	psql "$PROFREG_TEST_DB" -qAt -c "DROP ROLE IF EXISTS $r" >/dev/null 2>&1
