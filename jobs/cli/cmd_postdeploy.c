@@ -175,8 +175,10 @@ static void markdown(report_out *o, const postdeploy_opts *opt, const postdeploy
 		report_put(o, "%s", ", over the same window (not earlier releases)\n\n");
 	}
 	report_put(o, "Commit `%s`", x->sha);
+	/* A range started with --previous is not the previous deploy's. */
 	if (x->dep.previous_sha[0])
-		report_put(o, ", previous deploy `%.12s`", x->dep.previous_sha);
+		report_put(o, opt->previous ? ", commits since `%.12s` (--previous)"
+					    : ", previous deploy `%.12s`", x->dep.previous_sha);
 	report_put(o, "; %" PRId64 " capture%s of the release", x->captures,
 		   x->captures == 1 ? "" : "s");
 	if (x->waited_us)
@@ -237,8 +239,9 @@ static void markdown(report_out *o, const postdeploy_opts *opt, const postdeploy
 		said_range |= note && strcmp(note, x->range.note) == 0;
 	}
 	if (x->range.ncommits) {
-		report_put(o, "<details><summary>%zu commit%s since the previous deploy"
-			   "</summary>\n\n", x->range.ncommits, x->range.ncommits == 1 ? "" : "s");
+		report_put(o, "<details><summary>%zu commit%s since %s</summary>\n\n",
+			   x->range.ncommits, x->range.ncommits == 1 ? "" : "s",
+			   opt->previous ? "the start given" : "the previous deploy");
 		for (size_t k = 0; k < x->range.ncommits; k++) {
 			const gitinfo_commit *c = &x->range.commits[k];
 			char when[TIME_FMT_MAX];

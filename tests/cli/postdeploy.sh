@@ -40,6 +40,10 @@ nc=$(sql "select count(*) from profiles p join services s on s.id = p.service_id
 [[ $OUT == *"| q | captures b/c |"* ]] && [[ $row == *"| $nb/$nc |" ]] && [ "$nb" != "$nc" ] &&
 	ok "the summary's captures column is baseline/current, as in the reports" ||
 	not_ok "captures b/c" "$nb/$nc: $row"
+v2sha=$(g rev-parse v2)
+[[ $OUT == *"commits since \`${v2sha:0:12}\` (--previous)"* ]] && [[ $OUT != *"previous deploy"* ]] &&
+	ok "a range started with --previous is not called the previous deploy's" ||
+	not_ok "--previous wording" "$(grep -m 2 -i 'commit' <<<"$OUT")"
 [[ $OUT == *"ledger: batch the writes"* ]] && [[ $OUT == *"api: add an endpoint"* ]] && [[ $OUT != *"ledger: first"* ]] && ok "the commit range runs from the previous release to this one" || not_ok "commit range" "$OUT"
 [ "$(sql "select commit_sha from deploys d join services s on s.id=d.service_id where s.name='$bad'")" = "$sha" ] && ok "the deploy is recorded with the annotated tag peeled to its commit" || not_ok "deploy row"
 [ "$(sql "select count(*) from profiles where tags->>'commit'='$sha' and retention_class='forensic'")" -ge 1 ] && ok "the evidence is tagged with the deploy's commit" || not_ok "evidence tags"
