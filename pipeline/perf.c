@@ -1058,13 +1058,10 @@ static int parse_once(profile **out, char **cpu_event, const uint8_t *data, size
 		memcpy(ps.p->event, ps.event.ptr, n);
 		ps.p->event[n] = '\0';
 	}
-	if (ps.cpu_event.len && !cpu_time_event(ps.event.ptr, ps.event.len)) {
-		if (!(*cpu_event = malloc(ps.cpu_event.len + 1))) {
-			rc = oom(&ps);
-			goto out;
-		}
-		memcpy(*cpu_event, ps.cpu_event.ptr, ps.cpu_event.len);
-		(*cpu_event)[ps.cpu_event.len] = '\0';
+	if (ps.cpu_event.len && !cpu_time_event(ps.event.ptr, ps.event.len) &&
+	    !(*cpu_event = buf_detach(&ps.cpu_event, NULL))) {
+		rc = oom(&ps);
+		goto out;
 	}
 	*out = ps.p;
 	ps.p = NULL;

@@ -964,23 +964,15 @@ static profile *parse_file(const char *rel)
 }
 
 /*
- * The same recording printed without the time (perf script -F
- * comm,tid,period,event,ip,sym,dso): its headers end "tid period event:",
- * and its periods and event count as in the plain print. They were not
- * read, and the events were counted alone.
+ * p and ref hold the same stacks and the same period for each sample
+ * (each profile's second value). Frees both.
  */
-static void test_periods_of_a_print_without_time_are_read(void **state)
+static void assert_same_samples(profile *p, profile *ref)
 {
-	profile *ref = parse_file("perf/tpl-pagefaults.perf");
-	profile *p = parse_file("perf/tpl-pagefaults-notime.perf");
 	char *want = folded_text(ref), *got = folded_text(p);
 
-	(void)state;
 	assert_string_equal(got, want);
 	assert_int_equal(p->nvalue_types, 2);
-	assert_int_equal(ref->nvalue_types, 2);
-	assert_string_equal(p->value_types[1].type, "cpu");
-	assert_string_equal(p->event, ref->event);
 	assert_int_equal(p->nsamples, ref->nsamples);
 	for (size_t i = 0; i < p->nsamples; i++)
 		assert_int_equal(p->values[2 * i + 1], ref->values[2 * i + 1]);
@@ -991,16 +983,33 @@ static void test_periods_of_a_print_without_time_are_read(void **state)
 }
 
 /*
+ * The same recording printed without the time (perf script -F
+ * comm,tid,period,event,ip,sym,dso): its headers end "tid period event:",
+ * and its periods and event count as in the plain print. They were not
+ * read, and the events were counted alone.
+ */
+static void test_periods_of_a_print_without_time_are_read(void **state)
+{
+	profile *ref = parse_file("perf/tpl-pagefaults.perf");
+	profile *p = parse_file("perf/tpl-pagefaults-notime.perf");
+
+	(void)state;
+	assert_int_equal(ref->nvalue_types, 2);
+	assert_string_equal(p->value_types[1].type, "cpu");
+	assert_string_equal(p->event, ref->event);
+	assert_same_samples(p, ref);
+}
+
+/*
  * A real recording of two events printed with and without the time: in
- * both the events of the first type seen (page-faults) are kept and the
- * others counted, and the two give the same stacks and periods. Without
- * the time, the cpu-clock events' periods were added to the page faults.
+ * both the CPU-time events (cpu-clock) are kept though page faults come
+ * first, the others are counted, and the two give the same stacks and
+ * periods. Without the time, the other events' periods were added in.
  */
 static void test_a_print_without_time_keeps_one_event_type(void **state)
 {
 	profile *ref = parse_file("perf/sort-two.perf");
 	profile *p = parse_file("perf/sort-two-notime.perf");
-	char *want = folded_text(ref), *got = folded_text(p);
 
 	(void)state;
 	/* Page faults come first; cpu-clock, a CPU time, is the event kept. */
@@ -1009,15 +1018,7 @@ static void test_a_print_without_time_keeps_one_event_type(void **state)
 	assert_int_equal(ref->nsamples, 7);
 	assert_int_equal(ref->other_events, 18);
 	assert_int_equal(p->other_events, 18);
-	assert_string_equal(got, want);
-	assert_int_equal(p->nvalue_types, 2);
-	assert_int_equal(p->nsamples, ref->nsamples);
-	for (size_t i = 0; i < p->nsamples; i++)
-		assert_int_equal(p->values[2 * i + 1], ref->values[2 * i + 1]);
-	free(want);
-	free(got);
-	profile_free(p);
-	profile_free(ref);
+	assert_same_samples(p, ref);
 }
 
 /*
