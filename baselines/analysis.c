@@ -48,6 +48,7 @@ void analysis_opts_default(analysis_opts *o)
 	o->confirm_looks = 2;
 	o->confirm_critical = true;
 	o->cost_tests = true;
+	o->weekly = true;
 }
 
 const char *finding_dir_name(finding_dir d)
@@ -97,6 +98,7 @@ typedef struct analysis_target_data {
 	capture_set base, cur;
 	int *gb, *gc;     /* release numbers of the baseline and current captures */
 	int *hb, *hc;     /* host numbers of the same (see host_ids) */
+	int *wb, *wc;     /* 1 for a capture taken on a weekend (see week_parts) */
 	func_matrix m;
 	size_t look;
 	double phi, phi_df; /* release-level overdispersion of the service, its df */
@@ -112,6 +114,8 @@ static void target_data_release(analysis_target_data *t)
 	free(t->gc);
 	free(t->hb);
 	free(t->hc);
+	free(t->wb);
+	free(t->wc);
 	func_matrix_release(&t->m);
 }
 
@@ -338,12 +342,13 @@ typedef struct series {
 	double *share, *vst, *rate, *v; /* v: sampling variance of vst (1 / 4n) */
 	int *group;                     /* the capture's release, numbered */
 	int *host;                      /* its host, numbered (-1: not known here) */
+	int *week;                      /* 1: taken on a weekend (NULL: not known) */
 	size_t n;
 } series;
 
 static void series_fill(series *s, const func_matrix *m, size_t row, size_t col0,
 			const capture_set *cs, const int *groups, const int *hosts,
-			const int64_t *less)
+			const int *weeks, const int64_t *less)
 {
 	size_t n = 0;
 
@@ -364,6 +369,8 @@ static void series_fill(series *s, const func_matrix *m, size_t row, size_t col0
 		s->v[n] = stats_vst_var_floor(ns);
 		s->group[n] = groups ? groups[i] : 0;
 		s->host[n] = hosts ? hosts[i] : -1;
+		if (s->week)
+			s->week[n] = weeks ? weeks[i] : 0;
 		n++;
 	}
 	s->n = n;
@@ -770,6 +777,140 @@ static int without_one_host(double *lo, double *hi, const series *c, double e)
 	return rc;
 }
 
+/*
+ * Traffic has a week. A service's weekend is not its Tuesday: a function
+ * the weekend calls more has a larger share on every weekend, and a
+ * release judged over a weekend against a baseline of mostly weekdays
+ * rises in it with no change of code (and falls in it on the Monday).
+ * On simulated fleets with a weekend mix, this was most of the false
+ * findings of the nights that held a weekend.
+ *
+ * So where the baseline's weekend and weekday captures of a function
+ * differ (Welch's test at WEEK_ALPHA, two-sided, on the stabilised
+ * share), the judged captures of each part of the week are compared
+ * with the baseline's captures of the same part, as pooled_fit compares
+ * them all, and the parts' changes are weighed by their shares of the
+ * judged captures. The caller holds a change to both comparisons: a
+ * rise that the part of the week explains is no finding, and where the
+ * week makes no difference nothing changes. A part of the week the
+ * judged captures have and the baseline has fewer than WEEK_MIN of
+ * cannot be compared: then, as without a week, the one comparison
+ * stands.
+ *
+ * The fit's parameters other than the values (phi, its df, the release
+ * noise factors and the host share) are the whole comparison's. Returns
+ * 1 and sets *est (current - baseline), *se and *df; 0 when the week
+ * makes no difference or cannot be judged; STATS_ENOMEM.
+ */
+#define WEEK_ALPHA 0.05
+#define WEEK_MIN 3
+
+typedef struct fit_params {
+	double phi, phi_df;
+	const double *lam;
+	double rho;
+} fit_params;
+
+static int week_fit(double *est, double *se, double *df, const series *b, const series *c,
+		    const fit_params *fp)
+{
+	size_t nb[2] = {0, 0}, nc[2] = {0, 0};
+	double *yb = NULL, *vb, *yc, *vc, var = 0, dfden = 0, x[2] = {0, 0}, xx[2] = {0, 0};
+	int *gb = NULL, *hb, *hc, rc = 0;
+	stats_sample sw[2];
+	stats_result r;
+	stats_test_opts o = STATS_TEST_OPTS_INIT;
+
+	*est = 0;
+	if (!b->week || !c->week)
+		return 0;
+	for (size_t i = 0; i < b->n; i++) {
+		nb[b->week[i]]++;
+		x[b->week[i]] += b->vst[i];
+		xx[b->week[i]] += b->vst[i] * b->vst[i];
+	}
+	for (size_t i = 0; i < c->n; i++)
+		nc[c->week[i]]++;
+	if (nb[0] < WEEK_MIN || nb[1] < WEEK_MIN)
+		return 0;
+	for (int k = 0; k < 2; k++) {
+		sw[k].n = nb[k];
+		sw[k].mean = x[k] / (double)nb[k];
+		sw[k].var = fmax(0, (xx[k] - x[k] * sw[k].mean) / (double)(nb[k] - 1));
+		sw[k].var_floor = 0;
+	}
+	o.alt = STATS_TWO_SIDED;
+	if (stats_test_welch(&r, &sw[0], &sw[1], &o) < 0 || !(r.p < WEEK_ALPHA))
+		return 0;
+	if (!(yb = malloc(2 * (b->n + c->n) * sizeof(*yb))) ||
+	    !(gb = malloc((2 * b->n + c->n) * sizeof(*gb)))) {
+		rc = STATS_ENOMEM;
+		goto out;
+	}
+	vb = yb + b->n, yc = vb + b->n, vc = yc + c->n;
+	hb = gb + b->n, hc = hb + b->n;
+	for (int k = 0; k < 2; k++) {
+		size_t mb = 0, mc = 0;
+		double w = (double)nc[k] / (double)c->n;
+		host_noise hn = {hb, hc, fp->rho};
+		pooled p;
+		if (!nc[k])
+			continue;
+		for (size_t i = 0; i < b->n; i++)
+			if (b->week[i] == k) {
+				yb[mb] = b->vst[i], vb[mb] = b->v[i];
+				gb[mb] = b->group[i], hb[mb++] = b->host[i];
+			}
+		for (size_t i = 0; i < c->n; i++)
+			if (c->week[i] == k)
+				yc[mc] = c->vst[i], vc[mc] = c->v[i], hc[mc++] = c->host[i];
+		if ((rc = pooled_fit(&p, yb, vb, gb, mb, yc, vc, mc, fp->phi, fp->phi_df, fp->lam,
+				     &hn)) < 0) {
+			rc = rc == STATS_EDATA ? 0 : rc;
+			goto out;
+		}
+		*est += w * (p.mean_c - p.mean_b);
+		var += w * w * p.se * p.se;
+		dfden += pow(w * p.se, 4) / p.df;
+	}
+	*se = sqrt(var);
+	*df = dfden > 0 ? var * var / dfden : INFINITY;
+	rc = *se > 0 && isfinite(*est) ? 1 : 0;
+out:
+	free(yb);
+	free(gb);
+	return rc;
+}
+
+/*
+ * Hold a fit's test to the week's too (see week_fit): the larger of the
+ * two p-values each way, and a change beyond the margin in both.
+ */
+static int week_hold(finding *f, const series *b, const series *c, const fit_params *fp,
+		     double up, double down, double test_up, double test_down)
+{
+	stats_test_opts o = STATS_TEST_OPTS_INIT;
+	stats_result r;
+	double est, se, df;
+	int rc;
+
+	if ((rc = week_fit(&est, &se, &df, b, c, fp)) <= 0)
+		return rc;
+	f->material_up = f->material_up && est >= up;
+	f->material_down = f->material_down && est <= down;
+	o.delta0 = test_up;
+	if ((rc = stats_test_t(&r, est, se, df, &o)) < 0)
+		return rc == STATS_EDATA ? 0 : rc;
+	f->p_up = fmax(f->p_up, r.p);
+	o.alt = STATS_LESS;
+	o.delta0 = test_down;
+	if ((rc = stats_test_t(&r, est, se, df, &o)) < 0)
+		return rc == STATS_EDATA ? 0 : rc;
+	f->p_down = fmax(f->p_down, r.p);
+	f->weekly = true;
+	return 1;
+}
+
 /* The share tests of one function; fills everything but q, class and score. */
 static int test_function(finding *f, const series *b, const series *c, const analysis_opts *o,
 			 const analysis_target_data *td)
@@ -778,8 +919,9 @@ static int test_function(finding *f, const series *b, const series *c, const ana
 	stats_mw_result mwr;
 	stats_result rup, rdn, rci;
 	host_noise hn = {b->host, c->host, td->host_rho};
+	fit_params fp = {td->phi, td->phi_df, td->noise, td->host_rho};
 	pooled p;
-	double pb, up, down, lo, hi;
+	double pb, up, down, mup, mdown, lo, hi;
 	int rc;
 
 	if ((rc = pooled_fit(&p, b->vst, b->v, b->group, b->n, c->vst, c->v, c->n, td->phi,
@@ -787,6 +929,7 @@ static int test_function(finding *f, const series *b, const series *c, const ana
 		return rc;
 	pb = stats_vst_inv(p.mean_b);
 	margins(&up, &down, pb, o);
+	mup = up, mdown = down;
 	/*
 	 * The margin says which changes matter. Tested against (margin in
 	 * test), a rise must be shown beyond it; else the test is against no
@@ -828,8 +971,10 @@ static int test_function(finding *f, const series *b, const series *c, const ana
 	/* Two one-sided tests (see above); each has its own family. */
 	f->p_up = rup.p;
 	f->p_down = rdn.p;
-	f->direction = rup.p <= rdn.p ? FINDING_REGRESSION : FINDING_IMPROVEMENT;
-	f->p_value = fmin(rup.p, rdn.p);
+	if (o->weekly && (rc = week_hold(f, b, c, &fp, mup, mdown, up, down)) < 0)
+		return rc;
+	f->direction = f->p_up <= f->p_down ? FINDING_REGRESSION : FINDING_IMPROVEMENT;
+	f->p_value = fmin(f->p_up, f->p_down);
 	mw.alt = f->direction == FINDING_REGRESSION ? STATS_GREATER : STATS_LESS;
 	mw.delta0 = f->direction == FINDING_REGRESSION ? up : down;
 	if ((rc = stats_mann_whitney(&mwr, c->vst, c->n, b->vst, b->n, &mw)) < 0)
@@ -853,6 +998,33 @@ static int *group_ids(const capture_set *cs)
 		g[i] = j < i ? g[j] : next++;
 	}
 	return g;
+}
+
+/*
+ * Which captures of a set were taken on a weekend, on a clock offset_h
+ * hours east of UTC: 1 for a Saturday or a Sunday, 0 for the rest.
+ */
+static int *week_parts(const capture_set *cs, double offset_h)
+{
+	int *w = calloc(cs->n ? cs->n : 1, sizeof(*w));
+	int64_t shift = (int64_t)llround(offset_h * 3600);
+
+	for (size_t i = 0; w && i < cs->n; i++) {
+		int64_t sec = cs->caps[i].captured_at_us / 1000000 + shift;
+		int64_t day = sec >= 0 ? sec / 86400 : -((-sec + 86399) / 86400);
+		int dow = (int)(((day + 4) % 7 + 7) % 7); /* 1 January 1970 was a Thursday */
+		w[i] = dow == 0 || dow == 6;
+	}
+	return w;
+}
+
+/* The parts of the week of a target's baseline and judged captures. */
+static int target_weeks(analysis_target_data *td, const capture_set *base,
+			const capture_set *cur, double offset_h)
+{
+	if (!(td->wb = week_parts(base, offset_h)) || !(td->wc = week_parts(cur, offset_h)))
+		return PR_ENOMEM;
+	return 0;
 }
 
 /*
@@ -917,11 +1089,12 @@ static double capture_cost(const capture_ref *c, const char **unit)
  * sampled total), tested like a share against log(1 +- rel_margin). No
  * test when a capture on either side lacks the measure.
  */
-static int cost_test(finding *f, const sides *s, const int *gb, const int *hc, bool per_load,
+static int cost_test(finding *f, const sides *s, const analysis_target_data *td, bool per_load,
 		     const analysis_opts *o)
 {
+	const int *gb = td->gb, *hc = td->hc;
 	size_t nb = s->base.n, nc = s->cur.n;
-	double *y = malloc(2 * (nb + nc) * sizeof(*y)), *v, gm_b, gm_c, up, down;
+	double *y = malloc(2 * (nb + nc) * sizeof(*y)), *v, gm_b, gm_c, up, down, mup, mdown;
 	const char *unit = NULL, *u;
 	stats_result rup, rdn, rci;
 	pooled p;
@@ -949,7 +1122,7 @@ static int cost_test(finding *f, const sides *s, const int *gb, const int *hc, b
 	f->material_down = p.mean_c - p.mean_b <= down;
 	{
 		/* A host's CPUs move its cost more than its shares: one host must not make it. */
-		series c = {NULL, y + nb, NULL, v + nb, NULL, (int *)hc, nc};
+		series c = {NULL, y + nb, NULL, v + nb, NULL, (int *)hc, NULL, nc};
 		double lo, hi;
 		if ((rc = without_one_host(&lo, &hi, &c, p.e_c)) < 0)
 			goto out;
@@ -958,12 +1131,23 @@ static int cost_test(finding *f, const sides *s, const int *gb, const int *hc, b
 			f->material_down = f->material_down && hi - p.mean_b <= down;
 		}
 	}
+	mup = up, mdown = down;
 	if (!o->margin_in_test)
 		up = down = 0;
 	if ((rc = pooled_test(&rup, &p, STATS_GREATER, up, 0.05)) < 0 ||
 	    (rc = pooled_test(&rdn, &p, STATS_LESS, down, 0.05)) < 0 ||
 	    (rc = pooled_test(&rci, &p, STATS_TWO_SIDED, 0, 1 - o->ci_level)) < 0)
 		goto out;
+	f->p_up = rup.p;
+	f->p_down = rdn.p;
+	if (o->weekly) {
+		/* Load follows the week more than any share does. */
+		series b = {NULL, y, NULL, v, (int *)gb, (int *)td->hb, (int *)td->wb, nb};
+		series c = {NULL, y + nb, NULL, v + nb, NULL, (int *)hc, (int *)td->wc, nc};
+		fit_params fp = {1, 0, NULL, 0};
+		if ((rc = week_hold(f, &b, &c, &fp, mup, mdown, up, down)) < 0)
+			goto out;
+	}
 	gm_b = exp(p.mean_b);
 	gm_c = exp(p.mean_c);
 	f->kind = FINDING_KIND_COST;
@@ -978,10 +1162,8 @@ static int cost_test(finding *f, const sides *s, const int *gb, const int *hc, b
 	f->ci_high = expm1(rci.ci_high);
 	f->rate_ratio = gm_c / gm_b;
 	f->rate_p_up = f->rate_p_down = NAN;
-	f->p_up = rup.p;
-	f->p_down = rdn.p;
-	f->direction = rup.p <= rdn.p ? FINDING_REGRESSION : FINDING_IMPROVEMENT;
-	f->p_value = fmin(rup.p, rdn.p);
+	f->direction = f->p_up <= f->p_down ? FINDING_REGRESSION : FINDING_IMPROVEMENT;
+	f->p_value = fmin(f->p_up, f->p_down);
 	{
 		stats_mw_opts mw = STATS_MW_OPTS_INIT;
 		stats_mw_result mwr;
@@ -1033,8 +1215,8 @@ static double lone_ratio(const analysis_target_data *td, const capture_set *base
 
 	for (size_t k = 0; k < nrows; k++) {
 		double mb;
-		series_fill(sb, &td->m, rows[k], 0, base, td->gb, td->hb, NULL);
-		series_fill(sc, &td->m, rows[k], base->n, cur, td->gc, td->hc, NULL);
+		series_fill(sb, &td->m, rows[k], 0, base, td->gb, td->hb, td->wb, NULL);
+		series_fill(sc, &td->m, rows[k], base->n, cur, td->gc, td->hc, td->wc, NULL);
 		if (sc->n != 1 || sb->n < 2 || !((mb = mean_of(sb->share, sb->n)) > 0))
 			continue;
 		ratio[n++] = sc->share[0] / mb;
@@ -1131,8 +1313,8 @@ static int release_noise(analysis_target_data *td, const capture_set *base,
 		typical = lone_ratio(td, base, cur, rows, nrows, sb, sc, y);
 	for (size_t k = 0; k < nrows; k++) {
 		double *row = canon + k * width;
-		series_fill(sb, &td->m, rows[k], 0, base, td->gb, td->hb, NULL);
-		series_fill(sc, &td->m, rows[k], base->n, cur, td->gc, td->hc, NULL);
+		series_fill(sb, &td->m, rows[k], 0, base, td->gb, td->hb, td->wb, NULL);
+		series_fill(sc, &td->m, rows[k], base->n, cur, td->gc, td->hc, td->wc, NULL);
 		row[0] = (double)width;
 		for (size_t r = 0; r < nr; r++) {
 			const series *x = r < ngb ? sb : sc;
@@ -1294,7 +1476,7 @@ static int host_share(analysis_target_data *td, const capture_set *base, const s
 	for (size_t k = 0; k < nrows; k++) {
 		double *rel = cell + ng * nh * 4, sv = 0, d, sm;
 		pair_sums ps = {0, 0, 0, 0};
-		series_fill(sb, &td->m, rows[k], 0, base, td->gb, td->hb, NULL);
+		series_fill(sb, &td->m, rows[k], 0, base, td->gb, td->hb, td->wb, NULL);
 		memset(cell, 0, (ng * nh + ng) * 4 * sizeof(*cell));
 		for (size_t i = 0; i < sb->n; i++) {
 			size_t g = (size_t)GROUP_OF(sb->group[i]);
@@ -2219,8 +2401,9 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 	    host_ids(&td.hb, &td.hc, &s.base, &s.cur) < 0 ||
 	    !(sb.share = calloc(maxn * 4, sizeof(double))) ||
 	    !(sc.share = calloc(maxn * 4, sizeof(double))) ||
-	    !(sb.group = calloc(maxn * 2, sizeof(int))) ||
-	    !(sc.group = calloc(maxn * 2, sizeof(int))) ||
+	    target_weeks(&td, &s.base, &s.cur, o->utc_offset_h) < 0 ||
+	    !(sb.group = calloc(maxn * 3, sizeof(int))) ||
+	    !(sc.group = calloc(maxn * 3, sizeof(int))) ||
 	    !(bf = calloc(td.m.nfuncs ? td.m.nfuncs : 1, sizeof(*bf)))) {
 		rc = oom(err);
 		goto out;
@@ -2228,6 +2411,7 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 	sb.vst = sb.share + maxn, sb.rate = sb.vst + maxn, sb.v = sb.rate + maxn;
 	sc.vst = sc.share + maxn, sc.rate = sc.vst + maxn, sc.v = sc.rate + maxn;
 	sb.host = sb.group + maxn, sc.host = sc.group + maxn;
+	sb.week = sb.host + maxn, sc.week = sc.host + maxn;
 
 	/* The rows select_rows kept, with their names: this target's now. */
 	rows = in->rows, ids = in->ids, names = in->names, files = in->files;
@@ -2297,8 +2481,9 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 		}
 		for (size_t k = 0; k < nrows; k++) {
 			pooled p;
-			series_fill(&sb, &td.m, rows[k], 0, &s.base, td.gb, td.hb, NULL);
-			series_fill(&sc, &td.m, rows[k], s.base.n, &s.cur, td.gc, td.hc, NULL);
+			series_fill(&sb, &td.m, rows[k], 0, &s.base, td.gb, td.hb, td.wb, NULL);
+			series_fill(&sc, &td.m, rows[k], s.base.n, &s.cur, td.gc, td.hc, td.wc,
+				    NULL);
 			if (sb.n < 2 || sc.n < 1 ||
 			    pooled_fit(&p, sb.vst, sb.v, sb.group, sb.n, sc.vst, sc.v, sc.n, 1,
 				       0, NULL, NULL) < 0)
@@ -2324,8 +2509,8 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 	for (size_t k = 0; k < nrows; k++) {
 		finding *f = &a->tests[a->ntests];
 		memset(f, 0, sizeof(*f));
-		series_fill(&sb, &td.m, rows[k], 0, &s.base, td.gb, td.hb, NULL);
-		series_fill(&sc, &td.m, rows[k], s.base.n, &s.cur, td.gc, td.hc, NULL);
+		series_fill(&sb, &td.m, rows[k], 0, &s.base, td.gb, td.hb, td.wb, NULL);
+		series_fill(&sc, &td.m, rows[k], s.base.n, &s.cur, td.gc, td.hc, td.wc, NULL);
 		if (sc.n == 0 || sb.n < 2) {
 			/* No current capture knows it: nothing to judge. */
 			a->filtered++;
@@ -2358,7 +2543,7 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 	for (int per_load = 1, done = 0; o->cost_tests && per_load >= 0 && !done; per_load--) {
 		finding *f = &a->tests[a->ntests];
 		memset(f, 0, sizeof(*f));
-		rc = cost_test(f, &s, td.gb, td.hc, per_load, o);
+		rc = cost_test(f, &s, &td, per_load, o);
 		if (rc == STATS_EDATA) {
 			finding_clear(f);
 			rc = 0;
@@ -2669,8 +2854,8 @@ static int renormalised_retest(analysis *a, const double cut[2])
 		less = calloc(ncap, sizeof(*less));
 		sb.share = calloc(maxn * 4, sizeof(double));
 		sc.share = calloc(maxn * 4, sizeof(double));
-		sb.group = calloc(maxn * 2, sizeof(int));
-		sc.group = calloc(maxn * 2, sizeof(int));
+		sb.group = calloc(maxn * 3, sizeof(int));
+		sc.group = calloc(maxn * 3, sizeof(int));
 		if (!less || !sb.share || !sc.share || !sb.group || !sc.group) {
 			rc = PR_ENOMEM;
 			break;
@@ -2678,6 +2863,7 @@ static int renormalised_retest(analysis *a, const double cut[2])
 		sb.vst = sb.share + maxn, sb.rate = sb.vst + maxn, sb.v = sb.rate + maxn;
 		sc.vst = sc.share + maxn, sc.rate = sc.vst + maxn, sc.v = sc.rate + maxn;
 		sb.host = sb.group + maxn, sc.host = sc.group + maxn;
+		sb.week = sb.host + maxn, sc.week = sc.host + maxn;
 		movers[nmov++] = idx[0];
 		for (size_t k = 1; k < nsig && rc == 0; k++) {
 			finding *f = &a->tests[idx[k]], again;
@@ -2693,9 +2879,10 @@ static int renormalised_retest(analysis *a, const double cut[2])
 				}
 			}
 			memset(&again, 0, sizeof(again));
-			series_fill(&sb, &td->m, f->row, 0, &td->base, td->gb, td->hb, less);
+			series_fill(&sb, &td->m, f->row, 0, &td->base, td->gb, td->hb, td->wb,
+				    less);
 			series_fill(&sc, &td->m, f->row, td->base.n, &td->cur, td->gc, td->hc,
-				    less + td->base.n);
+				    td->wc, less + td->base.n);
 			if (sb.n < 2 || sc.n < 1)
 				continue;
 			rc = test_function(&again, &sb, &sc, o, td);
@@ -3389,6 +3576,8 @@ int analysis_part_merge(analysis *a, const struct json_t *part, pr_error *err)
 	json_array_foreach(targets, i, v) {
 		analysis_target_data td;
 		if ((rc = part_read_target(&td, v, err)) < 0 ||
+		    (rc = target_weeks(&td, &td.base, &td.cur, a->opts.utc_offset_h) < 0
+				 ? oom(err) : 0) < 0 ||
 		    (rc = keep_target(a, &td) < 0 ? oom(err) : 0) < 0) {
 			target_data_release(&td);
 			goto out;

@@ -104,6 +104,11 @@ typedef struct analysis_opts {
 				   * significant against the margin itself (stricter) */
 	size_t fixed_look;        /* 0: each target's look from its release's first
 				   * capture and "now"; else this look (reproducing) */
+	bool weekly;              /* where the baseline's weekends and weekdays differ,
+				   * a change must also hold against the captures of
+				   * its own part of the week (true) */
+	double utc_offset_h;      /* the services' clock, hours east of UTC: where
+				   * a weekend starts (0) */
 } analysis_opts;
 
 void analysis_opts_default(analysis_opts *o);
@@ -174,6 +179,8 @@ typedef struct finding {
 	double p_value, q_value, mw_p, score;
 	double p_up, p_down;      /* one-sided p: rose / fell (beyond the margin when
 				   * margin_in_test) */
+	bool weekly;              /* also held to the captures of its own part of the
+				   * week (the baseline's weekends and weekdays differ) */
 	bool material_up;         /* the estimate rose by at least the margin */
 	bool material_down;       /* the estimate fell by at least the margin */
 	double rate_ratio;        /* current / baseline absolute rate; NaN unknown */

@@ -296,6 +296,12 @@ static const field analysis_keys[] = {
 	{K_BOOL("margin_in_test", config, analysis.margin_in_test),
 	 .doc = "test the rise against the margins (stricter, fewer findings) instead of "
 		"against no change with the estimate beyond the margins"},
+	{K_BOOL("weekly", config, analysis.weekly),
+	 .doc = "where a function's weekend and weekday baseline captures differ, a "
+		"change must also hold against the captures of its own part of the week"},
+	{K_NUM("utc_offset_hours", -12, 14, config, analysis.utc_offset_h),
+	 .doc = "the services' clock in hours east of UTC, for where a weekend starts "
+		"(-5 for New York in winter, 5.5 for India)"},
 	{K_SUB("severity", 'o', severity_keys), .doc = "the severity thresholds"},
 	END,
 };

@@ -12,7 +12,8 @@
  * function whose share is noisy) found without a false finding on the
  * same data without the regression, and a release noisy in every
  * function that neither hides a rise nor, when it is the new release,
- * makes one, and a rise on one host alone that is not the release's.
+ * makes one, and a rise on one host alone that is not the release's;
+ * and a weekend judged against the baseline's weekends.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -23,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include <jansson.h>
@@ -579,16 +581,12 @@ static const finding *found(const analysis *a, const char *service)
 	return NULL;
 }
 
-static void judge_with(fx *f, analysis *a, const char *const *names, size_t n,
-		       bool margin_in_test)
+static void judge_opts(fx *f, analysis *a, const char *const *names, size_t n,
+		       const analysis_opts *o)
 {
-	analysis_opts o;
 	pr_error err = PR_ERROR_INIT;
 
-	analysis_opts_default(&o);
-	o.at_us = NIGHT_END;
-	o.margin_in_test = margin_in_test;
-	analysis_init(a, &o);
+	analysis_init(a, o);
 	for (size_t i = 0; i < n; i++) {
 		analysis_target t = {intf(f->t, "select id from services where name = '%s'",
 					  names[i]), names[i], "cpu", "v3", 0, 0, NULL, NULL};
@@ -596,6 +594,17 @@ static void judge_with(fx *f, analysis *a, const char *const *names, size_t n,
 			fail_msg("%s", err.msg);
 	}
 	assert_int_equal(analysis_finish(a, &err), 0);
+}
+
+static void judge_with(fx *f, analysis *a, const char *const *names, size_t n,
+		       bool margin_in_test)
+{
+	analysis_opts o;
+
+	analysis_opts_default(&o);
+	o.at_us = NIGHT_END;
+	o.margin_in_test = margin_in_test;
+	judge_opts(f, a, names, n, &o);
 }
 
 static void judge(fx *f, analysis *a, const char *const *names, size_t n)
@@ -678,6 +687,70 @@ static void test_a_sure_change_below_the_margin_is_not_a_finding(void **state)
 		tested = true;
 	}
 	assert_true(tested);
+	analysis_release(&a);
+}
+
+/* work.hot's weight on the day of `at`: the weekend calls it 1.5 times as much. */
+static double weekend_hot(int64_t at)
+{
+	time_t sec = (time_t)(at / 1000000);
+	struct tm tm;
+
+	assert_non_null(gmtime_r(&sec, &tm));
+	return tm.tm_wday == 0 || tm.tm_wday == 6 ? 1.5 : 1;
+}
+
+/*
+ * 14 days of v1, two captures a day, with work.hot 1.5 times as costly
+ * on Saturdays and Sundays (about 13% of a capture against 9%), and 4
+ * captures of v3 on the Sunday before NIGHT_END, work.hot `factor` times
+ * as costly as any Sunday.
+ */
+static void weekly_case(fx *f, const char *name, double factor)
+{
+	testdb_execf(f->t, "insert into services (name, enabled) values ('%s', true)", name);
+	for (int day = 14; day >= 1; day--)
+		for (int h = 9; h >= 3; h -= 6) {
+			int64_t at = NIGHT_END - day * DAY - h * HOUR;
+			capture(f, name, "v1", at, weekend_hot(at), 1, 0.05);
+		}
+	for (int k = 0; k < 4; k++) {
+		int64_t at = NIGHT_END - (20 - 4 * k) * HOUR;
+		capture(f, name, "v3", at, weekend_hot(at) * factor, 1, 0.05);
+	}
+}
+
+/*
+ * A release deployed before a weekend is judged on the weekend, against
+ * a baseline of mostly weekdays: a function the weekend calls more
+ * rises without any change of code. Where the baseline's weekends and
+ * weekdays differ, the change must also hold against the baseline's
+ * weekends: the service without a change raises nothing (without the
+ * week, it is a regression), and a 1.4x slowdown of the same function
+ * on the same Sunday is still found.
+ */
+static void test_a_weekend_is_judged_against_the_baseline_s_weekends(void **state)
+{
+	static const char *const names[] = {"weekend", "slower"};
+	fx *f = *state;
+	analysis_opts o;
+	analysis a;
+
+	weekly_case(f, "weekend", 1);
+	weekly_case(f, "slower", 1.4);
+	analysis_opts_default(&o);
+	o.at_us = NIGHT_END;
+	judge_opts(f, &a, names, 2, &o);
+	assert_null(found(&a, "weekend"));
+	assert_non_null(found(&a, "slower"));
+	for (size_t i = 0; i < a.ntests; i++)
+		if (strcmp(a.tests[i].function, "work.hot") == 0)
+			assert_true(a.tests[i].weekly);
+	analysis_release(&a);
+	o.weekly = false;
+	judge_opts(f, &a, names, 2, &o);
+	assert_non_null(found(&a, "weekend"));
+	assert_non_null(found(&a, "slower"));
 	analysis_release(&a);
 }
 
@@ -1162,6 +1235,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 			test_a_noisy_release_in_between_does_not_hide_a_regression, setup,
 			teardown),
+		cmocka_unit_test_setup_teardown(
+			test_a_weekend_is_judged_against_the_baseline_s_weekends, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_a_noisy_small_sample_function_is_weighed_by_its_sample_counts, setup,
 			teardown),
