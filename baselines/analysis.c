@@ -783,132 +783,126 @@ static int without_one_host(double *lo, double *hi, const series *c, double e)
  * release judged over a weekend against a baseline of mostly weekdays
  * rises in it with no change of code (and falls in it on the Monday).
  * On simulated fleets with a weekend mix, this was most of the false
- * findings of the nights that held a weekend.
+ * findings of the nights that held a weekend; and the baseline's spread
+ * counted the week as noise, which hid real changes on every night.
  *
  * So where the baseline's weekend and weekday captures of a function
- * differ (Welch's test at WEEK_ALPHA, two-sided, on the stabilised
- * share), the judged captures of each part of the week are compared
- * with the baseline's captures of the same part, as pooled_fit compares
- * them all, and the parts' changes are weighed by their shares of the
- * judged captures. The caller holds a change to both comparisons: a
- * rise that the part of the week explains is no finding, and where the
- * week makes no difference nothing changes. A part of the week the
- * judged captures have and the baseline has fewer than WEEK_MIN of
- * cannot be compared: then, as without a week, the one comparison
- * stands.
+ * differ (Welch's test at WEEK_ALPHA, two-sided, on the values the test
+ * uses, at least WEEK_MIN of each), their difference d is taken out of
+ * every weekend capture, the baseline's and the judged ones, before the
+ * comparison: the week as a covariate, estimated from the baseline.
+ * Both means are then put back at the judged captures' mix of the week
+ * (shift, added to both), so the shares shown are the baseline as it
+ * would be on the judged captures' days and the judged captures as they
+ * are. d is an estimate: where the judged captures hold a weekend share
+ * fc unlike the baseline's fb, the comparison is also (fc - fb) times
+ * d's error, whose variance is added with its degrees of freedom.
  *
- * The fit's parameters other than the values (phi, its df, the release
- * noise factors and the host share) are the whole comparison's. Returns
- * 1 and sets *est (current - baseline), *se and *df; 0 when the week
- * makes no difference or cannot be judged; STATS_ENOMEM.
+ * A difference the baseline only hints at (the test's p from WEEK_STRONG
+ * up to WEEK_ALPHA) may be chance, and an adjustment chosen because
+ * chance made d large trusts d more than it should: there the change
+ * must also hold without the adjustment (the larger p-value each way,
+ * and beyond the margin in both; week_hint). A week the baseline shows
+ * beyond doubt is taken out alone. On simulated fleets without a week,
+ * adjusting at every hint made a false page of a chance difference.
  */
 #define WEEK_ALPHA 0.05
+#define WEEK_STRONG 0.001
 #define WEEK_MIN 3
 
-typedef struct fit_params {
-	double phi, phi_df;
-	const double *lam;
-	double rho;
-} fit_params;
+typedef struct week_adj {
+	double *buf;       /* the baseline's values, then the judged ones, adjusted */
+	double shift;      /* d at the judged captures' weekend share */
+	double var, df;    /* what d's error adds to the comparison, and its df */
+	bool hint;         /* only a hint of a week: hold to the plain comparison too */
+} week_adj;
 
-static int week_fit(double *est, double *se, double *df, const series *b, const series *c,
-		    const fit_params *fp)
+/*
+ * Adjust the values yb (weeks wb, 1: weekend) and yc (wc) for the week.
+ * Returns 1 with *w filled (the caller frees w->buf), 0 when the week
+ * makes no difference or cannot be judged, STATS_ENOMEM.
+ */
+static int week_adjust(week_adj *w, const double *yb, const int *wb, size_t nb,
+		       const double *yc, const int *wc, size_t nc)
 {
-	size_t nb[2] = {0, 0}, nc[2] = {0, 0};
-	double *yb = NULL, *vb, *yc, *vc, var = 0, dfden = 0, x[2] = {0, 0}, xx[2] = {0, 0};
-	int *gb = NULL, *hb, *hc, rc = 0;
-	stats_sample sw[2];
-	stats_result r;
+	stats_sample part[2];
 	stats_test_opts o = STATS_TEST_OPTS_INIT;
+	stats_result r;
+	size_t n[2] = {0, 0}, ncw = 0;
+	double x[2] = {0, 0}, xx[2] = {0, 0}, d, fb, fc;
 
-	*est = 0;
-	if (!b->week || !c->week)
+	memset(w, 0, sizeof(*w));
+	if (!wb || !wc || !nc)
 		return 0;
-	for (size_t i = 0; i < b->n; i++) {
-		nb[b->week[i]]++;
-		x[b->week[i]] += b->vst[i];
-		xx[b->week[i]] += b->vst[i] * b->vst[i];
+	for (size_t i = 0; i < nb; i++) {
+		n[wb[i]]++;
+		x[wb[i]] += yb[i];
+		xx[wb[i]] += yb[i] * yb[i];
 	}
-	for (size_t i = 0; i < c->n; i++)
-		nc[c->week[i]]++;
-	if (nb[0] < WEEK_MIN || nb[1] < WEEK_MIN)
+	for (size_t i = 0; i < nc; i++)
+		ncw += wc[i] == 1;
+	if (n[0] < WEEK_MIN || n[1] < WEEK_MIN)
 		return 0;
 	for (int k = 0; k < 2; k++) {
-		sw[k].n = nb[k];
-		sw[k].mean = x[k] / (double)nb[k];
-		sw[k].var = fmax(0, (xx[k] - x[k] * sw[k].mean) / (double)(nb[k] - 1));
-		sw[k].var_floor = 0;
+		part[k].n = n[k];
+		part[k].mean = x[k] / (double)n[k];
+		part[k].var = fmax(0, (xx[k] - x[k] * part[k].mean) / (double)(n[k] - 1));
+		part[k].var_floor = 0;
 	}
 	o.alt = STATS_TWO_SIDED;
-	if (stats_test_welch(&r, &sw[0], &sw[1], &o) < 0 || !(r.p < WEEK_ALPHA))
+	if (stats_test_welch(&r, &part[0], &part[1], &o) < 0 || !(r.p < WEEK_ALPHA) ||
+	    !isfinite(r.estimate))
 		return 0;
-	if (!(yb = malloc(2 * (b->n + c->n) * sizeof(*yb))) ||
-	    !(gb = malloc((2 * b->n + c->n) * sizeof(*gb)))) {
-		rc = STATS_ENOMEM;
-		goto out;
-	}
-	vb = yb + b->n, yc = vb + b->n, vc = yc + c->n;
-	hb = gb + b->n, hc = hb + b->n;
-	for (int k = 0; k < 2; k++) {
-		size_t mb = 0, mc = 0;
-		double w = (double)nc[k] / (double)c->n;
-		host_noise hn = {hb, hc, fp->rho};
-		pooled p;
-		if (!nc[k])
-			continue;
-		for (size_t i = 0; i < b->n; i++)
-			if (b->week[i] == k) {
-				yb[mb] = b->vst[i], vb[mb] = b->v[i];
-				gb[mb] = b->group[i], hb[mb++] = b->host[i];
-			}
-		for (size_t i = 0; i < c->n; i++)
-			if (c->week[i] == k)
-				yc[mc] = c->vst[i], vc[mc] = c->v[i], hc[mc++] = c->host[i];
-		if ((rc = pooled_fit(&p, yb, vb, gb, mb, yc, vc, mc, fp->phi, fp->phi_df, fp->lam,
-				     &hn)) < 0) {
-			rc = rc == STATS_EDATA ? 0 : rc;
-			goto out;
-		}
-		*est += w * (p.mean_c - p.mean_b);
-		var += w * w * p.se * p.se;
-		dfden += pow(w * p.se, 4) / p.df;
-	}
-	*se = sqrt(var);
-	*df = dfden > 0 ? var * var / dfden : INFINITY;
-	rc = *se > 0 && isfinite(*est) ? 1 : 0;
-out:
-	free(yb);
-	free(gb);
-	return rc;
+	d = r.estimate; /* weekend minus weekday */
+	fb = (double)n[1] / (double)nb;
+	fc = (double)ncw / (double)nc;
+	if (!(w->buf = malloc((nb + nc) * sizeof(*w->buf))))
+		return STATS_ENOMEM;
+	for (size_t i = 0; i < nb; i++)
+		w->buf[i] = yb[i] - (wb[i] ? d : 0);
+	for (size_t i = 0; i < nc; i++)
+		w->buf[nb + i] = yc[i] - (wc[i] ? d : 0);
+	w->shift = fc * d;
+	w->var = (fc - fb) * (fc - fb) * r.se * r.se;
+	w->df = r.df;
+	w->hint = !(r.p < WEEK_STRONG);
+	return 1;
 }
 
 /*
- * Hold a fit's test to the week's too (see week_fit): the larger of the
- * two p-values each way, and a change beyond the margin in both.
+ * Hold a test made on week-adjusted values (rup, rdn, f's material
+ * flags) to the plain fit too, where the week is only a hint (see
+ * week_adjust). mup and mdown are the margins, up and down the values
+ * the tests are against.
  */
-static int week_hold(finding *f, const series *b, const series *c, const fit_params *fp,
-		     double up, double down, double test_up, double test_down)
+static int week_hint(stats_result *rup, stats_result *rdn, finding *f, const pooled *plain,
+		     double mup, double mdown, double up, double down)
 {
-	stats_test_opts o = STATS_TEST_OPTS_INIT;
-	stats_result r;
-	double est, se, df;
+	stats_result u, d;
 	int rc;
 
-	if ((rc = week_fit(&est, &se, &df, b, c, fp)) <= 0)
+	if ((rc = pooled_test(&u, plain, STATS_GREATER, up, 0.05)) < 0 ||
+	    (rc = pooled_test(&d, plain, STATS_LESS, down, 0.05)) < 0)
 		return rc;
-	f->material_up = f->material_up && est >= up;
-	f->material_down = f->material_down && est <= down;
-	o.delta0 = test_up;
-	if ((rc = stats_test_t(&r, est, se, df, &o)) < 0)
-		return rc == STATS_EDATA ? 0 : rc;
-	f->p_up = fmax(f->p_up, r.p);
-	o.alt = STATS_LESS;
-	o.delta0 = test_down;
-	if ((rc = stats_test_t(&r, est, se, df, &o)) < 0)
-		return rc == STATS_EDATA ? 0 : rc;
-	f->p_down = fmax(f->p_down, r.p);
-	f->weekly = true;
-	return 1;
+	rup->p = fmax(rup->p, u.p);
+	rdn->p = fmax(rdn->p, d.p);
+	f->material_up = f->material_up && plain->mean_c - plain->mean_b >= mup;
+	f->material_down = f->material_down && plain->mean_c - plain->mean_b <= mdown;
+	return 0;
+}
+
+/* A fit made on week-adjusted values, put back at the judged captures' week. */
+static void week_restore(pooled *p, const week_adj *w)
+{
+	double v = p->se * p->se;
+
+	p->mean_b += w->shift;
+	p->mean_c += w->shift;
+	if (w->var > 0) {
+		p->se = sqrt(v + w->var);
+		/* More variance never makes the test bolder: the df only falls. */
+		p->df = fmin(p->df, stats_satterthwaite(v, p->df, w->var, w->df));
+	}
 }
 
 /* The share tests of one function; fills everything but q, class and score. */
@@ -919,14 +913,26 @@ static int test_function(finding *f, const series *b, const series *c, const ana
 	stats_mw_result mwr;
 	stats_result rup, rdn, rci;
 	host_noise hn = {b->host, c->host, td->host_rho};
-	fit_params fp = {td->phi, td->phi_df, td->noise, td->host_rho};
-	pooled p;
+	series ba = *b, ca = *c; /* the values the test uses: for the week, adjusted */
+	week_adj wk = {NULL, 0, 0, 0, false};
+	pooled p, plain;
 	double pb, up, down, mup, mdown, lo, hi;
 	int rc;
 
-	if ((rc = pooled_fit(&p, b->vst, b->v, b->group, b->n, c->vst, c->v, c->n, td->phi,
-			     td->phi_df, td->noise, &hn)) < 0)
+	if (o->weekly &&
+	    (rc = week_adjust(&wk, b->vst, b->week, b->n, c->vst, c->week, c->n)) < 0)
 		return rc;
+	if (wk.buf)
+		ba.vst = wk.buf, ca.vst = wk.buf + b->n;
+	f->weekly = wk.buf != NULL;
+	if ((rc = pooled_fit(&p, ba.vst, b->v, b->group, b->n, ca.vst, c->v, c->n, td->phi,
+			     td->phi_df, td->noise, &hn)) < 0)
+		goto out;
+	week_restore(&p, &wk);
+	if (wk.hint &&
+	    (rc = pooled_fit(&plain, b->vst, b->v, b->group, b->n, c->vst, c->v, c->n, td->phi,
+			     td->phi_df, td->noise, &hn)) < 0)
+		goto out;
 	pb = stats_vst_inv(p.mean_b);
 	margins(&up, &down, pb, o);
 	mup = up, mdown = down;
@@ -945,18 +951,19 @@ static int test_function(finding *f, const series *b, const series *c, const ana
 	 * service) shows on that host alone. So the change must still reach
 	 * the margin with any one host's captures left out.
 	 */
-	if ((rc = without_one_host(&lo, &hi, c, p.e_c)) < 0)
-		return rc;
+	if ((rc = without_one_host(&lo, &hi, &ca, p.e_c)) < 0)
+		goto out;
 	if (rc > 0) {
-		f->material_up = f->material_up && lo - p.mean_b >= up;
-		f->material_down = f->material_down && hi - p.mean_b <= down;
+		f->material_up = f->material_up && lo + wk.shift - p.mean_b >= up;
+		f->material_down = f->material_down && hi + wk.shift - p.mean_b <= down;
 	}
 	if (!o->margin_in_test)
 		up = down = 0;
 	if ((rc = pooled_test(&rup, &p, STATS_GREATER, up, 0.05)) < 0 ||
 	    (rc = pooled_test(&rdn, &p, STATS_LESS, down, 0.05)) < 0 ||
-	    (rc = pooled_test(&rci, &p, STATS_TWO_SIDED, 0, 1 - o->ci_level)) < 0)
-		return rc;
+	    (rc = pooled_test(&rci, &p, STATS_TWO_SIDED, 0, 1 - o->ci_level)) < 0 ||
+	    (wk.hint && (rc = week_hint(&rup, &rdn, f, &plain, mup, mdown, up, down)) < 0))
+		goto out;
 	f->test = strdup("pooled");
 	f->kind = FINDING_KIND_SHARE;
 	f->baseline_share = pb;
@@ -971,18 +978,19 @@ static int test_function(finding *f, const series *b, const series *c, const ana
 	/* Two one-sided tests (see above); each has its own family. */
 	f->p_up = rup.p;
 	f->p_down = rdn.p;
-	if (o->weekly && (rc = week_hold(f, b, c, &fp, mup, mdown, up, down)) < 0)
-		return rc;
-	f->direction = f->p_up <= f->p_down ? FINDING_REGRESSION : FINDING_IMPROVEMENT;
-	f->p_value = fmin(f->p_up, f->p_down);
+	f->direction = rup.p <= rdn.p ? FINDING_REGRESSION : FINDING_IMPROVEMENT;
+	f->p_value = fmin(rup.p, rdn.p);
 	mw.alt = f->direction == FINDING_REGRESSION ? STATS_GREATER : STATS_LESS;
 	mw.delta0 = f->direction == FINDING_REGRESSION ? up : down;
-	if ((rc = stats_mann_whitney(&mwr, c->vst, c->n, b->vst, b->n, &mw)) < 0)
-		return rc;
+	if ((rc = stats_mann_whitney(&mwr, ca.vst, c->n, ba.vst, b->n, &mw)) < 0)
+		goto out;
 	f->mw_p = mwr.p;
 	f->baseline_captures = b->n;
 	f->current_captures = c->n;
-	return f->test ? 0 : STATS_ENOMEM;
+	rc = f->test ? 0 : STATS_ENOMEM;
+out:
+	free(wk.buf);
+	return rc;
 }
 
 /* Number the releases of a capture set in order of first appearance. */
@@ -1097,7 +1105,8 @@ static int cost_test(finding *f, const sides *s, const analysis_target_data *td,
 	double *y = malloc(2 * (nb + nc) * sizeof(*y)), *v, gm_b, gm_c, up, down, mup, mdown;
 	const char *unit = NULL, *u;
 	stats_result rup, rdn, rci;
-	pooled p;
+	week_adj wk = {NULL, 0, 0, 0, false};
+	pooled p, plain;
 	int rc = STATS_EDATA;
 
 	if (!y)
@@ -1114,8 +1123,18 @@ static int cost_test(finding *f, const sides *s, const analysis_target_data *td,
 	}
 	if (nb < o->min_baseline || !unit)
 		goto out;
+	/* Load follows the week more than any share does (see week_adjust). */
+	if (o->weekly && (rc = week_adjust(&wk, y, td->wb, nb, y + nb, td->wc, nc)) < 0)
+		goto out;
+	if (wk.hint &&
+	    (rc = pooled_fit(&plain, y, v, gb, nb, y + nb, v + nb, nc, 1, 0, NULL, NULL)) < 0)
+		goto out;
+	if (wk.buf)
+		memcpy(y, wk.buf, (nb + nc) * sizeof(*y));
+	f->weekly = wk.buf != NULL;
 	if ((rc = pooled_fit(&p, y, v, gb, nb, y + nb, v + nb, nc, 1, 0, NULL, NULL)) < 0)
 		goto out;
+	week_restore(&p, &wk);
 	up = log1p(o->rel_margin);
 	down = log1p(-fmin(o->rel_margin, 0.99));
 	f->material_up = p.mean_c - p.mean_b >= up;
@@ -1127,8 +1146,8 @@ static int cost_test(finding *f, const sides *s, const analysis_target_data *td,
 		if ((rc = without_one_host(&lo, &hi, &c, p.e_c)) < 0)
 			goto out;
 		if (rc > 0) {
-			f->material_up = f->material_up && lo - p.mean_b >= up;
-			f->material_down = f->material_down && hi - p.mean_b <= down;
+			f->material_up = f->material_up && lo + wk.shift - p.mean_b >= up;
+			f->material_down = f->material_down && hi + wk.shift - p.mean_b <= down;
 		}
 	}
 	mup = up, mdown = down;
@@ -1136,18 +1155,9 @@ static int cost_test(finding *f, const sides *s, const analysis_target_data *td,
 		up = down = 0;
 	if ((rc = pooled_test(&rup, &p, STATS_GREATER, up, 0.05)) < 0 ||
 	    (rc = pooled_test(&rdn, &p, STATS_LESS, down, 0.05)) < 0 ||
-	    (rc = pooled_test(&rci, &p, STATS_TWO_SIDED, 0, 1 - o->ci_level)) < 0)
+	    (rc = pooled_test(&rci, &p, STATS_TWO_SIDED, 0, 1 - o->ci_level)) < 0 ||
+	    (wk.hint && (rc = week_hint(&rup, &rdn, f, &plain, mup, mdown, up, down)) < 0))
 		goto out;
-	f->p_up = rup.p;
-	f->p_down = rdn.p;
-	if (o->weekly) {
-		/* Load follows the week more than any share does. */
-		series b = {NULL, y, NULL, v, (int *)gb, (int *)td->hb, (int *)td->wb, nb};
-		series c = {NULL, y + nb, NULL, v + nb, NULL, (int *)hc, (int *)td->wc, nc};
-		fit_params fp = {1, 0, NULL, 0};
-		if ((rc = week_hold(f, &b, &c, &fp, mup, mdown, up, down)) < 0)
-			goto out;
-	}
 	gm_b = exp(p.mean_b);
 	gm_c = exp(p.mean_c);
 	f->kind = FINDING_KIND_COST;
@@ -1162,8 +1172,10 @@ static int cost_test(finding *f, const sides *s, const analysis_target_data *td,
 	f->ci_high = expm1(rci.ci_high);
 	f->rate_ratio = gm_c / gm_b;
 	f->rate_p_up = f->rate_p_down = NAN;
-	f->direction = f->p_up <= f->p_down ? FINDING_REGRESSION : FINDING_IMPROVEMENT;
-	f->p_value = fmin(f->p_up, f->p_down);
+	f->p_up = rup.p;
+	f->p_down = rdn.p;
+	f->direction = rup.p <= rdn.p ? FINDING_REGRESSION : FINDING_IMPROVEMENT;
+	f->p_value = fmin(rup.p, rdn.p);
 	{
 		stats_mw_opts mw = STATS_MW_OPTS_INIT;
 		stats_mw_result mwr;
@@ -1177,6 +1189,7 @@ static int cost_test(finding *f, const sides *s, const analysis_target_data *td,
 	f->current_captures = nc;
 	rc = f->test ? 0 : STATS_ENOMEM;
 out:
+	free(wk.buf);
 	free(y);
 	return rc;
 }

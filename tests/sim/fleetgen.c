@@ -251,7 +251,8 @@ typedef struct config {
 	uint64_t seed;
 	unsigned long services, functions, days, per_day, current, hosts;
 	unsigned long samples, release_every, nights;
-	double cv, host_cv, load_cv, mix_cv, skew, regressed, improved, noisy, noisy_factor;
+	double cv, host_cv, load_cv, mix_cv, weekly, skew, regressed, improved, noisy,
+		noisy_factor;
 	double factors[MAX_LIST], improve_factors[MAX_LIST];
 	size_t nfactors, nimprove;
 	band bands[MAX_LIST];
@@ -264,7 +265,7 @@ enum opt_id {
 	O_OUT, O_SEED, O_SERVICES, O_FUNCTIONS, O_DAYS, O_PER_DAY, O_CURRENT,
 	O_SAMPLES, O_CV, O_HOST_EFFECT, O_HOSTS, O_REGRESSED, O_FACTORS, O_BANDS,
 	O_IMPROVED, O_IMPROVE_FACTORS, O_START, O_RELEASE_EVERY, O_LOAD_CV,
-	O_MIX_CV, O_SKEW, O_NIGHTS, O_NOISY, O_NOISY_FACTOR, O_VERIFY, O_VERBOSE, O_HELP,
+	O_MIX_CV, O_WEEKLY, O_SKEW, O_NIGHTS, O_NOISY, O_NOISY_FACTOR, O_VERIFY, O_VERBOSE, O_HELP,
 };
 
 enum { ARG_NONE, ARG_REQUIRED, ARG_OPTIONAL };
@@ -322,6 +323,10 @@ static const opt_def opts[] = {
 	 "capture-to-capture variation of the sample count, i.e. of load (default 0)"},
 	{"mix-cv", O_MIX_CV, ARG_REQUIRED, "X",
 	 "capture-to-capture variation of each endpoint's traffic (default 0)"},
+	{"weekly", O_WEEKLY, ARG_REQUIRED, "X",
+	 "weekend traffic: on Saturdays and Sundays (UTC) each endpoint's traffic is its "
+	 "weekday traffic times a factor drawn once per service, with this coefficient "
+	 "of variation (default 0: no week)"},
 	{"noisy-release", O_NOISY, ARG_REQUIRED, "FRAC",
 	 "fraction of services whose last baseline release is noisy (default 0)"},
 	{"noisy-factor", O_NOISY_FACTOR, ARG_REQUIRED, "X",
@@ -514,6 +519,7 @@ static void apply_option(config *c, const opt_def *o, const char *v)
 	case O_HOST_EFFECT: c->host_cv = v ? parse_num(o->name, v, 0, 2) : 0.05; break;
 	case O_LOAD_CV: c->load_cv = parse_num(o->name, v, 0, 2); break;
 	case O_MIX_CV: c->mix_cv = parse_num(o->name, v, 0, 2); break;
+	case O_WEEKLY: c->weekly = parse_num(o->name, v, 0, 2); break;
 	case O_SKEW: c->skew = parse_num(o->name, v, 0, 4); break;
 	case O_REGRESSED: c->regressed = parse_num(o->name, v, 0, 1); break;
 	case O_IMPROVED: c->improved = parse_num(o->name, v, 0, 1); break;
@@ -1608,6 +1614,7 @@ static void write_captures(const config *c, const schedule *sc, service *s, gsl_
 {
 	size_t K = s->nstacks;
 	double *p = xcalloc(K, sizeof(*p)), *host = NULL, *mix = xcalloc(s->nnodes, sizeof(*mix));
+	double *weekend = NULL;
 	unsigned *counts = xcalloc(K, sizeof(*counts));
 	double base_total = 0, cur_total = 0;
 	char dir[4200], path[4300], when[TIME_TEXT];
@@ -1621,9 +1628,16 @@ static void write_captures(const config *c, const schedule *sc, service *s, gsl_
 		for (size_t i = 0; i < s->nhosts * K; i++)
 			host[i] = noise(r, c->host_cv);
 	}
+	if (c->weekly > 0) { /* drawn only when asked, so fleets without a week stay the same */
+		weekend = xcalloc(s->nnodes, sizeof(*weekend));
+		for (size_t g = 0; g < s->nnodes; g++)
+			weekend[g] = s->nodes[g].group == g ? noise(r, c->weekly) : 1;
+	}
 	for (size_t k = 0; k < sc->ncap; k++) {
 		size_t rel;
 		int64_t t = capture_time(c, sc, k, r, &rel);
+		/* 1 January 1970 was a Thursday: day 2 is a Saturday. */
+		bool on_weekend = weekend && (t / DAY_S) % 7 >= 2 && (t / DAY_S) % 7 <= 3;
 		unsigned h = pick(r, s->nhosts);
 		bool current = k >= sc->nbase;
 		double n = (double)c->samples * noise(r, c->load_cv) *
@@ -1633,7 +1647,8 @@ static void write_captures(const config *c, const schedule *sc, service *s, gsl_
 			    ? c->cv * c->noisy_factor : c->cv;
 
 		for (size_t g = 0; g < s->nnodes; g++)
-			mix[g] = s->nodes[g].group == g ? noise(r, c->mix_cv) : 1;
+			mix[g] = (s->nodes[g].group == g ? noise(r, c->mix_cv) : 1) *
+				 (on_weekend ? weekend[g] : 1);
 		for (size_t i = 0; i < K; i++)
 			p[i] = (current ? s->stacks[i].cur : s->stacks[i].base) *
 			       (host ? host[h * K + i] : 1) * noise(r, cv) *
@@ -1653,6 +1668,7 @@ static void write_captures(const config *c, const schedule *sc, service *s, gsl_
 	free(p);
 	free(host);
 	free(mix);
+	free(weekend);
 	free(counts);
 }
 

@@ -724,8 +724,8 @@ static void weekly_case(fx *f, const char *name, double factor)
  * A release deployed before a weekend is judged on the weekend, against
  * a baseline of mostly weekdays: a function the weekend calls more
  * rises without any change of code. Where the baseline's weekends and
- * weekdays differ, the change must also hold against the baseline's
- * weekends: the service without a change raises nothing (without the
+ * weekdays differ, the weekend's difference is taken out before the
+ * comparison: the service without a change raises nothing (without the
  * week, it is a regression), and a 1.4x slowdown of the same function
  * on the same Sunday is still found.
  */
