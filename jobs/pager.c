@@ -67,6 +67,30 @@ int pager_enqueue_finding(db *d, const config *c, const finding *f, int64_t run_
 			  size_t *added, pr_error *err)
 {
 	/*
+	 * The regression found again after its earlier finding was closed
+	 * (went away, fixed, resolved by hand): that finding's rows of this
+	 * key and target are set aside (retired_at; kept as the record of
+	 * the earlier page), so that this finding's trigger and, later, its
+	 * resolve get rows of their own. One still pending is cancelled: a
+	 * trigger of a closed finding is for nothing, and a resolve not yet
+	 * sent would close the alert this trigger opens or keeps open. FOR
+	 * UPDATE waits for a flush sending the trigger, and for another
+	 * process setting the rows aside first (then there is nothing left
+	 * to do). Rows of this finding, or of another finding still open,
+	 * stay where they are: the statement below deals with them.
+	 */
+	static const char retire_sql[] =
+		"with old as (select p.id from pages p left join findings f on f.id = p.finding_id"
+		"   where p.dedup_key = $1 and p.target = $2 and p.event = 'trigger'"
+		"   and p.retired_at is null and p.finding_id is distinct from $3::bigint"
+		"   and f.status is distinct from 'open' for update of p)"
+		" update pages set retired_at = now(), updated_at = now(),"
+		"   status = case when status = 'pending' then 'cancelled' else status end,"
+		"   last_error = case when status <> 'pending' then last_error"
+		"     else 'superseded by the trigger of finding ' || $3::bigint end"
+		" where dedup_key = $1 and target = $2 and retired_at is null"
+		"   and exists (select 1 from old)";
+	/*
 	 * A sent trigger is never touched (the dedup guarantee). A failed or
 	 * cancelled one is armed again for this open finding: a permanent
 	 * refusal (a bad key, a 404 while a URL was wrong) must not lose the
@@ -79,15 +103,15 @@ int pager_enqueue_finding(db *d, const config *c, const finding *f, int64_t run_
 		"target, event, run_id, detail)"
 		"   values ($1::bigint, $2::bigint, $3, $4, 'trigger', "
 		"nullif($5::bigint, 0), $6::jsonb)"
-		"   on conflict (dedup_key, target, event) do update set status "
-		"= 'pending', attempts = 0,"
+		"   on conflict (dedup_key, target, event) where retired_at is null"
+		"   do update set status = 'pending', attempts = 0,"
 		"   next_attempt_at = now(), updated_at = now(), finding_id = excluded.finding_id,"
 		"   service_id = excluded.service_id, run_id = "
 		"excluded.run_id, detail = excluded.detail"
 		"   where pages.status in ('failed', 'cancelled') returning dedup_key, target),"
 		" r as (update pages set status = 'cancelled', updated_at = now(),"
 		"   last_error = 'superseded by a new trigger'"
-		"   where event = 'resolve' and status = 'pending'"
+		"   where event = 'resolve' and status = 'pending' and retired_at is null"
 		"   and (dedup_key, target) in (select dedup_key, target from up) returning 1)"
 		" select count(*), (select count(*) from r) from up";
 	char key[PAGER_KEY_MAX], sid[24], fid[24], rid[24], *detail = NULL;
@@ -147,8 +171,11 @@ int pager_enqueue_finding(db *d, const config *c, const finding *f, int64_t run_
 	snprintf(rid, sizeof(rid), "%" PRId64, run_id);
 	for (size_t i = 0; i < ntargets; i++) {
 		const char *p[6] = {sid, fid, key, targets[i], rid, detail};
+		const char *rp[3] = {key, targets[i], fid};
 		PGresult *res = NULL;
-		if ((rc = db_exec(d, &res, err, "enqueueing a page", sql, 6, p)) < 0)
+		if ((rc = db_exec(d, NULL, err, "setting an earlier page aside", retire_sql, 3,
+				  rp)) < 0 ||
+		    (rc = db_exec(d, &res, err, "enqueueing a page", sql, 6, p)) < 0)
 			goto out;
 		if (added)
 			*added += (size_t)db_get_i64(res, 0, 0);
@@ -180,7 +207,7 @@ int pager_enqueue_resolve(db *d, int64_t finding_id, size_t *added, size_t *canc
 		"with t as (select id, service_id, dedup_key, target, "
 		"status, attempts, detail, run_id"
 		"   from pages where finding_id = $1::bigint and event = "
-		"'trigger' order by id for update),"
+		"'trigger' and retired_at is null order by id for update),"
 		" c as (update pages set status = 'cancelled', updated_at = now(),"
 		"   last_error = 'finding resolved before the page was sent'"
 		"   where id in (select id from t where status = 'pending') returning 1),"
@@ -189,8 +216,8 @@ int pager_enqueue_resolve(db *d, int64_t finding_id, size_t *added, size_t *canc
 		"   select service_id, $1::bigint, dedup_key, target, "
 		"'resolve', run_id, detail from t"
 		"   where status = 'sent' or attempts > 0"
-		"   on conflict (dedup_key, target, event) do update set status "
-		"= 'pending', attempts = 0,"
+		"   on conflict (dedup_key, target, event) where retired_at is null"
+		"   do update set status = 'pending', attempts = 0,"
 		"   next_attempt_at = now(), updated_at = now(), finding_id = excluded.finding_id,"
 		"   run_id = excluded.run_id, detail = excluded.detail"
 		"   where pages.status <> 'pending' returning 1)"
@@ -273,13 +300,15 @@ int pager_retry_failed(db *d, int64_t id, size_t *n, pr_error *err)
 		"0, next_attempt_at = now(),"
 		"   updated_at = now()"
 		"   where p.status = 'failed' and ($1::bigint = 0 or p.id = $1::bigint)"
+		"   and p.retired_at is null"
 		"   and (p.event = 'resolve' or exists (select 1 from findings f"
 		"        where f.id = p.finding_id and f.status = 'open'))"
 		"   returning p.id)"
 		" select count(*), coalesce((select string_agg(id::text, ',' order by id)"
 		"   from (select id from u order by id limit 100) x), '') from u";
 	static const char why_sql[] =
-		"select p.status, p.event, coalesce(f.status, '') from pages p"
+		"select p.status, p.event, coalesce(f.status, ''), p.retired_at is not null"
+		" from pages p"
 		" left join findings f on f.id = p.finding_id where p.id = $1::bigint";
 	char sid[24], object[48];
 	const char *p[1] = {sid};
@@ -304,6 +333,10 @@ int pager_retry_failed(db *d, int64_t id, size_t *n, pr_error *err)
 		else if (strcmp(db_get_text(res, 0, 0), "failed") != 0)
 			rc = pr_error_set(err, PR_ENOTFOUND, "page %" PRId64 " is %s, not failed",
 					  id, db_get_text(res, 0, 0));
+		else if (db_get_bool(res, 0, 3))
+			rc = pr_error_set(err, PR_EREFUSED,
+					  "page %" PRId64 " belongs to an earlier finding of a"
+					  " regression that paged again since", id);
 		else
 			rc = pr_error_set(err, PR_EREFUSED,
 					  "page %" PRId64 " is the trigger of a finding"
@@ -858,6 +891,7 @@ static int refresh_one(flush_state *s, const char *targets, const char *since, b
 		"select p.id, p.target, p.detail::text from pages p join "
 		"findings f on f.id = p.finding_id"
 		" where p.event = 'trigger' and p.status = 'sent' and f.status = 'open'"
+		" and p.retired_at is null"
 		" and p.target = any($1::text[]) and not (p.id = any($2::bigint[]))"
 		" and coalesce(p.refreshed_at, p.sent_at) < $3::timestamptz"
 		" order by p.id limit 1 for update of p skip locked";
@@ -1076,6 +1110,7 @@ int pager_list(json_t **out, db *d, const char *state, size_t limit, pr_error *e
 		" 'response', nullif(p.response, ''), 'created_at', " PAGE_TIME("p.created_at") ","
 		" 'sent_at', " PAGE_TIME("p.sent_at") ","
 		" 'next_attempt_at', " PAGE_TIME("p.next_attempt_at") ","
+		" 'retired_at', " PAGE_TIME("p.retired_at") ","
 		" 'service', coalesce(p.detail ->> 'service', ''),"
 		" 'function', coalesce(p.detail ->> 'function', ''),"
 		" 'severity', coalesce(p.detail ->> 'severity', ''), 'refreshes', p.refreshes))"

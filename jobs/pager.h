@@ -11,6 +11,14 @@
  * 'resolve' row per target its trigger may have reached: sent, or tried
  * at least once (a timeout can follow an accepted request).
  *
+ * The key is unique among the rows in use (retired_at null). A new
+ * finding of the same regression (a later night found it again after
+ * the earlier finding was closed: went away, fixed or resolved by hand)
+ * pages again under the same dedup key: the earlier finding's rows of
+ * that key and target are set aside (retired_at set, kept as history; a
+ * pending one cancelled) and the new finding gets a trigger, and later a
+ * resolve, of its own. While a finding is open, it pages once.
+ *
  * Flush: one row at a time, each in a short transaction that claims it
  * with SELECT ... FOR UPDATE SKIP LOCKED, sends it (pipeline/http.h) and
  * records the outcome before committing. Two flushes at once never send
@@ -65,7 +73,9 @@ bool pager_should_page(const config_paging *p, const finding *f);
  * Inside the caller's open transaction: enqueue the trigger of stored
  * finding `f` (f->id set) for every target config_page_targets names for
  * its service. *added (may be NULL) grows by the rows actually inserted
- * (0 for targets already paged for this dedup key). The report link is
+ * (0 for targets this finding, or another open finding of the same dedup
+ * key, already paged; a trigger of a closed finding of the same key is
+ * set aside and a new one inserted, see above). The report link is
  * <reports.base_url>/run-<run_id>.html#finding-<id> when base_url is set.
  */
 int pager_enqueue_finding(db *d, const config *c, const finding *f, int64_t run_id,
@@ -132,8 +142,10 @@ int pager_flush(db *d, const config *c, const pager_flush_opts *opts, pager_coun
  * The outbox, newest first, at most `limit` rows with status `state`
  * (NULL: any): *out is a JSON array of {id, state, event, target,
  * dedup_key, finding_id, attempts, http_status, last_error, response,
- * created_at, sent_at, next_attempt_at, service, function, severity,
- * refreshes}, a key without a value left out. The caller decrefs it.
+ * created_at, sent_at, next_attempt_at, retired_at, service, function,
+ * severity, refreshes}, a key without a value left out (retired_at: when
+ * the row was set aside for a later finding of the same regression). The
+ * caller decrefs it.
  */
 struct json_t;
 int pager_list(struct json_t **out, db *d, const char *state, size_t limit, pr_error *err);
@@ -147,9 +159,11 @@ int pager_count_failed_open(db *d, size_t *out, pr_error *err);
 /*
  * Put failed rows back to pending (attempts 0, due now; last error and
  * response kept until the next attempt): row `id`, or with id 0 every
- * failed row. A trigger whose finding is no longer open is left alone
- * (with an id: PR_EREFUSED); an id that is not a failed row is
- * PR_ENOTFOUND. Audit-logged. *n (may be NULL) is the rows changed.
+ * failed row. A trigger whose finding is no longer open, and a row set
+ * aside for a later finding (an earlier finding's resolve would close
+ * the later one's alert), are left alone (with an id: PR_EREFUSED); an
+ * id that is not a failed row is PR_ENOTFOUND. Audit-logged. *n (may be
+ * NULL) is the rows changed.
  */
 int pager_retry_failed(db *d, int64_t id, size_t *n, pr_error *err);
 

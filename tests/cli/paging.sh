@@ -5,7 +5,8 @@
 # hitting the timeout, bounded attempts per run, a flush killed mid-send,
 # two flushes at once, a webhook with a bearer token, secret files, a
 # refused page armed again (next run, page retry) instead of lost, a
-# resolve that stands when its flush fails, and the test key never
+# regression resolved by hand and found again paging again, a resolve
+# that stands when its flush fails, and the test key never
 # showing up in any output or in the database. http_proxy names a port
 # that refuses: every target here carries a secret (the routing key in
 # PagerDuty's body, the webhook's token), so none may go through it.
@@ -223,10 +224,21 @@ prc page flush --json
 [ $RC -eq 3 ] && [ "$(jq .failed_open <<<"$OUT")" = 1 ] && [ "$(reqs)" = 0 ] && ok "a later flush with nothing to send still exits 3 while a page of an open finding stands failed" || not_ok "flush after failure" "rc=$RC $OUT"
 prc page flush
 [ $RC -eq 3 ] && [[ $OUT == *"1 failed page of open findings"* ]] && ok "the flush names how many failed pages of open findings are left" || not_ok "flush names failed" "rc=$RC $OUT"
+# The regression resolved by hand in 9 is still in the data: this nightly
+# finds it again, a new finding, which pages again under the same key.
+key1=$(sql "select dedup_key from pages where finding_id = $fid and event = 'trigger' and target = 'pd'")
 start_pd "400"
 cfg
 prc nightly --at "$at"
-[ $RC -eq 3 ] && [ "$(reqs)" = 1 ] && [ "$(sql "select status || ' ' || attempts from pages where id = $one")" = "failed 1" ] && ok "the next nightly arms the failed page again, tries it once more, and exits 3" || not_ok "nightly re-arm" "rc=$RC requests=$(reqs) $(sql "select status, attempts from pages where id = $one")"
+[ $RC -eq 3 ] && [ "$(reqs)" = 2 ] && [ "$(sql "select status || ' ' || attempts from pages where id = $one")" = "failed 1" ] && ok "the next nightly arms the failed page again, tries it once more, and exits 3" || not_ok "nightly re-arm" "rc=$RC requests=$(reqs) $(sql "select status, attempts from pages where id = $one")"
+[ "$(jq -r 'select(.action == "202") | "\(.body.event_action) \(.body.dedup_key)"' "$LOG")" = "trigger $key1" ] &&
+	[ "$(sql "select count(*) from pages where dedup_key = '$key1' and target = 'pd'
+	          and finding_id = $fid and retired_at is not null and status = 'sent'")" = 2 ] &&
+	[ "$(sql "select count(*) from pages p join findings f on f.id = p.finding_id
+	          where p.dedup_key = '$key1' and p.target = 'pd' and p.retired_at is null
+	          and p.event = 'trigger' and p.status = 'sent' and f.status = 'open' and f.id > $fid")" = 1 ] &&
+	ok "the regression resolved by hand and found again pages again; its first page is kept" ||
+	not_ok "paged again" "$(cat "$LOG")" "$(sql "select id, finding_id, event, status, retired_at from pages")"
 [[ $ERR == *"paging: 1 page not delivered"*"1 failed page of open findings"* ]] && ok "the nightly names the failed page of an open finding" || not_ok "nightly warning" "$ERR"
 [ "$(sql "select count(*) from pages where event = 'trigger' and status = 'sent' and id <> $one")" = "$(sql "select count(*) from pages where event = 'trigger' and id <> $one")" ] && ok "the delivered pages were not sent again" || not_ok "sent untouched"
 start_pd "202"

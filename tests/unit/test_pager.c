@@ -2,10 +2,12 @@
  * test_pager.c: the outbox against a real database (enqueue is
  * idempotent, only regressions at or above the threshold page, resolve
  * cancels unsent triggers and queues resolves for sent or tried ones, a
- * failed page is armed again by the next enqueue or by a retry), the
- * sender's scope and deadline, and the pure parts of the sender: dedup
- * keys, backoff with jitter, Retry-After, masking the secret in a stored
- * response.
+ * failed page is armed again by the next enqueue or by a retry, a
+ * regression found again after its finding was closed pages and resolves
+ * again, once, even for two runs at once, while its earlier page is kept
+ * and never retried), the sender's scope and deadline, and the pure parts
+ * of the sender: dedup keys, backoff with jitter, Retry-After, masking
+ * the secret in a stored response.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
@@ -17,12 +19,18 @@
 #include <string.h>
 #include <time.h>
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
 #include "jobs/pager.h"
+#include "jobs/triage.h"
 #include "tests/support/testdb.h"
 
 static void test_dedup_key_is_stable_and_separates_its_parts(void **state)
@@ -568,6 +576,396 @@ static void test_flush_with_a_deadline_and_a_scope_returns_in_time(void **state)
 	close(fd);
 }
 
+/* Read one request from `c` (headers and a Content-Length body) into b; its length. */
+static size_t read_request(int c, char *b, size_t cap)
+{
+	size_t n = 0, want = 0;
+	char *end = NULL;
+
+	while (n + 1 < cap) {
+		struct pollfd pfd = {c, POLLIN, 0};
+		ssize_t r;
+		if (poll(&pfd, 1, 5000) <= 0 || (r = recv(c, b + n, cap - 1 - n, 0)) <= 0)
+			break;
+		n += (size_t)r;
+		b[n] = '\0';
+		if (!end && (end = strstr(b, "\r\n\r\n"))) {
+			const char *cl = strstr(b, "Content-Length:");
+			if (!cl)
+				cl = strstr(b, "content-length:");
+			want = (size_t)(end + 4 - b) + (cl ? strtoul(cl + 15, NULL, 10) : 0);
+		}
+		if (end && n >= want)
+			break;
+	}
+	b[n] = '\0';
+	return n;
+}
+
+/*
+ * A loopback server in a child process that answers every POST with 202
+ * and appends its body, one line each, to `log`. It stops by itself after
+ * 30 s without a request; the test stops it before that (stop_server).
+ */
+static pid_t answering_server(int *port, const char *log)
+{
+	int fd = silent_server(port);
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid > 0) {
+		close(fd);
+		return pid;
+	}
+	for (int i = 0; i < 64; i++) {
+		static char b[1 << 16];
+		static const char ok[] = "HTTP/1.1 202 Accepted\r\n"
+					 "Content-Type: application/json\r\n"
+					 "Content-Length: 2\r\nConnection: close\r\n\r\n{}";
+		struct pollfd pfd = {fd, POLLIN, 0};
+		char *body;
+		int c, l;
+		if (poll(&pfd, 1, 30000) <= 0)
+			break;
+		if ((c = accept(fd, NULL, NULL)) < 0)
+			continue;
+		read_request(c, b, sizeof(b));
+		body = strstr(b, "\r\n\r\n");
+		if (body && (l = open(log, O_WRONLY | O_APPEND | O_CREAT, 0600)) >= 0) {
+			body += 4;
+			if (write(l, body, strlen(body)) < 0 || write(l, "\n", 1) < 0)
+				_exit(3);
+			close(l);
+		}
+		if (send(c, ok, sizeof(ok) - 1, 0) < 0)
+			_exit(3);
+		close(c);
+	}
+	_exit(0);
+}
+
+static void stop_server(pid_t pid)
+{
+	int st;
+
+	kill(pid, SIGTERM);
+	waitpid(pid, &st, 0);
+}
+
+/* The "event finding_id dedup_key" of every request in `log`, one a line, as one string. */
+static const char *received(const char *log, char *out, size_t n)
+{
+	char line[1 << 16];
+	FILE *f = fopen(log, "r");
+	size_t len = 0;
+
+	out[0] = '\0';
+	while (f && fgets(line, sizeof(line), f)) {
+		const char *ev = strstr(line, "\"event\":\"");
+		const char *fid = strstr(line, "\"finding_id\":");
+		const char *key = strstr(line, "\"dedup_key\":\"");
+		assert_non_null(ev);
+		assert_non_null(fid);
+		assert_non_null(key);
+		len += (size_t)snprintf(out + len, n - len, "%s%.*s %lld %.72s", len ? "," : "",
+					(int)strcspn(ev + 9, "\""), ev + 9,
+					(long long)strtoll(fid + 13, NULL, 10), key + 13);
+		assert_true(len < n);
+	}
+	if (f)
+		fclose(f);
+	return out;
+}
+
+/* The webhook target "pd" at the answering server; paging_config otherwise. */
+static void answered_config(config *c, config_target *hook, char *url, size_t n, int port)
+{
+	paging_config(c);
+	snprintf(url, n, "http://127.0.0.1:%d/hook", port);
+	*hook = (config_target){(char *)"pd", CONFIG_TARGET_WEBHOOK, url, NULL, NULL};
+	c->paging.targets = hook;
+}
+
+/* Page finding f in a transaction of its own, as a run does; the rows added. */
+static size_t enqueue(testdb *t, const config *c, const finding *f)
+{
+	pr_error err = PR_ERROR_INIT;
+	size_t added = 0;
+
+	assert_int_equal(db_begin(t->db, &err), 0);
+	assert_int_equal(pager_enqueue_finding(t->db, c, f, 0, &added, &err), 0);
+	assert_int_equal(db_commit(t->db, &err), 0);
+	return added;
+}
+
+static size_t flush_sent(testdb *t, const config *c)
+{
+	pr_error err = PR_ERROR_INIT;
+	pager_counts pc;
+
+	assert_int_equal(pager_flush(t->db, c, NULL, &pc, &err), 0);
+	assert_int_equal(pc.failed + pc.retried + pc.skipped + pc.pending, 0);
+	return pc.sent;
+}
+
+/* Close finding f as a run does when it went away: the finding and its resolve events. */
+static void close_finding(testdb *t, const finding *f)
+{
+	pr_error err = PR_ERROR_INIT;
+
+	assert_int_equal(db_begin(t->db, &err), 0);
+	testdb_execf(t, "update findings set status = 'resolved', state = 'went_away'"
+			" where id = %lld", (long long)f->id);
+	assert_int_equal(pager_enqueue_resolve(t->db, f->id, NULL, NULL, &err), 0);
+	assert_int_equal(db_commit(t->db, &err), 0);
+}
+
+/*
+ * Paged, resolved by hand (profreg finding resolve), found again by a
+ * later night as a new finding of the same regression: it pages again
+ * under the same dedup key, and its own resolve is sent when it closes.
+ * The earlier finding's trigger and resolve stay in the outbox, set aside.
+ */
+static void test_a_regression_found_again_after_its_finding_was_resolved_pages_again(
+	void **state)
+{
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+	triage_resolution tr;
+	config c;
+	config_target hook;
+	finding f1, f2;
+	char url[64], log[512], got[1024], want[1024], key[PAGER_KEY_MAX];
+	int port;
+	pid_t srv;
+
+	snprintf(log, sizeof(log), "%s/pager-again-%d.log",
+		 getenv("PROFREG_TEST_TMP") ? getenv("PROFREG_TEST_TMP") : "/tmp", (int)getpid());
+	unlink(log);
+	srv = answering_server(&port, log);
+	answered_config(&c, &hook, url, sizeof(url), port);
+	pager_dedup_key(key, "svc", "cpu", "hot", "hot.c", "v2");
+
+	make_finding(t, &f1, STATS_SEV_CRITICAL, FINDING_REGRESSION);
+	assert_int_equal(enqueue(t, &c, &f1), 1);
+	assert_int_equal(flush_sent(t, &c), 1);
+	assert_int_equal(triage_resolve(&tr, t->db, &c, f1.id, "rolled back", &err), 0);
+	assert_int_equal(tr.resolve_events, 1);
+	assert_int_equal(tr.pages.sent, 1);
+
+	make_finding(t, &f2, STATS_SEV_CRITICAL, FINDING_REGRESSION);
+	assert_int_equal(enqueue(t, &c, &f2), 1);
+	assert_int_equal(flush_sent(t, &c), 1);
+	assert_int_equal(triage_resolve(&tr, t->db, &c, f2.id, "rolled back again", &err), 0);
+	assert_int_equal(tr.resolve_events, 1);
+	assert_int_equal(tr.pages.sent, 1);
+	stop_server(srv);
+
+	snprintf(want, sizeof(want),
+		 "trigger %lld %s,resolve %lld %s,trigger %lld %s,resolve %lld %s",
+		 (long long)f1.id, key, (long long)f1.id, key, (long long)f2.id, key,
+		 (long long)f2.id, key);
+	assert_string_equal(received(log, got, sizeof(got)), want);
+	/* The record of the first page is kept, set aside; the second is in use. */
+	assert_string_equal(
+		testdb_text(t, "select string_agg(event || ' ' || status || ' '"
+			       " || (finding_id = (select min(id) from findings))::text || ' '"
+			       " || (retired_at is not null)::text, ',' order by id) from pages"),
+		"trigger sent true true,resolve sent true true,"
+		"trigger sent false false,resolve sent false false");
+	unlink(log);
+}
+
+/*
+ * Went away (a later night with more captures), then confirmed again as
+ * a new finding: one new trigger. Re-runs that see that open finding
+ * again send nothing more; a refused trigger of it is armed again in its
+ * own row, not in the earlier finding's.
+ */
+static void test_a_regression_back_after_it_went_away_pages_once_however_often_rerun(
+	void **state)
+{
+	testdb *t = *state;
+	config c;
+	config_target hook;
+	finding f1, f2;
+	char url[64], log[512], got[1024], want[1024], key[PAGER_KEY_MAX];
+	int port;
+	pid_t srv;
+
+	snprintf(log, sizeof(log), "%s/pager-rerun-%d.log",
+		 getenv("PROFREG_TEST_TMP") ? getenv("PROFREG_TEST_TMP") : "/tmp", (int)getpid());
+	unlink(log);
+	srv = answering_server(&port, log);
+	answered_config(&c, &hook, url, sizeof(url), port);
+
+	make_finding(t, &f1, STATS_SEV_HIGH, FINDING_REGRESSION);
+	assert_int_equal(enqueue(t, &c, &f1), 1);
+	assert_int_equal(flush_sent(t, &c), 1);
+	/* What record_findings does for a finding that went away. */
+	close_finding(t, &f1);
+	assert_int_equal(flush_sent(t, &c), 1);
+
+	make_finding(t, &f2, STATS_SEV_HIGH, FINDING_REGRESSION);
+	assert_int_equal(enqueue(t, &c, &f2), 1);
+	assert_int_equal(flush_sent(t, &c), 1);
+	for (int rerun = 0; rerun < 3; rerun++) {
+		assert_int_equal(enqueue(t, &c, &f2), 0);
+		assert_int_equal(flush_sent(t, &c), 0);
+	}
+	stop_server(srv);
+	pager_dedup_key(key, "svc", "cpu", "hot", "hot.c", "v2");
+	snprintf(want, sizeof(want), "trigger %lld %s,resolve %lld %s,trigger %lld %s",
+		 (long long)f1.id, key, (long long)f1.id, key, (long long)f2.id, key);
+	assert_string_equal(received(log, got, sizeof(got)), want);
+	assert_int_equal(testdb_int(t, "select count(*) from pages where event = 'trigger'"
+				       " and status = 'sent' and retired_at is null"
+				       " and finding_id = (select max(id) from findings)"),
+			 1);
+	assert_int_equal(testdb_int(t, "select count(*) from pages"), 3);
+
+	/* A permanent refusal of the new trigger: armed again by the next run, in place. */
+	testdb_int(t, "with u as (update pages set status = 'failed', http_status = 400"
+		      " where retired_at is null returning 1) select count(*) from u");
+	assert_int_equal(enqueue(t, &c, &f2), 1);
+	assert_string_equal(
+		testdb_text(t, "select string_agg(event || ' ' || status || ' '"
+			       " || (retired_at is not null)::text, ',' order by id) from pages"),
+		"trigger sent true,resolve sent true,trigger pending false");
+}
+
+/*
+ * The earlier finding's resolve that a target refused stays on record,
+ * set aside, and is never retried once a later finding of the regression
+ * paged (it would close the later alert); one still unsent when the
+ * regression came back is cancelled, naming the finding that paged.
+ */
+static void test_an_earlier_findings_resolve_never_closes_the_alert_of_its_return(
+	void **state)
+{
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT, e2 = PR_ERROR_INIT;
+	config c;
+	finding f1, f2, f3;
+	size_t n = 9, failed_open = 9;
+	int64_t refused;
+	char want[128];
+
+	paging_config(&c);
+	make_finding(t, &f1, STATS_SEV_CRITICAL, FINDING_REGRESSION);
+	assert_int_equal(enqueue(t, &c, &f1), 1);
+	testdb_int(t, "with u as (update pages set status = 'sent', attempts = 1 returning 1)"
+		      " select count(*) from u");
+	close_finding(t, &f1);
+	refused = testdb_int(t, "select id from pages where event = 'resolve'");
+	testdb_int(t, "with u as (update pages set status = 'failed', attempts = 1,"
+		      " http_status = 400 where event = 'resolve' returning 1)"
+		      " select count(*) from u");
+
+	make_finding(t, &f2, STATS_SEV_CRITICAL, FINDING_REGRESSION);
+	assert_int_equal(enqueue(t, &c, &f2), 1);
+	assert_int_equal(pager_retry_failed(t->db, refused, &n, &e2), PR_EREFUSED);
+	assert_non_null(strstr(e2.msg, "earlier finding"));
+	assert_int_equal(pager_retry_failed(t->db, 0, &n, &err), 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(pager_count_failed_open(t->db, &failed_open, &err), 0);
+	assert_int_equal(failed_open, 0);
+
+	/* f2 delivered and closed; its resolve not sent yet when f3 pages. */
+	testdb_int(t, "with u as (update pages set status = 'sent', attempts = 1"
+		      " where retired_at is null returning 1) select count(*) from u");
+	close_finding(t, &f2);
+	make_finding(t, &f3, STATS_SEV_CRITICAL, FINDING_REGRESSION);
+	assert_int_equal(enqueue(t, &c, &f3), 1);
+	assert_string_equal(
+		testdb_text(t, "select string_agg(event || ' ' || status || ' '"
+			       " || (retired_at is not null)::text, ',' order by id) from pages"),
+		"trigger sent true,resolve failed true,trigger sent true,resolve cancelled true,"
+		"trigger pending false");
+	snprintf(want, sizeof(want), "superseded by the trigger of finding %lld",
+		 (long long)f3.id);
+	assert_string_equal(testdb_text(t, "select last_error from pages where event = 'resolve'"
+					   " and status = 'cancelled'"),
+			    want);
+	assert_int_equal(testdb_int(t, "select finding_id from pages where retired_at is null"),
+			 f3.id);
+}
+
+typedef struct racer {
+	const char *conninfo;
+	const config *c;
+	const finding *f;
+	size_t added;
+	int rc;
+	pr_error err;
+} racer;
+
+/* Another process's run: page r->f on a connection of its own, and commit. */
+static void *race_enqueue(void *arg)
+{
+	racer *r = arg;
+	db *d = NULL;
+
+	if ((r->rc = db_open(&d, r->conninfo, &r->err)) == 0 &&
+	    (r->rc = db_begin(d, &r->err)) == 0 &&
+	    (r->rc = pager_enqueue_finding(d, r->c, r->f, 0, &r->added, &r->err)) == 0)
+		r->rc = db_commit(d, &r->err);
+	if (d)
+		db_close(d);
+	return NULL;
+}
+
+/*
+ * Two runs that find the regression back at once: the second waits for
+ * the first to set the earlier page aside, then finds the new trigger in
+ * place and adds nothing. One new trigger, whatever the timing.
+ */
+static void test_two_runs_paging_a_returned_regression_at_once_add_one_trigger(void **state)
+{
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+	config c;
+	finding f1, f2;
+	size_t added = 0;
+	racer r;
+	pthread_t th;
+	int waited = 0;
+
+	paging_config(&c);
+	make_finding(t, &f1, STATS_SEV_CRITICAL, FINDING_REGRESSION);
+	assert_int_equal(enqueue(t, &c, &f1), 1);
+	testdb_int(t, "with u as (update pages set status = 'sent', attempts = 1 returning 1)"
+		      " select count(*) from u");
+	close_finding(t, &f1);
+	testdb_int(t, "with u as (update pages set status = 'sent', attempts = 1"
+		      " where event = 'resolve' returning 1) select count(*) from u");
+	make_finding(t, &f2, STATS_SEV_CRITICAL, FINDING_REGRESSION);
+
+	assert_int_equal(db_begin(t->db, &err), 0);
+	assert_int_equal(pager_enqueue_finding(t->db, &c, &f2, 0, &added, &err), 0);
+	assert_int_equal(added, 1);
+	memset(&r, 0, sizeof(r));
+	r.err = (pr_error)PR_ERROR_INIT;
+	r.conninfo = t->conninfo;
+	r.c = &c;
+	r.f = &f2;
+	assert_int_equal(pthread_create(&th, NULL, race_enqueue, &r), 0);
+	/* The second run waits on the earlier trigger's row lock. */
+	while (testdb_int(t, "select count(*) from pg_stat_activity where wait_event_type = 'Lock'"
+			     " and datname = current_database()") == 0 && waited++ < 500)
+		nanosleep(&(struct timespec){0, 10000000L}, NULL);
+	assert_true(waited < 500);
+	assert_int_equal(db_commit(t->db, &err), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	if (r.rc != 0)
+		fail_msg("second run: %s", r.err.msg);
+	assert_int_equal(r.added, 0);
+	assert_string_equal(
+		testdb_text(t, "select string_agg(event || ' ' || status || ' '"
+			       " || (retired_at is not null)::text, ',' order by id) from pages"),
+		"trigger sent true,resolve sent true,trigger pending false");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -598,6 +996,18 @@ int main(void)
 				       testdb_reset),
 		cmocka_unit_test_setup(test_flush_with_a_deadline_and_a_scope_returns_in_time,
 				       testdb_reset),
+		cmocka_unit_test_setup(
+			test_a_regression_found_again_after_its_finding_was_resolved_pages_again,
+			testdb_reset),
+		cmocka_unit_test_setup(
+			test_a_regression_back_after_it_went_away_pages_once_however_often_rerun,
+			testdb_reset),
+		cmocka_unit_test_setup(
+			test_an_earlier_findings_resolve_never_closes_the_alert_of_its_return,
+			testdb_reset),
+		cmocka_unit_test_setup(
+			test_two_runs_paging_a_returned_regression_at_once_add_one_trigger,
+			testdb_reset),
 	};
 	return cmocka_run_group_tests_name("pager", tests, testdb_group_setup,
 					   testdb_group_teardown);
