@@ -176,12 +176,18 @@ int record_findings_bs(analysis *a, db *d, blob_store *bs, int64_t run_id, const
 	    (rc = findings_follow_up(&closed, a, d, run_id, err)) < 0 ||
 	    (bs && (rc = link_incidents(a, d, bs, cfg, err)) < 0))
 		goto out;
-	/* What went away or was fixed: its pins lift and its pages resolve. */
+	/*
+	 * What went away or was fixed: its pins lift and its pages resolve,
+	 * whether or not this run pages. A run that closes a finding and
+	 * leaves its page open (analyze without --page after a nightly that
+	 * paged) had the alert stay open for good, and a trigger still
+	 * pending went out later for a finding already closed.
+	 */
 	for (size_t i = 0; i < closed.n; i++) {
 		int64_t unpinned = 0;
 		if ((rc = evidence_release_finding(d, closed.ids[i], &unpinned, err)) < 0 ||
-		    (page && (rc = pager_enqueue_resolve(d, closed.ids[i], &a->pages_enqueued, NULL,
-							 err)) < 0))
+		    (rc = pager_enqueue_resolve(d, closed.ids[i], &a->pages_enqueued, NULL,
+						err)) < 0)
 			goto out;
 	}
 	a->went_away += closed.went_away;

@@ -32,6 +32,7 @@
 
 #include "baselines/analysis.h"
 #include "baselines/findings.h"
+#include "jobs/analyze.h"
 #include "jobs/nightly.h"
 #include "pipeline/format.h"
 #include "pipeline/ingest.h"
@@ -378,6 +379,50 @@ static void test_a_finding_that_does_not_hold_goes_away_and_its_page_resolves(vo
 }
 
 /* v2 regressed; v3, deployed the next day, is back to normal: v2's finding is fixed by v3. */
+/*
+ * The finding went away in a run that does not page (analyze without
+ * --page, after the nightly paged it): its page is resolved all the
+ * same, and its trigger, not yet sent, is cancelled, never sent for a
+ * closed finding.
+ */
+static void test_a_finding_closed_by_a_run_that_does_not_page_still_resolves_its_page(
+	void **state)
+{
+	fx *f = *state;
+	char st[32];
+	analyze_opts o;
+	analyze_result r;
+	pr_error err = PR_ERROR_INIT;
+	int64_t id;
+
+	history(f, "svc");
+	night(f, "svc", "v2", 1, 4, 1.6, 1);
+	run_night(f, 1);
+	assert_string_equal(state_of(f, "work.hot", st, sizeof(st)), "confirmed");
+	id = intf(f->t, "select id from findings where function = 'work.hot'");
+	/* Its trigger is sent, or still pending (delivery is another matter). */
+	assert_int_equal(intf(f->t, "select count(*) from pages where event = 'trigger'"
+			      " and finding_id = %lld and status in ('sent', 'pending', 'failed')",
+			      (long long)id), 1);
+	testdb_execf(f->t, "update pages set status = 'pending', attempts = 0"
+		     " where finding_id = %lld", (long long)id);
+	night(f, "svc", "v2", 2, 40, 1, 1);
+	now_us = NIGHT_END + DAY;
+	memset(&o, 0, sizeof(o));
+	analysis_opts_default(&o.analysis);
+	o.analysis.at_us = now_us;
+	o.release = "v2";
+	o.selection = "test";
+	if (analyze_run(&r, &f->env, &o, &err) < 0)
+		fail_msg("analyze: %s", err.msg);
+	analyze_result_release(&r);
+	assert_string_equal(state_of(f, "work.hot", st, sizeof(st)), "went_away");
+	assert_int_equal(intf(f->t, "select count(*) from pages where event = 'trigger'"
+			      " and finding_id = %lld and status = 'pending'", (long long)id), 0);
+	assert_int_equal(intf(f->t, "select count(*) from pages where event = 'trigger'"
+			      " and finding_id = %lld and status = 'cancelled'", (long long)id), 1);
+}
+
 static void test_a_later_release_back_in_the_band_fixes_the_finding(void **state)
 {
 	fx *f = *state;
@@ -1221,6 +1266,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 			test_a_finding_that_does_not_hold_goes_away_and_its_page_resolves, setup,
 			teardown),
+		cmocka_unit_test_setup_teardown(
+			test_a_finding_closed_by_a_run_that_does_not_page_still_resolves_its_page,
+			setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_a_later_release_back_in_the_band_fixes_the_finding, setup, teardown),
 		cmocka_unit_test_setup_teardown(
