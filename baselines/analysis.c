@@ -3112,6 +3112,8 @@ json_t *analysis_finding_json(const finding *f)
 	json_object_set_new(o, "baseline_releases", rel ? rel : json_array());
 	if (f->renamed_from)
 		json_object_set_new(o, "renamed_from", json_string(f->renamed_from));
+	if (f->weekly)
+		json_object_set_new(o, "week_adjusted", json_true());
 	/* Fixed key order, whether the ids came from this run or from jsonb. */
 	json_object_set_new(o, "capture_ids", caps ? json_pack("{s:O,s:O}",
 		"baseline", json_object_get(caps, "baseline") ? json_object_get(caps, "baseline")
@@ -3251,6 +3253,7 @@ static json_t *part_test(const finding *f, size_t row)
 	bad |= json_object_set_new(o, "current_captures",
 				   json_integer((json_int_t)f->current_captures));
 	bad |= json_object_set_new(o, "look", json_integer((json_int_t)f->look));
+	bad |= json_object_set_new(o, "weekly", json_boolean(f->weekly));
 	bad |= json_object_set_new(o, "material", json_integer(f->material_up |
 								 f->material_down << 1));
 	bad |= json_object_set_new(o, "target", json_integer((json_int_t)f->target));
@@ -3553,6 +3556,7 @@ static int part_read_test(finding *f, const json_t *o, size_t target0, size_t nf
 	f->cost_unit = finding_static_name(unit);
 	f->material_up = mat & 1;
 	f->material_down = (mat & 2) != 0;
+	f->weekly = json_is_true(json_object_get(o, "weekly")); /* absent: an older worker's */
 	ok = ok && f->kind && (!unit || f->cost_unit) && f->service && f->type && f->function;
 	ok = ok && dir >= FINDING_REGRESSION && dir <= FINDING_RELATIVE_SHIFT && nb >= 0 &&
 	     nc >= 0 && look >= 0 && target >= 0 && row < (int64_t)nfuncs;

@@ -48,7 +48,8 @@ static const char stored_sql[] =
 	" ci_high, p_value, q_value, mw_p, score, baseline_captures, current_captures,"
 	" current_release, to_jsonb(baseline_releases)::text,"
 	" coalesce((detail -> 'captures')::text, '{}'), detail ->> 'test', baseline_id,"
-	" kind, detail ->> 'cost_unit', detail ->> 'renamed_from', coalesce(incident_id, 0)"
+	" kind, detail ->> 'cost_unit', detail ->> 'renamed_from', coalesce(incident_id, 0),"
+	" coalesce((detail ->> 'week_adjusted')::boolean, false)"
 	" from findings where id = $1";
 
 /* f as stored_sql read it into res (which this frees). */
@@ -103,6 +104,7 @@ static int stored_from(finding *f, PGresult *res, pr_error *err)
 	 */
 	f->incident_id = db_get_i64(res, 0, 22);
 	f->incident_lead = false;
+	f->weekly = db_get_bool(res, 0, 23);
 	free(f->renamed_from);
 	f->renamed_from = NULL;
 	if ((!PQgetisnull(res, 0, 21) && !(f->renamed_from = strdup(db_get_text(res, 0, 21)))) ||
@@ -375,7 +377,8 @@ int findings_store(analysis *a, db *d, int64_t run_id, pr_error *err)
 			       "\"fdr\":%g,\"mw_alpha\":%g,\"min_baseline\":%zu,\"captures\":%s,"
 			       "\"look\":%zu,\"max_looks\":%zu,\"spend_rho\":%g,\"p_seq\":%.17g,"
 			       "\"cost_unit\":%s%s%s,\"renamed_from\":%s,"
-			       "\"renamed_from_id\":%" PRId64 "}",
+			       "\"renamed_from_id\":%" PRId64 ",\"weekly\":%s,"
+			       "\"utc_offset_h\":%g,\"week_adjusted\":%s}",
 			       f->test,
 			       isnan(f->rate_ratio) ? "null" : fmt_f(num[9], 32, f->rate_ratio),
 			       a->opts.at_us, a->opts.window_us, a->opts.rel_margin,
@@ -383,7 +386,9 @@ int findings_store(analysis *a, db *d, int64_t run_id, pr_error *err)
 			       a->opts.min_baseline, f->capture_ids, f->look ? f->look : 1,
 			       a->opts.max_looks, a->opts.spend_rho, isnan(f->p_seq) ? 1 : f->p_seq,
 			       f->cost_unit ? "\"" : "", f->cost_unit ? f->cost_unit : "null",
-			       f->cost_unit ? "\"" : "", was, f->renamed_from_id) < 0) {
+			       f->cost_unit ? "\"" : "", was, f->renamed_from_id,
+			       a->opts.weekly ? "true" : "false", a->opts.utc_offset_h,
+			       f->weekly ? "true" : "false") < 0) {
 			buf_release(&fp);
 			free(was);
 			rc = oom(err);
@@ -431,7 +436,10 @@ int findings_get(finding *out, findings_meta *meta, db *d, int64_t id, pr_error 
 		" (f.detail ->> 'abs_margin')::float8, coalesce((f.detail ->> "
 		"'min_baseline')::int, 2),"
 		" coalesce((f.detail ->> 'rate_ratio')::float8, 'NaN'::float8),"
-		" coalesce(f.state, ''), coalesce(f.incident_id, 0)"
+		" coalesce(f.state, ''), coalesce(f.incident_id, 0),"
+		/* Stored before the week was judged: without it. */
+		" coalesce((f.detail ->> 'weekly')::boolean, false),"
+		" coalesce((f.detail ->> 'utc_offset_h')::float8, 0)"
 		" from findings f join services s on s.id = f.service_id"
 		" left join functions fn on fn.id = f.function_id where f.id = $1";
 	char sid[24];
@@ -468,6 +476,8 @@ int findings_get(finding *out, findings_meta *meta, db *d, int64_t id, pr_error 
 	meta->min_baseline = (size_t)db_get_i64(res, 0, 10);
 	snprintf(out->state, sizeof(out->state), "%s", db_get_text(res, 0, 12));
 	out->incident_id = db_get_i64(res, 0, 13);
+	meta->weekly = db_get_bool(res, 0, 14);
+	meta->utc_offset_h = db_get_f64(res, 0, 15);
 	rc = load_stored(out, d, err);
 out:
 	if (rc < 0)

@@ -105,6 +105,8 @@ typedef struct findings_meta {
 	int64_t at_us;            /* the analysis' "now" */
 	double rel_margin, abs_margin;
 	size_t min_baseline;
+	bool weekly;              /* the week was judged (analysis_opts.weekly) */
+	double utc_offset_h;      /* and where its days started */
 } findings_meta;
 
 /*

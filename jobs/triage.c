@@ -27,6 +27,8 @@ int triage_reproduce(finding *out, bool *found, db *d, const finding *stored,
 	o.rel_margin = meta->rel_margin;
 	o.abs_margin = meta->abs_margin;
 	o.min_baseline = meta->min_baseline;
+	o.weekly = meta->weekly;
+	o.utc_offset_h = meta->utc_offset_h;
 	analysis_init(&a, &o);
 	if (!ids || !(base = json_dumps(json_object_get(ids, "baseline"), JSON_COMPACT)) ||
 	    !(cur = json_dumps(json_object_get(ids, "current"), JSON_COMPACT))) {

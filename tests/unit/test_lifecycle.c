@@ -34,6 +34,7 @@
 #include "baselines/findings.h"
 #include "jobs/analyze.h"
 #include "jobs/nightly.h"
+#include "jobs/triage.h"
 #include "pipeline/format.h"
 #include "pipeline/ingest.h"
 #include "reports/export.h"
@@ -799,6 +800,75 @@ static void test_a_weekend_is_judged_against_the_baseline_s_weekends(void **stat
 	analysis_release(&a);
 }
 
+/*
+ * Reproduce stored finding id as finding show does; returns its p-value,
+ * and in *weekly whether the week was taken out again.
+ */
+static double reproduced_p(fx *f, int64_t id, findings_meta *meta, bool *weekly)
+{
+	finding stored, again;
+	pr_error err = PR_ERROR_INIT;
+	bool found = false;
+	double p;
+
+	if (findings_get(&stored, meta, f->t->db, id, &err) < 0 ||
+	    triage_reproduce(&again, &found, f->t->db, &stored, meta, &err) < 0)
+		fail_msg("reproduce: %s", err.msg);
+	assert_true(found);
+	assert_true(stored.weekly);
+	*weekly = again.weekly;
+	p = again.p_value;
+	finding_clear(&stored);
+	finding_clear(&again);
+	return p;
+}
+
+/*
+ * A finding made with the week taken out says so, and is reproduced
+ * (finding show) with the week as it was judged: one stored before the
+ * week was judged is reproduced without it.
+ */
+static void test_a_finding_judged_with_its_week_is_reproduced_with_it(void **state)
+{
+	fx *f = *state;
+	analyze_opts o;
+	analyze_result r;
+	findings_meta meta;
+	pr_error err = PR_ERROR_INIT;
+	double p_stored, p_week, p_plain;
+	bool weekly;
+	int64_t id;
+
+	weekly_case(f, "slower", 1.4);
+	memset(&o, 0, sizeof(o));
+	analysis_opts_default(&o.analysis);
+	o.analysis.at_us = NIGHT_END;
+	o.release = "v3";
+	o.selection = "test";
+	now_us = NIGHT_END;
+	if (analyze_run(&r, &f->env, &o, &err) < 0)
+		fail_msg("analyze: %s", err.msg);
+	analyze_result_release(&r);
+	id = intf(f->t, "select id from findings where function = 'work.hot'"
+		  " and (detail ->> 'week_adjusted')::boolean");
+	{
+		char q[128];
+		snprintf(q, sizeof(q), "select p_value from findings where id = %lld",
+			 (long long)id);
+		p_stored = strtod(testdb_text(f->t, q), NULL);
+	}
+	p_week = reproduced_p(f, id, &meta, &weekly);
+	assert_true(meta.weekly);
+	assert_true(weekly);
+	assert_true(fabs(p_week - p_stored) <= 1e-9 * fmax(p_stored, 1e-300) + 1e-300);
+	testdb_execf(f->t, "update findings set detail = detail - 'weekly' - 'utc_offset_h'"
+		     " where id = %lld", (long long)id);
+	p_plain = reproduced_p(f, id, &meta, &weekly);
+	assert_false(meta.weekly);
+	assert_false(weekly);
+	assert_true(p_plain != p_week);
+}
+
 static void test_a_noisy_release_in_between_does_not_hide_a_regression(void **state)
 {
 	static const char *const names[] = {"reg", "null"};
@@ -1285,6 +1355,8 @@ int main(void)
 			teardown),
 		cmocka_unit_test_setup_teardown(
 			test_a_weekend_is_judged_against_the_baseline_s_weekends, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_a_finding_judged_with_its_week_is_reproduced_with_it, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_a_noisy_small_sample_function_is_weighed_by_its_sample_counts, setup,
 			teardown),
