@@ -98,7 +98,7 @@ typedef struct analysis_target_data {
 	capture_set base, cur;
 	int *gb, *gc;     /* release numbers of the baseline and current captures */
 	int *hb, *hc;     /* host numbers of the same (see host_ids) */
-	int *wb, *wc;     /* 1 for a capture taken on a weekend (see week_parts) */
+	int *wb, *wc;     /* the captures' parts of the week (see week_parts) */
 	func_matrix m;
 	size_t look;
 	double phi, phi_df; /* release-level overdispersion of the service, its df */
@@ -338,11 +338,14 @@ static int describe_sides(char **releases, char **ids, const sides *s)
  * `less` (NULL: none) is subtracted from each capture's total first: the
  * renormalised re-test without the functions found to move.
  */
+/* The parts of the week (see week_parts). */
+enum { WEEK_DAY = 0, WEEK_END = 1, WEEK_EDGE = 2 };
+
 typedef struct series {
 	double *share, *vst, *rate, *v; /* v: sampling variance of vst (1 / 4n) */
 	int *group;                     /* the capture's release, numbered */
 	int *host;                      /* its host, numbered (-1: not known here) */
-	int *week;                      /* 1: taken on a weekend (NULL: not known) */
+	int *week;                      /* its part of the week (NULL: not known) */
 	size_t n;
 } series;
 
@@ -792,19 +795,30 @@ static int without_one_host(double *lo, double *hi, const series *c, double e)
  * every weekend capture, the baseline's and the judged ones, before the
  * comparison: the week as a covariate, estimated from the baseline.
  * Both means are then put back at the judged captures' mix of the week
- * (shift, added to both), so the shares shown are the baseline as it
+ * (fc d added to both), so the shares shown are the baseline as it
  * would be on the judged captures' days and the judged captures as they
  * are. d is an estimate: where the judged captures hold a weekend share
  * fc unlike the baseline's fb, the comparison is also (fc - fb) times
  * d's error, whose variance is added with its degrees of freedom.
  *
- * A difference the baseline only hints at (the test's p from WEEK_STRONG
- * up to WEEK_ALPHA) may be chance, and an adjustment chosen because
- * chance made d large trusts d more than it should: there the change
- * must also hold without the adjustment (the larger p-value each way,
- * and beyond the margin in both; week_hint). A week the baseline shows
- * beyond doubt is taken out alone. On simulated fleets without a week,
- * adjusting at every hint made a false page of a chance difference.
+ * d is measured between the baseline's captures clearly of the weekend
+ * and clearly of the weekdays (see week_parts); a baseline capture near
+ * a weekend's edge, which may be either, is adjusted by d / 2.
+ *
+ * Where the adjustment is in doubt, the change must hold without the
+ * doubt too (week_doubts: the larger p-value each way, and beyond the
+ * margin in each reading). A difference the baseline only hints at (the
+ * test's p from WEEK_STRONG up to WEEK_ALPHA) may be chance, and an
+ * adjustment chosen because chance made d large trusts d more than it
+ * should: the change must also hold on the plain values. A judged
+ * capture near a weekend's edge is adjusted by the whole of d if taken
+ * for the wrong part, as when the services' clock is not the one set:
+ * the change must hold with such captures read as weekend and as
+ * weekday (a hint is held to the plain values instead). On simulated
+ * fleets without a week, adjusting at every hint made a false page of a
+ * chance difference; on services 8 hours west of the clock set,
+ * adjusting their Friday evenings as Saturdays made more false findings
+ * than no adjustment at all.
  */
 #define WEEK_ALPHA 0.05
 #define WEEK_STRONG 0.001
@@ -812,13 +826,16 @@ static int without_one_host(double *lo, double *hi, const series *c, double e)
 
 typedef struct week_adj {
 	double *buf;       /* the baseline's values, then the judged ones, adjusted */
-	double shift;      /* d at the judged captures' weekend share */
-	double var, df;    /* what d's error adds to the comparison, and its df */
-	bool hint;         /* only a hint of a week: hold to the plain comparison too */
+	double d, se2, df; /* the weekend's difference, its error's variance and df */
+	double fb;         /* the baseline's weekend share (an edge capture counts half) */
+	double fc, fc_end, fc_day; /* the judged captures': so, or with the edge as
+				    * weekend, or as weekday */
+	bool weak;         /* only a hint of a week: hold to the plain comparison too */
+	bool edges;        /* judged captures near an edge: hold to both readings */
 } week_adj;
 
 /*
- * Adjust the values yb (weeks wb, 1: weekend) and yc (wc) for the week.
+ * Adjust the values yb (parts of the week wb) and yc (wc) for the week.
  * Returns 1 with *w filled (the caller frees w->buf), 0 when the week
  * makes no difference or cannot be judged, STATS_ENOMEM.
  */
@@ -828,8 +845,8 @@ static int week_adjust(week_adj *w, const double *yb, const int *wb, size_t nb,
 	stats_sample part[2];
 	stats_test_opts o = STATS_TEST_OPTS_INIT;
 	stats_result r;
-	size_t n[2] = {0, 0}, ncw = 0;
-	double x[2] = {0, 0}, xx[2] = {0, 0}, d, fb, fc;
+	size_t n[3] = {0, 0, 0}, ncp[3] = {0, 0, 0};
+	double x[3] = {0, 0, 0}, xx[3] = {0, 0, 0};
 
 	memset(w, 0, sizeof(*w));
 	if (!wb || !wc || !nc)
@@ -840,8 +857,8 @@ static int week_adjust(week_adj *w, const double *yb, const int *wb, size_t nb,
 		xx[wb[i]] += yb[i] * yb[i];
 	}
 	for (size_t i = 0; i < nc; i++)
-		ncw += wc[i] == 1;
-	if (n[0] < WEEK_MIN || n[1] < WEEK_MIN)
+		ncp[wc[i]]++;
+	if (n[WEEK_DAY] < WEEK_MIN || n[WEEK_END] < WEEK_MIN)
 		return 0;
 	for (int k = 0; k < 2; k++) {
 		part[k].n = n[k];
@@ -853,56 +870,113 @@ static int week_adjust(week_adj *w, const double *yb, const int *wb, size_t nb,
 	if (stats_test_welch(&r, &part[0], &part[1], &o) < 0 || !(r.p < WEEK_ALPHA) ||
 	    !isfinite(r.estimate))
 		return 0;
-	d = r.estimate; /* weekend minus weekday */
-	fb = (double)n[1] / (double)nb;
-	fc = (double)ncw / (double)nc;
+	w->d = r.estimate; /* weekend minus weekday */
+	w->se2 = r.se * r.se;
+	w->df = r.df;
+	w->fb = ((double)n[WEEK_END] + (double)n[WEEK_EDGE] / 2) / (double)nb;
+	w->fc_day = (double)ncp[WEEK_END] / (double)nc;
+	w->fc_end = (double)(ncp[WEEK_END] + ncp[WEEK_EDGE]) / (double)nc;
+	w->fc = (w->fc_day + w->fc_end) / 2;
+	w->weak = !(r.p < WEEK_STRONG);
+	w->edges = ncp[WEEK_EDGE] > 0;
 	if (!(w->buf = malloc((nb + nc) * sizeof(*w->buf))))
 		return STATS_ENOMEM;
-	for (size_t i = 0; i < nb; i++)
-		w->buf[i] = yb[i] - (wb[i] ? d : 0);
-	for (size_t i = 0; i < nc; i++)
-		w->buf[nb + i] = yc[i] - (wc[i] ? d : 0);
-	w->shift = fc * d;
-	w->var = (fc - fb) * (fc - fb) * r.se * r.se;
-	w->df = r.df;
-	w->hint = !(r.p < WEEK_STRONG);
+	for (size_t i = 0; i < nb + nc; i++) {
+		int at = i < nb ? wb[i] : wc[i - nb];
+		double y = i < nb ? yb[i] : yc[i - nb];
+		w->buf[i] = y - (at == WEEK_END ? w->d : at == WEEK_EDGE ? w->d / 2 : 0);
+	}
 	return 1;
 }
 
 /*
- * Hold a test made on week-adjusted values (rup, rdn, f's material
- * flags) to the plain fit too, where the week is only a hint (see
- * week_adjust). mup and mdown are the margins, up and down the values
- * the tests are against.
+ * A fit made on week-adjusted values, put back at the judged captures'
+ * week, fc their weekend share as adjusted.
  */
-static int week_hint(stats_result *rup, stats_result *rdn, finding *f, const pooled *plain,
+static void week_restore(pooled *p, const week_adj *w, double fc)
+{
+	double v = p->se * p->se, var = (fc - w->fb) * (fc - w->fb) * w->se2;
+
+	p->mean_b += fc * w->d;
+	p->mean_c += fc * w->d;
+	if (var > 0) {
+		p->se = sqrt(v + var);
+		/* More variance never makes the test bolder: the df only falls. */
+		p->df = fmin(p->df, stats_satterthwaite(v, p->df, var, w->df));
+	}
+}
+
+/*
+ * Hold a test made on week-adjusted values (rup, rdn, f's material
+ * flags) to another fit too: the larger p-value each way, and beyond
+ * the margin in both. mup and mdown are the margins, up and down the
+ * values the tests are against.
+ */
+static int week_hold(stats_result *rup, stats_result *rdn, finding *f, const pooled *other,
 		     double mup, double mdown, double up, double down)
 {
 	stats_result u, d;
 	int rc;
 
-	if ((rc = pooled_test(&u, plain, STATS_GREATER, up, 0.05)) < 0 ||
-	    (rc = pooled_test(&d, plain, STATS_LESS, down, 0.05)) < 0)
+	if ((rc = pooled_test(&u, other, STATS_GREATER, up, 0.05)) < 0 ||
+	    (rc = pooled_test(&d, other, STATS_LESS, down, 0.05)) < 0)
 		return rc;
 	rup->p = fmax(rup->p, u.p);
 	rdn->p = fmax(rdn->p, d.p);
-	f->material_up = f->material_up && plain->mean_c - plain->mean_b >= mup;
-	f->material_down = f->material_down && plain->mean_c - plain->mean_b <= mdown;
+	f->material_up = f->material_up && other->mean_c - other->mean_b >= mup;
+	f->material_down = f->material_down && other->mean_c - other->mean_b <= mdown;
 	return 0;
 }
 
-/* A fit made on week-adjusted values, put back at the judged captures' week. */
-static void week_restore(pooled *p, const week_adj *w)
-{
-	double v = p->se * p->se;
+/* What a comparison's fit takes besides the values. */
+typedef struct fit_in {
+	const double *vb, *vc;
+	const int *gb;
+	size_t nb, nc;
+	double phi, phi_df;
+	const double *lam;
+	const host_noise *hn;
+} fit_in;
 
-	p->mean_b += w->shift;
-	p->mean_c += w->shift;
-	if (w->var > 0) {
-		p->se = sqrt(v + w->var);
-		/* More variance never makes the test bolder: the df only falls. */
-		p->df = fmin(p->df, stats_satterthwaite(v, p->df, w->var, w->df));
+static int fit_on(pooled *p, const fit_in *in, const double *yb, const double *yc)
+{
+	return pooled_fit(p, yb, in->vb, in->gb, in->nb, yc, in->vc, in->nc, in->phi, in->phi_df,
+			  in->lam, in->hn);
+}
+
+/*
+ * Where the week's adjustment is in doubt (week_adjust), hold the test
+ * to the other readings: the plain values (yb, yc) when the week is only
+ * a hint, and the judged captures near an edge (wc) read as weekend and
+ * as weekday when there are any.
+ */
+static int week_doubts(stats_result *rup, stats_result *rdn, finding *f, const fit_in *in,
+		       const double *yb, const double *yc, const int *wc, const week_adj *w,
+		       double mup, double mdown, double up, double down)
+{
+	double *alt = NULL;
+	pooled q;
+	int rc = 0;
+
+	if (w->weak && ((rc = fit_on(&q, in, yb, yc)) < 0 ||
+			(rc = week_hold(rup, rdn, f, &q, mup, mdown, up, down)) < 0))
+		return rc;
+	/* A hint is held to the plain values, which read no capture either way. */
+	if (!w->edges || w->weak)
+		return 0;
+	if (!(alt = malloc(in->nc * sizeof(*alt))))
+		return STATS_ENOMEM;
+	for (int as_end = 0; as_end < 2 && rc == 0; as_end++) {
+		for (size_t i = 0; i < in->nc; i++)
+			alt[i] = w->buf[in->nb + i] -
+				 (wc[i] == WEEK_EDGE ? (as_end ? w->d / 2 : -w->d / 2) : 0);
+		if ((rc = fit_on(&q, in, w->buf, alt)) < 0)
+			break;
+		week_restore(&q, w, as_end ? w->fc_end : w->fc_day);
+		rc = week_hold(rup, rdn, f, &q, mup, mdown, up, down);
 	}
+	free(alt);
+	return rc;
 }
 
 /* The share tests of one function; fills everything but q, class and score. */
@@ -914,25 +988,24 @@ static int test_function(finding *f, const series *b, const series *c, const ana
 	stats_result rup, rdn, rci;
 	host_noise hn = {b->host, c->host, td->host_rho};
 	series ba = *b, ca = *c; /* the values the test uses: for the week, adjusted */
-	week_adj wk = {NULL, 0, 0, 0, false};
-	pooled p, plain;
-	double pb, up, down, mup, mdown, lo, hi;
+	week_adj wk;
+	fit_in in = {b->v, c->v, b->group, b->n, c->n, td->phi, td->phi_df, td->noise, &hn};
+	pooled p;
+	double pb, up, down, mup, mdown, lo, hi, shift;
 	int rc;
 
+	memset(&wk, 0, sizeof(wk));
 	if (o->weekly &&
 	    (rc = week_adjust(&wk, b->vst, b->week, b->n, c->vst, c->week, c->n)) < 0)
 		return rc;
 	if (wk.buf)
 		ba.vst = wk.buf, ca.vst = wk.buf + b->n;
 	f->weekly = wk.buf != NULL;
-	if ((rc = pooled_fit(&p, ba.vst, b->v, b->group, b->n, ca.vst, c->v, c->n, td->phi,
-			     td->phi_df, td->noise, &hn)) < 0)
+	if ((rc = fit_on(&p, &in, ba.vst, ca.vst)) < 0)
 		goto out;
-	week_restore(&p, &wk);
-	if (wk.hint &&
-	    (rc = pooled_fit(&plain, b->vst, b->v, b->group, b->n, c->vst, c->v, c->n, td->phi,
-			     td->phi_df, td->noise, &hn)) < 0)
-		goto out;
+	if (wk.buf)
+		week_restore(&p, &wk, wk.fc);
+	shift = wk.buf ? wk.fc * wk.d : 0;
 	pb = stats_vst_inv(p.mean_b);
 	margins(&up, &down, pb, o);
 	mup = up, mdown = down;
@@ -954,15 +1027,16 @@ static int test_function(finding *f, const series *b, const series *c, const ana
 	if ((rc = without_one_host(&lo, &hi, &ca, p.e_c)) < 0)
 		goto out;
 	if (rc > 0) {
-		f->material_up = f->material_up && lo + wk.shift - p.mean_b >= up;
-		f->material_down = f->material_down && hi + wk.shift - p.mean_b <= down;
+		f->material_up = f->material_up && lo + shift - p.mean_b >= up;
+		f->material_down = f->material_down && hi + shift - p.mean_b <= down;
 	}
 	if (!o->margin_in_test)
 		up = down = 0;
 	if ((rc = pooled_test(&rup, &p, STATS_GREATER, up, 0.05)) < 0 ||
 	    (rc = pooled_test(&rdn, &p, STATS_LESS, down, 0.05)) < 0 ||
 	    (rc = pooled_test(&rci, &p, STATS_TWO_SIDED, 0, 1 - o->ci_level)) < 0 ||
-	    (wk.hint && (rc = week_hint(&rup, &rdn, f, &plain, mup, mdown, up, down)) < 0))
+	    (wk.buf && (rc = week_doubts(&rup, &rdn, f, &in, b->vst, c->vst, c->week, &wk, mup,
+					 mdown, up, down)) < 0))
 		goto out;
 	f->test = strdup("pooled");
 	f->kind = FINDING_KIND_SHARE;
@@ -1009,8 +1083,13 @@ static int *group_ids(const capture_set *cs)
 }
 
 /*
- * Which captures of a set were taken on a weekend, on a clock offset_h
- * hours east of UTC: 1 for a Saturday or a Sunday, 0 for the rest.
+ * The part of the week each capture of a set was taken in, on a clock
+ * offset_h hours east of UTC: WEEK_END from Saturday noon to Sunday noon,
+ * WEEK_DAY from Monday noon to Friday noon, WEEK_EDGE within 12 hours of
+ * a weekend's start or end. Where a service's day starts is often not
+ * known (one setting for services in many zones, a weekend that starts
+ * on Friday evening): a capture near the edge may be either, and taken
+ * for the wrong one it is adjusted by the whole weekend's difference.
  */
 static int *week_parts(const capture_set *cs, double offset_h)
 {
@@ -1021,7 +1100,14 @@ static int *week_parts(const capture_set *cs, double offset_h)
 		int64_t sec = cs->caps[i].captured_at_us / 1000000 + shift;
 		int64_t day = sec >= 0 ? sec / 86400 : -((-sec + 86399) / 86400);
 		int dow = (int)(((day + 4) % 7 + 7) % 7); /* 1 January 1970 was a Thursday */
-		w[i] = dow == 0 || dow == 6;
+		bool am = sec - day * 86400 < 43200;
+		if ((dow == 6 && !am) || (dow == 0 && am))
+			w[i] = WEEK_END;
+		else if ((dow == 5 && !am) || (dow == 6 && am) || (dow == 0 && !am) ||
+			 (dow == 1 && am))
+			w[i] = WEEK_EDGE;
+		else
+			w[i] = WEEK_DAY;
 	}
 	return w;
 }
@@ -1100,18 +1186,23 @@ static double capture_cost(const capture_ref *c, const char **unit)
 static int cost_test(finding *f, const sides *s, const analysis_target_data *td, bool per_load,
 		     const analysis_opts *o)
 {
-	const int *gb = td->gb, *hc = td->hc;
+	const int *hc = td->hc;
 	size_t nb = s->base.n, nc = s->cur.n;
 	double *y = malloc(2 * (nb + nc) * sizeof(*y)), *v, gm_b, gm_c, up, down, mup, mdown;
 	const char *unit = NULL, *u;
 	stats_result rup, rdn, rci;
-	week_adj wk = {NULL, 0, 0, 0, false};
-	pooled p, plain;
+	week_adj wk;
+	fit_in in = {NULL, NULL, td->gb, nb, nc, 1, 0, NULL, NULL};
+	const double *ya;
+	double shift;
+	pooled p;
 	int rc = STATS_EDATA;
 
+	memset(&wk, 0, sizeof(wk));
 	if (!y)
 		return STATS_ENOMEM;
 	v = y + nb + nc;
+	in.vb = v, in.vc = v + nb;
 	for (size_t i = 0; i < nb + nc; i++) {
 		const capture_ref *c = i < nb ? &s->base.caps[i] : &s->cur.caps[i - nb];
 		double cost = capture_cost(c, &u);
@@ -1126,28 +1217,26 @@ static int cost_test(finding *f, const sides *s, const analysis_target_data *td,
 	/* Load follows the week more than any share does (see week_adjust). */
 	if (o->weekly && (rc = week_adjust(&wk, y, td->wb, nb, y + nb, td->wc, nc)) < 0)
 		goto out;
-	if (wk.hint &&
-	    (rc = pooled_fit(&plain, y, v, gb, nb, y + nb, v + nb, nc, 1, 0, NULL, NULL)) < 0)
+	ya = wk.buf ? wk.buf : y;
+	f->weekly = wk.buf != NULL;
+	if ((rc = fit_on(&p, &in, ya, ya + nb)) < 0)
 		goto out;
 	if (wk.buf)
-		memcpy(y, wk.buf, (nb + nc) * sizeof(*y));
-	f->weekly = wk.buf != NULL;
-	if ((rc = pooled_fit(&p, y, v, gb, nb, y + nb, v + nb, nc, 1, 0, NULL, NULL)) < 0)
-		goto out;
-	week_restore(&p, &wk);
+		week_restore(&p, &wk, wk.fc);
+	shift = wk.buf ? wk.fc * wk.d : 0;
 	up = log1p(o->rel_margin);
 	down = log1p(-fmin(o->rel_margin, 0.99));
 	f->material_up = p.mean_c - p.mean_b >= up;
 	f->material_down = p.mean_c - p.mean_b <= down;
 	{
 		/* A host's CPUs move its cost more than its shares: one host must not make it. */
-		series c = {NULL, y + nb, NULL, v + nb, NULL, (int *)hc, NULL, nc};
+		series c = {NULL, (double *)ya + nb, NULL, v + nb, NULL, (int *)hc, NULL, nc};
 		double lo, hi;
 		if ((rc = without_one_host(&lo, &hi, &c, p.e_c)) < 0)
 			goto out;
 		if (rc > 0) {
-			f->material_up = f->material_up && lo + wk.shift - p.mean_b >= up;
-			f->material_down = f->material_down && hi + wk.shift - p.mean_b <= down;
+			f->material_up = f->material_up && lo + shift - p.mean_b >= up;
+			f->material_down = f->material_down && hi + shift - p.mean_b <= down;
 		}
 	}
 	mup = up, mdown = down;
@@ -1156,7 +1245,8 @@ static int cost_test(finding *f, const sides *s, const analysis_target_data *td,
 	if ((rc = pooled_test(&rup, &p, STATS_GREATER, up, 0.05)) < 0 ||
 	    (rc = pooled_test(&rdn, &p, STATS_LESS, down, 0.05)) < 0 ||
 	    (rc = pooled_test(&rci, &p, STATS_TWO_SIDED, 0, 1 - o->ci_level)) < 0 ||
-	    (wk.hint && (rc = week_hint(&rup, &rdn, f, &plain, mup, mdown, up, down)) < 0))
+	    (wk.buf && (rc = week_doubts(&rup, &rdn, f, &in, y, y + nb, td->wc, &wk, mup, mdown,
+					 up, down)) < 0))
 		goto out;
 	gm_b = exp(p.mean_b);
 	gm_c = exp(p.mean_c);
@@ -1181,7 +1271,7 @@ static int cost_test(finding *f, const sides *s, const analysis_target_data *td,
 		stats_mw_result mwr;
 		mw.alt = f->direction == FINDING_REGRESSION ? STATS_GREATER : STATS_LESS;
 		mw.delta0 = f->direction == FINDING_REGRESSION ? up : down;
-		if ((rc = stats_mann_whitney(&mwr, y + nb, nc, y, nb, &mw)) < 0)
+		if ((rc = stats_mann_whitney(&mwr, ya + nb, nc, ya, nb, &mw)) < 0)
 			goto out;
 		f->mw_p = mwr.p;
 	}
