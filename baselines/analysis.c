@@ -1003,9 +1003,8 @@ static int test_function(finding *f, const series *b, const series *c, const ana
 	f->weekly = wk.buf != NULL;
 	if ((rc = fit_on(&p, &in, ba.vst, ca.vst)) < 0)
 		goto out;
-	if (wk.buf)
-		week_restore(&p, &wk, wk.fc);
-	shift = wk.buf ? wk.fc * wk.d : 0;
+	week_restore(&p, &wk, wk.fc); /* nothing to restore without a week: wk is zero */
+	shift = wk.fc * wk.d;
 	pb = stats_vst_inv(p.mean_b);
 	margins(&up, &down, pb, o);
 	mup = up, mdown = down;
@@ -1221,9 +1220,8 @@ static int cost_test(finding *f, const sides *s, const analysis_target_data *td,
 	f->weekly = wk.buf != NULL;
 	if ((rc = fit_on(&p, &in, ya, ya + nb)) < 0)
 		goto out;
-	if (wk.buf)
-		week_restore(&p, &wk, wk.fc);
-	shift = wk.buf ? wk.fc * wk.d : 0;
+	week_restore(&p, &wk, wk.fc); /* nothing to restore without a week: wk is zero */
+	shift = wk.fc * wk.d;
 	up = log1p(o->rel_margin);
 	down = log1p(-fmin(o->rel_margin, 0.99));
 	f->material_up = p.mean_c - p.mean_b >= up;

@@ -604,14 +604,21 @@ static size_t read_request(int c, char *b, size_t cap)
 
 /*
  * A loopback server in a child process that answers every POST with 202
- * and appends its body, one line each, to `log`. It stops by itself after
- * 30 s without a request; the test stops it before that (stop_server).
+ * and appends its body, one line each, to a fresh log named after `name`
+ * (its path written to log[0..n)). It stops by itself after 30 s without
+ * a request; the test stops it before that (stop_server).
  */
-static pid_t answering_server(int *port, const char *log)
+static pid_t answering_server(int *port, char *log, size_t n, const char *name)
 {
-	int fd = silent_server(port);
-	pid_t pid = fork();
+	int fd;
+	pid_t pid;
 
+	snprintf(log, n, "%s/pager-%s-%d.log",
+		 getenv("PROFREG_TEST_TMP") ? getenv("PROFREG_TEST_TMP") : "/tmp", name,
+		 (int)getpid());
+	unlink(log);
+	fd = silent_server(port);
+	pid = fork();
 	assert_true(pid >= 0);
 	if (pid > 0) {
 		close(fd);
@@ -739,10 +746,7 @@ static void test_a_regression_found_again_after_its_finding_was_resolved_pages_a
 	int port;
 	pid_t srv;
 
-	snprintf(log, sizeof(log), "%s/pager-again-%d.log",
-		 getenv("PROFREG_TEST_TMP") ? getenv("PROFREG_TEST_TMP") : "/tmp", (int)getpid());
-	unlink(log);
-	srv = answering_server(&port, log);
+	srv = answering_server(&port, log, sizeof(log), "again");
 	answered_config(&c, &hook, url, sizeof(url), port);
 	pager_dedup_key(key, "svc", "cpu", "hot", "hot.c", "v2");
 
@@ -793,10 +797,7 @@ static void test_a_regression_back_after_it_went_away_pages_once_however_often_r
 	int port;
 	pid_t srv;
 
-	snprintf(log, sizeof(log), "%s/pager-rerun-%d.log",
-		 getenv("PROFREG_TEST_TMP") ? getenv("PROFREG_TEST_TMP") : "/tmp", (int)getpid());
-	unlink(log);
-	srv = answering_server(&port, log);
+	srv = answering_server(&port, log, sizeof(log), "rerun");
 	answered_config(&c, &hook, url, sizeof(url), port);
 
 	make_finding(t, &f1, STATS_SEV_HIGH, FINDING_REGRESSION);
