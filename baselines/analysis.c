@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #define DAY_US (86400LL * 1000000LL)
@@ -49,6 +50,49 @@ void analysis_opts_default(analysis_opts *o)
 	o->confirm_critical = true;
 	o->cost_tests = true;
 	o->weekly = true;
+	o->week = (analysis_week)ANALYSIS_WEEK_DEFAULT;
+}
+
+static const char *const day_names[7] = {"sun", "mon", "tue", "wed", "thu", "fri", "sat"};
+
+static int day_of(const char *s, size_t n)
+{
+	for (int d = 0; d < 7; d++)
+		if (n == 3 && strncasecmp(s, day_names[d], 3) == 0)
+			return d;
+	return -1;
+}
+
+int analysis_weekend_parse(analysis_week *out, const char *text)
+{
+	const char *dash = strchr(text, '-');
+	int first, last, days;
+
+	if (!dash) {
+		if ((first = day_of(text, strlen(text))) < 0)
+			return -1;
+		last = first;
+	} else if ((first = day_of(text, (size_t)(dash - text))) < 0 ||
+		   (last = day_of(dash + 1, strlen(dash + 1))) < 0) {
+		return -1;
+	}
+	days = (last - first + 7) % 7 + 1;
+	if (days > 3)
+		return -1;
+	out->weekend_first = first;
+	out->weekend_days = days;
+	return 0;
+}
+
+void analysis_weekend_format(char *out, const analysis_week *w)
+{
+	int first = ((w->weekend_first % 7) + 7) % 7;
+
+	if (w->weekend_days <= 1)
+		snprintf(out, ANALYSIS_WEEKEND_MAX, "%s", day_names[first]);
+	else
+		snprintf(out, ANALYSIS_WEEKEND_MAX, "%s-%s", day_names[first],
+			 day_names[(first + w->weekend_days - 1) % 7]);
 }
 
 const char *finding_dir_name(finding_dir d)
@@ -99,6 +143,7 @@ typedef struct analysis_target_data {
 	int *gb, *gc;     /* release numbers of the baseline and current captures */
 	int *hb, *hc;     /* host numbers of the same (see host_ids) */
 	int *wb, *wc;     /* the captures' parts of the week (see week_parts) */
+	analysis_week week; /* the service's week they were taken on */
 	func_matrix m;
 	size_t look;
 	double phi, phi_df; /* release-level overdispersion of the service, its df */
@@ -1001,6 +1046,7 @@ static int test_function(finding *f, const series *b, const series *c, const ana
 	if (wk.buf)
 		ba.vst = wk.buf, ca.vst = wk.buf + b->n;
 	f->weekly = wk.buf != NULL;
+	f->week = td->week;
 	if ((rc = fit_on(&p, &in, ba.vst, ca.vst)) < 0)
 		goto out;
 	week_restore(&p, &wk, wk.fc); /* nothing to restore without a week: wk is zero */
@@ -1082,40 +1128,43 @@ static int *group_ids(const capture_set *cs)
 }
 
 /*
- * The part of the week each capture of a set was taken in, on a clock
- * offset_h hours east of UTC: WEEK_END from Saturday noon to Sunday noon,
- * WEEK_DAY from Monday noon to Friday noon, WEEK_EDGE within 12 hours of
- * a weekend's start or end. Where a service's day starts is often not
- * known (one setting for services in many zones, a weekend that starts
- * on Friday evening): a capture near the edge may be either, and taken
- * for the wrong one it is adjusted by the whole weekend's difference.
+ * The part of the week each capture of a set was taken in, on the
+ * service's clock (w): WEEK_END from noon of the weekend's first day to
+ * noon of its last, WEEK_EDGE within 12 hours of the weekend's start or
+ * end (6 hours for a weekend of one day, which would otherwise be all
+ * edge), WEEK_DAY the rest. Where a service's day starts is often not
+ * known exactly (a weekend that starts on Friday evening, a clock set
+ * for services in several zones): a capture near the edge may be either,
+ * and taken for the wrong one it is adjusted by the whole weekend's
+ * difference.
  */
-static int *week_parts(const capture_set *cs, double offset_h)
+static int *week_parts(const capture_set *cs, const analysis_week *w)
 {
-	int *w = calloc(cs->n ? cs->n : 1, sizeof(*w));
-	int64_t shift = (int64_t)llround(offset_h * 3600);
+	const int64_t week = 7 * 86400, len = (int64_t)w->weekend_days * 86400;
+	const int64_t edge = w->weekend_days > 1 ? 43200 : 21600;
+	int64_t shift = (int64_t)llround(w->utc_offset_h * 3600);
+	int *parts = calloc(cs->n ? cs->n : 1, sizeof(*parts));
 
-	for (size_t i = 0; w && i < cs->n; i++) {
+	for (size_t i = 0; parts && i < cs->n; i++) {
 		int64_t sec = cs->caps[i].captured_at_us / 1000000 + shift;
-		int64_t day = sec >= 0 ? sec / 86400 : -((-sec + 86399) / 86400);
-		int dow = (int)(((day + 4) % 7 + 7) % 7); /* 1 January 1970 was a Thursday */
-		bool am = sec - day * 86400 < 43200;
-		if ((dow == 6 && !am) || (dow == 0 && am))
-			w[i] = WEEK_END;
-		else if ((dow == 5 && !am) || (dow == 6 && am) || (dow == 0 && !am) ||
-			 (dow == 1 && am))
-			w[i] = WEEK_EDGE;
+		/* Seconds since the weekend last began: 1 January 1970 was a Thursday (4). */
+		int64_t at = ((sec + (4 - w->weekend_first) * 86400) % week + week) % week;
+		if (at >= edge && at < len - edge)
+			parts[i] = WEEK_END;
+		else if (at < len + edge || at >= week - edge)
+			parts[i] = WEEK_EDGE;
 		else
-			w[i] = WEEK_DAY;
+			parts[i] = WEEK_DAY;
 	}
-	return w;
+	return parts;
 }
 
-/* The parts of the week of a target's baseline and judged captures. */
+/* The parts of the week of a target's baseline and judged captures, on week w. */
 static int target_weeks(analysis_target_data *td, const capture_set *base,
-			const capture_set *cur, double offset_h)
+			const capture_set *cur, const analysis_week *w)
 {
-	if (!(td->wb = week_parts(base, offset_h)) || !(td->wc = week_parts(cur, offset_h)))
+	td->week = *w;
+	if (!(td->wb = week_parts(base, w)) || !(td->wc = week_parts(cur, w)))
 		return PR_ENOMEM;
 	return 0;
 }
@@ -1218,6 +1267,7 @@ static int cost_test(finding *f, const sides *s, const analysis_target_data *td,
 		goto out;
 	ya = wk.buf ? wk.buf : y;
 	f->weekly = wk.buf != NULL;
+	f->week = td->week;
 	if ((rc = fit_on(&p, &in, ya, ya + nb)) < 0)
 		goto out;
 	week_restore(&p, &wk, wk.fc); /* nothing to restore without a week: wk is zero */
@@ -2502,7 +2552,7 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 	    host_ids(&td.hb, &td.hc, &s.base, &s.cur) < 0 ||
 	    !(sb.share = calloc(maxn * 4, sizeof(double))) ||
 	    !(sc.share = calloc(maxn * 4, sizeof(double))) ||
-	    target_weeks(&td, &s.base, &s.cur, o->utc_offset_h) < 0 ||
+	    target_weeks(&td, &s.base, &s.cur, t->week ? t->week : &o->week) < 0 ||
 	    !(sb.group = calloc(maxn * 3, sizeof(int))) ||
 	    !(sc.group = calloc(maxn * 3, sizeof(int))) ||
 	    !(bf = calloc(td.m.nfuncs ? td.m.nfuncs : 1, sizeof(*bf)))) {
@@ -3386,6 +3436,14 @@ static json_t *part_ints(const int *v, size_t n)
 	return arr;
 }
 
+
+/* A target's week as a part carries it. */
+static json_t *part_week(const analysis_week *w)
+{
+	return json_pack("{s:f, s:i, s:i}", "utc_offset_h", w->utc_offset_h, "weekend_first",
+			 w->weekend_first, "weekend_days", w->weekend_days);
+}
+
 /*
  * A target's data as finish needs it: its captures, release numbers and
  * the matrix rows its share tests use (rows[] maps an old row to its
@@ -3415,6 +3473,7 @@ static json_t *part_target(const analysis_target_data *td, const size_t *used, s
 		bad |= json_object_set_new(o, "hc", part_ints(td->hc, td->cur.n));
 		bad |= json_object_set_new(o, "host_rho", part_num(td->host_rho));
 		bad |= json_object_set_new(o, "look", json_integer((json_int_t)td->look));
+		bad |= json_object_set_new(o, "week", part_week(&td->week));
 		bad |= json_object_set_new(o, "phi", part_num(td->phi));
 		bad |= json_object_set_new(o, "phi_df", part_num(td->phi_df));
 		bad |= json_object_set_new(o, "noise", noise = json_array());
@@ -3552,6 +3611,26 @@ static int part_read_ints(int **out, const json_t *arr, size_t n, pr_error *err)
 	return 0;
 }
 
+/* A target's week from its part; a part without one (an older worker's) has `def`. */
+static int part_read_week(analysis_week *out, const json_t *target, const analysis_week *def,
+			  pr_error *err)
+{
+	const json_t *w = json_object_get(target, "week");
+	int64_t first, days;
+
+	*out = *def;
+	if (!w)
+		return 0;
+	if (!part_get_num(&out->utc_offset_h, w, "utc_offset_h") ||
+	    !part_get_int(&first, w, "weekend_first") || !part_get_int(&days, w, "weekend_days") ||
+	    first < 0 || first > 6 || days < 1 || days > 3 || out->utc_offset_h < -12 ||
+	    out->utc_offset_h > 14)
+		return part_bad(err, "target week");
+	out->weekend_first = (int)first;
+	out->weekend_days = (int)days;
+	return 0;
+}
+
 static int part_read_target(analysis_target_data *td, const json_t *o, pr_error *err)
 {
 	const json_t *ids = json_object_get(o, "func_ids"), *self = json_object_get(o, "self");
@@ -3681,8 +3760,9 @@ int analysis_part_merge(analysis *a, const struct json_t *part, pr_error *err)
 	json_array_foreach(targets, i, v) {
 		analysis_target_data td;
 		if ((rc = part_read_target(&td, v, err)) < 0 ||
-		    (rc = target_weeks(&td, &td.base, &td.cur, a->opts.utc_offset_h) < 0
-				 ? oom(err) : 0) < 0 ||
+		    (rc = part_read_week(&td.week, v, &a->opts.week, err)) < 0 ||
+		    (rc = target_weeks(&td, &td.base, &td.cur, &td.week) < 0 ? oom(err) : 0) <
+			    0 ||
 		    (rc = keep_target(a, &td) < 0 ? oom(err) : 0) < 0) {
 			target_data_release(&td);
 			goto out;
@@ -3705,6 +3785,7 @@ int analysis_part_merge(analysis *a, const struct json_t *part, pr_error *err)
 			finding_clear(f);
 			goto out;
 		}
+		f->week = a->targets[f->target].week;
 		a->ntests++;
 	}
 	json_array_foreach(skipped, i, v) {

@@ -77,6 +77,30 @@
 #include "pipeline/db.h"
 #include "stats/rank.h"
 
+/*
+ * A service's week: where its days start and which of them are its
+ * weekend (see analysis_opts.weekly). Days are numbered from Sunday, 0,
+ * to Saturday, 6; the weekend is weekend_days days from weekend_first.
+ */
+typedef struct analysis_week {
+	double utc_offset_h;      /* its clock, hours east of UTC (0) */
+	int weekend_first;        /* the weekend's first day (6: Saturday) */
+	int weekend_days;         /* 1 to 3 days in a row (2) */
+} analysis_week;
+
+#define ANALYSIS_WEEK_DEFAULT {0, 6, 2}
+
+/*
+ * A weekend as text, "sat-sun", "fri-sat" or "fri" (a day alone): its
+ * first day and length in *out's weekend fields. -1 when it is not such
+ * a range (days by their first three letters, 1 to 3 days in a row).
+ */
+int analysis_weekend_parse(analysis_week *out, const char *text);
+
+/* The same as text into out[ANALYSIS_WEEKEND_MAX] ("sat-sun"). */
+#define ANALYSIS_WEEKEND_MAX 8
+void analysis_weekend_format(char *out, const analysis_week *w);
+
 typedef struct analysis_opts {
 	int64_t at_us;            /* "now": nothing captured later is used; 0 is
 				   * the time analysis_init is called */
@@ -107,8 +131,7 @@ typedef struct analysis_opts {
 	bool weekly;              /* where the baseline's weekends and weekdays differ,
 				   * a change must also hold against the captures of
 				   * its own part of the week (true) */
-	double utc_offset_h;      /* the services' clock, hours east of UTC: where
-				   * a weekend starts (0) */
+	analysis_week week;       /* the services' week, unless a target has its own */
 } analysis_opts;
 
 void analysis_opts_default(analysis_opts *o);
@@ -124,6 +147,7 @@ typedef struct analysis_target {
 	int64_t since_us, until_us; /* these times' (until 0: up to at) */
 	const char *base_ids;     /* reproduce: exactly these captures (JSON */
 	const char *cur_ids;      /* arrays of ids); NULL to select as above */
+	const analysis_week *week; /* its own week; NULL: the options' */
 } analysis_target;
 
 /*
@@ -181,6 +205,7 @@ typedef struct finding {
 				   * margin_in_test) */
 	bool weekly;              /* also held to the captures of its own part of the
 				   * week (the baseline's weekends and weekdays differ) */
+	analysis_week week;       /* the week its service was judged on */
 	bool material_up;         /* the estimate rose by at least the margin */
 	bool material_down;       /* the estimate fell by at least the margin */
 	double rate_ratio;        /* current / baseline absolute rate; NaN unknown */

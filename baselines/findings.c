@@ -346,6 +346,7 @@ int findings_store(analysis *a, db *d, int64_t run_id, pr_error *err)
 	for (size_t i = 0; i < a->ntests && a->tests[i].significant; i++) {
 		finding *f = &a->tests[i];
 		char run[24], sid[24], fid[24], bid[24], nb[24], nc[24], num[10][32];
+		char weekend[ANALYSIS_WEEKEND_MAX];
 		buf detail = BUF_INIT, fp = BUF_INIT;
 		PGresult *res = NULL;
 		const char *p[25];
@@ -354,6 +355,7 @@ int findings_store(analysis *a, db *d, int64_t run_id, pr_error *err)
 
 		snprintf(run, sizeof(run), "%" PRId64, run_id);
 		snprintf(sid, sizeof(sid), "%" PRId64, f->service_id);
+		analysis_weekend_format(weekend, &f->week);
 		snprintf(fid, sizeof(fid), "%" PRId64, f->function_id);
 		snprintf(bid, sizeof(bid), "%" PRId64, f->baseline_id);
 		snprintf(nb, sizeof(nb), "%zu", f->baseline_captures);
@@ -378,7 +380,7 @@ int findings_store(analysis *a, db *d, int64_t run_id, pr_error *err)
 			       "\"look\":%zu,\"max_looks\":%zu,\"spend_rho\":%g,\"p_seq\":%.17g,"
 			       "\"cost_unit\":%s%s%s,\"renamed_from\":%s,"
 			       "\"renamed_from_id\":%" PRId64 ",\"weekly\":%s,"
-			       "\"utc_offset_h\":%g,\"week_adjusted\":%s}",
+			       "\"utc_offset_h\":%g,\"weekend\":\"%s\",\"week_adjusted\":%s}",
 			       f->test,
 			       isnan(f->rate_ratio) ? "null" : fmt_f(num[9], 32, f->rate_ratio),
 			       a->opts.at_us, a->opts.window_us, a->opts.rel_margin,
@@ -387,7 +389,7 @@ int findings_store(analysis *a, db *d, int64_t run_id, pr_error *err)
 			       a->opts.max_looks, a->opts.spend_rho, isnan(f->p_seq) ? 1 : f->p_seq,
 			       f->cost_unit ? "\"" : "", f->cost_unit ? f->cost_unit : "null",
 			       f->cost_unit ? "\"" : "", was, f->renamed_from_id,
-			       a->opts.weekly ? "true" : "false", a->opts.utc_offset_h,
+			       a->opts.weekly ? "true" : "false", f->week.utc_offset_h, weekend,
 			       f->weekly ? "true" : "false") < 0) {
 			buf_release(&fp);
 			free(was);
@@ -439,7 +441,8 @@ int findings_get(finding *out, findings_meta *meta, db *d, int64_t id, pr_error 
 		" coalesce(f.state, ''), coalesce(f.incident_id, 0),"
 		/* Stored before the week was judged: without it. */
 		" coalesce((f.detail ->> 'weekly')::boolean, false),"
-		" coalesce((f.detail ->> 'utc_offset_h')::float8, 0)"
+		" coalesce((f.detail ->> 'utc_offset_h')::float8, 0),"
+		" coalesce(f.detail ->> 'weekend', 'sat-sun')"
 		" from findings f join services s on s.id = f.service_id"
 		" left join functions fn on fn.id = f.function_id where f.id = $1";
 	char sid[24];
@@ -477,7 +480,12 @@ int findings_get(finding *out, findings_meta *meta, db *d, int64_t id, pr_error 
 	snprintf(out->state, sizeof(out->state), "%s", db_get_text(res, 0, 12));
 	out->incident_id = db_get_i64(res, 0, 13);
 	meta->weekly = db_get_bool(res, 0, 14);
-	meta->utc_offset_h = db_get_f64(res, 0, 15);
+	meta->week.utc_offset_h = db_get_f64(res, 0, 15);
+	if (analysis_weekend_parse(&meta->week, db_get_text(res, 0, 16)) < 0) {
+		rc = pr_error_set(err, PR_EDB, "database: finding %" PRId64 " has a weekend "
+				  "that is not one: '%.16s'", id, db_get_text(res, 0, 16));
+		goto out;
+	}
 	rc = load_stored(out, d, err);
 out:
 	if (rc < 0)

@@ -106,7 +106,7 @@ typedef struct findings_meta {
 	double rel_margin, abs_margin;
 	size_t min_baseline;
 	bool weekly;              /* the week was judged (analysis_opts.weekly) */
-	double utc_offset_h;      /* and where its days started */
+	analysis_week week;       /* and its service's week */
 } findings_meta;
 
 /*

@@ -72,10 +72,12 @@ typedef struct prefetch {
 	analysis_input **in;
 } prefetch;
 
-static analysis_target target_of(const db_service *s, const analyze_opts *o, const char *type)
+static analysis_target target_of(const job_env *env, const db_service *s,
+				 const analyze_opts *o, const char *type)
 {
 	analysis_target t = {s->id, s->name, type, o->release, o->since_us, o->until_us,
-			     NULL, NULL};
+			     NULL, NULL,
+			     config_service_week(config_service_find(env->cfg, s->name))};
 	return t;
 }
 
@@ -87,7 +89,7 @@ static void prefetch_one(void *ctx, size_t i, unsigned slot)
 
 	if (!p->svcs[i].enabled)
 		return;
-	t = target_of(&p->svcs[i], p->o, p->type);
+	t = target_of(p->env, &p->svcs[i], p->o, p->type);
 	p->in[i] = analysis_input_load(slot ? p->o->ahead_db : p->env->d, p->ao, &t, NULL);
 }
 
@@ -146,7 +148,7 @@ int analyze_run(analyze_result *out, const job_env *env, const analyze_opts *o, 
 	}
 	for (size_t i = 0; i < (o->service ? 1 : nsvcs); i++) {
 		const db_service *s = o->service ? &one : &svcs[i];
-		analysis_target t = target_of(s, o, type);
+		analysis_target t = target_of(env, s, o, type);
 		analysis_cohort ch = {hosts.cohort, hosts.control};
 		analysis_input *in;
 

@@ -299,9 +299,12 @@ static const field analysis_keys[] = {
 	{K_BOOL("weekly", config, analysis.weekly),
 	 .doc = "where a function's weekend and weekday baseline captures differ, a "
 		"change must also hold against the captures of its own part of the week"},
-	{K_NUM("utc_offset_hours", -12, 14, config, analysis.utc_offset_h),
+	{K_NUM("utc_offset_hours", -12, 14, config, analysis.week.utc_offset_h),
 	 .doc = "the services' clock in hours east of UTC, for where a weekend starts "
 		"(-5 for New York in winter, 5.5 for India)"},
+	{K_ANY("weekend", "string: days in a row, as sat-sun"), .def = "\"sat-sun\"",
+	 .doc = "the services' weekend: one to three days in a row by their first three "
+		"letters (fri-sat, sun)"},
 	{K_SUB("severity", 'o', severity_keys), .doc = "the severity thresholds"},
 	END,
 };
@@ -490,6 +493,10 @@ static const field service_keys[] = {
 	{K_SUB("retention", 'o', tiers_keys), .doc = "its own retention tiers"},
 	{K_INT("max_concurrent", 1, 64, config_service, max_concurrent),
 	 .def = "collect.max_concurrent", .doc = "its profile requests in flight"},
+	{K_ANY("utc_offset_hours", "number, -12 to 14"), .def = "analysis.utc_offset_hours",
+	 .doc = "its clock, for where its weekend starts"},
+	{K_ANY("weekend", "string: days in a row, as sat-sun"), .def = "analysis.weekend",
+	 .doc = "its weekend (fri-sat for a Friday-Saturday week)"},
 	END,
 };
 
@@ -1180,6 +1187,76 @@ static int load_by_name(void **out, size_t *n, size_t size, json_t *obj, const c
 	return 0;
 }
 
+/* A weekend's text at `at` into w, or the one-line reason it is not one. */
+static int load_weekend(analysis_week *w, json_t *v, const char *path, const char *at,
+			pr_error *err)
+{
+	if (!json_is_string(v) || analysis_weekend_parse(w, json_string_value(v)) < 0)
+		return bad(err, path, at, "expected one to three days in a row, by their first "
+			   "three letters: \"sat-sun\", \"fri-sat\" or \"sun\"");
+	return 0;
+}
+
+/* A service's own week (at is "services.NAME"): what it leaves out is analysis'. */
+static int load_service_week(config_service *s, json_t *obj, const char *path, const char *at,
+			     pr_error *err)
+{
+	json_t *off = json_object_get(obj, "utc_offset_hours");
+	json_t *end = json_object_get(obj, "weekend");
+	char where[320];
+	int rc;
+
+	if (off) {
+		double h = json_is_number(off) ? json_number_value(off) : NAN;
+		snprintf(where, sizeof(where), "%s.utc_offset_hours", at);
+		if (!(h >= -12 && h <= 14))
+			return bad(err, path, where, "expected a number from -12 to 14");
+		s->week.utc_offset_h = h;
+		s->own_offset = true;
+	}
+	if (end) {
+		snprintf(where, sizeof(where), "%s.weekend", at);
+		if ((rc = load_weekend(&s->week, end, path, where, err)) < 0)
+			return rc;
+		s->own_weekend = true;
+	}
+	return 0;
+}
+
+/* The analysis section: its numbers through the table, then the weekend. */
+static int load_analysis(config *c, json_t *obj, const char *path, pr_error *err)
+{
+	json_t *end;
+	int rc;
+
+	if (!json_is_object(obj))
+		return bad(err, path, "analysis", "expected an object");
+	if ((rc = apply(obj, analysis_keys, c, path, "analysis", err)) < 0)
+		return rc;
+	if ((end = json_object_get(obj, "weekend")))
+		return load_weekend(&c->analysis.week, end, path, "analysis.weekend", err);
+	return 0;
+}
+
+/* Each service's week whole: what it did not set of its own is the analysis'. */
+static void resolve_weeks(config *c)
+{
+	for (size_t i = 0; i < c->nservices; i++) {
+		config_service *s = &c->services[i];
+		if (!s->own_offset)
+			s->week.utc_offset_h = c->analysis.week.utc_offset_h;
+		if (!s->own_weekend) {
+			s->week.weekend_first = c->analysis.week.weekend_first;
+			s->week.weekend_days = c->analysis.week.weekend_days;
+		}
+	}
+}
+
+const analysis_week *config_service_week(const config_service *s)
+{
+	return s && (s->own_offset || s->own_weekend) ? &s->week : NULL;
+}
+
 /* One entry of "services": its scalars through the table, then the lists. */
 static int load_service(void *entry, const char *name, json_t *obj, const char *path,
 			const void *ctx, pr_error *err)
@@ -1211,6 +1288,8 @@ static int load_service(void *entry, const char *name, json_t *obj, const char *
 			 "characters)", DB_TEAM_MAX);
 		return bad(err, path, at, why);
 	}
+	if ((rc = load_service_week(s, obj, path, at, err)) < 0)
+		return rc;
 	if ((v = json_object_get(obj, "types"))) {
 		size_t i;
 		json_t *t;
@@ -2035,6 +2114,7 @@ int config_load(config *c, const char *file, pr_error *err)
 			int (*load)(config *, json_t *, const char *, pr_error *);
 		} sections[] = {
 			{"services", load_services},
+			{"analysis", load_analysis},
 			{"snapshot", load_snapshot},
 			{"serve", load_serve},
 			{"escalate", load_escalate},
@@ -2054,6 +2134,7 @@ int config_load(config *c, const char *file, pr_error *err)
 		}
 		if ((rc = apply(root, top_keys, c, path.ptr, "", err)) < 0)
 			goto out;
+		resolve_weeks(c);
 		if ((rc = check_routes(c, path.ptr, err)) < 0 ||
 		    (rc = check_retention(c, path.ptr, err)) < 0)
 			goto out;

@@ -341,7 +341,16 @@ typedef struct config_service {
 	config_source *sources;  /* "sources", in order */
 	size_t nsources;
 	uint32_t max_concurrent; /* 0: collect.max_concurrent */
+	analysis_week week;      /* its week, whole (see config_service_week) */
+	bool own_offset, own_weekend; /* it set utc_offset_hours, weekend of its own */
 } config_service;
+
+/*
+ * The week a service's analysis judges it on: its own when it set either
+ * part (the rest is analysis'), else NULL (the analysis options' week).
+ * Points into s.
+ */
+const analysis_week *config_service_week(const config_service *s);
 
 /*
  * A nightly spread over worker processes (jobs/tasks.h): "workers":

@@ -359,7 +359,7 @@ int postdeploy_run(postdeploy_result *out, const job_env *env, const postdeploy_
 	}
 	for (size_t t = 0; t < (cs ? cs->ntypes : 1); t++) {
 		analysis_target tg = {svc.id, svc.name, cs ? cs->types[t] : "cpu", o->release,
-				      0, 0, NULL, NULL};
+				      0, 0, NULL, NULL, config_service_week(cs)};
 		analysis_cohort ch = {hosts.cohort, hosts.control};
 		if ((rc = analysis_add_cohort(&x->a, env->d, &tg, hosts.cohort ? &ch : NULL, true,
 					       err)) < 0)

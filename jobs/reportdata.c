@@ -1463,7 +1463,8 @@ int reportdata_diff(report *out, db *d, blob_store *bs, const config *cfg,
 		{
 			analysis_target t = {
 				tc[0].service_id, tc[0].service, tc[0].type, NULL, 0, 0,
-				bids.ptr,         tids.ptr};
+				bids.ptr, tids.ptr,
+				config_service_week(config_service_find(cfg, tc[0].service))};
 			if ((rc = analysis_add(&a, d, &t, false, err)) < 0 ||
 			    (rc = analysis_finish(&a, err)) < 0)
 				goto out;

@@ -28,7 +28,7 @@ int triage_reproduce(finding *out, bool *found, db *d, const finding *stored,
 	o.abs_margin = meta->abs_margin;
 	o.min_baseline = meta->min_baseline;
 	o.weekly = meta->weekly;
-	o.utc_offset_h = meta->utc_offset_h;
+	o.week = meta->week;
 	analysis_init(&a, &o);
 	if (!ids || !(base = json_dumps(json_object_get(ids, "baseline"), JSON_COMPACT)) ||
 	    !(cur = json_dumps(json_object_get(ids, "current"), JSON_COMPACT))) {
@@ -37,8 +37,9 @@ int triage_reproduce(finding *out, bool *found, db *d, const finding *stored,
 		goto out;
 	}
 	{
+		/* The stored week is the options': the target has none of its own. */
 		analysis_target t = {stored->service_id, stored->service, stored->type,
-				     stored->current_release, 0, 0, base, cur};
+				     stored->current_release, 0, 0, base, cur, NULL};
 		if ((rc = analysis_add(&a, d, &t, false, err)) < 0)
 			goto out;
 	}

@@ -131,6 +131,23 @@ bad '{"services": {"s": {"sources": [{"type": "pprof_http", "targets": ["h:1"], 
 	"services.s.sources[0].secnds: unknown key (did you mean 'seconds'?)" \
 	"a misspelt key of a source is named with the one meant"
 bad '{"reports": {"colour": "red"}}' "reports.colour: unknown key" "a key like none stays a plain unknown key"
+bad '{"analysis": {"weekend": "sat-tue"}}' "analysis.weekend: expected one to three days in a row" \
+	"a weekend of four days is refused"
+bad '{"analysis": {"weekend": "saturday"}}' "analysis.weekend: expected one to three days in a row" \
+	"a weekend day not by its first three letters is refused"
+bad '{"services": {"s": {"weekend": ["fri", "sat"]}}}' \
+	"services.s.weekend: expected one to three days in a row" "a service's weekend as a list is refused"
+bad '{"services": {"s": {"utc_offset_hours": 15}}}' \
+	"services.s.utc_offset_hours: expected a number from -12 to 14" \
+	"a service's clock beyond UTC+14 is refused"
+bad '{"services": {"s": {"utc_offset_hours": "+3"}}}' \
+	"services.s.utc_offset_hours: expected a number from -12 to 14" \
+	"a service's clock as text is refused"
+printf '{"analysis": {"weekend": "Fri-Sat", "utc_offset_hours": 4},
+ "services": {"s": {"weekend": "thu-fri"}, "t": {"utc_offset_hours": -5.5}}}\n' >"$T/week.json"
+run "$PROFREG_BIN" config check "$T/week.json"
+[ $RC -eq 0 ] && ok "weekends and clocks, the analysis' and each service's own, are valid" ||
+	not_ok "weekends" "rc=$RC $ERR"
 bad '{"reports": {"dir": ""}}' "reports.dir: expected a non-empty string" "an empty path is refused"
 # The configuration reference: written from the loader's own tables, so
 # docs/config.md is exactly what `config reference` prints.

@@ -287,7 +287,8 @@ static void test_the_engine_finds_a_doubled_function_and_nothing_in_a_null_servi
 	o.at_us = NIGHT_END;
 	analysis_init(&a, &o);
 	for (int i = 0; i < 2; i++) {
-		analysis_target t = {sid[i], i ? "good" : "bad", "cpu", "v2", 0, 0, NULL, NULL};
+		analysis_target t = {sid[i], i ? "good" : "bad", "cpu", "v2", 0, 0,
+				     NULL, NULL, NULL};
 		assert_int_equal(analysis_add(&a, f->t->db, &t, false, &err), 0);
 	}
 	assert_int_equal(analysis_finish(&a, &err), 0);
@@ -354,7 +355,7 @@ static void analyse_all(fx *f, analysis *a, const char *const *names, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		char q[128];
 		int64_t sid;
-		analysis_target t = {0, names[i], "cpu", "v2", 0, 0, NULL, NULL};
+		analysis_target t = {0, names[i], "cpu", "v2", 0, 0, NULL, NULL, NULL};
 
 		snprintf(q, sizeof(q), "select id from services where name = '%s'", names[i]);
 		t.service_id = sid = testdb_int(f->t, q);
@@ -853,7 +854,7 @@ static void test_a_renamed_function_travels_in_a_worker_part(void **state)
 	json_t *part = NULL;
 	pr_error err = PR_ERROR_INIT;
 	const finding *x, *y;
-	analysis_target t = {0, "slower", "cpu", "v2", 0, 0, NULL, NULL};
+	analysis_target t = {0, "slower", "cpu", "v2", 0, 0, NULL, NULL, NULL};
 
 	renamed_service(f, "slower", "store.(*Cache).parseKey", "store.(*Cache).parseCacheKey",
 			2, NULL, NULL);
@@ -873,6 +874,56 @@ static void test_a_renamed_function_travels_in_a_worker_part(void **state)
 	assert_non_null(y->renamed_from);
 	assert_string_equal(y->renamed_from, x->renamed_from);
 	assert_true(y->p_value == x->p_value && y->q_value == x->q_value);
+	analysis_release(&a);
+	analysis_release(&b);
+}
+
+/*
+ * A service's own week travels in a worker's part: the process that
+ * finishes the night judges and stores its findings on that week, not on
+ * its own options' (a worker's part without a week, from an older
+ * worker, is read on the options' week).
+ */
+static void test_a_service_s_own_week_travels_in_a_worker_part(void **state)
+{
+	fx *f = *state;
+	analysis_opts o;
+	analysis a, b;
+	analysis_week gulf = {3, 5, 2};
+	json_t *part = NULL, *older;
+	pr_error err = PR_ERROR_INIT;
+	analysis_target t = {0, "slower", "cpu", "v2", 0, 0, NULL, NULL, &gulf};
+	size_t i;
+	json_t *v;
+
+	renamed_service(f, "slower", "store.(*Cache).parseKey", "store.(*Cache).parseCacheKey",
+			2, NULL, NULL);
+	t.service_id = testdb_int(f->t, "select id from services where name = 'slower'");
+	analysis_opts_default(&o);
+	o.at_us = NIGHT_END;
+	analysis_init(&a, &o);
+	analysis_init(&b, &o);
+	assert_int_equal(analysis_add(&a, f->t->db, &t, false, &err), 0);
+	assert_int_equal(analysis_part_json(&part, &a), 0);
+	assert_int_equal(analysis_part_merge(&b, part, &err), 0);
+	assert_true(b.ntests > 0);
+	for (size_t k = 0; k < b.ntests; k++) {
+		assert_true(b.tests[k].week.utc_offset_h == 3);
+		assert_int_equal(b.tests[k].week.weekend_first, 5);
+		assert_int_equal(b.tests[k].week.weekend_days, 2);
+	}
+	analysis_release(&b);
+	/* An older worker's part: no week in its targets. */
+	older = json_deep_copy(part);
+	json_array_foreach(json_object_get(older, "targets"), i, v)
+		json_object_del(v, "week");
+	analysis_init(&b, &o);
+	assert_int_equal(analysis_part_merge(&b, older, &err), 0);
+	assert_true(b.ntests > 0);
+	assert_int_equal(b.tests[0].week.weekend_first, 6);
+	assert_int_equal(b.tests[0].week.weekend_days, 2);
+	json_decref(older);
+	json_decref(part);
 	analysis_release(&a);
 	analysis_release(&b);
 }
@@ -1185,6 +1236,7 @@ int main(void)
 		T(test_a_pair_summed_over_cut_captures_stays_unknown_where_neither_is_known),
 		T(test_only_one_gone_and_one_new_function_of_a_container_are_paired),
 		T(test_a_renamed_function_travels_in_a_worker_part),
+		T(test_a_service_s_own_week_travels_in_a_worker_part),
 		T(test_a_release_that_lost_its_symbols_is_not_judged),
 		T(test_a_release_of_empty_captures_is_skipped_as_such),
 		T(test_a_function_that_held_most_of_the_time_and_doubled_is_the_regression),

@@ -644,7 +644,7 @@ static void judge_opts(fx *f, analysis *a, const char *const *names, size_t n,
 	analysis_init(a, o);
 	for (size_t i = 0; i < n; i++) {
 		analysis_target t = {intf(f->t, "select id from services where name = '%s'",
-					  names[i]), names[i], "cpu", "v3", 0, 0, NULL, NULL};
+					  names[i]), names[i], "cpu", "v3", 0, 0, NULL, NULL, NULL};
 		if (analysis_add(a, f->t->db, &t, false, &err) < 0)
 			fail_msg("%s", err.msg);
 	}
@@ -745,34 +745,43 @@ static void test_a_sure_change_below_the_margin_is_not_a_finding(void **state)
 	analysis_release(&a);
 }
 
-/* work.hot's weight on the day of `at`: the weekend calls it 1.5 times as much. */
-static double weekend_hot(int64_t at)
+/*
+ * work.hot's weight on the day of `at` (UTC): days d1 and d2 (0 Sunday to
+ * 6 Saturday), the weekend, call it 1.5 times as much.
+ */
+static double weekend_hot(int64_t at, int d1, int d2)
 {
 	time_t sec = (time_t)(at / 1000000);
 	struct tm tm;
 
 	assert_non_null(gmtime_r(&sec, &tm));
-	return tm.tm_wday == 0 || tm.tm_wday == 6 ? 1.5 : 1;
+	return tm.tm_wday == d1 || tm.tm_wday == d2 ? 1.5 : 1;
 }
 
 /*
- * 14 days of v1, two captures a day, with work.hot 1.5 times as costly
- * on Saturdays and Sundays (about 13% of a capture against 9%), and 4
- * captures of v3 on the Sunday before NIGHT_END, work.hot `factor` times
- * as costly as any Sunday.
+ * 14 days of v1 before the night that ends at `end`, two captures a day,
+ * with work.hot 1.5 times as costly on days d1 and d2 (about 13% of a
+ * capture against 9%), and 4 captures of v3 in that night, work.hot
+ * `factor` times as costly as on any such day before.
  */
-static void weekly_case(fx *f, const char *name, double factor)
+static void week_case(fx *f, const char *name, double factor, int64_t end, int d1, int d2)
 {
 	testdb_execf(f->t, "insert into services (name, enabled) values ('%s', true)", name);
 	for (int day = 14; day >= 1; day--)
 		for (int h = 9; h >= 3; h -= 6) {
-			int64_t at = NIGHT_END - day * DAY - h * HOUR;
-			capture(f, name, "v1", at, weekend_hot(at), 1, 0.05);
+			int64_t at = end - day * DAY - h * HOUR;
+			capture(f, name, "v1", at, weekend_hot(at, d1, d2), 1, 0.05);
 		}
 	for (int k = 0; k < 4; k++) {
-		int64_t at = NIGHT_END - (20 - 4 * k) * HOUR;
-		capture(f, name, "v3", at, weekend_hot(at) * factor, 1, 0.05);
+		int64_t at = end - (20 - 4 * k) * HOUR;
+		capture(f, name, "v3", at, weekend_hot(at, d1, d2) * factor, 1, 0.05);
 	}
+}
+
+/* A Saturday-Sunday weekend, judged on the Sunday before NIGHT_END. */
+static void weekly_case(fx *f, const char *name, double factor)
+{
+	week_case(f, name, factor, NIGHT_END, 0, 6);
 }
 
 /*
@@ -877,6 +886,93 @@ static void test_a_finding_judged_with_its_week_is_reproduced_with_it(void **sta
 	assert_false(weekly);
 	/* Without the week, the baseline is its days' mix, mostly weekdays: lower. */
 	assert_true(without < with_week - 0.01);
+}
+
+/* f's configuration replaced by `text`, written to its folder. */
+static void reconfigure(fx *f, const char *text)
+{
+	char path[sizeof(f->dir) + 32];
+	pr_error err = PR_ERROR_INIT;
+	FILE *c;
+
+	snprintf(path, sizeof(path), "%s/again.json", f->dir);
+	assert_non_null(c = fopen(path, "w"));
+	fputs(text, c);
+	fclose(c);
+	config_release(&f->cfg);
+	if (config_load(&f->cfg, path, &err) < 0)
+		fail_msg("config: %s", err.msg);
+}
+
+/* analyze --all-services of release v3 at `at`, stored. */
+static void analyze_all(fx *f, int64_t at)
+{
+	analyze_opts o;
+	analyze_result r;
+	pr_error err = PR_ERROR_INIT;
+
+	memset(&o, 0, sizeof(o));
+	analysis_opts_default(&o.analysis);
+	o.analysis.at_us = at;
+	o.release = "v3";
+	o.selection = "test";
+	now_us = at;
+	if (analyze_run(&r, &f->env, &o, &err) < 0)
+		fail_msg("analyze: %s", err.msg);
+	analyze_result_release(&r);
+}
+
+/*
+ * A service whose weekend is Friday and Saturday, judged on a Friday:
+ * with its own weekend in the configuration (services.NAME.weekend) the
+ * release without a change raises nothing and a 1.4x slowdown on the same
+ * Friday is found, judged and stored on that week. Judged on the default
+ * Saturday-Sunday week instead, its Friday counts as a weekday, and the
+ * service without a change is a regression.
+ */
+static void test_a_service_s_own_weekend_is_the_one_judged(void **state)
+{
+	fx *f = *state;
+	const int64_t friday_night = NIGHT_END - 2 * DAY;
+	findings_meta meta;
+	double stored, again;
+	bool weekly;
+	int64_t id;
+
+	week_case(f, "gulf", 1, friday_night, 5, 6);
+	week_case(f, "gulf-slower", 1.4, friday_night, 5, 6);
+	reconfigure(f, "{\"services\": {\"gulf\": {\"weekend\": \"fri-sat\"},"
+		    " \"gulf-slower\": {\"weekend\": \"fri-sat\"}}}");
+	analyze_all(f, friday_night);
+	assert_int_equal(intf(f->t, "select count(*) from findings f join services s"
+			      " on s.id = f.service_id where s.name = 'gulf'"
+			      " and f.direction = 'regression'"), 0);
+	assert_int_equal(intf(f->t, "select count(*) from findings f join services s"
+			      " on s.id = f.service_id where s.name = 'gulf-slower'"
+			      " and f.function = 'work.hot' and f.direction = 'regression'"
+			      " and f.detail ->> 'weekend' = 'fri-sat'"
+			      " and (f.detail ->> 'week_adjusted')::boolean"), 1);
+	/* finding show reproduces it on the week it was judged on. */
+	id = intf(f->t, "select f.id from findings f join services s on s.id = f.service_id"
+		  " where s.name = 'gulf-slower' and f.function = 'work.hot'");
+	{
+		char q[128];
+		snprintf(q, sizeof(q), "select baseline_share from findings where id = %lld",
+			 (long long)id);
+		stored = strtod(testdb_text(f->t, q), NULL);
+	}
+	again = reproduced_base(f, id, &meta, &weekly);
+	assert_int_equal(meta.week.weekend_first, 5);
+	assert_int_equal(meta.week.weekend_days, 2);
+	assert_true(weekly);
+	assert_true(fabs(again - stored) <= 1e-9 * stored);
+
+	testdb_execf(f->t, "delete from findings");
+	reconfigure(f, "{\"services\": {\"gulf\": {}, \"gulf-slower\": {}}}");
+	analyze_all(f, friday_night);
+	assert_true(intf(f->t, "select count(*) from findings f join services s"
+			 " on s.id = f.service_id where s.name = 'gulf'"
+			 " and f.function = 'work.hot' and f.direction = 'regression'") > 0);
 }
 
 static void test_a_noisy_release_in_between_does_not_hide_a_regression(void **state)
@@ -1367,6 +1463,8 @@ int main(void)
 			test_a_weekend_is_judged_against_the_baseline_s_weekends, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_a_finding_judged_with_its_week_is_reproduced_with_it, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_service_s_own_weekend_is_the_one_judged,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_a_noisy_small_sample_function_is_weighed_by_its_sample_counts, setup,
 			teardown),
