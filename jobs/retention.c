@@ -426,47 +426,6 @@ static int sweep_queue(ret *r, pr_error *err)
 	}
 }
 
-/* Every blob of the store, collected by blob_store_list. */
-typedef struct blob_files {
-	blob_entry *v;
-	size_t n, cap;
-} blob_files;
-
-static int collect_blob(void *ud, const blob_entry *e, pr_error *err)
-{
-	blob_files *f = ud;
-
-	if (f->n == f->cap) {
-		size_t nc = f->cap ? f->cap * 2 : 256;
-		blob_entry *g = realloc(f->v, nc * sizeof(*g));
-		if (!g)
-			return oom(err);
-		f->v = g;
-		f->cap = nc;
-	}
-	f->v[f->n++] = *e;
-	return 0;
-}
-
-/*
- * Every blob of the store (a local folder walked, a bucket listed with
- * ListObjectsV2). *out is a new array the caller frees.
- */
-static int walk_store(blob_entry **out, size_t *n, blob_store *bs, pr_error *err)
-{
-	blob_files f = {NULL, 0, 0};
-	int rc = blob_store_list(bs, collect_blob, &f, err);
-
-	if (rc < 0) {
-		free(f.v);
-		f.v = NULL;
-		f.n = 0;
-	}
-	*out = f.v;
-	*n = f.n;
-	return rc;
-}
-
 /*
  * Which of `keys` (a text[] literal) no capture keeps its blob for: a
  * result of those keys.
@@ -483,61 +442,92 @@ static int unkept(db *d, PGresult **res, const char *keys, pr_error *err)
 }
 
 /*
+ * One chunk of old blobs of the store: those no capture keeps are
+ * deleted like queued ones (delete_dead: the exclusive lock on the key,
+ * the rows and the age checked again), or counted on a dry run.
+ */
+static int sweep_chunk(ret *r, const blob_entry *files, size_t n, int64_t grace, pr_error *err)
+{
+	PGresult *res = NULL;
+	buf lit = BUF_INIT;
+	char *keys[SWEEP_CHUNK], *dead[SWEEP_CHUNK];
+	int rc, nd;
+
+	for (size_t k = 0; k < n; k++)
+		keys[k] = (char *)files[k].key;
+	if (keys_literal(&lit, keys, n) < 0) {
+		rc = oom(err);
+		goto out;
+	}
+	if ((rc = unkept(r->d, &res, lit.ptr, err)) < 0)
+		goto out;
+	nd = db_rows(res);
+	if (!r->o.dry_run) {
+		for (int j = 0; j < nd; j++)
+			dead[j] = (char *)db_get_text(res, j, 0);
+		if (nd)
+			rc = delete_dead(r, dead, (size_t)nd, true, grace, err);
+		goto out;
+	}
+	for (int j = 0; j < nd; j++)
+		for (size_t x = 0; x < n; x++)
+			if (strcmp(files[x].key, db_get_text(res, j, 0)) == 0) {
+				r->res->orphans_deleted++;
+				r->res->orphan_bytes += files[x].size;
+				break;
+			}
+out:
+	db_result_free(res);
+	buf_release(&lit);
+	return rc;
+}
+
+/* The sweep's walk of the store: old blobs gathered a chunk at a time. */
+typedef struct sweep_walk {
+	ret *r;
+	int64_t now, grace;
+	size_t n;
+	blob_entry chunk[SWEEP_CHUNK];
+} sweep_walk;
+
+static int sweep_seen(void *ud, const blob_entry *e, pr_error *err)
+{
+	sweep_walk *w = ud;
+
+	if (w->now - e->mtime_us < w->grace)
+		return 0;
+	w->chunk[w->n++] = *e;
+	if (w->n < SWEEP_CHUNK)
+		return 0;
+	w->n = 0;
+	return sweep_chunk(w->r, w->chunk, SWEEP_CHUNK, w->grace, err);
+}
+
+/*
  * Blobs of the store (files of a local one, objects of a bucket) that no
  * capture keeps, older than the grace period. The walk and a first look
  * at the rows take no lock; each blob that looks dead is then deleted like
- * a queued one (delete_dead: the exclusive lock on its key, the rows and
- * its age checked again), so an ingest storing the same bytes right now
- * never loses the blob it is pointing its row at. A dry run only counts.
+ * a queued one, so an ingest storing the same bytes right now never loses
+ * the blob it is pointing its row at. A dry run only counts. The store is
+ * judged a chunk at a time as it is walked, so a bucket of millions of
+ * objects is never held in memory; deleting what the walk has passed
+ * leaves the rest of it as it was (a directory's entries not yet read, a
+ * listing's keys after its continuation token).
  */
 static int sweep_orphans(ret *r, pr_error *err)
 {
-	int64_t now = time_now_us();
-	int64_t grace = r->o.orphan_grace_us > 0 ? r->o.orphan_grace_us : RETENTION_ORPHAN_GRACE_US;
-	blob_entry *files = NULL;
-	size_t n = 0;
+	sweep_walk *w = calloc(1, sizeof(*w));
 	int rc;
 
-	if ((rc = walk_store(&files, &n, r->bs, err)) < 0)
-		return rc;
-	for (size_t i = 0; rc == 0 && i < n; i += SWEEP_CHUNK) {
-		PGresult *res = NULL;
-		buf lit = BUF_INIT;
-		char *keys[SWEEP_CHUNK];
-		size_t m = 0;
-
-		for (size_t k = i; k < n && k < i + SWEEP_CHUNK; k++)
-			if (now - files[k].mtime_us >= grace)
-				keys[m++] = files[k].key;
-		if (m == 0)
-			continue;
-		if (keys_literal(&lit, keys, m) < 0) {
-			rc = oom(err);
-			break;
-		}
-		if ((rc = unkept(r->d, &res, lit.ptr, err)) == 0 && !r->o.dry_run) {
-			char *dead[SWEEP_CHUNK];
-			int nd = db_rows(res);
-			for (int j = 0; j < nd; j++)
-				dead[j] = (char *)db_get_text(res, j, 0);
-			if (nd)
-				rc = delete_dead(r, dead, (size_t)nd, true, grace, err);
-		} else if (rc == 0) {
-			for (int j = 0; j < db_rows(res); j++) {
-				const char *k = db_get_text(res, j, 0);
-				for (size_t x = i; x < n && x < i + SWEEP_CHUNK; x++) {
-					if (strcmp(files[x].key, k) == 0) {
-						r->res->orphans_deleted++;
-						r->res->orphan_bytes += files[x].size;
-						break;
-					}
-				}
-			}
-		}
-		db_result_free(res);
-		buf_release(&lit);
-	}
-	free(files);
+	if (!w)
+		return oom(err);
+	w->r = r;
+	w->now = time_now_us();
+	w->grace = r->o.orphan_grace_us > 0 ? r->o.orphan_grace_us : RETENTION_ORPHAN_GRACE_US;
+	rc = blob_store_list(r->bs, sweep_seen, w, err);
+	if (rc == 0 && w->n)
+		rc = sweep_chunk(r, w->chunk, w->n, w->grace, err);
+	free(w);
 	return rc;
 }
 
@@ -1099,6 +1089,26 @@ static void add_u64(json_t *o, const char *k, uint64_t v)
 	json_object_set_new(o, k, json_integer(cur + (json_int_t)v));
 }
 
+/* What the store holds, counted as it is walked (kept: sorted keys captures keep). */
+typedef struct store_count {
+	char *const *kept;
+	size_t nkept;
+	uint64_t n, bytes, loose, loose_bytes;
+} store_count;
+
+static int count_stored(void *ud, const blob_entry *e, pr_error *err)
+{
+	store_count *c = ud;
+	const char *k = e->key;
+
+	(void)err;
+	c->n++;
+	c->bytes += e->size;
+	if (!bsearch(&k, c->kept, c->nkept, sizeof(*c->kept), key_cmp))
+		c->loose++, c->loose_bytes += e->size;
+	return 0;
+}
+
 /* The group object o[name] (created with zeroed counters). */
 static json_t *group(json_t *o, const char *name)
 {
@@ -1134,9 +1144,8 @@ int retention_storage(json_t **out, db *d, blob_store *bs, const config *cfg, pr
 		" where p.blob_deleted_at is null order by 3";
 	PGresult *res = NULL;
 	json_t *doc = NULL, *tiers, *services, *total;
-	blob_entry *files = NULL;
 	char **kept = NULL;
-	size_t nfiles = 0, nkept = 0;
+	size_t nkept = 0;
 	uint64_t kept_bytes = 0, missing = 0;
 	bool local = strcmp(blob_store_kind(bs), "dir") == 0;
 	const char *described = blob_store_describe(bs);
@@ -1203,17 +1212,13 @@ int retention_storage(json_t **out, db *d, blob_store *bs, const config *cfg, pr
 	json_object_set_new(total, "missing_blobs", json_integer((json_int_t)missing));
 	{
 		/* What the store holds: a local folder's files, a bucket's objects. */
-		uint64_t stored = 0, loose = 0, nloose = 0, tfiles = 0, tbytes = 0;
+		store_count sc = {kept, nkept, 0, 0, 0, 0};
+		uint64_t tfiles = 0, tbytes = 0, nfiles, stored, loose, nloose;
 		json_t *where;
-		if ((rc = walk_store(&files, &nfiles, bs, err)) < 0 ||
+		if ((rc = blob_store_list(bs, count_stored, &sc, err)) < 0 ||
 		    (rc = blob_store_temps(bs, &tfiles, &tbytes, err)) < 0)
 			goto out;
-		for (size_t i = 0; i < nfiles; i++) {
-			char *k = files[i].key;
-			stored += files[i].size;
-			if (!bsearch(&k, kept, nkept, sizeof(*kept), key_cmp))
-				loose += files[i].size, nloose++;
-		}
+		nfiles = sc.n, stored = sc.bytes, loose = sc.loose_bytes, nloose = sc.loose;
 		if (local)
 			where = json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I}", "store",
 					  strncmp(described, "dir:", 4) == 0 ? described + 4
@@ -1244,7 +1249,6 @@ int retention_storage(json_t **out, db *d, blob_store *bs, const config *cfg, pr
 out:
 	db_result_free(res);
 	free(kept);
-	free(files);
 	json_decref(doc);
 	return rc;
 }

@@ -462,6 +462,62 @@ static void test_the_orphan_sweep_never_deletes_a_blob_an_ingest_is_pointing_a_r
 }
 
 /*
+ * The sweep judges the store a chunk at a time as it walks it (so that a
+ * bucket of millions of objects is never held in memory), deleting
+ * behind the walk: over a store of several chunks, with blobs rows keep
+ * and young orphans among the old ones, a dry run counts every old
+ * orphan and deletes nothing, and the run deletes every old orphan and
+ * nothing else.
+ */
+static void test_the_orphan_sweep_over_a_store_of_many_chunks_deletes_every_orphan_alone(
+	void **state)
+{
+	enum { OLD = 1234, KEPT = 300, YOUNG = 7 };
+	fx *f = *state;
+	static char old[OLD][BLOB_KEY_HEX + 1], kept[KEPT][BLOB_KEY_HEX + 1],
+		young[YOUNG][BLOB_KEY_HEX + 1];
+	pr_error err = PR_ERROR_INIT;
+	retention_result r;
+	retention_opts o = {AT, true, 0};
+	char bytes[64];
+	size_t left = 0;
+
+	for (int i = 0; i < OLD; i++) {
+		snprintf(bytes, sizeof(bytes), "an orphan, number %d", i);
+		orphan(f, bytes, old[i]);
+	}
+	for (int i = 0; i < KEPT; i++) {
+		snprintf(bytes, sizeof(bytes), "a blob a capture keeps, number %d", i);
+		orphan(f, bytes, kept[i]);
+		testdb_execf(f->t, "insert into profiles (service_id, profile_type, release,"
+			     " captured_at, value_type, value_unit, total_value, sample_count,"
+			     " blob_key, format) values (%lld, 'cpu', 'r1', now(), 'samples',"
+			     " 'count', 1, 1, '%s', 'folded')", (long long)f->sid, kept[i]);
+	}
+	for (int i = 0; i < YOUNG; i++) {
+		snprintf(bytes, sizeof(bytes), "a young orphan, number %d", i);
+		assert_int_equal(blob_put(f->bs, young[i], bytes, strlen(bytes), NULL, &err), 0);
+	}
+	if (retention_run(&r, f->t->db, f->bs, &f->cfg, &o, &err) < 0)
+		fail_msg("retention_run --dry-run: %s", err.msg);
+	assert_int_equal(r.orphans_deleted, OLD);
+	for (int i = 0; i < OLD; i++)
+		left += blob_there(f, old[i]);
+	assert_int_equal(left, OLD);
+
+	assert_int_equal(run(f, &r), 0);
+	assert_int_equal(r.orphans_deleted, OLD);
+	left = 0;
+	for (int i = 0; i < OLD; i++)
+		left += blob_there(f, old[i]);
+	assert_int_equal(left, 0);
+	for (int i = 0; i < KEPT; i++)
+		assert_true(blob_there(f, kept[i]));
+	for (int i = 0; i < YOUNG; i++)
+		assert_true(blob_there(f, young[i]));
+}
+
+/*
  * Once the summary captures are gone, the row budget stops: hot captures
  * it cannot cut (summary_top 0 keeps every row) are never deleted, and the
  * result says where the rows that are left are.
@@ -698,6 +754,9 @@ int main(void)
 			teardown),
 		cmocka_unit_test_setup_teardown(
 			test_the_orphan_sweep_never_deletes_a_blob_an_ingest_is_pointing_a_row_at,
+			setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_the_orphan_sweep_over_a_store_of_many_chunks_deletes_every_orphan_alone,
 			setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_the_row_budget_never_deletes_hot_captures_and_says_what_is_left, setup,
