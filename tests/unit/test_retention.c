@@ -469,8 +469,7 @@ static void test_the_orphan_sweep_never_deletes_a_blob_an_ingest_is_pointing_a_r
  * orphan and deletes nothing, and the run deletes every old orphan and
  * nothing else.
  */
-static void test_the_orphan_sweep_over_a_store_of_many_chunks_deletes_every_orphan_alone(
-	void **state)
+static void test_a_sweep_of_many_chunks_deletes_every_orphan_and_nothing_else(void **state)
 {
 	enum { OLD = 1234, KEPT = 300, YOUNG = 7 };
 	fx *f = *state;
@@ -756,7 +755,7 @@ int main(void)
 			test_the_orphan_sweep_never_deletes_a_blob_an_ingest_is_pointing_a_row_at,
 			setup, teardown),
 		cmocka_unit_test_setup_teardown(
-			test_the_orphan_sweep_over_a_store_of_many_chunks_deletes_every_orphan_alone,
+			test_a_sweep_of_many_chunks_deletes_every_orphan_and_nothing_else,
 			setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_the_row_budget_never_deletes_hot_captures_and_says_what_is_left, setup,
