@@ -394,6 +394,9 @@ static const field workers_keys[] = {
 	 .doc = "a task's lease is renewed no longer than this"},
 	{K_BOOL("coordinator_works", config, workers.coordinator_works),
 	 .doc = "the nightly works tasks itself while it waits"},
+	{K_INT("reconnect_s", 0, 86400, config, workers.reconnect_s),
+	 .doc = "a worker the database dropped (a restart, a failover) connects again for "
+		"this long before it exits (0: it exits at once)"},
 	END,
 };
 
@@ -1981,6 +1984,7 @@ static void defaults(config *c)
 	c->workers.poll_ms = 500;
 	c->workers.task_timeout_s = 3600;
 	c->workers.coordinator_works = true;
+	c->workers.reconnect_s = 300;
 	c->paging.min_severity = STATS_SEV_HIGH;
 	c->paging.max_attempts = 5;
 	c->paging.connect_timeout_ms = 3000;

@@ -355,7 +355,7 @@ const analysis_week *config_service_week(const config_service *s);
 /*
  * A nightly spread over worker processes (jobs/tasks.h): "workers":
  * {"enabled": true, "lease_s": 60, "max_attempts": 3, "poll_ms": 500,
- * "task_timeout_s": 3600, "coordinator_works": true}.
+ * "task_timeout_s": 3600, "coordinator_works": true, "reconnect_s": 300}.
  */
 typedef struct config_workers {
 	bool enabled;               /* nightly queues tasks (also: nightly --workers) */
@@ -364,6 +364,7 @@ typedef struct config_workers {
 	uint32_t poll_ms;           /* how often an idle worker or the coordinator looks (500) */
 	uint32_t task_timeout_s;    /* a task is renewed no longer than this (3600) */
 	bool coordinator_works;     /* the nightly works tasks while it waits (true) */
+	uint32_t reconnect_s;       /* a worker the database dropped tries again this long (300) */
 } config_workers;
 
 /*

@@ -398,8 +398,15 @@ static void *keeper_main(void *arg)
 		{
 			pr_error e = PR_ERROR_INIT;
 			bool kept = true;
-			/* A failed renewal is retried at the next step; the lease has two more. */
+			/*
+			 * A failed renewal is retried at the next step; the lease has
+			 * two more. The keeper's connection is its own while the task
+			 * runs, idle between tasks: one the server dropped meanwhile (a
+			 * restart, a failover) is found here, and mended at once.
+			 */
 			int rc = tasks_renew(k->d, k->id, k->worker, k->lease_s, &kept, &e);
+			if (rc < 0 && !db_connected(k->d) && db_reconnect(k->d, &e) == 0)
+				rc = tasks_renew(k->d, k->id, k->worker, k->lease_s, &kept, &e);
 			if (rc == 0 && !kept) {
 				pthread_mutex_lock(&k->mu);
 				k->lost = true;

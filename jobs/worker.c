@@ -5,6 +5,7 @@
 #include "jobs/worker.h"
 #include "common/timeutil.h"
 #include "jobs/nightly.h"
+#include "pipeline/db.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,51 @@ static void idle(const worker_opts *o, double secs)
 	}
 }
 
+/* Both connections are up again (a connection that never went is left as it is). */
+static int reconnect(const job_env *env, const worker_opts *o, pr_error *err)
+{
+	int rc = db_reconnect(env->d, err);
+
+	if (rc == 0 && o->w.lease_db)
+		rc = db_reconnect(o->w.lease_db, err);
+	return rc;
+}
+
+/*
+ * After `why`: 0 when the database dropped the worker and took it back
+ * within o->reconnect_s (or the worker was told to stop meanwhile), else
+ * why's code with why in err, or the last attempt's reason when the
+ * database stayed away.
+ */
+static int wait_for_db(worker_result *out, const job_env *env, const worker_opts *o,
+		       const pr_error *why, pr_error *err)
+{
+	double t0 = time_mono(), pause = 0.5;
+	pr_error e = PR_ERROR_INIT;
+
+	if (o->reconnect_s <= 0 || (db_connected(env->d) &&
+				    (!o->w.lease_db || db_connected(o->w.lease_db))))
+		return pr_error_set(err, why->code, "%s", why->msg);
+	if (o->on_db)
+		o->on_db(why, false, 0, o->ctx);
+	for (;;) {
+		idle(o, pause);
+		if (stopping(o))
+			return 0;
+		pr_error_clear(&e);
+		if (reconnect(env, o, &e) == 0) {
+			out->reconnects++;
+			if (o->on_db)
+				o->on_db(NULL, true, time_mono() - t0, o->ctx);
+			return 0;
+		}
+		if (time_mono() - t0 >= o->reconnect_s)
+			return pr_error_set(err, e.code, "%s (for %.0f s, since: %s)", e.msg,
+					    time_mono() - t0, why->msg);
+		pause = pause * 2 > 5 ? 5 : pause * 2;
+	}
+}
+
 int worker_run(worker_result *out, const job_env *env, const worker_opts *o, pr_error *err)
 {
 	tasks_worker w = o->w;
@@ -49,9 +95,14 @@ int worker_run(worker_result *out, const job_env *env, const worker_opts *o, pr_
 	w.hold_s = test_hold();
 	while (!stopping(o)) {
 		tasks_worked t;
-		if ((rc = tasks_work_one(&t, env, &w, 0, TASKS_KIND_NIGHTLY, nightly_task_run,
-					 err)) < 0)
-			break;
+		pr_error why = PR_ERROR_INIT;
+		if (tasks_work_one(&t, env, &w, 0, TASKS_KIND_NIGHTLY, nightly_task_run, &why) <
+		    0) {
+			if ((rc = wait_for_db(out, env, o, &why, err)) < 0)
+				break;
+			idle_since = time_mono();
+			continue;
+		}
 		if (!t.claimed) {
 			if (o->once ||
 			    (o->idle_exit_s > 0 && time_mono() - idle_since >= o->idle_exit_s))

@@ -28,15 +28,27 @@ typedef struct worker_opts {
 	double idle_exit_s;         /* return after this long with nothing to claim (0: never) */
 	double poll_s;              /* how often to look when idle */
 	void (*on_task)(const tasks_worked *t, void *ctx); /* after each task (may be NULL) */
+	double reconnect_s;         /* the database dropped the worker: connect again for
+				     * this long before giving up (0: give up at once) */
+	/* The database lost (why set, back false) and back again (why NULL, back true). */
+	void (*on_db)(const pr_error *why, bool back, double waited_s, void *ctx);
 	void *ctx;
 } worker_opts;
 
 typedef struct worker_result {
 	size_t done, failed, released, lost;
+	size_t reconnects;          /* times the database came back after dropping it */
 	bool stopped;               /* it ended on *stop */
 } worker_result;
 
-/* Work tasks until one of the ends above. Only the database failing is an error. */
+/*
+ * Work tasks until one of the ends above. Only the database failing is an
+ * error: one that drops the worker's connections (a restart, a failover)
+ * is waited for, up to o->reconnect_s, connecting again with pauses of
+ * half a second growing to five; a task begun when it went is the
+ * lease's to hand on (tasks.h). A database that answers with an error is
+ * an error at once.
+ */
 int worker_run(worker_result *out, const job_env *env, const worker_opts *o, pr_error *err);
 
 #endif

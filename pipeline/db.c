@@ -551,6 +551,11 @@ int db_reconnect(db *d, pr_error *err)
 	return run_plain(d, err, SESSION_SQL, "cannot set up the session");
 }
 
+bool db_connected(const db *d)
+{
+	return d && d->conn && PQstatus(d->conn) == CONNECTION_OK;
+}
+
 void db_close(db *d)
 {
 	if (!d)

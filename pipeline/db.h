@@ -47,6 +47,9 @@ void db_close(db *d);
  */
 int db_reconnect(db *d, pr_error *err);
 
+/* False once the server has dropped the connection (db_reconnect mends it). */
+bool db_connected(const db *d);
+
 /*
  * Apply every migration the binary carries (pipeline/migrate.h) that the
  * database lacks, in order, each in its own transaction under an

@@ -43,6 +43,16 @@ static void print_task(const tasks_worked *t, void *arg)
 	fflush(stdout);
 }
 
+static void print_db(const pr_error *why, bool back, double waited_s, void *arg)
+{
+	const cli_ctx *ctx = arg;
+
+	if (back)
+		cli_warn(ctx, "connected to the database again after %.1f s", waited_s);
+	else
+		cli_warn(ctx, "lost the database, connecting again: %s", why->msg);
+}
+
 int cmd_worker(cli_ctx *ctx, int argc, char **argv)
 {
 	static const cli_option opts[] = {
@@ -59,8 +69,9 @@ int cmd_worker(cli_ctx *ctx, int argc, char **argv)
 		"at a time from the shared database (collect, ingest, analyse), keep its\n"
 		"lease while working, record the result for the coordinating nightly.\n"
 		"Use the coordinator's configuration file, database and blob store.\n"
-		"SIGTERM or SIGINT: finish the task begun, then exit 0. Exit 3 when the\n"
-		"database fails.";
+		"SIGTERM or SIGINT: finish the task begun, then exit 0. A database that\n"
+		"drops the worker (a restart, a failover) is connected to again for up to\n"
+		"workers.reconnect_s seconds (300); exit 3 when it stays away or fails.";
 	pr_error err = PR_ERROR_INIT;
 	cli_parser *p = NULL;
 	config cfg;
@@ -119,6 +130,8 @@ int cmd_worker(cli_ctx *ctx, int argc, char **argv)
 	o.idle_exit_s = (double)idle;
 	o.poll_s = cfg.workers.poll_ms / 1000.0;
 	o.on_task = print_task;
+	o.reconnect_s = cfg.workers.reconnect_s;
+	o.on_db = print_db;
 	o.ctx = ctx;
 	{
 		job_env env = {&cfg, d, bs, ctx->home, NULL};
@@ -126,8 +139,10 @@ int cmd_worker(cli_ctx *ctx, int argc, char **argv)
 			goto fail;
 	}
 	if (!ctx->quiet)
-		printf("worker %s: %zu done, %zu failed, %zu given back, %zu lost%s\n", id, r.done,
-		       r.failed, r.released, r.lost, r.stopped ? " (stopped)" : "");
+		printf("worker %s: %zu done, %zu failed, %zu given back, %zu lost%s%s\n", id,
+		       r.done, r.failed, r.released, r.lost,
+		       r.reconnects ? ", the database lost and found again" : "",
+		       r.stopped ? " (stopped)" : "");
 	status = EXIT_OK;
 	goto out;
 fail:

@@ -6,8 +6,9 @@
 # stopped with SIGTERM while holding one; the killed worker's task is
 # claimed again once its lease runs out, the findings equal the single
 # process's exactly, and each page is sent once. Then a coordinator with
-# no worker running works every task itself, and the tasks of a
-# coordinator killed mid-run are left alone until the next night.
+# no worker running works every task itself, the tasks of a
+# coordinator killed mid-run are left alone until the next night, and a
+# worker the database drops connects again and keeps its leases.
 . "$(dirname "$0")/lib.sh"
 BUILD=${BUILD:-build}
 PD_SERVER=${PD_SERVER:-$BUILD/servers/pd_server}
@@ -209,6 +210,66 @@ run pr --config "$T/orphan-self.json" nightly --at "$at" --workers
 [ $RC -eq 0 ] && [ "$(sql "select string_agg(status, ',' order by id) from runs where kind = 'nightly'")" = "interrupted,ok" ] &&
 	ok "the next coordinated nightly marks it interrupted and does the night" ||
 	not_ok "after orphan" "rc=$RC $ERR $(sql "select id, status from runs")"
+
+# --- the database drops the workers -----------------------------------------------
+# One waits for it and works the next night, its first task held past its
+# lease, which is renewed on the keeper's connection the server dropped
+# while the worker was idle: a second worker, idle by then, must find no
+# lease run out to claim. One told not to wait exits 3.
+fresh_db cli_workers_lost
+cfg "$T/lost.json" false
+jq '.workers.reconnect_s = 0' "$T/lost.json" >"$T/gone.json"
+while read -r s; do pr --quiet service add "$s" && pr --quiet service enable "$s"; done <"$T/fleet/services.txt"
+P=("$PROFREG_BIN" --db "$DB" --home "$HOME_DIR" --config "$T/lost.json")
+backends() {
+	sql "select count(*) from pg_stat_activity where datname = current_database()
+		and application_name = any(string_to_array('$1', ','))"
+}
+PGAPPNAME=profreg-lost PROFREG_TEST_WORKER_HOLD_S=2.6 "${P[@]}" worker --id lost --idle-exit 60 \
+	>"$T/lost.out" 2>"$T/lost.err" &
+L=$!
+PGAPPNAME=profreg-gone "$PROFREG_BIN" --db "$DB" --home "$HOME_DIR" --config "$T/gone.json" \
+	worker --id gone --idle-exit 60 >"$T/gone.out" 2>"$T/gone.err" &
+G=$!
+PIDS="$PIDS $L $G"
+for _ in $(seq 200); do [ "$(backends profreg-lost,profreg-gone)" = 4 ] && break; sleep 0.05; done
+sql "select count(pg_terminate_backend(pid)) from pg_stat_activity
+	where application_name in ('profreg-lost', 'profreg-gone')" >/dev/null
+for _ in $(seq 100); do kill -0 "$G" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$G" 2>/dev/null && kill -9 "$G"
+wait "$G"
+rcG=$?
+[ $rcG -eq 3 ] && [ "$(grep -c . "$T/gone.err")" = 1 ] &&
+	ok "a worker told not to wait (reconnect_s 0) exits 3 when the database drops it" ||
+	not_ok "reconnect_s 0" "rc=$rcG $(cat "$T/gone.err")"
+for _ in $(seq 200); do grep -q "connected to the database again" "$T/lost.err" && break; sleep 0.05; done
+grep -q "lost the database, connecting again" "$T/lost.err" &&
+	grep -q "connected to the database again after" "$T/lost.err" &&
+	ok "a worker the database dropped says so and connects again" || not_ok "reconnect" "$(cat "$T/lost.err")"
+"${P[@]}" nightly --at "$at" --workers --json >"$T/lost-night.out" 2>"$T/lost-night.err" &
+N=$!
+PIDS="$PIDS $N"
+for _ in $(seq 200); do
+	[ "$(sql "select count(*) from tasks where state = 'leased' and worker = 'lost'")" = 1 ] && break
+	sleep 0.05
+done
+"${P[@]}" worker --id other --idle-exit 5 >"$T/other.out" 2>&1 &
+O=$!
+PIDS="$PIDS $O"
+for _ in $(seq 600); do kill -0 "$N" 2>/dev/null || break; sleep 0.1; done
+wait "$N"
+rcN=$?
+wait "$O"
+[ $rcN -eq 0 ] && [ "$(sql "select count(*) from tasks where state = 'done'")" = 6 ] &&
+	[ "$(sql "select count(*) from tasks where attempts > 1")" = 0 ] &&
+	[ "$(sql "select count(*) from tasks where worker = 'lost'")" -ge 1 ] &&
+	ok "and works the next night's tasks, keeping each lease it holds past its length" ||
+	not_ok "after reconnect" "rc=$rcN $(cat "$T/lost-night.err") $(sql "select id, state, worker, attempts from tasks")"
+kill -TERM "$L"
+wait "$L"
+rcL=$?
+[ $rcL -eq 0 ] && grep -q "0 lost, the database lost and found again" "$T/lost.out" &&
+	ok "its summary counts the lost database, and no task lost" || not_ok "summary" "rc=$rcL $(cat "$T/lost.out")"
 
 # --- usage -------------------------------------------------------------------------
 run pr worker --idle-exit 0
