@@ -49,10 +49,15 @@ static int print_list(const cli_ctx *ctx, const json_t *pages)
 		const char *error = json_string_value(json_object_get(pg, "last_error"));
 		const char *svc = json_string_value(json_object_get(pg, "service"));
 		const char *fn = json_string_value(json_object_get(pg, "function"));
+		const char *state = json_string_value(json_object_get(pg, "state"));
 		json_int_t fid = json_integer_value(json_object_get(pg, "finding_id"));
 		table_addf(t, "%" JSON_INTEGER_FORMAT,
 			   json_integer_value(json_object_get(pg, "id")));
-		table_add(t, json_string_value(json_object_get(pg, "state")));
+		/* A page of a finding that closed, its key paged again for a later one. */
+		if (json_object_get(pg, "retired_at"))
+			table_addf(t, "%s, set aside", state);
+		else
+			table_add(t, state);
 		table_add(t, json_string_value(json_object_get(pg, "event")));
 		table_add(t, json_string_value(json_object_get(pg, "target")));
 		if (fid)

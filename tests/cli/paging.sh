@@ -240,6 +240,9 @@ prc nightly --at "$at"
 	ok "the regression resolved by hand and found again pages again; its first page is kept" ||
 	not_ok "paged again" "$(cat "$LOG")" "$(sql "select id, finding_id, event, status, retired_at from pages")"
 [[ $ERR == *"paging: 1 page not delivered"*"1 failed page of open findings"* ]] && ok "the nightly names the failed page of an open finding" || not_ok "nightly warning" "$ERR"
+prc page list
+[ "$(grep -c "sent, set aside" <<<"$OUT")" = 2 ] && ok "page list shows the first finding's two pages as set aside" ||
+	not_ok "set aside in page list" "$OUT"
 [ "$(sql "select count(*) from pages where event = 'trigger' and status = 'sent' and id <> $one")" = "$(sql "select count(*) from pages where event = 'trigger' and id <> $one")" ] && ok "the delivered pages were not sent again" || not_ok "sent untouched"
 start_pd "202"
 cfg
