@@ -73,8 +73,8 @@ int analysis_weekend_parse(analysis_week *out, const char *text)
 			return -1;
 		last = first;
 	} else if ((first = day_of(text, (size_t)(dash - text))) < 0 ||
-		   (last = day_of(dash + 1, strlen(dash + 1))) < 0) {
-		return -1;
+		   (last = day_of(dash + 1, strlen(dash + 1))) < 0 || last == first) {
+		return -1; /* a range names two days: one day is named alone */
 	}
 	days = (last - first + 7) % 7 + 1;
 	if (days > 3)
@@ -1131,8 +1131,8 @@ static int *group_ids(const capture_set *cs)
  * The part of the week each capture of a set was taken in, on the
  * service's clock (w): WEEK_END from noon of the weekend's first day to
  * noon of its last, WEEK_EDGE within 12 hours of the weekend's start or
- * end (6 hours for a weekend of one day, which would otherwise be all
- * edge), WEEK_DAY the rest. Where a service's day starts is often not
+ * end, WEEK_DAY the rest. A weekend of one day, which would be all edge,
+ * has edges of 6 hours and its core from 06:00 to 18:00. Where a service's day starts is often not
  * known exactly (a weekend that starts on Friday evening, a clock set
  * for services in several zones): a capture near the edge may be either,
  * and taken for the wrong one it is adjusted by the whole weekend's
@@ -3436,7 +3436,6 @@ static json_t *part_ints(const int *v, size_t n)
 	return arr;
 }
 
-
 /* A target's week as a part carries it. */
 static json_t *part_week(const analysis_week *w)
 {
@@ -3623,8 +3622,8 @@ static int part_read_week(analysis_week *out, const json_t *target, const analys
 		return 0;
 	if (!part_get_num(&out->utc_offset_h, w, "utc_offset_h") ||
 	    !part_get_int(&first, w, "weekend_first") || !part_get_int(&days, w, "weekend_days") ||
-	    first < 0 || first > 6 || days < 1 || days > 3 || out->utc_offset_h < -12 ||
-	    out->utc_offset_h > 14)
+	    first < 0 || first > 6 || days < 1 || days > 3 ||
+	    !(out->utc_offset_h >= -12 && out->utc_offset_h <= 14))
 		return part_bad(err, "target week");
 	out->weekend_first = (int)first;
 	out->weekend_days = (int)days;

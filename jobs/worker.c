@@ -52,12 +52,14 @@ static int reconnect(const job_env *env, const worker_opts *o, pr_error *err)
 
 /*
  * After `why`: 0 when the database dropped the worker and took it back
- * within o->reconnect_s (or the worker was told to stop meanwhile), else
- * why's code with why in err, or the last attempt's reason when the
- * database stayed away.
+ * within o->reconnect_s of the worker's last call that got through (so
+ * a database that takes every session and drops it again is waited for
+ * no longer than one that stays away), or the worker was told to stop
+ * meanwhile; else why's code with why in err, or the last attempt's
+ * reason when the database stayed away.
  */
 static int wait_for_db(worker_result *out, const job_env *env, const worker_opts *o,
-		       const pr_error *why, pr_error *err)
+		       double since, const pr_error *why, pr_error *err)
 {
 	double t0 = time_mono(), pause = 0.5;
 	pr_error e = PR_ERROR_INIT;
@@ -72,13 +74,16 @@ static int wait_for_db(worker_result *out, const job_env *env, const worker_opts
 		if (stopping(o))
 			return 0;
 		pr_error_clear(&e);
-		if (reconnect(env, o, &e) == 0) {
+		if (reconnect(env, o, &e) == 0 && time_mono() - since < o->reconnect_s) {
 			out->reconnects++;
 			if (o->on_db)
 				o->on_db(NULL, true, time_mono() - t0, o->ctx);
 			return 0;
 		}
-		if (time_mono() - t0 >= o->reconnect_s)
+		if (!e.code)
+			return pr_error_set(err, why->code, "%s (and again after each new session "
+					    "for %.0f s)", why->msg, time_mono() - since);
+		if (time_mono() - since >= o->reconnect_s)
 			return pr_error_set(err, e.code, "%s (for %.0f s, since: %s)", e.msg,
 					    time_mono() - t0, why->msg);
 		pause = pause * 2 > 5 ? 5 : pause * 2;
@@ -88,7 +93,7 @@ static int wait_for_db(worker_result *out, const job_env *env, const worker_opts
 int worker_run(worker_result *out, const job_env *env, const worker_opts *o, pr_error *err)
 {
 	tasks_worker w = o->w;
-	double idle_since = time_mono();
+	double idle_since = time_mono(), last_ok = idle_since;
 	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -98,11 +103,12 @@ int worker_run(worker_result *out, const job_env *env, const worker_opts *o, pr_
 		pr_error why = PR_ERROR_INIT;
 		if (tasks_work_one(&t, env, &w, 0, TASKS_KIND_NIGHTLY, nightly_task_run, &why) <
 		    0) {
-			if ((rc = wait_for_db(out, env, o, &why, err)) < 0)
+			if ((rc = wait_for_db(out, env, o, last_ok, &why, err)) < 0)
 				break;
 			idle_since = time_mono();
 			continue;
 		}
+		last_ok = time_mono();
 		if (!t.claimed) {
 			if (o->once ||
 			    (o->idle_exit_s > 0 && time_mono() - idle_since >= o->idle_exit_s))

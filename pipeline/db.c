@@ -62,6 +62,8 @@ struct db {
 	int vectors_rls;       /* row security applies to profile_vectors: 0 unknown, 1 no, 2 yes */
 	db_stmt stmts[DB_STMTS]; /* named profreg_s<i> on the server */
 	size_t nstmts;
+	db_session_fn on_session; /* set up a new session again after db_reconnect */
+	void *on_session_ctx;
 };
 
 /* ---- errors ---------------------------------------------------------- */
@@ -536,6 +538,7 @@ static void forget_stmts(db *d)
 int db_reconnect(db *d, pr_error *err)
 {
 	char line[512];
+	int rc;
 
 	if (PQstatus(d->conn) == CONNECTION_OK)
 		return 0;
@@ -548,7 +551,15 @@ int db_reconnect(db *d, pr_error *err)
 		return pr_error_set(err, PR_EDB, "cannot connect to the database: %s", line);
 	}
 	PQsetNoticeProcessor(d->conn, drop_notice, NULL);
-	return run_plain(d, err, SESSION_SQL, "cannot set up the session");
+	if ((rc = run_plain(d, err, SESSION_SQL, "cannot set up the session")) < 0)
+		return rc;
+	return d->on_session ? d->on_session(d, d->on_session_ctx, err) : 0;
+}
+
+void db_on_session(db *d, db_session_fn fn, void *ctx)
+{
+	d->on_session = fn;
+	d->on_session_ctx = ctx;
 }
 
 bool db_connected(const db *d)

@@ -47,6 +47,15 @@ void db_close(db *d);
  */
 int db_reconnect(db *d, pr_error *err);
 
+/*
+ * What a caller set on the session beyond db_open's (session settings
+ * such as the audit log's tags) is gone with it: fn(d, ctx) is run again
+ * on each new session db_reconnect makes, and its failure is
+ * db_reconnect's. ctx must outlive d (or the next db_on_session).
+ */
+typedef int (*db_session_fn)(db *d, void *ctx, pr_error *err);
+void db_on_session(db *d, db_session_fn fn, void *ctx);
+
 /* False once the server has dropped the connection (db_reconnect mends it). */
 bool db_connected(const db *d);
 

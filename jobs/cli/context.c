@@ -21,6 +21,12 @@
  * neither fails, so a typo in --home or --db never makes a new, empty
  * world that analyses nothing and reports success.
  */
+/* db_session_fn: a new session of the command's tagged as db_open's was. */
+static int tag_session(db *d, void *prog, pr_error *err)
+{
+	return access_session(d, prog, err);
+}
+
 static int open_db(cli_ctx *ctx, db **out, bool setup, pr_error *err)
 {
 	pr_error rerr = PR_ERROR_INIT;
@@ -70,9 +76,13 @@ static int open_db(cli_ctx *ctx, db **out, bool setup, pr_error *err)
 	/* A schema that is current, the common case, costs that one query. */
 	if (!current && (rc = db_migrate(*out, &applied, err)) < 0)
 		goto out;
-	/* Audit rows the database writes name the command, the OS user and the host. */
+	/*
+	 * Audit rows the database writes name the command, the OS user and
+	 * the host: on every session, the ones a reconnect makes too.
+	 */
 	if ((rc = access_session(*out, ctx->prog, err)) < 0)
 		goto out;
+	db_on_session(*out, tag_session, (void *)ctx->prog);
 	if (applied && !ctx->quiet)
 		fprintf(stderr, "profreg: applied %d database migration%s\n", applied,
 			applied == 1 ? "" : "s");

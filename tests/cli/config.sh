@@ -135,6 +135,8 @@ bad '{"analysis": {"weekend": "sat-tue"}}' "analysis.weekend: expected one to th
 	"a weekend of four days is refused"
 bad '{"analysis": {"weekend": "saturday"}}' "analysis.weekend: expected one to three days in a row" \
 	"a weekend day not by its first three letters is refused"
+bad '{"analysis": {"weekend": "sat-sat"}}' "analysis.weekend: expected one to three days in a row" \
+	"a range of one day is refused (a day alone is named alone)"
 bad '{"services": {"s": {"weekend": ["fri", "sat"]}}}' \
 	"services.s.weekend: expected one to three days in a row" "a service's weekend as a list is refused"
 bad '{"services": {"s": {"utc_offset_hours": 15}}}' \

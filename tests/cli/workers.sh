@@ -265,6 +265,10 @@ wait "$O"
 	[ "$(sql "select count(*) from tasks where worker = 'lost'")" -ge 1 ] &&
 	ok "and works the next night's tasks, keeping each lease it holds past its length" ||
 	not_ok "after reconnect" "rc=$rcN $(cat "$T/lost-night.err") $(sql "select id, state, worker, attempts from tasks")"
+[ "$(sql "select count(*) from audit_log where action = 'ingest'")" -gt 0 ] &&
+	[ "$(sql "select count(*) from audit_log where action = 'ingest' and command is null")" = 0 ] &&
+	ok "what it writes after connecting again is audit-logged with its command, as before" ||
+	not_ok "audit after reconnect" "$(sql "select action, command, actor from audit_log order by id desc limit 5")"
 kill -TERM "$L"
 wait "$L"
 rcL=$?
