@@ -3269,6 +3269,8 @@ json_t *analysis_finding_json(const finding *f)
 	json_object_set_new(o, "incident",
 			    f->incident_id ? json_integer((json_int_t)f->incident_id)
 					   : json_null());
+	if (f->carried_from)
+		json_object_set_new(o, "carried_from", json_integer((json_int_t)f->carried_from));
 	return o;
 }
 

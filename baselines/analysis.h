@@ -222,6 +222,8 @@ typedef struct finding {
 	bool diluted;             /* relabelled a relative shift by the renormalised re-test */
 	char state[16];           /* after storing: candidate, confirmed (see findings.h) */
 	int64_t incident_id;      /* after storing: the incident it belongs to, 0 none */
+	int64_t carried_from;     /* after paging: the open, paged finding of an earlier
+				   * release it is carried from, 0 none (findings_carry) */
 	bool incident_lead;       /* it pages and stands for its incident */
 	size_t target;            /* index of its target in the analysis (internal) */
 	size_t row;               /* its row in the target's values; SIZE_MAX: cost */
@@ -259,6 +261,8 @@ typedef struct analysis {
 				   * margin, or known in too few captures (summaries) */
 	size_t pages_enqueued;    /* outbox rows the job that stored it added (jobs/record.h) */
 	size_t went_away, fixed;  /* open findings the job closed (jobs/record.h) */
+	size_t carried;           /* confirmed regressions not paged: carried from an
+				   * earlier release's open, paged finding (jobs/record.h) */
 	double db_seconds;        /* time spent loading and storing */
 	double stats_seconds;     /* time spent testing, adjusting and ranking */
 } analysis;

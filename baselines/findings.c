@@ -442,7 +442,7 @@ int findings_get(finding *out, findings_meta *meta, db *d, int64_t id, pr_error 
 		/* Stored before the week was judged: without it. */
 		" coalesce((f.detail ->> 'weekly')::boolean, false),"
 		" coalesce((f.detail ->> 'utc_offset_h')::float8, 0),"
-		" coalesce(f.detail ->> 'weekend', 'sat-sun')"
+		" coalesce(f.detail ->> 'weekend', 'sat-sun'), coalesce(f.carried_from, 0)"
 		" from findings f join services s on s.id = f.service_id"
 		" left join functions fn on fn.id = f.function_id where f.id = $1";
 	char sid[24];
@@ -481,6 +481,7 @@ int findings_get(finding *out, findings_meta *meta, db *d, int64_t id, pr_error 
 	out->incident_id = db_get_i64(res, 0, 13);
 	meta->weekly = db_get_bool(res, 0, 14);
 	meta->week.utc_offset_h = db_get_f64(res, 0, 15);
+	out->carried_from = db_get_i64(res, 0, 17);
 	if (analysis_weekend_parse(&meta->week, db_get_text(res, 0, 16)) < 0) {
 		rc = pr_error_set(err, PR_EDB, "database: finding %" PRId64 " has a weekend "
 				  "that is not one: '%.16s'", id, db_get_text(res, 0, 16));
@@ -720,6 +721,7 @@ int findings_list(json_t **out, db *d, const char *state, const char *service, s
 		" select f.id, s.name as service, f.profile_type as type, f.kind, f.function,"
 		"  f.direction, f.severity, f.state, f.status, f.current_release as release,"
 		"  f.fixed_by, f.baseline_share, f.current_share, f.delta, f.q_value,"
+		"  coalesce(f.carried_from, 0) as carried_from,"
 		"  to_char(f.created_at at time zone 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
 		"   as created,"
 		"  (select coalesce(jsonb_agg(jsonb_build_object('state', st.state,"
@@ -774,6 +776,39 @@ static size_t uf_find(size_t *parent, size_t i)
 	while (parent[i] != i)
 		i = parent[i] = parent[parent[i]];
 	return i;
+}
+
+int findings_carry(db *d, finding *f, pr_error *err)
+{
+	static const char sql[] =
+		"update findings set carried_from = (select f0.id from findings f0"
+		"   where f0.service_id = $2::bigint and f0.profile_type = $3"
+		"   and coalesce(f0.function_id, 0) = $4::bigint and f0.function = $5"
+		"   and f0.kind = $6 and f0.direction = 'regression' and f0.status = 'open'"
+		"   and f0.current_release <> $7 and f0.id < $1::bigint and f0.delta >= $8::float8"
+		"   and exists (select 1 from pages p where p.finding_id = f0.id"
+		"     and p.event = 'trigger' and p.retired_at is null"
+		"     and p.status in ('pending', 'sent'))"
+		"   order by f0.id limit 1)"
+		" where id = $1::bigint returning coalesce(carried_from, 0)";
+	char id[24], sid[24], fid[24], low[32];
+	const char *p[8] = {id, sid, f->type, fid, f->function,
+			    f->kind ? f->kind : FINDING_KIND_SHARE, f->current_release, low};
+	PGresult *res = NULL;
+	int rc;
+
+	f->carried_from = 0;
+	snprintf(id, sizeof(id), "%" PRId64, f->id);
+	snprintf(sid, sizeof(sid), "%" PRId64, f->service_id);
+	snprintf(fid, sizeof(fid), "%" PRId64, f->function_id);
+	snprintf(low, sizeof(low), "%.17g", f->ci_low);
+	if ((rc = db_exec(d, &res, err, "looking for the finding a regression is carried from",
+			  sql, 8, p)) < 0)
+		return rc;
+	if (db_rows(res) == 1)
+		f->carried_from = db_get_i64(res, 0, 0);
+	db_result_free(res);
+	return 0;
 }
 
 int findings_incident_lead(db *d, int64_t incident, int64_t *lead, pr_error *err)

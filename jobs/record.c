@@ -163,10 +163,34 @@ out:
 	return rc;
 }
 
+/*
+ * Whether lead f (a finding alone, or the lead of its incident) is
+ * carried: every regression of its incident in this run (f alone when it
+ * has none) is carried from an earlier release's open, paged finding
+ * (findings_carry). One that is not, a rise of its own, pages through f.
+ */
+static int carried(analysis *a, db *d, finding *f, bool *all, pr_error *err)
+{
+	int rc;
+
+	*all = true;
+	for (size_t i = 0; i < a->ntests && a->tests[i].significant && *all; i++) {
+		finding *g = &a->tests[i];
+		if (g != f && (!f->incident_id || g->incident_id != f->incident_id ||
+			       g->direction != FINDING_REGRESSION))
+			continue;
+		if ((rc = findings_carry(d, g, err)) < 0)
+			return rc;
+		*all = g->carried_from != 0;
+	}
+	return 0;
+}
+
 int record_findings_bs(analysis *a, db *d, blob_store *bs, int64_t run_id, const config *cfg,
 		       bool page, pr_error *err)
 {
 	size_t enqueued0 = a->pages_enqueued, went0 = a->went_away, fixed0 = a->fixed;
+	size_t carried0 = a->carried;
 	findings_closed closed = {0};
 	int rc;
 
@@ -194,6 +218,7 @@ int record_findings_bs(analysis *a, db *d, blob_store *bs, int64_t run_id, const
 	a->fixed += closed.fixed;
 	for (size_t i = 0; i < a->ntests && a->tests[i].significant; i++) {
 		finding *f = &a->tests[i];
+		bool carry;
 		/*
 		 * Both are idempotent and use the stored finding's captures: a
 		 * finding first stored without paging (analyze) pages when a
@@ -217,8 +242,17 @@ int record_findings_bs(analysis *a, db *d, blob_store *bs, int64_t run_id, const
 				goto out;
 			f->incident_lead = lead == f->id;
 		}
-		if ((!f->incident_id || f->incident_lead) &&
-		    (rc = pager_enqueue_finding(d, cfg, f, run_id, &a->pages_enqueued, err)) < 0)
+		if (f->incident_id && !f->incident_lead)
+			continue;
+		if (pager_should_page(&cfg->paging, f)) {
+			if ((rc = carried(a, d, f, &carry, err)) < 0)
+				goto out;
+			if (carry) {
+				a->carried++;
+				continue;
+			}
+		}
+		if ((rc = pager_enqueue_finding(d, cfg, f, run_id, &a->pages_enqueued, err)) < 0)
 			goto out;
 	}
 	rc = db_commit(d, err);
@@ -228,6 +262,7 @@ out:
 		a->pages_enqueued = enqueued0; /* rolled back with the findings */
 		a->went_away = went0;
 		a->fixed = fixed0;
+		a->carried = carried0;
 	}
 	findings_closed_release(&closed);
 	return rc;

@@ -610,7 +610,9 @@ static const char finding_cols[] =
 	"desc, d2.id desc limit 1),"
 	" f.state, f.fixed_by, coalesce(f.incident_id, 0), coalesce(g.lead_finding_id, 0),"
 	" case when f.kind = 'cost' then coalesce(f.detail ->> 'cost_unit', 'cost') end,"
-	" f.detail ->> 'renamed_from', coalesce((f.detail ->> 'renamed_from_id')::bigint, 0)"
+	" f.detail ->> 'renamed_from', coalesce((f.detail ->> 'renamed_from_id')::bigint, 0),"
+	" coalesce(f.carried_from, 0), (select c.current_release from findings c"
+	"   where c.id = f.carried_from)"
 	" from findings f join services s on s.id = f.service_id"
 	" left join finding_groups g on g.id = f.incident_id"
 	" left join functions fn on fn.id = f.function_id where ";
@@ -1000,6 +1002,9 @@ static int load_findings(report *r, db *d, blob_store *bs, const config *cfg, in
 		f->fixed_by = dup_or_null(db_get_text(res, i, 26), &bad);
 		f->incident_id = db_get_i64(res, i, 27);
 		f->incident_lead = db_get_i64(res, i, 28);
+		f->carried_from = db_get_i64(res, i, 32);
+		if (!PQgetisnull(res, i, 33))
+			f->carried_release = dup_or_null(db_get_text(res, i, 33), &bad);
 		if (!PQgetisnull(res, i, 29))
 			f->cost_unit = dup_or_null(db_get_text(res, i, 29), &bad);
 		if (!PQgetisnull(res, i, 30))

@@ -622,6 +622,12 @@ static void states(out *o, const report *r, size_t i)
 		P(o, ", fixed by release ");
 		E(o, f->fixed_by, "");
 	}
+	if (f->carried_from) {
+		P(o, "; the rise of release ");
+		E(o, f->carried_release, "?");
+		P(o, " carried on: paged through <a href=\"#finding-%" PRId64 "\">finding %" PRId64
+		  "</a>", f->carried_from, f->carried_from);
+	}
 	if (f->incident_id) {
 		P(o, "; incident %" PRId64, f->incident_id);
 		if (f->incident_lead && f->incident_lead != f->id)

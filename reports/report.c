@@ -65,6 +65,7 @@ static void finding_release(report_finding *f)
 	free(f->canonical);
 	free(f->state);
 	free(f->fixed_by);
+	free(f->carried_release);
 	free(f->compare_href);
 	for (size_t i = 0; i < f->nhistory; i++) {
 		free(f->history[i].state);

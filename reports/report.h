@@ -104,6 +104,9 @@ typedef struct report_finding {
 	size_t nsnaps;
 	int64_t incident_id;         /* 0: not part of an incident */
 	int64_t incident_lead;       /* the id of the incident's lead finding */
+	int64_t carried_from;        /* the earlier release's finding it is carried from
+				      * (it paged; this one does not), 0 none */
+	char *carried_release;       /* that finding's release, or NULL */
 } report_finding;
 
 typedef struct report {

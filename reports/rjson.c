@@ -148,6 +148,8 @@ extra:
 	json_object_set_new(j, "incident_lead",
 			    f->incident_lead ? json_integer((json_int_t)f->incident_lead)
 					     : json_null());
+	if (f->carried_from) /* as in the finding schema: absent when not carried */
+		json_object_set_new(j, "carried_from", json_integer((json_int_t)f->carried_from));
 	{
 		json_t *st = json_array();
 		for (size_t k = 0; st && k < f->nhistory; k++)

@@ -43,6 +43,9 @@ static void print_night(const nightly_result *r, bool dry)
 	if (!dry)
 		printf("pages: %zu enqueued, %zu sent, %zu failed, %zu pending\n",
 		       r->a.pages_enqueued, r->pages.sent, r->pages.failed, r->pages.pending);
+	if (!dry && r->a.carried)
+		printf("%zu regression%s carried from an earlier release's finding, which paged: "
+		       "not paged again\n", r->a.carried, r->a.carried == 1 ? "" : "s");
 	json_object_foreach(r->services, name, v) {
 		json_t *reason = json_object_get(v, "reason");
 		printf("  ");

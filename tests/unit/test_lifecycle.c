@@ -455,6 +455,58 @@ static void test_a_later_release_back_in_the_band_fixes_the_finding(void **state
 	assert_int_equal(intf(f->t, "select count(*) from pages where event = 'resolve'"), 1);
 }
 
+/*
+ * A regression that v2 brought is still in v3 and v4, deployed a night
+ * apart, each judged against a baseline still mostly from before v2: each
+ * is a finding of its own, and v3's, whose rise is v2's, is carried from
+ * v2's open and paged finding and pages no one. v4, whose work.hot costs
+ * three times what it did, rises beyond v2's finding and pages. A later
+ * release back in the band fixes all three; the two pages sent resolve.
+ */
+static void test_a_regression_carried_into_later_releases_pages_once(void **state)
+{
+	fx *f = *state;
+	int64_t v2;
+
+	history(f, "svc");
+	night(f, "svc", "v2", 1, 4, 2, 1);
+	run_night(f, 1);
+	night(f, "svc", "v3", 2, 4, 2, 1);
+	run_night(f, 2);
+	v2 = intf(f->t, "select id from findings where function = 'work.hot'"
+		  " and current_release = 'v2'");
+	assert_int_equal(intf(f->t, "select count(*) from findings where function = 'work.hot'"
+			      " and current_release = 'v3' and state = 'confirmed'"
+			      " and carried_from = %lld", (long long)v2), 1);
+	assert_int_equal(intf(f->t, "select count(*) from pages where event = 'trigger'"), 1);
+	assert_int_equal(intf(f->t, "select count(*) from pages p join findings x"
+			      " on x.id = p.finding_id where x.current_release = 'v2'"), 1);
+	{
+		finding got;
+		findings_meta meta;
+		pr_error err = PR_ERROR_INIT;
+		int64_t v3 = intf(f->t, "select id from findings where function = 'work.hot'"
+				  " and current_release = 'v3'");
+		if (findings_get(&got, &meta, f->t->db, v3, &err) < 0)
+			fail_msg("findings_get: %s", err.msg);
+		assert_int_equal(got.carried_from, v2);
+		finding_clear(&got);
+	}
+
+	night(f, "svc", "v4", 3, 4, 3, 1);
+	run_night(f, 3);
+	assert_int_equal(intf(f->t, "select count(*) from findings where function = 'work.hot'"
+			      " and current_release = 'v4' and state = 'confirmed'"
+			      " and carried_from is null"), 1);
+	assert_int_equal(intf(f->t, "select count(*) from pages where event = 'trigger'"), 2);
+
+	night(f, "svc", "v5", 4, 4, 1, 1);
+	run_night(f, 4);
+	assert_int_equal(intf(f->t, "select count(*) from findings where function = 'work.hot'"
+			      " and state = 'fixed'"), 3);
+	assert_int_equal(intf(f->t, "select count(*) from pages where event = 'resolve'"), 2);
+}
+
 /* work.hot and work.inner below it both double: one incident, one page. */
 static void test_regressions_on_one_call_path_are_one_incident_that_pages_once(void **state)
 {
@@ -1447,6 +1499,8 @@ int main(void)
 			setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_a_later_release_back_in_the_band_fixes_the_finding, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_a_regression_carried_into_later_releases_pages_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_regressions_on_one_call_path_are_one_incident_that_pages_once, setup,
 			teardown),
