@@ -497,13 +497,25 @@ int tasks_work_one(tasks_worked *out, const job_env *env, const tasks_worker *w,
 		keeper_stop(&k);
 		keeping = false;
 	}
-	if (!terr.code) {
-		snprintf(out->outcome, sizeof(out->outcome), "done");
-		rc = tasks_complete(env->d, t.id, w->id, result, err);
-	} else {
-		snprintf(out->outcome, sizeof(out->outcome), "failed");
-		snprintf(out->error, sizeof(out->error), "%s", terr.msg);
-		rc = tasks_fail(env->d, t.id, w->id, terr.msg, err);
+	/*
+	 * The work is done: a connection the server dropped since is mended
+	 * and the result recorded on the new one, while the lease holds,
+	 * rather than left for the task to be worked again by the next claim.
+	 */
+	for (int tries = 0; tries < 2; tries++) {
+		if (tries && (db_connected(env->d) || db_reconnect(env->d, err) < 0))
+			break;
+		pr_error_clear(err);
+		if (!terr.code) {
+			snprintf(out->outcome, sizeof(out->outcome), "done");
+			rc = tasks_complete(env->d, t.id, w->id, result, err);
+		} else {
+			snprintf(out->outcome, sizeof(out->outcome), "failed");
+			snprintf(out->error, sizeof(out->error), "%s", terr.msg);
+			rc = tasks_fail(env->d, t.id, w->id, terr.msg, err);
+		}
+		if (rc == 0 || db_connected(env->d))
+			break;
 	}
 	if (rc == PR_ENOTFOUND) {
 		/* Another worker has it now; its result will be the task's. */

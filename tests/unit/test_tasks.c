@@ -183,6 +183,56 @@ static void test_a_lease_that_runs_out_is_claimed_again(void **state)
 	task_release(&b);
 }
 
+/* A handler whose connection the server drops once its work is done. */
+static testdb *drop_t;
+
+static int work_then_lose_the_connection(json_t **result, const job_env *env, const task *t,
+					 pr_error *err)
+{
+	char q[160];
+	int64_t pid;
+	struct pg_result *res = NULL;
+
+	(void)t;
+	if (db_exec(env->d, &res, err, "reading the backend", "select pg_backend_pid()", 0,
+		    NULL) < 0)
+		return -1;
+	pid = db_get_i64(res, 0, 0);
+	db_result_free(res);
+	snprintf(q, sizeof(q), "select pg_terminate_backend(%lld)", (long long)pid);
+	(void)testdb_text(drop_t, q);
+	*result = json_pack("{s:s}", "k", "kept");
+	return 0;
+}
+
+/*
+ * The work of a task done, the server drops the worker's connection
+ * before the result is recorded (a restart, a failover): the worker
+ * connects again and records it while its lease holds, instead of
+ * leaving the task to be worked again by the next claim.
+ */
+static void test_a_result_is_recorded_on_a_new_connection_when_the_old_one_dropped(void **state)
+{
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+	int64_t run = queue(t, 1);
+	db *wd = NULL;
+	job_env env = {0};
+	tasks_worker w = {"w", 60, 3, 0, NULL, 0, NULL};
+	tasks_worked out;
+
+	drop_t = t;
+	assert_int_equal(db_open(&wd, t->conninfo, &err), 0);
+	env.d = wd;
+	assert_int_equal(tasks_work_one(&out, &env, &w, run, TASKS_KIND_NIGHTLY,
+					work_then_lose_the_connection, &err), 0);
+	assert_true(out.claimed);
+	assert_string_equal(out.outcome, "done");
+	assert_string_equal(testdb_text(t, "select state || ' ' || attempts || ' ' ||"
+				      " (result->>'k') from tasks"), "done 1 kept");
+	db_close(wd);
+}
+
 static void test_attempts_are_bounded_then_the_task_fails(void **state)
 {
 	testdb *t = *state;
@@ -336,6 +386,9 @@ int main(void)
 		cmocka_unit_test_setup(test_release_and_ended_runs, testdb_reset),
 		cmocka_unit_test_setup(test_a_coordinator_on_a_new_connection_claims_its_tasks,
 				       testdb_reset),
+		cmocka_unit_test_setup(
+			test_a_result_is_recorded_on_a_new_connection_when_the_old_one_dropped,
+			testdb_reset),
 		cmocka_unit_test(test_malformed_parts_are_refused),
 	};
 	return cmocka_run_group_tests_name("tasks", tests, testdb_group_setup,
