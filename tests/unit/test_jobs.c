@@ -845,27 +845,41 @@ static void test_one_noisy_capture_is_judged_by_its_own_noise(void **state)
 	analysis_release(&a);
 }
 
-/* A worker's part carries the renamed finding whole to the process that finishes. */
-static void test_a_renamed_function_travels_in_a_worker_part(void **state)
+/*
+ * Service "slower", its parseKey renamed and twice as slow, analysed into
+ * a on `week` (NULL: the options'), its worker's part in *part merged
+ * into b: both analyses are the caller's to finish and release.
+ */
+static void slower_part(fx *f, analysis *a, analysis *b, json_t **part,
+			const analysis_week *week)
 {
-	fx *f = *state;
 	analysis_opts o;
-	analysis a, b;
-	json_t *part = NULL;
 	pr_error err = PR_ERROR_INIT;
-	const finding *x, *y;
-	analysis_target t = {0, "slower", "cpu", "v2", 0, 0, NULL, NULL, NULL};
+	analysis_target t = {0, "slower", "cpu", "v2", 0, 0, NULL, NULL, week};
 
 	renamed_service(f, "slower", "store.(*Cache).parseKey", "store.(*Cache).parseCacheKey",
 			2, NULL, NULL);
 	t.service_id = testdb_int(f->t, "select id from services where name = 'slower'");
 	analysis_opts_default(&o);
 	o.at_us = NIGHT_END;
-	analysis_init(&a, &o);
-	analysis_init(&b, &o);
-	assert_int_equal(analysis_add(&a, f->t->db, &t, false, &err), 0);
-	assert_int_equal(analysis_part_json(&part, &a), 0);
-	assert_int_equal(analysis_part_merge(&b, part, &err), 0);
+	analysis_init(a, &o);
+	analysis_init(b, &o);
+	assert_int_equal(analysis_add(a, f->t->db, &t, false, &err), 0);
+	assert_int_equal(analysis_part_json(part, a), 0);
+	if (analysis_part_merge(b, *part, &err) < 0)
+		fail_msg("merge: %s", err.msg);
+}
+
+/* A worker's part carries the renamed finding whole to the process that finishes. */
+static void test_a_renamed_function_travels_in_a_worker_part(void **state)
+{
+	fx *f = *state;
+	analysis a, b;
+	json_t *part = NULL;
+	pr_error err = PR_ERROR_INIT;
+	const finding *x, *y;
+
+	slower_part(f, &a, &b, &part, NULL);
 	json_decref(part);
 	assert_int_equal(analysis_finish(&a, &err), 0);
 	assert_int_equal(analysis_finish(&b, &err), 0);
@@ -892,20 +906,10 @@ static void test_a_service_s_own_week_travels_in_a_worker_part(void **state)
 	analysis_week gulf = {3, 5, 2};
 	json_t *part = NULL, *older;
 	pr_error err = PR_ERROR_INIT;
-	analysis_target t = {0, "slower", "cpu", "v2", 0, 0, NULL, NULL, &gulf};
 	size_t i;
 	json_t *v;
 
-	renamed_service(f, "slower", "store.(*Cache).parseKey", "store.(*Cache).parseCacheKey",
-			2, NULL, NULL);
-	t.service_id = testdb_int(f->t, "select id from services where name = 'slower'");
-	analysis_opts_default(&o);
-	o.at_us = NIGHT_END;
-	analysis_init(&a, &o);
-	analysis_init(&b, &o);
-	assert_int_equal(analysis_add(&a, f->t->db, &t, false, &err), 0);
-	assert_int_equal(analysis_part_json(&part, &a), 0);
-	assert_int_equal(analysis_part_merge(&b, part, &err), 0);
+	slower_part(f, &a, &b, &part, &gulf);
 	assert_true(b.ntests > 0);
 	for (size_t k = 0; k < b.ntests; k++) {
 		assert_true(b.tests[k].week.utc_offset_h == 3);
@@ -917,6 +921,8 @@ static void test_a_service_s_own_week_travels_in_a_worker_part(void **state)
 	older = json_deep_copy(part);
 	json_array_foreach(json_object_get(older, "targets"), i, v)
 		json_object_del(v, "week");
+	analysis_opts_default(&o);
+	o.at_us = NIGHT_END;
 	analysis_init(&b, &o);
 	assert_int_equal(analysis_part_merge(&b, older, &err), 0);
 	assert_true(b.ntests > 0);

@@ -893,6 +893,34 @@ static double reproduced_base(fx *f, int64_t id, findings_meta *meta, bool *week
 	return share;
 }
 
+/* analyze --all-services of release v3 at `at`, stored. */
+static void analyze_all(fx *f, int64_t at)
+{
+	analyze_opts o;
+	analyze_result r;
+	pr_error err = PR_ERROR_INIT;
+
+	memset(&o, 0, sizeof(o));
+	analysis_opts_default(&o.analysis);
+	o.analysis.at_us = at;
+	o.release = "v3";
+	o.selection = "test";
+	now_us = at;
+	if (analyze_run(&r, &f->env, &o, &err) < 0)
+		fail_msg("analyze: %s", err.msg);
+	analyze_result_release(&r);
+}
+
+/* The baseline share stored finding id was found with. */
+static double stored_base(fx *f, int64_t id)
+{
+	char q[128];
+
+	snprintf(q, sizeof(q), "select baseline_share from findings where id = %lld",
+		 (long long)id);
+	return strtod(testdb_text(f->t, q), NULL);
+}
+
 /*
  * A finding made with the week taken out says so, and is reproduced
  * (finding show) with the week as it was judged: one stored before the
@@ -901,32 +929,16 @@ static double reproduced_base(fx *f, int64_t id, findings_meta *meta, bool *week
 static void test_a_finding_judged_with_its_week_is_reproduced_with_it(void **state)
 {
 	fx *f = *state;
-	analyze_opts o;
-	analyze_result r;
 	findings_meta meta;
-	pr_error err = PR_ERROR_INIT;
 	double stored, with_week, without;
 	bool weekly;
 	int64_t id;
 
 	weekly_case(f, "slower", 1.4);
-	memset(&o, 0, sizeof(o));
-	analysis_opts_default(&o.analysis);
-	o.analysis.at_us = NIGHT_END;
-	o.release = "v3";
-	o.selection = "test";
-	now_us = NIGHT_END;
-	if (analyze_run(&r, &f->env, &o, &err) < 0)
-		fail_msg("analyze: %s", err.msg);
-	analyze_result_release(&r);
+	analyze_all(f, NIGHT_END);
 	id = intf(f->t, "select id from findings where function = 'work.hot'"
 		  " and (detail ->> 'week_adjusted')::boolean");
-	{
-		char q[128];
-		snprintf(q, sizeof(q), "select baseline_share from findings where id = %lld",
-			 (long long)id);
-		stored = strtod(testdb_text(f->t, q), NULL);
-	}
+	stored = stored_base(f, id);
 	with_week = reproduced_base(f, id, &meta, &weekly);
 	assert_true(meta.weekly);
 	assert_true(weekly);
@@ -956,23 +968,6 @@ static void reconfigure(fx *f, const char *text)
 		fail_msg("config: %s", err.msg);
 }
 
-/* analyze --all-services of release v3 at `at`, stored. */
-static void analyze_all(fx *f, int64_t at)
-{
-	analyze_opts o;
-	analyze_result r;
-	pr_error err = PR_ERROR_INIT;
-
-	memset(&o, 0, sizeof(o));
-	analysis_opts_default(&o.analysis);
-	o.analysis.at_us = at;
-	o.release = "v3";
-	o.selection = "test";
-	now_us = at;
-	if (analyze_run(&r, &f->env, &o, &err) < 0)
-		fail_msg("analyze: %s", err.msg);
-	analyze_result_release(&r);
-}
 
 /*
  * A service whose weekend is Friday and Saturday, judged on a Friday:
@@ -1007,12 +1002,7 @@ static void test_a_service_s_own_weekend_is_the_one_judged(void **state)
 	/* finding show reproduces it on the week it was judged on. */
 	id = intf(f->t, "select f.id from findings f join services s on s.id = f.service_id"
 		  " where s.name = 'gulf-slower' and f.function = 'work.hot'");
-	{
-		char q[128];
-		snprintf(q, sizeof(q), "select baseline_share from findings where id = %lld",
-			 (long long)id);
-		stored = strtod(testdb_text(f->t, q), NULL);
-	}
+	stored = stored_base(f, id);
 	again = reproduced_base(f, id, &meta, &weekly);
 	assert_int_equal(meta.week.weekend_first, 5);
 	assert_int_equal(meta.week.weekend_days, 2);
