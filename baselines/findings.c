@@ -778,37 +778,48 @@ static size_t uf_find(size_t *parent, size_t i)
 	return i;
 }
 
-int findings_carry(db *d, finding *f, pr_error *err)
+int findings_earlier_open(db *d, const finding *f, int64_t **ids, size_t *n, pr_error *err)
 {
 	static const char sql[] =
-		"update findings set carried_from = (select f0.id from findings f0"
-		"   where f0.service_id = $2::bigint and f0.profile_type = $3"
-		"   and coalesce(f0.function_id, 0) = $4::bigint and f0.function = $5"
-		"   and f0.kind = $6 and f0.direction = 'regression' and f0.status = 'open'"
-		"   and f0.current_release <> $7 and f0.id < $1::bigint and f0.delta >= $8::float8"
-		"   and exists (select 1 from pages p where p.finding_id = f0.id"
-		"     and p.event = 'trigger' and p.retired_at is null"
-		"     and p.status in ('pending', 'sent'))"
-		"   order by f0.id limit 1)"
-		" where id = $1::bigint returning coalesce(carried_from, 0)";
-	char id[24], sid[24], fid[24], low[32];
-	const char *p[8] = {id, sid, f->type, fid, f->function,
-			    f->kind ? f->kind : FINDING_KIND_SHARE, f->current_release, low};
+		"select f0.id from findings f0"
+		" where f0.service_id = $1::bigint and f0.profile_type = $2"
+		" and coalesce(f0.function_id, 0) = $3::bigint and f0.function = $4"
+		" and f0.kind = $5 and f0.direction = 'regression' and f0.status = 'open'"
+		" and f0.current_release <> $6 and f0.id < $7::bigint and f0.delta >= $8::float8"
+		" order by f0.id";
+	char sid[24], fid[24], id[24], low[32];
+	const char *p[8] = {sid, f->type, fid, f->function, f->kind ? f->kind : FINDING_KIND_SHARE,
+			    f->current_release, id, low};
 	PGresult *res = NULL;
 	int rc;
 
-	f->carried_from = 0;
-	snprintf(id, sizeof(id), "%" PRId64, f->id);
+	*ids = NULL;
+	*n = 0;
 	snprintf(sid, sizeof(sid), "%" PRId64, f->service_id);
 	snprintf(fid, sizeof(fid), "%" PRId64, f->function_id);
+	snprintf(id, sizeof(id), "%" PRId64, f->id);
 	snprintf(low, sizeof(low), "%.17g", f->ci_low);
-	if ((rc = db_exec(d, &res, err, "looking for the finding a regression is carried from",
-			  sql, 8, p)) < 0)
+	if ((rc = db_exec(d, &res, err, "looking for an earlier finding of the same rise", sql, 8,
+			  p)) < 0)
 		return rc;
-	if (db_rows(res) == 1)
-		f->carried_from = db_get_i64(res, 0, 0);
+	if (db_rows(res) && !(*ids = calloc((size_t)db_rows(res), sizeof(**ids))))
+		rc = oom(err);
+	for (int r = 0; rc == 0 && r < db_rows(res); r++)
+		(*ids)[(*n)++] = db_get_i64(res, r, 0);
 	db_result_free(res);
-	return 0;
+	return rc;
+}
+
+int findings_set_carried(db *d, int64_t id, int64_t from, pr_error *err)
+{
+	static const char sql[] =
+		"update findings set carried_from = nullif($2::bigint, 0) where id = $1::bigint";
+	char sid[24], sfrom[24];
+	const char *p[2] = {sid, sfrom};
+
+	snprintf(sid, sizeof(sid), "%" PRId64, id);
+	snprintf(sfrom, sizeof(sfrom), "%" PRId64, from);
+	return db_exec(d, NULL, err, "recording what a finding is carried from", sql, 2, p);
 }
 
 int findings_incident_lead(db *d, int64_t incident, int64_t *lead, pr_error *err)

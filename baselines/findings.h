@@ -94,14 +94,16 @@ int findings_link(analysis *a, db *d, const int64_t *from, const int64_t *to,
 int findings_incident_lead(db *d, int64_t incident, int64_t *lead, pr_error *err);
 
 /*
- * Whether stored regression f is carried from an earlier release's: an
- * open finding of the same service, type and function, of another
- * release, stored before f, whose trigger is pending or sent, and whose
+ * The open regression findings of the same service, type and function
+ * as stored finding f, of another release, stored before it, whose
  * estimated rise f's own rise is not beyond (f's lower bound at most
- * that estimate). Sets f->carried_from to that finding (the earliest),
- * or 0, and records it in the row (findings.carried_from).
+ * that estimate), oldest first: the findings f may be carried from
+ * (jobs/record.c). *ids is a new array the caller frees (NULL when none).
  */
-int findings_carry(db *d, finding *f, pr_error *err);
+int findings_earlier_open(db *d, const finding *f, int64_t **ids, size_t *n, pr_error *err);
+
+/* Record that finding id is carried from finding `from` (0: from none). */
+int findings_set_carried(db *d, int64_t id, int64_t from, pr_error *err);
 
 /* A finding's incident and that incident's lead (0, 0 when it has none). */
 int findings_incident_of(db *d, int64_t id, int64_t *incident, int64_t *lead, pr_error *err);

@@ -188,6 +188,39 @@ out:
 	return rc;
 }
 
+int pager_first_paged(db *d, const int64_t *ids, size_t n, int64_t *out, pr_error *err)
+{
+	static const char sql[] =
+		"select coalesce((select u.id from unnest($1::bigint[]) with ordinality u(id, k)"
+		"   where exists (select 1 from pages p where p.finding_id = u.id"
+		"     and p.event = 'trigger' and p.retired_at is null"
+		"     and p.status in ('pending', 'sent'))"
+		"   order by u.k limit 1), 0)";
+	buf lit = BUF_INIT;
+	const char *p[1];
+	PGresult *res = NULL;
+	int rc = buf_putc(&lit, '{');
+
+	*out = 0;
+	if (n == 0)
+		goto out;
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		rc = buf_printf(&lit, "%s%" PRId64, i ? "," : "", ids[i]);
+	if (rc < 0 || (rc = buf_putc(&lit, '}')) < 0) {
+		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+		goto out;
+	}
+	p[0] = lit.ptr;
+	if ((rc = db_exec(d, &res, err, "looking for the page of an earlier finding", sql, 1, p)) <
+	    0)
+		goto out;
+	*out = db_get_i64(res, 0, 0);
+out:
+	db_result_free(res);
+	buf_release(&lit);
+	return rc;
+}
+
 int pager_enqueue_resolve(db *d, int64_t finding_id, size_t *added, size_t *cancelled,
 			  pr_error *err)
 {

@@ -87,6 +87,12 @@ int pager_enqueue_finding(db *d, const config *c, const finding *f, int64_t run_
  */
 
 /*
+ * The first of findings ids[0..n) with a trigger in use that is pending
+ * or sent (its alert is, or is about to be, open), in *out; 0 when none.
+ */
+int pager_first_paged(db *d, const int64_t *ids, size_t n, int64_t *out, pr_error *err);
+
+/*
  * Inside the caller's open transaction: for each trigger of finding
  * `finding_id`, cancel it when it is still pending, and enqueue a resolve
  * when it was sent or tried at least once (it may have arrived). Waits

@@ -164,10 +164,29 @@ out:
 }
 
 /*
+ * Finding g carried from an earlier release's: the oldest open finding
+ * of the same rise (findings_earlier_open) whose page is pending or sent.
+ * Sets g->carried_from to it, or 0, and records it.
+ */
+static int carry(db *d, finding *g, pr_error *err)
+{
+	int64_t *ids = NULL;
+	size_t n = 0;
+	int rc;
+
+	g->carried_from = 0;
+	if ((rc = findings_earlier_open(d, g, &ids, &n, err)) == 0 &&
+	    (rc = pager_first_paged(d, ids, n, &g->carried_from, err)) == 0)
+		rc = findings_set_carried(d, g->id, g->carried_from, err);
+	free(ids);
+	return rc;
+}
+
+/*
  * Whether lead f (a finding alone, or the lead of its incident) is
  * carried: every regression of its incident in this run (f alone when it
- * has none) is carried from an earlier release's open, paged finding
- * (findings_carry). One that is not, a rise of its own, pages through f.
+ * has none) is carried from an earlier release's open, paged finding.
+ * One that is not, a rise of its own, pages through f.
  */
 static int carried(analysis *a, db *d, finding *f, bool *all, pr_error *err)
 {
@@ -179,7 +198,7 @@ static int carried(analysis *a, db *d, finding *f, bool *all, pr_error *err)
 		if (g != f && (!f->incident_id || g->incident_id != f->incident_id ||
 			       g->direction != FINDING_REGRESSION))
 			continue;
-		if ((rc = findings_carry(d, g, err)) < 0)
+		if ((rc = carry(d, g, err)) < 0)
 			return rc;
 		*all = g->carried_from != 0;
 	}
