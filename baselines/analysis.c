@@ -3760,10 +3760,10 @@ int analysis_part_merge(analysis *a, const struct json_t *part, pr_error *err)
 		return part_bad(err, "object");
 	json_array_foreach(targets, i, v) {
 		analysis_target_data td;
+		analysis_week week;
 		if ((rc = part_read_target(&td, v, err)) < 0 ||
-		    (rc = part_read_week(&td.week, v, &a->opts.week, err)) < 0 ||
-		    (rc = target_weeks(&td, &td.base, &td.cur, &td.week) < 0 ? oom(err) : 0) <
-			    0 ||
+		    (rc = part_read_week(&week, v, &a->opts.week, err)) < 0 ||
+		    (rc = target_weeks(&td, &td.base, &td.cur, &week) < 0 ? oom(err) : 0) < 0 ||
 		    (rc = keep_target(a, &td) < 0 ? oom(err) : 0) < 0) {
 			target_data_release(&td);
 			goto out;
