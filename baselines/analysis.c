@@ -297,6 +297,7 @@ static int load_sides(sides *s, db *d, const analysis_target *t, const analysis_
 	/* Nothing after "now": --at makes a run reproducible. */
 	q.until_us = t->until_us && t->until_us <= o->at_us ? t->until_us : o->at_us + 1;
 	q.hosts = c ? c->cohort_hosts : NULL;
+	q.warmup_us = o->warmup_us;
 	if ((rc = capture_set_load(&s->cur, d, &q, err)) < 0)
 		return rc;
 	/*
@@ -315,6 +316,7 @@ static int load_sides(sides *s, db *d, const analysis_target *t, const analysis_
 		q.eligible_only = true;
 		q.as_of_us = o->at_us;
 		q.hosts = c->control_hosts;
+		q.warmup_us = o->warmup_us;
 		s->window_start = t->release ? s->cur.caps[0].captured_at_us : t->since_us;
 		s->window_end = t->release ? s->cur.caps[s->cur.n - 1].captured_at_us + 1 : until;
 		q.since_us = s->window_start;
@@ -327,6 +329,7 @@ static int load_sides(sides *s, db *d, const analysis_target *t, const analysis_
 	q.exclude_release = t->release;
 	q.eligible_only = true;
 	q.as_of_us = o->at_us;
+	q.warmup_us = o->warmup_us;
 	/* A release judged in this window is never its own baseline. */
 	if (!t->release && !(s->cur_releases = releases_json(&s->cur)))
 		return pr_error_set(err, PR_ENOMEM, "out of memory");

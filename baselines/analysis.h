@@ -132,6 +132,9 @@ typedef struct analysis_opts {
 				   * a change must also hold against the captures of
 				   * its own part of the week (true) */
 	analysis_week week;       /* the services' week, unless a target has its own */
+	int64_t warmup_us;        /* a capture taken this close to a deploy of its
+				   * release, before or after, is not judged (0:
+				   * every capture is; see capture_query) */
 } analysis_opts;
 
 void analysis_opts_default(analysis_opts *o);

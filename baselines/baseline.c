@@ -91,7 +91,7 @@ int capture_set_load(capture_set *out, db *d, const capture_query *q, pr_error *
 		"       p.release, p.total_value, p.sample_count, coalesce(p.duration_ns, 0),"
 		"       " LOAD_SQL ", p.value_unit, coalesce(p.host, '')"
 		"  from profiles p";
-	char sid[24], since[24], until[24], asof[24];
+	char sid[24], since[24], until[24], asof[24], warmup[24];
 	query qb = {BUF_INIT, {0}, 0};
 	PGresult *res = NULL;
 	int rc, n;
@@ -101,6 +101,7 @@ int capture_set_load(capture_set *out, db *d, const capture_query *q, pr_error *
 	snprintf(since, sizeof(since), "%" PRId64, q->since_us);
 	snprintf(until, sizeof(until), "%" PRId64, q->until_us);
 	snprintf(asof, sizeof(asof), "%" PRId64, q->as_of_us);
+	snprintf(warmup, sizeof(warmup), "%" PRId64, q->warmup_us);
 	rc = buf_puts(&qb.sql, head);
 	rc = rc < 0 ? rc : buf_puts(&qb.sql, q->empty ? " where p.total_value = 0"
 						      : " where p.total_value > 0");
@@ -118,6 +119,8 @@ int capture_set_load(capture_set *out, db *d, const capture_query *q, pr_error *
 		rc = cond(&qb, " and not (%s::jsonb ? p.release)", q->exclude_releases);
 	if (rc == 0 && q->hosts)
 		rc = cond(&qb, " and p.host is not null and %s::jsonb ? p.host", q->hosts);
+	if (rc == 0 && q->warmup_us > 0)
+		rc = cond(&qb, " and not " DB_WARMUP_SQL("%s"), warmup);
 	if (rc == 0 && q->eligible_only) {
 		rc = buf_puts(&qb.sql,
 			      " and p.retention_class <> 'forensic'"

@@ -58,6 +58,8 @@ typedef struct capture_query {
 	bool eligible_only;          /* apply the baseline eligibility rules */
 	const char *hosts;           /* only captures of these hosts (JSON array text), or NULL */
 	bool empty;                  /* only the captures with no samples (else never these) */
+	int64_t warmup_us;           /* leave out captures this close to a deploy of their
+				      * release (DB_WARMUP_SQL); 0: none */
 } capture_query;
 
 /*

@@ -305,6 +305,9 @@ static const field analysis_keys[] = {
 	{K_ANY("weekend", "string: days in a row, as sat-sun"), .def = "\"sat-sun\"",
 	 .doc = "the services' weekend: one to three days in a row by their first three "
 		"letters (fri-sat, sun)"},
+	{K_INT("warmup_s", 0, 86400, config, analysis.warmup_us), .unit = 's',
+	 .doc = "a capture taken less than this many seconds before or after a deploy of "
+		"its release is not judged: its process was warming up (0: every capture is)"},
 	{K_SUB("severity", 'o', severity_keys), .doc = "the severity thresholds"},
 	END,
 };

@@ -40,6 +40,26 @@ static void note_collect(postdeploy_result *x, const char *fmt, const char *what
 }
 
 /*
+ * Count the release's captures into x, those stamped at or after
+ * `before_us` and those in the warm-up around `deploy_us` apart.
+ */
+static int count_captures(postdeploy_result *x, const job_env *env, int64_t sid,
+			  const char *release, int64_t before_us, int64_t deploy_us, pr_error *err)
+{
+	db_capture_tally t;
+	int rc;
+
+	if ((rc = db_capture_count(env->d, &t, sid, release, before_us, deploy_us,
+				   env->cfg->analysis.warmup_us, err)) < 0)
+		return rc;
+	x->captures = t.all;
+	x->with_samples = t.with_samples;
+	x->later = t.later;
+	x->warming = t.warming;
+	return 0;
+}
+
+/*
  * Collect until `min_caps` captures of the release exist or the wait
  * ends. A collection problem is noted and shown, never silent; only the
  * database fails the step.
@@ -77,9 +97,8 @@ static int wait_for_captures(postdeploy_result *x, const job_env *env, const pos
 		 * The analysis judges nothing stamped after its "now": a capture
 		 * from a host whose clock runs ahead is not one to judge yet.
 		 */
-		if ((rc = db_capture_count(env->d, &x->captures, &x->with_samples, sid, o->release,
-					   (o->at_us ? o->at_us : job_now(env)) + 1, &x->later,
-					   err)) < 0)
+		int64_t now = o->at_us ? o->at_us : job_now(env);
+		if ((rc = count_captures(x, env, sid, o->release, now + 1, start_us, err)) < 0)
 			return rc;
 		x->waited_us = (int64_t)((time_mono() - start) * 1e6);
 		/* An empty capture (a pod idle right after the deploy) is none to judge. */
@@ -221,18 +240,33 @@ static void verdict(postdeploy_result *x, const postdeploy_opts *o)
 		json_array_append_new(x->reasons, json_string(line));
 	}
 	if ((uint64_t)x->with_samples < want) {
-		int64_t empty = x->captures - x->with_samples - x->later;
-		char more[512] = "", held[64] = "", when[TIME_FMT_MAX];
-		if (empty > 0)
-			snprintf(held, sizeof(held), "%" PRId64 " more hold none", empty);
+		int64_t empty = x->captures - x->with_samples - x->later - x->warming;
+		char why[3][256] = {"", "", ""}, more[800] = "", when[TIME_FMT_MAX];
+		const char *sep = " (";
 		time_format(when, x->a.opts.at_us);
 		if (x->later > 0)
-			snprintf(more, sizeof(more), " with samples by the analysis time %s (%"
-				 PRId64 " more %s stamped after it: a clock ahead, or --at "
-				 "before them%s%s)", when, x->later, x->later == 1 ? "is" : "are",
-				 empty > 0 ? "; " : "", held);
-		else if (empty > 0)
-			snprintf(more, sizeof(more), " with samples (%s)", held);
+			snprintf(why[0], sizeof(why[0]), "%" PRId64 " more %s stamped after it: a "
+				 "clock ahead, or --at before them", x->later,
+				 x->later == 1 ? "is" : "are");
+		if (x->warming > 0)
+			snprintf(why[1], sizeof(why[1]), "%" PRId64 " more %s taken in the "
+				 "warm-up, less than %" PRId64 " s from the deploy", x->warming,
+				 x->warming == 1 ? "was" : "were",
+				 x->a.opts.warmup_us / 1000000);
+		if (empty > 0)
+			snprintf(why[2], sizeof(why[2]), "%" PRId64 " more hold none", empty);
+		snprintf(more, sizeof(more), " with samples%s%s", x->later > 0 ? " by the analysis "
+			 "time " : "", x->later > 0 ? when : "");
+		for (size_t i = 0; i < 3; i++)
+			if (why[i][0]) {
+				size_t n = strlen(more);
+				snprintf(more + n, sizeof(more) - n, "%s%s", sep, why[i]);
+				sep = "; ";
+			}
+		if (sep[0] == ';')
+			strncat(more, ")", sizeof(more) - strlen(more) - 1);
+		else if (x->later == 0)
+			more[0] = '\0';
 		snprintf(line, sizeof(line), "only %" PRId64 " of the %" PRIu64
 			 " captures asked for (--min-captures) "
 			 "arrived within --wait%s", x->with_samples, want, more);
@@ -336,8 +370,8 @@ int postdeploy_run(postdeploy_result *out, const job_env *env, const postdeploy_
 	/* "Now" is when the analysis starts, so the captures waited for are in it. */
 	ao.at_us = o->at_us ? o->at_us : job_now(env);
 	/* What that "now" judges, for the verdict: a capture stamped later is not. */
-	if ((rc = db_capture_count(env->d, &x->captures, &x->with_samples, svc.id, o->release,
-				   ao.at_us + 1, &x->later, err)) < 0)
+	if ((rc = count_captures(x, env, svc.id, o->release, ao.at_us + 1, x->dep.deployed_at_us,
+				 err)) < 0)
 		goto out;
 	analysis_init(&x->a, &ao);
 	{

@@ -272,16 +272,15 @@ int reportdata_sel_captures(reportdata_cap **out, size_t *n, db *d, const report
 	rows = db_rows(res);
 	if (rows == 0) {
 		db_service svc = {0};
-		int64_t nrel = -1;
+		db_capture_tally nrel = {-1, 0, 0, 0};
 		char hint[400] = "", text[208], rel[208], svc_name[208];
 		/* An unknown service is a typo: say so, with the close name. */
 		if (s->service && (rc = db_service_get(d, &svc, s->service, err)) < 0)
 			goto out;
 		/* So is an unknown release: "add type=" would send the user astray. */
 		if (s->service && s->release &&
-		    ((rc = db_capture_count(d, &nrel, NULL, svc.id, s->release, 0, NULL,
-						   err)) < 0 ||
-		     (nrel == 0 && (rc = job_release_hint(hint, sizeof(hint), d, svc.id,
+		    ((rc = db_capture_count(d, &nrel, svc.id, s->release, 0, 0, 0, err)) < 0 ||
+		     (nrel.all == 0 && (rc = job_release_hint(hint, sizeof(hint), d, svc.id,
 							  s->release, err)) < 0))) {
 			db_service_release(&svc);
 			goto out;
@@ -289,7 +288,7 @@ int reportdata_sel_captures(reportdata_cap **out, size_t *n, db *d, const report
 		db_service_release(&svc);
 		quote_sel(svc_name, sizeof(svc_name), s->service ? s->service : "");
 		quote_sel(text, sizeof(text), s->text);
-		if (nrel == 0) {
+		if (nrel.all == 0) {
 			quote_sel(rel, sizeof(rel), s->release);
 			rc = pr_error_set(err, PR_ENOTFOUND,
 					  "selection '%s' matches no capture: service '%s' "

@@ -1230,33 +1230,41 @@ out:
 	return rc;
 }
 
-int db_capture_count(db *d, int64_t *n, int64_t *with_samples, int64_t service_id,
-		     const char *release, int64_t before_us, int64_t *later, pr_error *err)
+int db_capture_count(db *d, db_capture_tally *out, int64_t service_id, const char *release,
+		     int64_t before_us, int64_t deploy_us, int64_t warmup_us, pr_error *err)
 {
 	char sid[24];
-	num before;
-	const char *p[3] = {sid, release, before_us ? i64(&before, before_us) : NULL};
+	num before, deploy, warmup;
+	const char *p[5] = {sid, release, before_us ? i64(&before, before_us) : NULL,
+			    deploy_us ? i64(&deploy, deploy_us) : NULL,
+			    warmup_us > 0 ? i64(&warmup, warmup_us) : NULL};
 	PGresult *res = NULL;
 	int rc;
 
-	*n = 0;
-	if (with_samples)
-		*with_samples = 0;
-	if (later)
-		*later = 0;
+	memset(out, 0, sizeof(*out));
 	snprintf(sid, sizeof(sid), "%" PRId64, service_id);
 	if ((rc = run(d, &res, err,
-		      "select count(*), count(*) filter (where total_value > 0 and ($3::bigint"
-		      " is null or captured_at < " US_TO_TS("$3") ")), count(*) filter (where"
-		      " total_value > 0 and captured_at >= " US_TO_TS("$3") ") from profiles"
-		      " where service_id = $1 and release = $2", 3, p,
-		      "cannot count captures")) < 0)
+		      "select count(*),"
+		      "       count(*) filter (where total_value > 0 and not warming and"
+		      "                        ($3::bigint is null or"
+		      "                         captured_at < " US_TO_TS("$3") ")),"
+		      "       count(*) filter (where total_value > 0 and"
+		      "                        captured_at >= " US_TO_TS("$3") "),"
+		      "       count(*) filter (where total_value > 0 and warming and"
+		      "                        ($3::bigint is null or"
+		      "                         captured_at < " US_TO_TS("$3") "))"
+		      "  from (select p.total_value, p.captured_at,"
+		      "               coalesce($5::bigint > 0 and"
+		      "                        (abs(extract(epoch from p.captured_at - "
+		      US_TO_TS("$4") ")) * 1000000 < $5::bigint or " DB_WARMUP_SQL("$5") "),"
+		      "                        false) warming"
+		      "          from profiles p where p.service_id = $1 and p.release = $2) c",
+		      5, p, "cannot count captures")) < 0)
 		return rc;
-	*n = get_i64(res, 0, 0);
-	if (with_samples)
-		*with_samples = get_i64(res, 0, 1);
-	if (later)
-		*later = get_i64(res, 0, 2);
+	out->all = get_i64(res, 0, 0);
+	out->with_samples = get_i64(res, 0, 1);
+	out->later = get_i64(res, 0, 2);
+	out->warming = get_i64(res, 0, 3);
 	PQclear(res);
 	return 0;
 }

@@ -185,15 +185,38 @@ int db_service_get(db *d, db_service *out, const char *name, pr_error *err);
 int db_service_list(db *d, db_service **out, size_t *n, pr_error *err);
 
 /*
- * How many captures of `release` service `service_id` has (*n), and how
- * many of them hold samples (*with_samples; NULL: not asked). With
- * `before_us` (0: any time), *with_samples counts only those stamped
- * before it, and *later (NULL: not asked) those with samples stamped at
- * or after it: an analysis "now" leaves them out, so a gate waiting for
- * captures it can judge must not count them.
+ * SQL true for a capture `p` (of table profiles) taken within `us` (SQL
+ * text of a bigint of microseconds) of a recorded deploy of its release,
+ * before or after it: its process was starting (JIT compilers, caches
+ * filling, connection pools opening), and right after a deploy every
+ * process of the release is. Before as well as after, because the pods
+ * of a rolling deploy start before CI reports the deploy.
  */
-int db_capture_count(db *d, int64_t *n, int64_t *with_samples, int64_t service_id,
-		     const char *release, int64_t before_us, int64_t *later, pr_error *err);
+#define DB_WARMUP_SQL(us)                                                                       \
+	"exists (select 1 from deploys d where d.service_id = p.service_id"                       \
+	" and d.release = p.release and abs(extract(epoch from p.captured_at - d.deployed_at))"   \
+	" * 1000000 < (" us ")::bigint)"
+
+/* What db_capture_count counts of one release's captures. */
+typedef struct db_capture_tally {
+	int64_t all;          /* every capture of the release */
+	int64_t with_samples; /* holding samples, stamped before `before_us`, not warming up */
+	int64_t later;        /* holding samples, stamped at or after `before_us` */
+	int64_t warming;      /* holding samples, before `before_us`, in a warm-up */
+} db_capture_tally;
+
+/*
+ * Count the captures of `release` of service `service_id` into *out.
+ * With `before_us` (0: any time), with_samples counts only those stamped
+ * before it: an analysis "now" leaves the later ones out, so a gate
+ * waiting for captures it can judge must not count them. With
+ * `warmup_us` (0: none), a capture within it of a recorded deploy of the
+ * release (DB_WARMUP_SQL) or of `deploy_us` (a deploy being reported and
+ * not yet recorded; 0: none) is warming, not one with samples: the
+ * analysis leaves it out.
+ */
+int db_capture_count(db *d, db_capture_tally *out, int64_t service_id, const char *release,
+		     int64_t before_us, int64_t deploy_us, int64_t warmup_us, pr_error *err);
 
 /*
  * The releases a service has captures of, the most recently captured

@@ -181,6 +181,9 @@ static void markdown(report_out *o, const postdeploy_opts *opt, const postdeploy
 					    : ", previous deploy `%.12s`", x->dep.previous_sha);
 	report_put(o, "; %" PRId64 " capture%s of the release", x->captures,
 		   x->captures == 1 ? "" : "s");
+	if (x->warming)
+		report_put(o, " (%" PRId64 " taken in the warm-up around the deploy, not judged)",
+			   x->warming);
 	if (x->waited_us)
 		report_put(o, " after waiting %" PRId64 " s", x->waited_us / 1000000);
 	report_put(o, "%s", "\n\n");
@@ -315,6 +318,7 @@ static json_t *result_json(const postdeploy_opts *opt, const postdeploy_result *
 			 "report", x->report);
 	if (doc) {
 		json_object_set(doc, "hosts", x->hosts ? x->hosts : json_null());
+		json_object_set_new(doc, "warmup_captures", json_integer(x->warming));
 		json_object_set_new(doc, "captured_commit", x->captured_sha[0]
 					? json_string(x->captured_sha) : json_null());
 	}

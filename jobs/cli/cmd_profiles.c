@@ -117,10 +117,10 @@ out:
 static int no_release(db *d, const db_service *svc, const char *release, pr_error *err)
 {
 	char hint[400];
-	int64_t n = 0;
+	db_capture_tally n;
 	int rc;
 
-	if ((rc = db_capture_count(d, &n, NULL, svc->id, release, 0, NULL, err)) < 0 || n > 0)
+	if ((rc = db_capture_count(d, &n, svc->id, release, 0, 0, 0, err)) < 0 || n.all > 0)
 		return rc;
 	if ((rc = job_release_hint(hint, sizeof(hint), d, svc->id, release, err)) < 0)
 		return rc;

@@ -1069,6 +1069,96 @@ static void test_the_postdeploy_job_does_not_count_empty_captures(void **state)
 	postdeploy_result_release(&r);
 }
 
+/*
+ * Captures taken right around a deploy are of processes still warming up
+ * (a JIT compiling, caches filling): in v2's first four, taken in the
+ * minutes before the deploy was reported, work.hot costs three times its
+ * steady cost. Judged, they fail the gate; with analysis.warmup_s they
+ * are not judged, the gate waits for captures after the warm-up, and the
+ * steady captures that come later pass.
+ */
+static void test_captures_in_the_warm_up_around_a_deploy_are_not_judged(void **state)
+{
+	fx *f = *state;
+	postdeploy_opts o = {"warm", "v2", SHA_V2, NULL, NULL, 0, 4, STATS_SEV_HIGH,
+			     0, 0, NULL, NULL};
+	postdeploy_result r;
+	pr_error err = PR_ERROR_INIT;
+
+	testdb_execf(f->t, "insert into services (name, enabled) values ('warm', true)");
+	for (int day = 14; day >= 1; day--) {
+		capture(f, "warm", "v1", NIGHT_END - day * DAY - 9 * 3600 * 1000000LL, 1);
+		capture(f, "warm", "v1", NIGHT_END - day * DAY - 3 * 3600 * 1000000LL, 1);
+	}
+	/* The deploy is reported at NIGHT_END (the job's "now"); its pods started before. */
+	for (int k = 0; k < 4; k++)
+		capture(f, "warm", "v2", NIGHT_END - (8 - 2 * k) * 60 * 1000000LL, 3);
+	assert_int_equal(postdeploy_run(&r, &f->env, &o, &err), 0);
+	assert_string_equal(r.verdict, "fail");
+	assert_non_null(regression(&r.a, "warm"));
+	postdeploy_result_release(&r);
+
+	f->cfg.analysis.warmup_us = 600 * 1000000LL;
+	assert_int_equal(postdeploy_run(&r, &f->env, &o, &err), 0);
+	assert_int_equal(r.captures, 4);
+	assert_int_equal(r.with_samples, 0);
+	assert_int_equal(r.warming, 4);
+	assert_string_equal(r.verdict, "inconclusive");
+	assert_null(regression(&r.a, "warm"));
+	assert_string_equal(json_string_value(json_array_get(r.reasons,
+							     json_array_size(r.reasons) - 1)),
+			    "only 0 of the 4 captures asked for (--min-captures) arrived within "
+			    "--wait with samples (4 more were taken in the warm-up, less than "
+			    "600 s from the deploy)");
+	postdeploy_result_release(&r);
+
+	for (int k = 1; k <= 4; k++)
+		capture(f, "warm", "v2", NIGHT_END + k * 3600 * 1000000LL, 1);
+	o.at_us = NIGHT_END + 5 * 3600 * 1000000LL;
+	assert_int_equal(postdeploy_run(&r, &f->env, &o, &err), 0);
+	assert_int_equal(r.captures, 8);
+	assert_int_equal(r.with_samples, 4);
+	assert_int_equal(r.warming, 4);
+	assert_int_equal(analysis_current_captures(&r.a), 4);
+	assert_null(regression(&r.a, "warm"));
+	assert_string_equal(r.verdict, "pass");
+	postdeploy_result_release(&r);
+}
+
+/* The baseline leaves out what an earlier release captured warming up, too. */
+static void test_a_baseline_leaves_out_captures_in_an_earlier_deploy_s_warm_up(void **state)
+{
+	fx *f = *state;
+	capture_set cs = {0};
+	capture_query q = {0};
+	pr_error err = PR_ERROR_INIT;
+	int64_t sid;
+
+	service(f, "warm", 1);
+	sid = testdb_int(f->t, "select id from services where name = 'warm'");
+	/* v1's first capture (day 14, 15:00) was taken a minute after v1's deploy. */
+	testdb_execf(f->t, "insert into deploys (service_id, release, deployed_at) values"
+		     " (%lld, 'v1', to_timestamp(%lld / 1000000.0))", (long long)sid,
+		     (long long)(NIGHT_END - 14 * DAY - 9 * 3600 * 1000000LL - 60 * 1000000LL));
+	q.service_id = sid;
+	q.type = "cpu";
+	q.exclude_release = "v2";
+	q.eligible_only = true;
+	assert_int_equal(capture_set_load(&cs, f->t->db, &q, &err), 0);
+	assert_int_equal(cs.n, 28);
+	capture_set_release(&cs);
+	q.warmup_us = 600 * 1000000LL;
+	assert_int_equal(capture_set_load(&cs, f->t->db, &q, &err), 0);
+	assert_int_equal(cs.n, 27);
+	assert_true(cs.caps[0].captured_at_us == NIGHT_END - 14 * DAY - 3 * 3600 * 1000000LL);
+	capture_set_release(&cs);
+	/* A warm-up of one minute was over when that capture was taken. */
+	q.warmup_us = 60 * 1000000LL;
+	assert_int_equal(capture_set_load(&cs, f->t->db, &q, &err), 0);
+	assert_int_equal(cs.n, 28);
+	capture_set_release(&cs);
+}
+
 static void test_the_postdeploy_job_refuses_a_release_without_captures(void **state)
 {
 	fx *f = *state;
@@ -1253,6 +1343,8 @@ int main(void)
 		T(test_the_postdeploy_job_is_inconclusive_with_too_few_captures),
 		T(test_the_postdeploy_job_does_not_count_empty_captures),
 		T(test_the_postdeploy_job_refuses_a_release_without_captures),
+		T(test_captures_in_the_warm_up_around_a_deploy_are_not_judged),
+		T(test_a_baseline_leaves_out_captures_in_an_earlier_deploy_s_warm_up),
 		T(test_analysis_with_captures_read_ahead_is_the_same),
 		T(test_analyze_nightly_and_postdeploy_give_the_same_finding_object),
 		T(test_a_run_whose_session_died_is_marked_interrupted_by_the_next_of_its_kind),
