@@ -279,6 +279,7 @@ static int load_sides(sides *s, db *d, const analysis_target *t, const analysis_
 		      const analysis_opts *o, pr_error *err)
 {
 	capture_query q = {0};
+	int64_t warmup = t->warmup_us ? *t->warmup_us : o->warmup_us;
 	int rc;
 
 	memset(s, 0, sizeof(*s));
@@ -297,7 +298,7 @@ static int load_sides(sides *s, db *d, const analysis_target *t, const analysis_
 	/* Nothing after "now": --at makes a run reproducible. */
 	q.until_us = t->until_us && t->until_us <= o->at_us ? t->until_us : o->at_us + 1;
 	q.hosts = c ? c->cohort_hosts : NULL;
-	q.warmup_us = o->warmup_us;
+	q.warmup_us = warmup;
 	if ((rc = capture_set_load(&s->cur, d, &q, err)) < 0)
 		return rc;
 	/*
@@ -316,7 +317,7 @@ static int load_sides(sides *s, db *d, const analysis_target *t, const analysis_
 		q.eligible_only = true;
 		q.as_of_us = o->at_us;
 		q.hosts = c->control_hosts;
-		q.warmup_us = o->warmup_us;
+		q.warmup_us = warmup;
 		s->window_start = t->release ? s->cur.caps[0].captured_at_us : t->since_us;
 		s->window_end = t->release ? s->cur.caps[s->cur.n - 1].captured_at_us + 1 : until;
 		q.since_us = s->window_start;
@@ -329,7 +330,7 @@ static int load_sides(sides *s, db *d, const analysis_target *t, const analysis_
 	q.exclude_release = t->release;
 	q.eligible_only = true;
 	q.as_of_us = o->at_us;
-	q.warmup_us = o->warmup_us;
+	q.warmup_us = warmup;
 	/* A release judged in this window is never its own baseline. */
 	if (!t->release && !(s->cur_releases = releases_json(&s->cur)))
 		return pr_error_set(err, PR_ENOMEM, "out of memory");

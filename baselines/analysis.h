@@ -151,6 +151,7 @@ typedef struct analysis_target {
 	const char *base_ids;     /* reproduce: exactly these captures (JSON */
 	const char *cur_ids;      /* arrays of ids); NULL to select as above */
 	const analysis_week *week; /* its own week; NULL: the options' */
+	const int64_t *warmup_us;  /* its own warm-up; NULL: the options' */
 } analysis_target;
 
 /*

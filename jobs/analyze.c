@@ -75,9 +75,9 @@ typedef struct prefetch {
 static analysis_target target_of(const job_env *env, const db_service *s,
 				 const analyze_opts *o, const char *type)
 {
+	const config_service *cs = config_service_find(env->cfg, s->name);
 	analysis_target t = {s->id, s->name, type, o->release, o->since_us, o->until_us,
-			     NULL, NULL,
-			     config_service_week(config_service_find(env->cfg, s->name))};
+			     NULL, NULL, config_service_week(cs), config_service_warmup(cs)};
 	return t;
 }
 

@@ -160,7 +160,7 @@ static int one_night(backtest_result *r, const job_env *env, const backtest_opts
 		for (size_t t = 0; t < (cs ? cs->ntypes : 1); t++) {
 			analysis_target tg = {svcs[i].id, svcs[i].name, cs ? cs->types[t] : "cpu",
 					      NULL, end - night, end + 1, NULL, NULL,
-					      config_service_week(cs)};
+					      config_service_week(cs), config_service_warmup(cs)};
 			if ((rc = analysis_add(&a, env->d, &tg, false, err)) < 0)
 				goto out;
 		}

@@ -503,6 +503,8 @@ static const field service_keys[] = {
 	 .doc = "its clock, for where its weekend starts"},
 	{K_ANY("weekend", "string: days in a row, as sat-sun"), .def = "analysis.weekend",
 	 .doc = "its weekend (fri-sat for a Friday-Saturday week)"},
+	{K_INT("warmup_s", 0, 86400, config_service, warmup_us), .unit = 's',
+	 .def = "analysis.warmup_s", .doc = "its warm-up after a deploy (a JIT's minutes)"},
 	END,
 };
 
@@ -1263,6 +1265,18 @@ const analysis_week *config_service_week(const config_service *s)
 	return s && (s->own_offset || s->own_weekend) ? &s->week : NULL;
 }
 
+const int64_t *config_service_warmup(const config_service *s)
+{
+	return s && s->warmup_us >= 0 ? &s->warmup_us : NULL;
+}
+
+int64_t config_warmup_of(const config *c, const config_service *s)
+{
+	const int64_t *own = config_service_warmup(s);
+
+	return own ? *own : c->analysis.warmup_us;
+}
+
 /* One entry of "services": its scalars through the table, then the lists. */
 static int load_service(void *entry, const char *name, json_t *obj, const char *path,
 			const void *ctx, pr_error *err)
@@ -1275,6 +1289,7 @@ static int load_service(void *entry, const char *name, json_t *obj, const char *
 	(void)ctx;
 	memset(s, 0, sizeof(*s));
 	s->tiers.hot_us = s->tiers.summary_us = s->tiers.summary_top = -1;
+	s->warmup_us = -1;
 	if (!(s->name = strdup(name)))
 		return pr_error_set(err, PR_ENOMEM, "out of memory");
 	snprintf(at, sizeof(at), "services.%.64s", name);

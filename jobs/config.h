@@ -343,6 +343,7 @@ typedef struct config_service {
 	uint32_t max_concurrent; /* 0: collect.max_concurrent */
 	analysis_week week;      /* its week, whole (see config_service_week) */
 	bool own_offset, own_weekend; /* it set utc_offset_hours, weekend of its own */
+	int64_t warmup_us;       /* its warm-up (warmup_s); -1: analysis.warmup_s */
 } config_service;
 
 /*
@@ -351,6 +352,12 @@ typedef struct config_service {
  * Points into s.
  */
 const analysis_week *config_service_week(const config_service *s);
+
+/*
+ * A service's own warm-up (services.NAME.warmup_s), or NULL when it has
+ * none and analysis.warmup_s applies; points into s.
+ */
+const int64_t *config_service_warmup(const config_service *s);
 
 /*
  * A nightly spread over worker processes (jobs/tasks.h): "workers":
@@ -448,6 +455,9 @@ int config_reference(char **out, pr_error *err);
 
 /* The file's settings for a service, or NULL. */
 const config_service *config_service_find(const config *c, const char *name);
+
+/* The warm-up that applies to service s (NULL: one not in the file). */
+int64_t config_warmup_of(const config *c, const config_service *s);
 
 /* The escalate settings of a service, or NULL. */
 const config_escalate_service *config_escalate_find(const config *c, const char *name);

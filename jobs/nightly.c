@@ -134,7 +134,7 @@ static int one_service(nightly_result *r, const job_env *env, const db_service *
 		for (size_t k = 0; k < (nrels ? nrels : 1) && !serr.code; k++) {
 			analysis_target tg = {s->id, s->name, type, nrels ? rels[k] : NULL,
 					      r->at_us - night, r->at_us + 1, NULL, NULL,
-					      config_service_week(cs)};
+					      config_service_week(cs), config_service_warmup(cs)};
 			if (analysis_add(&r->a, env->d, &tg, !o->dry_run, &serr) < 0 &&
 			    (serr.code == PR_EDB || serr.code == PR_ENOMEM)) {
 				capture_releases_free(rels, nrels);

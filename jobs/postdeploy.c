@@ -43,14 +43,16 @@ static void note_collect(postdeploy_result *x, const char *fmt, const char *what
  * Count the release's captures into x, those stamped at or after
  * `before_us` and those in the warm-up around `deploy_us` apart.
  */
-static int count_captures(postdeploy_result *x, const job_env *env, int64_t sid,
-			  const char *release, int64_t before_us, int64_t deploy_us, pr_error *err)
+static int count_captures(postdeploy_result *x, const job_env *env, const config_service *cs,
+			  int64_t sid, const char *release, int64_t before_us, int64_t deploy_us,
+			  pr_error *err)
 {
 	db_capture_tally t;
 	int rc;
 
-	if ((rc = db_capture_count(env->d, &t, sid, release, before_us, deploy_us,
-				   env->cfg->analysis.warmup_us, err)) < 0)
+	x->warmup_us = config_warmup_of(env->cfg, cs);
+	if ((rc = db_capture_count(env->d, &t, sid, release, before_us, deploy_us, x->warmup_us,
+				   err)) < 0)
 		return rc;
 	x->captures = t.all;
 	x->with_samples = t.with_samples;
@@ -98,7 +100,7 @@ static int wait_for_captures(postdeploy_result *x, const job_env *env, const pos
 		 * from a host whose clock runs ahead is not one to judge yet.
 		 */
 		int64_t now = o->at_us ? o->at_us : job_now(env);
-		if ((rc = count_captures(x, env, sid, o->release, now + 1, start_us, err)) < 0)
+		if ((rc = count_captures(x, env, cs, sid, o->release, now + 1, start_us, err)) < 0)
 			return rc;
 		x->waited_us = (int64_t)((time_mono() - start) * 1e6);
 		/* An empty capture (a pod idle right after the deploy) is none to judge. */
@@ -252,7 +254,7 @@ static void verdict(postdeploy_result *x, const postdeploy_opts *o)
 			snprintf(why[1], sizeof(why[1]), "%" PRId64 " more %s taken in the "
 				 "warm-up, less than %" PRId64 " s from the deploy", x->warming,
 				 x->warming == 1 ? "was" : "were",
-				 x->a.opts.warmup_us / 1000000);
+				 x->warmup_us / 1000000);
 		if (empty > 0)
 			snprintf(why[2], sizeof(why[2]), "%" PRId64 " more hold none", empty);
 		snprintf(more, sizeof(more), " with samples%s%s", x->later > 0 ? " by the analysis "
@@ -370,8 +372,8 @@ int postdeploy_run(postdeploy_result *out, const job_env *env, const postdeploy_
 	/* "Now" is when the analysis starts, so the captures waited for are in it. */
 	ao.at_us = o->at_us ? o->at_us : job_now(env);
 	/* What that "now" judges, for the verdict: a capture stamped later is not. */
-	if ((rc = count_captures(x, env, svc.id, o->release, ao.at_us + 1, x->dep.deployed_at_us,
-				 err)) < 0)
+	if ((rc = count_captures(x, env, cs, svc.id, o->release, ao.at_us + 1,
+				 x->dep.deployed_at_us, err)) < 0)
 		goto out;
 	analysis_init(&x->a, &ao);
 	{
@@ -393,7 +395,8 @@ int postdeploy_run(postdeploy_result *out, const job_env *env, const postdeploy_
 	}
 	for (size_t t = 0; t < (cs ? cs->ntypes : 1); t++) {
 		analysis_target tg = {svc.id, svc.name, cs ? cs->types[t] : "cpu", o->release,
-				      0, 0, NULL, NULL, config_service_week(cs)};
+				      0, 0, NULL, NULL, config_service_week(cs),
+				      config_service_warmup(cs)};
 		analysis_cohort ch = {hosts.cohort, hosts.control};
 		if ((rc = analysis_add_cohort(&x->a, env->d, &tg, hosts.cohort ? &ch : NULL, true,
 					       err)) < 0)

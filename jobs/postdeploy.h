@@ -60,7 +60,8 @@ typedef struct postdeploy_result {
 					 * analysis's "now": the ones judged */
 	int64_t later;                  /* ... hold samples but are stamped after it */
 	int64_t warming;                /* ... hold samples but were taken in the warm-up
-					 * around the deploy (analysis.warmup_s): not judged */
+					 * around the deploy: not judged */
+	int64_t warmup_us;              /* that warm-up (the service's, else analysis') */
 	char captured_sha[65];          /* a commit of the release's captures that is not
 					 * sha, "" when none is (check_build) */
 	int64_t captured_id;            /* a capture of that commit */

@@ -1469,7 +1469,8 @@ int reportdata_diff(report *out, db *d, blob_store *bs, const config *cfg,
 				tc[0].service_id, tc[0].service, tc[0].type, NULL, 0, 0,
 				bids.ptr, tids.ptr,
 				cfg ? config_service_week(config_service_find(cfg, tc[0].service))
-				    : NULL};
+				    : NULL,
+				NULL};
 			if ((rc = analysis_add(&a, d, &t, false, err)) < 0 ||
 			    (rc = analysis_finish(&a, err)) < 0)
 				goto out;

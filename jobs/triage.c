@@ -39,7 +39,7 @@ int triage_reproduce(finding *out, bool *found, db *d, const finding *stored,
 	{
 		/* The stored week is the options': the target has none of its own. */
 		analysis_target t = {stored->service_id, stored->service, stored->type,
-				     stored->current_release, 0, 0, base, cur, NULL};
+				     stored->current_release, 0, 0, base, cur, NULL, NULL};
 		if ((rc = analysis_add(&a, d, &t, false, err)) < 0)
 			goto out;
 	}

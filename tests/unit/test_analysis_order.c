@@ -111,7 +111,7 @@ static int64_t function_id(fx *f, const char *name)
 static void add_target(fx *f, analysis *a, const char *name)
 {
 	analysis_opts o;
-	analysis_target t = {service_id(f, name), name, "cpu", "v3", 0, 0, NULL, NULL, NULL};
+	analysis_target t = {service_id(f, name), name, "cpu", "v3", 0, 0, NULL, NULL, NULL, NULL};
 	pr_error err = PR_ERROR_INIT;
 
 	analysis_opts_default(&o);
@@ -434,7 +434,7 @@ static void test_a_fall_of_its_own_beside_a_rise_is_an_improvement(void **state)
 	add_target(f, &a, "both");
 	{
 		analysis_target t = {service_id(f, "swap"), "swap", "cpu", "v3", 0, 0,
-				     NULL, NULL, NULL};
+				     NULL, NULL, NULL, NULL};
 		if (analysis_add(&a, f->t->db, &t, false, &err) < 0)
 			fail_msg("swap: %s", err.msg);
 	}

@@ -288,7 +288,7 @@ static void test_the_engine_finds_a_doubled_function_and_nothing_in_a_null_servi
 	analysis_init(&a, &o);
 	for (int i = 0; i < 2; i++) {
 		analysis_target t = {sid[i], i ? "good" : "bad", "cpu", "v2", 0, 0,
-				     NULL, NULL, NULL};
+				     NULL, NULL, NULL, NULL};
 		assert_int_equal(analysis_add(&a, f->t->db, &t, false, &err), 0);
 	}
 	assert_int_equal(analysis_finish(&a, &err), 0);
@@ -355,7 +355,7 @@ static void analyse_all(fx *f, analysis *a, const char *const *names, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		char q[128];
 		int64_t sid;
-		analysis_target t = {0, names[i], "cpu", "v2", 0, 0, NULL, NULL, NULL};
+		analysis_target t = {0, names[i], "cpu", "v2", 0, 0, NULL, NULL, NULL, NULL};
 
 		snprintf(q, sizeof(q), "select id from services where name = '%s'", names[i]);
 		t.service_id = sid = testdb_int(f->t, q);
@@ -855,7 +855,7 @@ static void slower_part(fx *f, analysis *a, analysis *b, json_t **part,
 {
 	analysis_opts o;
 	pr_error err = PR_ERROR_INIT;
-	analysis_target t = {0, "slower", "cpu", "v2", 0, 0, NULL, NULL, week};
+	analysis_target t = {0, "slower", "cpu", "v2", 0, 0, NULL, NULL, week, NULL};
 
 	renamed_service(f, "slower", "store.(*Cache).parseKey", "store.(*Cache).parseCacheKey",
 			2, NULL, NULL);
@@ -1070,6 +1070,22 @@ static void test_the_postdeploy_job_does_not_count_empty_captures(void **state)
 }
 
 /*
+ * A service with 14 days of v1 and four captures of v2 taken in the
+ * minutes before NIGHT_END, when post-deploy (whose "now" is NIGHT_END)
+ * reports the deploy: its pods starting, work.hot at three times its cost.
+ */
+static void warming_service(fx *f, const char *name)
+{
+	testdb_execf(f->t, "insert into services (name, enabled) values ('%s', true)", name);
+	for (int day = 14; day >= 1; day--) {
+		capture(f, name, "v1", NIGHT_END - day * DAY - 9 * 3600 * 1000000LL, 1);
+		capture(f, name, "v1", NIGHT_END - day * DAY - 3 * 3600 * 1000000LL, 1);
+	}
+	for (int k = 0; k < 4; k++)
+		capture(f, name, "v2", NIGHT_END - (8 - 2 * k) * 60 * 1000000LL, 3);
+}
+
+/*
  * Captures taken right around a deploy are of processes still warming up
  * (a JIT compiling, caches filling): in v2's first four, taken in the
  * minutes before the deploy was reported, work.hot costs three times its
@@ -1085,14 +1101,7 @@ static void test_captures_in_the_warm_up_around_a_deploy_are_not_judged(void **s
 	postdeploy_result r;
 	pr_error err = PR_ERROR_INIT;
 
-	testdb_execf(f->t, "insert into services (name, enabled) values ('warm', true)");
-	for (int day = 14; day >= 1; day--) {
-		capture(f, "warm", "v1", NIGHT_END - day * DAY - 9 * 3600 * 1000000LL, 1);
-		capture(f, "warm", "v1", NIGHT_END - day * DAY - 3 * 3600 * 1000000LL, 1);
-	}
-	/* The deploy is reported at NIGHT_END (the job's "now"); its pods started before. */
-	for (int k = 0; k < 4; k++)
-		capture(f, "warm", "v2", NIGHT_END - (8 - 2 * k) * 60 * 1000000LL, 3);
+	warming_service(f, "warm");
 	assert_int_equal(postdeploy_run(&r, &f->env, &o, &err), 0);
 	assert_string_equal(r.verdict, "fail");
 	assert_non_null(regression(&r.a, "warm"));
@@ -1122,6 +1131,40 @@ static void test_captures_in_the_warm_up_around_a_deploy_are_not_judged(void **s
 	assert_int_equal(analysis_current_captures(&r.a), 4);
 	assert_null(regression(&r.a, "warm"));
 	assert_string_equal(r.verdict, "pass");
+	postdeploy_result_release(&r);
+}
+
+/* A service's own warm-up (services.NAME.warmup_s) is its alone. */
+static void test_a_service_s_own_warm_up_is_its_alone(void **state)
+{
+	fx *f = *state;
+	postdeploy_opts o = {"jvm", "v2", SHA_V2, NULL, NULL, 0, 4, STATS_SEV_HIGH,
+			     0, 0, NULL, NULL};
+	postdeploy_result r;
+	pr_error err = PR_ERROR_INIT;
+	char path[sizeof(f->dir) + 16];
+	FILE *c;
+
+	snprintf(path, sizeof(path), "%s/warm.json", f->dir);
+	assert_non_null(c = fopen(path, "w"));
+	fputs("{\"services\": {\"jvm\": {\"warmup_s\": 600}, \"go\": {}}}", c);
+	assert_int_equal(fclose(c), 0);
+	config_release(&f->cfg);
+	if (config_load(&f->cfg, path, &err) < 0)
+		fail_msg("config: %s", err.msg);
+	warming_service(f, "jvm");
+	warming_service(f, "go");
+	assert_int_equal(postdeploy_run(&r, &f->env, &o, &err), 0);
+	assert_int_equal(r.warming, 4);
+	assert_int_equal(r.warmup_us, 600 * 1000000LL);
+	assert_int_equal(analysis_current_captures(&r.a), 0);
+	assert_null(regression(&r.a, "jvm"));
+	assert_string_equal(r.verdict, "inconclusive");
+	postdeploy_result_release(&r);
+	o.service = "go";
+	assert_int_equal(postdeploy_run(&r, &f->env, &o, &err), 0);
+	assert_int_equal(r.warming, 0);
+	assert_string_equal(r.verdict, "fail");
 	postdeploy_result_release(&r);
 }
 
@@ -1344,6 +1387,7 @@ int main(void)
 		T(test_the_postdeploy_job_does_not_count_empty_captures),
 		T(test_the_postdeploy_job_refuses_a_release_without_captures),
 		T(test_captures_in_the_warm_up_around_a_deploy_are_not_judged),
+		T(test_a_service_s_own_warm_up_is_its_alone),
 		T(test_a_baseline_leaves_out_captures_in_an_earlier_deploy_s_warm_up),
 		T(test_analysis_with_captures_read_ahead_is_the_same),
 		T(test_analyze_nightly_and_postdeploy_give_the_same_finding_object),

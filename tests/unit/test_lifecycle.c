@@ -696,7 +696,8 @@ static void judge_opts(fx *f, analysis *a, const char *const *names, size_t n,
 	analysis_init(a, o);
 	for (size_t i = 0; i < n; i++) {
 		analysis_target t = {intf(f->t, "select id from services where name = '%s'",
-					  names[i]), names[i], "cpu", "v3", 0, 0, NULL, NULL, NULL};
+					  names[i]), names[i], "cpu", "v3", 0, 0, NULL, NULL, NULL,
+				     NULL};
 		if (analysis_add(a, f->t->db, &t, false, &err) < 0)
 			fail_msg("%s", err.msg);
 	}
