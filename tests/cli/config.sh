@@ -145,6 +145,10 @@ bad '{"services": {"s": {"utc_offset_hours": 15}}}' \
 bad '{"services": {"s": {"utc_offset_hours": "+3"}}}' \
 	"services.s.utc_offset_hours: expected a number from -12 to 14" \
 	"a service's clock as text is refused"
+bad '{"services": {"s": {"warmup_s": -5}}}' "services.s.warmup_s: expected a value from 0 to 86400" \
+	"a negative warm-up is refused"
+bad '{"analysis": {"warmup_s": "5m"}}' "analysis.warmup_s: expected an integer" \
+	"a warm-up as text is refused"
 printf '{"analysis": {"weekend": "Fri-Sat", "utc_offset_hours": 4},
  "services": {"s": {"weekend": "thu-fri"}, "t": {"utc_offset_hours": -5.5}}}\n' >"$T/week.json"
 run "$PROFREG_BIN" config check "$T/week.json"
