@@ -112,32 +112,6 @@ int blobs_open(blob_store **out, const config *cfg, const char *home, pr_error *
 
 /* ---- migration ----------------------------------------------------------- */
 
-typedef struct keys {
-	char (*v)[BLOB_KEY_HEX + 1];
-	size_t n, cap;
-} keys;
-
-static int collect_key(void *ud, const blob_entry *e, pr_error *err)
-{
-	keys *k = ud;
-
-	if (k->n == k->cap) {
-		size_t nc = k->cap ? k->cap * 2 : 1024;
-		void *g = realloc(k->v, nc * sizeof(*k->v));
-		if (!g)
-			return pr_error_set(err, PR_ENOMEM, "out of memory");
-		k->v = g;
-		k->cap = nc;
-	}
-	memcpy(k->v[k->n++], e->key, BLOB_KEY_HEX + 1);
-	return 0;
-}
-
-static int key_cmp(const void *a, const void *b)
-{
-	return strcmp(a, b);
-}
-
 json_t *blobs_migrate_json(const blobs_migrate_result *r)
 {
 	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:f,s:s?}", "run_id", (json_int_t)r->run_id,
@@ -224,10 +198,30 @@ static int migrate_one(blobs_migrate_result *out, blob_store *from, blob_store *
 	return 0;
 }
 
+/*
+ * A migration walks the store and moves each blob as it is listed, so
+ * that a store of ten million blobs needs no list of them in memory.
+ * blob_copy leaves what `to` holds, which is what makes a stopped run
+ * resume, and a blob deleted behind the walk is safe both for a directory
+ * being read and for S3's key-based continuation.
+ */
+typedef struct migration {
+	blobs_migrate_result *out;
+	blob_store *from, *to;
+	const blobs_migrate_opts *o;
+} migration;
+
+static int migrate_listed(void *ud, const blob_entry *e, pr_error *err)
+{
+	migration *m = ud;
+
+	m->out->blobs++;
+	return migrate_one(m->out, m->from, m->to, e->key, m->o, err);
+}
+
 int blobs_migrate(blobs_migrate_result *out, db *d, blob_store *from, blob_store *to,
 		  const blobs_migrate_opts *o, pr_error *err)
 {
-	keys k = {NULL, 0, 0};
 	json_t *params = NULL;
 	int64_t t0 = time_now_us();
 	bool locked = false;
@@ -250,13 +244,10 @@ int blobs_migrate(blobs_migrate_result *out, db *d, blob_store *from, blob_store
 	}
 	if ((rc = runs_begin(&out->run_id, d, "blobs-migrate", 0, params, err)) < 0)
 		goto out;
-	if ((rc = blob_store_list(from, collect_key, &k, err)) < 0)
-		goto finish;
-	qsort(k.v, k.n, sizeof(*k.v), key_cmp);
-	out->blobs = k.n;
-	for (size_t i = 0; i < k.n && rc == 0; i++)
-		rc = migrate_one(out, from, to, k.v[i], o, err);
-finish:
+	{
+		migration m = {out, from, to, o};
+		rc = blob_store_list(from, migrate_listed, &m, err);
+	}
 	out->seconds = (double)(time_now_us() - t0) / 1e6;
 	rc = run_end(d, out->run_id, "blobs.migrate", to, blobs_migrate_json(out), rc,
 		     out->unreadable > 0, err);
@@ -264,7 +255,6 @@ out:
 	if (locked)
 		db_advisory_unlock(d, BLOBS_MIGRATE_LOCK);
 	json_decref(params);
-	free(k.v);
 	if (!out->seconds)
 		out->seconds = (double)(time_now_us() - t0) / 1e6;
 	return rc;

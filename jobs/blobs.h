@@ -63,7 +63,7 @@ typedef struct blobs_migrate_opts {
 
 typedef struct blobs_migrate_result {
 	int64_t run_id;
-	uint64_t blobs;         /* blobs in the local store when the run started */
+	uint64_t blobs;         /* blobs of the local store the walk listed */
 	uint64_t copied;        /* put into S3 by this run */
 	uint64_t present;       /* already in S3 (an earlier, interrupted run) */
 	uint64_t unreadable;    /* local blobs that fail their check: left, not copied */
@@ -74,8 +74,9 @@ typedef struct blobs_migrate_result {
 } blobs_migrate_result;
 
 /*
- * Copy every blob of the local store `from` into `to`, in key order,
- * under the advisory lock BLOBS_MIGRATE_LOCK (PR_ELOCKED when another
+ * Copy every blob of the local store `from` into `to`, each as the walk
+ * of the store lists it (no list of them is held), under the advisory
+ * lock BLOBS_MIGRATE_LOCK (PR_ELOCKED when another
  * migration holds it), recorded as a run of kind "blobs-migrate" with an
  * audit row. Each blob is checked (decoded, hashed) before it is copied
  * as stored, and read back from `to` (and checked again) before the
