@@ -501,8 +501,11 @@ int tasks_work_one(tasks_worked *out, const job_env *env, const tasks_worker *w,
 	 * The work is done: a connection the server dropped since is mended
 	 * and the result recorded on the new one, while the lease holds,
 	 * rather than left for the task to be worked again by the next claim.
+	 * Work that failed is not: the drop may be why it failed, and a task
+	 * recorded as failed is never tried again, where one whose result is
+	 * lost goes to the next claim when its lease runs out.
 	 */
-	for (int tries = 0; tries < 2; tries++) {
+	for (int tries = 0; tries < (w->reconnect && !terr.code ? 2 : 1); tries++) {
 		if (tries && (db_connected(env->d) || db_reconnect(env->d, err) < 0))
 			break;
 		pr_error_clear(err);

@@ -127,6 +127,9 @@ typedef struct tasks_worker {
 	db *lease_db;               /* a second connection for the keeper; NULL: no renewal */
 	double hold_s;              /* tests: sleep this long holding the lease before working */
 	volatile sig_atomic_t *stop; /* set by a signal: release a held task, finish a begun one */
+	bool reconnect;             /* a finished task's result whose connection dropped is
+				     * recorded on a new one; never for a session whose locks
+				     * matter (the coordinating nightly's) */
 } tasks_worker;
 
 /* What happened to the task a call worked. */

@@ -52,9 +52,9 @@ static int reconnect(const job_env *env, const worker_opts *o, pr_error *err)
 
 /*
  * After `why`: 0 when the database dropped the worker and took it back
- * within o->reconnect_s of the worker's last call that got through (so
- * a database that takes every session and drops it again is waited for
- * no longer than one that stays away), or the worker was told to stop
+ * within o->reconnect_s of `since`, when the worker first found it gone
+ * (so a database that takes every session and drops it again is waited
+ * for no longer than one that stays away), or the worker was told to stop
  * meanwhile; else why's code with why in err, or the last attempt's
  * reason when the database stayed away.
  */
@@ -93,22 +93,30 @@ static int wait_for_db(worker_result *out, const job_env *env, const worker_opts
 int worker_run(worker_result *out, const job_env *env, const worker_opts *o, pr_error *err)
 {
 	tasks_worker w = o->w;
-	double idle_since = time_mono(), last_ok = idle_since;
+	double idle_since = time_mono(), lost_at = 0;
 	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
 	w.hold_s = test_hold();
+	w.reconnect = o->reconnect_s > 0;
 	while (!stopping(o)) {
 		tasks_worked t;
 		pr_error why = PR_ERROR_INIT;
 		if (tasks_work_one(&t, env, &w, 0, TASKS_KIND_NIGHTLY, nightly_task_run, &why) <
 		    0) {
-			if ((rc = wait_for_db(out, env, o, last_ok, &why, err)) < 0)
+			/*
+			 * The budget runs from when the loss was first seen, not
+			 * from the call before a task that ran longer than it; a
+			 * database that drops every new session keeps it running.
+			 */
+			if (!lost_at)
+				lost_at = time_mono();
+			if ((rc = wait_for_db(out, env, o, lost_at, &why, err)) < 0)
 				break;
 			idle_since = time_mono();
 			continue;
 		}
-		last_ok = time_mono();
+		lost_at = 0;
 		if (!t.claimed) {
 			if (o->once ||
 			    (o->idle_exit_s > 0 && time_mono() - idle_since >= o->idle_exit_s))

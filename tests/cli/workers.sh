@@ -275,6 +275,45 @@ rcL=$?
 [ $rcL -eq 0 ] && grep -q "0 lost, the database lost and found again" "$T/lost.out" &&
 	ok "its summary counts the lost database, and no task lost" || not_ok "summary" "rc=$rcL $(cat "$T/lost.out")"
 
+# --- the database goes away as a long task ends ------------------------------------
+# A task held longer than reconnect_s, the database gone when its work
+# begins and back a second and a half later: the worker waits for it from
+# when it found it gone, not from before the task, and the task is handed
+# on by its lease, not failed for good.
+jq '.workers.reconnect_s = 3' "$T/lost.json" >"$T/long.json"
+P=("$PROFREG_BIN" --db "$DB" --home "$HOME_DIR" --config "$T/long.json")
+away() {
+	psql "$PROFREG_TEST_DB" -qAt -c "alter database cli_workers_lost allow_connections $1" >/dev/null
+}
+PGAPPNAME=profreg-long PROFREG_TEST_WORKER_HOLD_S=4 "${P[@]}" worker --id long --idle-exit 60 \
+	>"$T/long.out" 2>"$T/long.err" &
+W=$!
+"${P[@]}" nightly --at "$at" --workers --json >"$T/long-night.out" 2>"$T/long-night.err" &
+N=$!
+PIDS="$PIDS $W $N"
+for _ in $(seq 200); do
+	[ "$(sql "select count(*) from tasks where state = 'leased' and worker = 'long'")" = 1 ] && break
+	sleep 0.05
+done
+sleep 3.5
+away false
+psql "$PROFREG_TEST_DB" -qAt -c "select count(pg_terminate_backend(pid)) from pg_stat_activity
+	where application_name = 'profreg-long'" >/dev/null
+sleep 1.5
+away true
+for _ in $(seq 100); do grep -q "connected to the database again" "$T/long.err" && break; sleep 0.1; done
+kill -0 "$W" 2>/dev/null && grep -q "connected to the database again" "$T/long.err" &&
+	ok "a worker whose database went as a task longer than reconnect_s ended waits for it" ||
+	not_ok "long task" "$(cat "$T/long.err")"
+for _ in $(seq 600); do kill -0 "$N" 2>/dev/null || break; sleep 0.1; done
+wait "$N"
+rcN=$?
+[ $rcN -eq 0 ] && [ "$(sql "select count(*) from tasks where state = 'failed'")" = 0 ] &&
+	ok "the task its work lost is handed on and the night completes" ||
+	not_ok "handed on" "rc=$rcN $(cat "$T/long-night.err") $(sql "select id, state, worker, attempts, error from tasks")"
+kill -TERM "$W"
+wait "$W"
+
 # --- usage -------------------------------------------------------------------------
 run pr worker --idle-exit 0
 [ $RC -eq 2 ] && ok "a bad --idle-exit is a usage error" || not_ok "usage" "rc=$RC"

@@ -218,7 +218,7 @@ static void test_a_result_is_recorded_on_a_new_connection_when_the_old_one_dropp
 	int64_t run = queue(t, 1);
 	db *wd = NULL;
 	job_env env = {0};
-	tasks_worker w = {"w", 60, 3, 0, NULL, 0, NULL};
+	tasks_worker w = {"w", 60, 3, 0, NULL, 0, NULL, true};
 	tasks_worked out;
 
 	drop_t = t;
@@ -230,6 +230,77 @@ static void test_a_result_is_recorded_on_a_new_connection_when_the_old_one_dropp
 	assert_string_equal(out.outcome, "done");
 	assert_string_equal(testdb_text(t, "select state || ' ' || attempts || ' ' ||"
 				      " (result->>'k') from tasks"), "done 1 kept");
+	db_close(wd);
+}
+
+/* A handler whose connection the server drops while it works: the work fails. */
+static int lose_the_connection_while_working(json_t **result, const job_env *env,
+					     const task *t, pr_error *err)
+{
+	struct pg_result *res = NULL;
+
+	*result = NULL;
+	if (work_then_lose_the_connection(result, env, t, err) < 0)
+		return -1;
+	json_decref(*result);
+	*result = NULL;
+	if (db_exec(env->d, &res, err, "reading a service", "select 1", 0, NULL) < 0)
+		return -1;
+	db_result_free(res);
+	return 0;
+}
+
+/*
+ * Work that failed because the server dropped the connection is not
+ * recorded as a failure on a new connection: a failed task is never
+ * tried again, and the drop, not the service, is why it failed. Its
+ * lease hands it on.
+ */
+static void test_work_the_database_dropped_is_handed_on_not_failed(void **state)
+{
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+	int64_t run = queue(t, 1);
+	db *wd = NULL;
+	job_env env = {0};
+	tasks_worker w = {"w", 60, 3, 0, NULL, 0, NULL, true};
+	tasks_worked out;
+
+	drop_t = t;
+	assert_int_equal(db_open(&wd, t->conninfo, &err), 0);
+	env.d = wd;
+	assert_true(tasks_work_one(&out, &env, &w, run, TASKS_KIND_NIGHTLY,
+				   lose_the_connection_while_working, &err) < 0);
+	assert_string_equal(testdb_text(t, "select state || ' ' || attempts from tasks"),
+			    "leased 1");
+	db_close(wd);
+}
+
+/*
+ * A session that holds a lock (the coordinating nightly works tasks on
+ * the connection that holds the nightly's) is not mended behind its
+ * back: the lock went with the old session, so the call fails instead of
+ * carrying on without it.
+ */
+static void test_a_connection_holding_a_lock_is_not_mended_behind_its_back(void **state)
+{
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+	int64_t run = queue(t, 1);
+	db *wd = NULL;
+	bool locked = false;
+	job_env env = {0};
+	tasks_worker w = {"w", 60, 3, 0, NULL, 0, NULL, false};
+	tasks_worked out;
+
+	drop_t = t;
+	assert_int_equal(db_open(&wd, t->conninfo, &err), 0);
+	assert_int_equal(db_try_advisory_lock(wd, "test-lock", &locked, &err), 0);
+	assert_true(locked);
+	env.d = wd;
+	assert_true(tasks_work_one(&out, &env, &w, run, TASKS_KIND_NIGHTLY,
+				   work_then_lose_the_connection, &err) < 0);
+	assert_false(db_connected(wd));
 	db_close(wd);
 }
 
@@ -388,6 +459,11 @@ int main(void)
 				       testdb_reset),
 		cmocka_unit_test_setup(
 			test_a_result_is_recorded_on_a_new_connection_when_the_old_one_dropped,
+			testdb_reset),
+		cmocka_unit_test_setup(test_work_the_database_dropped_is_handed_on_not_failed,
+				       testdb_reset),
+		cmocka_unit_test_setup(
+			test_a_connection_holding_a_lock_is_not_mended_behind_its_back,
 			testdb_reset),
 		cmocka_unit_test(test_malformed_parts_are_refused),
 	};
