@@ -778,22 +778,25 @@ static size_t uf_find(size_t *parent, size_t i)
 	return i;
 }
 
-int findings_earlier_open(db *d, const finding *f, int64_t **ids, size_t *n, pr_error *err)
+int findings_earlier_open(db *d, const finding *f, int64_t **ids, int64_t **holders, size_t *n,
+			  pr_error *err)
 {
 	static const char sql[] =
-		"select f0.id from findings f0"
+		"select f0.id, x.id from findings f0"
+		"  join findings x on x.id = f0.id or x.incident_id = f0.incident_id"
 		" where f0.service_id = $1::bigint and f0.profile_type = $2"
 		" and coalesce(f0.function_id, 0) = $3::bigint and f0.function = $4"
 		" and f0.kind = $5 and f0.direction = 'regression' and f0.status = 'open'"
 		" and f0.current_release <> $6 and f0.id < $7::bigint and f0.delta >= $8::float8"
-		" order by f0.id";
+		" order by f0.id, x.id <> f0.id, x.id";
 	char sid[24], fid[24], id[24], low[32];
 	const char *p[8] = {sid, f->type, fid, f->function, f->kind ? f->kind : FINDING_KIND_SHARE,
 			    f->current_release, id, low};
 	PGresult *res = NULL;
+	size_t rows;
 	int rc;
 
-	*ids = NULL;
+	*ids = *holders = NULL;
 	*n = 0;
 	snprintf(sid, sizeof(sid), "%" PRId64, f->service_id);
 	snprintf(fid, sizeof(fid), "%" PRId64, f->function_id);
@@ -802,10 +805,17 @@ int findings_earlier_open(db *d, const finding *f, int64_t **ids, size_t *n, pr_
 	if ((rc = db_exec(d, &res, err, "looking for an earlier finding of the same rise", sql, 8,
 			  p)) < 0)
 		return rc;
-	if (db_rows(res) && !(*ids = calloc((size_t)db_rows(res), sizeof(**ids))))
+	rows = (size_t)db_rows(res);
+	if (rows && (!(*ids = calloc(rows, sizeof(**ids))) ||
+		     !(*holders = calloc(rows, sizeof(**holders))))) {
+		free(*ids);
+		*ids = NULL;
 		rc = oom(err);
-	for (int r = 0; rc == 0 && r < db_rows(res); r++)
-		(*ids)[(*n)++] = db_get_i64(res, r, 0);
+	}
+	for (size_t r = 0; rc == 0 && r < rows; r++, (*n)++) {
+		(*ids)[r] = db_get_i64(res, (int)r, 0);
+		(*holders)[r] = db_get_i64(res, (int)r, 1);
+	}
 	db_result_free(res);
 	return rc;
 }

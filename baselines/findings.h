@@ -98,9 +98,15 @@ int findings_incident_lead(db *d, int64_t incident, int64_t *lead, pr_error *err
  * as stored finding f, of another release, stored before it, whose
  * estimated rise f's own rise is not beyond (f's lower bound at most
  * that estimate), oldest first: the findings f may be carried from
- * (jobs/record.c). *ids is a new array the caller frees (NULL when none).
+ * (jobs/record.c). An incident pages through one of its findings (its
+ * lead, or the member the lead passed to), so each is listed once for
+ * every finding that may hold its page: itself and, in an incident, each
+ * finding of the incident. (*ids)[i] is the earlier finding and
+ * (*holders)[i] a finding that may hold its page; both are new arrays of
+ * *n the caller frees (NULL when none).
  */
-int findings_earlier_open(db *d, const finding *f, int64_t **ids, size_t *n, pr_error *err);
+int findings_earlier_open(db *d, const finding *f, int64_t **ids, int64_t **holders, size_t *n,
+			  pr_error *err);
 
 /* Record that finding id is carried from finding `from` (0: from none). */
 int findings_set_carried(db *d, int64_t id, int64_t from, pr_error *err);

@@ -164,43 +164,63 @@ out:
 }
 
 /*
- * Finding g carried from an earlier release's: the oldest open finding
- * of the same rise (findings_earlier_open) whose page is pending or sent.
- * Sets g->carried_from to it, or 0, and records it.
+ * The finding g is carried from, in *from: the oldest open finding of the
+ * same rise in an earlier release (findings_earlier_open) whose page, its
+ * own or its incident's, is pending or sent; 0 when none.
  */
-static int carry(db *d, finding *g, pr_error *err)
+static int carry_from(db *d, const finding *g, int64_t *from, pr_error *err)
 {
-	int64_t *ids = NULL;
+	int64_t *ids = NULL, *holders = NULL, paged = 0;
 	size_t n = 0;
 	int rc;
 
-	g->carried_from = 0;
-	if ((rc = findings_earlier_open(d, g, &ids, &n, err)) == 0 &&
-	    (rc = pager_first_paged(d, ids, n, &g->carried_from, err)) == 0)
-		rc = findings_set_carried(d, g->id, g->carried_from, err);
+	*from = 0;
+	if ((rc = findings_earlier_open(d, g, &ids, &holders, &n, err)) == 0 &&
+	    (rc = pager_first_paged(d, holders, n, &paged, err)) == 0)
+		for (size_t i = 0; i < n && paged && !*from; i++)
+			if (holders[i] == paged)
+				*from = ids[i];
 	free(ids);
+	free(holders);
 	return rc;
+}
+
+/* Whether g is f or a regression of f's incident in this run. */
+static bool of_incident(const finding *f, const finding *g)
+{
+	return g == f || (f->incident_id && g->incident_id == f->incident_id &&
+			  g->direction == FINDING_REGRESSION);
 }
 
 /*
  * Whether lead f (a finding alone, or the lead of its incident) is
- * carried: every regression of its incident in this run (f alone when it
- * has none) is carried from an earlier release's open, paged finding.
- * One that is not, a rise of its own, pages through f.
+ * carried: f and every regression of its incident in this run that would
+ * page on its own are carried from an earlier release's open, paged
+ * finding. One that is not, a rise of its own, pages through f, and then
+ * none of them is recorded as carried: the incident paged itself.
  */
-static int carried(analysis *a, db *d, finding *f, bool *all, pr_error *err)
+static int carried(analysis *a, db *d, const config *cfg, finding *f, bool *all, pr_error *err)
 {
 	int rc;
 
 	*all = true;
-	for (size_t i = 0; i < a->ntests && a->tests[i].significant && *all; i++) {
+	for (size_t i = 0; i < a->ntests && a->tests[i].significant; i++) {
 		finding *g = &a->tests[i];
-		if (g != f && (!f->incident_id || g->incident_id != f->incident_id ||
-			       g->direction != FINDING_REGRESSION))
+		if (!of_incident(f, g))
 			continue;
-		if ((rc = carry(d, g, err)) < 0)
+		if ((rc = carry_from(d, g, &g->carried_from, err)) < 0)
 			return rc;
-		*all = g->carried_from != 0;
+		if (!g->carried_from && (g == f || pager_should_page(&cfg->paging, g)))
+			*all = false;
+	}
+	for (size_t i = 0; i < a->ntests && a->tests[i].significant; i++) {
+		finding *g = &a->tests[i];
+		if (!of_incident(f, g))
+			continue;
+		if (!*all)
+			g->carried_from = 0;
+		if ((rc = findings_set_carried(d, g->id, g->carried_from, err)) < 0)
+			return rc;
 	}
 	return 0;
 }
@@ -264,7 +284,7 @@ int record_findings_bs(analysis *a, db *d, blob_store *bs, int64_t run_id, const
 		if (f->incident_id && !f->incident_lead)
 			continue;
 		if (pager_should_page(&cfg->paging, f)) {
-			if ((rc = carried(a, d, f, &carry, err)) < 0)
+			if ((rc = carried(a, d, cfg, f, &carry, err)) < 0)
 				goto out;
 			if (carry) {
 				a->carried++;

@@ -507,6 +507,60 @@ static void test_a_regression_carried_into_later_releases_pages_once(void **stat
 	assert_int_equal(intf(f->t, "select count(*) from pages where event = 'resolve'"), 2);
 }
 
+/*
+ * An incident carried into the next release pages once too: v2 doubles
+ * work.hot and work.inner below it (one incident, paged through its
+ * lead), v3 costs the same. Only the lead holds the page, so each of v3's
+ * members is carried from its own v2 finding through that finding's
+ * incident; and v3's incident, carried whole, pages no one.
+ */
+static void test_an_incident_carried_into_the_next_release_pages_once(void **state)
+{
+	fx *f = *state;
+
+	history(f, "svc");
+	night(f, "svc", "v2", 1, 4, 2, 2);
+	run_night(f, 1);
+	assert_int_equal(intf(f->t, "select count(*) from pages where event = 'trigger'"
+			      " and status <> 'cancelled'"), 1);
+	night(f, "svc", "v3", 2, 4, 2, 2);
+	run_night(f, 2);
+	assert_int_equal(intf(f->t, "select count(*) from pages where event = 'trigger'"
+			      " and status <> 'cancelled'"), 1);
+	/* Each of v3's confirmed regressions names its own v2 finding. */
+	assert_int_equal(intf(f->t, "select count(*) from findings x join findings y"
+			      " on y.id = x.carried_from and y.function = x.function"
+			      " and y.current_release = 'v2'"
+			      " where x.current_release = 'v3' and x.state = 'confirmed'"),
+			 intf(f->t, "select count(*) from findings where current_release = 'v3'"
+			      " and state = 'confirmed' and direction = 'regression'"));
+	assert_true(intf(f->t, "select count(*) from findings where current_release = 'v3'"
+			 " and carried_from is not null") >= 1);
+}
+
+/*
+ * A lead whose incident pages (one of its members is a rise of its own)
+ * is not recorded as carried, though it alone would be: v3 keeps
+ * work.hot at v2's cost and takes work.inner from twice its first cost
+ * to three times.
+ */
+static void test_a_lead_whose_incident_pages_is_not_recorded_as_carried(void **state)
+{
+	fx *f = *state;
+
+	history(f, "svc");
+	night(f, "svc", "v2", 1, 4, 2, 2);
+	run_night(f, 1);
+	night(f, "svc", "v3", 2, 4, 2, 3);
+	run_night(f, 2);
+	assert_int_equal(intf(f->t, "select count(*) from pages p join findings x"
+			      " on x.id = p.finding_id where p.event = 'trigger'"
+			      " and x.current_release = 'v3'"), 1);
+	assert_int_equal(intf(f->t, "select count(*) from findings x join pages p"
+			      " on p.finding_id = x.id and p.event = 'trigger'"
+			      " where x.carried_from is not null"), 0);
+}
+
 /* work.hot and work.inner below it both double: one incident, one page. */
 static void test_regressions_on_one_call_path_are_one_incident_that_pages_once(void **state)
 {
@@ -1492,6 +1546,11 @@ int main(void)
 			test_a_later_release_back_in_the_band_fixes_the_finding, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_a_regression_carried_into_later_releases_pages_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_an_incident_carried_into_the_next_release_pages_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_a_lead_whose_incident_pages_is_not_recorded_as_carried, setup,
+			teardown),
 		cmocka_unit_test_setup_teardown(
 			test_regressions_on_one_call_path_are_one_incident_that_pages_once, setup,
 			teardown),
