@@ -64,6 +64,7 @@ struct db {
 	size_t nstmts;
 	db_session_fn on_session; /* set up a new session again after db_reconnect */
 	void *on_session_ctx;
+	bool unset;            /* db_reconnect's session is up but its set-up failed */
 };
 
 /* ---- errors ---------------------------------------------------------- */
@@ -540,7 +541,7 @@ int db_reconnect(db *d, pr_error *err)
 	char line[512];
 	int rc;
 
-	if (PQstatus(d->conn) == CONNECTION_OK)
+	if (PQstatus(d->conn) == CONNECTION_OK && !d->unset)
 		return 0;
 	PQreset(d->conn);
 	d->prepared_capture = false;
@@ -551,9 +552,16 @@ int db_reconnect(db *d, pr_error *err)
 		return pr_error_set(err, PR_EDB, "cannot connect to the database: %s", line);
 	}
 	PQsetNoticeProcessor(d->conn, drop_notice, NULL);
-	if ((rc = run_plain(d, err, SESSION_SQL, "cannot set up the session")) < 0)
+	/*
+	 * A session whose set-up failed (its clock not UTC, its audit tags not
+	 * set) is not one to carry on with: the next call resets it again.
+	 */
+	d->unset = true;
+	if ((rc = run_plain(d, err, SESSION_SQL, "cannot set up the session")) < 0 ||
+	    (d->on_session && (rc = d->on_session(d, d->on_session_ctx, err)) < 0))
 		return rc;
-	return d->on_session ? d->on_session(d, d->on_session_ctx, err) : 0;
+	d->unset = false;
+	return 0;
 }
 
 void db_on_session(db *d, db_session_fn fn, void *ctx)
@@ -564,7 +572,7 @@ void db_on_session(db *d, db_session_fn fn, void *ctx)
 
 bool db_connected(const db *d)
 {
-	return d && d->conn && PQstatus(d->conn) == CONNECTION_OK;
+	return d && d->conn && PQstatus(d->conn) == CONNECTION_OK && !d->unset;
 }
 
 void db_close(db *d)

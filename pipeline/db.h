@@ -56,7 +56,10 @@ int db_reconnect(db *d, pr_error *err);
 typedef int (*db_session_fn)(db *d, void *ctx, pr_error *err);
 void db_on_session(db *d, db_session_fn fn, void *ctx);
 
-/* False once the server has dropped the connection (db_reconnect mends it). */
+/*
+ * False once the server has dropped the connection, or when the session
+ * db_reconnect made could not be set up (db_reconnect mends both).
+ */
 bool db_connected(const db *d);
 
 /*

@@ -1367,6 +1367,49 @@ static void test_repeated_statements_are_prepared_once_and_stay_right(void **sta
 	assert_int_equal(repeat_int(t, count_sql, NULL), 2);
 }
 
+/* A session set-up that fails the first time it runs, then succeeds. */
+static int fail_once(db *d, void *ctx, pr_error *err)
+{
+	int *runs = ctx;
+
+	(void)d;
+	if ((*runs)++ == 0)
+		return pr_error_set(err, PR_EDB, "cannot tag the session: refused");
+	return 0;
+}
+
+/*
+ * A new session whose set-up failed (its audit tags, its clock) is not
+ * taken as mended: it is not connected, and the next db_reconnect starts
+ * it again and sets it up, instead of finding it up and carrying on
+ * without the set-up.
+ */
+static void test_a_session_whose_set_up_failed_is_set_up_again(void **state)
+{
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+	static int runs; /* outlives the test: a failed assertion leaves the hook set */
+
+	runs = 0;
+	db_on_session(t->db, fail_once, &runs);
+	assert_int_equal(
+		testdb_int(t,
+			   "select count(pg_terminate_backend(pid)) from pg_stat_activity"
+			   " where datname = current_database() and application_name = 'profreg'"),
+		1);
+	(void)db_exec(t->db, NULL, &err, "dropped", "select 1", 0, NULL);
+	pr_error_clear(&err);
+	assert_int_equal(db_reconnect(t->db, &err), PR_EDB);
+	assert_non_null(strstr(err.msg, "refused"));
+	assert_false(db_connected(t->db));
+	pr_error_clear(&err);
+	assert_int_equal(db_reconnect(t->db, &err), 0);
+	assert_int_equal(runs, 2);
+	assert_true(db_connected(t->db));
+	assert_int_equal(repeat_int(t, "select $1::int * 2", "21"), 42);
+	db_on_session(t->db, NULL, NULL);
+}
+
 /*
  * A pipeline runs its statements in order in one round trip and hands
  * back each result; when one fails, its error is reported, the ones
@@ -1601,6 +1644,8 @@ int main(void)
 		cmocka_unit_test_setup(test_repeated_statements_are_prepared_once_and_stay_right,
 				       testdb_reset),
 		cmocka_unit_test_setup(test_a_pipeline_is_one_transaction_and_stops_at_its_failure,
+				       testdb_reset),
+		cmocka_unit_test_setup(test_a_session_whose_set_up_failed_is_set_up_again,
 				       testdb_reset),
 		cmocka_unit_test_setup(test_session_is_named_profreg, testdb_reset),
 		cmocka_unit_test_setup(test_insert_without_a_transaction_commits_on_its_own,
