@@ -255,6 +255,7 @@ typedef struct sides {
 	int64_t window_start, window_end;
 	char *cur_releases; /* JSON array of the judged captures' releases */
 	size_t cur_empty;   /* with no judged capture: the selected ones without samples */
+	size_t cur_warming; /* ... and those left out as taken in a warm-up */
 	size_t base_empty;  /* with too thin a baseline: its window's captures without samples */
 } sides;
 
@@ -272,6 +273,26 @@ static int count_empty(size_t *out, db *d, capture_query q, pr_error *err)
 	if ((rc = capture_set_load(&empty, d, &q, err)) == 0)
 		*out = empty.n;
 	capture_set_release(&empty);
+	return rc;
+}
+
+/*
+ * How many captures with samples `q` would select but for its warm-up: a
+ * release whose captures were all taken around its deploy is not one
+ * without captures.
+ */
+static int count_warming(size_t *out, db *d, capture_query q, pr_error *err)
+{
+	capture_set all = {0};
+	int rc;
+
+	*out = 0;
+	if (q.warmup_us <= 0)
+		return 0;
+	q.warmup_us = 0;
+	if ((rc = capture_set_load(&all, d, &q, err)) == 0)
+		*out = all.n;
+	capture_set_release(&all);
 	return rc;
 }
 
@@ -307,7 +328,9 @@ static int load_sides(sides *s, db *d, const analysis_target *t, const analysis_
 	 * problem from a release that was never captured.
 	 */
 	if (s->cur.n == 0)
-		return count_empty(&s->cur_empty, d, q, err);
+		return (rc = count_warming(&s->cur_warming, d, q, err)) < 0
+			       ? rc
+			       : count_empty(&s->cur_empty, d, q, err);
 	if (c) {
 		/* The control hosts over the same window, whatever release they run. */
 		int64_t until = q.until_us;
@@ -2472,6 +2495,21 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 	t0 -= in->seconds;
 	if ((rc = in->rc) < 0) {
 		*err = in->err;
+		goto out;
+	}
+	if (s.cur.n == 0 && s.cur_warming > 0) {
+		bool one = s.cur_warming == 1;
+		long long w = (long long)((t->warmup_us ? *t->warmup_us : o->warmup_us) / 1000000);
+		char what[1200];
+		if (t->release)
+			snprintf(what, sizeof(what), "of release '%s'%s", t->release,
+				 c ? " on the cohort's hosts" : "");
+		else
+			snprintf(what, sizeof(what), "in the selected time range");
+		rc = skip(a, t, err, "the %zu %s capture%s %s with samples %s taken in the "
+			  "warm-up, less than %lld s from a deploy of %s (warmup_s)",
+			  s.cur_warming, t->type, one ? "" : "s", what, one ? "was" : "were", w,
+			  t->release ? "the release" : one ? "its release" : "their release");
 		goto out;
 	}
 	if (s.cur.n == 0 && s.cur_empty > 0) {
