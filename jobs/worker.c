@@ -106,10 +106,11 @@ int worker_run(worker_result *out, const job_env *env, const worker_opts *o, pr_
 		    0) {
 			/*
 			 * The budget runs from when the loss was first seen, not
-			 * from the call before a task that ran longer than it; a
-			 * database that drops every new session keeps it running.
+			 * from the call before a task that ran longer than it (a
+			 * claim that got through starts it anew); a database that
+			 * drops every new session keeps it running.
 			 */
-			if (!lost_at)
+			if (!lost_at || t.claimed)
 				lost_at = time_mono();
 			if ((rc = wait_for_db(out, env, o, lost_at, &why, err)) < 0)
 				break;

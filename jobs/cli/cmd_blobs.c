@@ -78,9 +78,9 @@ static int blobs_migrate_cmd(cli_ctx *ctx, int argc, char **argv)
 	rc = blobs_migrate(&r, d, from, to, &o, &err);
 	if (rc < 0) {
 		cli_error(ctx,
-			  "stopped after %" PRIu64 " of %" PRIu64 " blobs (%" PRIu64
-			  " copied, %" PRIu64 " already there); run it again to resume",
-			  r.copied + r.present + r.unreadable, r.blobs, r.copied, r.present);
+			  "stopped after %" PRIu64 " blobs (%" PRIu64 " copied, %" PRIu64
+			  " already there); run it again to resume",
+			  r.copied + r.present + r.unreadable, r.copied, r.present);
 		goto fail;
 	}
 	if (ctx->json) {

@@ -277,13 +277,26 @@ rcL=$?
 
 # --- the database goes away as a long task ends ------------------------------------
 # A task held longer than reconnect_s, the database gone when its work
-# begins and back a second and a half later: the worker waits for it from
-# when it found it gone, not from before the task, and the task is handed
-# on by its lease, not failed for good.
+# begins and back 0.7 s later: the worker waits for it from when it found
+# it gone, not from before the task, and the task is handed on by its
+# lease, not failed for good. Then the same at the end of its next task.
 jq '.workers.reconnect_s = 3' "$T/lost.json" >"$T/long.json"
 P=("$PROFREG_BIN" --db "$DB" --home "$HOME_DIR" --config "$T/long.json")
-away() {
-	psql "$PROFREG_TEST_DB" -qAt -c "alter database cli_workers_lost allow_connections $1" >/dev/null
+away() { # the database refuses new sessions and drops the worker's for 0.7 s
+	psql "$PROFREG_TEST_DB" -qAt -c "alter database cli_workers_lost allow_connections false" \
+		-c "select count(pg_terminate_backend(pid)) from pg_stat_activity
+			where application_name = 'profreg-long'" >/dev/null
+	sleep 0.7
+	psql "$PROFREG_TEST_DB" -qAt -c "alter database cli_workers_lost allow_connections true" \
+		>/dev/null
+}
+claims() { sql "select coalesce(sum(attempts), 0) from tasks"; }
+found_again() { # wait until the worker said it connected again $1 times
+	for _ in $(seq 100); do
+		[ "$(grep -c "connected to the database again" "$T/long.err")" -ge "$1" ] && break
+		sleep 0.1
+	done
+	kill -0 "$W" 2>/dev/null && [ "$(grep -c "connected to the database again" "$T/long.err")" -ge "$1" ]
 }
 PGAPPNAME=profreg-long PROFREG_TEST_WORKER_HOLD_S=4 "${P[@]}" worker --id long --idle-exit 60 \
 	>"$T/long.out" 2>"$T/long.err" &
@@ -296,20 +309,20 @@ for _ in $(seq 200); do
 	sleep 0.05
 done
 sleep 3.5
-away false
-psql "$PROFREG_TEST_DB" -qAt -c "select count(pg_terminate_backend(pid)) from pg_stat_activity
-	where application_name = 'profreg-long'" >/dev/null
-sleep 1.5
-away true
-for _ in $(seq 100); do grep -q "connected to the database again" "$T/long.err" && break; sleep 0.1; done
-kill -0 "$W" 2>/dev/null && grep -q "connected to the database again" "$T/long.err" &&
-	ok "a worker whose database went as a task longer than reconnect_s ended waits for it" ||
+c0=$(claims) # the task it claims once it is back comes after this
+away
+found_again 1 && ok "a worker whose database went as a task longer than reconnect_s ended waits for it" ||
 	not_ok "long task" "$(cat "$T/long.err")"
+for _ in $(seq 400); do [ "$(claims)" -gt "$c0" ] && break; sleep 0.05; done
+sleep 3.5
+away
+found_again 2 && ok "and when it goes again at the end of the task it claimed once back, waits again" ||
+	not_ok "second loss" "$(cat "$T/long.err")"
 for _ in $(seq 600); do kill -0 "$N" 2>/dev/null || break; sleep 0.1; done
 wait "$N"
 rcN=$?
 [ $rcN -eq 0 ] && [ "$(sql "select count(*) from tasks where state = 'failed'")" = 0 ] &&
-	ok "the task its work lost is handed on and the night completes" ||
+	ok "the tasks its work lost are handed on and the night completes" ||
 	not_ok "handed on" "rc=$rcN $(cat "$T/long-night.err") $(sql "select id, state, worker, attempts, error from tasks")"
 kill -TERM "$W"
 wait "$W"
