@@ -119,8 +119,12 @@ int capture_set_load(capture_set *out, db *d, const capture_query *q, pr_error *
 		rc = cond(&qb, " and not (%s::jsonb ? p.release)", q->exclude_releases);
 	if (rc == 0 && q->hosts)
 		rc = cond(&qb, " and p.host is not null and %s::jsonb ? p.host", q->hosts);
-	if (rc == 0 && q->warmup_us > 0)
-		rc = cond(&qb, " and not " DB_WARMUP_SQL("%s"), warmup);
+	if (rc == 0 && q->warmup_us > 0) {
+		char ph[16];
+		qb.params[qb.n++] = warmup;
+		snprintf(ph, sizeof(ph), "$%d", qb.n);
+		rc = buf_printf(&qb.sql, " and not " DB_WARMUP_SQL("%s"), ph, ph, ph, ph);
+	}
 	if (rc == 0 && q->eligible_only) {
 		rc = buf_puts(&qb.sql,
 			      " and p.retention_class <> 'forensic'"

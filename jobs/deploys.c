@@ -1,6 +1,6 @@
 /*
  * deploys.c: the deploy history of each service (see deploys.h). This
- * module is the only one that writes `deploys`.
+ * module is the only one that writes `deploys` and `deploy_rollouts`.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "jobs/deploys.h"
@@ -32,8 +32,9 @@ int deploy_record(deploy *out, bool *existed, db *d, int64_t service_id, const c
 		  const char *sha, const char *previous_sha, int64_t at_us, pr_error *err)
 {
 	/*
-	 * One statement: the existing row, or a new one whose range starts at
-	 * the latest earlier deploy of another release. Ordering by deploy
+	 * One statement: the existing row (its report again a rollout of its
+	 * own, for the warm-up), or a new one whose range starts at the latest
+	 * earlier deploy of another release. Ordering by deploy
 	 * time, not by id, keeps a re-run's range when later deploys exist.
 	 */
 	static const char sql[] =
@@ -54,7 +55,10 @@ int deploy_record(deploy *out, bool *existed, db *d, int64_t service_id, const c
 		" upd as (update deploys set previous_commit_sha = $4 where "
 		"id = (select id from old)"
 		"   and nullif($4, '') is not null and previous_commit_sha is distinct from $4"
-		"   returning id)"
+		"   returning id),"
+		" again as (insert into deploy_rollouts"
+		"   (deploy_id, service_id, release, rolled_out_at)"
+		"   select id, $1, $2, " DB_US_TO_TS("$5") " from old on conflict do nothing)"
 		" select coalesce((select id from ins), (select id from old)), "
 		"exists (select 1 from old)";
 	static const char get_sql[] =

@@ -31,8 +31,10 @@ typedef struct deploy {
 
 /*
  * Record that `release` of service `service_id` is deployed at `sha`. The
- * same (service, release, commit) reported again (a retried CI job) is
- * the same deploy: *out is the stored row and *existed is true. A new
+ * same (service, release, commit) reported again (a retried CI job, the
+ * same build rolled out again) is the same deploy: *out is the stored row
+ * and *existed is true, and `at_us` is recorded as one more rollout of it
+ * (table deploy_rollouts: its warm-up is left out too). A new
  * deploy is recorded as deployed at `at_us` (when the CI hook reported
  * it) and its range starts at `previous_sha` when given, else at the
  * commit of the latest deploy of another release before it;

@@ -372,8 +372,8 @@ int postdeploy_run(postdeploy_result *out, const job_env *env, const postdeploy_
 	/* "Now" is when the analysis starts, so the captures waited for are in it. */
 	ao.at_us = o->at_us ? o->at_us : job_now(env);
 	/* What that "now" judges, for the verdict: a capture stamped later is not. */
-	if ((rc = count_captures(x, env, cs, svc.id, o->release, ao.at_us + 1,
-				 x->dep.deployed_at_us, err)) < 0)
+	if ((rc = count_captures(x, env, cs, svc.id, o->release, ao.at_us + 1, reported_at,
+				 err)) < 0)
 		goto out;
 	analysis_init(&x->a, &ao);
 	{

@@ -1266,7 +1266,8 @@ int db_capture_count(db *d, db_capture_tally *out, int64_t service_id, const cha
 		      "                        (abs(extract(epoch from p.captured_at - "
 		      US_TO_TS("$4") ")) * 1000000 < $5::bigint or " DB_WARMUP_SQL("$5") "),"
 		      "                        false) warming"
-		      "          from profiles p where p.service_id = $1 and p.release = $2) c",
+		      "          from profiles p where p.service_id = $1 and p.release = $2"
+		      "        offset 0) c",
 		      5, p, "cannot count captures")) < 0)
 		return rc;
 	out->all = get_i64(res, 0, 0);

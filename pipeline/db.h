@@ -189,16 +189,25 @@ int db_service_list(db *d, db_service **out, size_t *n, pr_error *err);
 
 /*
  * SQL true for a capture `p` (of table profiles) taken within `us` (SQL
- * text of a bigint of microseconds) of a recorded deploy of its release,
- * before or after it: its process was starting (JIT compilers, caches
- * filling, connection pools opening), and right after a deploy every
- * process of the release is. Before as well as after, because the pods
- * of a rolling deploy start before CI reports the deploy.
+ * text of a bigint of microseconds, used twice, so a placeholder, not an
+ * expression) of a recorded rollout of its release, before or after it:
+ * its process was starting (JIT compilers, caches filling, connection
+ * pools opening), and right after a deploy every process of the release
+ * is. Before as well as after, because the pods of a rolling deploy
+ * start before CI reports the deploy. A rollout is a deploy's time or a
+ * later report of the same deploy (deploy_rollouts). The times are compared
+ * as a range, so the index on (service_id, release, deployed_at) finds
+ * them however many deploys a release name has had.
  */
 #define DB_WARMUP_SQL(us)                                                                       \
-	"exists (select 1 from deploys d where d.service_id = p.service_id"                       \
-	" and d.release = p.release and abs(extract(epoch from p.captured_at - d.deployed_at))"   \
-	" * 1000000 < (" us ")::bigint)"
+	"(exists (select 1 from deploys d where d.service_id = p.service_id"                      \
+	"  and d.release = p.release"                                                             \
+	"  and d.deployed_at > p.captured_at - (" us ")::bigint * interval '1 microsecond'"     \
+	"  and d.deployed_at < p.captured_at + (" us ")::bigint * interval '1 microsecond')"    \
+	" or exists (select 1 from deploy_rollouts r where r.service_id = p.service_id"         \
+	"  and r.release = p.release"                                                             \
+	"  and r.rolled_out_at > p.captured_at - (" us ")::bigint * interval '1 microsecond'"   \
+	"  and r.rolled_out_at < p.captured_at + (" us ")::bigint * interval '1 microsecond'))"
 
 /* What db_capture_count counts of one release's captures. */
 typedef struct db_capture_tally {

@@ -1138,6 +1138,34 @@ static void test_captures_in_the_warm_up_around_a_deploy_are_not_judged(void **s
 	postdeploy_result_release(&r);
 }
 
+/*
+ * The same build rolled out again (a canary, then the whole fleet) is the
+ * deploy already recorded, and its pods start again: their warm-up is
+ * left out around the second rollout as around the first.
+ */
+static void test_a_second_rollout_of_the_same_build_has_its_warm_up_too(void **state)
+{
+	fx *f = *state;
+	postdeploy_opts o = {"warm", "v2", SHA_V2, NULL, NULL, 0, 4, STATS_SEV_HIGH,
+			     0, 0, NULL, NULL};
+	postdeploy_result r;
+	pr_error err = PR_ERROR_INIT;
+
+	warming_service(f, "warm");
+	testdb_execf(f->t, "insert into deploys (service_id, release, commit_sha, deployed_at)"
+		     " select id, 'v2', '%s', to_timestamp(%lld / 1000000.0) from services"
+		     " where name = 'warm'", SHA_V2, (long long)(NIGHT_END - DAY));
+	f->cfg.analysis.warmup_us = 600 * 1000000LL;
+	assert_int_equal(postdeploy_run(&r, &f->env, &o, &err), 0);
+	assert_int_equal(r.warming, 4);
+	assert_int_equal(analysis_current_captures(&r.a), 0);
+	assert_null(regression(&r.a, "warm"));
+	assert_string_equal(r.verdict, "inconclusive");
+	postdeploy_result_release(&r);
+	assert_int_equal(testdb_int(f->t, "select count(*) from deploys"), 1);
+	assert_int_equal(testdb_int(f->t, "select count(*) from deploy_rollouts"), 1);
+}
+
 /* A service's own warm-up (services.NAME.warmup_s) is its alone. */
 static void test_a_service_s_own_warm_up_is_its_alone(void **state)
 {
@@ -1392,6 +1420,7 @@ int main(void)
 		T(test_the_postdeploy_job_refuses_a_release_without_captures),
 		T(test_captures_in_the_warm_up_around_a_deploy_are_not_judged),
 		T(test_a_service_s_own_warm_up_is_its_alone),
+		T(test_a_second_rollout_of_the_same_build_has_its_warm_up_too),
 		T(test_a_baseline_leaves_out_captures_in_an_earlier_deploy_s_warm_up),
 		T(test_analysis_with_captures_read_ahead_is_the_same),
 		T(test_analyze_nightly_and_postdeploy_give_the_same_finding_object),
