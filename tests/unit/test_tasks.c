@@ -206,6 +206,31 @@ static int work_then_lose_the_connection(json_t **result, const job_env *env, co
 }
 
 /*
+ * Queue one task and work it with `fn` on a connection of its own, as a
+ * worker that mends a dropped connection when `reconnect`; the session
+ * takes the advisory lock `lock` first when one is given. Returns what
+ * tasks_work_one did; *wd is the connection, for the caller to close.
+ */
+static int work_on_own_connection(testdb *t, tasks_handler fn, bool reconnect, const char *lock,
+				  db **wd, tasks_worked *out)
+{
+	pr_error err = PR_ERROR_INIT;
+	int64_t run = queue(t, 1);
+	job_env env = {0};
+	tasks_worker w = {"w", 60, 3, 0, NULL, 0, NULL, reconnect};
+	bool locked = false;
+
+	drop_t = t;
+	assert_int_equal(db_open(wd, t->conninfo, &err), 0);
+	if (lock) {
+		assert_int_equal(db_try_advisory_lock(*wd, lock, &locked, &err), 0);
+		assert_true(locked);
+	}
+	env.d = *wd;
+	return tasks_work_one(out, &env, &w, run, TASKS_KIND_NIGHTLY, fn, &err);
+}
+
+/*
  * The work of a task done, the server drops the worker's connection
  * before the result is recorded (a restart, a failover): the worker
  * connects again and records it while its lease holds, instead of
@@ -214,18 +239,11 @@ static int work_then_lose_the_connection(json_t **result, const job_env *env, co
 static void test_a_result_is_recorded_on_a_new_connection_when_the_old_one_dropped(void **state)
 {
 	testdb *t = *state;
-	pr_error err = PR_ERROR_INIT;
-	int64_t run = queue(t, 1);
 	db *wd = NULL;
-	job_env env = {0};
-	tasks_worker w = {"w", 60, 3, 0, NULL, 0, NULL, true};
 	tasks_worked out;
 
-	drop_t = t;
-	assert_int_equal(db_open(&wd, t->conninfo, &err), 0);
-	env.d = wd;
-	assert_int_equal(tasks_work_one(&out, &env, &w, run, TASKS_KIND_NIGHTLY,
-					work_then_lose_the_connection, &err), 0);
+	assert_int_equal(work_on_own_connection(t, work_then_lose_the_connection, true, NULL, &wd,
+						&out), 0);
 	assert_true(out.claimed);
 	assert_string_equal(out.outcome, "done");
 	assert_string_equal(testdb_text(t, "select state || ' ' || attempts || ' ' ||"
@@ -259,18 +277,11 @@ static int lose_the_connection_while_working(json_t **result, const job_env *env
 static void test_work_the_database_dropped_is_handed_on_not_failed(void **state)
 {
 	testdb *t = *state;
-	pr_error err = PR_ERROR_INIT;
-	int64_t run = queue(t, 1);
 	db *wd = NULL;
-	job_env env = {0};
-	tasks_worker w = {"w", 60, 3, 0, NULL, 0, NULL, true};
 	tasks_worked out;
 
-	drop_t = t;
-	assert_int_equal(db_open(&wd, t->conninfo, &err), 0);
-	env.d = wd;
-	assert_true(tasks_work_one(&out, &env, &w, run, TASKS_KIND_NIGHTLY,
-				   lose_the_connection_while_working, &err) < 0);
+	assert_true(work_on_own_connection(t, lose_the_connection_while_working, true, NULL, &wd,
+					   &out) < 0);
 	assert_string_equal(testdb_text(t, "select state || ' ' || attempts from tasks"),
 			    "leased 1");
 	db_close(wd);
@@ -285,21 +296,11 @@ static void test_work_the_database_dropped_is_handed_on_not_failed(void **state)
 static void test_a_connection_holding_a_lock_is_not_mended_behind_its_back(void **state)
 {
 	testdb *t = *state;
-	pr_error err = PR_ERROR_INIT;
-	int64_t run = queue(t, 1);
 	db *wd = NULL;
-	bool locked = false;
-	job_env env = {0};
-	tasks_worker w = {"w", 60, 3, 0, NULL, 0, NULL, false};
 	tasks_worked out;
 
-	drop_t = t;
-	assert_int_equal(db_open(&wd, t->conninfo, &err), 0);
-	assert_int_equal(db_try_advisory_lock(wd, "test-lock", &locked, &err), 0);
-	assert_true(locked);
-	env.d = wd;
-	assert_true(tasks_work_one(&out, &env, &w, run, TASKS_KIND_NIGHTLY,
-				   work_then_lose_the_connection, &err) < 0);
+	assert_true(work_on_own_connection(t, work_then_lose_the_connection, false, "test-lock",
+					   &wd, &out) < 0);
 	assert_false(db_connected(wd));
 	db_close(wd);
 }
