@@ -4,6 +4,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "reports/export.h"
 #include "pipeline/profile.pb-c.h"
+#include "pipeline/symname.h"
 
 #include <inttypes.h>
 #include <stdbool.h>
@@ -692,6 +693,27 @@ static int64_t out_str(export_pprof_set *s, source *src, int64_t i)
 	return str_index_n(&s->st, b->len ? (const char *)b->data : "", b->len);
 }
 
+/*
+ * Index in the output string table of source string i as a function's
+ * name or file, rewritten as ingest rewrote it (symname.h): a py-spy
+ * frame's command line, which may hold a secret, is never stored in the
+ * index, and must not leave through the export either. -1 on failure.
+ */
+static int64_t out_name(export_pprof_set *s, source *src, int64_t i, bool file, buf *tmp)
+{
+	const ProtobufCBinaryData *b;
+
+	if (i < 0 || (uint64_t)i >= src->m->n_string_table)
+		return -1;
+	b = &src->m->string_table[i];
+	buf_reset(tmp);
+	if (buf_put(tmp, b->len ? (const char *)b->data : "", b->len) < 0)
+		return -1;
+	tmp->len = file ? symname_stable_file(tmp->ptr, tmp->len)
+			: symname_stable(tmp->ptr, tmp->len);
+	return str_index_n(&s->st, tmp->len ? tmp->ptr : "", tmp->len);
+}
+
 static int id_put(strmap *m, uint64_t id, uint32_t out_id)
 {
 	uint32_t found;
@@ -753,33 +775,44 @@ static int add_mappings(export_pprof_set *s, source *src, buf *key)
 	return 0;
 }
 
+/* Functions that are the same once their names are rewritten (out_name) become one. */
 static int add_functions(export_pprof_set *s, source *src, buf *key)
 {
-	for (size_t i = 0; i < src->m->n_function; i++) {
+	buf tmp = BUF_INIT;
+	int rc = 0;
+
+	for (size_t i = 0; i < src->m->n_function && rc == 0; i++) {
 		const pb_function *f = src->m->function[i];
 		pb_function o = PERFTOOLS__PROFILES__FUNCTION__INIT;
 		uint32_t idx;
 		int added;
 
 		o.start_line = f->start_line;
-		if ((o.name = out_str(s, src, f->name)) < 0 ||
-		    (o.system_name = out_str(s, src, f->system_name)) < 0 ||
-		    (o.filename = out_str(s, src, f->filename)) < 0)
-			return src_bad(src, "function", f->id);
+		if ((o.name = out_name(s, src, f->name, false, &tmp)) < 0 ||
+		    (o.system_name = out_name(s, src, f->system_name, false, &tmp)) < 0 ||
+		    (o.filename = out_name(s, src, f->filename, true, &tmp)) < 0) {
+			rc = src_bad(src, "function", f->id);
+			break;
+		}
 		buf_reset(key);
 		if (buf_put(key, &o.name, 4 * sizeof(int64_t)) < 0 ||
-		    key_put(&s->fn_index, key, s->nfns, &idx, &added) < 0)
-			return PR_ENOMEM;
+		    key_put(&s->fn_index, key, s->nfns, &idx, &added) < 0) {
+			rc = PR_ENOMEM;
+			break;
+		}
 		if (added) {
-			if (grow(&s->fns, &s->fns_cap, s->nfns + 1, sizeof(*s->fns)) < 0)
-				return PR_ENOMEM;
+			if (grow(&s->fns, &s->fns_cap, s->nfns + 1, sizeof(*s->fns)) < 0) {
+				rc = PR_ENOMEM;
+				break;
+			}
 			o.id = s->nfns + 1;
 			s->fns[s->nfns++] = o;
 		}
 		if (id_put(&src->fn_ids, f->id, idx + 1) < 0)
-			return PR_ENOMEM;
+			rc = PR_ENOMEM;
 	}
-	return 0;
+	buf_release(&tmp);
+	return rc;
 }
 
 static int add_locations(export_pprof_set *s, source *src, buf *key)

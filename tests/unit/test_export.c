@@ -454,6 +454,86 @@ static void test_detailed_pprof_keeps_lines_and_mappings_and_drops_labels(void *
 	}
 }
 
+/*
+ * py-spy names a process's frame after its command line, which may hold
+ * a secret; ingest keeps only "process" (symname.h), and the detailed
+ * writer, which copies names from the stored profile, did not.
+ */
+static void test_detailed_pprof_drops_a_command_line_from_frame_names(void **state)
+{
+	static const char *strings[] = {
+		"", "cpu", "nanoseconds",
+		"process 4121:\"python app.py --card=4111111111111111\"", "main", "/app/main.py",
+	};
+	ProtobufCBinaryData st[6];
+	Perftools__Profiles__ValueType vt = PERFTOOLS__PROFILES__VALUE_TYPE__INIT, *vts[1] = {&vt};
+	Perftools__Profiles__Function fn[2], *fns[2] = {&fn[0], &fn[1]};
+	Perftools__Profiles__Line ln[2], *lns[2][1] = {{&ln[0]}, {&ln[1]}};
+	Perftools__Profiles__Location loc[2], *locs[2] = {&loc[0], &loc[1]};
+	Perftools__Profiles__Sample smp = PERFTOOLS__PROFILES__SAMPLE__INIT, *smps[1] = {&smp};
+	Perftools__Profiles__Profile src = PERFTOOLS__PROFILES__PROFILE__INIT, *m;
+	uint64_t stack[2] = {2, 1};
+	int64_t value[1] = {100};
+	export_pprof_set *set = NULL;
+	buf raw = BUF_INIT, out = BUF_INIT;
+	pr_error err = PR_ERROR_INIT;
+	char t[512];
+	bool process = false;
+
+	(void)state;
+	for (size_t i = 0; i < 6; i++)
+		st[i] = (ProtobufCBinaryData){strlen(strings[i]), (uint8_t *)strings[i]};
+	vt.type = 1;
+	vt.unit = 2;
+	for (int i = 0; i < 2; i++) {
+		perftools__profiles__function__init(&fn[i]);
+		fn[i].id = (uint64_t)i + 1;
+		fn[i].name = fn[i].system_name = 3 + i;
+		fn[i].filename = 5;
+		perftools__profiles__line__init(&ln[i]);
+		ln[i].function_id = (uint64_t)i + 1;
+		perftools__profiles__location__init(&loc[i]);
+		loc[i].id = (uint64_t)i + 1;
+		loc[i].n_line = 1;
+		loc[i].line = lns[i];
+	}
+	smp.n_location_id = 2;
+	smp.location_id = stack;
+	smp.n_value = 1;
+	smp.value = value;
+	src.n_string_table = 6;
+	src.string_table = st;
+	src.n_sample_type = 1;
+	src.sample_type = vts;
+	src.n_function = 2;
+	src.function = fns;
+	src.n_location = 2;
+	src.location = locs;
+	src.n_sample = 1;
+	src.sample = smps;
+	assert_int_equal(buf_reserve(&raw, perftools__profiles__profile__get_packed_size(&src)),
+			 0);
+	raw.len = perftools__profiles__profile__pack(&src, (uint8_t *)raw.ptr);
+
+	assert_int_equal(export_pprof_set_new(&set, "cpu", "nanoseconds", &err), 0);
+	assert_int_equal(export_pprof_set_add(set, (uint8_t *)raw.ptr, raw.len, "capture 1", NULL,
+					      &err), 0);
+	assert_int_equal(export_pprof_set_write(&out, set, &err), 0);
+	m = unpack_gz(&out);
+	for (size_t i = 0; i < m->n_string_table; i++) {
+		pb_str(m, (int64_t)i, t, sizeof(t));
+		assert_null(strstr(t, "4111111111111111"));
+		process |= strcmp(t, "process") == 0;
+	}
+	assert_true(process);
+	assert_int_equal(m->n_function, 2);
+	assert_string_equal(pb_str(m, m->function[0]->system_name, t, sizeof(t)), "process");
+	perftools__profiles__profile__free_unpacked(m, NULL);
+	export_pprof_set_free(set);
+	buf_release(&raw);
+	buf_release(&out);
+}
+
 static void test_detailed_pprof_refuses_bad_input_with_a_reason(void **state)
 {
 	static const uint8_t garbage[] = {0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x01};
@@ -574,6 +654,7 @@ int main(void)
 		cmocka_unit_test(test_export_formats_parse_by_name),
 		cmocka_unit_test(test_detailed_pprof_keeps_lines_and_mappings_and_drops_labels),
 		cmocka_unit_test(test_detailed_pprof_refuses_bad_input_with_a_reason),
+		cmocka_unit_test(test_detailed_pprof_drops_a_command_line_from_frame_names),
 		cmocka_unit_test(test_folded_is_one_line_per_stack_with_sample_counts),
 		cmocka_unit_test(test_jfr_allocations_have_no_sample_counts),
 	};
