@@ -228,6 +228,15 @@ int blobs_migrate(blobs_migrate_result *out, db *d, blob_store *from, blob_store
 	int rc;
 
 	memset(out, 0, sizeof(*out));
+	/*
+	 * While blobs.store is "local", every capture is read from the local
+	 * store, and an ingest may commit a row naming a blob the walk has
+	 * just removed: the copies go only once the bucket is the live store.
+	 */
+	if (o->delete_local && o->from_live)
+		return pr_error_set(err, PR_EUSAGE,
+				    "--delete-local needs blobs.store set to \"s3\": the local "
+				    "store is still the one profreg reads captures from");
 	if ((rc = db_try_advisory_lock(d, BLOBS_MIGRATE_LOCK, &locked, err)) < 0)
 		goto out;
 	if (!locked) {

@@ -58,6 +58,7 @@ int blobs_open(blob_store **out, const config *cfg, const char *home, pr_error *
 
 typedef struct blobs_migrate_opts {
 	bool delete_local; /* remove each local blob once its copy is read back from S3 */
+	bool from_live;    /* the local store is still the one captures are read from */
 	size_t max_bytes;  /* decoded size allowed of a blob (limits.max_decompressed_bytes) */
 } blobs_migrate_opts;
 

@@ -48,7 +48,8 @@ static int blobs_migrate_cmd(cli_ctx *ctx, int argc, char **argv)
 		    "resume a migration that stopped, and once more after switching\n"
 		    "blobs.store to \"s3\" to copy what was ingested meanwhile.\n"
 		    "--delete-local removes each local blob after its copy is read back and\n"
-		    "checked. Exit 0 done; 3 the bucket or the database failed (run it again);\n"
+		    "checked; it needs blobs.store set to \"s3\" (the local store must stay\n"
+		    "whole while it is the one read). Exit 0 done; 2 usage; 3 the bucket or the database failed (run it again);\n"
 		    "4 some local blobs failed their check and were left where they are.") < 0)
 		return EXIT_RUNTIME;
 	while ((c = cli_next(p, &arg)) > 0) {
@@ -71,6 +72,7 @@ static int blobs_migrate_cmd(cli_ctx *ctx, int argc, char **argv)
 	if ((rc = ctx_config_load(ctx, &cfg, &err)) < 0)
 		goto fail;
 	o.max_bytes = (size_t)cfg.limits.max_decompressed_bytes;
+	o.from_live = !cfg.blobs.use_s3;
 	if ((rc = blobs_open_s3(&to, &cfg, &err)) < 0 ||
 	    (rc = blobs_open_local(&from, ctx->home, &err)) < 0 ||
 	    (rc = ctx_db_open(ctx, &d, &err)) < 0)

@@ -174,6 +174,12 @@ runp pr --config "$L" blobs migrate --to s3 --json
 [ $RC -eq 0 ] && [ "$(jq -r .copied <<<"$OUT")" = 0 ] && [ "$(jq -r .present <<<"$OUT")" = 6 ] &&
 	ok "a third run copies nothing" || not_ok "idempotent migration" "rc=$RC $OUT"
 [ "$(sql "select count(*) from audit_log where action='blobs.migrate'")" -ge 3 ] && ok "every migration run is audited" || not_ok "migration audit"
+# While the local store is the live one, its blobs stay: a capture read now needs them.
+runp pr --config "$L" blobs migrate --to s3 --delete-local --json
+left=$(find "$HOME_DIR/blobs/sha256" -name '*.zst' | wc -l)
+[ $RC -eq 2 ] && grep -q 'needs blobs.store set to "s3"' <<<"$ERR" && [ "$left" = 6 ] &&
+	ok "--delete-local is refused while the local store is still the one read" ||
+	not_ok "delete local from the live store" "rc=$RC left=$left $OUT $ERR"
 # Switch the store; reads come from the bucket; --delete-local empties the folder.
 sed -i 's/"store": "local"/"store": "s3"/' "$L"
 runp pr --config "$L" blobs migrate --to s3 --delete-local --json
