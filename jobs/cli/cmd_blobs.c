@@ -49,8 +49,9 @@ static int blobs_migrate_cmd(cli_ctx *ctx, int argc, char **argv)
 		    "blobs.store to \"s3\" to copy what was ingested meanwhile.\n"
 		    "--delete-local removes each local blob after its copy is read back and\n"
 		    "checked; it needs blobs.store set to \"s3\" (the local store must stay\n"
-		    "whole while it is the one read). Exit 0 done; 2 usage; 3 the bucket or the database failed (run it again);\n"
-		    "4 some local blobs failed their check and were left where they are.") < 0)
+		    "whole while it is the one read). Exit 0 done; 2 usage; 3 the bucket or\n"
+		    "the database failed (run it again); 4 some local blobs failed their\n"
+		    "check and were left where they are.") < 0)
 		return EXIT_RUNTIME;
 	while ((c = cli_next(p, &arg)) > 0) {
 		if (c == O_TO) {
