@@ -387,6 +387,30 @@ out:
 	return arr;
 }
 
+/*
+ * The webhook's text with '&', '<' and '>' escaped as Slack's message
+ * format asks: a chat tool reads "<!channel>" as a mention of everyone
+ * and "<URL|words>" as a link that shows only the words, and a function
+ * name comes from a profile, so it could ping a channel or dress up a
+ * link as the report's. The chat tool shows the characters as they were.
+ */
+static char *chat_escaped(const char *s)
+{
+	buf b = BUF_INIT;
+	int rc = 0;
+
+	for (; *s && rc == 0; s++)
+		rc = *s == '&' ? buf_puts(&b, "&amp;")
+		   : *s == '<' ? buf_puts(&b, "&lt;")
+		   : *s == '>' ? buf_puts(&b, "&gt;")
+			       : buf_putc(&b, *s);
+	if (rc < 0) {
+		buf_release(&b);
+		return NULL;
+	}
+	return buf_detach(&b, NULL);
+}
+
 json_t *page_webhook(const page_event *e, bool resolve, int64_t now_us)
 {
 	json_t *o = NULL, *change = NULL;
@@ -410,6 +434,12 @@ json_t *page_webhook(const page_event *e, bool resolve, int64_t now_us)
 		free(summary);
 		summary = buf_detach(&b, NULL);
 		if (!summary)
+			goto out;
+	}
+	{
+		char *text = chat_escaped(summary);
+		free(summary);
+		if (!(summary = text))
 			goto out;
 	}
 	o = json_pack("{s:i,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:O,s:I,s:I}",

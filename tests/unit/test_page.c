@@ -207,6 +207,31 @@ static void test_webhook_body_names_event_and_text(void **state)
 	json_decref(r);
 }
 
+/*
+ * Chat tools read "<!channel>" as a mention of everyone and "<URL|words>"
+ * as a link showing only the words; a function name comes from a
+ * profile, so the webhook's text escapes what Slack's format asks,
+ * while the structured fields keep the name as it is.
+ */
+static void test_a_function_name_cannot_mention_a_channel_or_hide_a_link(void **state)
+{
+	page_event e = sample();
+	json_t *w;
+	const char *text;
+
+	(void)state;
+	e.function = "<!channel> <https://evil.example/login|Open the profreg report> & co";
+	assert_non_null(w = page_webhook(&e, false, NOW));
+	text = json_string_value(json_object_get(w, "text"));
+	assert_null(strchr(text, '<'));
+	assert_null(strchr(text, '>'));
+	assert_non_null(strstr(text, "&lt;!channel&gt; &lt;https://evil.example/login|Open the "
+				     "profreg report&gt; &amp; co"));
+	assert_non_null(strstr(text, "rose 1.20% -&gt; 4.50%"));
+	assert_string_equal(json_string_value(json_object_get(w, "function")), e.function);
+	json_decref(w);
+}
+
 /* A function the release renamed pages under its new name, saying the old one. */
 static void test_a_renamed_function_pages_with_its_old_name(void **state)
 {
@@ -312,6 +337,7 @@ int main(void)
 		cmocka_unit_test(test_no_link_without_a_base_url),
 		cmocka_unit_test(test_alertmanager_alert_has_labels_and_times),
 		cmocka_unit_test(test_webhook_body_names_event_and_text),
+		cmocka_unit_test(test_a_function_name_cannot_mention_a_channel_or_hide_a_link),
 		cmocka_unit_test(test_event_survives_the_outbox_round_trip),
 		cmocka_unit_test(test_a_renamed_function_pages_with_its_old_name),
 		cmocka_unit_test(test_a_cost_finding_pages_in_its_unit_not_as_a_share),
