@@ -88,7 +88,7 @@ int evidence_tag_deploy(db *d, int64_t finding_id, int64_t deploy_id, const char
 	static const char sql[] =
 		"update profiles set"
 		" tags = tags || jsonb_build_object('deploy', $2::text, 'commit', $3::text)"
-		" where tags ->> 'finding' = $1";
+		" where tags ->> 'finding' = $1 and not tags ? 'deploy'";
 	char fid[24], did[24];
 	const char *p[3] = {fid, did, sha};
 

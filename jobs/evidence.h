@@ -34,6 +34,8 @@ int evidence_pin_finding(db *d, const finding *f, int64_t keep_us, pr_error *err
 /*
  * Tag a finding's forensic captures with the deploy that shipped the
  * regression and its commit, so the evidence names what to look at.
+ * A capture that names a deploy already keeps it: tagging again, as a
+ * retried CI job does, changes nothing.
  */
 int evidence_tag_deploy(db *d, int64_t finding_id, int64_t deploy_id, const char *sha,
 			pr_error *err);

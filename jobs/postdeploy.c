@@ -210,14 +210,20 @@ static int send_pages(db *d, const config *cfg, const analysis *a, pager_counts 
 	return rc;
 }
 
-/* Tag the evidence of this deploy's new regressions with the deploy and its commit. */
+/*
+ * Tag the evidence of this deploy's regressions with the deploy and its
+ * commit. Findings stored before are tagged too: an analysis of the
+ * release may have stored one first, or this job failed after recording
+ * it and CI runs it again. Evidence that names a deploy already keeps it
+ * (evidence_tag_deploy), so the first deploy found with it stays.
+ */
 static int tag_evidence(const postdeploy_result *x, db *d, pr_error *err)
 {
 	int rc;
 
 	for (size_t i = 0; i < x->a.ntests && x->a.tests[i].significant; i++) {
 		const finding *f = &x->a.tests[i];
-		if (f->direction != FINDING_REGRESSION || !f->id || f->stored_before)
+		if (f->direction != FINDING_REGRESSION || !f->id)
 			continue;
 		if ((rc = evidence_tag_deploy(d, f->id, x->dep.id, x->sha, err)) < 0)
 			return rc;

@@ -1360,6 +1360,49 @@ static void test_analyze_nightly_and_postdeploy_give_the_same_finding_object(voi
 	postdeploy_result_release(&pr);
 }
 
+/*
+ * A deploy's regression has its evidence tagged with the deploy and its
+ * commit, also when the finding was stored before post-deploy saw it: by
+ * an analysis of the release, or by a post-deploy that failed after
+ * recording it (here, the tagging itself fails once), which CI retries.
+ */
+static void test_evidence_stored_before_the_post_deploy_is_tagged_with_the_deploy(void **state)
+{
+	fx *f = *state;
+	analyze_opts ao = {"bad", "v2", 0, 0, "cpu", f->cfg.analysis, "v2", false,
+			   false, NULL, NULL, NULL};
+	postdeploy_opts po = {"bad", "v2", SHA_V2, NULL, NULL, 0, 4, STATS_SEV_HIGH,
+			     0, 0, NULL, NULL};
+	const char *tagged = "select count(*) from profiles where tags ? 'finding'"
+			     " and tags ->> 'commit' = '" SHA_V2 "'";
+	analyze_result ar;
+	postdeploy_result pr;
+	pr_error err = PR_ERROR_INIT;
+
+	service(f, "bad", 2);
+	assert_int_equal(analyze_run(&ar, &f->env, &ao, &err), 0);
+	assert_non_null(regression(&ar.a, "bad"));
+	analyze_result_release(&ar);
+	assert_true(testdb_int(f->t, "select count(*) from profiles where tags ? 'finding'") > 0);
+	testdb_execf(f->t, "create function fail_tag() returns trigger language plpgsql as $$"
+			   " begin if new.tags ? 'deploy' then raise exception 'no tags today';"
+			   " end if; return new; end $$");
+	testdb_execf(f->t, "create trigger fail_tag before update on profiles for each row"
+			   " execute function fail_tag()");
+	assert_true(postdeploy_run(&pr, &f->env, &po, &err) < 0);
+	assert_non_null(strstr(err.msg, "no tags today"));
+	postdeploy_result_release(&pr);
+	pr_error_clear(&err);
+	assert_int_equal(testdb_int(f->t, tagged), 0);
+	testdb_execf(f->t, "drop trigger fail_tag on profiles");
+	assert_int_equal(postdeploy_run(&pr, &f->env, &po, &err), 0);
+	assert_string_equal(pr.verdict, "fail");
+	postdeploy_result_release(&pr);
+	assert_true(testdb_int(f->t, tagged) > 0);
+	assert_int_equal(testdb_int(f->t, tagged),
+			 testdb_int(f->t, "select count(*) from profiles where tags ? 'finding'"));
+}
+
 static void test_a_run_whose_session_died_is_marked_interrupted_by_the_next_of_its_kind(
 	void **state)
 {
@@ -1424,6 +1467,7 @@ int main(void)
 		T(test_a_baseline_leaves_out_captures_in_an_earlier_deploy_s_warm_up),
 		T(test_analysis_with_captures_read_ahead_is_the_same),
 		T(test_analyze_nightly_and_postdeploy_give_the_same_finding_object),
+		T(test_evidence_stored_before_the_post_deploy_is_tagged_with_the_deploy),
 		T(test_a_run_whose_session_died_is_marked_interrupted_by_the_next_of_its_kind),
 #undef T
 	};
