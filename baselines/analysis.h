@@ -267,6 +267,8 @@ typedef struct analysis {
 	size_t went_away, fixed;  /* open findings the job closed (jobs/record.h) */
 	size_t carried;           /* confirmed regressions not paged: carried from an
 				   * earlier release's open, paged finding (jobs/record.h) */
+	size_t evidence_without_blob; /* evidence retention had cut to a summary between
+				       * the analysis reading it and the job pinning it */
 	double db_seconds;        /* time spent loading and storing */
 	double stats_seconds;     /* time spent testing, adjusting and ranking */
 } analysis;

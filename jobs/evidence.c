@@ -22,7 +22,8 @@
 	" when p.retention_class = 'forensic' then greatest(p.retain_until, " until ")" \
 	" else " until " end"
 
-int evidence_pin_finding(db *d, const finding *f, int64_t keep_us, pr_error *err)
+int evidence_pin_finding(db *d, const finding *f, int64_t keep_us, int64_t *without_blob,
+			 pr_error *err)
 {
 	/*
 	 * Kept `keep` from when the finding was first stored, not from now:
@@ -46,8 +47,8 @@ int evidence_pin_finding(db *d, const finding *f, int64_t keep_us, pr_error *err
 		"   and (p.retention_class <> 'forensic' or not (p.tags ? 'finding')"
 		"     or (p.retain_until is not null and ((select until from k) is null"
 		"       or (select until from k) > p.retain_until)))"
-		"   returning p.id)"
-		" select count(*) from u";
+		"   returning p.id, p.blob_deleted_at is not null as cut)"
+		" select count(*), count(*) filter (where cut) from u";
 	static const char pin_sql[] =
 		"with b as (select (jsonb_array_elements_text($2::jsonb -> 'baseline'))::bigint"
 		"   as id),"
@@ -70,6 +71,15 @@ int evidence_pin_finding(db *d, const finding *f, int64_t keep_us, pr_error *err
 	if ((rc = db_exec_pipeline(d, res, err, calls, 2)) < 0)
 		return rc;
 	made_forensic = db_get_i64(res[0], 0, 0);
+	/*
+	 * The analysis read these captures before this statement: retention,
+	 * which runs beside it, may have cut one to a summary meanwhile (its
+	 * row lock taken first, this update waited, then found the row as
+	 * retention left it). Its rows that are left are evidence still; its
+	 * raw profile is gone, and the caller says so.
+	 */
+	if (without_blob)
+		*without_blob = db_get_i64(res[0], 0, 1);
 	pinned = db_get_i64(res[1], 0, 0);
 	db_result_free(res[0]);
 	db_result_free(res[1]);

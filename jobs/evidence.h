@@ -27,9 +27,13 @@
  * captures are pinned while it is open, and an audit row says so. A
  * capture already another finding's evidence keeps the later end.
  * Captures already kept that long are left alone, so storing the same
- * finding again audits nothing.
+ * finding again audits nothing. *without_blob (may be NULL) is how many
+ * captures made evidence retention had cut to a summary after the
+ * analysis read them: their rows that are left are kept, their raw
+ * profiles are gone.
  */
-int evidence_pin_finding(db *d, const finding *f, int64_t keep_us, pr_error *err);
+int evidence_pin_finding(db *d, const finding *f, int64_t keep_us, int64_t *without_blob,
+			 pr_error *err);
 
 /*
  * Tag a finding's forensic captures with the deploy that shipped the

@@ -569,7 +569,8 @@ int nightly_run(nightly_result *out, const job_env *env, const nightly_opts *o, 
 	r->status = r->failed || !r->a.services ? "incomplete" : "ok";
 	if (!o->dry_run) {
 		json_t *summary = json_pack(
-			"{s:I,s:I,s:I,s:I,s:I,s:O,s:{s:I,s:I,s:I,s:I,s:I},s:I,s:I,s:I}", "analysed",
+			"{s:I,s:I,s:I,s:I,s:I,s:O,s:{s:I,s:I,s:I,s:I,s:I},s:I,s:I,s:I,s:I}",
+			"analysed",
 			(json_int_t)r->a.services, "tests", (json_int_t)r->a.ntests, "findings",
 			(json_int_t)r->a.nfindings, "failed", (json_int_t)r->failed, "skipped",
 			(json_int_t)r->skipped, "services", r->services, "pages", "enqueued",
@@ -578,7 +579,8 @@ int nightly_run(nightly_result *out, const job_env *env, const nightly_opts *o, 
 			(json_int_t)r->pages.pending, "alerts_refreshed",
 			(json_int_t)r->pages.refreshed, "went_away", (json_int_t)r->a.went_away,
 			"fixed", (json_int_t)r->a.fixed, "relative_shifts_by_dilution",
-			(json_int_t)r->a.diluted);
+			(json_int_t)r->a.diluted, "evidence_without_blob",
+			(json_int_t)r->a.evidence_without_blob);
 		if (summary && r->tasks)
 			json_object_set(summary, "tasks", r->tasks);
 		rc = summary ? runs_finish(env->d, r->run_id, r->status, summary, err)

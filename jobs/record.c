@@ -229,7 +229,7 @@ int record_findings_bs(analysis *a, db *d, blob_store *bs, int64_t run_id, const
 		       bool page, pr_error *err)
 {
 	size_t enqueued0 = a->pages_enqueued, went0 = a->went_away, fixed0 = a->fixed;
-	size_t carried0 = a->carried;
+	size_t carried0 = a->carried, cut0 = a->evidence_without_blob;
 	findings_closed closed = {0};
 	int rc;
 
@@ -263,9 +263,13 @@ int record_findings_bs(analysis *a, db *d, blob_store *bs, int64_t run_id, const
 		 * finding first stored without paging (analyze) pages when a
 		 * later run that pages sees it again.
 		 */
-		if (f->direction == FINDING_REGRESSION &&
-		    (rc = evidence_pin_finding(d, f, a->opts.forensic_keep_us, err)) < 0)
-			goto out;
+		if (f->direction == FINDING_REGRESSION) {
+			int64_t cut = 0;
+			if ((rc = evidence_pin_finding(d, f, a->opts.forensic_keep_us, &cut,
+						       err)) < 0)
+				goto out;
+			a->evidence_without_blob += (size_t)cut;
+		}
 		/*
 		 * Only a confirmed finding pages (a critical one is confirmed at
 		 * once when the config says so): a candidate waits for the next
@@ -302,6 +306,7 @@ out:
 		a->went_away = went0;
 		a->fixed = fixed0;
 		a->carried = carried0;
+		a->evidence_without_blob = cut0;
 	}
 	findings_closed_release(&closed);
 	return rc;

@@ -43,6 +43,10 @@ static void print_night(const nightly_result *r, bool dry)
 	if (!dry)
 		printf("pages: %zu enqueued, %zu sent, %zu failed, %zu pending\n",
 		       r->a.pages_enqueued, r->pages.sent, r->pages.failed, r->pages.pending);
+	if (!dry && r->a.evidence_without_blob)
+		printf("%zu evidence capture%s cut to a summary by retention during the night: "
+		       "raw profile gone, top rows kept\n", r->a.evidence_without_blob,
+		       r->a.evidence_without_blob == 1 ? " was" : "s were");
 	if (!dry && r->a.carried)
 		printf("%zu regression%s carried from an earlier release's finding, which paged: "
 		       "not paged again\n", r->a.carried, r->a.carried == 1 ? "" : "s");

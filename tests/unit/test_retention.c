@@ -716,7 +716,7 @@ static void test_evidence_of_a_second_finding_is_kept_for_the_second_finding(voi
 	snprintf(ids, sizeof(ids), "{\"baseline\":[],\"current\":[%lld]}", (long long)c);
 	fnd.capture_ids = ids;
 	for (int i = 0; i < 2; i++)
-		assert_int_equal(evidence_pin_finding(f->t->db, &fnd, 30 * DAY, &err), 0);
+		assert_int_equal(evidence_pin_finding(f->t->db, &fnd, 30 * DAY, NULL, &err), 0);
 	assert_int_equal(intf(f->t,
 			      "select count(*) from audit_log where action = 'pin'"
 			      " and object = 'finding:%lld'",
@@ -733,12 +733,50 @@ static void test_evidence_of_a_second_finding_is_kept_for_the_second_finding(voi
 	assert_int_equal(r.to_summary, 0);
 }
 
+/*
+ * Retention runs beside the nightly: a capture the analysis read may be
+ * cut to a summary before the night pins it. It still becomes evidence
+ * (its top rows are kept for good), and the pin says its raw profile is
+ * gone instead of leaving a forensic capture that looks whole.
+ */
+static void test_evidence_cut_to_a_summary_before_its_pin_is_counted(void **state)
+{
+	fx *f = *state;
+	int64_t c = capture(f, 10, 4, 500, "hot"), whole = capture(f, 1, 4, 500, "hot");
+	int64_t fid, cut = -1;
+	char ids[96];
+	finding fnd;
+	pr_error err = PR_ERROR_INIT;
+	retention_result r;
+
+	testdb_execf(f->t, "insert into findings (service_id, status) values (%lld, 'open')",
+		     (long long)f->sid);
+	fid = intf(f->t, "select max(id) from findings");
+	assert_int_equal(run(f, &r), 0);
+	assert_string_equal(cls(f, c), "summary");
+	memset(&fnd, 0, sizeof(fnd));
+	fnd.id = fid;
+	snprintf(ids, sizeof(ids), "{\"baseline\":[],\"current\":[%lld,%lld]}", (long long)c,
+		 (long long)whole);
+	fnd.capture_ids = ids;
+	assert_int_equal(evidence_pin_finding(f->t->db, &fnd, 0, &cut, &err), 0);
+	assert_int_equal(cut, 1);
+	assert_string_equal(cls(f, c), "forensic");
+	assert_string_equal(cls(f, whole), "forensic");
+	/* Pinned again: nothing changes, nothing is counted twice. */
+	assert_int_equal(evidence_pin_finding(f->t->db, &fnd, 0, &cut, &err), 0);
+	assert_int_equal(cut, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(
 			test_byte_budget_moves_the_oldest_unprotected_captures_to_summary_first,
 			setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_evidence_cut_to_a_summary_before_its_pin_is_counted, setup,
+			teardown),
 		cmocka_unit_test_setup_teardown(
 			test_row_budget_cuts_hot_captures_then_deletes_the_oldest_summary_ones,
 			setup, teardown),
