@@ -49,33 +49,34 @@ int ingest_check_text(const char *what, const char *s, pr_error *err)
 
 static int check_commit(const char *s, pr_error *err)
 {
-	size_t n = strlen(s);
+	size_t n = strlen(s), i = 0;
+	char q[40];
 
-	if (n < 4 || n > 64)
+	if (n >= 4 && n <= 64)
+		while (i < n && isxdigit((unsigned char)s[i]))
+			i++;
+	if (n < 4 || n > 64 || i < n)
 		return pr_error_set(err, PR_EUSAGE,
-				    "commit '%.64s' is not a hex SHA (4 to 64 hex digits)", s);
-	for (size_t i = 0; i < n; i++)
-		if (!isxdigit((unsigned char)s[i]))
-			return pr_error_set(err, PR_EUSAGE,
-					    "commit '%.64s' is not a hex SHA (4 to 64 hex digits)",
-					    s);
+				    "commit '%s' is not a hex SHA (4 to 64 hex digits)",
+				    profile_quote(q, s, n));
 	return 0;
 }
 
 int ingest_check_tag(const char *key, const char *value, pr_error *err)
 {
 	size_t n = strlen(key);
-	char what[INGEST_TAG_KEY_MAX + 32];
+	char what[INGEST_TAG_KEY_MAX + 32], q[40];
 
 	if (n == 0 || n > INGEST_TAG_KEY_MAX)
-		return pr_error_set(err, PR_EUSAGE, "tag key '%.64s' must be 1 to %d bytes long",
-				    key, INGEST_TAG_KEY_MAX);
+		return pr_error_set(err, PR_EUSAGE, "tag key '%s' must be 1 to %d bytes long",
+				    profile_quote(q, key, n), INGEST_TAG_KEY_MAX);
 	for (size_t i = 0; i < n; i++)
 		if (!isalnum((unsigned char)key[i]) && !strchr("_.-", key[i]))
 			return pr_error_set(err, PR_EUSAGE,
-					    "tag key '%.64s' has characters other "
+					    "tag key '%s' has characters other "
 					    "than letters, digits, "
-					    "'_', '.' and '-'", key);
+					    "'_', '.' and '-'", profile_quote(q, key, n));
+	/* Quoted whole: the key is now letters, digits and "_.-" only. */
 	snprintf(what, sizeof(what), "the value of tag '%s'", key);
 	return ingest_check_text(what, value, err);
 }
@@ -86,6 +87,7 @@ static int check_tags(const char *tags_json, pr_error *err)
 	json_error_t jerr;
 	json_t *tags = json_loads(tags_json, JSON_REJECT_DUPLICATES, &jerr), *v;
 	const char *key;
+	char q[40];
 	int rc = 0;
 
 	if (!tags || !json_is_object(tags)) {
@@ -94,7 +96,8 @@ static int check_tags(const char *tags_json, pr_error *err)
 	}
 	json_object_foreach(tags, key, v) {
 		if (!json_is_string(v)) {
-			rc = pr_error_set(err, PR_EUSAGE, "tag '%.64s' must be a string", key);
+			rc = pr_error_set(err, PR_EUSAGE, "tag '%s' must be a string",
+					  profile_quote(q, key, strlen(key)));
 			goto out;
 		}
 		if ((rc = ingest_check_tag(key, json_string_value(v), err)) < 0)
@@ -107,6 +110,7 @@ out:
 
 int ingest_validate(const ingest_request *r, pr_error *err)
 {
+	char q[40];
 	int rc;
 
 	if (!r->service)
@@ -121,8 +125,8 @@ int ingest_validate(const ingest_request *r, pr_error *err)
 		return rc;
 	if (r->type && !ingest_type_valid(r->type))
 		return pr_error_set(err, PR_EUSAGE,
-				    "unknown profile type '%.32s' (cpu, heap, "
-				    "alloc, wall, goroutine)", r->type);
+				    "unknown profile type '%s' (cpu, heap, alloc, wall, goroutine)",
+				    profile_quote(q, r->type, strlen(r->type)));
 	if (r->tags_json && (rc = check_tags(r->tags_json, err)) < 0)
 		return rc;
 	return 0;
@@ -191,6 +195,7 @@ static int json_tags(char **out, json_t *obj, const char *name, pr_error *err)
 {
 	json_t *v = json_object_get(obj, "tags"), *tv;
 	const char *key;
+	char q[40];
 
 	*out = NULL;
 	if (!v || json_is_null(v))
@@ -199,8 +204,8 @@ static int json_tags(char **out, json_t *obj, const char *name, pr_error *err)
 		return pr_error_set(err, PR_EDATA, "%s: \"tags\" must be an object", name);
 	json_object_foreach(v, key, tv)
 		if (!json_is_string(tv))
-			return pr_error_set(err, PR_EDATA, "%s: tag '%.64s' must be a string", name,
-					    key);
+			return pr_error_set(err, PR_EDATA, "%s: tag '%s' must be a string", name,
+					    profile_quote(q, key, strlen(key)));
 	if (!(*out = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS)))
 		return pr_error_set(err, PR_ENOMEM, "%s: out of memory", name);
 	return 0;
@@ -216,6 +221,7 @@ int ingest_request_from_json(ingest_desc *out, const char *text, size_t len,
 	pr_error verr = PR_ERROR_INIT;
 	json_error_t jerr;
 	json_t *v;
+	char q[40], *near;
 	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -224,8 +230,15 @@ int ingest_request_from_json(ingest_desc *out, const char *text, size_t len,
 		goto out;
 	}
 	if (!(out->json = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr))) {
-		rc = pr_error_set(err, PR_EDATA, "%s: invalid JSON at column %d: %s", name,
-				  jerr.column, jerr.text);
+		/*
+		 * jansson's reason ends in " near 'TOKEN'", the input's own bytes
+		 * (a card number, an escape sequence): the reason goes without it,
+		 * the line and column still say where.
+		 */
+		if ((near = strstr(jerr.text, " near '")))
+			*near = '\0';
+		rc = pr_error_set(err, PR_EDATA, "%s: invalid JSON at line %d column %d: %s",
+				  name, jerr.line, jerr.column, jerr.text);
 		goto out;
 	}
 	if (!json_is_object(out->json)) {
@@ -238,7 +251,8 @@ int ingest_request_from_json(ingest_desc *out, const char *text, size_t len,
 			i++;
 		/* A sidecar's file and service are the folder's, never its own. */
 		if (!keys[i] || (i == 0 && src->path) || (i == 1 && src->service)) {
-			rc = pr_error_set(err, PR_EDATA, "%s: unknown key \"%.64s\"", name, key);
+			rc = pr_error_set(err, PR_EDATA, "%s: unknown key \"%s\"", name,
+					  profile_quote(q, key, strlen(key)));
 			goto out;
 		}
 	}
@@ -260,14 +274,15 @@ int ingest_request_from_json(ingest_desc *out, const char *text, size_t len,
 	    (rc = json_required(req->release, "release", name, err)) < 0)
 		goto out;
 	if (time && time_parse(&req->time_us, time) < 0) {
-		rc = pr_error_set(err, PR_EDATA, "%s: \"time\" '%.40s' is not an ISO 8601 time",
-				  name, time);
+		rc = pr_error_set(err, PR_EDATA, "%s: \"time\" '%s' is not an ISO 8601 time",
+				  name, profile_quote(q, time, strlen(time)));
 		goto out;
 	}
 	if (fmt && profile_format_from_name(&req->format, fmt) < 0) {
 		rc = pr_error_set(err, PR_EDATA,
-				  "%s: unknown \"format\" '%.32s' "
-				  "(pprof, folded, v8, perf, speedscope, v8heap, jfr)", name, fmt);
+				  "%s: unknown \"format\" '%s' "
+				  "(pprof, folded, v8, perf, speedscope, v8heap, jfr)", name,
+				  profile_quote(q, fmt, strlen(fmt)));
 		goto out;
 	}
 	if ((rc = json_tags(&out->tags_json, out->json, name, err)) < 0)

@@ -249,9 +249,18 @@ static const char *str_at(const jf_parser *ps, uint32_t off)
 	return ps->strs.ptr + off;
 }
 
-static const char *type_name(const jf_parser *ps, uint32_t t)
+/*
+ * Type t's name for a message, quoted into out: the name is the file's own
+ * bytes, which may be control sequences or anything else.
+ */
+static const char *type_name(char out[40], const jf_parser *ps, uint32_t t)
 {
-	return t < ps->ntypes ? str_at(ps, ps->types[t].name) : "?";
+	const char *s;
+
+	if (t >= ps->ntypes)
+		return "?";
+	s = str_at(ps, ps->types[t].name);
+	return profile_quote(out, s, strlen(s));
 }
 
 /* Charge `bytes` of this chunk's tables to the parse's budget. */
@@ -535,9 +544,12 @@ static int skip_value(jf_parser *ps, uint32_t t, size_t *pos, size_t end, unsign
 	uint8_t b;
 	int rc;
 
-	if (depth > MAX_NEST)
-		return bad(ps, "type '%s' nests more than %d levels deep", type_name(ps, t),
+	if (depth > MAX_NEST) {
+		char q[40];
+
+		return bad(ps, "type '%s' nests more than %d levels deep", type_name(q, ps, t),
 			   MAX_NEST);
+	}
 	if ((rc = step(ps)) < 0)
 		return rc;
 	switch (ty->kind) {
@@ -576,12 +588,13 @@ static int walk(jf_parser *ps, uint32_t t, size_t *pos, size_t end, const bool w
 		size_t at[R_COUNT], const jf_field *field[R_COUNT])
 {
 	const jf_type *ty = &ps->types[t];
+	char q[40];
 	int rc;
 
 	for (int r = 0; r < R_COUNT; r++)
 		field[r] = NULL;
 	if (ty->kind != K_STRUCT)
-		return bad(ps, "type '%s' is used as a struct", type_name(ps, t));
+		return bad(ps, "type '%s' is used as a struct", type_name(q, ps, t));
 	for (uint32_t i = 0; i < ty->nfields; i++) {
 		const jf_field *f = &ps->fields[ty->field0 + i];
 
@@ -597,8 +610,11 @@ static int walk(jf_parser *ps, uint32_t t, size_t *pos, size_t end, const bool w
 
 static int need(jf_parser *ps, uint32_t t, const jf_field *f, int role)
 {
+	char q[40];
+
 	if (!f)
-		return bad(ps, "type '%s' has no field '%s'", type_name(ps, t), role_names[role]);
+		return bad(ps, "type '%s' has no field '%s'", type_name(q, ps, t),
+			   role_names[role]);
 	return 0;
 }
 
@@ -629,6 +645,7 @@ static int deref(jf_parser *ps, const jf_field *f, size_t *pos, size_t end, jf_v
 {
 	size_t at = *pos;
 	uint64_t key;
+	char q[40];
 	int rc;
 
 	v->type = f->type;
@@ -644,7 +661,7 @@ static int deref(jf_parser *ps, const jf_field *f, size_t *pos, size_t end, jf_v
 		if (key == 0)
 			return 1;
 		return bad(ps, "constant %llu of type '%s' at offset %zu is missing from its pool",
-			   (unsigned long long)key, type_name(ps, f->type), at);
+			   (unsigned long long)key, type_name(q, ps, f->type), at);
 	}
 	v->pos = v->entry->pos;
 	v->end = v->entry->end;
@@ -661,9 +678,12 @@ static int string_of(jf_parser *ps, const jf_field *f, size_t pos, size_t end, b
 	jf_val v;
 	int rc;
 
-	if (f->array)
+	if (f->array) {
+		char q[40];
+
 		return bad(ps, "field of type '%s' at offset %zu is an array, not a string",
-			   type_name(ps, f->type), pos);
+			   type_name(q, ps, f->type), pos);
+	}
 	if (ps->types[f->type].kind == K_STRING && !f->cp)
 		return read_string(ps, &pos, end, out, true);
 	if (depth > 4)
@@ -770,6 +790,7 @@ static int frame_func(jf_parser *ps, const jf_field *f, size_t *pos, size_t end,
 	size_t at[R_COUNT], fpos;
 	const jf_field *field[R_COUNT];
 	jf_val fr, m;
+	char q[40];
 	int rc;
 
 	if ((rc = deref(ps, f, pos, end, &fr)) != 0)
@@ -779,7 +800,8 @@ static int frame_func(jf_parser *ps, const jf_field *f, size_t *pos, size_t end,
 	    (rc = need(ps, fr.type, field[R_METHOD], R_METHOD)) < 0)
 		return rc;
 	if (field[R_METHOD]->array)
-		return bad(ps, "field 'method' of type '%s' is an array", type_name(ps, fr.type));
+		return bad(ps, "field 'method' of type '%s' is an array",
+			   type_name(q, ps, fr.type));
 	fpos = at[R_METHOD];
 	if ((rc = deref(ps, field[R_METHOD], &fpos, fr.end, &m)) != 0)
 		return rc < 0 ? rc : bad(ps, "stack frame at offset %zu has no method", fr.pos);
@@ -793,6 +815,7 @@ static int decode_stack(jf_parser *ps, const jf_val *v, uint32_t *out)
 	size_t at[R_COUNT], pos = v->pos, off = ps->nsframes;
 	const jf_field *field[R_COUNT];
 	uint64_t n;
+	char q[40];
 	int rc;
 
 	if ((rc = walk(ps, v->type, &pos, v->end, want, at, field)) < 0 ||
@@ -800,7 +823,7 @@ static int decode_stack(jf_parser *ps, const jf_val *v, uint32_t *out)
 		return rc;
 	if (!field[R_FRAMES]->array)
 		return bad(ps, "field 'frames' of type '%s' is not an array",
-			   type_name(ps, v->type));
+			   type_name(q, ps, v->type));
 	pos = at[R_FRAMES];
 	if ((rc = rd_count(ps, &pos, v->end, "frame", &n)) < 0)
 		return rc;
@@ -916,12 +939,14 @@ static int element_attr(jf_parser *ps, enum elem kind, const char *key, const ch
 			size_t at)
 {
 	uint64_t v;
+	char q[40];
 
 	if (kind == E_CLASS) {
 		jf_type *t = &ps->types[ps->ntypes - 1];
 
 		if (strcmp(key, "id") == 0 && !decimal(val, &t->id))
-			return bad(ps, "class id '%.40s' at offset %zu is not a number", val, at);
+			return bad(ps, "class id '%s' at offset %zu is not a number",
+				   profile_quote(q, val, strlen(val)), at);
 		if (strcmp(key, "name") == 0) {
 			t->name = (uint32_t)(val - ps->strs.ptr);
 			t->kind = kind_of(val);
@@ -930,15 +955,16 @@ static int element_attr(jf_parser *ps, enum elem kind, const char *key, const ch
 		jf_field *f = &ps->fields[ps->nfields - 1];
 
 		if (strcmp(key, "class") == 0 && !decimal(val, &f->type_id))
-			return bad(ps, "field type '%.40s' at offset %zu is not a number", val, at);
+			return bad(ps, "field type '%s' at offset %zu is not a number",
+				   profile_quote(q, val, strlen(val)), at);
 		if (strcmp(key, "name") == 0)
 			f->role = role_of(val);
 		if (strcmp(key, "constantPool") == 0)
 			f->cp = strcmp(val, "true") == 0;
 		if (strcmp(key, "dimension") == 0) {
 			if (!decimal(val, &v) || v > 1)
-				return bad(ps, "field dimension '%.40s' at offset %zu is not 0 "
-					   "or 1", val, at);
+				return bad(ps, "field dimension '%s' at offset %zu is not 0 "
+					   "or 1", profile_quote(q, val, strlen(val)), at);
 			f->array = v == 1;
 		}
 	}
@@ -1175,6 +1201,7 @@ static int read_pools(jf_parser *ps, size_t off)
 
 static int add_event(jf_parser *ps, uint32_t t, size_t pos, size_t end)
 {
+	char q[40];
 	bool want[R_COUNT] = {[R_STACKTRACE] = true, [R_WEIGHT] = true};
 	size_t at[R_COUNT], spos;
 	const jf_field *field[R_COUNT];
@@ -1196,7 +1223,7 @@ static int add_event(jf_parser *ps, uint32_t t, size_t pos, size_t end)
 		if (field[R_WEIGHT]->array || field[R_WEIGHT]->cp ||
 		    ps->types[field[R_WEIGHT]->type].kind != K_LONG)
 			return bad(ps, "field 'weight' of type '%s' is not a long",
-				   type_name(ps, t));
+				   type_name(q, ps, t));
 		if ((rc = rd_long(ps, &spos, end, &w)) < 0)
 			return rc;
 		if (w > INT64_MAX)
@@ -1206,7 +1233,7 @@ static int add_event(jf_parser *ps, uint32_t t, size_t pos, size_t end)
 		values[ps->col_samples] = 1;
 	}
 	if (field[R_STACKTRACE]->array)
-		return bad(ps, "field 'stackTrace' of type '%s' is an array", type_name(ps, t));
+		return bad(ps, "field 'stackTrace' of type '%s' is an array", type_name(q, ps, t));
 	spos = at[R_STACKTRACE];
 	if ((rc = deref(ps, field[R_STACKTRACE], &spos, end, &st)) < 0)
 		return rc;

@@ -185,10 +185,13 @@ static void test_manifest_lines_and_sidecars_differ_only_in_path_and_service(voi
 		{true, "{\"service\": \"other\", \"release\": \"v1\"}",
 		 "NAME: unknown key \"service\"", NULL},
 		{true, "[\"release\"]", "NAME: not a JSON object", NULL},
-		{true, "{\"release\": ", "NAME: invalid JSON at column", NULL},
-		{true, "", "NAME: invalid JSON at column", NULL},
-		{true, "{\"release\": \"v1\", \"release\": \"v2\"}", "NAME: invalid JSON at column",
-		 NULL},
+		{true, "{\"release\": ", "NAME: invalid JSON at line 1 column 12: unexpected token "
+		 "near end of file", NULL},
+		{true, "", "NAME: invalid JSON at line 1 column", NULL},
+		{true, "{\"release\": \"v1\", \"release\": \"v2\"}",
+		 "NAME: invalid JSON at line 1 column 27: duplicate object key", NULL},
+		{true, "{\"release\": \"v1\",\n \"host\": \"h\" }}",
+		 "NAME: invalid JSON at line 2 column 15: end of file expected", NULL},
 	};
 	(void)state;
 
@@ -236,6 +239,75 @@ static void test_an_oversized_description_is_bad_input_and_says_so(void **state)
 	assert_int_equal(ingest_request_from_json(&d, big, n - 1, &src, &err), 0);
 	ingest_desc_release(&d);
 	free(big);
+}
+
+/*
+ * A description's values in a message go through profile_quote, and
+ * jansson's reason goes without the token it quotes: no control byte from
+ * the input reaches a terminal or a run's stored reason, nor a card number
+ * beyond the first 32 bytes of a value.
+ */
+static void test_description_values_with_control_bytes_are_quoted_safely(void **state)
+{
+#define EVIL "\\u001b]0;owned\\u0007\\u001b[2J, and then a card: 4111111111111111"
+#define QUOTED "?]0;owned??[2J, and then a card:..."
+	static const struct {
+		const char *meta; /* members of the JSON object, without braces */
+		const char *msg;  /* the message after the description's name */
+		const char *also; /* further on in the message; NULL: nothing */
+	} cases[] = {
+		{"\"release\": \"v1\", \"" EVIL "\": 1", "unknown key \"" QUOTED "\"", NULL},
+		{"\"release\": \"v1\", \"time\": \"" EVIL "\"",
+		 "\"time\" '" QUOTED "' is not an ISO 8601 time", NULL},
+		{"\"release\": \"v1\", \"format\": \"" EVIL "\"",
+		 "unknown \"format\" '" QUOTED "' (pprof,", NULL},
+		{"\"release\": \"v1\", \"type\": \"" EVIL "\"",
+		 "unknown profile type '" QUOTED "' (cpu,", NULL},
+		{"\"release\": \"v1\", \"commit\": \"" EVIL "\"",
+		 "commit '" QUOTED "' is not a hex SHA (4 to 64 hex digits)", NULL},
+		{"\"release\": \"v1\", \"tags\": {\"" EVIL "\": 1}",
+		 "tag '" QUOTED "' must be a string", NULL},
+		{"\"release\": \"v1\", \"tags\": {\"" EVIL "\": \"v\"}",
+		 "tag key '" QUOTED "' has characters other than", NULL},
+		{"\"release\": \"v1\", \"tags\": {\"" EVIL EVIL "\": \"v\"}",
+		 "tag key '" QUOTED "' must be 1 to 64 bytes long", NULL},
+		/* jansson would add "near '4111111111111111'". */
+		{"\"release\": \"v1\" 4111111111111111", "invalid JSON at line 1 column ",
+		 ": '}' expected"},
+	};
+#undef EVIL
+#undef QUOTED
+	ingest_json_source line = {"line 3 of 'm.jsonl'", "/spool", NULL, NULL};
+	ingest_json_source side = {"sidecar '/drop/a.pb.gz.json'", NULL, "/drop/a.pb.gz",
+				   "checkout"};
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const ingest_json_source *src[2] = {&line, &side};
+		char json[2][1024], want[1200];
+
+		snprintf(json[0], sizeof(json[0]),
+			 "{\"path\": \"a.pb.gz\", \"service\": \"checkout\", %s}", cases[i].meta);
+		snprintf(json[1], sizeof(json[1]), "{%s}", cases[i].meta);
+		for (int k = 0; k < 2; k++) {
+			pr_error err = PR_ERROR_INIT;
+			ingest_desc d;
+
+			if (from_json(&d, json[k], src[k], &err) != PR_EDATA)
+				fail_msg("case %zu/%d: not refused as bad input: %s", i, k,
+					 err.msg);
+			snprintf(want, sizeof(want), "%s: %s", src[k]->name, cases[i].msg);
+			if (strncmp(err.msg, want, strlen(want)) != 0 ||
+			    (cases[i].also && !strstr(err.msg, cases[i].also)))
+				fail_msg("case %zu/%d: '%s', want '%s'", i, k, err.msg, want);
+			for (const char *c = err.msg; *c; c++)
+				if ((unsigned char)*c < 0x20 || *c == 0x7f)
+					fail_msg("case %zu/%d: control byte 0x%02x in '%s'", i, k,
+						 (unsigned char)*c, err.msg);
+			if (strstr(err.msg, "4111"))
+				fail_msg("case %zu/%d: the card number is in '%s'", i, k, err.msg);
+		}
+	}
 }
 
 static void test_flags_meet_the_same_tag_rules(void **state)
@@ -1137,7 +1209,10 @@ static void test_a_bad_sidecar_is_named_with_its_reason(void **state)
 		const char *sidecar;
 		const char *reason;
 	} cases[] = {
-		{"{\"release\": \"v1\",", "invalid JSON at column"},
+		{"{\"release\": \"v1\",", "invalid JSON at line 1 column"},
+		{"{\"release\": \"v1\", \"time\": "
+		 "\"\\u001b]0;owned\\u0007\\u001b[2J, and then a card: 4111111111111111\"}",
+		 "\"time\" '?]0;owned??[2J, and then a card:...' is not an ISO 8601 time"},
 		{"{\"release\": \"v1\", \"commit\": \"not-hex\"}",
 		 "commit 'not-hex' is not a hex SHA (4 to 64 hex digits)"},
 		/* Refused by `profreg ingest`; the collection used to store it. */
@@ -1203,6 +1278,7 @@ int main(void)
 		cmocka_unit_test(test_sidecars_and_manifest_lines_pass_the_same_checks),
 		cmocka_unit_test(test_manifest_lines_and_sidecars_differ_only_in_path_and_service),
 		cmocka_unit_test(test_an_oversized_description_is_bad_input_and_says_so),
+		cmocka_unit_test(test_description_values_with_control_bytes_are_quoted_safely),
 		cmocka_unit_test(test_flags_meet_the_same_tag_rules),
 		cmocka_unit_test_setup_teardown(
 			test_a_full_disk_names_the_input_file_then_the_blob_key, setup, teardown),

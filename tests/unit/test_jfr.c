@@ -401,7 +401,15 @@ static void test_bad_magic_and_chunk_past_the_end_are_refused(void **state)
 enum flaw {
 	OK, LOOP, RECURSIVE, HUGE_COUNT, BAD_ENCODING, MISSING_STACK, MISSING_METHOD,
 	NULL_STACK, LATIN1_AND_CHARS, LONG_NAMES,
+	/* HOSTILE text as a class id, a field's type, its dimension, a type's name */
+	HOSTILE_ID, HOSTILE_FIELD_TYPE, HOSTILE_DIMENSION, HOSTILE_NAME,
 };
+
+/*
+ * Metadata text that would rewrite a terminal's title and clear its screen,
+ * then a card number beyond the 32 bytes a message may quote.
+ */
+#define HOSTILE "\x1b]0;owned\x07\x1b[2J, and then a card: 4111111111111111"
 
 /* LONG_NAMES: this many methods of one class whose name is 60,000 bytes. */
 #define LONG_METHODS 1300
@@ -525,17 +533,25 @@ static void metadata(rec *r, buf *out, enum flaw flaw)
 	field(r, &tree, "lineNumber", "5", false, false);
 	class(r, &tree, "jdk.types.StackTrace", "14", 1);
 	field(r, &tree, "frames", "13", false, true);
-	class(r, &tree, "jdk.ExecutionSample", "20", flaw == RECURSIVE ? 3 : 2);
+	class(r, &tree, "jdk.ExecutionSample", "20",
+	      flaw == RECURSIVE || flaw == HOSTILE_NAME ? 3 : 2);
 	field(r, &tree, "startTime", "4", false, false);
 	field(r, &tree, "stackTrace", "14", true, false);
-	if (flaw == RECURSIVE)
+	if (flaw == RECURSIVE || flaw == HOSTILE_NAME)
 		field(r, &tree, "x", "30", false, false);
 	class(r, &tree, "jdk.ObjectAllocationSample", "21", 3);
 	field(r, &tree, "startTime", "4", false, false);
 	field(r, &tree, "stackTrace", "14", true, false);
 	field(r, &tree, "weight", "4", false, false);
-	class(r, &tree, "Rec", "30", 1);
-	field(r, &tree, "self", "30", false, false);
+	class(r, &tree, flaw == HOSTILE_NAME ? HOSTILE : "Rec", flaw == HOSTILE_ID ? HOSTILE : "30",
+	      1);
+	if (flaw == HOSTILE_DIMENSION) {
+		const char *a[] = {"name", "self", "class", "30", "dimension", HOSTILE, NULL};
+
+		elem(r, &tree, "field", a, 0);
+	} else {
+		field(r, &tree, "self", flaw == HOSTILE_FIELD_TYPE ? HOSTILE : "30", false, false);
+	}
 	elem(r, &tree, "region", NULL, 0);
 
 	var(&body, 0); /* metadata */
@@ -785,6 +801,42 @@ static void test_hostile_built_recordings_are_refused(void **state)
 	buf_release(&b);
 }
 
+/*
+ * Text of the metadata in a message goes through profile_quote: no control
+ * byte reaches a terminal or a report, and no more than its first 32 bytes.
+ */
+static void test_metadata_text_with_control_bytes_is_quoted_safely(void **state)
+{
+	static const struct {
+		enum flaw flaw;
+		const char *want;
+	} cases[] = {
+		{HOSTILE_ID, "class id '?]0;owned??[2J, and then a card:...' at offset"},
+		{HOSTILE_FIELD_TYPE, "field type '?]0;owned??[2J, and then a card:...' at offset"},
+		{HOSTILE_DIMENSION,
+		 "field dimension '?]0;owned??[2J, and then a card:...' at offset"},
+		{HOSTILE_NAME, "type '?]0;owned??[2J, and then a card:...' nests more than 32"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		pr_error err = PR_ERROR_INIT;
+		profile *p = NULL;
+		buf b;
+
+		build(&b, cases[i].flaw);
+		expect_error((const uint8_t *)b.ptr, b.len, PR_EDATA, cases[i].want);
+		assert_int_equal(parse(&p, &b, &err), PR_EDATA);
+		for (const char *c = err.msg; *c; c++)
+			if ((unsigned char)*c < 0x20 || *c == 0x7f)
+				fail_msg("case %zu: control byte 0x%02x in '%s'", i,
+					 (unsigned char)*c, err.msg);
+		if (strstr(err.msg, "4111"))
+			fail_msg("case %zu: the card number is in '%s'", i, err.msg);
+		buf_release(&b);
+	}
+}
+
 static void test_limits_are_enforced(void **state)
 {
 	buf b;
@@ -830,6 +882,7 @@ int main(void)
 		cmocka_unit_test(test_latin1_and_char_array_strings_become_utf8),
 		cmocka_unit_test(test_stack_trace_zero_is_a_sample_without_stack),
 		cmocka_unit_test(test_hostile_built_recordings_are_refused),
+		cmocka_unit_test(test_metadata_text_with_control_bytes_is_quoted_safely),
 		cmocka_unit_test(test_limits_are_enforced),
 	};
 
