@@ -104,7 +104,7 @@ static int one_service(nightly_result *r, const job_env *env, const db_service *
 	source_report src = {0};
 	pr_error serr = PR_ERROR_INIT;
 	bool have_src = false;
-	size_t before = r->a.nskipped;
+	size_t before = r->a.nskipped, judged = r->a.services;
 	int rc = 0;
 
 	if (collect_has_sources(cs)) {
@@ -149,10 +149,21 @@ static int one_service(nightly_result *r, const job_env *env, const db_service *
 	else if (src.failed)
 		/* Files that would not ingest are the collector's fault: say so, fail the night. */
 		outcome(r, s->name, "failed", src.first_error, have_src ? &src : NULL);
-	else if (r->a.nskipped > before)
+	else if (r->a.nskipped > before && r->a.services == judged)
 		outcome(r, s->name, "skipped", r->a.skipped[r->a.nskipped - 1].reason,
 			have_src ? &src : NULL);
-	else
+	else if (r->a.nskipped > before) {
+		/*
+		 * One type (or release) judged and another not: the service was
+		 * analysed, and the part left out says why. Called skipped, a
+		 * fleet whose heap captures were all missing one night counted
+		 * no service analysed although every cpu profile was judged.
+		 */
+		const analysis_skip *k = &r->a.skipped[r->a.nskipped - 1];
+		char why[PR_ERROR_MSG_MAX + 64];
+		snprintf(why, sizeof(why), "%s not judged: %s", k->type, k->reason);
+		outcome(r, s->name, "analysed", why, have_src ? &src : NULL);
+	} else
 		outcome(r, s->name, "analysed", NULL, have_src ? &src : NULL);
 out:
 	source_report_release(&src);

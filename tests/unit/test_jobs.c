@@ -984,6 +984,42 @@ static void test_the_nightly_job_finds_the_regression_and_records_an_ok_run(void
 	nightly_result_release(&r);
 }
 
+/*
+ * A service whose cpu captures were judged and whose heap captures were
+ * missing that night was analysed, not skipped: called skipped, a fleet
+ * without heap captures one night counted no service analysed although
+ * every cpu profile was judged. The part left out still says why.
+ */
+static void test_a_service_judged_for_one_type_of_two_is_analysed(void **state)
+{
+	fx *f = *state;
+	nightly_opts o = {0};
+	nightly_result r;
+	pr_error err = PR_ERROR_INIT;
+	char path[sizeof(f->dir) + 16];
+	json_t *bad;
+	FILE *c;
+
+	snprintf(path, sizeof(path), "%s/types.json", f->dir);
+	assert_non_null(c = fopen(path, "w"));
+	fputs("{\"services\": {\"bad\": {\"types\": [\"cpu\", \"heap\"]}}}", c);
+	assert_int_equal(fclose(c), 0);
+	config_release(&f->cfg);
+	if (config_load(&f->cfg, path, &err) < 0)
+		fail_msg("config: %s", err.msg);
+	service(f, "bad", 2);
+	assert_int_equal(nightly_run(&r, &f->env, &o, &err), 0);
+	assert_string_equal(r.status, "ok");
+	assert_int_equal(r.analysed, 1);
+	assert_int_equal(r.skipped, 0);
+	assert_non_null(regression(&r.a, "bad"));
+	bad = json_object_get(r.services, "bad");
+	assert_string_equal(json_string_value(json_object_get(bad, "status")), "analysed");
+	assert_non_null(strstr(json_string_value(json_object_get(bad, "reason")),
+			       "heap not judged: "));
+	nightly_result_release(&r);
+}
+
 static void test_a_night_that_analyses_nothing_is_incomplete(void **state)
 {
 	fx *f = *state;
@@ -1456,6 +1492,7 @@ int main(void)
 		T(test_a_function_that_held_most_of_the_time_and_doubled_is_the_regression),
 		T(test_one_noisy_capture_is_judged_by_its_own_noise),
 		T(test_the_nightly_job_finds_the_regression_and_records_an_ok_run),
+		T(test_a_service_judged_for_one_type_of_two_is_analysed),
 		T(test_a_night_that_analyses_nothing_is_incomplete),
 		T(test_the_postdeploy_job_fails_a_regression_and_passes_a_clean_release),
 		T(test_the_postdeploy_job_is_inconclusive_with_too_few_captures),
