@@ -24,6 +24,15 @@ int pr_error_set(pr_error *err, int code, const char *fmt, ...)
 	return code;
 }
 
+char *pr_json_reason(char *text)
+{
+	char *near = strstr(text, " near '");
+
+	if (near)
+		*near = '\0';
+	return text;
+}
+
 void pr_error_clear(pr_error *err)
 {
 	if (!err)

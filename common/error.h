@@ -45,6 +45,15 @@ int pr_error_set(pr_error *err, int code, const char *fmt, ...)
 /* Forget a recorded error so the record can be reused. */
 void pr_error_clear(pr_error *err);
 
+/*
+ * A JSON parser's reason (jansson's json_error_t text) fit to quote: its
+ * " near 'TOKEN'" tail is cut, in place, because the token is the input's
+ * own bytes (a card number in a profile's description, an escape sequence
+ * in a request body); the line, column or byte still say where. Returns
+ * `text`.
+ */
+char *pr_json_reason(char *text);
+
 /* Human name of a code ("bad input", "database error", ...). */
 const char *pr_error_name(int code);
 

@@ -215,8 +215,8 @@ static enum MHD_Result post_snapshot(agent *a, struct MHD_Connection *c, const c
 		return reply_error(c, 413, "the body is larger than 4096 bytes", 0);
 	if (!(body = json_loadb(st->body.ptr ? st->body.ptr : "", st->body.len,
 				JSON_REJECT_DUPLICATES, &jerr))) {
-		snprintf(why, sizeof(why), "the body is not JSON: %s at byte %d", jerr.text,
-			 jerr.position);
+		snprintf(why, sizeof(why), "the body is not JSON: %s at byte %d",
+			 pr_json_reason(jerr.text), jerr.position);
 		return reply_error(c, 422, why, 0);
 	}
 	if (check_body(why, sizeof(why), body), why[0]) {

@@ -46,7 +46,7 @@ static int parse_line(backtest_incident *out, const char *line, size_t len, cons
 	memset(out, 0, sizeof(*out));
 	if (!o || !json_is_object(o)) {
 		rc = pr_error_set(err, PR_EDATA, "%s: not a JSON object%s%s", where, o ? "" : ": ",
-				  o ? "" : jerr.text);
+				  o ? "" : pr_json_reason(jerr.text));
 		goto out;
 	}
 	json_object_foreach(o, key, v) {

@@ -96,7 +96,7 @@ static int read_line(catalog *c, const char *line, size_t len, const char *where
 		goto out;
 	}
 	if (!(o = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr))) {
-		snprintf(msg, sizeof(msg), "invalid JSON: %.200s", jerr.text);
+		snprintf(msg, sizeof(msg), "invalid JSON: %.200s", pr_json_reason(jerr.text));
 		rc = fail_at(err, PR_EDATA, where, msg);
 		goto out;
 	}

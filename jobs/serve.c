@@ -697,7 +697,8 @@ static json_t *parse_body(char *why, size_t n, const conn *st)
 	}
 	o = json_loadb(st->body.ptr, st->body.len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!o)
-		snprintf(why, n, "the body is not JSON: %s at byte %d", jerr.text, jerr.position);
+		snprintf(why, n, "the body is not JSON: %s at byte %d", pr_json_reason(jerr.text),
+			 jerr.position);
 	return o;
 }
 

@@ -1911,7 +1911,7 @@ static int check_visit(void *arg, const char *path, const void *data, size_t len
 				    s->name, MANIFEST_MAX);
 	if (!(s->manifest = json_loadb(data, len, JSON_REJECT_DUPLICATES, &jerr)))
 		return pr_error_set(err, PR_EDATA, "cannot read '%s': manifest.json: line %d: %s",
-				    s->name, jerr.line, jerr.text);
+				    s->name, jerr.line, pr_json_reason(jerr.text));
 	return 0;
 }
 

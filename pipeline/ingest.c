@@ -221,7 +221,7 @@ int ingest_request_from_json(ingest_desc *out, const char *text, size_t len,
 	pr_error verr = PR_ERROR_INIT;
 	json_error_t jerr;
 	json_t *v;
-	char q[40], *near;
+	char q[40];
 	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -230,15 +230,8 @@ int ingest_request_from_json(ingest_desc *out, const char *text, size_t len,
 		goto out;
 	}
 	if (!(out->json = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr))) {
-		/*
-		 * jansson's reason ends in " near 'TOKEN'", the input's own bytes
-		 * (a card number, an escape sequence): the reason goes without it,
-		 * the line and column still say where.
-		 */
-		if ((near = strstr(jerr.text, " near '")))
-			*near = '\0';
 		rc = pr_error_set(err, PR_EDATA, "%s: invalid JSON at line %d column %d: %s",
-				  name, jerr.line, jerr.column, jerr.text);
+				  name, jerr.line, jerr.column, pr_json_reason(jerr.text));
 		goto out;
 	}
 	if (!json_is_object(out->json)) {

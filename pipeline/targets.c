@@ -225,7 +225,7 @@ int targets_load_file_sd(target_list *l, const char *path, const target_labels *
 	}
 	if (!(root = json_loadb(text.ptr, text.len, JSON_REJECT_DUPLICATES, &jerr))) {
 		rc = pr_error_set(err, PR_EDATA, "file_sd '%s': line %d: %s", path, jerr.line,
-				  jerr.text);
+				  pr_json_reason(jerr.text));
 		goto out;
 	}
 	if (!json_is_array(root)) {

@@ -103,6 +103,10 @@ bad_body() { # bad_body WANT DESCRIPTION BODY
 		not_ok "$2" "got $got $(head -c 300 "$T/resp")"
 }
 bad_body 422 "not JSON" '{"service": '
+bad_body 422 "not JSON, a number where a key goes" '{"service": "x" 4111111111111111}'
+! grep -q 4111111111111111 "$T/resp" && grep -q 'not JSON' "$T/resp" &&
+	ok "the answer to a body that is not JSON does not quote the body's bytes" ||
+	not_ok "body quoted" "$(head -c 300 "$T/resp")"
 bad_body 422 "empty body" ''
 bad_body 422 "an array" '[1, 2]'
 bad_body 422 "an unknown key" '{"service": "checkout", "hosts": ["127.0.0.2"], "reason": "x", "x": 1}'

@@ -79,6 +79,10 @@ bad twice "$ok_line"$'\n{"name": "new-1", "team": "t"}\n' 2 \
 	"service 'new-1' is listed twice with different teams"
 bad dupkey "$ok_line"$'\n{"name": "x", "name": "y"}\n' 2 "invalid JSON"
 bad badutf8 "$ok_line"$'\n{"name": "x", "team": "\xff"}\n' 2 "invalid JSON"
+# The parser's reason would quote the token it stopped at: the file's own bytes.
+bad token "$ok_line"$'\n{"name": "x" 4111111111111111}\n' 2 "invalid JSON"
+[[ $ERR != *4111111111111111* ]] && ok "an invalid line's message does not quote its bytes" ||
+	not_ok "token quoted" "$ERR"
 long=$(head -c 70000 /dev/zero | tr '\0' t)
 bad longline "$ok_line"$'\n{"name": "x", "team": "'"$long"$'"}\n' 2 "longer than 65536 bytes"
 run pr service import "$T/missing.jsonl"
