@@ -43,6 +43,7 @@ void analysis_opts_default(analysis_opts *o)
 	o->ci_level = 0.95;
 	o->welch_min = 8;
 	o->severity = sev;
+	o->severity.q_max = 0; /* the run's fdr (analysis_finish) */
 	o->max_looks = 4;
 	o->spend_rho = 0.5;
 	o->look_us = DAY_US;
@@ -3157,6 +3158,7 @@ int analysis_finish(analysis *a, pr_error *err)
 {
 	const analysis_opts *o = &a->opts;
 	double *up = NULL, *down = NULL, t0 = time_mono(), cut[2] = {-1, -1};
+	stats_severity_thresholds sev = o->severity;
 	size_t kept[2] = {0, 0};
 	int rc = 0;
 
@@ -3215,6 +3217,13 @@ int analysis_finish(analysis *a, pr_error *err)
 		rc = pr_error_set(err, PR_ERR, "cannot adjust %zu p-values", a->ntests);
 		goto out;
 	}
+	/*
+	 * Unset, the severity's q-value bound is the family's: raised with
+	 * --fdr alone, it left every finding past 0.05 a regression of
+	 * severity none, stored and confirmed but never paged nor gated.
+	 */
+	if (!(sev.q_max > 0))
+		sev.q_max = o->fdr;
 	a->nfindings = 0;
 	for (size_t i = 0; i < a->ntests; i++) {
 		finding *f = &a->tests[i];
@@ -3230,7 +3239,7 @@ int analysis_finish(analysis *a, pr_error *err)
 		if (isnan(f->score))
 			f->score = 0;
 		f->severity = f->significant && f->direction == FINDING_REGRESSION
-			? stats_severity_of(lo_pp, rel, f->q_value, &o->severity)
+			? stats_severity_of(lo_pp, rel, f->q_value, &sev)
 			: STATS_SEV_NONE;
 		/*
 		 * Cost per second of capture, or bytes in use, also rises with

@@ -581,6 +581,28 @@ static int add_closed(findings_closed *c, int64_t id)
 	return 0;
 }
 
+/* Two option values the same, as a finding's detail keeps them (%g, six digits). */
+static bool same_opt(double stored, double now)
+{
+	return fabs(stored - now) <= 1e-5 * fmax(fabs(stored), fabs(now));
+}
+
+/*
+ * Whether this run may change what the stored finding (row r of the
+ * follow-up) is, judging it with its own options: a run that tests with
+ * other margins, another fdr, window or fewest baseline captures asks
+ * another question (an analyze with --rel-margin 0.5 found a +25% change
+ * immaterial and closed a confirmed, paged finding).
+ */
+static bool same_options(const PGresult *res, int r, const analysis_opts *o)
+{
+	return same_opt(db_get_f64(res, r, 11), o->rel_margin) &&
+	       same_opt(db_get_f64(res, r, 12), o->abs_margin) &&
+	       same_opt(db_get_f64(res, r, 13), o->fdr) &&
+	       db_get_i64(res, r, 14) == o->window_us &&
+	       db_get_i64(res, r, 15) == (int64_t)o->min_baseline;
+}
+
 void findings_closed_release(findings_closed *c)
 {
 	free(c->ids);
@@ -597,7 +619,15 @@ int findings_follow_up(findings_closed *out, analysis *a, db *d, int64_t run_id,
 	static const char sql[] =
 		"select f.id, coalesce(f.function_id, 0), f.function, coalesce(fn.file, ''),"
 		" f.current_release, f.direction, f.baseline_share, f.kind,"
-		" coalesce(f.detail ->> 'cost_unit', ''), coalesce(f.delta, 0)"
+		" coalesce(f.detail ->> 'cost_unit', ''), coalesce(f.delta, 0),"
+		/* What the finding was judged with: its last look, its options. */
+		" coalesce((select " DB_TS_TO_US("max(l.analysed_at)") " from finding_looks l"
+		"   where l.finding_id = f.id), (f.detail ->> 'at_us')::bigint, 0),"
+		" coalesce((f.detail ->> 'rel_margin')::float8, 'NaN'),"
+		" coalesce((f.detail ->> 'abs_margin')::float8, 'NaN'),"
+		" coalesce((f.detail ->> 'fdr')::float8, 'NaN'),"
+		" coalesce((f.detail ->> 'window_us')::bigint, 0),"
+		" coalesce((f.detail ->> 'min_baseline')::bigint, 0)"
 		" from findings f left join functions fn on fn.id = f.function_id"
 		" where f.service_id = $1 and f.profile_type = $2 and f.status = 'open'"
 
@@ -653,29 +683,33 @@ int findings_follow_up(findings_closed *out, analysis *a, db *d, int64_t run_id,
 				if (t && t->significant && t->id == id)
 					continue; /* seen again: findings_store took it */
 				/*
+				 * A finding closes only on evidence as strong as what
+				 * it was judged on: this run must test its function
+				 * (a run that leaves it out, --min-share higher, says
+				 * nothing about it), see at least the captures of its
+				 * last look (an analysis with --at in the past sees
+				 * fewer, and a weaker test is not a change going away)
+				 * and ask with the finding's own options.
+				 */
+				if (!t || o->at_us < db_get_i64(res, r, 10) ||
+				    !same_options(res, r, o))
+					continue;
+				/*
 				 * Gone when, with every capture so far, its own test is
 				 * no longer significant even before any adjustment for
 				 * the run's many tests, or its estimate no longer
 				 * reaches the margin.
 				 */
-				if (t) {
-					look = *t;
-					look.id = id;
-					if ((rc = record_look(d, &look, run_id, o, false, err)) < 0)
-						break;
-				}
+				look = *t;
+				look.id = id;
+				if ((rc = record_look(d, &look, run_id, o, false, err)) < 0)
+					break;
 				if (held)
 					continue;
-				if (t)
-					snprintf(why, sizeof(why),
-						 "went away at look %zu: p %.3g, change %+.3g%% "
-						 "with %zu current captures",
-						 jd->look, p_dir, 100 * t->rel_delta,
-						 t->current_captures);
-				else
-					snprintf(why, sizeof(why),
-						 "went away at look %zu: the function is no longer "
-						 "tested", jd->look);
+				snprintf(why, sizeof(why),
+					 "went away at look %zu: p %.3g, change %+.3g%% "
+					 "with %zu current captures",
+					 jd->look, p_dir, 100 * t->rel_delta, t->current_captures);
 				if ((rc = set_state(d, id, "went_away", run_id, why, NULL, err)) <
 					    0 ||
 				    (rc = add_closed(out, id)) < 0)
@@ -686,14 +720,19 @@ int findings_follow_up(findings_closed *out, analysis *a, db *d, int64_t run_id,
 			/*
 			 * A later release: fixed when the function is back inside the
 			 * band the finding was measured against (its baseline share and
-			 * the margin) and no longer significantly beyond it.
+			 * its own margins) and no longer significantly beyond it.
 			 */
 			if (!t || held)
 				continue;
 			{
 				bool cost = strcmp(kind, FINDING_KIND_COST) == 0;
-				double band = cost ? base * o->rel_margin
-						   : fmax(o->rel_margin * base, o->abs_margin);
+				double rel = db_get_f64(res, r, 11), abs_m = db_get_f64(res, r, 12);
+				double band;
+				if (isnan(rel))
+					rel = o->rel_margin;
+				if (isnan(abs_m))
+					abs_m = o->abs_margin;
+				band = cost ? base * rel : fmax(rel * base, abs_m);
 				if (!(reg ? t->current_share <= base + band
 					  : t->current_share >= base - band))
 					continue;

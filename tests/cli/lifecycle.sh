@@ -80,4 +80,44 @@ assert reg and all(f["state"] == "confirmed" and f["states"] for f in reg)
 run pr report --run "$rid" --format md --out -
 [ $RC -eq 0 ] && [[ $OUT == *"| state |"* ]] && [[ $OUT == *"| confirmed |"* ]] &&
 	ok "the Markdown report has a state column" || not_ok "report md" "rc=$RC"
+
+# Only a run that judges a finding as it was judged may close it. Each of
+# these analyses sees it differently and, stored (no --dry-run), closed a
+# confirmed and paged regression that was still there.
+open_now() { sql "select count(*) from findings where direction = 'regression' and status = 'open'"; }
+svc=$(sql "select s.name from findings f join services s on s.id = f.service_id
+	where f.direction = 'regression' order by f.id limit 1")
+rel=$(sql "select current_release from findings where direction = 'regression' order by id limit 1")
+nopen=$(open_now)
+third=$(sql "select to_char(captured_at at time zone 'UTC' + interval '1 second',
+	'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"') from profiles p join services s on s.id = p.service_id
+	where s.name = '$svc' and release = '$rel' order by captured_at offset 2 limit 1")
+run pr analyze --all-services --release "$rel" --at "$third"
+[ $RC -eq 0 ] && [ "$(open_now)" = "$nopen" ] &&
+	ok "an analysis with --at in the past (3 captures of the release) closes nothing" ||
+	not_ok "past --at" "rc=$RC open $(open_now) of $nopen $ERR"
+run pr analyze --service "$svc" --release "$rel" --at "$n2" --rel-margin 0.9
+[ $RC -eq 0 ] && [ "$(open_now)" = "$nopen" ] &&
+	ok "an analysis with other margins closes nothing" ||
+	not_ok "other margins" "rc=$RC open $(open_now) of $nopen"
+run pr analyze --service "$svc" --release "$rel" --at "$n2" --min-share 90
+[ $RC -eq 0 ] && [ "$(open_now)" = "$nopen" ] &&
+	ok "an analysis that does not test the function closes nothing" ||
+	not_ok "untested" "rc=$RC open $(open_now) of $nopen"
+[ "$(sql "select count(*) from finding_states where state = 'went_away'")" = 0 ] &&
+	ok "no finding went away" || not_ok "went away" "$(sql "select reason from finding_states where state = 'went_away'")"
+
+# Raised with --fdr alone, the family took in regressions past q 0.05 that
+# severity's own bound then called "none": never paged, never gated. (No
+# margins, so that this fleet's small changes count too.)
+run pr analyze --all-services --release "$rel" --at "$n2" --fdr 0.5 --rel-margin 0 \
+	--abs-margin 0 --dry-run --json
+[ $RC -eq 0 ] && python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+reg = [f for f in r["findings"] if f["direction"] == "regression"]
+assert any(f["q_value"] > 0.05 for f in reg), "no regression past q 0.05 to show it"
+assert all(f["severity"] != "none" for f in reg), [f for f in reg if f["severity"] == "none"]
+' <<<"$OUT" && ok "at a raised fdr every regression found has a severity" ||
+	not_ok "severity at fdr 0.5" "rc=$RC $(head -c 300 <<<"$OUT")"
 finish
