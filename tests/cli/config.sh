@@ -173,6 +173,8 @@ while IFS='|' read -r _ key type def _; do
 	def=$(sed 's/^ *`//; s/` *$//' <<<"$def")
 	case "$key" in services.* | *NAME* | *'[]'*) continue ;; esac
 	case "$type" in *integer* | *number* | *boolean*) ;; *) continue ;; esac
+	# A default given as another key's value ("analysis.fdr") has no literal to set.
+	jq -en --argjson v "$def" '$v' >/dev/null 2>&1 || continue
 	json=$(jq -cn --arg k "$key" --argjson v "$def" 'setpath($k | split("."); $v)')
 	printf '%s\n' "$json" >"$T/one.json"
 	"$PROFREG_BIN" config check "$T/one.json" >/dev/null 2>&1 || refused="$refused $key"
