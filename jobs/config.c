@@ -243,7 +243,8 @@ static void free_names(char **v, size_t n)
 #define K_ANY(k, t) .key = k, .kind = 'a', .type = t
 
 static const field severity_keys[] = {
-	{K_NUM("q_max", 1e-6, 0.5, config, analysis.severity.q_max), .def = "the run's fdr (analysis.fdr)",
+	{K_NUM("q_max", 1e-6, 0.5, config, analysis.severity.q_max),
+	 .def = "the run's fdr (analysis.fdr)",
 	 .doc = "a significant finding above this q-value has severity none: it is stored "
 		"and reported, and never pages nor fails a gate"},
 	{K_NUM("critical_pp", 0, 100, config, analysis.severity.critical_pp),
