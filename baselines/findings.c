@@ -581,10 +581,13 @@ static int add_closed(findings_closed *c, int64_t id)
 	return 0;
 }
 
-/* Two option values the same, as a finding's detail keeps them (%g, six digits). */
+/*
+ * Two option values the same, as a finding's detail keeps them (%g, six
+ * digits); one a finding stored before it was kept (NaN) does not count.
+ */
 static bool same_opt(double stored, double now)
 {
-	return fabs(stored - now) <= 1e-5 * fmax(fabs(stored), fabs(now));
+	return isnan(stored) || fabs(stored - now) <= 1e-5 * fmax(fabs(stored), fabs(now));
 }
 
 /*
@@ -599,8 +602,8 @@ static bool same_options(const PGresult *res, int r, const analysis_opts *o)
 	return same_opt(db_get_f64(res, r, 11), o->rel_margin) &&
 	       same_opt(db_get_f64(res, r, 12), o->abs_margin) &&
 	       same_opt(db_get_f64(res, r, 13), o->fdr) &&
-	       db_get_i64(res, r, 14) == o->window_us &&
-	       db_get_i64(res, r, 15) == (int64_t)o->min_baseline;
+	       (db_get_i64(res, r, 14) == 0 || db_get_i64(res, r, 14) == o->window_us) &&
+	       (db_get_i64(res, r, 15) == 0 || db_get_i64(res, r, 15) == (int64_t)o->min_baseline);
 }
 
 void findings_closed_release(findings_closed *c)
