@@ -811,9 +811,10 @@ static enum MHD_Result post_captures(server *s, struct MHD_Connection *c, const 
 		r.nhosts = json_array_size(json_object_get(body, "hosts"));
 		r.hosts = hosts;
 	}
-	if ((v = json_object_get(body, "types")))
-		json_array_foreach(v, i, v) types[r.ntypes++] = json_string_value(v);
-	else
+	if ((v = json_object_get(body, "types"))) {
+		json_t *ty;
+		json_array_foreach(v, i, ty) types[r.ntypes++] = json_string_value(ty);
+	} else
 		types[r.ntypes++] = "cpu";
 	r.service_id = svc.id;
 	r.service = svc.name;

@@ -97,6 +97,13 @@ bad "count a fraction" '{"service": "fleet", "count": 1.5, "reason": "x"}'
 bad "count on a service without pprof_http targets" '{"service": "lonely", "count": 1, "reason": "x"}'
 grep -q "no pprof_http target" "$T/resp" && ok "... which says so" || not_ok "lonely msg" "$(cat "$T/resp")"
 
+# Every type asked for is queued, not only the first.
+sql "delete from capture_requests" >/dev/null
+[ "$(post '{"service": "fleet", "hosts": ["127.0.0.21"], "types": ["heap", "cpu"], "reason": "t"}')" = 202 ] &&
+	[ "$(sql "select types::text from capture_requests")" = '{heap,cpu}' ] &&
+	ok "a request for two types queues both" ||
+	not_ok "types" "$(cat "$T/resp") $(sql "select types from capture_requests")"
+
 kill -TERM $SPID
 for _ in $(seq 50); do kill -0 $SPID 2>/dev/null || break; sleep 0.1; done
 ! kill -0 $SPID 2>/dev/null && ok "serve stops" || not_ok "stop"
