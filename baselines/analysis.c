@@ -196,6 +196,16 @@ size_t analysis_current_captures(const analysis *a)
 	return n;
 }
 
+size_t analysis_fewest_current_captures(const analysis *a)
+{
+	size_t n = a->ntargets ? a->targets[0].cur.n : 0;
+
+	for (size_t i = 1; i < a->ntargets; i++)
+		if (a->targets[i].cur.n < n)
+			n = a->targets[i].cur.n;
+	return n;
+}
+
 static int oom(pr_error *err)
 {
 	return pr_error_set(err, PR_ENOMEM, "out of memory");

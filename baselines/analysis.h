@@ -284,6 +284,13 @@ void analysis_release(analysis *a);
 size_t analysis_current_captures(const analysis *a);
 
 /*
+ * The fewest captures one analysed target judged (0 when none was
+ * analysed): a gate asking for N captures asks for them of each type it
+ * judges, and two cpu and two heap captures are not four of either.
+ */
+size_t analysis_fewest_current_captures(const analysis *a);
+
+/*
  * Test every function of one target and add the tests to the family. A
  * target without current captures or with too small a baseline is
  * recorded in `skipped`, not an error. With `store`, the baseline is

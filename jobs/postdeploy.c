@@ -279,14 +279,15 @@ static void verdict(postdeploy_result *x, const postdeploy_opts *o)
 			 " captures asked for (--min-captures) "
 			 "arrived within --wait%s", x->with_samples, want, more);
 		json_array_append_new(x->reasons, json_string(line));
-	} else if (x->a.services && analysis_current_captures(&x->a) < want) {
+	} else if (x->a.services && analysis_fewest_current_captures(&x->a) < want) {
 		/*
 		 * The wait counted the release's captures of every host and
 		 * every type; a canary is judged on its own hosts, and a service
-		 * on its configured types (cpu when it has none): two cpu and
-		 * two heap captures are not the four cpu captures asked for.
+		 * on each of its configured types (cpu when it has none): two
+		 * cpu and two heap captures are not four cpu captures, nor
+		 * four heap ones.
 		 */
-		size_t n = analysis_current_captures(&x->a);
+		size_t n = analysis_fewest_current_captures(&x->a);
 		snprintf(line, sizeof(line), "only %zu of the %" PRIu64 " captures asked for "
 			 "(--min-captures) %s %s (%" PRId64 " captures of the release in all)", n,
 			 want, n == 1 ? "is" : "are",

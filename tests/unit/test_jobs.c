@@ -1202,6 +1202,42 @@ static void test_a_second_rollout_of_the_same_build_has_its_warm_up_too(void **s
 	assert_int_equal(testdb_int(f->t, "select count(*) from deploy_rollouts"), 1);
 }
 
+/*
+ * --min-captures asks for that many captures of each type the gate
+ * judges: two cpu and two heap captures are not four of either, and the
+ * gate judged each type on two.
+ */
+static void test_min_captures_counts_each_judged_type_alone(void **state)
+{
+	fx *f = *state;
+	postdeploy_opts o = {"bad", "v2", SHA_V2, NULL, NULL, 0, 4, STATS_SEV_HIGH,
+			     0, 0, NULL, NULL};
+	postdeploy_result r;
+	pr_error err = PR_ERROR_INIT;
+	char path[sizeof(f->dir) + 16];
+	FILE *c;
+
+	snprintf(path, sizeof(path), "%s/types.json", f->dir);
+	assert_non_null(c = fopen(path, "w"));
+	fputs("{\"services\": {\"bad\": {\"types\": [\"cpu\", \"heap\"]}}}", c);
+	assert_int_equal(fclose(c), 0);
+	config_release(&f->cfg);
+	if (config_load(&f->cfg, path, &err) < 0)
+		fail_msg("config: %s", err.msg);
+	service(f, "bad", 1);
+	/* Half of each release's captures become heap profiles of the same shape. */
+	testdb_execf(f->t, "update profiles set profile_type = 'heap' where id in (select id from"
+			   " (select id, row_number() over (partition by release order by id) as k"
+			   " from profiles) x where k %% 2 = 0)");
+	assert_int_equal(postdeploy_run(&r, &f->env, &o, &err), 0);
+	assert_int_equal(analysis_current_captures(&r.a), 4);
+	assert_int_equal(analysis_fewest_current_captures(&r.a), 2);
+	assert_string_equal(r.verdict, "inconclusive");
+	assert_non_null(strstr(json_string_value(json_array_get(r.reasons, 0)),
+			       "only 2 of the 4 captures asked for"));
+	postdeploy_result_release(&r);
+}
+
 /* A service's own warm-up (services.NAME.warmup_s) is its alone. */
 static void test_a_service_s_own_warm_up_is_its_alone(void **state)
 {
@@ -1505,6 +1541,7 @@ int main(void)
 		T(test_analysis_with_captures_read_ahead_is_the_same),
 		T(test_analyze_nightly_and_postdeploy_give_the_same_finding_object),
 		T(test_evidence_stored_before_the_post_deploy_is_tagged_with_the_deploy),
+		T(test_min_captures_counts_each_judged_type_alone),
 		T(test_a_run_whose_session_died_is_marked_interrupted_by_the_next_of_its_kind),
 #undef T
 	};
