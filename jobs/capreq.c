@@ -455,28 +455,67 @@ void capreq_claimed_release(capreq_claimed *c)
 	memset(c, 0, sizeof(*c));
 }
 
+/*
+ * Give up on the running requests whose lease ran out after
+ * CAPREQ_MAX_ATTEMPTS claims: each attempt profiled its hosts again, and
+ * a capture that always outlives its lease would otherwise be run by one
+ * server after another for ever. Audited "capture.failed".
+ */
+static int give_up(db *d, pr_error *err)
+{
+	static const char sql[] =
+		"update capture_requests set state = 'failed', finished_at = now(),"
+		" lease_until = null, error = 'given up after ' || attempts || ' attempts:"
+		" each outlived its lease (its server stopped or hung)'"
+		" where state = 'running' and lease_until < now() and attempts >= $1::int"
+		" returning id, worker, attempts, error";
+	char max[16];
+	const char *p[1] = {max};
+	struct pg_result *res = NULL;
+	int rc;
+
+	snprintf(max, sizeof(max), "%d", CAPREQ_MAX_ATTEMPTS);
+	if ((rc = db_exec(d, &res, err, "giving up on capture requests", sql, 1, p)) < 0)
+		return rc;
+	for (int i = 0; i < db_rows(res) && rc == 0; i++) {
+		char obj[64];
+		snprintf(obj, sizeof(obj), "capture_request:%" PRId64, db_get_i64(res, i, 0));
+		rc = audit(d, "capture.failed", obj,
+			   json_pack("{s:s,s:s?,s:I,s:s}", "state", "failed", "worker",
+				     db_get_text(res, i, 1), "attempts",
+				     (json_int_t)db_get_i64(res, i, 2), "error",
+				     db_get_text(res, i, 3)),
+			   err);
+	}
+	db_result_free(res);
+	return rc;
+}
+
 int capreq_claim(capreq_claimed *out, bool *got, db *d, const char *worker, uint32_t lease_s,
 		 pr_error *err)
 {
 	static const char sql[] =
 		"update capture_requests r set state = 'running', started_at = now(),"
 		" worker = $1, attempts = r.attempts + 1,"
-		" lease_until = now() + make_interval(secs => r.seconds * cardinality(r.types)"
-		"   * cardinality(r.hosts) + $2::int)"
+		" lease_until = now() + make_interval(secs => $2::int)"
 		" where r.id = (select id from capture_requests"
-		"   where state = 'queued' or (state = 'running' and lease_until < now())"
+		"   where state = 'queued' or (state = 'running' and lease_until < now()"
+		"     and attempts < $3::int)"
 		"   order by id limit 1 for update skip locked)"
 		" returning r.id, (select name from services s where s.id = r.service_id),"
 		" r.hosts::text, r.seconds, r.types::text, r.reason, r.incident";
-	char ls[16];
-	const char *p[2] = {worker, ls};
+	char ls[16], max[16];
+	const char *p[3] = {worker, ls, max};
 	struct pg_result *res = NULL;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
 	*got = false;
 	snprintf(ls, sizeof(ls), "%u", lease_s);
-	if ((rc = db_exec(d, &res, err, "claiming a capture request", sql, 2, p)) < 0)
+	snprintf(max, sizeof(max), "%d", CAPREQ_MAX_ATTEMPTS);
+	if ((rc = give_up(d, err)) < 0)
+		return rc;
+	if ((rc = db_exec(d, &res, err, "claiming a capture request", sql, 3, p)) < 0)
 		return rc;
 	if (!db_rows(res))
 		goto out;
@@ -497,15 +536,38 @@ out:
 	return rc;
 }
 
+int capreq_renew(bool *kept, db *d, int64_t id, const char *worker, uint32_t lease_s,
+		 pr_error *err)
+{
+	static const char sql[] =
+		"update capture_requests set lease_until = now() + make_interval(secs => $3::int)"
+		" where id = $1 and worker = $2 and state = 'running' returning id";
+	char ids[24], ls[16];
+	const char *p[3] = {ids, worker, ls};
+	struct pg_result *res = NULL;
+	int rc;
+
+	*kept = false;
+	snprintf(ids, sizeof(ids), "%" PRId64, id);
+	snprintf(ls, sizeof(ls), "%u", lease_s);
+	if ((rc = db_exec(d, &res, err, "renewing a capture request's lease", sql, 3, p)) < 0)
+		return rc;
+	*kept = db_rows(res) == 1;
+	db_result_free(res);
+	return 0;
+}
+
 int capreq_finish(db *d, int64_t id, const char *worker, bool ok, const int64_t *captures,
 		  size_t ncaptures, const char *error, pr_error *err)
 {
 	static const char sql[] =
 		"update capture_requests set state = $3, finished_at = now(), lease_until = null,"
-		" capture_ids = $4::bigint[], error = $5 where id = $1 and worker = $2";
+		" capture_ids = $4::bigint[], error = $5"
+		" where id = $1 and worker = $2 and state = 'running' returning id";
 	buf caps = BUF_INIT;
 	char ids[24], obj[64], errtxt[1024];
 	const char *p[5] = {ids, worker, ok ? "done" : "failed", NULL, NULL};
+	struct pg_result *res = NULL;
 	json_t *dj = NULL;
 	int rc;
 
@@ -518,12 +580,21 @@ int capreq_finish(db *d, int64_t id, const char *worker, bool ok, const int64_t 
 		snprintf(errtxt, sizeof(errtxt), "%s", error);
 		p[4] = errtxt;
 	}
-	if ((rc = db_exec(d, NULL, err, "finishing a capture request", sql, 5, p)) < 0)
+	if ((rc = db_exec(d, &res, err, "finishing a capture request", sql, 5, p)) < 0)
 		goto out;
+	/* Another worker holds it now: its outcome is that worker's to record. */
+	if (db_rows(res) != 1) {
+		rc = pr_error_set(err, PR_ENOTFOUND,
+				  "capture request %" PRId64 " is no longer held by worker '%s': "
+				  "its lease ran out and another worker claimed it",
+				  id, worker);
+		goto out;
+	}
 	snprintf(obj, sizeof(obj), "capture_request:%" PRId64, id);
 	dj = json_pack("{s:s,s:s,s:s?}", "state", p[2], "captures", caps.ptr, "error", p[4]);
 	rc = audit(d, ok ? "capture.done" : "capture.failed", obj, dj, err);
 out:
+	db_result_free(res);
 	buf_release(&caps);
 	return rc;
 }

@@ -107,17 +107,37 @@ typedef struct capreq_claimed {
 void capreq_claimed_release(capreq_claimed *c);
 
 /*
- * Claim the oldest queued request (or a running one whose lease ran out)
- * for `worker`, skipping rows other workers hold (FOR UPDATE SKIP
- * LOCKED); *got false when there is none. The lease is the request's
- * capture time plus `lease_s`.
+ * Claims of one request at most: one whose lease runs out after this
+ * many is failed rather than claimed again, since every attempt profiles
+ * its hosts again.
+ */
+#define CAPREQ_MAX_ATTEMPTS 3
+
+/*
+ * Claim the oldest queued request (or a running one whose lease ran out,
+ * claimed fewer than CAPREQ_MAX_ATTEMPTS times) for `worker`, skipping
+ * rows other workers hold (FOR UPDATE SKIP LOCKED); *got false when
+ * there is none. Running requests whose lease ran out after
+ * CAPREQ_MAX_ATTEMPTS claims are failed first, audited. The lease is
+ * `lease_s` from now: the worker renews it before each capture
+ * (capreq_renew) for as long as that capture may take.
  */
 int capreq_claim(capreq_claimed *out, bool *got, db *d, const char *worker, uint32_t lease_s,
 		 pr_error *err);
 
 /*
+ * Extend the lease of request `id` to `lease_s` from now; *kept false
+ * (and nothing changed) when `worker` no longer holds it: its lease ran
+ * out and another worker claimed it, or it was given up. A worker that
+ * lost its request must stop capturing it.
+ */
+int capreq_renew(bool *kept, db *d, int64_t id, const char *worker, uint32_t lease_s,
+		 pr_error *err);
+
+/*
  * Finish a claimed request: "done" with its captures, or "failed" with
- * the reason (`error`); audited.
+ * the reason (`error`); audited. PR_ENOTFOUND, with nothing written or
+ * audited, when `worker` no longer holds it.
  */
 int capreq_finish(db *d, int64_t id, const char *worker, bool ok, const int64_t *captures,
 		  size_t ncaptures, const char *error, pr_error *err);

@@ -1864,6 +1864,24 @@ int collect_target_hosts(char ***out, size_t *n, const config_service *cs, pr_er
 	return 0;
 }
 
+uint64_t collect_one_bound_ms(const config_service *cs, const char *type, uint32_t seconds)
+{
+	uint64_t most = 0;
+
+	for (size_t k = 0; cs && k < cs->nsources; k++) {
+		const config_source *src = &cs->sources[k];
+		uint64_t ms = src->timeout_ms;
+		if (src->kind != CONFIG_SRC_PPROF_HTTP)
+			continue;
+		/* As unit_prepare sets the request's timeout. */
+		if (strcmp(type, "cpu") == 0)
+			ms += (uint64_t)(seconds ? seconds : src->seconds) * 1000 + CPU_MARGIN_MS;
+		if (ms > most)
+			most = ms;
+	}
+	return most;
+}
+
 int collect_one_capture(int64_t *capture_id, const job_env *env, const db_service *svc,
 			const config_service *cs, const collect_one *o, pr_error *err)
 {

@@ -161,6 +161,15 @@ int collect_target_hosts(char ***out, size_t *n, const config_service *cs, pr_er
 void collect_target_hosts_free(char **v, size_t n);
 
 /*
+ * The longest one capture of profile `type` (CPU profiles of `seconds`,
+ * 0: the source's) from a pprof_http target of `cs` may wait on its
+ * target, in milliseconds: the request's total timeout, plus the
+ * profile's length and a margin for CPU. The capture's lease must
+ * outlast it (capreq_renew).
+ */
+uint64_t collect_one_bound_ms(const config_service *cs, const char *type, uint32_t seconds);
+
+/*
  * Take one capture as `o` says and store it: *capture_id the capture
  * (stored now or found stored before; 0 when the endpoint had nothing).
  * A target that fails is its code from pprof_http.h with a one-line

@@ -1525,7 +1525,31 @@ static int execute(server *s, const job_env *wenv, const serve_opts *o, const ca
 			collect_one one = {q->hosts[h], q->types[t], q->seconds, q->incident};
 			int64_t id = 0;
 			evidence_pin_result pin;
+			uint64_t bound = collect_one_bound_ms(cs, q->types[t], q->seconds);
+			bool kept = false;
 			pr_error_clear(&e);
+			/*
+			 * The lease must outlast this capture, however long the
+			 * target takes, or another server would claim the request
+			 * and profile its hosts again; and a worker that lost it
+			 * (it hung past the lease) must not profile anything more.
+			 */
+			if (capreq_renew(&kept, wenv->d, q->id, o->worker,
+					 (uint32_t)(bound / 1000 + 1) + s->cfg->lease_s, &e) < 0) {
+				failed++;
+				buf_printf(&errors, "%s%s", errors.len ? "; " : "", e.msg);
+				goto finish;
+			}
+			if (!kept) {
+				char line[200];
+				snprintf(line, sizeof(line),
+					 "request %" PRId64 ": stopped: no longer held by "
+					 "worker '%.60s' (its lease ran out and another "
+					 "worker claimed it)",
+					 q->id, o->worker);
+				note(s, line);
+				goto out;
+			}
 			if ((rc = collect_one_capture(&id, wenv, &svc, cs, &one, &e)) == 0 && id)
 				rc = evidence_pin_capture(&pin, wenv->d, id, reason,
 							  keep ? job_now(wenv) + keep : 0, &e);
