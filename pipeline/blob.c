@@ -972,7 +972,10 @@ static int temp_place(const char *key, const char *tmp, const char *path, bool *
 	if (link(tmp, path) == 0) {
 		*created = true;
 	} else if (errno == EEXIST) {
-		/* Another writer won: its blob is ours, and as young. */
+		/* Another writer won: its blob is ours, and as young; anything else is not. */
+		if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+			return pr_error_set(err, PR_EIO, "cannot store blob '%s': '%s' is there and "
+					    "is not a regular file", key, path);
 		if (utimensat(AT_FDCWD, path, NULL, AT_SYMLINK_NOFOLLOW) < 0 && errno != ENOENT)
 			return pr_error_set(err, PR_EIO, "cannot touch blob '%s' at '%s': %s",
 					    key, path, strerror(errno));
@@ -1230,8 +1233,14 @@ static int dir_exists(void *impl, const char *key, bool *out, pr_error *err)
 	*out = false;
 	if ((rc = dir_paths(d, key, &dir, &path, err)) < 0)
 		goto out;
+	/*
+	 * Anything at the name counts, a link or a folder too: taken for no
+	 * blob, a put then found the name taken, took that for another
+	 * writer's blob and let a row rest on what cannot be read. Found, it
+	 * fails its check and a put replaces it (or says why it cannot).
+	 */
 	if (lstat(path.ptr, &st) == 0)
-		*out = S_ISREG(st.st_mode);
+		*out = true;
 	else if (errno != ENOENT && errno != ENOTDIR)
 		rc = pr_error_set(err, PR_EIO, "cannot look for blob '%s' at '%s': %s",
 				  key, path.ptr, strerror(errno));

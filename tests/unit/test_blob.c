@@ -688,6 +688,43 @@ static void test_symlink_in_place_of_a_blob_is_refused(void **state)
 	assert_error(rc, &err, PR_EDATA, key, "symbolic link");
 }
 
+/*
+ * A link or a folder at a blob's name is not the blob. Taken for another
+ * writer's blob, a put reported success and a row came to rest on what
+ * cannot be read: a put now replaces a link (rename replaces the name,
+ * not its target) and fails, naming the folder, where it cannot.
+ */
+static void test_a_put_never_takes_a_link_or_a_folder_at_the_name_for_the_blob(void **state)
+{
+	fixture *f = *state;
+	char key[BLOB_KEY_HEX + 1], path[8192];
+	pr_error err = PR_ERROR_INIT;
+	buf out = BUF_INIT;
+	blob_put_item one = {.data = "in a folder", .len = 11};
+	int rc;
+
+	assert_int_equal(blob_key_of(key, "dangling", 8), 0);
+	make_shard(f, key);
+	blob_file(f, key, path, sizeof(path));
+	assert_int_equal(symlink("/nonexistent/profreg-test", path), 0);
+	put_ok(f, "dangling", 8, key, NULL);
+	if (blob_get(f->bs, key, &out, MiB, &err) < 0)
+		fail_msg("read back: %s", err.msg);
+	assert_memory_equal(out.ptr, "dangling", 8);
+
+	assert_int_equal(blob_key_of(key, "in a folder", 11), 0);
+	make_shard(f, key);
+	blob_file(f, key, path, sizeof(path));
+	assert_int_equal(mkdir(path, 0700), 0);
+	rc = blob_put_many(f->bs, &one, 1, 1, &err);
+	assert_true(rc < 0);
+	assert_non_null(strstr(err.msg, key));
+	pr_error_clear(&err);
+	rc = blob_put(f->bs, key, "in a folder", 11, NULL, &err);
+	assert_true(rc < 0);
+	buf_release(&out);
+}
+
 /* Limits and bombs */
 
 static void test_get_with_max_below_the_content_is_a_limit_error(void **state)
@@ -1758,6 +1795,7 @@ int main(void)
 		T(test_truncated_blob_is_rejected),
 		T(test_trailing_garbage_after_the_frame_is_rejected),
 		T(test_symlink_in_place_of_a_blob_is_refused),
+		T(test_a_put_never_takes_a_link_or_a_folder_at_the_name_for_the_blob),
 		T(test_get_with_max_below_the_content_is_a_limit_error),
 		T(test_limit_holds_when_the_frame_hides_its_size),
 		T(test_hand_made_rle_frame_is_valid_zstd),
