@@ -190,11 +190,19 @@ static int check_host(capreq_decision *out, db *d, const capreq_new *r, const ch
 {
 	static const char busy[] = "select count(*) from capture_requests"
 				   " where $1 = any(hosts) and state in ('queued', 'running')";
+	/*
+	 * Counted from when the request that captured the host ended, not
+	 * from when it was queued: a request may wait in the queue, or reach
+	 * a host late in a list of many, and the host must rest after its
+	 * capture. A request still running makes the host busy (above).
+	 */
 	static const char cooling[] =
-		"select coalesce(ceil(extract(epoch from max(created_at)"
+		"select coalesce(ceil(extract(epoch from"
+		" max(coalesce(finished_at, started_at, created_at))"
 		" + make_interval(secs => $2::int) - now())), 0)::bigint from capture_requests"
 		" where $1 = any(hosts) and state <> 'refused'"
-		" and created_at > now() - make_interval(secs => $2::int)";
+		" and coalesce(finished_at, started_at, created_at)"
+		"   > now() - make_interval(secs => $2::int)";
 	static const char open_here[] =
 		"select count(*) from elevated_sessions where host = $1 and ended_at is null";
 	static const char recent[] =

@@ -15,7 +15,8 @@
  *   fleet_cap       max_sessions_fleet sessions are open in all (409)
  * and then for every request:
  *   host_busy       a request for the host is queued or running (409)
- *   host_cooldown   the host was triggered less than host_cooldown_s ago (409)
+ *   host_cooldown   a request that captured the host ended less than
+ *                   host_cooldown_s ago (409)
  * Every session expires session_max_s after it starts whatever the
  * signal does: each admission first closes the sessions past their
  * expiry ("expired"). Rate limits (capreq_rate) count requests per key
