@@ -972,10 +972,10 @@ static int temp_place(const char *key, const char *tmp, const char *path, bool *
 	if (link(tmp, path) == 0) {
 		*created = true;
 	} else if (errno == EEXIST) {
-		/* Another writer won: its blob is ours, and as young; anything else is not. */
+		/* Another writer won: its blob is ours, and as young. Nothing else is. */
 		if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
-			return pr_error_set(err, PR_EIO, "cannot store blob '%s': '%s' is there and "
-					    "is not a regular file", key, path);
+			return pr_error_set(err, PR_EIO, "cannot store blob '%s': '%s' is there "
+					    "and is not a regular file", key, path);
 		if (utimensat(AT_FDCWD, path, NULL, AT_SYMLINK_NOFOLLOW) < 0 && errno != ENOENT)
 			return pr_error_set(err, PR_EIO, "cannot touch blob '%s' at '%s': %s",
 					    key, path, strerror(errno));
