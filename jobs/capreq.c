@@ -140,6 +140,30 @@ int capreq_rate(capreq_decision *out, db *d, const char *key, const char *refusa
 	return 0;
 }
 
+/* ---- the per-host CPU profile lock ------------------------------------------- */
+
+/* The lock's name: the one place its key comes from. */
+static void host_lock_name(char *out, size_t n, const char *host)
+{
+	snprintf(out, n, "cpu-profile %s", host);
+}
+
+int capreq_host_lock(bool *got, db *d, const char *host, pr_error *err)
+{
+	char name[300];
+
+	host_lock_name(name, sizeof(name), host);
+	return db_try_advisory_lock(d, name, got, err);
+}
+
+void capreq_host_unlock(db *d, const char *host)
+{
+	char name[300];
+
+	host_lock_name(name, sizeof(name), host);
+	db_advisory_unlock(d, name);
+}
+
 /* ---- admission -------------------------------------------------------------- */
 
 /* One number from a one-row query with parameters. */
@@ -254,6 +278,15 @@ static int check_host(capreq_decision *out, db *d, const capreq_new *r, const ch
 		return rc;
 	if (v > 0)
 		REFUSE("host_busy", 0);
+	/* Being CPU-profiled now, by collect or another server: a probe of its lock. */
+	{
+		bool got = false;
+		if ((rc = capreq_host_lock(&got, d, host, err)) < 0)
+			return rc;
+		if (!got)
+			REFUSE("host_busy", 0);
+		capreq_host_unlock(d, host);
+	}
 	if (lim->host_cooldown_s &&
 	    (rc = one_i64(&v, d, "checking the host's cooldown", cooling, 2, p, err)) < 0)
 		return rc;
@@ -452,6 +485,21 @@ out:
 }
 
 /* ---- the workers ------------------------------------------------------------ */
+
+int capreq_host_running(bool *running, db *d, const char *host, pr_error *err)
+{
+	static const char sql[] = "select count(*) from capture_requests"
+				  " where $1 = any(hosts) and state = 'running'";
+	const char *p[1] = {host};
+	int64_t n = 0;
+	int rc;
+
+	*running = false;
+	if ((rc = one_i64(&n, d, "checking the host's running requests", sql, 1, p, err)) < 0)
+		return rc;
+	*running = n > 0;
+	return 0;
+}
 
 void capreq_claimed_release(capreq_claimed *c)
 {

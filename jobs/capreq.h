@@ -14,7 +14,8 @@
  *   service_cap     the service has max_sessions_service open sessions (409)
  *   fleet_cap       max_sessions_fleet sessions are open in all (409)
  * and then for every request:
- *   host_busy       a request for the host is queued or running (409)
+ *   host_busy       a request for the host is queued or running, or the
+ *                   host is being CPU-profiled (capreq_host_lock) (409)
  *   host_cooldown   a request that captured the host ended less than
  *                   host_cooldown_s ago (409)
  * Every session expires session_max_s after it starts whatever the
@@ -142,6 +143,23 @@ int capreq_renew(bool *kept, db *d, int64_t id, const char *worker, uint32_t lea
  */
 int capreq_finish(db *d, int64_t id, const char *worker, bool ok, const int64_t *captures,
 		  size_t ncaptures, const char *error, pr_error *err);
+
+/*
+ * The per-host CPU profile lock, one for every process that CPU-profiles
+ * a host (collect's scheduler, serve's worker through
+ * collect_one_capture): a session-level advisory lock on `d` named after
+ * the host (the target's address without its port). *got false when
+ * another session holds it: the host is being profiled now, and a
+ * second CPU profile must wait (Go's profiler refuses it anyway, and the
+ * host must rest between profiles). Held until capreq_host_unlock or the
+ * connection closes; taking it twice on one session needs two unlocks.
+ * Admission probes it too: a host whose lock is held is host_busy.
+ */
+int capreq_host_lock(bool *got, db *d, const char *host, pr_error *err);
+void capreq_host_unlock(db *d, const char *host);
+
+/* *running: a capture request naming `host` is running now (collect waits for it). */
+int capreq_host_running(bool *running, db *d, const char *host, pr_error *err);
 
 /* Request `id` as JSON ({id, service, team, hosts, state, ...}) into *out; PR_ENOTFOUND. */
 int capreq_get(struct json_t **out, db *d, int64_t id, pr_error *err);

@@ -17,6 +17,7 @@
 #include "common/utf8.h"
 #include "common/wipe.h"
 #include "jobs/blobs.h"
+#include "jobs/capreq.h"
 #include "jobs/deploys.h"
 #include "jobs/runs.h"
 #include "jobs/secret.h"
@@ -71,6 +72,8 @@ typedef struct unit {
 	int state;
 	unsigned attempts;
 	int64_t not_before_us; /* monotonic-clock microseconds */
+	bool host_locked;      /* holds the host's CPU profile lock (capreq_host_lock) */
+	bool held_elsewhere;   /* last found its host profiled by another process */
 	pthread_t thread;
 	/* the request, set up before the thread starts */
 	source_http http;
@@ -857,6 +860,10 @@ static int harvest(run_state *rs, unit *u, int64_t deadline, const deploy *const
 	pthread_join(u->thread, NULL);
 	s->running--;
 	rs->running--;
+	if (u->host_locked) {
+		capreq_host_unlock(rs->env->d, u->host);
+		u->host_locked = false;
+	}
 	now = mono_us();
 	if (u->cpu && u->host[0]) {
 		size_t h = host_index(rs, u->host);
@@ -883,6 +890,29 @@ static int harvest(run_state *rs, unit *u, int64_t deadline, const deploy *const
 	unit_drop_pieces(u);
 	u->state = T_FINISHED;
 	return rc;
+}
+
+/*
+ * Whether no other process is profiling the unit's host: no capture
+ * request of serve runs on it, and its CPU profile lock is free, which
+ * the unit then holds (u->host_locked) until harvest.
+ */
+static int host_claim(bool *free_now, run_state *rs, unit *u, pr_error *err)
+{
+	bool running = false, got = false;
+	int rc;
+
+	*free_now = true;
+	if (!u->cpu || !u->host[0])
+		return 0;
+	if ((rc = capreq_host_running(&running, rs->env->d, u->host, err)) < 0)
+		return rc;
+	if (!running && (rc = capreq_host_lock(&got, rs->env->d, u->host, err)) < 0)
+		return rc;
+	*free_now = got;
+	u->host_locked = got;
+	u->held_elsewhere = !got;
+	return 0;
 }
 
 /* Run every planned unit to its end, or to the budget. */
@@ -937,6 +967,13 @@ static int run_units(run_state *rs, pr_error *err)
 				any_running = true;
 			if (u->state != T_PENDING)
 				continue;
+			if (now >= deadline && u->held_elsewhere) {
+				/* Its host was being profiled elsewhere: later, not a failure. */
+				s->rep.waiting++;
+				u->state = T_FINISHED;
+				left--;
+				continue;
+			}
 			if (now >= deadline) {
 				char why[900];
 				snprintf(why, sizeof(why),
@@ -967,6 +1004,16 @@ static int run_units(run_state *rs, pr_error *err)
 				}
 			}
 			if (may_start(rs, u, now, deadline, &wait)) {
+				bool free_now = true;
+				if ((rc = host_claim(&free_now, rs, u, err)) < 0)
+					break;
+				/* Profiled by serve now: ask again in a second. */
+				if (!free_now) {
+					u->not_before_us = now + 1000000;
+					if (nap > 1000000)
+						nap = 1000000;
+					continue;
+				}
 				if ((rc = start_unit(rs, u, err)) < 0)
 					break;
 				any_running = true;
@@ -1006,6 +1053,10 @@ out:
 		if (u->state == T_RUNNING || u->state == T_DONE) {
 			pthread_join(u->thread, NULL);
 			u->state = T_FINISHED;
+		}
+		if (u->host_locked) {
+			capreq_host_unlock(rs->env->d, u->host);
+			u->host_locked = false;
 		}
 	}
 	for (size_t i = 0; deps && i < rs->nsvcs; i++)
@@ -1894,6 +1945,7 @@ int collect_one_capture(int64_t *capture_id, const job_env *env, const db_servic
 	unit *u;
 	char url[600];
 	pprof_http_req pr;
+	bool locked = false;
 	int rc;
 
 	*capture_id = 0;
@@ -1957,6 +2009,19 @@ int collect_one_capture(int64_t *capture_id, const job_env *env, const db_servic
 	}
 	if ((rc = deploy_list(&deps, &ndeps, env->d, svc->id, 1000, err)) < 0)
 		goto out;
+	if (u->cpu) {
+		bool got = false;
+		if ((rc = capreq_host_lock(&got, env->d, u->host, err)) < 0)
+			goto out;
+		if (!got) {
+			rc = pr_error_set(err, PR_EREFUSED,
+					  "host '%s': not profiled: another process (a collection "
+					  "or another server) is CPU-profiling it now",
+					  u->host);
+			goto out;
+		}
+		locked = true;
+	}
 	unit_prepare(&rs, u);
 	u->start_us = u->taken_us;
 	u->end_us = u->taken_us + (int64_t)u->seconds * 1000000;
@@ -1975,6 +2040,8 @@ int collect_one_capture(int64_t *capture_id, const job_env *env, const db_servic
 	}
 	*capture_id = u->capture;
 out:
+	if (locked)
+		capreq_host_unlock(env->d, u->host);
 	free(deps);
 	free(t.address);
 	free(t.release);

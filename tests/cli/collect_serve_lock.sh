@@ -1,0 +1,76 @@
+#!/bin/bash
+# collect and serve never CPU-profile one host at once: both hold the
+# host's CPU profile lock (capreq_host_lock) while they profile it, and
+# collect waits for a running capture request of the host. Against a slow
+# loopback pprof stand-in (tests/support/slow_pprof.py, 3 s an answer).
+set -u
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../go/build.sh" # wait_port
+
+T=$PROFREG_TEST_TMP/collect_serve_lock
+rm -rf "$T"
+mkdir -p "$T"
+PIDS=""
+cleanup() { for p in $PIDS; do kill "$p" 2>/dev/null; done; }
+trap cleanup EXIT
+
+# slow NAME ADDR: a slow pprof server on ADDR; its port in $T/NAME.port
+slow() {
+	python3 "$(dirname "$0")/../support/slow_pprof.py" --bind "$2" --delay 3 \
+		--port-file "$T/$1.port" --log "$T/$1.log" --timeout 60 &
+	PIDS="$PIDS $!"
+	wait_port "$T/$1.port" || not_ok "slow server $1 starts"
+	touch "$T/$1.log"
+}
+slow a 127.0.0.1
+slow b 127.0.0.2
+
+fresh_db collect_serve_lock
+pr db init >/dev/null 2>&1
+pr service add pay --team a >/dev/null && pr service enable pay >/dev/null
+pr service add ledger --team a >/dev/null && pr service enable ledger >/dev/null
+cat >"$T/cfg.json" <<EOF
+{"collect": {"budget_s": 2, "cooldown_s": 0, "retries": 0},
+ "serve": {"listen": "127.0.0.1:0", "token_rate": 1000, "global_rate": 100000,
+           "host_cooldown_s": 0, "default_seconds": 1},
+ "services": {
+   "pay": {"types": ["cpu"], "sources": [{"type": "pprof_http", "seconds": 1,
+     "targets": ["127.0.0.1:$(cat "$T/a.port")"]}]},
+   "ledger": {"types": ["cpu"], "sources": [{"type": "pprof_http", "seconds": 1,
+     "targets": ["127.0.0.2:$(cat "$T/b.port")"]}]}}}
+EOF
+P() { pr --config "$T/cfg.json" "$@"; }
+TA=$(P token create --team a 2>/dev/null)
+"$PROFREG_BIN" --db "$DB" --home "$HOME_DIR" --config "$T/cfg.json" serve \
+	--port-file "$T/s.port" >"$T/s.out" 2>"$T/s.err" &
+PIDS="$PIDS $!"
+wait_port "$T/s.port" && ok "serve listens" || not_ok "serve start" "$(cat "$T/s.err")"
+U=http://127.0.0.1:$(cat "$T/s.port")
+post() { # post SERVICE HOST: the status code, the body in $T/resp
+	curl -s -o "$T/resp" -w '%{http_code}' -X POST -H "Authorization: Bearer $TA" \
+		-H 'Content-Type: application/json' --data-binary "{\"service\": \"$1\",
+		\"hosts\": [\"$2\"], \"types\": [\"cpu\"], \"reason\": \"lock\"}" "$U/v1/captures"
+}
+asked() { wc -l <"$T/$1.log" | tr -d ' '; }
+
+# --- collect waits for serve's capture ------------------------------------------------
+[ "$(post pay 127.0.0.1)" = 202 ] && ok "serve captures host a" || not_ok "post" "$(cat "$T/resp")"
+for _ in $(seq 100); do [ "$(asked a)" -ge 1 ] && break; sleep 0.1; done
+run P collect --service pay
+[ "$(asked a)" = 1 ] &&
+	ok "collect asks no CPU profile of a host serve is profiling" ||
+	not_ok "collect during serve's capture" "$(cat "$T/a.log")" "$OUT" "$ERR"
+[ $RC -eq 0 ] && [[ $OUT == *" 1 deferred"* ]] &&
+	ok "the host is deferred, not failed" || not_ok "deferred" "rc=$RC $OUT $ERR"
+
+# --- serve refuses a host collect is profiling -----------------------------------------
+P collect --service ledger >"$T/c.out" 2>"$T/c.err" &
+CPID=$!
+for _ in $(seq 100); do [ "$(asked b)" -ge 1 ] && break; sleep 0.1; done
+code=$(post ledger 127.0.0.2)
+[ "$code" = 409 ] && [ "$(jq -r .reason "$T/resp")" = host_busy ] &&
+	ok "serve refuses a host collect is CPU-profiling: 409 host_busy" ||
+	not_ok "serve during collect's profile" "$code $(cat "$T/resp")"
+wait $CPID
+[ "$(asked b)" = 1 ] && ok "host b was profiled once" || not_ok "b" "$(cat "$T/b.log")"
+finish
