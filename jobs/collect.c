@@ -271,19 +271,31 @@ static int slot_record(db *d, int64_t sid, const unit *u, const char *outcome, i
 	return db_exec(d, NULL, err, "recording a collected slot", sql, 9, p);
 }
 
-/* When `host` was last CPU-profiled, any service, any run: *at_us, 0 when never. */
-static int host_last_cpu(int64_t *at_us, db *d, const char *host, pr_error *err)
+/*
+ * How long `host` still cools down after its last CPU profile (any
+ * service, any run), into *left_us, 0 when it does not. Computed by the
+ * database from its own clock, which wrote fetched_at: this machine's
+ * clock may differ from it, and the difference would shorten or stretch
+ * the cooldown.
+ */
+static int host_cooling(int64_t *left_us, db *d, const char *host, int64_t cooldown_us,
+			pr_error *err)
 {
-	static const char sql[] = "select " DB_TS_TO_US(
-		"max(fetched_at)") " from collect_slots"
-				   " where profile_type = 'cpu' and host = $1";
-	const char *p[1] = {host};
+	static const char sql[] =
+		"select coalesce(floor(extract(epoch from max(fetched_at)"
+		" + make_interval(secs => $2::float8) - now()) * 1000000), 0)::bigint"
+		" from collect_slots where profile_type = 'cpu' and host = $1";
+	char cd[32];
+	const char *p[2] = {host, cd};
 	struct pg_result *res = NULL;
 	int rc;
 
-	if ((rc = db_exec(d, &res, err, "reading the last CPU profile of a host", sql, 1, p)) < 0)
+	snprintf(cd, sizeof(cd), "%.6f", (double)cooldown_us / 1e6);
+	if ((rc = db_exec(d, &res, err, "reading the last CPU profile of a host", sql, 2, p)) < 0)
 		return rc;
-	*at_us = db_rows(res) ? db_get_i64(res, 0, 0) : 0;
+	*left_us = db_rows(res) ? db_get_i64(res, 0, 0) : 0;
+	if (*left_us < 0)
+		*left_us = 0;
 	db_result_free(res);
 	return 0;
 }
@@ -742,10 +754,10 @@ static int load_hosts(run_state *rs, pr_error *err)
 
 	for (size_t i = 0; i < rs->nunits; i++) {
 		unit *u = &rs->units[i];
-		int64_t last = 0;
+		int64_t left = 0;
 		if (!u->cpu || !u->host[0] || host_index(rs, u->host) != SIZE_MAX)
 			continue;
-		if ((rc = host_last_cpu(&last, rs->env->d, u->host, err)) < 0)
+		if ((rc = host_cooling(&left, rs->env->d, u->host, cooldown, err)) < 0)
 			return rc;
 		{
 			char **h = realloc(rs->hosts, (rs->nhosts + 1) * sizeof(*h));
@@ -762,8 +774,8 @@ static int load_hosts(run_state *rs, pr_error *err)
 			if (!b || !(rs->hosts[rs->nhosts] = strdup(u->host)))
 				return oom(err);
 		}
-		/* A wall-clock time from the database becomes a monotonic deadline. */
-		rs->host_free[rs->nhosts] = last ? mono + (last + cooldown - time_now_us()) : 0;
+		/* The database's time left becomes a deadline on this machine's monotonic clock. */
+		rs->host_free[rs->nhosts] = left ? mono + left : 0;
 		rs->host_busy[rs->nhosts] = false;
 		rs->nhosts++;
 	}
