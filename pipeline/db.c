@@ -461,6 +461,24 @@ int db_open(db **out, const char *conninfo, pr_error *err)
 	return rc;
 }
 
+/*
+ * A schema a newer profreg migrated is refused: this binary knows nothing
+ * of what its migrations changed (an older one copied function rows into
+ * what had become a view, and its nightly would page without the newer
+ * one's rules), and "current" would be true, every migration it knows
+ * being there.
+ */
+static int newer_schema(int version, pr_error *err)
+{
+	int latest = migrations_count ? migrations[migrations_count - 1].version : 0;
+
+	if (version <= latest)
+		return 0;
+	return pr_error_set(err, PR_EDB, "database: the schema is at version %d, newer than "
+			    "this profreg knows (up to %d): run a profreg at least as new as "
+			    "the one that upgraded it", version, latest);
+}
+
 /* What "select version from schema_migrations" says of the schema (db_schema_check). */
 static void schema_state(const PGresult *res, int *version, bool *current)
 {
@@ -517,6 +535,8 @@ int db_open_check(db **out, const char *conninfo, int *version, bool *current, p
 								: "cannot set up the session");
 	} else if (n != 3) {
 		rc = db_fail(d, NULL, err, "cannot set up the session");
+	} else {
+		rc = newer_schema(*version, err);
 	}
 out:
 	PQclear(failed);
@@ -679,6 +699,7 @@ int db_schema_check(db *d, int *version, bool *current, pr_error *err)
 		goto out;
 	}
 	schema_state(res, version, current);
+	rc = newer_schema(*version, err);
 out:
 	PQclear(res);
 	return rc;
@@ -713,8 +734,64 @@ out:
 	return rc;
 }
 
+/*
+ * The role migrations run as: NULL for the session's own (it owns the
+ * schema, or there is none yet), else the schema's owner, as a quoted
+ * identifier the caller frees. A role that is not the owner made the
+ * new tables its own when it migrated (a superuser after an upgrade):
+ * the owner could then neither grant nor revoke on them, and the
+ * functions it revoked from PUBLIC were no longer its to run. A role
+ * that cannot act as the owner is told to ask it (a team role ran into
+ * "permission denied for schema public" creating a table that existed).
+ */
+static int migrate_role(db *d, char **role, pr_error *err)
+{
+	static const char sql[] =
+		"select pg_get_userbyid(c.relowner), pg_get_userbyid(c.relowner) = current_user,"
+		" pg_has_role(current_user, c.relowner, 'MEMBER'), current_user"
+		" from pg_class c where c.oid = to_regclass('schema_migrations')";
+	PGresult *res = NULL;
+	int rc, at = 0;
+
+	*role = NULL;
+	if ((rc = run(d, &res, err, sql, 0, NULL, "cannot read the schema's owner")) < 0 ||
+	    PQntuples(res) == 0 || get_bool(res, 0, 1))
+		goto out;
+	if (!get_bool(res, 0, 2)) {
+		if ((rc = db_schema_version(d, &at, err)) == 0)
+			rc = pr_error_set(err, PR_EDB, "database: the schema is at version %d and "
+					  "this profreg needs %d: run 'profreg db migrate' as role "
+					  "'%s' (the schema's owner); role '%s' cannot", at,
+					  migrations[migrations_count - 1].version,
+					  PQgetvalue(res, 0, 0), PQgetvalue(res, 0, 3));
+		goto out;
+	}
+	if (!(*role = PQescapeIdentifier(d->conn, PQgetvalue(res, 0, 0),
+					 strlen(PQgetvalue(res, 0, 0)))))
+		rc = db_fail(d, NULL, err, "cannot name the schema's owner");
+out:
+	PQclear(res);
+	return rc;
+}
+
+/* In a migration's transaction: act as `role` (migrate_role), when one is given. */
+static int as_role(db *d, const char *role, pr_error *err)
+{
+	buf sql = BUF_INIT;
+	int rc;
+
+	if (!role)
+		return 0;
+	if (buf_printf(&sql, "set local role %s", role) < 0)
+		return oom(err);
+	rc = run_plain(d, err, sql.ptr, "cannot act as the schema's owner");
+	buf_release(&sql);
+	return rc;
+}
+
 /* Apply one migration unless another process got there first; *did says which. */
-static int apply_migration(db *d, const migration *m, bool *did, pr_error *err)
+static int apply_migration(db *d, const migration *m, const char *role, bool *did,
+			   pr_error *err)
 {
 	num v;
 	const char *p[2] = {i64(&v, m->version), m->name};
@@ -730,7 +807,9 @@ static int apply_migration(db *d, const migration *m, bool *did, pr_error *err)
 	if ((rc = run_plain(d, err, "set local lock_timeout = '120s'",
 			    "cannot start a migration")) < 0)
 		goto out;
-	if ((rc = run_plain(d, err, take_migrate_lock, "cannot lock the schema for migration")) < 0)
+	if ((rc = run_plain(d, err, take_migrate_lock,
+			    "cannot lock the schema for migration")) < 0 ||
+	    (rc = as_role(d, role, err)) < 0)
 		goto out;
 	if ((rc = run(d, &res, err, "select 1 from schema_migrations where version = $1",
 		      1, p, "cannot read the applied migrations")) < 0)
@@ -762,6 +841,7 @@ out:
 int db_migrate(db *d, int *applied, pr_error *err)
 {
 	bool pending = false, did;
+	char *role = NULL;
 	int n = 0, rc;
 
 	if (applied)
@@ -776,29 +856,33 @@ int db_migrate(db *d, int *applied, pr_error *err)
 			return pr_error_set(err, PR_ERR,
 					    "database: migrations '%s' and '%s' are out of order",
 					    migrations[i - 1].name, migrations[i].name);
-	if ((rc = migrations_pending(d, &pending, err)) < 0 || !pending)
-		return rc;
+	if ((rc = migrations_pending(d, &pending, err)) < 0 || !pending ||
+	    (rc = migrate_role(d, &role, err)) < 0)
+		goto out;
 
 	/* The bookkeeping table itself, created under the same lock. */
 	if ((rc = run_plain(d, err, "begin", "cannot start a migration")) < 0)
-		return rc;
+		goto out;
 	if ((rc = run_plain(d, err, "set local lock_timeout = '120s'",
 			    "cannot start a migration")) < 0 ||
 	    (rc = run_plain(d, err, take_migrate_lock, "cannot lock the schema for migration")) <
 		    0 ||
+	    (rc = as_role(d, role, err)) < 0 ||
 	    (rc = run_plain(d, err, create_migrations_table,
 			    "cannot create the migrations table")) < 0 ||
 	    (rc = run_plain(d, err, "commit", "cannot create the migrations table")) < 0) {
 		db_rollback(d);
-		return rc;
+		goto out;
 	}
 	for (size_t i = 0; i < migrations_count; i++) {
-		if ((rc = apply_migration(d, &migrations[i], &did, err)) < 0)
+		if ((rc = apply_migration(d, &migrations[i], role, &did, err)) < 0)
 			break;
 		n += did;
 	}
 	if (applied)
 		*applied = n;
+out:
+	PQfreemem(role);
 	return rc;
 }
 

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "pipeline/db.h"
@@ -129,6 +130,76 @@ static void test_migrate_twice_applies_nothing_the_second_time(void **state)
 	assert_string_equal(
 		testdb_text(t, "select name from schema_migrations order by version limit 1"),
 		migrations[0].name);
+}
+
+/*
+ * A schema a newer profreg migrated is refused, whatever this binary
+ * knows: "current" only asked whether every migration it knows is there.
+ */
+static void test_a_schema_a_newer_profreg_migrated_is_refused(void **state)
+{
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+	db *d = NULL;
+	int version = 0, applied = 0;
+	bool current = false;
+
+	assert_int_equal(db_migrate(t->db, &applied, &err), 0);
+	testdb_execf(t, "insert into schema_migrations (version, name) values (%d, '999_later')",
+		     migrations[migrations_count - 1].version + 1);
+	assert_int_equal(db_open_check(&d, t->conninfo, &version, &current, &err), PR_EDB);
+	assert_null(d);
+	assert_non_null(strstr(err.msg, "newer than this profreg knows"));
+	pr_error_clear(&err);
+	assert_int_equal(db_schema_check(t->db, &version, &current, &err), PR_EDB);
+	assert_int_equal(version, migrations[migrations_count - 1].version + 1);
+}
+
+/*
+ * Migrations run as the schema's owner. A superuser's (after an upgrade)
+ * made the new tables its own, and the owner could no longer grant or
+ * revoke on them; a role that cannot act as the owner is told who can,
+ * not "permission denied for schema public".
+ */
+static void test_migrations_run_as_the_schema_s_owner(void **state)
+{
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+	char owner[64], team[64], conninfo[1024];
+	db *as_team = NULL;
+	int applied = 0;
+
+	snprintf(owner, sizeof(owner), "profreg_t_owner_%d", (int)getpid());
+	snprintf(team, sizeof(team), "profreg_t_team_%d", (int)getpid());
+	testdb_execf(t, "create role %s nologin", owner);
+	testdb_execf(t, "create role %s login", team);
+	testdb_execf(t, "grant create, usage on schema public to %s", owner);
+	testdb_execf(t, "grant usage on schema public to %s", team);
+	testdb_execf(t, "set role %s", owner);
+	testdb_execf(t, "create table schema_migrations (version int primary key,"
+			" name text not null, applied_at timestamptz not null default now())");
+	testdb_execf(t, "reset role");
+	assert_int_equal(db_migrate(t->db, &applied, &err), 0);
+	assert_int_equal(applied, (int)migrations_count);
+	assert_int_equal(testdb_int(t, "select count(*) from pg_tables where schemaname ="
+				       " current_schema() and tableowner <> current_user"),
+			 testdb_int(t, "select count(*) from pg_tables where schemaname ="
+				       " current_schema()"));
+	assert_int_equal(testdb_int(t, "select count(*) from pg_tables where schemaname ="
+				       " current_schema() and tableowner = current_user"), 0);
+
+	testdb_execf(t, "grant select on schema_migrations to %s", team);
+	testdb_execf(t, "delete from schema_migrations where version = %d",
+		     migrations[migrations_count - 1].version);
+	snprintf(conninfo, sizeof(conninfo), "%s user=%s", t->conninfo, team);
+	assert_int_equal(db_open(&as_team, conninfo, &err), 0);
+	assert_int_equal(db_migrate(as_team, &applied, &err), PR_EDB);
+	assert_non_null(strstr(err.msg, "run 'profreg db migrate' as role"));
+	assert_non_null(strstr(err.msg, owner));
+	db_close(as_team);
+	testdb_execf(t, "drop owned by %s, %s cascade", owner, team);
+	testdb_execf(t, "drop role %s", owner);
+	testdb_execf(t, "drop role %s", team);
 }
 
 /* The session's TimeZone and client_min_messages, as "UTC warning". */
@@ -1594,6 +1665,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 			test_open_check_sets_the_session_up_with_or_without_a_schema,
 			testdb_setup_empty, testdb_teardown),
+		cmocka_unit_test_setup_teardown(test_a_schema_a_newer_profreg_migrated_is_refused,
+						testdb_setup_empty, testdb_teardown),
+		cmocka_unit_test_setup_teardown(test_migrations_run_as_the_schema_s_owner,
+						testdb_setup_empty, testdb_teardown),
 		cmocka_unit_test_setup_teardown(test_open_check_failures_say_which_step,
 						testdb_setup_empty, testdb_teardown),
 		cmocka_unit_test_setup(test_vector_columns_are_compressed_with_lz4, testdb_reset),
