@@ -379,7 +379,13 @@ static void item_read(item *it)
 
 	if ((rc = (it->req->file_only ? fileio_read_file : fileio_read)(
 		     &it->raw, it->req->path, it->lim->max_input_bytes, &it->e)) < 0) {
-		it->rc = rc;
+		/*
+		 * A file that cannot be opened or read (no permission, a folder
+		 * on its path) is that file's failure, as a malformed one is:
+		 * the others go on, and the run ends as bad input (exit 4), not
+		 * as the infrastructure failure (exit 3) that stops a run.
+		 */
+		it->rc = rc == PR_EIO ? PR_EDATA : rc;
 		it->named = true;
 		it->input_read = rc != PR_ENOMEM;
 		it->next = ST_DONE;

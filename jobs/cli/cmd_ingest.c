@@ -271,8 +271,13 @@ static void record(ingest_run *run, const char *name, const ingest_result *res,
 		cli_warn(run->ctx, "'%s': the profile has no samples", name);
 }
 
-/* Report the failure that stopped a batch at `at`, with how far it got. */
-static void record_stop(ingest_run *run, const char *at, const pr_error *why, size_t left)
+/*
+ * Report the failure that stopped a batch at `at` (a manifest's line, a
+ * file's place in the list), with how far it got; --json lists it under
+ * the file's own `name`, as every other file.
+ */
+static void record_stop(ingest_run *run, const char *name, const char *at, const pr_error *why,
+			size_t left)
 {
 	pr_error e = PR_ERROR_INIT;
 	char failed[48] = "";
@@ -282,7 +287,7 @@ static void record_stop(ingest_run *run, const char *at, const pr_error *why, si
 		snprintf(failed, sizeof(failed), ", %zu failed", run->failed);
 	pr_error_set(&e, why->code, "stopped at %s: %s; %zu ingested%s, %zu not tried", at,
 		     why->msg, run->stored + run->already, failed, left);
-	record(run, at, NULL, &e);
+	record(run, name ? name : at, NULL, &e);
 }
 
 static void batch_clear(batch *b)
@@ -372,7 +377,7 @@ static bool flight_finish(ingest_run *run, flight *f, size_t rest)
 			break; /* not reached: the batch stopped before */
 		if (f->errs[k].code && (f->res[k].infra || f->errs[k].code == PR_ENOMEM) &&
 		    e->where) {
-			record_stop(run, e->where, &f->errs[k], b->n - i - 1 + rest);
+			record_stop(run, e->name, e->where, &f->errs[k], b->n - i - 1 + rest);
 			stop = true;
 			break;
 		}

@@ -142,6 +142,12 @@ named="cannot ingest '$T/disk/y.folded': cannot store blob '$ky': "
 	not_ok "disk failure in a manifest" "rc=$RC shards=$shards" "$ERR"
 [ "$(sql "select count(*) from profiles where release = 'v3'")" = 1 ] &&
 	ok "nothing after the store failed is tried" || not_ok "disk failure rows"
+# --json lists the file that stopped the run under its own path, as every other file.
+run pr ingest --manifest "$M" --json
+[ $RC -eq 3 ] && [ "$(jq -r '.captures[-1].path' <<<"$OUT")" = "$T/disk/y.folded" ] &&
+	[[ $(jq -r '.captures[-1].error' <<<"$OUT") == "stopped at line 2 of '$M': "* ]] &&
+	ok "--json names the file that stopped the run by its path" ||
+	not_ok "stopped file in --json" "rc=$RC $(jq -c '.captures[-1]' <<<"$OUT")"
 run pr ingest "$T/disk/y.folded" --service s --release v3
 [ $RC -eq 3 ] && [[ $ERR == "profreg ingest: $named"* ]] &&
 	ok "a single file's storage failure names the file first" ||
@@ -235,4 +241,15 @@ run pr storage
 [ $RC -eq 0 ] && grep -q "^  temporary: 2 files, 2.0 KiB of unfinished writes$" <<<"$OUT" &&
 	ok "storage shows them" || not_ok "storage temp text" "rc=$RC $OUT"
 
+# A file that cannot be opened (a file on its path where a folder should be)
+# is that file's failure, as a malformed one is: the others are stored and
+# the run ends as bad input (exit 4), not as an infrastructure failure.
+printf 'main;readable 1\n' >"$T/readable.folded"
+printf 'main;other 1\n' >"$T/other.folded"
+run pr ingest "$T/readable.folded" "$T/readable.folded/x" "$T/other.folded" --service s \
+	--release v5
+[ $RC -eq 4 ] && [[ $ERR == *"cannot read '$T/readable.folded/x': Not a directory"* ]] &&
+	[[ $OUT == *"2 stored, 0 already stored, 1 failed"* ]] &&
+	ok "a file that cannot be opened fails alone, as bad input (exit 4)" ||
+	not_ok "unopenable file" "rc=$RC $ERR $OUT"
 finish
