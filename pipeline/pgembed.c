@@ -864,18 +864,112 @@ static char *tool(const cluster *c, const char *name)
 	return buf_detach(&b, NULL);
 }
 
-/* pg_ctl status: 0 running, 3 not running, 4 no cluster there. */
+/*
+ * The process a lock file of the server names (data/postmaster.pid, or
+ * the one beside its socket) when that process is alive and is not this
+ * cluster's server; 0 otherwise.
+ *
+ * pg_ctl believes postmaster.pid whenever its PID is alive, and so does
+ * the server at start with both files. After a crash, an OOM kill or a
+ * reboot the PID can belong to another process of the cluster user (as
+ * root, the postgres account that other servers on the machine share):
+ * pg_ctl would call the cluster running, a start would wait for a server
+ * that never answers, and a stop would signal that process. A postmaster
+ * changes to its data folder before it writes either file and stays
+ * there until it exits, so a live process that works in another folder
+ * is not ours. The start time on line 3 is not compared: /proc counts a
+ * start from a boot time that moves whenever the clock is stepped, and a
+ * running server taken for stale would be reported stopped. What cannot
+ * be told for sure (no file, a dead PID or a zombie, a folder we may not
+ * read) is left to pg_ctl and the server, as before.
+ */
+static pid_t stale_pid(const cluster *c, const char *lock_file)
+{
+	char line[32], cwd[64], *end;
+	struct stat proc_st, data_st;
+	long pid = 0;
+	ssize_t n = -1;
+	int fd = open(lock_file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+
+	if (fd >= 0) {
+		n = read(fd, line, sizeof(line) - 1);
+		close(fd);
+	}
+	if (n <= 0)
+		return 0;
+	line[n] = '\0';
+	errno = 0;
+	pid = strtol(line, &end, 10);
+	if (errno || end == line || (*end != '\n' && *end != '\0'))
+		return 0;
+	if (pid < 0) /* a single-user server writes its PID negated */
+		pid = -pid;
+	if (pid <= 0 || pid > INT_MAX)
+		return 0;
+	snprintf(cwd, sizeof(cwd), "/proc/%ld/cwd", pid);
+	if (stat(cwd, &proc_st) < 0 || stat(c->data, &data_st) < 0)
+		return 0;
+	if (proc_st.st_dev == data_st.st_dev && proc_st.st_ino == data_st.st_ino)
+		return 0;
+	return (pid_t)pid;
+}
+
+/*
+ * Remove the server's lock files that stale_pid says name another
+ * process, so that the server starts. Called under the lock: no start of
+ * ours can write a new one meanwhile. PostgreSQL still refuses to start
+ * while processes of the old server hold its shared memory: it finds that
+ * segment from the data folder, not from postmaster.pid.
+ */
+static int drop_stale_lock_files(const cluster *c, bool quiet, pr_error *err)
+{
+	char *paths[2] = {join(c->data, "/postmaster.pid"), join(c->sock, SOCKET_NAME ".lock")};
+	pid_t pid;
+	int rc = 0;
+
+	for (size_t i = 0; i < 2 && rc == 0; i++) {
+		if (!paths[i]) {
+			rc = oom(err);
+		} else if ((pid = stale_pid(c, paths[i])) > 0) {
+			if (unlink(paths[i]) < 0 && errno != ENOENT)
+				rc = pr_error_set(err, PR_EIO, "cannot remove stale '%s': %s",
+						  paths[i], strerror(errno));
+			else
+				say(quiet,
+				    "removed the stale '%s': process %ld is not the server of "
+				    "the private cluster",
+				    paths[i], (long)pid);
+		}
+	}
+	free(paths[0]);
+	free(paths[1]);
+	return rc;
+}
+
+/*
+ * pg_ctl status: 0 running, 3 not running, 4 no cluster there. A
+ * postmaster.pid that names another process is "not running", and pg_ctl
+ * is not asked.
+ */
 static int ctl_status(const cluster *c, bool *running, pr_error *err)
 {
 	char *ctl = tool(c, "pg_ctl");
+	char *pidfile = join(c->data, "/postmaster.pid");
 	char *argv[] = {ctl, "status", "-D", c->data, NULL};
-	int st = 0, rc;
+	int st = 0, rc = 0;
 
 	*running = false;
-	if (!ctl)
+	if (!ctl || !pidfile) {
+		free(ctl);
+		free(pidfile);
 		return oom(err);
-	rc = run_child(c, &st, argv, STATUS_TIMEOUT_S, err);
+	}
+	if (stale_pid(c, pidfile) > 0)
+		st = 3;
+	else
+		rc = run_child(c, &st, argv, STATUS_TIMEOUT_S, err);
 	free(ctl);
+	free(pidfile);
 	if (rc < 0)
 		return rc;
 	if (st == 0)
@@ -1004,15 +1098,20 @@ static int ctl_start(cluster *c, bool quiet, pr_error *err)
 	char *pidfile = join(c->data, "/postmaster.pid");
 	char reason[512];
 	int st = 0, rc = 0;
+	bool crashed;
 
 	if (!ctl || !pidfile) {
 		rc = oom(err);
 		goto out;
 	}
+	/* The server did not stop cleanly, whether or not its PID was taken since. */
+	crashed = exists(pidfile);
+	if ((rc = drop_stale_lock_files(c, quiet, err)) < 0)
+		goto out;
 	for (int attempt = 0; attempt < 2; attempt++) {
 		char *argv[] = {ctl,  "start", "-D",       c->data, "-l", c->log,
 				"-w", "-t",    CTL_WAIT_S, "-s",    NULL};
-		bool stale = exists(pidfile), up = false;
+		bool up = false;
 		off_t mark = file_size(c->log), ctl_mark = file_size(c->ctl_log);
 
 		if ((rc = run_child(c, &st, argv, CTL_TIMEOUT_S, err)) < 0)
@@ -1031,7 +1130,7 @@ static int ctl_start(cluster *c, bool quiet, pr_error *err)
 		 * After a crash the old server's children can hold its shared
 		 * memory for a moment; one retry a second later gets past it.
 		 */
-		if (attempt == 0 && stale) {
+		if (attempt == 0 && crashed) {
 			nap_ms(1500);
 			continue;
 		}

@@ -49,7 +49,12 @@ int pgembed_start(char **conninfo_out, const char *home, bool quiet, pr_error *e
  */
 int pgembed_open(char **conninfo_out, const char *home, bool quiet, pr_error *err);
 
-/* Stop the cluster if it runs (fast shutdown, then immediate after 30 s). */
+/*
+ * Stop the cluster if it runs (fast shutdown, then immediate after 30 s).
+ * A postmaster.pid whose PID another process has taken since a crash is
+ * a cluster that does not run: that process is never signalled (and
+ * pgembed_status says "not running"; a start removes the stale file).
+ */
 int pgembed_stop(const char *home, bool quiet, pr_error *err);
 
 /*

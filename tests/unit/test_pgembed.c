@@ -1,13 +1,16 @@
 /*
  * test_pgembed.c: the private PostgreSQL cluster, for real: created once
  * (initdb is the slow part, so the tests share one cluster and run in
- * order), started, restarted after a crash, moved to a home whose socket
+ * order), started, restarted after a crash and past a postmaster.pid whose PID
+ * another process took, moved to a home whose socket
  * path is too long, and refused where it cannot work.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <ftw.h>
 #include <libpq-fe.h>
+#include <fcntl.h>
+#include <grp.h>
 #include <pwd.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -31,6 +34,7 @@ typedef struct fixture {
 	char home[600];  /* the shared cluster's home */
 	char longhome[700];
 	char *conninfo;  /* from the first start */
+	pid_t helper;    /* a process that is not the server, killed at the end */
 } fixture;
 
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -72,6 +76,10 @@ static int group_teardown(void **state)
 
 	if (!f)
 		return 0;
+	if (f->helper > 0) {
+		kill(f->helper, SIGKILL);
+		waitpid(f->helper, NULL, 0);
+	}
 	pgembed_stop(f->home, true, &err);
 	if (f->longhome[0]) {
 		pgembed_stop(f->longhome, true, &err);
@@ -236,6 +244,115 @@ static void test_start_recovers_after_the_server_is_killed(void **state)
 	assert_string_equal(v, "1");
 	free(v);
 	free(ci);
+}
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * `sleep 60` as the cluster's user (postgres as root), in '/': what a
+ * reused PID looks like. Returns once it runs sleep, so that it has its
+ * final user (the pipe closes at exec).
+ */
+static pid_t spawn_helper(void)
+{
+	struct passwd *pw = geteuid() == 0 ? getpwnam("postgres") : NULL;
+	int fds[2];
+	char c;
+	pid_t pid;
+
+	if (geteuid() == 0)
+		assert_non_null(pw);
+	assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (pw && (setgroups(0, NULL) < 0 || setgid(pw->pw_gid) < 0 ||
+			   setuid(pw->pw_uid) < 0))
+			_exit(126);
+		if (chdir("/") < 0)
+			_exit(126);
+		execlp("sleep", "sleep", "60", (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	while (read(fds[0], &c, 1) < 0 && errno == EINTR)
+		;
+	close(fds[0]);
+	return pid;
+}
+
+/* Put `pid` on the first line of the lock file `name` under <home>/pg, keeping the rest. */
+static void rewrite_pid(const char *home, const char *name, pid_t pid)
+{
+	char path[800], text[4096], *rest;
+	size_t n;
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/pg/%s", home, name);
+	fp = fopen(path, "r");
+	assert_non_null(fp);
+	n = fread(text, 1, sizeof(text) - 1, fp);
+	fclose(fp);
+	text[n] = '\0';
+	rest = strchr(text, '\n');
+	assert_non_null(rest);
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	fprintf(fp, "%ld%s", (long)pid, rest);
+	assert_int_equal(fclose(fp), 0);
+}
+
+static void test_a_pid_file_naming_another_process_is_stale(void **state)
+{
+	fixture *f = *state;
+	pr_error err = PR_ERROR_INIT;
+	pid_t old = postmaster_pid(f->home);
+	bool running = true;
+	int64_t t0;
+	char *ci, *v;
+
+	/*
+	 * A crash, then the old server's PID taken by an unrelated process of
+	 * its user: both of the server's lock files name that process.
+	 */
+	assert_true(old > 0);
+	assert_int_equal(kill(old, SIGKILL), 0);
+	t0 = mono_ms();
+	while (kill(old, 0) == 0 && mono_ms() - t0 < 5000)
+		usleep(20000); /* until it is reaped, as a PID is before it is reused */
+	f->helper = spawn_helper();
+	rewrite_pid(f->home, "data/postmaster.pid", f->helper);
+	rewrite_pid(f->home, "run/.s.PGSQL.5432.lock", f->helper);
+
+	assert_int_equal(pgembed_status(&running, NULL, f->home, &err), 0);
+	assert_false(running);
+	/* Stop has nothing to stop, and signals no one. */
+	assert_int_equal(pgembed_stop(f->home, true, &err), 0);
+	assert_int_equal(waitpid(f->helper, NULL, WNOHANG), 0);
+
+	/* Start does not wait for a server that never answers. */
+	t0 = mono_ms();
+	ci = start(f->home);
+	assert_true(mono_ms() - t0 < 15000);
+	assert_string_equal(ci, f->conninfo);
+	assert_int_not_equal(postmaster_pid(f->home), f->helper);
+	assert_int_equal(waitpid(f->helper, NULL, WNOHANG), 0);
+	v = query_one(ci, "select count(*) from services where name = 'survivor'");
+	assert_string_equal(v, "1");
+	free(v);
+	free(ci);
+	assert_int_equal(pgembed_status(&running, NULL, f->home, &err), 0);
+	assert_true(running);
+
+	kill(f->helper, SIGKILL);
+	assert_int_equal(waitpid(f->helper, NULL, 0), f->helper);
+	f->helper = 0;
 }
 
 static void test_concurrent_starts_start_one_server(void **state)
@@ -476,6 +593,7 @@ int main(void)
 		cmocka_unit_test(test_a_second_start_changes_nothing),
 		cmocka_unit_test(test_status_follows_start_and_stop),
 		cmocka_unit_test(test_start_recovers_after_the_server_is_killed),
+		cmocka_unit_test(test_a_pid_file_naming_another_process_is_stale),
 		cmocka_unit_test(test_concurrent_starts_start_one_server),
 		cmocka_unit_test(test_failed_start_quotes_the_server_log),
 		cmocka_unit_test(test_a_long_home_uses_a_short_socket_folder_under_tmp),
