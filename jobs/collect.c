@@ -386,33 +386,70 @@ static int plan_unit(run_state *rs, unit *u, pr_error *err)
 	return 0;
 }
 
+/*
+ * The targets of pprof_http source `src` (with the labels it names) into
+ * *tl: its static targets, then those of each file_sd file in turn. A bad
+ * file (unreadable, or not the format) adds none of its targets and is
+ * passed to bad(ctx, its one-line message), and the files after it are
+ * still read: one file that a deploy tool left half-written must not hide
+ * the hosts that the other files list. Returns < 0 only when memory ran
+ * out.
+ */
+static int source_targets(target_list *tl, const config_source *src,
+			  void (*bad)(void *ctx, const char *msg), void *ctx, pr_error *err)
+{
+	target_labels names = {src->release_label ? src->release_label : "release",
+			       src->commit_label ? src->commit_label : "commit",
+			       src->host_label ? src->host_label : "host"};
+	pr_error terr = PR_ERROR_INIT;
+	int rc = 0;
+
+	/* The configuration checked each address: only the target cap stops these. */
+	for (size_t i = 0; rc == 0 && i < src->ntargets; i++)
+		rc = targets_add(tl, src->targets[i], &terr);
+	if (rc < 0 && rc != PR_ENOMEM) {
+		bad(ctx, terr.msg);
+		pr_error_clear(&terr);
+		rc = 0;
+	}
+	for (size_t i = 0; rc == 0 && i < src->nfile_sd; i++)
+		if ((rc = targets_load_file_sd(tl, src->file_sd[i], &names, &terr)) < 0 &&
+		    rc != PR_ENOMEM) {
+			bad(ctx, terr.msg);
+			/* A record keeps only its first error: empty it for the next file. */
+			pr_error_clear(&terr);
+			rc = 0;
+		}
+	return rc < 0 ? pr_error_set(err, rc, "%s", terr.msg) : 0;
+}
+
+/* A bad file_sd file of a source being planned: one failure of the service. */
+typedef struct plan_bad {
+	svc_state *s;
+	const char *label;
+} plan_bad;
+
+static void plan_bad_file(void *ctx, const char *msg)
+{
+	plan_bad *b = ctx;
+
+	failure(b->s, "pprof_http", b->label, NULL, msg);
+}
+
 static int plan_pprof_http(run_state *rs, size_t si, const config_source *src, size_t srcno,
 			   pr_error *err)
 {
 	svc_state *s = &rs->svcs[si];
-	target_labels names = {src->release_label ? src->release_label : "release",
-			       src->commit_label ? src->commit_label : "commit",
-			       src->host_label ? src->host_label : "host"};
+	plan_bad bad = {s, src->label};
 	target_list tl = {0};
-	pr_error terr = PR_ERROR_INIT;
 	int64_t slot = floor_to(rs->now_us, src->slot_us);
 	int rc = 0;
 
 	/* A live endpoint has only the present: nothing for a window that is over. */
 	if (rs->until_us < slot)
 		goto out;
-	for (size_t i = 0; i < src->ntargets; i++)
-		if ((rc = targets_add(&tl, src->targets[i], &terr)) < 0)
-			break;
-	for (size_t i = 0; rc == 0 && i < src->nfile_sd; i++)
-		rc = targets_load_file_sd(&tl, src->file_sd[i], &names, &terr);
-	if (rc < 0) {
-		if (rc == PR_ENOMEM)
-			goto out;
-		failure(s, "pprof_http", src->label, NULL, terr.msg);
-		rc = 0;
-		/* The targets read before the bad file are still profiled. */
-	}
+	if ((rc = source_targets(&tl, src, plan_bad_file, &bad, err)) < 0)
+		goto out;
 	for (size_t t = 0; t < tl.n; t++) {
 		char base[600];
 		snprintf(base, sizeof(base), "%s://%s/", src->scheme ? src->scheme : "http",
@@ -1786,19 +1823,22 @@ void collect_result_release(collect_result *r)
 
 /* ---- one capture on demand ------------------------------------------------ */
 
-/* The targets of pprof_http source `src` of `cs` (the labels it names). */
-static int source_targets(target_list *tl, const config_source *src, pr_error *err)
-{
-	target_labels names = {src->release_label ? src->release_label : "release",
-			       src->commit_label ? src->commit_label : "commit",
-			       src->host_label ? src->host_label : "host"};
-	int rc = 0;
+/*
+ * The bad file_sd files met while looking hosts up: a host they may have
+ * listed is not found, and the operator is told which files and why.
+ */
+typedef struct bad_files {
+	size_t n;
+	char why[PR_ERROR_MSG_MAX]; /* their messages, "; " between them, cut to fit */
+} bad_files;
 
-	for (size_t i = 0; rc == 0 && i < src->ntargets; i++)
-		rc = targets_add(tl, src->targets[i], err);
-	for (size_t i = 0; rc == 0 && i < src->nfile_sd; i++)
-		rc = targets_load_file_sd(tl, src->file_sd[i], &names, err);
-	return rc;
+static void note_bad_file(void *ctx, const char *msg)
+{
+	bad_files *b = ctx;
+	size_t len = strlen(b->why);
+
+	snprintf(b->why + len, sizeof(b->why) - len, "%s%s", b->n ? "; " : "", msg);
+	b->n++;
 }
 
 static bool target_named(const target *t, const char *host)
@@ -1817,6 +1857,7 @@ static bool target_named(const target *t, const char *host)
 static int find_target(size_t *src_index, target *out, const config_service *cs, const char *host,
 		       const char *type, pr_error *err)
 {
+	bad_files bad = {0};
 	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -1828,7 +1869,7 @@ static int find_target(size_t *src_index, target *out, const config_service *cs,
 			has_type = strcmp(src->profiles[p].type, type) == 0;
 		if (src->kind != CONFIG_SRC_PPROF_HTTP || !has_type)
 			continue;
-		if ((rc = source_targets(&tl, src, err)) < 0) {
+		if ((rc = source_targets(&tl, src, note_bad_file, &bad, err)) < 0) {
 			target_list_release(&tl);
 			return rc;
 		}
@@ -1844,8 +1885,10 @@ static int find_target(size_t *src_index, target *out, const config_service *cs,
 		target_list_release(&tl);
 	}
 	return pr_error_set(err, PR_ENOTFOUND,
-			    "host '%.200s' is not a pprof_http target of service '%s'%s%s", host,
-			    cs ? cs->name : "?", type ? " pulling " : "", type ? type : "");
+			    "host '%.200s' is not a pprof_http target of service '%s'%s%s%s%s%s",
+			    host, cs ? cs->name : "?", type ? " pulling " : "", type ? type : "",
+			    bad.n ? " (a file_sd file that could not be read may list it: " : "",
+			    bad.why, bad.n ? ")" : "");
 }
 
 int collect_target_find(char *out, size_t n, const config_service *cs, const char *host,
@@ -1881,6 +1924,7 @@ int collect_target_hosts(char ***out, size_t *n, const config_service *cs, pr_er
 {
 	char **v = NULL, host[260];
 	size_t nv = 0, cap = 0;
+	bad_files bad = {0};
 	int rc = 0;
 
 	*out = NULL;
@@ -1889,7 +1933,7 @@ int collect_target_hosts(char ***out, size_t *n, const config_service *cs, pr_er
 		target_list tl = {0};
 		if (cs->sources[k].kind != CONFIG_SRC_PPROF_HTTP)
 			continue;
-		if ((rc = source_targets(&tl, &cs->sources[k], err)) < 0) {
+		if ((rc = source_targets(&tl, &cs->sources[k], note_bad_file, &bad, err)) < 0) {
 			target_list_release(&tl);
 			break;
 		}
@@ -1916,6 +1960,11 @@ int collect_target_hosts(char ***out, size_t *n, const config_service *cs, pr_er
 		}
 		target_list_release(&tl);
 	}
+	/* Hosts of the good files are picked from; with none, the bad ones are why. */
+	if (rc == 0 && nv == 0 && bad.n)
+		rc = pr_error_set(err, PR_EDATA,
+				  "service '%s' has no pprof_http target to pick hosts from: %s",
+				  cs->name, bad.why);
 	if (rc < 0) {
 		collect_target_hosts_free(v, nv);
 		return rc;

@@ -53,8 +53,11 @@
  *
  * A target that fails (no answer, 401, 5xx, too large, malformed, bad
  * TLS) is reported with its name and one-line reason, stores nothing, and
- * never stops the other targets. Only the database or memory failing
- * fails the job.
+ * never stops the other targets. A bad file_sd file (missing, unreadable,
+ * not the format) is one failure naming it and why: its own targets are
+ * not profiled, those of the source's other files are, whichever order
+ * the files are listed in. Only the database or memory failing fails the
+ * job.
  */
 #ifndef PR_COLLECT_H
 #define PR_COLLECT_H
@@ -144,9 +147,11 @@ typedef struct collect_one {
 /*
  * The host (into `out`, n bytes: the host part of the address, as
  * collect_slots records it) of the pprof_http target of `cs` that `host`
- * names (its host:port, host part or host label); PR_ENOTFOUND when none does (the
- * message names the host and the service), PR_EDATA when a file_sd file
- * of the service is unreadable or bad.
+ * names (its host:port, host part or host label). A bad file_sd file is
+ * passed over: the host is looked for in the other files. PR_ENOTFOUND
+ * when no target names it; the message names the host and the service,
+ * and the bad file_sd files with their reasons, since one of them may
+ * list it.
  */
 int collect_target_find(char *out, size_t n, const config_service *cs, const char *host,
 			pr_error *err);
@@ -155,7 +160,9 @@ int collect_target_find(char *out, size_t n, const config_service *cs, const cha
  * The hosts of every pprof_http target of `cs` (their host parts, as
  * collect_target_find gives them), each once, in byte order: a new array
  * of *n strings into *out (NULL when none), freed with
- * collect_target_hosts_free. PR_EDATA when a file_sd file is bad.
+ * collect_target_hosts_free. A bad file_sd file adds no host and hides
+ * none of the other files'; PR_EDATA, naming the bad files, only when
+ * they leave no host at all.
  */
 int collect_target_hosts(char ***out, size_t *n, const config_service *cs, pr_error *err);
 void collect_target_hosts_free(char **v, size_t n);

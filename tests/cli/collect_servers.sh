@@ -219,6 +219,21 @@ run pr --config "$T/clear.json" collect --service broken --dry-run --json
 	ok "a target that would get a token over plain http off the host is refused before any request" ||
 	not_ok "cleartext" "rc=$RC $OUT $ERR"
 
+# --- a bad file_sd file is one failure; the other files' targets are still planned ---
+# (a dry run: nothing is sent). The bad files come first: reading stops at none of them.
+printf '[{"targets": ["127.0.0.1:7"]}' >"$T/sd-cut.json"
+printf '[{"targets": ["127.0.0.1:8", "127.0.0.5:8"]}]\n' >"$T/sd-good.json"
+cat >"$T/sd.json" <<EOF
+{"services": {"broken": {"sources": [{"type": "pprof_http",
+  "file_sd": ["$T/sd-missing.json", "$T/sd-cut.json", "$T/sd-good.json"]}]}}}
+EOF
+run pr --config "$T/sd.json" collect --service broken --dry-run --json
+[ $RC -eq 3 ] && [ "$(jq -r '[.plan[].target] | unique | join(" ")' <<<"$OUT")" = "127.0.0.1:8 127.0.0.5:8" ] &&
+	[ "$(jq '.services.broken.failed' <<<"$OUT")" = 2 ] &&
+	[[ $ERR == *"'$T/sd-missing.json'"* ]] && [[ $ERR == *"file_sd '$T/sd-cut.json': line "* ]] &&
+	ok "a missing and a cut file_sd file: a failure each, exit 3, the good file after them still planned" ||
+	not_ok "bad file_sd first" "rc=$RC $OUT $ERR"
+
 # --- configuration mistakes are refused before anything runs ---------------------
 bad() { # bad JSON-SOURCE EXPECTED
 	printf '{"services": {"x": {"sources": [%s]}}}\n' "$1" >"$T/bad.json"

@@ -24,13 +24,19 @@ pr db init >/dev/null 2>&1
 pr service add checkout --team a >/dev/null && pr service enable checkout >/dev/null
 pr service add billing --team b >/dev/null && pr service enable billing >/dev/null
 pr service add quiet --team a >/dev/null
+pr service add fleet --team a >/dev/null && pr service enable fleet >/dev/null
+# fleet's targets: a file_sd file cut short, listed before a good one
+printf '[{"targets": ["127.0.0.5:9"]}' >"$T/sd-cut.json"
+printf '[{"targets": ["127.0.0.6:9", "127.0.0.7:9"]}]\n' >"$T/sd-good.json"
 cat >"$T/cfg.json" <<EOF
 {"serve": {"listen": "127.0.0.1:0", "max_body_bytes": 2048, "token_rate": 30,
            "global_rate": 100000, "host_cooldown_s": 600, "default_seconds": 1},
  "services": {
    "checkout": {"sources": [{"type": "pprof_http", "targets": ["127.0.0.2:$D2"], "seconds": 1}]},
    "billing": {"sources": [{"type": "pprof_http", "targets": ["127.0.0.9:9"]}]},
-   "quiet": {"sources": [{"type": "pprof_http", "targets": ["127.0.0.8:9"]}]}}}
+   "quiet": {"sources": [{"type": "pprof_http", "targets": ["127.0.0.8:9"]}]},
+   "fleet": {"sources": [{"type": "pprof_http", "file_sd": ["$T/sd-cut.json", "$T/sd-good.json"],
+                          "seconds": 1}]}}}
 EOF
 P() { pr --config "$T/cfg.json" "$@"; }
 
@@ -238,6 +244,20 @@ if wait_port "$T/s3.port"; then
 else
 	not_ok "per-address limit" "$(cat "$T/s3.err")"
 fi
+
+# --- a bad file_sd file hides only its own hosts ------------------------------------
+TF=$(P token create --team a --services fleet 2>/dev/null)
+[ "$(post "$U1/v1/captures" "$TF" '{"service": "fleet", "hosts": ["127.0.0.7"], "reason": "x"}')" = 202 ] &&
+	ok "a host from the good file_sd file after a bad one is captured: 202" ||
+	not_ok "good file after a bad one" "$(cat "$T/resp")"
+[ "$(post "$U1/v1/captures" "$TF" '{"service": "fleet", "count": 1, "reason": "x"}')" = 202 ] &&
+	[ "$(jq -r '.hosts | join(" ")' "$T/resp")" = 127.0.0.6 ] &&
+	ok "\"count\" picks among the good file's hosts: 202" ||
+	not_ok "count with a bad file" "$(cat "$T/resp")"
+[ "$(post "$U1/v1/captures" "$TF" '{"service": "fleet", "hosts": ["127.0.0.5"], "reason": "x"}')" = 422 ] &&
+	[[ $(jq -r .error "$T/resp") == *"host '127.0.0.5' is not a pprof_http target of service 'fleet'"*"file_sd '$T/sd-cut.json': line "* ]] &&
+	ok "a host found in no good file: 422 naming the bad file, which may list it" ||
+	not_ok "host of the bad file" "$(cat "$T/resp")"
 
 kill -TERM $S1PID
 for _ in $(seq 50); do kill -0 $S1PID 2>/dev/null || break; sleep 0.1; done
