@@ -148,20 +148,38 @@ static void host_lock_name(char *out, size_t n, const char *host)
 	snprintf(out, n, "cpu-profile %s", host);
 }
 
+/*
+ * A 64-bit key, in the one-number form of advisory locks (a key space of
+ * its own): the named locks' 32-bit hashtext() made two hosts of one
+ * /14 share a lock (10.1.249.30 and 10.3.128.254), one refused as busy
+ * while the other was profiled.
+ */
 int capreq_host_lock(bool *got, db *d, const char *host, pr_error *err)
 {
 	char name[300];
+	const char *p[1] = {name};
+	struct pg_result *res = NULL;
+	int rc;
 
+	*got = false;
 	host_lock_name(name, sizeof(name), host);
-	return db_try_advisory_lock(d, name, got, err);
+	if ((rc = db_exec(d, &res, err, "taking the host's profiling lock",
+			  "select pg_try_advisory_lock(hashtextextended($1, 0))", 1, p)) < 0)
+		return rc;
+	*got = db_get_bool(res, 0, 0);
+	db_result_free(res);
+	return 0;
 }
 
 void capreq_host_unlock(db *d, const char *host)
 {
 	char name[300];
+	const char *p[1] = {name};
+	pr_error ignore = PR_ERROR_INIT;
 
 	host_lock_name(name, sizeof(name), host);
-	db_advisory_unlock(d, name);
+	(void)db_exec(d, NULL, &ignore, "releasing the host's profiling lock",
+		      "select pg_advisory_unlock(hashtextextended($1, 0))", 1, p);
 }
 
 /* ---- admission -------------------------------------------------------------- */
@@ -486,10 +504,21 @@ out:
 
 /* ---- the workers ------------------------------------------------------------ */
 
+/*
+ * A request admitted and waiting for a worker counts as well: collect
+ * profiling the host meanwhile made the worker, when it came to it, find
+ * the host's lock held and fail the capture the SRE had asked for. A
+ * running one whose lease ran out, or one queued for over an hour, is a
+ * dead server's: it counts no more (only a serve's claim gives it up or
+ * runs it, and none may run again), or collect would skip the host for
+ * good, saying nothing.
+ */
 int capreq_host_running(bool *running, db *d, const char *host, pr_error *err)
 {
 	static const char sql[] = "select count(*) from capture_requests"
-				  " where $1 = any(hosts) and state = 'running'";
+				  " where $1 = any(hosts) and ((state = 'queued'"
+				  " and created_at > now() - interval '1 hour')"
+				  " or (state = 'running' and lease_until > now()))";
 	const char *p[1] = {host};
 	int64_t n = 0;
 	int rc;

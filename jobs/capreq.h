@@ -158,7 +158,11 @@ int capreq_finish(db *d, int64_t id, const char *worker, bool ok, const int64_t 
 int capreq_host_lock(bool *got, db *d, const char *host, pr_error *err);
 void capreq_host_unlock(db *d, const char *host);
 
-/* *running: a capture request naming `host` is running now (collect waits for it). */
+/*
+ * *running: a capture request naming `host` is running under a live
+ * lease, or queued within the hour (collect waits for it, rather than
+ * take the host from under an admitted request).
+ */
 int capreq_host_running(bool *running, db *d, const char *host, pr_error *err);
 
 /* Request `id` as JSON ({id, service, team, hosts, state, ...}) into *out; PR_ENOTFOUND. */

@@ -43,7 +43,8 @@ P() { pr --config "$T/cfg.json" "$@"; }
 TA=$(P token create --team a 2>/dev/null)
 "$PROFREG_BIN" --db "$DB" --home "$HOME_DIR" --config "$T/cfg.json" serve \
 	--port-file "$T/s.port" >"$T/s.out" 2>"$T/s.err" &
-PIDS="$PIDS $!"
+SPID=$!
+PIDS="$PIDS $SPID"
 wait_port "$T/s.port" && ok "serve listens" || not_ok "serve start" "$(cat "$T/s.err")"
 U=http://127.0.0.1:$(cat "$T/s.port")
 post() { # post SERVICE HOST: the status code, the body in $T/resp
@@ -73,4 +74,30 @@ code=$(post ledger 127.0.0.2)
 	not_ok "serve during collect's profile" "$code $(cat "$T/resp")"
 wait $CPID
 [ "$(asked b)" = 1 ] && ok "host b was profiled once" || not_ok "b" "$(cat "$T/b.log")"
+
+# --- collect leaves a host to a request admitted and waiting -----------------------------
+# With no server running to take it (as when every worker is busy), a
+# request is inserted as serve admits one.
+kill "$SPID" 2>/dev/null
+wait "$SPID" 2>/dev/null
+sid=$(sql "select id from services where name = 'ledger'")
+sql "insert into capture_requests (service_id, hosts, seconds, types, reason, source,
+	requested_by) values ($sid, '{127.0.0.2}', 1, '{cpu}', 'queued', 'api', 't')" >/dev/null
+sql "update capture_requests set state = 'refused' where reason = 'queued'
+	and id <> (select max(id) from capture_requests)" >/dev/null
+before=$(asked b)
+sql "delete from collect_slots" >/dev/null # the slot asked anew
+run P collect --service ledger
+[ $RC -eq 0 ] && [ "$(asked b)" = "$before" ] && [[ $OUT == *" 1 deferred"* ]] &&
+	ok "collect leaves a host to a capture request waiting for a worker" ||
+	not_ok "queued request" "rc=$RC asked $(asked b) of $before $OUT $ERR"
+# A dead server's request, running with its lease run out, holds no host.
+sql "update capture_requests set state = 'running', worker = 'gone:1', started_at = now(),
+	lease_until = now() - interval '1 day' where reason = 'queued'" >/dev/null
+sql "delete from collect_slots" >/dev/null
+run P collect --service ledger
+[ $RC -eq 0 ] && [ "$(asked b)" = $((before + 1)) ] && [[ $OUT == *" 1 stored"* ]] &&
+	ok "a running request whose lease ran out does not keep collect off the host" ||
+	not_ok "stale running request" "rc=$RC asked $(asked b) of $before $OUT $ERR"
+sql "update capture_requests set state = 'failed' where reason = 'queued'" >/dev/null
 finish

@@ -22,6 +22,7 @@
 #include "baselines/baseline.h"
 #include "common/timeutil.h"
 #include "jobs/analyze.h"
+#include "jobs/capreq.h"
 #include "jobs/nightly.h"
 #include "jobs/postdeploy.h"
 #include "jobs/runs.h"
@@ -1433,6 +1434,35 @@ static void test_analyze_nightly_and_postdeploy_give_the_same_finding_object(voi
 }
 
 /*
+ * Two hosts whose names hash alike under PostgreSQL's 32-bit hashtext()
+ * ("cpu-profile 10.1.249.30" and "cpu-profile 10.3.128.254") shared one
+ * profiling lock: one was refused as busy while the other was profiled.
+ */
+static void test_two_hosts_never_share_a_profiling_lock(void **state)
+{
+	fx *f = *state;
+	pr_error err = PR_ERROR_INIT;
+	db *other = NULL;
+	bool got = false;
+
+	assert_int_equal(testdb_int(f->t, "select (hashtext('cpu-profile 10.1.249.30') ="
+					  " hashtext('cpu-profile 10.3.128.254'))::int"), 1);
+	assert_int_equal(db_open(&other, f->t->conninfo, &err), 0);
+	assert_int_equal(capreq_host_lock(&got, f->t->db, "10.1.249.30", &err), 0);
+	assert_true(got);
+	assert_int_equal(capreq_host_lock(&got, other, "10.3.128.254", &err), 0);
+	assert_true(got);
+	assert_int_equal(capreq_host_lock(&got, other, "10.1.249.30", &err), 0);
+	assert_false(got);
+	capreq_host_unlock(other, "10.3.128.254");
+	capreq_host_unlock(f->t->db, "10.1.249.30");
+	assert_int_equal(capreq_host_lock(&got, other, "10.1.249.30", &err), 0);
+	assert_true(got);
+	capreq_host_unlock(other, "10.1.249.30");
+	db_close(other);
+}
+
+/*
  * A deploy's regression has its evidence tagged with the deploy and its
  * commit, also when the finding was stored before post-deploy saw it: by
  * an analysis of the release, or by a post-deploy that failed after
@@ -1541,6 +1571,7 @@ int main(void)
 		T(test_analysis_with_captures_read_ahead_is_the_same),
 		T(test_analyze_nightly_and_postdeploy_give_the_same_finding_object),
 		T(test_evidence_stored_before_the_post_deploy_is_tagged_with_the_deploy),
+		T(test_two_hosts_never_share_a_profiling_lock),
 		T(test_min_captures_counts_each_judged_type_alone),
 		T(test_a_run_whose_session_died_is_marked_interrupted_by_the_next_of_its_kind),
 #undef T
