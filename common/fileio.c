@@ -72,6 +72,22 @@ static const char *not_readable(int fd, const struct stat *st)
 }
 
 /*
+ * What a failed open of a file to read says: gone, or refused for the
+ * path itself (no permission, a file where a folder should be, a loop of
+ * links, a name too long), is that file's fault; anything else (no file
+ * descriptors left, an I/O error) is the machine's.
+ */
+static int open_code(int e)
+{
+	if (e == ENOENT)
+		return PR_ENOTFOUND;
+	if (e == EACCES || e == EPERM || e == ENOTDIR || e == ELOOP || e == EISDIR ||
+	    e == ENAMETOOLONG)
+		return PR_EDATA;
+	return PR_EIO;
+}
+
+/*
  * Open `path` for reading (`follow`: through a symbolic link) without
  * waiting: a FIFO opened for reading would wait for a writer before
  * not_readable could refuse it. The descriptor is made blocking again
@@ -95,7 +111,7 @@ static int open_input(int *out, const char *what, const char *path, bool follow,
 			rc = pr_error_set(err, PR_EDATA, "cannot read %s'%s': a symbolic link, "
 					  "which is not followed here", what, path);
 		else
-			rc = pr_error_set(err, errno == ENOENT ? PR_ENOTFOUND : PR_EIO,
+			rc = pr_error_set(err, open_code(errno),
 					  "cannot read %s'%s': %s", what, path, strerror(errno));
 		goto out;
 	}

@@ -380,12 +380,13 @@ static void item_read(item *it)
 	if ((rc = (it->req->file_only ? fileio_read_file : fileio_read)(
 		     &it->raw, it->req->path, it->lim->max_input_bytes, &it->e)) < 0) {
 		/*
-		 * A file that cannot be opened or read (no permission, a folder
-		 * on its path) is that file's failure, as a malformed one is:
-		 * the others go on, and the run ends as bad input (exit 4), not
-		 * as the infrastructure failure (exit 3) that stops a run.
+		 * A file that cannot be read is that file's failure: the others
+		 * go on. One refused for its path (no permission, a file where a
+		 * folder should be) is bad input (exit 4, fileio's code); one
+		 * the machine could not read (no descriptors left, an I/O error)
+		 * keeps its code, exit 3.
 		 */
-		it->rc = rc == PR_EIO ? PR_EDATA : rc;
+		it->rc = rc;
 		it->named = true;
 		it->input_read = rc != PR_ENOMEM;
 		it->next = ST_DONE;
