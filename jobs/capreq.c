@@ -588,7 +588,7 @@ int capreq_claim(capreq_claimed *out, bool *got, db *d, const char *worker, uint
 		"     and attempts < $3::int)"
 		"   order by id limit 1 for update skip locked)"
 		" returning r.id, (select name from services s where s.id = r.service_id),"
-		" r.hosts::text, r.seconds, r.types::text, r.reason, r.incident";
+		" r.hosts::text, r.seconds, r.types::text, r.reason, r.incident, r.attempts";
 	char ls[16], max[16];
 	const char *p[3] = {worker, ls, max};
 	struct pg_result *res = NULL;
@@ -606,6 +606,7 @@ int capreq_claim(capreq_claimed *out, bool *got, db *d, const char *worker, uint
 		goto out;
 	out->id = db_get_i64(res, 0, 0);
 	out->seconds = (uint32_t)db_get_i64(res, 0, 3);
+	out->attempt = (int)db_get_i64(res, 0, 7);
 	if (!(out->service = strdup(db_get_text(res, 0, 1))) ||
 	    !(out->reason = strdup(db_get_text(res, 0, 5))) ||
 	    !(out->incident = strdup(db_get_text(res, 0, 6) ? db_get_text(res, 0, 6) : "")) ||
@@ -621,42 +622,47 @@ out:
 	return rc;
 }
 
-int capreq_renew(bool *kept, db *d, int64_t id, const char *worker, uint32_t lease_s,
-		 pr_error *err)
+int capreq_renew(bool *kept, db *d, const capreq_claimed *q, const char *worker,
+		 uint32_t lease_s, pr_error *err)
 {
 	static const char sql[] =
 		"update capture_requests set lease_until = now() + make_interval(secs => $3::int)"
-		" where id = $1 and worker = $2 and state = 'running' returning id";
-	char ids[24], ls[16];
-	const char *p[3] = {ids, worker, ls};
+		" where id = $1 and worker = $2 and attempts = $4::int and state = 'running'"
+		" returning id";
+	char ids[24], ls[16], att[16];
+	const char *p[4] = {ids, worker, ls, att};
 	struct pg_result *res = NULL;
 	int rc;
 
 	*kept = false;
-	snprintf(ids, sizeof(ids), "%" PRId64, id);
+	snprintf(ids, sizeof(ids), "%" PRId64, q->id);
 	snprintf(ls, sizeof(ls), "%u", lease_s);
-	if ((rc = db_exec(d, &res, err, "renewing a capture request's lease", sql, 3, p)) < 0)
+	snprintf(att, sizeof(att), "%d", q->attempt);
+	if ((rc = db_exec(d, &res, err, "renewing a capture request's lease", sql, 4, p)) < 0)
 		return rc;
 	*kept = db_rows(res) == 1;
 	db_result_free(res);
 	return 0;
 }
 
-int capreq_finish(db *d, int64_t id, const char *worker, bool ok, const int64_t *captures,
-		  size_t ncaptures, const char *error, pr_error *err)
+int capreq_finish(db *d, const capreq_claimed *q, const char *worker, bool ok,
+		  const int64_t *captures, size_t ncaptures, const char *error, pr_error *err)
 {
 	static const char sql[] =
 		"update capture_requests set state = $3, finished_at = now(), lease_until = null,"
 		" capture_ids = $4::bigint[], error = $5"
-		" where id = $1 and worker = $2 and state = 'running' returning id";
+		" where id = $1 and worker = $2 and attempts = $6::int and state = 'running'"
+		" returning id";
 	buf caps = BUF_INIT;
-	char ids[24], obj[64], errtxt[1024];
-	const char *p[5] = {ids, worker, ok ? "done" : "failed", NULL, NULL};
+	char ids[24], obj[64], errtxt[1024], att[16];
+	const char *p[6] = {ids, worker, ok ? "done" : "failed", NULL, NULL, att};
 	struct pg_result *res = NULL;
 	json_t *dj = NULL;
+	int64_t id = q->id;
 	int rc;
 
 	snprintf(ids, sizeof(ids), "%" PRId64, id);
+	snprintf(att, sizeof(att), "%d", q->attempt);
 	if (ncaptures ? db_bigint_array(&caps, captures, ncaptures, sizeof(int64_t)) < 0
 		      : buf_puts(&caps, "{}") < 0)
 		return oom(err);
@@ -665,7 +671,7 @@ int capreq_finish(db *d, int64_t id, const char *worker, bool ok, const int64_t 
 		snprintf(errtxt, sizeof(errtxt), "%s", error);
 		p[4] = errtxt;
 	}
-	if ((rc = db_exec(d, &res, err, "finishing a capture request", sql, 5, p)) < 0)
+	if ((rc = db_exec(d, &res, err, "finishing a capture request", sql, 6, p)) < 0)
 		goto out;
 	/* Another worker holds it now: its outcome is that worker's to record. */
 	if (db_rows(res) != 1) {

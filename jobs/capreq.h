@@ -104,6 +104,14 @@ typedef struct capreq_claimed {
 	size_t ntypes;
 	char *reason;
 	char *incident;
+	/*
+	 * Which claim of the request this is: renewing and finishing match
+	 * it as well as the worker's name, which two servers can share
+	 * (containers on one host's network are each "host:1"), so that a
+	 * worker that hung past its lease never extends or finishes the
+	 * claim another took since.
+	 */
+	int attempt;
 } capreq_claimed;
 
 void capreq_claimed_release(capreq_claimed *c);
@@ -128,21 +136,21 @@ int capreq_claim(capreq_claimed *out, bool *got, db *d, const char *worker, uint
 		 pr_error *err);
 
 /*
- * Extend the lease of request `id` to `lease_s` from now; *kept false
- * (and nothing changed) when `worker` no longer holds it: its lease ran
- * out and another worker claimed it, or it was given up. A worker that
- * lost its request must stop capturing it.
+ * Extend the lease of the claimed request `q` to `lease_s` from now;
+ * *kept false (and nothing changed) when `worker` no longer holds that
+ * claim: its lease ran out and another worker claimed it, or it was
+ * given up. A worker that lost its request must stop capturing it.
  */
-int capreq_renew(bool *kept, db *d, int64_t id, const char *worker, uint32_t lease_s,
-		 pr_error *err);
+int capreq_renew(bool *kept, db *d, const capreq_claimed *q, const char *worker,
+		 uint32_t lease_s, pr_error *err);
 
 /*
  * Finish a claimed request: "done" with its captures, or "failed" with
  * the reason (`error`); audited. PR_ENOTFOUND, with nothing written or
  * audited, when `worker` no longer holds it.
  */
-int capreq_finish(db *d, int64_t id, const char *worker, bool ok, const int64_t *captures,
-		  size_t ncaptures, const char *error, pr_error *err);
+int capreq_finish(db *d, const capreq_claimed *q, const char *worker, bool ok,
+		  const int64_t *captures, size_t ncaptures, const char *error, pr_error *err);
 
 /*
  * The per-host CPU profile lock, one for every process that CPU-profiles

@@ -1534,7 +1534,7 @@ static int execute(server *s, const job_env *wenv, const serve_opts *o, const ca
 			 * and profile its hosts again; and a worker that lost it
 			 * (it hung past the lease) must not profile anything more.
 			 */
-			if (capreq_renew(&kept, wenv->d, q->id, o->worker,
+			if (capreq_renew(&kept, wenv->d, q, o->worker,
 					 (uint32_t)(bound / 1000 + 1) + s->cfg->lease_s, &e) < 0) {
 				failed++;
 				buf_printf(&errors, "%s%s", errors.len ? "; " : "", e.msg);
@@ -1567,7 +1567,9 @@ static int execute(server *s, const job_env *wenv, const serve_opts *o, const ca
 				caps[ncaps++] = id;
 		}
 finish:
-	if (capreq_finish(wenv->d, q->id, o->worker, failed == 0, caps, ncaps,
+	/* The record keeps the first error: the last capture's would stand for the finish's. */
+	pr_error_clear(&e);
+	if (capreq_finish(wenv->d, q, o->worker, failed == 0, caps, ncaps,
 			  errors.len ? errors.ptr : NULL, &e) < 0) {
 		char line[PR_ERROR_MSG_MAX + 40];
 		snprintf(line, sizeof(line), "request %" PRId64 ": %s", q->id, e.msg);

@@ -106,6 +106,26 @@ sleep 3.5
 	"$(cat "$T/b.log")"
 sql "update capture_requests set state = 'failed', finished_at = now() where id = $ID2" >/dev/null
 
+# Claimed again by a server of the same name (containers on one host's
+# network are each "host:1"): the claim, not the name, is what it holds.
+before=$(asked b)
+[ "$(post '{"service": "pay", "hosts": ["127.0.0.2"], "types": ["heap", "goroutine"],
+	"reason": "same name"}')" = 202 ] || not_ok "queue 3" "$(cat "$T/resp")"
+ID4=$(jq -r .id "$T/resp")
+for _ in $(seq 100); do [ "$(asked b)" -gt "$before" ] && break; sleep 0.1; done
+sql "update capture_requests set attempts = attempts + 1, started_at = now()
+	where id = $ID4" >/dev/null
+sleep 3.5
+[ "$(asked b)" = $((before + 1)) ] &&
+	[ "$(sql "select state || ' ' || attempts from capture_requests
+		where id = $ID4")" = "running 2" ] &&
+	[ "$(sql "select count(*) from audit_log where object = 'capture_request:$ID4'
+		and action in ('capture.done', 'capture.failed')")" = 0 ] &&
+	ok "a worker whose claim was taken by one of the same name stops, recording nothing" ||
+	not_ok "same-name takeover" "asked $(asked b) of $before" \
+	"$(sql "select state, worker, attempts, error from capture_requests where id = $ID4")"
+sql "update capture_requests set state = 'failed', finished_at = now() where id = $ID4" >/dev/null
+
 # --- a request whose lease ran out CAPREQ_MAX_ATTEMPTS times ---------------------------
 ID3=$(sql "insert into capture_requests (service_id, hosts, seconds, types, reason, source,
 	requested_by, state, started_at, lease_until, worker, attempts)
