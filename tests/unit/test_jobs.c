@@ -120,6 +120,22 @@ static void capture_text(fx *f, const char *service, const char *release, int64_
 		fail_msg("ingest: %s", err.msg);
 }
 
+/* Load the configuration `json`, written to NAME.json in the fixture's folder. */
+static void use_config(fx *f, const char *name, const char *json)
+{
+	pr_error err = PR_ERROR_INIT;
+	char path[sizeof(f->dir) + 64];
+	FILE *c;
+
+	snprintf(path, sizeof(path), "%s/%s.json", f->dir, name);
+	assert_non_null(c = fopen(path, "w"));
+	fputs(json, c);
+	assert_int_equal(fclose(c), 0);
+	config_release(&f->cfg);
+	if (config_load(&f->cfg, path, &err) < 0)
+		fail_msg("config: %s", err.msg);
+}
+
 /*
  * A service with 14 days of release v1 (two captures a day) and four
  * captures of v2 in the night before NIGHT_END, in which work.hot costs
@@ -997,17 +1013,9 @@ static void test_a_service_judged_for_one_type_of_two_is_analysed(void **state)
 	nightly_opts o = {0};
 	nightly_result r;
 	pr_error err = PR_ERROR_INIT;
-	char path[sizeof(f->dir) + 16];
 	json_t *bad;
-	FILE *c;
 
-	snprintf(path, sizeof(path), "%s/types.json", f->dir);
-	assert_non_null(c = fopen(path, "w"));
-	fputs("{\"services\": {\"bad\": {\"types\": [\"cpu\", \"heap\"]}}}", c);
-	assert_int_equal(fclose(c), 0);
-	config_release(&f->cfg);
-	if (config_load(&f->cfg, path, &err) < 0)
-		fail_msg("config: %s", err.msg);
+	use_config(f, "types", "{\"services\": {\"bad\": {\"types\": [\"cpu\", \"heap\"]}}}");
 	service(f, "bad", 2);
 	assert_int_equal(nightly_run(&r, &f->env, &o, &err), 0);
 	assert_string_equal(r.status, "ok");
@@ -1215,16 +1223,8 @@ static void test_min_captures_counts_each_judged_type_alone(void **state)
 			     0, 0, NULL, NULL};
 	postdeploy_result r;
 	pr_error err = PR_ERROR_INIT;
-	char path[sizeof(f->dir) + 16];
-	FILE *c;
 
-	snprintf(path, sizeof(path), "%s/types.json", f->dir);
-	assert_non_null(c = fopen(path, "w"));
-	fputs("{\"services\": {\"bad\": {\"types\": [\"cpu\", \"heap\"]}}}", c);
-	assert_int_equal(fclose(c), 0);
-	config_release(&f->cfg);
-	if (config_load(&f->cfg, path, &err) < 0)
-		fail_msg("config: %s", err.msg);
+	use_config(f, "types", "{\"services\": {\"bad\": {\"types\": [\"cpu\", \"heap\"]}}}");
 	service(f, "bad", 1);
 	/* Half of each release's captures become heap profiles of the same shape. */
 	testdb_execf(f->t, "update profiles set profile_type = 'heap' where id in (select id from"
@@ -1247,16 +1247,8 @@ static void test_a_service_s_own_warm_up_is_its_alone(void **state)
 			     0, 0, NULL, NULL};
 	postdeploy_result r;
 	pr_error err = PR_ERROR_INIT;
-	char path[sizeof(f->dir) + 16];
-	FILE *c;
 
-	snprintf(path, sizeof(path), "%s/warm.json", f->dir);
-	assert_non_null(c = fopen(path, "w"));
-	fputs("{\"services\": {\"jvm\": {\"warmup_s\": 600}, \"go\": {}}}", c);
-	assert_int_equal(fclose(c), 0);
-	config_release(&f->cfg);
-	if (config_load(&f->cfg, path, &err) < 0)
-		fail_msg("config: %s", err.msg);
+	use_config(f, "warm", "{\"services\": {\"jvm\": {\"warmup_s\": 600}, \"go\": {}}}");
 	warming_service(f, "jvm");
 	warming_service(f, "go");
 	assert_int_equal(postdeploy_run(&r, &f->env, &o, &err), 0);
