@@ -23,8 +23,9 @@
  * match, $3 min self share, $4 service id (0: any), $5 type, $6 since,
  * $7 until (us), $8 limit + 1 (one more tells the list was cut).
  *
- * A function's captures are found through the GIN index on
- * profile_vectors' function ids (migration 024), and in each capture the
+ * A function's captures are looked for among the captures of the
+ * services that use it (service_functions, migration 033), in the window
+ * through the index on service, type and time, and in each capture the
  * function's values are found one of two ways, whichever the number of
  * matched functions makes cheaper (the other branch's one-time filter
  * keeps it from running at all):
@@ -46,7 +47,9 @@
 	"with f as (select id, name, file from functions where not synthetic and" \
 	"   case $2 when 'exact' then name = $1" \
 	"     when 'prefix' then left(name, length($1)) = $1 else name ~ $1 end)," \
-	" fa as (select array_agg(id) as ids, count(*) as n from f)," \
+	" fa as (select count(*) as n from f)," \
+	" fs as (select distinct sf.service_id from service_functions sf" \
+	"   where sf.function_id in (select id from f))," \
 	" e as (select v.profile_id, m.id, d.sv[m.k] as self, d.tv[m.k] as total" \
 	"   from profile_vectors v join profiles p on p.id = v.profile_id" \
 	"   cross join lateral (select v.function_ids || '{}'::bigint[] as ids," \
@@ -54,12 +57,12 @@
 	"     offset 0) d" \
 	"   cross join lateral (select f.id, array_position(d.ids, f.id) as k from f) m" \
 	"   where (select n from fa) <= " FNQUERY_FEW \
-	"   and v.function_ids && (select ids from fa) and m.k is not null" IN_WINDOW \
+	"   and p.service_id in (select service_id from fs) and m.k is not null" IN_WINDOW \
 	"   union all select v.profile_id, u.id, u.s, u.t" \
 	"   from profile_vectors v join profiles p on p.id = v.profile_id" \
 	"   cross join lateral unnest(v.function_ids, v.self_values, v.total_values) u(id, s, t)" \
 	"   where (select n from fa) > " FNQUERY_FEW \
-	"   and v.function_ids && (select ids from fa) and u.id in (select id from f)" \
+	"   and p.service_id in (select service_id from fs) and u.id in (select id from f)" \
 	IN_WINDOW ")," \
 	" r as (select e.profile_id, e.id as function_id, p.captured_at," \
 	"   " SHARE("e.self") " as self_share, " SHARE("e.total") " as total_share," \

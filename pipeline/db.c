@@ -2233,6 +2233,80 @@ out:
 	return rc;
 }
 
+/*
+ * Record which functions the services of the captures with ids[c] != 0
+ * use (service_functions, migration 033): the batch's pairs in one
+ * statement, as two bigint[] in binary. A pair already there costs an
+ * index probe, and most are: a service's captures use much the same
+ * functions every night. A function is sent again only when another
+ * service's capture came between (seen holds the last service of each):
+ * a manifest's captures come service by service, and the few repeats
+ * cost less than sorting every pair on the writing thread.
+ */
+static int record_service_functions(db *d, const fn_set *fs, const int64_t *ids,
+				    const db_capture *metas, const profile_summary *const *sums,
+				    size_t n, pr_error *err)
+{
+	int64_t *seen = NULL;
+	buf fa = BUF_INIT, sa = BUF_INIT, fids = BUF_INIT, sids = BUF_INIT;
+	const char *params[2];
+	int lengths[2], formats[2] = {1, 1};
+	size_t m = 0;
+	int rc = 0;
+
+	if (!fs->n)
+		return 0;
+	if (!(seen = calloc(fs->n, sizeof(*seen)))) {
+		rc = oom(err);
+		goto out;
+	}
+	for (size_t c = 0; c < n; c++) {
+		int64_t sid = metas[c].service_id;
+		if (!ids[c])
+			continue;
+		for (size_t i = 0; i < sums[c]->nrows; i++) {
+			uint32_t k = fs->row[c][i];
+			if (seen[k] == sid)
+				continue;
+			seen[k] = sid;
+			if (buf_put(&fids, &fs->id[k], sizeof(int64_t)) < 0 ||
+			    buf_put(&sids, &sid, sizeof(sid)) < 0) {
+				rc = oom(err);
+				goto out;
+			}
+			m++;
+		}
+	}
+	if (!m)
+		goto out;
+	if (db_int8_array_bin(&fa, (const int64_t *)(void *)fids.ptr, m, sizeof(int64_t)) < 0 ||
+	    db_int8_array_bin(&sa, (const int64_t *)(void *)sids.ptr, m, sizeof(int64_t)) < 0) {
+		rc = oom(err);
+		goto out;
+	}
+	if (fa.len > INT_MAX || sa.len > INT_MAX) {
+		rc = pr_error_set(err, PR_ELIMIT, "cannot record the functions of services: "
+				  "%zu pairs in one batch", m);
+		goto out;
+	}
+	params[0] = fa.ptr;
+	params[1] = sa.ptr;
+	lengths[0] = (int)fa.len;
+	lengths[1] = (int)sa.len;
+	rc = db_exec_repeat_bin(d, NULL, err, "cannot record the functions of services",
+				"insert into service_functions (function_id, service_id)"
+				" select * from unnest($1::bigint[], $2::bigint[])"
+				" on conflict do nothing",
+				2, params, lengths, formats);
+out:
+	free(seen);
+	buf_release(&fa);
+	buf_release(&sa);
+	buf_release(&fids);
+	buf_release(&sids);
+	return rc;
+}
+
 static int missing_field(const char *field, pr_error *err)
 {
 	return pr_error_set(err, PR_EUSAGE, "database: cannot insert a capture: %s is missing",
@@ -2494,7 +2568,8 @@ out:
 /*
  * The body of db_capture_insert and db_capture_insert_many, inside a
  * transaction: the capture rows, then their functions interned, then
- * every capture's function values in one COPY.
+ * every capture's function values in one COPY, then the services'
+ * functions recorded.
  */
 static int capture_insert_tx(db *d, int64_t *ids, const db_capture *metas,
 			     const profile *const *ps, const profile_summary *const *sums,
@@ -2513,7 +2588,8 @@ static int capture_insert_tx(db *d, int64_t *ids, const db_capture *metas,
 		goto out;
 	if ((rc = fn_set_build(&fs, ids, ps, sums, n, err)) < 0 ||
 	    (rc = fn_set_intern(d, &fs, err)) < 0 ||
-	    (rc = copy_profile_vectors(d, &fs, ids, metas, sums, n, want, err)) < 0)
+	    (rc = copy_profile_vectors(d, &fs, ids, metas, sums, n, want, err)) < 0 ||
+	    (rc = record_service_functions(d, &fs, ids, metas, sums, n, err)) < 0)
 		goto out;
 out:
 	fn_set_release(&fs, n);

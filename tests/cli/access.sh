@@ -154,7 +154,7 @@ missing=$(sql "select string_agg(c.relname, ' ') from pg_class c
 	not_ok "tables without row security" "$missing"
 
 # SQL level: a hand-written select as team A's role sees none of team B's rows.
-PROTECTED="profiles profile_functions baselines findings deploys pages incidents collect_slots
+PROTECTED="profiles profile_functions service_functions baselines findings deploys pages incidents collect_slots
 	finding_groups runs"
 bad=""
 for t in $PROTECTED; do

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Migrations 024 and 025 on a database that has data: the schema is
+# Migrations 024, 025 and 033 on a database that has data: the schema is
 # built to version 23 from the migration files, filled the old way (one
 # row per capture and function, one per baseline and function, a team
 # role granted access), then profreg migrates it. The per-function views
@@ -88,6 +88,31 @@ after_team=$(psql "$DB user=$R" -qAt -c "select count(*) from profile_functions"
 		join services s on s.id = v.service_id where s.team <> 'ta'" 2>&1)" = 0 ] &&
 	ok "the role granted before still reads its team's rows, and only those ($after_team)" ||
 	not_ok "role" "unreadable:$bad before=$as_team after=$after_team want=$want_team"
+# Migration 033: the services' functions come from the captures, and the
+# role sees the names its team's captures use, and only those.
+pairs=$(sql "select count(*) from (select distinct v.service_id, u.id from profile_vectors v
+	cross join lateral unnest(v.function_ids) u(id)) x")
+team_fns=$(sql "select count(distinct u.id) from profile_vectors v join services s on s.id = v.service_id
+	cross join lateral unnest(v.function_ids) u(id) where s.team = 'ta'")
+[ "$(sql "select count(*) from service_functions")" = "$pairs" ] && [ "$pairs" -gt 40 ] &&
+	[ "$(sql "select count(*) from service_functions sf where not exists (select 1
+		from profile_vectors v where v.service_id = sf.service_id
+		and sf.function_id = any(v.function_ids))")" = 0 ] &&
+	ok "each service's functions are recorded from its captures ($pairs pairs)" ||
+	not_ok "service_functions" "$(sql "select count(*) from service_functions") want $pairs"
+sql "insert into functions (name, file) values ('tb_secret', 'f.go')" >/dev/null
+sql "insert into profile_vectors (profile_id, service_id, function_ids, self_values, total_values)
+	select p.id, p.service_id, array[(select id from functions where name = 'tb_secret')], '{1}', '{1}'
+	from profiles p join services s on s.id = p.service_id where s.team = 'tb'
+	and not exists (select 1 from profile_vectors v where v.profile_id = p.id) limit 1" >/dev/null
+sql "insert into service_functions select f.id, s.id from functions f, services s
+	where f.name = 'tb_secret' and s.name = 'shop'" >/dev/null
+[ "$(psql "$DB user=$R" -qAt -c "select count(*) from functions" 2>&1)" = "$team_fns" ] &&
+	[ "$(psql "$DB user=$R" -qAt -c "select count(*) from functions where name = 'tb_secret'" 2>&1)" = 0 ] &&
+	[ "$(psql "$DB user=$R" -qAt -c "select count(*) from service_functions sf
+		join services s on s.id = sf.service_id where s.team <> 'ta'" 2>&1)" = 0 ] &&
+	ok "the role sees the $team_fns function names of its team's captures, and no other" ||
+	not_ok "function names" "$(psql "$DB user=$R" -qAt -c "select count(*) from functions" 2>&1) want $team_fns"
 psql "$PROFREG_TEST_DB" -qAt -c "DROP DATABASE IF EXISTS cli_migvec" >/dev/null 2>&1
 psql "$PROFREG_TEST_DB" -qAt -c "DROP OWNED BY $R" >/dev/null 2>&1
 psql "$PROFREG_TEST_DB" -qAt -c "DROP ROLE IF EXISTS $R" >/dev/null 2>&1
