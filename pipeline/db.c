@@ -1151,72 +1151,133 @@ int db_service_add(db *d, const char *name, const char *team, pr_error *err)
 	return rc;
 }
 
-int db_service_ensure(db *d, bool *added, const char *name, const char *team, pr_error *err)
+static int text_array(buf *b, const char *const *v, size_t n, pr_error *err);
+
+int db_service_ensure_many(db *d, bool *added, const char *const *names,
+			   const char *const *teams, size_t n, pr_error *err)
 {
-	const char *p[3] = {name, team ? team : "", d->actor};
+	buf nl = BUF_INIT, tl = BUF_INIT;
+	const char *p[3];
 	PGresult *res = NULL;
 	int rc = 0;
 
-	*added = false;
-	if (!service_name_valid(name))
-		return bad_service_name(name, err);
-	if ((rc = check_team(team, err)) < 0)
-		return rc;
-	/* The last select sees the row as it was before this statement: absent when new. */
-	res = q(d,
-		"with s as (insert into services (name, team) values ($1, nullif($2, ''))"
-		"           on conflict (name) do nothing returning id, name, team),"
-		" a as (insert into audit_log (actor, action, object, detail)"
-		"       select $3, 'service.add', 'service:' || s.name,"
-		"              jsonb_build_object('id', s.id, 'team', s.team) from s)"
-		" select (select count(*) from s),"
-		"        (select coalesce(team, '') from services where name = $1)",
-		3, p);
-	if (!res_ok(res)) {
-		rc = db_fail(d, res, err, "cannot add service '%s'", name);
+	for (size_t i = 0; i < n; i++) {
+		added[i] = false;
+		if (!service_name_valid(names[i]))
+			return bad_service_name(names[i], err);
+		if ((rc = check_team(teams[i], err)) < 0)
+			return rc;
+	}
+	if (n == 0)
+		return 0;
+	if ((rc = text_array(&nl, names, n, err)) < 0 || (rc = text_array(&tl, teams, n, err)) < 0)
+		goto out;
+	p[0] = nl.ptr;
+	p[1] = tl.ptr;
+	p[2] = d->actor;
+	/* The join on services sees the rows as they were before: a new one is absent. */
+	if ((rc = run(d, &res, err,
+		      "with i as (select u.name, coalesce(u.team, '') as team, u.ord"
+		      "   from unnest($1::text[], $2::text[])"
+		      "     with ordinality as u(name, team, ord)),"
+		      " s as (insert into services (name, team)"
+		      "   select name, nullif(team, '') from i order by ord"
+		      "   on conflict (name) do nothing returning id, name, team),"
+		      " a as (insert into audit_log (actor, action, object, detail)"
+		      "   select $3, 'service.add', 'service:' || s.name,"
+		      "          jsonb_build_object('id', s.id, 'team', s.team)"
+		      "     from s join i on i.name = s.name order by i.ord)"
+		      " select s.id is not null, coalesce(x.team, '')"
+		      "   from i left join s on s.name = i.name"
+		      "   left join services x on x.name = i.name"
+		      "  order by i.ord",
+		      3, p, "cannot add services")) < 0)
+		goto out;
+	if ((size_t)PQntuples(res) != n) {
+		rc = pr_error_set(err, PR_EDB, "database: cannot add services: %d of %zu answered",
+				  PQntuples(res), n);
 		goto out;
 	}
-	if (get_i64(res, 0, 0) == 1) {
-		*added = true;
-		goto out;
+	for (size_t i = 0; i < n; i++) {
+		const char *had = PQgetvalue(res, (int)i, 1), *team = teams[i] ? teams[i] : "";
+		if ((added[i] = get_bool(res, (int)i, 0)))
+			continue;
+		if (strcmp(had, team) != 0) {
+			rc = pr_error_set(err, PR_EEXISTS,
+					  "service '%s' already exists with team '%s', not '%s' "
+					  "(change it with 'profreg service set %s --team %s')",
+					  names[i], *had ? had : "(none)", *team ? team : "(none)",
+					  names[i], *team ? team : "''");
+			goto out;
+		}
 	}
-	if (strcmp(PQgetvalue(res, 0, 1), team ? team : "") != 0)
-		rc = pr_error_set(err, PR_EEXISTS,
-				  "service '%s' already exists with team '%s', not '%s' "
-				  "(change it with 'profreg service set %s --team %s')",
-				  name, *PQgetvalue(res, 0, 1) ? PQgetvalue(res, 0, 1) : "(none)",
-				  team && *team ? team : "(none)", name,
-				  team && *team ? team : "''");
+out:
+	if (rc < 0)
+		for (size_t i = 0; i < n; i++)
+			added[i] = false;
+	PQclear(res);
+	buf_release(&nl);
+	buf_release(&tl);
+	return rc;
+}
+
+int db_service_set_enabled_many(db *d, const char *const *names, size_t n, bool enabled,
+				pr_error *err)
+{
+	buf nl = BUF_INIT;
+	const char *p[3];
+	PGresult *res = NULL;
+	size_t valid = 0;
+	int rc = 0;
+
+	/* Names up to the first that cannot be one: that one is not found, unless one before is. */
+	while (valid < n && service_name_valid(names[valid]))
+		valid++;
+	if (valid > 0) {
+		if ((rc = text_array(&nl, names, valid, err)) < 0)
+			goto out;
+		p[0] = nl.ptr;
+		p[1] = enabled ? "t" : "f";
+		p[2] = d->actor;
+		if ((rc = run(d, &res, err,
+			      "with u as (select name, ord from unnest($1::text[])"
+			      "   with ordinality as u(name, ord)),"
+			      " old as (select id, enabled from services"
+			      "   where name in (select name from u) for update),"
+			      " s as (update services set enabled = $2::boolean, updated_at = now()"
+			      "   from old where services.id = old.id"
+			      "   returning services.id, services.name, old.enabled as was),"
+			      " a as (insert into audit_log (actor, action, object, detail)"
+			      "   select $3, case when $2::boolean then 'service.enable'"
+			      "          else 'service.disable' end,"
+			      "          'service:' || s.name,"
+			      "          jsonb_build_object('id', s.id, 'was_enabled', s.was)"
+			      "     from s join u on u.name = s.name order by u.ord)"
+			      " select u.ord from u where not exists"
+			      "   (select 1 from s where s.name = u.name) order by u.ord limit 1",
+			      3, p,
+			      enabled ? "cannot enable services" : "cannot disable services")) < 0)
+			goto out;
+		if (PQntuples(res) > 0) {
+			long long k = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+			rc = service_not_found(d, names[k >= 1 && (size_t)k <= valid ? k - 1 : 0],
+					       err);
+			goto out;
+		}
+	}
+	if (valid < n)
+		rc = service_not_found(d, names[valid], err);
 out:
 	PQclear(res);
+	buf_release(&nl);
 	return rc;
 }
 
 int db_service_set_enabled(db *d, const char *name, bool enabled, pr_error *err)
 {
-	const char *p[3] = {name, enabled ? "t" : "f", d->actor};
-	PGresult *res = NULL;
-	int rc;
+	const char *names[1] = {name};
 
-	if (!service_name_valid(name))
-		return service_not_found(d, name, err);
-	if ((rc = run(d, &res, err,
-		      "with old as (select id, enabled from services where name = $1 for update),"
-		      " s as (update services set enabled = $2::boolean, updated_at = now()"
-		      "       from old where services.id = old.id"
-		      "       returning services.id, services.name, old.enabled as was)"
-		      " insert into audit_log (actor, action, object, detail)"
-		      " select $3, case when $2::boolean then 'service.enable' "
-		      "else 'service.disable' end,"
-		      "        'service:' || s.name, jsonb_build_object('id', "
-		      "s.id, 'was_enabled', s.was)"
-		      " from s",
-		      3, p, enabled ? "cannot enable a service" : "cannot disable a service")) < 0)
-		return rc;
-	if (strcmp(PQcmdTuples(res), "0") == 0)
-		rc = service_not_found(d, name, err);
-	PQclear(res);
-	return rc;
+	return db_service_set_enabled_many(d, names, 1, enabled, err);
 }
 
 int db_service_set_team(db *d, const char *name, const char *team, pr_error *err)

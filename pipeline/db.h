@@ -141,12 +141,16 @@ void db_service_release(db_service *s);
 int db_service_add(db *d, const char *name, const char *team, pr_error *err);
 
 /*
- * Register a service unless it exists: *added says which (audited like
- * db_service_add). One that exists with another team ("" and NULL are
- * none) is PR_EEXISTS, saying how to change it. Meant for a caller's
- * transaction, so a catalogue is registered whole or not at all.
+ * Register each of n distinct services unless it exists, in one
+ * statement: added[i] says which (audited like db_service_add), for
+ * names[i] and teams[i] (NULL: none). Checked in order: the first bad
+ * name or team, or the first service that exists with another team (""
+ * and NULL are none: PR_EEXISTS, saying how to change it), is the error.
+ * Meant for a caller's transaction, so a catalogue is registered whole
+ * or not at all.
  */
-int db_service_ensure(db *d, bool *added, const char *name, const char *team, pr_error *err);
+int db_service_ensure_many(db *d, bool *added, const char *const *names,
+			   const char *const *teams, size_t n, pr_error *err);
 
 /*
  * Whether `name` is a valid service name (the rule db_service_add
@@ -160,7 +164,7 @@ bool db_service_name_valid(const char *name);
 
 /*
  * Whether `team` is a team name: 1 to DB_TEAM_MAX bytes, no control
- * character (C0 or DEL). db_service_add, db_service_ensure and
+ * character (C0 or DEL). db_service_add, db_service_ensure_many and
  * db_service_set_team refuse any other non-empty team with PR_EUSAGE.
  */
 bool db_service_team_valid(const char *team);
@@ -177,6 +181,15 @@ int db_service_set_team(db *d, const char *name, const char *team, pr_error *err
  * meant ("did you mean 'payments-api'?").
  */
 int db_service_set_enabled(db *d, const char *name, bool enabled, pr_error *err);
+
+/*
+ * db_service_set_enabled for n distinct names in one statement, audited
+ * one by one; the first name in order that is not a service is
+ * PR_ENOTFOUND. Meant for a caller's transaction: on failure the others
+ * may be changed until it is rolled back.
+ */
+int db_service_set_enabled_many(db *d, const char *const *names, size_t n, bool enabled,
+				pr_error *err);
 
 /* Fill *out (release it with db_service_release); PR_ENOTFOUND when absent. */
 int db_service_get(db *d, db_service *out, const char *name, pr_error *err);
