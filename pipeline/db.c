@@ -2302,7 +2302,10 @@ out:
  * functions every night. A function is sent again only when another
  * service's capture came between (seen holds the last service of each):
  * a manifest's captures come service by service, and the few repeats
- * cost less than sorting every pair on the writing thread.
+ * cost less than sorting every pair on the writing thread. The server
+ * inserts them in key order, as functions are interned: two ingests of
+ * one service's captures take the same pairs' locks in the same order,
+ * and cannot deadlock.
  */
 static int record_service_functions(db *d, const fn_set *fs, const int64_t *ids,
 				    const db_capture *metas, const profile_summary *const *sums,
@@ -2356,7 +2359,7 @@ static int record_service_functions(db *d, const fn_set *fs, const int64_t *ids,
 	lengths[1] = (int)sa.len;
 	rc = db_exec_repeat_bin(d, NULL, err, "cannot record the functions of services",
 				"insert into service_functions (function_id, service_id)"
-				" select * from unnest($1::bigint[], $2::bigint[])"
+				" select * from unnest($1::bigint[], $2::bigint[]) order by 1, 2"
 				" on conflict do nothing",
 				2, params, lengths, formats);
 out:
