@@ -1159,17 +1159,24 @@ int db_service_ensure_many(db *d, bool *added, const char *const *names,
 	buf nl = BUF_INIT, tl = BUF_INIT;
 	const char *p[3];
 	PGresult *res = NULL;
+	pr_error bad = PR_ERROR_INIT;
+	size_t valid = 0;
 	int rc = 0;
 
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++)
 		added[i] = false;
-		if (!service_name_valid(names[i]))
-			return bad_service_name(names[i], err);
-		if ((rc = check_team(teams[i], err)) < 0)
-			return rc;
-	}
+	/*
+	 * The services before the first bad name or team go to the server:
+	 * one of them that exists with another team is the error, as it was
+	 * when each was added in turn; else the bad one is.
+	 */
+	while (valid < n && service_name_valid(names[valid]) && check_team(teams[valid], &bad) == 0)
+		valid++;
+	if (valid < n && !bad.code)
+		bad_service_name(names[valid], &bad);
+	n = valid;
 	if (n == 0)
-		return 0;
+		goto out;
 	if ((rc = text_array(&nl, names, n, err)) < 0 || (rc = text_array(&tl, teams, n, err)) < 0)
 		goto out;
 	p[0] = nl.ptr;
@@ -1212,6 +1219,8 @@ int db_service_ensure_many(db *d, bool *added, const char *const *names,
 		}
 	}
 out:
+	if (rc == 0 && bad.code)
+		rc = pr_error_set(err, bad.code, "%s", bad.msg);
 	if (rc < 0)
 		for (size_t i = 0; i < n; i++)
 			added[i] = false;
@@ -1240,8 +1249,9 @@ int db_service_set_enabled_many(db *d, const char *const *names, size_t n, bool 
 		p[1] = enabled ? "t" : "f";
 		p[2] = d->actor;
 		if ((rc = run(d, &res, err,
-			      "with u as (select name, ord from unnest($1::text[])"
-			      "   with ordinality as u(name, ord)),"
+			      "with u as (select distinct on (name) name, ord"
+			      "   from unnest($1::text[]) with ordinality as u(name, ord)"
+			      "   order by name, ord),"
 			      " old as (select id, enabled from services"
 			      "   where name in (select name from u) for update),"
 			      " s as (update services set enabled = $2::boolean, updated_at = now()"

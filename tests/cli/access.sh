@@ -171,6 +171,11 @@ out=$(sql_as $A "select string_agg(name, ',' order by name) from services")
 out=$(sql_as $A "select string_agg(name, ',' order by name) from functions where name like '%secret'")
 [ "$out" = "pay_cpu_secret,pay_heap_secret" ] &&
 	ok "function names of team B's captures are hidden" || not_ok "functions" "$out"
+# Retention's "(other functions)" is a label, not a name from a profile:
+# a team role that cannot see it cannot analyse a capture cut to summary.
+out=$(sql_as $A "select string_agg(name, ',') from functions where synthetic")
+[ -n "$out" ] && [ "$out" = "$(sql "select string_agg(name, ',') from functions where synthetic")" ] &&
+	ok "every role sees the synthetic functions" || not_ok "synthetic functions" "$out"
 bad=""
 for t in run_findings finding_states finding_looks; do
 	[ "$(sql_as $A "select count(*) from $t x join findings f on f.id = x.finding_id

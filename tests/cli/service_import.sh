@@ -30,6 +30,10 @@ run pr service add a3 a5 --team pay
 run pr service add good 'bad name'
 [ $RC -eq 2 ] && [[ $ERR == *"invalid service name 'bad name'"* ]] && [ "$(sql "select count(*) from services where name = 'good'")" = 0 ] &&
 	ok "a bad name among several writes none of them" || not_ok "add bad name" "rc=$RC" "$ERR"
+run pr service add a3 'bad!' --team other
+[ $RC -eq 4 ] && [[ $ERR == *"service 'a3' already exists with team 'pay', not 'other'"* ]] &&
+	ok "errors come in the order of the names: a conflict before a later bad name" ||
+	not_ok "error order" "rc=$RC" "$ERR"
 
 # ---- a catalogue file ---------------------------------------------------------
 for i in $(seq -w 1 300); do
@@ -164,6 +168,12 @@ run pr service disable cfg-a no-such-service cfg-b
 	[[ $ERR == *"'no-such-service'"* ]] && [ "$(grep -c . <<<"$ERR")" = 1 ] &&
 	ok "an unknown name among several changes none of them, and is named" ||
 	not_ok "disable with unknown" "rc=$RC" "$ERR" "$(enabled)"
+run pr service disable cfg-b cfg-b
+[ $RC -eq 0 ] && [ "$(enabled)" = "cfg-a:true,cfg-b:false" ] &&
+	[ "$(sql "select string_agg(detail->>'was_enabled', ',') from audit_log
+		where action = 'service.disable' and object = 'service:cfg-b'")" = true ] &&
+	ok "a name given twice is changed and audited once, with what it was" ||
+	not_ok "disable twice" "rc=$RC" "$ERR" "$(enabled)"
 run pr service disable
 [ $RC -eq 2 ] && ok "enable/disable need a name" || not_ok "usage none" "rc=$RC"
 # ---- teams from the command line and the configuration ------------------------
