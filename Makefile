@@ -92,9 +92,18 @@ $(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: %.proto
 	@mkdir -p $(BUILD)/gen
 	protoc-c --c_out=$(BUILD)/gen $<
 
-$(SQL_C): $(SQL) scripts/sql2c
+# The list of migration files, rewritten only when it changes: a file
+# removed (another branch checked out) leaves no newer prerequisite, and
+# the binary would carry a migration the tree no longer has.
+$(BUILD)/gen/migrations.list: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(SQL)' | cmp -s - $@ || echo '$(SQL)' > $@
+
+$(SQL_C): $(SQL) $(BUILD)/gen/migrations.list scripts/sql2c
 	@mkdir -p $(dir $@)
 	scripts/sql2c $(SQL) > $@.tmp && mv $@.tmp $@
+
+FORCE:
 
 # Every object may include the generated protobuf header.
 $(LIB_OBJ) $(BUILD)/jobs/cli/main.o $(TEST_SUPPORT_OBJ): | $(GEN_HDR)
