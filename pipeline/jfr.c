@@ -199,7 +199,8 @@ typedef struct jf_parser {
 	bool exec_enabled;  /* a jdk.ActiveSetting says CPU sampling was on */
 	int col_samples, col_alloc;
 	size_t ncols;
-	int64_t first_start, last_end;
+	int64_t first_start;
+	buf spans;          /* each chunk's start and end (int64_t pairs, ns) */
 } jf_parser;
 
 /* The error `code` with "cannot parse 'NAME': " and the message. */
@@ -1424,10 +1425,12 @@ static int read_chunk(jf_parser *ps, size_t off, int pass, size_t *next)
 	start = (int64_t)be64(h + 32);
 	dur = (int64_t)be64(h + 40);
 	if (pass == 1) {
+		int64_t span[2] = {start, start + dur};
 		if (off == 0)
-			ps->first_start = ps->last_end = start;
-		if (dur > 0 && start <= INT64_MAX - dur && start + dur > ps->last_end)
-			ps->last_end = start + dur;
+			ps->first_start = start;
+		if (dur > 0 && start > 0 && start <= INT64_MAX - dur &&
+		    buf_put(&ps->spans, span, sizeof(span)) < 0)
+			return nomem(ps);
 	}
 	if ((rc = read_metadata(ps, (size_t)meta)) < 0)
 		goto out;
@@ -1489,6 +1492,39 @@ bool jfr_sniff(const uint8_t *data, size_t len)
 	return len >= 4 && memcmp(data, "FLR\0", 4) == 0;
 }
 
+static int span_cmp(const void *a, const void *b)
+{
+	const int64_t *x = a, *y = b;
+
+	return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+/*
+ * How long the chunks recorded, overlaps counted once: recordings joined
+ * with `cat` have gaps between them, and their span (the first chunk's
+ * start to the last one's end) made rates per second too low (30.5 s for
+ * two recordings of 8 s in all).
+ */
+static int64_t recorded_ns(buf *spans)
+{
+	int64_t (*v)[2] = (void *)spans->ptr, total = 0, lo = 0, hi = 0;
+	size_t n = spans->len / sizeof(*v);
+
+	if (!n)
+		return 0;
+	qsort(v, n, sizeof(*v), span_cmp);
+	for (size_t i = 0; i < n; i++) {
+		if (i == 0 || v[i][0] > hi) {
+			total += hi - lo;
+			lo = v[i][0];
+			hi = v[i][1];
+		} else if (v[i][1] > hi) {
+			hi = v[i][1];
+		}
+	}
+	return total + (hi - lo);
+}
+
 int jfr_parse(profile **out, const uint8_t *data, size_t len,
 	      const char *name, const profile_limits *lim, pr_error *err)
 {
@@ -1500,6 +1536,7 @@ int jfr_parse(profile **out, const uint8_t *data, size_t len,
 	memset(&ps, 0, sizeof(ps));
 	ps.strs = (buf)BUF_INIT;
 	ps.name_buf = (buf)BUF_INIT;
+	ps.spans = (buf)BUF_INIT;
 	if ((rc = profile_new(&p, PROFILE_FMT_JFR, name, lim, err)) < 0)
 		goto out;
 	ps.p = p;
@@ -1518,12 +1555,13 @@ int jfr_parse(profile **out, const uint8_t *data, size_t len,
 	    (rc = read_chunks(&ps, 1)) < 0)
 		goto out;
 	p->time_ns = ps.first_start > 0 ? ps.first_start : 0;
-	p->duration_ns = ps.first_start > 0 ? ps.last_end - ps.first_start : 0;
+	p->duration_ns = recorded_ns(&ps.spans);
 	*out = p;
 	p = NULL;
 out:
 	chunk_release(&ps);
 	buf_release(&ps.name_buf);
+	buf_release(&ps.spans);
 	profile_free(p);
 	return rc;
 }

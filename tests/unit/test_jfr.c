@@ -704,6 +704,40 @@ static void build(buf *out, enum flaw flaw)
 	buf_release(&body);
 }
 
+/* Two built recordings joined as `cat` joins them, the second starting `later_ns` after. */
+static void joined(buf *out, int64_t later_ns)
+{
+	buf second;
+
+	build(out, OK);
+	build(&second, OK);
+	put_be64((uint8_t *)second.ptr + 32, (uint64_t)(0x1600000000000001LL + later_ns));
+	assert_int_equal(buf_put(out, second.ptr, second.len), 0);
+	buf_release(&second);
+}
+
+static void test_joined_recordings_last_as_long_as_their_chunks(void **state)
+{
+	const int64_t later[] = {10000000000LL, 500000000LL, 1000000000LL, 0};
+	const int64_t want[] = {2000000000LL, 1500000000LL, 2000000000LL, 1000000000LL};
+	pr_error err = PR_ERROR_INIT;
+
+	(void)state;
+	/* A gap is not recording time; an overlap counts once. */
+	for (size_t i = 0; i < sizeof(later) / sizeof(later[0]); i++) {
+		buf b;
+		profile *p = NULL;
+		joined(&b, later[i]);
+		if (parse(&p, &b, &err) != 0)
+			fail_msg("%s", err.msg);
+		assert_int_equal(p->time_ns, 0x1600000000000001LL);
+		assert_int_equal(p->duration_ns, want[i]);
+		assert_int_equal(p->nsamples, 8);
+		profile_free(p);
+		buf_release(&b);
+	}
+}
+
 static void test_built_recording_reads_as_written(void **state)
 {
 	buf b;
@@ -879,6 +913,7 @@ int main(void)
 		cmocka_unit_test(test_corrupted_bytes_give_a_profile_or_an_error),
 		cmocka_unit_test(test_bad_magic_and_chunk_past_the_end_are_refused),
 		cmocka_unit_test(test_built_recording_reads_as_written),
+		cmocka_unit_test(test_joined_recordings_last_as_long_as_their_chunks),
 		cmocka_unit_test(test_latin1_and_char_array_strings_become_utf8),
 		cmocka_unit_test(test_stack_trace_zero_is_a_sample_without_stack),
 		cmocka_unit_test(test_hostile_built_recordings_are_refused),
