@@ -304,7 +304,7 @@ typedef struct config_serve {
 	uint32_t max_connections_per_ip; /* open connections from one address (32; 0 no
 					  * limit, behind a proxy that is one address) */
 	uint32_t token_rate;          /* requests per token per minute (60) */
-	uint32_t global_rate;         /* requests per second, all tokens, every server (50) */
+	uint32_t global_rate;         /* requests a second with a valid token, all servers (50) */
 	uint32_t host_cooldown_s;     /* between two triggered captures of one host (300) */
 	uint32_t default_seconds;     /* CPU profile length when not asked (30) */
 	uint32_t max_seconds;         /* the longest that may be asked (120) */

@@ -287,7 +287,9 @@ int tokens_verify(token_info *out, db *d, const char *token, int64_t now_us, pr_
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if (strlen(token) != TOKENS_LEN || strncmp(token, "prt_", 4) != 0)
+	/* The shape is checked first so that no string that cannot be a token costs a query. */
+	if (strlen(token) != TOKENS_LEN || strncmp(token, "prt_", 4) != 0 ||
+	    strspn(token + 4, "0123456789abcdef") != TOKENS_LEN - 4)
 		return pr_error_set(err, PR_EREFUSED, "not a profreg token");
 	if ((rc = token_hash(hash, token, err)) < 0)
 		return rc;

@@ -1,0 +1,82 @@
+#!/bin/bash
+# profreg serve's guards in front of its work: a flood of requests
+# without a valid token (none, one of the wrong shape, an unknown one)
+# is refused 401 without touching the global rate limit, whose budget
+# stays for the callers with a token (an Alertmanager webhook posted
+# during the flood is answered 200), and each refusal is counted in
+# /metrics. No capture target is needed: nothing here queues a capture.
+set -u
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../go/build.sh" # wait_port
+
+T=$PROFREG_TEST_TMP/serve_guard
+rm -rf "$T"
+mkdir -p "$T"
+PIDS=""
+cleanup() { for p in $PIDS; do kill "$p" 2>/dev/null; done; }
+trap cleanup EXIT
+
+fresh_db serve_guard
+pr db init >/dev/null 2>&1
+pr service add checkout --team a >/dev/null && pr service enable checkout >/dev/null
+cat >"$T/cfg.json" <<JSON
+{"serve": {"listen": "127.0.0.1:0", "global_rate": 5, "token_rate": 1000}}
+JSON
+TA=$(pr --config "$T/cfg.json" token create --team a 2>/dev/null)
+"$PROFREG_BIN" --db "$DB" --home "$HOME_DIR" --config "$T/cfg.json" serve \
+	--port-file "$T/s.port" >"$T/s.out" 2>"$T/s.err" &
+PIDS="$PIDS $!"
+wait_port "$T/s.port" && ok "serve listens" || not_ok "serve start" "$(cat "$T/s.err")"
+U=http://127.0.0.1:$(cat "$T/s.port")
+refusals() {
+	curl -s -m 5 "$U/metrics" | sed -n "s/^profreg_serve_refusals_total{reason=\"$1\"} //p"
+}
+global_count() { sql "select coalesce(sum(n), 0) from rate_counters where key = 'global'"; }
+
+# --- requests without a valid token -----------------------------------------------------
+# urls N PATH: PATH N times, for one curl that sends them over one kept-alive connection.
+urls() { for _ in $(seq "$1"); do printf 'url = "%s"\noutput = "/dev/null"\n' "$U$2"; done; }
+urls 30 /v1/alertmanager >"$T/anon.curl"
+codes=$(curl -s -m 30 -K "$T/anon.curl" -X POST -d '{"alerts": []}' \
+	-w '%{http_code}\n' | sort | uniq -c | awk '{print $2 "x" $1}' | tr '\n' ' ')
+[ "$codes" = "401x30 " ] && ok "30 webhooks without a token over one connection are each 401" ||
+	not_ok "anonymous 401" "$codes"
+BAD="prt_$(printf 'g%.0s' $(seq 64))"
+UNKNOWN="prt_$(printf '0%.0s' $(seq 64))"
+got=$(curl -s -m 5 -o "$T/resp" -w '%{http_code}' -X POST -H "Authorization: Bearer $BAD" \
+	-d '{"alerts": []}' "$U/v1/alertmanager")
+[ "$got" = 401 ] && [ "$(jq -r .error "$T/resp")" = "not a profreg token" ] &&
+	ok "a token of the wrong shape is 401 'not a profreg token'" || not_ok "bad shape" "$got $(cat "$T/resp")"
+got=$(curl -s -m 5 -o "$T/resp" -w '%{http_code}' -X POST -H "Authorization: Bearer $UNKNOWN" \
+	-d '{"alerts": []}' "$U/v1/alertmanager")
+[ "$got" = 401 ] && [ "$(jq -r .error "$T/resp")" = "unknown token" ] &&
+	ok "an unknown token is 401" || not_ok "unknown token" "$got $(cat "$T/resp")"
+got=$(curl -s -m 5 -o /dev/null -w '%{http_code}' -u "x:$UNKNOWN" "$U/compare")
+[ "$got" = 401 ] && ok "... and so is one on /compare" || not_ok "compare unknown" "$got"
+[ "$(global_count)" = 0 ] &&
+	ok "none of them was counted against the global rate limit" ||
+	not_ok "global counter" "$(global_count)"
+[ "$(refusals unauthenticated)" = 33 ] && ok "each is counted as unauthenticated" ||
+	not_ok "unauthenticated counted" "'$(refusals unauthenticated)'"
+
+# Four clients flood without a token for 3 s (bounded by the clock and
+# by the count); a webhook with the token meanwhile is still answered.
+urls 20000 /v1/alertmanager >"$T/flood.curl"
+FLOOD=""
+for i in 1 2 3 4; do
+	timeout 3 curl -s -m 3 -K "$T/flood.curl" -X POST -d '{"alerts": []}' \
+		-w '%{http_code}\n' >"$T/flood$i.out" 2>/dev/null &
+	FLOOD="$FLOOD $!"
+done
+sleep 1
+got=$(curl -s -m 5 -o "$T/resp" -w '%{http_code}' -X POST -H "Authorization: Bearer $TA" \
+	-d '{"alerts": []}' "$U/v1/alertmanager")
+wait $FLOOD
+flooded=$(cat "$T"/flood?.out | grep -c '^401$')
+[ "$got" = 200 ] && [ "$flooded" -gt 20 ] &&
+	ok "a webhook with the token during a flood of $flooded without one is answered 200" ||
+	not_ok "webhook in a flood" "got $got $(cat "$T/resp") after $flooded refusals"
+[ "$(global_count)" = 1 ] && ok "only the call with the token was counted" ||
+	not_ok "global count after the flood" "$(global_count)"
+
+finish
