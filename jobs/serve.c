@@ -50,6 +50,9 @@
 #define CALL_IDS_MAX 256
 /* Bytes of a body past serve.max_body_bytes read and dropped before its connection is closed. */
 #define BODY_DROP_MAX ((size_t)1 << 20)
+/* The CSP of every answer that is not a page of its own: nothing loads or runs. */
+#define CSP_NOTHING \
+	"default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
 /* A request's head and body arrive within this, or its connection is closed. */
 #define REQUEST_DEADLINE_MS 30000
 
@@ -172,6 +175,21 @@ static int utf8_head(const char *s, size_t max)
 	return (int)n;
 }
 
+/*
+ * The headers every answer carries, from every route (docs/serve.md):
+ * a refusal of /compare is read by a browser as much as its pages are.
+ * `csp` NULL: nothing may load or run.
+ */
+static void add_guard_headers(struct MHD_Response *r, const char *type, const char *csp)
+{
+	MHD_add_response_header(r, "Content-Type", type);
+	MHD_add_response_header(r, "Cache-Control", "no-store");
+	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	MHD_add_response_header(r, "X-Frame-Options", "DENY");
+	MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
+	MHD_add_response_header(r, "Content-Security-Policy", csp ? csp : CSP_NOTHING);
+}
+
 static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned status, const char *type,
 				  const char *body, int64_t retry_after)
 {
@@ -182,8 +200,7 @@ static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned status, con
 
 	if (!r)
 		return MHD_NO;
-	MHD_add_response_header(r, "Content-Type", type);
-	MHD_add_response_header(r, "Cache-Control", "no-store");
+	add_guard_headers(r, type, NULL);
 	if (retry_after > 0) {
 		snprintf(ra, sizeof(ra), "%" PRId64, retry_after);
 		MHD_add_response_header(r, "Retry-After", ra);
@@ -1286,13 +1303,7 @@ static enum MHD_Result reply_page(server *s, struct MHD_Connection *c, unsigned 
 	count(s->requests, "/compare", status);
 	if (!r)
 		return MHD_NO;
-	MHD_add_response_header(r, "Content-Type", type);
-	MHD_add_response_header(r, "Cache-Control", "no-store");
-	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
-	MHD_add_response_header(r, "X-Frame-Options", "DENY");
-	MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
-	MHD_add_response_header(r, "Content-Security-Policy",
-				csp ? csp : "default-src 'none'; frame-ancestors 'none'");
+	add_guard_headers(r, type, csp);
 	if (status == MHD_HTTP_UNAUTHORIZED)
 		MHD_add_response_header(r, "WWW-Authenticate",
 					"Basic realm=\"profreg\", charset=\"UTF-8\"");
@@ -1475,7 +1486,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	if (strcmp(url, "/v1/alertmanager") == 0)
 		return post ? post_alerts(s, c, st) : reply_error(s, url, c, 405, "use POST", 0);
 	if (strcmp(url, "/compare") == 0)
-		return get ? get_compare(s, c) : reply_error(s, url, c, 405, "use GET", 0);
+		return get ? get_compare(s, c) : reply_line(s, c, 405, "use GET\n");
 	if (strcmp(url, "/healthz") == 0 || strcmp(url, "/metrics") == 0)
 		return get ? get_metrics(s, c, url[1] == 'h')
 			   : reply_error(s, url, c, 405, "use GET", 0);

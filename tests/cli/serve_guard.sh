@@ -4,7 +4,9 @@
 # is refused 401 without touching the global rate limit, whose budget
 # stays for the callers with a token (an Alertmanager webhook posted
 # during the flood is answered 200), and each refusal is counted in
-# /metrics. No capture target is needed: nothing here queues a capture.
+# /metrics. Every answer, a refusal of any route included, carries the
+# headers that keep a browser from sniffing, framing or running it. No
+# capture target is needed: nothing here queues a capture.
 set -u
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/../go/build.sh" # wait_port
@@ -78,5 +80,25 @@ flooded=$(cat "$T"/flood?.out | grep -c '^401$')
 	not_ok "webhook in a flood" "got $got $(cat "$T/resp") after $flooded refusals"
 [ "$(global_count)" = 1 ] && ok "only the call with the token was counted" ||
 	not_ok "global count after the flood" "$(global_count)"
+
+# --- the headers every answer carries ------------------------------------------------------
+# guarded WHAT CURL-ARGS...: ok when the answer has all four headers.
+guarded() {
+	local what=$1 code
+	shift
+	code=$(curl -s -m 5 -o /dev/null -D "$T/hdr" -w '%{http_code}' "$@")
+	grep -qi '^X-Content-Type-Options: nosniff' "$T/hdr" &&
+		grep -qi '^X-Frame-Options: DENY' "$T/hdr" &&
+		grep -qi '^Referrer-Policy: no-referrer' "$T/hdr" &&
+		grep -qi "^Content-Security-Policy: default-src 'none'; frame-ancestors 'none'" "$T/hdr" &&
+		ok "$what ($code) carries nosniff, X-Frame-Options, Referrer-Policy and a CSP" ||
+		not_ok "headers of $what" "$code $(cat "$T/hdr")"
+}
+guarded "POST /compare" -X POST -d x "$U/compare?service=web"
+guarded "/compare without a token" "$U/compare"
+guarded "an unknown endpoint" "$U/nothing"
+guarded "the API without a token" -X POST -d '{}' "$U/v1/captures"
+guarded "GET of the webhook" "$U/v1/alertmanager"
+guarded "/healthz" "$U/healthz"
 
 finish
