@@ -367,6 +367,7 @@ static int load_where(profile **out, size_t *kept, blob_store *bs, const reportd
 		      pr_error *err)
 {
 	profile_format fmt = PROFILE_FMT_AUTO;
+	pr_error be = PR_ERROR_INIT;
 	char name[48];
 	int rc;
 
@@ -375,8 +376,19 @@ static int load_where(profile **out, size_t *kept, blob_store *bs, const reportd
 	if (!c->blob_key || !c->blob_key[0])
 		return pr_error_set(err, PR_ENOTFOUND,
 				    "capture %" PRId64 " has no blob (summary tier)", c->id);
-	if ((rc = blob_get(bs, c->blob_key, raw, lim->max_decompressed_bytes, err)) < 0)
-		return rc;
+	/*
+	 * A capture whose row names a blob the store no longer has is a
+	 * capture that cannot be read (bad data, 422 in serve), not one that
+	 * does not exist; and the message names the capture, not the store's
+	 * key or path.
+	 */
+	if ((rc = blob_get(bs, c->blob_key, raw, lim->max_decompressed_bytes, &be)) == PR_ENOTFOUND)
+		return pr_error_set(err, PR_EDATA,
+				    "cannot read capture %" PRId64 ": its profile is missing from "
+				    "the blob store",
+				    c->id);
+	if (rc < 0)
+		return pr_error_set(err, rc, "%s", be.msg);
 	if (c->format)
 		profile_format_from_name(&fmt, c->format);
 	rc = format_parse_where(out, kept, (const uint8_t *)raw->ptr, raw->len, fmt, name, lim,

@@ -68,7 +68,9 @@ int reportdata_sel_captures(reportdata_cap **out, size_t *n, db *d, const report
 
 /*
  * Read and parse one capture's blob, with the primary value chosen for
- * its profile type. *out is the caller's (profile_free).
+ * its profile type. *out is the caller's (profile_free). A capture in
+ * the summary tier (no blob) is PR_ENOTFOUND; one whose blob is missing
+ * from the store, or cannot be parsed, is PR_EDATA naming the capture.
  */
 int reportdata_load_profile(profile **out, blob_store *bs, const reportdata_cap *c,
 			    const profile_limits *lim, pr_error *err);

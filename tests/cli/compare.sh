@@ -6,7 +6,8 @@
 # every name escaped; a complete selection is the page `profreg diff`
 # writes, with a Content-Security-Policy naming its script's hash; heap
 # captures are refused; malformed, hostile and oversized queries are 400
-# with one line; every comparison is audited.
+# with one line; a capture whose blob is missing is 422; every
+# comparison is audited.
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -291,6 +292,21 @@ get "/compare?service=web&type=cpu&a=release:%3Cscript%3E&b=release:v2" -u "x:$T
 	not_ok "echo" "$CODE $BODY"
 get /compare -u "x:$TA" -X POST
 [ "$CODE" = 405 ] && ok "POST /compare is 405" || not_ok "405" "$CODE"
+
+# A capture whose blob is gone from the store cannot be read: 422 naming
+# the capture, never the store's key or path; 404 is for a selection
+# that matches nothing.
+capture "$T/gone.folded" 4242
+pr --quiet ingest "$T/gone.folded" --service web --release gone --type cpu --host h1 \
+	--time 2026-03-15T06:00:00Z
+gone_id=$(sql "select id from profiles where release = 'gone'")
+gone_key=$(sql "select blob_key from profiles where release = 'gone'")
+rm -f "$HOME_DIR/blobs/sha256/${gone_key:0:2}/${gone_key:2}.zst"
+get '/compare?service=web&type=cpu&a=release:v1&b=release:gone' -u "x:$TA"
+[ "$CODE" = 422 ] && one_line && [[ $BODY == *"capture $gone_id"* ]] &&
+	[[ $BODY != *"${gone_key:2:16}"* ]] && [[ $BODY != *blobs* ]] &&
+	ok "a capture whose blob is missing is 422 naming the capture ($BODY)" ||
+	not_ok "missing blob" "$CODE $BODY"
 
 # The API's rate limits hold for the page too.
 echo '{"serve": {"listen": "127.0.0.1:0", "global_rate": 100000, "token_rate": 2}}' >"$T/cfg4.json"
