@@ -11,7 +11,7 @@
 #include "common/buf.h"
 #include "common/fileio.h"
 #include "common/netaddr.h"
-#include "common/timeutil.h"
+#include "jobs/connguard.h"
 #include "jobs/secret.h"
 #include "jobs/snapshot.h"
 #include "pipeline/http.h"
@@ -36,8 +36,16 @@
 #define BODY_MAX 4096
 /* Bytes of a body past BODY_MAX read and dropped before its connection is closed. */
 #define BODY_DROP_MAX ((size_t)64 << 10)
-/* A request's body must have arrived this long after its head. */
-#define BODY_DEADLINE_US (30 * 1000000LL)
+/*
+ * The connection guard's limits (connguard.h). The agent's one caller is
+ * profreg serve, one request at a time: a few connections from one
+ * address are plenty, and no one without the secret may hold the rest.
+ */
+#define CONNECTIONS_MAX 64
+#define CONNECTIONS_PER_ADDR 8
+/* A request's head and body arrive within this, or its connection is closed. */
+#define REQUEST_DEADLINE_MS 30000
+#define REFUSALS_MAX 8
 
 typedef struct agent {
 	const job_env *env;
@@ -45,13 +53,17 @@ typedef struct agent {
 	unsigned char secret_sha[32];
 	char self[SNAPSHOT_HOST_MAX + 1];
 	pthread_mutex_t note_mu;
+	connguard guard;    /* who may hold the connections (the polling thread's alone) */
+	struct {
+		const char *reason;   /* a string of connguard's; NULL: a free slot */
+		uint64_t n;
+	} refusals[REFUSALS_MAX]; /* the polling thread's alone */
 	agent_result *out;
 } agent;
 
 typedef struct conn {
 	buf body;
 	size_t received;   /* bytes of the body so far, kept or not */
-	int64_t start_us;  /* when its head had arrived */
 	bool too_big;
 } conn;
 
@@ -60,6 +72,19 @@ static void note(agent *a, const char *msg)
 	pthread_mutex_lock(&a->note_mu);
 	job_note(&a->out->notes, "%s", msg);
 	pthread_mutex_unlock(&a->note_mu);
+}
+
+/* Counts a refusal of the connection guard (or the agent's own), for /metrics. */
+static void refused(void *cls, const char *reason)
+{
+	agent *a = cls;
+
+	for (size_t i = 0; i < REFUSALS_MAX; i++)
+		if (!a->refusals[i].reason || strcmp(a->refusals[i].reason, reason) == 0) {
+			a->refusals[i].reason = reason;
+			a->refusals[i].n++;
+			return;
+		}
 }
 
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, json_t *o,
@@ -261,6 +286,41 @@ out:
 	return ret;
 }
 
+/*
+ * GET /metrics: requests answered, snapshots taken and refusals by
+ * reason, so that a flood of connections is seen on the host.
+ */
+static enum MHD_Result get_metrics(agent *a, struct MHD_Connection *c)
+{
+	buf b = BUF_INIT;
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+
+	buf_printf(&b,
+		   "# HELP profreg_agent_requests_total HTTP requests answered.\n"
+		   "# TYPE profreg_agent_requests_total counter\n"
+		   "profreg_agent_requests_total %" PRIu64 "\n"
+		   "# HELP profreg_agent_snapshots_total Snapshots taken and stored.\n"
+		   "# TYPE profreg_agent_snapshots_total counter\n"
+		   "profreg_agent_snapshots_total %" PRIu64 "\n"
+		   "# HELP profreg_agent_refusals_total Connections and requests refused, by "
+		   "reason.\n# TYPE profreg_agent_refusals_total counter\n",
+		   a->out->requests, a->out->taken);
+	for (size_t i = 0; i < REFUSALS_MAX && a->refusals[i].reason; i++)
+		buf_printf(&b, "profreg_agent_refusals_total{reason=\"%s\"} %" PRIu64 "\n",
+			   a->refusals[i].reason, a->refusals[i].n);
+	if (!b.ptr || !(r = MHD_create_response_from_buffer(b.len, b.ptr, MHD_RESPMEM_MUST_COPY))) {
+		buf_release(&b);
+		return MHD_NO;
+	}
+	buf_release(&b);
+	MHD_add_response_header(r, "Content-Type", "text/plain; version=0.0.4");
+	MHD_add_response_header(r, "Cache-Control", "no-store");
+	ret = MHD_queue_response(c, 200, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
 			      const char *method, const char *version, const char *upload,
 			      size_t *upload_size, void **state)
@@ -273,34 +333,37 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		if (!(st = calloc(1, sizeof(*st))))
 			return MHD_NO;
 		buf_init(&st->body, BODY_MAX);
-		st->start_us = time_now_us();
 		*state = st;
 		return MHD_YES;
 	}
 	if (*upload_size) {
 		size_t n = *upload_size;
 		*upload_size = 0;
+		/*
+		 * The agent answers one request at a time on one thread: a body
+		 * that trickles in, or that never ends (chunked, past the cap),
+		 * would hold it, so such a connection is closed.
+		 */
+		if (connguard_late(&a->guard, c))
+			return MHD_NO;
 		st->received += n;
 		if (!st->too_big && buf_put(&st->body, upload, n) < 0)
 			st->too_big = true;
-		/*
-		 * The agent answers one request at a time on one thread: a body
-		 * that never ends (chunked, past the cap) or that trickles in
-		 * would hold it, so such a connection is closed.
-		 */
-		if ((st->too_big && st->received > BODY_MAX + BODY_DROP_MAX) ||
-		    time_now_us() - st->start_us > BODY_DEADLINE_US) {
-			note(a, "a request whose body ran past its size or time limit was cut off");
+		if (st->too_big && st->received > BODY_MAX + BODY_DROP_MAX) {
+			refused(a, "too_large");
 			return MHD_NO;
 		}
 		return MHD_YES;
 	}
+	connguard_arrived(&a->guard, c);
 	a->out->requests++;
 	if (strcmp(url, "/v1/snapshots") == 0)
 		return strcmp(method, "POST") == 0 ? post_snapshot(a, c, st)
 						   : reply_error(c, 405, "use POST", 0);
 	if (strcmp(url, "/healthz") == 0)
 		return reply(c, 200, json_pack("{s:s}", "status", "ok"), 0);
+	if (strcmp(url, "/metrics") == 0)
+		return get_metrics(a, c);
 	return reply_error(c, 404, "no such endpoint", 0);
 }
 
@@ -310,8 +373,8 @@ static void done(void *cls, struct MHD_Connection *c, void **state,
 	conn *st = *state;
 
 	(void)cls;
-	(void)c;
 	(void)why;
+	connguard_answered(c);
 	if (st) {
 		buf_release(&st->body);
 		free(st);
@@ -350,12 +413,17 @@ int agent_run(agent_result *out, const job_env *env, const agent_opts *o, pr_err
 	if ((rc = snapshot_hostname(a.self, err)) < 0 ||
 	    (rc = netaddr_parse_listen(&ss, o->listen, err)) < 0)
 		goto out;
+	if ((rc = connguard_init(&a.guard, CONNECTIONS_MAX, CONNECTIONS_PER_ADDR,
+				 REQUEST_DEADLINE_MS, refused, &a, err)) < 0)
+		goto out;
 	daemon = MHD_start_daemon(
 		MHD_USE_INTERNAL_POLLING_THREAD | (ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0), 0,
-		NULL, NULL, handle, &a, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-		MHD_OPTION_NOTIFY_COMPLETED, done, NULL, MHD_OPTION_CONNECTION_TIMEOUT,
-		(unsigned)30, MHD_OPTION_CONNECTION_LIMIT, (unsigned)64,
-		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(32 * 1024), MHD_OPTION_END);
+		connguard_accept, &a.guard, handle, &a, MHD_OPTION_SOCK_ADDR,
+		(struct sockaddr *)&ss, MHD_OPTION_NOTIFY_COMPLETED, done, NULL,
+		MHD_OPTION_NOTIFY_CONNECTION, connguard_notify, &a.guard,
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_CONNECTION_LIMIT,
+		connguard_mhd_limit(&a.guard), MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+		(size_t)(32 * 1024), MHD_OPTION_END);
 	if (!daemon || !(info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT))) {
 		rc = pr_error_set(err, PR_EIO, "cannot listen on '%.100s': %s", o->listen,
 				  errno ? strerror(errno) : "libmicrohttpd refused");
@@ -375,6 +443,7 @@ int agent_run(agent_result *out, const job_env *env, const agent_opts *o, pr_err
 out:
 	if (daemon)
 		MHD_stop_daemon(daemon);
+	connguard_release(&a.guard);
 	secret_free(secret);
 	secret_wipe(a.secret_sha, sizeof(a.secret_sha));
 	pthread_mutex_destroy(&a.note_mu);

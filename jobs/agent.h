@@ -17,6 +17,13 @@
  *                        body; 503 the store failed (the archive is kept
  *                        under <home>/snapshots/unsent/).
  *   GET  /healthz        200 "ok".
+ *   GET  /metrics        requests, snapshots and refusals by reason
+ *                        (Prometheus text).
+ *
+ * Who may hold its connections is jobs/connguard.h's: 64 open at most,
+ * 8 from one address, and a request's head and body arrive within 30 s
+ * or its connection is closed, so that no one without the secret can
+ * lock serve out of the agent by holding every connection.
  *
  * One request is answered at a time (a snapshot is the agent's only
  * work, and two at once would measure each other). The secret is compared

@@ -19,6 +19,7 @@
 #include "jobs/capreq.h"
 #include "jobs/collect.h"
 #include "jobs/compare.h"
+#include "jobs/connguard.h"
 #include "jobs/evidence.h"
 #include "jobs/secret.h"
 #include "jobs/tokens.h"
@@ -53,7 +54,7 @@
 /* The CSP of every answer that is not a page of its own: nothing loads or runs. */
 #define CSP_NOTHING \
 	"default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
-/* A request's head and body arrive within this, or its connection is closed. */
+/* A request's head and body arrive within this, or its connection is closed (connguard.h). */
 #define REQUEST_DEADLINE_MS 30000
 
 typedef struct counter {
@@ -90,25 +91,6 @@ typedef struct snapreq {
 	char service[130];
 } snapreq;
 
-/*
- * One open connection (its socket context), in the server's list: since
- * when its current request has been arriving, for REQUEST_DEADLINE_MS.
- */
-typedef struct live_conn {
-	struct MHD_Connection *c;
-	int64_t since_ms;   /* opened, or its last answer went out */
-	bool arrived;       /* the request is whole (answered or being answered) */
-	bool cut;           /* closed for its deadline; the slot frees once it goes */
-	struct live_conn *prev, *next;
-} live_conn;
-
-/* Open connections from one address, for serve.max_connections_per_ip. */
-typedef struct peer {
-	unsigned char addr[16]; /* the address's bytes (the port left out) */
-	int family;             /* AF_INET, AF_INET6; 0: a free slot */
-	unsigned open;
-} peer;
-
 typedef struct server {
 	const job_env *env;
 	const config_serve *cfg;
@@ -129,13 +111,7 @@ typedef struct server {
 	snapreq snapq[SNAPQ_MAX];
 	size_t snap_head, snap_len;
 	counter snapshots[COUNTERS_MAX]; /* by outcome, under snap_mu */
-	/* Addresses with open connections (the polling thread's alone). */
-	peer *peers;
-	size_t npeers;
-	/* Open connections and how many of them are not cut (the polling thread's alone). */
-	live_conn *links;
-	size_t nopen;
-	size_t max_open; /* serve.max_connections */
+	connguard guard; /* who may hold the connections (the polling thread's alone) */
 	serve_result *out;
 } server;
 
@@ -212,6 +188,14 @@ static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned status, con
 	return ret;
 }
 
+/* Counts a refusal of the connection guard (connguard.h), for /metrics. */
+static void refused(void *cls, const char *reason)
+{
+	server *s = cls;
+
+	count(s->refusals, reason, 0);
+}
+
 /* The caller's address as text into out ("" when unknown). */
 static void peer_address(char *out, size_t n, struct MHD_Connection *c)
 {
@@ -225,146 +209,6 @@ static void peer_address(char *out, size_t n, struct MHD_Connection *c)
 	else if (sa && sa->sa_family == AF_INET6)
 		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, out,
 			  (socklen_t)n);
-}
-
-/*
- * The slot of `sa`'s address among those with open connections; with
- * `add`, a free one for it when it has none. NULL when it has none (or
- * every slot is taken, which the connection limit rules out).
- */
-static peer *peer_of(server *s, const struct sockaddr *sa, bool add)
-{
-	unsigned char key[16] = {0};
-	peer *free_slot = NULL;
-	int family = sa ? sa->sa_family : 0;
-
-	if (family == AF_INET)
-		memcpy(key, &((const struct sockaddr_in *)sa)->sin_addr, 4);
-	else if (family == AF_INET6)
-		memcpy(key, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
-	else
-		return NULL;
-	for (size_t i = 0; i < s->npeers; i++) {
-		if (s->peers[i].family == family && memcmp(s->peers[i].addr, key, 16) == 0)
-			return &s->peers[i];
-		if (!s->peers[i].family && !free_slot)
-			free_slot = &s->peers[i];
-	}
-	if (!add || !free_slot)
-		return NULL;
-	memcpy(free_slot->addr, key, 16);
-	free_slot->family = family;
-	free_slot->open = 0;
-	return free_slot;
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* The list entry of connection `c`; NULL when it has none (memory ran out). */
-static live_conn *link_of(struct MHD_Connection *c)
-{
-	const union MHD_ConnectionInfo *ci =
-		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-
-	return ci ? ci->socket_context : NULL;
-}
-
-/*
- * Close every connection whose request has been arriving for longer than
- * REQUEST_DEADLINE_MS. libmicrohttpd closes only a connection silent for
- * its timeout: a client sending its head or body a byte every few seconds
- * kept its slot for as long as it liked, and a few addresses (a proxy, an
- * IPv6 range) held every slot. Run on the polling thread only, which alone
- * closes sockets, so each descriptor is still the connection's: shutting
- * it down makes libmicrohttpd read its end and close it.
- */
-static void cut_slow(server *s)
-{
-	int64_t now = now_ms();
-
-	for (live_conn *l = s->links; l; l = l->next) {
-		const union MHD_ConnectionInfo *ci;
-		if (l->cut || l->arrived || now - l->since_ms <= REQUEST_DEADLINE_MS)
-			continue;
-		if (!(ci = MHD_get_connection_info(l->c, MHD_CONNECTION_INFO_CONNECTION_FD)))
-			continue;
-		shutdown(ci->connect_fd, SHUT_RDWR);
-		l->cut = true;
-		s->nopen--;
-		count(s->refusals, "slow_request", 0);
-	}
-}
-
-/*
- * A client that keeps connections open, sending a byte now and then
- * (never idle long enough to time out), would otherwise hold every slot
- * and lock everyone else out, alert webhooks included. The limits are
- * kept here rather than by libmicrohttpd so that refusals are counted,
- * and so that a connection past its deadline gives its slot to the one
- * arriving (libmicrohttpd's own limit has room for those still closing).
- */
-static enum MHD_Result accept_peer(void *cls, const struct sockaddr *sa, socklen_t len)
-{
-	server *s = cls;
-	const peer *p;
-
-	(void)len;
-	cut_slow(s);
-	p = s->cfg->max_connections_per_ip ? peer_of(s, sa, false) : NULL;
-	if (p && p->open >= s->cfg->max_connections_per_ip) {
-		count(s->refusals, "connections_per_ip", 0);
-		return MHD_NO;
-	}
-	if (s->nopen >= s->max_open) {
-		count(s->refusals, "connections", 0);
-		return MHD_NO;
-	}
-	return MHD_YES;
-}
-
-static void peer_event(void *cls, struct MHD_Connection *c, void **socket_context,
-		       enum MHD_ConnectionNotificationCode code)
-{
-	server *s = cls;
-	const union MHD_ConnectionInfo *ci =
-		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-	bool started = code == MHD_CONNECTION_NOTIFY_STARTED;
-	peer *p = peer_of(s, ci ? ci->client_addr : NULL, started);
-	live_conn *l = *socket_context;
-
-	if (started && (l = calloc(1, sizeof(*l)))) {
-		l->c = c;
-		l->since_ms = now_ms();
-		l->next = s->links;
-		if (s->links)
-			s->links->prev = l;
-		s->links = l;
-		s->nopen++;
-		*socket_context = l;
-	} else if (!started && l) {
-		if (l->prev)
-			l->prev->next = l->next;
-		else
-			s->links = l->next;
-		if (l->next)
-			l->next->prev = l->prev;
-		if (!l->cut)
-			s->nopen--;
-		free(l);
-		*socket_context = NULL;
-	}
-	if (!p)
-		return;
-	if (started)
-		p->open++;
-	else if (p->open && --p->open == 0)
-		p->family = 0;
 }
 
 /*
@@ -1451,13 +1295,10 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	}
 	if (*upload_size) {
 		size_t n = *upload_size;
-		live_conn *l = link_of(c);
 		*upload_size = 0;
 		/* A body that trickles in: libmicrohttpd calls here for each piece. */
-		if (l && now_ms() - l->since_ms > REQUEST_DEADLINE_MS) {
-			count(s->refusals, "slow_request", 0);
+		if (connguard_late(&s->guard, c))
 			return MHD_NO;
-		}
 		st->received += n;
 		if (!st->too_big && buf_put(&st->body, upload, n) < 0)
 			st->too_big = true;
@@ -1473,9 +1314,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		}
 		return MHD_YES;
 	}
-	if (link_of(c))
-		link_of(c)->arrived = true;
-	cut_slow(s);
+	connguard_arrived(&s->guard, c);
 	s->nreq++;
 	s->cur = st;
 	if (strcmp(url, "/v1/captures") == 0)
@@ -1498,14 +1337,9 @@ static void done(void *cls, struct MHD_Connection *c, void **state,
 {
 	conn *st = *state;
 	server *s = cls;
-	live_conn *l = link_of(c);
 
 	(void)why;
-	/* The next request on this connection starts arriving now. */
-	if (l) {
-		l->since_ms = now_ms();
-		l->arrived = false;
-	}
+	connguard_answered(c);
 	if (s->cur == st)
 		s->cur = NULL;
 	if (st) {
@@ -1698,20 +1532,19 @@ int serve_run(serve_result *out, const job_env *env, const serve_opts *o, pr_err
 		}
 		s.snap_started = true;
 	}
-	s.max_open = s.cfg->max_connections ? s.cfg->max_connections : 256;
-	/* Room for connections cut for their deadline and not closed yet (accept_peer). */
-	s.npeers = 2 * s.max_open;
-	if (!(s.peers = calloc(s.npeers, sizeof(*s.peers)))) {
-		rc = pr_error_set(err, PR_ENOMEM, "cannot serve: out of memory");
+	if ((rc = connguard_init(&s.guard,
+				 s.cfg->max_connections ? s.cfg->max_connections : 256,
+				 s.cfg->max_connections_per_ip, REQUEST_DEADLINE_MS, refused, &s,
+				 err)) < 0)
 		goto out;
-	}
 	daemon = MHD_start_daemon(
 		MHD_USE_INTERNAL_POLLING_THREAD | (ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0), 0,
-		accept_peer, &s, handle, &s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-		MHD_OPTION_NOTIFY_COMPLETED, done, &s, MHD_OPTION_NOTIFY_CONNECTION, peer_event,
-		&s, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10, MHD_OPTION_CONNECTION_LIMIT,
-		(unsigned)s.npeers, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
-		MHD_OPTION_END);
+		connguard_accept, &s.guard, handle, &s, MHD_OPTION_SOCK_ADDR,
+		(struct sockaddr *)&ss, MHD_OPTION_NOTIFY_COMPLETED, done, &s,
+		MHD_OPTION_NOTIFY_CONNECTION, connguard_notify, &s.guard,
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10, MHD_OPTION_CONNECTION_LIMIT,
+		connguard_mhd_limit(&s.guard), MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+		(size_t)(64 * 1024), MHD_OPTION_END);
 	if (!daemon || !(info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT))) {
 		rc = pr_error_set(err, PR_EIO, "cannot listen on '%.100s': %s", listen,
 				  errno ? strerror(errno) : "libmicrohttpd refused");
@@ -1736,7 +1569,7 @@ out:
 		pthread_join(s.snap_thread, NULL);
 	}
 	secret_free(s.agent_secret);
-	free(s.peers);
+	connguard_release(&s.guard);
 	pthread_mutex_destroy(&s.snap_mu);
 	pthread_cond_destroy(&s.snap_cv);
 	out->requests = s.nreq;

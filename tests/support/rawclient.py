@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """rawclient.py: a hostile HTTP client on a raw socket, for the tests of
-profreg serve (tests/cli/serve_hostile.sh). Python's standard library only.
+profreg serve and its agent (tests/cli/serve_hostile.sh, serve_agent_guard.sh,
+serve_guard.sh). Python's standard library only.
 
   rawclient.py chunked --port P --token T --bytes N --seconds S [--path P]
       POST /v1/captures (or --path) with a chunked body of N bytes in chunks of 4 KiB,
@@ -8,6 +9,11 @@ profreg serve (tests/cli/serve_hostile.sh). Python's standard library only.
   rawclient.py slow --port P --token T --what head|body --gap G --seconds S
       POST /v1/captures sending one byte every G seconds, of the head or of
       a body of 64 bytes (the head then goes at once).
+  rawclient.py hold --port P --conns N --gap G --seconds S [--path P]
+      Open N connections, each sending a request head that never ends, a
+      header line every G seconds; print "connected N", then "closed C"
+      each time the server has closed more of them, until all are closed
+      or S seconds pass, and at the end "closed C of N in T s".
 
 Prints "connected" once connected, "sent N bytes in S s" and then "closed by the server" when the
 server closed the connection before the request was sent, else what the
@@ -54,11 +60,45 @@ def answer(sock, deadline):
     return data.decode("utf-8", "replace")
 
 
+def hold(a, start, deadline):
+    socks = [socket.create_connection(("127.0.0.1", a.port), timeout=a.seconds)
+             for _ in range(a.conns)]
+    print("connected %d" % len(socks), flush=True)
+    line = 0
+    shut = set()
+    next_line = start
+    while time.monotonic() < deadline and len(shut) < len(socks):
+        before = len(shut)
+        for i, sock in enumerate(socks):
+            if i not in shut and closed(sock):
+                shut.add(i)
+        if time.monotonic() >= next_line:
+            for i, sock in enumerate(socks):
+                if i in shut:
+                    continue
+                data = ("POST %s HTTP/1.1\r\n" % a.path if line == 0
+                        else "X-Pad-%d: x\r\n" % line)
+                try:
+                    sock.sendall(data.encode())
+                except OSError:
+                    shut.add(i)
+            line += 1
+            next_line += a.gap
+        if len(shut) != before:
+            print("closed %d" % len(shut), flush=True)
+        time.sleep(0.1)
+    print("closed %d of %d in %.1f s" % (len(shut), len(socks), time.monotonic() - start))
+    for sock in socks:
+        sock.close()
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["chunked", "slow"])
+    ap.add_argument("mode", choices=["chunked", "slow", "hold"])
+    ap.add_argument("--conns", type=int, default=1)
     ap.add_argument("--port", type=int, required=True)
-    ap.add_argument("--token", required=True)
+    ap.add_argument("--token", default="")
     ap.add_argument("--bytes", type=int, default=0)
     ap.add_argument("--what", choices=["head", "body"], default="body")
     ap.add_argument("--gap", type=float, default=1.0)
@@ -68,6 +108,8 @@ def main():
 
     start = time.monotonic()
     deadline = start + a.seconds
+    if a.mode == "hold":
+        return hold(a, start, deadline)
     sock = socket.create_connection(("127.0.0.1", a.port), timeout=a.seconds)
     print("connected", flush=True)
     sent = 0

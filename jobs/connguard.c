@@ -1,0 +1,222 @@
+/*
+ * connguard.c: who may hold a libmicrohttpd server's connections (see
+ * connguard.h).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "jobs/connguard.h"
+
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Open connections from one address. */
+struct connguard_peer {
+	unsigned char addr[16]; /* the address's bytes (the port left out) */
+	int family;             /* AF_INET, AF_INET6; 0: a free slot */
+	unsigned open;
+};
+
+/*
+ * One open connection (its socket context), in the guard's list: since
+ * when its current request has been arriving.
+ */
+struct connguard_link {
+	struct MHD_Connection *c;
+	int64_t since_ms;   /* opened, or its last answer went out */
+	bool arrived;       /* the request is whole (answered or being answered) */
+	bool cut;           /* closed for its deadline; the slot frees once it goes */
+	struct connguard_link *prev, *next;
+};
+
+int connguard_init(connguard *g, size_t max_open, unsigned max_per_addr, uint32_t deadline_ms,
+		   connguard_refused_fn refused, void *cls, pr_error *err)
+{
+	memset(g, 0, sizeof(*g));
+	g->max_open = max_open;
+	g->max_per_addr = max_per_addr;
+	g->deadline_ms = deadline_ms;
+	g->refused = refused;
+	g->cls = cls;
+	/* Room for connections cut for their deadline and not closed yet (connguard_accept). */
+	g->npeers = 2 * max_open;
+	if (!(g->peers = calloc(g->npeers, sizeof(*g->peers))))
+		return pr_error_set(err, PR_ENOMEM, "cannot serve: out of memory");
+	return 0;
+}
+
+void connguard_release(connguard *g)
+{
+	/* Links are freed as their connections close (connguard_notify), before it stops. */
+	free(g->peers);
+	memset(g, 0, sizeof(*g));
+}
+
+unsigned connguard_mhd_limit(const connguard *g)
+{
+	return (unsigned)g->npeers;
+}
+
+static void refuse(connguard *g, const char *reason)
+{
+	if (g->refused)
+		g->refused(g->cls, reason);
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * The slot of `sa`'s address among those with open connections; with
+ * `add`, a free one for it when it has none. NULL when it has none (or
+ * every slot is taken, which the connection limit rules out).
+ */
+static connguard_peer *peer_of(connguard *g, const struct sockaddr *sa, bool add)
+{
+	unsigned char key[16] = {0};
+	connguard_peer *free_slot = NULL;
+	int family = sa ? sa->sa_family : 0;
+
+	if (family == AF_INET)
+		memcpy(key, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+	else if (family == AF_INET6)
+		memcpy(key, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+	else
+		return NULL;
+	for (size_t i = 0; i < g->npeers; i++) {
+		if (g->peers[i].family == family && memcmp(g->peers[i].addr, key, 16) == 0)
+			return &g->peers[i];
+		if (!g->peers[i].family && !free_slot)
+			free_slot = &g->peers[i];
+	}
+	if (!add || !free_slot)
+		return NULL;
+	memcpy(free_slot->addr, key, 16);
+	free_slot->family = family;
+	free_slot->open = 0;
+	return free_slot;
+}
+
+/* The list entry of connection `c`; NULL when it has none (memory ran out). */
+static connguard_link *link_of(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return ci ? ci->socket_context : NULL;
+}
+
+/*
+ * Close every connection whose request has been arriving for longer than
+ * the deadline. Run on the polling thread only, which alone closes
+ * sockets, so each descriptor is still the connection's: shutting it
+ * down makes libmicrohttpd read its end and close it.
+ */
+static void cut_slow(connguard *g)
+{
+	int64_t now = now_ms();
+
+	for (connguard_link *l = g->links; l; l = l->next) {
+		const union MHD_ConnectionInfo *ci;
+		if (l->cut || l->arrived || now - l->since_ms <= g->deadline_ms)
+			continue;
+		if (!(ci = MHD_get_connection_info(l->c, MHD_CONNECTION_INFO_CONNECTION_FD)))
+			continue;
+		shutdown(ci->connect_fd, SHUT_RDWR);
+		l->cut = true;
+		g->nopen--;
+		refuse(g, "slow_request");
+	}
+}
+
+enum MHD_Result connguard_accept(void *cls, const struct sockaddr *sa, socklen_t len)
+{
+	connguard *g = cls;
+	const connguard_peer *p;
+
+	(void)len;
+	cut_slow(g);
+	p = g->max_per_addr ? peer_of(g, sa, false) : NULL;
+	if (p && p->open >= g->max_per_addr) {
+		refuse(g, "connections_per_ip");
+		return MHD_NO;
+	}
+	if (g->nopen >= g->max_open) {
+		refuse(g, "connections");
+		return MHD_NO;
+	}
+	return MHD_YES;
+}
+
+void connguard_notify(void *cls, struct MHD_Connection *c, void **socket_context,
+		      enum MHD_ConnectionNotificationCode code)
+{
+	connguard *g = cls;
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	bool started = code == MHD_CONNECTION_NOTIFY_STARTED;
+	connguard_peer *p = peer_of(g, ci ? ci->client_addr : NULL, started);
+	connguard_link *l = *socket_context;
+
+	if (started && (l = calloc(1, sizeof(*l)))) {
+		l->c = c;
+		l->since_ms = now_ms();
+		l->next = g->links;
+		if (g->links)
+			g->links->prev = l;
+		g->links = l;
+		g->nopen++;
+		*socket_context = l;
+	} else if (!started && l) {
+		if (l->prev)
+			l->prev->next = l->next;
+		else
+			g->links = l->next;
+		if (l->next)
+			l->next->prev = l->prev;
+		if (!l->cut)
+			g->nopen--;
+		free(l);
+		*socket_context = NULL;
+	}
+	if (!p)
+		return;
+	if (started)
+		p->open++;
+	else if (p->open && --p->open == 0)
+		p->family = 0;
+}
+
+bool connguard_late(connguard *g, struct MHD_Connection *c)
+{
+	const connguard_link *l = link_of(c);
+
+	if (!l || now_ms() - l->since_ms <= g->deadline_ms)
+		return false;
+	refuse(g, "slow_request");
+	return true;
+}
+
+void connguard_arrived(connguard *g, struct MHD_Connection *c)
+{
+	connguard_link *l = link_of(c);
+
+	if (l)
+		l->arrived = true;
+	cut_slow(g);
+}
+
+void connguard_answered(struct MHD_Connection *c)
+{
+	connguard_link *l = link_of(c);
+
+	if (l) {
+		l->since_ms = now_ms();
+		l->arrived = false;
+	}
+}

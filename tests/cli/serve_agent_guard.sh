@@ -1,0 +1,64 @@
+#!/bin/bash
+# The snapshot agent (profreg serve --agent) against clients that hold
+# its connections without its secret: 64 connections from one address
+# sending a header line every 5 s. Past 8 from that address each is
+# closed at once, so another address is answered meanwhile; the 8 it
+# kept are closed once their requests have not arrived in 30 s; each
+# refusal is counted in the agent's /metrics. The agent takes no
+# snapshot here: nothing gets past its secret.
+set -u
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../go/build.sh" # wait_port
+
+T=$PROFREG_TEST_TMP/serve_agent_guard
+RAW="python3 $(cd "$(dirname "$0")/../support" && pwd)/rawclient.py"
+rm -rf "$T"
+mkdir -p "$T"
+PIDS=""
+cleanup() { for p in $PIDS; do kill "$p" 2>/dev/null; done; }
+trap cleanup EXIT
+
+fresh_db serve_agent_guard
+pr db init >/dev/null 2>&1
+umask 077
+head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$T/agent.secret"
+umask 022
+echo "{\"serve\": {\"agent_secret_file\": \"$T/agent.secret\"}}" >"$T/agent.json"
+"$PROFREG_BIN" --db "$DB" --home "$HOME_DIR" --config "$T/agent.json" serve --agent \
+	--listen 127.0.0.1:0 --port-file "$T/a.port" >"$T/a.out" 2>"$T/a.err" &
+PIDS="$PIDS $!"
+wait_port "$T/a.port" && ok "the agent listens" || not_ok "agent start" "$(cat "$T/a.err")"
+PORT=$(cat "$T/a.port")
+A=http://127.0.0.1:$PORT
+# From another loopback address than the clients holding connections.
+other() { curl -s -m 5 --interface 127.0.0.2 "$@"; }
+refusals() { other "$A/metrics" | sed -n "s/^profreg_agent_refusals_total{reason=\"$1\"} //p"; }
+
+timeout 70 $RAW hold --port "$PORT" --conns 64 --gap 5 --seconds 60 --path /v1/snapshots \
+	>"$T/hold.out" 2>&1 &
+HOLD=$!
+PIDS="$PIDS $HOLD"
+for _ in $(seq 100); do grep -q '^connected' "$T/hold.out" && break; sleep 0.1; done
+sleep 2
+got=$(other -o /dev/null -w '%{http_code}' "$A/healthz")
+[ "$got" = 200 ] && ok "with 64 connections held from one address, another is answered" ||
+	not_ok "locked out" "healthz from another address: $got; $(cat "$T/hold.out")"
+n=$(refusals connections_per_ip)
+[ "${n:-0}" -ge 56 ] && ok "past 8 from that address each was closed at once ($n counted)" ||
+	not_ok "connections_per_ip counted" "'$n' $(cat "$T/hold.out")"
+# The 8 kept are closed once their requests have been arriving for 30 s;
+# a client arriving is what has the agent look (as in serve).
+for waited in $(seq 1 45); do
+	other -o /dev/null "$A/healthz"
+	grep -q '^closed 64$' "$T/hold.out" && break
+	sleep 1
+done
+grep -q '^closed 64$' "$T/hold.out" && [ "$waited" -ge 25 ] &&
+	ok "the 8 it kept were closed for their deadline (after about $((waited + 2)) s)" ||
+	not_ok "deadline" "waited $waited s: $(tail -n 3 "$T/hold.out")"
+[ "$(refusals slow_request)" = 8 ] && ok "each counted as slow_request" ||
+	not_ok "slow_request counted" "'$(refusals slow_request)'"
+wait $HOLD
+[ "$(sql "select count(*) from snapshots")" = 0 ] && ok "no snapshot was taken" ||
+	not_ok "snapshots"
+finish
