@@ -327,6 +327,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 {
 	agent *a = cls;
 	conn *st = *state;
+	const char *bad;
 
 	(void)version;
 	if (!st) {
@@ -334,6 +335,13 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 			return MHD_NO;
 		buf_init(&st->body, BODY_MAX);
 		*state = st;
+		/* Answered before the body is read: the connection closes after it. */
+		if ((bad = connguard_framing(&a->guard, c))) {
+			char why[120];
+			a->out->requests++;
+			snprintf(why, sizeof(why), "the request has %s", bad);
+			return reply_error(c, 400, why, 0);
+		}
 		return MHD_YES;
 	}
 	if (*upload_size) {

@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 /* Open connections from one address. */
@@ -219,4 +220,47 @@ void connguard_answered(struct MHD_Connection *c)
 		l->since_ms = now_ms();
 		l->arrived = false;
 	}
+}
+
+/* Counts the Content-Length and Transfer-Encoding headers of a request. */
+typedef struct framing {
+	unsigned lengths, encodings;
+} framing;
+
+static enum MHD_Result count_framing(void *cls, enum MHD_ValueKind kind, const char *key,
+				     size_t key_size, const char *value, size_t value_size)
+{
+	framing *f = cls;
+
+	(void)kind;
+	(void)value;
+	(void)value_size;
+	if (key_size == 14 && strncasecmp(key, "Content-Length", 14) == 0)
+		f->lengths++;
+	else if (key_size == 17 && strncasecmp(key, "Transfer-Encoding", 17) == 0)
+		f->encodings++;
+	return MHD_YES;
+}
+
+const char *connguard_framing(connguard *g, struct MHD_Connection *c)
+{
+	framing f = {0, 0};
+	const char *why = NULL;
+
+	/*
+	 * libmicrohttpd takes the first Content-Length and lets a
+	 * Transfer-Encoding beside it pass: a proxy in front that took the
+	 * other would read the rest of the body as a request of its own, or
+	 * this server would.
+	 */
+	MHD_get_connection_values_n(c, MHD_HEADER_KIND, count_framing, &f);
+	if (f.lengths > 1)
+		why = "more than one Content-Length header";
+	else if (f.lengths && f.encodings)
+		why = "both Content-Length and Transfer-Encoding";
+	else if (f.encodings > 1)
+		why = "more than one Transfer-Encoding header";
+	if (why)
+		refuse(g, "bad_framing");
+	return why;
 }

@@ -15,7 +15,10 @@
  *     behind a proxy); the next is closed at once ("connections_per_ip");
  *   - a deadline: a request's head and body arrive within `deadline_ms`
  *     of the connection opening or its previous answer going out, or the
- *     connection is closed ("slow_request").
+ *     connection is closed ("slow_request");
+ *   - one length for a request's body: two Content-Length headers, or one
+ *     with Transfer-Encoding, leave where the body ends to whoever reads
+ *     it (RFC 9112 6.3), and are refused 400 ("bad_framing").
  *
  * Each refusal is passed to the server's `refused` callback, which counts
  * it (for /metrics). The limits are kept here rather than by
@@ -87,5 +90,13 @@ void connguard_arrived(connguard *g, struct MHD_Connection *c);
 
 /* The answer on `c` went out (MHD_OPTION_NOTIFY_COMPLETED): the next request's clock starts. */
 void connguard_answered(struct MHD_Connection *c);
+
+/*
+ * Whether the request on `c` says where its body ends in one way only:
+ * NULL when it does, else why not (counted as "bad_framing"; the caller
+ * answers 400, after which libmicrohttpd closes the connection, the body
+ * unread). Call once its head has arrived.
+ */
+const char *connguard_framing(connguard *g, struct MHD_Connection *c);
 
 #endif

@@ -1273,10 +1273,19 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	if (!st) {
 		const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 							     MHD_HTTP_HEADER_CONTENT_LENGTH);
+		const char *bad;
 		if (!(st = calloc(1, sizeof(*st))))
 			return MHD_NO;
 		buf_init(&st->body, s->cfg->max_body_bytes);
 		*state = st;
+		/* Answered before the body is read: the connection closes after it. */
+		if ((bad = connguard_framing(&s->guard, c))) {
+			char why[120];
+			s->nreq++;
+			s->cur = st;
+			snprintf(why, sizeof(why), "the request has %s", bad);
+			return reply_error(s, "other", c, 400, why, 0);
+		}
 		/*
 		 * A body its own length says is too large is refused now, not
 		 * read to its end first (the connection closes after the 413).

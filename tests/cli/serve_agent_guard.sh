@@ -4,7 +4,8 @@
 # sending a header line every 5 s. Past 8 from that address each is
 # closed at once, so another address is answered meanwhile; the 8 it
 # kept are closed once their requests have not arrived in 30 s; each
-# refusal is counted in the agent's /metrics. The agent takes no
+# refusal is counted in the agent's /metrics. A request with two
+# lengths for its body is refused 400. The agent takes no
 # snapshot here: nothing gets past its secret.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -33,6 +34,19 @@ A=http://127.0.0.1:$PORT
 # From another loopback address than the clients holding connections.
 other() { curl -s -m 5 --interface 127.0.0.2 "$@"; }
 refusals() { other "$A/metrics" | sed -n "s/^profreg_agent_refusals_total{reason=\"$1\"} //p"; }
+
+# Two lengths for one body (RFC 9112 6.3): 400, one answer, the rest unread.
+SMUGGLED='GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'
+for h in 'Content-Length: 2\r\nContent-Length: 40\r\n' \
+	'Content-Length: 2\r\nTransfer-Encoding: chunked\r\n'; do
+	run timeout 20 $RAW raw --port "$PORT" --seconds 3 \
+		--data "POST /v1/snapshots HTTP/1.1\r\nHost: 127.0.0.1\r\n$h\r\n{}$SMUGGLED"
+	[ "$(grep -c '^HTTP/1.1 ' <<<"$OUT")" = 1 ] && [[ $OUT == *$'\n'"HTTP/1.1 400 "* ]] &&
+		ok "a request with $(sed 's/: [^\\]*\\r\\n/, /; s/: .*//' <<<"$h") is refused 400, one answer" ||
+		not_ok "framing $h" "$OUT"
+done
+[ "$(refusals bad_framing)" = 2 ] && ok "each counted as bad_framing" ||
+	not_ok "bad_framing counted" "'$(refusals bad_framing)'"
 
 timeout 70 $RAW hold --port "$PORT" --conns 64 --gap 5 --seconds 60 --path /v1/snapshots \
 	>"$T/hold.out" 2>&1 &

@@ -4,7 +4,9 @@
 # is refused 401 without touching the global rate limit, whose budget
 # stays for the callers with a token (an Alertmanager webhook posted
 # during the flood is answered 200), and each refusal is counted in
-# /metrics. Every answer, a refusal of any route included, carries the
+# /metrics. A request with two Content-Length headers, or one with
+# Transfer-Encoding, is refused 400 and nothing after it is read as a
+# request. Every answer, a refusal of any route included, carries the
 # headers that keep a browser from sniffing, framing or running it. No
 # capture target is needed: nothing here queues a capture.
 set -u
@@ -80,6 +82,36 @@ flooded=$(cat "$T"/flood?.out | grep -c '^401$')
 	not_ok "webhook in a flood" "got $got $(cat "$T/resp") after $flooded refusals"
 [ "$(global_count)" = 1 ] && ok "only the call with the token was counted" ||
 	not_ok "global count after the flood" "$(global_count)"
+
+# --- a request whose body's length is not one number ---------------------------------------
+# RFC 9112 6.3: two Content-Length headers, or one with Transfer-Encoding,
+# leave the body's end to whoever reads it; what one server takes for the
+# rest of the body another takes for a request of its own. Each is 400,
+# one answer, and nothing after it is read as a request.
+RAW="python3 $(cd "$(dirname "$0")/../support" && pwd)/rawclient.py"
+PORT=$(cat "$T/s.port")
+# framed WHAT HEADERS BODY: ok when the only answer is 400.
+framed() {
+	local what=$1 req
+	req="POST /v1/alertmanager HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\n$2\r\n$3"
+	run timeout 20 $RAW raw --port "$PORT" --token "$TA" --seconds 3 --data "$req"
+	[ "$(grep -c '^HTTP/1.1 ' <<<"$OUT")" = 1 ] && [[ $OUT == *$'\n'"HTTP/1.1 400 "* ]] &&
+		ok "$what is refused 400, one answer" || not_ok "$what" "$OUT"
+}
+SMUGGLED='GET /nothing HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'
+framed "two equal Content-Length headers" 'Content-Length: 14\r\nContent-Length: 14\r\n' \
+	'{"alerts": []}'
+framed "two Content-Length headers, the longer first" \
+	'Content-Length: 14\r\nContent-Length: 2\r\n' '{"alerts": []}'
+framed "two Content-Length headers, the shorter first (a request after the body)" \
+	'Content-Length: 14\r\nContent-Length: 50\r\n' "{\"alerts\": []}$SMUGGLED"
+framed "Content-Length with Transfer-Encoding" \
+	'Content-Length: 5\r\nTransfer-Encoding: chunked\r\n' "e\r\n{\"alerts\": []}\r\n0\r\n\r\n"
+[ "$(refusals bad_framing)" = 4 ] && ok "each is counted as bad_framing" ||
+	not_ok "bad_framing counted" "'$(refusals bad_framing)'"
+got=$(curl -s -m 5 -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer $TA" \
+	-d '{"alerts": []}' "$U/v1/alertmanager")
+[ "$got" = 200 ] && ok "one Content-Length is answered as before" || not_ok "one length" "$got"
 
 # --- the headers every answer carries ------------------------------------------------------
 # guarded WHAT CURL-ARGS...: ok when the answer has all four headers.

@@ -14,6 +14,10 @@ serve_guard.sh). Python's standard library only.
       header line every G seconds; print "connected N", then "closed C"
       each time the server has closed more of them, until all are closed
       or S seconds pass, and at the end "closed C of N in T s".
+  rawclient.py raw --port P --data D --seconds S
+      Send D as it is (Python escapes such as \\r\\n are read, and {token}
+      is replaced with --token) and print whatever the server answers
+      until it closes or S seconds pass.
 
 Prints "connected" once connected, "sent N bytes in S s" and then "closed by the server" when the
 server closed the connection before the request was sent, else what the
@@ -95,10 +99,11 @@ def hold(a, start, deadline):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["chunked", "slow", "hold"])
+    ap.add_argument("mode", choices=["chunked", "slow", "raw", "hold"])
     ap.add_argument("--conns", type=int, default=1)
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--token", default="")
+    ap.add_argument("--data", default="")
     ap.add_argument("--bytes", type=int, default=0)
     ap.add_argument("--what", choices=["head", "body"], default="body")
     ap.add_argument("--gap", type=float, default=1.0)
@@ -114,6 +119,12 @@ def main():
     print("connected", flush=True)
     sent = 0
     cut = False
+    if a.mode == "raw":
+        data = a.data.encode().decode("unicode_escape").replace("{token}", a.token)
+        sock.sendall(data.encode("latin-1"))
+        print(answer(sock, deadline))
+        sock.close()
+        return 0
     try:
         if a.mode == "chunked":
             sock.sendall(head(a.token, "Transfer-Encoding: chunked\r\n", a.path))
