@@ -10,9 +10,9 @@
  *   	          1098eb clone3+0x2b (/usr/lib/x86_64-linux-gnu/libc.so.6)
  *   <blank line>
  *
- * a header line (comm, pid[/tid], [cpu], time, period, event: which fields
- * appear depends on -F), then the call chain leaf first, one indented
- * "address symbol+offset (dso)" line a frame, then a blank line.
+ * a header line (comm, pid[/tid], [cpu], misc flags, time, period, event:
+ * which fields appear depends on -F), then the call chain leaf first, one
+ * indented "address symbol+offset (dso)" line a frame, then a blank line.
  *
  * After `perf record` without -g there is no call chain, and each sample
  * is one line, the command padded to 16 columns and the frame the sample
@@ -233,11 +233,33 @@ static int intern(parser *ps, uint32_t *out, const char *s, size_t n)
 }
 
 /*
+ * perf script -F +misc prints the sample's flags after the cpu, each a
+ * letter and a space ("K " for the kernel, "U " for user space, "H", "G",
+ * "g"; "M", "E", "S", "p" on records). At most six, so that a line of
+ * one-letter words costs no more than any other to try.
+ */
+#define MAX_MISC_FLAGS 6
+
+static size_t skip_misc_flags(const char *s, size_t n, size_t i)
+{
+	static const char flags[] = "KUHGgMESp";
+
+	for (int k = 0; k < MAX_MISC_FLAGS; k++) {
+		if (i + 1 >= n || !memchr(flags, s[i], sizeof(flags) - 1) ||
+		    !is_space((unsigned char)s[i + 1]))
+			break;
+		i = skip_spaces(s, n, i + 1);
+	}
+	return i;
+}
+
+/*
  * Does s[i..n) continue a header after the command name? With `strict`,
- * it must be " pid[/tid] [cpu] secs.usecs:" (the cpu optional), which
- * lets a command name contain words made of digits. Without, it is
- * stackcollapse-perf.pl's " pid[/tid] " and nothing more, for headers
- * printed without a timestamp.
+ * it must be " [pid[/tid]] [[cpu]] [misc flags] secs.usecs:", every field
+ * but the timestamp optional (-F picks them), which lets a command name
+ * contain words made of digits. Without, it is stackcollapse-perf.pl's
+ * " pid[/tid] " and nothing more, for headers printed without a
+ * timestamp.
  */
 static bool header_tail(const char *s, size_t n, size_t i, bool strict, size_t *ts_end)
 {
@@ -246,23 +268,28 @@ static bool header_tail(const char *s, size_t n, size_t i, bool strict, size_t *
 	if (i >= n || !is_space((unsigned char)s[i]))
 		return false;
 	i = skip_spaces(s, n, i);
-	if ((j = skip_digits(s, n, i)) == i)
-		return false;
-	i = j;
 	if (!strict) {
+		if ((j = skip_digits(s, n, i)) == i)
+			return false;
+		i = j;
 		while (i < n && s[i] == '/')
 			i++;
 		i = skip_digits(s, n, i);
 		return i < n && is_space((unsigned char)s[i]);
 	}
-	if (i < n && s[i] == '/') {
-		if ((j = skip_digits(s, n, i + 1)) == i + 1)
-			return false;
+	/* Digits then '/' or a space are the pid; then '.', the timestamp. */
+	j = skip_digits(s, n, i);
+	if (j > i && j < n && (s[j] == '/' || is_space((unsigned char)s[j]))) {
 		i = j;
+		if (s[i] == '/') {
+			if ((j = skip_digits(s, n, i + 1)) == i + 1)
+				return false;
+			i = j;
+		}
+		if (i >= n || !is_space((unsigned char)s[i]))
+			return false;
+		i = skip_spaces(s, n, i);
 	}
-	if (i >= n || !is_space((unsigned char)s[i]))
-		return false;
-	i = skip_spaces(s, n, i);
 	if (i < n && s[i] == '[') {
 		if ((j = skip_digits(s, n, i + 1)) == i + 1 || j >= n || s[j] != ']')
 			return false;
@@ -271,6 +298,7 @@ static bool header_tail(const char *s, size_t n, size_t i, bool strict, size_t *
 			return false;
 		i = skip_spaces(s, n, i);
 	}
+	i = skip_misc_flags(s, n, i);
 	if ((j = skip_digits(s, n, i)) == i || j >= n || s[j] != '.')
 		return false;
 	i = j + 1;
