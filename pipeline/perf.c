@@ -507,7 +507,7 @@ static int flush(parser *ps)
 
 /*
  * The event's period: the number at `at`, right after the timestamp (or,
- * in a header without one, where untimed_period_at found it), as perf
+ * in a header without one, where untimed_fields found it), as perf
  * script prints the period field; -1 when there is none (`at` 0). In a
  * one-line event a number there may be the frame's address instead: it
  * is the period only when the frame starts after it.
@@ -562,41 +562,78 @@ static bool oneline_has_symbol(const char *s, size_t n, size_t i)
 }
 
 /*
- * Where the period starts in a header printed without a timestamp (-F
- * without time): after the command, " pid[/tid]" and maybe " [cpu]",
- * when only "period event:" follows. 0 when the header is not so, and
- * *ev, *ev_len: the event without its ':'. stackcollapse-perf.pl finds
- * no event there (it looks for the timestamp's ':'), but the periods of
- * two events must not be added up, so the event is read as well.
+ * Is a number of `digits` digits after `spaces` spaces, alone between
+ * the command and the event of a header without a timestamp, the period
+ * rather than the pid? perf prints each field and one space, the period
+ * right-aligned in ten columns ("%10" PRIu64) and the pid in five (seven
+ * since perf 6.5), so a period ends eleven columns after the command
+ * and a pid six or eight; no pid has more than seven digits
+ * (PID_MAX_LIMIT). Anything else is read as the script reads it, a pid.
  */
-static size_t untimed_period_at(const char *s, size_t n, size_t comm_len, const char **ev,
-				size_t *ev_len)
+static bool lone_number_is_period(size_t spaces, size_t digits)
 {
-	size_t i = skip_spaces(s, n, comm_len), j, p;
+	return spaces + digits == 11 || digits > 7;
+}
+
+/*
+ * Read a header printed without a timestamp (-F without time): after the
+ * command, " [pid[/tid]] [[cpu]] [misc flags] [period] event:". False
+ * when the header is not so. *period_at: where the period starts, 0 when
+ * there is none; *ev, *ev_len: the event without its ':'.
+ * stackcollapse-perf.pl finds no event there (it looks for the
+ * timestamp's ':'), but the periods of two events must not be added up,
+ * so the event is read as well. header_comm has put digits right after
+ * the command: a pid, or the period when no pid was printed.
+ */
+static bool untimed_fields(const char *s, size_t n, size_t comm_len, size_t *period_at,
+			   const char **ev, size_t *ev_len)
+{
+	size_t i = skip_spaces(s, n, comm_len), j, e, first, first_end;
+	bool pid = false;
 
 	while (n && is_space((unsigned char)s[n - 1]))
 		n--;
-	if ((j = skip_digits(s, n, i)) == i)
-		return 0;
-	i = j;
-	if (i < n && s[i] == '/' && (j = skip_digits(s, n, i + 1)) > i + 1)
+	/* The event: the last field, ending in ':'. */
+	for (e = n; e > i && !is_space((unsigned char)s[e - 1]); e--)
+		;
+	if (e == i || n < e + 2 || s[n - 1] != ':')
+		return false;
+	first = i;
+	if ((first_end = skip_digits(s, n, i)) == i)
+		return false;
+	i = first_end;
+	if (i < n && s[i] == '/') {
+		if ((j = skip_digits(s, n, i + 1)) == i + 1)
+			return false;
 		i = j;
-	i = skip_spaces(s, n, i);
-	if (i < n && s[i] == '[') {
-		if ((j = skip_digits(s, n, i + 1)) == i + 1 || j >= n || s[j] != ']')
-			return 0;
-		i = skip_spaces(s, n, j + 1);
+		pid = true;
 	}
-	p = i;
-	if ((j = skip_digits(s, n, i)) == i || j >= n || !is_space((unsigned char)s[j]))
-		return 0;
-	i = skip_spaces(s, n, j);
-	j = token_end(s, n, i);
-	if (j != n || j < i + 2 || s[j - 1] != ':')
-		return 0;
-	*ev = s + i;
-	*ev_len = j - 1 - i;
-	return p;
+	if (i >= e || !is_space((unsigned char)s[i]))
+		return false;
+	i = skip_spaces(s, n, i);
+	if (i < e && s[i] == '[') {
+		if ((j = skip_digits(s, n, i + 1)) == i + 1 || j + 1 >= e || s[j] != ']' ||
+		    !is_space((unsigned char)s[j + 1]))
+			return false;
+		i = skip_spaces(s, n, j + 1);
+		pid = true;
+	}
+	j = skip_misc_flags(s, n, i);
+	if (j > i)
+		pid = true;
+	i = j;
+	*period_at = 0;
+	if (i < e) {
+		/* A second number: the first was the pid, this the period. */
+		if ((j = skip_digits(s, n, i)) == i || j >= e || skip_spaces(s, n, j) != e)
+			return false;
+		*period_at = i;
+	} else if (!pid && lone_number_is_period(first - comm_len, first_end - first)) {
+		*period_at = first;
+	}
+	*ev = s + e;
+	*ev_len = n - 1 - e;
+	return true;
 }
 
 /*
@@ -635,7 +672,7 @@ static int parse_header(parser *ps, const char *s, size_t n, size_t comm_len,
 		return bad_line(ps, "one-line event has no symbol after the address:", s, n);
 	has_event = frame ? ev != NULL : header_event(s, n, &ev, &ev_len);
 	if (!frame && !has_event && ts_end == 0 &&
-	    (period_at = untimed_period_at(s, n, comm_len, &ev, &ev_len)) > 0)
+	    untimed_fields(s, n, comm_len, &period_at, &ev, &ev_len))
 		has_event = true;
 	if (has_event) {
 		if (ps->event.len == 0) {

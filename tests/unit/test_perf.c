@@ -1117,6 +1117,45 @@ static void test_prints_without_pid_or_with_misc_read_the_header(void **state)
 	profile_free(ref);
 }
 
+/*
+ * Printed with neither pid nor time (-F comm,period,event,...), a header
+ * is "burn    1001001 cpu-clock:": the period was read as the pid, then
+ * neither period nor event was found, and the 112 events of all three
+ * types were added up as samples. The lone number is the period when it
+ * stands in perf's period column, else the pid, as the script reads it.
+ */
+static void test_a_print_without_pid_or_time_keeps_one_event_type(void **state)
+{
+	profile *ref = parse_file("perf/burn-three.perf");
+	profile *p;
+
+	(void)state;
+	expect_three_event_print(parse_file("perf/burn-three-nopid-notime.perf"), ref);
+	profile_free(ref);
+
+	p = parse_ok("app    1001001 cpu-clock:\n\t7f00 a (/x)\n\n"
+		     "app          7 page-faults:\n\t7f00 b (/x)\n\n"
+		     "app 1234567890 cpu-clock:\n\t7f00 c (/x)\n\n");
+	assert_int_equal(p->nsamples, 2);
+	assert_int_equal(p->other_events, 1);
+	assert_int_equal(p->nvalue_types, 2);
+	assert_int_equal(p->values[1], 1001001);
+	assert_int_equal(p->values[3], 1234567890);
+	profile_free(p);
+	/* A pid, with or without the cpu or misc flags after it: no period. */
+	p = parse_ok("app  2482 cpu-clock:\n\t7f00 a (/x)\n\n"
+		     "app  2482 [001] U      page-faults:\n\t7f00 b (/x)\n\n"
+		     "app 2482 cpu-clock:\n\t7f00 c (/x)\n\n");
+	assert_int_equal(p->nsamples, 2);
+	assert_int_equal(p->other_events, 1);
+	assert_int_equal(p->nvalue_types, 1);
+	profile_free(p);
+	p = parse_ok("app  2482 [001] U         1001001 cpu-clock:\n\t7f00 a (/x)\n\n");
+	assert_int_equal(p->nvalue_types, 2);
+	assert_int_equal(p->values[1], 1001001);
+	profile_free(p);
+}
+
 /* Parse text and compare its folded form with want. */
 static void expect_folded(const char *text, const char *want)
 {
@@ -1365,6 +1404,7 @@ int main(void)
 		cmocka_unit_test(test_periods_of_a_print_without_time_are_read),
 		cmocka_unit_test(test_a_print_without_time_keeps_one_event_type),
 		cmocka_unit_test(test_prints_without_pid_or_with_misc_read_the_header),
+		cmocka_unit_test(test_a_print_without_pid_or_time_keeps_one_event_type),
 		cmocka_unit_test(test_header_variants_give_the_command_as_root),
 		cmocka_unit_test(test_frames_are_tidied_like_stackcollapse_perf),
 		cmocka_unit_test(test_java_signatures_lose_their_leading_l),
