@@ -75,7 +75,9 @@
  *     word made of digits;
  *   - the last event is kept even without a blank line after it (shells
  *     and editors strip trailing newlines); the script drops it. But a
- *     last frame line cut off before its "(dso)" is an error;
+ *     last frame line cut off before its "(dso)" is an error, and so is
+ *     a last header cut off before its event when the headers before it
+ *     had one;
  *   - a header that arrives while an event is still open ends that event;
  *     the script merges the two stacks;
  *   - "(anonymous namespace)::f" is a frame, not a process name;
@@ -674,6 +676,17 @@ static int parse_header(parser *ps, const char *s, size_t n, size_t comm_len,
 	if (!frame && !has_event && ts_end == 0 &&
 	    untimed_fields(s, n, comm_len, &period_at, &ev, &ev_len))
 		has_event = true;
+	/*
+	 * The last line, with no newline after it, is a header without an
+	 * event, or with the start of one ("cpu-clock:" of "cpu-clock:ppp:"),
+	 * though the headers before it had theirs: the input was cut inside
+	 * it, and kept, its sample would be the command alone with maybe a
+	 * period cut short.
+	 */
+	if (ps->cut && ps->event.len &&
+	    (!has_event || (ev_len < ps->event.len && ps->event.ptr[ev_len] == ':' &&
+			    memcmp(ps->event.ptr, ev, ev_len) == 0)))
+		return bad_line(ps, "input ends in the middle of a header line:", s, n);
 	if (has_event) {
 		if (ps->event.len == 0) {
 			if (buf_put(&ps->event, ev, ev_len) < 0)

@@ -1156,6 +1156,54 @@ static void test_a_print_without_pid_or_time_keeps_one_event_type(void **state)
 	profile_free(p);
 }
 
+/*
+ * A print cut inside its last header line, before the event, was stored:
+ * "burn  2482 49430.078328:    10010" became a sample of the command
+ * alone with a period cut short. Every header before it had an event, so
+ * that one has been cut: each cut from the first field after the command
+ * to the event is refused, naming the line, as a cut frame line is.
+ */
+static void test_input_cut_inside_its_last_header_is_rejected(void **state)
+{
+	static const char *const files[] = {
+		"perf/burn-three.perf", "perf/burn-three-nopid-notime.perf",
+		"perf/burn-fp49.perf", "perf/tpl-pagefaults-notime.perf"};
+	static const char modifier[] = "app 1 1.0: 1 cpu-clock:ppp:\n\t7f00 a (/x)\n\n"
+				       "app 1 1.1: 1 cpu-clock:";
+
+	(void)state;
+	for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
+		buf text = BUF_INIT;
+		size_t start, end, first, ev, line = 1;
+
+		testdata_read(&text, files[f]);
+		/* The last header: the last line that starts with neither space nor tab. */
+		for (start = text.len - 1; start > 0; start--)
+			if (text.ptr[start - 1] == '\n' && text.ptr[start] != '\n' &&
+			    text.ptr[start] != '\t' && text.ptr[start] != ' ')
+				break;
+		end = (size_t)((char *)memchr(text.ptr + start, '\n', text.len - start) - text.ptr);
+		for (size_t i = 0; i < start; i++)
+			line += text.ptr[i] == '\n';
+		/* The first field after the command, and the event (the last word). */
+		first = start + strcspn(text.ptr + start, " ");
+		first += strspn(text.ptr + first, " ");
+		first += strcspn(text.ptr + first, " ") + 1;
+		for (ev = end; text.ptr[ev - 1] == ' '; ev--)
+			;
+		while (text.ptr[ev - 1] != ' ')
+			ev--;
+		/* From the event back: the cuts after a whole period were stored. */
+		for (size_t k = ev; k-- > first;)
+			expect_error(text.ptr, k, NULL, PR_EDATA, line,
+				     "input ends in the middle of a header line");
+		buf_release(&text);
+	}
+	/* Cut inside the event, before its modifier. */
+	expect_error(modifier, sizeof(modifier) - 1, NULL, PR_EDATA, 4,
+		     "input ends in the middle of a header line");
+}
+
 /* Parse text and compare its folded form with want. */
 static void expect_folded(const char *text, const char *want)
 {
@@ -1405,6 +1453,7 @@ int main(void)
 		cmocka_unit_test(test_a_print_without_time_keeps_one_event_type),
 		cmocka_unit_test(test_prints_without_pid_or_with_misc_read_the_header),
 		cmocka_unit_test(test_a_print_without_pid_or_time_keeps_one_event_type),
+		cmocka_unit_test(test_input_cut_inside_its_last_header_is_rejected),
 		cmocka_unit_test(test_header_variants_give_the_command_as_root),
 		cmocka_unit_test(test_frames_are_tidied_like_stackcollapse_perf),
 		cmocka_unit_test(test_java_signatures_lose_their_leading_l),
