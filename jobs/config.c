@@ -595,7 +595,7 @@ static const field serve_keys[] = {
 	{K_INT("token_rate", 1, 1000000, config, serve.token_rate),
 	 .doc = "requests per token per minute"},
 	{K_INT("global_rate", 1, 1000000, config, serve.global_rate),
-	 .doc = "requests per second, all tokens, every server"},
+	 .doc = "requests per second with a valid token, all tokens, every server"},
 	{K_INT("host_cooldown_s", 0, 86400, config, serve.host_cooldown_s),
 	 .doc = "seconds between two triggered captures of one host"},
 	{K_INT("default_seconds", 1, 600, config, serve.default_seconds),
