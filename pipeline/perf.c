@@ -10,9 +10,32 @@
  *   	          1098eb clone3+0x2b (/usr/lib/x86_64-linux-gnu/libc.so.6)
  *   <blank line>
  *
- * a header line (comm, pid[/tid], [cpu], misc flags, time, period, event:
- * which fields appear depends on -F), then the call chain leaf first, one
- * indented "address symbol+offset (dso)" line a frame, then a blank line.
+ * a header line (comm, pid[/tid], [cpu], misc flags, time of day, time,
+ * period, event: which fields appear depends on -F), then the call chain
+ * leaf first, one indented "address symbol+offset (dso)" line a frame,
+ * then a blank line.
+ *
+ * The command name may contain spaces and digits ("Web Content",
+ * "kworker/0:1", "render pool 2"); perf prints no mark where it ends, so
+ * the header is read (header_comm) as the shortest name that one of
+ * these can follow, tried in this order:
+ *   - a pid, then any of the cpu "[001]", the flags of -F +misc ("K",
+ *     "KGg", as perf joins them), the time of day of -F +tod
+ *     ("2024-03-15 10:20:30.123456", "disabled"), then the timestamp
+ *     "secs.usecs:": the name is whatever comes before the pid;
+ *   - the same without the pid: then the name stops at its first word
+ *     of digits (the pid, as the script reads it: "render pool 2
+ *     460.339740:" is "render pool") or shaped like another field;
+ *   - without a timestamp, any of the pid, cpu, flags, time of day and
+ *     period, then the event, the last word, ending in ':' (see
+ *     untimed_fields);
+ *   - the script's reading, a pid and then anything: the name is what
+ *     comes before the pid, and the period is read after the first
+ *     "secs.usecs:" if there is one.
+ * So fields this parser does not know never go into the name: they
+ * follow a pid, or the line is not a header (an error), where a name
+ * with a cpu, flags or time of day in it would be a function of its own
+ * for every sample.
  *
  * After `perf record` without -g there is no call chain, and each sample
  * is one line, the command padded to 16 columns and the frame the sample
@@ -71,8 +94,11 @@
  * Where the script's regular expressions trip over input they were not
  * written for, this parser does the sensible thing instead, on purpose:
  *   - a command name ending in a number ("render pool 2") is kept whole
- *     when the header has a timestamp; the script cuts it at the first
- *     word made of digits;
+ *     when the header has a pid and a timestamp; the script cuts it at
+ *     the first word made of digits;
+ *   - the cpu, flags and time of day are fields wherever they are
+ *     printed; the script takes them into the name when there is no pid
+ *     before them;
  *   - the last event is kept even without a blank line after it (shells
  *     and editors strip trailing newlines); the script drops it. But a
  *     last frame line cut off before its "(dso)" is an error, and so is
@@ -181,6 +207,13 @@ static size_t skip_digits(const char *s, size_t n, size_t i)
 	return i;
 }
 
+static size_t token_end(const char *s, size_t n, size_t i)
+{
+	while (i < n && !is_space((unsigned char)s[i]))
+		i++;
+	return i;
+}
+
 static int bad_line(parser *ps, const char *what, const char *s, size_t n)
 {
 	char q[40];
@@ -235,100 +268,296 @@ static int intern(parser *ps, uint32_t *out, const char *s, size_t n)
 }
 
 /*
- * perf script -F +misc prints the sample's flags after the cpu, each a
- * letter and a space ("K " for the kernel, "U " for user space, "H", "G",
- * "g"; "M", "E", "S", "p" on records). At most six, so that a line of
- * one-letter words costs no more than any other to try.
+ * Between the command and the time, perf script prints these fields, in
+ * this order, each when -F asks for it (perf_sample__fprintf_start): the
+ * pid or tid ("8090"), or both ("8090/8091"); the cpu ("[001]"); the
+ * flags of +misc, joined and padded to six columns ("K", "U", "KUH" for
+ * the hypervisor, "KGg" for a guest's user space; "M", "E", "S", "p" on
+ * records); the time of day of +tod ("2024-03-15 10:20:30.123456", with
+ * nine digits under --ns, or "disabled" when the recording kept no clock
+ * data, "failed" when it could not be converted). Each skip_* reads its
+ * field at s[i..n), which a space must end, and returns where the next
+ * field starts, or i when the field is not there.
+ */
+static size_t field_end(const char *s, size_t n, size_t i, size_t j)
+{
+	return j > i && j < n && is_space((unsigned char)s[j]) ? skip_spaces(s, n, j) : i;
+}
+
+static size_t skip_pid(const char *s, size_t n, size_t i)
+{
+	size_t j = skip_digits(s, n, i), k;
+
+	if (j > i && j < n && s[j] == '/') {
+		if ((k = skip_digits(s, n, j + 1)) == j + 1)
+			return i;
+		j = k;
+	}
+	return field_end(s, n, i, j);
+}
+
+static size_t skip_cpu(const char *s, size_t n, size_t i)
+{
+	size_t j;
+
+	if (i >= n || s[i] != '[' || (j = skip_digits(s, n, i + 1)) == i + 1 || j >= n ||
+	    s[j] != ']')
+		return i;
+	return field_end(s, n, i, j + 1);
+}
+
+/*
+ * The flags: perf joins them ("KGg"); they are read apart too ("K U H").
+ * Six letters at most in all, as perf pads them to six columns, so that
+ * a line of one-letter words costs no more than any other to try.
  */
 #define MAX_MISC_FLAGS 6
 
 static size_t skip_misc_flags(const char *s, size_t n, size_t i)
 {
 	static const char flags[] = "KUHGgMESp";
+	size_t letters = 0, j, k;
 
-	for (int k = 0; k < MAX_MISC_FLAGS; k++) {
-		if (i + 1 >= n || !memchr(flags, s[i], sizeof(flags) - 1) ||
-		    !is_space((unsigned char)s[i + 1]))
-			break;
-		i = skip_spaces(s, n, i + 1);
+	for (;;) {
+		k = i;
+		while (k < n && k - i < MAX_MISC_FLAGS && memchr(flags, s[k], sizeof(flags) - 1))
+			k++;
+		if (letters + (k - i) > MAX_MISC_FLAGS || (j = field_end(s, n, i, k)) == i)
+			return i;
+		letters += k - i;
+		i = j;
 	}
-	return i;
+}
+
+/* Digits, then `sep` and digits, twice: "2024-03-15", "10:20:30". */
+static size_t skip_triple(const char *s, size_t n, size_t i, char sep)
+{
+	size_t j = i, k;
+
+	for (int part = 0; part < 3; part++) {
+		if (part && (j >= n || s[j++] != sep))
+			return i;
+		if ((k = skip_digits(s, n, j)) == j)
+			return i;
+		j = k;
+	}
+	return j;
+}
+
+static size_t skip_tod(const char *s, size_t n, size_t i)
+{
+	static const char *const words[] = {"disabled", "failed"};
+	size_t j, k;
+
+	for (size_t w = 0; w < sizeof(words) / sizeof(words[0]); w++) {
+		size_t len = strlen(words[w]);
+
+		if (n - i > len && memcmp(s + i, words[w], len) == 0)
+			return field_end(s, n, i, i + len);
+	}
+	if ((j = field_end(s, n, i, skip_triple(s, n, i, '-'))) == i ||
+	    (k = skip_triple(s, n, j, ':')) == j)
+		return i;
+	if (k < n && s[k] == '.' && skip_digits(s, n, k + 1) > k + 1)
+		k = skip_digits(s, n, k + 1);
+	return field_end(s, n, i, k);
 }
 
 /*
- * Does s[i..n) continue a header after the command name? With `strict`,
- * it must be " [pid[/tid]] [[cpu]] [misc flags] secs.usecs:", every field
- * but the timestamp optional (-F picks them), which lets a command name
- * contain words made of digits. Without, it is stackcollapse-perf.pl's
- * " pid[/tid] " and nothing more, for headers printed without a
- * timestamp.
+ * The fields perf prints between the command and the time, at s[i..n):
+ * where what follows them starts; *pid: whether a pid was among them.
  */
-static bool header_tail(const char *s, size_t n, size_t i, bool strict, size_t *ts_end)
+static size_t header_fields(const char *s, size_t n, size_t i, bool *pid)
 {
-	size_t j;
+	size_t j = skip_pid(s, n, i);
 
-	if (i >= n || !is_space((unsigned char)s[i]))
+	*pid = j > i;
+	return skip_tod(s, n, skip_misc_flags(s, n, skip_cpu(s, n, j)));
+}
+
+/* The end of a timestamp "secs.usecs:" at s[i..n), just after its ':'; 0: none. */
+static size_t timestamp_end(const char *s, size_t n, size_t i)
+{
+	size_t j = skip_digits(s, n, i), k;
+
+	if (j == i || j >= n || s[j] != '.' || (k = skip_digits(s, n, j + 1)) == j + 1 ||
+	    k >= n || s[k] != ':')
+		return 0;
+	return k + 1;
+}
+
+/*
+ * Does a field, a timestamp or what looks like a part of the time of
+ * day (a date, "10:20:30") start at s[i]?
+ */
+static bool field_at(const char *s, size_t n, size_t i)
+{
+	bool pid;
+
+	return header_fields(s, n, i, &pid) > i || timestamp_end(s, n, i) > 0 ||
+	       skip_triple(s, n, i, '-') > i || skip_triple(s, n, i, ':') > i;
+}
+
+/*
+ * Is a number of `digits` digits after `spaces` spaces, alone between
+ * the command and the event of a header without a timestamp, the period
+ * rather than the pid? perf prints each field and one space, the period
+ * right-aligned in ten columns ("%10" PRIu64) and the pid in five (seven
+ * since perf 6.5), so a period ends eleven columns after the command
+ * and a pid six or eight; no pid has more than seven digits
+ * (PID_MAX_LIMIT). Anything else is read as the script reads it, a pid.
+ */
+static bool lone_number_is_period(size_t spaces, size_t digits)
+{
+	return spaces + digits == 11 || digits > 7;
+}
+
+/*
+ * The start of the last word of s[0..*n), *n cut to leave out the
+ * spaces after it: in a header without a timestamp, the event.
+ */
+static size_t last_word(const char *s, size_t *n)
+{
+	size_t e;
+
+	while (*n && is_space((unsigned char)s[*n - 1]))
+		(*n)--;
+	for (e = *n; e && !is_space((unsigned char)s[e - 1]); e--)
+		;
+	return e;
+}
+
+/*
+ * Read a header printed without a timestamp (-F without time), s[0..m)
+ * with its last word, the event, at e: after the command (comm_len), at
+ * least one of the fields (header_fields) or the period, then "event:".
+ * *period_at: where the period starts, 0 when there is none. The pid
+ * comes before the cpu, flags and time of day and the period after them;
+ * a number alone is the pid or the period by where it stands.
+ */
+static bool untimed_tail(const char *s, size_t m, size_t e, size_t comm_len, size_t *period_at)
+{
+	size_t i = skip_spaces(s, e, comm_len), j, k;
+	bool pid;
+
+	*period_at = 0;
+	if (e <= comm_len || m < e + 2 || s[m - 1] != ':')
 		return false;
-	i = skip_spaces(s, n, i);
-	if (!strict) {
-		if ((j = skip_digits(s, n, i)) == i)
+	j = header_fields(s, e, i, &pid);
+	if (j < e) {
+		/* What is left is the period, or the header is not so. */
+		if ((k = skip_digits(s, e, j)) == j || skip_spaces(s, e, k) != e)
 			return false;
-		i = j;
-		while (i < n && s[i] == '/')
-			i++;
-		i = skip_digits(s, n, i);
-		return i < n && is_space((unsigned char)s[i]);
+		*period_at = j;
+		return true;
 	}
-	/* Digits then '/' or a space are the pid; then '.', the timestamp. */
-	j = skip_digits(s, n, i);
-	if (j > i && j < n && (s[j] == '/' || is_space((unsigned char)s[j]))) {
-		i = j;
-		if (s[i] == '/') {
-			if ((j = skip_digits(s, n, i + 1)) == i + 1)
-				return false;
-			i = j;
-		}
-		if (i >= n || !is_space((unsigned char)s[i]))
-			return false;
-		i = skip_spaces(s, n, i);
-	}
-	if (i < n && s[i] == '[') {
-		if ((j = skip_digits(s, n, i + 1)) == i + 1 || j >= n || s[j] != ']')
-			return false;
-		i = j + 1;
-		if (i >= n || !is_space((unsigned char)s[i]))
-			return false;
-		i = skip_spaces(s, n, i);
-	}
-	i = skip_misc_flags(s, n, i);
-	if ((j = skip_digits(s, n, i)) == i || j >= n || s[j] != '.')
+	if (j == i)
 		return false;
-	i = j + 1;
-	if ((j = skip_digits(s, n, i)) == i || j >= n || s[j] != ':')
-		return false;
-	*ts_end = j + 1;
+	k = skip_digits(s, e, i);
+	if (pid && skip_pid(s, e, i) == j && s[k] != '/' &&
+	    lone_number_is_period(i - comm_len, k - i))
+		*period_at = i;
 	return true;
 }
 
 /*
+ * The period and event of a header without a timestamp whose command
+ * ends at comm_len (see untimed_tail); *ev, *ev_len: the event without
+ * its ':'. stackcollapse-perf.pl finds no event there (it looks for the
+ * timestamp's ':'), but the periods of two events must not be added up,
+ * so the event is read as well.
+ */
+static bool untimed_fields(const char *s, size_t n, size_t comm_len, size_t *period_at,
+			   const char **ev, size_t *ev_len)
+{
+	size_t e = last_word(s, &n);
+
+	if (!untimed_tail(s, n, e, comm_len, period_at))
+		return false;
+	*ev = s + e;
+	*ev_len = n - 1 - e;
+	return true;
+}
+
+/* The readings of a header, tried in this order (see header_comm). */
+enum {
+	HDR_PID,     /* command, pid, [cpu] [flags] [time of day] time */
+	HDR_NO_PID,  /* command, [cpu] [flags] [time of day] time */
+	HDR_UNTIMED, /* command, [pid] [cpu] [flags] [time of day] [period] event: */
+	HDR_SCRIPT,  /* command, pid, anything: stackcollapse-perf.pl's */
+	HDR_READINGS
+};
+
+/*
+ * Does s[i..n) continue a header after a command name s[0..i), read the
+ * way `reading` says? e and m: the start and end of the last word (see
+ * last_word). *ts_end: just after the timestamp's ':', 0 when there is
+ * none.
+ */
+static bool header_tail(const char *s, size_t n, size_t i, int reading, size_t e, size_t m,
+			size_t *ts_end)
+{
+	size_t j, k, period_at;
+	bool pid;
+
+	*ts_end = 0;
+	if (i >= n || !is_space((unsigned char)s[i]))
+		return false;
+	j = skip_spaces(s, n, i);
+	switch (reading) {
+	case HDR_PID:
+	case HDR_NO_PID:
+		k = header_fields(s, n, j, &pid);
+		if ((reading == HDR_PID && !pid) || (*ts_end = timestamp_end(s, n, k)) == 0)
+			return false;
+		return true;
+	case HDR_UNTIMED:
+		return untimed_tail(s, m, e, i, &period_at);
+	default:
+		if ((k = skip_pid(s, n, j)) == j)
+			return false;
+		/* Fields not understood before the time: the period is after it still. */
+		for (; k < n && !(*ts_end = timestamp_end(s, n, k)); k = skip_spaces(s, n, k))
+			k = token_end(s, n, k);
+		return true;
+	}
+}
+
+/*
  * Length of the command name when s[0..n) is an event header, else 0.
- * The name is the shortest prefix the rest of a header can follow; only
- * the start of each run of spaces can end it, so this is linear.
  * *ts_end: the offset just after the timestamp's ':', or 0 when the
  * header has no timestamp.
+ *
+ * A command name may contain spaces and words of digits ("render pool
+ * 2"), and the fields after it are each optional (-F picks them), so the
+ * name is the shortest prefix that the rest of a header can follow,
+ * read in turn as header_tail's readings say. With a pid after it, the
+ * name is whatever comes before. Without one, nothing but a field can
+ * follow the name, so the name stops at the first word shaped like one:
+ * a word of digits (the pid, as stackcollapse-perf.pl reads it), a cpu,
+ * flags, a date. When the words after that are no fields perf prints,
+ * the name is what comes before a pid ("burn" of "burn 8090 ?? 1.5:"),
+ * or the line is no header: a name swallowing a cpu, flags or a time of
+ * day would be a function of its own for every sample. Only the start
+ * of each run of spaces can end the name, and the fields after it are
+ * a few words, so this is linear.
  */
 static size_t header_comm(const char *s, size_t n, size_t *ts_end)
 {
+	size_t m = n, e = last_word(s, &m);
+
 	*ts_end = 0;
 	if (n == 0 || is_space((unsigned char)s[0]))
 		return 0;
-	for (int strict = 1; strict >= 0; strict--) {
+	for (int reading = HDR_PID; reading < HDR_READINGS; reading++) {
 		for (size_t i = 1; i < n; i++) {
 			if (!is_space((unsigned char)s[i]))
 				continue;
-			if (header_tail(s, n, i, strict, ts_end))
+			if (header_tail(s, n, i, reading, e, m, ts_end))
 				return i;
 			i = skip_spaces(s, n, i);
+			if (reading != HDR_PID && field_at(s, n, i))
+				break;
 		}
 	}
 	return 0;
@@ -365,13 +594,6 @@ static bool header_event(const char *s, size_t n, const char **ev, size_t *ev_le
 	*ev = s + start;
 	*ev_len = n - 1 - start;
 	return true;
-}
-
-static size_t token_end(const char *s, size_t n, size_t i)
-{
-	while (i < n && !is_space((unsigned char)s[i]))
-		i++;
-	return i;
 }
 
 static bool hex_token(const char *s, size_t i, size_t j)
@@ -561,81 +783,6 @@ static bool oneline_has_symbol(const char *s, size_t n, size_t i)
 			break;
 	}
 	return k + 1 < n;
-}
-
-/*
- * Is a number of `digits` digits after `spaces` spaces, alone between
- * the command and the event of a header without a timestamp, the period
- * rather than the pid? perf prints each field and one space, the period
- * right-aligned in ten columns ("%10" PRIu64) and the pid in five (seven
- * since perf 6.5), so a period ends eleven columns after the command
- * and a pid six or eight; no pid has more than seven digits
- * (PID_MAX_LIMIT). Anything else is read as the script reads it, a pid.
- */
-static bool lone_number_is_period(size_t spaces, size_t digits)
-{
-	return spaces + digits == 11 || digits > 7;
-}
-
-/*
- * Read a header printed without a timestamp (-F without time): after the
- * command, " [pid[/tid]] [[cpu]] [misc flags] [period] event:". False
- * when the header is not so. *period_at: where the period starts, 0 when
- * there is none; *ev, *ev_len: the event without its ':'.
- * stackcollapse-perf.pl finds no event there (it looks for the
- * timestamp's ':'), but the periods of two events must not be added up,
- * so the event is read as well. header_comm has put digits right after
- * the command: a pid, or the period when no pid was printed.
- */
-static bool untimed_fields(const char *s, size_t n, size_t comm_len, size_t *period_at,
-			   const char **ev, size_t *ev_len)
-{
-	size_t i = skip_spaces(s, n, comm_len), j, e, first, first_end;
-	bool pid = false;
-
-	while (n && is_space((unsigned char)s[n - 1]))
-		n--;
-	/* The event: the last field, ending in ':'. */
-	for (e = n; e > i && !is_space((unsigned char)s[e - 1]); e--)
-		;
-	if (e == i || n < e + 2 || s[n - 1] != ':')
-		return false;
-	first = i;
-	if ((first_end = skip_digits(s, n, i)) == i)
-		return false;
-	i = first_end;
-	if (i < n && s[i] == '/') {
-		if ((j = skip_digits(s, n, i + 1)) == i + 1)
-			return false;
-		i = j;
-		pid = true;
-	}
-	if (i >= e || !is_space((unsigned char)s[i]))
-		return false;
-	i = skip_spaces(s, n, i);
-	if (i < e && s[i] == '[') {
-		if ((j = skip_digits(s, n, i + 1)) == i + 1 || j + 1 >= e || s[j] != ']' ||
-		    !is_space((unsigned char)s[j + 1]))
-			return false;
-		i = skip_spaces(s, n, j + 1);
-		pid = true;
-	}
-	j = skip_misc_flags(s, n, i);
-	if (j > i)
-		pid = true;
-	i = j;
-	*period_at = 0;
-	if (i < e) {
-		/* A second number: the first was the pid, this the period. */
-		if ((j = skip_digits(s, n, i)) == i || j >= e || skip_spaces(s, n, j) != e)
-			return false;
-		*period_at = i;
-	} else if (!pid && lone_number_is_period(first - comm_len, first_end - first)) {
-		*period_at = first;
-	}
-	*ev = s + e;
-	*ev_len = n - 1 - e;
-	return true;
 }
 
 /*

@@ -508,6 +508,13 @@ static void test_header_variants_give_the_command_as_root(void **state)
 		{"burn  2482 K     49429.574345:    1001001 cpu-clock:ppp: ", "burn"},
 		{"render pool 2  7515 [001] U     460.339740: 1 cycles:", "render_pool_2"},
 		{"java K U H 5.0: 1 cycles:", "java"},
+		/* Names with spaces and digits, before every field perf prints. */
+		{"Web Content  9001 [001] KGg   5.0: 1 cycles:", "Web_Content"},
+		{"Web Content [001] 5.0: 1 cycles:", "Web_Content"},
+		{"kworker/0:1 [000] K     5.0: 1 cycles:", "kworker/0:1"},
+		{"render pool 2  7515 [001] 2024-03-15 10:20:30.123456 460.339740: 1 cycles:",
+		 "render_pool_2"},
+		{"Web Content [001] cycles:", "Web_Content"},
 	};
 	char text[256], want[128];
 
@@ -1215,6 +1222,130 @@ static void expect_folded(const char *text, const char *want)
 	profile_free(p);
 }
 
+/*
+ * Parse text, compare its folded form with want, and check the periods
+ * add up to `periods` (-1: the print has none).
+ */
+static void expect_folded_periods(const char *text, const char *want, int64_t periods)
+{
+	profile *p = parse_ok(text);
+	char *got = folded_text(p);
+	int64_t sum = 0;
+
+	assert_string_equal(got, want);
+	assert_int_equal(p->nvalue_types, periods < 0 ? 1 : 2);
+	for (size_t i = 0; periods >= 0 && i < p->nsamples; i++)
+		sum += p->values[2 * i + 1];
+	assert_int_equal(sum, periods < 0 ? 0 : periods);
+	free(got);
+	profile_free(p);
+}
+
+#define LEAF "\t7f00 leaf (/x)\n\n"
+
+/*
+ * perf script -F +tod prints the time of day before the timestamp. It
+ * was taken into the command name, a function of its own for every
+ * sample ("burn____8090_[001]_2024-03-15_10:20:30.123456"): it is a
+ * field, as are --ns's nine digits and the "disabled" of a recording
+ * without clock data, with or without the pid and cpu.
+ */
+static void test_time_of_day_is_a_header_field(void **state)
+{
+	static const char text[] =
+		"burn    8090 [001] 2024-03-15 10:20:30.123456  49532.689271:    1001001  "
+		"cpu-clock: \n" LEAF
+		"burn    8090 [001] 2024-03-15 10:20:30.124456  49532.690271:    1001001  "
+		"cpu-clock: \n" LEAF
+		"burn 2024-03-15 10:20:30.125456789 49532.691271123: 1001001 cpu-clock:\n" LEAF
+		"Web Content [002] 2024-03-15 10:20:30.126456 49532.692271: 1001001 "
+		"cpu-clock:\n" LEAF
+		"render pool 2  7515 [001] disabled 49532.693271: 1001001 cpu-clock:\n" LEAF;
+
+	(void)state;
+	expect_folded_periods(text, "Web_Content;leaf 1\nburn;leaf 3\nrender_pool_2;leaf 1\n",
+			      5 * 1001001);
+}
+
+/*
+ * perf script -F +misc joins the flags and pads them to six columns:
+ * "KGg" for a guest's user space, "KUH" for the hypervisor. Only one
+ * letter and a space was read, so the flags, pid and cpu went into the
+ * command name ("qemu-kvm__8090_[001]_KGg").
+ */
+static void test_joined_misc_flags_are_a_header_field(void **state)
+{
+	static const char text[] =
+		"qemu-kvm  8090 [001] KGg   49532.689272:    1001001  cycles: \n" LEAF
+		"qemu-kvm  8090 [001] KUH   49532.689273:    1001001  cycles: \n" LEAF
+		"qemu-kvm [003] KGg   49532.689274:    1001001  cycles: \n" LEAF
+		"kworker/0:1   112 [000] K     49532.689275:    1001001  cycles: \n" LEAF
+		"Web Content  9001/9002 [000] Gg    49532.689276:    1001001  cycles: \n" LEAF;
+
+	(void)state;
+	expect_folded_periods(text, "Web_Content;leaf 1\nkworker/0:1;leaf 1\nqemu-kvm;leaf 3\n",
+			      5 * 1001001);
+}
+
+/*
+ * Printed without the time and the pid but with the cpu or the flags
+ * (-F comm,cpu,period,event,...), a header was read by the script's
+ * rule, the command up to the first number: "burn_[000]" and
+ * "burn_K", a function per cpu or flag, and the period, read as the
+ * pid, was lost. The cpu and flags are fields there too.
+ */
+static void test_cpu_and_flags_without_pid_or_time_are_header_fields(void **state)
+{
+	static const char text[] =
+		"burn [000]    1001001 cpu-clock: \n" LEAF
+		"burn [001]    1001001 cpu-clock: \n" LEAF
+		"burn K         1001001 cpu-clock: \n" LEAF
+		"burn U         1001001 cpu-clock: \n" LEAF
+		"Web Content [001] KUH            7 page-faults: \n" LEAF
+		"Web Content [001] KUH      1001001 cpu-clock: \n" LEAF
+		"kworker/0:1 2024-03-15 10:20:30.123456    1001001 cpu-clock: \n" LEAF;
+	profile *p;
+
+	(void)state;
+	expect_folded_periods(text, "Web_Content;leaf 1\nburn;leaf 4\nkworker/0:1;leaf 1\n",
+			      6 * 1001001);
+	p = parse_ok(text);
+	assert_string_equal(p->event, "cpu-clock");
+	assert_int_equal(p->other_events, 1);
+	profile_free(p);
+	/* Without the period. */
+	expect_folded_periods("burn [000] cpu-clock:\n" LEAF "burn [001] K cpu-clock:\n" LEAF,
+			      "burn;leaf 2\n", -1);
+}
+
+/*
+ * Fields perf does not print (or this parser does not know) between the
+ * command and the time were taken into the command name when no pid
+ * came after them. A pid before them ends the command, as in
+ * stackcollapse-perf.pl, and the period after the time is still read;
+ * without a pid, the line is refused rather than folded into a function
+ * of its own.
+ */
+static void test_unknown_fields_never_go_into_the_command(void **state)
+{
+	static const char *const refused[] = {
+		"burn [001] weird 49532.689271: 1001001 cpu-clock:\n" LEAF,
+		"burn K weird 49532.689271: 1001001 cpu-clock:\n" LEAF,
+		"burn [001] weird    1001001 cpu-clock:\n" LEAF,
+		"burn 2024-03-15 weird 49532.689271: 1001001 cpu-clock:\n" LEAF,
+	};
+	static const char pid[] =
+		"burn    8090 [001] weird  49532.689271:    1001001  cpu-clock: \n" LEAF
+		"burn    8090 [002] odd    49532.690271:    1001001  cpu-clock: \n" LEAF
+		"burn    8090 [001] 10:20:30 49532.691271:  1001001  cpu-clock: \n" LEAF;
+
+	(void)state;
+	expect_folded_periods(pid, "burn;leaf 3\n", 3 * 1001001);
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+		expect_error(refused[i], strlen(refused[i]), NULL, PR_EDATA, 1,
+			     "not an event header");
+}
+
 static void test_side_band_records_are_not_samples(void **state)
 {
 	static const char text[] =
@@ -1454,6 +1585,10 @@ int main(void)
 		cmocka_unit_test(test_prints_without_pid_or_with_misc_read_the_header),
 		cmocka_unit_test(test_a_print_without_pid_or_time_keeps_one_event_type),
 		cmocka_unit_test(test_input_cut_inside_its_last_header_is_rejected),
+		cmocka_unit_test(test_time_of_day_is_a_header_field),
+		cmocka_unit_test(test_joined_misc_flags_are_a_header_field),
+		cmocka_unit_test(test_cpu_and_flags_without_pid_or_time_are_header_fields),
+		cmocka_unit_test(test_unknown_fields_never_go_into_the_command),
 		cmocka_unit_test(test_header_variants_give_the_command_as_root),
 		cmocka_unit_test(test_frames_are_tidied_like_stackcollapse_perf),
 		cmocka_unit_test(test_java_signatures_lose_their_leading_l),
