@@ -103,7 +103,10 @@
  *     and editors strip trailing newlines); the script drops it. But a
  *     last frame line cut off before its "(dso)" is an error, and so is
  *     a last header cut off before its event when the headers before it
- *     had one;
+ *     had one, or whose event is the start of the one kept up to a ':'
+ *     ("cpu-clock" of "cpu-clock:ppp"), unless the space perf prints
+ *     after the event's ':' is there or an earlier header had that
+ *     event;
  *   - a header that arrives while an event is still open ends that event;
  *     the script merges the two stacks;
  *   - "(anonymous namespace)::f" is a frame, not a process name;
@@ -165,6 +168,7 @@ typedef struct parser {
 	buf name;            /* scratch: the frame name being folded */
 	buf event;           /* the event type kept; empty until the first */
 	buf cpu_event;       /* the first CPU-time event of those not kept */
+	uint64_t prefixes;   /* bit k: the event kept up to its (k+1)th ':' was seen */
 	uint32_t *stack;     /* the open event's frames, leaf first */
 	size_t stack_cap;
 	uint32_t depth;
@@ -803,6 +807,27 @@ static bool cpu_time_event(const char *ev, size_t n)
 }
 
 /*
+ * The bit of parser.prefixes for an event that is the kept one up to a
+ * ':': one per ':' in it. 0 (never seen) past 64 of them.
+ */
+static uint64_t prefix_bit(const char *ev, size_t ev_len)
+{
+	size_t colons = 0;
+
+	for (size_t i = 0; i < ev_len; i++)
+		colons += ev[i] == ':';
+	return colons < 64 ? (uint64_t)1 << colons : 0;
+}
+
+/* Is the event at ev, in the line s[0..n), followed by ':' and a space? */
+static bool event_ended(const char *s, size_t n, const char *ev, size_t ev_len)
+{
+	size_t k = (size_t)(ev - s) + ev_len + 1;
+
+	return k < n && is_space((unsigned char)s[k]);
+}
+
+/*
  * A header line; with a frame after the event (perf record without -g),
  * a whole sample: the command, then that frame.
  */
@@ -811,7 +836,7 @@ static int parse_header(parser *ps, const char *s, size_t n, size_t comm_len,
 {
 	const char *ev;
 	size_t ev_len, frame, period_at = ts_end;
-	bool has_event;
+	bool has_event, prefix;
 	int rc;
 
 	if ((rc = flush(ps)) < 0)
@@ -823,17 +848,23 @@ static int parse_header(parser *ps, const char *s, size_t n, size_t comm_len,
 	if (!frame && !has_event && ts_end == 0 &&
 	    untimed_fields(s, n, comm_len, &period_at, &ev, &ev_len))
 		has_event = true;
+	prefix = has_event && ev_len < ps->event.len && ps->event.ptr[ev_len] == ':' &&
+		 memcmp(ps->event.ptr, ev, ev_len) == 0;
 	/*
 	 * The last line, with no newline after it, is a header without an
-	 * event, or with the start of one ("cpu-clock:" of "cpu-clock:ppp:"),
-	 * though the headers before it had theirs: the input was cut inside
-	 * it, and kept, its sample would be the command alone with maybe a
-	 * period cut short.
+	 * event, though the headers before it had theirs: the input was cut
+	 * inside it, and kept, its sample would be the command alone with
+	 * maybe a period cut short. So it is when its event is the start of
+	 * the one kept ("cpu-clock" of "cpu-clock:ppp"), unless the space
+	 * perf prints after an event's ':' follows it, or an earlier header
+	 * had that event: then it is an event of its own.
 	 */
 	if (ps->cut && ps->event.len &&
-	    (!has_event || (ev_len < ps->event.len && ps->event.ptr[ev_len] == ':' &&
-			    memcmp(ps->event.ptr, ev, ev_len) == 0)))
+	    (!has_event || (prefix && !event_ended(s, n, ev, ev_len) &&
+			    !(prefix_bit(ev, ev_len) & ps->prefixes))))
 		return bad_line(ps, "input ends in the middle of a header line:", s, n);
+	if (prefix)
+		ps->prefixes |= prefix_bit(ev, ev_len);
 	if (has_event) {
 		if (ps->event.len == 0) {
 			if (buf_put(&ps->event, ev, ev_len) < 0)

@@ -1346,6 +1346,37 @@ static void test_unknown_fields_never_go_into_the_command(void **state)
 			     "not an event header");
 }
 
+/*
+ * The last line, without its newline, of a print keeping "cpu-clock:ppp"
+ * has the event "cpu-clock": the start of the one kept, cut, unless the
+ * space perf prints after an event's ':' is there or an earlier header
+ * had "cpu-clock", which make it an event of its own, left out.
+ */
+static void test_a_last_header_whose_event_is_whole_is_kept(void **state)
+{
+	static const char *const kept[] = {
+		"ab 12 1.0: 5 cpu-clock:ppp: \n" LEAF "ab 12 1.1: 5 cpu-clock: ",
+		"ab 12 1.0: 5 cpu-clock:ppp:\n" LEAF "ab 12 1.1: 5 cpu-clock:\n" LEAF
+		"ab 12 1.2: 5 cpu-clock:",
+		"ab 12 1.0: 5 cpu-clock:u:ppp:\n" LEAF "ab 12 1.1: 5 cpu-clock:u:\n" LEAF
+		"ab 12 1.2: 5 cpu-clock:u:",
+	};
+	static const char cut[] = "ab 12 1.0: 5 cpu-clock:u:ppp:\n" LEAF
+				  "ab 12 1.1: 5 cpu-clock:\n" LEAF "ab 12 1.2: 5 cpu-clock:u:";
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++) {
+		profile *p = parse_ok(kept[i]);
+
+		assert_int_equal(p->nsamples, 1);
+		assert_int_equal(p->other_events, i ? 2 : 1);
+		profile_free(p);
+	}
+	/* "cpu-clock" seen is not "cpu-clock:u": that one is still cut. */
+	expect_error(cut, sizeof(cut) - 1, NULL, PR_EDATA, 7,
+		     "input ends in the middle of a header line");
+}
+
 static void test_side_band_records_are_not_samples(void **state)
 {
 	static const char text[] =
@@ -1589,6 +1620,7 @@ int main(void)
 		cmocka_unit_test(test_joined_misc_flags_are_a_header_field),
 		cmocka_unit_test(test_cpu_and_flags_without_pid_or_time_are_header_fields),
 		cmocka_unit_test(test_unknown_fields_never_go_into_the_command),
+		cmocka_unit_test(test_a_last_header_whose_event_is_whole_is_kept),
 		cmocka_unit_test(test_header_variants_give_the_command_as_root),
 		cmocka_unit_test(test_frames_are_tidied_like_stackcollapse_perf),
 		cmocka_unit_test(test_java_signatures_lose_their_leading_l),
