@@ -222,10 +222,57 @@ void connguard_answered(struct MHD_Connection *c)
 	}
 }
 
-/* Counts the Content-Length and Transfer-Encoding headers of a request. */
+/*
+ * Counts the Content-Length and Transfer-Encoding headers of a request,
+ * and the headers libmicrohttpd did not take as they should be taken.
+ */
 typedef struct framing {
 	unsigned lengths, encodings;
+	unsigned bad_names; /* a name that is not a token */
+	unsigned folded;    /* a line folded onto the one before */
 } framing;
+
+/* Whether a header's name is a token (RFC 9110 5.6.2): tchars, at least one. */
+static bool is_token(const char *s, size_t n)
+{
+	static const char extra[] = "!#$%&'*+-.^_`|~";
+
+	if (!n)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		if (!((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') ||
+		      (ch >= 'A' && ch <= 'Z') || (ch && strchr(extra, ch))))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Whether libmicrohttpd took the header from one line of the request.
+ * It keeps a header where it arrived, in the connection's read buffer:
+ * the name, its colon (made a NUL), the blanks after it, the value. A
+ * line that starts with a blank (obs-fold, RFC 9112 5.2) is taken by
+ * libmicrohttpd 0.9.75 as the rest of the header before, which it copies
+ * elsewhere with the line appended to its *name* (process_broken_line):
+ * "Content-Length: 2" then " x" is a header "Content-Lengthx" of value
+ * "2", and the body's length is gone. When a name, ":" or NUL, blanks
+ * and the value are not one run of bytes, the name was rebuilt so.
+ * (A libmicrohttpd that copied every header elsewhere would have every
+ * request with a header refused here, which tests/cli/serve_guard.sh
+ * shows at once.)
+ */
+static bool one_line(const char *key, size_t key_size, const char *value)
+{
+	uintptr_t from = (uintptr_t)key + key_size, to = (uintptr_t)value;
+
+	if (to <= from || (key[key_size] != '\0' && key[key_size] != ':'))
+		return false;
+	for (uintptr_t i = 1; i < to - from; i++)
+		if (key[key_size + i] != ' ' && key[key_size + i] != '\t')
+			return false;
+	return true;
+}
 
 static enum MHD_Result count_framing(void *cls, enum MHD_ValueKind kind, const char *key,
 				     size_t key_size, const char *value, size_t value_size)
@@ -233,9 +280,18 @@ static enum MHD_Result count_framing(void *cls, enum MHD_ValueKind kind, const c
 	framing *f = cls;
 
 	(void)kind;
-	(void)value;
 	(void)value_size;
-	if (key_size == 14 && strncasecmp(key, "Content-Length", 14) == 0)
+	/*
+	 * libmicrohttpd keeps the blanks before a header's colon in its
+	 * name: "Transfer-Encoding : chunked" would not be counted below,
+	 * while a proxy in front may take it for the body's length. RFC 9112
+	 * 5.1 has such a request refused 400.
+	 */
+	if (!is_token(key, key_size))
+		f->bad_names++;
+	else if (!one_line(key, key_size, value))
+		f->folded++;
+	else if (key_size == 14 && strncasecmp(key, "Content-Length", 14) == 0)
 		f->lengths++;
 	else if (key_size == 17 && strncasecmp(key, "Transfer-Encoding", 17) == 0)
 		f->encodings++;
@@ -244,17 +300,22 @@ static enum MHD_Result count_framing(void *cls, enum MHD_ValueKind kind, const c
 
 const char *connguard_framing(connguard *g, struct MHD_Connection *c)
 {
-	framing f = {0, 0};
+	framing f = {0, 0, 0, 0};
 	const char *why = NULL;
 
 	/*
 	 * libmicrohttpd takes the first Content-Length and lets a
 	 * Transfer-Encoding beside it pass: a proxy in front that took the
 	 * other would read the rest of the body as a request of its own, or
-	 * this server would.
+	 * this server would. A header it took apart otherwise than a proxy
+	 * would (a blank before the colon, a folded line) can hide either.
 	 */
 	MHD_get_connection_values_n(c, MHD_HEADER_KIND, count_framing, &f);
-	if (f.lengths > 1)
+	if (f.bad_names)
+		why = "a header name that is not a token (a blank before its colon?)";
+	else if (f.folded)
+		why = "a header line folded onto the one before (obs-fold)";
+	else if (f.lengths > 1)
 		why = "more than one Content-Length header";
 	else if (f.lengths && f.encodings)
 		why = "both Content-Length and Transfer-Encoding";

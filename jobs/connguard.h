@@ -18,7 +18,11 @@
  *     connection is closed ("slow_request");
  *   - one length for a request's body: two Content-Length headers, or one
  *     with Transfer-Encoding, leave where the body ends to whoever reads
- *     it (RFC 9112 6.3), and are refused 400 ("bad_framing").
+ *     it (RFC 9112 6.3), and are refused 400 ("bad_framing"); so is a
+ *     header whose name is not a token (a blank before its colon, RFC
+ *     9112 5.1) or a line folded onto the one before (obs-fold, RFC 9112
+ *     5.2), either of which libmicrohttpd reads otherwise than a proxy
+ *     in front may, and which could hide a length.
  *
  * Each refusal is passed to the server's `refused` callback, which counts
  * it (for /metrics). The limits are kept here rather than by
@@ -92,10 +96,11 @@ void connguard_arrived(connguard *g, struct MHD_Connection *c);
 void connguard_answered(struct MHD_Connection *c);
 
 /*
- * Whether the request on `c` says where its body ends in one way only:
- * NULL when it does, else why not (counted as "bad_framing"; the caller
- * answers 400, after which libmicrohttpd closes the connection, the body
- * unread). Call once its head has arrived.
+ * Whether the request on `c` says where its body ends in one way only,
+ * in headers taken as they arrived: NULL when it does, else why not
+ * (counted as "bad_framing"; the caller answers 400, after which
+ * libmicrohttpd closes the connection, the body unread). Call once its
+ * head has arrived.
  */
 const char *connguard_framing(connguard *g, struct MHD_Connection *c);
 
