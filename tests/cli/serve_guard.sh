@@ -5,9 +5,12 @@
 # stays for the callers with a token (an Alertmanager webhook posted
 # during the flood is answered 200), and each refusal is counted in
 # /metrics. A request with two Content-Length headers, or one with
-# Transfer-Encoding, is refused 400 and nothing after it is read as a
-# request. Every answer, a refusal of any route included, carries the
-# headers that keep a browser from sniffing, framing or running it. No
+# Transfer-Encoding, or a header with a blank before its colon or folded
+# onto the line before, is refused 400 and nothing after it is read as a
+# request. Every answer serve writes, a refusal of any route included,
+# carries the headers that keep a browser from sniffing, framing or
+# running it (libmicrohttpd's own refusals of what it cannot read carry
+# none, and hold nothing but a fixed sentence). No
 # capture target is needed: nothing here queues a capture.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -153,5 +156,14 @@ guarded "an unknown endpoint" "$U/nothing"
 guarded "the API without a token" -X POST -d '{}' "$U/v1/captures"
 guarded "GET of the webhook" "$U/v1/alertmanager"
 guarded "/healthz" "$U/healthz"
+# libmicrohttpd refuses a request it cannot read before serve sees it,
+# with its own answer, to which no header can be added (docs/serve.md):
+# a fixed sentence, nothing of the caller's, and the connection closed.
+run timeout 20 $RAW raw --port "$PORT" --seconds 3 \
+	--data 'POST /nothing HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2, 40\r\n\r\n{}'
+[[ $OUT == *$'\n'"HTTP/1.1 400 "* ]] && [[ $OUT == *"<title>Request malformed</title>"* ]] &&
+	[[ $OUT != *nothing* ]] && [[ $OUT == *"Connection: close"* ]] &&
+	ok "libmicrohttpd's own 400 holds only its fixed text and closes the connection" ||
+	not_ok "libmicrohttpd's 400" "$OUT"
 
 finish
