@@ -321,9 +321,9 @@ static enum MHD_Result get_metrics(agent *a, struct MHD_Connection *c)
 	return ret;
 }
 
-static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
-			      const char *method, const char *version, const char *upload,
-			      size_t *upload_size, void **state)
+static enum MHD_Result dispatch(void *cls, struct MHD_Connection *c, const char *url,
+				const char *method, const char *version, const char *upload,
+				size_t *upload_size, void **state)
 {
 	agent *a = cls;
 	conn *st = *state;
@@ -375,14 +375,31 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	return reply_error(c, 404, "no such endpoint", 0);
 }
 
+/*
+ * The daemon's handler. While it runs, the polling thread reads no
+ * connection: the guard's deadlines do not count that time (connguard.h).
+ */
+static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
+			      const char *method, const char *version, const char *upload,
+			      size_t *upload_size, void **state)
+{
+	agent *a = cls;
+	enum MHD_Result ret;
+
+	connguard_enter(&a->guard);
+	ret = dispatch(cls, c, url, method, version, upload, upload_size, state);
+	connguard_leave(&a->guard);
+	return ret;
+}
+
 static void done(void *cls, struct MHD_Connection *c, void **state,
 		 enum MHD_RequestTerminationCode why)
 {
 	conn *st = *state;
+	agent *a = cls;
 
-	(void)cls;
 	(void)why;
-	connguard_answered(c);
+	connguard_answered(&a->guard, c);
 	if (st) {
 		buf_release(&st->body);
 		free(st);
@@ -427,7 +444,7 @@ int agent_run(agent_result *out, const job_env *env, const agent_opts *o, pr_err
 	daemon = MHD_start_daemon(
 		MHD_USE_INTERNAL_POLLING_THREAD | (ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0), 0,
 		connguard_accept, &a.guard, handle, &a, MHD_OPTION_SOCK_ADDR,
-		(struct sockaddr *)&ss, MHD_OPTION_NOTIFY_COMPLETED, done, NULL,
+		(struct sockaddr *)&ss, MHD_OPTION_NOTIFY_COMPLETED, done, &a,
 		MHD_OPTION_NOTIFY_CONNECTION, connguard_notify, &a.guard,
 		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_CONNECTION_LIMIT,
 		connguard_mhd_limit(&a.guard), MHD_OPTION_CONNECTION_MEMORY_LIMIT,

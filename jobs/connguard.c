@@ -25,6 +25,7 @@ struct connguard_peer {
 struct connguard_link {
 	struct MHD_Connection *c;
 	int64_t since_ms;   /* opened, or its last answer went out */
+	int64_t busy_ms;    /* the guard's time in the handler then (busy_now) */
 	bool arrived;       /* the request is whole (answered or being answered) */
 	bool cut;           /* closed for its deadline; the slot frees once it goes */
 	struct connguard_link *prev, *next;
@@ -70,6 +71,34 @@ static int64_t now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The time the polling thread has spent in the handler, at `now`. */
+static int64_t busy_now(const connguard *g, int64_t now)
+{
+	return g->busy_ms + (g->entered_ms ? now - g->entered_ms : 0);
+}
+
+/* Starts the clock of the request arriving on `l`. */
+static void clock_start(const connguard *g, connguard_link *l)
+{
+	int64_t now = now_ms();
+
+	l->since_ms = now;
+	l->busy_ms = busy_now(g, now);
+}
+
+/*
+ * Whether the request on `l` is past its deadline at `now`: the time
+ * since its clock started, less the time spent in the handler meanwhile,
+ * when the polling thread (the only one reading connections) read none.
+ * Without it, a request sent in full while the agent took a snapshot
+ * (up to its time budget, 600 s at most) was cut as slow once the
+ * snapshot ended, though nothing of it could be read before.
+ */
+static bool past_deadline(const connguard *g, const connguard_link *l, int64_t now)
+{
+	return now - l->since_ms - (busy_now(g, now) - l->busy_ms) > g->deadline_ms;
 }
 
 /*
@@ -124,7 +153,7 @@ static void cut_slow(connguard *g)
 
 	for (connguard_link *l = g->links; l; l = l->next) {
 		const union MHD_ConnectionInfo *ci;
-		if (l->cut || l->arrived || now - l->since_ms <= g->deadline_ms)
+		if (l->cut || l->arrived || !past_deadline(g, l, now))
 			continue;
 		if (!(ci = MHD_get_connection_info(l->c, MHD_CONNECTION_INFO_CONNECTION_FD)))
 			continue;
@@ -166,7 +195,7 @@ void connguard_notify(void *cls, struct MHD_Connection *c, void **socket_context
 
 	if (started && (l = calloc(1, sizeof(*l)))) {
 		l->c = c;
-		l->since_ms = now_ms();
+		clock_start(g, l);
 		l->next = g->links;
 		if (g->links)
 			g->links->prev = l;
@@ -197,7 +226,7 @@ bool connguard_late(connguard *g, struct MHD_Connection *c)
 {
 	const connguard_link *l = link_of(c);
 
-	if (!l || now_ms() - l->since_ms <= g->deadline_ms)
+	if (!l || !past_deadline(g, l, now_ms()))
 		return false;
 	refuse(g, "slow_request");
 	return true;
@@ -212,14 +241,29 @@ void connguard_arrived(connguard *g, struct MHD_Connection *c)
 	cut_slow(g);
 }
 
-void connguard_answered(struct MHD_Connection *c)
+void connguard_answered(connguard *g, struct MHD_Connection *c)
 {
 	connguard_link *l = link_of(c);
 
 	if (l) {
-		l->since_ms = now_ms();
+		clock_start(g, l);
 		l->arrived = false;
 	}
+}
+
+void connguard_enter(connguard *g)
+{
+	/* 0 is "no handler runs": a clock reading 0 ms is taken for 1 ms. */
+	g->entered_ms = now_ms();
+	if (!g->entered_ms)
+		g->entered_ms = 1;
+}
+
+void connguard_leave(connguard *g)
+{
+	if (g->entered_ms)
+		g->busy_ms += now_ms() - g->entered_ms;
+	g->entered_ms = 0;
 }
 
 /*

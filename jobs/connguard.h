@@ -15,7 +15,16 @@
  *     behind a proxy); the next is closed at once ("connections_per_ip");
  *   - a deadline: a request's head and body arrive within `deadline_ms`
  *     of the connection opening or its previous answer going out, or the
- *     connection is closed ("slow_request");
+ *     connection is closed ("slow_request"). The time the polling thread
+ *     spends in the daemon's handler (connguard_enter, connguard_leave)
+ *     does not count: nothing is read meanwhile, so a request that
+ *     arrived while another was answered (a snapshot of the agent takes
+ *     up to its time budget) is not late for it. A client can stretch
+ *     deadlines so only by keeping the server busy, which locks everyone
+ *     out anyway. (libmicrohttpd's own timeout for a silent connection
+ *     still counts that time: one it reads only after the handler
+ *     returned, its bytes sent meanwhile, may be closed by it, uncounted,
+ *     when the handler outlasted that timeout.);
  *   - one length for a request's body: two Content-Length headers, or one
  *     with Transfer-Encoding, leave where the body ends to whoever reads
  *     it (RFC 9112 6.3), and are refused 400 ("bad_framing"); so is a
@@ -61,6 +70,8 @@ typedef struct connguard {
 	size_t npeers;
 	connguard_link *links;      /* open connections */
 	size_t nopen;               /* of them, not cut for their deadline */
+	int64_t busy_ms;            /* spent in the handler, in all (monotonic ms) */
+	int64_t entered_ms;         /* when the handler running now was entered; 0: none */
 } connguard;
 
 /*
@@ -93,7 +104,14 @@ bool connguard_late(connguard *g, struct MHD_Connection *c);
 void connguard_arrived(connguard *g, struct MHD_Connection *c);
 
 /* The answer on `c` went out (MHD_OPTION_NOTIFY_COMPLETED): the next request's clock starts. */
-void connguard_answered(struct MHD_Connection *c);
+void connguard_answered(connguard *g, struct MHD_Connection *c);
+
+/*
+ * The daemon's handler starts, and returns: while it runs the polling
+ * thread reads no connection, so no request's deadline counts that time.
+ */
+void connguard_enter(connguard *g);
+void connguard_leave(connguard *g);
 
 /*
  * Whether the request on `c` says where its body ends in one way only,

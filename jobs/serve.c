@@ -1261,9 +1261,9 @@ out:
 
 /* ---- dispatch ---------------------------------------------------------------- */
 
-static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
-			      const char *method, const char *version, const char *upload,
-			      size_t *upload_size, void **state)
+static enum MHD_Result dispatch(void *cls, struct MHD_Connection *c, const char *url,
+				const char *method, const char *version, const char *upload,
+				size_t *upload_size, void **state)
 {
 	server *s = cls;
 	conn *st = *state;
@@ -1341,6 +1341,23 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	return reply_error(s, "other", c, 404, "no such endpoint", 0);
 }
 
+/*
+ * The daemon's handler. While it runs, the polling thread reads no
+ * connection: the guard's deadlines do not count that time (connguard.h).
+ */
+static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
+			      const char *method, const char *version, const char *upload,
+			      size_t *upload_size, void **state)
+{
+	server *s = cls;
+	enum MHD_Result ret;
+
+	connguard_enter(&s->guard);
+	ret = dispatch(cls, c, url, method, version, upload, upload_size, state);
+	connguard_leave(&s->guard);
+	return ret;
+}
+
 static void done(void *cls, struct MHD_Connection *c, void **state,
 		 enum MHD_RequestTerminationCode why)
 {
@@ -1348,7 +1365,7 @@ static void done(void *cls, struct MHD_Connection *c, void **state,
 	server *s = cls;
 
 	(void)why;
-	connguard_answered(c);
+	connguard_answered(&s->guard, c);
 	if (s->cur == st)
 		s->cur = NULL;
 	if (st) {

@@ -14,10 +14,10 @@ serve_guard.sh). Python's standard library only.
       header line every G seconds; print "connected N", then "closed C"
       each time the server has closed more of them, until all are closed
       or S seconds pass, and at the end "closed C of N in T s".
-  rawclient.py raw --port P --data D --seconds S
+  rawclient.py raw --port P --data D --seconds S [--wait W]
       Send D as it is (Python escapes such as \\r\\n are read, and {token}
-      is replaced with --token) and print whatever the server answers
-      until it closes or S seconds pass.
+      is replaced with --token), W seconds after connecting (0), and print
+      whatever the server answers until it closes or S seconds pass.
 
 Prints "connected" once connected, "sent N bytes in S s" and then "closed by the server" when the
 server closed the connection before the request was sent, else what the
@@ -109,6 +109,7 @@ def main():
     ap.add_argument("--gap", type=float, default=1.0)
     ap.add_argument("--seconds", type=float, default=30)
     ap.add_argument("--path", default="/v1/captures")
+    ap.add_argument("--wait", type=float, default=0.0)
     a = ap.parse_args()
 
     start = time.monotonic()
@@ -121,6 +122,7 @@ def main():
     cut = False
     if a.mode == "raw":
         data = a.data.encode().decode("unicode_escape").replace("{token}", a.token)
+        time.sleep(min(a.wait, a.seconds))
         sock.sendall(data.encode("latin-1"))
         print(answer(sock, deadline))
         sock.close()
