@@ -281,8 +281,16 @@ int fileio_write_atomic(const char *path, const void *data, size_t len,
 			unsigned mode, pr_error *err)
 {
 	buf tmp = BUF_INIT;
+	struct stat st;
 	int fd = -1, rc = 0;
 
+	/*
+	 * Replacing a file never widens who may read it: an operator who made
+	 * the output 0600 (a profile holds function names, a report its
+	 * figures) keeps 0600, though the caller asked for 0644.
+	 */
+	if (lstat(path, &st) == 0 && S_ISREG(st.st_mode))
+		mode &= (unsigned)st.st_mode & 0777u;
 	if (buf_printf(&tmp, "%s.tmp.%ld", path, (long)getpid()) < 0) {
 		rc = pr_error_set(err, PR_ENOMEM, "cannot write '%s': out of memory", path);
 		goto out;

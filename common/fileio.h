@@ -48,7 +48,9 @@ int fileio_read_file(buf *out, const char *path, size_t max, pr_error *err);
 /*
  * Write `len` bytes to `path` so that the file either appears whole or
  * not at all: a temporary file in the same directory, fsync, rename, and
- * an fsync of the directory. `mode` is the new file's permission bits.
+ * an fsync of the directory. `mode` is the new file's permission bits;
+ * a regular file it replaces keeps its own where they are narrower (a
+ * 0600 file stays 0600).
  */
 int fileio_write_atomic(const char *path, const void *data, size_t len,
 			unsigned mode, pr_error *err);

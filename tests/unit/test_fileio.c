@@ -96,6 +96,44 @@ static void test_new_path_and_regular_file_are_written_whole(void **state)
 	assert_int_equal(err.code, 0);
 }
 
+static mode_t perms_of(const char *path)
+{
+	struct stat st;
+
+	assert_int_equal(lstat(path, &st), 0);
+	return st.st_mode & 0777;
+}
+
+/* An output the operator made private stays private when it is replaced. */
+static void test_replaced_file_keeps_narrower_permissions(void **state)
+{
+	pr_error err = PR_ERROR_INIT;
+	mode_t old_mask = umask(022);
+	char path[512];
+	int fd;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s", path_of("private.html"));
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(fchmod(fd, 0600), 0);
+	close(fd);
+	assert_int_equal(fileio_write_out(path, TEXT, strlen(TEXT), 0644, &err), 0);
+	expect_file(path, TEXT);
+	assert_int_equal(perms_of(path), 0600);
+	/* A wider file is not widened further, nor narrowed below the caller's mode. */
+	assert_int_equal(chmod(path, 0664), 0);
+	assert_int_equal(fileio_write_out(path, "x 1\n", 4, 0644, &err), 0);
+	assert_int_equal(perms_of(path), 0644);
+	/* A new file gets the caller's mode, and a private caller stays private. */
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(fileio_write_out(path, TEXT, strlen(TEXT), 0644, &err), 0);
+	assert_int_equal(perms_of(path), 0644);
+	assert_int_equal(fileio_write_atomic(path, TEXT, strlen(TEXT), 0600, &err), 0);
+	assert_int_equal(perms_of(path), 0600);
+	umask(old_mask);
+}
+
 /* What refused paths have in common: the code, the path, the reason. */
 struct refusal {
 	const char *name;
@@ -506,6 +544,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_new_path_and_regular_file_are_written_whole),
+		cmocka_unit_test(test_replaced_file_keeps_narrower_permissions),
 		cmocka_unit_test(test_read_takes_a_file_up_to_its_limit_and_refuses_one_byte_more),
 		cmocka_unit_test(test_read_takes_a_pipe_in_steps),
 		cmocka_unit_test(test_read_refuses_what_is_not_a_regular_file),
