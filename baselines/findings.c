@@ -265,7 +265,7 @@ static const char *next_state(const finding *f, size_t looks, const analysis_opt
  * run stored it, the stored finding read back. Two round trips.
  */
 static int store_after_row(finding *f, db *d, int64_t run_id, const analysis_opts *o,
-			   pr_error *err)
+			   bool escalated, pr_error *err)
 {
 	static const char seen_sql[] = "insert into run_findings (run_id, finding_id)"
 				       " values ($1, $2) on conflict do nothing";
@@ -302,7 +302,7 @@ static int store_after_row(finding *f, db *d, int64_t run_id, const analysis_opt
 		calls[n++] = (db_call){"recording a finding's state", state_sql, 5, st.p, NULL,
 				       NULL, 0};
 	}
-	if (f->stored_before) {
+	if (f->stored_before && !escalated) {
 		stored = n;
 		calls[n++] = (db_call){"reading a stored finding", stored_sql, 1, l.p, NULL, NULL,
 				       0};
@@ -313,13 +313,71 @@ static int store_after_row(finding *f, db *d, int64_t run_id, const analysis_opt
 		return rc;
 	if (state)
 		snprintf(f->state, sizeof(f->state), "%s", state);
-	if (f->stored_before) {
+	if (f->stored_before && !escalated) {
 		rc = stored_from(f, res[stored], err);
 		res[stored] = NULL;
 	}
 	for (size_t i = 0; i < n; i++)
 		db_result_free(res[i]);
 	return rc;
+}
+
+/*
+ * Whether this run's figures of an open finding are worse news than the
+ * ones stored by an earlier run: a regression where an improvement or a
+ * relative shift was stored, or a more severe regression. An early look
+ * sees fewer captures and a smaller effect (a regression that grows with
+ * load, a canary's first night), so the stored finding can say "medium"
+ * while the release's captures now say "critical"; a gate and paging that
+ * read the stored figures would pass what is in front of them.
+ */
+static bool worse_than_stored(const finding *f, const char *direction, const char *severity)
+{
+	stats_severity stored;
+
+	if (f->direction != FINDING_REGRESSION)
+		return false;
+	if (strcmp(direction, "regression") != 0)
+		return true;
+	if (stats_severity_parse(&stored, severity) < 0)
+		stored = STATS_SEV_NONE;
+	return f->severity > stored;
+}
+
+/*
+ * The stored finding takes this run's figures, from the parameters p of
+ * findings_store's insert, and its state history says from what: the
+ * finding then reports, gates and pages on the worst that was seen. Its
+ * state is left to the look (a candidate that turned critical is
+ * confirmed by it). A trigger already sent for it is not sent again.
+ */
+static int escalate(db *d, const finding *f, const char *const *p, int64_t run_id,
+		    const char *was_direction, const char *was_severity, pr_error *err)
+{
+	static const char escalate_sql[] =
+		"with u as (update findings set direction = $3, baseline_share = $4,"
+		" current_share = $5, delta = $6, rel_delta = $7, ci_low = $8, ci_high = $9,"
+		" p_value = $10, q_value = $11, mw_p = $12, score = $13, severity = $14,"
+		" baseline_captures = $15, current_captures = $16,"
+		" baseline_releases = array(select jsonb_array_elements_text($17::jsonb)),"
+		" baseline_id = nullif($18::bigint, 0), detail = $19::jsonb, kind = $20,"
+		" function = $21, updated_at = now() where id = $1 returning id, state)"
+		" insert into finding_states (finding_id, state, run_id, reason)"
+		" select id, state, nullif($2::bigint, 0), $22 from u";
+	char id[24], run[24], why[160];
+	const char *q[22];
+
+	snprintf(id, sizeof(id), "%" PRId64, f->id);
+	snprintf(run, sizeof(run), "%" PRId64, run_id);
+	snprintf(why, sizeof(why), "escalated at look %zu, %zu captures: %s %s -> %s regression",
+		 f->look ? f->look : 1, f->current_captures, was_severity ? was_severity : "",
+		 was_direction, stats_severity_name(f->severity));
+	q[0] = id, q[1] = run;
+	for (int i = 0; i < 14; i++)
+		q[2 + i] = p[5 + i]; /* direction .. current_captures */
+	q[16] = p[20], q[17] = p[21], q[18] = p[23], q[19] = p[24], q[20] = p[4];
+	q[21] = why;
+	return db_exec_repeat(d, NULL, err, "escalating a stored finding", escalate_sql, 22, q, 0);
 }
 
 int findings_store(analysis *a, db *d, int64_t run_id, pr_error *err)
@@ -335,12 +393,13 @@ int findings_store(analysis *a, db *d, int64_t run_id, pr_error *err)
 		" array(select jsonb_array_elements_text($21::jsonb)),"
 		" nullif($22::bigint, 0), $23, $24::jsonb, $25)"
 		/*
-		 * A stored finding never changes: its release, window and
-		 * captures are what it was found on. A later run that sees it
-		 * again only records that it did (run_findings).
+		 * A stored finding keeps what it was found on: its release,
+		 * window and captures. A later run that sees it again records
+		 * that it did (run_findings), and changes it only when its
+		 * news is worse (escalate_sql).
 		 */
 		" on conflict (fingerprint) where status = 'open' do update set updated_at = now()"
-		" returning id, xmax = 0, state";
+		" returning id, xmax = 0, state, direction, severity";
 	int rc = 0;
 
 	for (size_t i = 0; i < a->ntests && a->tests[i].significant; i++) {
@@ -351,6 +410,7 @@ int findings_store(analysis *a, db *d, int64_t run_id, pr_error *err)
 		PGresult *res = NULL;
 		const char *p[25];
 		char *was = NULL;
+		bool escalated = false;
 		json_t *js;
 
 		snprintf(run, sizeof(run), "%" PRId64, run_id);
@@ -414,15 +474,21 @@ int findings_store(analysis *a, db *d, int64_t run_id, pr_error *err)
 		p[21] = bid, p[22] = fp.ptr, p[23] = detail.ptr;
 		p[24] = f->kind ? f->kind : FINDING_KIND_SHARE;
 		rc = db_exec_repeat(d, &res, err, "storing a finding", sql, 25, p, 0);
+		if (rc == 0) {
+			f->id = db_get_i64(res, 0, 0);
+			f->stored_before = !db_get_bool(res, 0, 1);
+			snprintf(f->state, sizeof(f->state), "%s", db_get_text(res, 0, 2));
+			escalated = f->stored_before &&
+				    worse_than_stored(f, db_get_text(res, 0, 3),
+						      db_get_text(res, 0, 4));
+			if (escalated)
+				rc = escalate(d, f, p, run_id, db_get_text(res, 0, 3),
+					      db_get_text(res, 0, 4), err);
+			db_result_free(res);
+		}
 		buf_release(&detail);
 		buf_release(&fp);
-		if (rc < 0)
-			goto out;
-		f->id = db_get_i64(res, 0, 0);
-		f->stored_before = !db_get_bool(res, 0, 1);
-		snprintf(f->state, sizeof(f->state), "%s", db_get_text(res, 0, 2));
-		db_result_free(res);
-		if ((rc = store_after_row(f, d, run_id, &a->opts, err)) < 0)
+		if (rc < 0 || (rc = store_after_row(f, d, run_id, &a->opts, escalated, err)) < 0)
 			goto out;
 	}
 out:

@@ -27,7 +27,10 @@ struct json_t;
 /*
  * Store the significant tests of a finished analysis under run `run_id`
  * (0: no run): each gets its id; one stored before by another run is
- * marked stored_before and takes the stored numbers.
+ * marked stored_before and takes the stored numbers, unless this run's
+ * are worse news (a regression where an improvement or a shift was
+ * stored, or a more severe regression): then the stored finding takes
+ * this run's numbers, and its state history says it was escalated.
  *
  * Each also gets a look (finding_looks: this run's numbers for it) and
  * its state (f->state, and finding_states when it changes): a new
