@@ -182,6 +182,7 @@ void analysis_release(analysis *a)
 		free(a->skipped[i].service);
 		free(a->skipped[i].type);
 		free(a->skipped[i].reason);
+		free(a->skipped[i].release);
 	}
 	free(a->skipped);
 	memset(a, 0, sizeof(*a));
@@ -232,9 +233,10 @@ static int skip(analysis *a, const analysis_target *t, pr_error *err, const char
 	s->service = strdup(t->service);
 	s->type = strdup(t->type);
 	s->reason = buf_detach(&reason, NULL);
+	s->release = t->release ? strdup(t->release) : NULL;
 	s->no_current = false;
-	if (!s->service || !s->type || !s->reason) {
-		free(s->service), free(s->type), free(s->reason);
+	if (!s->service || !s->type || !s->reason || (t->release && !s->release)) {
+		free(s->service), free(s->type), free(s->reason), free(s->release);
 		return oom(err);
 	}
 	a->nskipped++;
@@ -3589,10 +3591,11 @@ int analysis_part_json(struct json_t **out, const analysis *a)
 	}
 	for (size_t i = 0; !bad && i < a->nskipped; i++)
 		bad |= json_array_append_new(skipped,
-					     json_pack("{s:s,s:s,s:s}", "service",
+					     json_pack("{s:s,s:s,s:s,s:s?}", "service",
 						       a->skipped[i].service, "type",
 						       a->skipped[i].type, "reason",
-						       a->skipped[i].reason));
+						       a->skipped[i].reason, "release",
+						       a->skipped[i].release));
 	for (size_t i = 0; !bad && i < a->njudged; i++) {
 		const analysis_judged *j = &a->judged[i];
 		bad |= json_array_append_new(
@@ -3855,6 +3858,7 @@ int analysis_part_merge(analysis *a, const struct json_t *part, pr_error *err)
 		const char *sv = json_string_value(json_object_get(v, "service"));
 		const char *ty = json_string_value(json_object_get(v, "type"));
 		const char *re = json_string_value(json_object_get(v, "reason"));
+		const char *rl = json_string_value(json_object_get(v, "release"));
 		if (!s) {
 			rc = oom(err);
 			goto out;
@@ -3866,8 +3870,10 @@ int analysis_part_merge(analysis *a, const struct json_t *part, pr_error *err)
 		}
 		s = &s[a->nskipped];
 		s->service = strdup(sv), s->type = strdup(ty), s->reason = strdup(re);
+		s->release = rl ? strdup(rl) : NULL;
+		s->no_current = false;
 		a->nskipped++;
-		if (!s->service || !s->type || !s->reason) {
+		if (!s->service || !s->type || !s->reason || (rl && !s->release)) {
 			rc = oom(err);
 			goto out;
 		}

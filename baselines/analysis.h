@@ -235,6 +235,7 @@ typedef struct finding {
 
 typedef struct analysis_skip {
 	char *service, *type, *reason;
+	char *release;   /* the release judged; NULL for a time range */
 	bool no_current; /* the selection had no captures of the service */
 } analysis_skip;
 

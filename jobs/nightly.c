@@ -92,6 +92,17 @@ static int check_only(db *d, const db_service *svcs, size_t n, const nightly_opt
 	return 0;
 }
 
+/* "cpu release 'v3' not judged: REASON" (or "cpu not judged: ..." for a type's night). */
+static const char *not_judged(char *out, size_t size, const analysis_skip *k)
+{
+	if (k->release)
+		snprintf(out, size, "%s release '%.256s' not judged: %s", k->type, k->release,
+			 k->reason);
+	else
+		snprintf(out, size, "%s not judged: %s", k->type, k->reason);
+	return out;
+}
+
 /*
  * One service's night: collect its drop folder, add its targets to the
  * family. Only the database (or memory) fails the run; anything else is
@@ -103,8 +114,9 @@ static int one_service(nightly_result *r, const job_env *env, const db_service *
 	const config_service *cs = config_service_find(env->cfg, s->name);
 	source_report src = {0};
 	pr_error serr = PR_ERROR_INIT;
-	bool have_src = false;
-	size_t before = r->a.nskipped, judged = r->a.services;
+	char why[PR_ERROR_MSG_MAX + 600];
+	bool have_src = false, newest_judged = false;
+	size_t before = r->a.nskipped, judged = r->a.services, newest_skip = SIZE_MAX;
 	int rc = 0;
 
 	if (collect_has_sources(cs)) {
@@ -135,11 +147,19 @@ static int one_service(nightly_result *r, const job_env *env, const db_service *
 			analysis_target tg = {s->id, s->name, type, nrels ? rels[k] : NULL,
 					      r->at_us - night, r->at_us + 1, NULL, NULL,
 					      config_service_week(cs), config_service_warmup(cs)};
+			size_t skips = r->a.nskipped;
 			if (analysis_add(&r->a, env->d, &tg, !o->dry_run, &serr) < 0 &&
 			    (serr.code == PR_EDB || serr.code == PR_ENOMEM)) {
 				capture_releases_free(rels, nrels);
 				rc = pr_error_set(err, serr.code, "%s", serr.msg);
 				goto out;
+			}
+			/* The last release deployed in the night is the one running now. */
+			if (nrels && k == nrels - 1 && !serr.code) {
+				if (r->a.nskipped > skips)
+					newest_skip = r->a.nskipped - 1;
+				else
+					newest_judged = true;
 			}
 		}
 		capture_releases_free(rels, nrels);
@@ -152,6 +172,18 @@ static int one_service(nightly_result *r, const job_env *env, const db_service *
 	else if (r->a.nskipped > before && r->a.services == judged)
 		outcome(r, s->name, "skipped", r->a.skipped[r->a.nskipped - 1].reason,
 			have_src ? &src : NULL);
+	else if (newest_skip != SIZE_MAX && !newest_judged)
+		/*
+		 * An earlier release that also ran in the night was judged, the
+		 * one deployed last was not (its captures lost their symbols,
+		 * hold no samples, are all in the warm-up): the service is not
+		 * judged as it runs now, whatever a capture of the old pods
+		 * showed. Called analysed, a night that never judged the new
+		 * release passed as one that found nothing.
+		 */
+		outcome(r, s->name, "skipped", not_judged(why, sizeof(why),
+							  &r->a.skipped[newest_skip]),
+			have_src ? &src : NULL);
 	else if (r->a.nskipped > before) {
 		/*
 		 * One type (or release) judged and another not: the service was
@@ -159,10 +191,9 @@ static int one_service(nightly_result *r, const job_env *env, const db_service *
 		 * fleet whose heap captures were all missing one night counted
 		 * no service analysed although every cpu profile was judged.
 		 */
-		const analysis_skip *k = &r->a.skipped[r->a.nskipped - 1];
-		char why[PR_ERROR_MSG_MAX + 64];
-		snprintf(why, sizeof(why), "%s not judged: %s", k->type, k->reason);
-		outcome(r, s->name, "analysed", why, have_src ? &src : NULL);
+		outcome(r, s->name, "analysed",
+			not_judged(why, sizeof(why), &r->a.skipped[r->a.nskipped - 1]),
+			have_src ? &src : NULL);
 	} else
 		outcome(r, s->name, "analysed", NULL, have_src ? &src : NULL);
 out:
@@ -577,12 +608,13 @@ int nightly_run(nightly_result *out, const job_env *env, const nightly_opts *o, 
 	/* A page that did not go out is the command's error line, not a note (nightly.h). */
 	if (r->pages.first_error[0] && !nightly_pages_undelivered(r))
 		job_note(&r->notes, "paging: %s", r->pages.first_error);
-	r->status = r->failed || !r->a.services ? "incomplete" : "ok";
+	/* Services analysed, not targets judged: one judged for an old release only was skipped. */
+	r->status = r->failed || !r->analysed ? "incomplete" : "ok";
 	if (!o->dry_run) {
 		json_t *summary = json_pack(
 			"{s:I,s:I,s:I,s:I,s:I,s:O,s:{s:I,s:I,s:I,s:I,s:I},s:I,s:I,s:I,s:I}",
 			"analysed",
-			(json_int_t)r->a.services, "tests", (json_int_t)r->a.ntests, "findings",
+			(json_int_t)r->analysed, "tests", (json_int_t)r->a.ntests, "findings",
 			(json_int_t)r->a.nfindings, "failed", (json_int_t)r->failed, "skipped",
 			(json_int_t)r->skipped, "services", r->services, "pages", "enqueued",
 			(json_int_t)r->a.pages_enqueued, "sent", (json_int_t)r->pages.sent,

@@ -38,7 +38,7 @@ static void print_night(const nightly_result *r, bool dry)
 	time_format(when, r->at_us);
 	printf("nightly run%s at %s: %zu services analysed, %zu skipped, %zu failed; "
 	       "%zu tests, %zu findings\n",
-	       dry ? " (dry run)" : "", when, r->a.services, r->skipped, r->failed, r->a.ntests,
+	       dry ? " (dry run)" : "", when, r->analysed, r->skipped, r->failed, r->a.ntests,
 	       r->a.nfindings);
 	if (!dry)
 		printf("pages: %zu enqueued, %zu sent, %zu failed, %zu pending\n",
@@ -111,7 +111,7 @@ static int print_night_json(const cli_ctx *ctx, const nightly_result *r)
 		json_array_append_new(arr, analysis_finding_json(&r->a.tests[i]));
 	o = json_pack("{s:i,s:s,s:I,s:s,s:I,s:I,s:I,s:I,s:I,s:O,s:o,s:{s:I,s:I,s:I,s:I,s:I},s:s?}",
 		      "schema_version", 1, "status", r->status, "run_id", (json_int_t)r->run_id,
-		      "at", when, "analysed", (json_int_t)r->a.services,
+		      "at", when, "analysed", (json_int_t)r->analysed,
 		      "tests", (json_int_t)r->a.ntests, "findings", (json_int_t)r->a.nfindings,
 		      "failed", (json_int_t)r->failed, "skipped", (json_int_t)r->skipped,
 		      "services", r->services, "findings_list", arr,
@@ -274,7 +274,7 @@ int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
 			if (strcmp(json_string_value(json_object_get(v, "status")), "failed") == 0)
 				cli_error(ctx, "service '%s' failed: %s", name,
 					  json_string_value(json_object_get(v, "reason")));
-		if (!r.a.services)
+		if (!r.analysed)
 			cli_error(ctx, "no service was analysed (%zu skipped, %zu failed): "
 				  "the night checked nothing", r.skipped, r.failed);
 		status = EXIT_RUNTIME;

@@ -1029,6 +1029,38 @@ static void test_a_service_judged_for_one_type_of_two_is_analysed(void **state)
 	nightly_result_release(&r);
 }
 
+/*
+ * A rollout night: the old release's captures were judged, the release
+ * deployed last in the night lost its symbols and was not. The service
+ * is skipped, not analysed: called analysed, the night passed although
+ * the release running now was never judged, and its reason said the
+ * type had not been judged when it had.
+ */
+static void test_a_night_whose_newest_release_was_not_judged_skips_the_service(void **state)
+{
+	fx *f = *state;
+	nightly_opts o = {0};
+	nightly_result r;
+	pr_error err = PR_ERROR_INIT;
+	const char *why;
+	json_t *svc;
+
+	service(f, "svc", 1);
+	for (int h = 3; h >= 1; h--)
+		capture_text(f, "svc", "v3", NIGHT_END - h * 3600 * 1000000LL,
+			     "main;serve;work.a 900\n[unknown] 4000\n0x7f3a12 3000\n");
+	assert_int_equal(nightly_run(&r, &f->env, &o, &err), 0);
+	assert_string_equal(r.status, "incomplete");
+	assert_int_equal(r.analysed, 0);
+	assert_int_equal(r.skipped, 1);
+	svc = json_object_get(r.services, "svc");
+	assert_string_equal(json_string_value(json_object_get(svc, "status")), "skipped");
+	why = json_string_value(json_object_get(svc, "reason"));
+	assert_non_null(strstr(why, "cpu release 'v3' not judged: "));
+	assert_non_null(strstr(why, "lost its symbols"));
+	nightly_result_release(&r);
+}
+
 static void test_a_night_that_analyses_nothing_is_incomplete(void **state)
 {
 	fx *f = *state;
@@ -1551,6 +1583,7 @@ int main(void)
 		T(test_one_noisy_capture_is_judged_by_its_own_noise),
 		T(test_the_nightly_job_finds_the_regression_and_records_an_ok_run),
 		T(test_a_service_judged_for_one_type_of_two_is_analysed),
+		T(test_a_night_whose_newest_release_was_not_judged_skips_the_service),
 		T(test_a_night_that_analyses_nothing_is_incomplete),
 		T(test_the_postdeploy_job_fails_a_regression_and_passes_a_clean_release),
 		T(test_the_postdeploy_job_is_inconclusive_with_too_few_captures),
