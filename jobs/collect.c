@@ -1651,7 +1651,11 @@ int collect_service(source_report *out, json_t **failures, const job_env *env,
 	if (failures)
 		*failures = NULL;
 	rc = collect_services(&rs, env, o, one, 1, &locked_out, err);
-	if (rc == 0 && locked_out) {
+	if (rc == 0 && locked_out && o->busy_is_error) {
+		rc = pr_error_set(err, PR_ELOCKED,
+				  "another collection holds the lock '%.160s'; not collected",
+				  o->lock ? o->lock : COLLECT_LOCK);
+	} else if (rc == 0 && locked_out) {
 		out->waiting = 1;
 		out->failed = 1;
 		char msg[256];

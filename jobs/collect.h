@@ -92,6 +92,12 @@ typedef struct collect_opts {
 	 * services at once; the fleet-wide request cap is then per worker.
 	 */
 	const char *lock;
+	/*
+	 * collect_service: the lock held elsewhere is PR_ELOCKED, for the
+	 * caller to try again later (a worker's task), instead of the
+	 * service's failure (out->failed).
+	 */
+	bool busy_is_error;
 } collect_opts;
 
 typedef struct collect_result {
@@ -125,7 +131,8 @@ void collect_result_release(collect_result *r);
  * lock, failed, first_error: the failures in one line, a single one as
  * it is), and when `failures` is not NULL a new JSON array of them
  * ({source, target, type, reason}; the caller decrefs it). Returns < 0
- * only when the database or memory failed.
+ * only when the database or memory failed, or with o->busy_is_error when
+ * another collection holds the lock (PR_ELOCKED).
  */
 int collect_service(source_report *out, struct json_t **failures, const job_env *env,
 		    const db_service *svc, const collect_opts *o, pr_error *err);

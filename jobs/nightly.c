@@ -122,7 +122,7 @@ static int one_service(nightly_result *r, const job_env *env, const db_service *
 	if (collect_has_sources(cs)) {
 		/* Every source of the service, the night's window (jobs/collect.h). */
 		collect_opts co = {NULL, 0, r->at_us - night, r->at_us, false, NULL, NULL, 0,
-				   NULL, lock};
+				   NULL, lock, lock != NULL};
 		if (collect_service(&src, NULL, env, s, &co, &serr) < 0)
 			return pr_error_set(err, serr.code, "%s", serr.msg);
 		have_src = true;

@@ -80,7 +80,7 @@ static int wait_for_captures(postdeploy_result *x, const job_env *env, const pos
 		if (collect_has_sources(cs)) {
 			/* Every source; captures after the step began are this deploy's. */
 			collect_opts co = {NULL, 0, 0, 0, false, o->release, x->sha, start_us,
-					   NULL, NULL};
+					   NULL, NULL, false};
 			source_report src = {0};
 			pr_error serr = PR_ERROR_INIT;
 			json_t *fails = NULL, *f;

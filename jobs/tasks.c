@@ -197,12 +197,29 @@ int tasks_release(db *d, int64_t id, const char *worker, pr_error *err)
 		      id, worker, NULL, err);
 }
 
+/*
+ * The work could not start for now (another session holds the service's
+ * lock: a worker whose lease ran out while it stalled, whose session the
+ * server keeps until its keepalive gives up): the lease is left to run
+ * out, so that the task goes to a later claim, which counts against its
+ * attempts, and the reason stays on the task for tasks_reap to give.
+ */
+static int defer(db *d, int64_t id, const char *worker, const char *why, pr_error *err)
+{
+	return finish(d, "deferring a task",
+		      "update tasks set error = $3, updated_at = now()"
+		      " where id = $1 and worker = $2 and state = 'leased' returning id",
+		      id, worker, why, err);
+}
+
 int tasks_reap(db *d, int64_t run_id, int max_attempts, size_t *n, pr_error *err)
 {
 	static const char sql[] =
 		"update tasks set state = 'failed', lease_until = null, updated_at = now(),"
-		" error = format('its worker (%s) was lost on each of %s attempts',"
-		" worker, attempts) where run_id = $1 and state = 'leased'"
+		" error = case when error is null"
+		" then format('its worker (%s) was lost on each of %s attempts', worker, attempts)"
+		" else format('not done in %s attempts: %s', attempts, error) end"
+		" where run_id = $1 and state = 'leased'"
 		" and lease_until <= now() and attempts >= $2::int returning id";
 	char rid[24], att[16];
 	const char *p[] = {rid, att};
@@ -505,6 +522,15 @@ int tasks_work_one(tasks_worked *out, const job_env *env, const tasks_worker *w,
 	 * recorded as failed is never tried again, where one whose result is
 	 * lost goes to the next claim when its lease runs out.
 	 */
+	if (terr.code == PR_ELOCKED) {
+		snprintf(out->outcome, sizeof(out->outcome), "deferred");
+		snprintf(out->error, sizeof(out->error), "%s", terr.msg);
+		if ((rc = defer(env->d, t.id, w->id, terr.msg, err)) == PR_ENOTFOUND) {
+			pr_error_clear(err);
+			rc = 0;
+		}
+		goto out;
+	}
 	for (int tries = 0; tries < (w->reconnect && !terr.code ? 2 : 1); tries++) {
 		if (tries && (db_connected(env->d) || db_reconnect(env->d, err) < 0))
 			break;

@@ -137,15 +137,20 @@ typedef struct tasks_worked {
 	bool claimed;               /* false: there was nothing to claim */
 	int64_t task_id;
 	char service[160];
-	char outcome[12];           /* done, failed, released, lost (lease gone: result dropped) */
-	char error[PR_ERROR_MSG_MAX]; /* failed: why */
+	char outcome[12];           /* done, failed, released, lost (lease gone: result
+				     * dropped), deferred (the handler's PR_ELOCKED: left to
+				     * a later claim when the lease runs out) */
+	char error[PR_ERROR_MSG_MAX]; /* failed, deferred: why */
 } tasks_worked;
 
 /*
  * Claim one task (of run `run_id`, 0: any) as worker `w` and work it
  * with `fn`, keeping its lease meanwhile. A task of an unknown kind is
  * failed. Only the database failing is an error here; a task that failed
- * is recorded against the task (*out says so).
+ * is recorded against the task (*out says so). A handler that returns
+ * PR_ELOCKED (what it needs is held elsewhere for now) leaves the task
+ * to a later claim once the lease runs out; the claims count against
+ * max_attempts, and a task that runs out of them fails with that reason.
  */
 int tasks_work_one(tasks_worked *out, const job_env *env, const tasks_worker *w,
 		   int64_t run_id, const char *kind, tasks_handler fn, pr_error *err);

@@ -132,6 +132,8 @@ int worker_run(worker_result *out, const job_env *env, const worker_opts *o, pr_
 			out->failed++;
 		else if (strcmp(t.outcome, "released") == 0)
 			out->released++;
+		else if (strcmp(t.outcome, "deferred") == 0)
+			out->deferred++;
 		else
 			out->lost++;
 		if (o->on_task)

@@ -37,6 +37,7 @@ typedef struct worker_opts {
 
 typedef struct worker_result {
 	size_t done, failed, released, lost;
+	size_t deferred;            /* left to a later claim: what it needed was held elsewhere */
 	size_t reconnects;          /* times the database came back after dropping it */
 	bool stopped;               /* it ended on *stop */
 } worker_result;

@@ -139,8 +139,8 @@ int cmd_worker(cli_ctx *ctx, int argc, char **argv)
 			goto fail;
 	}
 	if (!ctx->quiet)
-		printf("worker %s: %zu done, %zu failed, %zu given back, %zu lost%s%s\n", id,
-		       r.done, r.failed, r.released, r.lost,
+		printf("worker %s: %zu done, %zu failed, %zu given back, %zu deferred, "
+		       "%zu lost%s%s\n", id, r.done, r.failed, r.released, r.deferred, r.lost,
 		       r.reconnects ? ", the database lost and found again" : "",
 		       r.stopped ? " (stopped)" : "");
 	status = EXIT_OK;

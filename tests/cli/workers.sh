@@ -327,6 +327,50 @@ rcN=$?
 kill -TERM "$W"
 wait "$W"
 
+# --- a service's collect lock held elsewhere ---------------------------------------
+# A session that holds a service's collect lock (a worker that stalled
+# after its lease ran out keeps its session, and the lock, until the
+# server notices) defers that service's task to a later claim instead of
+# failing the service: the night completes once the lock is free, and
+# fails, with the reason, when the lock outlasts the task's attempts.
+fresh_db cli_workers_busy
+start_pd pd5
+cfg "$T/busy.json" true
+sed -i 's/"max_attempts": 3/"max_attempts": 6/' "$T/busy.json"
+while read -r s; do pr --quiet service add "$s" && pr --quiet service enable "$s"; done <"$T/fleet/services.txt"
+busy=$(head -n 1 "$T/fleet/services.txt")
+# hold_lock SECONDS: a session holding $busy's collect lock that long.
+hold_lock() {
+	psql "$DB" -qAt -c "select pg_advisory_lock(1886547814, hashtext('profreg-collect:$busy'))" \
+		-c "select pg_sleep($1)" >/dev/null &
+	LK=$!
+	PIDS="$PIDS $LK"
+	for _ in $(seq 100); do
+		[ "$(sql "select count(*) from pg_locks where locktype = 'advisory' and granted")" -ge 1 ] && break
+		sleep 0.05
+	done
+}
+hold_lock 3
+run pr --config "$T/busy.json" nightly --at "$at" --workers --json
+wait "$LK"
+tries=$(sql "select attempts from tasks where service = '$busy'")
+[ $RC -eq 0 ] && [ "$(jq -r --arg s "$busy" '.services[$s].status' <<<"$OUT")" = analysed ] &&
+	[ "${tries:-0}" -ge 2 ] &&
+	ok "a task whose service's lock is held elsewhere is claimed again once it is free ($tries claims)" ||
+	not_ok "busy lock" "rc=$RC tries=$tries $ERR $(sql "select id, service, state, attempts, error from tasks")"
+fresh_db cli_workers_busy2
+cfg "$T/busy2.json" true
+sed -i 's/"max_attempts": 3/"max_attempts": 2/' "$T/busy2.json"
+while read -r s; do pr --quiet service add "$s" && pr --quiet service enable "$s"; done <"$T/fleet/services.txt"
+hold_lock 60
+run pr --config "$T/busy2.json" nightly --at "$at" --workers
+kill "$LK" 2>/dev/null
+why=$(sql "select error from tasks where service = '$busy' and state = 'failed'")
+[ $RC -eq 3 ] && [[ $why == "not done in 2 attempts: another collection holds the lock"* ]] &&
+	[[ $ERR == *"$busy"* ]] &&
+	ok "a lock that outlasts the task's attempts fails the service with the reason" ||
+	not_ok "busy lock kept" "rc=$RC why='$why' $ERR"
+
 # --- usage -------------------------------------------------------------------------
 run pr worker --idle-exit 0
 [ $RC -eq 2 ] && ok "a bad --idle-exit is a usage error" || not_ok "usage" "rc=$RC"
