@@ -681,6 +681,7 @@ typedef struct list_page {
 	void *ud;
 	pr_error *err;
 	int rc; /* the first error of fn */
+	bool listing; /* the document was a whole ListBucketResult */
 	bool truncated;
 	char token[XML_TEXT_MAX + 1]; /* NextContinuationToken */
 	bool in_contents;
@@ -766,6 +767,8 @@ static void list_close(void *ud, int depth, const char *name)
 {
 	list_page *l = ud;
 
+	if (depth == 1)
+		l->listing = strcmp(name, "ListBucketResult") == 0;
 	if (depth != 2 || strcmp(name, "Contents") != 0)
 		return;
 	if (l->ofn && l->have_name && l->rc == 0 && !l->bad) {
@@ -847,13 +850,16 @@ static int list_walk(s3 *s, blob_list_fn fn, blob_s3_object_fn ofn, void *ud, pr
 		}
 		snprintf(prev, XML_TEXT_MAX + 1, "%s", l->token);
 		l->token[0] = '\0';
-		l->truncated = false;
+		l->truncated = l->listing = false;
 		l->taken = 0;
 		snprintf(what, sizeof(what), "cannot list '%s': the answer", s->describe);
 		if ((rc = xml_read(&x, &r.body, what, err)) < 0)
 			goto out;
 		if ((rc = l->rc) < 0)
 			goto out;
+		/* A 200 whose body is an <Error> (a proxy's, a throttled server's): not empty. */
+		if (!l->bad && !l->listing)
+			l->bad = "the answer is not a ListBucketResult document";
 		if (l->bad) {
 			rc = pr_error_set(err, PR_EDATA, "cannot list '%s': %s", s->describe,
 					  l->bad);

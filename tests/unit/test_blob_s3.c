@@ -709,6 +709,13 @@ static void test_hostile_listings_are_refused(void **state)
 		 f->prefix, key, key + 2);
 	hostile_listing(f, doc, "Size");
 	hostile_listing(f, "<ListBucketResult><Contents><Key>", "unreadable XML");
+	/* A 200 whose body is an error (a throttled server, a proxy) is not an empty bucket. */
+	hostile_listing(f,
+			"<?xml version=\"1.0\"?><Error><Code>SlowDown</Code>"
+			"<Message>Please reduce your request rate.</Message></Error>",
+			"not a ListBucketResult");
+	hostile_listing(f, "<Other><ListBucketResult></ListBucketResult></Other>",
+			"not a ListBucketResult");
 	/* The same token again and again would list forever. */
 	hostile_listing(f,
 			"<ListBucketResult><IsTruncated>true</IsTruncated>"
