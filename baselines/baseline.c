@@ -8,6 +8,7 @@
 #include "stats/stats.h"
 
 #include <inttypes.h>
+#include <jansson.h>
 #include <libpq-fe.h>
 #include <math.h>
 #include <openssl/evp.h>
@@ -201,6 +202,46 @@ int capture_releases_in(char ***out, size_t *n, db *d, int64_t service_id, const
 		*out = NULL;
 		*n = 0;
 	}
+	return rc;
+}
+
+int capture_newest_release(char **out, db *d, int64_t service_id, const char *const *types,
+			   size_t ntypes, int64_t since_us, int64_t until_us, pr_error *err)
+{
+	static const char sql[] =
+		"select release from profiles"
+		" where service_id = $1 and total_value > 0"
+		"   and profile_type in (select jsonb_array_elements_text($2::jsonb))"
+		"   and captured_at >= 'epoch'::timestamptz + $3::bigint * interval '1 microsecond'"
+		"   and captured_at < 'epoch'::timestamptz + $4::bigint * interval '1 microsecond'"
+		" group by release order by min(captured_at) desc, release desc limit 1";
+	char sid[24], since[24], until[24];
+	const char *p[4] = {sid, NULL, since, until};
+	json_t *arr = json_array();
+	char *list = NULL;
+	PGresult *res = NULL;
+	int rc = 0;
+
+	*out = NULL;
+	for (size_t i = 0; arr && i < ntypes; i++)
+		if (json_array_append_new(arr, json_string(types[i])) < 0)
+			break;
+	if (!arr || json_array_size(arr) != ntypes || !(list = json_dumps(arr, JSON_COMPACT))) {
+		rc = oom(err);
+		goto out;
+	}
+	p[1] = list;
+	snprintf(sid, sizeof(sid), "%" PRId64, service_id);
+	snprintf(since, sizeof(since), "%" PRId64, since_us);
+	snprintf(until, sizeof(until), "%" PRId64, until_us);
+	if ((rc = db_exec(d, &res, err, "finding the night's newest release", sql, 4, p)) < 0)
+		goto out;
+	if (db_rows(res) && !(*out = strdup(db_get_text(res, 0, 0))))
+		rc = oom(err);
+out:
+	db_result_free(res);
+	json_decref(arr);
+	free(list);
 	return rc;
 }
 

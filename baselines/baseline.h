@@ -78,6 +78,14 @@ int capture_releases_in(char ***out, size_t *n, db *d, int64_t service_id, const
 void capture_releases_free(char **r, size_t n);
 
 /*
+ * The release of service `service_id` whose first capture of any of the
+ * `ntypes` types in [since_us, until_us) is the latest: the one deployed
+ * last, running now. *out is a new string, NULL when there is none.
+ */
+int capture_newest_release(char **out, db *d, int64_t service_id, const char *const *types,
+			   size_t ntypes, int64_t since_us, int64_t until_us, pr_error *err);
+
+/*
  * Every host that service `service_id` has a capture from, sorted; free
  * with capture_releases_free.
  */

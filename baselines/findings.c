@@ -323,6 +323,39 @@ static int store_after_row(finding *f, db *d, int64_t run_id, const analysis_opt
 }
 
 /*
+ * Two option values the same, as a finding's detail keeps them (%g, six
+ * digits); one a finding stored before it was kept (NaN) does not count.
+ */
+static bool same_opt(double stored, double now)
+{
+	return isnan(stored) || fabs(stored - now) <= 1e-5 * fmax(fabs(stored), fabs(now));
+}
+
+/*
+ * Whether the run's options are those a stored finding was judged with:
+ * columns col to col + 4 of row r hold its rel_margin, abs_margin, fdr,
+ * window_us and min_baseline (OPTIONS_COLS), NaN or 0 when not kept.
+ */
+static bool same_options_at(const PGresult *res, int r, int col, const analysis_opts *o)
+{
+	int64_t window = db_get_i64(res, r, col + 3), fewest = db_get_i64(res, r, col + 4);
+
+	return same_opt(db_get_f64(res, r, col), o->rel_margin) &&
+	       same_opt(db_get_f64(res, r, col + 1), o->abs_margin) &&
+	       same_opt(db_get_f64(res, r, col + 2), o->fdr) &&
+	       (window == 0 || window == o->window_us) &&
+	       (fewest == 0 || fewest == (int64_t)o->min_baseline);
+}
+
+/* What a finding was judged with, as same_options_at reads it. */
+#define OPTIONS_COLS(f) \
+	" coalesce((" f "detail ->> 'rel_margin')::float8, 'NaN')," \
+	" coalesce((" f "detail ->> 'abs_margin')::float8, 'NaN')," \
+	" coalesce((" f "detail ->> 'fdr')::float8, 'NaN')," \
+	" coalesce((" f "detail ->> 'window_us')::bigint, 0)," \
+	" coalesce((" f "detail ->> 'min_baseline')::bigint, 0)"
+
+/*
  * Whether this run's figures of an open finding are worse news than the
  * ones stored by an earlier run: a regression where an improvement or a
  * relative shift was stored, or a more severe regression. An early look
@@ -399,7 +432,10 @@ int findings_store(analysis *a, db *d, int64_t run_id, pr_error *err)
 		 * news is worse (escalate_sql).
 		 */
 		" on conflict (fingerprint) where status = 'open' do update set updated_at = now()"
-		" returning id, xmax = 0, state, direction, severity";
+		" returning id, xmax = 0, state, direction, severity, coalesce(incident_id, 0),"
+		" coalesce((select " DB_TS_TO_US("max(l.analysed_at)") " from finding_looks l"
+		"   where l.finding_id = findings.id), (detail ->> 'at_us')::bigint, 0),"
+		OPTIONS_COLS("");
 	int rc = 0;
 
 	for (size_t i = 0; i < a->ntests && a->tests[i].significant; i++) {
@@ -478,12 +514,23 @@ int findings_store(analysis *a, db *d, int64_t run_id, pr_error *err)
 			f->id = db_get_i64(res, 0, 0);
 			f->stored_before = !db_get_bool(res, 0, 1);
 			snprintf(f->state, sizeof(f->state), "%s", db_get_text(res, 0, 2));
+			/*
+			 * Only a look as well founded as the stored finding's:
+			 * its options, and no earlier than its last look (as
+			 * findings_follow_up closes one).
+			 */
 			escalated = f->stored_before &&
 				    worse_than_stored(f, db_get_text(res, 0, 3),
-						      db_get_text(res, 0, 4));
-			if (escalated)
+						      db_get_text(res, 0, 4)) &&
+				    a->opts.at_us >= db_get_i64(res, 0, 6) &&
+				    same_options_at(res, 0, 7, &a->opts);
+			if (escalated) {
+				/* Still a member of its incident: not paged beside its lead. */
+				f->incident_id = db_get_i64(res, 0, 5);
+				f->incident_lead = false;
 				rc = escalate(d, f, p, run_id, db_get_text(res, 0, 3),
 					      db_get_text(res, 0, 4), err);
+			}
 			db_result_free(res);
 		}
 		buf_release(&detail);
@@ -647,14 +694,6 @@ static int add_closed(findings_closed *c, int64_t id)
 	return 0;
 }
 
-/*
- * Two option values the same, as a finding's detail keeps them (%g, six
- * digits); one a finding stored before it was kept (NaN) does not count.
- */
-static bool same_opt(double stored, double now)
-{
-	return isnan(stored) || fabs(stored - now) <= 1e-5 * fmax(fabs(stored), fabs(now));
-}
 
 /*
  * Whether this run may change what the stored finding (row r of the
@@ -665,11 +704,7 @@ static bool same_opt(double stored, double now)
  */
 static bool same_options(const PGresult *res, int r, const analysis_opts *o)
 {
-	return same_opt(db_get_f64(res, r, 11), o->rel_margin) &&
-	       same_opt(db_get_f64(res, r, 12), o->abs_margin) &&
-	       same_opt(db_get_f64(res, r, 13), o->fdr) &&
-	       (db_get_i64(res, r, 14) == 0 || db_get_i64(res, r, 14) == o->window_us) &&
-	       (db_get_i64(res, r, 15) == 0 || db_get_i64(res, r, 15) == (int64_t)o->min_baseline);
+	return same_options_at(res, r, 11, o);
 }
 
 void findings_closed_release(findings_closed *c)
@@ -692,11 +727,7 @@ int findings_follow_up(findings_closed *out, analysis *a, db *d, int64_t run_id,
 		/* What the finding was judged with: its last look, its options. */
 		" coalesce((select " DB_TS_TO_US("max(l.analysed_at)") " from finding_looks l"
 		"   where l.finding_id = f.id), (f.detail ->> 'at_us')::bigint, 0),"
-		" coalesce((f.detail ->> 'rel_margin')::float8, 'NaN'),"
-		" coalesce((f.detail ->> 'abs_margin')::float8, 'NaN'),"
-		" coalesce((f.detail ->> 'fdr')::float8, 'NaN'),"
-		" coalesce((f.detail ->> 'window_us')::bigint, 0),"
-		" coalesce((f.detail ->> 'min_baseline')::bigint, 0)"
+		OPTIONS_COLS("f.")
 		" from findings f left join functions fn on fn.id = f.function_id"
 		" where f.service_id = $1 and f.profile_type = $2 and f.status = 'open'"
 

@@ -114,7 +114,8 @@ static int one_service(nightly_result *r, const job_env *env, const db_service *
 	const config_service *cs = config_service_find(env->cfg, s->name);
 	source_report src = {0};
 	pr_error serr = PR_ERROR_INIT;
-	char why[PR_ERROR_MSG_MAX + 600];
+	static const char *const cpu_only[1] = {"cpu"};
+	char why[PR_ERROR_MSG_MAX + 600], *newest = NULL;
 	bool have_src = false, newest_judged = false;
 	size_t before = r->a.nskipped, judged = r->a.services, newest_skip = SIZE_MAX;
 	int rc = 0;
@@ -126,6 +127,14 @@ static int one_service(nightly_result *r, const job_env *env, const db_service *
 		if (collect_service(&src, NULL, env, s, &co, &serr) < 0)
 			return pr_error_set(err, serr.code, "%s", serr.msg);
 		have_src = true;
+	}
+	/* The release deployed last in the night, whatever the type: the one running now. */
+	if (capture_newest_release(&newest, env->d, s->id,
+				   cs ? (const char *const *)cs->types : cpu_only,
+				   cs ? cs->ntypes : 1, r->at_us - night, r->at_us + 1,
+				   &serr) < 0) {
+		rc = pr_error_set(err, serr.code, "%s", serr.msg);
+		goto out;
 	}
 	/*
 	 * Each release that ran in the night is judged with all of its
@@ -154,12 +163,11 @@ static int one_service(nightly_result *r, const job_env *env, const db_service *
 				rc = pr_error_set(err, serr.code, "%s", serr.msg);
 				goto out;
 			}
-			/* The last release deployed in the night is the one running now. */
-			if (nrels && k == nrels - 1 && !serr.code) {
-				if (r->a.nskipped > skips)
-					newest_skip = r->a.nskipped - 1;
-				else
+			if (nrels && newest && strcmp(rels[k], newest) == 0 && !serr.code) {
+				if (r->a.nskipped == skips)
 					newest_judged = true;
+				else if (newest_skip == SIZE_MAX)
+					newest_skip = r->a.nskipped - 1;
 			}
 		}
 		capture_releases_free(rels, nrels);
@@ -197,6 +205,7 @@ static int one_service(nightly_result *r, const job_env *env, const db_service *
 	} else
 		outcome(r, s->name, "analysed", NULL, have_src ? &src : NULL);
 out:
+	free(newest);
 	source_report_release(&src);
 	return rc;
 }
@@ -525,7 +534,7 @@ static void after_night(nightly_result *r, const job_env *env, double t0)
 	/* Only a complete night resets the staleness alert's clock. */
 	pr_error_clear(&e);
 	if (pushgw_push_analysis(env->cfg, "nightly", strcmp(r->status, "ok") == 0, t0, &r->a,
-				 r->failed, &r->pages, &e) < 0)
+				 r->analysed, r->failed, &r->pages, &e) < 0)
 		job_note(&r->notes, "%s", e.msg);
 }
 
@@ -643,8 +652,8 @@ fail:
 	}
 	if (!o->dry_run) {
 		pr_error ignore = PR_ERROR_INIT;
-		pushgw_push_analysis(env->cfg, "nightly", false, t0, &r->a, r->failed, &r->pages,
-				     &ignore);
+		pushgw_push_analysis(env->cfg, "nightly", false, t0, &r->a, r->analysed, r->failed,
+				     &r->pages, &ignore);
 	}
 out:
 	if (locked)
@@ -676,6 +685,6 @@ int nightly_push_failure(const config *cfg, pr_error *err)
 	int rc;
 
 	memset(&a, 0, sizeof(a));
-	rc = pushgw_push_analysis(cfg, "nightly", false, time_mono(), &a, 0, NULL, err);
+	rc = pushgw_push_analysis(cfg, "nightly", false, time_mono(), &a, 0, 0, NULL, err);
 	return rc;
 }

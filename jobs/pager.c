@@ -108,7 +108,12 @@ int pager_enqueue_finding(db *d, const config *c, const finding *f, int64_t run_
 		"   next_attempt_at = now(), updated_at = now(), finding_id = excluded.finding_id,"
 		"   service_id = excluded.service_id, run_id = "
 		"excluded.run_id, detail = excluded.detail"
-		"   where pages.status in ('failed', 'cancelled') returning dedup_key, target),"
+		"   where pages.status in ('failed', 'cancelled')"
+		/* Not sent yet, and its finding escalated since: it goes with the new figures. */
+		"   or (pages.status = 'pending' and pages.finding_id = excluded.finding_id"
+		"   and pages.detail ->> 'severity'"
+		"   is distinct from excluded.detail ->> 'severity')"
+		"   returning dedup_key, target),"
 		" r as (update pages set status = 'cancelled', updated_at = now(),"
 		"   last_error = 'superseded by a new trigger'"
 		"   where event = 'resolve' and status = 'pending' and retired_at is null"

@@ -424,8 +424,8 @@ int postdeploy_run(postdeploy_result *out, const job_env *env, const postdeploy_
 		goto fail;
 	{
 		pr_error e = PR_ERROR_INIT;
-		if (pushgw_push_analysis(env->cfg, "post-deploy", true, t0, &x->a, 0, &x->pages,
-					 &e) < 0)
+		if (pushgw_push_analysis(env->cfg, "post-deploy", true, t0, &x->a,
+					 x->a.services > 0, 0, &x->pages, &e) < 0)
 			job_note(&x->notes, "%s", e.msg);
 		pr_error_clear(&e);
 		/* The findings are recorded: a report that cannot be written is a note. */
@@ -446,8 +446,8 @@ fail:
 		/*
 		 * Only a run that got as far as analysing counts as a failed run for the metrics.
 		 */
-		pushgw_push_analysis(env->cfg, "post-deploy", false, t0, &x->a, 1, &x->pages,
-				     &ignore);
+		pushgw_push_analysis(env->cfg, "post-deploy", false, t0, &x->a,
+				     x->a.services > 0, 1, &x->pages, &ignore);
 	}
 out:
 	db_service_release(&svc);

@@ -141,8 +141,8 @@ int pushgw_push_run(const config *c, const pushgw_run *r, pr_error *err)
 }
 
 int pushgw_push_analysis(const config *c, const char *kind, bool success, double t0,
-			 const analysis *a, size_t services_failed, const pager_counts *pc,
-			 pr_error *err)
+			 const analysis *a, size_t services_analysed, size_t services_failed,
+			 const pager_counts *pc, pr_error *err)
 {
 	pushgw_run r;
 
@@ -151,7 +151,7 @@ int pushgw_push_analysis(const config *c, const char *kind, bool success, double
 	r.success = success;
 	r.duration_seconds = time_mono() - t0;
 	r.finished_us = time_now_us();
-	r.services_analysed = a->services;
+	r.services_analysed = services_analysed;
 	r.services_failed = services_failed;
 	for (size_t i = 0; i < a->ntests && a->tests[i].significant; i++)
 		r.findings[a->tests[i].severity]++;

@@ -48,11 +48,12 @@ int pushgw_push_run(const config *c, const pushgw_run *r, pr_error *err);
 
 /*
  * Push the metrics of an analysing run (nightly, post-deploy) that began
- * at time_mono() `t0`: its services, findings by severity and the flush's
- * page counts (`pc` may be NULL). 0 when no pushgateway is configured.
+ * at time_mono() `t0`: its services analysed and failed, findings by
+ * severity and the flush's page counts (`pc` may be NULL). 0 when no
+ * pushgateway is configured.
  */
 int pushgw_push_analysis(const config *c, const char *kind, bool success, double t0,
-			 const analysis *a, size_t services_failed, const pager_counts *pc,
-			 pr_error *err);
+			 const analysis *a, size_t services_analysed, size_t services_failed,
+			 const pager_counts *pc, pr_error *err);
 
 #endif

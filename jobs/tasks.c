@@ -79,7 +79,8 @@ int tasks_claim(task *out, bool *got, db *d, int64_t run_id, const char *worker,
 		"   where a.pid = r.backend_pid and (a.backend_start is null"
 		"   or a.backend_start = r.backend_start)))"
 		" order by t.id limit 1 for update of t skip locked) "
-		"update tasks t set state = 'leased', worker = $1,"
+		/* A deferral's reason is the attempt's: the next starts without it. */
+		"update tasks t set state = 'leased', worker = $1, error = null,"
 		" lease_until = now() + $2::float8 * interval '1 second',"
 		" attempts = t.attempts + 1, updated_at = now() from c where t.id = c.id "
 		"returning t.id, t.run_id, t.service_id, t.service, t.kind, t.params::text,"

@@ -30,6 +30,7 @@
 #include "tests/support/testdb.h"
 
 #define DAY (86400LL * 1000000LL)
+#define HOUR (3600LL * 1000000LL)
 /* The night judged: 2026-06-15T00:00:00Z, and the baseline's 14 days before it. */
 #define NIGHT_END 1781481600000000LL
 #define SHA_V2 "2222222222222222222222222222222222222222"
@@ -94,9 +95,9 @@ static void capture(fx *f, const char *service, const char *release, int64_t at,
 	capture_spread(f, service, release, at, factor, 0.05);
 }
 
-/* One capture of `service` whose folded text is `text`. */
-static void capture_text(fx *f, const char *service, const char *release, int64_t at,
-			 const char *text)
+/* One capture of `service` and type `type` whose folded text is `text`. */
+static void capture_text_type(fx *f, const char *service, const char *release, int64_t at,
+			      const char *text, const char *type)
 {
 	static int seq;
 	char path[600];
@@ -114,10 +115,17 @@ static void capture_text(fx *f, const char *service, const char *release, int64_
 	req.service = service;
 	req.release = release;
 	req.time_us = at;
-	req.type = "cpu";
+	req.type = type;
 	req.format = PROFILE_FMT_FOLDED;
 	if (ingest_file(&res, f->t->db, f->bs, &req, &f->cfg.limits, &err) < 0)
 		fail_msg("ingest: %s", err.msg);
+}
+
+/* One cpu capture of `service` whose folded text is `text`. */
+static void capture_text(fx *f, const char *service, const char *release, int64_t at,
+			 const char *text)
+{
+	capture_text_type(f, service, release, at, text, "cpu");
 }
 
 /* Load the configuration `json`, written to NAME.json in the fixture's folder. */
@@ -1061,6 +1069,44 @@ static void test_a_night_whose_newest_release_was_not_judged_skips_the_service(v
 	nightly_result_release(&r);
 }
 
+/*
+ * The same night with heap captures too, all of the old release (judged):
+ * the release deployed last was still judged in no type, so the service
+ * is skipped. Taken type by type, heap's newest release was v2, judged,
+ * and the service passed as analysed.
+ */
+static void test_a_newest_release_judged_in_no_type_skips_the_service(void **state)
+{
+	fx *f = *state;
+	nightly_opts o = {0};
+	nightly_result r;
+	pr_error err = PR_ERROR_INIT;
+	json_t *svc;
+
+	use_config(f, "types", "{\"services\": {\"svc\": {\"types\": [\"cpu\", \"heap\"]}}}");
+	service(f, "svc", 1);
+	for (int day = 14; day >= 1; day--)
+		for (int k = 0; k < 2; k++)
+			capture_text_type(f, "svc", "v1",
+					  NIGHT_END - day * DAY - (9 - 6 * k) * HOUR,
+					  k ? "main;alloc.a 3100\nmain;alloc.b 1900\n"
+					    : "main;alloc.a 2900\nmain;alloc.b 2100\n", "heap");
+	for (int k = 0; k < 4; k++)
+		capture_text_type(f, "svc", "v2", NIGHT_END - (20 - 4 * k) * HOUR,
+				  k % 2 ? "main;alloc.a 3050\nmain;alloc.b 1950\n"
+					: "main;alloc.a 2950\nmain;alloc.b 2050\n", "heap");
+	for (int h = 3; h >= 1; h--)
+		capture_text(f, "svc", "v3", NIGHT_END - h * HOUR,
+			     "main;serve;work.a 900\n[unknown] 4000\n0x7f3a12 3000\n");
+	assert_int_equal(nightly_run(&r, &f->env, &o, &err), 0);
+	svc = json_object_get(r.services, "svc");
+	assert_string_equal(json_string_value(json_object_get(svc, "status")), "skipped");
+	assert_non_null(strstr(json_string_value(json_object_get(svc, "reason")),
+			       "cpu release 'v3' not judged: "));
+	assert_string_equal(r.status, "incomplete");
+	nightly_result_release(&r);
+}
+
 static void test_a_night_that_analyses_nothing_is_incomplete(void **state)
 {
 	fx *f = *state;
@@ -1584,6 +1630,7 @@ int main(void)
 		T(test_the_nightly_job_finds_the_regression_and_records_an_ok_run),
 		T(test_a_service_judged_for_one_type_of_two_is_analysed),
 		T(test_a_night_whose_newest_release_was_not_judged_skips_the_service),
+		T(test_a_newest_release_judged_in_no_type_skips_the_service),
 		T(test_a_night_that_analyses_nothing_is_incomplete),
 		T(test_the_postdeploy_job_fails_a_regression_and_passes_a_clean_release),
 		T(test_the_postdeploy_job_is_inconclusive_with_too_few_captures),

@@ -668,6 +668,110 @@ static void test_a_rerun_does_not_page_a_member_of_an_earlier_incident(void **st
 	assert_int_equal(triggers(f, "work.a"), 1);
 }
 
+/* analyze of release v2 at `at`, stored: the default options, a baseline window of `days`. */
+static void analyze_v2(fx *f, int64_t at, int days)
+{
+	analyze_opts o;
+	analyze_result r;
+	pr_error err = PR_ERROR_INIT;
+
+	memset(&o, 0, sizeof(o));
+	analysis_opts_default(&o.analysis);
+	o.analysis.at_us = at;
+	o.analysis.window_us = days * DAY;
+	o.release = "v2";
+	o.selection = "test";
+	now_us = at;
+	if (analyze_run(&r, &f->env, &o, &err) < 0)
+		fail_msg("analyze: %s", err.msg);
+	analyze_result_release(&r);
+}
+
+static int64_t escalations(fx *f, const char *function)
+{
+	return intf(f->t, "select count(*) from finding_states s join findings x"
+		    " on x.id = s.finding_id where x.function = '%s'"
+		    " and s.reason like 'escalated%%'", function);
+}
+
+/*
+ * A member of an earlier run's incident that a rerun finds worse than it
+ * was stored is escalated, and still pages only through its incident's
+ * lead: escalating it once dropped its incident, and it paged on its own.
+ */
+static void test_an_escalated_member_of_an_incident_is_not_paged_beside_its_lead(void **state)
+{
+	fx *f = *state;
+
+	history(f, "svc");
+	f->side = 2;
+	night(f, "svc", "v2", 1, 4, 2, 1);
+	run_night(f, 1);
+	testdb_execf(f->t, "insert into finding_groups (service_id, profile_type, release,"
+		     " lead_finding_id, reason) select service_id, profile_type, current_release,"
+		     " id, 'the same suspect commit' from findings where function = 'work.a'");
+	testdb_execf(f->t, "update findings set incident_id = (select id from finding_groups)"
+		     " where function in ('work.hot', 'work.a')");
+	testdb_execf(f->t, "update pages set status = 'cancelled', last_error = 'merged'"
+		     " where finding_id = (select id from findings where function = 'work.hot')");
+	testdb_execf(f->t, "update findings set severity = 'low' where function = 'work.hot'");
+	run_night(f, 1);
+	assert_int_equal(escalations(f, "work.hot"), 1);
+	assert_int_equal(intf(f->t, "select count(*) from findings where function = 'work.hot'"
+			      " and incident_id is not null and severity <> 'low'"), 1);
+	assert_int_equal(triggers(f, "work.hot"), 0);
+	assert_int_equal(triggers(f, "work.a"), 1);
+}
+
+/*
+ * A trigger not yet sent when its finding is escalated goes out with the
+ * escalated figures, not the early look's milder ones.
+ */
+static void test_a_pending_trigger_of_an_escalated_finding_takes_its_figures(void **state)
+{
+	fx *f = *state;
+
+	history(f, "svc");
+	f->side = 2;
+	night(f, "svc", "v2", 1, 4, 2, 1);
+	run_night(f, 1);
+	testdb_execf(f->t, "update findings set severity = 'low' where function = 'work.hot'");
+	testdb_execf(f->t, "update pages set status = 'pending', attempts = 0,"
+		     " detail = jsonb_set(detail, '{severity}', '\"low\"')"
+		     " where event = 'trigger' and finding_id ="
+		     " (select id from findings where function = 'work.hot')");
+	run_night(f, 1);
+	assert_int_equal(escalations(f, "work.hot"), 1);
+	assert_int_equal(intf(f->t, "select count(*) from pages p join findings x"
+			      " on x.id = p.finding_id where x.function = 'work.hot'"
+			      " and p.event = 'trigger' and p.detail ->> 'severity' = x.severity"
+			      " and x.severity <> 'low'"), 1);
+}
+
+/*
+ * A look with other options (another baseline window) asks another
+ * question: it does not escalate the stored finding, whose later
+ * follow-ups would then use those options and never close it. The same
+ * look with the finding's own options does.
+ */
+static void test_a_look_with_other_options_does_not_escalate_a_finding(void **state)
+{
+	fx *f = *state;
+
+	history(f, "svc");
+	f->side = 2;
+	night(f, "svc", "v2", 1, 4, 2, 1);
+	run_night(f, 1);
+	testdb_execf(f->t, "update findings set severity = 'low' where function = 'work.hot'");
+	analyze_v2(f, NIGHT_END, 10);
+	assert_int_equal(escalations(f, "work.hot"), 0);
+	assert_int_equal(intf(f->t, "select count(*) from findings where function = 'work.hot'"
+			      " and severity = 'low' and (detail ->> 'window_us')::bigint = %lld",
+			      (long long)(14 * DAY)), 1);
+	analyze_v2(f, NIGHT_END, 14);
+	assert_int_equal(escalations(f, "work.hot"), 1);
+}
+
 /*
  * Issue 18's second miss: a 1.2x regression (22% -> 26.4%, sd 0.6 points
  * in the first release) behind a release that changed nothing but was
@@ -1559,6 +1663,15 @@ int main(void)
 			teardown),
 		cmocka_unit_test_setup_teardown(
 			test_a_rerun_does_not_page_a_member_of_an_earlier_incident, setup,
+			teardown),
+		cmocka_unit_test_setup_teardown(
+			test_an_escalated_member_of_an_incident_is_not_paged_beside_its_lead, setup,
+			teardown),
+		cmocka_unit_test_setup_teardown(
+			test_a_look_with_other_options_does_not_escalate_a_finding, setup,
+			teardown),
+		cmocka_unit_test_setup_teardown(
+			test_a_pending_trigger_of_an_escalated_finding_takes_its_figures, setup,
 			teardown),
 		cmocka_unit_test_setup_teardown(
 			test_a_noisy_release_in_between_does_not_hide_a_regression, setup,
