@@ -148,4 +148,45 @@ checked "$T/diff.html" >"$T/check2.html"
 chrome --dump-dom "file://$T/check2.html" >"$T/dom2.html"
 check=$(sed -n 's/.*<pre id="check">CHECK \(.*\) END<\/pre>.*/\1/p' "$T/dom2.html")
 [ "$(j .gone_marked)" = true ] && [ "$(j .widths_ordered)" = true ] && ok "the diff page has both sides and the view toggle" || not_ok "diff page" "$check"
+
+# Frames named like a JavaScript object's own properties (ordinary names
+# in V8 profiles): the sandwich of their callee merges them as any other
+# name. Kept in plain objects, toString threw and stopped every control.
+pr --quiet service add js && pr --quiet service enable js
+for r in v1 v2; do
+	n=$([ $r = v1 ] && echo 300 || echo 900)
+	printf 'main;toString;__proto__;checkout.computeTax %d
+main;constructor;hasOwnProperty;checkout.computeTax 200
+main;valueOf;db.query 500
+' \
+		"$n" >"$T/js-$r.folded"
+	pr --quiet ingest "$T/js-$r.folded" --service js --release $r --type cpu
+done
+run pr diff --base 'service=js,release=v1' --target 'service=js,release=v2' --out "$T/js.html"
+sed 's|</body></html>||' "$T/js.html" >"$T/js-check.html"
+cat >>"$T/js-check.html" <<'EOF2'
+<pre id="check"></pre>
+<script>
+(function(){
+var res={},svg=document.querySelector('svg.flame');
+var g=[].slice.call(svg.querySelectorAll('g.fr')).filter(function(x){
+ return x.dataset.name==='checkout.computeTax';})[0];
+try{g.dispatchEvent(new MouseEvent('click',{bubbles:true,altKey:true}));res.error=null;}
+catch(e){res.error=String(e);}
+var box=document.getElementById(svg.id+'-sw');
+res.open=!!box&&!box.hidden;
+res.callers=box?[].slice.call(box.querySelectorAll('g.sw')).map(function(x){return x.dataset.name;})
+ .filter(function(n){return n!=='checkout.computeTax';}).sort():[];
+res.proto_clean=Object.prototype.c===undefined&&typeof ({}).toString==='function';
+document.getElementById('check').textContent='CHECK '+JSON.stringify(res)+' END';
+})();
+</script>
+</body></html>
+EOF2
+chrome --dump-dom "file://$T/js-check.html" >"$T/dom3.html"
+check=$(sed -n 's/.*<pre id="check">CHECK \(.*\) END<\/pre>.*/\1/p' "$T/dom3.html")
+[ $RC -eq 0 ] && [ "$(j .error)" = null ] && [ "$(j .open)" = true ] &&
+	[ "$(j .callers)" = '["__proto__","constructor","hasOwnProperty","main","main","toString"]' ] &&
+	[ "$(j .proto_clean)" = true ] &&
+	ok "frames named toString or __proto__ merge in the sandwich like any other" || not_ok "js names" "rc=$RC $check"
 finish
