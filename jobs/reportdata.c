@@ -1094,7 +1094,8 @@ static int run_summary(report *r, db *d, int64_t run_id, pr_error *err)
 		"select r.kind, r.status, " DB_TS_TO_US("r.started_at") ","
 		" " DB_TS_TO_US("r.finished_at") ", profreg_run_detail(r.id)::text, s.name"
 		" from runs r left join services s on s.id = r.service_id where r.id = $1";
-	char id[24], title[256];
+	char id[24];
+	buf title = BUF_INIT;
 	const char *p[1] = {id};
 	PGresult *res = NULL;
 	json_t *detail = NULL, *services;
@@ -1141,18 +1142,26 @@ static int run_summary(report *r, db *d, int64_t run_id, pr_error *err)
 			(*list)[(*n)++] = buf_detach(&line, NULL);
 		}
 	}
+	/*
+	 * Whole, not cut to a fixed size: a release of 256 bytes cut in the
+	 * middle of a character made the title invalid UTF-8, and the JSON
+	 * report could not be written.
+	 */
 	if (db_get_text(res, 0, 5)) {
 		const char *rel = json_string_value(json_object_get(detail, "release"));
 		const char *verdict = json_string_value(json_object_get(detail, "verdict"));
-		snprintf(title, sizeof(title), "profreg %s run %s: %s %s%s%s%s",
-			 db_get_text(res, 0, 0), id, db_get_text(res, 0, 5), rel ? rel : "",
-			 verdict ? " (" : "", verdict ? verdict : "", verdict ? ")" : "");
+		bad |= buf_printf(&title, "profreg %s run %s: %s %s%s%s%s",
+				  db_get_text(res, 0, 0), id, db_get_text(res, 0, 5),
+				  rel ? rel : "", verdict ? " (" : "", verdict ? verdict : "",
+				  verdict ? ")" : "") < 0;
 		if (r->services_analysed < 0)
 			r->services_analysed = 1, r->services_failed = 0;
 	} else {
-		snprintf(title, sizeof(title), "profreg %s run %s", db_get_text(res, 0, 0), id);
+		bad |= buf_printf(&title, "profreg %s run %s", db_get_text(res, 0, 0), id) < 0;
 	}
-	r->title = dup_or_null(title, &bad);
+	if (!bad)
+		r->title = buf_detach(&title, NULL);
+	buf_release(&title);
 	if (bad)
 		rc = oom(err);
 out:

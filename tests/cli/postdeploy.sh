@@ -124,4 +124,25 @@ EOF
 else
 	not_ok "pd_server is built ($PD_SERVER)"
 fi
+# A release name of 243 bytes, most of them two-byte characters: the run's title is
+# longer than a fixed buffer, and was cut in the middle of a character,
+# so the JSON report could not be written ("out of memory").
+long="rrr$(printf 'é%.0s' $(seq 120))"
+mkdir -p "$T/long"
+grep "\"service\":\"$good\"" "$T/fleet/manifest.jsonl" | grep "\"release\":\"$rel\"" | head -n 3 |
+	while read -r line; do
+		path=$(sed 's/.*"path":"\([^"]*\)".*/\1/' <<<"$line")
+		{ cat "$T/fleet/$path"; echo "main;long.release 1"; } >"$T/long/$(basename "$path")"
+		when=$(sed 's/.*"time":"\([^"]*\)".*/\1/' <<<"$line")
+		pr --quiet ingest "$T/long/$(basename "$path")" --service "$good" --release "$long" \
+			--type cpu --time "$when"
+	done
+run pr post-deploy --service "$good" --release "$long" --commit "$rel" --repo "$R" --previous v2 --at "$at"
+lrid=$(sql "select max(id) from runs where kind='post-deploy'")
+[ $RC -eq 0 ] && [[ $ERR != *"JSON report"* ]] && ls "$HOME_DIR"/reports/run-"$lrid"-*.json >/dev/null 2>&1 &&
+	ok "a run whose release name is 243 bytes writes its JSON report" || not_ok "long release report" "rc=$RC $ERR"
+run pr report --run "$lrid" --format json --out -
+[ $RC -eq 0 ] && [ "$(jq -r .title <<<"$OUT")" = "profreg post-deploy run $lrid: $good $long (pass)" ] &&
+	ok "its title keeps the whole name" || not_ok "long title" "rc=$RC $ERR $(jq -r .title <<<"$OUT" 2>&1 | head -c 300)"
+
 finish
