@@ -403,7 +403,14 @@ static size_t version_major(const char *s, size_t n)
  * is one; pnpm installs any two versions of a package side by side and
  * keeps its version, dropping only the peer dependencies' suffix.
  */
-static size_t segment_stable(const char *s, size_t n, const char *path, size_t plen)
+/* What segment_stable needs of the whole path before a segment, found as the path grows. */
+typedef struct path_seen {
+	bool url;  /* it holds "://" */
+	bool ruby; /* it holds "/ruby/" */
+} path_seen;
+
+static size_t segment_stable(const char *s, size_t n, const char *path, size_t plen,
+			     const path_seen *seen)
 {
 	size_t k;
 
@@ -424,7 +431,7 @@ static size_t segment_stable(const char *s, size_t n, const char *path, size_t p
 	 * a process, so "gems/rails-7.0.4" is "gems/rails" ("activerecord-
 	 * import-1.4.1", "nokogiri-1.14.2-x86_64-linux" too).
 	 */
-	if (ends_with(path, plen, "gems/") && (memmem(path, plen, "/ruby/", 6) ||
+	if (ends_with(path, plen, "gems/") && (seen->ruby ||
 					       ends_with(path, plen, "bundle/gems/")))
 		for (size_t i = 1; i + 3 < n; i++)
 			if (s[i] == '-' && (k = digits(s, n, i + 1)) > 0 && i + 1 + k + 1 < n &&
@@ -435,7 +442,7 @@ static size_t segment_stable(const char *s, size_t n, const char *path, size_t p
 	 * Go's module cache and -trimpath: "grpc@v1.56.0" (and /vN@vN.M.K);
 	 * not in a URL, whose module is whatever version it names (Deno).
 	 */
-	if (!memmem(path, plen, "://", 3))
+	if (!seen->url)
 		for (size_t i = 1; i + 2 < n; i++)
 			if (s[i] == '@' && s[i + 1] == 'v' && is_digit(s[i + 2]))
 				return i;
@@ -485,6 +492,7 @@ static bool ends_in_hash8(const char *s, size_t n)
 
 size_t symname_stable_file(char *s, size_t n)
 {
+	path_seen seen = {false, false};
 	size_t r = 0, w = 0;
 
 	/*
@@ -503,10 +511,10 @@ size_t symname_stable_file(char *s, size_t n)
 	while (r < n) {
 		const char *slash = memchr(s + r, '/', n - r);
 		size_t end = slash ? (size_t)(slash - s) : n;
-		size_t keep = end - r, k;
+		size_t keep = end - r, k, from = w > 5 ? w - 5 : 0;
 
 		/* Each rule only shortens a segment: apply them until none does. */
-		while ((k = segment_stable(s + r, keep, s, w)) < keep)
+		while ((k = segment_stable(s + r, keep, s, w, &seen)) < keep)
 			keep = k;
 
 		memmove(s + w, s + r, keep);
@@ -514,6 +522,13 @@ size_t symname_stable_file(char *s, size_t n)
 		r = end;
 		if (r < n)
 			s[w++] = s[r++];
+		/*
+		 * Only the bytes just written can complete "://" or "/ruby/":
+		 * searching the whole path again for every segment made a long
+		 * name of many segments cost its length squared.
+		 */
+		seen.url = seen.url || memmem(s + from, w - from, "://", 3);
+		seen.ruby = seen.ruby || memmem(s + from, w - from, "/ruby/", 6);
 	}
 	return w;
 }
