@@ -524,6 +524,7 @@ typedef struct parser {
 
 	idmap maps, locs, funcs;
 	uint32_t *func_ids; /* function index -> profile function, or NONE */
+	strmap pairs;       /* the (name, filename) string indices of a function -> its id */
 	size_t *loc_off;    /* location index -> loc_frames offset, or SIZE_MAX */
 	uint32_t *loc_len;
 	uint32_t *loc_frames; /* each location's frames, innermost first */
@@ -899,6 +900,8 @@ static int intern_function(parser *ps, uint32_t fi, uint32_t *out)
 {
 	const pb_function *fn;
 	const ProtobufCBinaryData *name, *file;
+	uint64_t pair[2];
+	uint32_t same;
 	int rc;
 
 	if (ps->func_ids[fi] != NONE) {
@@ -910,10 +913,25 @@ static int intern_function(parser *ps, uint32_t fi, uint32_t *out)
 	if (name->len == 0)
 		name = str_at(ps, fn->system_name);
 	file = str_at(ps, fn->filename);
-	if ((rc = take_names(ps, name->len, file->len)) < 0 ||
-	    (rc = profile_intern(ps->p, out, (const char *)name->data, name->len,
+	/*
+	 * Functions that name the same strings are one function: made stable
+	 * once, not once each (a file of a few KB can hold a thousand that
+	 * share one 64 KB file name).
+	 */
+	pair[0] = (uint64_t)(name - ps->m->string_table);
+	pair[1] = (uint64_t)(file - ps->m->string_table);
+	/* Counted all the same: the budget bounds what a file may name, as it did. */
+	if ((rc = take_names(ps, name->len, file->len)) < 0)
+		return rc;
+	if (strmap_get(&ps->pairs, (const char *)pair, sizeof(pair), out)) {
+		ps->func_ids[fi] = *out;
+		return 0;
+	}
+	if ((rc = profile_intern(ps->p, out, (const char *)name->data, name->len,
 				 (const char *)file->data, file->len, ps->err)) < 0)
 		return rc;
+	if (strmap_put(&ps->pairs, (const char *)pair, sizeof(pair), *out, &same, NULL) < 0)
+		return nomem(ps);
 	ps->func_ids[fi] = *out;
 	return 0;
 }
@@ -1237,6 +1255,7 @@ static int parse_once(profile **out, size_t *kept, bool *inuse_negative, const u
 
 	*out = NULL;
 	memset(&ps, 0, sizeof(ps));
+	strmap_init(&ps.pairs);
 	ps.name = name ? name : "-";
 	ps.err = err;
 	ps.only = only && only->nkeys ? only : NULL;
@@ -1287,7 +1306,8 @@ static int parse_once(profile **out, size_t *kept, bool *inuse_negative, const u
 	 */
 	profile_reserve(ps.p, ps.nsamples, (len - rest_len) / 2);
 
-	if ((rc = profile_mem_take(ps.p, m->n_function * sizeof(*ps.func_ids) +
+	/* Each function's id, and its entry in `pairs` (a key of 16 bytes and the map's own). */
+	if ((rc = profile_mem_take(ps.p, m->n_function * (sizeof(*ps.func_ids) + 64) +
 				   m->n_location * (sizeof(*ps.loc_off) + sizeof(*ps.loc_len)),
 				   err)) < 0)
 		goto out;
@@ -1318,6 +1338,7 @@ out:
 	idmap_release(&ps.maps);
 	idmap_release(&ps.locs);
 	idmap_release(&ps.funcs);
+	strmap_release(&ps.pairs);
 	free(ps.func_ids);
 	free(ps.loc_off);
 	free(ps.loc_len);
