@@ -448,6 +448,7 @@ int jsonscan_frames_keep(jsonscan *js, jsonscan_frames *f, const buf *fn, const 
 		}
 		f->at[f->n].key = stored;
 		f->at[f->n].len = key.len;
+		f->at[f->n].func = UINT32_MAX;
 		f->n++;
 	}
 out:
@@ -455,14 +456,19 @@ out:
 	return rc;
 }
 
-int jsonscan_frames_intern(jsonscan *js, const jsonscan_frames *f, uint32_t idx,
-			   uint32_t *func)
+int jsonscan_frames_intern(jsonscan *js, jsonscan_frames *f, uint32_t idx, uint32_t *func)
 {
-	const jsonscan_frame *k = &f->at[idx];
+	jsonscan_frame *k = &f->at[idx];
 	const char *fname = k->key + sizeof(uint32_t), *url;
 	uint32_t fname_len;
 	size_t url_len;
+	int rc;
 
+	/* Every node of a long file name would make it stable again (symname.h). */
+	if (k->func != UINT32_MAX) {
+		*func = k->func;
+		return 0;
+	}
 	memcpy(&fname_len, k->key, sizeof(fname_len));
 	url = fname + fname_len;
 	url_len = k->len - sizeof(fname_len) - fname_len;
@@ -470,7 +476,9 @@ int jsonscan_frames_intern(jsonscan *js, const jsonscan_frames *f, uint32_t idx,
 		fname = "(anonymous)";
 		fname_len = (uint32_t)strlen(fname);
 	}
-	return profile_intern(js->p, func, fname, fname_len, url, url_len, js->err);
+	if ((rc = profile_intern(js->p, func, fname, fname_len, url, url_len, js->err)) == 0)
+		k->func = *func;
+	return rc;
 }
 
 void jsonscan_frames_drop(jsonscan *js, jsonscan_frames *f)

@@ -155,6 +155,7 @@ int jsonscan_real(jsonscan *js, const char *s, size_t n, double *out);
 typedef struct jsonscan_frame {
 	const char *key; /* owned by the map: u32 name length, name, url */
 	size_t len;
+	uint32_t func;   /* its profile function once interned, else UINT32_MAX */
 } jsonscan_frame;
 
 typedef struct jsonscan_frames {
@@ -173,10 +174,10 @@ int jsonscan_frames_keep(jsonscan *js, jsonscan_frames *f, const buf *fn, const 
 
 /*
  * Intern frame `idx` as the profile's function: its name, "(anonymous)"
- * when empty, and its url as the file; line and column never count.
+ * when empty, and its url as the file; line and column never count. A
+ * frame is interned once, however many nodes name it.
  */
-int jsonscan_frames_intern(jsonscan *js, const jsonscan_frames *f, uint32_t idx,
-			   uint32_t *func);
+int jsonscan_frames_intern(jsonscan *js, jsonscan_frames *f, uint32_t idx, uint32_t *func);
 
 /* Free the pairs and give their memory back to the budget. */
 void jsonscan_frames_drop(jsonscan *js, jsonscan_frames *f);

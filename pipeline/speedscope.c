@@ -198,6 +198,7 @@ typedef struct ss_parser {
 	size_t frames_cap;
 	buf fname, ffile;   /* the frame being read */
 	bool have_name;
+	strmap frame_ids;   /* u32 name length, name, file -> the function of a frame read before */
 
 	ss_prof *profs;
 	size_t nprofs, profs_cap;
@@ -276,17 +277,42 @@ static int frame_start(ss_parser *ps)
 /* The frame just read becomes a function: its name and file, nothing else. */
 static int frame_end(ss_parser *ps)
 {
-	uint32_t i = ps->nframes - 1;
+	uint32_t i = ps->nframes - 1, len, same;
+	buf key = BUF_INIT;
 	int rc;
 
 	if (!ps->have_name) {
 		jsonscan_defer(&ps->js, "frame %u has no name", i);
 		return 1;
 	}
+	/*
+	 * A frame written again (duplicates are allowed) is the function it
+	 * was: made stable once, as a long file name costs its length.
+	 */
+	len = (uint32_t)ps->fname.len;
+	if (buf_put(&key, &len, sizeof(len)) < 0 ||
+	    buf_put(&key, ps->fname.ptr, ps->fname.len) < 0 ||
+	    buf_put(&key, ps->ffile.ptr, ps->ffile.len) < 0) {
+		rc = jsonscan_stop(&ps->js, jsonscan_nomem(&ps->js));
+		goto out;
+	}
+	if (strmap_get(&ps->frame_ids, key.ptr, key.len, &ps->frame_func[i])) {
+		rc = 1;
+		goto out;
+	}
 	if ((rc = profile_intern(ps->js.p, &ps->frame_func[i], ps->fname.ptr, ps->fname.len,
-				 ps->ffile.ptr, ps->ffile.len, ps->js.err)) < 0)
-		return jsonscan_stop(&ps->js, rc);
-	return 1;
+				 ps->ffile.ptr, ps->ffile.len, ps->js.err)) < 0 ||
+	    (rc = jsonscan_take(&ps->js, key.len + 1 + 3 * sizeof(strmap_slot))) < 0) {
+		rc = jsonscan_stop(&ps->js, rc);
+		goto out;
+	}
+	if (strmap_put(&ps->frame_ids, key.ptr, key.len, ps->frame_func[i], &same, NULL) < 0)
+		rc = jsonscan_stop(&ps->js, jsonscan_nomem(&ps->js));
+	else
+		rc = 1;
+out:
+	buf_release(&key);
+	return rc;
 }
 
 /* The profile a "profiles" element starts. */
@@ -1315,6 +1341,7 @@ static void parser_release(ss_parser *ps)
 {
 	jsonscan_release(&ps->js);
 	free(ps->frame_func);
+	strmap_release(&ps->frame_ids);
 	buf_release(&ps->fname);
 	buf_release(&ps->ffile);
 	free(ps->profs);
@@ -1335,6 +1362,7 @@ int speedscope_parse(profile **out, const uint8_t *data, size_t len,
 
 	*out = NULL;
 	memset(&ps, 0, sizeof(ps));
+	strmap_init(&ps.frame_ids);
 	jsonscan_init(&ps.js, name, err, data, len, &ops, &ps);
 	buf_init(&ps.fname, SIZE_MAX);
 	buf_init(&ps.ffile, SIZE_MAX);
