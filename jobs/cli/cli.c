@@ -6,6 +6,7 @@
 #include "jobs/cli/exitcode.h"
 #include "common/fileio.h"
 #include "common/similar.h"
+#include "common/utf8.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -447,48 +448,6 @@ int cli_finish(const cli_ctx *ctx, int code)
 	return code;
 }
 
-/*
- * The scalar value of the UTF-8 sequence at `s` into *cp, and its length;
- * 0 when `s` does not start a valid sequence (overlong forms, surrogates
- * and values past U+10FFFF are not valid). Never reads past a NUL.
- */
-static size_t utf8_decode(const unsigned char *s, uint32_t *cp)
-{
-	uint32_t v, min;
-	size_t n;
-
-	if (s[0] < 0x80) {
-		*cp = s[0];
-		return 1;
-	}
-	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-		n = 2, v = s[0] & 0x1f, min = 0x80;
-	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		n = 3, v = s[0] & 0x0f, min = 0x800;
-	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		n = 4, v = s[0] & 0x07, min = 0x10000;
-	} else {
-		return 0;
-	}
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		v = v << 6 | (s[i] & 0x3f);
-	}
-	if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff))
-		return 0;
-	*cp = v;
-	return n;
-}
-
-/* Characters a terminal would act on rather than show (see cli.h). */
-static bool must_escape(uint32_t cp)
-{
-	return cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f) || cp == 0x61c ||
-	       cp == 0x200e || cp == 0x200f || (cp >= 0x202a && cp <= 0x202e) ||
-	       (cp >= 0x2066 && cp <= 0x2069) || cp == 0x2028 || cp == 0x2029;
-}
-
 static bool in_ranges(uint32_t cp, const uint32_t (*r)[2], size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -533,7 +492,7 @@ size_t cli_unit_next(cli_unit *out, const char *s)
 		out->cols = snprintf(out->text, sizeof(out->text), "\\x%02x", u[0]);
 		return 1;
 	}
-	if (must_escape(cp)) {
+	if (utf8_hidden(cp)) {
 		out->cols = snprintf(out->text, sizeof(out->text),
 				     cp < 0x80 ? "\\x%02x" : "\\u{%04x}", (unsigned)cp);
 		return n;

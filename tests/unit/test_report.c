@@ -382,6 +382,32 @@ static void test_escapers_handle_every_special_character(void **state)
 	buf_release(&b);
 }
 
+/*
+ * What a terminal, a CI log or a browser would act on instead of showing:
+ * a C1 control (U+009B starts a terminal's control sequence), a
+ * right-to-left override (it reversed the commit and file after a name),
+ * a line separator, and a byte that is not UTF-8. Other characters stay.
+ */
+static void test_escapers_show_controls_overrides_and_separators(void **state)
+{
+	static const char name[] = "evil\xc2\x9b" "31m\xe2\x80\xae" "abc\xe2\x80\xa8"
+				   "x\xff \xc3\xa9\xe2\x82\xac";
+	static const char shown[] = "evil\\u{009b}31m\\u{202e}abc\\u{2028}x\\xff "
+				    "\xc3\xa9\xe2\x82\xac";
+	buf b = BUF_INIT;
+
+	(void)state;
+	assert_int_equal(esc_html(&b, name), 0);
+	assert_string_equal(b.ptr, shown);
+	buf_reset(&b);
+	assert_int_equal(esc_html_n(&b, name, 5), 0); /* a sequence cut by the length */
+	assert_string_equal(b.ptr, "evil\\xc2");
+	buf_reset(&b);
+	assert_int_equal(esc_md(&b, name), 0);
+	assert_string_equal(b.ptr, shown);
+	buf_release(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -394,6 +420,7 @@ int main(void)
 		cmocka_unit_test(test_selections_parse_services_releases_commits_ids_and_times),
 		cmocka_unit_test(test_bad_selections_are_refused_with_the_reason),
 		cmocka_unit_test(test_escapers_handle_every_special_character),
+		cmocka_unit_test(test_escapers_show_controls_overrides_and_separators),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
