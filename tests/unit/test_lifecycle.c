@@ -695,6 +695,19 @@ static int64_t escalations(fx *f, const char *function)
 }
 
 /*
+ * Night 1 stores work.hot's regression (and work.a's), then its stored
+ * severity is set to low, as an early look with fewer captures leaves it.
+ */
+static void stored_as_low(fx *f)
+{
+	history(f, "svc");
+	f->side = 2;
+	night(f, "svc", "v2", 1, 4, 2, 1);
+	run_night(f, 1);
+	testdb_execf(f->t, "update findings set severity = 'low' where function = 'work.hot'");
+}
+
+/*
  * A member of an earlier run's incident that a rerun finds worse than it
  * was stored is escalated, and still pages only through its incident's
  * lead: escalating it once dropped its incident, and it paged on its own.
@@ -703,10 +716,7 @@ static void test_an_escalated_member_of_an_incident_is_not_paged_beside_its_lead
 {
 	fx *f = *state;
 
-	history(f, "svc");
-	f->side = 2;
-	night(f, "svc", "v2", 1, 4, 2, 1);
-	run_night(f, 1);
+	stored_as_low(f);
 	testdb_execf(f->t, "insert into finding_groups (service_id, profile_type, release,"
 		     " lead_finding_id, reason) select service_id, profile_type, current_release,"
 		     " id, 'the same suspect commit' from findings where function = 'work.a'");
@@ -714,7 +724,6 @@ static void test_an_escalated_member_of_an_incident_is_not_paged_beside_its_lead
 		     " where function in ('work.hot', 'work.a')");
 	testdb_execf(f->t, "update pages set status = 'cancelled', last_error = 'merged'"
 		     " where finding_id = (select id from findings where function = 'work.hot')");
-	testdb_execf(f->t, "update findings set severity = 'low' where function = 'work.hot'");
 	run_night(f, 1);
 	assert_int_equal(escalations(f, "work.hot"), 1);
 	assert_int_equal(intf(f->t, "select count(*) from findings where function = 'work.hot'"
@@ -731,11 +740,7 @@ static void test_a_pending_trigger_of_an_escalated_finding_takes_its_figures(voi
 {
 	fx *f = *state;
 
-	history(f, "svc");
-	f->side = 2;
-	night(f, "svc", "v2", 1, 4, 2, 1);
-	run_night(f, 1);
-	testdb_execf(f->t, "update findings set severity = 'low' where function = 'work.hot'");
+	stored_as_low(f);
 	testdb_execf(f->t, "update pages set status = 'pending', attempts = 0,"
 		     " detail = jsonb_set(detail, '{severity}', '\"low\"')"
 		     " where event = 'trigger' and finding_id ="
@@ -758,11 +763,7 @@ static void test_a_look_with_other_options_does_not_escalate_a_finding(void **st
 {
 	fx *f = *state;
 
-	history(f, "svc");
-	f->side = 2;
-	night(f, "svc", "v2", 1, 4, 2, 1);
-	run_night(f, 1);
-	testdb_execf(f->t, "update findings set severity = 'low' where function = 'work.hot'");
+	stored_as_low(f);
 	analyze_v2(f, NIGHT_END, 10);
 	assert_int_equal(escalations(f, "work.hot"), 0);
 	assert_int_equal(intf(f->t, "select count(*) from findings where function = 'work.hot'"
