@@ -435,7 +435,9 @@ int findings_store(analysis *a, db *d, int64_t run_id, pr_error *err)
 		" returning id, xmax = 0, state, direction, severity, coalesce(incident_id, 0),"
 		" coalesce((select " DB_TS_TO_US("max(l.analysed_at)") " from finding_looks l"
 		"   where l.finding_id = findings.id), (detail ->> 'at_us')::bigint, 0),"
-		OPTIONS_COLS("");
+		OPTIONS_COLS("") ","
+		" coalesce((select g.lead_finding_id = findings.id from finding_groups g"
+		"   where g.id = findings.incident_id), false)";
 	int rc = 0;
 
 	for (size_t i = 0; i < a->ntests && a->tests[i].significant; i++) {
@@ -525,9 +527,12 @@ int findings_store(analysis *a, db *d, int64_t run_id, pr_error *err)
 				    a->opts.at_us >= db_get_i64(res, 0, 6) &&
 				    same_options_at(res, 0, 7, &a->opts);
 			if (escalated) {
-				/* Still a member of its incident: not paged beside its lead. */
+				/*
+				 * Still in its incident: a member is not paged beside
+				 * its lead, and the lead still pages for it.
+				 */
 				f->incident_id = db_get_i64(res, 0, 5);
-				f->incident_lead = false;
+				f->incident_lead = db_get_bool(res, 0, 12);
 				rc = escalate(d, f, p, run_id, db_get_text(res, 0, 3),
 					      db_get_text(res, 0, 4), err);
 			}

@@ -108,17 +108,23 @@ int pager_enqueue_finding(db *d, const config *c, const finding *f, int64_t run_
 		"   next_attempt_at = now(), updated_at = now(), finding_id = excluded.finding_id,"
 		"   service_id = excluded.service_id, run_id = "
 		"excluded.run_id, detail = excluded.detail"
-		"   where pages.status in ('failed', 'cancelled')"
-		/* Not sent yet, and its finding escalated since: it goes with the new figures. */
-		"   or (pages.status = 'pending' and pages.finding_id = excluded.finding_id"
-		"   and pages.detail ->> 'severity'"
-		"   is distinct from excluded.detail ->> 'severity')"
-		"   returning dedup_key, target),"
+		"   where pages.status in ('failed', 'cancelled') returning dedup_key, target),"
 		" r as (update pages set status = 'cancelled', updated_at = now(),"
 		"   last_error = 'superseded by a new trigger'"
 		"   where event = 'resolve' and status = 'pending' and retired_at is null"
 		"   and (dedup_key, target) in (select dedup_key, target from up) returning 1)"
 		" select count(*), (select count(*) from r) from up";
+	/*
+	 * A trigger of this finding not sent yet, whose finding was escalated
+	 * since: it goes with the new figures. Its attempts stay: one may have
+	 * arrived (a timeout after delivery), which its resolve and a merge
+	 * into an incident go by.
+	 */
+	static const char refresh_sql[] =
+		"update pages set detail = $3::jsonb, run_id = nullif($4::bigint, 0),"
+		" updated_at = now() where finding_id = $1::bigint and target = $2"
+		" and event = 'trigger' and status = 'pending' and retired_at is null"
+		" and detail ->> 'severity' is distinct from $3::jsonb ->> 'severity'";
 	char key[PAGER_KEY_MAX], sid[24], fid[24], rid[24], *detail = NULL;
 	const config_service *cs = config_service_find(c, f->service);
 	char *const *targets;
@@ -177,9 +183,12 @@ int pager_enqueue_finding(db *d, const config *c, const finding *f, int64_t run_
 	for (size_t i = 0; i < ntargets; i++) {
 		const char *p[6] = {sid, fid, key, targets[i], rid, detail};
 		const char *rp[3] = {key, targets[i], fid};
+		const char *fp[4] = {fid, targets[i], detail, rid};
 		PGresult *res = NULL;
 		if ((rc = db_exec(d, NULL, err, "setting an earlier page aside", retire_sql, 3,
 				  rp)) < 0 ||
+		    (rc = db_exec(d, NULL, err, "refreshing a page not sent", refresh_sql, 4,
+				  fp)) < 0 ||
 		    (rc = db_exec(d, &res, err, "enqueueing a page", sql, 6, p)) < 0)
 			goto out;
 		if (added)

@@ -734,14 +734,17 @@ static void test_an_escalated_member_of_an_incident_is_not_paged_beside_its_lead
 
 /*
  * A trigger not yet sent when its finding is escalated goes out with the
- * escalated figures, not the early look's milder ones.
+ * escalated figures, not the early look's milder ones; its attempts and
+ * its next try stay (one tried may have arrived, which its resolve and a
+ * merge into an incident go by).
  */
 static void test_a_pending_trigger_of_an_escalated_finding_takes_its_figures(void **state)
 {
 	fx *f = *state;
 
 	stored_as_low(f);
-	testdb_execf(f->t, "update pages set status = 'pending', attempts = 0,"
+	testdb_execf(f->t, "update pages set status = 'pending', attempts = 1,"
+		     " next_attempt_at = now() + interval '1 hour',"
 		     " detail = jsonb_set(detail, '{severity}', '\"low\"')"
 		     " where event = 'trigger' and finding_id ="
 		     " (select id from findings where function = 'work.hot')");
@@ -750,7 +753,8 @@ static void test_a_pending_trigger_of_an_escalated_finding_takes_its_figures(voi
 	assert_int_equal(intf(f->t, "select count(*) from pages p join findings x"
 			      " on x.id = p.finding_id where x.function = 'work.hot'"
 			      " and p.event = 'trigger' and p.detail ->> 'severity' = x.severity"
-			      " and x.severity <> 'low'"), 1);
+			      " and x.severity <> 'low' and p.status = 'pending' and p.attempts = 1"
+			      " and p.next_attempt_at > now() + interval '50 minutes'"), 1);
 }
 
 /*
