@@ -53,8 +53,15 @@ int esc_html_n(buf *out, const char *s, size_t n)
 		case '"': rep = "&quot;"; break;
 		case '\'': rep = "&#39;"; break;
 		default:
-			if ((c < 0x20 || c >= 0x7f) && hidden_at(s, i, n, hex, &len))
+			/*
+			 * Only C0 and DEL: the page sends attribute values back
+			 * (a form's release, a frame's data-name matched against
+			 * others), so other characters stay as they are.
+			 */
+			if (c < 0x20 || c == 0x7f) {
+				snprintf(hex, sizeof(hex), "\\x%02x", c);
 				rep = hex;
+			}
 		}
 		if (!rep) {
 			run += len;

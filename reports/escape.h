@@ -26,8 +26,11 @@ int esc_html_n(buf *out, const char *s, size_t n);
 /*
  * Append `s` to `out` as Markdown text that is safe inside a table cell:
  * every character that can start emphasis, code, a link, an image, raw
- * HTML, a heading or a table cell is backslash-escaped, control
- * characters (newlines included) become \xNN. Returns as esc_html.
+ * HTML, a heading or a table cell is backslash-escaped, C0 controls
+ * (newlines included) and DEL become \xNN, and what a terminal or a CI
+ * log would act on (C1 controls, bidirectional marks and overrides, line
+ * separators: utf8_hidden) \u{NNNN}; a byte that is not UTF-8 \xNN.
+ * Returns as esc_html.
  */
 int esc_md(buf *out, const char *s);
 
