@@ -218,7 +218,7 @@ int tasks_reap(db *d, int64_t run_id, int max_attempts, size_t *n, pr_error *err
 	static const char sql[] =
 		"update tasks set state = 'failed', lease_until = null, updated_at = now(),"
 		" error = case when error is null"
-		" then format('its worker (%s) was lost on each of %s attempts', worker, attempts)"
+		" then format('its last worker (%s) was lost, after %s attempts', worker, attempts)"
 		" else format('not done in %s attempts: %s', attempts, error) end"
 		" where run_id = $1 and state = 'leased'"
 		" and lease_until <= now() and attempts >= $2::int returning id";

@@ -930,6 +930,10 @@ static int intern_function(parser *ps, uint32_t fi, uint32_t *out)
 	if ((rc = profile_intern(ps->p, out, (const char *)name->data, name->len,
 				 (const char *)file->data, file->len, ps->err)) < 0)
 		return rc;
+	/* The pair's key, and its slot of the map at its fullest and while it grows. */
+	if ((rc = profile_mem_take(ps->p, sizeof(pair) + 1 + 3 * sizeof(strmap_slot),
+				   ps->err)) < 0)
+		return rc;
 	if (strmap_put(&ps->pairs, (const char *)pair, sizeof(pair), *out, &same, NULL) < 0)
 		return nomem(ps);
 	ps->func_ids[fi] = *out;
@@ -1306,8 +1310,7 @@ static int parse_once(profile **out, size_t *kept, bool *inuse_negative, const u
 	 */
 	profile_reserve(ps.p, ps.nsamples, (len - rest_len) / 2);
 
-	/* Each function's id, and its entry in `pairs` (a key of 16 bytes and the map's own). */
-	if ((rc = profile_mem_take(ps.p, m->n_function * (sizeof(*ps.func_ids) + 64) +
+	if ((rc = profile_mem_take(ps.p, m->n_function * sizeof(*ps.func_ids) +
 				   m->n_location * (sizeof(*ps.loc_off) + sizeof(*ps.loc_len)),
 				   err)) < 0)
 		goto out;

@@ -324,7 +324,7 @@ static void test_attempts_are_bounded_then_the_task_fails(void **state)
 	assert_int_equal(tasks_reap(t->db, run, 2, &n, &err), 0);
 	assert_int_equal(n, 1);
 	assert_string_equal(testdb_text(t, "select state || ': ' || error from tasks"),
-			    "failed: its worker (dies) was lost on each of 2 attempts");
+			    "failed: its last worker (dies) was lost, after 2 attempts");
 }
 
 static void test_release_and_ended_runs(void **state)
