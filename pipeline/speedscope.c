@@ -199,6 +199,7 @@ typedef struct ss_parser {
 	buf fname, ffile;   /* the frame being read */
 	bool have_name;
 	strmap frame_ids;   /* u32 name length, name, file -> the function of a frame read before */
+	uint64_t frame_ids_charged;
 
 	ss_prof *profs;
 	size_t nprofs, profs_cap;
@@ -306,6 +307,7 @@ static int frame_end(ss_parser *ps)
 		rc = jsonscan_stop(&ps->js, rc);
 		goto out;
 	}
+	ps->frame_ids_charged += key.len + 1 + 3 * sizeof(strmap_slot);
 	if (strmap_put(&ps->frame_ids, key.ptr, key.len, ps->frame_func[i], &same, NULL) < 0)
 		rc = jsonscan_stop(&ps->js, jsonscan_nomem(&ps->js));
 	else
@@ -1294,7 +1296,10 @@ static void drop_scratch(ss_parser *ps)
 	profile_mem_give(ps->js.p, ps->nidx * sizeof(*ps->idx) +
 				   ps->nstacks * sizeof(*ps->stack_off) +
 				   ps->nweights * sizeof(*ps->weights) +
-				   ps->nevents * sizeof(*ps->events));
+				   ps->nevents * sizeof(*ps->events) + ps->frame_ids_charged);
+	strmap_release(&ps->frame_ids);
+	strmap_init(&ps->frame_ids);
+	ps->frame_ids_charged = 0;
 	free(ps->idx);
 	free(ps->stack_off);
 	free(ps->weights);
