@@ -341,26 +341,25 @@ static int authenticate(token_info *tok, enum MHD_Result *replied, server *s, co
 		*replied = reply_error(s, route, c, 401, err.msg, 0);
 		return -1;
 	}
-	if ((rc = capreq_rate(&dec, s->env->d, "global", "rate_global", 1, s->cfg->global_rate,
-			      &err)) < 0)
-		goto infra;
-	if (!dec.admitted) {
-		token_info_release(tok);
-		count(s->refusals, dec.refusal, 429);
-		*replied = reply_error(s, route, c, 429, "too many requests to this service",
-				       dec.retry_after_s);
-		return -1;
-	}
 	snprintf(key, sizeof(key), "token:%" PRId64, tok->id);
-	if ((rc = capreq_rate(&dec, s->env->d, key, "rate_token", 60, s->cfg->token_rate, &err)) <
-	    0)
-		goto infra;
-	if (!dec.admitted) {
-		token_info_release(tok);
-		count(s->refusals, dec.refusal, 429);
-		*replied = reply_error(s, route, c, 429, "too many requests with this token",
-				       dec.retry_after_s);
-		return -1;
+	const struct {
+		const char *key, *refusal, *why;
+		uint32_t window_s, limit;
+	} limits[] = {
+		{"global", "rate_global", "too many requests to this service", 1,
+		 s->cfg->global_rate},
+		{key, "rate_token", "too many requests with this token", 60, s->cfg->token_rate},
+	};
+	for (size_t i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
+		if ((rc = capreq_rate(&dec, s->env->d, limits[i].key, limits[i].refusal,
+				      limits[i].window_s, limits[i].limit, &err)) < 0)
+			goto infra;
+		if (!dec.admitted) {
+			token_info_release(tok);
+			count(s->refusals, dec.refusal, 429);
+			*replied = reply_error(s, route, c, 429, limits[i].why, dec.retry_after_s);
+			return -1;
+		}
 	}
 	if (s->cur) {
 		s->cur->authed = true;

@@ -637,6 +637,15 @@ static void test_an_incident_whose_lead_went_away_pages_through_a_member(void **
 			 2);
 }
 
+/* Night 1 of a release whose work.hot and work.a both rose: both confirmed. */
+static void confirmed_on_night_one(fx *f)
+{
+	history(f, "svc");
+	f->side = 2;
+	night(f, "svc", "v2", 1, 4, 2, 1);
+	run_night(f, 1);
+}
+
 /*
  * work.hot and work.a (no stack in common) both double, and an earlier
  * run merged them into one incident led by work.a, as a shared suspect
@@ -648,10 +657,7 @@ static void test_a_rerun_does_not_page_a_member_of_an_earlier_incident(void **st
 {
 	fx *f = *state;
 
-	history(f, "svc");
-	f->side = 2;
-	night(f, "svc", "v2", 1, 4, 2, 1);
-	run_night(f, 1);
+	confirmed_on_night_one(f);
 	assert_int_equal(intf(f->t, "select count(*) from findings where direction = 'regression'"
 			      " and state = 'confirmed'"
 			      " and function in ('work.hot', 'work.a')"), 2);
@@ -700,10 +706,7 @@ static int64_t escalations(fx *f, const char *function)
  */
 static void stored_as_low(fx *f)
 {
-	history(f, "svc");
-	f->side = 2;
-	night(f, "svc", "v2", 1, 4, 2, 1);
-	run_night(f, 1);
+	confirmed_on_night_one(f);
 	testdb_execf(f->t, "update findings set severity = 'low' where function = 'work.hot'");
 }
 
