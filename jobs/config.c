@@ -325,6 +325,8 @@ static const field limits_keys[] = {
 	 .doc = "frames in one stack at most"},
 	{K_INT("max_string_length", 16, 1 << 24, config, limits.max_string_len),
 	 .doc = "bytes in one function or file name at most"},
+	{K_INT("max_functions", 1, 4294967295.0, config, limits.max_functions),
+	 .doc = "distinct functions in one profile at most"},
 	END,
 };
 

@@ -18,6 +18,7 @@ void profile_limits_default(profile_limits *lim)
 	lim->max_samples = PROFILE_DEFAULT_MAX_SAMPLES;
 	lim->max_depth = PROFILE_DEFAULT_MAX_DEPTH;
 	lim->max_string_len = PROFILE_DEFAULT_MAX_STRING;
+	lim->max_functions = PROFILE_DEFAULT_MAX_FUNCTIONS;
 }
 
 uint64_t profile_mem_budget(const profile_limits *lim)
@@ -193,14 +194,17 @@ int profile_intern(profile *p, uint32_t *out, const char *name, size_t name_len,
 	if (rc < 0)
 		goto nomem;
 	key.len = file_at + symname_stable_file(key.ptr + file_at, key.len - file_at);
-	if (p->nfuncs == UINT32_MAX) {
-		rc = pr_error_set(err, PR_ELIMIT, "cannot parse '%s': too many functions",
-				  p->input_name);
-		goto out;
+	if (!strmap_get(&p->func_index, key.ptr, key.len, &id)) {
+		if (p->nfuncs >= p->limits.max_functions || p->nfuncs == UINT32_MAX) {
+			rc = pr_error_set(err, PR_ELIMIT,
+					  "cannot parse '%s': more than %u distinct functions "
+					  "(the limit of limits.max_functions)",
+					  p->input_name, p->limits.max_functions);
+			goto out;
+		}
+		if ((rc = profile_mem_take(p, key.len + INTERN_OVERHEAD, err)) < 0)
+			goto out;
 	}
-	if (!strmap_get(&p->func_index, key.ptr, key.len, &id) &&
-	    (rc = profile_mem_take(p, key.len + INTERN_OVERHEAD, err)) < 0)
-		goto out;
 	rc = strmap_put(&p->func_index, key.ptr, key.len, p->nfuncs, &id, &stored);
 	if (rc < 0)
 		goto nomem;

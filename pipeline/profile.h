@@ -43,6 +43,7 @@ typedef struct profile_limits {
 	uint64_t max_samples;            /* sample records in one profile */
 	uint32_t max_depth;              /* frames in one stack */
 	uint32_t max_string_len;         /* bytes in one function or file name */
+	uint32_t max_functions;          /* distinct functions in one profile */
 } profile_limits;
 
 #define PROFILE_DEFAULT_MAX_INPUT (64ULL << 20)
@@ -50,6 +51,13 @@ typedef struct profile_limits {
 #define PROFILE_DEFAULT_MAX_SAMPLES 10000000ULL
 #define PROFILE_DEFAULT_MAX_DEPTH 4096u
 #define PROFILE_DEFAULT_MAX_STRING 65536u
+/*
+ * Each distinct function of a stored capture becomes a row of `functions`
+ * for good. Real captures hold thousands to a few hundred thousand (a
+ * whole machine's perf record with kernel symbols); a file of a million
+ * made-up names cost a minute of ingest and a million rows.
+ */
+#define PROFILE_DEFAULT_MAX_FUNCTIONS 500000u
 
 void profile_limits_default(profile_limits *lim);
 

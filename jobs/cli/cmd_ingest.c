@@ -39,6 +39,7 @@ enum {
 	O_MAX_SAMPLES,
 	O_MAX_DEPTH,
 	O_MAX_STRING,
+	O_MAX_FUNCTIONS,
 	O_JOBS,
 };
 
@@ -70,6 +71,8 @@ static const cli_option ingest_opts[] = {
 	{"max-depth", required_argument, O_MAX_DEPTH, "N", "deepest stack (default 4096)"},
 	{"max-string-length", required_argument, O_MAX_STRING, "N",
 	 "longest function or file name (default 65536)"},
+	{"max-functions", required_argument, O_MAX_FUNCTIONS, "N",
+	 "most distinct functions in one profile (default 500000)"},
 	{"jobs", required_argument, O_JOBS, "N",
 	 "read and parse on N threads; from 2, the next batch is read while one is "
 	 "written (default 1)"},
@@ -638,7 +641,7 @@ int cmd_ingest(cli_ctx *ctx, int argc, char **argv)
 	json_t *tags = json_object();
 	char *tags_text = NULL;
 	const char *arg, *manifest = NULL;
-	unsigned long long flag[5] = {0}; /* limits given as flags; 0 = not given */
+	unsigned long long flag[6] = {0}; /* limits given as flags; 0 = not given */
 	unsigned long long jobs = 1;
 	config cfg = {0};
 	bool bad = false;
@@ -704,6 +707,10 @@ int cmd_ingest(cli_ctx *ctx, int argc, char **argv)
 					  &flag[4]) < 0)
 				bad = true;
 			break;
+		case O_MAX_FUNCTIONS:
+			if (cli_parse_u64(ctx, "max-functions", arg, 1, UINT32_MAX, &flag[5]) < 0)
+				bad = true;
+			break;
 		}
 	}
 	if ((status = cli_end(p, c, bad, 0, -1, NULL, &first)) != CLI_GO)
@@ -742,6 +749,7 @@ int cmd_ingest(cli_ctx *ctx, int argc, char **argv)
 	if (flag[2]) run.lim.max_samples = flag[2];
 	if (flag[3]) run.lim.max_depth = (uint32_t)flag[3];
 	if (flag[4]) run.lim.max_string_len = (uint32_t)flag[4];
+	if (flag[5]) run.lim.max_functions = (uint32_t)flag[5];
 	if (json_object_size(tags))
 		base.tags_json = tags_text = json_dumps(tags, JSON_COMPACT | JSON_SORT_KEYS);
 

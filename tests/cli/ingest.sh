@@ -140,6 +140,17 @@ run pr ingest "$T/small.folded" --service checkout --release v3 --max-input-byte
 printf 'a;b;c;d;e 1\n' >"$T/deep.folded"
 run pr ingest "$T/deep.folded" --service checkout --release v3 --max-depth 3
 [ $RC -eq 4 ] && [[ $ERR == *"depth"* ]] && ok "a too deep stack is refused" || not_ok "max depth" "rc=$RC $ERR"
+printf 'a;b;c 1\na;b 2\na;d 1\n' >"$T/wide.folded"
+before=$(sql 'select count(*) from functions')
+run pr ingest "$T/wide.folded" --service checkout --release v3 --max-functions 3
+[ $RC -eq 4 ] && [ "$(printf '%s\n' "$ERR" | grep -c .)" = 1 ] &&
+	[[ $ERR == *"'$T/wide.folded'"*"more than 3 distinct functions"* ]] &&
+	[ "$(sql 'select count(*) from functions')" = "$before" ] &&
+	ok "a profile with more distinct functions than the limit is refused, nothing stored" ||
+	not_ok "max functions" "rc=$RC $ERR"
+run pr ingest "$T/wide.folded" --service checkout --release v3 --max-functions 4
+[ $RC -eq 0 ] && ok "a profile with as many distinct functions as the limit is stored" ||
+	not_ok "max functions at the limit" "rc=$RC $ERR"
 
 # The configuration file sets limits; a flag overrides it; bad keys are named.
 printf '{"limits": {"max_depth": 3}}' >"$T/cfg.json"

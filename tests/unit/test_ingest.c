@@ -31,7 +31,7 @@
 #include "pipeline/source.h"
 #include "tests/support/testdb.h"
 
-static const profile_limits limits = {64u << 20, 512u << 20, 10000000, 4096, 65536};
+static const profile_limits limits = {64u << 20, 512u << 20, 10000000, 4096, 65536, 500000};
 
 /*
  * Threads started and digests computed, counted: this test is linked with

@@ -175,6 +175,32 @@ static void test_limits_are_enforced_with_a_named_message(void **state)
 	profile_free(p);
 }
 
+static void test_distinct_functions_beyond_the_limit_are_refused(void **state)
+{
+	profile_limits lim;
+	profile *p;
+	pr_error err = PR_ERROR_INIT;
+	uint32_t id;
+
+	(void)state;
+	profile_limits_default(&lim);
+	lim.max_functions = 2;
+	p = new_profile(&lim);
+	assert_int_equal(profile_intern(p, &id, "a", 1, NULL, 0, &err), 0);
+	assert_int_equal(profile_intern(p, &id, "b", 1, "b.go", 4, &err), 0);
+	/* Names already held cost nothing; a third, or a second file, is refused. */
+	assert_int_equal(profile_intern(p, &id, "a", 1, NULL, 0, &err), 0);
+	assert_int_equal(id, 0);
+	assert_int_equal(profile_intern(p, &id, "c", 1, NULL, 0, &err), PR_ELIMIT);
+	assert_non_null(strstr(err.msg, "'t.folded'"));
+	assert_non_null(strstr(err.msg, "more than 2 distinct functions"));
+	pr_error_clear(&err);
+	assert_int_equal(profile_intern(p, &id, "a", 1, "a.go", 4, &err), PR_ELIMIT);
+	pr_error_clear(&err);
+	assert_int_equal(p->nfuncs, 2);
+	profile_free(p);
+}
+
 static void test_negative_values_and_unknown_ids_are_rejected(void **state)
 {
 	profile *p = new_profile(NULL);
@@ -402,6 +428,7 @@ int main(void)
 		cmocka_unit_test(test_invalid_utf8_is_replaced_and_counted),
 		cmocka_unit_test(test_empty_name_becomes_unknown),
 		cmocka_unit_test(test_limits_are_enforced_with_a_named_message),
+		cmocka_unit_test(test_distinct_functions_beyond_the_limit_are_refused),
 		cmocka_unit_test(test_negative_values_and_unknown_ids_are_rejected),
 		cmocka_unit_test(test_overflowing_totals_are_rejected),
 		cmocka_unit_test(test_empty_profile_summarises_to_zero),

@@ -26,7 +26,7 @@
 #include "pipeline/targets.h"
 #include "tests/support/testdb.h"
 
-static const profile_limits limits = {64u << 20, 512u << 20, 10000000, 4096, 65536};
+static const profile_limits limits = {64u << 20, 512u << 20, 10000000, 4096, 65536, 500000};
 
 static char tmpdir[256];
 
