@@ -6,6 +6,7 @@
 
 #include <netdb.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int netaddr_parse_listen(struct sockaddr_storage *ss, const char *listen, pr_error *err)
@@ -20,6 +21,15 @@ int netaddr_parse_listen(struct sockaddr_storage *ss, const char *listen, pr_err
 	if (!colon || colon == listen)
 		return pr_error_set(err, PR_EUSAGE, "listen address '%.100s' is not ADDR:PORT",
 				    listen ? listen : "");
+	/*
+	 * getaddrinfo takes a port modulo 65536: a mistyped 80800 would
+	 * listen on 15264, and 65536 on a port of the kernel's choosing.
+	 */
+	n = strspn(colon + 1, "0123456789");
+	if (n == 0 || n > 5 || colon[1 + n] || strtoul(colon + 1, NULL, 10) > 65535)
+		return pr_error_set(err, PR_EUSAGE,
+				    "listen address '%.100s': the port must be a number "
+				    "from 0 to 65535", listen);
 	n = (size_t)(colon - listen);
 	if (listen[0] == '[' && n >= 2 && listen[n - 1] == ']')
 		snprintf(host, sizeof(host), "%.*s", (int)(n - 2), listen + 1);

@@ -5,6 +5,7 @@
 #include "jobs/config.h"
 #include "common/buf.h"
 #include "common/fileio.h"
+#include "common/netaddr.h"
 #include "common/similar.h"
 #include "pipeline/ingest.h"
 #include "jobs/secret.h"
@@ -1618,6 +1619,8 @@ static int load_serve_agents(config_serve *s, json_t *v, const char *path, pr_er
 static int load_serve(config *c, json_t *obj, const char *path, pr_error *err)
 {
 	config_serve *s = &c->serve;
+	struct sockaddr_storage ss;
+	pr_error lerr = PR_ERROR_INIT;
 	json_t *labels, *v;
 	int rc = 0;
 
@@ -1627,6 +1630,8 @@ static int load_serve(config *c, json_t *obj, const char *path, pr_error *err)
 		return rc;
 	if (s->default_seconds > s->max_seconds)
 		return bad(err, path, "serve.default_seconds", "longer than serve.max_seconds");
+	if (s->listen && netaddr_parse_listen(&ss, s->listen, &lerr) < 0)
+		return bad(err, path, "serve.listen", lerr.msg);
 	if ((v = json_object_get(obj, "agents")) && (rc = load_serve_agents(s, v, path, err)) < 0)
 		return rc;
 	if (!(labels = json_object_get(obj, "alert_host_labels")))

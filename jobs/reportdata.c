@@ -1565,15 +1565,24 @@ char *reportdata_dir(const config *cfg, const char *home)
 	return buf_detach(&b, NULL);
 }
 
-/* A team's name as a file name piece: [A-Za-z0-9._-] kept, every other byte '_'. */
+/*
+ * A team's name as a file name piece: [A-Za-z0-9._-] kept, every other
+ * byte as ~XX. One name, one file: with a single stand-in, "支付" and
+ * "결제" (both six bytes) wrote the same file, the second team's report
+ * over the first's.
+ */
 static int team_file_name(buf *out, const char *team)
 {
 	int rc = buf_puts(out, "-team-");
 
-	for (const char *s = team; *s && rc == 0; s++)
-		rc = buf_putc(out, (strchr("._-", *s) || (*s >= 'a' && *s <= 'z') ||
-				    (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9'))
-					   ? *s : '_');
+	for (const unsigned char *s = (const unsigned char *)team; *s && rc == 0; s++) {
+		if (*s == '.' || *s == '_' || *s == '-' ||
+		    (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		    (*s >= '0' && *s <= '9'))
+			rc = buf_putc(out, (char)*s);
+		else
+			rc = buf_printf(out, "~%02X", *s);
+	}
 	return rc;
 }
 

@@ -187,6 +187,16 @@ int cli_next(cli_parser *p, const char **arg)
 			p->ctx->db = optarg;
 			continue;
 		case OPT_HOME:
+			/*
+			 * Refused, not read as unset: the fallback, ./var, would put
+			 * blobs and reports under whatever folder the command ran in
+			 * while their rows go to the shared database.
+			 */
+			if (!*optarg) {
+				cli_error(p->ctx, "'--home' is empty: give a directory "
+					  "(an unset variable?)");
+				return CLI_BAD;
+			}
 			p->ctx->home = optarg;
 			continue;
 		case OPT_CONFIG:
@@ -318,40 +328,71 @@ int exitcode_for(int code)
 	}
 }
 
-int cli_parse_u64(const cli_ctx *ctx, const char *opt, const char *s,
-		  unsigned long long min, unsigned long long max,
-		  unsigned long long *out)
+/*
+ * Options read as "--NAME VALUE"; an operand (its name in capitals, as
+ * "ID") as its name and value, since it has no dashes.
+ */
+static const char *what_of(char out[96], const char *opt, const char *s)
 {
-	char *end;
+	if (isupper((unsigned char)opt[0]))
+		snprintf(out, 96, "%s '%.48s'", opt, s);
+	else
+		snprintf(out, 96, "'--%s %.48s'", opt, s);
+	return out;
+}
+
+static int parse_u64(const cli_ctx *ctx, const char *opt, const char *s,
+		     unsigned long long min, unsigned long long max, bool sizes,
+		     unsigned long long *out)
+{
+	char *end, what[96];
 	unsigned long long v;
 
-	errno = 0;
-	if (!s || !*s || *s == '-') {
-		cli_error(ctx, "'--%s' needs a whole number, not '%s'", opt, s ? s : "");
+	/*
+	 * Digits only: strtoull would skip blanks and take " -1" as the
+	 * largest value, and a suffix read on an ID made "2G" a number that
+	 * a later reading of the same text took as 2.
+	 */
+	if (!s || !isdigit((unsigned char)s[0])) {
+		cli_error(ctx, "%s needs a whole number", what_of(what, opt, s ? s : ""));
 		return CLI_BAD;
 	}
+	errno = 0;
 	v = strtoull(s, &end, 10);
-	/* Accept K/M/G suffixes: sizes are easier to read that way. */
-	if (errno == 0 && end != s && end[0] && !end[1]) {
+	/* Accept K/M/G suffixes on sizes: they are easier to read that way. */
+	if (sizes && errno == 0 && end[0] && !end[1]) {
 		unsigned shift = end[0] == 'K' || end[0] == 'k' ? 10 :
 				 end[0] == 'M' ? 20 : end[0] == 'G' ? 30 : 0;
 		if (shift && v <= (~0ULL >> shift)) {
 			v <<= shift;
 			end++;
+		} else if (isalpha((unsigned char)end[0]) && !strchr("KkMG", end[0])) {
+			cli_error(ctx, "%s: the suffix '%c' is not K, M or G",
+				  what_of(what, opt, s), end[0]);
+			return CLI_BAD;
 		}
 	}
-	if (errno == 0 && end != s && end[0] && !end[1] && isalpha((unsigned char)end[0]) &&
-	    !strchr("KkMG", end[0])) {
-		cli_error(ctx, "'--%s %s': the suffix '%c' is not K, M or G", opt, s, end[0]);
-		return CLI_BAD;
-	}
-	if (errno || end == s || *end || v < min || v > max) {
-		cli_error(ctx, "'--%s %s' is not a whole number from %llu to %llu",
-			  opt, s, min, max);
+	if (errno || *end || v < min || v > max) {
+		cli_error(ctx, "%s is not a whole number from %llu to %llu",
+			  what_of(what, opt, s), min, max);
 		return CLI_BAD;
 	}
 	*out = v;
 	return 0;
+}
+
+int cli_parse_u64(const cli_ctx *ctx, const char *opt, const char *s,
+		  unsigned long long min, unsigned long long max,
+		  unsigned long long *out)
+{
+	return parse_u64(ctx, opt, s, min, max, false, out);
+}
+
+int cli_parse_size(const cli_ctx *ctx, const char *opt, const char *s,
+		   unsigned long long min, unsigned long long max,
+		   unsigned long long *out)
+{
+	return parse_u64(ctx, opt, s, min, max, true, out);
 }
 
 /*

@@ -125,12 +125,18 @@ void cli_warn(const cli_ctx *ctx, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /*
- * Parse an integer option value with bounds; prints the error and
- * returns CLI_BAD when it does not fit.
+ * Parse a whole number (digits only) within bounds: the value of option
+ * --opt, or the operand opt when its name is in capitals ("ID"). Prints
+ * the error and returns CLI_BAD when it does not fit.
  */
 int cli_parse_u64(const cli_ctx *ctx, const char *opt, const char *s,
 		  unsigned long long min, unsigned long long max,
 		  unsigned long long *out);
+
+/* The same for a size in bytes, which may end in K, M or G (powers of 1024). */
+int cli_parse_size(const cli_ctx *ctx, const char *opt, const char *s,
+		   unsigned long long min, unsigned long long max,
+		   unsigned long long *out);
 
 /* Dispatch argv[0] among `cmds`; prints the list on --help or unknown. */
 int cli_dispatch(cli_ctx *ctx, const cli_command *cmds, const char *group,

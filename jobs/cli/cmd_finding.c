@@ -148,11 +148,11 @@ out:
 }
 
 /*
- * Parse "ID" after the options into *id (a pointer into argv). Returns
+ * Parse "ID" after the options into *id. Returns
  * CLI_GO, or the exit status to return (usage errors are printed).
  */
 static int one_id(cli_ctx *ctx, int argc, char **argv, const cli_option *opts,
-		  const char *usage, const char *desc, const char **note, const char **id)
+		  const char *usage, const char *desc, const char **note, int64_t *id)
 {
 	cli_parser *p = NULL;
 	const char *arg;
@@ -168,7 +168,7 @@ static int one_id(cli_ctx *ctx, int argc, char **argv, const cli_option *opts,
 		return status;
 	if (cli_parse_u64(ctx, "ID", argv[first], 1, INT64_MAX, &v) < 0)
 		return EXIT_USAGE;
-	*id = argv[first];
+	*id = (int64_t)v;
 	return CLI_GO;
 }
 
@@ -180,7 +180,7 @@ static int finding_show(cli_ctx *ctx, int argc, char **argv)
 	findings_meta meta;
 	json_t *hist = NULL;
 	db *d = NULL;
-	const char *id = NULL;
+	int64_t id = 0;
 	bool reproduced = false;
 	int rc, status;
 
@@ -193,7 +193,7 @@ static int finding_show(cli_ctx *ctx, int argc, char **argv)
 	if (status != CLI_GO)
 		return status;
 	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 ||
-	    (rc = findings_get(&f, &meta, d, (int64_t)strtoll(id, NULL, 10), &err)) < 0 ||
+	    (rc = findings_get(&f, &meta, d, id, &err)) < 0 ||
 	    (rc = access_read_finding(d, "finding.show", f.id, &err)) < 0 ||
 	    (rc = triage_reproduce(&again, &reproduced, d, &f, &meta, &err)) < 0)
 		goto fail;
@@ -207,8 +207,8 @@ static int finding_show(cli_ctx *ctx, int argc, char **argv)
 		status = cli_print_json(ctx, o);
 	} else {
 		char vals[MEASURE_TEXT_MAX], chg[MEASURE_TEXT_MAX];
-		printf("finding %s (%s, %s)\nservice   ", id, finding_dir_name(f.direction),
-		       meta.status);
+		printf("finding %" PRId64 " (%s, %s)\nservice   ", id,
+		       finding_dir_name(f.direction), meta.status);
 		cli_put_safe(stdout, f.service, 0);
 		printf("/%s, release ", f.type);
 		cli_put_safe(stdout, f.current_release ? f.current_release : "-", 0);
@@ -279,7 +279,8 @@ static int finding_resolve(cli_ctx *ctx, int argc, char **argv)
 	db *d = NULL;
 	config cfg;
 	triage_resolution r;
-	const char *id = NULL, *note = NULL;
+	const char *note = NULL;
+	int64_t id = 0;
 	int rc, status;
 
 	memset(&cfg, 0, sizeof(cfg));
@@ -293,12 +294,12 @@ static int finding_resolve(cli_ctx *ctx, int argc, char **argv)
 		return status;
 	if ((rc = ctx_config_load(ctx, &cfg, &err)) < 0 ||
 	    (rc = ctx_db_open(ctx, &d, &err)) < 0 ||
-	    (rc = triage_resolve(&r, d, &cfg, (int64_t)strtoll(id, NULL, 10), note, &err)) < 0)
+	    (rc = triage_resolve(&r, d, &cfg, id, note, &err)) < 0)
 		goto fail;
 	if (r.paging_error[0])
 		cli_warn(ctx, "paging: %s", r.paging_error);
 	if (!ctx->quiet) {
-		printf("resolved finding %s; %" PRId64 " baseline captures unpinned\n", id,
+		printf("resolved finding %" PRId64 "; %" PRId64 " baseline captures unpinned\n", id,
 		       r.unpinned);
 		if (r.resolve_events || r.cancelled)
 			printf("pages: %zu resolve events, %zu sent, %zu failed; "

@@ -682,11 +682,11 @@ int cmd_ingest(cli_ctx *ctx, int argc, char **argv)
 			}
 			break;
 		case O_MAX_INPUT:
-			if (cli_parse_u64(ctx, "max-input-bytes", arg, 1, SIZE_MAX, &flag[0]) < 0)
+			if (cli_parse_size(ctx, "max-input-bytes", arg, 1, SIZE_MAX, &flag[0]) < 0)
 				bad = true;
 			break;
 		case O_MAX_DECOMPRESSED:
-			if (cli_parse_u64(ctx, "max-decompressed-bytes", arg, 1, SIZE_MAX,
+			if (cli_parse_size(ctx, "max-decompressed-bytes", arg, 1, SIZE_MAX,
 					  &flag[1]) < 0)
 				bad = true;
 			break;

@@ -3,6 +3,7 @@
  * is jobs/serve.c). Runs until SIGINT or SIGTERM.
  */
 #define _POSIX_C_SOURCE 200809L
+#include "common/netaddr.h"
 #include "jobs/cli/commands.h"
 #include "jobs/cli/context.h"
 #include "jobs/cli/exitcode.h"
@@ -96,6 +97,7 @@ int cmd_serve(cli_ctx *ctx, int argc, char **argv)
 	agent_result ar;
 	bool agent = false, bad = false;
 	struct sigaction sa;
+	struct sockaddr_storage ss;
 	const char *arg;
 	char worker[96], host[64] = "";
 	int c, rc, status;
@@ -144,6 +146,9 @@ int cmd_serve(cli_ctx *ctx, int argc, char **argv)
 		cli_error(ctx, "--name goes with --agent");
 		return EXIT_USAGE;
 	}
+	/* A bad --listen is a usage error, named before any database is opened. */
+	if (o.listen && (rc = netaddr_parse_listen(&ss, o.listen, &err)) < 0)
+		return cli_fail(ctx, &err);
 	gethostname(host, sizeof(host) - 1);
 	snprintf(worker, sizeof(worker), "%.63s:%ld", host, (long)getpid());
 	o.worker = worker;

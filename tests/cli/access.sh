@@ -405,6 +405,20 @@ run pr report --run "$IDLERUN" --team ta --format md --out -
 	ok "a team with an analysed service has no such note" ||
 	not_ok "team analysed" "rc $RC" "$ERR" "$(head -c 600 <<<"$OUT")"
 
+# Team names of the same length that are not ASCII: one file each, not one
+# written over by the other.
+sql "insert into services (name, team, enabled) values ('zhi', '支付', true), ('kyeol', '결제', true)" >/dev/null
+TEAMRUN=$(sql "insert into runs (kind, detail) values ('nightly', '{\"services\": {
+	\"zhi\": {\"status\": \"skipped\", \"reason\": \"insufficient baseline\"},
+	\"kyeol\": {\"status\": \"skipped\", \"reason\": \"insufficient baseline\"}}}') returning id")
+run pr report --run "$TEAMRUN" --team 支付
+one=$OUT
+run pr report --run "$TEAMRUN" --team 결제
+[ $RC -eq 0 ] && [ -n "$one" ] && [ "$one" != "$OUT" ] && grep -q zhi "${one%.html}.md" &&
+	grep -q kyeol "${OUT%.html}.md" && ! grep -q kyeol "${one%.html}.md" &&
+	ok "two teams whose names differ only outside ASCII get a report file each" ||
+	not_ok "team file names" "rc $RC" "$one" "$OUT" "$ERR"
+
 for r in $A $B $AH $JOB; do
 	psql "$PROFREG_TEST_DB" -qAt -c "DROP DATABASE IF EXISTS cli_access" >/dev/null 2>&1
 	psql "$PROFREG_TEST_DB" -qAt -c "DROP ROLE IF EXISTS $r" >/dev/null 2>&1

@@ -132,4 +132,34 @@ for jobs in 1 2; do
 		ok "'-' given twice is a usage error, nothing stored (--jobs $jobs)" ||
 		not_ok "- twice, --jobs $jobs" "rc=$RC $OUT $ERR"
 done
+
+# 8. Numbers and values on the command line: digits only; suffixes on sizes alone.
+run prt ingest "$T/small.folded" --service checkout --release v1 --max-input-bytes " -1"
+[ $RC -eq 2 ] && one_line && [[ $ERR == *"'--max-input-bytes  -1' needs a whole number"* ]] &&
+	ok "a negative size behind a blank is refused, not read as the largest" ||
+	not_ok "blank negative" "rc=$RC $ERR"
+run prt ingest "$T/small.folded" --service checkout --release v1 --max-depth 1k
+[ $RC -eq 2 ] && one_line && [[ $ERR == *"'--max-depth 1k' is not a whole number from 1 to"* ]] &&
+	ok "a count with a size suffix is refused" || not_ok "count suffix" "rc=$RC $ERR"
+printf 'main;sized 1\n' >"$T/sized.folded"
+run prt ingest "$T/sized.folded" --service checkout --release sized --max-input-bytes 1K
+[ $RC -eq 0 ] && ok "a size keeps its K suffix" || not_ok "size suffix" "rc=$RC $ERR"
+for cmd in "finding show" "finding resolve" "profile show"; do
+	run prt $cmd 1k
+	[ $RC -eq 2 ] && one_line && [[ $ERR == *"ID '1k' is not a whole number"* ]] &&
+		ok "$cmd 1k is refused, not taken as another ID" || not_ok "$cmd 1k" "rc=$RC $ERR"
+done
+run timeout 10 "$PROFREG_BIN" --db "$DB" --home "" service list
+[ $RC -eq 2 ] && one_line && [[ $ERR == *"'--home' is empty"* ]] &&
+	ok "an empty --home is refused, not read as ./var" || not_ok "empty home" "rc=$RC $ERR"
+printf '{"serve": {"listen": "127.0.0.1:80800"}}' >"$T/port.json"
+run prt --config "$T/port.json" config check
+[ $RC -eq 2 ] && one_line && [[ $ERR == *"serve.listen"*"port must be a number from 0 to 65535"* ]] &&
+	ok "config check refuses a port above 65535" || not_ok "config port" "rc=$RC $ERR"
+for l in 127.0.0.1:65536 127.0.0.1:1x 127.0.0.1:; do
+	run prt serve --listen $l
+	[ $RC -eq 2 ] && one_line && [[ $ERR == *"'$l': the port must be"* ]] &&
+		ok "serve --listen $l is refused, not wrapped to another port" ||
+		not_ok "listen $l" "rc=$RC $ERR"
+done
 finish
