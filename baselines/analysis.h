@@ -270,6 +270,9 @@ typedef struct analysis {
 				   * earlier release's open, paged finding (jobs/record.h) */
 	size_t evidence_without_blob; /* evidence retention had cut to a summary between
 				       * the analysis reading it and the job pinning it */
+	size_t evidence_deleted;      /* baseline evidence that no longer exists
+				       * (retention's row budget deleted it after an
+				       * analysis read it): not pinned */
 	double db_seconds;        /* time spent loading and storing */
 	double stats_seconds;     /* time spent testing, adjusting and ranking */
 } analysis;

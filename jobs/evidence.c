@@ -23,7 +23,7 @@
 	" else " until " end"
 
 int evidence_pin_finding(db *d, const finding *f, int64_t keep_us, int64_t *without_blob,
-			 pr_error *err)
+			 int64_t *deleted, pr_error *err)
 {
 	/*
 	 * Kept `keep` from when the finding was first stored, not from now:
@@ -49,12 +49,21 @@ int evidence_pin_finding(db *d, const finding *f, int64_t keep_us, int64_t *with
 		"       or (select until from k) > p.retain_until)))"
 		"   returning p.id, p.blob_deleted_at is not null as cut)"
 		" select count(*), count(*) filter (where cut) from u";
+	/*
+	 * Retention's row budget, beside the night, may delete a baseline
+	 * capture the analysis read: its pin then failed the foreign key and
+	 * rolled back every finding and page of the night. The rows are
+	 * locked first (a capture deleted meanwhile drops out, and one locked
+	 * cannot be deleted before this commits); what is gone is counted.
+	 */
 	static const char pin_sql[] =
-		"with b as (select (jsonb_array_elements_text($2::jsonb -> 'baseline'))::bigint"
-		"   as id),"
-		" i as (insert into capture_pins (profile_id, finding_id) select id, $1 from b"
+		"with b as (select distinct"
+		"   (jsonb_array_elements_text($2::jsonb -> 'baseline'))::bigint as id),"
+		" l as (select p.id from profiles p where p.id in (select id from b)"
+		"   for key share),"
+		" i as (insert into capture_pins (profile_id, finding_id) select id, $1 from l"
 		"   on conflict do nothing returning profile_id)"
-		" select count(*) from i";
+		" select count(*), (select count(*) from b) - (select count(*) from l) from i";
 	char id[24], keep[24], object[48], detail[160];
 	struct pg_result *res[2] = {NULL, NULL};
 	const char *p[3] = {id, f->capture_ids, keep};
@@ -81,6 +90,8 @@ int evidence_pin_finding(db *d, const finding *f, int64_t keep_us, int64_t *with
 	if (without_blob)
 		*without_blob = db_get_i64(res[0], 0, 1);
 	pinned = db_get_i64(res[1], 0, 0);
+	if (deleted)
+		*deleted = db_get_i64(res[1], 0, 1);
 	db_result_free(res[0]);
 	db_result_free(res[1]);
 	if (!made_forensic && !pinned)

@@ -30,10 +30,12 @@
  * finding again audits nothing. *without_blob (may be NULL) is how many
  * captures made evidence retention had cut to a summary after the
  * analysis read them: their rows that are left are kept, their raw
- * profiles are gone.
+ * profiles are gone. *deleted (may be NULL) is how many of its baseline
+ * captures retention had deleted outright meanwhile: not pinned, since
+ * they are not there.
  */
 int evidence_pin_finding(db *d, const finding *f, int64_t keep_us, int64_t *without_blob,
-			 pr_error *err);
+			 int64_t *deleted, pr_error *err);
 
 /*
  * Tag a finding's forensic captures with the deploy that shipped the

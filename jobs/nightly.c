@@ -621,7 +621,7 @@ int nightly_run(nightly_result *out, const job_env *env, const nightly_opts *o, 
 	r->status = r->failed || !r->analysed ? "incomplete" : "ok";
 	if (!o->dry_run) {
 		json_t *summary = json_pack(
-			"{s:I,s:I,s:I,s:I,s:I,s:O,s:{s:I,s:I,s:I,s:I,s:I},s:I,s:I,s:I,s:I}",
+			"{s:I,s:I,s:I,s:I,s:I,s:O,s:{s:I,s:I,s:I,s:I,s:I},s:I,s:I,s:I,s:I,s:I}",
 			"analysed",
 			(json_int_t)r->analysed, "tests", (json_int_t)r->a.ntests, "findings",
 			(json_int_t)r->a.nfindings, "failed", (json_int_t)r->failed, "skipped",
@@ -632,7 +632,8 @@ int nightly_run(nightly_result *out, const job_env *env, const nightly_opts *o, 
 			(json_int_t)r->pages.refreshed, "went_away", (json_int_t)r->a.went_away,
 			"fixed", (json_int_t)r->a.fixed, "relative_shifts_by_dilution",
 			(json_int_t)r->a.diluted, "evidence_without_blob",
-			(json_int_t)r->a.evidence_without_blob);
+			(json_int_t)r->a.evidence_without_blob, "evidence_deleted",
+			(json_int_t)r->a.evidence_deleted);
 		if (summary && r->tasks)
 			json_object_set(summary, "tasks", r->tasks);
 		rc = summary ? runs_finish(env->d, r->run_id, r->status, summary, err)

@@ -230,6 +230,7 @@ int record_findings_bs(analysis *a, db *d, blob_store *bs, int64_t run_id, const
 {
 	size_t enqueued0 = a->pages_enqueued, went0 = a->went_away, fixed0 = a->fixed;
 	size_t carried0 = a->carried, cut0 = a->evidence_without_blob;
+	size_t deleted0 = a->evidence_deleted;
 	findings_closed closed = {0};
 	int rc;
 
@@ -264,11 +265,12 @@ int record_findings_bs(analysis *a, db *d, blob_store *bs, int64_t run_id, const
 		 * later run that pages sees it again.
 		 */
 		if (f->direction == FINDING_REGRESSION) {
-			int64_t cut = 0;
+			int64_t cut = 0, gone = 0;
 			if ((rc = evidence_pin_finding(d, f, a->opts.forensic_keep_us, &cut,
-						       err)) < 0)
+						       &gone, err)) < 0)
 				goto out;
 			a->evidence_without_blob += (size_t)cut;
+			a->evidence_deleted += (size_t)gone;
 		}
 		/*
 		 * Only a confirmed finding pages (a critical one is confirmed at
@@ -307,6 +309,7 @@ out:
 		a->fixed = fixed0;
 		a->carried = carried0;
 		a->evidence_without_blob = cut0;
+		a->evidence_deleted = deleted0;
 	}
 	findings_closed_release(&closed);
 	return rc;

@@ -47,6 +47,12 @@ static void print_night(const nightly_result *r, bool dry)
 		printf("%zu evidence capture%s cut to a summary by retention during the night: "
 		       "raw profile gone, top rows kept\n", r->a.evidence_without_blob,
 		       r->a.evidence_without_blob == 1 ? " was" : "s were");
+	if (!dry && r->a.evidence_deleted)
+		printf("%zu baseline capture%s of the regressions found no longer exist%s "
+		       "(deleted by retention's row budget after the analysis read them): "
+		       "not pinned\n", r->a.evidence_deleted,
+		       r->a.evidence_deleted == 1 ? "" : "s",
+		       r->a.evidence_deleted == 1 ? "s" : "");
 	if (!dry && r->a.carried)
 		printf("%zu regression%s carried from an earlier release's finding, which paged: "
 		       "not paged again\n", r->a.carried, r->a.carried == 1 ? "" : "s");
