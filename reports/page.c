@@ -360,10 +360,16 @@ json_t *page_alertmanager(const page_event *e, int64_t ends_us)
 				e->finding_id, e->run_id);
 	if (rc < 0)
 		goto out;
-	labels = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s}", "alertname", PAGE_ALERTNAME,
+	/*
+	 * Alertmanager knows an alert by its labels alone: without the key,
+	 * two findings of one function name in two files (py-spy's
+	 * "__init__ (a.py:3)"), or of two long names cut alike, were one
+	 * alert, and resolving either ended the other's.
+	 */
+	labels = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "alertname", PAGE_ALERTNAME,
 			   "service", c.service, "function", c.function,
 			   "severity", page_pd_severity(e->severity), "profile_type", c.type,
-			   "release", c.release);
+			   "release", c.release, "dedup_key", c.key);
 	ann = json_pack("{s:s,s:s,s:s}", "summary", summary, "description", desc.ptr,
 			"dedup_key", c.key);
 	if (!labels || !ann || (c.link && set(ann, "report", json_string(c.link))))

@@ -122,4 +122,39 @@ A2=$(curl -sf "http://127.0.0.1:$AM2_PORT/api/v2/alerts?alertname=ProfregRegress
 	[ "$(sql "select count(*) || ' ' || string_agg(status, ',') from pages")" = "1 sent" ] &&
 	ok "once it is back the next nightly sends that page, once, and exits 0 quietly" ||
 	not_ok "next run" "rc=$RC $OUT $ERR $A2 $(sql "select id, status from pages")"
+# One function name in two files (py-spy writes "name (file:line)"): two
+# findings, two keys, two alerts; resolving one leaves the other firing.
+fresh_db cli_paging_prom_twins
+pr --quiet service add twins && pr --quiet service enable twins
+mkdir -p "$T/twins"
+RANDOM=3
+: >"$T/twins/manifest.jsonl"
+for n in $(seq 0 31); do
+	if [ $n -lt 28 ]; then
+		rel=v1 boost=1 when=$(date -u -d "2026-01-01 +$((n / 2)) days +$((3 + 10 * (n % 2))) hours" +%FT%TZ)
+	else
+		rel=v2 boost=2 when=$(date -u -d "2026-01-15 +$((2 + 4 * (n - 28))) hours" +%FT%TZ)
+	fi
+	{
+		for i in $(seq 0 19); do echo "main (m.py:1);work_$i (w.py:$i) $((380 + RANDOM % 40))"; done
+		for f in "a.py:3" "b.py:9"; do echo "main (m.py:1);__init__ ($f) $(((570 + RANDOM % 60) * boost))"; done
+	} >"$T/twins/c$n.folded"
+	echo "{\"path\": \"c$n.folded\", \"service\": \"twins\", \"release\": \"$rel\", \"host\": \"h$((n % 3))\", \"time\": \"$when\", \"type\": \"cpu\"}" >>"$T/twins/manifest.jsonl"
+done
+(cd "$T/twins" && pr --quiet ingest --manifest manifest.jsonl >/dev/null)
+jq '.analysis = {confirm_looks: 1}' "$T/cfg.json" >"$T/cfg-twins.json"
+twins() { curl -sf "http://127.0.0.1:$AM_PORT/api/v2/alerts?active=true&filter=service%3D%22twins%22"; }
+run pr --config "$T/cfg-twins.json" nightly --at 2026-01-16T00:00:00Z
+A=$(twins)
+[ $RC -eq 0 ] && [ "$(sql "select count(*) from findings where direction = 'regression' and function = '__init__'")" = 2 ] &&
+	[ "$(jq '[.[].labels.dedup_key] | unique | length' <<<"$A")" = 2 ] &&
+	ok "two findings of one function name in two files are two alerts, each labelled with its key" ||
+	not_ok "twins paged" "rc=$RC $OUT $ERR $(jq -c '[.[].labels]' <<<"$A")"
+fid=$(sql "select min(id) from findings where direction = 'regression' and function = '__init__'")
+run pr --config "$T/cfg-twins.json" finding resolve "$fid"
+A=$(twins)
+[ $RC -eq 0 ] && [ "$(jq length <<<"$A")" = 1 ] &&
+	[ "$(jq -r '.[0].labels.dedup_key' <<<"$A")" = "$(sql "select dedup_key from pages p join findings f on f.id = p.finding_id
+		where f.function = '__init__' and f.id <> $fid and p.event = 'trigger'")" ] &&
+	ok "resolving one leaves the other's alert firing" || not_ok "twin resolve" "rc=$RC $OUT $ERR $A"
 finish

@@ -182,6 +182,7 @@ static void test_alertmanager_alert_has_labels_and_times(void **state)
 			    "crypto/sha256.block");
 	assert_string_equal(json_string_value(json_object_get(l, "severity")), "error");
 	assert_string_equal(json_string_value(json_object_get(l, "profile_type")), "cpu");
+	assert_string_equal(json_string_value(json_object_get(l, "dedup_key")), e.dedup_key);
 	assert_string_equal(json_string_value(json_object_get(a, "startsAt")),
 			    "2026-01-01T00:00:00.000Z");
 	assert_string_equal(json_string_value(json_object_get(a, "endsAt")),
