@@ -150,6 +150,8 @@ typedef struct analysis_target_data {
 	double phi, phi_df; /* release-level overdispersion of the service, its df */
 	double noise[NOISE_N]; /* release noise factors (see release_noise) */
 	double host_rho;    /* the share of capture noise that is the host's (see host_share) */
+	int *db, *dc;       /* the captures' days, numbered (see day_ids) */
+	double day_rho;     /* the share of capture noise that is the day's (see day_share) */
 } analysis_target_data;
 
 static void target_data_release(analysis_target_data *t)
@@ -162,6 +164,8 @@ static void target_data_release(analysis_target_data *t)
 	free(t->hc);
 	free(t->wb);
 	free(t->wc);
+	free(t->db);
+	free(t->dc);
 	func_matrix_release(&t->m);
 }
 
@@ -431,12 +435,14 @@ typedef struct series {
 	int *group;                     /* the capture's release, numbered */
 	int *host;                      /* its host, numbered (-1: not known here) */
 	int *week;                      /* its part of the week (NULL: not known) */
+	int *day;                       /* its day, numbered (-1: not known here) */
+	int *at;                        /* its place in the capture set */
 	size_t n;
 } series;
 
 static void series_fill(series *s, const func_matrix *m, size_t row, size_t col0,
 			const capture_set *cs, const int *groups, const int *hosts,
-			const int *weeks, const int64_t *less)
+			const int *days, const int *weeks, const int64_t *less)
 {
 	size_t n = 0;
 
@@ -457,6 +463,8 @@ static void series_fill(series *s, const func_matrix *m, size_t row, size_t col0
 		s->v[n] = stats_vst_var_floor(ns);
 		s->group[n] = groups ? groups[i] : 0;
 		s->host[n] = hosts ? hosts[i] : -1;
+		s->day[n] = days ? days[i] : -1;
+		s->at[n] = (int)i;
 		if (s->week)
 			s->week[n] = weeks ? weeks[i] : 0;
 		n++;
@@ -508,6 +516,8 @@ static double sample_var(const double *y, size_t n)
 typedef struct host_noise {
 	const int *hb, *hc;
 	double rho;
+	const int *db, *dc; /* the captures' days, numbered alike (-1: unknown) */
+	double day_rho;     /* the service's share of that variance that is the day's */
 } host_noise;
 
 /*
@@ -523,21 +533,21 @@ typedef struct host_noise {
  * gets the excess's degrees of freedom: a function's host variance is
  * only known from as many hosts as the baseline has, less one.
  */
-static int host_extra(double *out, double *df, const host_noise *hn, const double *vb,
-		      const int *gb, const double *gextra, size_t nb, const double *vc, double e_c,
-		      size_t nc, double sig2)
+static int host_extra(double *out, double *df, const int *hb, const int *hc, double rho,
+		      const double *vb, const int *gb, const double *gextra, size_t nb,
+		      const double *vc, double e_c, size_t nc, double sig2)
 {
-	double *w, s2h = hn ? hn->rho * sig2 : 0, own = 0, diff = 0, sb = 0, sc = 0;
+	double *w, s2h = rho * sig2, own = 0, diff = 0, sb = 0, sc = 0;
 	size_t nh = 0, hosts = 0;
 
 	*out = 0;
 	*df = INFINITY;
-	if (!(s2h > 0) || !hn->hb || !hn->hc)
+	if (!(s2h > 0) || !hb || !hc)
 		return 0;
 	for (size_t i = 0; i < nb; i++)
-		nh = hn->hb[i] >= 0 && (size_t)hn->hb[i] + 1 > nh ? (size_t)hn->hb[i] + 1 : nh;
+		nh = hb[i] >= 0 && (size_t)hb[i] + 1 > nh ? (size_t)hb[i] + 1 : nh;
 	for (size_t i = 0; i < nc; i++)
-		nh = hn->hc[i] >= 0 && (size_t)hn->hc[i] + 1 > nh ? (size_t)hn->hc[i] + 1 : nh;
+		nh = hc[i] >= 0 && (size_t)hc[i] + 1 > nh ? (size_t)hc[i] + 1 : nh;
 	/*
 	 * A baseline capture's weight in the combined mean is its release's
 	 * (1 / var_mean_r over their sum) times its own within the release
@@ -554,20 +564,20 @@ static int host_extra(double *out, double *df, const host_noise *hn, const doubl
 	for (size_t i = 0; i < nb; i++) {
 		double wi = 1 / (gextra[GROUP_OF(gb[i])] + vb[i]) / sb;
 		own += wi * wi;
-		if (hn->hb[i] < 0) {
+		if (hb[i] < 0) {
 			diff += wi * wi;
 			continue;
 		}
-		hosts += w[hn->hb[i]] == 0;
-		w[hn->hb[i]] -= wi;
+		hosts += w[hb[i]] == 0;
+		w[hb[i]] -= wi;
 	}
 	for (size_t i = 0; i < nc; i++) {
 		double wi = 1 / (e_c + vc[i]) / sc;
 		own += wi * wi;
-		if (hn->hc[i] < 0)
+		if (hc[i] < 0)
 			diff += wi * wi;
 		else
-			w[hn->hc[i]] += wi;
+			w[hc[i]] += wi;
 	}
 	for (size_t h = 0; h < nh; h++)
 		diff += w[h] * w[h];
@@ -594,7 +604,7 @@ static int pooled_fit(pooled *out, const double *yb, const double *vb, const int
 {
 	stats_wmean g[MAX_GROUPS] = {{0}}, all, cur, own;
 	double gextra[MAX_GROUPS], *ty = NULL, *tv = NULL, ref = 0, d0 = 0, var_b, e_c, ref_c;
-	double hx = 0, hx_df = INFINITY;
+	double hx = 0, hx_df = INFINITY, dx = 0, dx_df = INFINITY, sig2;
 	double sg_num = 0, sg_den = 0;
 	size_t ng = 0, nsingle = 0;
 	int grp[MAX_GROUPS], rc = 0;
@@ -725,11 +735,18 @@ static int pooled_fit(pooled *out, const double *yb, const double *vb, const int
 	out->mean_b = all.mean;
 	out->mean_c = cur.mean;
 	out->e_c = e_c;
-	if ((rc = host_extra(&hx, &hx_df, hn, vb, gb, gextra, nb, vc, e_c, nc,
-			     lam && sg_den > 0 ? fmax(0, sg_num / sg_den)
-					       : fmax(0, ref - mean_of(vb, nb)))) < 0)
+	sig2 = lam && sg_den > 0 ? fmax(0, sg_num / sg_den) : fmax(0, ref - mean_of(vb, nb));
+	/*
+	 * Hosts, and days: every capture of one day sees that day's traffic
+	 * mix, so a night's captures move together (a sale, a batch job's
+	 * day), and their mean is less sure than their spread says.
+	 */
+	if (hn && ((rc = host_extra(&hx, &hx_df, hn->hb, hn->hc, hn->rho, vb, gb, gextra, nb, vc,
+				    e_c, nc, sig2)) < 0 ||
+		   (rc = host_extra(&dx, &dx_df, hn->db, hn->dc, hn->day_rho, vb, gb, gextra, nb,
+				    vc, e_c, nc, sig2)) < 0))
 		goto out;
-	out->se = sqrt(cur.var_mean + var_b + out->tau2 + hx);
+	out->se = sqrt(cur.var_mean + var_b + out->tau2 + hx + dx);
 	/* A lone capture's variance is known as well as its factor is. */
 	out->df = stats_satterthwaite(cur.var_mean,
 				      nc == 1 && lam && isfinite(lam[NOISE_LONE_DF])
@@ -744,6 +761,9 @@ static int pooled_fit(pooled *out, const double *yb, const double *vb, const int
 	if (hx > 0)
 		out->df = fmin(out->df, stats_satterthwaite(cur.var_mean + var_b + out->tau2,
 							    out->df, hx, hx_df));
+	if (dx > 0)
+		out->df = fmin(out->df, stats_satterthwaite(cur.var_mean + var_b + out->tau2 + hx,
+							    out->df, dx, dx_df));
 out:
 	free(ty);
 	free(tv);
@@ -1071,7 +1091,7 @@ static int test_function(finding *f, const series *b, const series *c, const ana
 	stats_mw_opts mw = STATS_MW_OPTS_INIT;
 	stats_mw_result mwr;
 	stats_result rup, rdn, rci;
-	host_noise hn = {b->host, c->host, td->host_rho};
+	host_noise hn = {b->host, c->host, td->host_rho, b->day, c->day, td->day_rho};
 	series ba = *b, ca = *c; /* the values the test uses: for the week, adjusted */
 	week_adj wk;
 	fit_in in = {b->v, c->v, b->group, b->n, c->n, td->phi, td->phi_df, td->noise, &hn};
@@ -1318,7 +1338,8 @@ static int cost_test(finding *f, const sides *s, const analysis_target_data *td,
 	f->material_down = p.mean_c - p.mean_b <= down;
 	{
 		/* A host's CPUs move its cost more than its shares: one host must not make it. */
-		series c = {NULL, (double *)ya + nb, NULL, v + nb, NULL, (int *)hc, NULL, nc};
+		series c = {NULL, (double *)ya + nb, NULL, v + nb, NULL, (int *)hc, NULL, NULL,
+			    NULL, nc};
 		double lo, hi;
 		if ((rc = without_one_host(&lo, &hi, &c, p.e_c)) < 0)
 			goto out;
@@ -1406,8 +1427,9 @@ static double lone_ratio(const analysis_target_data *td, const capture_set *base
 
 	for (size_t k = 0; k < nrows; k++) {
 		double mb;
-		series_fill(sb, &td->m, rows[k], 0, base, td->gb, td->hb, td->wb, NULL);
-		series_fill(sc, &td->m, rows[k], base->n, cur, td->gc, td->hc, td->wc, NULL);
+		series_fill(sb, &td->m, rows[k], 0, base, td->gb, td->hb, td->db, td->wb, NULL);
+		series_fill(sc, &td->m, rows[k], base->n, cur, td->gc, td->hc, td->dc, td->wc,
+			    NULL);
 		if (sc->n != 1 || sb->n < 2 || !((mb = mean_of(sb->share, sb->n)) > 0))
 			continue;
 		ratio[n++] = sc->share[0] / mb;
@@ -1504,8 +1526,9 @@ static int release_noise(analysis_target_data *td, const capture_set *base,
 		typical = lone_ratio(td, base, cur, rows, nrows, sb, sc, y);
 	for (size_t k = 0; k < nrows; k++) {
 		double *row = canon + k * width;
-		series_fill(sb, &td->m, rows[k], 0, base, td->gb, td->hb, td->wb, NULL);
-		series_fill(sc, &td->m, rows[k], base->n, cur, td->gc, td->hc, td->wc, NULL);
+		series_fill(sb, &td->m, rows[k], 0, base, td->gb, td->hb, td->db, td->wb, NULL);
+		series_fill(sc, &td->m, rows[k], base->n, cur, td->gc, td->hc, td->dc, td->wc,
+			    NULL);
 		row[0] = (double)width;
 		for (size_t r = 0; r < nr; r++) {
 			const series *x = r < ngb ? sb : sc;
@@ -1614,6 +1637,89 @@ static int host_ids(int **hb, int **hc, const capture_set *base, const capture_s
 	return 0;
 }
 
+/*
+ * Number the calendar days (on the service's clock, utc_offset_h east of
+ * UTC) of the baseline's and the judged captures alike, in order of first
+ * appearance. *db and *dc are new arrays of base->n and cur->n.
+ */
+static int day_ids(int **db, int **dc, const capture_set *base, const capture_set *cur,
+		   double utc_offset_h)
+{
+	size_t n = base->n + cur->n, nd = 0;
+	int64_t shift = (int64_t)llround(utc_offset_h * 3600), *seen;
+	int *d = calloc(n ? n : 1, sizeof(*d));
+
+	*db = *dc = NULL;
+	seen = calloc(n ? n : 1, sizeof(*seen));
+	if (!d || !seen || !(*dc = calloc(cur->n ? cur->n : 1, sizeof(**dc)))) {
+		free(d);
+		free(seen);
+		return PR_ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		int64_t us = i < base->n ? base->caps[i].captured_at_us
+					 : cur->caps[i - base->n].captured_at_us;
+		int64_t sec = us / 1000000 + shift, day = sec / 86400 - (sec % 86400 < 0);
+		size_t j = 0;
+		while (j < nd && seen[j] != day)
+			j++;
+		if (j == nd)
+			seen[nd++] = day;
+		d[i] = (int)j;
+	}
+	free(seen);
+	*db = d;
+	memcpy(*dc, d + base->n, cur->n * sizeof(**dc));
+	return 0;
+}
+
+/*
+ * Dense numbers of the baseline captures' cells: (release, part of the
+ * week, day), (release, part of the week, host) and (release, day,
+ * host); -1 where the host is unknown. Pairs of two days are only
+ * counted within one part of the week: a weekend's mix comes back every
+ * weekend, and is the week's to take out (week_adjust), not noise.
+ */
+typedef struct day_cells {
+	int *gw, *gd, *gwh, *gdh;
+	size_t ngw, ngd, ngwh, ngdh;
+} day_cells;
+
+/* The number of the first capture before i with the same key, else a new one. */
+static int cell_of(const int *key[3], size_t nkeys, const int *ids, size_t i, size_t *next)
+{
+	for (size_t j = 0; j < i; j++) {
+		size_t k = 0;
+		while (k < nkeys && key[k][j] == key[k][i])
+			k++;
+		if (k == nkeys && ids[j] >= 0)
+			return ids[j];
+	}
+	return (int)(*next)++;
+}
+
+static int day_cells_of(day_cells *c, const analysis_target_data *td, size_t nb, bool weekly)
+{
+	const int *gw[3] = {td->gb, td->wb, NULL}, *gd[3] = {td->gb, td->db, NULL};
+	const int *gwh[3] = {td->gb, td->wb, td->hb}, *gdh[3] = {td->gb, td->db, td->hb};
+	size_t nw = weekly && td->wb ? 2 : 1;
+
+	if (nw == 1)
+		gwh[1] = td->hb;
+
+	memset(c, 0, sizeof(*c));
+	if (!(c->gw = calloc(4 * (nb ? nb : 1), sizeof(int))))
+		return STATS_ENOMEM;
+	c->gd = c->gw + nb, c->gwh = c->gd + nb, c->gdh = c->gwh + nb;
+	for (size_t i = 0; i < nb; i++) {
+		c->gw[i] = cell_of(gw, nw, c->gw, i, &c->ngw);
+		c->gd[i] = cell_of(gd, 2, c->gd, i, &c->ngd);
+		c->gwh[i] = td->hb[i] < 0 ? -1 : cell_of(gwh, nw + 1, c->gwh, i, &c->ngwh);
+		c->gdh[i] = td->hb[i] < 0 ? -1 : cell_of(gdh, 3, c->gdh, i, &c->ngdh);
+	}
+	return 0;
+}
+
 /* Pair sums of one function within one release, by whether the pair shares a host. */
 typedef struct pair_sums {
 	double same, diff;   /* sums of (y_i - y_j)^2 / 2 - (v_i + v_j) / 2, over lambda */
@@ -1667,7 +1773,7 @@ static int host_share(analysis_target_data *td, const capture_set *base, const s
 	for (size_t k = 0; k < nrows; k++) {
 		double *rel = cell + ng * nh * 4, sv = 0, d, sm;
 		pair_sums ps = {0, 0, 0, 0};
-		series_fill(sb, &td->m, rows[k], 0, base, td->gb, td->hb, td->wb, NULL);
+		series_fill(sb, &td->m, rows[k], 0, base, td->gb, td->hb, td->db, td->wb, NULL);
 		memset(cell, 0, (ng * nh + ng) * 4 * sizeof(*cell));
 		for (size_t i = 0; i < sb->n; i++) {
 			size_t g = (size_t)GROUP_OF(sb->group[i]);
@@ -1718,6 +1824,121 @@ static int host_share(analysis_target_data *td, const capture_set *base, const s
 		td->host_rho = fmin(0.95, num / den);
 out:
 	free(cell);
+	free(canon);
+	return rc;
+}
+
+/*
+ * The service's day share: how much of a capture's variance beyond
+ * sampling is its day's, the traffic mix every capture of that day sees
+ * (a sale, a batch job's day). Within each baseline release, pairs of
+ * captures of two hosts taken on one day differ by e + s2h, and on two
+ * days by e + s2h + s2d: per function these estimate s and d, and the
+ * share is fitted through the origin as in host_share. It is taken only
+ * when the baseline shows it beyond chance, its z (the standard error
+ * from the functions' own scatter about the fit) at least DAY_Z: a
+ * service whose captures vary independently of their day is tested as
+ * if days did not exist, and loses nothing to an estimate of noise.
+ */
+#define DAY_Z 3.0
+
+static void cell_add(double *c, double y, double v)
+{
+	c[0] += 1, c[1] += y, c[2] += y * y, c[3] += v;
+}
+
+static int day_share(analysis_target_data *td, const capture_set *base, const size_t *rows,
+		     size_t nrows, series *sb, bool weekly)
+{
+	day_cells dc;
+	size_t nk = 0, ncell, off[4];
+	double *sum = NULL, *canon = NULL, *lam = NULL, num = 0, den = 0, var = 0, rho;
+	int rc;
+
+	td->day_rho = 0;
+	if (!nrows || !base->n || !td->db)
+		return 0;
+	if ((rc = day_cells_of(&dc, td, base->n, weekly)) < 0)
+		return rc;
+	off[0] = 0, off[1] = dc.ngw, off[2] = off[1] + dc.ngd, off[3] = off[2] + dc.ngwh;
+	ncell = off[3] + dc.ngdh;
+	sum = calloc(ncell * 4, sizeof(*sum));
+	lam = calloc(ncell, sizeof(*lam));
+	canon = calloc(nrows * 3, sizeof(*canon));
+	if (!sum || !lam || !canon) {
+		rc = STATS_ENOMEM;
+		goto out;
+	}
+	/* Each cell lies within one release: its pairs are over that release's noise factor. */
+	for (size_t i = 0; i < base->n; i++) {
+		size_t g = (size_t)GROUP_OF(td->gb[i]);
+		double l = isfinite(td->noise[g]) && td->noise[g] > 0 ? td->noise[g] : 1;
+		lam[dc.gw[i]] = lam[off[1] + (size_t)dc.gd[i]] = l;
+		if (dc.gwh[i] >= 0)
+			lam[off[2] + (size_t)dc.gwh[i]] = lam[off[3] + (size_t)dc.gdh[i]] = l;
+	}
+	for (size_t k = 0; k < nrows; k++) {
+		double p[4] = {0, 0, 0, 0}, np[4] = {0, 0, 0, 0}, sv = 0, d, sm, nsd, ndd, w;
+		series_fill(sb, &td->m, rows[k], 0, base, td->gb, td->hb, td->db, td->wb, NULL);
+		memset(sum, 0, ncell * 4 * sizeof(*sum));
+		for (size_t i = 0; i < sb->n; i++) {
+			size_t at = (size_t)sb->at[i];
+			double y = sb->vst[i], v = sb->v[i];
+			/* Near a weekend's edge a capture may be of either part: no pairs. */
+			if (weekly && td->wb && td->wb[at] == WEEK_EDGE)
+				continue;
+			cell_add(sum + 4 * (size_t)dc.gw[at], y, v);
+			cell_add(sum + 4 * (off[1] + (size_t)dc.gd[at]), y, v);
+			if (dc.gwh[at] >= 0) {
+				cell_add(sum + 4 * (off[2] + (size_t)dc.gwh[at]), y, v);
+				cell_add(sum + 4 * (off[3] + (size_t)dc.gdh[at]), y, v);
+			}
+			sv += v;
+		}
+		for (size_t c = 0; c < ncell; c++) {
+			const double *x = sum + 4 * c;
+			size_t part = c < off[1] ? 0 : c < off[2] ? 1 : c < off[3] ? 2 : 3;
+			if (x[0] < 2)
+				continue;
+			p[part] += pairs_of(x[0], x[1], x[2], x[3], lam[c] > 0 ? lam[c] : 1);
+			np[part] += x[0] * (x[0] - 1) / 2;
+		}
+		/* One day, two hosts (or unknown ones); two days, two hosts. */
+		nsd = np[1] - np[3];
+		ndd = np[0] - np[1] - np[2] + np[3];
+		if (!(nsd > 0) || !(ndd > 0) || !sb->n)
+			continue;
+		d = (p[0] - p[1] - p[2] + p[3]) / ndd;
+		sm = (p[1] - p[3]) / nsd;
+		if (!(d > 0))
+			continue;
+		w = 1 / ((d + sv / (double)sb->n) * (d + sv / (double)sb->n));
+		canon[nk * 3] = 3;
+		canon[nk * 3 + 1] = w * (d - sm) * d;
+		canon[nk * 3 + 2] = w * d * d;
+		nk++;
+	}
+	/* Summed in value order: the same to the last bit whatever the functions' ids. */
+	qsort(canon, nk, 3 * sizeof(double), row_cmp);
+	for (size_t k = 0; k < nk; k++) {
+		num += canon[k * 3 + 1];
+		den += canon[k * 3 + 2];
+	}
+	if (!(den > 0) || !(num > 0) || nk < 3)
+		goto out;
+	rho = num / den;
+	for (size_t k = 0; k < nk; k++) {
+		double r = canon[k * 3 + 1] - rho * canon[k * 3 + 2];
+		var += r * r;
+	}
+	var /= den * den;
+	/* Shares of one variance: the host's and the day's together stay below 1. */
+	if (var > 0 && rho / sqrt(var) >= DAY_Z)
+		td->day_rho = fmax(0, fmin(rho, 0.95 - td->host_rho));
+out:
+	free(dc.gw);
+	free(sum);
+	free(lam);
 	free(canon);
 	return rc;
 }
@@ -2605,11 +2826,13 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 	maxn = s.base.n > s.cur.n ? s.base.n : s.cur.n;
 	if (!(td.gb = group_ids(&s.base)) || !(td.gc = group_ids(&s.cur)) ||
 	    host_ids(&td.hb, &td.hc, &s.base, &s.cur) < 0 ||
+	    day_ids(&td.db, &td.dc, &s.base, &s.cur,
+		    (t->week ? t->week : &o->week)->utc_offset_h) < 0 ||
 	    !(sb.share = calloc(maxn * 4, sizeof(double))) ||
 	    !(sc.share = calloc(maxn * 4, sizeof(double))) ||
 	    target_weeks(&td, &s.base, &s.cur, t->week ? t->week : &o->week) < 0 ||
-	    !(sb.group = calloc(maxn * 3, sizeof(int))) ||
-	    !(sc.group = calloc(maxn * 3, sizeof(int))) ||
+	    !(sb.group = calloc(maxn * 5, sizeof(int))) ||
+	    !(sc.group = calloc(maxn * 5, sizeof(int))) ||
 	    !(bf = calloc(td.m.nfuncs ? td.m.nfuncs : 1, sizeof(*bf)))) {
 		rc = oom(err);
 		goto out;
@@ -2618,6 +2841,8 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 	sc.vst = sc.share + maxn, sc.rate = sc.vst + maxn, sc.v = sc.rate + maxn;
 	sb.host = sb.group + maxn, sc.host = sc.group + maxn;
 	sb.week = sb.host + maxn, sc.week = sc.host + maxn;
+	sb.day = sb.week + maxn, sc.day = sc.week + maxn;
+	sb.at = sb.day + maxn, sc.at = sc.day + maxn;
 
 	/* The rows select_rows kept, with their names: this target's now. */
 	rows = in->rows, ids = in->ids, names = in->names, files = in->files;
@@ -2687,9 +2912,10 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 		}
 		for (size_t k = 0; k < nrows; k++) {
 			pooled p;
-			series_fill(&sb, &td.m, rows[k], 0, &s.base, td.gb, td.hb, td.wb, NULL);
-			series_fill(&sc, &td.m, rows[k], s.base.n, &s.cur, td.gc, td.hc, td.wc,
+			series_fill(&sb, &td.m, rows[k], 0, &s.base, td.gb, td.hb, td.db, td.wb,
 				    NULL);
+			series_fill(&sc, &td.m, rows[k], s.base.n, &s.cur, td.gc, td.hc, td.dc,
+				    td.wc, NULL);
 			if (sb.n < 2 || sc.n < 1 ||
 			    pooled_fit(&p, sb.vst, sb.v, sb.group, sb.n, sc.vst, sc.v, sc.n, 1,
 				       0, NULL, NULL) < 0)
@@ -2706,7 +2932,8 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 		td.phi_df = qdf;
 	}
 	if ((rc = release_noise(&td, &s.base, &s.cur, rows, nrows, &sb, &sc)) < 0 ||
-	    (rc = host_share(&td, &s.base, rows, nrows, &sb)) < 0) {
+	    (rc = host_share(&td, &s.base, rows, nrows, &sb)) < 0 ||
+	    (rc = day_share(&td, &s.base, rows, nrows, &sb, o->weekly)) < 0) {
 		rc = rc == STATS_ENOMEM ? oom(err)
 		     : pr_error_set(err, PR_ERR, "cannot fit the release noise of service '%s': %s",
 				    t->service, stats_error_name(rc));
@@ -2715,8 +2942,9 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 	for (size_t k = 0; k < nrows; k++) {
 		finding *f = &a->tests[a->ntests];
 		memset(f, 0, sizeof(*f));
-		series_fill(&sb, &td.m, rows[k], 0, &s.base, td.gb, td.hb, td.wb, NULL);
-		series_fill(&sc, &td.m, rows[k], s.base.n, &s.cur, td.gc, td.hc, td.wc, NULL);
+		series_fill(&sb, &td.m, rows[k], 0, &s.base, td.gb, td.hb, td.db, td.wb, NULL);
+		series_fill(&sc, &td.m, rows[k], s.base.n, &s.cur, td.gc, td.hc, td.dc, td.wc,
+			    NULL);
 		if (sc.n == 0 || sb.n < 2) {
 			/* No current capture knows it: nothing to judge. */
 			a->filtered++;
@@ -3060,8 +3288,8 @@ static int renormalised_retest(analysis *a, const double cut[2])
 		less = calloc(ncap, sizeof(*less));
 		sb.share = calloc(maxn * 4, sizeof(double));
 		sc.share = calloc(maxn * 4, sizeof(double));
-		sb.group = calloc(maxn * 3, sizeof(int));
-		sc.group = calloc(maxn * 3, sizeof(int));
+		sb.group = calloc(maxn * 5, sizeof(int));
+		sc.group = calloc(maxn * 5, sizeof(int));
 		if (!less || !sb.share || !sc.share || !sb.group || !sc.group) {
 			rc = PR_ENOMEM;
 			break;
@@ -3070,6 +3298,8 @@ static int renormalised_retest(analysis *a, const double cut[2])
 		sc.vst = sc.share + maxn, sc.rate = sc.vst + maxn, sc.v = sc.rate + maxn;
 		sb.host = sb.group + maxn, sc.host = sc.group + maxn;
 		sb.week = sb.host + maxn, sc.week = sc.host + maxn;
+		sb.day = sb.week + maxn, sc.day = sc.week + maxn;
+		sb.at = sb.day + maxn, sc.at = sc.day + maxn;
 		movers[nmov++] = idx[0];
 		for (size_t k = 1; k < nsig && rc == 0; k++) {
 			finding *f = &a->tests[idx[k]], again;
@@ -3085,10 +3315,10 @@ static int renormalised_retest(analysis *a, const double cut[2])
 				}
 			}
 			memset(&again, 0, sizeof(again));
-			series_fill(&sb, &td->m, f->row, 0, &td->base, td->gb, td->hb, td->wb,
-				    less);
+			series_fill(&sb, &td->m, f->row, 0, &td->base, td->gb, td->hb, td->db,
+				    td->wb, less);
 			series_fill(&sc, &td->m, f->row, td->base.n, &td->cur, td->gc, td->hc,
-				    td->wc, less + td->base.n);
+				    td->dc, td->wc, less + td->base.n);
 			if (sb.n < 2 || sc.n < 1)
 				continue;
 			rc = test_function(&again, &sb, &sc, o, td);
@@ -3536,6 +3766,9 @@ static json_t *part_target(const analysis_target_data *td, const size_t *used, s
 		bad |= json_object_set_new(o, "hb", part_ints(td->hb, td->base.n));
 		bad |= json_object_set_new(o, "hc", part_ints(td->hc, td->cur.n));
 		bad |= json_object_set_new(o, "host_rho", part_num(td->host_rho));
+		bad |= json_object_set_new(o, "db", part_ints(td->db, td->base.n));
+		bad |= json_object_set_new(o, "dc", part_ints(td->dc, td->cur.n));
+		bad |= json_object_set_new(o, "day_rho", part_num(td->day_rho));
 		bad |= json_object_set_new(o, "look", json_integer((json_int_t)td->look));
 		bad |= json_object_set_new(o, "week", part_week(&td->week));
 		bad |= json_object_set_new(o, "phi", part_num(td->phi));
@@ -3709,11 +3942,14 @@ static int part_read_target(analysis_target_data *td, const json_t *o, pr_error 
 	    (rc = part_read_ints(&td->gb, json_object_get(o, "gb"), td->base.n, err)) < 0 ||
 	    (rc = part_read_ints(&td->gc, json_object_get(o, "gc"), td->cur.n, err)) < 0 ||
 	    (rc = part_read_ints(&td->hb, json_object_get(o, "hb"), td->base.n, err)) < 0 ||
-	    (rc = part_read_ints(&td->hc, json_object_get(o, "hc"), td->cur.n, err)) < 0)
+	    (rc = part_read_ints(&td->hc, json_object_get(o, "hc"), td->cur.n, err)) < 0 ||
+	    (rc = part_read_ints(&td->db, json_object_get(o, "db"), td->base.n, err)) < 0 ||
+	    (rc = part_read_ints(&td->dc, json_object_get(o, "dc"), td->cur.n, err)) < 0)
 		return rc;
 	if (!part_get_int(&look, o, "look") || look < 0 || !part_get_num(&td->phi, o, "phi") ||
 	    !part_get_num(&td->phi_df, o, "phi_df") ||
-	    !part_get_num(&td->host_rho, o, "host_rho"))
+	    !part_get_num(&td->host_rho, o, "host_rho") ||
+	    !part_get_num(&td->day_rho, o, "day_rho"))
 		return part_bad(err, "target");
 	td->look = (size_t)look;
 	noise = json_object_get(o, "noise");

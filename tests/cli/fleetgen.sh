@@ -22,7 +22,7 @@ run "$G" --help
 missing=""
 for o in out seed services functions days per-day current samples cv host-effect \
 	hosts regressed factors bands improved improve-factors start release-every \
-	load-cv mix-cv weekly skew verify verbose help; do
+	load-cv mix-cv daily weekly skew verify verbose help; do
 	grep -q -- "--$o" <<<"$OUT" || missing="$missing $o"
 done
 [ $RC -eq 0 ] && [ -z "$missing" ] && ok "--help lists every option" ||

@@ -251,7 +251,7 @@ typedef struct config {
 	uint64_t seed;
 	unsigned long services, functions, days, per_day, current, hosts;
 	unsigned long samples, release_every, nights;
-	double cv, host_cv, load_cv, mix_cv, weekly, skew, regressed, improved, noisy,
+	double cv, host_cv, load_cv, mix_cv, weekly, daily, skew, regressed, improved, noisy,
 		noisy_factor;
 	double factors[MAX_LIST], improve_factors[MAX_LIST];
 	size_t nfactors, nimprove;
@@ -265,7 +265,8 @@ enum opt_id {
 	O_OUT, O_SEED, O_SERVICES, O_FUNCTIONS, O_DAYS, O_PER_DAY, O_CURRENT,
 	O_SAMPLES, O_CV, O_HOST_EFFECT, O_HOSTS, O_REGRESSED, O_FACTORS, O_BANDS,
 	O_IMPROVED, O_IMPROVE_FACTORS, O_START, O_RELEASE_EVERY, O_LOAD_CV,
-	O_MIX_CV, O_WEEKLY, O_SKEW, O_NIGHTS, O_NOISY, O_NOISY_FACTOR, O_VERIFY, O_VERBOSE, O_HELP,
+	O_MIX_CV, O_WEEKLY, O_DAILY, O_SKEW, O_NIGHTS, O_NOISY, O_NOISY_FACTOR, O_VERIFY,
+	O_VERBOSE, O_HELP,
 };
 
 enum { ARG_NONE, ARG_REQUIRED, ARG_OPTIONAL };
@@ -327,6 +328,10 @@ static const opt_def opts[] = {
 	 "weekend traffic: on Saturdays and Sundays (UTC) each endpoint's traffic is its "
 	 "weekday traffic times a factor drawn once per service, with this coefficient "
 	 "of variation (default 0: no week)"},
+	{"daily", O_DAILY, ARG_REQUIRED, "X",
+	 "day-to-day traffic: each endpoint's traffic times a factor drawn once per service "
+	 "and UTC day, shared by that day's captures, with this coefficient of variation "
+	 "(default 0: off)"},
 	{"noisy-release", O_NOISY, ARG_REQUIRED, "FRAC",
 	 "fraction of services whose last baseline release is noisy (default 0)"},
 	{"noisy-factor", O_NOISY_FACTOR, ARG_REQUIRED, "X",
@@ -520,6 +525,7 @@ static void apply_option(config *c, const opt_def *o, const char *v)
 	case O_LOAD_CV: c->load_cv = parse_num(o->name, v, 0, 2); break;
 	case O_MIX_CV: c->mix_cv = parse_num(o->name, v, 0, 2); break;
 	case O_WEEKLY: c->weekly = parse_num(o->name, v, 0, 2); break;
+	case O_DAILY: c->daily = parse_num(o->name, v, 0, 2); break;
 	case O_SKEW: c->skew = parse_num(o->name, v, 0, 4); break;
 	case O_REGRESSED: c->regressed = parse_num(o->name, v, 0, 1); break;
 	case O_IMPROVED: c->improved = parse_num(o->name, v, 0, 1); break;
@@ -910,6 +916,18 @@ static void rng_seed(gsl_rng *r, uint64_t seed, uint64_t stream)
 	unsigned long s = (unsigned long)(splitmix64(seed ^ splitmix64(stream)) & 0xffffffffu);
 
 	gsl_rng_set(r, s ? s : 1);
+}
+
+/*
+ * The stream of service `index`'s traffic mix on `day` (days since
+ * 1970-01-01): a stream of its own, apart from the service's, so that
+ * fleets without --daily draw exactly what they drew before, and a date's
+ * mix does not depend on --per-day, --cv or any other draw. The tag keeps
+ * these streams clear of the small numbers the services' streams use.
+ */
+static void daily_seed(gsl_rng *r, uint64_t seed, size_t index, int64_t day)
+{
+	rng_seed(r, seed, splitmix64(0x6461696c79ULL ^ splitmix64(index)) ^ (uint64_t)day);
 }
 
 static void capitalise(char *dst, size_t n, const char *src)
@@ -1609,12 +1627,14 @@ static int64_t capture_time(const config *c, const schedule *sc, size_t k, gsl_r
  * scaled by load and by the release's total cost, since a fixed-length
  * CPU profile at a fixed rate collects more samples when more CPU is used.
  */
-static void write_captures(const config *c, const schedule *sc, service *s, gsl_rng *r,
-			   sbuf *manifest)
+static void write_captures(const config *c, const schedule *sc, service *s, size_t index,
+			   gsl_rng *r, sbuf *manifest)
 {
 	size_t K = s->nstacks;
 	double *p = xcalloc(K, sizeof(*p)), *host = NULL, *mix = xcalloc(s->nnodes, sizeof(*mix));
-	double *weekend = NULL;
+	double *weekend = NULL, *daily = NULL;
+	int64_t daily_day = INT64_MIN;
+	gsl_rng *dr = NULL;
 	unsigned *counts = xcalloc(K, sizeof(*counts));
 	double base_total = 0, cur_total = 0;
 	char dir[4200], path[4300], when[TIME_TEXT];
@@ -1633,11 +1653,18 @@ static void write_captures(const config *c, const schedule *sc, service *s, gsl_
 		for (size_t g = 0; g < s->nnodes; g++)
 			weekend[g] = s->nodes[g].group == g ? noise(r, c->weekly) : 1;
 	}
+	if (c->daily > 0) {
+		daily = xcalloc(s->nnodes, sizeof(*daily));
+		if (!(dr = gsl_rng_alloc(gsl_rng_mt19937)))
+			die(EX_RUNTIME, "out of memory");
+	}
 	for (size_t k = 0; k < sc->ncap; k++) {
 		size_t rel;
 		int64_t t = capture_time(c, sc, k, r, &rel);
 		/* 1 January 1970 was a Thursday: day 2 is a Saturday. */
 		bool on_weekend = weekend && (t / DAY_S) % 7 >= 2 && (t / DAY_S) % 7 <= 3;
+		/* The calendar day, rounded down for times before 1970 too. */
+		int64_t day = t >= 0 ? t / DAY_S : -((-t + DAY_S - 1) / DAY_S);
 		unsigned h = pick(r, s->nhosts);
 		bool current = k >= sc->nbase;
 		double n = (double)c->samples * noise(r, c->load_cv) *
@@ -1646,9 +1673,17 @@ static void write_captures(const config *c, const schedule *sc, service *s, gsl_
 		double cv = s->noisy && !current && sc->nrel >= 2 && rel == sc->nrel - 1
 			    ? c->cv * c->noisy_factor : c->cv;
 
+		/* Captures come in time order, so a day's factors are drawn at
+		 * its first capture and shared by the rest of its captures. */
+		if (daily && day != daily_day) {
+			daily_seed(dr, c->seed, index, day);
+			for (size_t g = 0; g < s->nnodes; g++)
+				daily[g] = s->nodes[g].group == g ? noise(dr, c->daily) : 1;
+			daily_day = day;
+		}
 		for (size_t g = 0; g < s->nnodes; g++)
 			mix[g] = (s->nodes[g].group == g ? noise(r, c->mix_cv) : 1) *
-				 (on_weekend ? weekend[g] : 1);
+				 (on_weekend ? weekend[g] : 1) * (daily ? daily[g] : 1);
 		for (size_t i = 0; i < K; i++)
 			p[i] = (current ? s->stacks[i].cur : s->stacks[i].base) *
 			       (host ? host[h * K + i] : 1) * noise(r, cv) *
@@ -1669,6 +1704,9 @@ static void write_captures(const config *c, const schedule *sc, service *s, gsl_
 	free(host);
 	free(mix);
 	free(weekend);
+	free(daily);
+	if (dr)
+		gsl_rng_free(dr);
 	free(counts);
 }
 
@@ -1712,6 +1750,9 @@ static void write_truth(const config *c, const schedule *sc, const service *s, s
 		sb_printf(truth, ",\"nights\":%lu", c->nights);
 	if (s->noisy && sc->nrel >= 2)
 		sb_printf(truth, ",\"noisy_release\":\"v%zu\"", sc->nrel);
+	/* --verify needs to know that a day's captures are not independent. */
+	if (c->daily > 0)
+		sb_printf(truth, ",\"daily\":%g", c->daily);
 	sb_printf(truth, "}\n");
 }
 
@@ -1829,7 +1870,7 @@ static int generate(const config *c)
 		s.role = roles[i];
 		s.noisy = noisy && noisy[i];
 		apply_role(&s, c, r);
-		write_captures(c, &sc, &s, r, &chunk);
+		write_captures(c, &sc, &s, i, r, &chunk);
 		listing_put(&manifest, &chunk);
 		write_truth(c, &sc, &s, &chunk);
 		listing_put(&truth, &chunk);
@@ -2035,13 +2076,15 @@ static const jfield *jget(const jobj *o, const char *key, int type)
 typedef struct vsvc {
 	char *name;
 	bool has_truth, regressed, improved;
+	bool daily; /* its captures share a day's traffic mix (--daily) */
 	char *target, *current_release; /* target: the changed function, if any */
 	double base_share, cur_share;
 	int64_t at, last_time;
 	size_t ncaps, ncur, nights;
 	double *xb, *xc; /* the target's share in each baseline / current capture */
 	uint32_t *hb;    /* the host (a hash of its name) of each baseline capture */
-	size_t nb, nc, capb, capc, caph;
+	int64_t *db, *dc; /* the UTC day of each baseline / current capture */
+	size_t nb, nc, capb, capc, caph, capdb, capdc;
 	double samples; /* mean samples per baseline capture */
 } vsvc;
 
@@ -2143,6 +2186,10 @@ static void read_truth(verifier *v, char *line, size_t lineno, const char *file)
 	{
 		const jfield *nn = jget(&o, "nights", J_NUM);
 		s->nights = nn && nn->num >= 1 && nn->num <= 30 ? (size_t)nn->num : 1;
+	}
+	{
+		const jfield *dd = jget(&o, "daily", J_NUM);
+		s->daily = dd && dd->num > 0;
 	}
 	s->current_release = xstrdup(rel->str);
 	if (!parse_time(&s->at, at->str))
@@ -2264,7 +2311,7 @@ static void read_capture(verifier *v, char *line, size_t lineno, const char *fil
 					   "time", "type", "format"};
 	const jfield *path, *svc, *rel, *tm, *type, *fmt, *commit, *host;
 	folded_scan sc;
-	int64_t t;
+	int64_t t, day = INT64_MIN; /* INT64_MIN: no valid time, already reported */
 	jobj o;
 	vsvc *s;
 	size_t nl;
@@ -2324,6 +2371,7 @@ static void read_capture(verifier *v, char *line, size_t lineno, const char *fil
 			vfail(v, "'%s' line %zu: time %s is outside its %s period", file, lineno,
 			      tm->str, current ? "current" : "baseline");
 		s->last_time = t;
+		day = t >= 0 ? t / DAY_S : -((-t + DAY_S - 1) / DAY_S);
 	}
 	s->ncaps++;
 	s->ncur += current;
@@ -2335,11 +2383,15 @@ static void read_capture(verifier *v, char *line, size_t lineno, const char *fil
 		return;
 	if (current) {
 		s->xc = grow(s->xc, &s->capc, s->nc + 1, sizeof(double));
+		s->dc = grow(s->dc, &s->capdc, s->nc + 1, sizeof(int64_t));
+		s->dc[s->nc] = day;
 		s->xc[s->nc++] = (double)sc.target / (double)sc.total;
 	} else {
 		s->xb = grow(s->xb, &s->capb, s->nb + 1, sizeof(double));
 		s->hb = grow(s->hb, &s->caph, s->nb + 1, sizeof(uint32_t));
+		s->db = grow(s->db, &s->capdb, s->nb + 1, sizeof(int64_t));
 		s->hb[s->nb] = hash_name(host->str);
+		s->db[s->nb] = day;
 		s->xb[s->nb++] = (double)sc.target / (double)sc.total;
 	}
 }
@@ -2378,6 +2430,56 @@ static double host_mean_variance(const vsvc *s, size_t *nhosts)
 	return gsl_stats_variance(means, 1, nh) / (double)nh;
 }
 
+/* How many distinct days n captures in time order span. */
+static size_t count_days(const int64_t *day, size_t n)
+{
+	size_t k = n > 0;
+
+	for (size_t i = 1; i < n; i++)
+		k += day[i] != day[i - 1];
+	return k;
+}
+
+/*
+ * Variances of the baseline and current mean shares when days differ
+ * systematically (--daily): a day's captures share its traffic mix, so
+ * they are not independent draws, and the night's few captures may all
+ * come from one day. The baseline's days split the variance into a part
+ * between days and a part within them; each mean then varies as what it
+ * is, the mean of so many days of so many captures. False with fewer
+ * than 2 baseline days. Captures are in time order (checked as read), so
+ * a day's captures are next to each other.
+ */
+static bool day_mean_variances(const vsvc *s, double *var_b, double *var_c, size_t *ndays)
+{
+	size_t nd = count_days(s->db, s->nb), d = 0, start = 0;
+	double *means = xcalloc(nd, sizeof(*means)), within = 0, between, day_var;
+
+	for (size_t i = 1; i <= s->nb; i++) {
+		if (i < s->nb && s->db[i] == s->db[start])
+			continue;
+		means[d] = gsl_stats_mean(s->xb + start, 1, i - start);
+		for (size_t j = start; j < i; j++)
+			within += (s->xb[j] - means[d]) * (s->xb[j] - means[d]);
+		d++;
+		start = i;
+	}
+	*ndays = nd;
+	if (nd < 2) {
+		free(means);
+		return false;
+	}
+	/* With one capture a day nothing separates the parts: all of the
+	 * day means' variance is then taken for the day's, the cautious way. */
+	within = s->nb > nd ? within / (double)(s->nb - nd) : 0;
+	between = gsl_stats_variance(means, 1, nd);
+	day_var = fmax(0, between - within * (double)nd / (double)s->nb);
+	*var_b = between / (double)nd;
+	*var_c = day_var / (double)count_days(s->dc, s->nc) + within / (double)s->nc;
+	free(means);
+	return true;
+}
+
 /*
  * Is the changed function's share where the truth says, before and after?
  * The standard errors come from the baseline captures' own spread (the
@@ -2389,7 +2491,8 @@ static void check_change(verifier *v, vsvc *s)
 {
 	double mb, mc, sd, nbar, rel_sd, se_base, se_log, z_base, z_ratio, ratio, expect;
 	double host_var, z_host = HUGE_VAL, t_crit = 0;
-	size_t nh;
+	double var_b, var_c, z_day_base = HUGE_VAL, z_day_ratio = HUGE_VAL, t_day = 0;
+	size_t nh, nd;
 
 	if (s->nb < 2 || s->nc < 1) {
 		vfail(v, "%s: cannot check '%s' with %zu baseline and %zu current captures "
@@ -2416,6 +2519,17 @@ static void check_change(verifier *v, vsvc *s)
 		t_crit = gsl_cdf_tdist_Qinv(gsl_cdf_ugaussian_Q(VERIFY_Z), (double)(nh - 1));
 	}
 	z_ratio = ratio > 0 ? (log(ratio) - log(expect)) / se_log : -HUGE_VAL;
+	/* Likewise with a day-to-day mix: a t test with the baseline's days
+	 * (nd - 1 degrees of freedom), which also must fail for a check to.
+	 * Only for a fleet that has one: the test is lenient with few days,
+	 * and would let a wrong truth pass where no day effect excuses it. */
+	if (s->daily && day_mean_variances(s, &var_b, &var_c, &nd) && var_b > 0) {
+		t_day = gsl_cdf_tdist_Qinv(gsl_cdf_ugaussian_Q(VERIFY_Z), (double)(nd - 1));
+		z_day_base = (mb - s->base_share) / sqrt(var_b);
+		z_day_ratio = ratio > 0 ? (log(ratio) - log(expect)) /
+						  (sqrt(var_b + var_c) / s->base_share)
+					: -HUGE_VAL;
+	}
 	v->checked++;
 	if (v->verbose)
 		printf("%s %s '%s': baseline share %.5f (truth %.5f, z %+.1f),"
@@ -2423,10 +2537,10 @@ static void check_change(verifier *v, vsvc *s)
 		       "(truth %.3f, z %+.1f)\n",
 		       s->name, s->regressed ? "regressed" : "improved", s->target, mb,
 		       s->base_share, z_base, ratio, expect, z_ratio);
-	if (fabs(z_base) > VERIFY_Z && fabs(z_host) > t_crit)
+	if (fabs(z_base) > VERIFY_Z && fabs(z_host) > t_crit && fabs(z_day_base) > t_day)
 		vfail(v, "%s: '%s' has baseline share %.5f, truth says %.5f (z %.1f)", s->name,
 		      s->target, mb, s->base_share, z_base);
-	if (!(fabs(z_ratio) <= VERIFY_Z))
+	if (!(fabs(z_ratio) <= VERIFY_Z) && !(fabs(z_day_ratio) <= t_day))
 		vfail(v, "%s: '%s' changed by %.3f, truth says %.3f (z %.1f)", s->name, s->target,
 		      ratio, expect, z_ratio);
 }
@@ -2470,6 +2584,8 @@ out:
 		free(v.svcs[i].xb);
 		free(v.svcs[i].hb);
 		free(v.svcs[i].xc);
+		free(v.svcs[i].db);
+		free(v.svcs[i].dc);
 	}
 	free(v.svcs);
 	if (fflush(stdout) != 0)
