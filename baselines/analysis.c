@@ -2788,7 +2788,12 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 		 */
 		if ((rc = release_between(&other, d, t, &s, err)) < 0)
 			goto out;
-		if (t->release && s.cur.n >= o->min_baseline && s.cur.n >= 2 && !other)
+		/*
+		 * Only where nothing at all ran before: a service with an
+		 * earlier release (a thin baseline) does change its names.
+		 */
+		if (t->release && s.cur.n >= o->min_baseline && s.cur.n >= 2 && !other &&
+		    s.base.n == 0)
 			snprintf(hint, sizeof(hint),
 				 "; the release alone has %zu captures from then on", s.cur.n);
 		time_format(when, s.window_end);

@@ -168,6 +168,16 @@ run pr analyze --service samename --release prod --at 2026-01-11T00:00:00Z --dry
 run pr analyze --service samename --release prod --at 2026-01-03T00:00:00Z --dry-run
 [[ $OUT == *"insufficient baseline: 0 eligible"* ]] && [[ $OUT != *"the release alone"* ]] &&
 	ok "a young release without a baseline gets no such hint" || not_ok "young release" "$OUT"
+# A new release after a thin baseline of another: not a reused name.
+pr --quiet service add thin --enable
+for d in 01 02 03 04 05 06 07 08 09 10 11 12; do
+	printf 'main;f %d\nmain;g 5\n' "$((10#$d + 10))" >"$T/thin-$d.folded"
+	pr --quiet ingest "$T/thin-$d.folded" --service thin --release "$([ $d -le 03 ] && echo v1 || echo v2)" \
+		--time "2026-01-${d}T10:00:00Z"
+done
+run pr analyze --service thin --release v2 --at 2026-01-13T00:00:00Z --dry-run
+[ $RC -eq 0 ] && [[ $OUT == *"insufficient baseline: 3 eligible"* ]] && [[ $OUT != *"the release alone"* ]] &&
+	ok "a new release after a thin baseline is not said to reuse its name" || not_ok "thin baseline hint" "$OUT"
 
 # A release rolled back to is not one name reused by every deploy: the
 # skip names the release that ran among its captures.
