@@ -291,6 +291,7 @@ int fileio_write_atomic(const char *path, const void *data, size_t len,
 	 */
 	if (lstat(path, &st) == 0 && S_ISREG(st.st_mode))
 		mode &= (unsigned)st.st_mode & 0777u;
+	/* The temporary file is ours: errors name the file asked for. */
 	if (buf_printf(&tmp, "%s.tmp.%ld", path, (long)getpid()) < 0) {
 		rc = pr_error_set(err, PR_ENOMEM, "cannot write '%s': out of memory", path);
 		goto out;
@@ -301,31 +302,30 @@ int fileio_write_atomic(const char *path, const void *data, size_t len,
 	 * cannot redirect the write.
 	 */
 	if (unlink(tmp.ptr) < 0 && errno != ENOENT) {
-		rc = pr_error_set(err, PR_EIO, "cannot write '%s': %s", tmp.ptr,
+		rc = pr_error_set(err, PR_EIO, "cannot write '%s': %s", path,
 				  strerror(errno));
 		goto out;
 	}
 	fd = open(tmp.ptr, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
 	if (fd < 0) {
-		rc = pr_error_set(err, PR_EIO, "cannot write '%s': %s", tmp.ptr,
+		rc = pr_error_set(err, PR_EIO, "cannot write '%s': %s", path,
 				  strerror(errno));
 		goto out;
 	}
 	if (fileio_write_fd(fd, data, len) < 0) {
-		rc = pr_error_set(err, PR_EIO, "cannot write '%s': %s", tmp.ptr,
+		rc = pr_error_set(err, PR_EIO, "cannot write '%s': %s", path,
 				  strerror(errno));
 		goto out;
 	}
 	if (fsync(fd) < 0 || close(fd) < 0) {
 		fd = -1;
-		rc = pr_error_set(err, PR_EIO, "cannot write '%s': %s", tmp.ptr,
+		rc = pr_error_set(err, PR_EIO, "cannot write '%s': %s", path,
 				  strerror(errno));
 		goto out;
 	}
 	fd = -1;
 	if (rename(tmp.ptr, path) < 0) {
-		rc = pr_error_set(err, PR_EIO, "cannot rename '%s' to '%s': %s",
-				  tmp.ptr, path, strerror(errno));
+		rc = pr_error_set(err, PR_EIO, "cannot write '%s': %s", path, strerror(errno));
 		goto out;
 	}
 	if (fsync_dir_of(path) < 0) {
@@ -444,9 +444,11 @@ int fileio_write_out(const char *path, const void *data, size_t len, unsigned mo
 {
 	struct stat st;
 	const char *why;
-	int fd = named_fd(path);
+	int fd;
 
-	if (fd >= 0)
+	if (!*path)
+		return pr_error_set(err, PR_EUSAGE, "cannot write '': an empty file name");
+	if ((fd = named_fd(path)) >= 0)
 		return write_named_fd(fd, path, data, len, err);
 	if (lstat(path, &st) < 0) {
 		if (errno == ENOENT)

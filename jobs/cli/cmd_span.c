@@ -12,6 +12,7 @@
 #include "jobs/config.h"
 #include "jobs/reportdata.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,10 +32,24 @@ static const char desc[] =
 /* "120ms", "2.5s", or what time_parse_duration takes: the span's length in microseconds. */
 static int parse_span_duration(const char *s, int64_t *out)
 {
+	/*
+	 * Digits, a point and digits, a unit: strtod alone took " 5", "0x10"
+	 * (16 s) and "1e3", none of them what a trace viewer shows.
+	 */
+	size_t n = strspn(s, "0123456789");
 	char *end;
-	double v = strtod(s, &end);
+	double v;
 
-	if (end != s && v >= 0 && v < 86400e6) {
+	if (n == 0)
+		return -1;
+	if (s[n] == '.' && !isdigit((unsigned char)s[n + 1]))
+		return -1;
+	if (s[n] == '.')
+		n += 1 + strspn(s + n + 1, "0123456789");
+	if (s[n] && strcmp(s + n, "ms") && strcmp(s + n, "us") && strcmp(s + n, "s"))
+		return time_parse_duration(out, s);
+	v = strtod(s, &end);
+	if (end == s + n && v < 86400e6) {
 		if (strcmp(end, "ms") == 0) {
 			*out = (int64_t)(v * 1000);
 			return 0;
@@ -102,8 +117,10 @@ int cmd_span(cli_ctx *ctx, int argc, char **argv)
 			have_start = true;
 			break;
 		case O_DURATION:
-			if (parse_span_duration(arg, &s.duration_us) < 0) {
-				cli_error(ctx, "'--duration %s' is not a duration like 120ms", arg);
+			if (parse_span_duration(arg, &s.duration_us) < 0 ||
+			    s.duration_us <= 0) {
+				cli_error(ctx, "'--duration %s' is not a duration above 0 "
+					  "like 120ms", arg);
 				bad = true;
 			}
 			have_dur = true;

@@ -52,4 +52,9 @@ run pr report --span --service pay --host web-1 --start "$start" --duration 500m
 	ok "report --span writes what span writes" || not_ok "report --span" "rc=$RC $ERR"
 run pr span --service pay --host web-1 --start "$start"
 [ $RC -eq 2 ] && ok "a missing --duration is a usage error" || not_ok "usage" "rc=$RC"
+for d in 0 -0 0x10 1e3 " 5" 1.; do
+	run pr span --service pay --host web-1 --start "$start" --duration "$d" --out "$T/bad.html"
+	[ $RC -eq 2 ] && [[ $ERR == *"'--duration $d' is not a duration above 0"* ]] && [ ! -e "$T/bad.html" ] &&
+		ok "--duration '$d' is a usage error" || not_ok "duration '$d'" "rc=$RC $ERR"
+done
 finish

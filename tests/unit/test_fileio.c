@@ -286,7 +286,7 @@ static void test_link_planted_as_the_temporary_file_is_not_followed(void **state
 	assert_int_equal(access(tmp, F_OK), -1);
 }
 
-static void test_missing_directory_is_an_io_error_naming_the_path(void **state)
+static void test_missing_directory_is_an_io_error_naming_the_path_and_empty_is_usage(void **state)
 {
 	pr_error err = PR_ERROR_INIT;
 	char path[512];
@@ -294,7 +294,12 @@ static void test_missing_directory_is_an_io_error_naming_the_path(void **state)
 	(void)state;
 	snprintf(path, sizeof(path), "%s", path_of("nosuch/out.html"));
 	assert_int_equal(fileio_write_out(path, TEXT, strlen(TEXT), 0644, &err), PR_EIO);
-	assert_non_null(strstr(err.msg, "nosuch/out.html"));
+	/* The file asked for, not the temporary file beside it. */
+	assert_non_null(strstr(err.msg, "nosuch/out.html'"));
+	assert_null(strstr(err.msg, ".tmp."));
+	pr_error_clear(&err);
+	assert_int_equal(fileio_write_out("", TEXT, strlen(TEXT), 0644, &err), PR_EUSAGE);
+	assert_non_null(strstr(err.msg, "an empty file name"));
 }
 
 /* A file of n bytes, each its offset's low byte; returns its path (path_of's). */
@@ -555,7 +560,8 @@ int main(void)
 		cmocka_unit_test(test_fifo_is_written_to_its_reader),
 		cmocka_unit_test(test_descriptor_name_is_written_to_the_descriptor),
 		cmocka_unit_test(test_link_planted_as_the_temporary_file_is_not_followed),
-		cmocka_unit_test(test_missing_directory_is_an_io_error_naming_the_path),
+		cmocka_unit_test(
+			test_missing_directory_is_an_io_error_naming_the_path_and_empty_is_usage),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }
