@@ -590,6 +590,67 @@ static int host_extra(double *out, double *df, const int *hb, const int *hc, dou
 }
 
 /*
+ * One function's own day variance from its baseline values y (days d,
+ * releases g): one-way analysis of variance of its days within each
+ * release, (between-day mean square - within-day mean square) / n0,
+ * pooled over releases by their days less one; 0 where no day holds two
+ * captures. The service's day share is a typical function's; a function
+ * of one busy endpoint moves with its day more than that, and its own
+ * figure is the larger.
+ */
+static int own_day_var(double *out, const double *y, const int *g, const int *d, size_t n)
+{
+	size_t nd = 0;
+	double *c, w_ss = 0, w_df = 0, num = 0, den = 0;
+
+	*out = 0;
+	for (size_t i = 0; i < n; i++)
+		if (d[i] >= 0 && (size_t)d[i] + 1 > nd)
+			nd = (size_t)d[i] + 1;
+	if (nd < 2)
+		return 0;
+	/* Per day: count, sum, sum of squares, its release (-1: none yet, -2: two). */
+	if (!(c = calloc(nd * 4, sizeof(*c))))
+		return STATS_ENOMEM;
+	for (size_t k = 0; k < nd; k++)
+		c[k * 4 + 3] = -1;
+	for (size_t i = 0; i < n; i++) {
+		double *x = c + (size_t)d[i] * 4;
+		if (d[i] < 0)
+			continue;
+		x[0] += 1, x[1] += y[i], x[2] += y[i] * y[i];
+		x[3] = x[3] == -1 || x[3] == GROUP_OF(g[i]) ? GROUP_OF(g[i]) : -2;
+	}
+	for (size_t k = 0; k < nd; k++) {
+		const double *x = c + k * 4;
+		if (x[0] >= 2 && x[3] >= 0) {
+			w_ss += x[2] - x[1] * x[1] / x[0];
+			w_df += x[0] - 1;
+		}
+	}
+	for (int grp = 0; grp < MAX_GROUPS && w_df > 0; grp++) {
+		double nn = 0, sy = 0, sm2 = 0, days = 0, b_ss = 0, n0;
+		for (size_t k = 0; k < nd; k++) {
+			const double *x = c + k * 4;
+			if (x[3] != grp || x[0] < 1)
+				continue;
+			nn += x[0], sy += x[1], sm2 += x[0] * x[0], days += 1;
+			b_ss += x[1] * x[1] / x[0];
+		}
+		if (days < 2)
+			continue;
+		b_ss -= sy * sy / nn;
+		n0 = (nn - sm2 / nn) / (days - 1);
+		num += (days - 1) * (b_ss / (days - 1) - w_ss / w_df) / n0;
+		den += days - 1;
+	}
+	free(c);
+	if (den > 0 && num > 0)
+		*out = num / den;
+	return 0;
+}
+
+/*
  * Fit the precision-weighted comparison of current values yc (sampling
  * variances vc) with baseline values yb (vb) grouped by release (gb, 0..
  * ngroups-1). lam, when not NULL, holds the service's release noise
@@ -604,7 +665,7 @@ static int pooled_fit(pooled *out, const double *yb, const double *vb, const int
 {
 	stats_wmean g[MAX_GROUPS] = {{0}}, all, cur, own;
 	double gextra[MAX_GROUPS], *ty = NULL, *tv = NULL, ref = 0, d0 = 0, var_b, e_c, ref_c;
-	double hx = 0, hx_df = INFINITY, dx = 0, dx_df = INFINITY, sig2;
+	double hx = 0, hx_df = INFINITY, dx = 0, dx_df = INFINITY, sig2, s2d = 0;
 	double sg_num = 0, sg_den = 0;
 	size_t ng = 0, nsingle = 0;
 	int grp[MAX_GROUPS], rc = 0;
@@ -741,10 +802,17 @@ static int pooled_fit(pooled *out, const double *yb, const double *vb, const int
 	 * mix, so a night's captures move together (a sale, a batch job's
 	 * day), and their mean is less sure than their spread says.
 	 */
+	if (hn && hn->day_rho > 0 && hn->db) {
+		double own_d;
+		if ((rc = own_day_var(&own_d, yb, gb, hn->db, nb)) < 0)
+			goto out;
+		/* Never more than the function's variance leaves beside its host's. */
+		s2d = fmin(fmax(hn->day_rho * sig2, own_d), fmax(0, 0.95 - hn->rho) * sig2);
+	}
 	if (hn && ((rc = host_extra(&hx, &hx_df, hn->hb, hn->hc, hn->rho, vb, gb, gextra, nb, vc,
 				    e_c, nc, sig2)) < 0 ||
-		   (rc = host_extra(&dx, &dx_df, hn->db, hn->dc, hn->day_rho, vb, gb, gextra, nb,
-				    vc, e_c, nc, sig2)) < 0))
+		   (rc = host_extra(&dx, &dx_df, hn->db, hn->dc, 1, vb, gb, gextra, nb, vc, e_c,
+				    nc, s2d)) < 0))
 		goto out;
 	out->se = sqrt(cur.var_mean + var_b + out->tau2 + hx + dx);
 	/* A lone capture's variance is known as well as its factor is. */
