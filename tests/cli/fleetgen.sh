@@ -205,6 +205,39 @@ run "$G" --out "$N" --services 8 --functions 80 --host-effect 0.1 --mix-cv 0.2 -
 run "$G" --verify "$N"
 [ $RC -eq 0 ] && ok "--verify passes on the noisy fleet" || not_ok "verify noisy" "$OUT $ERR"
 
+# A day's mix shared by its captures: they agree with each other more than
+# with another day's; the truth still holds; off, the fleet is as before.
+D=$T/d
+run "$G" --out "$D" --services 2 --functions 50 --regressed 0 --cv 0.06 --per-day 3 --daily 0.3 \
+	--seed 11
+[ $RC -eq 0 ] && grep -q '"daily":0.3' "$D/truth.jsonl" && ok "--daily is written to the truth" ||
+	not_ok "daily truth" "$ERR"
+# The share of c000's largest stack in each of the first 39 captures (13 days, three a day).
+top=$(sort -t' ' -k2 -n -r "$D/svc-000/c000.folded" | head -n 1 | sed 's/ [0-9]*$//')
+spread=$(for f in "$D"/svc-000/c0[0-3][0-9].folded; do
+	[ "$f" = "$D/svc-000/c039.folded" ] && break
+	awk -v k="$top" '{ n = $NF; t += n; sub(/ [0-9]+$/, ""); if ($0 == k) v = n }
+		END { print v / t }' "$f"
+done | awk '
+	{ s[NR] = $1 }
+	END { # within-day against between-day spread of the day means
+		for (i = 1; i + 2 <= NR; i += 3) {
+			m = (s[i] + s[i+1] + s[i+2]) / 3; dm[++nd] = m
+			for (j = i; j < i + 3; j++) wss += (s[j] - m) ^ 2
+		}
+		for (k = 1; k <= nd; k++) gm += dm[k] / nd
+		for (k = 1; k <= nd; k++) bss += (dm[k] - gm) ^ 2
+		printf "%.6f %.6f\n", sqrt(wss / (2 * nd)), sqrt(bss / (nd - 1))
+	}')
+awk -v s="$spread" 'BEGIN { split(s, x, " "); exit !(x[2] > 2 * x[1] / sqrt(3)) }' &&
+	ok "--daily: a day's captures agree more than days do (within, between: $spread)" ||
+	not_ok "daily spread" "$spread"
+run "$G" --verify "$D"
+[ $RC -eq 0 ] && ok "--verify passes on a --daily fleet" || not_ok "verify daily" "$OUT $ERR"
+run "$G" --out "$T/d0" "${SMALL[@]}" --daily 0
+diff -r "$A" "$T/d0" >/dev/null && ok "--daily 0 gives the fleet without it, byte for byte" ||
+	not_ok "daily 0" "$(diff -rq "$A" "$T/d0" | head -3)"
+
 # --- determinism ----------------------------------------------------------
 run "$G" --out "$T/b" "${SMALL[@]}"
 diff -r "$A" "$T/b" >/dev/null && ok "the same seed gives byte-identical output" ||
