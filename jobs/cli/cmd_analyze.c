@@ -338,6 +338,11 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 		config_release(&cfg);
 		return EXIT_USAGE;
 	}
+	if (until_s && until <= since) {
+		cli_error(ctx, "'--until %s' is not after '--since %s'", until_s, since_s);
+		config_release(&cfg);
+		return EXIT_USAGE;
+	}
 
 	{
 		analyze_opts ao = {service, release, since, until, type, o,

@@ -456,6 +456,19 @@ int cmd_postdeploy(cli_ctx *ctx, int argc, char **argv)
 			  deadline_arg);
 		return EXIT_USAGE;
 	}
+	/*
+	 * A summary that cannot be written was found only after the analysis,
+	 * with the deploy recorded and the gate's verdict hidden behind exit 3.
+	 */
+	if (summary_path) {
+		FILE *sf = fopen(summary_path, "a");
+		if (!sf) {
+			cli_error(ctx, "cannot open '%s' for the summary: %s", summary_path,
+				  strerror(errno));
+			return EXIT_USAGE;
+		}
+		fclose(sf);
+	}
 	o.min_captures = min_caps;
 	if (deadline_arg)
 		snprintf(deadline_text, sizeof(deadline_text), "--deadline %s", deadline_arg);

@@ -105,6 +105,10 @@ t1=$(sql "select to_char(min(captured_at) at time zone 'UTC', 'YYYY-MM-DD\"T\"HH
 run pr analyze --service "$svc1" --since "$t1" --until "$(date -u -d "$t1 + 1 second" +%Y-%m-%dT%H:%M:%SZ)" --window 5d --at "$at" --json --dry-run
 [[ $OUT == *'"current_captures": 1'* ]] && [[ $OUT == *'"baseline_captures": 10'* ]] && findings <(echo "$OUT") | grep -qF "$svc1|$fn1|regression" && ok "one capture against ten finds a 2x regression" || not_ok "single capture" "$svc1 $fn1 $OUT"
 
+run pr analyze --service "$svc1" --since "$t1" --until "$t1" --at "$at" --dry-run
+[ $RC -eq 2 ] && [[ $ERR == *"'--until $t1' is not after '--since $t1'"* ]] &&
+	ok "an empty or inverted --since/--until range is a usage error" || not_ok "inverted range" "rc=$RC $ERR"
+
 # Too little history is reported, never guessed.
 run pr analyze --all-services --release "$rel" --at "$at" --window 1d --json --dry-run
 [[ $OUT == *'insufficient baseline'* ]] && [ "$(findings <(echo "$OUT") | wc -l)" = 0 ] && ok "a thin baseline is reported as insufficient" || not_ok "insufficient" "$OUT"

@@ -27,6 +27,13 @@ echo two >>"$R/ledger.go" && g commit -qam "ledger: batch the writes"
 echo three >"$R/api.go" && g add . && g commit -qm "api: add an endpoint" && g tag -a "$rel" -m "release $rel"
 sha=$(g rev-parse HEAD)
 
+# A summary file that cannot be written is a usage error before anything is recorded.
+mkdir -p "$T/summary-dir"
+run pr post-deploy --service "$bad" --release "$rel" --commit "$rel" --repo "$R" --previous v2 --at "$at" \
+	--summary "$T/summary-dir"
+[ $RC -eq 2 ] && [[ $ERR == *"cannot open '$T/summary-dir' for the summary"* ]] &&
+	[ "$(sql "select count(*) from deploys")" = 0 ] && [ "$(sql "select count(*) from runs")" = 0 ] &&
+	ok "--summary a directory: exit 2 before the deploy is recorded" || not_ok "summary dir" "rc=$RC $ERR"
 run pr post-deploy --service "$bad" --release "$rel" --commit "$rel" --repo "$R" --previous v2 --at "$at"
 echo "$OUT" >"$T/bad.md"
 [ $RC -eq 1 ] && ok "a regression at or above the gate is exit 1" || not_ok "gate exit" "rc=$RC $ERR"
