@@ -591,17 +591,22 @@ static int host_extra(double *out, double *df, const int *hb, const int *hc, dou
 
 /*
  * One function's own day variance from its baseline values y (days d,
- * releases g): one-way analysis of variance of its days within each
- * release, (between-day mean square - within-day mean square) / n0,
- * pooled over releases by their days less one; 0 where no day holds two
- * captures. The service's day share is a typical function's; a function
- * of one busy endpoint moves with its day more than that, and its own
- * figure is the larger.
+ * releases g, release noise factors lam, NULL: all 1): one-way analysis
+ * of variance of its days within each release, (between-day mean square
+ * - within-day mean square) / n0, each release's over its factor and
+ * against its own within-day mean square where it has one (else the
+ * releases' pooled), pooled over releases by their days less one; 0
+ * where no day holds two captures. Days holding two releases' captures
+ * are left out. The service's day share is a typical function's; a
+ * function of one busy endpoint moves with its day more than that, and
+ * its own figure is the larger.
  */
-static int own_day_var(double *out, const double *y, const int *g, const int *d, size_t n)
+static int own_day_var(double *out, const double *y, const int *g, const int *d, size_t n,
+		       const double *lam)
 {
 	size_t nd = 0;
-	double *c, w_ss = 0, w_df = 0, num = 0, den = 0;
+	double *c, w_ss[MAX_GROUPS] = {0}, w_df[MAX_GROUPS] = {0}, pool_ss = 0, pool_df = 0;
+	double num = 0, den = 0;
 
 	*out = 0;
 	for (size_t i = 0; i < n; i++)
@@ -615,21 +620,27 @@ static int own_day_var(double *out, const double *y, const int *g, const int *d,
 	for (size_t k = 0; k < nd; k++)
 		c[k * 4 + 3] = -1;
 	for (size_t i = 0; i < n; i++) {
-		double *x = c + (size_t)d[i] * 4;
+		double *x;
 		if (d[i] < 0)
 			continue;
+		x = c + (size_t)d[i] * 4;
 		x[0] += 1, x[1] += y[i], x[2] += y[i] * y[i];
 		x[3] = x[3] == -1 || x[3] == GROUP_OF(g[i]) ? GROUP_OF(g[i]) : -2;
 	}
 	for (size_t k = 0; k < nd; k++) {
 		const double *x = c + k * 4;
-		if (x[0] >= 2 && x[3] >= 0) {
-			w_ss += x[2] - x[1] * x[1] / x[0];
-			w_df += x[0] - 1;
-		}
+		size_t grp = (size_t)x[3];
+		double l;
+		if (x[0] < 2 || x[3] < 0)
+			continue;
+		l = lam && isfinite(lam[grp]) && lam[grp] > 0 ? lam[grp] : 1;
+		w_ss[grp] += (x[2] - x[1] * x[1] / x[0]) / l;
+		w_df[grp] += x[0] - 1;
+		pool_ss += (x[2] - x[1] * x[1] / x[0]) / l;
+		pool_df += x[0] - 1;
 	}
-	for (int grp = 0; grp < MAX_GROUPS && w_df > 0; grp++) {
-		double nn = 0, sy = 0, sm2 = 0, days = 0, b_ss = 0, n0;
+	for (int grp = 0; grp < MAX_GROUPS && pool_df > 0; grp++) {
+		double nn = 0, sy = 0, sm2 = 0, days = 0, b_ss = 0, n0, msw, l;
 		for (size_t k = 0; k < nd; k++) {
 			const double *x = c + k * 4;
 			if (x[3] != grp || x[0] < 1)
@@ -639,9 +650,11 @@ static int own_day_var(double *out, const double *y, const int *g, const int *d,
 		}
 		if (days < 2)
 			continue;
-		b_ss -= sy * sy / nn;
+		l = lam && isfinite(lam[grp]) && lam[grp] > 0 ? lam[grp] : 1;
+		b_ss = (b_ss - sy * sy / nn) / l;
 		n0 = (nn - sm2 / nn) / (days - 1);
-		num += (days - 1) * (b_ss / (days - 1) - w_ss / w_df) / n0;
+		msw = w_df[grp] > 0 ? w_ss[grp] / w_df[grp] : pool_ss / pool_df;
+		num += (days - 1) * (b_ss / (days - 1) - msw) / n0;
 		den += days - 1;
 	}
 	free(c);
@@ -804,7 +817,7 @@ static int pooled_fit(pooled *out, const double *yb, const double *vb, const int
 	 */
 	if (hn && hn->day_rho > 0 && hn->db) {
 		double own_d;
-		if ((rc = own_day_var(&own_d, yb, gb, hn->db, nb)) < 0)
+		if ((rc = own_day_var(&own_d, yb, gb, hn->db, nb, lam)) < 0)
 			goto out;
 		/* Never more than the function's variance leaves beside its host's. */
 		s2d = fmin(fmax(hn->day_rho * sig2, own_d), fmax(0, 0.95 - hn->rho) * sig2);
@@ -1946,7 +1959,8 @@ static int day_share(analysis_target_data *td, const capture_set *base, const si
 			lam[off[2] + (size_t)dc.gwh[i]] = lam[off[3] + (size_t)dc.gdh[i]] = l;
 	}
 	for (size_t k = 0; k < nrows; k++) {
-		double p[4] = {0, 0, 0, 0}, np[4] = {0, 0, 0, 0}, sv = 0, d, sm, nsd, ndd, w;
+		double p[4] = {0, 0, 0, 0}, np[4] = {0, 0, 0, 0}, sv = 0, nv = 0;
+		double d, sm, nsd, ndd, w;
 		series_fill(sb, &td->m, rows[k], 0, base, td->gb, td->hb, td->db, td->wb, NULL);
 		memset(sum, 0, ncell * 4 * sizeof(*sum));
 		for (size_t i = 0; i < sb->n; i++) {
@@ -1961,7 +1975,7 @@ static int day_share(analysis_target_data *td, const capture_set *base, const si
 				cell_add(sum + 4 * (off[2] + (size_t)dc.gwh[at]), y, v);
 				cell_add(sum + 4 * (off[3] + (size_t)dc.gdh[at]), y, v);
 			}
-			sv += v;
+			sv += v, nv += 1;
 		}
 		for (size_t c = 0; c < ncell; c++) {
 			const double *x = sum + 4 * c;
@@ -1974,13 +1988,13 @@ static int day_share(analysis_target_data *td, const capture_set *base, const si
 		/* One day, two hosts (or unknown ones); two days, two hosts. */
 		nsd = np[1] - np[3];
 		ndd = np[0] - np[1] - np[2] + np[3];
-		if (!(nsd > 0) || !(ndd > 0) || !sb->n)
+		if (!(nsd > 0) || !(ndd > 0) || !(nv > 0))
 			continue;
 		d = (p[0] - p[1] - p[2] + p[3]) / ndd;
 		sm = (p[1] - p[3]) / nsd;
 		if (!(d > 0))
 			continue;
-		w = 1 / ((d + sv / (double)sb->n) * (d + sv / (double)sb->n));
+		w = 1 / ((d + sv / nv) * (d + sv / nv));
 		canon[nk * 3] = 3;
 		canon[nk * 3 + 1] = w * (d - sm) * d;
 		canon[nk * 3 + 2] = w * d * d;
@@ -3839,8 +3853,6 @@ static json_t *part_target(const analysis_target_data *td, const size_t *used, s
 		bad |= json_object_set_new(o, "hb", part_ints(td->hb, td->base.n));
 		bad |= json_object_set_new(o, "hc", part_ints(td->hc, td->cur.n));
 		bad |= json_object_set_new(o, "host_rho", part_num(td->host_rho));
-		bad |= json_object_set_new(o, "db", part_ints(td->db, td->base.n));
-		bad |= json_object_set_new(o, "dc", part_ints(td->dc, td->cur.n));
 		bad |= json_object_set_new(o, "day_rho", part_num(td->day_rho));
 		bad |= json_object_set_new(o, "look", json_integer((json_int_t)td->look));
 		bad |= json_object_set_new(o, "week", part_week(&td->week));
@@ -4015,15 +4027,15 @@ static int part_read_target(analysis_target_data *td, const json_t *o, pr_error 
 	    (rc = part_read_ints(&td->gb, json_object_get(o, "gb"), td->base.n, err)) < 0 ||
 	    (rc = part_read_ints(&td->gc, json_object_get(o, "gc"), td->cur.n, err)) < 0 ||
 	    (rc = part_read_ints(&td->hb, json_object_get(o, "hb"), td->base.n, err)) < 0 ||
-	    (rc = part_read_ints(&td->hc, json_object_get(o, "hc"), td->cur.n, err)) < 0 ||
-	    (rc = part_read_ints(&td->db, json_object_get(o, "db"), td->base.n, err)) < 0 ||
-	    (rc = part_read_ints(&td->dc, json_object_get(o, "dc"), td->cur.n, err)) < 0)
+	    (rc = part_read_ints(&td->hc, json_object_get(o, "hc"), td->cur.n, err)) < 0)
 		return rc;
 	if (!part_get_int(&look, o, "look") || look < 0 || !part_get_num(&td->phi, o, "phi") ||
 	    !part_get_num(&td->phi_df, o, "phi_df") ||
-	    !part_get_num(&td->host_rho, o, "host_rho") ||
-	    !part_get_num(&td->day_rho, o, "day_rho"))
+	    !part_get_num(&td->host_rho, o, "host_rho"))
 		return part_bad(err, "target");
+	/* A part of an older worker has no day share: its days are judged as before. */
+	if (json_object_get(o, "day_rho") && !part_get_num(&td->day_rho, o, "day_rho"))
+		return part_bad(err, "target's day share");
 	td->look = (size_t)look;
 	noise = json_object_get(o, "noise");
 	if (!json_is_array(noise) || json_array_size(noise) != NOISE_N)
@@ -4137,6 +4149,8 @@ int analysis_part_merge(analysis *a, const struct json_t *part, pr_error *err)
 		if ((rc = part_read_target(&td, v, err)) < 0 ||
 		    (rc = part_read_week(&week, v, &a->opts.week, err)) < 0 ||
 		    (rc = target_weeks(&td, &td.base, &td.cur, &week) < 0 ? oom(err) : 0) < 0 ||
+		    (rc = day_ids(&td.db, &td.dc, &td.base, &td.cur, week.utc_offset_h) < 0
+				  ? oom(err) : 0) < 0 ||
 		    (rc = keep_target(a, &td) < 0 ? oom(err) : 0) < 0) {
 			target_data_release(&td);
 			goto out;

@@ -291,6 +291,8 @@ int fileio_write_atomic(const char *path, const void *data, size_t len,
 	 */
 	if (lstat(path, &st) == 0 && S_ISREG(st.st_mode))
 		mode &= (unsigned)st.st_mode & 0777u;
+	if (!*path)
+		return pr_error_set(err, PR_EUSAGE, "cannot write '': an empty file name");
 	/* The temporary file is ours: errors name the file asked for. */
 	if (buf_printf(&tmp, "%s.tmp.%ld", path, (long)getpid()) < 0) {
 		rc = pr_error_set(err, PR_ENOMEM, "cannot write '%s': out of memory", path);

@@ -225,6 +225,17 @@ static int carried(analysis *a, db *d, const config *cfg, finding *f, bool *all,
 	return 0;
 }
 
+/* Whether a regression before tests[i] has the same captures. */
+static bool same_captures_before(const analysis *a, size_t i)
+{
+	for (size_t j = 0; j < i; j++)
+		if (a->tests[j].direction == FINDING_REGRESSION && a->tests[j].capture_ids &&
+		    a->tests[i].capture_ids &&
+		    strcmp(a->tests[j].capture_ids, a->tests[i].capture_ids) == 0)
+			return true;
+	return false;
+}
+
 int record_findings_bs(analysis *a, db *d, blob_store *bs, int64_t run_id, const config *cfg,
 		       bool page, pr_error *err)
 {
@@ -270,7 +281,9 @@ int record_findings_bs(analysis *a, db *d, blob_store *bs, int64_t run_id, const
 						       &gone, err)) < 0)
 				goto out;
 			a->evidence_without_blob += (size_t)cut;
-			a->evidence_deleted += (size_t)gone;
+			/* A target's regressions share a baseline: what it lacks counts once. */
+			if (gone && !same_captures_before(a, i))
+				a->evidence_deleted += (size_t)gone;
 		}
 		/*
 		 * Only a confirmed finding pages (a critical one is confirmed at

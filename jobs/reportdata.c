@@ -19,6 +19,7 @@
 #include <jansson.h>
 #include <libpq-fe.h>
 #include <math.h>
+#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1569,13 +1570,24 @@ char *reportdata_dir(const config *cfg, const char *home)
  * A team's name as a file name piece: [A-Za-z0-9._-] kept, every other
  * byte as ~XX. One name, one file: with a single stand-in, "支付" and
  * "결제" (both six bytes) wrote the same file, the second team's report
- * over the first's.
+ * over the first's. Past TEAM_FILE_MAX characters the rest is cut, on a
+ * whole byte's encoding, and the full name's SHA-256 (12 hex digits)
+ * keeps it one name's: a name's bytes encoded three times over could
+ * pass the 255 bytes a file name may have.
  */
+#define TEAM_FILE_MAX 80
+
 static int team_file_name(buf *out, const char *team)
 {
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0;
+	size_t at;
 	int rc = buf_puts(out, "-team-");
 
+	at = out->len;
 	for (const unsigned char *s = (const unsigned char *)team; *s && rc == 0; s++) {
+		if (out->len - at + 3 > TEAM_FILE_MAX)
+			break;
 		if (*s == '.' || *s == '_' || *s == '-' ||
 		    (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
 		    (*s >= '0' && *s <= '9'))
@@ -1583,7 +1595,12 @@ static int team_file_name(buf *out, const char *team)
 		else
 			rc = buf_printf(out, "~%02X", *s);
 	}
-	return rc;
+	if (rc < 0 || out->len - at + 3 <= TEAM_FILE_MAX)
+		return rc;
+	if (EVP_Digest(team, strlen(team), md, &mdlen, EVP_sha256(), NULL) != 1 || mdlen < 6)
+		return PR_ENOMEM;
+	return buf_printf(out, "~~%02x%02x%02x%02x%02x%02x", md[0], md[1], md[2], md[3], md[4],
+			  md[5]);
 }
 
 /* The run's three report files; with `team`, only that team's services. */
@@ -1678,10 +1695,16 @@ int reportdata_write_run_teams(db *d, blob_store *bs, const config *cfg, const c
 	snprintf(id, sizeof(id), "%" PRId64, run_id);
 	if ((rc = db_exec(d, &res, err, "reading the run's teams", sql, 1, p)) < 0)
 		return rc;
-	for (int i = 0; i < db_rows(res) && rc == 0; i++)
-		if ((rc = write_run(d, bs, cfg, home, run_id, db_get_text(res, i, 0), NULL,
-				    err)) == 0)
+	/* One team's failure (a full disk, a name) leaves the other teams' reports. */
+	for (int i = 0; i < db_rows(res); i++) {
+		pr_error one = PR_ERROR_INIT;
+		int r = write_run(d, bs, cfg, home, run_id, db_get_text(res, i, 0), NULL, &one);
+		if (r == 0)
 			(*written)++;
+		else if (rc == 0)
+			rc = pr_error_set(err, r, "%s", one.msg);
+		pr_error_clear(&one);
+	}
 	db_result_free(res);
 	return rc;
 }

@@ -703,7 +703,7 @@ int cmd_ingest(cli_ctx *ctx, int argc, char **argv)
 				bad = true;
 			break;
 		case O_MAX_STRING:
-			if (cli_parse_u64(ctx, "max-string-length", arg, 16, 1u << 24,
+			if (cli_parse_size(ctx, "max-string-length", arg, 16, 1u << 24,
 					  &flag[4]) < 0)
 				bad = true;
 			break;

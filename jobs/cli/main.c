@@ -101,9 +101,12 @@ int main(int argc, char **argv)
 		cli_error(&ctx, "no command given (see 'profreg --help')");
 		return EXIT_USAGE;
 	}
+	if (!ctx.home && (ctx.home = getenv("PROFREG_HOME")) && !*ctx.home) {
+		/* Set but empty: an unset variable in a unit file or a cron line. */
+		cli_error(&ctx, "PROFREG_HOME is set but empty: give a directory, or unset it");
+		return EXIT_USAGE;
+	}
 	if (!ctx.home)
-		ctx.home = getenv("PROFREG_HOME");
-	if (!ctx.home || !*ctx.home)
 		ctx.home = "./var";
 	if (strcmp(argv[first], "help") == 0 && first + 2 == argc &&
 	    strcmp(argv[first + 1], "--man") == 0) {

@@ -418,6 +418,20 @@ run pr report --run "$TEAMRUN" --team 결제
 	grep -q kyeol "${OUT%.html}.md" && ! grep -q kyeol "${one%.html}.md" &&
 	ok "two teams whose names differ only outside ASCII get a report file each" ||
 	not_ok "team file names" "rc $RC" "$one" "$OUT" "$ERR"
+# Names whose encoding passes a file name's 255 bytes are cut and told apart by a hash.
+long1=$(printf '결제%.0s' {1..30})팀
+long2=$(printf '결제%.0s' {1..30})부
+sql "insert into services (name, team, enabled) values ('long1', '$long1', true), ('long2', '$long2', true)" >/dev/null
+LONGRUN=$(sql "insert into runs (kind, detail) values ('nightly', '{\"services\": {
+	\"long1\": {\"status\": \"skipped\", \"reason\": \"insufficient baseline\"},
+	\"long2\": {\"status\": \"skipped\", \"reason\": \"insufficient baseline\"}}}') returning id")
+run pr report --run "$LONGRUN" --team "$long1"
+one=$OUT rc1=$RC
+run pr report --run "$LONGRUN" --team "$long2"
+[ $rc1 -eq 0 ] && [ $RC -eq 0 ] && [ "$one" != "$OUT" ] && [ "$(basename "$one" | wc -c)" -lt 200 ] &&
+	grep -q long1 "${one%.html}.md" && grep -q long2 "${OUT%.html}.md" &&
+	ok "team names too long for a file name are cut and kept apart" ||
+	not_ok "long team names" "rc $rc1 $RC" "$one" "$OUT" "$ERR"
 
 for r in $A $B $AH $JOB; do
 	psql "$PROFREG_TEST_DB" -qAt -c "DROP DATABASE IF EXISTS cli_access" >/dev/null 2>&1

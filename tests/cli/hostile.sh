@@ -152,6 +152,13 @@ done
 run timeout 10 "$PROFREG_BIN" --db "$DB" --home "" service list
 [ $RC -eq 2 ] && one_line && [[ $ERR == *"'--home' is empty"* ]] &&
 	ok "an empty --home is refused, not read as ./var" || not_ok "empty home" "rc=$RC $ERR"
+OUT=$(PROFREG_HOME= timeout 10 "$PROFREG_BIN" --db "$DB" service list 2>"$T/err")
+RC=$? ERR=$(cat "$T/err")
+[ $RC -eq 2 ] && one_line && [[ $ERR == *"PROFREG_HOME is set but empty"* ]] &&
+	ok "an empty PROFREG_HOME is refused, not read as ./var" || not_ok "empty PROFREG_HOME" "rc=$RC $ERR"
+printf 'main;longname 1\n' >"$T/longname.folded"
+run prt ingest "$T/longname.folded" --service checkout --release sized --max-string-length 1K
+[ $RC -eq 0 ] && ok "--max-string-length, a size in bytes, takes K" || not_ok "string length K" "rc=$RC $ERR"
 printf '{"serve": {"listen": "127.0.0.1:80800"}}' >"$T/port.json"
 run prt --config "$T/port.json" config check
 [ $RC -eq 2 ] && one_line && [[ $ERR == *"serve.listen"*"port must be a number from 0 to 65535"* ]] &&

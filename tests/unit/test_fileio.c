@@ -300,6 +300,8 @@ static void test_missing_directory_is_an_io_error_naming_the_path_and_empty_is_u
 	pr_error_clear(&err);
 	assert_int_equal(fileio_write_out("", TEXT, strlen(TEXT), 0644, &err), PR_EUSAGE);
 	assert_non_null(strstr(err.msg, "an empty file name"));
+	pr_error_clear(&err);
+	assert_int_equal(fileio_write_atomic("", TEXT, strlen(TEXT), 0644, &err), PR_EUSAGE);
 }
 
 /* A file of n bytes, each its offset's low byte; returns its path (path_of's). */

@@ -920,8 +920,8 @@ static void test_a_renamed_function_travels_in_a_worker_part(void **state)
 /*
  * A service's own week travels in a worker's part: the process that
  * finishes the night judges and stores its findings on that week, not on
- * its own options' (a worker's part without a week, from an older
- * worker, is read on the options' week).
+ * its own options' (a worker's part without a week or a day share, from
+ * an older worker, is read on the options' week and without one).
  */
 static void test_a_service_s_own_week_travels_in_a_worker_part(void **state)
 {
@@ -942,10 +942,12 @@ static void test_a_service_s_own_week_travels_in_a_worker_part(void **state)
 		assert_int_equal(b.tests[k].week.weekend_days, 2);
 	}
 	analysis_release(&b);
-	/* An older worker's part: no week in its targets. */
+	/* An older worker's part: no week and no day share in its targets. */
 	older = json_deep_copy(part);
-	json_array_foreach(json_object_get(older, "targets"), i, v)
+	json_array_foreach(json_object_get(older, "targets"), i, v) {
 		json_object_del(v, "week");
+		json_object_del(v, "day_rho");
+	}
 	analysis_opts_default(&o);
 	o.at_us = NIGHT_END;
 	analysis_init(&b, &o);
