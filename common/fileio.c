@@ -446,11 +446,9 @@ int fileio_write_out(const char *path, const void *data, size_t len, unsigned mo
 {
 	struct stat st;
 	const char *why;
-	int fd;
+	int fd = named_fd(path);
 
-	if (!*path)
-		return pr_error_set(err, PR_EUSAGE, "cannot write '': an empty file name");
-	if ((fd = named_fd(path)) >= 0)
+	if (fd >= 0)
 		return write_named_fd(fd, path, data, len, err);
 	if (lstat(path, &st) < 0) {
 		if (errno == ENOENT)

@@ -279,7 +279,7 @@ static int append_summary(const char *path, const buf *md, pr_error *err)
 	if (!f)
 		return pr_error_set(err, PR_EIO, "cannot open '%s' for the summary: %s", path,
 				    strerror(errno));
-	if (fwrite(md->ptr, 1, md->len, f) != md->len || fflush(f) != 0)
+	if ((md->len && fwrite(md->ptr, 1, md->len, f) != md->len) || fflush(f) != 0)
 		rc = pr_error_set(err, PR_EIO, "cannot write the summary to '%s': %s", path,
 				  strerror(errno));
 	if (fclose(f) != 0 && rc == 0)
@@ -461,13 +461,11 @@ int cmd_postdeploy(cli_ctx *ctx, int argc, char **argv)
 	 * with the deploy recorded and the gate's verdict hidden behind exit 3.
 	 */
 	if (summary_path) {
-		FILE *sf = fopen(summary_path, "a");
-		if (!sf) {
-			cli_error(ctx, "cannot open '%s' for the summary: %s", summary_path,
-				  strerror(errno));
+		buf none = BUF_INIT;
+		if (append_summary(summary_path, &none, &err) < 0) {
+			cli_error(ctx, "%s", err.msg);
 			return EXIT_USAGE;
 		}
-		fclose(sf);
 	}
 	o.min_captures = min_caps;
 	if (deadline_arg)
