@@ -378,7 +378,9 @@ static int db_connect(db **out, const char *conninfo, pr_error *err)
 					 perr);
 			else
 				snprintf(line, sizeof(line), "the connection string is not valid");
-			rc = pr_error_set(err, PR_EDB, "cannot connect to the database: %s", line);
+			/* The caller's string, not the server: a usage error (exit 2). */
+			rc = pr_error_set(err, PR_EUSAGE, "cannot connect to the database: %s",
+					  line);
 			goto out;
 		}
 		for (PQconninfoOption *o = opts; o->keyword; o++)

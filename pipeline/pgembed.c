@@ -193,8 +193,8 @@ static int find_bin(cluster *c, pr_error *err)
 		snprintf(c->bin, sizeof(c->bin), "%s", env);
 		return 0;
 	}
-	snprintf(path, sizeof(path), "%s/PG_VERSION", c->data);
-	if ((f = fopen(path, "re"))) {
+	snprintf(path, sizeof(path), "%s/PG_VERSION", c->data ? c->data : "");
+	if (c->data && (f = fopen(path, "re"))) {
 		if (fgets(want, sizeof(want), f))
 			want[strcspn(want, "\r\n")] = '\0';
 		fclose(f);
@@ -337,8 +337,18 @@ static int cluster_paths(cluster *c, const char *home, bool create, pr_error *er
 	if (buf_put(&disp, home, hl) < 0 || buf_puts(&disp, "/pg") < 0)
 		return oom(err);
 	c->disp = buf_detach(&disp, NULL);
-	if (create && (rc = fileio_mkdirs(home, 0700, err)) < 0)
-		return rc;
+	/*
+	 * Some binaries before any folder (start chooses again under its lock):
+	 * a 'db init' that cannot find PostgreSQL leaves no half-made home.
+	 */
+	if (create) {
+		cluster probe;
+		memset(&probe, 0, sizeof(probe));
+		if ((rc = find_bin(&probe, err)) < 0)
+			return rc;
+		if ((rc = fileio_mkdirs(home, 0700, err)) < 0)
+			return rc;
+	}
 	if (realpath(home, real)) {
 		if ((rc = check_path_chars(real, err)) < 0)
 			return rc;

@@ -72,6 +72,11 @@ step "$PROFREG_TEST_DB dbname=cli_readme_no_such_db"
 step ""
 [ $RC -ne 0 ] && grep -q "'--db' is empty" "$T/step.err" && ok "the step fails when the secret is unset" ||
 	not_ok "unset secret" "rc=$RC $(cat "$T/step.err")"
+step "host=/tmp password=hunter2 junk"
+[ $RC -eq 2 ] && grep -q "connection string is not valid" "$T/step.err" &&
+	! grep -q hunter2 "$T/step.err" &&
+	ok "a malformed secret is a usage error (2) that does not show its password" ||
+	not_ok "malformed secret" "rc=$RC $(cat "$T/step.err")"
 [ ! -e "$R/var" ] && [ "$(git -C "$R" status --porcelain)" = "" ] &&
 	ok "the step writes nothing into the checkout" || not_ok "checkout written" "$(git -C "$R" status --porcelain)"
 

@@ -488,7 +488,7 @@ static void test_a_home_without_a_cluster_is_not_running(void **state)
 	assert_int_not_equal(stat(home, &st), 0);
 }
 
-static void test_missing_server_binaries_are_named(void **state)
+static void test_missing_server_binaries_are_named_before_any_folder_is_made(void **state)
 {
 	fixture *f = *state;
 	pr_error err = PR_ERROR_INIT;
@@ -505,6 +505,8 @@ static void test_missing_server_binaries_are_named(void **state)
 			    "executable initdb and pg_ctl there");
 	snprintf(data, sizeof(data), "%s/pg/data", home);
 	assert_int_not_equal(stat(data, &st), 0);
+	/* Nor a home or pg folder half made. */
+	assert_int_not_equal(stat(home, &st), 0);
 }
 
 static void write_script(const char *path, const char *text)
@@ -598,7 +600,7 @@ int main(void)
 		cmocka_unit_test(test_failed_start_quotes_the_server_log),
 		cmocka_unit_test(test_a_long_home_uses_a_short_socket_folder_under_tmp),
 		cmocka_unit_test(test_a_home_without_a_cluster_is_not_running),
-		cmocka_unit_test(test_missing_server_binaries_are_named),
+		cmocka_unit_test(test_missing_server_binaries_are_named_before_any_folder_is_made),
 		cmocka_unit_test(test_a_failing_initdb_leaves_nothing_and_says_why),
 		cmocka_unit_test(test_a_home_with_shell_characters_is_refused),
 		cmocka_unit_test(test_a_home_the_cluster_user_cannot_reach_is_explained),
