@@ -640,9 +640,11 @@ static const char finding_order[] =
  * REPORT_SNAPSHOT_WINDOW_US of its time, each once, beside the capture it
  * is closest to. The query (snapshot_near, the snapshots table's owner)
  * covers every host of the captures over their whole time span; the
- * window is applied capture by capture here.
+ * window is applied capture by capture here. With `team`, only snapshots
+ * of that team's services: a shared host's snapshots of other teams'
+ * services (their incident, their free-text reason) stay out of its report.
  */
-static int attach_snapshots(report_finding *f, db *d, pr_error *err)
+static int attach_snapshots(report_finding *f, db *d, const char *team, pr_error *err)
 {
 	const char **hosts = NULL;
 	json_t *arr = NULL, *s;
@@ -667,7 +669,7 @@ static int attach_snapshots(report_finding *f, db *d, pr_error *err)
 	if (!nh)
 		goto out;
 	if ((rc = snapshot_near(&arr, d, hosts, nh, from - REPORT_SNAPSHOT_WINDOW_US,
-				to + REPORT_SNAPSHOT_WINDOW_US, err)) < 0)
+				to + REPORT_SNAPSHOT_WINDOW_US, team, err)) < 0)
 		goto out;
 	if (json_array_size(arr) &&
 	    !(f->snaps = calloc(json_array_size(arr), sizeof(*f->snaps)))) {
@@ -961,7 +963,8 @@ static int compare_link(report_finding *f, const char *page, pr_error *err)
 }
 
 static int load_findings(report *r, db *d, blob_store *bs, const config *cfg, int64_t run_id,
-			 const char *where, int nparams, const char *const *params, pr_error *err)
+			 const char *team, const char *where, int nparams,
+			 const char *const *params, pr_error *err)
 {
 	buf sql = BUF_INIT;
 	PGresult *res = NULL;
@@ -1029,7 +1032,7 @@ static int load_findings(report *r, db *d, blob_store *bs, const config *cfg, in
 		}
 		if ((rc = load_captures(f, &caps, &ncaps, d, capjson, db_get_i64(res, i, 21),
 					db_get_i64(res, i, 31), err)) < 0 ||
-		    (rc = attach_snapshots(f, d, err)) < 0)
+		    (rc = attach_snapshots(f, d, team, err)) < 0)
 			break;
 		if (cfg && cfg->reports.compare_url &&
 		    (rc = compare_link(f, cfg->reports.compare_url, err)) < 0)
@@ -1184,7 +1187,7 @@ int reportdata_run(report *out, db *d, blob_store *bs, const config *cfg, int64_
 	snprintf(id, sizeof(id), "%" PRId64, run_id);
 	if ((rc = report_init(out, "run", err)) < 0 ||
 	    (rc = run_summary(out, d, run_id, err)) < 0 ||
-	    (rc = load_findings(out, d, bs, cfg, run_id,
+	    (rc = load_findings(out, d, bs, cfg, run_id, NULL,
 				"f.id in (select finding_id from run_findings where run_id = $1)",
 				1, p, err)) < 0)
 		return rc;
@@ -1271,7 +1274,7 @@ int reportdata_run_team(report *out, db *d, blob_store *bs, const config *cfg, i
 	snprintf(id, sizeof(id), "%" PRId64, run_id);
 	if ((rc = report_init(out, "run", err)) < 0 ||
 	    (rc = run_summary(out, d, run_id, err)) < 0 ||
-	    (rc = load_findings(out, d, bs, cfg, run_id,
+	    (rc = load_findings(out, d, bs, cfg, run_id, team,
 				"f.id in (select finding_id from run_findings where run_id = $1)"
 				" and s.team = $2", 2, p, err)) < 0 ||
 	    (rc = db_exec(d, &names, err, "reading a team's services",
@@ -1308,7 +1311,7 @@ int reportdata_finding(report *out, db *d, blob_store *bs, const config *cfg,
 		return rc;
 	if (!(out->title = strdup(title)))
 		return oom(err);
-	if ((rc = load_findings(out, d, bs, cfg, 0, "f.id = $1", 1, p, err)) < 0)
+	if ((rc = load_findings(out, d, bs, cfg, 0, NULL, "f.id = $1", 1, p, err)) < 0)
 		return rc;
 	if (!out->nfindings)
 		return pr_error_set(err, PR_ENOTFOUND, "finding %s not found", id);
@@ -1332,8 +1335,8 @@ int reportdata_release(report *out, db *d, blob_store *bs, const config *cfg,
 	if (buf_printf(&title, "profreg report: %s release %s", service, release) < 0)
 		return oom(err);
 	out->title = buf_detach(&title, NULL);
-	if ((rc = load_findings(out, d, bs, cfg, 0, "s.name = $1 and f.current_release = $2", 2, p,
-				err)) < 0)
+	if ((rc = load_findings(out, d, bs, cfg, 0, NULL, "s.name = $1 and f.current_release = $2",
+				2, p, err)) < 0)
 		return rc;
 	if (!out->nfindings &&
 	    !(out->note = strdup("No stored finding for this release: either it was never "

@@ -2424,16 +2424,19 @@ int snapshot_extract_dir(const job_env *env, int64_t id, const char *dir, pr_err
 }
 
 int snapshot_near(json_t **out, db *d, const char *const *hosts, size_t nhosts,
-		  int64_t from_us, int64_t to_us, pr_error *err)
+		  int64_t from_us, int64_t to_us, const char *team, pr_error *err)
 {
+	/* A snapshot of no service is the host's, for admins only (profreg_read_snapshot). */
 	static const char sql[] =
 		"select " SNAPSHOT_COLS " from snapshots s"
 		" where s.host in (select jsonb_array_elements_text($1::jsonb))"
 		"   and s.taken_at >= " DB_US_TO_TS("$2") " and s.taken_at <= " DB_US_TO_TS("$3")
+		"   and ($4::text is null or s.service in"
+		"        (select v.name from services v where v.team = $4))"
 		" order by s.taken_at, s.id limit 1000";
 	json_t *h = json_array();
 	char from[24], to[24], *text = NULL;
-	const char *p[3] = {NULL, from, to};
+	const char *p[4] = {NULL, from, to, team};
 	PGresult *res = NULL;
 	int rc = 0;
 
@@ -2448,7 +2451,7 @@ int snapshot_near(json_t **out, db *d, const char *const *hosts, size_t nhosts,
 	p[0] = text;
 	snprintf(from, sizeof(from), "%" PRId64, from_us);
 	snprintf(to, sizeof(to), "%" PRId64, to_us);
-	if ((rc = db_exec(d, &res, err, "finding snapshots near captures", sql, 3, p)) < 0)
+	if ((rc = db_exec(d, &res, err, "finding snapshots near captures", sql, 4, p)) < 0)
 		goto out;
 	if (!(*out = json_array()))
 		rc = pr_error_set(err, PR_ENOMEM, "out of memory");

@@ -41,4 +41,29 @@ grep -q "<td>$cap_base (-10m00s)</td>" <<<"$(row "$near_base")" && ok "a baselin
 [ -z "$(row "$far")" ] && ok "a snapshot 20 minutes from any capture of its host is not" || not_ok "far" "$(row "$far")"
 [ -z "$(row "$other")" ] && ok "a snapshot of another host at the same time is not" || not_ok "other host" "$(row "$other")"
 grep -q "<a href=\"#snapshot-$near_cur\">$near_cur</a>" "$T/f.html" && ok "the capture's row links to its snapshot" || not_ok "capture link"
+
+# A team's report shows only its services' snapshots: on a shared host,
+# another team's (its incident, its free-text reason) and the host's own
+# (no service: admins only) stay out; the full report keeps them.
+sql "update services set team = 'payments' where name = 'web'" >/dev/null
+pr --quiet service add ledger --team ops
+snap_of() { # service host time incident reason
+	sql "insert into snapshots (host, taken_at, incident, reason, service, blob_key, archive_bytes, manifest, stored_by)
+	     values ('$2', '$3', '$4', '$5', '$1', encode(sha256('$1$2$3'::bytea), 'hex'), 100, '{}', 'test')
+	     returning id"
+}
+theirs=$(snap_of ledger h-v2 2026-03-10T18:03:00Z OPS-42 'customer card 4111111111111111')
+ours=$(snap_of web h-v2 2026-03-10T18:04:00Z PAY-7 'checkout slow')
+rid=$(sql "select max(run_id) from run_findings where finding_id = $fid")
+run pr report --run "$rid" --team payments --out "$T/team.html"
+[ $RC -eq 0 ] && grep -q "<tr id=\"snapshot-$ours\">" "$T/team.html" &&
+	ok "a team's report lists its own service's snapshot" || not_ok "team: ours" "$ERR"
+! grep -q "snapshot-$theirs\|OPS-42\|4111111111111111" "$T/team.html" &&
+	ok "a team's report leaves out another team's snapshot on the same host" ||
+	not_ok "team: theirs" "$(grep -o '.\{0,80\}OPS-42.\{0,80\}' "$T/team.html" | head -n 1)"
+! grep -q "<tr id=\"snapshot-$near_cur\">" "$T/team.html" &&
+	ok "and the host's snapshot of no service" || not_ok "team: host's own"
+run pr report --finding "$fid" --out "$T/f2.html"
+grep -q "<tr id=\"snapshot-$theirs\">" "$T/f2.html" && grep -q "<tr id=\"snapshot-$near_cur\">" "$T/f2.html" &&
+	ok "the full report keeps every snapshot of the host" || not_ok "full report" "$ERR"
 finish
