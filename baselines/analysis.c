@@ -1346,13 +1346,19 @@ static size_t look_of(const analysis_target *t, const sides *s, const analysis_o
 }
 
 /*
- * A capture's whole-service cost, and its unit: bytes of a heap
- * profile; else the value per second of capture when it has a duration
- * (CPU seconds per second for nanoseconds of CPU). 0 when unknown.
+ * A capture's whole-service cost, and its unit: the bytes in use of a
+ * heap profile (type "heap": one moment's); else the value per second of
+ * capture when it has a duration (CPU seconds per second for nanoseconds
+ * of CPU, bytes per second of allocation). 0 when unknown: an allocation
+ * profile without a duration counts since its process started (Go's
+ * /debug/pprof/allocs), so its total grows with the process's uptime,
+ * and one over a window grows with the window.
  */
-static double capture_cost(const capture_ref *c, const char **unit)
+static double capture_cost(const capture_ref *c, const char *type, const char **unit)
 {
-	if (strcmp(c->unit, "bytes") == 0) {
+	bool bytes = strcmp(c->unit, "bytes") == 0;
+
+	if (bytes && type && strcmp(type, "heap") == 0) {
 		*unit = "bytes";
 		return (double)c->total;
 	}
@@ -1362,7 +1368,7 @@ static double capture_cost(const capture_ref *c, const char **unit)
 		*unit = "cpu_s_per_s";
 		return (double)c->total / (double)c->duration_ns;
 	}
-	*unit = "value_per_s";
+	*unit = bytes ? "bytes_per_s" : "value_per_s";
 	return (double)c->total / ((double)c->duration_ns / 1e9);
 }
 
@@ -1372,8 +1378,8 @@ static double capture_cost(const capture_ref *c, const char **unit)
  * sampled total), tested like a share against log(1 +- rel_margin). No
  * test when a capture on either side lacks the measure.
  */
-static int cost_test(finding *f, const sides *s, const analysis_target_data *td, bool per_load,
-		     const analysis_opts *o)
+static int cost_test(finding *f, const sides *s, const analysis_target_data *td,
+		     const char *type, bool per_load, const analysis_opts *o)
 {
 	const int *hc = td->hc;
 	size_t nb = s->base.n, nc = s->cur.n;
@@ -1394,7 +1400,7 @@ static int cost_test(finding *f, const sides *s, const analysis_target_data *td,
 	in.vb = v, in.vc = v + nb;
 	for (size_t i = 0; i < nb + nc; i++) {
 		const capture_ref *c = i < nb ? &s->base.caps[i] : &s->cur.caps[i - nb];
-		double cost = capture_cost(c, &u);
+		double cost = capture_cost(c, type, &u);
 		if (!(cost > 0) || (unit && strcmp(unit, u) != 0) || (per_load && !(c->load > 0)))
 			goto out;
 		unit = u;
@@ -3059,12 +3065,12 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 	/*
 	 * The whole service's cost where known: per unit of load when every
 	 * capture has a load figure (a busier night is not a regression), else
-	 * per second of capture, or bytes in use.
+	 * per second of capture, or bytes in use (capture_cost).
 	 */
 	for (int per_load = 1, done = 0; o->cost_tests && per_load >= 0 && !done; per_load--) {
 		finding *f = &a->tests[a->ntests];
 		memset(f, 0, sizeof(*f));
-		rc = cost_test(f, &s, &td, per_load, o);
+		rc = cost_test(f, &s, &td, t->type, per_load, o);
 		if (rc == STATS_EDATA) {
 			finding_clear(f);
 			rc = 0;

@@ -33,12 +33,13 @@ static scale scale_for(const char *cost_unit, double mag)
 		s = (scale){0.01, 2, 'f', "%"};
 	} else if (strcmp(cost_unit, "cpu_s_per_s") == 0) {
 		s = (scale){1, 3, 'f', " CPU s/s"};
-	} else if (strcmp(cost_unit, "bytes") == 0) {
+	} else if (strcmp(cost_unit, "bytes") == 0 || strcmp(cost_unit, "bytes_per_s") == 0) {
 		while (mag >= 1024 * s.div && k + 1 < sizeof(bin) / sizeof(bin[0]))
 			s.div *= 1024, k++;
 		s.prec = k ? 2 : 0;
 		s.conv = 'f';
-		snprintf(s.suffix, sizeof(s.suffix), " %s", bin[k]);
+		snprintf(s.suffix, sizeof(s.suffix), " %s%s", bin[k],
+			 strcmp(cost_unit, "bytes") == 0 ? "" : "/s");
 	} else if (strcmp(cost_unit, "value_per_s") == 0) {
 		while (mag >= 1000 * s.div && k + 1 < sizeof(dec) / sizeof(dec[0]))
 			s.div *= 1000, k++;

@@ -56,6 +56,7 @@ typedef struct fx {
 	const char *host; /* the host of the captures ingested next (NULL: unknown) */
 	double deep;      /* above 0: work.deep below work.inner, weight 500 x deep */
 	double side;      /* above 0: work.a's weight times this (a stack of its own) */
+	const char *type; /* the profile type ingested and judged (NULL: "cpu") */
 } fx;
 
 static fx F;
@@ -97,7 +98,7 @@ static void ingest_capture(fx *f, const char *path, const char *service, const c
 	req.service = service;
 	req.release = release;
 	req.time_us = at;
-	req.type = "cpu";
+	req.type = f->type ? f->type : "cpu";
 	req.format = format;
 	req.host = f->host;
 	if (ingest_file(&res, f->t->db, f->bs, &req, &f->cfg.limits, &err) < 0)
@@ -861,8 +862,9 @@ static void judge_opts(fx *f, analysis *a, const char *const *names, size_t n,
 
 	analysis_init(a, o);
 	for (size_t i = 0; i < n; i++) {
+		const char *type = f->type ? f->type : "cpu";
 		analysis_target t = {intf(f->t, "select id from services where name = '%s'",
-					  names[i]), names[i], "cpu", "v3", 0, 0, NULL, NULL, NULL,
+					  names[i]), names[i], type, "v3", 0, 0, NULL, NULL, NULL,
 				     NULL};
 		if (analysis_add(a, f->t->db, &t, false, &err) < 0)
 			fail_msg("%s", err.msg);
@@ -1580,6 +1582,90 @@ static void test_a_service_slower_everywhere_is_a_cost_finding(void **state)
 	analysis_release(&a);
 }
 
+/*
+ * An allocation profile (alloc_space, bytes) of 60 stacks, whose every
+ * stack allocates `scale` times the usual, over `duration_s` seconds (0:
+ * none known, as Go's /debug/pprof/allocs, which counts since the
+ * process started). Its records are its samples: 60 make the total sure
+ * to a tenth.
+ */
+static void alloc_capture(fx *f, const char *service, const char *release, int64_t at,
+			  double scale, int duration_s)
+{
+	static const char *const type[] = {"alloc_space"}, *const unit[] = {"bytes"};
+	char text[4096], path[600];
+	size_t n = 0;
+	profile *p = NULL;
+	buf out = BUF_INIT;
+	pr_error err = PR_ERROR_INIT;
+	FILE *o;
+
+	for (int i = 0; i < 60; i++)
+		n += (size_t)snprintf(text + n, sizeof(text) - n, "main;alloc.f%d %d\n", i,
+				      (int)((1000 + 100 * i) * scale * noise(f, 0.04)));
+	if (format_parse(&p, (const uint8_t *)text, n, PROFILE_FMT_FOLDED, "t", NULL, &err) < 0)
+		fail_msg("%s", err.msg);
+	/* The folded column renamed: the parser set it, as each parser sets its own. */
+	assert_int_equal(p->nvalue_types, 1);
+	free(p->value_types[0].type);
+	free(p->value_types[0].unit);
+	assert_non_null(p->value_types[0].type = strdup(type[0]));
+	assert_non_null(p->value_types[0].unit = strdup(unit[0]));
+	p->duration_ns = (int64_t)duration_s * 1000000000LL;
+	if (export_pprof(&out, p, 0, &err) < 0)
+		fail_msg("%s", err.msg);
+	profile_free(p);
+	snprintf(path, sizeof(path), "%s/a%d.pb.gz", f->dir, ++f->seq);
+	assert_non_null(o = fopen(path, "wb"));
+	assert_int_equal(fwrite(out.ptr, 1, out.len, o), out.len);
+	assert_int_equal(fclose(o), 0);
+	buf_release(&out);
+	ingest_capture(f, path, service, release, at, PROFILE_FMT_PPROF);
+}
+
+/* 14 days of two allocation captures of `base_s` seconds, then 4 of `cur_s` at `scale`. */
+static void alloc_case(fx *f, const char *name, int base_s, int cur_s, double scale)
+{
+	testdb_execf(f->t, "insert into services (name, enabled) values ('%s', true)", name);
+	for (int day = 14; day >= 1; day--) {
+		alloc_capture(f, name, "v1", NIGHT_END - day * DAY - 9 * HOUR, 1, base_s);
+		alloc_capture(f, name, "v1", NIGHT_END - day * DAY - 3 * HOUR, 1, base_s);
+	}
+	for (int k = 0; k < 4; k++)
+		alloc_capture(f, name, "v3", NIGHT_END - (20 - 4 * k) * HOUR, scale, cur_s);
+}
+
+static const finding *cost_finding(const analysis *a, const char *service);
+
+/*
+ * An allocation profile counts over a span: since its process started
+ * when it has no duration (the new release's captures taken longer after
+ * a restart hold four times the bytes), or over its window (a 30-second
+ * window holds three times a 10-second one's). Neither is a whole-service
+ * regression; bytes allocated per second that doubled is one, in bytes
+ * per second.
+ */
+static void test_allocated_bytes_are_a_cost_only_per_second_of_a_known_span(void **state)
+{
+	static const char *const names[] = {"uptime", "window", "rate"};
+	fx *f = *state;
+	analysis a;
+	const finding *rate;
+
+	f->type = "alloc";
+	alloc_case(f, "uptime", 0, 0, 4);
+	alloc_case(f, "window", 10, 30, 3);
+	alloc_case(f, "rate", 10, 10, 2);
+	judge(f, &a, names, 3);
+	f->type = NULL;
+	assert_null(cost_finding(&a, "uptime"));
+	assert_null(cost_finding(&a, "window"));
+	assert_non_null(rate = cost_finding(&a, "rate"));
+	assert_string_equal(rate->cost_unit, "bytes_per_s");
+	assert_true(rate->current_share / rate->baseline_share > 1.8);
+	analysis_release(&a);
+}
+
 /* 28 baseline captures taken in turn on h1 to h4; v3 on cur[0..3] at cost[0..3]. */
 static void cost_hosts_case(fx *f, const char *name, const char *const cur[4],
 			    const double cost[4])
@@ -1762,6 +1848,9 @@ int main(void)
 			teardown),
 		cmocka_unit_test_setup_teardown(
 			test_a_service_slower_on_one_host_alone_is_no_cost_finding, setup,
+			teardown),
+		cmocka_unit_test_setup_teardown(
+			test_allocated_bytes_are_a_cost_only_per_second_of_a_known_span, setup,
 			teardown),
 	};
 

@@ -39,6 +39,8 @@ static void test_a_cost_reads_in_its_unit_and_its_change_in_percent(void **state
 			    "0.0123 per unit of load");
 	assert_string_equal(measure_value(b, sizeof(b), "value_per_s", 950), "950/s");
 	assert_string_equal(measure_value(b, sizeof(b), "value_per_s", 1520), "1.52k/s");
+	assert_string_equal(measure_pair(b, sizeof(b), "bytes_per_s", 9984.8, 20123.1, " -> "),
+			    "9.75 -> 19.65 KiB/s");
 	assert_string_equal(measure_name("bytes"), "whole-service cost");
 	/* A unit this version does not know is a plain number, never a share. */
 	assert_string_equal(measure_value(b, sizeof(b), "joules", 0.25), "0.25");
