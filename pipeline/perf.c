@@ -915,6 +915,16 @@ static bool go_method(const char *s, size_t n)
 	return false;
 }
 
+/* Does s[0..i) end with the word "operator" (not "cooperator")? */
+static bool after_operator(const char *s, size_t i)
+{
+	char before = i > 8 ? s[i - 9] : ':';
+
+	return i >= 8 && memcmp(s + i - 8, "operator", 8) == 0 &&
+	       !is_digit((unsigned char)before) &&
+	       !((before | 0x20) >= 'a' && (before | 0x20) <= 'z') && before != '_';
+}
+
 /*
  * The length of a C++ operator's symbol at s[i..n), just after the word
  * "operator": "<", "<<=", "->*", ">" and the like, whose angle brackets
@@ -924,10 +934,7 @@ static size_t operator_symbol(const char *s, size_t n, size_t i)
 {
 	size_t k = i;
 
-	char before = i > 8 ? s[i - 9] : ':';
-
-	if (i >= 8 && memcmp(s + i - 8, "operator", 8) == 0 && !is_digit((unsigned char)before) &&
-	    !((before | 0x20) >= 'a' && (before | 0x20) <= 'z') && before != '_')
+	if (after_operator(s, i))
 		while (k < n && s[k] && strchr("<>=-*", s[k]))
 			k++;
 	return k - i;
@@ -1069,8 +1076,13 @@ static int parse_frame(parser *ps, const char *s, size_t n)
 			sym_len = k - 3;
 		break;
 	}
-	/* Perl's split drops empty trailing pieces: "a->" is just "a". */
-	while (sym_len >= 2 && sym[sym_len - 1] == '>' && sym[sym_len - 2] == '-')
+	/*
+	 * Perl's split drops empty trailing pieces: "a->" is just "a". Not
+	 * "Ptr::operator->", a function of its own: stackcollapse-perf.pl
+	 * makes it "Ptr::operator", the name "Ptr::operator()" also gets.
+	 */
+	while (sym_len >= 2 && sym[sym_len - 1] == '>' && sym[sym_len - 2] == '-' &&
+	       !after_operator(sym, sym_len - 2))
 		sym_len -= 2;
 	if (sym_len && sym[0] == '(' &&
 	    !(sym_len >= 21 && memcmp(sym + 1, "anonymous namespace)", 20) == 0))
@@ -1090,7 +1102,8 @@ static int parse_frame(parser *ps, const char *s, size_t n)
 		for (;;) {
 			const char *arrow = NULL;
 			for (const char *t = q; t > sym + 1; t--)
-				if (t[-1] == '>' && t[-2] == '-') {
+				if (t[-1] == '>' && t[-2] == '-' &&
+				    !after_operator(sym, (size_t)(t - 2 - sym))) {
 					arrow = t - 2;
 					break;
 				}

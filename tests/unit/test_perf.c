@@ -561,6 +561,13 @@ static void test_frames_are_tidied_like_stackcollapse_perf(void **state)
 		{"7f00 V::operator>>=(int) (/bin/app)", "V::operator>>="},
 		{"7f00 V::operator<=>(V const&) const (/bin/app)", "V::operator<=>"},
 		{"7f00 cooperator<(int)>::run(int) (/bin/app)", "cooperator<(int)>::run"},
+		/* operator-> is no "a->b" chain; operator() keeps the name it always had. */
+		{"7f00 Ptr::operator->+0x5 (/bin/app)", "Ptr::operator->"},
+		{"7f00 Ptr::operator->() const (/bin/app)", "Ptr::operator->"},
+		{"7f00 Ptr::operator->*+0x5 (/bin/app)", "Ptr::operator->*"},
+		{"7f00 Ptr::operator()+0x5 (/bin/app)", "Ptr::operator"},
+		{"7f00 outer->Ptr::operator->+0x5 (/bin/app)", "outer;Ptr::operator->"},
+		{"7f00 cooperator-> (/bin/app)", "cooperator"},
 		{"7f00 (anonymous namespace)::g() (/bin/app)", "(anonymous namespace)::g"},
 		{"7f00 \"RegExp:[&<>'x]\" (/tmp/perf-1.map)", "RegExp:[&<>x]"},
 		{"7f00 a;b (/bin/app)", "a:b"},
