@@ -1975,7 +1975,8 @@ const config_target *config_target_find(const config *c, const char *name)
 	return NULL;
 }
 
-char *const *config_page_targets(const config *c, const char *service, size_t *n)
+char *const *config_page_targets(const config *c, const char *service, const char *team,
+				 size_t *n)
 {
 	const config_service *s = config_service_find(c, service);
 
@@ -1984,8 +1985,10 @@ char *const *config_page_targets(const config *c, const char *service, size_t *n
 		return s->page;
 	}
 	if (s && s->team)
+		team = s->team;
+	if (team && *team)
 		for (size_t i = 0; i < c->paging.nteams; i++)
-			if (strcmp(c->paging.teams[i].team, s->team) == 0) {
+			if (strcmp(c->paging.teams[i].team, team) == 0) {
 				*n = c->paging.teams[i].ntargets;
 				return c->paging.teams[i].targets;
 			}

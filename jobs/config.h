@@ -85,6 +85,8 @@
  *
  * Who is paged for a service: its own "page" list, else its team's list
  * under paging.teams, else paging.default; an empty list pages no one.
+ * Its team is services.NAME.team here, else the one the database holds
+ * for it (`service add --team`).
  * Every target a list names must exist under paging.targets.
  *
  * Which wins: the database registers services and holds their opt-in
@@ -469,10 +471,12 @@ const config_snapshot_service *config_snapshot_service_find(const config *c, con
 const config_target *config_target_find(const config *c, const char *name);
 
 /*
- * The targets that page for a service (see the routing rule above). The
- * array points into `c`; *n may be 0.
+ * The targets that page for a service (see the routing rule above), whose
+ * team in the database is `team` (NULL: none). The array points into
+ * `c`; *n may be 0.
  */
-char *const *config_page_targets(const config *c, const char *service, size_t *n);
+char *const *config_page_targets(const config *c, const char *service, const char *team,
+				 size_t *n);
 
 /* The retention tiers of a service: its own, filled in from the global. */
 config_tiers config_service_tiers(const config *c, const char *service);

@@ -63,6 +63,26 @@ bool pager_should_page(const config_paging *p, const finding *f)
 	       f->severity != STATS_SEV_NONE && f->severity >= p->min_severity;
 }
 
+/* The team the database holds for service `id`, into *out (NULL: none; free it). */
+static int db_team(db *d, int64_t id, char **out, pr_error *err)
+{
+	char sid[24];
+	const char *p[1] = {sid};
+	PGresult *res = NULL;
+	int rc;
+
+	*out = NULL;
+	snprintf(sid, sizeof(sid), "%" PRId64, id);
+	if ((rc = db_exec(d, &res, err, "reading a service's team",
+			  "select team from services where id = $1::bigint and team <> ''", 1,
+			  p)) < 0)
+		return rc;
+	if (db_rows(res) && !(*out = strdup(db_get_text(res, 0, 0))))
+		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+	db_result_free(res);
+	return rc;
+}
+
 int pager_enqueue_finding(db *d, const config *c, const finding *f, int64_t run_id,
 			  size_t *added, pr_error *err)
 {
@@ -125,7 +145,7 @@ int pager_enqueue_finding(db *d, const config *c, const finding *f, int64_t run_
 		" updated_at = now() where finding_id = $1::bigint and target = $2"
 		" and event = 'trigger' and status = 'pending' and retired_at is null"
 		" and detail ->> 'severity' is distinct from $3::jsonb ->> 'severity'";
-	char key[PAGER_KEY_MAX], sid[24], fid[24], rid[24], *detail = NULL;
+	char key[PAGER_KEY_MAX], sid[24], fid[24], rid[24], *detail = NULL, *team = NULL;
 	const config_service *cs = config_service_find(c, f->service);
 	char *const *targets;
 	size_t ntargets;
@@ -134,27 +154,33 @@ int pager_enqueue_finding(db *d, const config *c, const finding *f, int64_t run_
 	json_t *obj = NULL;
 	int rc = 0;
 
-	targets = config_page_targets(c, f->service, &ntargets);
-	if (!ntargets || !pager_should_page(&c->paging, f))
+	if (!pager_should_page(&c->paging, f))
 		return 0;
+	if ((rc = db_team(d, f->service_id, &team, err)) < 0)
+		return rc;
+	targets = config_page_targets(c, f->service, team, &ntargets);
+	if (!ntargets)
+		goto out;
 	pager_dedup_key(key, f->service, f->type, f->function, f->file, f->current_release);
 	if (c->reports.base_url && c->reports.base_url[0]) {
 		size_t n = strlen(c->reports.base_url);
 		const char *instance;
 		char name[REPORT_RUN_NAME_MAX];
 		if ((rc = db_instance(d, &instance, err)) < 0)
-			return rc;
+			goto out;
 		report_run_name(name, run_id, instance);
 		while (n && c->reports.base_url[n - 1] == '/')
 			n--;
 		if (buf_printf(&link, "%.*s/%s.html#finding-%" PRId64, (int)n,
-			       c->reports.base_url, name, f->id) < 0)
-			return oom(err);
+			       c->reports.base_url, name, f->id) < 0) {
+			rc = oom(err);
+			goto out;
+		}
 	}
 	memset(&e, 0, sizeof(e));
 	e.dedup_key = key;
 	e.service = f->service;
-	e.team = cs ? cs->team : NULL;
+	e.team = cs && cs->team ? cs->team : team;
 	e.type = f->type;
 	e.function = f->function;
 	e.renamed_from = f->renamed_from;
@@ -198,6 +224,7 @@ int pager_enqueue_finding(db *d, const config *c, const finding *f, int64_t run_
 out:
 	json_decref(obj);
 	free(detail);
+	free(team);
 	buf_release(&link);
 	return rc;
 }

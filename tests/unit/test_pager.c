@@ -205,6 +205,46 @@ static void test_only_regressions_at_or_above_the_threshold_page(void **state)
 	assert_int_equal(testdb_int(t, "select count(*) from pages"), 0);
 }
 
+/*
+ * A service whose team was given to `service add --team` and not in the
+ * configuration is paged through that team's list: with no default
+ * list, it paged no one. The configuration's team, where it names one,
+ * is the one that counts; the page carries the team it went by.
+ */
+static void test_the_team_the_database_holds_routes_the_page(void **state)
+{
+	static char *team_targets[] = {(char *)"pd"};
+	static config_route routes[] = {{(char *)"payments", team_targets, 1}};
+	static config_service svcs[1];
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+	config c;
+	finding f;
+	size_t added = 0;
+
+	paging_config(&c);
+	c.paging.ndefault = 0;
+	c.paging.teams = routes;
+	c.paging.nteams = 1;
+	make_finding(t, &f, STATS_SEV_CRITICAL, FINDING_REGRESSION);
+	testdb_execf(t, "update services set team = 'payments' where name = 'svc'");
+	assert_int_equal(pager_enqueue_finding(t->db, &c, &f, 0, &added, &err), 0);
+	assert_int_equal(added, 1);
+	assert_int_equal(testdb_int(t, "select count(*) from pages where target = 'pd' and "
+				       "detail ->> 'team' = 'payments'"), 1);
+	/* The configuration names another team, which has no list: no page. */
+	memset(svcs, 0, sizeof(svcs));
+	svcs[0].name = (char *)"svc";
+	svcs[0].team = (char *)"ops";
+	c.services = svcs;
+	c.nservices = 1;
+	testdb_execf(t, "delete from pages");
+	added = 0;
+	make_finding(t, &f, STATS_SEV_CRITICAL, FINDING_REGRESSION);
+	assert_int_equal(pager_enqueue_finding(t->db, &c, &f, 0, &added, &err), 0);
+	assert_int_equal(added, 0);
+}
+
 static void test_resolve_cancels_unsent_and_queues_resolve_for_sent(void **state)
 {
 	testdb *t = *state;
@@ -976,6 +1016,8 @@ int main(void)
 		cmocka_unit_test_setup(test_enqueue_twice_adds_one_row, testdb_reset),
 		cmocka_unit_test_setup(test_rolled_back_enqueue_leaves_nothing, testdb_reset),
 		cmocka_unit_test_setup(test_only_regressions_at_or_above_the_threshold_page,
+				       testdb_reset),
+		cmocka_unit_test_setup(test_the_team_the_database_holds_routes_the_page,
 				       testdb_reset),
 		cmocka_unit_test_setup(test_resolve_cancels_unsent_and_queues_resolve_for_sent,
 				       testdb_reset),
