@@ -615,10 +615,14 @@ out:
 
 int findings_resolve(db *d, int64_t id, const char *note, pr_error *err)
 {
+	/* Its state and history too: `finding list --state resolved` lists it. */
 	static const char sql[] =
-		"update findings set status = 'resolved', resolved_at = "
-		"now(), resolution_note = $2,"
-		" updated_at = now() where id = $1 and status = 'open'";
+		"with u as (update findings set status = 'resolved', state = 'resolved',"
+		"   resolved_at = now(), resolution_note = $2, updated_at = now()"
+		"   where id = $1 and status = 'open' returning id)"
+		" insert into finding_states (finding_id, state, run_id, reason)"
+		" select id, 'resolved', null, left(coalesce('resolved by hand: ' || $2,"
+		"   'resolved by hand'), 1024) from u";
 	char sid[24];
 	const char *p[2] = {sid, note};
 	PGresult *res = NULL;

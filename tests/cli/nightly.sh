@@ -86,6 +86,12 @@ run pr finding resolve "$fid" --note "fixed in v4"
 [ "$(sql "select count(*) from profiles where retention_class='forensic' and tags->>'finding'='$fid'")" -ge 1 ] && ok "its current captures stay forensic" || not_ok "forensic after resolve"
 run pr finding resolve "$fid"
 [ $RC -eq 4 ] && ok "resolving twice is exit 4" || not_ok "resolve twice" "rc=$RC"
+run pr finding list --state resolved
+[ $RC -eq 0 ] && grep -qE "^ *$fid .*resolved" <<<"$OUT" &&
+	! pr finding list --state confirmed | grep -qE "^ *$fid " &&
+	pr finding show "$fid" --json | grep -q '"reason": "resolved by hand: fixed in v4"' &&
+	ok "a finding resolved by hand is listed in state resolved, its history saying why" ||
+	not_ok "resolved state" "rc=$RC $OUT"
 
 # A second nightly while one holds the lock exits 3 at once.
 psql "$DB" -qAt -c "select pg_advisory_lock(1886547814, hashtext('profreg-nightly')), pg_sleep(4)" >/dev/null 2>&1 &
