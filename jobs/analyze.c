@@ -5,6 +5,7 @@
 #include "jobs/analyze.h"
 #include "jobs/cohort.h"
 #include "jobs/record.h"
+#include "jobs/reportdata.h"
 #include "jobs/runs.h"
 #include "common/ahead.h"
 
@@ -79,6 +80,24 @@ static analysis_target target_of(const job_env *env, const db_service *s,
 	analysis_target t = {s->id, s->name, type, o->release, o->since_us, o->until_us,
 			     NULL, NULL, config_service_week(cs), config_service_warmup(cs)};
 	return t;
+}
+
+/*
+ * The run's reports, and its teams', as the nightly writes them: a failure
+ * is a note, as it is there (the findings are stored and will page).
+ */
+static void write_reports(analyze_result *r, const job_env *env)
+{
+	pr_error e = PR_ERROR_INIT;
+	size_t teams = 0;
+
+	if (reportdata_write_run(env->d, env->bs, env->cfg, env->home, r->run_id, &r->report,
+				 &e) < 0)
+		job_note(&r->notes, "report: %s", e.msg);
+	pr_error_clear(&e);
+	if (reportdata_write_run_teams(env->d, env->bs, env->cfg, env->home, r->run_id, &teams,
+				       &e) < 0)
+		job_note(&r->notes, "team report: %s", e.msg);
 }
 
 /* ahead_fn: slot 0 is the analysing thread, on its connection; 1 the helper, on its own. */
@@ -179,6 +198,12 @@ int analyze_run(analyze_result *out, const job_env *env, const analyze_opts *o, 
 	     (rc = finish(r, env->d, "ok", err)) < 0))
 		goto fail;
 	/*
+	 * A page links to the run's report (reports.base_url): written before
+	 * the pages go, as the nightly's is, so that the link leads somewhere.
+	 */
+	if (o->page && !o->dry_run)
+		write_reports(r, env);
+	/*
 	 * Delivery problems stay on their rows (profreg page list); only the database fails this.
 	 */
 	if (o->page && (rc = pager_flush(env->d, env->cfg, NULL, &r->pages, err)) < 0)
@@ -209,5 +234,6 @@ void analyze_result_release(analyze_result *r)
 {
 	analysis_release(&r->a);
 	job_notes_release(&r->notes);
+	free(r->report);
 	memset(r, 0, sizeof(*r));
 }

@@ -44,6 +44,7 @@ typedef struct analyze_result {
 	analysis a;
 	pager_counts pages;
 	job_notes notes;
+	char *report;               /* the run's HTML report when it paged (owned), else NULL */
 } analyze_result;
 
 /*

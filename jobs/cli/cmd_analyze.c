@@ -67,7 +67,7 @@ static const cli_option analyze_options[] = {
 	 "test against the margins (default: against no change, estimate beyond them)"},
 	{"dry-run", no_argument, O_DRY, NULL, "store nothing"},
 	{"page", no_argument, O_PAGE, NULL,
-	 "page on-call for the regressions found (as a nightly run does)"},
+	 "page on-call for the regressions found; writes the report the pages link to"},
 	{"all-tests", no_argument, O_ALL_TESTS, NULL,
 	 "with --json, list every test, not only findings"},
 	{"gate", required_argument, O_GATE, "SEVERITY",
@@ -205,6 +205,7 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 	analyze_result r;
 	cli_parser *p = NULL;
 	db *d = NULL, *d2 = NULL;
+	blob_store *bs = NULL;
 	const char *arg, *service = NULL, *release = NULL, *type = "cpu";
 	const char *since_s = NULL, *until_s = NULL, *cohort = NULL, *control = NULL;
 	bool all = false, dry = false, all_tests = false, page = false;
@@ -350,6 +351,13 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 		job_env env = {&cfg, NULL, NULL, ctx->home, NULL};
 		if ((rc = ctx_db_open(ctx, &d, &err)) < 0)
 			goto fail;
+		/*
+		 * Paging, the run merges its incidents and writes its report as
+		 * the nightly does: both read the captures' blobs.
+		 */
+		if (page && (rc = ctx_blobs_open(ctx, &bs, &err)) < 0)
+			goto fail;
+		env.bs = bs;
 		/* Every service: the next one's captures are read on a second connection. */
 		if (!service && (rc = ctx_db_open(ctx, &d2, &err)) < 0)
 			goto fail;
@@ -372,7 +380,7 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 				"reason", a->skipped[i].reason));
 		time_format(when, a->opts.at_us);
 		status = cli_print_json(ctx, json_pack(
-			"{s:i,s:s,s:I,s:I,s:I,s:I,s:o,s:o,s:{s:f,s:f},s:{s:I,s:I,s:I,s:I}}",
+			"{s:i,s:s,s:I,s:I,s:I,s:I,s:o,s:o,s:{s:f,s:f},s:{s:I,s:I,s:I,s:I},s:s?}",
 			"schema_version", 1, "at", when, "run_id", (json_int_t)r.run_id,
 			"services", (json_int_t)a->services, "tests", (json_int_t)a->ntests,
 			"filtered", (json_int_t)a->filtered, "findings", arr,
@@ -381,7 +389,7 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 			"statistics_seconds", a->stats_seconds,
 			"pages", "enqueued", (json_int_t)a->pages_enqueued,
 			"sent", (json_int_t)r.pages.sent, "failed", (json_int_t)r.pages.failed,
-			"pending", (json_int_t)r.pages.pending));
+			"pending", (json_int_t)r.pages.pending, "report", r.report));
 	} else {
 		if (print_text(ctx, &r.a, r.run_id) < 0) {
 			/* The run is recorded: this is only what it prints. */
@@ -392,6 +400,11 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 		if (r.a.pages_enqueued || r.pages.sent || r.pages.failed || r.pages.pending)
 			printf("pages: %zu enqueued, %zu sent, %zu failed, %zu pending\n",
 			       r.a.pages_enqueued, r.pages.sent, r.pages.failed, r.pages.pending);
+		if (r.report) {
+			printf("report: ");
+			cli_put_safe(stdout, r.report, 0);
+			putchar('\n');
+		}
 		status = EXIT_OK;
 	}
 	for (size_t i = 0; gated && status == EXIT_OK && i < r.a.ntests &&
@@ -425,6 +438,7 @@ out:
 	analyze_result_release(&r);
 	db_close(d2);
 	db_close(d);
+	blob_store_free(bs);
 	return status;
 }
 

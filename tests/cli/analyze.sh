@@ -82,7 +82,8 @@ run pr analyze --all-services --release "$rel" --at "$at" --dry-run --min-share 
 cat >"$T/page.json" <<EOF
 {"paging": {"min_severity": "low", "max_attempts": 1, "backoff_ms": 10, "connect_timeout_ms": 500,
   "targets": {"pd": {"type": "pagerduty", "url": "http://127.0.0.1:9", "secret_env": "PROFREG_TEST_PD_KEY"}},
-  "default": ["pd"]}}
+  "default": ["pd"]},
+ "reports": {"base_url": "https://reports.example/profreg"}}
 EOF
 export PROFREG_TEST_PD_KEY=0123456789abcdef0123456789abcdef
 run pr --config "$T/page.json" analyze --all-services --release "$rel" --at "$at" --fdr 0.5 --json
@@ -90,6 +91,12 @@ nf=$(grep -c '"direction": "regression"' <<<"$OUT")
 [ $RC -eq 0 ] && [ "$nf" -gt 0 ] && [ "$(sql "select count(*) from pages")" = 0 ] && ok "analyze stores $nf regressions and enqueues no page without --page" || not_ok "analyze pages no one" "rc=$RC findings=$nf pages=$(sql "select count(*) from pages") $ERR"
 run pr --config "$T/page.json" analyze --all-services --release "$rel" --at "$at" --page
 [ $RC -eq 0 ] && [ "$(sql "select count(*) from pages")" -gt 0 ] && [[ $OUT == *"pages: "*" enqueued"* ]] && ok "analyze --page enqueues the pages (and tries to send them)" || not_ok "analyze --page" "rc=$RC pages=$(sql "select count(*) from pages") $OUT $ERR"
+# Each page links to the run's report: written, so that the link leads somewhere.
+link=$(sql "select detail ->> 'link' from pages order by id limit 1")
+html=$(sed -n 's/^report: //p' <<<"$OUT")
+[ -n "$html" ] && [ -f "$html" ] && [[ $link == "https://reports.example/profreg/$(basename "$html")#finding-"* ]] &&
+	grep -q "id=\"${link##*#}\"" "$html" &&
+	ok "analyze --page writes the run's report that its pages link to" || not_ok "page link" "link=$link html=$html $OUT"
 run pr --config "$T/page.json" analyze --all-services --release "$rel" --at "$at" --page --dry-run
 [ $RC -eq 2 ] && ok "--page with --dry-run is a usage error" || not_ok "page dry-run" "rc=$RC"
 unset PROFREG_TEST_PD_KEY
