@@ -451,7 +451,8 @@ static const field source_keys[] = {
 	 .def = "the SDKs' and agents' usual ids",
 	 .doc = "pyroscope, parca: the profile type id pulled for each type"},
 	{K_INT("slot_s", 60, 86400, config_source, slot_us), .unit = 's',
-	 .doc = "pyroscope, parca: one capture per slot of this many seconds"},
+	 .doc = "one capture per slot of this many seconds: per host for pprof_http (a second "
+		"collect in the same slot takes nothing), per release for pyroscope and parca"},
 	{K_STR("ca_file", config_source, ca_file), .def = "the system's",
 	 .doc = "the certificate authorities that verify the server (a regular file: "
 		"anything else fails each request before it is made)"},

@@ -95,8 +95,9 @@ int cmd_report(cli_ctx *ctx, int argc, char **argv)
 		"history per finding, the pinned captures and how to reproduce), Markdown for\n"
 		"CI logs, or JSON. Without --out the file goes to the reports directory\n"
 		"(config reports.dir, else <home>/reports) and its path is printed; for a\n"
-		"run without --out or --format, all three (run-ID.html, .md, .json; with\n"
-		"--team T, run-ID-team-T.*, naming only that team's services).\n"
+		"run without --out or --format, all three (run-ID-DB.html, .md, .json, DB\n"
+		"naming the database; with --team T, run-ID-DB-team-T.*, naming only that\n"
+		"team's services).\n"
 		"--span writes the flame graph of a slow span's window: it takes the\n"
 		"options of `profreg span` (see profreg span --help).";
 	pr_error err = PR_ERROR_INIT;
