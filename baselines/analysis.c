@@ -2903,8 +2903,10 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 				  "days before %s (need %zu)%s%s%s",
 				  s.base.n, t->type, (long long)(o->window_us / DAY_US), when,
 				  o->min_baseline, empty, hint,
-				  *hint ? ": the baseline is earlier releases' captures, so a "
-					  "release name every deploy reuses leaves none" : "");
+				  *hint ? ": the baseline is earlier releases' captures and none "
+					  "has any yet, as for a service's first release (the next "
+					  "release is judged against it); a release name every deploy "
+					  "reuses never leaves one" : "");
 		free(other);
 		goto out;
 	}

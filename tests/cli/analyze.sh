@@ -174,7 +174,8 @@ done
 run pr analyze --service samename --release prod --at 2026-01-11T00:00:00Z --dry-run
 [ $RC -eq 0 ] && [[ $OUT == *"insufficient baseline: 0 eligible cpu captures"* ]] &&
 	[[ $OUT == *"the release alone has 10 captures from then on: the baseline is earlier"* ]] &&
-	ok "a release name reused by every deploy is named as the reason for no baseline" ||
+	[[ $OUT == *"as for a service's first release"* ]] && [[ $OUT == *"every deploy reuses"* ]] &&
+	ok "no earlier release: the skip names a first release and a reused name as the reasons" ||
 	not_ok "reused release name" "rc=$RC $OUT $ERR"
 run pr analyze --service samename --release prod --at 2026-01-03T00:00:00Z --dry-run
 [[ $OUT == *"insufficient baseline: 0 eligible"* ]] && [[ $OUT != *"the release alone"* ]] &&
