@@ -2765,6 +2765,12 @@ int analysis_add_cohort(analysis *a, db *d, const analysis_target *t, const anal
 	return analysis_add_loaded(a, d, t, c, in, store, err);
 }
 
+/* Why a release alone with enough captures has no baseline: one of two reasons. */
+#define FIRST_RELEASE_HINT \
+	": the baseline is earlier releases' captures and none has any yet, as for a " \
+	"service's first release (the next release is judged against it); a release " \
+	"name every deploy reuses never leaves one"
+
 /*
  * Another release captured between the first and the last capture of
  * the target's release (a rollback to it, or two releases side by side),
@@ -2903,10 +2909,7 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 				  "days before %s (need %zu)%s%s%s",
 				  s.base.n, t->type, (long long)(o->window_us / DAY_US), when,
 				  o->min_baseline, empty, hint,
-				  *hint ? ": the baseline is earlier releases' captures and none "
-					  "has any yet, as for a service's first release (the next "
-					  "release is judged against it); a release name every deploy "
-					  "reuses never leaves one" : "");
+				  *hint ? FIRST_RELEASE_HINT : "");
 		free(other);
 		goto out;
 	}

@@ -12,6 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The words of the longest command `help` takes ("runs list", "access grant"). */
+#define HELP_WORDS_MAX 4
+
 #ifndef PROFREG_VERSION
 #define PROFREG_VERSION "0.0.0"
 #endif
@@ -67,7 +70,8 @@ int main(int argc, char **argv)
 	cli_ctx ctx = {0};
 	cli_parser *p = NULL;
 	const char *arg;
-	char *sub[3];
+	char *sub[HELP_WORDS_MAX + 2];
+	int nsub = 0;
 	int c, first, status;
 
 	setlocale(LC_ALL, "C");
@@ -113,11 +117,19 @@ int main(int argc, char **argv)
 		/* Hidden: the manual page, written from the same tables as --help. */
 		status = cli_man(&ctx, commands, PROFREG_VERSION, stdout);
 	} else if (strcmp(argv[first], "help") == 0) {
-		/* `profreg help COMMAND` is `profreg COMMAND --help`. */
-		sub[0] = argv[first + 1];
-		sub[1] = help_opt;
-		sub[2] = NULL;
-		status = cli_dispatch(&ctx, commands, "profreg", 2, sub);
+		/* `profreg help runs list` is `profreg runs list --help`. */
+		while (nsub < HELP_WORDS_MAX && first + 1 + nsub < argc) {
+			sub[nsub] = argv[first + 1 + nsub];
+			nsub++;
+		}
+		if (first + 1 + nsub < argc) {
+			cli_error(&ctx, "'help' takes a command of at most %d words",
+				  HELP_WORDS_MAX);
+			return EXIT_USAGE;
+		}
+		sub[nsub++] = help_opt;
+		sub[nsub] = NULL;
+		status = cli_dispatch(&ctx, commands, "profreg", nsub, sub);
 	} else {
 		status = cli_dispatch(&ctx, commands, "profreg", argc - first, argv + first);
 	}

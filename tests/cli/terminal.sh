@@ -111,4 +111,9 @@ rc2=$?
 [ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && cmp -s "$T/help" "$T/dash-help" && grep -q 'global options' "$T/help" && grep -q '^commands:' "$T/help" && ok "profreg help and profreg --help print the same text" || not_ok "help differs" "$(diff "$T/help" "$T/dash-help")"
 run "$PROFREG_BIN" help ingest
 [ $RC -eq 0 ] && [[ $OUT == "usage: profreg ingest"* ]] && ok "profreg help COMMAND is COMMAND --help" || not_ok "help ingest" "rc=$RC $OUT"
+run "$PROFREG_BIN" help runs list
+sub=$OUT
+run "$PROFREG_BIN" runs list --help
+[ $RC -eq 0 ] && [[ $sub == "usage: profreg runs list"* ]] && [ "$sub" = "$OUT" ] &&
+	ok "profreg help GROUP COMMAND is GROUP COMMAND --help" || not_ok "help runs list" "$sub"
 finish
