@@ -744,7 +744,12 @@ static void finding_section(out *o, const report *r, size_t i, pr_error *err)
 		} else if (f->flame_ref >= 0) {
 			P(o, "<p>Same captures as <a href=\"#");
 			anchor(o, &r->findings[f->flame_ref], (size_t)f->flame_ref);
-			P(o, "\">finding %d</a>: see its flame graph.</p>\n", f->flame_ref + 1);
+			/* "finding N" is its ID, as elsewhere; "#" in the table is a rank. */
+			if (r->findings[f->flame_ref].id)
+				P(o, "\">finding %" PRId64 "</a>: see its flame graph.</p>\n",
+				  r->findings[f->flame_ref].id);
+			else
+				P(o, "\">row %d</a>: see its flame graph.</p>\n", f->flame_ref + 1);
 		} else {
 			P(o, "<p class=\"note\">");
 			E(o, f->flame_note, "No flame graph: the captures could not be read.");
