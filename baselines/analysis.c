@@ -3157,7 +3157,12 @@ out:
 	return rc;
 }
 
-/* Findings first; regressions, then shifts, then improvements; by score. */
+/*
+ * Findings first; regressions, then shifts, then improvements; by
+ * severity, then score. Severity before score: a whole-service cost's
+ * score (a relative change) is no match for a share's, and a low cost
+ * finding listed above a critical regression misled the reader.
+ */
 static int rank_cmp(const void *x, const void *y)
 {
 	const finding *a = x, *b = y;
@@ -3168,6 +3173,8 @@ static int rank_cmp(const void *x, const void *y)
 		return a->direction == FINDING_REGRESSION ? -1 :
 		       b->direction == FINDING_REGRESSION ? 1 :
 		       a->direction == FINDING_RELATIVE_SHIFT ? -1 : 1;
+	if (a->severity != b->severity)
+		return a->severity > b->severity ? -1 : 1;
 	if (a->score != b->score)
 		return a->score > b->score ? -1 : 1;
 	if (a->q_value != b->q_value)

@@ -71,8 +71,7 @@ static const char *md_suspects(report_out *o, const finding *f, const json_t *s)
 
 	report_put(o, "%s", "Suspect commits for ");
 	md_escape(o, f->function);
-	/* A cost finding's "file" is its unit, which the table shows already. */
-	if (f->file && f->file[0] && !f->cost_unit) {
+	if (f->file && f->file[0]) {
 		report_put(o, "%s", " (");
 		md_escape(o, f->file);
 		report_put(o, "%s", ")");
@@ -235,7 +234,8 @@ static void markdown(report_out *o, const postdeploy_opts *opt, const postdeploy
 	for (size_t k = 0; k < a->ntests && a->tests[k].significant; k++) {
 		char id[24];
 		const char *note;
-		if (a->tests[k].direction != FINDING_REGRESSION)
+		/* A whole-service cost has no file for a commit to touch. */
+		if (a->tests[k].direction != FINDING_REGRESSION || a->tests[k].cost_unit)
 			continue;
 		snprintf(id, sizeof(id), "%" PRId64, a->tests[k].id);
 		note = md_suspects(o, &a->tests[k], json_object_get(x->suspects, id));

@@ -1666,6 +1666,38 @@ static void test_allocated_bytes_are_a_cost_only_per_second_of_a_known_span(void
 	analysis_release(&a);
 }
 
+/*
+ * A run with a whole-service cost finding (low: no load figure) and a
+ * critical share regression lists the critical one first: a cost's score
+ * (a relative change of 100%) outranked the share's, and the low row
+ * headed the gate's summary above the critical one.
+ */
+static void test_a_critical_regression_is_ranked_above_a_low_cost_finding(void **state)
+{
+	static const char *const names[] = {"cost", "hot"};
+	fx *f = *state;
+	analysis a;
+	size_t crit = SIZE_MAX, low = SIZE_MAX;
+
+	cost_case(f, "cost", 2);
+	margin_case(f, "hot", 3, 0.02, 1);
+	judge(f, &a, names, 2);
+	for (size_t i = 0; i < a.ntests && a.tests[i].significant; i++) {
+		const finding *t = &a.tests[i];
+		if (t->direction != FINDING_REGRESSION)
+			continue;
+		if (crit == SIZE_MAX && t->severity == STATS_SEV_CRITICAL)
+			crit = i;
+		if (low == SIZE_MAX && strcmp(t->kind, FINDING_KIND_COST) == 0)
+			low = i;
+	}
+	assert_true(crit != SIZE_MAX && low != SIZE_MAX);
+	assert_int_equal(a.tests[low].severity, STATS_SEV_LOW);
+	assert_true(a.tests[low].score > a.tests[crit].score);
+	assert_true(crit < low);
+	analysis_release(&a);
+}
+
 /* 28 baseline captures taken in turn on h1 to h4; v3 on cur[0..3] at cost[0..3]. */
 static void cost_hosts_case(fx *f, const char *name, const char *const cur[4],
 			    const double cost[4])
@@ -1851,6 +1883,9 @@ int main(void)
 			teardown),
 		cmocka_unit_test_setup_teardown(
 			test_allocated_bytes_are_a_cost_only_per_second_of_a_known_span, setup,
+			teardown),
+		cmocka_unit_test_setup_teardown(
+			test_a_critical_regression_is_ranked_above_a_low_cost_finding, setup,
 			teardown),
 	};
 
