@@ -633,7 +633,8 @@ int cmd_ingest(cli_ctx *ctx, int argc, char **argv)
 		"Store profiles: each file is kept as an immutable compressed blob and\n"
 		"summarised per function in the index. The same bytes for the same\n"
 		"service are stored once. Formats: pprof (gzipped or not), folded\n"
-		"stacks, V8 .cpuprofile, perf script text.";
+		"stacks, V8 .cpuprofile and .heapprofile, perf script text, speedscope\n"
+		"JSON, JFR recordings.";
 	pr_error err = PR_ERROR_INIT;
 	ingest_request base = {0};
 	ingest_run run = {0};

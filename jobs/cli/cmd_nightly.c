@@ -397,7 +397,8 @@ static int runs_list_cmd(cli_ctx *ctx, int argc, char **argv)
 	};
 	static const char usage[] = "profreg runs list [--limit N] [--json]";
 	static const char desc[] =
-		"List recent runs (nightly, analyze, post-deploy, retention), newest first.";
+		"List recent runs (nightly, analyze, post-deploy, collect, retention,\n"
+		"escalate, blobs check and migrate), newest first.";
 	pr_error err = PR_ERROR_INIT;
 	cli_parser *p = NULL;
 	db *d = NULL;

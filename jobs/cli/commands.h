@@ -73,9 +73,9 @@ int cmd_tasks(cli_ctx *ctx, int argc, char **argv);
 	{"functions", cmd_functions, "find the captures where a function took more than a share"}, \
 	{"profile", cmd_profile, "show one capture and its top functions"}, \
 	{"service", cmd_service, "add, enable, disable and list services"}, \
-	{"config", cmd_config, "validate the configuration file"}, \
+	{"config", cmd_config, "check the configuration file; print its reference"}, \
 	{"access", cmd_access, "grant, revoke and list which roles see which teams"}, \
 	{"audit", cmd_audit, "list who read or changed what"}, \
-	{"db", cmd_db, "migrate the schema; start, stop the private cluster"},
+	{"db", cmd_db, "set up and migrate the schema; start, stop, check the private cluster"},
 
 #endif
