@@ -537,9 +537,14 @@ static int baseline_show(cli_ctx *ctx, int argc, char **argv)
 			json_array_append_new(arr, o);
 			continue;
 		}
-		printf("%7.3f%% %4zu %7.3f%% %7.3f%% %7.3f%% %8.4f %10.4g  ", 100 * b->mean_share,
+		printf("%7.3f%% %4zu %7.3f%% %7.3f%% %7.3f%% %8.4f ", 100 * b->mean_share,
 		       b->n, 100 * b->median_share, 100 * b->mad_share, 100 * b->ewma_share,
-		       sqrt(b->var_vst), b->mean_rate);
+		       sqrt(b->var_vst));
+		/* No rate without durations (folded, perf): "-", as JSON says null. */
+		if (isfinite(b->mean_rate))
+			printf("%10.4g  ", b->mean_rate);
+		else
+			printf("%10s  ", "-");
 		cli_put_safe(stdout, v.names[r], 0);
 		putchar('\n');
 	}

@@ -139,6 +139,10 @@ used2=$(sed -n 's/^ *"baseline_captures": \([0-9]*\).*/\1/p' <<<"$OUT" | head -n
 
 run pr baseline show --service svc-000 --at "$at" --json
 [ $RC -eq 0 ] && [[ $OUT =~ '"captures": '[1-9][0-9] ]] && [[ $OUT == *'"mean_share"'* ]] && ok "baseline show summarises the window" || not_ok "baseline show" "rc=$RC $ERR"
+run pr baseline show --service svc-000 --at "$at"
+[ $RC -eq 0 ] && [[ $OUT != *nan* ]] && [[ $OUT == *RATE* ]] &&
+	ok "baseline show prints no nan for the rate folded captures do not have" ||
+	not_ok "baseline show nan" "$(grep -m1 nan <<<"$OUT")"
 run pr baseline show --service svc-000 --at "$at" --window 1d
 [[ $ERR == *"insufficient baseline"* ]] && ok "baseline show warns about a thin window" || not_ok "baseline show thin" "$ERR"
 
