@@ -1119,6 +1119,8 @@ static int run_summary(report *r, db *d, int64_t run_id, pr_error *err)
 	r->started_us = db_get_i64(res, 0, 2);
 	r->finished_us = db_get_i64(res, 0, 3);
 	detail = json_loads(db_get_text(res, 0, 4), 0, NULL);
+	if (json_is_integer(json_object_get(detail, "at_us")))
+		r->judged_us = (int64_t)json_integer_value(json_object_get(detail, "at_us"));
 	if (json_is_integer(json_object_get(detail, "analysed")))
 		r->services_analysed =
 			(long)json_integer_value(json_object_get(detail, "analysed"));

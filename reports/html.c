@@ -126,7 +126,14 @@ static void summary(out *o, const report *r)
 		E(o, r->run_kind, "-");
 		P(o, ", ");
 		E(o, r->run_status, "-");
-		P(o, ")</td></tr>\n<tr><th>started</th><td>");
+		P(o, ")</td></tr>\n");
+		/* A run judged at a past --at (a replay) says so: its start is not its night. */
+		if (r->judged_us) {
+			P(o, "<tr><th>judged at</th><td>");
+			T(o, r->judged_us);
+			P(o, "</td></tr>\n");
+		}
+		P(o, "<tr><th>started</th><td>");
 		T(o, r->started_us);
 		P(o, "</td></tr>\n<tr><th>finished</th><td>");
 		T(o, r->finished_us);

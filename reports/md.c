@@ -122,6 +122,10 @@ int report_md(buf *b, const report *r, pr_error *err)
 		P(&o, ", ");
 		M(&o, r->run_status, "-");
 		P(&o, ")");
+		if (r->judged_us) {
+			P(&o, ", judged at ");
+			when(&o, r->judged_us);
+		}
 		if (r->started_us) {
 			P(&o, ", started ");
 			when(&o, r->started_us);

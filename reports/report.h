@@ -116,6 +116,7 @@ typedef struct report {
 	int64_t run_id;              /* 0: none */
 	char *run_kind, *run_status;
 	int64_t started_us, finished_us;
+	int64_t judged_us;           /* the time the run judged at (--at), 0: unknown */
 	int64_t window_from_us, window_to_us; /* span of every capture involved */
 	long services_analysed, services_failed; /* -1: unknown */
 	char **failures;             /* "service: reason" */

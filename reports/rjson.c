@@ -200,9 +200,11 @@ int report_json(buf *b, const report *r, pr_error *err)
 		"{s:i,s:s,s:o,s:o,s:o}", "schema_version", REPORT_SCHEMA_VERSION, "kind", r->kind,
 		"title", str(r->title), "generated_at",
 		when(r->generated_us ? r->generated_us : time_now_us()), "run",
-		r->run_id ? json_pack("{s:I,s:o,s:o,s:o,s:o}", "id", (json_int_t)r->run_id, "kind",
-				      str(r->run_kind), "status", str(r->run_status), "started_at",
-				      when(r->started_us), "finished_at", when(r->finished_us))
+		r->run_id ? json_pack("{s:I,s:o,s:o,s:o,s:o,s:o}", "id", (json_int_t)r->run_id,
+				      "kind", str(r->run_kind), "status", str(r->run_status),
+				      "judged_at", when(r->judged_us),
+				      "started_at", when(r->started_us), "finished_at",
+				      when(r->finished_us))
 			  : json_null());
 	if (!root) {
 		rc = PR_ENOMEM;

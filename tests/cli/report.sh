@@ -23,6 +23,11 @@ html=$HOME_DIR/reports/run-$run_id-$inst.html
 [ $RC -eq 0 ] && [ "$OUT" = "$html" ] && [ -s "$html" ] && ok "report --run writes run-ID-INSTANCE.html in the reports directory and prints its path" || not_ok "report --run" "rc=$RC out=$OUT $ERR"
 [ -s "${html%.html}.md" ] && [ -s "${html%.html}.json" ] && ok "beside it run-ID.md and run-ID.json, as nightly writes them" || not_ok "md and json beside"
 grep -q "id=\"finding-$fid\"" "$html" && ok "each finding's section has the anchor #finding-ID" || not_ok "anchor"
+grep -q '<th>judged at</th><td>2026-03-11T00:00:00Z' "$html" &&
+	grep -q '"judged_at": "2026-03-11T00:00:00Z"' "${html%.html}.json" &&
+	grep -q 'judged at 2026-03-11T00:00:00Z' "${html%.html}.md" &&
+	ok "the report says the time the run judged at (--at), not only when it ran" ||
+	not_ok "judged at" "$(grep -o '<th>judged.\{0,60\}' "$html")"
 grep -q '<svg class="flame"' "$html" && grep -q 'data-name="checkout.computeTax"' "$html" && ok "the report draws a differential flame graph with the regressed frame" || not_ok "flame graph"
 grep -q '<svg class="spark"' "$html" && grep -q 'class="band"' "$html" && ok "the report draws the function's history with the baseline band" || not_ok "sparkline"
 ! grep -q '<script>alert' "$html" && grep -q '&lt;script&gt;alert(1)&lt;/script&gt;' "$html" && ok "a hostile function name is escaped in the HTML" || not_ok "html escaping"
