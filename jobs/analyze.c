@@ -201,7 +201,7 @@ int analyze_run(analyze_result *out, const job_env *env, const analyze_opts *o, 
 	 * A page links to the run's report (reports.base_url): written before
 	 * the pages go, as the nightly's is, so that the link leads somewhere.
 	 */
-	if (o->page && !o->dry_run)
+	if (o->page && !o->dry_run && env->bs)
 		write_reports(r, env);
 	/*
 	 * Delivery problems stay on their rows (profreg page list); only the database fails this.

@@ -97,6 +97,14 @@ html=$(sed -n 's/^report: //p' <<<"$OUT")
 [ -n "$html" ] && [ -f "$html" ] && [[ $link == "https://reports.example/profreg/$(basename "$html")#finding-"* ]] &&
 	grep -q "id=\"${link##*#}\"" "$html" &&
 	ok "analyze --page writes the run's report that its pages link to" || not_ok "page link" "link=$link html=$html $OUT"
+# A blob store this runner cannot open costs the report, never the pages.
+mkdir -p "$T/noblobs" && : >"$T/noblobs/blobs"
+run "$PROFREG_BIN" --db "$DB" --home "$T/noblobs" --config "$T/page.json" analyze --all-services \
+	--release "$rel" --at "$at" --page
+[ $RC -eq 0 ] && [[ $ERR == *"no report and no incidents"* ]] && [[ $OUT == *"pages: "* ]] &&
+	[[ $OUT != *"report: "* ]] &&
+	ok "analyze --page without a usable blob store still pages, and says what it left out" ||
+	not_ok "page without blobs" "rc=$RC $OUT $ERR"
 run pr --config "$T/page.json" analyze --all-services --release "$rel" --at "$at" --page --dry-run
 [ $RC -eq 2 ] && ok "--page with --dry-run is a usage error" || not_ok "page dry-run" "rc=$RC"
 unset PROFREG_TEST_PD_KEY
