@@ -3741,7 +3741,8 @@ static bool part_get_str(char **out, const json_t *o, const char *key)
 const char *finding_static_name(const char *s)
 {
 	static const char *const known[] = {FINDING_KIND_SHARE, FINDING_KIND_COST, "bytes",
-					    "cpu_s_per_s", "value_per_s", "per_load"};
+					    "bytes_per_s", "cpu_s_per_s", "value_per_s",
+					    "per_load"};
 
 	for (size_t i = 0; s && i < sizeof(known) / sizeof(known[0]); i++)
 		if (strcmp(s, known[i]) == 0)

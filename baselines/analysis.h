@@ -183,7 +183,7 @@ const char *finding_dir_name(finding_dir d);
 /*
  * The static string equal to `s` among a finding's kinds
  * (FINDING_KIND_SHARE, FINDING_KIND_COST) and cost units ("cpu_s_per_s",
- * "bytes", "value_per_s", "per_load"), for a finding's kind and
+ * "bytes", "bytes_per_s", "value_per_s", "per_load"), for a finding's kind and
  * cost_unit; NULL when `s` is NULL or none of them.
  */
 const char *finding_static_name(const char *s);
@@ -219,7 +219,7 @@ typedef struct finding {
 	size_t baseline_captures, current_captures;
 	char *capture_ids;        /* JSON {"baseline":[...],"current":[...]} */
 	const char *kind;         /* FINDING_KIND_SHARE or FINDING_KIND_COST (static) */
-	const char *cost_unit;    /* cost tests: "cpu_s_per_s", "bytes", "per_load" */
+	const char *cost_unit;    /* cost tests: a unit of finding_static_name */
 	size_t look;              /* which nightly look of the release this was */
 	double p_seq;             /* the sequential p-value behind q (its direction) */
 	double p_seq_up, p_seq_down;

@@ -722,6 +722,11 @@ void findings_closed_release(findings_closed *c)
 	memset(c, 0, sizeof(*c));
 }
 
+/* Why an allocation profile's cost finding in bytes closes (see findings_follow_up). */
+#define RETIRED_BYTES \
+	"its unit is retired: an allocation profile's bytes grow with uptime or the " \
+	"capture's window, and are tested per second now"
+
 int findings_follow_up(findings_closed *out, analysis *a, db *d, int64_t run_id, pr_error *err)
 {
 	/*
@@ -787,6 +792,23 @@ int findings_follow_up(findings_closed *out, analysis *a, db *d, int64_t run_id,
 				    (reg ? t->material_up : t->material_down);
 			char why[256];
 
+			/*
+			 * An allocation profile's bytes were once its cost; they
+			 * count since the process started, or over the capture's
+			 * window, and are now tested per second only
+			 * (capture_cost). No test has that unit any more: the
+			 * finding would stay open for good, and keep its release's
+			 * captures out of every baseline.
+			 */
+			if (strcmp(kind, FINDING_KIND_COST) == 0 && strcmp(file, "bytes") == 0 &&
+			    strcmp(jd->type, "heap") != 0) {
+				if ((rc = set_state(d, id, "went_away", run_id, RETIRED_BYTES, NULL,
+						    err)) < 0 ||
+				    (rc = add_closed(out, id)) < 0)
+					break;
+				out->went_away++;
+				continue;
+			}
 			if (same) {
 				finding look;
 				if (t && t->significant && t->id == id)

@@ -199,7 +199,7 @@ int analyze_run(analyze_result *out, const job_env *env, const analyze_opts *o, 
 		goto fail;
 	/*
 	 * A page links to the run's report (reports.base_url): written before
-	 * the pages go, as the nightly's is, so that the link leads somewhere.
+	 * the pages go, so that the link leads somewhere when it is opened.
 	 */
 	if (o->page && !o->dry_run && env->bs)
 		write_reports(r, env);

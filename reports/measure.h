@@ -12,7 +12,8 @@
  *
  * `cost_unit` is NULL for a share finding, else the cost finding's unit:
  * "cpu_s_per_s" (CPU seconds per second of capture), "bytes" (heap in
- * use), "value_per_s" (the profile's value per second of capture) or
+ * use), "bytes_per_s" (bytes allocated per second of capture),
+ * "value_per_s" (the profile's value per second of capture) or
  * "per_load" (cost per unit of the load figure given with the captures).
  * An unknown unit reads as a plain number.
  */

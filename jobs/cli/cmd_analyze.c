@@ -352,8 +352,9 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 		if ((rc = ctx_db_open(ctx, &d, &err)) < 0)
 			goto fail;
 		/*
-		 * Paging, the run merges its incidents and writes its report as
-		 * the nightly does: both read the captures' blobs. A store that
+		 * Paging, the run merges its regressions of one call path into
+		 * incidents and writes its report: both read the captures'
+		 * blobs (the nightly also merges by suspect commit). A store that
 		 * cannot be opened (no credentials on this runner) leaves both
 		 * out, never the pages.
 		 */

@@ -235,7 +235,8 @@ static void markdown(report_out *o, const postdeploy_opts *opt, const postdeploy
 		char id[24];
 		const char *note;
 		/* A whole-service cost has no file for a commit to touch. */
-		if (a->tests[k].direction != FINDING_REGRESSION || a->tests[k].cost_unit)
+		if (a->tests[k].direction != FINDING_REGRESSION ||
+		    (a->tests[k].kind && strcmp(a->tests[k].kind, FINDING_KIND_COST) == 0))
 			continue;
 		snprintf(id, sizeof(id), "%" PRId64, a->tests[k].id);
 		note = md_suspects(o, &a->tests[k], json_object_get(x->suspects, id));
