@@ -126,12 +126,12 @@ static void check_config(const config *c)
 		if (!s->page_set && s->npage)
 			abort();
 		check_names(c, s->page, s->npage);
-		names = config_page_targets(c, s->name, &n);
+		names = config_page_targets(c, s->name, NULL, &n);
 		check_names(c, names, n);
 		check_tiers(c, config_service_tiers(c, s->name));
 	}
 	/* A service the file does not name gets the defaults. */
-	check_names(c, config_page_targets(c, "\x01not-a-service", &n), n);
+	check_names(c, config_page_targets(c, "\x01not-a-service", "\x01no-team", &n), n);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
