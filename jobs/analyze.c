@@ -82,24 +82,6 @@ static analysis_target target_of(const job_env *env, const db_service *s,
 	return t;
 }
 
-/*
- * The run's reports, and its teams', as the nightly writes them: a failure
- * is a note, as it is there (the findings are stored and will page).
- */
-static void write_reports(analyze_result *r, const job_env *env)
-{
-	pr_error e = PR_ERROR_INIT;
-	size_t teams = 0;
-
-	if (reportdata_write_run(env->d, env->bs, env->cfg, env->home, r->run_id, &r->report,
-				 &e) < 0)
-		job_note(&r->notes, "report: %s", e.msg);
-	pr_error_clear(&e);
-	if (reportdata_write_run_teams(env->d, env->bs, env->cfg, env->home, r->run_id, &teams,
-				       &e) < 0)
-		job_note(&r->notes, "team report: %s", e.msg);
-}
-
 /* ahead_fn: slot 0 is the analysing thread, on its connection; 1 the helper, on its own. */
 static void prefetch_one(void *ctx, size_t i, unsigned slot)
 {
@@ -202,7 +184,7 @@ int analyze_run(analyze_result *out, const job_env *env, const analyze_opts *o, 
 	 * the pages go, so that the link leads somewhere when it is opened.
 	 */
 	if (o->page && !o->dry_run && env->bs)
-		write_reports(r, env);
+		reportdata_write_run_noted(env, r->run_id, &r->report, &r->notes);
 	/*
 	 * Delivery problems stay on their rows (profreg page list); only the database fails this.
 	 */

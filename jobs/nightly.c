@@ -508,16 +508,8 @@ out:
 static void after_night(nightly_result *r, const job_env *env, double t0)
 {
 	pr_error e = PR_ERROR_INIT;
-	size_t teams = 0;
 
-	if (reportdata_write_run(env->d, env->bs, env->cfg, env->home, r->run_id, &r->report,
-				 &e) < 0)
-		job_note(&r->notes, "report: %s", e.msg);
-	/* Each team's own report names only its services. */
-	pr_error_clear(&e);
-	if (reportdata_write_run_teams(env->d, env->bs, env->cfg, env->home, r->run_id, &teams,
-				       &e) < 0)
-		job_note(&r->notes, "team report: %s", e.msg);
+	reportdata_write_run_noted(env, r->run_id, &r->report, &r->notes);
 	if (env->cfg->retention.after_nightly) {
 		retention_opts ro = {r->at_us, false, 0};
 		pr_error_clear(&e);

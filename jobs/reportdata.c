@@ -1862,3 +1862,18 @@ out:
 	db_service_release(&svc);
 	return rc;
 }
+
+void reportdata_write_run_noted(const job_env *env, int64_t run_id, char **html_path,
+				job_notes *notes)
+{
+	pr_error e = PR_ERROR_INIT;
+	size_t teams = 0;
+
+	if (reportdata_write_run(env->d, env->bs, env->cfg, env->home, run_id, html_path, &e) < 0)
+		job_note(notes, "report: %s", e.msg);
+	/* Each team's own report names only its services. */
+	pr_error_clear(&e);
+	if (reportdata_write_run_teams(env->d, env->bs, env->cfg, env->home, run_id, &teams,
+				       &e) < 0)
+		job_note(notes, "team report: %s", e.msg);
+}

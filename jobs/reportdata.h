@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "jobs/config.h"
+#include "jobs/job.h"
 #include "pipeline/blob.h"
 #include "pipeline/db.h"
 #include "pipeline/profile.h"
@@ -123,7 +124,7 @@ char *reportdata_dir(const config *cfg, const char *home);
 
 /*
  * Write the HTML, Markdown and JSON reports of run `run_id` to
- * <reports dir>/run-<RUN_ID>.html, .md and .json, each by
+ * <reports dir>/run-<RUN_ID>-<DB>.html, .md and .json, each by
  * fileio_write_out: whole or not at all, and never over a symbolic link
  * or anything else that is not a regular file. Each finding's section has
  * the anchor #finding-<FINDING_ID>.
@@ -136,12 +137,21 @@ int reportdata_write_run(db *d, blob_store *bs, const config *cfg, const char *h
  * The same three files per team of the run's services (its own, those
  * with findings, those it looked at), each with only that team's
  * services: <name>-team-<TEAM>.html, .md and .json, the team's name with
- * every byte outside [A-Za-z0-9._-] as '_'. *written is the number of
- * teams written. reportdata_write_run_team writes one team's.
+ * every byte outside [A-Za-z0-9._-] as ~XX (past 80 characters, cut and
+ * followed by ~~ and 12 hex digits of its SHA-256). *written is the
+ * number of teams written. reportdata_write_run_team writes one team's.
  */
 int reportdata_write_run_team(db *d, blob_store *bs, const config *cfg, const char *home,
 			      int64_t run_id, const char *team, char **html_path, pr_error *err);
 int reportdata_write_run_teams(db *d, blob_store *bs, const config *cfg, const char *home,
 			       int64_t run_id, size_t *written, pr_error *err);
+
+/*
+ * A finished run's reports and its teams', as a run that pages writes
+ * them: a failure of either is a line in `notes`, never the run's (its
+ * findings are stored either way). *html_path as reportdata_write_run.
+ */
+void reportdata_write_run_noted(const job_env *env, int64_t run_id, char **html_path,
+				job_notes *notes);
 
 #endif

@@ -1500,28 +1500,28 @@ static void test_captures_of_few_hosts_weigh_as_few_hosts(void **state)
 	analysis_release(&a);
 }
 
-/*
- * A pprof capture of 10 seconds whose every stack costs `cost` times the
- * usual: shares do not move at all, the cost per second does.
- */
-static void pprof_capture(fx *f, const char *service, const char *release, int64_t at,
-			  double cost)
+/* Folded `text` parsed, given `type`/`unit` (NULL: as parsed) and a duration, ingested as pprof. */
+static void ingest_as_pprof(fx *f, const char *text, size_t n, const char *type,
+			    const char *unit, int64_t duration_ns, const char *service,
+			    const char *release, int64_t at)
 {
-	static const char *const names[] = {"work.a", "work.b", "work.c", "work.d", "io.read"};
-	static const int weights[] = {3000, 2500, 2000, 1500, 1000};
-	char text[1024], path[600];
-	size_t n = 0;
+	char path[600];
 	profile *p = NULL;
 	buf out = BUF_INIT;
 	pr_error err = PR_ERROR_INIT;
 	FILE *o;
 
-	for (size_t i = 0; i < sizeof(weights) / sizeof(weights[0]); i++)
-		n += (size_t)snprintf(text + n, sizeof(text) - n, "main;%s %d\n", names[i],
-				      (int)(weights[i] * cost * noise(f, 0.04)));
 	if (format_parse(&p, (const uint8_t *)text, n, PROFILE_FMT_FOLDED, "t", NULL, &err) < 0)
 		fail_msg("%s", err.msg);
-	p->duration_ns = 10000000000LL;
+	if (type) {
+		/* The folded column renamed: the parser set it, as each parser sets its own. */
+		assert_int_equal(p->nvalue_types, 1);
+		free(p->value_types[0].type);
+		free(p->value_types[0].unit);
+		assert_non_null(p->value_types[0].type = strdup(type));
+		assert_non_null(p->value_types[0].unit = strdup(unit));
+	}
+	p->duration_ns = duration_ns;
 	if (export_pprof(&out, p, 0, &err) < 0)
 		fail_msg("%s", err.msg);
 	profile_free(p);
@@ -1531,6 +1531,24 @@ static void pprof_capture(fx *f, const char *service, const char *release, int64
 	assert_int_equal(fclose(o), 0);
 	buf_release(&out);
 	ingest_capture(f, path, service, release, at, PROFILE_FMT_PPROF);
+}
+
+/*
+ * A pprof capture of 10 seconds whose every stack costs `cost` times the
+ * usual: shares do not move at all, the cost per second does.
+ */
+static void pprof_capture(fx *f, const char *service, const char *release, int64_t at,
+			  double cost)
+{
+	static const char *const names[] = {"work.a", "work.b", "work.c", "work.d", "io.read"};
+	static const int weights[] = {3000, 2500, 2000, 1500, 1000};
+	char text[1024];
+	size_t n = 0;
+
+	for (size_t i = 0; i < sizeof(weights) / sizeof(weights[0]); i++)
+		n += (size_t)snprintf(text + n, sizeof(text) - n, "main;%s %d\n", names[i],
+				      (int)(weights[i] * cost * noise(f, 0.04)));
+	ingest_as_pprof(f, text, n, NULL, NULL, 10000000000LL, service, release, at);
 }
 
 static void cost_case(fx *f, const char *name, double cost)
@@ -1593,35 +1611,14 @@ static void test_a_service_slower_everywhere_is_a_cost_finding(void **state)
 static void alloc_capture(fx *f, const char *service, const char *release, int64_t at,
 			  double scale, int duration_s)
 {
-	static const char *const type[] = {"alloc_space"}, *const unit[] = {"bytes"};
-	char text[4096], path[600];
+	char text[4096];
 	size_t n = 0;
-	profile *p = NULL;
-	buf out = BUF_INIT;
-	pr_error err = PR_ERROR_INIT;
-	FILE *o;
 
 	for (int i = 0; i < 60; i++)
 		n += (size_t)snprintf(text + n, sizeof(text) - n, "main;alloc.f%d %d\n", i,
 				      (int)((1000 + 100 * i) * scale * noise(f, 0.04)));
-	if (format_parse(&p, (const uint8_t *)text, n, PROFILE_FMT_FOLDED, "t", NULL, &err) < 0)
-		fail_msg("%s", err.msg);
-	/* The folded column renamed: the parser set it, as each parser sets its own. */
-	assert_int_equal(p->nvalue_types, 1);
-	free(p->value_types[0].type);
-	free(p->value_types[0].unit);
-	assert_non_null(p->value_types[0].type = strdup(type[0]));
-	assert_non_null(p->value_types[0].unit = strdup(unit[0]));
-	p->duration_ns = (int64_t)duration_s * 1000000000LL;
-	if (export_pprof(&out, p, 0, &err) < 0)
-		fail_msg("%s", err.msg);
-	profile_free(p);
-	snprintf(path, sizeof(path), "%s/a%d.pb.gz", f->dir, ++f->seq);
-	assert_non_null(o = fopen(path, "wb"));
-	assert_int_equal(fwrite(out.ptr, 1, out.len, o), out.len);
-	assert_int_equal(fclose(o), 0);
-	buf_release(&out);
-	ingest_capture(f, path, service, release, at, PROFILE_FMT_PPROF);
+	ingest_as_pprof(f, text, n, "alloc_space", "bytes", (int64_t)duration_s * 1000000000LL,
+			service, release, at);
 }
 
 /* 14 days of two allocation captures of `base_s` seconds, then 4 of `cur_s` at `scale`. */
