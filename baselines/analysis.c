@@ -589,6 +589,12 @@ static int host_extra(double *out, double *df, const int *hb, const int *hc, dou
 	return 0;
 }
 
+/* Release g's noise factor in lam (NULL, unknown or not positive: 1). */
+static double noise_factor(const double *lam, size_t g)
+{
+	return lam && isfinite(lam[g]) && lam[g] > 0 ? lam[g] : 1;
+}
+
 /*
  * One function's own day variance from its baseline values y (days d,
  * releases g, release noise factors lam, NULL: all 1): one-way analysis
@@ -630,17 +636,17 @@ static int own_day_var(double *out, const double *y, const int *g, const int *d,
 	for (size_t k = 0; k < nd; k++) {
 		const double *x = c + k * 4;
 		size_t grp = (size_t)x[3];
-		double l;
+		double ss;
 		if (x[0] < 2 || x[3] < 0)
 			continue;
-		l = lam && isfinite(lam[grp]) && lam[grp] > 0 ? lam[grp] : 1;
-		w_ss[grp] += (x[2] - x[1] * x[1] / x[0]) / l;
+		ss = (x[2] - x[1] * x[1] / x[0]) / noise_factor(lam, grp);
+		w_ss[grp] += ss;
 		w_df[grp] += x[0] - 1;
-		pool_ss += (x[2] - x[1] * x[1] / x[0]) / l;
+		pool_ss += ss;
 		pool_df += x[0] - 1;
 	}
 	for (int grp = 0; grp < MAX_GROUPS && pool_df > 0; grp++) {
-		double nn = 0, sy = 0, sm2 = 0, days = 0, b_ss = 0, n0, msw, l;
+		double nn = 0, sy = 0, sm2 = 0, days = 0, b_ss = 0, n0, msw;
 		for (size_t k = 0; k < nd; k++) {
 			const double *x = c + k * 4;
 			if (x[3] != grp || x[0] < 1)
@@ -650,8 +656,7 @@ static int own_day_var(double *out, const double *y, const int *g, const int *d,
 		}
 		if (days < 2)
 			continue;
-		l = lam && isfinite(lam[grp]) && lam[grp] > 0 ? lam[grp] : 1;
-		b_ss = (b_ss - sy * sy / nn) / l;
+		b_ss = (b_ss - sy * sy / nn) / noise_factor(lam, (size_t)grp);
 		n0 = (nn - sm2 / nn) / (days - 1);
 		msw = w_df[grp] > 0 ? w_ss[grp] / w_df[grp] : pool_ss / pool_df;
 		num += (days - 1) * (b_ss / (days - 1) - msw) / n0;
@@ -1875,7 +1880,7 @@ static int host_share(analysis_target_data *td, const capture_set *base, const s
 		}
 		for (size_t g = 0; g < ng; g++) {
 			const double *r = rel + g * 4;
-			double lam = isfinite(td->noise[g]) && td->noise[g] > 0 ? td->noise[g] : 1;
+			double lam = noise_factor(td->noise, g);
 			double all = pairs_of(r[0], r[1], r[2], r[3], lam), same = 0, nsame = 0;
 			for (size_t h = 0; h < nh; h++) {
 				const double *c = cell + (g * nh + h) * 4;
@@ -1962,7 +1967,7 @@ static int day_share(analysis_target_data *td, const capture_set *base, const si
 	/* Each cell lies within one release: its pairs are over that release's noise factor. */
 	for (size_t i = 0; i < base->n; i++) {
 		size_t g = (size_t)GROUP_OF(td->gb[i]);
-		double l = isfinite(td->noise[g]) && td->noise[g] > 0 ? td->noise[g] : 1;
+		double l = noise_factor(td->noise, g);
 		lam[dc.gw[i]] = lam[off[1] + (size_t)dc.gd[i]] = l;
 		if (dc.gwh[i] >= 0)
 			lam[off[2] + (size_t)dc.gwh[i]] = lam[off[3] + (size_t)dc.gdh[i]] = l;
