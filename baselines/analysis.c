@@ -2162,33 +2162,69 @@ static int select_rows(analysis_input *in, db *d, const analysis_opts *o)
 }
 
 /*
+ * Names of code without symbols. Captures stored before pprof's frames
+ * without line information were named by their object ("[libc.so.6]")
+ * name them by object and offset ("libc.so.6+0x9a3f0", the file the
+ * object's path) or by address alone ("0x4012af", no file): one name per
+ * instruction address, moved by every rebuild. Such a name's family is
+ * what the frame is called now, its object in brackets ("[unknown]" for
+ * none), put in *base. 1 for such a name, 2 for a bracketed name
+ * ("[libc.so.6]", "[unknown]", "[kernel.kallsyms]"), 0 for any other.
+ */
+static int address_form(const char *name, const char *file, const char **base, size_t *base_len)
+{
+	size_t n = strlen(name), i;
+	const char *plus = strstr(name, "+0x"), *slash;
+
+	if (n >= 3 && name[0] == '[' && name[n - 1] == ']') {
+		*base = name, *base_len = n;
+		return 2;
+	}
+	if (n >= 3 && name[0] == '0' && (name[1] == 'x' || name[1] == 'X')) {
+		for (i = 2; i < n && isxdigit((unsigned char)name[i]); i++)
+			;
+		*base = "[unknown]", *base_len = 9;
+		return i == n;
+	}
+	if (!plus || plus == name || !file || !*file || !plus[3])
+		return 0;
+	for (i = (size_t)(plus - name) + 3; i < n && isxdigit((unsigned char)name[i]); i++)
+		;
+	slash = strrchr(file, '/');
+	slash = slash ? slash + 1 : file;
+	/* The object's own name, so "parse+0x1f" of perf text with its offset is not one. */
+	if (i != n || strlen(slash) != (size_t)(plus - name) ||
+	    memcmp(slash, name, (size_t)(plus - name)) != 0)
+		return 0;
+	*base = slash, *base_len = (size_t)(plus - name);
+	return 1;
+}
+
+/*
  * A frame without a name: what profilers write for code they could not
  * symbolize (perf's "[unknown]" and "[libfoo.so]", "[kernel.kallsyms]",
- * a raw address "0x4012af").
+ * an address as captures stored before named it).
  */
-static bool unsymbolized(const char *s)
+static bool unsymbolized(const char *name, const char *file)
 {
-	size_t n = strlen(s), i = 2;
+	const char *base;
+	size_t len;
 
-	if (n >= 3 && s[0] == '[' && s[n - 1] == ']')
-		return true;
-	if (n < 3 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
-		return false;
-	while (i < n && isxdigit((unsigned char)s[i]))
-		i++;
-	return i == n;
+	return address_form(name, file, &base, &len) != 0;
 }
 
 /* The mean share of the samples in unsymbolized frames over n captures from col0. */
 static double unsymbolized_share(const func_matrix *m, const size_t *rows, char *const *names,
-				 size_t nrows, const capture_set *cs, size_t col0)
+				 char *const *files, size_t nrows, const capture_set *cs,
+				 size_t col0)
 {
 	double sum = 0;
 
 	for (size_t i = 0; i < cs->n; i++)
 		for (size_t k = 0; k < nrows; k++) {
 			int64_t v = m->self[rows[k] * m->ncaps + col0 + i];
-			if (names[k] && v != FUNC_MATRIX_UNKNOWN && unsymbolized(names[k]))
+			if (names[k] && v != FUNC_MATRIX_UNKNOWN &&
+			    unsymbolized(names[k], files[k]))
 				sum += capture_share(&cs->caps[i], v);
 		}
 	return cs->n ? sum / (double)cs->n : 0;
@@ -2432,6 +2468,13 @@ static bool kin(char *const *key, char *const *files, size_t j, size_t k)
  * smallest id among the members (the same night after night), takes the
  * family's name and, capture by capture, the sum of its members' values.
  * *nrows shrinks by the members merged.
+ *
+ * An object's addresses (see address_form) are one family whatever
+ * moved, as the object's frames are named now. While the window holds
+ * both namings (captures stored before and after the change), the
+ * object is not tested: the addresses too small to test were left out
+ * before their names were read, so their sum would fall short of the
+ * bracketed name's and rise from nothing.
  */
 static int merge_families(func_matrix *m, size_t nb, size_t nc, size_t *rows, int64_t *ids,
 			  char **names, char **files, size_t *nrows)
@@ -2439,15 +2482,29 @@ static int merge_families(func_matrix *m, size_t nb, size_t nc, size_t *rows, in
 	size_t n = *nrows, out = 0;
 	char **key = calloc(n ? n : 1, sizeof(*key));
 	int *fam = calloc(n ? n : 1, sizeof(*fam));
+	int *form = calloc(n ? n : 1, sizeof(*form));
 	buf b = BUF_INIT;
 	int rc = 0;
 
-	if (!key || !fam) {
+	if (!key || !fam || !form) {
 		rc = PR_ENOMEM;
 		goto out;
 	}
 	for (size_t k = 0; k < n; k++) {
 		size_t len = names[k] ? strlen(names[k]) : 0, part = func_part(names[k], len);
+		const char *base;
+		size_t base_len;
+		if (names[k] &&
+		    (form[k] = address_form(names[k], files[k], &base, &base_len)) != 0) {
+			bool br = base[0] == '[';
+			buf_reset(&b);
+			if ((!br && buf_putc(&b, '[') < 0) || buf_put(&b, base, base_len) < 0 ||
+			    (!br && buf_putc(&b, ']') < 0) || !(key[k] = strdup(b.ptr))) {
+				rc = PR_ENOMEM;
+				goto out;
+			}
+			continue;
+		}
 		if (!names[k] || !family_key(&b, names[k], part))
 			continue;
 		if (buf_put(&b, names[k] + part, len - part) < 0 || !(key[k] = strdup(b.ptr))) {
@@ -2457,7 +2514,7 @@ static int merge_families(func_matrix *m, size_t nb, size_t nc, size_t *rows, in
 	}
 	/* fam[k]: 0 alone, 1 the family's first member, -1 merged into it. */
 	for (size_t k = 0; k < n; k++) {
-		size_t members = 0, gone = 0, fresh = 0;
+		size_t members = 0, gone = 0, fresh = 0, addresses = 0, bracketed = 0;
 		int64_t *to = m->self + rows[k] * m->ncaps;
 		if (!key[k] || fam[k])
 			continue;
@@ -2468,9 +2525,17 @@ static int merge_families(func_matrix *m, size_t nb, size_t nc, size_t *rows, in
 			members++;
 			gone += g == 1;
 			fresh += g == 2;
+			addresses += form[j] == 1;
+			bracketed += form[j] == 2;
 		}
-		if (members < 2 || (gone == 0 && fresh == 0) ||
-		    (members == 2 && gone == 1 && fresh == 1))
+		if (addresses && bracketed) {
+			for (size_t j = k; j < n; j++)
+				if (kin(key, files, j, k) && !fam[j])
+					fam[j] = -1;
+			continue;
+		}
+		if (members < 2 || (!addresses && (gone == 0 && fresh == 0)) ||
+		    (!addresses && members == 2 && gone == 1 && fresh == 1))
 			continue;
 		fam[k] = 1;
 		for (size_t j = k + 1; j < n; j++) {
@@ -2506,6 +2571,7 @@ out:
 		free(key[k]);
 	free(key);
 	free(fam);
+	free(form);
 	buf_release(&b);
 	return rc;
 }
@@ -2962,8 +3028,8 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 	 * them does the opposite. Neither is judged; the reason says why.
 	 */
 	{
-		double ub = unsymbolized_share(&td.m, rows, names, nrows, &s.base, 0);
-		double uc = unsymbolized_share(&td.m, rows, names, nrows, &s.cur, s.base.n);
+		double ub = unsymbolized_share(&td.m, rows, names, files, nrows, &s.base, 0);
+		double uc = unsymbolized_share(&td.m, rows, names, files, nrows, &s.cur, s.base.n);
 		if (fabs(uc - ub) >= 0.1) {
 			rc = skip(a, t, err,
 				  "%.0f%% of the samples of the judged captures are in frames "

@@ -45,11 +45,15 @@
  *
  * Naming follows `pprof -top`: a frame is function.name (its
  * system_name when the name is empty), its file function.filename.
- * A location without line information is named after where it is: the
- * mapped object's base name and the offset into it ("libc.so.6+0x9a3f0"),
- * which unlike the raw address survives address space randomisation and
- * so names the same code in every capture; "0x..." when no mapped object
- * is known.
+ * A location without line information is named as `pprof -top` and
+ * `perf report` name it: the mapped object's base name in brackets
+ * ("[libc.so.6]"), its file the object's path; "[unknown]" when no
+ * mapped object is known. Its address is no name: a stripped binary's
+ * samples spread over hundreds of instruction addresses, each a function
+ * too small to judge, and every rebuild moves them all, so a release
+ * would be a regression from nothing in each new address. (Captures
+ * stored before were named "libc.so.6+0x9a3f0"; the analysis folds
+ * those into the bracketed name, see merge_families.)
  */
 #define _POSIX_C_SOURCE 200809L
 #include "pipeline/pprof.h"
@@ -947,6 +951,7 @@ static int intern_address(parser *ps, const pb_location *l, uint32_t *out)
 	const ProtobufCBinaryData *file = NULL;
 	const char *base = NULL;
 	size_t base_len = 0;
+	bool bracketed;
 	buf name = BUF_INIT;
 	int rc;
 
@@ -962,15 +967,11 @@ static int intern_address(parser *ps, const pb_location *l, uint32_t *out)
 	} else {
 		file = NULL;
 	}
-	if (base_len && l->address >= mp->memory_start && l->address < mp->memory_limit)
-		rc = buf_put(&name, base, base_len) < 0 ||
-		     buf_printf(&name, "+0x%" PRIx64,
-				l->address - mp->memory_start + mp->file_offset) < 0;
-	else if (base_len && l->address == 0)
-		rc = buf_putc(&name, '[') < 0 || buf_put(&name, base, base_len) < 0 ||
-		     buf_putc(&name, ']') < 0;
-	else if (l->address)
-		rc = buf_printf(&name, "0x%" PRIx64, l->address) < 0;
+	/* "[vdso]" and the like are bracketed already. */
+	bracketed = base_len >= 2 && base[0] == '[' && base[base_len - 1] == ']';
+	if (base_len)
+		rc = (!bracketed && buf_putc(&name, '[') < 0) ||
+		     buf_put(&name, base, base_len) < 0 || (!bracketed && buf_putc(&name, ']') < 0);
 	else
 		rc = 0; /* nothing known: the model names it "[unknown]" */
 	if (rc) {

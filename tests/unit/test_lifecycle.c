@@ -1500,10 +1500,14 @@ static void test_captures_of_few_hosts_weigh_as_few_hosts(void **state)
 	analysis_release(&a);
 }
 
-/* Folded `text` parsed, given `type`/`unit` (NULL: as parsed) and a duration, ingested as pprof. */
-static void ingest_as_pprof(fx *f, const char *text, size_t n, const char *type,
-			    const char *unit, int64_t duration_ns, const char *service,
-			    const char *release, int64_t at)
+/*
+ * Folded `text` parsed, given `type`/`unit` (NULL: as parsed) and a
+ * duration, ingested as pprof; its frames of code without symbols
+ * ("[burn]", "burn+0x10a0") in the object `object` when given.
+ */
+static void ingest_as_pprof_in(fx *f, const char *text, size_t n, const char *type,
+			       const char *unit, int64_t duration_ns, const char *service,
+			       const char *release, int64_t at, const char *object)
 {
 	char path[600];
 	profile *p = NULL;
@@ -1522,6 +1526,9 @@ static void ingest_as_pprof(fx *f, const char *text, size_t n, const char *type,
 		assert_non_null(p->value_types[0].unit = strdup(unit));
 	}
 	p->duration_ns = duration_ns;
+	for (size_t i = 0; object && i < p->nfuncs; i++)
+		if (p->funcs[i].name[0] == '[' || strstr(p->funcs[i].name, "+0x"))
+			p->funcs[i].file = object; /* outlives the profile */
 	if (export_pprof(&out, p, 0, &err) < 0)
 		fail_msg("%s", err.msg);
 	profile_free(p);
@@ -1531,6 +1538,103 @@ static void ingest_as_pprof(fx *f, const char *text, size_t n, const char *type,
 	assert_int_equal(fclose(o), 0);
 	buf_release(&out);
 	ingest_capture(f, path, service, release, at, PROFILE_FMT_PPROF);
+}
+
+static void ingest_as_pprof(fx *f, const char *text, size_t n, const char *type, const char *unit,
+			    int64_t duration_ns, const char *service, const char *release,
+			    int64_t at)
+{
+	ingest_as_pprof_in(f, text, n, type, unit, duration_ns, service, release, at, NULL);
+}
+
+/*
+ * A capture of a service whose binary /srv/bin/burn has no symbols: its
+ * cost `burn` (over 4 steady functions of 10,000) spread over the frames
+ * `frames`, as pprof named them before ("burn+0x10a0") or now ("[burn]").
+ */
+static void stripped_capture(fx *f, const char *service, const char *release, int64_t at,
+			     const char *const *frames, size_t nframes, double burn, double slow)
+{
+	static const char *const names[] = {"work.a", "work.b", "work.c", "io.read"};
+	static const int weights[] = {3000, 2500, 2000, 2500};
+	char text[2048];
+	size_t n = 0;
+
+	for (size_t i = 0; i < 4; i++)
+		n += (size_t)snprintf(text + n, sizeof(text) - n, "main;%s %d\n", names[i],
+				      (int)(weights[i] * (i ? 1 : slow) * noise(f, 0.04)));
+	for (size_t i = 0; i < nframes; i++)
+		n += (size_t)snprintf(text + n, sizeof(text) - n, "main;%s %d\n", frames[i],
+				      (int)(burn / (double)nframes * noise(f, 0.04)));
+	ingest_as_pprof_in(f, text, n, NULL, NULL, 10000000000LL, service, release, at,
+			   "/srv/bin/burn");
+}
+
+/*
+ * Code without symbols is one function per object, whatever addresses
+ * its samples hit. A rebuild of a stripped binary moves every address:
+ * named by address, as pprof frames were stored before, that was a
+ * regression from nothing in each new one. The same cost is no finding
+ * and 1.4 times as much is a regression of "[burn]", for captures named
+ * either way (at 2x, 29% of the samples would become 44%: more than the
+ * 10 points past which the release is taken for one that lost its
+ * symbols, and set aside). While the baseline holds the old names and the new
+ * release the new, the object is not judged, and the rest is: work.a
+ * twice as costly is still found.
+ */
+static void test_a_stripped_binary_is_one_function_whatever_its_addresses(void **state)
+{
+	static const char *const names[] = {"rebuilt", "slower", "renamed"};
+	static const char *const v1[] = {"burn+0x10a0", "burn+0x10c4", "burn+0x1112"};
+	static const char *const v3[] = {"burn+0x11b0", "burn+0x11d8", "burn+0x1230",
+					 "burn+0x1254"};
+	static const char *const now[] = {"[burn]"};
+	fx *f = *state;
+	analysis a;
+
+	for (size_t s = 0; s < 3; s++) {
+		testdb_execf(f->t, "insert into services (name, enabled) values ('%s', true)",
+			     names[s]);
+		for (int day = 14; day >= 1; day--)
+			for (int h = 3; h <= 9; h += 6)
+				stripped_capture(f, names[s], "v1",
+						 NIGHT_END - day * DAY - h * HOUR, v1, 3, 4000, 1);
+		for (int k = 0; k < 4; k++)
+			stripped_capture(f, names[s], "v3", NIGHT_END - (20 - 4 * k) * HOUR,
+					 s == 2 ? now : v3, s == 2 ? 1 : 4, s == 1 ? 5600 : 4000,
+					 s == 2 ? 2 : 1);
+	}
+	judge(f, &a, names, 3);
+	for (size_t i = 0; i < a.ntests; i++) {
+		const finding *t = &a.tests[i];
+		bool want =
+			(strcmp(t->service, "slower") == 0 && strcmp(t->function, "[burn]") == 0) ||
+			(strcmp(t->service, "renamed") == 0 && strcmp(t->function, "work.a") == 0);
+		if (!t->significant || t->direction != FINDING_REGRESSION ||
+		    strcmp(t->kind, FINDING_KIND_COST) == 0)
+			continue;
+		if (!want)
+			fail_msg("%s: %s %.4f -> %.4f", t->service, t->function, t->baseline_share,
+				 t->current_share);
+	}
+	for (size_t s = 1; s < 3; s++) {
+		bool seen = false;
+		for (size_t i = 0; i < a.ntests; i++)
+			seen |= a.tests[i].significant &&
+				strcmp(a.tests[i].service, names[s]) == 0 &&
+				a.tests[i].direction == FINDING_REGRESSION &&
+				strcmp(a.tests[i].function, s == 1 ? "[burn]" : "work.a") == 0;
+		if (!seen) {
+			for (size_t i = 0; i < a.ntests; i++)
+				if (strcmp(a.tests[i].service, names[s]) == 0)
+					print_message("%s %s %.4f -> %.4f p %.3g\n",
+						      a.tests[i].function, a.tests[i].kind,
+						      a.tests[i].baseline_share,
+						      a.tests[i].current_share, a.tests[i].p_value);
+			fail_msg("%s: no regression of %s", names[s], s == 1 ? "[burn]" : "work.a");
+		}
+	}
+	analysis_release(&a);
 }
 
 /*
@@ -1831,11 +1935,11 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(
-			test_a_candidate_is_confirmed_on_its_second_look_and_only_then_pages,
-			setup, teardown),
+			test_a_candidate_is_confirmed_on_its_second_look_and_only_then_pages, setup,
+			teardown),
 		cmocka_unit_test_setup_teardown(
-			test_captures_taken_at_one_hour_every_night_are_one_look_a_night,
-			setup, teardown),
+			test_captures_taken_at_one_hour_every_night_are_one_look_a_night, setup,
+			teardown),
 		cmocka_unit_test_setup_teardown(test_a_critical_finding_pages_at_once, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(
@@ -1903,6 +2007,9 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_rise_on_one_host_alone_is_not_the_release_s,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_a_stripped_binary_is_one_function_whatever_its_addresses, setup,
+			teardown),
 		cmocka_unit_test_setup_teardown(test_captures_of_few_hosts_weigh_as_few_hosts,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(
