@@ -4,9 +4,13 @@
  * One stack a line, root first: "main;serve;parse 42". The count is the
  * field after the LAST run of whitespace, so frames may contain spaces
  * ("std::vector<int> ::push_back", "[unknown]"), as C++ symbols and
- * Pyroscope's exports do. CRLF, blank lines, trailing whitespace and a
- * last line without a newline are accepted; a NUL byte is not (that is a
- * binary file, not text).
+ * Pyroscope's exports do. CRLF, blank lines, trailing whitespace, a
+ * leading UTF-8 byte order mark and a last line without a newline are
+ * accepted; a NUL byte is not (that is a binary file, not text), nor is a
+ * CR inside the stack: a file whose lines end in a bare CR (old Mac
+ * tools) is one line to this parser, and would be stored as one stack
+ * whose frames hold the other lines. Other control bytes are kept, and
+ * escaped wherever a name is printed.
  *
  * This parser is on the fleet simulator's hot path, so it avoids work per
  * frame: folded files are usually sorted, and a frame that lies inside the
@@ -44,6 +48,12 @@ typedef struct parser {
 static bool is_space(unsigned char c)
 {
 	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+/* The length of a UTF-8 byte order mark at the start of text: 3 or 0. */
+static size_t bom(const char *text, size_t len)
+{
+	return len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
 }
 
 static bool is_digit(unsigned char c)
@@ -261,6 +271,10 @@ static int parse_line(parser *ps, const char *s, size_t n)
 	stack_len = n - count_len;
 	while (is_space((unsigned char)s[stack_len - 1]))
 		stack_len--;
+	if (memchr(s, '\r', stack_len))
+		return bad_line(ps,
+				"a carriage return inside the stack (lines that end in a bare CR?)",
+				s, n);
 
 	/* One pass finds every frame's end; past the depth limit it only counts. */
 	for (const char *q = s; (q = memchr(q, ';', (size_t)(s + stack_len - q))); q++) {
@@ -385,6 +399,7 @@ int folded_parse(profile **out, const uint8_t *data, size_t len,
 	if ((rc = profile_reject_nul(text, len, ps.p->input_name, "folded stacks", err)) < 0)
 		goto out;
 	reserve(ps.p, text, len);
+	pos = bom(text, len);
 
 	while (pos < len) {
 		const char *nl = memchr(text + pos, '\n', len - pos);
@@ -448,11 +463,12 @@ static bool sniff_line(const char *s, size_t n)
 bool folded_sniff(const uint8_t *data, size_t len)
 {
 	const char *text = (const char *)data;
-	size_t pos = 0;
+	size_t pos;
 	int seen = 0;
 
 	if (!data)
 		return false;
+	pos = bom(text, len);
 	/*
 	 * Whole lines are judged, however long (a deep Java stack can pass
 	 * 64 KiB); after the first SNIFF_BYTES only the line under way is.

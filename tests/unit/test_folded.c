@@ -166,6 +166,45 @@ static void test_crlf_blank_lines_and_a_last_line_without_newline_are_accepted(v
 	profile_free(p);
 }
 
+/* A byte order mark (Windows tools write one) is not part of the first frame. */
+static void test_a_leading_byte_order_mark_is_skipped(void **state)
+{
+	static const char text[] = "\xef\xbb\xbfmain;a 10\nmain;b 30\n";
+	profile *p = parse_ok(text);
+	profile_summary s;
+
+	(void)state;
+	summarize(&s, p);
+	assert_int_equal(row(p, &s, "main")->total, 40);
+	assert_int_equal(p->nfuncs, 3);
+	assert_true(folded_sniff((const uint8_t *)text, sizeof(text) - 1));
+	profile_summary_release(&s);
+	profile_free(p);
+}
+
+/*
+ * Lines ending in a bare CR are one line here: stored, they were one stack
+ * whose frames held the other lines, and the first line's samples were
+ * lost. A CR inside a stack is refused, naming the line.
+ */
+static void test_a_carriage_return_inside_a_stack_is_refused(void **state)
+{
+	static const struct {
+		const char *text;
+		size_t line;
+		const char *reason;
+	} cases[] = {
+		{"main;a 10\rmain;b 30\r", 1, "a carriage return inside the stack"},
+		{"a 1\nmain;a 10\rmain;b 30\n", 2, "a carriage return inside the stack"},
+		{"a 1\nmain;x\ry 2\r\n", 2, "a carriage return inside the stack"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		expect_error(cases[i].text, strlen(cases[i].text), NULL, PR_EDATA, cases[i].line,
+			     cases[i].reason);
+}
+
 static void test_empty_frames_become_unknown(void **state)
 {
 	profile *p = parse_ok("a;;b 2\n;x 1\ny; 4\n");
@@ -693,6 +732,8 @@ int main(void)
 		cmocka_unit_test(test_count_is_the_field_after_the_last_whitespace),
 		cmocka_unit_test(
 			test_crlf_blank_lines_and_a_last_line_without_newline_are_accepted),
+		cmocka_unit_test(test_a_leading_byte_order_mark_is_skipped),
+		cmocka_unit_test(test_a_carriage_return_inside_a_stack_is_refused),
 		cmocka_unit_test(test_empty_frames_become_unknown),
 		cmocka_unit_test(test_empty_input_is_a_profile_without_samples),
 		cmocka_unit_test(test_zero_and_int64_max_counts_are_accepted),
