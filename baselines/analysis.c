@@ -211,6 +211,16 @@ size_t analysis_fewest_current_captures(const analysis *a)
 	return n;
 }
 
+size_t analysis_latest_look(const analysis *a)
+{
+	size_t look = 0;
+
+	for (size_t i = 0; i < a->ntargets; i++)
+		if (a->targets[i].look > look)
+			look = a->targets[i].look;
+	return look;
+}
+
 static int oom(pr_error *err)
 {
 	return pr_error_set(err, PR_ENOMEM, "out of memory");

@@ -295,6 +295,13 @@ size_t analysis_current_captures(const analysis *a);
 size_t analysis_fewest_current_captures(const analysis *a);
 
 /*
+ * The latest look of the targets analysed (0 when none was): past
+ * opts.max_looks a release has no alpha left and raises no new finding,
+ * so a gate that found none has judged nothing.
+ */
+size_t analysis_latest_look(const analysis *a);
+
+/*
  * Test every function of one target and add the tests to the family. A
  * target without current captures or with too small a baseline is
  * recorded in `skipped`, not an error. With `store`, the baseline is

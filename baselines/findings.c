@@ -224,9 +224,17 @@ static int record_look(db *d, const finding *f, int64_t run_id, const analysis_o
  * capture is one witness, and an odd one (a burst of a rare request, a
  * host that was swapping) looks exactly like a regression, with nothing
  * for the rank test to set it against.
+ *
+ * Looks count only as far as they judged more captures: a run later the
+ * same day with nothing new (a rerun after a failure, an analyze by
+ * hand) counts its nights back from its own time, so cuts the night's
+ * captures in two and calls it a second look; it is no new evidence.
+ * The captures a look judged are all of its release's so far, so a later
+ * night judges more, never as many.
  */
 static const char looks_sql[] =
-	"select count(distinct look) from finding_looks where finding_id = $1 and significant";
+	"select least(count(distinct look), count(distinct coalesce(current_captures, -look)))"
+	" from finding_looks where finding_id = $1 and significant";
 
 /* Whether next_state needs the finding's count of looks: not once it is confirmed. */
 static bool needs_looks(const finding *f)

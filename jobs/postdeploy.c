@@ -295,6 +295,15 @@ static void verdict(postdeploy_result *x, const postdeploy_opts *o)
 			 x->captures);
 		json_array_append_new(x->reasons, json_string(line));
 	}
+	if (analysis_latest_look(&x->a) > x->a.opts.max_looks) {
+		/* A rollback to, or a promotion of, a release that has run for days. */
+		snprintf(line, sizeof(line),
+			 "release %s was judged on its %zu planned looks "
+			 "(analysis.max_looks) before this one, look %zu: no alpha is left for a "
+			 "new finding, so finding none says nothing",
+			 o->release, x->a.opts.max_looks, analysis_latest_look(&x->a));
+		json_array_append_new(x->reasons, json_string(line));
+	}
 	if (strcmp(x->verdict, "fail") != 0 && json_array_size(x->reasons))
 		x->verdict = "inconclusive";
 }

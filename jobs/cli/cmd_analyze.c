@@ -197,7 +197,8 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 		"Exit 0 when the analysis ran (findings or not); with --gate, 1 when a\n"
 		"regression is at or above the gate; 2 usage (an unknown host); 3\n"
 		"infrastructure; 4 bad input (a release or time range with no captures);\n"
-		"5 with --gate when a service could not be judged (too thin a baseline)\n"
+		"5 with --gate when a service could not be judged (too thin a baseline,\n"
+		"a release past its planned looks)\n"
 		"or none was, and with --cohort when it could not judge (too few\n"
 		"captures on either side).";
 	pr_error err = PR_ERROR_INIT;
@@ -430,6 +431,14 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 				continue;
 			cli_warn(ctx, "inconclusive: %s/%s: %s", r.a.skipped[i].service,
 				 r.a.skipped[i].type, r.a.skipped[i].reason);
+			inconclusive = true;
+		}
+		if (!cohort && analysis_latest_look(&r.a) > r.a.opts.max_looks) {
+			cli_warn(ctx,
+				 "inconclusive: a release was judged on its %zu planned looks "
+				 "(analysis.max_looks) before this one, look %zu: no alpha is left "
+				 "for a new finding, so finding none says nothing",
+				 r.a.opts.max_looks, analysis_latest_look(&r.a));
 			inconclusive = true;
 		}
 		if (inconclusive)

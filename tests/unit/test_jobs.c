@@ -1168,6 +1168,34 @@ static void test_the_postdeploy_job_is_inconclusive_with_too_few_captures(void *
 }
 
 /*
+ * A release that has run for more nights than the looks planned for it
+ * (a rollback to it, or its promotion to another stage) has no alpha
+ * left: its 2x regression is significant on no look. The gate does not
+ * pass it as clean.
+ */
+static void test_the_postdeploy_job_is_inconclusive_past_the_planned_looks(void **state)
+{
+	fx *f = *state;
+	postdeploy_opts o = {"bad", "v2",           SHA_V2, NULL, NULL, 0,
+			     4,     STATS_SEV_HIGH, 0,      0,    NULL, NULL};
+	postdeploy_result r;
+	pr_error err = PR_ERROR_INIT;
+
+	use_config(f, "looks", "{\"analysis\": {\"max_looks\": 2}}");
+	service(f, "bad", 2);
+	for (int night = 1; night <= 2; night++)
+		for (int k = 0; k < 2; k++)
+			capture(f, "bad", "v2", NIGHT_END - night * DAY - (20 - 8 * k) * HOUR, 2);
+	assert_int_equal(postdeploy_run(&r, &f->env, &o, &err), 0);
+	assert_string_equal(r.verdict, "inconclusive");
+	assert_null(regression(&r.a, "bad"));
+	assert_int_equal(json_array_size(r.reasons), 1);
+	assert_non_null(strstr(json_string_value(json_array_get(r.reasons, 0)),
+			       "planned looks (analysis.max_looks) before this one, look 3"));
+	postdeploy_result_release(&r);
+}
+
+/*
  * Captures without samples (pods idle right after the deploy) are none
  * to judge: the gate asked for six does not pass on the four that hold
  * samples as if it had them all.
@@ -1636,6 +1664,7 @@ int main(void)
 		T(test_a_night_that_analyses_nothing_is_incomplete),
 		T(test_the_postdeploy_job_fails_a_regression_and_passes_a_clean_release),
 		T(test_the_postdeploy_job_is_inconclusive_with_too_few_captures),
+		T(test_the_postdeploy_job_is_inconclusive_past_the_planned_looks),
 		T(test_the_postdeploy_job_does_not_count_empty_captures),
 		T(test_the_postdeploy_job_refuses_a_release_without_captures),
 		T(test_captures_in_the_warm_up_around_a_deploy_are_not_judged),

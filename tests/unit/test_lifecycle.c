@@ -160,16 +160,22 @@ static void night(fx *f, const char *name, const char *release, int k, int n, do
 		capture(f, name, release, end - DAY + (i + 1) * (DAY / (n + 1)), hot, inner, 0.05);
 }
 
-static void run_night(fx *f, int k)
+/* The nightly, run at `at`. */
+static void run_at(fx *f, int64_t at)
 {
 	nightly_opts o = {0};
 	nightly_result r;
 	pr_error err = PR_ERROR_INIT;
 
-	now_us = NIGHT_END + (k - 1) * DAY;
+	now_us = at;
 	if (nightly_run(&r, &f->env, &o, &err) < 0)
-		fail_msg("night %d: %s", k, err.msg);
+		fail_msg("nightly at %lld: %s", (long long)at, err.msg);
 	nightly_result_release(&r);
+}
+
+static void run_night(fx *f, int k)
+{
+	run_at(f, NIGHT_END + (k - 1) * DAY);
 }
 
 static const char *state_of(fx *f, const char *function, char *buf, size_t n)
@@ -285,6 +291,35 @@ static void test_a_candidate_is_confirmed_on_its_second_look_and_only_then_pages
 	assert_int_equal(intf(f->t, "select count(*) from finding_states"), states);
 	assert_int_equal(intf(f->t, "select count(*) from finding_states s join findings x"
 			      " on x.id = s.finding_id where x.function = 'work.hot'"), 2);
+	assert_int_equal(triggers(f, "work.hot"), 1);
+}
+
+/*
+ * The nightly run again later the same day, with no capture since: its
+ * nights, counted back from its own time, cut the night's captures in
+ * two, and look 2 confirmed the candidate on one night's captures and
+ * paged. A look that judges no capture more than the looks before it is
+ * no new evidence: the candidate waits for night 2.
+ */
+static void test_a_rerun_without_new_captures_does_not_confirm(void **state)
+{
+	fx *f = *state;
+	char st[32];
+
+	history(f, "svc");
+	night(f, "svc", "v2", 1, 4, 1.3, 1);
+	run_night(f, 1);
+	assert_string_equal(state_of(f, "work.hot", st, sizeof(st)), "candidate");
+	run_at(f, NIGHT_END + 6 * HOUR);
+	assert_int_equal(
+		intf(f->t, "select count(distinct look) from finding_looks l"
+			   " join findings x on x.id = l.finding_id where x.function = 'work.hot'"),
+		2);
+	assert_string_equal(state_of(f, "work.hot", st, sizeof(st)), "candidate");
+	assert_int_equal(triggers(f, "work.hot"), 0);
+	night(f, "svc", "v2", 2, 4, 1.3, 1);
+	run_night(f, 2);
+	assert_string_equal(state_of(f, "work.hot", st, sizeof(st)), "confirmed");
 	assert_int_equal(triggers(f, "work.hot"), 1);
 }
 
@@ -1937,6 +1972,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 			test_a_candidate_is_confirmed_on_its_second_look_and_only_then_pages, setup,
 			teardown),
+		cmocka_unit_test_setup_teardown(test_a_rerun_without_new_captures_does_not_confirm,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_captures_taken_at_one_hour_every_night_are_one_look_a_night, setup,
 			teardown),
