@@ -184,7 +184,8 @@ int analyze_run(analyze_result *out, const job_env *env, const analyze_opts *o, 
 	 * the pages go, so that the link leads somewhere when it is opened.
 	 */
 	if (o->page && !o->dry_run && env->bs)
-		reportdata_write_run_noted(env, r->run_id, &r->report, &r->notes);
+		reportdata_write_run_all(env, r->run_id, &r->report, r->report_problem,
+					 sizeof(r->report_problem));
 	/*
 	 * Delivery problems stay on their rows (profreg page list); only the database fails this.
 	 */

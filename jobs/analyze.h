@@ -45,6 +45,8 @@ typedef struct analyze_result {
 	pager_counts pages;
 	job_notes notes;
 	char *report;               /* the run's HTML report when it paged (owned), else NULL */
+	char report_problem[PR_ERROR_MSG_MAX]; /* paging, why its report was not written;
+						* "" when it was */
 } analyze_result;
 
 /*

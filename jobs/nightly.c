@@ -509,7 +509,8 @@ static void after_night(nightly_result *r, const job_env *env, double t0)
 {
 	pr_error e = PR_ERROR_INIT;
 
-	reportdata_write_run_noted(env, r->run_id, &r->report, &r->notes);
+	reportdata_write_run_all(env, r->run_id, &r->report, r->report_problem,
+				 sizeof(r->report_problem));
 	if (env->cfg->retention.after_nightly) {
 		retention_opts ro = {r->at_us, false, 0};
 		pr_error_clear(&e);

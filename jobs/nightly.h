@@ -62,6 +62,8 @@ typedef struct nightly_result {
 	retention_result retention;
 	char retention_problem[PR_ERROR_MSG_MAX]; /* why retention failed or is over budget,
 						   * "" when neither */
+	char report_problem[PR_ERROR_MSG_MAX];    /* why a report was not written, "" when all
+						* were: an error, as its pages link to it */
 	job_notes notes;            /* warnings: report, paging, metrics, retention */
 	struct json_t *tasks;       /* spread over workers: {"total", "claims", "by_worker":
 				     * {name: tasks done}}; NULL otherwise */

@@ -437,10 +437,10 @@ int postdeploy_run(postdeploy_result *out, const job_env *env, const postdeploy_
 					 x->a.services > 0, 0, &x->pages, &e) < 0)
 			job_note(&x->notes, "%s", e.msg);
 		pr_error_clear(&e);
-		/* The findings are recorded: a report that cannot be written is a note. */
+		/* The findings are recorded; the report its pages link to is the caller's error. */
 		if (reportdata_write_run(env->d, env->bs, env->cfg, env->home, x->run_id,
 					 &x->report, &e) < 0)
-			job_note(&x->notes, "report: %s", e.msg);
+			snprintf(x->report_problem, sizeof(x->report_problem), "%s", e.msg);
 	}
 	for (size_t i = 0; i < json_array_size(x->collect); i++)
 		job_note(&x->notes, "collection: %s",

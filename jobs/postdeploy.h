@@ -76,6 +76,7 @@ typedef struct postdeploy_result {
 					 * else NULL */
 	pager_counts pages;
 	char *report;                   /* the run's HTML report, or NULL */
+	char report_problem[PR_ERROR_MSG_MAX]; /* why it was not written, "" when it was */
 	job_notes notes;
 } postdeploy_result;
 

@@ -1863,17 +1863,25 @@ out:
 	return rc;
 }
 
-void reportdata_write_run_noted(const job_env *env, int64_t run_id, char **html_path,
-				job_notes *notes)
+int reportdata_write_run_all(const job_env *env, int64_t run_id, char **html_path, char *problem,
+			     size_t len)
 {
 	pr_error e = PR_ERROR_INIT;
 	size_t teams = 0;
+	int rc = 0;
 
-	if (reportdata_write_run(env->d, env->bs, env->cfg, env->home, run_id, html_path, &e) < 0)
-		job_note(notes, "report: %s", e.msg);
+	problem[0] = '\0';
+	if (reportdata_write_run(env->d, env->bs, env->cfg, env->home, run_id, html_path, &e) < 0) {
+		snprintf(problem, len, "%s", e.msg);
+		rc = -1;
+	}
 	/* Each team's own report names only its services. */
 	pr_error_clear(&e);
-	if (reportdata_write_run_teams(env->d, env->bs, env->cfg, env->home, run_id, &teams,
-				       &e) < 0)
-		job_note(notes, "team report: %s", e.msg);
+	if (reportdata_write_run_teams(env->d, env->bs, env->cfg, env->home, run_id, &teams, &e) <
+	    0) {
+		if (!rc)
+			snprintf(problem, len, "team report: %s", e.msg);
+		rc = -1;
+	}
+	return rc;
 }

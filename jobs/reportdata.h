@@ -148,10 +148,12 @@ int reportdata_write_run_teams(db *d, blob_store *bs, const config *cfg, const c
 
 /*
  * A finished run's reports and its teams', as a run that pages writes
- * them: a failure of either is a line in `notes`, never the run's (its
- * findings are stored either way). *html_path as reportdata_write_run.
+ * them: both are tried; -1 when either failed, with the first failure in
+ * problem[0..len) ("" when none). The run's findings are stored either
+ * way, but its pages link to the report, so the caller says so in its
+ * exit code. *html_path as reportdata_write_run.
  */
-void reportdata_write_run_noted(const job_env *env, int64_t run_id, char **html_path,
-				job_notes *notes);
+int reportdata_write_run_all(const job_env *env, int64_t run_id, char **html_path, char *problem,
+			     size_t len);
 
 #endif

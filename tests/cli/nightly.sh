@@ -205,6 +205,15 @@ wait "$holder" 2>/dev/null
 run pr --config "$T/profreg.json" nightly --at "$at" --service svc-001 --dry-run
 [ $RC -eq 0 ] && ok "the next nightly is not held by the stopped one's lock" ||
 	not_ok "after nightly deadline" "rc=$RC $ERR"
+# A report that cannot be written (a disk full, a reports folder that is
+# a file) is exit 3 and one line under --quiet: the night's pages link to it.
+: >"$T/notadir"
+printf '{"reports": {"dir": "%s/notadir"}}' "$T" >"$T/badreports.json"
+run pr --quiet --config "$T/badreports.json" nightly --at "$at" --service svc-001
+[ $RC -eq 3 ] && [ -z "$OUT" ] && [ "$(grep -c . <<<"$ERR")" = 1 ] &&
+	[[ $ERR == *"report not written"*"profreg report --run "* ]] &&
+	ok "a nightly whose report cannot be written exits 3 and says so under --quiet" ||
+	not_ok "report not written" "rc=$RC out='$OUT' err='$ERR'"
 run pr nightly --deadline soon
 [ $RC -eq 2 ] && [[ $ERR == *"'--deadline soon' is not a duration"* ]] &&
 	ok "a --deadline that is not a duration is a usage error" || not_ok "deadline usage" "rc=$RC $ERR"

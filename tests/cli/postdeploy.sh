@@ -89,6 +89,15 @@ run pr post-deploy --service "$good" --release "$rel" --commit "$gcommit" --at "
 	ok "a release captured as the deployed commit needs no such note" ||
 	not_ok "same build" "rc=$RC $ERR"
 
+# A passing release whose report cannot be written is exit 3, said in a line.
+: >"$T/notadir"
+printf '{"reports": {"dir": "%s/notadir"}}' "$T" >"$T/badreports.json"
+run pr --config "$T/badreports.json" post-deploy --service "$good" --release "$rel" --commit "$gcommit" \
+	--at "$at"
+[ $RC -eq 3 ] && [[ $OUT == *"Verdict: pass"* ]] && [[ $ERR == *"report not written"* ]] &&
+	ok "a pass whose report cannot be written exits 3 and says why" ||
+	not_ok "post-deploy report not written" "rc=$RC $ERR"
+
 run pr post-deploy --service "$good" --release "$rel" --commit no-such-ref --repo "$R" --at "$at"
 [ $RC -eq 4 ] && [[ $ERR == *"no-such-ref"* ]] && ok "a ref that does not resolve is exit 4" || not_ok "bad ref" "rc=$RC $ERR"
 run pr post-deploy --service "$good" --release "$rel" --commit main --at "$at"
