@@ -79,14 +79,24 @@ static int wait_for_captures(postdeploy_result *x, const job_env *env, const pos
 	for (;;) {
 		if (collect_has_sources(cs)) {
 			/* Every source; captures after the step began are this deploy's. */
-			collect_opts co = {NULL, 0, 0, 0, false, o->release, x->sha, start_us,
-					   NULL, NULL, false};
+			collect_opts co = {NULL,   0,        0,    0,    false, o->release,
+					   x->sha, start_us, NULL, NULL, true};
 			source_report src = {0};
 			pr_error serr = PR_ERROR_INIT;
 			json_t *fails = NULL, *f;
 			size_t i;
-			if (collect_service(&src, &fails, env, svc, &co, &serr) < 0)
-				return pr_error_set(err, serr.code, "%s", serr.msg);
+			/*
+			 * Another collection (a nightly, a second gate) holding the
+			 * lock is a round without collection: tried again each poll,
+			 * and said, never taken for a release without captures.
+			 */
+			x->collect_locked = false;
+			if (collect_service(&src, &fails, env, svc, &co, &serr) < 0) {
+				if (serr.code != PR_ELOCKED)
+					return pr_error_set(err, serr.code, "%s", serr.msg);
+				x->collect_locked = true;
+				note_collect(x, "%s", serr.msg);
+			}
 			json_array_foreach(fails, i, f) {
 				const char *kind = json_string_value(json_object_get(f, "source"));
 				note_collect(x, strcmp(kind, "dir") == 0 ? "drop folder: %s" : "%s",
@@ -126,6 +136,14 @@ static int no_captures(const postdeploy_result *x, db *d, const postdeploy_opts 
 
 	if ((rc = job_release_hint(hint, sizeof(hint), d, sid, o->release, err)) < 0)
 		return rc;
+	/* The collection failed: that, not the release name, is what to fix. */
+	if (json_array_size(x->collect))
+		return pr_error_set(
+			err, PR_ERR,
+			"no captures of release '%s' of service '%s' after waiting %" PRId64
+			" s, and the collection failed: %s",
+			o->release, o->service, x->waited_us / 1000000,
+			json_string_value(json_array_get(x->collect, 0)));
 	return pr_error_set(err, PR_ENOTFOUND,
 			    "no captures of release '%s' of service '%s' after waiting %" PRId64
 			    " s%s: refusing to pass a release profreg has never seen", o->release,
@@ -363,6 +381,16 @@ int postdeploy_run(postdeploy_result *out, const job_env *env, const postdeploy_
 	}
 	if ((rc = wait_for_captures(x, env, o, &svc, reported_at, err)) < 0)
 		goto out;
+	if (x->captures == 0 && x->collect_locked) {
+		rc = pr_error_set(
+			err, PR_ELOCKED,
+			"no captures of release '%s' of service '%s' after waiting %" PRId64
+			" s, and none could be collected: another collection (a nightly, "
+			"another post-deploy) held its lock all along; run it again, or "
+			"give --wait the time it takes",
+			o->release, o->service, x->waited_us / 1000000);
+		goto out;
+	}
 	if (x->captures == 0) {
 		rc = no_captures(x, env->d, o, svc.id, err);
 		goto out;

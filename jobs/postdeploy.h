@@ -77,6 +77,8 @@ typedef struct postdeploy_result {
 	pager_counts pages;
 	char *report;                   /* the run's HTML report, or NULL */
 	char report_problem[PR_ERROR_MSG_MAX]; /* why it was not written, "" when it was */
+	bool collect_locked;                   /* the last round of collection found another
+					 * collection holding its lock */
 	job_notes notes;
 } postdeploy_result;
 

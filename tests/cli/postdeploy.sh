@@ -98,6 +98,24 @@ run pr --config "$T/badreports.json" post-deploy --service "$good" --release "$r
 	ok "a pass whose report cannot be written exits 3 and says why" ||
 	not_ok "post-deploy report not written" "rc=$RC $ERR"
 
+# Another collection holding the lock (a nightly, a second gate) is not a
+# release profreg has never seen: exit 3, saying so, not exit 4.
+mkdir -p "$T/drop-empty"
+printf '{"services": {"%s": {"source": {"dir": "%s/drop-empty"}}}}' "$good" "$T" >"$T/src.json"
+psql "$DB" -qAt -c "select pg_advisory_lock(1886547814, hashtext('profreg-collect')), pg_sleep(6)" \
+	>/dev/null 2>&1 &
+holder=$!
+for _ in $(seq 50); do
+	[ "$(sql "select count(*) from pg_locks where locktype = 'advisory' and granted")" -ge 1 ] && break
+	sleep 0.1
+done
+run pr --config "$T/src.json" post-deploy --service "$good" --release v-next --commit "$gcommit" \
+	--at "$at" --wait 1s
+wait "$holder" 2>/dev/null
+[ $RC -eq 3 ] && [[ $ERR == *"another collection"*"held its lock"* ]] &&
+	ok "a gate whose collection is locked out exits 3 and says why" ||
+	not_ok "collect lock" "rc=$RC $ERR"
+
 run pr post-deploy --service "$good" --release "$rel" --commit no-such-ref --repo "$R" --at "$at"
 [ $RC -eq 4 ] && [[ $ERR == *"no-such-ref"* ]] && ok "a ref that does not resolve is exit 4" || not_ok "bad ref" "rc=$RC $ERR"
 run pr post-deploy --service "$good" --release "$rel" --commit main --at "$at"
