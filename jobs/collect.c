@@ -750,6 +750,9 @@ static int finish_unit(run_state *rs, unit *u, const deploy *deps, size_t ndeps,
 		req.commit = a.commit;
 		req.host = u->label_host ? u->label_host : u->host[0] ? u->host : NULL;
 		req.time_us = u->src->kind == CONFIG_SRC_PPROF_HTTP ? u->taken_us : u->start_us;
+		if (u->src->kind == CONFIG_SRC_PPROF_HTTP && rs->o->live_in_window &&
+		    rs->o->until_us > 0 && req.time_us > rs->o->until_us)
+			req.time_us = rs->o->until_us;
 		req.type = u->prof->type;
 		req.tags_json = tags;
 		req.format = PROFILE_FMT_PPROF;

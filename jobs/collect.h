@@ -98,6 +98,14 @@ typedef struct collect_opts {
 	 * service's failure (out->failed).
 	 */
 	bool busy_is_error;
+	/*
+	 * A live capture (pprof_http) taken after until_us is stamped
+	 * until_us: a nightly whose night ends as it starts collects just
+	 * after, and stamped when taken its captures fell in no night's
+	 * window (this one's ends at its start, the next one's begins there).
+	 * Its release is still found by when it was taken.
+	 */
+	bool live_in_window;
 } collect_opts;
 
 typedef struct collect_result {

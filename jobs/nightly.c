@@ -122,8 +122,11 @@ static int one_service(nightly_result *r, const job_env *env, const db_service *
 
 	if (collect_has_sources(cs)) {
 		/* Every source of the service, the night's window (jobs/collect.h). */
-		collect_opts co = {NULL, 0, r->at_us - night, r->at_us, false, NULL, NULL, 0,
-				   NULL, lock, lock != NULL};
+		collect_opts co = {.since_us = r->at_us - night,
+				   .until_us = r->at_us,
+				   .lock = lock,
+				   .busy_is_error = lock != NULL,
+				   .live_in_window = r->at_is_now};
 		if (collect_service(&src, NULL, env, s, &co, &serr) < 0)
 			return pr_error_set(err, serr.code, "%s", serr.msg);
 		have_src = true;
@@ -228,6 +231,8 @@ int nightly_task_run(json_t **result, const job_env *env, const task *t, pr_erro
 	if (json_unpack(t->params, "{s:I,s:I}", "at_us", &at, "night_us", &night) < 0 ||
 	    at <= 0 || night <= 0)
 		return pr_error_set(err, PR_EDATA, "task %" PRId64 ": bad parameters", t->id);
+	/* Absent from a coordinator of an earlier version: its live captures as before. */
+	r.at_is_now = json_is_true(json_object_get(t->params, "at_is_now"));
 	if ((rc = db_service_get(env->d, &s, t->service, err)) < 0)
 		return rc;
 	if (s.id != t->service_id) {
@@ -285,8 +290,8 @@ static int distribute(nightly_result *r, const job_env *env, const nightly_opts 
 	int rc = 0;
 
 	if (!ids || !names || !(by_worker = json_object()) ||
-	    !(params = json_pack("{s:I,s:I}", "at_us", (json_int_t)r->at_us, "night_us",
-				 (json_int_t)night))) {
+	    !(params = json_pack("{s:I,s:I,s:b}", "at_us", (json_int_t)r->at_us, "night_us",
+				 (json_int_t)night, "at_is_now", r->at_is_now))) {
 		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
 		goto out;
 	}
@@ -546,6 +551,7 @@ int nightly_run(nightly_result *out, const job_env *env, const nightly_opts *o, 
 	memset(r, 0, sizeof(*r));
 	r->status = "incomplete";
 	r->at_us = o->at_us ? o->at_us : job_now(env);
+	r->at_is_now = !o->at_us;
 	ao.at_us = r->at_us;
 	analysis_init(&r->a, &ao);
 	time_format(when, r->at_us);

@@ -64,6 +64,7 @@ typedef struct nightly_result {
 						   * "" when neither */
 	char report_problem[PR_ERROR_MSG_MAX];    /* why a report was not written, "" when all
 						* were: an error, as its pages link to it */
+	bool at_is_now;             /* no --at: live captures of the run are its night's */
 	job_notes notes;            /* warnings: report, paging, metrics, retention */
 	struct json_t *tasks;       /* spread over workers: {"total", "claims", "by_worker":
 				     * {name: tasks done}}; NULL otherwise */

@@ -79,8 +79,10 @@ static int wait_for_captures(postdeploy_result *x, const job_env *env, const pos
 	for (;;) {
 		if (collect_has_sources(cs)) {
 			/* Every source; captures after the step began are this deploy's. */
-			collect_opts co = {NULL,   0,        0,    0,    false, o->release,
-					   x->sha, start_us, NULL, NULL, true};
+			collect_opts co = {.deploy_release = o->release,
+					   .deploy_commit = x->sha,
+					   .deploy_at_us = start_us,
+					   .busy_is_error = true};
 			source_report src = {0};
 			pr_error serr = PR_ERROR_INIT;
 			json_t *fails = NULL, *f;

@@ -308,6 +308,28 @@ run pr --config "$T/cfg.json" nightly --service checkout --json
 	ok "nightly collects the service's sources (nothing new in this slot) and analyses" ||
 	not_ok "nightly" "rc=$RC $(head -c 800 <<<"$OUT") $ERR"
 
+# A nightly without --at ends its night as it starts, and collects just
+# after: its live captures are that night's, judged by it (stamped when
+# taken, they were after its window and before the next one's).
+start live1 127.0.0.31 -version v2
+wait_port "$T/live1.port"
+cat >"$T/cfg8.json" <<EOF
+{"collect": {"cooldown_s": 0},
+ "services": {"live": {"sources": [{"type": "pprof_http", "seconds": 1, "slot_s": 86400,
+   "targets": ["$(a 31 live1)"]}]}}}
+EOF
+pr service add live >/dev/null && pr service enable live >/dev/null
+run pr --config "$T/cfg8.json" nightly --service live --json
+lrun=$(sql "select max(id) from runs where kind = 'nightly'")
+[ "$(jq '.services.live.collected.stored' <<<"$OUT")" = 1 ] &&
+	[ "$(sql "select count(*) from profiles p join services s on s.id = p.service_id
+		join runs r on r.id = $lrun where s.name = 'live'
+		and p.captured_at <= 'epoch'::timestamptz + (r.detail ->> 'at_us')::bigint
+			* interval '1 microsecond'")" = 1 ] &&
+	[[ "$(jq -r '.services.live.reason' <<<"$OUT")" != *"no cpu captures"* ]] &&
+	ok "a nightly's live captures fall in its own night" ||
+	not_ok "live captures in the night" "rc=$RC $(head -c 800 <<<"$OUT") $ERR"
+
 run pr --config "$T/cfg.json" collect --service nosuch
 [ $RC -eq 4 ] && [[ $ERR == *"service 'nosuch' not found"* ]] && ok "an unknown service is exit 4" ||
 	not_ok "unknown" "rc=$RC $ERR"
