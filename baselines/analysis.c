@@ -2175,11 +2175,11 @@ static int select_rows(analysis_input *in, db *d, const analysis_opts *o)
  * Names of code without symbols. Captures stored before pprof's frames
  * without line information were named by their object ("[libc.so.6]")
  * name them by object and offset ("libc.so.6+0x9a3f0", the file the
- * object's path) or by address alone ("0x4012af", no file): one name per
- * instruction address, moved by every rebuild. Such a name's family is
- * what the frame is called now, its object in brackets ("[unknown]" for
- * none), put in *base. 1 for such a name, 2 for a bracketed name
- * ("[libc.so.6]", "[unknown]", "[kernel.kallsyms]"), 0 for any other.
+ * object's path): one name per instruction address, moved by every
+ * rebuild. Such a name's object is what the frame is called now, its
+ * base name in brackets, put in *base. 1 for an object's address, 2 for
+ * a bracketed name ("[libc.so.6]", "[unknown]", "[kernel.kallsyms]"), 3
+ * for a bare address ("0x4012af"), 0 for any other.
  */
 static int address_form(const char *name, const char *file, const char **base, size_t *base_len)
 {
@@ -2190,11 +2190,17 @@ static int address_form(const char *name, const char *file, const char **base, s
 		*base = name, *base_len = n;
 		return 2;
 	}
+	/*
+	 * A bare address: pprof's name before for a location in no mapped
+	 * object, and what tools that do not symbolize write (folded stacks of
+	 * raw addresses). Nameless, but not taken for a renamed object: it
+	 * names no object to be renamed to, and is judged as it always was.
+	 */
 	if (n >= 3 && name[0] == '0' && (name[1] == 'x' || name[1] == 'X')) {
 		for (i = 2; i < n && isxdigit((unsigned char)name[i]); i++)
 			;
 		*base = "[unknown]", *base_len = 9;
-		return i == n;
+		return i == n ? 3 : 0;
 	}
 	if (!plus || plus == name || !file || !*file || !plus[3])
 		return 0;
@@ -2221,6 +2227,148 @@ static bool unsymbolized(const char *name, const char *file)
 	size_t len;
 
 	return address_form(name, file, &base, &len) != 0;
+}
+
+/* Row k's object key ("[burn]") into *key when it names code without symbols; its form. */
+static int object_key(char **key, const char *name, const char *file)
+{
+	const char *base;
+	size_t len;
+	int form = address_form(name, file, &base, &len);
+	bool br = form && base[0] == '[';
+	buf b = BUF_INIT;
+
+	*key = NULL;
+	if (form == 0 || form == 3)
+		return 0;
+	if ((!br && buf_putc(&b, '[') < 0) || buf_put(&b, base, len) < 0 ||
+	    (!br && buf_putc(&b, ']') < 0) || !(*key = buf_detach(&b, NULL))) {
+		buf_release(&b);
+		return PR_ENOMEM;
+	}
+	return form;
+}
+
+/* Whether (key, file) is among the n pairs of keys[] and kfiles[]. */
+static bool pair_in(char *const *keys, char *const *kfiles, size_t n, const char *key,
+		    const char *file)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(keys[i], key) == 0 && strcmp(kfiles[i], file ? file : "") == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Objects in the middle of their renaming (see address_form): captures
+ * stored before name an object's code by address ("burn+0x10a0"),
+ * captures stored since by the object ("[burn]"). While a target's
+ * window holds an object's address names, tested or not (most are too
+ * small to test and were left out before names were read), the object
+ * is not tested under either name: the addresses kept would sum to less
+ * than the bracketed name, a rise from nothing that pages, and the
+ * nameless share would move by as much, the mark of a build that lost
+ * its symbols, which skips the service. The service's other functions
+ * are judged as usual, and the object again once the window holds only
+ * its new name. The names of the untested rows are read only for a
+ * target that tests a bracketed name. *dropped counts the rows left out.
+ */
+static int drop_renaming_objects(const func_matrix *m, db *d, size_t *rows, int64_t *ids,
+				 char **names, char **files, size_t *nrows, size_t *dropped,
+				 pr_error *err)
+{
+	size_t n = *nrows, nk = 0, no = 0, out = 0;
+	char **key = calloc(n ? n : 1, sizeof(*key));
+	int *form = calloc(n ? n : 1, sizeof(*form));
+	char **keys = NULL, **kfiles = NULL, **onames = NULL, **ofiles = NULL;
+	int64_t *oids = NULL;
+	bool *tested = NULL, bracketed = false;
+	int rc = 0;
+
+	*dropped = 0;
+	if (!key || !form || !(keys = calloc(m->nfuncs + 1, sizeof(*keys))) ||
+	    !(kfiles = calloc(m->nfuncs + 1, sizeof(*kfiles)))) {
+		rc = oom(err);
+		goto out;
+	}
+	for (size_t k = 0; k < n; k++) {
+		if (!names[k] || (form[k] = object_key(&key[k], names[k], files[k])) == 0)
+			continue;
+		if (form[k] < 0) {
+			rc = oom(err);
+			goto out;
+		}
+		bracketed |= form[k] == 2;
+		if (form[k] == 1 && !pair_in(keys, kfiles, nk, key[k], files[k])) {
+			keys[nk] = key[k];
+			kfiles[nk++] = files[k] ? files[k] : "";
+		}
+	}
+	if (bracketed && m->nfuncs > n) {
+		if (!(tested = calloc(m->nfuncs, sizeof(*tested))) ||
+		    !(oids = calloc(m->nfuncs - n, sizeof(*oids)))) {
+			rc = oom(err);
+			goto out;
+		}
+		for (size_t k = 0; k < n; k++)
+			tested[rows[k]] = true;
+		for (size_t r = 0; r < m->nfuncs; r++)
+			if (!tested[r])
+				oids[no++] = m->func_ids[r];
+		if ((rc = func_names_load(&onames, &ofiles, d, oids, no, err)) < 0)
+			goto out;
+		for (size_t i = 0; i < no; i++) {
+			char *k2 = NULL;
+			int f = onames[i] ? object_key(&k2, onames[i], ofiles[i]) : 0;
+			if (f < 0) {
+				rc = oom(err);
+				goto out;
+			}
+			if (f == 1 && !pair_in(keys, kfiles, nk, k2, ofiles[i])) {
+				keys[nk] = k2;
+				kfiles[nk++] = ofiles[i] ? ofiles[i] : "";
+				k2 = NULL;
+			}
+			free(k2);
+		}
+	}
+	/* Marked first: kfiles[] borrows the files of the rows it drops. */
+	for (size_t k = 0; k < n; k++)
+		form[k] = form[k] && pair_in(keys, kfiles, nk, key[k], files[k]) ? -1 : 0;
+	for (size_t k = 0; k < n; k++) {
+		if (form[k] == -1) {
+			free(names[k]);
+			free(files[k]);
+			(*dropped)++;
+			continue;
+		}
+		rows[out] = rows[k], ids[out] = ids[k];
+		names[out] = names[k], files[out] = files[k];
+		out++;
+	}
+	for (size_t k = out; k < n; k++)
+		names[k] = NULL, files[k] = NULL;
+	*nrows = out;
+out:
+	/* keys[] holds key[] entries and keys of untested rows; kfiles[] only borrows. */
+	for (size_t i = 0; keys && i < nk; i++) {
+		bool own = true;
+		for (size_t k = 0; key && k < n && own; k++)
+			own = keys[i] != key[k];
+		if (own)
+			free(keys[i]);
+	}
+	for (size_t k = 0; key && k < n; k++)
+		free(key[k]);
+	free(key);
+	free(form);
+	free(keys);
+	free(kfiles);
+	free(tested);
+	free(oids);
+	if (onames)
+		func_names_free(onames, ofiles, no);
+	return rc;
 }
 
 /* The mean share of the samples in unsymbolized frames over n captures from col0. */
@@ -2478,13 +2626,6 @@ static bool kin(char *const *key, char *const *files, size_t j, size_t k)
  * smallest id among the members (the same night after night), takes the
  * family's name and, capture by capture, the sum of its members' values.
  * *nrows shrinks by the members merged.
- *
- * An object's addresses (see address_form) are one family whatever
- * moved, as the object's frames are named now. While the window holds
- * both namings (captures stored before and after the change), the
- * object is not tested: the addresses too small to test were left out
- * before their names were read, so their sum would fall short of the
- * bracketed name's and rise from nothing.
  */
 static int merge_families(func_matrix *m, size_t nb, size_t nc, size_t *rows, int64_t *ids,
 			  char **names, char **files, size_t *nrows)
@@ -2492,29 +2633,15 @@ static int merge_families(func_matrix *m, size_t nb, size_t nc, size_t *rows, in
 	size_t n = *nrows, out = 0;
 	char **key = calloc(n ? n : 1, sizeof(*key));
 	int *fam = calloc(n ? n : 1, sizeof(*fam));
-	int *form = calloc(n ? n : 1, sizeof(*form));
 	buf b = BUF_INIT;
 	int rc = 0;
 
-	if (!key || !fam || !form) {
+	if (!key || !fam) {
 		rc = PR_ENOMEM;
 		goto out;
 	}
 	for (size_t k = 0; k < n; k++) {
 		size_t len = names[k] ? strlen(names[k]) : 0, part = func_part(names[k], len);
-		const char *base;
-		size_t base_len;
-		if (names[k] &&
-		    (form[k] = address_form(names[k], files[k], &base, &base_len)) != 0) {
-			bool br = base[0] == '[';
-			buf_reset(&b);
-			if ((!br && buf_putc(&b, '[') < 0) || buf_put(&b, base, base_len) < 0 ||
-			    (!br && buf_putc(&b, ']') < 0) || !(key[k] = strdup(b.ptr))) {
-				rc = PR_ENOMEM;
-				goto out;
-			}
-			continue;
-		}
 		if (!names[k] || !family_key(&b, names[k], part))
 			continue;
 		if (buf_put(&b, names[k] + part, len - part) < 0 || !(key[k] = strdup(b.ptr))) {
@@ -2524,7 +2651,7 @@ static int merge_families(func_matrix *m, size_t nb, size_t nc, size_t *rows, in
 	}
 	/* fam[k]: 0 alone, 1 the family's first member, -1 merged into it. */
 	for (size_t k = 0; k < n; k++) {
-		size_t members = 0, gone = 0, fresh = 0, addresses = 0, bracketed = 0;
+		size_t members = 0, gone = 0, fresh = 0;
 		int64_t *to = m->self + rows[k] * m->ncaps;
 		if (!key[k] || fam[k])
 			continue;
@@ -2535,17 +2662,9 @@ static int merge_families(func_matrix *m, size_t nb, size_t nc, size_t *rows, in
 			members++;
 			gone += g == 1;
 			fresh += g == 2;
-			addresses += form[j] == 1;
-			bracketed += form[j] == 2;
 		}
-		if (addresses && bracketed) {
-			for (size_t j = k; j < n; j++)
-				if (kin(key, files, j, k) && !fam[j])
-					fam[j] = -1;
-			continue;
-		}
-		if (members < 2 || (!addresses && (gone == 0 && fresh == 0)) ||
-		    (!addresses && members == 2 && gone == 1 && fresh == 1))
+		if (members < 2 || (gone == 0 && fresh == 0) ||
+		    (members == 2 && gone == 1 && fresh == 1))
 			continue;
 		fam[k] = 1;
 		for (size_t j = k + 1; j < n; j++) {
@@ -2581,7 +2700,6 @@ out:
 		free(key[k]);
 	free(key);
 	free(fam);
-	free(form);
 	buf_release(&b);
 	return rc;
 }
@@ -3031,6 +3149,12 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 	nrows = in->nrows;
 	in->rows = NULL, in->ids = NULL, in->names = NULL, in->files = NULL;
 	in->nrows = 0;
+	{
+		size_t dropped;
+		if ((rc = drop_renaming_objects(&td.m, d, rows, ids, names, files, &nrows, &dropped,
+						err)) < 0)
+			goto out;
+	}
 	/*
 	 * A build that lost its symbols (a stripped binary, a JIT without its
 	 * perf map) moves its samples into nameless frames: every function
