@@ -2371,6 +2371,32 @@ out:
 	return rc;
 }
 
+static int gone_or_new(const func_matrix *m, size_t row, size_t nb, size_t nc);
+
+/*
+ * The mean share, over the captures of cs from column col0, of the rows
+ * that are nameless (or named, !nameless) and gone (kind 1) or new (kind
+ * 2) in the release: nb baseline and nc judged columns.
+ */
+static double moved_share(const func_matrix *m, const size_t *rows, char *const *names,
+			  char *const *files, size_t nrows, const capture_set *cs, size_t col0,
+			  size_t nb, size_t nc, bool nameless, int kind)
+{
+	double sum = 0;
+
+	for (size_t k = 0; k < nrows; k++) {
+		if (!names[k] || unsymbolized(names[k], files[k]) != nameless ||
+		    gone_or_new(m, rows[k], nb, nc) != kind)
+			continue;
+		for (size_t i = 0; i < cs->n; i++) {
+			int64_t v = m->self[rows[k] * m->ncaps + col0 + i];
+			if (v != FUNC_MATRIX_UNKNOWN)
+				sum += capture_share(&cs->caps[i], v);
+		}
+	}
+	return cs->n ? sum / (double)cs->n : 0;
+}
+
 /* The mean share of the samples in unsymbolized frames over n captures from col0. */
 static double unsymbolized_share(const func_matrix *m, const size_t *rows, char *const *names,
 				 char *const *files, size_t nrows, const capture_set *cs,
@@ -3160,11 +3186,27 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 	 * perf map) moves its samples into nameless frames: every function
 	 * falls and "[unknown]" rises, a page for nothing. One that gained
 	 * them does the opposite. Neither is judged; the reason says why.
+	 * Code that never had names and got costlier moves the nameless share
+	 * too, but from frames the baseline had, with no named function gone:
+	 * that is a regression to judge. So symbols count as lost only when
+	 * half the move or more is nameless frames new in the release or
+	 * named functions gone from it (gained: the other way round).
 	 */
 	{
+		size_t nb = s.base.n, nc = s.cur.n;
 		double ub = unsymbolized_share(&td.m, rows, names, files, nrows, &s.base, 0);
-		double uc = unsymbolized_share(&td.m, rows, names, files, nrows, &s.cur, s.base.n);
-		if (fabs(uc - ub) >= 0.1) {
+		double uc = unsymbolized_share(&td.m, rows, names, files, nrows, &s.cur, nb);
+		double half = fabs(uc - ub) / 2, renamed = 0;
+		if (fabs(uc - ub) >= 0.1)
+			renamed = uc > ub ? fmax(moved_share(&td.m, rows, names, files, nrows,
+							     &s.cur, nb, nb, nc, true, 2),
+						 moved_share(&td.m, rows, names, files, nrows,
+							     &s.base, 0, nb, nc, false, 1))
+					  : fmax(moved_share(&td.m, rows, names, files, nrows,
+							     &s.base, 0, nb, nc, true, 1),
+						 moved_share(&td.m, rows, names, files, nrows,
+							     &s.cur, nb, nb, nc, false, 2));
+		if (fabs(uc - ub) >= 0.1 && renamed >= half) {
 			rc = skip(a, t, err,
 				  "%.0f%% of the samples of the judged captures are in frames "
 				  "without a name ([unknown], a library's or a raw address), "
