@@ -710,6 +710,28 @@ static void attribute(attribution *a, const run_state *rs, const deploy *deps, s
 
 /* ---- results, on this thread ---------------------------------------------- */
 
+/*
+ * A live capture's time (collect_opts.live_in_window): when it was taken,
+ * or LIVE_SLACK_US before the night's end when taken after it, so that
+ * the night that collected it judges it. Not at the end itself: the next
+ * night, started a second early, would find it less than a night old and
+ * count it in its own look. Never across a deploy of the service made
+ * since that time, whose warm-up is judged by when captures were taken.
+ */
+#define LIVE_SLACK_US (15 * 60 * 1000000LL)
+
+static int64_t live_stamp(const run_state *rs, const deploy *deps, size_t ndeps, int64_t taken)
+{
+	int64_t at = rs->o->until_us - LIVE_SLACK_US;
+
+	if (!rs->o->live_in_window || rs->o->until_us <= 0 || taken <= rs->o->until_us)
+		return taken;
+	for (size_t i = 0; i < ndeps; i++)
+		if (deps[i].deployed_at_us > at && deps[i].deployed_at_us <= taken)
+			return taken;
+	return at;
+}
+
 /* Ingest what a finished unit brought back, record its slot; < 0 only on infra. */
 static int finish_unit(run_state *rs, unit *u, const deploy *deps, size_t ndeps, pr_error *err)
 {
@@ -749,10 +771,9 @@ static int finish_unit(run_state *rs, unit *u, const deploy *deps, size_t ndeps,
 		req.release = a.release;
 		req.commit = a.commit;
 		req.host = u->label_host ? u->label_host : u->host[0] ? u->host : NULL;
-		req.time_us = u->src->kind == CONFIG_SRC_PPROF_HTTP ? u->taken_us : u->start_us;
-		if (u->src->kind == CONFIG_SRC_PPROF_HTTP && rs->o->live_in_window &&
-		    rs->o->until_us > 0 && req.time_us > rs->o->until_us)
-			req.time_us = rs->o->until_us;
+		req.time_us = u->src->kind == CONFIG_SRC_PPROF_HTTP
+				      ? live_stamp(rs, deps, ndeps, u->taken_us)
+				      : u->start_us;
 		req.type = u->prof->type;
 		req.tags_json = tags;
 		req.format = PROFILE_FMT_PPROF;

@@ -99,11 +99,12 @@ typedef struct collect_opts {
 	 */
 	bool busy_is_error;
 	/*
-	 * A live capture (pprof_http) taken after until_us is stamped
-	 * until_us: a nightly whose night ends as it starts collects just
-	 * after, and stamped when taken its captures fell in no night's
-	 * window (this one's ends at its start, the next one's begins there).
-	 * Its release is still found by when it was taken.
+	 * A live capture (pprof_http) taken after until_us is stamped 15
+	 * minutes before it: a nightly whose night ends as it starts
+	 * collects just after, and stamped when taken its captures fell in
+	 * no night's window (this one's ends at its start, the next one's
+	 * begins there). Not when a deploy of the service lies between; its
+	 * release is found by when it was taken either way.
 	 */
 	bool live_in_window;
 } collect_opts;

@@ -310,7 +310,9 @@ run pr --config "$T/cfg.json" nightly --service checkout --json
 
 # A nightly without --at ends its night as it starts, and collects just
 # after: its live captures are that night's, judged by it (stamped when
-# taken, they were after its window and before the next one's).
+# taken, they were after its window and before the next one's). Stamped
+# 15 minutes before the night's end, so that the next night, started a
+# little early, still finds them a night old.
 start live1 127.0.0.31 -version v2
 wait_port "$T/live1.port"
 cat >"$T/cfg8.json" <<EOF
@@ -324,8 +326,8 @@ lrun=$(sql "select max(id) from runs where kind = 'nightly'")
 [ "$(jq '.services.live.collected.stored' <<<"$OUT")" = 1 ] &&
 	[ "$(sql "select count(*) from profiles p join services s on s.id = p.service_id
 		join runs r on r.id = $lrun where s.name = 'live'
-		and p.captured_at <= 'epoch'::timestamptz + (r.detail ->> 'at_us')::bigint
-			* interval '1 microsecond'")" = 1 ] &&
+		and p.captured_at = 'epoch'::timestamptz + (r.detail ->> 'at_us')::bigint
+			* interval '1 microsecond' - interval '15 minutes'")" = 1 ] &&
 	[[ "$(jq -r '.services.live.reason' <<<"$OUT")" != *"no cpu captures"* ]] &&
 	ok "a nightly's live captures fall in its own night" ||
 	not_ok "live captures in the night" "rc=$RC $(head -c 800 <<<"$OUT") $ERR"
