@@ -104,6 +104,7 @@ static int wait_for_captures(postdeploy_result *x, const job_env *env, const pos
 				note_collect(x, strcmp(kind, "dir") == 0 ? "drop folder: %s" : "%s",
 					     json_string_value(json_object_get(f, "reason")));
 			}
+			x->collected |= !x->collect_locked && json_array_size(fails) == 0;
 			json_decref(fails);
 			source_report_release(&src);
 		}
@@ -138,8 +139,11 @@ static int no_captures(const postdeploy_result *x, db *d, const postdeploy_opts 
 
 	if ((rc = job_release_hint(hint, sizeof(hint), d, sid, o->release, err)) < 0)
 		return rc;
-	/* The collection failed: that, not the release name, is what to fix. */
-	if (json_array_size(x->collect))
+	/*
+	 * No round of collection went through: that, not the release name,
+	 * is what to fix, unless the name is close to one profreg has seen.
+	 */
+	if (json_array_size(x->collect) && !x->collected && !strstr(hint, "did you mean"))
 		return pr_error_set(
 			err, PR_ERR,
 			"no captures of release '%s' of service '%s' after waiting %" PRId64
@@ -148,8 +152,12 @@ static int no_captures(const postdeploy_result *x, db *d, const postdeploy_opts 
 			json_string_value(json_array_get(x->collect, 0)));
 	return pr_error_set(err, PR_ENOTFOUND,
 			    "no captures of release '%s' of service '%s' after waiting %" PRId64
-			    " s%s: refusing to pass a release profreg has never seen", o->release,
-			    o->service, x->waited_us / 1000000, hint);
+			    " s%s: refusing to pass a release profreg has never seen%s%s",
+			    o->release, o->service, x->waited_us / 1000000, hint,
+			    json_array_size(x->collect) ? " (the collection said: " : "",
+			    json_array_size(x->collect)
+				    ? json_string_value(json_array_get(x->collect, 0))
+				    : "");
 }
 
 /*

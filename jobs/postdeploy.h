@@ -79,6 +79,7 @@ typedef struct postdeploy_result {
 	char report_problem[PR_ERROR_MSG_MAX]; /* why it was not written, "" when it was */
 	bool collect_locked;                   /* the last round of collection found another
 					 * collection holding its lock */
+	bool collected;                        /* a round of collection went through whole */
 	job_notes notes;
 } postdeploy_result;
 

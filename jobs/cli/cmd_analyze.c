@@ -433,7 +433,7 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 				 r.a.skipped[i].type, r.a.skipped[i].reason);
 			inconclusive = true;
 		}
-		if (!cohort && analysis_latest_look(&r.a) > r.a.opts.max_looks) {
+		if (analysis_latest_look(&r.a) > r.a.opts.max_looks) {
 			cli_warn(ctx,
 				 "inconclusive: a release was judged on its %zu planned looks "
 				 "(analysis.max_looks) before this one, look %zu: no alpha is left "

@@ -116,6 +116,24 @@ wait "$holder" 2>/dev/null
 	ok "a gate whose collection is locked out exits 3 and says why" ||
 	not_ok "collect lock" "rc=$RC $ERR"
 
+# A drop folder with a bad file (no release in its sidecar) fails the
+# collection: a release name close to one seen is still the typo it is
+# (exit 4, the hint, what the collection said); another is exit 3.
+mkdir -p "$T/drop-bad"
+printf 'main;x 1\n' >"$T/drop-bad/x.folded"
+printf '{}' >"$T/drop-bad/x.folded.json"
+printf '{"services": {"%s": {"source": {"dir": "%s/drop-bad"}}}}' "$good" "$T" >"$T/srcbad.json"
+run pr --config "$T/srcbad.json" post-deploy --service "$good" --release "${rel}x" --commit "$gcommit" \
+	--at "$at"
+[ $RC -eq 4 ] && [[ $ERR == *"did you mean '$rel'"* ]] && [[ $ERR == *"the collection said: drop folder"* ]] &&
+	ok "a release name close to a known one is exit 4 with the hint, whatever the collection said" ||
+	not_ok "typo beside a failed collection" "rc=$RC $ERR"
+run pr --config "$T/srcbad.json" post-deploy --service "$good" --release zzz-other --commit "$gcommit" \
+	--at "$at"
+[ $RC -eq 3 ] && [[ $ERR == *"the collection failed: drop folder"* ]] &&
+	ok "no captures after a failed collection is exit 3, naming the failure" ||
+	not_ok "failed collection" "rc=$RC $ERR"
+
 run pr post-deploy --service "$good" --release "$rel" --commit no-such-ref --repo "$R" --at "$at"
 [ $RC -eq 4 ] && [[ $ERR == *"no-such-ref"* ]] && ok "a ref that does not resolve is exit 4" || not_ok "bad ref" "rc=$RC $ERR"
 run pr post-deploy --service "$good" --release "$rel" --commit main --at "$at"
