@@ -3206,6 +3206,8 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 							     &s.base, 0, nb, nc, true, 1),
 						 moved_share(&td.m, rows, names, files, nrows,
 							     &s.cur, nb, nb, nc, false, 2));
+		if (fabs(uc - ub) < 0.1 || renamed < half)
+			a->nameless = fmax(a->nameless, uc);
 		if (fabs(uc - ub) >= 0.1 && renamed >= half) {
 			rc = skip(a, t, err,
 				  "%.0f%% of the samples of the judged captures are in frames "

@@ -264,6 +264,10 @@ typedef struct analysis {
 	size_t services;          /* targets analysed (not skipped) */
 	size_t filtered;          /* functions not tested: too small to ever pass the
 				   * margin, or known in too few captures (summaries) */
+	double nameless;          /* the largest mean share of a judged release's samples
+				   * in frames without a name ("[burn]", a stripped
+				   * object judged as one function), over the targets
+				   * judged: what a verdict could not see into */
 	size_t pages_enqueued;    /* outbox rows the job that stored it added (jobs/record.h) */
 	size_t went_away, fixed;  /* open findings the job closed (jobs/record.h) */
 	size_t carried;           /* confirmed regressions not paged: carried from an

@@ -192,6 +192,15 @@ static void markdown(report_out *o, const postdeploy_opts *opt, const postdeploy
 		report_put(o, " (capture %" PRId64 "), not the deployed commit; the verdict is "
 			   "on that build's captures\n\n", x->captured_id);
 	}
+	/* A verdict that could not see into a fifth of the CPU says so. */
+	if (a->nameless >= 0.05)
+		report_put(
+			o,
+			"**Code without symbols:** %.0f%% of the judged samples are in frames "
+			"without a name (a stripped binary or library), each object judged as one "
+			"function: a regression inside it shows only as far as it moves the whole "
+			"object. Ship the build's symbols to judge its functions one by one.\n\n",
+			100 * a->nameless);
 	if (json_array_size(x->collect)) {
 		report_put(o, "%s", "Collection problems:\n\n");
 		json_array_foreach(x->collect, i, v) {
