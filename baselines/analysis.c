@@ -2239,7 +2239,7 @@ static int object_key(char **key, const char *name, const char *file)
 	buf b = BUF_INIT;
 
 	*key = NULL;
-	if (form == 0 || form == 3)
+	if (form == 0)
 		return 0;
 	if ((!br && buf_putc(&b, '[') < 0) || buf_put(&b, base, len) < 0 ||
 	    (!br && buf_putc(&b, ']') < 0) || !(*key = buf_detach(&b, NULL))) {
@@ -2259,10 +2259,25 @@ static bool pair_in(char *const *keys, char *const *kfiles, size_t n, const char
 	return false;
 }
 
+/* Whether matrix row r has samples in one of the first nb (baseline) captures. */
+static bool in_baseline(const func_matrix *m, size_t r, size_t nb)
+{
+	for (size_t i = 0; i < nb; i++) {
+		int64_t v = m->self[r * m->ncaps + i];
+		if (v != FUNC_MATRIX_UNKNOWN && v > 0)
+			return true;
+	}
+	return false;
+}
+
 /*
  * Objects in the middle of their renaming (see address_form): captures
  * stored before name an object's code by address ("burn+0x10a0"),
- * captures stored since by the object ("[burn]"). While a target's
+ * captures stored since by the object ("[burn]"). A location in no
+ * object was a bare address ("0x4012af") and is "[unknown]" now: bare
+ * addresses in the baseline beside a tested "[unknown]" without a file
+ * are the same renaming (bare addresses alone, as folded stacks of raw
+ * addresses hold them, are judged as they always were). While a target's
  * window holds an object's address names, tested or not (most are too
  * small to test and were left out before names were read), the object
  * is not tested under either name: the addresses kept would sum to less
@@ -2271,9 +2286,10 @@ static bool pair_in(char *const *keys, char *const *kfiles, size_t n, const char
  * its symbols, which skips the service. The service's other functions
  * are judged as usual, and the object again once the window holds only
  * its new name. The names of the untested rows are read only for a
- * target that tests a bracketed name. *dropped counts the rows left out.
+ * target that tests a bracketed name. *dropped counts the rows left out;
+ * the first nb columns of m are the baseline's.
  */
-static int drop_renaming_objects(const func_matrix *m, db *d, size_t *rows, int64_t *ids,
+static int drop_renaming_objects(const func_matrix *m, size_t nb, db *d, size_t *rows, int64_t *ids,
 				 char **names, char **files, size_t *nrows, size_t *dropped,
 				 pr_error *err)
 {
@@ -2282,7 +2298,8 @@ static int drop_renaming_objects(const func_matrix *m, db *d, size_t *rows, int6
 	int *form = calloc(n ? n : 1, sizeof(*form));
 	char **keys = NULL, **kfiles = NULL, **onames = NULL, **ofiles = NULL;
 	int64_t *oids = NULL;
-	bool *tested = NULL, bracketed = false;
+	size_t *orow = NULL;
+	bool *tested = NULL, bracketed = false, unknown = false, bare = false;
 	int rc = 0;
 
 	*dropped = 0;
@@ -2299,6 +2316,9 @@ static int drop_renaming_objects(const func_matrix *m, db *d, size_t *rows, int6
 			goto out;
 		}
 		bracketed |= form[k] == 2;
+		unknown |= form[k] == 2 && strcmp(key[k], "[unknown]") == 0 &&
+			   (!files[k] || !*files[k]);
+		bare |= form[k] == 3 && in_baseline(m, rows[k], nb);
 		if (form[k] == 1 && !pair_in(keys, kfiles, nk, key[k], files[k])) {
 			keys[nk] = key[k];
 			kfiles[nk++] = files[k] ? files[k] : "";
@@ -2306,15 +2326,18 @@ static int drop_renaming_objects(const func_matrix *m, db *d, size_t *rows, int6
 	}
 	if (bracketed && m->nfuncs > n) {
 		if (!(tested = calloc(m->nfuncs, sizeof(*tested))) ||
-		    !(oids = calloc(m->nfuncs - n, sizeof(*oids)))) {
+		    !(oids = calloc(m->nfuncs - n, sizeof(*oids))) ||
+		    !(orow = calloc(m->nfuncs - n, sizeof(*orow)))) {
 			rc = oom(err);
 			goto out;
 		}
 		for (size_t k = 0; k < n; k++)
 			tested[rows[k]] = true;
 		for (size_t r = 0; r < m->nfuncs; r++)
-			if (!tested[r])
+			if (!tested[r]) {
+				orow[no] = r;
 				oids[no++] = m->func_ids[r];
+			}
 		if ((rc = func_names_load(&onames, &ofiles, d, oids, no, err)) < 0)
 			goto out;
 		for (size_t i = 0; i < no; i++) {
@@ -2324,6 +2347,7 @@ static int drop_renaming_objects(const func_matrix *m, db *d, size_t *rows, int6
 				rc = oom(err);
 				goto out;
 			}
+			bare |= f == 3 && in_baseline(m, orow[i], nb);
 			if (f == 1 && !pair_in(keys, kfiles, nk, k2, ofiles[i])) {
 				keys[nk] = k2;
 				kfiles[nk++] = ofiles[i] ? ofiles[i] : "";
@@ -2331,6 +2355,13 @@ static int drop_renaming_objects(const func_matrix *m, db *d, size_t *rows, int6
 			}
 			free(k2);
 		}
+	}
+	if (unknown && bare && !pair_in(keys, kfiles, nk, "[unknown]", "")) {
+		if (!(keys[nk] = strdup("[unknown]"))) {
+			rc = oom(err);
+			goto out;
+		}
+		kfiles[nk++] = "";
 	}
 	/* Marked first: kfiles[] borrows the files of the rows it drops. */
 	for (size_t k = 0; k < n; k++)
@@ -2366,6 +2397,7 @@ out:
 	free(kfiles);
 	free(tested);
 	free(oids);
+	free(orow);
 	if (onames)
 		func_names_free(onames, ofiles, no);
 	return rc;
@@ -2398,6 +2430,21 @@ static double moved_share(const func_matrix *m, const size_t *rows, char *const 
 }
 
 /* The mean share of the samples in unsymbolized frames over n captures from col0. */
+/* The share of capture i of cs (column col0 + i) in unsymbolized frames. */
+static double capture_nameless(const func_matrix *m, const size_t *rows, char *const *names,
+			       char *const *files, size_t nrows, const capture_set *cs, size_t col0,
+			       size_t i)
+{
+	double sum = 0;
+
+	for (size_t k = 0; k < nrows; k++) {
+		int64_t v = m->self[rows[k] * m->ncaps + col0 + i];
+		if (names[k] && v != FUNC_MATRIX_UNKNOWN && unsymbolized(names[k], files[k]))
+			sum += capture_share(&cs->caps[i], v);
+	}
+	return sum;
+}
+
 static double unsymbolized_share(const func_matrix *m, const size_t *rows, char *const *names,
 				 char *const *files, size_t nrows, const capture_set *cs,
 				 size_t col0)
@@ -2405,12 +2452,7 @@ static double unsymbolized_share(const func_matrix *m, const size_t *rows, char 
 	double sum = 0;
 
 	for (size_t i = 0; i < cs->n; i++)
-		for (size_t k = 0; k < nrows; k++) {
-			int64_t v = m->self[rows[k] * m->ncaps + col0 + i];
-			if (names[k] && v != FUNC_MATRIX_UNKNOWN &&
-			    unsymbolized(names[k], files[k]))
-				sum += capture_share(&cs->caps[i], v);
-		}
+		sum += capture_nameless(m, rows, names, files, nrows, cs, col0, i);
 	return cs->n ? sum / (double)cs->n : 0;
 }
 
@@ -3177,9 +3219,10 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 	in->nrows = 0;
 	{
 		size_t dropped;
-		if ((rc = drop_renaming_objects(&td.m, d, rows, ids, names, files, &nrows, &dropped,
-						err)) < 0)
+		if ((rc = drop_renaming_objects(&td.m, s.base.n, d, rows, ids, names, files, &nrows,
+						&dropped, err)) < 0)
 			goto out;
+		in->nfiltered += dropped;
 	}
 	/*
 	 * A build that lost its symbols (a stripped binary, a JIT without its
@@ -3188,9 +3231,13 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 	 * them does the opposite. Neither is judged; the reason says why.
 	 * Code that never had names and got costlier moves the nameless share
 	 * too, but from frames the baseline had, with no named function gone:
-	 * that is a regression to judge. So symbols count as lost only when
-	 * half the move or more is nameless frames new in the release or
-	 * named functions gone from it (gained: the other way round).
+	 * that is a regression to judge. So a move of 10 points or more is
+	 * judged only when less than half of it is nameless frames new in the
+	 * release or named functions gone from it, and no judged capture's
+	 * nameless share is more than twice the baseline's (gained: less than
+	 * half of it). Symbols lost by a JIT whose methods were each too small
+	 * to test, or on some hosts only, send a capture's nameless share far
+	 * past that; nameless code twice or five times as costly does not.
 	 */
 	{
 		size_t nb = s.base.n, nc = s.cur.n;
@@ -3206,9 +3253,15 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 							     &s.base, 0, nb, nc, true, 1),
 						 moved_share(&td.m, rows, names, files, nrows,
 							     &s.cur, nb, nb, nc, false, 2));
-		if (fabs(uc - ub) < 0.1 || renamed < half)
+		bool judged = fabs(uc - ub) < 0.1 || renamed < half;
+		for (size_t i = 0; judged && fabs(uc - ub) >= 0.1 && i < nc; i++) {
+			double c =
+				capture_nameless(&td.m, rows, names, files, nrows, &s.cur, nb, i);
+			judged = uc > ub ? c <= 2 * ub : c >= ub / 2;
+		}
+		if (judged)
 			a->nameless = fmax(a->nameless, uc);
-		if (fabs(uc - ub) >= 0.1 && renamed >= half) {
+		else {
 			rc = skip(a, t, err,
 				  "%.0f%% of the samples of the judged captures are in frames "
 				  "without a name ([unknown], a library's or a raw address), "

@@ -715,19 +715,22 @@ static void attribute(attribution *a, const run_state *rs, const deploy *deps, s
  * or LIVE_SLACK_US before the night's end when taken after it, so that
  * the night that collected it judges it. Not at the end itself: the next
  * night, started a second early, would find it less than a night old and
- * count it in its own look. Never across a deploy of the service made
- * since that time, whose warm-up is judged by when captures were taken.
+ * count it in its own look. Never when a deploy of the service lies
+ * within its warm-up of that time or after it: the warm-up is judged by
+ * when captures were taken, and moved back a capture would fall into it.
  */
 #define LIVE_SLACK_US (15 * 60 * 1000000LL)
 
-static int64_t live_stamp(const run_state *rs, const deploy *deps, size_t ndeps, int64_t taken)
+static int64_t live_stamp(const run_state *rs, const svc_state *s, const deploy *deps, size_t ndeps,
+			  int64_t taken)
 {
 	int64_t at = rs->o->until_us - LIVE_SLACK_US;
+	int64_t warmup = config_warmup_of(rs->env->cfg, s->cs);
 
 	if (!rs->o->live_in_window || rs->o->until_us <= 0 || taken <= rs->o->until_us)
 		return taken;
 	for (size_t i = 0; i < ndeps; i++)
-		if (deps[i].deployed_at_us > at && deps[i].deployed_at_us <= taken)
+		if (deps[i].deployed_at_us > at - warmup && deps[i].deployed_at_us <= taken)
 			return taken;
 	return at;
 }
@@ -772,7 +775,7 @@ static int finish_unit(run_state *rs, unit *u, const deploy *deps, size_t ndeps,
 		req.commit = a.commit;
 		req.host = u->label_host ? u->label_host : u->host[0] ? u->host : NULL;
 		req.time_us = u->src->kind == CONFIG_SRC_PPROF_HTTP
-				      ? live_stamp(rs, deps, ndeps, u->taken_us)
+				      ? live_stamp(rs, s, deps, ndeps, u->taken_us)
 				      : u->start_us;
 		req.type = u->prof->type;
 		req.tags_json = tags;

@@ -104,7 +104,9 @@ static int wait_for_captures(postdeploy_result *x, const job_env *env, const pos
 				note_collect(x, strcmp(kind, "dir") == 0 ? "drop folder: %s" : "%s",
 					     json_string_value(json_object_get(f, "reason")));
 			}
-			x->collected |= !x->collect_locked && json_array_size(fails) == 0;
+			/* A round that failed in part still read its sources. */
+			x->collected |= !x->collect_locked &&
+					(src.failed == 0 || src.stored + src.already > 0);
 			json_decref(fails);
 			source_report_release(&src);
 		}
@@ -140,24 +142,25 @@ static int no_captures(const postdeploy_result *x, db *d, const postdeploy_opts 
 	if ((rc = job_release_hint(hint, sizeof(hint), d, sid, o->release, err)) < 0)
 		return rc;
 	/*
-	 * No round of collection went through: that, not the release name,
-	 * is what to fix, unless the name is close to one profreg has seen.
+	 * No round of collection brought anything: that, not the release
+	 * name, is what to fix (a bumped version is always close to the last
+	 * one, so the hint is shown but decides nothing).
 	 */
-	if (json_array_size(x->collect) && !x->collected && !strstr(hint, "did you mean"))
+	if (json_array_size(x->collect) && !x->collected)
 		return pr_error_set(
 			err, PR_ERR,
 			"no captures of release '%s' of service '%s' after waiting %" PRId64
-			" s, and the collection failed: %s",
-			o->release, o->service, x->waited_us / 1000000,
+			" s%s, and the collection failed: %s",
+			o->release, o->service, x->waited_us / 1000000, hint,
 			json_string_value(json_array_get(x->collect, 0)));
-	return pr_error_set(err, PR_ENOTFOUND,
-			    "no captures of release '%s' of service '%s' after waiting %" PRId64
-			    " s%s: refusing to pass a release profreg has never seen%s%s",
-			    o->release, o->service, x->waited_us / 1000000, hint,
-			    json_array_size(x->collect) ? " (the collection said: " : "",
-			    json_array_size(x->collect)
-				    ? json_string_value(json_array_get(x->collect, 0))
-				    : "");
+	return pr_error_set(
+		err, PR_ENOTFOUND,
+		"no captures of release '%s' of service '%s' after waiting %" PRId64
+		" s%s: refusing to pass a release profreg has never seen%s%s%s",
+		o->release, o->service, x->waited_us / 1000000, hint,
+		json_array_size(x->collect) ? " (the collection said: " : "",
+		json_array_size(x->collect) ? json_string_value(json_array_get(x->collect, 0)) : "",
+		json_array_size(x->collect) ? ")" : "");
 }
 
 /*

@@ -79,7 +79,8 @@ typedef struct postdeploy_result {
 	char report_problem[PR_ERROR_MSG_MAX]; /* why it was not written, "" when it was */
 	bool collect_locked;                   /* the last round of collection found another
 					 * collection holding its lock */
-	bool collected;                        /* a round of collection went through whole */
+	bool collected;                        /* a round of collection read its sources:
+					        * nothing failed, or something came */
 	job_notes notes;
 } postdeploy_result;
 

@@ -192,7 +192,7 @@ static void markdown(report_out *o, const postdeploy_opts *opt, const postdeploy
 		report_put(o, " (capture %" PRId64 "), not the deployed commit; the verdict is "
 			   "on that build's captures\n\n", x->captured_id);
 	}
-	/* A verdict that could not see into a fifth of the CPU says so. */
+	/* A verdict that could not see into 5% of the samples or more says so. */
 	if (a->nameless >= 0.05)
 		report_put(
 			o,

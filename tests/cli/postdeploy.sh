@@ -116,24 +116,6 @@ wait "$holder" 2>/dev/null
 	ok "a gate whose collection is locked out exits 3 and says why" ||
 	not_ok "collect lock" "rc=$RC $ERR"
 
-# A drop folder with a bad file (no release in its sidecar) fails the
-# collection: a release name close to one seen is still the typo it is
-# (exit 4, the hint, what the collection said); another is exit 3.
-mkdir -p "$T/drop-bad"
-printf 'main;x 1\n' >"$T/drop-bad/x.folded"
-printf '{}' >"$T/drop-bad/x.folded.json"
-printf '{"services": {"%s": {"source": {"dir": "%s/drop-bad"}}}}' "$good" "$T" >"$T/srcbad.json"
-run pr --config "$T/srcbad.json" post-deploy --service "$good" --release "${rel}x" --commit "$gcommit" \
-	--at "$at"
-[ $RC -eq 4 ] && [[ $ERR == *"did you mean '$rel'"* ]] && [[ $ERR == *"the collection said: drop folder"* ]] &&
-	ok "a release name close to a known one is exit 4 with the hint, whatever the collection said" ||
-	not_ok "typo beside a failed collection" "rc=$RC $ERR"
-run pr --config "$T/srcbad.json" post-deploy --service "$good" --release zzz-other --commit "$gcommit" \
-	--at "$at"
-[ $RC -eq 3 ] && [[ $ERR == *"the collection failed: drop folder"* ]] &&
-	ok "no captures after a failed collection is exit 3, naming the failure" ||
-	not_ok "failed collection" "rc=$RC $ERR"
-
 run pr post-deploy --service "$good" --release "$rel" --commit no-such-ref --repo "$R" --at "$at"
 [ $RC -eq 4 ] && [[ $ERR == *"no-such-ref"* ]] && ok "a ref that does not resolve is exit 4" || not_ok "bad ref" "rc=$RC $ERR"
 run pr post-deploy --service "$good" --release "$rel" --commit main --at "$at"
@@ -196,5 +178,28 @@ lrid=$(sql "select max(id) from runs where kind='post-deploy'")
 run pr report --run "$lrid" --format json --out -
 [ $RC -eq 0 ] && [ "$(jq -r .title <<<"$OUT")" = "profreg post-deploy run $lrid: $good $long (pass)" ] &&
 	ok "its title keeps the whole name" || not_ok "long title" "rc=$RC $ERR $(jq -r .title <<<"$OUT" 2>&1 | head -c 300)"
+
+# A drop folder whose only file is bad (no release in its sidecar): the
+# collection failed, which is exit 3, naming it, with the closest release
+# (a bumped version is always close to the last one). Beside a good file
+# the collection went through, and a name close to a known one is the
+# typo it looks like: exit 4, the hint and what the collection said.
+mkdir -p "$T/drop-bad"
+printf 'main;x 1\n' >"$T/drop-bad/x.folded"
+printf '{}' >"$T/drop-bad/x.folded.json"
+printf '{"services": {"%s": {"source": {"dir": "%s/drop-bad"}}}}' "$good" "$T" >"$T/srcbad.json"
+run pr --config "$T/srcbad.json" post-deploy --service "$good" --release "${rel}x" --commit "$gcommit" \
+	--at "$at"
+[ $RC -eq 3 ] && [[ $ERR == *"did you mean '$rel'"*"the collection failed: drop folder"* ]] &&
+	ok "no captures after a collection that failed is exit 3, naming the failure" ||
+	not_ok "failed collection" "rc=$RC $ERR"
+printf 'main;y 1\n' >"$T/drop-bad/y.folded"
+printf '{"release": "zz-extra"}' >"$T/drop-bad/y.folded.json"
+run pr --config "$T/srcbad.json" post-deploy --service "$good" --release "${rel}x" --commit "$gcommit" \
+	--at "$at"
+[ $RC -eq 4 ] && [[ $ERR == *"did you mean '$rel'"* ]] &&
+	[[ $ERR == *"(the collection said: drop folder"*")" ]] &&
+	ok "a release name close to a known one is exit 4 with the hint when the collection went through" ||
+	not_ok "typo beside a bad file" "rc=$RC $ERR"
 
 finish
