@@ -2259,6 +2259,9 @@ static bool pair_in(char *const *keys, char *const *kfiles, size_t n, const char
 	return false;
 }
 
+static void drop_merged(const int *kind, size_t *rows, int64_t *ids, char **names, char **files,
+			char **was, int64_t *was_id, size_t *nrows);
+
 /* Whether matrix row r has samples in one of the first nb (baseline) captures. */
 static bool in_baseline(const func_matrix *m, size_t r, size_t nb)
 {
@@ -2293,7 +2296,7 @@ static int drop_renaming_objects(const func_matrix *m, size_t nb, db *d, size_t 
 				 char **names, char **files, size_t *nrows, size_t *dropped,
 				 pr_error *err)
 {
-	size_t n = *nrows, nk = 0, no = 0, out = 0;
+	size_t n = *nrows, nk = 0, no = 0;
 	char **key = calloc(n ? n : 1, sizeof(*key));
 	int *form = calloc(n ? n : 1, sizeof(*form));
 	char **keys = NULL, **kfiles = NULL, **onames = NULL, **ofiles = NULL;
@@ -2366,20 +2369,9 @@ static int drop_renaming_objects(const func_matrix *m, size_t nb, db *d, size_t 
 	/* Marked first: kfiles[] borrows the files of the rows it drops. */
 	for (size_t k = 0; k < n; k++)
 		form[k] = form[k] && pair_in(keys, kfiles, nk, key[k], files[k]) ? -1 : 0;
-	for (size_t k = 0; k < n; k++) {
-		if (form[k] == -1) {
-			free(names[k]);
-			free(files[k]);
-			(*dropped)++;
-			continue;
-		}
-		rows[out] = rows[k], ids[out] = ids[k];
-		names[out] = names[k], files[out] = files[k];
-		out++;
-	}
-	for (size_t k = out; k < n; k++)
-		names[k] = NULL, files[k] = NULL;
-	*nrows = out;
+	for (size_t k = 0; k < n; k++)
+		*dropped += form[k] == -1;
+	drop_merged(form, rows, ids, names, files, NULL, NULL, nrows);
 out:
 	/* keys[] holds key[] entries and keys of untested rows; kfiles[] only borrows. */
 	for (size_t i = 0; keys && i < nk; i++) {
@@ -2531,7 +2523,8 @@ static int gone_or_new(const func_matrix *m, size_t row, size_t nb, size_t nc)
 
 /*
  * Drop the rows merged into others (kind -1) from a target's tested rows,
- * freeing their names and files; *nrows becomes the rows kept.
+ * freeing their names and files; *nrows becomes the rows kept. was and
+ * was_id, when not NULL, move with the rows.
  */
 static void drop_merged(const int *kind, size_t *rows, int64_t *ids, char **names, char **files,
 			char **was, int64_t *was_id, size_t *nrows)
@@ -2544,12 +2537,17 @@ static void drop_merged(const int *kind, size_t *rows, int64_t *ids, char **name
 			free(files[k]);
 			continue;
 		}
-		rows[out] = rows[k], ids[out] = ids[k], was[out] = was[k], was_id[out] = was_id[k];
+		rows[out] = rows[k], ids[out] = ids[k];
 		names[out] = names[k], files[out] = files[k];
+		if (was)
+			was[out] = was[k], was_id[out] = was_id[k];
 		out++;
 	}
-	for (size_t k = out; k < n; k++)
-		was[k] = NULL, names[k] = NULL, files[k] = NULL;
+	for (size_t k = out; k < n; k++) {
+		names[k] = NULL, files[k] = NULL;
+		if (was)
+			was[k] = NULL;
+	}
 	*nrows = out;
 }
 
@@ -2698,7 +2696,7 @@ static bool kin(char *const *key, char *const *files, size_t j, size_t k)
 static int merge_families(func_matrix *m, size_t nb, size_t nc, size_t *rows, int64_t *ids,
 			  char **names, char **files, size_t *nrows)
 {
-	size_t n = *nrows, out = 0;
+	size_t n = *nrows;
 	char **key = calloc(n ? n : 1, sizeof(*key));
 	int *fam = calloc(n ? n : 1, sizeof(*fam));
 	buf b = BUF_INIT;
@@ -2750,19 +2748,7 @@ static int merge_families(func_matrix *m, size_t nb, size_t nc, size_t *rows, in
 		free(names[k]);
 		names[k] = key[k], key[k] = NULL;
 	}
-	for (size_t k = 0; k < n; k++) {
-		if (fam[k] == -1) {
-			free(names[k]);
-			free(files[k]);
-			continue;
-		}
-		rows[out] = rows[k], ids[out] = ids[k];
-		names[out] = names[k], files[out] = files[k];
-		out++;
-	}
-	for (size_t k = out; k < n; k++)
-		names[k] = NULL, files[k] = NULL;
-	*nrows = out;
+	drop_merged(fam, rows, ids, names, files, NULL, NULL, nrows);
 out:
 	for (size_t k = 0; key && k < n; k++)
 		free(key[k]);

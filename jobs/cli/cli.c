@@ -10,6 +10,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <stdarg.h>
@@ -302,6 +303,17 @@ void cli_warn(const cli_ctx *ctx, const char *fmt, ...)
 	va_start(ap, fmt);
 	vreport(ctx, "warning: ", fmt, ap);
 	va_end(ap);
+}
+
+int cli_report_problem(const cli_ctx *ctx, int64_t run_id, const char *problem, int status)
+{
+	if (!problem[0])
+		return status;
+	cli_error(ctx,
+		  "report not written (the run's findings are stored; its pages and summary link "
+		  "to the report, which 'profreg report --run %" PRId64 "' writes again): %s",
+		  run_id, problem);
+	return status == EXIT_OK ? EXIT_RUNTIME : status;
 }
 
 int cli_fail(const cli_ctx *ctx, const pr_error *err)

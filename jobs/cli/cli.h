@@ -120,6 +120,14 @@ void cli_error(const cli_ctx *ctx, const char *fmt, ...)
  */
 int cli_fail(const cli_ctx *ctx, const pr_error *err);
 
+/*
+ * A run's report that could not be written (`problem`, "" when it was):
+ * an error line even under --quiet, since the run's pages and summary
+ * link to it, naming the command that writes it again. Returns `status`,
+ * or exit 3 in place of a success.
+ */
+int cli_report_problem(const cli_ctx *ctx, int64_t run_id, const char *problem, int status);
+
 /* Print "profreg CMD: warning: msg" like cli_error, unless --quiet. */
 void cli_warn(const cli_ctx *ctx, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -444,15 +444,7 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 		if (inconclusive)
 			status = EXIT_INCONCLUSIVE;
 	}
-	/* Its pages link to it: an error under --quiet too, exit 3 where all else passed. */
-	if (r.report_problem[0]) {
-		cli_error(ctx,
-			  "report not written (the findings are stored; the pages link to "
-			  "the report, which 'profreg report --run %" PRId64 "' writes again): %s",
-			  r.run_id, r.report_problem);
-		if (status == EXIT_OK)
-			status = EXIT_RUNTIME;
-	}
+	status = cli_report_problem(ctx, r.run_id, r.report_problem, status);
 	goto out;
 fail:
 	status = cli_fail(ctx, &err);

@@ -293,15 +293,7 @@ int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
 			  r.pages.first_error[0] ? r.pages.first_error : "not due yet");
 		status = EXIT_RUNTIME;
 	}
-	/* Its pages link to it: an error cron mails, whatever --quiet hides. */
-	if (r.report_problem[0]) {
-		cli_error(ctx,
-			  "report not written (the night's findings are stored; its "
-			  "pages link to the report, which 'profreg report --run %" PRId64
-			  "' writes again): %s",
-			  r.run_id, r.report_problem);
-		status = EXIT_RUNTIME;
-	}
+	status = cli_report_problem(ctx, r.run_id, r.report_problem, status);
 	/* It sets the exit code below: what cron mails must say why. */
 	if (r.retention_problem[0])
 		cli_error(ctx, "retention: %s", r.retention_problem);

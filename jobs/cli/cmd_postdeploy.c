@@ -528,15 +528,8 @@ int cmd_postdeploy(cli_ctx *ctx, int argc, char **argv)
 	else if (status == EXIT_OK && strcmp(x.verdict, "inconclusive") == 0 &&
 		 strcmp(on_inc, "fail") == 0)
 		status = EXIT_INCONCLUSIVE;
-	/* Its pages and the summary link to it: the verdict stands, a pass is no success. */
-	if (x.report_problem[0]) {
-		cli_error(ctx,
-			  "report not written (the findings are stored; 'profreg report "
-			  "--run %" PRId64 "' writes it again): %s",
-			  x.run_id, x.report_problem);
-		if (status == EXIT_OK)
-			status = EXIT_RUNTIME;
-	}
+	/* The verdict stands: a failing gate keeps exit 1, a pass is no success. */
+	status = cli_report_problem(ctx, x.run_id, x.report_problem, status);
 	goto out;
 fail:
 	cli_deadline_stop(&watch);
