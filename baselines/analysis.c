@@ -2421,7 +2421,6 @@ static double moved_share(const func_matrix *m, const size_t *rows, char *const 
 	return cs->n ? sum / (double)cs->n : 0;
 }
 
-/* The mean share of the samples in unsymbolized frames over n captures from col0. */
 /* The share of capture i of cs (column col0 + i) in unsymbolized frames. */
 static double capture_nameless(const func_matrix *m, const size_t *rows, char *const *names,
 			       char *const *files, size_t nrows, const capture_set *cs, size_t col0,
@@ -2437,6 +2436,7 @@ static double capture_nameless(const func_matrix *m, const size_t *rows, char *c
 	return sum;
 }
 
+/* The mean share of the samples in unsymbolized frames over the captures of cs from col0. */
 static double unsymbolized_share(const func_matrix *m, const size_t *rows, char *const *names,
 				 char *const *files, size_t nrows, const capture_set *cs,
 				 size_t col0)

@@ -52,8 +52,9 @@
  * samples spread over hundreds of instruction addresses, each a function
  * too small to judge, and every rebuild moves them all, so a release
  * would be a regression from nothing in each new address. (Captures
- * stored before were named "libc.so.6+0x9a3f0"; the analysis folds
- * those into the bracketed name, see merge_families.)
+ * stored before were named "libc.so.6+0x9a3f0": while a service's window
+ * holds such names, the analysis leaves the object unjudged, see
+ * drop_renaming_objects in baselines/analysis.c.)
  */
 #define _POSIX_C_SOURCE 200809L
 #include "pipeline/pprof.h"
