@@ -103,8 +103,9 @@ typedef struct collect_opts {
 	 * minutes before it: a nightly whose night ends as it starts
 	 * collects just after, and stamped when taken its captures fell in
 	 * no night's window (this one's ends at its start, the next one's
-	 * begins there). Not when a deploy of the service lies between; its
-	 * release is found by when it was taken either way.
+	 * begins there). Not when a deploy of the service lies after that
+	 * time or within its warm-up before it; its release is found by when
+	 * it was taken either way.
 	 */
 	bool live_in_window;
 } collect_opts;
