@@ -2289,8 +2289,9 @@ static bool in_baseline(const func_matrix *m, size_t r, size_t nb)
  * its symbols, which skips the service. The service's other functions
  * are judged as usual, and the object again once the window holds only
  * its new name. The names of the untested rows are read only for a
- * target that tests a bracketed name. *dropped counts the rows left out;
- * the first nb columns of m are the baseline's.
+ * target that tests a bracketed name with a file, or "[unknown]".
+ * *dropped counts the rows left out; the first nb columns of m are the
+ * baseline's.
  */
 static int drop_renaming_objects(const func_matrix *m, size_t nb, db *d, size_t *rows, int64_t *ids,
 				 char **names, char **files, size_t *nrows, size_t *dropped,
@@ -2318,7 +2319,8 @@ static int drop_renaming_objects(const func_matrix *m, size_t nb, db *d, size_t 
 			rc = oom(err);
 			goto out;
 		}
-		bracketed |= form[k] == 2;
+		/* Only an object's path can pair with its addresses ("[unknown]": bare ones). */
+		bracketed |= form[k] == 2 && files[k] && *files[k];
 		unknown |= form[k] == 2 && strcmp(key[k], "[unknown]") == 0 &&
 			   (!files[k] || !*files[k]);
 		bare |= form[k] == 3 && in_baseline(m, rows[k], nb);
@@ -2327,7 +2329,7 @@ static int drop_renaming_objects(const func_matrix *m, size_t nb, db *d, size_t 
 			kfiles[nk++] = files[k] ? files[k] : "";
 		}
 	}
-	if (bracketed && m->nfuncs > n) {
+	if ((bracketed || unknown) && m->nfuncs > n) {
 		if (!(tested = calloc(m->nfuncs, sizeof(*tested))) ||
 		    !(oids = calloc(m->nfuncs - n, sizeof(*oids))) ||
 		    !(orow = calloc(m->nfuncs - n, sizeof(*orow)))) {
