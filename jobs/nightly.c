@@ -488,7 +488,7 @@ static int store_suspects(const job_env *env, analysis *a, int64_t run_id, pr_er
 			snprintf(range.note, sizeof(range.note),
 				 "No deploy of release '%.200s' was recorded: no commit range.",
 				 f->current_release);
-		s = suspects_for_file(&range, f->file);
+		s = suspects_for_function(&range, f->function, f->file);
 		suspects_range_release(&range);
 		if (!s) {
 			rc = pr_error_set(err, PR_ENOMEM, "out of memory");

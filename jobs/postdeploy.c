@@ -210,7 +210,7 @@ static int store_suspects(postdeploy_result *x, db *d, int64_t run_id, pr_error 
 		char id[24];
 		if (f->direction != FINDING_REGRESSION || !f->id)
 			continue;
-		if (!(s = suspects_for_file(&x->range, f->file)))
+		if (!(s = suspects_for_function(&x->range, f->function, f->file)))
 			return pr_error_set(err, PR_ENOMEM, "out of memory");
 		snprintf(id, sizeof(id), "%" PRId64, f->id);
 		json_object_set(x->suspects, id, s);

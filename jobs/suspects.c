@@ -7,6 +7,7 @@
 #include "common/timeutil.h"
 
 #include <inttypes.h>
+#include <stdbool.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,7 +69,20 @@ json_t *suspects_range_json(const suspects_range *r)
 	return arr;
 }
 
-json_t *suspects_for_file(const suspects_range *r, const char *file)
+/*
+ * A name in brackets is code without symbols, named for its object
+ * (`[svc]`, `[unknown]`, `[kernel.kallsyms]`): its file, when there is
+ * one, is the object's path, which a commit of sources never touches,
+ * and a repository file of the same name would be a false suspect.
+ */
+static bool without_symbols(const char *name)
+{
+	size_t n = name ? strlen(name) : 0;
+
+	return n >= 2 && name[0] == '[' && name[n - 1] == ']';
+}
+
+json_t *suspects_for_function(const suspects_range *r, const char *name, const char *file)
 {
 	json_t *o = json_pack("{s:i,s:s?,s:s?,s:s?}", "schema_version", 1,
 			      "from", r->from[0] ? r->from : NULL, "to", r->to[0] ? r->to : NULL,
@@ -81,7 +95,10 @@ json_t *suspects_for_file(const suspects_range *r, const char *file)
 		json_decref(commits);
 		return NULL;
 	}
-	if (!file || !*file)
+	if (without_symbols(name))
+		note = "Code without symbols: the profile names no source file, so no commit "
+		       "of the range can be singled out.";
+	else if (!file || !*file)
 		note = "The profile gives no file name for this function.";
 	else if (r->note[0])
 		note = r->note;

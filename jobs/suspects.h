@@ -49,8 +49,12 @@ int suspects_range_load(suspects_range *out, const char *repo, const char *from,
 			pr_error *err);
 void suspects_range_release(suspects_range *r);
 
-/* The stored object for a function in `file` (NULL or "": none known); NULL on ENOMEM. */
-struct json_t *suspects_for_file(const suspects_range *r, const char *file);
+/*
+ * The stored object for the function `name` in `file` (NULL or "": none
+ * known): the range's commits that touched the file, or a note saying
+ * why there are none. NULL on ENOMEM.
+ */
+struct json_t *suspects_for_function(const suspects_range *r, const char *name, const char *file);
 
 /* The range itself as a JSON array of commits (the newest first); NULL on ENOMEM. */
 struct json_t *suspects_range_json(const suspects_range *r);

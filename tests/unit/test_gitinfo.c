@@ -33,6 +33,8 @@
 #include <git2.h>
 
 #include "jobs/gitinfo.h"
+#include "jobs/suspects.h"
+#include <jansson.h>
 
 #define T0 1700000000
 #define SHA_LEN (GITINFO_SHA_HEX + 1)
@@ -697,6 +699,46 @@ static void test_suspects_reject_bad_arguments(void **state)
 	assert_null(idx);
 }
 
+/* The commits and note a finding stores, as "N note" (note "" when none). */
+static void suspects_of(char *out, size_t n, const suspects_range *r, const char *name,
+			const char *file)
+{
+	json_t *s = suspects_for_function(r, name, file);
+	const char *note;
+
+	assert_non_null(s);
+	note = json_string_value(json_object_get(s, "note"));
+	snprintf(out, n, "%zu %s", json_array_size(json_object_get(s, "commits")),
+		 note ? note : "");
+	json_decref(s);
+}
+
+static void test_code_without_symbols_has_no_suspect_commits(void **state)
+{
+	fixture *f = *state;
+	pr_error err = PR_ERROR_INIT;
+	suspects_range r;
+	char got[512];
+
+	if (suspects_range_load(&r, f->repo, f->c1, f->c5, &err) != 0)
+		fail_msg("%s", err.msg);
+	assert_string_equal(r.note, "");
+	suspects_of(got, sizeof(got), &r, "ledger.Post", "/src/acme/svc/pkg/ledger.go");
+	assert_string_equal(got, "2 ");
+	/* An object whose path ends in a repository file's name is still not that file. */
+	suspects_of(got, sizeof(got), &r, "[README.md]", "/usr/share/doc/svc/README.md");
+	assert_non_null(strstr(got, "0 Code without symbols"));
+	suspects_of(got, sizeof(got), &r, "[svc]", "/usr/local/bin/svc");
+	assert_non_null(strstr(got, "0 Code without symbols"));
+	suspects_of(got, sizeof(got), &r, "[unknown]", "");
+	assert_non_null(strstr(got, "0 Code without symbols"));
+	suspects_of(got, sizeof(got), &r, "ledger.Post", NULL);
+	assert_string_equal(got, "0 The profile gives no file name for this function.");
+	suspects_of(got, sizeof(got), &r, "[", "README.md");
+	assert_string_equal(got, "1 ");
+	suspects_range_release(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -717,6 +759,7 @@ int main(void)
 		cmocka_unit_test(test_path_match_needs_a_slash_boundary),
 		cmocka_unit_test(test_suspects_are_the_commits_that_touched_the_file),
 		cmocka_unit_test(test_suspects_reject_bad_arguments),
+		cmocka_unit_test(test_code_without_symbols_has_no_suspect_commits),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
