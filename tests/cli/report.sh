@@ -47,7 +47,7 @@ run pr report --run "$run_id" --format json --out -
 # Numbers compared to 8 significant digits: the report prints them with more.
 digits='walk(if type == "number" and . != floor then tostring | .[0:9] else . end)'
 rep=$(jq -S -c --argjson id "$fid" '.findings[] | select(.id == $id) | del(.status, .release, .commit,
-	.captures, .history, .band, .suspects, .suspect_note, .flame, .flame_same_as,
+	.captures, .history, .band, .suspects, .suspect_note, .flame, .flame_note, .flame_same_as,
 	.fixed_by, .incident_lead) | '"$digits" <<<"$OUT")
 run pr finding show "$fid" --json
 show=$(jq -S -c 'del(.status, .reproduced) | '"$digits" <<<"$OUT")
@@ -90,6 +90,21 @@ run pr diff --base 'service=web,release=v1' --target 'service=web,release=v22,ho
 	not_ok "diff release typo" "rc=$RC $ERR"
 run pr diff --base 'service=web,relase=v1' --target 'service=web'
 [ $RC -eq 2 ] && grep -q "unknown key 'relase'" <<<"$ERR" && ok "a bad selection is a usage error naming the key" || not_ok "diff bad selection" "rc=$RC $ERR"
+
+# A capture the flame graph cannot read: the JSON says why, as the HTML does.
+k=$(sql "select blob_key from profiles where release = 'v2' order by id limit 1")
+bf="$HOME_DIR/blobs/sha256/${k:0:2}/${k:2}.zst"
+mv "$bf" "$T/held.zst"
+run pr report --finding "$fid" --format json --out -
+note=$(jq -r '.findings[0].flame_note // ""' <<<"$OUT")
+[ $RC -eq 0 ] && [ "$(jq -c '.findings[0].flame' <<<"$OUT")" = null ] && [[ $note == "No flame graph: "* ]] &&
+	ok "a flame graph that could not be read is null in the JSON, with the reason ($note)" ||
+	not_ok "flame note in JSON" "rc=$RC note=$note $ERR"
+mv "$T/held.zst" "$bf"
+run pr report --finding "$fid" --format json --out -
+[ $RC -eq 0 ] && [ "$(jq -c '.findings[0].flame_note' <<<"$OUT")" = null ] &&
+	[ "$(jq '.findings[0].flame | length' <<<"$OUT")" -gt 0 ] &&
+	ok "with the capture back, the graph and no note" || not_ok "flame back" "rc=$RC"
 
 # Export, then ingest again: the same per-function self values.
 pr --quiet service add back && pr --quiet service enable back
