@@ -304,6 +304,41 @@ static int keys_literal(buf *b, char **keys, size_t n)
 }
 
 /*
+ * Record the deletes about to be sent to a store where one that gets no
+ * answer may still land later (blob_delete_linger_us), committed before
+ * any is sent: an ingest of the same bytes is refused until then rather
+ * than trust an object that may go behind its row. Young orphans are left
+ * out (they are never deleted: delete_dead checks again under the lock).
+ * `*fresh`: the keys without an earlier live record, whose records go
+ * once the store has answered (NULL where nothing is recorded).
+ */
+static int mark_deletes(ret *r, char **keys, size_t n, bool orphans, int64_t grace, char **fresh,
+			pr_error *err)
+{
+	uint64_t linger = blob_delete_linger_us(r->bs);
+	char **old = NULL;
+	size_t nold = 0;
+	buf lit = BUF_INIT;
+	int rc = 0;
+
+	*fresh = NULL;
+	if (!linger || !n)
+		return 0;
+	if (!(old = malloc(n * sizeof(*old))))
+		return oom(err);
+	for (size_t i = 0; i < n; i++)
+		if (!orphans || !blob_young(r->bs, keys[i], time_now_us(), grace))
+			old[nold++] = keys[i];
+	if (keys_literal(&lit, old, nold) < 0)
+		rc = oom(err);
+	else if (nold)
+		rc = db_blob_deletes_mark(r->d, lit.ptr, linger, fresh, err);
+	buf_release(&lit);
+	free(old);
+	return rc;
+}
+
+/*
  * Delete the files of `keys` that no capture keeps, under the exclusive
  * lock of each key (db_blob_lock): an ingest writing or pointing a row at
  * one of them right now either committed before (its row is seen and the
@@ -311,6 +346,7 @@ static int keys_literal(buf *b, char **keys, size_t n)
  * `orphans`: keys the store walk found with no row keeping them; under
  * the lock they must also still be older than the grace period (a put
  * since the walk makes a blob young again), and they count as orphans.
+ * A delete that fails leaves its record (mark_deletes) to run out.
  */
 static int delete_dead(ret *r, char **keys, size_t n, bool orphans, int64_t grace,
 		       pr_error *err)
@@ -322,11 +358,14 @@ static int delete_dead(ret *r, char **keys, size_t n, bool orphans, int64_t grac
 	PGresult *res = NULL;
 	buf lit = BUF_INIT;
 	const char *p[1];
+	char *fresh = NULL;
 	int rc;
 
 	if (keys_literal(&lit, keys, n) < 0)
 		return oom(err);
 	p[0] = lit.ptr;
+	if ((rc = mark_deletes(r, keys, n, orphans, grace, &fresh, err)) < 0)
+		goto out;
 	if ((rc = db_begin(r->d, err)) < 0)
 		goto out;
 	if ((rc = db_blob_lock_all(r->d, lit.ptr, err)) == 0)
@@ -353,6 +392,9 @@ static int delete_dead(ret *r, char **keys, size_t n, bool orphans, int64_t grac
 			r->res->bytes_freed += size;
 		}
 	}
+	/* Every delete of this chunk was answered: its own records go with the locks. */
+	if (rc == 0 && fresh)
+		rc = db_blob_deletes_clear(r->d, fresh, err);
 	if (rc == 0)
 		rc = db_commit(r->d, err);
 out:
@@ -360,6 +402,7 @@ out:
 		db_rollback(r->d);
 	db_result_free(res);
 	buf_release(&lit);
+	free(fresh);
 	return rc;
 }
 

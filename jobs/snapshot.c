@@ -7,6 +7,7 @@
 #include "jobs/access.h"
 #include "common/fileio.h"
 #include "common/timeutil.h"
+#include "pipeline/ingest.h"
 #include "pipeline/procfs.h"
 #include "pipeline/tarzst.h"
 
@@ -2101,6 +2102,12 @@ int snapshot_store(int64_t *id, bool *existed, const job_env *env, const void *d
 	/* Shared with ingests: retention deletes the file only once no row keeps it. */
 	if ((rc = db_blob_lock(env->d, key, false, err)) < 0)
 		goto out;
+	{
+		char lit[BLOB_KEY_HEX + 3];
+		snprintf(lit, sizeof(lit), "{%s}", key);
+		if ((rc = ingest_check_delete_doubt(env->d, env->bs, lit, err)) < 0)
+			goto out;
+	}
 	{
 		const char *p[1] = {key};
 		if ((rc = db_exec(env->d, &res, err, "looking up a snapshot", sel, 1, p)) < 0)

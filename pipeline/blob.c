@@ -730,6 +730,11 @@ int blob_delete(blob_store *bs, const char *key, pr_error *err)
 	return bs->ops->del(bs->impl, key, err);
 }
 
+uint64_t blob_delete_linger_us(const blob_store *bs)
+{
+	return bs && bs->ops->delete_linger_us ? bs->ops->delete_linger_us(bs->impl) : 0;
+}
+
 int blob_stored_size(blob_store *bs, const char *key, uint64_t *out,
 		     pr_error *err)
 {

@@ -166,6 +166,16 @@ int blob_exists(blob_store *bs, const char *key, bool *out, pr_error *err);
  */
 int blob_delete(blob_store *bs, const char *key, pr_error *err);
 
+/*
+ * How long a delete sent to this store may still land after blob_delete
+ * failed without an answer (0: never; a local folder's delete is over
+ * when it returns). Retention records each delete it sends for that long
+ * (db_blob_deletes_mark), and a put under the key's lock in that time is
+ * refused (db_blob_delete_doubt): the object it would find, or write, may
+ * be removed behind it.
+ */
+uint64_t blob_delete_linger_us(const blob_store *bs);
+
 /* Bytes blob `key` takes in storage (compressed). PR_ENOTFOUND if missing. */
 int blob_stored_size(blob_store *bs, const char *key, uint64_t *out,
 		     pr_error *err);
@@ -272,6 +282,10 @@ int blob_decode(buf *out, const char *key, const void *stored, size_t len,
  *         failed its check. May be NULL (blob_repair then restores only
  *         missing objects, and blob_put does not read back what it finds).
  *         After put_many, for the same reason.
+ * delete_linger_us: how long after it was sent a delete that got no
+ *         answer (a timeout, a dropped connection) may still reach the
+ *         store and remove the object; 0 or NULL where a delete is done
+ *         when the call returns (a local folder). After replace.
  */
 typedef struct blob_object {
 	const char *key;  /* checked by blob_key_valid */
@@ -297,6 +311,7 @@ typedef struct blob_store_ops {
 	const char *kind;
 	int (*put_many)(void *impl, const blob_object *objs, size_t n, pr_error *err);
 	int (*replace)(void *impl, const char *key, const void *data, size_t len, pr_error *err);
+	uint64_t (*delete_linger_us)(void *impl);
 } blob_store_ops;
 
 /*

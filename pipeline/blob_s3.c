@@ -921,6 +921,22 @@ static void s3_close(void *impl)
 	free(s);
 }
 
+/*
+ * A DELETE that timed out or lost its connection may have reached the
+ * server and be carried out later (a request queued behind a stalled
+ * server or proxy): assume it can land for twice every try's full time,
+ * and never less than 15 minutes.
+ */
+static uint64_t s3_delete_linger_us(void *impl)
+{
+	const s3 *s = impl;
+	uint64_t connect = s->connect_ms ? s->connect_ms : HTTP_DEFAULT_CONNECT_TIMEOUT_MS;
+	uint64_t whole = s->timeout_ms ? s->timeout_ms : HTTP_DEFAULT_TIMEOUT_MS;
+	uint64_t us = 2 * (uint64_t)s->attempts * (connect + whole) * 1000;
+
+	return us > BLOB_S3_DELETE_LINGER_MIN_US ? us : BLOB_S3_DELETE_LINGER_MIN_US;
+}
+
 static const blob_store_ops s3_ops = {
 	.put = s3_put,
 	.get = s3_get,
@@ -934,6 +950,7 @@ static const blob_store_ops s3_ops = {
 	.stat = s3_stat,
 	.temps = NULL,
 	.kind = "s3",
+	.delete_linger_us = s3_delete_linger_us,
 };
 
 static char *dup_or_null(const char *v, bool *fail)

@@ -54,6 +54,8 @@
 /* Objects a ListObjectsV2 page asks for when the caller sets no size. */
 #define BLOB_S3_LIST_PAGE 1000
 #define BLOB_S3_ATTEMPTS 3
+/* The least time a DELETE without an answer is taken to be able to land. */
+#define BLOB_S3_DELETE_LINGER_MIN_US (15 * 60 * INT64_C(1000000))
 
 typedef struct blob_s3_opts {
 	/* "https://s3.eu-west-1.amazonaws.com", "http://127.0.0.1:9000": scheme, host, port */

@@ -1008,6 +1008,71 @@ int db_blob_lock_all_shared(db *d, const char *keys_literal, pr_error *err)
 	return rc;
 }
 
+int db_blob_deletes_mark(db *d, const char *keys_literal, uint64_t linger_us, char **fresh,
+			 pr_error *err)
+{
+	/*
+	 * One statement, one snapshot: `had` is what was live before this
+	 * mark, the records past their time are dropped on the way.
+	 */
+	static const char sql[] =
+		"with had as (select blob_key from blob_deletes"
+		"             where blob_key = any($1::text[]) and until > now()),"
+		" gone as (delete from blob_deletes where until <= now()"
+		"          and blob_key <> all($1::text[])),"
+		" up as (insert into blob_deletes (blob_key, until)"
+		"        select distinct k, now() + $2::bigint * interval '1 microsecond'"
+		"          from unnest($1::text[]) k"
+		"        on conflict (blob_key) do update"
+		"        set until = greatest(blob_deletes.until, excluded.until))"
+		" select coalesce(array_agg(distinct k order by k), '{}')::text"
+		"   from unnest($1::text[]) k where k not in (select blob_key from had)";
+	char us[24];
+	const char *p[2] = {keys_literal, us};
+	PGresult *res = NULL;
+	int rc;
+
+	*fresh = NULL;
+	snprintf(us, sizeof(us), "%" PRIu64, linger_us);
+	if ((rc = run(d, &res, err, sql, 2, p, "cannot record blob deletes")) == 0 &&
+	    !(*fresh = strdup(PQgetvalue(res, 0, 0))))
+		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+	PQclear(res);
+	return rc;
+}
+
+int db_blob_deletes_clear(db *d, const char *keys_literal, pr_error *err)
+{
+	static const char sql[] = "delete from blob_deletes where blob_key = any($1::text[])";
+	const char *p[1] = {keys_literal};
+	PGresult *res = NULL;
+	int rc = run(d, &res, err, sql, 1, p, "cannot clear blob deletes");
+
+	PQclear(res);
+	return rc;
+}
+
+int db_blob_delete_doubt(db *d, const char *keys_literal, char key_out[65], int64_t *until_us,
+			 pr_error *err)
+{
+	static const char sql[] =
+		"select blob_key, (extract(epoch from until) * 1000000)::bigint"
+		"  from profreg_blob_delete_doubt($1::text[]) where blob_key is not null";
+	const char *p[1] = {keys_literal};
+	PGresult *res = NULL;
+	int rc;
+
+	key_out[0] = '\0';
+	*until_us = 0;
+	if ((rc = run(d, &res, err, sql, 1, p, "cannot look up blob deletes")) == 0 &&
+	    PQntuples(res) == 1) {
+		snprintf(key_out, 65, "%s", PQgetvalue(res, 0, 0));
+		*until_us = strtoll(PQgetvalue(res, 0, 1), NULL, 10);
+	}
+	PQclear(res);
+	return rc;
+}
+
 /* ---- services -------------------------------------------------------- */
 
 static bool service_name_valid(const char *s)

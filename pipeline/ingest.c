@@ -827,6 +827,23 @@ out:
 	return rc;
 }
 
+int ingest_check_delete_doubt(db *d, blob_store *bs, const char *keys, pr_error *err)
+{
+	char key[BLOB_KEY_HEX + 1], when[TIME_FMT_MAX];
+	int64_t until = 0;
+	int rc;
+
+	if (!blob_delete_linger_us(bs))
+		return 0;
+	if ((rc = db_blob_delete_doubt(d, keys, key, &until, err)) < 0 || !key[0])
+		return rc;
+	time_format(when, until);
+	return pr_error_set(err, PR_ELOCKED,
+			    "blob '%s' in %s: retention sent a delete of it that got no answer "
+			    "and may still land until %s; ingest it again after that",
+			    key, blob_store_describe(bs), when);
+}
+
 /*
  * Write the blobs and the captures' rows in one transaction. Each blob is
  * written under a shared lock on its key, held until the row that keeps
@@ -877,6 +894,7 @@ static int store(db *d, blob_store *bs, item *const *its, size_t n, pr_error *er
 		goto out;
 	in_tx = true;
 	if ((rc = db_blob_lock_all_shared(d, keys.ptr, err)) < 0 ||
+	    (rc = ingest_check_delete_doubt(d, bs, keys.ptr, err)) < 0 ||
 	    (rc = check_commits(d, its, n, err)) < 0)
 		goto out;
 	/* Without a thread, the blobs go first, one batch after the other. */

@@ -207,4 +207,14 @@ ingest_batch *ingest_batch_prepare(ingest_result *outs, pr_error *errs, db *d,
 size_t ingest_batch_store(ingest_batch *b, pr_error *errs, db *d, blob_store *bs);
 void ingest_batch_free(ingest_batch *b);
 
+/*
+ * PR_ELOCKED, naming the key and the time, when retention sent a delete
+ * of one of the keys (a text[] literal) that got no answer and may still
+ * land (db_blob_delete_doubt): whatever a put finds under the key, or
+ * writes, could go behind the row about to name it. Call it under the
+ * keys' shared lock (db_blob_lock), before the put. 0 for a store whose
+ * deletes cannot linger.
+ */
+int ingest_check_delete_doubt(db *d, blob_store *bs, const char *keys_literal, pr_error *err);
+
 #endif

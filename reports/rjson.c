@@ -164,7 +164,7 @@ extra:
 	}
 	json_object_set_new(j, "suspect_note", str(f->suspect_note));
 	json_object_set_new(j, "flame", f->flame ? flame_json(f->flame, o) : json_null());
-	/* Why the graph is missing or cut (a capture unreadable, refused, skipped): null when whole. */
+	/* Why the graph is missing or cut (unreadable, refused, skipped); null when whole. */
 	json_object_set_new(j, "flame_note", str(f->flame_note));
 	if (f->flame_ref >= 0)
 		json_object_set_new(j, "flame_same_as", json_integer(f->flame_ref));

@@ -37,7 +37,8 @@ JSON
 config "$T/s3.json" s3 "$S3_ENDPOINT" path
 P() { pr --config "$T/s3.json" "$@"; }
 objects() { find "$S3_DATA/$S3_BUCKET/fleet/prod/sha256" -name '*._S3rver_object' 2>/dev/null | wc -l; }
-object_of() { k=$(sql "select blob_key from profiles where id=$1"); echo "$S3_DATA/$S3_BUCKET/fleet/prod/sha256/${k:0:2}/${k:2}.zst._S3rver_object"; }
+object_of_key() { echo "$S3_DATA/$S3_BUCKET/fleet/prod/sha256/${1:0:2}/${1:2}.zst._S3rver_object"; }
+object_of() { object_of_key "$(sql "select blob_key from profiles where id=$1")"; }
 
 pr --quiet db init && P --quiet service add checkout && P --quiet service enable checkout
 for i in 1 2 3; do
@@ -143,6 +144,59 @@ runp pr config check "$T/bad3.json"
 sed -i 's/"secret_access_key_env": "A", //' "$T/bad3.json"
 runp pr config check "$T/bad3.json"
 [ $RC -eq 2 ] && grep -q "Bad_Bucket" <<<"$ERR" && ok "config check: a bucket name S3 refuses" || not_ok "bad bucket" "rc=$RC $ERR"
+
+# A DELETE that reached the store but got no answer may be carried out
+# later (the proxy holds it until SIGUSR1): retention fails, and an
+# ingest of the same bytes in that time is refused rather than point a
+# row at an object about to go. Once the delete can no longer land, the
+# bytes are stored again, whole; a delete that was answered holds nothing
+# back.
+printf 'main;late 7\n' >"$T/late.folded"
+runp P ingest "$T/late.folded" --service checkout --release v1
+late=$(sql "select max(id) from profiles")
+lkey=$(sql "select blob_key from profiles where id=$late")
+lobj=$(object_of "$late")
+sql "delete from profiles where id=$late" >/dev/null
+touch -d '2 days ago' "$lobj"
+s3_proxy_restart --hold-deletes 1
+config "$T/s3.json" s3 "$S3_ENDPOINT" path
+runp P retention --json --at 2026-06-01T00:00:00Z
+[ $RC -eq 3 ] && [ -e "$lobj" ] && grep -q "$lkey" <<<"$ERR" &&
+	[ "$(sql "select count(*) from blob_deletes where blob_key = '$lkey' and until > now() + interval '14 minutes'")" = 1 ] &&
+	ok "a delete without an answer fails retention (exit 3) and is recorded for as long as it may land" ||
+	not_ok "unanswered delete" "rc=$RC $ERR $(sql "select * from blob_deletes")"
+runp P ingest "$T/late.folded" --service checkout --release v1
+[ $RC -eq 3 ] && grep -q "blob '$lkey' in s3://.*may still land until" <<<"$ERR" &&
+	[ "$(sql "select count(*) from profiles where blob_key = '$lkey'")" = 0 ] &&
+	ok "an ingest of the same bytes meanwhile is refused (exit 3), naming the blob and until when" ||
+	not_ok "ingest beside a delete in doubt" "rc=$RC $OUT $ERR"
+kill -USR1 "$S3_PROXY_PID"
+for _ in $(seq 1 100); do
+	[ -e "$lobj" ] || break
+	sleep 0.1
+done
+s3_proxy_restart
+config "$T/s3.json" s3 "$S3_ENDPOINT" path
+runp P blobs check
+[ ! -e "$lobj" ] && grep -q '"why":"released"' "$S3_LOG" && [ $RC -eq 0 ] &&
+	ok "the held delete lands later, and no capture lost its blob (blobs check)" ||
+	not_ok "late delete" "rc=$RC $OUT $ERR $(tail -3 "$S3_LOG")"
+sql "update blob_deletes set until = now() - interval '1 second'" >/dev/null
+runp P ingest "$T/late.folded" --service checkout --release v1
+late=$(sql "select id from profiles where blob_key = '$lkey'")
+runp P export "$late" --format folded --out "$T/late-back.folded"
+[ $RC -eq 0 ] && [ -e "$(object_of "$late")" ] && grep -q 'main;late 7' "$T/late-back.folded" &&
+	ok "once the delete cannot land any more, the bytes are stored again and read back" ||
+	not_ok "stored after the doubt" "rc=$RC $ERR"
+sql "delete from profiles where id=$late" >/dev/null
+touch -d '2 days ago' "$(object_of_key "$lkey")"
+runp P retention --json --at 2026-06-01T00:00:00Z
+[ $RC -eq 0 ] && [ "$(jq -r '.orphans_deleted' <<<"$OUT")" = 1 ] &&
+	[ "$(sql "select count(*) from blob_deletes")" = 0 ] && ok "an answered delete leaves no record behind" ||
+	not_ok "answered delete" "rc=$RC $OUT $ERR $(sql "select * from blob_deletes")"
+runp P ingest "$T/late.folded" --service checkout --release v1
+[ $RC -eq 0 ] && [ -e "$(object_of_key "$lkey")" ] && ok "and the same bytes can come back at once" ||
+	not_ok "ingest after an answered delete" "rc=$RC $ERR"
 
 # blobs migrate --to s3: a local store, copied while blobs.store is still
 # local; the bucket goes away after 3 puts; run again, it resumes.

@@ -6,7 +6,7 @@
  *   s3_sigcheck --upstream PORT --port-file F --log F --key-id ID
  *               --secret-file F --region R [--timeout SECONDS]
  *               [--fail-first N] [--fail-puts-after N] [--list-answer F]
- *               [--list-endless 1|2] [--error-pad N]
+ *               [--list-endless 1|2] [--error-pad N] [--hold-deletes 1]
  *
  * Each request is checked with tests/support/sigv4.c (an independent
  * SigV4 computation: see test_sigv4.c for the AWS examples it
@@ -34,6 +34,13 @@
  * keys are outside the prefix ("~/..."), which no real server lists: a
  * listing that never ends and never names an object of the prefix.
  *
+ * --hold-deletes 1 passes no DELETE on when it comes: the connection is
+ * closed without an answer (the client cannot know whether it was
+ * carried out, and tries again) and the request is kept; on SIGUSR1
+ * every kept DELETE is passed on, and logged once more with "why":
+ * "released". A request that reached a stalled server and is carried
+ * out after the client gave up.
+ *
  * One connection at a time, one request per connection (the answer says
  * Connection: close). It listens on 127.0.0.1 on a free port, written to
  * the port file once it listens; every read and write is bounded by 10 s,
@@ -43,6 +50,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -72,6 +80,14 @@ static int upstream;
 static long fail_first, fail_puts_after = -1, puts_seen, count, error_pad;
 static const char *list_answer;
 static int list_endless; /* 1: keys under the prefix; 2: outside it */
+static int hold_deletes;
+static volatile sig_atomic_t release_held;
+static struct {
+	char *head; /* the request as it is passed on (a DELETE has no body) */
+	size_t len;
+	char target[512];
+} held[256];
+static size_t nheld;
 
 static _Noreturn void die(const char *what)
 {
@@ -343,6 +359,15 @@ static void serve(int fd)
 			     error_pad);
 		goto out;
 	}
+	if (hold_deletes && strcmp(method, "DELETE") == 0 && body_len == 0 &&
+	    nheld < sizeof(held) / sizeof(*held)) {
+		log_line(method, target, true, true, "held");
+		held[nheld].head = out_head;
+		held[nheld].len = out_len;
+		snprintf(held[nheld++].target, sizeof(held[0].target), "%s", target);
+		out_head = NULL;
+		goto out; /* closed without an answer */
+	}
 	if (list_endless && strcmp(method, "GET") == 0 && strstr(target, "list-type=2")) {
 		endless_page(fd, method, target);
 		goto out;
@@ -378,6 +403,28 @@ static void serve(int fd)
 out:
 	free(body);
 	free(out_head);
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	release_held = 1;
+}
+
+/* Pass every kept DELETE on, its answer to nobody. */
+static void release(void)
+{
+	int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+	release_held = 0;
+	for (size_t i = 0; i < nheld; i++) {
+		forward(null, held[i].head, held[i].len, "", 0);
+		log_line("DELETE", held[i].target, true, true, "released");
+		free(held[i].head);
+	}
+	nheld = 0;
+	if (null >= 0)
+		close(null);
 }
 
 static void read_secret(const char *path)
@@ -429,6 +476,13 @@ int main(int argc, char **argv)
 			list_answer = argv[i + 1];
 		else if (strcmp(argv[i], "--list-endless") == 0)
 			list_endless = atoi(argv[i + 1]);
+		else if (strcmp(argv[i], "--hold-deletes") == 0)
+			hold_deletes = atoi(argv[i + 1]);
+	}
+	{
+		struct sigaction sa = {0};
+		sa.sa_handler = on_usr1;
+		sigaction(SIGUSR1, &sa, NULL);
 	}
 	if (!upstream || !port_file || !log_path || !key_id || !region || !secret[0]) {
 		fprintf(stderr, "usage: s3_sigcheck --upstream PORT --port-file F --log F "
@@ -454,6 +508,8 @@ int main(int argc, char **argv)
 	while (time(NULL) < deadline) {
 		struct pollfd p = {s, POLLIN, 0};
 		int fd;
+		if (release_held)
+			release();
 		if (poll(&p, 1, 1000) <= 0)
 			continue;
 		if ((fd = accept(s, NULL, NULL)) < 0)

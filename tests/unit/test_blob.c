@@ -1476,7 +1476,7 @@ static void mem_close(void *impl)
 
 static const blob_store_ops mem_ops = {
 	mem_put, mem_get, mem_exists, mem_del, mem_size, NULL, mem_close, NULL,
-	NULL, NULL, NULL, "mem", NULL, NULL,
+	NULL,    NULL,    NULL,       "mem",   NULL,     NULL, NULL,
 };
 
 static void test_any_backend_gets_verification_from_the_generic_layer(void **state)
