@@ -72,6 +72,7 @@ typedef struct unit {
 	int state;
 	unsigned attempts;
 	int64_t not_before_us; /* monotonic-clock microseconds */
+	int64_t deadline_us;   /* the collection budget's end (mono_us): no request after it */
 	bool host_locked;      /* holds the host's CPU profile lock (capreq_host_lock) */
 	bool held_elsewhere;   /* last found its host profiled by another process */
 	pthread_t thread;
@@ -558,6 +559,25 @@ static int piece_add(unit *u, const char *release)
 	return 0;
 }
 
+/*
+ * Whether a unit's next request may start before the budget's end; if so,
+ * its timeout is cut to the time left (at least a second), so a unit of
+ * several requests ends with the budget, give or take one.
+ */
+static bool cut_to_deadline(source_http *h, int64_t deadline_us)
+{
+	int64_t left_ms = (deadline_us - mono_us()) / 1000;
+	uint32_t whole = h->timeout_ms ? h->timeout_ms : HTTP_DEFAULT_TIMEOUT_MS;
+
+	if (left_ms <= 0)
+		return false;
+	if (left_ms < 1000)
+		left_ms = 1000;
+	if (whole > left_ms)
+		h->timeout_ms = (uint32_t)left_ms;
+	return true;
+}
+
 static void fetch_pyroscope(unit *u)
 {
 	const config_source *src = u->src;
@@ -582,6 +602,15 @@ static void fetch_pyroscope(unit *u)
 		}
 		if (sel)
 			qi.selector = sel;
+		/* One request a version: the budget is checked before each. */
+		if (nvals && !cut_to_deadline(&qi.http, u->deadline_us)) {
+			u->rc = pr_error_set(&u->err, PR_ELIMIT,
+					     "%s: %zu of %zu versions not fetched: the collection "
+					     "budget ran out",
+					     u->display, nvals - i, nvals);
+			free(sel);
+			break;
+		}
 		if (piece_add(u, nvals ? vals[i] : NULL) < 0)
 			u->rc = oom(&u->err);
 		else
@@ -868,6 +897,7 @@ static void unit_prepare(run_state *rs, unit *u)
 							   ? u->seconds * 1000 + CPU_MARGIN_MS
 							   : 0);
 	u->http.max_bytes = rs->env->cfg->limits.max_input_bytes;
+	u->deadline_us = rs->deadline_us;
 	u->taken_us = time_now_us();
 	u->attempts++;
 }
@@ -1337,6 +1367,25 @@ out:
 	return rc;
 }
 
+/* The objects from l->v[from] on that the budget left no time for: counted, one line. */
+static void drops_not_tried(svc_state *s, const drop_list *l, size_t from, const char *where,
+			    int64_t budget_us)
+{
+	char why[900];
+	size_t n = 0;
+
+	for (size_t i = from; i < l->n; i++) {
+		const char *base = strrchr(l->v[i].name, '/');
+		base = base ? base + 1 : l->v[i].name;
+		n += *base && base[0] != '.' && !ends_with(l->v[i].name, ".json");
+	}
+	s->not_tried += n;
+	snprintf(why, sizeof(why),
+		 "%s: %zu objects not looked at: the collection budget of %" PRId64 " s ran out",
+		 where, n, budget_us / 1000000);
+	failure(s, "s3_prefix", where, NULL, why);
+}
+
 /*
  * Every s3_prefix source of a service: list the prefix, and take each
  * profile object with its sidecar (OBJECT.json) that was not taken
@@ -1366,6 +1415,11 @@ static int collect_drops(svc_state *s, const job_env *env, int64_t deadline_us, 
 		l.deadline_us = deadline_us;
 		l.budget_s = env->cfg->collect.budget_us / 1000000;
 		if (drop_open(&b, src, &serr) == 0) {
+			char why[100];
+			snprintf(why, sizeof(why), "the collection budget of %" PRId64 " s ran out",
+				 l.budget_s);
+			/* Pages, objects and their tries: none starts past the budget. */
+			blob_s3_bucket_set_deadline(b, deadline_us, why);
 			l.where = blob_s3_bucket_describe(b);
 			s->requests++;
 			blob_s3_bucket_list(b, drop_add, &l, &serr);
@@ -1418,6 +1472,10 @@ static int collect_drops(svc_state *s, const job_env *env, int64_t deadline_us, 
 					 where, obj->name, obj->name);
 				waiting(s, where, why);
 				continue;
+			}
+			if (mono_us() >= deadline_us) {
+				drops_not_tried(s, &l, i, where, env->cfg->collect.budget_us);
+				break;
 			}
 			rc = drop_one(s, env, b, u, obj, side, err);
 		}

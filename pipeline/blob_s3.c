@@ -51,6 +51,8 @@ struct blob_s3_bucket {
 	char *ca_file;
 	char *describe;
 	uint32_t connect_ms, timeout_ms, page, attempts;
+	int64_t deadline_us;    /* time_mono() microseconds: no request after it; 0: none */
+	char deadline_why[200]; /* why, in the message of a request not sent */
 };
 
 /* ---------------------------------------------------------------- checks */
@@ -397,6 +399,29 @@ static void pause_ms(int64_t ms)
  * the caller (released by it whatever this returns). Returns what
  * http_request returns for the last attempt.
  */
+/*
+ * Whether a request may still start before the bucket's deadline; if so,
+ * its timeouts are cut to the time left, so no try outlives it by more
+ * than a second.
+ */
+static bool within_deadline(const s3 *s, http_req *req)
+{
+	int64_t left_ms = (s->deadline_us - (int64_t)(time_mono() * 1e6)) / 1000;
+	uint32_t whole = req->timeout_ms ? req->timeout_ms : HTTP_DEFAULT_TIMEOUT_MS;
+	uint32_t connect =
+		req->connect_timeout_ms ? req->connect_timeout_ms : HTTP_DEFAULT_CONNECT_TIMEOUT_MS;
+
+	if (left_ms <= 0)
+		return false;
+	if (left_ms < 1000)
+		left_ms = 1000;
+	if (whole > left_ms)
+		req->timeout_ms = (uint32_t)left_ms;
+	if (connect > left_ms)
+		req->connect_timeout_ms = (uint32_t)left_ms;
+	return true;
+}
+
 static int s3_send(s3 *s, http_response *r, const s3_req *q, char *why, size_t why_n)
 {
 	char hash[BLOB_KEY_HEX + 1], line[100];
@@ -440,6 +465,10 @@ static int s3_send(s3 *s, http_response *r, const s3_req *q, char *why, size_t w
 	}
 	for (uint32_t attempt = 1;; attempt++) {
 		pr_error e2 = PR_ERROR_INIT;
+		if (s->deadline_us && !within_deadline(s, &req)) {
+			snprintf(why, why_n, "not sent: %s", s->deadline_why);
+			return PR_ELIMIT;
+		}
 		rc = http_request(r, &req, &e2);
 		if (!worth_retrying(rc, r->status) || attempt >= s->attempts) {
 			snprintf(why, why_n, "%s", rc < 0 ? e2.msg : "");
@@ -1051,6 +1080,12 @@ int blob_s3_bucket_open(blob_s3_bucket **out, const blob_s3_opts *o, pr_error *e
 const char *blob_s3_bucket_describe(const blob_s3_bucket *b)
 {
 	return b->describe;
+}
+
+void blob_s3_bucket_set_deadline(blob_s3_bucket *b, int64_t mono_us, const char *why)
+{
+	b->deadline_us = mono_us;
+	snprintf(b->deadline_why, sizeof(b->deadline_why), "%s", why ? why : "its time ran out");
 }
 
 int blob_s3_bucket_list(blob_s3_bucket *b, blob_s3_object_fn fn, void *ud, pr_error *err)

@@ -122,6 +122,14 @@ int blob_s3_bucket_open(blob_s3_bucket **out, const blob_s3_opts *o, pr_error *e
 const char *blob_s3_bucket_describe(const blob_s3_bucket *b);
 
 /*
+ * No request of `b` starts once time_mono() (in microseconds) reaches
+ * `mono_us`, tries and listing pages included: it fails with PR_ELIMIT,
+ * its message "not sent: " and `why` (copied). Each try's timeouts are
+ * cut to the time left (at least a second). 0: no deadline.
+ */
+void blob_s3_bucket_set_deadline(blob_s3_bucket *b, int64_t mono_us, const char *why);
+
+/*
  * Every object under the prefix (ListObjectsV2, page by page), in the
  * server's order, to `fn`; a negative return of `fn` stops the walk and
  * is returned. Names are the server's bytes as they are: check them

@@ -167,6 +167,25 @@ cat >"$T/echo.json" <<EOF
   {"type": "pyroscope", "url": "$(url pyecho)", "slot_s": 21600, "auth": "bearer",
    "secret_env": "PY_TOKEN"}]}}}
 EOF
+# A slot of several versions is a request a version: the budget is checked
+# before each, and each is cut to the time left, so a slow server cannot
+# hold the run far past the budget (eight versions, 0.8 s an answer).
+rels=()
+for i in 1 2 3 4 5 6 7 8; do rels+=(--release "v$i=$V1"); done
+serve pyslow pyroscope --profile "$V1" "${rels[@]}" --label service_git_ref --delay-ms 800
+cat >"$T/slow.json" <<EOF
+{"collect": {"retries": 0, "budget_s": 2},
+ "services": {"broken": {"sources": [
+  {"type": "pyroscope", "url": "$(url pyslow)", "slot_s": 21600, "timeout_ms": 1500}]}}}
+EOF
+t0=$(date +%s)
+run timeout 60 "$PROFREG_BIN" --db "$DB" --home "$HOME_DIR" --config "$T/slow.json" collect \
+	--service broken --since "${DAY}T00:00:00Z" --until "${DAY}T06:00:00Z"
+t1=$(date +%s)
+[ $RC -eq 3 ] && [ $((t1 - t0)) -lt 6 ] && grep -q "of 8 versions not fetched: the collection budget ran out" <<<"$ERR" &&
+	ok "a slow server's versions stop at the budget ($((t1 - t0)) s for 2 s)" ||
+	not_ok "slow versions" "rc=$RC $((t1 - t0)) s $ERR"
+
 run pr --config "$T/echo.json" collect --service broken "${WIN[@]}"
 detail=$(sql "select detail::text from runs order by id desc limit 1")
 [ $RC -eq 3 ] && [[ $(line paecho) == *"gRPC status 16 UNAUTHENTICATED: invalid token: ***************"* ]] &&

@@ -7,6 +7,7 @@
  *               --secret-file F --region R [--timeout SECONDS]
  *               [--fail-first N] [--fail-puts-after N] [--list-answer F]
  *               [--list-endless 1|2] [--error-pad N] [--hold-deletes 1]
+ *               [--delay-ms N]
  *
  * Each request is checked with tests/support/sigv4.c (an independent
  * SigV4 computation: see test_sigv4.c for the AWS examples it
@@ -34,6 +35,7 @@
  * keys are outside the prefix ("~/..."), which no real server lists: a
  * listing that never ends and never names an object of the prefix.
  *
+ * --delay-ms N holds every answer N milliseconds (a slow server).
  * --hold-deletes 1 passes no DELETE on when it comes: the connection is
  * closed without an answer (the client cannot know whether it was
  * carried out, and tries again) and the request is kept; on SIGUSR1
@@ -81,6 +83,7 @@ static long fail_first, fail_puts_after = -1, puts_seen, count, error_pad;
 static const char *list_answer;
 static int list_endless; /* 1: keys under the prefix; 2: outside it */
 static int hold_deletes;
+static long delay_ms;
 static volatile sig_atomic_t release_held;
 static struct {
 	char *head; /* the request as it is passed on (a DELETE has no body) */
@@ -350,6 +353,11 @@ static void serve(int fd)
 			     "s3_sigcheck: the request signature does not match", 0);
 		goto out;
 	}
+	if (delay_ms) {
+		struct timespec ts = {delay_ms / 1000, (delay_ms % 1000) * 1000000L};
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
+	}
 	if (strcmp(method, "PUT") == 0)
 		puts_seen++;
 	if (count <= fail_first ||
@@ -478,6 +486,8 @@ int main(int argc, char **argv)
 			list_endless = atoi(argv[i + 1]);
 		else if (strcmp(argv[i], "--hold-deletes") == 0)
 			hold_deletes = atoi(argv[i + 1]);
+		else if (strcmp(argv[i], "--delay-ms") == 0)
+			delay_ms = atol(argv[i + 1]);
 	}
 	{
 		struct sigaction sa = {0};
