@@ -433,6 +433,7 @@ int func_matrix_load(func_matrix *out, db *d, const capture_set *a,
 	db_vectors v = {0};
 	int64_t *synth = NULL, *all = NULL;
 	size_t nsynth = 0, ncaps = a->n + (b ? b->n : 0), nall = 0;
+	bool *seen = NULL;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -459,7 +460,8 @@ int func_matrix_load(func_matrix *out, db *d, const capture_set *a,
 		out->nfuncs = nall;
 		all = NULL;
 	}
-	if (out->nfuncs && !(out->self = calloc(out->nfuncs * ncaps, sizeof(*out->self)))) {
+	if ((out->nfuncs && !(out->self = calloc(out->nfuncs * ncaps, sizeof(*out->self)))) ||
+	    !(seen = calloc(ncaps ? ncaps : 1, sizeof(*seen)))) {
 		rc = oom(err);
 		goto out;
 	}
@@ -470,6 +472,7 @@ int func_matrix_load(func_matrix *out, db *d, const capture_set *a,
 
 		if (col_of(a, b, v.capture_id[i], &col) < 0)
 			continue;
+		seen[col] = true;
 		/* Both lists ascend: one pass puts each value on its function's row. */
 		for (size_t k = v.start[i]; k < end; k++) {
 			if (in_sorted(synth, nsynth, fid[k])) {
@@ -491,7 +494,16 @@ int func_matrix_load(func_matrix *out, db *d, const capture_set *a,
 				out->self[f * ncaps + col] = FUNC_MATRIX_UNKNOWN;
 		}
 	}
+	/*
+	 * A capture listed but without values was deleted since the list was
+	 * read (retention beside the analysis): it is unknown, not a capture
+	 * where every function cost nothing.
+	 */
+	for (size_t col = 0; col < ncaps; col++)
+		for (size_t f = 0; !seen[col] && f < out->nfuncs; f++)
+			out->self[f * ncaps + col] = FUNC_MATRIX_UNKNOWN;
 out:
+	free(seen);
 	free(synth);
 	free(all);
 	db_vectors_release(&v);

@@ -100,7 +100,8 @@ int capture_set_load_ids(capture_set *out, db *d, const char *ids_json, pr_error
  * appears in any of them, one column per capture (a's first). Absent
  * means 0, except in a summary capture that retention cut to its top
  * functions: there an absent function's value is unknown (it was at most
- * the smallest value kept, not 0) and is FUNC_MATRIX_UNKNOWN.
+ * the smallest value kept, not 0) and is FUNC_MATRIX_UNKNOWN. A capture
+ * deleted since `a` or `b` was read has every value unknown.
  */
 #define FUNC_MATRIX_UNKNOWN (-1)
 

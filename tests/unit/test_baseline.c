@@ -221,6 +221,38 @@ static void test_vectors_out_of_order_and_cut_captures_are_read_right(void **sta
 	capture_set_release(&all);
 }
 
+/*
+ * Retention may delete a listed capture before its values are read: the
+ * capture is unknown in every function, not one where all cost nothing.
+ */
+static void test_a_capture_deleted_after_listing_is_unknown_not_zero(void **state)
+{
+	testdb *t = *state;
+	int64_t sid = testdb_add_service(t, "svc"), ids[3];
+	capture_query q = {0};
+	capture_set all;
+	func_matrix m;
+	pr_error err = PR_ERROR_INIT;
+
+	for (size_t c = 0; c < 3; c++)
+		ids[c] = store_capture(t, sid, c);
+	q.service_id = sid;
+	q.type = "cpu";
+	assert_int_equal(capture_set_load(&all, t->db, &q, &err), 0);
+	assert_int_equal(all.n, 3);
+	testdb_execf(t, "delete from profiles where id = %lld", (long long)ids[1]);
+	if (func_matrix_load(&m, t->db, &all, NULL, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_true(m.nfuncs > 0);
+	for (size_t r = 0; r < m.nfuncs; r++) {
+		assert_int_equal(m.self[r * 3 + 1], FUNC_MATRIX_UNKNOWN);
+		assert_int_not_equal(m.self[r * 3 + 0], FUNC_MATRIX_UNKNOWN);
+		assert_int_not_equal(m.self[r * 3 + 2], FUNC_MATRIX_UNKNOWN);
+	}
+	func_matrix_release(&m);
+	capture_set_release(&all);
+}
+
 /* The pairs of a capture cannot disagree in length with its function ids. */
 static void test_pairs_of_the_wrong_length_are_refused(void **state)
 {
@@ -332,14 +364,14 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_matrix_puts_every_value_on_its_function_and_capture,
 				       testdb_reset),
-		cmocka_unit_test_setup(test_pairs_of_the_wrong_length_are_refused,
-				       testdb_reset),
+		cmocka_unit_test_setup(test_pairs_of_the_wrong_length_are_refused, testdb_reset),
 		cmocka_unit_test_setup(test_vectors_out_of_order_and_cut_captures_are_read_right,
+				       testdb_reset),
+		cmocka_unit_test_setup(test_a_capture_deleted_after_listing_is_unknown_not_zero,
 				       testdb_reset),
 		cmocka_unit_test_setup(test_a_stored_baseline_reads_back_per_function,
 				       testdb_reset),
-		cmocka_unit_test_setup(test_matrix_of_captures_without_rows_is_empty,
-				       testdb_reset),
+		cmocka_unit_test_setup(test_matrix_of_captures_without_rows_is_empty, testdb_reset),
 	};
 
 	return cmocka_run_group_tests(tests, testdb_group_setup, testdb_group_teardown);
