@@ -372,7 +372,7 @@ static void serve(int fd)
 		log_line(method, target, true, true, "held");
 		held[nheld].head = out_head;
 		held[nheld].len = out_len;
-		snprintf(held[nheld++].target, sizeof(held[0].target), "%s", target);
+		snprintf(held[nheld++].target, sizeof(held[0].target), "%.500s", target);
 		out_head = NULL;
 		goto out; /* closed without an answer */
 	}
