@@ -171,8 +171,10 @@ runp P ingest "$T/late.folded" --service checkout --release v1
 	ok "an ingest of the same bytes meanwhile is refused (exit 3), naming the blob and until when" ||
 	not_ok "ingest beside a delete in doubt" "rc=$RC $OUT $ERR"
 kill -USR1 "$S3_PROXY_PID"
-for _ in $(seq 1 100); do
-	[ -e "$lobj" ] || break
+# Each held DELETE is logged once it is carried out and answered.
+held=$(grep -c '"why":"held"' "$S3_LOG")
+for _ in $(seq 1 200); do
+	[ "$(grep -c '"why":"released"' "$S3_LOG")" -ge "$held" ] && break
 	sleep 0.1
 done
 s3_proxy_restart
