@@ -1669,8 +1669,8 @@ static json_t *svc_json(const svc_state *s)
  * return rs->svcs holds each service's outcome.
  */
 static int collect_services(run_state *rs, const job_env *env, const collect_opts *o,
-			    const db_service *const *svcs, size_t n, bool *locked_out,
-			    pr_error *err)
+			    const char *lock, const db_service *const *svcs, size_t n,
+			    bool *locked_out, pr_error *err)
 {
 	bool locked = false;
 	int rc;
@@ -1698,8 +1698,11 @@ static int collect_services(run_state *rs, const job_env *env, const collect_opt
 	if (o->dry_run && !(rs->plan = json_array()))
 		return oom(err);
 	if (!o->dry_run) {
-		if ((rc = db_try_advisory_lock(env->d, o->lock ? o->lock : COLLECT_LOCK, &locked,
-					       err)) < 0)
+		double give_up = time_mono() + (double)o->lock_wait_us / 1e6;
+		while ((rc = db_try_advisory_lock(env->d, lock, &locked, err)) == 0 && !locked &&
+		       time_mono() < give_up)
+			nanosleep(&(struct timespec){0, 200 * 1000000L}, NULL);
+		if (rc < 0)
 			return rc;
 		if (!locked) {
 			*locked_out = true;
@@ -1720,7 +1723,7 @@ static int collect_services(run_state *rs, const job_env *env, const collect_opt
 	rc = 0;
 out:
 	if (locked)
-		db_advisory_unlock(env->d, o->lock ? o->lock : COLLECT_LOCK);
+		db_advisory_unlock(env->d, lock);
 	return rc;
 }
 
@@ -1729,24 +1732,29 @@ int collect_service(source_report *out, json_t **failures, const job_env *env,
 {
 	run_state rs;
 	const db_service *one[1] = {svc};
+	char own[sizeof(COLLECT_LOCK) + 300];
+	const char *lock = o->lock;
 	bool locked_out;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
 	if (failures)
 		*failures = NULL;
-	rc = collect_services(&rs, env, o, one, 1, &locked_out, err);
+	if (!lock) {
+		snprintf(own, sizeof(own), "%s:%.290s", COLLECT_LOCK, svc->name);
+		lock = own;
+	}
+	rc = collect_services(&rs, env, o, lock, one, 1, &locked_out, err);
 	if (rc == 0 && locked_out && o->busy_is_error) {
 		rc = pr_error_set(err, PR_ELOCKED,
 				  "another collection holds the lock '%.160s'; not collected",
-				  o->lock ? o->lock : COLLECT_LOCK);
+				  lock);
 	} else if (rc == 0 && locked_out) {
 		out->waiting = 1;
 		out->failed = 1;
 		char msg[256];
 		snprintf(msg, sizeof(msg),
-			 "another collection holds the lock '%.160s': nothing collected",
-			 o->lock ? o->lock : COLLECT_LOCK);
+			 "another collection holds the lock '%.160s': nothing collected", lock);
 		out->first_error = strdup(msg);
 		if (failures)
 			*failures = json_pack("[{s:s,s:s,s:s}]", "source", "collect", "target",
@@ -1851,7 +1859,8 @@ int collect_run(collect_result *out, const job_env *env, const collect_opts *o, 
 			goto out;
 	}
 	have_rs = true;
-	if ((rc = collect_services(&rs, env, o, pick, npick, &locked_out, err)) < 0)
+	if ((rc = collect_services(&rs, env, o, o->lock ? o->lock : COLLECT_LOCK, pick, npick,
+				   &locked_out, err)) < 0)
 		goto fail;
 	if (locked_out) {
 		rc = pr_error_set(err, PR_ELOCKED,

@@ -36,8 +36,9 @@
  * A busy CPU profiler, 503 and 429 are tried again (retries, after
  * retry_s doubled each time, or the server's Retry-After) within the
  * budget. Secrets come from the environment or 0600 files and only ever
- * go into the request's secret header. One collection at a time holds
- * the advisory lock "profreg-collect".
+ * go into the request's secret header. One collection at a time collects
+ * a service: it holds the advisory lock "profreg-collect:NAME" (collect_run,
+ * over many services, "profreg-collect"; see collect_opts.lock).
  *
  * Release and commit of a capture, first that applies:
  *   1. the source says: a pprof_http target's release and commit labels
@@ -86,12 +87,23 @@ typedef struct collect_opts {
 	/* captures taken for an incident: tagged {"incident": ID} (a plain id) */
 	const char *incident;
 	/*
-	 * The advisory lock the collection holds; NULL: COLLECT_LOCK. A night
-	 * spread over workers collects each service under its own lock
-	 * ("profreg-collect:NAME"), so that workers collect different
-	 * services at once; the fleet-wide request cap is then per worker.
+	 * The advisory lock the collection holds; NULL: the service's own,
+	 * "profreg-collect:NAME", for collect_service (a nightly's service, a
+	 * gate, a worker's task), COLLECT_LOCK for collect_run (the collect
+	 * command over many services). A collection of one service never
+	 * holds up another's: a gate collecting one service beside the
+	 * nightly once made the nightly collect nothing at all. The
+	 * fleet-wide request cap is per process; a host is CPU-profiled by
+	 * one process at a time all the same (capreq_host_lock), and bytes
+	 * or slots two collections both fetched are stored once.
 	 */
 	const char *lock;
+	/*
+	 * How long to wait for the lock when another collection holds it,
+	 * trying again every 200 ms; 0: not at all. A gate holds its service's
+	 * lock for a round of collection, then lets go until its next poll.
+	 */
+	int64_t lock_wait_us;
 	/*
 	 * collect_service: the lock held elsewhere is PR_ELOCKED, for the
 	 * caller to try again later (a worker's task), instead of the

@@ -23,6 +23,8 @@
 #include <time.h>
 
 #define DAY_US (86400LL * 1000000LL)
+/* How long a service waits for its collection lock held by a gate or a collect. */
+#define NIGHTLY_LOCK_WAIT_US (300LL * 1000000LL)
 
 static bool wanted(const char *name, const nightly_opts *o)
 {
@@ -126,6 +128,8 @@ static int one_service(nightly_result *r, const job_env *env, const db_service *
 				   .until_us = r->at_us,
 				   .lock = lock,
 				   .busy_is_error = lock != NULL,
+				   /* A gate collecting the service lets go between its polls. */
+				   .lock_wait_us = lock ? 0 : NIGHTLY_LOCK_WAIT_US,
 				   .live_in_window = r->at_is_now};
 		if (collect_service(&src, NULL, env, s, &co, &serr) < 0)
 			return pr_error_set(err, serr.code, "%s", serr.msg);

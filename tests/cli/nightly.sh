@@ -218,6 +218,45 @@ run pr nightly --deadline soon
 [ $RC -eq 2 ] && [[ $ERR == *"'--deadline soon' is not a duration"* ]] &&
 	ok "a --deadline that is not a duration is a usage error" || not_ok "deadline usage" "rc=$RC $ERR"
 
+# A collection of other services (the collect command, a gate) does not
+# hold up the nightly's: each service is collected under its own lock, and
+# a service a gate is collecting at that moment is waited for. Here the
+# collect command's lock is held throughout and svc-002's for 2 s.
+for svc in svc-001 svc-002; do
+	last=$(grep "\"service\":\"$svc\"" "$T/fleet/manifest.jsonl" | tail -1)
+	path=$(sed 's/.*"path":"\([^"]*\)".*/\1/' <<<"$last")
+	{ cat "$T/fleet/$path"; printf 'main;lockcheck 1\n'; } >"$T/drop/$svc/lock.folded"
+	cp "$T/drop/$svc/$(basename "$path").json" "$T/drop/$svc/lock.folded.json"
+done
+psql "$DB" -qAt -c "select pg_advisory_lock(1886547814, hashtext('profreg-collect')),
+	pg_advisory_lock(1886547814, hashtext('profreg-collect:svc-002')), pg_sleep(2),
+	pg_advisory_unlock(1886547814, hashtext('profreg-collect:svc-002')), pg_sleep(8)" \
+	>/dev/null 2>&1 &
+holder=$!
+for _ in $(seq 50); do
+	[ "$(sql "select count(*) from pg_locks where locktype = 'advisory' and granted")" -ge 2 ] && break
+	sleep 0.1
+done
+run pr --config "$T/profreg.json" nightly --at "$at" --json
+wait "$holder" 2>/dev/null
+stored=$(sql "select count(*) from profiles p join profile_vectors v on v.profile_id = p.id
+	join functions f on f.id = any(v.function_ids) where f.name = 'lockcheck'")
+[ $RC -eq 3 ] && [[ $ERR != *"holds the lock"* ]] && [ "$stored" = 2 ] &&
+	[ "$(jq -r '.services["svc-002"].status' <<<"$OUT")" != failed ] &&
+	ok "the nightly collects beside another collection, and waits for a service being collected" ||
+	not_ok "nightly beside a collection" "rc=$RC stored=$stored $ERR"
+
+# A service whose collection failed is still judged on the captures it
+# has: the night is incomplete (exit 3), but it did not check nothing.
+printf 'not a profile\n' >"$T/drop/svc-001/broken.folded"
+cp "$T/drop/svc-001/lock.folded.json" "$T/drop/svc-001/broken.folded.json"
+run pr --config "$T/profreg.json" nightly --at "$at" --service svc-001 --json
+[ $RC -eq 3 ] && [[ $ERR == *"service 'svc-001' failed"* ]] && [[ $ERR != *"checked nothing"* ]] &&
+	[ "$(jq -r '.tests' <<<"$OUT")" -gt 0 ] &&
+	ok "a service whose collection failed but was judged is not a night that checked nothing" ||
+	not_ok "failed but judged" "rc=$RC $ERR"
+rm -f "$T/drop/svc-001/broken.folded" "$T/drop/svc-001/broken.folded.json"
+
 for c in "nightly" "runs list" "run show" "finding show" "finding resolve" "config check"; do
 	# shellcheck disable=SC2086
 	run "$PROFREG_BIN" $c --help

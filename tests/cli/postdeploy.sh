@@ -102,7 +102,7 @@ run pr --config "$T/badreports.json" post-deploy --service "$good" --release "$r
 # release profreg has never seen: exit 3, saying so, not exit 4.
 mkdir -p "$T/drop-empty"
 printf '{"services": {"%s": {"source": {"dir": "%s/drop-empty"}}}}' "$good" "$T" >"$T/src.json"
-psql "$DB" -qAt -c "select pg_advisory_lock(1886547814, hashtext('profreg-collect')), pg_sleep(6)" \
+psql "$DB" -qAt -c "select pg_advisory_lock(1886547814, hashtext('profreg-collect:$good')), pg_sleep(6)" \
 	>/dev/null 2>&1 &
 holder=$!
 for _ in $(seq 50); do
