@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* Printable ASCII only, quotes as '?', at most n - 1 bytes. */
 static void safe_copy(char *out, size_t n, const char *s)
@@ -54,6 +55,7 @@ static int connect_call(http_response *resp, bool *retry, int64_t *retry_after,
 {
 	const char *headers[4] = {"Content-Type: application/proto", "Connect-Protocol-Version: 1",
 				  NULL, NULL};
+	static const char *const keep[2] = {"Content-Type", NULL};
 	char url[1024], shown[320], tenant[320], why[320];
 	pr_error herr = PR_ERROR_INIT;
 	http_req req;
@@ -82,6 +84,7 @@ static int connect_call(http_response *resp, bool *retry, int64_t *retry_after,
 	/* An error answer is read for its Connect code and message only. */
 	req.max_error_body = SOURCE_ERROR_BODY_MAX;
 	req.ca_file = q->http.ca_file;
+	req.keep_headers = keep;
 	if ((rc = http_request(resp, &req, &herr)) < 0) {
 		if (rc == PR_ELIMIT)
 			return pr_error_set(err, PR_ELIMIT,
@@ -102,6 +105,24 @@ static int connect_call(http_response *resp, bool *retry, int64_t *retry_after,
 		/* http_request masks what is not 2xx; a 2xx that is not 200 is quoted too. */
 		http_mask_secrets(err->msg, &req);
 		return rc;
+	}
+	/*
+	 * An empty message is an empty body, so nothing but the type tells an
+	 * empty answer from a proxy's empty page: read as "no data", that
+	 * slot would be recorded and never asked again.
+	 */
+	if (resp->body.len == 0 && strncasecmp(resp->kept[0], "application/proto", 17) != 0) {
+		char type[64];
+		size_t k = 0;
+		/* The server's words, printable ASCII only. */
+		for (const char *c = resp->kept[0]; *c && k < sizeof(type) - 1; c++)
+			type[k++] = *c >= 0x20 && *c < 0x7f ? *c : '?';
+		type[k] = '\0';
+		*retry = true;
+		return pr_error_set(err, PR_EIO,
+				    "pyroscope '%s': an empty answer of type '%s', not an empty "
+				    "message (application/proto)",
+				    shown, type[0] ? type : "none");
 	}
 	return 0;
 }

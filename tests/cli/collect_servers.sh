@@ -186,6 +186,20 @@ t1=$(date +%s)
 	ok "a slow server's versions stop at the budget ($((t1 - t0)) s for 2 s)" ||
 	not_ok "slow versions" "rc=$RC $((t1 - t0)) s $ERR"
 
+# A 200 with no body and not of type application/proto (a proxy's empty
+# page) is no empty profile: a failure, and the slot is asked again later.
+serve pyempty pyroscope --profile "$V1" --mode emptyhtml
+cat >"$T/empty.json" <<EOF
+{"collect": {"retries": 0},
+ "services": {"broken": {"sources": [
+  {"type": "pyroscope", "url": "$(url pyempty)", "slot_s": 21600}]}}}
+EOF
+run pr --config "$T/empty.json" collect --service broken "${WIN[@]}"
+[ $RC -eq 3 ] && [[ $ERR == *"an empty answer of type 'text/html', not an empty message (application/proto)"* ]] &&
+	[ "$(sql "select count(*) from collect_slots where source like '%$(url pyempty)%'")" = 0 ] &&
+	ok "an empty page that is not a protobuf answer fails the slot, which is asked again" ||
+	not_ok "empty html" "rc=$RC $ERR $(sql "select source, outcome from collect_slots")"
+
 run pr --config "$T/echo.json" collect --service broken "${WIN[@]}"
 detail=$(sql "select detail::text from runs order by id desc limit 1")
 [ $RC -eq 3 ] && [[ $(line paecho) == *"gRPC status 16 UNAUTHENTICATED: invalid token: ***************"* ]] &&

@@ -7,7 +7,7 @@
  *   profiler_server --protocol pyroscope|parca --port-file F --log F
  *                   --profile FILE [--release NAME=FILE]... [--label NAME]
  *                   [--mode ok|unauth|unavailable|hang|huge|garbage|badframe|
- *                    trailersonly|echoauth|echoauth203|echobasic]
+ *                    trailersonly|echoauth|echoauth203|echobasic|emptyhtml]
  *                   [--token T] [--tenant T] [--empty-before MS] [--delay-ms MS]
  *                   [--timeout S]
  *
@@ -33,7 +33,8 @@
  * request's log line has "inflight", how many requests the server was
  * answering at that moment, this one included (the tests read the
  * collection's concurrency caps from it). Modes: unauth (401 / grpc-status 16), unavailable
- * (503 / grpc-status 14), hang (never answers within the client's
+ * (503 / grpc-status 14), emptyhtml (Pyroscope: a 200 of type text/html
+ * and no body, as a proxy in front of a server may answer), hang (never answers within the client's
  * patience: sleeps 30 s), huge (a 200 of 8 MiB), garbage (a profile that
  * is JSON text, the Series call answered as usual / a data frame that is
  * not a QueryResponse), badframe (a frame
@@ -428,6 +429,8 @@ static enum MHD_Result answer(struct MHD_Connection *c, const char *url, const c
 		return pyro ? connect_error(c, 401, "unauthenticated", msg)
 			    : grpc_status(c, 16, msg);
 	}
+	if (pyro && strcmp(mode, "emptyhtml") == 0)
+		return reply(c, 200, "text/html", "", 0);
 	if (strcmp(mode, "unauth") == 0)
 		return pyro ? connect_error(c, 401, "unauthenticated", "invalid credentials")
 			    : grpc_status(c, 16, "invalid credentials");
