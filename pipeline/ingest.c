@@ -10,6 +10,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <jansson.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -538,6 +539,13 @@ static void item_parse(item *it)
 				  "ahead of this machine's clock%s", when, req->time_us ? "" :
 				  p->time_ns >= 1000 ? " (the profile's own time; --time sets it)"
 				  : " (the file's time; --time sets it)");
+		goto fail;
+	}
+	if (p->duration_ns > INGEST_MAX_DURATION_NS) {
+		rc = pr_error_set(&it->e, PR_EDATA,
+				  "it says it covers %.0f days (duration %" PRId64
+				  " ns), more than a capture's 31",
+				  (double)p->duration_ns / 86400e9, p->duration_ns);
 		goto fail;
 	}
 	meta->duration_ns = p->duration_ns;

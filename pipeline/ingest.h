@@ -25,6 +25,13 @@
  * skew between the profiled host and this one.
  */
 #define INGEST_MAX_AHEAD_US (86400LL * 1000000)
+/*
+ * The longest duration a capture may say it covers: 31 days. A profile
+ * merged over a slot covers hours; one that says 292 years (2^63 - 1
+ * ns) has a cost per second of nothing and would cover every window of
+ * its host in `span`.
+ */
+#define INGEST_MAX_DURATION_NS (31LL * 86400 * 1000000000)
 
 typedef struct ingest_request {
 	const char *path;        /* file to read ("-" for standard input) */

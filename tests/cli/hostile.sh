@@ -169,4 +169,29 @@ for l in 127.0.0.1:65536 127.0.0.1:1x 127.0.0.1:; do
 		ok "serve --listen $l is refused, not wrapped to another port" ||
 		not_ok "listen $l" "rc=$RC $ERR"
 done
+# A real Go CPU profile that says it covers 2^63 - 1 ns (292 years): a
+# field written twice keeps the last value, so one more duration_nanos
+# at the end of the message is enough. Refused, naming it; the same
+# profile with its own duration is stored.
+python3 - "$PROFREG_TEST_DATA/pprof/go-cpu.pb.gz" "$T/forever.pb.gz" <<'PY'
+import gzip, sys
+raw = gzip.open(sys.argv[1]).read()
+v, tail = (1 << 63) - 1, b""
+while True:
+    b = v & 0x7F
+    v >>= 7
+    if v:
+        tail += bytes([b | 0x80])
+    else:
+        tail += bytes([b])
+        break
+open(sys.argv[2], "wb").write(gzip.compress(raw + b"\x50" + tail))
+PY
+n=$(captures)
+run prt ingest "$T/forever.pb.gz" --service checkout --release v1
+[ $RC -eq 4 ] && one_line && [[ $ERR == *"forever.pb.gz"*"covers 106752 days"*"more than a capture's 31"* ]] &&
+	[ "$(captures)" = "$n" ] && ok "a profile that says it covers 292 years is refused, naming it" ||
+	not_ok "absurd duration" "rc=$RC $ERR"
+run prt ingest "$PROFREG_TEST_DATA/pprof/go-cpu.pb.gz" --service checkout --release v1
+[ $RC -eq 0 ] && ok "the same profile with its own duration is stored" || not_ok "own duration" "rc=$RC $ERR"
 finish
