@@ -774,7 +774,13 @@ static int finish_unit(run_state *rs, unit *u, const deploy *deps, size_t ndeps,
 	bool all_ok = true;
 
 	if (u->rc < 0) {
-		failure(s, kind_name(u->src->kind), u->target, u->prof->type, u->err.msg);
+		/* Which of the source's requests failed: its profile type, a query's slot. */
+		char why[PR_ERROR_MSG_MAX + 120], when[TIME_FMT_MAX] = "";
+		if (u->src->kind == CONFIG_SRC_PYROSCOPE || u->src->kind == CONFIG_SRC_PARCA)
+			time_format(when, u->start_us);
+		snprintf(why, sizeof(why), "%s%s%s: %s", u->prof->type, when[0] ? " slot " : "",
+			 when, u->err.msg);
+		failure(s, kind_name(u->src->kind), u->target, u->prof->type, why);
 		return 0;
 	}
 	for (size_t i = 0; i < u->npieces; i++) {

@@ -142,7 +142,8 @@ line() { grep -F "$(url "$1")" <<<"$ERR" | head -n 1; }
 [[ $(line py503) == *"HTTP 503 unavailable"* ]] && [[ $(line pa503) == *"gRPC status 14 UNAVAILABLE"* ]] &&
 	[ "$(grep -c '"path"' "$T/py503.log")" = 2 ] &&
 	ok "5xx and UNAVAILABLE: tried once more (retries 1), then reported" || not_ok "503" "$ERR $(cat "$T/py503.log")"
-[[ $(line pyhang) == *"within"*"(timeout)"* ]] && ok "a server that hangs: a timeout" || not_ok "hang" "$ERR"
+[[ $(line pyhang) == *"cpu slot ${DAY}T00:00:00Z: pyroscope"*"within"*"(timeout)"* ]] &&
+	ok "a server that hangs: a timeout, naming the type and slot that failed" || not_ok "hang" "$ERR"
 [[ $(line pyhuge) == *"larger than the input limit of 1048576 bytes"* ]] && ok "oversized: refused at the input limit" ||
 	not_ok "huge" "$ERR"
 [[ $(line pyjunk) == *"is text, not a protobuf profile"* ]] &&
