@@ -656,6 +656,17 @@ static int transfer_error(CURL *c, CURLcode cr, const recv_state *rs, const char
 			snprintf(why, sizeof(why), "TLS handshake failed (%s)", detail);
 			break;
 		case CURLE_UNSUPPORTED_PROTOCOL:
+			/* Sent, then refused: an answer without a status line (HTTP/0.9), the server's fault. */
+			curl_easy_getinfo(c, CURLINFO_REQUEST_SIZE, &sent);
+			if (sent) {
+				verb = "cannot read";
+				snprintf(why, sizeof(why),
+					 "the answer has no HTTP status line (%s)", detail);
+				break;
+			}
+			code = PR_EUSAGE;
+			verb = "cannot request";
+			break;
 		case CURLE_URL_MALFORMAT:
 			code = PR_EUSAGE;
 			verb = "cannot request";

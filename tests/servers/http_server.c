@@ -16,6 +16,7 @@
  *   /echo-refused       401, the same JSON (a server that echoes the request
  *                       in its error answer)
  *   /big-header         200 whose one header line is 200 KiB long
+ *   /no-status          bytes without a status line (an HTTP/0.9 answer)
  *   anything else       404
  *
  * The query string is ignored. Every request is logged, as soon as it is
@@ -262,6 +263,10 @@ static void serve(int fd, int *hung, size_t *nhung, long *count)
 		echo(fd, 401, method, path, req, head, clen);
 	} else if (strcmp(path, "/big-header") == 0) {
 		send_big_header(fd);
+	} else if (strcmp(path, "/no-status") == 0) {
+		static const char junk[] = "not an HTTP answer\n";
+		ssize_t w = write(fd, junk, sizeof(junk) - 1);
+		(void)w;
 	} else {
 		respond(fd, 404, "Not Found", "text/plain", NULL, "no such path\n", 13);
 	}

@@ -520,6 +520,23 @@ static void test_a_giant_response_header_is_an_io_error_not_out_of_memory(void *
 	http_response_release(&r);
 }
 
+/* An answer without a status line is the server's fault: an I/O error, not a usage one. */
+static void test_an_answer_without_a_status_line_is_an_io_error(void **state)
+{
+	http_req req = {.method = HTTP_GET, .url = url("/no-status"), .timeout_ms = 10000};
+	pr_error err = PR_ERROR_INIT;
+	http_response r;
+	char want[160];
+
+	(void)state;
+	assert_int_equal(http_request(&r, &req, &err), PR_EIO);
+	snprintf(want, sizeof(want),
+		 "cannot read 'http://127.0.0.1:%d/...': the answer has no HTTP status line", port);
+	if (strncmp(err.msg, want, strlen(want)) != 0)
+		fail_msg("%s", err.msg);
+	http_response_release(&r);
+}
+
 /* Whether the body holds `s` anywhere, NUL bytes or not. */
 static bool body_has(const http_response *r, const char *s)
 {
@@ -992,6 +1009,7 @@ int main(void)
 		cmocka_unit_test(test_retry_after_in_seconds_and_as_an_http_date),
 		cmocka_unit_test(test_a_hanging_server_hits_the_total_timeout),
 		cmocka_unit_test(test_a_giant_response_header_is_an_io_error_not_out_of_memory),
+		cmocka_unit_test(test_an_answer_without_a_status_line_is_an_io_error),
 		cmocka_unit_test(test_an_error_answer_that_echoes_the_secret_comes_back_masked),
 		cmocka_unit_test(test_a_secret_over_plain_http_never_goes_through_a_proxy),
 		cmocka_unit_test(test_connection_refused_names_the_url_and_the_reason),
