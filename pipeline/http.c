@@ -656,7 +656,7 @@ static int transfer_error(CURL *c, CURLcode cr, const recv_state *rs, const char
 			snprintf(why, sizeof(why), "TLS handshake failed (%s)", detail);
 			break;
 		case CURLE_UNSUPPORTED_PROTOCOL:
-			/* Sent, then refused: no status line in the answer (HTTP/0.9), the server's fault. */
+			/* Sent, then refused: an answer without a status line (HTTP/0.9). */
 			curl_easy_getinfo(c, CURLINFO_REQUEST_SIZE, &sent);
 			if (sent) {
 				verb = "cannot read";
