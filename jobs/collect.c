@@ -1690,8 +1690,6 @@ static int collect_services(run_state *rs, const job_env *env, const collect_opt
 	rs->until_us = o->until_us ? o->until_us : rs->now_us;
 	rs->since_us = o->since_us ? o->since_us : rs->until_us - DAY_US;
 	*locked_out = false;
-	/* The budget is the whole collection's: drop folders and object stores too. */
-	rs->deadline_us = mono_us() + env->cfg->collect.budget_us;
 	if (n && !(rs->svcs = calloc(n, sizeof(*rs->svcs))))
 		return oom(err);
 	for (size_t i = 0; i < n; i++) {
@@ -1715,6 +1713,11 @@ static int collect_services(run_state *rs, const job_env *env, const collect_opt
 			return 0;
 		}
 	}
+	/*
+	 * The budget is the whole collection's, drop folders and object
+	 * stores too; it starts once the lock is held, not while waiting.
+	 */
+	rs->deadline_us = mono_us() + env->cfg->collect.budget_us;
 	for (size_t i = 0; i < rs->nsvcs && !o->dry_run; i++)
 		if ((rc = collect_dirs(&rs->svcs[i], env, err)) < 0 ||
 		    (rc = collect_drops(&rs->svcs[i], env, rs->deadline_us, err)) < 0)

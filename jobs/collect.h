@@ -94,8 +94,9 @@ typedef struct collect_opts {
 	 * holds up another's: a gate collecting one service beside the
 	 * nightly once made the nightly collect nothing at all. The
 	 * fleet-wide request cap is per process; a host is CPU-profiled by
-	 * one process at a time all the same (capreq_host_lock), and bytes
-	 * or slots two collections both fetched are stored once.
+	 * one process at a time all the same (capreq_host_lock), though
+	 * collect_run beside a service's collection may profile it again
+	 * within the cooldown; bytes both fetched are stored once.
 	 */
 	const char *lock;
 	/*

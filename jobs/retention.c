@@ -303,39 +303,49 @@ static int keys_literal(buf *b, char **keys, size_t n)
 	return rc ? rc : buf_putc(b, '}');
 }
 
-/*
- * Record the deletes about to be sent to a store where one that gets no
- * answer may still land later (blob_delete_linger_us), committed before
- * any is sent: an ingest of the same bytes is refused until then rather
- * than trust an object that may go behind its row. Young orphans are left
- * out (they are never deleted: delete_dead checks again under the lock).
- * `*fresh`: the keys without an earlier live record, whose records go
- * once the store has answered (NULL where nothing is recorded).
- */
-static int mark_deletes(ret *r, char **keys, size_t n, bool orphans, int64_t grace, char **fresh,
-			pr_error *err)
-{
-	uint64_t linger = blob_delete_linger_us(r->bs);
-	char **old = NULL;
-	size_t nold = 0;
-	buf lit = BUF_INIT;
-	int rc = 0;
+/* A blob that is to go, and its size for the run's counts. */
+typedef struct doomed {
+	const char *key;
+	uint64_t size;
+} doomed;
 
-	*fresh = NULL;
-	if (!linger || !n)
-		return 0;
-	if (!(old = malloc(n * sizeof(*old))))
-		return oom(err);
-	for (size_t i = 0; i < n; i++)
-		if (!orphans || !blob_young(r->bs, keys[i], time_now_us(), grace))
-			old[nold++] = keys[i];
-	if (keys_literal(&lit, old, nold) < 0)
-		rc = oom(err);
-	else if (nold)
-		rc = db_blob_deletes_mark(r->d, lit.ptr, linger, fresh, err);
-	buf_release(&lit);
-	free(old);
-	return rc;
+static void count_deleted(ret *r, bool orphans, uint64_t size)
+{
+	if (orphans) {
+		r->res->orphans_deleted++;
+		r->res->orphan_bytes += size;
+	} else {
+		r->res->blobs_deleted++;
+		r->res->bytes_freed += size;
+	}
+}
+
+/*
+ * Send the deletes of `v` to a store where one that got no answer may
+ * still land later (blob_delete_linger_us): each key was recorded, and
+ * the record committed, before any is sent, so an ingest of the same
+ * bytes is refused until the record runs out, answered or not (a try
+ * without an answer may land after a later try was answered). Deletes
+ * are sent only in the first quarter of the record's time, which leaves
+ * each one's tries and their landing inside it; a store slower than that
+ * stops the run, the rest left for the next.
+ */
+static int send_recorded(ret *r, const doomed *v, size_t n, bool orphans, double marked,
+			 uint64_t linger, pr_error *err)
+{
+	int rc;
+
+	for (size_t i = 0; i < n; i++) {
+		if (time_mono() - marked > (double)linger / 4e6)
+			return pr_error_set(err, PR_ELIMIT,
+					    "cannot delete blobs in %s fast enough: %zu of %zu "
+					    "left for the next run",
+					    blob_store_describe(r->bs), n - i, n);
+		if ((rc = blob_delete(r->bs, v[i].key, err)) < 0)
+			return rc;
+		count_deleted(r, orphans, v[i].size);
+	}
+	return 0;
 }
 
 /*
@@ -345,8 +355,11 @@ static int mark_deletes(ret *r, char **keys, size_t n, bool orphans, int64_t gra
  * file stays) or waits until the file is gone (and writes it again).
  * `orphans`: keys the store walk found with no row keeping them; under
  * the lock they must also still be older than the grace period (a put
- * since the walk makes a blob young again), and they count as orphans.
- * A delete that fails leaves its record (mark_deletes) to run out.
+ * since the walk makes a blob young again, and one whose age cannot be
+ * read is taken as young), and they count as orphans. Where a delete can
+ * land late (an object store), the keys are recorded under the lock and
+ * the deletes sent once it is let go (send_recorded): the record, not the
+ * lock, keeps an ingest off them from then on.
  */
 static int delete_dead(ret *r, char **keys, size_t n, bool orphans, int64_t grace,
 		       pr_error *err)
@@ -355,19 +368,24 @@ static int delete_dead(ret *r, char **keys, size_t n, bool orphans, int64_t grac
 		"select k from unnest($1::text[]) k where not exists (select 1 from profiles p"
 		" where p.blob_key = k and p.blob_deleted_at is null)"
 		" and not " SNAPSHOT_KEEPS_BLOB("k") " order by k";
+	uint64_t linger = blob_delete_linger_us(r->bs);
 	PGresult *res = NULL;
-	buf lit = BUF_INIT;
+	buf lit = BUF_INIT, marked = BUF_INIT;
+	doomed *v = NULL;
+	size_t nv = 0;
 	const char *p[1];
-	char *fresh = NULL;
+	double t0 = time_mono();
+	bool in_tx = false;
 	int rc;
 
-	if (keys_literal(&lit, keys, n) < 0)
-		return oom(err);
-	p[0] = lit.ptr;
-	if ((rc = mark_deletes(r, keys, n, orphans, grace, &fresh, err)) < 0)
+	if (keys_literal(&lit, keys, n) < 0 || !(v = calloc(n ? n : 1, sizeof(*v)))) {
+		rc = oom(err);
 		goto out;
+	}
+	p[0] = lit.ptr;
 	if ((rc = db_begin(r->d, err)) < 0)
 		goto out;
+	in_tx = true;
 	if ((rc = db_blob_lock_all(r->d, lit.ptr, err)) == 0)
 		rc = db_exec(r->d, &res, err, "checking blobs before deleting them", still_dead, 1,
 			     p);
@@ -382,27 +400,36 @@ static int delete_dead(ret *r, char **keys, size_t n, bool orphans, int64_t grac
 				rc = pr_error_set(err, e2.code, "%s", e2.msg);
 			continue; /* already gone: a retried delete */
 		}
+		if (linger) {
+			v[nv].key = k;
+			v[nv++].size = size;
+			continue;
+		}
 		if ((rc = blob_delete(r->bs, k, err)) < 0)
 			break;
-		if (orphans) {
-			r->res->orphans_deleted++;
-			r->res->orphan_bytes += size;
-		} else {
-			r->res->blobs_deleted++;
-			r->res->bytes_freed += size;
-		}
+		count_deleted(r, orphans, size);
 	}
-	/* Every delete of this chunk was answered: its own records go with the locks. */
-	if (rc == 0 && fresh)
-		rc = db_blob_deletes_clear(r->d, fresh, err);
-	if (rc == 0)
-		rc = db_commit(r->d, err);
+	if (rc == 0 && nv) {
+		char **ks = malloc(nv * sizeof(*ks));
+		for (size_t i = 0; ks && i < nv; i++)
+			ks[i] = (char *)v[i].key;
+		if (!ks || keys_literal(&marked, ks, nv) < 0)
+			rc = oom(err);
+		else
+			rc = db_blob_deletes_mark(r->d, marked.ptr, linger, err);
+		free(ks);
+	}
+	if (rc == 0 && (rc = db_commit(r->d, err)) == 0)
+		in_tx = false;
+	if (rc == 0 && nv)
+		rc = send_recorded(r, v, nv, orphans, t0, linger, err);
 out:
-	if (rc < 0)
+	if (in_tx)
 		db_rollback(r->d);
 	db_result_free(res);
 	buf_release(&lit);
-	free(fresh);
+	buf_release(&marked);
+	free(v);
 	return rc;
 }
 

@@ -953,15 +953,17 @@ static void s3_close(void *impl)
 /*
  * A DELETE that timed out or lost its connection may have reached the
  * server and be carried out later (a request queued behind a stalled
- * server or proxy): assume it can land for twice every try's full time,
- * and never less than 15 minutes.
+ * server or proxy). The time covers four times a call's every try and
+ * wait: retention sends in the first quarter, a call's last try goes by
+ * the half, and the rest is the time it may take to land. Never less
+ * than 15 minutes.
  */
 static uint64_t s3_delete_linger_us(void *impl)
 {
 	const s3 *s = impl;
 	uint64_t connect = s->connect_ms ? s->connect_ms : HTTP_DEFAULT_CONNECT_TIMEOUT_MS;
 	uint64_t whole = s->timeout_ms ? s->timeout_ms : HTTP_DEFAULT_TIMEOUT_MS;
-	uint64_t us = 2 * (uint64_t)s->attempts * (connect + whole) * 1000;
+	uint64_t us = 4 * (uint64_t)s->attempts * (connect + whole + RETRY_WAIT_MAX_MS) * 1000;
 
 	return us > BLOB_S3_DELETE_LINGER_MIN_US ? us : BLOB_S3_DELETE_LINGER_MIN_US;
 }

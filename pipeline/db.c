@@ -1008,46 +1008,23 @@ int db_blob_lock_all_shared(db *d, const char *keys_literal, pr_error *err)
 	return rc;
 }
 
-int db_blob_deletes_mark(db *d, const char *keys_literal, uint64_t linger_us, char **fresh,
-			 pr_error *err)
+int db_blob_deletes_mark(db *d, const char *keys_literal, uint64_t linger_us, pr_error *err)
 {
-	/*
-	 * One statement, one snapshot: `had` is what was live before this
-	 * mark, the records past their time are dropped on the way.
-	 */
 	static const char sql[] =
-		"with had as (select blob_key from blob_deletes"
-		"             where blob_key = any($1::text[]) and until > now()),"
-		" gone as (delete from blob_deletes where until <= now()"
-		"          and blob_key <> all($1::text[])),"
-		" up as (insert into blob_deletes (blob_key, until)"
-		"        select distinct k, now() + $2::bigint * interval '1 microsecond'"
-		"          from unnest($1::text[]) k"
-		"        on conflict (blob_key) do update"
-		"        set until = greatest(blob_deletes.until, excluded.until))"
-		" select coalesce(array_agg(distinct k order by k), '{}')::text"
-		"   from unnest($1::text[]) k where k not in (select blob_key from had)";
+		"with gone as (delete from blob_deletes where until <= now()"
+		"              and blob_key <> all($1::text[]))"
+		" insert into blob_deletes (blob_key, until)"
+		" select distinct k, now() + $2::bigint * interval '1 microsecond'"
+		"   from unnest($1::text[]) k"
+		" on conflict (blob_key) do update"
+		" set until = greatest(blob_deletes.until, excluded.until)";
 	char us[24];
 	const char *p[2] = {keys_literal, us};
 	PGresult *res = NULL;
 	int rc;
 
-	*fresh = NULL;
 	snprintf(us, sizeof(us), "%" PRIu64, linger_us);
-	if ((rc = run(d, &res, err, sql, 2, p, "cannot record blob deletes")) == 0 &&
-	    !(*fresh = strdup(PQgetvalue(res, 0, 0))))
-		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
-	PQclear(res);
-	return rc;
-}
-
-int db_blob_deletes_clear(db *d, const char *keys_literal, pr_error *err)
-{
-	static const char sql[] = "delete from blob_deletes where blob_key = any($1::text[])";
-	const char *p[1] = {keys_literal};
-	PGresult *res = NULL;
-	int rc = run(d, &res, err, sql, 1, p, "cannot clear blob deletes");
-
+	rc = run(d, &res, err, sql, 2, p, "cannot record blob deletes");
 	PQclear(res);
 	return rc;
 }

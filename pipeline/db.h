@@ -123,21 +123,18 @@ int db_blob_lock_all_shared(db *d, const char *keys_literal, pr_error *err);
 /*
  * Deletes that may still land (migration 035; see blob_delete_linger_us).
  *
- * db_blob_deletes_mark records, outside a transaction (committed at
- * once, before the deletes are sent), that each key of a text[] literal
- * may be deleted up to `linger_us` from now, and sets `*fresh` (a text[]
- * literal the caller frees) to the keys that had no live record: those
- * records may go once the store has answered every delete of them
- * (db_blob_deletes_clear, in the caller's transaction).
+ * db_blob_deletes_mark records, in the caller's transaction (committed
+ * before any delete is sent, under the keys' exclusive lock), that each
+ * key of a text[] literal may be deleted up to `linger_us` from now; a
+ * record runs out, it is never dropped early (records past their time
+ * are dropped on the way).
  *
  * db_blob_delete_doubt, under the keys' shared lock, sets `key_out` to
  * one of the keys a delete may still land on and `*until_us` to the
  * latest time it may; `key_out` "" and 0 when none. Any role may ask: it
  * learns only about keys of bytes it holds.
  */
-int db_blob_deletes_mark(db *d, const char *keys_literal, uint64_t linger_us, char **fresh,
-			 pr_error *err);
-int db_blob_deletes_clear(db *d, const char *keys_literal, pr_error *err);
+int db_blob_deletes_mark(db *d, const char *keys_literal, uint64_t linger_us, pr_error *err);
 int db_blob_delete_doubt(db *d, const char *keys_literal, char key_out[65], int64_t *until_us,
 			 pr_error *err);
 

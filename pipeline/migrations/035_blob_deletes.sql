@@ -42,3 +42,17 @@ begin
 		       ' set search_path = %I, pg_temp', current_schema());
 end
 $$;
+
+-- Roles granted access (017) keep on the new table what they had on the
+-- sweep queue: an admin role that runs retention records its deletes.
+do $$
+declare
+	g record;
+begin
+	for g in select grantee, privilege_type from information_schema.role_table_grants
+		  where table_schema = current_schema() and table_name = 'blob_sweep'
+		    and grantee <> current_user
+		    and privilege_type in ('SELECT', 'INSERT', 'UPDATE', 'DELETE') loop
+		execute format('grant %s on blob_deletes to %I', g.privilege_type, g.grantee);
+	end loop;
+end $$;

@@ -41,7 +41,8 @@
  * carried out, and tries again) and the request is kept; on SIGUSR1
  * every kept DELETE is passed on, and logged once more with "why":
  * "released". A request that reached a stalled server and is carried
- * out after the client gave up.
+ * out after the client gave up. With 2 only the first DELETE is kept,
+ * and the client's next try goes through and is answered.
  *
  * One connection at a time, one request per connection (the answer says
  * Connection: close). It listens on 127.0.0.1 on a free port, written to
@@ -83,6 +84,7 @@ static long fail_first, fail_puts_after = -1, puts_seen, count, error_pad;
 static const char *list_answer;
 static int list_endless; /* 1: keys under the prefix; 2: outside it */
 static int hold_deletes;
+static long deletes_held;
 static long delay_ms;
 static volatile sig_atomic_t release_held;
 static struct {
@@ -368,7 +370,7 @@ static void serve(int fd)
 		goto out;
 	}
 	if (hold_deletes && strcmp(method, "DELETE") == 0 && body_len == 0 &&
-	    nheld < sizeof(held) / sizeof(*held)) {
+	    nheld < sizeof(held) / sizeof(*held) && (hold_deletes == 1 || deletes_held++ == 0)) {
 		log_line(method, target, true, true, "held");
 		held[nheld].head = out_head;
 		held[nheld].len = out_len;
