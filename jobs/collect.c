@@ -1674,6 +1674,46 @@ static json_t *svc_json(const svc_state *s)
  * Collect `svcs` (registered and enabled) under the collect lock. On
  * return rs->svcs holds each service's outcome.
  */
+/*
+ * The locks of a collection: COLLECT_LOCK itself, exclusive (the collect
+ * command over many services), or a service's own lock, exclusive, under
+ * COLLECT_LOCK shared: collections of different services go on at once,
+ * and none of them beside a collection of many. Tried again every 200 ms
+ * for `wait_us`; *got false when still held elsewhere.
+ */
+static int take_locks(db *d, const char *lock, int64_t wait_us, bool *got, pr_error *err)
+{
+	bool under = strcmp(lock, COLLECT_LOCK) != 0;
+	double give_up = time_mono() + (double)wait_us / 1e6;
+	int rc;
+
+	for (;;) {
+		bool fleet = !under;
+		if (under && (rc = db_try_advisory_lock_shared(d, COLLECT_LOCK, &fleet, err)) < 0)
+			return rc;
+		if (fleet && (rc = db_try_advisory_lock(d, lock, got, err)) < 0) {
+			if (under)
+				db_advisory_unlock_shared(d, COLLECT_LOCK);
+			return rc;
+		}
+		if (fleet && *got)
+			return 0;
+		if (under && fleet)
+			db_advisory_unlock_shared(d, COLLECT_LOCK);
+		*got = false;
+		if (time_mono() >= give_up)
+			return 0;
+		nanosleep(&(struct timespec){0, 200 * 1000000L}, NULL);
+	}
+}
+
+static void let_go(db *d, const char *lock)
+{
+	db_advisory_unlock(d, lock);
+	if (strcmp(lock, COLLECT_LOCK) != 0)
+		db_advisory_unlock_shared(d, COLLECT_LOCK);
+}
+
 static int collect_services(run_state *rs, const job_env *env, const collect_opts *o,
 			    const char *lock, const db_service *const *svcs, size_t n,
 			    bool *locked_out, pr_error *err)
@@ -1702,11 +1742,7 @@ static int collect_services(run_state *rs, const job_env *env, const collect_opt
 	if (o->dry_run && !(rs->plan = json_array()))
 		return oom(err);
 	if (!o->dry_run) {
-		double give_up = time_mono() + (double)o->lock_wait_us / 1e6;
-		while ((rc = db_try_advisory_lock(env->d, lock, &locked, err)) == 0 && !locked &&
-		       time_mono() < give_up)
-			nanosleep(&(struct timespec){0, 200 * 1000000L}, NULL);
-		if (rc < 0)
+		if ((rc = take_locks(env->d, lock, o->lock_wait_us, &locked, err)) < 0)
 			return rc;
 		if (!locked) {
 			*locked_out = true;
@@ -1732,7 +1768,7 @@ static int collect_services(run_state *rs, const job_env *env, const collect_opt
 	rc = 0;
 out:
 	if (locked)
-		db_advisory_unlock(env->d, lock);
+		let_go(env->d, lock);
 	return rc;
 }
 
@@ -1797,7 +1833,7 @@ int collect_run(collect_result *out, const job_env *env, const collect_opts *o, 
 	size_t nsvcs = 0, npick = 0;
 	run_state rs;
 	bool have_rs = false, locked_out = false;
-	char from[TIME_FMT_MAX], to[TIME_FMT_MAX];
+	char from[TIME_FMT_MAX], to[TIME_FMT_MAX], own[sizeof(COLLECT_LOCK) + 300];
 	int rc;
 
 	memset(r, 0, sizeof(*r));
@@ -1868,14 +1904,18 @@ int collect_run(collect_result *out, const job_env *env, const collect_opts *o, 
 			goto out;
 	}
 	have_rs = true;
-	if ((rc = collect_services(&rs, env, o, o->lock ? o->lock : COLLECT_LOCK, pick, npick,
-				   &locked_out, err)) < 0)
+	/* One service named: its own lock, as a gate's; more: the fleet's. */
+	if (!o->lock && npick == 1 && o->nonly == 1)
+		snprintf(own, sizeof(own), "%s:%.290s", COLLECT_LOCK, pick[0]->name);
+	else
+		snprintf(own, sizeof(own), "%s", o->lock ? o->lock : COLLECT_LOCK);
+	if ((rc = collect_services(&rs, env, o, own, pick, npick, &locked_out, err)) < 0)
 		goto fail;
 	if (locked_out) {
 		rc = pr_error_set(err, PR_ELOCKED,
 				  "another collection holds the lock '%s'; not "
 				  "starting a second one",
-				  COLLECT_LOCK);
+				  own);
 		goto fail;
 	}
 	r->since_us = rs.since_us;

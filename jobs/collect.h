@@ -89,14 +89,12 @@ typedef struct collect_opts {
 	/*
 	 * The advisory lock the collection holds; NULL: the service's own,
 	 * "profreg-collect:NAME", for collect_service (a nightly's service, a
-	 * gate, a worker's task), COLLECT_LOCK for collect_run (the collect
-	 * command over many services). A collection of one service never
-	 * holds up another's: a gate collecting one service beside the
-	 * nightly once made the nightly collect nothing at all. The
-	 * fleet-wide request cap is per process; a host is CPU-profiled by
-	 * one process at a time all the same (capreq_host_lock), though
-	 * collect_run beside a service's collection may profile it again
-	 * within the cooldown; bytes both fetched are stored once.
+	 * gate, a worker's task) and collect_run of one named service,
+	 * COLLECT_LOCK for collect_run of more. A service's lock is taken
+	 * under COLLECT_LOCK held shared: collections of different services
+	 * go on at once (a gate beside the nightly once made the nightly
+	 * collect nothing at all), none beside a collection of many. The
+	 * fleet-wide request cap is per process.
 	 */
 	const char *lock;
 	/*

@@ -943,19 +943,31 @@ void db_rollback(db *d)
 		PQclear(PQexec(d->conn, "rollback"));
 }
 
-int db_try_advisory_lock(db *d, const char *name, bool *got, pr_error *err)
+static int try_lock(db *d, const char *name, bool shared, bool *got, pr_error *err)
 {
 	const char *p[1] = {name};
 	PGresult *res = NULL;
 	int rc;
 
 	*got = false;
-	if ((rc = run(d, &res, err, "select pg_try_advisory_lock(" LOCK_CLASS ", hashtext($1))",
+	if ((rc = run(d, &res, err,
+		      shared ? "select pg_try_advisory_lock_shared(" LOCK_CLASS ", hashtext($1))"
+			     : "select pg_try_advisory_lock(" LOCK_CLASS ", hashtext($1))",
 		      1, p, "cannot take a lock")) < 0)
 		return rc;
 	*got = get_bool(res, 0, 0);
 	PQclear(res);
 	return 0;
+}
+
+int db_try_advisory_lock(db *d, const char *name, bool *got, pr_error *err)
+{
+	return try_lock(d, name, false, got, err);
+}
+
+int db_try_advisory_lock_shared(db *d, const char *name, bool *got, pr_error *err)
+{
+	return try_lock(d, name, true, got, err);
 }
 
 void db_advisory_unlock(db *d, const char *name)
@@ -964,6 +976,15 @@ void db_advisory_unlock(db *d, const char *name)
 
 	if (d && d->conn)
 		PQclear(q(d, "select pg_advisory_unlock(" LOCK_CLASS ", hashtext($1))", 1, p));
+}
+
+void db_advisory_unlock_shared(db *d, const char *name)
+{
+	const char *p[1] = {name};
+
+	if (d && d->conn)
+		PQclear(q(d, "select pg_advisory_unlock_shared(" LOCK_CLASS ", hashtext($1))", 1,
+			  p));
 }
 
 int db_blob_lock(db *d, const char *blob_key, bool exclusive, pr_error *err)

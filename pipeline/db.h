@@ -105,6 +105,10 @@ void db_rollback(db *d);
 int db_try_advisory_lock(db *d, const char *name, bool *got, pr_error *err);
 void db_advisory_unlock(db *d, const char *name);
 
+/* The same lock taken shared: any number of shared holders, no exclusive one. */
+int db_try_advisory_lock_shared(db *d, const char *name, bool *got, pr_error *err);
+void db_advisory_unlock_shared(db *d, const char *name);
+
 /*
  * Transaction-level advisory lock on a blob key, released at commit or
  * rollback; call it inside a transaction. Shared: an ingest about to store

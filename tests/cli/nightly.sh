@@ -218,19 +218,20 @@ run pr nightly --deadline soon
 [ $RC -eq 2 ] && [[ $ERR == *"'--deadline soon' is not a duration"* ]] &&
 	ok "a --deadline that is not a duration is a usage error" || not_ok "deadline usage" "rc=$RC $ERR"
 
-# A collection of other services (the collect command, a gate) does not
-# hold up the nightly's: each service is collected under its own lock, and
-# a service a gate is collecting at that moment is waited for. Here the
-# collect command's lock is held throughout and svc-002's for 2 s.
+# A gate collecting one service (its lock, under the collect lock held
+# shared) does not hold up the nightly's other services, and the nightly
+# waits for the gate's service; the collect command over every service
+# (the collect lock held alone) is waited for too. Here a gate holds
+# svc-002 for 2 s, inside 6 s of the shared lock.
 for svc in svc-001 svc-002; do
 	last=$(grep "\"service\":\"$svc\"" "$T/fleet/manifest.jsonl" | tail -1)
 	path=$(sed 's/.*"path":"\([^"]*\)".*/\1/' <<<"$last")
 	{ cat "$T/fleet/$path"; printf 'main;lockcheck 1\n'; } >"$T/drop/$svc/lock.folded"
 	cp "$T/drop/$svc/$(basename "$path").json" "$T/drop/$svc/lock.folded.json"
 done
-psql "$DB" -qAt -c "select pg_advisory_lock(1886547814, hashtext('profreg-collect')),
+psql "$DB" -qAt -c "select pg_advisory_lock_shared(1886547814, hashtext('profreg-collect')),
 	pg_advisory_lock(1886547814, hashtext('profreg-collect:svc-002')), pg_sleep(2),
-	pg_advisory_unlock(1886547814, hashtext('profreg-collect:svc-002')), pg_sleep(8)" \
+	pg_advisory_unlock(1886547814, hashtext('profreg-collect:svc-002')), pg_sleep(4)" \
 	>/dev/null 2>&1 &
 holder=$!
 for _ in $(seq 50); do
@@ -243,8 +244,26 @@ stored=$(sql "select count(*) from profiles p join profile_vectors v on v.profil
 	join functions f on f.id = any(v.function_ids) where f.name = 'lockcheck'")
 [ $RC -eq 3 ] && [[ $ERR != *"holds the lock"* ]] && [ "$stored" = 2 ] &&
 	[ "$(jq -r '.services["svc-002"].status' <<<"$OUT")" != failed ] &&
-	ok "the nightly collects beside another collection, and waits for a service being collected" ||
-	not_ok "nightly beside a collection" "rc=$RC stored=$stored $ERR"
+	ok "the nightly collects beside a gate, and waits for the gate's service" ||
+	not_ok "nightly beside a gate" "rc=$RC stored=$stored $ERR"
+{ cat "$T/drop/svc-001/lock.folded"; printf 'main;lockcheck 1\n'; } >"$T/drop/svc-001/lock2.folded"
+cp "$T/drop/svc-001/lock.folded.json" "$T/drop/svc-001/lock2.folded.json"
+psql "$DB" -qAt -c "select pg_advisory_lock(1886547814, hashtext('profreg-collect')), pg_sleep(2)" \
+	>/dev/null 2>&1 &
+holder=$!
+for _ in $(seq 50); do
+	[ "$(sql "select count(*) from pg_locks where locktype = 'advisory' and granted")" -ge 1 ] && break
+	sleep 0.1
+done
+t0=$(date +%s)
+run pr --config "$T/profreg.json" nightly --at "$at" --service svc-001
+took=$(($(date +%s) - t0))
+wait "$holder" 2>/dev/null
+[ $RC -eq 0 ] && [ "$took" -ge 1 ] && [ -z "$(sql "select 1 from profiles where blob_key is null limit 1")" ] &&
+	[ "$(sql "select count(*) from profiles p join profile_vectors v on v.profile_id = p.id
+		join functions f on f.id = any(v.function_ids) where f.name = 'lockcheck'")" = 3 ] &&
+	ok "the nightly waits for a collection of every service, then collects (${took} s)" ||
+	not_ok "nightly after a collect of all" "rc=$RC took=$took $ERR"
 
 # A service whose collection failed is still judged on the captures it
 # has: the night is incomplete (exit 3), but it did not check nothing.
