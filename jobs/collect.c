@@ -1373,21 +1373,14 @@ out:
 	return rc;
 }
 
-/* The objects from l->v[from] on that the budget left no time for: counted, one line. */
-static void drops_not_tried(svc_state *s, const drop_list *l, size_t from, const char *where,
-			    int64_t budget_us)
+/* The objects the budget left no time for: counted, one line. */
+static void drops_not_tried(svc_state *s, size_t n, const char *where, int64_t budget_us)
 {
 	char why[900];
-	size_t n = 0;
 
-	for (size_t i = from; i < l->n; i++) {
-		const char *base = strrchr(l->v[i].name, '/');
-		base = base ? base + 1 : l->v[i].name;
-		n += *base && base[0] != '.' && !ends_with(l->v[i].name, ".json");
-	}
 	s->not_tried += n;
 	snprintf(why, sizeof(why),
-		 "%s: %zu objects not looked at: the collection budget of %" PRId64 " s ran out",
+		 "%s: %zu objects not collected: the collection budget of %" PRId64 " s ran out",
 		 where, n, budget_us / 1000000);
 	failure(s, "s3_prefix", where, NULL, why);
 }
@@ -1402,6 +1395,8 @@ static int collect_drops(svc_state *s, const job_env *env, int64_t deadline_us, 
 {
 	static config_profile object_prof = {object_type, NULL};
 	const config_service *cs = s->cs;
+	size_t nlate;
+	bool late;
 	int rc = 0;
 
 	for (size_t k = 0; k < cs->nsources; k++) {
@@ -1445,6 +1440,8 @@ static int collect_drops(svc_state *s, const job_env *env, int64_t deadline_us, 
 		u->prof = &object_prof;
 		snprintf(u->source_key, sizeof(u->source_key), "s3_prefix %s/%s/%s",
 			 src->s3.endpoint, src->s3.bucket, src->s3.prefix ? src->s3.prefix : "");
+		late = false;
+		nlate = 0;
 		for (size_t i = 0; i < l.n && rc == 0; i++) {
 			const drop_obj *obj = &l.v[i], *side;
 			const char *base = strrchr(obj->name, '/');
@@ -1479,12 +1476,15 @@ static int collect_drops(svc_state *s, const job_env *env, int64_t deadline_us, 
 				waiting(s, where, why);
 				continue;
 			}
-			if (mono_us() >= deadline_us) {
-				drops_not_tried(s, &l, i, where, env->cfg->collect.budget_us);
-				break;
+			/* Past the budget the rest are only counted, after the same checks. */
+			if (late || (late = mono_us() >= deadline_us)) {
+				nlate++;
+				continue;
 			}
 			rc = drop_one(s, env, b, u, obj, side, err);
 		}
+		if (rc == 0 && nlate)
+			drops_not_tried(s, nlate, where, env->cfg->collect.budget_us);
 next:
 		drop_list_release(&l);
 		blob_s3_bucket_free(b);
