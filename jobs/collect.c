@@ -559,25 +559,6 @@ static int piece_add(unit *u, const char *release)
 	return 0;
 }
 
-/*
- * Whether a unit's next request may start before the budget's end; if so,
- * its timeout is cut to the time left (at least a second), so a unit of
- * several requests ends with the budget, give or take one.
- */
-static bool cut_to_deadline(source_http *h, int64_t deadline_us)
-{
-	int64_t left_ms = (deadline_us - mono_us()) / 1000;
-	uint32_t whole = h->timeout_ms ? h->timeout_ms : HTTP_DEFAULT_TIMEOUT_MS;
-
-	if (left_ms <= 0)
-		return false;
-	if (left_ms < 1000)
-		left_ms = 1000;
-	if (whole > left_ms)
-		h->timeout_ms = (uint32_t)left_ms;
-	return true;
-}
-
 static void fetch_pyroscope(unit *u)
 {
 	const config_source *src = u->src;
@@ -603,7 +584,7 @@ static void fetch_pyroscope(unit *u)
 		if (sel)
 			qi.selector = sel;
 		/* One request a version: the budget is checked before each. */
-		if (nvals && !cut_to_deadline(&qi.http, u->deadline_us)) {
+		if (nvals && !http_cut_to_deadline(u->deadline_us, &qi.http.timeout_ms, NULL)) {
 			u->rc = pr_error_set(&u->err, PR_ELIMIT,
 					     "%s: %zu of %zu versions not fetched: the collection "
 					     "budget ran out",

@@ -399,29 +399,6 @@ static void pause_ms(int64_t ms)
  * the caller (released by it whatever this returns). Returns what
  * http_request returns for the last attempt.
  */
-/*
- * Whether a request may still start before the bucket's deadline; if so,
- * its timeouts are cut to the time left, so no try outlives it by more
- * than a second.
- */
-static bool within_deadline(const s3 *s, http_req *req)
-{
-	int64_t left_ms = (s->deadline_us - (int64_t)(time_mono() * 1e6)) / 1000;
-	uint32_t whole = req->timeout_ms ? req->timeout_ms : HTTP_DEFAULT_TIMEOUT_MS;
-	uint32_t connect =
-		req->connect_timeout_ms ? req->connect_timeout_ms : HTTP_DEFAULT_CONNECT_TIMEOUT_MS;
-
-	if (left_ms <= 0)
-		return false;
-	if (left_ms < 1000)
-		left_ms = 1000;
-	if (whole > left_ms)
-		req->timeout_ms = (uint32_t)left_ms;
-	if (connect > left_ms)
-		req->connect_timeout_ms = (uint32_t)left_ms;
-	return true;
-}
-
 static int s3_send(s3 *s, http_response *r, const s3_req *q, char *why, size_t why_n)
 {
 	char hash[BLOB_KEY_HEX + 1], line[100];
@@ -465,7 +442,8 @@ static int s3_send(s3 *s, http_response *r, const s3_req *q, char *why, size_t w
 	}
 	for (uint32_t attempt = 1;; attempt++) {
 		pr_error e2 = PR_ERROR_INIT;
-		if (s->deadline_us && !within_deadline(s, &req)) {
+		if (s->deadline_us && !http_cut_to_deadline(s->deadline_us, &req.timeout_ms,
+							    &req.connect_timeout_ms)) {
 			snprintf(why, why_n, "not sent: %s", s->deadline_why);
 			return PR_ELIMIT;
 		}

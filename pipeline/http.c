@@ -4,6 +4,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "pipeline/http.h"
 #include "common/fileio.h"
+#include "common/timeutil.h"
 #include "common/wipe.h"
 
 #include <ctype.h>
@@ -818,4 +819,20 @@ int http_escape(buf *out, const char *s)
 	rc = buf_puts(out, e);
 	curl_free(e);
 	return rc;
+}
+
+bool http_cut_to_deadline(int64_t deadline_us, uint32_t *timeout_ms, uint32_t *connect_ms)
+{
+	int64_t left_ms = (deadline_us - (int64_t)(time_mono() * 1e6)) / 1000;
+	uint32_t whole = *timeout_ms ? *timeout_ms : HTTP_DEFAULT_TIMEOUT_MS;
+
+	if (left_ms <= 0)
+		return false;
+	if (left_ms < 1000)
+		left_ms = 1000;
+	if (whole > left_ms)
+		*timeout_ms = (uint32_t)left_ms;
+	if (connect_ms && (*connect_ms ? *connect_ms : HTTP_DEFAULT_CONNECT_TIMEOUT_MS) > left_ms)
+		*connect_ms = (uint32_t)left_ms;
+	return true;
 }

@@ -212,6 +212,14 @@ int http_retry_after(int64_t *delay_ms, const char *value, int64_t now_s);
 void http_redact_url(char *out, size_t n, const char *url);
 
 /*
+ * Whether a request may still start before `deadline_us` (time_mono()
+ * microseconds); if so, *timeout_ms and, unless NULL, *connect_ms (0:
+ * the defaults above) are cut to the time left, at least a second, so a
+ * request started near the deadline outlives it by a second at most.
+ */
+bool http_cut_to_deadline(int64_t deadline_us, uint32_t *timeout_ms, uint32_t *connect_ms);
+
+/*
  * Append `s` percent-encoded for a URL query or a form body (every byte
  * but ALPHA, DIGIT and "-._~" as %XX; libcurl's curl_easy_escape) to
  * `out`. PR_ENOMEM, or PR_ELIMIT when `out` reaches its cap.
