@@ -187,6 +187,34 @@ t1=$(date +%s)
 	ok "a slow server's versions stop at the budget ($((t1 - t0)) s for 2 s)" ||
 	not_ok "slow versions" "rc=$RC $((t1 - t0)) s $ERR"
 
+# The budget is the collection's, not the wait for another's lock: a
+# nightly that waits 7 s for a collection of every service still has its
+# 10 s for four slots of a server answering in 1 s (about 5 s), where a
+# budget counted from before the wait would cut them.
+DAY_MS=$(( $(date -u -d "${DAY}T00:00:00Z" +%s) * 1000 ))
+serve pyslow2 pyroscope --profile "$V1" --release "v1=$V1" --release "v2=$V2" --label service_git_ref \
+	--delay-ms 1000 --empty-before "$DAY_MS"
+cat >"$T/slow2.json" <<EOF
+{"collect": {"retries": 0, "budget_s": 10},
+ "services": {"broken": {"types": ["cpu"], "sources": [
+  {"type": "pyroscope", "url": "$(url pyslow2)", "slot_s": 21600, "timeout_ms": 3000}]}}}
+EOF
+psql "$DB" -qAt -c "select pg_advisory_lock(1886547814, hashtext('profreg-collect')), pg_sleep(7)" \
+	>/dev/null 2>&1 &
+holder=$!
+for _ in $(seq 50); do
+	[ "$(sql "select count(*) from pg_locks where locktype = 'advisory' and granted")" -ge 1 ] && break
+	sleep 0.1
+done
+run timeout 60 "$PROFREG_BIN" --db "$DB" --home "$HOME_DIR" --config "$T/slow2.json" nightly \
+	--service broken --at "${DAY}T06:00:00Z"
+wait "$holder" 2>/dev/null
+[[ $ERR != *"budget"* ]] && [[ $ERR != *"holds the lock"* ]] &&
+	[ "$(sql "select count(*) from collect_slots where source like '%$(url pyslow2)%'")" = 4 ] &&
+	[ "$(grep -c '"call":"SelectMergeProfile"' "$T/pyslow2.log")" = 5 ] &&
+	ok "the collection budget starts once the lock is held, not while waiting for it" ||
+	not_ok "budget after the lock" "rc=$RC $ERR"
+
 # A 200 with no body and not of type application/proto (a proxy's empty
 # page) is no empty profile: a failure, and the slot is asked again later.
 serve pyempty pyroscope --profile "$V1" --mode emptyhtml
