@@ -377,6 +377,21 @@ run as $JOB run "$RUN" --json
 [ $RC -eq 0 ] && grep -q 'few captures' <<<"$OUT" && grep -q shop-failure-reason <<<"$OUT" &&
 	ok "an admin role reads a run's detail whole" || not_ok "run as admin" "rc $RC" "$ERR"
 
+# A schema granted before migration 035 (the record of deletes in doubt):
+# the admin role that runs retention may write it, a team role may not read
+# its rows but may ask, through its function, whether a key is in doubt.
+sql "drop function profreg_blob_delete_doubt(text[]); drop table blob_deletes;
+	delete from schema_migrations where version = 35" >/dev/null
+run pr db migrate
+K=$(printf '%064d' 7)
+[ $RC -eq 0 ] &&
+	[ "$(sql_as $JOB "insert into blob_deletes values ('$K', now() + interval '1 hour') returning 1")" = 1 ] &&
+	[ "$(sql_as $A "select count(*) from blob_deletes")" = 0 ] &&
+	[ "$(sql_as $A "select blob_key from profreg_blob_delete_doubt(array['$K'])")" = "$K" ] &&
+	ok "an upgrade to 035 gives the admin role the record of deletes, and a team role only its question" ||
+	not_ok "035 upgrade grants" "rc $RC $ERR" "$(sql_as $A "select count(*) from blob_deletes")" "$(sql_as $A "select blob_key from profreg_blob_delete_doubt(array['$K'])")"
+sql "delete from blob_deletes" >/dev/null
+
 # Revoking takes the rows away.
 run pr access revoke $A
 [ $RC -eq 0 ] && grep -q 'removed 1 grant' <<<"$OUT" && ok "access revoke" || not_ok "revoke" "$ERR"
