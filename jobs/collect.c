@@ -1002,6 +1002,27 @@ static int host_claim(bool *free_now, run_state *rs, unit *u, pr_error *err)
 		return rc;
 	if (!running && (rc = capreq_host_lock(&got, rs->env->d, u->host, err)) < 0)
 		return rc;
+	if (got) {
+		/*
+		 * Another process (serve, another collection) may have profiled
+		 * the host since the run looked: its cooldown counts from that
+		 * profile, read under the lock, where no new one can start.
+		 */
+		int64_t left = 0;
+		if ((rc = host_cooling(&left, rs->env->d, u->host,
+				       rs->env->cfg->collect.cooldown_us, err)) < 0) {
+			capreq_host_unlock(rs->env->d, u->host);
+			return rc;
+		}
+		if (left > 0) {
+			capreq_host_unlock(rs->env->d, u->host);
+			rs->host_free[host_index(rs, u->host)] = mono_us() + left;
+			*free_now = false;
+			u->host_locked = false;
+			u->held_elsewhere = false;
+			return 0;
+		}
+	}
 	*free_now = got;
 	u->host_locked = got;
 	u->held_elsewhere = !got;
@@ -1101,6 +1122,8 @@ static int run_units(run_state *rs, pr_error *err)
 				if ((rc = host_claim(&free_now, rs, u, err)) < 0)
 					break;
 				/* Profiled by serve now: ask again in a second. */
+				if (!free_now && !u->held_elsewhere)
+					continue; /* cooling since: may_start waits */
 				if (!free_now) {
 					u->not_before_us = now + 1000000;
 					if (nap > 1000000)
@@ -2012,9 +2035,15 @@ static int find_target(size_t *src_index, target *out, const config_service *cs,
 		}
 		target_list_release(&tl);
 	}
+	if (!cs)
+		return pr_error_set(
+			err, PR_ENOTFOUND,
+			"host '%.200s' is not a target: the service has no sources in the "
+			"configuration file",
+			host);
 	return pr_error_set(err, PR_ENOTFOUND,
 			    "host '%.200s' is not a pprof_http target of service '%s'%s%s%s%s%s",
-			    host, cs ? cs->name : "?", type ? " pulling " : "", type ? type : "",
+			    host, cs->name, type ? " pulling " : "", type ? type : "",
 			    bad.n ? " (a file_sd file that could not be read may list it: " : "",
 			    bad.why, bad.n ? ")" : "");
 }
@@ -2034,6 +2063,21 @@ int collect_target_find(char *out, size_t n, const config_service *cs, const cha
 	free(t.commit);
 	free(t.host);
 	return 0;
+}
+
+bool collect_target_pulls(const config_service *cs, const char *host, const char *type)
+{
+	pr_error e = PR_ERROR_INIT;
+	target t;
+	size_t k;
+
+	if (find_target(&k, &t, cs, host, type, &e) < 0)
+		return false;
+	free(t.address);
+	free(t.release);
+	free(t.commit);
+	free(t.host);
+	return true;
 }
 
 void collect_target_hosts_free(char **v, size_t n)
@@ -2143,6 +2187,14 @@ int collect_one_capture(int64_t *capture_id, const job_env *env, const db_servic
 	memset(&rs, 0, sizeof(rs));
 	pthread_mutex_init(&rs.mu, NULL);
 	pthread_cond_init(&rs.cv, NULL);
+	/* Only enabled services are ever contacted, whenever the request was made. */
+	if (!svc->enabled) {
+		rc = pr_error_set(
+			err, PR_EREFUSED,
+			"service '%s' is not enabled for profiling: host '%.200s' not asked",
+			svc->name, o->host);
+		goto out;
+	}
 	opts.incident = o->incident;
 	rs.env = env;
 	rs.o = &opts;

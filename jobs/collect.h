@@ -185,6 +185,12 @@ int collect_target_find(char *out, size_t n, const config_service *cs, const cha
 			pr_error *err);
 
 /*
+ * Whether `host` is a pprof_http target of `cs` that pulls profiles of
+ * `type` ("heap" of a source that takes CPU profiles only is not).
+ */
+bool collect_target_pulls(const config_service *cs, const char *host, const char *type);
+
+/*
  * The hosts of every pprof_http target of `cs` (their host parts, as
  * collect_target_find gives them), each once, in byte order: a new array
  * of *n strings into *out (NULL when none), freed with

@@ -437,7 +437,8 @@ static int ask(capreq_decision *dec, svc_run *s, hstate *h, int level, bool open
 	r.nhosts = 1;
 	r.seconds = p->seconds;
 	r.types = types;
-	r.ntypes = p->heap ? 2 : 1;
+	/* Heap only from a host whose source pulls it: asked of the others, it would fail. */
+	r.ntypes = p->heap && collect_target_pulls(s->cs, h->host, "heap") ? 2 : 1;
 	r.reason = reason;
 	r.source = "escalate";
 	r.incident = incident && *incident ? incident : NULL;

@@ -1,8 +1,10 @@
 #!/bin/bash
 # collect and serve never CPU-profile one host at once: both hold the
 # host's CPU profile lock (capreq_host_lock) while they profile it, and
-# collect waits for a running capture request of the host. Against a slow
-# loopback pprof stand-in (tests/support/slow_pprof.py, 3 s an answer).
+# collect waits for a running capture request of the host, then lets it
+# cool down from that capture. A request of a service disabled since it
+# was queued asks nothing. Against a slow loopback pprof stand-in
+# (tests/support/slow_pprof.py, 3 s an answer).
 set -u
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/../go/build.sh" # wait_port
@@ -100,4 +102,47 @@ run P collect --service ledger
 	ok "a running request whose lease ran out does not keep collect off the host" ||
 	not_ok "stale running request" "rc=$RC asked $(asked b) of $before $OUT $ERR"
 sql "update capture_requests set state = 'failed' where reason = 'queued'" >/dev/null
+
+# --- a host serve has just profiled cools down for collect too ---------------------------
+# collect waits for serve's capture; when it ends, the host has just been
+# profiled and cools down (collect.cooldown_s) before collect asks again.
+sed 's/"cooldown_s": 0/"cooldown_s": 300/; s/"budget_s": 2/"budget_s": 10/' "$T/cfg.json" >"$T/cool.json"
+"$PROFREG_BIN" --db "$DB" --home "$HOME_DIR" --config "$T/cool.json" serve \
+	--port-file "$T/s2.port" >"$T/s2.out" 2>"$T/s2.err" &
+SPID=$!
+PIDS="$PIDS $SPID"
+wait_port "$T/s2.port" || not_ok "serve restart" "$(cat "$T/s2.err")"
+U=http://127.0.0.1:$(cat "$T/s2.port")
+sql "delete from collect_slots" >/dev/null
+before=$(asked a)
+[ "$(post pay 127.0.0.1)" = 202 ] || not_ok "post for the cooldown" "$(cat "$T/resp")"
+for _ in $(seq 100); do [ "$(asked a)" -gt "$before" ] && break; sleep 0.1; done
+run pr --config "$T/cool.json" collect --service pay
+[ $RC -eq 0 ] && [ "$(asked a)" = $((before + 1)) ] && [[ $OUT == *" 1 deferred"* ]] &&
+	ok "collect does not profile a host again within its cooldown of serve's capture" ||
+	not_ok "cooldown after serve's capture" "rc=$RC asked $(asked a) of $before $OUT $ERR"
+
+# --- a request queued before its service was disabled contacts nobody ------------------
+# (Inserted after the service is disabled, as a request admitted just
+# before would be found: a running serve takes it at once.)
+before=$(asked b)
+pr service disable ledger >/dev/null
+sql "insert into capture_requests (service_id, hosts, seconds, types, reason, source,
+	requested_by, incident) values ($sid, '{127.0.0.2}', 1, '{cpu}', 'disabled', 'api', 't',
+	'inc-1')" >/dev/null
+for _ in $(seq 100); do
+	[ "$(sql "select state from capture_requests where reason = 'disabled'")" = failed ] && break
+	sleep 0.1
+done
+[ "$(asked b)" = "$before" ] &&
+	[[ $(sql "select error from capture_requests where reason = 'disabled'") == *"not enabled"* ]] &&
+	ok "a request of a service disabled since it was queued fails without asking its host" ||
+	not_ok "disabled service's request" "asked $(asked b) of $before" \
+	"$(sql "select state, error from capture_requests where reason = 'disabled'")"
+
+# A service registered but not in the configuration has no targets, and says so.
+pr service add extra --team a >/dev/null && pr service enable extra >/dev/null
+code=$(post extra 127.0.0.1)
+[ "$code" = 422 ] && [[ $(cat "$T/resp") == *"the service has no sources in the configuration"* ]] &&
+	ok "a capture of a service without sources says so (422)" || not_ok "no sources" "$code $(cat "$T/resp")"
 finish

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "jobs/collect.h"
 #include "jobs/config.h"
 #include "pipeline/parca.h"
 #include "pipeline/pyroscope.h"
@@ -558,6 +559,30 @@ static void test_config_sources(void **state)
 	config_release(&c);
 }
 
+/* Escalation asks heap of a host only where its source pulls heap. */
+static void test_a_host_pulls_heap_only_where_its_source_takes_it(void **state)
+{
+	static const char text[] = "{\"services\": {"
+				   "  \"cpuonly\": {\"types\": [\"cpu\"], \"sources\": ["
+				   "   {\"type\": \"pprof_http\", \"targets\": [\"h1:6060\"]}]},"
+				   "  \"both\": {\"types\": [\"cpu\", \"heap\"], \"sources\": ["
+				   "   {\"type\": \"pprof_http\", \"targets\": [\"h1:6061\"]}]}}}";
+	config c;
+	pr_error err = PR_ERROR_INIT;
+	const config_service *cpu, *both;
+
+	(void)state;
+	assert_int_equal(config_load(&c, write_tmp("pulls.json", text, sizeof(text) - 1), &err), 0);
+	cpu = config_service_find(&c, "cpuonly");
+	both = config_service_find(&c, "both");
+	assert_true(collect_target_pulls(cpu, "h1", "cpu"));
+	assert_false(collect_target_pulls(cpu, "h1", "heap"));
+	assert_true(collect_target_pulls(both, "h1", "heap"));
+	assert_false(collect_target_pulls(both, "h2", "cpu"));
+	assert_false(collect_target_pulls(NULL, "h1", "cpu"));
+	config_release(&c);
+}
+
 static void test_config_source_mistakes(void **state)
 {
 	static const struct {
@@ -834,6 +859,7 @@ int main(void)
 		cmocka_unit_test(test_error_bodies_are_made_safe),
 		cmocka_unit_test(test_selector_narrowed_to_a_release),
 		cmocka_unit_test(test_config_sources),
+		cmocka_unit_test(test_a_host_pulls_heap_only_where_its_source_takes_it),
 		cmocka_unit_test(test_config_source_mistakes),
 		cmocka_unit_test(test_drop_names),
 		cmocka_unit_test_setup_teardown(test_drops_in_a_store_that_is_not_a_folder,
