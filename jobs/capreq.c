@@ -750,19 +750,21 @@ out:
 	return rc;
 }
 
-int capreq_sessions_end(size_t *ended, db *d, const char *host, const char *source, const char *why,
-			pr_error *err)
+/* End the sessions on `host` of `source`, of service `sid` unless it is NULL. */
+static int sessions_end(size_t *ended, db *d, const char *host, const char *source, const char *sid,
+			const char *why, pr_error *err)
 {
 	static const char sql[] = "update elevated_sessions set ended_at = now(), end_reason = $3"
 				  " where host = $1 and source = $2 and ended_at is null"
+				  " and ($4::bigint is null or service_id = $4::bigint)"
 				  " returning id, level";
-	const char *p[3] = {host, source, why};
+	const char *p[4] = {host, source, why, sid};
 	struct pg_result *res = NULL;
 	char obj[300];
 	int rc;
 
 	*ended = 0;
-	if ((rc = db_exec(d, &res, err, "ending elevated sessions", sql, 3, p)) < 0)
+	if ((rc = db_exec(d, &res, err, "ending elevated sessions", sql, 4, p)) < 0)
 		return rc;
 	snprintf(obj, sizeof(obj), "host:%s", host);
 	for (int i = 0; i < db_rows(res) && rc == 0; i++) {
@@ -777,6 +779,21 @@ int capreq_sessions_end(size_t *ended, db *d, const char *host, const char *sour
 	}
 	db_result_free(res);
 	return rc;
+}
+
+int capreq_sessions_end(size_t *ended, db *d, const char *host, const char *source, const char *why,
+			pr_error *err)
+{
+	return sessions_end(ended, d, host, source, NULL, why, err);
+}
+
+int capreq_sessions_end_of(size_t *ended, db *d, const char *host, const char *source,
+			   int64_t service_id, const char *why, pr_error *err)
+{
+	char sid[24];
+
+	snprintf(sid, sizeof(sid), "%" PRId64, service_id);
+	return sessions_end(ended, d, host, source, sid, why, err);
 }
 
 int capreq_counts(json_t **states, int64_t *sessions, db *d, pr_error *err)
@@ -808,10 +825,12 @@ int capreq_counts(json_t **states, int64_t *sessions, db *d, pr_error *err)
 int capreq_session_find(capreq_session *out, bool *open, db *d, const char *host,
 			pr_error *err)
 {
+	/* clang-format off */
 	static const char sql[] =
-		"select id, level, source, coalesce(incident, ''), " DB_TS_TO_US("started_at")
-		", " DB_TS_TO_US("expires_at") " from elevated_sessions"
-		" where host = $1 and ended_at is null";
+		"select id, level, source, coalesce(incident, ''), service_id,"
+		" " DB_TS_TO_US("started_at") ", " DB_TS_TO_US("expires_at")
+		" from elevated_sessions where host = $1 and ended_at is null";
+	/* clang-format on */
 	const char *p[1] = {host};
 	struct pg_result *res = NULL;
 	int rc;
@@ -826,8 +845,9 @@ int capreq_session_find(capreq_session *out, bool *open, db *d, const char *host
 		out->level = (int)db_get_i64(res, 0, 1);
 		snprintf(out->source, sizeof(out->source), "%s", db_get_text(res, 0, 2));
 		snprintf(out->incident, sizeof(out->incident), "%s", db_get_text(res, 0, 3));
-		out->started_us = db_get_i64(res, 0, 4);
-		out->expires_us = db_get_i64(res, 0, 5);
+		out->service_id = db_get_i64(res, 0, 4);
+		out->started_us = db_get_i64(res, 0, 5);
+		out->expires_us = db_get_i64(res, 0, 6);
 	}
 	db_result_free(res);
 	return 0;

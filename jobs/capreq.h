@@ -183,6 +183,14 @@ int capreq_get(struct json_t **out, db *d, int64_t id, pr_error *err);
 int capreq_sessions_end(size_t *ended, db *d, const char *host, const char *source,
 			const char *why, pr_error *err);
 
+/*
+ * The same for the sessions on `host` that `source` opened for service
+ * `service_id` only: a host's session belongs to the service it was
+ * opened for, and another service's signal does not end it.
+ */
+int capreq_sessions_end_of(size_t *ended, db *d, const char *host, const char *source,
+			   int64_t service_id, const char *why, pr_error *err);
+
 /* Close every session past its expiry ("expired"), audited; *n how many. */
 int capreq_sessions_expire(size_t *n, db *d, pr_error *err);
 
@@ -195,6 +203,7 @@ int capreq_counts(struct json_t **states, int64_t *sessions, db *d, pr_error *er
 /* An open elevated session (escalate follows the one it opened). */
 typedef struct capreq_session {
 	int64_t id;
+	int64_t service_id; /* the service it was opened for */
 	int level;
 	char source[16];
 	char incident[260];

@@ -243,8 +243,11 @@ static int read_signals(svc_run *s, pr_error *err)
 			return rc;
 		for (size_t i = 0; i < v.n && rc == 0; i++) {
 			hstate *h;
-			if ((rc = host_of_key(host, sizeof(host), s, v.v[i].key, err)) != 0)
+			/* A series of a host not the service's: left out, and the next read. */
+			if ((rc = host_of_key(host, sizeof(host), s, v.v[i].key, err)) != 0) {
+				rc = rc > 0 ? 0 : rc;
 				continue;
+			}
 			if (!(h = host_get(s, host))) {
 				rc = oom(err);
 				break;
@@ -277,7 +280,11 @@ static int read_ceiling(svc_run *s, const config_escalate_ceiling *c, int which,
 	for (size_t i = 0; i < v.n; i++) {
 		if ((rc = host_of_key(host, sizeof(host), s, v.v[i].key, err)) < 0)
 			break;
-		rc = 0;
+		/* Not one of the service's hosts: `host` holds nothing of this series. */
+		if (rc > 0) {
+			rc = 0;
+			continue;
+		}
 		for (size_t j = 0; j < s->nh; j++) {
 			hstate *h = &s->h[j];
 			if (strcmp(h->host, host) != 0)
@@ -473,8 +480,12 @@ static int decide(svc_run *s, hstate *h, pr_error *err)
 		if ((rc = capreq_session_find(&ses, &open, s->env->d, h->host, err)) < 0)
 			return rc;
 		obs.session_open = open && ses.id == h->session_id;
-		/* A session this job opened but did not record (a run that died half-way). */
-		if (open && strcmp(ses.source, "escalate") == 0)
+		/*
+		 * A session this job opened for this service but did not record
+		 * (a run that died half-way). Another service's session on the
+		 * same host is that service's to follow, lower and end.
+		 */
+		if (open && strcmp(ses.source, "escalate") == 0 && ses.service_id == s->svc.id)
 			obs.adopt_level = ses.level;
 	}
 	escrules_step(&st, &h->st, &s->rules, &obs, s->now);
@@ -505,8 +516,8 @@ static int decide(svc_run *s, hstate *h, pr_error *err)
 	case ESCRULES_NONE:
 		return 0;
 	case ESCRULES_DEESCALATE:
-		if ((rc = capreq_sessions_end(&n, s->env->d, h->host, "escalate", "deescalated",
-					      err)) < 0)
+		if ((rc = capreq_sessions_end_of(&n, s->env->d, h->host, "escalate", s->svc.id,
+						 "deescalated", err)) < 0)
 			return rc;
 		snprintf(why, sizeof(why), "back inside its band for %" PRId64 " s",
 			 st.inside_us / S_US);
@@ -528,6 +539,7 @@ static int decide(svc_run *s, hstate *h, pr_error *err)
 		if ((rc = capreq_session_find(&ses, &open, s->env->d, h->host, err)) < 0)
 			return rc;
 		escrules_opened(&h->st, &s->rules, st.to, s->now);
+		open = open && ses.service_id == s->svc.id;
 		h->session_id = open ? ses.id : 0;
 		if (!open)
 			h->st.level = 0; /* expired at once: nothing to follow */
@@ -540,7 +552,8 @@ static int decide(svc_run *s, hstate *h, pr_error *err)
 	}
 	if (over_ceiling(s, h, why, sizeof(why), &reason))
 		return audit_skip(s, h, reason, why, err);
-	if ((rc = ask(&dec, s, h, h->st.level, false, open ? ses.incident : NULL, err)) < 0)
+	if ((rc = ask(&dec, s, h, h->st.level, false,
+		      open && ses.id == h->session_id ? ses.incident : NULL, err)) < 0)
 		return rc;
 	if (!dec.admitted) {
 		/* A capture still running: the next run asks again. */
