@@ -26,6 +26,17 @@
 /* How long a service waits for its collection lock held by a gate or a collect. */
 #define NIGHTLY_LOCK_WAIT_US (300LL * 1000000LL)
 
+/*
+ * How long a service's collection waits for its lock: a worker's task as
+ * long as the nightly, within half of the time its lease is renewed for.
+ */
+static int64_t lock_wait_us(const job_env *env, bool task)
+{
+	int64_t half = (int64_t)env->cfg->workers.task_timeout_s * 1000000 / 2;
+
+	return task && half < NIGHTLY_LOCK_WAIT_US ? half : NIGHTLY_LOCK_WAIT_US;
+}
+
 static bool wanted(const char *name, const nightly_opts *o)
 {
 	if (!o->nonly)
@@ -128,8 +139,13 @@ static int one_service(nightly_result *r, const job_env *env, const db_service *
 				   .until_us = r->at_us,
 				   .lock = lock,
 				   .busy_is_error = lock != NULL,
-				   /* A gate collecting the service lets go between its polls. */
-				   .lock_wait_us = lock ? 0 : NIGHTLY_LOCK_WAIT_US,
+				   /*
+				    * A gate collecting the service lets go between
+				    * its polls: waited for, by a worker's task too
+				    * (its lease renewed), as a task deferred at once
+				    * would sit out its lease and spend an attempt.
+				    */
+				   .lock_wait_us = lock_wait_us(env, lock != NULL),
 				   .live_in_window = r->at_is_now};
 		if (collect_service(&src, NULL, env, s, &co, &serr) < 0)
 			return pr_error_set(err, serr.code, "%s", serr.msg);
