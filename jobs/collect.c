@@ -1552,6 +1552,9 @@ static int collect_dirs(svc_state *s, const job_env *env, pr_error *err)
 			continue;
 		if (source_collect_dir(&r, env->d, env->bs, s->svc->name, dir, &env->cfg->limits,
 				       &derr) < 0) {
+			/* What was stored before the stop is stored: counted. */
+			s->rep.stored += r.stored;
+			s->rep.already += r.already;
 			source_report_release(&r);
 			if (derr.code == PR_EDB || derr.code == PR_ENOMEM)
 				return pr_error_set(err, derr.code, "%s", derr.msg);

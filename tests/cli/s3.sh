@@ -270,6 +270,25 @@ done
 runp pr --config "$L" blobs migrate --to local
 [ $RC -eq 2 ] && ok "blobs migrate --to anything but s3 is a usage error" || not_ok "migrate --to local" "rc=$RC"
 
+# A drop folder collected into a bucket that stops taking puts half-way:
+# the captures stored before the stop are counted as stored.
+fresh_db cli_s3_dropstop
+mkdir -p "$T/drop"
+for i in 1 2 3 4 5; do
+	printf 'main;drop;step%s 10\nmain;idle 5\n' "$i" >"$T/drop/d$i.folded"
+	printf '{"release": "r1", "time": "2026-11-30T0%s:00:00Z"}\n' "$i" >"$T/drop/d$i.folded.json"
+done
+pr --quiet db init && pr --quiet service add pay && pr --quiet service enable pay
+s3_proxy_restart --fail-puts-after 3
+config "$T/drop.json" s3 "$S3_ENDPOINT" path
+jq --arg d "$T/drop" '. + {services: {pay: {source: {dir: $d}}}}' "$T/drop.json" >"$T/drop2.json"
+runp pr --config "$T/drop2.json" collect --service pay --json
+[ $RC -eq 3 ] && [ "$(sql "select count(*) from profiles")" = 3 ] &&
+	[ "$(jq -r '.services.pay.stored' <<<"$OUT")" = 3 ] &&
+	ok "a drop folder stopped by the bucket half-way counts the captures it stored" ||
+	not_ok "stopped drop folder" "rc=$RC $(sql "select count(*) from profiles") $OUT $ERR"
+s3_proxy_restart
+
 # Every request the bucket saw was checked; only the wrong secret's failed.
 read -r total bad < <(s3_counts)
 [ "$total" -gt 30 ] && [ "$bad" = "$wrong_bad" ] &&
