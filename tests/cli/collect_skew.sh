@@ -38,7 +38,11 @@ sql "insert into collect_slots (service_id, source, target, profile_type, slot_s
 	slot_end, host, outcome, fetched_at) select id, 'pprof_http', '$A', 'cpu',
 	now() - interval '2 hours', now() - interval '1 hour', '127.0.0.1', 'empty',
 	now() - interval '1 minute' from services where name = 'pay'" >/dev/null
-SKEW_S=3600 LD_PRELOAD=$T/clockskew.so run pr --config "$T/cfg.json" collect --service pay
+# A sanitizer build's runtime must come first among the preloaded libraries.
+PRELOAD=$T/clockskew.so
+asan=$(ldd "$PROFREG_BIN" | awk '/libasan/ { print $3; exit }')
+[ -n "$asan" ] && PRELOAD="$asan $PRELOAD"
+SKEW_S=3600 LD_PRELOAD=$PRELOAD run pr --config "$T/cfg.json" collect --service pay
 [ "$(wc -l <"$T/a.log")" = 0 ] &&
 	ok "a clock an hour ahead does not end the host's cooldown early: not profiled" ||
 	not_ok "skew" "$(cat "$T/a.log")" "$OUT" "$ERR"

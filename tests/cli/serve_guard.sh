@@ -71,7 +71,8 @@ got=$(curl -s -m 5 -o /dev/null -w '%{http_code}' -u "x:$UNKNOWN" "$U/compare")
 urls 20000 /v1/alertmanager >"$T/flood.curl"
 FLOOD=""
 for i in 1 2 3 4; do
-	timeout 3 curl -s -m 3 -K "$T/flood.curl" -X POST -d '{"alerts": []}' \
+	# -N: each answer's code written at once, not lost in a buffer when timeout stops it.
+	timeout 3 curl -s -N -m 3 -K "$T/flood.curl" -X POST -d '{"alerts": []}' \
 		-w '%{http_code}\n' >"$T/flood$i.out" 2>/dev/null &
 	FLOOD="$FLOOD $!"
 done
