@@ -665,6 +665,25 @@ static bool wanted(const escalate_opts *o, const char *name)
 	return false;
 }
 
+/*
+ * The database's clock, in microseconds: every run's samples, bands and
+ * windows are on it, whichever machine runs escalate and however its own
+ * clock steps (a step back of ten minutes left the stored samples in the
+ * future, out of the band's window, and the host unjudged).
+ */
+static int db_clock_us(int64_t *out, db *d, pr_error *err)
+{
+	static const char sql[] = "select floor(extract(epoch from now()) * 1000000)::bigint";
+	struct pg_result *res = NULL;
+	int rc;
+
+	if ((rc = db_exec(d, &res, err, "reading the database's clock", sql, 0, NULL)) < 0)
+		return rc;
+	*out = db_get_i64(res, 0, 0);
+	db_result_free(res);
+	return 0;
+}
+
 int escalate_run(escalate_result *out, const job_env *env, const escalate_opts *o, pr_error *err)
 {
 	const config_escalate *e = &env->cfg->escalate;
@@ -698,6 +717,9 @@ int escalate_run(escalate_result *out, const job_env *env, const escalate_opts *
 		job_note(&out->notes, "another escalate run holds the lock; this one did nothing");
 		return 0;
 	}
+	/* A clock a test or a replay sets stays theirs. */
+	if (!env->now_us && (rc = db_clock_us(&out->at_us, env->d, err)) < 0)
+		goto out;
 	if ((rc = runs_begin(&out->run_id, env->d, "escalate", 0, NULL, err)) < 0)
 		goto out;
 	begun = true;

@@ -5,7 +5,8 @@
 # refused (the host is elevated), and when that signal comes back it
 # neither lowers nor ends the first service's session. A signal or load
 # query that also answers for other hosts is read for the service's hosts
-# only, each with its own value.
+# only, each with its own value. A run's time is the database's, not the
+# machine's.
 . "$(dirname "$0")/lib.sh"
 NAME=escalate_shared
 . "$(dirname "$0")/../support/escalate_env.sh"
@@ -61,4 +62,20 @@ done
 		and object = 'host:127.0.0.2'")" = 0 ] &&
 	ok "search back inside its band leaves checkout's session open" ||
 	not_ok "search inside" "$(search_action) open=$(open_of) $(jq -c '.decisions' <<<"$OUT")"
+
+# A machine whose clock stepped ten minutes back: the run's samples are
+# on the database's clock, so they stay in the band's window.
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+cc -shared -fPIC -o "$T/clockskew.so" "$ROOT/tests/support/clockskew.c" -ldl ||
+	not_ok "clock shim"
+PRELOAD=$T/clockskew.so
+asan=$(ldd "$PROFREG_BIN" | awk '/libasan/ { print $3; exit }')
+[ -n "$asan" ] && PRELOAD="$asan $PRELOAD"
+last=$(sql "select max(id) from signal_samples")
+SKEW_S=-600 LD_PRELOAD=$PRELOAD run S
+[ $RC -eq 0 ] && [ "$(sql "select count(*) from signal_samples where id > $last")" -gt 0 ] &&
+	[ "$(sql "select count(*) from signal_samples where id > $last
+		and abs(extract(epoch from at - now())) > 60")" = 0 ] &&
+	ok "a run on a machine whose clock is ten minutes behind stores its samples at the database's time" ||
+	not_ok "clock behind" "rc=$RC $ERR" "$(sql "select min(at), max(at), now() from signal_samples where id > $last")"
 finish
