@@ -5,7 +5,9 @@
  * request, one at a time, on the server's database connection; the
  * calling thread is the worker, on its own connection. A request the
  * server admits wakes the worker at once; requests other servers queued
- * are found by polling.
+ * are found by polling. Either connection, dropped by the database, is
+ * connected again (db_ready): a restart of PostgreSQL must not leave a
+ * server that answers 503 for good.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "jobs/serve.h"
@@ -56,6 +58,13 @@
 	"default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
 /* A request's head and body arrive within this, or its connection is closed (connguard.h). */
 #define REQUEST_DEADLINE_MS 30000
+/*
+ * A connection the database dropped is tried again at once, then after
+ * pauses doubling from the first to the last (seconds): a database that
+ * stays away costs one attempt every few seconds, not one a request.
+ */
+#define REDIAL_FIRST_S 0.5
+#define REDIAL_LAST_S 5.0
 
 typedef struct counter {
 	char key[64];
@@ -91,6 +100,12 @@ typedef struct snapreq {
 	char service[130];
 } snapreq;
 
+/* When a dropped connection may be tried again (db_ready). */
+typedef struct redial {
+	double next;  /* time_mono() of the next attempt; 0: at once */
+	double pause; /* the pause after the next failed attempt */
+} redial;
+
 typedef struct server {
 	const job_env *env;
 	const config_serve *cfg;
@@ -112,6 +127,7 @@ typedef struct server {
 	size_t snap_head, snap_len;
 	counter snapshots[COUNTERS_MAX]; /* by outcome, under snap_mu */
 	connguard guard; /* who may hold the connections (the polling thread's alone) */
+	redial server_redial; /* the server's connection (env->d), the polling thread's */
 	serve_result *out;
 } server;
 
@@ -122,6 +138,43 @@ static void note(server *s, const char *msg)
 	pthread_mutex_lock(&s->note_mu);
 	job_note(&s->out->notes, "%s", msg);
 	pthread_mutex_unlock(&s->note_mu);
+}
+
+/*
+ * Whether `d` (the `side`'s connection) is up: when the database dropped
+ * it, connect again, unless the last attempt was too recent (r says when
+ * the next may be made). A statement on a connection still down fails
+ * at once, so the caller answers 503 and tries again later; the
+ * connection is never given up on for good, since PostgreSQL comes back
+ * after a restart. An attempt blocks for as long as connecting takes
+ * (libpq's connect_timeout, pipeline/db.h).
+ */
+static bool db_ready(server *s, db *d, redial *r, const char *side)
+{
+	pr_error e = PR_ERROR_INIT;
+	char line[PR_ERROR_MSG_MAX + 80];
+	double now;
+
+	if (db_connected(d))
+		return true;
+	now = time_mono();
+	if (now < r->next)
+		return false;
+	if (db_reconnect(d, &e) < 0) {
+		r->pause = r->pause ? r->pause * 2 : REDIAL_FIRST_S;
+		if (r->pause > REDIAL_LAST_S)
+			r->pause = REDIAL_LAST_S;
+		r->next = time_mono() + r->pause;
+		snprintf(line, sizeof(line), "the %s's database connection is down: %s", side,
+			 e.msg);
+		note(s, line);
+		return false;
+	}
+	r->next = 0;
+	r->pause = 0;
+	snprintf(line, sizeof(line), "the %s's database connection is back", side);
+	note(s, line);
+	return true;
 }
 
 static void count(counter *v, const char *key, unsigned code)
@@ -1325,6 +1378,8 @@ static enum MHD_Result dispatch(void *cls, struct MHD_Connection *c, const char 
 	connguard_arrived(&s->guard, c);
 	s->nreq++;
 	s->cur = st;
+	/* Still down: the route answers 503 when it needs the database. */
+	db_ready(s, s->env->d, &s->server_redial, "server");
 	if (strcmp(url, "/v1/captures") == 0)
 		return post ? post_captures(s, c, st) : reply_error(s, url, c, 405, "use POST", 0);
 	if (strncmp(url, "/v1/captures/", 13) == 0)
@@ -1483,6 +1538,7 @@ static void nap(server *s)
 static int worker_loop(server *s, const job_env *wenv, const serve_opts *o, pr_error *err)
 {
 	int64_t last_expire = 0;
+	redial r = {0, 0};
 	int rc = 0;
 
 	while (!*o->stop) {
@@ -1491,6 +1547,10 @@ static int worker_loop(server *s, const job_env *wenv, const serve_opts *o, pr_e
 		pr_error e = PR_ERROR_INIT;
 		int64_t now = time_now_us();
 
+		if (!db_ready(s, wenv->d, &r, "worker")) {
+			nap(s);
+			continue;
+		}
 		/* Sessions end at their expiry even when no one asks anything. */
 		if (now - last_expire >= 1000000) {
 			size_t n;

@@ -64,7 +64,9 @@ typedef struct serve_result {
 /*
  * Serve until *o->stop is set. Fails only when it cannot listen
  * (PR_EIO, naming the address) or memory fails; the database failing
- * while serving answers 503 and is noted. Release *out with
+ * while serving answers 503 and is noted, and either connection the
+ * database dropped (env->d, o->worker_db) is connected again
+ * (db_reconnect) once it answers. Release *out with
  * serve_result_release.
  */
 int serve_run(serve_result *out, const job_env *env, const serve_opts *o, pr_error *err);
