@@ -12,6 +12,7 @@
 #include "jobs/compare.h"
 #include "common/buf.h"
 #include "common/timeutil.h"
+#include "common/utf8.h"
 #include "jobs/access.h"
 #include "jobs/reportdata.h"
 #include "pipeline/profile.h"
@@ -291,6 +292,14 @@ int compare_query_parse(compare_query *out, const compare_param *p, size_t n, pr
 					    names[k]);
 		if (has_control(x->value, x->value_len))
 			return pr_error_set(err, PR_EUSAGE, "parameter '%s' holds a control byte",
+					    names[k]);
+		/*
+		 * A value is kept in the audit row (JSON) and read as text by
+		 * PostgreSQL, which both refuse bytes that are not UTF-8: let
+		 * through, the request failed late as if memory had.
+		 */
+		if (!utf8_valid(x->value, x->value_len))
+			return pr_error_set(err, PR_EUSAGE, "parameter '%s' is not UTF-8 text",
 					    names[k]);
 		got[k] = x;
 	}
@@ -799,6 +808,7 @@ static int audit_view(db *d, const token_info *tok, const compare_query *q, unsi
 	int rc;
 
 	json_decref(o);
+	/* Every value was checked as UTF-8 (compare_query_parse, the database's own). */
 	if (!detail)
 		return oom(err);
 	snprintf(object, sizeof(object), "service:%s", q->service);

@@ -274,6 +274,11 @@ bad "not a service name" 'service=..%2F..%2Fetc'
 bad "not a profile type" 'service=web&type=CPU%3B'
 bad "a NUL byte" 'service=web&type=cpu&a=release:v1%00x&b=release:v2'
 bad "a control byte" 'service=web&type=cpu&a=release:v1%1b%5B2J&b=release:v2'
+# Bytes that are not UTF-8 went as far as the audit row, which could not
+# be written: a 503 that said "out of memory" in the log.
+bad "a release that is not UTF-8" 'service=web&type=cpu&a=release:%ff&b=release:v1'
+bad "a host that is not UTF-8" 'service=web&type=cpu&a=host:%ff&b=release:v1'
+bad "an overlong UTF-8 form" 'service=web&type=cpu&a=release:%C0%AE&b=release:v1'
 bad "an empty side" 'service=web&type=cpu&a=&b=release:v2'
 bad "an item without a colon" 'service=web&type=cpu&a=v1&b=release:v2'
 bad "an unknown key" 'service=web&type=cpu&a=branch:main&b=release:v2'
@@ -329,4 +334,6 @@ for _ in $(seq 50); do kill -0 "$SPID" 2>/dev/null || break; sleep 0.1; done
 	ok "serve stops on SIGTERM (and under make asan reports no leak or error)" ||
 	not_ok "stop" "$(head -n 20 "$T/serve.err")"
 SPID=""
+! grep -q 'out of memory' "$T/serve.err" && ok "no refusal was logged as memory failing" ||
+	not_ok "out of memory logged" "$(grep 'out of memory' "$T/serve.err" | head -3)"
 finish
