@@ -65,6 +65,17 @@
  */
 #define REDIAL_FIRST_S 0.5
 #define REDIAL_LAST_S 5.0
+/*
+ * A warning said again within this many seconds is counted, not said;
+ * the count is said with the line once this has passed (note), so an
+ * outage that fails every request and every poll is a few lines a minute.
+ */
+#define NOTE_QUIET_S 60.0
+/* Distinct warnings whose repeats are counted at once; the one said longest ago makes room. */
+#define NOTES_SEEN 16
+/* Warnings kept for serve_result when no one is told of them at once (serve_opts.on_note). */
+#define NOTES_KEPT 1000
+#define NOTE_MAX (PR_ERROR_MSG_MAX + 400)
 
 typedef struct counter {
 	char key[64];
@@ -100,10 +111,18 @@ typedef struct snapreq {
 	char service[130];
 } snapreq;
 
+/* A warning said lately, and how many times it came again since (note). */
+typedef struct seen_note {
+	char line[NOTE_MAX]; /* "": a free slot */
+	double said;         /* time_mono() when it was last said */
+	uint64_t more;       /* times it came again since, unsaid */
+} seen_note;
+
 /* When a dropped connection may be tried again (db_ready). */
 typedef struct redial {
 	double next;  /* time_mono() of the next attempt; 0: at once */
 	double pause; /* the pause after the next failed attempt */
+	bool down;    /* an attempt failed since the connection was last up */
 } redial;
 
 typedef struct server {
@@ -128,16 +147,91 @@ typedef struct server {
 	counter snapshots[COUNTERS_MAX]; /* by outcome, under snap_mu */
 	connguard guard; /* who may hold the connections (the polling thread's alone) */
 	redial server_redial; /* the server's connection (env->d), the polling thread's */
+	const serve_opts *opts;
+	seen_note seen[NOTES_SEEN]; /* under note_mu */
 	serve_result *out;
 } server;
 
+/*
+ * Say a warning: to serve_opts.on_note at once, else kept for the
+ * result, NOTES_KEPT at most. Under note_mu.
+ */
+static void say(server *s, const char *line, uint64_t more, double over_s)
+{
+	char text[NOTE_MAX + 80];
 
-/* A note from either thread. */
+	if (more)
+		snprintf(text, sizeof(text), "%s (and %" PRIu64 " more time%s in %.0f s)", line,
+			 more, more == 1 ? "" : "s", over_s);
+	else
+		snprintf(text, sizeof(text), "%s", line);
+	if (s->opts->on_note)
+		s->opts->on_note(text, s->opts->note_ctx);
+	else if (s->out->notes.n < NOTES_KEPT)
+		job_note(&s->out->notes, "%s", text);
+}
+
+/*
+ * Say the counts of repeated warnings NOTE_QUIET_S after each was last
+ * said (all of them when `all`); called from the worker's loop, so an
+ * outage's tally is said after it ends, not only at the next failure.
+ */
+static void notes_flush(server *s, bool all)
+{
+	double now = time_mono();
+
+	pthread_mutex_lock(&s->note_mu);
+	for (size_t i = 0; i < NOTES_SEEN; i++) {
+		seen_note *e = &s->seen[i];
+		if (!e->more || (!all && now - e->said < NOTE_QUIET_S))
+			continue;
+		say(s, e->line, e->more, now - e->said);
+		e->more = 0;
+		e->said = now;
+	}
+	pthread_mutex_unlock(&s->note_mu);
+}
+
+/*
+ * A warning from any thread, said when it happens: a long-running server
+ * that kept them until it stopped said nothing during an outage, then
+ * thousands of lines, and grew by each. The same line again within
+ * NOTE_QUIET_S of when it was said is counted instead (notes_flush),
+ * unless `always`: a change of state (a connection lost, or back) is
+ * said each time.
+ */
+static void note_ex(server *s, const char *msg, bool always)
+{
+	double now = time_mono();
+	seen_note *e = NULL, *oldest = &s->seen[0];
+
+	pthread_mutex_lock(&s->note_mu);
+	for (size_t i = 0; i < NOTES_SEEN && !e; i++) {
+		if (s->seen[i].line[0] && strncmp(s->seen[i].line, msg, NOTE_MAX - 1) == 0)
+			e = &s->seen[i];
+		else if (!s->seen[i].line[0] || (oldest->line[0] && s->seen[i].said < oldest->said))
+			oldest = &s->seen[i];
+	}
+	if (e && !always && now - e->said < NOTE_QUIET_S) {
+		e->more++;
+	} else if (e) {
+		say(s, msg, e->more, now - e->said);
+		e->more = 0;
+		e->said = now;
+	} else {
+		if (oldest->more)
+			say(s, oldest->line, oldest->more, now - oldest->said);
+		snprintf(oldest->line, sizeof(oldest->line), "%s", msg);
+		oldest->more = 0;
+		oldest->said = now;
+		say(s, msg, 0, 0);
+	}
+	pthread_mutex_unlock(&s->note_mu);
+}
+
 static void note(server *s, const char *msg)
 {
-	pthread_mutex_lock(&s->note_mu);
-	job_note(&s->out->notes, "%s", msg);
-	pthread_mutex_unlock(&s->note_mu);
+	note_ex(s, msg, false);
 }
 
 /*
@@ -167,13 +261,15 @@ static bool db_ready(server *s, db *d, redial *r, const char *side)
 		r->next = time_mono() + r->pause;
 		snprintf(line, sizeof(line), "the %s's database connection is down: %s", side,
 			 e.msg);
-		note(s, line);
+		note_ex(s, line, !r->down); /* the first failure of an outage, then counted */
+		r->down = true;
 		return false;
 	}
 	r->next = 0;
 	r->pause = 0;
+	r->down = false;
 	snprintf(line, sizeof(line), "the %s's database connection is back", side);
-	note(s, line);
+	note_ex(s, line, true);
 	return true;
 }
 
@@ -1538,7 +1634,7 @@ static void nap(server *s)
 static int worker_loop(server *s, const job_env *wenv, const serve_opts *o, pr_error *err)
 {
 	int64_t last_expire = 0;
-	redial r = {0, 0};
+	redial r = {0, 0, false};
 	int rc = 0;
 
 	while (!*o->stop) {
@@ -1547,6 +1643,7 @@ static int worker_loop(server *s, const job_env *wenv, const serve_opts *o, pr_e
 		pr_error e = PR_ERROR_INIT;
 		int64_t now = time_now_us();
 
+		notes_flush(s, false);
 		if (!db_ready(s, wenv->d, &r, "worker")) {
 			nap(s);
 			continue;
@@ -1592,6 +1689,7 @@ int serve_run(serve_result *out, const job_env *env, const serve_opts *o, pr_err
 	s.env = env;
 	s.cfg = &env->cfg->serve;
 	s.out = out;
+	s.opts = o;
 	pthread_mutex_init(&s.mu, NULL);
 	pthread_cond_init(&s.cv, NULL);
 	pthread_mutex_init(&s.note_mu, NULL);
@@ -1653,6 +1751,7 @@ out:
 		pthread_mutex_unlock(&s.snap_mu);
 		pthread_join(s.snap_thread, NULL);
 	}
+	notes_flush(&s, true);
 	secret_free(s.agent_secret);
 	connguard_release(&s.guard);
 	pthread_mutex_destroy(&s.snap_mu);

@@ -52,13 +52,21 @@ typedef struct serve_opts {
 	db *worker_db;          /* the worker's own connection (the server's is env->d) */
 	const volatile sig_atomic_t *stop; /* serve until it is set */
 	const char *worker;     /* this process's name in claimed rows */
+	/*
+	 * Each warning, one line, when it happens (from any of the server's
+	 * threads, one call at a time); the same line again within a minute
+	 * is counted and said with its count a minute after. NULL: the
+	 * warnings are kept in serve_result.notes instead (1000 at most).
+	 */
+	void (*on_note)(const char *line, void *ctx);
+	void *note_ctx;
 } serve_opts;
 
 typedef struct serve_result {
 	uint64_t requests;      /* HTTP requests answered */
 	uint64_t executed;      /* capture requests executed */
 	uint16_t port;          /* the port it listened on */
-	job_notes notes;        /* what failed while serving, one line each */
+	job_notes notes;        /* what failed while serving, without on_note */
 } serve_result;
 
 /*

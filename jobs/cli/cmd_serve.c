@@ -28,6 +28,12 @@ static void on_signal(int sig)
 	stop_flag = 1;
 }
 
+/* A warning of the server, to stderr as it happens (serve_opts.on_note). */
+static void warn_now(const char *line, void *arg)
+{
+	cli_warn(arg, "%s", line);
+}
+
 /* serve --agent: this host's snapshot agent until SIGINT or SIGTERM. */
 static int run_agent(cli_ctx *ctx, agent_opts *ao, agent_result *ar)
 {
@@ -174,6 +180,8 @@ int cmd_serve(cli_ctx *ctx, int argc, char **argv)
 	{
 		job_env env = {&cfg, d, bs, ctx->home, NULL};
 		o.worker_db = wd;
+		o.on_note = warn_now;
+		o.note_ctx = ctx;
 		rc = serve_run(&r, &env, &o, &err);
 	}
 	for (size_t i = 0; i < r.notes.n; i++)

@@ -1,6 +1,7 @@
 #!/bin/bash
 # profreg serve while its PostgreSQL stops and starts again: during the
-# outage /healthz and an authenticated route answer 503 in one line;
+# outage /healthz and an authenticated route answer 503 in one line, and
+# the log says so as it happens, each line once however often it fails;
 # once PostgreSQL is back, both answer again without restarting serve,
 # and a capture request queued then is run by the worker (whose own
 # connection was dropped too). The cluster is the script's own (started
@@ -91,7 +92,15 @@ a=$(code /v1/captures/999)
 	[ "$(wc -l <"$T/resp")" = 0 ] && [ "$(jq -r .error "$T/resp")" = "the database is unavailable" ] &&
 	ok "PostgreSQL stopped: /healthz and an authenticated route answer 503 in one line" ||
 	not_ok "during the outage" "healthz $h '$hb', route $a $(cat "$T/resp")"
+for _ in $(seq 30); do code /healthz >/dev/null; code /v1/captures/999 >/dev/null; done
 sleep 3 # the worker finds its connection gone too, and fails to connect again meanwhile
+# The warnings reach the log while serve runs, each line once, not once a failure.
+lines=$(wc -l <"$T/s.err")
+grep -q "the server's database connection is down" "$T/s.err" &&
+	grep -q "the worker's database connection is down" "$T/s.err" && [ "$lines" -le 12 ] &&
+	[ "$(sort "$T/s.err" | uniq -d | wc -l)" = 0 ] &&
+	ok "the outage is in the log as it happens, each line once ($lines lines for 60 failed requests)" ||
+	not_ok "log during the outage" "$lines lines: $(sort "$T/s.err" | uniq -c | sort -rn | head -5)"
 
 pg_up || not_ok "PostgreSQL starts again" "$(tail -5 "$T/log/pg.log")"
 t0=$(date +%s.%N)
@@ -121,10 +130,14 @@ done
 	[ "$(ran "$id")" = done ] && ok "after pg_ctl restart, requests and captures work again" ||
 	not_ok "after restart" "$(cat "$T/resp") $(tail -5 "$T/s.err")"
 
+[ "$(grep -c "the server's database connection is back" "$T/s.err")" = 2 ] &&
+	[ "$(grep -c "the worker's database connection is back" "$T/s.err")" = 2 ] &&
+	ok "the log says each time each connection came back, while serve runs" ||
+	not_ok "log" "$(cat "$T/s.err")"
 kill -TERM $SPID
 for _ in $(seq 100); do kill -0 $SPID 2>/dev/null || break; sleep 0.1; done
-grep -q "the server's database connection is back" "$T/s.err" &&
-	grep -q "the worker's database connection is back" "$T/s.err" &&
-	ok "the log says each connection came back" || not_ok "log" "$(tail -20 "$T/s.err")"
+grep -q "no connection to the server (and [0-9]* more times in" "$T/s.err" &&
+	ok "on stopping, the warnings said once are said with how often they came again" ||
+	not_ok "tally" "$(cat "$T/s.err")"
 
 finish
