@@ -91,6 +91,8 @@ typedef struct counter {
 typedef struct conn {
 	buf body;
 	size_t received;              /* bytes of the body so far, kept or not */
+	bool begun;                   /* the handler has seen the request's head */
+	bool nul_in_path;             /* the path, as sent, holds %00 */
 	bool too_big;
 	bool authed;                  /* a valid token within its rate limit */
 	int64_t token_id;
@@ -1409,6 +1411,28 @@ out:
 
 /* ---- dispatch ---------------------------------------------------------------- */
 
+/*
+ * A request's state, made when its request line is read (libmicrohttpd
+ * calls this once a request, before the handler, and `done` frees it),
+ * from the path as it was sent: libmicrohttpd decodes %00 into a NUL
+ * that ends the path the handler is given, so "/compare%00/../x" would
+ * be taken for "/compare". NULL: no memory, and the handler refuses it.
+ */
+static void *request_begins(void *cls, const char *uri, struct MHD_Connection *c)
+{
+	server *s = cls;
+	conn *st = calloc(1, sizeof(*st));
+	size_t path = strcspn(uri, "?");
+
+	(void)c;
+	if (!st)
+		return NULL;
+	buf_init(&st->body, s->cfg->max_body_bytes);
+	for (size_t i = 0; i + 3 <= path && !st->nul_in_path; i++)
+		st->nul_in_path = memcmp(uri + i, "%00", 3) == 0;
+	return st;
+}
+
 static enum MHD_Result dispatch(void *cls, struct MHD_Connection *c, const char *url,
 				const char *method, const char *version, const char *upload,
 				size_t *upload_size, void **state)
@@ -1418,14 +1442,13 @@ static enum MHD_Result dispatch(void *cls, struct MHD_Connection *c, const char 
 	bool post = strcmp(method, "POST") == 0, get = strcmp(method, "GET") == 0;
 
 	(void)version;
-	if (!st) {
+	if (!st)
+		return MHD_NO; /* request_begins had no memory */
+	if (!st->begun) {
 		const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 							     MHD_HTTP_HEADER_CONTENT_LENGTH);
 		const char *bad;
-		if (!(st = calloc(1, sizeof(*st))))
-			return MHD_NO;
-		buf_init(&st->body, s->cfg->max_body_bytes);
-		*state = st;
+		st->begun = true;
 		/* Answered before the body is read: the connection closes after it. */
 		if ((bad = connguard_framing(&s->guard, c))) {
 			char why[120];
@@ -1433,6 +1456,14 @@ static enum MHD_Result dispatch(void *cls, struct MHD_Connection *c, const char 
 			s->cur = st;
 			snprintf(why, sizeof(why), "the request has %s", bad);
 			return reply_error(s, "other", c, 400, why, 0);
+		}
+		/* Whatever it names after the NUL, it is no route's: answered before the body. */
+		if (st->nul_in_path) {
+			s->nreq++;
+			s->cur = st;
+			count(s->refusals, "bad_path", 400);
+			return reply_error(s, "other", c, 400,
+					   "the path holds an encoded NUL byte (%00)", 0);
 		}
 		/*
 		 * A body its own length says is too large is refused now, not
@@ -1723,11 +1754,11 @@ int serve_run(serve_result *out, const job_env *env, const serve_opts *o, pr_err
 	daemon = MHD_start_daemon(
 		MHD_USE_INTERNAL_POLLING_THREAD | (ss.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0), 0,
 		connguard_accept, &s.guard, handle, &s, MHD_OPTION_SOCK_ADDR,
-		(struct sockaddr *)&ss, MHD_OPTION_NOTIFY_COMPLETED, done, &s,
-		MHD_OPTION_NOTIFY_CONNECTION, connguard_notify, &s.guard,
-		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10, MHD_OPTION_CONNECTION_LIMIT,
-		connguard_mhd_limit(&s.guard), MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-		(size_t)(64 * 1024), MHD_OPTION_END);
+		(struct sockaddr *)&ss, MHD_OPTION_URI_LOG_CALLBACK, request_begins, &s,
+		MHD_OPTION_NOTIFY_COMPLETED, done, &s, MHD_OPTION_NOTIFY_CONNECTION,
+		connguard_notify, &s.guard, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
+		MHD_OPTION_CONNECTION_LIMIT, connguard_mhd_limit(&s.guard),
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_END);
 	if (!daemon || !(info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT))) {
 		rc = pr_error_set(err, PR_EIO, "cannot listen on '%.100s': %s", listen,
 				  errno ? strerror(errno) : "libmicrohttpd refused");

@@ -5,10 +5,11 @@
 # the server answers everyone else meanwhile; a refusal that quotes a
 # long name of letters that are not ASCII is still one line of JSON, to
 # the API and the webhook; a token pasted into a /compare address or a
-# capture request's reason is refused and kept nowhere; clients that
-# send their requests a byte a second to hold every slot are closed
-# after 30 s. The pprof target is a closed port: nothing here gets as
-# far as a capture.
+# capture request's reason is refused and kept nowhere; a path holding
+# an encoded NUL is refused 400, not routed by its part before the NUL;
+# clients that send their requests a byte a second to hold every slot
+# are closed after 30 s. The pprof target is a closed port: nothing here
+# gets as far as a capture.
 set -u
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/../go/build.sh" # wait_port
@@ -106,6 +107,26 @@ got=$(curl -s -m 10 -o "$T/resp" -w '%{http_code}' -X POST -H "Authorization: Be
 [ "$(sql "select count(*) from audit_log where detail::text like '%${TA:4:16}%' or object like '%${TA:4:16}%'")" = 0 ] &&
 	ok "no audit row holds the token" ||
 	not_ok "token in audit" "$(sql "select action, detail from audit_log where detail::text like '%${TA:4:16}%'")"
+
+# --- an encoded NUL in the path -------------------------------------------------------------
+# libmicrohttpd decodes %00 into a NUL that ends the path the server
+# routes by: these were the /compare page and /healthz, answered 200.
+nul_path() { # nul_path PATH [curl args]: 400, one line
+	local path=$1 got
+	shift
+	got=$(curl -s -m 10 --path-as-is -o "$T/resp" -w '%{http_code}' "$@" "$U$path")
+	[ "$got" = 400 ] && [ "$(jq -r .error "$T/resp")" = "the path holds an encoded NUL byte (%00)" ] &&
+		[ "$(wc -l <"$T/resp")" = 0 ] && ok "$path is refused 400 in one line" ||
+		not_ok "$path" "got $got $(head -c 300 "$T/resp")"
+}
+nul_path "/compare%00/../../v1/alertmanager" -u "x:$TA"
+nul_path "/healthz%00.json"
+nul_path "/v1/captures%00" -X POST -H "Authorization: Bearer $TA" \
+	--data-binary '{"service": "checkout", "hosts": ["127.0.0.2"], "reason": "x"}'
+[ "$(curl -s -m 5 -o /dev/null -w '%{http_code}' "$U/healthz?x=%00")" = 200 ] &&
+	[ "$(refusals bad_path)" = 3 ] && [ "$(sql "select count(*) from capture_requests")" = 0 ] &&
+	ok "a NUL in the query of /healthz is not the path's; the three are counted as bad_path" ||
+	not_ok "bad_path" "'$(refusals bad_path)'"
 
 # --- requests that trickle in ---------------------------------------------------------
 # Every slot of a second server held by clients sending a byte a second
