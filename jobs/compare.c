@@ -817,6 +817,60 @@ static int audit_view(db *d, const token_info *tok, const compare_query *q, unsi
 	return rc;
 }
 
+/*
+ * The captures both selections name and their stored bytes, into *ncaps
+ * and *bytes (0 and 0 when a side names none or is refused:
+ * reportdata_diff then says why). A capture whose size the index lacks
+ * counts 0.
+ */
+static int sides_size(size_t *ncaps, int64_t *bytes, db *d, const reportdata_sel *base,
+		      const reportdata_sel *target, pr_error *err)
+{
+	static const char sql[] = "select coalesce(sum(blob_bytes), 0)::bigint from profiles"
+				  " where id = any($1::bigint[])";
+	const reportdata_sel *sel[2] = {base, target};
+	reportdata_cap *caps[2] = {NULL, NULL};
+	size_t n[2] = {0, 0};
+	struct pg_result *res = NULL;
+	buf ids = BUF_INIT;
+	const char *p[1];
+	int rc = 0;
+
+	*ncaps = 0;
+	*bytes = 0;
+	for (int i = 0; i < 2; i++) {
+		pr_error e = PR_ERROR_INIT;
+		rc = reportdata_sel_captures(&caps[i], &n[i], d, sel[i], &e);
+		if (rc == PR_ENOTFOUND || rc == PR_EUSAGE || rc == PR_EREFUSED) {
+			rc = 0;
+			goto out;
+		}
+		if (rc < 0) {
+			rc = pr_error_set(err, rc, "%s", e.msg);
+			goto out;
+		}
+	}
+	rc = buf_putc(&ids, '{');
+	for (int i = 0; i < 2 && rc == 0; i++)
+		for (size_t k = 0; k < n[i] && rc == 0; k++)
+			rc = buf_printf(&ids, "%s%" PRId64, ids.len > 1 ? "," : "", caps[i][k].id);
+	if (rc < 0 || buf_putc(&ids, '}') < 0) {
+		rc = oom(err);
+		goto out;
+	}
+	p[0] = ids.ptr;
+	if ((rc = db_exec(d, &res, err, "sizing the comparison's captures", sql, 1, p)) < 0)
+		goto out;
+	*ncaps = n[0] + n[1];
+	*bytes = db_get_i64(res, 0, 0);
+out:
+	db_result_free(res);
+	buf_release(&ids);
+	reportdata_caps_free(caps[0], n[0]);
+	reportdata_caps_free(caps[1], n[1]);
+	return rc;
+}
+
 /* GET /compare?service=S&type=T&a=..&b=..: the diff page. */
 static int page_diff(compare_response *out, const job_env *env, const token_info *tok,
 		     const compare_query *q, pr_error *err)
@@ -827,6 +881,8 @@ static int page_diff(compare_response *out, const job_env *env, const token_info
 	pr_error e = PR_ERROR_INIT;
 	const char *type = q->type ? q->type : "cpu";
 	unsigned status = 200;
+	size_t ncaps = 0;
+	int64_t bytes = 0;
 	int rc;
 
 	memset(&base, 0, sizeof(base));
@@ -842,8 +898,19 @@ static int page_diff(compare_response *out, const job_env *env, const token_info
 		return refuse(out, 403, msg, err);
 	}
 	if ((rc = side_sel(&base, q, &q->a, err)) < 0 ||
-	    (rc = side_sel(&target, q, &q->b, err)) < 0)
+	    (rc = side_sel(&target, q, &q->b, err)) < 0 ||
+	    (rc = sides_size(&ncaps, &bytes, env->d, &base, &target, err)) < 0)
 		goto out;
+	if (bytes > COMPARE_BYTES_MAX) {
+		char msg[300];
+		snprintf(msg, sizeof(msg),
+			 "the two sides are %" PRId64 " bytes of captures (%zu captures), more "
+			 "than the %d a comparison may read: narrow them (a host, a time "
+			 "range, capture ids)",
+			 bytes, ncaps, COMPARE_BYTES_MAX);
+		rc = refuse(out, 422, msg, err);
+		goto out;
+	}
 	rc = reportdata_diff(&r, env->d, env->bs, env->cfg, &base, &target, DIFF_TOP, &e);
 	if (rc == 0)
 		rc = report_html(&b, &r, &e);

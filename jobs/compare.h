@@ -51,6 +51,16 @@
 #define COMPARE_IDS_MAX 500
 /* Options in each list of the picker at most (the newest). */
 #define COMPARE_LIST_MAX 200
+/*
+ * Stored bytes of both sides' captures together at most (the index's
+ * blob_bytes, as ingested: gzipped pprof, folded text, ...). A
+ * comparison is read, parsed and merged in the server's memory while
+ * every other request waits: 12 pprof captures of 100,000 stacks over
+ * 20,000 functions (48 MB) took 2.5 s and 250 MB on an idle 2-core
+ * machine, and 37 to 99 s on a loaded one. Past it the comparison is
+ * refused (422) before any capture is read.
+ */
+#define COMPARE_BYTES_MAX (32 << 20)
 
 /* One query parameter as the server decoded it; neither string need end in NUL. */
 typedef struct compare_param {

@@ -6,8 +6,9 @@
 # every name escaped; a complete selection is the page `profreg diff`
 # writes, with a Content-Security-Policy naming its script's hash; heap
 # captures are refused; malformed, hostile and oversized queries are 400
-# with one line; a capture whose blob is missing is 422; every
-# comparison is audited.
+# with one line; a capture whose blob is missing is 422, and so is a
+# comparison of more samples than it may read; every comparison is
+# audited.
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -312,6 +313,20 @@ get '/compare?service=web&type=cpu&a=release:v1&b=release:gone' -u "x:$TA"
 	[[ $BODY != *"${gone_key:2:16}"* ]] && [[ $BODY != *blobs* ]] &&
 	ok "a capture whose blob is missing is 422 naming the capture ($BODY)" ||
 	not_ok "missing blob" "$CODE $BODY"
+
+# A comparison too large to read while every other request waits is
+# refused before any capture is read (the index's sizes, made large
+# here, decide), in one line naming the limit, and audited.
+sql "update profiles set blob_bytes = blob_bytes + 20000000 where release in ('v1', 'v2')" >/dev/null
+t0=$(date +%s.%N)
+get '/compare?service=web&type=cpu&a=release:v1&b=release:v2' -u "x:$TA"
+took=$(echo "$(date +%s.%N) - $t0" | bc)
+sql "update profiles set blob_bytes = blob_bytes - 20000000 where release in ('v1', 'v2')" >/dev/null
+[ "$CODE" = 422 ] && one_line && [[ $BODY == *"more than the 33554432 a comparison may read"* ]] &&
+	[ "$(sql "select count(*) from audit_log where action = 'compare.view'
+		and detail->>'status' = '422' and detail->>'b' = 'release:v2'")" = 1 ] &&
+	ok "a comparison of more than 32 MiB of captures is refused 422 in ${took} s, audited ($BODY)" ||
+	not_ok "too large" "$CODE $BODY"
 
 # The API's rate limits hold for the page too.
 echo '{"serve": {"listen": "127.0.0.1:0", "global_rate": 100000, "token_rate": 2}}' >"$T/cfg4.json"
