@@ -66,6 +66,16 @@
 #define REDIAL_FIRST_S 0.5
 #define REDIAL_LAST_S 5.0
 /*
+ * The server's session: requests are answered one at a time, so a slow
+ * statement or one waiting on a lock (a table locked by hand in psql)
+ * holds every other request, the webhook and /healthz included. None
+ * runs longer than this or waits longer for a lock: it fails, and its
+ * request is answered 503. The worker's session has no such limit (a
+ * capture's ingest may take long, and holds no request up).
+ */
+#define SERVER_STATEMENT_TIMEOUT "10s"
+#define SERVER_LOCK_TIMEOUT "3s"
+/*
  * A warning said again within this many seconds is counted, not said;
  * the count is said with the line once this has passed (note), so an
  * outage that fails every request and every poll is a few lines a minute.
@@ -125,6 +135,7 @@ typedef struct redial {
 	double next;  /* time_mono() of the next attempt; 0: at once */
 	double pause; /* the pause after the next failed attempt */
 	bool down;    /* an attempt failed since the connection was last up */
+	uint64_t ups; /* sessions made again */
 } redial;
 
 typedef struct server {
@@ -149,6 +160,8 @@ typedef struct server {
 	counter snapshots[COUNTERS_MAX]; /* by outcome, under snap_mu */
 	connguard guard; /* who may hold the connections (the polling thread's alone) */
 	redial server_redial; /* the server's connection (env->d), the polling thread's */
+	bool limited;         /* the server's session has its timeouts (limit_session) */
+	uint64_t limited_ups; /* ... as of this many new sessions */
 	const serve_opts *opts;
 	seen_note seen[NOTES_SEEN]; /* under note_mu */
 	serve_result *out;
@@ -270,9 +283,34 @@ static bool db_ready(server *s, db *d, redial *r, const char *side)
 	r->next = 0;
 	r->pause = 0;
 	r->down = false;
+	r->ups++;
 	snprintf(line, sizeof(line), "the %s's database connection is back", side);
 	note_ex(s, line, true);
 	return true;
+}
+
+/*
+ * Give the server's session its timeouts (SERVER_STATEMENT_TIMEOUT), on
+ * its first request and on each new session after a reconnect; one that
+ * fails is tried again at the next request.
+ */
+static void limit_session(server *s)
+{
+	static const char sql[] =
+		"select set_config('statement_timeout', '" SERVER_STATEMENT_TIMEOUT "', false),"
+		" set_config('lock_timeout', '" SERVER_LOCK_TIMEOUT "', false)";
+	struct pg_result *res = NULL;
+	pr_error e = PR_ERROR_INIT;
+
+	if (s->limited && s->limited_ups == s->server_redial.ups)
+		return;
+	if (db_exec(s->env->d, &res, &e, "setting the server's timeouts", sql, 0, NULL) < 0) {
+		note(s, e.msg);
+		return;
+	}
+	db_result_free(res);
+	s->limited = true;
+	s->limited_ups = s->server_redial.ups;
 }
 
 static void count(counter *v, const char *key, unsigned code)
@@ -1506,7 +1544,8 @@ static enum MHD_Result dispatch(void *cls, struct MHD_Connection *c, const char 
 	s->nreq++;
 	s->cur = st;
 	/* Still down: the route answers 503 when it needs the database. */
-	db_ready(s, s->env->d, &s->server_redial, "server");
+	if (db_ready(s, s->env->d, &s->server_redial, "server"))
+		limit_session(s);
 	if (strcmp(url, "/v1/captures") == 0)
 		return post ? post_captures(s, c, st) : reply_error(s, url, c, 405, "use POST", 0);
 	if (strncmp(url, "/v1/captures/", 13) == 0)
@@ -1665,7 +1704,7 @@ static void nap(server *s)
 static int worker_loop(server *s, const job_env *wenv, const serve_opts *o, pr_error *err)
 {
 	int64_t last_expire = 0;
-	redial r = {0, 0, false};
+	redial r = {0, 0, false, 0};
 	int rc = 0;
 
 	while (!*o->stop) {

@@ -4,7 +4,9 @@
 # the log says so as it happens, each line once however often it fails;
 # once PostgreSQL is back, both answer again without restarting serve,
 # and a capture request queued then is run by the worker (whose own
-# connection was dropped too). The cluster is the script's own (started
+# connection was dropped too); a table locked by hand holds a request
+# needing it for the server's lock_timeout only, and the others no
+# longer. The cluster is the script's own (started
 # as tests/pg.sh starts the suite's), so stopping it disturbs no other
 # test. The target is tests/support/slow_pprof.py, answering at once.
 set -u
@@ -129,6 +131,37 @@ done
 [ "$(code /v1/captures/999)" = 404 ] && [ "$(capture)" = 202 ] && id=$(jq -r .id "$T/resp") &&
 	[ "$(ran "$id")" = done ] && ok "after pg_ctl restart, requests and captures work again" ||
 	not_ok "after restart" "$(cat "$T/resp") $(tail -5 "$T/s.err")"
+
+# A table locked by hand in psql: a request that needs it fails after the
+# server's lock_timeout (3 s) instead of waiting, and holds the others up
+# no longer (it waited for the lock, holding every request, before).
+psql "$DB" -qAt -c "begin" -c "lock table api_tokens in access exclusive mode" \
+	-c "select pg_sleep(30)" >/dev/null 2>&1 &
+LOCKER=$!
+PIDS="$PIDS $LOCKER"
+for _ in $(seq 50); do
+	[ "$(sql "select count(*) from pg_locks l join pg_class c on c.oid = l.relation
+		where c.relname = 'api_tokens' and l.mode = 'AccessExclusiveLock' and l.granted")" = 1 ] && break
+	sleep 0.1
+done
+t0=$(date +%s.%N)
+curl -s -m 15 -o "$T/resp" -w '%{http_code}' -H "Authorization: Bearer $TA" \
+	"$U/v1/captures/999" >"$T/route.code" &
+RPID=$!
+sleep 0.5 # the route's request is answered first, and waits on the lock
+h=$(curl -s -m 6 -o /dev/null -w '%{http_code}' "$U/healthz")
+htook=$(echo "$(date +%s.%N) - $t0" | bc)
+wait $RPID
+a=$(cat "$T/route.code")
+took=$htook
+sql "select pg_terminate_backend(pid) from pg_stat_activity where query like '%pg_sleep(30)%'
+	and pid <> pg_backend_pid()" >/dev/null
+[ "$a" = 503 ] && [ "$(jq -r .error "$T/resp")" = "the database is unavailable" ] &&
+	[ "$(echo "$took < 8" | bc)" = 1 ] && [ "$h" = 200 ] &&
+	ok "a table locked by hand: the request that needs it is 503, /healthz behind it 200 after ${took} s" ||
+	not_ok "lock" "route $a after $took s $(cat "$T/resp"), healthz '$h'"
+[ "$(code /v1/captures/999)" = 404 ] && ok "the lock gone, the route answers again" ||
+	not_ok "after the lock" "$(cat "$T/resp")"
 
 [ "$(grep -c "the server's database connection is back" "$T/s.err")" = 2 ] &&
 	[ "$(grep -c "the worker's database connection is back" "$T/s.err")" = 2 ] &&
