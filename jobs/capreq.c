@@ -296,8 +296,15 @@ static int check_host(capreq_decision *out, db *d, const capreq_new *r, const ch
 		return rc;
 	if (v > 0)
 		REFUSE("host_busy", 0);
-	/* Being CPU-profiled now, by collect or another server: a probe of its lock. */
-	{
+	/*
+	 * Being CPU-profiled now, by collect or another server: a probe of
+	 * its lock. An alert's capture is queued all the same, and its worker
+	 * waits for the profile to end (collect_one.wait_ms): Alertmanager
+	 * sends a firing alert again only after its repeat interval (hours),
+	 * and the incident's capture would be lost with the refusal. A
+	 * caller of the API is told and may ask again.
+	 */
+	if (strcmp(r->source, "alertmanager") != 0) {
 		bool got = false;
 		if ((rc = capreq_host_lock(&got, d, host, err)) < 0)
 			return rc;

@@ -170,6 +170,7 @@ typedef struct collect_one {
 	const char *type;     /* a profile type the target's source pulls ("cpu", "heap") */
 	uint32_t seconds;     /* CPU profile length; 0: the source's */
 	const char *incident; /* required: the request or alert id */
+	uint32_t wait_ms;     /* how long to wait for a host another process CPU-profiles */
 } collect_one;
 
 /*

@@ -1624,7 +1624,14 @@ static int execute(server *s, const job_env *wenv, const serve_opts *o, const ca
 	}
 	for (size_t h = 0; h < q->nhosts; h++)
 		for (size_t t = 0; t < q->ntypes; t++) {
-			collect_one one = {q->hosts[h], q->types[t], q->seconds, q->incident};
+			/*
+			 * A host another process is CPU-profiling (an alert's
+			 * request is queued all the same) is waited for, within
+			 * the lease renewed below: it covers the capture's bound
+			 * and lease_s more.
+			 */
+			collect_one one = {q->hosts[h], q->types[t], q->seconds, q->incident,
+					   s->cfg->lease_s * 1000 / 2};
 			int64_t id = 0;
 			evidence_pin_result pin;
 			uint64_t bound = collect_one_bound_ms(cs, q->types[t], q->seconds);

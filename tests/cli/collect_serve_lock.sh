@@ -2,7 +2,8 @@
 # collect and serve never CPU-profile one host at once: both hold the
 # host's CPU profile lock (capreq_host_lock) while they profile it, and
 # collect waits for a running capture request of the host, then lets it
-# cool down from that capture. A request of a service disabled since it
+# cool down from that capture; an alert for a host collect is profiling
+# is queued and taken after it. A request of a service disabled since it
 # was queued asks nothing. Against a slow loopback pprof stand-in
 # (tests/support/slow_pprof.py, 3 s an answer).
 set -u
@@ -76,6 +77,33 @@ code=$(post ledger 127.0.0.2)
 	not_ok "serve during collect's profile" "$code $(cat "$T/resp")"
 wait $CPID
 [ "$(asked b)" = 1 ] && ok "host b was profiled once" || not_ok "b" "$(cat "$T/b.log")"
+
+# --- an alert for a host collect is profiling is queued, and waits its turn -------------
+# Alertmanager sends a firing alert again only hours later: refused, the
+# incident's capture would be lost. Its worker waits for collect's profile.
+sql "delete from collect_slots" >/dev/null
+before=$(asked b)
+P collect --service ledger >"$T/c2.out" 2>"$T/c2.err" &
+CPID=$!
+for _ in $(seq 100); do [ "$(asked b)" -gt "$before" ] && break; sleep 0.1; done
+alert='{"version": "4", "status": "firing", "receiver": "profreg", "alerts": [{"status": "firing",
+ "labels": {"alertname": "LedgerSlow", "service": "ledger", "instance": "127.0.0.2"},
+ "fingerprint": "fpledger"}]}'
+code=$(curl -s -o "$T/resp" -w '%{http_code}' -X POST -H "Authorization: Bearer $TA" \
+	--data-binary "$alert" "$U/v1/alertmanager")
+wait $CPID
+for _ in $(seq 150); do
+	[ "$(sql "select state from capture_requests where source = 'alertmanager'")" = done ] && break
+	sleep 0.1
+done
+t1=$(sed -n "$((before + 1))p" "$T/b.log" | cut -d' ' -f2)
+t2=$(sed -n "$((before + 2))p" "$T/b.log" | cut -d' ' -f2)
+[ "$code" = 200 ] && [[ $(jq -r '.alerts[0].outcome' "$T/resp") == "capture "*" queued" ]] &&
+	[ "$(sql "select state from capture_requests where source = 'alertmanager'")" = done ] &&
+	[ "$(asked b)" = $((before + 2)) ] && awk -v a="$t1" -v b="$t2" 'BEGIN { exit !(b - a >= 2.9) }' &&
+	ok "an alert for a host collect is profiling is queued, and captured once collect's profile ends" ||
+	not_ok "alert during collect" "code=$code $(cat "$T/resp") asked $(asked b) of $before, $t1 $t2" \
+	"$(sql "select state, error from capture_requests where source = 'alertmanager'")"
 
 # --- collect leaves a host to a request admitted and waiting -----------------------------
 # With no server running to take it (as when every worker is busy), a
