@@ -298,8 +298,8 @@ static int check_host(capreq_decision *out, db *d, const capreq_new *r, const ch
 		REFUSE("host_busy", 0);
 	/*
 	 * Being CPU-profiled now, by collect or another server: a probe of
-	 * its lock. An alert's capture is queued all the same, and its worker
-	 * waits for the profile to end (collect_one.wait_ms): Alertmanager
+	 * its lock. An alert's capture is queued all the same, and taken
+	 * once the profile has ended (capreq_defer): Alertmanager
 	 * sends a firing alert again only after its repeat interval (hours),
 	 * and the incident's capture would be lost with the refusal. A
 	 * caller of the API is told and may ask again.
@@ -648,6 +648,31 @@ int capreq_renew(bool *kept, db *d, const capreq_claimed *q, const char *worker,
 	if ((rc = db_exec(d, &res, err, "renewing a capture request's lease", sql, 4, p)) < 0)
 		return rc;
 	*kept = db_rows(res) == 1;
+	db_result_free(res);
+	return 0;
+}
+
+int capreq_defer(bool *deferred, db *d, const capreq_claimed *q, const char *worker,
+		 uint32_t after_s, uint32_t max_age_s, pr_error *err)
+{
+	static const char sql[] =
+		"update capture_requests set lease_until = now() + make_interval(secs => $3::int),"
+		" attempts = greatest(attempts - 1, 0)"
+		" where id = $1 and worker = $2 and attempts = $4::int and state = 'running'"
+		" and created_at > now() - make_interval(secs => $5::int) returning id";
+	char ids[24], after[16], att[16], age[16];
+	const char *p[5] = {ids, worker, after, att, age};
+	struct pg_result *res = NULL;
+	int rc;
+
+	*deferred = false;
+	snprintf(ids, sizeof(ids), "%" PRId64, q->id);
+	snprintf(after, sizeof(after), "%u", after_s);
+	snprintf(att, sizeof(att), "%d", q->attempt);
+	snprintf(age, sizeof(age), "%u", max_age_s);
+	if ((rc = db_exec(d, &res, err, "putting a capture request back", sql, 5, p)) < 0)
+		return rc;
+	*deferred = db_rows(res) == 1;
 	db_result_free(res);
 	return 0;
 }

@@ -145,6 +145,17 @@ int capreq_renew(bool *kept, db *d, const capreq_claimed *q, const char *worker,
 		 uint32_t lease_s, pr_error *err);
 
 /*
+ * Put a claimed request back for `after_s` seconds, its claim not
+ * counted against CAPREQ_MAX_ATTEMPTS (its host was being CPU-profiled by
+ * another process, and nothing of it was captured yet): the worker goes on
+ * with other requests, and any worker claims this one again later. Only
+ * while the request is younger than `max_age_s`; *deferred false (nothing
+ * written) when it is older or `worker` no longer holds it.
+ */
+int capreq_defer(bool *deferred, db *d, const capreq_claimed *q, const char *worker,
+		 uint32_t after_s, uint32_t max_age_s, pr_error *err);
+
+/*
  * Finish a claimed request: "done" with its captures, or "failed" with
  * the reason (`error`); audited. PR_ENOTFOUND, with nothing written or
  * audited, when `worker` no longer holds it.

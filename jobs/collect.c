@@ -2255,14 +2255,10 @@ int collect_one_capture(int64_t *capture_id, const job_env *env, const db_servic
 		goto out;
 	if (u->cpu) {
 		bool got = false;
-		double give_up = time_mono() + o->wait_ms / 1000.0;
-		while ((rc = capreq_host_lock(&got, env->d, u->host, err)) == 0 && !got &&
-		       time_mono() < give_up)
-			nanosleep(&(struct timespec){0, 250 * 1000000L}, NULL);
-		if (rc < 0)
+		if ((rc = capreq_host_lock(&got, env->d, u->host, err)) < 0)
 			goto out;
 		if (!got) {
-			rc = pr_error_set(err, PR_EREFUSED,
+			rc = pr_error_set(err, PR_ELOCKED,
 					  "host '%s': not profiled: another process (a collection "
 					  "or another server) is CPU-profiling it now",
 					  u->host);

@@ -170,7 +170,6 @@ typedef struct collect_one {
 	const char *type;     /* a profile type the target's source pulls ("cpu", "heap") */
 	uint32_t seconds;     /* CPU profile length; 0: the source's */
 	const char *incident; /* required: the request or alert id */
-	uint32_t wait_ms;     /* how long to wait for a host another process CPU-profiles */
 } collect_one;
 
 /*
@@ -216,7 +215,9 @@ uint64_t collect_one_bound_ms(const config_service *cs, const char *type, uint32
  * (stored now or found stored before; 0 when the endpoint had nothing).
  * A target that fails is its code from pprof_http.h with a one-line
  * message naming it; PR_EDB and PR_ENOMEM are the database or memory;
- * PR_ENOTFOUND when the host or type is not one of the service's targets.
+ * PR_ENOTFOUND when the host or type is not one of the service's targets;
+ * PR_ELOCKED, nothing asked, when another process is CPU-profiling the
+ * host now; PR_EREFUSED when the service is not enabled.
  */
 int collect_one_capture(int64_t *capture_id, const job_env *env, const db_service *svc,
 			const config_service *cs, const collect_one *o, pr_error *err);

@@ -6,6 +6,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "jobs/escreplay.h"
 #include "common/timeutil.h"
+#include "jobs/collect.h"
 #include "jobs/escrules.h"
 #include "jobs/signals.h"
 
@@ -55,6 +56,7 @@ typedef struct escal {
 
 typedef struct rsvc {
 	const config_escalate_service *es;
+	const config_service *cs; /* its sources, for where heap is pulled */
 	escrules_rules rules;
 	db_service svc;
 	const char *status;
@@ -287,7 +289,12 @@ static void request(rsvc *s, machine *m, const config_escalate_plan *p, int64_t 
 	m->last_request = at;
 	m->busy_until = at + (int64_t)p->seconds * S_US;
 	s->cpu_seconds += p->seconds;
-	s->heap += p->heap;
+	/*
+	 * As escalate asks: heap only of a host whose source pulls it. A
+	 * configuration without the service's sources (a replay of stored
+	 * samples alone) cannot say: the plan's heap is counted.
+	 */
+	s->heap += p->heap && (!s->cs || collect_target_pulls(s->cs, m->name, "heap"));
 }
 
 static void session_close(replay *rp, machine *m)
@@ -634,6 +641,7 @@ static int services_load(replay *rp, int64_t **ids, size_t *nids, pr_error *err)
 		rsvc *s = &rp->s[rp->ns++];
 		pr_error e = PR_ERROR_INIT;
 		s->es = &rp->e->services[i];
+		s->cs = config_service_find(rp->env->cfg, s->es->name);
 		escrules_rules_of(&s->rules, rp->e, s->es);
 		if (!(s->refused = json_object()) || !(s->events = json_array()))
 			return oom(err);

@@ -56,6 +56,14 @@
 /* The CSP of every answer that is not a page of its own: nothing loads or runs. */
 #define CSP_NOTHING \
 	"default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+/*
+ * A request whose host another process is CPU-profiling is put back for
+ * HOST_RETRY_S seconds at a time (capreq_defer), until HOST_WAIT_MAX_S
+ * after it was made: longer than any CPU profile of collect's, shorter
+ * than an incident is worth waiting for.
+ */
+#define HOST_RETRY_S 2
+#define HOST_WAIT_MAX_S 300
 /* A request's head and body arrive within this, or its connection is closed (connguard.h). */
 #define REQUEST_DEADLINE_MS 30000
 /*
@@ -1624,14 +1632,7 @@ static int execute(server *s, const job_env *wenv, const serve_opts *o, const ca
 	}
 	for (size_t h = 0; h < q->nhosts; h++)
 		for (size_t t = 0; t < q->ntypes; t++) {
-			/*
-			 * A host another process is CPU-profiling (an alert's
-			 * request is queued all the same) is waited for, within
-			 * the lease renewed below: it covers the capture's bound
-			 * and lease_s more.
-			 */
-			collect_one one = {q->hosts[h], q->types[t], q->seconds, q->incident,
-					   s->cfg->lease_s * 1000 / 2};
+			collect_one one = {q->hosts[h], q->types[t], q->seconds, q->incident};
 			int64_t id = 0;
 			evidence_pin_result pin;
 			uint64_t bound = collect_one_bound_ms(cs, q->types[t], q->seconds);
@@ -1665,6 +1666,24 @@ static int execute(server *s, const job_env *wenv, const serve_opts *o, const ca
 			if (rc == PR_ENOMEM) {
 				rc = pr_error_set(err, rc, "%s", e.msg);
 				goto out;
+			}
+			/*
+			 * Its host is being CPU-profiled by another process (an
+			 * alert's request is queued all the same) and nothing of
+			 * it is taken yet: put back for a moment, so that the
+			 * worker goes on with the other requests, up to
+			 * HOST_WAIT_MAX_S after it was made.
+			 */
+			if (rc == PR_ELOCKED && h == 0 && t == 0) {
+				bool deferred = false;
+				pr_error de = PR_ERROR_INIT;
+				if (capreq_defer(&deferred, wenv->d, q, o->worker, HOST_RETRY_S,
+						 HOST_WAIT_MAX_S, &de) < 0)
+					note(s, de.msg);
+				if (deferred) {
+					rc = 0;
+					goto out;
+				}
 			}
 			if (rc < 0) {
 				failed++;

@@ -80,6 +80,15 @@ echo "$OUT" >"$T/bt.json"
 	[ "$(svc pay .captures)" = '{"level1":3,"level2":10,"heap":10,"cpu_seconds":680}' ] &&
 	ok "host-minutes at each level (9, 10) and the captures they cost (13, 680 CPU seconds)" ||
 	not_ok "cost" "$(svc pay .host_minutes) $(svc pay .captures)"
+# With pay's sources in the configuration, taking CPU profiles only, the
+# replay counts no heap profile, as escalate would ask none.
+jq '. + {services: {pay: {types: ["cpu"], sources: [{type: "pprof_http",
+	targets: ["h1:6060", "h2:6060", "h3:6060"]}]}}}' "$T/cfg.json" >"$T/cpuonly.json"
+run pr --config "$T/cpuonly.json" "${BT[@]}" --json
+[ $RC -eq 0 ] && [ "$(jq -c '.escalation.services[] | select(.service == "pay") | .captures' <<<"$OUT")" = \
+	'{"level1":3,"level2":10,"heap":0,"cpu_seconds":680}' ] &&
+	ok "a service whose source takes CPU profiles only costs no heap profile in the replay" ||
+	not_ok "cpu-only replay" "rc=$RC $ERR $(jq -c '.escalation.services[0].captures' <<<"$OUT")"
 [ "$(svc ledger .escalations)" = '{"level1":0,"level2":0}' ] &&
 	[ "$(svc ledger .first_escalation)" = null ] &&
 	[ "$(svc ledger .events)" = '[]' ] && [ "$(svc ledger .status)" = '"replayed"' ] &&

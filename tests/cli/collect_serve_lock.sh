@@ -105,6 +105,47 @@ t2=$(sed -n "$((before + 2))p" "$T/b.log" | cut -d' ' -f2)
 	not_ok "alert during collect" "code=$code $(cat "$T/resp") asked $(asked b) of $before, $t1 $t2" \
 	"$(sql "select state, error from capture_requests where source = 'alertmanager'")"
 
+# --- a request waiting for its busy host holds up no other --------------------------------
+# Host b's CPU lock held 12 s (a long profile elsewhere); an alert for it
+# waits, put back every 2 s, while a request for host a is taken at once.
+# (The first alert's session on b is made a day old: a new alert may elevate it.)
+sql "update elevated_sessions set started_at = now() - interval '1 day',
+	expires_at = now() - interval '23 hours', ended_at = now() - interval '23 hours',
+	end_reason = 'expired'" >/dev/null
+psql "$DB" -qAt -c "select pg_advisory_lock(hashtextextended('cpu-profile 127.0.0.2', 0)),
+	pg_sleep(12)" >/dev/null 2>&1 &
+LK=$!
+for _ in $(seq 100); do
+	[ "$(sql "select count(*) from pg_locks where locktype = 'advisory' and granted")" -ge 1 ] && break
+	sleep 0.05
+done
+code=$(curl -s -o "$T/resp" -w '%{http_code}' -X POST -H "Authorization: Bearer $TA" \
+	--data-binary "${alert//fpledger/fpledger2}" "$U/v1/alertmanager")
+sleep 0.5
+t0=$(date +%s)
+[ "$(post pay 127.0.0.1)" = 202 ] || not_ok "post pay" "$(cat "$T/resp")"
+rid=$(jq -r .id "$T/resp")
+for _ in $(seq 200); do
+	[ "$(sql "select state from capture_requests where id = $rid")" = done ] && break
+	sleep 0.05
+done
+took=$(($(date +%s) - t0))
+state2=$(sql "select state from capture_requests where incident = 'alert-fpledger2'")
+[ "$code" = 200 ] && [ "$(sql "select state from capture_requests where id = $rid")" = done ] &&
+	[ "$took" -lt 9 ] && kill -0 "$LK" 2>/dev/null && [ "$state2" != done ] &&
+	ok "a request for a free host is taken while an alert waits for its busy host (${took} s)" ||
+	not_ok "head of line" "code=$code took=$took alert=$state2" \
+	"$(sql "select id, state, error from capture_requests order by id desc limit 2")"
+wait "$LK"
+for _ in $(seq 150); do
+	[ "$(sql "select state from capture_requests where incident = 'alert-fpledger2'")" = done ] && break
+	sleep 0.1
+done
+[ "$(sql "select state from capture_requests where incident = 'alert-fpledger2'")" = done ] &&
+	ok "and the waiting alert is taken once its host is free" ||
+	not_ok "waiting alert" "$(sql "select state, attempts, error from capture_requests
+		where incident = 'alert-fpledger2'")"
+
 # --- collect leaves a host to a request admitted and waiting -----------------------------
 # With no server running to take it (as when every worker is busy), a
 # request is inserted as serve admits one.
