@@ -115,8 +115,11 @@ sql "update elevated_sessions set started_at = now() - interval '1 day',
 psql "$DB" -qAt -c "select pg_advisory_lock(hashtextextended('cpu-profile 127.0.0.2', 0)),
 	pg_sleep(12)" >/dev/null 2>&1 &
 LK=$!
-for _ in $(seq 100); do
-	[ "$(sql "select count(*) from pg_locks where locktype = 'advisory' and granted")" -ge 1 ] && break
+# (Its own lock: serve and the database hold advisory locks of their own.)
+for _ in $(seq 200); do
+	[ "$(sql "select count(*) from pg_locks l join pg_stat_activity a on a.pid = l.pid
+		where l.locktype = 'advisory' and l.granted
+		and a.query like '%cpu-profile 127.0.0.2%'")" = 1 ] && break
 	sleep 0.05
 done
 code=$(curl -s -o "$T/resp" -w '%{http_code}' -X POST -H "Authorization: Bearer $TA" \
