@@ -851,42 +851,67 @@ static json_t *jr1(double v)
 	return json_real((double)(int64_t)(v * 10 + (v < 0 ? -0.5 : 0.5)) / 10);
 }
 
-/* The command line of one process: name and count, or all of it when allowed. */
-static void cmdline_json(col *c, json_t *o, int pid, const config_snapshot_service *svc,
-			 json_t *it)
+/*
+ * The command line of one process: name and count, or all of it when
+ * allowed. Whose it is was decided on the scan's comm and starttime, read
+ * earlier: the process may since have run another program (exec keeps the
+ * pid) or exited and left its pid to another, and then the command line
+ * read now is not the one the configuration allowed. So the stat is read
+ * again after the command line: unless comm and starttime are still the
+ * scan's, nothing of the command line is kept. Returns 1 when it was left
+ * out for that reason, else 0.
+ */
+static int cmdline_json(col *c, json_t *o, const proc *p, const config_snapshot_service *svc,
+			json_t *it)
 {
 	char path[64], name[256];
 	pr_error e = PR_ERROR_INIT;
+	procfs_stat st;
 	size_t argc = 0;
 	int rc;
 
-	snprintf(path, sizeof(path), "%d/cmdline", pid);
+	snprintf(path, sizeof(path), "%d/cmdline", p->pid);
 	if ((rc = procfs_read(&c->tmp, c->procfd, path, 65536, NULL, NULL, &e)) < 0) {
 		item_status(c, it, "partial", "a command line could not be read: %s",
 			    why_code(rc));
-		return;
+		return 0;
 	}
 	/*
 	 * argv[0] is not the executable's name (a process may rewrite it, and
 	 * some put their state there): the exe link says it, else the comm.
 	 */
 	procfs_cmdline_parse(name, sizeof(name), &argc, c->tmp.ptr, c->tmp.len);
-	if (procfs_exe_name(name, sizeof(name), c->procfd, pid, NULL) < 0)
+	if (procfs_exe_name(name, sizeof(name), c->procfd, p->pid, NULL) < 0)
 		name[0] = '\0';
+	/*
+	 * The kernel sets the new comm before the new command line can be
+	 * read (it is empty until the program's arguments are in place), so a
+	 * command line of another program always comes with another comm here.
+	 */
+	snprintf(path, sizeof(path), "%d/stat", p->pid);
+	pr_error_clear(&e);
+	if (procfs_read(&c->tmp2, c->procfd, path, SMALL_FILE, NULL, NULL, &e) < 0 ||
+	    procfs_stat_parse(&st, c->tmp2.ptr, c->tmp2.len, NULL) < 0 ||
+	    st.starttime != p->start || strcmp(st.comm, p->comm) != 0) {
+		jset(c, o, "cmdline_missing",
+		     json_string("the process ran another program or exited while it was read"));
+		return 1;
+	}
 	if (name[0])
 		jset(c, o, "exe", jclean(c, name, strlen(name)));
 	jset(c, o, "argc", json_integer((json_int_t)argc));
 	if (svc && svc->full_cmdline) {
 		json_t *argv = json_array();
-		const char *p = c->tmp.ptr, *end = c->tmp.ptr + c->tmp.len;
+		const char *a = c->tmp.ptr, *end = c->tmp.ptr + c->tmp.len;
 		jset(c, o, "cmdline", argv);
-		while (argv && p < end) {
-			const char *z = memchr(p, '\0', (size_t)(end - p));
-			size_t n = z ? (size_t)(z - p) : (size_t)(end - p);
-			jpush(c, argv, jclean(c, p, n));
-			p += n + 1;
+		while (argv && a < end) {
+			const char *z = memchr(a, '\0', (size_t)(end - a));
+			size_t n = z ? (size_t)(z - a) : (size_t)(end - a);
+			jpush(c, argv, jclean(c, a, n));
+			a += n + 1;
 		}
 	}
+	return 0;
 }
 
 /* The cgroup v2 path of a process into c->tmp2 ("" when unknown). */
@@ -936,7 +961,7 @@ static int top_processes(col *c, json_t *it, cgset *cgs)
 	scan *s = &c->s2;
 	proc *cpu = NULL, *mem = NULL;
 	json_t *arr = json_array();
-	size_t k = c->cs->top_processes, n = 0, refused = 0, gone = 0;
+	size_t k = c->cs->top_processes, n = 0, refused = 0, gone = 0, changed = 0;
 	int chosen[2 * 1000];
 	buf cg = BUF_INIT;
 	int rc = 0;
@@ -1003,7 +1028,7 @@ static int top_processes(col *c, json_t *it, cgset *cgs)
 			jset(c, o, "cgroup", jclean(c, cg.ptr, cg.len));
 			cgset_add(cgs, cg.ptr);
 		}
-		cmdline_json(c, o, p->pid, svc, it);
+		changed += (size_t)cmdline_json(c, o, p, svc, it);
 		for (int f = 0; f < 2; f++) {
 			const char *file = f ? "smaps_rollup" : "status";
 			snprintf(path, sizeof(path), "%d/%s", p->pid, file);
@@ -1026,6 +1051,11 @@ static int top_processes(col *c, json_t *it, cgset *cgs)
 	if (gone)
 		item_status(c, it, "partial", "%zu status or smaps_rollup files: the process "
 			    "exited", gone);
+	if (changed)
+		item_status(c, it, "partial",
+			    "%zu command lines left out: the process ran "
+			    "another program or exited while it was read",
+			    changed);
 out:
 	buf_release(&cg);
 	free(cpu);

@@ -29,7 +29,8 @@
  * Command lines can carry secrets: of a process only the executable's
  * name and the argument count are kept, unless the configuration lets a
  * service keep full command lines (snapshot.services.NAME.full_cmdline)
- * and the process is that service's.
+ * and the process is that service's, and is still the process its scan
+ * saw (same comm and start time) after its command line was read.
  *
  * The archive is a .tar.zst (pipeline/tarzst.h) whose first member is
  * manifest.json: host, time, kernel, incident, who took it with which

@@ -754,6 +754,148 @@ static void test_full_command_lines_only_where_the_config_allows(void **state)
 	config_release(&cfg);
 }
 
+/* What a program of no service is run with: secrets a snapshot must never keep. */
+#define SECRET_CARD "card=4111111111111111"
+
+static double mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * A child named as a service's process for `ms` milliseconds, then, under
+ * the same pid, another program whose command line holds secrets (this
+ * binary again: main waits when it sees them). Only async-signal-safe
+ * calls after the fork: the parent has threads.
+ */
+static pid_t exec_later(long ms)
+{
+	static char *argv[] = {"/opt/other", SECRET_CARD, "password=snapsvc-hunter2",
+			       "Authorization: Bearer tokSECRET", NULL};
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		struct timespec ts = {ms / 1000, ms % 1000 * 1000000};
+		prctl(PR_SET_NAME, "snapsvc");
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
+		execv("/proc/self/exe", argv);
+		_exit(1);
+	}
+	return pid;
+}
+
+/*
+ * While a snapshot is taken: a new child every 10 ms that runs another
+ * program 0 to 60 ms later, killed 300 ms after its birth (so at most 30
+ * live at once). Whenever the snapshot reads command lines, some children
+ * it saw as the service's are about to change.
+ */
+typedef struct spawner {
+	volatile int stop;
+	size_t born;
+} spawner;
+
+static void *spawn_loop(void *arg)
+{
+	enum { LIVE = 32 };
+	spawner *sp = arg;
+	pid_t pid[LIVE] = {0};
+	double born[LIVE] = {0};
+	unsigned seed = 7;
+	struct timespec tick = {0, 10000000};
+
+	while (!sp->stop) {
+		for (int i = 0; i < LIVE; i++) {
+			if (pid[i] > 0 && mono_now() - born[i] > 0.3) {
+				stop(pid[i]);
+				pid[i] = 0;
+			}
+			if (pid[i] <= 0) {
+				seed = seed * 1103515245 + 12345;
+				born[i] = mono_now();
+				pid[i] = exec_later((long)(seed >> 16) % 61);
+				sp->born++;
+				break;
+			}
+		}
+		nanosleep(&tick, NULL);
+	}
+	for (int i = 0; i < LIVE; i++)
+		if (pid[i] > 0)
+			stop(pid[i]);
+	return NULL;
+}
+
+/*
+ * The service's processes are known by comm from the scan; their command
+ * lines are read later. A process that runs another program in between
+ * must never have that program's command line kept as the service's.
+ */
+static void test_a_full_command_line_is_never_another_programs(void **state)
+{
+	enum { ROUNDS = 4 };
+	config cfg;
+	snapshot_opts o = {0};
+	config_snapshot_service svc = {0};
+	char *procs[] = {"snapsvc"};
+	size_t kept = 0, left_out = 0, born = 0;
+
+	(void)state;
+	test_config(&cfg);
+	cfg.snapshot.sample_ms = 100;
+	cfg.snapshot.top_processes = 1000;
+	svc.name = "checkout";
+	svc.processes = procs;
+	svc.nprocesses = 1;
+	svc.full_cmdline = true;
+	cfg.snapshot.services = &svc;
+	cfg.snapshot.nservices = 1;
+	for (int r = 0; r < ROUNDS; r++) {
+		snapshot_archive a;
+		unpacked u;
+		spawner sp = {0};
+		pthread_t th;
+		const char *k;
+		const json_t *p, *v;
+		size_t i;
+
+		assert_int_equal(pthread_create(&th, NULL, spawn_loop, &sp), 0);
+		usleep(100000);
+		take(&a, &cfg, &o);
+		sp.stop = 1;
+		pthread_join(th, NULL);
+		born += sp.born;
+		unpack(&u, &a.data);
+		json_object_foreach(u.files, k, v)
+		{
+			const char *text = json_string_value(v);
+			if (strstr(text, SECRET_CARD) || strstr(text, "snapsvc-hunter2"))
+				fail_msg("round %d: '%s' keeps another program's secrets", r, k);
+		}
+		json_array_foreach(json_object_get(u.summary, "top_processes"), i, p)
+		{
+			if (json_object_get(p, "cmdline")) {
+				assert_string_equal(json_string_value(json_object_get(p, "name")),
+						    "snapsvc");
+				kept++;
+			}
+			left_out += json_object_get(p, "cmdline_missing") != NULL;
+		}
+		unpacked_release(&u);
+		snapshot_archive_release(&a);
+	}
+	print_message("%d snapshots, %zu children: %zu command lines kept, %zu left out\n", ROUNDS,
+		      born, kept, left_out);
+	cfg.snapshot.services = NULL;
+	cfg.snapshot.nservices = 0;
+	config_release(&cfg);
+}
+
 /* ---- stored snapshots ---- */
 
 typedef struct dbfix {
@@ -998,7 +1140,7 @@ static void test_retention_keeps_snapshot_blobs(void **state)
 	snapshot_result_release(&r);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_layer_is_listed_with_a_status),
@@ -1010,6 +1152,7 @@ int main(void)
 		cmocka_unit_test(test_links_out_of_proc_are_never_followed),
 		cmocka_unit_test(test_options_are_checked),
 		cmocka_unit_test(test_full_command_lines_only_where_the_config_allows),
+		cmocka_unit_test(test_a_full_command_line_is_never_another_programs),
 		cmocka_unit_test_setup_teardown(test_stored_round_trip_byte_for_byte, db_setup,
 						db_teardown),
 		cmocka_unit_test_setup_teardown(test_cooldown_and_own_host_only, db_setup,
@@ -1021,5 +1164,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_retention_keeps_snapshot_blobs, db_setup,
 						db_teardown),
 	};
+
+	/* A child of test_a_full_command_line_is_never_another_programs, after its exec. */
+	if (argc > 1 && strcmp(argv[1], SECRET_CARD) == 0)
+		for (;;)
+			pause();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
