@@ -427,7 +427,7 @@ static int scan_tasks(col *c, scan *s, json_t *stacks_it, bool at_end, double de
 	pr_error e = PR_ERROR_INIT;
 	int *pids = NULL, *tids = NULL;
 	size_t np = 0, nt = 0;
-	bool complete;
+	bool complete, seen;
 	char path[96];
 	int rc;
 
@@ -457,6 +457,7 @@ static int scan_tasks(col *c, scan *s, json_t *stacks_it, bool at_end, double de
 			continue;
 		}
 		memset(&pr, 0, sizeof(pr));
+		seen = false;
 		pr.pid = pids[i];
 		pr.fds = -1;
 		pr.delta = -1;
@@ -496,18 +497,24 @@ static int scan_tasks(col *c, scan *s, json_t *stacks_it, bool at_end, double de
 			memcpy(t.comm, st.comm, sizeof(t.comm));
 			if ((rc = push_task(s, &t)) < 0)
 				goto out;
-			/* The leader's stat names the process; rss and threads are its too. */
-			if (tids[k] == pids[i] || !pr.comm[0]) {
+			/*
+			 * The leader's stat names the process (another thread's until
+			 * it is read: the first read); rss and threads are its too. The name may be
+			 * empty (prctl(PR_SET_NAME, "")): the process is kept all the
+			 * same, nameless.
+			 */
+			if (tids[k] == pids[i] || !seen) {
 				memcpy(pr.comm, st.comm, sizeof(pr.comm));
 				pr.state = st.state;
 				pr.start = st.starttime;
 			}
+			seen = true;
 			pr.threads = st.num_threads;
 			pr.rss = st.rss;
 			if (st.state == 'D' && (rc = note_blocked(c, stacks_it, &t, at_end)) < 0)
 				goto out;
 		}
-		if (pr.comm[0] && (rc = push_proc(s, &pr)) < 0)
+		if (seen && (rc = push_proc(s, &pr)) < 0)
 			goto out;
 		if (s->nt >= c->cs->max_tasks)
 			break;

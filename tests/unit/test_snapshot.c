@@ -380,6 +380,68 @@ static void test_threads_burning_cpu_are_at_the_top(void **state)
 	config_release(&cfg);
 }
 
+static void ready_body(int ready)
+{
+	(void)!write(ready, "r", 1);
+}
+
+static void nameless_body(int ready)
+{
+	pthread_t t;
+
+	pthread_create(&t, NULL, burn, "snapnameless-w");
+	(void)!write(ready, "r", 1);
+}
+
+/* A process may name itself "" (prctl(PR_SET_NAME, "")): it is still evidence. */
+static void test_a_nameless_process_is_kept(void **state)
+{
+	config cfg;
+	snapshot_opts o = {0};
+	snapshot_archive a;
+	unpacked u;
+	const json_t *t, *p;
+	size_t i;
+	pid_t pid, alone;
+	bool listed = false, top = false, alone_listed = false;
+
+	(void)state;
+	test_config(&cfg);
+	cfg.snapshot.time_budget_ms = 20000;
+	cfg.snapshot.top_processes = 10;
+	pid = child(nameless_body, "");
+	/* Nameless with one thread: no other thread's name to take. */
+	alone = child(ready_body, "");
+	take(&a, &cfg, &o);
+	stop(pid);
+	stop(alone);
+	unpack(&u, &a.data);
+	assert_non_null(t = thread_named(&u, "snapnameless-w", NULL));
+	assert_int_equal(json_integer_value(json_object_get(t, "pid")), pid);
+	assert_string_equal(json_string_value(json_object_get(t, "process")), "");
+	json_array_foreach(json_object_get(u.summary, "processes"), i, p)
+	{
+		if (json_integer_value(json_object_get(p, "pid")) == pid) {
+			assert_string_equal(json_string_value(json_object_get(p, "name")), "");
+			listed = true;
+		}
+		if (json_integer_value(json_object_get(p, "pid")) == alone) {
+			assert_string_equal(json_string_value(json_object_get(p, "name")), "");
+			alone_listed = true;
+		}
+	}
+	json_array_foreach(json_object_get(u.summary, "top_processes"), i, p)
+	{
+		top |= json_integer_value(json_object_get(p, "pid")) == pid;
+	}
+	assert_true(listed);
+	assert_true(alone_listed);
+	assert_true(top);
+	unpacked_release(&u);
+	snapshot_archive_release(&a);
+	config_release(&cfg);
+}
+
 static void test_a_process_holding_memory_is_among_the_top(void **state)
 {
 	config cfg;
@@ -1145,6 +1207,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_layer_is_listed_with_a_status),
 		cmocka_unit_test(test_threads_burning_cpu_are_at_the_top),
+		cmocka_unit_test(test_a_nameless_process_is_kept),
 		cmocka_unit_test(test_a_process_holding_memory_is_among_the_top),
 		cmocka_unit_test(test_blocked_tasks_with_what_they_wait_on),
 		cmocka_unit_test(test_without_privileges_it_records_what_is_missing),
