@@ -42,6 +42,19 @@ static int open_store(void *arg, db **d, blob_store **bs, pr_error *err)
 	return 0;
 }
 
+/*
+ * A string of a manifest on stdout: escaped (cli_put_safe), and "-" for a
+ * field that is missing, null or not a string. A stored manifest may have
+ * come from anyone's upload: none of it reaches a terminal unescaped, and
+ * none of it can make the command fail.
+ */
+static void put_text(const json_t *v, int width)
+{
+	const char *s = json_string_value(v);
+
+	cli_put_safe(stdout, s ? s : "-", width);
+}
+
 /* Each item not collected whole, one line: "missing kernel/schedstat: why". */
 static void print_gaps(const json_t *manifest)
 {
@@ -53,8 +66,13 @@ static void print_gaps(const json_t *manifest)
 		const char *why = json_string_value(json_object_get(it, "reason"));
 		if (!st || strcmp(st, "collected") == 0)
 			continue;
-		printf("  %-8s %s/%s: ", st, json_string_value(json_object_get(it, "layer")),
-		       json_string_value(json_object_get(it, "name")));
+		printf("  ");
+		put_text(json_object_get(it, "status"), 8);
+		putchar(' ');
+		put_text(json_object_get(it, "layer"), 0);
+		putchar('/');
+		put_text(json_object_get(it, "name"), 0);
+		printf(": ");
 		cli_put_safe(stdout, why ? why : "no reason given", 0);
 		putchar('\n');
 	}
@@ -346,9 +364,12 @@ static int show_cmd(cli_ctx *ctx, int argc, char **argv)
 	m = json_object_get(doc, "manifest");
 	h = json_object_get(m, "highlights");
 	printf("snapshot %llu of ", id);
-	cli_put_safe(stdout, json_string_value(json_object_get(doc, "host")), 0);
-	printf(" at %s (%s)\n", json_string_value(json_object_get(doc, "taken_at")),
-	       json_string_value(json_object_get(doc, "trigger")));
+	put_text(json_object_get(doc, "host"), 0);
+	printf(" at ");
+	put_text(json_object_get(doc, "taken_at"), 0);
+	printf(" (");
+	put_text(json_object_get(doc, "trigger"), 0);
+	printf(")\n");
 	if ((s = json_string_value(json_object_get(doc, "incident")))) {
 		printf("incident ");
 		cli_put_safe(stdout, s, 0);
@@ -365,9 +386,10 @@ static int show_cmd(cli_ctx *ctx, int argc, char **argv)
 		cli_put_safe(stdout, s, 0);
 		putchar('\n');
 	}
-	printf("archive  %" JSON_INTEGER_FORMAT " bytes, blob %s\n",
-	       json_integer_value(json_object_get(doc, "bytes")),
-	       json_string_value(json_object_get(doc, "blob_key")));
+	printf("archive  %" JSON_INTEGER_FORMAT " bytes, blob ",
+	       json_integer_value(json_object_get(doc, "bytes")));
+	put_text(json_object_get(doc, "blob_key"), 0);
+	putchar('\n');
 	if ((v = json_object_get(m, "cost")))
 		printf("cost     %" JSON_INTEGER_FORMAT " ms wall, %" JSON_INTEGER_FORMAT
 		       " ms CPU to collect\n",
@@ -378,8 +400,12 @@ static int show_cmd(cli_ctx *ctx, int argc, char **argv)
 		const char *k;
 		json_t *x;
 		printf("pressure");
-		json_object_foreach(v, k, x) printf(
-			"  %s %.1f%%", k, json_number_value(json_object_get(x, "some_avg10")));
+		json_object_foreach(v, k, x)
+		{
+			printf("  ");
+			cli_put_safe(stdout, k, 0);
+			printf(" %.1f%%", json_number_value(json_object_get(x, "some_avg10")));
+		}
 		printf(" (some, avg10)\n");
 	}
 	if ((v = json_object_get(h, "loadavg")))
@@ -395,17 +421,20 @@ static int show_cmd(cli_ctx *ctx, int argc, char **argv)
 		printf("  %6.1f%%  %7" JSON_INTEGER_FORMAT "  ",
 		       json_number_value(json_object_get(v, "cpu_pct")),
 		       json_integer_value(json_object_get(v, "tid")));
-		cli_put_safe(stdout, json_string_value(json_object_get(v, "comm")), 16);
+		put_text(json_object_get(v, "comm"), 16);
 		printf(" (");
-		cli_put_safe(stdout, json_string_value(json_object_get(v, "process")), 0);
+		put_text(json_object_get(v, "process"), 0);
 		printf(")\n");
 	}
 	printf("\nitems:\n");
 	json_array_foreach(json_object_get(m, "items"), i, v) {
 		const char *why = json_string_value(json_object_get(v, "reason"));
-		printf("  %-10s %-9s %s", json_string_value(json_object_get(v, "layer")),
-		       json_string_value(json_object_get(v, "status")),
-		       json_string_value(json_object_get(v, "name")));
+		printf("  ");
+		put_text(json_object_get(v, "layer"), 10);
+		putchar(' ');
+		put_text(json_object_get(v, "status"), 9);
+		putchar(' ');
+		put_text(json_object_get(v, "name"), 0);
 		if (why) {
 			printf(": ");
 			cli_put_safe(stdout, why, 0);

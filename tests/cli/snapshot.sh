@@ -4,7 +4,8 @@
 # unpacked; an archive taken earlier uploads once; a busy process shows at
 # the top; a run as nobody records what it could not read and succeeds; an
 # unreachable database keeps the archive; usage errors, hostile uploads
-# and the cooldown are refused with one line and the right exit code.
+# and the cooldown are refused with one line and the right exit code;
+# show prints a hostile or odd manifest escaped and never crashes.
 . "$(dirname "$0")/lib.sh"
 fresh_db cli_snapshot
 T=$PROFREG_TEST_TMP/cli_snapshot
@@ -146,6 +147,33 @@ kept=$(ls "$T"/away/snapshots/unsent/*.tar.zst 2>/dev/null | head -n 1)
 run P snapshot upload "$kept"
 [ $RC -eq 0 ] && [ "$(sql "select count(*) from snapshots where incident = 'INC-3'")" = 1 ] &&
 	ok "the kept archive uploads later" || not_ok "upload kept" "$ERR"
+
+# What show prints of a manifest came from an upload: a field that is
+# null, missing or not a string is one honest "-", never a crash, and
+# nothing of it reaches the terminal unescaped.
+rm -rf "$T/odd" && mkdir -p "$T/odd" && tar --zstd -xf "$T/a.tar.zst" -C "$T/odd"
+jq -c '.highlights.top_threads = [{"tid": 7, "comm": "w", "process": null, "cpu_pct": 1.5}]' \
+	"$T/odd/manifest.json" >"$T/odd/m" && mv "$T/odd/m" "$T/odd/manifest.json"
+(cd "$T/odd" && tar --zstd -cf "$T/odd.tar.zst" manifest.json $(tar --zstd -tf "$T/a.tar.zst" |
+	grep -v '^manifest.json$\|/$'))
+run P snapshot upload "$T/odd.tar.zst"
+odd=$(sql "select max(id) from snapshots")
+run P snapshot show "$odd"
+[ $RC -eq 0 ] && grep -q '^ *1.5% *7  w *(-)$' <<<"$OUT" &&
+	ok "show prints a busiest thread whose process is null as '-'" ||
+	not_ok "show: process null" "rc $RC" "$ERR" "$(grep -A2 busiest <<<"$OUT")"
+sql "update snapshots set manifest = '{\"highlights\": {\"pressure\": {\"cpu\u001b]0;owned\u0007\":
+	{\"some_avg10\": \"x\"}}, \"top_threads\": [{\"tid\": \"7\", \"comm\": {\"a\": 1},
+	\"cpu_pct\": null}, 5], \"loadavg\": [1]}, \"items\": [{\"layer\": \"\u001b[2J\",
+	\"name\": \"\u001b[31mred\", \"status\": \"\u001b]8;;http://x\u0007collected\",
+	\"reason\": 5}, {\"layer\": null}, 7], \"kernel\": {\"release\": [1]}, \"cost\": \"x\"}'
+	where id = $odd" >/dev/null
+run P snapshot show "$odd"
+[ $RC -eq 0 ] && ! grep -q $'\033\\|\a' <<<"$OUT" && grep -q 'cpu\\x1b\]0;owned\\x07' <<<"$OUT" &&
+	grep -q '^  \\x1b\[2J *\\x1b\]8;;http://x\\x07collected \\x1b\[31mred$' <<<"$OUT" &&
+	grep -q '^  - *- *-$' <<<"$OUT" &&
+	ok "show escapes every string of a manifest and prints '-' for what is not one" ||
+	not_ok "show: hostile manifest" "rc $RC" "$ERR" "$(cat -v <<<"$OUT")"
 
 # The configuration is checked.
 echo '{"snapshot": {"size_budget_bytes": 10}}' >"$T/bad.json"
