@@ -2053,13 +2053,34 @@ int snapshot_check(json_t **manifest, const void *data, size_t len, const char *
 				  name, when);
 		goto out;
 	}
+	/*
+	 * Items are what show lists: a layer and a name of printable text and
+	 * one of the statuses a snapshot writes, so an upload cannot put
+	 * anything else there.
+	 */
 	v = json_object_get(s.manifest, "items");
 	json_array_foreach(v, i, it)
-		if (!json_is_object(it) || !json_is_string(json_object_get(it, "status"))) {
-			rc = pr_error_set(err, PR_EDATA, "cannot read '%s': manifest.json item %zu "
-					  "has no status", name, i);
+	{
+		const char *st = json_string_value(json_object_get(it, "status"));
+		const char *layer = json_string_value(json_object_get(it, "layer"));
+		const char *iname = json_string_value(json_object_get(it, "name"));
+		if (!st || (strcmp(st, "collected") != 0 && strcmp(st, "partial") != 0 &&
+			    strcmp(st, "missing") != 0)) {
+			rc = pr_error_set(err, PR_EDATA,
+					  "cannot read '%s': manifest.json item %zu: "
+					  "its status is not collected, partial or missing",
+					  name, i);
 			goto out;
 		}
+		if (!layer || !iname || !text_ok(layer, 64) || !text_ok(iname, 64)) {
+			rc = pr_error_set(
+				err, PR_EDATA,
+				"cannot read '%s': manifest.json item %zu: "
+				"its layer or name is not 1 to 64 bytes of printable text",
+				name, i);
+			goto out;
+		}
+	}
 	if (!json_is_array(v)) {
 		rc = pr_error_set(err, PR_EDATA, "cannot read '%s': manifest.json has no items",
 				  name);

@@ -1135,16 +1135,37 @@ static void test_archives_from_outside_are_checked(void **state)
 		{"{\"kind\": \"other\"}", "kind"},
 		{"{\"kind\": \"profreg-snapshot\", \"schema_version\": 2}", "schema_version"},
 		{"{\"kind\": \"profreg-snapshot\", \"schema_version\": 1, \"taken_at_us\": 1,"
-		 " \"items\": []}", "'host'"},
+		 " \"items\": []}",
+		 "'host'"},
 		{"{\"kind\": \"profreg-snapshot\", \"schema_version\": 1, \"host\": \"a\\nb\","
-		 " \"taken_at_us\": 1, \"items\": []}", "host"},
+		 " \"taken_at_us\": 1, \"items\": []}",
+		 "host"},
 		{"{\"kind\": \"profreg-snapshot\", \"schema_version\": 1, \"host\": \"h\","
-		 " \"taken_at_us\": -5, \"items\": []}", "taken_at_us"},
+		 " \"taken_at_us\": -5, \"items\": []}",
+		 "taken_at_us"},
 		{"{\"kind\": \"profreg-snapshot\", \"schema_version\": 1, \"host\": \"h\","
-		 " \"service\": \"../x\", \"taken_at_us\": 5, \"items\": []}", "service"},
+		 " \"service\": \"../x\", \"taken_at_us\": 5, \"items\": []}",
+		 "service"},
 		{"{\"kind\": \"profreg-snapshot\", \"schema_version\": 1, \"host\": \"h\","
-		 " \"taken_at_us\": 5}", "items"},
+		 " \"taken_at_us\": 5}",
+		 "items"},
 		{"not json", "manifest.json"},
+		{"{\"kind\": \"profreg-snapshot\", \"schema_version\": 1, \"host\": \"h\","
+		 " \"taken_at_us\": 5, \"items\": [{\"layer\": \"kernel\", \"name\": \"x\","
+		 " \"status\": \"\\u001b[2Jcollected\"}]}",
+		 "status"},
+		{"{\"kind\": \"profreg-snapshot\", \"schema_version\": 1, \"host\": \"h\","
+		 " \"taken_at_us\": 5, \"items\": [{\"layer\": \"kernel\", \"name\": \"x\","
+		 " \"status\": \"done\"}]}",
+		 "status"},
+		{"{\"kind\": \"profreg-snapshot\", \"schema_version\": 1, \"host\": \"h\","
+		 " \"taken_at_us\": 5, \"items\": [{\"layer\": \"\\u001b]0;x\\u0007\","
+		 " \"name\": \"x\", \"status\": \"missing\"}]}",
+		 "layer or name"},
+		{"{\"kind\": \"profreg-snapshot\", \"schema_version\": 1, \"host\": \"h\","
+		 " \"taken_at_us\": 5, \"items\": [{\"layer\": \"kernel\", \"status\":"
+		 " \"partial\"}]}",
+		 "layer or name"},
 	};
 	tarzst_member m[2];
 	buf a = BUF_INIT;
