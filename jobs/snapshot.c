@@ -433,9 +433,12 @@ static int scan_tasks(col *c, scan *s, json_t *stacks_it, bool at_end, double de
 
 	s->from = time_mono();
 	s->complete = true;
-	if ((rc = procfs_list_ids(&pids, &np, c->procfd, ".", SIZE_MAX, &complete, NULL, &e)) < 0)
+	if ((rc = procfs_list_ids_until(&pids, &np, c->procfd, ".", SIZE_MAX, deadline, &complete,
+					NULL, &e)) < 0)
 		goto out;
+	s->complete = complete;
 	for (size_t i = 0; i < np; i++) {
+		bool cut = false;
 		proc pr;
 
 		if ((i & 15) == 0)
@@ -448,8 +451,10 @@ static int scan_tasks(col *c, scan *s, json_t *stacks_it, bool at_end, double de
 		tids = NULL;
 		pr_error_clear(&e);
 		snprintf(path, sizeof(path), "%d/task", pids[i]);
-		if ((rc = procfs_list_ids(&tids, &nt, c->procfd, path, SIZE_MAX, &complete, NULL,
-					  &e)) < 0) {
+		/* One process may have more threads than the budget has time for. */
+		if ((rc = procfs_list_ids_until(&tids, &nt, c->procfd, path,
+						c->cs->max_tasks - s->nt, deadline, &complete, NULL,
+						&e)) < 0) {
 			if (rc == PR_ENOMEM)
 				goto out;
 			rc = 0;
@@ -464,8 +469,9 @@ static int scan_tasks(col *c, scan *s, json_t *stacks_it, bool at_end, double de
 		for (size_t k = 0; k < nt; k++) {
 			procfs_stat st;
 			task t;
-			if (s->nt >= c->cs->max_tasks) {
-				s->complete = false;
+			if (s->nt >= c->cs->max_tasks ||
+			    ((k & 31) == 31 && time_mono() > deadline)) {
+				cut = true;
 				break;
 			}
 			pr_error_clear(&e);
@@ -516,8 +522,10 @@ static int scan_tasks(col *c, scan *s, json_t *stacks_it, bool at_end, double de
 		}
 		if (seen && (rc = push_proc(s, &pr)) < 0)
 			goto out;
-		if (s->nt >= c->cs->max_tasks)
+		if (cut || !complete || s->nt >= c->cs->max_tasks) {
+			s->complete = false;
 			break;
+		}
 	}
 out:
 	s->to = time_mono();

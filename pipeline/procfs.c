@@ -221,9 +221,15 @@ static bool all_digits(const char *s)
 int procfs_list_ids(int **out, size_t *n, int dirfd, const char *path, size_t max,
 		    bool *complete, int *errnum, pr_error *err)
 {
+	return procfs_list_ids_until(out, n, dirfd, path, max, 0, complete, errnum, err);
+}
+
+int procfs_list_ids_until(int **out, size_t *n, int dirfd, const char *path, size_t max,
+			  double deadline, bool *complete, int *errnum, pr_error *err)
+{
 	DIR *dir = NULL;
 	struct dirent *e;
-	size_t cap = 0;
+	size_t cap = 0, seen = 0;
 	int fd, rc = 0;
 
 	*out = NULL;
@@ -242,6 +248,10 @@ int procfs_list_ids(int **out, size_t *n, int dirfd, const char *path, size_t ma
 		if (!(e = readdir(dir))) {
 			if (errno)
 				rc = fail(err, errnum, errno, "list", path);
+			break;
+		}
+		if (deadline > 0 && (++seen & 63) == 0 && time_mono() > deadline) {
+			*complete = false;
 			break;
 		}
 		if (!all_digits(e->d_name) || strlen(e->d_name) > 9)

@@ -60,6 +60,13 @@ int procfs_list_ids(int **out, size_t *n, int dirfd, const char *path, size_t ma
 		    bool *complete, int *errnum, pr_error *err);
 
 /*
+ * procfs_list_ids that also stops at `deadline` (0: none; *complete
+ * false): a process's task folder may hold tens of thousands of threads.
+ */
+int procfs_list_ids_until(int **out, size_t *n, int dirfd, const char *path, size_t max,
+			  double deadline, bool *complete, int *errnum, pr_error *err);
+
+/*
  * Count the entries of directory `path` (not "." and ".."), stopping at
  * `max` or at `deadline` (*complete false). For /proc/PID/fd: each entry
  * is a descriptor, counted and never followed.

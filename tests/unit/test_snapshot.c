@@ -740,6 +740,65 @@ static void test_links_out_of_proc_are_never_followed(void **state)
 	drop_tmp();
 }
 
+/*
+ * One process with more threads than the time budget can read: a fake
+ * /proc whose process 7 has 20,000 tasks, all in D state, so every task
+ * the scan read is counted in blocked_count. The scan must stop at the
+ * deadline inside that one process, not after its last thread.
+ */
+static void test_the_deadline_holds_inside_one_process(void **state)
+{
+	enum { TASKS = 20000 };
+	config cfg;
+	snapshot_opts o = {0};
+	snapshot_archive a;
+	unpacked u;
+	char root[4200], path[4300];
+	json_int_t blocked;
+	double t0;
+	FILE *f;
+
+	(void)state;
+	make_tmp();
+	snprintf(root, sizeof(root), "%s/proc", tmpdir);
+	assert_int_equal(mkdir(root, 0700), 0);
+	snprintf(path, sizeof(path), "%s/7", root);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/7/task", root);
+	assert_int_equal(mkdir(path, 0700), 0);
+	for (int i = 0; i < TASKS; i++) {
+		int tid = i ? 100000 + i : 7;
+		snprintf(path, sizeof(path), "%s/7/task/%d", root, tid);
+		assert_int_equal(mkdir(path, 0700), 0);
+		snprintf(path, sizeof(path), "%s/7/task/%d/stat", root, tid);
+		assert_non_null(f = fopen(path, "w"));
+		fprintf(f, "%d (snapfake) D 1 7 7 0 -1 0 0 0 0 0 1 1 0 0 20 0 %d 0 100 0 0\n", tid,
+			TASKS);
+		fclose(f);
+	}
+	snprintf(path, sizeof(path), "%s/kmsg", tmpdir);
+	assert_non_null(f = fopen(path, "w"));
+	fclose(f);
+	o.proc_root = root;
+	o.kmsg_path = path;
+	test_config(&cfg);
+	cfg.snapshot.sample_ms = 10;
+	cfg.snapshot.time_budget_ms = 20;
+	t0 = time_mono();
+	take(&a, &cfg, &o);
+	unpack(&u, &a.data);
+	blocked = json_integer_value(json_object_get(u.summary, "blocked_count"));
+	print_message("20 ms budget, one process of %d threads: %.3f s, %d threads read\n", TASKS,
+		      time_mono() - t0, (int)blocked);
+	assert_true(blocked < TASKS);
+	assert_string_not_equal(status_of(&u, "top_threads"), "collected");
+	assert_non_null(strstr(reason_of(&u, "top_threads"), "time budget"));
+	unpacked_release(&u);
+	snapshot_archive_release(&a);
+	config_release(&cfg);
+	drop_tmp();
+}
+
 static void test_options_are_checked(void **state)
 {
 	config cfg;
@@ -1234,6 +1293,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_without_privileges_it_records_what_is_missing),
 		cmocka_unit_test(test_budgets_hold_with_5000_threads_and_a_huge_log),
 		cmocka_unit_test(test_links_out_of_proc_are_never_followed),
+		cmocka_unit_test(test_the_deadline_holds_inside_one_process),
 		cmocka_unit_test(test_options_are_checked),
 		cmocka_unit_test(test_full_command_lines_only_where_the_config_allows),
 		cmocka_unit_test(test_a_full_command_line_is_never_another_programs),
