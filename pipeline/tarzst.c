@@ -303,12 +303,24 @@ int tarzst_extract(const void *data, size_t len, const char *name, const char *d
 	strmap seen = STRMAP_INIT;
 	buf b = BUF_INIT, path = BUF_INIT, member = BUF_INIT;
 	size_t count = 0, total = 0;
+	char *real = NULL;
 	int rc;
 
 	if (mkdir(dir, 0700) < 0)
 		return pr_error_set(
 			err, errno == EEXIST ? PR_EEXISTS : PR_EIO, "cannot extract into '%s': %s",
 			dir, errno == EEXIST ? "it exists; name a new folder" : strerror(errno));
+	/*
+	 * Members are joined to the folder's resolved path: the secure options
+	 * below judge the whole joined path, and a folder the caller named
+	 * with ".." (or through a link) would refuse every member. The checks
+	 * still hold for what the archive names.
+	 */
+	if (!(real = realpath(dir, NULL))) {
+		rc = pr_error_set(err, errno == ENOMEM ? PR_ENOMEM : PR_EIO,
+				  "cannot extract into '%s': %s", dir, strerror(errno));
+		goto out;
+	}
 	if ((rc = open_read(&a, data, len, name, err)) < 0)
 		goto out;
 	if (!(w = archive_write_disk_new())) {
@@ -324,7 +336,7 @@ int tarzst_extract(const void *data, size_t len, const char *name, const char *d
 		buf_reset(&member);
 		buf_reset(&path);
 		if (buf_puts(&member, archive_entry_pathname(e)) < 0 ||
-		    buf_printf(&path, "%s/%s", dir, member.ptr) < 0) {
+		    buf_printf(&path, "%s/%s", real, member.ptr) < 0) {
 			rc = pr_error_set(err, PR_ENOMEM, "out of memory");
 			break;
 		}
@@ -361,5 +373,6 @@ out:
 	buf_release(&b);
 	buf_release(&path);
 	buf_release(&member);
+	free(real);
 	return rc;
 }

@@ -57,8 +57,10 @@ int tarzst_read(const void *data, size_t len, const char *name, size_t member_ma
 /*
  * Extract every member into folder `dir`, which must not exist yet (it
  * is created mode 0700; a folder already there is PR_EEXISTS, so nothing
- * is ever written over). Members are written mode 0600 with libarchive's
- * secure extraction (no "..", never through a symbolic link), under the
+ * is ever written over; `dir` may be any path, ".." included: members are
+ * written beneath its resolved path). Members are written mode 0600 with
+ * libarchive's secure extraction (no ".." in a member's name, never
+ * through a symbolic link), under the
  * same bounds and checks as tarzst_read. On failure the message says
  * which member failed and the folder is removed with what was written
  * into it: nothing half-extracted is left.

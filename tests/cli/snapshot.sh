@@ -88,7 +88,12 @@ run P snapshot extract 2 --dir "$T/unpacked"
 run P snapshot extract 2 --dir "$T/unpacked"
 [ $RC -eq 4 ] && grep -q "exists" <<<"$ERR" && ok "extract never writes into a folder that exists" ||
 	not_ok "extract into existing" "rc $RC" "$ERR"
-[ "$(sql "select count(*) from audit_log where action = 'snapshot.extract'")" = 2 ] &&
+mkdir -p "$T/here"
+cd "$T/here" && run P snapshot extract 2 --dir ../unpacked2
+cd "$OLDPWD" || exit 1
+[ $RC -eq 0 ] && cmp -s "$T/unpacked2/manifest.json" <(member "$T/a.tar.zst" manifest.json) &&
+	ok "extract --dir takes a folder named with '..'" || not_ok "extract --dir ../x" "rc $RC" "$ERR"
+[ "$(sql "select count(*) from audit_log where action = 'snapshot.extract'")" = 3 ] &&
 	ok "each extract is audited" || not_ok "extract audit"
 
 # Refusals: one line, the right code.
