@@ -1994,8 +1994,8 @@ int snapshot_check(json_t **manifest, const void *data, size_t len, const char *
 	if (len > SNAPSHOT_ARCHIVE_MAX)
 		return pr_error_set(err, PR_ELIMIT, "cannot read '%s': larger than %u bytes", name,
 				    SNAPSHOT_ARCHIVE_MAX);
-	if ((rc = tarzst_read(data, len, name, SNAPSHOT_ARCHIVE_MAX,
-			      4 * (size_t)SNAPSHOT_ARCHIVE_MAX, check_visit, &s, err)) < 0)
+	if ((rc = tarzst_read(data, len, name, SNAPSHOT_ARCHIVE_MAX, SNAPSHOT_UNPACKED_MAX,
+			      check_visit, &s, err)) < 0)
 		goto out;
 	v = json_object_get(s.manifest, "kind");
 	if (!json_is_object(s.manifest) || !json_is_string(v) ||
@@ -2491,7 +2491,7 @@ int snapshot_extract_dir(const job_env *env, int64_t id, const char *dir, pr_err
 				    "new folder", dir);
 	if ((rc = snapshot_read(&b, env, id, err)) == 0)
 		rc = tarzst_extract(b.ptr, b.len, name, dir, SNAPSHOT_ARCHIVE_MAX,
-				    4 * (size_t)SNAPSHOT_ARCHIVE_MAX, err);
+				    SNAPSHOT_UNPACKED_MAX, err);
 	buf_release(&b);
 	return rc;
 }

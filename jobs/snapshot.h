@@ -57,6 +57,12 @@ struct json_t;
 #define SNAPSHOT_KIND "profreg-snapshot"
 /* An archive from outside (upload) is at most this large. */
 #define SNAPSHOT_ARCHIVE_MAX (256u << 20)
+/*
+ * ... and unpacks to at most this, in all: what a snapshot collects is
+ * held to snapshot.size_budget_bytes (at most 256 MiB), its manifest and
+ * summary beside it. A small archive that unpacks to gigabytes is a bomb.
+ */
+#define SNAPSHOT_UNPACKED_MAX ((size_t)SNAPSHOT_ARCHIVE_MAX + (16u << 20))
 #define SNAPSHOT_INCIDENT_MAX 256
 #define SNAPSHOT_REASON_MAX 1024
 #define SNAPSHOT_HOST_MAX 256

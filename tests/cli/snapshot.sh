@@ -153,6 +153,20 @@ run P snapshot upload "$kept"
 [ $RC -eq 0 ] && [ "$(sql "select count(*) from snapshots where incident = 'INC-3'")" = 1 ] &&
 	ok "the kept archive uploads later" || not_ok "upload kept" "$ERR"
 
+# An archive that unpacks to more than any snapshot can hold (two members
+# of 150 MiB of zeros, a few hundred KiB packed) is refused in one line.
+rm -rf "$T/bomb" && mkdir -p "$T/bomb" && tar --zstd -xf "$T/a.tar.zst" -C "$T/bomb"
+mapfile -t members < <(tar --zstd -tf "$T/a.tar.zst" | grep -v '^manifest.json$\|/$')
+for m in "${members[@]:0:2}"; do head -c $((150 << 20)) /dev/zero >"$T/bomb/$m"; done
+(cd "$T/bomb" && tar --zstd -cf "$T/bomb.tar.zst" manifest.json "${members[@]}")
+before=$(sql "select count(*) from snapshots")
+run P snapshot upload "$T/bomb.tar.zst"
+[ $RC -eq 4 ] && [ "$(wc -l <<<"$ERR")" = 1 ] && [[ $ERR == *"once decompressed"* ]] &&
+	[ "$(sql "select count(*) from snapshots")" = "$before" ] &&
+	ok "an archive that unpacks to more than a snapshot can hold is refused ($(stat -c %s "$T/bomb.tar.zst") bytes packed)" ||
+	not_ok "bomb" "rc $RC $ERR"
+rm -rf "$T/bomb" "$T/bomb.tar.zst"
+
 # What show prints of a manifest came from an upload: a field that is
 # null, missing or not a string is one honest "-", never a crash, and
 # nothing of it reaches the terminal unescaped.
