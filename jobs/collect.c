@@ -2061,10 +2061,7 @@ int collect_target_find(char *out, size_t n, const config_service *cs, const cha
 	if ((rc = find_target(&k, &t, cs, host, NULL, err)) < 0)
 		return rc;
 	host_of(out, n, t.address);
-	free(t.address);
-	free(t.release);
-	free(t.commit);
-	free(t.host);
+	target_clear(&t);
 	return 0;
 }
 
@@ -2076,10 +2073,7 @@ bool collect_target_pulls(const config_service *cs, const char *host, const char
 
 	if (find_target(&k, &t, cs, host, type, &e) < 0)
 		return false;
-	free(t.address);
-	free(t.release);
-	free(t.commit);
-	free(t.host);
+	target_clear(&t);
 	return true;
 }
 
@@ -2287,10 +2281,7 @@ out:
 	if (locked)
 		capreq_host_unlock(env->d, u->host);
 	free(deps);
-	free(t.address);
-	free(t.release);
-	free(t.commit);
-	free(t.host);
+	target_clear(&t);
 	run_state_release(&rs);
 	return rc;
 }

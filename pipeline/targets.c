@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void target_clear(target *t)
+void target_clear(target *t)
 {
 	free(t->address);
 	free(t->release);

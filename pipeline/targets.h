@@ -66,6 +66,9 @@ int targets_add(target_list *l, const char *address, pr_error *err);
 int targets_load_file_sd(target_list *l, const char *path, const target_labels *names,
 			 pr_error *err);
 
+/* Free what one target holds; it is empty and usable again. */
+void target_clear(target *t);
+
 /* Free the targets; the list is empty and usable again. */
 void target_list_release(target_list *l);
 
