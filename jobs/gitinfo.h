@@ -45,6 +45,10 @@
 int gitinfo_resolve(char out[GITINFO_SHA_HEX + 1], const char *repo_path,
 		    const char *ref, pr_error *err);
 
+/* Characters of an author's name and of a subject kept; longer ones end in "...". */
+#define GITINFO_AUTHOR_MAX 100
+#define GITINFO_SUBJECT_MAX 200
+
 /*
  * One commit of a range. Every pointer is owned by the array it sits in
  * and freed by gitinfo_commits_free.
@@ -54,19 +58,28 @@ typedef struct gitinfo_commit {
 	char *author;     /* the author's name (no e-mail), never NULL */
 	int64_t time_us;  /* author time, microseconds since the epoch */
 	char *subject;    /* first paragraph of the message on one line */
-	char **files;     /* paths changed against the first parent (the
-			     empty tree for a root commit): sorted, unique,
+	char **files;     /* paths changed against the parent (the empty
+			     tree for a root commit; for a merge, only those
+			     that differ from every parent): sorted, unique,
 			     both sides of a rename */
 	size_t nfiles;
 } gitinfo_commit;
+
+/* What a range walk saw besides the commits it returns. */
+typedef struct gitinfo_range_info {
+	size_t total;   /* commits in the range, those past max_commits too */
+	bool rewritten; /* `from` is not an ancestor of `to`: history was
+			   rewritten (a force push) or another branch deployed */
+} gitinfo_range_info;
 
 /*
  * The commits reachable from `to_sha` and not from `from_sha` (every
  * ancestor of `to_sha` when `from_sha` is NULL), newest first: children
  * before their parents, otherwise by commit time. Both are full 40-hex
  * SHAs (as gitinfo_resolve gives). At most `max_commits` (> 0) are
- * returned: when *n == max_commits the range may have been cut short,
- * which is not an error.
+ * returned; `info` (may be NULL) says how many the range holds, so a
+ * caller can say it was cut, which is not an error. Text is UTF-8
+ * (converted from the commit's encoding) and cut to the limits above.
  *
  * On success *out is an array of *n commits (NULL when the range is
  * empty, e.g. from == to) that the caller frees with gitinfo_commits_free.
@@ -75,11 +88,10 @@ typedef struct gitinfo_commit {
  * Returns 0; PR_EUSAGE for bad arguments; PR_EIO when the repository
  * cannot be opened or read; PR_EDATA when `from` or `to` is not a commit
  * of the repository (a history rewritten since the last deploy, a shallow
- * clone); PR_ENOMEM.
+ * clone, which the message says); PR_ENOMEM.
  */
-int gitinfo_range(gitinfo_commit **out, size_t *n, const char *repo_path,
-		  const char *from_sha, const char *to_sha, size_t max_commits,
-		  pr_error *err);
+int gitinfo_range(gitinfo_commit **out, size_t *n, gitinfo_range_info *info, const char *repo_path,
+		  const char *from_sha, const char *to_sha, size_t max_commits, pr_error *err);
 
 /* Free an array from gitinfo_range (NULL is fine). */
 void gitinfo_commits_free(gitinfo_commit *c, size_t n);

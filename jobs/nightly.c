@@ -476,44 +476,98 @@ out:
 	return rc;
 }
 
+static int by_release(const void *a, const void *b)
+{
+	const finding *x = *(const finding *const *)a, *y = *(const finding *const *)b;
+
+	if (x->service_id != y->service_id)
+		return x->service_id < y->service_id ? -1 : 1;
+	return strcmp(x->current_release, y->current_release);
+}
+
+/*
+ * The suspects of one regression from `range` (that of its release's
+ * deploy). When tonight cannot read the range (the nightly's
+ * configuration names no repository, the post-deploy step was given
+ * --repo; the repository moved), what an earlier run stored for the
+ * finding stands: computed once, never replaced by "none".
+ */
+static int suspects_of(json_t **out, const job_env *env, const suspects_range *range,
+		       const finding *f, pr_error *err)
+{
+	json_t *prev = NULL;
+	int rc;
+
+	*out = NULL;
+	if (range->note[0]) {
+		if ((rc = suspects_load(&prev, env->d, 0, f->id, err)) < 0)
+			return rc;
+		if (prev && json_array_size(json_object_get(prev, "commits"))) {
+			*out = prev;
+			return 0;
+		}
+		json_decref(prev);
+	}
+	if (!(*out = suspects_for_function(range, f->function, f->file)))
+		return pr_error_set(err, PR_ENOMEM, "out of memory");
+	return 0;
+}
+
+/* Read the range of one release's deploy: 0 or PR_ENOMEM/PR_EDB. */
+static int release_range(suspects_range *range, const job_env *env, const finding *f, pr_error *err)
+{
+	const config_service *cs = config_service_find(env->cfg, f->service);
+	deploy dep;
+	bool have;
+	int rc;
+
+	memset(&dep, 0, sizeof(dep));
+	rc = deploy_find_release(&dep, env->d, f->service_id, f->current_release, err);
+	if (rc < 0 && rc != PR_ENOTFOUND)
+		return rc;
+	have = rc == 0;
+	if ((rc = suspects_range_load(range, cs ? cs->repo : NULL, have ? dep.previous_sha : NULL,
+				      have ? dep.commit_sha : NULL, err)) < 0)
+		return rc;
+	if (!have)
+		snprintf(range->note, sizeof(range->note),
+			 "No deploy of release '%.200s' was recorded: no commit range.",
+			 f->current_release);
+	return 0;
+}
+
 static int store_suspects(const job_env *env, analysis *a, int64_t run_id, pr_error *err)
 {
 	suspect_set *sets = calloc(a->nfindings ? a->nfindings : 1, sizeof(*sets));
-	size_t nsets = 0;
+	const finding **order = calloc(a->ntests ? a->ntests : 1, sizeof(*order));
+	const finding *loaded = NULL; /* the regression whose release `range` is */
+	suspects_range range;
+	size_t nsets = 0, n = 0;
 	int rc = 0;
 
-	if (!sets)
-		return pr_error_set(err, PR_ENOMEM, "out of memory");
-
-	for (size_t i = 0; i < a->ntests && a->tests[i].significant && rc == 0; i++) {
-		const finding *f = &a->tests[i];
-		const config_service *cs = config_service_find(env->cfg, f->service);
-		suspects_range range;
-		deploy dep;
+	memset(&range, 0, sizeof(range));
+	if (!sets || !order) {
+		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < a->ntests && a->tests[i].significant; i++)
+		if (a->tests[i].direction == FINDING_REGRESSION && a->tests[i].id)
+			order[n++] = &a->tests[i];
+	/* A release's range is read once for all of its regressions. */
+	qsort(order, n, sizeof(*order), by_release);
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		const finding *f = order[i];
 		json_t *s;
-		bool have;
 
-		if (f->direction != FINDING_REGRESSION || !f->id)
-			continue;
-		memset(&dep, 0, sizeof(dep));
-		rc = deploy_find_release(&dep, env->d, f->service_id, f->current_release, err);
-		if (rc < 0 && rc != PR_ENOTFOUND)
-			goto out;
-		have = rc == 0;
-		if ((rc = suspects_range_load(&range, cs ? cs->repo : NULL,
-					      have ? dep.previous_sha : NULL,
-					      have ? dep.commit_sha : NULL, err)) < 0)
-			goto out;
-		if (!have)
-			snprintf(range.note, sizeof(range.note),
-				 "No deploy of release '%.200s' was recorded: no commit range.",
-				 f->current_release);
-		s = suspects_for_function(&range, f->function, f->file);
-		suspects_range_release(&range);
-		if (!s) {
-			rc = pr_error_set(err, PR_ENOMEM, "out of memory");
-			goto out;
+		if (!loaded || by_release(&loaded, &f) != 0) {
+			suspects_range_release(&range);
+			loaded = NULL;
+			if ((rc = release_range(&range, env, f, err)) < 0)
+				goto out;
+			loaded = f;
 		}
+		if ((rc = suspects_of(&s, env, &range, f, err)) < 0)
+			goto out;
 		if (json_array_size(json_object_get(s, "commits")) && nsets < a->nfindings) {
 			sets[nsets].f = f;
 			sets[nsets++].commits = json_incref(json_object_get(s, "commits"));
@@ -523,9 +577,11 @@ static int store_suspects(const job_env *env, analysis *a, int64_t run_id, pr_er
 	if (rc == 0)
 		rc = merge_by_commit(env, a, sets, nsets, err);
 out:
+	suspects_range_release(&range);
 	for (size_t i = 0; i < nsets; i++)
 		json_decref(sets[i].commits);
 	free(sets);
+	free(order);
 	return rc;
 }
 

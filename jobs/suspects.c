@@ -17,6 +17,7 @@ int suspects_range_load(suspects_range *out, const char *repo, const char *from,
 			pr_error *err)
 {
 	pr_error gerr = PR_ERROR_INIT;
+	gitinfo_range_info info;
 
 	memset(out, 0, sizeof(*out));
 	snprintf(out->from, sizeof(out->from), "%s", from ? from : "");
@@ -35,12 +36,24 @@ int suspects_range_load(suspects_range *out, const char *repo, const char *from,
 			 "No previous deploy with a commit: no commit range.");
 		return 0;
 	}
-	if (gitinfo_range(&out->commits, &out->ncommits, repo, out->from, out->to,
+	if (gitinfo_range(&out->commits, &out->ncommits, &info, repo, out->from, out->to,
 			  SUSPECTS_MAX_RANGE, &gerr) < 0) {
 		if (gerr.code == PR_ENOMEM)
 			return pr_error_set(err, PR_ENOMEM, "out of memory");
 		snprintf(out->note, sizeof(out->note), "Commit range unavailable: %s", gerr.msg);
+		return 0;
 	}
+	out->total = info.total;
+	if (info.total > out->ncommits)
+		snprintf(out->limit, sizeof(out->limit),
+			 "Only the newest %zu of the range's %zu commits were searched.",
+			 out->ncommits, info.total);
+	if (info.rewritten)
+		snprintf(out->limit + strlen(out->limit), sizeof(out->limit) - strlen(out->limit),
+			 "%sThe previous deploy's commit %.12s is not an ancestor of %.12s "
+			 "(a rewritten history or another branch): the range holds what is "
+			 "new since they parted.",
+			 out->limit[0] ? " " : "", out->from, out->to);
 	return 0;
 }
 
@@ -55,9 +68,17 @@ static json_t *commit_json(const gitinfo_commit *c)
 	char when[TIME_FMT_MAX];
 
 	time_format(when, c->time_us);
-	/* jansson refuses invalid UTF-8: such a subject becomes null rather than failing. */
-	return json_pack("{s:s,s:s?,s:s?,s:s}", "sha", c->sha, "author", c->author,
+	/* gitinfo gives UTF-8 only: NULL here is out of memory. */
+	return json_pack("{s:s,s:s,s:s,s:s}", "sha", c->sha, "author", c->author ? c->author : "",
 			 "subject", c->subject ? c->subject : "", "time", when);
+}
+
+/* Append a commit; false (and nothing appended) when out of memory. */
+static bool append_commit(json_t *arr, const gitinfo_commit *c)
+{
+	json_t *o = commit_json(c);
+
+	return o && json_array_append_new(arr, o) == 0;
 }
 
 json_t *suspects_range_json(const suspects_range *r)
@@ -65,7 +86,10 @@ json_t *suspects_range_json(const suspects_range *r)
 	json_t *arr = json_array();
 
 	for (size_t i = 0; arr && i < r->ncommits; i++)
-		json_array_append_new(arr, commit_json(&r->commits[i]));
+		if (!append_commit(arr, &r->commits[i])) {
+			json_decref(arr);
+			return NULL;
+		}
 	return arr;
 }
 
@@ -88,7 +112,10 @@ json_t *suspects_for_function(const suspects_range *r, const char *name, const c
 			      "from", r->from[0] ? r->from : NULL, "to", r->to[0] ? r->to : NULL,
 			      "file", file && *file ? file : NULL);
 	json_t *commits = json_array();
+	static const char none_touched[] = "No commit in the range touched this file.";
+	static const char empty[] = "The commit range is empty.";
 	const char *note = NULL;
+	char both[sizeof(none_touched) + sizeof(r->limit) + 1];
 
 	if (!o || !commits) {
 		json_decref(o);
@@ -107,12 +134,18 @@ json_t *suspects_for_function(const suspects_range *r, const char *name, const c
 		bool hit = false;
 		for (size_t k = 0; k < c->nfiles && !hit; k++)
 			hit = gitinfo_path_match(file, c->files[k]);
-		if (hit)
-			json_array_append_new(commits, commit_json(c));
+		if (hit && !append_commit(commits, c)) {
+			json_decref(o);
+			json_decref(commits);
+			return NULL;
+		}
 	}
 	if (!note && json_array_size(commits) == 0)
-		note = r->ncommits ? "No commit in the range touched this file."
-				   : "The commit range is empty.";
+		note = r->ncommits ? none_touched : empty;
+	if (r->limit[0] && (!note || note == none_touched || note == empty)) {
+		snprintf(both, sizeof(both), "%s%s%s", note ? note : "", note ? " " : "", r->limit);
+		note = both;
+	}
 	json_object_set_new(o, "commits", commits);
 	if (note)
 		json_object_set_new(o, "note", json_string(note));

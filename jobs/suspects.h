@@ -13,7 +13,9 @@
  * The stored object, schema_version 1:
  *   {"schema_version": 1, "from": SHA|null, "to": SHA|null,
  *    "file": "pkg/ledger.go", "commits": [{"sha", "author", "subject",
- *    "time"}], "note": "why there are none" (only when commits is empty)}
+ *    "time"}], "note": "why there are none, or what limits them"}
+ * The note is there when commits is empty, and beside commits when the
+ * range was cut or does not start at an ancestor (a rewritten history).
  */
 #ifndef PR_SUSPECTS_H
 #define PR_SUSPECTS_H
@@ -26,8 +28,13 @@
 
 struct json_t;
 
-/* Commits a range is read to at most. */
-#define SUSPECTS_MAX_RANGE 500
+/*
+ * Commits a range is read to at most (the newest). Past it they are only
+ * counted, and every finding's suspects say the range was cut: the
+ * culprit may be older. A weekly deploy of a busy monorepo holds a few
+ * thousand; reading 5,000 takes seconds.
+ */
+#define SUSPECTS_MAX_RANGE 5000
 
 /* A deploy's commit range, read once for all of its findings. */
 typedef struct suspects_range {
@@ -35,7 +42,10 @@ typedef struct suspects_range {
 	char to[GITINFO_SHA_HEX + 1];    /* "" when there is no commit */
 	gitinfo_commit *commits;         /* newest first; NULL when none */
 	size_t ncommits;
+	size_t total;                     /* commits in the range, past the cap too */
 	char note[PR_ERROR_MSG_MAX + 64]; /* why there is no range; "" when there is one */
+	char limit[256];                  /* what limits the range ("" when nothing):
+					     cut, or not from an ancestor */
 } suspects_range;
 
 /*

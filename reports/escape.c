@@ -34,7 +34,7 @@ static bool hidden_at(const char *s, size_t i, size_t n, char rep[16], size_t *l
 	return true;
 }
 
-int esc_html_n(buf *out, const char *s, size_t n)
+static int esc_html_any(buf *out, const char *s, size_t n, bool text)
 {
 	size_t run = 0, len;
 	int rc = 0;
@@ -61,6 +61,8 @@ int esc_html_n(buf *out, const char *s, size_t n)
 			if (c < 0x20 || c == 0x7f) {
 				snprintf(hex, sizeof(hex), "\\x%02x", c);
 				rep = hex;
+			} else if (text && c >= 0x80 && hidden_at(s, i, n, hex, &len)) {
+				rep = hex;
 			}
 		}
 		if (!rep) {
@@ -78,9 +80,19 @@ int esc_html_n(buf *out, const char *s, size_t n)
 	return rc;
 }
 
+int esc_html_n(buf *out, const char *s, size_t n)
+{
+	return esc_html_any(out, s, n, false);
+}
+
 int esc_html(buf *out, const char *s)
 {
 	return esc_html_n(out, s ? s : "", s ? strlen(s) : 0);
+}
+
+int esc_html_text(buf *out, const char *s)
+{
+	return esc_html_any(out, s ? s : "", s ? strlen(s) : 0, true);
 }
 
 int esc_md(buf *out, const char *s)

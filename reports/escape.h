@@ -24,6 +24,16 @@ int esc_html(buf *out, const char *s);
 int esc_html_n(buf *out, const char *s, size_t n);
 
 /*
+ * Append `s` as HTML text that is only read, never sent back (a commit's
+ * subject and author): as esc_html, and what would change how the text
+ * after it reads (C1 controls, bidirectional overrides, line separators:
+ * utf8_hidden) or a byte that is not UTF-8 becomes \u{NNNN} or \xNN, as
+ * in Markdown. Attribute values keep such characters (esc_html): the page
+ * matches them against other names.
+ */
+int esc_html_text(buf *out, const char *s);
+
+/*
  * Append `s` to `out` as Markdown text that is safe inside a table cell:
  * every character that can start emphasis, code, a link, an image, raw
  * HTML, a heading or a table cell is backslash-escaped, C0 controls

@@ -33,6 +33,14 @@ static void E(out *o, const char *s, const char *dash)
 	o->rc = esc_html(o->b, s ? s : dash);
 }
 
+/* Text a repository wrote (a commit's subject, its author): read, never sent back. */
+static void ET(out *o, const char *s)
+{
+	if (o->rc < 0)
+		return;
+	o->rc = esc_html_text(o->b, s ? s : "");
+}
+
 static void T(out *o, int64_t us)
 {
 	char t[TIME_FMT_MAX];
@@ -772,13 +780,15 @@ static void finding_section(out *o, const report *r, size_t i, pr_error *err)
 					P(o, "<li><code>");
 					E(o, f->suspects[k].sha, "");
 					P(o, "</code> ");
-					E(o, f->suspects[k].subject, "");
+					ET(o, f->suspects[k].subject);
 					P(o, " (");
-					E(o, f->suspects[k].author, "");
+					ET(o, f->suspects[k].author);
 					P(o, ")</li>\n");
 				}
 				P(o, "</ul>\n");
-			} else {
+			}
+			/* Beside the commits, the note says what limits them (a cut range). */
+			if (!f->nsuspects || f->suspect_note) {
 				P(o, "<p class=\"note\">");
 				E(o, f->suspect_note, "No suspect commits.");
 				P(o, "</p>\n");

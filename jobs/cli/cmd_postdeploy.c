@@ -61,6 +61,12 @@ static void md_escape(report_out *o, const char *s)
 	}
 }
 
+/*
+ * Commits of the range the summary lists: a CI step summary has a size
+ * limit (GitHub's is 1 MiB), and the suspects are named above it.
+ */
+#define MD_RANGE_SHOWN 100
+
 /* Returns the note printed instead of commits, or NULL. */
 static const char *md_suspects(report_out *o, const finding *f, const json_t *s)
 {
@@ -93,6 +99,11 @@ static const char *md_suspects(report_out *o, const finding *f, const json_t *s)
 		report_put(o, "%s", ")\n");
 	}
 	report_put(o, "%s", "\n");
+	/* What limits them: a range cut at its newest commits, or a rewritten history. */
+	if (note) {
+		md_escape(o, note);
+		report_put(o, "%s", "\n\n");
+	}
 	return NULL;
 }
 
@@ -252,10 +263,12 @@ static void markdown(report_out *o, const postdeploy_opts *opt, const postdeploy
 		said_range |= note && strcmp(note, x->range.note) == 0;
 	}
 	if (x->range.ncommits) {
+		size_t shown =
+			x->range.ncommits < MD_RANGE_SHOWN ? x->range.ncommits : MD_RANGE_SHOWN;
 		report_put(o, "<details><summary>%zu commit%s since %s</summary>\n\n",
-			   x->range.ncommits, x->range.ncommits == 1 ? "" : "s",
+			   x->range.total, x->range.total == 1 ? "" : "s",
 			   opt->previous ? "the start given" : "the previous deploy");
-		for (size_t k = 0; k < x->range.ncommits; k++) {
+		for (size_t k = 0; k < shown; k++) {
 			const gitinfo_commit *c = &x->range.commits[k];
 			char when[TIME_FMT_MAX];
 			time_format(when, c->time_us);
@@ -265,6 +278,9 @@ static void markdown(report_out *o, const postdeploy_opts *opt, const postdeploy
 			md_escape(o, c->author);
 			report_put(o, "%s", ")\n");
 		}
+		if (x->range.total > shown)
+			report_put(o, "- and %zu older (`--json` lists the newest %zu)\n",
+				   x->range.total - shown, x->range.ncommits);
 		report_put(o, "%s", "\n</details>\n");
 	} else if (x->range.note[0] && !said_range) {
 		/* Said already when a suspect line gave the same reason. */

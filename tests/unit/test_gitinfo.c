@@ -10,7 +10,7 @@
  *   c2 +100 Bob    "Ledger rounding"   pkg/ledger.go, cmd/svc/main.go
  *   c3 +200 Carol  "Add handler"       pkg/api/handler.go   (feature, on c2)
  *   c4 +300 Alice  "Docs: mention..."  README.md            (main, on c2)
- *   m  +400 Bob    "Merge feature"     pkg/api/handler.go   (c4 + c3)
+ *   m  +400 Bob    "Merge feature"     nothing of its own   (c4 + c3)
  *   c5 +500 Alice  "Ledger fast path"  pkg/ledger.go, cmd/svc/main.go gone
  *
  * Refs: v1.0 (lightweight) -> c2, v2.0 (annotated) -> c4, tree-tag
@@ -32,6 +32,7 @@
 
 #include <git2.h>
 
+#include "common/utf8.h"
 #include "jobs/gitinfo.h"
 #include "jobs/suspects.h"
 #include <jansson.h>
@@ -367,6 +368,15 @@ static void test_hostile_ref_is_quoted_short_and_printable(void **state)
 	memset(ref, 'x', 65);
 	ref[65] = '\0';
 	assert_null(strstr(err.msg, ref));
+	/* Cut between characters, never inside one. */
+	pr_error_clear(&err);
+	ref[0] = 'a';
+	for (int i = 0; i < 40; i++)
+		memcpy(ref + 1 + 2 * i, "\xc3\xa9", 2);
+	ref[81] = '\0';
+	assert_int_equal(gitinfo_resolve(out, f->repo, ref, &err), PR_EDATA);
+	assert_true(utf8_valid(err.msg, strlen(err.msg)));
+	assert_non_null(strstr(err.msg, "\xc3\xa9...' in '"));
 }
 
 static void test_without_repository_only_full_sha_is_accepted(void **state)
@@ -416,7 +426,7 @@ static void test_folder_that_is_not_a_repository_is_an_io_error(void **state)
 		assert_int_equal(gitinfo_resolve(out, paths[i], "HEAD", &err),
 				 PR_EIO);
 		if (strncmp(err.msg, want, strlen(want)) != 0 ||
-		    strlen(err.msg) == strlen(want))
+		    !strstr(err.msg, "not a repository (give its top folder"))
 			fail_msg("unexpected message: %s", err.msg);
 	}
 }
@@ -462,13 +472,12 @@ static void check_commit(const gitinfo_commit *c, const want_commit *w)
 static void history(const fixture *f, want_commit w[6])
 {
 	const want_commit all[6] = {
-		{f->c5, "Alice", 500, "Ledger fast path",
-		 "cmd/svc/main.go pkg/ledger.go"},
-		{f->m, "Bob", 400, "Merge feature", "pkg/api/handler.go"},
+		{f->c5, "Alice", 500, "Ledger fast path", "cmd/svc/main.go pkg/ledger.go"},
+		/* A clean merge: each file is as one of its parents has it. */
+		{f->m, "Bob", 400, "Merge feature", ""},
 		{f->c4, "Alice", 300, "Docs: mention world", "README.md"},
 		{f->c3, "Carol", 200, "Add handler", "pkg/api/handler.go"},
-		{f->c2, "Bob", 100, "Ledger rounding",
-		 "cmd/svc/main.go pkg/ledger.go"},
+		{f->c2, "Bob", 100, "Ledger rounding", "cmd/svc/main.go pkg/ledger.go"},
 		{f->c1, "Alice", 0, "Add ledger", "README.md pkg/ledger.go"},
 	};
 
@@ -484,7 +493,7 @@ static void test_range_lists_new_commits_newest_first_with_files(void **state)
 	size_t n = 0;
 
 	history(f, w);
-	if (gitinfo_range(&c, &n, f->repo, f->c2, f->c5, 100, &err) != 0)
+	if (gitinfo_range(&c, &n, NULL, f->repo, f->c2, f->c5, 100, &err) != 0)
 		fail_msg("%s", err.msg);
 	assert_int_equal(n, 4);
 	for (size_t i = 0; i < n; i++)
@@ -501,7 +510,7 @@ static void test_range_without_from_reaches_the_root_commit(void **state)
 	size_t n = 0;
 
 	history(f, w);
-	if (gitinfo_range(&c, &n, f->repo, NULL, f->c5, 100, &err) != 0)
+	if (gitinfo_range(&c, &n, NULL, f->repo, NULL, f->c5, 100, &err) != 0)
 		fail_msg("%s", err.msg);
 	assert_int_equal(n, 6);
 	for (size_t i = 0; i < n; i++)
@@ -518,7 +527,7 @@ static void test_range_stops_at_max_commits(void **state)
 	size_t n = 0;
 
 	history(f, w);
-	assert_int_equal(gitinfo_range(&c, &n, f->repo, NULL, f->c5, 2, &err), 0);
+	assert_int_equal(gitinfo_range(&c, &n, NULL, f->repo, NULL, f->c5, 2, &err), 0);
 	assert_int_equal(n, 2);
 	check_commit(&c[0], &w[0]);
 	check_commit(&c[1], &w[1]);
@@ -536,7 +545,7 @@ static void test_range_from_a_side_branch_hides_only_its_history(void **state)
 
 	history(f, w);
 	/* c3 is not an ancestor of c4: only c4 is new. */
-	assert_int_equal(gitinfo_range(&c, &n, f->repo, f->c3, f->c4, 100, &err), 0);
+	assert_int_equal(gitinfo_range(&c, &n, NULL, f->repo, f->c3, f->c4, 100, &err), 0);
 	assert_int_equal(n, 1);
 	check_commit(&c[0], &w[2]);
 	gitinfo_commits_free(c, n);
@@ -549,7 +558,7 @@ static void test_range_of_a_commit_to_itself_is_empty(void **state)
 	gitinfo_commit *c = (gitinfo_commit *)&err;
 	size_t n = 7;
 
-	assert_int_equal(gitinfo_range(&c, &n, f->repo, f->c5, f->c5, 100, &err), 0);
+	assert_int_equal(gitinfo_range(&c, &n, NULL, f->repo, f->c5, f->c5, 100, &err), 0);
 	assert_int_equal(n, 0);
 	assert_null(c);
 }
@@ -569,8 +578,8 @@ static void test_range_with_unknown_commit_is_bad_input(void **state)
 
 		snprintf(want, sizeof(want), "cannot list commits %s..%s in '%s': ",
 			 from[i] ? from[i] : "", to[i], f->repo);
-		assert_int_equal(gitinfo_range(&c, &n, f->repo, from[i], to[i], 100,
-					       &err), PR_EDATA);
+		assert_int_equal(gitinfo_range(&c, &n, NULL, f->repo, from[i], to[i], 100, &err),
+				 PR_EDATA);
 		assert_null(c);
 		assert_int_equal(n, 0);
 		if (strncmp(err.msg, want, strlen(want)) != 0)
@@ -588,8 +597,7 @@ static void test_range_outside_a_repository_is_an_io_error(void **state)
 
 	snprintf(want, sizeof(want), "cannot list commits ..%s in '%s': ",
 		 f->c5, f->empty);
-	assert_int_equal(gitinfo_range(&c, &n, f->empty, NULL, f->c5, 100, &err),
-			 PR_EIO);
+	assert_int_equal(gitinfo_range(&c, &n, NULL, f->empty, NULL, f->c5, 100, &err), PR_EIO);
 	assert_null(c);
 	if (strncmp(err.msg, want, strlen(want)) != 0)
 		fail_msg("unexpected message: %s", err.msg);
@@ -601,16 +609,12 @@ static void test_range_rejects_bad_arguments(void **state)
 	gitinfo_commit *c = NULL;
 	size_t n = 0;
 
-	assert_int_equal(gitinfo_range(&c, &n, f->repo, NULL, "main", 100, NULL),
+	assert_int_equal(gitinfo_range(&c, &n, NULL, f->repo, NULL, "main", 100, NULL), PR_EUSAGE);
+	assert_int_equal(gitinfo_range(&c, &n, NULL, f->repo, "abc1234", f->c5, 100, NULL),
 			 PR_EUSAGE);
-	assert_int_equal(gitinfo_range(&c, &n, f->repo, "abc1234", f->c5, 100,
-				       NULL), PR_EUSAGE);
-	assert_int_equal(gitinfo_range(&c, &n, f->repo, NULL, f->c5, 0, NULL),
-			 PR_EUSAGE);
-	assert_int_equal(gitinfo_range(&c, &n, NULL, NULL, f->c5, 10, NULL),
-			 PR_EUSAGE);
-	assert_int_equal(gitinfo_range(&c, NULL, f->repo, NULL, f->c5, 10, NULL),
-			 PR_EUSAGE);
+	assert_int_equal(gitinfo_range(&c, &n, NULL, f->repo, NULL, f->c5, 0, NULL), PR_EUSAGE);
+	assert_int_equal(gitinfo_range(&c, &n, NULL, NULL, NULL, f->c5, 10, NULL), PR_EUSAGE);
+	assert_int_equal(gitinfo_range(&c, NULL, NULL, f->repo, NULL, f->c5, 10, NULL), PR_EUSAGE);
 	assert_null(c);
 	gitinfo_commits_free(NULL, 0);
 }
@@ -658,14 +662,14 @@ static void test_suspects_are_the_commits_that_touched_the_file(void **state)
 		const char *want; /* indices into the full history */
 	} cases[] = {
 		{"/home/ci/src/github.com/acme/svc/pkg/ledger.go", "0 4 5"},
-		{"github.com/acme/svc/pkg/api/handler.go", "1 3"},
-		{"github.com/acme/svc/cmd/svc/main.go", "0 4"}, /* deleted, added */
+		{"github.com/acme/svc/pkg/api/handler.go", "3"}, /* not the merge */
+		{"github.com/acme/svc/cmd/svc/main.go", "0 4"},  /* deleted, added */
 		{"README.md", "2 5"},
 		{"pkg/unknown.go", ""},
 		{"/home/ci/src/github.com/acme/svc/xpkg/ledger.go", ""},
 	};
 
-	if (gitinfo_range(&c, &n, f->repo, NULL, f->c5, 100, &err) != 0)
+	if (gitinfo_range(&c, &n, NULL, f->repo, NULL, f->c5, 100, &err) != 0)
 		fail_msg("%s", err.msg);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
 		size_t *idx = (size_t *)&n, k = 99;
@@ -739,6 +743,246 @@ static void test_code_without_symbols_has_no_suspect_commits(void **state)
 	suspects_range_release(&r);
 }
 
+/* --- what real histories hold --------------------------------------- */
+
+/* A repository of its own under the fixture's folder, for one test. */
+static git_repository *scratch_repo(const fixture *f, const char *name, char *path, size_t n)
+{
+	git_repository *repo = NULL;
+
+	snprintf(path, n, "%s/%s", f->dir, name);
+	check_git(git_repository_init(&repo, path, 0), "init scratch");
+	return repo;
+}
+
+/* The files of commit `sha` in a range to it, as one string. */
+static void files_of(char *out, size_t n, const char *repo, const char *from, const char *sha)
+{
+	pr_error err = PR_ERROR_INIT;
+	gitinfo_commit *c = NULL;
+	size_t nc = 0;
+
+	out[0] = '\0';
+	if (gitinfo_range(&c, &nc, NULL, repo, from, sha, 100, &err) != 0)
+		fail_msg("%s", err.msg);
+	assert_true(nc > 0);
+	assert_string_equal(c[0].sha, sha);
+	for (size_t i = 0; i < c[0].nfiles; i++)
+		snprintf(out + strlen(out), n - strlen(out), "%s%s", i ? " " : "", c[0].files[i]);
+	gitinfo_commits_free(c, nc);
+}
+
+static void test_merge_changed_only_what_differs_from_every_parent(void **state)
+{
+	fixture *f = *state;
+	const file_spec base[] = {{"a.go", "a\n"}, {"b.go", "b\n"}, {"c.go", "c\n"}};
+	const file_spec left[] = {{"a.go", "a2\n"}, {"b.go", "b\n"}, {"c.go", "c\n"}};
+	const file_spec right[] = {{"a.go", "a\n"}, {"b.go", "b2\n"}, {"c.go", "c\n"}};
+	const file_spec clean[] = {{"a.go", "a2\n"}, {"b.go", "b2\n"}, {"c.go", "c\n"}};
+	/* A conflict resolved in the merge, and an edit made in it. */
+	const file_spec edited[] = {{"a.go", "a3\n"}, {"b.go", "b2\n"}, {"c.go", "c2\n"}};
+	char path[4300], b[SHA_LEN], l[SHA_LEN], r[SHA_LEN], m1[SHA_LEN], m2[SHA_LEN];
+	char files[256];
+	git_repository *repo = scratch_repo(f, "merges", path, sizeof(path));
+
+	make_commit(b, repo, "refs/heads/main", "Ann", 0, "base\n", base, 3, NULL, NULL);
+	make_commit(l, repo, "refs/heads/left", "Ann", 10, "left\n", left, 3, b, NULL);
+	make_commit(r, repo, "refs/heads/right", "Ann", 20, "right\n", right, 3, b, NULL);
+	make_commit(m1, repo, NULL, "Ann", 30, "clean merge\n", clean, 3, l, r);
+	make_commit(m2, repo, NULL, "Ann", 40, "edited merge\n", edited, 3, l, r);
+	git_repository_free(repo);
+	files_of(files, sizeof(files), path, b, m1);
+	assert_string_equal(files, "");
+	files_of(files, sizeof(files), path, b, m2);
+	assert_string_equal(files, "a.go c.go");
+}
+
+static void test_commit_text_is_utf8_converted_and_cut(void **state)
+{
+	fixture *f = *state;
+	const file_spec t[] = {{"x.go", "x\n"}};
+	char path[4300], long_msg[5002];
+	git_signature *latin = NULL, *raw = NULL;
+	git_tree *tree = NULL;
+	git_oid tree_id, id1, id2, id3;
+	const git_commit *parent[1];
+	git_commit *p1 = NULL, *p2 = NULL;
+	pr_error err = PR_ERROR_INIT;
+	gitinfo_commit *c = NULL;
+	size_t n = 0;
+	char sha3[SHA_LEN];
+	git_repository *repo = scratch_repo(f, "text", path, sizeof(path));
+
+	make_tree(&tree_id, repo, t, 1);
+	check_git(git_tree_lookup(&tree, repo, &tree_id), "tree");
+	/* Made with i18n.commitEncoding=ISO-8859-1: the header says so. */
+	check_git(git_signature_new(&latin, "Jos\xe9", "j@example.com", T0, 0), "sig");
+	check_git(git_commit_create(&id1, repo, "refs/heads/main", latin, latin, "ISO-8859-1",
+				    "caf\xe9 path\n", tree, 0, NULL),
+		  "latin-1 commit");
+	/* Bytes that are UTF-8 of nothing, and no header to explain them. */
+	check_git(git_signature_new(&raw, "Bad \xff\xfe", "b@example.com", T0 + 1, 0), "sig");
+	check_git(git_commit_lookup(&p1, repo, &id1), "parent");
+	parent[0] = p1;
+	check_git(git_commit_create(&id2, repo, "refs/heads/main", raw, raw, NULL, "fix \xc3(\n",
+				    tree, 1, parent),
+		  "raw commit");
+	memset(long_msg, 'x', 5000);
+	long_msg[5000] = '\n';
+	long_msg[5001] = '\0';
+	check_git(git_commit_lookup(&p2, repo, &id2), "parent");
+	parent[0] = p2;
+	check_git(git_commit_create(&id3, repo, "refs/heads/main", raw, raw, NULL, long_msg, tree,
+				    1, parent),
+		  "long commit");
+	git_oid_tostr(sha3, sizeof(sha3), &id3);
+	git_commit_free(p1);
+	git_commit_free(p2);
+	git_tree_free(tree);
+	git_signature_free(latin);
+	git_signature_free(raw);
+	git_repository_free(repo);
+
+	if (gitinfo_range(&c, &n, NULL, path, NULL, sha3, 100, &err) != 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(n, 3);
+	assert_int_equal(strlen(c[0].subject), GITINFO_SUBJECT_MAX + 3);
+	assert_string_equal(c[0].subject + GITINFO_SUBJECT_MAX, "...");
+	assert_string_equal(c[1].author, "Bad \xef\xbf\xbd\xef\xbf\xbd");
+	assert_string_equal(c[1].subject, "fix \xef\xbf\xbd(");
+	assert_string_equal(c[2].author, "Jos\xc3\xa9");
+	assert_string_equal(c[2].subject, "caf\xc3\xa9 path");
+	gitinfo_commits_free(c, n);
+}
+
+static void test_range_info_counts_past_the_cap_and_sees_rewrites(void **state)
+{
+	fixture *f = *state;
+	pr_error err = PR_ERROR_INIT;
+	gitinfo_range_info info;
+	gitinfo_commit *c = NULL;
+	size_t n = 0;
+
+	assert_int_equal(gitinfo_range(&c, &n, &info, f->repo, NULL, f->c5, 2, &err), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(info.total, 6);
+	assert_false(info.rewritten);
+	gitinfo_commits_free(c, n);
+	/* c3 (the feature branch) is no ancestor of c4 (main before the merge). */
+	assert_int_equal(gitinfo_range(&c, &n, &info, f->repo, f->c3, f->c4, 100, &err), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(info.total, 1);
+	assert_true(info.rewritten);
+	gitinfo_commits_free(c, n);
+}
+
+static void test_suspects_say_what_limits_the_range(void **state)
+{
+	fixture *f = *state;
+	pr_error err = PR_ERROR_INIT;
+	suspects_range r;
+	char got[512];
+
+	if (suspects_range_load(&r, f->repo, f->c3, f->c4, &err) != 0)
+		fail_msg("%s", err.msg);
+	suspects_of(got, sizeof(got), &r, "readme", "README.md");
+	assert_non_null(strstr(got, "1 The previous deploy's commit"));
+	assert_non_null(strstr(got, "is not an ancestor of"));
+	suspects_of(got, sizeof(got), &r, "ledger", "pkg/ledger.go");
+	assert_non_null(strstr(got, "0 No commit in the range touched this file. The previous"));
+	suspects_range_release(&r);
+}
+
+/* A range longer than the search: the suspects say the culprit may be older. */
+static void test_suspects_say_a_range_was_cut(void **state)
+{
+	fixture *f = *state;
+	const file_spec t0[] = {{"README.md", "x\n"}};
+	const file_spec t[] = {{"README.md", "x\n"}, {"pkg/ledger.go", "x\n"}};
+	char path[4300], root[SHA_LEN], ledger[SHA_LEN], top[SHA_LEN], got[512], want[256];
+	git_repository *repo = scratch_repo(f, "long", path, sizeof(path));
+	git_signature *sig = NULL;
+	git_tree *tree = NULL;
+	git_commit *parent = NULL;
+	git_oid tid, id;
+	pr_error err = PR_ERROR_INIT;
+	suspects_range r;
+
+	/* The file's only change, then SUSPECTS_MAX_RANGE commits of the same tree. */
+	make_commit(root, repo, "refs/heads/main", "Ann", 0, "start\n", t0, 1, NULL, NULL);
+	make_commit(ledger, repo, "refs/heads/main", "Ann", 1, "ledger\n", t, 2, root, NULL);
+	make_tree(&tid, repo, t, 2);
+	check_git(git_tree_lookup(&tree, repo, &tid), "tree");
+	check_git(git_signature_new(&sig, "Ann", "a@example.com", T0 + 2, 0), "sig");
+	check_git(git_oid_fromstr(&id, ledger), "ledger");
+	for (int i = 0; i < SUSPECTS_MAX_RANGE; i++) {
+		const git_commit *p[1];
+		check_git(git_commit_lookup(&parent, repo, &id), "parent");
+		p[0] = parent;
+		check_git(git_commit_create(&id, repo, NULL, sig, sig, NULL, "same\n", tree, 1, p),
+			  "commit");
+		git_commit_free(parent);
+	}
+	git_oid_tostr(top, sizeof(top), &id);
+	git_signature_free(sig);
+	git_tree_free(tree);
+	git_repository_free(repo);
+
+	if (suspects_range_load(&r, path, root, top, &err) != 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(r.ncommits, SUSPECTS_MAX_RANGE);
+	assert_int_equal(r.total, SUSPECTS_MAX_RANGE + 1);
+	suspects_of(got, sizeof(got), &r, "ledger.Post", "pkg/ledger.go");
+	snprintf(want, sizeof(want),
+		 "0 No commit in the range touched this file. Only the newest %d of the "
+		 "range's %d commits were searched.",
+		 SUSPECTS_MAX_RANGE, SUSPECTS_MAX_RANGE + 1);
+	assert_string_equal(got, want);
+	suspects_range_release(&r);
+}
+
+/* A clone without the history it would need says it is shallow, and what to do. */
+static void test_range_in_a_shallow_clone_says_so(void **state)
+{
+	fixture *f = *state;
+	const file_spec t[] = {{"x.go", "x\n"}};
+	char path[4300], shallow[4400], body[512], top[SHA_LEN], tree[SHA_LEN];
+	git_repository *repo = scratch_repo(f, "cut", path, sizeof(path));
+	const char *gone = "1111111111111111111111111111111111111111";
+	git_odb *odb = NULL;
+	git_oid id, tid;
+	pr_error err = PR_ERROR_INIT;
+	gitinfo_commit *c = NULL;
+	size_t n = 0;
+	FILE *fp;
+
+	make_tree(&tid, repo, t, 1);
+	git_oid_tostr(tree, sizeof(tree), &tid);
+	snprintf(body, sizeof(body),
+		 "tree %s\nparent %s\nauthor A <a@example.com> 1700000000 +0000\n"
+		 "committer A <a@example.com> 1700000000 +0000\n\ntop\n",
+		 tree, gone);
+	check_git(git_repository_odb(&odb, repo), "odb");
+	check_git(git_odb_write(&id, odb, body, strlen(body), GIT_OBJECT_COMMIT), "write");
+	git_oid_tostr(top, sizeof(top), &id);
+	git_odb_free(odb);
+	git_repository_free(repo);
+
+	assert_int_equal(gitinfo_range(&c, &n, NULL, path, gone, top, 100, &err), PR_EDATA);
+	if (strstr(err.msg, "is a shallow clone"))
+		fail_msg("unexpected message: %s", err.msg);
+	snprintf(shallow, sizeof(shallow), "%s/.git/shallow", path);
+	assert_non_null(fp = fopen(shallow, "w"));
+	fprintf(fp, "%s\n", top);
+	fclose(fp);
+	pr_error_clear(&err);
+	assert_int_equal(gitinfo_range(&c, &n, NULL, path, gone, top, 100, &err), PR_EDATA);
+	assert_null(c);
+	if (!strstr(err.msg, "the repository is a shallow clone") ||
+	    !strstr(err.msg, "fetch-depth: 0"))
+		fail_msg("unexpected message: %s", err.msg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -760,6 +1004,12 @@ int main(void)
 		cmocka_unit_test(test_suspects_are_the_commits_that_touched_the_file),
 		cmocka_unit_test(test_suspects_reject_bad_arguments),
 		cmocka_unit_test(test_code_without_symbols_has_no_suspect_commits),
+		cmocka_unit_test(test_merge_changed_only_what_differs_from_every_parent),
+		cmocka_unit_test(test_commit_text_is_utf8_converted_and_cut),
+		cmocka_unit_test(test_range_info_counts_past_the_cap_and_sees_rewrites),
+		cmocka_unit_test(test_suspects_say_what_limits_the_range),
+		cmocka_unit_test(test_suspects_say_a_range_was_cut),
+		cmocka_unit_test(test_range_in_a_shallow_clone_says_so),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

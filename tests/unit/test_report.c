@@ -403,6 +403,27 @@ static void test_markdown_shows_controls_overrides_and_separators(void **state)
 	buf_release(&b);
 }
 
+/*
+ * A commit's subject and author in the HTML report: shown, never sent
+ * back, so what would reverse or hide the text after it is shown as an
+ * escape, as in Markdown; attribute text keeps it (the page matches it).
+ */
+static void test_html_text_shows_overrides_and_c1_controls(void **state)
+{
+	static const char subject[] = "fix\xe2\x80\xae"
+				      "cba\xc2\x9b"
+				      "2J <b> \xc3\xa9\xff";
+	buf b = BUF_INIT;
+
+	(void)state;
+	assert_int_equal(esc_html_text(&b, subject), 0);
+	assert_string_equal(b.ptr, "fix\\u{202e}cba\\u{009b}2J &lt;b&gt; \xc3\xa9\\xff");
+	buf_reset(&b);
+	assert_int_equal(esc_html(&b, subject), 0);
+	assert_non_null(strstr(b.ptr, "\xe2\x80\xae"));
+	buf_release(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -416,6 +437,7 @@ int main(void)
 		cmocka_unit_test(test_bad_selections_are_refused_with_the_reason),
 		cmocka_unit_test(test_escapers_handle_every_special_character),
 		cmocka_unit_test(test_markdown_shows_controls_overrides_and_separators),
+		cmocka_unit_test(test_html_text_shows_overrides_and_c1_controls),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
