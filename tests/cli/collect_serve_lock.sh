@@ -20,7 +20,7 @@ trap cleanup EXIT
 # slow NAME ADDR: a slow pprof server on ADDR; its port in $T/NAME.port
 slow() {
 	python3 "$(dirname "$0")/../support/slow_pprof.py" --bind "$2" --delay 3 \
-		--port-file "$T/$1.port" --log "$T/$1.log" --timeout 60 &
+		--port-file "$T/$1.port" --log "$T/$1.log" --timeout 600 &
 	PIDS="$PIDS $!"
 	wait_port "$T/$1.port" || not_ok "slow server $1 starts"
 	touch "$T/$1.log"

@@ -177,13 +177,14 @@ rm -f "$M"
 # ---- a manifest of many lines takes time in proportion to its lines -----------
 # 300,000 bad lines of 123 bytes (36 MB): counting what was left after each
 # batch of 64 read the rest of the file every time, over 50 s of CPU; once
-# counted, the lines take a second or two.
+# counted, the lines take a second or two (20 to 30 s under the sanitizers
+# on a loaded machine: the bound is a minute, still far from quadratic).
 M=$T/big/many.jsonl
 awk 'BEGIN { s = sprintf("%120s", ""); for (i = 0; i < 300000; i++) print s "{}" }' >"$M"
-OUT=$(timeout 20 "$PROFREG_BIN" --db "$DB" --home "$HOME_DIR" ingest --manifest "$M" 2>/dev/null)
+OUT=$(timeout 60 "$PROFREG_BIN" --db "$DB" --home "$HOME_DIR" ingest --manifest "$M" 2>/dev/null)
 RC=$?
 [ $RC -eq 4 ] && [ "$OUT" = "0 stored, 0 already stored, 300000 failed" ] &&
-	ok "300,000 bad manifest lines are each refused within 20 s" ||
+	ok "300,000 bad manifest lines are each refused within a minute" ||
 	not_ok "many lines" "rc=$RC" "${OUT:0:300}"
 rm -f "$M"
 
