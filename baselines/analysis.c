@@ -359,12 +359,16 @@ static int load_sides(sides *s, db *d, const analysis_target *t, const analysis_
 			       ? rc
 			       : count_empty(&s->cur_empty, d, q, err);
 	if (c) {
-		/* The control hosts over the same window, whatever release they run. */
+		/*
+		 * The control hosts over the same window, whatever release they
+		 * run, an open regression's too: the control is what runs now,
+		 * and the canary of its fix must be judged against it.
+		 */
 		int64_t until = q.until_us;
 		memset(&q, 0, sizeof(q));
 		q.service_id = t->service_id;
 		q.type = t->type;
-		q.eligible_only = true;
+		q.no_evidence = true;
 		q.as_of_us = o->at_us;
 		q.hosts = c->control_hosts;
 		q.warmup_us = warmup;
@@ -3171,7 +3175,13 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 		free(other);
 		goto out;
 	}
-	look = look_of(t, &s, o);
+	/*
+	 * A canary against its control is one comparison of one window, not
+	 * a night of a release's sequence: its first look, however many days
+	 * the canary baked (counted as nights, a week's bake had spent its
+	 * alpha before its only comparison).
+	 */
+	look = c && !o->fixed_look ? 1 : look_of(t, &s, o);
 	if (!in->has_m) { /* loaded for other options: no input mixes two targets */
 		rc = pr_error_set(err, PR_ERR, "the input of service '%s' has no values",
 				  t->service);

@@ -126,15 +126,16 @@ int capture_set_load(capture_set *out, db *d, const capture_query *q, pr_error *
 		snprintf(ph, sizeof(ph), "$%d", qb.n);
 		rc = buf_printf(&qb.sql, " and not " DB_WARMUP_SQL("%s"), ph, ph, ph, ph);
 	}
-	if (rc == 0 && q->eligible_only) {
+	if (rc == 0 && (q->eligible_only || q->no_evidence))
 		rc = buf_puts(&qb.sql,
 			      " and p.retention_class <> 'forensic'"
-			      " and not (p.tags ? 'incident') and not (p.tags ? 'forensic')"
-			      " and not exists (select 1 from findings f"
-			      "   where f.service_id = p.service_id"
-			      "     and f.profile_type = p.profile_type"
-			      "     and f.status = 'open' and f.direction = 'regression'"
-			      "     and f.current_release = p.release");
+			      " and not (p.tags ? 'incident') and not (p.tags ? 'forensic')");
+	if (rc == 0 && q->eligible_only) {
+		rc = buf_puts(&qb.sql, " and not exists (select 1 from findings f"
+				       "   where f.service_id = p.service_id"
+				       "     and f.profile_type = p.profile_type"
+				       "     and f.status = 'open' and f.direction = 'regression'"
+				       "     and f.current_release = p.release");
 		if (rc == 0 && q->as_of_us)
 			rc = cond(&qb, " and f.created_at <= " US_PARAM("%s"), asof);
 		rc = rc < 0 ? rc : buf_puts(&qb.sql, ")");

@@ -56,6 +56,8 @@ typedef struct capture_query {
 	int64_t as_of_us;            /* open findings created after this do not count (0: all) */
 	int64_t since_us, until_us;  /* [since, until); 0 = unbounded */
 	bool eligible_only;          /* apply the baseline eligibility rules */
+	bool no_evidence;            /* leave out incident and forensic captures only (a
+				      * canary's control: what runs now, good or not) */
 	const char *hosts;           /* only captures of these hosts (JSON array text), or NULL */
 	bool empty;                  /* only the captures with no samples (else never these) */
 	int64_t warmup_us;           /* leave out captures this close to a deploy of their

@@ -585,8 +585,19 @@ out:
 	return rc;
 }
 
+/*
+ * The night's exit code will be 0 (README: only then the last-success
+ * time moves): analysed whole, its pages delivered, its report written,
+ * retention done within its budget.
+ */
+static bool night_success(const nightly_result *r)
+{
+	return strcmp(r->status, "ok") == 0 && !nightly_pages_undelivered(r) &&
+	       !r->report_problem[0] && !r->retention_failed && !r->retention.over_budget;
+}
+
 /* What a finished night leaves behind: reports, retention, metrics. Notes, not errors. */
-static void after_night(nightly_result *r, const job_env *env, double t0)
+static void after_night(nightly_result *r, const job_env *env, double t0, int64_t deadline_us)
 {
 	pr_error e = PR_ERROR_INIT;
 
@@ -607,7 +618,7 @@ static void after_night(nightly_result *r, const job_env *env, double t0)
 	}
 	/* Only a complete night resets the staleness alert's clock. */
 	pr_error_clear(&e);
-	if (pushgw_push_analysis(env->cfg, "nightly", strcmp(r->status, "ok") == 0, t0, &r->a,
+	if (pushgw_push_analysis(env->cfg, "nightly", night_success(r), t0, deadline_us, &r->a,
 				 r->analysed, r->failed, &r->pages, &e) < 0)
 		job_note(&r->notes, "%s", e.msg);
 }
@@ -716,7 +727,7 @@ int nightly_run(nightly_result *out, const job_env *env, const nightly_opts *o, 
 		json_decref(summary);
 		if (rc < 0)
 			goto fail;
-		after_night(r, env, t0);
+		after_night(r, env, t0, o->deadline_us);
 	}
 	goto out;
 fail:
@@ -728,8 +739,8 @@ fail:
 	}
 	if (!o->dry_run) {
 		pr_error ignore = PR_ERROR_INIT;
-		pushgw_push_analysis(env->cfg, "nightly", false, t0, &r->a, r->analysed, r->failed,
-				     &r->pages, &ignore);
+		pushgw_push_analysis(env->cfg, "nightly", false, t0, o->deadline_us, &r->a,
+				     r->analysed, r->failed, &r->pages, &ignore);
 	}
 out:
 	if (locked)
@@ -761,6 +772,6 @@ int nightly_push_failure(const config *cfg, pr_error *err)
 	int rc;
 
 	memset(&a, 0, sizeof(a));
-	rc = pushgw_push_analysis(cfg, "nightly", false, time_mono(), &a, 0, 0, NULL, err);
+	rc = pushgw_push_analysis(cfg, "nightly", false, time_mono(), 0, &a, 0, 0, NULL, err);
 	return rc;
 }

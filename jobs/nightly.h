@@ -47,6 +47,8 @@ typedef struct nightly_opts {
 	const tasks_worker *worker;
 	bool coordinator_works;
 	double poll_s;              /* how often the coordinator looks at the tasks */
+	int64_t deadline_us;        /* time_mono() microseconds the caller stops the
+				     * night at (0: none): the metrics push ends before */
 } nightly_opts;
 
 typedef struct nightly_result {

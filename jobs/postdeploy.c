@@ -474,14 +474,19 @@ int postdeploy_run(postdeploy_result *out, const job_env *env, const postdeploy_
 		goto fail;
 	{
 		pr_error e = PR_ERROR_INIT;
-		if (pushgw_push_analysis(env->cfg, "post-deploy", true, t0, &x->a,
-					 x->a.services > 0, 0, &x->pages, &e) < 0)
-			job_note(&x->notes, "%s", e.msg);
-		pr_error_clear(&e);
 		/* The findings are recorded; the report its pages link to is the caller's error. */
 		if (reportdata_write_run(env->d, env->bs, env->cfg, env->home, x->run_id,
 					 &x->report, &e) < 0)
 			snprintf(x->report_problem, sizeof(x->report_problem), "%s", e.msg);
+		pr_error_clear(&e);
+		/*
+		 * Last, and within the step's deadline: a pushgateway that hangs
+		 * costs a warning, never the verdict (docs/paging.md).
+		 */
+		if (pushgw_push_analysis(env->cfg, "post-deploy", !x->report_problem[0], t0,
+					 o->deadline_us, &x->a, x->a.services > 0, 0, &x->pages,
+					 &e) < 0)
+			job_note(&x->notes, "%s", e.msg);
 	}
 	for (size_t i = 0; i < json_array_size(x->collect); i++)
 		job_note(&x->notes, "collection: %s",
@@ -496,7 +501,7 @@ fail:
 		/*
 		 * Only a run that got as far as analysing counts as a failed run for the metrics.
 		 */
-		pushgw_push_analysis(env->cfg, "post-deploy", false, t0, &x->a,
+		pushgw_push_analysis(env->cfg, "post-deploy", false, t0, o->deadline_us, &x->a,
 				     x->a.services > 0, 1, &x->pages, &ignore);
 	}
 out:

@@ -49,6 +49,8 @@ typedef struct postdeploy_opts {
 	 * canary's captures may only arrive during it).
 	 */
 	const char *canary, *control;
+	int64_t deadline_us; /* time_mono() microseconds the caller stops the
+				    * step at (0: none): the metrics push ends before */
 } postdeploy_opts;
 
 typedef struct postdeploy_result {

@@ -125,29 +125,45 @@ out:
 	return rc;
 }
 
+/* The least time worth a push: a connection and one small POST on a loaded machine. */
+#define PUSH_MIN_MS 500
+
 int pushgw_push_run(const config *c, const pushgw_run *r, pr_error *err)
 {
+	uint32_t connect_ms = c->paging.connect_timeout_ms, timeout_ms = c->paging.timeout_ms;
 	buf body = BUF_INIT;
 	int rc;
 
 	if (!c->metrics.pushgateway || !c->metrics.pushgateway[0])
 		return 0;
+	if (r->deadline_us) {
+		/* Done a second before the deadline, or not started. */
+		int64_t left_ms = (r->deadline_us - (int64_t)(time_mono() * 1e6)) / 1000 - 1000;
+		if (left_ms < PUSH_MIN_MS)
+			return pr_error_set(err, PR_EIO,
+					    "metrics not pushed: no time left before the deadline");
+		if (!timeout_ms || timeout_ms > left_ms)
+			timeout_ms = (uint32_t)left_ms;
+		if (!connect_ms || connect_ms > timeout_ms)
+			connect_ms = timeout_ms;
+	}
 	if (pushgw_format(&body, r) < 0)
 		return pr_error_set(err, PR_ENOMEM, "out of memory");
-	rc = pushgw_post(c->metrics.pushgateway, c->metrics.instance, r->kind, body.ptr,
-			 c->paging.connect_timeout_ms, c->paging.timeout_ms, err);
+	rc = pushgw_post(c->metrics.pushgateway, c->metrics.instance, r->kind, body.ptr, connect_ms,
+			 timeout_ms, err);
 	buf_release(&body);
 	return rc;
 }
 
 int pushgw_push_analysis(const config *c, const char *kind, bool success, double t0,
-			 const analysis *a, size_t services_analysed, size_t services_failed,
-			 const pager_counts *pc, pr_error *err)
+			 int64_t deadline_us, const analysis *a, size_t services_analysed,
+			 size_t services_failed, const pager_counts *pc, pr_error *err)
 {
 	pushgw_run r;
 
 	memset(&r, 0, sizeof(r));
 	r.kind = kind;
+	r.deadline_us = deadline_us;
 	r.success = success;
 	r.duration_seconds = time_mono() - t0;
 	r.finished_us = time_now_us();

@@ -30,6 +30,9 @@ typedef struct pushgw_run {
 	size_t findings[5];          /* by stats_severity; [0]: no severity */
 	size_t pages_enqueued, pages_sent, pages_failed, pages_pending;
 	size_t pages_failed_open;    /* failed pages of findings still open: nobody was told */
+	int64_t deadline_us;         /* time_mono() microseconds the push must end by, so
+				      * a hung pushgateway never costs a gate its verdict
+				      * (0: no deadline but the paging timeouts) */
 } pushgw_run;
 
 /* Append the text exposition of `r` to `out`. 0 or PR_ENOMEM. */
@@ -49,11 +52,13 @@ int pushgw_push_run(const config *c, const pushgw_run *r, pr_error *err);
 /*
  * Push the metrics of an analysing run (nightly, post-deploy) that began
  * at time_mono() `t0`: its services analysed and failed, findings by
- * severity and the flush's page counts (`pc` may be NULL). 0 when no
- * pushgateway is configured.
+ * severity and the flush's page counts (`pc` may be NULL), before
+ * `deadline_us` (as in pushgw_run; 0: none). `success` is what moves the
+ * last-success time: the run's exit code is 0. 0 when no pushgateway is
+ * configured; PR_EIO when it failed or no time was left for it.
  */
 int pushgw_push_analysis(const config *c, const char *kind, bool success, double t0,
-			 const analysis *a, size_t services_analysed, size_t services_failed,
-			 const pager_counts *pc, pr_error *err);
+			 int64_t deadline_us, const analysis *a, size_t services_analysed,
+			 size_t services_failed, const pager_counts *pc, pr_error *err);
 
 #endif

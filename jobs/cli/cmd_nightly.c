@@ -231,6 +231,7 @@ int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
 		 "a source or a worker did not answer in time (a lock held by another session, "
 		 "a server that hangs); stopped, run it again",
 		 ctx->prog ? ctx->prog : "profreg", deadline_arg);
+	o.deadline_us = (int64_t)(time_mono() * 1e6) + deadline_us;
 	if ((rc = cli_deadline_start(&watch, deadline_us, deadline_line, &err)) < 0)
 		goto fail;
 	if ((rc = ctx_config_load(ctx, &cfg, &err)) < 0)

@@ -506,6 +506,7 @@ int cmd_postdeploy(cli_ctx *ctx, int argc, char **argv)
 		 ctx->prog ? ctx->prog : "profreg", deadline_text);
 	if (!deadline_arg)
 		deadline_us = o.wait_us + DEADLINE_AFTER_WAIT_US;
+	o.deadline_us = (int64_t)(time_mono() * 1e6) + deadline_us;
 	if ((rc = cli_deadline_start(&watch, deadline_us, deadline_line, &err)) < 0)
 		goto fail;
 	if ((rc = ctx_config_load(ctx, &cfg, &err)) < 0 || (rc = ctx_db_open(ctx, &d, &err)) < 0 ||

@@ -112,6 +112,14 @@ run pr --quiet --config "$T/cfg-down.json" nightly --at "$at"
 [ "$(sql "select status || ' ' || event from pages")" = "pending trigger" ] &&
 	[ "$(sql "select status from runs where kind = 'nightly'")" = ok ] &&
 	ok "the page waits in the outbox and the run's findings stand" || not_ok "kept" "$(sql "select * from pages")"
+# Exit 3 is no success for the metrics either: the staleness alert must fire
+# while the pager stays down.
+lastsucc() { sed -n 's/^profreg_last_success_timestamp_seconds{instance="test",job="profreg",kind="nightly"} //p'; }
+M=$(curl -sf "http://127.0.0.1:$PG_PORT/metrics")
+[ "$(lastsucc <<<"$M")" = "$last" ] &&
+	grep -q '^profreg_run_success{instance="test",job="profreg",kind="nightly"} 0$' <<<"$M" &&
+	ok "a night whose page was not delivered pushes no success" ||
+	not_ok "undelivered night's metrics" "$(grep -E 'last_success|run_success' <<<"$M")"
 "$AM" --config.file="$T/am.yml" --storage.path="$T/am2" --web.listen-address="127.0.0.1:$AM2_PORT" \
 	--cluster.listen-address= --log.level=warn >"$T/am2.log" 2>&1 &
 PIDS="$PIDS $!"
@@ -122,6 +130,9 @@ A2=$(curl -sf "http://127.0.0.1:$AM2_PORT/api/v2/alerts?alertname=ProfregRegress
 	[ "$(sql "select count(*) || ' ' || string_agg(status, ',') from pages")" = "1 sent" ] &&
 	ok "once it is back the next nightly sends that page, once, and exits 0 quietly" ||
 	not_ok "next run" "rc=$RC $OUT $ERR $A2 $(sql "select id, status from pages")"
+M=$(curl -sf "http://127.0.0.1:$PG_PORT/metrics")
+[ -n "$(lastsucc <<<"$M")" ] && [ "$(lastsucc <<<"$M")" != "$last" ] &&
+	ok "and that night's success moves the last-success time" || not_ok "success moved" "$(lastsucc <<<"$M")"
 # One function name in two files (py-spy writes "name (file:line)"): two
 # findings, two keys, two alerts; resolving one leaves the other firing.
 fresh_db cli_paging_prom_twins

@@ -1130,8 +1130,8 @@ static void test_a_night_that_analyses_nothing_is_incomplete(void **state)
 static void test_the_postdeploy_job_fails_a_regression_and_passes_a_clean_release(void **state)
 {
 	fx *f = *state;
-	postdeploy_opts o = {"bad", "v2", SHA_V2, NULL, NULL, 0, 4, STATS_SEV_HIGH,
-			     0, 0, NULL, NULL};
+	postdeploy_opts o = {"bad",          "v2", SHA_V2, NULL, NULL, 0, 4,
+			     STATS_SEV_HIGH, 0,    0,      NULL, NULL, 0};
 	postdeploy_result r;
 	pr_error err = PR_ERROR_INIT;
 
@@ -1153,8 +1153,8 @@ static void test_the_postdeploy_job_fails_a_regression_and_passes_a_clean_releas
 static void test_the_postdeploy_job_is_inconclusive_with_too_few_captures(void **state)
 {
 	fx *f = *state;
-	postdeploy_opts o = {"good", "v2", SHA_V2, NULL, NULL, 0, 10, STATS_SEV_HIGH,
-			     0, 0, NULL, NULL};
+	postdeploy_opts o = {"good",         "v2", SHA_V2, NULL, NULL, 0, 10,
+			     STATS_SEV_HIGH, 0,    0,      NULL, NULL, 0};
 	postdeploy_result r;
 	pr_error err = PR_ERROR_INIT;
 
@@ -1176,8 +1176,8 @@ static void test_the_postdeploy_job_is_inconclusive_with_too_few_captures(void *
 static void test_the_postdeploy_job_is_inconclusive_past_the_planned_looks(void **state)
 {
 	fx *f = *state;
-	postdeploy_opts o = {"bad", "v2",           SHA_V2, NULL, NULL, 0,
-			     4,     STATS_SEV_HIGH, 0,      0,    NULL, NULL};
+	postdeploy_opts o = {"bad",          "v2", SHA_V2, NULL, NULL, 0, 4,
+			     STATS_SEV_HIGH, 0,    0,      NULL, NULL, 0};
 	postdeploy_result r;
 	pr_error err = PR_ERROR_INIT;
 
@@ -1203,8 +1203,8 @@ static void test_the_postdeploy_job_is_inconclusive_past_the_planned_looks(void 
 static void test_the_postdeploy_job_does_not_count_empty_captures(void **state)
 {
 	fx *f = *state;
-	postdeploy_opts o = {"good", "v2", SHA_V2, NULL, NULL, 0, 6, STATS_SEV_HIGH,
-			     0, 0, NULL, NULL};
+	postdeploy_opts o = {"good",         "v2", SHA_V2, NULL, NULL, 0, 6,
+			     STATS_SEV_HIGH, 0,    0,      NULL, NULL, 0};
 	postdeploy_result r;
 	pr_error err = PR_ERROR_INIT;
 
@@ -1249,8 +1249,8 @@ static void warming_service(fx *f, const char *name)
 static void test_captures_in_the_warm_up_around_a_deploy_are_not_judged(void **state)
 {
 	fx *f = *state;
-	postdeploy_opts o = {"warm", "v2", SHA_V2, NULL, NULL, 0, 4, STATS_SEV_HIGH,
-			     0, 0, NULL, NULL};
+	postdeploy_opts o = {"warm",         "v2", SHA_V2, NULL, NULL, 0, 4,
+			     STATS_SEV_HIGH, 0,    0,      NULL, NULL, 0};
 	postdeploy_result r;
 	pr_error err = PR_ERROR_INIT;
 
@@ -1299,8 +1299,8 @@ static void test_captures_in_the_warm_up_around_a_deploy_are_not_judged(void **s
 static void test_a_second_rollout_of_the_same_build_has_its_warm_up_too(void **state)
 {
 	fx *f = *state;
-	postdeploy_opts o = {"warm", "v2", SHA_V2, NULL, NULL, 0, 4, STATS_SEV_HIGH,
-			     0, 0, NULL, NULL};
+	postdeploy_opts o = {"warm",         "v2", SHA_V2, NULL, NULL, 0, 4,
+			     STATS_SEV_HIGH, 0,    0,      NULL, NULL, 0};
 	postdeploy_result r;
 	pr_error err = PR_ERROR_INIT;
 
@@ -1327,8 +1327,8 @@ static void test_a_second_rollout_of_the_same_build_has_its_warm_up_too(void **s
 static void test_min_captures_counts_each_judged_type_alone(void **state)
 {
 	fx *f = *state;
-	postdeploy_opts o = {"bad", "v2", SHA_V2, NULL, NULL, 0, 4, STATS_SEV_HIGH,
-			     0, 0, NULL, NULL};
+	postdeploy_opts o = {"bad",          "v2", SHA_V2, NULL, NULL, 0, 4,
+			     STATS_SEV_HIGH, 0,    0,      NULL, NULL, 0};
 	postdeploy_result r;
 	pr_error err = PR_ERROR_INIT;
 
@@ -1351,8 +1351,8 @@ static void test_min_captures_counts_each_judged_type_alone(void **state)
 static void test_a_service_s_own_warm_up_is_its_alone(void **state)
 {
 	fx *f = *state;
-	postdeploy_opts o = {"jvm", "v2", SHA_V2, NULL, NULL, 0, 4, STATS_SEV_HIGH,
-			     0, 0, NULL, NULL};
+	postdeploy_opts o = {"jvm",          "v2", SHA_V2, NULL, NULL, 0, 4,
+			     STATS_SEV_HIGH, 0,    0,      NULL, NULL, 0};
 	postdeploy_result r;
 	pr_error err = PR_ERROR_INIT;
 
@@ -1410,8 +1410,8 @@ static void test_a_baseline_leaves_out_captures_in_an_earlier_deploy_s_warm_up(v
 static void test_the_postdeploy_job_refuses_a_release_without_captures(void **state)
 {
 	fx *f = *state;
-	postdeploy_opts o = {"good", "v3", SHA_V2, NULL, NULL, 0, 1, STATS_SEV_HIGH,
-			     0, 0, NULL, NULL};
+	postdeploy_opts o = {"good",         "v3", SHA_V2, NULL, NULL, 0, 1,
+			     STATS_SEV_HIGH, 0,    0,      NULL, NULL, 0};
 	postdeploy_result r;
 	pr_error err = PR_ERROR_INIT;
 
@@ -1501,8 +1501,8 @@ static void test_analyze_nightly_and_postdeploy_give_the_same_finding_object(voi
 	fx *f = *state;
 	analyze_opts ao = {"bad", "v2", 0, 0, "cpu", f->cfg.analysis, "v2", false,
 			   false, NULL, NULL, NULL};
-	postdeploy_opts po = {"bad", "v2", SHA_V2, NULL, NULL, 0, 4, STATS_SEV_HIGH,
-			     0, 0, NULL, NULL};
+	postdeploy_opts po = {"bad",          "v2", SHA_V2, NULL, NULL, 0, 4,
+			      STATS_SEV_HIGH, 0,    0,      NULL, NULL, 0};
 	nightly_opts no = {0};
 	analyze_result ar;
 	nightly_result nr;
@@ -1573,8 +1573,8 @@ static void test_evidence_stored_before_the_post_deploy_is_tagged_with_the_deplo
 	fx *f = *state;
 	analyze_opts ao = {"bad", "v2", 0, 0, "cpu", f->cfg.analysis, "v2", false,
 			   false, NULL, NULL, NULL};
-	postdeploy_opts po = {"bad", "v2", SHA_V2, NULL, NULL, 0, 4, STATS_SEV_HIGH,
-			     0, 0, NULL, NULL};
+	postdeploy_opts po = {"bad",          "v2", SHA_V2, NULL, NULL, 0, 4,
+			      STATS_SEV_HIGH, 0,    0,      NULL, NULL, 0};
 	const char *tagged = "select count(*) from profiles where tags ? 'finding'"
 			     " and tags ->> 'commit' = '" SHA_V2 "'";
 	analyze_result ar;
