@@ -101,8 +101,9 @@
  *     before them;
  *   - the last event is kept even without a blank line after it (shells
  *     and editors strip trailing newlines); the script drops it. But a
- *     last frame line cut off before its "(dso)" is an error, and so is
- *     a last header cut off before its event when the headers before it
+ *     last frame line cut off before its "(dso)", or inside its
+ *     indentation (spaces alone at the end), is an error, and so is a
+ *     last header cut off before its event when the headers before it
  *     had one, or whose event is the start of the one kept up to a ':'
  *     ("cpu-clock" of "cpu-clock:ppp"), unless the space perf prints
  *     after the event's ':' is there or an earlier header had that
@@ -178,6 +179,7 @@ typedef struct parser {
 	bool java;           /* the open event's command starts with "java" */
 	bool after_frame;    /* the last line was a frame or a one-line event */
 	bool cut;            /* this line is the last and has no newline */
+	bool dsos;           /* a frame line so far ended in its "(dso)" */
 	int64_t period;      /* the open event's period; -1 when its header has none */
 	int periods;         /* 1: the columns count periods too, 0: not, -1: undecided */
 } parser;
@@ -1065,6 +1067,15 @@ static int parse_frame(parser *ps, const char *s, size_t n)
 				sym_len--;
 		}
 	}
+	/*
+	 * A ')' of the name's own ("main::{lambda(int)" of a lambda) is no
+	 * dso: a last line without one, where the frames before had theirs,
+	 * was cut inside its name.
+	 */
+	if (ps->cut && !dso && ps->dsos)
+		return bad_line(ps, "input ends in the middle of a frame line:", s, n);
+	if (dso)
+		ps->dsos = true;
 
 	/* "+0x1f" at the end: perf prints offsets since Linux 4.8. */
 	for (size_t k = sym_len; k > 0; k--) {
@@ -1231,6 +1242,13 @@ static int parse_line(parser *ps, const char *s, size_t n)
 		n--;
 	if (n == 0)
 		return flush(ps);
+	/*
+	 * Spaces alone, at the very end of the input and inside an event, are
+	 * the indentation of a frame line cut off before its address: kept,
+	 * the event's stack would be stored short of its callers.
+	 */
+	if (ps->cut && ps->state == EV_OPEN && blank(s, n))
+		return bad_line(ps, "input ends in the middle of a frame line:", s, n);
 	if (s[0] == '#' || blank(s, n))
 		return 0;
 	indented = is_space((unsigned char)s[0]);

@@ -766,6 +766,42 @@ static void test_last_event_without_blank_line_is_kept(void **state)
 	expect_stack(HDR "\t7f00 leaf (/bin/app)\n", "app;leaf");
 }
 
+/*
+ * An input cut anywhere inside a line after the first (a copy
+ * interrupted, a disk full) is refused, never stored with its last stack
+ * short of callers: the cuts after a newline, and at a line's end, which
+ * lose whole lines only, are the ones a parser cannot tell from a
+ * complete print. Inside the indentation is one ("\t   " alone at the
+ * end), and so is inside a lambda's name, whose ')' is not a dso's.
+ */
+static void test_input_cut_inside_a_line_is_rejected(void **state)
+{
+	static const char text[] = "app 100 [000] 1.000001: 1 cpu-clock: \n"
+				   "\t    7f00 leaf+0x1 (/bin/app)\n"
+				   "\t    7f01 main::{lambda(int)#1}::operator()+0x4 (/bin/app)\n"
+				   "\t    7f02 main (/bin/app)\n\n"
+				   "app 100 [000] 1.000002: 1 cpu-clock: \n"
+				   "\t    7f00 leaf+0x1 (/bin/app)\n"
+				   "\t    7f02 main (/bin/app)\n\n";
+	size_t first = (size_t)(strchr(text, '\n') - text) + 1;
+
+	(void)state;
+	for (size_t cut = first; cut < sizeof(text) - 1; cut++) {
+		pr_error err = PR_ERROR_INIT;
+		profile *p = NULL;
+		size_t rest = cut;
+
+		while (text[rest] == ' ')
+			rest++;
+		if (text[cut - 1] == '\n' || text[rest] == '\n')
+			continue;
+		if (parse_n(&p, text, cut, NULL, &err) == 0)
+			fail_msg("input cut at byte %zu was stored", cut);
+		assert_null(p);
+		assert_int_equal(err.code, PR_EDATA);
+	}
+}
+
 static void test_header_while_an_event_is_open_ends_it(void **state)
 {
 	profile *p = parse_ok(HDR "\t7f00 a (/x)\n" HDR "\t7f00 b (/x)\n\n");
@@ -1642,6 +1678,7 @@ int main(void)
 		cmocka_unit_test(test_one_line_and_call_chain_events_mix),
 		cmocka_unit_test(test_malformed_one_line_events_are_rejected_with_the_line),
 		cmocka_unit_test(test_last_event_without_blank_line_is_kept),
+		cmocka_unit_test(test_input_cut_inside_a_line_is_rejected),
 		cmocka_unit_test(test_header_while_an_event_is_open_ends_it),
 		cmocka_unit_test(test_comments_crlf_and_stray_whitespace_lines_are_accepted),
 		cmocka_unit_test(test_empty_input_is_a_profile_without_samples),
