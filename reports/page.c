@@ -118,7 +118,8 @@ static int clean_of(clean *c, const page_event *e)
 	return 0;
 }
 
-static char *summary_of(const page_event *e, const clean *c)
+/* The summary, cleaned and cut to at most `max` bytes (SIZE_MAX: not cut). */
+static char *summary_of(const page_event *e, const clean *c, size_t max)
 {
 	buf b = BUF_INIT;
 	char vals[MEASURE_TEXT_MAX];
@@ -143,7 +144,7 @@ static char *summary_of(const page_event *e, const clean *c)
 		buf_release(&b);
 		return NULL;
 	}
-	out = page_clean_text(b.ptr, PAGE_SUMMARY_MAX);
+	out = page_clean_text(b.ptr, max);
 	buf_release(&b);
 	return out;
 }
@@ -155,7 +156,7 @@ char *page_summary(const page_event *e)
 
 	if (clean_of(&c, e) < 0)
 		return NULL;
-	s = summary_of(e, &c);
+	s = summary_of(e, &c, PAGE_SUMMARY_MAX);
 	clean_release(&c);
 	return s;
 }
@@ -293,7 +294,7 @@ json_t *page_pagerduty(const page_event *e, const char *routing_key, bool resolv
 	if (!o || resolve)
 		goto out;
 	page_time_format(when, e->created_us ? e->created_us : now_us);
-	if (!(summary = summary_of(e, &c)) || !(details = change_json(e)) ||
+	if (!(summary = summary_of(e, &c, PAGE_SUMMARY_MAX)) || !(details = change_json(e)) ||
 	    set(details, "release", json_string(c.release)) ||
 	    (c.file && set(details, "file", json_string(c.file))) ||
 	    (c.team && set(details, "team", json_string(c.team))) ||
@@ -340,7 +341,7 @@ json_t *page_alertmanager(const page_event *e, int64_t ends_us)
 		return NULL;
 	page_time_format(starts, e->created_us ? e->created_us : ends_us);
 	page_time_format(ends, ends_us);
-	if (!(summary = summary_of(e, &c)))
+	if (!(summary = summary_of(e, &c, PAGE_SUMMARY_MAX)))
 		goto out;
 	if (e->cost_unit)
 		rc = buf_printf(&desc, "The %s whole-service cost of service %s rose from %s in "
@@ -399,10 +400,17 @@ out:
  * and "<URL|words>" as a link that shows only the words, and a function
  * name comes from a profile, so it could ping a channel or dress up a
  * link as the report's. The chat tool shows the characters as they were.
+ *
+ * `s` is clean text (page_clean_text's). Escaping makes it longer (a
+ * name of '<' four times as long), so the cut to at most `max` bytes
+ * comes after it, on a UTF-8 boundary and before an entity it would
+ * split, with "..." to mark it as page_clean_text does. NULL when out of
+ * memory.
  */
-static char *chat_escaped(const char *s)
+static char *chat_text(const char *s, size_t max)
 {
 	buf b = BUF_INIT;
+	size_t cut, k;
 	int rc = 0;
 
 	for (; *s && rc == 0; s++)
@@ -410,10 +418,26 @@ static char *chat_escaped(const char *s)
 		   : *s == '<' ? buf_puts(&b, "&lt;")
 		   : *s == '>' ? buf_puts(&b, "&gt;")
 			       : buf_putc(&b, *s);
-	if (rc < 0) {
-		buf_release(&b);
-		return NULL;
+	if (rc < 0)
+		return NULL; /* the buffer freed itself */
+	if (b.len <= max)
+		return buf_detach(&b, NULL);
+	cut = max - 3;
+	while (cut > 0 && ((unsigned char)b.ptr[cut] & 0xc0) == 0x80)
+		cut--;
+	/* Every '&' here starts an entity of at most 5 bytes ("&amp;"). */
+	for (k = cut; k > 0 && cut - k < 5; k--) {
+		if (b.ptr[k - 1] == ';')
+			break;
+		if (b.ptr[k - 1] == '&') {
+			cut = k - 1;
+			break;
+		}
 	}
+	b.len = cut;
+	b.ptr[cut] = '\0';
+	if (buf_puts(&b, "...") < 0)
+		return NULL;
 	return buf_detach(&b, NULL);
 }
 
@@ -427,23 +451,19 @@ json_t *page_webhook(const page_event *e, bool resolve, int64_t now_us)
 		return NULL;
 	page_time_format(when, now_us);
 	page_time_format(created, e->created_us ? e->created_us : now_us);
-	if (!(summary = summary_of(e, &c)) || !(change = change_json(e)))
+	/* Whole here: the text is cut once, after it is escaped. */
+	if (!(summary = summary_of(e, &c, SIZE_MAX)) || !(change = change_json(e)))
 		goto out;
 	if (resolve) {
-		char *text = page_clean_text(summary, PAGE_SUMMARY_MAX - 10);
 		buf b = BUF_INIT;
-		if (!text || buf_printf(&b, "Resolved: %s", text) < 0) {
-			free(text);
+		if (buf_printf(&b, "Resolved: %s", summary) < 0)
 			goto out;
-		}
-		free(text);
 		free(summary);
-		summary = buf_detach(&b, NULL);
-		if (!summary)
+		if (!(summary = buf_detach(&b, NULL)))
 			goto out;
 	}
 	{
-		char *text = chat_escaped(summary);
+		char *text = chat_text(summary, PAGE_SUMMARY_MAX);
 		free(summary);
 		if (!(summary = text))
 			goto out;

@@ -27,7 +27,8 @@
  *
  * Seeds (tests/fuzz/corpus/page/): a typical event, one with invalid
  * UTF-8 and control characters in every name, one with long names and
- * NaN/huge numbers, one with only a dedup key, and Retry-After values
+ * NaN/huge numbers, one whose webhook text escaping made longer than
+ * PAGE_SUMMARY_MAX, one with only a dedup key, and Retry-After values
  * (seconds, an IMF-fixdate, an obsolete RFC 850 date, garbage).
  */
 #include <jansson.h>

@@ -233,6 +233,50 @@ static void test_a_function_name_cannot_mention_a_channel_or_hide_a_link(void **
 	json_decref(w);
 }
 
+/* Every '&' of an escaped text starts a whole "&amp;", "&lt;" or "&gt;". */
+static bool entities_whole(const char *s)
+{
+	for (; (s = strchr(s, '&')); s++)
+		if (strncmp(s, "&amp;", 5) && strncmp(s, "&lt;", 4) && strncmp(s, "&gt;", 4))
+			return false;
+	return true;
+}
+
+/*
+ * Escaping makes the text longer than the summary it came from (a '<'
+ * becomes four bytes): the text still holds PagerDuty's 1024 bytes, cut
+ * after escaping and never inside an entity, wherever the cut falls.
+ */
+static void test_webhook_text_escaped_still_fits_the_summary_limit(void **state)
+{
+	char name[PAGE_NAME_MAX + 1];
+
+	(void)state;
+	for (size_t pad = 0; pad < 12; pad++) {
+		page_event e = sample();
+
+		memset(name, 'a', pad);
+		memset(name + pad, '<', PAGE_NAME_MAX - pad);
+		name[PAGE_NAME_MAX] = '\0';
+		e.function = name;
+		for (int resolve = 0; resolve < 2; resolve++) {
+			json_t *w = page_webhook(&e, resolve, NOW);
+			const char *text;
+
+			assert_non_null(w);
+			text = json_string_value(json_object_get(w, "text"));
+			if (strlen(text) > PAGE_SUMMARY_MAX || !entities_whole(text))
+				fail_msg("pad %zu: %zu bytes: ...%s", pad, strlen(text),
+					 text + strlen(text) - 12);
+			assert_true(strlen(text) > PAGE_SUMMARY_MAX - 8);
+			assert_string_equal(text + strlen(text) - 3, "...");
+			assert_true(!resolve ||
+				    strncmp(text, "Resolved: [high] checkout", 25) == 0);
+			json_decref(w);
+		}
+	}
+}
+
 /* A function the release renamed pages under its new name, saying the old one. */
 static void test_a_renamed_function_pages_with_its_old_name(void **state)
 {
@@ -338,6 +382,7 @@ int main(void)
 		cmocka_unit_test(test_no_link_without_a_base_url),
 		cmocka_unit_test(test_alertmanager_alert_has_labels_and_times),
 		cmocka_unit_test(test_webhook_body_names_event_and_text),
+		cmocka_unit_test(test_webhook_text_escaped_still_fits_the_summary_limit),
 		cmocka_unit_test(test_a_function_name_cannot_mention_a_channel_or_hide_a_link),
 		cmocka_unit_test(test_event_survives_the_outbox_round_trip),
 		cmocka_unit_test(test_a_renamed_function_pages_with_its_old_name),
