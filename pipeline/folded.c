@@ -460,29 +460,78 @@ static bool sniff_line(const char *s, size_t n)
 	return !(s[0] == '@' && s[n - 1] == ':');
 }
 
-bool folded_sniff(const uint8_t *data, size_t len)
+/*
+ * A line that would be a sniffed line but for its count: the count is a
+ * number gone wrong ("1.5", "-3", "1e3"), which folded_parse names.
+ */
+static bool bad_count_line(const char *s, size_t n)
 {
-	const char *text = (const char *)data;
-	size_t pos;
-	int seen = 0;
+	size_t k = 0;
+	bool digit = false;
 
-	if (!data)
+	while (n && is_space((unsigned char)s[n - 1]))
+		n--;
+	if (n == 0 || is_space((unsigned char)s[0]) || s[0] == '{')
 		return false;
-	pos = bom(text, len);
-	/*
-	 * Whole lines are judged, however long (a deep Java stack can pass
-	 * 64 KiB); after the first SNIFF_BYTES only the line under way is.
-	 */
-	while (pos < len && seen < SNIFF_LINES && (pos < SNIFF_BYTES || seen == 0)) {
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] < 0x20 && s[i] != '\t')
+			return false;
+	for (; k < n && !is_space((unsigned char)s[n - 1 - k]); k++) {
+		char c = s[n - 1 - k];
+		if (!is_digit((unsigned char)c) && !strchr(".+-eE", c))
+			return false;
+		digit = digit || is_digit((unsigned char)c);
+	}
+	return k < n && digit;
+}
+
+/*
+ * The first non-empty lines, as folded_sniff judges them: how many were
+ * judged (`seen`), how many are folded stacks (`good`) and how many
+ * would be but for their count (`near`). Whole lines are judged, however
+ * long (a deep Java stack can pass 64 KiB); after the first SNIFF_BYTES
+ * only the line under way is. Stops at the first line that is not good
+ * when `all_good`.
+ */
+static void sniff_lines(const char *text, size_t len, bool all_good, int *seen, int *good,
+			int *near)
+{
+	size_t pos = bom(text, len);
+
+	*seen = *good = *near = 0;
+	while (pos < len && *seen < SNIFF_LINES && (pos < SNIFF_BYTES || *seen == 0)) {
 		const char *nl = memchr(text + pos, '\n', len - pos);
 		size_t end = nl ? (size_t)(nl - text) : len;
 
 		if (!blank(text + pos, end - pos)) {
-			if (!sniff_line(text + pos, end - pos))
-				return false;
-			seen++;
+			(*seen)++;
+			if (sniff_line(text + pos, end - pos))
+				(*good)++;
+			else if (all_good)
+				return;
+			else if (bad_count_line(text + pos, end - pos))
+				(*near)++;
 		}
 		pos = end + 1;
 	}
-	return seen > 0;
+}
+
+bool folded_sniff(const uint8_t *data, size_t len)
+{
+	int seen, good, near;
+
+	if (!data)
+		return false;
+	sniff_lines((const char *)data, len, true, &seen, &good, &near);
+	return seen > 0 && good == seen;
+}
+
+bool folded_sniff_near(const uint8_t *data, size_t len)
+{
+	int seen, good, near;
+
+	if (!data)
+		return false;
+	sniff_lines((const char *)data, len, false, &seen, &good, &near);
+	return good > 0 && near > 0 && 2 * (good + near) > seen;
 }

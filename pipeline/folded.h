@@ -14,4 +14,12 @@ int folded_parse(profile **out, const uint8_t *data, size_t len,
 /* True when the first non-empty lines look like folded stacks. */
 bool folded_sniff(const uint8_t *data, size_t len);
 
+/*
+ * True when most of the lines folded_sniff judges are folded stacks (one
+ * at least) and the others, or some, are but for a count gone wrong
+ * ("main;b 1.5", "main;b -3"): text meant as folded, whose error is
+ * folded_parse's, naming the line and the reason.
+ */
+bool folded_sniff_near(const uint8_t *data, size_t len);
+
 #endif

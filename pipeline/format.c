@@ -229,6 +229,16 @@ int format_parse_where(profile **out, size_t *kept, const uint8_t *data, size_t 
 	if (fmt == PROFILE_FMT_AUTO && (fmt = format_detect(data, len)) == PROFILE_FMT_AUTO) {
 		const char *what = known_other(data, len);
 
+		/*
+		 * Folded stacks with a bad count among their first lines: the
+		 * parser's error names the line and what is wrong with it,
+		 * where "not a known format" would send the user to --format.
+		 */
+		if (!what && folded_sniff_near(data, len) &&
+		    (rc = folded_parse(out, data, len, name, lim, err)) < 0)
+			goto out;
+		profile_free(*out); /* the parser found nothing wrong: not taken either */
+		*out = NULL;
 		if (what)
 			rc = pr_error_set(err, PR_EDATA, "cannot parse '%s': %s", name, what);
 		else

@@ -190,6 +190,26 @@ static void test_other_unknown_bytes_list_the_formats(void **state)
 	expect_refused_str(" \n\t\r\n", "only whitespace, no profile");
 }
 
+/*
+ * Folded stacks with a bad count among the lines the sniffer reads are
+ * refused with the parser's reason and line, as every malformed input
+ * is: "not a known profile format" would send the user to --format, for
+ * a file plainly folded.
+ */
+static void test_folded_with_a_bad_count_early_names_the_line(void **state)
+{
+	(void)state;
+	expect_refused_str("main;a 10\nmain;b 1.5\n", "line 2: count is not a whole number: '1.5'");
+	expect_refused_str("main;a 10\nmain;b -3\n", "line 2: count is negative: '-3'");
+	expect_refused_str("\xef\xbb\xbfmain;b 1e3\nmain;a 10\nmain;c 2\n",
+			   "line 1: no count at the end of the line, found '1e3'");
+	/* Half the lines of another kind, or none with a good count: no format. */
+	expect_refused_str("main;a 10\nhello, world\nthis is prose\nversion 1.5\n",
+			   "not a known profile format");
+	expect_refused_str("version 1.5\n", "not a known profile format");
+	expect_refused_str("hello, world\nthis is no profile 2\n", "not a known profile format");
+}
+
 /* The format detected and parsed; the profile is freed. */
 static void expect_format(const char *text, profile_format want)
 {
@@ -267,6 +287,7 @@ int main(void)
 		cmocka_unit_test(test_a_v8_heap_profile_is_detected_and_read),
 		cmocka_unit_test(test_a_gzipped_text_form_is_named_too),
 		cmocka_unit_test(test_other_unknown_bytes_list_the_formats),
+		cmocka_unit_test(test_folded_with_a_bad_count_early_names_the_line),
 		cmocka_unit_test(test_speedscope_and_v8_are_not_taken_for_each_other),
 		cmocka_unit_test(test_speedscope_is_a_format_name),
 	};
