@@ -18,15 +18,16 @@ void prom_vector_release(prom_vector *v)
 	for (size_t i = 0; i < v->n; i++)
 		free(v->v[i].key);
 	free(v->v);
+	strmap_release(&v->index);
 	memset(v, 0, sizeof(*v));
+	strmap_init(&v->index);
 }
 
 const prom_sample *prom_vector_find(const prom_vector *v, const char *key)
 {
-	for (size_t i = 0; i < v->n; i++)
-		if (strcmp(v->v[i].key, key) == 0)
-			return &v->v[i];
-	return NULL;
+	uint32_t at;
+
+	return strmap_get(&v->index, key, strlen(key), &at) ? &v->v[at] : NULL;
 }
 
 /* `s` cut to n - 1 bytes with control characters as '?', for a message. */
@@ -78,6 +79,7 @@ int prom_parse_vector(prom_vector *out, const char *body, size_t len, const char
 	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
+	strmap_init(&out->index);
 	if (!(root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr))) {
 		snprintf(why, sizeof(why), "not JSON (%s at byte %d)",
 			 jerr.position >= (int)len ? "truncated" : "bad", jerr.position);
@@ -132,7 +134,8 @@ int prom_parse_vector(prom_vector *out, const char *body, size_t len, const char
 		const json_t *metric = json_object_get(r, "metric");
 		const json_t *value = json_object_get(r, "value");
 		const json_t *k;
-		prom_sample *have;
+		uint32_t at;
+		int put;
 		double v;
 		if (!json_is_object(metric) || !json_is_array(value) ||
 		    json_array_size(value) != 2 || !json_is_number(json_array_get(value, 0)) ||
@@ -154,10 +157,19 @@ int prom_parse_vector(prom_vector *out, const char *body, size_t len, const char
 			out->nonfinite++;
 			continue;
 		}
-		have = (prom_sample *)prom_vector_find(out, json_string_value(k));
-		if (have) {
-			if (v > have->value)
-				have->value = v;
+		/*
+		 * Found through the map: a scan of the keys so far made 80,000
+		 * series take 14 s, and an answer may hold a million.
+		 */
+		put = strmap_put(&out->index, json_string_value(k), json_string_length(k),
+				 (uint32_t)out->n, &at, NULL);
+		if (put < 0) {
+			rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+			goto out;
+		}
+		if (put == 0) {
+			if (v > out->v[at].value)
+				out->v[at].value = v;
 			continue;
 		}
 		if (!(out->v[out->n].key = strdup(json_string_value(k)))) {

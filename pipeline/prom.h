@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "common/error.h"
+#include "common/strmap.h"
 
 /* The longest label value kept as a key. */
 #define PROM_KEY_MAX 256
@@ -36,6 +37,7 @@ typedef struct prom_sample {
 typedef struct prom_vector {
 	prom_sample *v;
 	size_t n;
+	strmap index;       /* key -> its sample's place in v */
 	size_t unlabelled;  /* series without the label (or with an unusable value of it) */
 	size_t nonfinite;   /* series whose value is NaN or infinite */
 } prom_vector;
@@ -43,7 +45,7 @@ typedef struct prom_vector {
 /* Free the samples; the vector is empty and usable again. */
 void prom_vector_release(prom_vector *v);
 
-/* The sample keyed `key`, or NULL. */
+/* The sample keyed `key`, or NULL; a hash look-up, however many series. */
 const prom_sample *prom_vector_find(const prom_vector *v, const char *key);
 
 /*

@@ -19,8 +19,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <cmocka.h>
 
+#include "common/buf.h"
 #include "jobs/escrules.h"
 #include "pipeline/prom.h"
 #include "stats/band.h"
@@ -337,6 +339,52 @@ typedef struct bad_case {
 	const char *why; /* in the message */
 } bad_case;
 
+/*
+ * An answer may hold up to escalate.max_series (a million) series: each
+ * is found by its key in time that does not grow with the series so far.
+ * A scan of the keys so far took 14 s for 80,000, and over 40 s for
+ * these 100,000 distinct keys each seen twice; a map takes well under 5.
+ */
+static void test_a_vector_of_many_series_parses_in_linear_time(void **state)
+{
+	enum { N = 100000 };
+	buf body = BUF_INIT;
+	prom_vector v;
+	pr_error err = PR_ERROR_INIT;
+	struct timespec t0, t1;
+	char key[32];
+	int rc;
+
+	(void)state;
+	assert_int_equal(buf_puts(&body, "{\"status\":\"success\",\"data\":{\"resultType\":"
+					 "\"vector\",\"result\":["),
+			 0);
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < N; i++)
+			assert_int_equal(buf_printf(&body,
+						    "%s{\"metric\":{\"instance\":\"10.%d.%d:9\"},"
+						    "\"value\":[1,\"%d\"]}",
+						    pass || i ? "," : "", i / 256, i % 256,
+						    pass ? i : N - i),
+					 0);
+	assert_int_equal(buf_puts(&body, "]}}"), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rc = prom_parse_vector(&v, body.ptr, body.len, "instance", 2 * N, "signal 'x'", &err);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	assert_int_equal(rc, 0);
+	assert_int_equal(v.n, N);
+	for (int i = 0; i < N; i += 997) {
+		snprintf(key, sizeof(key), "10.%d.%d:9", i / 256, i % 256);
+		assert_non_null(prom_vector_find(&v, key));
+		/* the larger of the host's two values */
+		assert_true(prom_vector_find(&v, key)->value == (i > N - i ? i : N - i));
+	}
+	assert_null(prom_vector_find(&v, "10.0.0:8"));
+	assert_true((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000 < 5000);
+	prom_vector_release(&v);
+	buf_release(&body);
+}
+
 static void test_bad_answers_are_refused_with_one_line(void **state)
 {
 	static const bad_case cases[] = {
@@ -467,6 +515,7 @@ int main(void)
 		cmocka_unit_test(test_back_inside_for_the_cooldown_deescalates),
 		cmocka_unit_test(test_the_hard_expiry_ends_the_level_whatever_the_signal),
 		cmocka_unit_test(test_a_vector_is_keyed_by_the_host_label),
+		cmocka_unit_test(test_a_vector_of_many_series_parses_in_linear_time),
 		cmocka_unit_test(test_bad_answers_are_refused_with_one_line),
 		cmocka_unit_test(test_hostile_labels_are_left_out),
 		cmocka_unit_test(test_deep_nesting_and_huge_answers_do_not_crash),
