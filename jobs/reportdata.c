@@ -1744,6 +1744,7 @@ int reportdata_span(report *out, db *d, blob_store *bs, const config *cfg,
 		goto out;
 	f.service = s->service;
 	f.host = s->host;
+	f.profile_type = s->type ? s->type : "cpu";
 	f.since_us = s->start_us - s->margin_us;
 	f.until_us = s->start_us + s->duration_us + s->margin_us;
 	f.covering = true;
@@ -1754,9 +1755,9 @@ int reportdata_span(report *out, db *d, blob_store *bs, const config *cfg,
 		goto out;
 	if (!n) {
 		rc = pr_error_set(err, PR_ENOTFOUND,
-				  "no capture of service '%s' on host '%s' covers"
-				  " %s to %s",
-				  s->service, s->host, from, to);
+				  "no capture of type '%s' of service '%s' on host '%s'"
+				  " covers %s to %s",
+				  f.profile_type, s->service, s->host, from, to);
 		goto out;
 	}
 	if (!(caps = calloc(n, sizeof(*caps)))) {

@@ -105,7 +105,9 @@ int reportdata_diff(report *out, db *d, blob_store *bs, const config *cfg,
  * whose own time overlaps [start - margin, start + duration + margin],
  * with only the samples labelled with the span's id (span_id, spanID,
  * "local root span id") or, without one, the trace's (trace_id,
- * traceID), drawn against every sample of those captures. Label values
+ * traceID), drawn against every sample of those captures. One profile
+ * type (`type`, NULL: cpu): a heap capture's allocation sites in a CPU
+ * span's baseline would halve every share. Label values
  * are compared while a profile is read and never kept. No capture is
  * PR_ENOTFOUND; captures whose format has no labels give the window's
  * whole profile, and the report's note says so.
@@ -114,6 +116,7 @@ typedef struct reportdata_span_sel {
 	const char *service, *host;
 	int64_t start_us, duration_us, margin_us;
 	const char *span_id, *trace_id;   /* either may be NULL */
+	const char *type;                 /* profile type; NULL: cpu */
 } reportdata_span_sel;
 
 int reportdata_span(report *out, db *d, blob_store *bs, const config *cfg,

@@ -17,16 +17,29 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { O_SERVICE = 2100, O_HOST, O_START, O_DURATION, O_SPAN, O_TRACE, O_MARGIN, O_OUT, O_FORMAT };
+enum {
+	O_SERVICE = 2100,
+	O_HOST,
+	O_START,
+	O_DURATION,
+	O_SPAN,
+	O_TRACE,
+	O_MARGIN,
+	O_OUT,
+	O_FORMAT,
+	O_TYPE
+};
 
 static const char usage[] =
 	"profreg span --service S --host H --start T --duration D [--span-id X] [--trace-id Y]\n"
-	"             [--margin 10s] [--out FILE] [--format html|md|json]";
+	"             [--type cpu] [--margin 10s] [--out FILE] [--format html|md|json]";
 static const char desc[] =
 	"The flame graph of a slow span: the captures of the host whose own time\n"
 	"covers the span's window (widened by --margin), with only the samples\n"
 	"labelled with the span's id (span_id, or Datadog's \"local root span id\"),\n"
 	"or the trace's (trace_id), drawn against every sample of those captures.\n"
+	"One profile type at a time (--type, default cpu): a heap profile's\n"
+	"allocation sites are not time spent.\n"
 	"Label values are compared while a profile is read and never stored.";
 
 /* "120ms", "2.5s", or what time_parse_duration takes: the span's length in microseconds. */
@@ -77,6 +90,8 @@ int cmd_span(cli_ctx *ctx, int argc, char **argv)
 		{"span-id", required_argument, O_SPAN, "ID", "keep only this span's samples"},
 		{"trace-id", required_argument, O_TRACE, "ID",
 		 "without --span-id: keep only this trace's samples"},
+		{"type", required_argument, O_TYPE, "TYPE",
+		 "the captures' profile type (default cpu)"},
 		{"margin", required_argument, O_MARGIN, "D",
 		 "widen the window by this on each side (default 10s)"},
 		{"out", required_argument, O_OUT, "FILE",
@@ -107,6 +122,7 @@ int cmd_span(cli_ctx *ctx, int argc, char **argv)
 		case O_HOST: s.host = arg; break;
 		case O_SPAN: s.span_id = arg; break;
 		case O_TRACE: s.trace_id = arg; break;
+		case O_TYPE: s.type = arg; break;
 		case O_OUT: outp = arg; break;
 		case O_FORMAT: fmt = arg; break;
 		case O_START:

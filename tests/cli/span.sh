@@ -35,7 +35,7 @@ run pr span --service pay --host web-1 --start "$start" --duration 500ms --span-
 [ $RC -eq 4 ] && [[ $ERR == *"has a sample labelled span id 'ffffffffffffffff'"* ]] && [ ! -e "$T/none.html" ] &&
 	ok "an id no sample carries is exit 4, nothing written" || not_ok "unknown span" "rc=$RC $ERR"
 run pr span --service pay --host web-2 --start "$start" --duration 500ms --span-id 00f067aa0ba902b7 --out "$T/x.html"
-[ $RC -eq 4 ] && [[ $ERR == *"no capture of service 'pay' on host 'web-2' covers"* ]] &&
+[ $RC -eq 4 ] && [[ $ERR == *"no capture of type 'cpu' of service 'pay' on host 'web-2' covers"* ]] &&
 	ok "a window no capture covers is exit 4" || not_ok "no capture" "rc=$RC $ERR"
 run pr span --service pay --host web-1 --start "$start" --duration 500ms --span-id 00f067aa0ba902b7 --out "$T/span.html"
 [ $RC -eq 0 ] && grep -q 'data-name="main.checkout"' "$T/span.html" && ok "the HTML page draws it" || not_ok "html" "$ERR"
@@ -50,6 +50,14 @@ run pr report --span --service pay --host web-1 --start "$start" --duration 500m
 	--span-id 00f067aa0ba902b7 --format json --out "$T/report-span.json"
 [ $RC -eq 0 ] && [ "$(jq -S 'del(.generated_at)' "$T/span.json")" = "$(jq -S 'del(.generated_at)' "$T/report-span.json")" ] &&
 	ok "report --span writes what span writes" || not_ok "report --span" "rc=$RC $ERR"
+pr --quiet ingest "$D/pprof/go-heap.pb.gz" --service pay --release v1 --host web-1 --time "$at"
+run pr span --service pay --host web-1 --start "$start" --duration 500ms --span-id 00f067aa0ba902b7 \
+	--format json --out "$T/span-heap.json"
+[ $RC -eq 0 ] && [ "$(jq -S 'del(.generated_at)' "$T/span.json")" = "$(jq -S 'del(.generated_at)' "$T/span-heap.json")" ] &&
+	ok "a heap capture of the same host stays out of a CPU span's graph" || not_ok "span type" "rc=$RC $ERR"
+run pr span --service pay --host web-1 --start "$start" --duration 500ms --type heap --format json --out "$T/heap.json"
+[ $RC -eq 0 ] && [ "$(jq .diff.base_captures "$T/heap.json")" = 1 ] && [ "$(base "$T/heap.json" main.search)" = 0 ] &&
+	ok "--type heap draws the heap capture alone" || not_ok "span --type heap" "rc=$RC $ERR $(head -c 300 "$T/heap.json")"
 run pr span --service pay --host web-1 --start "$start"
 [ $RC -eq 2 ] && ok "a missing --duration is a usage error" || not_ok "usage" "rc=$RC"
 for d in 0 -0 0x10 1e3 " 5" 1.; do
