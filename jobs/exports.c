@@ -61,6 +61,30 @@ out:
 	return rc;
 }
 
+/*
+ * Merging adds values: nanoseconds of one capture and sample counts of
+ * another summed under the first one's unit is a number that means
+ * nothing, so a capture whose column differs from the first's refuses
+ * the export.
+ */
+static int same_unit(const exports_result *res, const reportdata_cap *first,
+		     const reportdata_cap *c, const profile_value_type *vt, exports_value value,
+		     pr_error *err)
+{
+	char type[sizeof(res->type)], unit[sizeof(res->unit)];
+
+	/* Compared as res holds them: cut to its size. */
+	snprintf(type, sizeof(type), "%s", vt->type);
+	snprintf(unit, sizeof(unit), "%s", vt->unit);
+	if (strcmp(type, res->type) == 0 && strcmp(unit, res->unit) == 0)
+		return 0;
+	return pr_error_set(err, PR_EDATA,
+			    "cannot merge capture %" PRId64 " (%s/%s) with capture %" PRId64
+			    " (%s/%s): their values are not in the same unit%s",
+			    first->id, res->type, res->unit, c->id, vt->type, vt->unit,
+			    value == EXPORTS_VALUE_UNIT ? " (try --value samples)" : "");
+}
+
 static bool all_pprof(const reportdata_cap *caps, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -103,6 +127,8 @@ int exports_run(buf *out, exports_result *res, const job_env *env, const reportd
 		if (i == 0) {
 			snprintf(res->type, sizeof(res->type), "%s", vt->type);
 			snprintf(res->unit, sizeof(res->unit), "%s", vt->unit);
+		} else if ((rc = same_unit(res, &caps[0], &caps[i], vt, value, err)) < 0) {
+			goto out;
 		}
 		if (res->detailed) {
 			snprintf(name, sizeof(name), "capture %" PRId64, caps[i].id);

@@ -36,7 +36,9 @@ typedef struct exports_result {
 /*
  * Append the export of the captures `sel` names to `out`. A capture whose
  * profile has no sample counts when they are asked for is PR_EUSAGE with
- * the reason; the errors of reportdata_sel_captures and the blob store
+ * the reason; captures whose values differ in type or unit (a pprof's
+ * cpu/nanoseconds, a folded file's samples/count) are PR_EDATA naming
+ * both; the errors of reportdata_sel_captures and the blob store
  * otherwise.
  */
 int exports_run(buf *out, exports_result *res, const job_env *env, const reportdata_sel *sel,

@@ -85,4 +85,18 @@ run pr export "$cpu" --format speedscope --value samples --out "$T/s.json"
 # Merged selection: one pprof with both captures' locations.
 run pr export 'service=go,release=r1' --format pprof --out "$T/merged.pb.gz"
 [ $RC -eq 0 ] && grep -q 'exported 2 captures' <<<"$ERR" && ok "a merged pprof selection keeps lines and mappings" || not_ok "merged" "$ERR"
+
+# A selection mixing a pprof (cpu/nanoseconds) and a folded file (samples/count).
+pr --quiet ingest "$D/demo-v1-cpu.pb.gz" --service go --release mix --type cpu --time 2026-03-02T00:00:00Z --host a
+samples=$(sql "select sample_count from profiles where release = 'mix'")
+printf 'main;extra 3\n' >"$T/extra.folded"
+pr --quiet ingest "$T/extra.folded" --service go --release mix --type cpu --time 2026-03-02T01:00:00Z --host a
+for f in pprof folded; do
+	run pr export 'service=go,release=mix' --format $f --value unit --out "$T/mix.$f"
+	[ $RC -eq 4 ] && [[ $ERR == *"(cpu/nanoseconds) with capture "*" (samples/count): their values are not in the same unit"* ]] &&
+		[ ! -e "$T/mix.$f" ] && ok "$f: nanoseconds and counts are not added up" || not_ok "mixed units $f" "rc=$RC $ERR"
+done
+run pr export 'service=go,release=mix' --format folded --value samples --out "$T/mix.folded"
+sum=$(awk '{s += $NF} END {print s}' "$T/mix.folded")
+[ $RC -eq 0 ] && [ -n "$samples" ] && [ "$sum" = $((samples + 3)) ] && ok "--value samples merges their sample counts" || not_ok "mixed samples" "rc=$RC $sum $ERR"
 finish
