@@ -232,7 +232,7 @@ int reportdata_sel_captures(reportdata_cap **out, size_t *n, db *d, const report
 		"select * from (select p.id, p.service_id, " DB_TS_TO_US("p.captured_at") ","
 		" p.total_value, s.name, p.profile_type, p.release, p.commit_sha, p.host,"
 		" case when p.blob_deleted_at is null then p.blob_key end, p.format,"
-		" p.retention_class, p.captured_at"
+		" p.retention_class, p.captured_at, count(*) over ()"
 		" from profiles p join services s on s.id = p.service_id"
 		" where ($1::bigint[] is null or p.id = any($1::bigint[]))"
 		" and ($2::text is null or s.name = $2) and ($3::text is null or p.release = $3)"
@@ -323,6 +323,20 @@ int reportdata_sel_captures(reportdata_cap **out, size_t *n, db *d, const report
 	}
 	if (bad) {
 		rc = oom(err);
+		goto out;
+	}
+	/*
+	 * The newest REPORTDATA_MAX_SELECTION alone would be an export or a
+	 * diff of part of what was asked for, told as the whole: refuse it.
+	 */
+	if (db_get_i64(res, 0, 13) > REPORTDATA_MAX_SELECTION) {
+		char text[208];
+		quote_sel(text, sizeof(text), s->text);
+		rc = pr_error_set(err, PR_ELIMIT,
+				  "selection '%s' matches %" PRId64 " captures, more than the %d "
+				  "one selection may hold: narrow it (release=, host=, since=, "
+				  "until=)",
+				  text, db_get_i64(res, 0, 13), REPORTDATA_MAX_SELECTION);
 		goto out;
 	}
 	for (int i = 1; i < rows; i++)

@@ -62,7 +62,9 @@ void reportdata_caps_free(reportdata_cap *c, size_t n);
 
 /*
  * The captures a selection names, oldest first, all of one profile type
- * (PR_EUSAGE otherwise). None is PR_ENOTFOUND.
+ * (PR_EUSAGE otherwise). None is PR_ENOTFOUND; more than
+ * REPORTDATA_MAX_SELECTION is PR_ELIMIT with the count, never the newest
+ * of them alone.
  */
 int reportdata_sel_captures(reportdata_cap **out, size_t *n, db *d, const reportdata_sel *s,
 			    pr_error *err);

@@ -99,4 +99,21 @@ done
 run pr export 'service=go,release=mix' --format folded --value samples --out "$T/mix.folded"
 sum=$(awk '{s += $NF} END {print s}' "$T/mix.folded")
 [ $RC -eq 0 ] && [ -n "$samples" ] && [ "$sum" = $((samples + 3)) ] && ok "--value samples merges their sample counts" || not_ok "mixed samples" "rc=$RC $sum $ERR"
+
+# A selection past the 2,000 captures one may hold is refused with its count,
+# never cut to the newest 2,000: 2,001 rows (one real, 2,000 copies of its row).
+pr --quiet service add big && pr --quiet service enable big
+pr --quiet ingest "$T/extra.folded" --service big --release v1 --type cpu --time 2026-03-01T00:00:00Z --host a
+sql "insert into profiles (service_id, profile_type, release, host, captured_at, value_type, value_unit,
+	total_value, sample_count, blob_key, format)
+	select service_id, profile_type, release, host, captured_at + g * interval '1 minute', value_type,
+	value_unit, total_value, sample_count, encode(sha256(g::text::bytea), 'hex'), format
+	from profiles, generate_series(1, 2000) g where release = 'v1' and host = 'a'
+	and service_id = (select id from services where name = 'big')" >/dev/null
+run pr export service=big --format folded --out "$T/big.folded"
+[ $RC -eq 4 ] && [[ $ERR == *"selection 'service=big' matches 2001 captures, more than the 2000 one selection may hold: narrow it"* ]] &&
+	[ ! -e "$T/big.folded" ] && ok "export of 2001 captures is refused with the count" || not_ok "export cap" "rc=$RC $ERR"
+run pr diff --base service=big,release=v1 --target service=big,until=2026-03-01T00:30:00Z --format json --out "$T/big.json"
+[ $RC -eq 4 ] && [[ $ERR == *"selection 'service=big,release=v1' matches 2001 captures"* ]] &&
+	ok "so is a diff side of 2001 captures" || not_ok "diff cap" "rc=$RC $ERR"
 finish
