@@ -11,6 +11,7 @@
 #include "jobs/suspects.h"
 #include "common/ahead.h"
 #include "common/fileio.h"
+#include "common/similar.h"
 #include "common/timeutil.h"
 #include "pipeline/format.h"
 
@@ -1278,6 +1279,50 @@ static int team_analysed(report *out, db *d, const char *const p[2], pr_error *e
 	return rc;
 }
 
+/*
+ * "team 'dem' has no services (did you mean 'demo'?)": a team report of
+ * a team with no service is a typo, not an all-clear. The names come
+ * from the services the role can see, so a team it cannot see gets the
+ * same answer and no other team's name.
+ */
+static int team_not_found(db *d, const char *team, pr_error *err)
+{
+	PGresult *res = NULL;
+	const char **names = NULL;
+	char qt[208], qs[208];
+	long best = -1;
+	int n = 0, rc;
+
+	if ((rc = db_exec(d, &res, err, "reading the teams",
+			  "select team from services where team is not null"
+			  " group by team order by team collate \"C\"",
+			  0, NULL)) < 0)
+		return rc;
+	if ((n = db_rows(res)) > 0 && (names = calloc((size_t)n, sizeof(*names)))) {
+		for (int i = 0; i < n; i++)
+			names[i] = db_get_text(res, i, 0);
+		best = similar_best(team, names, (size_t)n);
+	}
+	quote_sel(qt, sizeof(qt), team);
+	if (best >= 0) {
+		quote_sel(qs, sizeof(qs), names[best]);
+		rc = pr_error_set(err, PR_ENOTFOUND,
+				  "team '%s' has no services (did you mean '%s'?)", qt, qs);
+	} else {
+		rc = pr_error_set(err, PR_ENOTFOUND, "team '%s' has no services", qt);
+	}
+	free(names);
+	db_result_free(res);
+	return rc;
+}
+
+/* The kinds of run that analyse services, and so have findings a team may own. */
+static bool analysis_run(const char *kind)
+{
+	return kind && (strcmp(kind, "analyze") == 0 || strcmp(kind, "nightly") == 0 ||
+			strcmp(kind, "post-deploy") == 0);
+}
+
 int reportdata_run_team(report *out, db *d, blob_store *bs, const config *cfg, int64_t run_id,
 			const char *team, pr_error *err)
 {
@@ -1288,13 +1333,28 @@ int reportdata_run_team(report *out, db *d, blob_store *bs, const config *cfg, i
 	int rc;
 
 	snprintf(id, sizeof(id), "%" PRId64, run_id);
-	if ((rc = report_init(out, "run", err)) < 0 ||
-	    (rc = run_summary(out, d, run_id, err)) < 0 ||
-	    (rc = load_findings(out, d, bs, cfg, run_id, team,
-				"f.id in (select finding_id from run_findings where run_id = $1)"
-				" and s.team = $2", 2, p, err)) < 0 ||
-	    (rc = db_exec(d, &names, err, "reading a team's services",
+	if ((rc = report_init(out, "run", err)) < 0 || (rc = run_summary(out, d, run_id, err)) < 0)
+		goto out;
+	if (!analysis_run(out->run_kind)) {
+		char qk[40];
+		quote_sel(qk, sizeof(qk), out->run_kind ? out->run_kind : "");
+		rc = pr_error_set(err, PR_EDATA,
+				  "run %s is a '%s' run: a team report is of a run that analysed "
+				  "services (analyze, nightly, post-deploy)",
+				  id, qk);
+		goto out;
+	}
+	if ((rc = db_exec(d, &names, err, "reading a team's services",
 			  "select name from services where team = $1", 1, p + 1)) < 0)
+		goto out;
+	if (db_rows(names) == 0) {
+		rc = team_not_found(d, team, err);
+		goto out;
+	}
+	if ((rc = load_findings(out, d, bs, cfg, run_id, team,
+				"f.id in (select finding_id from run_findings where run_id = $1)"
+				" and s.team = $2",
+				2, p, err)) < 0)
 		goto out;
 	/* Other teams' services are not named, not even in the failures and skips. */
 	keep_services(out->failures, &out->nfailures, names);

@@ -332,6 +332,21 @@ run pr report --run "$RUN" --team ta
 [ $RC -eq 0 ] && [[ $OUT == "$HOME_DIR/reports/run-$RUN-"*"-team-ta.html" ]] && [ -s "$OUT" ] &&
 	[ -s "${OUT%.html}.json" ] && ok "report --team writes run-ID-team-T files" ||
 	not_ok "report --team files" "$OUT" "$ERR"
+# A team with no services is a typo or another team's, never an all-clear.
+sql "insert into services (name, team, enabled) values ('ledger', 'payments', true)" >/dev/null
+run pr report --run "$RUN" --team paymnts --format md --out -
+[ $RC -eq 4 ] && [ "$ERR" = "profreg report: team 'paymnts' has no services (did you mean 'payments'?)" ] &&
+	[ -z "$OUT" ] && ok "report --team with a typo is exit 4 with the close name" ||
+	not_ok "team typo" "rc $RC" "$ERR" "$(head -c 300 <<<"$OUT")"
+run as $B report --run "$RUN" --team tq --format md --out -
+unknown=${ERR//tq/ta}
+run as $B report --run "$RUN" --team ta --format md --out -
+[ $RC -eq 4 ] && [[ $ERR == "profreg report: team 'ta' has no services"* ]] && [ "$ERR" = "$unknown" ] &&
+	ok "a team the role cannot see is answered the same way" || not_ok "team unseen" "rc $RC" "$ERR"
+BLOBRUN=$(sql "insert into runs (kind, status) values ('blobs-check', 'ok') returning id")
+run pr report --run "$BLOBRUN" --team ta --format md --out -
+[ $RC -eq 4 ] && [[ $ERR == *"run $BLOBRUN is a 'blobs-check' run: a team report is of a run that analysed services"* ]] &&
+	ok "a team report of a run that analysed nothing is refused" || not_ok "blobs run" "rc $RC" "$ERR"
 run as $A report --run "$RUN" --format md --out -
 [ $RC -eq 0 ] && grep -q 'pay\\_heap\\_secret' <<<"$OUT" && ! grep -q 'shop' <<<"$OUT" &&
 	ok "team A's report of a shared run names none of team B's services" ||
