@@ -1401,13 +1401,28 @@ int reportdata_release(report *out, db *d, blob_store *bs, const config *cfg,
 	const char *p[2] = {service, release};
 	buf title = BUF_INIT;
 	db_service svc = {0};
+	db_capture_tally nrel = {-1, 0, 0, 0};
+	char hint[400], qs[208], qr[208];
 	int rc;
 
 	if ((rc = report_init(out, "release", err)) < 0)
 		return rc;
 	if ((rc = db_service_get(d, &svc, service, err)) < 0)
 		return rc;
+	/* A release the service never had is a typo, not a release where nothing moved. */
+	if ((rc = db_capture_count(d, &nrel, svc.id, release, 0, 0, 0, err)) < 0 ||
+	    (nrel.all == 0 &&
+	     (rc = job_release_hint(hint, sizeof(hint), d, svc.id, release, err)) < 0)) {
+		db_service_release(&svc);
+		return rc;
+	}
 	db_service_release(&svc);
+	if (nrel.all == 0) {
+		quote_sel(qs, sizeof(qs), service);
+		quote_sel(qr, sizeof(qr), release);
+		return pr_error_set(err, PR_ENOTFOUND, "service '%s' has no release '%s'%s", qs, qr,
+				    hint);
+	}
 	if (buf_printf(&title, "profreg report: %s release %s", service, release) < 0)
 		return oom(err);
 	out->title = buf_detach(&title, NULL);
@@ -1646,26 +1661,26 @@ char *reportdata_dir(const config *cfg, const char *home)
 }
 
 /*
- * A team's name as a file name piece: [A-Za-z0-9._-] kept, every other
- * byte as ~XX. One name, one file: with a single stand-in, "支付" and
- * "결제" (both six bytes) wrote the same file, the second team's report
- * over the first's. Past TEAM_FILE_MAX characters the rest is cut, on a
- * whole byte's encoding, and the full name's SHA-256 (12 hex digits)
- * keeps it one name's: a name's bytes encoded three times over could
- * pass the 255 bytes a file name may have.
+ * A name as a file name piece: [A-Za-z0-9._-] kept, every other byte as
+ * ~XX. One name, one file: with a single stand-in, "支付" and "결제"
+ * (both six bytes) wrote the same team file, the second team's report
+ * over the first's, and releases "a/b" and "a_b" one release report.
+ * Past FILE_PIECE_MAX characters the rest is cut, on a whole byte's
+ * encoding, and the full name's SHA-256 (12 hex digits) keeps it one
+ * name's: a name's bytes encoded three times over could pass the 255
+ * bytes a file name may have.
  */
-#define TEAM_FILE_MAX 80
+#define FILE_PIECE_MAX 80
 
-static int team_file_name(buf *out, const char *team)
+int reportdata_file_piece(buf *out, const char *name)
 {
 	unsigned char md[EVP_MAX_MD_SIZE];
 	unsigned int mdlen = 0;
-	size_t at;
-	int rc = buf_puts(out, "-team-");
+	size_t at = out->len;
+	int rc = 0;
 
-	at = out->len;
-	for (const unsigned char *s = (const unsigned char *)team; *s && rc == 0; s++) {
-		if (out->len - at + 3 > TEAM_FILE_MAX)
+	for (const unsigned char *s = (const unsigned char *)name; *s && rc == 0; s++) {
+		if (out->len - at + 3 > FILE_PIECE_MAX)
 			break;
 		if (*s == '.' || *s == '_' || *s == '-' ||
 		    (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
@@ -1674,12 +1689,19 @@ static int team_file_name(buf *out, const char *team)
 		else
 			rc = buf_printf(out, "~%02X", *s);
 	}
-	if (rc < 0 || out->len - at + 3 <= TEAM_FILE_MAX)
+	if (rc < 0 || out->len - at + 3 <= FILE_PIECE_MAX)
 		return rc;
-	if (EVP_Digest(team, strlen(team), md, &mdlen, EVP_sha256(), NULL) != 1 || mdlen < 6)
+	if (EVP_Digest(name, strlen(name), md, &mdlen, EVP_sha256(), NULL) != 1 || mdlen < 6)
 		return PR_ENOMEM;
 	return buf_printf(out, "~~%02x%02x%02x%02x%02x%02x", md[0], md[1], md[2], md[3], md[4],
 			  md[5]);
+}
+
+static int team_file_name(buf *out, const char *team)
+{
+	int rc = buf_puts(out, "-team-");
+
+	return rc < 0 ? rc : reportdata_file_piece(out, team);
 }
 
 /* The run's three report files; with `team`, only that team's services. */

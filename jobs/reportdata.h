@@ -85,10 +85,14 @@ int reportdata_finding(report *out, db *d, blob_store *bs, const config *cfg,
 		       int64_t finding_id, pr_error *err);
 /*
  * A run's report holding only the findings of `team`'s services, and
- * naming no other team's service (failures and skips included).
+ * naming no other team's service (failures and skips included). A team
+ * with no service the role can see is PR_ENOTFOUND (with a close name
+ * when there is one); a run that analysed no service (not analyze,
+ * nightly or post-deploy) is PR_EDATA.
  */
 int reportdata_run_team(report *out, db *d, blob_store *bs, const config *cfg, int64_t run_id,
 			const char *team, pr_error *err);
+/* A release's findings; a release the service never had is PR_ENOTFOUND. */
 int reportdata_release(report *out, db *d, blob_store *bs, const config *cfg,
 		       const char *service, const char *release, pr_error *err);
 
@@ -137,6 +141,14 @@ char *reportdata_dir(const config *cfg, const char *home);
  */
 int reportdata_write_run(db *d, blob_store *bs, const config *cfg, const char *home,
 			 int64_t run_id, char **html_path, pr_error *err);
+
+/*
+ * Append `name` to `out` as a piece of a file name: [A-Za-z0-9._-] as
+ * they are, every other byte as ~XX, so two names never share a file;
+ * past 80 characters cut and followed by ~~ and 12 hex digits of its
+ * SHA-256. 0, or PR_ENOMEM.
+ */
+int reportdata_file_piece(buf *out, const char *name);
 
 /*
  * The same three files per team of the run's services (its own, those

@@ -32,14 +32,6 @@ static const char *pick_format(const char *fmt, const char *out)
 	return "html";
 }
 
-/* A file name piece from a service or release: [A-Za-z0-9._-], others '_'. */
-static void safe_name(buf *b, const char *s)
-{
-	for (; *s; s++)
-		buf_putc(b, (strchr("._-", *s) || (*s >= 'a' && *s <= 'z') ||
-			     (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9')) ? *s : '_');
-}
-
 /*
  * `report --span ...` is `span ...`: the flame graph of a span's window is
  * a report too, and people look for it under report. Returns -1 when
@@ -144,6 +136,10 @@ int cmd_report(cli_ctx *ctx, int argc, char **argv)
 			  "(see --help)");
 		return EXIT_USAGE;
 	}
+	if (release && !*release) {
+		cli_error(ctx, "'--release' is empty: give the release to report");
+		return EXIT_USAGE;
+	}
 	if (team && (!run || !*team)) {
 		cli_error(ctx, "--team goes with --run ID (see --help)");
 		return EXIT_USAGE;
@@ -208,9 +204,9 @@ int cmd_report(cli_ctx *ctx, int argc, char **argv)
 			buf_printf(&path, "finding-%llu-%.8s", fid, instance);
 		} else {
 			buf_puts(&path, "release-");
-			safe_name(&path, service);
+			reportdata_file_piece(&path, service);
 			buf_putc(&path, '-');
-			safe_name(&path, release);
+			reportdata_file_piece(&path, release);
 			buf_printf(&path, "-%.8s", instance);
 		}
 		if (buf_printf(&path, ".%s", fmt) < 0) {

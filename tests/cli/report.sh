@@ -67,6 +67,21 @@ run pr report --service web --release v1 --out "$T/v1.html"
 [ $RC -eq 0 ] && grep -q 'either it was never analysed' "$T/v1.html" &&
 	! grep -q 'self share moved beyond the margin' "$T/v1.html" &&
 	ok "so does its HTML" || not_ok "html of a release never analysed" "$ERR"
+run pr report --service web --release v22 --out "$T/v22.html"
+[ $RC -eq 4 ] && [[ $ERR == *"service 'web' has no release 'v22' (did you mean 'v2'?)" ]] && [ ! -e "$T/v22.html" ] &&
+	ok "a release the service never had is exit 4, named with the close one" || not_ok "unknown release" "rc=$RC $ERR"
+run pr report --service web --release '' --out "$T/empty.html"
+[ $RC -eq 2 ] && [ ! -e "$T/empty.html" ] && ok "an empty --release is a usage error" || not_ok "empty release" "rc=$RC $ERR"
+printf 'main;slash 1\n' >"$T/slash.folded"
+printf 'main;under 1\n' >"$T/under.folded"
+pr --quiet ingest "$T/slash.folded" --service web --release a/b --time 2026-03-12T00:00:00Z --type cpu
+pr --quiet ingest "$T/under.folded" --service web --release a_b --time 2026-03-12T00:00:00Z --type cpu
+run pr report --service web --release a/b --format md
+slash=$OUT
+run pr report --service web --release a_b --format md
+[ $RC -eq 0 ] && [[ $slash == */release-web-a~2Fb-*.md ]] && [[ $OUT == */release-web-a_b-*.md ]] &&
+	[ -s "$slash" ] && [ -s "$OUT" ] && ok "releases 'a/b' and 'a_b' get a report file each" ||
+	not_ok "release file names" "$slash" "$OUT" "$ERR"
 run pr report --finding 99999
 [ $RC -eq 4 ] && grep -q 'finding 99999 not found' <<<"$ERR" && ok "an unknown finding is exit 4 with a reason" || not_ok "unknown finding" "rc=$RC $ERR"
 run pr report --run 1 --finding 1
