@@ -22,6 +22,7 @@ void backtest_incidents_free(backtest_incident *v, size_t n)
 		free(v[i].service);
 		free(v[i].function);
 		free(v[i].release);
+		free(v[i].where);
 	}
 	free(v);
 }
@@ -107,6 +108,8 @@ int backtest_incidents_parse(backtest_incident **out, size_t *n, const char *tex
 			snprintf(where, sizeof(where), "line %zu of '%.500s'", line + 1, name);
 			rc = parse_line(&v[k], text + i, end - i, where, err);
 			k++;
+			if (rc == 0 && !(v[k - 1].where = strdup(where)))
+				rc = pr_error_set(err, PR_ENOMEM, "out of memory");
 			if (rc < 0)
 				goto out;
 		}
@@ -234,6 +237,32 @@ out:
 	return rc;
 }
 
+/* Incident `in` names a service the role can see and a time in [since, until]. */
+static int check_incident(const job_env *env, const backtest_opts *o, const backtest_incident *in,
+			  pr_error *err)
+{
+	const char *where = in->where ? in->where : "an incident";
+	pr_error e = PR_ERROR_INIT;
+	db_service svc = {0};
+	int rc;
+
+	if (in->at_us < o->since_us || in->at_us > o->until_us) {
+		char when[TIME_FMT_MAX], since[TIME_FMT_MAX], until[TIME_FMT_MAX];
+		time_format(when, in->at_us);
+		time_format(since, o->since_us);
+		time_format(until, o->until_us);
+		return pr_error_set(err, PR_EDATA,
+				    "%s: time %s is outside the replayed range %s to %s", where,
+				    when, since, until);
+	}
+	rc = db_service_get(env->d, &svc, in->service, &e);
+	db_service_release(&svc);
+	if (rc < 0)
+		rc = pr_error_set(err, rc, "%s: %s", where, e.msg);
+	pr_error_clear(&e);
+	return rc;
+}
+
 int backtest_run(backtest_result *out, const job_env *env, const backtest_opts *o,
 		 pr_error *err)
 {
@@ -252,6 +281,13 @@ int backtest_run(backtest_result *out, const job_env *env, const backtest_opts *
 	if (nights > BACKTEST_MAX_NIGHTS)
 		return pr_error_set(err, PR_EUSAGE, "%zu nights to replay: at most %d at a time",
 				    nights, BACKTEST_MAX_NIGHTS);
+	/*
+	 * An incident the replay cannot find (a mistyped service, a time
+	 * outside the range) would count as one the analysis missed.
+	 */
+	for (size_t k = 0; k < o->nincidents; k++)
+		if ((rc = check_incident(env, o, &o->incidents[k], err)) < 0)
+			return rc;
 	for (size_t k = 0; k < o->nincidents; k++) {
 		const backtest_incident *in = &o->incidents[k];
 		char when[TIME_FMT_MAX];

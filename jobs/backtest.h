@@ -31,6 +31,7 @@ typedef struct backtest_incident {
 	char *function;          /* NULL: any function of the release */
 	char *release;           /* NULL: any release */
 	int64_t at_us;           /* when it started */
+	char *where;             /* "line 3 of 'FILE'", for messages */
 } backtest_incident;
 
 /*

@@ -43,6 +43,15 @@ printf '{"service":"x","time":"2026-01-01T00:00:00Z"}\n' >"$T/bad.jsonl"
 run pr backtest --since 2d --incidents "$T/bad.jsonl"
 [ $RC -eq 4 ] && [[ $ERR == *"line 1 of '$T/bad.jsonl': needs \"service\" and a \"function\" or a \"release\""* ]] &&
 	ok "a bad incident line is exit 4 naming the line" || not_ok "bad incidents" "rc=$RC $ERR"
+range=(--since "$(date -u -d "$at - 4 days" +%Y-%m-%dT%H:%M:%SZ)" --until "$at")
+{ cat "$T/incidents.jsonl"; printf '{"service":"nosuch","function":"%s","time":"%s"}\n' "$fn" "$start"; } >"$T/unknown.jsonl"
+run pr backtest "${range[@]}" --incidents "$T/unknown.jsonl" --json
+[ $RC -eq 4 ] && [[ $ERR == *"line 3 of '$T/unknown.jsonl': service 'nosuch' not found"* ]] && [ -z "$OUT" ] &&
+	ok "an incident of an unknown service is exit 4 naming the line" || not_ok "unknown service" "rc=$RC $ERR"
+printf '{"service":"%s","function":"%s","time":"%s"}\n' "$svc" "$fn" "$(date -u -d "$at + 1 day" +%Y-%m-%dT%H:%M:%SZ)" >"$T/late.jsonl"
+run pr backtest "${range[@]}" --incidents "$T/late.jsonl" --json
+[ $RC -eq 4 ] && [[ $ERR == *"line 1 of '$T/late.jsonl': time "*" is outside the replayed range"* ]] &&
+	ok "an incident outside --since/--until is exit 4 naming the line" || not_ok "late incident" "rc=$RC $ERR"
 run pr backtest --since 2000d
 [ $RC -eq 2 ] && [[ $ERR == *"at most 366"* ]] && ok "too long a range is refused" || not_ok "range" "rc=$RC $ERR"
 run "$PROFREG_BIN" backtest --help
