@@ -738,6 +738,31 @@ static int key_put(strmap *index, const buf *key, size_t next, uint32_t *out, in
 	return 0;
 }
 
+/*
+ * A mapping's file name as out_name writes a function's file, and cut
+ * where a command line's arguments begin (" -"): some profilers name the
+ * mapping of the main binary by its whole command line, which may hold
+ * a secret passed as an argument. -1 on failure.
+ */
+static int64_t out_map_file(export_pprof_set *s, source *src, int64_t i, buf *tmp)
+{
+	const ProtobufCBinaryData *b;
+
+	if (i < 0 || (uint64_t)i >= src->m->n_string_table)
+		return -1;
+	b = &src->m->string_table[i];
+	buf_reset(tmp);
+	if (buf_put(tmp, b->len ? (const char *)b->data : "", b->len) < 0)
+		return -1;
+	for (size_t k = 0; k + 1 < tmp->len; k++)
+		if ((tmp->ptr[k] == ' ' || tmp->ptr[k] == '\t') && tmp->ptr[k + 1] == '-') {
+			tmp->len = k;
+			break;
+		}
+	tmp->len = symname_stable_file(tmp->ptr, tmp->len);
+	return str_index_n(&s->st, tmp->len ? tmp->ptr : "", tmp->len);
+}
+
 static int add_mappings(export_pprof_set *s, source *src, buf *key)
 {
 	for (size_t i = 0; i < src->m->n_mapping; i++) {
@@ -753,7 +778,8 @@ static int add_mappings(export_pprof_set *s, source *src, buf *key)
 		o.has_filenames = mp->has_filenames;
 		o.has_line_numbers = mp->has_line_numbers;
 		o.has_inline_frames = mp->has_inline_frames;
-		if ((o.filename = out_str(s, src, mp->filename)) < 0 ||
+		/* The mapping's file is a file name and leaves as a function's file does. */
+		if ((o.filename = out_map_file(s, src, mp->filename, key)) < 0 ||
 		    (o.build_id = out_str(s, src, mp->build_id)) < 0)
 			return src_bad(src, "mapping", mp->id);
 		buf_reset(key);
@@ -788,12 +814,16 @@ static int add_functions(export_pprof_set *s, source *src, buf *key)
 		int added;
 
 		o.start_line = f->start_line;
+		/*
+		 * system_name is written as name: it is the one name ingest
+		 * keeps, and a mangled name that differs may carry anything.
+		 */
 		if ((o.name = out_name(s, src, f->name, false, &tmp)) < 0 ||
-		    (o.system_name = out_name(s, src, f->system_name, false, &tmp)) < 0 ||
 		    (o.filename = out_name(s, src, f->filename, true, &tmp)) < 0) {
 			rc = src_bad(src, "function", f->id);
 			break;
 		}
+		o.system_name = o.name;
 		buf_reset(key);
 		if (buf_put(key, &o.name, 4 * sizeof(int64_t)) < 0 ||
 		    key_put(&s->fn_index, key, s->nfns, &idx, &added) < 0) {

@@ -86,6 +86,17 @@ run pr export "$cpu" --format speedscope --value samples --out "$T/s.json"
 run pr export 'service=go,release=r1' --format pprof --out "$T/merged.pb.gz"
 [ $RC -eq 0 ] && grep -q 'exported 2 captures' <<<"$ERR" && ok "a merged pprof selection keeps lines and mappings" || not_ok "merged" "$ERR"
 
+# A system_name that differs from the name and a mapping named by a command
+# line: neither leaves as it came (a card number in either).
+python3 "$D/mkcard.py" >"$T/card.pb.gz"
+pr --quiet ingest "$T/card.pb.gz" --service back --release card --type cpu --time 2026-03-04T00:00:00Z
+cid=$(sql "select id from profiles where release = 'card'")
+run pr export "$cid" --format pprof --out "$T/card-out.pb.gz"
+[ $RC -eq 0 ] && [ -s "$T/card-out.pb.gz" ] && ! gzip -dc "$T/card-out.pb.gz" | grep -aq 'card=' &&
+	gzip -dc "$T/card-out.pb.gz" | grep -aq '/app/bin' &&
+	ok "pprof export: system_name is the name, the mapping file loses its arguments" ||
+	not_ok "card" "rc=$RC $ERR" "$(gzip -dc "$T/card-out.pb.gz" | strings | grep -a card)"
+
 # A selection mixing a pprof (cpu/nanoseconds) and a folded file (samples/count).
 pr --quiet ingest "$D/demo-v1-cpu.pb.gz" --service go --release mix --type cpu --time 2026-03-02T00:00:00Z --host a
 samples=$(sql "select sample_count from profiles where release = 'mix'")
