@@ -226,6 +226,66 @@ static void quote_sel(char *out, size_t cap, const char *s)
 	out[n] = '\0';
 }
 
+/*
+ * Why a selection that names a known service and release matched
+ * nothing, into why[0..size) (": none on host 'h'", " of type cpu (add
+ * type=...)"; "" when no one filter explains it): an inverted time range,
+ * else the first of type, host, commit and time range without which
+ * the query `sql` (parameters p, as reportdata_sel_captures fills them)
+ * finds a capture. "add type=" for an empty result a host emptied sends
+ * the user astray.
+ */
+static int emptied_by(char *why, size_t size, db *d, const char *sql, const char *const p[9],
+		      const reportdata_sel *s, pr_error *err)
+{
+	static const int cols[] = {5, 4, 3, 6};
+	char q[208], since[TIME_FMT_MAX], until[TIME_FMT_MAX];
+	const char *tp[9];
+	PGresult *res = NULL;
+	int rc = 0;
+	bool found = false;
+
+	*why = '\0';
+	if (s->since_us && s->until_us && s->since_us >= s->until_us) {
+		time_format(since, s->since_us);
+		time_format(until, s->until_us);
+		snprintf(why, size, ": since %s is not before until %s", since, until);
+		return 0;
+	}
+	for (size_t k = 0; k < sizeof(cols) / sizeof(cols[0]) && !found; k++) {
+		int c = cols[k];
+		if (!p[c] && !(c == 6 && p[7]))
+			continue;
+		memcpy(tp, p, sizeof(tp));
+		tp[c] = NULL;
+		if (c == 6)
+			tp[7] = NULL;
+		tp[8] = "1";
+		if ((rc = db_exec(d, &res, err, "selecting captures", sql, 9, tp)) < 0)
+			return rc;
+		found = db_rows(res) > 0;
+		db_result_free(res);
+		res = NULL;
+		if (!found)
+			continue;
+		if (c == 5) {
+			quote_sel(q, sizeof(q), p[5]);
+			snprintf(why, size,
+				 s->type ? ": none of type '%s'" : " of type %s (add type=...)", q);
+		} else if (c == 4 || c == 3) {
+			quote_sel(q, sizeof(q), p[c]);
+			snprintf(why, size,
+				 c == 4 ? ": none on host '%s'" : ": none with commit '%s'", q);
+		} else {
+			time_format(since, s->since_us);
+			time_format(until, s->until_us);
+			snprintf(why, size, ": none in the time range (since %s, until %s)",
+				 s->since_us ? since : "any", s->until_us ? until : "any");
+		}
+	}
+	return 0;
+}
+
 int reportdata_sel_captures(reportdata_cap **out, size_t *n, db *d, const reportdata_sel *s,
 			    pr_error *err)
 {
@@ -267,15 +327,13 @@ int reportdata_sel_captures(reportdata_cap **out, size_t *n, db *d, const report
 	p[6] = s->since_us ? since : NULL;
 	p[7] = s->until_us ? until : NULL;
 	p[8] = lim;
-	rc = db_exec(d, &res, err, "selecting captures", sql, 9, p);
-	buf_release(&ids);
-	if (rc < 0)
-		return rc;
+	if ((rc = db_exec(d, &res, err, "selecting captures", sql, 9, p)) < 0)
+		goto out;
 	rows = db_rows(res);
 	if (rows == 0) {
 		db_service svc = {0};
 		db_capture_tally nrel = {-1, 0, 0, 0};
-		char hint[400] = "", text[208], rel[208], svc_name[208];
+		char hint[400] = "", text[208], rel[208], svc_name[208], why[480];
 		/* An unknown service is a typo: say so, with the close name. */
 		if (s->service && (rc = db_service_get(d, &svc, s->service, err)) < 0)
 			goto out;
@@ -296,8 +354,7 @@ int reportdata_sel_captures(reportdata_cap **out, size_t *n, db *d, const report
 					  "selection '%s' matches no capture: service '%s' "
 					  "has no release '%s'%s",
 					  text, svc_name, rel, hint);
-		} else {
-			const char *why = !s->type && !s->nids ? " of type cpu (add type=...)" : "";
+		} else if ((rc = emptied_by(why, sizeof(why), d, sql, p, s, err)) == 0) {
 			rc = pr_error_set(err, PR_ENOTFOUND,
 					  "selection '%s' matches no capture%s", text, why);
 		}
@@ -354,6 +411,7 @@ int reportdata_sel_captures(reportdata_cap **out, size_t *n, db *d, const report
 	*n = (size_t)rows;
 	caps = NULL;
 out:
+	buf_release(&ids);
 	reportdata_caps_free(caps, (size_t)rows);
 	db_result_free(res);
 	return rc;

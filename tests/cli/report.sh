@@ -103,6 +103,13 @@ run pr diff --base 'service=web,release=v1' --target 'service=web,release=v22,ho
 	[[ $ERR == *"service 'web' has no release 'v22' (did you mean 'v2'?)"* ]] && [[ $ERR != *"type="* ]] &&
 	ok "a mistyped release in a selection is named, with the close one, the selection whole" ||
 	not_ok "diff release typo" "rc=$RC $ERR"
+for c in "host=nohost|: none on host 'nohost'" "commit=ffff|: none with commit 'ffff'" \
+	"since=2026-03-10T00:00:00Z,until=2026-03-01T00:00:00Z|: since 2026-03-10T00:00:00Z is not before until 2026-03-01T00:00:00Z" \
+	"type=heap|: none of type 'heap'" "since=2030-01-01T00:00:00Z|: none in the time range (since 2030-01-01T00:00:00Z, until any)"; do
+	run pr diff --base 'service=web,release=v1' --target "service=web,release=v2,${c%%|*}" --out "$T/e.html"
+	[ $RC -eq 4 ] && [[ $ERR == *"matches no capture${c#*|}" ]] && [[ $ERR != *"add type="* ]] &&
+		ok "an empty selection names what emptied it (${c%%|*})" || not_ok "emptied by ${c%%|*}" "rc=$RC $ERR"
+done
 run pr diff --base 'service=web,relase=v1' --target 'service=web'
 [ $RC -eq 2 ] && grep -q "unknown key 'relase'" <<<"$ERR" && ok "a bad selection is a usage error naming the key" || not_ok "diff bad selection" "rc=$RC $ERR"
 
