@@ -101,14 +101,15 @@ static int add_id(reportdata_sel *s, const char *v, size_t n, const char *text, 
 	return 0;
 }
 
-static int set_time(int64_t *dst, const char *v, size_t n, const char *key, const char *text,
-		    pr_error *err)
+static int set_time(int64_t *dst, bool *set, const char *v, size_t n, const char *key,
+		    const char *text, pr_error *err)
 {
 	char *tmp = strndup(v, n);
 	int rc = 0;
 
 	if (!tmp)
 		return oom(err);
+	*set = true;
 	if (time_parse_since(dst, tmp, time_now_us()) < 0) {
 		char q[40];
 		rc = pr_error_set(err, PR_EUSAGE,
@@ -159,9 +160,11 @@ int reportdata_sel_parse(reportdata_sel *out, const char *raw, const char *host,
 			else if (k == 4 && !strncmp(p, "type", k))
 				rc = set_str(&out->type, v, vn, "type", text, err);
 			else if (k == 5 && !strncmp(p, "since", k))
-				rc = set_time(&out->since_us, v, vn, "since", text, err);
+				rc = set_time(&out->since_us, &out->since_set, v, vn, "since", text,
+					      err);
 			else if (k == 5 && !strncmp(p, "until", k))
-				rc = set_time(&out->until_us, v, vn, "until", text, err);
+				rc = set_time(&out->until_us, &out->until_set, v, vn, "until", text,
+					      err);
 			else if ((k == 2 && !strncmp(p, "id", k)) ||
 				 (k == 3 && !strncmp(p, "ids", k))) {
 				rc = add_id(out, v, vn, text, err);
@@ -177,16 +180,20 @@ int reportdata_sel_parse(reportdata_sel *out, const char *raw, const char *host,
 		p = *end ? end + 1 : end;
 	}
 	if (rc == 0 && !out->nids && !out->service && !out->release && !out->commit && !out->host &&
-	    !out->since_us && !out->until_us)
+	    !out->since_set && !out->until_set)
 		rc = pr_error_set(err, PR_EUSAGE, "selection '%s' selects nothing in particular: "
 				  "give a service, release, commit, host, "
 				  "time or capture ids", text);
 	if (rc == 0 && host && !out->host && !(out->host = strdup(host)))
 		rc = oom(err);
-	if (rc == 0 && since_us && !out->since_us)
+	if (rc == 0 && since_us && !out->since_set) {
 		out->since_us = since_us;
-	if (rc == 0 && until_us && !out->until_us)
+		out->since_set = true;
+	}
+	if (rc == 0 && until_us && !out->until_set) {
 		out->until_us = until_us;
+		out->until_set = true;
+	}
 	if (rc < 0)
 		reportdata_sel_release(out);
 	return rc;
@@ -246,7 +253,7 @@ static int emptied_by(char *why, size_t size, db *d, const char *sql, const char
 	bool found = false;
 
 	*why = '\0';
-	if (s->since_us && s->until_us && s->since_us >= s->until_us) {
+	if (s->since_set && s->until_set && s->since_us >= s->until_us) {
 		time_format(since, s->since_us);
 		time_format(until, s->until_us);
 		snprintf(why, size, ": since %s is not before until %s", since, until);
@@ -280,7 +287,7 @@ static int emptied_by(char *why, size_t size, db *d, const char *sql, const char
 			time_format(since, s->since_us);
 			time_format(until, s->until_us);
 			snprintf(why, size, ": none in the time range (since %s, until %s)",
-				 s->since_us ? since : "any", s->until_us ? until : "any");
+				 s->since_set ? since : "any", s->until_set ? until : "any");
 		}
 	}
 	return 0;
@@ -324,8 +331,9 @@ int reportdata_sel_captures(reportdata_cap **out, size_t *n, db *d, const report
 	p[1] = s->service, p[2] = s->release, p[3] = s->commit, p[4] = s->host;
 	/* Without ids, one profile type: CPU unless asked otherwise. */
 	p[5] = s->type ? s->type : s->nids ? NULL : "cpu";
-	p[6] = s->since_us ? since : NULL;
-	p[7] = s->until_us ? until : NULL;
+	/* 0 is a time too (1970-01-01T00:00:00Z): the flags say what was given. */
+	p[6] = s->since_set || s->since_us ? since : NULL;
+	p[7] = s->until_set || s->until_us ? until : NULL;
 	p[8] = lim;
 	if ((rc = db_exec(d, &res, err, "selecting captures", sql, 9, p)) < 0)
 		goto out;

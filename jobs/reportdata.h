@@ -40,7 +40,8 @@ typedef struct reportdata_sel {
 	char *service, *release, *commit, *host, *type;
 	int64_t *ids;
 	size_t nids;
-	int64_t since_us, until_us; /* 0: unbounded; until exclusive */
+	int64_t since_us, until_us; /* 0 and not *_set: unbounded; until exclusive */
+	bool since_set, until_set;  /* given, even as 0 (1970-01-01T00:00:00Z) */
 } reportdata_sel;
 
 /*

@@ -2872,8 +2872,8 @@ int db_capture_list(db *d, db_capture **out, size_t *n, const db_capture_filter 
 	p[0] = f->service;
 	p[1] = f->release;
 	p[2] = f->profile_type;
-	p[3] = f->since_us ? i64(&since, f->since_us) : NULL;
-	p[4] = f->until_us ? i64(&until, f->until_us) : NULL;
+	p[3] = f->since_us || f->since_set ? i64(&since, f->since_us) : NULL;
+	p[4] = f->until_us || f->until_set ? i64(&until, f->until_us) : NULL;
 	p[5] = f->limit ? i64(&limit, f->limit > INT64_MAX ? INT64_MAX : (int64_t)f->limit) : NULL;
 	p[6] = f->host;
 	p[7] = f->covering ? "t" : "f";

@@ -375,8 +375,8 @@ typedef struct db_capture_filter {
 	const char *service;
 	const char *release;
 	const char *profile_type;
-	int64_t since_us;
-	int64_t until_us;
+	int64_t since_us; /* 0: unbounded unless since_set */
+	int64_t until_us; /* 0: unbounded unless until_set */
 	size_t limit; /* 0: all */
 	const char *host;  /* NULL: any host */
 	bool covering;     /* since/until select the captures whose own span
@@ -384,6 +384,7 @@ typedef struct db_capture_filter {
 			    * [since, until), not those taken in it */
 	const int64_t *ids; /* only these captures, when nids > 0 */
 	size_t nids;
+	bool since_set, until_set; /* given, even as 0 (1970-01-01T00:00:00Z) */
 } db_capture_filter;
 
 /*

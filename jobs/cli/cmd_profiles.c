@@ -173,6 +173,10 @@ static int profiles_list(cli_ctx *ctx, int argc, char **argv)
 					  "(24h, 7d)", arg);
 				bad = true;
 			}
+			if (c == O_SINCE)
+				f.since_set = true;
+			else
+				f.until_set = true;
 			break;
 		case O_LIMIT:
 			if (cli_parse_u64(ctx, "limit", arg, 0, 1000000000, &lim) < 0)

@@ -110,6 +110,13 @@ for c in "host=nohost|: none on host 'nohost'" "commit=ffff|: none with commit '
 	[ $RC -eq 4 ] && [[ $ERR == *"matches no capture${c#*|}" ]] && [[ $ERR != *"add type="* ]] &&
 		ok "an empty selection names what emptied it (${c%%|*})" || not_ok "emptied by ${c%%|*}" "rc=$RC $ERR"
 done
+# The epoch is a time like any other, not "no bound".
+run pr profiles list --service web --until 1970-01-01T00:00:00Z --json
+[ $RC -eq 0 ] && [ "$(jq '.captures | length' <<<"$OUT")" = 0 ] &&
+	ok "profiles list --until the epoch lists nothing" || not_ok "epoch profiles" "rc=$RC $ERR $(head -c 200 <<<"$OUT")"
+run pr export 'service=web,release=v1,until=1970-01-01T00:00:00Z' --format folded --out "$T/epoch.folded"
+[ $RC -eq 4 ] && [[ $ERR == *"none in the time range (since any, until 1970-01-01T00:00:00Z)"* ]] &&
+	ok "a selection until the epoch matches nothing" || not_ok "epoch selection" "rc=$RC $ERR"
 run pr diff --base 'service=web,relase=v1' --target 'service=web'
 [ $RC -eq 2 ] && grep -q "unknown key 'relase'" <<<"$ERR" && ok "a bad selection is a usage error naming the key" || not_ok "diff bad selection" "rc=$RC $ERR"
 
