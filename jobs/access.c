@@ -159,6 +159,27 @@ static int role_exists(db *d, bool *out, const char *role, pr_error *err)
 	return rc;
 }
 
+void access_create_role_sql(char *out, size_t size, const char *role)
+{
+	size_t n = 0;
+	const char *tail = "\" LOGIN";
+
+	if (size < 16) {
+		*out = '\0';
+		return;
+	}
+	n = (size_t)snprintf(out, size, "CREATE ROLE \"");
+	for (; *role && n + strlen(tail) + 3 < size; role++) {
+		if (*role == '"')
+			out[n++] = '"';
+		out[n++] = *role;
+	}
+	if (n + strlen(tail) < size)
+		memcpy(out + n, tail, strlen(tail) + 1);
+	else
+		out[n < size ? n : size - 1] = '\0';
+}
+
 int access_grant(db *d, const char *role, const char *team, bool heap, bool admin,
 		 pr_error *err)
 {
@@ -183,10 +204,12 @@ int access_grant(db *d, const char *role, const char *team, bool heap, bool admi
 				    team);
 	if ((rc = role_exists(d, &exists, role, err)) < 0)
 		return rc;
-	if (!exists)
+	if (!exists) {
+		char sql[600];
+		access_create_role_sql(sql, sizeof(sql), role);
 		return pr_error_set(err, PR_ENOTFOUND,
-				    "role '%s' does not exist (create it first: CREATE ROLE "
-				    "\"%s\" LOGIN)", role, role);
+				    "role '%s' does not exist (create it first: %s)", role, sql);
+	}
 	if ((rc = db_begin(d, err)) < 0)
 		return rc;
 	in_tx = true;

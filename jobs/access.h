@@ -76,6 +76,13 @@ int access_read_snapshot(db *d, const char *action, int64_t snapshot_id, pr_erro
  * granting again updates the flags. Runs as the schema owner (GRANT
  * needs it). Audited ("access.grant").
  */
+/*
+ * `CREATE ROLE "NAME" LOGIN` for role `role`, its double quotes doubled
+ * as SQL wants them, into out[0..size) (cut when it does not fit): the
+ * statement a message suggests must be the one that creates that role.
+ */
+void access_create_role_sql(char *out, size_t size, const char *role);
+
 int access_grant(db *d, const char *role, const char *team, bool heap, bool admin,
 		 pr_error *err);
 

@@ -4,6 +4,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "jobs/tokens.h"
+#include "jobs/access.h"
 #include "common/buf.h"
 #include "common/wipe.h"
 
@@ -113,11 +114,13 @@ int tokens_create(char *out, int64_t *id, db *d, const char *team, const char *c
 		sees_team = strcmp(db_get_text(res, 0, 1), "t") == 0;
 		db_result_free(res);
 		res = NULL;
-		if (!exists)
+		if (!exists) {
+			char sql[600];
+			access_create_role_sql(sql, sizeof(sql), role);
 			return pr_error_set(err, PR_EUSAGE,
-					    "role '%s' does not exist (create it first: CREATE "
-					    "ROLE \"%s\" LOGIN)",
-					    role, role);
+					    "role '%s' does not exist (create it first: %s)", role,
+					    sql);
+		}
 		if (!sees_team)
 			return pr_error_set(err, PR_EUSAGE,
 					    "role '%s' does not see team '%s' (profreg access "

@@ -129,6 +129,9 @@ run pr access grant cli_access_nobody --team ta
 [ $RC -eq 4 ] && grep -q 'CREATE ROLE' <<<"$ERR" && [ "$(wc -l <<<"$ERR")" -eq 1 ] &&
 	ok "a grant to a role that does not exist says how to create it" ||
 	not_ok "grant unknown role" "rc $RC" "$ERR"
+run pr access grant 'no"body' --team ta
+[ $RC -eq 4 ] && [[ $ERR == *"(create it first: CREATE ROLE \"no\"\"body\" LOGIN)" ]] &&
+	ok "the CREATE ROLE it suggests doubles a quote in the name" || not_ok "create role quote" "rc $RC" "$ERR"
 run pr access grant $A
 [ $RC -eq 2 ] && ok "a grant without --team or --admin is a usage error" || not_ok "no team" "rc $RC"
 run pr access list --json
