@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define DAY_US ((int64_t)86400 * 1000000)
+
 static int oom(pr_error *err)
 {
 	return pr_error_set(err, PR_ENOMEM, "out of memory");
@@ -700,6 +702,17 @@ static const finding *test_of(const analysis *a, int64_t service_id, const char 
 	return NULL;
 }
 
+/* Whether this run judges a release of the service and type as a whole. */
+static bool judged_release(const analysis *a, int64_t service_id, const char *type,
+			   const char *release)
+{
+	for (size_t j = 0; j < a->njudged; j++)
+		if (a->judged[j].service_id == service_id && strcmp(a->judged[j].type, type) == 0 &&
+		    strcmp(a->judged[j].release, release) == 0)
+			return true;
+	return false;
+}
+
 static int add_closed(findings_closed *c, int64_t id)
 {
 	int64_t *n = realloc(c->ids, (c->n + 1) * sizeof(*n));
@@ -721,7 +734,7 @@ static int add_closed(findings_closed *c, int64_t id)
  */
 static bool same_options(const PGresult *res, int r, const analysis_opts *o)
 {
-	return same_options_at(res, r, 11, o);
+	return same_options_at(res, r, 12, o);
 }
 
 void findings_closed_release(findings_closed *c)
@@ -742,6 +755,7 @@ int findings_follow_up(findings_closed *out, analysis *a, db *d, int64_t run_id,
 	 * of: the same release (did it go away?) or an earlier one (is it
 	 * fixed by this release?).
 	 */
+	/* clang-format off */
 	static const char sql[] =
 		"select f.id, coalesce(f.function_id, 0), f.function, coalesce(fn.file, ''),"
 		" f.current_release, f.direction, f.baseline_share, f.kind,"
@@ -749,6 +763,16 @@ int findings_follow_up(findings_closed *out, analysis *a, db *d, int64_t run_id,
 		/* What the finding was judged with: its last look, its options. */
 		" coalesce((select " DB_TS_TO_US("max(l.analysed_at)") " from finding_looks l"
 		"   where l.finding_id = f.id), (f.detail ->> 'at_us')::bigint, 0),"
+		/*
+		 * Whether its release still runs: captured in the last night
+		 * before this run's "now" ($6 is its start).
+		 */
+		" exists (select 1 from profiles p where p.service_id = f.service_id"
+		"   and p.profile_type = f.profile_type and p.release = f.current_release"
+		"   and p.captured_at >= 'epoch'::timestamptz"
+		"                        + $6::bigint * interval '1 microsecond'"
+		"   and p.captured_at < 'epoch'::timestamptz"
+		"                       + $4::bigint * interval '1 microsecond'),"
 		OPTIONS_COLS("f.")
 		" from findings f left join functions fn on fn.id = f.function_id"
 		" where f.service_id = $1 and f.profile_type = $2 and f.status = 'open'"
@@ -764,20 +788,23 @@ int findings_follow_up(findings_closed *out, analysis *a, db *d, int64_t run_id,
 		"               and p.release = f.current_release)"
 		"            < 'epoch'::timestamptz + $5::bigint * interval '1 microsecond'))"
 		" order by f.id";
+	/* clang-format on */
 	const analysis_opts *o = &a->opts;
 	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
 	for (size_t j = 0; j < a->njudged && rc == 0; j++) {
 		const analysis_judged *jd = &a->judged[j];
-		char sid[24], at[24], first[24];
-		const char *p[5] = {sid, jd->type, jd->release, at, first};
+		char sid[24], at[24], first[24], night[24];
+		const char *p[6] = {sid, jd->type, jd->release, at, first, night};
 		PGresult *res = NULL;
 
 		snprintf(sid, sizeof(sid), "%" PRId64, jd->service_id);
 		snprintf(at, sizeof(at), "%" PRId64, o->at_us);
 		snprintf(first, sizeof(first), "%" PRId64, jd->first_us);
-		if ((rc = db_exec_repeat(d, &res, err, "reading open findings", sql, 5, p, 0)) < 0)
+		snprintf(night, sizeof(night), "%" PRId64,
+			 o->at_us - (o->look_us > 0 ? o->look_us : DAY_US));
+		if ((rc = db_exec_repeat(d, &res, err, "reading open findings", sql, 6, p, 0)) < 0)
 			break;
 		for (int r = 0; r < db_rows(res) && rc == 0; r++) {
 			int64_t id = db_get_i64(res, r, 0);
@@ -860,12 +887,22 @@ int findings_follow_up(findings_closed *out, analysis *a, db *d, int64_t run_id,
 			 * A later release: fixed when the function is back inside the
 			 * band the finding was measured against (its baseline share and
 			 * its own margins) and no longer significantly beyond it.
+			 *
+			 * Not while the finding's own release still runs: judged by
+			 * this run too, or captured in the last night. A fix rolled
+			 * out to some hosts, or one capture of it judged by hand,
+			 * closed the finding of the release that still ran on the
+			 * others, and the next night found and paged it anew. Nor on
+			 * one capture of the later release, or other options: less
+			 * than what the finding was judged on.
 			 */
-			if (!t || held)
+			if (!t || held || t->current_captures < 2 || !same_options(res, r, o) ||
+			    db_get_bool(res, r, 11) ||
+			    judged_release(a, jd->service_id, jd->type, release))
 				continue;
 			{
 				bool cost = strcmp(kind, FINDING_KIND_COST) == 0;
-				double rel = db_get_f64(res, r, 11), abs_m = db_get_f64(res, r, 12);
+				double rel = db_get_f64(res, r, 12), abs_m = db_get_f64(res, r, 13);
 				double band;
 				if (isnan(rel))
 					rel = o->rel_margin;

@@ -59,7 +59,10 @@ void findings_closed_release(findings_closed *c);
  *     longer tested;
  *   - of an earlier release is "fixed" (fixed_by this release) when this
  *     release's share is back inside the band it was measured against
- *     (its baseline share plus the margin) and not significantly above.
+ *     (its baseline share plus the margin) and not significantly above,
+ *     judged on two captures or more with the finding's own options, and
+ *     the finding's release is neither judged by this run nor captured in
+ *     the night (a->opts.look_us) before a->opts.at_us: it no longer runs.
  * Either closes it (status resolved). *out lists them.
  */
 int findings_follow_up(findings_closed *out, analysis *a, db *d, int64_t run_id,

@@ -1,0 +1,100 @@
+#!/bin/bash
+# A finding's life over several nights, paged to a loopback webhook
+# (tests/servers/pd_server.c): one regression of release v3 pages once,
+# however the nights go on.
+#  - A fix (v4) rolled out to some hosts while v3 still runs on others
+#    does not close v3's finding, nor does one capture of v4 judged by
+#    an analyze by hand: closed, the next night found and paged it anew.
+. "$(dirname "$0")/lib.sh"
+BUILD=${BUILD:-build}
+PD_SERVER=${PD_SERVER:-$BUILD/servers/pd_server}
+T=$PROFREG_TEST_TMP/cli_finding_life
+rm -rf "$T" && mkdir -p "$T"
+PIDS=""
+trap 'for p in $PIDS; do kill "$p" 2>/dev/null; done' EXIT
+
+[ -x "$PD_SERVER" ] || { not_ok "pd_server is built ($PD_SERVER)"; finish; exit 1; }
+"$PD_SERVER" --port-file "$T/port" --log "$T/hook.log" --then 202 --timeout 900 &
+PIDS="$PIDS $!"
+for _ in $(seq 100); do [ -s "$T/port" ] && break; sleep 0.05; done
+PORT=$(cat "$T/port")
+cat >"$T/cfg.json" <<EOF
+{"paging": {"min_severity": "high", "backoff_ms": 20, "timeout_ms": 3000, "alert_hours": 48,
+  "targets": {"hook": {"type": "webhook", "url": "http://127.0.0.1:$PORT/hook"}},
+  "default": ["hook"]}}
+EOF
+
+# One service, one function twice its share in v3 (v1 and v2 before 2026-01-11).
+"$BUILD/sim/fleetgen" --out "$T/fleet" --services 1 --functions 30 --factors 2 --bands 10-30 \
+	--regressed 1 --seed 11 --days 10 --per-day 2 --current 3 --nights 4 >"$T/gen.txt"
+
+# nights NAME SPEC...: $T/NAME/manifest.jsonl, the fleet's captures before
+# 2026-01-11 and, for each SPEC DAY:RELEASE:KIND[:N] (KIND base: copies of
+# v2's captures, reg: of v3's), N captures (3) on hosts of their own.
+nights() {
+	python3 - "$T/fleet" "$T/$1" "${@:2}" <<'EOF'
+import itertools, json, os, sys
+src, out = sys.argv[1], sys.argv[2]
+os.makedirs(out, exist_ok=True)
+man = [json.loads(l) for l in open(src + '/manifest.jsonl')]
+lines = [dict(m, path=os.path.join(src, m['path'])) for m in man if m['time'] < '2026-01-11']
+pool = {'base': itertools.cycle([m for m in man if m['release'] == 'v2']),
+        'reg': itertools.cycle([m for m in man if m['release'] == 'v3'])}
+k = 0
+for spec in sys.argv[3:]:
+    day, rel, kind, *rest = spec.split(':')
+    n = int(rest[0]) if rest else 3
+    for i in range(n):
+        m = dict(next(pool[kind]))
+        k += 1
+        p = os.path.join(out, 'x%04d.folded' % k)
+        data = open(os.path.join(src, m['path'])).read()
+        open(p, 'w').write(data + 'padmain;pad%d 1\n' % k)
+        m.update(path=p, release=rel, host='%s-h%d' % (rel, i),
+                 time='%sT%02d:%02d:00Z' % (day, 3 + i * (18 // n), k % 60),
+                 commit=(rel.encode().hex() + '0' * 40)[:40])
+        lines.append(m)
+with open(os.path.join(out, 'manifest.jsonl'), 'w') as f:
+    for m in lines:
+        f.write(json.dumps(m) + '\n')
+EOF
+}
+
+# scenario NAME SPEC...: a fresh database with those captures.
+scenario() {
+	fresh_db "cli_finding_life_$1"
+	nights "$@"
+	pr --quiet service add svc-000 && pr --quiet service enable svc-000
+	pr --quiet ingest --manifest "$T/$1/manifest.jsonl" >/dev/null
+}
+night() { pr --config "$T/cfg.json" nightly --at "$1T00:00:00Z" >>"$T/nights.txt" 2>&1; }
+regs() { sql "select count(*) from findings where direction = 'regression' $1"; }
+triggers() { sql "select count(*) from pages where event = 'trigger'"; }
+resolves() { sql "select count(*) from pages where event = 'resolve'"; }
+
+# 1. v3 regressed two nights (paged); v4, the fix, on three hosts while v3
+# still runs on two, two nights more.
+scenario part 2026-01-11:v3:reg 2026-01-12:v3:reg 2026-01-13:v4:base 2026-01-13:v3:reg:2 \
+	2026-01-14:v4:base 2026-01-14:v3:reg:2
+for n in 2026-01-12 2026-01-13 2026-01-14 2026-01-15; do night $n; done
+[ "$(regs)" = 1 ] && [ "$(regs "and status = 'open' and current_release = 'v3'")" = 1 ] &&
+	ok "a fix on some hosts leaves the finding of the release still running open" ||
+	not_ok "partial fix" "$(sql "select id, current_release, state, fixed_by from findings
+		where direction = 'regression'")"
+[ "$(triggers)" = 1 ] && [ "$(resolves)" = 0 ] &&
+	ok "it pages once, and is not resolved" || not_ok "partial fix pages" \
+	"triggers $(triggers) resolves $(resolves)"
+
+# 1b. One capture of v4 on one host, v3 on three: an analyze of v4 by hand.
+scenario one 2026-01-11:v3:reg 2026-01-12:v3:reg 2026-01-13:v4:base:1 2026-01-13:v3:reg:3
+night 2026-01-12
+night 2026-01-13
+run pr --config "$T/cfg.json" analyze --service svc-000 --release v4 --at 2026-01-13T12:00:00Z
+[ $RC -eq 0 ] && [ "$(regs "and status = 'open'")" = 1 ] && [ "$(resolves)" = 0 ] &&
+	ok "one capture of a fix judged by an analyze closes nothing" ||
+	not_ok "analyze one capture" "rc=$RC $(sql "select id, state, fixed_by from findings")"
+night 2026-01-14
+[ "$(regs)" = 1 ] && [ "$(triggers)" = 1 ] && ok "the next night pages nothing new" ||
+	not_ok "after analyze" "regs $(regs) triggers $(triggers)"
+
+finish
