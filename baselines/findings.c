@@ -133,11 +133,17 @@ static int load_stored(finding *f, db *d, pr_error *err)
 	return stored_from(f, res, err);
 }
 
-
-/* Record a state change: the current state on the row, and its history. */
+/*
+ * Record a state change: the current state on the row, and its history.
+ * A finding that closes keeps the logical time of the run that closed it
+ * (closed_at_us, the run's --at): a run of an earlier night after that
+ * sees the finding as it was then, and links to it (findings_store).
+ */
 static const char state_sql[] =
 	"with u as (update findings set state = $2, updated_at = now(),"
 	"   fixed_by = coalesce($5, fixed_by),"
+	"   detail = case when $2 in ('candidate', 'confirmed') then detail"
+	"                 else detail || jsonb_build_object('closed_at_us', $6::bigint) end,"
 	"   status = case when $2 in ('candidate', 'confirmed') then status"
 	"                 else 'resolved' end,"
 	"   resolved_at = case when $2 in ('candidate', 'confirmed') then resolved_at"
@@ -150,26 +156,27 @@ static const char state_sql[] =
 
 /* The parameters of state_sql. */
 typedef struct state_args {
-	char sid[24], rid[24];
-	const char *p[5];
+	char sid[24], rid[24], at[24];
+	const char *p[6];
 } state_args;
 
 static void state_args_fill(state_args *s, int64_t id, const char *state, int64_t run_id,
-			    const char *reason, const char *fixed_by)
+			    int64_t at_us, const char *reason, const char *fixed_by)
 {
 	snprintf(s->sid, sizeof(s->sid), "%" PRId64, id);
 	snprintf(s->rid, sizeof(s->rid), "%" PRId64, run_id);
+	snprintf(s->at, sizeof(s->at), "%" PRId64, at_us);
 	s->p[0] = s->sid, s->p[1] = state, s->p[2] = s->rid, s->p[3] = reason;
-	s->p[4] = fixed_by;
+	s->p[4] = fixed_by, s->p[5] = s->at;
 }
 
-static int set_state(db *d, int64_t id, const char *state, int64_t run_id, const char *reason,
-		     const char *fixed_by, pr_error *err)
+static int set_state(db *d, int64_t id, const char *state, int64_t run_id, int64_t at_us,
+		     const char *reason, const char *fixed_by, pr_error *err)
 {
 	state_args s;
 
-	state_args_fill(&s, id, state, run_id, reason, fixed_by);
-	return db_exec_repeat(d, NULL, err, "recording a finding's state", state_sql, 5, s.p, 0);
+	state_args_fill(&s, id, state, run_id, at_us, reason, fixed_by);
+	return db_exec_repeat(d, NULL, err, "recording a finding's state", state_sql, 6, s.p, 0);
 }
 
 /* One look at a finding's release: this run's test of its function. */
@@ -308,9 +315,9 @@ static int store_after_row(finding *f, db *d, int64_t run_id, const analysis_opt
 	memset(res, 0, sizeof(res));
 	n = 0;
 	if (state) {
-		state_args_fill(&st, f->id, state, run_id, why, NULL);
-		calls[n++] = (db_call){"recording a finding's state", state_sql, 5, st.p, NULL,
-				       NULL, 0};
+		state_args_fill(&st, f->id, state, run_id, o->at_us, why, NULL);
+		calls[n++] =
+			(db_call){"recording a finding's state", state_sql, 6, st.p, NULL, NULL, 0};
 	}
 	if (f->stored_before && !escalated) {
 		stored = n;
@@ -423,6 +430,52 @@ static int escalate(db *d, const finding *f, const char *const *p, int64_t run_i
 	return db_exec_repeat(d, NULL, err, "escalating a stored finding", escalate_sql, 22, q, 0);
 }
 
+/*
+ * The finding of fingerprint fp closed by a run whose "now" is at or
+ * after this one's, when none is open: f becomes it (closed), as it is
+ * stored, and the run records that it saw it. 0 and f untouched when
+ * there is none. A run of an earlier night after the regression was
+ * fixed saw it as it was that night, and stored and paged it as new.
+ * A finding resolved by hand keeps no such time: the next run that sees
+ * the regression again finds and pages it again.
+ */
+static int link_closed(finding *f, db *d, int64_t run_id, const analysis_opts *o, const char *fp,
+		       pr_error *err)
+{
+	static const char closed_sql[] =
+		"select id, state from findings where service_id = $1::bigint and fingerprint = $2"
+		" and status <> 'open' and (detail ->> 'closed_at_us')::bigint >= $3::bigint"
+		" and not exists (select 1 from findings o where o.fingerprint = $2"
+		"   and o.status = 'open')"
+		" order by id desc limit 1";
+	static const char seen_sql[] = "insert into run_findings (run_id, finding_id)"
+				       " values ($1, $2) on conflict do nothing";
+	char sid[24], at[24], run[24], id[24];
+	const char *p[3] = {sid, fp, at}, *seen[2] = {run, id};
+	PGresult *res = NULL;
+	int rc;
+
+	snprintf(sid, sizeof(sid), "%" PRId64, f->service_id);
+	snprintf(at, sizeof(at), "%" PRId64, o->at_us);
+	if ((rc = db_exec_repeat(d, &res, err, "looking for a closed finding", closed_sql, 3, p,
+				 0)) < 0 ||
+	    db_rows(res) != 1)
+		goto out;
+	f->id = db_get_i64(res, 0, 0);
+	f->stored_before = true;
+	f->closed = true;
+	snprintf(f->state, sizeof(f->state), "%s", db_get_text(res, 0, 1));
+	snprintf(run, sizeof(run), "%" PRId64, run_id);
+	snprintf(id, sizeof(id), "%" PRId64, f->id);
+	if (run_id > 0 && (rc = db_exec_repeat(d, NULL, err, "recording a run's finding", seen_sql,
+					       2, seen, 0)) < 0)
+		goto out;
+	rc = load_stored(f, d, err);
+out:
+	db_result_free(res);
+	return rc;
+}
+
 int findings_store(analysis *a, db *d, int64_t run_id, pr_error *err)
 {
 	static const char sql[] =
@@ -521,6 +574,13 @@ int findings_store(analysis *a, db *d, int64_t run_id, pr_error *err)
 		p[17] = nb, p[18] = nc, p[19] = f->current_release, p[20] = f->baseline_releases;
 		p[21] = bid, p[22] = fp.ptr, p[23] = detail.ptr;
 		p[24] = f->kind ? f->kind : FINDING_KIND_SHARE;
+		if ((rc = link_closed(f, d, run_id, &a->opts, fp.ptr, err)) < 0 || f->closed) {
+			buf_release(&detail);
+			buf_release(&fp);
+			if (rc < 0)
+				goto out;
+			continue;
+		}
 		rc = db_exec_repeat(d, &res, err, "storing a finding", sql, 25, p, 0);
 		if (rc == 0) {
 			f->id = db_get_i64(res, 0, 0);
@@ -837,8 +897,8 @@ int findings_follow_up(findings_closed *out, analysis *a, db *d, int64_t run_id,
 			 */
 			if (strcmp(kind, FINDING_KIND_COST) == 0 && strcmp(file, "bytes") == 0 &&
 			    strcmp(jd->type, "heap") != 0) {
-				if ((rc = set_state(d, id, "went_away", run_id, RETIRED_BYTES, NULL,
-						    err)) < 0 ||
+				if ((rc = set_state(d, id, "went_away", run_id, o->at_us,
+						    RETIRED_BYTES, NULL, err)) < 0 ||
 				    (rc = add_closed(out, id)) < 0)
 					break;
 				out->went_away++;
@@ -876,8 +936,8 @@ int findings_follow_up(findings_closed *out, analysis *a, db *d, int64_t run_id,
 					 "went away at look %zu: p %.3g, change %+.3g%% "
 					 "with %zu current captures",
 					 jd->look, p_dir, 100 * t->rel_delta, t->current_captures);
-				if ((rc = set_state(d, id, "went_away", run_id, why, NULL, err)) <
-					    0 ||
+				if ((rc = set_state(d, id, "went_away", run_id, o->at_us, why, NULL,
+						    err)) < 0 ||
 				    (rc = add_closed(out, id)) < 0)
 					break;
 				out->went_away++;
@@ -916,7 +976,8 @@ int findings_follow_up(findings_closed *out, analysis *a, db *d, int64_t run_id,
 			snprintf(why, sizeof(why),
 				 "fixed by release '%.100s': %.4g against a baseline of %.4g",
 				 jd->release, t->current_share, base);
-			if ((rc = set_state(d, id, "fixed", run_id, why, jd->release, err)) < 0 ||
+			if ((rc = set_state(d, id, "fixed", run_id, o->at_us, why, jd->release,
+					    err)) < 0 ||
 			    (rc = add_closed(out, id)) < 0)
 				break;
 			out->fixed++;

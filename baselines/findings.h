@@ -38,6 +38,11 @@ struct json_t;
  * and a->opts.confirm_critical, or when confirm_looks <= 1; a candidate
  * becomes "confirmed" when it has been significant on
  * a->opts.confirm_looks different looks.
+ *
+ * A test whose finding is closed (fixed, went away) by a run whose
+ * a->opts.at_us was at or after this run's, and has no open successor,
+ * is that finding as stored, marked closed: this run looks at an earlier
+ * night, and neither reopens, duplicates nor pages it.
  */
 int findings_store(analysis *a, db *d, int64_t run_id, pr_error *err);
 

@@ -133,15 +133,14 @@ static int link_incidents(analysis *a, db *d, blob_store *bs, const config *cfg,
 	for (size_t i = 0; i < a->ntests && a->tests[i].significant && rc == 0; i++) {
 		const finding *f = &a->tests[i];
 		size_t nf = 0;
-		if (done[i] || !f->id || f->direction != FINDING_REGRESSION ||
+		if (done[i] || !f->id || f->closed || f->direction != FINDING_REGRESSION ||
 		    strcmp(f->kind, FINDING_KIND_SHARE) != 0)
 			continue;
 		for (size_t j = i; j < a->ntests && a->tests[j].significant; j++) {
 			const finding *g = &a->tests[j];
-			if (done[j] || !g->id || g->direction != FINDING_REGRESSION ||
+			if (done[j] || !g->id || g->closed || g->direction != FINDING_REGRESSION ||
 			    strcmp(g->kind, FINDING_KIND_SHARE) != 0 ||
-			    g->service_id != f->service_id ||
-			    strcmp(g->type, f->type) != 0 ||
+			    g->service_id != f->service_id || strcmp(g->type, f->type) != 0 ||
 			    strcmp(g->current_release, f->current_release) != 0)
 				continue;
 			done[j] = true;
@@ -188,7 +187,7 @@ static int carry_from(db *d, const finding *g, int64_t *from, pr_error *err)
 /* Whether g is f or a regression of f's incident in this run. */
 static bool of_incident(const finding *f, const finding *g)
 {
-	return g == f || (f->incident_id && g->incident_id == f->incident_id &&
+	return g == f || (f->incident_id && g->incident_id == f->incident_id && !g->closed &&
 			  g->direction == FINDING_REGRESSION);
 }
 
@@ -270,6 +269,9 @@ int record_findings_bs(analysis *a, db *d, blob_store *bs, int64_t run_id, const
 	for (size_t i = 0; i < a->ntests && a->tests[i].significant; i++) {
 		finding *f = &a->tests[i];
 		bool carry;
+		/* Closed by a later night than this run's: as it was left. */
+		if (f->closed)
+			continue;
 		/*
 		 * Both are idempotent and use the stored finding's captures: a
 		 * finding first stored without paging (analyze) pages when a

@@ -5,6 +5,8 @@
 #  - A fix (v4) rolled out to some hosts while v3 still runs on others
 #    does not close v3's finding, nor does one capture of v4 judged by
 #    an analyze by hand: closed, the next night found and paged it anew.
+#  - A night run again after the fix closed the finding links to it:
+#    no second finding, no second page.
 . "$(dirname "$0")/lib.sh"
 BUILD=${BUILD:-build}
 PD_SERVER=${PD_SERVER:-$BUILD/servers/pd_server}
@@ -96,5 +98,24 @@ run pr --config "$T/cfg.json" analyze --service svc-000 --release v4 --at 2026-0
 night 2026-01-14
 [ "$(regs)" = 1 ] && [ "$(triggers)" = 1 ] && ok "the next night pages nothing new" ||
 	not_ok "after analyze" "regs $(regs) triggers $(triggers)"
+
+# 2. v3 regressed two nights (paged), fixed by v4 the next two (resolved);
+# then night 2 is run again, and the night after the last.
+scenario rerun 2026-01-11:v3:reg 2026-01-12:v3:reg 2026-01-13:v4:base 2026-01-14:v4:base
+for n in 2026-01-12 2026-01-13 2026-01-14 2026-01-15; do night $n; done
+[ "$(regs "and state = 'fixed'")" = 1 ] && [ "$(triggers)" = 1 ] && [ "$(resolves)" = 1 ] &&
+	ok "a regression found, paged, fixed and resolved" ||
+	not_ok "fixed" "$(sql "select id, current_release, state, fixed_by from findings")"
+night 2026-01-13
+night 2026-01-16
+[ "$(regs)" = 1 ] && [ "$(regs "and state = 'fixed'")" = 1 ] &&
+	ok "a night run again after the fix stores no second finding" ||
+	not_ok "rerun findings" "$(sql "select id, current_release, state from findings")"
+[ "$(triggers)" = 1 ] && [ "$(resolves)" = 1 ] && ok "and pages nothing" ||
+	not_ok "rerun pages" "triggers $(triggers) resolves $(resolves)"
+fifth=$(sql "select id from runs where kind = 'nightly' order by id offset 4 limit 1")
+[ "$(sql "select count(*) from run_findings rf join findings f on f.id = rf.finding_id
+	where rf.run_id = $fifth and f.state = 'fixed' and f.direction = 'regression'")" = 1 ] &&
+	ok "the night run again records the finding it saw, as it is" || not_ok "run findings"
 
 finish
