@@ -1113,7 +1113,11 @@ int findings_incident_lead(db *d, int64_t incident, int64_t *lead, pr_error *err
 	/*
 	 * The lead pages for its incident. A lead that went away or was fixed
 	 * had its page resolved: were it kept, members still open would page
-	 * no one. The lead passes to an open member, a confirmed one first.
+	 * no one. Nor does a lead that is still a candidate and was never
+	 * paged: a confirmed member waited for it, a night or for good (a
+	 * candidate whose looks stop counting, under other options). The
+	 * lead passes to an open member, a confirmed one first; a lead that
+	 * paged keeps its incident while it is open.
 	 */
 	static const char sql[] =
 		"with pick as (select id from findings where incident_id = $1 and status = 'open'"
@@ -1121,7 +1125,9 @@ int findings_incident_lead(db *d, int64_t incident, int64_t *lead, pr_error *err
 		" u as (update finding_groups g set lead_finding_id = (select id from pick)"
 		"   where g.id = $1 and exists (select 1 from pick)"
 		"   and not exists (select 1 from findings l where l.id = g.lead_finding_id"
-		"                   and l.status = 'open') returning lead_finding_id)"
+		"                   and l.status = 'open' and (l.state = 'confirmed'"
+		"                   or exists (select 1 from pages pg where pg.finding_id = l.id)))"
+		"   returning lead_finding_id)"
 		" select coalesce((select lead_finding_id from u),"
 		"   (select lead_finding_id from finding_groups where id = $1), 0)";
 	char inc[24];

@@ -91,16 +91,18 @@ int findings_list(struct json_t **out, db *d, const char *state, const char *ser
  * become one incident (table finding_groups): an incident one of them
  * already belongs to, else a new one whose lead is its first finding
  * (the lowest id: the one found first). A lead no longer open (it went
- * away, was fixed or resolved) passes to an open member, a confirmed one
- * first. Each test of `a` that is a member gets incident_id and
- * incident_lead. Within the caller's transaction.
+ * away, was fixed or resolved), or a candidate never paged, passes to an
+ * open member, a confirmed one first (findings_incident_lead). Each test
+ * of `a` that is a member gets incident_id and incident_lead. Within the
+ * caller's transaction.
  */
 int findings_link(analysis *a, db *d, const int64_t *from, const int64_t *to,
 		  const char *const *why, size_t n, pr_error *err);
 
 /*
- * The lead of `incident` (0: none): a lead no longer open passes to an
- * open member, a confirmed one first. Within the caller's transaction.
+ * The lead of `incident` (0: none): a lead no longer open, or still a
+ * candidate that was never paged, passes to an open member, a confirmed
+ * one first. Within the caller's transaction.
  */
 int findings_incident_lead(db *d, int64_t incident, int64_t *lead, pr_error *err);
 

@@ -264,6 +264,16 @@ int record_findings_bs(analysis *a, db *d, blob_store *bs, int64_t run_id, const
 						err)) < 0)
 			goto out;
 	}
+	/*
+	 * An incident whose member closed passes its lead on now, though no
+	 * member of it is in this run: the next run that sees one pages it.
+	 */
+	for (size_t i = 0; i < closed.n; i++) {
+		int64_t incident = 0, lead = 0;
+		if ((rc = findings_incident_of(d, closed.ids[i], &incident, &lead, err)) < 0 ||
+		    (incident && (rc = findings_incident_lead(d, incident, &lead, err)) < 0))
+			goto out;
+	}
 	a->went_away += closed.went_away;
 	a->fixed += closed.fixed;
 	for (size_t i = 0; i < a->ntests && a->tests[i].significant; i++) {
@@ -295,8 +305,12 @@ int record_findings_bs(analysis *a, db *d, blob_store *bs, int64_t run_id, const
 		 */
 		if (!page || strcmp(f->state, "confirmed") != 0)
 			continue;
-		/* A member of an earlier run's incident that this run did not link again. */
-		if (f->incident_id && !f->incident_lead) {
+		/*
+		 * A member of an earlier run's incident that this run did not
+		 * link again, or a lead this run's follow-up or link left
+		 * behind: the lead is asked again.
+		 */
+		if (f->incident_id) {
 			int64_t lead;
 			if ((rc = findings_incident_lead(d, f->incident_id, &lead, err)) < 0)
 				goto out;

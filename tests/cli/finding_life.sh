@@ -7,6 +7,8 @@
 #    an analyze by hand: closed, the next night found and paged it anew.
 #  - A night run again after the fix closed the finding links to it:
 #    no second finding, no second page.
+#  - A confirmed member of an incident pages when its lead is still a
+#    candidate.
 . "$(dirname "$0")/lib.sh"
 BUILD=${BUILD:-build}
 PD_SERVER=${PD_SERVER:-$BUILD/servers/pd_server}
@@ -117,5 +119,55 @@ fifth=$(sql "select id from runs where kind = 'nightly' order by id offset 4 lim
 [ "$(sql "select count(*) from run_findings rf join findings f on f.id = rf.finding_id
 	where rf.run_id = $fifth and f.state = 'fixed' and f.direction = 'regression'")" = 1 ] &&
 	ok "the night run again records the finding it saw, as it is" || not_ok "run findings"
+
+# 3. svc.handler and svc.parse (one call path) rise 1.6x together on night
+# 1: one incident, handler its lead. Then handler is back to normal and
+# parse stays: parse is confirmed on night 2 while handler, the lead, is
+# still a candidate. The incident pages through parse that night.
+fresh_db cli_finding_life_incident
+mkdir -p "$T/inc"
+python3 - "$T/inc" 2026-01-11:v3:1.6:1.6:3 2026-01-12:v3:1:1.6:4 <<'EOF'
+import json, random, sys
+out = sys.argv[1]
+random.seed(4)
+base = {'main;svc.work%d' % i: random.randint(200, 1500) for i in range(20)}
+base['main;svc.handler'] = 1500
+base['main;svc.handler;svc.parse'] = 2000
+lines = []
+def cap(day, rel, hx, px, hour, host):
+    p = '%s/c%04d.folded' % (out, len(lines))
+    with open(p, 'w') as f:
+        for st, w in base.items():
+            m = hx if st == 'main;svc.handler' else px if st.endswith('svc.parse') else 1
+            f.write('%s %d\n' % (st, max(1, int(w * m * random.gauss(1, 0.08)))))
+    lines.append(dict(path=p, service='inc', release=rel, host=host, type='cpu',
+                      format='folded', commit=(rel.encode().hex() + '0' * 40)[:40],
+                      time='%sT%02d:%02d:00Z' % (day, hour, len(lines) % 60)))
+for d in range(1, 11):
+    for h in (3, 15):
+        cap('2026-01-%02d' % d, 'v1' if d <= 7 else 'v2', 1, 1, h, 'h%d' % ((d + h) % 4))
+for spec in sys.argv[2:]:
+    day, rel, hx, px, n = spec.split(':')
+    for i in range(int(n)):
+        cap(day, rel, float(hx), float(px), 1 + i * (22 // int(n)), 'h%d' % (i % 4))
+with open(out + '/manifest.jsonl', 'w') as f:
+    f.write(''.join(json.dumps(l) + '\n' for l in lines))
+EOF
+pr --quiet service add inc && pr --quiet service enable inc
+pr --quiet ingest --manifest "$T/inc/manifest.jsonl" >/dev/null
+night 2026-01-12
+[ "$(sql "select count(distinct incident_id) from findings where function in
+	('svc.handler', 'svc.parse')")" = 1 ] && [ "$(triggers)" = 0 ] &&
+	ok "night 1: handler and parse, one incident of candidates, not paged" ||
+	not_ok "incident night 1" "$(sql "select id, function, state, incident_id from findings
+		where direction = 'regression'") triggers $(triggers)"
+night 2026-01-13
+[ "$(sql "select state from findings where function = 'svc.handler'")" = candidate ] &&
+	[ "$(sql "select state from findings where function = 'svc.parse'")" = confirmed ] &&
+	[ "$(sql "select count(*) from pages p join findings f on f.id = p.finding_id
+		where p.event = 'trigger' and f.function = 'svc.parse'")" = 1 ] &&
+	ok "night 2: parse confirmed pages, its lead still a candidate" ||
+	not_ok "incident night 2" "$(sql "select id, function, state, incident_id from findings
+		where direction = 'regression'") $(sql "select * from finding_groups")"
 
 finish
