@@ -136,8 +136,21 @@ int capture_set_load(capture_set *out, db *d, const capture_query *q, pr_error *
 				       "     and f.profile_type = p.profile_type"
 				       "     and f.status = 'open' and f.direction = 'regression'"
 				       "     and f.current_release = p.release");
+		/*
+		 * Found by then in the run's own time (its first look, or the
+		 * "now" it was stored with), not the wall clock: a night run
+		 * later with --at (a missed night filled in) stores findings
+		 * whose created_at is after its as_of, and a release with an
+		 * open regression went into the next release's baseline.
+		 */
 		if (rc == 0 && q->as_of_us)
-			rc = cond(&qb, " and f.created_at <= " US_PARAM("%s"), asof);
+			rc = cond(
+				&qb,
+				" and coalesce((select min(l.analysed_at) from finding_looks l"
+				"   where l.finding_id = f.id),"
+				"   'epoch'::timestamptz + (f.detail ->> 'at_us')::bigint"
+				"     * interval '1 microsecond', f.created_at) <= " US_PARAM("%s"),
+				asof);
 		rc = rc < 0 ? rc : buf_puts(&qb.sql, ")");
 	}
 	rc = rc < 0 ? rc : buf_puts(&qb.sql, " order by p.captured_at, p.id");

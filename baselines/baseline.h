@@ -53,7 +53,8 @@ typedef struct capture_query {
 	const char *release;         /* only this release (NULL: any) */
 	const char *exclude_release; /* never this release (NULL: none) */
 	const char *exclude_releases; /* nor these (JSON array text, or NULL) */
-	int64_t as_of_us;            /* open findings created after this do not count (0: all) */
+	int64_t as_of_us;             /* open findings first seen after this (their first
+				       * look, in runs' --at time) do not count (0: all) */
 	int64_t since_us, until_us;  /* [since, until); 0 = unbounded */
 	bool eligible_only;          /* apply the baseline eligibility rules */
 	bool no_evidence;            /* leave out incident and forensic captures only (a

@@ -7,6 +7,8 @@
 #    an analyze by hand: closed, the next night found and paged it anew.
 #  - A night run again after the fix closed the finding links to it:
 #    no second finding, no second page.
+#  - A missed night filled in later (--at in the past) keeps a release
+#    with an open regression out of the next release's baseline.
 #  - A confirmed member of an incident pages when its lead is still a
 #    candidate.
 . "$(dirname "$0")/lib.sh"
@@ -119,6 +121,18 @@ fifth=$(sql "select id from runs where kind = 'nightly' order by id offset 4 lim
 [ "$(sql "select count(*) from run_findings rf join findings f on f.id = rf.finding_id
 	where rf.run_id = $fifth and f.state = 'fixed' and f.direction = 'regression'")" = 1 ] &&
 	ok "the night run again records the finding it saw, as it is" || not_ok "run findings"
+
+# 4. v3 regressed, v4 too; nights 2 and 3 are filled in later, in order,
+# after the run of night 1 stored v3's finding (created now, in 2026-12).
+scenario backfill 2026-01-11:v3:reg 2026-01-12:v3:reg 2026-01-13:v4:reg 2026-01-14:v4:reg
+for n in 2026-01-12 2026-01-13 2026-01-14 2026-01-15; do night $n; done
+[ "$(regs "and current_release = 'v4'")" = 1 ] &&
+	[ "$(sql "select count(*) from findings where current_release = 'v4'
+		and 'v3' = any(baseline_releases)")" = 0 ] &&
+	ok "a release with an open regression is no baseline of the next, nights filled in later" ||
+	not_ok "backfill baseline" "$(sql "select id, current_release, baseline_releases
+		from findings
+		where direction = 'regression'")"
 
 # 3. svc.handler and svc.parse (one call path) rise 1.6x together on night
 # 1: one incident, handler its lead. Then handler is back to normal and
