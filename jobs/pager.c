@@ -964,6 +964,12 @@ static int refresh_one(flush_state *s, const char *targets, const char *since, b
 	static const char sql[] =
 		"select p.id, p.target, p.detail::text from pages p join "
 		"findings f on f.id = p.finding_id"
+		/*
+		 * Not a disabled service's: nothing judges it any more, so its
+		 * findings never close on their own, and its alert was re-fired
+		 * every night for good. Left alone, it ends at its endsAt.
+		 */
+		" join services s on s.id = f.service_id and s.enabled"
 		" where p.event = 'trigger' and p.status = 'sent' and f.status = 'open'"
 		" and p.retired_at is null"
 		" and p.target = any($1::text[]) and not (p.id = any($2::bigint[]))"

@@ -36,7 +36,8 @@
  *
  * Alertmanager forgets an alert at its endsAt, so each flush also
  * re-posts the alert of every trigger it delivered whose finding is
- * still open (endsAt = now + paging.alert_hours). That refresh creates no
+ * still open and whose service is enabled (endsAt = now +
+ * paging.alert_hours); a disabled service's alerts lapse. That refresh creates no
  * row and is best effort: a failed refresh is counted and retried by the
  * next flush.
  *

@@ -11,6 +11,7 @@
 #    with an open regression out of the next release's baseline.
 #  - A confirmed member of an incident pages when its lead is still a
 #    candidate.
+#  - An open alert of a disabled service is no longer re-fired.
 . "$(dirname "$0")/lib.sh"
 BUILD=${BUILD:-build}
 PD_SERVER=${PD_SERVER:-$BUILD/servers/pd_server}
@@ -26,7 +27,8 @@ for _ in $(seq 100); do [ -s "$T/port" ] && break; sleep 0.05; done
 PORT=$(cat "$T/port")
 cat >"$T/cfg.json" <<EOF
 {"paging": {"min_severity": "high", "backoff_ms": 20, "timeout_ms": 3000, "alert_hours": 48,
-  "targets": {"hook": {"type": "webhook", "url": "http://127.0.0.1:$PORT/hook"}},
+  "targets": {"hook": {"type": "webhook", "url": "http://127.0.0.1:$PORT/hook"},
+              "am": {"type": "alertmanager", "url": "http://127.0.0.1:$PORT/"}},
   "default": ["hook"]}}
 EOF
 
@@ -184,4 +186,18 @@ night 2026-01-13
 	not_ok "incident night 2" "$(sql "select id, function, state, incident_id from findings
 		where direction = 'regression'") $(sql "select * from finding_groups")"
 
+# 5. A disabled service's open alert is not re-fired (Alertmanager target).
+scenario disabled 2026-01-11:v3:reg 2026-01-12:v3:reg
+jq '.paging.default = ["am"]' "$T/cfg.json" >"$T/cfg-am.json"
+pr --config "$T/cfg-am.json" nightly --at 2026-01-12T00:00:00Z >/dev/null 2>&1
+pr --config "$T/cfg-am.json" nightly --at 2026-01-13T00:00:00Z >/dev/null 2>&1
+pr --quiet service disable svc-000
+sleep 1.1
+r0=$(sql "select coalesce(sum(refreshes), -1) from pages where event = 'trigger'")
+run pr --config "$T/cfg-am.json" page flush
+[ "$(sql "select count(*) from pages where event = 'trigger' and status = 'sent'")" = 1 ] &&
+	[ "$(sql "select sum(refreshes) from pages where event = 'trigger'")" = "$r0" ] &&
+	ok "a disabled service's open alert is not re-fired" ||
+	not_ok "disabled refresh" \
+		"rc=$RC before $r0 $(sql "select id, status, refreshes from pages")"
 finish
