@@ -699,7 +699,8 @@ static int64_t out_str(export_pprof_set *s, source *src, int64_t i)
  * frame's command line, which may hold a secret, is never stored in the
  * index, and must not leave through the export either. -1 on failure.
  */
-static int64_t out_name(export_pprof_set *s, source *src, int64_t i, bool file, buf *tmp)
+/* Source string i into `tmp` (not NUL-terminated): 0, or -1 when there is none. */
+static int source_string(const source *src, int64_t i, buf *tmp)
 {
 	const ProtobufCBinaryData *b;
 
@@ -707,7 +708,12 @@ static int64_t out_name(export_pprof_set *s, source *src, int64_t i, bool file, 
 		return -1;
 	b = &src->m->string_table[i];
 	buf_reset(tmp);
-	if (buf_put(tmp, b->len ? (const char *)b->data : "", b->len) < 0)
+	return buf_put(tmp, b->len ? (const char *)b->data : "", b->len) < 0 ? -1 : 0;
+}
+
+static int64_t out_name(export_pprof_set *s, source *src, int64_t i, bool file, buf *tmp)
+{
+	if (source_string(src, i, tmp) < 0)
 		return -1;
 	tmp->len = file ? symname_stable_file(tmp->ptr, tmp->len)
 			: symname_stable(tmp->ptr, tmp->len);
@@ -746,13 +752,7 @@ static int key_put(strmap *index, const buf *key, size_t next, uint32_t *out, in
  */
 static int64_t out_map_file(export_pprof_set *s, source *src, int64_t i, buf *tmp)
 {
-	const ProtobufCBinaryData *b;
-
-	if (i < 0 || (uint64_t)i >= src->m->n_string_table)
-		return -1;
-	b = &src->m->string_table[i];
-	buf_reset(tmp);
-	if (buf_put(tmp, b->len ? (const char *)b->data : "", b->len) < 0)
+	if (source_string(src, i, tmp) < 0)
 		return -1;
 	for (size_t k = 0; k + 1 < tmp->len; k++)
 		if ((tmp->ptr[k] == ' ' || tmp->ptr[k] == '\t') && tmp->ptr[k + 1] == '-') {
