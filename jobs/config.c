@@ -327,7 +327,10 @@ static const field limits_keys[] = {
 	{K_INT("max_string_length", 16, 1 << 24, config, limits.max_string_len),
 	 .doc = "bytes in one function or file name at most"},
 	{K_INT("max_functions", 1, 4294967295.0, config, limits.max_functions),
-	 .doc = "distinct functions in one profile at most"},
+	 .doc = "distinct functions in one profile at most; a pprof profile costs about 700 "
+		"bytes of the parse's memory budget (half of `max_decompressed_bytes`) a "
+		"function, so by default one of about 380,000 functions or more is refused "
+		"for memory first: `805306368` admits 500,000 (docs/ingest.md, Memory)"},
 	END,
 };
 

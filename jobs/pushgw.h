@@ -54,7 +54,8 @@ int pushgw_push_run(const config *c, const pushgw_run *r, pr_error *err);
  * at time_mono() `t0`: its services analysed and failed, findings by
  * severity and the flush's page counts (`pc` may be NULL), before
  * `deadline_us` (as in pushgw_run; 0: none). `success` is what moves the
- * last-success time: the run's exit code is 0. 0 when no pushgateway is
+ * last-success time (docs/paging.md: a nightly's exit code is 0, a
+ * post-deploy reached its verdict and wrote its report). 0 when no pushgateway is
  * configured; PR_EIO when it failed or no time was left for it.
  */
 int pushgw_push_analysis(const config *c, const char *kind, bool success, double t0,

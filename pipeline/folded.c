@@ -533,5 +533,10 @@ bool folded_sniff_near(const uint8_t *data, size_t len)
 	if (!data)
 		return false;
 	sniff_lines((const char *)data, len, false, &seen, &good, &near);
-	return good > 0 && near > 0 && 2 * (good + near) > seen;
+	/*
+	 * And a stack of frames: name-and-number lines alone are as much a
+	 * Prometheus exposition ("up 1", "# HELP x") as a folded file.
+	 */
+	return good > 0 && near > 0 && 2 * (good + near) > seen &&
+	       memchr(data, ';', len < SNIFF_BYTES ? len : SNIFF_BYTES);
 }

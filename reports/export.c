@@ -746,7 +746,7 @@ static int key_put(strmap *index, const buf *key, size_t next, uint32_t *out, in
 
 /*
  * A mapping's file name as out_name writes a function's file, and cut
- * where a command line's arguments begin (" -"): some profilers name the
+ * at its first blank, where a command line's arguments begin: some profilers name the
  * mapping of the main binary by its whole command line, which may hold
  * a secret passed as an argument. -1 on failure.
  */
@@ -754,8 +754,9 @@ static int64_t out_map_file(export_pprof_set *s, source *src, int64_t i, buf *tm
 {
 	if (source_string(src, i, tmp) < 0)
 		return -1;
-	for (size_t k = 0; k + 1 < tmp->len; k++)
-		if ((tmp->ptr[k] == ' ' || tmp->ptr[k] == '\t') && tmp->ptr[k + 1] == '-') {
+	/* Any argument, not only options: a card number needs no dash. */
+	for (size_t k = 0; k < tmp->len; k++)
+		if (tmp->ptr[k] == ' ' || tmp->ptr[k] == '\t') {
 			tmp->len = k;
 			break;
 		}

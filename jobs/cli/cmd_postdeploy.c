@@ -66,6 +66,8 @@ static void md_escape(report_out *o, const char *s)
  * limit (GitHub's is 1 MiB), and the suspects are named above it.
  */
 #define MD_RANGE_SHOWN 100
+/* A finding's suspects it lists: a hot file is touched by thousands of a range's commits. */
+#define MD_SUSPECTS_SHOWN 20
 
 /* Returns the note printed instead of commits, or NULL. */
 static const char *md_suspects(report_out *o, const finding *f, const json_t *s)
@@ -92,6 +94,11 @@ static const char *md_suspects(report_out *o, const finding *f, const json_t *s)
 	json_array_foreach(commits, i, c) {
 		const char *subject = json_string_value(json_object_get(c, "subject"));
 		const char *author = json_string_value(json_object_get(c, "author"));
+		if (i == MD_SUSPECTS_SHOWN) {
+			report_put(o, "- and %zu older (`--json` and the report list them all)\n",
+				   json_array_size(commits) - i);
+			break;
+		}
 		report_put(o, "- `%.12s` ", json_string_value(json_object_get(c, "sha")));
 		md_escape(o, subject ? subject : "");
 		report_put(o, "%s", " (");

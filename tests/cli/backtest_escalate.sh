@@ -15,6 +15,8 @@ rm -rf "$T" && mkdir -p "$T"
 
 T0="timestamptz '2026-03-01 00:00:00+00'"
 for s in pay ledger; do pr --quiet service add "$s" && pr --quiet service enable "$s"; done
+# A service profreg knows, with no signal configured: its incident is one the replay cannot see.
+pr --quiet service add search
 # One run a minute from 01:00 the day before (the band's hour) to 03:00,
 # three hosts each; pay's h2 at 0.07 from 01:30 to 01:34, h3 from 01:31
 # to 01:34 (about 7.5 scales above a band of 0.050-0.052: outside, not

@@ -92,7 +92,7 @@ python3 "$D/mkcard.py" >"$T/card.pb.gz"
 pr --quiet ingest "$T/card.pb.gz" --service back --release card --type cpu --time 2026-03-04T00:00:00Z
 cid=$(sql "select id from profiles where release = 'card'")
 run pr export "$cid" --format pprof --out "$T/card-out.pb.gz"
-[ $RC -eq 0 ] && [ -s "$T/card-out.pb.gz" ] && ! gzip -dc "$T/card-out.pb.gz" | grep -aq 'card=' &&
+[ $RC -eq 0 ] && [ -s "$T/card-out.pb.gz" ] && ! gzip -dc "$T/card-out.pb.gz" | grep -aq 'card=' && ! gzip -dc "$T/card-out.pb.gz" | grep -aq 'bin 4111' &&
 	gzip -dc "$T/card-out.pb.gz" | grep -aq '/app/bin' &&
 	ok "pprof export: system_name is the name, the mapping file loses its arguments" ||
 	not_ok "card" "rc=$RC $ERR" "$(gzip -dc "$T/card-out.pb.gz" | strings | grep -a card)"

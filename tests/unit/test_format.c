@@ -208,6 +208,10 @@ static void test_folded_with_a_bad_count_early_names_the_line(void **state)
 			   "not a known profile format");
 	expect_refused_str("version 1.5\n", "not a known profile format");
 	expect_refused_str("hello, world\nthis is no profile 2\n", "not a known profile format");
+	/* Names and numbers without a stack: a Prometheus exposition, not a folded file. */
+	expect_refused_str(
+		"# HELP x\nhttp_requests_total 10\nprocess_cpu_seconds_total 1.5\nup 1\n",
+		"not a known profile format");
 }
 
 /* The format detected and parsed; the profile is freed. */

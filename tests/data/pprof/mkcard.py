@@ -31,7 +31,7 @@ funcs=b''
 for i,n,sn,f in fn:
     funcs+=fb(5, fv(1,i)+fv(2,s(n))+fv(3,s(sn))+fv(4,s(f))+fv(5,10))
 # mapping (3)
-mp=fb(3, fv(1,1)+fv(2,0x400000)+fv(3,0x800000)+fv(4,0)+fv(5,s("/app/bin --card="+PAN))+fv(6,s("buildid-"+PAN))+fv(7,1)+fv(8,1)+fv(9,1))
+mp=fb(3, fv(1,1)+fv(2,0x400000)+fv(3,0x800000)+fv(4,0)+fv(5,s("/app/bin "+PAN+" --card="+PAN))+fv(6,s("buildid-"+PAN))+fv(7,1)+fv(8,1)+fv(9,1))
 # locations (4): id, mapping_id, address, line(4){function_id,line}
 locs=b''
 for i in (1,2,3):
