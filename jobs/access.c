@@ -199,9 +199,12 @@ int access_grant(db *d, const char *role, const char *team, bool heap, bool admi
 		return bad_role(role, err);
 	if ((!team || !*team) && !admin)
 		return pr_error_set(err, PR_EUSAGE, "a grant needs a team (or --admin)");
-	if (team && strlen(team) > 256)
-		return pr_error_set(err, PR_EUSAGE, "team '%.40s...' is longer than 256 bytes",
-				    team);
+	/* service add's rule: a grant of a team no service can have is a typo. */
+	if (team && *team && !db_service_team_valid(team))
+		return pr_error_set(err, PR_EUSAGE,
+				    "invalid team '%.64s': use 1 to %d bytes without control "
+				    "characters",
+				    team, DB_TEAM_MAX);
 	if ((rc = role_exists(d, &exists, role, err)) < 0)
 		return rc;
 	if (!exists) {

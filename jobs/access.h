@@ -73,8 +73,9 @@ int access_read_snapshot(db *d, const char *action, int64_t snapshot_id, pr_erro
  * the heap permission and/or as an admin, and the table privileges
  * profreg's commands need (select; with admin also insert, update,
  * delete). The role must exist (CREATE ROLE ... LOGIN is the DBA's);
- * granting again updates the flags. Runs as the schema owner (GRANT
- * needs it). Audited ("access.grant").
+ * granting again updates the flags. A team db_service_team_valid refuses
+ * (control characters, over DB_TEAM_MAX bytes) is PR_EUSAGE. Runs as the
+ * schema owner (GRANT needs it). Audited ("access.grant").
  */
 /*
  * `CREATE ROLE "NAME" LOGIN` for role `role`, its double quotes doubled

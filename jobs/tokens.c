@@ -71,6 +71,40 @@ static bool team_valid(const char *t)
 	return true;
 }
 
+/* PR_ENOTFOUND for a team no service has or an unknown service, PR_EUSAGE for another team's. */
+static int check_scope(db *d, const char *team, const char *const *services, size_t n,
+		       pr_error *err)
+{
+	struct pg_result *res = NULL;
+	const char *p[1] = {team};
+	db_service s = {0};
+	int rc;
+
+	if ((rc = db_exec(d, &res, err, "looking up a token's team",
+			  "select 1 from services where team = $1 limit 1", 1, p)) < 0)
+		return rc;
+	if (db_rows(res) == 0)
+		rc = pr_error_set(err, PR_ENOTFOUND,
+				  "team '%s' has no services (give it one first: profreg service "
+				  "set NAME --team %s)",
+				  team, team);
+	db_result_free(res);
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		if ((rc = db_service_get(d, &s, services[i], err)) < 0)
+			break;
+		if (!s.team || !*s.team)
+			rc = pr_error_set(err, PR_EUSAGE,
+					  "service '%s' is not of team '%s' (it has no team)",
+					  services[i], team);
+		else if (strcmp(s.team, team) != 0)
+			rc = pr_error_set(err, PR_EUSAGE,
+					  "service '%s' is not of team '%s' (its team is '%s')",
+					  services[i], team, s.team);
+		db_service_release(&s);
+	}
+	return rc;
+}
+
 int tokens_create(char *out, int64_t *id, db *d, const char *team, const char *const *services,
 		  size_t n, int64_t expires_at_us, const char *role, pr_error *err)
 {
@@ -100,6 +134,13 @@ int tokens_create(char *out, int64_t *id, db *d, const char *team, const char *c
 		if (!db_service_name_valid(services[i]))
 			return pr_error_set(err, PR_EUSAGE, "'%.64s' is not a service name",
 					    services[i]);
+	/*
+	 * Serve lets a token act on its team's services only: a team without
+	 * services, or a service unknown or of another team, would make a
+	 * token that can do nothing, found out only when a capture is refused.
+	 */
+	if ((rc = check_scope(d, team, services, n, err)) < 0)
+		return rc;
 	if (role) {
 		const char *p[2] = {role, team};
 		bool exists, sees_team;

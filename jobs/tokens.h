@@ -43,9 +43,10 @@ void token_info_release(token_info *t);
  * team's), expiring at `expires_at_us` (0: never), whose requests run as
  * database role `role` (NULL: the server's own role); audited. The token
  * is written to `out` (TOKENS_LEN + 1 bytes), its row id to *id. An
- * invalid team or service name is PR_EUSAGE; a role that does not exist
- * or does not see the team's services (profreg access grant) is
- * PR_EUSAGE too.
+ * invalid team or service name is PR_EUSAGE; a team no service has, or a
+ * service that does not exist, is PR_ENOTFOUND; a service of another team
+ * (or of none) is PR_EUSAGE, and so is a role that does not exist or does
+ * not see the team's services (profreg access grant).
  */
 int tokens_create(char *out, int64_t *id, db *d, const char *team, const char *const *services,
 		  size_t n, int64_t expires_at_us, const char *role, pr_error *err);

@@ -65,6 +65,8 @@ cat >"$T/cfg.json" <<EOF
 EOF
 TA=$(pr --config "$T/cfg.json" token create --team a 2>/dev/null)
 TB=$(pr --config "$T/cfg.json" token create --team b 2>/dev/null)
+# A service of team a that web is not, for a token limited to it.
+pr --quiet service add other --team a
 TO=$(pr --config "$T/cfg.json" token create --team a --services other 2>/dev/null)
 "$PROFREG_BIN" --db "$DB" --home "$HOME_DIR" --config "$T/cfg.json" serve \
 	--port-file "$T/port" >"$T/serve.out" 2>"$T/serve.err" &
