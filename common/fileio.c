@@ -4,7 +4,9 @@
 #define _POSIX_C_SOURCE 200809L
 #include "common/fileio.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -277,6 +279,54 @@ int fileio_write_fd(int fd, const void *data, size_t len)
 	return 0;
 }
 
+/*
+ * Remove the temporary files ("NAME.tmp.PID") that killed writers left
+ * beside `path`: a killed `report --out` once left a 373 KB one for good.
+ * Only a regular file whose process is gone (kill says ESRCH) goes; a
+ * live writer's, our own and any other name stay. Best effort: what
+ * cannot be read or removed is left as it was.
+ */
+static void sweep_stale_tmp(const char *path)
+{
+	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+	size_t blen = strlen(base);
+	char *dname = NULL;
+	DIR *dir = NULL;
+	struct dirent *e;
+
+	if (slash)
+		dname = slash == path ? strdup("/") : strndup(path, (size_t)(slash - path));
+	else
+		dname = strdup(".");
+	if (!dname || !(dir = opendir(dname)))
+		goto out;
+	while ((e = readdir(dir))) {
+		const char *num;
+		char *end = NULL;
+		struct stat st;
+		long pid;
+
+		if (strncmp(e->d_name, base, blen) != 0 || strncmp(e->d_name + blen, ".tmp.", 5))
+			continue;
+		num = e->d_name + blen + 5;
+		if (*num < '1' || *num > '9')
+			continue;
+		errno = 0;
+		pid = strtol(num, &end, 10);
+		if (errno || *end || pid <= 0 || (pid_t)pid != pid || pid == (long)getpid())
+			continue;
+		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		if (fstatat(dirfd(dir), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(st.st_mode))
+			(void)unlinkat(dirfd(dir), e->d_name, 0);
+	}
+out:
+	if (dir)
+		closedir(dir);
+	free(dname);
+}
+
 int fileio_write_atomic(const char *path, const void *data, size_t len,
 			unsigned mode, pr_error *err)
 {
@@ -293,6 +343,7 @@ int fileio_write_atomic(const char *path, const void *data, size_t len,
 		mode &= (unsigned)st.st_mode & 0777u;
 	if (!*path)
 		return pr_error_set(err, PR_EUSAGE, "cannot write '': an empty file name");
+	sweep_stale_tmp(path);
 	/* The temporary file is ours: errors name the file asked for. */
 	if (buf_printf(&tmp, "%s.tmp.%ld", path, (long)getpid()) < 0) {
 		rc = pr_error_set(err, PR_ENOMEM, "cannot write '%s': out of memory", path);

@@ -50,7 +50,9 @@ int fileio_read_file(buf *out, const char *path, size_t max, pr_error *err);
  * not at all: a temporary file in the same directory, fsync, rename, and
  * an fsync of the directory. `mode` is the new file's permission bits;
  * a regular file it replaces keeps its own where they are narrower (a
- * 0600 file stays 0600).
+ * 0600 file stays 0600). The temporary files of earlier writers of the
+ * same path ("PATH.tmp.PID") whose process no longer runs are removed
+ * first; a running writer's are left alone.
  */
 int fileio_write_atomic(const char *path, const void *data, size_t len,
 			unsigned mode, pr_error *err);

@@ -286,6 +286,66 @@ static void test_link_planted_as_the_temporary_file_is_not_followed(void **state
 	assert_int_equal(access(tmp, F_OK), -1);
 }
 
+/* A pid no process has: a child that has exited and been reaped. */
+static pid_t dead_pid(void)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(0);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+	return pid;
+}
+
+/*
+ * A killed writer's temporary file goes at the next write of the same
+ * path; a running writer's, other names' and what is not a file stay.
+ */
+static void test_dead_writers_temporary_files_are_removed(void **state)
+{
+	pr_error err = PR_ERROR_INIT;
+	char path[512], dead[600], dead2[600], live[600], other[600], odd[600];
+	pid_t child, gone = dead_pid(), gone2 = dead_pid();
+
+	(void)state;
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	snprintf(path, sizeof(path), "%s", path_of("r.html"));
+	snprintf(dead, sizeof(dead), "%s.tmp.%ld", path, (long)gone);
+	snprintf(dead2, sizeof(dead2), "%s.tmp.%ld", path, (long)gone2);
+	snprintf(live, sizeof(live), "%s.tmp.%ld", path, (long)child);
+	snprintf(odd, sizeof(odd), "%s.tmp.%ldx", path, (long)gone);
+	snprintf(other, sizeof(other), "%s.tmp.%ld", path_of("s.html"), (long)gone);
+	put_file(dead, "half a report");
+	put_file(dead2, "half a report");
+	put_file(live, "being written");
+	put_file(other, "another output's");
+	put_file(odd, "not a pid");
+	assert_int_equal(fileio_write_out(path, TEXT, strlen(TEXT), 0644, &err), 0);
+	expect_file(path, TEXT);
+	assert_int_equal(access(dead, F_OK), -1);
+	assert_int_equal(access(dead2, F_OK), -1);
+	expect_file(live, "being written");
+	expect_file(other, "another output's");
+	expect_file(odd, "not a pid");
+	/* A path that does not exist yet sweeps as well. */
+	unlink(path);
+	put_file(dead, "half a report");
+	assert_int_equal(fileio_write_out(path, TEXT, strlen(TEXT), 0644, &err), 0);
+	assert_int_equal(access(dead, F_OK), -1);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	unlink(live);
+	unlink(other);
+	unlink(odd);
+	unlink(path);
+}
+
 static void test_missing_directory_is_an_io_error_naming_the_path_and_empty_is_usage(void **state)
 {
 	pr_error err = PR_ERROR_INIT;
@@ -562,6 +622,7 @@ int main(void)
 		cmocka_unit_test(test_fifo_is_written_to_its_reader),
 		cmocka_unit_test(test_descriptor_name_is_written_to_the_descriptor),
 		cmocka_unit_test(test_link_planted_as_the_temporary_file_is_not_followed),
+		cmocka_unit_test(test_dead_writers_temporary_files_are_removed),
 		cmocka_unit_test(
 			test_missing_directory_is_an_io_error_naming_the_path_and_empty_is_usage),
 	};
