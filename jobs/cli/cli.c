@@ -14,6 +14,7 @@
 #include <getopt.h>
 #include <jansson.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -285,10 +286,18 @@ static void vreport(const cli_ctx *ctx, const char *kind, const char *fmt, va_li
 	buf_release(&line);
 }
 
+/*
+ * Whether an error line was printed: a command that reported its failure
+ * (a write to standard output among them) has said why, and cli_finish
+ * adds no second line. Atomic: serve's threads report too.
+ */
+static atomic_bool error_reported;
+
 void cli_error(const cli_ctx *ctx, const char *fmt, ...)
 {
 	va_list ap;
 
+	atomic_store(&error_reported, true);
 	va_start(ap, fmt);
 	vreport(ctx, "", fmt, ap);
 	va_end(ap);
@@ -494,11 +503,15 @@ int cli_dispatch(cli_ctx *ctx, const cli_command *cmds, const char *group,
 
 int cli_finish(const cli_ctx *ctx, int code)
 {
-	if (fflush(stdout) != 0 || ferror(stdout)) {
-		cli_error(ctx, "cannot write to standard output: %s", strerror(errno));
-		return code ? code : EXIT_RUNTIME;
-	}
-	return code;
+	int e = fflush(stdout) != 0 ? errno : 0;
+
+	if (!e && !ferror(stdout))
+		return code;
+	/* errno tells only of this flush; a write that failed earlier left it stale. */
+	if (!atomic_load(&error_reported))
+		cli_error(ctx, "cannot write to standard output: %s",
+			  e ? strerror(e) : "a write failed");
+	return code ? code : EXIT_RUNTIME;
 }
 
 static bool in_ranges(uint32_t cp, const uint32_t (*r)[2], size_t n)

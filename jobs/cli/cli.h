@@ -150,7 +150,11 @@ int cli_parse_size(const cli_ctx *ctx, const char *opt, const char *s,
 int cli_dispatch(cli_ctx *ctx, const cli_command *cmds, const char *group,
 		 int argc, char **argv);
 
-/* Flush stdout and turn a write error into exit code 3. */
+/*
+ * Flush stdout and turn a write error into exit code 3 (`code` when it is
+ * not 0). The error is printed unless an error line was printed already:
+ * the command that failed has said why, in one line.
+ */
 int cli_finish(const cli_ctx *ctx, int code);
 
 
