@@ -186,9 +186,16 @@ static int blobs_check_cmd(cli_ctx *ctx, int argc, char **argv)
 	if ((rc = blobs_open(&bs, &cfg, ctx->home, &err)) < 0 ||
 	    (rc = ctx_db_open(ctx, &d, &err)) < 0)
 		goto fail;
-	if ((rc = blobs_check(&r, d, bs, &o, &err)) < 0) {
-		cli_error(ctx, "stopped after %" PRIu64 " blobs", r.blobs);
+	/*
+	 * One line: the error, and how far the check got when it got anywhere
+	 * (a --service that is no service stops it before the first blob).
+	 */
+	if ((rc = blobs_check(&r, d, bs, &o, &err)) < 0 && r.blobs == 0)
 		goto fail;
+	if (rc < 0) {
+		cli_error(ctx, "%s (stopped after %" PRIu64 " blobs)", err.msg, r.blobs);
+		status = exitcode_for(err.code);
+		goto out;
 	}
 	if (ctx->json) {
 		status = cli_print_json(ctx, blobs_check_json(&r));

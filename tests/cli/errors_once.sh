@@ -1,0 +1,20 @@
+#!/bin/bash
+# An error is said once, in one line, with the README's exit code, and
+# nothing ahead of it that did not happen: blobs check with a --service
+# that is no service checked no blob.
+. "$(dirname "$0")/lib.sh"
+fresh_db cli_errors_once
+T=$PROFREG_TEST_TMP/cli_errors_once
+rm -rf "$T" && mkdir -p "$T"
+pr --quiet service add web && pr --quiet service enable web
+printf 'main;a 60\nmain;b 40\n' >"$T/v1.folded"
+pr --quiet ingest "$T/v1.folded" --service web --release v1
+
+run pr blobs check --service nosuch
+[ $RC -eq 4 ] && [ "$ERR" = "profreg blobs check: service 'nosuch' not found" ] &&
+	ok "blobs check --service nosuch: the one real error, exit 4" ||
+	not_ok "blobs check nosuch" "rc=$RC" "$ERR"
+run pr blobs check --service web
+[ $RC -eq 0 ] && [ -z "$ERR" ] && ok "blobs check --service web still checks" ||
+	not_ok "blobs check web" "rc=$RC" "$ERR"
+finish
