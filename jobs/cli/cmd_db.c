@@ -26,7 +26,18 @@ static int parse_none(cli_ctx *ctx, int argc, char **argv, const char *usage,
 		return EXIT_RUNTIME;
 	while ((c = cli_next(p, &arg)) > 0)
 		;
-	return cli_end(p, c, false, 0, 0, NULL, NULL);
+	if ((c = cli_end(p, c, false, 0, 0, NULL, NULL)) != CLI_GO)
+		return c;
+	/*
+	 * start, stop and status open no database, yet an empty --db (an unset
+	 * secret) is the usage error it is for every other command, not a
+	 * "not running" that sends the operator to the private cluster.
+	 */
+	if (ctx->db && !*ctx->db) {
+		cli_error(ctx, "'--db' is empty: give a connection string (an unset secret?)");
+		return EXIT_USAGE;
+	}
+	return CLI_GO;
 }
 
 static int db_cmd_migrate(cli_ctx *ctx, int argc, char **argv)

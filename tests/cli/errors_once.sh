@@ -1,7 +1,8 @@
 #!/bin/bash
 # An error is said once, in one line, with the README's exit code, and
 # nothing ahead of it that did not happen: blobs check with a --service
-# that is no service checked no blob.
+# that is no service checked no blob; an empty --db is a usage error for
+# the db commands that open no database too.
 . "$(dirname "$0")/lib.sh"
 fresh_db cli_errors_once
 T=$PROFREG_TEST_TMP/cli_errors_once
@@ -17,4 +18,10 @@ run pr blobs check --service nosuch
 run pr blobs check --service web
 [ $RC -eq 0 ] && [ -z "$ERR" ] && ok "blobs check --service web still checks" ||
 	not_ok "blobs check web" "rc=$RC" "$ERR"
+for sub in status start stop; do
+	run "$PROFREG_BIN" --db '' --home "$HOME_DIR" db $sub
+	[ $RC -eq 2 ] && [ "$ERR" = "profreg db $sub: '--db' is empty: give a connection string (an unset secret?)" ] &&
+		[ -z "$OUT" ] && ok "db $sub --db '': usage error, exit 2" ||
+		not_ok "db $sub --db ''" "rc=$RC" "$OUT" "$ERR"
+done
 finish
