@@ -15,6 +15,9 @@
 /* How many of the service's hosts an error message lists. */
 #define HINT_HOSTS 8
 
+/* The longest item of a host list, in bytes, and one. */
+#define ITEM_MAX 300
+
 void cohort_hosts_release(cohort_hosts *c)
 {
 	free(c->cohort);
@@ -47,7 +50,7 @@ static int select_hosts(bool *in, char *const *hosts, size_t n, const char *spec
 	*empty_item = false;
 	for (;;) {
 		size_t len = strcspn(p, ",");
-		char item[300];
+		char item[ITEM_MAX];
 		bool hit = false;
 		if (len == 0 || len >= sizeof(item)) {
 			*empty_item = true;
@@ -77,6 +80,36 @@ static int select_hosts(bool *in, char *const *hosts, size_t n, const char *spec
 			return 0;
 		p += len + 1;
 	}
+}
+
+/* Whether every item of `spec` is a name select_hosts takes: not empty, not overlong. */
+static bool spec_valid(const char *spec)
+{
+	for (const char *p = spec;;) {
+		size_t len = strcspn(p, ",");
+		const char *pat = p;
+		if (len == 0 || len >= ITEM_MAX)
+			return false;
+		if (len >= 5 && strncmp(p, "host=", 5) == 0) {
+			pat = p + 5;
+			pat += pat < p + len && *pat == '!';
+			if (pat == p + len)
+				return false;
+		}
+		if (!p[len])
+			return true;
+		p += len + 1;
+	}
+}
+
+int cohort_check_spec(const char *spec, const char *which, pr_error *err)
+{
+	if (!spec || spec_valid(spec))
+		return 0;
+	return pr_error_set(err, PR_EUSAGE,
+			    "the %s hosts '%.200s' hold an empty or overlong name (a list is "
+			    "NAME[,NAME...], each a host, a glob, host=GLOB or host=!GLOB)",
+			    which, spec);
 }
 
 static char *json_of(char *const *hosts, const bool *in, size_t n, bool want, size_t *count)
@@ -122,11 +155,8 @@ int cohort_resolve(cohort_hosts *out, db *d, int64_t service_id, const char *ser
 		goto out;
 	}
 	if (empty) {
-		rc = pr_error_set(err, PR_EUSAGE,
-				  "the %s hosts '%.200s' hold an empty or overlong name (a "
-				  "list is NAME[,NAME...], each a host, a glob, host=GLOB or "
-				  "host=!GLOB)",
-				  which, strcmp(which, "canary") == 0 ? cohort_spec : control_spec);
+		rc = cohort_check_spec(strcmp(which, "canary") == 0 ? cohort_spec : control_spec,
+				       which, err);
 		goto out;
 	}
 	if (unknown.len) {

@@ -34,4 +34,13 @@ int cohort_resolve(cohort_hosts *out, db *d, int64_t service_id, const char *ser
 		   const char *cohort_spec, const char *control_spec, pr_error *err);
 void cohort_hosts_release(cohort_hosts *c);
 
+/*
+ * Check the syntax of a host list (NULL: none given) without the
+ * database: an empty item ("web-1,", "host="), or one of 300 bytes or
+ * more, is PR_EUSAGE naming the list as the `which` hosts ("canary",
+ * "control"), the error cohort_resolve gives. Whether the names match
+ * hosts is cohort_resolve's to say, when the captures are in.
+ */
+int cohort_check_spec(const char *spec, const char *which, pr_error *err);
+
 #endif

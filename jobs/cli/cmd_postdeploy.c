@@ -17,6 +17,7 @@
 #include "jobs/cli/deadline.h"
 #include "jobs/cli/context.h"
 #include "jobs/cli/exitcode.h"
+#include "jobs/cohort.h"
 #include "jobs/postdeploy.h"
 #include "common/buf.h"
 #include "common/timeutil.h"
@@ -484,6 +485,14 @@ int cmd_postdeploy(cli_ctx *ctx, int argc, char **argv)
 		cli_error(ctx, "--control needs --canary (the canary hosts)");
 		return EXIT_USAGE;
 	}
+	/*
+	 * A host list's syntax is known now; refused after --wait, a typo cost
+	 * CI the whole wait. Unknown hosts are checked after it: their captures
+	 * may arrive while it runs.
+	 */
+	if (cohort_check_spec(o.canary, "canary", &err) < 0 ||
+	    cohort_check_spec(o.control, "control", &err) < 0)
+		return cli_fail(ctx, &err);
 	if (deadline_arg && deadline_us <= o.wait_us) {
 		cli_error(ctx, "'--deadline %s' leaves no time after '--wait' to judge the release",
 			  deadline_arg);

@@ -97,6 +97,21 @@ run pr analyze --service checkout --release v2 --cohort web-1 --control web-1,we
 run pr analyze --service checkout --release v2 --cohort 'web-1,' --at "$AT" --dry-run
 [ $RC -eq 2 ] && grep -q "the canary hosts 'web-1,' hold an empty or overlong name" <<<"$ERR" &&
 	ok "an empty name in a host list is a usage error" || not_ok "empty item" "rc=$RC $ERR"
+# A host list's syntax is refused before post-deploy's --wait, not after it.
+long=$(printf 'w%.0s' $(seq 300))
+for spec in 'web-1,' 'host=' "web-1,$long"; do
+	for side in canary control; do
+		args=(--canary 'web-[12]')
+		[ $side = canary ] && args=(--canary "$spec") || args+=(--control "$spec")
+		SECONDS=0
+		run timeout 60 "$PROFREG_BIN" --db "$DB" --home "$HOME_DIR" post-deploy \
+			--service checkout --release v9 --commit "$SHA" "${args[@]}" --wait 20m
+		[ $RC -eq 2 ] && [ $SECONDS -lt 10 ] && [ "$(wc -l <<<"$ERR")" = 1 ] &&
+			grep -q "the $side hosts '.*' hold an empty or overlong name" <<<"$ERR" &&
+			ok "post-deploy --$side '${spec:0:12}': exit 2 at once, before the wait" ||
+			not_ok "post-deploy --$side '${spec:0:12}'" "rc=$RC after ${SECONDS}s" "$ERR"
+	done
+done
 run pr analyze --service checkout --release v2 --control web-3 --at "$AT"
 [ $RC -eq 2 ] && grep -q -- "--control needs --cohort" <<<"$ERR" && ok "--control without --cohort is a usage error" ||
 	not_ok "control alone" "rc=$RC $ERR"
