@@ -64,12 +64,22 @@ static int select_hosts(bool *in, char *const *hosts, size_t n, const char *spec
 			bool neg = pat != item && pat[0] == '!';
 			if (neg)
 				pat++;
+			bool exact = false;
 			if (!*pat) {
 				*empty_item = true;
 				return 0;
 			}
+			/*
+			 * A host whose name holds glob characters ("canary-[1]", "web*")
+			 * is named as written: a name that is a host selects that host
+			 * alone. As a glob it would match others ("canary-1"), or not
+			 * itself. "canary-\[1\]" is the glob that matches it literally.
+			 */
+			for (size_t i = 0; i < n && !exact; i++)
+				exact = strcmp(pat, hosts[i]) == 0;
 			for (size_t i = 0; i < n; i++)
-				if ((fnmatch(pat, hosts[i], 0) == 0) != neg) {
+				if ((exact ? strcmp(pat, hosts[i]) == 0
+					   : fnmatch(pat, hosts[i], 0) == 0) != neg) {
 					in[i] = true;
 					hit = true;
 				}

@@ -112,6 +112,26 @@ for spec in 'web-1,' 'host=' "web-1,$long"; do
 			not_ok "post-deploy --$side '${spec:0:12}'" "rc=$RC after ${SECONDS}s" "$ERR"
 	done
 done
+# Hosts whose names hold glob characters are named as written: a name that
+# is a host selects it alone; escaped, a glob matches it literally.
+pr --quiet service add globs && pr --quiet service enable globs
+for host in 'web-[1]' web-1 'web*' web-2; do
+	capture "$host" g1 10:00 200 $((seed++))
+	pr --quiet ingest "$T/c/$host-g1-1000.folded" --service globs --release g1 --host "$host" \
+		--time "${DAY}T10:00:00Z"
+done
+# COHORT|CONTROL|N: judged (exit 5, too thin) with N captures of the control
+# hosts, so the two sets are apart: 'web-[1]' as a glob is web-1 too, 'web*'
+# every host.
+for c in 'web-[1]|web-1|1' 'web*||3' 'web*|web-2|1' 'web-\[1\]|web-1|1' \
+	'host=!web-[1]|web-[1]|1'; do
+	IFS='|' read -r cohort control n <<<"$c"
+	run pr analyze --service globs --release g1 --cohort "$cohort" ${control:+--control "$control"} \
+		--at "${DAY}T11:00:00Z" --dry-run
+	[ $RC -eq 5 ] && [[ $ERR == *"insufficient control: $n eligible cpu captures of the control"* ]] &&
+		ok "--cohort '$cohort'${control:+ --control '$control'}: the hosts as named" ||
+		not_ok "--cohort '$cohort' --control '$control'" "rc=$RC $ERR"
+done
 run pr analyze --service checkout --release v2 --control web-3 --at "$AT"
 [ $RC -eq 2 ] && grep -q -- "--control needs --cohort" <<<"$ERR" && ok "--control without --cohort is a usage error" ||
 	not_ok "control alone" "rc=$RC $ERR"
