@@ -7,6 +7,7 @@
 #include "common/timeutil.h"
 #include "pipeline/http.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -57,17 +58,41 @@ int pushgw_format(buf *out, const pushgw_run *r)
 	return rc ? PR_ENOMEM : 0;
 }
 
-static int grouping_value(buf *b, const char *v)
+/*
+ * "/NAME/VALUE" of the push URL. A value of [A-Za-z0-9._-] goes as it is;
+ * any other, and "." and ".." (which a URL's path drops: ".." once arrived
+ * as instance=""), and "" go as the Pushgateway's "/NAME@base64/VALUE",
+ * VALUE in base64url ("=" for ""), so that every value arrives as it is
+ * and two values never share a group ("a/b" used to be sent as "a_b").
+ */
+static int grouping_label(buf *b, const char *name, const char *v)
 {
-	int rc = 0;
+	static const char b64[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+	const unsigned char *u = (const unsigned char *)v;
+	size_t n = strlen(v);
+	bool plain = n > 0 && strcmp(v, ".") != 0 && strcmp(v, "..") != 0;
+	int rc;
 
-	if (!v || !*v)
-		return buf_putc(b, '_');
-	for (size_t i = 0; rc == 0 && v[i] && i < 128; i++) {
-		char c = v[i];
-		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-			  (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
-		rc = buf_putc(b, ok ? c : '_');
+	for (size_t i = 0; plain && i < n; i++)
+		plain = (v[i] >= 'a' && v[i] <= 'z') || (v[i] >= 'A' && v[i] <= 'Z') ||
+			(v[i] >= '0' && v[i] <= '9') || v[i] == '.' || v[i] == '_' || v[i] == '-';
+	if (plain)
+		return buf_printf(b, "/%s/%s", name, v);
+	if ((rc = buf_printf(b, "/%s@base64/", name)) < 0)
+		return rc;
+	if (n == 0)
+		return buf_putc(b, '=');
+	for (size_t i = 0; rc == 0 && i < n; i += 3) {
+		uint32_t w = (uint32_t)u[i] << 16 | (i + 1 < n ? (uint32_t)u[i + 1] << 8 : 0) |
+			     (i + 2 < n ? u[i + 2] : 0);
+		rc = buf_putc(b, b64[w >> 18 & 63]);
+		if (rc == 0)
+			rc = buf_putc(b, b64[w >> 12 & 63]);
+		if (rc == 0 && i + 1 < n)
+			rc = buf_putc(b, b64[w >> 6 & 63]);
+		if (rc == 0 && i + 2 < n)
+			rc = buf_putc(b, b64[w & 63]);
 	}
 	return rc;
 }
@@ -92,9 +117,9 @@ int pushgw_post(const char *base_url, const char *instance, const char *kind, co
 	}
 	while (n && base_url[n - 1] == '/')
 		n--;
-	if (buf_printf(&url, "%.*s/metrics/job/profreg/instance/", (int)n, base_url) < 0 ||
-	    grouping_value(&url, instance) < 0 || buf_puts(&url, "/kind/") < 0 ||
-	    grouping_value(&url, kind) < 0) {
+	if (buf_printf(&url, "%.*s/metrics/job/profreg", (int)n, base_url) < 0 ||
+	    grouping_label(&url, "instance", instance) < 0 ||
+	    grouping_label(&url, "kind", kind ? kind : "") < 0) {
 		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
 		goto out;
 	}

@@ -40,8 +40,10 @@ int pushgw_format(buf *out, const pushgw_run *r);
 
 /*
  * POST `body` to base_url + "/metrics/job/profreg/instance/I/kind/K";
- * instance NULL is the host name. Characters outside [A-Za-z0-9._-] in
- * grouping values become '_'. Non-2xx is PR_EIO with the status.
+ * instance NULL is the host name. A grouping value of [A-Za-z0-9._-]
+ * goes as it is; "", "." and "..", and a value with any other character,
+ * go base64url-encoded as the Pushgateway reads them ("/instance@base64/
+ * ..."), so each arrives unchanged. Non-2xx is PR_EIO with the status.
  */
 int pushgw_post(const char *base_url, const char *instance, const char *kind, const char *body,
 		uint32_t connect_timeout_ms, uint32_t timeout_ms, pr_error *err);
