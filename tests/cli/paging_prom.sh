@@ -40,7 +40,7 @@ EOF
 	--cluster.listen-address= --log.level=warn >"$T/am.log" 2>&1 &
 PIDS="$PIDS $!"
 PG_PORT=$(free_port)
-"$PGW" --web.listen-address="127.0.0.1:$PG_PORT" --log.level=warn >"$T/pgw.log" 2>&1 &
+"$PGW" --web.listen-address="127.0.0.1:$PG_PORT" --persistence.file= --log.level=warn >"$T/pgw.log" 2>&1 &
 PIDS="$PIDS $!"
 wait_ready "http://127.0.0.1:$AM_PORT/-/ready" && ok "alertmanager is up on port $AM_PORT" || not_ok "alertmanager start" "$(tail -5 "$T/am.log")"
 wait_ready "http://127.0.0.1:$PG_PORT/-/ready" && ok "pushgateway is up on port $PG_PORT" || not_ok "pushgateway start" "$(tail -5 "$T/pgw.log")"
