@@ -833,20 +833,39 @@ int findings_follow_up(findings_closed *out, analysis *a, db *d, int64_t run_id,
 		"                        + $6::bigint * interval '1 microsecond'"
 		"   and p.captured_at < 'epoch'::timestamptz"
 		"                       + $4::bigint * interval '1 microsecond'),"
-		OPTIONS_COLS("f.")
+		OPTIONS_COLS("f.") ","
+		/* Whether this release ran before the finding's: a rollback to it. */
+		" coalesce((select min(p.captured_at) from profiles p"
+		"   where p.service_id = f.service_id and p.profile_type = f.profile_type"
+		"     and p.release = $3)"
+		"  < (select min(p.captured_at) from profiles p"
+		"     where p.service_id = f.service_id and p.profile_type = f.profile_type"
+		"       and p.release = f.current_release), false)"
 		" from findings f left join functions fn on fn.id = f.function_id"
 		" where f.service_id = $1 and f.profile_type = $2 and f.status = 'open'"
 
 		/*
-		 * An earlier release's: found by an analysis before this one's
-		 * "now", on a release that started before this one.
+		 * Another release's, found by an analysis before this one's
+		 * "now": a release that started before this one (is it fixed?),
+		 * or one this release ran again after (a rollback to it).
 		 */
 		"   and (f.current_release = $3"
 		"        or (coalesce((f.detail ->> 'at_us')::bigint, 0) < $4"
-		"        and (select min(p.captured_at) from profiles p"
-		"             where p.service_id = f.service_id and p.profile_type = f.profile_type"
-		"               and p.release = f.current_release)"
-		"            < 'epoch'::timestamptz + $5::bigint * interval '1 microsecond'))"
+		"        and ((select min(p.captured_at) from profiles p"
+		"            where p.service_id = f.service_id"
+		"              and p.profile_type = f.profile_type"
+		"              and p.release = f.current_release)"
+		"             < 'epoch'::timestamptz + $5::bigint * interval '1 microsecond'"
+		"          or exists (select 1 from profiles p"
+		"              where p.service_id = f.service_id"
+		"                and p.profile_type = f.profile_type"
+		"                and p.release = $3"
+		"                and p.captured_at < 'epoch'::timestamptz"
+		"                                    + $4::bigint * interval '1 microsecond'"
+		"                and p.captured_at > (select max(q.captured_at) from profiles q"
+		"                    where q.service_id = f.service_id"
+		"                      and q.profile_type = f.profile_type"
+		"                      and q.release = f.current_release)))))"
 		" order by f.id";
 	/* clang-format on */
 	const analysis_opts *o = &a->opts;
@@ -946,7 +965,11 @@ int findings_follow_up(findings_closed *out, analysis *a, db *d, int64_t run_id,
 			/*
 			 * A later release: fixed when the function is back inside the
 			 * band the finding was measured against (its baseline share and
-			 * its own margins) and no longer significantly beyond it.
+			 * its own margins) and no longer significantly beyond it. An
+			 * earlier release running again after the finding's stopped (a
+			 * rollback) closes it the same way, named as a rollback: the
+			 * code is not fixed, and a release that brings it back is
+			 * judged, and pages, anew.
 			 *
 			 * Not while the finding's own release still runs: judged by
 			 * this run too, or captured in the last night. A fix rolled
@@ -973,9 +996,16 @@ int findings_follow_up(findings_closed *out, analysis *a, db *d, int64_t run_id,
 					  : t->current_share >= base - band))
 					continue;
 			}
-			snprintf(why, sizeof(why),
-				 "fixed by release '%.100s': %.4g against a baseline of %.4g",
-				 jd->release, t->current_share, base);
+			if (db_get_bool(res, r, 17))
+				snprintf(why, sizeof(why),
+					 "rolled back to release '%.100s': %.4g against a "
+					 "baseline of %.4g",
+					 jd->release, t->current_share, base);
+			else
+				snprintf(why, sizeof(why),
+					 "fixed by release '%.100s': %.4g against a "
+					 "baseline of %.4g",
+					 jd->release, t->current_share, base);
 			if ((rc = set_state(d, id, "fixed", run_id, o->at_us, why, jd->release,
 					    err)) < 0 ||
 			    (rc = add_closed(out, id)) < 0)

@@ -62,7 +62,9 @@ void findings_closed_release(findings_closed *c);
  *     margin, with every capture so far, is no longer significant before
  *     any multiple-testing adjustment (p > fdr), or its function is no
  *     longer tested;
- *   - of an earlier release is "fixed" (fixed_by this release) when this
+ *   - of an earlier release, or of a later one that this release ran
+ *     again after (a rollback: its reason says so), is "fixed" (fixed_by
+ *     this release) when this
  *     release's share is back inside the band it was measured against
  *     (its baseline share plus the margin) and not significantly above,
  *     judged on two captures or more with the finding's own options, and

@@ -5,6 +5,7 @@
 #  - A fix (v4) rolled out to some hosts while v3 still runs on others
 #    does not close v3's finding, nor does one capture of v4 judged by
 #    an analyze by hand: closed, the next night found and paged it anew.
+#  - A rollback to the release before closes the finding it undid.
 #  - A night run again after the fix closed the finding links to it:
 #    no second finding, no second page.
 #  - A missed night filled in later (--at in the past) keeps a release
@@ -60,7 +61,8 @@ for spec in sys.argv[3:]:
         open(p, 'w').write(data + 'padmain;pad%d 1\n' % k)
         m.update(path=p, release=rel, host='%s-h%d' % (rel, i),
                  time='%sT%02d:%02d:00Z' % (day, 3 + i * (18 // n), k % 60),
-                 commit=(rel.encode().hex() + '0' * 40)[:40])
+                 commit=m.get('commit') if rel == m['release']
+                 else (rel.encode().hex() + '0' * 40)[:40])
         lines.append(m)
 with open(os.path.join(out, 'manifest.jsonl'), 'w') as f:
     for m in lines:
@@ -123,6 +125,20 @@ fifth=$(sql "select id from runs where kind = 'nightly' order by id offset 4 lim
 [ "$(sql "select count(*) from run_findings rf join findings f on f.id = rf.finding_id
 	where rf.run_id = $fifth and f.state = 'fixed' and f.direction = 'regression'")" = 1 ] &&
 	ok "the night run again records the finding it saw, as it is" || not_ok "run findings"
+
+# 2b. v3 regressed two nights (paged), then rolled back: v2 runs again
+# on every host for two nights. The regression no longer runs.
+scenario rollback 2026-01-11:v3:reg 2026-01-12:v3:reg 2026-01-13:v2:base 2026-01-14:v2:base
+for n in 2026-01-12 2026-01-13 2026-01-14 2026-01-15; do night $n; done
+[ "$(regs "and state = 'fixed' and fixed_by = 'v2'")" = 1 ] && [ "$(triggers)" = 1 ] &&
+	[ "$(resolves)" = 1 ] &&
+	ok "a rollback closes the regression it undid, and resolves its page" ||
+	not_ok "rollback" "$(sql "select id, current_release, state, fixed_by from findings
+		where direction = 'regression'") triggers $(triggers) resolves $(resolves)"
+[ "$(sql "select count(*) from finding_states s join findings f on f.id = s.finding_id
+	where f.direction = 'regression' and s.reason like '%rolled back to%'")" = 1 ] &&
+	ok "its history says it was rolled back" ||
+	not_ok "rollback reason" "$(sql "select s.* from finding_states s")"
 
 # 4. v3 regressed, v4 too; nights 2 and 3 are filled in later, in order,
 # after the run of night 1 stored v3's finding (created now, in 2026-12).
