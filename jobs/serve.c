@@ -1138,8 +1138,13 @@ static int one_alert(server *s, const token_info *tok, const json_t *a, const ch
 	}
 	if (strcmp(status, "resolved") == 0) {
 		size_t n = 0;
-		if ((rc = capreq_sessions_end(&n, s->env->d, host, "alertmanager", "resolved",
-					      err)) < 0)
+		/*
+		 * Only the session of the service the alert names: on a shared
+		 * host another team's resolved alert ended this team's session,
+		 * and its still-firing alert was then refused as a re-escalation.
+		 */
+		if ((rc = capreq_sessions_end_of(&n, s->env->d, host, "alertmanager", svc.id,
+						 "resolved", err)) < 0)
 			goto out;
 		alert_outcome(list, name, host, n ? "resolved: session ended" : "resolved");
 		goto out;

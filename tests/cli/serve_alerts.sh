@@ -4,8 +4,9 @@
 # fleet-wide alert on 50 hosts elevates no more than the fleet cap; a
 # session ends at its expiry while the alert still fires; a flapping
 # alert elevates a host once per re-escalation window; a resolved alert
-# ends its session. The 50 targets are not real processes: the caps are
-# about sessions, not captures.
+# ends its session, and only its own service's: another team's resolved
+# alert for its service on the same host leaves it open. The 50 targets
+# are not real processes: the caps are about sessions, not captures.
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -18,15 +19,19 @@ trap 'for p in $PIDS; do kill "$p" 2>/dev/null; done' EXIT
 fresh_db serve_alerts
 pr db init >/dev/null 2>&1
 pr service add fleet --team a >/dev/null && pr service enable fleet >/dev/null
+pr service add ledger --team b >/dev/null && pr service enable ledger >/dev/null
 targets=$(for i in $(seq 1 50); do printf '"127.0.1.%d:9",' "$i"; done)
 cat >"$T/cfg.json" <<EOF
 {"serve": {"listen": "127.0.0.1:0", "global_rate": 100000, "token_rate": 100000,
            "host_cooldown_s": 0, "default_seconds": 1, "session_max_s": 10,
            "reescalate_s": 600, "max_sessions_service": 50, "max_sessions_fleet": 10},
  "services": {"fleet": {"sources": [{"type": "pprof_http", "targets": [${targets%,}],
-                                      "connect_timeout_ms": 200, "timeout_ms": 500}]}}}
+                                      "connect_timeout_ms": 200, "timeout_ms": 500}]},
+              "ledger": {"sources": [{"type": "pprof_http", "targets": ["127.0.1.47:7"],
+                                       "connect_timeout_ms": 200, "timeout_ms": 500}]}}}
 EOF
 TA=$(pr --config "$T/cfg.json" token create --team a 2>/dev/null)
+TB=$(pr --config "$T/cfg.json" token create --team b 2>/dev/null)
 "$PROFREG_BIN" --db "$DB" --home "$HOME_DIR" --config "$T/cfg.json" serve --port-file "$T/s.port" \
 	>"$T/s.out" 2>"$T/s.err" &
 PIDS="$PIDS $!"
@@ -42,7 +47,10 @@ payload() {
 	done
 	printf '{"version": "4", "status": "%s", "groupKey": "{}:{alertname=\\"HighLatency\\"}", "receiver": "profreg", "alerts": [%s]}' "$st" "${a%,}"
 }
-hook() { curl -s -o "$T/resp" -w '%{http_code}' -X POST -H "Authorization: Bearer $TA" --data-binary "$1" "$U/v1/alertmanager"; }
+# hook BODY [TOKEN]: the status code; the body in $T/resp
+hook() { curl -s -o "$T/resp" -w '%{http_code}' -X POST -H "Authorization: Bearer ${2:-$TA}" --data-binary "$1" "$U/v1/alertmanager"; }
+# one STATUS SERVICE: one alert of SERVICE on host 127.0.1.47
+one() { printf '{"version": "4", "groupKey": "g", "alerts": [{"status": "%s", "fingerprint": "fp-%s", "labels": {"alertname": "HighLatency", "service": "%s", "instance": "127.0.1.47"}}]}' "$1" "$2" "$2"; }
 
 code=$(hook "$(payload firing 1 50)")
 open=$(sql "select count(*) from elevated_sessions where ended_at is null")
@@ -102,6 +110,21 @@ code=$(hook "{\"alerts\": [{\"status\": \"firing\", \"labels\": {\"alertname\": 
 	[ "$(sql "select length(incident) from capture_requests order by id desc limit 1")" = 105 ] &&
 	ok "a long non-ASCII alert name is cut at a letter, not inside one: the capture is queued" ||
 	not_ok "long name" "code=$code $(head -c 300 "$T/resp") $(tail -3 "$T/s.err")"
+# Two teams' services on one host: team b's resolved alert for its own
+# service does not end team a's session there.
+hook "$(one firing fleet)" >/dev/null
+sid=$(sql "select id from elevated_sessions where host = '127.0.1.47' and ended_at is null")
+code=$(hook "$(one resolved ledger)" "$TB")
+[ -n "$sid" ] && [ "$code" = 200 ] && [ "$(jq -r '.alerts[0].outcome' "$T/resp")" = resolved ] &&
+	[ "$(sql "select ended_at is null from elevated_sessions where id = $sid")" = t ] &&
+	[ "$(sql "select count(*) from audit_log where action = 'session.resolved' and (detail->>'session')::int = $sid")" = 0 ] &&
+	ok "another team's resolved alert for its service leaves the host's session of team a's open" ||
+	not_ok "shared host" "sid=$sid code=$code $(cat "$T/resp")" \
+		"$(sql "select id, service_id, host, ended_at, end_reason from elevated_sessions where host = '127.0.1.47'")"
+code=$(hook "$(one resolved fleet)")
+[ "$code" = 200 ] && [ "$(jq -r '.alerts[0].outcome' "$T/resp")" = "resolved: session ended" ] &&
+	[ "$(sql "select end_reason from elevated_sessions where id = $sid")" = resolved ] &&
+	ok "team a's own resolved alert ends it" || not_ok "own resolve" "code=$code $(cat "$T/resp")"
 [ "$(curl -s -o /dev/null -w '%{http_code}' -X POST --data-binary "$(payload firing 1 1)" "$U/v1/alertmanager")" = 401 ] &&
 	ok "the webhook wants the bearer token too (401)" || not_ok "webhook auth"
 finish
