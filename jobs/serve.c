@@ -597,6 +597,36 @@ static void as_token_end(server *s, const token_info *tok)
 		db_rollback(s->env->d);
 }
 
+static const char role_no_access[] = "the token's role has no access";
+
+/*
+ * Whether a statement that failed as the token's role failed because the
+ * role may not read `table` (its last grant revoked, or the role dropped),
+ * asked as the server once the role's transaction has ended. That is the
+ * token's refusal (403), not a database outage: answered 503 it paged the
+ * on-call and filled the log with "permission denied". When the question
+ * cannot be asked either, the database is the problem: false.
+ */
+static bool role_denied(server *s, const token_info *tok, const char *table)
+{
+	static const char sql[] =
+		"select case when not exists (select 1 from pg_roles where rolname = $1)"
+		" then true else not (has_schema_privilege($1::name, current_schema(), 'usage')"
+		" and has_table_privilege($1::name, $2, 'select')) end";
+	const char *p[2] = {tok->role, table};
+	struct pg_result *res = NULL;
+	pr_error err = PR_ERROR_INIT;
+	bool denied;
+
+	if (!tok->role)
+		return false;
+	if (db_exec(s->env->d, &res, &err, "cannot check the token's role", sql, 2, p) < 0)
+		return false;
+	denied = db_rows(res) == 1 && db_get_bool(res, 0, 0);
+	db_result_free(res);
+	return denied;
+}
+
 /*
  * Whether `tok` may act on service `name`: 0 and *svc filled, or a reason
  * in `why` (403) or an infrastructure failure (< 0, message in err). The
@@ -614,13 +644,20 @@ static int service_for(db_service *svc, char *why, size_t n, server *s, const to
 		snprintf(why, n, "'%.*s' is not a service name", utf8_head(name, 64), name);
 		return 0;
 	}
-	if ((rc = as_token_begin(s, tok, err)) < 0)
-		return rc;
-	rc = db_service_get(s->env->d, svc, name, err);
-	as_token_end(s, tok);
+	if ((rc = as_token_begin(s, tok, err)) == 0) {
+		rc = db_service_get(s->env->d, svc, name, err);
+		as_token_end(s, tok);
+	}
+	/* A refusal leaves err empty: the webhook's next alert may need it. */
+	if (rc < 0 && rc != PR_ENOTFOUND && role_denied(s, tok, "services")) {
+		pr_error_clear(err);
+		snprintf(why, n, "%s", role_no_access);
+		return 0;
+	}
 	if (rc < 0) {
 		if (rc != PR_ENOTFOUND)
 			return rc;
+		pr_error_clear(err);
 		snprintf(why, n, "service '%s' is not this token's", name);
 		return 0;
 	}
@@ -959,6 +996,11 @@ static enum MHD_Result get_capture(server *s, struct MHD_Connection *c, const ch
 	if ((rc = as_token_begin(s, &tok, &err)) == 0) {
 		rc = capreq_get(&o, s->env->d, id, &err);
 		as_token_end(s, &tok);
+	}
+	if (rc < 0 && rc != PR_ENOTFOUND && role_denied(s, &tok, "capture_requests")) {
+		count(s->refusals, "forbidden", 403);
+		ret = reply_error(s, route, c, 403, role_no_access, 0);
+		goto out;
 	}
 	if (rc < 0 && rc != PR_ENOTFOUND) {
 		note(s, err.msg);
@@ -1446,8 +1488,13 @@ static enum MHD_Result get_compare(server *s, struct MHD_Connection *c)
 		ret = reply_line(s, c, 400, line);
 		goto out;
 	}
-	if (compare_page(&page, s->env, &tok, &q, &err) < 0)
-		goto infra;
+	if (compare_page(&page, s->env, &tok, &q, &err) < 0) {
+		if (err.code == PR_ENOMEM || !role_denied(s, &tok, "services"))
+			goto infra;
+		count(s->refusals, "forbidden", 403);
+		ret = reply_line(s, c, 403, "the token's role has no access\n");
+		goto out;
+	}
 	ret = reply_page(s, c, page.status, page.content_type, page.body, page.len, page.csp);
 	goto out;
 infra:

@@ -7,7 +7,8 @@
 # same token loses team a too, although the token itself still says
 # team a (only the role can have done that). Every API call leaves an
 # audit row naming the token, its team, its role, the route, the answer,
-# the captures and the caller's address.
+# the captures and the caller's address. A role left with no grant at all
+# is refused 403 on every route, not answered as a database outage.
 set -u
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/../go/build.sh"
@@ -154,6 +155,28 @@ n=$(sql "select count(*) from audit_log where action like 'serve.%'")
 out=$(psql "$DB user=$RA" -qAt -c "select profreg_audit_as('$RA', 'serve.forged', 'x', '{}', null)" 2>&1)
 [[ $out == *"cannot write audit rows"* ]] &&
 	ok "a team role cannot write API audit rows itself" || not_ok "forge" "$out"
+
+# The role's last grants go: it keeps no table privilege. That is the
+# token's refusal (403), not a database outage (503, Retry-After, a log
+# line) that pages whoever watches the server.
+pr access revoke $RA >/dev/null
+nolog=$(wc -c <"$T/s.err")
+code=$(curl -s -D "$T/hdr" -o "$T/resp" -w '%{http_code}' -H "Authorization: Bearer $TA" "$U/compare?service=checkout")
+[ "$code" = 403 ] && [ "$(cat "$T/resp")" = "the token's role has no access" ] &&
+	! grep -qi '^retry-after' "$T/hdr" &&
+	ok "a role with no grant left: /compare is 403, the token's role has no access" ||
+	not_ok "compare no grant" "$code $(cat "$T/resp")"
+[ "$(get "$IDA" "$TA")" = 403 ] && [ "$(jq -r .error "$T/resp")" = "the token's role has no access" ] &&
+	ok "... GET /v1/captures/ID is 403" || not_ok "get no grant" "$(cat "$T/resp")"
+[ "$(post "$U/v1/captures" "$TA" '{"service": "checkout", "hosts": ["127.0.0.3"], "reason": "a"}')" = 403 ] &&
+	[ "$(jq -r .error "$T/resp")" = "the token's role has no access" ] &&
+	ok "... POST /v1/captures is 403" || not_ok "post no grant" "$(cat "$T/resp")"
+[ "$(post "$U/v1/alertmanager" "$TA" "$alert")" = 200 ] &&
+	[ "$(jq -r '.alerts[0].outcome' "$T/resp")" = "the token's role has no access" ] &&
+	ok "... and each alert of the webhook is refused so" || not_ok "webhook no grant" "$(cat "$T/resp")"
+[ "$(wc -c <"$T/s.err")" = "$nolog" ] && ok "... and nothing is logged as a database failure" ||
+	not_ok "no grant logged" "$(tail -c +$((nolog + 1)) "$T/s.err")"
+[ "$(get "$IDB" "$TB")" = 200 ] && ok "another role's token is served as before" || not_ok "b after"
 
 kill -TERM $SPID
 for _ in $(seq 50); do kill -0 $SPID 2>/dev/null || break; sleep 0.1; done
