@@ -102,7 +102,11 @@ static int service_add(cli_ctx *ctx, int argc, char **argv)
 		if (rc < 0)
 			goto fail;
 	}
-	if ((rc = ctx_db_open_setup(ctx, &d, &err)) < 0 ||
+	/*
+	 * Not the set-up open: a mistyped --home or an unset PROFREG_DB made
+	 * a new private cluster here that no later command looked in.
+	 */
+	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 ||
 	    (rc = catalog_register(d, &cat, enable, &err)) < 0)
 		goto fail;
 	for (size_t i = 0; i < cat.n && !ctx->quiet; i++) {
@@ -183,7 +187,7 @@ static int service_import(cli_ctx *ctx, int argc, char **argv)
 	} else if ((rc = catalog_read(&cat, argv[first], &err)) < 0) {
 		goto fail;
 	}
-	if ((rc = ctx_db_open_setup(ctx, &d, &err)) < 0 ||
+	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 ||
 	    (rc = catalog_register(d, &cat, enable, &err)) < 0)
 		goto fail;
 	for (size_t i = 0; i < cat.n; i++)

@@ -16,6 +16,7 @@ psql "$PG_CONNINFO" -qAt -c "drop database if exists $DBN" -c "create database $
 DB="$PG_CONNINFO dbname=$DBN"
 P=("$BIN/profreg" --db "$DB" --home "$H" --quiet)
 echo '{"retention": {"summary_top": 5}}' >"$TMP/retention.json"
+"${P[@]}" db init
 "${P[@]}" service add bench-ret
 "${P[@]}" service enable bench-ret
 AT=2026-06-01T00:00:00Z

@@ -5,6 +5,7 @@
 # regressed releases kept out of baselines; paging only with --page.
 . "$(dirname "$0")/lib.sh"
 fresh_db cli_analyze
+pr --quiet db init
 BUILD=${BUILD:-build}
 T=$PROFREG_TEST_TMP/cli_analyze
 rm -rf "$T" && mkdir -p "$T"
@@ -157,6 +158,7 @@ run pr baseline show --service svc-000 --at "$at" --window 1d
 # Something got cheaper: the other functions' shares rise, their absolute
 # rates do not. That is a relative shift, never a regression.
 fresh_db cli_analyze_shift
+pr --quiet db init
 "$BUILD/sim/fleetgen" --out "$T/shift" --services 6 --functions 60 --regressed 0 --improved 1 \
 	--improve-factors 0.5 --seed 12 >"$T/shift.txt"
 at2=$(sed -n 's/^at: //p' "$T/shift.txt")

@@ -4,6 +4,7 @@
 # last night what a nightly dry run raises, and stores nothing.
 . "$(dirname "$0")/lib.sh"
 fresh_db cli_backtest
+pr --quiet db init
 BUILD=${BUILD:-build}
 T=$PROFREG_TEST_TMP/cli_backtest
 rm -rf "$T" && mkdir -p "$T"

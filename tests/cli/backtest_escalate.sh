@@ -10,6 +10,7 @@
 # section) says so and is not an error.
 . "$(dirname "$0")/lib.sh"
 fresh_db cli_backtest_escalate
+pr --quiet db init
 T=$PROFREG_TEST_TMP/cli_backtest_escalate
 rm -rf "$T" && mkdir -p "$T"
 

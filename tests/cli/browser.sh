@@ -5,6 +5,7 @@
 # the page, which --dump-dom prints. A screenshot is kept for a person.
 . "$(dirname "$0")/lib.sh"
 fresh_db cli_browser
+pr --quiet db init
 T=$PROFREG_TEST_TMP/cli_browser
 OUTDIR=${BUILD:-build}/test-output
 rm -rf "$T" && mkdir -p "$T"

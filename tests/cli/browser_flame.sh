@@ -8,6 +8,7 @@
 # frame's pixels are red.
 . "$(dirname "$0")/lib.sh"
 fresh_db cli_browser_flame
+pr --quiet db init
 T=$PROFREG_TEST_TMP/cli_browser_flame
 rm -rf "$T" && mkdir -p "$T"
 

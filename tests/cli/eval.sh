@@ -204,6 +204,7 @@ fi
 #   c.new   base 0        current 0.0005  rose from zero: not flagged
 # n1 is null: x base 0.55, current 0.67 (flagged, false; above the floor).
 fresh_db cli_eval
+pr --quiet db init
 for s in r1 n1; do
 	pr --quiet service add $s && pr --quiet service enable $s
 done

@@ -7,6 +7,7 @@
 # with the same per-function values.
 . "$(dirname "$0")/lib.sh"
 fresh_db cli_export
+pr --quiet db init
 T=$PROFREG_TEST_TMP/cli_export
 rm -rf "$T" && mkdir -p "$T"
 D=$PROFREG_TEST_DATA/pprof

@@ -10,6 +10,7 @@
 # silent database server is noticed by TCP keepalives.
 . "$(dirname "$0")/lib.sh"
 fresh_db cli_failclosed
+pr --quiet db init
 BUILD=${BUILD:-build}
 T=$PROFREG_TEST_TMP/cli_failclosed
 rm -rf "$T" && mkdir -p "$T"

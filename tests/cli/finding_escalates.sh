@@ -6,6 +6,7 @@
 # improvement, leaves the stored finding as it was.
 . "$(dirname "$0")/lib.sh"
 fresh_db cli_finding_escalates
+pr --quiet db init
 BUILD=${BUILD:-build}
 T=$PROFREG_TEST_TMP/cli_finding_escalates
 rm -rf "$T" && mkdir -p "$T"

@@ -73,6 +73,7 @@ EOF
 # scenario NAME SPEC...: a fresh database with those captures.
 scenario() {
 	fresh_db "cli_finding_life_$1"
+	pr --quiet db init
 	nights "$@"
 	pr --quiet service add svc-000 && pr --quiet service enable svc-000
 	pr --quiet ingest --manifest "$T/$1/manifest.jsonl" >/dev/null
@@ -157,6 +158,7 @@ for n in 2026-01-12 2026-01-13 2026-01-14 2026-01-15; do night $n; done
 # parse stays: parse is confirmed on night 2 while handler, the lead, is
 # still a candidate. The incident pages through parse that night.
 fresh_db cli_finding_life_incident
+pr --quiet db init
 mkdir -p "$T/inc"
 python3 - "$T/inc" 2026-01-11:v3:1.6:1.6:3 2026-01-12:v3:1:1.6:4 <<'EOF'
 import json, random, sys

@@ -5,6 +5,7 @@
 # per day; a bad pattern and an unknown service.
 . "$(dirname "$0")/lib.sh"
 fresh_db cli_functions
+pr --quiet db init
 BUILD=${BUILD:-build}
 T=$PROFREG_TEST_TMP/cli_functions
 rm -rf "$T" && mkdir -p "$T"

@@ -5,6 +5,7 @@
 # a FIFO or reads a device or a kernel file.
 . "$(dirname "$0")/lib.sh"
 fresh_db cli_hostile
+pr --quiet db init
 T=$PROFREG_TEST_TMP/cli_hostile
 rm -rf "$T" && mkdir -p "$T"
 

@@ -3,6 +3,7 @@
 # manifests, bad input leaving the database unchanged, list and show.
 . "$(dirname "$0")/lib.sh"
 fresh_db cli_ingest
+pr --quiet db init
 D=$PROFREG_TEST_DATA
 T=$PROFREG_TEST_TMP/cli_ingest
 rm -rf "$T" && mkdir -p "$T"

@@ -5,6 +5,7 @@
 # counted by `profreg storage`.
 . "$(dirname "$0")/lib.sh"
 fresh_db cli_ingest_failsafe
+pr --quiet db init
 T=$PROFREG_TEST_TMP/cli_ingest_failsafe
 rm -rf "$T" && mkdir -p "$T"
 

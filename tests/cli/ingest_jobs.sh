@@ -8,6 +8,7 @@
 # written.
 . "$(dirname "$0")/lib.sh"
 fresh_db cli_ingest_jobs
+pr --quiet db init
 T=$PROFREG_TEST_TMP/cli_ingest_jobs
 rm -rf "$T" && mkdir -p "$T/f"
 

@@ -5,6 +5,7 @@
 # files are refused with exit 4 and one line naming them, writing nothing.
 . "$(dirname "$0")/lib.sh"
 fresh_db cli_ingest_speedscope
+pr --quiet db init
 D=$PROFREG_TEST_DATA/speedscope
 T=$PROFREG_TEST_TMP/cli_ingest_speedscope
 rm -rf "$T" && mkdir -p "$T"

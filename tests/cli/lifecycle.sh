@@ -7,6 +7,7 @@
 # run records how many went away or were fixed.
 . "$(dirname "$0")/lib.sh"
 fresh_db cli_lifecycle
+pr --quiet db init
 BUILD=${BUILD:-build}
 T=$PROFREG_TEST_TMP/cli_lifecycle
 rm -rf "$T" && mkdir -p "$T"

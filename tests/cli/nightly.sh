@@ -5,6 +5,7 @@
 # even under --quiet.
 . "$(dirname "$0")/lib.sh"
 fresh_db cli_nightly
+pr --quiet db init
 BUILD=${BUILD:-build}
 T=$PROFREG_TEST_TMP/cli_nightly
 rm -rf "$T" && mkdir -p "$T/drop"

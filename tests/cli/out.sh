@@ -6,6 +6,7 @@
 # regular file whole.
 . "$(dirname "$0")/lib.sh"
 fresh_db cli_out
+pr --quiet db init
 T=$PROFREG_TEST_TMP/cli_out
 rm -rf "$T" && mkdir -p "$T"
 

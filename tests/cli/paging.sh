@@ -12,6 +12,7 @@
 # PagerDuty's body, the webhook's token), so none may go through it.
 . "$(dirname "$0")/lib.sh"
 fresh_db cli_paging
+pr --quiet db init
 BUILD=${BUILD:-build}
 PD_SERVER=${PD_SERVER:-$BUILD/servers/pd_server}
 T=$PROFREG_TEST_TMP/cli_paging

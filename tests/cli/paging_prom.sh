@@ -8,6 +8,7 @@
 # --quiet (what cron mails), and the next run sends the page, once.
 . "$(dirname "$0")/lib.sh"
 fresh_db cli_paging_prom
+pr --quiet db init
 BUILD=${BUILD:-build}
 T=$PROFREG_TEST_TMP/cli_paging_prom
 rm -rf "$T" && mkdir -p "$T/am" "$T/pg"
@@ -101,6 +102,7 @@ M=$(curl -sf "http://127.0.0.1:$PG_PORT/metrics")
 # Alertmanager down while the nightly pages: a page that never arrives must
 # not look like a quiet night, even under --quiet; the next run sends it.
 fresh_db cli_paging_prom_down
+pr --quiet db init
 pr --quiet service add svc-000 && pr --quiet service enable svc-000
 pr --quiet ingest --manifest "$T/fleet/manifest.jsonl" >/dev/null
 AM2_PORT=$(free_port)
@@ -136,6 +138,7 @@ M=$(curl -sf "http://127.0.0.1:$PG_PORT/metrics")
 # One function name in two files (py-spy writes "name (file:line)"): two
 # findings, two keys, two alerts; resolving one leaves the other firing.
 fresh_db cli_paging_prom_twins
+pr --quiet db init
 pr --quiet service add twins && pr --quiet service enable twins
 mkdir -p "$T/twins"
 RANDOM=3

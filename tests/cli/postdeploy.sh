@@ -5,6 +5,7 @@
 # an unreachable pager does not hold the step for more than its deadline.
 . "$(dirname "$0")/lib.sh"
 fresh_db cli_postdeploy
+pr --quiet db init
 BUILD=${BUILD:-build}
 T=$PROFREG_TEST_TMP/cli_postdeploy
 rm -rf "$T" && mkdir -p "$T"

@@ -36,6 +36,7 @@ sha=$(git -C "$R" rev-parse HEAD)
 
 setup_db() { # NAME SERVICE-FROM-FLEET
 	fresh_db "$1"
+	pr --quiet db init
 	pr --quiet service add checkout && pr --quiet service enable checkout
 	grep "\"service\":\"$2\"" "$T/fleet/manifest.jsonl" |
 		sed "s/\"service\":\"$2\"/\"service\":\"checkout\"/; s/\"release\":\"$rel\"/\"release\":\"$sha\"/" \

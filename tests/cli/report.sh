@@ -4,6 +4,7 @@
 # JSON; diff of two releases; exports that round-trip through ingest.
 . "$(dirname "$0")/lib.sh"
 fresh_db cli_report
+pr --quiet db init
 T=$PROFREG_TEST_TMP/cli_report
 rm -rf "$T" && mkdir -p "$T"
 

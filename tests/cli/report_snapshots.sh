@@ -5,6 +5,7 @@
 # are not.
 . "$(dirname "$0")/lib.sh"
 fresh_db cli_report_snapshots
+pr --quiet db init
 T=$PROFREG_TEST_TMP/cli_report_snapshots
 rm -rf "$T" && mkdir -p "$T"
 

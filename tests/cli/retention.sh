@@ -5,6 +5,7 @@
 # `profreg storage` matches the files on disk; pin and unpin; the lock.
 . "$(dirname "$0")/lib.sh"
 fresh_db cli_retention
+pr --quiet db init
 T=$PROFREG_TEST_TMP/cli_retention
 rm -rf "$T" && mkdir -p "$T"
 AT=2026-06-01T00:00:00Z

@@ -5,6 +5,7 @@
 # its age says, forensic and pinned captures whole and readable.
 . "$(dirname "$0")/lib.sh"
 fresh_db cli_retention_kill
+pr --quiet db init
 T=$PROFREG_TEST_TMP/cli_retention_kill
 rm -rf "$T" && mkdir -p "$T"
 AT=2026-06-01T00:00:00Z

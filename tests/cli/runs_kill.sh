@@ -4,6 +4,7 @@
 # "interrupted", and a run of another kind leaves it alone.
 . "$(dirname "$0")/lib.sh"
 fresh_db cli_runs_kill
+pr --quiet db init
 BUILD=${BUILD:-build}
 T=$PROFREG_TEST_TMP/cli_runs_kill
 rm -rf "$T" && mkdir -p "$T"

@@ -6,6 +6,7 @@
 # format without labels each say so.
 . "$(dirname "$0")/lib.sh"
 fresh_db cli_span
+pr --quiet db init
 T=$PROFREG_TEST_TMP/cli_span
 rm -rf "$T" && mkdir -p "$T"
 D=$PROFREG_TEST_DATA

@@ -4,6 +4,7 @@
 # ("cannot write to standard output: Success").
 . "$(dirname "$0")/lib.sh"
 fresh_db cli_stdout_full
+pr --quiet db init
 T=$PROFREG_TEST_TMP/cli_stdout_full
 rm -rf "$T" && mkdir -p "$T"
 

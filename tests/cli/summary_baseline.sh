@@ -5,6 +5,7 @@
 # no more regressions after retention than before.
 . "$(dirname "$0")/lib.sh"
 fresh_db cli_summary_baseline
+pr --quiet db init
 BUILD=${BUILD:-build}
 T=$PROFREG_TEST_TMP/cli_summary_baseline
 rm -rf "$T" && mkdir -p "$T"

@@ -5,6 +5,7 @@
 # configured after post-deploy was given one.
 . "$(dirname "$0")/lib.sh"
 fresh_db cli_suspects
+pr --quiet db init
 BUILD=${BUILD:-build}
 T=$PROFREG_TEST_TMP/cli_suspects
 rm -rf "$T" && mkdir -p "$T"

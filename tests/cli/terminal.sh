@@ -7,6 +7,7 @@
 # `profreg --help`.
 . "$(dirname "$0")/lib.sh"
 fresh_db cli_terminal
+pr --quiet db init
 T=$PROFREG_TEST_TMP/cli_terminal
 rm -rf "$T" && mkdir -p "$T"
 

@@ -67,6 +67,7 @@ findings() {
 
 # --- one process ------------------------------------------------------------
 fresh_db cli_workers_one
+pr --quiet db init
 start_pd pd1
 cfg "$T/one.json" true
 while read -r s; do pr --quiet service add "$s" && pr --quiet service enable "$s"; done <"$T/fleet/services.txt"
@@ -92,6 +93,7 @@ stored "$DB1" >"$T/one.stored"
 
 # --- a coordinator and workers, one killed, one stopped ------------------------
 fresh_db cli_workers_many
+pr --quiet db init
 start_pd pd2
 cfg "$T/many.json" false
 while read -r s; do pr --quiet service add "$s" && pr --quiet service enable "$s"; done <"$T/fleet/services.txt"
@@ -184,6 +186,7 @@ diff "$T/one.findings" "$T/self.findings" >/dev/null &&
 
 # --- a coordinator killed: its tasks are not worked for nothing --------------------
 fresh_db cli_workers_orphan
+pr --quiet db init
 cfg "$T/orphan.json" false
 while read -r s; do pr --quiet service add "$s" && pr --quiet service enable "$s"; done <"$T/fleet/services.txt"
 P=("$PROFREG_BIN" --db "$DB" --home "$HOME_DIR" --config "$T/orphan.json")
@@ -217,6 +220,7 @@ run pr --config "$T/orphan-self.json" nightly --at "$at" --workers
 # while the worker was idle: a second worker, idle by then, must find no
 # lease run out to claim. One told not to wait exits 3.
 fresh_db cli_workers_lost
+pr --quiet db init
 cfg "$T/lost.json" false
 jq '.workers.reconnect_s = 0' "$T/lost.json" >"$T/gone.json"
 while read -r s; do pr --quiet service add "$s" && pr --quiet service enable "$s"; done <"$T/fleet/services.txt"
@@ -336,6 +340,7 @@ wait "$W"
 # the task to a later claim, and fails it, with the reason, when it
 # outlasts the task's attempts.
 fresh_db cli_workers_busy
+pr --quiet db init
 start_pd pd5
 cfg "$T/busy.json" true
 sed -i 's/"max_attempts": 3/"max_attempts": 6/' "$T/busy.json"
@@ -361,6 +366,7 @@ tries=$(sql "select attempts from tasks where service = '$busy'")
 	ok "a task whose service's lock is held for 3 s waits for it, in one claim" ||
 	not_ok "busy lock" "rc=$RC tries=$tries $ERR $(sql "select id, service, state, attempts, error from tasks")"
 fresh_db cli_workers_busy2
+pr --quiet db init
 cfg "$T/busy2.json" true
 sed -i 's/"max_attempts": 3/"max_attempts": 2, "task_timeout_s": 4/' "$T/busy2.json"
 while read -r s; do pr --quiet service add "$s" && pr --quiet service enable "$s"; done <"$T/fleet/services.txt"
