@@ -50,9 +50,18 @@ static int open_db(cli_ctx *ctx, db **out, bool setup, pr_error *err)
 				  "'--db' is empty: give a connection string (an unset secret?)");
 		goto out;
 	}
-	if (!conninfo)
-		conninfo = getenv("PROFREG_DB");
-	if (!conninfo || !*conninfo) {
+	if (!conninfo && (conninfo = getenv("PROFREG_DB")) && !*conninfo) {
+		/*
+		 * Set but empty, as an empty --db: an unset secret in a unit file
+		 * or a cron line must not fall back to the private cluster, where
+		 * the command finds an empty world and reports success.
+		 */
+		rc = pr_error_set(err, PR_EUSAGE,
+				  "PROFREG_DB is set but empty: give a connection string, or "
+				  "unset it");
+		goto out;
+	}
+	if (!conninfo) {
 		if (getenv("PGHOST") || getenv("PGDATABASE")) {
 			conninfo = ""; /* libpq reads its own environment */
 		} else {

@@ -2,8 +2,8 @@
 # An error is said once, in one line, with the README's exit code, and
 # nothing ahead of it that did not happen: blobs check with a --service
 # that is no service checked no blob; an empty --db is a usage error for
-# the db commands that open no database too; service add and import
-# make no cluster and no schema.
+# the db commands that open no database too, and so is a PROFREG_DB set
+# but empty; service add and import make no cluster and no schema.
 . "$(dirname "$0")/lib.sh"
 fresh_db cli_errors_once
 pr --quiet db init
@@ -49,5 +49,13 @@ for cmd in "service add web2 --team t" "service import $T/cat.jsonl"; do
 		ok "$(cut -d' ' -f1-2 <<<"$cmd") on a database without a schema: exit 3, none made" ||
 		not_ok "$cmd on an empty database" "rc=$RC" "$ERR"
 done
+
+# PROFREG_DB set but empty (an unset secret) is refused as an empty --db
+# is, not taken for the private cluster.
+OUT=$(PROFREG_DB= "$PROFREG_BIN" --home "$HOME_DIR" service list 2>"$T/err")
+RC=$? ERR=$(cat "$T/err")
+[ $RC -eq 2 ] && [ "$ERR" = "profreg service list: PROFREG_DB is set but empty: give a connection string, or unset it" ] &&
+	[ -z "$OUT" ] && ok "PROFREG_DB set but empty: usage error, exit 2, one line" ||
+	not_ok "empty PROFREG_DB" "rc=$RC" "$OUT" "$ERR"
 
 finish
