@@ -216,6 +216,7 @@ int cmd_tasks(cli_ctx *ctx, int argc, char **argv)
 	}
 	if (table_print(t, stdout) < 0)
 		goto oom;
+	status = EXIT_OK; /* it still held cli_end's CLI_GO: exit 154 */
 	goto out;
 oom:
 	cli_error(ctx, "out of memory");

@@ -3,7 +3,8 @@
 # nothing ahead of it that did not happen: blobs check with a --service
 # that is no service checked no blob; an empty --db is a usage error for
 # the db commands that open no database too, and so is a PROFREG_DB set
-# but empty; service add and import make no cluster and no schema.
+# but empty; service add and import make no cluster and no schema; tasks
+# exits 0.
 . "$(dirname "$0")/lib.sh"
 fresh_db cli_errors_once
 pr --quiet db init
@@ -58,4 +59,7 @@ RC=$? ERR=$(cat "$T/err")
 	[ -z "$OUT" ] && ok "PROFREG_DB set but empty: usage error, exit 2, one line" ||
 	not_ok "empty PROFREG_DB" "rc=$RC" "$OUT" "$ERR"
 
+run pr tasks
+[ $RC -eq 0 ] && [ -z "$ERR" ] && [[ $OUT == *ID*RUN*SERVICE* ]] && ok "tasks lists and exits 0" ||
+	not_ok "tasks" "rc=$RC" "$OUT" "$ERR"
 finish
