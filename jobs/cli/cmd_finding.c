@@ -214,6 +214,8 @@ static int finding_show(cli_ctx *ctx, int argc, char **argv)
 		cli_put_safe(stdout, f.current_release ? f.current_release : "-", 0);
 		printf("\nfunction  ");
 		cli_put_safe(stdout, f.function, 0);
+		/* What the gate and paging act on: a triager reads it here first. */
+		printf("\nseverity  %s", stats_severity_name(f.severity));
 		if (f.cost_unit)
 			printf("\nstored    %s, %s, p %.3g, q %.3g\n",
 			       measure_pair(vals, sizeof(vals), f.cost_unit, f.baseline_share,

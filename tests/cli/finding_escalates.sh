@@ -2,7 +2,8 @@
 # A stored finding that a later look finds worse takes the later figures:
 # a regression first stored as "medium" from three early captures, whose
 # release's captures now say "critical", fails the gate and pages; its
-# state history says it was escalated. A later look that is milder, or an
+# state history says it was escalated, and finding show prints its
+# severity. A later look that is milder, or an
 # improvement, leaves the stored finding as it was.
 . "$(dirname "$0")/lib.sh"
 fresh_db cli_finding_escalates
@@ -72,6 +73,9 @@ why=$(sql "select reason from finding_states where finding_id = $fid and reason 
 run pr finding list --json
 [ "$(jq -r --argjson id "$fid" '.[] | select(.id == $id) | .severity' <<<"$OUT")" = critical ] &&
 	ok "finding list shows the escalated finding" || not_ok "finding list" "$OUT"
+run pr finding show "$fid"
+[ $RC -eq 0 ] && grep -qx 'severity  critical' <<<"$OUT" &&
+	ok "finding show prints the escalated severity" || not_ok "finding show severity" "rc=$RC $OUT"
 
 # A milder look later leaves it as it is: three of the release's captures only.
 before=$(sql "select severity, current_captures, detail->'captures', current_share from findings where id = $fid")
