@@ -192,6 +192,25 @@ static void check_body(char *why, size_t n, const json_t *o)
 		snprintf(why, n, "'trigger' must be 1 to 32 lower-case letters");
 }
 
+/*
+ * 403 for a host that is not this one, naming every name the agent answers
+ * to: its host name and each --name. Naming the host name alone sent the
+ * operator looking for a mismatch where an alias was the one meant.
+ */
+static enum MHD_Result refuse_host(const agent *a, struct MHD_Connection *c)
+{
+	buf why = BUF_INIT;
+	enum MHD_Result ret;
+	int rc = buf_printf(&why, "this agent takes snapshots of host '%s' only", a->self);
+
+	for (size_t i = 0; rc == 0 && i < a->o->nnames; i++)
+		rc = buf_printf(&why, "%s'%s'", i ? ", " : ", also named ", a->o->names[i]);
+	ret = reply_error(c, 403,
+			  rc == 0 ? why.ptr : "this agent takes snapshots of its own host only", 0);
+	buf_release(&why);
+	return ret;
+}
+
 /* Whether `host` names this host: its host name or one of its --name. */
 static bool own_host(const agent *a, const char *host)
 {
@@ -249,8 +268,7 @@ static enum MHD_Result post_snapshot(agent *a, struct MHD_Connection *c, const c
 		goto out;
 	}
 	if (!own_host(a, json_string_value(json_object_get(body, "host")))) {
-		snprintf(why, sizeof(why), "this agent takes snapshots of host '%s' only", a->self);
-		ret = reply_error(c, 403, why, 0);
+		ret = refuse_host(a, c);
 		goto out;
 	}
 	memset(&so, 0, sizeof(so));

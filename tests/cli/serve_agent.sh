@@ -61,8 +61,10 @@ apost() {
 [ "$(apost "" '{"host": "127.0.0.2"}')" = 401 ] && ok "no secret: 401" || not_ok "401" "$(cat "$T/resp")"
 [ "$(apost "${SECRET}x" '{"host": "127.0.0.2"}')" = 401 ] && ok "a wrong secret: 401" ||
 	not_ok "401 wrong" "$(cat "$T/resp")"
-[ "$(apost "$SECRET" '{"host": "10.9.9.9"}')" = 403 ] && grep -q 'its own host\|of host' "$T/resp" &&
-	ok "another host: 403" || not_ok "403" "$(cat "$T/resp")"
+[ "$(apost "$SECRET" '{"host": "10.9.9.9"}')" = 403 ] &&
+	[ "$(jq -r .error "$T/resp")" = "this agent takes snapshots of host '$(hostname)' only, also named '127.0.0.2'" ] &&
+	ok "another host: 403, naming the host and the --name it also answers to" ||
+	not_ok "403" "$(cat "$T/resp")"
 [ "$(apost "$SECRET" '{"host": "127.0.0.2", "x": 1}')" = 422 ] && ok "an unknown key: 422" ||
 	not_ok "422 key" "$(cat "$T/resp")"
 [ "$(apost "$SECRET" '{"host": "127.0.0.2", "incident": "a\u0001b"}')" = 422 ] &&
