@@ -6,7 +6,8 @@
 # regression, an unknown service, a missing database and an unset secret
 # fail the step; a clean release passes. The configuration files the
 # README and docs/sources.md show pass `config check`, and the error
-# lines the README quotes are the ones profreg prints.
+# lines and the new database's figures the README quotes are the ones
+# profreg prints.
 . "$(dirname "$0")/lib.sh"
 BUILD=${BUILD:-build}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -188,4 +189,11 @@ for c in "profiles list" "service list" "runs list"; do
 		ok "${c%% *} with a typo in --config fails" || not_ok "${c%% *} --config typo" "rc=$RC $OUT $ERR"
 done
 "$PROFREG_BIN" --home "$H" --quiet db stop >/dev/null 2>&1
+# The figures the README quotes for a new database are the ones db init prints.
+fresh_db cli_readme_new
+run pr db init
+applied=$(grep -o 'applied [0-9]* database migrations' <<<"$ERR")
+[ $RC -eq 0 ] && [ -n "$applied" ] && quoted "(\"$applied\", then \"$OUT\")" &&
+	ok "a new database's migrations and version are the README's" ||
+	not_ok "migration figures" "rc=$RC $OUT $ERR"
 finish
