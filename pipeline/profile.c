@@ -8,6 +8,8 @@
 #include "common/memhint.h"
 #include "common/utf8.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -518,6 +520,61 @@ long profile_samples_column(const profile *p, size_t column)
 	return col;
 }
 
+/*
+ * A pprof heap profile (Go's runtime/pprof) has no samples column, and its
+ * records are no count: Go writes one record per stack and object size,
+ * its objects and bytes scaled up to stand for the allocations the
+ * sampler skipped, so a real heap profile holds a few dozen records for
+ * hundreds of sampled objects, or 6 records for 6 sampled objects that
+ * stand for 22,584 (tests/data/pprof/go119-heap.pb.gz, 512 KiB rate).
+ * What weighs its shares is how many allocations the sampler caught.
+ *
+ * Go samples an allocation of s bytes with probability 1 - e^(-s/rate)
+ * and scales a record's n objects and bytes by 1 / (1 - e^(-avg/rate)),
+ * avg its bytes per object, which the scaling leaves as it was. So the
+ * record's sampled objects are objects * (1 - e^(-(bytes/objects)/rate)),
+ * with the rate the profile's period when its period type is space/bytes.
+ * The objects column alone would count 22,584 samples where there were 6;
+ * without a rate (period 0 or 1, or another period type, as profilers that
+ * sample every allocation write) the objects are the count.
+ *
+ * `column` is a heap column (inuse_* or alloc_*); its objects and space
+ * columns of the same prefix go to `objects` and `space` (-1 when absent).
+ * A V8 heap profile has no objects column (see samples_behind) and a JFR
+ * recording's allocations are one event a record: neither is affected.
+ */
+static void heap_columns(const profile *p, size_t column, long *objects, long *space)
+{
+	const char *t = column < p->nvalue_types ? p->value_types[column].type : "";
+	char name[16];
+
+	*objects = *space = -1;
+	if (strncmp(t, "inuse_", 6) != 0 && strncmp(t, "alloc_", 6) != 0)
+		return;
+	snprintf(name, sizeof(name), "%.6sobjects", t);
+	*objects = find_value(p, name);
+	if (*objects >= 0 && strcmp(p->value_types[*objects].unit, "count") != 0)
+		*objects = -1;
+	snprintf(name, sizeof(name), "%.6sspace", t);
+	*space = find_value(p, name);
+	if (*space >= 0 && strcmp(p->value_types[*space].unit, "bytes") != 0)
+		*space = -1;
+}
+
+/* The sampled objects behind a heap record of `objects` and `bytes` (see heap_columns). */
+static int64_t heap_sampled(int64_t objects, int64_t bytes, double rate)
+{
+	double n;
+
+	/* A record with a value was written because an allocation was sampled. */
+	if (objects <= 0)
+		return 1;
+	if (rate <= 1 || bytes <= 0)
+		return objects;
+	n = -(double)objects * expm1(-((double)bytes / (double)objects) / rate);
+	return n < 1 ? 1 : llround(n);
+}
+
 static int overflow(const profile *p, pr_error *err)
 {
 	return pr_error_set(err, PR_EDATA,
@@ -531,6 +588,8 @@ int profile_summarize(profile_summary *out, const profile *p,
 	int64_t *self = NULL, *total = NULL;
 	size_t *seen = NULL; /* sample index + 1 that last counted a function */
 	long samples_col = profile_samples_column(p, value_index);
+	long objects_col = -1, space_col = -1;
+	double rate = 0;
 	size_t n = 0;
 	int rc = 0;
 
@@ -545,17 +604,26 @@ int profile_summarize(profile_summary *out, const profile *p,
 		rc = oom((profile *)p, err);
 		goto out;
 	}
+	if (samples_col < 0)
+		heap_columns(p, value_index, &objects_col, &space_col);
+	if (objects_col >= 0 && p->period_type.type && p->period_type.unit &&
+	    strcmp(p->period_type.type, "space") == 0 && strcmp(p->period_type.unit, "bytes") == 0)
+		rate = (double)p->period;
 	for (size_t i = 0; i < p->nsamples; i++) {
 		const int64_t *vals = p->values + i * p->nvalue_types;
 		int64_t v = vals[value_index];
 		const uint32_t *st = p->frames + p->stack_off[i];
 		uint32_t d = p->stack_len[i];
+		int64_t cnt = v != 0;
 
 		/* Without a count, each record with a value is one sample of it. */
+		if (samples_col >= 0)
+			cnt = vals[samples_col];
+		else if (objects_col >= 0 && v != 0)
+			cnt = heap_sampled(vals[objects_col], space_col >= 0 ? vals[space_col] : 0,
+					   rate);
 		if (__builtin_add_overflow(out->total, v, &out->total) ||
-		    __builtin_add_overflow(out->sample_count,
-					   samples_col >= 0 ? vals[samples_col] : v != 0,
-					   &out->sample_count)) {
+		    __builtin_add_overflow(out->sample_count, cnt, &out->sample_count)) {
 			rc = overflow(p, err);
 			goto out;
 		}

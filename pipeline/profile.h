@@ -239,8 +239,12 @@ typedef struct profile_summary {
 	profile_summary_row *rows; /* self desc, then total desc, then name */
 	size_t nrows;              /* functions with a non-zero total */
 	int64_t total;             /* sum of the column over all samples */
-	int64_t sample_count;      /* profile_samples_column's sum, else samples_behind, else
-				      records with a value */
+	/*
+	 * profile_samples_column's sum; else, for a pprof heap column, the
+	 * sampled objects its objects and bytes stand for at the profile's
+	 * space/bytes rate; else samples_behind; else records with a value
+	 */
+	int64_t sample_count;
 } profile_summary;
 
 /*

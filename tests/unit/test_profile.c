@@ -1,6 +1,7 @@
 /*
  * test_profile.c: the profile model: interning, limits, summaries.
  */
+#define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -248,6 +249,44 @@ static void test_empty_profile_summarises_to_zero(void **state)
 	profile_free(p);
 }
 
+/*
+ * A heap profile in pprof's columns with no sampling rate (no space/bytes
+ * period: a profiler that records every allocation) counts its objects:
+ * 300 allocations in 2 records, of which the second freed its 100
+ * objects (counted for the allocations, not for what is in use).
+ */
+static void test_heap_columns_without_a_rate_count_their_objects(void **state)
+{
+	static const char *types[] = {"alloc_objects", "alloc_space", "inuse_objects",
+				      "inuse_space"};
+	static const char *units[] = {"count", "bytes", "count", "bytes"};
+	pr_error err = PR_ERROR_INIT;
+	profile *p = NULL;
+	profile_summary s;
+	uint32_t m;
+
+	(void)state;
+	assert_int_equal(profile_new(&p, PROFILE_FMT_PPROF, "t.pb", NULL, &err), 0);
+	assert_int_equal(profile_set_value_types(p, 4, types, units, &err), 0);
+	m = fn(p, "main");
+	assert_int_equal(profile_add_sample(p, &m, 1, (int64_t[]){200, 6400, 200, 6400}, &err), 0);
+	assert_int_equal(profile_add_sample(p, &m, 1, (int64_t[]){100, 800, 0, 0}, &err), 0);
+	assert_int_equal(profile_summarize(&s, p, 3, &err), 0);
+	assert_int_equal(s.sample_count, 200);
+	profile_summary_release(&s);
+	assert_int_equal(profile_summarize(&s, p, 1, &err), 0);
+	assert_int_equal(s.sample_count, 300);
+	profile_summary_release(&s);
+	/* At Go's rate of one sample per 512 bytes: 200 * (1 - e^(-32/512)) = 12.1 */
+	p->period = 512;
+	p->period_type.type = strdup("space");
+	p->period_type.unit = strdup("bytes");
+	assert_int_equal(profile_summarize(&s, p, 3, &err), 0);
+	assert_int_equal(s.sample_count, 12);
+	profile_summary_release(&s);
+	profile_free(p);
+}
+
 static void test_primary_value_follows_the_documented_rule(void **state)
 {
 	static const char *types[] = {"alloc_objects", "alloc_space", "inuse_objects",
@@ -432,6 +471,7 @@ int main(void)
 		cmocka_unit_test(test_negative_values_and_unknown_ids_are_rejected),
 		cmocka_unit_test(test_overflowing_totals_are_rejected),
 		cmocka_unit_test(test_empty_profile_summarises_to_zero),
+		cmocka_unit_test(test_heap_columns_without_a_rate_count_their_objects),
 		cmocka_unit_test(test_primary_value_follows_the_documented_rule),
 		cmocka_unit_test(test_the_type_guessed_is_what_the_values_measure),
 		cmocka_unit_test(test_memory_budget_refuses_what_does_not_fit),
