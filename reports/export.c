@@ -764,6 +764,45 @@ static int64_t out_map_file(export_pprof_set *s, source *src, int64_t i, buf *tm
 	return str_index_n(&s->st, tmp->len ? tmp->ptr : "", tmp->len);
 }
 
+/*
+ * Is source string i a build id that can leave as it is? A build id is
+ * written by the toolchain, not the user, yet a profiler copies whatever
+ * its binary says, and a profile's strings may carry a card number
+ * (tests/data/pprof/mkcard.py: "buildid-4111111111111111"). GNU build ids
+ * are hex (40 digits for SHA-1), Go's are base64url parts joined by '/':
+ * 1 to 128 of [A-Za-z0-9_/-] pass, unless 13 or more digits follow each
+ * other, '-' or '_' between them no break, as a card number's 13 to 19
+ * would. A hex id with such a run (about 1 in 40 at random) is dropped
+ * too: a build id that does not leave costs symbolization, a card
+ * number that leaves costs more.
+ */
+static bool build_id_is_plain(const source *src, int64_t i)
+{
+	const ProtobufCBinaryData *b;
+	size_t digits = 0;
+
+	if (i < 0 || (uint64_t)i >= src->m->n_string_table)
+		return false;
+	b = &src->m->string_table[i];
+	if (b->len == 0 || b->len > 128)
+		return false;
+	for (size_t k = 0; k < b->len; k++) {
+		unsigned char c = b->data[k];
+
+		if (c >= '0' && c <= '9') {
+			if (++digits >= 13)
+				return false;
+		} else if (c == '-' || c == '_') {
+			continue;
+		} else if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '/') {
+			digits = 0;
+		} else {
+			return false;
+		}
+	}
+	return true;
+}
+
 static int add_mappings(export_pprof_set *s, source *src, buf *key)
 {
 	for (size_t i = 0; i < src->m->n_mapping; i++) {
@@ -779,9 +818,13 @@ static int add_mappings(export_pprof_set *s, source *src, buf *key)
 		o.has_filenames = mp->has_filenames;
 		o.has_line_numbers = mp->has_line_numbers;
 		o.has_inline_frames = mp->has_inline_frames;
-		/* The mapping's file is a file name and leaves as a function's file does. */
+		/*
+		 * The mapping's file is a file name and leaves as a function's file
+		 * does; its build id only when it looks like one (string 0, "", else).
+		 */
 		if ((o.filename = out_map_file(s, src, mp->filename, key)) < 0 ||
-		    (o.build_id = out_str(s, src, mp->build_id)) < 0)
+		    (build_id_is_plain(src, mp->build_id) &&
+		     (o.build_id = out_str(s, src, mp->build_id)) < 0))
 			return src_bad(src, "mapping", mp->id);
 		buf_reset(key);
 		if (buf_put(key, &o.memory_start, 3 * sizeof(uint64_t)) < 0 ||

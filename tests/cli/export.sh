@@ -97,6 +97,13 @@ run pr export "$cid" --format pprof --out "$T/card-out.pb.gz"
 	gzip -dc "$T/card-out.pb.gz" | grep -aq '/app/bin' &&
 	ok "pprof export: system_name is the name, the mapping file loses its arguments" ||
 	not_ok "card" "rc=$RC $ERR" "$(gzip -dc "$T/card-out.pb.gz" | strings | grep -a card)"
+# A build id goes out only when it looks like one: 'buildid-4111...' is
+# dropped, the second mapping's 40 hex digits stay.
+gzip -dc "$T/card-out.pb.gz" >"$T/card-out.pb"
+! grep -aq 'buildid-' "$T/card-out.pb" && ! grep -aq '4111111111111' "$T/card-out.pb" &&
+	grep -aq '5d2b9c6f0e8a41b7c3d9e2f1a0b4c8d7e6f5a493' "$T/card-out.pb" &&
+	ok "pprof export: a build id that is no hex or Go build id is dropped" ||
+	not_ok "card build id" "$(strings "$T/card-out.pb" | grep -a -e 4111 -e 5d2b)"
 
 # A selection mixing a pprof (cpu/nanoseconds) and a folded file (samples/count).
 pr --quiet ingest "$D/demo-v1-cpu.pb.gz" --service go --release mix --type cpu --time 2026-03-02T00:00:00Z --host a

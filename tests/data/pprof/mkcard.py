@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # A hand-encoded pprof whose strings carry a card number: labels, comments,
 # a function system_name, the mapping file name (a command line), its build id,
-# drop_frames, an unreferenced string. Writes the gzipped profile to stdout.
+# drop_frames, an unreferenced string. A second mapping, of runtime.main, has
+# a GNU build id (40 hex digits). Writes the gzipped profile to stdout.
 import gzip, sys, struct
 def varint(n):
     out=b''
@@ -32,10 +33,13 @@ for i,n,sn,f in fn:
     funcs+=fb(5, fv(1,i)+fv(2,s(n))+fv(3,s(sn))+fv(4,s(f))+fv(5,10))
 # mapping (3)
 mp=fb(3, fv(1,1)+fv(2,0x400000)+fv(3,0x800000)+fv(4,0)+fv(5,s("/app/bin "+PAN+" --card="+PAN))+fv(6,s("buildid-"+PAN))+fv(7,1)+fv(8,1)+fv(9,1))
+GNU_ID="5d2b9c6f0e8a41b7c3d9e2f1a0b4c8d7e6f5a493"
+mp+=fb(3, fv(1,2)+fv(2,0x7f0000000000)+fv(3,0x7f0000100000)+fv(4,0)+fv(5,s("/usr/lib/libgo.so"))+fv(6,s(GNU_ID))+fv(7,1)+fv(8,1)+fv(9,1))
 # locations (4): id, mapping_id, address, line(4){function_id,line}
 locs=b''
 for i in (1,2,3):
-    locs+=fb(4, fv(1,i)+fv(2,1)+fv(3,0x401000+i)+fb(4, fv(1,i)+fv(2,20+i)))
+    m,base=(2,0x7f0000001000) if i==3 else (1,0x401000)
+    locs+=fb(4, fv(1,i)+fv(2,m)+fv(3,base+i)+fb(4, fv(1,i)+fv(2,20+i)))
 # samples (2): location_id packed (1), value packed (2), label (3)
 samp=b''
 lab=fb(3, fv(1,s("span_id"))+fv(2,s("00f067aa0ba902b7")))
