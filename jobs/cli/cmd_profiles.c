@@ -8,6 +8,7 @@
 #include "jobs/cli/context.h"
 #include "jobs/cli/exitcode.h"
 #include "jobs/cli/table.h"
+#include "reports/measure.h"
 #include "common/timeutil.h"
 
 #include <jansson.h>
@@ -16,12 +17,14 @@
 
 enum { O_SERVICE = 's', O_RELEASE = 'r', O_SINCE = 1200, O_UNTIL, O_TYPE, O_LIMIT, O_TOP };
 
-/* A value in its unit, the way pprof shows them: 1.25s, 3.50MB, 1200. */
+/*
+ * A value in its unit: 1.25s, 1200, and bytes as the reports print them
+ * (measure_value), with binary prefixes: 1,609,817,431 bytes is 1.50 GiB,
+ * which was labelled "1.50GB" (1.61 GB).
+ */
 static void format_value(char *out, size_t n, int64_t v, const char *unit)
 {
-	static const char *const bytes[] = {"B", "kB", "MB", "GB", "TB"};
 	double d = (double)v;
-	int i = 0;
 
 	if (unit && strcmp(unit, "nanoseconds") == 0) {
 		if (v >= 1000000000)
@@ -35,14 +38,7 @@ static void format_value(char *out, size_t n, int64_t v, const char *unit)
 	} else if (unit && strcmp(unit, "microseconds") == 0) {
 		format_value(out, n, v > INT64_MAX / 1000 ? INT64_MAX : v * 1000, "nanoseconds");
 	} else if (unit && strcmp(unit, "bytes") == 0) {
-		while (d >= 1024 && i < 4) {
-			d /= 1024;
-			i++;
-		}
-		if (i == 0)
-			snprintf(out, n, "%lldB", (long long)v);
-		else
-			snprintf(out, n, "%.2f%s", d, bytes[i]);
+		measure_value(out, n, "bytes", d);
 	} else {
 		snprintf(out, n, "%lld", (long long)v);
 	}

@@ -86,6 +86,15 @@ for f in pprof/go-cpu.pb.gz pprof/go-heap.pb.gz v8/node-burn.cpuprofile perf/*.p
 		[ $RC -eq 0 ] && ok "ingest $(basename "$g")" || not_ok "ingest $(basename "$g")" "$ERR"
 	done
 done
+# Bytes read with binary prefixes, as the reports print them: go-heap's
+# 19,236,280 bytes in use are 18.35 MiB (they read "18.35MB"), main.keepLarge's
+# 12 MiB "12.00 MiB"; its sample count is the 1,179 allocations Go sampled.
+hid=$(sql "select id from profiles where release = 'v2' and profile_type = 'heap'")
+run pr profile show "$hid"
+[ $RC -eq 0 ] && [[ $OUT == *"total     18.35 MiB in 1179 samples"* ]] &&
+	[[ $OUT == *"12.00 MiB"* ]] && [[ $OUT != *MB* ]] &&
+	ok "profile show prints a heap in MiB with its sampled allocations" ||
+	not_ok "profile show bytes" "rc=$RC $OUT"
 # A print of two events keeps the first and says what it left out (a
 # service of its own: the loop above stored these bytes already).
 pr service add events --enable >/dev/null
