@@ -1173,6 +1173,22 @@ static int load_findings(report *r, db *d, blob_store *bs, const config *cfg, in
 	return rc;
 }
 
+/* Append "name: why" to a report's list of service lines; PR_ENOMEM, unset, on failure. */
+static int add_line(char ***list, size_t *n, const char *name, const char *why)
+{
+	buf line = BUF_INIT;
+	char **nl;
+
+	if (buf_printf(&line, "%s: %s", name, why) < 0 ||
+	    !(nl = realloc(*list, (*n + 1) * sizeof(*nl)))) {
+		buf_release(&line);
+		return PR_ENOMEM;
+	}
+	*list = nl;
+	(*list)[(*n)++] = buf_detach(&line, NULL);
+	return 0;
+}
+
 static int run_summary(report *r, db *d, int64_t run_id, pr_error *err)
 {
 	static const char sql[] =
@@ -1183,7 +1199,7 @@ static int run_summary(report *r, db *d, int64_t run_id, pr_error *err)
 	buf title = BUF_INIT;
 	const char *p[1] = {id};
 	PGresult *res = NULL;
-	json_t *detail = NULL, *services;
+	json_t *detail = NULL, *services, *reasons;
 	bool bad = false;
 	int rc;
 
@@ -1213,22 +1229,30 @@ static int run_summary(report *r, db *d, int64_t run_id, pr_error *err)
 		json_object_foreach(services, name, v) {
 			const char *st = json_string_value(json_object_get(v, "status"));
 			const char *why = json_string_value(json_object_get(v, "reason"));
+			/*
+			 * "analysed" with a reason: a type or a release of it was
+			 * not judged. Left out, a heap never judged read as a heap
+			 * in which nothing moved.
+			 */
+			bool part = st && strcmp(st, "analysed") == 0 && why;
 			bool failed = st && strcmp(st, "failed") == 0;
-			char ***list = failed ? &r->failures : &r->skips, **nf;
-			size_t *n = failed ? &r->nfailures : &r->nskips;
-			buf line = BUF_INIT;
-			if (!st || (!failed && strcmp(st, "skipped") != 0))
+			char ***list = part ? &r->partial : failed ? &r->failures : &r->skips;
+			size_t *n = part ? &r->npartial : failed ? &r->nfailures : &r->nskips;
+			if (!st || (!part && !failed && strcmp(st, "skipped") != 0))
 				continue;
-			if (buf_printf(&line, "%s: %s", name, why ? why : st) < 0 ||
-			    !(nf = realloc(*list, (*n + 1) * sizeof(*nf)))) {
-				buf_release(&line);
-				bad = true;
+			if ((rc = add_line(list, n, name, why ? why : st)) < 0)
 				break;
-			}
-			*list = nf;
-			(*list)[(*n)++] = buf_detach(&line, NULL);
 		}
 	}
+	/* A post-deploy's verdict left open: each reason, as its own terminal says it. */
+	reasons = json_object_get(detail, "inconclusive_reasons");
+	for (size_t k = 0; rc == 0 && k < json_array_size(reasons); k++)
+		if (json_is_string(json_array_get(reasons, k)))
+			rc = add_line(&r->partial, &r->npartial,
+				      db_get_text(res, 0, 5) ? db_get_text(res, 0, 5) : "-",
+				      json_string_value(json_array_get(reasons, k)));
+	bad |= rc < 0;
+	rc = 0;
 	/*
 	 * Whole, not cut to a fixed size: a release of 256 bytes cut in the
 	 * middle of a character made the title invalid UTF-8, and the JSON
@@ -1278,7 +1302,7 @@ int reportdata_run(report *out, db *d, blob_store *bs, const config *cfg, int64_
 	 * A role that is not an admin reads only the names of the services it
 	 * may see (row security), not even in the failures and skips.
 	 */
-	if (out->nfailures || out->nskips) {
+	if (out->nfailures || out->nskips || out->npartial) {
 		bool admin;
 		if ((rc = db_exec(d, &names, err, "reading the role", "select profreg_is_admin()",
 				  0, NULL)) < 0)
@@ -1293,6 +1317,7 @@ int reportdata_run(report *out, db *d, blob_store *bs, const config *cfg, int64_
 	if (names) {
 		keep_services(out->failures, &out->nfailures, names);
 		keep_services(out->skips, &out->nskips, names);
+		keep_services(out->partial, &out->npartial, names);
 		db_result_free(names);
 	}
 	out->generated_us = time_now_us();
@@ -1425,6 +1450,7 @@ int reportdata_run_team(report *out, db *d, blob_store *bs, const config *cfg, i
 	/* Other teams' services are not named, not even in the failures and skips. */
 	keep_services(out->failures, &out->nfailures, names);
 	keep_services(out->skips, &out->nskips, names);
+	keep_services(out->partial, &out->npartial, names);
 	out->services_analysed = out->services_failed = -1;
 	if ((rc = team_analysed(out, d, p, err)) < 0)
 		goto out;

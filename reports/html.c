@@ -194,6 +194,16 @@ static void summary(out *o, const report *r)
 		}
 		P(o, "</ul>\n");
 	}
+	if (r->npartial) {
+		/* Analysed, yet a part was not judged: counted above as analysed, so say which. */
+		P(o, "<p>Partly judged (analysed, but not all of it):</p><ul>\n");
+		for (size_t i = 0; i < r->npartial; i++) {
+			P(o, "<li>");
+			E(o, r->partial[i], "");
+			P(o, "</li>\n");
+		}
+		P(o, "</ul>\n");
+	}
 	if (r->note) {
 		P(o, "<p class=\"note\">");
 		E(o, r->note, "");
@@ -211,8 +221,7 @@ static void findings_table(out *o, const report *r)
 	if (!r->nfindings) {
 		/* A note above (a release never analysed) says why there is nothing. */
 		P(o, "<p>%s</p></section>\n",
-		  diff || !r->note ? "No function's self share moved beyond the margin."
-				   : "No findings.");
+		  report_empty_line(r) ? report_empty_line(r) : "No findings.");
 		return;
 	}
 	P(o,

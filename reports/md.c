@@ -159,7 +159,13 @@ int report_md(buf *b, const report *r, pr_error *err)
 		M(&o, r->skips[i], "");
 		P(&o, "\n");
 	}
-	if (r->nfailures || r->nskips)
+	/* Analysed, yet a part was not judged: counted above as analysed, so say which. */
+	for (size_t i = 0; i < r->npartial; i++) {
+		P(&o, "- partly judged: ");
+		M(&o, r->partial[i], "");
+		P(&o, "\n");
+	}
+	if (r->nfailures || r->nskips || r->npartial)
 		P(&o, "\n");
 	/* The HTML's note line too: without it a release never analysed reads as clean. */
 	if (r->note) {
@@ -178,9 +184,9 @@ int report_md(buf *b, const report *r, pr_error *err)
 			if (!report_folded(r, i) && !is_shift(&r->findings[i]))
 				row(&o, r, i);
 		P(&o, "\n");
-	} else if (r->nfindings == 0 && (diff || !r->note)) {
+	} else if (r->nfindings == 0 && report_empty_line(r)) {
 		/* A note (a release never analysed) says why there is nothing. */
-		P(&o, "No function's self share moved beyond the margin.\n\n");
+		P(&o, "%s\n\n", report_empty_line(r));
 	}
 	for (size_t i = 0; i < r->nfindings && !diff; i++) {
 		const report_finding *f = &r->findings[i];

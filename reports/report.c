@@ -93,6 +93,9 @@ void report_release(report *r)
 	for (size_t i = 0; i < r->nskips; i++)
 		free(r->skips[i]);
 	free(r->skips);
+	for (size_t i = 0; i < r->npartial; i++)
+		free(r->partial[i]);
+	free(r->partial);
 	free(r->kind);
 	free(r->title);
 	free(r->run_kind);
@@ -197,6 +200,27 @@ void report_severity_counts(const report *r, size_t out[4])
 			if (strcmp(f->severity, names[k]) == 0)
 				out[k]++;
 	}
+}
+
+bool report_judged_whole(const report *r)
+{
+	if (strcmp(r->kind, "diff") == 0)
+		return true;
+	return !r->note && r->services_analysed != 0 && !r->npartial && !r->nskips && !r->nfailures;
+}
+
+const char *report_empty_line(const report *r)
+{
+	if (report_judged_whole(r))
+		return "No function's self share moved beyond the margin.";
+	if (r->note)
+		return NULL;
+	/* A run that judged nothing, or part of what it was asked to, is no all-clear. */
+	if (r->services_analysed == 0)
+		return "No service was analysed in this run (see above), so no finding here does "
+		       "not mean nothing moved.";
+	return "Nothing moved beyond the margin in what was judged; what is listed above as "
+	       "failed, skipped or not judged was not looked at.";
 }
 
 const char *report_pct(char out[32], double share)

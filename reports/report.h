@@ -123,6 +123,8 @@ typedef struct report {
 	size_t nfailures;
 	char **skips;                /* "service: reason": not analysed, not failed */
 	size_t nskips;
+	char **partial; /* "service: what was not judged and why" */
+	size_t npartial;
 	report_finding *findings;    /* ranked: findings first, best first */
 	size_t nfindings;
 	/* diff only */
@@ -184,6 +186,21 @@ void report_severity_counts(const report *r, size_t out[4]);
 int report_html(buf *out, const report *r, pr_error *err);
 int report_md(buf *out, const report *r, pr_error *err);
 int report_json(buf *out, const report *r, pr_error *err);
+
+/*
+ * True when the report covers all it was asked to judge: a diff, or a run
+ * with no service failed or skipped, none partly judged, at least one
+ * analysed and no note (a release never analysed).
+ */
+bool report_judged_whole(const report *r);
+
+/*
+ * The sentence under a report with no finding: the all-clear only when
+ * everything the run was asked to judge was judged; else what the
+ * silence covers. NULL when the report's note already says why there is
+ * nothing (a release never analysed). Static text.
+ */
+const char *report_empty_line(const report *r);
 
 /* Format a share as a percentage into out[32] ("12.34%"). */
 const char *report_pct(char out[32], double share);

@@ -178,8 +178,9 @@ fail:
 
 int report_json(buf *b, const report *r, pr_error *err)
 {
-	json_t *root = NULL, *arr = NULL, *fails = NULL, *skips = NULL;
+	json_t *root = NULL, *arr = NULL, *fails = NULL, *skips = NULL, *partial = NULL;
 	size_t sev[4];
+	const char *note;
 	char *text = NULL;
 	int rc = 0;
 
@@ -191,6 +192,9 @@ int report_json(buf *b, const report *r, pr_error *err)
 	skips = json_array();
 	for (size_t i = 0; i < r->nskips; i++)
 		json_array_append_new(skips, json_string(r->skips[i]));
+	partial = json_array();
+	for (size_t i = 0; i < r->npartial; i++)
+		json_array_append_new(partial, json_string(r->partial[i]));
 	for (size_t i = 0; i < r->nfindings; i++) {
 		json_t *f = finding_json(&r->findings[i], &r->fopts);
 		if (!f || json_array_append_new(arr, f) < 0) {
@@ -220,7 +224,9 @@ int report_json(buf *b, const report *r, pr_error *err)
 		: json_null());
 	json_object_set_new(root, "failures", fails);
 	json_object_set_new(root, "skipped", skips);
-	fails = skips = NULL;
+	/* Analysed, yet a part not judged (a type, a release, a post-deploy's verdict). */
+	json_object_set_new(root, "partly_judged", partial);
+	fails = skips = partial = NULL;
 	json_object_set_new(root, "regressions_by_severity",
 			    json_pack("{s:I,s:I,s:I,s:I}", "critical", (json_int_t)sev[3], "high",
 				      (json_int_t)sev[2], "medium", (json_int_t)sev[1], "low",
@@ -233,7 +239,11 @@ int report_json(buf *b, const report *r, pr_error *err)
 				  (json_int_t)r->base_ncaps, "target_captures",
 				  (json_int_t)r->target_ncaps, "flame",
 				  r->flame ? flame_json(r->flame, &r->fopts) : json_null()));
-	json_object_set_new(root, "note", str(r->note));
+	/* With no finding, a run that left something unjudged says so here too. */
+	note = r->note;
+	if (!note && !r->nfindings && !report_judged_whole(r))
+		note = report_empty_line(r);
+	json_object_set_new(root, "note", str(note));
 	json_object_set_new(root, "findings", arr);
 	arr = NULL;
 	if (!(text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER))) {
@@ -248,6 +258,7 @@ out:
 	json_decref(arr);
 	json_decref(fails);
 	json_decref(skips);
+	json_decref(partial);
 	if (rc < 0)
 		return pr_error_set(err, rc, "cannot write the JSON report: %s",
 				    rc == PR_ELIMIT ? "it exceeds its size limit"
