@@ -797,12 +797,18 @@ out:
 /*
  * The finding's captures, with the function's share in each: in the
  * baseline captures, under its old id when the release renamed it
- * (`old_id`, 0 when not).
+ * (`old_id`, 0 when not). A cost finding's points are each capture's
+ * cost in the finding's unit, as the analysis measures it (bytes in use
+ * of a heap, else total per second of capture, per unit of load when
+ * per_load): its "function" is no function, and its self share was 0 in
+ * every capture, a flat line that hid the rise.
  */
 static int load_captures(report_finding *f, reportdata_cap **caps_out, size_t *ncaps, db *d,
 			 const char *captures_json, int64_t function_id, int64_t old_id,
 			 pr_error *err)
 {
+	/* The query reads as SQL, one clause a line. */
+	/* clang-format off */
 	static const char sql[] =
 		"with c as (select x::bigint as id, false as cur from "
 		"jsonb_array_elements_text($1::jsonb -> 'baseline') x"
@@ -811,15 +817,25 @@ static int load_captures(report_finding *f, reportdata_cap **caps_out, size_t *n
 		" select p.id, c.cur, " DB_TS_TO_US("p.captured_at") ","
 		" case when p.blob_deleted_at is null then p.blob_key end, p.release,"
 		" p.host, p.retention_class, p.format, p.profile_type, "
-		"coalesce(pf.self_share, 0), p.service_id,"
+		"case when $4::text = '' then coalesce(pf.self_share, 0) else"
+		" (case when p.profile_type = 'heap' and p.value_unit = 'bytes'"
+		"   then p.total_value::float8"
+		"  when coalesce(p.duration_ns, 0) <= 0 then null"
+		"  when p.value_unit = 'nanoseconds' then p.total_value::float8 / p.duration_ns"
+		"  else p.total_value::float8 / (p.duration_ns / 1e9) end)"
+		" / case when $4 = 'per_load' then (select case when v ~ "
+		"'^[0-9]{1,15}(\\.[0-9]{1,15})?$' then nullif(v::float8, 0) end"
+		"   from (select coalesce(p.tags ->> 'load', p.tags ->> 'rps') as v) t)"
+		"  else 1 end end, p.service_id,"
 		" p.total_value, p.commit_sha"
 		" from c join profiles p on p.id = c.id"
 		" left join profile_functions pf on pf.profile_id = p.id"
 		"  and pf.function_id = case when c.cur or $3::bigint = 0 then $2::bigint"
 		"  else $3::bigint end"
 		" order by c.cur, p.captured_at, p.id";
+	/* clang-format on */
 	char fid[24], oid[24];
-	const char *p[3] = {captures_json, fid, oid};
+	const char *p[4] = {captures_json, fid, oid, f->cost_unit ? f->cost_unit : ""};
 	PGresult *res = NULL;
 	reportdata_cap *caps = NULL;
 	int rows, rc;
@@ -827,7 +843,7 @@ static int load_captures(report_finding *f, reportdata_cap **caps_out, size_t *n
 
 	snprintf(fid, sizeof(fid), "%" PRId64, function_id);
 	snprintf(oid, sizeof(oid), "%" PRId64, old_id);
-	if ((rc = db_exec(d, &res, err, "reading a finding's captures", sql, 3, p)) < 0)
+	if ((rc = db_exec(d, &res, err, "reading a finding's captures", sql, 4, p)) < 0)
 		return rc;
 	rows = db_rows(res);
 	if (rows && (!(f->caps = calloc((size_t)rows, sizeof(*f->caps))) ||
@@ -838,8 +854,10 @@ static int load_captures(report_finding *f, reportdata_cap **caps_out, size_t *n
 	}
 	for (int i = 0; i < rows; i++) {
 		report_capture *c = &f->caps[f->ncaps++];
-		report_point *pt = &f->points[f->npoints++];
+		report_point *pt = &f->points[f->npoints];
 		reportdata_cap *rc2 = &caps[i];
+		/* A capture without the measure (no duration, no load) has no point. */
+		f->npoints += !PQgetisnull(res, i, 9);
 		c->id = pt->capture_id = rc2->id = db_get_i64(res, i, 0);
 		c->current = pt->current = db_get_bool(res, i, 1);
 		c->at_us = pt->at_us = rc2->at_us = db_get_i64(res, i, 2);

@@ -392,8 +392,18 @@ static void tick_label(out *o, int64_t us, bool short_span)
 		P(o, "%.10s", t);
 }
 
+/* A point's value: a share with three decimals, a cost in its unit. */
+static const char *value(char out[MEASURE_TEXT_MAX], const report_finding *f, double v)
+{
+	if (f->cost_unit)
+		return measure_value(out, MEASURE_TEXT_MAX, f->cost_unit, v);
+	snprintf(out, MEASURE_TEXT_MAX, "%.3f%%", 100 * v);
+	return out;
+}
+
 /*
- * The function's share capture by capture on a time axis with dates: the
+ * The function's share (a cost finding: the service's cost) capture by
+ * capture on a time axis with dates: the
  * baseline band shaded, release boundaries marked and named, each point's
  * title naming its capture.
  */
@@ -404,10 +414,12 @@ static void sparkline(out *o, const report_finding *f)
 	int64_t t0, t1;
 	size_t *ord = NULL;
 	const char *prev_rel = NULL;
+	char v[2][MEASURE_TEXT_MAX];
 	bool short_span;
 
 	if (!f->npoints) {
-		P(o, "<p class=\"note\">No per-capture history for this function.</p>\n");
+		P(o, "<p class=\"note\">No per-capture history for this %s.</p>\n",
+		  f->cost_unit ? "cost: its captures lack a duration or a load" : "function");
 		return;
 	}
 	if (!(ord = malloc(f->npoints * sizeof(*ord)))) {
@@ -445,18 +457,18 @@ static void sparkline(out *o, const report_finding *f)
 		P(o,
 		  "<rect class=\"band\" x=\"%.0f\" y=\"%.1f\" width=\"%.0f\" "
 		  "height=\"%.1f\" fill=\"#4a6fa5\" "
-		  "fill-opacity=\"0.15\"><title>baseline median %.3f%% "
-		  "&#177; %.3f%%</title></rect>\n"
+		  "fill-opacity=\"0.15\"><title>baseline median %s &#177; %s</title></rect>\n"
 		  "<line x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#4a6fa5\" "
 		  "stroke-dasharray=\"3,3\"/>\n",
-		  L, Y(top), W - L - R, Y(bot) - Y(top), 100 * f->band_median,
-		  100 * f->band_spread, L, W - R, Y(f->band_median), Y(f->band_median));
+		  L, Y(top), W - L - R, Y(bot) - Y(top), value(v[0], f, f->band_median),
+		  value(v[1], f, f->band_spread), L, W - R, Y(f->band_median), Y(f->band_median));
 	}
-	/* The share axis: 0 and the top. */
+	/* The value axis: 0 and the top. */
 	P(o,
 	  "<g class=\"yaxis\" fill=\"#555\" text-anchor=\"end\">"
-	  "<text x=\"%.0f\" y=\"%.1f\">0%%</text><text x=\"%.0f\" y=\"%.1f\">%.2f%%</text></g>\n",
-	  L - 3, Y(0) + 3, L - 3, Y(hi) + 8, 100 * hi);
+	  "<text x=\"%.0f\" y=\"%.1f\">%s</text><text x=\"%.0f\" y=\"%.1f\">%s</text></g>\n",
+	  L - 3, Y(0) + 3, f->cost_unit ? "0" : "0%", L - 3, Y(hi) + 8,
+	  measure_value(v[0], sizeof(v[0]), f->cost_unit, hi));
 	/* The time axis: five dates from the first capture to the last. */
 	P(o, "<g class=\"xaxis\" fill=\"#555\" text-anchor=\"middle\">");
 	for (int k = 0; k < 5 && (k == 0 || t1 > t0); k++) {
@@ -510,15 +522,16 @@ static void sparkline(out *o, const report_finding *f)
 			P(o, ", host ");
 			E(o, c->host, "");
 		}
-		P(o, ": %.3f%%</title></circle>\n", 100 * pt->share);
+		P(o, ": %s</title></circle>\n", value(v[0], f, pt->share));
 	}
 #undef X
 #undef Y
 	P(o,
-	  "</svg>\n<p class=\"note\">Self share per capture over time: baseline "
+	  "</svg>\n<p class=\"note\">%s per capture over time: baseline "
 	  "(blue) and current (red) captures, release boundaries dashed and named;"
 	  " the band is the baseline median &#177; 1.4826 MAD. Hover a point for its "
-	  "capture.</p>\n");
+	  "capture.</p>\n",
+	  f->cost_unit ? "Whole-service cost (as the analysis measures it)" : "Self share");
 	free(ord);
 }
 

@@ -2095,12 +2095,78 @@ static void test_a_stored_cost_finding_reads_back_in_its_own_unit(void **state)
 	free(text);
 }
 
+/*
+ * A cost finding's history in the run's report is each capture's cost in
+ * its unit, the baseline's around the baseline value and the current
+ * ones around the current value: it was the self share of "(whole
+ * service)", no function, so 0 in every capture, a flat line at 0% with
+ * a band of {0, 0} that hid a doubling.
+ */
+static void test_a_cost_finding_history_is_the_cost_of_each_capture(void **state)
+{
+	fx *f = *state;
+	nightly_opts o = {0};
+	nightly_result r;
+	pr_error err = PR_ERROR_INIT;
+	char path[700];
+	json_t *doc, *fs, *cost = NULL, *h;
+	size_t i, nb = 0, nc = 0;
+	FILE *in;
+
+	cost_case(f, "reg", 2);
+	now_us = NIGHT_END;
+	if (nightly_run(&r, &f->env, &o, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_non_null(r.report);
+	snprintf(path, sizeof(path), "%.*s.json", (int)(strlen(r.report) - 5), r.report);
+	nightly_result_release(&r);
+	assert_non_null(in = fopen(path, "r"));
+	assert_non_null(doc = json_loadf(in, 0, NULL));
+	fclose(in);
+	fs = json_object_get(doc, "findings");
+	for (i = 0; i < json_array_size(fs); i++)
+		if (strcmp(json_string_value(json_object_get(json_array_get(fs, i), "kind")),
+			   "cost") == 0)
+			cost = json_array_get(fs, i);
+	assert_non_null(cost);
+	h = json_object_get(cost, "history");
+	assert_int_equal(json_array_size(h), 32);
+	for (i = 0; i < json_array_size(h); i++) {
+		json_t *pt = json_array_get(h, i);
+		bool cur = strcmp(json_string_value(json_object_get(pt, "side")), "current") == 0;
+		double v = json_real_value(json_object_get(pt, "share"));
+		double want = json_real_value(
+			json_object_get(cost, cur ? "current_share" : "baseline_share"));
+		/* Each capture's cost is near its side's mean cost, and the sides are apart. */
+		assert_true(want > 0 && fabs(v - want) < 0.25 * want);
+		nb += !cur, nc += cur;
+	}
+	assert_int_equal(nb, 28);
+	assert_int_equal(nc, 4);
+	assert_true(json_real_value(json_object_get(json_object_get(cost, "band"), "median")) > 0);
+	json_decref(doc);
+	/* The HTML draws the cost, not a share. */
+	snprintf(path + strlen(path) - 5, 6, ".html");
+	{
+		char *text = NULL;
+		size_t len = 0;
+		assert_non_null(in = fopen(path, "r"));
+		assert_int_equal(getdelim(&text, &len, '\0', in) > 0, 1);
+		fclose(in);
+		assert_non_null(strstr(text, "Whole-service cost (as the analysis measures it) per "
+					     "capture"));
+		free(text);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(
 			test_a_candidate_is_confirmed_on_its_second_look_and_only_then_pages, setup,
 			teardown),
+		cmocka_unit_test_setup_teardown(
+			test_a_cost_finding_history_is_the_cost_of_each_capture, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_rerun_without_new_captures_does_not_confirm,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(
