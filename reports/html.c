@@ -115,18 +115,29 @@ static void anchor(out *o, const report_finding *f, size_t i)
 		P(o, "row-%zu", i + 1);
 }
 
+/* " in 2 entries (...)": an incident is one entry of the table, its members inside it. */
+static const char *entries_text(char out[96], size_t entries)
+{
+	snprintf(out, 96, " in %zu entr%s (an incident's members inside its lead's)", entries,
+		 entries == 1 ? "y" : "ies");
+	return out;
+}
+
 static void summary(out *o, const report *r)
 {
-	size_t sev[4], regressions = 0, others = 0;
+	size_t sev[4], regressions = 0, entries = 0, others = 0;
+	char et[96];
 
 	report_severity_counts(r, sev);
 	for (size_t i = 0; i < r->nfindings; i++) {
 		if (!r->findings[i].direction)
 			continue;
-		if (strcmp(r->findings[i].direction, "regression") == 0)
+		if (strcmp(r->findings[i].direction, "regression") == 0) {
 			regressions++;
-		else
+			entries += !report_folded(r, i);
+		} else {
 			others++;
+		}
 	}
 	P(o, "<section id=\"summary\"><h2>Summary</h2>\n<table class=\"kv\">\n");
 	if (r->run_id) {
@@ -167,14 +178,15 @@ static void summary(out *o, const report *r)
 		  r->services_analysed, r->services_failed < 0 ? 0 : r->services_failed, r->nskips);
 	if (strcmp(r->kind, "diff") != 0)
 		P(o,
-		  "<tr><th>regressions</th><td>%zu: <span class=\"sev "
+		  "<tr><th>regressions</th><td>%zu%s: <span class=\"sev "
 		  "sev-critical\">critical %zu</span> "
 		  "<span class=\"sev sev-high\">high %zu</span> <span class=\"sev "
 		  "sev-medium\">medium %zu</span> "
 		  "<span class=\"sev sev-low\">low %zu</span></td></tr>\n"
 		  "<tr><th>other findings</th><td>%zu (improvements and "
 		  "relative shifts)</td></tr>\n",
-		  regressions, sev[3], sev[2], sev[1], sev[0], others);
+		  regressions, entries == regressions ? "" : entries_text(et, entries), sev[3],
+		  sev[2], sev[1], sev[0], others);
 	P(o, "</table>\n");
 	if (r->nfailures) {
 		P(o, "<p>Failed:</p><ul>\n");
@@ -239,8 +251,8 @@ static void findings_table(out *o, const report *r)
 		if (report_folded(r, i))
 			continue; /* shown in its incident's entry */
 		nmem = report_members(r, i, mem, 8);
-		P(o, "<tr><td class=\"num\">%zu</td><td><span class=\"sev sev-%s\">", i + 1,
-		  sev_class(f->severity));
+		P(o, "<tr><td class=\"num\">%zu</td><td><span class=\"sev sev-%s\">",
+		  report_entry(r, i, NULL), sev_class(f->severity));
 		E(o, f->severity, "-");
 		P(o, "</span></td><td>");
 		E(o, f->state, "-");
@@ -253,7 +265,8 @@ static void findings_table(out *o, const report *r)
 			E(o, f->function, "");
 			P(o, "</td><td class=\"num\">");
 		} else {
-			P(o, "</td><td><a class=\"mono\" href=\"#");
+			P(o, "</td><td>");
+			P(o, "<a class=\"mono\" href=\"#");
 			anchor(o, f, i);
 			P(o, "\">");
 			E(o, f->function, "");
@@ -265,11 +278,23 @@ static void findings_table(out *o, const report *r)
 			}
 			if (nmem) {
 				P(o, "<br><small>incident %" PRId64 ", with ", f->incident_id);
+				/* A member has no row: its change is shown here. */
 				for (size_t k = 0; k < nmem && k < 8; k++) {
-					P(o, "%s<a class=\"mono\" href=\"#finding-%" PRId64 "\">",
-					  k ? ", " : "", mem[k]->id);
+					char v[MEASURE_TEXT_MAX];
+					P(o, "%s", k ? "; " : "");
+					P(o, "<a class=\"mono\" href=\"#finding-%" PRId64 "\">",
+					  mem[k]->id);
 					E(o, mem[k]->function, "");
-					P(o, "</a>");
+					P(o, "</a> ");
+					E(o, mem[k]->severity, "-");
+					P(o, " %s",
+					  measure_pair(v, sizeof(v), mem[k]->cost_unit,
+						       mem[k]->baseline_share,
+						       mem[k]->current_share, " &rarr; "));
+					P(o, " %s",
+					  measure_change(v, sizeof(v), mem[k]->cost_unit,
+							 mem[k]->delta, mem[k]->ci_low,
+							 mem[k]->ci_high, 2));
 				}
 				if (nmem > 8)
 					P(o, " and %zu more", nmem - 8);
@@ -694,11 +719,18 @@ static void states(out *o, const report *r, size_t i)
 static void finding_section(out *o, const report *r, size_t i, pr_error *err)
 {
 	const report_finding *f = &r->findings[i];
+	size_t entry, member;
 	char id[48];
 
 	P(o, "<section class=\"finding\" id=\"");
 	anchor(o, f, i);
-	P(o, "\"><h2>%zu. <span class=\"sev sev-%s\">", i + 1, sev_class(f->severity));
+	/* A folded member's number is its lead entry's and its place: 1.1 under entry 1. */
+	entry = report_entry(r, i, &member);
+	if (member)
+		P(o, "\"><h2>%zu.%zu <span class=\"sev sev-%s\">", entry, member,
+		  sev_class(f->severity));
+	else
+		P(o, "\"><h2>%zu. <span class=\"sev sev-%s\">", entry, sev_class(f->severity));
 	E(o, f->severity, "-");
 	P(o, "</span> ");
 	E(o, f->direction, "change");

@@ -65,7 +65,7 @@ static void row(out *o, const report *r, size_t i)
 	char vals[MEASURE_TEXT_MAX], chg[MEASURE_TEXT_MAX];
 	size_t nmem = report_members(r, i, mem, 8);
 
-	P(o, "| %zu | ", i + 1);
+	P(o, "| %zu | ", report_entry(r, i, NULL));
 	M(o, f->severity, "-");
 	P(o, " | ");
 	M(o, f->state, "-");
@@ -82,9 +82,17 @@ static void row(out *o, const report *r, size_t i)
 	}
 	if (nmem) {
 		P(o, " (incident %" PRId64 ", with ", f->incident_id);
+		/* A member has no row: its change is shown here, or it is counted but nowhere. */
 		for (size_t k = 0; k < nmem && k < 8; k++) {
-			P(o, "%s", k ? ", " : "");
+			P(o, "%s", k ? "; " : "");
 			M(o, mem[k]->function, "");
+			P(o, " ");
+			M(o, mem[k]->severity, "-");
+			P(o, " %s %s",
+			  measure_pair(vals, sizeof(vals), mem[k]->cost_unit,
+				       mem[k]->baseline_share, mem[k]->current_share, " -> "),
+			  measure_change(chg, sizeof(chg), mem[k]->cost_unit, mem[k]->delta,
+					 mem[k]->ci_low, mem[k]->ci_high, 2));
 		}
 		if (nmem > 8)
 			P(o, " and %zu more", nmem - 8);
@@ -103,16 +111,39 @@ static void row(out *o, const report *r, size_t i)
 	P(o, " |\n");
 }
 
+/* A regression's suspects and the command that reproduces it, after "N. function:". */
+static void item(out *o, const report_finding *f)
+{
+	M(o, f->function, "");
+	P(o, ":");
+	if (f->nsuspects) {
+		P(o, " suspects");
+		for (size_t k = 0; k < f->nsuspects; k++) {
+			P(o, "%s ", k ? "," : "");
+			short_sha(o, f->suspects[k].sha);
+			P(o, " ");
+			M(o, f->suspects[k].subject, "");
+		}
+		P(o, ";");
+	}
+	if (f->id)
+		P(o, " reproduce with `profreg finding show %" PRId64 "`", f->id);
+	P(o, "\n");
+}
+
 int report_md(buf *b, const report *r, pr_error *err)
 {
 	out o = {b, 0};
-	size_t sev[4], regressions = 0, nshift;
+	size_t sev[4], regressions = 0, entries = 0, nshift;
 	bool diff = strcmp(r->kind, "diff") == 0;
 
 	report_severity_counts(r, sev);
 	for (size_t i = 0; i < r->nfindings; i++)
-		regressions += r->findings[i].direction &&
-			       strcmp(r->findings[i].direction, "regression") == 0;
+		if (r->findings[i].direction &&
+		    strcmp(r->findings[i].direction, "regression") == 0) {
+			regressions++;
+			entries += !report_folded(r, i);
+		}
 	P(&o, "## ");
 	M(&o, r->title, "profreg report");
 	P(&o, "\n\n");
@@ -172,9 +203,15 @@ int report_md(buf *b, const report *r, pr_error *err)
 		M(&o, r->note, "");
 		P(&o, "\n\n");
 	}
-	if (!diff)
-		P(&o, "**%zu regression%s**: %zu critical, %zu high, %zu medium, %zu low\n\n",
-		  regressions, regressions == 1 ? "" : "s", sev[3], sev[2], sev[1], sev[0]);
+	if (!diff) {
+		P(&o, "**%zu regression%s**", regressions, regressions == 1 ? "" : "s");
+		/* An incident is one entry: say so, or the rows do not add up to the count. */
+		if (entries != regressions)
+			P(&o, " in %zu entr%s (an incident's members inside its lead's)", entries,
+			  entries == 1 ? "y" : "ies");
+		P(&o, ": %zu critical, %zu high, %zu medium, %zu low\n\n", sev[3], sev[2], sev[1],
+		  sev[0]);
+	}
 	nshift = 0;
 	for (size_t i = 0; i < r->nfindings; i++)
 		nshift += !report_folded(r, i) && is_shift(&r->findings[i]);
@@ -190,24 +227,18 @@ int report_md(buf *b, const report *r, pr_error *err)
 	}
 	for (size_t i = 0; i < r->nfindings && !diff; i++) {
 		const report_finding *f = &r->findings[i];
-		if (!f->direction || strcmp(f->direction, "regression") != 0)
+		const report_finding *mem[8];
+		size_t nmem;
+		if (report_folded(r, i) || !f->direction || strcmp(f->direction, "regression") != 0)
 			continue;
-		P(&o, "%zu. ", i + 1);
-		M(&o, f->function, "");
-		P(&o, ":");
-		if (f->nsuspects) {
-			P(&o, " suspects");
-			for (size_t k = 0; k < f->nsuspects; k++) {
-				P(&o, "%s ", k ? "," : "");
-				short_sha(&o, f->suspects[k].sha);
-				P(&o, " ");
-				M(&o, f->suspects[k].subject, "");
-			}
-			P(&o, ";");
+		/* The number is the entry's in the table; its members follow it. */
+		P(&o, "%zu. ", report_entry(r, i, NULL));
+		item(&o, f);
+		nmem = report_members(r, i, mem, 8);
+		for (size_t k = 0; k < nmem && k < 8; k++) {
+			P(&o, "   - with ");
+			item(&o, mem[k]);
 		}
-		if (f->id)
-			P(&o, " reproduce with `profreg finding show %" PRId64 "`", f->id);
-		P(&o, "\n");
 	}
 	if (nshift) {
 		if (regressions && !diff)

@@ -152,6 +152,29 @@ size_t report_members(const report *r, size_t i, const report_finding **out, siz
 	return n;
 }
 
+size_t report_entry(const report *r, size_t i, size_t *member)
+{
+	const report_finding *f = &r->findings[i];
+	size_t n = 0, m = 0;
+
+	if (member)
+		*member = 0;
+	if (report_folded(r, i)) {
+		for (size_t k = 0; k < r->nfindings; k++)
+			if (r->findings[k].id == f->incident_lead) {
+				for (size_t j = 0; j <= i; j++)
+					m += r->findings[j].incident_id == f->incident_id &&
+					     report_folded(r, j);
+				if (member)
+					*member = m;
+				return report_entry(r, k, NULL);
+			}
+	}
+	for (size_t k = 0; k <= i; k++)
+		n += !report_folded(r, k);
+	return n;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;

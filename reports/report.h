@@ -173,6 +173,14 @@ bool report_folded(const report *r, size_t i);
 /* The members of finding i's incident other than itself, shown in its entry. */
 size_t report_members(const report *r, size_t i, const report_finding **out, size_t max);
 
+/*
+ * Finding i's entry number as shown (1-based, in rank order, counting
+ * only findings that are an entry of their own); a folded member's is
+ * its lead's. *member: 0 for an entry, else the member's place (1-based)
+ * among its lead's members. member may be NULL.
+ */
+size_t report_entry(const report *r, size_t i, size_t *member);
+
 /* Compute the baseline band of a finding from its baseline points. */
 void report_finding_band(report_finding *f);
 

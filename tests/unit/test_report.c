@@ -285,6 +285,69 @@ static void test_a_cost_finding_reads_as_a_cost_in_every_format(void **state)
 	report_release(&r);
 }
 
+/* A regression of `service` for the incident tests; incident 0: none. */
+static report_finding *add_reg(report *r, int64_t id, const char *fn, const char *sev,
+			       int64_t incident, int64_t lead, double from, double to)
+{
+	report_finding *f;
+	pr_error err = PR_ERROR_INIT;
+
+	assert_int_equal(report_add_finding(r, &f, &err), 0);
+	f->id = id;
+	f->service = strdup("svc");
+	f->type = strdup("cpu");
+	f->function = strdup(fn);
+	f->direction = strdup("regression");
+	f->severity = strdup(sev);
+	f->baseline_share = from, f->current_share = to, f->delta = to - from;
+	f->ci_low = f->ci_high = NAN;
+	f->incident_id = incident, f->incident_lead = lead;
+	return f;
+}
+
+/*
+ * An incident is one entry: its lead's row holds its members' changes,
+ * and the heading says how many entries show its regressions. It said
+ * "**3 regressions**: 1 critical, 1 high, ..." over two rows, the high
+ * member appeared nowhere, and the list below it named "2. parse", a row
+ * that did not exist.
+ */
+static void test_an_incident_is_one_entry_that_shows_its_members(void **state)
+{
+	report r;
+	buf out = BUF_INIT;
+	pr_error err = PR_ERROR_INIT;
+
+	(void)state;
+	assert_int_equal(report_init(&r, "run", &err), 0);
+	add_reg(&r, 1, "decode", "critical", 1, 1, 0.0496, 0.1307);
+	add_reg(&r, 2, "parse", "high", 1, 1, 0.0998, 0.1210);
+	add_reg(&r, 3, "render", "low", 0, 0, 0.10, 0.11);
+	assert_int_equal(report_md(&out, &r, &err), 0);
+	assert_non_null(strstr(out.ptr, "**3 regressions** in 2 entries"));
+	assert_non_null(strstr(out.ptr, "| 1 | critical |"));
+	assert_non_null(strstr(out.ptr, "decode (incident 1, with parse high 9.98% -> 12.10% "
+					"+2.12pp) |"));
+	assert_non_null(strstr(out.ptr, "| 2 | low |"));
+	assert_null(strstr(out.ptr, "| 3 |"));
+	assert_non_null(strstr(out.ptr, "\n1. decode:"));
+	assert_non_null(strstr(out.ptr, "\n   - with parse: reproduce with `profreg finding "
+					"show 2`"));
+	assert_non_null(strstr(out.ptr, "\n2. render:"));
+	assert_null(strstr(out.ptr, "3. "));
+	buf_reset(&out);
+	assert_int_equal(report_html(&out, &r, &err), 0);
+	assert_non_null(strstr(out.ptr, "<td>3 in 2 entries"));
+	assert_non_null(strstr(out.ptr, "<tr><td class=\"num\">2</td><td><span class=\"sev "
+					"sev-low\">"));
+	assert_non_null(strstr(out.ptr, "parse</a> high 9.98% &rarr; 12.10% +2.12pp"));
+	assert_non_null(strstr(out.ptr, "<h2>1.1 <span class=\"sev sev-high\">"));
+	assert_non_null(strstr(out.ptr, "<h2>2. <span class=\"sev sev-low\">"));
+	assert_null(strstr(out.ptr, "<h2>3. "));
+	buf_release(&out);
+	report_release(&r);
+}
+
 static void test_band_is_the_baseline_median_and_scaled_mad(void **state)
 {
 	report_finding f;
@@ -432,6 +495,7 @@ int main(void)
 		cmocka_unit_test(test_markdown_lists_relative_shifts_apart_after_the_regressions),
 		cmocka_unit_test(test_json_carries_names_as_data_with_a_schema_version),
 		cmocka_unit_test(test_a_cost_finding_reads_as_a_cost_in_every_format),
+		cmocka_unit_test(test_an_incident_is_one_entry_that_shows_its_members),
 		cmocka_unit_test(test_band_is_the_baseline_median_and_scaled_mad),
 		cmocka_unit_test(test_selections_parse_services_releases_commits_ids_and_times),
 		cmocka_unit_test(test_bad_selections_are_refused_with_the_reason),
