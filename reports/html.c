@@ -224,6 +224,18 @@ static void summary(out *o, const report *r)
 	P(o, "</section>\n");
 }
 
+/*
+ * "heap: " before a function when the report mixes types: 27% of heap
+ * bytes in use beside 27% of CPU time read as the same measure.
+ */
+static void type_of(out *o, const report *r, const report_finding *f)
+{
+	if (!f->type || !report_mixes_types(r))
+		return;
+	E(o, f->type, "");
+	P(o, ": ");
+}
+
 static void findings_table(out *o, const report *r)
 {
 	bool diff = strcmp(r->kind, "diff") == 0;
@@ -266,6 +278,7 @@ static void findings_table(out *o, const report *r)
 			P(o, "</td><td class=\"num\">");
 		} else {
 			P(o, "</td><td>");
+			type_of(o, r, f);
 			P(o, "<a class=\"mono\" href=\"#");
 			anchor(o, f, i);
 			P(o, "\">");
@@ -282,6 +295,7 @@ static void findings_table(out *o, const report *r)
 				for (size_t k = 0; k < nmem && k < 8; k++) {
 					char v[MEASURE_TEXT_MAX];
 					P(o, "%s", k ? "; " : "");
+					type_of(o, r, mem[k]);
 					P(o, "<a class=\"mono\" href=\"#finding-%" PRId64 "\">",
 					  mem[k]->id);
 					E(o, mem[k]->function, "");

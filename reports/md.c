@@ -57,6 +57,18 @@ static void table_head(out *o)
 	P(o, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
 }
 
+/*
+ * "heap: " before a function when the report mixes types: 27% of heap
+ * bytes in use beside 27% of CPU time read as the same measure.
+ */
+static void type_of(out *o, const report *r, const report_finding *f)
+{
+	if (!f->type || !report_mixes_types(r))
+		return;
+	M(o, f->type, "");
+	P(o, ": ");
+}
+
 /* Finding i's row, its incident's members named beside its function. */
 static void row(out *o, const report *r, size_t i)
 {
@@ -74,6 +86,7 @@ static void row(out *o, const report *r, size_t i)
 	P(o, " | ");
 	M(o, f->service, "-");
 	P(o, " | ");
+	type_of(o, r, f);
 	M(o, f->function, "");
 	if (f->renamed_from) {
 		P(o, " (was ");
@@ -85,6 +98,7 @@ static void row(out *o, const report *r, size_t i)
 		/* A member has no row: its change is shown here, or it is counted but nowhere. */
 		for (size_t k = 0; k < nmem && k < 8; k++) {
 			P(o, "%s", k ? "; " : "");
+			type_of(o, r, mem[k]);
 			M(o, mem[k]->function, "");
 			P(o, " ");
 			M(o, mem[k]->severity, "-");
@@ -112,8 +126,9 @@ static void row(out *o, const report *r, size_t i)
 }
 
 /* A regression's suspects and the command that reproduces it, after "N. function:". */
-static void item(out *o, const report_finding *f)
+static void item(out *o, const report *r, const report_finding *f)
 {
+	type_of(o, r, f);
 	M(o, f->function, "");
 	P(o, ":");
 	if (f->nsuspects) {
@@ -233,11 +248,11 @@ int report_md(buf *b, const report *r, pr_error *err)
 			continue;
 		/* The number is the entry's in the table; its members follow it. */
 		P(&o, "%zu. ", report_entry(r, i, NULL));
-		item(&o, f);
+		item(&o, r, f);
 		nmem = report_members(r, i, mem, 8);
 		for (size_t k = 0; k < nmem && k < 8; k++) {
 			P(&o, "   - with ");
-			item(&o, mem[k]);
+			item(&o, r, mem[k]);
 		}
 	}
 	if (nshift) {

@@ -175,6 +175,21 @@ size_t report_entry(const report *r, size_t i, size_t *member)
 	return n;
 }
 
+bool report_mixes_types(const report *r)
+{
+	const char *first = NULL;
+
+	for (size_t i = 0; i < r->nfindings; i++) {
+		const char *t = r->findings[i].type;
+		if (!t)
+			continue;
+		if (first && strcmp(first, t) != 0)
+			return true;
+		first = t;
+	}
+	return false;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;

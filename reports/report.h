@@ -181,6 +181,13 @@ size_t report_members(const report *r, size_t i, const report_finding **out, siz
  */
 size_t report_entry(const report *r, size_t i, size_t *member);
 
+/*
+ * True when the report's findings are of more than one profile type: a
+ * share of heap bytes in use and a share of CPU time then sit in one
+ * table, and each row names its type.
+ */
+bool report_mixes_types(const report *r);
+
 /* Compute the baseline band of a finding from its baseline points. */
 void report_finding_band(report_finding *f);
 

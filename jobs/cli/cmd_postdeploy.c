@@ -147,12 +147,15 @@ static void markdown(report_out *o, const postdeploy_opts *opt, const postdeploy
 	stats_severity gate = opt->gate;
 	const char *report = x->report;
 	size_t nreg = 0, nshift = 0, i;
-	bool said_range = false;
+	bool said_range = false, mixed = false;
 	json_t *v;
 
 	for (size_t k = 0; k < a->ntests && a->tests[k].significant; k++) {
 		nreg += a->tests[k].direction == FINDING_REGRESSION;
 		nshift += a->tests[k].direction == FINDING_RELATIVE_SHIFT;
+		/* A heap share beside a CPU share: each row then names its type. */
+		mixed |= a->tests[k].type && a->tests[0].type &&
+			 strcmp(a->tests[k].type, a->tests[0].type) != 0;
 	}
 	report_put(o, "%s", "## profreg post-deploy: ");
 	md_escape(o, opt->service);
@@ -240,6 +243,10 @@ static void markdown(report_out *o, const postdeploy_opts *opt, const postdeploy
 				continue; /* one line below */
 			report_put(o, "| %s | %s | ", stats_severity_name(f->severity),
 				   finding_dir_name(f->direction));
+			if (mixed && f->type) {
+				md_escape(o, f->type);
+				report_put(o, "%s", ": ");
+			}
 			md_escape(o, f->function);
 			if (f->renamed_from) {
 				report_put(o, "%s", " (was ");

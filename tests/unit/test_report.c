@@ -348,6 +348,41 @@ static void test_an_incident_is_one_entry_that_shows_its_members(void **state)
 	report_release(&r);
 }
 
+/*
+ * A report of cpu and heap findings names each row's type: a heap share
+ * is of bytes in use, and "cache.Put | 20.00% -> 27.37%" beside CPU rows
+ * read as CPU time. A report of one type stays as it was.
+ */
+static void test_a_report_mixing_types_names_each_rows_type(void **state)
+{
+	report r;
+	report_finding *f;
+	buf out = BUF_INIT;
+	pr_error err = PR_ERROR_INIT;
+
+	(void)state;
+	assert_int_equal(report_init(&r, "run", &err), 0);
+	add_reg(&r, 1, "decode", "high", 0, 0, 0.05, 0.13);
+	f = add_reg(&r, 2, "cache.Put", "medium", 0, 0, 0.20, 0.2737);
+	free(f->type);
+	f->type = strdup("heap");
+	assert_int_equal(report_md(&out, &r, &err), 0);
+	assert_non_null(strstr(out.ptr, "| svc | cpu: decode |"));
+	assert_non_null(strstr(out.ptr, "| svc | heap: cache.Put | 20.00% -> 27.37% |"));
+	assert_non_null(strstr(out.ptr, "\n2. heap: cache.Put:"));
+	buf_reset(&out);
+	assert_int_equal(report_html(&out, &r, &err), 0);
+	assert_non_null(strstr(out.ptr, "<td>heap: <a class=\"mono\" href=\"#finding-2\">"));
+	assert_non_null(strstr(out.ptr, "<td>cpu: <a class=\"mono\" href=\"#finding-1\">"));
+	buf_reset(&out);
+	free(f->type);
+	f->type = strdup("cpu");
+	assert_int_equal(report_md(&out, &r, &err), 0);
+	assert_non_null(strstr(out.ptr, "| svc | cache.Put | 20.00% -> 27.37% |"));
+	buf_release(&out);
+	report_release(&r);
+}
+
 static void test_band_is_the_baseline_median_and_scaled_mad(void **state)
 {
 	report_finding f;
@@ -496,6 +531,7 @@ int main(void)
 		cmocka_unit_test(test_json_carries_names_as_data_with_a_schema_version),
 		cmocka_unit_test(test_a_cost_finding_reads_as_a_cost_in_every_format),
 		cmocka_unit_test(test_an_incident_is_one_entry_that_shows_its_members),
+		cmocka_unit_test(test_a_report_mixing_types_names_each_rows_type),
 		cmocka_unit_test(test_band_is_the_baseline_median_and_scaled_mad),
 		cmocka_unit_test(test_selections_parse_services_releases_commits_ids_and_times),
 		cmocka_unit_test(test_bad_selections_are_refused_with_the_reason),
