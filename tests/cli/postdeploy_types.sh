@@ -14,6 +14,7 @@ rm -rf "$T" && mkdir -p "$T"
 at=$(sed -n 's/^at: //p' "$T/gen.txt")
 rel=$(sed -n 's/^release: //p' "$T/gen.txt")
 fn=$(sed -n 's/.*"function":"\([^"]*\)".*/\1/p' "$T/fleet/truth.jsonl" | head -n 1)
+pr --quiet db init
 pr --quiet service add svc-000 && pr --quiet service enable svc-000
 pr --quiet ingest --manifest "$T/fleet/manifest.jsonl"
 # One file is one capture: the heap copies differ by a stack of one sample.

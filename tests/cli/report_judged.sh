@@ -10,6 +10,7 @@ fresh_db cli_report_judged
 T=$PROFREG_TEST_TMP/cli_report_judged
 rm -rf "$T" && mkdir -p "$T"
 clear="No function's self share moved beyond the margin"
+pr --quiet db init
 pr --quiet service add pdsvc --team pd && pr --quiet service enable pdsvc
 why="heap release 'v2' not judged: insufficient baseline: 3 eligible heap captures (need 8)"
 
