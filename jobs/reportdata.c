@@ -1367,7 +1367,8 @@ static void keep_services(char **lines, size_t *n, const PGresult *names)
  * each service's outcome. When none was and nothing was found, the
  * report says so: an empty team report of services all skipped or
  * failed must not read as one where nothing moved. p: the run id and
- * the team.
+ * the team. The record is read through profreg_run_detail: team roles,
+ * whom this report is for, may not read runs.detail (migration 028).
  */
 static int team_analysed(report *out, db *d, const char *const p[2], pr_error *err)
 {
@@ -1375,8 +1376,9 @@ static int team_analysed(report *out, db *d, const char *const p[2], pr_error *e
 	int rc;
 
 	if ((rc = db_exec(d, &res, err, "reading a team's outcomes",
-			  "select count(*) from runs r, services s where r.id = $1 and s.team = $2"
-			  " and r.detail -> 'services' -> s.name ->> 'status' = 'analysed'",
+			  "select count(*) from (select profreg_run_detail($1::bigint) d) r,"
+			  " services s where s.team = $2"
+			  " and r.d -> 'services' -> s.name ->> 'status' = 'analysed'",
 			  2, p)) < 0)
 		return rc;
 	if (db_rows(res) == 1 && db_get_i64(res, 0, 0) == 0 && !out->nfindings && !out->note &&

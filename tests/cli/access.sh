@@ -346,6 +346,11 @@ unknown=${ERR//tq/ta}
 run as $B report --run "$RUN" --team ta --format md --out -
 [ $RC -eq 4 ] && [[ $ERR == "profreg report: team 'ta' has no services"* ]] && [ "$ERR" = "$unknown" ] &&
 	ok "a team the role cannot see is answered the same way" || not_ok "team unseen" "rc $RC" "$ERR"
+# The team report is for the team's own roles, who read runs without its detail.
+run as $B report --run "$RUN" --team tb --format md --out -
+[ $RC -eq 0 ] && grep -q 'shop\\_cpu\\_secret' <<<"$OUT" && grep -q shop-failure-reason <<<"$OUT" &&
+	! grep -q 'pay' <<<"$OUT" && ok "team B's role writes its team's report of a shared run" ||
+	not_ok "report --team as B" "rc $RC" "$ERR" "$(head -c 600 <<<"$OUT")"
 BLOBRUN=$(sql "insert into runs (kind, status) values ('blobs-check', 'ok') returning id")
 run pr report --run "$BLOBRUN" --team ta --format md --out -
 [ $RC -eq 4 ] && [[ $ERR == *"run $BLOBRUN is a 'blobs-check' run: a team report is of a run that analysed services"* ]] &&
