@@ -721,9 +721,13 @@ static const char finding_order[] =
  * REPORT_SNAPSHOT_WINDOW_US of its time, each once, beside the capture it
  * is closest to. The query (snapshot_near, the snapshots table's owner)
  * covers every host of the captures over their whole time span; the
- * window is applied capture by capture here. With `team`, only snapshots
- * of that team's services: a shared host's snapshots of other teams'
- * services (their incident, their free-text reason) stay out of its report.
+ * window is applied capture by capture here. Only snapshots of the
+ * finding's service and of its team's other services (with `team`, of
+ * that team's services): every report of a finding goes to its team (a
+ * post-deploy's, a page's link, a finding's), and is written by a job
+ * role that reads every snapshot. A shared host's snapshots of other
+ * teams' services (their incident, their free-text reason) and the
+ * host's own (no service, admins only) stay out of it.
  */
 static int attach_snapshots(report_finding *f, db *d, const char *team, pr_error *err)
 {
@@ -750,7 +754,7 @@ static int attach_snapshots(report_finding *f, db *d, const char *team, pr_error
 	if (!nh)
 		goto out;
 	if ((rc = snapshot_near(&arr, d, hosts, nh, from - REPORT_SNAPSHOT_WINDOW_US,
-				to + REPORT_SNAPSHOT_WINDOW_US, team, err)) < 0)
+				to + REPORT_SNAPSHOT_WINDOW_US, team, f->service, err)) < 0)
 		goto out;
 	if (json_array_size(arr) &&
 	    !(f->snaps = calloc(json_array_size(arr), sizeof(*f->snaps)))) {

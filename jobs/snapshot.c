@@ -2496,20 +2496,27 @@ int snapshot_extract_dir(const job_env *env, int64_t id, const char *dir, pr_err
 	return rc;
 }
 
-int snapshot_near(json_t **out, db *d, const char *const *hosts, size_t nhosts,
-		  int64_t from_us, int64_t to_us, const char *team, pr_error *err)
+int snapshot_near(json_t **out, db *d, const char *const *hosts, size_t nhosts, int64_t from_us,
+		  int64_t to_us, const char *team, const char *service, pr_error *err)
 {
-	/* A snapshot of no service is the host's, for admins only (profreg_read_snapshot). */
+	/*
+	 * A snapshot of no service is the host's, for admins only
+	 * (profreg_read_snapshot): neither filter keeps it. A service's team
+	 * is its own when it has none.
+	 */
 	static const char sql[] =
 		"select " SNAPSHOT_COLS " from snapshots s"
 		" where s.host in (select jsonb_array_elements_text($1::jsonb))"
 		"   and s.taken_at >= " DB_US_TO_TS("$2") " and s.taken_at <= " DB_US_TO_TS("$3")
 		"   and ($4::text is null or s.service in"
 		"        (select v.name from services v where v.team = $4))"
+		"   and ($5::text is null or s.service = $5 or s.service in"
+		"        (select v.name from services v join services o on o.team = v.team"
+		"          where o.name = $5))"
 		" order by s.taken_at, s.id limit 1000";
 	json_t *h = json_array();
 	char from[24], to[24], *text = NULL;
-	const char *p[4] = {NULL, from, to, team};
+	const char *p[5] = {NULL, from, to, team, service};
 	PGresult *res = NULL;
 	int rc = 0;
 
@@ -2524,7 +2531,7 @@ int snapshot_near(json_t **out, db *d, const char *const *hosts, size_t nhosts,
 	p[0] = text;
 	snprintf(from, sizeof(from), "%" PRId64, from_us);
 	snprintf(to, sizeof(to), "%" PRId64, to_us);
-	if ((rc = db_exec(d, &res, err, "finding snapshots near captures", sql, 4, p)) < 0)
+	if ((rc = db_exec(d, &res, err, "finding snapshots near captures", sql, 5, p)) < 0)
 		goto out;
 	if (!(*out = json_array()))
 		rc = pr_error_set(err, PR_ENOMEM, "out of memory");

@@ -214,10 +214,14 @@ int snapshot_extract_dir(const job_env *env, int64_t id, const char *dir, pr_err
  * Snapshots of any of `hosts` taken from `from_us` to `to_us`
  * (inclusive), oldest first, as snapshot_list gives them: what a report
  * shows next to the captures taken on the same hosts at the same time.
- * With `team` (NULL: any), only snapshots of that team's services.
+ * With `team` (NULL: any), only snapshots of that team's services; with
+ * `service` (NULL: any), only snapshots of that service or of another
+ * service of its team. Either leaves out the host's own snapshots (of
+ * no service), which only admins may read.
  */
 int snapshot_near(struct json_t **out, db *d, const char *const *hosts, size_t nhosts,
-		  int64_t from_us, int64_t to_us, const char *team, pr_error *err);
+		  int64_t from_us, int64_t to_us, const char *team, const char *service,
+		  pr_error *err);
 
 /* This host's name as snapshots record it (gethostname), into out. */
 int snapshot_hostname(char out[SNAPSHOT_HOST_MAX + 1], pr_error *err);

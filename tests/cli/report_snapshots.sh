@@ -20,8 +20,8 @@ fid=$(sql "select id from findings where function = 'checkout.computeTax' and di
 # Snapshots as the snapshots table holds them (written here directly: what is
 # tested is the report, not the taking).
 snap() { # host time incident
-	sql "insert into snapshots (host, taken_at, incident, reason, blob_key, archive_bytes, manifest, stored_by)
-	     values ('$1', '$2', nullif('$3', ''), 'test <b>reason</b>', encode(sha256('$1$2'::bytea), 'hex'), 100, '{}', 'test')
+	sql "insert into snapshots (host, taken_at, incident, reason, service, blob_key, archive_bytes, manifest, stored_by)
+	     values ('$1', '$2', nullif('$3', ''), 'test <b>reason</b>', 'web', encode(sha256('$1$2'::bytea), 'hex'), 100, '{}', 'test')
 	     returning id"
 }
 near_cur=$(snap h-v2 2026-03-10T18:05:30Z 'INC-7 <script>')
@@ -43,16 +43,17 @@ grep -q "<td>$cap_base (-10m00s)</td>" <<<"$(row "$near_base")" && ok "a baselin
 [ -z "$(row "$other")" ] && ok "a snapshot of another host at the same time is not" || not_ok "other host" "$(row "$other")"
 grep -q "<a href=\"#snapshot-$near_cur\">$near_cur</a>" "$T/f.html" && ok "the capture's row links to its snapshot" || not_ok "capture link"
 
-# A team's report shows only its services' snapshots: on a shared host,
-# another team's (its incident, its free-text reason) and the host's own
-# (no service: admins only) stay out; the full report keeps them.
+# A finding's snapshots are its own team's, in every report of it: on a
+# shared host, another team's (its incident, its free-text reason) and
+# the host's own (no service: admins only) stay out.
 sql "update services set team = 'payments' where name = 'web'" >/dev/null
 pr --quiet service add ledger --team ops
-snap_of() { # service host time incident reason
+snap_of() { # service host time incident reason ('' service: the host's own)
 	sql "insert into snapshots (host, taken_at, incident, reason, service, blob_key, archive_bytes, manifest, stored_by)
-	     values ('$2', '$3', '$4', '$5', '$1', encode(sha256('$1$2$3'::bytea), 'hex'), 100, '{}', 'test')
+	     values ('$2', '$3', '$4', '$5', nullif('$1', ''), encode(sha256('$1$2$3'::bytea), 'hex'), 100, '{}', 'test')
 	     returning id"
 }
+host_own=$(snap_of '' h-v2 2026-03-10T18:02:00Z HOST-1 'host check')
 theirs=$(snap_of ledger h-v2 2026-03-10T18:03:00Z OPS-42 'customer card 4111111111111111')
 ours=$(snap_of web h-v2 2026-03-10T18:04:00Z PAY-7 'checkout slow')
 rid=$(sql "select max(run_id) from run_findings where finding_id = $fid")
@@ -62,9 +63,21 @@ run pr report --run "$rid" --team payments --out "$T/team.html"
 ! grep -q "snapshot-$theirs\|OPS-42\|4111111111111111" "$T/team.html" &&
 	ok "a team's report leaves out another team's snapshot on the same host" ||
 	not_ok "team: theirs" "$(grep -o '.\{0,80\}OPS-42.\{0,80\}' "$T/team.html" | head -n 1)"
-! grep -q "<tr id=\"snapshot-$near_cur\">" "$T/team.html" &&
+! grep -q "<tr id=\"snapshot-$host_own\">" "$T/team.html" &&
 	ok "and the host's snapshot of no service" || not_ok "team: host's own"
-run pr report --finding "$fid" --out "$T/f2.html"
-grep -q "<tr id=\"snapshot-$theirs\">" "$T/f2.html" && grep -q "<tr id=\"snapshot-$near_cur\">" "$T/f2.html" &&
-	ok "the full report keeps every snapshot of the host" || not_ok "full report" "$ERR"
+sibling=$(snap_of shop h-v2 2026-03-10T18:06:00Z PAY-8 'shop slow too')
+pr --quiet service add shop --team payments
+for what in "--finding $fid" "--run $rid"; do
+	# shellcheck disable=SC2086
+	run pr report $what --out "$T/one.html"
+	[ $RC -eq 0 ] && grep -q "<tr id=\"snapshot-$ours\">" "$T/one.html" &&
+		grep -q "<tr id=\"snapshot-$sibling\">" "$T/one.html" &&
+		ok "report $what lists the snapshots of its service and its team's others" ||
+		not_ok "one service: ours ($what)" "$ERR"
+	! grep -q "snapshot-$theirs\|OPS-42\|4111111111111111" "$T/one.html" &&
+		! grep -q "<tr id=\"snapshot-$host_own\">" "$T/one.html" &&
+		ok "report $what leaves out another team's snapshot and the host's own" ||
+		not_ok "one service: theirs ($what)" \
+			"$(grep -o '.\{0,80\}OPS-42.\{0,80\}' "$T/one.html" | head -n 1)"
+done
 finish

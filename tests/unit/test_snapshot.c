@@ -1100,17 +1100,22 @@ static void test_stored_round_trip_byte_for_byte(void **state)
 	/* Next to captures of the same host at the same time. */
 	hosts[0] = r.a.host;
 	assert_int_equal(snapshot_near(&near, f->t->db, hosts, 1, r.a.taken_at_us - 60000000,
-				       r.a.taken_at_us + 60000000, NULL, &e), 0);
+				       r.a.taken_at_us + 60000000, NULL, NULL, &e), 0);
 	assert_int_equal(json_array_size(near), 1);
 	json_decref(near);
 	/* A team's report sees only its services' snapshots: this one has no service. */
 	assert_int_equal(snapshot_near(&near, f->t->db, hosts, 1, r.a.taken_at_us - 60000000,
-				       r.a.taken_at_us + 60000000, "payments", &e), 0);
+				       r.a.taken_at_us + 60000000, "payments", NULL, &e), 0);
+	assert_int_equal(json_array_size(near), 0);
+	json_decref(near);
+	/* Nor does the report of one service's finding. */
+	assert_int_equal(snapshot_near(&near, f->t->db, hosts, 1, r.a.taken_at_us - 60000000,
+				       r.a.taken_at_us + 60000000, NULL, "checkout", &e), 0);
 	assert_int_equal(json_array_size(near), 0);
 	json_decref(near);
 	hosts[0] = "another-host";
 	assert_int_equal(snapshot_near(&near, f->t->db, hosts, 1, r.a.taken_at_us - 60000000,
-				       r.a.taken_at_us + 60000000, NULL, &e), 0);
+				       r.a.taken_at_us + 60000000, NULL, NULL, &e), 0);
 	assert_int_equal(json_array_size(near), 0);
 	/* Stored and read are audited. */
 	assert_int_equal(testdb_int(f->t, "select count(*) from audit_log where action in "
