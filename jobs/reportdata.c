@@ -405,6 +405,29 @@ int reportdata_sel_captures(reportdata_cap **out, size_t *n, db *d, const report
 				  text, db_get_i64(res, 0, 13), REPORTDATA_MAX_SELECTION);
 		goto out;
 	}
+	/*
+	 * Capture ids ask for exactly those captures: one that does not exist,
+	 * or that the role may not see (the same words, so nothing leaks),
+	 * refuses the selection rather than leaving a part to pass for all.
+	 * With other filters too, one they leave out is named with them.
+	 */
+	for (size_t k = 0; k < s->nids; k++) {
+		bool found = false, only_ids = !s->service && !s->release && !s->commit &&
+					       !s->host && !s->type && !s->since_set &&
+					       !s->until_set;
+		char text[208];
+		for (int i = 0; i < rows && !found; i++)
+			found = caps[i].id == s->ids[k];
+		if (found)
+			continue;
+		quote_sel(text, sizeof(text), s->text);
+		rc = only_ids ? pr_error_set(err, PR_ENOTFOUND, "capture %" PRId64 " not found",
+					     s->ids[k])
+			      : pr_error_set(err, PR_ENOTFOUND,
+					     "selection '%s' matches no capture %" PRId64, text,
+					     s->ids[k]);
+		goto out;
+	}
 	for (int i = 1; i < rows; i++)
 		if (strcmp(caps[i].type, caps[0].type) != 0) {
 			char q[40];

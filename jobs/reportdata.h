@@ -63,7 +63,8 @@ void reportdata_caps_free(reportdata_cap *c, size_t n);
 
 /*
  * The captures a selection names, oldest first, all of one profile type
- * (PR_EUSAGE otherwise). None is PR_ENOTFOUND; more than
+ * (PR_EUSAGE otherwise). None is PR_ENOTFOUND, and so is a capture id
+ * asked for and not among them ("capture N not found"); more than
  * REPORTDATA_MAX_SELECTION is PR_ELIMIT with the count, never the newest
  * of them alone.
  */

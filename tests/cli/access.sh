@@ -279,6 +279,15 @@ run pr audit list --role $A --json
 [ $RC -eq 0 ] && [ "$(jq '[.audit[] | select(.db_role != "'$A'")] | length' <<<"$OUT")" = 0 ] &&
 	[ "$(jq '[.audit[] | select(.action == "capture.export")] | length' <<<"$OUT")" = 2 ] &&
 	ok "audit list --role" || not_ok "audit list --role" "$OUT" "$ERR"
+# Capture ids are exactly those captures: another team's among them is refused
+# in the words of one that does not exist.
+run as $A export "id=$PAY,99999999" --format folded --out "$T/mixed.out"
+missing=${ERR//99999999/$SHOP}
+run as $A export "id=$PAY,$SHOP" --format folded --out "$T/mixed.out"
+[ $RC -eq 4 ] && [ "$ERR" = "profreg export: capture $SHOP not found" ] && [ "$ERR" = "$missing" ] &&
+	[ ! -e "$T/mixed.out" ] &&
+	ok "ids with one of team B's captures: exit 4, in the words of a missing one" ||
+	not_ok "export ids with B's" "rc $RC" "$ERR" "$missing"
 run pr audit list --capture "$PAYHEAP" --json
 [ $RC -eq 0 ] && [ "$(jq '.audit | length' <<<"$OUT")" -ge 3 ] &&
 	[ "$(jq "[.audit[] | select(.capture_ids | index($PAYHEAP) | not)] | length" <<<"$OUT")" = 0 ] &&

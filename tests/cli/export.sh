@@ -135,4 +135,15 @@ run pr export service=big --format folded --out "$T/big.folded"
 run pr diff --base service=big,release=v1 --target service=big,until=2026-03-01T00:30:00Z --format json --out "$T/big.json"
 [ $RC -eq 4 ] && [[ $ERR == *"selection 'service=big,release=v1' matches 2001 captures"* ]] &&
 	ok "so is a diff side of 2001 captures" || not_ok "diff cap" "rc=$RC $ERR"
+# Capture ids select exactly those captures: one that does not exist
+# refuses the selection (exit 4) rather than exporting or comparing the rest.
+run pr export "id=$cpu,99999" --format folded --out "$T/ids.folded"
+[ $RC -eq 4 ] && [ "$ERR" = "profreg export: capture 99999 not found" ] && [ ! -e "$T/ids.folded" ] &&
+	ok "export of capture ids with one missing is exit 4 naming it" || not_ok "export missing id" "rc=$RC $ERR"
+run pr diff --base "id=$cpu,$cpu,99999" --target "id=$spans" --out "$T/ids.html"
+[ $RC -eq 4 ] && [ "$ERR" = "profreg diff: capture 99999 not found" ] && [ ! -e "$T/ids.html" ] &&
+	ok "diff of capture ids with one missing is exit 4 naming it" || not_ok "diff missing id" "rc=$RC $ERR"
+run pr export "id=$cpu,$heap,type=cpu" --format folded --out "$T/ids.folded"
+[ $RC -eq 4 ] && [ "$ERR" = "profreg export: selection 'id=$cpu,$heap,type=cpu' matches no capture $heap" ] &&
+	ok "a capture id the other filters leave out is named with the selection" || not_ok "id filtered out" "rc=$RC $ERR"
 finish
