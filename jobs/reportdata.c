@@ -1660,6 +1660,7 @@ int reportdata_diff(report *out, db *d, blob_store *bs, const config *cfg,
 	analysis_opts o;
 	profile_limits lim;
 	bool one_target, bad = false;
+	size_t shared = 0;
 	int rc;
 
 	memset(&a, 0, sizeof(a));
@@ -1712,7 +1713,15 @@ int reportdata_diff(report *out, db *d, blob_store *bs, const config *cfg,
 		one_target &= bc[i].service_id == tc[0].service_id;
 	for (size_t i = 0; i < nt; i++)
 		one_target &= tc[i].service_id == tc[0].service_id;
-	if (one_target && nb >= 2) {
+	/*
+	 * A capture on both sides (overlapping selections, or one side named
+	 * twice) cannot be tested against itself: say so, not that the
+	 * baseline is too thin.
+	 */
+	for (size_t i = 0; i < nb; i++)
+		for (size_t k = 0; k < nt; k++)
+			shared += bc[i].id == tc[k].id;
+	if (one_target && nb >= 2 && !shared) {
 		o.min_baseline = 2;
 		analysis_init(&a, &o);
 		if (ids_json(&bids, bc, nb) < 0 || ids_json(&tids, tc, nt) < 0) {
@@ -1767,12 +1776,20 @@ int reportdata_diff(report *out, db *d, blob_store *bs, const config *cfg,
 			goto out;
 		}
 	} else {
+		char why[160];
+		if (shared)
+			snprintf(why, sizeof(why),
+				 "Shares only: %zu capture%s on both sides, and no test can "
+				 "compare a capture with itself.",
+				 shared, shared == 1 ? " is" : "s are");
+		else
+			snprintf(why, sizeof(why), "%s",
+				 one_target ? "Shares only: the analysis' tests need at least"
+					      " two baseline captures."
+					    : "Shares only: the analysis' tests need one service"
+					      " on both sides.");
 		if (!out->note)
-			out->note = strdup(one_target
-					   ? "Shares only: the analysis' tests need at least"
-					     " two baseline captures."
-					   : "Shares only: the analysis' tests need one service"
-					     " on both sides.");
+			out->note = strdup(why);
 		if ((rc = rows_from_tree(out, out->flame, top, &tc[0], err)) < 0)
 			goto out;
 	}

@@ -97,6 +97,14 @@ grep -A3 '<td class="num">1</td>' "$T/diff.html" | grep -q 'checkout.computeTax'
 ids=$(sql "select string_agg(id::text, ',' order by id) from profiles where release = 'v1'")
 run pr diff --base "id=$ids" --target 'service=web,commit=0123,release=v2' --out - --format json
 [ $RC -eq 0 ] && grep -q '"base_captures": 10' <<<"$OUT" && grep -q '"target_captures": 3' <<<"$OUT" && ok "diff selects by capture ids and by commit" || not_ok "diff ids" "$ERR"
+# Captures on both sides cannot be tested against themselves: the note says
+# so, not that the baseline (10 captures) is too thin.
+one=$(sql "select max(id) from profiles where release = 'v1'")
+for tgt in 'service=web,release=v1' "id=$one"; do
+	run pr diff --base 'service=web,release=v1' --target "$tgt" --out - --format json
+	[ $RC -eq 0 ] && [[ $(jq -r .note <<<"$OUT") == "Shares only: "*" on both sides, and no test can compare a capture with itself." ]] &&
+		ok "diff of overlapping sides ($tgt) says they overlap" || not_ok "diff overlap $tgt" "rc=$RC $ERR" "$(jq -r .note <<<"$OUT")"
+done
 run pr diff --base 'service=web,release=v1' --target 'service=web,release=v2' --host h-v1 --out /dev/null
 [ $RC -eq 4 ] && grep -q 'matches no capture' <<<"$ERR" && ok "a selection that matches nothing is exit 4 with a reason" || not_ok "diff empty" "rc=$RC $ERR"
 run pr diff --base 'service=web,release=v1' --target 'service=web,release=v22,host=h-v2-web-frontend'
