@@ -226,6 +226,24 @@ out:
 	return status;
 }
 
+/*
+ * "snapshot list --service paymnts" is a typo, not an empty answer: when
+ * nothing was found for a service name that is no service (or one the
+ * role may not see), PR_ENOTFOUND with the close name. Snapshots of a
+ * name no longer registered are still listed when there are some.
+ */
+static int service_known(db *d, const snapshot_filter *f, const json_t *rows, pr_error *err)
+{
+	db_service svc = {0};
+	int rc;
+
+	if (!f->service || json_array_size(rows))
+		return 0;
+	rc = db_service_get(d, &svc, f->service, err);
+	db_service_release(&svc);
+	return rc;
+}
+
 static int list_cmd(cli_ctx *ctx, int argc, char **argv)
 {
 	static const cli_option opts[] = {
@@ -292,7 +310,9 @@ static int list_cmd(cli_ctx *ctx, int argc, char **argv)
 	if ((status = cli_end(p, c, bad, 0, 0, NULL, NULL)) != CLI_GO)
 		return status;
 	f.limit = (size_t)limit;
-	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 || (rc = snapshot_list(&rows, d, &f, &err)) < 0) {
+	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 || (rc = snapshot_list(&rows, d, &f, &err)) < 0 ||
+	    (rc = service_known(d, &f, rows, &err)) < 0) {
+		json_decref(rows);
 		db_close(d);
 		return cli_fail(ctx, &err);
 	}

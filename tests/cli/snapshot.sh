@@ -67,6 +67,16 @@ run P snapshot list
 run P snapshot list --incident nope --json
 [ $RC -eq 0 ] && [ "$(jq '.snapshots | length' <<<"$OUT")" -eq 0 ] &&
 	ok "snapshot list --incident filters" || not_ok "list filter" "$OUT"
+# A service name that does not exist is an error, not an empty answer;
+# one that does, with no snapshot, is an empty list.
+pr --quiet service add checkout
+run P snapshot list --service chekout
+[ $RC -eq 4 ] && [ "$ERR" = "profreg snapshot list: service 'chekout' not found (did you mean 'checkout'?)" ] &&
+	[ -z "$OUT" ] && ok "snapshot list --service of no service is exit 4 with the close name" ||
+	not_ok "list unknown service" "rc $RC" "$OUT" "$ERR"
+run P snapshot list --service checkout --json
+[ $RC -eq 0 ] && [ "$(jq '.snapshots | length' <<<"$OUT")" -eq 0 ] &&
+	ok "snapshot list --service of a service with none is empty" || not_ok "list known service" "rc $RC" "$OUT" "$ERR"
 run P snapshot show 1
 [ $RC -eq 0 ] && grep -q '^incident INC-2' <<<"$OUT" && grep -q '^items:' <<<"$OUT" &&
 	grep -q 'schedstat\|pressure' <<<"$OUT" && ok "snapshot show" || not_ok "snapshot show" "$OUT" "$ERR"
