@@ -134,7 +134,13 @@ int analyze_run(analyze_result *out, const job_env *env, const analyze_opts *o, 
 	if (!o->dry_run) {
 		json_t *params = json_pack("{s:I,s:s?}", "at_us", (json_int_t)ao.at_us, "selection",
 					   o->selection);
-		rc = runs_begin(&r->run_id, env->d, "analyze", 0, params, err);
+		/*
+		 * A run of one service is that service's, as a post-deploy's:
+		 * row security then shows it, its detail and its finding count
+		 * to that service's team alone, not to every team.
+		 */
+		rc = runs_begin(&r->run_id, env->d, "analyze", o->service ? one.id : 0, params,
+				err);
 		json_decref(params);
 		if (rc < 0)
 			goto out;

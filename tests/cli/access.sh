@@ -405,6 +405,16 @@ run as $B run "$RUN" --json
 	as $B runs list --json | grep -q "\"id\": $RUN" &&
 	ok "run and runs list as team B name none of team A's services" ||
 	not_ok "run as B" "rc $RC" "$ERR" "$(head -c 600 <<<"$OUT")"
+# An analysis of one service is that service's run, as a post-deploy's:
+# the other team does not see it, nor its finding count.
+pr analyze --service shop --release r1 >/dev/null 2>&1
+ANRUN=$(sql "select max(id) from runs where kind = 'analyze'")
+seen() { as "$1" runs list --json | jq "[.. | objects | select(.id? == $ANRUN)] | length"; }
+[ -n "$ANRUN" ] && [ "$(sql "select service_id from runs where id = $ANRUN")" = "$SHOPID" ] &&
+	[ "$(seen $A)" = 0 ] && [ "$(seen $B)" = 1 ] &&
+	ok "analyze --service of team B's service is listed to team B only" ||
+	not_ok "analyze run's service" "run $ANRUN" "$(sql "select service_id from runs where id = $ANRUN")" \
+		"A sees $(seen $A), B sees $(seen $B)"
 run as $JOB run "$RUN" --json
 [ $RC -eq 0 ] && grep -q 'few captures' <<<"$OUT" && grep -q shop-failure-reason <<<"$OUT" &&
 	ok "an admin role reads a run's detail whole" || not_ok "run as admin" "rc $RC" "$ERR"
