@@ -1306,9 +1306,11 @@ static int run_summary(report *r, db *d, int64_t run_id, pr_error *err)
 	if (db_get_text(res, 0, 5)) {
 		const char *rel = json_string_value(json_object_get(detail, "release"));
 		const char *verdict = json_string_value(json_object_get(detail, "verdict"));
-		bad |= buf_printf(&title, "profreg %s run %s: %s %s%s%s%s",
+		/* An analyze of one service names no release. */
+		bad |= buf_printf(&title, "profreg %s run %s: %s%s%s%s%s%s",
 				  db_get_text(res, 0, 0), id, db_get_text(res, 0, 5),
-				  rel ? rel : "", verdict ? " (" : "", verdict ? verdict : "",
+				  rel ? " " : "", rel ? rel : "", verdict ? " (" : "",
+				  verdict ? verdict : "",
 				  verdict ? ")" : "") < 0;
 		if (r->services_analysed < 0)
 			r->services_analysed = 1, r->services_failed = 0;

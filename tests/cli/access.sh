@@ -415,6 +415,10 @@ seen() { as "$1" runs list --json | jq "[.. | objects | select(.id? == $ANRUN)] 
 	ok "analyze --service of team B's service is listed to team B only" ||
 	not_ok "analyze run's service" "run $ANRUN" "$(sql "select service_id from runs where id = $ANRUN")" \
 		"A sees $(seen $A), B sees $(seen $B)"
+run pr report --run "$ANRUN" --format json --out -
+[ "$(jq -r .title <<<"$OUT")" = "profreg analyze run $ANRUN: shop" ] &&
+	ok "its report is titled with the service, and no release it does not have" ||
+	not_ok "analyze run title" "rc=$RC '$(jq -r .title <<<"$OUT")'"
 run as $JOB run "$RUN" --json
 [ $RC -eq 0 ] && grep -q 'few captures' <<<"$OUT" && grep -q shop-failure-reason <<<"$OUT" &&
 	ok "an admin role reads a run's detail whole" || not_ok "run as admin" "rc $RC" "$ERR"
