@@ -1392,10 +1392,23 @@ static double capture_cost(const capture_ref *c, const char *type, const char **
 }
 
 /*
+ * Whether a cost unit is a flow (an amount per second), which grows with
+ * the requests served: only a flow is divided by load. Heap bytes in use
+ * are a level: a quiet night holds as much retained heap, and per unit of
+ * its lower load it read as a rise (+79% at half the traffic).
+ */
+static bool cost_unit_is_flow(const char *unit)
+{
+	return strcmp(unit, "cpu_s_per_s") == 0 || strcmp(unit, "bytes_per_s") == 0 ||
+	       strcmp(unit, "value_per_s") == 0;
+}
+
+/*
  * The whole service's cost: log cost per capture (per unit of load when
- * per_load), with sampling variance 1 / samples (the relative noise of a
- * sampled total), tested like a share against log(1 +- rel_margin). No
- * test when a capture on either side lacks the measure.
+ * per_load and the cost is a flow), with sampling variance 1 / samples
+ * (the relative noise of a sampled total), tested like a share against
+ * log(1 +- rel_margin). No test when a capture on either side lacks the
+ * measure.
  */
 static int cost_test(finding *f, const sides *s, const analysis_target_data *td,
 		     const char *type, bool per_load, const analysis_opts *o)
@@ -1420,7 +1433,8 @@ static int cost_test(finding *f, const sides *s, const analysis_target_data *td,
 	for (size_t i = 0; i < nb + nc; i++) {
 		const capture_ref *c = i < nb ? &s->base.caps[i] : &s->cur.caps[i - nb];
 		double cost = capture_cost(c, type, &u);
-		if (!(cost > 0) || (unit && strcmp(unit, u) != 0) || (per_load && !(c->load > 0)))
+		if (!(cost > 0) || (unit && strcmp(unit, u) != 0) ||
+		    (per_load && (!(c->load > 0) || !cost_unit_is_flow(u))))
 			goto out;
 		unit = u;
 		y[i] = log(per_load ? cost / c->load : cost);
@@ -3372,8 +3386,9 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 	}
 	/*
 	 * The whole service's cost where known: per unit of load when every
-	 * capture has a load figure (a busier night is not a regression), else
-	 * per second of capture, or bytes in use (capture_cost).
+	 * capture has a load figure and the cost is a flow (a busier night is
+	 * not a regression), else per second of capture, or bytes in use
+	 * (capture_cost).
 	 */
 	for (int per_load = 1, done = 0; o->cost_tests && per_load >= 0 && !done; per_load--) {
 		finding *f = &a->tests[a->ntests];

@@ -57,6 +57,7 @@ typedef struct fx {
 	double deep;      /* above 0: work.deep below work.inner, weight 500 x deep */
 	double side;      /* above 0: work.a's weight times this (a stack of its own) */
 	const char *type; /* the profile type ingested and judged (NULL: "cpu") */
+	const char *tags; /* the tags of the captures ingested next, JSON (NULL: none) */
 } fx;
 
 static fx F;
@@ -101,6 +102,7 @@ static void ingest_capture(fx *f, const char *path, const char *service, const c
 	req.type = f->type ? f->type : "cpu";
 	req.format = format;
 	req.host = f->host;
+	req.tags_json = f->tags;
 	if (ingest_file(&res, f->t->db, f->bs, &req, &f->cfg.limits, &err) < 0)
 		fail_msg("ingest: %s", err.msg);
 }
@@ -2025,6 +2027,65 @@ static const finding *cost_finding(const analysis *a, const char *service)
 	return NULL;
 }
 
+/* The whole-service cost test of `service`, significant or not; NULL when none ran. */
+static const finding *cost_test_of(const analysis *a, const char *service)
+{
+	for (size_t i = 0; i < a->ntests; i++)
+		if (strcmp(a->tests[i].kind, FINDING_KIND_COST) == 0 &&
+		    strcmp(a->tests[i].service, service) == 0)
+			return &a->tests[i];
+	return NULL;
+}
+
+/*
+ * A heap profile (inuse_space) of 60 stacks holding `scale` times the
+ * usual bytes, tagged with `load`, over 10 seconds as Go writes one.
+ */
+static void heap_capture(fx *f, const char *service, const char *release, int64_t at, double scale,
+			 const char *load)
+{
+	char text[4096], tags[64];
+	size_t n = 0;
+
+	for (int i = 0; i < 60; i++)
+		n += (size_t)snprintf(text + n, sizeof(text) - n, "main;keep.f%d %d\n", i,
+				      (int)((100000 + 1000 * i) * scale * noise(f, 0.04)));
+	snprintf(tags, sizeof(tags), "{\"load\": \"%s\"}", load);
+	f->tags = tags;
+	ingest_as_pprof(f, text, n, "inuse_space", "bytes", 10000000000LL, service, release, at);
+	f->tags = NULL;
+}
+
+/*
+ * Heap bytes in use are a level, not a flow: the same retained heap at
+ * half the request rate (a quiet night) is no regression. Divided by
+ * load, it read as twice the bytes per unit of load, a critical
+ * regression; it is tested as bytes in use.
+ */
+static void test_heap_in_use_at_half_the_load_is_no_regression(void **state)
+{
+	static const char *const names[] = {"quiet"};
+	fx *f = *state;
+	analysis a;
+	const finding *t;
+
+	f->type = "heap";
+	testdb_execf(f->t, "insert into services (name, enabled) values ('quiet', true)");
+	for (int day = 14; day >= 1; day--) {
+		heap_capture(f, "quiet", "v1", NIGHT_END - day * DAY - 9 * HOUR, 1, "100");
+		heap_capture(f, "quiet", "v1", NIGHT_END - day * DAY - 3 * HOUR, 1, "100");
+	}
+	for (int k = 0; k < 4; k++)
+		heap_capture(f, "quiet", "v3", NIGHT_END - (20 - 4 * k) * HOUR, 1, "50");
+	judge(f, &a, names, 1);
+	f->type = NULL;
+	assert_non_null(t = cost_test_of(&a, "quiet"));
+	assert_string_equal(t->cost_unit, "bytes");
+	assert_true(t->current_share / t->baseline_share < 1.1);
+	assert_null(cost_finding(&a, "quiet"));
+	analysis_release(&a);
+}
+
 /*
  * A host whose CPUs are slower burns more CPU for the same work. Three
  * of the new release's four captures come from a new host where every
@@ -2235,6 +2296,8 @@ int main(void)
 			test_a_sure_change_below_the_margin_is_not_a_finding, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_a_stored_cost_finding_reads_back_in_its_own_unit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_heap_in_use_at_half_the_load_is_no_regression,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_service_slower_everywhere_is_a_cost_finding,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_rise_on_one_host_alone_is_not_the_release_s,
