@@ -1364,11 +1364,19 @@ static size_t look_of(const analysis_target *t, const sides *s, const analysis_o
 	return looks ? looks : 1;
 }
 
+/* Whether c counts samples each of which stands for `period` nanoseconds of CPU. */
+static bool cpu_period(const capture_ref *c)
+{
+	return strcmp(c->unit, "count") == 0 && c->period > 0 &&
+	       strcmp(c->period_type, "cpu") == 0 && strcmp(c->period_unit, "nanoseconds") == 0;
+}
+
 /*
  * A capture's whole-service cost, and its unit: the bytes in use of a
  * heap profile (type "heap": one moment's); else the value per second of
  * capture when it has a duration (CPU seconds per second for nanoseconds
- * of CPU, bytes per second of allocation). 0 when unknown: an allocation
+ * of CPU, or for samples of a CPU-time period, bytes per second of
+ * allocation, else values per second). 0 when unknown: an allocation
  * profile without a duration counts since its process started (Go's
  * /debug/pprof/allocs), so its total grows with the process's uptime,
  * and one over a window grows with the window.
@@ -1387,8 +1395,47 @@ static double capture_cost(const capture_ref *c, const char *type, const char **
 		*unit = "cpu_s_per_s";
 		return (double)c->total / (double)c->duration_ns;
 	}
+	/*
+	 * Samples counted alone (a profiler that writes samples/count only)
+	 * each stand for one period of CPU time: the same CPU sampled at 500
+	 * Hz holds five times the samples of 100 Hz, and per second a rate
+	 * change read as a regression of +400%.
+	 */
+	if (cpu_period(c)) {
+		*unit = "cpu_s_per_s";
+		return (double)c->total * (double)c->period / (double)c->duration_ns;
+	}
 	*unit = bytes ? "bytes_per_s" : "value_per_s";
 	return (double)c->total / ((double)c->duration_ns / 1e9);
+}
+
+/*
+ * Whether captures a and b, whose cost is in `unit`, count alike: values
+ * per second (samples counted without a CPU-time period) compare only at
+ * one sampling period, as 500 samples a second at 500 Hz are 100 at 100
+ * Hz. Other units are amounts already (nanoseconds, bytes, or samples
+ * converted to CPU time).
+ */
+static bool same_period(const capture_ref *a, const capture_ref *b, const char *unit)
+{
+	return strcmp(unit, "value_per_s") != 0 ||
+	       (a->period == b->period && strcmp(a->period_type, b->period_type) == 0 &&
+		strcmp(a->period_unit, b->period_unit) == 0);
+}
+
+/* Why captures a (cost in unit ua) and b (ub) cannot be compared, into why[size]. */
+static void cost_mismatch(char *why, size_t size, const capture_ref *a, const capture_ref *b,
+			  const char *ua, const char *ub)
+{
+	if (strcmp(ua, ub) != 0)
+		snprintf(why, size, "capture %" PRId64 " measures %s, capture %" PRId64 " %s",
+			 a->id, ua, b->id, ub);
+	else
+		snprintf(why, size,
+			 "capture %" PRId64 " counts samples of a period of %" PRId64 " %s %s, "
+			 "capture %" PRId64 " of %" PRId64 " %s %s, and neither is CPU time",
+			 a->id, a->period, a->period_type, a->period_unit, b->id, b->period,
+			 b->period_type, b->period_unit);
 }
 
 /*
@@ -1407,16 +1454,19 @@ static bool cost_unit_is_flow(const char *unit)
  * The whole service's cost: log cost per capture (per unit of load when
  * per_load and the cost is a flow), with sampling variance 1 / samples
  * (the relative noise of a sampled total), tested like a share against
- * log(1 +- rel_margin). No test when a capture on either side lacks the
- * measure.
+ * log(1 +- rel_margin). No test (STATS_EDATA) when a capture on either
+ * side lacks the measure, or when the captures' measures cannot be
+ * compared: then why (why_size bytes) says so, for a note on the run.
  */
-static int cost_test(finding *f, const sides *s, const analysis_target_data *td,
-		     const char *type, bool per_load, const analysis_opts *o)
+static int cost_test(finding *f, char *why, size_t why_size, const sides *s,
+		     const analysis_target_data *td, const char *type, bool per_load,
+		     const analysis_opts *o)
 {
 	const int *hc = td->hc;
 	size_t nb = s->base.n, nc = s->cur.n;
 	double *y = malloc(2 * (nb + nc) * sizeof(*y)), *v, gm_b, gm_c, up, down, mup, mdown;
 	const char *unit = NULL, *u;
+	const capture_ref *first = NULL;
 	stats_result rup, rdn, rci;
 	week_adj wk;
 	fit_in in = {NULL, NULL, td->gb, nb, nc, 1, 0, NULL, NULL};
@@ -1426,6 +1476,7 @@ static int cost_test(finding *f, const sides *s, const analysis_target_data *td,
 	int rc = STATS_EDATA;
 
 	memset(&wk, 0, sizeof(wk));
+	*why = '\0';
 	if (!y)
 		return STATS_ENOMEM;
 	v = y + nb + nc;
@@ -1433,9 +1484,14 @@ static int cost_test(finding *f, const sides *s, const analysis_target_data *td,
 	for (size_t i = 0; i < nb + nc; i++) {
 		const capture_ref *c = i < nb ? &s->base.caps[i] : &s->cur.caps[i - nb];
 		double cost = capture_cost(c, type, &u);
-		if (!(cost > 0) || (unit && strcmp(unit, u) != 0) ||
-		    (per_load && (!(c->load > 0) || !cost_unit_is_flow(u))))
+		if (!(cost > 0) || (per_load && (!(c->load > 0) || !cost_unit_is_flow(u))))
 			goto out;
+		if (unit && (strcmp(unit, u) != 0 || !same_period(first, c, unit))) {
+			cost_mismatch(why, why_size, first, c, unit, u);
+			goto out;
+		}
+		if (!unit)
+			first = c;
 		unit = u;
 		y[i] = log(per_load ? cost / c->load : cost);
 		v[i] = 1.0 / (double)(c->sample_count > 0 ? c->sample_count : 1);
@@ -3392,11 +3448,19 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 	 */
 	for (int per_load = 1, done = 0; o->cost_tests && per_load >= 0 && !done; per_load--) {
 		finding *f = &a->tests[a->ntests];
+		char why[256];
 		memset(f, 0, sizeof(*f));
-		rc = cost_test(f, &s, &td, t->type, per_load, o);
+		rc = cost_test(f, why, sizeof(why), &s, &td, t->type, per_load, o);
 		if (rc == STATS_EDATA) {
 			finding_clear(f);
 			rc = 0;
+			/*
+			 * Captures that cannot be compared are said so: a cost
+			 * test that is silently off passed a 2x regression.
+			 */
+			if (per_load == 0 && *why &&
+			    (rc = skip(a, t, err, "whole-service cost not tested: %s", why)) < 0)
+				goto out;
 			continue;
 		}
 		if (rc < 0) {
@@ -4129,12 +4193,13 @@ static json_t *part_caps(const capture_set *cs)
 
 	for (size_t i = 0; arr && i < cs->n; i++) {
 		const capture_ref *c = &cs->caps[i];
-		json_t *o = json_pack("{s:I,s:I,s:s,s:I,s:I,s:I,s:s,s:o}", "id", (json_int_t)c->id,
-				      "at", (json_int_t)c->captured_at_us, "release", c->release,
-				      "total", (json_int_t)c->total, "samples",
-				      (json_int_t)c->sample_count, "duration_ns",
+		json_t *o = json_pack("{s:I,s:I,s:s,s:I,s:I,s:I,s:s,s:o,s:I,s:s,s:s}", "id",
+				      (json_int_t)c->id, "at", (json_int_t)c->captured_at_us,
+				      "release", c->release, "total", (json_int_t)c->total,
+				      "samples", (json_int_t)c->sample_count, "duration_ns",
 				      (json_int_t)c->duration_ns, "unit", c->unit, "load",
-				      part_num(c->load));
+				      part_num(c->load), "period", (json_int_t)c->period,
+				      "period_type", c->period_type, "period_unit", c->period_unit);
 		if (!o || json_array_append_new(arr, o) < 0) {
 			json_decref(arr);
 			return NULL;
@@ -4289,6 +4354,14 @@ static int part_bad(pr_error *err, const char *what)
 	return pr_error_set(err, PR_EDATA, "cannot read an analysis part: bad %s", what);
 }
 
+/* A string field into out[size], cut; "" when absent or not a string. */
+static void part_get_text(char *out, size_t size, const json_t *o, const char *key)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+
+	snprintf(out, size, "%s", s ? s : "");
+}
+
 static int part_read_caps(capture_set *out, const json_t *arr, pr_error *err)
 {
 	size_t i;
@@ -4309,6 +4382,11 @@ static int part_read_caps(capture_set *out, const json_t *arr, pr_error *err)
 		    !part_get_num(&r->load, c, "load") || !unit)
 			return part_bad(err, "capture");
 		snprintf(r->unit, sizeof(r->unit), "%s", unit);
+		/* Absent from an older worker's part: the period unknown, as before. */
+		if (!part_get_int(&r->period, c, "period"))
+			r->period = 0;
+		part_get_text(r->period_type, sizeof(r->period_type), c, "period_type");
+		part_get_text(r->period_unit, sizeof(r->period_unit), c, "period_unit");
 		out->n = i + 1; /* its release is freed with the set, read or not */
 		if (!part_get_str(&r->release, c, "release") || !r->release)
 			return part_bad(err, "capture release");

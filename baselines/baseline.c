@@ -41,6 +41,9 @@ static int oom(pr_error *err)
 	"coalesce((select case when v ~ '^[0-9]{1,15}(\\.[0-9]{1,15})?$' then v::float8 end" \
 	" from (select coalesce(p.tags ->> 'load', p.tags ->> 'rps') as v) t), 0)"
 
+/* The sampling period's columns: how many units of what one sample stands for. */
+#define PERIOD_SQL "coalesce(p.period, 0), coalesce(p.period_type, ''), coalesce(p.period_unit, '')"
+
 /* Fill the columns every capture query returns after the id and time. */
 static int capture_fill(capture_ref *c, PGresult *res, int i)
 {
@@ -55,6 +58,9 @@ static int capture_fill(capture_ref *c, PGresult *res, int i)
 	snprintf(c->unit, sizeof(c->unit), "%s", db_get_text(res, i, 7));
 	if (*db_get_text(res, i, 8) && !(c->host = strdup(db_get_text(res, i, 8))))
 		return PR_ENOMEM;
+	c->period = db_get_i64(res, i, 9);
+	snprintf(c->period_type, sizeof(c->period_type), "%s", db_get_text(res, i, 10));
+	snprintf(c->period_unit, sizeof(c->period_unit), "%s", db_get_text(res, i, 11));
 	return 0;
 }
 
@@ -87,11 +93,13 @@ int capture_set_load(capture_set *out, db *d, const capture_query *q, pr_error *
 	 * that one plan serves every service: it is prepared once a session
 	 * for each shape, and the server stops planning it anew.
 	 */
+	/* clang-format off */
 	static const char head[] =
 		"select p.id, " DB_TS_TO_US("p.captured_at") ","
 		"       p.release, p.total_value, p.sample_count, coalesce(p.duration_ns, 0),"
-		"       " LOAD_SQL ", p.value_unit, coalesce(p.host, '')"
+		"       " LOAD_SQL ", p.value_unit, coalesce(p.host, ''), " PERIOD_SQL
 		"  from profiles p";
+	/* clang-format on */
 	char sid[24], since[24], until[24], asof[24], warmup[24];
 	query qb = {BUF_INIT, {0}, 0};
 	PGresult *res = NULL;
@@ -299,13 +307,15 @@ void capture_releases_free(char **r, size_t n)
 
 int capture_set_load_ids(capture_set *out, db *d, const char *ids_json, pr_error *err)
 {
+	/* clang-format off */
 	static const char sql[] =
 		"select p.id, " DB_TS_TO_US("p.captured_at") ","
 		"       p.release, p.total_value, p.sample_count, coalesce(p.duration_ns, 0),"
-		"       " LOAD_SQL ", p.value_unit, coalesce(p.host, '')"
+		"       " LOAD_SQL ", p.value_unit, coalesce(p.host, ''), " PERIOD_SQL
 		"  from profiles p"
 		" where p.id in (select (jsonb_array_elements_text($1::jsonb))::bigint)"
 		" order by p.captured_at, p.id";
+	/* clang-format on */
 	const char *params[1] = {ids_json};
 	PGresult *res = NULL;
 	int rc, n;

@@ -35,6 +35,9 @@ typedef struct capture_ref {
 	int64_t sample_count;
 	int64_t duration_ns;
 	char unit[16];       /* the primary value's unit, cut to 15 bytes ("nanoseconds") */
+	int64_t period;      /* the sampling period, in period_unit; 0 when unknown */
+	char period_type[16]; /* what a period measures ("cpu"), cut; "" when unknown */
+	char period_unit[16]; /* its unit ("nanoseconds"), cut; "" when unknown */
 	double load;         /* the capture's load figure (tag "load" or "rps"); 0 none */
 	char *host;          /* the host it was taken on; NULL when unknown */
 } capture_ref;

@@ -58,6 +58,8 @@ typedef struct fx {
 	double side;      /* above 0: work.a's weight times this (a stack of its own) */
 	const char *type; /* the profile type ingested and judged (NULL: "cpu") */
 	const char *tags; /* the tags of the captures ingested next, JSON (NULL: none) */
+	int64_t period;   /* above 0: the pprof captures' sampling period, of period_type */
+	const char *period_type; /* "cpu" (nanoseconds of CPU) or another, in "count" */
 } fx;
 
 static fx F;
@@ -1563,6 +1565,12 @@ static void ingest_as_pprof_in(fx *f, const char *text, size_t n, const char *ty
 		assert_non_null(p->value_types[0].unit = strdup(unit));
 	}
 	p->duration_ns = duration_ns;
+	if (f->period > 0) {
+		bool cpu = strcmp(f->period_type, "cpu") == 0;
+		p->period = f->period;
+		assert_non_null(p->period_type.type = strdup(f->period_type));
+		assert_non_null(p->period_type.unit = strdup(cpu ? "nanoseconds" : "count"));
+	}
 	for (size_t i = 0; object && i < p->nfuncs; i++)
 		if (p->funcs[i].name[0] == '[' || strstr(p->funcs[i].name, "+0x"))
 			p->funcs[i].file = object; /* outlives the profile */
@@ -2057,6 +2065,58 @@ static void heap_capture(fx *f, const char *service, const char *release, int64_
 }
 
 /*
+ * 28 baseline captures of a service at `base_period` of `period_type`,
+ * then 4 at `cur_period` whose every stack holds `cur_samples` times the
+ * baseline's samples: count-only pprof captures of 10 seconds.
+ */
+static void period_case(fx *f, const char *name, const char *period_type, int64_t base_period,
+			int64_t cur_period, double cur_samples)
+{
+	testdb_execf(f->t, "insert into services (name, enabled) values ('%s', true)", name);
+	f->period_type = period_type;
+	f->period = base_period;
+	for (int day = 14; day >= 1; day--) {
+		pprof_capture(f, name, "v1", NIGHT_END - day * DAY - 9 * HOUR, 1);
+		pprof_capture(f, name, "v1", NIGHT_END - day * DAY - 3 * HOUR, 1);
+	}
+	f->period = cur_period;
+	for (int k = 0; k < 4; k++)
+		pprof_capture(f, name, "v3", NIGHT_END - (20 - 4 * k) * HOUR, cur_samples);
+	f->period = 0;
+}
+
+/*
+ * A profiler's rate raised from 100 to 500 Hz: five times the samples for
+ * the same CPU. Samples each standing for a period of CPU time are CPU
+ * seconds per second, the same before and after: no finding (counted
+ * per second, +400%). Samples of a period that is not CPU time cannot be
+ * converted: no cost test, and the run says why.
+ */
+static void test_a_sampling_rate_change_is_no_cost_change(void **state)
+{
+	static const char *const names[] = {"rate", "events"};
+	fx *f = *state;
+	analysis a;
+	const finding *t;
+	bool said = false;
+
+	period_case(f, "rate", "cpu", 10000000, 2000000, 5);
+	period_case(f, "events", "events", 1000, 200, 5);
+	judge(f, &a, names, 2);
+	assert_non_null(t = cost_test_of(&a, "rate"));
+	assert_string_equal(t->cost_unit, "cpu_s_per_s");
+	assert_true(t->current_share / t->baseline_share < 1.1);
+	assert_null(cost_finding(&a, "rate"));
+	assert_null(cost_test_of(&a, "events"));
+	for (size_t i = 0; i < a.nskipped; i++)
+		said |= strcmp(a.skipped[i].service, "events") == 0 &&
+			strstr(a.skipped[i].reason, "whole-service cost not tested") &&
+			strstr(a.skipped[i].reason, "a period of 1000 events count");
+	assert_true(said);
+	analysis_release(&a);
+}
+
+/*
  * Heap bytes in use are a level, not a flow: the same retained heap at
  * half the request rate (a quiet night) is no regression. Divided by
  * load, it read as twice the bytes per unit of load, a critical
@@ -2297,6 +2357,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 			test_a_stored_cost_finding_reads_back_in_its_own_unit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_heap_in_use_at_half_the_load_is_no_regression,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_sampling_rate_change_is_no_cost_change,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_service_slower_everywhere_is_a_cost_finding,
 						setup, teardown),
