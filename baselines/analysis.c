@@ -1462,14 +1462,14 @@ static int cost_test(finding *f, char *why, size_t why_size, const sides *s,
 		     const analysis_target_data *td, const char *type, bool per_load,
 		     const analysis_opts *o)
 {
-	const int *hc = td->hc;
-	size_t nb = s->base.n, nc = s->cur.n;
-	double *y = malloc(2 * (nb + nc) * sizeof(*y)), *v, gm_b, gm_c, up, down, mup, mdown;
-	const char *unit = NULL, *u;
-	const capture_ref *first = NULL;
+	size_t nb0 = s->base.n, nc0 = s->cur.n, nb = 0, nc = 0;
+	double *y = malloc(2 * (nb0 + nc0) * sizeof(*y)), *v, gm_b, gm_c, up, down, mup, mdown;
+	int *ix = malloc((2 * nb0 + 2 * nc0 + 1) * sizeof(*ix)), *gb, *wb, *wc, *hc;
+	const char *unit = NULL, *u, *lacks = NULL;
+	const capture_ref *first = NULL, *lacking = NULL;
 	stats_result rup, rdn, rci;
 	week_adj wk;
-	fit_in in = {NULL, NULL, td->gb, nb, nc, 1, 0, NULL, NULL};
+	fit_in in = {NULL, NULL, NULL, 0, 0, 1, 0, NULL, NULL};
 	const double *ya;
 	double shift;
 	pooled p;
@@ -1477,14 +1477,29 @@ static int cost_test(finding *f, char *why, size_t why_size, const sides *s,
 
 	memset(&wk, 0, sizeof(wk));
 	*why = '\0';
-	if (!y)
-		return STATS_ENOMEM;
-	v = y + nb + nc;
-	in.vb = v, in.vc = v + nb;
-	for (size_t i = 0; i < nb + nc; i++) {
-		const capture_ref *c = i < nb ? &s->base.caps[i] : &s->cur.caps[i - nb];
+	if (!y || !ix) {
+		rc = STATS_ENOMEM;
+		goto out;
+	}
+	v = y + nb0 + nc0;
+	gb = ix, wb = gb + nb0, wc = wb + nb0, hc = wc + nc0;
+	/*
+	 * A capture without the measure (no duration, no load figure) is left
+	 * out, not the test: one such capture switched the test off, and a
+	 * gate passed a service twice as costly. The baseline's captures come
+	 * first, so the judged ones' values follow them at y + nb.
+	 */
+	for (size_t i = 0; i < nb0 + nc0; i++) {
+		bool base = i < nb0;
+		size_t k = base ? i : i - nb0, at = base ? nb : nb + nc;
+		const capture_ref *c = base ? &s->base.caps[k] : &s->cur.caps[k];
 		double cost = capture_cost(c, type, &u);
-		if (!(cost > 0) || (per_load && (!(c->load > 0) || !cost_unit_is_flow(u))))
+		if (!(cost > 0) || (per_load && !(c->load > 0))) {
+			if (!lacking)
+				lacking = c, lacks = cost > 0 ? "load figure" : "duration";
+			continue;
+		}
+		if (per_load && !cost_unit_is_flow(u))
 			goto out;
 		if (unit && (strcmp(unit, u) != 0 || !same_period(first, c, unit))) {
 			cost_mismatch(why, why_size, first, c, unit, u);
@@ -1493,13 +1508,34 @@ static int cost_test(finding *f, char *why, size_t why_size, const sides *s,
 		if (!unit)
 			first = c;
 		unit = u;
-		y[i] = log(per_load ? cost / c->load : cost);
-		v[i] = 1.0 / (double)(c->sample_count > 0 ? c->sample_count : 1);
+		y[at] = log(per_load ? cost / c->load : cost);
+		v[at] = 1.0 / (double)(c->sample_count > 0 ? c->sample_count : 1);
+		if (base) {
+			gb[nb] = td->gb ? td->gb[k] : 0;
+			wb[nb++] = td->wb ? td->wb[k] : 0;
+		} else {
+			wc[nc] = td->wc ? td->wc[k] : 0;
+			hc[nc++] = td->hc ? td->hc[k] : 0;
+		}
 	}
-	if (nb < o->min_baseline || !unit)
+	if (!unit)
+		goto out; /* no capture has it (folded, perf): nothing to test, nothing to say */
+	if ((nb < o->min_baseline || nb < 2 || nc == 0) && lacking) {
+		snprintf(why, why_size,
+			 "capture %" PRId64 " has no %s, and %zu of %zu baseline and %zu of %zu "
+			 "judged captures have one (need %zu and 1)",
+			 lacking->id, lacks, nb, nb0, nc, nc0,
+			 o->min_baseline > 2 ? o->min_baseline : 2);
 		goto out;
+	}
+	if (nb < o->min_baseline || nb < 2 || nc == 0)
+		goto out;
+	in.vb = v, in.vc = v + nb;
+	in.gb = td->gb ? gb : NULL;
+	in.nb = nb, in.nc = nc;
 	/* Load follows the week more than any share does (see week_adjust). */
-	if (o->weekly && (rc = week_adjust(&wk, y, td->wb, nb, y + nb, td->wc, nc)) < 0)
+	if (o->weekly &&
+	    (rc = week_adjust(&wk, y, td->wb ? wb : NULL, nb, y + nb, td->wc ? wc : NULL, nc)) < 0)
 		goto out;
 	ya = wk.buf ? wk.buf : y;
 	f->weekly = wk.buf != NULL;
@@ -1514,8 +1550,9 @@ static int cost_test(finding *f, char *why, size_t why_size, const sides *s,
 	f->material_down = p.mean_c - p.mean_b <= down;
 	{
 		/* A host's CPUs move its cost more than its shares: one host must not make it. */
-		series c = {NULL, (double *)ya + nb, NULL, v + nb, NULL, (int *)hc, NULL, NULL,
-			    NULL, nc};
+		int *hosts = td->hc ? hc : NULL;
+		series c = {NULL, (double *)ya + nb, NULL, v + nb, NULL, hosts, NULL, NULL, NULL,
+			    nc};
 		double lo, hi;
 		if ((rc = without_one_host(&lo, &hi, &c, p.e_c)) < 0)
 			goto out;
@@ -1530,8 +1567,8 @@ static int cost_test(finding *f, char *why, size_t why_size, const sides *s,
 	if ((rc = pooled_test(&rup, &p, STATS_GREATER, up, 0.05)) < 0 ||
 	    (rc = pooled_test(&rdn, &p, STATS_LESS, down, 0.05)) < 0 ||
 	    (rc = pooled_test(&rci, &p, STATS_TWO_SIDED, 0, 1 - o->ci_level)) < 0 ||
-	    (wk.buf && (rc = week_doubts(&rup, &rdn, f, &in, y, y + nb, td->wc, &wk, mup, mdown,
-					 up, down)) < 0))
+	    (wk.buf && (rc = week_doubts(&rup, &rdn, f, &in, y, y + nb, td->wc ? wc : NULL, &wk,
+					 mup, mdown, up, down)) < 0))
 		goto out;
 	gm_b = exp(p.mean_b);
 	gm_c = exp(p.mean_c);
@@ -1565,6 +1602,7 @@ static int cost_test(finding *f, char *why, size_t why_size, const sides *s,
 	rc = f->test ? 0 : STATS_ENOMEM;
 out:
 	free(wk.buf);
+	free(ix);
 	free(y);
 	return rc;
 }

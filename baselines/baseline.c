@@ -5,6 +5,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "baselines/baseline.h"
 #include "common/buf.h"
+#include "pipeline/ingest.h"
 #include "stats/stats.h"
 
 #include <inttypes.h>
@@ -33,13 +34,11 @@ static int oom(pr_error *err)
 }
 
 /*
- * A capture's load figure: its "load" tag, else its "rps" tag, when it is
- * a positive decimal number; 0 otherwise. Tags are checked text, so the
- * pattern decides before any cast can fail.
+ * A capture's load figure, as text: its "load" tag, else its "rps" tag.
+ * capture_fill reads it as ingest does (ingest_parse_load): a pattern
+ * here took "6.5e1", which ingest let in, for no load at all.
  */
-#define LOAD_SQL \
-	"coalesce((select case when v ~ '^[0-9]{1,15}(\\.[0-9]{1,15})?$' then v::float8 end" \
-	" from (select coalesce(p.tags ->> 'load', p.tags ->> 'rps') as v) t), 0)"
+#define LOAD_SQL "coalesce(p.tags ->> 'load', p.tags ->> 'rps', '')"
 
 /* The sampling period's columns: how many units of what one sample stands for. */
 #define PERIOD_SQL "coalesce(p.period, 0), coalesce(p.period_type, ''), coalesce(p.period_unit, '')"
@@ -54,7 +53,9 @@ static int capture_fill(capture_ref *c, PGresult *res, int i)
 	c->total = db_get_i64(res, i, 3);
 	c->sample_count = db_get_i64(res, i, 4);
 	c->duration_ns = db_get_i64(res, i, 5);
-	c->load = db_get_f64(res, i, 6);
+	/* Unreadable (stored before ingest checked it): none, and the capture is left out. */
+	if (ingest_parse_load(&c->load, db_get_text(res, i, 6)) < 0)
+		c->load = 0;
 	snprintf(c->unit, sizeof(c->unit), "%s", db_get_text(res, i, 7));
 	if (*db_get_text(res, i, 8) && !(c->host = strdup(db_get_text(res, i, 8))))
 		return PR_ENOMEM;

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -67,6 +68,8 @@ int ingest_check_tag(const char *key, const char *value, pr_error *err)
 {
 	size_t n = strlen(key);
 	char what[INGEST_TAG_KEY_MAX + 32], q[40];
+	double load;
+	int rc;
 
 	if (n == 0 || n > INGEST_TAG_KEY_MAX)
 		return pr_error_set(err, PR_EUSAGE, "tag key '%s' must be 1 to %d bytes long",
@@ -79,7 +82,39 @@ int ingest_check_tag(const char *key, const char *value, pr_error *err)
 					    "'_', '.' and '-'", profile_quote(q, key, n));
 	/* Quoted whole: the key is now letters, digits and "_.-" only. */
 	snprintf(what, sizeof(what), "the value of tag '%s'", key);
-	return ingest_check_text(what, value, err);
+	if ((rc = ingest_check_text(what, value, err)) < 0)
+		return rc;
+	/*
+	 * The tags that name a capture's load are read as a number by the
+	 * analysis: one it cannot read left every capture's cost per unit of
+	 * load untested, so it is refused here, where it can still be fixed.
+	 */
+	if ((strcmp(key, "load") == 0 || strcmp(key, "rps") == 0) &&
+	    ingest_parse_load(&load, value) < 0)
+		return pr_error_set(err, PR_EUSAGE,
+				    "the value of tag '%s' ('%s') is not a plain non-negative "
+				    "number",
+				    key, profile_quote(q, value, strlen(value)));
+	return 0;
+}
+
+int ingest_parse_load(double *out, const char *s)
+{
+	char *end;
+	double v;
+
+	/* strtod's own words for hex, "inf", "nan" and a sign are no load figures. */
+	if (!isdigit((unsigned char)*s) && !(*s == '.' && isdigit((unsigned char)s[1])))
+		return -1;
+	for (const char *p = s; *p; p++)
+		if (!isdigit((unsigned char)*p) && !strchr(".eE+-", *p))
+			return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (*end || errno == ERANGE || !isfinite(v) || v < 0)
+		return -1;
+	*out = v;
+	return 0;
 }
 
 /* Tags as JSON text: an object whose members all pass ingest_check_tag. */

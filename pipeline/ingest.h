@@ -105,9 +105,18 @@ int ingest_check_text(const char *what, const char *s, pr_error *err);
 
 /*
  * One tag: a key of 1 to 64 letters, digits, '_', '.' or '-', a value
- * under the text rule. Returns 0 or PR_EUSAGE naming the key.
+ * under the text rule; the value of "load" or "rps" (a capture's load
+ * figure) also a number ingest_parse_load reads. Returns 0 or PR_EUSAGE
+ * naming the key.
  */
 int ingest_check_tag(const char *key, const char *value, pr_error *err);
+
+/*
+ * A load figure: a plain decimal number, finite and not negative ("65",
+ * "0.5", "6.5e1"); no sign, spaces, hex, "inf" or "nan". Returns 0 with
+ * *out set, or -1 (*out untouched).
+ */
+int ingest_parse_load(double *out, const char *s);
 
 /* True when `type` is one of ingest_types. */
 bool ingest_type_valid(const char *type);

@@ -310,6 +310,41 @@ static void test_description_values_with_control_bytes_are_quoted_safely(void **
 	}
 }
 
+/*
+ * A load figure ("load", "rps") must be a number the analysis reads:
+ * "6.5e1" was let in and then read as no load at all, "high" too.
+ */
+static void test_a_load_tag_is_a_plain_non_negative_number(void **state)
+{
+	static const char *const good[] = {"65", "0", "0.25", ".5", "6.5e1", "1E+3"};
+	static const char *const bad[] = {"high", "-1",   "+5",    " 5",   "5 ", "inf",
+					  "nan",  "0x10", "1e999", "6.5e", "1,5"};
+	pr_error err = PR_ERROR_INIT;
+	double v = 0;
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		if (ingest_check_tag("load", good[i], &err) != 0)
+			fail_msg("'%s' refused: %s", good[i], err.msg);
+		assert_int_equal(ingest_check_tag("rps", good[i], &err), 0);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (ingest_check_tag("load", bad[i], &err) != PR_EUSAGE)
+			fail_msg("'%s' let in", bad[i]);
+		pr_error_clear(&err);
+		assert_int_equal(ingest_check_tag("rps", bad[i], &err), PR_EUSAGE);
+		pr_error_clear(&err);
+		/* Other tags are free text. */
+		assert_int_equal(ingest_check_tag("zone", bad[i], &err), 0);
+	}
+	assert_int_equal(ingest_check_tag("load", "high", &err), PR_EUSAGE);
+	assert_string_equal(err.msg, "the value of tag 'load' ('high') is not a plain "
+				     "non-negative number");
+	pr_error_clear(&err);
+	assert_int_equal(ingest_parse_load(&v, "6.5e1"), 0);
+	assert_true(v == 65);
+}
+
 static void test_flags_meet_the_same_tag_rules(void **state)
 {
 	pr_error err = PR_ERROR_INIT;
@@ -1279,6 +1314,7 @@ int main(void)
 		cmocka_unit_test(test_manifest_lines_and_sidecars_differ_only_in_path_and_service),
 		cmocka_unit_test(test_an_oversized_description_is_bad_input_and_says_so),
 		cmocka_unit_test(test_description_values_with_control_bytes_are_quoted_safely),
+		cmocka_unit_test(test_a_load_tag_is_a_plain_non_negative_number),
 		cmocka_unit_test(test_flags_meet_the_same_tag_rules),
 		cmocka_unit_test_setup_teardown(
 			test_a_full_disk_names_the_input_file_then_the_blob_key, setup, teardown),
@@ -1294,8 +1330,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_a_drop_folder_never_follows_a_link, setup,
 						teardown),
-		cmocka_unit_test_setup_teardown(test_a_linked_sidecar_fails_alike_anywhere,
-						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_linked_sidecar_fails_alike_anywhere, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_collection_stops_at_a_failure_of_the_store,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_batch_rejects_each_bad_file_alone, setup,
@@ -1313,8 +1349,8 @@ int main(void)
 			test_a_release_is_locked_while_its_captures_are_stored, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_batch_on_threads_gives_the_same_answers,
 						setup, teardown),
-		cmocka_unit_test_setup_teardown(test_a_batch_stops_at_a_failure_of_the_store,
-						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_batch_stops_at_a_failure_of_the_store, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_a_batch_is_parsed_on_threads_started_once,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(

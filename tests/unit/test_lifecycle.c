@@ -2117,6 +2117,56 @@ static void test_a_sampling_rate_change_is_no_cost_change(void **state)
 }
 
 /*
+ * cost_case's captures with a load figure of `load`, then, of the
+ * baseline's captures, the first `no_duration` without a duration.
+ */
+static void load_cost_case(fx *f, const char *name, double cost, const char *load, int no_duration)
+{
+	char tags[64];
+
+	snprintf(tags, sizeof(tags), "{\"load\": \"%s\"}", load);
+	f->tags = tags;
+	cost_case(f, name, cost);
+	f->tags = NULL;
+	testdb_execf(f->t,
+		     "update profiles set duration_ns = null where id in (select p.id from "
+		     "profiles p join services s on s.id = p.service_id where s.name = '%s' "
+		     "and p.release = 'v1' order by p.captured_at limit %d)",
+		     name, no_duration);
+}
+
+/*
+ * One baseline capture without a duration, or a load figure written
+ * "1e2", switched the whole-service cost test off, or down to per
+ * second: a service twice as costly passed with no finding. The capture
+ * is left out and the figure read as a number; with too few captures
+ * left the run says the cost was not tested, and why.
+ */
+static void test_a_capture_without_a_duration_leaves_the_cost_tested(void **state)
+{
+	static const char *const names[] = {"one", "most"};
+	fx *f = *state;
+	analysis a;
+	const finding *t;
+	bool said = false;
+
+	load_cost_case(f, "one", 2, "1e2", 1);
+	load_cost_case(f, "most", 2, "100", 24);
+	judge(f, &a, names, 2);
+	assert_non_null(t = cost_finding(&a, "one"));
+	assert_string_equal(t->cost_unit, "per_load");
+	assert_int_equal(t->baseline_captures, 27);
+	assert_true(t->severity > STATS_SEV_LOW);
+	assert_null(cost_test_of(&a, "most"));
+	for (size_t i = 0; i < a.nskipped; i++)
+		said |= strcmp(a.skipped[i].service, "most") == 0 &&
+			strstr(a.skipped[i].reason, "whole-service cost not tested: capture ") &&
+			strstr(a.skipped[i].reason, " has no duration, and 4 of 28 baseline");
+	assert_true(said);
+	analysis_release(&a);
+}
+
+/*
  * Heap bytes in use are a level, not a flow: the same retained heap at
  * half the request rate (a quiet night) is no regression. Divided by
  * load, it read as twice the bytes per unit of load, a critical
@@ -2360,6 +2410,8 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_sampling_rate_change_is_no_cost_change,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_a_capture_without_a_duration_leaves_the_cost_tested, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_service_slower_everywhere_is_a_cost_finding,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_rise_on_one_host_alone_is_not_the_release_s,
