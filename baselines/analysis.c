@@ -1439,6 +1439,22 @@ static void cost_mismatch(char *why, size_t size, const capture_ref *a, const ca
 }
 
 /*
+ * The unit of a flow `unit` per unit of load: the flow's unit kept, so that
+ * a finding reads "2.70 ms CPU per unit of load", not a bare number.
+ */
+static const char *per_load_unit(const char *unit)
+{
+	if (strcmp(unit, "cpu_s_per_s") == 0)
+		return "per_load:cpu_s_per_s";
+	return strcmp(unit, "bytes_per_s") == 0 ? "per_load:bytes_per_s" : "per_load:value_per_s";
+}
+
+const char *finding_cost_family(const char *unit)
+{
+	return unit && strncmp(unit, "per_load", 8) == 0 ? "per_load" : unit;
+}
+
+/*
  * Whether a cost unit is a flow (an amount per second), which grows with
  * the requests served: only a flow is divided by load. Heap bytes in use
  * are a level: a quiet night holds as much retained heap, and per unit of
@@ -1573,7 +1589,7 @@ static int cost_test(finding *f, char *why, size_t why_size, const sides *s,
 	gm_b = exp(p.mean_b);
 	gm_c = exp(p.mean_c);
 	f->kind = FINDING_KIND_COST;
-	f->cost_unit = per_load ? "per_load" : unit;
+	f->cost_unit = per_load ? per_load_unit(unit) : unit;
 	f->test = strdup("pooled_log");
 	/* Cost findings: the cost itself where shares go, changes relative. */
 	f->baseline_share = gm_b;
@@ -4013,7 +4029,8 @@ int analysis_finish(analysis *a, pr_error *err)
 		 * traffic and with how much CPU a host lets the process have:
 		 * without a load figure it is reported, never gates nor pages.
 		 */
-		if (cost && f->cost_unit && strcmp(f->cost_unit, "per_load") != 0 &&
+		if (cost && f->cost_unit &&
+		    strcmp(finding_cost_family(f->cost_unit), "per_load") != 0 &&
 		    f->severity > STATS_SEV_LOW)
 			f->severity = STATS_SEV_LOW;
 		if (f->significant)
@@ -4157,9 +4174,10 @@ static bool part_get_str(char **out, const json_t *o, const char *key)
 
 const char *finding_static_name(const char *s)
 {
-	static const char *const known[] = {FINDING_KIND_SHARE, FINDING_KIND_COST, "bytes",
-					    "bytes_per_s", "cpu_s_per_s", "value_per_s",
-					    "per_load"};
+	static const char *const known[] = {
+		FINDING_KIND_SHARE,     FINDING_KIND_COST,     "bytes",    "bytes_per_s",
+		"cpu_s_per_s",          "value_per_s",         "per_load", "per_load:cpu_s_per_s",
+		"per_load:bytes_per_s", "per_load:value_per_s"};
 
 	for (size_t i = 0; s && i < sizeof(known) / sizeof(known[0]); i++)
 		if (strcmp(s, known[i]) == 0)

@@ -531,7 +531,8 @@ int findings_store(analysis *a, db *d, int64_t run_id, pr_error *err)
 		}
 		if ((f->row == SIZE_MAX
 			     ? buf_printf(&fp, "%" PRId64 "/%s/cost:%s/%s", f->service_id, f->type,
-					  f->cost_unit ? f->cost_unit : "", f->current_release)
+					  f->cost_unit ? finding_cost_family(f->cost_unit) : "",
+					  f->current_release)
 			     : buf_printf(&fp, "%" PRId64 "/%s/%" PRId64 "/%s", f->service_id,
 					  f->type, f->function_id, f->current_release)) < 0 ||
 		    buf_printf(&detail,
@@ -756,7 +757,8 @@ static const finding *test_of(const analysis *a, int64_t service_id, const char 
 			continue;
 		if (function_id ? t->function_id == function_id
 				: (t->row == SIZE_MAX && strcmp(t->function, function) == 0 &&
-				   strcmp(t->file ? t->file : "", file) == 0))
+				   strcmp(finding_cost_family(t->file ? t->file : ""),
+					  finding_cost_family(file)) == 0))
 			return t;
 	}
 	return NULL;

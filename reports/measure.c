@@ -45,7 +45,16 @@ static scale scale_for(const char *cost_unit, double mag)
 			s.div *= 1000, k++;
 		s.prec = 3;
 		snprintf(s.suffix, sizeof(s.suffix), "%s/s", dec[k]);
-	} else if (strcmp(cost_unit, "per_load") == 0) {
+	} else if (strcmp(cost_unit, "per_load:cpu_s_per_s") == 0) {
+		/* CPU seconds a second per request a second: CPU time per unit of load. */
+		s = mag >= 1      ? (scale){1, 2, 'f', " s CPU per unit of load"}
+		    : mag >= 1e-3 ? (scale){1e-3, 2, 'f', " ms CPU per unit of load"}
+				  : (scale){1e-6, 2, 'f', " us CPU per unit of load"};
+	} else if (strcmp(cost_unit, "per_load:bytes_per_s") == 0) {
+		s = scale_for("bytes", mag);
+		strncat(s.suffix, " per unit of load", sizeof(s.suffix) - strlen(s.suffix) - 1);
+	} else if (strncmp(cost_unit, "per_load", 8) == 0) {
+		/* Values per second, or a finding stored before the base unit was kept. */
 		s = (scale){1, 3, 'g', " per unit of load"};
 	}
 	return s;

@@ -14,8 +14,11 @@
  * "cpu_s_per_s" (CPU seconds per second of capture), "bytes" (heap in
  * use), "bytes_per_s" (bytes allocated per second of capture),
  * "value_per_s" (the profile's value per second of capture) or
- * "per_load" (cost per unit of the load figure given with the captures).
- * An unknown unit reads as a plain number.
+ * "per_load:" and one of the per-second units (that cost per unit of the
+ * load figure given with the captures: "2.70 ms CPU per unit of load",
+ * "1.25 KiB per unit of load"); "per_load" alone, as an earlier version
+ * stored it, reads as a plain number per unit of load. An unknown unit
+ * reads as a plain number.
  */
 #ifndef PR_MEASURE_H
 #define PR_MEASURE_H

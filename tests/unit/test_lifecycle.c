@@ -2154,7 +2154,8 @@ static void test_a_capture_without_a_duration_leaves_the_cost_tested(void **stat
 	load_cost_case(f, "most", 2, "100", 24);
 	judge(f, &a, names, 2);
 	assert_non_null(t = cost_finding(&a, "one"));
-	assert_string_equal(t->cost_unit, "per_load");
+	/* Its unit kept: samples per second (these captures have no period) per unit of load. */
+	assert_string_equal(t->cost_unit, "per_load:value_per_s");
 	assert_int_equal(t->baseline_captures, 27);
 	assert_true(t->severity > STATS_SEV_LOW);
 	assert_null(cost_test_of(&a, "most"));

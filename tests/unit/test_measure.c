@@ -37,6 +37,19 @@ static void test_a_cost_reads_in_its_unit_and_its_change_in_percent(void **state
 			    "+43.1% [+33.9%, +52.9%]");
 	assert_string_equal(measure_value(b, sizeof(b), "per_load", 0.0123),
 			    "0.0123 per unit of load");
+	/*
+	 * A cost per unit of load keeps its unit: CPU per request read
+	 * "0.0027->0.00369 per unit of load".
+	 */
+	assert_string_equal(
+		measure_pair(b, sizeof(b), "per_load:cpu_s_per_s", 0.0027, 0.00369, " -> "),
+		"2.70 -> 3.69 ms CPU per unit of load");
+	assert_string_equal(measure_value(b, sizeof(b), "per_load:cpu_s_per_s", 0.00042),
+			    "420.00 us CPU per unit of load");
+	assert_string_equal(measure_value(b, sizeof(b), "per_load:bytes_per_s", 17700),
+			    "17.29 KiB per unit of load");
+	assert_string_equal(measure_value(b, sizeof(b), "per_load:value_per_s", 12.5),
+			    "12.5 per unit of load");
 	assert_string_equal(measure_value(b, sizeof(b), "value_per_s", 950), "950/s");
 	assert_string_equal(measure_value(b, sizeof(b), "value_per_s", 1520), "1.52k/s");
 	assert_string_equal(measure_pair(b, sizeof(b), "bytes_per_s", 9984.8, 20123.1, " -> "),
