@@ -343,9 +343,3 @@ out:
 	findings_closed_release(&closed);
 	return rc;
 }
-
-int record_findings(analysis *a, db *d, int64_t run_id, const config *cfg, bool page,
-		    pr_error *err)
-{
-	return record_findings_bs(a, d, NULL, run_id, cfg, page, err);
-}

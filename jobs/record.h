@@ -28,16 +28,13 @@
  * away, or that a later release fixed, are closed, their baseline pins
  * lift and (with `page`) their pages get resolve events; a->went_away
  * and a->fixed count them.
- */
-int record_findings(analysis *a, db *d, int64_t run_id, const config *cfg, bool page,
-		    pr_error *err);
-
-/*
- * record_findings, and with a blob store (`bs`, may be NULL) one root
- * cause, one incident: the run's regressions of one service, type and
- * release that share a call path (a stack of their newest current
- * capture holds both) become one incident (findings_link), and only its
- * lead pages.
+ *
+ * One root cause, one incident: the run's regressions of one service,
+ * type and release that share a call path (a stack of their newest
+ * current capture, read from the blob store `bs`, holds both) become one
+ * incident (findings_link), and only its lead pages. Every job that
+ * pages passes its blob store: without one (NULL) no call path is
+ * found, and each of those regressions pages on its own.
  */
 int record_findings_bs(analysis *a, db *d, blob_store *bs, int64_t run_id, const config *cfg,
 		       bool page, pr_error *err);

@@ -1,0 +1,127 @@
+#!/bin/bash
+# One root cause pages once (pages to a loopback webhook,
+# tests/servers/pd_server.c):
+#  - post-deploy merges the regressions of one call path (decode and its
+#    caller parse rise) into one incident, as the nightly does, and
+#    pages once.
+. "$(dirname "$0")/lib.sh"
+BUILD=${BUILD:-build}
+PD_SERVER=${PD_SERVER:-$BUILD/servers/pd_server}
+T=$PROFREG_TEST_TMP/cli_incident_pages
+rm -rf "$T" && mkdir -p "$T"
+PIDS=""
+trap 'for p in $PIDS; do kill "$p" 2>/dev/null; done' EXIT
+
+[ -x "$PD_SERVER" ] || { not_ok "pd_server is built ($PD_SERVER)"; finish; exit 1; }
+"$PD_SERVER" --port-file "$T/port" --log "$T/hook.log" --then 202 --timeout 900 &
+PIDS="$PIDS $!"
+for _ in $(seq 100); do [ -s "$T/port" ] && break; sleep 0.05; done
+PORT=$(cat "$T/port")
+BASE=https://profreg.example/reports
+cat >"$T/cfg.json" <<EOF
+{"paging": {"min_severity": "high", "backoff_ms": 20, "timeout_ms": 3000,
+  "targets": {"hook": {"type": "webhook", "url": "http://127.0.0.1:$PORT/hook"}},
+  "default": ["hook"]},
+ "reports": {"base_url": "$BASE/"}}
+EOF
+
+# gen DIR SERVICE MODE: CPU pprof captures with durations and a load tag,
+# two a day of v1 on 2026-01-01..10, four of v2 on 2026-01-11. v2 is,
+# by MODE: path (parse 2x and decode, which it calls, 3x; the total
+# kept), one (decode 8x, the rest as it was: the total +35%) or all
+# (everything 1.4x, no share moves).
+gen() {
+	python3 - "$@" <<'EOF'
+import datetime, gzip, json, os, random, sys
+def varint(n):
+    out = b''
+    while True:
+        b = n & 0x7f
+        n >>= 7
+        if not n:
+            return out + bytes([b])
+        out += bytes([b | 0x80])
+def fint(f, v): return varint(f << 3) + varint(v)
+def fbytes(f, b): return varint((f << 3) | 2) + varint(len(b)) + b
+def pprof(path, t_ns, stacks):
+    strings, funcs, msg = [''], {}, b''
+    def s(x):
+        if x not in strings:
+            strings.append(x)
+        return strings.index(x)
+    for t, u in (('samples', 'count'), ('cpu', 'nanoseconds')):
+        msg += fbytes(1, fint(1, s(t)) + fint(2, s(u)))
+    for st, ns in stacks.items():
+        ids = [funcs.setdefault(fr, len(funcs) + 1) for fr in st.split(';')[::-1]]
+        msg += fbytes(2, fbytes(1, b''.join(map(varint, ids))) +
+                      fbytes(2, varint(ns // 10**7) + varint(ns)))
+    for fr, i in funcs.items():
+        msg += fbytes(4, fint(1, i) + fbytes(4, fint(1, i) + fint(2, 1)))
+        msg += fbytes(5, fint(1, i) + fint(2, s(fr)) + fint(3, s(fr)) + fint(4, s('main.go')))
+    msg += b''.join(fbytes(6, x.encode()) for x in strings)
+    msg += fint(9, t_ns) + fint(10, 10**10)
+    msg += fbytes(11, fint(1, s('cpu')) + fint(2, s('nanoseconds'))) + fint(12, 10**7)
+    with gzip.open(path, 'wb') as f:
+        f.write(msg)
+out, svc, mode = sys.argv[1:4]
+os.makedirs(out, exist_ok=True)
+random.seed(18)
+base = {'main;handler;parse': 0.10, 'main;handler;parse;decode': 0.05, 'main;handler': 0.05}
+for i in range(30):
+    base['main;work;pkg.W%02d' % i] = 0.80 / 30
+with open(out + '/manifest.jsonl', 'w') as man:
+    def cap(day, hour, rel, cur):
+        fns = dict(base)
+        if cur and mode == 'path':
+            fns['main;handler;parse;decode'] *= 3
+            fns['main;handler;parse'] *= 2
+            z = sum(fns.values())
+            fns = {k: v / z for k, v in fns.items()}
+        elif cur and mode == 'one':
+            fns['main;handler;parse;decode'] *= 8
+        elif cur and mode == 'all':
+            fns = {k: v * 1.4 for k, v in fns.items()}
+        t = datetime.datetime(2026, 1, 1 + day, hour, tzinfo=datetime.timezone.utc)
+        p = '%s/%s-%d-%d.pb.gz' % (out, rel, day, hour)
+        pprof(p, int(t.timestamp()) * 10**9,
+              {k: int(2 * 10**10 * v * random.uniform(0.97, 1.03)) for k, v in fns.items()})
+        man.write(json.dumps({'path': p, 'service': svc, 'release': rel, 'type': 'cpu',
+                              'commit': ('3' if rel == 'v1' else '4') * 40,
+                              'host': 'h%d' % (hour % 3), 'tags': {'load': '20'},
+                              'time': t.strftime('%Y-%m-%dT%H:%M:%SZ')}) + '\n')
+    for d in range(10):
+        for h in (3, 15):
+            cap(d, h, 'v1', False)
+    for h in (2, 8, 14, 20):
+        cap(10, h, 'v2', True)
+EOF
+}
+
+# add SERVICE TEAM MODE: the service, enabled, with its captures.
+add() {
+	gen "$T/$1" "$1" "$3"
+	pr --quiet service add "$1" --team "$2" && pr --quiet service enable "$1"
+	pr --quiet ingest --manifest "$T/$1/manifest.jsonl" >/dev/null
+}
+# The trigger events the webhook got since line $1 of its log, as JSON lines.
+triggers_since() {
+	tail -n +"$(($1 + 1))" "$T/hook.log" | jq -c 'select(.body.event == "trigger")'
+}
+
+# 1. post-deploy: decode and its caller parse rise; one incident, one page.
+fresh_db cli_incident_pages_pd
+add spath payments path
+seen=$(wc -l <"$T/hook.log")
+commit=$(printf '4%.0s' {1..40})
+run pr --config "$T/cfg.json" post-deploy --service spath --release v2 --commit "$commit" \
+	--at 2026-01-12T00:00:00Z --json
+inc=$(sql "select count(distinct incident_id) || '/' || count(incident_id) from findings
+	where function in ('decode', 'parse') and direction = 'regression'")
+trig=$(triggers_since "$seen")
+[ $RC -eq 1 ] && [ "$inc" = 1/2 ] && [ "$(grep -c . <<<"$trig")" = 1 ] &&
+	[ "$(sql "select count(*) from pages where event = 'trigger'")" = 1 ] &&
+	[ "$(jq '[.findings[] | select(.direction == "regression" and .incident != null)]
+		| length' <<<"$OUT")" = 2 ] &&
+	ok "post-deploy: two regressions of one call path are one incident, paged once" ||
+	not_ok "post-deploy incident" "rc=$RC incidents/members $inc $ERR" "$trig"
+finish
