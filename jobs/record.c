@@ -29,6 +29,28 @@ static int64_t newest_current(const finding *f)
 	return id;
 }
 
+/* Append the link from -> to, said by `why`, to the arrays of *n links. */
+static int add_link(int64_t **from, int64_t **to, const char ***why, size_t *n, int64_t a,
+		    int64_t b, const char *w, pr_error *err)
+{
+	int64_t *nfrom = realloc(*from, (*n + 1) * sizeof(**from));
+	int64_t *nto = nfrom ? realloc(*to, (*n + 1) * sizeof(**to)) : NULL;
+	const char **nwhy = nto ? realloc(*why, (*n + 1) * sizeof(**why)) : NULL;
+
+	if (nfrom)
+		*from = nfrom;
+	if (nto)
+		*to = nto;
+	if (!nwhy)
+		return pr_error_set(err, PR_ENOMEM, "out of memory");
+	*why = nwhy;
+	(*from)[*n] = a;
+	(*to)[*n] = b;
+	(*why)[*n] = w;
+	(*n)++;
+	return 0;
+}
+
 /*
  * Links between the regressions of one release that lie on one call path:
  * in the newest current capture, a stack that holds both functions (one
@@ -86,29 +108,11 @@ static int call_path_links(int64_t **from, int64_t **to, const char ***why, size
 			if (on & (1ull << k))
 				pairs[k] |= on & ~(1ull << k);
 	}
-	for (size_t a = 0; a < nf; a++)
-		for (size_t b = a + 1; b < nf; b++) {
-			int64_t *nfrom, *nto;
-			const char **nwhy;
-			if (!(pairs[a] & (1ull << b)))
-				continue;
-			nfrom = realloc(*from, (*n + 1) * sizeof(**from));
-			nto = nfrom ? realloc(*to, (*n + 1) * sizeof(**to)) : NULL;
-			nwhy = nto ? realloc(*why, (*n + 1) * sizeof(**why)) : NULL;
-			if (nfrom)
-				*from = nfrom;
-			if (nto)
-				*to = nto;
-			if (!nwhy) {
-				rc = pr_error_set(err, PR_ENOMEM, "out of memory");
-				goto out;
-			}
-			*why = nwhy;
-			(*from)[*n] = fs[a]->id;
-			(*to)[*n] = fs[b]->id;
-			(*why)[*n] = "one call path: the functions share stacks";
-			(*n)++;
-		}
+	for (size_t a = 0; a < nf && rc == 0; a++)
+		for (size_t b = a + 1; b < nf && rc == 0; b++)
+			if (pairs[a] & (1ull << b))
+				rc = add_link(from, to, why, n, fs[a]->id, fs[b]->id,
+					      "one call path: the functions share stacks", err);
 out:
 	free(pairs);
 	profile_free(p);
@@ -116,13 +120,67 @@ out:
 	return rc;
 }
 
-/* Merge the run's regressions that share a call path into incidents. */
+/* Whether f is a regression of this run that an incident may take in. */
+static bool linkable(const finding *f, const char *kind)
+{
+	return f->id && !f->closed && f->direction == FINDING_REGRESSION &&
+	       strcmp(f->kind, kind) == 0;
+}
+
+static bool same_release(const finding *f, const finding *g)
+{
+	return g->service_id == f->service_id && strcmp(g->type, f->type) == 0 &&
+	       strcmp(g->current_release, f->current_release) == 0;
+}
+
+/*
+ * The whole service's cost rising in a release where functions rose is
+ * those functions' rise seen whole, not a cause of its own: it joins the
+ * incident of `anchor` (the release's highest-ranked share regression) as
+ * a member, and pages through it. Not when the anchor would not page and
+ * the cost would: a member does not page beside its lead, and the cost
+ * must not go unpaged. A cost alone (everything slower by one factor, no
+ * function rose) stays a finding of its own, and pages on its own.
+ */
+static int cost_links(int64_t **from, int64_t **to, const char ***why, size_t *n, int64_t **cfrom,
+		      int64_t **cto, const char ***cwhy, size_t *nc, const analysis *a,
+		      const config *cfg, const finding *anchor, pr_error *err)
+{
+	static const char reason[] = "the whole service's cost rose with this function";
+	bool joined = false;
+	int rc = 0;
+
+	for (size_t k = 0; k < a->ntests && a->tests[k].significant && rc == 0; k++) {
+		const finding *c = &a->tests[k];
+		if (!linkable(c, FINDING_KIND_COST) || !same_release(anchor, c) ||
+		    (!pager_should_page(&cfg->paging, anchor) &&
+		     pager_should_page(&cfg->paging, c)))
+			continue;
+		/*
+		 * The anchor is linked to itself first, in a call of its own:
+		 * an incident made of the two would be led by the lower id,
+		 * which may be the cost's.
+		 */
+		if (!joined)
+			rc = add_link(from, to, why, n, anchor->id, anchor->id, reason, err);
+		joined = true;
+		if (rc == 0)
+			rc = add_link(cfrom, cto, cwhy, nc, c->id, anchor->id, reason, err);
+	}
+	return rc;
+}
+
+/*
+ * Merge the run's regressions that share a call path into incidents, and
+ * a rise of the whole service's cost into the incident of the functions
+ * that rose with it.
+ */
 static int link_incidents(analysis *a, db *d, blob_store *bs, const config *cfg, pr_error *err)
 {
 	const finding **fs = NULL;
-	int64_t *from = NULL, *to = NULL;
-	const char **why = NULL;
-	size_t n = 0;
+	int64_t *from = NULL, *to = NULL, *cfrom = NULL, *cto = NULL;
+	const char **why = NULL, **cwhy = NULL;
+	size_t n = 0, nc = 0;
 	bool *done = calloc(a->ntests ? a->ntests : 1, sizeof(*done));
 	int rc = 0;
 
@@ -133,15 +191,11 @@ static int link_incidents(analysis *a, db *d, blob_store *bs, const config *cfg,
 	for (size_t i = 0; i < a->ntests && a->tests[i].significant && rc == 0; i++) {
 		const finding *f = &a->tests[i];
 		size_t nf = 0;
-		if (done[i] || !f->id || f->closed || f->direction != FINDING_REGRESSION ||
-		    strcmp(f->kind, FINDING_KIND_SHARE) != 0)
+		if (done[i] || !linkable(f, FINDING_KIND_SHARE))
 			continue;
 		for (size_t j = i; j < a->ntests && a->tests[j].significant; j++) {
 			const finding *g = &a->tests[j];
-			if (done[j] || !g->id || g->closed || g->direction != FINDING_REGRESSION ||
-			    strcmp(g->kind, FINDING_KIND_SHARE) != 0 ||
-			    g->service_id != f->service_id || strcmp(g->type, f->type) != 0 ||
-			    strcmp(g->current_release, f->current_release) != 0)
+			if (done[j] || !linkable(g, FINDING_KIND_SHARE) || !same_release(f, g))
 				continue;
 			done[j] = true;
 			if (nf < MAX_PATH_FINDINGS)
@@ -150,15 +204,23 @@ static int link_incidents(analysis *a, db *d, blob_store *bs, const config *cfg,
 		if (nf >= 2)
 			rc = call_path_links(&from, &to, &why, &n, bs, d, &cfg->limits, fs, nf,
 					     err);
+		if (rc == 0)
+			rc = cost_links(&from, &to, &why, &n, &cfrom, &cto, &cwhy, &nc, a, cfg,
+					fs[0], err);
 	}
 	if (rc == 0 && n)
 		rc = findings_link(a, d, from, to, why, n, err);
+	if (rc == 0 && nc)
+		rc = findings_link(a, d, cfrom, cto, cwhy, nc, err);
 out:
 	free(done);
 	free(fs);
 	free(from);
 	free(to);
 	free(why);
+	free(cfrom);
+	free(cto);
+	free(cwhy);
 	return rc;
 }
 
@@ -248,7 +310,7 @@ int record_findings_bs(analysis *a, db *d, blob_store *bs, int64_t run_id, const
 		return rc;
 	if ((rc = findings_store(a, d, run_id, err)) < 0 ||
 	    (rc = findings_follow_up(&closed, a, d, run_id, err)) < 0 ||
-	    (bs && (rc = link_incidents(a, d, bs, cfg, err)) < 0))
+	    (rc = link_incidents(a, d, bs, cfg, err)) < 0)
 		goto out;
 	/*
 	 * What went away or was fixed: its pins lift and its pages resolve,

@@ -34,7 +34,10 @@
  * current capture, read from the blob store `bs`, holds both) become one
  * incident (findings_link), and only its lead pages. Every job that
  * pages passes its blob store: without one (NULL) no call path is
- * found, and each of those regressions pages on its own.
+ * found, and each of those regressions pages on its own. A rise of the
+ * whole service's cost (FINDING_KIND_COST) in a release where shares
+ * rose joins the incident of the highest-ranked of them as a member,
+ * never its lead; a cost that rose alone pages on its own.
  */
 int record_findings_bs(analysis *a, db *d, blob_store *bs, int64_t run_id, const config *cfg,
 		       bool page, pr_error *err);

@@ -3,7 +3,10 @@
 # tests/servers/pd_server.c):
 #  - post-deploy merges the regressions of one call path (decode and its
 #    caller parse rise) into one incident, as the nightly does, and
-#    pages once.
+#    pages once;
+#  - the whole service's cost rising with one function joins that
+#    function's incident as a member, not its lead: one page; a cost
+#    rise with no function rising (everything slower) pages on its own.
 . "$(dirname "$0")/lib.sh"
 BUILD=${BUILD:-build}
 PD_SERVER=${PD_SERVER:-$BUILD/servers/pd_server}
@@ -107,6 +110,9 @@ add() {
 triggers_since() {
 	tail -n +"$(($1 + 1))" "$T/hook.log" | jq -c 'select(.body.event == "trigger")'
 }
+# fid SERVICE FUNCTION: the regression's finding.
+fid() { sql "select id from findings where service_id = (select id from services
+	where name = '$1') and function = '$2' and direction = 'regression'"; }
 
 # 1. post-deploy: decode and its caller parse rise; one incident, one page.
 fresh_db cli_incident_pages_pd
@@ -124,4 +130,32 @@ trig=$(triggers_since "$seen")
 		| length' <<<"$OUT")" = 2 ] &&
 	ok "post-deploy: two regressions of one call path are one incident, paged once" ||
 	not_ok "post-deploy incident" "rc=$RC incidents/members $inc $ERR" "$trig"
+
+# 2. A nightly: sone's decode rises 8x (the service's cost per unit of load
+# +35%, all of it decode's); everything of sall is 1.4x slower.
+fresh_db cli_incident_pages_cost
+add sone ledger one
+add sall risk all
+seen=$(wc -l <"$T/hook.log")
+run pr --config "$T/cfg.json" nightly --at 2026-01-12T00:00:00Z
+cost=$(fid sone '(whole service)')
+decode=$(fid sone decode)
+trig=$(triggers_since "$seen")
+[ -n "$cost" ] && [ -n "$decode" ] &&
+	[ "$(sql "select incident_id from findings where id = $cost")" = \
+		"$(sql "select incident_id from findings where id = $decode")" ] &&
+	[ "$(sql "select g.lead_finding_id from finding_groups g join findings f
+		on f.incident_id = g.id where f.id = $cost")" = "$decode" ] &&
+	ok "the whole-service cost joins the incident of the function that rose, not as its lead" ||
+	not_ok "cost incident" "rc=$RC $(sql "select id, function, kind, incident_id from findings
+		where direction = 'regression'") $(sql "select * from finding_groups")"
+[ "$(jq -r 'select(.body.service == "sone") | .body.finding_id' <<<"$trig")" = "$decode" ] &&
+	ok "and the incident pages once, through the function" ||
+	not_ok "cost pages" "$trig"
+allcost=$(fid sall '(whole service)')
+[ -n "$allcost" ] && [ "$(sql "select coalesce(incident_id, 0) from findings
+		where id = $allcost")" = 0 ] &&
+	[ "$(jq -r 'select(.body.service == "sall") | .body.finding_id' <<<"$trig")" = "$allcost" ] &&
+	ok "a cost rise with no function rising pages on its own" ||
+	not_ok "cost alone" "$trig"
 finish
