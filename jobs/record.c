@@ -4,6 +4,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "jobs/record.h"
 #include "baselines/findings.h"
+#include "common/buf.h"
 #include "jobs/evidence.h"
 #include "jobs/pager.h"
 #include "jobs/reportdata.h"
@@ -297,6 +298,45 @@ static bool same_captures_before(const analysis *a, size_t i)
 	return false;
 }
 
+/*
+ * A finding resolved by hand (finding resolve) closes when it was
+ * resolved, as one that went away or was fixed closes at the night that
+ * closed it (closed_at_us): findings_store links a run judging a time at
+ * or before that to the closed finding. Without it, a past night run
+ * again after the resolve stored the regression as a new finding and
+ * paged it again, though on-call had dealt with it. A run judging a
+ * later time that finds the regression still stores and pages it anew.
+ */
+static int close_resolved(db *d, const analysis *a, pr_error *err)
+{
+	/* clang-format off */
+	static const char sql[] =
+		"update findings set detail = coalesce(detail, '{}'::jsonb)"
+		" || jsonb_build_object('closed_at_us', " DB_TS_TO_US("resolved_at") ")"
+		" where service_id = any($1::bigint[]) and status = 'resolved'"
+		" and state = 'resolved' and resolved_at is not null"
+		" and not coalesce(detail, '{}'::jsonb) ? 'closed_at_us'";
+	/* clang-format on */
+	buf ids = BUF_INIT;
+	const char *p[1];
+	int rc = buf_putc(&ids, '{');
+
+	for (size_t i = 0; i < a->ntests && a->tests[i].significant && rc == 0; i++)
+		rc = buf_printf(&ids, "%s%" PRId64, i ? "," : "", a->tests[i].service_id);
+	if (rc == 0)
+		rc = buf_putc(&ids, '}');
+	if (rc < 0) {
+		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+		goto out;
+	}
+	p[0] = ids.ptr;
+	if (ids.len > 2) /* not "{}": the run found something */
+		rc = db_exec(d, NULL, err, "closing findings resolved by hand", sql, 1, p);
+out:
+	buf_release(&ids);
+	return rc;
+}
+
 int record_findings_bs(analysis *a, db *d, blob_store *bs, int64_t run_id, const config *cfg,
 		       bool page, pr_error *err)
 {
@@ -308,7 +348,7 @@ int record_findings_bs(analysis *a, db *d, blob_store *bs, int64_t run_id, const
 
 	if ((rc = db_begin(d, err)) < 0)
 		return rc;
-	if ((rc = findings_store(a, d, run_id, err)) < 0 ||
+	if ((rc = close_resolved(d, a, err)) < 0 || (rc = findings_store(a, d, run_id, err)) < 0 ||
 	    (rc = findings_follow_up(&closed, a, d, run_id, err)) < 0 ||
 	    (rc = link_incidents(a, d, bs, cfg, err)) < 0)
 		goto out;
@@ -341,7 +381,10 @@ int record_findings_bs(analysis *a, db *d, blob_store *bs, int64_t run_id, const
 	for (size_t i = 0; i < a->ntests && a->tests[i].significant; i++) {
 		finding *f = &a->tests[i];
 		bool carry;
-		/* Closed by a later night than this run's: as it was left. */
+		/*
+		 * Closed by a later night than this run's, or resolved by hand
+		 * after it (close_resolved): as it was left.
+		 */
 		if (f->closed)
 			continue;
 		/*

@@ -8,6 +8,9 @@
 #  - A rollback to the release before closes the finding it undid.
 #  - A night run again after the fix closed the finding links to it:
 #    no second finding, no second page.
+#  - A night run again after the finding was resolved by hand links to
+#    it: no second finding, no second page. A night after the resolve
+#    that finds the regression again pages it anew.
 #  - A missed night filled in later (--at in the past) keeps a release
 #    with an open regression out of the next release's baseline.
 #  - A confirmed member of an incident pages when its lead is still a
@@ -126,6 +129,28 @@ fifth=$(sql "select id from runs where kind = 'nightly' order by id offset 4 lim
 [ "$(sql "select count(*) from run_findings rf join findings f on f.id = rf.finding_id
 	where rf.run_id = $fifth and f.state = 'fixed' and f.direction = 'regression'")" = 1 ] &&
 	ok "the night run again records the finding it saw, as it is" || not_ok "run findings"
+
+# 2a. v3 regressed two nights (paged), resolved by hand ("rolled back")
+# at noon the day after, as the nights' times go; night 2 is run again.
+# Then the regression is still there the nights after the resolve.
+scenario resolved 2026-01-11:v3:reg 2026-01-12:v3:reg 2026-01-13:v3:reg 2026-01-14:v3:reg
+night 2026-01-12
+night 2026-01-13
+fid=$(sql "select id from findings where direction = 'regression'")
+pr --config "$T/cfg.json" --quiet finding resolve "$fid" --note "rolled back" >/dev/null 2>&1
+sql "update findings set resolved_at = '2026-01-13T12:00:00Z' where id = $fid" >/dev/null
+night 2026-01-13
+[ "$(regs)" = 1 ] && [ "$(triggers)" = 1 ] &&
+	[ "$(sql "select status from findings where id = $fid")" = resolved ] &&
+	ok "a night run again after a resolve by hand links to the finding and pages nothing" ||
+	not_ok "rerun after resolve" "triggers $(triggers) $(sql "select id, current_release, state,
+		status from findings where direction = 'regression'")"
+night 2026-01-14
+night 2026-01-15
+[ "$(regs)" = 2 ] && [ "$(triggers)" = 2 ] &&
+	ok "a night after the resolve that finds the regression pages it again" ||
+	not_ok "after resolve" "triggers $(triggers) $(sql "select id, current_release, state,
+		status from findings where direction = 'regression'")"
 
 # 2b. v3 regressed two nights (paged), then rolled back: v2 runs again
 # on every host for two nights. The regression no longer runs.
