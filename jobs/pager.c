@@ -3,6 +3,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "jobs/pager.h"
+#include "jobs/reportdata.h"
 #include "reports/report.h"
 #include "jobs/secret.h"
 #include "common/buf.h"
@@ -171,8 +172,17 @@ int pager_enqueue_finding(db *d, const config *c, const finding *f, int64_t run_
 		report_run_name(name, run_id, instance);
 		while (n && c->reports.base_url[n - 1] == '/')
 			n--;
-		if (buf_printf(&link, "%.*s/%s.html#finding-%" PRId64, (int)n,
-			       c->reports.base_url, name, f->id) < 0) {
+		/*
+		 * The run's report holds every team's findings and function
+		 * names; each team's own (reportdata_write_run_teams, written
+		 * by every job that pages) holds only its services', with the
+		 * same anchors. On-call follows the link: it names the team's.
+		 * A service without a team is in no team's report.
+		 */
+		if (buf_printf(&link, "%.*s/%s", (int)n, c->reports.base_url, name) < 0 ||
+		    (team &&
+		     (buf_puts(&link, "-team-") < 0 || reportdata_file_piece(&link, team) < 0)) ||
+		    buf_printf(&link, ".html#finding-%" PRId64, f->id) < 0) {
 			rc = oom(err);
 			goto out;
 		}

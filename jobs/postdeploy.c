@@ -474,11 +474,13 @@ int postdeploy_run(postdeploy_result *out, const job_env *env, const postdeploy_
 		goto fail;
 	{
 		pr_error e = PR_ERROR_INIT;
-		/* The findings are recorded; the report its pages link to is the caller's error. */
-		if (reportdata_write_run(env->d, env->bs, env->cfg, env->home, x->run_id,
-					 &x->report, &e) < 0)
-			snprintf(x->report_problem, sizeof(x->report_problem), "%s", e.msg);
-		pr_error_clear(&e);
+		/*
+		 * The findings are recorded; the report its pages link to is
+		 * the caller's error. A page links to its team's report, as
+		 * the nightly's do: written here too.
+		 */
+		reportdata_write_run_all(env, x->run_id, &x->report, x->report_problem,
+					 sizeof(x->report_problem));
 		/*
 		 * Last, and within the step's deadline: a pushgateway that hangs
 		 * costs a warning, never the verdict (docs/paging.md).

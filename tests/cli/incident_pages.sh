@@ -1,12 +1,15 @@
 #!/bin/bash
-# One root cause pages once (pages to a loopback webhook,
-# tests/servers/pd_server.c):
+# One root cause pages once, and a page leads to its own team's findings
+# only (pages to a loopback webhook, tests/servers/pd_server.c):
 #  - post-deploy merges the regressions of one call path (decode and its
 #    caller parse rise) into one incident, as the nightly does, and
 #    pages once;
 #  - the whole service's cost rising with one function joins that
 #    function's incident as a member, not its lead: one page; a cost
-#    rise with no function rising (everything slower) pages on its own.
+#    rise with no function rising (everything slower) pages on its own;
+#  - a page links to its team's report (run-ID-DB-team-TEAM.html), which
+#    holds the finding's anchor and no other team's service, from the
+#    nightly and from post-deploy.
 . "$(dirname "$0")/lib.sh"
 BUILD=${BUILD:-build}
 PD_SERVER=${PD_SERVER:-$BUILD/servers/pd_server}
@@ -113,6 +116,19 @@ triggers_since() {
 # fid SERVICE FUNCTION: the regression's finding.
 fid() { sql "select id from findings where service_id = (select id from services
 	where name = '$1') and function = '$2' and direction = 'regression'"; }
+# team_link TRIGGER TEAM SERVICE OTHER: the trigger links to the team's
+# report of its run, which has the finding's anchor and not service OTHER.
+team_link() {
+	local f r inst file
+	f=$(jq -r .body.finding_id <<<"$1")
+	r=$(jq -r .body.run_id <<<"$1")
+	inst=$(sql "select left(replace(id::text, '-', ''), 8) from instance")
+	file=run-$r-$inst-team-$2.html
+	[ "$(jq -r .body.link <<<"$1")" = "$BASE/$file#finding-$f" ] &&
+		grep -q "id=\"finding-$f\"" "$HOME_DIR/reports/$file" &&
+		grep -q "$3" "$HOME_DIR/reports/$file" &&
+		{ [ -z "$4" ] || ! grep -q "$4" "$HOME_DIR/reports/$file"; }
+}
 
 # 1. post-deploy: decode and its caller parse rise; one incident, one page.
 fresh_db cli_incident_pages_pd
@@ -130,6 +146,9 @@ trig=$(triggers_since "$seen")
 		| length' <<<"$OUT")" = 2 ] &&
 	ok "post-deploy: two regressions of one call path are one incident, paged once" ||
 	not_ok "post-deploy incident" "rc=$RC incidents/members $inc $ERR" "$trig"
+team_link "$trig" payments spath "" &&
+	ok "post-deploy: the page links to the team's report, which has the finding" ||
+	not_ok "post-deploy team link" "$(jq -r .body.link <<<"$trig")" "$(ls "$HOME_DIR/reports")"
 
 # 2. A nightly: sone's decode rises 8x (the service's cost per unit of load
 # +35%, all of it decode's); everything of sall is 1.4x slower.
@@ -158,4 +177,8 @@ allcost=$(fid sall '(whole service)')
 	[ "$(jq -r 'select(.body.service == "sall") | .body.finding_id' <<<"$trig")" = "$allcost" ] &&
 	ok "a cost rise with no function rising pages on its own" ||
 	not_ok "cost alone" "$trig"
+team_link "$(jq -c 'select(.body.service == "sone")' <<<"$trig")" ledger sone sall &&
+	team_link "$(jq -c 'select(.body.service == "sall")' <<<"$trig")" risk sall sone &&
+	ok "the nightly's pages link to each team's own report, which has the finding" ||
+	not_ok "nightly team links" "$(jq -r .body.link <<<"$trig")" "$(ls "$HOME_DIR/reports")"
 finish
