@@ -810,6 +810,11 @@ void findings_closed_release(findings_closed *c)
 	"its unit is retired: an allocation profile's bytes grow with uptime or the " \
 	"capture's window, and are tested per second now"
 
+/* Why a heap profile's cost finding per unit of load closes (see findings_follow_up). */
+#define RETIRED_HEAP_LOAD                                                                          \
+	"its unit is retired: heap bytes in use are a level, not a flow, and are no "              \
+	"longer divided by load (a quieter night read as a heap regression)"
+
 int findings_follow_up(findings_closed *out, analysis *a, db *d, int64_t run_id, pr_error *err)
 {
 	/*
@@ -819,7 +824,8 @@ int findings_follow_up(findings_closed *out, analysis *a, db *d, int64_t run_id,
 	 */
 	/* clang-format off */
 	static const char sql[] =
-		"select f.id, coalesce(f.function_id, 0), f.function, coalesce(fn.file, ''),"
+		"select f.id, coalesce(f.function_id, 0), coalesce(f.function, ''),"
+		" coalesce(fn.file, ''),"
 		" f.current_release, f.direction, f.baseline_share, f.kind,"
 		" coalesce(f.detail ->> 'cost_unit', ''), coalesce(f.delta, 0),"
 		/* What the finding was judged with: its last look, its options. */
@@ -916,10 +922,21 @@ int findings_follow_up(findings_closed *out, analysis *a, db *d, int64_t run_id,
 			 * finding would stay open for good, and keep its release's
 			 * captures out of every baseline.
 			 */
-			if (strcmp(kind, FINDING_KIND_COST) == 0 && strcmp(file, "bytes") == 0 &&
-			    strcmp(jd->type, "heap") != 0) {
+			bool retired_bytes = strcmp(kind, FINDING_KIND_COST) == 0 &&
+					     strcmp(file, "bytes") == 0 &&
+					     strcmp(jd->type, "heap") != 0;
+			/*
+			 * Likewise a heap profile's cost per unit of load: bytes in
+			 * use are tested as bytes now, and no test has its unit.
+			 */
+			bool retired_heap_load = strcmp(kind, FINDING_KIND_COST) == 0 &&
+						 strcmp(jd->type, "heap") == 0 &&
+						 strcmp(finding_cost_family(file), "per_load") == 0;
+			if (retired_bytes || retired_heap_load) {
 				if ((rc = set_state(d, id, "went_away", run_id, o->at_us,
-						    RETIRED_BYTES, NULL, err)) < 0 ||
+						    retired_bytes ? RETIRED_BYTES
+								  : RETIRED_HEAP_LOAD,
+						    NULL, err)) < 0 ||
 				    (rc = add_closed(out, id)) < 0)
 					break;
 				out->went_away++;
