@@ -132,6 +132,7 @@ team_link() {
 
 # 1. post-deploy: decode and its caller parse rise; one incident, one page.
 fresh_db cli_incident_pages_pd
+pr --quiet db init
 add spath payments path
 seen=$(wc -l <"$T/hook.log")
 commit=$(printf '4%.0s' {1..40})
@@ -153,6 +154,7 @@ team_link "$trig" payments spath "" &&
 # 2. A nightly: sone's decode rises 8x (the service's cost per unit of load
 # +35%, all of it decode's); everything of sall is 1.4x slower.
 fresh_db cli_incident_pages_cost
+pr --quiet db init
 add sone ledger one
 add sall risk all
 seen=$(wc -l <"$T/hook.log")
