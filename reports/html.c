@@ -123,6 +123,20 @@ static const char *entries_text(char out[96], size_t entries)
 	return out;
 }
 
+/* A titled list of texts, nothing when there are none. */
+static void list(out *o, const char *title, char *const *items, size_t n)
+{
+	if (!n)
+		return;
+	P(o, "<p>%s</p><ul>\n", title);
+	for (size_t i = 0; i < n; i++) {
+		P(o, "<li>");
+		E(o, items[i], "");
+		P(o, "</li>\n");
+	}
+	P(o, "</ul>\n");
+}
+
 static void summary(out *o, const report *r)
 {
 	size_t sev[4], regressions = 0, entries = 0, others = 0;
@@ -188,34 +202,10 @@ static void summary(out *o, const report *r)
 		  regressions, entries == regressions ? "" : entries_text(et, entries), sev[3],
 		  sev[2], sev[1], sev[0], others);
 	P(o, "</table>\n");
-	if (r->nfailures) {
-		P(o, "<p>Failed:</p><ul>\n");
-		for (size_t i = 0; i < r->nfailures; i++) {
-			P(o, "<li>");
-			E(o, r->failures[i], "");
-			P(o, "</li>\n");
-		}
-		P(o, "</ul>\n");
-	}
-	if (r->nskips) {
-		P(o, "<p>Skipped (not analysed):</p><ul>\n");
-		for (size_t i = 0; i < r->nskips; i++) {
-			P(o, "<li>");
-			E(o, r->skips[i], "");
-			P(o, "</li>\n");
-		}
-		P(o, "</ul>\n");
-	}
-	if (r->npartial) {
-		/* Analysed, yet a part was not judged: counted above as analysed, so say which. */
-		P(o, "<p>Partly judged (analysed, but not all of it):</p><ul>\n");
-		for (size_t i = 0; i < r->npartial; i++) {
-			P(o, "<li>");
-			E(o, r->partial[i], "");
-			P(o, "</li>\n");
-		}
-		P(o, "</ul>\n");
-	}
+	list(o, "Failed:", r->failures, r->nfailures);
+	list(o, "Skipped (not analysed):", r->skips, r->nskips);
+	/* Analysed, yet a part was not judged: counted above as analysed, so say which. */
+	list(o, "Partly judged (analysed, but not all of it):", r->partial, r->npartial);
 	if (r->note) {
 		P(o, "<p class=\"note\">");
 		E(o, r->note, "");
