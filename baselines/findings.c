@@ -51,7 +51,9 @@ static const char stored_sql[] =
 	" current_release, to_jsonb(baseline_releases)::text,"
 	" coalesce((detail -> 'captures')::text, '{}'), detail ->> 'test', baseline_id,"
 	" kind, detail ->> 'cost_unit', detail ->> 'renamed_from', coalesce(incident_id, 0),"
-	" coalesce((detail ->> 'week_adjusted')::boolean, false)"
+	" coalesce((detail ->> 'week_adjusted')::boolean, false),"
+	/* The look it was last stored at: an escalation's, not its first. */
+	" coalesce((detail ->> 'look')::int, 0)"
 	" from findings where id = $1";
 
 /* f as stored_sql read it into res (which this frees). */
@@ -107,6 +109,8 @@ static int stored_from(finding *f, PGresult *res, pr_error *err)
 	f->incident_id = db_get_i64(res, 0, 22);
 	f->incident_lead = false;
 	f->weekly = db_get_bool(res, 0, 23);
+	if (db_get_i64(res, 0, 24) > 0)
+		f->look = (size_t)db_get_i64(res, 0, 24);
 	free(f->renamed_from);
 	f->renamed_from = NULL;
 	if ((!PQgetisnull(res, 0, 21) && !(f->renamed_from = strdup(db_get_text(res, 0, 21)))) ||

@@ -776,6 +776,35 @@ static void test_an_escalated_member_of_an_incident_is_not_paged_beside_its_lead
 }
 
 /*
+ * A finding escalated on a later night is read back at that night's look,
+ * as its history says ("escalated at look 2"): finding show printed the
+ * later figures beside the first night's look.
+ */
+static void test_a_finding_escalated_on_night_two_reads_back_at_look_two(void **state)
+{
+	fx *f = *state;
+	pr_error err = PR_ERROR_INIT;
+	findings_meta meta;
+	finding got;
+
+	stored_as_low(f);
+	night(f, "svc", "v2", 2, 4, 2, 1);
+	run_night(f, 2);
+	assert_int_equal(intf(f->t, "select count(*) from finding_states s join findings x"
+				    " on x.id = s.finding_id where x.function = 'work.hot'"
+				    " and s.reason like 'escalated at look 2%%'"),
+			 1);
+	assert_int_equal(
+		findings_get(&got, &meta, f->t->db,
+			     intf(f->t, "select id from findings where function = 'work.hot'"
+					" and direction = 'regression'"),
+			     &err),
+		0);
+	assert_int_equal(got.look, 2);
+	finding_clear(&got);
+}
+
+/*
  * A trigger not yet sent when its finding is escalated goes out with the
  * escalated figures, not the early look's milder ones; its attempts and
  * its next try stay (one tried may have arrived, which its resolve and a
@@ -2431,6 +2460,9 @@ int main(void)
 			test_a_sure_change_below_the_margin_is_not_a_finding, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_a_stored_cost_finding_reads_back_in_its_own_unit, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_a_finding_escalated_on_night_two_reads_back_at_look_two, setup,
+			teardown),
 		cmocka_unit_test_setup_teardown(test_heap_in_use_at_half_the_load_is_no_regression,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_sampling_rate_change_is_no_cost_change,
