@@ -12,17 +12,12 @@
 #    nightly and from post-deploy.
 . "$(dirname "$0")/lib.sh"
 BUILD=${BUILD:-build}
-PD_SERVER=${PD_SERVER:-$BUILD/servers/pd_server}
 T=$PROFREG_TEST_TMP/cli_incident_pages
 rm -rf "$T" && mkdir -p "$T"
 PIDS=""
 trap 'for p in $PIDS; do kill "$p" 2>/dev/null; done' EXIT
 
-[ -x "$PD_SERVER" ] || { not_ok "pd_server is built ($PD_SERVER)"; finish; exit 1; }
-"$PD_SERVER" --port-file "$T/port" --log "$T/hook.log" --then 202 --timeout 900 &
-PIDS="$PIDS $!"
-for _ in $(seq 100); do [ -s "$T/port" ] && break; sleep 0.05; done
-PORT=$(cat "$T/port")
+webhook_start
 BASE=https://profreg.example/reports
 cat >"$T/cfg.json" <<EOF
 {"paging": {"min_severity": "high", "backoff_ms": 20, "timeout_ms": 3000,

@@ -74,3 +74,15 @@ free_port() {
 	done
 	return 1
 }
+
+# webhook_start: the loopback webhook receiver tests/servers/pd_server,
+# answering 202, logging to $T/hook.log; sets PORT and adds its pid to
+# PIDS (the caller's trap kills them). Ends the script when it is not built.
+webhook_start() {
+	local server=${PD_SERVER:-${BUILD:-build}/servers/pd_server}
+	[ -x "$server" ] || { not_ok "pd_server is built ($server)"; finish; exit 1; }
+	"$server" --port-file "$T/port" --log "$T/hook.log" --then 202 --timeout 900 &
+	PIDS="$PIDS $!"
+	for _ in $(seq 100); do [ -s "$T/port" ] && break; sleep 0.05; done
+	PORT=$(cat "$T/port")
+}
