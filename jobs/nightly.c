@@ -596,13 +596,40 @@ static bool night_success(const nightly_result *r)
 	       !r->report_problem[0] && !r->retention_failed && !r->retention.over_budget;
 }
 
-/* What a finished night leaves behind: reports, retention, metrics. Notes, not errors. */
+/*
+ * A page links to its team's report: the reports are written first, so the
+ * link works when on-call opens it. A report that cannot be written is the
+ * command's problem, never a reason to hold a page back. Pages wait in the
+ * outbox on delivery problems; only the database fails the run. The run's
+ * record gets what paging did last (runs_finish merges it).
+ */
+static int page_after_reports(nightly_result *r, const job_env *env, pr_error *err)
+{
+	json_t *pages;
+	int rc;
+
+	reportdata_write_run_all(env, r->run_id, &r->report, r->report_problem,
+				 sizeof(r->report_problem));
+	if ((rc = pager_flush(env->d, env->cfg, NULL, &r->pages, err)) < 0)
+		return rc;
+	/* A page that did not go out is the command's error line, not a note (nightly.h). */
+	if (r->pages.first_error[0] && !nightly_pages_undelivered(r))
+		job_note(&r->notes, "paging: %s", r->pages.first_error);
+	pages = json_pack(
+		"{s:{s:I,s:I,s:I,s:I,s:I}}", "pages", "enqueued", (json_int_t)r->a.pages_enqueued,
+		"sent", (json_int_t)r->pages.sent, "failed", (json_int_t)r->pages.failed, "pending",
+		(json_int_t)r->pages.pending, "alerts_refreshed", (json_int_t)r->pages.refreshed);
+	rc = pages ? runs_finish(env->d, r->run_id, r->status, pages, err)
+		   : pr_error_set(err, PR_ENOMEM, "out of memory");
+	json_decref(pages);
+	return rc;
+}
+
+/* What a finished night leaves behind: retention, metrics. Notes, not errors. */
 static void after_night(nightly_result *r, const job_env *env, double t0, int64_t deadline_us)
 {
 	pr_error e = PR_ERROR_INIT;
 
-	reportdata_write_run_all(env, r->run_id, &r->report, r->report_problem,
-				 sizeof(r->report_problem));
 	if (env->cfg->retention.after_nightly) {
 		retention_opts ro = {r->at_us, false, 0};
 		pr_error_clear(&e);
@@ -697,12 +724,6 @@ int nightly_run(nightly_result *out, const job_env *env, const nightly_opts *o, 
 		     0 ||
 	     (rc = store_suspects(env, &r->a, r->run_id, err)) < 0))
 		goto fail;
-	/* Pages wait in the outbox on delivery problems; only the database fails the run. */
-	if (!o->dry_run && (rc = pager_flush(env->d, env->cfg, NULL, &r->pages, err)) < 0)
-		goto fail;
-	/* A page that did not go out is the command's error line, not a note (nightly.h). */
-	if (r->pages.first_error[0] && !nightly_pages_undelivered(r))
-		job_note(&r->notes, "paging: %s", r->pages.first_error);
 	/* Services analysed, not targets judged: one judged for an old release only was skipped. */
 	r->status = r->failed || !r->analysed ? "incomplete" : "ok";
 	if (!o->dry_run) {
@@ -725,7 +746,7 @@ int nightly_run(nightly_result *out, const job_env *env, const nightly_opts *o, 
 		rc = summary ? runs_finish(env->d, r->run_id, r->status, summary, err)
 			     : pr_error_set(err, PR_ENOMEM, "out of memory");
 		json_decref(summary);
-		if (rc < 0)
+		if (rc < 0 || (rc = page_after_reports(r, env, err)) < 0)
 			goto fail;
 		after_night(r, env, t0, o->deadline_us);
 	}

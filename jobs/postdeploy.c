@@ -464,23 +464,25 @@ int postdeploy_run(postdeploy_result *out, const job_env *env, const postdeploy_
 	    (rc = store_suspects(x, env->d, x->run_id, err)) < 0 ||
 	    (rc = tag_evidence(x, env->d, err)) < 0)
 		goto fail;
-	/* Delivery problems leave pages pending in the outbox; they do not change the verdict. */
-	if ((rc = send_pages(env->d, env->cfg, &x->a, &x->pages, err)) < 0)
-		goto fail;
-	if (x->pages.first_error[0])
-		job_note(&x->notes, "paging: %s", x->pages.first_error);
 	verdict(x, o);
 	if ((rc = finish_run(x, env->d, err)) < 0)
 		goto fail;
+	/*
+	 * A page links to its team's report, as the nightly's do: written
+	 * first, so the link works when on-call opens it. A report that
+	 * cannot be written is the caller's error, never a reason to hold a
+	 * page back. Delivery problems leave pages pending in the outbox;
+	 * they do not change the verdict.
+	 */
+	reportdata_write_run_all(env, x->run_id, &x->report, x->report_problem,
+				 sizeof(x->report_problem));
+	if ((rc = send_pages(env->d, env->cfg, &x->a, &x->pages, err)) < 0 ||
+	    (rc = finish_run(x, env->d, err)) < 0)
+		goto fail;
+	if (x->pages.first_error[0])
+		job_note(&x->notes, "paging: %s", x->pages.first_error);
 	{
 		pr_error e = PR_ERROR_INIT;
-		/*
-		 * The findings are recorded; the report its pages link to is
-		 * the caller's error. A page links to its team's report, as
-		 * the nightly's do: written here too.
-		 */
-		reportdata_write_run_all(env, x->run_id, &x->report, x->report_problem,
-					 sizeof(x->report_problem));
 		/*
 		 * Last, and within the step's deadline: a pushgateway that hangs
 		 * costs a warning, never the verdict (docs/paging.md).

@@ -9,7 +9,10 @@
 #    rise with no function rising (everything slower) pages on its own;
 #  - a page links to its team's report (run-ID-DB-team-TEAM.html), which
 #    holds the finding's anchor and no other team's service, from the
-#    nightly and from post-deploy.
+#    nightly and from post-deploy;
+#  - the report a page links to is on disk when the page is sent (the
+#    receiver holds each page for a while, and the test looks for the
+#    report while it does), from post-deploy and from the nightly.
 . "$(dirname "$0")/lib.sh"
 BUILD=${BUILD:-build}
 T=$PROFREG_TEST_TMP/cli_incident_pages
@@ -178,4 +181,46 @@ team_link "$(jq -c 'select(.body.service == "sone")' <<<"$trig")" ledger sone sa
 	team_link "$(jq -c 'select(.body.service == "sall")' <<<"$trig")" risk sall sone &&
 	ok "the nightly's pages link to each team's own report, which has the finding" ||
 	not_ok "nightly team links" "$(jq -r .body.link <<<"$trig")" "$(ls "$HOME_DIR/reports")"
+# 3. The report is written before the page that links to it is sent: a
+# receiver that holds each page 2.5 s; while it holds the first, the
+# report the page links to must already be there.
+# report_while_held CMD...: runs CMD in the background against the slow
+# receiver; prints the link's file and whether it existed when the
+# first page arrived ("there"/"missing").
+report_while_held() {
+	local log=$T/slow-$RANDOM.log pf=$T/slow-port-$RANDOM port pid i file state=none
+	"${BUILD}/servers/pd_server" --port-file "$pf" --log "$log" --then delay:2500 \
+		--timeout 120 &
+	PIDS="$PIDS $!"
+	for _ in $(seq 100); do [ -s "$pf" ] && break; sleep 0.05; done
+	port=$(cat "$pf")
+	sed "s#127.0.0.1:$PORT#127.0.0.1:$port#" "$T/cfg.json" >"$T/slow.json"
+	"$@" --config "$T/slow.json" >/dev/null 2>&1 &
+	pid=$!
+	for i in $(seq 400); do
+		if [ -s "$log" ]; then
+			file=$(head -1 "$log" | jq -r '.body.link' | sed 's#.*/##; s/#.*//')
+			[ -s "$HOME_DIR/reports/$file" ] && state=there || state=missing
+			break
+		fi
+		sleep 0.05
+	done
+	wait "$pid"
+	echo "$file $state"
+}
+fresh_db cli_incident_pages_order
+pr --quiet db init
+add sorder payments one
+got=$(report_while_held pr post-deploy --service sorder --release v2 --commit "$commit" \
+	--at 2026-01-12T00:00:00Z)
+[ "${got#* }" = there ] &&
+	ok "post-deploy: the report a page links to is written before the page is sent" ||
+	not_ok "post-deploy report before page" "$got" "$(ls "$HOME_DIR/reports" 2>&1)"
+fresh_db cli_incident_pages_order2
+pr --quiet db init
+add sorder payments one
+got=$(report_while_held pr nightly --at 2026-01-12T00:00:00Z)
+[ "${got#* }" = there ] &&
+	ok "nightly: the report a page links to is written before the page is sent" ||
+	not_ok "nightly report before page" "$got" "$(ls "$HOME_DIR/reports" 2>&1)"
 finish
