@@ -540,6 +540,8 @@ typedef struct parser {
 	uint64_t names_left;  /* budget for the bytes of every frame's names */
 	size_t nsamples;      /* Profile.sample fields in the input */
 	const pprof_label_filter *only; /* keep only the samples it matches; NULL: all */
+	uint64_t only_num;              /* only->value as an unsigned decimal, when only_is_num */
+	bool only_is_num;
 	size_t kept, skipped;
 	bool drop_inuse;      /* a delta heap profile: leave the inuse_* columns out */
 	bool inuse_negative;  /* set when a negative inuse_* value stopped the parse */
@@ -678,6 +680,39 @@ static bool str_is(const ProtobufCBinaryData *s, const char *text)
 }
 
 /*
+ * The filter's value as an unsigned decimal (digits only, no sign, no
+ * overflow), for the labels that carry their value as a number.
+ */
+static bool parse_decimal(uint64_t *out, const char *text)
+{
+	uint64_t v = 0;
+
+	if (!*text)
+		return false;
+	for (; *text; text++) {
+		unsigned d = (unsigned)(*text - '0');
+		if (d > 9 || v > (UINT64_MAX - d) / 10)
+			return false;
+		v = v * 10 + d;
+	}
+	*out = v;
+	return true;
+}
+
+/*
+ * Does the label's value say the filter's? Go's profilers write a span
+ * id as a string; libdatadog (dd-trace-py, -rb, -php, .NET) writes
+ * "span id" and "local root span id" as a number (Label.num) with no
+ * string, which the requested id names in decimal.
+ */
+static bool label_matches(const parser *ps, const pb_label *lb)
+{
+	if (lb->str != 0)
+		return str_is(str_at(ps, lb->str), ps->only->value);
+	return ps->only_is_num && (uint64_t)lb->num == ps->only_num;
+}
+
+/*
  * Does the (checked) sample carry one of the filter's keys with its
  * value? The label's value is compared and forgotten: nothing of it is
  * kept in the model.
@@ -688,7 +723,7 @@ static bool wanted(const parser *ps, const pb_sample *s)
 
 	for (size_t k = 0; k < s->n_label; k++) {
 		const pb_label *lb = s->label[k];
-		if (!str_is(str_at(ps, lb->str), f->value))
+		if (!label_matches(ps, lb))
 			continue;
 		for (size_t j = 0; j < f->nkeys; j++)
 			if (str_is(str_at(ps, lb->key), f->keys[j]))
@@ -1265,6 +1300,7 @@ static int parse_once(profile **out, size_t *kept, bool *inuse_negative, const u
 	ps.name = name ? name : "-";
 	ps.err = err;
 	ps.only = only && only->nkeys ? only : NULL;
+	ps.only_is_num = ps.only && parse_decimal(&ps.only_num, ps.only->value);
 	ps.drop_inuse = drop_inuse;
 
 	if ((rc = profile_new(&ps.p, PROFILE_FMT_PPROF, ps.name, lim, err)) < 0)

@@ -17,9 +17,11 @@ int pprof_parse(profile **out, const uint8_t *data, size_t len,
 
 /*
  * Which samples to keep: those carrying a label whose key is one of
- * `keys` and whose string value is `value` (a span id, a trace id). The
- * labels are compared while the sample is read and never kept: the
- * profile holds only the matching samples, without their labels.
+ * `keys` and whose string value is `value` (a span id, a trace id), or,
+ * for a label with a number and no string (libdatadog's span ids), whose
+ * number is `value` read as an unsigned decimal. The labels are compared
+ * while the sample is read and never kept: the profile holds only the
+ * matching samples, without their labels.
  */
 typedef struct pprof_label_filter {
 	const char *const *keys;

@@ -843,6 +843,71 @@ static void test_a_label_filter_keeps_only_the_matching_samples(void **state)
 	free(bytes);
 }
 
+/*
+ * libdatadog's profilers (dd-trace-py, -rb, -php, .NET) write "span id"
+ * and "local root span id" as numbers with no string: a requested id is
+ * matched as the decimal of that number, and only as a whole number.
+ */
+static void test_a_label_filter_matches_a_numeric_span_id(void **state)
+{
+	static const char *const keys[] = {"span_id", "local root span id", "span id"};
+	static const struct {
+		const char *value;
+		size_t kept;
+	} cases[] = {
+		{"12345", 1},                /* sample 0's span */
+		{"999", 1},                  /* sample 0's local root */
+		{"18446744073709551615", 1}, /* sample 2's, the largest uint64 */
+		{"777", 0},                  /* a string label "777" of another key */
+		{"012345", 1},               /* decimal, leading zeros and all */
+		{"+12345", 0},
+		{"12345x", 0},
+		{"18446744073709551616", 0}, /* overflows: no number matches it */
+		{"", 0},
+	};
+	pb b;
+	profile *p = NULL;
+	pr_error err = PR_ERROR_INIT;
+	uint8_t *bytes;
+	size_t len, kept;
+
+	(void)state;
+	pb_init(&b);
+	/* Sample 0: span 12345 under root 999; sample 1: card "777"; sample 2: span 2^64-1. */
+	for (size_t i = 0; i < 4; i++) {
+		perftools__profiles__label__init(&b.lab[i]);
+		b.labp[i] = &b.lab[i];
+	}
+	b.lab[0].key = pb_str(&b, "local root span id");
+	b.lab[0].num = 999;
+	b.lab[1].key = pb_str(&b, "span id");
+	b.lab[1].num = 12345;
+	b.lab[2].key = pb_str(&b, "card");
+	b.lab[2].str = pb_str(&b, "777");
+	b.lab[3].key = pb_str(&b, "span id");
+	b.lab[3].num = -1; /* written as a uint64 span id above 2^63 */
+	b.smp[0].n_label = 2;
+	b.smp[0].label = &b.labp[0];
+	b.smp[1].n_label = 1;
+	b.smp[1].label = &b.labp[2];
+	b.smp[2].n_label = 1;
+	b.smp[2].label = &b.labp[3];
+	bytes = pb_pack(&b, &len);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		pprof_label_filter only = {keys, 3, cases[i].value};
+		kept = SIZE_MAX;
+		assert_int_equal(pprof_parse_where(&p, &kept, bytes, len, NAME, NULL, &only, &err),
+				 0);
+		if (kept != cases[i].kept)
+			fail_msg("'%s': kept %zu, expected %zu", cases[i].value, kept,
+				 cases[i].kept);
+		assert_int_equal(p->nsamples, cases[i].kept);
+		profile_free(p);
+		p = NULL;
+	}
+	free(bytes);
+}
+
 /* ---- malformed input --------------------------------------------------- */
 
 static void test_empty_input_is_rejected(void **state)
@@ -1420,6 +1485,7 @@ int main(void)
 		cmocka_unit_test(test_invalid_utf8_name_is_repaired_not_rejected),
 		cmocka_unit_test(test_labels_are_checked_but_never_kept),
 		cmocka_unit_test(test_a_label_filter_keeps_only_the_matching_samples),
+		cmocka_unit_test(test_a_label_filter_matches_a_numeric_span_id),
 		cmocka_unit_test(test_empty_input_is_rejected),
 		cmocka_unit_test(test_truncated_message_is_rejected_with_offset),
 		cmocka_unit_test(test_bad_varint_is_rejected),
