@@ -2087,9 +2087,14 @@ int reportdata_span(report *out, db *d, blob_store *bs, const config *cfg,
 			 "These captures' format carries no labels: the graph is the window's"
 			 " whole profile, not the span's.");
 	else
+		/*
+		 * kept counts pprof sample records: one stack each, holding
+		 * any number of samples (Datadog's hold 30 for one span).
+		 */
 		buf_printf(&note,
-			   "%zu samples of %zu captures carry %s '%s'; the graph draws them"
-			   " against every sample of those captures.",
+			   "%zu stack records (each of one or more samples) of %zu captures"
+			   " carry %s '%s'; the graph draws them against every sample of"
+			   " those captures.",
 			   kept, n, s->span_id ? "span id" : "trace id",
 			   s->span_id ? s->span_id : s->trace_id);
 	out->target_desc = dup_or_null(only.nkeys && kept != FORMAT_NO_LABELS
