@@ -576,6 +576,24 @@ static void item_parse(item *it)
 				  : " (the file's time; --time sets it)");
 		goto fail;
 	}
+	if (meta->captured_at_us < INGEST_MIN_CAPTURE_US) {
+		char when[TIME_FMT_MAX];
+		const char *whose = "";
+
+		/* A profile's time in seconds since 2000 reads as 1970: say so. */
+		if (!req->time_us && p->time_ns >= INGEST_MIN_CAPTURE_US / 1000000 &&
+		    p->time_ns < INGEST_MIN_CAPTURE_US / 1000)
+			whose = " (the profile's own time, written in seconds, not nanoseconds;"
+				" --time sets it)";
+		else if (!req->time_us)
+			whose = p->time_ns >= 1000 ? " (the profile's own time; --time sets it)"
+						   : " (the file's time; --time sets it)";
+		time_format(when, meta->captured_at_us);
+		rc = pr_error_set(&it->e, PR_EDATA,
+				  "its capture time %s is before 2000-01-01T00:00:00Z%s", when,
+				  whose);
+		goto fail;
+	}
 	if (p->duration_ns > INGEST_MAX_DURATION_NS) {
 		rc = pr_error_set(&it->e, PR_EDATA,
 				  "it says it covers %.0f days (duration %" PRId64

@@ -26,6 +26,13 @@
  */
 #define INGEST_MAX_AHEAD_US (86400LL * 1000000)
 /*
+ * A capture dated before this, 2000-01-01T00:00:00Z, is refused: no
+ * profiler ran then, so the time is a mistake (a pprof time_nanos
+ * written in seconds reads as 1970), and retention, which ages captures
+ * by their time, would delete the capture on its next run.
+ */
+#define INGEST_MIN_CAPTURE_US (946684800LL * 1000000)
+/*
  * The longest duration a capture may say it covers: 31 days. A profile
  * merged over a slot covers hours; one that says 292 years (2^63 - 1
  * ns) has a cost per second of nothing and would cover every window of

@@ -61,7 +61,7 @@ run pr span --service pay --host web-1 --start "$start" --duration 500ms --type 
 	ok "--type heap draws the heap capture alone" || not_ok "span --type heap" "rc=$RC $ERR $(head -c 300 "$T/heap.json")"
 # libdatadog's profilers (Python, Ruby, PHP, .NET) write span ids as
 # numeric labels; the span's one stack record holds 30 of the 100 samples.
-python3 "$(dirname "$0")/../support/dd_pprof.py" "$T/dd.pb.gz" "$(date -u -d "$start" +%s)"
+python3 "$(dirname "$0")/../support/dd_pprof.py" "$T/dd.pb.gz" "$(date -u -d "$start" +%s)000000000"
 pr --quiet ingest "$T/dd.pb.gz" --service pay --release v1 --host web-dd --type cpu
 run pr span --service pay --host web-dd --start "$start" --duration 500ms --span-id 12345 \
 	--format json --out "$T/dd.json"

@@ -2,12 +2,12 @@
 """A CPU pprof as libdatadog's profilers (dd-trace-py, -rb, -php, .NET)
 write it: the span labels are numbers (Label.num), not strings.
 
-  dd_pprof.py OUT UNIX_SECONDS
+  dd_pprof.py OUT TIME_NANOS [DURATION_NANOS]
 
 Two stack records, gzipped: main;handler;charge with 30 samples labelled
 "span id" 12345 and "local root span id" 999, and main;idle_work with 70
-samples labelled span 777 under root 555. Captured at UNIX_SECONDS, for
-10 s.
+samples labelled span 777 under root 555. Its time_nanos and
+duration_nanos are the numbers given (duration 10 s unless given).
 """
 import gzip
 import sys
@@ -59,6 +59,7 @@ prof += msg(2, packed(1, [4, 1]) + packed(2, [70, 700000000]) +
             label('local root span id', 555) + label('span id', 777))
 for text in strs:
     prof += msg(6, text.encode())
-prof += num(9, int(sys.argv[2]) * 10**9) + num(10, 10 * 10**9) + num(12, 10000000)
+duration = int(sys.argv[3]) if len(sys.argv) > 3 else 10 * 10**9
+prof += num(9, int(sys.argv[2])) + num(10, duration) + num(12, 10000000)
 with open(sys.argv[1], 'wb') as f:
     f.write(gzip.compress(prof))
