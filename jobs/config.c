@@ -2126,13 +2126,19 @@ int config_load(config *c, const char *file, pr_error *err)
 	{
 		buf text = BUF_INIT;
 		pr_error rerr = PR_ERROR_INIT;
+		size_t bom;
 
 		/* Unreadable, missing or not a file: a usage error, whatever fileio says. */
 		if ((rc = fileio_read_named(&text, "config", path.ptr, CONFIG_MAX, &rerr)) < 0) {
 			rc = pr_error_set(err, rc == PR_ENOMEM ? rc : PR_EUSAGE, "%s", rerr.msg);
 			goto out;
 		}
-		root = json_loadb(text.ptr, text.len, JSON_REJECT_DUPLICATES, &jerr);
+		/*
+		 * A file saved by a Windows editor may start with a UTF-8 byte
+		 * order mark, which jansson refuses as "'[' or '{' expected".
+		 */
+		bom = text.len >= 3 && memcmp(text.ptr, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
+		root = json_loadb(text.ptr + bom, text.len - bom, JSON_REJECT_DUPLICATES, &jerr);
 		buf_release(&text);
 		if (!root) {
 			rc = pr_error_set(err, PR_EUSAGE, "config '%s': line %d: %s", path.ptr,
@@ -2488,15 +2494,15 @@ int config_reference(char **out, pr_error *err)
 	escalate_service.level2 = cfg.escalate.level2;
 	escalate_service.load.max = cfg.escalate.load.max;
 	escalate_service.memory.max = cfg.escalate.memory.max;
-	rc = buf_puts(&b,
-		      "# Configuration reference\n\n"
-		      "Back to the [README](../README.md#the-configuration-file).\n\n"
-		      "Every key of the configuration file, written by `profreg config "
-		      "reference` from the tables the configuration loader reads (regenerate "
-		      "this file with it; a test checks that they agree). Every key is "
-		      "optional unless its meaning says otherwise; a key not listed here is "
-		      "refused with its JSON path. `NAME` stands for a name you choose, `[]` "
-		      "for each element of an array.\n");
+	rc = buf_puts(&b, "# Configuration reference\n\n"
+			  "Back to the [README](../README.md#the-configuration-file).\n\n"
+			  "Every key of the configuration file, written by `profreg config "
+			  "reference` from the tables the configuration loader reads (regenerate "
+			  "this file with it; a test checks that they agree). Every key is "
+			  "optional unless its meaning says otherwise; a key not listed here is "
+			  "refused with its JSON path. `NAME` stands for a name you choose, `[]` "
+			  "for each element of an array. The file is UTF-8 JSON; a byte order "
+			  "mark at its start, as Windows editors write one, is skipped.\n");
 	for (const field *f = top_keys; rc == 0 && f->key; f++) {
 		if (buf_printf(&b, "\n## `%s`\n\n%c%s.\n\n| key | type | default | meaning |\n"
 				   "| --- | --- | --- | --- |\n",

@@ -261,6 +261,15 @@ int ingest_request_from_json(ingest_desc *out, const char *text, size_t len,
 	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
+	/*
+	 * Windows editors and PowerShell's Out-File start a UTF-8 file with a
+	 * byte order mark (EF BB BF), which jansson refuses as "'[' or '{'
+	 * expected": skip it, as the JSON profile parsers do (jsonscan_bom).
+	 */
+	if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0) {
+		text += 3;
+		len -= 3;
+	}
 	if (len > INGEST_JSON_MAX) {
 		rc = pr_error_set(err, PR_EDATA, "%s: longer than %d bytes", name, INGEST_JSON_MAX);
 		goto out;
