@@ -606,7 +606,7 @@ static void item_parse(item *it)
 	if (p->duration_ns > INGEST_MAX_DURATION_NS) {
 		rc = pr_error_set(&it->e, PR_EDATA,
 				  "it says it covers %.0f days (duration %" PRId64
-				  " ns), more than a capture's 31",
+				  " ns), more than a capture's 31 days",
 				  (double)p->duration_ns / 86400e9, p->duration_ns);
 		goto fail;
 	}

@@ -2,7 +2,8 @@
 # What a capture says of itself that cannot be so: a capture time before
 # 2000 (a pprof time_nanos written in seconds reads as 1970, and
 # retention would delete the capture on its next run) is refused, exit 4,
-# in one line naming the file and the time; nothing is stored.
+# in one line naming the file and the time; nothing is stored. So is a
+# duration of more than 31 days, its message saying the unit.
 . "$(dirname "$0")/lib.sh"
 fresh_db cli_ingest_dates
 pr --quiet db init
@@ -33,4 +34,9 @@ run pr ingest "$T/old.folded" --service pay --release v1
 run pr ingest "$T/secs.pb.gz" --service pay --release v1 --type cpu --time 2000-01-01T00:00:00Z
 [ $RC -eq 0 ] && [ "$(sql "select count(*) from profiles where captured_at = '2000-01-01T00:00:00Z'")" = 1 ] &&
 	ok "2000-01-01T00:00:00Z itself is stored" || not_ok "2000" "rc=$RC $ERR"
+python3 "$DD" "$T/long.pb.gz" "${now}000000000" 9000000000000000000
+run pr ingest "$T/long.pb.gz" --service pay --release v1 --type cpu
+[ $RC -eq 4 ] && [ "$(wc -l <<<"$ERR")" = 1 ] &&
+	[[ $ERR == *"'$T/long.pb.gz'"*"it says it covers 104167 days (duration 9000000000000000000 ns), more than a capture's 31 days" ]] &&
+	ok "a duration of 104167 days is refused, the limit said in days" || not_ok "31 days" "rc=$RC $ERR"
 finish
