@@ -542,10 +542,12 @@ static int item_type(item *it, const profile *p)
 	if (profile_guess_type(p))
 		return 0;
 	value_types_str(types, sizeof(types), p);
-	return pr_error_set(&it->e, PR_EDATA,
-			    "cannot ingest '%s': sample types %s are none that profreg analyses "
-			    "(cpu or samples, wall, inuse_*, alloc_*, goroutine)",
-			    it->name, types);
+	return pr_error_set(
+		&it->e, PR_EDATA,
+		"cannot ingest '%s': sample types %s are none that profreg analyses "
+		"(cpu or samples, wall, inuse_*, alloc_*, goroutine; libdatadog's cpu-time, "
+		"wall-time, heap-space, alloc-space)",
+		it->name, types);
 }
 
 /* Parse and summarise, and fill the capture's row. */

@@ -392,16 +392,36 @@ static long find_value(const profile *p, const char *type)
 	return -1;
 }
 
+#define PRIMARY_PREFS 4
+
+/*
+ * Each type's value columns, the preferred first. Go and most pprof
+ * writers use Go's names; Datadog's libdatadog profilers (Python, Ruby,
+ * PHP, .NET) and the OpenTelemetry eBPF profiler write "cpu-time",
+ * "wall-time", "heap-space" or "heap-live-size", "alloc-space" or
+ * "alloc-size".
+ */
 static const struct {
 	const char *type;
-	const char *pref[2];
+	const char *pref[PRIMARY_PREFS];
 } primary_rules[] = {
-	{"cpu", {"cpu", "samples"}},
-	{"heap", {"inuse_space", "inuse_objects"}},
-	{"alloc", {"alloc_space", "alloc_objects"}},
-	{"wall", {"wall", "samples"}},
-	{"goroutine", {"goroutine", "samples"}},
+	{"cpu", {"cpu", "cpu-time", "samples", NULL}},
+	{"heap", {"inuse_space", "inuse_objects", "heap-space", "heap-live-size"}},
+	{"alloc", {"alloc_space", "alloc_objects", "alloc-space", "alloc-size"}},
+	{"wall", {"wall", "wall-time", "samples", NULL}},
+	{"goroutine", {"goroutine", "samples", NULL, NULL}},
 };
+
+/* The first value column of `type`'s names the profile has, or -1. */
+static long rule_value(const profile *p, size_t r)
+{
+	for (int k = 0; k < PRIMARY_PREFS && primary_rules[r].pref[k]; k++) {
+		long i = find_value(p, primary_rules[r].pref[k]);
+		if (i >= 0)
+			return i;
+	}
+	return -1;
+}
 
 /* Is the profile's default value (pprof's default_sample_type) `type`? */
 static bool default_is(const profile *p, const char *type)
@@ -433,6 +453,15 @@ const char *profile_guess_type(const profile *p)
 	if (find_value(p, "cpu") >= 0 || find_value(p, "samples") >= 0 ||
 	    find_value(p, "sample") >= 0)
 		return "cpu";
+	/* libdatadog's profiles hold CPU, wall, heap and allocations at once: CPU first. */
+	if (find_value(p, "cpu-time") >= 0)
+		return "cpu";
+	if (find_value(p, "wall-time") >= 0)
+		return "wall";
+	if (find_value(p, "heap-space") >= 0 || find_value(p, "heap-live-size") >= 0)
+		return "heap";
+	if (find_value(p, "alloc-space") >= 0 || find_value(p, "alloc-size") >= 0)
+		return "alloc";
 	return NULL;
 }
 
@@ -440,8 +469,7 @@ bool profile_has_values_of(const profile *p, const char *type)
 {
 	for (size_t r = 0; r < sizeof(primary_rules) / sizeof(primary_rules[0]); r++)
 		if (strcmp(primary_rules[r].type, type) == 0)
-			return find_value(p, primary_rules[r].pref[0]) >= 0 ||
-			       find_value(p, primary_rules[r].pref[1]) >= 0;
+			return rule_value(p, r) >= 0;
 	return false;
 }
 
@@ -455,14 +483,13 @@ const char *profile_pick_primary(profile *p, const char *type)
 		return NULL;
 	}
 	for (size_t r = 0; r < sizeof(primary_rules) / sizeof(primary_rules[0]); r++) {
+		long i;
+
 		if (strcmp(primary_rules[r].type, type) != 0)
 			continue;
-		for (int k = 0; k < 2; k++) {
-			long i = find_value(p, primary_rules[r].pref[k]);
-			if (i >= 0) {
-				p->primary = (size_t)i;
-				return primary_rules[r].type;
-			}
+		if ((i = rule_value(p, r)) >= 0) {
+			p->primary = (size_t)i;
+			return primary_rules[r].type;
 		}
 		break;
 	}
@@ -495,11 +522,21 @@ static int row_cmp(const void *a, const void *b)
 
 long profile_samples_column(const profile *p, size_t column)
 {
+	static const char *const counted[][2] = {
+		{"cpu-time", "cpu-samples"},
+		{"wall-time", "wall-samples"},
+		{"alloc-space", "alloc-samples"},
+		{"alloc-size", "alloc-samples"},
+	};
 	long col = find_value(p, "samples");
 
 	/* pprof-nodejs (Pyroscope's and Datadog's Node profilers) says "sample". */
 	if (col < 0)
 		col = find_value(p, "sample");
+	/* libdatadog and the OpenTelemetry eBPF profiler count each column's samples apart. */
+	for (size_t k = 0; col < 0 && column < p->nvalue_types && k < 4; k++)
+		if (strcmp(p->value_types[column].type, counted[k][0]) == 0)
+			col = find_value(p, counted[k][1]);
 	/*
 	 * A goroutine profile counts goroutines: a record is a stack with the
 	 * number of goroutines on it, and each goroutine is one observation.
@@ -616,9 +653,13 @@ int profile_summarize(profile_summary *out, const profile *p,
 		uint32_t d = p->stack_len[i];
 		int64_t cnt = v != 0;
 
-		/* Without a count, each record with a value is one sample of it. */
+		/*
+		 * Without a count, each record with a value is one sample of it.
+		 * A count beside no value is another column's (Datadog's Ruby
+		 * profiler counts wall samples as "cpu-samples"): not this one's.
+		 */
 		if (samples_col >= 0)
-			cnt = vals[samples_col];
+			cnt = v != 0 ? vals[samples_col] : 0;
 		else if (objects_col >= 0 && v != 0)
 			cnt = heap_sampled(vals[objects_col], space_col >= 0 ? vals[space_col] : 0,
 					   rate);

@@ -62,7 +62,14 @@ run pr span --service pay --host web-1 --start "$start" --duration 500ms --type 
 # libdatadog's profilers (Python, Ruby, PHP, .NET) write span ids as
 # numeric labels; the span's one stack record holds 30 of the 100 samples.
 python3 "$(dirname "$0")/../support/dd_pprof.py" "$T/dd.pb.gz" "$(date -u -d "$start" +%s)000000000"
-pr --quiet ingest "$T/dd.pb.gz" --service pay --release v1 --host web-dd --type cpu
+# Its columns are "cpu-samples" and "cpu-time": a CPU profile, its value
+# the CPU time, its samples the count column's (30 + 70), with no --type.
+run pr --quiet ingest "$T/dd.pb.gz" --service pay --release v1 --host web-dd
+[ $RC -eq 0 ] && [ "$(sql "select profile_type || ' ' || value_type || ' ' || sample_count || ' ' ||
+	total_value from profiles where host = 'web-dd'")" = "cpu cpu-time 100 1000000000" ] &&
+	ok "a libdatadog CPU profile (cpu-time, cpu-samples) is a CPU capture of its CPU time" ||
+	not_ok "libdatadog types" "rc=$RC $ERR $(sql "select profile_type, value_type, sample_count
+		from profiles where host = 'web-dd'")"
 run pr span --service pay --host web-dd --start "$start" --duration 500ms --span-id 12345 \
 	--format json --out "$T/dd.json"
 [ $RC -eq 0 ] && [[ $ERR == *"1 stack records (each of one or more samples) of 1 captures carry span id '12345'"* ]] &&
