@@ -9,7 +9,9 @@
 #include "jobs/runs.h"
 #include "common/ahead.h"
 
+#include <inttypes.h>
 #include <jansson.h>
+#include <libpq-fe.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +26,46 @@ static int finish(analyze_result *r, db *d, const char *status, pr_error *err)
 
 	json_decref(detail);
 	return rc;
+}
+
+/*
+ * "4 heap captures and no cpu ones: add --type heap" into out[0..size)
+ * when release `release` of the service has no capture of `type` but has
+ * some of another type; "" otherwise. The release exists: naming the
+ * nearest other release, as for a typo, sent people to a release with
+ * none of that type either.
+ */
+static int other_types_hint(char *out, size_t size, db *d, int64_t service_id, const char *release,
+			    const char *type, pr_error *err)
+{
+	static const char sql[] =
+		"select profile_type, count(*) from profiles where service_id = $1"
+		" and release = $2 group by profile_type order by count(*) desc, profile_type";
+	char sid[24];
+	const char *p[2] = {sid, release};
+	PGresult *res = NULL;
+	size_t len = 0;
+	int rows, rc;
+
+	*out = '\0';
+	snprintf(sid, sizeof(sid), "%" PRId64, service_id);
+	if ((rc = db_exec(d, &res, err, "reading the release's profile types", sql, 2, p)) < 0)
+		return rc;
+	rows = db_rows(res);
+	for (int i = 0; i < rows; i++)
+		if (strcmp(db_get_text(res, i, 0), type) == 0)
+			rows = 0; /* it has some of the type: not what emptied it */
+	for (int i = 0; i < rows && len < size; i++) {
+		const char *n = db_get_text(res, i, 1);
+		int w = snprintf(out + len, size - len, "%s%s %.40s capture%s", i ? ", " : "", n,
+				 db_get_text(res, i, 0), strcmp(n, "1") == 0 ? "" : "s");
+		len += w > 0 ? (size_t)w : 0;
+	}
+	if (rows && len < size)
+		snprintf(out + len, size - len, " and no %.40s ones: add --type %.40s", type,
+			 db_get_text(res, 0, 0));
+	db_result_free(res);
+	return 0;
 }
 
 /*
@@ -53,6 +95,11 @@ static int check_selected(const analyze_result *r, const analyze_opts *o, db *d,
 	if (!o->service)
 		return pr_error_set(err, PR_ENOTFOUND, "no %s captures of release '%s' in any "
 				    "enabled service", type, o->release);
+	if ((rc = other_types_hint(hint, sizeof(hint), d, one->id, o->release, type, err)) < 0)
+		return rc;
+	if (hint[0])
+		return pr_error_set(err, PR_ENOTFOUND, "release '%s' of service '%s' has %s",
+				    o->release, o->service, hint);
 	if ((rc = job_release_hint(hint, sizeof(hint), d, one->id, o->release, err)) < 0)
 		return rc;
 	return pr_error_set(err, PR_ENOTFOUND, "no %s captures of release '%s' of service '%s'%s",
