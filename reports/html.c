@@ -356,6 +356,45 @@ static void findings_table(out *o, const report *r)
 	P(o, "</table></section>\n");
 }
 
+/*
+ * The findings the run closed, with why: a night that closed a paged
+ * finding must say so, or its report reads as a night where nothing
+ * happened. Nothing when it closed none.
+ */
+static void closed_table(out *o, const report *r)
+{
+	if (!r->nclosed)
+		return;
+	P(o, "<section id=\"closed\"><h2>Closed this run</h2>\n<table class=\"findings\">"
+	     "<tr><th>finding</th><th>severity</th><th>direction</th><th>service</th>"
+	     "<th>function</th><th>release</th><th>state</th><th>why</th></tr>\n");
+	for (size_t i = 0; i < r->nclosed; i++) {
+		const report_closed *c = &r->closed[i];
+		P(o, "<tr><td class=\"num\">%" PRId64 "</td><td><span class=\"sev sev-%s\">", c->id,
+		  sev_class(c->severity));
+		E(o, c->severity, "-");
+		P(o, "</span></td><td>");
+		E(o, c->direction, "-");
+		P(o, "</td><td>");
+		E(o, c->service, "-");
+		P(o, "</td><td>");
+		if (c->type && report_mixes_types(r)) {
+			E(o, c->type, "");
+			P(o, ": ");
+		}
+		P(o, "<span class=\"mono\">");
+		E(o, c->function, "whole-service cost");
+		P(o, "</span></td><td>");
+		E(o, c->release, "-");
+		P(o, "</td><td>");
+		E(o, c->state, "-");
+		P(o, "</td><td>");
+		E(o, c->reason, "");
+		P(o, "</td></tr>\n");
+	}
+	P(o, "</table></section>\n");
+}
+
 static void legend(out *o)
 {
 	P(o,
@@ -876,6 +915,7 @@ int report_html(buf *b, const report *r, pr_error *err)
 		P(&o, "</section>\n");
 	}
 	findings_table(&o, r);
+	closed_table(&o, r);
 	for (size_t i = 0; i < r->nfindings && o.rc == 0; i++)
 		if (strcmp(r->kind, "diff") != 0)
 			finding_section(&o, r, i, err);

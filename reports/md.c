@@ -146,6 +146,41 @@ static void item(out *o, const report *r, const report_finding *f)
 	P(o, "\n");
 }
 
+/*
+ * The findings the run closed, with why: a night that closed a paged
+ * finding must say so, or its report reads as a night where nothing
+ * happened. Nothing when it closed none.
+ */
+static void closed_list(out *o, const report *r)
+{
+	if (!r->nclosed)
+		return;
+	P(o, "**Closed this run** (%zu):\n\n", r->nclosed);
+	for (size_t i = 0; i < r->nclosed; i++) {
+		const report_closed *c = &r->closed[i];
+		P(o, "- finding %" PRId64 ", ", c->id);
+		M(o, c->service, "-");
+		P(o, ": ");
+		if (c->type && report_mixes_types(r)) {
+			M(o, c->type, "");
+			P(o, ": ");
+		}
+		M(o, c->function, "whole-service cost");
+		P(o, " of release ");
+		M(o, c->release, "-");
+		P(o, " (");
+		if (c->severity && strcmp(c->severity, "none") != 0) {
+			M(o, c->severity, "");
+			P(o, " ");
+		}
+		M(o, c->direction, "-");
+		P(o, "): ");
+		M(o, c->reason && *c->reason ? c->reason : c->state, "-");
+		P(o, "\n");
+	}
+	P(o, "\n");
+}
+
 int report_md(buf *b, const report *r, pr_error *err)
 {
 	out o = {b, 0};
@@ -266,7 +301,10 @@ int report_md(buf *b, const report *r, pr_error *err)
 			if (!report_folded(r, i) && is_shift(&r->findings[i]))
 				row(&o, r, i);
 		P(&o, "\n");
+	} else if (regressions && !diff && r->nclosed) {
+		P(&o, "\n");
 	}
+	closed_list(&o, r);
 	if (o.rc < 0)
 		return pr_error_set(err, o.rc, "cannot write the Markdown report: %s",
 				    o.rc == PR_ELIMIT ? "it exceeds its size limit"

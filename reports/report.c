@@ -96,6 +96,17 @@ void report_release(report *r)
 	for (size_t i = 0; i < r->npartial; i++)
 		free(r->partial[i]);
 	free(r->partial);
+	for (size_t i = 0; i < r->nclosed; i++) {
+		free(r->closed[i].service);
+		free(r->closed[i].type);
+		free(r->closed[i].release);
+		free(r->closed[i].function);
+		free(r->closed[i].direction);
+		free(r->closed[i].severity);
+		free(r->closed[i].state);
+		free(r->closed[i].reason);
+	}
+	free(r->closed);
 	free(r->kind);
 	free(r->title);
 	free(r->run_kind);
@@ -181,6 +192,14 @@ bool report_mixes_types(const report *r)
 
 	for (size_t i = 0; i < r->nfindings; i++) {
 		const char *t = r->findings[i].type;
+		if (!t)
+			continue;
+		if (first && strcmp(first, t) != 0)
+			return true;
+		first = t;
+	}
+	for (size_t i = 0; i < r->nclosed; i++) {
+		const char *t = r->closed[i].type;
 		if (!t)
 			continue;
 		if (first && strcmp(first, t) != 0)

@@ -109,6 +109,20 @@ typedef struct report_finding {
 	char *carried_release;       /* that finding's release, or NULL */
 } report_finding;
 
+/*
+ * A finding the run closed (fixed, rolled back, went away), as its state
+ * history records it: a night that closes a paged finding says so, or its
+ * report reads as one where nothing happened.
+ */
+typedef struct report_closed {
+	int64_t id;
+	char *service, *type, *release;
+	char *function;             /* NULL: a whole-service cost */
+	char *direction, *severity; /* as it was found */
+	char *state;                /* went_away, fixed, resolved */
+	char *reason;               /* "fixed by release 'v4': ...", as recorded */
+} report_closed;
+
 typedef struct report {
 	char *kind;                  /* "run", "finding", "release", "diff" */
 	char *title;
@@ -127,6 +141,8 @@ typedef struct report {
 	size_t npartial;
 	report_finding *findings;    /* ranked: findings first, best first */
 	size_t nfindings;
+	report_closed *closed; /* findings the run closed, by id */
+	size_t nclosed;
 	/* diff only */
 	char *base_desc, *target_desc;
 	size_t base_ncaps, target_ncaps;
@@ -182,9 +198,9 @@ size_t report_members(const report *r, size_t i, const report_finding **out, siz
 size_t report_entry(const report *r, size_t i, size_t *member);
 
 /*
- * True when the report's findings are of more than one profile type: a
- * share of heap bytes in use and a share of CPU time then sit in one
- * table, and each row names its type.
+ * True when the report's findings, and the findings it closed, are of
+ * more than one profile type: a share of heap bytes in use and a share
+ * of CPU time then sit in one report, and each row names its type.
  */
 bool report_mixes_types(const report *r);
 

@@ -246,6 +246,26 @@ int report_json(buf *b, const report *r, pr_error *err)
 	json_object_set_new(root, "note", str(note));
 	json_object_set_new(root, "findings", arr);
 	arr = NULL;
+	/* The findings the run closed (fixed, rolled back, went away), with why. */
+	if (!(arr = json_array())) {
+		rc = PR_ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < r->nclosed; i++) {
+		const report_closed *c = &r->closed[i];
+		if (json_array_append_new(
+			    arr, json_pack("{s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "id",
+					   (json_int_t)c->id, "service", str(c->service), "type",
+					   str(c->type), "function", str(c->function), "release",
+					   str(c->release), "direction", str(c->direction),
+					   "severity", str(c->severity), "state", str(c->state),
+					   "reason", str(c->reason))) < 0) {
+			rc = PR_ENOMEM;
+			goto out;
+		}
+	}
+	json_object_set_new(root, "closed", arr);
+	arr = NULL;
 	if (!(text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER))) {
 		rc = PR_ENOMEM;
 		goto out;

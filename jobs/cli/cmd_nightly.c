@@ -8,6 +8,7 @@
 #include "jobs/cli/deadline.h"
 #include "jobs/cli/exitcode.h"
 #include "jobs/nightly.h"
+#include "jobs/reportdata.h"
 #include "jobs/runs.h"
 #include "jobs/cli/table.h"
 #include "common/timeutil.h"
@@ -28,7 +29,64 @@ enum { O_AT = 1400, O_SERVICE, O_DRY, O_NIGHT, O_LIMIT, O_WORKERS, O_DEADLINE };
  */
 #define NIGHTLY_DEADLINE_US (12 * 3600 * 1000000LL)
 
-static void print_night(const nightly_result *r, bool dry)
+/*
+ * The findings a run closed, one line each with why (fixed by a release,
+ * rolled back, went away): a night that closes a paged finding says so.
+ * Each function names its type when `types`. Nothing when there are none.
+ */
+static void print_closed(const json_t *closed, bool types)
+{
+	const json_t *v;
+	size_t i;
+
+	if (!json_array_size(closed))
+		return;
+	printf("closed by this run: %zu finding%s\n", json_array_size(closed),
+	       json_array_size(closed) == 1 ? "" : "s");
+	json_array_foreach(closed, i, v) {
+		const char *fn = json_string_value(json_object_get(v, "function"));
+		const char *why = json_string_value(json_object_get(v, "reason"));
+		const char *sev = json_string_value(json_object_get(v, "severity"));
+		printf("  %-6" JSON_INTEGER_FORMAT " ",
+		       json_integer_value(json_object_get(v, "id")));
+		cli_put_safe(stdout, json_string_value(json_object_get(v, "service")), 0);
+		printf(": ");
+		if (types) {
+			cli_put_safe(stdout, json_string_value(json_object_get(v, "type")), 0);
+			printf(": ");
+		}
+		cli_put_safe(stdout, fn ? fn : "whole-service cost", 0);
+		printf(" of release '");
+		cli_put_safe(stdout, json_string_value(json_object_get(v, "release")), 0);
+		printf("' (");
+		if (sev && strcmp(sev, "none") != 0)
+			printf("%s ", sev);
+		cli_put_safe(stdout, json_string_value(json_object_get(v, "direction")), 0);
+		printf("): ");
+		cli_put_safe(stdout,
+			     why && *why ? why : json_string_value(json_object_get(v, "state")), 0);
+		putchar('\n');
+	}
+}
+
+/* Whether the closed findings are of more than one type, or of another than `type`. */
+static bool closed_mix_types(const json_t *closed, const char *type)
+{
+	const json_t *v;
+	size_t i;
+
+	json_array_foreach(closed, i, v) {
+		const char *t = json_string_value(json_object_get(v, "type"));
+		if (!t)
+			continue;
+		if (type && strcmp(type, t) != 0)
+			return true;
+		type = t;
+	}
+	return false;
+}
+
+static void print_night(const nightly_result *r, bool dry, const json_t *closed)
 {
 	char when[TIME_FMT_MAX];
 	const char *name;
@@ -94,6 +152,15 @@ static void print_night(const nightly_result *r, bool dry)
 		printf("and %zu relative shift%s (shares that moved only because others did; "
 		       "severity none)%s\n", nshift, nshift == 1 ? "" : "s",
 		       r->report ? ", listed in the report" : "");
+	{
+		const char *first = NULL;
+		bool mix = false;
+		for (size_t i = 0; i < r->a.ntests && r->a.tests[i].significant; i++) {
+			mix |= first && strcmp(first, r->a.tests[i].type) != 0;
+			first = r->a.tests[i].type;
+		}
+		print_closed(closed, mix || closed_mix_types(closed, first));
+	}
 	if (r->report) {
 		printf("report: ");
 		cli_put_safe(stdout, r->report, 0);
@@ -107,7 +174,7 @@ static void print_night(const nightly_result *r, bool dry)
 		       r->retention.blobs_deleted);
 }
 
-static int print_night_json(const cli_ctx *ctx, const nightly_result *r)
+static int print_night_json(const cli_ctx *ctx, const nightly_result *r, json_t *closed)
 {
 	char when[TIME_FMT_MAX];
 	json_t *arr = json_array(), *o;
@@ -130,6 +197,11 @@ static int print_night_json(const cli_ctx *ctx, const nightly_result *r)
 		json_object_set_new(o, "retention", retention_result_json(&r->retention));
 	if (o && r->tasks)
 		json_object_set(o, "tasks", r->tasks);
+	/* The findings the run closed (fixed, rolled back, went away), with why. */
+	if (o && closed)
+		json_object_set(o, "closed", closed);
+	else if (o)
+		json_object_set_new(o, "closed", json_array());
 	return cli_print_json(ctx, o);
 }
 
@@ -181,6 +253,7 @@ int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
 	cli_deadline watch;
 	nightly_opts o;
 	nightly_result r;
+	json_t *closed = NULL;
 	bool bad = false;
 	int c, rc, status;
 
@@ -266,11 +339,17 @@ int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
 	}
 	for (size_t i = 0; i < r.notes.n; i++)
 		cli_warn(ctx, "%s", r.notes.lines[i]);
+	/* What the night closed is said, not only counted; the night stands without it. */
+	if (r.run_id && (ctx->json || !ctx->quiet)) {
+		pr_error cerr = PR_ERROR_INIT;
+		if (reportdata_closed(&closed, d, r.run_id, NULL, &cerr) < 0)
+			cli_warn(ctx, "cannot list the findings the run closed: %s", cerr.msg);
+	}
 	if (ctx->json) {
-		status = print_night_json(ctx, &r);
+		status = print_night_json(ctx, &r, closed);
 	} else {
 		if (!ctx->quiet)
-			print_night(&r, o.dry_run);
+			print_night(&r, o.dry_run, closed);
 		status = EXIT_OK;
 	}
 	/* What cron mails when --quiet hides the rest: why the night is not a success. */
@@ -311,6 +390,7 @@ fail:
 		status = EXIT_RUNTIME;
 out:
 	cli_deadline_stop(&watch);
+	json_decref(closed);
 	nightly_result_release(&r);
 	blob_store_free(bs);
 	db_close(lease_db);
@@ -495,6 +575,20 @@ static void print_run(const json_t *run)
 		cli_put_safe(stdout, json_string_value(json_object_get(v, "function")), 0);
 		putchar('\n');
 	}
+	{
+		const json_t *fs = json_object_get(run, "findings");
+		const char *first = NULL;
+		bool mix = false;
+		json_array_foreach(fs, i, v) {
+			const char *t = json_string_value(json_object_get(v, "type"));
+			mix |= t && first && strcmp(first, t) != 0;
+			first = t ? t : first;
+		}
+		if (json_array_size(json_object_get(run, "closed")))
+			putchar('\n');
+		print_closed(json_object_get(run, "closed"),
+			     mix || closed_mix_types(json_object_get(run, "closed"), first));
+	}
 }
 
 int cmd_run(cli_ctx *ctx, int argc, char **argv)
@@ -508,7 +602,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	db *d = NULL;
 	const char *arg;
 	unsigned long long id = 0;
-	json_t *doc = NULL;
+	json_t *doc = NULL, *closed = NULL;
 	int c, first, rc, status;
 
 	if (argc > 1 && strcmp(argv[1], "show") == 0) {
@@ -524,11 +618,15 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	if (cli_parse_u64(ctx, "ID", argv[first], 1, INT64_MAX, &id) < 0)
 		return EXIT_USAGE;
 	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 ||
-	    (rc = runs_show(&doc, d, (int64_t)id, &err)) < 0) {
+	    (rc = runs_show(&doc, d, (int64_t)id, &err)) < 0 ||
+	    (rc = reportdata_closed(&closed, d, (int64_t)id, NULL, &err)) < 0) {
+		json_decref(doc);
 		db_close(d);
 		return cli_fail(ctx, &err);
 	}
 	db_close(d);
+	/* The findings the run closed (fixed, rolled back, went away), with why. */
+	json_object_set_new(doc, "closed", closed);
 	/* Names in the document are printed by jansson, escaped as JSON. */
 	if (ctx->json)
 		return cli_print_json(ctx, doc);
