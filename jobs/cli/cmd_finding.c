@@ -35,8 +35,41 @@ static const char *last_reason(const json_t *history)
 	return r && *r ? r : "-";
 }
 
+/* Whether the rows of `list` are of more than one profile type (their "type"). */
+static bool mixes_types(const json_t *list)
+{
+	const char *first = NULL;
+	const json_t *f;
+	size_t i;
+
+	json_array_foreach(list, i, f) {
+		const char *t = json_string_value(json_object_get(f, "type"));
+		if (t && first && strcmp(first, t) != 0)
+			return true;
+		first = t ? t : first;
+	}
+	return false;
+}
+
 static int print_findings(const cli_ctx *ctx, const json_t *list)
 {
+	/*
+	 * TYPE when the findings are of more than one type: a heap share is
+	 * of bytes in use, and beside a CPU share of the same function it
+	 * read as the same measure.
+	 */
+	static const table_col typed[] = {
+		{"ID", TABLE_RIGHT | TABLE_WHOLE, 0, 0},
+		{"STATE", TABLE_WHOLE, 0, 0},
+		{"SEVERITY", TABLE_WHOLE, 0, 0},
+		{"SERVICE", TABLE_LEFT, 7, 20},
+		{"TYPE", TABLE_WHOLE, 0, 0},
+		{"RELEASE", TABLE_LEFT | TABLE_WIDE_ONLY, 7, 0},
+		{"FUNCTION", TABLE_LEFT, 12, 0},
+		{"CHANGE", TABLE_RIGHT | TABLE_WHOLE, 0, 0},
+		{"LOOKS", TABLE_RIGHT | TABLE_WHOLE, 0, 0},
+		{"LAST CHANGE", TABLE_LEFT | TABLE_WIDE_ONLY, 10, 0},
+	};
 	static const table_col cols[] = {
 		{"ID", TABLE_RIGHT | TABLE_WHOLE, 0, 0},
 		{"STATE", TABLE_WHOLE, 0, 0},
@@ -48,12 +81,15 @@ static int print_findings(const cli_ctx *ctx, const json_t *list)
 		{"LOOKS", TABLE_RIGHT | TABLE_WHOLE, 0, 0},
 		{"LAST CHANGE", TABLE_LEFT | TABLE_WIDE_ONLY, 10, 0},
 	};
+	bool types = mixes_types(list);
 	table *t = NULL;
 	size_t i;
 	json_t *f;
 	int status = EXIT_OK;
 
-	if (table_new(&t, cols, sizeof(cols) / sizeof(cols[0]), ctx->wide) < 0)
+	if (table_new(&t, types ? typed : cols,
+		      types ? sizeof(typed) / sizeof(typed[0]) : sizeof(cols) / sizeof(cols[0]),
+		      ctx->wide) < 0)
 		goto oom;
 	json_array_foreach(list, i, f) {
 		double b = json_number_value(json_object_get(f, "baseline_share"));
@@ -64,6 +100,8 @@ static int print_findings(const cli_ctx *ctx, const json_t *list)
 		table_add(t, json_string_value(json_object_get(f, "state")));
 		table_add(t, json_string_value(json_object_get(f, "severity")));
 		table_add(t, json_string_value(json_object_get(f, "service")));
+		if (types)
+			table_add(t, json_string_value(json_object_get(f, "type")));
 		table_add(t, json_string_value(json_object_get(f, "release")));
 		table_add(t, json_string_value(json_object_get(f, "function")));
 		if (cost)

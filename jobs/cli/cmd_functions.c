@@ -38,6 +38,28 @@ static int parse_percent(const char *s, double *out)
 	return 0;
 }
 
+/* Whether the rows are of more than one profile type (their "type"). */
+static bool mixes_types(const json_t *rows)
+{
+	const char *first = NULL;
+	const json_t *r;
+	size_t i;
+
+	json_array_foreach(rows, i, r) {
+		const char *t = json_string_value(json_object_get(r, "type"));
+		if (t && first && strcmp(first, t) != 0)
+			return true;
+		first = t ? t : first;
+	}
+	return false;
+}
+
+/*
+ * The rows as a table; TYPE beside the service when they are of more than
+ * one type: a heap row's "self" share is of bytes in use, not of CPU
+ * time, and --by release showed a function twice per release with
+ * nothing telling the two apart.
+ */
 static void print_rows(const cli_ctx *ctx, const json_t *res, fnquery_by by)
 {
 	static const table_col list_cols[] = {
@@ -59,12 +81,34 @@ static void print_rows(const cli_ctx *ctx, const json_t *res, fnquery_by by)
 		{"LAST", TABLE_WHOLE | TABLE_WIDE_ONLY, 0, 0},
 		{"FUNCTION", TABLE_LEFT, 12, 0},
 	};
+	static const table_col list_typed[] = {
+		{"TIME", TABLE_WHOLE, 0, 0},
+		{"SERVICE", TABLE_LEFT, 6, 20},
+		{"TYPE", TABLE_WHOLE, 0, 0},
+		{"RELEASE", TABLE_LEFT, 6, 16},
+		{"HOST", TABLE_LEFT, 4, 16},
+		{"SELF %", TABLE_RIGHT | TABLE_WHOLE, 0, 0},
+		{"TOTAL %", TABLE_RIGHT | TABLE_WHOLE, 0, 0},
+		{"FUNCTION", TABLE_LEFT, 12, 0},
+	};
+	static const table_col agg_typed[] = {
+		{"SERVICE", TABLE_LEFT, 6, 20},
+		{"TYPE", TABLE_WHOLE, 0, 0},
+		{"GROUP", TABLE_LEFT, 6, 16},
+		{"N", TABLE_RIGHT | TABLE_WHOLE, 0, 0},
+		{"MEAN %", TABLE_RIGHT | TABLE_WHOLE, 0, 0},
+		{"MIN %", TABLE_RIGHT | TABLE_WHOLE, 0, 0},
+		{"MAX %", TABLE_RIGHT | TABLE_WHOLE, 0, 0},
+		{"LAST", TABLE_WHOLE | TABLE_WIDE_ONLY, 0, 0},
+		{"FUNCTION", TABLE_LEFT, 12, 0},
+	};
 	const json_t *rows = json_object_get(res, "rows"), *r;
-	bool list = by == FNQUERY_CAPTURES;
+	bool list = by == FNQUERY_CAPTURES, types = mixes_types(rows);
 	table *t = NULL;
 	size_t i;
 
-	if (table_new(&t, list ? list_cols : agg_cols, list ? 7 : 8, ctx->wide) < 0)
+	if (table_new(&t, list ? (types ? list_typed : list_cols) : (types ? agg_typed : agg_cols),
+		      (list ? 7 : 8) + types, ctx->wide) < 0)
 		goto out;
 	json_array_foreach(rows, i, r) {
 #define S(k) (json_string_value(json_object_get(r, k)) ? json_string_value(json_object_get(r, k)) \
@@ -73,12 +117,16 @@ static void print_rows(const cli_ctx *ctx, const json_t *res, fnquery_by by)
 		if (list) {
 			table_add(t, S("captured_at"));
 			table_add(t, S("service"));
+			if (types)
+				table_add(t, S("type"));
 			table_add(t, S("release"));
 			table_add(t, S("host"));
 			table_addf(t, "%.2f", PCT("self_share"));
 			table_addf(t, "%.2f", PCT("total_share"));
 		} else {
 			table_add(t, S("service"));
+			if (types)
+				table_add(t, S("type"));
 			table_add(t, by == FNQUERY_RELEASE ? S("release") : S("day"));
 			table_addf(t, "%" JSON_INTEGER_FORMAT,
 				   json_integer_value(json_object_get(r, "captures")));

@@ -86,7 +86,36 @@ static bool closed_mix_types(const json_t *closed, const char *type)
 	return false;
 }
 
-static void print_night(const nightly_result *r, bool dry, const json_t *closed)
+/*
+ * Whether finding f's line names its type: when the night's findings are
+ * of more than one type, or f's service was judged on more than one type
+ * that night or has more than one in the config. 36.83% of heap bytes in
+ * use beside 36.83% of CPU time, unlabelled, read as the same measure.
+ */
+static bool names_type(const nightly_result *r, const config *cfg, const finding *f)
+{
+	const config_service *cs = config_service_find(cfg, f->service);
+	const char *judged = NULL;
+
+	if (!f->type)
+		return false;
+	if (cs && cs->ntypes > 1)
+		return true;
+	for (size_t i = 0; i < r->a.ntests && r->a.tests[i].significant; i++)
+		if (r->a.tests[i].type && strcmp(r->a.tests[i].type, f->type) != 0)
+			return true;
+	for (size_t i = 0; i < r->a.njudged; i++) {
+		const analysis_judged *jd = &r->a.judged[i];
+		if (jd->service_id != f->service_id)
+			continue;
+		if (judged && strcmp(judged, jd->type) != 0)
+			return true;
+		judged = jd->type;
+	}
+	return false;
+}
+
+static void print_night(const nightly_result *r, const config *cfg, bool dry, const json_t *closed)
 {
 	char when[TIME_FMT_MAX];
 	const char *name;
@@ -140,6 +169,10 @@ static void print_night(const nightly_result *r, bool dry, const json_t *closed)
 		       measure_pair(vals, sizeof(vals), f->cost_unit, f->baseline_share,
 				    f->current_share, " -> "),
 		       f->q_value);
+		if (names_type(r, cfg, f)) {
+			cli_put_safe(stdout, f->type, 0);
+			printf(": ");
+		}
 		cli_put_safe(stdout, f->function, 0);
 		if (f->renamed_from) {
 			printf(" (was ");
@@ -349,7 +382,7 @@ int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
 		status = print_night_json(ctx, &r, closed);
 	} else {
 		if (!ctx->quiet)
-			print_night(&r, o.dry_run, closed);
+			print_night(&r, &cfg, o.dry_run, closed);
 		status = EXIT_OK;
 	}
 	/* What cron mails when --quiet hides the rest: why the night is not a success. */

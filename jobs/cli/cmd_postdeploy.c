@@ -157,6 +157,9 @@ static void markdown(report_out *o, const postdeploy_opts *opt, const postdeploy
 		mixed |= a->tests[k].type && a->tests[0].type &&
 			 strcmp(a->tests[k].type, a->tests[0].type) != 0;
 	}
+	/* Heap findings alone, when CPU was judged too, read as CPU's: name them. */
+	for (size_t k = 1; k < a->njudged; k++)
+		mixed |= strcmp(a->judged[k].type, a->judged[0].type) != 0;
 	report_put(o, "%s", "## profreg post-deploy: ");
 	md_escape(o, opt->service);
 	report_put(o, "%s", " ");
