@@ -30,6 +30,26 @@ enum { O_AT = 1400, O_SERVICE, O_DRY, O_NIGHT, O_LIMIT, O_WORKERS, O_DEADLINE };
 #define NIGHTLY_DEADLINE_US (12 * 3600 * 1000000LL)
 
 /*
+ * A function's name on a summary line, cut in the middle past this many
+ * columns: C++ template names of several KB made lines of 7 KB in cron
+ * mail. The reports and `finding show` have the whole name.
+ */
+#define NIGHTLY_NAME_COLS 120
+
+static void put_name(const char *s)
+{
+	buf b = BUF_INIT;
+
+	if (!s)
+		s = "";
+	if (table_fit(&b, s, NIGHTLY_NAME_COLS) < 0)
+		cli_put_safe(stdout, s, 0);
+	else
+		fputs(b.ptr ? b.ptr : "", stdout);
+	buf_release(&b);
+}
+
+/*
  * The findings a run closed, one line each with why (fixed by a release,
  * rolled back, went away): a night that closes a paged finding says so.
  * Each function names its type when `types`. Nothing when there are none.
@@ -55,7 +75,7 @@ static void print_closed(const json_t *closed, bool types)
 			cli_put_safe(stdout, json_string_value(json_object_get(v, "type")), 0);
 			printf(": ");
 		}
-		cli_put_safe(stdout, fn ? fn : "whole-service cost", 0);
+		put_name(fn ? fn : "whole-service cost");
 		printf(" of release '");
 		cli_put_safe(stdout, json_string_value(json_object_get(v, "release")), 0);
 		printf("' (");
@@ -173,10 +193,10 @@ static void print_night(const nightly_result *r, const config *cfg, bool dry, co
 			cli_put_safe(stdout, f->type, 0);
 			printf(": ");
 		}
-		cli_put_safe(stdout, f->function, 0);
+		put_name(f->function);
 		if (f->renamed_from) {
 			printf(" (was ");
-			cli_put_safe(stdout, f->renamed_from, 0);
+			put_name(f->renamed_from);
 			putchar(')');
 		}
 		putchar('\n');
@@ -605,7 +625,7 @@ static void print_run(const json_t *run)
 				    json_number_value(json_object_get(v, "baseline_share")),
 				    json_number_value(json_object_get(v, "current_share")),
 				    " -> "));
-		cli_put_safe(stdout, json_string_value(json_object_get(v, "function")), 0);
+		put_name(json_string_value(json_object_get(v, "function")));
 		putchar('\n');
 	}
 	{

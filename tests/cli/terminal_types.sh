@@ -95,4 +95,23 @@ run pr --config "$T/profreg.json" post-deploy --service svc-000 --release "$rel"
 	grep -q "| heap: $fn |" <<<"$OUT" &&
 	ok "post-deploy names heap findings when cpu was judged too" ||
 	not_ok "post-deploy heap only" "rc=$RC $OUT $ERR"
+# A function named as a C++ template can be several KB long: the nightly's
+# summary line cuts it in the middle, where it would make a line of KBs.
+long="ns::Charge<$(printf 'std::vector<int>,%.0s' $(seq 150))>::run"
+mkdir -p "$T/fleet/long"
+for f in "$T"/fleet/svc-000/*.folded; do
+	sed "s/;$fn /;$long /" "$f" >"$T/fleet/long/$(basename "$f")"
+done
+sed 's#"svc-000/#"long/#' "$T/fleet/manifest.jsonl" >"$T/fleet/long.jsonl"
+fresh_db cli_terminal_types_long
+pr --quiet db init
+pr --quiet service add svc-000 && pr --quiet service enable svc-000
+pr --quiet ingest --manifest "$T/fleet/long.jsonl"
+run pr nightly --at "$at"
+echo "$OUT" >"$T/long.txt"
+[ $RC -eq 0 ] && grep -q 'regression .*ns::Charge<std::vector<int>,.*…' "$T/long.txt" &&
+	[ "$(LC_ALL=C.UTF-8 wc -L <"$T/long.txt")" -le 250 ] &&
+	[ "$(sql "select max(length(function)) from findings")" -gt 2500 ] &&
+	ok "the nightly cuts a long function name on its summary line, not in the finding" ||
+	not_ok "long name" "rc=$RC $(LC_ALL=C.UTF-8 wc -L <"$T/long.txt") $(head -c 600 "$T/long.txt")"
 finish
