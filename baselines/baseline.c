@@ -88,8 +88,8 @@ int capture_set_load(capture_set *out, db *d, const capture_query *q, pr_error *
 {
 	/*
 	 * Eligibility lives in SQL so the rule is one statement: evidence and
-	 * incident captures are out, and so is every release with an open
-	 * regression for this service and type. The statement holds only the
+	 * incident captures are out, and so is every release with a
+	 * regression for this service and type that did not go away. The statement holds only the
 	 * conditions this query has (rather than "$n is null or ..."), so
 	 * that one plan serves every service: it is prepared once a session
 	 * for each shape, and the server stops planning it anew.
@@ -140,11 +140,21 @@ int capture_set_load(capture_set *out, db *d, const capture_query *q, pr_error *
 			      " and p.retention_class <> 'forensic'"
 			      " and not (p.tags ? 'incident') and not (p.tags ? 'forensic')");
 	if (rc == 0 && q->eligible_only) {
-		rc = buf_puts(&qb.sql, " and not exists (select 1 from findings f"
-				       "   where f.service_id = p.service_id"
-				       "     and f.profile_type = p.profile_type"
-				       "     and f.status = 'open' and f.direction = 'regression'"
-				       "     and f.current_release = p.release");
+		/*
+		 * A regression never becomes its own baseline: a release
+		 * stays out while its regression is open, and after it is
+		 * fixed, rolled back or resolved by hand too. The code that
+		 * regressed is still in it; in the baseline, it hid the same
+		 * regression shipped again (a roll-forward after a rollback,
+		 * a fix undone). Only a finding that went away, noise, lets
+		 * its release back.
+		 */
+		rc = buf_puts(&qb.sql,
+			      " and not exists (select 1 from findings f"
+			      "   where f.service_id = p.service_id"
+			      "     and f.profile_type = p.profile_type"
+			      "     and f.state <> 'went_away' and f.direction = 'regression'"
+			      "     and f.current_release = p.release");
 		/*
 		 * Found by then in the run's own time (its first look, or the
 		 * "now" it was stored with), not the wall clock: a night run

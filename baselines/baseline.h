@@ -10,8 +10,10 @@
  *
  * Not eligible: captures retained as forensic evidence or tagged
  * "incident" or "forensic", empty captures, and captures of a release
- * that has an open regression finding for this service and type, so a
- * regression never becomes its own baseline.
+ * with a regression finding for this service and type, found by the
+ * query's as_of, that did not go away: open, fixed (rolled back too) or
+ * resolved by hand. A regression never becomes its own baseline, nor
+ * hides the same regression shipped again.
  *
  * Captures in the summary tier (retention) are eligible: they keep their
  * top functions with unchanged shares. Their synthetic "(other

@@ -16,6 +16,8 @@
 #  - A confirmed member of an incident pages when its lead is still a
 #    candidate.
 #  - An open alert of a disabled service is no longer re-fired.
+#  - A regression rolled back, or fixed, and shipped again in a later
+#    release is found and paged again: its release is no baseline.
 . "$(dirname "$0")/lib.sh"
 BUILD=${BUILD:-build}
 T=$PROFREG_TEST_TMP/cli_finding_life
@@ -36,8 +38,9 @@ EOF
 	--regressed 1 --seed 11 --days 10 --per-day 2 --current 3 --nights 4 >"$T/gen.txt"
 
 # nights NAME SPEC...: $T/NAME/manifest.jsonl, the fleet's captures before
-# 2026-01-11 and, for each SPEC DAY:RELEASE:KIND[:N] (KIND base: copies of
-# v2's captures, reg: of v3's), N captures (3) on hosts of their own.
+# 2026-01-11 and, for each SPEC DAY:RELEASE:KIND[:N[:HOSTS]] (KIND base:
+# copies of v2's captures, reg: of v3's), N captures (3) on hosts of their
+# own, named HOSTS-h0.. (the release's name unless given).
 nights() {
 	python3 - "$T/fleet" "$T/$1" "${@:2}" <<'EOF'
 import itertools, json, os, sys
@@ -51,13 +54,14 @@ k = 0
 for spec in sys.argv[3:]:
     day, rel, kind, *rest = spec.split(':')
     n = int(rest[0]) if rest else 3
+    hosts = rest[1] if len(rest) > 1 else rel
     for i in range(n):
         m = dict(next(pool[kind]))
         k += 1
         p = os.path.join(out, 'x%04d.folded' % k)
         data = open(os.path.join(src, m['path'])).read()
         open(p, 'w').write(data + 'padmain;pad%d 1\n' % k)
-        m.update(path=p, release=rel, host='%s-h%d' % (rel, i),
+        m.update(path=p, release=rel, host='%s-h%d' % (hosts, i),
                  time='%sT%02d:%02d:00Z' % (day, 3 + i * (18 // n), k % 60),
                  commit=m.get('commit') if rel == m['release']
                  else (rel.encode().hex() + '0' * 40)[:40])
@@ -238,4 +242,26 @@ run pr --config "$T/cfg-am.json" page flush
 	ok "a disabled service's open alert is not re-fired" ||
 	not_ok "disabled refresh" \
 		"rc=$RC before $r0 $(sql "select id, status, refreshes from pages")"
+
+# 6. v3 regressed two nights (paged), rolled back to v2 (closed, resolved);
+# then v4 ships the same regression. v3 is no baseline of v4: the rise is
+# found and paged anew, against v1 and v2.
+scenario reship 2026-01-11:v3:reg 2026-01-12:v3:reg 2026-01-13:v2:base 2026-01-14:v2:base \
+	2026-01-15:v4:reg 2026-01-16:v4:reg
+for n in 2026-01-12 2026-01-13 2026-01-14 2026-01-15 2026-01-16 2026-01-17; do night $n; done
+[ "$(regs "and current_release = 'v4' and not 'v3' = any(baseline_releases)")" = 1 ] &&
+	[ "$(triggers)" = 2 ] &&
+	ok "a regression rolled back and shipped again in a later release pages again" ||
+	not_ok "reship after rollback" "triggers $(triggers) $(sql "select id, current_release,
+		state, baseline_releases from findings where direction = 'regression'")"
+
+# 6b. v3 regressed (paged), fixed by v4, then v5 brings the rise back.
+scenario undone 2026-01-11:v3:reg 2026-01-12:v3:reg 2026-01-13:v4:base 2026-01-14:v4:base \
+	2026-01-15:v5:reg 2026-01-16:v5:reg
+for n in 2026-01-12 2026-01-13 2026-01-14 2026-01-15 2026-01-16 2026-01-17; do night $n; done
+[ "$(regs "and current_release = 'v5' and not 'v3' = any(baseline_releases)")" = 1 ] &&
+	[ "$(triggers)" = 2 ] &&
+	ok "a fix undone by a later release pages again" ||
+	not_ok "fix undone" "triggers $(triggers) $(sql "select id, current_release, state,
+		baseline_releases from findings where direction = 'regression'")"
 finish
