@@ -256,19 +256,54 @@ static bool needs_looks(const finding *f)
 }
 
 /*
- * The state f moves to after this look, with its reason in why (NULL:
- * it stays as it is), from the count of its significant looks.
+ * Whether an earlier finding of the same regression (fingerprint $1:
+ * service, type, function and release) was confirmed, then closed as
+ * fixed (a rollback too) or resolved by hand, not as noise. The release
+ * running again with the rise is that regression back, not a new one.
  */
-static const char *next_state(const finding *f, size_t looks, const analysis_opts *o,
+static const char again_sql[] =
+	"select exists (select 1 from findings e where e.fingerprint = $1"
+	"   and e.id <> $2::bigint and e.status <> 'open' and e.state in ('fixed', 'resolved')"
+	"   and exists (select 1 from finding_states s where s.finding_id = e.id"
+	"     and s.state = 'confirmed'))";
+
+/*
+ * The state f moves to after this look, with its reason in why (NULL:
+ * it stays as it is), from the count of its significant looks and
+ * whether the same regression of its release was confirmed before
+ * (again).
+ *
+ * At the release's last planned look (max_looks) one look confirms: no
+ * later look can come (the spending gives it no alpha), and a
+ * regression first significant then (a canary of one host for three
+ * nights, then every host) stayed a candidate for good and never paged.
+ * That look spent its share of alpha as every look does: the false
+ * finding rate stays the one budgeted.
+ */
+static const char *next_state(const finding *f, size_t looks, bool again, const analysis_opts *o,
 			      char why[160])
 {
 	bool critical = o->confirm_critical && f->severity == STATS_SEV_CRITICAL &&
 			f->current_captures >= 2;
+	bool last = o->max_looks > 0 && f->look >= o->max_looks;
 
 	if (critical || looks >= o->confirm_looks) {
 		snprintf(why, 160,
 			 critical ? "critical: confirmed at once (look %zu)"
 				  : "significant on %zu looks", critical ? f->look : looks);
+		return "confirmed";
+	}
+	if (again && !f->stored_before) {
+		snprintf(why, 160,
+			 "significant at look %zu: release '%.40s' runs again with its "
+			 "regression, confirmed before",
+			 f->look ? f->look : 1, f->current_release);
+		return "confirmed";
+	}
+	if (last) {
+		snprintf(why, 160,
+			 "significant at look %zu, the last planned: no later look can confirm it",
+			 f->look);
 		return "confirmed";
 	}
 	if (!f->stored_before) {
@@ -286,17 +321,17 @@ static const char *next_state(const finding *f, size_t looks, const analysis_opt
  * run stored it, the stored finding read back. Two round trips.
  */
 static int store_after_row(finding *f, db *d, int64_t run_id, const analysis_opts *o,
-			   bool escalated, pr_error *err)
+			   const char *fp, bool escalated, pr_error *err)
 {
 	static const char seen_sql[] = "insert into run_findings (run_id, finding_id)"
 				       " values ($1, $2) on conflict do nothing";
 	look_args l;
 	state_args st;
 	char run[24], why[160];
-	const char *seen[2] = {run, l.id}, *state = NULL;
-	db_call calls[3];
-	PGresult *res[3] = {0};
-	size_t n = 0, counted = 0, stored = 0;
+	const char *seen[2] = {run, l.id}, *again_p[2] = {fp, l.id}, *state = NULL;
+	db_call calls[4];
+	PGresult *res[4] = {0};
+	size_t n = 0, counted = 0, again = 0, stored = 0;
 	int rc;
 
 	look_args_fill(&l, f, run_id, o, true);
@@ -307,13 +342,19 @@ static int store_after_row(finding *f, db *d, int64_t run_id, const analysis_opt
 		calls[n++] = (db_call){"counting a finding's looks", looks_sql, 1, l.p, NULL,
 				       NULL, 0};
 	}
+	if (!f->stored_before) {
+		again = n;
+		calls[n++] = (db_call){
+			"reading a finding's earlier life", again_sql, 2, again_p, NULL, NULL, 0};
+	}
 	if (run_id > 0)
 		calls[n++] = (db_call){"recording a run's finding", seen_sql, 2, seen, NULL, NULL,
 				       0};
 	if ((rc = db_exec_pipeline(d, res, err, calls, n)) < 0)
 		return rc;
 	if (counted)
-		state = next_state(f, (size_t)db_get_i64(res[counted], 0, 0), o, why);
+		state = next_state(f, (size_t)db_get_i64(res[counted], 0, 0),
+				   again && db_get_bool(res[again], 0, 0), o, why);
 	for (size_t i = 0; i < n; i++)
 		db_result_free(res[i]);
 	memset(res, 0, sizeof(res));
@@ -614,9 +655,12 @@ int findings_store(analysis *a, db *d, int64_t run_id, pr_error *err)
 			db_result_free(res);
 		}
 		buf_release(&detail);
-		buf_release(&fp);
-		if (rc < 0 || (rc = store_after_row(f, d, run_id, &a->opts, escalated, err)) < 0)
+		if (rc < 0 ||
+		    (rc = store_after_row(f, d, run_id, &a->opts, fp.ptr, escalated, err)) < 0) {
+			buf_release(&fp);
 			goto out;
+		}
+		buf_release(&fp);
 	}
 out:
 	return rc;

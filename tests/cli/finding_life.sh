@@ -18,6 +18,10 @@
 #  - An open alert of a disabled service is no longer re-fired.
 #  - A regression rolled back, or fixed, and shipped again in a later
 #    release is found and paged again: its release is no baseline.
+#  - A regression first significant at its release's last planned look
+#    (a canary's fourth night) is confirmed and pages.
+#  - A release rolled back and rolled forward again pages its confirmed
+#    regression at the new finding's first look.
 . "$(dirname "$0")/lib.sh"
 BUILD=${BUILD:-build}
 T=$PROFREG_TEST_TMP/cli_finding_life
@@ -42,7 +46,7 @@ EOF
 # copies of v2's captures, reg: of v3's), N captures (3) on hosts of their
 # own, named HOSTS-h0.. (the release's name unless given).
 nights() {
-	python3 - "$T/fleet" "$T/$1" "${@:2}" <<'EOF'
+	python3 - "${FLEET:-$T/fleet}" "$T/$1" "${@:2}" <<'EOF'
 import itertools, json, os, sys
 src, out = sys.argv[1], sys.argv[2]
 os.makedirs(out, exist_ok=True)
@@ -72,15 +76,30 @@ with open(os.path.join(out, 'manifest.jsonl'), 'w') as f:
 EOF
 }
 
-# scenario NAME SPEC...: a fresh database with those captures.
+# scenario NAME SPEC...: a fresh database with those captures; with INC
+# set, only those before 2026-01-11, and each night ingests the captures
+# taken before it first, as collection would have (a release that runs
+# again later has no captures from the future).
 scenario() {
 	fresh_db "cli_finding_life_$1"
 	pr --quiet db init
 	nights "$@"
 	pr --quiet service add svc-000 && pr --quiet service enable svc-000
-	pr --quiet ingest --manifest "$T/$1/manifest.jsonl" >/dev/null
+	SC=$T/$1
+	UPTO=
+	ingest_before "${INC:+2026-01-11}"
 }
-night() { pr --config "$T/cfg.json" nightly --at "$1T00:00:00Z" >>"$T/nights.txt" 2>&1; }
+# ingest_before [DAY]: the scenario's captures from UPTO to before DAY (all).
+ingest_before() {
+	jq -c --arg from "$UPTO" --arg to "${1:-9}" 'select(.time >= $from and .time < $to)' \
+		"$SC/manifest.jsonl" >"$SC/part.jsonl"
+	[ -s "$SC/part.jsonl" ] && pr --quiet ingest --manifest "$SC/part.jsonl" >/dev/null
+	UPTO=$1
+}
+night() {
+	[ -z "$INC" ] || ingest_before "$1"
+	pr --config "${CFG:-$T/cfg.json}" nightly --at "$1T00:00:00Z" >>"$T/nights.txt" 2>&1
+}
 regs() { sql "select count(*) from findings where direction = 'regression' $1"; }
 triggers() { sql "select count(*) from pages where event = 'trigger'"; }
 resolves() { sql "select count(*) from pages where event = 'resolve'"; }
@@ -264,4 +283,45 @@ for n in 2026-01-12 2026-01-13 2026-01-14 2026-01-15 2026-01-16 2026-01-17; do n
 	ok "a fix undone by a later release pages again" ||
 	not_ok "fix undone" "triggers $(triggers) $(sql "select id, current_release, state,
 		baseline_releases from findings where direction = 'regression'")"
+
+# 7. A high regression (x1.5 at 1-10%) in a canary: v3 on one host for
+# three nights beside v2 on three, then on every host. It is first
+# significant on its fourth night, the last planned look.
+"$BUILD/sim/fleetgen" --out "$T/fleet7" --services 1 --functions 30 --factors 1.5 \
+	--bands 1-10 --regressed 1 --seed 7 --days 10 --per-day 2 --current 3 --nights 4 >/dev/null
+FLEET=$T/fleet7
+scenario canary 2026-01-11:v3:reg:1:can 2026-01-11:v2:base:3:old 2026-01-12:v3:reg:1:can \
+	2026-01-12:v2:base:3:old 2026-01-13:v3:reg:1:can 2026-01-13:v2:base:3:old \
+	2026-01-14:v3:reg:4 2026-01-15:v3:reg:4
+for n in 2026-01-12 2026-01-13 2026-01-14 2026-01-15 2026-01-16; do night $n; done
+[ "$(regs "and state = 'confirmed'")" = 1 ] && [ "$(triggers)" = 1 ] &&
+	[ "$(sql "select count(*) from finding_states where state = 'confirmed'
+		and reason like '%look 4, the last planned%'")" = 1 ] &&
+	ok "a regression first significant at the last planned look is confirmed and pages" ||
+	not_ok "last look" "triggers $(triggers) $(sql "select f.id, f.state, l.look,
+		l.significant from findings f join finding_looks l on l.finding_id = f.id
+		where f.direction = 'regression'")"
+
+# 8. A medium regression (x1.5 at 1-10%) in v3, confirmed on two looks and
+# paged, rolled back to v2 for two nights, then v3 again: the new finding
+# of the same function is the same regression, confirmed at once.
+"$BUILD/sim/fleetgen" --out "$T/fleet5" --services 1 --functions 30 --factors 1.5 \
+	--bands 1-10 --regressed 1 --seed 5 --days 10 --per-day 2 --current 3 --nights 4 >/dev/null
+FLEET=$T/fleet5
+jq '.paging.min_severity = "medium"' "$T/cfg.json" >"$T/cfg-med.json"
+CFG=$T/cfg-med.json INC=1
+scenario forward 2026-01-11:v3:reg 2026-01-12:v3:reg 2026-01-13:v2:base 2026-01-14:v2:base \
+	2026-01-15:v3:reg 2026-01-16:v3:reg
+for n in 2026-01-12 2026-01-13 2026-01-14 2026-01-15; do night $n; done
+[ "$(regs "and state = 'fixed'")" = 1 ] && [ "$(triggers)" = 1 ] && [ "$(resolves)" = 1 ] &&
+	ok "a medium regression confirmed, paged and rolled back" ||
+	not_ok "forward rollback" "triggers $(triggers) resolves $(resolves) $(sql "select id,
+		current_release, state, fixed_by from findings where direction = 'regression'")"
+night 2026-01-16
+[ "$(regs "and status = 'open' and state = 'confirmed'")" = 1 ] && [ "$(triggers)" = 2 ] &&
+	ok "rolled forward to the same release, its regression pages at its first look" ||
+	not_ok "roll forward" "triggers $(triggers) $(sql "select id, current_release, state,
+		fixed_by from findings where direction = 'regression'")
+		$(sql "select finding_id, look, significant from finding_looks")"
+unset FLEET CFG INC
 finish
