@@ -896,7 +896,32 @@ int findings_follow_up(findings_closed *out, analysis *a, db *d, int64_t run_id,
 		"     and p.release = $3)"
 		"  < (select min(p.captured_at) from profiles p"
 		"     where p.service_id = f.service_id and p.profile_type = f.profile_type"
-		"       and p.release = f.current_release), false)"
+		"       and p.release = f.current_release), false),"
+		/*
+		 * Whether it runs again: two captures or more of it in the
+		 * last night, and a night before it (the nightly's nights,
+		 * counted back from $4 by $7) when the finding's release ran
+		 * and it did not. One that never stopped (a host pinned to it
+		 * beside the new release) is not rolled back to when the new
+		 * release misses one night of captures.
+		 */
+		" (select count(*) from profiles p where p.service_id = f.service_id"
+		"   and p.profile_type = f.profile_type and p.release = $3 and p.total_value > 0"
+		"   and p.captured_at >= 'epoch'::timestamptz"
+		"                        + $6::bigint * interval '1 microsecond'"
+		"   and p.captured_at < 'epoch'::timestamptz"
+		"                       + $4::bigint * interval '1 microsecond') >= 2"
+		" and exists (select 1 from profiles p where p.service_id = f.service_id"
+		"   and p.profile_type = f.profile_type and p.release = f.current_release"
+		"   and p.total_value > 0"
+		"   and p.captured_at < 'epoch'::timestamptz"
+		"                       + $6::bigint * interval '1 microsecond'"
+		"   and not exists (select 1 from profiles q where q.service_id = f.service_id"
+		"     and q.profile_type = f.profile_type and q.release = $3 and q.total_value > 0"
+		"     and q.captured_at < 'epoch'::timestamptz"
+		"                         + $6::bigint * interval '1 microsecond'"
+		"     and ($4::bigint - " DB_TS_TO_US("q.captured_at") ") / $7::bigint"
+		"       = ($4::bigint - " DB_TS_TO_US("p.captured_at") ") / $7::bigint))"
 		" from findings f left join functions fn on fn.id = f.function_id"
 		" where f.service_id = $1 and f.profile_type = $2 and f.status = 'open'"
 
@@ -930,16 +955,17 @@ int findings_follow_up(findings_closed *out, analysis *a, db *d, int64_t run_id,
 	memset(out, 0, sizeof(*out));
 	for (size_t j = 0; j < a->njudged && rc == 0; j++) {
 		const analysis_judged *jd = &a->judged[j];
-		char sid[24], at[24], first[24], night[24];
-		const char *p[6] = {sid, jd->type, jd->release, at, first, night};
+		char sid[24], at[24], first[24], night[24], len[24];
+		const char *p[7] = {sid, jd->type, jd->release, at, first, night, len};
+		int64_t night_us = o->look_us > 0 ? o->look_us : DAY_US;
 		PGresult *res = NULL;
 
 		snprintf(sid, sizeof(sid), "%" PRId64, jd->service_id);
 		snprintf(at, sizeof(at), "%" PRId64, o->at_us);
 		snprintf(first, sizeof(first), "%" PRId64, jd->first_us);
-		snprintf(night, sizeof(night), "%" PRId64,
-			 o->at_us - (o->look_us > 0 ? o->look_us : DAY_US));
-		if ((rc = db_exec_repeat(d, &res, err, "reading open findings", sql, 6, p, 0)) < 0)
+		snprintf(night, sizeof(night), "%" PRId64, o->at_us - night_us);
+		snprintf(len, sizeof(len), "%" PRId64, night_us);
+		if ((rc = db_exec_repeat(d, &res, err, "reading open findings", sql, 7, p, 0)) < 0)
 			break;
 		for (int r = 0; r < db_rows(res) && rc == 0; r++) {
 			int64_t id = db_get_i64(res, r, 0);
@@ -1044,10 +1070,18 @@ int findings_follow_up(findings_closed *out, analysis *a, db *d, int64_t run_id,
 			 * closed the finding of the release that still ran on the
 			 * others, and the next night found and paged it anew. Nor on
 			 * one capture of the later release, or other options: less
-			 * than what the finding was judged on.
+			 * than what the finding was judged on. A rollback needs
+			 * the earlier release to run again (column 18): two
+			 * captures of it in the last night, not two in all its
+			 * life, and a night when it had stopped. A host pinned to
+			 * it, captured once a night beside the new release, closed
+			 * a running regression on the one night the new release
+			 * went uncaptured, resolved its page and paged it again
+			 * the night after.
 			 */
 			if (!t || held || t->current_captures < 2 || !same_options(res, r, o) ||
 			    db_get_bool(res, r, 11) ||
+			    (db_get_bool(res, r, 17) && !db_get_bool(res, r, 18)) ||
 			    judged_release(a, jd->service_id, jd->type, release))
 				continue;
 			{

@@ -22,6 +22,8 @@
 #    (a canary's fourth night) is confirmed and pages.
 #  - A release rolled back and rolled forward again pages its confirmed
 #    regression at the new finding's first look.
+#  - A release pinned on a host beside the regressed one is no rollback
+#    on a night the regressed release goes uncaptured.
 . "$(dirname "$0")/lib.sh"
 BUILD=${BUILD:-build}
 T=$PROFREG_TEST_TMP/cli_finding_life
@@ -324,4 +326,29 @@ night 2026-01-16
 		fixed_by from findings where direction = 'regression'")
 		$(sql "select finding_id, look, significant from finding_looks")"
 unset FLEET CFG INC
+
+# 9. v3 regressed (critical, paged) while v2 stays on one pinned host,
+# captured once a night beside it; v3's captures miss one night. v2 never
+# stopped: nothing is rolled back, the finding stays open, paged once.
+INC=1
+scenario pinned 2026-01-11:v3:reg 2026-01-11:v2:base:1:pin 2026-01-12:v3:reg \
+	2026-01-12:v2:base:1:pin 2026-01-13:v2:base:1:pin 2026-01-14:v3:reg \
+	2026-01-14:v2:base:1:pin 2026-01-15:v3:reg 2026-01-15:v2:base:1:pin
+for n in 2026-01-12 2026-01-13 2026-01-14 2026-01-15 2026-01-16; do night $n; done
+[ "$(regs)" = 1 ] && [ "$(regs "and status = 'open'")" = 1 ] && [ "$(triggers)" = 1 ] &&
+	[ "$(resolves)" = 0 ] &&
+	ok "a night without captures of a regressed release beside a pinned host is no rollback" ||
+	not_ok "pinned gap" "triggers $(triggers) resolves $(resolves) $(sql "select id,
+		current_release, state, fixed_by from findings where direction = 'regression'")"
+
+# 9b. The same with two captures a night on two pinned hosts.
+scenario pinned2 2026-01-11:v3:reg 2026-01-11:v2:base:2:pin 2026-01-12:v3:reg \
+	2026-01-12:v2:base:2:pin 2026-01-13:v2:base:2:pin 2026-01-14:v3:reg \
+	2026-01-14:v2:base:2:pin 2026-01-15:v3:reg 2026-01-15:v2:base:2:pin
+for n in 2026-01-12 2026-01-13 2026-01-14 2026-01-15 2026-01-16; do night $n; done
+[ "$(regs "and status = 'open'")" = 1 ] && [ "$(triggers)" = 1 ] && [ "$(resolves)" = 0 ] &&
+	ok "nor when the pinned release has two captures that night: it never stopped" ||
+	not_ok "pinned gap 2" "triggers $(triggers) resolves $(resolves) $(sql "select id,
+		current_release, state, fixed_by from findings where direction = 'regression'")"
+unset INC
 finish
