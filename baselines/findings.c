@@ -476,27 +476,59 @@ static int escalate(db *d, const finding *f, const char *const *p, int64_t run_i
 }
 
 /*
+ * f becomes the stored finding f->id, as it is stored, and the run
+ * records that it saw it; no look, no change of state.
+ */
+static int seen_as_stored(finding *f, db *d, int64_t run_id, pr_error *err)
+{
+	static const char seen_sql[] = "insert into run_findings (run_id, finding_id)"
+				       " values ($1, $2) on conflict do nothing";
+	char run[24], id[24];
+	const char *seen[2] = {run, id};
+	int rc;
+
+	f->stored_before = true;
+	snprintf(run, sizeof(run), "%" PRId64, run_id);
+	snprintf(id, sizeof(id), "%" PRId64, f->id);
+	if (run_id > 0 && (rc = db_exec_repeat(d, NULL, err, "recording a run's finding", seen_sql,
+					       2, seen, 0)) < 0)
+		return rc;
+	return load_stored(f, d, err);
+}
+
+/*
  * The finding of fingerprint fp closed by a run whose "now" is at or
- * after this one's, when none is open: f becomes it (closed), as it is
- * stored, and the run records that it saw it. 0 and f untouched when
- * there is none. A run of an earlier night after the regression was
- * fixed saw it as it was that night, and stored and paged it as new.
- * A finding resolved by hand keeps no such time: the next run that sees
- * the regression again finds and pages it again.
+ * after this one's: f becomes it (closed), as it is stored, and the run
+ * records that it saw it. 0 and f untouched when there is none. A run
+ * of an earlier night after the regression was fixed saw it as it was
+ * that night, and stored and paged it as new. A finding resolved by
+ * hand keeps no such time: the next run that sees the regression again
+ * finds and pages it again.
+ *
+ * The one whose life covers the run's time (first look at or before it)
+ * is taken, even when a newer finding of the fingerprint is open (the
+ * release rolled back, then forward again): the open one did not exist
+ * that night, and a night run again gave it a look dated before its
+ * first, confirmed it and paged it. A closed one that began after the
+ * run's time is taken only when none is open, as before.
  */
 static int link_closed(finding *f, db *d, int64_t run_id, const analysis_opts *o, const char *fp,
 		       pr_error *err)
 {
+	/* clang-format off */
 	static const char closed_sql[] =
-		"select id, state from findings where service_id = $1::bigint and fingerprint = $2"
-		" and status <> 'open' and (detail ->> 'closed_at_us')::bigint >= $3::bigint"
-		" and not exists (select 1 from findings o where o.fingerprint = $2"
-		"   and o.status = 'open')"
-		" order by id desc limit 1";
-	static const char seen_sql[] = "insert into run_findings (run_id, finding_id)"
-				       " values ($1, $2) on conflict do nothing";
-	char sid[24], at[24], run[24], id[24];
-	const char *p[3] = {sid, fp, at}, *seen[2] = {run, id};
+		"select f.id, f.state from findings f,"
+		" lateral (select coalesce((select " DB_TS_TO_US("min(l.analysed_at)")
+		"   from finding_looks l where l.finding_id = f.id),"
+		"   (f.detail ->> 'at_us')::bigint, 0) as first_us) x"
+		" where f.service_id = $1::bigint and f.fingerprint = $2 and f.status <> 'open'"
+		" and (f.detail ->> 'closed_at_us')::bigint >= $3::bigint"
+		" and (x.first_us <= $3::bigint or not exists (select 1 from findings o"
+		"   where o.fingerprint = $2 and o.status = 'open'))"
+		" order by x.first_us <= $3::bigint desc, f.id desc limit 1";
+	/* clang-format on */
+	char sid[24], at[24];
+	const char *p[3] = {sid, fp, at};
 	PGresult *res = NULL;
 	int rc;
 
@@ -507,15 +539,9 @@ static int link_closed(finding *f, db *d, int64_t run_id, const analysis_opts *o
 	    db_rows(res) != 1)
 		goto out;
 	f->id = db_get_i64(res, 0, 0);
-	f->stored_before = true;
 	f->closed = true;
 	snprintf(f->state, sizeof(f->state), "%s", db_get_text(res, 0, 1));
-	snprintf(run, sizeof(run), "%" PRId64, run_id);
-	snprintf(id, sizeof(id), "%" PRId64, f->id);
-	if (run_id > 0 && (rc = db_exec_repeat(d, NULL, err, "recording a run's finding", seen_sql,
-					       2, seen, 0)) < 0)
-		goto out;
-	rc = load_stored(f, d, err);
+	rc = seen_as_stored(f, d, run_id, err);
 out:
 	db_result_free(res);
 	return rc;
@@ -523,6 +549,7 @@ out:
 
 int findings_store(analysis *a, db *d, int64_t run_id, pr_error *err)
 {
+	/* clang-format off */
 	static const char sql[] =
 		"insert into findings (run_id, service_id, profile_type, function_id, function,"
 		" direction, baseline_share, current_share, delta, rel_delta, ci_low, ci_high,"
@@ -545,7 +572,11 @@ int findings_store(analysis *a, db *d, int64_t run_id, pr_error *err)
 		"   where l.finding_id = findings.id), (detail ->> 'at_us')::bigint, 0),"
 		OPTIONS_COLS("") ","
 		" coalesce((select g.lead_finding_id = findings.id from finding_groups g"
-		"   where g.id = findings.incident_id), false)";
+		"   where g.id = findings.incident_id), false),"
+		/* Its first look: a finding that began after this run's "now". */
+		" coalesce((select " DB_TS_TO_US("min(l.analysed_at)") " from finding_looks l"
+		"   where l.finding_id = findings.id), (detail ->> 'at_us')::bigint, 0)";
+	/* clang-format on */
 	int rc = 0;
 
 	for (size_t i = 0; i < a->ntests && a->tests[i].significant; i++) {
@@ -628,6 +659,25 @@ int findings_store(analysis *a, db *d, int64_t run_id, pr_error *err)
 			continue;
 		}
 		rc = db_exec_repeat(d, &res, err, "storing a finding", sql, 25, p, 0);
+		if (rc == 0 && !db_get_bool(res, 0, 1) && db_get_i64(res, 0, 13) > a->opts.at_us) {
+			/*
+			 * An open finding that began after this run's "now" (a
+			 * night run again, --at in the past): that night did not
+			 * see it. No look on it, nothing counted towards its
+			 * confirmation, no escalation; the run reports it as
+			 * stored and, as for a closed one (this run looked at
+			 * the past), pins, links and pages nothing for it.
+			 */
+			f->id = db_get_i64(res, 0, 0);
+			f->closed = true;
+			snprintf(f->state, sizeof(f->state), "%s", db_get_text(res, 0, 2));
+			db_result_free(res);
+			buf_release(&detail);
+			buf_release(&fp);
+			if ((rc = seen_as_stored(f, d, run_id, err)) < 0)
+				goto out;
+			continue;
+		}
 		if (rc == 0) {
 			f->id = db_get_i64(res, 0, 0);
 			f->stored_before = !db_get_bool(res, 0, 1);

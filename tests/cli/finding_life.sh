@@ -24,6 +24,9 @@
 #    regression at the new finding's first look.
 #  - A release pinned on a host beside the regressed one is no rollback
 #    on a night the regressed release goes uncaptured.
+#  - A night run again after a rollback and a roll forward links to the
+#    finding of that night: the open one of the roll forward gets no look
+#    dated before its first, and is neither confirmed nor paged by it.
 . "$(dirname "$0")/lib.sh"
 BUILD=${BUILD:-build}
 T=$PROFREG_TEST_TMP/cli_finding_life
@@ -325,6 +328,18 @@ night 2026-01-16
 	not_ok "roll forward" "triggers $(triggers) $(sql "select id, current_release, state,
 		fixed_by from findings where direction = 'regression'")
 		$(sql "select finding_id, look, significant from finding_looks")"
+# 8b. Night 2 run again: the regression as it was then is the closed
+# finding's; the open one, found after the roll forward, gets no look
+# dated before its first, and nothing pages.
+INC= night 2026-01-13
+last=$(sql "select max(id) from runs where kind = 'nightly'")
+[ "$(sql "select count(*) from finding_looks l join findings f on f.id = l.finding_id
+	where f.status = 'open' and l.analysed_at < '2026-01-16'")" = 0 ] &&
+	[ "$(sql "select count(*) from run_findings rf join findings f on f.id = rf.finding_id
+		where rf.run_id = $last and f.state = 'fixed'")" = 1 ] && [ "$(triggers)" = 2 ] &&
+	ok "a night run again after a roll forward links to the finding of that night" ||
+	not_ok "rerun after roll forward" "triggers $(triggers) $(sql "select finding_id, look,
+		analysed_at from finding_looks order by finding_id, analysed_at")"
 unset FLEET CFG INC
 
 # 9. v3 regressed (critical, paged) while v2 stays on one pinned host,
@@ -351,4 +366,22 @@ for n in 2026-01-12 2026-01-13 2026-01-14 2026-01-15 2026-01-16; do night $n; do
 	not_ok "pinned gap 2" "triggers $(triggers) resolves $(resolves) $(sql "select id,
 		current_release, state, fixed_by from findings where direction = 'regression'")"
 unset INC
+
+# 10. v3 regressed one night (a candidate), rolled back to v2 (closed),
+# rolled forward: a new candidate. Night 1 run again is the closed
+# finding's night: it neither confirms nor pages the new one.
+FLEET=$T/fleet5 CFG=$T/cfg-med.json INC=1
+scenario rerun2 2026-01-11:v3:reg 2026-01-12:v2:base 2026-01-13:v2:base 2026-01-14:v3:reg
+for n in 2026-01-12 2026-01-13 2026-01-14 2026-01-15; do night $n; done
+[ "$(regs "and status = 'open' and state = 'candidate'")" = 1 ] &&
+	[ "$(regs "and state = 'fixed'")" = 1 ] && [ "$(triggers)" = 0 ] &&
+	ok "a candidate rolled back, then found again in the release rolled forward" ||
+	not_ok "candidate rolled forward" "$(sql "select id, current_release, state, fixed_by
+		from findings where direction = 'regression'")"
+INC= night 2026-01-12
+[ "$(regs "and status = 'open' and state = 'candidate'")" = 1 ] && [ "$(triggers)" = 0 ] &&
+	ok "a night run again before it neither confirms nor pages the open finding" ||
+	not_ok "rerun before the open finding" "triggers $(triggers) $(sql "select finding_id,
+		look, analysed_at from finding_looks order by finding_id, analysed_at")"
+unset FLEET CFG INC
 finish
