@@ -211,8 +211,9 @@ typedef struct finding {
 	bool stored_before;       /* analysis_store found it stored by an earlier run:
 				   * its numbers here are the stored ones */
 	bool closed;              /* stored_before, and closed by a run of this run's
-				   * "now" or later: this run looked at the past
-				   * (findings_store); nothing pins or pages it */
+				   * "now" or later, or first found after it: this
+				   * run looked at the past (findings_store);
+				   * nothing pins or pages it */
 	double baseline_share, current_share, delta, rel_delta;
 	double ci_low, ci_high;   /* interval of delta (share, not percent) */
 	double p_value, q_value, mw_p, score;
