@@ -147,13 +147,18 @@ int capture_set_load(capture_set *out, db *d, const capture_query *q, pr_error *
 		 * regressed is still in it; in the baseline, it hid the same
 		 * regression shipped again (a roll-forward after a rollback,
 		 * a fix undone). Only a finding that went away, noise, lets
-		 * its release back.
+		 * its release back. So does a whole-service cost finding that
+		 * cannot page (`low`: a cost per second, which also rises with
+		 * traffic): a busier release kept out of every later baseline
+		 * starved the next release's gate ("insufficient baseline").
 		 */
 		rc = buf_puts(&qb.sql,
 			      " and not exists (select 1 from findings f"
 			      "   where f.service_id = p.service_id"
 			      "     and f.profile_type = p.profile_type"
 			      "     and f.state <> 'went_away' and f.direction = 'regression'"
+			      "     and not (f.kind = 'cost'"
+			      "       and coalesce(f.severity, 'none') in ('none', 'low'))"
 			      "     and f.current_release = p.release");
 		/*
 		 * Found by then in the run's own time (its first look, or the

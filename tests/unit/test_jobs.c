@@ -1407,6 +1407,49 @@ static void test_a_baseline_leaves_out_captures_in_an_earlier_deploy_s_warm_up(v
 	capture_set_release(&cs);
 }
 
+/*
+ * A release with a regression stays out of later baselines; a release
+ * with only a whole-service cost finding that cannot page (low: per
+ * second, it also rises with traffic) does not, or a busier release
+ * starved every later release's baseline.
+ */
+static void test_a_low_cost_finding_keeps_its_release_in_baselines(void **state)
+{
+	fx *f = *state;
+	capture_set cs = {0};
+	capture_query q = {0};
+	pr_error err = PR_ERROR_INIT;
+	int64_t sid;
+
+	service(f, "busy", 1);
+	sid = testdb_int(f->t, "select id from services where name = 'busy'");
+	testdb_execf(f->t,
+		     "insert into findings (service_id, profile_type, kind, direction, state,"
+		     " status, severity, current_release, function) values (%lld, 'cpu', 'cost',"
+		     " 'regression', 'confirmed', 'open', 'low', 'v1', '(whole service)')",
+		     (long long)sid);
+	q.service_id = sid;
+	q.type = "cpu";
+	q.exclude_release = "v2";
+	q.eligible_only = true;
+	assert_int_equal(capture_set_load(&cs, f->t->db, &q, &err), 0);
+	assert_int_equal(cs.n, 28);
+	capture_set_release(&cs);
+	/* The same finding able to page, and a function's regression, keep it out. */
+	testdb_execf(f->t, "update findings set severity = 'high' where service_id = %lld",
+		     (long long)sid);
+	assert_int_equal(capture_set_load(&cs, f->t->db, &q, &err), 0);
+	assert_int_equal(cs.n, 0);
+	capture_set_release(&cs);
+	testdb_execf(f->t,
+		     "update findings set severity = 'low', kind = 'share', function = 'work.a'"
+		     " where service_id = %lld",
+		     (long long)sid);
+	assert_int_equal(capture_set_load(&cs, f->t->db, &q, &err), 0);
+	assert_int_equal(cs.n, 0);
+	capture_set_release(&cs);
+}
+
 static void test_the_postdeploy_job_refuses_a_release_without_captures(void **state)
 {
 	fx *f = *state;
@@ -1666,6 +1709,7 @@ int main(void)
 		T(test_the_postdeploy_job_is_inconclusive_with_too_few_captures),
 		T(test_the_postdeploy_job_is_inconclusive_past_the_planned_looks),
 		T(test_the_postdeploy_job_does_not_count_empty_captures),
+		T(test_a_low_cost_finding_keeps_its_release_in_baselines),
 		T(test_the_postdeploy_job_refuses_a_release_without_captures),
 		T(test_captures_in_the_warm_up_around_a_deploy_are_not_judged),
 		T(test_a_service_s_own_warm_up_is_its_alone),
