@@ -1472,13 +1472,15 @@ static bool cost_unit_is_flow(const char *unit)
  * (the relative noise of a sampled total), tested like a share against
  * log(1 +- rel_margin). No test (STATS_EDATA) when a capture on either
  * side lacks the measure, or when the captures' measures cannot be
- * compared: then why (why_size bytes) says so, for a note on the run.
+ * compared, or when a baseline with load figures meets judged captures
+ * without: then why (why_size bytes) says so, for a note on the run.
  */
 static int cost_test(finding *f, char *why, size_t why_size, const sides *s,
 		     const analysis_target_data *td, const char *type, bool per_load,
 		     const analysis_opts *o)
 {
-	size_t nb0 = s->base.n, nc0 = s->cur.n, nb = 0, nc = 0;
+	size_t nb0 = s->base.n, nc0 = s->cur.n, nb = 0, nc = 0, nbm = 0, ncm = 0;
+	size_t need = o->min_baseline > 2 ? o->min_baseline : 2;
 	double *y = malloc(2 * (nb0 + nc0) * sizeof(*y)), *v, gm_b, gm_c, up, down, mup, mdown;
 	int *ix = malloc((2 * nb0 + 2 * nc0 + 1) * sizeof(*ix)), *gb, *wb, *wc, *hc;
 	const char *unit = NULL, *u, *lacks = NULL;
@@ -1510,6 +1512,8 @@ static int cost_test(finding *f, char *why, size_t why_size, const sides *s,
 		size_t k = base ? i : i - nb0, at = base ? nb : nb + nc;
 		const capture_ref *c = base ? &s->base.caps[k] : &s->cur.caps[k];
 		double cost = capture_cost(c, type, &u);
+		if (cost > 0)
+			base ? nbm++ : ncm++;
 		if (!(cost > 0) || (per_load && !(c->load > 0))) {
 			if (!lacking)
 				lacking = c, lacks = cost > 0 ? "load figure" : "duration";
@@ -1518,7 +1522,9 @@ static int cost_test(finding *f, char *why, size_t why_size, const sides *s,
 		if (per_load && !cost_unit_is_flow(u))
 			goto out;
 		if (unit && (strcmp(unit, u) != 0 || !same_period(first, c, unit))) {
-			cost_mismatch(why, why_size, first, c, unit, u);
+			/* Said by the test per second, which meets the same captures. */
+			if (!per_load)
+				cost_mismatch(why, why_size, first, c, unit, u);
 			goto out;
 		}
 		if (!unit)
@@ -1536,12 +1542,24 @@ static int cost_test(finding *f, char *why, size_t why_size, const sides *s,
 	}
 	if (!unit)
 		goto out; /* no capture has it (folded, perf): nothing to test, nothing to say */
-	if ((nb < o->min_baseline || nb < 2 || nc == 0) && lacking) {
+	/*
+	 * A baseline with load figures and a release without them (the tag
+	 * dropped, or written load=0) is not one the test per second can
+	 * gate: it is capped at low, and a 2x regression passed. Said, the
+	 * run is partly judged and a gate inconclusive.
+	 */
+	if (per_load && nc == 0 && ncm > 0 && nb >= need) {
+		snprintf(why, why_size,
+			 "cost per unit of load not tested: 0 of %zu judged captures have a load "
+			 "figure (none, or load=0), %zu of %zu baseline ones do",
+			 ncm, nb, nbm);
+		goto out;
+	}
+	if ((nb < o->min_baseline || nb < 2 || nc == 0) && lacking && !per_load) {
 		snprintf(why, why_size,
 			 "capture %" PRId64 " has no %s, and %zu of %zu baseline and %zu of %zu "
 			 "judged captures have one (need %zu and 1)",
-			 lacking->id, lacks, nb, nb0, nc, nc0,
-			 o->min_baseline > 2 ? o->min_baseline : 2);
+			 lacking->id, lacks, nb, nb0, nc, nc0, need);
 		goto out;
 	}
 	if (nb < o->min_baseline || nb < 2 || nc == 0)
@@ -3510,10 +3528,12 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 			rc = 0;
 			/*
 			 * Captures that cannot be compared are said so: a cost
-			 * test that is silently off passed a 2x regression.
+			 * test that is silently off passed a 2x regression. The
+			 * test per second still runs after a test per unit of
+			 * load that could not: it is shown, capped at low.
 			 */
-			if (per_load == 0 && *why &&
-			    (rc = skip(a, t, err, "whole-service cost not tested: %s", why)) < 0)
+			const char *lead = per_load ? "" : "whole-service cost not tested: ";
+			if (*why && (rc = skip(a, t, err, "%s%s", lead, why)) < 0)
 				goto out;
 			continue;
 		}

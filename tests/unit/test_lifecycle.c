@@ -2197,6 +2197,68 @@ static void test_a_capture_without_a_duration_leaves_the_cost_tested(void **stat
 }
 
 /*
+ * A pprof capture (pprof_capture) of `cost` times the usual, tagged with
+ * a load figure of `load` ("" none).
+ */
+static void load_capture(fx *f, const char *name, const char *release, int64_t at, const char *load,
+			 double cost)
+{
+	char tags[64];
+
+	snprintf(tags, sizeof(tags), "{\"load\": \"%s\"}", load);
+	f->tags = *load ? tags : NULL;
+	pprof_capture(f, name, release, at, cost);
+	f->tags = NULL;
+}
+
+static bool skipped_for(const analysis *a, const char *service, const char *what)
+{
+	for (size_t i = 0; i < a->nskipped; i++)
+		if (strcmp(a->skipped[i].service, service) == 0 &&
+		    strstr(a->skipped[i].reason, what))
+			return true;
+	return false;
+}
+
+/*
+ * A release whose captures lost their load figure (untagged, or tagged
+ * load=0) against a baseline that has them was tested per second only,
+ * capped at low: a service twice as costly passed the gate. The run now
+ * says the cost per unit of load was not tested, so a gate is
+ * inconclusive; the finding per second is still shown.
+ */
+static void test_a_release_that_lost_its_load_figure_is_not_judged_per_second_alone(void **state)
+{
+	static const char *const names[] = {"zero", "untagged"};
+	fx *f = *state;
+	analysis a;
+	const finding *t;
+
+	testdb_execf(f->t, "insert into services (name, enabled) values ('zero', true), "
+			   "('untagged', true)");
+	for (int day = 14; day >= 1; day--)
+		for (int j = 0; j < 2; j++) {
+			int64_t at = NIGHT_END - day * DAY - (9 - 6 * j) * HOUR;
+			load_capture(f, "zero", "v1", at, "100", 1);
+			load_capture(f, "untagged", "v1", at, "100", 1);
+		}
+	for (int k = 0; k < 4; k++) {
+		load_capture(f, "zero", "v3", NIGHT_END - (20 - 4 * k) * HOUR, "0", 2);
+		load_capture(f, "untagged", "v3", NIGHT_END - (20 - 4 * k) * HOUR, "", 2);
+	}
+	judge(f, &a, names, 2);
+	for (size_t i = 0; i < 2; i++) {
+		assert_true(skipped_for(&a, names[i],
+					"cost per unit of load not tested: 0 of 4 judged captures "
+					"have a load figure (none, or load=0), 28 of 28 baseline"));
+		assert_non_null(t = cost_finding(&a, names[i]));
+		assert_string_equal(t->cost_unit, "value_per_s");
+		assert_int_equal(t->severity, STATS_SEV_LOW);
+	}
+	analysis_release(&a);
+}
+
+/*
  * Heap bytes in use are a level, not a flow: the same retained heap at
  * half the request rate (a quiet night) is no regression. Divided by
  * load, it read as twice the bytes per unit of load, a critical
@@ -2469,6 +2531,9 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_a_capture_without_a_duration_leaves_the_cost_tested, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_a_release_that_lost_its_load_figure_is_not_judged_per_second_alone,
+			setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_service_slower_everywhere_is_a_cost_finding,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_rise_on_one_host_alone_is_not_the_release_s,
