@@ -189,6 +189,9 @@ void analysis_release(analysis *a)
 		free(a->skipped[i].release);
 	}
 	free(a->skipped);
+	for (size_t i = 0; i < a->nnotes; i++)
+		free(a->notes[i]);
+	free(a->notes);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -255,6 +258,38 @@ static int skip(analysis *a, const analysis_target *t, pr_error *err, const char
 	}
 	a->nskipped++;
 	return 0;
+}
+
+/* Add one line to a's notes, owned by a. */
+static int add_note(analysis *a, const char *line, pr_error *err)
+{
+	char **n = realloc(a->notes, (a->nnotes + 1) * sizeof(*n));
+
+	if (!n)
+		return oom(err);
+	a->notes = n;
+	if (!(n[a->nnotes] = strdup(line)))
+		return oom(err);
+	a->nnotes++;
+	return 0;
+}
+
+static int note(analysis *a, const analysis_target *t, pr_error *err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* A note on target t's tests: what they left out or held back, said, never a skip. */
+static int note(analysis *a, const analysis_target *t, pr_error *err, const char *fmt, ...)
+{
+	buf line = BUF_INIT;
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = buf_printf(&line, "%s/%s: ", t->service, t->type) < 0 ||
+	     buf_vprintf(&line, fmt, ap) < 0;
+	va_end(ap);
+	rc = rc ? oom(err) : add_note(a, line.ptr, err);
+	buf_release(&line);
+	return rc;
 }
 
 /* A JSON array text of the distinct releases of `cs`; NULL on failure. */
@@ -1467,24 +1502,95 @@ static bool cost_unit_is_flow(const char *unit)
 }
 
 /*
+ * Slopes of log cost on log load that the baseline must pin down to this
+ * standard error before its captures' own slope replaces proportionality.
+ * A baseline whose loads all lie within a tenth of each other cannot
+ * tell 0.8 from 1, and a slope guessed from it moves a judged night at
+ * half the load by more than the margin.
+ */
+#define LOAD_SLOPE_SE_MAX 0.25
+
+/*
+ * How far (as a factor) the judged captures' typical load may lie
+ * outside the baseline's loads before a cost per unit of load, assumed
+ * proportional, is no longer read as a regression that gates or pages.
+ */
+#define LOAD_BEYOND 1.25
+
+/* What a cost test has to say besides its finding. */
+typedef struct cost_said {
+	char why[256]; /* why it did not run, for the run's skipped list; "" unsaid */
+	double load_b_lo, load_b_hi, load_c; /* the baseline's loads, the judged ones' */
+	bool beyond; /* judged beyond the baseline's loads, with no slope to go by */
+	bool fitted; /* the baseline's own slope of cost on load was used */
+} cost_said;
+
+/*
+ * Cost per unit of load assumed cost proportional to load, and a quieter
+ * night with a fixed overhead (a process's idle CPU, its timers) read as
+ * a costlier release: 0.1 CPU s/s plus 2 ms a request gives 2.5 ms a
+ * request at 200 a second and 3 ms at 100. Where the baseline's loads
+ * span enough to pin its slope down, log cost is fitted against log load
+ * over the baseline (stats_fit_line) and every capture's cost is read at
+ * the baseline's typical load along that slope; else the slope is 1.
+ * y holds log cost per unit of load and x log load, baseline first (nb),
+ * then the judged captures (nc). Returns the variance the slope's error
+ * adds to the judged captures' mean (0 when the slope is 1), for the
+ * test's standard error; *rc is 0 or STATS_ENOMEM.
+ */
+static double load_slope(cost_said *said, double *y, const double *x, size_t nb, size_t nc, int *rc)
+{
+	double *yc = malloc(nb * sizeof(*yc)), xb = 0, xc = 0, lo = INFINITY, hi = -INFINITY;
+	stats_line line;
+	double var = 0;
+
+	*rc = 0;
+	if (!yc) {
+		*rc = STATS_ENOMEM;
+		return 0;
+	}
+	for (size_t i = 0; i < nb; i++) {
+		yc[i] = y[i] + x[i];
+		xb += x[i] / (double)nb;
+		lo = fmin(lo, x[i]), hi = fmax(hi, x[i]);
+	}
+	for (size_t i = nb; i < nb + nc; i++)
+		xc += x[i] / (double)nc;
+	if (nb >= 3 && stats_fit_line(&line, x, yc, nb) == 0 &&
+	    sqrt(line.var_c1) <= LOAD_SLOPE_SE_MAX) {
+		said->fitted = true;
+		var = line.var_c1 * (xc - xb) * (xc - xb);
+		/* log(cost at the baseline's typical load) - that load's log: per unit of load. */
+		for (size_t i = 0; i < nb + nc; i++)
+			y[i] = y[i] + x[i] - line.c1 * (x[i] - xb) - xb;
+	}
+	said->load_b_lo = exp(lo), said->load_b_hi = exp(hi), said->load_c = exp(xc);
+	said->beyond = !said->fitted && (xc < lo - log(LOAD_BEYOND) || xc > hi + log(LOAD_BEYOND));
+	free(yc);
+	return var;
+}
+
+/*
  * The whole service's cost: log cost per capture (per unit of load when
  * per_load and the cost is a flow), with sampling variance 1 / samples
  * (the relative noise of a sampled total), tested like a share against
  * log(1 +- rel_margin). No test (STATS_EDATA) when a capture on either
  * side lacks the measure, or when the captures' measures cannot be
  * compared, or when a baseline with load figures meets judged captures
- * without: then why (why_size bytes) says so, for a note on the run.
+ * without: then said->why says so, for a note on the run.
  */
-static int cost_test(finding *f, char *why, size_t why_size, const sides *s,
-		     const analysis_target_data *td, const char *type, bool per_load,
-		     const analysis_opts *o)
+static int cost_test(finding *f, cost_said *said, const sides *s, const analysis_target_data *td,
+		     const char *type, bool per_load, const analysis_opts *o)
 {
 	size_t nb0 = s->base.n, nc0 = s->cur.n, nb = 0, nc = 0, nbm = 0, ncm = 0;
 	size_t need = o->min_baseline > 2 ? o->min_baseline : 2;
-	double *y = malloc(2 * (nb0 + nc0) * sizeof(*y)), *v, gm_b, gm_c, up, down, mup, mdown;
+	double *y = malloc(3 * (nb0 + nc0) * sizeof(*y)), *v, *x, gm_b, gm_c, up, down, mup, mdown;
+	double slope_var = 0;
 	int *ix = malloc((2 * nb0 + 2 * nc0 + 1) * sizeof(*ix)), *gb, *wb, *wc, *hc;
 	const char *unit = NULL, *u, *lacks = NULL;
 	const capture_ref *first = NULL, *lacking = NULL;
+	char *why = said->why;
+	size_t why_size = sizeof(said->why);
 	stats_result rup, rdn, rci;
 	week_adj wk;
 	fit_in in = {NULL, NULL, NULL, 0, 0, 1, 0, NULL, NULL};
@@ -1494,12 +1600,13 @@ static int cost_test(finding *f, char *why, size_t why_size, const sides *s,
 	int rc = STATS_EDATA;
 
 	memset(&wk, 0, sizeof(wk));
-	*why = '\0';
+	memset(said, 0, sizeof(*said));
 	if (!y || !ix) {
 		rc = STATS_ENOMEM;
 		goto out;
 	}
 	v = y + nb0 + nc0;
+	x = v + nb0 + nc0;
 	gb = ix, wb = gb + nb0, wc = wb + nb0, hc = wc + nc0;
 	/*
 	 * A capture without the measure (no duration, no load figure) is left
@@ -1531,6 +1638,7 @@ static int cost_test(finding *f, char *why, size_t why_size, const sides *s,
 			first = c;
 		unit = u;
 		y[at] = log(per_load ? cost / c->load : cost);
+		x[at] = per_load ? log(c->load) : 0;
 		v[at] = 1.0 / (double)(c->sample_count > 0 ? c->sample_count : 1);
 		if (base) {
 			gb[nb] = td->gb ? td->gb[k] : 0;
@@ -1564,6 +1672,12 @@ static int cost_test(finding *f, char *why, size_t why_size, const sides *s,
 	}
 	if (nb < o->min_baseline || nb < 2 || nc == 0)
 		goto out;
+	if (per_load) {
+		slope_var = load_slope(said, y, x, nb, nc, &rc);
+		if (rc < 0)
+			goto out;
+		rc = STATS_EDATA;
+	}
 	in.vb = v, in.vc = v + nb;
 	in.gb = td->gb ? gb : NULL;
 	in.nb = nb, in.nc = nc;
@@ -1577,6 +1691,12 @@ static int cost_test(finding *f, char *why, size_t why_size, const sides *s,
 	if ((rc = fit_on(&p, &in, ya, ya + nb)) < 0)
 		goto out;
 	week_restore(&p, &wk, wk.fc); /* nothing to restore without a week: wk is zero */
+	if (slope_var > 0) {
+		/* The slope is the baseline's estimate: read far from its loads, it errs more. */
+		double se2 = p.se * p.se;
+		p.se = sqrt(se2 + slope_var);
+		p.df = fmin(p.df, stats_satterthwaite(se2, p.df, slope_var, (double)nb - 2));
+	}
 	shift = wk.fc * wk.d;
 	up = log1p(o->rel_margin);
 	down = log1p(-fmin(o->rel_margin, 0.99));
@@ -1608,7 +1728,11 @@ static int cost_test(finding *f, char *why, size_t why_size, const sides *s,
 	gm_c = exp(p.mean_c);
 	f->kind = FINDING_KIND_COST;
 	f->cost_unit = per_load ? per_load_unit(unit) : unit;
-	f->test = strdup("pooled_log");
+	/* The test says how load was read: stored with the finding, and caps it (finish). */
+	f->test = strdup(!per_load      ? "pooled_log"
+			 : said->fitted ? "pooled_log_load_fit"
+			 : said->beyond ? "pooled_log_load_beyond"
+					: "pooled_log");
 	/* Cost findings: the cost itself where shares go, changes relative. */
 	f->baseline_share = gm_b;
 	f->current_share = gm_c;
@@ -3520,9 +3644,9 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 	 */
 	for (int per_load = 1, done = 0; o->cost_tests && per_load >= 0 && !done; per_load--) {
 		finding *f = &a->tests[a->ntests];
-		char why[256];
+		cost_said said;
 		memset(f, 0, sizeof(*f));
-		rc = cost_test(f, why, sizeof(why), &s, &td, t->type, per_load, o);
+		rc = cost_test(f, &said, &s, &td, t->type, per_load, o);
 		if (rc == STATS_EDATA) {
 			finding_clear(f);
 			rc = 0;
@@ -3533,7 +3657,7 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 			 * load that could not: it is shown, capped at low.
 			 */
 			const char *lead = per_load ? "" : "whole-service cost not tested: ";
-			if (*why && (rc = skip(a, t, err, "%s%s", lead, why)) < 0)
+			if (*said.why && (rc = skip(a, t, err, "%s%s", lead, said.why)) < 0)
 				goto out;
 			continue;
 		}
@@ -3544,6 +3668,13 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 					    t->service, stats_error_name(rc));
 			goto out;
 		}
+		if (said.beyond &&
+		    (rc = note(a, t, err,
+			       "cost per unit of load at most low: the judged load "
+			       "(%.3g) lies outside what the baseline saw (%.3g to %.3g), whose "
+			       "loads are too alike to show how cost follows load",
+			       said.load_c, said.load_b_lo, said.load_b_hi)) < 0)
+			goto out;
 		done = 1;
 		f->row = SIZE_MAX;
 		f->function = strdup(FINDING_WHOLE_SERVICE);
@@ -4048,9 +4179,13 @@ int analysis_finish(analysis *a, pr_error *err)
 		 * Cost per second of capture, or bytes in use, also rises with
 		 * traffic and with how much CPU a host lets the process have:
 		 * without a load figure it is reported, never gates nor pages.
+		 * Nor does a cost per unit of load read at loads the baseline
+		 * never saw, with no slope of its own to read it by: a fixed
+		 * overhead makes a quiet night costlier per request.
 		 */
 		if (cost && f->cost_unit &&
-		    strcmp(finding_cost_family(f->cost_unit), "per_load") != 0 &&
+		    (strcmp(finding_cost_family(f->cost_unit), "per_load") != 0 ||
+		     (f->test && strcmp(f->test, "pooled_log_load_beyond") == 0)) &&
 		    f->severity > STATS_SEV_LOW)
 			f->severity = STATS_SEV_LOW;
 		if (f->significant)
@@ -4351,9 +4486,9 @@ static json_t *part_target(const analysis_target_data *td, const size_t *used, s
 int analysis_part_json(struct json_t **out, const analysis *a)
 {
 	json_t *o = json_object(), *tests = json_array(), *targets = json_array();
-	json_t *skipped = json_array(), *judged = json_array();
+	json_t *skipped = json_array(), *judged = json_array(), *notes = json_array();
 	size_t *used = NULL, *newrow = NULL;
-	int bad = !o || !tests || !targets || !skipped || !judged;
+	int bad = !o || !tests || !targets || !skipped || !judged || !notes;
 
 	*out = NULL;
 	for (size_t tg = 0; !bad && tg < a->ntargets; tg++) {
@@ -4392,6 +4527,8 @@ int analysis_part_json(struct json_t **out, const analysis *a)
 						       a->skipped[i].type, "reason",
 						       a->skipped[i].reason, "release",
 						       a->skipped[i].release));
+	for (size_t i = 0; !bad && i < a->nnotes; i++)
+		bad |= json_array_append_new(notes, json_string(a->notes[i]));
 	for (size_t i = 0; !bad && i < a->njudged; i++) {
 		const analysis_judged *j = &a->judged[i];
 		bad |= json_array_append_new(
@@ -4405,7 +4542,8 @@ int analysis_part_json(struct json_t **out, const analysis *a)
 		bad |= json_object_set_new(o, "targets", targets);
 		bad |= json_object_set_new(o, "skipped", skipped);
 		bad |= json_object_set_new(o, "judged", judged);
-		tests = targets = skipped = judged = NULL;
+		bad |= json_object_set_new(o, "notes", notes);
+		tests = targets = skipped = judged = notes = NULL;
 		bad |= json_object_set_new(o, "services", json_integer((json_int_t)a->services));
 		bad |= json_object_set_new(o, "filtered", json_integer((json_int_t)a->filtered));
 		bad |= json_object_set_new(o, "db_seconds", part_num(a->db_seconds));
@@ -4417,6 +4555,7 @@ int analysis_part_json(struct json_t **out, const analysis *a)
 	json_decref(targets);
 	json_decref(skipped);
 	json_decref(judged);
+	json_decref(notes);
 	if (bad) {
 		json_decref(o);
 		return PR_ENOMEM;
@@ -4691,6 +4830,16 @@ int analysis_part_merge(analysis *a, const struct json_t *part, pr_error *err)
 			rc = oom(err);
 			goto out;
 		}
+	}
+	/* An older worker's part has no notes. */
+	json_array_foreach(json_object_get(part, "notes"), i, v)
+	{
+		if (!json_is_string(v)) {
+			rc = part_bad(err, "note");
+			goto out;
+		}
+		if ((rc = add_note(a, json_string_value(v), err)) < 0)
+			goto out;
 	}
 	json_array_foreach(judged, i, v) {
 		analysis_judged *j = realloc(a->judged, (a->njudged + 1) * sizeof(*j));

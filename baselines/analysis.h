@@ -273,6 +273,12 @@ typedef struct analysis {
 	size_t nfindings;
 	analysis_skip *skipped;
 	size_t nskipped;
+	/*
+	 * What a judged target's tests left out or held back, one line each
+	 * ("service/type: why"): said, but no gate's concern, as a skip is.
+	 */
+	char **notes;
+	size_t nnotes;
 	size_t services;          /* targets analysed (not skipped) */
 	size_t filtered;          /* functions not tested: too small to ever pass the
 				   * margin, or known in too few captures (summaries) */

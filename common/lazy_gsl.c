@@ -10,6 +10,7 @@
 
 #include <gsl/gsl_cdf.h>
 #include <gsl/gsl_errno.h>
+#include <gsl/gsl_fit.h>
 #include <gsl/gsl_sf_psi.h>
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
@@ -23,6 +24,11 @@
 	X(double, gsl_cdf_tdist_Qinv, (const double q, const double nu), (q, nu)) \
 	X(double, gsl_cdf_ugaussian_Q, (const double x), (x)) \
 	X(double, gsl_sf_psi, (const double x), (x)) \
+	X(int, gsl_fit_linear, \
+	  (const double *x, const size_t xstride, const double *y, const size_t ystride, \
+	   const size_t n, double *c0, double *c1, double *cov00, double *cov01, double *cov11, \
+	   double *sumsq), \
+	  (x, xstride, y, ystride, n, c0, c1, cov00, cov01, cov11, sumsq)) \
 	V(gsl_sort, (double *data, const size_t stride, const size_t n), (data, stride, n)) \
 	X(double, gsl_stats_mad, \
 	  (const double data[], const size_t stride, const size_t n, double work[]), \

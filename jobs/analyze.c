@@ -227,6 +227,8 @@ int analyze_run(analyze_result *out, const job_env *env, const analyze_opts *o, 
 	if ((rc = check_selected(r, o, env->d, &one, type, err)) < 0 ||
 	    (rc = analysis_finish(&r->a, err)) < 0)
 		goto fail;
+	for (size_t i = 0; i < r->a.nnotes; i++)
+		job_note(&r->notes, "%s", r->a.notes[i]);
 	if (!o->dry_run &&
 	    ((rc = record_findings_bs(&r->a, env->d, env->bs, r->run_id, env->cfg, o->page, err)) <
 		     0 ||

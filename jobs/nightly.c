@@ -719,6 +719,8 @@ int nightly_run(nightly_result *out, const job_env *env, const nightly_opts *o, 
 	}
 	if ((rc = analysis_finish(&r->a, err)) < 0)
 		goto fail;
+	for (size_t i = 0; i < r->a.nnotes; i++)
+		job_note(&r->notes, "%s", r->a.notes[i]);
 	if (!o->dry_run &&
 	    ((rc = record_findings_bs(&r->a, env->d, env->bs, r->run_id, env->cfg, true, err)) <
 		     0 ||

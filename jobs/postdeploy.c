@@ -459,8 +459,11 @@ int postdeploy_run(postdeploy_result *out, const job_env *env, const postdeploy_
 					       err)) < 0)
 			goto fail;
 	}
-	if ((rc = analysis_finish(&x->a, err)) < 0 ||
-	    (rc = record_findings_bs(&x->a, env->d, env->bs, x->run_id, env->cfg, true, err)) < 0 ||
+	if ((rc = analysis_finish(&x->a, err)) < 0)
+		goto fail;
+	for (size_t i = 0; i < x->a.nnotes; i++)
+		job_note(&x->notes, "%s", x->a.notes[i]);
+	if ((rc = record_findings_bs(&x->a, env->d, env->bs, x->run_id, env->cfg, true, err)) < 0 ||
 	    (rc = store_suspects(x, env->d, x->run_id, err)) < 0 ||
 	    (rc = tag_evidence(x, env->d, err)) < 0)
 		goto fail;

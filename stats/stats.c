@@ -5,10 +5,12 @@
  * the same argument checks and never hands GSL an empty array.
  */
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <gsl/gsl_fit.h>
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 
@@ -124,6 +126,26 @@ int stats_mad(double *out, const double *x, size_t n)
 	/* gsl_stats_mad applies the normal factor; gsl_stats_mad0 would not. */
 	*out = gsl_stats_mad(x, 1, n, work);
 	free(work);
+	return 0;
+}
+
+int stats_fit_line(stats_line *out, const double *x, const double *y, size_t n)
+{
+	double c00, c01, c11, sumsq;
+	bool spread = false;
+	int rc;
+
+	if ((rc = check_array(out, x, n, 3)) < 0 || (rc = check_array(out, y, n, 3)) < 0)
+		return rc;
+	/* Every x alike leaves GSL dividing by a spread of 0. */
+	for (size_t i = 1; i < n && !spread; i++)
+		spread = x[i] != x[0];
+	if (!spread)
+		return STATS_EDATA;
+	if (gsl_fit_linear(x, 1, y, 1, n, &out->c0, &out->c1, &c00, &c01, &c11, &sumsq) != 0 ||
+	    !isfinite(out->c1) || !isfinite(c11))
+		return STATS_EDATA;
+	out->var_c1 = c11;
 	return 0;
 }
 

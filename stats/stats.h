@@ -87,6 +87,19 @@ int stats_mad(double *out, const double *x, size_t n);
  */
 int stats_quantile(double *out, const double *x, size_t n, double prob);
 
+/* A straight line fitted by least squares: y = c0 + c1 x. */
+typedef struct stats_line {
+	double c0, c1;
+	double var_c1; /* the slope's variance, from the residuals' spread */
+} stats_line;
+
+/*
+ * The least-squares line through (x[i], y[i]), i < n (gsl_fit_linear);
+ * n >= 3 so that the residuals leave a spread to judge the slope by.
+ * STATS_EDATA when every x is the same (no slope to fit).
+ */
+int stats_fit_line(stats_line *out, const double *x, const double *y, size_t n);
+
 /*
  * Exponentially weighted moving average of a series ordered oldest first:
  * s_0 = x_0, s_i = alpha * x_i + (1 - alpha) * s_(i-1); *out = s_(n-1).

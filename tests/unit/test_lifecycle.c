@@ -2259,6 +2259,79 @@ static void test_a_release_that_lost_its_load_figure_is_not_judged_per_second_al
 }
 
 /*
+ * 28 baseline captures whose load figures run from base_lo to base_hi,
+ * then 4 judged captures at `load`, each costing `overhead` plus its load
+ * times `per_load` (in pprof_capture's units), times `slower` for the
+ * judged ones.
+ */
+static void overhead_case(fx *f, const char *name, double base_lo, double base_hi, double load,
+			  double overhead, double per_load, double slower)
+{
+	char text[32];
+
+	testdb_execf(f->t, "insert into services (name, enabled) values ('%s', true)", name);
+	for (int i = 0; i < 28; i++) {
+		double l = base_lo + (base_hi - base_lo) * (double)((i * 11) % 28) / 27;
+		snprintf(text, sizeof(text), "%.3f", l);
+		load_capture(f, name, "v1", NIGHT_END - 14 * DAY + i * 12 * HOUR, text,
+			     overhead + per_load * l);
+	}
+	snprintf(text, sizeof(text), "%.3f", load);
+	for (int k = 0; k < 4; k++)
+		load_capture(f, name, "v3", NIGHT_END - (20 - 4 * k) * HOUR, text,
+			     slower * (overhead + per_load * load));
+}
+
+static bool said_of(char *const *lines, size_t n, const char *service, const char *what)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(lines[i], service, strlen(service)) == 0 && strstr(lines[i], what))
+			return true;
+	return false;
+}
+
+/*
+ * A fixed overhead (a fifth of the cost at the baseline's load) makes a
+ * quieter night costlier per request: at half the load, divided by load
+ * as if cost were proportional to it, an unchanged release read +25% and
+ * paged critical. Where the baseline's loads vary enough, cost is read
+ * along the baseline's own slope: no finding, nor for cost proportional
+ * to load at twice or half the traffic, while a release twice as slow at
+ * the same load is still critical. Where the baseline's loads are all
+ * alike, a night at half the load is at most low, and the run says why.
+ */
+static void test_a_quieter_night_with_a_fixed_overhead_is_no_regression(void **state)
+{
+	static const char *const names[] = {"half",     "seventy", "double",
+					    "halfprop", "slower",  "flat"};
+	fx *f = *state;
+	analysis a;
+	const finding *t;
+
+	overhead_case(f, "half", 150, 250, 100, 0.2, 0.004, 1);
+	overhead_case(f, "seventy", 150, 250, 140, 0.2, 0.004, 1);
+	overhead_case(f, "double", 150, 250, 400, 0, 0.005, 1);
+	overhead_case(f, "halfprop", 150, 250, 100, 0, 0.005, 1);
+	overhead_case(f, "slower", 150, 250, 200, 0.2, 0.004, 2);
+	overhead_case(f, "flat", 200, 200, 100, 0.2, 0.004, 1);
+	judge(f, &a, names, 6);
+	for (size_t i = 0; i < 4; i++) {
+		assert_non_null(t = cost_test_of(&a, names[i]));
+		assert_string_equal(t->cost_unit, "per_load:value_per_s");
+		assert_null(cost_finding(&a, names[i]));
+	}
+	assert_non_null(t = cost_finding(&a, "slower"));
+	assert_string_equal(t->cost_unit, "per_load:value_per_s");
+	assert_int_equal(t->severity, STATS_SEV_CRITICAL);
+	if ((t = cost_finding(&a, "flat")))
+		assert_true(t->severity <= STATS_SEV_LOW);
+	assert_true(
+		said_of(a.notes, a.nnotes, "flat/cpu: ",
+			"the judged load (100) lies outside what the baseline saw (200 to 200)"));
+	analysis_release(&a);
+}
+
+/*
  * Heap bytes in use are a level, not a flow: the same retained heap at
  * half the request rate (a quiet night) is no regression. Divided by
  * load, it read as twice the bytes per unit of load, a critical
@@ -2534,6 +2607,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 			test_a_release_that_lost_its_load_figure_is_not_judged_per_second_alone,
 			setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_a_quieter_night_with_a_fixed_overhead_is_no_regression, setup,
+			teardown),
 		cmocka_unit_test_setup_teardown(test_a_service_slower_everywhere_is_a_cost_finding,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_rise_on_one_host_alone_is_not_the_release_s,
