@@ -1517,13 +1517,47 @@ static bool cost_unit_is_flow(const char *unit)
  */
 #define LOAD_BEYOND 1.25
 
+/* Baseline captures further than this many scaled MADs from the median are left out. */
+#define LOAD_OUTLIER_MADS 5.0
+
 /* What a cost test has to say besides its finding. */
 typedef struct cost_said {
 	char why[256]; /* why it did not run, for the run's skipped list; "" unsaid */
+	size_t left_out; /* baseline captures left out: cost per unit of load far off */
 	double load_b_lo, load_b_hi, load_c; /* the baseline's loads, the judged ones' */
 	bool beyond; /* judged beyond the baseline's loads, with no slope to go by */
 	bool fitted; /* the baseline's own slope of cost on load was used */
 } cost_said;
+
+/*
+ * Leave out of y[0..*n) (with v, x, gb, wb alike) the values further than
+ * LOAD_OUTLIER_MADS scaled MADs from their median: one capture whose load
+ * was written in requests per minute, 60 times the rest, or "1e300",
+ * widened the baseline's spread until a doubling went unseen. Returns how
+ * many were left out, or STATS_ENOMEM.
+ */
+static int drop_far(double *y, double *v, double *x, int *gb, int *wb, size_t *n)
+{
+	double med, mad;
+	size_t k = 0;
+	int rc;
+
+	if (*n < 3)
+		return 0;
+	if ((rc = stats_median(&med, y, *n)) < 0 || (rc = stats_mad(&mad, y, *n)) < 0)
+		return rc;
+	if (!(mad > 0))
+		return 0;
+	for (size_t i = 0; i < *n; i++) {
+		if (fabs(y[i] - med) > LOAD_OUTLIER_MADS * mad)
+			continue;
+		y[k] = y[i], v[k] = v[i], x[k] = x[i], gb[k] = gb[i], wb[k] = wb[i];
+		k++;
+	}
+	rc = (int)(*n - k);
+	*n = k;
+	return rc;
+}
 
 /*
  * Cost per unit of load assumed cost proportional to load, and a quieter
@@ -1661,6 +1695,25 @@ static int cost_test(finding *f, cost_said *said, const sides *s, const analysis
 			 "cost per unit of load not tested: 0 of %zu judged captures have a load "
 			 "figure (none, or load=0), %zu of %zu baseline ones do",
 			 ncm, nb, nbm);
+		goto out;
+	}
+	if (per_load && nb >= need) {
+		int left = drop_far(y, v, x, gb, wb, &nb);
+		if (left < 0) {
+			rc = left;
+			goto out;
+		}
+		said->left_out = (size_t)left;
+		/* The judged captures follow the baseline's: close the gap left. */
+		memmove(y + nb, y + nb + said->left_out, nc * sizeof(*y));
+		memmove(v + nb, v + nb + said->left_out, nc * sizeof(*v));
+		memmove(x + nb, x + nb + said->left_out, nc * sizeof(*x));
+	}
+	if (per_load && said->left_out && nb < need && nc > 0) {
+		snprintf(why, why_size,
+			 "cost per unit of load not tested: %zu of %zu baseline captures lie far "
+			 "from the rest, and %zu are too few (need %zu)",
+			 said->left_out, nb + said->left_out, nb, need);
 		goto out;
 	}
 	if ((nb < o->min_baseline || nb < 2 || nc == 0) && lacking && !per_load) {
@@ -3668,6 +3721,12 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 					    t->service, stats_error_name(rc));
 			goto out;
 		}
+		if (said.left_out &&
+		    (rc = note(a, t, err,
+			       "%zu baseline capture%s left out of the cost per unit "
+			       "of load: far from the rest (a load figure in another unit?)",
+			       said.left_out, said.left_out == 1 ? "" : "s")) < 0)
+			goto out;
 		if (said.beyond &&
 		    (rc = note(a, t, err,
 			       "cost per unit of load at most low: the judged load "

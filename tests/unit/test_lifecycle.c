@@ -2262,17 +2262,18 @@ static void test_a_release_that_lost_its_load_figure_is_not_judged_per_second_al
  * 28 baseline captures whose load figures run from base_lo to base_hi,
  * then 4 judged captures at `load`, each costing `overhead` plus its load
  * times `per_load` (in pprof_capture's units), times `slower` for the
- * judged ones.
+ * judged ones; `bad` of the baseline's load figures (from the sixth on,
+ * every twelfth) are written 60 times too large (requests per minute).
  */
 static void overhead_case(fx *f, const char *name, double base_lo, double base_hi, double load,
-			  double overhead, double per_load, double slower)
+			  double overhead, double per_load, double slower, int bad)
 {
 	char text[32];
 
 	testdb_execf(f->t, "insert into services (name, enabled) values ('%s', true)", name);
 	for (int i = 0; i < 28; i++) {
 		double l = base_lo + (base_hi - base_lo) * (double)((i * 11) % 28) / 27;
-		snprintf(text, sizeof(text), "%.3f", l);
+		snprintf(text, sizeof(text), "%.3f", i % 12 == 5 && i / 12 < bad ? l * 60 : l);
 		load_capture(f, name, "v1", NIGHT_END - 14 * DAY + i * 12 * HOUR, text,
 			     overhead + per_load * l);
 	}
@@ -2308,12 +2309,12 @@ static void test_a_quieter_night_with_a_fixed_overhead_is_no_regression(void **s
 	analysis a;
 	const finding *t;
 
-	overhead_case(f, "half", 150, 250, 100, 0.2, 0.004, 1);
-	overhead_case(f, "seventy", 150, 250, 140, 0.2, 0.004, 1);
-	overhead_case(f, "double", 150, 250, 400, 0, 0.005, 1);
-	overhead_case(f, "halfprop", 150, 250, 100, 0, 0.005, 1);
-	overhead_case(f, "slower", 150, 250, 200, 0.2, 0.004, 2);
-	overhead_case(f, "flat", 200, 200, 100, 0.2, 0.004, 1);
+	overhead_case(f, "half", 150, 250, 100, 0.2, 0.004, 1, 0);
+	overhead_case(f, "seventy", 150, 250, 140, 0.2, 0.004, 1, 0);
+	overhead_case(f, "double", 150, 250, 400, 0, 0.005, 1, 0);
+	overhead_case(f, "halfprop", 150, 250, 100, 0, 0.005, 1, 0);
+	overhead_case(f, "slower", 150, 250, 200, 0.2, 0.004, 2, 0);
+	overhead_case(f, "flat", 200, 200, 100, 0.2, 0.004, 1, 0);
 	judge(f, &a, names, 6);
 	for (size_t i = 0; i < 4; i++) {
 		assert_non_null(t = cost_test_of(&a, names[i]));
@@ -2328,6 +2329,35 @@ static void test_a_quieter_night_with_a_fixed_overhead_is_no_regression(void **s
 	assert_true(
 		said_of(a.notes, a.nnotes, "flat/cpu: ",
 			"the judged load (100) lies outside what the baseline saw (200 to 200)"));
+	analysis_release(&a);
+}
+
+/*
+ * Two baseline captures whose load was written in requests per minute
+ * (60 times the rest) widened the baseline's spread of cost per unit of
+ * load until a release twice as costly raised nothing; fitted, they
+ * would flatten the baseline's slope of cost on load until twice the
+ * traffic read as a regression. Captures far from the rest are left
+ * out, and the run says how many.
+ */
+static void test_a_load_figure_in_another_unit_does_not_hide_a_regression(void **state)
+{
+	static const char *const names[] = {"rpm", "busy"};
+	fx *f = *state;
+	analysis a;
+	const finding *t;
+
+	overhead_case(f, "rpm", 150, 250, 200, 0, 0.005, 2, 2);
+	overhead_case(f, "busy", 150, 250, 400, 0, 0.005, 1, 2);
+	judge(f, &a, names, 2);
+	assert_non_null(t = cost_finding(&a, "rpm"));
+	assert_string_equal(t->cost_unit, "per_load:value_per_s");
+	/* The window's baseline less the two. */
+	assert_true(t->baseline_captures >= 24 && t->baseline_captures <= 26);
+	assert_true(t->severity > STATS_SEV_LOW);
+	assert_true(said_of(a.notes, a.nnotes, "rpm/cpu: ",
+			    "2 baseline captures left out of the cost per unit of load"));
+	assert_null(cost_finding(&a, "busy"));
 	analysis_release(&a);
 }
 
@@ -2609,6 +2639,9 @@ int main(void)
 			setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_a_quieter_night_with_a_fixed_overhead_is_no_regression, setup,
+			teardown),
+		cmocka_unit_test_setup_teardown(
+			test_a_load_figure_in_another_unit_does_not_hide_a_regression, setup,
 			teardown),
 		cmocka_unit_test_setup_teardown(test_a_service_slower_everywhere_is_a_cost_finding,
 						setup, teardown),
