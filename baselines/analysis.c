@@ -1399,6 +1399,8 @@ static size_t look_of(const analysis_target *t, const sides *s, const analysis_o
 	return looks ? looks : 1;
 }
 
+static bool cost_unit_is_flow(const char *unit);
+
 /* Whether c counts samples each of which stands for `period` nanoseconds of CPU. */
 static bool cpu_period(const capture_ref *c)
 {
@@ -1442,6 +1444,19 @@ static double capture_cost(const capture_ref *c, const char *type, const char **
 	}
 	*unit = bytes ? "bytes_per_s" : "value_per_s";
 	return (double)c->total / ((double)c->duration_ns / 1e9);
+}
+
+double analysis_capture_cost(const capture_ref *c, const char *type, const char *cost_unit)
+{
+	const char *unit = NULL;
+	double cost = capture_cost(c, type, &unit);
+	bool per_load = strcmp(finding_cost_family(cost_unit), "per_load") == 0;
+
+	if (!(cost > 0) || !unit)
+		return 0;
+	if (!per_load)
+		return cost;
+	return c->load > 0 && cost_unit_is_flow(unit) ? cost / c->load : 0;
 }
 
 /*

@@ -196,6 +196,17 @@ const char *finding_static_name(const char *s);
  */
 const char *finding_cost_family(const char *unit);
 
+/*
+ * One capture's whole-service cost in a cost finding's unit `cost_unit`,
+ * measured as the analysis measures it (bytes in use of a heap, else
+ * the total per second of capture, CPU seconds for samples of a CPU-time
+ * period; divided by the capture's load figure for the "per_load"
+ * family): what a report draws under the finding. 0 when the capture
+ * lacks the measure (no duration, no load figure).
+ */
+struct capture_ref;
+double analysis_capture_cost(const struct capture_ref *c, const char *type, const char *cost_unit);
+
 /* One tested function; a finding when `significant`. */
 typedef struct finding {
 	int64_t id;               /* stored finding's id, 0 when not stored */

@@ -4,6 +4,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "jobs/reportdata.h"
 #include "baselines/analysis.h"
+#include "baselines/baseline.h"
 #include "baselines/findings.h"
 #include "jobs/access.h"
 #include "jobs/job.h"
@@ -821,14 +822,54 @@ out:
 	return rc;
 }
 
+/* The captures of a finding's capture_ids (its baseline's and its current ones) into *out. */
+static int cost_captures(capture_set *out, db *d, const char *captures_json, pr_error *err)
+{
+	static const char *const sides[] = {"baseline", "current"};
+	json_t *ids = json_loads(captures_json ? captures_json : "{}", 0, NULL);
+	json_t *all = json_array(), *v;
+	char *text = NULL;
+	bool bad = !all;
+	size_t i;
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	for (size_t k = 0; k < 2 && !bad; k++) {
+		const json_t *side = json_object_get(ids, sides[k]);
+		for (i = 0; i < json_array_size(side) && !bad; i++) {
+			v = json_array_get(side, i);
+			bad |= json_array_append_new(all, json_incref(v)) < 0;
+		}
+	}
+	if (bad || (json_array_size(all) && !(text = json_dumps(all, JSON_COMPACT))))
+		rc = oom(err);
+	else if (text)
+		rc = capture_set_load_ids(out, d, text, err);
+	free(text);
+	json_decref(all);
+	json_decref(ids);
+	return rc;
+}
+
+/* The cost of capture `id` of cs in `cost_unit` (analysis_capture_cost); 0 unknown. */
+static double cost_of(const capture_set *cs, int64_t id, const char *type, const char *cost_unit)
+{
+	for (size_t i = 0; i < cs->n; i++)
+		if (cs->caps[i].id == id)
+			return analysis_capture_cost(&cs->caps[i], type, cost_unit);
+	return 0;
+}
+
 /*
  * The finding's captures, with the function's share in each: in the
  * baseline captures, under its old id when the release renamed it
  * (`old_id`, 0 when not). A cost finding's points are each capture's
- * cost in the finding's unit, as the analysis measures it (bytes in use
- * of a heap, else total per second of capture, per unit of load when
- * per_load): its "function" is no function, and its self share was 0 in
- * every capture, a flat line that hid the rise.
+ * cost in the finding's unit, computed by the analysis's own code
+ * (analysis_capture_cost): its "function" is no function, and its self
+ * share was 0 in every capture, a flat line that hid the rise. A copy of
+ * that measure in SQL drifted from it: it missed the finding's unit
+ * ("per_load:cpu_s_per_s" is no "per_load"), samples of a CPU-time
+ * period, and load figures such as "6.5e1".
  */
 static int load_captures(report_finding *f, reportdata_cap **caps_out, size_t *ncaps, db *d,
 			 const char *captures_json, int64_t function_id, int64_t old_id,
@@ -844,16 +885,7 @@ static int load_captures(report_finding *f, reportdata_cap **caps_out, size_t *n
 		" select p.id, c.cur, " DB_TS_TO_US("p.captured_at") ","
 		" case when p.blob_deleted_at is null then p.blob_key end, p.release,"
 		" p.host, p.retention_class, p.format, p.profile_type, "
-		"case when $4::text = '' then coalesce(pf.self_share, 0) else"
-		" (case when p.profile_type = 'heap' and p.value_unit = 'bytes'"
-		"   then p.total_value::float8"
-		"  when coalesce(p.duration_ns, 0) <= 0 then null"
-		"  when p.value_unit = 'nanoseconds' then p.total_value::float8 / p.duration_ns"
-		"  else p.total_value::float8 / (p.duration_ns / 1e9) end)"
-		" / case when $4 = 'per_load' then (select case when v ~ "
-		"'^[0-9]{1,15}(\\.[0-9]{1,15})?$' then nullif(v::float8, 0) end"
-		"   from (select coalesce(p.tags ->> 'load', p.tags ->> 'rps') as v) t)"
-		"  else 1 end end, p.service_id,"
+		"case when $4::text = '' then coalesce(pf.self_share, 0) end, p.service_id,"
 		" p.total_value, p.commit_sha"
 		" from c join profiles p on p.id = c.id"
 		" left join profile_functions pf on pf.profile_id = p.id"
@@ -865,13 +897,16 @@ static int load_captures(report_finding *f, reportdata_cap **caps_out, size_t *n
 	const char *p[4] = {captures_json, fid, oid, f->cost_unit ? f->cost_unit : ""};
 	PGresult *res = NULL;
 	reportdata_cap *caps = NULL;
-	int rows, rc;
+	capture_set cost = {NULL, 0};
+	int rows = 0, rc;
 	bool bad = false;
 
 	snprintf(fid, sizeof(fid), "%" PRId64, function_id);
 	snprintf(oid, sizeof(oid), "%" PRId64, old_id);
-	if ((rc = db_exec(d, &res, err, "reading a finding's captures", sql, 4, p)) < 0)
+	if (f->cost_unit && (rc = cost_captures(&cost, d, captures_json, err)) < 0)
 		return rc;
+	if ((rc = db_exec(d, &res, err, "reading a finding's captures", sql, 4, p)) < 0)
+		goto out;
 	rows = db_rows(res);
 	if (rows && (!(f->caps = calloc((size_t)rows, sizeof(*f->caps))) ||
 		     !(f->points = calloc((size_t)rows, sizeof(*f->points))) ||
@@ -883,8 +918,6 @@ static int load_captures(report_finding *f, reportdata_cap **caps_out, size_t *n
 		report_capture *c = &f->caps[f->ncaps++];
 		report_point *pt = &f->points[f->npoints];
 		reportdata_cap *rc2 = &caps[i];
-		/* A capture without the measure (no duration, no load) has no point. */
-		f->npoints += !PQgetisnull(res, i, 9);
 		c->id = pt->capture_id = rc2->id = db_get_i64(res, i, 0);
 		c->current = pt->current = db_get_bool(res, i, 1);
 		c->at_us = pt->at_us = rc2->at_us = db_get_i64(res, i, 2);
@@ -892,7 +925,11 @@ static int load_captures(report_finding *f, reportdata_cap **caps_out, size_t *n
 		c->release = dup_or_null(db_get_text(res, i, 4), &bad);
 		c->host = dup_or_null(db_get_text(res, i, 5), &bad);
 		c->retention = dup_or_null(db_get_text(res, i, 6), &bad);
-		pt->share = db_get_f64(res, i, 9);
+		pt->share = f->cost_unit
+				    ? cost_of(&cost, c->id, db_get_text(res, i, 8), f->cost_unit)
+				    : db_get_f64(res, i, 9);
+		/* A capture without the measure (no duration, no load) has no point. */
+		f->npoints += f->cost_unit ? pt->share > 0 : !PQgetisnull(res, i, 9);
 		rc2->blob_key = dup_or_null(db_get_text(res, i, 3), &bad);
 		rc2->format = dup_or_null(db_get_text(res, i, 7), &bad);
 		rc2->type = dup_or_null(db_get_text(res, i, 8), &bad);
@@ -913,6 +950,7 @@ static int load_captures(report_finding *f, reportdata_cap **caps_out, size_t *n
 out:
 	reportdata_caps_free(caps, (size_t)rows);
 	db_result_free(res);
+	capture_set_release(&cost);
 	return rc;
 }
 

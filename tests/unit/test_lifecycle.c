@@ -2549,6 +2549,60 @@ static void test_a_cost_finding_history_is_the_cost_of_each_capture(void **state
 	}
 }
 
+/*
+ * The report's cost history under a finding per unit of load is the
+ * analysis's own measure: its baseline's median is the finding's
+ * baseline figure. Drawn by a copy of the measure in SQL, it tested for
+ * the unit "per_load" (stored as "per_load:cpu_s_per_s"), counted
+ * samples of a CPU-time period as samples, and refused a load of
+ * "6.5e1": the line showed samples per second under "ms CPU per unit of
+ * load".
+ */
+static void test_a_cost_history_per_unit_of_load_is_the_finding_s_measure(void **state)
+{
+	fx *f = *state;
+	nightly_opts o = {0};
+	nightly_result r;
+	pr_error err = PR_ERROR_INIT;
+	char path[700];
+	json_t *doc, *fs, *cost = NULL;
+	double median, base;
+	FILE *in;
+
+	testdb_execf(f->t, "insert into services (name, enabled) values ('rate', true)");
+	f->period_type = "cpu";
+	f->period = 10000000;
+	for (int day = 14; day >= 1; day--)
+		for (int j = 0; j < 2; j++)
+			load_capture(f, "rate", "v1", NIGHT_END - day * DAY - (9 - 6 * j) * HOUR,
+				     "6.5e1", 1);
+	for (int k = 0; k < 4; k++)
+		load_capture(f, "rate", "v3", NIGHT_END - (20 - 4 * k) * HOUR, "6.5e1", 2);
+	f->period = 0;
+	now_us = NIGHT_END;
+	if (nightly_run(&r, &f->env, &o, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_non_null(r.report);
+	snprintf(path, sizeof(path), "%.*s.json", (int)(strlen(r.report) - 5), r.report);
+	nightly_result_release(&r);
+	assert_non_null(in = fopen(path, "r"));
+	assert_non_null(doc = json_loadf(in, 0, NULL));
+	fclose(in);
+	fs = json_object_get(doc, "findings");
+	for (size_t i = 0; i < json_array_size(fs); i++)
+		if (strcmp(json_string_value(json_object_get(json_array_get(fs, i), "kind")),
+			   "cost") == 0)
+			cost = json_array_get(fs, i);
+	assert_non_null(cost);
+	assert_string_equal(json_string_value(json_object_get(cost, "cost_unit")),
+			    "per_load:cpu_s_per_s");
+	median = json_real_value(json_object_get(json_object_get(cost, "band"), "median"));
+	base = json_real_value(json_object_get(cost, "baseline_share"));
+	/* A median of noisy captures against their mean: equal to a few percent. */
+	assert_true(base > 0 && fabs(median / base - 1) < 0.03);
+	json_decref(doc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -2557,6 +2611,9 @@ int main(void)
 			teardown),
 		cmocka_unit_test_setup_teardown(
 			test_a_cost_finding_history_is_the_cost_of_each_capture, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_a_cost_history_per_unit_of_load_is_the_finding_s_measure, setup,
+			teardown),
 		cmocka_unit_test_setup_teardown(test_a_rerun_without_new_captures_does_not_confirm,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(
