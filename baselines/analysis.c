@@ -1542,6 +1542,7 @@ typedef struct cost_said {
 	double load_b_lo, load_b_hi, load_c; /* the baseline's loads, the judged ones' */
 	bool beyond; /* judged beyond the baseline's loads, with no slope to go by */
 	bool fitted; /* the baseline's own slope of cost on load was used */
+	bool no_duration; /* no capture has a duration, though some name a sampling period */
 } cost_said;
 
 /*
@@ -1697,8 +1698,18 @@ static int cost_test(finding *f, cost_said *said, const sides *s, const analysis
 			hc[nc++] = td->hc ? td->hc[k] : 0;
 		}
 	}
-	if (!unit)
-		goto out; /* no capture has it (folded, perf): nothing to test, nothing to say */
+	/*
+	 * No capture has it. Folded and perf captures never carry a duration
+	 * and name no sampling period: nothing to say. A capture that names
+	 * one (pprof, JFR) could have carried a duration, and a gate passed
+	 * a service twice as costly without a word: the run notes it.
+	 */
+	if (!unit) {
+		for (size_t i = 0; i < nb0 + nc0 && !said->no_duration; i++)
+			said->no_duration = *(i < nb0 ? &s->base.caps[i] : &s->cur.caps[i - nb0])
+						     ->period_type != '\0';
+		goto out;
+	}
 	/*
 	 * A baseline with load figures and a release without them (the tag
 	 * dropped, or written load=0) is not one the test per second can
@@ -3726,6 +3737,11 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 			 */
 			const char *lead = per_load ? "" : "whole-service cost not tested: ";
 			if (*said.why && (rc = skip(a, t, err, "%s%s", lead, said.why)) < 0)
+				goto out;
+			if (!per_load && said.no_duration &&
+			    (rc = note(a, t, err,
+				       "whole-service cost not tested: no capture "
+				       "carries a duration")) < 0)
 				goto out;
 			continue;
 		}

@@ -2362,6 +2362,33 @@ static void test_a_load_figure_in_another_unit_does_not_hide_a_regression(void *
 }
 
 /*
+ * pprof captures that name a CPU sampling period but carry no duration
+ * cannot be tested for their whole cost, and a gate passed a service
+ * twice as costly without a word: the run notes it. Folded captures
+ * never carry a duration: nothing is said of them.
+ */
+static void test_captures_that_could_carry_a_duration_and_do_not_are_noted(void **state)
+{
+	static const char *const names[] = {"nodur", "folded"};
+	fx *f = *state;
+	analysis a;
+
+	period_case(f, "nodur", "cpu", 10000000, 10000000, 2);
+	testdb_execf(f->t, "update profiles set duration_ns = null where service_id = "
+			   "(select id from services where name = 'nodur')");
+	history(f, "folded");
+	for (int k = 0; k < 4; k++)
+		capture(f, "folded", "v3", NIGHT_END - (20 - 4 * k) * HOUR, 1, 1, 0.05);
+	judge(f, &a, names, 2);
+	assert_null(cost_test_of(&a, "nodur"));
+	assert_true(said_of(a.notes, a.nnotes, "nodur/cpu: ",
+			    "whole-service cost not tested: no capture carries a duration"));
+	assert_false(said_of(a.notes, a.nnotes, "folded/cpu: ", "whole-service cost"));
+	assert_false(skipped_for(&a, "folded", "whole-service cost"));
+	analysis_release(&a);
+}
+
+/*
  * Heap bytes in use are a level, not a flow: the same retained heap at
  * half the request rate (a quiet night) is no regression. Divided by
  * load, it read as twice the bytes per unit of load, a critical
@@ -2699,6 +2726,9 @@ int main(void)
 			teardown),
 		cmocka_unit_test_setup_teardown(
 			test_a_load_figure_in_another_unit_does_not_hide_a_regression, setup,
+			teardown),
+		cmocka_unit_test_setup_teardown(
+			test_captures_that_could_carry_a_duration_and_do_not_are_noted, setup,
 			teardown),
 		cmocka_unit_test_setup_teardown(test_a_service_slower_everywhere_is_a_cost_finding,
 						setup, teardown),
