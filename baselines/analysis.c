@@ -1428,8 +1428,9 @@ static double capture_cost(const capture_ref *c, const char *type, const char **
 	}
 	if (c->duration_ns <= 0)
 		return 0;
+	/* A wall profile's nanoseconds are wall time (waiting included), not CPU. */
 	if (strcmp(c->unit, "nanoseconds") == 0) {
-		*unit = "cpu_s_per_s";
+		*unit = type && strcmp(type, "wall") == 0 ? "wall_s_per_s" : "cpu_s_per_s";
 		return (double)c->total / (double)c->duration_ns;
 	}
 	/*
@@ -1496,11 +1497,16 @@ static const char *per_load_unit(const char *unit)
 {
 	if (strcmp(unit, "cpu_s_per_s") == 0)
 		return "per_load:cpu_s_per_s";
+	if (strcmp(unit, "wall_s_per_s") == 0)
+		return "per_load:wall_s_per_s";
 	return strcmp(unit, "bytes_per_s") == 0 ? "per_load:bytes_per_s" : "per_load:value_per_s";
 }
 
 const char *finding_cost_family(const char *unit)
 {
+	/* Earlier versions stored a wall profile's wall time as "cpu_s_per_s": one finding. */
+	if (unit && strcmp(unit, "wall_s_per_s") == 0)
+		return "cpu_s_per_s";
 	return unit && strncmp(unit, "per_load", 8) == 0 ? "per_load" : unit;
 }
 
@@ -1512,8 +1518,8 @@ const char *finding_cost_family(const char *unit)
  */
 static bool cost_unit_is_flow(const char *unit)
 {
-	return strcmp(unit, "cpu_s_per_s") == 0 || strcmp(unit, "bytes_per_s") == 0 ||
-	       strcmp(unit, "value_per_s") == 0;
+	return strcmp(unit, "cpu_s_per_s") == 0 || strcmp(unit, "wall_s_per_s") == 0 ||
+	       strcmp(unit, "bytes_per_s") == 0 || strcmp(unit, "value_per_s") == 0;
 }
 
 /*
@@ -4419,10 +4425,18 @@ static bool part_get_str(char **out, const json_t *o, const char *key)
 
 const char *finding_static_name(const char *s)
 {
-	static const char *const known[] = {
-		FINDING_KIND_SHARE,     FINDING_KIND_COST,     "bytes",    "bytes_per_s",
-		"cpu_s_per_s",          "value_per_s",         "per_load", "per_load:cpu_s_per_s",
-		"per_load:bytes_per_s", "per_load:value_per_s"};
+	static const char *const known[] = {FINDING_KIND_SHARE,
+					    FINDING_KIND_COST,
+					    "bytes",
+					    "bytes_per_s",
+					    "cpu_s_per_s",
+					    "value_per_s",
+					    "per_load",
+					    "per_load:cpu_s_per_s",
+					    "per_load:bytes_per_s",
+					    "per_load:value_per_s",
+					    "wall_s_per_s",
+					    "per_load:wall_s_per_s"};
 
 	for (size_t i = 0; s && i < sizeof(known) / sizeof(known[0]); i++)
 		if (strcmp(s, known[i]) == 0)

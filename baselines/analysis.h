@@ -182,7 +182,7 @@ const char *finding_dir_name(finding_dir d);
 
 /*
  * The static string equal to `s` among a finding's kinds
- * (FINDING_KIND_SHARE, FINDING_KIND_COST) and cost units ("cpu_s_per_s",
+ * (FINDING_KIND_SHARE, FINDING_KIND_COST) and cost units ("cpu_s_per_s", "wall_s_per_s",
  * "bytes", "bytes_per_s", "value_per_s", "per_load" and "per_load:" with
  * each of the three per-second units), for a finding's kind and
  * cost_unit; NULL when `s` is NULL or none of them.
@@ -192,7 +192,9 @@ const char *finding_static_name(const char *s);
 /*
  * A cost unit's family, what names one finding across versions: "per_load"
  * for every cost per unit of load ("per_load:cpu_s_per_s", and "per_load"
- * as an earlier version stored it), else `unit` itself.
+ * as an earlier version stored it), "cpu_s_per_s" for "wall_s_per_s" (a
+ * wall profile's time, which earlier versions stored as CPU), else `unit`
+ * itself.
  */
 const char *finding_cost_family(const char *unit);
 

@@ -33,6 +33,8 @@ static scale scale_for(const char *cost_unit, double mag)
 		s = (scale){0.01, 2, 'f', "%"};
 	} else if (strcmp(cost_unit, "cpu_s_per_s") == 0) {
 		s = (scale){1, 3, 'f', " CPU s/s"};
+	} else if (strcmp(cost_unit, "wall_s_per_s") == 0) {
+		s = (scale){1, 3, 'f', " wall s/s"};
 	} else if (strcmp(cost_unit, "bytes") == 0 || strcmp(cost_unit, "bytes_per_s") == 0) {
 		while (mag >= 1024 * s.div && k + 1 < sizeof(bin) / sizeof(bin[0]))
 			s.div *= 1024, k++;
@@ -50,6 +52,10 @@ static scale scale_for(const char *cost_unit, double mag)
 		s = mag >= 1      ? (scale){1, 2, 'f', " s CPU per unit of load"}
 		    : mag >= 1e-3 ? (scale){1e-3, 2, 'f', " ms CPU per unit of load"}
 				  : (scale){1e-6, 2, 'f', " us CPU per unit of load"};
+	} else if (strcmp(cost_unit, "per_load:wall_s_per_s") == 0) {
+		s = mag >= 1      ? (scale){1, 2, 'f', " s wall per unit of load"}
+		    : mag >= 1e-3 ? (scale){1e-3, 2, 'f', " ms wall per unit of load"}
+				  : (scale){1e-6, 2, 'f', " us wall per unit of load"};
 	} else if (strcmp(cost_unit, "per_load:bytes_per_s") == 0) {
 		s = scale_for("bytes", mag);
 		strncat(s.suffix, " per unit of load", sizeof(s.suffix) - strlen(s.suffix) - 1);

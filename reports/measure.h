@@ -11,7 +11,8 @@
  * a report and a page.
  *
  * `cost_unit` is NULL for a share finding, else the cost finding's unit:
- * "cpu_s_per_s" (CPU seconds per second of capture), "bytes" (heap in
+ * "cpu_s_per_s" (CPU seconds per second of capture), "wall_s_per_s"
+ * (wall seconds per second of a wall profile), "bytes" (heap in
  * use), "bytes_per_s" (bytes allocated per second of capture),
  * "value_per_s" (the profile's value per second of capture) or
  * "per_load:" and one of the per-second units (that cost per unit of the

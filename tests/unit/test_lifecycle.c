@@ -2389,6 +2389,37 @@ static void test_captures_that_could_carry_a_duration_and_do_not_are_noted(void 
 }
 
 /*
+ * A wall profile's nanoseconds are wall time, waiting included: its
+ * whole-service cost is wall seconds per second, not CPU seconds, which
+ * is how it was labelled.
+ */
+static void test_a_wall_profile_costs_wall_seconds(void **state)
+{
+	static const char *const names[] = {"wall"};
+	fx *f = *state;
+	analysis a;
+	const finding *t;
+	char text[128];
+
+	f->type = "wall";
+	testdb_execf(f->t, "insert into services (name, enabled) values ('wall', true)");
+	for (int i = 0; i < 32; i++) {
+		int n = snprintf(text, sizeof(text), "main;work.a %lld\nmain;io.wait %lld\n",
+				 (long long)(3e9 * noise(f, 0.04)),
+				 (long long)(9e9 * noise(f, 0.04)));
+		ingest_as_pprof(f, text, (size_t)n, "wall", "nanoseconds", 10000000000LL, "wall",
+				i < 28 ? "v1" : "v3",
+				i < 28 ? NIGHT_END - 14 * DAY + i * 12 * HOUR
+				       : NIGHT_END - (20 - 4 * (i - 28)) * HOUR);
+	}
+	judge(f, &a, names, 1);
+	f->type = NULL;
+	assert_non_null(t = cost_test_of(&a, "wall"));
+	assert_string_equal(t->cost_unit, "wall_s_per_s");
+	analysis_release(&a);
+}
+
+/*
  * Heap bytes in use are a level, not a flow: the same retained heap at
  * half the request rate (a quiet night) is no regression. Divided by
  * load, it read as twice the bytes per unit of load, a critical
@@ -2730,6 +2761,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 			test_captures_that_could_carry_a_duration_and_do_not_are_noted, setup,
 			teardown),
+		cmocka_unit_test_setup_teardown(test_a_wall_profile_costs_wall_seconds, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_a_service_slower_everywhere_is_a_cost_finding,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_rise_on_one_host_alone_is_not_the_release_s,

@@ -50,6 +50,10 @@ static void test_a_cost_reads_in_its_unit_and_its_change_in_percent(void **state
 			    "17.29 KiB per unit of load");
 	assert_string_equal(measure_value(b, sizeof(b), "per_load:value_per_s", 12.5),
 			    "12.5 per unit of load");
+	/* A wall profile's time is not CPU time. */
+	assert_string_equal(measure_value(b, sizeof(b), "wall_s_per_s", 1.5), "1.500 wall s/s");
+	assert_string_equal(measure_value(b, sizeof(b), "per_load:wall_s_per_s", 0.0125),
+			    "12.50 ms wall per unit of load");
 	assert_string_equal(measure_value(b, sizeof(b), "value_per_s", 950), "950/s");
 	assert_string_equal(measure_value(b, sizeof(b), "value_per_s", 1520), "1.52k/s");
 	assert_string_equal(measure_pair(b, sizeof(b), "bytes_per_s", 9984.8, 20123.1, " -> "),
