@@ -179,6 +179,26 @@ run pr report --finding "$fsum" --out "$T/after.html"
 [ $RC -eq 0 ] && grep -q 'class="note">The flame graph leaves out [0-9]* captures* in the summary tier' "$T/after.html" &&
 	grep -q '<svg' "$T/after.html" &&
 	ok "a report after retention draws its graphs from the captures still kept, and says so" || not_ok "report after retention" "rc=$RC $ERR"
+# A summary keeps a capture's top functions: one it did not keep is
+# unknown in that capture, not 0. Its history has no point there (one
+# summarised baseline capture made to drop the finding's function).
+cut=$(sql "select p.id from profiles p, findings f where f.id = $fsum
+	and p.retention_class = 'summary'
+	and f.detail -> 'captures' -> 'baseline' @> jsonb_build_array(p.id)
+	order by p.id limit 1")
+sql "update profile_vectors v set function_ids = x.i, self_values = x.s, total_values = x.t
+	from (select array_agg(u.i order by u.n) i, array_agg(u.s order by u.n) s,
+		array_agg(u.t order by u.n) t from profile_vectors w,
+		unnest(w.function_ids, w.self_values, w.total_values) with ordinality u(i, s, t, n)
+		where w.profile_id = $cut and u.i <> (select function_id from findings
+			where id = $fsum)) x where v.profile_id = $cut" >/dev/null
+run pr report --finding "$fsum" --format json --out -
+[ -n "$cut" ] && [ $RC -eq 0 ] &&
+	[ "$(jq "[.. | objects | select(has(\"history\")) | .history[] |
+		select(.capture_id == $cut)] | length" <<<"$OUT")" = 0 ] &&
+	[ "$(jq '[.. | objects | select(has("history")) | .history[]] | length' <<<"$OUT")" -gt 0 ] &&
+	ok "a summarised capture that did not keep the function has no point in its history" ||
+	not_ok "summary point" "cut=$cut rc=$RC $ERR $(sql "select count(*) from profiles where retention_class = 'summary'")"
 
 # A night that hangs (another session holds a table it writes) stops at
 # --deadline with exit 3 and one line, and frees the nightly's lock: the
