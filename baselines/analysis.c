@@ -124,6 +124,7 @@ void finding_clear(finding *f)
 	free(f->baseline_releases);
 	free(f->test);
 	free(f->capture_ids);
+	free(f->look_capture_ids);
 	memset(f, 0, sizeof(*f));
 }
 

@@ -243,6 +243,8 @@ typedef struct finding {
 	stats_severity severity;
 	size_t baseline_captures, current_captures;
 	char *capture_ids;        /* JSON {"baseline":[...],"current":[...]} */
+	char *look_capture_ids;   /* this run's captures, when the finding keeps
+				   * its stored ones (findings_store): evidence too */
 	const char *kind;         /* FINDING_KIND_SHARE or FINDING_KIND_COST (static) */
 	const char *cost_unit;    /* cost tests: a unit of finding_static_name */
 	size_t look;              /* which nightly look of the release this was */

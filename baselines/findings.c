@@ -588,6 +588,7 @@ int findings_store(analysis *a, db *d, int64_t run_id, pr_error *err)
 		const char *p[25];
 		char *was = NULL;
 		bool escalated = false;
+		char state_was[sizeof(f->state)] = "";
 		json_t *js;
 
 		snprintf(run, sizeof(run), "%" PRId64, run_id);
@@ -658,6 +659,14 @@ int findings_store(analysis *a, db *d, int64_t run_id, pr_error *err)
 				goto out;
 			continue;
 		}
+		/* This look's captures, before the stored finding's replace them. */
+		free(f->look_capture_ids);
+		if (f->capture_ids && !(f->look_capture_ids = strdup(f->capture_ids))) {
+			buf_release(&detail);
+			buf_release(&fp);
+			rc = oom(err);
+			goto out;
+		}
 		rc = db_exec_repeat(d, &res, err, "storing a finding", sql, 25, p, 0);
 		if (rc == 0 && !db_get_bool(res, 0, 1) && db_get_i64(res, 0, 13) > a->opts.at_us) {
 			/*
@@ -682,6 +691,7 @@ int findings_store(analysis *a, db *d, int64_t run_id, pr_error *err)
 			f->id = db_get_i64(res, 0, 0);
 			f->stored_before = !db_get_bool(res, 0, 1);
 			snprintf(f->state, sizeof(f->state), "%s", db_get_text(res, 0, 2));
+			snprintf(state_was, sizeof(state_was), "%s", f->state);
 			/*
 			 * Only a look as well founded as the stored finding's:
 			 * its options, and no earlier than its last look (as
@@ -711,6 +721,19 @@ int findings_store(analysis *a, db *d, int64_t run_id, pr_error *err)
 			goto out;
 		}
 		buf_release(&fp);
+		/*
+		 * The later look that confirmed it (and pages) judged more
+		 * captures than the stored finding names: they are its evidence
+		 * too, or retention cut the profiles the page rests on. A look
+		 * that changed nothing adds none: a release that runs for weeks
+		 * would keep every capture it had.
+		 */
+		if (f->look_capture_ids &&
+		    (!f->stored_before || strcmp(state_was, f->state) == 0 || !f->capture_ids ||
+		     strcmp(f->look_capture_ids, f->capture_ids) == 0)) {
+			free(f->look_capture_ids);
+			f->look_capture_ids = NULL;
+		}
 	}
 out:
 	return rc;

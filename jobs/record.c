@@ -397,6 +397,15 @@ int record_findings_bs(analysis *a, db *d, blob_store *bs, int64_t run_id, const
 			if ((rc = evidence_pin_finding(d, f, a->opts.forensic_keep_us, &cut,
 						       &gone, err)) < 0)
 				goto out;
+			if (f->look_capture_ids) {
+				finding look = *f;
+				int64_t lcut = 0, lgone = 0;
+				look.capture_ids = f->look_capture_ids;
+				if ((rc = evidence_pin_finding(d, &look, a->opts.forensic_keep_us,
+							       &lcut, &lgone, err)) < 0)
+					goto out;
+				cut += lcut;
+			}
 			a->evidence_without_blob += (size_t)cut;
 			/* A target's regressions share a baseline: what it lacks counts once. */
 			if (gone && !same_captures_before(a, i))

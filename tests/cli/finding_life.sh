@@ -27,6 +27,8 @@
 #  - A night run again after a rollback and a roll forward links to the
 #    finding of that night: the open one of the roll forward gets no look
 #    dated before its first, and is neither confirmed nor paged by it.
+#  - The captures of the look that confirms a finding are its evidence
+#    too, not only those of the look that found it.
 . "$(dirname "$0")/lib.sh"
 BUILD=${BUILD:-build}
 T=$PROFREG_TEST_TMP/cli_finding_life
@@ -384,4 +386,20 @@ INC= night 2026-01-12
 	not_ok "rerun before the open finding" "triggers $(triggers) $(sql "select finding_id,
 		look, analysed_at from finding_looks order by finding_id, analysed_at")"
 unset FLEET CFG INC
+
+# 9. The look that confirms a finding (and pages) judged more captures
+# than the look that found it: they are kept as its evidence too.
+jq '. + {"analysis": {"confirm_critical": false}}' "$T/cfg.json" >"$T/cfg-looks.json"
+scenario evidence 2026-01-11:v3:reg 2026-01-12:v3:reg
+CFG=$T/cfg-looks.json night 2026-01-12
+first=$(sql "select state from findings where direction = 'regression'")
+CFG=$T/cfg-looks.json night 2026-01-13
+[ "$first" = candidate ] &&
+	[ "$(sql "select state from findings where direction = 'regression'")" = confirmed ] &&
+	[ "$(sql "select count(*) from profiles where release = 'v3'
+		and retention_class = 'forensic'")" = 6 ] &&
+	ok "the captures of the look that confirmed a finding are its evidence too" ||
+	not_ok "confirming look's evidence" "first $first $(sql "select id, retention_class
+		from profiles where release = 'v3'") $(sql "select state from findings
+		where direction = 'regression'")"
 finish
