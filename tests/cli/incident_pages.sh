@@ -188,10 +188,11 @@ team_link "$(jq -c 'select(.body.service == "sone")' <<<"$trig")" ledger sone sa
 # receiver; prints the link's file and whether it existed when the
 # first page arrived ("there"/"missing").
 report_while_held() {
-	local log=$T/slow-$RANDOM.log pf=$T/slow-port-$RANDOM port pid i file state=none
+	local log=$T/slow-$RANDOM.log pf=$T/slow-port-$RANDOM port pid spid i file state=none
+	# Not on this function's output: $(...) would wait for the server to end.
 	"${BUILD}/servers/pd_server" --port-file "$pf" --log "$log" --then delay:2500 \
-		--timeout 120 &
-	PIDS="$PIDS $!"
+		--timeout 120 >/dev/null 2>&1 &
+	spid=$!
 	for _ in $(seq 100); do [ -s "$pf" ] && break; sleep 0.05; done
 	port=$(cat "$pf")
 	sed "s#127.0.0.1:$PORT#127.0.0.1:$port#" "$T/cfg.json" >"$T/slow.json"
@@ -206,6 +207,7 @@ report_while_held() {
 		sleep 0.05
 	done
 	wait "$pid"
+	kill "$spid" 2>/dev/null
 	echo "$file $state"
 }
 fresh_db cli_incident_pages_order
