@@ -181,6 +181,15 @@ team_link "$(jq -c 'select(.body.service == "sone")' <<<"$trig")" ledger sone sa
 	team_link "$(jq -c 'select(.body.service == "sall")' <<<"$trig")" risk sall sone &&
 	ok "the nightly's pages link to each team's own report, which has the finding" ||
 	not_ok "nightly team links" "$(jq -r .body.link <<<"$trig")" "$(ls "$HOME_DIR/reports")"
+# analyze's table of a whole-service cost finding fits 80 columns; the
+# cost in its unit is on a line of its own below it.
+run pr analyze --service sall --release v2 --at 2026-01-12T00:00:00Z --dry-run
+[ $RC -eq 0 ] && [ "$(LC_ALL=C.UTF-8 wc -L <<<"$OUT")" -le 80 ] &&
+	grep -qE '^cost of sall: [0-9.]+ -> [0-9.]+ ms CPU per unit of load$' <<<"$OUT" &&
+	grep -qE '^[a-z]+ +regression +sall +\(whole service\) +cost +\+[0-9.]+%' <<<"$OUT" &&
+	ok "analyze's table of a cost finding fits 80 columns, its unit below" ||
+	not_ok "analyze cost row" "rc=$RC $(LC_ALL=C.UTF-8 wc -L <<<"$OUT")" "$OUT"
+
 # 3. The report is written before the page that links to it is sent: a
 # receiver that holds each page 2.5 s; while it holds the first, the
 # report the page links to must already be there.
