@@ -1550,7 +1550,44 @@ typedef struct cost_said {
 	bool beyond; /* judged beyond the baseline's loads, with no slope to go by */
 	bool fitted; /* the baseline's own slope of cost on load was used */
 	bool no_duration; /* no capture has a duration, though some name a sampling period */
+	bool level_loaded; /* a level (heap bytes), every capture with a load figure */
+	bool level_held;   /* ... and the judged load not above the baseline's (level_load) */
 } cost_said;
+
+/*
+ * Whether a level's change (heap bytes in use, never divided by load) may
+ * gate and page: every capture on both sides has a load figure, and the
+ * judged captures' median load is not above the baseline's usual loads
+ * (its upper quartile) nor more than the margin above its median. More
+ * traffic may hold more heap; the same or less may not. Sets
+ * said->level_loaded and said->level_held, with the loads for the note;
+ * returns 0 or STATS_ENOMEM.
+ */
+static int level_load(cost_said *said, const sides *s, double rel_margin)
+{
+	size_t nb = s->base.n, nc = s->cur.n;
+	double *l = malloc((nb + nc + 1) * sizeof(*l)), med_b, q3_b, med_c;
+	int rc = 0;
+
+	said->level_loaded = said->level_held = false;
+	if (!l)
+		return STATS_ENOMEM;
+	for (size_t i = 0; i < nb + nc; i++) {
+		l[i] = i < nb ? s->base.caps[i].load : s->cur.caps[i - nb].load;
+		if (!(l[i] > 0) || !isfinite(l[i]))
+			goto out;
+	}
+	if (nb == 0 || nc == 0 || (rc = stats_median(&med_b, l, nb)) < 0 ||
+	    (rc = stats_quantile(&q3_b, l, nb, 0.75)) < 0 ||
+	    (rc = stats_median(&med_c, l + nb, nc)) < 0)
+		goto out;
+	said->level_loaded = true;
+	said->level_held = med_c <= fmax(q3_b, med_b * (1 + rel_margin));
+	said->load_b_lo = med_b, said->load_b_hi = q3_b, said->load_c = med_c;
+out:
+	free(l);
+	return rc;
+}
 
 /*
  * Leave out of y[0..*n) (with v, x, gb, wb alike) the values further than
@@ -1815,10 +1852,13 @@ static int cost_test(finding *f, cost_said *said, const sides *s, const analysis
 	f->kind = FINDING_KIND_COST;
 	f->cost_unit = per_load ? per_load_unit(unit) : unit;
 	/* The test says how load was read: stored with the finding, and caps it (finish). */
-	f->test = strdup(!per_load      ? "pooled_log"
-			 : said->fitted ? "pooled_log_load_fit"
-			 : said->beyond ? "pooled_log_load_beyond"
-					: "pooled_log");
+	if (!per_load && !cost_unit_is_flow(unit) && (rc = level_load(said, s, o->rel_margin)) < 0)
+		goto out;
+	f->test = strdup(said->level_held ? "pooled_log_load_held"
+			 : !per_load      ? "pooled_log"
+			 : said->fitted   ? "pooled_log_load_fit"
+			 : said->beyond   ? "pooled_log_load_beyond"
+					  : "pooled_log");
 	/* Cost findings: the cost itself where shares go, changes relative. */
 	f->baseline_share = gm_b;
 	f->current_share = gm_c;
@@ -3772,6 +3812,13 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 			       "loads are too alike to show how cost follows load",
 			       said.load_c, said.load_b_lo, said.load_b_hi)) < 0)
 			goto out;
+		if (said.level_loaded && !said.level_held &&
+		    (rc = note(a, t, err,
+			       "heap bytes in use at most low: the judged load (%.3g) is above "
+			       "the baseline's (median %.3g, upper quartile %.3g), and more "
+			       "traffic may hold more heap",
+			       said.load_c, said.load_b_lo, said.load_b_hi)) < 0)
+			goto out;
 		done = 1;
 		f->row = SIZE_MAX;
 		f->function = strdup(FINDING_WHOLE_SERVICE);
@@ -4278,11 +4325,16 @@ int analysis_finish(analysis *a, pr_error *err)
 		 * without a load figure it is reported, never gates nor pages.
 		 * Nor does a cost per unit of load read at loads the baseline
 		 * never saw, with no slope of its own to read it by: a fixed
-		 * overhead makes a quiet night costlier per request.
+		 * overhead makes a quiet night costlier per request. Heap bytes
+		 * in use, a level never divided by load, keep their severity
+		 * when every capture has a load figure and the judged load is
+		 * not above the baseline's (level_load): capped, a heap doubled
+		 * at the same load passed every gate.
 		 */
 		if (cost && f->cost_unit &&
-		    (strcmp(finding_cost_family(f->cost_unit), "per_load") != 0 ||
-		     (f->test && strcmp(f->test, "pooled_log_load_beyond") == 0)) &&
+		    (strcmp(finding_cost_family(f->cost_unit), "per_load") != 0
+			     ? !(f->test && strcmp(f->test, "pooled_log_load_held") == 0)
+			     : f->test && strcmp(f->test, "pooled_log_load_beyond") == 0) &&
 		    f->severity > STATS_SEV_LOW)
 			f->severity = STATS_SEV_LOW;
 		if (f->significant)

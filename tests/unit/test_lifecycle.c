@@ -2076,7 +2076,8 @@ static const finding *cost_test_of(const analysis *a, const char *service)
 
 /*
  * A heap profile (inuse_space) of 60 stacks holding `scale` times the
- * usual bytes, tagged with `load`, over 10 seconds as Go writes one.
+ * usual bytes, tagged with `load` (NULL: untagged), over 10 seconds as Go
+ * writes one.
  */
 static void heap_capture(fx *f, const char *service, const char *release, int64_t at, double scale,
 			 const char *load)
@@ -2087,8 +2088,8 @@ static void heap_capture(fx *f, const char *service, const char *release, int64_
 	for (int i = 0; i < 60; i++)
 		n += (size_t)snprintf(text + n, sizeof(text) - n, "main;keep.f%d %d\n", i,
 				      (int)((100000 + 1000 * i) * scale * noise(f, 0.04)));
-	snprintf(tags, sizeof(tags), "{\"load\": \"%s\"}", load);
-	f->tags = tags;
+	snprintf(tags, sizeof(tags), "{\"load\": \"%s\"}", load ? load : "");
+	f->tags = load ? tags : NULL;
 	ingest_as_pprof(f, text, n, "inuse_space", "bytes", 10000000000LL, service, release, at);
 	f->tags = NULL;
 }
@@ -2474,6 +2475,59 @@ static void test_heap_in_use_at_half_the_load_is_no_regression(void **state)
 }
 
 /*
+ * 28 baseline heap captures of service `name` at load `base_load`, then 4
+ * holding `scale` times their bytes at `cur_load` (NULL: untagged).
+ */
+static void heap_case(fx *f, const char *name, double scale, const char *base_load,
+		      const char *cur_load)
+{
+	testdb_execf(f->t, "insert into services (name, enabled) values ('%s', true)", name);
+	for (int day = 14; day >= 1; day--) {
+		heap_capture(f, name, "v1", NIGHT_END - day * DAY - 9 * HOUR, 1, base_load);
+		heap_capture(f, name, "v1", NIGHT_END - day * DAY - 3 * HOUR, 1, base_load);
+	}
+	for (int k = 0; k < 4; k++)
+		heap_capture(f, name, "v3", NIGHT_END - (20 - 4 * k) * HOUR, scale, cur_load);
+}
+
+/*
+ * Heap bytes in use are never divided by load, and were always capped at
+ * low as if no capture had a load figure: a heap doubled at the same load
+ * passed every gate. With every capture's load known and the judged load
+ * not above the baseline's, the finding keeps its severity; at twice the
+ * load, or without load figures, it stays at most low (more traffic may
+ * hold more heap), and the same bytes under more load are no finding.
+ */
+static void test_a_heap_doubled_at_the_same_load_gates(void **state)
+{
+	static const char *const names[] = {"held", "busier", "busier2", "untagged"};
+	fx *f = *state;
+	analysis a;
+	const finding *t;
+	bool said = false;
+
+	f->type = "heap";
+	heap_case(f, "held", 2, "100", "100");
+	heap_case(f, "busier", 1, "100", "200");
+	heap_case(f, "busier2", 2, "100", "200");
+	heap_case(f, "untagged", 2, NULL, NULL);
+	judge(f, &a, names, 4);
+	f->type = NULL;
+	assert_non_null(t = cost_finding(&a, "held"));
+	assert_string_equal(t->cost_unit, "bytes");
+	assert_true(t->severity > STATS_SEV_LOW);
+	assert_null(cost_finding(&a, "busier"));
+	assert_non_null(t = cost_finding(&a, "busier2"));
+	assert_int_equal(t->severity, STATS_SEV_LOW);
+	assert_non_null(t = cost_finding(&a, "untagged"));
+	assert_int_equal(t->severity, STATS_SEV_LOW);
+	for (size_t i = 0; i < a.nnotes; i++)
+		said |= strstr(a.notes[i], "busier2/heap: heap bytes in use at most low") != NULL;
+	assert_true(said);
+	analysis_release(&a);
+}
+
+/*
  * A host whose CPUs are slower burns more CPU for the same work. Three
  * of the new release's four captures come from a new host where every
  * stack costs half as much again: the service's cost per second rose by
@@ -2743,6 +2797,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 			test_a_finding_escalated_on_night_two_reads_back_at_look_two, setup,
 			teardown),
+		cmocka_unit_test_setup_teardown(test_a_heap_doubled_at_the_same_load_gates, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_heap_in_use_at_half_the_load_is_no_regression,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_sampling_rate_change_is_no_cost_change,
