@@ -1596,9 +1596,12 @@ static void ingest_as_pprof_in(fx *f, const char *text, size_t n, const char *ty
 	p->duration_ns = duration_ns;
 	if (f->period > 0) {
 		bool cpu = strcmp(f->period_type, "cpu") == 0;
+		const char *unit = cpu ? "nanoseconds" : "count";
+		if (strcmp(f->period_type, "space") == 0)
+			unit = "bytes"; /* Go's heap and allocation sampling rate */
 		p->period = f->period;
 		assert_non_null(p->period_type.type = strdup(f->period_type));
-		assert_non_null(p->period_type.unit = strdup(cpu ? "nanoseconds" : "count"));
+		assert_non_null(p->period_type.unit = strdup(unit));
 	}
 	for (size_t i = 0; object && i < p->nfuncs; i++)
 		if (p->funcs[i].name[0] == '[' || strstr(p->funcs[i].name, "+0x"))
@@ -2528,6 +2531,81 @@ static void test_a_heap_doubled_at_the_same_load_gates(void **state)
 }
 
 /*
+ * A Go heap profile of 60 stacks sampled every `period` bytes, where
+ * runtime.malg holds `malg` of the bytes: set before main, a lower
+ * MemProfileRate scales what was sampled at the default rate by itself.
+ */
+static void rate_capture(fx *f, const char *service, const char *release, int64_t at,
+			 int64_t period, double malg)
+{
+	char text[4096];
+	size_t n = 0;
+	double total = 0;
+
+	for (int i = 0; i < 60; i++) {
+		int v = (int)((100000 + 1000 * i) * noise(f, 0.04));
+		n += (size_t)snprintf(text + n, sizeof(text) - n, "main;keep.f%d %d\n", i, v);
+		total += v;
+	}
+	n += (size_t)snprintf(text + n, sizeof(text) - n, "runtime.goexit;runtime.malg %d\n",
+			      (int)(total * malg / (1 - malg) * noise(f, 0.04)));
+	f->period_type = "space";
+	f->period = period;
+	ingest_as_pprof(f, text, n, "inuse_space", "bytes", 10000000000LL, service, release, at);
+	f->period = 0;
+	f->period_type = NULL;
+}
+
+/*
+ * Two heap releases alike but for Go's sampling rate (MemProfileRate,
+ * the pprof period of space/bytes): at 4096 bytes instead of 524288,
+ * runtime.malg went from 0.03% to 2.62%, a medium regression of
+ * nothing. Shares sampled at two rates are not judged: the run says so,
+ * naming both, and a gate is inconclusive; the same captures at one
+ * rate are judged as before.
+ */
+static void test_a_heap_sampling_rate_change_is_not_judged(void **state)
+{
+	static const char *const names[] = {"rate", "same"};
+	fx *f = *state;
+	analysis a;
+	bool said = false, judged = false;
+
+	f->type = "heap";
+	for (size_t s = 0; s < 2; s++) {
+		testdb_execf(f->t, "insert into services (name, enabled) values ('%s', true)",
+			     names[s]);
+		for (int day = 14; day >= 1; day--) {
+			rate_capture(f, names[s], "v1", NIGHT_END - day * DAY - 9 * HOUR, 524288,
+				     0.0003);
+			rate_capture(f, names[s], "v1", NIGHT_END - day * DAY - 3 * HOUR, 524288,
+				     0.0003);
+		}
+		for (int k = 0; k < 4; k++)
+			rate_capture(f, names[s], "v3", NIGHT_END - (20 - 4 * k) * HOUR,
+				     s ? 524288 : 4096, s ? 0.0003 : 0.0262);
+	}
+	judge(f, &a, names, 2);
+	f->type = NULL;
+	assert_false(regressed(&a, "rate", "runtime.malg"));
+	for (size_t i = 0; i < a.ntests; i++) {
+		bool share = strcmp(a.tests[i].kind, FINDING_KIND_COST) != 0;
+		assert_false(share && strcmp(a.tests[i].service, "rate") == 0);
+		judged |= share && strcmp(a.tests[i].service, "same") == 0;
+	}
+	assert_true(judged);
+	for (size_t i = 0; i < a.nskipped; i++) {
+		assert_string_not_equal(a.skipped[i].service, "same");
+		said |= strcmp(a.skipped[i].service, "rate") == 0 &&
+			strcmp(a.skipped[i].reason,
+			       "heap sampling rate changed: baseline 524288 bytes, judged 4096 "
+			       "bytes; shares are not comparable") == 0;
+	}
+	assert_true(said);
+	analysis_release(&a);
+}
+
+/*
  * A host whose CPUs are slower burns more CPU for the same work. Three
  * of the new release's four captures come from a new host where every
  * stack costs half as much again: the service's cost per second rose by
@@ -2799,6 +2877,8 @@ int main(void)
 			teardown),
 		cmocka_unit_test_setup_teardown(test_a_heap_doubled_at_the_same_load_gates, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_a_heap_sampling_rate_change_is_not_judged,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_heap_in_use_at_half_the_load_is_no_regression,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_sampling_rate_change_is_no_cost_change,
