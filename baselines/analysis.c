@@ -1555,16 +1555,51 @@ typedef struct cost_said {
 } cost_said;
 
 /*
+ * Whether heap or allocation captures of type `type` were sampled at
+ * another rate in the judged captures than in the baseline: Go samples
+ * the allocations made before runtime.MemProfileRate is set at the
+ * default 512 KiB and scales them by the new rate, so runtime.malg held
+ * 0.03% of a baseline's heap at one rate and 2.62% at another, a medium
+ * regression of nothing. Sets *out_base and *out_cur to a baseline and a
+ * judged capture whose periods differ; captures without a period compare
+ * as before.
+ */
+static bool rate_changed(const capture_ref **out_base, const capture_ref **out_cur,
+			 const char *type, const sides *s)
+{
+	*out_base = *out_cur = NULL;
+	if (strcmp(type, "heap") != 0 && strcmp(type, "alloc") != 0)
+		return false;
+	for (size_t j = 0; j < s->cur.n; j++) {
+		const capture_ref *c = &s->cur.caps[j];
+		if (c->period <= 0)
+			continue;
+		for (size_t i = 0; i < s->base.n; i++) {
+			const capture_ref *b = &s->base.caps[i];
+			if (b->period > 0 &&
+			    (b->period != c->period || strcmp(b->period_type, c->period_type) ||
+			     strcmp(b->period_unit, c->period_unit))) {
+				*out_base = b, *out_cur = c;
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+/*
  * Whether a level's change (heap bytes in use, never divided by load) may
  * gate and page: every capture on both sides has a load figure, and the
  * judged captures' median load is not above the baseline's usual loads
- * (its upper quartile) nor more than the margin above its median. More
+ * (its upper quartile) nor more than the margin above its median, and
+ * the sampling rate did not change (rate_changed). More
  * traffic may hold more heap; the same or less may not. Sets
  * said->level_loaded and said->level_held, with the loads for the note;
  * returns 0 or STATS_ENOMEM.
  */
-static int level_load(cost_said *said, const sides *s, double rel_margin)
+static int level_load(cost_said *said, const sides *s, const char *type, double rel_margin)
 {
+	const capture_ref *pb, *pc;
 	size_t nb = s->base.n, nc = s->cur.n;
 	double *l = malloc((nb + nc + 1) * sizeof(*l)), med_b, q3_b, med_c;
 	int rc = 0;
@@ -1572,6 +1607,9 @@ static int level_load(cost_said *said, const sides *s, double rel_margin)
 	said->level_loaded = said->level_held = false;
 	if (!l)
 		return STATS_ENOMEM;
+	/* Bytes at two sampling rates moved by a fifth on a release that changed nothing. */
+	if (rate_changed(&pb, &pc, type, s))
+		goto out;
 	for (size_t i = 0; i < nb + nc; i++) {
 		l[i] = i < nb ? s->base.caps[i].load : s->cur.caps[i - nb].load;
 		if (!(l[i] > 0) || !isfinite(l[i]))
@@ -1852,7 +1890,8 @@ static int cost_test(finding *f, cost_said *said, const sides *s, const analysis
 	f->kind = FINDING_KIND_COST;
 	f->cost_unit = per_load ? per_load_unit(unit) : unit;
 	/* The test says how load was read: stored with the finding, and caps it (finish). */
-	if (!per_load && !cost_unit_is_flow(unit) && (rc = level_load(said, s, o->rel_margin)) < 0)
+	if (!per_load && !cost_unit_is_flow(unit) &&
+	    (rc = level_load(said, s, type, o->rel_margin)) < 0)
 		goto out;
 	f->test = strdup(said->level_held ? "pooled_log_load_held"
 			 : !per_load      ? "pooled_log"
@@ -3419,39 +3458,6 @@ int analysis_add_cohort(analysis *a, db *d, const analysis_target *t, const anal
 	return analysis_add_loaded(a, d, t, c, in, store, err);
 }
 
-/*
- * Whether heap or allocation captures of type `type` were sampled at
- * another rate in the judged captures than in the baseline: Go samples
- * the allocations made before runtime.MemProfileRate is set at the
- * default 512 KiB and scales them by the new rate, so runtime.malg held
- * 0.03% of a baseline's heap at one rate and 2.62% at another, a medium
- * regression of nothing. Sets *out_base and *out_cur to a baseline and a
- * judged capture whose periods differ; captures without a period compare
- * as before.
- */
-static bool rate_changed(const capture_ref **out_base, const capture_ref **out_cur,
-			 const char *type, const sides *s)
-{
-	*out_base = *out_cur = NULL;
-	if (strcmp(type, "heap") != 0 && strcmp(type, "alloc") != 0)
-		return false;
-	for (size_t j = 0; j < s->cur.n; j++) {
-		const capture_ref *c = &s->cur.caps[j];
-		if (c->period <= 0)
-			continue;
-		for (size_t i = 0; i < s->base.n; i++) {
-			const capture_ref *b = &s->base.caps[i];
-			if (b->period > 0 &&
-			    (b->period != c->period || strcmp(b->period_type, c->period_type) ||
-			     strcmp(b->period_unit, c->period_unit))) {
-				*out_base = b, *out_cur = c;
-				return true;
-			}
-		}
-	}
-	return false;
-}
-
 /* Why a release alone with enough captures has no baseline: one of two reasons. */
 #define FIRST_RELEASE_HINT \
 	": the baseline is earlier releases' captures and none has any yet, as for a " \
@@ -3767,7 +3773,7 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 	}
 	{
 		const capture_ref *pb = NULL, *pc = NULL;
-		/* The whole-service cost (bytes, already scaled by each rate) is still tested. */
+		/* The whole-service bytes are still tested, at most low (level_load). */
 		shares = !rate_changed(&pb, &pc, t->type, &s);
 		if (!shares && (rc = skip(a, t, err,
 					  "%s sampling rate changed: baseline %" PRId64

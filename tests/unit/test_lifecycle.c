@@ -2533,17 +2533,18 @@ static void test_a_heap_doubled_at_the_same_load_gates(void **state)
 /*
  * A Go heap profile of 60 stacks sampled every `period` bytes, where
  * runtime.malg holds `malg` of the bytes: set before main, a lower
- * MemProfileRate scales what was sampled at the default rate by itself.
+ * MemProfileRate scales what was sampled at the default rate by itself;
+ * the other stacks hold `scale` times the usual bytes.
  */
 static void rate_capture(fx *f, const char *service, const char *release, int64_t at,
-			 int64_t period, double malg)
+			 int64_t period, double malg, double scale)
 {
 	char text[4096];
 	size_t n = 0;
 	double total = 0;
 
 	for (int i = 0; i < 60; i++) {
-		int v = (int)((100000 + 1000 * i) * noise(f, 0.04));
+		int v = (int)((100000 + 1000 * i) * scale * noise(f, 0.04));
 		n += (size_t)snprintf(text + n, sizeof(text) - n, "main;keep.f%d %d\n", i, v);
 		total += v;
 	}
@@ -2562,31 +2563,43 @@ static void rate_capture(fx *f, const char *service, const char *release, int64_
  * runtime.malg went from 0.03% to 2.62%, a medium regression of
  * nothing. Shares sampled at two rates are not judged: the run says so,
  * naming both, and a gate is inconclusive; the same captures at one
- * rate are judged as before.
+ * rate are judged as before. The bytes in use at two rates stay at most
+ * low even at the same load.
  */
 static void test_a_heap_sampling_rate_change_is_not_judged(void **state)
 {
-	static const char *const names[] = {"rate", "same"};
+	static const char *const names[] = {"rate", "same", "bytes"};
 	fx *f = *state;
 	analysis a;
+	const finding *t;
 	bool said = false, judged = false;
 
 	f->type = "heap";
-	for (size_t s = 0; s < 2; s++) {
+	for (size_t s = 0; s < 3; s++) {
+		bool same = s == 1;
 		testdb_execf(f->t, "insert into services (name, enabled) values ('%s', true)",
 			     names[s]);
+		f->tags = s == 2 ? "{\"load\": \"100\"}" : NULL;
 		for (int day = 14; day >= 1; day--) {
 			rate_capture(f, names[s], "v1", NIGHT_END - day * DAY - 9 * HOUR, 524288,
-				     0.0003);
+				     0.0003, 1);
 			rate_capture(f, names[s], "v1", NIGHT_END - day * DAY - 3 * HOUR, 524288,
-				     0.0003);
+				     0.0003, 1);
 		}
 		for (int k = 0; k < 4; k++)
 			rate_capture(f, names[s], "v3", NIGHT_END - (20 - 4 * k) * HOUR,
-				     s ? 524288 : 4096, s ? 0.0003 : 0.0262);
+				     same ? 524288 : 4096, same ? 0.0003 : 0.0262,
+				     s == 2 ? 1.3 : 1);
+		f->tags = NULL;
 	}
-	judge(f, &a, names, 2);
+	judge(f, &a, names, 3);
 	f->type = NULL;
+	/*
+	 * The bytes themselves move with the rate (a fifth on a null pair in
+	 * Go): at the same load they stay at most low, as without a load.
+	 */
+	assert_non_null(t = cost_finding(&a, "bytes"));
+	assert_int_equal(t->severity, STATS_SEV_LOW);
 	assert_false(regressed(&a, "rate", "runtime.malg"));
 	for (size_t i = 0; i < a.ntests; i++) {
 		bool share = strcmp(a.tests[i].kind, FINDING_KIND_COST) != 0;
