@@ -3821,6 +3821,7 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 	for (int per_load = 1, done = 0; o->cost_tests && per_load >= 0 && !done; per_load--) {
 		finding *f = &a->tests[a->ntests];
 		cost_said said;
+		bool rose;
 		memset(f, 0, sizeof(*f));
 		rc = cost_test(f, &said, &s, &td, t->type, per_load, o);
 		if (rc == STATS_EDATA) {
@@ -3855,14 +3856,16 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 			       "of load: far from the rest (a load figure in another unit?)",
 			       said.left_out, said.left_out == 1 ? "" : "s")) < 0)
 			goto out;
-		if (said.beyond &&
+		/* Said only of a cost that rose: every quiet night would say it. */
+		rose = f->current_share > f->baseline_share * (1 + a->opts.rel_margin);
+		if (said.beyond && rose &&
 		    (rc = note(a, t, err,
 			       "cost per unit of load at most low: the judged load "
 			       "(%.3g) lies outside what the baseline saw (%.3g to %.3g), whose "
 			       "loads are too alike to show how cost follows load",
 			       said.load_c, said.load_b_lo, said.load_b_hi)) < 0)
 			goto out;
-		if (said.level_loaded && !said.level_held &&
+		if (said.level_loaded && !said.level_held && rose &&
 		    (rc = note(a, t, err,
 			       "heap bytes in use at most low: the judged load (%.3g) is above "
 			       "the baseline's (median %.3g, upper quartile %.3g), and more "
