@@ -1491,3 +1491,39 @@ int findings_incident_of(db *d, int64_t id, int64_t *incident, int64_t *lead, pr
 	db_result_free(res);
 	return 0;
 }
+
+int findings_closed_by_run(json_t **out, db *d, int64_t run_id, const char *team, pr_error *err)
+{
+	/*
+	 * The run's own closing of each finding: its last state change by the
+	 * run, when that closed it. A night run again after the close records
+	 * no state, and lists the closed finding among its findings instead.
+	 */
+	static const char sql[] =
+		"select coalesce(jsonb_agg(x order by case x.direction when 'regression' then 0"
+		"   when 'improvement' then 1 else 2 end, case x.severity when 'critical' then 0"
+		"   when 'high' then 1 when 'medium' then 2 when 'low' then 3 else 4 end, x.id),"
+		"  '[]')::text from ("
+		" select distinct on (f.id) f.id, s.name as service, f.profile_type as type,"
+		"  f.function, f.current_release as release, f.direction, f.severity, st.state,"
+		"  st.reason"
+		" from finding_states st join findings f on f.id = st.finding_id"
+		" join services s on s.id = f.service_id"
+		" where st.run_id = $1 and ($2::text is null or s.team = $2)"
+		" order by f.id, st.id desc) x"
+		" where x.state in ('went_away', 'fixed', 'resolved')";
+	char id[24];
+	const char *p[2] = {id, team};
+	PGresult *res = NULL;
+	json_error_t jerr;
+	int rc;
+
+	*out = NULL;
+	snprintf(id, sizeof(id), "%" PRId64, run_id);
+	if ((rc = db_exec(d, &res, err, "reading the findings the run closed", sql, 2, p)) < 0)
+		return rc;
+	if (!(*out = json_loads(db_get_text(res, 0, 0), 0, &jerr)))
+		rc = oom(err);
+	db_result_free(res);
+	return rc;
+}

@@ -162,4 +162,14 @@ int findings_set_suspects(db *d, int64_t run_id, int64_t finding_id, const char 
  */
 int findings_get_suspects(char **out, db *d, int64_t run_id, int64_t finding_id, pr_error *err);
 
+/*
+ * The findings run `run_id` closed (fixed, rolled back, went away), of
+ * `team`'s services (NULL: every service the role may see), regressions
+ * first, most severe first, as a JSON array of {id, service, type, function, release,
+ * direction, severity, state, reason}; the reason is the one its state
+ * history records. *out is the caller's (json_decref).
+ */
+int findings_closed_by_run(struct json_t **out, db *d, int64_t run_id, const char *team,
+			   pr_error *err);
+
 #endif

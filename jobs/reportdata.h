@@ -96,15 +96,6 @@ int reportdata_finding(report *out, db *d, blob_store *bs, const config *cfg,
  */
 int reportdata_run_team(report *out, db *d, blob_store *bs, const config *cfg, int64_t run_id,
 			const char *team, pr_error *err);
-/*
- * The findings run `run_id` closed (fixed, rolled back, went away), of
- * `team`'s services (NULL: every service the role may see), regressions
- * first, most severe first, as a JSON array of {id, service, type, function, release,
- * direction, severity, state, reason}; the reason is the one its state
- * history records. *out is the caller's (json_decref).
- */
-int reportdata_closed(struct json_t **out, db *d, int64_t run_id, const char *team, pr_error *err);
-
 /* A release's findings; a release the service never had is PR_ENOTFOUND. */
 int reportdata_release(report *out, db *d, blob_store *bs, const config *cfg,
 		       const char *service, const char *release, pr_error *err);

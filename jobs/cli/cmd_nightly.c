@@ -7,6 +7,7 @@
 #include "jobs/cli/context.h"
 #include "jobs/cli/deadline.h"
 #include "jobs/cli/exitcode.h"
+#include "baselines/findings.h"
 #include "jobs/nightly.h"
 #include "jobs/reportdata.h"
 #include "jobs/runs.h"
@@ -395,7 +396,7 @@ int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
 	/* What the night closed is said, not only counted; the night stands without it. */
 	if (r.run_id && (ctx->json || !ctx->quiet)) {
 		pr_error cerr = PR_ERROR_INIT;
-		if (reportdata_closed(&closed, d, r.run_id, NULL, &cerr) < 0)
+		if (findings_closed_by_run(&closed, d, r.run_id, NULL, &cerr) < 0)
 			cli_warn(ctx, "cannot list the findings the run closed: %s", cerr.msg);
 	}
 	if (ctx->json) {
@@ -672,7 +673,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		return EXIT_USAGE;
 	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 ||
 	    (rc = runs_show(&doc, d, (int64_t)id, &err)) < 0 ||
-	    (rc = reportdata_closed(&closed, d, (int64_t)id, NULL, &err)) < 0) {
+	    (rc = findings_closed_by_run(&closed, d, (int64_t)id, NULL, &err)) < 0) {
 		json_decref(doc);
 		db_close(d);
 		return cli_fail(ctx, &err);
