@@ -4463,6 +4463,8 @@ json_t *analysis_finding_json(const finding *f)
 					   : json_null());
 	if (f->carried_from)
 		json_object_set_new(o, "carried_from", json_integer((json_int_t)f->carried_from));
+	if (f->accepted) /* within the rise of carried_from, accepted by hand */
+		json_object_set_new(o, "accepted", json_true());
 	return o;
 }
 

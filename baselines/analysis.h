@@ -255,6 +255,9 @@ typedef struct finding {
 	int64_t incident_id;      /* after storing: the incident it belongs to, 0 none */
 	int64_t carried_from;     /* after paging: the open, paged finding of an earlier
 				   * release it is carried from, 0 none (findings_carry) */
+	bool accepted;            /* after storing: within a rise accepted by hand,
+				   * the finding carried_from (findings_carry_accepted):
+				   * it neither pins, pages nor fails a gate */
 	bool incident_lead;       /* it pages and stands for its incident */
 	size_t target;            /* index of its target in the analysis (internal) */
 	size_t row;               /* its row in the target's values; SIZE_MAX: cost */
@@ -305,6 +308,8 @@ typedef struct analysis {
 	size_t went_away, fixed;  /* open findings the job closed (jobs/record.h) */
 	size_t carried;           /* confirmed regressions not paged: carried from an
 				   * earlier release's open, paged finding (jobs/record.h) */
+	size_t accepted;          /* regressions within a rise accepted by hand: not
+				   * pinned, paged nor gated (findings_carry_accepted) */
 	size_t evidence_without_blob; /* evidence retention had cut to a summary between
 				       * the analysis reading it and the job pinning it */
 	size_t evidence_deleted;      /* baseline evidence that no longer exists

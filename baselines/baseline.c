@@ -151,6 +151,8 @@ int capture_set_load(capture_set *out, db *d, const capture_query *q, pr_error *
 		 * cannot page (`low`: a cost per second, which also rises with
 		 * traffic): a busier release kept out of every later baseline
 		 * starved the next release's gate ("insufficient baseline").
+		 * And a rise accepted by hand (finding resolve --accept), or
+		 * carried from one: it is the new level.
 		 */
 		rc = buf_puts(&qb.sql,
 			      " and not exists (select 1 from findings f"
@@ -159,6 +161,8 @@ int capture_set_load(capture_set *out, db *d, const capture_query *q, pr_error *
 			      "     and f.state <> 'went_away' and f.direction = 'regression'"
 			      "     and not (f.kind = 'cost'"
 			      "       and coalesce(f.severity, 'none') in ('none', 'low'))"
+			      "     and not f.accepted and not exists (select 1 from findings a"
+			      "       where a.id = f.carried_from and a.accepted)"
 			      "     and f.current_release = p.release");
 		/*
 		 * Found by then in the run's own time (its first look, or the

@@ -258,12 +258,14 @@ static bool needs_looks(const finding *f)
 /*
  * Whether an earlier finding of the same regression (fingerprint $1:
  * service, type, function and release) was confirmed, then closed as
- * fixed (a rollback too) or resolved by hand, not as noise. The release
- * running again with the rise is that regression back, not a new one.
+ * fixed (a rollback too) or resolved by hand, not as noise nor accepted.
+ * The release running again with the rise is that regression back, not a
+ * new one.
  */
 static const char again_sql[] =
 	"select exists (select 1 from findings e where e.fingerprint = $1"
 	"   and e.id <> $2::bigint and e.status <> 'open' and e.state in ('fixed', 'resolved')"
+	"   and not e.accepted"
 	"   and exists (select 1 from finding_states s where s.finding_id = e.id"
 	"     and s.state = 'confirmed'))";
 
@@ -805,26 +807,36 @@ out:
 	return rc;
 }
 
-int findings_resolve(db *d, int64_t id, const char *note, pr_error *err)
+int findings_resolve(db *d, int64_t id, const char *note, bool accept, pr_error *err)
 {
-	/* Its state and history too: `finding list --state resolved` lists it. */
+	/*
+	 * Its state and history too: `finding list --state resolved` lists it.
+	 * Accepting a finding already resolved by hand only marks it: its
+	 * pages were resolved then.
+	 */
 	static const char sql[] =
 		"with u as (update findings set status = 'resolved', state = 'resolved',"
-		"   resolved_at = now(), resolution_note = $2, updated_at = now()"
-		"   where id = $1 and status = 'open' returning id)"
+		"   resolved_at = coalesce(resolved_at, now()), resolution_note = coalesce($2,"
+		"   resolution_note), accepted = accepted or $3::boolean, updated_at = now()"
+		"   where id = $1 and (status = 'open' or ($3::boolean and state = 'resolved'"
+		"     and not accepted and direction = 'regression')) returning id)"
 		" insert into finding_states (finding_id, state, run_id, reason)"
-		" select id, 'resolved', null, left(coalesce('resolved by hand: ' || $2,"
-		"   'resolved by hand'), 1024) from u";
+		" select id, 'resolved', null, left(case when $3::boolean then"
+		"   coalesce('accepted by hand: ' || $2, 'accepted by hand') else"
+		"   coalesce('resolved by hand: ' || $2, 'resolved by hand') end, 1024) from u";
 	char sid[24];
-	const char *p[2] = {sid, note};
+	const char *p[3] = {sid, note, accept ? "true" : "false"};
 	PGresult *res = NULL;
 	int rc;
 
 	snprintf(sid, sizeof(sid), "%" PRId64, id);
-	if ((rc = db_exec(d, &res, err, "resolving the finding", sql, 2, p)) < 0)
+	if ((rc = db_exec(d, &res, err, "resolving the finding", sql, 3, p)) < 0)
 		return rc;
 	if (strcmp(PQcmdTuples(res), "1") != 0)
-		rc = pr_error_set(err, PR_ENOTFOUND, "finding %" PRId64 " is not an open finding",
+		rc = pr_error_set(err, PR_ENOTFOUND,
+				  accept ? "finding %" PRId64 " is not a regression that is open"
+					   " or resolved by hand, and not yet accepted"
+					 : "finding %" PRId64 " is not an open finding",
 				  id);
 	db_result_free(res);
 	return rc;
@@ -1300,6 +1312,51 @@ int findings_earlier_open(db *d, const finding *f, int64_t **ids, int64_t **hold
 	return rc;
 }
 
+int findings_carry_accepted(db *d, finding *f, pr_error *err)
+{
+	/*
+	 * Any release, not only earlier ones: the level was accepted for the
+	 * function, and a finding of a release deployed before the accept
+	 * (carried from the finding that paged, now closed) is within it too.
+	 */
+	static const char find_sql[] =
+		"select f0.id from findings f0"
+		" where f0.service_id = $1::bigint and f0.profile_type = $2"
+		" and coalesce(f0.function_id, 0) = $3::bigint and f0.function = $4"
+		" and f0.kind = $5 and f0.direction = 'regression' and f0.accepted"
+		" and f0.id <> $6::bigint and f0.delta >= $7::float8"
+		" order by f0.id desc limit 1";
+	/* One that rose beyond it since keeps no carry from it; any other stays. */
+	static const char set_sql[] =
+		"update findings f set carried_from = nullif($2::bigint, 0) where f.id = $1::bigint"
+		" and ($2::bigint <> 0 or exists (select 1 from findings a"
+		"   where a.id = f.carried_from and a.accepted))";
+	char sid[24], fid[24], id[24], low[32], from[24];
+	const char *p[7] = {sid, f->type, fid, f->function, f->kind ? f->kind : FINDING_KIND_SHARE,
+			    id,  low};
+	const char *q[2] = {id, from};
+	PGresult *res = NULL;
+	int64_t acc = 0;
+	int rc;
+
+	snprintf(sid, sizeof(sid), "%" PRId64, f->service_id);
+	snprintf(fid, sizeof(fid), "%" PRId64, f->function_id);
+	snprintf(id, sizeof(id), "%" PRId64, f->id);
+	snprintf(low, sizeof(low), "%.17g", f->ci_low);
+	if ((rc = db_exec(d, &res, err, "looking for an accepted rise", find_sql, 7, p)) < 0)
+		return rc;
+	if (db_rows(res) > 0)
+		acc = db_get_i64(res, 0, 0);
+	db_result_free(res);
+	snprintf(from, sizeof(from), "%" PRId64, acc);
+	if ((rc = db_exec(d, NULL, err, "recording an accepted rise", set_sql, 2, q)) < 0)
+		return rc;
+	f->accepted = acc != 0;
+	if (acc)
+		f->carried_from = acc;
+	return 0;
+}
+
 int findings_set_carried(db *d, int64_t id, int64_t from, pr_error *err)
 {
 	static const char sql[] =
@@ -1321,16 +1378,22 @@ int findings_incident_lead(db *d, int64_t incident, int64_t *lead, pr_error *err
 	 * paged: a confirmed member waited for it, a night or for good (a
 	 * candidate whose looks stop counting, under other options). The
 	 * lead passes to an open member, a confirmed one first; a lead that
-	 * paged keeps its incident while it is open.
+	 * paged keeps its incident while it is open. A lead within a rise
+	 * accepted by hand pages no one: it passes the lead on too, last in
+	 * line.
 	 */
 	static const char sql[] =
-		"with pick as (select id from findings where incident_id = $1 and status = 'open'"
-		"   order by state is distinct from 'confirmed', id limit 1),"
+		"with pick as (select m.id from findings m where m.incident_id = $1"
+		"   and m.status = 'open' order by exists (select 1 from findings a"
+		"     where a.id = m.carried_from and a.accepted),"
+		"   m.state is distinct from 'confirmed', m.id limit 1),"
 		" u as (update finding_groups g set lead_finding_id = (select id from pick)"
 		"   where g.id = $1 and exists (select 1 from pick)"
 		"   and not exists (select 1 from findings l where l.id = g.lead_finding_id"
 		"                   and l.status = 'open' and (l.state = 'confirmed'"
-		"                   or exists (select 1 from pages pg where pg.finding_id = l.id)))"
+		"                   or exists (select 1 from pages pg where pg.finding_id = l.id))"
+		"                   and not exists (select 1 from findings a"
+		"                     where a.id = l.carried_from and a.accepted))"
 		"   returning lead_finding_id)"
 		" select coalesce((select lead_finding_id from u),"
 		"   (select lead_finding_id from finding_groups where id = $1), 0)";

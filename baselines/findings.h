@@ -148,8 +148,24 @@ typedef struct findings_meta {
  */
 int findings_get(finding *out, findings_meta *meta, db *d, int64_t id, pr_error *err);
 
-/* Close an open finding; PR_ENOTFOUND when it is not open. */
-int findings_resolve(db *d, int64_t id, const char *note, pr_error *err);
+/*
+ * Close an open finding; PR_ENOTFOUND when it is not open. With accept,
+ * its rise is accepted, the new level (a regression open or already
+ * resolved by hand): its release goes back into later baselines, and
+ * later findings of the same rise are carried from it
+ * (findings_accepted_rise).
+ */
+int findings_resolve(db *d, int64_t id, const char *note, bool accept, pr_error *err);
+
+/*
+ * Whether regression f is within a rise accepted by hand (findings_resolve
+ * with accept): one of f's service, type, function and kind, of any
+ * release, whose estimate is not below f's interval (f rose no further
+ * than what was accepted). Then f->accepted is set and f->carried_from
+ * names the latest such finding, stored; one that rose beyond since
+ * loses a carry from an accepted finding.
+ */
+int findings_carry_accepted(db *d, finding *f, pr_error *err);
 
 /* The suspect commits run `run_id` computed for a finding (a JSON object text). */
 int findings_set_suspects(db *d, int64_t run_id, int64_t finding_id, const char *json,

@@ -262,7 +262,10 @@ static int tag_evidence(const postdeploy_result *x, db *d, pr_error *err)
 	return 0;
 }
 
-/* Fail on a regression at or above the gate; else inconclusive when anything went unjudged. */
+/*
+ * Fail on a regression at or above the gate, but for one within a rise
+ * accepted by hand; else inconclusive when anything went unjudged.
+ */
 static void verdict(postdeploy_result *x, const postdeploy_opts *o)
 {
 	stats_severity gate = o->gate == STATS_SEV_NONE ? STATS_SEV_HIGH : o->gate;
@@ -271,7 +274,9 @@ static void verdict(postdeploy_result *x, const postdeploy_opts *o)
 
 	x->verdict = "pass";
 	for (size_t i = 0; i < x->a.ntests && x->a.tests[i].significant; i++)
-		if (x->a.tests[i].direction == FINDING_REGRESSION && x->a.tests[i].severity >= gate)
+		if (x->a.tests[i].direction == FINDING_REGRESSION &&
+		    x->a.tests[i].severity >= gate &&
+		    !x->a.tests[i].accepted) /* the level accepted by hand */
 			x->verdict = "fail";
 	for (size_t i = 0; i < x->a.nskipped; i++) {
 		snprintf(line, sizeof(line), "%s: %s", x->a.skipped[i].type,

@@ -268,7 +268,7 @@ static int carried(analysis *a, db *d, const config *cfg, finding *f, bool *all,
 	*all = true;
 	for (size_t i = 0; i < a->ntests && a->tests[i].significant; i++) {
 		finding *g = &a->tests[i];
-		if (!of_incident(f, g))
+		if (!of_incident(f, g) || g->accepted)
 			continue;
 		if ((rc = carry_from(d, g, &g->carried_from, err)) < 0)
 			return rc;
@@ -277,7 +277,7 @@ static int carried(analysis *a, db *d, const config *cfg, finding *f, bool *all,
 	}
 	for (size_t i = 0; i < a->ntests && a->tests[i].significant; i++) {
 		finding *g = &a->tests[i];
-		if (!of_incident(f, g))
+		if (!of_incident(f, g) || g->accepted)
 			continue;
 		if (!*all)
 			g->carried_from = 0;
@@ -341,7 +341,7 @@ int record_findings_bs(analysis *a, db *d, blob_store *bs, int64_t run_id, const
 		       bool page, pr_error *err)
 {
 	size_t enqueued0 = a->pages_enqueued, went0 = a->went_away, fixed0 = a->fixed;
-	size_t carried0 = a->carried, cut0 = a->evidence_without_blob;
+	size_t carried0 = a->carried, accepted0 = a->accepted, cut0 = a->evidence_without_blob;
 	size_t deleted0 = a->evidence_deleted;
 	findings_closed closed = {0};
 	int rc;
@@ -378,14 +378,27 @@ int record_findings_bs(analysis *a, db *d, blob_store *bs, int64_t run_id, const
 	}
 	a->went_away += closed.went_away;
 	a->fixed += closed.fixed;
+	/*
+	 * Before any paging: a lead within an accepted rise passes its
+	 * incident's lead on (findings_incident_lead), whichever comes first.
+	 */
+	for (size_t i = 0; i < a->ntests && a->tests[i].significant; i++) {
+		finding *f = &a->tests[i];
+		if (f->closed || f->direction != FINDING_REGRESSION || !f->id)
+			continue;
+		if ((rc = findings_carry_accepted(d, f, err)) < 0)
+			goto out;
+		a->accepted += f->accepted;
+	}
 	for (size_t i = 0; i < a->ntests && a->tests[i].significant; i++) {
 		finding *f = &a->tests[i];
 		bool carry;
 		/*
 		 * Closed by a later night than this run's, or resolved by hand
-		 * after it (close_resolved): as it was left.
+		 * after it (close_resolved): as it was left. Within a rise
+		 * accepted by hand: the new level, nothing to keep or page.
 		 */
-		if (f->closed)
+		if (f->closed || f->accepted)
 			continue;
 		/*
 		 * Both are idempotent and use the stored finding's captures: a
@@ -451,6 +464,9 @@ out:
 		a->went_away = went0;
 		a->fixed = fixed0;
 		a->carried = carried0;
+		a->accepted = accepted0;
+		for (size_t i = 0; i < a->ntests; i++)
+			a->tests[i].accepted = false;
 		a->evidence_without_blob = cut0;
 		a->evidence_deleted = deleted0;
 	}

@@ -729,7 +729,8 @@ static const char finding_cols[] =
 	" case when f.kind = 'cost' then coalesce(f.detail ->> 'cost_unit', 'cost') end,"
 	" f.detail ->> 'renamed_from', coalesce((f.detail ->> 'renamed_from_id')::bigint, 0),"
 	" coalesce(f.carried_from, 0), (select c.current_release from findings c"
-	"   where c.id = f.carried_from)"
+	"   where c.id = f.carried_from),"
+	" coalesce((select c.accepted from findings c where c.id = f.carried_from), false)"
 	" from findings f join services s on s.id = f.service_id"
 	" left join finding_groups g on g.id = f.incident_id"
 	" left join functions fn on fn.id = f.function_id where ";
@@ -1193,6 +1194,7 @@ static int load_findings(report *r, db *d, blob_store *bs, const config *cfg, in
 		f->carried_from = db_get_i64(res, i, 32);
 		if (!PQgetisnull(res, i, 33))
 			f->carried_release = dup_or_null(db_get_text(res, i, 33), &bad);
+		f->carried_accepted = db_get_bool(res, i, 34);
 		if (!PQgetisnull(res, i, 29))
 			f->cost_unit = dup_or_null(db_get_text(res, i, 29), &bad);
 		if (!PQgetisnull(res, i, 30))

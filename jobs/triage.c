@@ -59,8 +59,8 @@ out:
 	return rc;
 }
 
-int triage_resolve(triage_resolution *out, db *d, const config *cfg, int64_t id,
-		   const char *note, pr_error *err)
+int triage_resolve(triage_resolution *out, db *d, const config *cfg, int64_t id, const char *note,
+		   bool accept, pr_error *err)
 {
 	pager_flush_opts fo = {false, true, NULL, 1, 0};
 	pr_error ferr = PR_ERROR_INIT;
@@ -71,7 +71,7 @@ int triage_resolve(triage_resolution *out, db *d, const config *cfg, int64_t id,
 	if ((rc = db_begin(d, err)) < 0)
 		return rc;
 	/* One transaction: the finding is never resolved without its resolve events queued. */
-	if ((rc = findings_resolve(d, id, note, err)) < 0 ||
+	if ((rc = findings_resolve(d, id, note, accept, err)) < 0 ||
 	    (rc = evidence_release_finding(d, id, &out->unpinned, err)) < 0 ||
 	    (rc = pager_enqueue_resolve(d, id, &out->resolve_events, &out->cancelled, err)) < 0)
 		goto out;
@@ -79,7 +79,8 @@ int triage_resolve(triage_resolution *out, db *d, const config *cfg, int64_t id,
 	snprintf(detail, sizeof(detail),
 		 "{\"unpinned_baseline_captures\":%" PRId64 ",\"resolve_events\":%zu,"
 		 "\"pages_cancelled\":%zu}", out->unpinned, out->resolve_events, out->cancelled);
-	if ((rc = db_audit(d, "resolve", object, detail, err)) < 0 || (rc = db_commit(d, err)) < 0)
+	if ((rc = db_audit(d, accept ? "accept" : "resolve", object, detail, err)) < 0 ||
+	    (rc = db_commit(d, err)) < 0)
 		goto out;
 	if (!out->resolve_events)
 		return 0;

@@ -35,9 +35,11 @@ typedef struct triage_resolution {
  * pins and enqueue its resolve pages, in one transaction, audited; then
  * send those pages. The resolve is committed before the flush: a flush
  * that fails leaves the events pending and is reported in paging_error,
- * not as an error.
+ * not as an error. With accept, its rise is the new level
+ * (findings_resolve), and a finding already resolved by hand may be
+ * accepted too.
  */
-int triage_resolve(triage_resolution *out, db *d, const config *cfg, int64_t id,
-		   const char *note, pr_error *err);
+int triage_resolve(triage_resolution *out, db *d, const config *cfg, int64_t id, const char *note,
+		   bool accept, pr_error *err);
 
 #endif

@@ -727,7 +727,12 @@ static void states(out *o, const report *r, size_t i)
 		P(o, ", fixed by release ");
 		E(o, f->fixed_by, "");
 	}
-	if (f->carried_from) {
+	if (f->carried_from && f->carried_accepted) {
+		P(o, "; within the rise of release ");
+		E(o, f->carried_release, "?");
+		P(o, " accepted by hand as the new level (finding %" PRId64 "): not paged",
+		  f->carried_from);
+	} else if (f->carried_from) {
 		P(o, "; the rise of release ");
 		E(o, f->carried_release, "?");
 		P(o, " carried on: paged through <a href=\"#finding-%" PRId64 "\">finding %" PRId64

@@ -107,6 +107,8 @@ typedef struct report_finding {
 	int64_t carried_from;        /* the earlier release's finding it is carried from
 				      * (it paged; this one does not), 0 none */
 	char *carried_release;       /* that finding's release, or NULL */
+	bool carried_accepted;       /* that finding's rise was accepted by hand: this
+				      * one is within it, pages and gates nothing */
 } report_finding;
 
 /*

@@ -150,6 +150,8 @@ extra:
 					     : json_null());
 	if (f->carried_from) /* as in the finding schema: absent when not carried */
 		json_object_set_new(j, "carried_from", json_integer((json_int_t)f->carried_from));
+	if (f->carried_from && f->carried_accepted)
+		json_object_set_new(j, "accepted", json_true());
 	{
 		json_t *st = json_array();
 		for (size_t k = 0; st && k < f->nhistory; k++)

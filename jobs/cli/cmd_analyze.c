@@ -428,7 +428,8 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 	}
 	for (size_t i = 0; gated && status == EXIT_OK && i < r.a.ntests &&
 	     r.a.tests[i].significant; i++)
-		if (r.a.tests[i].direction == FINDING_REGRESSION && r.a.tests[i].severity >= gate)
+		if (r.a.tests[i].direction == FINDING_REGRESSION && r.a.tests[i].severity >= gate &&
+		    !r.a.tests[i].accepted)
 			status = EXIT_GATE;
 	/*
 	 * A gate that could not judge a service (too thin a baseline), or

@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { O_NOTE = 1500, O_STATE, O_SERVICE, O_LIMIT };
+enum { O_NOTE = 1500, O_STATE, O_SERVICE, O_LIMIT, O_ACCEPT };
 
 static const char *const states[] = {"candidate", "confirmed", "went_away", "fixed",
 				     "resolved"};
@@ -189,8 +189,8 @@ out:
  * Parse "ID" after the options into *id. Returns
  * CLI_GO, or the exit status to return (usage errors are printed).
  */
-static int one_id(cli_ctx *ctx, int argc, char **argv, const cli_option *opts,
-		  const char *usage, const char *desc, const char **note, int64_t *id)
+static int one_id(cli_ctx *ctx, int argc, char **argv, const cli_option *opts, const char *usage,
+		  const char *desc, const char **note, bool *accept, int64_t *id)
 {
 	cli_parser *p = NULL;
 	const char *arg;
@@ -202,6 +202,8 @@ static int one_id(cli_ctx *ctx, int argc, char **argv, const cli_option *opts,
 	while ((c = cli_next(p, &arg)) > 0)
 		if (c == O_NOTE && note)
 			*note = arg;
+		else if (c == O_ACCEPT && accept)
+			*accept = true;
 	if ((status = cli_end(p, c, false, 1, 1, "one finding ID", &first)) != CLI_GO)
 		return status;
 	if (cli_parse_u64(ctx, "ID", argv[first], 1, INT64_MAX, &v) < 0)
@@ -227,7 +229,8 @@ static int finding_show(cli_ctx *ctx, int argc, char **argv)
 	status = one_id(ctx, argc, argv, opts, "profreg finding show ID [--json]",
 			"Show a stored finding and reproduce its comparison from the captures\n"
 			"pinned behind it: the shares, change, interval and p-value come out the\n"
-			"same (the q-value belongs to the whole run it was found in).", NULL, &id);
+			"same (the q-value belongs to the whole run it was found in).",
+			NULL, NULL, &id);
 	if (status != CLI_GO)
 		return status;
 	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 ||
@@ -313,6 +316,8 @@ static int finding_resolve(cli_ctx *ctx, int argc, char **argv)
 {
 	static const cli_option opts[] = {
 		{"note", required_argument, O_NOTE, "TEXT", "why it is resolved"},
+		{"accept", no_argument, O_ACCEPT, NULL,
+		 "the rise is expected (a feature that costs more): accept it as the new level"},
 		{NULL, 0, 0, NULL, NULL},
 	};
 	pr_error err = PR_ERROR_INIT;
@@ -320,27 +325,35 @@ static int finding_resolve(cli_ctx *ctx, int argc, char **argv)
 	config cfg;
 	triage_resolution r;
 	const char *note = NULL;
+	bool accept = false;
 	int64_t id = 0;
 	int rc, status;
 
 	memset(&cfg, 0, sizeof(cfg));
-	status = one_id(ctx, argc, argv, opts, "profreg finding resolve ID [--note TEXT]",
-			"Close an open finding. Its current captures stay forensic; the pins on\n"
-			"its baseline captures lift, so retention may collect them again. Each\n"
-			"page it caused gets its resolve event, sent now (or left pending in\n"
-			"the outbox when the target cannot be reached: see profreg page).",
-			&note, &id);
+	status =
+		one_id(ctx, argc, argv, opts, "profreg finding resolve ID [--accept] [--note TEXT]",
+		       "Close an open finding. Its current captures stay forensic; the pins on\n"
+		       "its baseline captures lift, so retention may collect them again. Each\n"
+		       "page it caused gets its resolve event, sent now (or left pending in\n"
+		       "the outbox when the target cannot be reached: see profreg page).\n"
+		       "\n"
+		       "Without --accept, the rise is still a regression: its release stays out\n"
+		       "of later baselines, and a later night that finds it again pages it\n"
+		       "again. With --accept (a regression, open or already resolved by hand),\n"
+		       "the rise is the new level: its release goes back into later baselines,\n"
+		       "and a later finding of the same function and type whose rise is not\n"
+		       "beyond the accepted one pages no one and fails no gate.",
+		       &note, &accept, &id);
 	if (status != CLI_GO)
 		return status;
-	if ((rc = ctx_config_load(ctx, &cfg, &err)) < 0 ||
-	    (rc = ctx_db_open(ctx, &d, &err)) < 0 ||
-	    (rc = triage_resolve(&r, d, &cfg, id, note, &err)) < 0)
+	if ((rc = ctx_config_load(ctx, &cfg, &err)) < 0 || (rc = ctx_db_open(ctx, &d, &err)) < 0 ||
+	    (rc = triage_resolve(&r, d, &cfg, id, note, accept, &err)) < 0)
 		goto fail;
 	if (r.paging_error[0])
 		cli_warn(ctx, "paging: %s", r.paging_error);
 	if (!ctx->quiet) {
-		printf("resolved finding %" PRId64 "; %" PRId64 " baseline captures unpinned\n", id,
-		       r.unpinned);
+		printf("%s finding %" PRId64 "; %" PRId64 " baseline captures unpinned\n",
+		       accept ? "accepted" : "resolved", id, r.unpinned);
 		if (r.resolve_events || r.cancelled)
 			printf("pages: %zu resolve events, %zu sent, %zu failed; "
 			       "%zu unsent pages cancelled\n",

@@ -164,6 +164,10 @@ static void print_night(const nightly_result *r, const config *cfg, bool dry, co
 	if (!dry && r->a.carried)
 		printf("%zu regression%s carried from an earlier release's finding, which paged: "
 		       "not paged again\n", r->a.carried, r->a.carried == 1 ? "" : "s");
+	if (!dry && r->a.accepted)
+		printf("%zu regression%s within a rise accepted by hand (finding resolve "
+		       "--accept): not paged\n",
+		       r->a.accepted, r->a.accepted == 1 ? "" : "s");
 	json_object_foreach(r->services, name, v) {
 		json_t *reason = json_object_get(v, "reason");
 		printf("  ");
@@ -200,6 +204,8 @@ static void print_night(const nightly_result *r, const config *cfg, bool dry, co
 			put_name(f->renamed_from);
 			putchar(')');
 		}
+		if (f->accepted)
+			printf(" (accepted level: finding %" PRId64 ")", f->carried_from);
 		putchar('\n');
 	}
 	if (nshift)

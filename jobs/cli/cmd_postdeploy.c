@@ -146,12 +146,13 @@ static void markdown(report_out *o, const postdeploy_opts *opt, const postdeploy
 	const analysis *a = &x->a;
 	stats_severity gate = opt->gate;
 	const char *report = x->report;
-	size_t nreg = 0, nshift = 0, i;
+	size_t nreg = 0, nshift = 0, nacc = 0, i;
 	bool said_range = false, mixed = false;
 	json_t *v;
 
 	for (size_t k = 0; k < a->ntests && a->tests[k].significant; k++) {
 		nreg += a->tests[k].direction == FINDING_REGRESSION;
+		nacc += a->tests[k].direction == FINDING_REGRESSION && a->tests[k].accepted;
 		nshift += a->tests[k].direction == FINDING_RELATIVE_SHIFT;
 		/* A heap share beside a CPU share: each row then names its type. */
 		mixed |= a->tests[k].type && a->tests[0].type &&
@@ -183,8 +184,12 @@ static void markdown(report_out *o, const postdeploy_opts *opt, const postdeploy
 	} else if (nreg == 0) {
 		report_put(o, "%s", "**Verdict: pass** - no regression\n\n");
 	} else {
-		report_put(o, "**Verdict: pass** - %zu regression%s below the gate (%s)\n\n", nreg,
+		report_put(o, "**Verdict: pass** - %zu regression%s below the gate (%s)", nreg,
 			   nreg == 1 ? "" : "s", stats_severity_name(gate));
+		if (nacc)
+			report_put(o, " or within a rise accepted by hand as the new level (%zu)",
+				   nacc);
+		report_put(o, "%s", "\n\n");
 	}
 	if (x->hosts) {
 		const char *side[2] = {"canary", "control"};
@@ -256,6 +261,9 @@ static void markdown(report_out *o, const postdeploy_opts *opt, const postdeploy
 				md_escape(o, f->renamed_from);
 				report_put(o, "%s", ")");
 			}
+			if (f->accepted)
+				report_put(o, " (accepted level: finding %" PRId64 ")",
+					   f->carried_from);
 			report_put(o, " | %s | %s | %.2g | %zu/%zu |\n",
 				   measure_pair(vals, sizeof(vals), f->cost_unit, f->baseline_share,
 						f->current_share, " -> "),

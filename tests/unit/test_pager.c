@@ -793,14 +793,15 @@ static void test_a_regression_found_again_after_its_finding_was_resolved_pages_a
 	make_finding(t, &f1, STATS_SEV_CRITICAL, FINDING_REGRESSION);
 	assert_int_equal(enqueue(t, &c, &f1), 1);
 	assert_int_equal(flush_sent(t, &c), 1);
-	assert_int_equal(triage_resolve(&tr, t->db, &c, f1.id, "rolled back", &err), 0);
+	assert_int_equal(triage_resolve(&tr, t->db, &c, f1.id, "rolled back", false, &err), 0);
 	assert_int_equal(tr.resolve_events, 1);
 	assert_int_equal(tr.pages.sent, 1);
 
 	make_finding(t, &f2, STATS_SEV_CRITICAL, FINDING_REGRESSION);
 	assert_int_equal(enqueue(t, &c, &f2), 1);
 	assert_int_equal(flush_sent(t, &c), 1);
-	assert_int_equal(triage_resolve(&tr, t->db, &c, f2.id, "rolled back again", &err), 0);
+	assert_int_equal(triage_resolve(&tr, t->db, &c, f2.id, "rolled back again", false, &err),
+			 0);
 	assert_int_equal(tr.resolve_events, 1);
 	assert_int_equal(tr.pages.sent, 1);
 	stop_server(srv);
