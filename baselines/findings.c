@@ -1270,6 +1270,20 @@ static size_t uf_find(size_t *parent, size_t i)
 	return i;
 }
 
+/*
+ * Whether a finding's rise (estimate D, lower bound L, SQL parameters) is
+ * no rise beyond earlier finding f0's: the difference of the estimates
+ * within what the two 95% intervals allow, sqrt((D - L)^2 + (H0 - D0)^2),
+ * the 1.96s cancelling. Against f0's estimate alone, one that had landed
+ * low let the same rise measured again clear it, and page a second time
+ * (2 of 10 regressions carried in a month of simulated releases); against
+ * the top of its interval, a release that doubled the rise again (2x, then
+ * 4x) on a few captures was carried and paged no one.
+ */
+#define NOT_BEYOND(D, L)                                                                           \
+	D "::float8 - f0.delta <= sqrt(power(" D "::float8 - " L "::float8, 2)"                    \
+	  " + power(greatest(coalesce(f0.ci_high, f0.delta) - f0.delta, 0), 2))"
+
 int findings_earlier_open(db *d, const finding *f, int64_t **ids, int64_t **holders, size_t *n,
 			  pr_error *err)
 {
@@ -1279,11 +1293,18 @@ int findings_earlier_open(db *d, const finding *f, int64_t **ids, int64_t **hold
 		" where f0.service_id = $1::bigint and f0.profile_type = $2"
 		" and coalesce(f0.function_id, 0) = $3::bigint and f0.function = $4"
 		" and f0.kind = $5 and f0.direction = 'regression' and f0.status = 'open'"
-		" and f0.current_release <> $6 and f0.id < $7::bigint and f0.delta >= $8::float8"
-		" order by f0.id, x.id <> f0.id, x.id";
-	char sid[24], fid[24], id[24], low[32];
-	const char *p[8] = {sid, f->type, fid, f->function, f->kind ? f->kind : FINDING_KIND_SHARE,
-			    f->current_release, id, low};
+		" and f0.current_release <> $6 and f0.id < $7::bigint and " NOT_BEYOND(
+			"$9", "$8") " order by f0.id, x.id <> f0.id, x.id";
+	char sid[24], fid[24], id[24], low[32], delta[32];
+	const char *p[9] = {sid,
+			    f->type,
+			    fid,
+			    f->function,
+			    f->kind ? f->kind : FINDING_KIND_SHARE,
+			    f->current_release,
+			    id,
+			    low,
+			    delta};
 	PGresult *res = NULL;
 	size_t rows;
 	int rc;
@@ -1294,7 +1315,8 @@ int findings_earlier_open(db *d, const finding *f, int64_t **ids, int64_t **hold
 	snprintf(fid, sizeof(fid), "%" PRId64, f->function_id);
 	snprintf(id, sizeof(id), "%" PRId64, f->id);
 	snprintf(low, sizeof(low), "%.17g", f->ci_low);
-	if ((rc = db_exec(d, &res, err, "looking for an earlier finding of the same rise", sql, 8,
+	snprintf(delta, sizeof(delta), "%.17g", f->delta);
+	if ((rc = db_exec(d, &res, err, "looking for an earlier finding of the same rise", sql, 9,
 			  p)) < 0)
 		return rc;
 	rows = (size_t)db_rows(res);
@@ -1324,16 +1346,16 @@ int findings_carry_accepted(db *d, finding *f, pr_error *err)
 		" where f0.service_id = $1::bigint and f0.profile_type = $2"
 		" and coalesce(f0.function_id, 0) = $3::bigint and f0.function = $4"
 		" and f0.kind = $5 and f0.direction = 'regression' and f0.accepted"
-		" and f0.id <> $6::bigint and f0.delta >= $7::float8"
-		" order by f0.id desc limit 1";
+		" and f0.id <> $6::bigint and " NOT_BEYOND("$8",
+							   "$7") " order by f0.id desc limit 1";
 	/* One that rose beyond it since keeps no carry from it; any other stays. */
 	static const char set_sql[] =
 		"update findings f set carried_from = nullif($2::bigint, 0) where f.id = $1::bigint"
 		" and ($2::bigint <> 0 or exists (select 1 from findings a"
 		"   where a.id = f.carried_from and a.accepted))";
-	char sid[24], fid[24], id[24], low[32], from[24];
-	const char *p[7] = {sid, f->type, fid, f->function, f->kind ? f->kind : FINDING_KIND_SHARE,
-			    id,  low};
+	char sid[24], fid[24], id[24], low[32], delta[32], from[24];
+	const char *p[8] = {sid, f->type, fid,  f->function, f->kind ? f->kind : FINDING_KIND_SHARE,
+			    id,  low,     delta};
 	const char *q[2] = {id, from};
 	PGresult *res = NULL;
 	int64_t acc = 0;
@@ -1343,7 +1365,8 @@ int findings_carry_accepted(db *d, finding *f, pr_error *err)
 	snprintf(fid, sizeof(fid), "%" PRId64, f->function_id);
 	snprintf(id, sizeof(id), "%" PRId64, f->id);
 	snprintf(low, sizeof(low), "%.17g", f->ci_low);
-	if ((rc = db_exec(d, &res, err, "looking for an accepted rise", find_sql, 7, p)) < 0)
+	snprintf(delta, sizeof(delta), "%.17g", f->delta);
+	if ((rc = db_exec(d, &res, err, "looking for an accepted rise", find_sql, 8, p)) < 0)
 		return rc;
 	if (db_rows(res) > 0)
 		acc = db_get_i64(res, 0, 0);

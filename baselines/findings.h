@@ -111,8 +111,9 @@ int findings_incident_lead(db *d, int64_t incident, int64_t *lead, pr_error *err
 /*
  * The open regression findings of the same service, type and function
  * as stored finding f, of another release, stored before it, whose
- * estimated rise f's own rise is not beyond (f's lower bound at most
- * that estimate), oldest first: the findings f may be carried from
+ * rise f's own rise is not beyond (the estimates' difference within
+ * what both intervals allow: an estimate that landed low is no bar),
+ * oldest first: the findings f may be carried from
  * (jobs/record.c). An incident pages through one of its findings (its
  * lead, or the member the lead passed to), so each is listed once for
  * every finding that may hold its page: itself and, in an incident, each
@@ -160,8 +161,8 @@ int findings_resolve(db *d, int64_t id, const char *note, bool accept, pr_error 
 /*
  * Whether regression f is within a rise accepted by hand (findings_resolve
  * with accept): one of f's service, type, function and kind, of any
- * release, whose estimate is not below f's interval (f rose no further
- * than what was accepted). Then f->accepted is set and f->carried_from
+ * release, whose rise f's is not beyond, as findings_earlier_open
+ * judges it (f rose no further than what was accepted). Then f->accepted is set and f->carried_from
  * names the latest such finding, stored; one that rose beyond since
  * loses a carry from an accepted finding.
  */

@@ -548,6 +548,41 @@ static void test_a_regression_carried_into_later_releases_pages_once(void **stat
 }
 
 /*
+ * A carried finding is judged against the earlier finding's interval, not
+ * its point estimate: v2 doubles work.hot and pages, with an estimate
+ * that landed low (stored here at half its rise, its interval as it
+ * was); v3 costs the same, and its lower bound, above that estimate but
+ * within the interval, is no rise beyond it. Against the estimate alone,
+ * v3 paged the same regression a second time.
+ */
+static void test_a_carried_rise_within_the_earlier_interval_pages_once(void **state)
+{
+	fx *f = *state;
+	int64_t v2;
+
+	history(f, "svc");
+	night(f, "svc", "v2", 1, 4, 2, 1);
+	run_night(f, 1);
+	v2 = intf(f->t, "select id from findings where function = 'work.hot'"
+			" and current_release = 'v2'");
+	testdb_execf(f->t, "update findings set delta = delta / 2 where id = %lld", (long long)v2);
+	night(f, "svc", "v3", 2, 4, 2, 1);
+	run_night(f, 2);
+	assert_int_equal(intf(f->t,
+			      "select count(*) from findings where function = 'work.hot'"
+			      " and current_release = 'v3' and ci_low > (select delta from findings"
+			      " where id = %lld)",
+			      (long long)v2),
+			 1);
+	assert_int_equal(intf(f->t,
+			      "select count(*) from findings where function = 'work.hot'"
+			      " and current_release = 'v3' and carried_from = %lld",
+			      (long long)v2),
+			 1);
+	assert_int_equal(intf(f->t, "select count(*) from pages where event = 'trigger'"), 1);
+}
+
+/*
  * An incident carried into the next release pages once too: v2 doubles
  * work.hot and work.inner below it (one incident, paged through its
  * lead), v3 costs the same. Only the lead holds the page, so each of v3's
@@ -2840,6 +2875,9 @@ int main(void)
 			test_a_later_release_back_in_the_band_fixes_the_finding, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_a_regression_carried_into_later_releases_pages_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_a_carried_rise_within_the_earlier_interval_pages_once, setup,
+			teardown),
 		cmocka_unit_test_setup_teardown(
 			test_an_incident_carried_into_the_next_release_pages_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(
