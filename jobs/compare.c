@@ -100,8 +100,8 @@ static int side_ids(compare_side *s, const char *name, const char *v, size_t n, 
 		p = dot + 1;
 		continue;
 bad:
-		return pr_error_set(err, PR_EUSAGE, "'%s': id '%s' is not a capture id", name,
-				    profile_quote(q, p, len));
+	return pr_error_set(err, PR_EUSAGE, "'%s': id '%s' is not a capture id", name,
+			    profile_quote_arg(q, p, len));
 	}
 	return 0;
 }
@@ -180,7 +180,7 @@ static int side_parse(compare_side *s, const char *name, const char *v, size_t n
 		}
 		if (!colon) {
 			rc = pr_error_set(err, PR_EUSAGE, "'%s': '%s' is not KEY:VALUE %s", name,
-					  profile_quote(q, p, len), keys);
+					  profile_quote_arg(q, p, len), keys);
 			break;
 		}
 		klen = (size_t)(colon - p);
@@ -194,10 +194,10 @@ static int side_parse(compare_side *s, const char *name, const char *v, size_t n
 		      : is_key(p, klen, "id")      ? 5 : -1;
 		if (which < 0) {
 			rc = pr_error_set(err, PR_EUSAGE, "'%s': unknown key '%s' %s", name,
-					  profile_quote(q, p, klen), keys);
+					  profile_quote_arg(q, p, klen), keys);
 			break;
 		}
-		profile_quote(q, p, klen);
+		profile_quote_arg(q, p, klen);
 		if (seen[which]) {
 			rc = pr_error_set(err, PR_EUSAGE, "'%s': '%s' is given twice", name, q);
 			break;
@@ -216,7 +216,7 @@ static int side_parse(compare_side *s, const char *name, const char *v, size_t n
 			char qv[40];
 			rc = pr_error_set(err, PR_EUSAGE,
 					  "'%s': commit '%s' is not 4 to 64 hex digits", name,
-					  profile_quote(qv, val, vlen));
+					  profile_quote_arg(qv, val, vlen));
 			break;
 		}
 		if (which == 3 || which == 4) {
@@ -226,7 +226,7 @@ static int side_parse(compare_side *s, const char *name, const char *v, size_t n
 			if (time_parse(which == 3 ? &s->since_us : &s->until_us, tmp) < 0) {
 				rc = pr_error_set(err, PR_EUSAGE,
 						  "'%s': %s '%s' is not an ISO 8601 time", name, q,
-						  profile_quote(qv, val, vlen));
+						  profile_quote_arg(qv, val, vlen));
 				break;
 			}
 		} else if (which == 5) {
@@ -283,7 +283,7 @@ int compare_query_parse(compare_query *out, const compare_param *p, size_t n, pr
 		if (k == 4)
 			return pr_error_set(err, PR_EUSAGE,
 					    "unknown parameter '%s' (service, type, a, b)",
-					    profile_quote(q, x->key, x->key_len));
+					    profile_quote_arg(q, x->key, x->key_len));
 		if (got[k])
 			return pr_error_set(err, PR_EUSAGE, "parameter '%s' is given twice",
 					    names[k]);
@@ -308,14 +308,14 @@ int compare_query_parse(compare_query *out, const compare_param *p, size_t n, pr
 			return oom(err);
 		if (!db_service_name_valid(out->service)) {
 			rc = pr_error_set(err, PR_EUSAGE, "'%s' is not a service name",
-					  profile_quote(q, got[0]->value, got[0]->value_len));
+					  profile_quote_arg(q, got[0]->value, got[0]->value_len));
 			goto out;
 		}
 	}
 	if (got[1]) {
 		if (!type_valid(got[1]->value, got[1]->value_len)) {
 			rc = pr_error_set(err, PR_EUSAGE, "'%s' is not a profile type",
-					  profile_quote(q, got[1]->value, got[1]->value_len));
+					  profile_quote_arg(q, got[1]->value, got[1]->value_len));
 			goto out;
 		}
 		if (!(out->type = strndup(got[1]->value, got[1]->value_len))) {

@@ -7,6 +7,7 @@
 #include "reports/report.h"
 #include "jobs/secret.h"
 #include "common/buf.h"
+#include "common/redact.h"
 #include "common/timeutil.h"
 #include "pipeline/http.h"
 #include "reports/page.h"
@@ -540,8 +541,15 @@ char *pager_response_text(char *body, const char *secret, size_t max, bool *nome
 		while ((hit = strstr(body, secret)))
 			memset(hit, '*', n);
 	}
-	if (!(out = page_clean_text(body, max)))
+	/*
+	 * A target may echo the page, or another sender's data, back: its
+	 * words are kept, the rest only by length (redact_excerpt).
+	 */
+	if (!(out = malloc(max + 1))) {
 		*nomem = true;
+		return NULL;
+	}
+	redact_excerpt(out, max + 1, body, strlen(body));
 	return out;
 }
 

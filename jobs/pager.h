@@ -44,7 +44,8 @@
  * Secrets are read at send time (jobs/secret.h), put only in the request
  * (PagerDuty's body, or an Authorization header, both wiped before they
  * are freed), and never stored, printed or logged; a response body is
- * stored with any copy of the secret masked (pager_response_text).
+ * stored with any copy of the secret masked and its words redacted
+ * (pager_response_text).
  */
 #ifndef PR_PAGER_H
 #define PR_PAGER_H
@@ -177,7 +178,9 @@ int pager_retry_failed(db *d, int64_t id, size_t *n, pr_error *err);
 /*
  * The response text to store for a body received from a target that
  * holds `secret` (may be NULL): every copy of the secret masked with '*'
- * first, then cleaned and cut to `max` bytes (reports/page.h). NULL when
+ * first, then through redact_excerpt, at most `max` bytes: harmless
+ * words kept, anything that may hold payment data or a secret (digits,
+ * key=value, what follows "token", "card", ...) as "<N bytes>". NULL when
  * nothing is to be stored: an empty body, or a secret shorter than 8
  * bytes that appears in it (masking so short a string would say too
  * much about it). *nomem is set when NULL means out of memory. `body` is

@@ -90,7 +90,7 @@ static int add_id(reportdata_sel *s, const char *v, size_t n, const char *text, 
 	if (*end || errno || id <= 0) {
 		char q[40];
 		return pr_error_set(err, PR_EUSAGE, "selection '%s': '%s' is not a capture id",
-				    text, profile_quote(q, tmp, n));
+				    text, profile_quote_arg(q, tmp, n));
 	}
 	if (s->nids >= REPORTDATA_MAX_SELECTION)
 		return pr_error_set(err, PR_ELIMIT, "selection '%s': more than %d capture ids",
@@ -115,7 +115,7 @@ static int set_time(int64_t *dst, bool *set, const char *v, size_t n, const char
 		char q[40];
 		rc = pr_error_set(err, PR_EUSAGE,
 				  "selection '%s': %s '%s' is not a time or a duration", text, key,
-				  profile_quote(q, tmp, n));
+				  profile_quote_arg(q, tmp, n));
 	}
 	free(tmp);
 	return rc;
@@ -132,7 +132,7 @@ int reportdata_sel_parse(reportdata_sel *out, const char *raw, const char *host,
 	if (!raw || !*raw)
 		return pr_error_set(err, PR_EUSAGE, "empty selection: give 'service=S,release=R', "
 				    "'service=S,commit=C' or 'id=1,2,3'");
-	profile_quote(text, raw, strlen(raw));
+	profile_quote_arg(text, raw, strlen(raw));
 	if (!(out->text = strdup(raw)))
 		return oom(err);
 	while (*p && rc == 0) {
@@ -175,7 +175,7 @@ int reportdata_sel_parse(reportdata_sel *out, const char *raw, const char *host,
 					err, PR_EUSAGE,
 					"selection '%s': unknown key '%s' (service, release, "
 					"commit, host, type, since, until, id)",
-					text, profile_quote(q, p, k));
+					text, profile_quote_arg(q, p, k));
 			}
 		}
 		p = *end ? end + 1 : end;
@@ -435,8 +435,8 @@ int reportdata_sel_captures(reportdata_cap **out, size_t *n, db *d, const report
 			rc = pr_error_set(err, PR_EUSAGE,
 					  "selection '%s' mixes profile types '%s' and '%s': "
 					  "add type=...",
-					  profile_quote(q, s->text, strlen(s->text)), caps[0].type,
-					  caps[i].type);
+					  profile_quote_arg(q, s->text, strlen(s->text)),
+					  caps[0].type, caps[i].type);
 			goto out;
 		}
 	*out = caps;

@@ -6,6 +6,7 @@
 #include "pipeline/http.h"
 #include "pipeline/parca.pb-c.h"
 #include "pipeline/pyroscope.h"
+#include "common/redact.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -65,14 +66,11 @@ static void read_trailer(int *status, char *message, size_t n, const uint8_t *p,
 			/* Not a number ("", "ok", "0x"): never OK, but UNKNOWN (2). */
 			*status = d && k == i + l ? v : 2;
 		} else if (l > 13 && strncasecmp((const char *)p + i, "grpc-message:", 13) == 0) {
-			size_t k = i + 13, m = 0;
+			size_t k = i + 13;
 			while (k < i + l && p[k] == ' ')
 				k++;
-			for (; k < i + l && m + 1 < n; k++)
-				message[m++] = p[k] < 0x20 || p[k] > 0x7e || p[k] == '\''
-						       ? '?'
-						       : (char)p[k];
-			message[m] = '\0';
+			/* The server's words: it may echo the request or its data back. */
+			redact_excerpt(message, n, (const char *)p + k, i + l - k);
 		}
 		i = e + 1;
 	}

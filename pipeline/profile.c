@@ -6,6 +6,7 @@
 #include "pipeline/symname.h"
 #include "common/buf.h"
 #include "common/memhint.h"
+#include "common/redact.h"
 #include "common/utf8.h"
 
 #include <math.h>
@@ -740,6 +741,11 @@ int profile_reject_nul(const char *text, size_t len, const char *name,
 }
 
 const char *profile_quote(char out[40], const char *s, size_t n)
+{
+	return redact_excerpt(out, 40, s, n);
+}
+
+const char *profile_quote_arg(char out[40], const char *s, size_t n)
 {
 	size_t k = n > 32 ? 32 : n, i;
 

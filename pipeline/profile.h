@@ -264,10 +264,20 @@ int profile_reject_nul(const char *text, size_t len, const char *name,
 		       const char *what, pr_error *err);
 
 /*
- * At most 32 bytes of s as printable ASCII ('?' for anything else, "..."
- * when cut), for quoting input in an error message. out holds 40 bytes.
+ * An excerpt of input s[0..n) for an error message (redact_excerpt):
+ * harmless words as they are, anything that may hold payment data as
+ * "<N bytes>", "..." when cut. out holds 40 bytes.
  */
 const char *profile_quote(char out[40], const char *s, size_t n);
+
+/*
+ * At most 32 bytes of s as printable ASCII ('?' for anything else, "..."
+ * when cut), for quoting an argument back to the one who gave it (a
+ * command line, an API query's parameter), who needs it whole: "id '-1'",
+ * "since '7d'". Never for input from a profile or a peer (profile_quote).
+ * out holds 40 bytes.
+ */
+const char *profile_quote_arg(char out[40], const char *s, size_t n);
 
 const char *profile_format_name(profile_format f);
 int profile_format_from_name(profile_format *out, const char *name);

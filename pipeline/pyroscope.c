@@ -5,6 +5,7 @@
 #include "pipeline/pyroscope.h"
 #include "pipeline/http.h"
 #include "pipeline/pyroscope.pb-c.h"
+#include "common/redact.h"
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -13,17 +14,13 @@
 #include <string.h>
 #include <strings.h>
 
-/* Printable ASCII only, quotes as '?', at most n - 1 bytes. */
+/*
+ * A server's code or message, through redact_excerpt: a service's error
+ * may echo the request or its data back.
+ */
 static void safe_copy(char *out, size_t n, const char *s)
 {
-	size_t k = 0;
-
-	for (; s && *s && k + 1 < n; s++)
-		out[k++] = (unsigned char)*s < 0x20 || (unsigned char)*s > 0x7e || *s == '\'' ||
-					   *s == '"'
-				   ? '?'
-				   : *s;
-	out[k] = '\0';
+	redact_excerpt(out, n, s, s ? strlen(s) : 0);
 }
 
 void pyroscope_connect_error(char *out, size_t n, long status, const buf *body)

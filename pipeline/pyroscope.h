@@ -76,7 +76,9 @@ char *pyroscope_selector_with(const char *selector, const char *label, const cha
 
 /*
  * The error of a non-2xx answer of a Connect or gRPC-Web server: "HTTP
- * 401 unauthenticated: <message>", made safe; shared with parca.c. Only
+ * 401 unauthenticated: <message>", made safe (redact_excerpt: words
+ * that may carry data or a secret become "<N bytes>"); shared with
+ * parca.c. Only
  * a body of at most PYROSCOPE_ERROR_JSON_MAX bytes is read as JSON (a
  * Connect error is a few hundred; jansson holds about 20 times what it
  * parses); a longer one is quoted by its first line.

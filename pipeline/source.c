@@ -5,6 +5,7 @@
 #include "pipeline/source.h"
 #include "common/buf.h"
 #include "common/fileio.h"
+#include "common/redact.h"
 #include "common/wipe.h"
 
 #include <dirent.h>
@@ -418,18 +419,15 @@ void source_fetched_release(source_fetched *f)
 
 void source_body_hint(char *out, size_t n, const buf *body)
 {
-	size_t i, k = 0;
+	size_t line = 0;
 
 	if (!n)
 		return;
 	out[0] = '\0';
-	if (memchr(body->ptr, '\0', body->len < 64 ? body->len : 64))
+	if (!body->len || memchr(body->ptr, '\0', body->len < 64 ? body->len : 64))
 		return;
-	for (i = 0; i < body->len && k + 1 < n; i++) {
-		unsigned char c = (unsigned char)body->ptr[i];
-		if (c == '\n' || c == '\r')
-			break;
-		out[k++] = c < 0x20 || c > 0x7e || c == '"' ? '?' : (char)c;
-	}
-	out[k] = '\0';
+	while (line < body->len && body->ptr[line] != '\n' && body->ptr[line] != '\r')
+		line++;
+	/* A service's error page may echo the request or its data back: words only. */
+	redact_excerpt(out, n, body->ptr, line);
 }

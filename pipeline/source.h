@@ -139,9 +139,10 @@ void source_fetched_init(source_fetched *f);
 void source_fetched_release(source_fetched *f);
 
 /*
- * A short, safe excerpt of an error body for a message: at most `n` - 1
- * bytes of its first line, bytes outside printable ASCII as '?', double
- * quotes as '?'. Binary bodies (any NUL in the first bytes) give "".
+ * A short, safe excerpt of an error body for a message: its first line
+ * through redact_excerpt (harmless words kept, anything that may hold
+ * payment data or a secret as "<N bytes>"), at most `n` - 1 bytes.
+ * Binary bodies (any NUL in the first bytes) give "".
  */
 void source_body_hint(char *out, size_t n, const buf *body);
 

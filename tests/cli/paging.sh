@@ -106,14 +106,14 @@ prc nightly --at "$at"
 [ $RC -eq 0 ] && [ "$(sql "select count(*) from pages")" = 3 ] && [ "$(reqs)" = 0 ] && ok "re-running the night enqueues and sends nothing" || not_ok "re-run" "rc=$RC requests=$(reqs)"
 [[ $OUT == *"pages: 0 enqueued, 0 sent, 0 failed, 0 pending"* ]] && ok "the nightly prints its page counts" || not_ok "nightly text" "$OUT"
 
-# 3. 400 is a permanent failure, recorded with the response body.
+# 3. 400 is a permanent failure, recorded with the response body's words.
 one=$(sql "select min(id) from pages")
 reset_pages "where id = $one"
 start_pd "400"
 cfg
 prc page flush
 [ $RC -eq 3 ] && [ "$(sql "select status from pages where id = $one")" = failed ] && [ "$(reqs)" = 1 ] && ok "400 fails the page for good after one request (exit 3)" || not_ok "400" "rc=$RC requests=$(reqs) $OUT"
-[[ "$(sql "select response from pages where id = $one")" == *"invalid event"* ]] && [ "$(sql "select http_status from pages where id = $one")" = 400 ] && ok "the 400 response body is recorded" || not_ok "400 body"
+[[ "$(sql "select response from pages where id = $one")" == *"object is"* ]] && [ "$(sql "select http_status from pages where id = $one")" = 400 ] && ok "the 400 response body is recorded" || not_ok "400 body"
 prc page list --state failed --json
 [ "$(jq '.pages | length' <<<"$OUT")" = 1 ] && [[ $OUT == *'"last_error": "HTTP 400"'* ]] && ok "page list --state failed shows it" || not_ok "list failed" "$OUT"
 

@@ -1,7 +1,8 @@
 /*
  * pd_server.c: a loopback HTTP server that speaks the PagerDuty Events v2
  * contract (POST /v2/enqueue), for the paging tests. It also accepts any
- * other POST (an Alertmanager or webhook stand-in) with the same script.
+ * other POST (an Alertmanager or webhook stand-in), and any GET (a
+ * profiled service's endpoint), with the same script.
  *
  *   pd_server --port-file F --log F [--script "500,429:2,202,hang,delay:100,400"]
  *             [--then ACTION] [--timeout SECONDS]
@@ -14,6 +15,7 @@
  *   500        500
  *   hang       read the request, never answer (the client must time out)
  *   delay:MS   wait MS milliseconds, then as 202
+ *   body:TEXT  500 with TEXT as its body (a server that echoes data back)
  * Every request is logged, as soon as it is read and before it is
  * answered, as one JSON line: {"n", "ms" (since start), "path", "action",
  * "auth" (an Authorization header came), "body" (the JSON body, or null),
@@ -237,6 +239,8 @@ static void serve(int fd, int *hung, size_t *nhung, long *count)
 		respond(fd, 400, "Bad Request", NULL, s ? s : "{}");
 		free(s);
 		json_decref(bad);
+	} else if (strncmp(action, "body:", 5) == 0) {
+		respond(fd, 500, "Internal Server Error", NULL, action + 5);
 	} else if (strncmp(action, "429", 3) == 0) {
 		char extra[64];
 		snprintf(extra, sizeof(extra), "Retry-After: %s\r\n",

@@ -244,13 +244,13 @@ static void test_an_oversized_description_is_bad_input_and_says_so(void **state)
 /*
  * A description's values in a message go through profile_quote, and
  * jansson's reason goes without the token it quotes: no control byte from
- * the input reaches a terminal or a run's stored reason, nor a card number
- * beyond the first 32 bytes of a value.
+ * the input reaches a terminal or a run's stored reason, nor the card
+ * number after "card".
  */
 static void test_description_values_with_control_bytes_are_quoted_safely(void **state)
 {
 #define EVIL "\\u001b]0;owned\\u0007\\u001b[2J, and then a card: 4111111111111111"
-#define QUOTED "?]0;owned??[2J, and then a card:..."
+#define QUOTED "<15 bytes> and then a card:..."
 	static const struct {
 		const char *meta; /* members of the JSON object, without braces */
 		const char *msg;  /* the message after the description's name */
@@ -1247,12 +1247,17 @@ static void test_a_bad_sidecar_is_named_with_its_reason(void **state)
 		{"{\"release\": \"v1\",", "invalid JSON at line 1 column"},
 		{"{\"release\": \"v1\", \"time\": "
 		 "\"\\u001b]0;owned\\u0007\\u001b[2J, and then a card: 4111111111111111\"}",
-		 "\"time\" '?]0;owned??[2J, and then a card:...' is not an ISO 8601 time"},
+		 "\"time\" '<15 bytes> and then a card:...' is not an ISO 8601 time"},
 		{"{\"release\": \"v1\", \"commit\": \"not-hex\"}",
 		 "commit 'not-hex' is not a hex SHA (4 to 64 hex digits)"},
 		/* Refused by `profreg ingest`; the collection used to store it. */
-		{"{\"release\": \"v1\", \"tags\": {\"bad key\": \"v\"}}",
-		 "tag key 'bad key' has characters other than letters, digits, '_', '.' and '-'"},
+		{"{\"release\": \"v1\", \"tags\": {\"bad tag\": \"v\"}}",
+		 "tag key 'bad tag' has characters other than letters, digits, '_', '.' and '-'"},
+		/* A value that may hold payment data is named, not quoted. */
+		{"{\"release\": \"v1\", \"commit\": \"card 4111111111111111\"}",
+		 "commit 'card <16 bytes>' is not a hex SHA (4 to 64 hex digits)"},
+		{"{\"release\": \"v1\", \"tags\": {\"load\": \"password=hunter2\"}}",
+		 "the value of tag 'load' ('<16 bytes>') is not a plain non-negative number"},
 		{"{\"release\": \"v1\", \"tags\": {\"k\": \"say \\\"hi\\\"\"}}",
 		 "the value of tag 'k' contains a control character, quote or backslash"},
 	};

@@ -837,7 +837,7 @@ static void test_hostile_built_recordings_are_refused(void **state)
 
 /*
  * Text of the metadata in a message goes through profile_quote: no control
- * byte reaches a terminal or a report, and no more than its first 32 bytes.
+ * byte reaches a terminal or a report, nor the card number after "card".
  */
 static void test_metadata_text_with_control_bytes_is_quoted_safely(void **state)
 {
@@ -845,11 +845,10 @@ static void test_metadata_text_with_control_bytes_is_quoted_safely(void **state)
 		enum flaw flaw;
 		const char *want;
 	} cases[] = {
-		{HOSTILE_ID, "class id '?]0;owned??[2J, and then a card:...' at offset"},
-		{HOSTILE_FIELD_TYPE, "field type '?]0;owned??[2J, and then a card:...' at offset"},
-		{HOSTILE_DIMENSION,
-		 "field dimension '?]0;owned??[2J, and then a card:...' at offset"},
-		{HOSTILE_NAME, "type '?]0;owned??[2J, and then a card:...' nests more than 32"},
+		{HOSTILE_ID, "class id '<15 bytes> and then a card:...' at offset"},
+		{HOSTILE_FIELD_TYPE, "field type '<15 bytes> and then a card:...' at offset"},
+		{HOSTILE_DIMENSION, "field dimension '<15 bytes> and then a card:...' at offset"},
+		{HOSTILE_NAME, "type '<15 bytes> and then a card:...' nests more than 32"},
 	};
 
 	(void)state;

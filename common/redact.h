@@ -1,0 +1,31 @@
+/*
+ * redact.h: excerpts of untrusted text for error messages. A profile's
+ * lines, a sidecar's fields and a peer's error body may hold payment
+ * data, and an error message is copied to places other people read
+ * (stderr and cron mail, runs.detail, reports, CI summaries, the API):
+ * an excerpt keeps the words that name what was wrong and says only how
+ * long the rest was.
+ */
+#ifndef PR_REDACT_H
+#define PR_REDACT_H
+
+#include <stddef.h>
+
+/* The longest word an excerpt keeps as it is; longer ones are replaced. */
+#define REDACT_WORD_MAX 32
+
+/*
+ * An excerpt of s[0..n) into out (`size` bytes, NUL-terminated), for
+ * quoting untrusted input in a message. Words are split at spaces, tabs
+ * and line breaks, and written one space apart. A word is kept only when it
+ * cannot carry a number or a secret: 1 to REDACT_WORD_MAX bytes of
+ * ASCII letters and "-_.,;/()" (and ':' as its last byte), not after a
+ * word that names a secret (password, token, card, key, ...). Each run
+ * of other words becomes "<N bytes>" (N: its length in the input). No
+ * control byte, quote or non-ASCII byte is ever copied. When out is
+ * full the excerpt ends with "..."; a `size` below 16 may hold only
+ * that. s may be NULL when n is 0. Returns out.
+ */
+const char *redact_excerpt(char *out, size_t size, const char *s, size_t n);
+
+#endif

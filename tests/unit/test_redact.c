@@ -1,0 +1,135 @@
+/*
+ * test_redact.c: excerpts of untrusted text for error messages. Each case
+ * is an input and the excerpt it must give: words that name what was
+ * wrong are kept, anything that can carry payment data or a secret is
+ * only counted.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "common/redact.h"
+#include "pipeline/profile.h"
+
+typedef struct excerpt_case {
+	const char *in;
+	const char *want;
+} excerpt_case;
+
+static void check_cases(const excerpt_case *c, size_t n, size_t size)
+{
+	char out[256];
+
+	for (size_t i = 0; i < n; i++) {
+		redact_excerpt(out, size, c[i].in, strlen(c[i].in));
+		if (strcmp(out, c[i].want) != 0)
+			fail_msg("'%s': got '%s', want '%s'", c[i].in, out, c[i].want);
+	}
+}
+
+static void test_harmless_words_are_kept(void **state)
+{
+	static const excerpt_case cases[] = {
+		{"nanosecondz", "nanosecondz"},
+		{"cpu-time", "cpu-time"},
+		{"Sampled", "Sampled"},
+		{"jdk.ExecutionSample", "jdk.ExecutionSample"},
+		{"main;foo", "main;foo"},
+		{"inuse_space", "inuse_space"},
+		{"text/plain", "text/plain"},
+		{"error: profiling already in use", "error: profiling already in use"},
+		{"  plain\r\n\tlines ", "plain lines"},
+		{"", ""},
+	};
+
+	(void)state;
+	check_cases(cases, sizeof(cases) / sizeof(cases[0]), 256);
+}
+
+static void test_numbers_pairs_and_secrets_are_counted(void **state)
+{
+	static const excerpt_case cases[] = {
+		/* Digits: card numbers, CVVs, tokens. */
+		{"card=4111111111111111", "<21 bytes>"},
+		{"4111111111111111", "<16 bytes>"},
+		{"1e3", "<3 bytes>"},
+		{"cvv 123", "cvv <3 bytes>"},
+		/* key=value, user:pass, e-mail, URLs and their queries. */
+		{"password=hunter", "<15 bytes>"},
+		{"alice:hunter", "<12 bytes>"},
+		{"alice@example.com", "<17 bytes>"},
+		{"a?b", "<3 bytes>"},
+		{"a&b", "<3 bytes>"},
+		/* Everything after a word that names a secret. */
+		{"password is hunter", "password <9 bytes>"},
+		{"Authorization: Bearer abcdef", "Authorization: <13 bytes>"},
+		{"my secret sauce", "my secret <5 bytes>"},
+		{"api_key letmein", "api_key <7 bytes>"},
+		{"token", "token"},
+		/* A run of words is one placeholder, its spaces counted in it. */
+		{"card 4111111111111111 password=hunter2", "card <33 bytes>"},
+		{"a 12 34 b", "a <5 bytes> b"},
+		/* Long words: a secret of letters only is long. */
+		{"abcdefghijklmnopqrstuvwxyzABCDEFG", "<33 bytes>"},
+		{"abcdefghijklmnopqrstuvwxyzABCDEF", "abcdefghijklmnopqrstuvwxyzABCDEF"},
+		/* Quotes would end the quote around the excerpt, '<' forge a placeholder. */
+		{"it's", "<4 bytes>"},
+		{"\"x\"", "<3 bytes>"},
+		{"<1 byte>", "<8 bytes>"},
+		/* No control byte and nothing outside ASCII passes. */
+		{"\x1b[31mred", "<8 bytes>"},
+		{"a\x01 b", "<2 bytes> b"},
+		{"caf\xc3\xa9", "<5 bytes>"},
+		{"x\x7f", "<2 bytes>"},
+	};
+
+	(void)state;
+	check_cases(cases, sizeof(cases) / sizeof(cases[0]), 256);
+}
+
+static void test_a_full_excerpt_is_cut_between_words(void **state)
+{
+	static const excerpt_case cases[] = {
+		{"alpha beta gamma delta", "alpha beta..."},
+		{"alpha 4111111111111111", "alpha..."},
+		{"abcdefghijklmnop", "..."},
+		{"abcdefghijk", "abcdefghijk"},
+	};
+	char out[40], tiny[3];
+	char big[200];
+
+	(void)state;
+	check_cases(cases, sizeof(cases) / sizeof(cases[0]), 16);
+	/* Too small for "...": empty, never past the end. */
+	memset(tiny, 'z', sizeof(tiny));
+	redact_excerpt(tiny, sizeof(tiny), "abc", 3);
+	assert_string_equal(tiny, "");
+	redact_excerpt(out, 0, "abc", 3);
+	/* profile_quote: the same rule in 40 bytes. */
+	memset(big, 'a', sizeof(big));
+	profile_quote(out, big, sizeof(big));
+	assert_string_equal(out, "<200 bytes>");
+	assert_string_equal(profile_quote(out, "unknown card=4111111111111111", 29),
+			    "unknown <21 bytes>");
+	for (size_t i = 0; i < 50; i++)
+		big[i] = i % 2 ? ' ' : 'w';
+	profile_quote(out, big, 50);
+	assert_true(strlen(out) < 40);
+	assert_non_null(strstr(out, "..."));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_harmless_words_are_kept),
+		cmocka_unit_test(test_numbers_pairs_and_secrets_are_counted),
+		cmocka_unit_test(test_a_full_excerpt_is_cut_between_words),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
