@@ -654,6 +654,134 @@ char *db_conninfo_redact(const char *conninfo)
 	return buf_detach(&b, NULL);
 }
 
+/*
+ * Replace s[from, to) by "***" (fewer stars for a shorter value, so that
+ * nothing is added), move the rest of the string left and clear the bytes
+ * that frees at its end, where the value's last bytes would stay. Returns
+ * the index just after the stars.
+ */
+static size_t wipe_span(char *s, size_t from, size_t to)
+{
+	size_t n = to - from, stars = n < 3 ? n : 3, rest = strlen(s + to);
+
+	memset(s + from, '*', stars);
+	memmove(s + from + stars, s + to, rest + 1);
+	memset(s + from + stars + rest + 1, '\0', n - stars);
+	return from + stars;
+}
+
+/*
+ * Whether the keyword s[0, n) names a secret. In a URI's query it may be
+ * percent-encoded ("pass%77ord"), as libpq decodes it; the case is
+ * ignored, as wiping more costs nothing.
+ */
+static bool secret_keyword(const char *s, size_t n, bool uri)
+{
+	char k[16];
+	size_t len = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (uri && c == '%' && i + 2 < n && isxdigit((unsigned char)s[i + 1]) &&
+		    isxdigit((unsigned char)s[i + 2])) {
+			char hex[3] = {s[i + 1], s[i + 2], '\0'};
+			c = (char)strtol(hex, NULL, 16);
+			i += 2;
+		}
+		if (len == sizeof(k) - 1)
+			return false;
+		k[len++] = (char)tolower((unsigned char)c);
+	}
+	k[len] = '\0';
+	return strcmp(k, "password") == 0 || strcmp(k, "sslpassword") == 0;
+}
+
+/* postgresql://user:password@host/db?password=x: the URI form's two places. */
+static void wipe_uri(char *s, size_t at)
+{
+	size_t slash = at + strcspn(s + at, "/"), end = at, i;
+
+	/*
+	 * libpq ends the user info at the first '@' before any '/'; the last
+	 * one is taken here, so that a password holding an '@' is wiped whole.
+	 */
+	for (i = at; i < slash; i++)
+		if (s[i] == '@')
+			end = i;
+	if (end > at) {
+		size_t colon = at + strcspn(s + at, ":");
+		if (colon < end)
+			wipe_span(s, colon + 1, end);
+	}
+	i = strcspn(s, "?");
+	if (!s[i])
+		return;
+	while (s[i]) {
+		size_t key = ++i, eq = key + strcspn(s + key, "=&"), val, stop;
+		if (s[eq] != '=') {
+			i = eq;
+			continue;
+		}
+		val = eq + 1;
+		stop = val + strcspn(s + val, "&");
+		i = secret_keyword(s + key, eq - key, true) ? wipe_span(s, val, stop) : stop;
+	}
+}
+
+/*
+ * key=value pairs, read as libpq reads them: spaces around '=', a value
+ * in single quotes or up to the next space, backslash escapes in both. A
+ * keyword without '=' (a string libpq refuses) is skipped, so that a
+ * password after it is still found.
+ */
+static void wipe_keywords(char *s)
+{
+	size_t i = 0;
+
+	while (s[i]) {
+		size_t key, key_end, val;
+		while (isspace((unsigned char)s[i]))
+			i++;
+		key = i;
+		while (s[i] && s[i] != '=' && !isspace((unsigned char)s[i]))
+			i++;
+		key_end = i;
+		while (isspace((unsigned char)s[i]))
+			i++;
+		if (s[i] != '=')
+			continue;
+		i++;
+		while (isspace((unsigned char)s[i]))
+			i++;
+		val = i;
+		if (s[i] == '\'') {
+			for (i++; s[i] && s[i] != '\''; i++)
+				if (s[i] == '\\' && s[i + 1])
+					i++;
+			if (s[i])
+				i++;
+		} else {
+			for (; s[i] && !isspace((unsigned char)s[i]); i++)
+				if (s[i] == '\\' && s[i + 1])
+					i++;
+		}
+		if (secret_keyword(s + key, key_end - key, false))
+			i = wipe_span(s, val, i);
+	}
+}
+
+void db_conninfo_wipe(char *conninfo)
+{
+	if (!conninfo)
+		return;
+	if (strncmp(conninfo, "postgresql://", 13) == 0)
+		wipe_uri(conninfo, 13);
+	else if (strncmp(conninfo, "postgres://", 11) == 0)
+		wipe_uri(conninfo, 11);
+	else
+		wipe_keywords(conninfo);
+}
+
 /* ---- migrations ------------------------------------------------------ */
 
 static const char create_migrations_table[] =

@@ -470,6 +470,15 @@ int db_audit_many(db *d, const char *action, const char *const *objects,
 char *db_conninfo_redact(const char *conninfo);
 
 /*
+ * Overwrite in place any password in `conninfo` (a key=value string or a
+ * URI, as db_conninfo_redact reads them) by "***", moving what follows
+ * left and clearing the bytes freed at the end. For the --db argument,
+ * once it is copied: /proc/PID/cmdline, which every local user can read,
+ * shows the process's arguments as they are now. NULL does nothing.
+ */
+void db_conninfo_wipe(char *conninfo);
+
+/*
  * SQL text that turns a bigint of Unix microseconds into a timestamptz
  * and back, exactly (never through double precision): every module that
  * owns SQL with timestamps uses these.

@@ -7,6 +7,7 @@
 #include "common/fileio.h"
 #include "common/similar.h"
 #include "common/utf8.h"
+#include "pipeline/db.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -175,6 +176,26 @@ static void unknown_long(const cli_parser *p, const char *given)
 		cli_error(p->ctx, "unknown option '%s' (see --help)", given);
 }
 
+/*
+ * --db's value is copied and the password in argv wiped, as curl does
+ * for -u: /proc/PID/cmdline, which every local user can read, shows argv
+ * as it is now for the whole life of serve, worker or nightly. The copy
+ * lasts as long as the process (a later --db replaces it).
+ */
+static int keep_db(cli_ctx *ctx, char *arg)
+{
+	static char *copy;
+	char *s = strdup(arg);
+
+	if (!s)
+		return PR_ENOMEM;
+	free(copy);
+	copy = s;
+	ctx->db = copy;
+	db_conninfo_wipe(arg);
+	return 0;
+}
+
 int cli_next(cli_parser *p, const char **arg)
 {
 	int longidx = 0, c;
@@ -186,7 +207,10 @@ int cli_next(cli_parser *p, const char **arg)
 		case -1:
 			return 0;
 		case OPT_DB:
-			p->ctx->db = optarg;
+			if (keep_db(p->ctx, optarg) < 0) {
+				cli_error(p->ctx, "out of memory");
+				return CLI_BAD;
+			}
 			continue;
 		case OPT_HOME:
 			/*

@@ -1584,6 +1584,48 @@ static void test_redacted_conninfo_hides_passwords(void **state)
 	free(r);
 }
 
+/*
+ * The --db argument, wiped in place: each password becomes "***", the
+ * rest stays, and none of the password's bytes is left in the argument's
+ * memory (what /proc/PID/cmdline shows), up to its old end.
+ */
+static void test_wiped_conninfo_keeps_no_password_in_place(void **state)
+{
+	static const char *const cases[][2] = {
+		{"host=/tmp/s user=postgres password=hunter2db dbname=profreg",
+		 "host=/tmp/s user=postgres password=*** dbname=profreg"},
+		{"password = 'hunter2 \\'x' user=u", "password = *** user=u"},
+		{"sslpassword=hunter2key host=h password=hunter2",
+		 "sslpassword=*** host=h password=***"},
+		{"broken password=hunter2", "broken password=***"},
+		{"host=h PASSWORD=hunter2", "host=h PASSWORD=***"},
+		{"password=ab", "password=**"},
+		{"password=", "password="},
+		{"postgresql://u:hunter2@db.example:5432/prof?sslmode=require&password=hunter2x",
+		 "postgresql://u:***@db.example:5432/prof?sslmode=require&password=***"},
+		{"postgres://u:hunter2@x@h/db", "postgres://u:***@h/db"},
+		{"postgresql://h/db?pass%77ord=hunter2&user=u",
+		 "postgresql://h/db?pass%77ord=***&user=u"},
+		{"postgresql://u@h/db", "postgresql://u@h/db"},
+		{"host=h user=hunter", "host=h user=hunter"},
+		{"profreg", "profreg"},
+	};
+	char s[128];
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t n = strlen(cases[i][0]);
+		assert_true(n < sizeof(s));
+		memcpy(s, cases[i][0], n + 1);
+		db_conninfo_wipe(s);
+		assert_string_equal(s, cases[i][1]);
+		for (size_t k = 0; k + 7 <= n + 1; k++)
+			if (memcmp(s + k, "hunter2", 7) == 0)
+				fail_msg("'%s': the password stays at %zu", cases[i][0], k);
+	}
+	db_conninfo_wipe(NULL);
+}
+
 /* ---- concurrency ----------------------------------------------------- */
 
 typedef struct ingester {
@@ -1715,10 +1757,8 @@ int main(void)
 		cmocka_unit_test_setup(test_audit_rows_are_written_and_checked, testdb_reset),
 		cmocka_unit_test_setup(test_many_audit_rows_keep_their_order_and_text,
 				       testdb_reset),
-		cmocka_unit_test_setup(test_many_captures_are_found_in_one_call,
-				       testdb_reset),
-		cmocka_unit_test_setup(test_many_captures_in_one_call_fail_together,
-				       testdb_reset),
+		cmocka_unit_test_setup(test_many_captures_are_found_in_one_call, testdb_reset),
+		cmocka_unit_test_setup(test_many_captures_in_one_call_fail_together, testdb_reset),
 		cmocka_unit_test_setup(test_advisory_lock_is_held_by_one_session, testdb_reset),
 		cmocka_unit_test_setup(test_repeated_statements_are_prepared_once_and_stay_right,
 				       testdb_reset),
@@ -1732,6 +1772,7 @@ int main(void)
 		cmocka_unit_test_setup(test_a_dropped_connection_is_a_database_error, testdb_reset),
 		cmocka_unit_test(test_connection_failure_names_the_problem_and_hides_the_password),
 		cmocka_unit_test(test_redacted_conninfo_hides_passwords),
+		cmocka_unit_test(test_wiped_conninfo_keeps_no_password_in_place),
 		cmocka_unit_test_setup(test_concurrent_ingests_share_new_functions, testdb_reset),
 	};
 
