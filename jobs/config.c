@@ -199,6 +199,31 @@ static bool localhost_name(const char *url)
 	return n > 10 && strncasecmp(end - 10, ".localhost", 10) == 0;
 }
 
+/*
+ * A password in a URL's user info ("http://bob:pw@host/") goes out as
+ * Authorization: Basic, which plain http carries in cleartext: the rule
+ * of secret_env and secret_file holds for it too, https or loopback only.
+ * The message names the key, never the URL.
+ */
+static int check_url_password(const char *url, const char *path, const char *at, pr_error *err)
+{
+	const char *a, *end, *last = NULL;
+
+	if (!url || secret_url_safe(url) || !(a = strstr(url, "://")))
+		return 0;
+	a += 3;
+	end = a + strcspn(a, "/?#");
+	/* As secret_url_safe reads the host: the last '@' ends the user info. */
+	for (const char *p = a; p < end; p++)
+		if (*p == '@')
+			last = p;
+	if (!last || !memchr(a, ':', (size_t)(last - a)))
+		return 0;
+	return bad(err, path, at,
+		   "a password in the URL needs https:// (plain http only to 127.0.0.1, [::1] "
+		   "or localhost); better, give it with secret_env or secret_file");
+}
+
 static char *dup_string(json_t *v)
 {
 	return strdup(json_string_value(v));
@@ -1134,6 +1159,9 @@ static int load_source(config_source *src, const config_service *s, json_t *obj,
 			 "only to 127.0.0.1, [::1] or localhost)");
 		goto out;
 	}
+	snprintf(at, sizeof(at), "%s.url", src->label);
+	if ((rc = check_url_password(src->url, path, at, err)) < 0)
+		goto out;
 	if (src->kind == CONFIG_SRC_S3_PREFIX)
 		rc = check_s3_prefix(src, addressing, path, err);
 	else if (src->kind != CONFIG_SRC_DIR)
@@ -1433,7 +1461,10 @@ static int load_target(void *entry, const char *name, json_t *obj, const char *p
 		rc = bad(err, path, at,
 			 "a target with a secret needs an https:// URL (plain http only to "
 			 "127.0.0.1, [::1] or localhost)");
+		goto out;
 	}
+	snprintf(at, sizeof(at), "paging.targets.%.64s.url", name);
+	rc = check_url_password(t->url, path, at, err);
 out:
 	return rc;
 }
@@ -1599,6 +1630,7 @@ static int load_serve_agents(config_serve *s, json_t *v, const char *path, pr_er
 				 *url = json_string_value(json_object_get(a, "url"));
 		json_t *x;
 		char at[48];
+		int rc;
 		snprintf(at, sizeof(at), "serve.agents[%zu]", i);
 		if (!json_is_object(a))
 			return bad(err, path, at, "expected an object");
@@ -1612,6 +1644,9 @@ static int load_serve_agents(config_serve *s, json_t *v, const char *path, pr_er
 		if (!url || strlen(url) > 512 ||
 		    (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0))
 			return bad(err, path, at, "'url' must be an http:// or https:// URL");
+		snprintf(at, sizeof(at), "serve.agents[%zu].url", i);
+		if ((rc = check_url_password(url, path, at, err)) < 0)
+			return rc;
 		s->nagents = i + 1;
 		if (!(s->agents[i].hosts = strdup(hosts)) || !(s->agents[i].url = strdup(url)))
 			return pr_error_set(err, PR_ENOMEM, "out of memory");
@@ -1756,6 +1791,8 @@ static int load_escalate(config *c, json_t *obj, const char *path, pr_error *err
 		rc = bad(err, path, "escalate.prometheus", "expected an http:// or https:// URL");
 		goto out;
 	}
+	if ((rc = check_url_password(e->prometheus, path, "escalate.prometheus", err)) < 0)
+		goto out;
 	if (e->large_mads < e->band_mads) {
 		rc = bad(err, path, "escalate.large_mads", "smaller than escalate.band_mads");
 		goto out;
@@ -2194,6 +2231,13 @@ int config_load(config *c, const char *file, pr_error *err)
 				 "expected an http:// or https:// URL");
 			goto out;
 		}
+		if ((rc = check_url_password(c->metrics.pushgateway, path.ptr,
+					     "metrics.pushgateway", err)) < 0 ||
+		    (rc = check_url_password(c->reports.compare_url, path.ptr,
+					     "reports.compare_url", err)) < 0 ||
+		    (rc = check_url_password(c->reports.base_url, path.ptr, "reports.base_url",
+					     err)) < 0)
+			goto out;
 	}
 	c->path = buf_detach(&path, NULL);
 out:
@@ -2502,7 +2546,12 @@ int config_reference(char **out, pr_error *err)
 			  "optional unless its meaning says otherwise; a key not listed here is "
 			  "refused with its JSON path. `NAME` stands for a name you choose, `[]` "
 			  "for each element of an array. The file is UTF-8 JSON; a byte order "
-			  "mark at its start, as Windows editors write one, is skipped.\n");
+			  "mark at its start, as Windows editors write one, is skipped. A URL "
+			  "with a password in it (`http://user:password@host/`) is refused, by "
+			  "its key, unless it is https or plain http to loopback (127.0.0.0/8, "
+			  "[::1], localhost), the rule for `secret_env` and `secret_file`: plain "
+			  "http would carry the password in cleartext. Better still, give it "
+			  "with `secret_env` or `secret_file`.\n");
 	for (const field *f = top_keys; rc == 0 && f->key; f++) {
 		if (buf_printf(&b, "\n## `%s`\n\n%c%s.\n\n| key | type | default | meaning |\n"
 				   "| --- | --- | --- | --- |\n",

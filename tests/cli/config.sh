@@ -71,6 +71,42 @@ bad '{"paging": {"targets": {"x": {"type": "webhook", "url": "http://127.0.0.1.e
 bad '{"paging": {"targets": {"x": {"type": "webhook", "url": "http://localhostx:80/", "secret_env": "T"}}}}' \
 	"paging.targets.x.url: a target with a secret needs an https:// URL" \
 	"a host name that starts with localhost is not loopback"
+# A password in a URL's user info goes out as Authorization: Basic, in
+# cleartext over plain http: refused but to loopback, by its JSON path,
+# and the message never shows it.
+bad_pw() {
+	bad "$@"
+	[[ $ERR != *hunter2* ]] && ok "$3: the password is not shown" || not_ok "$3: shown" "$ERR"
+}
+bad_pw '{"paging": {"targets": {"w": {"type": "webhook", "url": "http://bob:hunter2@hooks.example.com/x"}}, "default": ["w"]}}' \
+	"paging.targets.w.url: a password in the URL needs https://" \
+	"a webhook URL with a password over plain http is refused"
+bad_pw '{"paging": {"targets": {"a": {"type": "alertmanager", "url": "http://bob:hunter2@am.example:9093"}}}}' \
+	"paging.targets.a.url: a password in the URL needs https://" \
+	"an Alertmanager URL with a password over plain http is refused"
+bad_pw '{"paging": {"targets": {"w": {"type": "webhook", "url": "http://bob:hunter2@127.0.0.1@evil.example/"}}}}' \
+	"paging.targets.w.url: a password in the URL needs https://" \
+	"user info that looks like loopback does not make a password's host loopback"
+bad_pw '{"services": {"search": {"sources": [{"type": "pyroscope", "url": "http://alice:hunter2@10.0.0.5:4040"}]}}}' \
+	"services.search.sources[0].url: a password in the URL needs https://" \
+	"a Pyroscope URL with a password over plain http is refused"
+bad_pw '{"services": {"search": {"sources": [{"type": "parca", "url": "http://alice:hunter2@parca.example", "selector": "{comm=\"s\"}"}]}}}' \
+	"services.search.sources[0].url: a password in the URL needs https://" \
+	"a Parca URL with a password over plain http is refused"
+bad_pw '{"metrics": {"pushgateway": "http://u:hunter2@push.example:9091"}}' \
+	"metrics.pushgateway: a password in the URL needs https://" \
+	"a Pushgateway URL with a password over plain http is refused"
+cat >"$T/userinfo.json" <<'JSON'
+{"paging": {"targets": {
+  "a": {"type": "webhook", "url": "https://bob:pw@hooks.example.com/x"},
+  "b": {"type": "alertmanager", "url": "http://bob:pw@127.0.0.1:9093"},
+  "c": {"type": "webhook", "url": "http://bob@hooks.example.com/x"},
+  "d": {"type": "webhook", "url": "http://hooks.example.com/x?next=a:b@c"}}},
+ "services": {"search": {"sources": [{"type": "pyroscope", "url": "http://alice:pw@[::1]:4040"}]}}}
+JSON
+run "$PROFREG_BIN" config check "$T/userinfo.json"
+[ $RC -eq 0 ] && ok "a URL's password is fine over https or to loopback; a user name alone anywhere" ||
+	not_ok "userinfo allowed" "rc=$RC $ERR"
 # Each object of entries by name: not an object, and a bad entry after a good one.
 bad '{"services": []}' "services: expected an object of services by name" \
 	"services must be an object of services by name"
