@@ -490,11 +490,56 @@ static bool ends_in_hash8(const char *s, size_t n)
 	return true;
 }
 
+/* How many bytes at the end of s[0..n) are ":LINE" or ":LINE:COL" (0: none). */
+static size_t line_col_len(const char *s, size_t n)
+{
+	size_t i = n, at = n;
+
+	for (int part = 0; part < 2; part++) {
+		size_t end = i;
+		while (i > 0 && s[i - 1] >= '0' && s[i - 1] <= '9')
+			i--;
+		if (i == end || i == 0 || s[i - 1] != ':')
+			break;
+		at = --i;
+	}
+	return n - at;
+}
+
+/*
+ * A URL's query and fragment are dropped: a script loaded as
+ * "app.js?card=...&password=..." or by a signed URL ("X-Amz-Signature=",
+ * "?token=") would store and show the secret with each of its functions,
+ * and a new signature would make them new functions. Scheme, host and
+ * path stay, and a ":LINE:COL" that ended the name after the query. A URL
+ * is a name whose first ':' comes before any '/' and is followed by
+ * "//"; its query starts at the first '?' or '#' after that.
+ */
+static size_t url_without_query(char *s, size_t n)
+{
+	const char *colon = memchr(s, ':', n);
+	size_t c, q, tail;
+
+	if (!colon || colon == s || memchr(s, '/', (size_t)(colon - s)))
+		return n;
+	c = (size_t)(colon - s);
+	if (n - c < 3 || s[c + 1] != '/' || s[c + 2] != '/')
+		return n;
+	for (q = c + 3; q < n && s[q] != '?' && s[q] != '#'; q++)
+		;
+	if (q == n)
+		return n;
+	tail = line_col_len(s + q, n - q);
+	memmove(s + q, s + n - tail, tail);
+	return q + tail;
+}
+
 size_t symname_stable_file(char *s, size_t n)
 {
 	path_seen seen = {false, false};
 	size_t r = 0, w = 0;
 
+	n = url_without_query(s, n);
 	/*
 	 * V8 names a WebAssembly module's script "wasm://wasm/<name>-<hash>",
 	 * the hash of its bytes: every build of the module is new. A name

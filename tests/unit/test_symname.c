@@ -182,6 +182,7 @@ static void test_other_names_stay_as_written(void **state)
  */
 static void test_rewriting_twice_changes_nothing_more(void **state)
 {
+	/* clang-format off */
 	static const char *const part[] = {
 		"$$Lambda", "$", "1", "42", "/", ".", "0x", "00007f1058000a08", "deadbeef",
 		"LambdaForm$", "MH", "GeneratedMethodAccessor", "$Proxy", "jdk/proxy", "jdk.proxy",
@@ -191,8 +192,10 @@ static void test_rewriting_twice_changes_nothing_more(void **state)
 		"tokio-1.28.0", "@", "-", "0.0.3", "0.17.0-rc.1", "+b", "://", "@4.1.0",
 		".pyenv/versions/", "3.11.7", "/ruby/", "gems/", "rails-7.0.4", "bundle/",
 		"v20.1.0", "process ", ":\"", "thread (", ")", ": ", "[", "]", " tid=", "tid=",
-		"libx", ".so.", "6.0.30", "handlers/", "EventHandler", "handlers.",
+		"libx", ".so.", "6.0.30", "handlers/", "EventHandler", "handlers.", "?", "#t=",
+		":3", "https:",
 	};
+	/* clang-format on */
 	const size_t nparts = sizeof(part) / sizeof(*part);
 	uint64_t x = 88172645463325252u;
 
@@ -759,6 +762,72 @@ static void test_a_library_frame_is_named_by_its_soname(void **state)
 	buf_release(&text);
 }
 
+/*
+ * A script's URL loses its query and fragment: card numbers, passwords
+ * and signed URLs' tokens reach no stored file name, and a new signature
+ * makes no new function. Scheme, host and path stay, and a line and
+ * column written after the query.
+ */
+static void test_a_urls_query_and_fragment_are_dropped(void **state)
+{
+	static const rewrite_case cases[] = {
+		{"https://app.example/x.js?card=4111111111111111&password=hunter2",
+		 "https://app.example/x.js"},
+		{"https://b.s3.amazonaws.com/app.js?X-Amz-Credential=AKIA&X-Amz-Signature=9f3e",
+		 "https://b.s3.amazonaws.com/app.js"},
+		{"https://app.example/x.js#token=abc", "https://app.example/x.js"},
+		{"https://app.example?token=abc", "https://app.example"},
+		{"https://app.example/x.js?token=abc:3:9", "https://app.example/x.js:3:9"},
+		{"https://app.example/x.js?token=abc:12", "https://app.example/x.js:12"},
+		{"webpack:///./src/a.vue?vue&type=script&lang=ts", "webpack:///./src/a.vue"},
+		{"https://esm.example/react@18.2.0/index.js?token=x",
+		 "https://esm.example/react@18.2.0/index.js"},
+	};
+	static const char *const same[] = {
+		"/srv/app/x.js",
+		"app/what?.py",
+		"node:internal/x?y",
+		"a/b://c?d",
+		"https://app.example/x.js",
+		"https://app.example/x.js:3:9",
+		"?x",
+		"",
+	};
+	static const char cpuprofile[] =
+		"{\"nodes\": [{\"id\": 1, \"callFrame\": {\"functionName\": \"(root)\", "
+		"\"scriptId\": \"0\", \"url\": \"\", \"lineNumber\": -1, "
+		"\"columnNumber\": -1}, \"hitCount\": 0, \"children\": [2]}, "
+		"{\"id\": 2, \"callFrame\": {\"functionName\": \"pay\", \"scriptId\": \"1\", "
+		"\"url\": \"https://app.example/x.js?card=4111111111111111&password=hunter2\", "
+		"\"lineNumber\": 3, \"columnNumber\": 9}, \"hitCount\": 2}], "
+		"\"startTime\": 0, \"endTime\": 300, \"samples\": [2, 2], "
+		"\"timeDeltas\": [100, 100]}";
+	static const char folded[] =
+		"main;handler (https://app.example/x.js?card=4111111111111111&token=hunter2:3) 5\n";
+	const char *const texts[2] = {cpuprofile, folded};
+
+	(void)state;
+	check_rewrites(stable_file, cases, NITEMS(cases), same, NITEMS(same));
+	for (int t = 0; t < 2; t++) {
+		pr_error err = PR_ERROR_INIT;
+		profile *p = NULL;
+		bool found = false;
+
+		assert_int_equal(format_parse(&p, (const uint8_t *)texts[t], strlen(texts[t]),
+					      PROFILE_FMT_AUTO, t ? "a.folded" : "a.cpuprofile",
+					      NULL, &err),
+				 0);
+		for (uint32_t i = 0; i < p->nfuncs; i++) {
+			if (strstr(p->funcs[i].name, "4111") || strstr(p->funcs[i].file, "4111") ||
+			    strstr(p->funcs[i].file, "hunter2"))
+				fail_msg("'%s' in '%s'", p->funcs[i].name, p->funcs[i].file);
+			found = found || strcmp(p->funcs[i].file, "https://app.example/x.js") == 0;
+		}
+		assert_true(found);
+		profile_free(p);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -776,6 +845,7 @@ int main(void)
 		cmocka_unit_test(test_two_processes_name_the_same_functions_and_no_secret),
 		cmocka_unit_test(test_a_moved_anonymous_node_function_keeps_its_name),
 		cmocka_unit_test(test_a_rebuilt_wasm_module_keeps_its_functions),
+		cmocka_unit_test(test_a_urls_query_and_fragment_are_dropped),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
