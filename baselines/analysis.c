@@ -3333,6 +3333,27 @@ static bool moved_beyond_noise(const func_matrix *m, size_t r, const capture_set
 	return res.p <= o.alpha;
 }
 
+/*
+ * Whether caller C (baseline self share s) only moved as every share does
+ * when new code X (its share change dx: up for new, down for gone) adds
+ * or takes away cost: C's change dc within a quarter of the way from that
+ * dilution to what a move of X's cost out of C or into it would give.
+ * New X at share x dilutes C to s(1 - x), a move leaves s - x; gone X
+ * at baseline share x lifts C to s / (1 - x), a move gives s + x. A
+ * caller of half the service or more falls by half of x or more from
+ * dilution alone: a new check of 17% under a loop of 87% was "loop
+ * (+check)", no finding.
+ */
+static bool diluted_only(double s, double dx, double dc)
+{
+	double x = fabs(dx), move = dx > 0 ? -x : x, dil;
+
+	if (!(s > 0) || !(x < 1))
+		return false;
+	dil = dx > 0 ? -s * x : s * x / (1 - x);
+	return fabs(dc - dil) < 0.25 * fabs(move - dil);
+}
+
 /* The row that X (row k of the tested rows, gone or new: kind) moved into; SIZE_MAX none. */
 static size_t moved_mate(const func_matrix *m, const capture_set *base, const capture_set *cur,
 			 const size_t *rows, char *const *names, const int *kind, size_t n,
@@ -3348,6 +3369,7 @@ static size_t moved_mate(const func_matrix *m, const capture_set *base, const ca
 			continue;
 		dc = moved_by(m, m->self, rows[j], base, cur);
 		if (!(dc * dx < 0) || fabs(dc) < 0.5 * fabs(dx) || fabs(dc) > 2 * fabs(dx) ||
+		    diluted_only(mean_share(m, m->self, rows[j], 0, base), dx, dc) ||
 		    !moved_beyond_noise(m, rows[j], base, cur, dc < 0) ||
 		    passed_through(m, base, cur, rows[j], rows[k], col0, ncol, dx))
 			continue;

@@ -574,6 +574,38 @@ static void test_cost_moved_between_caller_and_callee_is_no_finding(void **state
 }
 
 /*
+ * A caller of most of the service falls by more than half of any new
+ * code's share from dilution alone: a new check of 17% under a loop of
+ * 87% left unchanged is a regression from nothing (it was merged,
+ * "api.loop (+api.fraud)", and no finding). Cost moved out of that loop
+ * into a new helper is still one function, and no finding.
+ */
+static void test_new_code_under_a_dominant_caller_is_no_move(void **state)
+{
+	static const char *const names[] = {"dominant", "dominantmove"};
+	static const char *const d1[] = {"api.loop"};
+	static const char *const d2[] = {"api.loop", "api.loop;api.fraud"};
+	static const int dw1[] = {85000}, dw2[] = {85000, 20000}, mw2[] = {65000, 20000};
+	fx *f = *state;
+	analysis a;
+	const finding *x;
+
+	family_service(f, "dominant", d1, dw1, 1, d2, dw2, 2);
+	family_service(f, "dominantmove", d1, dw1, 1, d2, mw2, 2);
+	analyse_all(f, &a, names, 2);
+	assert_non_null(x = finding_of(&a, "dominant", "api.fraud"));
+	assert_int_equal(x->direction, FINDING_REGRESSION);
+	for (size_t i = 0; i < a.ntests && a.tests[i].significant; i++) {
+		const finding *t = &a.tests[i];
+		if (strcmp(t->service, "dominantmove") == 0 ||
+		    (strcmp(t->service, "dominant") == 0 && strstr(t->function, "(+")))
+			fail_msg("%s: %s %.4f -> %.4f", t->service, t->function, t->baseline_share,
+				 t->current_share);
+	}
+	analysis_release(&a);
+}
+
+/*
  * Cost that came or went under an unchanged function is not paired with
  * an ancestor whose own self time moved for another reason: a new
  * fraud check under validate(), released with a cheaper handler above
@@ -1690,6 +1722,7 @@ int main(void)
 		T(test_a_renamed_function_is_judged_against_its_old_name),
 		T(test_renumbered_closures_are_judged_as_one_family),
 		T(test_cost_moved_between_caller_and_callee_is_no_finding),
+		T(test_new_code_under_a_dominant_caller_is_no_move),
 		T(test_new_code_under_an_unchanged_caller_is_not_paired_with_its_ancestor),
 		T(test_a_new_function_is_not_paired_with_a_caller_that_moved_within_its_noise),
 		T(test_a_pair_summed_over_cut_captures_stays_unknown_where_neither_is_known),
