@@ -241,3 +241,88 @@ out:
 	db_result_free(res);
 	return rc;
 }
+
+int evidence_count(evidence_left *out, db *d, int64_t id, pr_error *err)
+{
+	/*
+	 * A run closes a finding at its own time (closed_at_us, the night's
+	 * --at), which retention's ages are against; a finding resolved by
+	 * hand has only resolved_at.
+	 */
+	/* The query reads as SQL, one clause a line. */
+	/* clang-format off */
+	static const char sql[] =
+		"with f as (select detail -> 'captures' as c, case when status = 'open' then 0"
+		"   else coalesce((detail ->> 'closed_at_us')::bigint,"
+		"     " DB_TS_TO_US("resolved_at") ", 0) end as closed, resolved_at"
+		"   from findings where id = $1),"
+		" x as (select false as cur, v::bigint as id"
+		"   from f, jsonb_array_elements_text(f.c -> 'baseline') v"
+		"   union all select true, v::bigint"
+		"   from f, jsonb_array_elements_text(f.c -> 'current') v)"
+		" select (select closed from f), x.cur, count(*), count(p.id),"
+		"  count(p.id) filter (where p.blob_deleted_at is not null),"
+		"  count(p.id) filter (where p.blob_deleted_at >= (select resolved_at from f))"
+		" from x left join profiles p on p.id = x.id group by x.cur";
+	/* clang-format on */
+	char sid[24];
+	const char *p[1] = {sid};
+	struct pg_result *res = NULL;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	snprintf(sid, sizeof(sid), "%" PRId64, id);
+	if ((rc = db_exec(d, &res, err, "counting a finding's captures", sql, 1, p)) < 0)
+		return rc;
+	for (int i = 0; i < db_rows(res); i++) {
+		evidence_side *s = db_get_bool(res, i, 1) ? &out->current : &out->baseline;
+		out->closed_at_us = db_get_i64(res, i, 0);
+		s->stored = (size_t)db_get_i64(res, i, 2);
+		s->left = (size_t)db_get_i64(res, i, 3);
+		s->cut = (size_t)db_get_i64(res, i, 4);
+		s->cut_closed = (size_t)db_get_i64(res, i, 5);
+	}
+	db_result_free(res);
+	return 0;
+}
+
+void evidence_gone_text(char *out, size_t n, const evidence_left *e, bool baseline)
+{
+	const evidence_side *s = baseline ? &e->baseline : &e->current;
+	const char *side = baseline ? "baseline" : "current";
+	size_t gone = s->stored - s->left, len;
+	char all[48];
+
+	*out = '\0';
+	if (!gone && !s->cut)
+		return;
+	/* "the 32 baseline captures were", "the baseline capture was", "12 of the 32 ... were". */
+	if (s->stored == 1)
+		snprintf(all, sizeof(all), "the %s capture was", side);
+	else
+		snprintf(all, sizeof(all), "the %zu %s captures were", s->stored, side);
+	if (gone == s->stored || (!gone && s->cut == s->stored))
+		snprintf(out, n, "%s %s by retention", all, gone ? "deleted" : "cut to a summary");
+	else if (gone && s->cut)
+		snprintf(out, n,
+			 "%zu of the %zu %s captures were deleted and %zu cut to a summary "
+			 "by retention",
+			 gone, s->stored, side, s->cut);
+	else
+		snprintf(out, n, "%zu of the %zu %s captures %s %s by retention",
+			 gone ? gone : s->cut, s->stored, side,
+			 (gone ? gone : s->cut) == 1 ? "was" : "were",
+			 gone ? "deleted" : "cut to a summary");
+	/*
+	 * An open finding pins its baseline: what went, went after it closed
+	 * and the pins lifted. A baseline capture may have been a summary
+	 * already when the finding was found (a summary is a valid baseline):
+	 * that one was not cut after.
+	 */
+	len = strlen(out);
+	if (baseline && e->closed_at_us && s->cut_closed == s->cut && len < n) {
+		char when[TIME_FMT_MAX];
+		time_format(when, e->closed_at_us);
+		snprintf(out + len, n - len, " after the finding closed on %.10s", when);
+	}
+}

@@ -49,6 +49,37 @@ int evidence_tag_deploy(db *d, int64_t finding_id, int64_t deploy_id, const char
 /* Lift a finding's pins (it was resolved); *unpinned how many. */
 int evidence_release_finding(db *d, int64_t finding_id, int64_t *unpinned, pr_error *err);
 
+/* One side of a finding's captures, as retention left them. */
+typedef struct evidence_side {
+	size_t stored;     /* the captures the finding was compared on */
+	size_t left;       /* of those, the ones still there */
+	size_t cut;        /* of those left, the ones cut to a summary (no raw profile) */
+	size_t cut_closed; /* of those cut, the ones cut after the finding closed */
+} evidence_side;
+
+/* What is left of a stored finding's captures. */
+typedef struct evidence_left {
+	evidence_side baseline, current;
+	int64_t closed_at_us; /* when it closed (its run's time); 0: it is open */
+} evidence_left;
+
+/*
+ * Count what is left of finding `id`'s captures. Once a finding closes,
+ * its baseline is no longer pinned and retention may cut or delete it
+ * (only retention deletes a capture); its current captures stay
+ * forensic until their keep ends. What `finding show` and the report say
+ * when the comparison can no longer be made again.
+ */
+int evidence_count(evidence_left *out, db *d, int64_t id, pr_error *err);
+
+/*
+ * Into `out`, why one side of a finding (its baseline, else its current
+ * captures) is not whole, as a phrase: "the 32 baseline captures were
+ * deleted by retention after the finding closed on 2026-01-14" (or "12
+ * of the 32 ...", or "... were cut to a summary ..."); "" when it is.
+ */
+void evidence_gone_text(char *out, size_t n, const evidence_left *e, bool baseline);
+
 /* What `capture pin` and `capture unpin` did. */
 typedef struct evidence_pin_result {
 	bool kept_forever;        /* pin: retain_until is none */

@@ -7,6 +7,7 @@
 #include "baselines/baseline.h"
 #include "baselines/findings.h"
 #include "jobs/access.h"
+#include "jobs/evidence.h"
 #include "jobs/job.h"
 #include "jobs/snapshot.h"
 #include "jobs/suspects.h"
@@ -704,6 +705,23 @@ static char *skipped_note(size_t skipped)
 	return strdup(note);
 }
 
+/*
+ * What retention did to a finding's captures, as sentences: `a` and `b`
+ * (either ""), capitalised and joined, after `lead` and before `tail`.
+ */
+static char *gone_note(const char *lead, const char *a, const char *b, const char *tail)
+{
+	buf n = BUF_INIT;
+	size_t start;
+
+	buf_puts(&n, lead);
+	start = n.len;
+	buf_printf(&n, "%s%s%s%s", a, *a && *b ? "; " : "", b, tail);
+	if (n.ptr && n.len > start && n.ptr[start] >= 'a' && n.ptr[start] <= 'z')
+		n.ptr[start] = (char)(n.ptr[start] - 'a' + 'A');
+	return buf_detach(&n, NULL);
+}
+
 /* ---- findings ---- */
 
 static const char finding_cols[] =
@@ -1160,9 +1178,11 @@ static int load_findings(report *r, db *d, blob_store *bs, const config *cfg, in
 	for (int i = 0; i < rows && rc == 0; i++) {
 		report_finding *f;
 		reportdata_cap *caps = NULL;
-		size_t ncaps = 0, nb = 0;
+		size_t ncaps = 0, nb = 0, drawable[2] = {0, 0};
 		bool bad = false;
 		const char *capjson = db_get_text(res, i, 20);
+		evidence_left left;
+		char gone[2][200];
 
 		if ((rc = report_add_finding(r, &f, err)) < 0)
 			break;
@@ -1212,8 +1232,25 @@ static int load_findings(report *r, db *d, blob_store *bs, const config *cfg, in
 		if (cfg && cfg->reports.compare_url &&
 		    (rc = compare_link(f, cfg->reports.compare_url, err)) < 0)
 			break;
+		if ((rc = evidence_count(&left, d, f->id, err)) < 0) {
+			reportdata_caps_free(caps, ncaps);
+			break;
+		}
+		f->baseline_deleted = left.baseline.stored - left.baseline.left;
+		f->current_deleted = left.current.stored - left.current.left;
+		evidence_gone_text(gone[0], sizeof(gone[0]), &left, true);
+		evidence_gone_text(gone[1], sizeof(gone[1]), &left, false);
+		if ((gone[0][0] || gone[1][0]) &&
+		    !(f->captures_note = gone_note("", gone[0], gone[1], "."))) {
+			rc = oom(err);
+			reportdata_caps_free(caps, ncaps);
+			break;
+		}
 		for (size_t k = 0; k < ncaps; k++) {
-			nb += strcmp(caps[k].retention, "baseline") == 0;
+			bool base = strcmp(caps[k].retention, "baseline") == 0;
+			nb += base;
+			/* Only a capture that has its profile can be drawn. */
+			drawable[!base] += caps[k].blob_key != NULL;
 			if (!r->window_from_us || caps[k].at_us < r->window_from_us)
 				r->window_from_us = caps[k].at_us;
 			if (caps[k].at_us > r->window_to_us)
@@ -1223,7 +1260,25 @@ static int load_findings(report *r, db *d, blob_store *bs, const config *cfg, in
 		for (int k = 0; k < i && f->flame_ref < 0; k++)
 			if (r->findings[k].flame && strcmp(db_get_text(res, k, 20), capjson) == 0)
 				f->flame_ref = k;
-		if (f->flame_ref < 0 && ncaps) {
+		/*
+		 * A closed finding's baseline may be gone (its pins lifted, and
+		 * retention deleted it or cut it to a summary): drawn against no
+		 * baseline, every frame read as new ("baseline 0.000%"). Say
+		 * what went where the graph would be, and draw none.
+		 */
+		if (f->flame_ref < 0 &&
+		    ((left.baseline.stored && !drawable[0]) ||
+		     (left.current.stored && !drawable[1])) &&
+		    (gone[0][0] || gone[1][0])) {
+			if (!(f->flame_note = gone_note(
+				      "", left.baseline.stored && !drawable[0] ? gone[0] : "",
+				      left.current.stored && !drawable[1] ? gone[1] : "",
+				      ": no differential flame graph."))) {
+				rc = oom(err);
+				reportdata_caps_free(caps, ncaps);
+				break;
+			}
+		} else if (f->flame_ref < 0 && ncaps) {
 			pr_error ferr = PR_ERROR_INIT;
 			size_t skipped = 0;
 			/*
@@ -1252,6 +1307,11 @@ static int load_findings(report *r, db *d, blob_store *bs, const config *cfg, in
 				}
 				snprintf(note, sizeof(note), "No flame graph: %s", ferr.msg);
 				f->flame_note = strdup(note);
+			} else if (f->baseline_deleted || f->current_deleted) {
+				/* Drawn from what is left: say how much that is. */
+				f->flame_note = gone_note("The graph compares what is left: ",
+							  f->baseline_deleted ? gone[0] : "",
+							  f->current_deleted ? gone[1] : "", ".");
 			} else if (skipped) {
 				f->flame_note = skipped_note(skipped);
 			}

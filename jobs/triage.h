@@ -16,8 +16,10 @@
 /*
  * Run the stored finding's comparison again on exactly its captures, with
  * the parameters it was found with. *out (release with finding_clear) is
- * the reproduced test and *found is true; *found is false when the pinned
- * captures no longer hold the function.
+ * the reproduced test and *found is true; *found is false when the
+ * captures left of it do not hold the function: after the finding closed,
+ * retention may have deleted its baseline or cut it to a summary
+ * (evidence_count says which, and the caller says so).
  */
 int triage_reproduce(finding *out, bool *found, db *d, const finding *stored,
 		     const findings_meta *meta, pr_error *err);

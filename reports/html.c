@@ -664,14 +664,36 @@ static void snapshots(out *o, const report_finding *f)
 
 static void evidence(out *o, const report_finding *f)
 {
+	if (!f->ncaps && f->captures_note) {
+		P(o, "<h3>Captures</h3>\n<p class=\"note\">");
+		E(o, f->captures_note, "");
+		P(o, "</p>\n");
+	}
 	if (f->ncaps) {
 		size_t ncur = 0;
 		for (size_t i = 0; i < f->ncaps; i++)
 			ncur += f->caps[i].current;
-		P(o,
-		  "<h3>Captures</h3>\n<details%s><summary>%zu baseline and %zu "
-		  "current captures</summary>\n",
-		  f->ncaps <= 8 ? " open" : "", f->ncaps - ncur, ncur);
+		P(o, "<h3>Captures</h3>\n");
+		/*
+		 * Retention may delete a closed finding's baseline: the table
+		 * lists what is left, and says of how many, so it agrees with
+		 * the counts the finding was judged on above.
+		 */
+		if (f->captures_note) {
+			P(o, "<p class=\"note\">");
+			E(o, f->captures_note, "");
+			P(o, "</p>\n");
+		}
+		if (f->baseline_deleted || f->current_deleted)
+			P(o,
+			  "<details%s><summary>%zu of %zu baseline and %zu of %zu current "
+			  "captures left</summary>\n",
+			  f->ncaps <= 8 ? " open" : "", f->ncaps - ncur,
+			  f->ncaps - ncur + f->baseline_deleted, ncur, ncur + f->current_deleted);
+		else
+			P(o,
+			  "<details%s><summary>%zu baseline and %zu current captures</summary>\n",
+			  f->ncaps <= 8 ? " open" : "", f->ncaps - ncur, ncur);
 		P(o, "<table class=\"caps\"><tr><th>capture</th><th>side</th><th>captured</th>"
 		  "<th>release</th><th>host</th><th>retention</th><th>blob key</th>"
 		  "<th>snapshots</th></tr>\n");

@@ -78,6 +78,7 @@ static void finding_release(report_finding *f)
 		free(f->flame);
 	}
 	free(f->flame_note);
+	free(f->captures_note);
 }
 
 void report_release(report *r)

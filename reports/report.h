@@ -81,6 +81,9 @@ typedef struct report_finding {
 	char *cost_unit;             /* NULL: a share; else the whole-service cost's unit,
 				      * and the values above are the cost's (measure.h) */
 	size_t baseline_captures, current_captures;
+	/* Of the captures it was compared on, those retention deleted since (caps lacks them). */
+	size_t baseline_deleted, current_deleted;
+	char *captures_note; /* what retention did to its captures, or NULL */
 	report_capture *caps;
 	size_t ncaps;
 	report_point *points;        /* baseline first, then current, each oldest first */

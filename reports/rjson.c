@@ -168,6 +168,11 @@ extra:
 	json_object_set_new(j, "flame", f->flame ? flame_json(f->flame, o) : json_null());
 	/* Why the graph is missing or cut (unreadable, refused, skipped); null when whole. */
 	json_object_set_new(j, "flame_note", str(f->flame_note));
+	json_object_set_new(j, "baseline_captures_deleted",
+			    json_integer((json_int_t)f->baseline_deleted));
+	json_object_set_new(j, "current_captures_deleted",
+			    json_integer((json_int_t)f->current_deleted));
+	json_object_set_new(j, "captures_note", str(f->captures_note));
 	if (f->flame_ref >= 0)
 		json_object_set_new(j, "flame_same_as", json_integer(f->flame_ref));
 	return j;

@@ -5,11 +5,13 @@
  * ID` closes it.
  */
 #define _POSIX_C_SOURCE 200809L
+#include "common/timeutil.h"
 #include "baselines/analysis.h"
 #include "baselines/findings.h"
 #include "jobs/cli/commands.h"
 #include "jobs/access.h"
 #include "jobs/config.h"
+#include "jobs/evidence.h"
 #include "jobs/cli/context.h"
 #include "jobs/cli/exitcode.h"
 #include "jobs/cli/table.h"
@@ -212,12 +214,32 @@ static int one_id(cli_ctx *ctx, int argc, char **argv, const cli_option *opts, c
 	return CLI_GO;
 }
 
+/* What is left of a finding's captures, for --json. */
+static json_t *captures_json(const evidence_left *e)
+{
+	json_t *o = json_object();
+	const evidence_side *sides[2] = {&e->baseline, &e->current};
+	static const char *const names[2] = {"baseline", "current"};
+	char when[TIME_FMT_MAX];
+
+	for (size_t i = 0; i < 2; i++)
+		json_object_set_new(
+			o, names[i],
+			json_pack("{s:I,s:I,s:I}", "stored", (json_int_t)sides[i]->stored, "left",
+				  (json_int_t)sides[i]->left, "cut", (json_int_t)sides[i]->cut));
+	time_format(when, e->closed_at_us);
+	json_object_set_new(o, "closed_at", e->closed_at_us ? json_string(when) : json_null());
+	return o;
+}
+
 static int finding_show(cli_ctx *ctx, int argc, char **argv)
 {
 	static const cli_option opts[] = {{NULL, 0, 0, NULL, NULL}};
 	pr_error err = PR_ERROR_INIT;
 	finding f, again;
 	findings_meta meta;
+	evidence_left left;
+	char gone[2][200], why[420] = "";
 	json_t *hist = NULL;
 	db *d = NULL;
 	int64_t id = 0;
@@ -236,8 +258,21 @@ static int finding_show(cli_ctx *ctx, int argc, char **argv)
 	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 ||
 	    (rc = findings_get(&f, &meta, d, id, &err)) < 0 ||
 	    (rc = access_read_finding(d, "finding.show", f.id, &err)) < 0 ||
-	    (rc = triage_reproduce(&again, &reproduced, d, &f, &meta, &err)) < 0)
+	    (rc = triage_reproduce(&again, &reproduced, d, &f, &meta, &err)) < 0 ||
+	    (rc = evidence_count(&left, d, f.id, &err)) < 0)
 		goto fail;
+	/*
+	 * Once the finding closed, retention may delete its baseline or cut
+	 * it to a summary: "the captures no longer hold this function" then
+	 * read as if the current ones had lost it, and hid what went.
+	 */
+	evidence_gone_text(gone[0], sizeof(gone[0]), &left, true);
+	evidence_gone_text(gone[1], sizeof(gone[1]), &left, false);
+	if (!reproduced && (gone[0][0] || gone[1][0]))
+		snprintf(why, sizeof(why), "%s%s%s", gone[0], gone[0][0] && gone[1][0] ? "; " : "",
+			 gone[1]);
+	else if (!reproduced)
+		snprintf(why, sizeof(why), "the captures no longer hold this function");
 	if (ctx->json) {
 		json_t *o = analysis_finding_json(&f);
 		json_object_set_new(o, "status", json_string(meta.status));
@@ -245,6 +280,8 @@ static int finding_show(cli_ctx *ctx, int argc, char **argv)
 			json_object_set_new(o, "states", hist);
 		json_object_set_new(o, "reproduced", reproduced ? analysis_finding_json(&again)
 								: json_null());
+		json_object_set_new(o, "not_reproduced", why[0] ? json_string(why) : json_null());
+		json_object_set_new(o, "captures", captures_json(&left));
 		status = cli_print_json(ctx, o);
 	} else {
 		char vals[MEASURE_TEXT_MAX], chg[MEASURE_TEXT_MAX];
@@ -269,6 +306,16 @@ static int finding_show(cli_ctx *ctx, int argc, char **argv)
 			       "q %.3g\n",
 			       100 * f.baseline_share, 100 * f.current_share, 100 * f.delta,
 			       100 * f.ci_low, 100 * f.ci_high, f.p_value, f.q_value);
+		/* What retention left; why, unless the line below says it. */
+		if (gone[0][0] || gone[1][0]) {
+			printf("captures  %zu of %zu baseline and %zu of %zu current captures left",
+			       left.baseline.left, left.baseline.stored, left.current.left,
+			       left.current.stored);
+			if (reproduced)
+				printf("%s%s%s%s", gone[0][0] ? "; " : "", gone[0],
+				       gone[1][0] ? "; " : "", gone[1]);
+			printf("\n");
+		}
 		if (reproduced && again.cost_unit)
 			printf("reproduced %s, %s, p %.3g from %zu baseline and %zu current "
 			       "captures\n",
@@ -284,7 +331,7 @@ static int finding_show(cli_ctx *ctx, int argc, char **argv)
 			       100 * again.delta, 100 * again.ci_low, 100 * again.ci_high,
 			       again.p_value, again.baseline_captures, again.current_captures);
 		else
-			printf("reproduced: the pinned captures no longer hold this function\n");
+			printf("reproduced: cannot be, %s\n", why);
 		if (findings_history(&hist, d, f.id, &err) == 0) {
 			size_t k;
 			json_t *h;
