@@ -214,7 +214,7 @@ static int one_id(cli_ctx *ctx, int argc, char **argv, const cli_option *opts, c
 	return CLI_GO;
 }
 
-/* What is left of a finding's captures, for --json. */
+/* What is left of a finding's captures, for --json (the report's "captures" are its rows). */
 static json_t *captures_json(const evidence_left *e)
 {
 	json_t *o = json_object();
@@ -281,7 +281,7 @@ static int finding_show(cli_ctx *ctx, int argc, char **argv)
 		json_object_set_new(o, "reproduced", reproduced ? analysis_finding_json(&again)
 								: json_null());
 		json_object_set_new(o, "not_reproduced", why[0] ? json_string(why) : json_null());
-		json_object_set_new(o, "captures", captures_json(&left));
+		json_object_set_new(o, "captures_left", captures_json(&left));
 		status = cli_print_json(ctx, o);
 	} else {
 		char vals[MEASURE_TEXT_MAX], chg[MEASURE_TEXT_MAX];

@@ -96,7 +96,7 @@ run pr finding show "$fid"
 	ok "finding show says the baseline was deleted, not that the captures lack the function" ||
 	not_ok "show deleted" "rc=$RC $OUT $ERR"
 run pr finding show "$fid" --json
-[ "$(jq -r '.captures.baseline.stored, .captures.baseline.left, .captures.current.left,
+[ "$(jq -r '.captures_left.baseline.stored, .captures_left.baseline.left, .captures_left.current.left,
 	.reproduced' <<<"$OUT" | tr '\n' ' ')" = "$nb 0 $nc null " ] &&
 	jq -e '.not_reproduced | test("deleted by retention")' <<<"$OUT" >/dev/null &&
 	ok "--json counts what is left and says why it is not reproduced" ||

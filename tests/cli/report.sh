@@ -49,9 +49,10 @@ run pr report --run "$run_id" --format json --out -
 digits='walk(if type == "number" and . != floor then tostring | .[0:9] else . end)'
 rep=$(jq -S -c --argjson id "$fid" '.findings[] | select(.id == $id) | del(.status, .release, .commit,
 	.captures, .history, .band, .suspects, .suspect_note, .flame, .flame_note, .flame_same_as,
-	.fixed_by, .incident_lead) | '"$digits" <<<"$OUT")
+	.fixed_by, .incident_lead, .baseline_captures_deleted, .current_captures_deleted,
+	.captures_note) | '"$digits" <<<"$OUT")
 run pr finding show "$fid" --json
-show=$(jq -S -c 'del(.status, .reproduced) | '"$digits" <<<"$OUT")
+show=$(jq -S -c 'del(.status, .reproduced, .not_reproduced, .captures_left) | '"$digits" <<<"$OUT")
 [ -n "$rep" ] && [ "$rep" = "$show" ] && [[ $rep == *'"schema_version":2'* ]] &&
 	ok "the report's finding is the same object finding show prints" || not_ok "one finding schema" "$rep / $show"
 run pr report --finding "$fid" --out "$T/f.html"
