@@ -804,11 +804,16 @@ static int finish_unit(run_state *rs, unit *u, const deploy *deps, size_t ndeps,
 			all_ok = false;
 			continue;
 		}
-		if (res.already)
+		/* Bytes retention deleted are not stored again: the slot is done all the same. */
+		if (res.retention_deleted)
+			s->rep.deleted++;
+		else if (res.already)
 			s->rep.already++;
 		else
 			s->rep.stored++;
-		outcome = res.already && strcmp(outcome, "stored") != 0 ? "already" : "stored";
+		outcome = (res.already || res.retention_deleted) && strcmp(outcome, "stored") != 0
+				  ? "already"
+				  : "stored";
 		capture = u->npieces == 1 ? res.capture_id : 0;
 		u->capture = res.capture_id;
 	}
@@ -1360,11 +1365,15 @@ static int drop_one(svc_state *s, const job_env *env, blob_s3_bucket *b, unit *u
 		failure(s, "s3_prefix", where, NULL, ferr.msg);
 		goto out;
 	}
-	if (res.already)
+	/* An object whose bytes retention deleted is taken, not stored: recorded as done. */
+	if (res.retention_deleted)
+		s->rep.deleted++;
+	else if (res.already)
 		s->rep.already++;
 	else
 		s->rep.stored++;
-	rc = slot_record(env->d, s->svc->id, u, res.already ? "already" : "stored",
+	rc = slot_record(env->d, s->svc->id, u,
+			 res.already || res.retention_deleted ? "already" : "stored",
 			 res.capture_id, err);
 	goto out;
 infra:
@@ -1555,6 +1564,7 @@ static int collect_dirs(svc_state *s, const job_env *env, pr_error *err)
 			/* What was stored before the stop is stored: counted. */
 			s->rep.stored += r.stored;
 			s->rep.already += r.already;
+			s->rep.deleted += r.deleted;
 			source_report_release(&r);
 			if (derr.code == PR_EDB || derr.code == PR_ENOMEM)
 				return pr_error_set(err, derr.code, "%s", derr.msg);
@@ -1563,6 +1573,7 @@ static int collect_dirs(svc_state *s, const job_env *env, pr_error *err)
 		}
 		s->rep.stored += r.stored;
 		s->rep.already += r.already;
+		s->rep.deleted += r.deleted;
 		s->rep.waiting += r.waiting;
 		/*
 		 * Each bad file is its own failure, named as each bad object of
@@ -1668,13 +1679,13 @@ static void summarise(svc_state *s)
 
 static json_t *svc_json(const svc_state *s)
 {
-	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:O,s:O}", "stored",
+	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:O,s:O}", "stored",
 			 (json_int_t)s->rep.stored, "already_stored", (json_int_t)s->rep.already,
-			 "already_collected", (json_int_t)s->skipped, "empty", (json_int_t)s->empty,
-			 "deferred", (json_int_t)s->rep.waiting, "failed",
-			 (json_int_t)s->rep.failed, "not_tried", (json_int_t)s->not_tried,
-			 "requests", (json_int_t)s->requests, "failures", s->failures, "waiting",
-			 s->waiting);
+			 "deleted_by_retention", (json_int_t)s->rep.deleted, "already_collected",
+			 (json_int_t)s->skipped, "empty", (json_int_t)s->empty, "deferred",
+			 (json_int_t)s->rep.waiting, "failed", (json_int_t)s->rep.failed,
+			 "not_tried", (json_int_t)s->not_tried, "requests", (json_int_t)s->requests,
+			 "failures", s->failures, "waiting", s->waiting);
 }
 
 /*
@@ -1932,15 +1943,17 @@ int collect_run(collect_result *out, const job_env *env, const collect_opts *o, 
 		json_object_set_new(r->services, s->svc->name, svc_json(s));
 		r->stored += s->rep.stored;
 		r->already += s->rep.already;
+		r->deleted += s->rep.deleted;
 		r->failed += s->rep.failed;
 		r->requests += s->requests;
 	}
 	r->plan = json_incref(rs.plan);
 	if (!o->dry_run) {
-		json_t *sum = json_pack("{s:I,s:I,s:I,s:I,s:O}", "stored", (json_int_t)r->stored,
-					"already_stored", (json_int_t)r->already, "failed",
-					(json_int_t)r->failed, "requests", (json_int_t)r->requests,
-					"services", r->services);
+		json_t *sum =
+			json_pack("{s:I,s:I,s:I,s:I,s:I,s:O}", "stored", (json_int_t)r->stored,
+				  "already_stored", (json_int_t)r->already, "deleted_by_retention",
+				  (json_int_t)r->deleted, "failed", (json_int_t)r->failed,
+				  "requests", (json_int_t)r->requests, "services", r->services);
 		rc = sum ? runs_finish(env->d, r->run_id, r->failed ? "incomplete" : "ok", sum, err)
 			 : oom(err);
 		json_decref(sum);

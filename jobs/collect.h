@@ -124,12 +124,14 @@ typedef struct collect_opts {
 typedef struct collect_result {
 	int64_t run_id; /* 0 for a dry run */
 	int64_t since_us, until_us;
-	/* name -> {stored, already_stored, already_collected, empty, deferred, failed,
-	 *          not_tried, requests, failures: [{source, target, type, reason}]} */
+	/* name -> {stored, already_stored, deleted_by_retention, already_collected, empty,
+	 *          deferred, failed, not_tried, requests,
+	 *          failures: [{source, target, type, reason}]} */
 	struct json_t *services;
 	/* dry run: [{service, source, target, type, start, end, requests}] */
 	struct json_t *plan;
 	size_t stored, already, failed, requests, skipped_services;
+	size_t deleted; /* bytes of captures retention deleted: offered again, not stored */
 	job_notes notes;
 } collect_result;
 
@@ -148,7 +150,8 @@ void collect_result_release(collect_result *r);
 
 /*
  * Collect one (enabled) service, for nightly and post-deploy: its counts
- * into *out (stored, already, waiting: deferred by a cooldown or the
+ * into *out (stored, already, deleted: bytes of captures retention
+ * deleted, not stored again; waiting: deferred by a cooldown or the
  * lock, failed, first_error: the failures in one line, a single one as
  * it is), and when `failures` is not NULL a new JSON array of them
  * ({source, target, type, reason}; the caller decrefs it). Returns < 0

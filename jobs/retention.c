@@ -242,6 +242,7 @@ static int delete_caps(ret *r, const char *ids, const char *why, uint64_t *delet
 	 * A run holds these rows FOR UPDATE already; a dry run only FOR NO KEY
 	 * UPDATE, so it skips one a pin is being inserted for, as a run would.
 	 */
+	/* clang-format off */
 	static const char sql[] =
 		"with c as (select p.id, p.blob_key from profiles p"
 		"   where p.id = any($2::bigint[]) and not " PROTECTED_P
@@ -252,8 +253,15 @@ static int delete_caps(ret *r, const char *ids, const char *why, uint64_t *delet
 		" n as (select coalesce(sum(cardinality(function_ids)), 0) as k"
 		"   from profile_vectors"
 		"   where profile_id in (select id from c)),"
-		" x as (delete from profiles where id in (select id from c) returning id)"
-		" select id, (select k from n) from x order by id";
+		" x as (delete from profiles where id in (select id from c)"
+		"   returning id, service_id, blob_key, " DB_TS_TO_US("captured_at") " as us)"
+		/* What ingest must not store again (db_deleted_record): one array each. */
+		" select id, (select k from n),"
+		"   (select array_agg(service_id order by id) from x),"
+		"   (select array_agg(blob_key order by id) from x),"
+		"   (select array_agg(us order by id) from x)"
+		" from x order by id";
+	/* clang-format on */
 	const char *p[2] = {r->at, ids};
 	PGresult *res = NULL;
 	buf done = BUF_INIT;
@@ -266,7 +274,14 @@ static int delete_caps(ret *r, const char *ids, const char *why, uint64_t *delet
 	if ((rc = ids_of(&done, &n, res, err)) < 0 || n == 0)
 		goto out;
 	*rows = (uint64_t)db_get_i64(res, 0, 1);
-	if ((rc = audit_batch(r, "retention.delete", why, done.ptr, *rows, err)) < 0)
+	/*
+	 * In the transaction that deletes them: a drop folder that still holds
+	 * a capture's file offers it again at the next collect, and without
+	 * the record it was stored again, to be deleted again, every night.
+	 */
+	if ((rc = db_deleted_record(r->d, db_get_text(res, 0, 2), db_get_text(res, 0, 3),
+				    db_get_text(res, 0, 4), err)) < 0 ||
+	    (rc = audit_batch(r, "retention.delete", why, done.ptr, *rows, err)) < 0)
 		goto out;
 	*deleted = n;
 out:
@@ -701,6 +716,31 @@ static const char *const lock_ids_sql[2] = LOCKING(
 	" select p.id from profiles p where p.id = any($6::bigint[]) and $1::bigint is not null"
 	" order by p.id");
 
+/*
+ * Forget the deleted captures (db_deleted_record) whose bytes no ingest
+ * has met for as long as the service keeps a capture (its delete cut,
+ * summary_days before `at`): a file still in its drop folder is met at
+ * every collect and keeps its record; one that is gone from every source
+ * no longer needs it, so the records stay as many as the sources offer.
+ * Only a `seen_at` by the clock is compared, never the capture's own
+ * time: an old capture is exactly what a folder keeps offering.
+ */
+static int forget_deleted(ret *r, pr_error *err)
+{
+	uint64_t n = 0;
+	int rc;
+
+	if ((rc = batch_begin(r, err)) < 0)
+		return rc;
+	if ((rc = db_deleted_prune(r->d, &n, r->sids.ptr, r->del.ptr, err)) < 0 ||
+	    (rc = batch_commit(r, err)) < 0) {
+		batch_abort(r);
+		return rc;
+	}
+	r->res->deletions_forgotten = n;
+	return 0;
+}
+
 static int by_age(ret *r, pr_error *err)
 {
 	uint64_t moved, rows;
@@ -979,7 +1019,7 @@ json_t *retention_result_json(const retention_result *r)
 
 	time_format(when, r->at_us);
 	return json_pack(
-		"{s:I,s:s,s:b,s:{s:I,s:I,s:I,s:I},s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,"
+		"{s:I,s:s,s:b,s:{s:I,s:I,s:I,s:I},s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,"
 		"s:{s:I,s:I,s:I,s:I,s:b,s:I,s:I},s:f}",
 		"run_id", (json_int_t)r->run_id, "at", when, "dry_run", r->dry_run, "moved",
 		"to_summary", (json_int_t)r->to_summary, "deleted", (json_int_t)r->deleted,
@@ -990,11 +1030,11 @@ json_t *retention_result_json(const retention_result *r)
 		"orphan_bytes", (json_int_t)r->orphan_bytes, "temps_deleted",
 		(json_int_t)r->temps_deleted, "batches", (json_int_t)r->batches, "protected_kept",
 		(json_int_t)r->protected_kept, "left_for_next_run", (json_int_t)r->skipped_locked,
-		"budget", "bytes_used", (json_int_t)r->bytes_used, "bytes",
-		(json_int_t)r->budget_bytes, "rows_used", (json_int_t)r->rows_used, "rows",
-		(json_int_t)r->budget_rows, "over_budget", r->over_budget, "protected_rows",
-		(json_int_t)r->protected_rows, "uncut_hot_rows", (json_int_t)r->uncut_hot_rows,
-		"seconds", r->seconds);
+		"deletions_forgotten", (json_int_t)r->deletions_forgotten, "budget", "bytes_used",
+		(json_int_t)r->bytes_used, "bytes", (json_int_t)r->budget_bytes, "rows_used",
+		(json_int_t)r->rows_used, "rows", (json_int_t)r->budget_rows, "over_budget",
+		r->over_budget, "protected_rows", (json_int_t)r->protected_rows, "uncut_hot_rows",
+		(json_int_t)r->uncut_hot_rows, "seconds", r->seconds);
 }
 
 int retention_check_at(int64_t at_us, pr_error *err)
@@ -1109,7 +1149,8 @@ int retention_run(retention_result *out, db *d, blob_store *bs, const config *cf
 		goto out;
 	if (out->budget_rows && (rc = budget_rows(&r, err)) < 0)
 		goto out;
-	if ((rc = sweep_orphans(&r, err)) < 0 || (rc = leftovers(&r, err)) < 0)
+	if ((rc = forget_deleted(&r, err)) < 0 || (rc = sweep_orphans(&r, err)) < 0 ||
+	    (rc = leftovers(&r, err)) < 0)
 		goto out;
 	if (!o->dry_run && (rc = blob_store_sweep_temp(bs, &temps, err)) < 0)
 		goto out;

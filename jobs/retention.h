@@ -95,6 +95,12 @@ typedef struct retention_result {
 	uint64_t batches;            /* transactions that moved captures */
 	uint64_t skipped_locked;     /* captures busy elsewhere, left for the next run */
 	uint64_t protected_kept;     /* captures past their tier kept as forensic or pinned */
+	/*
+	 * Records of deleted captures (kept so that ingest does not store
+	 * their bytes again) dropped: no ingest met their bytes for the
+	 * service's summary_days.
+	 */
+	uint64_t deletions_forgotten;
 	uint64_t bytes_used, rows_used;     /* after the run */
 	uint64_t budget_bytes, budget_rows; /* 0: none */
 	bool over_budget;            /* what cannot be cut further exceeds the budget */

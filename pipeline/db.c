@@ -1807,6 +1807,101 @@ out:
 	return rc;
 }
 
+/* ---- deleted_captures (this module's table) ---------------------------- */
+
+int db_deleted_record(db *d, const char *sids_literal, const char *keys_literal,
+		      const char *times_literal, pr_error *err)
+{
+	/* clang-format off */
+	static const char sql[] =
+		"insert into deleted_captures (service_id, blob_key, captured_at)"
+		" select k.sid, k.key, " DB_US_TO_TS("k.us")
+		" from unnest($1::bigint[], $2::text[], $3::bigint[]) k(sid, key, us)"
+		" on conflict (service_id, blob_key) do update"
+		" set captured_at = excluded.captured_at, deleted_at = now(), seen_at = now()";
+	/* clang-format on */
+	const char *p[3] = {sids_literal, keys_literal, times_literal};
+	PGresult *res = NULL;
+	int rc = run(d, &res, err, sql, 3, p, "cannot record deleted captures");
+
+	PQclear(res);
+	return rc;
+}
+
+int db_deleted_find(db *d, int64_t *deleted_us, int64_t *captured_us, const int64_t *service_ids,
+		    const char *const *blob_keys, size_t n, pr_error *err)
+{
+	/* clang-format off */
+	static const char sql[] =
+		"select k.ord - 1, " DB_TS_TO_US("dc.deleted_at") ","
+		" " DB_TS_TO_US("dc.captured_at") ", dc.seen_at < now() - interval '1 day'"
+		" from unnest($1::bigint[], $2::text[]) with ordinality k(sid, key, ord)"
+		" join deleted_captures dc on dc.service_id = k.sid and dc.blob_key = k.key";
+	/* clang-format on */
+	/*
+	 * Only when a record was met: a look-up that finds none writes
+	 * nothing, and a role that may only read still looks up.
+	 */
+	static const char touch_sql[] = "update deleted_captures dc set seen_at = now()"
+					" from unnest($1::bigint[], $2::text[]) k(sid, key)"
+					" where dc.service_id = k.sid and dc.blob_key = k.key"
+					"   and dc.seen_at < now() - interval '1 day'";
+	PGresult *res = NULL;
+	buf sids = BUF_INIT, keys = BUF_INIT;
+	const char *p[2];
+	bool stale = false;
+	int rc = 0;
+
+	for (size_t i = 0; i < n; i++)
+		deleted_us[i] = captured_us[i] = 0;
+	if (n == 0)
+		return 0;
+	if ((rc = i64_array(&sids, service_ids, n, err)) < 0 ||
+	    (rc = hex_array(&keys, blob_keys, n, err)) < 0)
+		goto out;
+	p[0] = sids.ptr;
+	p[1] = keys.ptr;
+	if ((rc = run(d, &res, err, sql, 2, p, "cannot look deleted captures up")) < 0)
+		goto out;
+	for (int r = 0; r < PQntuples(res); r++) {
+		int64_t ord = get_i64(res, r, 0);
+		if (ord < 0 || (size_t)ord >= n)
+			continue;
+		deleted_us[ord] = get_i64(res, r, 1);
+		captured_us[ord] = get_i64(res, r, 2);
+		stale = stale || strcmp(PQgetvalue(res, r, 3), "t") == 0;
+	}
+	PQclear(res);
+	res = NULL;
+	if (stale)
+		rc = run(d, &res, err, touch_sql, 2, p, "cannot mark deleted captures seen");
+out:
+	if (rc < 0)
+		for (size_t i = 0; i < n; i++)
+			deleted_us[i] = captured_us[i] = 0;
+	PQclear(res);
+	buf_release(&sids);
+	buf_release(&keys);
+	return rc;
+}
+
+int db_deleted_prune(db *d, uint64_t *n, const char *sids_literal, const char *cuts_literal,
+		     pr_error *err)
+{
+	static const char sql[] =
+		"with c as (select * from unnest($1::bigint[], $2::bigint[]) c(sid, cut)),"
+		" x as (delete from deleted_captures dc using c where dc.service_id = c.sid"
+		"   and dc.seen_at < " DB_US_TO_TS("c.cut") " returning 1)"
+							    " select count(*) from x";
+	const char *p[2] = {sids_literal, cuts_literal};
+	PGresult *res = NULL;
+	int rc = run(d, &res, err, sql, 2, p, "cannot forget deleted captures");
+
+	*n = rc == 0 && PQntuples(res) ? (uint64_t)get_i64(res, 0, 0) : 0;
+	PQclear(res);
+	return rc;
+}
+
 int db_release_commit_conflicts(db *d, int64_t *ids, const int64_t *service_ids,
 				const char *const *releases, const char *const *commits,
 				size_t n, pr_error *err)

@@ -320,6 +320,34 @@ int db_capture_find_many(db *d, int64_t *ids, const int64_t *service_ids,
 			 const char *const *blob_keys, size_t n, pr_error *err);
 
 /*
+ * deleted_captures (migration 037): the bytes of captures retention
+ * deleted, by service, so that ingest does not store them again when a
+ * drop folder or an object store offers them once more.
+ *
+ * db_deleted_record records, in the caller's transaction (the one that
+ * deletes the captures), the captures of three array literals of one
+ * length: service ids (bigint[]), blob keys (text[]) and capture times
+ * in Unix microseconds (bigint[]); a record already there is renewed.
+ *
+ * db_deleted_find, for n (service, key) pairs as db_capture_find_many
+ * takes them: deleted_us[i] and captured_us[i] of the pair's record, 0
+ * when there is none. Each record found whose seen_at is a day old or
+ * more gets seen_at now (db_deleted_prune forgets records whose bytes no
+ * ingest meets any more), so a folder collected every few seconds
+ * writes a record once a day.
+ *
+ * db_deleted_prune drops, in the caller's transaction, each record of
+ * service sids[i] (bigint[] literal) whose seen_at is before cuts[i]
+ * (Unix microseconds, bigint[] literal); *n gets how many went.
+ */
+int db_deleted_record(db *d, const char *sids_literal, const char *keys_literal,
+		      const char *times_literal, pr_error *err);
+int db_deleted_find(db *d, int64_t *deleted_us, int64_t *captured_us, const int64_t *service_ids,
+		    const char *const *blob_keys, size_t n, pr_error *err);
+int db_deleted_prune(db *d, uint64_t *n, const char *sids_literal, const char *cuts_literal,
+		     pr_error *err);
+
+/*
  * Insert a capture's row and one row per function of `s` (a summary of
  * `p`), interning function names and files into `functions`. Runs inside
  * the caller's transaction when one is open, else in its own.

@@ -1250,7 +1250,7 @@ static void find_stored(ingest_batch *b, db *d)
 	item *items = b->items;
 	int64_t *sids = NULL, *found = NULL, *ids = NULL;
 	const char **keys = NULL;
-	size_t *at = NULL, k = 0, nids = 0, ncaps = 0;
+	size_t *at = NULL, k = 0, nids = 0, ncaps = 0, nnew = 0;
 	db_capture *caps = NULL;
 	db_capture_filter f = {0};
 	pr_error e = PR_ERROR_INIT;
@@ -1286,9 +1286,18 @@ static void find_stored(ingest_batch *b, db *d)
 
 		for (size_t i = 0; found[j] && !c && i < ncaps; i++)
 			c = caps[i].id == found[j] ? &caps[i] : NULL;
-		/* Not stored, or gone to retention since the look-up: new bytes. */
+		/*
+		 * Not stored (or deleted since the look-up): new bytes, unless
+		 * retention deleted them (looked up below).
+		 */
 		if (!c) {
-			it->next = ST_PARSE;
+			if (it->req->again) {
+				it->next = ST_PARSE;
+				continue;
+			}
+			sids[nnew] = sids[j];
+			keys[nnew] = keys[j];
+			at[nnew++] = at[j];
 			continue;
 		}
 		it->next = ST_DONE;
@@ -1298,6 +1307,22 @@ static void find_stored(ingest_batch *b, db *d)
 			it->out->capture_id = c->id;
 			it->blob_cut = c->blob_deleted;
 		}
+	}
+	/*
+	 * Looked up after the captures: retention records a deletion in the
+	 * transaction that deletes the capture, so a capture gone since the
+	 * look-up above has its record by now.
+	 */
+	if ((rc = db_deleted_find(d, found, ids, sids, keys, nnew, &e)) < 0)
+		goto fail;
+	for (size_t j = 0; j < nnew; j++) {
+		item *it = &items[at[j]];
+		it->next = found[j] ? ST_DONE : ST_PARSE;
+		if (!found[j])
+			continue;
+		it->out->retention_deleted = true;
+		it->out->deleted_at_us = found[j];
+		it->out->deleted_captured_us = ids[j];
 	}
 	goto out;
 fail:

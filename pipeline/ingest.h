@@ -52,6 +52,11 @@ typedef struct ingest_request {
 	const char *tags_json;   /* JSON object text, NULL for none */
 	profile_format format;   /* PROFILE_FMT_AUTO to detect */
 	bool file_only;          /* read path as fileio_read_file: no links (drop folders) */
+	/*
+	 * Store bytes retention deleted for the service all the same (see
+	 * ingest_result.retention_deleted): `profreg ingest --again`.
+	 */
+	bool again;
 } ingest_request;
 
 typedef struct ingest_result {
@@ -63,6 +68,14 @@ typedef struct ingest_result {
 	 * these bytes.
 	 */
 	bool repaired;
+	/*
+	 * Not stored: retention deleted a capture of these bytes for the
+	 * service (at deleted_at_us; it was dated deleted_captured_us), and
+	 * what retention deleted stays deleted. Success, capture_id 0, no
+	 * audit row: a drop folder that keeps the file offers it every night.
+	 */
+	bool retention_deleted;
+	int64_t deleted_at_us, deleted_captured_us;
 	char blob_key[BLOB_KEY_HEX + 1];
 	char type[16];
 	char format[16];
@@ -172,7 +185,9 @@ int ingest_request_from_json(ingest_desc *out, const char *text, size_t len,
  * PR_ELIMIT. Every message names the file (req->display, else req->path)
  * first: "cannot ingest 'a.pb.gz': cannot store blob '<key>': ...".
  * Bytes already stored for the service, even by an ingest racing this
- * one, are success with out->already and the capture that holds them.
+ * one, are success with out->already and the capture that holds them;
+ * bytes of a capture retention deleted are success with
+ * out->retention_deleted, not stored (unless req->again).
  * On failure out->infra tells whether the store failed rather than the
  * input, and nothing is written to the index (a blob may remain,
  * unreferenced, for retention to collect).

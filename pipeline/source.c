@@ -195,6 +195,8 @@ int source_collect_dir(source_report *out, db *d, blob_store *bs, const char *se
 		}
 		if (ferr.code)
 			failed(out, ferr.msg);
+		else if (res.retention_deleted)
+			out->deleted++;
 		else if (res.already)
 			out->already++;
 		else
@@ -317,6 +319,8 @@ int source_collect_drops(source_report *out, db *d, blob_store *bs, const char *
 		}
 		if (ferr.code)
 			failed(out, ferr.msg);
+		else if (res.retention_deleted)
+			out->deleted++;
 		else if (res.already)
 			out->already++;
 		else

@@ -24,6 +24,7 @@
 typedef struct source_report {
 	size_t stored;      /* new captures */
 	size_t already;     /* captures stored before */
+	size_t deleted;     /* bytes of captures retention deleted: not stored again */
 	size_t waiting;     /* profile files without a sidecar yet */
 	size_t failed;      /* bad files or sidecars */
 	char *first_error;  /* the first failure's message, or NULL */

@@ -64,8 +64,12 @@ static void print_result(const collect_result *r)
 
 	time_format(from, r->since_us);
 	time_format(to, r->until_us);
-	printf("collect %s to %s: %zu stored, %zu already stored, %zu failed; %zu requests\n", from,
-	       to, r->stored, r->already, r->failed, r->requests);
+	printf("collect %s to %s: %zu stored, %zu already stored, ", from, to, r->stored,
+	       r->already);
+	/* Only when there are some: the line stays as it was for every other run. */
+	if (r->deleted)
+		printf("%zu deleted by retention (not stored again), ", r->deleted);
+	printf("%zu failed; %zu requests\n", r->failed, r->requests);
 	json_object_foreach(r->services, name, v)
 	{
 		const char *skipped = json_string_value(json_object_get(v, "skipped"));
@@ -77,9 +81,11 @@ static void print_result(const collect_result *r)
 			printf(" skipped: %s\n", skipped);
 			continue;
 		}
-		printf(" %lld stored, %lld already stored, %lld collected before, %lld empty, "
-		       "%lld deferred, %lld failed\n",
-		       J_INT(v, "stored"), J_INT(v, "already_stored"),
+		printf(" %lld stored, %lld already stored, ", J_INT(v, "stored"),
+		       J_INT(v, "already_stored"));
+		if (J_INT(v, "deleted_by_retention"))
+			printf("%lld deleted by retention, ", J_INT(v, "deleted_by_retention"));
+		printf("%lld collected before, %lld empty, %lld deferred, %lld failed\n",
 		       J_INT(v, "already_collected"), J_INT(v, "empty"), J_INT(v, "deferred"),
 		       J_INT(v, "failed"));
 		json_array_foreach(json_object_get(v, "failures"), i, f)
@@ -175,10 +181,11 @@ int cmd_collect(cli_ctx *ctx, int argc, char **argv)
 	for (size_t i = 0; i < r.notes.n; i++)
 		cli_warn(ctx, "%s", r.notes.lines[i]);
 	if (ctx->json) {
-		json_t *doc = json_pack("{s:i,s:I,s:I,s:I,s:I,s:O}", "schema_version", 1, "run_id",
-					(json_int_t)r.run_id, "stored", (json_int_t)r.stored,
-					"already_stored", (json_int_t)r.already, "failed",
-					(json_int_t)r.failed, "services", r.services);
+		json_t *doc = json_pack(
+			"{s:i,s:I,s:I,s:I,s:I,s:I,s:O}", "schema_version", 1, "run_id",
+			(json_int_t)r.run_id, "stored", (json_int_t)r.stored, "already_stored",
+			(json_int_t)r.already, "deleted_by_retention", (json_int_t)r.deleted,
+			"failed", (json_int_t)r.failed, "services", r.services);
 		if (doc && r.plan)
 			json_object_set(doc, "plan", r.plan);
 		status = cli_print_json(ctx, doc);

@@ -41,6 +41,7 @@ enum {
 	O_MAX_STRING,
 	O_MAX_FUNCTIONS,
 	O_JOBS,
+	O_AGAIN,
 };
 
 /* Captures written per transaction, and the most file bytes a batch holds in memory. */
@@ -76,6 +77,8 @@ static const cli_option ingest_opts[] = {
 	{"jobs", required_argument, O_JOBS, "N",
 	 "read and parse on N threads; from 2, the next batch is read while one is "
 	 "written (default 1)"},
+	{"again", no_argument, O_AGAIN, NULL,
+	 "store bytes whose capture retention deleted (by default they are skipped)"},
 	{NULL, 0, 0, NULL, NULL},
 };
 
@@ -86,12 +89,14 @@ typedef struct ingest_run {
 	profile_limits lim;
 	json_t *results; /* --json: one object per capture */
 	size_t stored, already, failed;
+	size_t deleted;   /* skipped: retention deleted a capture of these bytes */
 	size_t repaired;  /* blobs found missing or damaged, restored from the file */
 	size_t not_tried; /* left out after an infrastructure failure */
 	int worst;        /* exit code of the worst failure */
 	bool progress;
 	size_t done, total;
 	unsigned jobs;
+	bool again;           /* --again: store what retention deleted */
 	struct flight *fl[2]; /* two batches: one fills while the other is in flight */
 	struct flight *held;  /* read and parsed, not yet written */
 	db *d2;               /* with --jobs 2 or more: reads the next batch's look-ups */
@@ -209,6 +214,37 @@ out:
 	return j;
 }
 
+/*
+ * Bytes of a capture retention deleted: skipped, not a failure (a drop
+ * folder or a manifest that still lists the file is not wrong), but said
+ * with the date, so that whoever ingests by hand knows why nothing was
+ * stored and how to store it anyway.
+ */
+static void record_deleted(ingest_run *run, const char *name, const ingest_result *res)
+{
+	char when[TIME_FMT_MAX], taken[TIME_FMT_MAX];
+
+	run->deleted++;
+	time_format(when, res->deleted_at_us);
+	time_format(taken, res->deleted_captured_us);
+	if (run->results) {
+		json_array_append_new(run->results,
+				      json_pack("{s:o,s:s,s:s,s:s,s:s}", "path", json_text(name),
+						"status", "deleted by retention", "blob_key",
+						res->blob_key, "captured_at", taken, "deleted_at",
+						when));
+		return;
+	}
+	if (run->ctx->quiet)
+		return;
+	progress_end(run);
+	printf("'");
+	cli_put_safe(stdout, name, 0);
+	printf("': not stored: retention deleted its capture (taken %s) on %s; "
+	       "--again stores it again\n",
+	       taken, when);
+}
+
 static void record(ingest_run *run, const char *name, const ingest_result *res,
 		   const pr_error *err)
 {
@@ -225,6 +261,10 @@ static void record(ingest_run *run, const char *name, const ingest_result *res,
 			json_array_append_new(run->results, json_pack("{s:o,s:s,s:o}",
 				"path", json_text(name), "status", "failed",
 				"error", json_text(err->msg)));
+		return;
+	}
+	if (res->retention_deleted) {
+		record_deleted(run, name, res);
 		return;
 	}
 	if (res->already)
@@ -566,6 +606,7 @@ static int ingest_manifest(ingest_run *run, const char *path)
 			goto fail;
 		}
 		e->req = e->desc.req;
+		e->req.again = run->again;
 		e->name = e->desc.req.path;
 		b->bytes += size;
 		b->n++;
@@ -632,9 +673,10 @@ int cmd_ingest(cli_ctx *ctx, int argc, char **argv)
 	static const char desc[] =
 		"Store profiles: each file is kept as an immutable compressed blob and\n"
 		"summarised per function in the index. The same bytes for the same\n"
-		"service are stored once. Formats: pprof (gzipped or not), folded\n"
-		"stacks, V8 .cpuprofile and .heapprofile, perf script text, speedscope\n"
-		"JSON, JFR recordings.";
+		"service are stored once, and bytes whose capture retention deleted\n"
+		"are not stored again (--again stores them). Formats: pprof (gzipped\n"
+		"or not), folded stacks, V8 .cpuprofile and .heapprofile, perf script\n"
+		"text, speedscope JSON, JFR recordings.";
 	pr_error err = PR_ERROR_INIT;
 	ingest_request base = {0};
 	ingest_run run = {0};
@@ -661,6 +703,7 @@ int cmd_ingest(cli_ctx *ctx, int argc, char **argv)
 		case O_HOST: base.host = arg; break;
 		case O_TYPE: base.type = arg; break;
 		case O_MANIFEST: manifest = arg; break;
+		case O_AGAIN: base.again = true; break;
 		case O_TIME:
 			if (time_parse(&base.time_us, arg) < 0) {
 				cli_error(ctx, "'--time %s' is not an ISO 8601 time", arg);
@@ -764,6 +807,7 @@ int cmd_ingest(cli_ctx *ctx, int argc, char **argv)
 	}
 	status = EXIT_OK;
 	run.jobs = (unsigned)jobs;
+	run.again = base.again;
 	/*
 	 * Each capture's buffers are megabytes malloc'd and freed: kept in one
 	 * heap on huge pages, the next capture reuses them instead of faulting
@@ -788,15 +832,19 @@ int cmd_ingest(cli_ctx *ctx, int argc, char **argv)
 	}
 	progress_end(&run);
 	if (run.results) {
-		status = cli_print_json(ctx, json_pack("{s:o,s:I,s:I,s:I,s:I,s:I}",
-			"captures", run.results, "stored", (json_int_t)run.stored,
-			"already_stored", (json_int_t)run.already,
-			"failed", (json_int_t)run.failed, "not_tried", (json_int_t)run.not_tried,
-			"blobs_repaired", (json_int_t)run.repaired));
+		status = cli_print_json(
+			ctx, json_pack("{s:o,s:I,s:I,s:I,s:I,s:I,s:I}", "captures", run.results,
+				       "stored", (json_int_t)run.stored, "already_stored",
+				       (json_int_t)run.already, "deleted_by_retention",
+				       (json_int_t)run.deleted, "failed", (json_int_t)run.failed,
+				       "not_tried", (json_int_t)run.not_tried, "blobs_repaired",
+				       (json_int_t)run.repaired));
 		run.results = NULL;
 	} else if (!ctx->quiet && run.done > 1) {
-		printf("%zu stored, %zu already stored, %zu failed", run.stored, run.already,
-		       run.failed);
+		printf("%zu stored, %zu already stored, ", run.stored, run.already);
+		if (run.deleted)
+			printf("%zu deleted by retention (not stored again), ", run.deleted);
+		printf("%zu failed", run.failed);
 		if (run.not_tried)
 			printf(", %zu not tried", run.not_tried);
 		if (run.repaired)

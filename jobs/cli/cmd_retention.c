@@ -54,6 +54,10 @@ static void print_result(const retention_result *r)
 	if (r->skipped_locked)
 		printf("; %" PRIu64 " busy, left for the next run", r->skipped_locked);
 	printf("\n");
+	if (r->deletions_forgotten)
+		printf("  %" PRIu64 " records of deleted captures %sforgotten (their bytes "
+		       "no longer offered)\n",
+		       r->deletions_forgotten, would);
 	if (r->budget_bytes || r->budget_rows) {
 		printf("  budget:    ");
 		if (r->budget_bytes) {

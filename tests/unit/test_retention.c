@@ -4,7 +4,8 @@
  * budget, a pin taken concurrently by another session, and a summary
  * capture as a baseline member; the orphan sweep beside an ingest of the
  * same bytes, the row budget never deleting hot captures, a future `at`,
- * and what a dry run holds and for how long; evidence a second finding takes.
+ * and what a dry run holds and for how long; evidence a second finding takes;
+ * bytes of a deleted capture offered again, not stored again.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -26,6 +27,7 @@
 #include "common/timeutil.h"
 #include "jobs/evidence.h"
 #include "jobs/retention.h"
+#include "pipeline/ingest.h"
 #include "tests/support/testdb.h"
 
 #define DAY (86400LL * 1000000LL)
@@ -800,6 +802,79 @@ static void test_a_baseline_capture_deleted_before_its_pin_is_counted_not_fatal(
 				    " and profile_id = %lld", (long long)fid, (long long)kept), 1);
 }
 
+/* Ingest `path` for svc as a capture taken at `at_us`, with `again`; returns ingest_file's code. */
+static int ingest_at(fx *f, ingest_result *res, const char *path, int64_t at_us, bool again)
+{
+	profile_limits lim;
+	ingest_request req = {0};
+	pr_error err = PR_ERROR_INIT;
+	int rc;
+
+	profile_limits_default(&lim);
+	req.path = path;
+	req.service = "svc";
+	req.release = "r1";
+	req.time_us = at_us;
+	req.again = again;
+	if ((rc = ingest_file(res, f->t->db, f->bs, &req, &lim, &err)) < 0)
+		print_error("ingest_file: %s\n", err.msg);
+	return rc;
+}
+
+/*
+ * A capture retention deleted, whose file its drop folder still holds,
+ * came back at every collect as a new capture, to be deleted again by
+ * the next retention: every night, with an ingest and a delete audited.
+ * Three nights: stored once, deleted once, then skipped, and nothing
+ * audited after the first.
+ */
+static void test_bytes_retention_deleted_are_never_stored_again(void **state)
+{
+	fx *f = *state;
+	char path[600];
+	FILE *fp;
+	ingest_result res;
+	retention_result r;
+	int64_t taken = AT - 30 * DAY, audit = 0;
+
+	f->cfg.retention.tiers.summary_us = 16 * DAY;
+	snprintf(path, sizeof(path), "%s.old.folded", f->dir);
+	assert_non_null(fp = fopen(path, "w"));
+	fputs("main;a 50\nmain;b 30\n", fp);
+	assert_int_equal(fclose(fp), 0);
+	for (int night = 0; night < 3; night++) {
+		assert_int_equal(ingest_at(f, &res, path, taken, false), 0);
+		assert_false(res.already);
+		assert_int_equal(res.retention_deleted, night > 0);
+		assert_int_equal(res.capture_id != 0, night == 0);
+		assert_int_equal(run(f, &r), 0);
+		assert_int_equal(r.deleted, night == 0);
+		if (night == 0)
+			audit = intf(f->t, "select count(*) from audit_log");
+	}
+	assert_int_equal(intf(f->t, "select count(*) from profiles"), 0);
+	assert_int_equal(intf(f->t, "select count(*) from audit_log where action = 'ingest'"), 1);
+	assert_int_equal(
+		intf(f->t, "select count(*) from audit_log where action = 'retention.delete'"), 1);
+	/* Only the runs' own rows since: nothing about a capture. */
+	assert_int_equal(intf(f->t,
+			      "select count(*) from audit_log where action <> 'retention'"
+			      " and id > %lld",
+			      (long long)audit),
+			 0);
+	assert_int_equal(res.deleted_captured_us, taken);
+	assert_true(res.deleted_at_us > 0);
+
+	/* --again stores them; a capture cut to a summary stays "already stored". */
+	assert_int_equal(ingest_at(f, &res, path, AT - 10 * DAY, true), 0);
+	assert_true(res.capture_id != 0 && !res.retention_deleted);
+	assert_int_equal(run(f, &r), 0);
+	assert_int_equal(r.to_summary, 1);
+	assert_int_equal(ingest_at(f, &res, path, AT - 10 * DAY, false), 0);
+	assert_true(res.already && !res.retention_deleted);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -807,8 +882,7 @@ int main(void)
 			test_byte_budget_moves_the_oldest_unprotected_captures_to_summary_first,
 			setup, teardown),
 		cmocka_unit_test_setup_teardown(
-			test_evidence_cut_to_a_summary_before_its_pin_is_counted, setup,
-			teardown),
+			test_evidence_cut_to_a_summary_before_its_pin_is_counted, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_a_baseline_capture_deleted_before_its_pin_is_counted_not_fatal, setup,
 			teardown),
@@ -828,8 +902,8 @@ int main(void)
 			test_the_orphan_sweep_never_deletes_a_blob_an_ingest_is_pointing_a_row_at,
 			setup, teardown),
 		cmocka_unit_test_setup_teardown(
-			test_a_sweep_of_many_chunks_deletes_every_orphan_and_nothing_else,
-			setup, teardown),
+			test_a_sweep_of_many_chunks_deletes_every_orphan_and_nothing_else, setup,
+			teardown),
 		cmocka_unit_test_setup_teardown(
 			test_the_row_budget_never_deletes_hot_captures_and_says_what_is_left, setup,
 			teardown),
@@ -844,6 +918,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 			test_evidence_of_a_second_finding_is_kept_for_the_second_finding, setup,
 			teardown),
+		cmocka_unit_test_setup_teardown(test_bytes_retention_deleted_are_never_stored_again,
+						setup, teardown),
 	};
 	return cmocka_run_group_tests_name("retention", tests, testdb_group_setup,
 					   testdb_group_teardown);
