@@ -284,8 +284,9 @@ static void test_parca_answers(void **state)
 	pr_error_clear(&err);
 	assert_int_equal(answer(&f, &a, 1024, NULL, NULL, &err), PR_EIO);
 	assert_true(f.retry);
+	/* A word holding a control byte is never quoted, only counted. */
 	assert_string_equal(err.msg, "parca 'https://parca:7070': gRPC status 14 UNAVAILABLE: "
-				     "try ?[2J later");
+				     "try <4 bytes> later");
 	source_fetched_release(&f);
 	/* A grpc-status that is not a number is UNKNOWN, never OK, whatever the frames hold. */
 	{
@@ -318,7 +319,7 @@ static void test_parca_answers(void **state)
 	assert_int_equal(answer(&f, &a, 1024, "7", "no access to \x1b[2J tenant", &err),
 			 PR_EREFUSED);
 	assert_string_equal(err.msg, "parca 'https://parca:7070': gRPC status 7 "
-				     "PERMISSION_DENIED: no access to ?[2J tenant");
+				     "PERMISSION_DENIED: no access to <4 bytes> tenant");
 	pr_error_clear(&err);
 	assert_int_equal(answer(&f, &a, 1024, "14", "", &err), PR_EIO);
 	assert_true(f.retry);
@@ -466,11 +467,11 @@ static void test_error_bodies_are_made_safe(void **state)
 			 "{\"code\":\"unauthenticated\",\"message\":\"no\\u001b[2J \\\"x\\\"\"}"),
 		0);
 	pyroscope_connect_error(out, sizeof(out), 401, &b);
-	assert_string_equal(out, "HTTP 401 unauthenticated: no?[2J ?x?");
+	assert_string_equal(out, "HTTP 401 unauthenticated: <10 bytes>");
 	buf_reset(&b);
 	assert_int_equal(buf_puts(&b, "upstream \x9b\x1b[31mdown\nsecond line"), 0);
 	pyroscope_connect_error(out, sizeof(out), 502, &b);
-	assert_string_equal(out, "HTTP 502: 'upstream ??[31mdown'");
+	assert_string_equal(out, "HTTP 502: 'upstream <10 bytes>'");
 	buf_reset(&b);
 	/* A JSON body over the cap is not parsed (jansson holds 20 times what it reads). */
 	assert_int_equal(buf_puts(&b, "{\"code\":\"internal\",\"message\":\"boom\",\"pad\":\""), 0);
@@ -478,7 +479,9 @@ static void test_error_bodies_are_made_safe(void **state)
 		assert_int_equal(buf_puts(&b, "[0,0,0,]"), 0);
 	assert_int_equal(buf_puts(&b, "\"}"), 0);
 	pyroscope_connect_error(out, sizeof(out), 500, &b);
-	assert_true(strncmp(out, "HTTP 500: '{?code?:?internal?", 29) == 0);
+	/* Not parsed ("HTTP 500 internal: boom"): the body as an excerpt of its words. */
+	assert_true(strncmp(out, "HTTP 500: '", 11) == 0);
+	assert_null(strstr(out, "500 internal"));
 	buf_reset(&b);
 	assert_int_equal(buf_put(&b, "\x1f\x8b\0\0binary", 10), 0);
 	source_body_hint(out, sizeof(out), &b);
