@@ -320,6 +320,49 @@ static bool library_version(char *s, size_t *n)
 	return true;
 }
 
+/*
+ * JIT code that perf could not name, as perf script and
+ * stackcollapse-perf.pl name it after the file perf took it from: a JIT
+ * without a perf map (node without --perf-basic-prof, a JVM without an
+ * agent) is "[perf-535.map]", and `perf inject --jit` puts each piece of
+ * code in "[jitted-535-12.so]". The numbers are the process's id and the
+ * order the code was made in, new in every process: a regression in JIT
+ * code would be a new function in each capture and never judged. Every
+ * number becomes "N" ("[perf-N.map]", "[jitted-N-N.so]"), never longer
+ * as an id has a digit. True when s was such a name; *n is then its new
+ * length.
+ */
+static bool jit_file(char *s, size_t *n)
+{
+	static const char *const form[][2] = {{"[perf-", ".map]"}, {"[jitted-", "-"}};
+	size_t len = *n, i, k, w;
+
+	for (size_t f = 0; f < sizeof(form) / sizeof(*form); f++) {
+		size_t head = strlen(form[f][0]), tail = strlen(form[f][1]);
+
+		if (!at(s, len, 0, form[f][0]) || !(k = digits(s, len, head)) ||
+		    !at(s, len, head + k, form[f][1]))
+			continue;
+		i = head + k + tail;
+		if (f == 1 &&
+		    (!(k = digits(s, len, i)) || i + k + 4 != len || !at(s, len, i + k, ".so]")))
+			return false;
+		if (f == 0 && i != len)
+			return false;
+		w = head;
+		s[w++] = 'N';
+		memcpy(s + w, form[f][1], tail);
+		w += tail;
+		if (f == 1) {
+			memcpy(s + w, "N.so]", 5);
+			w += 5;
+		}
+		*n = w;
+		return true;
+	}
+	return false;
+}
+
 size_t symname_stable(char *s, size_t n)
 {
 	size_t r = 0, w = 0, keep, drop;
@@ -340,7 +383,7 @@ size_t symname_stable(char *s, size_t n)
 		n = w;
 	}
 	n = without_build_hash(s, n);
-	if (anonymous_at_line(s, &n) || library_version(s, &n))
+	if (anonymous_at_line(s, &n) || library_version(s, &n) || jit_file(s, &n))
 		return n;
 	/* Last, so that a thread's name the rules shortened is read as it ends up. */
 	while (profiler_frame(s, &n))

@@ -48,6 +48,9 @@
  *     with libtool's three version numbers, "[libstdc++.so.6.0.30]"
  *                                                  -> "[libstdc++.so.6]"
  *     (two numbers, "[libssl.so.1.1]", may be the soname and stay)
+ *   - JIT code perf could not name, after the file of the process it
+ *     took it from, "[perf-535.map]" and "[jitted-535-12.so]"
+ *                                      -> "[perf-N.map]", "[jitted-N-N.so]"
  * Slashes and dots as package separators are both recognised. Names
  * without such parts are left as they are; rewriting a rewritten name
  * changes nothing more.

@@ -128,6 +128,10 @@ static void test_generated_parts_are_dropped(void **state)
 		{"[libz.so.1.2.13]", "[libz.so.1]"},
 		{"[libglib-2.0.so.0.7400.6]", "[libglib-2.0.so.0]"},
 		{"[libssl.so.1.0.0]", "[libssl.so.1]"},
+		/* JIT code perf could not name: the process's id and the code's number. */
+		{"[perf-535.map]", "[perf-N.map]"},
+		{"[perf-1.map]", "[perf-N.map]"},
+		{"[jitted-535-12.so]", "[jitted-N-N.so]"},
 		/* Two in one frame, and a perf-map-agent name. */
 		{"Lcom/acme/A$$Lambda$7/0x0000000800c01000;::accept via "
 		 "GeneratedMethodAccessor9.invoke",
@@ -140,6 +144,7 @@ static void test_generated_parts_are_dropped(void **state)
 
 static void test_other_names_stay_as_written(void **state)
 {
+	/* clang-format off */
 	static const char *const same[] = {
 		"main.main.func1.2",                     /* Go closures */
 		"github.com/acme/pay/v2.(*Server).Handle",
@@ -168,8 +173,13 @@ static void test_other_names_stay_as_written(void **state)
 		"[libicuuc.so.72.1]", "[ld-linux-x86-64.so.2]", "[libfoo.so]", "[.so.1.2.3]",
 		"[libx.so.1.2.3a]", "[libx.so.1..3]", "libstdc++.so.6.0.30", "[libx.so.1.2.3",
 		"[libx.so.1.2.3] x",
+		/* What is no JIT's file named by numbers. */
+		"[perf-.map]", "[perf-12x.map]", "[perf-12.map] x", "perf-12.map", "[perf-12.mapx]",
+		"[perf-N.map]", "[myperf-12.map]", "[jitted-12.so]", "[jitted-1-2.sox]",
+		"[jitted-1-.so]", "[jitted-N-N.so]",
 		"",
 	};
+	/* clang-format on */
 
 	(void)state;
 	check_rewrites(stable, NULL, 0, same, NITEMS(same));
@@ -193,7 +203,7 @@ static void test_rewriting_twice_changes_nothing_more(void **state)
 		".pyenv/versions/", "3.11.7", "/ruby/", "gems/", "rails-7.0.4", "bundle/",
 		"v20.1.0", "process ", ":\"", "thread (", ")", ": ", "[", "]", " tid=", "tid=",
 		"libx", ".so.", "6.0.30", "handlers/", "EventHandler", "handlers.", "?", "#t=",
-		":3", "https:",
+		":3", "https:", "[perf-", ".map]", "[jitted-", ".so]",
 	};
 	/* clang-format on */
 	const size_t nparts = sizeof(part) / sizeof(*part);
@@ -763,6 +773,57 @@ static void test_a_library_frame_is_named_by_its_soname(void **state)
 }
 
 /*
+ * Two node processes whose JIT code perf could not name (no perf map):
+ * perf script names the code's file /tmp/perf-PID.map, and
+ * stackcollapse-perf.pl folds it to "[perf-PID.map]" with "_[j]" when
+ * asked. The code of both is one function, with every event through it.
+ */
+static void test_jit_code_of_two_processes_is_one_function(void **state)
+{
+	static const char *const perf[] = {
+		"node 111 10.0: 1 cpu-clock:\n"
+		"\t7f3a00001000 [unknown] (/tmp/perf-111.map)\n"
+		"\t55d000001000 uv_run (/usr/bin/node)\n\n"
+		"node 111 10.1: 1 cpu-clock:\n"
+		"\t7f3a00002000 [unknown] (/tmp/perf-111.map)\n"
+		"\t7f3a00003000 [unknown] (/tmp/perf-111.map)\n"
+		"\t55d000001000 uv_run (/usr/bin/node)\n\n",
+		"node 222 20.0: 1 cpu-clock:\n"
+		"\t7f1b00001000 [unknown] (/tmp/perf-222.map)\n"
+		"\t55d000001000 uv_run (/usr/bin/node)\n\n"
+		"node 222 20.1: 1 cpu-clock:\n"
+		"\t55d000001000 uv_run (/usr/bin/node)\n\n",
+	};
+	static const char folded[] = "node;uv_run;[perf-333.map]_[j] 3\n"
+				     "node;uv_run;[perf-333.map]_[j];[perf-333.map]_[j] 2\n";
+	static const int64_t self[] = {2, 1, 5}, total[] = {2, 1, 5};
+
+	(void)state;
+	for (int f = 0; f < 3; f++) {
+		pr_error err = PR_ERROR_INIT;
+		profile_summary sm;
+		profile *p = NULL;
+		const profile_summary_row *r;
+		int rc = f < 2 ? perf_parse(&p, (const uint8_t *)perf[f], strlen(perf[f]),
+					    "node.perf", NULL, &err)
+			       : folded_parse(&p, (const uint8_t *)folded, strlen(folded),
+					      "node.folded", NULL, &err);
+
+		assert_int_equal(rc, 0);
+		assert_int_equal(profile_summarize(&sm, p, 0, &err), 0);
+		assert_non_null(r = row_of(p, &sm, "[perf-N.map]"));
+		assert_int_equal(r->self, self[f]);
+		assert_int_equal(r->total, total[f]);
+		for (size_t i = 0; i < p->nfuncs; i++)
+			if (strstr(p->funcs[i].name, "perf-") &&
+			    strcmp(p->funcs[i].name, "[perf-N.map]") != 0)
+				fail_msg("'%s' kept the process's id", p->funcs[i].name);
+		profile_summary_release(&sm);
+		profile_free(p);
+	}
+}
+
+/*
  * A script's URL loses its query and fragment: card numbers, passwords
  * and signed URLs' tokens reach no stored file name, and a new signature
  * makes no new function. Scheme, host and path stay, and a line and
@@ -841,6 +902,7 @@ int main(void)
 		cmocka_unit_test(test_two_real_jvms_give_their_lambda_one_name),
 		cmocka_unit_test(test_two_rust_builds_give_their_function_one_name),
 		cmocka_unit_test(test_a_library_frame_is_named_by_its_soname),
+		cmocka_unit_test(test_jit_code_of_two_processes_is_one_function),
 		cmocka_unit_test(test_process_and_thread_frames_lose_their_ids),
 		cmocka_unit_test(test_two_processes_name_the_same_functions_and_no_secret),
 		cmocka_unit_test(test_a_moved_anonymous_node_function_keeps_its_name),
