@@ -107,10 +107,11 @@ static bool file_line(const char *s, size_t n, size_t *file_len)
 }
 
 /*
- * The function a frame names, as its name s[0..*name_len) and its file
+ * The function a frame names, as its name (*name, *name_len) and its file
  * (*file, *file_len; none when *file_len is 0). Profilers of interpreted
  * languages write the line being run into each frame: py-spy
- * "compute (app/calc.py:42)", rbspy "compute - app/calc.rb:42". Taken
+ * "compute (app/calc.py:42)", rbspy "compute - app/calc.rb:42",
+ * pyroscope-rs "app/calc.py:42 - compute". Taken
  * whole, one function would be as many functions as it has lines
  * running, and a release that moves its code would give it new names
  * and no baseline; so the line is dropped and the file kept, as the
@@ -122,11 +123,12 @@ static bool file_line(const char *s, size_t n, size_t *file_len)
  * file.js:3:9", are split by v8_code_name first.) Anything else is the
  * name as written.
  */
-static void frame_split(const char *s, size_t n, size_t *name_len, const char **file,
-			size_t *file_len)
+static void frame_split(const char *s, size_t n, const char **name, size_t *name_len,
+			const char **file, size_t *file_len)
 {
 	size_t open = 0;
 
+	*name = s;
 	*name_len = n;
 	*file = NULL;
 	*file_len = 0;
@@ -149,7 +151,23 @@ static void frame_split(const char *s, size_t n, size_t *name_len, const char **
 			if (file_line(s + i, n - i, file_len)) {
 				*name_len = i - 3;
 				*file = s + i;
+				return;
 			}
+			break;
+		}
+	/*
+	 * pyroscope-rs (Pyroscope's Python and Ruby agents) writes the file
+	 * first, "app/calc.py:42 - compute": the first " - " after which a
+	 * name follows and before which is a file and a line. The name is
+	 * taken from after it, so the frame is the same function as py-spy's
+	 * or rbspy's of that line.
+	 */
+	for (size_t i = 0; i + 3 < n; i++)
+		if (s[i] == ' ' && s[i + 1] == '-' && s[i + 2] == ' ' &&
+		    file_line(s, i, file_len)) {
+			*name_len = n - i - 3;
+			*name = s + i + 3;
+			*file = s;
 			return;
 		}
 }
@@ -164,10 +182,8 @@ static int frame_id(parser *ps, uint32_t *out, const char *s, size_t n)
 
 	if (strmap_get(&ps->cache, s, n, out))
 		return 0;
-	if (!v8_code_name(s, n, &name, &name_len, &file, &file_len)) {
-		name = s;
-		frame_split(s, n, &name_len, &file, &file_len);
-	}
+	if (!v8_code_name(s, n, &name, &name_len, &file, &file_len))
+		frame_split(s, n, &name, &name_len, &file, &file_len);
 	/* The cache keeps its own copy of the raw name: charge it too. */
 	if ((rc = profile_intern(ps->p, out, name, name_len, file, file_len, &inner)) < 0 ||
 	    (rc = profile_mem_take(ps->p, CACHE_COST(n), &inner)) < 0)

@@ -607,6 +607,41 @@ static void test_ruby_frames_are_one_function_whatever_line_runs(void **state)
 	profile_free(p);
 }
 
+/*
+ * pyroscope-rs, the profiler of Pyroscope's Python and Ruby agents,
+ * writes "file:line - name": a release that moves the code keeps the
+ * function, which is the one py-spy or rbspy name for the same line.
+ */
+static void test_pyroscope_rs_frames_are_one_function_whatever_line_runs(void **state)
+{
+	profile *before = parse_ok("app.py:1 - <module>;app.py:22 - idle 5\n"
+				   "app.py:1 - <module>;app.py:30 - work;lib/calc.py:7 - add 2\n"
+				   "app.rb:3 - <main>;lib/calc.rb:4 - block in compute 4\n"
+				   "py-spy;idle (app.py:23) 1\n");
+	profile *after = parse_ok("app.py:1 - <module>;app.py:40 - idle 5\n"
+				  "app.py:1 - <module>;app.py:12 - work;lib/calc.py:9 - add 2\n"
+				  "app.rb:3 - <main>;lib/calc.rb:11 - block in compute 4\n");
+	profile_summary a, b;
+
+	(void)state;
+	summarize(&a, before);
+	summarize(&b, after);
+	assert_int_equal(row_in(before, &a, "idle", "app.py")->self, 6);
+	assert_int_equal(row_in(after, &b, "idle", "app.py")->self, 5);
+	assert_int_equal(row_in(before, &a, "add", "lib/calc.py")->self, 2);
+	assert_int_equal(row_in(after, &b, "add", "lib/calc.py")->self, 2);
+	assert_int_equal(row_in(after, &b, "work", "app.py")->total, 2);
+	assert_int_equal(row_in(after, &b, "<module>", "app.py")->total, 7);
+	assert_int_equal(row_in(before, &a, "block in compute", "lib/calc.rb")->self, 4);
+	assert_int_equal(row_in(after, &b, "block in compute", "lib/calc.rb")->self, 4);
+	assert_int_equal(a.nrows, 7);
+	assert_int_equal(b.nrows, 6);
+	profile_summary_release(&a);
+	profile_summary_release(&b);
+	profile_free(before);
+	profile_free(after);
+}
+
 static void test_java_methods_are_one_function_whatever_tier_ran_them(void **state)
 {
 	/* async-profiler's annotations: compiled, inlined, interpreted, C1, kernel. */
@@ -694,19 +729,24 @@ static void test_frames_that_only_look_annotated_keep_their_name(void **state)
 {
 	static const char *const kept[] = {
 		"std::function<void (int)>::operator()(int) const",
-		"foo (bar)",             /* no line: the name as written */
-		"foo (bar.py:12x)",      /* not a line number */
-		"foo (a(b).py:12)",      /* not one group */
-		" (calc.py:12)",         /* no name before it */
-		"a - b",                 /* no line */
-		"a - :12",               /* no file */
+		"foo (bar)",           /* no line: the name as written */
+		"foo (bar.py:12x)",    /* not a line number */
+		"foo (a(b).py:12)",    /* not one group */
+		" (calc.py:12)",       /* no name before it */
+		"a - b",               /* no line */
+		"a - :12",             /* no file */
+		"app.py:12x - idle",   /* not a line number */
+		":12 - idle",          /* no file */
+		"app.py - idle",       /* no line */
+		"a(b).py:12 - idle",   /* not a file */
+		"My Project - app.py", /* neither */
 		"[unknown]",
 		"_[j]",
 		"x_[q]",
-		"JS:*hot /srv/app/calc.js:3",   /* no column */
-		"JS:*hot",                      /* no location */
-		"Function::call /a.js:1:2",     /* C++, not V8's tag */
-		"Builtin:ArrayMap /a.js:1:2",   /* not JavaScript code */
+		"JS:*hot /srv/app/calc.js:3", /* no column */
+		"JS:*hot",                    /* no location */
+		"Function::call /a.js:1:2",   /* C++, not V8's tag */
+		"Builtin:ArrayMap /a.js:1:2", /* not JavaScript code */
 	};
 	char text[128];
 
@@ -754,6 +794,7 @@ int main(void)
 		cmocka_unit_test(test_python_frames_are_one_function_whatever_line_runs),
 		cmocka_unit_test(test_a_release_that_moves_lines_keeps_the_function),
 		cmocka_unit_test(test_ruby_frames_are_one_function_whatever_line_runs),
+		cmocka_unit_test(test_pyroscope_rs_frames_are_one_function_whatever_line_runs),
 		cmocka_unit_test(test_java_methods_are_one_function_whatever_tier_ran_them),
 		cmocka_unit_test(test_node_jit_frames_are_one_function_whatever_tier_or_line),
 		cmocka_unit_test(test_node_jit_frames_of_eval_code_are_one_function),
