@@ -209,6 +209,175 @@ static size_t without_build_hash(char *s, size_t n)
 }
 
 /*
+ * The length of a numbered suffix GCC gives a function's clone at the
+ * end of s[0..n): ".isra.0" (arguments passed another way),
+ * ".constprop.1" (an argument made a constant), ".part.2" (the body split
+ * from a partly inlined function) or ".cold.3" (its cold part, as GCC 8
+ * numbered it); 0 when there is none or nothing is left before it.
+ */
+static size_t numbered_clone(const char *s, size_t n)
+{
+	static const char *const kind[] = {".isra.", ".constprop.", ".part.", ".cold."};
+	size_t k = 0;
+
+	while (k < n && is_digit(s[n - 1 - k]))
+		k++;
+	if (k == 0)
+		return 0;
+	for (size_t i = 0; i < sizeof(kind) / sizeof(*kind); i++) {
+		size_t w = strlen(kind[i]);
+
+		if (n > k + w && memcmp(s + n - k - w, kind[i], w) == 0)
+			return k + w;
+	}
+	return 0;
+}
+
+/*
+ * The length of s[0..n) without the suffixes of GCC's clones, which a
+ * build adds or takes away as its inlining decides, with no change to the
+ * code: "parse_header" is "parse_header.isra.0" in the next build, and
+ * its cold part "parse_header.cold" (GCC 9 on). A clone is the function
+ * it was made of, so its samples count as that function's. Written after
+ * the name ("foo.constprop.0.isra.0", a kernel's "foo.isra.0_[k]", which
+ * keeps its "_[k]") or as the demangler writes it, "foo(int) [clone
+ * .isra.0] [clone .cold]". ".cold" alone is a suffix only after another
+ * suffix or in a name with no other '.' or '/': Java's dotted names and
+ * Go's paths have methods and functions called cold ("com.acme.Cache
+ * .cold"). Go's function cold of a package named by one word, "main
+ * .cold", cannot be told from C's main.cold and is taken for it.
+ */
+static size_t without_clone(char *s, size_t n)
+{
+	size_t tail = n > 4 && at(s, n, n - 4, "_[k]") ? 4 : 0, m = n - tail, k;
+
+	for (;;) {
+		if ((k = numbered_clone(s, m)) > 0) {
+			m -= k;
+			continue;
+		}
+		if (m > 5 && at(s, m, m - 5, ".cold") && is_ident(s[m - 6]) &&
+		    (numbered_clone(s, m - 5) ||
+		     (!memchr(s, '.', m - 5) && !memchr(s, '/', m - 5)))) {
+			m -= 5;
+			continue;
+		}
+		/* " [clone .isra.0]", " [clone .cold]": the demangler's form. */
+		if (m > 10 && s[m - 1] == ']') {
+			size_t o = m - 10;
+
+			while (o > 0 && !at(s, m, o, " [clone ."))
+				o--;
+			k = m - 1 - (o + 8); /* the suffix's length, from its '.' */
+			if (o > 0 && ((k == 5 && at(s, m, o + 8, ".cold")) ||
+				      (k > 0 && numbered_clone(s + o + 7, k + 1) == k))) {
+				m = o;
+				continue;
+			}
+		}
+		break;
+	}
+	if (m == n - tail)
+		return n;
+	memmove(s + m, s + n - tail, tail);
+	return m + tail;
+}
+
+/* The length of the run of base-62 digits ([0-9a-zA-Z]) at s[i]. */
+static size_t base62(const char *s, size_t n, size_t i)
+{
+	size_t j = i;
+
+	while (j < n &&
+	       (is_digit(s[j]) || (s[j] >= 'a' && s[j] <= 'z') || (s[j] >= 'A' && s[j] <= 'Z')))
+		j++;
+	return j - i;
+}
+
+/*
+ * What to drop at s[i] of the parts a build gives a function's
+ * instance: keep `*keep` bytes and drop `*drop`, or write "[...]" in
+ * place of `*drop` bytes when `*shape`. False when nothing starts there.
+ *   - Rust's v0 mangling names a crate with a hash of the crate's build
+ *     (the compiler's version, the package's, its features): "_RNvNtCs
+ *     1234abcd_3app6handle7process", "Cs" and base 62 digits ending in
+ *     '_' before the crate's name, new with each release. Crate roots
+ *     only: the other disambiguators (closures', "s_") number code and
+ *     stay. A hash has about eleven digits, so fewer than eight are not
+ *     taken for one.
+ *   - demangled, "app[1234abcd5678ef90]::handle::process": the same hash
+ *     in hex after the crate's name (8 or more digits, as above).
+ *   - Go's generic functions, compiled once per shape of their type
+ *     arguments: perf names "main.Sum[go.shape.int_0]" what the runtime
+ *     (pprof, Go 1.21 on) names "main.Sum[...]", and the shapes' names
+ *     change with the compiler. Both become "main.Sum[...]".
+ */
+static bool instance_rule(const char *s, size_t n, size_t i, bool v0, size_t *keep, size_t *drop,
+			  bool *shape)
+{
+	size_t k;
+
+	*shape = false;
+	if (v0 && s[i] == 'C' && at(s, n, i + 1, "s") && (k = base62(s, n, i + 2)) >= 8 &&
+	    at(s, n, i + 2 + k, "_") && i + 3 + k < n &&
+	    (is_digit(s[i + 3 + k]) ||
+	     (s[i + 3 + k] == 'u' && i + 4 + k < n && is_digit(s[i + 4 + k])))) {
+		*keep = 1;
+		*drop = k + 2;
+		return true;
+	}
+	if (s[i] != '[' || i == 0 || !is_ident(s[i - 1]))
+		return false;
+	if (at(s, n, i + 1, "go.shape.")) {
+		size_t depth = 0;
+
+		for (k = i; k < n; k++) {
+			depth += s[k] == '[';
+			depth -= s[k] == ']';
+			if (depth == 0)
+				break;
+		}
+		if (k == n)
+			return false;
+		*keep = 0;
+		*drop = k + 1 - i;
+		*shape = true;
+		return true;
+	}
+	for (k = i + 1; k < n && (is_digit(s[k]) || (s[k] >= 'a' && s[k] <= 'f')); k++)
+		;
+	if (k - i - 1 < 8 || k - i - 1 > 16 || !at(s, n, k, "]::"))
+		return false;
+	*keep = 0;
+	*drop = k + 1 - i;
+	return true;
+}
+
+/* s[0..n) without what instance_rule drops, rewritten in place; its new length. */
+static size_t without_instance(char *s, size_t n)
+{
+	bool v0 = at(s, n, 0, "_R") || at(s, n, 0, "__R"), shape;
+	size_t r = 0, w = 0, keep, drop;
+
+	if (!v0 && !memchr(s, '[', n))
+		return n;
+	while (r < n) {
+		if (instance_rule(s, n, r, v0, &keep, &drop, &shape)) {
+			memmove(s + w, s + r, keep);
+			w += keep;
+			r += keep + drop;
+			if (shape) {
+				memcpy(s + w, "[...]", 5);
+				w += 5;
+			}
+			continue;
+		}
+		s[w++] = s[r++];
+	}
+	return w;
+}
+
+/*
  * A profiler's frame for a process or a thread, named by the ids the
  * kernel gave it, new in every process: py-spy's "process 4121:\"python
  * app.py ...\"" (--subprocesses, with the whole command line, which may
@@ -382,7 +551,11 @@ size_t symname_stable(char *s, size_t n)
 		}
 		n = w;
 	}
-	n = without_build_hash(s, n);
+	/* Each can uncover another's suffix ("f.isra.0.llvm.7"), or its own. */
+	for (size_t was = 0; was != n;) {
+		was = n;
+		n = without_instance(s, without_clone(s, without_build_hash(s, n)));
+	}
 	if (anonymous_at_line(s, &n) || library_version(s, &n) || jit_file(s, &n))
 		return n;
 	/* Last, so that a thread's name the rules shortened is read as it ends up. */

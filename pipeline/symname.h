@@ -37,6 +37,13 @@
  *     "$HibernateProxy$Xy12Ab34"      -> "$ByteBuddy", "$HibernateProxy"
  *   - a Rust legacy symbol's hash at the end, "::h" and 16 hex digits
  *   - a ThinLTO suffix at the end, ".llvm." and digits
+ *   - GCC's clone suffixes, ".isra.0", ".constprop.1", ".part.2", ".cold"
+ *     (see without_clone), also in the demangler's " [clone .isra.0]"
+ *     and before a kernel frame's "_[k]"         -> "parse_header"
+ *   - a crate's build hash, in Rust's v0 mangling "Cs1234abcd_3app"
+ *     -> "C3app", demangled "app[1234abcd5678ef90]::" -> "app::"
+ *   - the shapes of a Go generic's instance, "main.Sum[go.shape.int_0]"
+ *                                                    -> "main.Sum[...]"
  *   - the ids in profilers' frames for a process or a thread, and a
  *     process's command line, which may hold a secret: py-spy's
  *     "process 4121:\"python app.py --token=...\"" -> "process",

@@ -421,7 +421,9 @@ static void test_v8_jit_frames_of_eval_code_are_one_function(void **state)
  * and Go generic functions instantiated for two function types
  * ("main.Apply[go.shape.func(int) int_0]", "func(string) error_0"), real
  * prints. Each stays a function of its own, whose self is every
- * event it is the leaf of, counted here from the text.
+ * event it is the leaf of, counted here from the text; but Go's
+ * instances are one function, "main.Apply[...]" as Go's runtime names
+ * them (symname.h), which a name cut at the '(' would not become.
  */
 static void test_parens_inside_brackets_do_not_cut_the_name(void **state)
 {
@@ -434,10 +436,7 @@ static void test_parens_inside_brackets_do_not_cut_the_name(void **state)
 		 " main::{lambda(int)#1}::operator()+0x"},
 		{"perf/cpp-lambdas.perf", "main::{lambda(int)#2}::operator",
 		 " main::{lambda(int)#2}::operator()+0x"},
-		{"perf/go-generics.perf", "main.Apply[go.shape.func(int) int_0]",
-		 " main.Apply[go.shape.func(int) int_0]+0x"},
-		{"perf/go-generics.perf", "main.Apply[go.shape.func(string) error_0]",
-		 " main.Apply[go.shape.func(string) error_0]+0x"},
+		{"perf/go-generics.perf", "main.Apply[...]", " main.Apply[go.shape."},
 		{"perf/cpp-function.perf",
 		 "std::_Function_handler<long (long), main::{lambda(long)#1}>::_M_invoke",
 		 " std::_Function_handler<long (long), main::{lambda(long)#1}>::_M_invoke+0x"},

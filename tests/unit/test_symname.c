@@ -149,7 +149,6 @@ static void test_other_names_stay_as_written(void **state)
 		"main.main.func1.2",                     /* Go closures */
 		"github.com/acme/pay/v2.(*Server).Handle",
 		"gopkg.in/yaml.v3.Unmarshal",
-		"memcpy.part.0", "finish_task_switch.isra.0_[k]",
 		"0x00007f5df8000a08",                    /* an unresolved address */
 		"[unknown]", "StubRoutines (1)", "Interpreter",
 		"MyLambdaHandler.run", "com/acme/Foo$$LambdaCache.get",
@@ -186,6 +185,122 @@ static void test_other_names_stay_as_written(void **state)
 }
 
 /*
+ * GCC's clones of a function, which a build makes or not as its inlining
+ * decides, are the function; a method called cold in a dotted name is a
+ * method of its own.
+ */
+static void test_gcc_clones_are_their_function(void **state)
+{
+	static const rewrite_case cases[] = {
+		{"parse_header.isra.0", "parse_header"},
+		{"parse_header.constprop.3", "parse_header"},
+		{"memcpy.part.0", "memcpy"},
+		{"parse_header.cold", "parse_header"},
+		{"main.cold", "main"}, /* so Go's function cold of package main too */
+		{"parse_header.cold.12", "parse_header"}, /* GCC 8 numbered it */
+		{"parse_header.constprop.0.isra.0", "parse_header"},
+		{"parse_header.part.0.cold", "parse_header"},
+		{"finish_task_switch.isra.0_[k]", "finish_task_switch_[k]"},
+		{"do_syscall_64.cold_[k]", "do_syscall_64_[k]"},
+		{"_ZN3app5parseEPKc.isra.0", "_ZN3app5parseEPKc"},
+		{"pkg/Foo.bar.isra.0", "pkg/Foo.bar"},
+		{"parse_header.isra.0.llvm.123", "parse_header"},
+		{"app::parse(char const*) [clone .isra.0]", "app::parse(char const*)"},
+		{"app::parse(char const*) [clone .constprop.0] [clone .cold]",
+		 "app::parse(char const*)"},
+	};
+	static const char *const same[] = {
+		"parse_header",
+		"com.acme.Cache.cold",
+		"com/acme/Cache.cold",
+		"example.com/pkg.cold",
+		"pkg.Type.part",
+		"x.part.",
+		"x.part.0a",
+		".isra.0",
+		".cold",
+		"cold",
+		"x.lto_priv.0",
+		"foo.cold.x",
+		"f [clone .lto_priv.0]",
+		" [clone .isra.0]",
+		"f [clone .isra.x]",
+		"f [clone .]",
+		"f [clone .cold",
+		"do_syscall_64_[k]",
+	};
+
+	(void)state;
+	check_rewrites(stable, cases, NITEMS(cases), same, NITEMS(same));
+}
+
+/*
+ * Rust's v0 mangling names a crate with a hash of its build, mangled or
+ * demangled: two builds name one function alike. A closure's or a
+ * shim's own disambiguator numbers code and stays.
+ */
+static void test_rust_crate_hashes_are_dropped(void **state)
+{
+	static const rewrite_case cases[] = {
+		{"_RNvNtCs1234abcd_3app6handle7process", "_RNvNtC3app6handle7process"},
+		{"_RNvNtCs9876fedc_3app6handle7process", "_RNvNtC3app6handle7process"},
+		{"_RNvNtCsaT2bRwHzpbr_3app6handle7process", "_RNvNtC3app6handle7process"},
+		{"__RNvCs1234abcd_3app4main", "__RNvC3app4main"},
+		/* A generic instance names the crates of its arguments too. */
+		{"_RINvCs1234abcd_3app3runNtCsq1w2e3r4t5_5serde5ValueE",
+		 "_RINvC3app3runNtC5serde5ValueE"},
+		{"_RNCNvCs1234abcd_3app4main0B3_", "_RNCNvC3app4main0B3_"},
+		{"_RNvCs1234abcd_3app4main.llvm.42", "_RNvC3app4main"},
+		{"app[1234abcd5678ef90]::handle::process", "app::handle::process"},
+		{"app[9876fedc]::handle::process", "app::handle::process"},
+		{"<app[1234abcd5678ef90]::Foo as core[a1b2c3d4e5f60718]::fmt::Display>::fmt",
+		 "<app::Foo as core::fmt::Display>::fmt"},
+	};
+	static const char *const same[] = {
+		"_RNvNtC3app6handle7process",
+		"_RNvCs_3app4main",     /* disambiguator 0 */
+		"_RNvCs1234_3app4main", /* too short for a hash */
+		"_RNvCs1234abcd_",
+		"NvCs1234abcd_3app4main", /* not a v0 symbol */
+		"Cs1234abcd_3app",
+		"app[1234abc]::f",
+		"app[1234abcd5678ef901]::f",
+		"app[1234abcd]",
+		"app[1234abcd].f",
+		"[1234abcd]::f",
+		"app[1234ABCD]::f",
+		"app[1234abcg]::f",
+	};
+
+	(void)state;
+	check_rewrites(stable, cases, NITEMS(cases), same, NITEMS(same));
+}
+
+/*
+ * Go compiles a generic function once per shape of its type arguments,
+ * which perf names and the runtime elides: both are one function.
+ */
+static void test_go_shapes_are_one_instance(void **state)
+{
+	static const rewrite_case cases[] = {
+		{"main.Sum[go.shape.int_0]", "main.Sum[...]"},
+		{"main.Sum[go.shape.int]", "main.Sum[...]"},
+		{"main.Apply[go.shape.func(int) int_0]", "main.Apply[...]"},
+		{"main.Map[go.shape.[]int_0,go.shape.string_1]", "main.Map[...]"},
+		{"main.(*List[go.shape.int_0]).Push", "main.(*List[...]).Push"},
+		{"main.Sum[go.shape.int_0].func1", "main.Sum[...].func1"},
+	};
+	static const char *const same[] = {
+		"main.Sum[...]",           "main.(*List[...]).Push", "main.Sum[int]",
+		"[go.shape.int]",          "main.Sum[go.shape.int",  "main.Sum[go.shape.[]int",
+		"main.Sum [go.shape.int]",
+	};
+
+	(void)state;
+	check_rewrites(stable, cases, NITEMS(cases), same, NITEMS(same));
+}
+
+/*
  * Names pieced together from the rules' own parts, in every order: the
  * result is never longer, and a second pass leaves it as it is (so a
  * name stored before and one parsed again agree).
@@ -204,6 +319,9 @@ static void test_rewriting_twice_changes_nothing_more(void **state)
 		"v20.1.0", "process ", ":\"", "thread (", ")", ": ", "[", "]", " tid=", "tid=",
 		"libx", ".so.", "6.0.30", "handlers/", "EventHandler", "handlers.", "?", "#t=",
 		":3", "https:", "[perf-", ".map]", "[jitted-", ".so]",
+		".isra.", ".constprop.", ".part.", ".cold", "0", "_[k]", " [clone ", "_R", "__R",
+		"Cs", "1234abcd", "3app", "u", "[go.shape.", "int_0", "[]", "]::",
+		"1234abcd5678ef90",
 	};
 	/* clang-format on */
 	const size_t nparts = sizeof(part) / sizeof(*part);
@@ -894,6 +1012,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_generated_parts_are_dropped),
 		cmocka_unit_test(test_other_names_stay_as_written),
+		cmocka_unit_test(test_gcc_clones_are_their_function),
+		cmocka_unit_test(test_rust_crate_hashes_are_dropped),
+		cmocka_unit_test(test_go_shapes_are_one_instance),
 		cmocka_unit_test(test_rewriting_twice_changes_nothing_more),
 		cmocka_unit_test(test_packaging_versions_leave_a_path),
 		cmocka_unit_test(test_two_versions_in_one_program_keep_two_files),
