@@ -8,6 +8,7 @@
 #include "baselines/baseline.h"
 #include "common/buf.h"
 #include "common/timeutil.h"
+#include "pipeline/symname.h"
 #include "stats/fdr.h"
 #include "stats/pool.h"
 #include "stats/seq.h"
@@ -2896,7 +2897,9 @@ static double unsymbolized_share(const func_matrix *m, const size_t *rows, char 
  * have one), each the other's only such partner in the target,
  * are taken for one function: its baseline is the old name's values, its
  * current values the new name's, and it is tested once, under the new
- * name. A function that only appears, or only goes, is tested as before.
+ * name. So are a gone name and a new one that today's rules of stable
+ * names make it (stable_is). A function that only appears, or only
+ * goes, is tested as before.
  */
 
 /* The length of a name before a " (file)" it ends with (py-spy's form). */
@@ -2910,6 +2913,27 @@ static size_t func_part(const char *s, size_t n)
 	return n;
 }
 
+/*
+ * Whether name a, made stable by today's rules (pipeline/symname.c), is
+ * b. Names are made stable at ingest, and a rule added later leaves the
+ * names stored before it as they were: after an upgrade, a baseline's
+ * "parse_header.isra.0" or "main.Sum[go.shape.int_0]" went, and the
+ * current "parse_header" or "main.Sum[...]" came, from nothing, a
+ * critical regression of every such function at once.
+ */
+static bool stable_is(const char *a, const char *b)
+{
+	char tmp[512];
+	size_t n = strlen(a);
+
+	if (n >= sizeof(tmp))
+		return false;
+	memcpy(tmp, a, n + 1);
+	n = symname_stable(tmp, n);
+	tmp[n] = '\0';
+	return strcmp(tmp, b) == 0;
+}
+
 static bool one_container(const char *a, const char *fa, const char *b, const char *fb)
 {
 	size_t la = strlen(a), lb = strlen(b), pa = func_part(a, la), pb = func_part(b, lb);
@@ -2918,6 +2942,8 @@ static bool one_container(const char *a, const char *fa, const char *b, const ch
 
 	/* The same name in another file: the function moved. */
 	if (pa == pb && memcmp(a, b, pa) == 0)
+		return true;
+	if ((!files || strcmp(fa, fb) == 0) && (stable_is(a, b) || stable_is(b, a)))
 		return true;
 	while (ca > 0 && !strchr(".:/$", a[ca - 1]))
 		ca--;

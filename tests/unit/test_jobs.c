@@ -359,6 +359,40 @@ static void renamed_service(fx *f, const char *name, const char *old, const char
 	}
 }
 
+/*
+ * A service whose function `now` was stored as `stored` before a rule of
+ * the names made it stable: its baseline captures are ingested, the
+ * function's stored name set back to the old form, and its current
+ * captures (at `factor` times the cost) ingested under today's name.
+ */
+static void upgraded_service(fx *f, const char *name, const char *stored, const char *now,
+			     double factor)
+{
+	static const char *const steady[] = {"work.a",  "work.b",   "work.c",     "work.d",
+					     "io.read", "io.write", "runtime.gc", "json.encode"};
+	static const int weights[] = {3000, 2500, 2000, 1500, 1200, 900, 700, 500};
+
+	testdb_execf(f->t, "insert into services (name, enabled) values ('%s', true)", name);
+	for (int k = 0; k < 32; k++) {
+		bool cur = k >= 28;
+		int64_t hour = 3600 * 1000000LL;
+		int64_t at = cur ? NIGHT_END - (20 - 4 * (k - 28)) * hour
+				 : NIGHT_END - (14 - k / 2) * DAY - (k % 2 ? 3 : 9) * hour;
+		char text[2048];
+		size_t n = 0;
+
+		if (k == 28)
+			testdb_execf(f->t, "update functions set name = '%s' where name = '%s'",
+				     stored, now);
+		for (size_t i = 0; i < sizeof(weights) / sizeof(weights[0]); i++)
+			n += (size_t)snprintf(text + n, sizeof(text) - n, "main;serve;%s %d\n",
+					      steady[i], (int)(weights[i] * noise(f, 0.05)));
+		snprintf(text + n, sizeof(text) - n, "main;serve;%s %d\n", now,
+			 (int)(2000 * (cur ? factor : 1) * noise(f, 0.05)));
+		capture_text(f, name, cur ? "v2" : "v1", at, text);
+	}
+}
+
 /* The significant finding of `function` in `service`, or NULL. */
 static const finding *finding_of(const analysis *a, const char *service, const char *function)
 {
@@ -467,6 +501,40 @@ static void family_service(fx *f, const char *name, const char *const *bn, const
 					      (int)((cur ? cw[i] : bw[i]) * noise(f, 0.05)));
 		capture_text(f, name, cur ? "v2" : "v1", at, text);
 	}
+}
+
+/*
+ * A rule of the names added after a function was stored (a GCC clone
+ * suffix, a Go shape) leaves the stored name as it was: the first
+ * release ingested under the rule has the function under today's name.
+ * It is the same function: no finding when its cost is the same (it was
+ * a critical regression from nothing, and an improvement to nothing),
+ * and a regression under today's name, renamed from the stored one, when
+ * it doubled.
+ */
+static void test_a_name_stored_before_a_rule_is_the_same_function(void **state)
+{
+	static const char *const names[] = {"gcc", "goshape", "gcc2x"};
+	fx *f = *state;
+	analysis a;
+	const finding *x;
+
+	upgraded_service(f, "gcc", "parse_header.isra.0", "parse_header", 1);
+	upgraded_service(f, "goshape", "main.Sum[go.shape.int_0]", "main.Sum[...]", 1);
+	upgraded_service(f, "gcc2x", "parse_body.part.0", "parse_body", 2);
+	analyse_all(f, &a, names, 3);
+	for (size_t i = 0; i < a.ntests && a.tests[i].significant; i++) {
+		const finding *t = &a.tests[i];
+		if (strcmp(t->service, "gcc2x") != 0)
+			fail_msg("%s: %s %.4f -> %.4f", t->service, t->function, t->baseline_share,
+				 t->current_share);
+	}
+	assert_non_null(x = finding_of(&a, "gcc2x", "parse_body"));
+	assert_int_equal(x->direction, FINDING_REGRESSION);
+	assert_non_null(x->renamed_from);
+	assert_string_equal(x->renamed_from, "parse_body.part.0");
+	assert_true(x->baseline_share > 0.05);
+	analysis_release(&a);
 }
 
 /*
@@ -1721,6 +1789,7 @@ int main(void)
 		T(test_the_engine_finds_a_doubled_function_and_nothing_in_a_null_service),
 		T(test_a_renamed_function_is_judged_against_its_old_name),
 		T(test_renumbered_closures_are_judged_as_one_family),
+		T(test_a_name_stored_before_a_rule_is_the_same_function),
 		T(test_cost_moved_between_caller_and_callee_is_no_finding),
 		T(test_new_code_under_a_dominant_caller_is_no_move),
 		T(test_new_code_under_an_unchanged_caller_is_not_paired_with_its_ancestor),
