@@ -601,16 +601,19 @@ static bool night_success(const nightly_result *r)
  * link works when on-call opens it. A report that cannot be written is the
  * command's problem, never a reason to hold a page back. Pages wait in the
  * outbox on delivery problems; only the database fails the run. The run's
- * record gets what paging did last (runs_finish merges it).
+ * record gets what paging did last (runs_finish merges it). `refresh`:
+ * re-post the open Alertmanager alerts too.
  */
-static int page_after_reports(nightly_result *r, const job_env *env, pr_error *err)
+static int page_after_reports(nightly_result *r, const job_env *env, bool refresh, pr_error *err)
 {
+	/* Open Alertmanager alerts are re-posted once a command, by its last night. */
+	pager_flush_opts fo = {.refresh = refresh};
 	json_t *pages;
 	int rc;
 
 	reportdata_write_run_all(env, r->run_id, &r->report, r->report_problem,
 				 sizeof(r->report_problem));
-	if ((rc = pager_flush(env->d, env->cfg, NULL, &r->pages, err)) < 0)
+	if ((rc = pager_flush(env->d, env->cfg, &fo, &r->pages, err)) < 0)
 		return rc;
 	/* A page that did not go out is the command's error line, not a note (nightly.h). */
 	if (r->pages.first_error[0] && !nightly_pages_undelivered(r))
@@ -625,8 +628,12 @@ static int page_after_reports(nightly_result *r, const job_env *env, pr_error *e
 	return rc;
 }
 
-/* What a finished night leaves behind: retention, metrics. Notes, not errors. */
-static void after_night(nightly_result *r, const job_env *env, double t0, int64_t deadline_us)
+/*
+ * What a finished night leaves behind: retention, metrics. Notes, not
+ * errors. `caught_ok`: the missed nights run before it all succeeded.
+ */
+static void after_night(nightly_result *r, const job_env *env, double t0, int64_t deadline_us,
+			bool caught_ok)
 {
 	pr_error e = PR_ERROR_INIT;
 
@@ -645,52 +652,65 @@ static void after_night(nightly_result *r, const job_env *env, double t0, int64_
 	}
 	/* Only a complete night resets the staleness alert's clock. */
 	pr_error_clear(&e);
-	if (pushgw_push_analysis(env->cfg, "nightly", night_success(r), t0, deadline_us, &r->a,
-				 r->analysed, r->failed, &r->pages, &e) < 0)
+	if (pushgw_push_analysis(env->cfg, "nightly", caught_ok && night_success(r), t0,
+				 deadline_us, &r->a, r->analysed, r->failed, &r->pages, &e) < 0)
 		job_note(&r->notes, "%s", e.msg);
 }
 
-int nightly_run(nightly_result *out, const job_env *env, const nightly_opts *o, pr_error *err)
+/* A night's result before any work: its end, an empty analysis. */
+static int night_init(nightly_result *r, const job_env *env, int64_t at_us, bool at_is_now,
+		      pr_error *err)
 {
-	nightly_result *r = out;
 	analysis_opts ao = env->cfg->analysis;
-	db_service *svcs = NULL;
-	size_t nsvcs = 0;
-	bool locked = false;
-	int64_t night = o->night_us > 0 ? o->night_us : DAY_US;
-	double t0 = time_mono();
-	char when[TIME_FMT_MAX];
-	int rc;
 
 	memset(r, 0, sizeof(*r));
 	r->status = "incomplete";
-	r->at_us = o->at_us ? o->at_us : job_now(env);
-	r->at_is_now = !o->at_us;
-	ao.at_us = r->at_us;
+	r->at_us = at_us;
+	r->at_is_now = at_is_now;
+	ao.at_us = at_us;
 	analysis_init(&r->a, &ao);
-	time_format(when, r->at_us);
 	if (!(r->services = json_object()))
 		return pr_error_set(err, PR_ENOMEM, "out of memory");
-	/* Refused before any work: not after a run recorded as ok. */
-	if (!o->dry_run && env->cfg->retention.after_nightly &&
-	    (rc = retention_check_at(r->at_us, err)) < 0)
-		return rc;
-	if ((rc = db_try_advisory_lock(env->d, NIGHTLY_LOCK, &locked, err)) < 0)
-		goto fail;
-	if (!locked) {
-		rc = pr_error_set(err, PR_ELOCKED,
-				  "another nightly run holds the lock; not starting a second one");
-		goto fail;
-	}
-	if ((rc = db_service_list(env->d, &svcs, &nsvcs, err)) < 0 ||
-	    (rc = check_only(env->d, svcs, nsvcs, o, err)) < 0)
-		goto fail;
+	return 0;
+}
+
+/*
+ * One night, its own run: judge, store, page, report. `caught_up`: a
+ * missed night run before the asked one, recorded so in the run's detail;
+ * `extra` (may be NULL) is merged into the run's parameters. A failure
+ * finishes the run "failed" and is returned; retention and metrics are
+ * the caller's (after_night).
+ */
+static int one_night(nightly_result *r, const job_env *env, const nightly_opts *o,
+		     const db_service *svcs, size_t nsvcs, int64_t night, bool caught_up,
+		     const json_t *extra, pr_error *err)
+{
+	char when[TIME_FMT_MAX];
+	int rc;
+
+	time_format(when, r->at_us);
 	if (!o->dry_run) {
 		json_t *params = json_pack("{s:s,s:I,s:I,s:b}", "at", when, "at_us",
 					   (json_int_t)r->at_us, "night_us", (json_int_t)night,
 					   "dry_run", 0);
-		rc = runs_begin(&r->run_id, env->d, "nightly", 0, params, err);
+		json_t *only = json_array();
+		for (size_t i = 0; i < o->nonly && only; i++)
+			json_array_append_new(only, json_string(o->only[i]));
+		/* A run of some services is not the fleet's night (runs_last_night). */
+		if (params && o->nonly)
+			json_object_set(params, "only", only);
+		if (params && caught_up)
+			json_object_set_new(params, "catch_up", json_true());
+		if (params && extra) {
+			const char *key;
+			json_t *v;
+			json_object_foreach((json_t *)extra, key, v)
+				json_object_set(params, key, v);
+		}
+		rc = params && only ? runs_begin(&r->run_id, env->d, "nightly", 0, params, err)
+				    : pr_error_set(err, PR_ENOMEM, "out of memory");
 		json_decref(params);
+		json_decref(only);
 		if (rc < 0)
 			goto fail;
 	}
@@ -748,11 +768,10 @@ int nightly_run(nightly_result *out, const job_env *env, const nightly_opts *o, 
 		rc = summary ? runs_finish(env->d, r->run_id, r->status, summary, err)
 			     : pr_error_set(err, PR_ENOMEM, "out of memory");
 		json_decref(summary);
-		if (rc < 0 || (rc = page_after_reports(r, env, err)) < 0)
+		if (rc < 0 || (rc = page_after_reports(r, env, !caught_up, err)) < 0)
 			goto fail;
-		after_night(r, env, t0, o->deadline_us);
 	}
-	goto out;
+	return 0;
 fail:
 	if (r->run_id) {
 		pr_error ignore = PR_ERROR_INIT;
@@ -760,12 +779,192 @@ fail:
 		runs_finish(env->d, r->run_id, "failed", why, &ignore);
 		json_decref(why);
 	}
-	if (!o->dry_run) {
+	return rc;
+}
+
+/*
+ * The missed nights before the one ending at `at_us` (nightly.h): *n of
+ * them, the first ending at *first_us, one every `night`; *beyond older
+ * ones left out, past the baseline window. None for a dry run, a run of
+ * some services, --no-catch-up, the first run ever, or a night at or
+ * before the newest one finished (a past night run by hand).
+ */
+static int catch_up_plan(int64_t *first_us, size_t *n, size_t *beyond, const job_env *env,
+			 const nightly_opts *o, int64_t at_us, int64_t night, pr_error *err)
+{
+	int64_t last = 0, slack = night / 4, most = env->cfg->analysis.window_us / night;
+	bool found = false;
+	uint64_t total;
+	int rc;
+
+	*first_us = 0;
+	*n = *beyond = 0;
+	if (o->dry_run || o->no_catch_up || o->nonly)
+		return 0;
+	if ((rc = runs_last_night(&last, &found, env->d, "nightly", err)) < 0)
+		return rc;
+	if (!found || last >= at_us || at_us - last <= night + slack)
+		return 0;
+	/* The k-th missed night ends at last + k * night, more than `slack` before at. */
+	total = (uint64_t)(at_us - slack - last - 1) / (uint64_t)night;
+	if (most < 1)
+		most = 1;
+	*beyond = total > (uint64_t)most ? (size_t)(total - (uint64_t)most) : 0;
+	*n = (size_t)(total - *beyond);
+	*first_us = last + (int64_t)(*beyond + 1) * night;
+	return 0;
+}
+
+/* Keep what a missed night's summary line says; its analysis goes. */
+static void keep_caught(nightly_night *k, nightly_result *c)
+{
+	memset(k, 0, sizeof(*k));
+	k->run_id = c->run_id;
+	k->at_us = c->at_us;
+	k->status = c->status;
+	k->analysed = c->analysed;
+	k->skipped = c->skipped;
+	k->failed = c->failed;
+	k->tests = c->a.ntests;
+	k->findings = c->a.nfindings;
+	k->pages_enqueued = c->a.pages_enqueued;
+	k->services = c->services;
+	c->services = NULL;
+	k->report = c->report;
+	c->report = NULL;
+	snprintf(k->report_problem, sizeof(k->report_problem), "%s", c->report_problem);
+}
+
+/*
+ * Run the missed nights in order, each its own run; `own` is the asked
+ * night's result, which gets their summaries and notes. A missed night
+ * that fails stops the catch-up: rc, with err naming the night.
+ */
+static int catch_up(nightly_result *own, const job_env *env, const nightly_opts *o,
+		    const db_service *svcs, size_t nsvcs, int64_t night, int64_t first_us, size_t n,
+		    pr_error *err)
+{
+	char when[TIME_FMT_MAX];
+	int rc = 0;
+
+	if (!n)
+		return 0;
+	if (!(own->caught = calloc(n, sizeof(*own->caught))))
+		return pr_error_set(err, PR_ENOMEM, "out of memory");
+	for (size_t k = 0; k < n; k++) {
+		nightly_result c;
+		int64_t at = first_us + (int64_t)k * night;
+		time_format(when, at);
+		if ((rc = night_init(&c, env, at, false, err)) == 0)
+			rc = one_night(&c, env, o, svcs, nsvcs, night, true, NULL, err);
+		for (size_t i = 0; i < c.notes.n; i++)
+			job_note(&own->notes, "the missed night to %s: %s", when, c.notes.lines[i]);
+		if (rc == 0)
+			keep_caught(&own->caught[own->ncaught++], &c);
+		nightly_result_release(&c);
+		if (rc < 0) {
+			char msg[PR_ERROR_MSG_MAX];
+			snprintf(msg, sizeof(msg), "%s", err->msg);
+			return pr_error_set(err, err->code,
+					    "the missed night to %s failed (the next nightly runs "
+					    "it again): %s",
+					    when, msg);
+		}
+	}
+	return 0;
+}
+
+/* The runs of the missed nights and those left out, for the asked night's run. */
+static json_t *caught_json(const nightly_result *r)
+{
+	json_t *o = json_object(), *ids = json_array();
+	char a[TIME_FMT_MAX], b[TIME_FMT_MAX];
+
+	for (size_t i = 0; i < r->ncaught && ids; i++)
+		json_array_append_new(ids, json_integer(r->caught[i].run_id));
+	if (!o || !ids) {
+		json_decref(o);
+		json_decref(ids);
+		return NULL;
+	}
+	json_object_set_new(o, "caught_up_runs", ids);
+	if (r->beyond) {
+		time_format(a, r->beyond_first_us);
+		time_format(b, r->beyond_last_us);
+		json_object_set_new(o, "not_caught_up",
+				    json_pack("{s:I,s:s,s:s}", "nights", (json_int_t)r->beyond,
+					      "first", a, "last", b));
+	}
+	return o;
+}
+
+/* Whether every missed night run first succeeded (the pages are the last flush's). */
+static bool caught_success(const nightly_result *r)
+{
+	for (size_t i = 0; i < r->ncaught; i++)
+		if (strcmp(r->caught[i].status, "ok") != 0 || r->caught[i].report_problem[0])
+			return false;
+	return true;
+}
+
+int nightly_run(nightly_result *out, const job_env *env, const nightly_opts *o, pr_error *err)
+{
+	nightly_result *r = out;
+	db_service *svcs = NULL;
+	size_t nsvcs = 0, ncatch = 0, beyond = 0;
+	bool locked = false, refused = false;
+	int64_t night = o->night_us > 0 ? o->night_us : DAY_US, first = 0;
+	double t0 = time_mono();
+	json_t *extra = NULL;
+	int rc;
+
+	if ((rc = night_init(r, env, o->at_us ? o->at_us : job_now(env), !o->at_us, err)) < 0)
+		return rc;
+	/* Refused before any work: not after a run recorded as ok. */
+	if (!o->dry_run && env->cfg->retention.after_nightly &&
+	    (rc = retention_check_at(r->at_us, err)) < 0)
+		return rc;
+	if ((rc = db_try_advisory_lock(env->d, NIGHTLY_LOCK, &locked, err)) < 0)
+		goto fail;
+	if (!locked) {
+		/*
+		 * The run under way pushes its own metrics: a failure pushed for
+		 * this one (cron on two hosts) kept the group at 0 every night.
+		 */
+		refused = true;
+		rc = pr_error_set(err, PR_ELOCKED,
+				  "another nightly run holds the lock; not starting a second one");
+		goto fail;
+	}
+	if ((rc = db_service_list(env->d, &svcs, &nsvcs, err)) < 0 ||
+	    (rc = check_only(env->d, svcs, nsvcs, o, err)) < 0)
+		goto fail;
+	if ((rc = catch_up_plan(&first, &ncatch, &beyond, env, o, r->at_us, night, err)) < 0)
+		goto fail;
+	if (beyond) {
+		r->beyond = beyond;
+		r->beyond_first_us = first - (int64_t)beyond * night;
+		r->beyond_last_us = first - night;
+	}
+	if ((rc = catch_up(r, env, o, svcs, nsvcs, night, first, ncatch, err)) < 0)
+		goto fail;
+	if ((ncatch || beyond) && !(extra = caught_json(r))) {
+		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+		goto fail;
+	}
+	if ((rc = one_night(r, env, o, svcs, nsvcs, night, false, extra, err)) < 0)
+		goto fail;
+	if (!o->dry_run)
+		after_night(r, env, t0, o->deadline_us, caught_success(r));
+	goto out;
+fail:
+	if (!o->dry_run && !refused) {
 		pr_error ignore = PR_ERROR_INIT;
 		pushgw_push_analysis(env->cfg, "nightly", false, t0, o->deadline_us, &r->a,
 				     r->analysed, r->failed, &r->pages, &ignore);
 	}
 out:
+	json_decref(extra);
 	if (locked)
 		db_advisory_unlock(env->d, NIGHTLY_LOCK);
 	for (size_t i = 0; i < nsvcs; i++)
@@ -786,6 +985,11 @@ void nightly_result_release(nightly_result *r)
 	json_decref(r->tasks);
 	free(r->report);
 	job_notes_release(&r->notes);
+	for (size_t i = 0; i < r->ncaught; i++) {
+		json_decref(r->caught[i].services);
+		free(r->caught[i].report);
+	}
+	free(r->caught);
 	memset(r, 0, sizeof(*r));
 }
 

@@ -14,6 +14,16 @@
  * A night succeeds ("ok") when no service failed and at least one was
  * analysed; otherwise it is "incomplete": a night that checked nothing
  * must not look like one that found nothing.
+ *
+ * Nights missed (the machine down, cron not run) are run first, under
+ * the same lock, each as its own run marked "catch_up" in its detail:
+ * a release is judged at each of its looks in turn, and one that ran
+ * only while nobody looked is judged at all instead of going into the
+ * next release's baseline. The missed nights are those after the newest
+ * night a nightly finished over every service (runs_last_night), each
+ * ending a night after the one before, up to the last that ended more
+ * than a quarter of a night before this one ends (a run started late is
+ * no missed night); at most the baseline window's worth, the newest.
  */
 #ifndef PR_NIGHTLY_H
 #define PR_NIGHTLY_H
@@ -49,7 +59,24 @@ typedef struct nightly_opts {
 	double poll_s;              /* how often the coordinator looks at the tasks */
 	int64_t deadline_us;        /* time_mono() microseconds the caller stops the
 				     * night at (0: none): the metrics push ends before */
+	/*
+	 * Judge only this night, not the nights missed before it: for an
+	 * operator running past nights by hand. A dry run and a run of some
+	 * services (`only`) never catch up either.
+	 */
+	bool no_catch_up;
 } nightly_opts;
+
+/* A missed night run before the asked one: what its summary line says. */
+typedef struct nightly_night {
+	int64_t run_id;
+	int64_t at_us;      /* the night ends here */
+	const char *status; /* "ok" or "incomplete" */
+	size_t analysed, skipped, failed, tests, findings, pages_enqueued;
+	struct json_t *services; /* as nightly_result's */
+	char *report;            /* the HTML report's path, or NULL */
+	char report_problem[PR_ERROR_MSG_MAX];
+} nightly_night;
 
 typedef struct nightly_result {
 	int64_t run_id;             /* 0 for a dry run */
@@ -70,14 +97,22 @@ typedef struct nightly_result {
 	job_notes notes;            /* warnings: report, paging, metrics, retention */
 	struct json_t *tasks;       /* spread over workers: {"total", "claims", "by_worker":
 				     * {name: tasks done}}; NULL otherwise */
+	nightly_night *caught;      /* the missed nights run first, oldest first */
+	size_t ncaught;
+	size_t beyond; /* missed nights older than the baseline window: not run */
+	int64_t beyond_first_us, beyond_last_us; /* the ends of the first and last of them */
 } nightly_result;
 
 /*
- * Run the night. Unknown services in `only` are PR_ENOTFOUND (with the
- * close name); a lock held by another nightly is PR_ELOCKED; a database
+ * Run the night, after the nights missed before it (above). Unknown
+ * services in `only` are PR_ENOTFOUND (with the close name); a lock held
+ * by another nightly is PR_ELOCKED, and pushes no metrics; a database
  * failure fails the run (recorded "failed"). A retention --at in the far
- * future is refused before any work (PR_EUSAGE). Release *out with
- * nightly_result_release, also after a failure.
+ * future is refused before any work (PR_EUSAGE). A missed night that
+ * fails stops there: the next run catches it up again. *out is the asked
+ * night's; the pages' counts are those of its flush, the last (the
+ * outbox's state at the end). Release *out with nightly_result_release,
+ * also after a failure.
  */
 int nightly_run(nightly_result *out, const job_env *env, const nightly_opts *o, pr_error *err);
 void nightly_result_release(nightly_result *r);

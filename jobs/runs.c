@@ -91,6 +91,28 @@ int runs_finish(db *d, int64_t id, const char *status, const json_t *detail, pr_
 	return rc;
 }
 
+int runs_last_night(int64_t *at_us, bool *found, db *d, const char *kind, pr_error *err)
+{
+	static const char sql[] =
+		"select max((detail ->> 'at_us')::bigint) from runs"
+		" where kind = $1 and status in ('ok', 'incomplete')"
+		" and jsonb_typeof(detail -> 'at_us') = 'number' and not detail ? 'only'";
+	const char *p[1] = {kind};
+	struct pg_result *res = NULL;
+	int rc;
+
+	*at_us = 0;
+	*found = false;
+	if ((rc = db_exec(d, &res, err, "reading the last run", sql, 1, p)) < 0)
+		return rc;
+	if (db_rows(res) == 1 && db_get_text(res, 0, 0)) {
+		*at_us = db_get_i64(res, 0, 0);
+		*found = true;
+	}
+	db_result_free(res);
+	return 0;
+}
+
 #define RUN_TIME(c) "to_char(" c " at time zone 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
 
 int runs_list(json_t **out, db *d, size_t limit, pr_error *err)

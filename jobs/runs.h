@@ -11,6 +11,7 @@
 #ifndef PR_RUNS_H
 #define PR_RUNS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "pipeline/db.h"
@@ -32,6 +33,15 @@ int runs_finish(db *d, int64_t id, const char *status, const struct json_t *deta
 
 /* Mark the runs of `kind` whose session is gone as interrupted; *n (may be NULL) how many. */
 int runs_reap(db *d, const char *kind, int64_t *n, pr_error *err);
+
+/*
+ * The end of the newest night a run of `kind` judged to its end: the
+ * greatest `at_us` in the detail of its runs that finished ("ok" or
+ * "incomplete": one that failed or was interrupted judged nothing
+ * whole) over every service (no "only" in the detail: a run of some
+ * services is not the fleet's night). *found is false when there is none.
+ */
+int runs_last_night(int64_t *at_us, bool *found, db *d, const char *kind, pr_error *err);
 
 /*
  * Recent runs, newest first, at most `limit`, as a JSON array of objects

@@ -21,7 +21,7 @@
 #include <string.h>
 #include <time.h>
 
-enum { O_AT = 1400, O_SERVICE, O_DRY, O_NIGHT, O_LIMIT, O_WORKERS, O_DEADLINE };
+enum { O_AT = 1400, O_SERVICE, O_DRY, O_NIGHT, O_LIMIT, O_WORKERS, O_DEADLINE, O_NO_CATCH_UP };
 
 /*
  * How long a nightly may take by default: a night that hangs (a lock held
@@ -234,6 +234,55 @@ static void print_night(const nightly_result *r, const config *cfg, bool dry, co
 		       r->retention.blobs_deleted);
 }
 
+/* One line a missed night run first: what its run did, where its report is. */
+static void print_caught(const nightly_result *r)
+{
+	char when[TIME_FMT_MAX];
+
+	for (size_t i = 0; i < r->ncaught; i++) {
+		const nightly_night *n = &r->caught[i];
+		time_format(when, n->at_us);
+		printf("caught up the missed night to %s: run %" PRId64 ", %zu services analysed, "
+		       "%zu skipped, %zu failed; %zu tests, %zu findings; %zu pages enqueued",
+		       when, n->run_id, n->analysed, n->skipped, n->failed, n->tests, n->findings,
+		       n->pages_enqueued);
+		if (n->report) {
+			printf("; report ");
+			cli_put_safe(stdout, n->report, 0);
+		}
+		putchar('\n');
+	}
+}
+
+/* The missed nights run first, and those left out, as data. */
+static json_t *caught_json(const nightly_result *r)
+{
+	char when[TIME_FMT_MAX], last[TIME_FMT_MAX];
+	json_t *arr = json_array(), *o;
+
+	for (size_t i = 0; i < r->ncaught && arr; i++) {
+		const nightly_night *n = &r->caught[i];
+		time_format(when, n->at_us);
+		json_array_append_new(
+			arr,
+			json_pack("{s:I,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:O,s:s?}", "run_id",
+				  (json_int_t)n->run_id, "at", when, "status", n->status,
+				  "analysed", (json_int_t)n->analysed, "skipped",
+				  (json_int_t)n->skipped, "failed", (json_int_t)n->failed, "tests",
+				  (json_int_t)n->tests, "findings", (json_int_t)n->findings,
+				  "pages_enqueued", (json_int_t)n->pages_enqueued, "services",
+				  n->services, "report", n->report));
+	}
+	time_format(when, r->beyond_first_us);
+	time_format(last, r->beyond_last_us);
+	o = json_pack("{s:o}", "nights", arr);
+	if (o && r->beyond)
+		json_object_set_new(o, "not_caught_up",
+				    json_pack("{s:I,s:s,s:s}", "nights", (json_int_t)r->beyond,
+					      "first", when, "last", last));
+	return o;
+}
+
 static int print_night_json(const cli_ctx *ctx, const nightly_result *r, json_t *closed)
 {
 	char when[TIME_FMT_MAX];
@@ -257,6 +306,8 @@ static int print_night_json(const cli_ctx *ctx, const nightly_result *r, json_t 
 		json_object_set_new(o, "retention", retention_result_json(&r->retention));
 	if (o && r->tasks)
 		json_object_set(o, "tasks", r->tasks);
+	if (o && (r->ncaught || r->beyond))
+		json_object_set_new(o, "caught_up", caught_json(r));
 	/* The findings the run closed (fixed, rolled back, went away), with why. */
 	if (o && closed)
 		json_object_set(o, "closed", closed);
@@ -268,7 +319,8 @@ static int print_night_json(const cli_ctx *ctx, const nightly_result *r, json_t 
 int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
 {
 	static const cli_option opts[] = {
-		{"at", required_argument, O_AT, "TIME", "the night ends at TIME (default now)"},
+		{"at", required_argument, O_AT, "TIME",
+		 "the night ends at TIME (default now; without a zone, UTC)"},
 		{"service", required_argument, O_SERVICE, "NAME", "only this service (repeatable)"},
 		{"night", required_argument, O_NIGHT, "DURATION",
 		 "length of the analysed window (default 24h)"},
@@ -277,11 +329,13 @@ int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
 		 "spread the services over `profreg worker` processes (config: workers)"},
 		{"deadline", required_argument, O_DEADLINE, "DURATION",
 		 "stop with exit 3 if the run has not ended by then (default 12h)"},
+		{"no-catch-up", no_argument, O_NO_CATCH_UP, NULL,
+		 "judge only this night, not the nights missed before it"},
 		{NULL, 0, 0, NULL, NULL},
 	};
 	static const char usage[] =
 		"profreg nightly [--at T] [--service S]... [--night 24h] [--dry-run] [--workers]\n"
-		"                [--deadline 12h] [--json]";
+		"                [--deadline 12h] [--no-catch-up] [--json]";
 	static const char desc[] =
 		"Collect each enabled service's new captures, analyse the night against\n"
 		"its rolling baseline (all services in one FDR family) and record the run.\n"
@@ -297,7 +351,13 @@ int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
 		"adjusts, stores, pages and reports once. A run not ended by --deadline (a\n"
 		"lock held elsewhere, a server that hangs) stops with exit 3 and one line;\n"
 		"the next run marks it interrupted. With --quiet nothing is printed\n"
-		"unless something is wrong.";
+		"unless something is wrong.\n"
+		"Nights missed since the newest one a nightly finished (the machine was\n"
+		"down) are run first, oldest first, each as its own run with its report\n"
+		"and pages, one line each; at most analysis.window_days of them, the\n"
+		"older ones named and left out. The exit code is the worst night's.\n"
+		"--no-catch-up, --service, --dry-run and an --at at or before the newest\n"
+		"finished night judge that night alone. --at without a zone is UTC.";
 	pr_error err = PR_ERROR_INIT;
 	cli_parser *p = NULL;
 	config cfg;
@@ -339,6 +399,7 @@ int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
 			}
 			break;
 		case O_DRY: o.dry_run = true; break;
+		case O_NO_CATCH_UP: o.no_catch_up = true; break;
 		case O_WORKERS: workers = true; break;
 		case O_SERVICE:
 			if (o.nonly == sizeof(only) / sizeof(only[0])) {
@@ -408,9 +469,48 @@ int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
 	if (ctx->json) {
 		status = print_night_json(ctx, &r, closed);
 	} else {
-		if (!ctx->quiet)
+		if (!ctx->quiet) {
+			print_caught(&r);
 			print_night(&r, &cfg, o.dry_run, closed);
+		}
 		status = EXIT_OK;
+	}
+	/* Never judged: said even under --quiet, as nothing else would. */
+	if (r.beyond) {
+		char a[TIME_FMT_MAX], b[TIME_FMT_MAX];
+		time_format(a, r.beyond_first_us);
+		time_format(b, r.beyond_last_us);
+		cli_error(ctx,
+			  "%zu missed night%s, to %s through %s, older than the baseline "
+			  "window (analysis.window_days): not caught up; run one by hand with "
+			  "'nightly --at TIME --no-catch-up' if need be",
+			  r.beyond, r.beyond == 1 ? "" : "s", a, b);
+	}
+	/* A missed night's failure sets the exit code as the asked night's would. */
+	for (size_t i = 0; i < r.ncaught; i++) {
+		const nightly_night *n = &r.caught[i];
+		char when[TIME_FMT_MAX];
+		const char *name;
+		json_t *v;
+		time_format(when, n->at_us);
+		if (strcmp(n->status, "ok") != 0) {
+			json_object_foreach(n->services, name, v)
+			{
+				const char *st = json_string_value(json_object_get(v, "status"));
+				if (st && strcmp(st, "failed") == 0)
+					cli_error(ctx,
+						  "the missed night to %s: service '%s' failed: %s",
+						  when, name,
+						  json_string_value(json_object_get(v, "reason")));
+			}
+			if (!n->analysed)
+				cli_error(ctx,
+					  "the missed night to %s: no service was analysed "
+					  "(%zu skipped, %zu failed): the night checked nothing",
+					  when, n->skipped, n->failed);
+			status = EXIT_RUNTIME;
+		}
+		status = cli_report_problem(ctx, n->run_id, n->report_problem, status);
 	}
 	/* What cron mails when --quiet hides the rest: why the night is not a success. */
 	if (strcmp(r.status, "ok") != 0) {
