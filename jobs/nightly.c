@@ -78,9 +78,10 @@ static void outcome(nightly_result *r, const char *name, const char *status, con
 	if (src)
 		json_object_set_new(
 			o, "collected",
-			json_pack("{s:I,s:I,s:I,s:I}", "stored", (json_int_t)src->stored,
+			json_pack("{s:I,s:I,s:I,s:I,s:I}", "stored", (json_int_t)src->stored,
 				  "already_stored", (json_int_t)src->already, "waiting",
-				  (json_int_t)src->waiting, "failed", (json_int_t)src->failed));
+				  (json_int_t)src->waiting, "failed", (json_int_t)src->failed,
+				  "deleted_by_retention", (json_int_t)src->deleted));
 	outcome_set(r, name, o);
 }
 

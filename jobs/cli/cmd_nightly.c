@@ -170,6 +170,7 @@ static void print_night(const nightly_result *r, const config *cfg, bool dry, co
 		       r->a.accepted, r->a.accepted == 1 ? "" : "s");
 	json_object_foreach(r->services, name, v) {
 		json_t *reason = json_object_get(v, "reason");
+		json_int_t deleted;
 		printf("  ");
 		cli_put_safe(stdout, name, 24);
 		printf(" %s", json_string_value(json_object_get(v, "status")));
@@ -177,6 +178,12 @@ static void print_night(const nightly_result *r, const config *cfg, bool dry, co
 			printf(": ");
 			cli_put_safe(stdout, json_string_value(reason), 0);
 		}
+		deleted = json_integer_value(
+			json_object_get(json_object_get(v, "collected"), "deleted_by_retention"));
+		/* Offered again by a source, not stored: what retention deleted stays deleted. */
+		if (deleted > 0)
+			printf(" (%" JSON_INTEGER_FORMAT " deleted by retention, not stored again)",
+			       deleted);
 		putchar('\n');
 	}
 	for (size_t i = 0; i < r->a.ntests && r->a.tests[i].significant; i++) {

@@ -38,6 +38,12 @@ done
 [ "$(tr '\n' ' ' <"$T/stored")" = "1 0 0 " ] &&
 	ok "the old drop-folder file is stored the first night only" ||
 	not_ok "stored each night" "$(tr '\n' ' ' <"$T/stored")"
+[ "$(jq -r '.services.svc.collected.deleted_by_retention' "$T/n3.json")" = 1 ] &&
+	ok "the nightly's JSON counts it as deleted by retention" ||
+	not_ok "nightly json" "$(cat "$T/n3.json")"
+run P nightly --at "$AT"
+[[ $OUT == *"svc "*"(1 deleted by retention, not stored again)"* ]] &&
+	ok "and its service line says so" || not_ok "nightly text" "rc=$RC $OUT"
 [ "$(tr '\n' ' ' <"$T/deleted")" = "1 0 0 " ] &&
 	ok "retention deletes it once" || not_ok "deleted each night" "$(tr '\n' ' ' <"$T/deleted")"
 [ "$(sql "select count(*) from profiles")" = 0 ] && [ "$(sql "select coalesce(max(id), 0) from profiles")" = 0 ] &&
