@@ -397,6 +397,10 @@ static const field reports_keys[] = {
 	 .doc = "the address of `profreg serve`'s comparison page (http or https, e.g. "
 		"`https://profreg.internal:8070/compare`): each finding of an HTML report "
 		"links to its captures there"},
+	{K_INT("keep_days", 0, 36500, config, reports.keep_days),
+	 .doc = "retention deletes a run's report files (`run-N-*`) once the run is this "
+		"many days old, unless a finding the run listed is still open (its page "
+		"links there); 0 keeps them for good"},
 	END,
 };
 
@@ -2106,6 +2110,7 @@ static void defaults(config *c)
 	c->escalate.persist_runs = 3;
 	c->escalate.cooldown_s = 300;
 	c->escalate.keep_days = 14;
+	c->reports.keep_days = 90;
 	c->escalate.level1 = (config_escalate_plan){60, 180, false, 0};
 	c->escalate.level2 = (config_escalate_plan){50, 0, true, 300};
 }

@@ -167,6 +167,8 @@ typedef struct config_reports {
 	char *dir;               /* NULL: <home>/reports */
 	char *base_url;          /* where reports are published, for links; NULL */
 	char *compare_url;       /* serve's comparison page, which findings link to; NULL */
+	int keep_days;           /* run reports older than this are deleted by retention,
+				  * unless a finding they list is open; 0: kept for good */
 } config_reports;
 
 typedef enum config_source_kind {

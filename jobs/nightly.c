@@ -639,7 +639,9 @@ static void after_night(nightly_result *r, const job_env *env, double t0, int64_
 	pr_error e = PR_ERROR_INIT;
 
 	if (env->cfg->retention.after_nightly) {
-		retention_opts ro = {r->at_us, false, 0};
+		retention_opts ro = {r->at_us, false, 0, NULL};
+		char *reports = reportdata_dir(env->cfg, env->home);
+		ro.reports_dir = reports; /* NULL (out of memory): the reports stay */
 		pr_error_clear(&e);
 		r->retention_ran = true;
 		/* Not a note: either outcome sets the exit code, so it is said under --quiet. */
@@ -650,6 +652,7 @@ static void after_night(nightly_result *r, const job_env *env, double t0, int64_
 			retention_over_budget_msg(r->retention_problem,
 						  sizeof(r->retention_problem), &r->retention);
 		}
+		free(reports);
 	}
 	/* Only a complete night resets the staleness alert's clock. */
 	pr_error_clear(&e);

@@ -79,6 +79,8 @@ typedef struct retention_opts {
 	int64_t at_us; /* "now" for ages; 0: the clock; at most RETENTION_AT_SLACK_US ahead */
 	bool dry_run;            /* change nothing; report what would happen */
 	int64_t orphan_grace_us; /* 0: RETENTION_ORPHAN_GRACE_US */
+	const char *reports_dir; /* where run reports are (reportdata_dir): old ones are
+				  * deleted (reports.keep_days); NULL: none */
 } retention_opts;
 
 typedef struct retention_result {
@@ -101,6 +103,8 @@ typedef struct retention_result {
 	 * service's summary_days.
 	 */
 	uint64_t deletions_forgotten;
+	uint64_t reports_deleted; /* run report files past reports.keep_days */
+	uint64_t report_bytes_freed;
 	uint64_t bytes_used, rows_used;     /* after the run */
 	uint64_t budget_bytes, budget_rows; /* 0: none */
 	bool over_budget;            /* what cannot be cut further exceeds the budget */

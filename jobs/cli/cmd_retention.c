@@ -8,6 +8,7 @@
 #include "jobs/config.h"
 #include "jobs/cli/context.h"
 #include "jobs/cli/exitcode.h"
+#include "jobs/reportdata.h"
 #include "jobs/retention.h"
 #include "common/timeutil.h"
 
@@ -54,6 +55,12 @@ static void print_result(const retention_result *r)
 	if (r->skipped_locked)
 		printf("; %" PRIu64 " busy, left for the next run", r->skipped_locked);
 	printf("\n");
+	if (r->reports_deleted) {
+		printf("  %" PRIu64 " run report files past reports.keep_days %sdeleted (",
+		       r->reports_deleted, would);
+		print_bytes(r->report_bytes_freed);
+		printf(")\n");
+	}
 	if (r->deletions_forgotten)
 		printf("  %" PRIu64 " records of deleted captures %sforgotten (their bytes "
 		       "no longer offered)\n",
@@ -104,6 +111,7 @@ int cmd_retention(cli_ctx *ctx, int argc, char **argv)
 	retention_opts o = {0};
 	retention_result r;
 	const char *arg, *at_s = NULL;
+	char *reports = NULL;
 	int c, rc, status;
 
 	if (cli_parser_new(&p, ctx, argc, argv, opts, usage, desc) < 0)
@@ -122,6 +130,11 @@ int cmd_retention(cli_ctx *ctx, int argc, char **argv)
 	}
 	if (ctx_config_load(ctx, &cfg, &err) < 0)
 		return cli_fail(ctx, &err);
+	if (!(reports = reportdata_dir(&cfg, ctx->home))) {
+		rc = pr_error_set(&err, PR_ENOMEM, "out of memory");
+		goto fail;
+	}
+	o.reports_dir = reports;
 	if ((rc = ctx_db_open(ctx, &d, &err)) < 0 || (rc = ctx_blobs_open(ctx, &bs, &err)) < 0 ||
 	    (rc = retention_run(&r, d, bs, &cfg, &o, &err)) < 0)
 		goto fail;
@@ -142,6 +155,7 @@ int cmd_retention(cli_ctx *ctx, int argc, char **argv)
 fail:
 	status = cli_fail(ctx, &err);
 out:
+	free(reports);
 	blob_store_free(bs);
 	db_close(d);
 	config_release(&cfg);

@@ -174,7 +174,7 @@ static const char *cls(fx *f, int64_t id)
 
 static int run(fx *f, retention_result *r)
 {
-	retention_opts o = {AT, false, 0};
+	retention_opts o = {AT, false, 0, NULL};
 	pr_error err = PR_ERROR_INIT;
 	int rc = retention_run(r, f->t->db, f->bs, &f->cfg, &o, &err);
 
@@ -479,7 +479,7 @@ static void test_a_sweep_of_many_chunks_deletes_every_orphan_and_nothing_else(vo
 		young[YOUNG][BLOB_KEY_HEX + 1];
 	pr_error err = PR_ERROR_INIT;
 	retention_result r;
-	retention_opts o = {AT, true, 0};
+	retention_opts o = {AT, true, 0, NULL};
 	char bytes[64];
 	size_t left = 0;
 
@@ -576,7 +576,7 @@ static void test_an_at_in_the_future_is_refused_and_nothing_is_touched(void **st
 	int64_t fo = capture(f, 10, 3, 100, "forensic");
 	int64_t h = capture(f, 10, 3, 100, "hot");
 	int64_t now = time_now_us();
-	retention_opts o = {now + 2 * DAY, false, 0};
+	retention_opts o = {now + 2 * DAY, false, 0, NULL};
 	pr_error err = PR_ERROR_INIT;
 	retention_result r;
 	char when[TIME_FMT_MAX];
@@ -617,7 +617,7 @@ static void test_a_dry_run_does_not_block_a_pin_on_a_capture_it_picked(void **st
 	int64_t c = capture(f, 10, 4, 100, "hot");
 	int64_t d = capture(f, 10, 4, 100, "hot");
 	PGconn *holder = side_open(f), *pinner = side_open(f);
-	retention_opts o = {AT, true, 0};
+	retention_opts o = {AT, true, 0, NULL};
 	pr_error err = PR_ERROR_INIT;
 	retention_result r;
 	char q[512], *perr, *herr;
@@ -658,7 +658,7 @@ static void test_a_dry_run_gives_up_on_a_lock_it_waits_for_too_long(void **state
 	fx *f = *state;
 	int64_t c = capture(f, 10, 4, 100, "hot");
 	PGconn *holder = side_open(f);
-	retention_opts o = {AT, true, 0};
+	retention_opts o = {AT, true, 0, NULL};
 	pr_error err = PR_ERROR_INIT;
 	retention_result r;
 	PGcancel *cancel;
