@@ -203,7 +203,8 @@ psql "$DB" -qAt -c "select pg_advisory_lock(1886547814, hashtext('profreg-collec
 	>/dev/null 2>&1 &
 holder=$!
 for _ in $(seq 50); do
-	[ "$(sql "select count(*) from pg_locks where locktype = 'advisory' and granted")" -ge 1 ] && break
+	[ "$(sql "select count(*) from pg_locks where locktype = 'advisory' and granted
+		and database = (select oid from pg_database where datname = current_database())")" -ge 1 ] && break
 	sleep 0.1
 done
 run timeout 60 "$PROFREG_BIN" --db "$DB" --home "$HOME_DIR" --config "$T/slow2.json" nightly \

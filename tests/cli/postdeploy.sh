@@ -107,7 +107,8 @@ psql "$DB" -qAt -c "select pg_advisory_lock(1886547814, hashtext('profreg-collec
 	>/dev/null 2>&1 &
 holder=$!
 for _ in $(seq 50); do
-	[ "$(sql "select count(*) from pg_locks where locktype = 'advisory' and granted")" -ge 1 ] && break
+	[ "$(sql "select count(*) from pg_locks where locktype = 'advisory' and granted
+		and database = (select oid from pg_database where datname = current_database())")" -ge 1 ] && break
 	sleep 0.1
 done
 run pr --config "$T/src.json" post-deploy --service "$good" --release v-next --commit "$gcommit" \

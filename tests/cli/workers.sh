@@ -353,7 +353,8 @@ hold_lock() {
 	LK=$!
 	PIDS="$PIDS $LK"
 	for _ in $(seq 100); do
-		[ "$(sql "select count(*) from pg_locks where locktype = 'advisory' and granted")" -ge 1 ] && break
+		[ "$(sql "select count(*) from pg_locks where locktype = 'advisory' and granted
+		and database = (select oid from pg_database where datname = current_database())")" -ge 1 ] && break
 		sleep 0.05
 	done
 }
