@@ -1284,6 +1284,17 @@ static size_t uf_find(size_t *parent, size_t i)
 	D "::float8 - f0.delta <= sqrt(power(" D "::float8 - " L "::float8, 2)"                    \
 	  " + power(greatest(coalesce(f0.ci_high, f0.delta) - f0.delta, 0), 2))"
 
+/* Regression f's ids and rise as the parameters of NOT_BEYOND's queries. */
+static void rise_text(const finding *f, char sid[24], char fid[24], char id[24], char low[32],
+		      char delta[32])
+{
+	snprintf(sid, 24, "%" PRId64, f->service_id);
+	snprintf(fid, 24, "%" PRId64, f->function_id);
+	snprintf(id, 24, "%" PRId64, f->id);
+	snprintf(low, 32, "%.17g", f->ci_low);
+	snprintf(delta, 32, "%.17g", f->delta);
+}
+
 int findings_earlier_open(db *d, const finding *f, int64_t **ids, int64_t **holders, size_t *n,
 			  pr_error *err)
 {
@@ -1311,11 +1322,7 @@ int findings_earlier_open(db *d, const finding *f, int64_t **ids, int64_t **hold
 
 	*ids = *holders = NULL;
 	*n = 0;
-	snprintf(sid, sizeof(sid), "%" PRId64, f->service_id);
-	snprintf(fid, sizeof(fid), "%" PRId64, f->function_id);
-	snprintf(id, sizeof(id), "%" PRId64, f->id);
-	snprintf(low, sizeof(low), "%.17g", f->ci_low);
-	snprintf(delta, sizeof(delta), "%.17g", f->delta);
+	rise_text(f, sid, fid, id, low, delta);
 	if ((rc = db_exec(d, &res, err, "looking for an earlier finding of the same rise", sql, 9,
 			  p)) < 0)
 		return rc;
@@ -1361,11 +1368,7 @@ int findings_carry_accepted(db *d, finding *f, pr_error *err)
 	int64_t acc = 0;
 	int rc;
 
-	snprintf(sid, sizeof(sid), "%" PRId64, f->service_id);
-	snprintf(fid, sizeof(fid), "%" PRId64, f->function_id);
-	snprintf(id, sizeof(id), "%" PRId64, f->id);
-	snprintf(low, sizeof(low), "%.17g", f->ci_low);
-	snprintf(delta, sizeof(delta), "%.17g", f->delta);
+	rise_text(f, sid, fid, id, low, delta);
 	if ((rc = db_exec(d, &res, err, "looking for an accepted rise", find_sql, 8, p)) < 0)
 		return rc;
 	if (db_rows(res) > 0)
