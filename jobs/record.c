@@ -287,6 +287,33 @@ static int carried(analysis *a, db *d, const config *cfg, finding *f, bool *all,
 	return 0;
 }
 
+/*
+ * The significant tests' places, the oldest finding first (by id; one not
+ * stored last), or NULL when out of memory. Findings page in this order:
+ * a rise is carried only from an earlier finding that already pages
+ * (carry_from), so in rank order a later release's finding of the rise,
+ * ranked first, paged, and then the earlier release's, which has nothing
+ * earlier to be carried from, paged too.
+ */
+static size_t *oldest_first(const analysis *a, size_t *n)
+{
+	size_t *order;
+
+	for (*n = 0; *n < a->ntests && a->tests[*n].significant; (*n)++)
+		;
+	if (!(order = malloc((*n ? *n : 1) * sizeof(*order))))
+		return NULL;
+	/* Insertion sort, stable: a run has few findings, and ties keep rank order. */
+	for (size_t k = 0; k < *n; k++) {
+		uint64_t id = (uint64_t)a->tests[k].id - 1; /* 0, not stored, sorts last */
+		size_t j = k;
+		for (; j > 0 && (uint64_t)a->tests[order[j - 1]].id - 1 > id; j--)
+			order[j] = order[j - 1];
+		order[j] = k;
+	}
+	return order;
+}
+
 /* Whether a regression before tests[i] has the same captures. */
 static bool same_captures_before(const analysis *a, size_t i)
 {
@@ -344,6 +371,7 @@ int record_findings_bs(analysis *a, db *d, blob_store *bs, int64_t run_id, const
 	size_t carried0 = a->carried, accepted0 = a->accepted, cut0 = a->evidence_without_blob;
 	size_t deleted0 = a->evidence_deleted;
 	findings_closed closed = {0};
+	size_t *order = NULL, nsig = 0;
 	int rc;
 
 	if ((rc = db_begin(d, err)) < 0)
@@ -390,7 +418,12 @@ int record_findings_bs(analysis *a, db *d, blob_store *bs, int64_t run_id, const
 			goto out;
 		a->accepted += f->accepted;
 	}
-	for (size_t i = 0; i < a->ntests && a->tests[i].significant; i++) {
+	if (!(order = oldest_first(a, &nsig))) {
+		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t k = 0; k < nsig; k++) {
+		size_t i = order[k];
 		finding *f = &a->tests[i];
 		bool carry;
 		/*
@@ -471,5 +504,6 @@ out:
 		a->evidence_deleted = deleted0;
 	}
 	findings_closed_release(&closed);
+	free(order);
 	return rc;
 }

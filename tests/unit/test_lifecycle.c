@@ -582,6 +582,59 @@ static void test_a_carried_rise_within_the_earlier_interval_pages_once(void **st
 	assert_int_equal(intf(f->t, "select count(*) from pages where event = 'trigger'"), 1);
 }
 
+/* analyze of `release` at `at`, stored and not paged (a gate without a pager). */
+static void analyze_at(fx *f, const char *release, int64_t at)
+{
+	analyze_opts o;
+	analyze_result r;
+	pr_error err = PR_ERROR_INIT;
+
+	memset(&o, 0, sizeof(o));
+	analysis_opts_default(&o.analysis);
+	o.analysis.at_us = at;
+	o.release = release;
+	o.selection = "test";
+	now_us = at;
+	if (analyze_run(&r, &f->env, &o, &err) < 0)
+		fail_msg("analyze %s: %s", release, err.msg);
+	analyze_result_release(&r);
+}
+
+/*
+ * One rise in two short releases of one day, each judged after its
+ * deploy by a gate that does not page, then both confirmed by the
+ * nightly: v3, a little worse and captured more, ranks above v2. Taken
+ * in rank order, v3 paged before v2's page existed to carry it from, and
+ * v2, with no earlier finding, paged too: two pages for one rise. The
+ * earlier finding pages and the later one is carried from it.
+ */
+static void test_one_rise_in_two_releases_confirmed_in_one_run_pages_once(void **state)
+{
+	fx *f = *state;
+	int64_t day = NIGHT_END - DAY;
+
+	history(f, "svc");
+	for (int i = 1; i <= 4; i++)
+		capture(f, "svc", "v2", day + i * HOUR, 2, 1, 0.05);
+	analyze_at(f, "v2", day + 5 * HOUR);
+	for (int i = 6; i <= 11; i++)
+		capture(f, "svc", "v3", day + i * HOUR, 2.05, 1, 0.05);
+	analyze_at(f, "v3", day + 12 * HOUR);
+	assert_int_equal(intf(f->t, "select count(*) from findings where function = 'work.hot'"
+				    " and direction = 'regression'"),
+			 2);
+	run_night(f, 1);
+	assert_int_equal(intf(f->t, "select count(*) from findings where function = 'work.hot'"
+				    " and state = 'confirmed'"),
+			 2);
+	assert_int_equal(triggers(f, "work.hot"), 1);
+	assert_int_equal(intf(f->t,
+			      "select count(*) from findings where function = 'work.hot'"
+			      " and current_release = 'v3' and carried_from = (select id from"
+			      " findings where function = 'work.hot' and current_release = 'v2')"),
+			 1);
+}
+
 /*
  * An incident carried into the next release pages once too: v2 doubles
  * work.hot and work.inner below it (one incident, paged through its
@@ -2880,6 +2933,9 @@ int main(void)
 			teardown),
 		cmocka_unit_test_setup_teardown(
 			test_an_incident_carried_into_the_next_release_pages_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_one_rise_in_two_releases_confirmed_in_one_run_pages_once, setup,
+			teardown),
 		cmocka_unit_test_setup_teardown(
 			test_a_lead_whose_incident_pages_is_not_recorded_as_carried, setup,
 			teardown),
