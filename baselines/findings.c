@@ -269,11 +269,43 @@ static const char again_sql[] =
 	"   and exists (select 1 from finding_states s where s.finding_id = e.id"
 	"     and s.state = 'confirmed'))";
 
+/* Regression f's ids and rise as the parameters of the queries of a rise. */
+static void rise_text(const finding *f, char sid[24], char fid[24], char id[24], char low[32],
+		      char delta[32])
+{
+	snprintf(sid, 24, "%" PRId64, f->service_id);
+	snprintf(fid, 24, "%" PRId64, f->function_id);
+	snprintf(id, 24, "%" PRId64, f->id);
+	snprintf(low, 32, "%.17g", f->ci_low);
+	snprintf(delta, 32, "%.17g", f->delta);
+}
+
+/*
+ * The release of the oldest open regression of the same function in
+ * another, earlier release that was significant on a look of another
+ * run: the rise seen before, in other captures. A service that deploys
+ * several times a day judges each release once (a gate and the nightly
+ * of one day are one look), so a rise shipped in five releases of a few
+ * hours was five candidates that never reached a second look and never
+ * paged. Two releases, each significant on its own captures, are two
+ * looks at the rise; each spent its own look's alpha, so the false
+ * finding rate is no more than that of one release on two nights.
+ */
+static const char chain_sql[] =
+	"select e.current_release from findings e"
+	" where e.service_id = $1::bigint and e.profile_type = $2"
+	"   and coalesce(e.function_id, 0) = $3::bigint and e.function = $4 and e.kind = $5"
+	"   and e.direction = 'regression' and e.status = 'open' and e.current_release <> $6"
+	"   and e.id < $7::bigint and exists (select 1 from finding_looks l"
+	"     where l.finding_id = e.id and l.significant and coalesce(l.run_id, 0) <> $8::bigint)"
+	" order by e.id limit 1";
+
 /*
  * The state f moves to after this look, with its reason in why (NULL:
- * it stays as it is), from the count of its significant looks and
- * whether the same regression of its release was confirmed before
- * (again).
+ * it stays as it is), from the count of its significant looks, whether
+ * the same regression of its release was confirmed before (again) and
+ * the release in which an earlier finding saw the same rise (chain,
+ * NULL when none: chain_sql).
  *
  * At the release's last planned look (max_looks) one look confirms: no
  * later look can come (the spending gives it no alpha), and a
@@ -282,8 +314,8 @@ static const char again_sql[] =
  * That look spent its share of alpha as every look does: the false
  * finding rate stays the one budgeted.
  */
-static const char *next_state(const finding *f, size_t looks, bool again, const analysis_opts *o,
-			      char why[160])
+static const char *next_state(const finding *f, size_t looks, bool again, const char *chain,
+			      const analysis_opts *o, char why[160])
 {
 	bool critical = o->confirm_critical && f->severity == STATS_SEV_CRITICAL &&
 			f->current_captures >= 2;
@@ -293,6 +325,11 @@ static const char *next_state(const finding *f, size_t looks, bool again, const 
 		snprintf(why, 160,
 			 critical ? "critical: confirmed at once (look %zu)"
 				  : "significant on %zu looks", critical ? f->look : looks);
+		return "confirmed";
+	}
+	if (chain && looks + 1 >= o->confirm_looks) {
+		snprintf(why, 160, "significant on %zu looks and in release '%.40s' before it",
+			 looks, chain);
 		return "confirmed";
 	}
 	if (again && !f->stored_before) {
@@ -330,10 +367,19 @@ static int store_after_row(finding *f, db *d, int64_t run_id, const analysis_opt
 	look_args l;
 	state_args st;
 	char run[24], why[160];
-	const char *seen[2] = {run, l.id}, *again_p[2] = {fp, l.id}, *state = NULL;
-	db_call calls[4];
-	PGresult *res[4] = {0};
-	size_t n = 0, counted = 0, again = 0, stored = 0;
+	const char *seen[2] = {run, l.id}, *again_p[2] = {fp, l.id}, *state = NULL, *chain = NULL;
+	char sid[24], fid[24], id[24], low[32], delta[32];
+	const char *chain_p[8] = {sid,
+				  f->type,
+				  fid,
+				  f->function,
+				  f->kind ? f->kind : FINDING_KIND_SHARE,
+				  f->current_release,
+				  id,
+				  run};
+	db_call calls[5];
+	PGresult *res[5] = {0};
+	size_t n = 0, counted = 0, again = 0, stored = 0, chained = 0;
 	int rc;
 
 	look_args_fill(&l, f, run_id, o, true);
@@ -343,6 +389,17 @@ static int store_after_row(finding *f, db *d, int64_t run_id, const analysis_opt
 		counted = n;
 		calls[n++] = (db_call){"counting a finding's looks", looks_sql, 1, l.p, NULL,
 				       NULL, 0};
+	}
+	if (counted && f->direction == FINDING_REGRESSION) {
+		rise_text(f, sid, fid, id, low, delta);
+		chained = n;
+		calls[n++] = (db_call){"looking for the same rise in an earlier release",
+				       chain_sql,
+				       8,
+				       chain_p,
+				       NULL,
+				       NULL,
+				       0};
 	}
 	if (!f->stored_before) {
 		again = n;
@@ -354,9 +411,11 @@ static int store_after_row(finding *f, db *d, int64_t run_id, const analysis_opt
 				       0};
 	if ((rc = db_exec_pipeline(d, res, err, calls, n)) < 0)
 		return rc;
+	if (chained && db_rows(res[chained]))
+		chain = db_get_text(res[chained], 0, 0);
 	if (counted)
 		state = next_state(f, (size_t)db_get_i64(res[counted], 0, 0),
-				   again && db_get_bool(res[again], 0, 0), o, why);
+				   again && db_get_bool(res[again], 0, 0), chain, o, why);
 	for (size_t i = 0; i < n; i++)
 		db_result_free(res[i]);
 	memset(res, 0, sizeof(res));
@@ -1283,17 +1342,6 @@ static size_t uf_find(size_t *parent, size_t i)
 #define NOT_BEYOND(D, L)                                                                           \
 	D "::float8 - f0.delta <= sqrt(power(" D "::float8 - " L "::float8, 2)"                    \
 	  " + power(greatest(coalesce(f0.ci_high, f0.delta) - f0.delta, 0), 2))"
-
-/* Regression f's ids and rise as the parameters of NOT_BEYOND's queries. */
-static void rise_text(const finding *f, char sid[24], char fid[24], char id[24], char low[32],
-		      char delta[32])
-{
-	snprintf(sid, 24, "%" PRId64, f->service_id);
-	snprintf(fid, 24, "%" PRId64, f->function_id);
-	snprintf(id, 24, "%" PRId64, f->id);
-	snprintf(low, 32, "%.17g", f->ci_low);
-	snprintf(delta, 32, "%.17g", f->delta);
-}
 
 int findings_earlier_open(db *d, const finding *f, int64_t **ids, int64_t **holders, size_t *n,
 			  pr_error *err)

@@ -636,6 +636,39 @@ static void test_one_rise_in_two_releases_confirmed_in_one_run_pages_once(void *
 }
 
 /*
+ * A rise shipped in two releases of a few hours each, each judged once
+ * by its gate (a gate and the nightly of one day are one look): v2's
+ * finding was a candidate, v3's too, and neither ever reached a second
+ * look, so the rise never paged. v3 is confirmed by v2's significant
+ * look in another run, and the nightly pages it once; v2 stays a
+ * candidate, its rise paged through v3.
+ */
+static void test_a_rise_in_two_short_releases_is_confirmed_and_pages_once(void **state)
+{
+	fx *f = *state;
+	int64_t day = NIGHT_END - DAY;
+	char st[32];
+
+	history(f, "svc");
+	for (int i = 1; i <= 4; i++)
+		capture(f, "svc", "v2", day + i * HOUR, 1.3, 1, 0.05);
+	analyze_at(f, "v2", day + 5 * HOUR);
+	assert_string_equal(state_of(f, "work.hot", st, sizeof(st)), "candidate");
+	for (int i = 6; i <= 9; i++)
+		capture(f, "svc", "v3", day + i * HOUR, 1.3, 1, 0.05);
+	analyze_at(f, "v3", day + 10 * HOUR);
+	assert_int_equal(intf(f->t, "select count(*) from findings where function = 'work.hot'"
+				    " and current_release = 'v3' and state = 'confirmed'"
+				    " and severity <> 'critical'"),
+			 1);
+	run_night(f, 1);
+	assert_int_equal(triggers(f, "work.hot"), 1);
+	assert_int_equal(intf(f->t, "select count(*) from findings where function = 'work.hot'"
+				    " and current_release = 'v2' and state = 'candidate'"),
+			 1);
+}
+
+/*
  * An incident carried into the next release pages once too: v2 doubles
  * work.hot and work.inner below it (one incident, paged through its
  * lead), v3 costs the same. Only the lead holds the page, so each of v3's
@@ -2935,6 +2968,9 @@ int main(void)
 			test_an_incident_carried_into_the_next_release_pages_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_one_rise_in_two_releases_confirmed_in_one_run_pages_once, setup,
+			teardown),
+		cmocka_unit_test_setup_teardown(
+			test_a_rise_in_two_short_releases_is_confirmed_and_pages_once, setup,
 			teardown),
 		cmocka_unit_test_setup_teardown(
 			test_a_lead_whose_incident_pages_is_not_recorded_as_carried, setup,
