@@ -15,6 +15,7 @@
 #include "jobs/retention.h"
 #include "jobs/runs.h"
 #include "jobs/snapshot.h"
+#include "reports/report.h"
 #include "common/buf.h"
 #include "common/fileio.h"
 #include "common/timeutil.h"
@@ -1110,17 +1111,29 @@ static int other_function(ret *r, pr_error *err)
 	return rc;
 }
 
-/* The run id of a run report's file name, "run-N-INSTANCE..."; 0 when it is none. */
-static int64_t report_run_id(const char *name)
+/*
+ * The run id of a run report of this database's, a file named
+ * "run-N-INSTANCE" then "." or "-" (report_run_name; a team's report
+ * adds "-team-..."); 0 when it is none. Several databases may share one
+ * reports folder, each naming its reports after its own instance: the
+ * run 3 of another database is not our run 3, and its report may list
+ * a finding still open over there.
+ */
+static int64_t report_run_id(const char *name, const char *instance)
 {
-	char *end;
+	char own[REPORT_RUN_NAME_MAX], *end;
 	long long id;
+	size_t n;
 
 	if (strncmp(name, "run-", 4) != 0 || !isdigit((unsigned char)name[4]))
 		return 0;
 	errno = 0;
 	id = strtoll(name + 4, &end, 10);
-	return errno == 0 && id > 0 && *end == '-' ? (int64_t)id : 0;
+	if (errno != 0 || id <= 0 || *end != '-')
+		return 0;
+	report_run_name(own, (int64_t)id, instance);
+	n = strlen(own);
+	return strncmp(name, own, n) == 0 && (name[n] == '.' || name[n] == '-') ? (int64_t)id : 0;
 }
 
 /*
@@ -1128,8 +1141,9 @@ static int64_t report_run_id(const char *name)
  * night (about 1.4 MB a night for 15 services) and was never emptied:
  * storage stayed bounded but for it. A report that lists a finding still
  * open stays, however old: the finding's page links there. Only the
- * files named after a run are touched (run-N-...), never a report written
- * elsewhere with --out, nor anything else in the folder.
+ * files named after a run of this database are touched (run-N-INSTANCE...),
+ * never another database's sharing the folder, a report written elsewhere
+ * with --out, nor anything else in the folder.
  */
 static int old_reports(ret *r, pr_error *err)
 {
@@ -1140,7 +1154,7 @@ static int old_reports(ret *r, pr_error *err)
 		" and not exists (select 1 from run_findings rf join findings f"
 		"   on f.id = rf.finding_id where rf.run_id = r.id and f.status = 'open')";
 	/* clang-format on */
-	const char *dir = r->o.reports_dir;
+	const char *dir = r->o.reports_dir, *instance = NULL;
 	int days = r->cfg->reports.keep_days;
 	buf ids = BUF_INIT;
 	PGresult *res = NULL;
@@ -1152,13 +1166,17 @@ static int old_reports(ret *r, pr_error *err)
 	const char *p[2];
 	int rc = 0;
 
-	if (!dir || days <= 0 || !(dh = opendir(dir)))
+	if (!dir || days <= 0)
+		return 0;
+	if ((rc = db_instance(r->d, &instance, err)) < 0)
+		return rc;
+	if (!(dh = opendir(dir)))
 		return 0; /* no folder yet: nothing written, nothing to delete */
 	rc = buf_putc(&ids, '{');
 	while (rc == 0 && (e = readdir(dh)))
-		if (report_run_id(e->d_name))
+		if (report_run_id(e->d_name, instance))
 			rc = buf_printf(&ids, "%s%" PRId64, ids.len > 1 ? "," : "",
-					report_run_id(e->d_name));
+					report_run_id(e->d_name, instance));
 	if (rc == 0)
 		rc = buf_putc(&ids, '}');
 	if (rc < 0) {
@@ -1181,7 +1199,7 @@ static int old_reports(ret *r, pr_error *err)
 		gone[i] = db_get_i64(res, (int)i, 0);
 	rewinddir(dh);
 	while ((e = readdir(dh))) {
-		int64_t id = report_run_id(e->d_name);
+		int64_t id = report_run_id(e->d_name, instance);
 		bool del = false;
 		struct stat st;
 		for (size_t i = 0; id && i < ngone && !del; i++)
