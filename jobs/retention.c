@@ -65,6 +65,8 @@ typedef struct ret {
 	char at[24], batch[24], other[24];
 	buf sids, hot, del, top;   /* bigint[] literals, one entry per service */
 	bool global_tx;            /* dry run: everything in one transaction, rolled back */
+	/* The orphan sweep keeps unreferenced blobs put after this (db_newest). */
+	int64_t newer_than_us;
 } ret;
 
 static int oom(pr_error *err)
@@ -530,16 +532,53 @@ static int unkept(db *d, PGresult **res, const char *keys, pr_error *err)
 }
 
 /*
+ * When the database last saw a blob written, into r->newer_than_us: the
+ * newest capture's ingested_at or snapshot's stored_at, less
+ * RETENTION_STORE_SKEW_US; INT64_MIN when it holds neither (every
+ * unreferenced blob is then newer than it). An ingest writes its blob
+ * just before its row, so a blob put after the newest row is not a dead
+ * ingest's but one whose row the database lost: restored from an older
+ * backup while the store kept everything since. There is no index on
+ * these times; ids are handed out in the order rows are written, so the
+ * newest times are among the newest ids (the last thousand cover rows of
+ * transactions that were open together).
+ */
+static int db_newest(ret *r, pr_error *err)
+{
+	/* clang-format off */
+	static const char sql[] =
+		"select n is not null, coalesce(" DB_TS_TO_US("n") ", 0) from (select greatest("
+		"  (select max(ingested_at) from (select ingested_at from profiles"
+		"    order by id desc limit 1000) p),"
+		"  (select max(stored_at) from (select stored_at from snapshots"
+		"    order by id desc limit 1000) s)) as n) x";
+	/* clang-format on */
+	PGresult *res = NULL;
+	int rc = db_exec(r->d, &res, err, "reading when the newest capture was stored", sql, 0,
+			 NULL);
+
+	if (rc < 0)
+		return rc;
+	r->res->db_newest_us = db_get_bool(res, 0, 0) ? db_get_i64(res, 0, 1) : 0;
+	r->newer_than_us =
+		r->res->db_newest_us ? r->res->db_newest_us - RETENTION_STORE_SKEW_US : INT64_MIN;
+	db_result_free(res);
+	return 0;
+}
+
+/*
  * One chunk of old blobs of the store: those no capture keeps are
  * deleted like queued ones (delete_dead: the exclusive lock on the key,
- * the rows and the age checked again), or counted on a dry run.
+ * the rows and the age checked again), or counted on a dry run; those
+ * put after the newest row (r->newer_than_us) are kept and counted apart.
  */
 static int sweep_chunk(ret *r, const blob_entry *files, size_t n, int64_t grace, pr_error *err)
 {
 	PGresult *res = NULL;
 	buf lit = BUF_INIT;
 	char *keys[SWEEP_CHUNK], *dead[SWEEP_CHUNK];
-	int rc, nd;
+	size_t nd = 0;
+	int rc;
 
 	for (size_t k = 0; k < n; k++)
 		keys[k] = (char *)files[k].key;
@@ -549,21 +588,26 @@ static int sweep_chunk(ret *r, const blob_entry *files, size_t n, int64_t grace,
 	}
 	if ((rc = unkept(r->d, &res, lit.ptr, err)) < 0)
 		goto out;
-	nd = db_rows(res);
-	if (!r->o.dry_run) {
-		for (int j = 0; j < nd; j++)
-			dead[j] = (char *)db_get_text(res, j, 0);
-		if (nd)
-			rc = delete_dead(r, dead, (size_t)nd, true, grace, err);
-		goto out;
+	for (int j = 0; j < db_rows(res); j++) {
+		const char *k = db_get_text(res, j, 0);
+		const blob_entry *f = NULL;
+		for (size_t x = 0; x < n && !f; x++)
+			if (strcmp(files[x].key, k) == 0)
+				f = &files[x];
+		if (!f)
+			continue;
+		if (f->mtime_us > r->newer_than_us) {
+			r->res->orphans_kept_newer++;
+			r->res->orphan_kept_bytes += f->size;
+		} else if (!r->o.dry_run) {
+			dead[nd++] = (char *)k;
+		} else {
+			r->res->orphans_deleted++;
+			r->res->orphan_bytes += f->size;
+		}
 	}
-	for (int j = 0; j < nd; j++)
-		for (size_t x = 0; x < n; x++)
-			if (strcmp(files[x].key, db_get_text(res, j, 0)) == 0) {
-				r->res->orphans_deleted++;
-				r->res->orphan_bytes += files[x].size;
-				break;
-			}
+	if (nd)
+		rc = delete_dead(r, dead, nd, true, grace, err);
 out:
 	db_result_free(res);
 	buf_release(&lit);
@@ -612,7 +656,10 @@ static int sweep_orphans(ret *r, pr_error *err)
 	w->r = r;
 	w->now = time_now_us();
 	w->grace = r->o.orphan_grace_us > 0 ? r->o.orphan_grace_us : RETENTION_ORPHAN_GRACE_US;
-	rc = blob_store_list(r->bs, sweep_seen, w, err);
+	/* Read before the walk: a row stored meanwhile only makes it keep more. */
+	rc = db_newest(r, err);
+	if (rc == 0)
+		rc = blob_store_list(r->bs, sweep_seen, w, err);
 	if (rc == 0 && w->n)
 		rc = sweep_chunk(r, w->chunk, w->n, w->grace, err);
 	free(w);
@@ -1018,7 +1065,7 @@ static int leftovers(ret *r, pr_error *err)
 
 json_t *retention_result_json(const retention_result *r)
 {
-	char when[TIME_FMT_MAX];
+	char when[TIME_FMT_MAX], newest[TIME_FMT_MAX];
 	json_t *j;
 
 	time_format(when, r->at_us);
@@ -1039,10 +1086,18 @@ json_t *retention_result_json(const retention_result *r)
 		      (json_int_t)r->rows_used, "rows", (json_int_t)r->budget_rows, "over_budget",
 		      r->over_budget, "protected_rows", (json_int_t)r->protected_rows,
 		      "uncut_hot_rows", (json_int_t)r->uncut_hot_rows, "seconds", r->seconds);
+	if (r->db_newest_us)
+		time_format(newest, r->db_newest_us);
 	if (j && (json_object_set_new(j, "reports_deleted",
 				      json_integer((json_int_t)r->reports_deleted)) < 0 ||
 		  json_object_set_new(j, "report_bytes_freed",
-				      json_integer((json_int_t)r->report_bytes_freed)) < 0)) {
+				      json_integer((json_int_t)r->report_bytes_freed)) < 0 ||
+		  json_object_set_new(j, "orphans_kept_newer",
+				      json_integer((json_int_t)r->orphans_kept_newer)) < 0 ||
+		  json_object_set_new(j, "orphan_kept_bytes",
+				      json_integer((json_int_t)r->orphan_kept_bytes)) < 0 ||
+		  json_object_set_new(j, "db_newest",
+				      r->db_newest_us ? json_string(newest) : json_null()) < 0)) {
 		json_decref(j);
 		return NULL;
 	}
@@ -1303,6 +1358,21 @@ out:
 	}
 	if (locked)
 		db_advisory_unlock(d, RETENTION_LOCK);
+	if (out->orphans_kept_newer) {
+		/*
+		 * Here, not left to the callers (a job prints nothing, job.h): the
+		 * command line and nightly print only the figures they know, and
+		 * this one must reach whoever runs it. One write, a whole line.
+		 */
+		char msg[PR_ERROR_MSG_MAX], line[PR_ERROR_MSG_MAX + 32];
+		int len;
+		retention_newer_orphans_msg(msg, sizeof(msg), out);
+		len = snprintf(line, sizeof(line), "profreg: warning: retention: %s\n", msg);
+		if (len > 0)
+			(void)fileio_write_fd(STDERR_FILENO, line,
+					      (size_t)len < sizeof(line) ? (size_t)len
+									 : sizeof(line) - 1);
+	}
 	buf_release(&r.sids);
 	buf_release(&r.hot);
 	buf_release(&r.del);
@@ -1487,6 +1557,25 @@ out:
 	free(kept);
 	json_decref(doc);
 	return rc;
+}
+
+void retention_newer_orphans_msg(char *out, size_t n, const retention_result *r)
+{
+	char newest[TIME_FMT_MAX];
+
+	if (r->db_newest_us)
+		time_format(newest, r->db_newest_us);
+	snprintf(out, n,
+		 "%s %" PRIu64 " unreferenced blobs (%" PRIu64 " bytes) put after %s%s%s:"
+		 " the database may be behind the blob store (restored from an older backup?),"
+		 " and they may be the captures stored since, evidence of findings among them."
+		 " Ingest their files again (or `profreg collect`) and run `profreg blobs check`;"
+		 " once a newer capture is stored they look like a dead ingest's and the next"
+		 " run deletes them, so hold retention (retention.after_nightly) until then",
+		 r->dry_run ? "would keep" : "kept", r->orphans_kept_newer, r->orphan_kept_bytes,
+		 r->db_newest_us ? "the newest capture or snapshot the database holds ("
+				 : "anything the database holds (it has no capture or snapshot)",
+		 r->db_newest_us ? newest : "", r->db_newest_us ? ")" : "");
 }
 
 void retention_over_budget_msg(char *out, size_t n, const retention_result *r)

@@ -35,6 +35,13 @@
  * died between writing the blob and its row) are removed once older than
  * the grace period, found by walking the store (a local folder's files,
  * a bucket's objects through ListObjectsV2); so are stale temporary files.
+ * Only those older than the newest capture or snapshot the database holds
+ * (less RETENTION_STORE_SKEW_US), though: one written after it is what a
+ * database restored from an older backup no longer knows about (captures
+ * stored since, a finding's evidence among them), not a dead ingest's. It
+ * stays, counted apart (orphans_kept_newer), and the run says so on stderr
+ * (retention_newer_orphans_msg). A dead ingest's blob goes once a later
+ * capture is stored.
  *
  * The run holds the advisory lock RETENTION_LOCK, distinct from nightly's,
  * so the two can run side by side.
@@ -75,6 +82,14 @@ int retention_check_at(int64_t at_us, pr_error *err);
 /* Unreferenced blob files younger than this are left alone (an ingest may be writing the row). */
 #define RETENTION_ORPHAN_GRACE_US (6 * 3600 * 1000000LL)
 
+/*
+ * How far the store's clock (a file's mtime, an object's Last-Modified)
+ * may run behind the database's (a capture's ingested_at): an unreferenced
+ * blob less than this older than the newest row is kept as newer than the
+ * database.
+ */
+#define RETENTION_STORE_SKEW_US (3600 * 1000000LL)
+
 typedef struct retention_opts {
 	int64_t at_us; /* "now" for ages; 0: the clock; at most RETENTION_AT_SLACK_US ahead */
 	bool dry_run;            /* change nothing; report what would happen */
@@ -94,6 +109,13 @@ typedef struct retention_result {
 	uint64_t rows_removed;       /* per-function rows gone (net of "(other)" rows) */
 	uint64_t blobs_deleted, bytes_freed;
 	uint64_t orphans_deleted, orphan_bytes, temps_deleted;
+	/*
+	 * Unreferenced blobs past the grace period kept all the same: written
+	 * after the newest capture or snapshot the database holds (db_newest_us,
+	 * 0 when it holds none), so the database may be behind the store.
+	 */
+	uint64_t orphans_kept_newer, orphan_kept_bytes;
+	int64_t db_newest_us;
 	uint64_t batches;            /* transactions that moved captures */
 	uint64_t skipped_locked;     /* captures busy elsewhere, left for the next run */
 	uint64_t protected_kept;     /* captures past their tier kept as forensic or pinned */
@@ -136,6 +158,16 @@ int retention_run(retention_result *out, db *d, blob_store *bs, const config *cf
  * into out[n]; the command line prints it after its name.
  */
 void retention_over_budget_msg(char *out, size_t n, const retention_result *r);
+
+/*
+ * The one line that says the run kept unreferenced blobs newer than the
+ * database (r->orphans_kept_newer > 0): how many, since when, what it may
+ * mean and what to do, written into out[n]. retention_run writes it on
+ * stderr itself, once a run ("profreg: warning: retention: ..."): the
+ * callers print only what they know of, and a store the database is
+ * behind must not go unnoticed.
+ */
+void retention_newer_orphans_msg(char *out, size_t n, const retention_result *r);
 
 /* The result as a JSON object (the caller owns it; NULL when out of memory). */
 struct json_t *retention_result_json(const retention_result *r);

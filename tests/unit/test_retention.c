@@ -397,8 +397,8 @@ static void blob_path(fx *f, const char *key, char *out, size_t n)
 	snprintf(out, n, "%s/sha256/%.2s/%s.zst", f->dir, key, key + 2);
 }
 
-/* A blob file no row names, last written two days ago. */
-static void orphan(fx *f, const char *bytes, char key[BLOB_KEY_HEX + 1])
+/* A blob file no row names, last written `hours` ago. */
+static void orphan_aged(fx *f, const char *bytes, char key[BLOB_KEY_HEX + 1], int hours)
 {
 	char path[1024];
 	pr_error err = PR_ERROR_INIT;
@@ -406,9 +406,15 @@ static void orphan(fx *f, const char *bytes, char key[BLOB_KEY_HEX + 1])
 
 	assert_int_equal(blob_put(f->bs, key, bytes, strlen(bytes), NULL, &err), 0);
 	blob_path(f, key, path, sizeof(path));
-	old[0].tv_sec = old[1].tv_sec = time(NULL) - 2 * 86400;
+	old[0].tv_sec = old[1].tv_sec = time(NULL) - hours * 3600;
 	old[0].tv_nsec = old[1].tv_nsec = 0;
 	assert_int_equal(utimensat(AT_FDCWD, path, old, 0), 0);
+}
+
+/* A blob file no row names, last written two days ago. */
+static void orphan(fx *f, const char *bytes, char key[BLOB_KEY_HEX + 1])
+{
+	orphan_aged(f, bytes, key, 48);
 }
 
 static bool blob_there(fx *f, const char *key)
@@ -424,7 +430,9 @@ static bool blob_there(fx *f, const char *key)
  * An ingest storing bytes that are already there as an orphan (blob_put
  * finds the file and writes nothing) holds the shared lock on the key
  * until its row commits: the sweep must wait, see the row and keep the
- * file. A plain orphan beside it still goes.
+ * file. A plain orphan beside it still goes (older than the capture
+ * stored first: one newer than every row is kept, see
+ * test_orphans_newer_than_every_row_are_kept).
  */
 static void test_the_orphan_sweep_never_deletes_a_blob_an_ingest_is_pointing_a_row_at(void **state)
 {
@@ -436,6 +444,7 @@ static void test_the_orphan_sweep_never_deletes_a_blob_an_ingest_is_pointing_a_r
 
 	orphan(f, "bytes an ingest is storing again", busy);
 	orphan(f, "bytes nobody wants", dead);
+	capture(f, 1, 3, 100, "hot");
 	snprintf(q, sizeof(q),
 		 "begin; select pg_advisory_xact_lock_shared(" BLOB_LOCK_CLASS ", hashtext('%s'));"
 		 " insert into profiles (service_id, profile_type, release, "
@@ -516,6 +525,53 @@ static void test_a_sweep_of_many_chunks_deletes_every_orphan_and_nothing_else(vo
 		assert_true(blob_there(f, kept[i]));
 	for (int i = 0; i < YOUNG; i++)
 		assert_true(blob_there(f, young[i]));
+}
+
+/*
+ * A database restored from an older backup while the store kept
+ * everything since: blobs put after its newest capture (ingested 3 days
+ * ago) have no row, and are not a dead ingest's. Past the grace period
+ * they are kept and counted apart, an orphan older than the newest row
+ * still goes; a snapshot stored since counts as a newer row too.
+ */
+static void test_orphans_newer_than_every_row_are_kept(void **state)
+{
+	fx *f = *state;
+	char lost[BLOB_KEY_HEX + 1], dead[BLOB_KEY_HEX + 1], snap[BLOB_KEY_HEX + 1];
+	int64_t id = capture(f, 1, 3, 100, "hot");
+	int64_t ingested;
+	uint64_t size = 0;
+	pr_error err = PR_ERROR_INIT;
+	retention_result r;
+
+	testdb_execf(f->t,
+		     "update profiles set ingested_at = now() - interval '3 days'"
+		     " where id = %lld",
+		     (long long)id);
+	ingested = intf(f->t, "select " DB_TS_TO_US("ingested_at") " from profiles where id = %lld",
+			(long long)id);
+	orphan_aged(f, "a capture stored after the backup", lost, 24);
+	orphan_aged(f, "an ingest that died before the backup", dead, 120);
+	assert_int_equal(blob_stored_size(f->bs, lost, &size, &err), 0);
+	assert_int_equal(run(f, &r), 0);
+	assert_true(blob_there(f, lost));
+	assert_false(blob_there(f, dead));
+	assert_int_equal(r.orphans_deleted, 1);
+	assert_int_equal(r.orphans_kept_newer, 1);
+	assert_int_equal(r.orphan_kept_bytes, size);
+	assert_int_equal(r.db_newest_us, ingested);
+
+	/* A snapshot stored now: the database has seen writes up to now. */
+	orphan_aged(f, "a snapshot's archive", snap, 1);
+	testdb_execf(f->t,
+		     "insert into snapshots (host, taken_at, blob_key, archive_bytes,"
+		     " manifest, stored_by) values ('h', now(), '%s', 1, '{}', 'test')",
+		     snap);
+	assert_int_equal(run(f, &r), 0);
+	assert_false(blob_there(f, lost));
+	assert_true(blob_there(f, snap));
+	assert_int_equal(r.orphans_deleted, 1);
+	assert_int_equal(r.orphans_kept_newer, 0);
 }
 
 /*
@@ -904,6 +960,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 			test_a_sweep_of_many_chunks_deletes_every_orphan_and_nothing_else, setup,
 			teardown),
+		cmocka_unit_test_setup_teardown(test_orphans_newer_than_every_row_are_kept, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(
 			test_the_row_budget_never_deletes_hot_captures_and_says_what_is_left, setup,
 			teardown),
