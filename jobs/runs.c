@@ -3,12 +3,31 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "jobs/runs.h"
+#include "reports/report.h"
 
+#include <dirent.h>
 #include <inttypes.h>
 #include <jansson.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/*
+ * The reports folder of the process (runs_set_reports_dir), NULL when
+ * none was set. Process-wide because every caller of runs_begin takes its
+ * id from the one sequence, and not every one knows where reports go;
+ * under a lock because serve's and workers' threads begin runs.
+ */
+static pthread_mutex_t reports_lock = PTHREAD_MUTEX_INITIALIZER;
+static char *reports_dir;
+
+/*
+ * A database restored from a dump skips at most this many run ids to
+ * get past its reports: more is no restore but a stray file, and taking
+ * that many values from the sequence would stall every run.
+ */
+#define RUNS_SKIP_MAX INT64_C(10000000)
 
 static char *dump(const json_t *v)
 {
@@ -45,27 +64,136 @@ int runs_reap(db *d, const char *kind, int64_t *n, pr_error *err)
 	return 0;
 }
 
+int runs_set_reports_dir(const char *dir, pr_error *err)
+{
+	char *copy = NULL;
+
+	if (dir && !(copy = strdup(dir)))
+		return pr_error_set(err, PR_ENOMEM, "out of memory");
+	pthread_mutex_lock(&reports_lock);
+	free(reports_dir);
+	reports_dir = copy;
+	pthread_mutex_unlock(&reports_lock);
+	return 0;
+}
+
+/*
+ * The largest run id among the report files of `instance`'s database in
+ * folder `dir`, 0 when there are none. A folder not made yet holds none;
+ * one that cannot be read is taken as empty too: the run's own report
+ * cannot be written there either, and that failure is said where it
+ * happens, while a nightly stopped here would find and page nothing.
+ */
+static int64_t reports_max_run(const char *dir, const char *instance)
+{
+	DIR *dh = opendir(dir);
+	struct dirent *e;
+	int64_t max = 0;
+
+	if (!dh)
+		return 0;
+	while ((e = readdir(dh))) {
+		int64_t id = report_run_name_id(e->d_name, instance);
+		if (id > max)
+			max = id;
+	}
+	closedir(dh);
+	return max;
+}
+
+/*
+ * The id for a new run: from the runs sequence, past every run report
+ * of this database in the reports folder. A database restored from a
+ * dump has the sequence of the dump: the runs since were lost, their
+ * reports were not, and pages already sent link to them. Values are only
+ * ever taken with nextval, never set back with setval (which needs
+ * UPDATE on the sequence, and can hand a value out twice to runs begun
+ * at the same time): two runs never share an id. *id 0: no reports
+ * folder is known, or it holds none of this database's run reports; the
+ * insert takes the sequence's next value then.
+ */
+static int next_id(int64_t *id, db *d, pr_error *err)
+{
+	static const char one[] = "select nextval(pg_get_serial_sequence('runs', 'id'))";
+	static const char past[] = "select max(nextval(pg_get_serial_sequence('runs', 'id')))"
+				   " from generate_series($1::bigint, $2::bigint)";
+	char from[24], to[24], *dir = NULL;
+	const char *p[2] = {from, to}, *instance;
+	struct pg_result *res = NULL;
+	int64_t max = 0, next = 0;
+	int rc = 0;
+
+	*id = 0;
+	pthread_mutex_lock(&reports_lock);
+	if (reports_dir && !(dir = strdup(reports_dir)))
+		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+	pthread_mutex_unlock(&reports_lock);
+	if (rc < 0 || !dir || (rc = db_instance(d, &instance, err)) < 0 ||
+	    !(max = reports_max_run(dir, instance)))
+		goto out;
+	if ((rc = db_exec(d, &res, err, "taking a run id", one, 0, NULL)) < 0)
+		goto out;
+	next = db_get_i64(res, 0, 0);
+	db_result_free(res);
+	res = NULL;
+	if (next > max)
+		goto out;
+	if (max - next >= RUNS_SKIP_MAX) {
+		rc = pr_error_set(
+			err, PR_EDATA,
+			"the reports folder '%s' holds a report of run %" PRId64 " (run-%" PRId64
+			"-%.8s), far past this database's next run %" PRId64
+			": no restore loses that many runs; move that run's files out of the "
+			"folder",
+			dir, max, max, instance, next);
+		goto out;
+	}
+	/* nextval once a value from next to max: the last is past max, whatever others take. */
+	snprintf(from, sizeof(from), "%" PRId64, next);
+	snprintf(to, sizeof(to), "%" PRId64, max);
+	if ((rc = db_exec(d, &res, err, "taking a run id past the reports folder's", past, 2, p)) <
+	    0)
+		goto out;
+	next = db_get_i64(res, 0, 0);
+	fprintf(stderr,
+		"profreg: the database is behind its reports folder (restored from a backup?): "
+		"'%s' holds reports of runs up to %" PRId64 " it does not know; run ids "
+		"continue after %" PRId64 " (this run is %" PRId64 ")\n",
+		dir, max, max, next);
+out:
+	if (rc == 0)
+		*id = next;
+	db_result_free(res);
+	free(dir);
+	return rc;
+}
+
 int runs_begin(int64_t *id, db *d, const char *kind, int64_t service_id, const json_t *params,
 	       pr_error *err)
 {
 	static const char sql[] =
-		"insert into runs (kind, service_id, status, detail, backend_pid, backend_start)"
-		" select $1, nullif($2::bigint, 0), 'running', $3::jsonb, pg_backend_pid(),"
+		"insert into runs (id, kind, service_id, status, detail, backend_pid,"
+		"   backend_start)"
+		" select coalesce(nullif($4::bigint, 0),"
+		"   nextval(pg_get_serial_sequence('runs', 'id'))),"
+		"   $1, nullif($2::bigint, 0), 'running', $3::jsonb, pg_backend_pid(),"
 		"   (select backend_start from pg_stat_activity where pid = pg_backend_pid())"
 		" returning id";
-	char sid[24], *text = NULL;
-	const char *p[3] = {kind, sid, NULL};
+	char sid[24], rid[24], *text = NULL;
+	const char *p[4] = {kind, sid, NULL, rid};
 	struct pg_result *res = NULL;
+	int64_t next = 0;
 	int rc;
 
 	*id = 0;
-	if ((rc = runs_reap(d, kind, NULL, err)) < 0)
+	if ((rc = runs_reap(d, kind, NULL, err)) < 0 || (rc = next_id(&next, d, err)) < 0)
 		return rc;
 	if (!(text = dump(params)))
 		return pr_error_set(err, PR_ENOMEM, "out of memory");
 	p[2] = text;
 	snprintf(sid, sizeof(sid), "%" PRId64, service_id);
-	rc = db_exec(d, &res, err, "recording the run", sql, 3, p);
+	snprintf(rid, sizeof(rid), "%" PRId64, next);
+	rc = db_exec(d, &res, err, "recording the run", sql, 4, p);
 	free(text);
 	if (rc < 0)
 		return rc;

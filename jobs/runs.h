@@ -22,10 +22,22 @@ struct json_t;
  * Mark the runs of `kind` left running by a dead session as interrupted,
  * then record a new run of `kind` (for one service when service_id > 0)
  * with `params` (a JSON object, may be NULL; not stolen). *id is the new
- * run's id.
+ * run's id: past every run report of this database (report_run_name) in
+ * the reports folder set with runs_set_reports_dir. A database restored
+ * from a dump is behind its folder; its next run would take a lost run's
+ * id and write its reports over that run's, which pages link to. It
+ * takes an id past them instead, saying once on stderr that ids continue
+ * after the folder's last run.
  */
 int runs_begin(int64_t *id, db *d, const char *kind, int64_t service_id,
 	       const struct json_t *params, pr_error *err);
+
+/*
+ * The reports folder (reportdata_dir) whose run reports the ids of runs
+ * this process begins stay clear of; copied. NULL: none, ids are not
+ * checked (tests that write no reports).
+ */
+int runs_set_reports_dir(const char *dir, pr_error *err);
 
 /* Finish run `id` with `status`, merging `detail` (may be NULL; not stolen) into its detail. */
 int runs_finish(db *d, int64_t id, const char *status, const struct json_t *detail,

@@ -4,6 +4,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "reports/report.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -15,6 +17,27 @@ void report_run_name(char out[REPORT_RUN_NAME_MAX], int64_t run_id, const char *
 {
 	snprintf(out, REPORT_RUN_NAME_MAX, "run-%" PRId64 "-%.8s", run_id,
 		 instance && *instance ? instance : "0");
+}
+
+int64_t report_run_name_id(const char *file, const char *instance)
+{
+	char name[REPORT_RUN_NAME_MAX];
+	const char *rest;
+	char *end;
+	long long id;
+
+	if (strncmp(file, "run-", 4) != 0 || !isdigit((unsigned char)file[4]))
+		return 0;
+	errno = 0;
+	id = strtoll(file + 4, &end, 10);
+	if (errno != 0 || id <= 0)
+		return 0;
+	/* Named back and compared, so the two can never disagree on what a name is. */
+	report_run_name(name, (int64_t)id, instance);
+	if (strncmp(file, name, strlen(name)) != 0)
+		return 0;
+	rest = file + strlen(name);
+	return *rest == '.' || strncmp(rest, "-team-", 6) == 0 ? (int64_t)id : 0;
 }
 
 int report_init(report *r, const char *kind, pr_error *err)

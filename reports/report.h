@@ -178,6 +178,14 @@ void report_put(report_out *o, const char *fmt, ...) __attribute__((format(print
 #define REPORT_RUN_NAME_MAX 48
 void report_run_name(char out[REPORT_RUN_NAME_MAX], int64_t run_id, const char *instance);
 
+/*
+ * The run id of a file in the reports folder that report_run_name named
+ * for `instance`'s database: its reports ("run-42-1a2b3c4d.html", any
+ * extension) and its team reports ("run-42-1a2b3c4d-team-..."). 0 for
+ * any other file, another database's run reports among them.
+ */
+int64_t report_run_name_id(const char *file, const char *instance);
+
 int report_init(report *r, const char *kind, pr_error *err);
 void report_release(report *r);
 

@@ -9,6 +9,8 @@
 #include "jobs/access.h"
 #include "jobs/blobs.h"
 #include "jobs/config.h"
+#include "jobs/reportdata.h"
+#include "jobs/runs.h"
 
 #include <unistd.h>
 
@@ -114,20 +116,43 @@ int ctx_db_open_setup(cli_ctx *ctx, db **out, pr_error *err)
 	return open_db(ctx, out, true, err);
 }
 
+/*
+ * The runs a command begins take ids past the reports in the folder the
+ * configuration names (runs.h): a database restored from a dump must not
+ * write its next run's reports over a lost run's.
+ */
+static int reports_dir_set(cli_ctx *ctx, config *cfg, pr_error *err)
+{
+	char *dir = reportdata_dir(cfg, ctx->home);
+	int rc;
+
+	if (!dir) {
+		config_release(cfg);
+		return pr_error_set(err, PR_ENOMEM, "out of memory");
+	}
+	rc = runs_set_reports_dir(dir, err);
+	free(dir);
+	if (rc < 0)
+		config_release(cfg);
+	return rc;
+}
+
 int ctx_config_load(cli_ctx *ctx, config *out, pr_error *err)
 {
 	buf path = BUF_INIT;
 	int rc;
 
 	if (ctx->config)
-		return config_load(out, ctx->config, err);
+		return (rc = config_load(out, ctx->config, err)) < 0
+			       ? rc
+			       : reports_dir_set(ctx, out, err);
 	if (buf_printf(&path, "%s/profreg.json", ctx->home) < 0) {
 		memset(out, 0, sizeof(*out));
 		return pr_error_set(err, PR_ENOMEM, "out of memory");
 	}
 	rc = config_load(out, access(path.ptr, F_OK) == 0 ? path.ptr : NULL, err);
 	buf_release(&path);
-	return rc;
+	return rc < 0 ? rc : reports_dir_set(ctx, out, err);
 }
 
 int ctx_blobs_open(cli_ctx *ctx, blob_store **out, pr_error *err)
