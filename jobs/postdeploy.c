@@ -164,35 +164,82 @@ static int no_captures(const postdeploy_result *x, db *d, const postdeploy_opts 
 }
 
 /*
+ * Whether capture c is one the analysis judges, as count_captures counts
+ * them: of a type judged, holding samples, stamped by "now" (`at_us`) and
+ * outside the warm-up around the deploy (reported at `deploy_us`, first
+ * recorded at `deployed_us`). A capture of the same release name left out
+ * of the analysis says nothing about the build that was judged.
+ */
+static bool judged_capture(const db_capture *c, const config_service *cs, int64_t at_us,
+			   int64_t deploy_us, int64_t deployed_us, int64_t warmup_us)
+{
+	int64_t from_report = c->captured_at_us - deploy_us;
+	int64_t from_first = c->captured_at_us - deployed_us;
+	bool typed = false;
+
+	/* The types postdeploy_run analyses: the service's, else cpu. */
+	for (size_t t = 0; t < (cs ? cs->ntypes : 1) && !typed; t++)
+		typed = c->profile_type && strcmp(c->profile_type, cs ? cs->types[t] : "cpu") == 0;
+	if (!typed || c->total_value <= 0 || c->captured_at_us > at_us)
+		return false;
+	return warmup_us <= 0 || ((from_report < 0 ? -from_report : from_report) >= warmup_us &&
+				  (from_first < 0 ? -from_first : from_first) >= warmup_us);
+}
+
+/*
  * The release's captures should be of the build being deployed: a
  * release captured as another commit (a version label reused for a
  * hotfix, an agent still labelling the old pods, CI naming a merge
  * commit the image was not built from) has the gate judge a build that
- * may not be the one deployed. The verdict stands, on the captures
- * there are, and a note says which build they are; captures without a
- * commit say nothing.
+ * may not be the one deployed. A note says which build they are. When
+ * no capture judged carries the deployed commit, the deployed build was
+ * never measured (ingest refuses a second commit for a release, so a
+ * hotfix under the old name leaves only the old build's captures):
+ * x->unmeasured, and verdict() makes a pass inconclusive. A capture
+ * without a commit belongs to whichever commit the release has (as at
+ * ingest), so it never counts as the deployed build's. Commits compare
+ * as ingest compares them: a prefix of the other, in any case.
  */
-static int check_build(postdeploy_result *x, db *d, const postdeploy_opts *o, pr_error *err)
+static int check_build(postdeploy_result *x, db *d, const config_service *cs,
+		       const postdeploy_opts *o, int64_t at_us, int64_t deploy_us, pr_error *err)
 {
 	db_capture_filter f = {0};
 	db_capture *caps = NULL;
 	size_t n = 0;
+	int64_t deployed = 0;
+	bool named_judged = false; /* captured_sha is of a capture judged */
 	int rc;
 
 	f.service = o->service;
 	f.release = o->release;
 	if ((rc = db_capture_list(d, &caps, &n, &f, err)) < 0)
 		return rc;
-	for (size_t i = 0; i < n && !x->captured_sha[0]; i++)
-		if (caps[i].commit_sha && !ingest_same_commit(caps[i].commit_sha, x->sha)) {
-			snprintf(x->captured_sha, sizeof(x->captured_sha), "%s",
-				 caps[i].commit_sha);
-			x->captured_id = caps[i].id;
-			job_note(&x->notes, "release '%s' of service '%s' was captured as commit "
-				 "%s (capture %lld), not the deployed %s: the verdict is on "
-				 "that build's captures", o->release, o->service,
-				 x->captured_sha, (long long)caps[i].id, x->sha);
+	for (size_t i = 0; i < n; i++) {
+		const db_capture *c = &caps[i];
+		bool judged;
+		if (!c->commit_sha || !c->commit_sha[0])
+			continue;
+		judged = judged_capture(c, cs, at_us, deploy_us, x->dep.deployed_at_us,
+					x->warmup_us);
+		if (ingest_same_commit(c->commit_sha, x->sha)) {
+			deployed += judged;
+			continue;
 		}
+		/* Name a capture the verdict leaned on, when there is one. */
+		if (x->captured_sha[0] && (named_judged || !judged))
+			continue;
+		snprintf(x->captured_sha, sizeof(x->captured_sha), "%s", c->commit_sha);
+		x->captured_id = c->id;
+		named_judged = judged;
+	}
+	if (x->captured_sha[0])
+		job_note(&x->notes,
+			 "release '%s' of service '%s' was captured as commit "
+			 "%s (capture %lld), not the deployed %s: the verdict is on "
+			 "that build's captures",
+			 o->release, o->service, x->captured_sha, (long long)x->captured_id,
+			 x->sha);
+	x->unmeasured = x->captured_sha[0] && deployed == 0;
 	for (size_t i = 0; i < n; i++)
 		db_capture_release(&caps[i]);
 	free(caps);
@@ -331,6 +378,19 @@ static void verdict(postdeploy_result *x, const postdeploy_opts *o)
 			 x->captures);
 		json_array_append_new(x->reasons, json_string(line));
 	}
+	if (x->unmeasured) {
+		/*
+		 * A pass on another build's captures says nothing of the build
+		 * deployed; a fail stands: the release name's captures did regress.
+		 */
+		snprintf(line, sizeof(line),
+			 "release '%.128s' was deployed as commit %s, but the captures judged "
+			 "are of commit %s (capture %" PRId64 "): the deployed build was never "
+			 "measured. A release is one build (docs/ingest.md, \"A release has "
+			 "one commit\"): deploy the new build under a release name of its own",
+			 o->release, x->sha, x->captured_sha, x->captured_id);
+		json_array_append_new(x->reasons, json_string(line));
+	}
 	if (analysis_latest_look(&x->a) > x->a.opts.max_looks) {
 		/* A rollback to, or a promotion of, a release that has run for days. */
 		snprintf(line, sizeof(line),
@@ -413,8 +473,6 @@ int postdeploy_run(postdeploy_result *out, const job_env *env, const postdeploy_
 		rc = no_captures(x, env->d, o, svc.id, err);
 		goto out;
 	}
-	if ((rc = check_build(x, env->d, o, err)) < 0)
-		goto out;
 	if (o->canary) {
 		if ((rc = cohort_resolve(&hosts, env->d, svc.id, svc.name, o->canary, o->control,
 					 err)) < 0)
@@ -436,6 +494,9 @@ int postdeploy_run(postdeploy_result *out, const job_env *env, const postdeploy_
 	/* What that "now" judges, for the verdict: a capture stamped later is not. */
 	if ((rc = count_captures(x, env, cs, svc.id, o->release, ao.at_us + 1, reported_at,
 				 err)) < 0)
+		goto out;
+	/* Which build those captures are: known only now the deploy and "now" are. */
+	if ((rc = check_build(x, env->d, cs, o, ao.at_us, reported_at, err)) < 0)
 		goto out;
 	analysis_init(&x->a, &ao);
 	{
@@ -466,6 +527,7 @@ int postdeploy_run(postdeploy_result *out, const job_env *env, const postdeploy_
 	}
 	if ((rc = analysis_finish(&x->a, err)) < 0)
 		goto fail;
+	x->judged = (int64_t)analysis_current_captures(&x->a);
 	for (size_t i = 0; i < x->a.nnotes; i++)
 		job_note(&x->notes, "%s", x->a.notes[i]);
 	if ((rc = record_findings_bs(&x->a, env->d, env->bs, x->run_id, env->cfg, true, err)) < 0 ||

@@ -13,8 +13,9 @@
  *
  * The verdict fails closed: "fail" on a regression at or above the gate;
  * "inconclusive" when anything kept the release from being judged (a
- * skipped profile type, fewer captures than asked for), with the reasons;
- * else "pass".
+ * skipped profile type, fewer captures than asked for, captures judged
+ * that are all of another commit than the deployed one), with the
+ * reasons; else "pass".
  */
 #ifndef PR_POSTDEPLOY_H
 #define PR_POSTDEPLOY_H
@@ -67,6 +68,11 @@ typedef struct postdeploy_result {
 	char captured_sha[65];          /* a commit of the release's captures that is not
 					 * sha, "" when none is (check_build) */
 	int64_t captured_id;            /* a capture of that commit */
+	bool unmeasured;                /* captured_sha is set and no capture judged
+					 * carries sha: the deployed build was never
+					 * measured, so a pass is inconclusive */
+	int64_t judged;                 /* captures the analysis judged, every type
+					 * together (a canary: its hosts' only) */
 	int64_t waited_us;
 	int64_t run_id;
 	analysis a;

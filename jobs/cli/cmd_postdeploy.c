@@ -7,7 +7,8 @@
  * The gate fails closed: exit 0 pass, 1 a regression at or above the
  * gate, 2 usage, 3 infrastructure, 4 bad input (unknown service, a ref
  * that does not resolve, a release with no captures at all), 5
- * inconclusive (too thin a baseline, too few captures) unless
+ * inconclusive (too thin a baseline, too few captures, none judged of
+ * the deployed commit) unless
  * --on-inconclusive pass. A step that has no verdict by --deadline (a
  * lock held by another session, a server that stops answering) stops
  * with exit 3: a CI gate answers in bounded time, and never with a pass.
@@ -140,6 +141,50 @@ static void shifts(report_out *o, const analysis *a, size_t nshift, const char *
 	report_put(o, "%s", report ? "; each is in the report.\n\n" : ".\n\n");
 }
 
+/*
+ * "; 4 of the 9 captures of the release judged (5 stamped after --at)":
+ * the count a reader checks the verdict against is the one judged, and
+ * the captures left out are said with why, so that none seems judged
+ * that was not.
+ */
+static void captures_line(report_out *o, const postdeploy_opts *opt, const postdeploy_result *x)
+{
+	int64_t empty = x->captures - x->with_samples - x->later - x->warming;
+	int64_t other = x->with_samples - x->judged;
+	const char *sep = " (";
+
+	if (x->judged == x->captures)
+		report_put(o, "; %" PRId64 " capture%s of the release", x->captures,
+			   x->captures == 1 ? "" : "s");
+	else
+		report_put(o, "; %" PRId64 " of the %" PRId64 " capture%s of the release judged",
+			   x->judged, x->captures, x->captures == 1 ? "" : "s");
+	if (x->later > 0) {
+		report_put(o, "%s%" PRId64 " stamped after %s", sep, x->later,
+			   opt->at_us ? "--at" : "the analysis time (a clock ahead)");
+		sep = "; ";
+	}
+	if (x->warming > 0) {
+		report_put(o, "%s%" PRId64 " taken in the warm-up around the deploy", sep,
+			   x->warming);
+		sep = "; ";
+	}
+	if (empty > 0) {
+		report_put(o, "%s%" PRId64 " holding no samples", sep, empty);
+		sep = "; ";
+	}
+	if (other > 0) {
+		report_put(o, "%s%" PRId64 " of a type or host the analysis did not judge", sep,
+			   other);
+		sep = "; ";
+	}
+	if (sep[0] == ';')
+		report_put(o, "%s", ")");
+	if (x->waited_us)
+		report_put(o, " after waiting %" PRId64 " s", x->waited_us / 1000000);
+	report_put(o, "%s", "\n\n");
+}
+
 static void markdown(report_out *o, const postdeploy_opts *opt, const postdeploy_result *x,
 		     const char *on_inconclusive)
 {
@@ -208,19 +253,16 @@ static void markdown(report_out *o, const postdeploy_opts *opt, const postdeploy
 	if (x->dep.previous_sha[0])
 		report_put(o, opt->previous ? ", commits since `%.12s` (--previous)"
 					    : ", previous deploy `%.12s`", x->dep.previous_sha);
-	report_put(o, "; %" PRId64 " capture%s of the release", x->captures,
-		   x->captures == 1 ? "" : "s");
-	if (x->warming)
-		report_put(o, " (%" PRId64 " taken in the warm-up around the deploy, not judged)",
-			   x->warming);
-	if (x->waited_us)
-		report_put(o, " after waiting %" PRId64 " s", x->waited_us / 1000000);
-	report_put(o, "%s", "\n\n");
-	if (x->captured_sha[0]) {
+	captures_line(o, opt, x);
+	/* Unmeasured and not a fail: the reasons above say it already. */
+	if (x->captured_sha[0] && (!x->unmeasured || strcmp(x->verdict, "fail") == 0)) {
 		report_put(o, "%s", "**Another build:** the release was captured as commit ");
 		md_escape(o, x->captured_sha);
-		report_put(o, " (capture %" PRId64 "), not the deployed commit; the verdict is "
-			   "on that build's captures\n\n", x->captured_id);
+		report_put(o,
+			   " (capture %" PRId64 "), not the deployed commit; the verdict is "
+			   "on that build's captures%s\n\n",
+			   x->captured_id,
+			   x->unmeasured ? ", none of which is of the deployed build" : "");
 	}
 	/* A verdict that could not see into 5% of the samples or more says so. */
 	if (a->nameless >= 0.05)
@@ -371,6 +413,7 @@ static json_t *result_json(const postdeploy_opts *opt, const postdeploy_result *
 	if (doc) {
 		json_object_set(doc, "hosts", x->hosts ? x->hosts : json_null());
 		json_object_set_new(doc, "warmup_captures", json_integer(x->warming));
+		json_object_set_new(doc, "judged_captures", json_integer(x->judged));
 		json_object_set_new(doc, "captured_commit", x->captured_sha[0]
 					? json_string(x->captured_sha) : json_null());
 	}

@@ -94,8 +94,10 @@ run pr post-deploy --service "$good" --release "${rel}x" --commit "$rel" --repo 
 	not_ok "wrong release" "rc=$RC $ERR"
 
 # 5. Collection problems are shown, not swallowed.
+# The commit its captures carry: a pass judged on another build's is inconclusive.
+gsha=$(head -n 1 "$T/fleet/cur-good.jsonl" | sed 's/.*"commit":"\([0-9a-f]*\)".*/\1/')
 printf '{"services": {"%s": {"source": {"dir": "%s/no-such-folder"}}}}' "$good" "$T" >"$T/gone.json"
-run pr --config "$T/gone.json" post-deploy --service "$good" --release "$rel" --commit "$rel" --repo "$R"
+run pr --config "$T/gone.json" post-deploy --service "$good" --release "$rel" --commit "$gsha"
 [ $RC -eq 0 ] && [[ $OUT == *"Collection problems"*"no-such-folder"* ]] && [[ $ERR == *"collection: drop folder"* ]] &&
 	ok "post-deploy reports its service's collection failures" || not_ok "collection" "rc=$RC $OUT $ERR"
 

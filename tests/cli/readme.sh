@@ -39,8 +39,11 @@ setup_db() { # NAME SERVICE-FROM-FLEET
 	fresh_db "$1"
 	pr --quiet db init
 	pr --quiet service add checkout && pr --quiet service enable checkout
+	# The new release's captures carry the commit CI deploys, as an
+	# agent stamping GITHUB_SHA's build does.
 	grep "\"service\":\"$2\"" "$T/fleet/manifest.jsonl" |
-		sed "s/\"service\":\"$2\"/\"service\":\"checkout\"/; s/\"release\":\"$rel\"/\"release\":\"$sha\"/" \
+		sed -e "/\"release\":\"$rel\"/ s/\"commit\":\"[0-9a-f]*\"/\"commit\":\"$sha\"/" \
+			-e "s/\"service\":\"$2\"/\"service\":\"checkout\"/; s/\"release\":\"$rel\"/\"release\":\"$sha\"/" \
 			>"$T/fleet/m-$1.jsonl"
 	pr --quiet ingest --manifest "$T/fleet/m-$1.jsonl"
 }
