@@ -55,6 +55,9 @@
 #define TS_COL(c) "('epoch'::timestamptz + " c " * interval '1 microsecond')"
 
 #define SWEEP_CHUNK 500
+/* The most holds on unreferenced blobs a sweep reads (each a restore found). */
+#define HOLDS_MAX 64
+#define HOLDS_MAX_TEXT "64"
 
 typedef struct ret {
 	db *d;
@@ -67,6 +70,11 @@ typedef struct ret {
 	bool global_tx;            /* dry run: everything in one transaction, rolled back */
 	/* The orphan sweep keeps unreferenced blobs put after this (db_newest). */
 	int64_t newer_than_us;
+	/* and those put within a hold (holds_load); how many it kept outside any */
+	struct {
+		int64_t from_us, until_us;
+	} holds[HOLDS_MAX];
+	size_t nholds, kept_unheld;
 } ret;
 
 static int oom(pr_error *err)
@@ -532,38 +540,88 @@ static int unkept(db *d, PGresult **res, const char *keys, pr_error *err)
 }
 
 /*
- * When the database last saw a blob written, into r->newer_than_us: the
- * newest capture's ingested_at or snapshot's stored_at, less
- * RETENTION_STORE_SKEW_US; INT64_MIN when it holds neither (every
- * unreferenced blob is then newer than it). An ingest writes its blob
- * just before its row, so a blob put after the newest row is not a dead
- * ingest's but one whose row the database lost: restored from an older
- * backup while the store kept everything since. There is no index on
- * these times; ids are handed out in the order rows are written, so the
- * newest times are among the newest ids (the last thousand cover rows of
- * transactions that were open together).
+ * The holds on unreferenced blobs taken in the last summary_days
+ * (DB_BLOBS_HELD rows of the audit log): by a sweep that kept blobs newer
+ * than the database, or by a run that found the database behind its
+ * reports folder (runs.c). The newer-than rule alone lasted only until
+ * the next capture was stored: after a restore, the nightly's own
+ * collection stored one before its retention ran, and the blobs of the
+ * lost captures then looked like dead ingests' and went. A hold keeps
+ * the blobs put between its restore point and the time it was taken for
+ * as long as a capture lives (summary_days), time enough to ingest them
+ * again; a dead ingest's blob put after the hold goes as before.
+ */
+static int holds_load(ret *r, pr_error *err)
+{
+	static const char sql[] =
+		"select (detail ->> 'newest_us')::bigint, (detail ->> 'until_us')::bigint"
+		"  from audit_log where action = '" DB_BLOBS_HELD "'"
+		"   and at >= now() - $1::bigint * interval '1 microsecond'"
+		"   and jsonb_typeof(detail -> 'newest_us') = 'number'"
+		"   and jsonb_typeof(detail -> 'until_us') = 'number'"
+		" order by at desc limit " HOLDS_MAX_TEXT;
+	const config_tiers *t = &r->cfg->retention.tiers;
+	char horizon[24];
+	const char *p[1] = {i64s(horizon, t->summary_us > t->hot_us ? t->summary_us : t->hot_us)};
+	PGresult *res = NULL;
+	int rc = db_exec(r->d, &res, err, "reading the holds on unreferenced blobs", sql, 1, p);
+
+	r->nholds = 0;
+	if (rc < 0)
+		return rc;
+	for (int i = 0; i < db_rows(res) && r->nholds < HOLDS_MAX; i++) {
+		r->holds[r->nholds].from_us = db_get_i64(res, i, 0) - RETENTION_STORE_SKEW_US;
+		r->holds[r->nholds++].until_us = db_get_i64(res, i, 1);
+	}
+	db_result_free(res);
+	return 0;
+}
+
+/* Whether a blob put at mtime_us falls under one of the holds. */
+static bool held(const ret *r, int64_t mtime_us)
+{
+	for (size_t i = 0; i < r->nholds; i++)
+		if (mtime_us > r->holds[i].from_us && mtime_us <= r->holds[i].until_us)
+			return true;
+	return false;
+}
+
+/*
+ * Takes a hold on the blobs this sweep kept as newer than the database
+ * (from its newest row to now), so that the next sweeps keep them after
+ * a capture newer than them is stored. Once: a sweep whose kept blobs
+ * all fall under holds already taken takes none.
+ */
+static int hold_take(ret *r, pr_error *err)
+{
+	char detail[96];
+
+	r->res->orphans_newly_held = r->kept_unheld;
+	if (r->o.dry_run || !r->kept_unheld)
+		return 0;
+	snprintf(detail, sizeof(detail), "{\"newest_us\": %" PRId64 ", \"until_us\": %" PRId64 "}",
+		 r->res->db_newest_us, time_now_us());
+	return db_audit(r->d, DB_BLOBS_HELD, "blob store", detail, err);
+}
+
+/*
+ * When the database last saw a blob written, into r->newer_than_us: its
+ * newest stored row (db_newest_stored) less RETENTION_STORE_SKEW_US;
+ * INT64_MIN when it holds none (every unreferenced blob is then newer
+ * than it). An ingest writes its blob just before its row, so a blob put
+ * after the newest row is not a dead ingest's but one whose row the
+ * database lost: restored from an older backup while the store kept
+ * everything since. And the holds taken since summary_days ago (below).
  */
 static int db_newest(ret *r, pr_error *err)
 {
-	/* clang-format off */
-	static const char sql[] =
-		"select n is not null, coalesce(" DB_TS_TO_US("n") ", 0) from (select greatest("
-		"  (select max(ingested_at) from (select ingested_at from profiles"
-		"    order by id desc limit 1000) p),"
-		"  (select max(stored_at) from (select stored_at from snapshots"
-		"    order by id desc limit 1000) s)) as n) x";
-	/* clang-format on */
-	PGresult *res = NULL;
-	int rc = db_exec(r->d, &res, err, "reading when the newest capture was stored", sql, 0,
-			 NULL);
+	int rc = db_newest_stored(r->d, &r->res->db_newest_us, err);
 
 	if (rc < 0)
 		return rc;
-	r->res->db_newest_us = db_get_bool(res, 0, 0) ? db_get_i64(res, 0, 1) : 0;
 	r->newer_than_us =
 		r->res->db_newest_us ? r->res->db_newest_us - RETENTION_STORE_SKEW_US : INT64_MIN;
-	db_result_free(res);
-	return 0;
+	return holds_load(r, err);
 }
 
 /*
@@ -596,7 +654,8 @@ static int sweep_chunk(ret *r, const blob_entry *files, size_t n, int64_t grace,
 				f = &files[x];
 		if (!f)
 			continue;
-		if (f->mtime_us > r->newer_than_us) {
+		if (f->mtime_us > r->newer_than_us || held(r, f->mtime_us)) {
+			r->kept_unheld += !held(r, f->mtime_us);
 			r->res->orphans_kept_newer++;
 			r->res->orphan_kept_bytes += f->size;
 		} else if (!r->o.dry_run) {
@@ -662,6 +721,8 @@ static int sweep_orphans(ret *r, pr_error *err)
 		rc = blob_store_list(r->bs, sweep_seen, w, err);
 	if (rc == 0 && w->n)
 		rc = sweep_chunk(r, w->chunk, w->n, w->grace, err);
+	if (rc == 0)
+		rc = hold_take(r, err);
 	free(w);
 	return rc;
 }
@@ -1096,6 +1157,8 @@ json_t *retention_result_json(const retention_result *r)
 				      json_integer((json_int_t)r->orphans_kept_newer)) < 0 ||
 		  json_object_set_new(j, "orphan_kept_bytes",
 				      json_integer((json_int_t)r->orphan_kept_bytes)) < 0 ||
+		  json_object_set_new(j, "orphans_newly_held",
+				      json_integer((json_int_t)r->orphans_newly_held)) < 0 ||
 		  json_object_set_new(j, "db_newest",
 				      r->db_newest_us ? json_string(newest) : json_null()) < 0)) {
 		json_decref(j);
@@ -1358,21 +1421,6 @@ out:
 	}
 	if (locked)
 		db_advisory_unlock(d, RETENTION_LOCK);
-	if (out->orphans_kept_newer) {
-		/*
-		 * Here, not left to the callers (a job prints nothing, job.h): the
-		 * command line and nightly print only the figures they know, and
-		 * this one must reach whoever runs it. One write, a whole line.
-		 */
-		char msg[PR_ERROR_MSG_MAX], line[PR_ERROR_MSG_MAX + 32];
-		int len;
-		retention_newer_orphans_msg(msg, sizeof(msg), out);
-		len = snprintf(line, sizeof(line), "profreg: warning: retention: %s\n", msg);
-		if (len > 0)
-			(void)fileio_write_fd(STDERR_FILENO, line,
-					      (size_t)len < sizeof(line) ? (size_t)len
-									 : sizeof(line) - 1);
-	}
 	buf_release(&r.sids);
 	buf_release(&r.hot);
 	buf_release(&r.del);
@@ -1569,9 +1617,8 @@ void retention_newer_orphans_msg(char *out, size_t n, const retention_result *r)
 		 "%s %" PRIu64 " unreferenced blobs (%" PRIu64 " bytes) put after %s%s%s:"
 		 " the database may be behind the blob store (restored from an older backup?),"
 		 " and they may be the captures stored since, evidence of findings among them."
-		 " Ingest their files again (or `profreg collect`) and run `profreg blobs check`;"
-		 " once a newer capture is stored they look like a dead ingest's and the next"
-		 " run deletes them, so hold retention (retention.after_nightly) until then",
+		 " They are kept for as long as a capture lives (retention.summary_days):"
+		 " ingest their files again (or `profreg collect`) and run `profreg blobs check`",
 		 r->dry_run ? "would keep" : "kept", r->orphans_kept_newer, r->orphan_kept_bytes,
 		 r->db_newest_us ? "the newest capture or snapshot the database holds ("
 				 : "anything the database holds (it has no capture or snapshot)",

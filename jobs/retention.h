@@ -39,9 +39,14 @@
  * (less RETENTION_STORE_SKEW_US), though: one written after it is what a
  * database restored from an older backup no longer knows about (captures
  * stored since, a finding's evidence among them), not a dead ingest's. It
- * stays, counted apart (orphans_kept_newer), and the run says so on stderr
- * (retention_newer_orphans_msg). A dead ingest's blob goes once a later
- * capture is stored.
+ * stays, counted apart (orphans_kept_newer), and the command says so on
+ * stderr (retention_newer_orphans_msg) the first time. The run takes a
+ * hold on them (an audit row, DB_BLOBS_HELD), and so does a run that
+ * finds the database behind its reports folder (runs.c): later sweeps
+ * keep the blobs put between a hold's restore point and the time it was
+ * taken for as long as a capture lives (the larger of hot_days and
+ * summary_days), after a newer capture is stored too. A dead ingest's
+ * blob put outside every hold goes once a later capture is stored.
  *
  * The run holds the advisory lock RETENTION_LOCK, distinct from nightly's,
  * so the two can run side by side.
@@ -115,6 +120,7 @@ typedef struct retention_result {
 	 * 0 when it holds none), so the database may be behind the store.
 	 */
 	uint64_t orphans_kept_newer, orphan_kept_bytes;
+	uint64_t orphans_newly_held; /* of those, kept under no hold before this run */
 	int64_t db_newest_us;
 	uint64_t batches;            /* transactions that moved captures */
 	uint64_t skipped_locked;     /* captures busy elsewhere, left for the next run */
@@ -162,10 +168,10 @@ void retention_over_budget_msg(char *out, size_t n, const retention_result *r);
 /*
  * The one line that says the run kept unreferenced blobs newer than the
  * database (r->orphans_kept_newer > 0): how many, since when, what it may
- * mean and what to do, written into out[n]. retention_run writes it on
- * stderr itself, once a run ("profreg: warning: retention: ..."): the
- * callers print only what they know of, and a store the database is
- * behind must not go unnoticed.
+ * mean and what to do, written into out[n]. The commands that run
+ * retention print it as an error line, under --quiet too, when some were
+ * under no hold before (orphans_newly_held): a store the database is
+ * behind must not go unnoticed, and once held it is not said every night.
  */
 void retention_newer_orphans_msg(char *out, size_t n, const retention_result *r);
 

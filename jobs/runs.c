@@ -3,6 +3,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "jobs/runs.h"
+#include "common/timeutil.h"
 #include "reports/report.h"
 
 #include <dirent.h>
@@ -102,6 +103,28 @@ static int64_t reports_max_run(const char *dir, const char *instance)
 }
 
 /*
+ * A database behind its reports folder was restored from a dump while
+ * the blob store kept everything since: the blobs of the captures stored
+ * after the dump have no row any more. A hold (DB_BLOBS_HELD, read by
+ * retention's orphan sweep) keeps the blobs put between the database's
+ * newest stored row and now: the nightly's own collection stores a
+ * capture newer than them before its retention runs, and without the
+ * hold they then looked like a dead ingest's and went.
+ */
+static int hold_lost_blobs(db *d, pr_error *err)
+{
+	char detail[96];
+	int64_t newest;
+	int rc;
+
+	if ((rc = db_newest_stored(d, &newest, err)) < 0)
+		return rc;
+	snprintf(detail, sizeof(detail), "{\"newest_us\": %" PRId64 ", \"until_us\": %" PRId64 "}",
+		 newest, time_now_us());
+	return db_audit(d, DB_BLOBS_HELD, "blob store", detail, err);
+}
+
+/*
  * The id for a new run: from the runs sequence, past every run report
  * of this database in the reports folder. A database restored from a
  * dump has the sequence of the dump: the runs since were lost, their
@@ -155,6 +178,8 @@ static int next_id(int64_t *id, db *d, pr_error *err)
 	    0)
 		goto out;
 	next = db_get_i64(res, 0, 0);
+	if ((rc = hold_lost_blobs(d, err)) < 0)
+		goto out;
 	fprintf(stderr,
 		"profreg: the database is behind its reports folder (restored from a backup?): "
 		"'%s' holds reports of runs up to %" PRId64 " it does not know; run ids "

@@ -1257,6 +1257,32 @@ static int service_not_found(db *d, const char *name, pr_error *err)
 	return PR_ENOTFOUND;
 }
 
+int db_newest_stored(db *d, int64_t *us, pr_error *err)
+{
+	/*
+	 * No index on these times: ids are handed out in the order rows are
+	 * written, so the newest times are among the newest ids (the last
+	 * thousand cover rows of transactions that were open together).
+	 */
+	/* clang-format off */
+	static const char sql[] =
+		"select n is not null, coalesce(" DB_TS_TO_US("n") ", 0) from (select greatest("
+		"  (select max(ingested_at) from (select ingested_at from profiles"
+		"    order by id desc limit 1000) p),"
+		"  (select max(stored_at) from (select stored_at from snapshots"
+		"    order by id desc limit 1000) s)) as n) x";
+	/* clang-format on */
+	PGresult *res = NULL;
+	int rc = db_exec(d, &res, err, "reading when the newest capture was stored", sql, 0, NULL);
+
+	*us = 0;
+	if (rc < 0)
+		return rc;
+	*us = db_get_bool(res, 0, 0) ? db_get_i64(res, 0, 1) : 0;
+	db_result_free(res);
+	return 0;
+}
+
 int db_instance(db *d, const char **out, pr_error *err)
 {
 	PGresult *res = NULL;

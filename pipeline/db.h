@@ -526,6 +526,23 @@ void db_conninfo_wipe(char *conninfo);
 #define DB_INSTANCE_MAX 32
 int db_instance(db *d, const char **out, pr_error *err);
 
+/*
+ * When the database last stored a row that points at a blob, into *us:
+ * the newest capture's ingested_at or snapshot's stored_at; 0 when it
+ * holds neither. A blob put later than that (less some clock skew) is
+ * one whose row the database never saw or lost: a database restored from
+ * an older backup while the blob store kept everything since.
+ */
+int db_newest_stored(db *d, int64_t *us, pr_error *err);
+
+/*
+ * Audit action of a hold on unreferenced blobs: its detail's newest_us is
+ * the database's newest stored row when the hold was taken (a restore
+ * point) and until_us the time it was taken; the orphan sweep keeps an
+ * unreferenced blob put between the two (docs/retention.md).
+ */
+#define DB_BLOBS_HELD "blobs_held"
+
 /* The OS user profreg runs as, for audit rows ("root", "uid 1000"). */
 const char *db_actor(const db *d);
 

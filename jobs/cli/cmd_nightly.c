@@ -545,6 +545,11 @@ int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
 	/* It sets the exit code below: what cron mails must say why. */
 	if (r.retention_problem[0])
 		cli_error(ctx, "retention: %s", r.retention_problem);
+	if (r.retention_ran && !r.retention_failed && r.retention.orphans_newly_held) {
+		char msg[PR_ERROR_MSG_MAX];
+		retention_newer_orphans_msg(msg, sizeof(msg), &r.retention);
+		cli_error(ctx, "retention: %s", msg);
+	}
 	if (status == EXIT_OK && r.retention_failed)
 		status = EXIT_RUNTIME;
 	else if (status == EXIT_OK && r.retention.over_budget)

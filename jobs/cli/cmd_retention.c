@@ -143,6 +143,11 @@ int cmd_retention(cli_ctx *ctx, int argc, char **argv)
 		status = cli_print_json(ctx, retention_result_json(&r));
 	else if (!ctx->quiet)
 		print_result(&r);
+	if (r.orphans_newly_held) {
+		char msg[PR_ERROR_MSG_MAX];
+		retention_newer_orphans_msg(msg, sizeof(msg), &r);
+		cli_error(ctx, "%s", msg);
+	}
 	if (r.over_budget) {
 		char msg[PR_ERROR_MSG_MAX];
 		retention_over_budget_msg(msg, sizeof(msg), &r);

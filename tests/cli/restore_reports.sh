@@ -56,6 +56,10 @@ for f in $names; do cmp -s "$R/$f" "$T/keep/$f" || same="no: $f"; done
 [[ $ERR == *"behind its reports folder"*"restored from a backup?"*"continue after $run2"* ]] &&
 	[ "$(grep -c "behind its reports folder" <<<"$ERR")" = 1 ] &&
 	ok "it says once that the database is behind its reports folder" || not_ok "stderr" "$ERR"
+[ "$(sql "select count(*) from audit_log where action = 'blobs_held'
+	and (detail->>'until_us')::bigint > (detail->>'newest_us')::bigint")" = 1 ] &&
+	ok "it holds the blobs the database may have lost from the orphan sweep" ||
+	not_ok "hold" "$(sql "select detail from audit_log where action = 'blobs_held'")"
 
 # Past that, runs go on quietly; rewriting a known run's report is no new run.
 run pr nightly --no-catch-up --at 2026-03-13T00:00:00Z

@@ -5,8 +5,9 @@
 # sweep deleted them all (evidence of findings already paged among them),
 # silently. An unreferenced blob put after the newest capture the
 # database holds is kept, counted apart, and named once on stderr; one
-# put before it (an ingest that died between blob and row) still goes,
-# and so do the kept ones once a capture newer than them is stored.
+# put before it (an ingest that died between blob and row) still goes.
+# The sweep takes a hold on them, so they stay after a newer capture is
+# stored, for as long as a capture lives.
 . "$(dirname "$0")/lib.sh"
 fresh_db cli_retention_restored
 pr --quiet db init
@@ -54,21 +55,39 @@ run pr retention --json
 [ "$(jq -r .orphans_kept_newer <<<"$OUT")" = 2 ] && [ "$(jq -r .orphan_kept_bytes <<<"$OUT")" -gt 0 ] &&
 	[ "$(jq -r .db_newest <<<"$OUT")" != null ] &&
 	ok "the JSON counts them apart, with when the database last stored a capture" || not_ok "json" "$OUT"
-[ "$(grep -c . <<<"$ERR")" = 1 ] && grep -q 'warning: retention: kept 2 unreferenced blobs' <<<"$ERR" &&
+[ "$(grep -c . <<<"$ERR")" = 1 ] && grep -q 'profreg retention: kept 2 unreferenced blobs' <<<"$ERR" &&
 	grep -q 'restored from an older backup' <<<"$ERR" && grep -q 'profreg blobs check' <<<"$ERR" &&
 	ok "one line on stderr says the database may be behind the store, and what to do" ||
 	not_ok "message" "$ERR"
 [ "$(sql "select detail->>'orphans_kept_newer' from runs where kind = 'retention' order by id desc limit 1")" = 2 ] &&
 	ok "the run's record counts them" || not_ok "run record"
 
-# Once a capture newer than them is stored, they are a dead ingest's
-# blobs like any other, and the next run sweeps them, quietly.
+# Once a capture newer than them is stored (after a restore, the
+# nightly's own collection stores one before its retention runs), the
+# hold the sweep took keeps them, quietly; a dead ingest's blob put after
+# the hold still goes.
 capture later >/dev/null
+printf 'main;a 50\nmain;deadlater 7\n' | zstd -q >"$T/deadlater.zst"
+dl=$(sha256sum <<<"deadlater" | cut -c1-64)
+mkdir -p "$(dirname "$(blobfile "$dl")")" && cp "$T/deadlater.zst" "$(blobfile "$dl")"
+touch -d '7 hours ago' "$(blobfile "$dl")"
+sql "update audit_log set detail = jsonb_set(detail, '{until_us}',
+	to_jsonb((extract(epoch from now() - interval '8 hours') * 1000000)::bigint))
+	where action = 'blobs_held'" >/dev/null
+run pr retention --json
+[ $RC -eq 0 ] && [ -f "$(blobfile "$a1")" ] && [ -f "$(blobfile "$a2")" ] &&
+	[ "$(jq -r .orphans_kept_newer <<<"$OUT")" = 2 ] && [ "$(jq -r .orphans_newly_held <<<"$OUT")" = 0 ] &&
+	[ -z "$ERR" ] && ok "a newer capture stored, the hold keeps them, and says nothing again" ||
+	not_ok "held" "rc=$RC $OUT $ERR"
+[ ! -f "$(blobfile "$dl")" ] && [ "$(jq -r .orphans_deleted <<<"$OUT")" = 1 ] &&
+	ok "a dead ingest's blob put after the hold still goes" || not_ok "dead after hold" "$OUT"
+
+# A hold older than a capture's life (summary_days) keeps nothing.
+sql "update audit_log set at = now() - interval '91 days' where action = 'blobs_held'" >/dev/null
 run pr retention --json
 [ $RC -eq 0 ] && [ ! -f "$(blobfile "$a1")" ] && [ ! -f "$(blobfile "$a2")" ] &&
-	[ "$(jq -r .orphans_deleted <<<"$OUT")" = 2 ] && [ "$(jq -r .orphans_kept_newer <<<"$OUT")" = 0 ] &&
-	[ -z "$ERR" ] && ok "a newer capture stored, they go as a dead ingest's would" ||
-	not_ok "later" "rc=$RC $OUT $ERR"
+	[ "$(jq -r .orphans_deleted <<<"$OUT")" = 2 ] &&
+	ok "past a capture's life the hold lifts and they go" || not_ok "hold lifts" "rc=$RC $OUT $ERR"
 
 # A database that holds no capture at all keeps every orphan.
 sql "delete from profiles" >/dev/null
