@@ -68,7 +68,7 @@ static int capture_fill(capture_ref *c, PGresult *res, int i)
 /* A query being built: its text, and its parameters, numbered from $1. */
 typedef struct query {
 	buf sql;
-	const char *params[10];
+	const char *params[12];
 	int n;
 } query;
 
@@ -180,6 +180,32 @@ int capture_set_load(capture_set *out, db *d, const capture_query *q, pr_error *
 				"     * interval '1 microsecond', f.created_at) <= " US_PARAM("%s"),
 				asof);
 		rc = rc < 0 ? rc : buf_puts(&qb.sql, ")");
+		/*
+		 * Nor a release no run has judged (migration 038): one deployed
+		 * without a gate has no finding even when it regressed, and in
+		 * the next release's baseline its captures hid the same
+		 * regression shipped again. The history taken before the
+		 * service and type were first judged is the exception: nothing
+		 * judged it, and it is all a first judgement has.
+		 */
+		if (rc == 0) {
+			char by[128] = "";
+			if (q->as_of_us) {
+				qb.params[qb.n++] = asof;
+				snprintf(by, sizeof(by), " and j.judged_at <= " US_PARAM("$%d"),
+					 qb.n);
+			}
+			rc = buf_printf(
+				&qb.sql,
+				" and (exists (select 1 from judged_releases j"
+				"   where j.service_id = p.service_id"
+				"     and j.profile_type = p.profile_type"
+				"     and j.release = p.release%s)"
+				"   or p.captured_at < coalesce((select min(j.judged_at)"
+				"     from judged_releases j where j.service_id = p.service_id"
+				"       and j.profile_type = p.profile_type%s), 'infinity'))",
+				by, by);
+		}
 	}
 	rc = rc < 0 ? rc : buf_puts(&qb.sql, " order by p.captured_at, p.id");
 	if (rc < 0) {

@@ -608,6 +608,52 @@ out:
 	return rc;
 }
 
+/*
+ * Records every release the analysis judged whole as judged (migration
+ * 038), at the analysis' "now", the earliest such time kept: from then on
+ * its captures may be another release's baseline (baseline.c). A release
+ * that runs a few hours with no gate, never judged, was the baseline of
+ * the next release's gate, its regressed captures hiding the same
+ * regression shipped again.
+ */
+static int record_judged(const analysis *a, db *d, pr_error *err)
+{
+	static const char sql[] =
+		"insert into judged_releases (service_id, profile_type, release, judged_at)"
+		" select (e ->> 's')::bigint, e ->> 't', e ->> 'r', " DB_US_TO_TS(
+			"$2") " from"
+			      "   jsonb_array_elements($1::jsonb) e"
+			      " on conflict (service_id, profile_type, release) do update set"
+			      "   judged_at = least(judged_releases.judged_at,"
+			      "   excluded.judged_at)";
+	json_t *arr = json_array();
+	char *text = NULL, at[24];
+	const char *p[2] = {NULL, at};
+	int rc = 0;
+
+	if (!arr)
+		return oom(err);
+	for (size_t i = 0; i < a->njudged && rc == 0; i++) {
+		const analysis_judged *j = &a->judged[i];
+		if (json_array_append_new(arr,
+					  json_pack("{s:I,s:s,s:s}", "s", (json_int_t)j->service_id,
+						    "t", j->type, "r", j->release)) < 0)
+			rc = oom(err);
+	}
+	if (rc == 0 && a->njudged) {
+		if (!(text = json_dumps(arr, JSON_COMPACT))) {
+			rc = oom(err);
+		} else {
+			p[0] = text;
+			snprintf(at, sizeof(at), "%" PRId64, a->opts.at_us);
+			rc = db_exec(d, NULL, err, "recording the releases judged", sql, 2, p);
+		}
+	}
+	free(text);
+	json_decref(arr);
+	return rc;
+}
+
 int findings_store(analysis *a, db *d, int64_t run_id, pr_error *err)
 {
 	/* clang-format off */
@@ -796,6 +842,8 @@ int findings_store(analysis *a, db *d, int64_t run_id, pr_error *err)
 			f->look_capture_ids = NULL;
 		}
 	}
+	if (rc == 0)
+		rc = record_judged(a, d, err);
 out:
 	return rc;
 }

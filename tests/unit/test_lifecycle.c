@@ -669,6 +669,45 @@ static void test_a_rise_in_two_short_releases_is_confirmed_and_pages_once(void *
 }
 
 /*
+ * v2 raises work.hot by a half and runs a few hours with no gate; v3,
+ * deployed after it with the same rise, is gated. v2 was never judged,
+ * so it has no finding: in v3's baseline its regressed captures raised
+ * the baseline share and hid part of the rise. A release no run has
+ * judged is no baseline; the history from before the first judgement
+ * still is (v1 here).
+ */
+static void test_a_release_never_judged_is_not_the_next_ones_baseline(void **state)
+{
+	fx *f = *state;
+	int64_t day = NIGHT_END - DAY;
+
+	history(f, "svc");
+	/* v1 was judged when it was new: the history is from before that. */
+	testdb_execf(f->t,
+		     "insert into judged_releases (service_id, profile_type, release,"
+		     " judged_at) select id, 'cpu', 'v1', to_timestamp(%lld / 1e6) - interval"
+		     " '20 days' from services where name = 'svc'",
+		     (long long)NIGHT_END);
+	for (int i = 1; i <= 8; i++)
+		capture(f, "svc", "v2", day + i * HOUR, 1.5, 1, 0.05);
+	for (int i = 10; i <= 13; i++)
+		capture(f, "svc", "v3", day + i * HOUR, 1.5, 1, 0.05);
+	analyze_at(f, "v3", day + 14 * HOUR);
+	assert_int_equal(intf(f->t, "select count(*) from judged_releases where release = 'v3'"),
+			 1);
+	assert_int_equal(intf(f->t, "select count(*) from judged_releases where release = 'v2'"),
+			 0);
+	assert_int_equal(
+		intf(f->t, "select count(*) from findings where function = 'work.hot'"
+			   " and current_release = 'v3' and not ('v2' = any(baseline_releases))"),
+		1);
+	/* Measured against v1's share (about 13.4%), not one raised by v2's captures. */
+	assert_int_equal(intf(f->t, "select count(*) from findings where function = 'work.hot'"
+				    " and current_release = 'v3' and baseline_share < 0.14"),
+			 1);
+}
+
+/*
  * An incident carried into the next release pages once too: v2 doubles
  * work.hot and work.inner below it (one incident, paged through its
  * lead), v3 costs the same. Only the lead holds the page, so each of v3's
@@ -2972,6 +3011,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 			test_a_rise_in_two_short_releases_is_confirmed_and_pages_once, setup,
 			teardown),
+		cmocka_unit_test_setup_teardown(
+			test_a_release_never_judged_is_not_the_next_ones_baseline, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_a_lead_whose_incident_pages_is_not_recorded_as_carried, setup,
 			teardown),
