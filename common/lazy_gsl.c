@@ -11,36 +11,39 @@
 #include <gsl/gsl_cdf.h>
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_fit.h>
+#include <gsl/gsl_randist.h>
 #include <gsl/gsl_sf_psi.h>
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 #include <stdatomic.h>
 #include <string.h>
 
-#define GSL_FUNCS(X, V) \
-	X(double, gsl_cdf_chisq_Pinv, (const double p, const double nu), (p, nu)) \
-	X(double, gsl_cdf_tdist_P, (const double x, const double nu), (x, nu)) \
-	X(double, gsl_cdf_tdist_Q, (const double x, const double nu), (x, nu)) \
-	X(double, gsl_cdf_tdist_Qinv, (const double q, const double nu), (q, nu)) \
-	X(double, gsl_cdf_ugaussian_Q, (const double x), (x)) \
-	X(double, gsl_sf_psi, (const double x), (x)) \
-	X(int, gsl_fit_linear, \
-	  (const double *x, const size_t xstride, const double *y, const size_t ystride, \
-	   const size_t n, double *c0, double *c1, double *cov00, double *cov01, double *cov11, \
-	   double *sumsq), \
-	  (x, xstride, y, ystride, n, c0, c1, cov00, cov01, cov11, sumsq)) \
-	V(gsl_sort, (double *data, const size_t stride, const size_t n), (data, stride, n)) \
-	X(double, gsl_stats_mad, \
-	  (const double data[], const size_t stride, const size_t n, double work[]), \
-	  (data, stride, n, work)) \
-	X(double, gsl_stats_mean, (const double data[], const size_t stride, const size_t n), \
-	  (data, stride, n)) \
-	X(double, gsl_stats_median, (double sorted[], const size_t stride, const size_t n), \
-	  (sorted, stride, n)) \
-	X(double, gsl_stats_quantile_from_sorted_data, \
-	  (const double sorted[], const size_t stride, const size_t n, const double f), \
-	  (sorted, stride, n, f)) \
-	X(double, gsl_stats_variance, (const double data[], const size_t stride, const size_t n), \
+#define GSL_FUNCS(X, V)                                                                            \
+	X(double, gsl_cdf_chisq_Pinv, (const double p, const double nu), (p, nu))                  \
+	X(double, gsl_cdf_tdist_P, (const double x, const double nu), (x, nu))                     \
+	X(double, gsl_cdf_tdist_Q, (const double x, const double nu), (x, nu))                     \
+	X(double, gsl_cdf_tdist_Qinv, (const double q, const double nu), (q, nu))                  \
+	X(double, gsl_cdf_ugaussian_Q, (const double x), (x))                                      \
+	X(double, gsl_ran_binomial_pdf,                                                            \
+	  (const unsigned int k, const double p, const unsigned int n), (k, p, n))                 \
+	X(double, gsl_sf_psi, (const double x), (x))                                               \
+	X(int, gsl_fit_linear,                                                                     \
+	  (const double *x, const size_t xstride, const double *y, const size_t ystride,           \
+	   const size_t n, double *c0, double *c1, double *cov00, double *cov01, double *cov11,    \
+	   double *sumsq),                                                                         \
+	  (x, xstride, y, ystride, n, c0, c1, cov00, cov01, cov11, sumsq))                         \
+	V(gsl_sort, (double *data, const size_t stride, const size_t n), (data, stride, n))        \
+	X(double, gsl_stats_mad,                                                                   \
+	  (const double data[], const size_t stride, const size_t n, double work[]),               \
+	  (data, stride, n, work))                                                                 \
+	X(double, gsl_stats_mean, (const double data[], const size_t stride, const size_t n),      \
+	  (data, stride, n))                                                                       \
+	X(double, gsl_stats_median, (double sorted[], const size_t stride, const size_t n),        \
+	  (sorted, stride, n))                                                                     \
+	X(double, gsl_stats_quantile_from_sorted_data,                                             \
+	  (const double sorted[], const size_t stride, const size_t n, const double f),            \
+	  (sorted, stride, n, f))                                                                  \
+	X(double, gsl_stats_variance, (const double data[], const size_t stride, const size_t n),  \
 	  (data, stride, n))
 
 enum {

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include <gsl/gsl_fit.h>
+#include <gsl/gsl_randist.h>
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 
@@ -187,6 +188,26 @@ double stats_vst(double p)
 	if (!(p >= 0 && p <= 1))
 		return NAN;
 	return asin(sqrt(p));
+}
+
+double stats_vst_expected(double p, double n)
+{
+	double lambda, sum = 0;
+	unsigned int trials, kmax;
+
+	if (!(p >= 0 && p <= 1) || !(isfinite(n) && n >= 1) || n > 4e9)
+		return NAN;
+	lambda = n * p;
+	if (lambda >= 30 || p == 0 || p == 1)
+		return asin(sqrt(p));
+	trials = (unsigned int)floor(n);
+	/* Past lambda + 12 sd + 25 the binomial's tail holds under 1e-12 of the mass. */
+	kmax = (unsigned int)ceil(lambda + 12 * sqrt(lambda) + 25);
+	if (kmax > trials)
+		kmax = trials;
+	for (unsigned int k = 0; k <= kmax; k++)
+		sum += gsl_ran_binomial_pdf(k, p, trials) * asin(sqrt((double)k / trials));
+	return sum;
 }
 
 double stats_vst_inv(double y)

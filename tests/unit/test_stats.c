@@ -240,6 +240,29 @@ static void test_vst_round_trips_and_refuses_shares_outside_0_1(void **state)
 }
 
 /*
+ * What a capture of n samples shows of a share p on the VST scale, on
+ * average: by hand for n of 1 and 2, below asin(sqrt(p)) when the function
+ * has under one sample a capture (the bias profreg corrects between
+ * captures of different sizes), and the plain transform once it has 30.
+ */
+static void test_vst_expected_averages_the_transform_over_binomial_counts(void **state)
+{
+	(void)state;
+	/* n = 1: 0 with 1 - p, pi/2 with p. */
+	near(stats_vst_expected(0.3, 1), 0.3 * PI / 2, 1e-12, "one sample");
+	/* n = 2, p = 1/2: 0, pi/4, pi/2 with 1/4, 1/2, 1/4. */
+	near(stats_vst_expected(0.5, 2), PI / 4, 1e-12, "two samples");
+	/* 0.75 samples a capture: well below the value at the share. */
+	assert_true(stats_vst_expected(0.0015, 500) < 0.75 * stats_vst(0.0015));
+	/* 300 samples of it a capture: the transform itself. */
+	near(stats_vst_expected(0.015, 20000), stats_vst(0.015), 0, "plenty of samples");
+	near(stats_vst_expected(0, 500), 0, 0, "none");
+	assert_true(isnan(stats_vst_expected(-0.1, 500)));
+	assert_true(isnan(stats_vst_expected(0.1, 0.5)));
+	assert_true(isnan(stats_vst_expected(0.1, NAN)));
+}
+
+/*
  * The point of the transform: a binomial share's variance p(1-p)/n times
  * the squared slope of asin(sqrt(p)) is 1/(4n) at every p, which is what
  * stats_vst_var_floor returns.
@@ -956,6 +979,7 @@ int main(void)
 		cmocka_unit_test(test_sample_of_one_value_has_nan_variance),
 		cmocka_unit_test(test_order_statistics_leave_the_input_untouched),
 		cmocka_unit_test(test_vst_round_trips_and_refuses_shares_outside_0_1),
+		cmocka_unit_test(test_vst_expected_averages_the_transform_over_binomial_counts),
 		cmocka_unit_test(test_vst_makes_binomial_variance_independent_of_the_share),
 		cmocka_unit_test(test_vst_delta_carries_a_margin_between_scales),
 		cmocka_unit_test(test_shared_var_matches_the_t_distribution_by_hand),
