@@ -321,6 +321,8 @@ typedef struct sides {
 	size_t cur_empty;   /* with no judged capture: the selected ones without samples */
 	size_t cur_warming; /* ... and those left out as taken in a warm-up */
 	size_t base_empty;  /* with too thin a baseline: its window's captures without samples */
+	size_t unjudged;    /* baseline captures of releases no run has judged, taken for want
+			     * of judged ones */
 } sides;
 
 /*
@@ -432,6 +434,29 @@ static int load_sides(sides *s, db *d, const analysis_target *t, const analysis_
 	q.until_us = s->window_end;
 	if ((rc = capture_set_load(&s->base, d, &q, err)) < 0 || s->base.n >= o->min_baseline)
 		return rc;
+	/*
+	 * Too few judged captures: the releases no run has judged too, said
+	 * in a note. A gap in the nightlies longer than the catch-up (or a
+	 * service disabled while its captures kept coming) leaves a release
+	 * never judged; held out for good, it left the next release without a
+	 * baseline, that one was never judged either, and so on for good.
+	 */
+	{
+		capture_set all;
+		size_t judged = s->base.n;
+		q.unjudged_too = true;
+		if ((rc = capture_set_load(&all, d, &q, err)) < 0)
+			return rc;
+		if (all.n > judged) {
+			capture_set_release(&s->base);
+			s->base = all;
+			s->unjudged = all.n - judged;
+		} else {
+			capture_set_release(&all);
+		}
+	}
+	if (s->base.n >= o->min_baseline)
+		return 0;
 	return count_empty(&s->base_empty, d, q, err);
 }
 
@@ -4003,6 +4028,12 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 			goto out;
 		}
 	}
+	if (s.unjudged &&
+	    (rc = note(a, t, err,
+		       "the baseline holds %zu captures of releases no run has judged, for want of "
+		       "%zu judged ones: a regression among them would be part of the baseline",
+		       s.unjudged, o->min_baseline)) < 0)
+		goto out;
 	td.base = s.base, td.cur = s.cur;
 	memset(&s.base, 0, sizeof(s.base));
 	memset(&s.cur, 0, sizeof(s.cur));

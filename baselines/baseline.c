@@ -188,7 +188,7 @@ int capture_set_load(capture_set *out, db *d, const capture_query *q, pr_error *
 		 * service and type were first judged is the exception: nothing
 		 * judged it, and it is all a first judgement has.
 		 */
-		if (rc == 0) {
+		if (rc == 0 && !q->unjudged_too) {
 			char by[128] = "";
 			if (q->as_of_us) {
 				qb.params[qb.n++] = asof;

@@ -62,6 +62,7 @@ typedef struct capture_query {
 				       * look, in runs' --at time) do not count (0: all) */
 	int64_t since_us, until_us;  /* [since, until); 0 = unbounded */
 	bool eligible_only;          /* apply the baseline eligibility rules */
+	bool unjudged_too;           /* ... but take releases no run has judged too */
 	bool no_evidence;            /* leave out incident and forensic captures only (a
 				      * canary's control: what runs now, good or not) */
 	const char *hosts;           /* only captures of these hosts (JSON array text), or NULL */

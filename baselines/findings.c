@@ -282,23 +282,31 @@ static void rise_text(const finding *f, char sid[24], char fid[24], char id[24],
 
 /*
  * The release of the oldest open regression of the same function in
- * another, earlier release that was significant on a look of another
- * run: the rise seen before, in other captures. A service that deploys
- * several times a day judges each release once (a gate and the nightly
- * of one day are one look), so a rise shipped in five releases of a few
- * hours was five candidates that never reached a second look and never
- * paged. Two releases, each significant on its own captures, are two
- * looks at the rise; each spent its own look's alpha, so the false
- * finding rate is no more than that of one release on two nights.
+ * another release that was significant on a look of another run, in the
+ * baseline window before this run's time and no later than it, with a
+ * rise its interval shares with this one's: the same rise, seen in other
+ * captures. A service that deploys several times a day judges each
+ * release once (a gate and the nightly of one day are one look), so a
+ * rise shipped in five releases of a few hours was five candidates that
+ * never reached a second look and never paged. Two releases, each
+ * significant on its own captures, are two looks at the rise; each spent
+ * its own look's alpha, so the false finding rate is no more than that of
+ * one release on two nights. A look of a past night's rerun that came
+ * after it, a candidate left open for weeks, or a rise of another size
+ * confirms nothing.
  */
 static const char chain_sql[] =
 	"select e.current_release from findings e"
 	" where e.service_id = $1::bigint and e.profile_type = $2"
 	"   and coalesce(e.function_id, 0) = $3::bigint and e.function = $4 and e.kind = $5"
 	"   and e.direction = 'regression' and e.status = 'open' and e.current_release <> $6"
-	"   and e.id < $7::bigint and exists (select 1 from finding_looks l"
-	"     where l.finding_id = e.id and l.significant and coalesce(l.run_id, 0) <> $8::bigint)"
-	" order by e.id limit 1";
+	"   and e.id <> $7::bigint and coalesce(e.ci_low, e.delta) <= $9::float8"
+	"   and $8::float8 <= coalesce(e.ci_high, e.delta)"
+	"   and exists (select 1 from finding_looks l"
+	"     where l.finding_id = e.id and l.significant and coalesce(l.run_id, 0) <> $10::bigint"
+	"       and l.analysed_at <= " DB_US_TO_TS("$11") " and l.analysed_at > " DB_US_TO_TS(
+		"$11::bigint - $12::bigint") ")"
+					     " order by e.id limit 1";
 
 /*
  * The state f moves to after this look, with its reason in why (NULL:
@@ -368,15 +376,19 @@ static int store_after_row(finding *f, db *d, int64_t run_id, const analysis_opt
 	state_args st;
 	char run[24], why[160];
 	const char *seen[2] = {run, l.id}, *again_p[2] = {fp, l.id}, *state = NULL, *chain = NULL;
-	char sid[24], fid[24], id[24], low[32], delta[32];
-	const char *chain_p[8] = {sid,
-				  f->type,
-				  fid,
-				  f->function,
-				  f->kind ? f->kind : FINDING_KIND_SHARE,
-				  f->current_release,
-				  id,
-				  run};
+	char sid[24], fid[24], id[24], low[32], delta[32], high[32], at[24], window[24];
+	const char *chain_p[12] = {sid,
+				   f->type,
+				   fid,
+				   f->function,
+				   f->kind ? f->kind : FINDING_KIND_SHARE,
+				   f->current_release,
+				   id,
+				   low,
+				   high,
+				   run,
+				   at,
+				   window};
 	db_call calls[5];
 	PGresult *res[5] = {0};
 	size_t n = 0, counted = 0, again = 0, stored = 0, chained = 0;
@@ -392,10 +404,17 @@ static int store_after_row(finding *f, db *d, int64_t run_id, const analysis_opt
 	}
 	if (counted && f->direction == FINDING_REGRESSION) {
 		rise_text(f, sid, fid, id, low, delta);
+		if (isfinite(f->ci_high))
+			snprintf(high, sizeof(high), "%.17g", f->ci_high);
+		else
+			snprintf(high, sizeof(high), "%s", f->ci_high > 0 ? "Infinity" : delta);
+		snprintf(at, sizeof(at), "%" PRId64, o->at_us);
+		snprintf(window, sizeof(window), "%" PRId64,
+			 o->window_us > 0 ? o->window_us : INT64_C(14) * 86400 * 1000000);
 		chained = n;
-		calls[n++] = (db_call){"looking for the same rise in an earlier release",
+		calls[n++] = (db_call){"looking for the same rise in another release",
 				       chain_sql,
-				       8,
+				       12,
 				       chain_p,
 				       NULL,
 				       NULL,
@@ -1391,8 +1410,8 @@ static size_t uf_find(size_t *parent, size_t i)
 	D "::float8 - f0.delta <= sqrt(power(" D "::float8 - " L "::float8, 2)"                    \
 	  " + power(greatest(coalesce(f0.ci_high, f0.delta) - f0.delta, 0), 2))"
 
-int findings_earlier_open(db *d, const finding *f, int64_t **ids, int64_t **holders, size_t *n,
-			  pr_error *err)
+int findings_same_rise_open(db *d, const finding *f, int64_t **ids, int64_t **holders, size_t *n,
+			    pr_error *err)
 {
 	static const char sql[] =
 		"select f0.id, x.id from findings f0"
@@ -1400,7 +1419,7 @@ int findings_earlier_open(db *d, const finding *f, int64_t **ids, int64_t **hold
 		" where f0.service_id = $1::bigint and f0.profile_type = $2"
 		" and coalesce(f0.function_id, 0) = $3::bigint and f0.function = $4"
 		" and f0.kind = $5 and f0.direction = 'regression' and f0.status = 'open'"
-		" and f0.current_release <> $6 and f0.id < $7::bigint and " NOT_BEYOND(
+		" and f0.current_release <> $6 and f0.id <> $7::bigint and " NOT_BEYOND(
 			"$9", "$8") " order by f0.id, x.id <> f0.id, x.id";
 	char sid[24], fid[24], id[24], low[32], delta[32];
 	const char *p[9] = {sid,

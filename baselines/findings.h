@@ -110,19 +110,22 @@ int findings_incident_lead(db *d, int64_t incident, int64_t *lead, pr_error *err
 
 /*
  * The open regression findings of the same service, type and function
- * as stored finding f, of another release, stored before it, whose
- * rise f's own rise is not beyond (the estimates' difference within
- * what both intervals allow: an estimate that landed low is no bar),
- * oldest first: the findings f may be carried from
+ * as stored finding f, of another release, whose rise f's own rise is
+ * not beyond (the estimates' difference within what both intervals
+ * allow: an estimate that landed low is no bar), oldest first: the
+ * findings f may be carried from. Stored before f or after it: a later
+ * release's finding, confirmed first by the earlier release's look
+ * (findings_store), pages, and the earlier release, still running,
+ * confirmed on its own a night later and paged the same rise again
  * (jobs/record.c). An incident pages through one of its findings (its
  * lead, or the member the lead passed to), so each is listed once for
  * every finding that may hold its page: itself and, in an incident, each
- * finding of the incident. (*ids)[i] is the earlier finding and
+ * finding of the incident. (*ids)[i] is the other finding and
  * (*holders)[i] a finding that may hold its page; both are new arrays of
  * *n the caller frees (NULL when none).
  */
-int findings_earlier_open(db *d, const finding *f, int64_t **ids, int64_t **holders, size_t *n,
-			  pr_error *err);
+int findings_same_rise_open(db *d, const finding *f, int64_t **ids, int64_t **holders, size_t *n,
+			    pr_error *err);
 
 /* Record that finding id is carried from finding `from` (0: from none). */
 int findings_set_carried(db *d, int64_t id, int64_t from, pr_error *err);
@@ -161,7 +164,7 @@ int findings_resolve(db *d, int64_t id, const char *note, bool accept, pr_error 
 /*
  * Whether regression f is within a rise accepted by hand (findings_resolve
  * with accept): one of f's service, type, function and kind, of any
- * release, whose rise f's is not beyond, as findings_earlier_open
+ * release, whose rise f's is not beyond, as findings_same_rise_open
  * judges it (f rose no further than what was accepted). Then f->accepted is set and f->carried_from
  * names the latest such finding, stored; one that rose beyond since
  * loses a carry from an accepted finding.

@@ -227,7 +227,7 @@ out:
 
 /*
  * The finding g is carried from, in *from: the oldest open finding of the
- * same rise in an earlier release (findings_earlier_open) whose page, its
+ * same rise in another release (findings_same_rise_open) whose page, its
  * own or its incident's, is pending or sent; 0 when none.
  */
 static int carry_from(db *d, const finding *g, int64_t *from, pr_error *err)
@@ -237,7 +237,7 @@ static int carry_from(db *d, const finding *g, int64_t *from, pr_error *err)
 	int rc;
 
 	*from = 0;
-	if ((rc = findings_earlier_open(d, g, &ids, &holders, &n, err)) == 0 &&
+	if ((rc = findings_same_rise_open(d, g, &ids, &holders, &n, err)) == 0 &&
 	    (rc = pager_first_paged(d, holders, n, &paged, err)) == 0)
 		for (size_t i = 0; i < n && paged && !*from; i++)
 			if (holders[i] == paged)
@@ -289,11 +289,11 @@ static int carried(analysis *a, db *d, const config *cfg, finding *f, bool *all,
 
 /*
  * The significant tests' places, the oldest finding first (by id; one not
- * stored last), or NULL when out of memory. Findings page in this order:
- * a rise is carried only from an earlier finding that already pages
- * (carry_from), so in rank order a later release's finding of the rise,
- * ranked first, paged, and then the earlier release's, which has nothing
- * earlier to be carried from, paged too.
+ * stored last), or NULL when out of memory. Findings page in this order,
+ * so that of several findings of one rise confirmed in one run the
+ * oldest, the release that brought the rise, holds the page and the
+ * others are carried from it (carry_from); in rank order a later
+ * release's finding, ranked first, held it.
  */
 static size_t *oldest_first(const analysis *a, size_t *n)
 {

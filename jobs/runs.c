@@ -25,8 +25,9 @@ static char *reports_dir;
 
 /*
  * A database restored from a dump skips at most this many run ids to
- * get past its reports: more is no restore but a stray file, and taking
- * that many values from the sequence would stall every run.
+ * get past its reports: more is no restore but a stray file, said and
+ * left alone; taking that many values from the sequence would stall
+ * every run.
  */
 #define RUNS_SKIP_MAX INT64_C(10000000)
 
@@ -162,12 +163,16 @@ static int next_id(int64_t *id, db *d, pr_error *err)
 	if (next > max)
 		goto out;
 	if (max - next >= RUNS_SKIP_MAX) {
-		rc = pr_error_set(
-			err, PR_EDATA,
-			"the reports folder '%s' holds a report of run %" PRId64 " (run-%" PRId64
-			"-%.8s), far past this database's next run %" PRId64
-			": no restore loses that many runs; move that run's files out of the "
-			"folder",
+		/*
+		 * No restore loses that many runs: a stray file. Said, and left
+		 * alone (this run is far from reaching its name); a run refused
+		 * for it left every nightly finding and paging nothing.
+		 */
+		fprintf(stderr,
+			"profreg: warning: the reports folder '%s' holds a report of run %" PRId64
+			" (run-%" PRId64
+			"-%.8s), far past this database's runs (this run is %" PRId64
+			"): left alone; move it out of the folder\n",
 			dir, max, max, instance, next);
 		goto out;
 	}

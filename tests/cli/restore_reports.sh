@@ -103,4 +103,13 @@ run6=$(sql "select max(id) from runs where kind = 'nightly'")
 [ "$run6" -gt "$run5" ] && [ "$run6" -lt 900 ] && [[ $ERR != *"behind its reports"* ]] &&
 	ok "another database's run reports and other files leave the ids alone" ||
 	not_ok "other files" "run=$run6 $ERR"
+
+# A stray report far past any restore is named and left alone; the run goes on.
+printf 'x\n' >"$R/run-99999999999-$inst.md"
+run pr nightly --no-catch-up --at 2026-03-15T00:00:00Z
+run7=$(sql "select max(id) from runs where kind = 'nightly'")
+[ "$run7" -gt "$run6" ] && [ "$run7" -lt 900 ] &&
+	[[ $ERR == *"run-99999999999-$inst"*"left alone"* ]] &&
+	ok "a stray report far ahead is named in a warning and the night runs" ||
+	not_ok "stray" "rc=$RC run=$run7 $ERR"
 finish

@@ -640,8 +640,8 @@ static void test_one_rise_in_two_releases_confirmed_in_one_run_pages_once(void *
  * by its gate (a gate and the nightly of one day are one look): v2's
  * finding was a candidate, v3's too, and neither ever reached a second
  * look, so the rise never paged. v3 is confirmed by v2's significant
- * look in another run, and the nightly pages it once; v2 stays a
- * candidate, its rise paged through v3.
+ * look in another run, v2 by v3's in the nightly, and the nightly pages
+ * the rise once.
  */
 static void test_a_rise_in_two_short_releases_is_confirmed_and_pages_once(void **state)
 {
@@ -662,10 +662,10 @@ static void test_a_rise_in_two_short_releases_is_confirmed_and_pages_once(void *
 				    " and severity <> 'critical'"),
 			 1);
 	run_night(f, 1);
-	assert_int_equal(triggers(f, "work.hot"), 1);
 	assert_int_equal(intf(f->t, "select count(*) from findings where function = 'work.hot'"
-				    " and current_release = 'v2' and state = 'candidate'"),
-			 1);
+				    " and state = 'confirmed'"),
+			 2);
+	assert_int_equal(triggers(f, "work.hot"), 1);
 }
 
 /*
@@ -705,6 +705,79 @@ static void test_a_release_never_judged_is_not_the_next_ones_baseline(void **sta
 	assert_int_equal(intf(f->t, "select count(*) from findings where function = 'work.hot'"
 				    " and current_release = 'v3' and baseline_share < 0.14"),
 			 1);
+}
+
+/*
+ * A release no run judged fills a whole baseline window (the nightly was
+ * down longer than its catch-up): v2 ran for fifteen days unjudged, then
+ * v3 came. Holding v2 out left v3 with no baseline, v3 was never judged
+ * either, and so on for good. With too few judged captures the unjudged
+ * ones are taken, and the run says so.
+ */
+static void test_a_window_of_unjudged_captures_is_still_a_baseline(void **state)
+{
+	fx *f = *state;
+	int64_t at = NIGHT_END + 15 * DAY;
+	analyze_opts o;
+	analyze_result r;
+	pr_error err = PR_ERROR_INIT;
+	bool said = false;
+
+	history(f, "svc");
+	testdb_execf(f->t,
+		     "insert into judged_releases (service_id, profile_type, release,"
+		     " judged_at) select id, 'cpu', 'v1', to_timestamp(%lld / 1e6) - interval"
+		     " '20 days' from services where name = 'svc'",
+		     (long long)NIGHT_END);
+	for (int d = 0; d < 15; d++) {
+		capture(f, "svc", "v2", NIGHT_END + d * DAY + 3 * HOUR, 1, 1, 0.05);
+		capture(f, "svc", "v2", NIGHT_END + d * DAY + 9 * HOUR, 1, 1, 0.05);
+	}
+	for (int i = 1; i <= 4; i++)
+		capture(f, "svc", "v3", at + i * HOUR, 1, 1, 0.05);
+	memset(&o, 0, sizeof(o));
+	analysis_opts_default(&o.analysis);
+	o.analysis.at_us = now_us = at + 6 * HOUR;
+	o.release = "v3";
+	o.selection = "test";
+	if (analyze_run(&r, &f->env, &o, &err) < 0)
+		fail_msg("analyze: %s", err.msg);
+	for (size_t i = 0; i < r.a.nnotes; i++)
+		said = said || strstr(r.a.notes[i], "releases no run has judged") != NULL;
+	analyze_result_release(&r);
+	assert_true(said);
+	assert_int_equal(intf(f->t, "select count(*) from judged_releases where release = 'v3'"),
+			 1);
+}
+
+/*
+ * v2 and v3 run side by side with one rise. v3's gate finding is
+ * confirmed by v2's gate look and v3 pages on the first night; v2,
+ * still running, is confirmed on its own second look the night after.
+ * A finding was carried only from one stored before it, so v2 paged the
+ * same rise a second time; it is carried from v3's page.
+ */
+static void test_the_earlier_release_confirmed_after_the_later_one_paged_is_carried(void **state)
+{
+	fx *f = *state;
+	int64_t day = NIGHT_END - DAY;
+
+	history(f, "svc");
+	for (int i = 1; i <= 4; i++)
+		capture(f, "svc", "v2", day + i * HOUR, 1.3, 1, 0.05);
+	analyze_at(f, "v2", day + 5 * HOUR);
+	for (int i = 6; i <= 9; i++)
+		capture(f, "svc", "v3", day + i * HOUR, 1.3, 1, 0.05);
+	analyze_at(f, "v3", day + 10 * HOUR);
+	run_night(f, 1);
+	assert_int_equal(triggers(f, "work.hot"), 1);
+	night(f, "svc", "v2", 2, 4, 1.3, 1);
+	night(f, "svc", "v3", 2, 4, 1.3, 1);
+	run_night(f, 2);
+	assert_int_equal(intf(f->t, "select count(*) from findings where function = 'work.hot'"
+				    " and current_release = 'v2' and state = 'confirmed'"),
+			 1);
+	assert_int_equal(triggers(f, "work.hot"), 1);
 }
 
 /*
@@ -3013,6 +3086,11 @@ int main(void)
 			teardown),
 		cmocka_unit_test_setup_teardown(
 			test_a_release_never_judged_is_not_the_next_ones_baseline, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_a_window_of_unjudged_captures_is_still_a_baseline, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_the_earlier_release_confirmed_after_the_later_one_paged_is_carried,
+			setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_a_lead_whose_incident_pages_is_not_recorded_as_carried, setup,
 			teardown),
