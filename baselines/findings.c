@@ -281,7 +281,7 @@ static void rise_text(const finding *f, char sid[24], char fid[24], char id[24],
 }
 
 /*
- * The release of the oldest open regression of the same function in
+ * The release (quoted) and id of the oldest open regression of the same function in
  * another release that was significant on a look of another run, in the
  * baseline window before this run's time and no later than it, with a
  * rise its interval shares with this one's: the same rise, seen in other
@@ -296,7 +296,8 @@ static void rise_text(const finding *f, char sid[24], char fid[24], char id[24],
  * confirms nothing.
  */
 static const char chain_sql[] =
-	"select e.current_release from findings e"
+	"select quote_literal(e.current_release) || ' (finding ' || e.id || ')'"
+	"  from findings e"
 	" where e.service_id = $1::bigint and e.profile_type = $2"
 	"   and coalesce(e.function_id, 0) = $3::bigint and e.function = $4 and e.kind = $5"
 	"   and e.direction = 'regression' and e.status = 'open' and e.current_release <> $6"
@@ -336,8 +337,8 @@ static const char *next_state(const finding *f, size_t looks, bool again, const 
 		return "confirmed";
 	}
 	if (chain && looks + 1 >= o->confirm_looks) {
-		snprintf(why, 160, "significant on %zu looks and in release '%.40s' before it",
-			 looks, chain);
+		snprintf(why, 160, "significant on %zu look%s, and the same rise in release %.60s",
+			 looks, looks == 1 ? "" : "s", chain);
 		return "confirmed";
 	}
 	if (again && !f->stored_before) {

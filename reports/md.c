@@ -81,6 +81,11 @@ static void row(out *o, const report *r, size_t i)
 	M(o, f->severity, "-");
 	P(o, " | ");
 	M(o, f->state, "-");
+	/* As the HTML and the nightly say it: why a confirmed regression paged no one. */
+	if (f->carried_from && f->carried_accepted)
+		P(o, " (accepted level: finding %" PRId64 ")", f->carried_from);
+	else if (f->carried_from)
+		P(o, " (carried: paged through finding %" PRId64 ")", f->carried_from);
 	P(o, " | ");
 	M(o, f->direction, "-");
 	P(o, " | ");

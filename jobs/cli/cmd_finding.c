@@ -306,6 +306,17 @@ static int finding_show(cli_ctx *ctx, int argc, char **argv)
 			       "q %.3g\n",
 			       100 * f.baseline_share, 100 * f.current_share, 100 * f.delta,
 			       100 * f.ci_low, 100 * f.ci_high, f.p_value, f.q_value);
+		/* Why a confirmed regression paged no one, and what it was set against. */
+		if (f.carried_from)
+			printf("carried   from finding %" PRId64
+			       ", which holds the page for this rise"
+			       " (or its level was accepted by hand)\n",
+			       f.carried_from);
+		if (f.baseline_releases && strcmp(f.baseline_releases, "[]") != 0) {
+			printf("baseline  releases ");
+			cli_put_safe(stdout, f.baseline_releases, 0);
+			printf("\n");
+		}
 		/* What retention left; why, unless the line below says it. */
 		if (gone[0][0] || gone[1][0]) {
 			printf("captures  %zu of %zu baseline and %zu of %zu current captures left",

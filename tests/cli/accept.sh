@@ -126,6 +126,15 @@ run pr --config "$T/cfg.json" report --run "$(sql "select max(rf.run_id) from ru
 	--format html --out "$T/same.html"
 grep -q 'accepted by hand as the new level' "$T/same.html" &&
 	ok "the report names the accepted level" || not_ok "report" "rc=$RC $ERR"
+run pr --config "$T/cfg.json" report --run "$(sql "select max(rf.run_id) from run_findings rf
+	join findings f on f.id = rf.finding_id where f.carried_from = $fid")" \
+	--format md --out "$T/same.md"
+grep -q "(accepted level: finding $fid)" "$T/same.md" &&
+	ok "so does the Markdown report" || not_ok "md report" "rc=$RC $ERR $(cat "$T/same.md")"
+run pr finding show "$(sql "select max(id) from findings where carried_from = $fid")"
+grep -q "^carried   from finding $fid" <<<"$OUT" && grep -q '^baseline  releases \[' <<<"$OUT" &&
+	ok "finding show names the finding it is carried from, and its baseline's releases" ||
+	not_ok "finding show" "rc=$RC $OUT $ERR"
 
 # 2. The same, but v4 quadruples the function: beyond what was accepted.
 scenario beyond 2026-01-11:v3:reg 2026-01-12:v3:reg 2026-01-13:v4:reg4 2026-01-14:v4:reg4

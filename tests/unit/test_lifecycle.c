@@ -657,6 +657,12 @@ static void test_a_rise_in_two_short_releases_is_confirmed_and_pages_once(void *
 	for (int i = 6; i <= 9; i++)
 		capture(f, "svc", "v3", day + i * HOUR, 1.3, 1, 0.05);
 	analyze_at(f, "v3", day + 10 * HOUR);
+	assert_int_equal(intf(f->t,
+			      "select count(*) from finding_states s join findings x"
+			      " on x.id = s.finding_id where x.current_release = 'v3'"
+			      " and s.reason like 'significant on 1 look, and the same rise in"
+			      " release ''v2'' (finding %%)'"),
+			 1);
 	assert_int_equal(intf(f->t, "select count(*) from findings where function = 'work.hot'"
 				    " and current_release = 'v3' and state = 'confirmed'"
 				    " and severity <> 'critical'"),
