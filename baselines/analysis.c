@@ -4126,17 +4126,64 @@ static int rank_cmp(const void *x, const void *y)
  * while its rate did not follow. Both conditions: a noisy rate alone must
  * not turn a real regression into a shift.
  */
-static bool is_relative_shift(const finding *f, double alpha)
+static bool is_relative_shift(const finding *f, double alpha, double traffic)
 {
-	double share_ratio;
+	double share_ratio, rate_ratio;
 
 	if (strcmp(f->kind, FINDING_KIND_SHARE) != 0 || isnan(f->rate_ratio) ||
 	    f->baseline_share <= 0)
 		return false;
 	share_ratio = f->current_share / f->baseline_share;
+	/*
+	 * The rate against the service's own traffic: on a night 20% quieter
+	 * every function's rate falls by a fifth, and a function that costs
+	 * 1.5 times as much per request kept its rate of the week before; read
+	 * per second, its rise was "only" a shift and paged no one.
+	 */
+	rate_ratio = isfinite(traffic) && traffic > 0 ? f->rate_ratio / traffic : f->rate_ratio;
 	if (f->direction == FINDING_REGRESSION)
-		return !(f->rate_p_up <= alpha) && f->rate_ratio - 1 < 0.5 * (share_ratio - 1);
-	return !(f->rate_p_down <= alpha) && 1 - f->rate_ratio < 0.5 * (1 - share_ratio);
+		return !(f->rate_p_up <= alpha) && rate_ratio - 1 < 0.5 * (share_ratio - 1);
+	return !(f->rate_p_down <= alpha) && 1 - rate_ratio < 0.5 * (1 - share_ratio);
+}
+
+/*
+ * Each target's traffic factor, into out[target] (NaN where unknown): the
+ * median over its functions of 0.1% or more of how their rate (per
+ * second of capture) moved, all of them where fewer than 3 are that
+ * large. Every function's rate moves with the traffic; a regression or a
+ * dilution moves one function or a few, which the median passes over.
+ */
+static int traffic_factors(double **out, const analysis *a)
+{
+	double *med = malloc((a->ntargets ? a->ntargets : 1) * sizeof(*med));
+	double *v = malloc((a->ntests ? a->ntests : 1) * sizeof(*v));
+	int rc = 0;
+
+	*out = med;
+	if (!med || !v) {
+		free(med);
+		free(v);
+		*out = NULL;
+		return STATS_ENOMEM;
+	}
+	for (size_t t = 0; t < a->ntargets; t++) {
+		size_t n = 0;
+		for (int pass = 0; pass < 2 && n < 3; pass++) {
+			n = 0;
+			for (size_t i = 0; i < a->ntests; i++) {
+				const finding *f = &a->tests[i];
+				if (f->target == t && strcmp(f->kind, FINDING_KIND_SHARE) == 0 &&
+				    isfinite(f->rate_ratio) && f->rate_ratio > 0 &&
+				    (pass || f->baseline_share >= 0.001))
+					v[n++] = f->rate_ratio;
+			}
+		}
+		med[t] = NAN;
+		if (n && (rc = stats_median(&med[t], v, n)) < 0)
+			break;
+	}
+	free(v);
+	return rc;
 }
 
 /*
@@ -4439,13 +4486,17 @@ static int without_shifts(analysis *a, double *up, double *down)
 int analysis_finish(analysis *a, pr_error *err)
 {
 	const analysis_opts *o = &a->opts;
-	double *up = NULL, *down = NULL, t0 = time_mono(), cut[2] = {-1, -1};
+	double *up = NULL, *down = NULL, *traffic = NULL, t0 = time_mono(), cut[2] = {-1, -1};
 	stats_severity_thresholds sev = o->severity;
 	size_t kept[2] = {0, 0};
 	int rc = 0;
 
 	if (a->ntests && (!(up = malloc(a->ntests * sizeof(*up))) ||
 			  !(down = malloc(a->ntests * sizeof(*down))))) {
+		rc = oom(err);
+		goto out;
+	}
+	if (traffic_factors(&traffic, a) < 0) {
 		rc = oom(err);
 		goto out;
 	}
@@ -4483,7 +4534,10 @@ int analysis_finish(analysis *a, pr_error *err)
 		 * say) or are relative shifts do not loosen it, as they do not
 		 * count in without_shifts.
 		 */
-		if (f->significant && is_relative_shift(f, o->mw_alpha))
+		if (f->significant &&
+		    is_relative_shift(f, o->mw_alpha,
+				      traffic && f->target < a->ntargets ? traffic[f->target]
+									 : NAN))
 			f->direction = FINDING_RELATIVE_SHIFT;
 		kept[reg ? 0 : 1] += f->significant && f->direction != FINDING_RELATIVE_SHIFT;
 	}
@@ -4547,6 +4601,7 @@ int analysis_finish(analysis *a, pr_error *err)
 	if (a->ntests)
 		qsort(a->tests, a->ntests, sizeof(*a->tests), rank_cmp);
 out:
+	free(traffic);
 	free(up);
 	free(down);
 	a->stats_seconds += time_mono() - t0;
