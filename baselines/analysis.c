@@ -957,6 +957,7 @@ static void rate_tests(finding *f, const series *b, const series *c)
 	pooled p;
 
 	f->rate_p_up = f->rate_p_down = NAN;
+	f->rate_diff = f->rate_se = f->rate_df = NAN;
 	if (!lb)
 		return;
 	lc = lb + b->n;
@@ -983,6 +984,9 @@ static void rate_tests(finding *f, const series *b, const series *c)
 	}
 	if (pooled_fit(&p, lb, zb, b->group, b->n, lc, zc, c->n, 1, 0, NULL, NULL) < 0)
 		goto out;
+	f->rate_diff = p.mean_c - p.mean_b;
+	f->rate_se = p.se;
+	f->rate_df = p.df;
 	if (pooled_test(&r, &p, STATS_GREATER, 0, 0.05) == 0)
 		f->rate_p_up = r.p;
 	if (pooled_test(&r, &p, STATS_LESS, 0, 0.05) == 0)
@@ -2013,6 +2017,7 @@ static int cost_test(finding *f, cost_said *said, const sides *s, const analysis
 	f->ci_high = expm1(rci.ci_high);
 	f->rate_ratio = gm_c / gm_b;
 	f->rate_p_up = f->rate_p_down = NAN;
+	f->rate_diff = f->rate_se = f->rate_df = NAN;
 	f->p_up = rup.p;
 	f->p_down = rdn.p;
 	f->direction = rup.p <= rdn.p ? FINDING_REGRESSION : FINDING_IMPROVEMENT;
@@ -4137,6 +4142,7 @@ static int rank_cmp(const void *x, const void *y)
 static bool is_relative_shift(const finding *f, double alpha, double traffic)
 {
 	double share_ratio, rate_ratio;
+	double p_rate = f->direction == FINDING_REGRESSION ? f->rate_p_up : f->rate_p_down;
 
 	if (strcmp(f->kind, FINDING_KIND_SHARE) != 0 || isnan(f->rate_ratio) ||
 	    f->baseline_share <= 0)
@@ -4149,9 +4155,22 @@ static bool is_relative_shift(const finding *f, double alpha, double traffic)
 	 * per second, its rise was "only" a shift and paged no one.
 	 */
 	rate_ratio = isfinite(traffic) && traffic > 0 ? f->rate_ratio / traffic : f->rate_ratio;
+	/*
+	 * And whether the rate moved beyond the traffic: on a busier night
+	 * every rate rose significantly per second, and a function pushed up
+	 * by another's improvement could never be called a shift.
+	 */
+	if (isfinite(traffic) && traffic > 0 && f->rate_se > 0 && isfinite(f->rate_diff)) {
+		stats_test_opts t = STATS_TEST_OPTS_INIT;
+		stats_result r;
+		t.delta0 = log(traffic);
+		t.alt = f->direction == FINDING_REGRESSION ? STATS_GREATER : STATS_LESS;
+		if (stats_test_t(&r, f->rate_diff, f->rate_se, f->rate_df, &t) == 0)
+			p_rate = r.p;
+	}
 	if (f->direction == FINDING_REGRESSION)
-		return !(f->rate_p_up <= alpha) && rate_ratio - 1 < 0.5 * (share_ratio - 1);
-	return !(f->rate_p_down <= alpha) && 1 - rate_ratio < 0.5 * (1 - share_ratio);
+		return !(p_rate <= alpha) && rate_ratio - 1 < 0.5 * (share_ratio - 1);
+	return !(p_rate <= alpha) && 1 - rate_ratio < 0.5 * (1 - share_ratio);
 }
 
 /*
@@ -4778,11 +4797,22 @@ static json_t *part_test(const finding *f, size_t row)
 		const char *key;
 		double v;
 	} nums[] = {
-		{"baseline_share", f->baseline_share}, {"current_share", f->current_share},
-		{"delta", f->delta}, {"rel_delta", f->rel_delta}, {"ci_low", f->ci_low},
-		{"ci_high", f->ci_high}, {"p_value", f->p_value}, {"mw_p", f->mw_p},
-		{"p_up", f->p_up}, {"p_down", f->p_down}, {"rate_ratio", f->rate_ratio},
-		{"rate_p_up", f->rate_p_up}, {"rate_p_down", f->rate_p_down},
+		{"baseline_share", f->baseline_share},
+		{"current_share", f->current_share},
+		{"delta", f->delta},
+		{"rel_delta", f->rel_delta},
+		{"ci_low", f->ci_low},
+		{"ci_high", f->ci_high},
+		{"p_value", f->p_value},
+		{"mw_p", f->mw_p},
+		{"p_up", f->p_up},
+		{"p_down", f->p_down},
+		{"rate_ratio", f->rate_ratio},
+		{"rate_p_up", f->rate_p_up},
+		{"rate_p_down", f->rate_p_down},
+		{"rate_diff", f->rate_diff},
+		{"rate_se", f->rate_se},
+		{"rate_df", f->rate_df},
 	};
 	int bad = !o;
 
@@ -5130,11 +5160,22 @@ static int part_read_test(finding *f, const json_t *o, size_t target0, size_t nf
 		const char *key;
 		double *v;
 	} nums[] = {
-		{"baseline_share", &f->baseline_share}, {"current_share", &f->current_share},
-		{"delta", &f->delta}, {"rel_delta", &f->rel_delta}, {"ci_low", &f->ci_low},
-		{"ci_high", &f->ci_high}, {"p_value", &f->p_value}, {"mw_p", &f->mw_p},
-		{"p_up", &f->p_up}, {"p_down", &f->p_down}, {"rate_ratio", &f->rate_ratio},
-		{"rate_p_up", &f->rate_p_up}, {"rate_p_down", &f->rate_p_down},
+		{"baseline_share", &f->baseline_share},
+		{"current_share", &f->current_share},
+		{"delta", &f->delta},
+		{"rel_delta", &f->rel_delta},
+		{"ci_low", &f->ci_low},
+		{"ci_high", &f->ci_high},
+		{"p_value", &f->p_value},
+		{"mw_p", &f->mw_p},
+		{"p_up", &f->p_up},
+		{"p_down", &f->p_down},
+		{"rate_ratio", &f->rate_ratio},
+		{"rate_p_up", &f->rate_p_up},
+		{"rate_p_down", &f->rate_p_down},
+		{"rate_diff", &f->rate_diff},
+		{"rate_se", &f->rate_se},
+		{"rate_df", &f->rate_df},
 	};
 	int64_t dir = 0, nb = 0, nc = 0, look = 0, target = 0, row = -1, mat = 0;
 	const json_t *jrow = json_object_get(o, "row");

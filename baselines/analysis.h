@@ -240,6 +240,9 @@ typedef struct finding {
 	double rate_ratio;        /* current / baseline absolute rate; NaN unknown */
 	double rate_p_up;         /* p of "the absolute rate rose" (log scale) */
 	double rate_p_down;       /* p of "the absolute rate fell" */
+	double rate_diff, rate_se, rate_df; /* that fit's log-rate change, its standard
+				   * error and degrees of freedom (NaN: unknown), to test
+				   * it again against the service's traffic */
 	stats_severity severity;
 	size_t baseline_captures, current_captures;
 	char *capture_ids;        /* JSON {"baseline":[...],"current":[...]} */

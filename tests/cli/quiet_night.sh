@@ -6,7 +6,8 @@
 # function that costs 1.5 times as much per request kept about its old
 # rate: its rise was called a shift and paged no one. Rates are now read
 # against the service's traffic (the median move of its functions' rates).
-# A function pushed up only because another got cheaper is still a shift.
+# A function pushed up only because another got cheaper is still a shift,
+# on a busier night too.
 . "$(dirname "$0")/lib.sh"
 fresh_db cli_quiet_night
 pr --quiet db init
@@ -14,6 +15,7 @@ T=$PROFREG_TEST_TMP/cli_quiet_night
 rm -rf "$T" && mkdir -p "$T"
 pr --quiet service add quiet --enable
 pr --quiet service add cheaper --enable
+pr --quiet service add busier --enable
 
 # capture FILE SEED LOAD SLOW CHEAP: a speedscope CPU profile of 60 s
 # (10 ms samples) of 20 functions at traffic LOAD, f03 costing SLOW times
@@ -47,7 +49,7 @@ capture() {
 man=$T/manifest.jsonl
 : >"$man"
 seed=1
-for svc in quiet cheaper; do
+for svc in quiet cheaper busier; do
 	for d in $(seq 13 -1 2); do
 		for h in 3 9; do
 			seed=$((seed + 1))
@@ -62,9 +64,14 @@ for svc in quiet cheaper; do
 	for i in 1 2 3 4; do
 		seed=$((seed + 1))
 		f=$T/$svc-c-$i.json
-		if [ $svc = quiet ]; then capture "$f" "$seed" 75 1.5 1; else capture "$f" "$seed" 100 1 0.5; fi
+		case $svc in
+		quiet) load=75 slow=1.5 cheap=1 ;;
+		cheaper) load=100 slow=1 cheap=0.5 ;;
+		*) load=150 slow=1 cheap=0.5 ;;
+		esac
+		capture "$f" "$seed" "$load" "$slow" "$cheap"
 		printf '{"path": "%s", "service": "%s", "release": "v2", "time": "2026-03-15T0%d:00:00Z", "tags": {"load": "%s"}}\n' \
-			"$f" "$svc" "$((i + 1))" "$([ $svc = quiet ] && echo 75 || echo 100)" >>"$man"
+			"$f" "$svc" "$((i + 1))" "$load" >>"$man"
 	done
 done
 run pr --quiet ingest --manifest "$man"
@@ -83,4 +90,10 @@ ups=$(jq '[.findings[] | select(.service == "cheaper" and .function != "f00" and
 	ok "a function half as costly is the improvement, and what it pushed up is no regression" ||
 	not_ok "cheaper" "f00: '$(dir cheaper f00)', $ups regressions $(jq -c '[.findings[] |
 		select(.service == "cheaper") | {function, direction}]' <<<"$OUT")"
+ups=$(jq '[.findings[] | select(.service == "busier" and .function != "f00" and
+	.direction == "regression")] | length' <<<"$OUT")
+[ "$(dir busier f00)" = improvement ] && [ "$ups" = 0 ] &&
+	ok "on a night half as busy again, what the cheaper function pushed up is no regression" ||
+	not_ok "busier" "f00: '$(dir busier f00)', $ups regressions $(jq -c '[.findings[] |
+		select(.service == "busier") | {function, direction, severity}]' <<<"$OUT")"
 finish
