@@ -1296,7 +1296,11 @@ static int size_bias(double **out, const series *b, const series *c)
 		nmin = fmin(nmin, ns), nmax = fmax(nmax, ns);
 		sx += s->share[k] * ns, sn += ns;
 	}
-	if (!n || nmax < 1.5 * nmin || !(sn > 0))
+	/*
+	 * A capture that says no sample count reads as one sample
+	 * (series_fill): nothing to correct it by.
+	 */
+	if (!n || nmax < 1.5 * nmin || !(sn > 0) || nmin < 2)
 		return 0;
 	p = fmin(1, sx / sn);
 	if (p <= 0 || p * nmin >= 30)
@@ -1308,7 +1312,7 @@ static int size_bias(double **out, const series *b, const series *c)
 		const series *s = i < b->n ? b : c;
 		size_t k = i < b->n ? i : i - b->n;
 		double v = s->vst[k] - (stats_vst_expected(p, 1 / (4 * s->v[k])) - base);
-		y[i] = fmin(fmax(v, 0), asin(1.0));
+		y[i] = isfinite(v) ? fmin(fmax(v, 0), asin(1.0)) : s->vst[k];
 	}
 	*out = y;
 	return 0;

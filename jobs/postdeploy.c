@@ -239,7 +239,8 @@ static int check_build(postdeploy_result *x, db *d, const config_service *cs,
 			 "that build's captures",
 			 o->release, o->service, x->captured_sha, (long long)x->captured_id,
 			 x->sha);
-	x->unmeasured = x->captured_sha[0] && deployed == 0;
+	/* Only on a judged capture of another build: a warm-up one proves nothing. */
+	x->unmeasured = x->captured_sha[0] && named_judged && deployed == 0;
 	for (size_t i = 0; i < n; i++)
 		db_capture_release(&caps[i]);
 	free(caps);

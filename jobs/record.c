@@ -232,11 +232,20 @@ out:
  */
 static int carry_from(db *d, const finding *g, int64_t *from, pr_error *err)
 {
-	int64_t *ids = NULL, *holders = NULL, paged = 0;
+	int64_t *ids = NULL, *holders = NULL, paged = 0, own = 0;
 	size_t n = 0;
 	int rc;
 
 	*from = 0;
+	/*
+	 * Not one that holds its own page: an earlier release's finding that
+	 * paged, seen again after a later release rose beyond it and paged
+	 * too, was recorded as carried from that one.
+	 */
+	if (g->id && (rc = pager_first_paged(d, &g->id, 1, &own, err)) < 0)
+		return rc;
+	if (own)
+		return 0;
 	if ((rc = findings_same_rise_open(d, g, &ids, &holders, &n, err)) == 0 &&
 	    (rc = pager_first_paged(d, holders, n, &paged, err)) == 0)
 		for (size_t i = 0; i < n && paged && !*from; i++)

@@ -195,10 +195,11 @@ double stats_vst_expected(double p, double n)
 	double lambda, sum = 0;
 	unsigned int trials, kmax;
 
-	if (!(p >= 0 && p <= 1) || !(isfinite(n) && n >= 1) || n > 4e9)
+	if (!(p >= 0 && p <= 1) || !(isfinite(n) && n >= 1))
 		return NAN;
 	lambda = n * p;
-	if (lambda >= 30 || p == 0 || p == 1)
+	/* Past GSL's unsigned trials (4e9 samples) too: nothing to sum there. */
+	if (lambda >= 30 || p == 0 || p == 1 || n > 4e9)
 		return asin(sqrt(p));
 	trials = (unsigned int)floor(n);
 	/* Past lambda + 12 sd + 25 the binomial's tail holds under 1e-12 of the mass. */

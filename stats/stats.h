@@ -133,8 +133,8 @@ double stats_vst_var_floor(double n_samples);
  * function in captures of 500 samples, 0.75 samples each, averages the
  * VST value of about 0.04%), so captures of very different sizes differ
  * on this scale where their shares do not. stats_vst(p) when n * p is 30
- * or more (the bias is then below 0.5% of the value); NaN when p is
- * outside [0, 1] or n is not finite and at least 1.
+ * or more (the bias is then below 0.5% of the value) or n is over 4e9;
+ * NaN when p is outside [0, 1] or n is not finite and at least 1.
  */
 double stats_vst_expected(double p, double n);
 

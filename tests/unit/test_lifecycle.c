@@ -787,6 +787,35 @@ static void test_the_earlier_release_confirmed_after_the_later_one_paged_is_carr
 }
 
 /*
+ * v2 doubles work.hot and pages; v3, beside it, quadruples it and pages
+ * on its own (beyond v2's rise). Seen again the night after, v2 was
+ * recorded as carried from v3, though it had paged itself: the report
+ * then said it paged through v3. A finding that holds its own page is
+ * never carried.
+ */
+static void test_a_finding_that_paged_itself_is_never_recorded_as_carried(void **state)
+{
+	fx *f = *state;
+
+	history(f, "svc");
+	night(f, "svc", "v2", 1, 4, 2, 1);
+	run_night(f, 1);
+	night(f, "svc", "v2", 2, 4, 2, 1);
+	night(f, "svc", "v3", 2, 4, 4, 1);
+	run_night(f, 2);
+	assert_int_equal(triggers(f, "work.hot"), 2);
+	night(f, "svc", "v2", 3, 4, 2, 1);
+	night(f, "svc", "v3", 3, 4, 4, 1);
+	run_night(f, 3);
+	assert_int_equal(intf(f->t,
+			      "select count(*) from findings where function = 'work.hot'"
+			      " and carried_from is not null and exists (select 1 from pages p"
+			      " where p.finding_id = findings.id and p.event = 'trigger')"),
+			 0);
+	assert_int_equal(triggers(f, "work.hot"), 2);
+}
+
+/*
  * An incident carried into the next release pages once too: v2 doubles
  * work.hot and work.inner below it (one incident, paged through its
  * lead), v3 costs the same. Only the lead holds the page, so each of v3's
@@ -3094,6 +3123,9 @@ int main(void)
 			test_a_release_never_judged_is_not_the_next_ones_baseline, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_a_window_of_unjudged_captures_is_still_a_baseline, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_a_finding_that_paged_itself_is_never_recorded_as_carried, setup,
+			teardown),
 		cmocka_unit_test_setup_teardown(
 			test_the_earlier_release_confirmed_after_the_later_one_paged_is_carried,
 			setup, teardown),

@@ -257,6 +257,8 @@ static void test_vst_expected_averages_the_transform_over_binomial_counts(void *
 	/* 300 samples of it a capture: the transform itself. */
 	near(stats_vst_expected(0.015, 20000), stats_vst(0.015), 0, "plenty of samples");
 	near(stats_vst_expected(0, 500), 0, 0, "none");
+	/* Past what GSL's binomial takes: the transform, never NaN. */
+	near(stats_vst_expected(1e-9, 5e9), stats_vst(1e-9), 0, "billions of samples");
 	assert_true(isnan(stats_vst_expected(-0.1, 500)));
 	assert_true(isnan(stats_vst_expected(0.1, 0.5)));
 	assert_true(isnan(stats_vst_expected(0.1, NAN)));
