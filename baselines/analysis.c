@@ -4190,35 +4190,55 @@ static bool is_relative_shift(const finding *f, double alpha, double traffic)
  */
 static int traffic_factors(double **out, const analysis *a)
 {
-	double *med = malloc((a->ntargets ? a->ntargets : 1) * sizeof(*med));
+	size_t nt = a->ntargets;
+	double *med = malloc((nt ? nt : 1) * sizeof(*med));
 	double *v = malloc((a->ntests ? a->ntests : 1) * sizeof(*v));
+	size_t *at = calloc(3 * nt + 1, sizeof(*at)), *lo = at + nt + 1, *hi = lo + nt;
 	int rc = 0;
 
-	*out = med;
-	if (!med || !v) {
-		free(med);
-		free(v);
-		*out = NULL;
-		return STATS_ENOMEM;
+	*out = NULL;
+	if (!med || !v || !at) {
+		rc = STATS_ENOMEM;
+		goto out;
 	}
-	for (size_t t = 0; t < a->ntargets; t++) {
-		size_t n = 0;
-		for (int pass = 0; pass < 2 && n < 3; pass++) {
-			n = 0;
-			for (size_t i = 0; i < a->ntests; i++) {
-				const finding *f = &a->tests[i];
-				if (f->target == t && strcmp(f->kind, FINDING_KIND_SHARE) == 0 &&
-				    isfinite(f->rate_ratio) && f->rate_ratio > 0 &&
-				    (pass || f->baseline_share >= 0.001))
-					v[n++] = f->rate_ratio;
-			}
-		}
+	/*
+	 * One pass over the tests, not one a target: each target's rates in
+	 * a bucket of v, those of 0.1% or more from its front, the rest from
+	 * its back.
+	 */
+	for (size_t i = 0; i < a->ntests; i++) {
+		const finding *f = &a->tests[i];
+		if (f->target < nt && strcmp(f->kind, FINDING_KIND_SHARE) == 0 &&
+		    isfinite(f->rate_ratio) && f->rate_ratio > 0)
+			at[f->target + 1]++;
+	}
+	for (size_t t = 0; t < nt; t++) {
+		at[t + 1] += at[t];
+		lo[t] = at[t];
+		hi[t] = at[t + 1];
+	}
+	for (size_t i = 0; i < a->ntests; i++) {
+		const finding *f = &a->tests[i];
+		if (f->target < nt && strcmp(f->kind, FINDING_KIND_SHARE) == 0 &&
+		    isfinite(f->rate_ratio) && f->rate_ratio > 0)
+			v[f->baseline_share >= 0.001 ? lo[f->target]++ : --hi[f->target]] =
+				f->rate_ratio;
+	}
+	for (size_t t = 0; t < nt && rc == 0; t++) {
+		size_t large = lo[t] - at[t], all = at[t + 1] - at[t];
 		med[t] = NAN;
-		if (n && (rc = stats_median(&med[t], v, n)) < 0)
-			break;
+		if (all)
+			rc = stats_median(&med[t], v + at[t], large >= 3 ? large : all);
 	}
+out:
 	free(v);
-	return rc;
+	free(at);
+	if (rc < 0) {
+		free(med);
+		return rc;
+	}
+	*out = med;
+	return 0;
 }
 
 /*

@@ -594,14 +594,10 @@ static bool held(const ret *r, int64_t mtime_us)
  */
 static int hold_take(ret *r, pr_error *err)
 {
-	char detail[96];
-
 	r->res->orphans_newly_held = r->kept_unheld;
 	if (r->o.dry_run || !r->kept_unheld)
 		return 0;
-	snprintf(detail, sizeof(detail), "{\"newest_us\": %" PRId64 ", \"until_us\": %" PRId64 "}",
-		 r->res->db_newest_us, time_now_us());
-	return db_audit(r->d, DB_BLOBS_HELD, "blob store", detail, err);
+	return db_blobs_hold(r->d, r->res->db_newest_us, time_now_us(), err);
 }
 
 /*
@@ -654,8 +650,9 @@ static int sweep_chunk(ret *r, const blob_entry *files, size_t n, int64_t grace,
 				f = &files[x];
 		if (!f)
 			continue;
-		if (f->mtime_us > r->newer_than_us || held(r, f->mtime_us)) {
-			r->kept_unheld += !held(r, f->mtime_us);
+		bool in_hold = held(r, f->mtime_us);
+		if (f->mtime_us > r->newer_than_us || in_hold) {
+			r->kept_unheld += !in_hold;
 			r->res->orphans_kept_newer++;
 			r->res->orphan_kept_bytes += f->size;
 		} else if (!r->o.dry_run) {

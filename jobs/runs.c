@@ -114,15 +114,12 @@ static int64_t reports_max_run(const char *dir, const char *instance)
  */
 static int hold_lost_blobs(db *d, pr_error *err)
 {
-	char detail[96];
 	int64_t newest;
 	int rc;
 
 	if ((rc = db_newest_stored(d, &newest, err)) < 0)
 		return rc;
-	snprintf(detail, sizeof(detail), "{\"newest_us\": %" PRId64 ", \"until_us\": %" PRId64 "}",
-		 newest, time_now_us());
-	return db_audit(d, DB_BLOBS_HELD, "blob store", detail, err);
+	return db_blobs_hold(d, newest, time_now_us(), err);
 }
 
 /*

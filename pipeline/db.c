@@ -1283,6 +1283,15 @@ int db_newest_stored(db *d, int64_t *us, pr_error *err)
 	return 0;
 }
 
+int db_blobs_hold(db *d, int64_t newest_us, int64_t until_us, pr_error *err)
+{
+	char detail[96];
+
+	snprintf(detail, sizeof(detail), "{\"newest_us\": %" PRId64 ", \"until_us\": %" PRId64 "}",
+		 newest_us, until_us);
+	return db_audit(d, DB_BLOBS_HELD, "blob store", detail, err);
+}
+
 int db_instance(db *d, const char **out, pr_error *err)
 {
 	PGresult *res = NULL;

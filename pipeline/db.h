@@ -543,6 +543,9 @@ int db_newest_stored(db *d, int64_t *us, pr_error *err);
  */
 #define DB_BLOBS_HELD "blobs_held"
 
+/* Take such a hold: an audit row DB_BLOBS_HELD of newest_us and until_us. */
+int db_blobs_hold(db *d, int64_t newest_us, int64_t until_us, pr_error *err);
+
 /* The OS user profreg runs as, for audit rows ("root", "uid 1000"). */
 const char *db_actor(const db *d);
 

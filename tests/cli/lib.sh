@@ -61,6 +61,29 @@ finish() {
 	[ "$FAILS" -eq 0 ]
 }
 
+# speedscope_cpu: "NAME COUNT" lines on standard input (each a function
+# called from main) to a speedscope CPU profile of 60 s in 10 ms samples
+# on standard output: a capture with a duration, so with rates.
+speedscope_cpu() {
+	awk '{ name[NR] = $1; n[NR] = $2 }
+	END {
+		printf "{\"$schema\": \"https://www.speedscope.app/file-format-schema.json\","
+		printf " \"shared\": {\"frames\": [{\"name\": \"main\"}"
+		for (i = 1; i <= NR; i++) printf ", {\"name\": \"%s\"}", name[i]
+		printf "]}, \"profiles\": [{\"type\": \"sampled\", \"name\": \"t\","
+		printf " \"unit\": \"nanoseconds\", \"startValue\": 0, \"endValue\": 60000000000,"
+		printf " \"samples\": ["
+		first = 1
+		for (i = 1; i <= NR; i++)
+			for (k = 0; k < n[i]; k++) { printf "%s[0, %d]", first ? "" : ", ", i; first = 0 }
+		printf "], \"weights\": ["
+		first = 1
+		for (i = 1; i <= NR; i++)
+			for (k = 0; k < n[i]; k++) { printf "%s10000000", first ? "" : ", "; first = 0 }
+		print "]}]}"
+	}'
+}
+
 # free_port: a loopback port nothing listens on, for a server that cannot
 # bind port 0 and say which it got (Alertmanager, Prometheus). Taken
 # below Linux's ephemeral range (32768-60999), where the suite's own

@@ -26,25 +26,12 @@ capture() {
 	BEGIN {
 		srand(seed)
 		for (i = 0; i < 20; i++) { w[i] = 1 / (i + 1) ^ 0.9; s += w[i] }
-		printf "{\"$schema\": \"https://www.speedscope.app/file-format-schema.json\","
-		printf " \"shared\": {\"frames\": [{\"name\": \"main\"}"
-		for (i = 0; i < 20; i++) printf ", {\"name\": \"f%02d\"}", i
-		printf "]}, \"profiles\": [{\"type\": \"sampled\", \"name\": \"t\","
-		printf " \"unit\": \"nanoseconds\", \"startValue\": 0, \"endValue\": 60000000000,"
-		printf " \"samples\": ["
-		first = 1
 		for (i = 0; i < 20; i++) {
 			mu = 1200 * load / 100 * w[i] / s * exp(0.05 * gauss())
 			mu *= (i == 3 ? slow : 1) * (i == 0 ? cheap : 1)
-			n[i] = int(mu + sqrt(mu) * gauss() + 0.5)
-			for (k = 0; k < n[i]; k++) { printf "%s[0, %d]", first ? "" : ", ", i + 1; first = 0 }
+			printf "f%02d %d\n", i, int(mu + sqrt(mu) * gauss() + 0.5)
 		}
-		printf "], \"weights\": ["
-		first = 1
-		for (i = 0; i < 20; i++)
-			for (k = 0; k < n[i]; k++) { printf "%s10000000", first ? "" : ", "; first = 0 }
-		print "]}]}"
-	}' >"$1"
+	}' | speedscope_cpu >"$1"
 }
 man=$T/manifest.jsonl
 : >"$man"

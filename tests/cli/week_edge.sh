@@ -22,25 +22,12 @@ capture() {
 	BEGIN {
 		srand(seed)
 		for (i = 0; i < 12; i++) { w[i] = 1 / (i + 1); s += w[i] }
-		printf "{\"$schema\": \"https://www.speedscope.app/file-format-schema.json\","
-		printf " \"shared\": {\"frames\": [{\"name\": \"main\"}"
-		for (i = 0; i < 12; i++) printf ", {\"name\": \"f%02d\"}", i
-		printf "]}, \"profiles\": [{\"type\": \"sampled\", \"name\": \"t\","
-		printf " \"unit\": \"nanoseconds\", \"startValue\": 0, \"endValue\": 60000000000,"
-		printf " \"samples\": ["
-		first = 1
 		c = cost * exp(0.05 * gauss())
 		for (i = 0; i < 12; i++) {
 			mu = 1200 * load / 100 * c * w[i] / s * exp(0.05 * gauss())
-			n[i] = int(mu + sqrt(mu) * gauss() + 0.5)
-			for (k = 0; k < n[i]; k++) { printf "%s[0, %d]", first ? "" : ", ", i + 1; first = 0 }
+			printf "f%02d %d\n", i, int(mu + sqrt(mu) * gauss() + 0.5)
 		}
-		printf "], \"weights\": ["
-		first = 1
-		for (i = 0; i < 12; i++)
-			for (k = 0; k < n[i]; k++) { printf "%s10000000", first ? "" : ", "; first = 0 }
-		print "]}]}"
-	}' >"$1"
+	}' | speedscope_cpu >"$1"
 }
 man=$T/manifest.jsonl
 : >"$man"

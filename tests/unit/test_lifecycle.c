@@ -674,6 +674,16 @@ static void test_a_rise_in_two_short_releases_is_confirmed_and_pages_once(void *
 	assert_int_equal(triggers(f, "work.hot"), 1);
 }
 
+/* svc's v1 was judged when it was new, 20 days before NIGHT_END: its history is before that. */
+static void v1_judged_when_new(fx *f)
+{
+	testdb_execf(f->t,
+		     "insert into judged_releases (service_id, profile_type, release,"
+		     " judged_at) select id, 'cpu', 'v1', to_timestamp(%lld / 1e6) - interval"
+		     " '20 days' from services where name = 'svc'",
+		     (long long)NIGHT_END);
+}
+
 /*
  * v2 raises work.hot by a half and runs a few hours with no gate; v3,
  * deployed after it with the same rise, is gated. v2 was never judged,
@@ -688,12 +698,7 @@ static void test_a_release_never_judged_is_not_the_next_ones_baseline(void **sta
 	int64_t day = NIGHT_END - DAY;
 
 	history(f, "svc");
-	/* v1 was judged when it was new: the history is from before that. */
-	testdb_execf(f->t,
-		     "insert into judged_releases (service_id, profile_type, release,"
-		     " judged_at) select id, 'cpu', 'v1', to_timestamp(%lld / 1e6) - interval"
-		     " '20 days' from services where name = 'svc'",
-		     (long long)NIGHT_END);
+	v1_judged_when_new(f);
 	for (int i = 1; i <= 8; i++)
 		capture(f, "svc", "v2", day + i * HOUR, 1.5, 1, 0.05);
 	for (int i = 10; i <= 13; i++)
@@ -730,11 +735,7 @@ static void test_a_window_of_unjudged_captures_is_still_a_baseline(void **state)
 	bool said = false;
 
 	history(f, "svc");
-	testdb_execf(f->t,
-		     "insert into judged_releases (service_id, profile_type, release,"
-		     " judged_at) select id, 'cpu', 'v1', to_timestamp(%lld / 1e6) - interval"
-		     " '20 days' from services where name = 'svc'",
-		     (long long)NIGHT_END);
+	v1_judged_when_new(f);
 	for (int d = 0; d < 15; d++) {
 		capture(f, "svc", "v2", NIGHT_END + d * DAY + 3 * HOUR, 1, 1, 0.05);
 		capture(f, "svc", "v2", NIGHT_END + d * DAY + 9 * HOUR, 1, 1, 0.05);
