@@ -88,8 +88,9 @@ int cmd_report(cli_ctx *ctx, int argc, char **argv)
 		"CI logs, or JSON. Without --out the file goes to the reports directory\n"
 		"(config reports.dir, else <home>/reports) and its path is printed; for a\n"
 		"run without --out or --format, all three (run-ID-DB.html, .md, .json, DB\n"
-		"naming the database; with --team T, run-ID-DB-team-T.*, naming only that\n"
-		"team's services).\n"
+		"naming the database) and each team's (run-ID-DB-team-T.*, naming only that\n"
+		"team's services, as the run wrote them and its pages link to); with --team T,\n"
+		"only that team's.\n"
 		"--span writes the flame graph of a slow span's window: it takes the\n"
 		"options of `profreg span` (see profreg span --help).";
 	pr_error err = PR_ERROR_INIT;
@@ -144,9 +145,14 @@ int cmd_report(cli_ctx *ctx, int argc, char **argv)
 		cli_error(ctx, "--team goes with --run ID (see --help)");
 		return EXIT_USAGE;
 	}
-	/* A run's default: the same three files nightly and post-deploy write. */
+	/*
+	 * A run's default: the files nightly, post-deploy and analyze write,
+	 * the run's and each of its teams' (a page links to its team's), so
+	 * writing a report again that a run could not write mends its links.
+	 */
 	if (run && !outp && !fmt) {
 		char *html = NULL;
+		size_t teams = 0;
 		if (ctx_config_load(ctx, &cfg, &err) < 0)
 			return cli_fail(ctx, &err);
 		if ((rc = ctx_db_open(ctx, &d, &err)) < 0 ||
@@ -154,8 +160,12 @@ int cmd_report(cli_ctx *ctx, int argc, char **argv)
 		    (rc = team ? reportdata_write_run_team(d, bs, &cfg, ctx->home, (int64_t)run,
 							   team, &html, &err)
 			       : reportdata_write_run(d, bs, &cfg, ctx->home, (int64_t)run, &html,
-						      &err)) < 0)
+						      &err)) < 0 ||
+		    (!team && (rc = reportdata_write_run_teams(d, bs, &cfg, ctx->home, (int64_t)run,
+							       &teams, &err)) < 0)) {
+			free(html);
 			goto fail;
+		}
 		if (!ctx->quiet)
 			printf("%s\n", html);
 		free(html);

@@ -228,13 +228,24 @@ run pr --config "$T/profreg.json" nightly --at "$at" --service svc-001 --dry-run
 	not_ok "after nightly deadline" "rc=$RC $ERR"
 # A report that cannot be written (a disk full, a reports folder that is
 # a file) is exit 3 and one line under --quiet: the night's pages link to it.
+run pr service set svc-001 --team t
 : >"$T/notadir"
-printf '{"reports": {"dir": "%s/notadir"}}' "$T" >"$T/badreports.json"
+perl -MJSON::PP -e 'local $/; my $c = decode_json(<STDIN>); $c->{reports}{dir} = $ARGV[0];
+	print encode_json($c)' "$T/notadir" <"$T/profreg.json" >"$T/badreports.json"
 run pr --quiet --config "$T/badreports.json" nightly --at "$at" --service svc-001
 [ $RC -eq 3 ] && [ -z "$OUT" ] && [ "$(grep -c . <<<"$ERR")" = 1 ] &&
 	[[ $ERR == *"report not written"*"profreg report --run "* ]] &&
 	ok "a nightly whose report cannot be written exits 3 and says so under --quiet" ||
 	not_ok "report not written" "rc=$RC out='$OUT' err='$ERR'"
+# What the line says to run writes the run's report and its team's, which
+# the pages link to.
+badrun=$(sed -n "s/.*'profreg report --run \([0-9]*\)'.*/\1/p" <<<"$ERR")
+run pr --config "$T/profreg.json" report --run "$badrun"
+team_html=$(ls "$HOME_DIR/reports/run-$badrun-"*-team-t.html 2>/dev/null)
+[ $RC -eq 0 ] && [ "$OUT" = "$(ls "$HOME_DIR/reports/run-$badrun-"????????.html)" ] &&
+	[ -s "$team_html" ] && [ -s "${team_html%.html}.md" ] && [ -s "${team_html%.html}.json" ] &&
+	ok "report --run writes the run's report and its team's again" ||
+	not_ok "report --run again" "run=$badrun rc=$RC out='$OUT' err='$ERR' team='$team_html'"
 run pr nightly --deadline soon
 [ $RC -eq 2 ] && [[ $ERR == *"'--deadline soon' is not a duration"* ]] &&
 	ok "a --deadline that is not a duration is a usage error" || not_ok "deadline usage" "rc=$RC $ERR"
