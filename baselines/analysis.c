@@ -149,11 +149,13 @@ typedef struct analysis_target_data {
 	analysis_week week; /* the service's week they were taken on */
 	func_matrix m;
 	size_t look;
+	size_t first_look;  /* see finding.first_look */
 	double phi, phi_df; /* release-level overdispersion of the service, its df */
 	double noise[NOISE_N]; /* release noise factors (see release_noise) */
 	double host_rho;    /* the share of capture noise that is the host's (see host_share) */
 	int *db, *dc;       /* the captures' days, numbered (see day_ids) */
 	double day_rho;     /* the share of capture noise that is the day's (see day_share) */
+	char unjudged[UNJUDGED_MAX]; /* releases no run has judged that the baseline took */
 } analysis_target_data;
 
 static void target_data_release(analysis_target_data *t)
@@ -224,6 +226,23 @@ size_t analysis_latest_look(const analysis *a)
 		if (a->targets[i].look > look)
 			look = a->targets[i].look;
 	return look;
+}
+
+bool analysis_spent(const analysis *a)
+{
+	for (size_t i = 0; i < a->ntargets; i++)
+		if ((a->targets[i].first_look ? a->targets[i].first_look : a->targets[i].look) >
+		    a->opts.max_looks)
+			return true;
+	return false;
+}
+
+const char *analysis_unjudged_baseline(const analysis *a)
+{
+	for (size_t i = 0; i < a->ntargets; i++)
+		if (a->targets[i].unjudged[0])
+			return a->targets[i].unjudged;
+	return NULL;
 }
 
 static int oom(pr_error *err)
@@ -323,7 +342,37 @@ typedef struct sides {
 	size_t base_empty;  /* with too thin a baseline: its window's captures without samples */
 	size_t unjudged;    /* baseline captures of releases no run has judged, taken for want
 			     * of judged ones */
+	char unjudged_releases[UNJUDGED_MAX]; /* those releases, quoted: "'v3', 'v4'" */
 } sides;
+
+/*
+ * The releases of `all` that none of `judged` is of, quoted and separated
+ * by commas into out[0..UNJUDGED_MAX), cut with "..." when they do not fit.
+ */
+static void unjudged_names(char out[UNJUDGED_MAX], const capture_set *all,
+			   const capture_set *judged)
+{
+	size_t len = 0;
+
+	out[0] = '\0';
+	for (size_t i = 0; i < all->n; i++) {
+		const char *r = all->caps[i].release;
+		bool seen = false;
+		int w;
+		for (size_t j = 0; j < judged->n && !seen; j++)
+			seen = strcmp(judged->caps[j].release, r) == 0;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = strcmp(all->caps[j].release, r) == 0;
+		if (seen)
+			continue;
+		w = snprintf(out + len, UNJUDGED_MAX - len, "%s'%s'", len ? ", " : "", r);
+		if (w < 0 || (size_t)w >= UNJUDGED_MAX - len - 4) {
+			snprintf(out + len, UNJUDGED_MAX - len, "%s...", len ? ", " : "");
+			return;
+		}
+		len += (size_t)w;
+	}
+}
 
 /*
  * How many captures `q` selects that hold no samples. Those are never
@@ -448,6 +497,7 @@ static int load_sides(sides *s, db *d, const analysis_target *t, const analysis_
 		if ((rc = capture_set_load(&all, d, &q, err)) < 0)
 			return rc;
 		if (all.n > judged) {
+			unjudged_names(s->unjudged_releases, &all, &s->base);
 			capture_set_release(&s->base);
 			s->base = all;
 			s->unjudged = all.n - judged;
@@ -1498,6 +1548,12 @@ static int target_weeks(analysis_target_data *td, const capture_set *base,
  * adds no look, so judging a release again in the same night
  * (post-deploy, then the nightly) spends nothing more.
  */
+/* The first look a test's look may spend the alpha of (finding.first_look). */
+static size_t first_look_of(const finding *f)
+{
+	return f->first_look && f->first_look <= f->look ? f->first_look : f->look;
+}
+
 static size_t look_of(const analysis_target *t, const sides *s, const analysis_opts *o)
 {
 	int64_t last = -1;
@@ -2637,11 +2693,12 @@ static int keep_target(analysis *a, analysis_target_data *td)
 /* Fill what every test of a target carries; false when out of memory. */
 static bool describe_test(finding *f, const analysis_target *t, const sides *s,
 			  const char *releases, const char *capids, int64_t baseline_id,
-			  size_t look, size_t target)
+			  size_t look, size_t first_look, size_t target)
 {
 	f->service_id = t->service_id;
 	f->baseline_id = baseline_id;
 	f->look = look;
+	f->first_look = first_look;
 	f->target = target;
 	f->service = strdup(t->service);
 	f->type = strdup(t->type);
@@ -3663,7 +3720,7 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 	sides s;
 	analysis_target_data td;
 	baseline_func *bf = NULL;
-	size_t *rows = NULL, nrows = 0, look;
+	size_t *rows = NULL, nrows = 0, look, first_look;
 	int64_t *ids = NULL, baseline_id = 0;
 	char **names = NULL, **files = NULL, **was = NULL, *releases = NULL, *capids = NULL;
 	int64_t *was_id = NULL;
@@ -3779,6 +3836,22 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 	 * alpha before its only comparison).
 	 */
 	look = c && !o->fixed_look ? 1 : look_of(t, &s, o);
+	/*
+	 * A release no stored run judged before this look's night (deployed
+	 * while no nightly ran, for longer than the catch-up) was never
+	 * tested on its earlier looks: this look may spend their alpha too.
+	 * Judged with none, it found nothing for good, and once judged it
+	 * was the next release's baseline, regression and all.
+	 */
+	first_look = look;
+	if (look > 1 && t->release && !c && !o->fixed_look) {
+		bool judged;
+		if ((rc = baseline_release_judged(&judged, d, t->service_id, t->type, t->release,
+						  o->at_us - o->look_us, err)) < 0)
+			goto out;
+		if (!judged)
+			first_look = 1;
+	}
 	if (!in->has_m) { /* loaded for other options: no input mixes two targets */
 		rc = pr_error_set(err, PR_ERR, "the input of service '%s' has no values",
 				  t->service);
@@ -3973,7 +4046,8 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 		f->renamed_from = was[k], was[k] = NULL;
 		f->renamed_from_id = was_id[k];
 		a->ntests++;
-		if (!describe_test(f, t, &s, releases, capids, baseline_id, look, a->ntargets)) {
+		if (!describe_test(f, t, &s, releases, capids, baseline_id, look, first_look,
+				   a->ntargets)) {
 			rc = oom(err);
 			goto out;
 		}
@@ -4044,21 +4118,26 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 		f->file = strdup(f->cost_unit);
 		a->ntests++;
 		if (!f->function || !f->file ||
-		    !describe_test(f, t, &s, releases, capids, baseline_id, look, a->ntargets)) {
+		    !describe_test(f, t, &s, releases, capids, baseline_id, look, first_look,
+				   a->ntargets)) {
 			rc = oom(err);
 			goto out;
 		}
 	}
 	if (s.unjudged &&
 	    (rc = note(a, t, err,
-		       "the baseline holds %zu captures of releases no run has judged, for want of "
-		       "%zu judged ones: a regression among them would be part of the baseline",
-		       s.unjudged, o->min_baseline)) < 0)
+		       "the baseline holds %zu captures of releases no run has judged (%s), for "
+		       "want of %zu judged ones: a regression among them would be part of the "
+		       "baseline",
+		       s.unjudged, s.unjudged_releases, o->min_baseline)) < 0)
 		goto out;
 	td.base = s.base, td.cur = s.cur;
+	if (s.unjudged)
+		memcpy(td.unjudged, s.unjudged_releases, sizeof(td.unjudged));
 	memset(&s.base, 0, sizeof(s.base));
 	memset(&s.cur, 0, sizeof(s.cur));
 	td.look = look;
+	td.first_look = first_look;
 	/* A cohort is not the whole release: the release's lifecycle is not judged on it. */
 	if (t->release && !t->cur_ids && !c) {
 		analysis_judged *j = realloc(a->judged, (a->njudged + 1) * sizeof(*j));
@@ -4470,7 +4549,8 @@ static int renormalised_retest(analysis *a, const double cut[2])
 			finding_clear(&again);
 			if (rc < 0)
 				break;
-			p = stats_seq_pvalue(p, f->look, o->max_looks, o->spend_rho);
+			p = stats_seq_pvalue_from(p, first_look_of(f), f->look, o->max_looks,
+						  o->spend_rho);
 			if (still && p <= cut[f->direction == FINDING_REGRESSION ? 0 : 1]) {
 				movers[nmov++] = idx[k];
 				continue;
@@ -4562,8 +4642,10 @@ int analysis_finish(analysis *a, pr_error *err)
 	 */
 	for (size_t i = 0; i < a->ntests; i++) {
 		finding *f = &a->tests[i];
-		f->p_seq_up = stats_seq_pvalue(f->p_up, f->look, o->max_looks, o->spend_rho);
-		f->p_seq_down = stats_seq_pvalue(f->p_down, f->look, o->max_looks, o->spend_rho);
+		f->p_seq_up = stats_seq_pvalue_from(f->p_up, first_look_of(f), f->look,
+						    o->max_looks, o->spend_rho);
+		f->p_seq_down = stats_seq_pvalue_from(f->p_down, first_look_of(f), f->look,
+						      o->max_looks, o->spend_rho);
 		if (isnan(f->p_seq_up))
 			f->p_seq_up = 1;
 		if (isnan(f->p_seq_down))
@@ -4869,6 +4951,7 @@ static json_t *part_test(const finding *f, size_t row)
 	bad |= json_object_set_new(o, "current_captures",
 				   json_integer((json_int_t)f->current_captures));
 	bad |= json_object_set_new(o, "look", json_integer((json_int_t)f->look));
+	bad |= json_object_set_new(o, "first_look", json_integer((json_int_t)first_look_of(f)));
 	bad |= json_object_set_new(o, "weekly", json_boolean(f->weekly));
 	bad |= json_object_set_new(o, "material", json_integer(f->material_up |
 								 f->material_down << 1));
@@ -4951,7 +5034,12 @@ static json_t *part_target(const analysis_target_data *td, const size_t *used, s
 		bad |= json_object_set_new(o, "hc", part_ints(td->hc, td->cur.n));
 		bad |= json_object_set_new(o, "host_rho", part_num(td->host_rho));
 		bad |= json_object_set_new(o, "day_rho", part_num(td->day_rho));
+		if (td->unjudged[0])
+			bad |= json_object_set_new(o, "unjudged", json_string(td->unjudged));
 		bad |= json_object_set_new(o, "look", json_integer((json_int_t)td->look));
+		bad |= json_object_set_new(
+			o, "first_look",
+			json_integer((json_int_t)(td->first_look ? td->first_look : td->look)));
 		bad |= json_object_set_new(o, "week", part_week(&td->week));
 		bad |= json_object_set_new(o, "phi", part_num(td->phi));
 		bad |= json_object_set_new(o, "phi_df", part_num(td->phi_df));
@@ -5132,7 +5220,7 @@ static int part_read_target(analysis_target_data *td, const json_t *o, pr_error 
 {
 	const json_t *ids = json_object_get(o, "func_ids"), *self = json_object_get(o, "self");
 	const json_t *noise;
-	int64_t look;
+	int64_t look, first = 0;
 	int rc;
 
 	memset(td, 0, sizeof(*td));
@@ -5150,6 +5238,17 @@ static int part_read_target(analysis_target_data *td, const json_t *o, pr_error 
 	/* A part of an older worker has no day share: its days are judged as before. */
 	if (json_object_get(o, "day_rho") && !part_get_num(&td->day_rho, o, "day_rho"))
 		return part_bad(err, "target's day share");
+	/* Nor a first look: it spends its own look's alpha, as before. */
+	if (json_object_get(o, "first_look") &&
+	    (!part_get_int(&first, o, "first_look") || first < 1 || first > look))
+		return part_bad(err, "target's first look");
+	td->first_look = (size_t)first;
+	if (json_object_get(o, "unjudged")) {
+		const char *u = json_string_value(json_object_get(o, "unjudged"));
+		if (!u || strlen(u) >= sizeof(td->unjudged))
+			return part_bad(err, "target's unjudged releases");
+		memcpy(td->unjudged, u, strlen(u) + 1);
+	}
 	td->look = (size_t)look;
 	noise = json_object_get(o, "noise");
 	if (!json_is_array(noise) || json_array_size(noise) != NOISE_N)
@@ -5246,6 +5345,12 @@ static int part_read_test(finding *f, const json_t *o, size_t target0, size_t nf
 	f->baseline_captures = (size_t)nb;
 	f->current_captures = (size_t)nc;
 	f->look = (size_t)look;
+	if (json_object_get(o, "first_look")) {
+		int64_t first = 0;
+		if (!part_get_int(&first, o, "first_look") || first < 1 || first > look)
+			return part_bad(err, "test's first look");
+		f->first_look = (size_t)first;
+	}
 	f->target = target0 + (size_t)target;
 	f->row = row < 0 ? SIZE_MAX : (size_t)row;
 	return 0;

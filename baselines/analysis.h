@@ -251,6 +251,9 @@ typedef struct finding {
 	const char *kind;         /* FINDING_KIND_SHARE or FINDING_KIND_COST (static) */
 	const char *cost_unit;    /* cost tests: a unit of finding_static_name */
 	size_t look;              /* which nightly look of the release this was */
+	size_t first_look;        /* the first look since the last one a stored run
+				   * tested (1 for a release first judged now;
+				   * 0: look): what it may spend (stats_seq_pvalue_from) */
 	double p_seq;             /* the sequential p-value behind q (its direction) */
 	double p_seq_up, p_seq_down;
 	bool diluted;             /* relabelled a relative shift by the renormalised re-test */
@@ -345,6 +348,24 @@ size_t analysis_fewest_current_captures(const analysis *a);
  * so a gate that found none has judged nothing.
  */
 size_t analysis_latest_look(const analysis *a);
+
+/*
+ * Whether a target analysed had no alpha left to spend: judged before on
+ * every planned look (analysis.max_looks), so finding none says nothing.
+ */
+bool analysis_spent(const analysis *a);
+
+/* Room for the releases analysis_unjudged_baseline names, quoted and cut. */
+#define UNJUDGED_MAX 320
+
+/*
+ * The releases no run has judged that an analysed target's baseline took,
+ * for want of enough judged captures ("'v3', 'v4'", the first such
+ * target's; owned by `a`), or NULL when every baseline was judged. A
+ * regression shipped in them is part of that baseline, so a gate that
+ * found none has not shown there is none.
+ */
+const char *analysis_unjudged_baseline(const analysis *a);
 
 /*
  * Test every function of one target and add the tests to the family. A

@@ -273,6 +273,28 @@ int capture_releases_in(char ***out, size_t *n, db *d, int64_t service_id, const
 	return rc;
 }
 
+int baseline_release_judged(bool *out, db *d, int64_t service_id, const char *type,
+			    const char *release, int64_t by_us, pr_error *err)
+{
+	static const char sql[] =
+		"select 1 from judged_releases where service_id = $1 and profile_type = $2"
+		"   and release = $3 and judged_at <= " US_PARAM("$4");
+	char sid[24], by[24];
+	const char *p[4] = {sid, type, release, by};
+	PGresult *res = NULL;
+	int rc;
+
+	*out = false;
+	snprintf(sid, sizeof(sid), "%" PRId64, service_id);
+	snprintf(by, sizeof(by), "%" PRId64, by_us);
+	if ((rc = db_exec(d, &res, err, "reading when the release was first judged", sql, 4, p)) <
+	    0)
+		return rc;
+	*out = db_rows(res) > 0;
+	db_result_free(res);
+	return 0;
+}
+
 int capture_newest_release(char **out, db *d, int64_t service_id, const char *const *types,
 			   size_t ntypes, int64_t since_us, int64_t until_us, pr_error *err)
 {

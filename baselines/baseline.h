@@ -87,6 +87,14 @@ int capture_releases_in(char ***out, size_t *n, db *d, int64_t service_id, const
 void capture_releases_free(char **r, size_t n);
 
 /*
+ * Whether a stored analysis judged release `release` of service
+ * `service_id` and type `type` at `by_us` or before (migration 038's
+ * record of its first judgement): *out true when it did.
+ */
+int baseline_release_judged(bool *out, db *d, int64_t service_id, const char *type,
+			    const char *release, int64_t by_us, pr_error *err);
+
+/*
  * The release of service `service_id` whose first capture of any of the
  * `ntypes` types in [since_us, until_us) is the latest: the one deployed
  * last, running now. *out is a new string, NULL when there is none.

@@ -392,7 +392,22 @@ static void verdict(postdeploy_result *x, const postdeploy_opts *o)
 			 o->release, x->sha, x->captured_sha, x->captured_id);
 		json_array_append_new(x->reasons, json_string(line));
 	}
-	if (analysis_latest_look(&x->a) > x->a.opts.max_looks) {
+	if (analysis_unjudged_baseline(&x->a)) {
+		/*
+		 * Too few judged captures in the window (a gap in the nightlies,
+		 * releases deployed without a gate): a regression shipped in the
+		 * releases taken for want of them is the baseline, and a pass
+		 * measured against it says nothing. A fail stands.
+		 */
+		snprintf(line, sizeof(line),
+			 "the baseline holds captures of release(s) %s, which no run has judged "
+			 "(too few judged captures in the window): a regression shipped in them "
+			 "would be part of the baseline. Judge them first (profreg analyze "
+			 "--service %.128s --release R), then run the gate again",
+			 analysis_unjudged_baseline(&x->a), o->service);
+		json_array_append_new(x->reasons, json_string(line));
+	}
+	if (analysis_spent(&x->a)) {
 		/* A rollback to, or a promotion of, a release that has run for days. */
 		snprintf(line, sizeof(line),
 			 "release %s was judged on its %zu planned looks "

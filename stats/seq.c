@@ -18,9 +18,26 @@ double stats_seq_fraction(size_t look, size_t max_looks, double rho)
 	return pow(k / K, rho) - pow((k - 1) / K, rho);
 }
 
+double stats_seq_fraction_from(size_t first, size_t look, size_t max_looks, double rho)
+{
+	double k, K = (double)max_looks;
+
+	if (first == 0 || first > look || isnan(stats_seq_fraction(look, max_looks, rho)))
+		return NAN;
+	if (first > max_looks)
+		return 0;
+	k = (double)(look < max_looks ? look : max_looks);
+	return pow(k / K, rho) - pow((double)(first - 1) / K, rho);
+}
+
 double stats_seq_pvalue(double p, size_t look, size_t max_looks, double rho)
 {
-	double f = stats_seq_fraction(look, max_looks, rho);
+	return stats_seq_pvalue_from(p, look, look, max_looks, rho);
+}
+
+double stats_seq_pvalue_from(double p, size_t first, size_t look, size_t max_looks, double rho)
+{
+	double f = stats_seq_fraction_from(first, look, max_looks, rho);
 
 	if (!(p >= 0 && p <= 1) || isnan(f))
 		return NAN;

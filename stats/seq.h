@@ -54,4 +54,18 @@ double stats_seq_fraction(size_t look, size_t max_looks, double rho);
  */
 double stats_seq_pvalue(double p, size_t look, size_t max_looks, double rho);
 
+/*
+ * The same for a look that is the first one tested since look `first`:
+ * looks first .. look - 1 were never tested (no run judged the release on
+ * those nights), so their fractions were never spent and this look may
+ * spend them, f(min(look, K) / K) - f((first - 1) / K). The union bound
+ * behind the spending (above) charges only the looks tested, so the
+ * false finding rate stays the one budgeted: a release deployed while no
+ * nightly ran, first judged on its sixth night, spends the whole alpha on
+ * that look instead of none. first == look is stats_seq_fraction; NaN for
+ * first 0 or after look.
+ */
+double stats_seq_fraction_from(size_t first, size_t look, size_t max_looks, double rho);
+double stats_seq_pvalue_from(double p, size_t first, size_t look, size_t max_looks, double rho);
+
 #endif

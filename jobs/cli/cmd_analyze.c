@@ -447,7 +447,15 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 				 r.a.skipped[i].type, r.a.skipped[i].reason);
 			inconclusive = true;
 		}
-		if (analysis_latest_look(&r.a) > r.a.opts.max_looks) {
+		if (analysis_unjudged_baseline(&r.a)) {
+			cli_warn(ctx,
+				 "inconclusive: a baseline holds captures of release(s) %s, which "
+				 "no run has judged (too few judged captures in the window): a "
+				 "regression shipped in them would be part of the baseline",
+				 analysis_unjudged_baseline(&r.a));
+			inconclusive = true;
+		}
+		if (analysis_spent(&r.a)) {
 			cli_warn(ctx,
 				 "inconclusive: a release was judged on its %zu planned looks "
 				 "(analysis.max_looks) before this one, look %zu: no alpha is left "

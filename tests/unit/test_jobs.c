@@ -1268,10 +1268,10 @@ static void test_the_postdeploy_job_is_inconclusive_with_too_few_captures(void *
 }
 
 /*
- * A release that has run for more nights than the looks planned for it
- * (a rollback to it, or its promotion to another stage) has no alpha
- * left: its 2x regression is significant on no look. The gate does not
- * pass it as clean.
+ * A release that has run for more nights than the looks planned for it,
+ * judged on them (a rollback to it, or its promotion to another stage),
+ * has no alpha left: its 2x regression is significant on no look. The
+ * gate does not pass it as clean.
  */
 static void test_the_postdeploy_job_is_inconclusive_past_the_planned_looks(void **state)
 {
@@ -1286,12 +1286,78 @@ static void test_the_postdeploy_job_is_inconclusive_past_the_planned_looks(void 
 	for (int night = 1; night <= 2; night++)
 		for (int k = 0; k < 2; k++)
 			capture(f, "bad", "v2", NIGHT_END - night * DAY - (20 - 8 * k) * HOUR, 2);
+	/* Judged on its first night, when it deployed. */
+	o.at_us = NIGHT_END - 2 * DAY;
+	o.min_captures = 1;
+	assert_int_equal(postdeploy_run(&r, &f->env, &o, &err), 0);
+	postdeploy_result_release(&r);
+	o.at_us = 0;
+	o.min_captures = 4;
 	assert_int_equal(postdeploy_run(&r, &f->env, &o, &err), 0);
 	assert_string_equal(r.verdict, "inconclusive");
 	assert_null(regression(&r.a, "bad"));
 	assert_int_equal(json_array_size(r.reasons), 1);
 	assert_non_null(strstr(json_string_value(json_array_get(r.reasons, 0)),
 			       "planned looks (analysis.max_looks) before this one, look 3"));
+	postdeploy_result_release(&r);
+}
+
+/*
+ * The same release, when no run judged it on its earlier nights (deployed
+ * while no nightly ran): those looks were never taken, so this first one
+ * spends their alpha too (stats_seq_pvalue_from), and the regression
+ * fails the gate. Judged with no alpha, it found nothing, and was then
+ * the baseline of the next release.
+ */
+static void test_a_release_first_judged_past_its_looks_spends_them(void **state)
+{
+	fx *f = *state;
+	postdeploy_opts o = {"bad",          "v2", SHA_V2, NULL, NULL, 0, 4,
+			     STATS_SEV_HIGH, 0,    0,      NULL, NULL, 0};
+	postdeploy_result r;
+	pr_error err = PR_ERROR_INIT;
+
+	use_config(f, "looks", "{\"analysis\": {\"max_looks\": 2}}");
+	service(f, "bad", 2);
+	for (int night = 1; night <= 2; night++)
+		for (int k = 0; k < 2; k++)
+			capture(f, "bad", "v2", NIGHT_END - night * DAY - (20 - 8 * k) * HOUR, 2);
+	assert_int_equal(postdeploy_run(&r, &f->env, &o, &err), 0);
+	assert_string_equal(r.verdict, "fail");
+	assert_non_null(regression(&r.a, "bad"));
+	assert_int_equal(regression(&r.a, "bad")->look, 3);
+	assert_int_equal(regression(&r.a, "bad")->first_look, 1);
+	postdeploy_result_release(&r);
+}
+
+/*
+ * A release judged the night before, at the very end of that night, was
+ * tested on that look: tonight's look spends its own share only, not the
+ * earlier ones again (that would spend them twice).
+ */
+static void test_a_release_judged_last_night_spends_tonight_s_share(void **state)
+{
+	fx *f = *state;
+	postdeploy_opts o = {"bad",          "v2", SHA_V2, NULL, NULL, 0, 1,
+			     STATS_SEV_HIGH, 0,    0,      NULL, NULL, 0};
+	postdeploy_result r;
+	pr_error err = PR_ERROR_INIT;
+
+	service(f, "bad", 2);
+	for (int night = 1; night <= 2; night++)
+		for (int k = 0; k < 2; k++)
+			capture(f, "bad", "v2", NIGHT_END - night * DAY - (20 - 8 * k) * HOUR, 2);
+	o.at_us = NIGHT_END - DAY;
+	assert_int_equal(postdeploy_run(&r, &f->env, &o, &err), 0);
+	/* Never judged before: its second look spends looks 1 and 2. */
+	assert_true(r.a.ntests > 0);
+	assert_int_equal(r.a.tests[0].first_look, 1);
+	postdeploy_result_release(&r);
+	/* Its third look (a stored finding's look counts its own looks after). */
+	o.at_us = NIGHT_END;
+	assert_int_equal(postdeploy_run(&r, &f->env, &o, &err), 0);
+	assert_true(r.a.ntests > 0);
+	assert_int_equal(r.a.tests[0].first_look, 3);
 	postdeploy_result_release(&r);
 }
 
@@ -1810,6 +1876,8 @@ int main(void)
 		T(test_the_postdeploy_job_fails_a_regression_and_passes_a_clean_release),
 		T(test_the_postdeploy_job_is_inconclusive_with_too_few_captures),
 		T(test_the_postdeploy_job_is_inconclusive_past_the_planned_looks),
+		T(test_a_release_first_judged_past_its_looks_spends_them),
+		T(test_a_release_judged_last_night_spends_tonight_s_share),
 		T(test_the_postdeploy_job_does_not_count_empty_captures),
 		T(test_a_low_cost_finding_keeps_its_release_in_baselines),
 		T(test_the_postdeploy_job_refuses_a_release_without_captures),

@@ -119,6 +119,70 @@ static void test_repeated_looks_stay_within_alpha(void **state)
 			 (double)naive / RUNS);
 }
 
+static void test_a_first_look_spends_the_looks_no_run_took(void **state)
+{
+	(void)state;
+	/* rho 0.5, 4 looks: first tested at look 3, it spends f(3/4) = sqrt(0.75). */
+	near(stats_seq_fraction_from(1, 3, 4, 0.5), sqrt(0.75), 1e-15, "looks 1-3");
+	near(stats_seq_fraction_from(1, 1, 4, 0.5), 0.5, 1e-15, "look 1 alone");
+	near(stats_seq_fraction_from(3, 3, 4, 0.5), stats_seq_fraction(3, 4, 0.5), 1e-15,
+	     "a look after a tested one spends its own");
+	near(stats_seq_fraction_from(2, 4, 4, 0.5), 1 - sqrt(0.25), 1e-15, "looks 2-4");
+	/* First tested on its sixth night, past the 4 planned: the whole alpha. */
+	near(stats_seq_fraction_from(1, 6, 4, 0.5), 1, 1e-15, "all of it");
+	assert_true(stats_seq_fraction_from(5, 6, 4, 0.5) == 0);
+	assert_true(stats_seq_fraction_from(6, 6, 4, 0.5) == 0);
+	near(stats_seq_pvalue_from(0.01, 1, 6, 4, 0.5), 0.01, 1e-15, "p over the whole alpha");
+	assert_true(stats_seq_pvalue_from(1e-9, 6, 6, 4, 0.5) == 1);
+	assert_true(isnan(stats_seq_fraction_from(0, 3, 4, 0.5)));
+	assert_true(isnan(stats_seq_fraction_from(4, 3, 4, 0.5)));
+	assert_true(isnan(stats_seq_fraction_from(1, 3, 0, 0.5)));
+}
+
+/*
+ * Null releases judged on a schedule that skips nights (no nightly ran):
+ * each night's look is tested with probability 1/2, on nights 1 to 6 of
+ * a plan of 4. The first tested look spends every look before it; later
+ * ones their own. However many were skipped, at most 5% of null
+ * releases reject, as the union bound promises; a rule that spent the
+ * skipped looks again at every look would not hold it.
+ */
+static void test_skipped_looks_spent_later_stay_within_alpha(void **state)
+{
+	enum { RUNS = 20000, NIGHTS = 6, K = 4, NB = 28, PER = 4 };
+	size_t seq = 0, greedy = 0;
+
+	(void)state;
+	for (size_t r = 0; r < RUNS; r++) {
+		double mb = 0, sc = 0;
+		bool hit = false, hit_greedy = false, tested = false;
+		for (size_t i = 0; i < NB; i++)
+			mb += normal() / NB;
+		for (size_t k = 1; k <= NIGHTS; k++) {
+			double n = (double)(k * PER), z, p;
+			bool look = uniform() < 0.5;
+			for (size_t i = 0; i < PER; i++)
+				sc += normal();
+			if (!look)
+				continue;
+			z = (sc / n - mb) / sqrt(1 / n + 1.0 / NB);
+			p = gsl_cdf_ugaussian_Q(z);
+			hit |= stats_seq_pvalue_from(p, tested ? k : 1, k, K, 0.5) <= 0.05;
+			hit_greedy |= stats_seq_pvalue_from(p, 1, k, K, 0.5) <= 0.05;
+			tested = true;
+		}
+		seq += hit;
+		greedy += hit_greedy;
+	}
+	if (!((double)seq / RUNS <= 0.05 + 0.0046))
+		fail_msg("looks after skipped nights reject %.4f of null releases",
+			 (double)seq / RUNS);
+	if (!((double)greedy / RUNS > 0.06))
+		fail_msg(
+			"spending every earlier look again rejects only %.4f: the test cannot tell",
+			(double)greedy / RUNS);
+}
+
 /* ---- pooling ---- */
 
 static void test_weighted_mean_by_moments(void **state)
@@ -446,6 +510,8 @@ int main(void)
 		cmocka_unit_test(test_fractions_follow_the_power_family),
 		cmocka_unit_test(test_sequential_p_divides_by_the_fraction),
 		cmocka_unit_test(test_repeated_looks_stay_within_alpha),
+		cmocka_unit_test(test_a_first_look_spends_the_looks_no_run_took),
+		cmocka_unit_test(test_skipped_looks_spent_later_stay_within_alpha),
 		cmocka_unit_test(test_weighted_mean_by_moments),
 		cmocka_unit_test(test_extra_variance_is_learnt_from_the_precise_captures),
 		cmocka_unit_test(test_extra_variance_survives_one_dominant_or_tiny_weight),
