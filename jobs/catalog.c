@@ -5,6 +5,7 @@
 #include "jobs/catalog.h"
 #include "common/buf.h"
 #include "common/fileio.h"
+#include "common/redact.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -38,8 +39,12 @@ int catalog_add(catalog *c, const char *name, const char *team, const char *wher
 
 	/* From a file, the line is named; names from the command line get the database's words. */
 	if (where && !db_service_name_valid(name)) {
-		snprintf(msg, sizeof(msg), "service name '%.128s' is not 1 to 128 letters, digits, "
-			 "'.', '_' or '-'", name);
+		char q[140];
+		/* Any text of the file: only the words that cannot carry payment data. */
+		snprintf(msg, sizeof(msg),
+			 "service name '%s' is not 1 to 128 letters, digits, "
+			 "'.', '_' or '-'",
+			 redact_excerpt(q, sizeof(q), name, strlen(name)));
 		return fail_at(err, PR_EDATA, where, msg);
 	}
 	if (where && team && !db_service_team_valid(team)) {

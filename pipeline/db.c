@@ -13,6 +13,7 @@
 #include "common/similar.h"
 #include "pipeline/migrate.h"
 #include "common/buf.h"
+#include "common/redact.h"
 #include "common/strmap.h"
 
 #include <ctype.h>
@@ -267,6 +268,14 @@ static const char *sanitize(char out[68], const char *s)
 		memcpy(out + 61, "...", 4); /* i is 64 here */
 	return out;
 }
+
+/*
+ * A service name for a message: as it is when it is a valid name (what
+ * users type, and what a suggestion is made from), else only the words
+ * that cannot carry payment data (common/redact.h): a name from a
+ * manifest line or a catalogue can be any text of the file.
+ */
+static const char *quote_service(char out[68], const char *s);
 
 /* ---- connection ------------------------------------------------------ */
 
@@ -1224,7 +1233,7 @@ static int bad_service_name(const char *name, pr_error *err)
 	return pr_error_set(err, PR_EUSAGE,
 			    "invalid service name '%s': use 1 to 128 letters, digits, '.', '_' or "
 			    "'-', starting with a letter or digit",
-			    sanitize(q, name));
+			    quote_service(q, name));
 }
 
 /*
@@ -1232,6 +1241,13 @@ static int bad_service_name(const char *name, pr_error *err)
  * unknown name is far more often a typo than a new service. The
  * suggestion is best effort: a failed lookup leaves it out.
  */
+static const char *quote_service(char out[68], const char *s)
+{
+	if (s && service_name_valid(s))
+		return sanitize(out, s);
+	return redact_excerpt(out, 68, s, s ? strlen(s) : 0);
+}
+
 static int service_not_found(db *d, const char *name, pr_error *err)
 {
 	PGresult *res = NULL;
@@ -1249,9 +1265,9 @@ static int service_not_found(db *d, const char *name, pr_error *err)
 	}
 	if (best >= 0)
 		pr_error_set(err, PR_ENOTFOUND, "service '%s' not found (did you mean '%s'?)",
-			     sanitize(qn, name), sanitize(qs, names[best]));
+			     quote_service(qn, name), sanitize(qs, names[best]));
 	else
-		pr_error_set(err, PR_ENOTFOUND, "service '%s' not found", sanitize(qn, name));
+		pr_error_set(err, PR_ENOTFOUND, "service '%s' not found", quote_service(qn, name));
 	free(names);
 	PQclear(res);
 	return PR_ENOTFOUND;

@@ -51,6 +51,9 @@ int gunzip_bounded(buf *out, const uint8_t *data, size_t len, size_t max_out,
 
 	if (!name)
 		name = "-";
+	/* "One byte past the limit" below must not wrap: the largest limit is one less. */
+	if (max_out > SIZE_MAX - 1)
+		max_out = SIZE_MAX - 1;
 	buf_reset(out);
 	if (len == 0) {
 		rc = pr_error_set(err, PR_EDATA,

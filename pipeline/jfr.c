@@ -1425,12 +1425,14 @@ static int read_chunk(jf_parser *ps, size_t off, int pass, size_t *next)
 	start = (int64_t)be64(h + 32);
 	dur = (int64_t)be64(h + 40);
 	if (pass == 1) {
-		int64_t span[2] = {start, start + dur};
 		if (off == 0)
 			ps->first_start = start;
-		if (dur > 0 && start > 0 && start <= INT64_MAX - dur &&
-		    buf_put(&ps->spans, span, sizeof(span)) < 0)
-			return nomem(ps);
+		/* Summed only once known not to overflow: the header is the file's. */
+		if (dur > 0 && start > 0 && start <= INT64_MAX - dur) {
+			int64_t span[2] = {start, start + dur};
+			if (buf_put(&ps->spans, span, sizeof(span)) < 0)
+				return nomem(ps);
+		}
 	}
 	if ((rc = read_metadata(ps, (size_t)meta)) < 0)
 		goto out;

@@ -37,6 +37,35 @@ run pr ingest "$T/b6.perf" --service checkout --release v1 --format perf
 	not_ok "perf error" "rc=$RC $ERR"
 clean "$OUT$ERR" && ok "the perf error holds no card number" || not_ok "perf error is clean" "$ERR"
 
+# A service name, from a manifest line, the command line or a catalogue,
+# and a perf event's name are any text of their file.
+printf 'main;foo 10\n' >"$T/ok.folded"
+printf '{"path": "%s/ok.folded", "service": "card %s cvv 737", "release": "v1"}\n' "$T" "$CARD" \
+	>"$T/m.jsonl"
+run pr ingest --manifest "$T/m.jsonl"
+[ $RC -eq 4 ] && [[ $ERR == *"service 'card <"*" bytes>"*"not found"* ]] && clean "$OUT$ERR" &&
+	ok "an unknown service name from a manifest is quoted without its numbers" ||
+	not_ok "manifest service name" "rc=$RC $ERR"
+run pr ingest "$T/ok.folded" --service "card $CARD" --release v1
+[ $RC -ne 0 ] && clean "$OUT$ERR" && ok "... and from --service" || not_ok "--service name" "rc=$RC $ERR"
+run pr ingest "$T/ok.folded" --service chekout --release v1
+[ $RC -eq 4 ] && [[ $ERR == *"service 'chekout' not found (did you mean 'checkout'?)"* ]] &&
+	ok "a valid unknown name is quoted as typed, with the suggestion" ||
+	not_ok "typo quoted" "rc=$RC $ERR"
+printf '{"name": "card %s"}\n' "$CARD" >"$T/cat.jsonl"
+run pr service import "$T/cat.jsonl"
+[ $RC -ne 0 ] && [[ $ERR == *"service name 'card <16 bytes>'"* ]] && clean "$OUT$ERR" &&
+	ok "a catalogue's invalid service name is quoted without its numbers" ||
+	not_ok "catalogue name" "rc=$RC $ERR"
+for i in 1 2; do
+	printf 'app 100 [000] 1.00000%d: 1 cvv=737/%s/:\n\t4005d6 main (/bin/app)\n\n' "$i" "$CARD"
+done >"$T/ev.perf"
+printf 'app 100 [000] 1.000003: 1 page-faults:\n\t4005d6 main (/bin/app)\n\n' >>"$T/ev.perf"
+run pr ingest "$T/ev.perf" --service checkout --release v1 --format perf
+[ $RC -eq 0 ] && [[ $ERR == *"only the events of '"*"' were kept"* ]] && clean "$OUT$ERR" &&
+	ok "a perf event's name in the warning holds no card number" ||
+	not_ok "perf event name" "rc=$RC $ERR"
+
 ss() {
 	printf '{"$schema":"https://www.speedscope.app/file-format-schema.json","shared":{"frames":[{"name":"main"}]},"profiles":[{"type":"sampled","name":"t","unit":"%s","startValue":0,"endValue":1,"samples":[[0]],"weights":[1]}]}\n' "$1"
 }

@@ -87,6 +87,26 @@ static void test_single_member_round_trips(void **state)
 	buf_release(&out);
 }
 
+/*
+ * The largest limit a caller can give (--max-decompressed-bytes of 2^64 - 1)
+ * is no limit, not a loop: "one byte past the limit" wrapped to no room at
+ * all, and inflate was called for ever with nowhere to write.
+ */
+static void test_the_largest_limit_decompresses(void **state)
+{
+	buf in = BUF_INIT, out = BUF_INIT;
+	pr_error err = PR_ERROR_INIT;
+	static const char text[] = "main;spin 5\nmain;x 1\n";
+
+	(void)state;
+	gzip_member(&in, text, sizeof(text) - 1, 6);
+	assert_int_equal(gunzip(&out, &in, SIZE_MAX, &err), 0);
+	assert_int_equal(out.len, sizeof(text) - 1);
+	assert_memory_equal(out.ptr, text, sizeof(text) - 1);
+	buf_release(&in);
+	buf_release(&out);
+}
+
 static void test_concatenated_members_decompress_as_one_stream(void **state)
 {
 	buf in = BUF_INIT, out = BUF_INIT;
@@ -235,6 +255,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_single_member_round_trips),
+		cmocka_unit_test(test_the_largest_limit_decompresses),
 		cmocka_unit_test(test_concatenated_members_decompress_as_one_stream),
 		cmocka_unit_test(test_output_of_exactly_the_limit_is_accepted),
 		cmocka_unit_test(test_gigabyte_bomb_stops_at_the_limit),

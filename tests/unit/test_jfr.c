@@ -280,6 +280,29 @@ static void test_detected_by_content_also_gzipped(void **state)
 	buf_release(&data);
 }
 
+/*
+ * A chunk header whose duration would carry its end past 2^63 - 1 is
+ * read without the sum overflowing (signed overflow was computed before
+ * it was checked; make asan reports it): the capture is kept, without a
+ * duration from that chunk.
+ */
+static void test_a_chunk_duration_past_the_end_of_time_is_ignored(void **state)
+{
+	buf data = BUF_INIT;
+	pr_error err = PR_ERROR_INIT;
+	profile *p = NULL;
+
+	(void)state;
+	testdata_read(&data, "jfr/burn.jfr");
+	assert_true(data.len > 48);
+	memcpy(data.ptr + 40, "\x7f\xff\xff\xff\xff\xff\xff\xff", 8);
+	if (jfr_parse(&p, (const uint8_t *)data.ptr, data.len, NAME, NULL, &err) != 0)
+		fail_msg("%s", err.msg);
+	assert_true(p->nsamples > 100);
+	profile_free(p);
+	buf_release(&data);
+}
+
 /* A refusal: the code, one line naming the input, `want` in it. */
 static void expect_error(const uint8_t *d, size_t n, int code, const char *want)
 {
@@ -902,6 +925,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_one_chunk_recording_matches_jfr_print),
+		cmocka_unit_test(test_a_chunk_duration_past_the_end_of_time_is_ignored),
 		cmocka_unit_test(test_two_chunk_recording_matches_jfr_print),
 		cmocka_unit_test(test_frames_are_class_dot_method_and_lambdas_lose_their_address),
 		cmocka_unit_test(test_hidden_classes_are_named_as_other_classes),
