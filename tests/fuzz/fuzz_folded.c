@@ -142,7 +142,17 @@ static void expect(const char *s, size_t n, const char **name, size_t *name_len,
 		*name_len = (size_t)dash;
 		*file = s + dash + 3;
 		*file_len = (size_t)f;
+		return;
 	}
+	/* pyroscope-rs: "app/calc.py:42 - compute", the first " - " after a file and a line. */
+	for (size_t i = 0; i + 3 < n; i++)
+		if (memcmp(s + i, " - ", 3) == 0 && (f = file_of(s, i)) > 0) {
+			*name = s + i + 3;
+			*name_len = n - i - 3;
+			*file = s;
+			*file_len = (size_t)f;
+			return;
+		}
 }
 
 /* Sample `i` must be the stack s[0..n) with value v. */
