@@ -55,6 +55,7 @@ struct cli_parser {
 	struct option *longopts;
 	char shortopts[128];
 	const char *optstr; /* shortopts, with or without the leading '+' */
+	const char **given; /* each option's value so far, by its index in opts */
 };
 
 static size_t count_opts(const cli_option *o)
@@ -74,7 +75,10 @@ int cli_parser_new(cli_parser **out, cli_ctx *ctx, int argc, char **argv,
 	cli_parser *p = calloc(1, sizeof(*p));
 
 	*out = NULL;
-	if (!p || !(p->longopts = calloc(n + g + 1, sizeof(*p->longopts)))) {
+	if (!p || !(p->longopts = calloc(n + g + 1, sizeof(*p->longopts))) ||
+	    !(p->given = calloc(n + 1, sizeof(*p->given)))) {
+		if (p)
+			free(p->longopts);
 		free(p);
 		return PR_ENOMEM;
 	}
@@ -123,6 +127,7 @@ void cli_parser_free(cli_parser *p)
 	if (!p)
 		return;
 	free(p->longopts);
+	free(p->given);
 	free(p);
 }
 
@@ -196,6 +201,31 @@ static int keep_db(cli_ctx *ctx, char *arg)
 	return 0;
 }
 
+/*
+ * An option that takes one value, given twice with two values, is a usage
+ * error, not "the last one wins": `post-deploy --service a --service b`
+ * judged b and passed while a had regressed. Options that gather values
+ * say "(repeatable)" in their help; the same value twice is harmless.
+ */
+static int given_once(cli_parser *p, int key, const char *value)
+{
+	for (size_t i = 0; p->opts && p->opts[i].name; i++) {
+		const cli_option *o = &p->opts[i];
+		if (o->key != key || o->has_arg != required_argument || !value)
+			continue;
+		if (o->help && strstr(o->help, "(repeatable)"))
+			return 0;
+		if (p->given[i] && strcmp(p->given[i], value) != 0) {
+			cli_error(p->ctx, "'--%s' is given twice ('%s' and '%s'): give it once",
+				  o->name, p->given[i], value);
+			return -1;
+		}
+		p->given[i] = value;
+		return 0;
+	}
+	return 0;
+}
+
 int cli_next(cli_parser *p, const char **arg)
 {
 	int longidx = 0, c;
@@ -254,8 +284,7 @@ int cli_next(cli_parser *p, const char **arg)
 				cli_error(p->ctx, "unknown option '%s' (see --help)",
 					  p->argv[optind - 1]);
 			return CLI_BAD;
-		default:
-			return c;
+		default: return given_once(p, c, optarg) < 0 ? CLI_BAD : c;
 		}
 	}
 }

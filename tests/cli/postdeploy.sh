@@ -130,6 +130,15 @@ run "$PROFREG_BIN" --db "host=$T/nosuch dbname=x" --home "$HOME_DIR" post-deploy
 [ $RC -eq 3 ] && ok "a missing database is exit 3" || not_ok "no database" "rc=$RC $ERR"
 run pr post-deploy --service "$good" --release "$rel"
 [ $RC -eq 2 ] && ok "a missing --commit is exit 2" || not_ok "usage" "rc=$RC"
+# One value an option that takes one: the last one winning judged another
+# service than the one meant, and passed.
+run pr post-deploy --service "$bad" --service "$good" --release "$rel" --commit "$sha"
+[ $RC -eq 2 ] && [ "$(grep -c . <<<"$ERR")" = 1 ] &&
+	[[ $ERR == *"'--service' is given twice ('$bad' and '$good'): give it once"* ]] &&
+	ok "an option given twice with two values is a usage error" || not_ok "twice" "rc=$RC $ERR"
+run pr post-deploy --service "$good" --service "$good" --release "$rel" --commit "$sha" --at "$at"
+[ $RC -ne 2 ] && [[ $ERR != *"given twice"* ]] && [[ $OUT == *"Verdict"* ]] &&
+	ok "... the same value twice is harmless" || not_ok "same twice" "rc=$RC $ERR"
 run pr post-deploy --help
 [ $RC -eq 0 ] && ok "post-deploy --help" || not_ok "help"
 
