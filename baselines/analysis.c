@@ -450,12 +450,15 @@ static int load_sides(sides *s, db *d, const analysis_target *t, const analysis_
 		/*
 		 * The control hosts over the same window, whatever release they
 		 * run, an open regression's too: the control is what runs now,
-		 * and the canary of its fix must be judged against it.
+		 * and the canary of its fix must be judged against it. But not
+		 * the release judged: once the rollout reached the control
+		 * hosts, the canary was compared with itself and passed.
 		 */
 		int64_t until = q.until_us;
 		memset(&q, 0, sizeof(q));
 		q.service_id = t->service_id;
 		q.type = t->type;
+		q.exclude_release = t->release;
 		q.no_evidence = true;
 		q.as_of_us = o->at_us;
 		q.hosts = c->control_hosts;

@@ -126,8 +126,8 @@ done
 for c in 'web-[1]|web-1|1' 'web*||3' 'web*|web-2|1' 'web-\[1\]|web-1|1' \
 	'host=!web-[1]|web-[1]|1'; do
 	IFS='|' read -r cohort control n <<<"$c"
-	run pr analyze --service globs --release g1 --cohort "$cohort" ${control:+--control "$control"} \
-		--at "${DAY}T11:00:00Z" --dry-run
+	run pr analyze --service globs --since "${DAY}T09:00:00Z" --cohort "$cohort" \
+		${control:+--control "$control"} --at "${DAY}T11:00:00Z" --dry-run
 	[ $RC -eq 5 ] && [[ $ERR == *"insufficient control: $n eligible cpu captures of the control"* ]] &&
 		ok "--cohort '$cohort'${control:+ --control '$control'}: the hosts as named" ||
 		not_ok "--cohort '$cohort' --control '$control'" "rc=$RC $ERR"
@@ -159,4 +159,17 @@ run pr post-deploy --service checkout --release v3 --commit "$SHA" --canary web-
 run pr post-deploy --service checkout --release v3 --commit "$SHA" --canary web-8 --at "$AT"
 [ $RC -eq 2 ] && grep -q "unknown host in the canary hosts: 'web-8'" <<<"$ERR" &&
 	ok "post-deploy with an unknown canary host is a usage error naming it" || not_ok "post-deploy unknown" "rc=$RC $ERR"
+
+# The rollout reached the control hosts: v4 (encode 1.5x) runs on every
+# host from 12:00. The control's captures of v4 are no control: compared
+# with them, v4 passed against itself.
+: >"$T/manifest.jsonl"
+for t in 12:00 12:15 12:30 12:45; do
+	for host in web-1 web-2 web-3 web-4 web-5 web-6; do capture "$host" v4 "$t" 300 $((seed++)); done
+done
+pr --quiet ingest --manifest "$T/manifest.jsonl"
+run pr post-deploy --service checkout --release v4 --commit "$SHA" --canary 'web-[12]' --at "$AT"
+[ $RC -eq 5 ] && [[ $OUT == *"insufficient control"* ]] &&
+	ok "a canary whose control hosts run the same release is inconclusive, not a pass" ||
+	not_ok "control of the same release" "rc=$RC $(grep -m 2 -i 'verdict\|control' <<<"$OUT") $ERR"
 finish
