@@ -3,6 +3,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "jobs/postdeploy.h"
+#include "common/similar.h"
 #include "common/timeutil.h"
 #include "jobs/cohort.h"
 #include "jobs/collect.h"
@@ -200,7 +201,44 @@ static bool judged_capture(const db_capture *c, const config_service *cs, int64_
  * ingest), so it never counts as the deployed build's. Commits compare
  * as ingest compares them: a prefix of the other, in any case.
  */
-static int check_build(postdeploy_result *x, db *d, const config_service *cs,
+/*
+ * A service the configuration does not name is judged for cpu alone. When
+ * its release has captures of other types, the name is as likely a typo
+ * in the configuration (`svc-00O` for `svc-000`) as a choice: a heap
+ * regression passed the gate with nothing said. Said in a note, with the
+ * configured name it resembles.
+ */
+static void note_unjudged_types(postdeploy_result *x, const config *cfg, const char *service,
+				const db_capture *caps, size_t n)
+{
+	const char **names = NULL;
+	const char *other = NULL;
+	size_t count = 0;
+	long best = -1;
+
+	for (size_t i = 0; i < n; i++)
+		if (caps[i].profile_type && strcmp(caps[i].profile_type, "cpu") != 0 &&
+		    caps[i].total_value > 0) {
+			other = other ? other : caps[i].profile_type;
+			count++;
+		}
+	if (!count)
+		return;
+	if (cfg->nservices && (names = calloc(cfg->nservices, sizeof(*names)))) {
+		for (size_t i = 0; i < cfg->nservices; i++)
+			names[i] = cfg->services[i].name;
+		best = similar_best(service, names, cfg->nservices);
+	}
+	job_note(&x->notes,
+		 "service '%s' is not in the configuration's services%s%s%s, so it is judged "
+		 "for cpu alone: %zu capture%s of the release of other types (%s) %s not judged",
+		 service, best >= 0 ? " (did you mean '" : "", best >= 0 ? names[best] : "",
+		 best >= 0 ? "'?)" : "", count, count == 1 ? "" : "s", other,
+		 count == 1 ? "was" : "were");
+	free(names);
+}
+
+static int check_build(postdeploy_result *x, db *d, const config *cfg, const config_service *cs,
 		       const postdeploy_opts *o, int64_t at_us, int64_t deploy_us, pr_error *err)
 {
 	db_capture_filter f = {0};
@@ -241,6 +279,8 @@ static int check_build(postdeploy_result *x, db *d, const config_service *cs,
 			 x->sha);
 	/* Only on a judged capture of another build: a warm-up one proves nothing. */
 	x->unmeasured = x->captured_sha[0] && named_judged && deployed == 0;
+	if (!cs)
+		note_unjudged_types(x, cfg, o->service, caps, n);
 	for (size_t i = 0; i < n; i++)
 		db_capture_release(&caps[i]);
 	free(caps);
@@ -512,7 +552,7 @@ int postdeploy_run(postdeploy_result *out, const job_env *env, const postdeploy_
 				 err)) < 0)
 		goto out;
 	/* Which build those captures are: known only now the deploy and "now" are. */
-	if ((rc = check_build(x, env->d, cs, o, ao.at_us, reported_at, err)) < 0)
+	if ((rc = check_build(x, env->d, env->cfg, cs, o, ao.at_us, reported_at, err)) < 0)
 		goto out;
 	analysis_init(&x->a, &ao);
 	{

@@ -35,4 +35,12 @@ grep -q "| cpu: $fn |" <<<"$OUT" && grep -q "| heap: $fn |" <<<"$OUT" &&
 run pr report --run "$(sql "select max(id) from runs where kind = 'post-deploy'")" --format md --out -
 grep -q "| heap: $fn" <<<"$OUT" && grep -q "| cpu: $fn" <<<"$OUT" &&
 	ok "so does the run's Markdown report" || not_ok "typed report rows" "$OUT"
+
+# A configuration that misspells the service judges it for cpu alone: its
+# heap captures are said to go unjudged, with the name it resembles.
+echo '{"services": {"svc-00O": {"types": ["cpu", "heap"]}}}' >"$T/typo.json"
+run pr --config "$T/typo.json" post-deploy --service svc-000 --release "$rel" --commit "$sha" --at "$at"
+[[ $ERR == *"service 'svc-000' is not in the configuration's services (did you mean 'svc-00O'?), so it is judged for cpu alone:"*"of other types (heap) were not judged"* ]] &&
+	ok "a service the configuration misses, with heap captures, is said to be judged for cpu alone" ||
+	not_ok "typo note" "rc=$RC $ERR"
 finish
