@@ -3,6 +3,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "reports/export.h"
+#include "common/utf8.h"
 #include "pipeline/profile.pb-c.h"
 #include "pipeline/symname.h"
 
@@ -105,28 +106,37 @@ int export_merge_column(profile *dst, const profile *src, size_t column, pr_erro
 /*
  * A frame name as folded text allows it: no ';', no line breaks. Folded
  * text goes to terminals (`export` writes standard output by default)
- * and to other tools' parsers, so no other control character of a name
- * (which the profile chose) goes out as it is: C0 controls and DEL are
- * written as the text \xNN and C1 controls (U+0080 to U+009F) as
- * \u{NNNN}, the forms profreg's terminal output uses.
+ * and to other tools' parsers, so no other character a reader's terminal
+ * acts on rather than shows (utf8_hidden) goes out as it is: C0 controls
+ * and DEL are written as the text \xNN, and C1 controls, bidirectional
+ * overrides and line separators as \u{NNNN}, the forms profreg's
+ * terminal output uses. (U+202E went out as it was, and reversed the
+ * text after it on the reader's screen.)
  */
 static int folded_name(buf *out, const char *s)
 {
 	int rc = 0;
 
-	for (; *s && rc == 0; s++) {
-		unsigned char c = (unsigned char)*s;
+	while (*s && rc == 0) {
+		const unsigned char *u = (const unsigned char *)s;
+		uint32_t cp = u[0];
+		size_t len = 1;
+		bool valid = true;
 
-		if (c == ';')
+		/* Not UTF-8 (names are, after ingest): the byte is kept as it is. */
+		if (u[0] >= 0x80 && (len = utf8_decode(u, &cp)) == 0) {
+			len = 1;
+			valid = false;
+		}
+		if (u[0] == ';')
 			rc = buf_putc(out, '_');
-		else if (c == '\n' || c == '\r')
+		else if (u[0] == '\n' || u[0] == '\r')
 			rc = buf_putc(out, ' ');
-		else if (c < 0x20 || c == 0x7f)
-			rc = buf_printf(out, "\\x%02x", c);
-		else if (c == 0xc2 && (unsigned char)s[1] >= 0x80 && (unsigned char)s[1] <= 0x9f)
-			rc = buf_printf(out, "\\u{%04x}", (unsigned char)*++s);
+		else if (valid && utf8_hidden(cp))
+			rc = buf_printf(out, cp < 0x80 ? "\\x%02x" : "\\u{%04x}", (unsigned)cp);
 		else
-			rc = buf_putc(out, *s);
+			rc = buf_put(out, s, len);
+		s += len;
 	}
 	return rc;
 }

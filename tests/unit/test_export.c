@@ -265,6 +265,14 @@ static void test_merged_captures_add_up_and_hostile_names_survive(void **state)
 	for (size_t i = 0; i < out.len; i++)
 		if ((unsigned char)out.ptr[i] < 0x20 && out.ptr[i] != '\n')
 			fail_msg("control byte 0x%02x at %zu", (unsigned char)out.ptr[i], i);
+	/* Nor a bidirectional override, which reverses the text after it on screen. */
+	assert_int_equal(profile_intern(p, &b, "pay\xe2\x80\xaeyap", 9, NULL, 0, &err), 0);
+	st[1] = b;
+	assert_int_equal(profile_add_sample(p, st, 2, &v, &err), 0);
+	buf_reset(&out);
+	assert_int_equal(export_folded(&out, p, 0, &err), 0);
+	assert_non_null(strstr(out.ptr, "main;pay\\u{202e}yap 7\n"));
+	assert_null(strstr(out.ptr, "\xe2\x80\xae"));
 	assert_int_equal(export_folded(&out, p, 5, &err), PR_EUSAGE);
 	assert_non_null(strstr(err.msg, "no value column 5"));
 	buf_release(&out);
