@@ -244,7 +244,7 @@ static int check_build(postdeploy_result *x, db *d, const config *cfg, const con
 	db_capture_filter f = {0};
 	db_capture *caps = NULL;
 	size_t n = 0;
-	int64_t deployed = 0;
+	int64_t deployed = 0, commitless = 0;
 	bool named_judged = false; /* captured_sha is of a capture judged */
 	int rc;
 
@@ -254,11 +254,12 @@ static int check_build(postdeploy_result *x, db *d, const config *cfg, const con
 		return rc;
 	for (size_t i = 0; i < n; i++) {
 		const db_capture *c = &caps[i];
-		bool judged;
-		if (!c->commit_sha || !c->commit_sha[0])
+		bool judged = judged_capture(c, cs, at_us, deploy_us, x->dep.deployed_at_us,
+					     x->warmup_us);
+		if (!c->commit_sha || !c->commit_sha[0]) {
+			commitless += judged;
 			continue;
-		judged = judged_capture(c, cs, at_us, deploy_us, x->dep.deployed_at_us,
-					x->warmup_us);
+		}
 		if (ingest_same_commit(c->commit_sha, x->sha)) {
 			deployed += judged;
 			continue;
@@ -277,6 +278,17 @@ static int check_build(postdeploy_result *x, db *d, const config *cfg, const con
 			 "that build's captures",
 			 o->release, o->service, x->captured_sha, (long long)x->captured_id,
 			 x->sha);
+	/*
+	 * Captures without a commit are the release's build by their release
+	 * name alone: said, so that a gate whose judged captures all carry
+	 * none does not read as having checked the build.
+	 */
+	if (deployed == 0 && !x->captured_sha[0] && commitless > 0)
+		job_note(&x->notes,
+			 "none of the %lld captures of release '%s' judged carries a commit: they "
+			 "are taken as the deployed %s by their release name (stamp captures "
+			 "with their commit to have the build checked)",
+			 (long long)commitless, o->release, x->sha);
 	/* Only on a judged capture of another build: a warm-up one proves nothing. */
 	x->unmeasured = x->captured_sha[0] && named_judged && deployed == 0;
 	if (!cs)

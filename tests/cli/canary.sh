@@ -142,6 +142,11 @@ run pr post-deploy --service checkout --release v3 --commit "$SHA" --canary 'web
 	[[ $OUT == *"Canary deploy: the release on the canary hosts web-1, web-2 against the control hosts web-3, web-4, web-5, web-6, web-7, over the same window"* ]] &&
 	ok "post-deploy passes a clean canary (exit 0) and says which hosts it compared" ||
 	not_ok "post-deploy clean" "rc=$RC $OUT $ERR"
+# Its captures carry no commit: taken as the deployed build by their release
+# name, which the gate says rather than reading as a checked build.
+[[ $ERR == *"none of the 20 captures of release 'v3' judged carries a commit: they are taken as the deployed $SHA by their release name"* ]] &&
+	ok "a gate on captures without a commit says they are the build by name only" ||
+	not_ok "commitless note" "$ERR"
 run pr post-deploy --service checkout --release v2 --commit "$SHA" --canary 'web-[12]' --control 'web-[3-6]' --at "$AT" --json
 [ $RC -eq 1 ] && [ "$(jq -r .verdict <<<"$OUT")" = fail ] && [ "$(jq -c .hosts.control <<<"$OUT")" = '["web-3","web-4","web-5","web-6"]' ] &&
 	[ "$(sql "select detail->'canary_hosts' from runs where kind = 'post-deploy' order by id desc limit 1")" = '["web-1", "web-2"]' ] &&
