@@ -286,11 +286,13 @@ int pager_enqueue_resolve(db *d, int64_t finding_id, size_t *added, size_t *canc
 	 * the target accepted it, a process killed after the send): it is
 	 * cancelled AND gets a resolve, which is harmless where the trigger
 	 * never arrived. A resolve row left from an earlier resolve of the
-	 * same key (the trigger was armed again since) is armed again too.
+	 * same key is armed again only when the trigger was sent (or tried)
+	 * since it: a regression paged again. Resolving a finding twice (by
+	 * hand, then --accept) delivered the resolve twice.
 	 */
 	static const char sql[] =
 		"with t as (select id, service_id, dedup_key, target, "
-		"status, attempts, detail, run_id"
+		"status, attempts, detail, run_id, sent_at"
 		"   from pages where finding_id = $1::bigint and event = "
 		"'trigger' and retired_at is null order by id for update),"
 		" c as (update pages set status = 'cancelled', updated_at = now(),"
@@ -305,7 +307,11 @@ int pager_enqueue_resolve(db *d, int64_t finding_id, size_t *added, size_t *canc
 		"   do update set status = 'pending', attempts = 0,"
 		"   next_attempt_at = now(), updated_at = now(), finding_id = excluded.finding_id,"
 		"   run_id = excluded.run_id, detail = excluded.detail"
-		"   where pages.status <> 'pending' returning 1)"
+		"   where pages.status <> 'pending' and (pages.sent_at is null"
+		"     or exists (select 1 from t where t.dedup_key = pages.dedup_key"
+		"       and t.target = pages.target and (t.sent_at > pages.sent_at"
+		"       or (t.status = 'pending' and t.attempts > 0))))"
+		"   returning 1)"
 		" select (select count(*) from i), (select count(*) from c)";
 	char fid[24];
 	const char *p[1] = {fid};
@@ -362,17 +368,20 @@ int pager_count(db *d, const char *status, size_t *out, pr_error *err)
 	return 0;
 }
 
-int pager_count_failed_open(db *d, size_t *out, pr_error *err)
+int pager_count_failed_open(db *d, size_t *out, size_t *resolves, pr_error *err)
 {
 	static const char sql[] =
-		"select count(*) from pages p join findings f on f.id = p.finding_id"
-		" where p.event = 'trigger' and p.status = 'failed' and f.status = 'open'";
+		"select (select count(*) from pages p join findings f on f.id = p.finding_id"
+		"   where p.event = 'trigger' and p.status = 'failed' and f.status = 'open'),"
+		" (select count(*) from pages p where p.event = 'resolve' and p.status = 'failed'"
+		"   and p.retired_at is null)";
 	PGresult *res = NULL;
 	int rc;
 
 	if ((rc = db_exec(d, &res, err, "counting failed pages", sql, 0, NULL)) < 0)
 		return rc;
-	*out = (size_t)db_get_i64(res, 0, 0);
+	*resolves = (size_t)db_get_i64(res, 0, 1);
+	*out = (size_t)db_get_i64(res, 0, 0) + *resolves;
 	db_result_free(res);
 	return 0;
 }
@@ -1170,19 +1179,33 @@ int pager_flush(db *d, const config *c, const pager_flush_opts *opts, pager_coun
 				goto out;
 	}
 	if ((rc = pager_count(d, "pending", &out->pending, err)) < 0 ||
-	    (rc = pager_count_failed_open(d, &out->failed_open, err)) < 0)
+	    (rc = pager_count_failed_open(d, &out->failed_open, &out->failed_resolves, err)) < 0)
 		goto out;
 	if (out->deadline_hit)
 		add_note(out,
 			 "stopped at the %" PRIu32
 			 " ms paging deadline; the rest waits in the outbox",
 			 opts->deadline_ms);
-	/* A refused page of a finding still open is not done with: say so, every time. */
-	if (out->failed_open && !opts->only_findings)
+	/*
+	 * A refused page of a finding still open is not done with: say so,
+	 * every time. Nor is a refused resolve: the receiver's alert stays
+	 * open for a regression that was fixed.
+	 */
+	if (out->failed_open > out->failed_resolves && !opts->only_findings)
 		add_note(out,
 			 "%zu failed page%s of open findings (profreg page list --state failed;"
 			 " profreg page retry --all-failed)",
-			 out->failed_open, out->failed_open == 1 ? "" : "s");
+			 out->failed_open - out->failed_resolves,
+			 out->failed_open - out->failed_resolves == 1 ? "" : "s");
+	if (out->failed_resolves && !opts->only_findings)
+		add_note(out,
+			 "%zu failed resolve%s of closed findings: %s alert%s at the receiver "
+			 "stay%s open (profreg page list --state failed; profreg page retry "
+			 "--all-failed)",
+			 out->failed_resolves, out->failed_resolves == 1 ? "" : "s",
+			 out->failed_resolves == 1 ? "its" : "their",
+			 out->failed_resolves == 1 ? "" : "s",
+			 out->failed_resolves == 1 ? "s" : "");
 out:
 	for (size_t i = 0; i < s.ntargets; i++)
 		secret_free(s.targets[i].secret);

@@ -121,7 +121,10 @@ typedef struct pager_counts {
 	size_t pending;         /* rows still pending after the flush (all of them) */
 	size_t refreshed;       /* open Alertmanager alerts re-posted */
 	size_t refresh_failed;
-	size_t failed_open;     /* 'failed' triggers whose finding is open (all of them) */
+	size_t failed_open;     /* pages still owed after failing (all of them): 'failed'
+				 * triggers whose finding is open, and failed_resolves */
+	size_t failed_resolves; /* 'failed' resolves not set aside: the receiver's alert
+				 * of a closed finding stays open */
 	bool deadline_hit;      /* stopped at opts->deadline_ms with work left */
 	char first_error[256];  /* first delivery problem, "" when none */
 } pager_counts;
@@ -161,8 +164,12 @@ int pager_list(struct json_t **out, db *d, const char *state, size_t limit, pr_e
 /* Count rows by status (NULL: every row). */
 int pager_count(db *d, const char *status, size_t *out, pr_error *err);
 
-/* Count 'failed' triggers whose finding is still open. */
-int pager_count_failed_open(db *d, size_t *out, pr_error *err);
+/*
+ * Count the failed pages still owed: 'failed' triggers whose finding is
+ * still open, and 'failed' resolves not set aside (*resolves, also in
+ * *out): a resolve refused for good left the receiver's alert open.
+ */
+int pager_count_failed_open(db *d, size_t *out, size_t *resolves, pr_error *err);
 
 /*
  * Put failed rows back to pending (attempts 0, due now; last error and

@@ -180,10 +180,15 @@ static int page_flush(cli_ctx *ctx, int argc, char **argv)
 		printf("page flush: %zu sent, %zu failed, %zu retried, %zu pending; "
 		       "%zu alerts re-sent\n",
 		       pc.sent, pc.failed, pc.retried, pc.pending, pc.refreshed);
-		if (pc.failed_open)
+		if (pc.failed_open > pc.failed_resolves)
 			printf("%zu failed page%s of open findings: see `profreg page list "
-			       "--state failed`, then `profreg page retry`\n", pc.failed_open,
-			       pc.failed_open == 1 ? "" : "s");
+			       "--state failed`, then `profreg page retry`\n",
+			       pc.failed_open - pc.failed_resolves,
+			       pc.failed_open - pc.failed_resolves == 1 ? "" : "s");
+		if (pc.failed_resolves)
+			printf("%zu failed resolve%s of closed findings, whose alerts stay open: see "
+			       "`profreg page list --state failed`, then `profreg page retry`\n",
+			       pc.failed_resolves, pc.failed_resolves == 1 ? "" : "s");
 		if (pc.first_error[0]) {
 			printf("first problem: ");
 			cli_put_safe(stdout, pc.first_error, 0);

@@ -163,9 +163,16 @@ for n in 2026-01-14 2026-01-15; do night $n; done
 	not_ok "plain resolve" "triggers $(triggers)"
 
 # 4. Refusals: accepted twice, an improvement, an unknown id.
+resolve_rows() { sql "select string_agg(status || ':' || attempts, ',') from pages
+	where finding_id = $fid and event = 'resolve'"; }
+before=$(resolve_rows)
 run pr finding resolve "$fid" --accept
 [ $RC -eq 0 ] && ok "a finding resolved by hand may be accepted later" ||
 	not_ok "accept after resolve" "rc=$RC $ERR"
+# Its page was resolved by the plain resolve: accepting it only marks it.
+[ -n "$before" ] && [ "$(resolve_rows)" = "$before" ] &&
+	ok "accepting a finding resolved by hand does not send its resolve again" ||
+	not_ok "resolve again" "before $before after $(resolve_rows)"
 run pr finding resolve "$fid" --accept
 [ $RC -eq 4 ] && [[ $ERR == *"finding $fid is not a regression that is open or resolved by hand, and not yet accepted"* ]] &&
 	ok "accepting twice is refused, naming the finding" || not_ok "twice" "rc=$RC $ERR"

@@ -479,7 +479,7 @@ static void test_retry_rearms_failed_pages_but_not_triggers_of_resolved_findings
 	pr_error err = PR_ERROR_INIT, e2 = PR_ERROR_INIT, e3 = PR_ERROR_INIT;
 	config c;
 	finding open, gone;
-	size_t n = 0, failed_open = 0;
+	size_t n = 0, failed_open = 0, failed_resolves = 0;
 	int64_t id;
 
 	paging_config(&c);
@@ -498,7 +498,7 @@ static void test_retry_rearms_failed_pages_but_not_triggers_of_resolved_findings
 		"with u as (update findings set status = 'resolved' where id = "
 		"(select max(id) from findings)"
 		" returning 1) select count(*) from u");
-	assert_int_equal(pager_count_failed_open(t->db, &failed_open, &err), 0);
+	assert_int_equal(pager_count_failed_open(t->db, &failed_open, &failed_resolves, &err), 0);
 	assert_int_equal(failed_open, 1);
 
 	id = testdb_int(t, "select max(id) from pages");
@@ -518,7 +518,7 @@ static void test_retry_rearms_failed_pages_but_not_triggers_of_resolved_findings
 	assert_int_equal(pager_retry_failed(t->db, id, &n, &e3), PR_ENOTFOUND);
 	assert_non_null(strstr(e3.msg, "is pending, not failed"));
 	assert_int_equal(pager_retry_failed(t->db, 999999, &n, &e3), PR_ENOTFOUND);
-	assert_int_equal(pager_count_failed_open(t->db, &failed_open, &err), 0);
+	assert_int_equal(pager_count_failed_open(t->db, &failed_open, &failed_resolves, &err), 0);
 	assert_int_equal(failed_open, 0);
 }
 
@@ -774,6 +774,36 @@ static void close_finding(testdb *t, const finding *f)
 }
 
 /*
+ * A resolve the target refused for good leaves the alert open at the
+ * receiver for a regression that is closed: a flush says so every time
+ * and counts it as owed (a nightly then exits 3), as it does a refused
+ * trigger of an open finding. It was dropped without a word.
+ */
+static void test_a_refused_resolve_is_owed_and_said(void **state)
+{
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+	pager_counts pc;
+	config c;
+	finding f;
+
+	paging_config(&c);
+	make_finding(t, &f, STATS_SEV_CRITICAL, FINDING_REGRESSION);
+	assert_int_equal(enqueue(t, &c, &f), 1);
+	testdb_int(t, "with u as (update pages set status = 'sent', attempts = 1 returning 1)"
+		      " select count(*) from u");
+	close_finding(t, &f);
+	testdb_int(t, "with u as (update pages set status = 'failed', attempts = 1,"
+		      " http_status = 400 where event = 'resolve' returning 1)"
+		      " select count(*) from u");
+	assert_int_equal(pager_flush(t->db, &c, NULL, &pc, &err), 0);
+	assert_int_equal(pc.failed_resolves, 1);
+	assert_int_equal(pc.failed_open, 1);
+	assert_non_null(strstr(pc.first_error, "1 failed resolve of closed findings: its alert"));
+	assert_null(strstr(pc.first_error, "of open findings"));
+}
+
+/*
  * Paged, resolved by hand (profreg finding resolve), found again by a
  * later night as a new finding of the same regression: it pages again
  * under the same dedup key, and its own resolve is sent when it closes.
@@ -895,7 +925,7 @@ static void test_an_earlier_findings_resolve_never_closes_the_alert_of_its_retur
 	pr_error err = PR_ERROR_INIT, e2 = PR_ERROR_INIT;
 	config c;
 	finding f1, f2, f3;
-	size_t n = 9, failed_open = 9;
+	size_t n = 9, failed_open = 9, failed_resolves = 9;
 	int64_t refused;
 	char want[128];
 
@@ -916,7 +946,7 @@ static void test_an_earlier_findings_resolve_never_closes_the_alert_of_its_retur
 	assert_non_null(strstr(e2.msg, "earlier finding"));
 	assert_int_equal(pager_retry_failed(t->db, 0, &n, &err), 0);
 	assert_int_equal(n, 0);
-	assert_int_equal(pager_count_failed_open(t->db, &failed_open, &err), 0);
+	assert_int_equal(pager_count_failed_open(t->db, &failed_open, &failed_resolves, &err), 0);
 	assert_int_equal(failed_open, 0);
 
 	/* f2 delivered and closed; its resolve not sent yet when f3 pages. */
@@ -1044,6 +1074,7 @@ int main(void)
 			testdb_reset),
 		cmocka_unit_test_setup(test_unscoped_flush_names_failed_pages_of_open_findings,
 				       testdb_reset),
+		cmocka_unit_test_setup(test_a_refused_resolve_is_owed_and_said, testdb_reset),
 		cmocka_unit_test_setup(test_flush_with_a_deadline_and_a_scope_returns_in_time,
 				       testdb_reset),
 		cmocka_unit_test_setup(
