@@ -186,8 +186,9 @@ static int page_flush(cli_ctx *ctx, int argc, char **argv)
 			       pc.failed_open - pc.failed_resolves,
 			       pc.failed_open - pc.failed_resolves == 1 ? "" : "s");
 		if (pc.failed_resolves)
-			printf("%zu failed resolve%s of closed findings, whose alerts stay open: see "
-			       "`profreg page list --state failed`, then `profreg page retry`\n",
+			printf("%zu failed resolve%s of closed findings, whose alerts stay open: "
+			       "see `profreg page list --state failed`, then "
+			       "`profreg page retry`\n",
 			       pc.failed_resolves, pc.failed_resolves == 1 ? "" : "s");
 		if (pc.first_error[0]) {
 			printf("first problem: ");
