@@ -203,33 +203,48 @@ out:
 }
 
 int evidence_unpin_capture(evidence_pin_result *out, db *d, int64_t id, const char *reason,
-			   pr_error *err)
+			   int64_t keep_us, pr_error *err)
 {
-	/* Back to the tier its data is in: hot while it has its blob, else summary. */
+	/*
+	 * Back to the tier its data is in: hot while it has its blob, else
+	 * summary. But a finding's evidence stays what the finding keeps it
+	 * as (forensic, `keep_us` from when the finding was stored, forever
+	 * for 0; kept while the finding is open, retention.c): only the pin
+	 * by hand is taken off. An unpin took an open finding's current
+	 * captures back to normal retention, which deleted them.
+	 */
 	static const char sql[] =
-		"update profiles set retention_class = case when blob_deleted_at is null then 'hot'"
-		" else 'summary' end, retain_until = null, forensic_reason = null,"
-		" forensic_by = null,"
+		"with e as (select f.id, f.created_at from profiles p join findings f"
+		"   on f.id::text = p.tags ->> 'finding' where p.id = $1)"
+		" update profiles set retention_class = case when exists (select 1 from e)"
+		"   then retention_class when blob_deleted_at is null then 'hot'"
+		"   else 'summary' end,"
+		" retain_until = case when $2::bigint > 0 then (select created_at from e)"
+		"   + $2::bigint * interval '1 microsecond' end,"
+		" forensic_reason = null, forensic_by = null,"
 		" forensic_at = null where id = $1 and retention_class = 'forensic'"
-		" returning retention_class";
-	char sid[24];
-	const char *p[1] = {sid};
+		" returning retention_class, coalesce((select id from e), 0)";
+	char sid[24], keep[24];
+	const char *p[2] = {sid, keep};
 	struct pg_result *res = NULL;
 	json_t *detail = NULL;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
 	snprintf(sid, sizeof(sid), "%" PRId64, id);
+	snprintf(keep, sizeof(keep), "%" PRId64, keep_us);
 	if ((rc = db_begin(d, err)) < 0)
 		return rc;
-	if ((rc = db_exec(d, &res, err, "unpinning the capture", sql, 1, p)) < 0)
+	if ((rc = db_exec(d, &res, err, "unpinning the capture", sql, 2, p)) < 0)
 		goto out;
 	if (db_rows(res) != 1) {
 		rc = pr_error_set(err, PR_ENOTFOUND, "capture %" PRId64 " is not forensic", id);
 		goto out;
 	}
 	snprintf(out->tier, sizeof(out->tier), "%s", db_get_text(res, 0, 0));
-	if (!(detail = json_pack("{s:s,s:s}", "reason", reason, "tier", out->tier))) {
+	out->evidence_of = db_get_i64(res, 0, 1);
+	if (!(detail = json_pack("{s:s,s:s,s:I}", "reason", reason, "tier", out->tier,
+				 "evidence_of", (json_int_t)out->evidence_of))) {
 		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
 		goto out;
 	}

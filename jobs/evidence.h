@@ -87,6 +87,7 @@ typedef struct evidence_pin_result {
 	bool longer;              /* pin: already kept longer than asked */
 	bool blob_deleted;        /* pin: only its summary rows were left */
 	char tier[16];            /* unpin: the tier it went back to */
+	int64_t evidence_of;      /* unpin: the finding it stays the evidence of (0: none) */
 } evidence_pin_result;
 
 /*
@@ -99,9 +100,13 @@ int evidence_pin_capture(evidence_pin_result *out, db *d, int64_t id, const char
 
 /*
  * Return forensic capture `id` to normal retention (hot while it has its
- * blob, else summary), audited. PR_ENOTFOUND when it is not forensic.
+ * blob, else summary), audited. A finding's evidence stays forensic as
+ * the finding keeps it (`keep_us` from when the finding was stored, the
+ * configuration's forensic_days; 0: forever): only the pin by hand is
+ * taken off, and out->evidence_of names the finding. PR_ENOTFOUND when
+ * it is not forensic.
  */
 int evidence_unpin_capture(evidence_pin_result *out, db *d, int64_t id, const char *reason,
-			   pr_error *err);
+			   int64_t keep_us, pr_error *err);
 
 #endif

@@ -36,14 +36,19 @@
 #define US_TS(n) "('epoch'::timestamptz + $" #n "::bigint * interval '1 microsecond')"
 
 /*
- * A capture the run may not touch: live forensic evidence, or the baseline of an open finding. $1
- * is `at`.
+ * A capture the run may not touch: live forensic evidence, the evidence of
+ * a finding still open (whatever its keep said: an open regression past
+ * forensic_days lost its current captures while its baseline stayed
+ * pinned), or the baseline of an open finding. $1 is `at`.
  */
-#define PROTECTED_P \
-	"((p.retention_class = 'forensic'" \
-	"  and (p.retain_until is null or p.retain_until > " US_TS(1) "))" \
-	" or exists (select 1 from capture_pins cp join findings f on f.id = cp.finding_id" \
-	"            where cp.profile_id = p.id and f.status = 'open'))"
+#define PROTECTED_P                                                                                    \
+	"((p.retention_class = 'forensic'"                                                             \
+	"  and (p.retain_until is null or p.retain_until > " US_TS(                                    \
+		1) ""                                                                                  \
+		   "    or exists (select 1 from findings f where f.id::text = p.tags ->> 'finding'"   \
+		   "               and f.status = 'open')))"                                           \
+		   " or exists (select 1 from capture_pins cp join findings f on f.id = cp.finding_id" \
+		   "            where cp.profile_id = p.id and f.status = 'open'))"
 
 /*
  * Per-service thresholds, from arrays: $2 service ids, $3 hot cut, $4 delete cut (Unix us), $5

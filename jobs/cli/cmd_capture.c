@@ -8,6 +8,7 @@
 #include "jobs/cli/commands.h"
 #include "jobs/cli/context.h"
 #include "jobs/cli/exitcode.h"
+#include "jobs/config.h"
 #include "jobs/evidence.h"
 #include "common/timeutil.h"
 
@@ -41,9 +42,12 @@ static int pin_cmd(cli_ctx *ctx, int argc, char **argv, bool pin)
 		"summary tier keeps what is left.";
 	static const char unpin_desc[] =
 		"Return forensic capture ID to normal retention: it is tiered by its age\n"
-		"from the next retention run.";
+		"from the next retention run. A finding's evidence stays kept as the finding\n"
+		"keeps it (retention.forensic_days from when it was found, and while it is\n"
+		"open): only the pin by hand is taken off.";
 	pr_error err = PR_ERROR_INIT;
 	cli_parser *p = NULL;
+	config cfg = {0};
 	db *d = NULL;
 	const char *arg, *reason = NULL, *until_s = NULL;
 	unsigned long long id = 0;
@@ -79,10 +83,11 @@ static int pin_cmd(cli_ctx *ctx, int argc, char **argv, bool pin)
 		cli_error(ctx, "'--until %s' is not an ISO 8601 time", until_s);
 		return EXIT_USAGE;
 	}
-	if ((rc = ctx_db_open(ctx, &d, &err)) < 0)
+	if ((rc = ctx_config_load(ctx, &cfg, &err)) < 0 || (rc = ctx_db_open(ctx, &d, &err)) < 0)
 		goto fail;
 	rc = pin ? evidence_pin_capture(&r, d, (int64_t)id, reason, until, &err)
-		 : evidence_unpin_capture(&r, d, (int64_t)id, reason, &err);
+		 : evidence_unpin_capture(&r, d, (int64_t)id, reason, cfg.analysis.forensic_keep_us,
+					  &err);
 	if (rc < 0)
 		goto fail;
 	if (!r.kept_forever)
@@ -102,6 +107,9 @@ static int pin_cmd(cli_ctx *ctx, int argc, char **argv, bool pin)
 			}
 		} else {
 			json_object_set_new(o, "tier", json_string(r.tier));
+			json_object_set_new(o, "evidence_of",
+					    r.evidence_of ? json_integer((json_int_t)r.evidence_of)
+							  : json_null());
 		}
 		status = cli_print_json(ctx, o);
 	} else if (!ctx->quiet) {
@@ -117,7 +125,13 @@ static int pin_cmd(cli_ctx *ctx, int argc, char **argv, bool pin)
 				       "left is kept)");
 			putchar('\n');
 		} else {
-			printf("capture %llu is back in normal retention (%s tier)\n", id, r.tier);
+			if (r.evidence_of)
+				printf("capture %llu is no longer pinned by hand; it stays the evidence "
+				       "of finding %lld, kept as that finding keeps it\n",
+				       id, (long long)r.evidence_of);
+			else
+				printf("capture %llu is back in normal retention (%s tier)\n", id,
+				       r.tier);
 		}
 	}
 	status = cli_finish(ctx, status);
@@ -125,6 +139,7 @@ static int pin_cmd(cli_ctx *ctx, int argc, char **argv, bool pin)
 fail:
 	status = cli_fail(ctx, &err);
 out:
+	config_release(&cfg);
 	db_close(d);
 	return status;
 }

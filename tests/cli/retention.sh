@@ -201,6 +201,32 @@ run pr --config "$T/tight.json" retention --at "$AT"
 	grep -q "over budget: what is left cannot be cut further:.* in protected (forensic or pinned) captures, [1-9][0-9]* in hot captures the budget may not cut further" <<<"$ERR" &&
 	ok "the row budget deletes summary captures only, keeps hot ones and says so" || not_ok "row budget hot" "rc=$RC $ERR hot=$hot_before"
 
+# The evidence of a finding still open is kept past its keep (forensic_days
+# ended while the regression still pages), and a pin by hand taken off it
+# leaves it the finding's evidence: unpinned, it was deleted.
+ev=$(capture evidence svc 100)
+open_f=$(sql "select min(id) from findings where status = 'open'")
+# The finding was stored on 1 January and its evidence is kept 30 days.
+sql "update findings set created_at = '2026-01-01T00:00:00Z' where id = $open_f" >/dev/null
+sql "update profiles set retention_class = 'forensic', retain_until = '2026-01-31T00:00:00Z',
+	tags = tags || jsonb_build_object('finding', '$open_f') where id = $ev" >/dev/null
+printf '{"retention": {"summary_top": 2, "forensic_days": 30}}' >"$T/ev.json"
+run P capture pin "$ev" --reason "look at it later"
+run pr --config "$T/ev.json" capture unpin "$ev" --reason "looked"
+[ $RC -eq 0 ] && [[ $OUT == *"capture $ev is no longer pinned by hand; it stays the evidence of finding $open_f"* ]] &&
+	[ "$(sql "select retention_class || ' ' || retain_until from profiles where id = $ev")" = "forensic 2026-01-31 00:00:00+00" ] &&
+	ok "unpinning a finding's evidence leaves it the finding's evidence, kept to the finding's end" ||
+	not_ok "unpin evidence" "rc=$RC $OUT $ERR $(sql "select retention_class || ' ' || retain_until from profiles where id = $ev")"
+run P retention --at 2026-07-05T00:00:00Z
+[ "$(cls $ev)" = forensic ] && [ -f "$(blobfile $ev)" ] &&
+	ok "an open finding's evidence past its keep is not deleted" || not_ok "open evidence kept" "$(cls $ev) $OUT $ERR"
+sql "update findings set status = 'resolved', resolved_at = now() where id = $open_f" >/dev/null
+run P retention --at 2026-07-05T00:00:00Z
+[ "$(sql "select coalesce((select retention_class from profiles where id = $ev), 'gone')")" != forensic ] &&
+	[ ! -f "$(blobfile $ev)" ] &&
+	ok "once the finding is closed, its evidence past its keep ages as any capture" ||
+	not_ok "closed evidence" "$(cls $ev) $OUT"
+
 run P retention --help
 [ $RC -eq 0 ] && grep -q -- "--dry-run" <<<"$OUT" && ok "retention --help" || not_ok "help"
 run P retention --at yesterdayish
