@@ -41,14 +41,15 @@
  * forensic_days lost its current captures while its baseline stayed
  * pinned), or the baseline of an open finding. $1 is `at`.
  */
-#define PROTECTED_P                                                                                    \
-	"((p.retention_class = 'forensic'"                                                             \
-	"  and (p.retain_until is null or p.retain_until > " US_TS(                                    \
-		1) ""                                                                                  \
-		   "    or exists (select 1 from findings f where f.id::text = p.tags ->> 'finding'"   \
-		   "               and f.status = 'open')))"                                           \
-		   " or exists (select 1 from capture_pins cp join findings f on f.id = cp.finding_id" \
-		   "            where cp.profile_id = p.id and f.status = 'open'))"
+/* clang-format off */
+#define PROTECTED_P \
+	"((p.retention_class = 'forensic'" \
+	"  and (p.retain_until is null or p.retain_until > " US_TS(1) \
+	"    or exists (select 1 from findings f" \
+	"      where f.id::text = p.tags ->> 'finding' and f.status = 'open')))" \
+	" or exists (select 1 from capture_pins cp join findings f on f.id = cp.finding_id" \
+	"            where cp.profile_id = p.id and f.status = 'open'))"
+/* clang-format on */
 
 /*
  * Per-service thresholds, from arrays: $2 service ids, $3 hot cut, $4 delete cut (Unix us), $5

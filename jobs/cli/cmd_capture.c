@@ -126,8 +126,8 @@ static int pin_cmd(cli_ctx *ctx, int argc, char **argv, bool pin)
 			putchar('\n');
 		} else {
 			if (r.evidence_of)
-				printf("capture %llu is no longer pinned by hand; it stays the evidence "
-				       "of finding %lld, kept as that finding keeps it\n",
+				printf("capture %llu is no longer pinned by hand; it stays the "
+				       "evidence of finding %lld, kept as that finding keeps it\n",
 				       id, (long long)r.evidence_of);
 			else
 				printf("capture %llu is back in normal retention (%s tier)\n", id,
