@@ -71,8 +71,9 @@ static void check_ok(const reportdata_sel *s, const char *text)
 {
 	if (!s->text || strcmp(s->text, text) != 0)
 		abort();
-	if (!s->nids && !s->service && !s->release && !s->commit && !s->host && !s->since_us &&
-	    !s->until_us)
+	/* A time given as 0 (until=@0) is given: since_set and until_set say so. */
+	if (!s->nids && !s->service && !s->release && !s->commit && !s->host && !s->since_set &&
+	    !s->until_set)
 		abort();
 	if ((s->nids == 0) != (s->ids == NULL) || s->nids > REPORTDATA_MAX_SELECTION)
 		abort();
@@ -138,8 +139,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (ra == 0) {
 		if (a.host ? strcmp(a.host, b.host) != 0 : strcmp(b.host, FALLBACK_HOST) != 0)
 			abort();
-		if (!near(b.since_us, a.since_us ? a.since_us : FALLBACK_SINCE) ||
-		    !near(b.until_us, a.until_us ? a.until_us : FALLBACK_UNTIL))
+		if (!near(b.since_us, a.since_set ? a.since_us : FALLBACK_SINCE) ||
+		    !near(b.until_us, a.until_set ? a.until_us : FALLBACK_UNTIL))
 			abort();
 		if (a.nids != b.nids || (a.nids && memcmp(a.ids, b.ids, a.nids * sizeof(*a.ids))))
 			abort();

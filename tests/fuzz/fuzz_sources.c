@@ -23,6 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/utf8.h"
 #include "pipeline/parca.h"
 #include "pipeline/pyroscope.h"
 #include "pipeline/targets.h"
@@ -43,6 +44,16 @@ static void check_printable(const char *s, int allow_quote)
 	for (; *s; s++)
 		if ((unsigned char)*s < 0x20 || (unsigned char)*s > 0x7e ||
 		    (!allow_quote && *s == '"'))
+			abort();
+}
+
+/* A release from a label is text as ingest takes it: valid UTF-8, no control, no quote. */
+static void check_release(const char *s)
+{
+	if (!utf8_valid(s, strlen(s)))
+		abort();
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || (unsigned char)*s == 0x7f || *s == '"')
 			abort();
 }
 
@@ -87,7 +98,7 @@ static void file_sd(const uint8_t *p, size_t n)
 			if (!targets_address_valid(l.v[i].address))
 				abort();
 			if (l.v[i].release)
-				check_printable(l.v[i].release, 0);
+				check_release(l.v[i].release);
 		}
 	}
 	target_list_release(&l);
