@@ -1858,6 +1858,37 @@ out:
 	return rc;
 }
 
+int db_capture_blobs_live(db *d, bool *live, const int64_t *ids, size_t n, pr_error *err)
+{
+	PGresult *res = NULL;
+	buf lit = BUF_INIT;
+	const char *p[1];
+	int rc = 0;
+
+	for (size_t i = 0; i < n; i++)
+		live[i] = false;
+	if (n == 0)
+		return 0;
+	if ((rc = i64_array(&lit, ids, n, err)) < 0)
+		goto out;
+	p[0] = lit.ptr;
+	if ((rc = run(d, &res, err,
+		      "select k.ord - 1 from unnest($1::bigint[]) with ordinality k(id, ord)"
+		      " where exists (select 1 from profiles p where p.id = k.id"
+		      "   and p.blob_deleted_at is null)",
+		      1, p, "cannot read whether captures keep their blobs")) < 0)
+		goto out;
+	for (int r = 0; r < PQntuples(res); r++) {
+		long long at = strtoll(PQgetvalue(res, r, 0), NULL, 10);
+		if (at >= 0 && (size_t)at < n)
+			live[at] = true;
+	}
+out:
+	PQclear(res);
+	buf_release(&lit);
+	return rc;
+}
+
 /* ---- deleted_captures (this module's table) ---------------------------- */
 
 int db_deleted_record(db *d, const char *sids_literal, const char *keys_literal,

@@ -320,6 +320,13 @@ int db_capture_find_many(db *d, int64_t *ids, const int64_t *service_ids,
 			 const char *const *blob_keys, size_t n, pr_error *err);
 
 /*
+ * live[i]: capture ids[i] exists and still rests on its blob (retention
+ * has not cut it to a summary), in one round trip. On failure every
+ * live[i] is false.
+ */
+int db_capture_blobs_live(db *d, bool *live, const int64_t *ids, size_t n, pr_error *err);
+
+/*
  * deleted_captures (migration 037): the bytes of captures retention
  * deleted, by service, so that ingest does not store them again when a
  * drop folder or an object store offers them once more.

@@ -1454,15 +1454,86 @@ ingest_batch *ingest_batch_prepare(ingest_result *outs, pr_error *errs, db *d,
  * damaged (blob_repair), so ingesting a file again mends its capture's
  * blob. A store that fails to is an item's failure, as a put's would be.
  */
-static void repair_stored(ingest_batch *b, blob_store *bs)
+static bool repairable(const item *it)
 {
+	/* A blob retention removed on purpose is not brought back. */
+	return it->next == ST_DONE && it->rc == 0 && it->out->already && it->raw.ptr &&
+	       !it->blob_cut;
+}
+
+/*
+ * Which of the repairable items' captures still rest on their blob, read
+ * under the shared lock of their keys (taken in the caller's transaction):
+ * retention cuts a capture and then deletes its blob under the exclusive
+ * lock, so a capture it cut since find_stored looked is seen cut here, and
+ * one it has not cut keeps its blob until the caller commits. Without the
+ * lock, a repair put back the blob retention had just deleted, which no
+ * capture kept; the next sweeps took it for a restore and held it.
+ */
+static int still_live(ingest_batch *b, db *d, pr_error *err)
+{
+	item **its = calloc(b->stop ? b->stop : 1, sizeof(*its));
+	int64_t *ids = calloc(b->stop ? b->stop : 1, sizeof(*ids));
+	bool *live = calloc(b->stop ? b->stop : 1, sizeof(*live));
+	buf keys = BUF_INIT;
+	size_t n = 0;
+	int rc = 0;
+
+	if (!its || !ids || !live) {
+		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < b->stop; i++)
+		if (repairable(&b->items[i])) {
+			ids[n] = b->items[i].out->capture_id;
+			its[n++] = &b->items[i];
+		}
+	if (n == 0)
+		goto out;
+	if (keys_literal(&keys, its, n) < 0) {
+		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+		goto out;
+	}
+	if ((rc = db_blob_lock_all_shared(d, keys.ptr, err)) < 0 ||
+	    (rc = db_capture_blobs_live(d, live, ids, n, err)) < 0)
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		its[i]->blob_cut = !live[i];
+out:
+	buf_release(&keys);
+	free(its);
+	free(ids);
+	free(live);
+	return rc;
+}
+
+static void repair_stored(ingest_batch *b, db *d, blob_store *bs)
+{
+	pr_error e = PR_ERROR_INIT;
+	bool any = false;
+
+	for (size_t i = 0; i < b->stop && !any; i++)
+		any = repairable(&b->items[i]);
+	if (!any)
+		return;
+	if (db_begin(d, &e) < 0 || still_live(b, d, &e) < 0) {
+		/* The database failed: no item is stored or repaired past the first. */
+		db_rollback(d);
+		for (size_t i = 0; i < b->stop; i++)
+			if (repairable(&b->items[i])) {
+				b->items[i].rc = pr_error_set(&b->items[i].e, e.code, "%s", e.msg);
+				b->items[i].out->already = false;
+				b->items[i].out->capture_id = 0;
+				b->stop = i + 1;
+				break;
+			}
+		return;
+	}
 	for (size_t i = 0; i < b->stop; i++) {
 		item *it = &b->items[i];
 		blob_repair_outcome o = BLOB_REPAIR_INTACT;
 
-		/* A blob retention removed on purpose is not brought back. */
-		if (it->next != ST_DONE || it->rc != 0 || !it->out->already || !it->raw.ptr ||
-		    it->blob_cut)
+		if (!repairable(it))
 			continue;
 		if ((it->rc = blob_repair(bs, it->out->blob_key, it->raw.ptr, it->raw.len, &o,
 					  &it->e)) < 0) {
@@ -1473,13 +1544,15 @@ static void repair_stored(ingest_batch *b, blob_store *bs)
 		}
 		it->out->repaired = o != BLOB_REPAIR_INTACT;
 	}
+	/* Only locks were taken: the end of the transaction lets them go. */
+	db_rollback(d);
 }
 
 size_t ingest_batch_store(ingest_batch *b, pr_error *errs, db *d, blob_store *bs)
 {
 	size_t stop;
 
-	repair_stored(b, bs);
+	repair_stored(b, d, bs);
 
 	/* What is parsed is stored and freed before the next items are parsed. */
 	for (;;) {

@@ -62,6 +62,28 @@ run pr ingest "$T/small.folded" --service checkout --release v1 --json
 run pr ingest "$T/small.folded" --service checkout --release v1 --json
 [ $RC -eq 0 ] && [[ $OUT == *'"blob_repaired": false'* ]] && [[ $OUT == *'"blobs_repaired": 0'* ]] &&
 	ok "an intact blob is not repaired" || not_ok "intact" "rc=$RC $OUT $ERR"
+# Retention cutting the capture meanwhile: it holds the key's exclusive
+# lock, cuts the row and deletes the file, then commits. An ingest of the
+# same bytes that looked the capture up before the cut waits for the lock
+# and does not put the blob back, which no capture would keep.
+psql "$DB" -qAt -c "begin" -c "select pg_advisory_xact_lock(1886547815, hashtext('$key'))" \
+	-c "update profiles set blob_deleted_at = now(), retention_class = 'summary' where id = $id" \
+	-c "select pg_sleep(3)" -c "commit" >/dev/null 2>&1 &
+cutter=$!
+for _ in $(seq 50); do
+	[ "$(sql "select count(*) from pg_locks where locktype = 'advisory' and granted and objid = hashtext('$key')::oid")" -ge 1 ] && break
+	sleep 0.1
+done
+rm -f "$blobf"
+run pr ingest "$T/small.folded" --service checkout --release v1
+wait "$cutter"
+[ $RC -eq 0 ] && [ ! -f "$blobf" ] && [[ $ERR != *"restored from this file"* ]] &&
+	ok "a capture cut while it is ingested again does not get its blob back" ||
+	not_ok "repair races retention" "rc=$RC $OUT $ERR $(ls -la "$blobf" 2>&1)"
+# As it was, for what follows: the capture whole again, its blob restored.
+sql "update profiles set blob_deleted_at = null, retention_class = 'hot' where id = $id" >/dev/null
+pr --quiet ingest "$T/small.folded" --service checkout --release v1 2>/dev/null
+[ -f "$blobf" ] || not_ok "blob restored after the race" "$blobf"
 
 run pr profile show "$id" --json
 [[ $OUT == *'"name": "a"'* ]] && [[ $OUT == *'"self_share": 0.6'* ]] && ok "profile show gives the top function and its share" || not_ok "profile show" "$OUT"
