@@ -118,41 +118,49 @@ int tasks_claim(task *out, bool *got, db *d, int64_t run_id, const char *worker,
 	return rc;
 }
 
-/* One statement on the held lease; *hit whether it was still the worker's. */
+/*
+ * One statement on the held lease; *hit whether it was still this claim's:
+ * the worker's name and the claim's attempt ($3). The name alone let a
+ * worker stalled past its lease record a stale result over the claim of
+ * another process of the same name (`--id %H` on two hosts of one name,
+ * host:pid in containers that all run as pid 1).
+ */
 static int held(db *d, const char *what, const char *sql, int64_t id, const char *worker,
-		const char *extra, bool *hit, pr_error *err)
+		int attempt, const char *extra, bool *hit, pr_error *err)
 {
-	char sid[24];
-	const char *p[] = {sid, worker, extra};
+	char sid[24], att[16];
+	const char *p[] = {sid, worker, att, extra};
 	PGresult *res = NULL;
 	int rc;
 
 	snprintf(sid, sizeof(sid), "%" PRId64, id);
-	if ((rc = db_exec(d, &res, err, what, sql, extra ? 3 : 2, p)) < 0)
+	snprintf(att, sizeof(att), "%d", attempt);
+	if ((rc = db_exec(d, &res, err, what, sql, extra ? 4 : 3, p)) < 0)
 		return rc;
 	*hit = db_rows(res) == 1;
 	db_result_free(res);
 	return 0;
 }
 
-int tasks_renew(db *d, int64_t id, const char *worker, double lease_s, bool *kept,
+#define HELD " where id = $1 and worker = $2 and attempts = $3::int and state = 'leased'"
+
+int tasks_renew(db *d, int64_t id, const char *worker, int attempt, double lease_s, bool *kept,
 		pr_error *err)
 {
 	char lease[32];
 
 	snprintf(lease, sizeof(lease), "%.3f", lease_s);
 	return held(d, "renewing a task lease",
-		    "update tasks set lease_until = now() + $3::float8 * interval '1 second',"
-		    " updated_at = now() where id = $1 and worker = $2 and state = 'leased'"
-		    " returning id",
-		    id, worker, lease, kept, err);
+		    "update tasks set lease_until = now() + $4::float8 * interval '1 second',"
+		    " updated_at = now()" HELD " returning id",
+		    id, worker, attempt, lease, kept, err);
 }
 
 static int finish(db *d, const char *what, const char *sql, int64_t id, const char *worker,
-		  const char *extra, pr_error *err)
+		  int attempt, const char *extra, pr_error *err)
 {
 	bool hit = false;
-	int rc = held(d, what, sql, id, worker, extra, &hit, err);
+	int rc = held(d, what, sql, id, worker, attempt, extra, &hit, err);
 
 	if (rc == 0 && !hit)
 		rc = pr_error_set(err, PR_ENOTFOUND,
@@ -162,7 +170,7 @@ static int finish(db *d, const char *what, const char *sql, int64_t id, const ch
 	return rc;
 }
 
-int tasks_complete(db *d, int64_t id, const char *worker, const json_t *result,
+int tasks_complete(db *d, int64_t id, const char *worker, int attempt, const json_t *result,
 		   pr_error *err)
 {
 	char *text = json_dumps(result, JSON_COMPACT);
@@ -171,31 +179,29 @@ int tasks_complete(db *d, int64_t id, const char *worker, const json_t *result,
 	if (!text)
 		return oom(err);
 	rc = finish(d, "finishing a task",
-		    "update tasks set state = 'done', result = $3::jsonb, lease_until = null,"
-		    " updated_at = now() where id = $1 and worker = $2 and state = 'leased'"
-		    " returning id",
-		    id, worker, text, err);
+		    "update tasks set state = 'done', result = $4::jsonb, lease_until = null,"
+		    " updated_at = now()" HELD " returning id",
+		    id, worker, attempt, text, err);
 	free(text);
 	return rc;
 }
 
-int tasks_fail(db *d, int64_t id, const char *worker, const char *error, pr_error *err)
+int tasks_fail(db *d, int64_t id, const char *worker, int attempt, const char *error, pr_error *err)
 {
 	return finish(d, "failing a task",
-		      "update tasks set state = 'failed', error = $3, lease_until = null,"
-		      " updated_at = now() where id = $1 and worker = $2 and state = 'leased'"
-		      " returning id",
-		      id, worker, error, err);
+		      "update tasks set state = 'failed', error = $4, lease_until = null,"
+		      " updated_at = now()" HELD " returning id",
+		      id, worker, attempt, error, err);
 }
 
-int tasks_release(db *d, int64_t id, const char *worker, pr_error *err)
+int tasks_release(db *d, int64_t id, const char *worker, int attempt, pr_error *err)
 {
 	/* Given back before any work: the claim does not count against it. */
 	return finish(d, "releasing a task",
 		      "update tasks set state = 'queued', worker = null, lease_until = null,"
-		      " attempts = greatest(attempts - 1, 0), updated_at = now()"
-		      " where id = $1 and worker = $2 and state = 'leased' returning id",
-		      id, worker, NULL, err);
+		      " attempts = greatest(attempts - 1, 0), updated_at = now()" HELD
+		      " returning id",
+		      id, worker, attempt, NULL, err);
 }
 
 /*
@@ -205,12 +211,11 @@ int tasks_release(db *d, int64_t id, const char *worker, pr_error *err)
  * out, so that the task goes to a later claim, which counts against its
  * attempts, and the reason stays on the task for tasks_reap to give.
  */
-static int defer(db *d, int64_t id, const char *worker, const char *why, pr_error *err)
+static int defer(db *d, int64_t id, const char *worker, int attempt, const char *why, pr_error *err)
 {
 	return finish(d, "deferring a task",
-		      "update tasks set error = $3, updated_at = now()"
-		      " where id = $1 and worker = $2 and state = 'leased' returning id",
-		      id, worker, why, err);
+		      "update tasks set error = $4, updated_at = now()" HELD " returning id", id,
+		      worker, attempt, why, err);
 }
 
 int tasks_reap(db *d, int64_t run_id, int max_attempts, size_t *n, pr_error *err)
@@ -388,6 +393,7 @@ typedef struct keeper {
 	db *d;
 	int64_t id;
 	const char *worker;
+	int attempt; /* the claim's, which the lease is held by with the name */
 	double lease_s, max_s;
 } keeper;
 
@@ -422,9 +428,11 @@ static void *keeper_main(void *arg)
 			 * runs, idle between tasks: one the server dropped meanwhile (a
 			 * restart, a failover) is found here, and mended at once.
 			 */
-			int rc = tasks_renew(k->d, k->id, k->worker, k->lease_s, &kept, &e);
+			int rc = tasks_renew(k->d, k->id, k->worker, k->attempt, k->lease_s, &kept,
+					     &e);
 			if (rc < 0 && !db_connected(k->d) && db_reconnect(k->d, &e) == 0)
-				rc = tasks_renew(k->d, k->id, k->worker, k->lease_s, &kept, &e);
+				rc = tasks_renew(k->d, k->id, k->worker, k->attempt, k->lease_s,
+						 &kept, &e);
 			if (rc == 0 && !kept) {
 				pthread_mutex_lock(&k->mu);
 				k->lost = true;
@@ -448,12 +456,13 @@ static void keeper_stop(keeper *k)
 	pthread_mutex_destroy(&k->mu);
 }
 
-static int keeper_start(keeper *k, const tasks_worker *w, int64_t id, pr_error *err)
+static int keeper_start(keeper *k, const tasks_worker *w, int64_t id, int attempt, pr_error *err)
 {
 	memset(k, 0, sizeof(*k));
 	k->d = w->lease_db;
 	k->id = id;
 	k->worker = w->id;
+	k->attempt = attempt;
 	k->lease_s = w->lease_s;
 	k->max_s = w->max_task_s > 0 ? w->max_task_s : 1e12;
 	pthread_mutex_init(&k->mu, NULL);
@@ -497,13 +506,13 @@ int tasks_work_one(tasks_worked *out, const job_env *env, const tasks_worker *w,
 	out->claimed = true;
 	out->task_id = t.id;
 	snprintf(out->service, sizeof(out->service), "%s", t.service);
-	if (w->lease_db && (rc = keeper_start(&k, w, t.id, err)) < 0)
+	if (w->lease_db && (rc = keeper_start(&k, w, t.id, t.attempts, err)) < 0)
 		goto out;
 	keeping = w->lease_db != NULL;
 	if (w->hold_s > 0 && hold(w->hold_s, w->stop)) {
 		/* Stopped before the work began: give the task back at once. */
 		snprintf(out->outcome, sizeof(out->outcome), "released");
-		rc = tasks_release(env->d, t.id, w->id, err);
+		rc = tasks_release(env->d, t.id, w->id, t.attempts, err);
 		goto out;
 	}
 	if (strcmp(t.kind, kind) != 0)
@@ -526,7 +535,7 @@ int tasks_work_one(tasks_worked *out, const job_env *env, const tasks_worker *w,
 	if (terr.code == PR_ELOCKED) {
 		snprintf(out->outcome, sizeof(out->outcome), "deferred");
 		snprintf(out->error, sizeof(out->error), "%s", terr.msg);
-		if ((rc = defer(env->d, t.id, w->id, terr.msg, err)) == PR_ENOTFOUND) {
+		if ((rc = defer(env->d, t.id, w->id, t.attempts, terr.msg, err)) == PR_ENOTFOUND) {
 			pr_error_clear(err);
 			rc = 0;
 		}
@@ -538,11 +547,11 @@ int tasks_work_one(tasks_worked *out, const job_env *env, const tasks_worker *w,
 		pr_error_clear(err);
 		if (!terr.code) {
 			snprintf(out->outcome, sizeof(out->outcome), "done");
-			rc = tasks_complete(env->d, t.id, w->id, result, err);
+			rc = tasks_complete(env->d, t.id, w->id, t.attempts, result, err);
 		} else {
 			snprintf(out->outcome, sizeof(out->outcome), "failed");
 			snprintf(out->error, sizeof(out->error), "%s", terr.msg);
-			rc = tasks_fail(env->d, t.id, w->id, terr.msg, err);
+			rc = tasks_fail(env->d, t.id, w->id, t.attempts, terr.msg, err);
 		}
 		if (rc == 0 || db_connected(env->d))
 			break;

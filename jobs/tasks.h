@@ -60,20 +60,29 @@ int tasks_enqueue(db *d, int64_t run_id, const int64_t *service_ids,
 int tasks_claim(task *out, bool *got, db *d, int64_t run_id, const char *worker,
 		double lease_s, int max_attempts, pr_error *err);
 
-/* Extend the lease of task `id` held by `worker`; *kept false when it is no longer theirs. */
-int tasks_renew(db *d, int64_t id, const char *worker, double lease_s, bool *kept,
+/*
+ * A lease is held by a claim: the worker's name and the claim's attempt
+ * (task.attempts as tasks_claim gave it), so that a worker stalled past
+ * its lease never writes over the claim of another process of the same
+ * name.
+ *
+ * Extend the lease of task `id` held by that claim; *kept false when it is
+ * no longer its.
+ */
+int tasks_renew(db *d, int64_t id, const char *worker, int attempt, double lease_s, bool *kept,
 		pr_error *err);
 
 /*
- * Finish task `id` held by `worker`: done with `result` (an object, not
- * stolen), or failed with `error`, or released back to the queue (the
- * worker is stopping before it started the work). PR_ENOTFOUND when the
- * lease is no longer the worker's: nothing is written.
+ * Finish task `id` held by the claim (`worker`, `attempt`): done with
+ * `result` (an object, not stolen), or failed with `error`, or released
+ * back to the queue (the worker is stopping before it started the work).
+ * PR_ENOTFOUND when the lease is no longer the claim's: nothing is written.
  */
-int tasks_complete(db *d, int64_t id, const char *worker, const struct json_t *result,
+int tasks_complete(db *d, int64_t id, const char *worker, int attempt, const struct json_t *result,
 		   pr_error *err);
-int tasks_fail(db *d, int64_t id, const char *worker, const char *error, pr_error *err);
-int tasks_release(db *d, int64_t id, const char *worker, pr_error *err);
+int tasks_fail(db *d, int64_t id, const char *worker, int attempt, const char *error,
+	       pr_error *err);
+int tasks_release(db *d, int64_t id, const char *worker, int attempt, pr_error *err);
 
 /*
  * Fail the tasks of run `run_id` whose lease has passed after

@@ -149,14 +149,15 @@ static void test_a_lease_that_runs_out_is_claimed_again(void **state)
 	assert_int_equal(a.id, b.id);
 	assert_int_equal(b.attempts, 2);
 	/* The old holder can neither keep nor finish it. */
-	assert_int_equal(tasks_renew(t->db, a.id, "dead", 60, &kept, &err), 0);
+	assert_int_equal(tasks_renew(t->db, a.id, "dead", a.attempts, 60, &kept, &err), 0);
 	assert_false(kept);
-	assert_int_equal(tasks_complete(t->db, a.id, "dead", result, &err), PR_ENOTFOUND);
+	assert_int_equal(tasks_complete(t->db, a.id, "dead", a.attempts, result, &err),
+			 PR_ENOTFOUND);
 	assert_non_null(strstr(err.msg, "no longer leased to worker 'dead'"));
-	assert_int_equal(tasks_fail(t->db, a.id, "dead", "x", &err), PR_ENOTFOUND);
-	assert_int_equal(tasks_renew(t->db, b.id, "alive", 60, &kept, &err), 0);
+	assert_int_equal(tasks_fail(t->db, a.id, "dead", a.attempts, "x", &err), PR_ENOTFOUND);
+	assert_int_equal(tasks_renew(t->db, b.id, "alive", b.attempts, 60, &kept, &err), 0);
 	assert_true(kept);
-	assert_int_equal(tasks_complete(t->db, b.id, "alive", result, &err), 0);
+	assert_int_equal(tasks_complete(t->db, b.id, "alive", b.attempts, result, &err), 0);
 	assert_string_equal(testdb_text(t, "select state || ' ' || worker || ' ' || "
 				      "(result->>'k') from tasks"), "done alive v");
 	assert_int_equal(testdb_int(t, "select count(*) from tasks where lease_until is null"), 1);
@@ -327,6 +328,43 @@ static void test_attempts_are_bounded_then_the_task_fails(void **state)
 			    "failed: its last worker (dies) was lost, after 2 attempts");
 }
 
+/*
+ * Two processes of one name (`--id %H` on hosts of one name, host:pid in
+ * containers that all run as pid 1): the one stalled past its lease can
+ * neither keep nor finish the task the other claimed since. The name
+ * alone let it record its stale result over the live claim.
+ */
+static void test_a_stale_claim_of_the_same_name_cannot_finish(void **state)
+{
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+	int64_t run = queue(t, 1);
+	task a, b;
+	bool got, kept = true;
+	json_t *result = json_pack("{s:s}", "k", "stale");
+
+	assert_int_equal(tasks_claim(&a, &got, t->db, run, "host", 0, 3, &err), 0);
+	assert_true(got);
+	assert_int_equal(tasks_claim(&b, &got, t->db, run, "host", 60, 3, &err), 0);
+	assert_true(got);
+	assert_int_equal(a.id, b.id);
+	assert_int_equal(tasks_renew(t->db, a.id, "host", a.attempts, 60, &kept, &err), 0);
+	assert_false(kept);
+	assert_int_equal(tasks_complete(t->db, a.id, "host", a.attempts, result, &err),
+			 PR_ENOTFOUND);
+	assert_int_equal(tasks_fail(t->db, a.id, "host", a.attempts, "x", &err), PR_ENOTFOUND);
+	assert_string_equal(testdb_text(t, "select state || ' ' || attempts from tasks"),
+			    "leased 2");
+	json_decref(result);
+	result = json_pack("{s:s}", "k", "live");
+	assert_int_equal(tasks_complete(t->db, b.id, "host", b.attempts, result, &err), 0);
+	assert_string_equal(testdb_text(t, "select state || ' ' || (result->>'k') from tasks"),
+			    "done live");
+	json_decref(result);
+	task_release(&a);
+	task_release(&b);
+}
+
 static void test_release_and_ended_runs(void **state)
 {
 	testdb *t = *state;
@@ -337,10 +375,10 @@ static void test_release_and_ended_runs(void **state)
 
 	assert_int_equal(tasks_claim(&a, &got, t->db, run, "w", 60, 3, &err), 0);
 	assert_true(got);
-	assert_int_equal(tasks_release(t->db, a.id, "w", &err), 0);
+	assert_int_equal(tasks_release(t->db, a.id, "w", a.attempts, &err), 0);
 	assert_string_equal(testdb_text(t, "select state || ' ' || attempts || ' ' || "
 				      "coalesce(worker, '-') from tasks"), "queued 0 -");
-	assert_int_equal(tasks_release(t->db, a.id, "w", &err), PR_ENOTFOUND);
+	assert_int_equal(tasks_release(t->db, a.id, "w", a.attempts, &err), PR_ENOTFOUND);
 	task_release(&a);
 	/* A run that ended (or was interrupted) has nothing left to claim. */
 	assert_int_equal(runs_finish(t->db, run, "interrupted", NULL, &err), 0);
@@ -453,7 +491,8 @@ int main(void)
 		cmocka_unit_test_setup(test_two_connections_never_claim_the_same_task,
 				       testdb_reset),
 		cmocka_unit_test_setup(test_a_lease_that_runs_out_is_claimed_again, testdb_reset),
-		cmocka_unit_test_setup(test_attempts_are_bounded_then_the_task_fails,
+		cmocka_unit_test_setup(test_attempts_are_bounded_then_the_task_fails, testdb_reset),
+		cmocka_unit_test_setup(test_a_stale_claim_of_the_same_name_cannot_finish,
 				       testdb_reset),
 		cmocka_unit_test_setup(test_release_and_ended_runs, testdb_reset),
 		cmocka_unit_test_setup(test_a_coordinator_on_a_new_connection_claims_its_tasks,
