@@ -362,9 +362,25 @@ static void answer_text(char *out, size_t n, const http_response *r)
 		tame(e.message);
 		snprintf(out, n, "HTTP %ld (%s%s%s)", r->status, e.code, e.message[0] ? ": " : "",
 			 e.message);
+	} else if (r->status == 403) {
+		/* A HEAD's refusal has no body: say what it usually is. */
+		snprintf(out, n,
+			 "HTTP 403 (no reason given: wrong credentials, or this machine's "
+			 "clock more than 15 minutes off the server's)");
 	} else {
 		snprintf(out, n, "HTTP %ld", r->status);
 	}
+}
+
+/* Whether a 404 is the bucket's, not the object's: the body says NoSuchBucket. */
+static bool no_such_bucket(const http_response *r)
+{
+	s3_error e = {"", ""};
+	xml_rd x = {.leaf = error_leaf, .ud = &e};
+	pr_error ignored = PR_ERROR_INIT;
+
+	return r->status == 404 && r->body.len && xml_read(&x, &r->body, "error", &ignored) == 0 &&
+	       strcmp(e.code, "NoSuchBucket") == 0;
 }
 
 /* -------------------------------------------------------------- requests */
@@ -589,7 +605,8 @@ static int s3_fetch(s3 *s, const char *url, const char *what, const char *key, b
 				  what, key, max);
 		goto out;
 	}
-	if (rc == 0 && r.status == 404) {
+	/* A missing bucket is no missing blob: every read would say so, and blame the blobs. */
+	if (rc == 0 && r.status == 404 && !no_such_bucket(&r)) {
 		rc = pr_error_set(err, PR_ENOTFOUND, "%s '%s' not found", what, key);
 		goto out;
 	}

@@ -511,10 +511,41 @@ static void test_a_wrong_secret_is_refused_and_never_shown(void **state)
 	assert_msg_has(&err, "s3://" S3TEST_BUCKET "/");
 	assert_msg_lacks(&err, "WRONG-secret");
 	assert_msg_lacks(&err, "TOKEN-secret");
+	pr_error_clear(&err);
+	/* A HEAD's refusal has no body to give the reason: the message says what it usually is. */
+	{
+		bool found = true;
+		assert_int_equal(blob_exists(wrong, key, &found, &err), PR_EIO);
+		assert_msg_has(&err, "HTTP 403 (no reason given: wrong credentials, or this "
+				     "machine's clock");
+	}
 	blob_store_free(wrong);
 	s3test_counts(&srv, &total, &bad);
 	assert_true(bad > bad_before);
 	assert_int_equal(bad - bad_before, total - requests_before);
+}
+
+/*
+ * A bucket that does not exist is not a missing blob: every read said
+ * "not found", which export and blobs check then blamed on the blobs.
+ */
+static void test_a_missing_bucket_is_no_missing_blob(void **state)
+{
+	fx *f = *state;
+	char key[BLOB_KEY_HEX + 1];
+	pr_error err = PR_ERROR_INIT;
+	blob_store *none = NULL;
+	buf out = BUF_INIT;
+
+	memset(key, 'a', BLOB_KEY_HEX);
+	key[BLOB_KEY_HEX] = '\0';
+	f->o.bucket = "no-such-bucket-here";
+	assert_int_equal(blob_s3_open(&none, &f->o, &err), 0);
+	assert_int_equal(blob_get(none, key, &out, 100, &err), PR_EIO);
+	assert_msg_has(&err, "NoSuchBucket");
+	assert_msg_has(&err, "s3://no-such-bucket-here/");
+	buf_release(&out);
+	blob_store_free(none);
 }
 
 /* 503 SlowDown twice, then the request goes through; with one attempt it fails. */
@@ -971,6 +1002,7 @@ int main(void)
 		T(test_virtual_host_addressing),
 		T(test_a_session_token_is_sent_and_signed),
 		T(test_a_wrong_secret_is_refused_and_never_shown),
+		T(test_a_missing_bucket_is_no_missing_blob),
 		T(test_transient_errors_are_tried_again),
 		T(test_a_huge_error_document_is_not_read_to_its_end),
 		T(test_unreachable_endpoint_names_it),
