@@ -79,13 +79,17 @@ static int blobs_migrate_cmd(cli_ctx *ctx, int argc, char **argv)
 	    (rc = ctx_db_open(ctx, &d, &err)) < 0)
 		goto fail;
 	rc = blobs_migrate(&r, d, from, to, &o, &err);
-	if (rc < 0) {
+	/* One line: the failure, and where it stopped when it had begun. */
+	if (rc < 0 && err.code != PR_EUSAGE) {
 		cli_error(ctx,
-			  "stopped after %" PRIu64 " blobs (%" PRIu64 " copied, %" PRIu64
-			  " already there); run it again to resume",
-			  r.copied + r.present + r.unreadable, r.copied, r.present);
-		goto fail;
+			  "%s (stopped after %" PRIu64 " blobs: %" PRIu64 " copied, %" PRIu64
+			  " already there; run it again to resume)",
+			  err.msg, r.copied + r.present + r.unreadable, r.copied, r.present);
+		status = exitcode_for(err.code);
+		goto out;
 	}
+	if (rc < 0)
+		goto fail;
 	if (ctx->json) {
 		status = cli_print_json(ctx, blobs_migrate_json(&r));
 	} else {

@@ -237,6 +237,7 @@ config "$L" local "$S3_ENDPOINT" path
 sed -i 's|"fleet/prod"|"migrated"|' "$L"
 runp pr --config "$L" blobs migrate --to s3
 [ $RC -eq 3 ] && grep -q "stopped after" <<<"$ERR" && grep -q "run it again" <<<"$ERR" && [ "$(mobjects)" = 3 ] &&
+	[ "$(grep -c . <<<"$ERR")" = 1 ] &&
 	ok "a migration the bucket stops half-way exits 3 and says how far it got" || not_ok "interrupted migration" "rc=$RC objects=$(mobjects) $ERR"
 [ "$(sql "select status from runs where kind='blobs-migrate' order by id desc limit 1")" = failed ] &&
 	ok "the stopped migration is recorded as a failed run" || not_ok "failed run" "$(sql "select status from runs")"
@@ -254,6 +255,7 @@ runp pr --config "$L" blobs migrate --to s3 --json
 runp pr --config "$L" blobs migrate --to s3 --delete-local --json
 left=$(find "$HOME_DIR/blobs/sha256" -name '*.zst' | wc -l)
 [ $RC -eq 2 ] && grep -q 'needs blobs.store set to "s3"' <<<"$ERR" && [ "$left" = 6 ] &&
+	[ "$(grep -c . <<<"$ERR")" = 1 ] && [[ $ERR != *"stopped after"* ]] &&
 	ok "--delete-local is refused while the local store is still the one read" ||
 	not_ok "delete local from the live store" "rc=$RC left=$left $OUT $ERR"
 # Switch the store; reads come from the bucket; --delete-local empties the folder.
