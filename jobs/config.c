@@ -13,6 +13,7 @@
 #include "pipeline/blob_s3.h"
 #include "pipeline/http.h"
 
+#include <openssl/evp.h>
 #include <jansson.h>
 #include <math.h>
 #include <stddef.h>
@@ -2150,6 +2151,42 @@ const config_service *config_service_find(const config *c, const char *name)
 	return NULL;
 }
 
+/*
+ * The fingerprint of what decides a night's work (see config.h): the
+ * file's "analysis", "limits", "services" and "collect", as canonical
+ * JSON, hashed. The sections read are the file's, before loading
+ * consumes them; a file without them, or no file, has the fingerprint
+ * of "{}".
+ */
+static int fingerprint(config *c, const json_t *root, pr_error *err)
+{
+	static const char *const keys[] = {"analysis", "limits", "services", "collect"};
+	json_t *part = json_object();
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0;
+	char *text = NULL;
+	int rc = 0;
+
+	for (size_t i = 0; part && i < sizeof(keys) / sizeof(keys[0]); i++) {
+		json_t *v = root ? json_object_get(root, keys[i]) : NULL;
+		if (v && json_object_set(part, keys[i], v) < 0) {
+			json_decref(part);
+			part = NULL;
+		}
+	}
+	if (!part || !(text = json_dumps(part, JSON_SORT_KEYS | JSON_COMPACT)) ||
+	    !EVP_Digest(text, strlen(text), md, &mdlen, EVP_sha256(), NULL) || mdlen < 8) {
+		rc = pr_error_set(err, PR_ENOMEM, "cannot fingerprint the configuration");
+		goto out;
+	}
+	for (size_t i = 0; i < 8; i++)
+		snprintf(c->fingerprint + 2 * i, 3, "%02x", md[i]);
+out:
+	free(text);
+	json_decref(part);
+	return rc;
+}
+
 int config_load(config *c, const char *file, pr_error *err)
 {
 	buf path = BUF_INIT;
@@ -2159,7 +2196,7 @@ int config_load(config *c, const char *file, pr_error *err)
 
 	memset(c, 0, sizeof(*c));
 	defaults(c);
-	if (!file)
+	if ((rc = fingerprint(c, NULL, err)) < 0 || !file)
 		goto out; /* no file: defaults */
 	if ((rc = buf_puts(&path, file)) < 0) {
 		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
@@ -2191,6 +2228,8 @@ int config_load(config *c, const char *file, pr_error *err)
 			rc = bad(err, path.ptr, "(top level)", "expected an object");
 			goto out;
 		}
+		if ((rc = fingerprint(c, root, err)) < 0)
+			goto out;
 		/*
 		 * Sections with keys of their own (names, nested choices) are
 		 * validated by their own loaders, and taken out before the rest.

@@ -448,6 +448,12 @@ typedef struct config {
 	config_service *services;
 	size_t nservices;
 	char *path;   /* the file read, NULL when none */
+	/*
+	 * 16 hex digits of the SHA-256 of the file's "analysis", "limits",
+	 * "services" and "collect" as canonical JSON (of "{}" without a
+	 * file): what a worker's night must share with its coordinator.
+	 */
+	char fingerprint[17];
 } config;
 
 /*

@@ -254,6 +254,21 @@ int nightly_task_run(json_t **result, const job_env *env, const task *t, pr_erro
 		return pr_error_set(err, PR_EDATA, "task %" PRId64 ": bad parameters", t->id);
 	/* Absent from a coordinator of an earlier version: its live captures as before. */
 	r.at_is_now = json_is_true(json_object_get(t->params, "at_is_now"));
+	/*
+	 * A worker reading another configuration judges another night: other
+	 * services, other thresholds. It ran, and the night said ok with half
+	 * its findings. The task fails, saying so, and the night with it.
+	 */
+	{
+		const char *want = json_string_value(json_object_get(t->params, "config"));
+		if (want && strcmp(want, env->cfg->fingerprint) != 0)
+			return pr_error_set(err, PR_EUSAGE,
+					    "this worker's configuration (%s, fingerprint %s) is "
+					    "not the coordinator's (fingerprint %s): its analysis, "
+					    "limits, services and collect must be the same",
+					    env->cfg->path ? env->cfg->path : "no file",
+					    env->cfg->fingerprint, want);
+	}
 	if ((rc = db_service_get(env->d, &s, t->service, err)) < 0)
 		return rc;
 	if (s.id != t->service_id) {
@@ -311,8 +326,9 @@ static int distribute(nightly_result *r, const job_env *env, const nightly_opts 
 	int rc = 0;
 
 	if (!ids || !names || !(by_worker = json_object()) ||
-	    !(params = json_pack("{s:I,s:I,s:b}", "at_us", (json_int_t)r->at_us, "night_us",
-				 (json_int_t)night, "at_is_now", r->at_is_now))) {
+	    !(params = json_pack("{s:I,s:I,s:b,s:s}", "at_us", (json_int_t)r->at_us, "night_us",
+				 (json_int_t)night, "at_is_now", r->at_is_now, "config",
+				 env->cfg->fingerprint))) {
 		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
 		goto out;
 	}

@@ -184,6 +184,25 @@ diff "$T/one.findings" "$T/self.findings" >/dev/null &&
 	ok "and re-running the night that way finds the same" || not_ok "self findings" "$(diff "$T/one.findings" "$T/self.findings" | head)"
 [ "$(wc -l <"$T/pd1.log")" = "$npages1" ] && ok "and pages nobody twice" || not_ok "re-run pages"
 
+# --- a worker reading another configuration: its tasks fail, saying so -----------
+fresh_db cli_workers_other
+pr --quiet db init
+cfg "$T/mine.json" false
+while read -r s; do pr --quiet service add "$s" && pr --quiet service enable "$s"; done <"$T/fleet/services.txt"
+jq '. + {"analysis": {"min_share_pp": 2}}' "$T/mine.json" >"$T/other.json"
+"$PROFREG_BIN" --db "$DB" --home "$HOME_DIR" --config "$T/other.json" worker --id other \
+	--idle-exit 5 >"$T/other.out" 2>&1 &
+OW=$!
+PIDS="$PIDS $OW"
+run timeout 120 "$PROFREG_BIN" --db "$DB" --home "$HOME_DIR" --config "$T/mine.json" \
+	nightly --at "$at" --workers
+wait "$OW" 2>/dev/null
+[ $RC -eq 3 ] && [[ $ERR == *"is not the coordinator's"* ]] &&
+	[ "$(sql "select count(*) from tasks where state = 'done'")" = 0 ] &&
+	[ "$(sql "select count(*) from tasks where state = 'failed' and error like '%not the coordinator''s%'")" = 6 ] &&
+	ok "a worker with another configuration does no task: each fails, naming the difference" ||
+	not_ok "other config" "rc=$RC $ERR $(sql "select id, state, worker, error from tasks")"
+
 # --- a coordinator killed: its tasks are not worked for nothing --------------------
 fresh_db cli_workers_orphan
 pr --quiet db init
