@@ -969,11 +969,17 @@ static int with_sizes(ret *r, PGresult *res, buf *ids, size_t *n, uint64_t defic
 
 static int budget_bytes(ret *r, pr_error *err)
 {
+	/*
+	 * Not a capture whose blob a protected capture keeps too: cut, it
+	 * frees nothing, and the budget cut a young capture's rows for none.
+	 */
 	static const char cand_sql[] =
-		"select p.id, p.blob_key from profiles p"
-		" where p.blob_deleted_at is null and p.retention_class <> 'summary'"
-		"   and not " PROTECTED_P
-		" order by p.captured_at, p.id limit $2";
+		"select c.id, c.blob_key from profiles c"
+		" where c.blob_deleted_at is null and c.retention_class <> 'summary'"
+		"   and not exists (select 1 from profiles p where p.id = c.id and " PROTECTED_P ")"
+		"   and not exists (select 1 from profiles p where p.blob_key = c.blob_key"
+		"     and p.id <> c.id and p.blob_deleted_at is null and " PROTECTED_P ")"
+		" order by c.captured_at, c.id limit $2";
 	uint64_t used, missing;
 	int rc;
 

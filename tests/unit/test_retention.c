@@ -213,6 +213,39 @@ static void test_byte_budget_moves_the_oldest_unprotected_captures_to_summary_fi
 			 1);
 }
 
+/*
+ * A capture whose blob a protected capture keeps too frees nothing when it
+ * is cut: the budget passes it over. It cut the older one's rows for no
+ * byte, then the one whose blob it could free.
+ */
+static void test_byte_budget_passes_over_a_blob_a_protected_capture_keeps(void **state)
+{
+	fx *f = *state;
+	int64_t fo = capture(f, 6, 3, 4000, "forensic");
+	int64_t h = capture(f, 4, 3, 4000, "hot");
+	int64_t sh;
+	retention_result r;
+
+	testdb_execf(f->t, "insert into services (name, enabled) values ('other', true)");
+	testdb_execf(f->t,
+		     "insert into profiles (service_id, profile_type, release, captured_at,"
+		     " value_type, value_unit, total_value, sample_count, function_count,"
+		     " blob_key, format, retention_class)"
+		     " select (select id from services where name = 'other'), profile_type,"
+		     " release, captured_at - interval '1 day', value_type, value_unit,"
+		     " total_value, sample_count, function_count, blob_key, format, 'hot'"
+		     " from profiles where id = %lld",
+		     (long long)fo);
+	sh = intf(f->t, "select max(id) from profiles");
+	f->cfg.retention.budget_bytes = stored(f, fo);
+	assert_int_equal(run(f, &r), 0);
+	assert_string_equal(cls(f, sh), "hot");
+	assert_string_equal(cls(f, h), "summary");
+	assert_string_equal(cls(f, fo), "forensic");
+	assert_int_equal(r.budget_to_summary, 1);
+	assert_false(r.over_budget);
+}
+
 static void test_row_budget_cuts_hot_captures_then_deletes_the_oldest_summary_ones(void **state)
 {
 	fx *f = *state;
@@ -946,6 +979,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 			test_byte_budget_moves_the_oldest_unprotected_captures_to_summary_first,
 			setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_byte_budget_passes_over_a_blob_a_protected_capture_keeps, setup,
+			teardown),
 		cmocka_unit_test_setup_teardown(
 			test_evidence_cut_to_a_summary_before_its_pin_is_counted, setup, teardown),
 		cmocka_unit_test_setup_teardown(
