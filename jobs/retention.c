@@ -1452,11 +1452,17 @@ static void add_u64(json_t *o, const char *k, uint64_t v)
 	json_object_set_new(o, k, json_integer(cur + (json_int_t)v));
 }
 
-/* What the store holds, counted as it is walked (kept: sorted keys captures keep). */
+/*
+ * What the store holds, counted as it is walked (kept: sorted keys captures
+ * keep; snaps: sorted keys incident snapshots keep, which retention never
+ * deletes and which were counted as kept by nothing).
+ */
 typedef struct store_count {
 	char *const *kept;
 	size_t nkept;
-	uint64_t n, bytes, loose, loose_bytes;
+	char *const *snaps;
+	size_t nsnaps;
+	uint64_t n, bytes, loose, loose_bytes, snap, snap_bytes;
 } store_count;
 
 static int count_stored(void *ud, const blob_entry *e, pr_error *err)
@@ -1467,7 +1473,11 @@ static int count_stored(void *ud, const blob_entry *e, pr_error *err)
 	(void)err;
 	c->n++;
 	c->bytes += e->size;
-	if (!bsearch(&k, c->kept, c->nkept, sizeof(*c->kept), key_cmp))
+	if (bsearch(&k, c->kept, c->nkept, sizeof(*c->kept), key_cmp))
+		return 0;
+	if (c->nsnaps && bsearch(&k, c->snaps, c->nsnaps, sizeof(*c->snaps), key_cmp))
+		c->snap++, c->snap_bytes += e->size;
+	else
 		c->loose++, c->loose_bytes += e->size;
 	return 0;
 }
@@ -1505,10 +1515,12 @@ int retention_storage(json_t **out, db *d, blob_store *bs, const config *cfg, pr
 		"select distinct s.name, p.retention_class, p.blob_key collate \"C\""
 		" from profiles p join services s on s.id = p.service_id"
 		" where p.blob_deleted_at is null order by 3";
-	PGresult *res = NULL;
+	static const char snap_sql[] =
+		"select distinct blob_key collate \"C\" from snapshots order by 1";
+	PGresult *res = NULL, *sres = NULL;
 	json_t *doc = NULL, *tiers, *services, *total;
-	char **kept = NULL;
-	size_t nkept = 0;
+	char **kept = NULL, **snaps = NULL;
+	size_t nkept = 0, nsnaps = 0;
 	uint64_t kept_bytes = 0, missing = 0;
 	bool local = strcmp(blob_store_kind(bs), "dir") == 0;
 	const char *described = blob_store_describe(bs);
@@ -1573,9 +1585,17 @@ int retention_storage(json_t **out, db *d, blob_store *bs, const config *cfg, pr
 	add_u64(total, "blobs", nkept - missing);
 	add_u64(total, "blob_bytes", kept_bytes);
 	json_object_set_new(total, "missing_blobs", json_integer((json_int_t)missing));
+	if ((rc = db_exec(d, &sres, err, "listing the snapshots' blobs", snap_sql, 0, NULL)) < 0)
+		goto out;
+	if (db_rows(sres) && !(snaps = calloc((size_t)db_rows(sres), sizeof(*snaps)))) {
+		rc = oom(err);
+		goto out;
+	}
+	for (int i = 0; i < db_rows(sres); i++)
+		snaps[nsnaps++] = (char *)db_get_text(sres, i, 0);
 	{
 		/* What the store holds: a local folder's files, a bucket's objects. */
-		store_count sc = {kept, nkept, 0, 0, 0, 0};
+		store_count sc = {kept, nkept, snaps, nsnaps, 0, 0, 0, 0, 0, 0};
 		uint64_t tfiles = 0, tbytes = 0, nfiles, stored, loose, nloose;
 		json_t *where;
 		if ((rc = blob_store_list(bs, count_stored, &sc, err)) < 0 ||
@@ -1583,18 +1603,21 @@ int retention_storage(json_t **out, db *d, blob_store *bs, const config *cfg, pr
 			goto out;
 		nfiles = sc.n, stored = sc.bytes, loose = sc.loose_bytes, nloose = sc.loose;
 		if (local)
-			where = json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I}", "store",
-					  strncmp(described, "dir:", 4) == 0 ? described + 4
-									      : described,
-					  "files", (json_int_t)nfiles, "bytes", (json_int_t)stored,
-					  "unreferenced_files", (json_int_t)nloose,
-					  "unreferenced_bytes", (json_int_t)loose, "temp_files",
-					  (json_int_t)tfiles, "temp_bytes", (json_int_t)tbytes);
+			where = json_pack(
+				"{s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "store",
+				strncmp(described, "dir:", 4) == 0 ? described + 4 : described,
+				"files", (json_int_t)nfiles, "bytes", (json_int_t)stored,
+				"unreferenced_files", (json_int_t)nloose, "unreferenced_bytes",
+				(json_int_t)loose, "snapshot_files", (json_int_t)sc.snap,
+				"snapshot_bytes", (json_int_t)sc.snap_bytes, "temp_files",
+				(json_int_t)tfiles, "temp_bytes", (json_int_t)tbytes);
 		else
-			where = json_pack("{s:s,s:I,s:I,s:I,s:I}", "store", described, "objects",
-					  (json_int_t)nfiles, "bytes", (json_int_t)stored,
-					  "unreferenced_objects", (json_int_t)nloose,
-					  "unreferenced_bytes", (json_int_t)loose);
+			where = json_pack(
+				"{s:s,s:I,s:I,s:I,s:I,s:I,s:I}", "store", described, "objects",
+				(json_int_t)nfiles, "bytes", (json_int_t)stored,
+				"unreferenced_objects", (json_int_t)nloose, "unreferenced_bytes",
+				(json_int_t)loose, "snapshot_objects", (json_int_t)sc.snap,
+				"snapshot_bytes", (json_int_t)sc.snap_bytes);
 		if (!where) {
 			rc = oom(err);
 			goto out;
@@ -1611,7 +1634,9 @@ int retention_storage(json_t **out, db *d, blob_store *bs, const config *cfg, pr
 	doc = NULL;
 out:
 	db_result_free(res);
+	db_result_free(sres);
 	free(kept);
+	free(snaps);
 	json_decref(doc);
 	return rc;
 }

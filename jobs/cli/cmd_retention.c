@@ -33,6 +33,18 @@ static void print_bytes(uint64_t b)
 		printf("%.1f %s", v, unit[u]);
 }
 
+/* The incident snapshots' blobs a store holds: kept by retention, by no capture. */
+static void snapshots_kept(const json_t *where, const char *count_key)
+{
+	json_int_t n = json_integer_value(json_object_get(where, count_key));
+
+	if (!n)
+		return;
+	printf("; %" JSON_INTEGER_FORMAT " of incident snapshots (", n);
+	print_bytes((uint64_t)json_integer_value(json_object_get(where, "snapshot_bytes")));
+	printf(")");
+}
+
 static void print_result(const retention_result *r)
 {
 	char when[TIME_FMT_MAX];
@@ -258,7 +270,9 @@ int cmd_storage(cli_ctx *ctx, int argc, char **argv)
 			       json_integer_value(json_object_get(bucket, "unreferenced_objects")));
 			print_bytes((uint64_t)json_integer_value(json_object_get(bucket,
 									 "unreferenced_bytes")));
-			printf(")\n");
+			printf(")");
+			snapshots_kept(bucket, "snapshot_objects");
+			printf("\n");
 		}
 		if (disk) {
 			printf("  on disk: %" JSON_INTEGER_FORMAT " files, ",
@@ -268,7 +282,9 @@ int cmd_storage(cli_ctx *ctx, int argc, char **argv)
 			       json_integer_value(json_object_get(disk, "unreferenced_files")));
 			print_bytes((uint64_t)json_integer_value(json_object_get(disk,
 									"unreferenced_bytes")));
-			printf(")\n");
+			printf(")");
+			snapshots_kept(disk, "snapshot_files");
+			printf("\n");
 			printf("  temporary: %" JSON_INTEGER_FORMAT " files, ",
 			       json_integer_value(json_object_get(disk, "temp_files")));
 			print_bytes((uint64_t)json_integer_value(json_object_get(disk,

@@ -204,6 +204,18 @@ run P snapshot show "$odd"
 	ok "show escapes every string of a manifest and prints '-' for what is not one" ||
 	not_ok "show: hostile manifest" "rc $RC" "$ERR" "$(cat -v <<<"$OUT")"
 
+# storage counts a stored snapshot's blob as a snapshot's, not as one no
+# capture keeps, which read as a stray file retention should sweep.
+run P storage --json
+nsnap=$(sql "select count(distinct blob_key) from snapshots")
+[ $RC -eq 0 ] && [ "$nsnap" -ge 1 ] && [ "$(jq -r .disk.snapshot_files <<<"$OUT")" = "$nsnap" ] &&
+	[ "$(jq -r .disk.unreferenced_files <<<"$OUT")" = 0 ] &&
+	ok "storage counts the snapshot's blob as the snapshot's" ||
+	not_ok "storage snapshot" "rc $RC $(jq -c .disk <<<"$OUT") $ERR"
+run P storage
+[[ $OUT == *"0 not kept by any capture ("*"); $nsnap of incident snapshots ("* ]] &&
+	ok "... and says so" || not_ok "storage snapshot text" "$OUT"
+
 # The configuration is checked.
 echo '{"snapshot": {"size_budget_bytes": 10}}' >"$T/bad.json"
 run pr --config "$T/bad.json" config check
