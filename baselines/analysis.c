@@ -349,20 +349,32 @@ typedef struct sides {
  * The releases of `all` that none of `judged` is of, quoted and separated
  * by commas into out[0..UNJUDGED_MAX), cut with "..." when they do not fit.
  */
+static bool has_capture(const capture_set *cs, int64_t id)
+{
+	for (size_t j = 0; j < cs->n; j++)
+		if (cs->caps[j].id == id)
+			return true;
+	return false;
+}
+
 static void unjudged_names(char out[UNJUDGED_MAX], const capture_set *all,
 			   const capture_set *judged)
 {
 	size_t len = 0;
 
 	out[0] = '\0';
+	/*
+	 * By capture, not by release: a release's captures from before the
+	 * service was first judged are history, and its later ones are not,
+	 * so a release can be on both sides.
+	 */
 	for (size_t i = 0; i < all->n; i++) {
 		const char *r = all->caps[i].release;
-		bool seen = false;
+		bool seen = has_capture(judged, all->caps[i].id);
 		int w;
-		for (size_t j = 0; j < judged->n && !seen; j++)
-			seen = strcmp(judged->caps[j].release, r) == 0;
 		for (size_t j = 0; j < i && !seen; j++)
-			seen = strcmp(all->caps[j].release, r) == 0;
+			seen = !has_capture(judged, all->caps[j].id) &&
+			       strcmp(all->caps[j].release, r) == 0;
 		if (seen)
 			continue;
 		w = snprintf(out + len, UNJUDGED_MAX - len, "%s'%s'", len ? ", " : "", r);
@@ -3840,17 +3852,22 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 	 */
 	look = c && !o->fixed_look ? 1 : look_of(t, &s, o);
 	/*
-	 * A release no stored run judged before this look's night (deployed
+	 * A release no stored run judged before this run's time (deployed
 	 * while no nightly ran, for longer than the catch-up) was never
 	 * tested on its earlier looks: this look may spend their alpha too.
 	 * Judged with none, it found nothing for good, and once judged it
-	 * was the next release's baseline, regression and all.
+	 * was the next release's baseline, regression and all. Any stored
+	 * judgement before now counts, however close: each run numbers the
+	 * nights from its own time, so one a few hours before (a gate, then
+	 * the nightly; a nightly that started a little earlier than the day
+	 * before) had already spent those looks. One at this very time is
+	 * this night run again, which spends as it did.
 	 */
 	first_look = look;
 	if (look > 1 && t->release && !c && !o->fixed_look) {
 		bool judged;
 		if ((rc = baseline_release_judged(&judged, d, t->service_id, t->type, t->release,
-						  o->at_us - o->look_us, err)) < 0)
+						  o->at_us - 1, err)) < 0)
 			goto out;
 		if (!judged)
 			first_look = 1;

@@ -80,7 +80,7 @@ static int blobs_migrate_cmd(cli_ctx *ctx, int argc, char **argv)
 		goto fail;
 	rc = blobs_migrate(&r, d, from, to, &o, &err);
 	/* One line: the failure, and where it stopped when it had begun. */
-	if (rc < 0 && err.code != PR_EUSAGE) {
+	if (rc < 0 && err.code != PR_EUSAGE && err.code != PR_ELOCKED) {
 		cli_error(ctx,
 			  "%s (stopped after %" PRIu64 " blobs: %" PRIu64 " copied, %" PRIu64
 			  " already there; run it again to resume)",

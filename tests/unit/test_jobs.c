@@ -1362,6 +1362,42 @@ static void test_a_release_judged_last_night_spends_tonight_s_share(void **state
 }
 
 /*
+ * Judged a few hours before (a gate, then the nightly; a nightly that
+ * started earlier than the day before), the release spent its looks
+ * then: this run spends only its own look's share. Counting only
+ * judgements a whole night back spent looks 1 to k again on every run
+ * less than 24 hours after the last.
+ */
+static void test_a_release_judged_hours_before_spends_its_own_share(void **state)
+{
+	fx *f = *state;
+	postdeploy_opts o = {"bad",          "v2", SHA_V2, NULL, NULL, 0, 1,
+			     STATS_SEV_HIGH, 0,    0,      NULL, NULL, 0};
+	postdeploy_result r;
+	pr_error err = PR_ERROR_INIT;
+
+	service(f, "bad", 2);
+	for (int night = 1; night <= 2; night++)
+		for (int k = 0; k < 2; k++)
+			capture(f, "bad", "v2", NIGHT_END - night * DAY - (20 - 8 * k) * HOUR, 2);
+	o.at_us = NIGHT_END - 20 * HOUR;
+	assert_int_equal(postdeploy_run(&r, &f->env, &o, &err), 0);
+	assert_true(r.a.ntests > 0);
+	assert_int_equal(r.a.tests[0].first_look, 1);
+	postdeploy_result_release(&r);
+	o.at_us = NIGHT_END;
+	assert_int_equal(postdeploy_run(&r, &f->env, &o, &err), 0);
+	assert_true(r.a.ntests > 0);
+	assert_true(r.a.tests[0].first_look >= 2);
+	postdeploy_result_release(&r);
+	/* This night run again spends as it did: its own time is no judgement before it. */
+	o.at_us = NIGHT_END - 20 * HOUR;
+	assert_int_equal(postdeploy_run(&r, &f->env, &o, &err), 0);
+	assert_int_equal(r.a.tests[0].first_look, 1);
+	postdeploy_result_release(&r);
+}
+
+/*
  * Captures without samples (pods idle right after the deploy) are none
  * to judge: the gate asked for six does not pass on the four that hold
  * samples as if it had them all.
@@ -1878,6 +1914,7 @@ int main(void)
 		T(test_the_postdeploy_job_is_inconclusive_past_the_planned_looks),
 		T(test_a_release_first_judged_past_its_looks_spends_them),
 		T(test_a_release_judged_last_night_spends_tonight_s_share),
+		T(test_a_release_judged_hours_before_spends_its_own_share),
 		T(test_the_postdeploy_job_does_not_count_empty_captures),
 		T(test_a_low_cost_finding_keeps_its_release_in_baselines),
 		T(test_the_postdeploy_job_refuses_a_release_without_captures),
