@@ -214,16 +214,18 @@ int evidence_unpin_capture(evidence_pin_result *out, db *d, int64_t id, const ch
 	 * captures back to normal retention, which deleted them.
 	 */
 	static const char sql[] =
-		"with e as (select f.id, f.created_at from profiles p join findings f"
-		"   on f.id::text = p.tags ->> 'finding' where p.id = $1)"
+		"with e as (select f.id, f.created_at, f.id::text = p.tags ->> 'finding' as tagged"
+		"   from profiles p join findings f on f.id::text = p.tags ->> 'finding'"
+		"   or f.detail -> 'captures' -> 'current' @> to_jsonb(p.id) where p.id = $1)"
 		" update profiles set retention_class = case when exists (select 1 from e)"
 		"   then retention_class when blob_deleted_at is null then 'hot'"
 		"   else 'summary' end,"
-		" retain_until = case when $2::bigint > 0 then (select created_at from e)"
+		" retain_until = case when $2::bigint > 0 then (select max(created_at) from e)"
 		"   + $2::bigint * interval '1 microsecond' end,"
 		" forensic_reason = null, forensic_by = null,"
 		" forensic_at = null where id = $1 and retention_class = 'forensic'"
-		" returning retention_class, coalesce((select id from e), 0)";
+		" returning retention_class,"
+		" coalesce((select id from e order by tagged desc, id limit 1), 0)";
 	char sid[24], keep[24];
 	const char *p[2] = {sid, keep};
 	struct pg_result *res = NULL;

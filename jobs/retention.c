@@ -39,14 +39,17 @@
  * A capture the run may not touch: live forensic evidence, the evidence of
  * a finding still open (whatever its keep said: an open regression past
  * forensic_days lost its current captures while its baseline stayed
- * pinned), or the baseline of an open finding. $1 is `at`.
+ * pinned; the capture's tag names only its first finding, so the open
+ * findings' own current captures are looked at too), or the baseline of
+ * an open finding. $1 is `at`.
  */
 /* clang-format off */
 #define PROTECTED_P \
 	"((p.retention_class = 'forensic'" \
 	"  and (p.retain_until is null or p.retain_until > " US_TS(1) \
-	"    or exists (select 1 from findings f" \
-	"      where f.id::text = p.tags ->> 'finding' and f.status = 'open')))" \
+	"    or exists (select 1 from findings f where f.status = 'open'" \
+	"      and (f.id::text = p.tags ->> 'finding'" \
+	"        or f.detail -> 'captures' -> 'current' @> to_jsonb(p.id)))))" \
 	" or exists (select 1 from capture_pins cp join findings f on f.id = cp.finding_id" \
 	"            where cp.profile_id = p.id and f.status = 'open'))"
 /* clang-format on */

@@ -227,6 +227,20 @@ run P retention --at 2026-07-05T00:00:00Z
 	ok "once the finding is closed, its evidence past its keep ages as any capture" ||
 	not_ok "closed evidence" "$(cls $ev) $OUT"
 
+# The capture's tag names its first finding only: closed, while a second
+# open finding judged the same captures, the evidence is still kept.
+ev2=$(capture evidence2 svc 100)
+sql "insert into findings (service_id, status, resolved_at) values ((select id from services where name='svc'), 'resolved', now())" >/dev/null
+closed_f=$(sql "select max(id) from findings")
+sql "insert into findings (service_id, status, detail) values ((select id from services where name='svc'), 'open',
+	jsonb_build_object('captures', jsonb_build_object('current', jsonb_build_array($ev2))))" >/dev/null
+sql "update profiles set retention_class = 'forensic', retain_until = '2026-01-31T00:00:00Z',
+	tags = tags || jsonb_build_object('finding', '$closed_f') where id = $ev2" >/dev/null
+run P retention --at 2026-07-05T00:00:00Z
+[ "$(cls $ev2)" = forensic ] && [ -f "$(blobfile $ev2)" ] &&
+	ok "evidence an open finding shares with a closed one it is tagged with is kept" ||
+	not_ok "shared evidence kept" "$(cls $ev2) $OUT $ERR"
+
 run P retention --help
 [ $RC -eq 0 ] && grep -q -- "--dry-run" <<<"$OUT" && ok "retention --help" || not_ok "help"
 run P retention --at yesterdayish
