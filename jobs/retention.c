@@ -1476,7 +1476,8 @@ static int count_stored(void *ud, const blob_entry *e, pr_error *err)
 	(void)err;
 	c->n++;
 	c->bytes += e->size;
-	if (bsearch(&k, c->kept, c->nkept, sizeof(*c->kept), key_cmp))
+	/* No kept key: no array to search (bsearch's base must not be NULL). */
+	if (c->nkept && bsearch(&k, c->kept, c->nkept, sizeof(*c->kept), key_cmp))
 		return 0;
 	if (c->nsnaps && bsearch(&k, c->snaps, c->nsnaps, sizeof(*c->snaps), key_cmp))
 		c->snap++, c->snap_bytes += e->size;
