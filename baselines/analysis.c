@@ -349,40 +349,42 @@ typedef struct sides {
  * The releases of `all` that none of `judged` is of, quoted and separated
  * by commas into out[0..UNJUDGED_MAX), cut with "..." when they do not fit.
  */
-static bool has_capture(const capture_set *cs, int64_t id)
-{
-	for (size_t j = 0; j < cs->n; j++)
-		if (cs->caps[j].id == id)
-			return true;
-	return false;
-}
-
 static void unjudged_names(char out[UNJUDGED_MAX], const capture_set *all,
 			   const capture_set *judged)
 {
-	size_t len = 0;
+	const char *listed[UNJUDGED_MAX / 4]; /* each name takes 4 bytes at least: "'x', " */
+	size_t len = 0, nlisted = 0, j = 0;
 
 	out[0] = '\0';
 	/*
 	 * By capture, not by release: a release's captures from before the
 	 * service was first judged are history, and its later ones are not,
-	 * so a release can be on both sides.
+	 * so a release can be on both sides. `judged` is a subset of `all`,
+	 * both in (captured_at, id) order: one walk of the two finds the
+	 * captures of `all` that are not judged.
 	 */
 	for (size_t i = 0; i < all->n; i++) {
-		const char *r = all->caps[i].release;
-		bool seen = has_capture(judged, all->caps[i].id);
+		const capture_ref *c = &all->caps[i];
+		bool seen = false;
 		int w;
-		for (size_t j = 0; j < i && !seen; j++)
-			seen = !has_capture(judged, all->caps[j].id) &&
-			       strcmp(all->caps[j].release, r) == 0;
+		while (j < judged->n && (judged->caps[j].captured_at_us < c->captured_at_us ||
+					 (judged->caps[j].captured_at_us == c->captured_at_us &&
+					  judged->caps[j].id < c->id)))
+			j++;
+		if (j < judged->n && judged->caps[j].id == c->id)
+			continue;
+		for (size_t k = 0; k < nlisted && !seen; k++)
+			seen = strcmp(listed[k], c->release) == 0;
 		if (seen)
 			continue;
-		w = snprintf(out + len, UNJUDGED_MAX - len, "%s'%s'", len ? ", " : "", r);
-		if (w < 0 || (size_t)w >= UNJUDGED_MAX - len - 4) {
+		w = snprintf(out + len, UNJUDGED_MAX - len, "%s'%s'", len ? ", " : "", c->release);
+		if (w < 0 || (size_t)w >= UNJUDGED_MAX - len - 4 ||
+		    nlisted == sizeof(listed) / sizeof(listed[0])) {
 			snprintf(out + len, UNJUDGED_MAX - len, "%s...", len ? ", " : "");
 			return;
 		}
 		len += (size_t)w;
+		listed[nlisted++] = c->release;
 	}
 }
 

@@ -1267,6 +1267,14 @@ static void test_the_postdeploy_job_is_inconclusive_with_too_few_captures(void *
 	postdeploy_result_release(&r);
 }
 
+/* Two captures of v2 (work.hot doubled) on each of the two nights before service()'s. */
+static void two_nights_before(fx *f, const char *name)
+{
+	for (int night = 1; night <= 2; night++)
+		for (int k = 0; k < 2; k++)
+			capture(f, name, "v2", NIGHT_END - night * DAY - (20 - 8 * k) * HOUR, 2);
+}
+
 /*
  * A release that has run for more nights than the looks planned for it,
  * judged on them (a rollback to it, or its promotion to another stage),
@@ -1283,9 +1291,7 @@ static void test_the_postdeploy_job_is_inconclusive_past_the_planned_looks(void 
 
 	use_config(f, "looks", "{\"analysis\": {\"max_looks\": 2}}");
 	service(f, "bad", 2);
-	for (int night = 1; night <= 2; night++)
-		for (int k = 0; k < 2; k++)
-			capture(f, "bad", "v2", NIGHT_END - night * DAY - (20 - 8 * k) * HOUR, 2);
+	two_nights_before(f, "bad");
 	/* Judged on its first night, when it deployed. */
 	o.at_us = NIGHT_END - 2 * DAY;
 	o.min_captures = 1;
@@ -1319,9 +1325,7 @@ static void test_a_release_first_judged_past_its_looks_spends_them(void **state)
 
 	use_config(f, "looks", "{\"analysis\": {\"max_looks\": 2}}");
 	service(f, "bad", 2);
-	for (int night = 1; night <= 2; night++)
-		for (int k = 0; k < 2; k++)
-			capture(f, "bad", "v2", NIGHT_END - night * DAY - (20 - 8 * k) * HOUR, 2);
+	two_nights_before(f, "bad");
 	assert_int_equal(postdeploy_run(&r, &f->env, &o, &err), 0);
 	assert_string_equal(r.verdict, "fail");
 	assert_non_null(regression(&r.a, "bad"));
@@ -1344,9 +1348,7 @@ static void test_a_release_judged_last_night_spends_tonight_s_share(void **state
 	pr_error err = PR_ERROR_INIT;
 
 	service(f, "bad", 2);
-	for (int night = 1; night <= 2; night++)
-		for (int k = 0; k < 2; k++)
-			capture(f, "bad", "v2", NIGHT_END - night * DAY - (20 - 8 * k) * HOUR, 2);
+	two_nights_before(f, "bad");
 	o.at_us = NIGHT_END - DAY;
 	assert_int_equal(postdeploy_run(&r, &f->env, &o, &err), 0);
 	/* Never judged before: its second look spends looks 1 and 2. */
@@ -1377,9 +1379,7 @@ static void test_a_release_judged_hours_before_spends_its_own_share(void **state
 	pr_error err = PR_ERROR_INIT;
 
 	service(f, "bad", 2);
-	for (int night = 1; night <= 2; night++)
-		for (int k = 0; k < 2; k++)
-			capture(f, "bad", "v2", NIGHT_END - night * DAY - (20 - 8 * k) * HOUR, 2);
+	two_nights_before(f, "bad");
 	o.at_us = NIGHT_END - 20 * HOUR;
 	assert_int_equal(postdeploy_run(&r, &f->env, &o, &err), 0);
 	assert_true(r.a.ntests > 0);
