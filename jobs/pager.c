@@ -143,10 +143,31 @@ int pager_enqueue_finding(db *d, const config *c, const finding *f, int64_t run_
 	 * into an incident go by.
 	 */
 	static const char refresh_sql[] =
-		"update pages set detail = $3::jsonb, run_id = nullif($4::bigint, 0),"
+		"update pages set detail = $3::jsonb || case when detail ? 'escalated_from'"
+		"   then jsonb_build_object('escalated_from', detail -> 'escalated_from')"
+		"   else '{}' end, run_id = nullif($4::bigint, 0),"
 		" updated_at = now() where finding_id = $1::bigint and target = $2"
 		" and event = 'trigger' and status = 'pending' and retired_at is null"
 		" and detail ->> 'severity' is distinct from $3::jsonb ->> 'severity'";
+	/*
+	 * A trigger already sent, whose finding was escalated past the
+	 * severity it went with: it goes again, saying so, to the same dedup
+	 * key (PagerDuty updates its alert; Alertmanager, which knows an
+	 * alert by its labels, gets the new severity's alert and the end of
+	 * the old one). escalated_from is what the receiver holds. The row
+	 * keeps sent_at: a resolve before the escalation goes out still
+	 * resolves what was sent.
+	 */
+	static const char escalate_sql[] =
+		"with r as (select '{none,low,medium,high,critical}'::text[] s)"
+		" update pages set status = 'pending', attempts = 0, next_attempt_at = now(),"
+		" updated_at = now(), last_error = null, run_id = nullif($4::bigint, 0),"
+		" detail = $3::jsonb || jsonb_build_object('escalated_from', detail ->> 'severity')"
+		" from r where finding_id = $1::bigint and target = $2"
+		" and event = 'trigger' and status = 'sent' and retired_at is null"
+		" and array_position(r.s, $3::jsonb ->> 'severity')"
+		"   > coalesce(array_position(r.s, detail ->> 'severity'), 0)"
+		" returning 1";
 	char key[PAGER_KEY_MAX], sid[24], fid[24], rid[24], *detail = NULL, *team = NULL;
 	const config_service *cs = config_service_find(c, f->service);
 	char *const *targets;
@@ -224,9 +245,15 @@ int pager_enqueue_finding(db *d, const config *c, const finding *f, int64_t run_
 		PGresult *res = NULL;
 		if ((rc = db_exec(d, NULL, err, "setting an earlier page aside", retire_sql, 3,
 				  rp)) < 0 ||
-		    (rc = db_exec(d, NULL, err, "refreshing a page not sent", refresh_sql, 4,
-				  fp)) < 0 ||
-		    (rc = db_exec(d, &res, err, "enqueueing a page", sql, 6, p)) < 0)
+		    (rc = db_exec(d, NULL, err, "refreshing a page not sent", refresh_sql, 4, fp)) <
+			    0 ||
+		    (rc = db_exec(d, &res, err, "escalating a sent page", escalate_sql, 4, fp)) < 0)
+			goto out;
+		if (added)
+			*added += (size_t)db_rows(res);
+		db_result_free(res);
+		res = NULL;
+		if ((rc = db_exec(d, &res, err, "enqueueing a page", sql, 6, p)) < 0)
 			goto out;
 		if (added)
 			*added += (size_t)db_get_i64(res, 0, 0);
@@ -302,7 +329,7 @@ int pager_enqueue_resolve(db *d, int64_t finding_id, size_t *added, size_t *canc
 		"target, event, run_id, detail)"
 		"   select service_id, $1::bigint, dedup_key, target, "
 		"'resolve', run_id, detail from t"
-		"   where status = 'sent' or attempts > 0"
+		"   where status = 'sent' or attempts > 0 or sent_at is not null"
 		"   on conflict (dedup_key, target, event) where retired_at is null"
 		"   do update set status = 'pending', attempts = 0,"
 		"   next_attempt_at = now(), updated_at = now(), finding_id = excluded.finding_id,"
@@ -701,6 +728,7 @@ static int build_request(buf *url, char **body, const target_state *ts, const ch
 {
 	const config_target *t = ts->t;
 	bool resolve = strcmp(event, "resolve") == 0;
+	bool refresh = strcmp(event, "refresh") == 0;
 	json_t *obj = json_loads(detail, 0, NULL), *req = NULL;
 	int64_t now = time_now_us();
 	page_event e;
@@ -712,6 +740,9 @@ static int build_request(buf *url, char **body, const target_state *ts, const ch
 		rc = pr_error_set(err, PR_EDATA, "the stored page is not a page event");
 		goto out;
 	}
+	/* The escalation was delivered with its first send; a re-post is the alert alone. */
+	if (refresh)
+		e.escalated_from = STATS_SEV_NONE;
 	if (t->kind == CONFIG_TARGET_PAGERDUTY && !base)
 		base = "https://events.pagerduty.com";
 	if (!base) {
@@ -729,7 +760,7 @@ static int build_request(buf *url, char **body, const target_state *ts, const ch
 		break;
 	case CONFIG_TARGET_ALERTMANAGER:
 		req = page_alertmanager(
-			&e, resolve ? now : now + (int64_t)p->alert_hours * 3600 * 1000000);
+			&e, now, resolve ? now : now + (int64_t)p->alert_hours * 3600 * 1000000);
 		rc = buf_printf(url, "%.*s/api/v2/alerts", (int)n, base);
 		break;
 	default:
@@ -1064,7 +1095,7 @@ static int refresh_one(flush_state *s, const char *targets, const char *since, b
 	}
 	{
 		pr_error berr = PR_ERROR_INIT;
-		if (build_request(&url, &body, ts, "trigger", db_get_text(res, 0, 2), &s->c->paging,
+		if (build_request(&url, &body, ts, "refresh", db_get_text(res, 0, 2), &s->c->paging,
 				  &berr) < 0) {
 			s->out->refresh_failed++;
 			goto out;

@@ -126,6 +126,10 @@ static char *summary_of(const page_event *e, const clean *c, size_t max)
 	char *out;
 	int rc;
 
+	/* The receiver has had the finding at a milder severity: say it is worse. */
+	if (e->escalated_from != STATS_SEV_NONE &&
+	    buf_printf(&b, "Escalated from %s: ", stats_severity_name(e->escalated_from)) < 0)
+		return NULL;
 	if (e->cost_unit)
 		rc = buf_printf(&b, "[%s] %s: %s whole-service cost rose %s (%+.1f%%, at least "
 				"%+.1f%%", stats_severity_name(e->severity), c->service, c->type,
@@ -205,6 +209,8 @@ json_t *page_event_to_json(const page_event *e)
 	bad |= set(o, "run_id", json_integer((json_int_t)e->run_id));
 	bad |= set_str(o, "link", e->link);
 	bad |= set(o, "created_us", json_integer((json_int_t)e->created_us));
+	if (e->escalated_from != STATS_SEV_NONE)
+		bad |= set_str(o, "escalated_from", stats_severity_name(e->escalated_from));
 	if (bad) {
 		json_decref(o);
 		return NULL;
@@ -245,6 +251,10 @@ int page_event_from_json(page_event *out, json_t *obj)
 	out->run_id = (int64_t)json_integer_value(json_object_get(obj, "run_id"));
 	out->link = get_str(obj, "link");
 	out->created_us = (int64_t)json_integer_value(json_object_get(obj, "created_us"));
+	sev = STATS_SEV_NONE;
+	if (get_str(obj, "escalated_from"))
+		stats_severity_parse(&sev, get_str(obj, "escalated_from"));
+	out->escalated_from = sev < out->severity ? sev : STATS_SEV_NONE;
 	return 0;
 }
 
@@ -300,7 +310,9 @@ json_t *page_pagerduty(const page_event *e, const char *routing_key, bool resolv
 	    (c.team && set(details, "team", json_string(c.team))) ||
 	    set(details, "finding_id", json_integer((json_int_t)e->finding_id)) ||
 	    set(details, "run_id", json_integer((json_int_t)e->run_id)) ||
-	    set(details, "profreg_severity", json_string(stats_severity_name(e->severity))))
+	    set(details, "profreg_severity", json_string(stats_severity_name(e->severity))) ||
+	    (e->escalated_from != STATS_SEV_NONE &&
+	     set(details, "escalated_from", json_string(stats_severity_name(e->escalated_from)))))
 		goto fail;
 	payload = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:O}", "summary", summary,
 			    "source", "profreg", "severity", page_pd_severity(e->severity),
@@ -329,19 +341,56 @@ out:
 	return o;
 }
 
-json_t *page_alertmanager(const page_event *e, int64_t ends_us)
+/* One Alertmanager alert of the event at `severity`, ending at `ends`; NULL on failure. */
+static json_t *am_alert(const clean *c, const char *summary, const char *desc,
+			stats_severity severity, const char *starts, const char *ends)
 {
-	json_t *arr = NULL, *alert = NULL, *labels = NULL, *ann = NULL;
-	char starts[32], ends[32], vals[MEASURE_TEXT_MAX], *summary = NULL;
+	json_t *alert = NULL, *labels, *ann;
+
+	/*
+	 * Alertmanager knows an alert by its labels alone: without the key,
+	 * two findings of one function name in two files (py-spy's
+	 * "__init__ (a.py:3)"), or of two long names cut alike, were one
+	 * alert, and resolving either ended the other's.
+	 */
+	labels = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "alertname", PAGE_ALERTNAME, "service",
+			   c->service, "function", c->function, "severity",
+			   page_pd_severity(severity), "profile_type", c->type, "release",
+			   c->release, "dedup_key", c->key);
+	ann = json_pack("{s:s,s:s,s:s}", "summary", summary, "description", desc, "dedup_key",
+			c->key);
+	if (!labels || !ann || (c->link && set(ann, "report", json_string(c->link))))
+		goto out;
+	alert = json_pack("{s:O,s:O,s:s,s:s}", "labels", labels, "annotations", ann, "startsAt",
+			  starts, "endsAt", ends);
+	if (alert && c->link && set(alert, "generatorURL", json_string(c->link))) {
+		json_decref(alert);
+		alert = NULL;
+	}
+out:
+	json_decref(labels);
+	json_decref(ann);
+	return alert;
+}
+
+json_t *page_alertmanager(const page_event *e, int64_t now_us, int64_t ends_us)
+{
+	json_t *arr = NULL, *alert = NULL, *old = NULL;
+	char starts[32], ends[32], ended[32], vals[MEASURE_TEXT_MAX], *summary = NULL;
+	page_event plain = *e;
 	buf desc = BUF_INIT;
 	clean c;
 	int rc;
 
+	/* A resolve ends both alerts; its summary needs no "escalated". */
+	if (ends_us <= now_us)
+		plain.escalated_from = STATS_SEV_NONE;
 	if (clean_of(&c, e) < 0)
 		return NULL;
 	page_time_format(starts, e->created_us ? e->created_us : ends_us);
 	page_time_format(ends, ends_us);
-	if (!(summary = summary_of(e, &c, PAGE_SUMMARY_MAX)))
+	page_time_format(ended, ends_us < now_us ? ends_us : now_us);
+	if (!(summary = summary_of(&plain, &c, PAGE_SUMMARY_MAX)))
 		goto out;
 	if (e->cost_unit)
 		rc = buf_printf(&desc, "The %s whole-service cost of service %s rose from %s in "
@@ -359,35 +408,33 @@ json_t *page_alertmanager(const page_event *e, int64_t ends_us)
 				c.type, c.function, c.service, 100 * e->baseline_share,
 				100 * e->current_share, c.release, 100 * e->ci_low, e->q_value,
 				e->finding_id, e->run_id);
-	if (rc < 0)
+	if (rc < 0 || !(alert = am_alert(&c, summary, desc.ptr, e->severity, starts, ends)))
 		goto out;
 	/*
-	 * Alertmanager knows an alert by its labels alone: without the key,
-	 * two findings of one function name in two files (py-spy's
-	 * "__init__ (a.py:3)"), or of two long names cut alike, were one
-	 * alert, and resolving either ended the other's.
+	 * Severity is a label, so the escalated alert is a new one to
+	 * Alertmanager, routed as its severity says; the alert of the old
+	 * severity would fire on beside it until its endsAt.
 	 */
-	labels = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "alertname", PAGE_ALERTNAME,
-			   "service", c.service, "function", c.function,
-			   "severity", page_pd_severity(e->severity), "profile_type", c.type,
-			   "release", c.release, "dedup_key", c.key);
-	ann = json_pack("{s:s,s:s,s:s}", "summary", summary, "description", desc.ptr,
-			"dedup_key", c.key);
-	if (!labels || !ann || (c.link && set(ann, "report", json_string(c.link))))
+	if (e->escalated_from != STATS_SEV_NONE &&
+	    page_pd_severity(e->escalated_from) != page_pd_severity(e->severity) &&
+	    !(old = am_alert(&c, summary, desc.ptr, e->escalated_from, starts, ended)))
 		goto out;
-	alert = json_pack("{s:O,s:O,s:s,s:s}", "labels", labels, "annotations", ann,
-			  "startsAt", starts, "endsAt", ends);
-	if (!alert || (c.link && set(alert, "generatorURL", json_string(c.link))))
+	if (!(arr = json_array()))
 		goto out;
-	if ((arr = json_array()) && json_array_append_new(arr, alert) < 0) {
+	/* Each append takes its alert, even when it fails. */
+	rc = json_array_append_new(arr, alert);
+	alert = NULL;
+	if (rc == 0 && old) {
+		rc = json_array_append_new(arr, old);
+		old = NULL;
+	}
+	if (rc < 0) {
 		json_decref(arr);
 		arr = NULL;
 	}
-	alert = NULL;
 out:
 	json_decref(alert);
-	json_decref(labels);
-	json_decref(ann);
+	json_decref(old);
 	buf_release(&desc);
 	free(summary);
 	clean_release(&c);
@@ -445,14 +492,18 @@ json_t *page_webhook(const page_event *e, bool resolve, int64_t now_us)
 {
 	json_t *o = NULL, *change = NULL;
 	char when[32], created[32], *summary = NULL;
+	page_event plain = *e;
 	clean c;
+
+	plain.escalated_from = STATS_SEV_NONE;
 
 	if (clean_of(&c, e) < 0)
 		return NULL;
 	page_time_format(when, now_us);
 	page_time_format(created, e->created_us ? e->created_us : now_us);
 	/* Whole here: the text is cut once, after it is escaped. */
-	if (!(summary = summary_of(e, &c, SIZE_MAX)) || !(change = change_json(e)))
+	if (!(summary = summary_of(resolve ? &plain : e, &c, SIZE_MAX)) ||
+	    !(change = change_json(e)))
 		goto out;
 	if (resolve) {
 		buf b = BUF_INIT;
@@ -475,11 +526,14 @@ json_t *page_webhook(const page_event *e, bool resolve, int64_t now_us)
 		      "release", c.release, "severity", stats_severity_name(e->severity),
 		      "change", change, "finding_id", (json_int_t)e->finding_id,
 		      "run_id", (json_int_t)e->run_id);
-	if (o && (set(o, "pager_severity", json_string(page_pd_severity(e->severity))) ||
-		  (c.file && set(o, "file", json_string(c.file))) ||
-		  (c.was && set(o, "renamed_from", json_string(c.was))) ||
-		  (c.team && set(o, "team", json_string(c.team))) ||
-		  (c.link && set(o, "link", json_string(c.link))))) {
+	if (o &&
+	    (set(o, "pager_severity", json_string(page_pd_severity(e->severity))) ||
+	     (c.file && set(o, "file", json_string(c.file))) ||
+	     (c.was && set(o, "renamed_from", json_string(c.was))) ||
+	     (c.team && set(o, "team", json_string(c.team))) ||
+	     (c.link && set(o, "link", json_string(c.link))) ||
+	     (!resolve && e->escalated_from != STATS_SEV_NONE &&
+	      set(o, "escalated_from", json_string(stats_severity_name(e->escalated_from)))))) {
 		json_decref(o);
 		o = NULL;
 	}

@@ -38,6 +38,13 @@ typedef struct page_event {
 	int64_t finding_id, run_id;
 	const char *link;                     /* report URL or NULL */
 	int64_t created_us;                   /* when the finding paged */
+	/*
+	 * The severity the receiver was last sent for this finding, when the
+	 * finding has since been escalated past it; STATS_SEV_NONE otherwise.
+	 * A trigger with it says so, and an Alertmanager body also ends the
+	 * alert of the old severity (severity is one of its labels).
+	 */
+	stats_severity escalated_from;
 } page_event;
 
 /* PagerDuty's severity for a class: critical, error, warning, info. */
@@ -82,10 +89,11 @@ struct json_t *page_pagerduty(const page_event *e, const char *routing_key, bool
  * Alertmanager API v2 body for POST /api/v2/alerts: an array of one alert
  * whose labels are alertname, service, function, severity, profile_type,
  * release; startsAt is when the finding paged; endsAt is `ends_us` (now +
- * alert_hours while firing, now to resolve). A new reference; NULL on
- * failure.
+ * alert_hours while firing, now to resolve). An escalated event has a
+ * second alert, the same with its old severity, ended at `now_us`. A new
+ * reference; NULL on failure.
  */
-struct json_t *page_alertmanager(const page_event *e, int64_t ends_us);
+struct json_t *page_alertmanager(const page_event *e, int64_t now_us, int64_t ends_us);
 
 /* The label value Alertmanager alerts from profreg carry as alertname. */
 #define PAGE_ALERTNAME "ProfregRegression"

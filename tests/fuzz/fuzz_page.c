@@ -330,7 +330,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		check_body(r);
 	}
-	check_body(page_alertmanager(&e, now_us));
+	check_body(page_alertmanager(&e, now_us, now_us));
 	check_body(page_webhook(&e, false, now_us));
 	check_body(page_webhook(&e, true, now_us));
 	{

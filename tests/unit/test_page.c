@@ -159,7 +159,7 @@ static void test_no_link_without_a_base_url(void **state)
 	(void)state;
 	e.link = NULL;
 	pd = page_pagerduty(&e, "k", false, NOW);
-	am = page_alertmanager(&e, NOW);
+	am = page_alertmanager(&e, NOW, NOW);
 	assert_null(json_object_get(pd, "links"));
 	assert_null(
 		json_object_get(json_object_get(json_array_get(am, 0), "annotations"), "report"));
@@ -170,7 +170,7 @@ static void test_no_link_without_a_base_url(void **state)
 static void test_alertmanager_alert_has_labels_and_times(void **state)
 {
 	page_event e = sample();
-	json_t *am = page_alertmanager(&e, NOW + 3600LL * 1000000), *a, *l;
+	json_t *am = page_alertmanager(&e, NOW, NOW + 3600LL * 1000000), *a, *l;
 
 	(void)state;
 	assert_int_equal(json_array_size(am), 1);
@@ -350,7 +350,7 @@ static void test_a_cost_finding_pages_in_its_unit_not_as_a_share(void **state)
 	assert_string_equal(sum, "[high] checkout: cpu whole-service cost rose 0.0123 -> 0.015 per "
 			    "unit of load (+22.0%, at least +12.0%, q 0.001) in release v42");
 	free(sum);
-	am = page_alertmanager(&e, NOW + 3600LL * 1000000);
+	am = page_alertmanager(&e, NOW, NOW + 3600LL * 1000000);
 	desc = json_string_value(json_object_get(
 		json_object_get(json_array_get(am, 0), "annotations"), "description"));
 	assert_non_null(desc);
@@ -370,6 +370,113 @@ static void test_a_cost_finding_pages_in_its_unit_not_as_a_share(void **state)
 	json_decref(j);
 }
 
+/*
+ * An escalated trigger says so everywhere, and the Alertmanager body ends
+ * the alert of the old severity (a label, so another alert) now.
+ */
+static void test_an_escalated_trigger_says_so_and_ends_the_old_alert(void **state)
+{
+	page_event e = sample();
+	json_t *pd, *am, *w, *r, *a, *old;
+	const char *text;
+
+	(void)state;
+	e.severity = STATS_SEV_CRITICAL;
+	e.escalated_from = STATS_SEV_HIGH;
+	pd = page_pagerduty(&e, "k", false, NOW);
+	text = json_string_value(json_object_get(json_object_get(pd, "payload"), "summary"));
+	assert_non_null(text);
+	assert_true(strncmp(text, "Escalated from high: [critical] checkout", 40) == 0);
+	assert_string_equal(
+		json_string_value(json_object_get(
+			json_object_get(json_object_get(pd, "payload"), "custom_details"),
+			"escalated_from")),
+		"high");
+	assert_string_equal(json_string_value(json_object_get(pd, "dedup_key")), e.dedup_key);
+
+	am = page_alertmanager(&e, NOW, NOW + 3600LL * 1000000);
+	assert_int_equal(json_array_size(am), 2);
+	a = json_array_get(am, 0);
+	old = json_array_get(am, 1);
+	assert_string_equal(
+		json_string_value(json_object_get(json_object_get(a, "labels"), "severity")),
+		"critical");
+	assert_string_equal(json_string_value(json_object_get(a, "endsAt")),
+			    "2026-01-01T01:00:00.000Z");
+	assert_string_equal(
+		json_string_value(json_object_get(json_object_get(old, "labels"), "severity")),
+		"error");
+	assert_string_equal(json_string_value(json_object_get(old, "endsAt")),
+			    "2026-01-01T00:00:00.000Z");
+	assert_string_equal(
+		json_string_value(json_object_get(json_object_get(old, "labels"), "dedup_key")),
+		e.dedup_key);
+
+	w = page_webhook(&e, false, NOW);
+	assert_string_equal(json_string_value(json_object_get(w, "escalated_from")), "high");
+	assert_true(strncmp(json_string_value(json_object_get(w, "text")),
+			    "Escalated from high: [critical]", 31) == 0);
+	r = page_webhook(&e, true, NOW);
+	assert_null(json_object_get(r, "escalated_from"));
+	assert_true(strncmp(json_string_value(json_object_get(r, "text")), "Resolved: [critical]",
+			    20) == 0);
+	json_decref(pd);
+	json_decref(am);
+	json_decref(w);
+	json_decref(r);
+}
+
+/* A resolve of an escalated event ends both alerts, without "escalated" in them. */
+static void test_resolving_an_escalated_alert_ends_both_severities(void **state)
+{
+	page_event e = sample();
+	json_t *am;
+	const char *summary;
+
+	(void)state;
+	e.severity = STATS_SEV_CRITICAL;
+	e.escalated_from = STATS_SEV_MEDIUM;
+	am = page_alertmanager(&e, NOW, NOW);
+	assert_int_equal(json_array_size(am), 2);
+	for (size_t i = 0; i < 2; i++) {
+		json_t *a = json_array_get(am, i);
+		assert_string_equal(json_string_value(json_object_get(a, "endsAt")),
+				    "2026-01-01T00:00:00.000Z");
+		summary = json_string_value(
+			json_object_get(json_object_get(a, "annotations"), "summary"));
+		assert_true(strncmp(summary, "[critical]", 10) == 0);
+	}
+	assert_string_equal(json_string_value(json_object_get(
+				    json_object_get(json_array_get(am, 1), "labels"), "severity")),
+			    "warning");
+	json_decref(am);
+}
+
+/* The outbox keeps what the receiver was sent; an "escalation" to a milder class is none. */
+static void test_escalated_from_survives_the_outbox_only_when_milder(void **state)
+{
+	page_event e = sample(), back;
+	json_t *o;
+
+	(void)state;
+	e.severity = STATS_SEV_CRITICAL;
+	e.escalated_from = STATS_SEV_HIGH;
+	o = page_event_to_json(&e);
+	assert_int_equal(page_event_from_json(&back, o), 0);
+	assert_int_equal(back.escalated_from, STATS_SEV_HIGH);
+	json_decref(o);
+	e.severity = STATS_SEV_HIGH;
+	e.escalated_from = STATS_SEV_CRITICAL;
+	o = page_event_to_json(&e);
+	assert_int_equal(page_event_from_json(&back, o), 0);
+	assert_int_equal(back.escalated_from, STATS_SEV_NONE);
+	json_decref(o);
+	e.escalated_from = STATS_SEV_NONE;
+	o = page_event_to_json(&e);
+	assert_null(json_object_get(o, "escalated_from"));
+	json_decref(o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -387,6 +494,9 @@ int main(void)
 		cmocka_unit_test(test_event_survives_the_outbox_round_trip),
 		cmocka_unit_test(test_a_renamed_function_pages_with_its_old_name),
 		cmocka_unit_test(test_a_cost_finding_pages_in_its_unit_not_as_a_share),
+		cmocka_unit_test(test_an_escalated_trigger_says_so_and_ends_the_old_alert),
+		cmocka_unit_test(test_resolving_an_escalated_alert_ends_both_severities),
+		cmocka_unit_test(test_escalated_from_survives_the_outbox_only_when_milder),
 	};
 	return cmocka_run_group_tests_name("page", tests, NULL, NULL);
 }

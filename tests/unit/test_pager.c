@@ -277,6 +277,57 @@ static void test_resolve_cancels_unsent_and_queues_resolve_for_sent(void **state
 		1);
 }
 
+/*
+ * A sent trigger whose finding is escalated goes again, from what was
+ * sent; a look at the same or a milder severity leaves it sent; a resolve
+ * before the escalation goes out still resolves what the receiver got.
+ */
+static void test_an_escalated_finding_pages_again_once_and_resolves_what_was_sent(void **state)
+{
+	testdb *t = *state;
+	pr_error err = PR_ERROR_INIT;
+	config c;
+	finding f;
+	size_t added = 0, cancelled = 0;
+
+	paging_config(&c);
+	make_finding(t, &f, STATS_SEV_HIGH, FINDING_REGRESSION);
+	assert_int_equal(pager_enqueue_finding(t->db, &c, &f, 0, &added, &err), 0);
+	testdb_int(t, "with u as (update pages set status = 'sent', sent_at = now(), attempts = 1"
+		      " returning 1) select count(*) from u");
+	assert_int_equal(pager_enqueue_finding(t->db, &c, &f, 0, &added, &err), 0);
+	assert_int_equal(added, 1);
+	f.severity = STATS_SEV_CRITICAL;
+	assert_int_equal(pager_enqueue_finding(t->db, &c, &f, 0, &added, &err), 0);
+	assert_int_equal(added, 2);
+	assert_int_equal(testdb_int(t, "select count(*) from pages where status = 'pending'"
+				       " and attempts = 0 and detail ->> 'severity' = 'critical'"
+				       " and detail ->> 'escalated_from' = 'high'"),
+			 1);
+	/* Found again at critical, before the escalation went: nothing more. */
+	assert_int_equal(pager_enqueue_finding(t->db, &c, &f, 0, &added, &err), 0);
+	assert_int_equal(added, 2);
+	assert_int_equal(testdb_int(t, "select count(*) from pages"), 1);
+	/* Resolved before it went: the escalation is cancelled, the high alert resolved. */
+	assert_int_equal(pager_enqueue_resolve(t->db, f.id, &added, &cancelled, &err), 0);
+	assert_int_equal(cancelled, 1);
+	assert_int_equal(added, 3);
+	assert_int_equal(
+		testdb_int(t, "select count(*) from pages where event = 'resolve'"
+			      " and status = 'pending' and detail ->> 'escalated_from' = 'high'"),
+		1);
+	/* Once sent at critical, a high look is no escalation. */
+	testdb_int(t, "with u as (update pages set status = 'sent', sent_at = now(), attempts = 1,"
+		      " detail = detail - 'escalated_from' where event = 'trigger' returning 1)"
+		      " select count(*) from u");
+	f.severity = STATS_SEV_HIGH;
+	assert_int_equal(pager_enqueue_finding(t->db, &c, &f, 0, &added, &err), 0);
+	assert_int_equal(added, 3);
+	assert_int_equal(testdb_int(t, "select count(*) from pages where event = 'trigger'"
+				       " and status = 'sent'"),
+			 1);
+}
+
 static void test_flush_without_the_secret_skips_and_keeps_the_page(void **state)
 {
 	testdb *t = *state;
@@ -1058,6 +1109,9 @@ int main(void)
 				       testdb_reset),
 		cmocka_unit_test_setup(test_resolve_cancels_unsent_and_queues_resolve_for_sent,
 				       testdb_reset),
+		cmocka_unit_test_setup(
+			test_an_escalated_finding_pages_again_once_and_resolves_what_was_sent,
+			testdb_reset),
 		cmocka_unit_test_setup(test_flush_without_the_secret_skips_and_keeps_the_page,
 				       testdb_reset),
 		cmocka_unit_test_setup(test_unreachable_target_is_retried_then_left_pending,
