@@ -245,7 +245,7 @@ static void check_event_json(const page_event *e)
 	     r.current_share != stored(e->current_share) || r.ci_low != stored(e->ci_low) ||
 	     r.ci_high != stored(e->ci_high) || r.q_value != stored(e->q_value) ||
 	     r.finding_id != e->finding_id || r.run_id != e->run_id ||
-	     r.created_us != e->created_us))
+	     r.created_us != e->created_us || r.escalated_from != e->escalated_from))
 		abort();
 	json_decref(back);
 	json_decref(o);
@@ -304,6 +304,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	e.release = f[6];
 	e.link = f[7];
 	e.severity = f[8] ? (stats_severity)((unsigned char)f[8][0] % 5) : STATS_SEV_NONE;
+	/* What the receiver was sent before an escalation: a milder class, or none. */
+	if (f[8] && f[8][0] && (stats_severity)((unsigned char)f[8][1] % 5) < e.severity)
+		e.escalated_from = (stats_severity)((unsigned char)f[8][1] % 5);
 	e.baseline_share = f[9] ? strtod(f[9], NULL) : 0;
 	e.current_share = f[10] ? strtod(f[10], NULL) : 0;
 	e.ci_low = f[11] ? strtod(f[11], NULL) : 0;
@@ -318,7 +321,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_clean(f[i]);
 
 	if (!(s = page_summary(&e)) || strlen(s) > PAGE_SUMMARY_MAX || !clean_text(s, strlen(s)) ||
-	    s[0] != '[')
+	    (e.escalated_from == STATS_SEV_NONE ? s[0] != '['
+						: strncmp(s, "Escalated from ", 15) != 0))
 		abort();
 	free(s);
 
@@ -331,6 +335,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_body(r);
 	}
 	check_body(page_alertmanager(&e, now_us, now_us));
+	check_body(page_alertmanager(&e, now_us, now_us + 3600000000LL));
 	check_body(page_webhook(&e, false, now_us));
 	check_body(page_webhook(&e, true, now_us));
 	{
