@@ -1405,6 +1405,97 @@ static int test_function(finding *f, const series *b, const series *c, const ana
 	return rc;
 }
 
+/*
+ * The mean of y over each host's values into out (in order of first
+ * appearance; a value whose host is unknown, -1, is a host of its own),
+ * their number into *nout. out holds n.
+ */
+static int host_means(double *out, size_t *nout, const int *host, const double *y, size_t n)
+{
+	bool *done = calloc(n ? n : 1, sizeof(*done));
+
+	*nout = 0;
+	if (!done)
+		return STATS_ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		double sum = 0;
+		size_t k = 0;
+		if (done[i])
+			continue;
+		for (size_t j = i; j < n; j++)
+			if (j == i || (host[i] >= 0 && host[j] == host[i])) {
+				done[j] = true;
+				sum += y[j];
+				k++;
+			}
+		out[(*nout)++] = sum / (double)k;
+	}
+	free(done);
+	return 0;
+}
+
+/*
+ * Hosts new to the service. A host keeps offsets of its own, and one the
+ * baseline never saw brings an offset nothing in the baseline measured:
+ * the model takes its size from the function's spread over the
+ * baseline's hosts, and a function whose few baseline hosts happened to
+ * agree gets too small a one (fleets whose releases go to new hosts gave
+ * up to one false finding in six null service-nights). So where a judged
+ * capture's host is new, the change must also show with each host one
+ * value: Welch's tests of the judged captures' host means against the
+ * baseline's (a capture without a host is a host of its own), one-sided
+ * each way beyond its margin, into *up and *down. The caller keeps the
+ * larger of each and the model's p: a test that rejects only where both
+ * do holds its level where either's assumptions hold. Both are NaN when
+ * no judged host is new, or when either side has fewer than two hosts.
+ */
+static int new_host_tests(double *up, double *down, const series *b, const series *c,
+			  const double *yb, const double *yc, double delta_up, double delta_down)
+{
+	double *mb = NULL, *mc = NULL;
+	size_t nb = 0, nc = 0;
+	bool fresh = false;
+	int rc = 0;
+
+	*up = *down = NAN;
+	if (!b->host || !c->host || b->n < 2 || c->n < 2)
+		return 0;
+	for (size_t i = 0; i < c->n && !fresh; i++) {
+		bool seen = c->host[i] < 0;
+		for (size_t j = 0; j < b->n && !seen; j++)
+			seen = b->host[j] == c->host[i];
+		fresh = !seen;
+	}
+	if (!fresh)
+		return 0;
+	if (!(mb = malloc(b->n * sizeof(*mb))) || !(mc = malloc(c->n * sizeof(*mc)))) {
+		rc = STATS_ENOMEM;
+		goto out;
+	}
+	if ((rc = host_means(mb, &nb, b->host, yb, b->n)) < 0 ||
+	    (rc = host_means(mc, &nc, c->host, yc, c->n)) < 0)
+		goto out;
+	if (nb >= 2 && nc >= 2) {
+		stats_sample sb, sc;
+		stats_test_opts o = STATS_TEST_OPTS_INIT;
+		stats_result r;
+		if (stats_sample_of(&sb, mb, nb, 0) < 0 || stats_sample_of(&sc, mc, nc, 0) < 0)
+			goto out;
+		o.alt = STATS_GREATER;
+		o.delta0 = delta_up;
+		if (stats_test_welch(&r, &sb, &sc, &o) == 0)
+			*up = r.p;
+		o.alt = STATS_LESS;
+		o.delta0 = delta_down;
+		if (stats_test_welch(&r, &sb, &sc, &o) == 0)
+			*down = r.p;
+	}
+out:
+	free(mb);
+	free(mc);
+	return rc;
+}
+
 /* The share tests of one function; fills everything but q, class and score. */
 static int test_on(finding *f, const series *b, const series *c, const analysis_opts *o,
 		   const analysis_target_data *td)
@@ -1417,7 +1508,7 @@ static int test_on(finding *f, const series *b, const series *c, const analysis_
 	week_adj wk;
 	fit_in in = {b->v, c->v, b->group, b->n, c->n, td->phi, td->phi_df, td->noise, &hn};
 	pooled p;
-	double pb, up, down, mup, mdown, lo, hi, shift;
+	double pb, up, down, mup, mdown, lo, hi, shift, hup, hdown;
 	int rc;
 
 	memset(&wk, 0, sizeof(wk));
@@ -1478,8 +1569,11 @@ static int test_on(finding *f, const series *b, const series *c, const analysis_
 	/* Two one-sided tests (see above); each has its own family. */
 	f->p_up = rup.p;
 	f->p_down = rdn.p;
-	f->direction = rup.p <= rdn.p ? FINDING_REGRESSION : FINDING_IMPROVEMENT;
-	f->p_value = fmin(rup.p, rdn.p);
+	if ((rc = new_host_tests(&hup, &hdown, b, c, ba.vst, ca.vst, up, down)) < 0)
+		goto out;
+	f->direction = f->p_up <= f->p_down ? FINDING_REGRESSION : FINDING_IMPROVEMENT;
+	f->p_value = fmin(f->p_up, f->p_down);
+	f->host_p = f->direction == FINDING_REGRESSION ? hup : hdown;
 	mw.alt = f->direction == FINDING_REGRESSION ? STATS_GREATER : STATS_LESS;
 	mw.delta0 = f->direction == FINDING_REGRESSION ? up : down;
 	if ((rc = stats_mann_whitney(&mwr, ca.vst, c->n, ba.vst, b->n, &mw)) < 0)
@@ -2112,6 +2206,7 @@ static int cost_test(finding *f, cost_said *said, const sides *s, const analysis
 			goto out;
 		f->mw_p = mwr.p;
 	}
+	f->host_p = NAN; /* a cost's hosts: without_one_host's check, in its test */
 	f->baseline_captures = nb;
 	f->current_captures = nc;
 	rc = f->test ? 0 : STATS_ENOMEM;
@@ -4361,8 +4456,10 @@ static bool material(const finding *f)
 
 static bool passes(const finding *f, double q, const analysis_opts *o)
 {
-	return q <= o->fdr && material(f) && (f->mw_p <= o->mw_alpha ||
-			       mw_floor(f->baseline_captures, f->current_captures) > o->mw_alpha);
+	return q <= o->fdr && material(f) &&
+	       (f->mw_p <= o->mw_alpha ||
+		mw_floor(f->baseline_captures, f->current_captures) > o->mw_alpha) &&
+	       !(f->host_p > o->mw_alpha); /* NaN: no host new to the baseline */
 }
 
 /*
@@ -4797,6 +4894,7 @@ json_t *analysis_finding_json(const finding *f)
 	json_object_set_new(o, "p_value", num_or_null(f->p_value));
 	json_object_set_new(o, "q_value", num_or_null(f->q_value));
 	json_object_set_new(o, "mw_p", num_or_null(f->mw_p));
+	json_object_set_new(o, "host_p", num_or_null(f->host_p));
 	json_object_set_new(o, "score", num_or_null(f->score));
 	json_object_set_new(o, "rate_ratio", num_or_null(f->rate_ratio));
 	json_object_set_new(o, "test", f->test ? json_string(f->test) : json_null());
@@ -4937,6 +5035,7 @@ static json_t *part_test(const finding *f, size_t row)
 		{"ci_high", f->ci_high},
 		{"p_value", f->p_value},
 		{"mw_p", f->mw_p},
+		{"host_p", f->host_p},
 		{"p_up", f->p_up},
 		{"p_down", f->p_down},
 		{"rate_ratio", f->rate_ratio},
@@ -5356,6 +5455,8 @@ static int part_read_test(finding *f, const json_t *o, size_t target0, size_t nf
 	f->material_up = mat & 1;
 	f->material_down = (mat & 2) != 0;
 	f->weekly = json_is_true(json_object_get(o, "weekly")); /* absent: an older worker's */
+	f->host_p = NAN;                                        /* absent: an older worker's */
+	ok = ok && (!json_object_get(o, "host_p") || part_get_num(&f->host_p, o, "host_p"));
 	ok = ok && f->kind && (!unit || f->cost_unit) && f->service && f->type && f->function;
 	ok = ok && dir >= FINDING_REGRESSION && dir <= FINDING_RELATIVE_SHIFT && nb >= 0 &&
 	     nc >= 0 && look >= 0 && target >= 0 && row < (int64_t)nfuncs;

@@ -230,6 +230,9 @@ typedef struct finding {
 	double baseline_share, current_share, delta, rel_delta;
 	double ci_low, ci_high;   /* interval of delta (share, not percent) */
 	double p_value, q_value, mw_p, score;
+	double host_p;            /* where a judged capture's host is new to the
+				   * baseline: Welch's one-sided p of the hosts'
+				   * means, each host one value; NaN otherwise */
 	double p_up, p_down;      /* one-sided p: rose / fell (beyond the margin when
 				   * margin_in_test) */
 	bool weekly;              /* also held to the captures of its own part of the

@@ -54,7 +54,7 @@ echo "$OUT" >"$T/a2.json"
 if diff <(grep -v '"run_id"\|"id"\|_seconds"' "$T/a1.json") <(grep -v '"run_id"\|"id"\|_seconds"' "$T/a2.json") >/dev/null; then
 	ok "re-running with the same --at gives the same numbers"
 else
-	not_ok "re-run differs"
+	not_ok "re-run differs" "$(diff <(grep -v '"run_id"\|"id"\|_seconds"' "$T/a1.json") <(grep -v '"run_id"\|"id"\|_seconds"' "$T/a2.json") | head -8)"
 fi
 [ "$(sql "select count(*) from runs where kind='analyze' and status='ok'")" = 2 ] && ok "each run is recorded" || not_ok "run records"
 # --wide gives the capture counts baseline first, as the reports do.

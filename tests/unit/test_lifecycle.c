@@ -1182,10 +1182,12 @@ static const finding *found(const analysis *a, const char *service)
 		if (strcmp(t->service, service) != 0 || strcmp(t->function, "work.hot") != 0)
 			continue;
 		if (getenv("LIFECYCLE_DEBUG"))
-			fprintf(stderr, "%s: %s %s %.4f -> %.4f p %.3g p_seq %.3g q %.3g mw %.3g\n",
+			fprintf(stderr,
+				"%s: %s %s %.4f -> %.4f p %.3g p_seq %.3g q %.3g mw %.3g"
+				" host %.3g\n",
 				service, t->significant ? "significant" : "not significant",
-				finding_dir_name(t->direction), t->baseline_share,
-				t->current_share, t->p_value, t->p_seq, t->q_value, t->mw_p);
+				finding_dir_name(t->direction), t->baseline_share, t->current_share,
+				t->p_value, t->p_seq, t->q_value, t->mw_p, t->host_p);
 		if (t->significant && t->direction == FINDING_REGRESSION)
 			return t;
 	}
@@ -1731,6 +1733,34 @@ static void test_a_rise_on_one_host_alone_is_not_the_release_s(void **state)
 	judge(f, &a, names, 2);
 	assert_null(found(&a, "one"));
 	assert_non_null(found(&a, "every"));
+	analysis_release(&a);
+}
+
+/*
+ * Hosts new to the service. The release's four captures come from two
+ * hosts the baseline never saw, which disagree: work.hot costs 90% more
+ * on one and 30% more on the other. Both sit above the baseline, and
+ * either left out still leaves a rise, but two hosts this far apart say
+ * more about those hosts than about the release (Welch's test of the two
+ * host means against the baseline's four: t about 2 on one degree of
+ * freedom). No finding. The same two new hosts agreeing on a 1.6x rise
+ * are one.
+ */
+static void test_two_new_hosts_that_disagree_are_two_witnesses(void **state)
+{
+	static const char *const names[] = {"apart", "agree"};
+	static const char *const cur[] = {"h8", "h8", "h9", "h9"};
+	static const double apart[] = {1.9, 1.9, 1.3, 1.3}, agree[] = {1.6, 1.6, 1.6, 1.6};
+	fx *f = *state;
+	analysis a;
+	const finding *g;
+
+	hosts_case(f, "apart", cur, apart);
+	hosts_case(f, "agree", cur, agree);
+	judge(f, &a, names, 2);
+	assert_null(found(&a, "apart"));
+	assert_non_null(g = found(&a, "agree"));
+	assert_true(g->host_p <= 0.05);
 	analysis_release(&a);
 }
 
@@ -3206,6 +3236,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_a_service_slower_everywhere_is_a_cost_finding,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_rise_on_one_host_alone_is_not_the_release_s,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_two_new_hosts_that_disagree_are_two_witnesses,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_a_stripped_binary_is_one_function_whatever_its_addresses, setup,
