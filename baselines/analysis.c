@@ -2985,6 +2985,50 @@ static bool pair_in(char *const *keys, char *const *kfiles, size_t n, const char
 static void drop_merged(const int *kind, size_t *rows, int64_t *ids, char **names, char **files,
 			char **was, int64_t *was_id, size_t *nrows);
 
+/*
+ * Go's asynchronous preemption. The runtime interrupts a goroutine that
+ * has run for 10 ms of wall time with a signal, and the samples taken
+ * while it saves its registers land in runtime.asyncPreempt, a leaf
+ * under whatever function was interrupted. How many do depends on how
+ * much CPU the process gets, not on its code: on a host starved by its
+ * neighbours, an unchanged Go binary's asyncPreempt went from 12-14% of
+ * the samples (0.6-0.8 CPU seconds a second) to 21-27% (0.3), a high
+ * regression that failed the gate, and every other share fell with it.
+ * So the frame is judged by no one: its samples leave each capture's
+ * whole (total and sample count alike, before any share is taken), and
+ * its row is not tested. Done at analysis rather than at ingest, so that
+ * captures stored before and after read alike.
+ */
+#define PREEMPT_FRAME "runtime.asyncPreempt"
+
+static int drop_preempt(const func_matrix *m, capture_set *base, capture_set *cur, size_t *rows,
+			int64_t *ids, char **names, char **files, size_t *nrows)
+{
+	int *kind;
+	size_t k;
+
+	for (k = 0; k < *nrows; k++)
+		if (names[k] && strcmp(names[k], PREEMPT_FRAME) == 0)
+			break;
+	if (k == *nrows)
+		return 0;
+	if (!(kind = calloc(*nrows, sizeof(*kind))))
+		return PR_ENOMEM;
+	for (size_t i = 0; i < base->n + cur->n; i++) {
+		capture_ref *c = i < base->n ? &base->caps[i] : &cur->caps[i - base->n];
+		int64_t v = m->self[rows[k] * m->ncaps + i];
+		if (v == FUNC_MATRIX_UNKNOWN || v <= 0 || v >= c->total)
+			continue;
+		c->sample_count = (int64_t)llround((double)c->sample_count *
+						   (double)(c->total - v) / (double)c->total);
+		c->total -= v;
+	}
+	kind[k] = -1;
+	drop_merged(kind, rows, ids, names, files, NULL, NULL, nrows);
+	free(kind);
+	return 0;
+}
+
 /* Whether matrix row r has samples in one of the first nb (baseline) captures. */
 static bool in_baseline(const func_matrix *m, size_t r, size_t nb)
 {
@@ -4002,6 +4046,10 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 	nrows = in->nrows;
 	in->rows = NULL, in->ids = NULL, in->names = NULL, in->files = NULL;
 	in->nrows = 0;
+	if (drop_preempt(&td.m, &s.base, &s.cur, rows, ids, names, files, &nrows) < 0) {
+		rc = oom(err);
+		goto out;
+	}
 	{
 		size_t dropped;
 		if ((rc = drop_renaming_objects(&td.m, s.base.n, d, rows, ids, names, files, &nrows,

@@ -1765,6 +1765,66 @@ static void test_two_new_hosts_that_disagree_are_two_witnesses(void **state)
 }
 
 /*
+ * A Go capture with runtime.asyncPreempt under work.a at `pre` times its
+ * usual 1,500 samples, and work.hot at `hot` times its 2,000.
+ */
+static void preempt_capture(fx *f, const char *service, const char *release, int64_t at, double pre,
+			    double hot)
+{
+	char path[600];
+	FILE *out;
+
+	snprintf(path, sizeof(path), "%s/p%d.folded", f->dir, ++f->seq);
+	assert_non_null(out = fopen(path, "w"));
+	fprintf(out, "main;serve;work.a %d\n", (int)(3000 * noise(f, 0.05)));
+	fprintf(out, "main;serve;work.b %d\n", (int)(2500 * noise(f, 0.05)));
+	fprintf(out, "main;serve;work.c %d\n", (int)(2000 * noise(f, 0.05)));
+	fprintf(out, "main;serve;work.hot %d\n", (int)(2000 * hot * noise(f, 0.05)));
+	fprintf(out, "main;serve;work.a;runtime.asyncPreempt %d\n",
+		(int)(1500 * pre * noise(f, 0.05)));
+	assert_int_equal(fclose(out), 0);
+	ingest_capture(f, path, service, release, at, PROFILE_FMT_FOLDED);
+}
+
+/*
+ * Go's preemption frame moves with the CPU the process gets, not with its
+ * code: a release whose captures hold 1.8 times as much of it (a host
+ * starved by its neighbours) is no finding, neither of the frame nor of
+ * the functions its rise diluted. A real 1.5x slowdown of work.hot in
+ * such captures is still found.
+ */
+static void test_go_preemption_frame_is_judged_by_no_one(void **state)
+{
+	static const char *const names[] = {"starved", "slower"};
+	fx *f = *state;
+	analysis a;
+	size_t regressions = 0;
+
+	for (int s = 0; s < 2; s++) {
+		testdb_execf(f->t, "insert into services (name, enabled) values ('%s', true)",
+			     names[s]);
+		for (int day = 14; day >= 1; day--)
+			for (int h = 9; h >= 3; h -= 6)
+				preempt_capture(f, names[s], "v1", NIGHT_END - day * DAY - h * HOUR,
+						1, 1);
+		for (int k = 0; k < 4; k++)
+			preempt_capture(f, names[s], "v3", NIGHT_END - (20 - 4 * k) * HOUR, 1.8,
+					s ? 1.5 : 1);
+	}
+	judge(f, &a, names, 2);
+	for (size_t i = 0; i < a.ntests; i++) {
+		const finding *t = &a.tests[i];
+		assert_string_not_equal(t->function, "runtime.asyncPreempt");
+		if (strcmp(t->service, "starved") == 0 && t->significant &&
+		    t->direction != FINDING_RELATIVE_SHIFT)
+			regressions++;
+	}
+	assert_int_equal(regressions, 0);
+	assert_non_null(found(&a, "slower"));
+	analysis_release(&a);
+}
+
+/*
  * A host keeps its offsets: function k costs 1 + 0.2 u(k, h) times the
  * usual on host h, u in [-1, 1) from a fixed hash; captures vary by 2%
  * around that. work.hot (k = 11) has the offsets of hot_off[h].
@@ -3239,6 +3299,8 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_two_new_hosts_that_disagree_are_two_witnesses,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_go_preemption_frame_is_judged_by_no_one, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(
 			test_a_stripped_binary_is_one_function_whatever_its_addresses, setup,
 			teardown),
