@@ -26,7 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
+#include <unistd.h>
 
 static int oom(pr_error *err)
 {
@@ -2266,25 +2266,92 @@ out:
 	return rc;
 }
 
-int reportdata_write_run_all(const job_env *env, int64_t run_id, char **html_path, char *problem,
-			     size_t len)
+/* A run's reports and its teams'; the first failure into problem (left as it is when none). */
+static int write_run_all(const job_env *env, int64_t run_id, char **html_path, char *problem,
+			 size_t len)
 {
 	pr_error e = PR_ERROR_INIT;
 	size_t teams = 0;
 	int rc = 0;
 
-	problem[0] = '\0';
 	if (reportdata_write_run(env->d, env->bs, env->cfg, env->home, run_id, html_path, &e) < 0) {
-		snprintf(problem, len, "%s", e.msg);
+		if (!problem[0])
+			snprintf(problem, len, "%s", e.msg);
 		rc = -1;
 	}
 	/* Each team's own report names only its services. */
 	pr_error_clear(&e);
 	if (reportdata_write_run_teams(env->d, env->bs, env->cfg, env->home, run_id, &teams, &e) <
 	    0) {
-		if (!rc)
+		if (!problem[0])
 			snprintf(problem, len, "team report: %s", e.msg);
 		rc = -1;
 	}
+	return rc;
+}
+
+/* At most this many earlier runs' reports are written by one run (the SQL's limit). */
+#define OWED_MAX "16"
+
+/*
+ * The reports of earlier runs whose pages are still to go and link to a
+ * report that is not there: a run killed after it stored its findings
+ * and pages, and before it wrote its reports, left pages whose link led
+ * nowhere, and the run that sends them wrote only its own.
+ */
+static int write_owed(const job_env *env, int64_t run_id, char *problem, size_t len)
+{
+	static const char sql[] =
+		"select distinct run_id from pages where status = 'pending' and run_id is not null"
+		" and run_id <> $1::bigint and detail ->> 'link' is not null"
+		" order by run_id desc limit " OWED_MAX;
+	char rid[24], name[REPORT_RUN_NAME_MAX], *dir = NULL;
+	const char *p[1] = {rid}, *instance;
+	PGresult *res = NULL;
+	pr_error e = PR_ERROR_INIT;
+	buf path = BUF_INIT;
+	int rc = 0;
+
+	snprintf(rid, sizeof(rid), "%" PRId64, run_id);
+	if (db_exec(env->d, &res, &e, "reading the runs whose pages wait", sql, 1, p) < 0 ||
+	    db_instance(env->d, &instance, &e) < 0) {
+		if (!problem[0])
+			snprintf(problem, len, "%s", e.msg);
+		rc = -1;
+		goto out;
+	}
+	if (db_rows(res) && !(dir = reportdata_dir(env->cfg, env->home))) {
+		rc = -1;
+		goto out;
+	}
+	for (int i = 0; i < db_rows(res); i++) {
+		int64_t owed = db_get_i64(res, i, 0);
+		report_run_name(name, owed, instance);
+		buf_reset(&path);
+		if (buf_printf(&path, "%s/%s.html", dir, name) < 0) {
+			rc = -1;
+			break;
+		}
+		if (access(path.ptr, F_OK) == 0)
+			continue;
+		if (write_run_all(env, owed, NULL, problem, len) < 0)
+			rc = -1;
+	}
+out:
+	db_result_free(res);
+	buf_release(&path);
+	free(dir);
+	return rc;
+}
+
+int reportdata_write_run_all(const job_env *env, int64_t run_id, char **html_path, char *problem,
+			     size_t len)
+{
+	int rc;
+
+	problem[0] = '\0';
+	rc = write_run_all(env, run_id, html_path, problem, len);
+	if (write_owed(env, run_id, problem, len) < 0)
+		rc = -1;
 	return rc;
 }
