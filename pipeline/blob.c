@@ -783,29 +783,52 @@ int blob_copy(blob_store *dst, blob_store *src, const char *key, size_t max, boo
 {
 	buf stored = BUF_INIT, plain = BUF_INIT;
 	size_t bound = SIZE_MAX;
-	bool made = false;
+	bool made = false, damaged = false;
 	int rc;
 
 	if (created)
 		*created = false;
 	if ((rc = check_key(key, err)) < 0)
 		goto out;
-	/* Never replaced: what `dst` holds already stays (and is made young). */
+	/*
+	 * Never replaced: what `dst` holds already stays (and is made young),
+	 * unless its size is not the source's. A copy cut short (a migration
+	 * killed mid-upload, on a server that kept the part it got) was
+	 * counted as there on every rerun, and read back as damage.
+	 */
 	if ((rc = dst->ops->exists(dst->impl, key, &made, err)) < 0)
 		goto out;
-	if (made) {
+	if (made && dst->ops->size && src->ops->size) {
+		uint64_t have = 0, want = 0;
+		if ((rc = dst->ops->size(dst->impl, key, &have, err)) < 0 ||
+		    (rc = src->ops->size(src->impl, key, &want, err)) < 0)
+			goto out;
+		damaged = have != want;
+	}
+	if (made && !damaged) {
 		made = false;
 		if (dst->ops->touch)
 			rc = dst->ops->touch(dst->impl, key, err);
 		goto out;
 	}
+	made = false;
 	if (max < (size_t)ZSTD_MAX_INPUT_SIZE && ZSTD_compressBound(max) < SIZE_MAX - 64)
 		bound = ZSTD_compressBound(max) + 64;
 	if ((rc = src->ops->get(src->impl, key, &stored, bound, err)) < 0 ||
 	    (rc = blob_decode(&plain, key, stored.ptr, stored.len, max, err)) < 0)
 		goto out;
 	buf_release(&plain);
-	if ((rc = dst->ops->put(dst->impl, key, stored.ptr, stored.len, &made, err)) < 0)
+	if (damaged) {
+		/* The source checked out: its bytes take the damaged copy's place. */
+		if (dst->ops->replace)
+			rc = dst->ops->replace(dst->impl, key, stored.ptr, stored.len, err);
+		else if ((rc = dst->ops->del(dst->impl, key, err)) == 0)
+			rc = dst->ops->put(dst->impl, key, stored.ptr, stored.len, &made, err);
+		made = rc == 0;
+	} else {
+		rc = dst->ops->put(dst->impl, key, stored.ptr, stored.len, &made, err);
+	}
+	if (rc < 0)
 		goto out;
 	if (created)
 		*created = made;

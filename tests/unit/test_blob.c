@@ -1718,7 +1718,8 @@ static void test_list_and_stat_see_blobs_only_and_temps_apart(void **state)
 /*
  * blob_copy moves a blob as stored into another store after checking it:
  * the copy reads back; a damaged source is refused and nothing is
- * written; copying again reports it was there.
+ * written; copying again reports it was there; a copy cut short is put
+ * right.
  */
 static void test_copy_checks_the_source_and_never_replaces(void **state)
 {
@@ -1749,6 +1750,20 @@ static void test_copy_checks_the_source_and_never_replaces(void **state)
 	}
 	assert_int_equal(blob_copy(dst, f->bs, key, 1 << 20, &created, &err), 0);
 	assert_false(created);
+	/* A copy cut short (a killed migration): the next copy puts it right. */
+	{
+		char p2[8300];
+		buf copied = BUF_INIT;
+		snprintf(p2, sizeof(p2), "%s/sha256/%.2s/%s.zst", root2, key, key + 2);
+		write_file(p2, raw.ptr, raw.len / 2);
+		assert_int_equal(blob_copy(dst, f->bs, key, 1 << 20, &created, &err), 0);
+		assert_true(created);
+		read_file(p2, &copied);
+		assert_int_equal(copied.len, raw.len);
+		assert_memory_equal(copied.ptr, raw.ptr, raw.len);
+		buf_release(&copied);
+		assert_int_equal(blob_get(dst, key, &out, 1 << 20, &err), 0);
+	}
 
 	/* A source whose bytes no longer hash to the key. */
 	assert_int_equal(blob_put(f->bs, bad, "damaged", 7, NULL, &err), 0);
