@@ -526,6 +526,26 @@ static void test_header_variants_give_the_command_as_root(void **state)
 	}
 }
 
+/*
+ * A thread names itself (prctl, pthread_setname_np), and its name is the
+ * root frame of its samples, in the index, exports and reports: a run of
+ * 13 digits or more, which could be a card number, is cut to one '#'.
+ * Shorter numbers stay ("render pool 2", "worker-123456789012").
+ */
+static void test_a_thread_name_holding_a_card_number_is_masked(void **state)
+{
+	(void)state;
+	expect_stack("378282246310005 7515 [001] 460.339740: 1 cycles:\n"
+		     "\t    4a1b2c leaf+0x1 (/bin/x)\n\n",
+		     "#;leaf");
+	expect_stack("pan4111111111111111 7515 [001] 460.339740: 1 cycles:\n"
+		     "\t    4a1b2c leaf+0x1 (/bin/x)\n\n",
+		     "pan#;leaf");
+	expect_stack("worker-123456789012 7515 [001] 460.339740: 1 cycles:\n"
+		     "\t    4a1b2c leaf+0x1 (/bin/x)\n\n",
+		     "worker-123456789012;leaf");
+}
+
 #define HDR "app 100 [000] 1.000001: 1 cpu-clock:\n"
 
 static void test_frames_are_tidied_like_stackcollapse_perf(void **state)
@@ -1664,6 +1684,7 @@ int main(void)
 		cmocka_unit_test(test_unknown_fields_never_go_into_the_command),
 		cmocka_unit_test(test_a_last_header_whose_event_is_whole_is_kept),
 		cmocka_unit_test(test_header_variants_give_the_command_as_root),
+		cmocka_unit_test(test_a_thread_name_holding_a_card_number_is_masked),
 		cmocka_unit_test(test_frames_are_tidied_like_stackcollapse_perf),
 		cmocka_unit_test(test_java_signatures_lose_their_leading_l),
 		cmocka_unit_test(test_process_name_frames_are_skipped),
