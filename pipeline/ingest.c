@@ -805,15 +805,21 @@ static bool same_text(const char *s, const char *t)
  * would otherwise leave the new release without the capture it was
  * given, with exit 0; the request is refused instead, naming the capture.
  * (A different time alone is a re-ingest: a copied file's time changes.)
+ * Bytes without a sample are let through as that capture whatever they
+ * say: a format without a time in it (node --heap-prof) writes the same
+ * bytes on every idle host, and refusing them failed the drop folder's
+ * collect every night, for a capture that has nothing to judge.
  * 0 when r is that capture, else PR_EEXISTS in *err.
  */
 static int check_same_bytes(const ingest_request *r, int64_t id, const char *release,
-			    const char *host, const char *type, pr_error *err)
+			    const char *host, const char *type, bool empty, pr_error *err)
 {
 	char as[300];
 
 	if (same_text(release, r->release) && (!r->host || !*r->host || same_text(host, r->host)) &&
 	    (!r->type || same_text(type, r->type)))
+		return 0;
+	if (empty)
 		return 0;
 	/* What the request says otherwise: its release, else its host, else its type. */
 	if (!same_text(release, r->release))
@@ -993,7 +999,7 @@ static int store(db *d, blob_store *bs, item *const *its, size_t n, pr_error *er
 			 * store_all stores each capture alone, this one refused.
 			 */
 			rc = check_same_bytes(its[i]->req, c.id, c.release, c.host, c.profile_type,
-					      err);
+					      c.sample_count == 0 && c.total_value == 0, err);
 			db_capture_release(&c);
 			if (rc < 0)
 				goto out;
@@ -1060,10 +1066,12 @@ static void store_one(db *d, blob_store *bs, item *it)
 }
 
 /* check_same_bytes for an item: true when it is that capture, else it is refused. */
-static bool is_that_capture(item *it, int64_t id, const char *release, const char *host,
-			    const char *type)
+static bool is_that_capture(item *it, const item *first)
 {
-	if ((it->rc = check_same_bytes(it->req, id, release, host, type, &it->e)) == 0)
+	if ((it->rc = check_same_bytes(it->req, first->out->capture_id, first->req->release,
+				       first->req->host, first->type,
+				       first->sum.sample_count == 0 && first->sum.total == 0,
+				       &it->e)) == 0)
 		return true;
 	it->next = ST_DONE;
 	return false;
@@ -1113,9 +1121,7 @@ static void store_all(db *d, blob_store *bs, item *items, size_t *stop)
 		item *first;
 		if (items[i].next != ST_STORE)
 			continue;
-		if ((first = same_bytes(items, i)) &&
-		    is_that_capture(&items[i], first->out->capture_id, first->req->release,
-				    first->req->host, first->type)) {
+		if ((first = same_bytes(items, i)) && is_that_capture(&items[i], first)) {
 			items[i].out->capture_id = first->out->capture_id;
 			items[i].out->already = true;
 		}
@@ -1138,8 +1144,7 @@ alone:
 			    strcmp(items[j].out->blob_key, it->out->blob_key) == 0)
 				first = &items[j];
 		if (first) {
-			if (is_that_capture(it, first->out->capture_id, first->req->release,
-					    first->req->host, first->type)) {
+			if (is_that_capture(it, first)) {
 				it->out->capture_id = first->out->capture_id;
 				it->out->already = true;
 			}
@@ -1301,8 +1306,9 @@ static void find_stored(ingest_batch *b, db *d)
 			continue;
 		}
 		it->next = ST_DONE;
-		if ((it->rc = check_same_bytes(it->req, c->id, c->release, c->host,
-					       c->profile_type, &it->e)) == 0) {
+		if ((it->rc = check_same_bytes(it->req, c->id, c->release, c->host, c->profile_type,
+					       c->sample_count == 0 && c->total_value == 0,
+					       &it->e)) == 0) {
 			it->out->already = true;
 			it->out->capture_id = c->id;
 			it->blob_cut = c->blob_deleted;

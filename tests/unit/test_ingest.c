@@ -825,6 +825,52 @@ static void test_the_same_bytes_for_another_release_are_refused(void **state)
 }
 
 /*
+ * An idle host's profile without a sample is the same bytes on every
+ * idle host (node --heap-prof writes no time into it): the second host's
+ * is that capture, not a refusal that fails the night's drop folder.
+ * Bytes with samples are still refused for another host (above).
+ */
+static void test_the_same_bytes_without_a_sample_from_another_host_are_that_capture(void **state)
+{
+	fixture *f = *state;
+	blob_store *bs = dir_store(f);
+	pr_error err = PR_ERROR_INIT, errs[2] = {PR_ERROR_INIT, PR_ERROR_INIT};
+	ingest_request req = {0}, reqs[2];
+	ingest_result res, two[2];
+	char path[4200], path2[4200];
+	int64_t id;
+
+	snprintf(path, sizeof(path), "%s/empty.folded", f->dir);
+	write_file(path, "main;idle 0\n");
+	req.path = path;
+	req.service = "svc";
+	req.release = "v1";
+	req.host = "web-1";
+	assert_int_equal(ingest_file(&res, f->t->db, bs, &req, &limits, &err), 0);
+	id = res.capture_id;
+	req.host = "web-2";
+	assert_int_equal(ingest_file(&res, f->t->db, bs, &req, &limits, &err), 0);
+	assert_true(res.already);
+	assert_int_equal(res.capture_id, id);
+	req.release = "v2";
+	assert_int_equal(ingest_file(&res, f->t->db, bs, &req, &limits, &err), 0);
+	assert_true(res.already);
+	/* Two lines of one manifest, in one batch. */
+	snprintf(path2, sizeof(path2), "%s/empty2.folded", f->dir);
+	write_file(path2, "main;idle2 0\n");
+	reqs[0] = reqs[1] = req;
+	reqs[0].path = reqs[1].path = path2;
+	reqs[0].host = "web-3";
+	reqs[1].host = "web-4";
+	assert_int_equal(ingest_files(two, errs, f->t->db, bs, reqs, 2, &limits, 1), 2);
+	assert_int_equal(errs[0].code, 0);
+	assert_int_equal(errs[1].code, 0);
+	assert_true(two[1].already);
+	assert_int_equal(testdb_int(f->t, "select count(*) from profiles"), 2);
+	blob_store_free(bs);
+}
+
+/*
  * Bytes stored by another ingest after a batch looked them up and before
  * it stores them (the batch before it, in a manifest run on two
  * connections) are checked as bytes stored before are: for another
@@ -1343,6 +1389,9 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_the_same_bytes_for_another_release_are_refused,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_the_same_bytes_without_a_sample_from_another_host_are_that_capture,
+			setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_capture_from_the_future_is_refused, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(
