@@ -3711,6 +3711,22 @@ static bool diluted_only(double s, double dx, double dc)
 	return fabs(dc - dil) < 0.25 * fabs(move - dil);
 }
 
+/*
+ * Whether what C's callees hold (its total less its self) moved with X,
+ * by half X's change dx or more: X's cost came into C's subtree or left
+ * it. A function large enough to contain X elsewhere in the profile,
+ * whose self share fell by chance, has its total fall with it, and
+ * nothing moves below it. Only a tie-break: below a caller of a large
+ * subtree, its total's own noise can be larger than X's change.
+ */
+static bool moved_below(const func_matrix *m, size_t c, const capture_set *base,
+			const capture_set *cur, double dx)
+{
+	double below = moved_by(m, m->total, c, base, cur) - moved_by(m, m->self, c, base, cur);
+
+	return below * dx > 0 && fabs(below) >= 0.5 * fabs(dx);
+}
+
 /* The row that X (row k of the tested rows, gone or new: kind) moved into; SIZE_MAX none. */
 static size_t moved_mate(const func_matrix *m, const capture_set *base, const capture_set *cur,
 			 const size_t *rows, char *const *names, const int *kind, size_t n,
@@ -3718,7 +3734,7 @@ static size_t moved_mate(const func_matrix *m, const capture_set *base, const ca
 {
 	size_t nb = base->n, col0 = kind[k] == 1 ? 0 : nb, ncol = kind[k] == 1 ? nb : cur->n;
 	double dx = moved_by(m, m->self, rows[k], base, cur);
-	size_t mate = SIZE_MAX, found = 0;
+	size_t mate = SIZE_MAX, found = 0, below_mate = SIZE_MAX, below_found = 0;
 
 	for (size_t j = 0; j < n; j++) {
 		double dc;
@@ -3732,7 +3748,18 @@ static size_t moved_mate(const func_matrix *m, const capture_set *base, const ca
 			continue;
 		found++;
 		mate = j;
+		if (moved_below(m, rows[j], base, cur, dx)) {
+			below_found++;
+			below_mate = j;
+		}
 	}
+	/*
+	 * Several callers qualify (functions elsewhere in the profile whose
+	 * self share moved by chance; 3 for one extracted helper, and no pair
+	 * was made): the one whose callees moved with X, when it is one.
+	 */
+	if (found > 1 && below_found == 1)
+		return below_mate;
 	return found == 1 ? mate : SIZE_MAX;
 }
 

@@ -642,6 +642,39 @@ static void test_cost_moved_between_caller_and_callee_is_no_finding(void **state
 }
 
 /*
+ * Two functions could have held an extracted helper: its caller, whose
+ * self share fell by what the helper holds, and an unrelated function
+ * with callees as large as the helper whose own self share fell by as
+ * much in the same release. Neither was taken (no pair is made between
+ * two candidates), and the helper was a regression from nothing beside
+ * two improvements. The one whose callees' share rose with the helper is
+ * its caller: parse and its helper are one function, and no finding; the
+ * other function's fall is still an improvement of its own.
+ */
+static void test_of_two_possible_callers_the_one_whose_callees_took_the_helper_is_it(void **state)
+{
+	static const char *const names[] = {"decoy"};
+	static const char *const b1[] = {"api.handle", "api.handle;api.parse", "api.other",
+					 "api.other;api.leaf"};
+	static const char *const b2[] = {"api.handle", "api.handle;api.parse",
+					 "api.handle;api.parse;api.tokens", "api.other",
+					 "api.other;api.leaf"};
+	static const int w1[] = {300, 2000, 1500, 1000}, w2[] = {300, 1200, 800, 700, 1000};
+	fx *f = *state;
+	analysis a;
+	const finding *x;
+
+	family_service(f, "decoy", b1, w1, 4, b2, w2, 5);
+	analyse_all(f, &a, names, 1);
+	assert_null(finding_of(&a, "decoy", "api.tokens"));
+	assert_null(finding_of(&a, "decoy", "api.parse"));
+	assert_null(finding_of(&a, "decoy", "api.parse (+api.tokens)"));
+	assert_non_null(x = finding_of(&a, "decoy", "api.other"));
+	assert_int_equal(x->direction, FINDING_IMPROVEMENT);
+	analysis_release(&a);
+}
+
+/*
  * A caller of most of the service falls by more than half of any new
  * code's share from dilution alone: a new check of 17% under a loop of
  * 87% left unchanged is a regression from nothing (it was merged,
@@ -1893,6 +1926,7 @@ int main(void)
 		T(test_renumbered_closures_are_judged_as_one_family),
 		T(test_a_name_stored_before_a_rule_is_the_same_function),
 		T(test_cost_moved_between_caller_and_callee_is_no_finding),
+		T(test_of_two_possible_callers_the_one_whose_callees_took_the_helper_is_it),
 		T(test_new_code_under_a_dominant_caller_is_no_move),
 		T(test_new_code_under_an_unchanged_caller_is_not_paired_with_its_ancestor),
 		T(test_a_new_function_is_not_paired_with_a_caller_that_moved_within_its_noise),
