@@ -53,7 +53,8 @@ static const char stored_sql[] =
 	" kind, detail ->> 'cost_unit', detail ->> 'renamed_from', coalesce(incident_id, 0),"
 	" coalesce((detail ->> 'week_adjusted')::boolean, false),"
 	/* The look it was last stored at: an escalation's, not its first. */
-	" coalesce((detail ->> 'look')::int, 0), (detail ->> 'host_p')::float8"
+	" coalesce((detail ->> 'look')::int, 0), (detail ->> 'host_p')::float8,"
+	" (detail ->> 'hours_p')::float8"
 	" from findings where id = $1";
 
 /* f as stored_sql read it into res (which this frees). */
@@ -86,6 +87,7 @@ static int stored_from(finding *f, PGresult *res, pr_error *err)
 	f->q_value = NUM(9);
 	f->mw_p = NUM(10);
 	f->host_p = NUM(25); /* absent (not judged on new hosts, or stored before it): NaN */
+	f->hours_p = NUM(26);
 	f->score = NUM(11);
 #undef NUM
 	f->baseline_captures = (size_t)db_get_i64(res, 0, 12);
@@ -748,7 +750,7 @@ int findings_store(analysis *a, db *d, int64_t run_id, pr_error *err)
 			       "\"cost_unit\":%s%s%s,\"renamed_from\":%s,"
 			       "\"renamed_from_id\":%" PRId64 ",\"weekly\":%s,"
 			       "\"utc_offset_h\":%g,\"weekend\":\"%s\",\"week_adjusted\":%s,"
-			       "\"host_p\":%s}",
+			       "\"host_p\":%s,\"hours_p\":%s}",
 			       f->test,
 			       isnan(f->rate_ratio) ? "null" : fmt_f(num[9], 32, f->rate_ratio),
 			       a->opts.at_us, a->opts.window_us, a->opts.rel_margin,
@@ -759,7 +761,8 @@ int findings_store(analysis *a, db *d, int64_t run_id, pr_error *err)
 			       f->cost_unit ? "\"" : "", was, f->renamed_from_id,
 			       a->opts.weekly ? "true" : "false", f->week.utc_offset_h, weekend,
 			       f->weekly ? "true" : "false",
-			       isnan(f->host_p) ? "null" : fmt_f(num[8], 32, f->host_p)) < 0) {
+			       isnan(f->host_p) ? "null" : fmt_f(num[8], 32, f->host_p),
+			       isnan(f->hours_p) ? "null" : fmt_f(num[7], 32, f->hours_p)) < 0) {
 			buf_release(&fp);
 			free(was);
 			rc = oom(err);
