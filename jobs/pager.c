@@ -116,9 +116,11 @@ int pager_enqueue_finding(db *d, const config *c, const finding *f, int64_t run_
 	 * A sent trigger is never touched (the dedup guarantee). A failed or
 	 * cancelled one is armed again for this open finding: a permanent
 	 * refusal (a bad key, a 404 while a URL was wrong) must not lose the
-	 * page for good. Its last error stays until the next attempt. A
-	 * resolve still pending for the same key would close the new alert:
-	 * it is cancelled.
+	 * page for good. Its last error stays until the next attempt. One
+	 * the receiver had before (an escalation that failed: sent_at) keeps
+	 * what it had as escalated_from, so the escalation still ends the old
+	 * alert and says so. A resolve still pending for the same key would
+	 * close the new alert: it is cancelled.
 	 */
 	static const char sql[] =
 		"with up as (insert into pages (service_id, finding_id, dedup_key, "
@@ -129,7 +131,9 @@ int pager_enqueue_finding(db *d, const config *c, const finding *f, int64_t run_
 		"   do update set status = 'pending', attempts = 0,"
 		"   next_attempt_at = now(), updated_at = now(), finding_id = excluded.finding_id,"
 		"   service_id = excluded.service_id, run_id = "
-		"excluded.run_id, detail = excluded.detail"
+		"excluded.run_id, detail = excluded.detail || case when pages.sent_at is null"
+		"   then '{}' else jsonb_build_object('escalated_from',"
+		"   coalesce(pages.detail ->> 'escalated_from', pages.detail ->> 'severity')) end"
 		"   where pages.status in ('failed', 'cancelled') returning dedup_key, target),"
 		" r as (update pages set status = 'cancelled', updated_at = now(),"
 		"   last_error = 'superseded by a new trigger'"
@@ -273,7 +277,7 @@ int pager_first_paged(db *d, const int64_t *ids, size_t n, int64_t *out, pr_erro
 		"select coalesce((select u.id from unnest($1::bigint[]) with ordinality u(id, k)"
 		"   where exists (select 1 from pages p where p.finding_id = u.id"
 		"     and p.event = 'trigger' and p.retired_at is null"
-		"     and p.status in ('pending', 'sent'))"
+		"     and (p.status in ('pending', 'sent') or p.sent_at is not null))"
 		"   order by u.k limit 1), 0)";
 	buf lit = BUF_INIT;
 	const char *p[1];
@@ -359,12 +363,16 @@ int pager_enqueue_resolve(db *d, int64_t finding_id, size_t *added, size_t *canc
 int pager_cancel_member(db *d, int64_t finding_id, int64_t incident_id, size_t *cancelled,
 			pr_error *err)
 {
-	/* Never tried: nothing can have arrived, so nothing needs a resolve. */
+	/*
+	 * Never tried, never sent: nothing can have arrived, so nothing needs
+	 * a resolve. An escalation waiting to go (pending, 0 attempts) is a
+	 * page the receiver has: it stays, to be resolved with the finding.
+	 */
 	static const char sql[] =
 		"with c as (update pages set status = 'cancelled', updated_at = now(),"
 		"   last_error = 'merged into incident ' || $2 || '; its lead pages for it'"
 		"   where finding_id = $1::bigint and event = 'trigger' and status = 'pending'"
-		"   and attempts = 0 returning 1) select count(*) from c";
+		"   and attempts = 0 and sent_at is null returning 1) select count(*) from c";
 	char fid[24], iid[24];
 	const char *p[2] = {fid, iid};
 	PGresult *res = NULL;

@@ -308,6 +308,25 @@ static void test_an_escalated_finding_pages_again_once_and_resolves_what_was_sen
 	assert_int_equal(pager_enqueue_finding(t->db, &c, &f, 0, &added, &err), 0);
 	assert_int_equal(added, 2);
 	assert_int_equal(testdb_int(t, "select count(*) from pages"), 1);
+	/* An escalation waiting to go is a page the receiver has: no merge cancels it. */
+	{
+		size_t cancelled_member = 0;
+		int64_t first = 0;
+		assert_int_equal(pager_cancel_member(t->db, f.id, 1, &cancelled_member, &err), 0);
+		assert_int_equal(cancelled_member, 0);
+		/* Refused for good, then armed again by the next run: still an escalation. */
+		testdb_int(t, "with u as (update pages set status = 'failed', attempts = 5"
+			      " returning 1) select count(*) from u");
+		assert_int_equal(pager_first_paged(t->db, &f.id, 1, &first, &err), 0);
+		assert_int_equal(first, f.id);
+		assert_int_equal(pager_enqueue_finding(t->db, &c, &f, 0, &added, &err), 0);
+		assert_int_equal(added, 3);
+		assert_int_equal(testdb_int(t, "select count(*) from pages where status = 'pending'"
+					       " and detail ->> 'escalated_from' = 'high'"
+					       " and detail ->> 'severity' = 'critical'"),
+				 1);
+		added = 2;
+	}
 	/* Resolved before it went: the escalation is cancelled, the high alert resolved. */
 	assert_int_equal(pager_enqueue_resolve(t->db, f.id, &added, &cancelled, &err), 0);
 	assert_int_equal(cancelled, 1);
