@@ -792,9 +792,10 @@ int blob_copy(blob_store *dst, blob_store *src, const char *key, size_t max, boo
 		goto out;
 	/*
 	 * Never replaced: what `dst` holds already stays (and is made young),
-	 * unless its size is not the source's. A copy cut short (a migration
-	 * killed mid-upload, on a server that kept the part it got) was
-	 * counted as there on every rerun, and read back as damage.
+	 * unless its size is not the source's and it does not check. A copy
+	 * cut short (a migration killed mid-upload, on a server that kept the
+	 * part it got) was counted as there on every rerun, and read back as
+	 * damage.
 	 */
 	if ((rc = dst->ops->exists(dst->impl, key, &made, err)) < 0)
 		goto out;
@@ -803,7 +804,20 @@ int blob_copy(blob_store *dst, blob_store *src, const char *key, size_t max, boo
 		if ((rc = dst->ops->size(dst->impl, key, &have, err)) < 0 ||
 		    (rc = src->ops->size(src->impl, key, &want, err)) < 0)
 			goto out;
-		damaged = have != want;
+		/*
+		 * Another size is damage only if the copy does not check: another
+		 * machine's zstd may have compressed the same bytes otherwise.
+		 */
+		if (have != want) {
+			pr_error e = PR_ERROR_INIT;
+			buf mine = BUF_INIT;
+			damaged = dst->ops->get(dst->impl, key, &mine,
+						have < SIZE_MAX ? (size_t)have + 1 : SIZE_MAX,
+						&e) < 0 ||
+				  blob_decode(&plain, key, mine.ptr, mine.len, max, &e) < 0;
+			buf_release(&mine);
+			buf_release(&plain);
+		}
 	}
 	if (made && !damaged) {
 		made = false;

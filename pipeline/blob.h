@@ -226,8 +226,9 @@ const char *blob_store_kind(blob_store *bs);
  * after checking that it decodes within `max` bytes and hashes to `key`
  * (the errors of blob_get). `*created` (may be NULL) as for blob_put:
  * false when `dst` had it already (it is not replaced, its time is set to
- * now). A copy in `dst` whose size is not the source's (cut short) is
- * damaged: the checked source takes its place, and `*created` is true.
+ * now). A copy in `dst` whose size is not the source's and that does not
+ * decode to bytes hashing to `key` (cut short) is damaged: the checked
+ * source takes its place, and `*created` is true.
  */
 int blob_copy(blob_store *dst, blob_store *src, const char *key, size_t max, bool *created,
 	      pr_error *err);

@@ -1764,6 +1764,41 @@ static void test_copy_checks_the_source_and_never_replaces(void **state)
 		buf_release(&copied);
 		assert_int_equal(blob_get(dst, key, &out, 1 << 20, &err), 0);
 	}
+	/* Another zstd's copy of the same bytes, another size: it checks, so it stays. */
+	{
+		char p2[8300], text[4096];
+		size_t n, bound;
+		buf copied = BUF_INIT;
+		char *z;
+		const char *k2 = NULL;
+		char key2[BLOB_KEY_HEX + 1];
+		for (size_t i = 0; i < sizeof(text); i++)
+			text[i] = (char)('a' + (i * 7 + i / 13) % 26);
+		assert_int_equal(blob_put(f->bs, key2, text, sizeof(text), NULL, &err), 0);
+		k2 = key2;
+		bound = ZSTD_compressBound(sizeof(text));
+		assert_non_null(z = malloc(bound));
+		n = ZSTD_compress(z, bound, text, sizeof(text), 19);
+		assert_false(ZSTD_isError(n));
+		snprintf(p2, sizeof(p2), "%s/sha256/%.2s/%s.zst", root2, k2, k2 + 2);
+		{
+			char d2[8300];
+			snprintf(d2, sizeof(d2), "%s/sha256/%.2s", root2, k2);
+			mkdir(d2, 0755);
+		}
+		write_file(p2, z, n);
+		blob_file(f, k2, path, sizeof(path));
+		read_file(path, &copied);
+		assert_true(copied.len != n);
+		assert_int_equal(blob_copy(dst, f->bs, k2, 1 << 20, &created, &err), 0);
+		assert_false(created);
+		buf_reset(&copied);
+		read_file(p2, &copied);
+		assert_int_equal(copied.len, n);
+		assert_memory_equal(copied.ptr, z, n);
+		buf_release(&copied);
+		free(z);
+	}
 
 	/* A source whose bytes no longer hash to the key. */
 	assert_int_equal(blob_put(f->bs, bad, "damaged", 7, NULL, &err), 0);
