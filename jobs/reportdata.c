@@ -2290,50 +2290,65 @@ static int write_run_all(const job_env *env, int64_t run_id, char **html_path, c
 	return rc;
 }
 
-/* At most this many earlier runs' reports are written by one run (the SQL's limit). */
-#define OWED_MAX "16"
+/* At most this many earlier runs' reports are written by one run. */
+#define OWED_MAX 16
 
 /*
  * The reports of earlier runs whose pages are still to go and link to a
- * report that is not there: a run killed after it stored its findings
- * and pages, and before it wrote its reports, left pages whose link led
- * nowhere, and the run that sends them wrote only its own.
+ * file that is not there (a team's report or the run's): a run killed
+ * after it stored its findings and pages, and before it wrote its
+ * reports, left pages whose link led nowhere, and the run that sends
+ * them wrote only its own.
  */
 static int write_owed(const job_env *env, int64_t run_id, char *problem, size_t len)
 {
 	static const char sql[] =
-		"select distinct run_id from pages where status = 'pending' and run_id is not null"
-		" and run_id <> $1::bigint and detail ->> 'link' is not null"
-		" order by run_id desc limit " OWED_MAX;
-	char rid[24], name[REPORT_RUN_NAME_MAX], *dir = NULL;
-	const char *p[1] = {rid}, *instance;
+		"select distinct run_id, detail ->> 'link' from pages where status = 'pending'"
+		" and run_id is not null and run_id <> $1::bigint and detail ->> 'link' is not null"
+		" order by run_id desc limit 10000";
+	char rid[24], *dir = NULL;
+	const char *p[1] = {rid};
+	int64_t done[OWED_MAX];
+	size_t ndone = 0;
 	PGresult *res = NULL;
 	pr_error e = PR_ERROR_INIT;
 	buf path = BUF_INIT;
 	int rc = 0;
 
 	snprintf(rid, sizeof(rid), "%" PRId64, run_id);
-	if (db_exec(env->d, &res, &e, "reading the runs whose pages wait", sql, 1, p) < 0 ||
-	    db_instance(env->d, &instance, &e) < 0) {
+	if (db_exec(env->d, &res, &e, "reading the runs whose pages wait", sql, 1, p) < 0) {
 		if (!problem[0])
 			snprintf(problem, len, "%s", e.msg);
 		rc = -1;
 		goto out;
 	}
 	if (db_rows(res) && !(dir = reportdata_dir(env->cfg, env->home))) {
+		if (!problem[0])
+			snprintf(problem, len, "out of memory");
 		rc = -1;
 		goto out;
 	}
-	for (int i = 0; i < db_rows(res); i++) {
+	for (int i = 0; i < db_rows(res) && ndone < OWED_MAX; i++) {
 		int64_t owed = db_get_i64(res, i, 0);
-		report_run_name(name, owed, instance);
+		const char *link = db_get_text(res, i, 1), *name = strrchr(link, '/');
+		size_t n, k;
+		for (k = 0; k < ndone && done[k] != owed; k++)
+			;
+		if (k < ndone || !name)
+			continue;
+		name++;
+		n = strcspn(name, "#?");
+		/* A name of the report folder's own: never a path elsewhere. */
+		if (!n || memchr(name, '\\', n) || (n <= 2 && name[0] == '.'))
+			continue;
 		buf_reset(&path);
-		if (buf_printf(&path, "%s/%s.html", dir, name) < 0) {
+		if (buf_printf(&path, "%s/%.*s", dir, (int)n, name) < 0) {
 			rc = -1;
 			break;
 		}
 		if (access(path.ptr, F_OK) == 0)
 			continue;
+		done[ndone++] = owed;
 		if (write_run_all(env, owed, NULL, problem, len) < 0)
 			rc = -1;
 	}

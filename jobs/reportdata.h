@@ -173,9 +173,10 @@ int reportdata_write_run_teams(db *d, blob_store *bs, const config *cfg, const c
  * problem[0..len) ("" when none). The run's findings are stored either
  * way, but its pages link to the report, so the caller says so in its
  * exit code. *html_path as reportdata_write_run. Also written: the
- * reports of earlier runs (the latest 16) whose pages still wait and
- * link to a report that is not there (a run killed before it wrote
- * them), so that the pages this run sends lead somewhere.
+ * reports of earlier runs (up to 16) whose pages still wait and link to
+ * a report file, the run's or a team's, that is not there (a run killed
+ * before it wrote them), so that the pages this run sends lead
+ * somewhere.
  */
 int reportdata_write_run_all(const job_env *env, int64_t run_id, char **html_path, char *problem,
 			     size_t len);

@@ -2,7 +2,8 @@
 # A nightly killed after it stored its findings and pages, and before it
 # wrote its reports, leaves pages that link to a report that is not
 # there. The run that sends them writes that report (and its team's)
-# first, so the link on-call follows leads somewhere.
+# first, so the link on-call follows leads somewhere; also when only the
+# team's report is missing.
 . "$(dirname "$0")/lib.sh"
 fresh_db cli_page_report_owed
 pr --quiet db init
@@ -43,4 +44,12 @@ run pr --config "$T/cfg.json" nightly --at "$at"
 [ -f "$T/reports/$file" ] && [ -f "$T/reports/${file%-team-*}.html" ] &&
 	ok "after writing the report its link names, and the run's whole report" ||
 	not_ok "owed report" "$(ls "$T/reports" 2>&1)"
+
+# Killed between the run's report and its team's: the team's is written.
+rm -f "$T/reports/$file"
+sql "update pages set status = 'pending', attempts = 0, sent_at = null, next_attempt_at = now()" >/dev/null
+run pr --config "$T/cfg.json" nightly --at "$at"
+[ $RC -eq 0 ] && [ -f "$T/reports/$file" ] &&
+	ok "a missing team report is written though the run's report is there" ||
+	not_ok "owed team report" "rc=$RC $(ls "$T/reports" 2>&1)"
 finish
