@@ -1408,6 +1408,30 @@ static int test_function(finding *f, const series *b, const series *c, const ana
 }
 
 /*
+ * Welch's one-sided tests of y against x (n values each, at least two),
+ * beyond delta_up for a rise into *up and beyond delta_down for a fall
+ * into *down; each left as it was where the test cannot be made.
+ */
+static void welch_both(double *up, double *down, const double *x, size_t nx, const double *y,
+		       size_t ny, double delta_up, double delta_down)
+{
+	stats_sample sx, sy;
+	stats_test_opts o = STATS_TEST_OPTS_INIT;
+	stats_result r;
+
+	if (stats_sample_of(&sx, x, nx, 0) < 0 || stats_sample_of(&sy, y, ny, 0) < 0)
+		return;
+	o.alt = STATS_GREATER;
+	o.delta0 = delta_up;
+	if (stats_test_welch(&r, &sx, &sy, &o) == 0)
+		*up = r.p;
+	o.alt = STATS_LESS;
+	o.delta0 = delta_down;
+	if (stats_test_welch(&r, &sx, &sy, &o) == 0)
+		*down = r.p;
+}
+
+/*
  * The mean of y over each host's values into out (in order of first
  * appearance; a value whose host is unknown, -1, is a host of its own),
  * their number into *nout. out holds n.
@@ -1477,21 +1501,8 @@ static int new_host_tests(double *up, double *down, const series *b, const serie
 	if ((rc = host_means(mb, &nb, b->host, yb, b->n)) < 0 ||
 	    (rc = host_means(mc, &nc, c->host, yc, c->n)) < 0)
 		goto out;
-	if (nb >= 2 && nc >= 2) {
-		stats_sample sb, sc;
-		stats_test_opts o = STATS_TEST_OPTS_INIT;
-		stats_result r;
-		if (stats_sample_of(&sb, mb, nb, 0) < 0 || stats_sample_of(&sc, mc, nc, 0) < 0)
-			goto out;
-		o.alt = STATS_GREATER;
-		o.delta0 = delta_up;
-		if (stats_test_welch(&r, &sb, &sc, &o) == 0)
-			*up = r.p;
-		o.alt = STATS_LESS;
-		o.delta0 = delta_down;
-		if (stats_test_welch(&r, &sb, &sc, &o) == 0)
-			*down = r.p;
-	}
+	if (nb >= 2 && nc >= 2)
+		welch_both(up, down, mb, nb, mc, nc, delta_up, delta_down);
 out:
 	free(mb);
 	free(mc);
@@ -1571,22 +1582,8 @@ static int hours_tests(double *up, double *down, const series *b, const series *
 	for (size_t i = 0; i < b->n; i++)
 		if (fabs(clock_diff(hour_of(b, i), at)) <= HOURS_NEAR)
 			near[nn++] = yb[i];
-	if (nn >= 2 && nn < b->n) {
-		stats_sample sb, sc;
-		stats_test_opts o = STATS_TEST_OPTS_INIT;
-		stats_result r;
-		if (stats_sample_of(&sb, near, nn, 0) == 0 &&
-		    stats_sample_of(&sc, yc, c->n, 0) == 0) {
-			o.alt = STATS_GREATER;
-			o.delta0 = delta_up;
-			if (stats_test_welch(&r, &sb, &sc, &o) == 0)
-				*up = r.p;
-			o.alt = STATS_LESS;
-			o.delta0 = delta_down;
-			if (stats_test_welch(&r, &sb, &sc, &o) == 0)
-				*down = r.p;
-		}
-	}
+	if (nn >= 2 && nn < b->n)
+		welch_both(up, down, near, nn, yc, c->n, delta_up, delta_down);
 	free(near);
 	return 0;
 }

@@ -27,23 +27,7 @@ commit=$(grep "\"service\":\"$bad\"" "$T/fleet/manifest.jsonl" | grep "\"release
 
 # The release's first captures, 20 hours ago: three of the baseline's with
 # the regressed function's stacks 1.2 times as costly.
-mkdir -p "$T/early"
-: >"$T/early/m.jsonl"
-i=0
-grep "\"service\":\"$bad\"" "$T/fleet/base.jsonl" | tail -n 3 | while read -r line; do
-	i=$((i + 1))
-	path=$(sed 's/.*"path":"\([^"]*\)".*/\1/' <<<"$line")
-	awk -v fn="$fn" '{
-		n = $NF; stack = substr($0, 1, length($0) - length(n) - 1)
-		k = split(stack, fr, ";")
-		if (fr[k] == fn) n = int(n * 1.2 + 0.5)
-		print stack " " n
-	}' "$T/fleet/$path" >"$T/early/e$i.folded"
-	sed "s|\"path\":\"[^\"]*\"|\"path\":\"e$i.folded\"|; s/\"release\":\"[^\"]*\"/\"release\":\"$rel\"/;
-	     s/\"commit\":\"[^\"]*\"/\"commit\":\"$commit\"/;
-	     s/\"time\":\"[^\"]*\"/\"time\":\"$(date -u -d "-20 hours -$i minutes" +%Y-%m-%dT%H:%M:%SZ)\"/" \
-		<<<"$line" >>"$T/early/m.jsonl"
-done
+early_captures "$T/fleet/base.jsonl" "$bad" "$fn" "$rel" "$commit" "$T/early"
 pr --quiet ingest --manifest "$T/early/m.jsonl"
 printf '{"paging": {"min_severity": "high", "targets": []}}' >"$T/cfg.json"
 pr --quiet nightly --service "$bad" --at "$(date -u -d '-19 hours' +%Y-%m-%dT%H:%M:%SZ)" >/dev/null 2>&1

@@ -11,26 +11,10 @@ fresh_db cli_page_escalates
 pr --quiet db init
 BUILD=${BUILD:-build}
 T=$PROFREG_TEST_TMP/cli_page_escalates
-rm -rf "$T" && mkdir -p "$T/am"
-AM=${ALERTMANAGER:-/usr/bin/prometheus-alertmanager}
+rm -rf "$T" && mkdir -p "$T"
 PIDS=""
 trap 'for p in $PIDS; do kill "$p" 2>/dev/null; done' EXIT
-if [ ! -x "$AM" ]; then
-	not_ok "prometheus-alertmanager is installed (make deps)"
-	finish
-	exit 1
-fi
-wait_ready() {
-	for _ in $(seq 100); do curl -sf "$1" >/dev/null 2>&1 && return 0; sleep 0.1; done
-	return 1
-}
-AM_PORT=$(free_port)
-printf "route:\n  receiver: 'null'\n  group_wait: 30s\nreceivers:\n  - name: 'null'\n" >"$T/am.yml"
-"$AM" --config.file="$T/am.yml" --storage.path="$T/am" --web.listen-address="127.0.0.1:$AM_PORT" \
-	--cluster.listen-address= --log.level=warn >"$T/am.log" 2>&1 &
-PIDS="$PIDS $!"
-wait_ready "http://127.0.0.1:$AM_PORT/-/ready" && ok "alertmanager is up on port $AM_PORT" ||
-	not_ok "alertmanager start" "$(tail -5 "$T/am.log")"
+alertmanager_start
 webhook_start
 alerts() { curl -sf "http://127.0.0.1:$AM_PORT/api/v2/alerts?alertname=ProfregRegression&active=true&silenced=true&inhibited=true"; }
 
@@ -49,22 +33,7 @@ commit=$(grep "\"service\":\"$bad\"" "$T/fleet/manifest.jsonl" | grep "\"release
 
 # The release's first captures, 20 hours ago: three of the baseline's with
 # the regressed function's stacks 1.2 times as costly.
-mkdir -p "$T/early"
-i=0
-grep "\"service\":\"$bad\"" "$T/fleet/base.jsonl" | tail -n 3 | while read -r line; do
-	i=$((i + 1))
-	path=$(sed 's/.*"path":"\([^"]*\)".*/\1/' <<<"$line")
-	awk -v fn="$fn" '{
-		n = $NF; stack = substr($0, 1, length($0) - length(n) - 1)
-		k = split(stack, fr, ";")
-		if (fr[k] == fn) n = int(n * 1.2 + 0.5)
-		print stack " " n
-	}' "$T/fleet/$path" >"$T/early/e$i.folded"
-	sed "s|\"path\":\"[^\"]*\"|\"path\":\"e$i.folded\"|; s/\"release\":\"[^\"]*\"/\"release\":\"$rel\"/;
-	     s/\"commit\":\"[^\"]*\"/\"commit\":\"$commit\"/;
-	     s/\"time\":\"[^\"]*\"/\"time\":\"$(date -u -d "-20 hours -$i minutes" +%Y-%m-%dT%H:%M:%SZ)\"/" \
-		<<<"$line" >>"$T/early/m.jsonl"
-done
+early_captures "$T/fleet/base.jsonl" "$bad" "$fn" "$rel" "$commit" "$T/early"
 pr --quiet ingest --manifest "$T/early/m.jsonl"
 cat >"$T/cfg.json" <<JSON
 {"analysis": {"confirm_looks": 1},
