@@ -21,15 +21,18 @@
  *    page_webhook (trigger and resolve): never NULL, their JSON text parses
  *    back with jansson to an equal value, every string in it is free of
  *    control characters, each summary is at most PAGE_SUMMARY_MAX and the
- *    whole body at most BODY_MAX bytes;
+ *    whole body at most BODY_MAX bytes (twice that for an escalated
+ *    Alertmanager body, two alerts);
  *  - pager_retry_after on the whole input (cut at the first NUL): a delay
  *    within [0, one day], and for plain digits exactly seconds * 1000.
  *
  * Seeds (tests/fuzz/corpus/page/): a typical event, one with invalid
  * UTF-8 and control characters in every name, one with long names and
  * NaN/huge numbers, one whose webhook text escaping made longer than
- * PAGE_SUMMARY_MAX, one with only a dedup key, and Retry-After values
- * (seconds, an IMF-fixdate, an obsolete RFC 850 date, garbage).
+ * PAGE_SUMMARY_MAX, one with only a dedup key, one escalated with names
+ * long enough that its Alertmanager body of two alerts passed BODY_MAX,
+ * and Retry-After values (seconds, an IMF-fixdate, an obsolete RFC 850
+ * date, garbage).
  */
 #include <jansson.h>
 #include <stdbool.h>
@@ -183,7 +186,7 @@ static void check_strings(json_t *v)
 }
 
 /* A body: present, parses back to the same value, only clean strings. */
-static void check_body(json_t *body)
+static void check_body_within(json_t *body, size_t max)
 {
 	char *text;
 	json_t *back;
@@ -191,7 +194,7 @@ static void check_body(json_t *body)
 
 	if (!body)
 		abort();
-	if (!(text = json_dumps(body, JSON_COMPACT)) || strlen(text) > BODY_MAX)
+	if (!(text = json_dumps(body, JSON_COMPACT)) || strlen(text) > max)
 		abort();
 	if (!(back = json_loads(text, 0, &jerr)) || !json_equal(body, back))
 		abort();
@@ -199,6 +202,11 @@ static void check_body(json_t *body)
 	json_decref(back);
 	free(text);
 	json_decref(body);
+}
+
+static void check_body(json_t *body)
+{
+	check_body_within(body, BODY_MAX);
 }
 
 static bool same_str(const char *a, const char *b)
@@ -334,8 +342,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		check_body(r);
 	}
-	check_body(page_alertmanager(&e, now_us, now_us));
-	check_body(page_alertmanager(&e, now_us, now_us + 3600000000LL));
+	/* An escalation's alerts are two: the new severity's and the old one ended. */
+	check_body_within(page_alertmanager(&e, now_us, now_us),
+			  e.escalated_from != STATS_SEV_NONE ? 2 * BODY_MAX : BODY_MAX);
+	check_body_within(page_alertmanager(&e, now_us,
+					    now_us < INT64_MAX - 3600000000LL
+						    ? now_us + 3600000000LL
+						    : now_us),
+			  e.escalated_from != STATS_SEV_NONE ? 2 * BODY_MAX : BODY_MAX);
 	check_body(page_webhook(&e, false, now_us));
 	check_body(page_webhook(&e, true, now_us));
 	{
