@@ -829,40 +829,6 @@ static bool event_ended(const char *s, size_t n, const char *ev, size_t ev_len)
 	return k < n && is_space((unsigned char)s[k]);
 }
 
-/* Runs of this many digits or more could be a card number (13 to 19 digits). */
-#define CARD_DIGITS 13
-
-/*
- * A thread's name is the program's to set (prctl, pthread_setname_np),
- * and it becomes the root frame of every sample of that thread, in the
- * index, exports and reports: a name holding a card number would leak it
- * there. Each run of CARD_DIGITS digits or more is cut to one '#'.
- */
-static void mask_card_digits(buf *name)
-{
-	size_t w = 0;
-
-	if (!name->len)
-		return;
-	for (size_t i = 0; i < name->len;) {
-		size_t j = i;
-		while (j < name->len && name->ptr[j] >= '0' && name->ptr[j] <= '9')
-			j++;
-		if (j - i >= CARD_DIGITS) {
-			name->ptr[w++] = '#';
-			i = j;
-		} else if (j > i) {
-			memmove(name->ptr + w, name->ptr + i, j - i);
-			w += j - i;
-			i = j;
-		} else {
-			name->ptr[w++] = name->ptr[i++];
-		}
-	}
-	name->len = w;
-	name->ptr[w] = '\0';
-}
-
 /*
  * A header line; with a frame after the event (perf record without -g),
  * a whole sample: the command, then that frame.
@@ -921,7 +887,6 @@ static int parse_header(parser *ps, const char *s, size_t n, size_t comm_len,
 	for (size_t i = 0; i < ps->name.len; i++)
 		if (ps->name.ptr[i] == ' ')
 			ps->name.ptr[i] = '_';
-	mask_card_digits(&ps->name);
 	ps->java = strncmp(ps->name.ptr, "java", 4) == 0;
 	if ((rc = intern(ps, &ps->comm_id, ps->name.ptr, ps->name.len)) < 0)
 		return rc;

@@ -532,7 +532,46 @@ static bool jit_file(char *s, size_t *n)
 	return false;
 }
 
+/* Runs of this many digits or more could be a card number (13 to 19 digits). */
+#define CARD_DIGITS 13
+
+/*
+ * Each run of CARD_DIGITS decimal digits or more in s[0..n) cut to one
+ * '#'; the new length. A name is any text a program chose (a thread's
+ * name, the root frame of its samples in perf and folded stacks, an
+ * async-profiler thread frame), and one holding a card number would put
+ * it in the index, exports, reports and pages. No symbol has such a run:
+ * the build numbers that do (ThinLTO's ".llvm.6425391548234110923", JFR's
+ * handler ids) are taken off by the rules before this one.
+ */
+static size_t without_card_digits(char *s, size_t n)
+{
+	size_t w = 0;
+
+	for (size_t r = 0; r < n;) {
+		size_t j = r + digits(s, n, r);
+		if (j - r >= CARD_DIGITS) {
+			s[w++] = '#';
+			r = j;
+		} else if (j > r) {
+			memmove(s + w, s + r, j - r);
+			w += j - r;
+			r = j;
+		} else {
+			s[w++] = s[r++];
+		}
+	}
+	return w;
+}
+
+static size_t stable(char *s, size_t n);
+
 size_t symname_stable(char *s, size_t n)
+{
+	return without_card_digits(s, stable(s, n));
+}
+
+static size_t stable(char *s, size_t n)
 {
 	size_t r = 0, w = 0, keep, drop;
 

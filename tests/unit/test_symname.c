@@ -1007,10 +1007,36 @@ static void test_a_urls_query_and_fragment_are_dropped(void **state)
 	}
 }
 
+/*
+ * A name is any text a program chose: a thread's name (the root frame of
+ * perf and folded stacks, an async-profiler thread frame) holding a card
+ * number would reach the index, exports, reports and pages. Each run of
+ * 13 digits or more is cut to '#'; shorter ones stay, and the build
+ * numbers other rules take off are taken off first.
+ */
+static void test_a_card_number_in_a_name_is_cut(void **state)
+{
+	static const rewrite_case cases[] = {
+		{"4111111111111111", "#"},
+		{"pan4111111111111111;x", "pan#;x"},
+		{"[4111111111111111 tid=4123]", "[#]"},
+		{"cache_1699999999999_flush", "cache_#_flush"},
+		{"a1234567890123b9876543210987654321", "a#b#"},
+		{"parse.llvm.6425391548234110923", "parse"},
+	};
+	static const char *const same[] = {"worker-123456789012", "main.func1234",
+					   "sha256_block_data_order_avx2"};
+
+	(void)state;
+	check_rewrites(stable, cases, sizeof(cases) / sizeof(cases[0]), same,
+		       sizeof(same) / sizeof(same[0]));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_generated_parts_are_dropped),
+		cmocka_unit_test(test_a_card_number_in_a_name_is_cut),
 		cmocka_unit_test(test_other_names_stay_as_written),
 		cmocka_unit_test(test_gcc_clones_are_their_function),
 		cmocka_unit_test(test_rust_crate_hashes_are_dropped),
