@@ -1514,6 +1514,11 @@ out:
 #define HOURS_SPAN 6.0
 /* Baseline captures within this many hours of the judged ones' hour of the day are theirs. */
 #define HOURS_NEAR 3.0
+/*
+ * Fewer near captures than this test nothing: Welch's test of two has
+ * about one degree of freedom, and vetoed a real 1.5x slowdown.
+ */
+#define HOURS_MIN 5
 
 /* The hour of the day (UTC, with its fraction) series s's capture i was taken at. */
 static double hour_of(const series *s, size_t i)
@@ -1551,8 +1556,8 @@ static double clock_diff(double a, double b)
  * change must also show against the baseline's captures taken within
  * HOURS_NEAR hours of theirs: Welch's one-sided tests each way beyond
  * the margins, into *up and *down. Both NaN where the judged captures
- * are spread over the day, where fewer than two baseline captures are
- * that near, or where every baseline capture is (nothing to compare).
+ * are spread over the day, where fewer than HOURS_MIN baseline captures
+ * are that near, or where every baseline capture is (nothing to compare).
  */
 static int hours_tests(double *up, double *down, const series *b, const series *c, const double *yb,
 		       const double *yc, double delta_up, double delta_down)
@@ -1582,7 +1587,7 @@ static int hours_tests(double *up, double *down, const series *b, const series *
 	for (size_t i = 0; i < b->n; i++)
 		if (fabs(clock_diff(hour_of(b, i), at)) <= HOURS_NEAR)
 			near[nn++] = yb[i];
-	if (nn >= 2 && nn < b->n)
+	if (nn >= HOURS_MIN && nn < b->n)
 		welch_both(up, down, near, nn, yc, c->n, delta_up, delta_down);
 	free(near);
 	return 0;

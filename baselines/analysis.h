@@ -235,8 +235,8 @@ typedef struct finding {
 				   * means, each host one value; NaN otherwise */
 	double hours_p;           /* where the judged captures span 6 hours of the
 				   * day or less: Welch's one-sided p against the
-				   * baseline's captures within 3 hours of theirs;
-				   * NaN otherwise */
+				   * baseline's captures within 3 hours of theirs
+				   * (5 or more); NaN otherwise */
 	double p_up, p_down;      /* one-sided p: rose / fell (beyond the margin when
 				   * margin_in_test) */
 	bool weekly;              /* also held to the captures of its own part of the
