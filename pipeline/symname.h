@@ -58,8 +58,8 @@
  *   - JIT code perf could not name, after the file of the process it
  *     took it from, "[perf-535.map]" and "[jitted-535-12.so]"
  *                                      -> "[perf-N.map]", "[jitted-N-N.so]"
- *   - last, each run of 13 digits or more, which could be a card number
- *     (a thread's name is a root frame)                             -> "#"
+ *   - last, each card number (13 to 19 digits passing Luhn's check, not
+ *     part of a hex number; a thread's name is a root frame)         -> "#"
  * Slashes and dots as package separators are both recognised. Names
  * without such parts are left as they are; rewriting a rewritten name
  * changes nothing more.

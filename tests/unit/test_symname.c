@@ -1010,9 +1010,11 @@ static void test_a_urls_query_and_fragment_are_dropped(void **state)
 /*
  * A name is any text a program chose: a thread's name (the root frame of
  * perf and folded stacks, an async-profiler thread frame) holding a card
- * number would reach the index, exports, reports and pages. Each run of
- * 13 digits or more is cut to '#'; shorter ones stay, and the build
- * numbers other rules take off are taken off first.
+ * number would reach the index, exports, reports and pages. A card
+ * number (13 to 19 digits that pass Luhn's check, not part of a hex
+ * number) is cut to '#'. Other long numbers are different code and stay
+ * apart: zero-padded addresses, a template's constant, numbers that fail
+ * the check; the build numbers other rules take off are taken off first.
  */
 static void test_a_card_number_in_a_name_is_cut(void **state)
 {
@@ -1020,12 +1022,16 @@ static void test_a_card_number_in_a_name_is_cut(void **state)
 		{"4111111111111111", "#"},
 		{"pan4111111111111111;x", "pan#;x"},
 		{"[4111111111111111 tid=4123]", "[#]"},
-		{"cache_1699999999999_flush", "cache_#_flush"},
-		{"a1234567890123b9876543210987654321", "a#b#"},
+		{"cache_4222222222222_flush", "cache_#_flush"},
 		{"parse.llvm.6425391548234110923", "parse"},
 	};
-	static const char *const same[] = {"worker-123456789012", "main.func1234",
-					   "sha256_block_data_order_avx2"};
+	static const char *const same[] = {"worker-123456789012",
+					   "main.func1234",
+					   "cache_1234567890123_flush",
+					   "0x0000000000401000",
+					   "libc.so.6+0x0000000000123456",
+					   "_Z3fooILm18446744073709551615EEvv",
+					   "f4111111111111111"};
 
 	(void)state;
 	check_rewrites(stable, cases, sizeof(cases) / sizeof(cases[0]), same,
