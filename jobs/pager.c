@@ -365,14 +365,25 @@ int pager_cancel_member(db *d, int64_t finding_id, int64_t incident_id, size_t *
 {
 	/*
 	 * Never tried, never sent: nothing can have arrived, so nothing needs
-	 * a resolve. An escalation waiting to go (pending, 0 attempts) is a
-	 * page the receiver has: it stays, to be resolved with the finding.
+	 * a resolve. An escalation waiting to go (pending, 0 attempts, sent
+	 * before) is a page the receiver has: the escalation is not sent (the
+	 * incident pages once, through its lead), and the row is what was
+	 * delivered again, at the severity the receiver has, so that it is
+	 * refreshed and resolved as it was.
 	 */
 	static const char sql[] =
 		"with c as (update pages set status = 'cancelled', updated_at = now(),"
 		"   last_error = 'merged into incident ' || $2 || '; its lead pages for it'"
 		"   where finding_id = $1::bigint and event = 'trigger' and status = 'pending'"
-		"   and attempts = 0 and sent_at is null returning 1) select count(*) from c";
+		"   and attempts = 0 and sent_at is null returning 1),"
+		" e as (update pages set status = 'sent', updated_at = now(),"
+		"   detail = jsonb_set(detail - 'escalated_from', '{severity}',"
+		"     detail -> 'escalated_from'),"
+		"   last_error = 'escalation merged into incident ' || $2"
+		"     || '; its lead pages for it'"
+		"   where finding_id = $1::bigint and event = 'trigger' and status = 'pending'"
+		"   and attempts = 0 and sent_at is not null and detail ? 'escalated_from')"
+		" select count(*) from c";
 	char fid[24], iid[24];
 	const char *p[2] = {fid, iid};
 	PGresult *res = NULL;

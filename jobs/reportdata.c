@@ -2303,9 +2303,9 @@ static int write_run_all(const job_env *env, int64_t run_id, char **html_path, c
 static int write_owed(const job_env *env, int64_t run_id, char *problem, size_t len)
 {
 	static const char sql[] =
-		"select distinct run_id, detail ->> 'link' from pages where status = 'pending'"
-		" and run_id is not null and run_id <> $1::bigint and detail ->> 'link' is not null"
-		" order by run_id desc limit 10000";
+		"select distinct run_id, split_part(detail ->> 'link', '#', 1) from pages"
+		" where status = 'pending' and run_id is not null and run_id <> $1::bigint"
+		" and detail ->> 'link' is not null order by run_id desc limit 10000";
 	char rid[24], *dir = NULL;
 	const char *p[1] = {rid};
 	int64_t done[OWED_MAX];

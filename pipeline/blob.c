@@ -809,12 +809,28 @@ int blob_copy(blob_store *dst, blob_store *src, const char *key, size_t max, boo
 		 * machine's zstd may have compressed the same bytes otherwise.
 		 */
 		if (have != want) {
+			/*
+			 * Read within the source's bound; a read that fails (a
+			 * timeout) is the copy's error, never a reason to replace.
+			 */
 			pr_error e = PR_ERROR_INIT;
 			buf mine = BUF_INIT;
-			damaged = dst->ops->get(dst->impl, key, &mine,
-						have < SIZE_MAX ? (size_t)have + 1 : SIZE_MAX,
-						&e) < 0 ||
-				  blob_decode(&plain, key, mine.ptr, mine.len, max, &e) < 0;
+			size_t cap = max < (size_t)ZSTD_MAX_INPUT_SIZE &&
+						     ZSTD_compressBound(max) < SIZE_MAX - 64
+					     ? ZSTD_compressBound(max) + 64
+					     : SIZE_MAX;
+			if (have > cap)
+				damaged = true;
+			else if ((rc = dst->ops->get(dst->impl, key, &mine, cap, err)) == 0)
+				damaged = blob_decode(&plain, key, mine.ptr, mine.len, max, &e) < 0;
+			else if (rc == PR_ENOTFOUND) { /* gone since: copied as if never there */
+				rc = 0;
+				made = false;
+				pr_error_clear(err);
+			} else {
+				buf_release(&mine);
+				goto out;
+			}
 			buf_release(&mine);
 			buf_release(&plain);
 		}

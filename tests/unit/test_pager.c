@@ -308,12 +308,24 @@ static void test_an_escalated_finding_pages_again_once_and_resolves_what_was_sen
 	assert_int_equal(pager_enqueue_finding(t->db, &c, &f, 0, &added, &err), 0);
 	assert_int_equal(added, 2);
 	assert_int_equal(testdb_int(t, "select count(*) from pages"), 1);
-	/* An escalation waiting to go is a page the receiver has: no merge cancels it. */
+	/*
+	 * An escalation waiting to go is a page the receiver has: a merge into
+	 * an incident cancels no page, but the member's escalation is not sent
+	 * (its lead pages): the row is what was delivered again.
+	 */
 	{
 		size_t cancelled_member = 0;
 		int64_t first = 0;
 		assert_int_equal(pager_cancel_member(t->db, f.id, 1, &cancelled_member, &err), 0);
 		assert_int_equal(cancelled_member, 0);
+		assert_int_equal(testdb_int(t, "select count(*) from pages where status = 'sent'"
+					       " and detail ->> 'severity' = 'high'"
+					       " and not detail ? 'escalated_from'"),
+				 1);
+		/* As the test had it: the escalation waiting. */
+		testdb_int(t, "with u as (update pages set status = 'pending', detail = detail ||"
+			      " '{\"severity\": \"critical\", \"escalated_from\": \"high\"}'"
+			      " returning 1) select count(*) from u");
 		/* Refused for good, then armed again by the next run: still an escalation. */
 		testdb_int(t, "with u as (update pages set status = 'failed', attempts = 5"
 			      " returning 1) select count(*) from u");
