@@ -12,23 +12,10 @@ BUILD=${BUILD:-build}
 T=$PROFREG_TEST_TMP/cli_finding_escalates
 rm -rf "$T" && mkdir -p "$T"
 
-# The simulated night is yesterday, so that captures stamped "now" have
-# the baseline of the 14 days before them.
-"$BUILD/sim/fleetgen" --out "$T/fleet" --services 3 --functions 60 --factors 2 --bands 10-30 \
-	--regressed 0.34 --seed 51 --start "$(date -u -d '-15 days' +%Y-%m-%d)" >"$T/gen.txt"
-rel=$(sed -n 's/^release: //p' "$T/gen.txt")
-bad=$(grep '"regressed":true' "$T/fleet/truth.jsonl" | head -n 1 | sed 's/.*"service":"\([^"]*\)".*/\1/')
-fn=$(grep '"regressed":true' "$T/fleet/truth.jsonl" | head -n 1 | sed 's/.*"function":"\([^"]*\)".*/\1/')
-while read -r s; do pr --quiet service add "$s" && pr --quiet service enable "$s"; done <"$T/fleet/services.txt"
-grep -v "\"release\":\"$rel\"" "$T/fleet/manifest.jsonl" >"$T/fleet/base.jsonl"
-pr --quiet ingest --manifest "$T/fleet/base.jsonl"
-commit=$(grep "\"service\":\"$bad\"" "$T/fleet/manifest.jsonl" | grep "\"release\":\"$rel\"" | head -n 1 |
-	sed 's/.*"commit":"\([^"]*\)".*/\1/')
-
-# The release's first captures, 20 hours ago: three of the baseline's with
-# the regressed function's stacks 1.2 times as costly.
-early_captures "$T/fleet/base.jsonl" "$bad" "$fn" "$rel" "$commit" "$T/early"
-pr --quiet ingest --manifest "$T/early/m.jsonl"
+# The simulated night is yesterday; the release's first captures, 20
+# hours ago, are three of the baseline's with the regressed function's
+# stacks 1.2 times as costly.
+escalation_fleet
 printf '{"paging": {"min_severity": "high", "targets": []}}' >"$T/cfg.json"
 pr --quiet nightly --service "$bad" --at "$(date -u -d '-19 hours' +%Y-%m-%dT%H:%M:%SZ)" >/dev/null 2>&1
 fid=$(sql "select id from findings where function = '$fn' and current_release = '$rel'")

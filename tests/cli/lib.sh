@@ -155,3 +155,23 @@ alertmanager_start() {
 	done
 	not_ok "alertmanager start" "$(tail -5 "$T/am.log")"
 }
+
+# escalation_fleet: a fleet of 3 services (one regressed 2x at 10-30%)
+# whose simulated night is yesterday, so that captures stamped "now" have
+# the baseline of the 14 days before them; its services added and
+# enabled, its baseline ingested, and the release's first captures 20
+# hours ago (early_captures) ingested. Sets rel, bad, fn and commit.
+escalation_fleet() {
+	"$BUILD/sim/fleetgen" --out "$T/fleet" --services 3 --functions 60 --factors 2 --bands 10-30 \
+		--regressed 0.34 --seed 51 --start "$(date -u -d '-15 days' +%Y-%m-%d)" >"$T/gen.txt"
+	rel=$(sed -n 's/^release: //p' "$T/gen.txt")
+	bad=$(grep '"regressed":true' "$T/fleet/truth.jsonl" | head -n 1 | sed 's/.*"service":"\([^"]*\)".*/\1/')
+	fn=$(grep '"regressed":true' "$T/fleet/truth.jsonl" | head -n 1 | sed 's/.*"function":"\([^"]*\)".*/\1/')
+	while read -r s; do pr --quiet service add "$s" && pr --quiet service enable "$s"; done <"$T/fleet/services.txt"
+	grep -v "\"release\":\"$rel\"" "$T/fleet/manifest.jsonl" >"$T/fleet/base.jsonl"
+	pr --quiet ingest --manifest "$T/fleet/base.jsonl"
+	commit=$(grep "\"service\":\"$bad\"" "$T/fleet/manifest.jsonl" | grep "\"release\":\"$rel\"" |
+		head -n 1 | sed 's/.*"commit":"\([^"]*\)".*/\1/')
+	early_captures "$T/fleet/base.jsonl" "$bad" "$fn" "$rel" "$commit" "$T/early"
+	pr --quiet ingest --manifest "$T/early/m.jsonl"
+}

@@ -18,23 +18,10 @@ alertmanager_start
 webhook_start
 alerts() { curl -sf "http://127.0.0.1:$AM_PORT/api/v2/alerts?alertname=ProfregRegression&active=true&silenced=true&inhibited=true"; }
 
-# The simulated night is yesterday, so that captures stamped "now" have
-# the baseline of the 14 days before them.
-"$BUILD/sim/fleetgen" --out "$T/fleet" --services 3 --functions 60 --factors 2 --bands 10-30 \
-	--regressed 0.34 --seed 51 --start "$(date -u -d '-15 days' +%Y-%m-%d)" >"$T/gen.txt"
-rel=$(sed -n 's/^release: //p' "$T/gen.txt")
-bad=$(grep '"regressed":true' "$T/fleet/truth.jsonl" | head -n 1 | sed 's/.*"service":"\([^"]*\)".*/\1/')
-fn=$(grep '"regressed":true' "$T/fleet/truth.jsonl" | head -n 1 | sed 's/.*"function":"\([^"]*\)".*/\1/')
-while read -r s; do pr --quiet service add "$s" && pr --quiet service enable "$s"; done <"$T/fleet/services.txt"
-grep -v "\"release\":\"$rel\"" "$T/fleet/manifest.jsonl" >"$T/fleet/base.jsonl"
-pr --quiet ingest --manifest "$T/fleet/base.jsonl"
-commit=$(grep "\"service\":\"$bad\"" "$T/fleet/manifest.jsonl" | grep "\"release\":\"$rel\"" | head -n 1 |
-	sed 's/.*"commit":"\([^"]*\)".*/\1/')
-
-# The release's first captures, 20 hours ago: three of the baseline's with
-# the regressed function's stacks 1.2 times as costly.
-early_captures "$T/fleet/base.jsonl" "$bad" "$fn" "$rel" "$commit" "$T/early"
-pr --quiet ingest --manifest "$T/early/m.jsonl"
+# The simulated night is yesterday; the release's first captures, 20
+# hours ago, are three of the baseline's with the regressed function's
+# stacks 1.2 times as costly.
+escalation_fleet
 cat >"$T/cfg.json" <<JSON
 {"analysis": {"confirm_looks": 1},
  "paging": {"min_severity": "low", "backoff_ms": 20, "timeout_ms": 3000, "alert_hours": 2,
