@@ -1560,6 +1560,37 @@ int findings_incident_lead(db *d, int64_t incident, int64_t *lead, pr_error *err
 	return 0;
 }
 
+int findings_incident_worst(db *d, int64_t incident, int64_t lead, stats_severity *sev,
+			    char **function, pr_error *err)
+{
+	static const char sql[] =
+		"select m.severity, m.function from findings m where m.incident_id = $1::bigint"
+		" and m.id <> $2::bigint and m.status = 'open' and m.state = 'confirmed'"
+		" and m.direction = 'regression' and not exists (select 1 from findings a"
+		"   where a.id = m.carried_from and a.accepted)"
+		" order by array_position('{none,low,medium,high,critical}'::text[], m.severity)"
+		"   desc nulls last, m.id limit 1";
+	char inc[24], lid[24];
+	const char *p[2] = {inc, lid};
+	PGresult *res = NULL;
+	int rc;
+
+	*sev = STATS_SEV_NONE;
+	*function = NULL;
+	snprintf(inc, sizeof(inc), "%" PRId64, incident);
+	snprintf(lid, sizeof(lid), "%" PRId64, lead);
+	if ((rc = db_exec(d, &res, err, "reading an incident's members", sql, 2, p)) < 0)
+		return rc;
+	if (!db_rows(res) || stats_severity_parse(sev, db_get_text(res, 0, 0)) < 0)
+		*sev = STATS_SEV_NONE;
+	else if (!(*function = strdup(db_get_text(res, 0, 1)))) {
+		*sev = STATS_SEV_NONE;
+		rc = oom(err);
+	}
+	db_result_free(res);
+	return rc;
+}
+
 int findings_link(analysis *a, db *d, const int64_t *from, const int64_t *to,
 		  const char *const *why, size_t n, pr_error *err)
 {

@@ -109,6 +109,15 @@ int findings_link(analysis *a, db *d, const int64_t *from, const int64_t *to,
 int findings_incident_lead(db *d, int64_t incident, int64_t *lead, pr_error *err);
 
 /*
+ * The member of `incident` other than `lead` with the highest severity
+ * among its open, confirmed regressions outside a rise accepted by hand
+ * (the oldest of equals): *sev (STATS_SEV_NONE when there is none) and
+ * *function, its name (the caller frees it; NULL when there is none).
+ */
+int findings_incident_worst(db *d, int64_t incident, int64_t lead, stats_severity *sev,
+			    char **function, pr_error *err);
+
+/*
  * The open regression findings of the same service, type and function
  * as stored finding f, of another release, whose rise f's own rise is
  * not beyond (the estimates' difference within what both intervals

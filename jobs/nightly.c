@@ -442,7 +442,7 @@ static bool share_commit(const json_t *a, const json_t *b)
  * is not its lead has its untried pages cancelled (the lead pages).
  */
 static int merge_by_commit(const job_env *env, analysis *a, suspect_set *s, size_t n,
-			   pr_error *err)
+			   int64_t run_id, pr_error *err)
 {
 	int64_t *from = NULL, *to = NULL;
 	const char **why = NULL;
@@ -482,6 +482,9 @@ static int merge_by_commit(const job_env *env, analysis *a, suspect_set *s, size
 		if (f->incident_id && !f->incident_lead)
 			rc = pager_cancel_member(env->d, f->id, f->incident_id, NULL, err);
 	}
+	/* The lead pages at its worst member's severity, as it would have paged alone. */
+	if (rc == 0)
+		rc = record_page_leads(a, env->d, env->cfg, run_id, err);
 	if (rc == 0)
 		rc = db_commit(env->d, err);
 	else
@@ -592,7 +595,7 @@ static int store_suspects(const job_env *env, analysis *a, int64_t run_id, pr_er
 		rc = suspects_store(env->d, run_id, f->id, s, err);
 	}
 	if (rc == 0)
-		rc = merge_by_commit(env, a, sets, nsets, err);
+		rc = merge_by_commit(env, a, sets, nsets, run_id, err);
 out:
 	suspects_range_release(&range);
 	for (size_t i = 0; i < nsets; i++)

@@ -88,6 +88,12 @@ static int db_team(db *d, int64_t id, char **out, pr_error *err)
 int pager_enqueue_finding(db *d, const config *c, const finding *f, int64_t run_id,
 			  size_t *added, pr_error *err)
 {
+	return pager_enqueue_incident(d, c, f, STATS_SEV_NONE, NULL, run_id, added, err);
+}
+
+int pager_enqueue_incident(db *d, const config *c, const finding *f0, stats_severity worst_sev,
+			   const char *worst, int64_t run_id, size_t *added, pr_error *err)
+{
 	/*
 	 * The regression found again after its earlier finding was closed
 	 * (went away, fixed, resolved by hand): that finding's rows of this
@@ -172,6 +178,8 @@ int pager_enqueue_finding(db *d, const config *c, const finding *f, int64_t run_
 		" and array_position(r.s, $3::jsonb ->> 'severity')"
 		"   > coalesce(array_position(r.s, detail ->> 'severity'), 0)"
 		" returning 1";
+	finding lifted = *f0; /* borrows f0's strings */
+	const finding *f = &lifted;
 	char key[PAGER_KEY_MAX], sid[24], fid[24], rid[24], *detail = NULL, *team = NULL;
 	const config_service *cs = config_service_find(c, f->service);
 	char *const *targets;
@@ -181,6 +189,10 @@ int pager_enqueue_finding(db *d, const config *c, const finding *f, int64_t run_
 	json_t *obj = NULL;
 	int rc = 0;
 
+	if (worst && worst_sev > lifted.severity)
+		lifted.severity = worst_sev;
+	else
+		worst = NULL;
 	if (!pager_should_page(&c->paging, f))
 		return 0;
 	if ((rc = db_team(d, f->service_id, &team, err)) < 0)
@@ -223,6 +235,7 @@ int pager_enqueue_finding(db *d, const config *c, const finding *f, int64_t run_
 	e.file = f->cost_unit ? NULL : f->file; /* a cost's "file" is its unit */
 	e.release = f->current_release;
 	e.severity = f->severity;
+	e.incident_worst = worst;
 	e.baseline_share = f->baseline_share;
 	e.current_share = f->current_share;
 	e.ci_low = f->ci_low;

@@ -89,6 +89,16 @@ int pager_enqueue_finding(db *d, const config *c, const finding *f, int64_t run_
  */
 
 /*
+ * The same for `f` as the lead of its incident, whose member `worst`
+ * (may be NULL) is confirmed at severity `worst_sev`: when that is above
+ * f's own, the page goes at it and names the member, so that an incident
+ * pages as its worst member would have paged alone (and a sent page is
+ * escalated to it).
+ */
+int pager_enqueue_incident(db *d, const config *c, const finding *f, stats_severity worst_sev,
+			   const char *worst, int64_t run_id, size_t *added, pr_error *err);
+
+/*
  * The first of findings ids[0..n) with a trigger in use that is pending
  * or sent (its alert is, or is about to be, open), in *out; 0 when none.
  */

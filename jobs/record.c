@@ -373,6 +373,54 @@ out:
 	return rc;
 }
 
+/* Whether a test before tests[i] is of the same incident. */
+static bool incident_before(const analysis *a, size_t i)
+{
+	for (size_t j = 0; j < i; j++)
+		if (a->tests[j].incident_id == a->tests[i].incident_id)
+			return true;
+	return false;
+}
+
+/* The lead's page of one incident at its worst member's severity, if that is worse. */
+static int page_lead(analysis *a, db *d, const config *cfg, int64_t incident, int64_t run_id,
+		     pr_error *err)
+{
+	int64_t lead = 0;
+	stats_severity sev = STATS_SEV_NONE;
+	char *worst = NULL;
+	findings_meta meta;
+	finding l;
+	int rc;
+
+	if ((rc = findings_incident_lead(d, incident, &lead, err)) < 0 || !lead ||
+	    (rc = findings_incident_worst(d, incident, lead, &sev, &worst, err)) < 0 || !worst)
+		return rc;
+	if ((rc = findings_get(&l, &meta, d, lead, err)) == 0) {
+		if (sev > l.severity && strcmp(meta.status, "open") == 0 &&
+		    strcmp(l.state, "confirmed") == 0 && l.direction == FINDING_REGRESSION &&
+		    !l.carried_from)
+			rc = pager_enqueue_incident(d, cfg, &l, sev, worst, run_id,
+						    &a->pages_enqueued, err);
+		finding_clear(&l);
+	}
+	free(worst);
+	return rc;
+}
+
+int record_page_leads(analysis *a, db *d, const config *cfg, int64_t run_id, pr_error *err)
+{
+	int rc = 0;
+
+	for (size_t i = 0; rc == 0 && i < a->ntests && a->tests[i].significant; i++) {
+		const finding *f = &a->tests[i];
+		if (f->incident_id && !f->closed && !f->accepted &&
+		    strcmp(f->state, "confirmed") == 0 && !incident_before(a, i))
+			rc = page_lead(a, d, cfg, f->incident_id, run_id, err);
+	}
+	return rc;
+}
+
 int record_findings_bs(analysis *a, db *d, blob_store *bs, int64_t run_id, const config *cfg,
 		       bool page, pr_error *err)
 {
@@ -498,6 +546,8 @@ int record_findings_bs(analysis *a, db *d, blob_store *bs, int64_t run_id, const
 		if ((rc = pager_enqueue_finding(d, cfg, f, run_id, &a->pages_enqueued, err)) < 0)
 			goto out;
 	}
+	if (page && (rc = record_page_leads(a, d, cfg, run_id, err)) < 0)
+		goto out;
 	rc = db_commit(d, err);
 out:
 	if (rc < 0) {

@@ -42,4 +42,16 @@
 int record_findings_bs(analysis *a, db *d, blob_store *bs, int64_t run_id, const config *cfg,
 		       bool page, pr_error *err);
 
+/*
+ * Inside the caller's open transaction: an incident pages through its
+ * lead at the severity of its worst confirmed member. For each incident
+ * of a's confirmed findings with a member worse than its lead (or the
+ * lead below paging.min_severity and a member above it), the lead's page
+ * goes at the member's severity and names it: one not sent yet is
+ * refreshed, one sent is escalated. A lead that is closed, still a
+ * candidate, or carried from an earlier finding is left as it is.
+ * a->pages_enqueued counts what was added.
+ */
+int record_page_leads(analysis *a, db *d, const config *cfg, int64_t run_id, pr_error *err);
+
 #endif

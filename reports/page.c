@@ -86,14 +86,15 @@ void page_time_format(char out[32], int64_t us)
 /* The event's names, cleaned; every member NULL or a string to free. */
 typedef struct clean {
 	char *service, *team, *type, *function, *file, *release, *link, *key;
-	char *was; /* the function's old name, or NULL */
+	char *was;   /* the function's old name, or NULL */
+	char *worst; /* the incident's member the severity is of, or NULL */
 } clean;
 
 static void clean_release(clean *c)
 {
 	free(c->service), free(c->team), free(c->type), free(c->function);
 	free(c->file), free(c->release), free(c->link), free(c->key);
-	free(c->was);
+	free(c->was), free(c->worst);
 }
 
 static int clean_of(clean *c, const page_event *e)
@@ -108,8 +109,9 @@ static int clean_of(clean *c, const page_event *e)
 	c->link = e->link && e->link[0] ? page_clean_text(e->link, 2048) : NULL;
 	c->key = page_clean_text(e->dedup_key, 256);
 	c->was = e->renamed_from ? page_clean_text(e->renamed_from, PAGE_NAME_MAX) : NULL;
+	c->worst = e->incident_worst ? page_clean_text(e->incident_worst, PAGE_NAME_MAX) : NULL;
 	if (!c->service || !c->type || !c->function || !c->release || !c->key ||
-	    (e->renamed_from && !c->was) ||
+	    (e->renamed_from && !c->was) || (e->incident_worst && !c->worst) ||
 	    (e->team && !c->team) || (e->file && e->file[0] && !c->file) ||
 	    (e->link && e->link[0] && !c->link)) {
 		clean_release(c);
@@ -144,7 +146,9 @@ static char *summary_of(const page_event *e, const clean *c, size_t max)
 				100 * e->current_share,
 				100 * (e->current_share - e->baseline_share), 100 * e->ci_low);
 	if (rc < 0 || buf_printf(&b, ", q %.2g) in release %s", e->q_value, c->release) < 0 ||
-	    (c->file && buf_printf(&b, " [%s]", c->file) < 0)) {
+	    (c->file && buf_printf(&b, " [%s]", c->file) < 0) ||
+	    (c->worst && buf_printf(&b, "; its incident's member %s is %s", c->worst,
+				    stats_severity_name(e->severity)) < 0)) {
 		buf_release(&b);
 		return NULL;
 	}
@@ -211,6 +215,8 @@ json_t *page_event_to_json(const page_event *e)
 	bad |= set(o, "created_us", json_integer((json_int_t)e->created_us));
 	if (e->escalated_from != STATS_SEV_NONE)
 		bad |= set_str(o, "escalated_from", stats_severity_name(e->escalated_from));
+	if (e->incident_worst)
+		bad |= set_str(o, "incident_worst", e->incident_worst);
 	if (bad) {
 		json_decref(o);
 		return NULL;
@@ -255,6 +261,7 @@ int page_event_from_json(page_event *out, json_t *obj)
 	if (get_str(obj, "escalated_from"))
 		stats_severity_parse(&sev, get_str(obj, "escalated_from"));
 	out->escalated_from = sev < out->severity ? sev : STATS_SEV_NONE;
+	out->incident_worst = get_str(obj, "incident_worst");
 	return 0;
 }
 
@@ -312,7 +319,8 @@ json_t *page_pagerduty(const page_event *e, const char *routing_key, bool resolv
 	    set(details, "run_id", json_integer((json_int_t)e->run_id)) ||
 	    set(details, "profreg_severity", json_string(stats_severity_name(e->severity))) ||
 	    (e->escalated_from != STATS_SEV_NONE &&
-	     set(details, "escalated_from", json_string(stats_severity_name(e->escalated_from)))))
+	     set(details, "escalated_from", json_string(stats_severity_name(e->escalated_from)))) ||
+	    (c.worst && set(details, "incident_worst", json_string(c.worst))))
 		goto fail;
 	payload = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:O}", "summary", summary,
 			    "source", "profreg", "severity", page_pd_severity(e->severity),
@@ -408,6 +416,9 @@ json_t *page_alertmanager(const page_event *e, int64_t now_us, int64_t ends_us)
 				c.type, c.function, c.service, 100 * e->baseline_share,
 				100 * e->current_share, c.release, 100 * e->ci_low, e->q_value,
 				e->finding_id, e->run_id);
+	if (rc == 0 && c.worst)
+		rc = buf_printf(&desc, " The severity is that of %s, a member of its incident.",
+				c.worst);
 	if (rc < 0 || !(alert = am_alert(&c, summary, desc.ptr, e->severity, starts, ends)))
 		goto out;
 	/*
@@ -526,14 +537,14 @@ json_t *page_webhook(const page_event *e, bool resolve, int64_t now_us)
 		      "release", c.release, "severity", stats_severity_name(e->severity),
 		      "change", change, "finding_id", (json_int_t)e->finding_id,
 		      "run_id", (json_int_t)e->run_id);
-	if (o &&
-	    (set(o, "pager_severity", json_string(page_pd_severity(e->severity))) ||
-	     (c.file && set(o, "file", json_string(c.file))) ||
-	     (c.was && set(o, "renamed_from", json_string(c.was))) ||
-	     (c.team && set(o, "team", json_string(c.team))) ||
-	     (c.link && set(o, "link", json_string(c.link))) ||
-	     (!resolve && e->escalated_from != STATS_SEV_NONE &&
-	      set(o, "escalated_from", json_string(stats_severity_name(e->escalated_from)))))) {
+	if (o && (set(o, "pager_severity", json_string(page_pd_severity(e->severity))) ||
+		  (c.file && set(o, "file", json_string(c.file))) ||
+		  (c.was && set(o, "renamed_from", json_string(c.was))) ||
+		  (c.team && set(o, "team", json_string(c.team))) ||
+		  (c.link && set(o, "link", json_string(c.link))) ||
+		  (!resolve && e->escalated_from != STATS_SEV_NONE &&
+		   set(o, "escalated_from", json_string(stats_severity_name(e->escalated_from)))) ||
+		  (c.worst && set(o, "incident_worst", json_string(c.worst))))) {
 		json_decref(o);
 		o = NULL;
 	}

@@ -45,6 +45,12 @@ typedef struct page_event {
 	 * alert of the old severity (severity is one of its labels).
 	 */
 	stats_severity escalated_from;
+	/*
+	 * The member of the finding's incident whose severity, above the
+	 * finding's own, the page carries (the finding leads the incident);
+	 * NULL otherwise.
+	 */
+	const char *incident_worst;
 } page_event;
 
 /* PagerDuty's severity for a class: critical, error, warning, info. */

@@ -7,6 +7,7 @@
  *   7 link  8 severity (first byte)  9 baseline_share  10 current_share
  *   11 ci_low  12 ci_high  13 q_value (strtod: "nan", "1e308" welcome)
  *   14 finding_id  15 run_id  16 created_us  17 now_us (strtoll)
+ *   18 incident_worst (the incident's member the severity is of)
  * A field the input does not reach is NULL (or 0). Then:
  *
  *  - page_clean_text, on every field and several limits: valid UTF-8, no
@@ -45,7 +46,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define NFIELDS 18
+#define NFIELDS 19
 #define DAY_MS (86400LL * 1000)
 /*
  * Names are cut (link 2048, function and file 512, the rest 256) and the
@@ -222,8 +223,8 @@ static double stored(double v)
 
 static void check_event_json(const page_event *e)
 {
-	const char *strs[] = {e->dedup_key, e->service, e->team, e->type,
-			      e->function, e->file, e->release, e->link};
+	const char *strs[] = {e->dedup_key, e->service, e->team, e->type,          e->function,
+			      e->file,      e->release, e->link, e->incident_worst};
 	bool utf8 = true;
 	json_t *o = page_event_to_json(e), *back;
 	json_error_t jerr;
@@ -253,7 +254,8 @@ static void check_event_json(const page_event *e)
 	     r.current_share != stored(e->current_share) || r.ci_low != stored(e->ci_low) ||
 	     r.ci_high != stored(e->ci_high) || r.q_value != stored(e->q_value) ||
 	     r.finding_id != e->finding_id || r.run_id != e->run_id ||
-	     r.created_us != e->created_us || r.escalated_from != e->escalated_from))
+	     r.created_us != e->created_us || r.escalated_from != e->escalated_from ||
+	     !same_str(r.incident_worst, e->incident_worst)))
 		abort();
 	json_decref(back);
 	json_decref(o);
@@ -324,6 +326,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	e.run_id = f[15] ? strtoll(f[15], NULL, 10) : 0;
 	e.created_us = f[16] ? strtoll(f[16], NULL, 10) : 0;
 	int64_t now_us = f[17] ? strtoll(f[17], NULL, 10) : 1700000000000000LL;
+	e.incident_worst = f[18];
 
 	for (size_t i = 0; i < 8; i++)
 		check_clean(f[i]);

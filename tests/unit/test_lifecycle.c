@@ -1045,6 +1045,99 @@ static void test_an_escalated_member_of_an_incident_is_not_paged_beside_its_lead
 }
 
 /*
+ * Night 1 of a release that doubles work.hot (critical) and makes work.a
+ * 1.4 times as costly (milder), merged into one incident led by work.a
+ * as a shared suspect commit does, work.hot's page cancelled; work.a is
+ * taken as confirmed (its second look).
+ */
+static void incident_with_a_critical_member(fx *f)
+{
+	history(f, "svc");
+	f->side = 1.4;
+	night(f, "svc", "v2", 1, 4, 2, 1);
+	run_night(f, 1);
+	testdb_execf(f->t,
+		     "insert into finding_groups (service_id, profile_type, release,"
+		     " lead_finding_id, reason) select service_id, profile_type, current_release,"
+		     " id, 'the same suspect commit' from findings where function = 'work.a'"
+		     " and direction = 'regression'");
+	testdb_execf(f->t,
+		     "update findings set incident_id = (select id from finding_groups)"
+		     " where function in ('work.hot', 'work.a') and direction = 'regression'");
+	testdb_execf(f->t, "update findings set state = 'confirmed' where function = 'work.a'");
+	testdb_execf(f->t, "delete from pages");
+	assert_int_equal(intf(f->t, "select count(*) from findings where function = 'work.hot'"
+				    " and severity = 'critical' and state = 'confirmed'"),
+			 1);
+	assert_int_equal(intf(f->t, "select count(*) from findings where function = 'work.a'"
+				    " and direction = 'regression' and severity not in ('none',"
+				    " 'critical')"),
+			 1);
+}
+
+/*
+ * An incident pages through its lead at its worst member's severity: a
+ * member critical under a milder lead paged no one at critical. A page
+ * the lead sent at its own severity is escalated, naming the member; the
+ * member still does not page beside it.
+ */
+static void test_an_incident_pages_at_its_worst_members_severity(void **state)
+{
+	fx *f = *state;
+
+	incident_with_a_critical_member(f);
+	run_night(f, 1);
+	assert_int_equal(triggers(f, "work.hot"), 0);
+	assert_int_equal(intf(f->t,
+			      "select count(*) from pages p join findings x"
+			      " on x.id = p.finding_id where x.function = 'work.a'"
+			      " and p.event = 'trigger' and p.detail ->> 'severity' = 'critical'"
+			      " and p.detail ->> 'incident_worst' = 'work.hot'"
+			      " and not p.detail ? 'escalated_from'"),
+			 1);
+	/* As if sent before work.hot was confirmed: at work.a's own severity. */
+	testdb_execf(f->t,
+		     "update pages p set status = 'sent', sent_at = now(), detail ="
+		     " jsonb_set(p.detail - 'incident_worst', '{severity}', to_jsonb(x.severity))"
+		     " from findings x where x.id = p.finding_id and x.function = 'work.a'");
+	run_night(f, 1);
+	assert_int_equal(triggers(f, "work.hot"), 0);
+	assert_int_equal(intf(f->t, "select count(*) from pages p join findings x"
+				    " on x.id = p.finding_id where x.function = 'work.a'"
+				    " and p.event = 'trigger' and p.retired_at is null"
+				    " and p.detail ->> 'severity' = 'critical'"
+				    " and p.detail ->> 'incident_worst' = 'work.hot'"
+				    " and p.detail ->> 'escalated_from' = x.severity"),
+			 1);
+	/* Sent at critical: the same night again sends nothing more. */
+	testdb_execf(f->t, "update pages set status = 'sent', sent_at = now()");
+	run_night(f, 1);
+	assert_int_equal(intf(f->t, "select count(*) from pages where status <> 'sent'"), 0);
+}
+
+/*
+ * A lead below paging.min_severity whose member is above it: the incident
+ * paged no one. It pages through its lead at the member's severity.
+ */
+static void test_a_lead_below_min_severity_pages_at_its_members_severity(void **state)
+{
+	fx *f = *state;
+
+	incident_with_a_critical_member(f);
+	testdb_execf(f->t, "delete from pages");
+	f->cfg.paging.min_severity = STATS_SEV_CRITICAL;
+	run_night(f, 1);
+	assert_int_equal(triggers(f, "work.hot"), 0);
+	assert_int_equal(intf(f->t,
+			      "select count(*) from pages p join findings x"
+			      " on x.id = p.finding_id where x.function = 'work.a'"
+			      " and p.event = 'trigger' and p.detail ->> 'severity' = 'critical'"
+			      " and p.detail ->> 'incident_worst' = 'work.hot'"
+			      " and not p.detail ? 'escalated_from'"),
+			 1);
+}
+
+/*
  * A finding escalated on a later night is read back at that night's look,
  * as its history says ("escalated at look 2"): finding show printed the
  * later figures beside the first night's look.
@@ -3307,6 +3400,11 @@ int main(void)
 			teardown),
 		cmocka_unit_test_setup_teardown(
 			test_an_incident_whose_lead_went_away_pages_through_a_member, setup,
+			teardown),
+		cmocka_unit_test_setup_teardown(
+			test_an_incident_pages_at_its_worst_members_severity, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_a_lead_below_min_severity_pages_at_its_members_severity, setup,
 			teardown),
 		cmocka_unit_test_setup_teardown(
 			test_a_rerun_does_not_page_a_member_of_an_earlier_incident, setup,

@@ -426,6 +426,52 @@ static void test_an_escalated_trigger_says_so_and_ends_the_old_alert(void **stat
 	json_decref(r);
 }
 
+/*
+ * The page of an incident's lead at a member's severity names the member
+ * in every body and survives the outbox; a cut control character in the
+ * name is cleaned as the function's own is.
+ */
+static void test_a_lead_paged_at_its_members_severity_names_the_member(void **state)
+{
+	page_event e = sample(), back;
+	json_t *pd, *am, *w, *o;
+	const char *text;
+
+	(void)state;
+	e.severity = STATS_SEV_CRITICAL;
+	e.incident_worst = "db.query\nnext";
+	pd = page_pagerduty(&e, "k", false, NOW);
+	text = json_string_value(json_object_get(json_object_get(pd, "payload"), "summary"));
+	assert_non_null(text);
+	assert_non_null(strstr(text, "; its incident's member db.query next is critical"));
+	assert_string_equal(
+		json_string_value(json_object_get(
+			json_object_get(json_object_get(pd, "payload"), "custom_details"),
+			"incident_worst")),
+		"db.query next");
+	am = page_alertmanager(&e, NOW, NOW + 3600LL * 1000000);
+	assert_int_equal(json_array_size(am), 1);
+	assert_non_null(strstr(
+		json_string_value(json_object_get(
+			json_object_get(json_array_get(am, 0), "annotations"), "description")),
+		"The severity is that of db.query next, a member of its incident."));
+	w = page_webhook(&e, false, NOW);
+	assert_string_equal(json_string_value(json_object_get(w, "incident_worst")),
+			    "db.query next");
+	o = page_event_to_json(&e);
+	assert_int_equal(page_event_from_json(&back, o), 0);
+	assert_string_equal(back.incident_worst, e.incident_worst);
+	e.incident_worst = NULL;
+	json_decref(w);
+	w = page_webhook(&e, false, NOW);
+	assert_null(json_object_get(w, "incident_worst"));
+	assert_null(strstr(json_string_value(json_object_get(w, "text")), "incident"));
+	json_decref(pd);
+	json_decref(am);
+	json_decref(w);
+	json_decref(o);
+}
+
 /* A resolve of an escalated event ends both alerts, without "escalated" in them. */
 static void test_resolving_an_escalated_alert_ends_both_severities(void **state)
 {
@@ -496,6 +542,7 @@ int main(void)
 		cmocka_unit_test(test_a_cost_finding_pages_in_its_unit_not_as_a_share),
 		cmocka_unit_test(test_an_escalated_trigger_says_so_and_ends_the_old_alert),
 		cmocka_unit_test(test_resolving_an_escalated_alert_ends_both_severities),
+		cmocka_unit_test(test_a_lead_paged_at_its_members_severity_names_the_member),
 		cmocka_unit_test(test_escalated_from_survives_the_outbox_only_when_milder),
 	};
 	return cmocka_run_group_tests_name("page", tests, NULL, NULL);
