@@ -7,7 +7,7 @@
  *               --secret-file F --region R [--timeout SECONDS]
  *               [--fail-first N] [--fail-puts-after N] [--list-answer F]
  *               [--list-endless 1|2] [--error-pad N] [--hold-deletes 1]
- *               [--delay-ms N]
+ *               [--delay-ms N] [--fail-gets 1]
  *
  * Each request is checked with tests/support/sigv4.c (an independent
  * SigV4 computation: see test_sigv4.c for the AWS examples it
@@ -19,7 +19,8 @@
  *
  * --fail-first N answers the first N requests 503 SlowDown (a server
  * under load), --fail-puts-after N every PUT after the first N (a store
- * that went away mid-way); neither is passed on, and both are logged
+ * that went away mid-way), --fail-gets 1 every GET of an object (reads
+ * that fail while HEAD works); none is passed on, and each is logged
  * with "ok": true (the signature was fine) and "injected": true.
  * --error-pad N follows the document of each injected 503 with N bytes of
  * white space (an error answer as long as a server likes) and, once it is
@@ -80,7 +81,7 @@ static FILE *logf;
 static const char *key_id, *region;
 static char secret[4096];
 static int upstream;
-static long fail_first, fail_puts_after = -1, puts_seen, count, error_pad;
+static long fail_first, fail_puts_after = -1, puts_seen, count, error_pad, fail_gets;
 static const char *list_answer;
 static int list_endless; /* 1: keys under the prefix; 2: outside it */
 static int hold_deletes;
@@ -363,7 +364,8 @@ static void serve(int fd)
 	if (strcmp(method, "PUT") == 0)
 		puts_seen++;
 	if (count <= fail_first ||
-	    (fail_puts_after >= 0 && strcmp(method, "PUT") == 0 && puts_seen > fail_puts_after)) {
+	    (fail_puts_after >= 0 && strcmp(method, "PUT") == 0 && puts_seen > fail_puts_after) ||
+	    (fail_gets && strcmp(method, "GET") == 0 && !strstr(target, "list-type=2"))) {
 		log_line(method, target, true, true, "");
 		answer_error(fd, 503, "Service Unavailable", "SlowDown", "injected by s3_sigcheck",
 			     error_pad);
@@ -480,6 +482,8 @@ int main(int argc, char **argv)
 			fail_first = atol(argv[i + 1]);
 		else if (strcmp(argv[i], "--error-pad") == 0)
 			error_pad = atol(argv[i + 1]);
+		else if (strcmp(argv[i], "--fail-gets") == 0)
+			fail_gets = atol(argv[i + 1]);
 		else if (strcmp(argv[i], "--fail-puts-after") == 0)
 			fail_puts_after = atol(argv[i + 1]);
 		else if (strcmp(argv[i], "--list-answer") == 0)

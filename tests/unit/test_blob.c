@@ -1800,6 +1800,28 @@ static void test_copy_checks_the_source_and_never_replaces(void **state)
 		free(z);
 	}
 
+	/*
+	 * A copy of another size that cannot be read (a folder in its
+	 * place): the copy's error, and what is there stays; a read that
+	 * fails is never a reason to replace.
+	 */
+	{
+		char p2[8400], d2[8300], key3[BLOB_KEY_HEX + 1];
+		struct stat st;
+		assert_int_equal(blob_put(f->bs, key3, "a copy not to be read", 21, NULL, &err), 0);
+		snprintf(d2, sizeof(d2), "%s/sha256/%.2s", root2, key3);
+		mkdir(d2, 0755);
+		snprintf(p2, sizeof(p2), "%s/%s.zst", d2, key3 + 2);
+		assert_int_equal(mkdir(p2, 0755), 0);
+		assert_true(blob_copy(dst, f->bs, key3, 1 << 20, &created, &err) < 0);
+		assert_false(created);
+		assert_non_null(strstr(err.msg, key3));
+		assert_int_equal(stat(p2, &st), 0);
+		assert_true(S_ISDIR(st.st_mode));
+		assert_int_equal(rmdir(p2), 0);
+		pr_error_clear(&err);
+	}
+
 	/* A source whose bytes no longer hash to the key. */
 	assert_int_equal(blob_put(f->bs, bad, "damaged", 7, NULL, &err), 0);
 	blob_file(f, bad, path, sizeof(path));

@@ -580,6 +580,60 @@ static void test_transient_errors_are_tried_again(void **state)
 	assert_all_signed();
 }
 
+/*
+ * blob_copy into the bucket where the bucket's copy has another size: a
+ * read of it that fails (every GET answered 503, HEAD working) is the
+ * copy's error, and the object stays as it is; once reads work, a copy
+ * cut short (half its bytes, a migration killed mid-upload) is read, does
+ * not check, and is replaced by the source's bytes.
+ */
+static void test_a_copy_of_another_size_is_replaced_only_once_read(void **state)
+{
+	fx *f = *state;
+	static const char *const no_gets[] = {"--fail-gets", "1", NULL};
+	char key[BLOB_KEY_HEX + 1], root[700], src_path[1500], path[1500];
+	unsigned char data[5000];
+	pr_error err = PR_ERROR_INIT;
+	blob_store *src = NULL;
+	buf raw = BUF_INIT, held = BUF_INIT;
+	bool created = true;
+
+	fill(data, sizeof(data), 7);
+	snprintf(root, sizeof(root), "%s/copy-source", srv.dir);
+	assert_int_equal(blob_store_open_dir(&src, root, &err), 0);
+	assert_int_equal(blob_put(src, key, data, sizeof(data), NULL, &err), 0);
+	snprintf(src_path, sizeof(src_path), "%s/sha256/%.2s/%s.zst", root, key, key + 2);
+	read_all(src_path, &raw);
+	raw_put_blob(f, key, raw.ptr, raw.len / 2);
+	object_path(f, key, path, sizeof(path));
+
+	assert_int_equal(s3test_restart_proxy(&srv, no_gets), 0);
+	opts_for(f, srv.endpoint);
+	f->o.attempts = 1;
+	blob_store_free(f->bs);
+	assert_int_equal(blob_s3_open(&f->bs, &f->o, &err), 0);
+	assert_true(blob_copy(f->bs, src, key, 1 << 20, &created, &err) < 0);
+	assert_false(created);
+	assert_msg_has(&err, "HTTP 503");
+	read_all(path, &held);
+	assert_int_equal(held.len, raw.len / 2);
+
+	pr_error_clear(&err);
+	assert_int_equal(s3test_restart_proxy(&srv, NULL), 0);
+	opts_for(f, srv.endpoint);
+	blob_store_free(f->bs);
+	assert_int_equal(blob_s3_open(&f->bs, &f->o, &err), 0);
+	assert_int_equal(blob_copy(f->bs, src, key, 1 << 20, &created, &err), 0);
+	assert_true(created);
+	read_all(path, &held);
+	assert_int_equal(held.len, raw.len);
+	assert_memory_equal(held.ptr, raw.ptr, raw.len);
+	blob_store_free(src);
+	buf_release(&raw);
+	buf_release(&held);
+	assert_all_signed();
+}
+
 /* The bytes of its padded 503 that the proxy could hand the client, from its log. */
 static long error_bytes_sent(void)
 {
@@ -1004,6 +1058,7 @@ int main(void)
 		T(test_a_wrong_secret_is_refused_and_never_shown),
 		T(test_a_missing_bucket_is_no_missing_blob),
 		T(test_transient_errors_are_tried_again),
+		T(test_a_copy_of_another_size_is_replaced_only_once_read),
 		T(test_a_huge_error_document_is_not_read_to_its_end),
 		T(test_unreachable_endpoint_names_it),
 		cmocka_unit_test(test_settings_are_checked_before_anything_is_sent),
