@@ -237,6 +237,11 @@ typedef struct finding {
 				   * day or less: Welch's one-sided p against the
 				   * baseline's captures within 3 hours of theirs
 				   * (5 or more); NaN otherwise */
+	bool hours_unseen;        /* the judged captures span 6 hours of the day or
+				   * less, and the baseline has fewer than 5
+				   * captures within 3 hours of theirs: the hour and
+				   * the release cannot be told apart, so a critical
+				   * finding is not confirmed at once */
 	double p_up, p_down;      /* one-sided p: rose / fell (beyond the margin when
 				   * margin_in_test) */
 	bool weekly;              /* also held to the captures of its own part of the

@@ -330,7 +330,7 @@ static const char *next_state(const finding *f, size_t looks, bool again, const 
 			      const analysis_opts *o, char why[160])
 {
 	bool critical = o->confirm_critical && f->severity == STATS_SEV_CRITICAL &&
-			f->current_captures >= 2;
+			f->current_captures >= 2 && !f->hours_unseen;
 	bool last = o->max_looks > 0 && f->look >= o->max_looks;
 
 	if (critical || looks >= o->confirm_looks) {
@@ -750,7 +750,7 @@ int findings_store(analysis *a, db *d, int64_t run_id, pr_error *err)
 			       "\"cost_unit\":%s%s%s,\"renamed_from\":%s,"
 			       "\"renamed_from_id\":%" PRId64 ",\"weekly\":%s,"
 			       "\"utc_offset_h\":%g,\"weekend\":\"%s\",\"week_adjusted\":%s,"
-			       "\"host_p\":%s,\"hours_p\":%s}",
+			       "\"host_p\":%s,\"hours_p\":%s,\"hours_unseen\":%s}",
 			       f->test,
 			       isnan(f->rate_ratio) ? "null" : fmt_f(num[9], 32, f->rate_ratio),
 			       a->opts.at_us, a->opts.window_us, a->opts.rel_margin,
@@ -762,7 +762,8 @@ int findings_store(analysis *a, db *d, int64_t run_id, pr_error *err)
 			       a->opts.weekly ? "true" : "false", f->week.utc_offset_h, weekend,
 			       f->weekly ? "true" : "false",
 			       isnan(f->host_p) ? "null" : fmt_f(num[8], 32, f->host_p),
-			       isnan(f->hours_p) ? "null" : fmt_f(num[7], 32, f->hours_p)) < 0) {
+			       isnan(f->hours_p) ? "null" : fmt_f(num[7], 32, f->hours_p),
+			       f->hours_unseen ? "true" : "false") < 0) {
 			buf_release(&fp);
 			free(was);
 			rc = oom(err);

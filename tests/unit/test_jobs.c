@@ -472,6 +472,138 @@ static void test_a_renamed_function_is_judged_against_its_old_name(void **state)
 	analysis_release(&a);
 }
 
+/* A function of a V8 profile: name ("" for an anonymous one), file under the release folder. */
+typedef struct v8fn {
+	const char *name, *file;
+	int weight;
+} v8fn;
+
+/*
+ * A Node service deployed into a folder of each release's own
+ * ("/srv/NAME/releases/RELEASE/...", as Capistrano does): 28 baseline
+ * captures of v1 over 14 days and 4 of v2, each a .cpuprofile whose
+ * functions, all children of the root, are fns1 (v1) or fns2 (v2).
+ */
+static void v8_service(fx *f, const char *name, const v8fn *fns1, size_t n1, const v8fn *fns2,
+		       size_t n2)
+{
+	static int seq;
+
+	testdb_execf(f->t, "insert into services (name, enabled) values ('%s', true)", name);
+	for (int k = 0; k < 32; k++) {
+		bool cur = k >= 28;
+		const v8fn *fns = cur ? fns2 : fns1;
+		size_t nf = cur ? n2 : n1;
+		int64_t hour = 3600 * 1000000LL;
+		int64_t at = cur ? NIGHT_END - (20 - 4 * (k - 28)) * hour
+				 : NIGHT_END - (14 - k / 2) * DAY - (k % 2 ? 3 : 9) * hour;
+		char path[600];
+		FILE *out;
+		ingest_request req;
+		ingest_result res;
+		pr_error err = PR_ERROR_INIT;
+
+		snprintf(path, sizeof(path), "%s/v8-%d.cpuprofile", f->dir, ++seq);
+		assert_non_null(out = fopen(path, "w"));
+		fputs("{\"nodes\":[{\"id\":1,\"callFrame\":{\"functionName\":\"(root)\","
+		      "\"scriptId\":\"0\",\"url\":\"\",\"lineNumber\":-1,\"columnNumber\":-1},"
+		      "\"hitCount\":0,\"children\":[",
+		      out);
+		for (size_t i = 0; i < nf; i++)
+			fprintf(out, "%s%zu", i ? "," : "", i + 2);
+		fputs("]}", out);
+		for (size_t i = 0; i < nf; i++)
+			fprintf(out,
+				",{\"id\":%zu,\"callFrame\":{\"functionName\":\"%s\","
+				"\"scriptId\":\"%zu\",\"url\":\"file:///srv/%s/releases/%s/%s\","
+				"\"lineNumber\":%zu,\"columnNumber\":4},\"hitCount\":%d}",
+				i + 2, fns[i].name, i + 10, name, cur ? "v2" : "v1", fns[i].file,
+				3 * i + 1, (int)(fns[i].weight * noise(f, 0.05)));
+		fputs("],\"startTime\":0,\"endTime\":10000000}\n", out);
+		assert_int_equal(fclose(out), 0);
+		memset(&req, 0, sizeof(req));
+		req.path = path;
+		req.service = name;
+		req.release = cur ? "v2" : "v1";
+		req.time_us = at;
+		req.type = "cpu";
+		req.format = PROFILE_FMT_V8;
+		if (ingest_file(&res, f->t->db, f->bs, &req, &f->cfg.limits, &err) < 0)
+			fail_msg("ingest: %s", err.msg);
+	}
+}
+
+/*
+ * A release deployed or built in a folder of its own names every file
+ * anew. The same code is no finding, though anonymous functions of
+ * several files share a name (each file is paired with the one it moved
+ * to); a function renamed there, or renamed within its class and moved
+ * to another file at once, is judged against its old name; and a
+ * function that only moved says no old name ("x (was x)").
+ */
+static void test_functions_of_files_a_release_moved_keep_their_baseline(void **state)
+{
+	static const char *const names[] = {"redeploy", "rename", "classmove", "slower"};
+	static const v8fn same[] = {
+		{"handle", "app.js", 3000},       {"", "app.js", 2500},
+		{"", "lib/util.js", 2000},        {"parse", "lib/util.js", 1500},
+		{"", "lib/db.js", 1200},          {"query", "lib/db.js", 900},
+		{"render", "views/page.js", 700}, {"", "views/page.js", 500}};
+	static const v8fn renamed[] = {
+		{"handle", "app.js", 3000},       {"", "app.js", 2500},
+		{"", "lib/util.js", 2000},        {"parseAll", "lib/util.js", 1500},
+		{"", "lib/db.js", 1200},          {"query", "lib/db.js", 900},
+		{"render", "views/page.js", 700}, {"", "views/page.js", 500}};
+	static const v8fn before[] = {{"handle", "app.js", 3000},
+				      {"Cache.parseKey", "lib/cache.js", 2000},
+				      {"Cache.get", "lib/cache.js", 1500},
+				      {"query", "lib/db.js", 900}};
+	static const v8fn after[] = {{"handle", "app.js", 3000},
+				     {"Cache.parseCacheKey", "lib/keys.js", 2000},
+				     {"Cache.get", "lib/cache.js", 1500},
+				     {"query", "lib/db.js", 900}};
+	static const v8fn slower[] = {
+		{"handle", "app.js", 3000},       {"", "app.js", 2500},
+		{"", "lib/util.js", 4000},        {"parse", "lib/util.js", 1500},
+		{"", "lib/db.js", 1200},          {"query", "lib/db.js", 900},
+		{"render", "views/page.js", 700}, {"", "views/page.js", 500}};
+	fx *f = *state;
+	analysis a;
+	const finding *x;
+	size_t n = sizeof(same) / sizeof(same[0]);
+
+	v8_service(f, "redeploy", same, n, same, n);
+	v8_service(f, "rename", same, n, renamed, n);
+	v8_service(f, "classmove", before, 4, after, 4);
+	v8_service(f, "slower", same, n, slower, n);
+	analyse_all(f, &a, names, 4);
+	for (size_t i = 0; i < a.ntests && a.tests[i].significant; i++) {
+		const finding *t = &a.tests[i];
+		if (strcmp(t->service, "slower") != 0)
+			fail_msg("%s: %s [%s] %.4f -> %.4f", t->service, t->function, t->file,
+				 t->baseline_share, t->current_share);
+	}
+	for (size_t i = 0; i < a.ntests; i++) {
+		const finding *t = &a.tests[i];
+		if (strcmp(t->service, "rename") == 0 && strcmp(t->function, "parseAll") == 0) {
+			assert_non_null(t->renamed_from);
+			assert_string_equal(t->renamed_from, "parse");
+		} else if (strcmp(t->service, "classmove") == 0 &&
+			   strcmp(t->function, "Cache.parseCacheKey") == 0) {
+			assert_non_null(t->renamed_from);
+			assert_string_equal(t->renamed_from, "Cache.parseKey");
+		} else if (t->renamed_from && strcmp(t->renamed_from, t->function) == 0) {
+			fail_msg("%s: %s (was %s)", t->service, t->function, t->renamed_from);
+		}
+	}
+	/* The anonymous function of lib/util.js doubled: one regression, in its new file. */
+	assert_non_null(x = finding_of(&a, "slower", "(anonymous)"));
+	assert_int_equal(x->direction, FINDING_REGRESSION);
+	assert_non_null(strstr(x->file, "releases/v2/lib/util.js"));
+	assert_true(x->baseline_share > 0.1 && x->current_share > 1.5 * x->baseline_share);
+	analysis_release(&a);
+}
+
 /*
  * A service like renamed_service()'s whose extra functions are `nb`
  * names and weights in v1 and `nc` in v2.
@@ -1923,6 +2055,7 @@ int main(void)
 		T(test_the_function_matrix_is_in_function_order_whatever_order_rows_come_in),
 		T(test_the_engine_finds_a_doubled_function_and_nothing_in_a_null_service),
 		T(test_a_renamed_function_is_judged_against_its_old_name),
+		T(test_functions_of_files_a_release_moved_keep_their_baseline),
 		T(test_renumbered_closures_are_judged_as_one_family),
 		T(test_a_name_stored_before_a_rule_is_the_same_function),
 		T(test_cost_moved_between_caller_and_callee_is_no_finding),

@@ -2026,6 +2026,60 @@ static void test_captures_of_one_hour_are_judged_against_the_baseline_s_same_hou
 }
 
 /*
+ * A release deployed in the morning and judged on captures at 09:00,
+ * against a baseline captured only at 21:00 and 22:00, when work.hot
+ * runs at 0.6 of its usual against 1.4 at nine (hour_factor): no code
+ * changed, yet work.hot "rose" 2.3 times, critical. Nothing near nine in
+ * the baseline can tell the hour from the release: the finding stays a
+ * candidate, pages no one, and says why; the same rise at the baseline's
+ * own hours is confirmed at once.
+ */
+static void test_a_critical_rise_at_unseen_hours_waits_for_a_second_look(void **state)
+{
+	static const char *const names[] = {"svc"};
+	fx *f = *state;
+	char st[32];
+	analysis a;
+	size_t said = 0;
+
+	testdb_execf(f->t, "insert into services (name, enabled) values ('svc', true)");
+	for (int day = 14; day >= 1; day--)
+		for (int h = 21; h <= 22; h++)
+			capture(f, "svc", "v1", NIGHT_END - day * DAY + h * HOUR, hour_factor(h), 1,
+				0.03);
+	for (int k = 0; k < 4; k++)
+		capture(f, "svc", "v3", NIGHT_END - DAY + 9 * HOUR + k * HOUR / 4, hour_factor(9),
+			1, 0.03);
+	run_night(f, 1);
+	assert_string_equal(state_of(f, "work.hot", st, sizeof(st)), "candidate");
+	assert_int_equal(
+		intf(f->t, "select count(*) from findings where function = 'work.hot'"
+			   " and severity = 'critical' and (detail ->> 'hours_unseen')::boolean"),
+		1);
+	assert_int_equal(triggers(f, "work.hot"), 0);
+	judge(f, &a, names, 1);
+	for (size_t i = 0; i < a.nnotes; i++)
+		said += strstr(a.notes[i], "svc/cpu: the judged captures lie within 6 hours") !=
+			NULL;
+	assert_int_equal(said, 1);
+	analysis_release(&a);
+
+	/* The same rise captured at the baseline's hours: confirmed at once. */
+	testdb_execf(f->t, "insert into services (name, enabled) values ('late', true)");
+	for (int day = 14; day >= 1; day--)
+		for (int h = 21; h <= 22; h++)
+			capture(f, "late", "v1", NIGHT_END - day * DAY + h * HOUR, 1, 1, 0.03);
+	for (int k = 0; k < 4; k++)
+		capture(f, "late", "v3", NIGHT_END - DAY + 21 * HOUR + k * HOUR / 4, 2.3, 1, 0.03);
+	run_night(f, 1);
+	assert_int_equal(intf(f->t, "select count(*) from findings x join services s"
+				    " on s.id = x.service_id where s.name = 'late'"
+				    " and x.function = 'work.hot' and x.state = 'confirmed'"
+				    " and not (x.detail ->> 'hours_unseen')::boolean"),
+			 1);
+}
+
+/*
  * A day's traffic mix: every capture of one day sees it. work.hot's cost
  * moves from day to day by a factor exp(0.25 z) (z below, one a day),
  * shared by that day's two captures, which otherwise vary by 3%. The
@@ -3481,6 +3535,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 			test_captures_of_one_hour_are_judged_against_the_baseline_s_same_hours,
 			setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_a_critical_rise_at_unseen_hours_waits_for_a_second_look, setup,
+			teardown),
 		cmocka_unit_test_setup_teardown(test_two_near_captures_do_not_veto_a_slowdown,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(
