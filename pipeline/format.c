@@ -18,6 +18,24 @@ bool format_is_gzip(const uint8_t *data, size_t len)
 	return len >= 2 && data[0] == 0x1f && data[1] == 0x8b;
 }
 
+/*
+ * V8's .heapsnapshot ({"snapshot": {"meta": ...), every object of a heap
+ * at one moment: its "nodes" array made it a .cpuprofile to the
+ * sniffer, refused for a reason that said nothing of what it was.
+ */
+static bool heap_snapshot(const uint8_t *data, size_t len)
+{
+	size_t i = 0, n = len < 256 ? len : 256;
+
+	while (i < n && (data[i] == ' ' || data[i] == '\n' || data[i] == '\r' || data[i] == '\t'))
+		i++;
+	if (i >= n || data[i++] != '{')
+		return false;
+	while (i < n && (data[i] == ' ' || data[i] == '\n' || data[i] == '\r' || data[i] == '\t'))
+		i++;
+	return n - i >= 10 && memcmp(data + i, "\"snapshot\"", 10) == 0;
+}
+
 profile_format format_detect(const uint8_t *data, size_t len)
 {
 	/*
@@ -33,6 +51,8 @@ profile_format format_detect(const uint8_t *data, size_t len)
 		return PROFILE_FMT_SPEEDSCOPE;
 	if (v8heap_sniff(data, len))
 		return PROFILE_FMT_V8HEAP;
+	if (heap_snapshot(data, len))
+		return PROFILE_FMT_AUTO; /* known_other says what it is */
 	if (v8_sniff(data, len))
 		return PROFILE_FMT_V8;
 	if (perf_sniff(data, len))
@@ -169,6 +189,11 @@ static const char *known_other(const uint8_t *data, size_t len)
 		       "debug= for pprof";
 	if (starts_with(data, len, "go 1.") && holds(data, len, 16, " trace"))
 		return "a Go execution trace, not a profile; fetch /debug/pprof/profile for CPU";
+	if (heap_snapshot(data, len))
+		return "a V8 heap snapshot (.heapsnapshot), every object of the heap rather "
+		       "than samples of where it was allocated; take a sampling heap profile "
+		       "instead (node --heap-prof, or DevTools' allocation sampling: a "
+		       ".heapprofile)";
 	if (starts_with(data, len, "PERFILE2"))
 		return "a perf.data file; convert it with 'perf script -i'";
 	if (perf_report(data, len, i))

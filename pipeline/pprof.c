@@ -1094,7 +1094,10 @@ static int add_sample(parser *ps, size_t i, const pb_sample *s)
 				   "not a profile: fetch it without seconds=",
 				   i, s->value[k],
 				   profile_quote(q, (const char *)t->data, t->len));
-		return bad(ps, "sample %zu has a negative value %" PRId64 " for '%s'",
+		/* As 'go tool pprof -diff_base' writes, or a damaged one. */
+		return bad(ps,
+			   "sample %zu has a negative value %" PRId64 " for '%s': a diff "
+			   "of two profiles, not a capture",
 			   i, s->value[k], profile_quote(q, (const char *)t->data, t->len));
 	}
 	for (size_t c = 0; c < ps->ncols; c++)

@@ -93,6 +93,11 @@ static void test_traces_and_perf_data_are_named(void **state)
 	expect_refused_str("{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"RunTask\"}]}",
 			   "a Chrome trace");
 	expect_refused_str("[{\"pid\":1,\"ph\":\"B\",\"name\":\"a\",\"ts\":1}]", "a Chrome trace");
+	/* Node 20's first bytes: its "nodes" once made it a .cpuprofile, refused obscurely. */
+	expect_refused_str("{\"snapshot\":{\"meta\":{\"node_fields\":[\"type\",\"name\",\"id\","
+			   "\"self_size\",\"edge_count\"]},\"node_count\":1},\"nodes\":[0,1,1,0,0],"
+			   "\"edges\":[],\"strings\":[\"(root)\"]}",
+			   "a V8 heap snapshot (.heapsnapshot)");
 }
 
 /*

@@ -1136,7 +1136,9 @@ static void test_negative_value_is_rejected(void **state)
 	(void)state;
 	pb_init(&b);
 	b.vals[2][1] = -5;
-	expect_error(&b, NULL, PR_EDATA, "sample 2 has a negative value -5 for 'cpu'");
+	expect_error(&b, NULL, PR_EDATA,
+		     "sample 2 has a negative value -5 for 'cpu': a diff of two profiles, "
+		     "not a capture");
 	pb_init(&b);
 	b.prof.duration_nanos = -1;
 	expect_error(&b, NULL, PR_EDATA, "negative duration_nanos");
