@@ -292,6 +292,11 @@ static int finding_show(cli_ctx *ctx, int argc, char **argv)
 		cli_put_safe(stdout, f.current_release ? f.current_release : "-", 0);
 		printf("\nfunction  ");
 		cli_put_safe(stdout, f.function, 0);
+		/* Which of several "(anonymous)" it is; a cost's "file" is its unit. */
+		if (!f.cost_unit && f.file && f.file[0]) {
+			printf("\nfile      ");
+			cli_put_safe(stdout, f.file, 0);
+		}
 		/* What the gate and paging act on: a triager reads it here first. */
 		printf("\nseverity  %s", stats_severity_name(f.severity));
 		if (f.cost_unit)
