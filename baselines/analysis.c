@@ -3599,13 +3599,27 @@ static int merge_renamed(func_matrix *m, size_t nb, size_t nc, size_t *rows, int
 	int *kind = calloc(n ? n : 1, sizeof(*kind));
 	size_t *mate = calloc(n ? n : 1, sizeof(*mate));
 	size_t *place = calloc(n ? n : 1, sizeof(*place));
+	int *loose = calloc(n ? n : 1, sizeof(*loose));
 
-	if (!kind || !mate || !place || file_places(place, m, nb, nc, rows, files, n) < 0) {
-		free(kind), free(mate), free(place);
+	if (!kind || !mate || !place || !loose ||
+	    file_places(place, m, nb, nc, rows, files, n) < 0) {
+		free(kind), free(mate), free(place), free(loose);
 		return PR_ENOMEM;
 	}
-	for (size_t k = 0; k < n; k++)
+	/*
+	 * kind: gone or new (gone_or_new). loose: only in the baseline or
+	 * only in the release, however rarely: a function of a moved file
+	 * seen in a few captures is still the one of the same name in the
+	 * file it moved to, and taken as such (the first step) it is no
+	 * partner for a rename beside it.
+	 */
+	for (size_t k = 0; k < n; k++) {
+		size_t bk, bh, ck, ch;
 		kind[k] = names[k] ? gone_or_new(m, rows[k], nb, nc) : 0;
+		presence(&bk, &bh, m, rows[k], 0, nb);
+		presence(&ck, &ch, m, rows[k], nb, nc);
+		loose[k] = !names[k] ? 0 : bh && !ch ? 1 : ch && !bh ? 2 : 0;
+	}
 	/*
 	 * Surest first (one_container's order): at each step, a function and
 	 * its only partner of the other kind, each the other's only one, are
@@ -3614,11 +3628,12 @@ static int merge_renamed(func_matrix *m, size_t nb, size_t nc, size_t *rows, int
 	 * and its class's other functions as partners, and paired none.
 	 */
 	for (int tier = 1; tier <= 4; tier++) {
+		const int *kd = tier == 1 ? loose : kind;
 		for (size_t k = 0; k < n; k++) {
 			size_t partners = 0;
 			mate[k] = SIZE_MAX;
-			for (size_t j = 0; kind[k] > 0 && j < n; j++)
-				if (kind[j] > 0 && kind[j] != kind[k] &&
+			for (size_t j = 0; kd[k] > 0 && j < n; j++)
+				if (kd[j] > 0 && kd[j] != kd[k] &&
 				    one_container(names[k], files[k], names[j], files[j],
 						  place[k] != SIZE_MAX && place[k] == place[j]) ==
 					    tier) {
@@ -3630,7 +3645,7 @@ static int merge_renamed(func_matrix *m, size_t nb, size_t nc, size_t *rows, int
 		}
 		for (size_t g = 0; g < n; g++) {
 			size_t j = mate[g];
-			if (kind[g] != 1 || j == SIZE_MAX || mate[j] != g)
+			if (kd[g] != 1 || j == SIZE_MAX || mate[j] != g)
 				continue;
 			for (size_t i = 0; i < nc; i++)
 				m->self[rows[g] * m->ncaps + nb + i] =
@@ -3646,11 +3661,12 @@ static int merge_renamed(func_matrix *m, size_t nb, size_t nc, size_t *rows, int
 			files[g] = files[j], files[j] = NULL;
 			ids[g] = ids[j];
 			kind[j] = -1; /* tested as part of g */
-			kind[g] = 0;
+			kind[g] = loose[g] = loose[j] = 0;
 		}
 	}
 	drop_merged(kind, rows, ids, names, files, was, was_id, nrows);
 	free(place);
+	free(loose);
 	free(kind);
 	free(mate);
 	return 0;

@@ -472,7 +472,11 @@ static void test_a_renamed_function_is_judged_against_its_old_name(void **state)
 	analysis_release(&a);
 }
 
-/* A function of a V8 profile: name ("" for an anonymous one), file under the release folder. */
+/*
+ * A function of a V8 profile: name ("" for an anonymous one), file under
+ * the release folder, and weight (negative: in every capture of the
+ * release, and in only every third of the baseline's).
+ */
 typedef struct v8fn {
 	const char *name, *file;
 	int weight;
@@ -518,7 +522,10 @@ static void v8_service(fx *f, const char *name, const v8fn *fns1, size_t n1, con
 				"\"scriptId\":\"%zu\",\"url\":\"file:///srv/%s/releases/%s/%s\","
 				"\"lineNumber\":%zu,\"columnNumber\":4},\"hitCount\":%d}",
 				i + 2, fns[i].name, i + 10, name, cur ? "v2" : "v1", fns[i].file,
-				3 * i + 1, (int)(fns[i].weight * noise(f, 0.05)));
+				3 * i + 1,
+				fns[i].weight >= 0  ? (int)(fns[i].weight * noise(f, 0.05))
+				: cur || k % 3 == 0 ? (int)(-fns[i].weight * noise(f, 0.05))
+						    : 0);
 		fputs("],\"startTime\":0,\"endTime\":10000000}\n", out);
 		assert_int_equal(fclose(out), 0);
 		memset(&req, 0, sizeof(req));
@@ -543,7 +550,7 @@ static void v8_service(fx *f, const char *name, const v8fn *fns1, size_t n1, con
  */
 static void test_functions_of_files_a_release_moved_keep_their_baseline(void **state)
 {
-	static const char *const names[] = {"redeploy", "rename", "classmove", "slower"};
+	static const char *const names[] = {"redeploy", "rename", "classmove", "slower", "rarely"};
 	static const v8fn same[] = {
 		{"handle", "app.js", 3000},       {"", "app.js", 2500},
 		{"", "lib/util.js", 2000},        {"parse", "lib/util.js", 1500},
@@ -567,19 +574,31 @@ static void test_functions_of_files_a_release_moved_keep_their_baseline(void **s
 		{"", "lib/util.js", 4000},        {"parse", "lib/util.js", 1500},
 		{"", "lib/db.js", 1200},          {"query", "lib/db.js", 900},
 		{"render", "views/page.js", 700}, {"", "views/page.js", 500}};
+	/* main.work is in a third of the baseline's captures: no partner for the rename. */
+	static const v8fn go1[] = {{"main.handle", "main.go", 3000},
+				   {"main.hashWork", "main.go", 2000},
+				   {"main.work", "main.go", -800},
+				   {"main.encode", "enc.go", 1500}};
+	static const v8fn go2[] = {{"main.handle", "main.go", 3000},
+				   {"main.mixBits", "main.go", 2000},
+				   {"main.work", "main.go", -800},
+				   {"main.encode", "enc.go", 1500}};
 	fx *f = *state;
 	analysis a;
 	const finding *x;
-	size_t n = sizeof(same) / sizeof(same[0]);
+	size_t n = sizeof(same) / sizeof(same[0]), mixbits = 0;
 
 	v8_service(f, "redeploy", same, n, same, n);
 	v8_service(f, "rename", same, n, renamed, n);
 	v8_service(f, "classmove", before, 4, after, 4);
 	v8_service(f, "slower", same, n, slower, n);
-	analyse_all(f, &a, names, 4);
+	v8_service(f, "rarely", go1, 4, go2, 4);
+	analyse_all(f, &a, names, 5);
 	for (size_t i = 0; i < a.ntests && a.tests[i].significant; i++) {
 		const finding *t = &a.tests[i];
-		if (strcmp(t->service, "slower") != 0)
+		/* rarely's main.work did rise: in every capture now, a third before. */
+		if (strcmp(t->service, "slower") != 0 &&
+		    (strcmp(t->service, "rarely") != 0 || !strcmp(t->function, "main.mixBits")))
 			fail_msg("%s: %s [%s] %.4f -> %.4f", t->service, t->function, t->file,
 				 t->baseline_share, t->current_share);
 	}
@@ -588,6 +607,11 @@ static void test_functions_of_files_a_release_moved_keep_their_baseline(void **s
 		if (strcmp(t->service, "rename") == 0 && strcmp(t->function, "parseAll") == 0) {
 			assert_non_null(t->renamed_from);
 			assert_string_equal(t->renamed_from, "parse");
+		} else if (strcmp(t->service, "rarely") == 0 &&
+			   strcmp(t->function, "main.mixBits") == 0) {
+			assert_non_null(t->renamed_from);
+			assert_string_equal(t->renamed_from, "main.hashWork");
+			mixbits++;
 		} else if (strcmp(t->service, "classmove") == 0 &&
 			   strcmp(t->function, "Cache.parseCacheKey") == 0) {
 			assert_non_null(t->renamed_from);
@@ -596,6 +620,7 @@ static void test_functions_of_files_a_release_moved_keep_their_baseline(void **s
 			fail_msg("%s: %s (was %s)", t->service, t->function, t->renamed_from);
 		}
 	}
+	assert_int_equal(mixbits, 1);
 	/* The anonymous function of lib/util.js doubled: one regression, in its new file. */
 	assert_non_null(x = finding_of(&a, "slower", "(anonymous)"));
 	assert_int_equal(x->direction, FINDING_REGRESSION);
