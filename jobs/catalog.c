@@ -152,7 +152,11 @@ int catalog_read(catalog *c, const char *path, pr_error *err)
 	if ((rc = fileio_read(&text, path, CATALOG_FILE_MAX, err)) < 0)
 		goto out;
 	end = text.ptr + text.len;
-	for (const char *line = text.ptr, *next; line < end; line = next) {
+	/* A Windows editor's byte order mark, skipped as manifests and the config skip it. */
+	for (const char *line = text.ptr +
+				(text.len >= 3 && !memcmp(text.ptr, "\xef\xbb\xbf", 3) ? 3 : 0),
+			*next;
+	     line < end; line = next) {
 		const char *nl = memchr(line, '\n', (size_t)(end - line));
 		size_t len = (size_t)((nl ? nl : end) - line);
 

@@ -2220,8 +2220,9 @@ int config_load(config *c, const char *file, pr_error *err)
 		root = json_loadb(text.ptr + bom, text.len - bom, JSON_REJECT_DUPLICATES, &jerr);
 		buf_release(&text);
 		if (!root) {
+			/* Without jansson's "near '...'": the file's own bytes (a secret). */
 			rc = pr_error_set(err, PR_EUSAGE, "config '%s': line %d: %s", path.ptr,
-					  jerr.line, jerr.text);
+					  jerr.line, pr_json_reason(jerr.text));
 			goto out;
 		}
 		if (!json_is_object(root)) {

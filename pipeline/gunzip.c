@@ -112,6 +112,28 @@ int gunzip_bounded(buf *out, const uint8_t *data, size_t len, size_t max_out,
 				ended = true;
 				break;
 			}
+			/*
+			 * Zeros to the end are padding (a tape's or a block
+			 * device's), which gzip(1) skips too; anything else
+			 * must be another member.
+			 */
+			{
+				size_t at = in_off - zs.avail_in, k = at;
+				while (k < len && data[k] == 0)
+					k++;
+				if (k == len) {
+					ended = true;
+					break;
+				}
+				if (len - at < 2 || data[at] != 0x1f || data[at + 1] != 0x8b) {
+					rc = pr_error_set(err, PR_EDATA,
+							  "cannot decompress '%s': %zu bytes after "
+							  "the gzip member that ends at offset %zu "
+							  "are not another member",
+							  name, len - at, at);
+					goto out;
+				}
+			}
 			/* Another member follows; its header is checked by inflate. */
 			if ((zrc = inflateReset(&zs)) != Z_OK) {
 				rc = pr_error_set(err, PR_ERR,

@@ -95,13 +95,22 @@ static int push(target_list *l, target *t, pr_error *err)
 	return 0;
 }
 
-/* A printable address for a message, at most 64 bytes, controls as '?'. */
+/*
+ * A printable address for a message, at most 64 bytes, controls as '?'.
+ * What comes before an '@' is a user and password ("admin:pw@host:6060"):
+ * a message goes to cron mail and runs.detail, so it says only its length.
+ */
 static void shown(char *out, size_t n, const char *s)
 {
-	size_t i;
+	const char *at = strrchr(s, '@');
+	size_t i = 0;
 
-	for (i = 0; s[i] && i + 1 < n && i < 64; i++)
-		out[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f || s[i] == '\'' ? '?' : s[i];
+	if (at && n > 24) {
+		i = (size_t)snprintf(out, n, "<%zu bytes>", (size_t)(at - s));
+		s = at;
+	}
+	for (size_t k = 0; s[k] && i + 1 < n && k < 64; k++, i++)
+		out[i] = (unsigned char)s[k] < 0x20 || s[k] == 0x7f || s[k] == '\'' ? '?' : s[k];
 	out[i] = '\0';
 }
 

@@ -204,4 +204,16 @@ run pr --config "$T/badteam.json" service add cfg-t
 [ $RC -eq 2 ] && [ "$(sql "select count(*) from services where name = 'cfg-t'")" = 0 ] &&
 	ok "service add does not take a bad team from the config file" ||
 	not_ok "add team from config" "rc=$RC" "$ERR"
+# A file that is not JSON: the line, never the bytes jansson stopped near (a secret).
+printf '{"services": {"cfg-p": {"team": "hunter2SECRETpass\001"}}}' >"$T/syntax.json"
+run pr --config "$T/syntax.json" config check
+[ $RC -eq 2 ] && [[ $ERR == *"line 1: control character 0x1"* ]] && [[ $ERR != *hunter2* ]] &&
+	ok "a config syntax error says where and why, without quoting the file" ||
+	not_ok "config syntax" "rc=$RC" "$ERR"
+# A catalogue saved by a Windows editor: its byte order mark is skipped.
+printf '\xef\xbb\xbf{"name": "bom-a"}\n{"name": "bom-b"}\n' >"$T/bom.jsonl"
+run pr service import "$T/bom.jsonl"
+[ $RC -eq 0 ] && [ "$(sql "select count(*) from services where name like 'bom-%'")" = 2 ] &&
+	ok "service import skips a byte order mark" ||
+	not_ok "import bom" "rc=$RC" "$ERR"
 finish

@@ -121,6 +121,9 @@ static void test_file_sd_refuses_what_is_not_the_format(void **state)
 		{"[{\"targets\": [\"a:1\", \"b\\u001b[2J:2\"]}]",
 		 "[0].targets[1]: 'b?[2J:2' is not a host:port"},
 		{"[{\"targets\": [7]}]", "[0].targets[0]: '(not text)' is not a host:port"},
+		/* A user and password before '@': their length only. */
+		{"[{\"targets\": [\"admin:hunter2@10.0.0.1:6060\"]}]",
+		 "[0].targets[0]: '<13 bytes>@10.0.0.1:6060' is not a host:port"},
 		{"[{\"targets\": [\"a:1\"], \"labels\": []}]", "[0].labels: not an object"},
 		{"[{\"targets\": [\"a:1\"], \"labels\": {\"release\": 4}}]",
 		 "[0].labels.release: not a string"},
