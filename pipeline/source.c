@@ -176,8 +176,24 @@ int source_collect_dir(source_report *out, db *d, blob_store *bs, const char *se
 			failed(out, ferr.msg);
 			continue;
 		}
-		if (!S_ISREG(st.st_mode))
+		/*
+		 * A folder, FIFO or device under a profile's name: with a
+		 * sidecar beside it, someone meant it as a drop, and is told
+		 * (it was skipped without a word); without one, it is not ours.
+		 */
+		if (!S_ISREG(st.st_mode)) {
+			struct stat sst;
+			if (lstat(side.ptr, &sst) == 0) {
+				pr_error_set(&ferr, PR_EDATA, "cannot read '%s': %s, not a file",
+					     path.ptr,
+					     S_ISDIR(st.st_mode)    ? "a folder"
+					     : S_ISFIFO(st.st_mode) ? "a FIFO"
+					     : S_ISSOCK(st.st_mode) ? "a socket"
+								    : "a device");
+				failed(out, ferr.msg);
+			}
 			continue;
+		}
 		if (lstat(side.ptr, &st) < 0) {
 			out->waiting++;
 			continue;

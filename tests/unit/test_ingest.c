@@ -1247,6 +1247,44 @@ static void test_a_drop_folder_never_follows_a_link(void **state)
 }
 
 /*
+ * A folder or a FIFO under a profile's name with a sidecar beside it was
+ * meant as a drop: each is a failure naming what it is (they were skipped
+ * without a word); one without a sidecar is not a drop, and is left alone.
+ */
+static void test_a_drop_that_is_not_a_file_is_a_failure(void **state)
+{
+	fixture *f = *state;
+	blob_store *bs = dir_store(f);
+	pr_error err = PR_ERROR_INIT;
+	source_report rep;
+	char dir[4200], path[4400];
+
+	snprintf(dir, sizeof(dir), "%s/odd", f->dir);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	snprintf(path, sizeof(path), "%s/a.folded", dir);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/a.folded.json", dir);
+	write_file(path, "{\"release\": \"v1\"}");
+	snprintf(path, sizeof(path), "%s/b.folded", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	snprintf(path, sizeof(path), "%s/b.folded.json", dir);
+	write_file(path, "{\"release\": \"v1\"}");
+	snprintf(path, sizeof(path), "%s/d.folded", dir);
+	assert_int_equal(mkdir(path, 0700), 0);
+	drop(dir, "c.folded", "main;c 1\n", "{\"release\": \"v1\"}");
+
+	if (source_collect_dir(&rep, f->t->db, bs, "svc", dir, &limits, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(rep.stored, 1);
+	assert_int_equal(rep.failed, 2);
+	assert_int_equal(rep.nerrors, 2);
+	assert_non_null(strstr(rep.errors[0], "/a.folded': a folder, not a file"));
+	assert_non_null(strstr(rep.errors[1], "/b.folded': a FIFO, not a file"));
+	source_report_release(&rep);
+	blob_store_free(bs);
+}
+
+/*
  * Where a linked sidecar points must not change its failure: a link to
  * nothing or to a FIFO is the same one failure as a link to a file, or
  * the message would tell the folder's writer whether a path they cannot
@@ -1378,6 +1416,8 @@ int main(void)
 			test_a_lost_database_names_the_file_and_is_a_failure_of_the_store, setup,
 			teardown),
 		cmocka_unit_test_setup_teardown(test_a_bad_sidecar_is_named_with_its_reason, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_a_drop_that_is_not_a_file_is_a_failure, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_a_drop_folder_never_follows_a_link, setup,
 						teardown),
