@@ -210,6 +210,9 @@ static void test_folded_with_a_bad_count_early_names_the_line(void **state)
 	expect_refused_str("main;a 10\nmain;b -3\n", "line 2: count is negative: '<2 bytes>'");
 	expect_refused_str("\xef\xbb\xbfmain;b 1e3\nmain;a 10\nmain;c 2\n",
 			   "line 1: no count at the end of the line, found '<3 bytes>'");
+	/* A word for a count among mostly folded stacks: the line is named too. */
+	expect_refused_str("main;a 5\nmain;a 5\nmain;a 5\nmain;a 5\nmain;a 5\nmain;b x\n",
+			   "line 6: no count at the end of the line");
 	/* Half the lines of another kind, or none with a good count: no format. */
 	expect_refused_str("main;a 10\nhello, world\nthis is prose\nversion 1.5\n",
 			   "not a known profile format");
