@@ -1561,26 +1561,42 @@ int findings_incident_lead(db *d, int64_t incident, int64_t *lead, pr_error *err
 	return 0;
 }
 
-int findings_incident_worst(db *d, int64_t incident, int64_t lead, stats_severity *sev,
-			    char **function, pr_error *err)
+int findings_incident_worst(db *d, int64_t incident, int64_t lead, const int64_t *skip,
+			    size_t nskip, stats_severity *sev, char **function, pr_error *err)
 {
 	static const char sql[] =
 		"select m.severity, m.function from findings m where m.incident_id = $1::bigint"
 		" and m.id <> $2::bigint and m.status = 'open' and m.state = 'confirmed'"
-		" and m.direction = 'regression' and not exists (select 1 from findings a"
-		"   where a.id = m.carried_from and a.accepted)"
+		" and m.direction = 'regression' and m.carried_from is null"
+		" and m.id <> all($3::bigint[])"
+		" and not exists (select 1 from pages t where t.finding_id = m.id"
+		"   and t.event = 'trigger' and t.retired_at is null"
+		"   and t.status in ('pending', 'sent') and not exists (select 1 from pages r"
+		"     where r.event = 'resolve' and r.dedup_key = t.dedup_key"
+		"     and r.target = t.target and r.retired_at is null"
+		"     and r.status <> 'cancelled'))"
 		" order by array_position('{none,low,medium,high,critical}'::text[], m.severity)"
 		"   desc nulls last, m.id limit 1";
 	char inc[24], lid[24];
-	const char *p[2] = {inc, lid};
+	const char *p[3] = {inc, lid, NULL};
+	buf ids = BUF_INIT;
 	PGresult *res = NULL;
-	int rc;
+	int rc = buf_putc(&ids, '{');
 
 	*sev = STATS_SEV_NONE;
 	*function = NULL;
+	for (size_t i = 0; rc == 0 && i < nskip; i++)
+		rc = buf_printf(&ids, "%s%" PRId64, i ? "," : "", skip[i]);
+	if (rc < 0 || buf_putc(&ids, '}') < 0) {
+		buf_release(&ids);
+		return oom(err);
+	}
+	p[2] = ids.ptr;
 	snprintf(inc, sizeof(inc), "%" PRId64, incident);
 	snprintf(lid, sizeof(lid), "%" PRId64, lead);
-	if ((rc = db_exec(d, &res, err, "reading an incident's members", sql, 2, p)) < 0)
+	rc = db_exec(d, &res, err, "reading an incident's members", sql, 3, p);
+	buf_release(&ids);
+	if (rc < 0)
 		return rc;
 	if (!db_rows(res) || stats_severity_parse(sev, db_get_text(res, 0, 0)) < 0)
 		*sev = STATS_SEV_NONE;

@@ -110,12 +110,16 @@ int findings_incident_lead(db *d, int64_t incident, int64_t *lead, pr_error *err
 
 /*
  * The member of `incident` other than `lead` with the highest severity
- * among its open, confirmed regressions outside a rise accepted by hand
- * (the oldest of equals): *sev (STATS_SEV_NONE when there is none) and
- * *function, its name (the caller frees it; NULL when there is none).
+ * among its open, confirmed regressions (the oldest of equals), leaving
+ * out those whose page is someone else's or their own: within a rise
+ * accepted by hand, carried from an earlier release's finding (stored,
+ * or among skip[0..nskip), found carried by the caller), or holding an
+ * open trigger of their own (pending or sent, with no resolve). *sev
+ * (STATS_SEV_NONE when there is none) and *function, its name (the
+ * caller frees it; NULL when there is none).
  */
-int findings_incident_worst(db *d, int64_t incident, int64_t lead, stats_severity *sev,
-			    char **function, pr_error *err);
+int findings_incident_worst(db *d, int64_t incident, int64_t lead, const int64_t *skip,
+			    size_t nskip, stats_severity *sev, char **function, pr_error *err);
 
 /*
  * The open regression findings of the same service, type and function

@@ -373,29 +373,56 @@ out:
 	return rc;
 }
 
-/* Whether a test before tests[i] is of the same incident. */
+/* Whether tests[i] is a confirmed member of an incident, open, that pages through its lead. */
+static bool incident_member(const finding *f)
+{
+	return f->incident_id && !f->closed && !f->accepted && f->direction == FINDING_REGRESSION &&
+	       strcmp(f->state, "confirmed") == 0;
+}
+
+/* Whether such a test before tests[i] is of the same incident. */
 static bool incident_before(const analysis *a, size_t i)
 {
 	for (size_t j = 0; j < i; j++)
-		if (a->tests[j].incident_id == a->tests[i].incident_id)
+		if (incident_member(&a->tests[j]) &&
+		    a->tests[j].incident_id == a->tests[i].incident_id)
 			return true;
 	return false;
 }
 
-/* The lead's page of one incident at its worst member's severity, if that is worse. */
-static int page_lead(analysis *a, db *d, const config *cfg, int64_t incident, int64_t run_id,
-		     pr_error *err)
+/*
+ * The lead's page of tests[i]'s incident at its worst member's severity,
+ * if that is worse. A member of this run whose rise an earlier release's
+ * open finding paged (carry_from) is left out: alone, it would not have
+ * paged.
+ */
+static int page_lead(analysis *a, db *d, const config *cfg, size_t i, int64_t run_id, pr_error *err)
 {
-	int64_t lead = 0;
+	int64_t incident = a->tests[i].incident_id, lead = 0, *skip = NULL;
 	stats_severity sev = STATS_SEV_NONE;
+	size_t nskip = 0;
 	char *worst = NULL;
 	findings_meta meta;
 	finding l;
 	int rc;
 
-	if ((rc = findings_incident_lead(d, incident, &lead, err)) < 0 || !lead ||
-	    (rc = findings_incident_worst(d, incident, lead, &sev, &worst, err)) < 0 || !worst)
+	if ((rc = findings_incident_lead(d, incident, &lead, err)) < 0 || !lead)
 		return rc;
+	if (!(skip = calloc(a->ntests ? a->ntests : 1, sizeof(*skip))))
+		return pr_error_set(err, PR_ENOMEM, "out of memory");
+	for (size_t j = i; j < a->ntests && a->tests[j].significant; j++) {
+		const finding *g = &a->tests[j];
+		int64_t from = 0;
+		if (g->incident_id != incident || g->id == lead || !incident_member(g))
+			continue;
+		if ((rc = carry_from(d, g, &from, err)) < 0)
+			goto out;
+		if (from)
+			skip[nskip++] = g->id;
+	}
+	if ((rc = findings_incident_worst(d, incident, lead, skip, nskip, &sev, &worst, err)) < 0 ||
+	    !worst)
+		goto out;
 	if ((rc = findings_get(&l, &meta, d, lead, err)) == 0) {
 		if (sev > l.severity && strcmp(meta.status, "open") == 0 &&
 		    strcmp(l.state, "confirmed") == 0 && l.direction == FINDING_REGRESSION &&
@@ -404,7 +431,9 @@ static int page_lead(analysis *a, db *d, const config *cfg, int64_t incident, in
 						    &a->pages_enqueued, err);
 		finding_clear(&l);
 	}
+out:
 	free(worst);
+	free(skip);
 	return rc;
 }
 
@@ -412,12 +441,9 @@ int record_page_leads(analysis *a, db *d, const config *cfg, int64_t run_id, pr_
 {
 	int rc = 0;
 
-	for (size_t i = 0; rc == 0 && i < a->ntests && a->tests[i].significant; i++) {
-		const finding *f = &a->tests[i];
-		if (f->incident_id && !f->closed && !f->accepted &&
-		    strcmp(f->state, "confirmed") == 0 && !incident_before(a, i))
-			rc = page_lead(a, d, cfg, f->incident_id, run_id, err);
-	}
+	for (size_t i = 0; rc == 0 && i < a->ntests && a->tests[i].significant; i++)
+		if (incident_member(&a->tests[i]) && !incident_before(a, i))
+			rc = page_lead(a, d, cfg, i, run_id, err);
 	return rc;
 }
 

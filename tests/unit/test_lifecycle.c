@@ -1137,6 +1137,104 @@ static void test_a_lead_below_min_severity_pages_at_its_members_severity(void **
 			 1);
 }
 
+/* Findings a, b (and c) of release `rel`, merged into one incident led by a, as a commit does. */
+static void merge_under(fx *f, const char *rel, const char *a, const char *b, const char *c)
+{
+	testdb_execf(f->t,
+		     "insert into finding_groups (service_id, profile_type, release,"
+		     " lead_finding_id, reason) select service_id, profile_type, current_release,"
+		     " id, 'the same suspect commit' from findings where function = '%s'"
+		     " and direction = 'regression' and current_release = '%s'",
+		     a, rel);
+	testdb_execf(f->t,
+		     "update findings set incident_id = (select max(id) from finding_groups)"
+		     " where function in ('%s', '%s', '%s') and direction = 'regression'"
+		     " and current_release = '%s'",
+		     a, b, c ? c : a, rel);
+	testdb_execf(f->t,
+		     "update findings set state = 'confirmed' where function = '%s'"
+		     " and current_release = '%s'",
+		     a, rel);
+}
+
+/*
+ * A member whose rise an earlier release's open finding already paged
+ * (carried from it) does not raise its lead: alone it would not have
+ * paged. v2 doubles work.hot and pages it; v3 keeps that rise and makes
+ * work.a 1.4 times as costly, under paging.min_severity of critical.
+ */
+static void test_a_member_carried_from_an_earlier_page_does_not_raise_its_lead(void **state)
+{
+	fx *f = *state;
+
+	history(f, "svc");
+	night(f, "svc", "v2", 1, 4, 2, 1);
+	run_night(f, 1);
+	assert_int_equal(triggers(f, "work.hot"), 1);
+	f->side = 1.4;
+	night(f, "svc", "v3", 2, 4, 2, 1);
+	run_night(f, 2);
+	merge_under(f, "v3", "work.a", "work.hot", NULL);
+	f->cfg.paging.min_severity = STATS_SEV_CRITICAL;
+	run_night(f, 2);
+	assert_int_equal(intf(f->t, "select count(*) from pages p join findings x"
+				    " on x.id = p.finding_id where x.current_release = 'v3'"
+				    " and p.event = 'trigger' and p.status <> 'cancelled'"),
+			 0);
+}
+
+/*
+ * A member that holds an open page of its own (it paged before it was
+ * merged under an older, milder lead) does not page a second time
+ * through its lead.
+ */
+static void test_a_member_that_paged_on_its_own_is_not_paged_again_by_its_lead(void **state)
+{
+	fx *f = *state;
+
+	history(f, "svc");
+	f->side = 1.4;
+	night(f, "svc", "v2", 1, 4, 2, 1);
+	run_night(f, 1);
+	testdb_execf(f->t, "update pages set status = 'sent', sent_at = now()");
+	merge_under(f, "v2", "work.a", "work.hot", NULL);
+	run_night(f, 1);
+	assert_int_equal(intf(f->t,
+			      "select count(*) from pages where event = 'trigger'"
+			      " and status <> 'cancelled' and detail ->> 'severity' = 'critical'"),
+			 1);
+	assert_int_equal(intf(f->t, "select count(*) from pages where detail ? 'incident_worst'"),
+			 0);
+}
+
+/*
+ * A member resolved by hand, ranked before the incident's worst, does not
+ * hide it: the lead still pages at the worst open member's severity.
+ */
+static void test_a_member_resolved_by_hand_does_not_hide_the_worst_one(void **state)
+{
+	fx *f = *state;
+
+	history(f, "svc");
+	f->side = 1.4;
+	night(f, "svc", "v2", 1, 4, 2, 3);
+	run_night(f, 1);
+	testdb_execf(f->t, "update findings set incident_id = null");
+	testdb_execf(f->t, "delete from finding_groups");
+	merge_under(f, "v2", "work.a", "work.hot", "work.inner");
+	testdb_execf(f->t, "update findings set status = 'resolved', state = 'resolved',"
+			   " resolved_at = now() where function = 'work.hot'"
+			   " and direction = 'regression'");
+	testdb_execf(f->t, "delete from pages");
+	run_night(f, 1);
+	assert_int_equal(intf(f->t,
+			      "select count(*) from pages p join findings x"
+			      " on x.id = p.finding_id where x.function = 'work.a'"
+			      " and p.event = 'trigger' and p.detail ->> 'severity' = 'critical'"
+			      " and p.detail ->> 'incident_worst' = 'work.inner'"),
+			 1);
+}
+
 /*
  * A finding escalated on a later night is read back at that night's look,
  * as its history says ("escalated at look 2"): finding show printed the
@@ -3481,6 +3579,15 @@ int main(void)
 			test_an_incident_pages_at_its_worst_members_severity, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_a_lead_below_min_severity_pages_at_its_members_severity, setup,
+			teardown),
+		cmocka_unit_test_setup_teardown(
+			test_a_member_carried_from_an_earlier_page_does_not_raise_its_lead, setup,
+			teardown),
+		cmocka_unit_test_setup_teardown(
+			test_a_member_that_paged_on_its_own_is_not_paged_again_by_its_lead, setup,
+			teardown),
+		cmocka_unit_test_setup_teardown(
+			test_a_member_resolved_by_hand_does_not_hide_the_worst_one, setup,
 			teardown),
 		cmocka_unit_test_setup_teardown(
 			test_a_rerun_does_not_page_a_member_of_an_earlier_incident, setup,
