@@ -3412,27 +3412,6 @@ static size_t func_part(const char *s, size_t n)
 	return n;
 }
 
-/*
- * Whether name a, made stable by today's rules (pipeline/symname.c), is
- * b. Names are made stable at ingest, and a rule added later leaves the
- * names stored before it as they were: after an upgrade, a baseline's
- * "parse_header.isra.0" or "main.Sum[go.shape.int_0]" went, and the
- * current "parse_header" or "main.Sum[...]" came, from nothing, a
- * critical regression of every such function at once.
- */
-static bool stable_is(const char *a, const char *b)
-{
-	char tmp[512];
-	size_t n = strlen(a);
-
-	if (n >= sizeof(tmp))
-		return false;
-	memcpy(tmp, a, n + 1);
-	n = symname_stable(tmp, n);
-	tmp[n] = '\0';
-	return strcmp(tmp, b) == 0;
-}
-
 /* How many of n captures from column col0 know the function, and have it. */
 static void presence(size_t *known, size_t *has, const func_matrix *m, size_t row, size_t col0,
 		     size_t n)
@@ -3446,40 +3425,6 @@ static void presence(size_t *known, size_t *has, const func_matrix *m, size_t ro
 }
 
 /*
- * Whether a and b (in files fa and fb) may be one function renamed or
- * moved, and how surely: 1 the same name at one place (one file, or
- * `place`: files the release moved, see file_places), 2 the same name in
- * another file (the function moved), 3 renamed at one place (one
- * container: the name up to its last '.', ':', '/' or '$'; or a name
- * today's rules make the other, stable_is), 4 renamed within a named
- * container and moved to another file at once; 0 not. Pairs are made
- * surest first (merge_renamed).
- */
-static int one_container(const char *a, const char *fa, const char *b, const char *fb, bool place)
-{
-	size_t la = strlen(a), lb = strlen(b), pa = func_part(a, la), pb = func_part(b, lb);
-	size_t ca = pa, cb = pb;
-	bool files = fa && *fa && fb && *fb;
-	bool here = !files || place || strcmp(fa, fb) == 0;
-
-	if (pa == pb && memcmp(a, b, pa) == 0)
-		return here ? 1 : 2;
-	if (here && (stable_is(a, b) || stable_is(b, a)))
-		return 3;
-	while (ca > 0 && !strchr(".:/$", a[ca - 1]))
-		ca--;
-	while (cb > 0 && !strchr(".:/$", b[cb - 1]))
-		cb--;
-	if (la - pa != lb - pb || memcmp(a + pa, b + pb, la - pa) != 0 || ca != cb ||
-	    memcmp(a, b, ca) != 0)
-		return 0;
-	/* A bare name ("parse_key") needs a file in common to be the same function. */
-	if (here)
-		return ca > 0 || files || la > pa ? 3 : 0;
-	return ca > 0 ? 4 : 0;
-}
-
-/*
  * Files a release moved. A release built or deployed from another folder
  * (a CI job's own checkout, a Go binary built without -trimpath,
  * Capistrano's releases/<time>/) names every file anew: each function is
@@ -3489,8 +3434,96 @@ static int one_container(const char *a, const char *fa, const char *b, const cha
  * same code was a regression from nothing. A file that only the baseline
  * has and one that only the release has are one file moved when they
  * end alike (the same base name, then as many folders as match) and
- * each is the other's best such match, alone.
+ * each is the other's best such match, alone. A move is taken for a
+ * folder's (a deploy's, a build's) when it keeps a folder as well as the
+ * base name, or when another file moved from the same folder to the same
+ * folder: only then are renames within the moved files paired too. A
+ * lone index.js that went from routes/ to handlers/, or from lib/ to
+ * mail/ in a release that moved its whole folder, pairs only the
+ * functions that kept their names.
  */
+
+/* What merge_renamed knows of each row's name and file, worked out once. */
+typedef struct name_key {
+	size_t len, pa, ca;    /* the name's length, before a " (file)", its container's */
+	uint64_t hname, hcont; /* hashes of its first pa and ca bytes */
+	char *stable;          /* symname_stable of the name when that differs, or NULL */
+	size_t file;           /* its file's index (SIZE_MAX: none) */
+	size_t place;          /* the same, or the index of the file it moved from */
+	bool strong;           /* place is a folder's move (see above) */
+	int side;              /* its file is in: 1 the baseline only, 2 the release only, 3 both */
+} name_key;
+
+static uint64_t fnv(const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+	return h;
+}
+
+/*
+ * name_key's name parts of `name`; 0 or PR_ENOMEM (stable's copy). The
+ * stable form is today's rules' (pipeline/symname.c): names are made
+ * stable at ingest, and a rule added later leaves the names stored before
+ * it as they were. After an upgrade, a baseline's "parse_header.isra.0"
+ * or "main.Sum[go.shape.int_0]" went, and the current "parse_header" or
+ * "main.Sum[...]" came, from nothing, a critical regression of every such
+ * function at once: a name whose stable form is the other's is a pair.
+ */
+static int name_key_of(name_key *k, const char *name)
+{
+	char tmp[512];
+	size_t n;
+
+	k->len = strlen(name);
+	k->pa = k->ca = func_part(name, k->len);
+	while (k->ca > 0 && !strchr(".:/$", name[k->ca - 1]))
+		k->ca--;
+	k->hname = fnv(name, k->pa);
+	k->hcont = fnv(name, k->ca);
+	k->stable = NULL;
+	if (k->len >= sizeof(tmp))
+		return 0;
+	memcpy(tmp, name, k->len + 1);
+	n = symname_stable(tmp, k->len);
+	tmp[n] = '\0';
+	if (strcmp(tmp, name) != 0 && !(k->stable = strdup(tmp)))
+		return PR_ENOMEM;
+	return 0;
+}
+
+/*
+ * Whether a and b (rows x and y) may be one function renamed or moved,
+ * and how surely: 1 the same name in one file (or one the release moved),
+ * 2 the same name in another file (the function moved), 3 renamed in one
+ * file (within one container: the name up to its last '.', ':', '/' or
+ * '$'; or a name today's rules make the other, stable_is) or in a file
+ * moved with its folder, 4 renamed within a named container and moved at
+ * once to a file only one side has (a file split off, or one emptied);
+ * 0 not. Pairs are made surest first (merge_renamed).
+ */
+static int pair_tier(const char *a, const name_key *x, const char *b, const name_key *y)
+{
+	bool files = x->file != SIZE_MAX && y->file != SIZE_MAX;
+	bool same = !files || x->file == y->file;
+	bool moved = files && !same && x->place == y->place;
+
+	if (x->pa == y->pa && x->hname == y->hname && memcmp(a, b, x->pa) == 0)
+		return same || moved ? 1 : 2;
+	same = same || (moved && x->strong);
+	if (same &&
+	    ((x->stable && strcmp(x->stable, b) == 0) || (y->stable && strcmp(y->stable, a) == 0)))
+		return 3;
+	if (x->ca != y->ca || x->hcont != y->hcont || x->len - x->pa != y->len - y->pa ||
+	    memcmp(a + x->pa, b + y->pa, x->len - x->pa) != 0 || memcmp(a, b, x->ca) != 0)
+		return 0;
+	/* A bare name ("parse_key") needs a file in common to be the same function. */
+	if (same)
+		return x->ca > 0 || files || x->len > x->pa ? 3 : 0;
+	return x->ca > 0 && (x->side != 3 || y->side != 3) ? 4 : 0;
+}
 
 static int cmp_str(const void *x, const void *y)
 {
@@ -3516,44 +3549,99 @@ static size_t common_tail(const char *a, const char *b)
 	return parts;
 }
 
-/*
- * Of files[0..n) with side[i] == want, the best match of `f` (common_tail);
- * SIZE_MAX when none or a tie.
- */
-static size_t best_tail(const char *f, const char *const *files, const int *side, size_t n,
-			int want)
+/* The base name of a path: after its last '/' or '\'. */
+static const char *base_name(const char *s)
 {
-	size_t best = SIZE_MAX, top = 0;
+	const char *b = s;
+
+	for (; *s; s++)
+		if (*s == '/' || *s == '\\')
+			b = s + 1;
+	return b;
+}
+
+/* Files sorted by base name (qsort_r is not C11: the names are in the entries). */
+typedef struct by_base {
+	const char *base, *path;
+	size_t idx;
+} by_base;
+
+static int cmp_base(const void *x, const void *y)
+{
+	return strcmp(((const by_base *)x)->base, ((const by_base *)y)->base);
+}
+
+/*
+ * Of list[0..n) (sorted by base name), the best match of `path`
+ * (common_tail) among those of its base name, in *tail; its index in
+ * the list, or SIZE_MAX when none or a tie.
+ */
+static size_t best_tail(const char *path, const by_base *list, size_t n, size_t *tail)
+{
+	by_base key = {base_name(path), path, 0};
+	size_t lo = 0, hi = n, best = SIZE_MAX, top = 0;
 	bool tie = false;
 
-	for (size_t i = 0; i < n; i++) {
-		size_t t;
-		if (side[i] != want)
-			continue;
-		t = common_tail(f, files[i]);
+	while (lo < hi) { /* the first of its base name */
+		size_t mid = lo + (hi - lo) / 2;
+		if (cmp_base(&list[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < n && cmp_base(&list[i], &key) == 0; i++) {
+		size_t t = common_tail(path, list[i].path);
 		if (t > top)
 			top = t, best = i, tie = false;
 		else if (t && t == top)
 			tie = true;
 	}
+	*tail = top;
 	return tie ? SIZE_MAX : best;
 }
 
-/*
- * place[k] for each of the n rows: the index of its file among the
- * target's files (SIZE_MAX: none), the one it moved from for a file the
- * release moved to.
- */
-static int file_places(size_t *place, const func_matrix *m, size_t nb, size_t nc,
+/* The length of path's folder part before its last `parts` components. */
+static size_t folder_before(const char *path, size_t parts)
+{
+	size_t n = strlen(path);
+
+	while (n > 0 && parts > 0) {
+		n--;
+		if (path[n] == '/' || path[n] == '\\')
+			parts--;
+	}
+	return parts ? 0 : n + 1;
+}
+
+/* A move's two folders, "OLD\nNEW" (paths hold no line break that matters here). */
+static char *move_key(const char *from, const char *to, size_t parts)
+{
+	size_t a = folder_before(from, parts), b = folder_before(to, parts);
+	char *k = malloc(a + b + 2);
+
+	if (k) {
+		memcpy(k, from, a);
+		k[a] = '\n';
+		memcpy(k + a + 1, to, b);
+		k[a + b + 1] = '\0';
+	}
+	return k;
+}
+
+/* The files' places of the n rows into keys[k].file, .place, .strong and .side. */
+static int file_places(name_key *keys, const func_matrix *m, size_t nb, size_t nc,
 		       const size_t *rows, char *const *files, size_t n)
 {
 	const char **uf = calloc(n ? n : 1, sizeof(*uf));
 	int *side = calloc(n ? n : 1, sizeof(*side)); /* 1 baseline, 2 release, 3 both */
-	size_t *to = calloc(n ? n : 1, sizeof(*to));
-	size_t nf = 0;
+	size_t *to = calloc(n ? n : 1, sizeof(*to)), *tails = calloc(n ? n : 1, sizeof(*tails));
+	by_base *gone = calloc(n ? n : 1, sizeof(*gone)), *came = calloc(n ? n : 1, sizeof(*came));
+	size_t nf = 0, ng = 0, nn = 0, moves = 0;
+	char **mkeys = NULL; /* each move's folders (move_key), sorted */
+	bool oom_keys = false;
 
-	if (!uf || !side || !to) {
-		free(uf), free(side), free(to);
+	if (!uf || !side || !to || !tails || !gone || !came) {
+		free(uf), free(side), free(to), free(tails), free(gone), free(came);
 		return PR_ENOMEM;
 	}
 	for (size_t k = 0; k < n; k++)
@@ -3570,26 +3658,77 @@ static int file_places(size_t *place, const func_matrix *m, size_t nb, size_t nc
 	for (size_t k = 0; k < n; k++) {
 		const char **at;
 		size_t bk, bh, ck, ch;
-		place[k] = SIZE_MAX;
+		keys[k].file = SIZE_MAX;
 		if (!files[k] || !files[k][0])
 			continue;
 		at = bsearch(&files[k], uf, nf, sizeof(*uf), cmp_str);
-		place[k] = (size_t)(at - uf);
+		keys[k].file = (size_t)(at - uf);
 		presence(&bk, &bh, m, rows[k], 0, nb);
 		presence(&ck, &ch, m, rows[k], nb, nc);
-		side[place[k]] |= (bh ? 1 : 0) | (ch ? 2 : 0);
+		side[keys[k].file] |= (bh ? 1 : 0) | (ch ? 2 : 0);
 	}
-	for (size_t i = 0; i < nf; i++)
-		to[i] = i;
 	for (size_t i = 0; i < nf; i++) {
-		size_t j = side[i] == 1 ? best_tail(uf[i], uf, side, nf, 2) : SIZE_MAX;
-		if (j != SIZE_MAX && best_tail(uf[j], uf, side, nf, 1) == i)
-			to[j] = i;
+		to[i] = i;
+		if (side[i] == 1)
+			gone[ng++] = (by_base){base_name(uf[i]), uf[i], i};
+		else if (side[i] == 2)
+			came[nn++] = (by_base){base_name(uf[i]), uf[i], i};
 	}
-	for (size_t k = 0; k < n; k++)
-		if (place[k] != SIZE_MAX)
-			place[k] = to[place[k]];
-	free(uf), free(side), free(to);
+	qsort(gone, ng, sizeof(*gone), cmp_base);
+	qsort(came, nn, sizeof(*came), cmp_base);
+	for (size_t g = 0; g < ng; g++) {
+		size_t t, back, j = best_tail(gone[g].path, came, nn, &t);
+		if (j != SIZE_MAX && best_tail(came[j].path, gone, ng, &back) == g) {
+			to[came[j].idx] = gone[g].idx;
+			tails[came[j].idx] = t;
+			moves++;
+		}
+	}
+	/*
+	 * A move's strength, on both of its files (tails[] is zero
+	 * elsewhere): 2 when it keeps a folder, or when another move has its
+	 * two folders.
+	 */
+	if (moves && !(mkeys = calloc(moves, sizeof(*mkeys)))) {
+		free(uf), free(side), free(to), free(tails), free(gone), free(came);
+		return PR_ENOMEM;
+	}
+	for (size_t f = 0, i = 0; f < nf; f++)
+		if (to[f] != f && !(mkeys[i++] = move_key(uf[to[f]], uf[f], tails[f])))
+			oom_keys = true;
+	if (!oom_keys && moves > 1)
+		qsort(mkeys, moves, sizeof(*mkeys), cmp_str);
+	for (size_t f = 0; f < nf && !oom_keys; f++) {
+		char *k;
+		size_t lo;
+		if (to[f] == f)
+			continue;
+		if (tails[f] < 2 && (k = move_key(uf[to[f]], uf[f], tails[f]))) {
+			const char **at = bsearch(&k, mkeys, moves, sizeof(*mkeys), cmp_str);
+			lo = at ? (size_t)(at - (const char **)mkeys) : moves;
+			while (lo > 0 && strcmp(mkeys[lo - 1], k) == 0)
+				lo--;
+			if (lo + 1 < moves && strcmp(mkeys[lo + 1], k) == 0)
+				tails[f] = 2;
+			free(k);
+		}
+		if (tails[f] >= 2)
+			tails[to[f]] = 2;
+		else
+			tails[f] = 0;
+	}
+	for (size_t k = 0; k < n; k++) {
+		size_t f = keys[k].file;
+		keys[k].place = f == SIZE_MAX ? SIZE_MAX : to[f];
+		keys[k].side = f == SIZE_MAX || !side[f] ? 3 : side[f];
+		keys[k].strong = f != SIZE_MAX && tails[f] >= 2;
+	}
+	for (size_t i = 0; mkeys && i < moves; i++)
+		free(mkeys[i]);
+	free(mkeys);
+	free(uf), free(side), free(to), free(tails), free(gone), free(came);
+	if (oom_keys)
+		return PR_ENOMEM;
 	return 0;
 }
 
@@ -3649,14 +3788,19 @@ static int merge_renamed(func_matrix *m, size_t nb, size_t nc, size_t *rows, int
 	size_t n = *nrows;
 	int *kind = calloc(n ? n : 1, sizeof(*kind));
 	size_t *mate = calloc(n ? n : 1, sizeof(*mate));
-	size_t *place = calloc(n ? n : 1, sizeof(*place));
+	name_key *keys = calloc(n ? n : 1, sizeof(*keys));
 	int *loose = calloc(n ? n : 1, sizeof(*loose));
+	int rc = 0;
 
-	if (!kind || !mate || !place || !loose ||
-	    file_places(place, m, nb, nc, rows, files, n) < 0) {
-		free(kind), free(mate), free(place), free(loose);
-		return PR_ENOMEM;
+	if (!kind || !mate || !keys || !loose || file_places(keys, m, nb, nc, rows, files, n) < 0) {
+		rc = PR_ENOMEM;
+		goto out;
 	}
+	for (size_t k = 0; k < n && rc == 0; k++)
+		if (names[k])
+			rc = name_key_of(&keys[k], names[k]);
+	if (rc < 0)
+		goto out;
 	/*
 	 * kind: gone or new (gone_or_new). loose: only in the baseline or
 	 * only in the release, however rarely: a function of a moved file
@@ -3672,7 +3816,7 @@ static int merge_renamed(func_matrix *m, size_t nb, size_t nc, size_t *rows, int
 		loose[k] = !names[k] ? 0 : bh && !ch ? 1 : ch && !bh ? 2 : 0;
 	}
 	/*
-	 * Surest first (one_container's order): at each step, a function and
+	 * Surest first (pair_tier's order): at each step, a function and
 	 * its only partner of the other kind, each the other's only one, are
 	 * paired; what is left goes on to the next step. Without the order,
 	 * a release that moved every file gave each function its own name
@@ -3685,9 +3829,7 @@ static int merge_renamed(func_matrix *m, size_t nb, size_t nc, size_t *rows, int
 			mate[k] = SIZE_MAX;
 			for (size_t j = 0; kd[k] > 0 && j < n; j++)
 				if (kd[j] > 0 && kd[j] != kd[k] &&
-				    one_container(names[k], files[k], names[j], files[j],
-						  place[k] != SIZE_MAX && place[k] == place[j]) ==
-					    tier) {
+				    pair_tier(names[k], &keys[k], names[j], &keys[j]) == tier) {
 					partners++;
 					mate[k] = j;
 				}
@@ -3716,11 +3858,14 @@ static int merge_renamed(func_matrix *m, size_t nb, size_t nc, size_t *rows, int
 		}
 	}
 	drop_merged(kind, rows, ids, names, files, was, was_id, nrows);
-	free(place);
+out:
+	for (size_t k = 0; keys && k < n; k++)
+		free(keys[k].stable);
+	free(keys);
 	free(loose);
 	free(kind);
 	free(mate);
-	return 0;
+	return rc;
 }
 
 /*
@@ -4646,6 +4791,8 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 			       said.load_c, said.load_b_lo, said.load_b_hi)) < 0)
 			goto out;
 		done = 1;
+		/* The hours its shares could not tell from the release: its cost neither. */
+		f->hours_unseen = unseen || td.hours_unseen;
 		f->row = SIZE_MAX;
 		f->function = strdup(FINDING_WHOLE_SERVICE);
 		f->file = strdup(f->cost_unit);

@@ -474,8 +474,9 @@ static void test_a_renamed_function_is_judged_against_its_old_name(void **state)
 
 /*
  * A function of a V8 profile: name ("" for an anonymous one), file under
- * the release folder, and weight (negative: in every capture of the
- * release, and in only every third of the baseline's).
+ * the release folder (a path from '/': that path, in every release), and
+ * weight (negative: in every capture of the release, and in only every
+ * third of the baseline's).
  */
 typedef struct v8fn {
 	const char *name, *file;
@@ -519,10 +520,15 @@ static void v8_service(fx *f, const char *name, const v8fn *fns1, size_t n1, con
 		for (size_t i = 0; i < nf; i++)
 			fprintf(out,
 				",{\"id\":%zu,\"callFrame\":{\"functionName\":\"%s\","
-				"\"scriptId\":\"%zu\",\"url\":\"file:///srv/%s/releases/%s/%s\","
+				"\"scriptId\":\"%zu\",\"url\":\"file://%s%s%s%s%s\","
 				"\"lineNumber\":%zu,\"columnNumber\":4},\"hitCount\":%d}",
-				i + 2, fns[i].name, i + 10, name, cur ? "v2" : "v1", fns[i].file,
-				3 * i + 1,
+				i + 2, fns[i].name, i + 10, *fns[i].file == '/' ? "" : "/srv/",
+				*fns[i].file == '/' ? "" : name,
+				*fns[i].file == '/' ? "" : "/releases/",
+				*fns[i].file == '/' ? ""
+				: cur               ? "v2/"
+						    : "v1/",
+				fns[i].file, 3 * i + 1,
 				fns[i].weight >= 0  ? (int)(fns[i].weight * noise(f, 0.05))
 				: cur || k % 3 == 0 ? (int)(-fns[i].weight * noise(f, 0.05))
 						    : 0);
@@ -550,7 +556,31 @@ static void v8_service(fx *f, const char *name, const v8fn *fns1, size_t n1, con
  */
 static void test_functions_of_files_a_release_moved_keep_their_baseline(void **state)
 {
-	static const char *const names[] = {"redeploy", "rename", "classmove", "slower", "rarely"};
+	static const char *const names[] = {"redeploy", "rename", "classmove", "slower",
+					    "rarely",   "lone",   "kept",      "mail"};
+	/* The release's folder moved, and lib/index.js went while mail/index.js came. */
+	static const v8fn mail1[] = {{"handle", "app.js", 3000},
+				     {"validate", "lib/index.js", 2000},
+				     {"query", "db.js", 900}};
+	static const v8fn mail2[] = {{"handle", "app.js", 3000},
+				     {"sendMail", "mail/index.js", 2000},
+				     {"query", "db.js", 900}};
+	/* One index.js, routes/ to handlers/, with another function: not a folder's move. */
+	static const v8fn lone1[] = {{"handle", "/app/app.js", 3000},
+				     {"legacyRoute", "/app/routes/index.js", 2000},
+				     {"query", "/app/db.js", 900}};
+	static const v8fn lone2[] = {{"handle", "/app/app.js", 3000},
+				     {"newHandler", "/app/handlers/index.js", 2000},
+				     {"query", "/app/db.js", 900}};
+	/* A package's function gone from a.go and another new in b.go, both kept. */
+	static const v8fn kept1[] = {{"main.handle", "/src/main.go", 3000},
+				     {"main.oldHelper", "/src/a.go", 2000},
+				     {"main.aOther", "/src/a.go", 1200},
+				     {"main.bOther", "/src/b.go", 900}};
+	static const v8fn kept2[] = {{"main.handle", "/src/main.go", 3000},
+				     {"main.newFeature", "/src/b.go", 2000},
+				     {"main.aOther", "/src/a.go", 1200},
+				     {"main.bOther", "/src/b.go", 900}};
 	static const v8fn same[] = {
 		{"handle", "app.js", 3000},       {"", "app.js", 2500},
 		{"", "lib/util.js", 2000},        {"parse", "lib/util.js", 1500},
@@ -593,11 +623,18 @@ static void test_functions_of_files_a_release_moved_keep_their_baseline(void **s
 	v8_service(f, "classmove", before, 4, after, 4);
 	v8_service(f, "slower", same, n, slower, n);
 	v8_service(f, "rarely", go1, 4, go2, 4);
-	analyse_all(f, &a, names, 5);
+	v8_service(f, "lone", lone1, 3, lone2, 3);
+	v8_service(f, "kept", kept1, 4, kept2, 4);
+	v8_service(f, "mail", mail1, 3, mail2, 3);
+	analyse_all(f, &a, names, 8);
 	for (size_t i = 0; i < a.ntests && a.tests[i].significant; i++) {
 		const finding *t = &a.tests[i];
-		/* rarely's main.work did rise: in every capture now, a third before. */
-		if (strcmp(t->service, "slower") != 0 &&
+		/*
+		 * rarely's main.work did rise: in every capture now, a third
+		 * before. lone's and kept's new functions are new.
+		 */
+		if (strcmp(t->service, "slower") != 0 && strcmp(t->service, "lone") != 0 &&
+		    strcmp(t->service, "kept") != 0 && strcmp(t->service, "mail") != 0 &&
 		    (strcmp(t->service, "rarely") != 0 || !strcmp(t->function, "main.mixBits")))
 			fail_msg("%s: %s [%s] %.4f -> %.4f", t->service, t->function, t->file,
 				 t->baseline_share, t->current_share);
@@ -616,11 +653,19 @@ static void test_functions_of_files_a_release_moved_keep_their_baseline(void **s
 			   strcmp(t->function, "Cache.parseCacheKey") == 0) {
 			assert_non_null(t->renamed_from);
 			assert_string_equal(t->renamed_from, "Cache.parseKey");
+		} else if ((strcmp(t->service, "lone") == 0 || strcmp(t->service, "kept") == 0 ||
+			    strcmp(t->service, "mail") == 0) &&
+			   t->renamed_from) {
+			fail_msg("%s: %s (was %s): not one function", t->service, t->function,
+				 t->renamed_from);
 		} else if (t->renamed_from && strcmp(t->renamed_from, t->function) == 0) {
 			fail_msg("%s: %s (was %s)", t->service, t->function, t->renamed_from);
 		}
 	}
 	assert_int_equal(mixbits, 1);
+	assert_non_null(x = finding_of(&a, "lone", "newHandler"));
+	assert_non_null(x = finding_of(&a, "kept", "main.newFeature"));
+	assert_non_null(x = finding_of(&a, "mail", "sendMail"));
 	/* The anonymous function of lib/util.js doubled: one regression, in its new file. */
 	assert_non_null(x = finding_of(&a, "slower", "(anonymous)"));
 	assert_int_equal(x->direction, FINDING_REGRESSION);
