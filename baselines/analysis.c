@@ -3522,7 +3522,8 @@ static int pair_tier(const char *a, const name_key *x, const char *b, const name
 	/* A bare name ("parse_key") needs a file in common to be the same function. */
 	if (same)
 		return x->ca > 0 || files || x->len > x->pa ? 3 : 0;
-	return x->ca > 0 && (x->side != 3 || y->side != 3) ? 4 : 0;
+	/* Not across a lone file's move: one file deleted, another added. */
+	return x->ca > 0 && !moved && (x->side != 3 || y->side != 3) ? 4 : 0;
 }
 
 static int cmp_str(const void *x, const void *y)
@@ -4306,12 +4307,8 @@ analysis_input *analysis_input_load(db *d, const analysis_opts *o, const analysi
 	if (c && (!c->cohort_hosts || !c->control_hosts))
 		c = NULL;
 	in->rc = load_sides(&in->s, d, t, c, o, &in->err);
-	/*
-	 * Not for a canary (its control is captured at the same time) nor
-	 * for a stored finding's own captures (reproduced as they were).
-	 */
-	if (in->rc == 0 && !c && !(t->base_ids && t->cur_ids) && in->s.cur.n &&
-	    in->s.base.n >= o->min_baseline)
+	/* Not for a canary: its control is captured at the same time. */
+	if (in->rc == 0 && !c && in->s.cur.n && in->s.base.n >= o->min_baseline)
 		hours_filter(&in->s);
 	/* The values only of a target that will be tested (analysis_add_loaded skips the rest). */
 	if (in->rc == 0 && in->s.cur.n > 0 && in->s.base.n >= o->min_baseline &&
@@ -5207,22 +5204,27 @@ static int renormalised_retest(analysis *a, const double cut[2])
 		movers[nmov++] = idx[0];
 		for (size_t k = 1; k < nsig && rc == 0; k++) {
 			finding *f = &a->tests[idx[k]], again;
-			double p, dm = 0, diluting;
+			double p, dm = 0, held = 0, diluting;
 			bool still;
 			/*
-			 * What the movers can do to another share: scale it by
-			 * about 1 - dm, dm their summed change, the other way
-			 * from theirs. A change ten times that is its own, and
-			 * not tested again: a renumbered closure of 0.03% that
+			 * What the movers can do to another share: the others
+			 * had 1 - held of the whole and have 1 - held - dm, held
+			 * the movers' baseline share and dm their summed change,
+			 * so each moves by dm / (1 - held), the other way from theirs
+			 * (a function of 92% that fell to 84% doubles every other
+			 * share). A change ten times that is its own, and not
+			 * tested again: a renumbered closure of 0.03% that
 			 * vanished (the largest relative change there is) had a
 			 * 2x rise at a 20% share re-tested, its p moved by noise
 			 * past the cut, and it was called a relative shift.
 			 */
-			for (size_t j = 0; j < nmov; j++)
+			for (size_t j = 0; j < nmov; j++) {
 				dm += a->tests[movers[j]].delta;
-			diluting = (f->delta > 0) == (dm < 0) && fabs(dm) < 1
-					   ? fabs(dm) / (1 - fabs(dm))
-					   : 0;
+				held += a->tests[movers[j]].baseline_share;
+			}
+			diluting = (f->delta > 0) != (dm < 0) ? 0
+				   : held < 0.999             ? fabs(dm) / (1 - held)
+							      : INFINITY;
 			if (fabs(f->rel_delta) > 10 * diluting) {
 				movers[nmov++] = idx[k];
 				continue;

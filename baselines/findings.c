@@ -1561,17 +1561,46 @@ int findings_incident_lead(db *d, int64_t incident, int64_t *lead, pr_error *err
 	return 0;
 }
 
+int findings_incident_members(db *d, int64_t incident, int64_t lead, int64_t **ids, size_t *n,
+			      pr_error *err)
+{
+	static const char sql[] =
+		"select id from findings where incident_id = $1::bigint and id <> $2::bigint"
+		" and status = 'open' and state = 'confirmed' and direction = 'regression'"
+		" order by id";
+	char inc[24], lid[24];
+	const char *p[2] = {inc, lid};
+	PGresult *res = NULL;
+	int rc;
+
+	*ids = NULL;
+	*n = 0;
+	snprintf(inc, sizeof(inc), "%" PRId64, incident);
+	snprintf(lid, sizeof(lid), "%" PRId64, lead);
+	if ((rc = db_exec(d, &res, err, "reading an incident's members", sql, 2, p)) < 0)
+		return rc;
+	if (db_rows(res) && !(*ids = calloc((size_t)db_rows(res), sizeof(**ids))))
+		rc = oom(err);
+	for (int i = 0; rc == 0 && i < db_rows(res); i++)
+		(*ids)[(*n)++] = db_get_i64(res, i, 0);
+	db_result_free(res);
+	return rc;
+}
+
 int findings_incident_worst(db *d, int64_t incident, int64_t lead, const int64_t *skip,
 			    size_t nskip, stats_severity *sev, char **function, pr_error *err)
 {
 	static const char sql[] =
 		"select m.severity, m.function from findings m where m.incident_id = $1::bigint"
 		" and m.id <> $2::bigint and m.status = 'open' and m.state = 'confirmed'"
-		" and m.direction = 'regression' and m.carried_from is null"
-		" and m.id <> all($3::bigint[])"
+		" and m.direction = 'regression' and m.id <> all($3::bigint[])"
 		" and not exists (select 1 from pages t where t.finding_id = m.id"
 		"   and t.event = 'trigger' and t.retired_at is null"
-		"   and t.status in ('pending', 'sent') and not exists (select 1 from pages r"
+		"   and t.status in ('pending', 'sent')"
+		"   and array_position('{none,low,medium,high,critical}'::text[],"
+		"     t.detail ->> 'severity') >="
+		"     array_position('{none,low,medium,high,critical}'::text[], m.severity)"
+		"   and not exists (select 1 from pages r"
 		"     where r.event = 'resolve' and r.dedup_key = t.dedup_key"
 		"     and r.target = t.target and r.retired_at is null"
 		"     and r.status <> 'cancelled'))"

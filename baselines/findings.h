@@ -109,14 +109,21 @@ int findings_link(analysis *a, db *d, const int64_t *from, const int64_t *to,
 int findings_incident_lead(db *d, int64_t incident, int64_t *lead, pr_error *err);
 
 /*
+ * The ids of `incident`'s open, confirmed regressions other than `lead`,
+ * oldest first, into *ids (the caller frees it; NULL when none) and *n.
+ */
+int findings_incident_members(db *d, int64_t incident, int64_t lead, int64_t **ids, size_t *n,
+			      pr_error *err);
+
+/*
  * The member of `incident` other than `lead` with the highest severity
  * among its open, confirmed regressions (the oldest of equals), leaving
- * out those whose page is someone else's or their own: within a rise
- * accepted by hand, carried from an earlier release's finding (stored,
- * or among skip[0..nskip), found carried by the caller), or holding an
- * open trigger of their own (pending or sent, with no resolve). *sev
- * (STATS_SEV_NONE when there is none) and *function, its name (the
- * caller frees it; NULL when there is none).
+ * out those whose page is someone else's or their own: among
+ * skip[0..nskip) (the caller's: carried from an earlier release's page),
+ * or holding an open trigger of their own at their severity or above
+ * (pending or sent, with no resolve). *sev (STATS_SEV_NONE when there is
+ * none) and *function, its name (the caller frees it; NULL when there is
+ * none).
  */
 int findings_incident_worst(db *d, int64_t incident, int64_t lead, const int64_t *skip,
 			    size_t nskip, stats_severity *sev, char **function, pr_error *err);

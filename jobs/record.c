@@ -390,11 +390,57 @@ static bool incident_before(const analysis *a, size_t i)
 	return false;
 }
 
+/* This run's test of stored finding `id`, or NULL. */
+static const finding *test_of(const analysis *a, int64_t id)
+{
+	for (size_t j = 0; j < a->ntests && a->tests[j].significant; j++)
+		if (a->tests[j].id == id)
+			return &a->tests[j];
+	return NULL;
+}
+
+/*
+ * The members of `incident` (but `lead`) whose rise an earlier release's
+ * open finding paged (carry_from), into *skip (*nskip of them; the caller
+ * frees it): alone, they would not have paged. Worked out now, for this
+ * run's members as this run judged them and the others as stored: a
+ * stored carried_from is only as fresh as the last run in which the lead
+ * paged.
+ */
+static int carried_members(const analysis *a, db *d, int64_t incident, int64_t lead, int64_t **skip,
+			   size_t *nskip, pr_error *err)
+{
+	int64_t *ids = NULL;
+	size_t n = 0;
+	int rc;
+
+	*nskip = 0;
+	if ((rc = findings_incident_members(d, incident, lead, &ids, &n, err)) < 0)
+		return rc;
+	*skip = ids; /* filled in place: each kept id moves to a slot at or before its own */
+	for (size_t k = 0; k < n && rc == 0; k++) {
+		const finding *g = test_of(a, ids[k]);
+		int64_t from = 0;
+		if (g) {
+			rc = carry_from(d, g, &from, err);
+		} else {
+			findings_meta meta;
+			finding stored;
+			if ((rc = findings_get(&stored, &meta, d, ids[k], err)) == 0) {
+				rc = carry_from(d, &stored, &from, err);
+				finding_clear(&stored);
+			}
+		}
+		if (rc == 0 && from)
+			ids[(*nskip)++] = ids[k];
+	}
+	return rc;
+}
+
 /*
  * The lead's page of tests[i]'s incident at its worst member's severity,
- * if that is worse. A member of this run whose rise an earlier release's
- * open finding paged (carry_from) is left out: alone, it would not have
- * paged.
+ * if that is worse; a member carried from an earlier page is left out
+ * (carried_members).
  */
 static int page_lead(analysis *a, db *d, const config *cfg, size_t i, int64_t run_id, pr_error *err)
 {
@@ -408,18 +454,8 @@ static int page_lead(analysis *a, db *d, const config *cfg, size_t i, int64_t ru
 
 	if ((rc = findings_incident_lead(d, incident, &lead, err)) < 0 || !lead)
 		return rc;
-	if (!(skip = calloc(a->ntests ? a->ntests : 1, sizeof(*skip))))
-		return pr_error_set(err, PR_ENOMEM, "out of memory");
-	for (size_t j = i; j < a->ntests && a->tests[j].significant; j++) {
-		const finding *g = &a->tests[j];
-		int64_t from = 0;
-		if (g->incident_id != incident || g->id == lead || !incident_member(g))
-			continue;
-		if ((rc = carry_from(d, g, &from, err)) < 0)
-			goto out;
-		if (from)
-			skip[nskip++] = g->id;
-	}
+	if ((rc = carried_members(a, d, incident, lead, &skip, &nskip, err)) < 0)
+		goto out;
 	if ((rc = findings_incident_worst(d, incident, lead, skip, nskip, &sev, &worst, err)) < 0 ||
 	    !worst)
 		goto out;

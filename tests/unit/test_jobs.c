@@ -568,9 +568,11 @@ static void test_functions_of_files_a_release_moved_keep_their_baseline(void **s
 	/* One index.js, routes/ to handlers/, with another function: not a folder's move. */
 	static const v8fn lone1[] = {{"handle", "/app/app.js", 3000},
 				     {"legacyRoute", "/app/routes/index.js", 2000},
+				     {"Router.oldName", "/app/routes/index.js", 1500},
 				     {"query", "/app/db.js", 900}};
 	static const v8fn lone2[] = {{"handle", "/app/app.js", 3000},
 				     {"newHandler", "/app/handlers/index.js", 2000},
+				     {"Router.newName", "/app/handlers/index.js", 1500},
 				     {"query", "/app/db.js", 900}};
 	/* A package's function gone from a.go and another new in b.go, both kept. */
 	static const v8fn kept1[] = {{"main.handle", "/src/main.go", 3000},
@@ -623,7 +625,7 @@ static void test_functions_of_files_a_release_moved_keep_their_baseline(void **s
 	v8_service(f, "classmove", before, 4, after, 4);
 	v8_service(f, "slower", same, n, slower, n);
 	v8_service(f, "rarely", go1, 4, go2, 4);
-	v8_service(f, "lone", lone1, 3, lone2, 3);
+	v8_service(f, "lone", lone1, 4, lone2, 4);
 	v8_service(f, "kept", kept1, 4, kept2, 4);
 	v8_service(f, "mail", mail1, 3, mail2, 3);
 	analyse_all(f, &a, names, 8);

@@ -1208,6 +1208,111 @@ static void test_a_member_that_paged_on_its_own_is_not_paged_again_by_its_lead(v
 }
 
 /*
+ * A member that paged on its own at high, merged under a milder lead and
+ * since escalated to critical: its own page holds high, so the lead pages
+ * critical (the member was left out of its lead's severity whatever its
+ * page held, and no one paged critical).
+ */
+static void test_a_member_escalated_past_its_own_page_raises_its_lead(void **state)
+{
+	fx *f = *state;
+
+	history(f, "svc");
+	f->side = 1.4;
+	night(f, "svc", "v2", 1, 4, 2, 1);
+	run_night(f, 1);
+	testdb_execf(f->t,
+		     "update pages set status = 'sent', sent_at = now(),"
+		     " detail = jsonb_set(detail, '{severity}', '\"high\"')"
+		     " where finding_id in (select id from findings where function = 'work.hot')");
+	testdb_execf(f->t, "update findings set severity = 'high' where function = 'work.hot'");
+	merge_under(f, "v2", "work.a", "work.hot", NULL);
+	run_night(f, 1);
+	assert_int_equal(intf(f->t, "select count(*) from pages p join findings x"
+				    " on x.id = p.finding_id where x.function = 'work.a'"
+				    " and p.event = 'trigger' and p.status <> 'cancelled'"
+				    " and p.detail ->> 'severity' = 'critical'"
+				    " and p.detail ->> 'incident_worst' = 'work.hot'"),
+			 1);
+}
+
+/*
+ * A member stored as carried from an earlier release's finding that was
+ * resolved by hand since: its rise is paged nowhere now, so it raises its
+ * lead (the stored carried_from, stale, kept it out for good).
+ */
+static void test_a_member_whose_earlier_page_was_resolved_raises_its_lead(void **state)
+{
+	fx *f = *state;
+	triage_resolution r;
+	pr_error err = PR_ERROR_INIT;
+
+	history(f, "svc");
+	night(f, "svc", "v2", 1, 4, 2, 1);
+	run_night(f, 1);
+	testdb_execf(f->t, "update pages set status = 'sent', sent_at = now()");
+	f->side = 1.4;
+	night(f, "svc", "v3", 2, 4, 2, 1);
+	run_night(f, 2);
+	if (triage_resolve(&r, f->t->db, &f->cfg,
+			   intf(f->t, "select id from findings where function = 'work.hot'"
+				      " and current_release = 'v2' and direction = 'regression'"),
+			   "fixed", false, &err) < 0)
+		fail_msg("%s", err.msg);
+	merge_under(f, "v3", "work.a", "work.hot", NULL);
+	testdb_execf(f->t, "update findings set carried_from = (select id from findings"
+			   " where function = 'work.hot' and current_release = 'v2'"
+			   " and direction = 'regression') where function = 'work.hot'"
+			   " and current_release = 'v3'");
+	f->cfg.paging.min_severity = STATS_SEV_CRITICAL;
+	run_night(f, 2);
+	assert_int_equal(intf(f->t, "select count(*) from pages p join findings x"
+				    " on x.id = p.finding_id where x.current_release = 'v3'"
+				    " and p.event = 'trigger' and p.status <> 'cancelled'"
+				    " and p.detail ->> 'severity' = 'critical'"),
+			 1);
+}
+
+/* One capture: big.loop at `big`, four small functions at 200 each. */
+static void dominant_capture(fx *f, const char *svc, const char *rel, int64_t at, int big)
+{
+	char path[600];
+	FILE *out;
+
+	snprintf(path, sizeof(path), "%s/d%d.folded", f->dir, ++f->seq);
+	assert_non_null(out = fopen(path, "w"));
+	fprintf(out, "main;serve;big.loop %d\n", (int)(big * noise(f, 0.03)));
+	for (int i = 0; i < 4; i++)
+		fprintf(out, "main;serve;small.f%d %d\n", i, (int)(200 * noise(f, 0.03)));
+	assert_int_equal(fclose(out), 0);
+	ingest_capture(f, path, svc, rel, at, PROFILE_FMT_FOLDED);
+}
+
+/*
+ * A function of 92% of the samples falls to 84% (its cost halved): every
+ * other share doubles, by dilution alone. Those are relative shifts, not
+ * regressions, though each doubled: what the mover can do is measured
+ * against the rest of the whole it left (8%), not the whole.
+ */
+static void test_a_dominant_function_s_fall_dilutes_into_relative_shifts(void **state)
+{
+	fx *f = *state;
+
+	testdb_execf(f->t, "insert into services (name, enabled) values ('dom', true)");
+	for (int day = 14; day >= 1; day--) {
+		dominant_capture(f, "dom", "v1", NIGHT_END - day * DAY - 9 * HOUR, 9200);
+		dominant_capture(f, "dom", "v1", NIGHT_END - day * DAY - 3 * HOUR, 9200);
+	}
+	for (int i = 0; i < 6; i++)
+		dominant_capture(f, "dom", "v2", NIGHT_END - DAY + (i + 1) * (DAY / 7), 4200);
+	run_night(f, 1);
+	assert_int_equal(intf(f->t, "select count(*) from findings where function like 'small.%%'"
+				    " and direction = 'regression'"),
+			 0);
+	assert_int_equal(intf(f->t, "select count(*) from pages where event = 'trigger'"), 0);
+}
+
+/*
  * A member resolved by hand, ranked before the incident's worst, does not
  * hide it: the lead still pages at the worst open member's severity.
  */
@@ -3588,6 +3693,14 @@ int main(void)
 			teardown),
 		cmocka_unit_test_setup_teardown(
 			test_a_member_resolved_by_hand_does_not_hide_the_worst_one, setup,
+			teardown),
+		cmocka_unit_test_setup_teardown(
+			test_a_member_escalated_past_its_own_page_raises_its_lead, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_a_member_whose_earlier_page_was_resolved_raises_its_lead, setup,
+			teardown),
+		cmocka_unit_test_setup_teardown(
+			test_a_dominant_function_s_fall_dilutes_into_relative_shifts, setup,
 			teardown),
 		cmocka_unit_test_setup_teardown(
 			test_a_rerun_does_not_page_a_member_of_an_earlier_incident, setup,
