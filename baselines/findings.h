@@ -118,9 +118,10 @@ int findings_incident_members(db *d, int64_t incident, int64_t lead, int64_t **i
 /*
  * The member of `incident` other than `lead` with the highest severity
  * among its open, confirmed regressions (the oldest of equals), leaving
- * out those whose page is someone else's or their own: among
- * skip[0..nskip) (the caller's: carried from an earlier release's page),
- * or holding an open trigger of their own at their severity or above
+ * out those whose page is someone else's or their own: within a rise
+ * accepted by hand, among skip[0..nskip) (the caller's: carried from an
+ * earlier release's page), or holding an open trigger of their own at
+ * their severity or above
  * (pending or sent, with no resolve). *sev (STATS_SEV_NONE when there is
  * none) and *function, its name (the caller frees it; NULL when there is
  * none).

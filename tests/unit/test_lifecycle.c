@@ -1273,6 +1273,38 @@ static void test_a_member_whose_earlier_page_was_resolved_raises_its_lead(void *
 			 1);
 }
 
+/*
+ * A member within a rise accepted by hand (on-call took v2's doubling of
+ * work.hot as the new level; v3 keeps it) does not raise its lead: its
+ * rise pages no one.
+ */
+static void test_a_member_within_an_accepted_rise_does_not_raise_its_lead(void **state)
+{
+	fx *f = *state;
+	triage_resolution r;
+	pr_error err = PR_ERROR_INIT;
+
+	history(f, "svc");
+	night(f, "svc", "v2", 1, 4, 2, 1);
+	run_night(f, 1);
+	testdb_execf(f->t, "update pages set status = 'sent', sent_at = now()");
+	if (triage_resolve(&r, f->t->db, &f->cfg,
+			   intf(f->t, "select id from findings where function = 'work.hot'"
+				      " and current_release = 'v2' and direction = 'regression'"),
+			   "the new level", true, &err) < 0)
+		fail_msg("%s", err.msg);
+	f->side = 1.4;
+	night(f, "svc", "v3", 2, 4, 2, 1);
+	run_night(f, 2);
+	merge_under(f, "v3", "work.a", "work.hot", NULL);
+	f->cfg.paging.min_severity = STATS_SEV_CRITICAL;
+	run_night(f, 2);
+	assert_int_equal(intf(f->t, "select count(*) from pages p join findings x"
+				    " on x.id = p.finding_id where x.current_release = 'v3'"
+				    " and p.event = 'trigger' and p.status <> 'cancelled'"),
+			 0);
+}
+
 /* One capture: big.loop at `big`, four small functions at 200 each. */
 static void dominant_capture(fx *f, const char *svc, const char *rel, int64_t at, int big)
 {
@@ -1309,6 +1341,9 @@ static void test_a_dominant_function_s_fall_dilutes_into_relative_shifts(void **
 	assert_int_equal(intf(f->t, "select count(*) from findings where function like 'small.%%'"
 				    " and direction = 'regression'"),
 			 0);
+	assert_int_equal(intf(f->t, "select count(*) from findings where function like 'small.%%'"
+				    " and direction = 'relative_shift'"),
+			 4);
 	assert_int_equal(intf(f->t, "select count(*) from pages where event = 'trigger'"), 0);
 }
 
@@ -3701,6 +3736,9 @@ int main(void)
 			teardown),
 		cmocka_unit_test_setup_teardown(
 			test_a_dominant_function_s_fall_dilutes_into_relative_shifts, setup,
+			teardown),
+		cmocka_unit_test_setup_teardown(
+			test_a_member_within_an_accepted_rise_does_not_raise_its_lead, setup,
 			teardown),
 		cmocka_unit_test_setup_teardown(
 			test_a_rerun_does_not_page_a_member_of_an_earlier_incident, setup,
