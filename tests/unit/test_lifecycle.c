@@ -1183,6 +1183,16 @@ static void test_a_member_carried_from_an_earlier_page_does_not_raise_its_lead(v
 			 0);
 }
 
+/* Night 1 of v2, work.hot doubled and work.a 1.4 times as costly: both paged, sent. */
+static void both_paged(fx *f)
+{
+	history(f, "svc");
+	f->side = 1.4;
+	night(f, "svc", "v2", 1, 4, 2, 1);
+	run_night(f, 1);
+	testdb_execf(f->t, "update pages set status = 'sent', sent_at = now()");
+}
+
 /*
  * A member that holds an open page of its own (it paged before it was
  * merged under an older, milder lead) does not page a second time
@@ -1192,11 +1202,7 @@ static void test_a_member_that_paged_on_its_own_is_not_paged_again_by_its_lead(v
 {
 	fx *f = *state;
 
-	history(f, "svc");
-	f->side = 1.4;
-	night(f, "svc", "v2", 1, 4, 2, 1);
-	run_night(f, 1);
-	testdb_execf(f->t, "update pages set status = 'sent', sent_at = now()");
+	both_paged(f);
 	merge_under(f, "v2", "work.a", "work.hot", NULL);
 	run_night(f, 1);
 	assert_int_equal(intf(f->t,
@@ -1217,13 +1223,9 @@ static void test_a_member_escalated_past_its_own_page_raises_its_lead(void **sta
 {
 	fx *f = *state;
 
-	history(f, "svc");
-	f->side = 1.4;
-	night(f, "svc", "v2", 1, 4, 2, 1);
-	run_night(f, 1);
+	both_paged(f);
 	testdb_execf(f->t,
-		     "update pages set status = 'sent', sent_at = now(),"
-		     " detail = jsonb_set(detail, '{severity}', '\"high\"')"
+		     "update pages set detail = jsonb_set(detail, '{severity}', '\"high\"')"
 		     " where finding_id in (select id from findings where function = 'work.hot')");
 	testdb_execf(f->t, "update findings set severity = 'high' where function = 'work.hot'");
 	merge_under(f, "v2", "work.a", "work.hot", NULL);
