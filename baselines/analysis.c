@@ -1522,15 +1522,18 @@ out:
  */
 #define HOURS_MIN 5
 
-/* The hour of the day (UTC, with its fraction) series s's capture i was taken at. */
+/* The hour of the day of a capture, UTC, in [0, 24). */
+static double capture_hour(const capture_ref *c)
+{
+	int64_t day = 24 * 3600 * (int64_t)1000000, us = c->captured_at_us % day;
+
+	return (double)(us < 0 ? us + day : us) / (3600.0 * 1e6);
+}
+
+/* The hour of the day series s's capture i was taken at. */
 static double hour_of(const series *s, size_t i)
 {
-	int64_t day = 24 * 3600 * (int64_t)1000000;
-	int64_t us = s->from->caps[s->at[i]].captured_at_us % day;
-
-	if (us < 0)
-		us += day;
-	return (double)us / (3600.0 * 1e6);
+	return capture_hour(&s->from->caps[s->at[i]]);
 }
 
 /* a - b on the clock, in (-12, 12]. */
@@ -1556,14 +1559,6 @@ static double clock_diff(double a, double b)
 static bool hour_unseen(size_t near, size_t nbase)
 {
 	return near < HOURS_MIN && near * 12 < nbase;
-}
-
-/* The hour of the day of a capture, UTC, in [0, 24). */
-static double capture_hour(const capture_ref *c)
-{
-	int64_t day = 24 * 3600 * (int64_t)1000000, us = c->captured_at_us % day;
-
-	return (double)(us < 0 ? us + day : us) / (3600.0 * 1e6);
 }
 
 /*

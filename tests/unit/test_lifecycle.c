@@ -182,6 +182,15 @@ static void run_night(fx *f, int k)
 	run_at(f, NIGHT_END + (k - 1) * DAY);
 }
 
+/* Night 1 of v2, which doubles work.hot and makes work.a `side` times as costly. */
+static void night_one(fx *f, double side)
+{
+	history(f, "svc");
+	f->side = side;
+	night(f, "svc", "v2", 1, 4, 2, 1);
+	run_night(f, 1);
+}
+
 static const char *state_of(fx *f, const char *function, char *buf, size_t n)
 {
 	PGresult *res = NULL;
@@ -362,9 +371,7 @@ static void test_a_critical_finding_pages_at_once(void **state)
 	fx *f = *state;
 	char st[32];
 
-	history(f, "svc");
-	night(f, "svc", "v2", 1, 4, 2, 1);
-	run_night(f, 1);
+	night_one(f, 0);
 	assert_string_equal(state_of(f, "work.hot", st, sizeof(st)), "confirmed");
 	assert_int_equal(triggers(f, "work.hot"), 1);
 }
@@ -480,9 +487,7 @@ static void test_a_later_release_back_in_the_band_fixes_the_finding(void **state
 	PGresult *res = NULL;
 	pr_error err = PR_ERROR_INIT;
 
-	history(f, "svc");
-	night(f, "svc", "v2", 1, 4, 2, 1);
-	run_night(f, 1);
+	night_one(f, 0);
 	assert_string_equal(state_of(f, "work.hot", st, sizeof(st)), "confirmed");
 	night(f, "svc", "v3", 2, 4, 1, 1);
 	run_night(f, 2);
@@ -508,9 +513,7 @@ static void test_a_regression_carried_into_later_releases_pages_once(void **stat
 	fx *f = *state;
 	int64_t v2;
 
-	history(f, "svc");
-	night(f, "svc", "v2", 1, 4, 2, 1);
-	run_night(f, 1);
+	night_one(f, 0);
 	night(f, "svc", "v3", 2, 4, 2, 1);
 	run_night(f, 2);
 	v2 = intf(f->t, "select id from findings where function = 'work.hot'"
@@ -560,9 +563,7 @@ static void test_a_carried_rise_within_the_earlier_interval_pages_once(void **st
 	fx *f = *state;
 	int64_t v2;
 
-	history(f, "svc");
-	night(f, "svc", "v2", 1, 4, 2, 1);
-	run_night(f, 1);
+	night_one(f, 0);
 	v2 = intf(f->t, "select id from findings where function = 'work.hot'"
 			" and current_release = 'v2'");
 	testdb_execf(f->t, "update findings set delta = delta / 2 where id = %lld", (long long)v2);
@@ -798,9 +799,7 @@ static void test_a_finding_that_paged_itself_is_never_recorded_as_carried(void *
 {
 	fx *f = *state;
 
-	history(f, "svc");
-	night(f, "svc", "v2", 1, 4, 2, 1);
-	run_night(f, 1);
+	night_one(f, 0);
 	night(f, "svc", "v2", 2, 4, 2, 1);
 	night(f, "svc", "v3", 2, 4, 4, 1);
 	run_night(f, 2);
@@ -949,10 +948,36 @@ static void test_an_incident_whose_lead_went_away_pages_through_a_member(void **
 /* Night 1 of a release whose work.hot and work.a both rose: both confirmed. */
 static void confirmed_on_night_one(fx *f)
 {
-	history(f, "svc");
-	f->side = 2;
-	night(f, "svc", "v2", 1, 4, 2, 1);
-	run_night(f, 1);
+	night_one(f, 2);
+}
+
+/* Findings a, b (and c) of release `rel`, merged into one incident led by a, as a commit does. */
+static void merge_under(fx *f, const char *rel, const char *a, const char *b, const char *c)
+{
+	testdb_execf(f->t,
+		     "insert into finding_groups (service_id, profile_type, release,"
+		     " lead_finding_id, reason) select service_id, profile_type, current_release,"
+		     " id, 'the same suspect commit' from findings where function = '%s'"
+		     " and direction = 'regression' and current_release = '%s'",
+		     a, rel);
+	testdb_execf(f->t,
+		     "update findings set incident_id = (select max(id) from finding_groups)"
+		     " where function in ('%s', '%s', '%s') and direction = 'regression'"
+		     " and current_release = '%s'",
+		     a, b, c ? c : a, rel);
+	testdb_execf(f->t,
+		     "update findings set state = 'confirmed' where function = '%s'"
+		     " and current_release = '%s'",
+		     a, rel);
+}
+
+/* v2's work.hot and work.a merged under work.a, work.hot's page cancelled, as a merge does. */
+static void merged_by_commit(fx *f)
+{
+	merge_under(f, "v2", "work.a", "work.hot", NULL);
+	testdb_execf(f->t,
+		     "update pages set status = 'cancelled', last_error = 'merged'"
+		     " where finding_id = (select id from findings where function = 'work.hot')");
 }
 
 /*
@@ -971,13 +996,7 @@ static void test_a_rerun_does_not_page_a_member_of_an_earlier_incident(void **st
 			      " and state = 'confirmed'"
 			      " and function in ('work.hot', 'work.a')"), 2);
 	assert_int_equal(intf(f->t, "select count(*) from finding_groups"), 0);
-	testdb_execf(f->t, "insert into finding_groups (service_id, profile_type, release,"
-		     " lead_finding_id, reason) select service_id, profile_type, current_release,"
-		     " id, 'the same suspect commit' from findings where function = 'work.a'");
-	testdb_execf(f->t, "update findings set incident_id = (select id from finding_groups)"
-		     " where function in ('work.hot', 'work.a')");
-	testdb_execf(f->t, "update pages set status = 'cancelled', last_error = 'merged'"
-		     " where finding_id = (select id from findings where function = 'work.hot')");
+	merged_by_commit(f);
 	run_night(f, 1);
 	assert_int_equal(triggers(f, "work.hot"), 0);
 	assert_int_equal(triggers(f, "work.a"), 1);
@@ -1029,13 +1048,7 @@ static void test_an_escalated_member_of_an_incident_is_not_paged_beside_its_lead
 	fx *f = *state;
 
 	stored_as_low(f);
-	testdb_execf(f->t, "insert into finding_groups (service_id, profile_type, release,"
-		     " lead_finding_id, reason) select service_id, profile_type, current_release,"
-		     " id, 'the same suspect commit' from findings where function = 'work.a'");
-	testdb_execf(f->t, "update findings set incident_id = (select id from finding_groups)"
-		     " where function in ('work.hot', 'work.a')");
-	testdb_execf(f->t, "update pages set status = 'cancelled', last_error = 'merged'"
-		     " where finding_id = (select id from findings where function = 'work.hot')");
+	merged_by_commit(f);
 	run_night(f, 1);
 	assert_int_equal(escalations(f, "work.hot"), 1);
 	assert_int_equal(intf(f->t, "select count(*) from findings where function = 'work.hot'"
@@ -1052,19 +1065,8 @@ static void test_an_escalated_member_of_an_incident_is_not_paged_beside_its_lead
  */
 static void incident_with_a_critical_member(fx *f)
 {
-	history(f, "svc");
-	f->side = 1.4;
-	night(f, "svc", "v2", 1, 4, 2, 1);
-	run_night(f, 1);
-	testdb_execf(f->t,
-		     "insert into finding_groups (service_id, profile_type, release,"
-		     " lead_finding_id, reason) select service_id, profile_type, current_release,"
-		     " id, 'the same suspect commit' from findings where function = 'work.a'"
-		     " and direction = 'regression'");
-	testdb_execf(f->t,
-		     "update findings set incident_id = (select id from finding_groups)"
-		     " where function in ('work.hot', 'work.a') and direction = 'regression'");
-	testdb_execf(f->t, "update findings set state = 'confirmed' where function = 'work.a'");
+	night_one(f, 1.4);
+	merge_under(f, "v2", "work.a", "work.hot", NULL);
 	testdb_execf(f->t, "delete from pages");
 	assert_int_equal(intf(f->t, "select count(*) from findings where function = 'work.hot'"
 				    " and severity = 'critical' and state = 'confirmed'"),
@@ -1137,26 +1139,6 @@ static void test_a_lead_below_min_severity_pages_at_its_members_severity(void **
 			 1);
 }
 
-/* Findings a, b (and c) of release `rel`, merged into one incident led by a, as a commit does. */
-static void merge_under(fx *f, const char *rel, const char *a, const char *b, const char *c)
-{
-	testdb_execf(f->t,
-		     "insert into finding_groups (service_id, profile_type, release,"
-		     " lead_finding_id, reason) select service_id, profile_type, current_release,"
-		     " id, 'the same suspect commit' from findings where function = '%s'"
-		     " and direction = 'regression' and current_release = '%s'",
-		     a, rel);
-	testdb_execf(f->t,
-		     "update findings set incident_id = (select max(id) from finding_groups)"
-		     " where function in ('%s', '%s', '%s') and direction = 'regression'"
-		     " and current_release = '%s'",
-		     a, b, c ? c : a, rel);
-	testdb_execf(f->t,
-		     "update findings set state = 'confirmed' where function = '%s'"
-		     " and current_release = '%s'",
-		     a, rel);
-}
-
 /*
  * A member whose rise an earlier release's open finding already paged
  * (carried from it) does not raise its lead: alone it would not have
@@ -1167,9 +1149,7 @@ static void test_a_member_carried_from_an_earlier_page_does_not_raise_its_lead(v
 {
 	fx *f = *state;
 
-	history(f, "svc");
-	night(f, "svc", "v2", 1, 4, 2, 1);
-	run_night(f, 1);
+	night_one(f, 0);
 	assert_int_equal(triggers(f, "work.hot"), 1);
 	f->side = 1.4;
 	night(f, "svc", "v3", 2, 4, 2, 1);
@@ -1186,10 +1166,7 @@ static void test_a_member_carried_from_an_earlier_page_does_not_raise_its_lead(v
 /* Night 1 of v2, work.hot doubled and work.a 1.4 times as costly: both paged, sent. */
 static void both_paged(fx *f)
 {
-	history(f, "svc");
-	f->side = 1.4;
-	night(f, "svc", "v2", 1, 4, 2, 1);
-	run_night(f, 1);
+	night_one(f, 1.4);
 	testdb_execf(f->t, "update pages set status = 'sent', sent_at = now()");
 }
 
@@ -1249,9 +1226,7 @@ static void v3_merged_after_v2_resolved(fx *f, bool accept)
 	triage_resolution r;
 	pr_error err = PR_ERROR_INIT;
 
-	history(f, "svc");
-	night(f, "svc", "v2", 1, 4, 2, 1);
-	run_night(f, 1);
+	night_one(f, 0);
 	testdb_execf(f->t, "update pages set status = 'sent', sent_at = now()");
 	f->side = 1.4;
 	night(f, "svc", "v3", 2, 4, 2, 1);
