@@ -7,6 +7,7 @@
 #include "baselines/analysis.h"
 #include "baselines/baseline.h"
 #include "common/buf.h"
+#include "common/similar.h"
 #include "common/timeutil.h"
 #include "pipeline/symname.h"
 #include "stats/fdr.h"
@@ -3442,6 +3443,7 @@ static void presence(size_t *known, size_t *has, const func_matrix *m, size_t ro
 typedef struct name_key {
 	size_t len, pa, ca;    /* the name's length, before a " (file)", its container's */
 	uint64_t hname, hcont; /* hashes of its first pa and ca bytes */
+	uint64_t hshort;       /* hash of its own name (ca to pa), the first letter in lower case */
 	char *stable;          /* symname_stable of the name when that differs, or NULL */
 	size_t file;           /* its file's index (SIZE_MAX: none) */
 	size_t place;          /* the same, or the index of the file it moved from */
@@ -3478,6 +3480,9 @@ static int name_key_of(name_key *k, const char *name)
 		k->ca--;
 	k->hname = fnv(name, k->pa);
 	k->hcont = fnv(name, k->ca);
+	k->hshort = k->pa > k->ca ? fnv(name + k->ca + 1, k->pa - k->ca - 1) ^
+					    (uint64_t)tolower((unsigned char)name[k->ca])
+				  : 0;
 	k->stable = NULL;
 	if (k->len >= sizeof(tmp))
 		return 0;
@@ -3490,14 +3495,43 @@ static int name_key_of(name_key *k, const char *name)
 }
 
 /*
+ * Whether a and b (rows x and y) keep their own name (after the
+ * container) in another container: a function moved to another class or
+ * package ("ledger.(*Rules).flush" to "ledgerutil.Flush", Go's export
+ * changing the first letter's case), or a class renamed around it. Not
+ * for names that say nothing of the code: a compiler's numbered
+ * closures ("func2": see family_key), "<lambda>", "{closure#0}", and
+ * names under four bytes.
+ */
+static bool same_own_name(const char *a, const name_key *x, const char *b, const name_key *y)
+{
+	static const char *const numbered[] = {"func", "gowrap", "deferwrap"};
+	const char *s = a + x->ca, *t = b + y->ca;
+	size_t n = x->pa - x->ca;
+
+	if (x->ca == 0 || y->ca == 0 || n != y->pa - y->ca || n < 4 || x->hshort != y->hshort ||
+	    !(isalpha((unsigned char)s[0]) || s[0] == '_') ||
+	    tolower((unsigned char)s[0]) != tolower((unsigned char)t[0]) ||
+	    memcmp(s + 1, t + 1, n - 1) != 0)
+		return false;
+	for (size_t i = 0; i < sizeof(numbered) / sizeof(numbered[0]); i++) {
+		size_t k = strlen(numbered[i]);
+		if (n > k && memcmp(s, numbered[i], k) == 0 && isdigit((unsigned char)s[k]))
+			return false;
+	}
+	return true;
+}
+
+/*
  * Whether a and b (rows x and y) may be one function renamed or moved,
  * and how surely: 1 the same name in one file (or one the release moved),
  * 2 the same name in another file (the function moved), 3 renamed in one
  * file (within one container: the name up to its last '.', ':', '/' or
  * '$'; or a name today's rules make the other, stable_is) or in a file
  * moved with its folder, 4 renamed within a named container and moved at
- * once to a file only one side has (a file split off, or one emptied);
- * 0 not. Pairs are made surest first (merge_renamed).
+ * once to a file only one side has (a file split off, or one emptied),
+ * 5 its own name kept in another container (same_own_name); 0 not.
+ * Pairs are made surest first (merge_renamed).
  */
 static int pair_tier(const char *a, const name_key *x, const char *b, const name_key *y)
 {
@@ -3511,14 +3545,68 @@ static int pair_tier(const char *a, const name_key *x, const char *b, const name
 	if (same &&
 	    ((x->stable && strcmp(x->stable, b) == 0) || (y->stable && strcmp(y->stable, a) == 0)))
 		return 3;
-	if (x->ca != y->ca || x->hcont != y->hcont || x->len - x->pa != y->len - y->pa ||
-	    memcmp(a + x->pa, b + y->pa, x->len - x->pa) != 0 || memcmp(a, b, x->ca) != 0)
+	if (x->ca != y->ca || x->hcont != y->hcont || memcmp(a, b, x->ca) != 0)
+		return same_own_name(a, x, b, y) ? 5 : 0;
+	if (x->len - x->pa != y->len - y->pa || memcmp(a + x->pa, b + y->pa, x->len - x->pa) != 0)
 		return 0;
 	/* A bare name ("parse_key") needs a file in common to be the same function. */
 	if (same)
 		return x->ca > 0 || files || x->len > x->pa ? 3 : 0;
 	/* Not across a lone file's move: one file deleted, another added. */
 	return x->ca > 0 && !moved && (x->side != 3 || y->side != 3) ? 4 : 0;
+}
+
+/*
+ * Two renames in one container ("loadQuote" and "renderToken" becoming
+ * "loadQuoteV2" and "renderTokenV2") give each gone name two partners of
+ * one tier, and were paired neither way: both new names paged as
+ * regressions from nothing. The partner whose own name (after the
+ * container) is nearest in edit distance is taken when it is the only
+ * nearest and at most half the longer name's length away; merge_renamed
+ * pairs only when each is the other's so taken. Past RENAME_CLOSEST_MAX
+ * partners (a release renaming a whole class) nothing is guessed.
+ */
+#define RENAME_CLOSEST_MAX 16
+
+/* Row k's own name (after its container) into out, NUL-ended; false when too long. */
+static bool own_name(char *out, size_t cap, const char *name, const name_key *k)
+{
+	size_t n = k->pa - k->ca;
+
+	if (n >= cap)
+		return false;
+	memcpy(out, name + k->ca, n);
+	out[n] = '\0';
+	return true;
+}
+
+/* The partner of row k at `tier` nearest by name (see above), or SIZE_MAX. */
+static size_t closest_partner(char *const *names, const name_key *keys, const int *kd, size_t n,
+			      size_t k, int tier)
+{
+	char mine[257], theirs[257];
+	size_t best = SIZE_MAX, best_d = SIZE_MAX, second_d = SIZE_MAX;
+
+	if (!own_name(mine, sizeof(mine), names[k], &keys[k]))
+		return SIZE_MAX;
+	for (size_t j = 0; j < n; j++) {
+		size_t d, cap;
+		if (kd[j] <= 0 || kd[j] == kd[k] ||
+		    pair_tier(names[k], &keys[k], names[j], &keys[j]) != tier ||
+		    !own_name(theirs, sizeof(theirs), names[j], &keys[j]))
+			continue;
+		cap = (strlen(mine) > strlen(theirs) ? strlen(mine) : strlen(theirs)) / 2;
+		if ((d = similar_distance(mine, theirs, cap)) > cap)
+			continue;
+		if (d < best_d) {
+			second_d = best_d;
+			best_d = d;
+			best = j;
+		} else if (d < second_d) {
+			second_d = d;
+		}
+	}
+	return best_d < second_d ? best : SIZE_MAX;
 }
 
 static int cmp_str(const void *x, const void *y)
@@ -3818,7 +3906,7 @@ static int merge_renamed(func_matrix *m, size_t nb, size_t nc, size_t *rows, int
 	 * a release that moved every file gave each function its own name
 	 * and its class's other functions as partners, and paired none.
 	 */
-	for (int tier = 1; tier <= 4; tier++) {
+	for (int tier = 1; tier <= 5; tier++) {
 		const int *kd = tier == 1 ? loose : kind;
 		for (size_t k = 0; k < n; k++) {
 			size_t partners = 0;
@@ -3829,7 +3917,10 @@ static int merge_renamed(func_matrix *m, size_t nb, size_t nc, size_t *rows, int
 					partners++;
 					mate[k] = j;
 				}
-			if (partners != 1)
+			if (partners > 1 && partners <= RENAME_CLOSEST_MAX &&
+			    (tier == 3 || tier == 4))
+				mate[k] = closest_partner(names, keys, kd, n, k, tier);
+			else if (partners != 1)
 				mate[k] = SIZE_MAX;
 		}
 		for (size_t g = 0; g < n; g++) {

@@ -1299,30 +1299,81 @@ static void test_a_service_s_own_week_travels_in_a_worker_part(void **state)
 }
 
 /*
- * Only an unambiguous pair is one function: a function of another
- * container is new code beside a removed one, and two renames in one
- * container could be paired either way; each is tested as itself.
+ * Only a pair that names itself is one function: a function of another
+ * container and another name is new code beside a removed one, and two
+ * renames in one container pair by the nearest name, when one is nearest
+ * (parseKey to parseCacheKey, readKey to readCacheKey), and not at all
+ * when the names cannot tell (loadA and loadB to loadC and loadD).
  */
-static void test_only_one_gone_and_one_new_function_of_a_container_are_paired(void **state)
+static void test_two_renames_in_a_container_pair_by_the_nearest_name(void **state)
 {
-	static const char *const names[] = {"apart", "twice"};
+	static const char *const names[] = {"apart", "twice", "even"};
 	fx *f = *state;
 	analysis a;
 	const finding *x;
 
 	renamed_service(f, "apart", "store.(*Cache).parseKey", "billing.Ledger.post", 1, NULL,
 			NULL);
-	renamed_service(f, "twice", "store.(*Cache).parseKey", "store.(*Cache).parseCacheKey", 1,
+	renamed_service(f, "twice", "store.(*Cache).parseKey", "store.(*Cache).parseCacheKey", 2,
 			"store.(*Cache).readKey", "store.(*Cache).readCacheKey");
-	analyse_all(f, &a, names, 2);
+	renamed_service(f, "even", "store.(*Cache).loadA", "store.(*Cache).loadC", 1,
+			"store.(*Cache).loadB", "store.(*Cache).loadD");
+	analyse_all(f, &a, names, 3);
 	assert_non_null(x = finding_of(&a, "apart", "billing.Ledger.post"));
 	assert_int_equal(x->direction, FINDING_REGRESSION);
 	assert_null(x->renamed_from);
 	assert_non_null(x = finding_of(&a, "apart", "store.(*Cache).parseKey"));
 	assert_int_equal(x->direction, FINDING_IMPROVEMENT);
+	/* parseKey's baseline (2000 samples, 12.5%), not readKey's (1500), doubled. */
 	assert_non_null(x = finding_of(&a, "twice", "store.(*Cache).parseCacheKey"));
+	assert_int_equal(x->direction, FINDING_REGRESSION);
+	assert_non_null(x->renamed_from);
+	assert_string_equal(x->renamed_from, "store.(*Cache).parseKey");
+	assert_true(x->baseline_share > 0.115 && x->baseline_share < 0.14);
+	/* readKey's share fell only as parseKey's rise diluted it, if at all. */
+	if ((x = finding_of(&a, "twice", "store.(*Cache).readCacheKey"))) {
+		assert_int_equal(x->direction, FINDING_RELATIVE_SHIFT);
+		assert_non_null(x->renamed_from);
+		assert_string_equal(x->renamed_from, "store.(*Cache).readKey");
+	}
+	assert_null(finding_of(&a, "twice", "store.(*Cache).readKey"));
+	assert_null(finding_of(&a, "twice", "store.(*Cache).parseKey"));
+	assert_non_null(x = finding_of(&a, "even", "store.(*Cache).loadC"));
 	assert_null(x->renamed_from);
-	assert_non_null(finding_of(&a, "twice", "store.(*Cache).readCacheKey"));
+	assert_non_null(x = finding_of(&a, "even", "store.(*Cache).loadD"));
+	assert_null(x->renamed_from);
+	analysis_release(&a);
+}
+
+/*
+ * A function moved to another class or package under its own name
+ * ("ledger.(*Rules).flushPlan" to "ledgerutil.FlushPlan", exported on the
+ * way) is the same code: judged against its old name, no finding. A
+ * numbered closure of another function ("api.handle.func1" gone,
+ * "api.serve.func1" new) is not the same code, nor is a name moved while
+ * another of the same name came elsewhere.
+ */
+static void test_a_function_moved_to_another_container_keeps_its_baseline(void **state)
+{
+	static const char *const names[] = {"moved", "closure", "twice"};
+	fx *f = *state;
+	analysis a;
+	const finding *x;
+
+	renamed_service(f, "moved", "ledger.(*Rules).flushPlan", "ledgerutil.FlushPlan", 1, NULL,
+			NULL);
+	renamed_service(f, "closure", "api.handle.func1", "api.serve.func1", 1, NULL, NULL);
+	renamed_service(f, "twice", "ledger.(*Rules).flushPlan", "ledgerutil.flushPlan", 1,
+			"cache.(*Store).load", "batch.flushPlan");
+	analyse_all(f, &a, names, 3);
+	assert_null(finding_of(&a, "moved", "ledgerutil.FlushPlan"));
+	assert_null(finding_of(&a, "moved", "ledger.(*Rules).flushPlan"));
+	assert_non_null(x = finding_of(&a, "closure", "api.serve.func1"));
+	assert_null(x->renamed_from);
+	assert_non_null(x = finding_of(&a, "twice", "ledgerutil.flushPlan"));
+	assert_null(x->renamed_from);
+	assert_non_null(x = finding_of(&a, "twice", "batch.flushPlan"));
+	assert_null(x->renamed_from);
 	analysis_release(&a);
 }
 
@@ -2136,7 +2187,8 @@ int main(void)
 		T(test_new_code_under_an_unchanged_caller_is_not_paired_with_its_ancestor),
 		T(test_a_new_function_is_not_paired_with_a_caller_that_moved_within_its_noise),
 		T(test_a_pair_summed_over_cut_captures_stays_unknown_where_neither_is_known),
-		T(test_only_one_gone_and_one_new_function_of_a_container_are_paired),
+		T(test_two_renames_in_a_container_pair_by_the_nearest_name),
+		T(test_a_function_moved_to_another_container_keeps_its_baseline),
 		T(test_a_renamed_function_travels_in_a_worker_part),
 		T(test_a_service_s_own_week_travels_in_a_worker_part),
 		T(test_a_release_that_lost_its_symbols_is_not_judged),
