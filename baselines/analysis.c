@@ -3494,32 +3494,32 @@ static int name_key_of(name_key *k, const char *name)
 	return 0;
 }
 
+static bool family_key(buf *key, const char *name, size_t n);
+
 /*
  * Whether a and b (rows x and y) keep their own name (after the
  * container) in another container: a function moved to another class or
  * package ("ledger.(*Rules).flush" to "ledgerutil.Flush", Go's export
  * changing the first letter's case), or a class renamed around it. Not
- * for names that say nothing of the code: a compiler's numbered
- * closures ("func2": see family_key), "<lambda>", "{closure#0}", and
- * names under four bytes.
+ * for names that say nothing of the code: anything a compiler numbered
+ * ("handle.func2", "Outer$1.apply": see family_key), "<lambda>",
+ * "{closure#0}", and own names under four bytes.
  */
 static bool same_own_name(const char *a, const name_key *x, const char *b, const name_key *y)
 {
-	static const char *const numbered[] = {"func", "gowrap", "deferwrap"};
 	const char *s = a + x->ca, *t = b + y->ca;
 	size_t n = x->pa - x->ca;
+	buf key = BUF_INIT;
+	bool numbered;
 
 	if (x->ca == 0 || y->ca == 0 || n != y->pa - y->ca || n < 4 || x->hshort != y->hshort ||
 	    !(isalpha((unsigned char)s[0]) || s[0] == '_') ||
 	    tolower((unsigned char)s[0]) != tolower((unsigned char)t[0]) ||
 	    memcmp(s + 1, t + 1, n - 1) != 0)
 		return false;
-	for (size_t i = 0; i < sizeof(numbered) / sizeof(numbered[0]); i++) {
-		size_t k = strlen(numbered[i]);
-		if (n > k && memcmp(s, numbered[i], k) == 0 && isdigit((unsigned char)s[k]))
-			return false;
-	}
-	return true;
+	numbered = family_key(&key, a, x->pa) || family_key(&key, b, y->pa);
+	buf_release(&key);
+	return !numbered;
 }
 
 /*

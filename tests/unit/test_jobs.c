@@ -1350,12 +1350,13 @@ static void test_two_renames_in_a_container_pair_by_the_nearest_name(void **stat
  * ("ledger.(*Rules).flushPlan" to "ledgerutil.FlushPlan", exported on the
  * way) is the same code: judged against its old name, no finding. A
  * numbered closure of another function ("api.handle.func1" gone,
- * "api.serve.func1" new) is not the same code, nor is a name moved while
- * another of the same name came elsewhere.
+ * "api.serve.func1" new) or a method of another anonymous class
+ * ("app.Outer$1.apply", "app.Other$2.apply") is not the same code, nor
+ * is a name moved while another of the same name came elsewhere.
  */
 static void test_a_function_moved_to_another_container_keeps_its_baseline(void **state)
 {
-	static const char *const names[] = {"moved", "closure", "twice"};
+	static const char *const names[] = {"moved", "closure", "twice", "anonymous"};
 	fx *f = *state;
 	analysis a;
 	const finding *x;
@@ -1363,12 +1364,15 @@ static void test_a_function_moved_to_another_container_keeps_its_baseline(void *
 	renamed_service(f, "moved", "ledger.(*Rules).flushPlan", "ledgerutil.FlushPlan", 1, NULL,
 			NULL);
 	renamed_service(f, "closure", "api.handle.func1", "api.serve.func1", 1, NULL, NULL);
+	renamed_service(f, "anonymous", "app.Outer$1.apply", "app.Other$2.apply", 1, NULL, NULL);
 	renamed_service(f, "twice", "ledger.(*Rules).flushPlan", "ledgerutil.flushPlan", 1,
 			"cache.(*Store).load", "batch.flushPlan");
-	analyse_all(f, &a, names, 3);
+	analyse_all(f, &a, names, 4);
 	assert_null(finding_of(&a, "moved", "ledgerutil.FlushPlan"));
 	assert_null(finding_of(&a, "moved", "ledger.(*Rules).flushPlan"));
 	assert_non_null(x = finding_of(&a, "closure", "api.serve.func1"));
+	assert_null(x->renamed_from);
+	assert_non_null(x = finding_of(&a, "anonymous", "app.Other$2.apply"));
 	assert_null(x->renamed_from);
 	assert_non_null(x = finding_of(&a, "twice", "ledgerutil.flushPlan"));
 	assert_null(x->renamed_from);
