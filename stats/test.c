@@ -8,6 +8,7 @@
  * which is why this file never touches GSL's error handler.
  */
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -193,20 +194,29 @@ static int mw_item_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Rank sum of x (mid-ranks for ties) and the tie term sum(t^3 - t). */
+/*
+ * Rank sum of x (mid-ranks for ties), the tie term sum(t^3 - t), and,
+ * when ties exist, every pooled value's mid-rank doubled (a whole
+ * number), in ascending order: the exact test with ties needs them.
+ */
 typedef struct mw_ranks {
 	double rank_sum_x;
 	double tie_term;
+	int64_t *rank2; /* n of them when tie_term > 0, else NULL; freed by the caller */
 } mw_ranks;
 
 static int mw_rank(mw_ranks *out, const double *x, size_t nx, double delta0,
 		   const double *y, size_t ny)
 {
 	size_t n = nx + ny;
-	mw_item *it;
+	mw_item *it = NULL;
 
-	if (n > SIZE_MAX / sizeof(*it) || !(it = malloc(n * sizeof(*it))))
+	out->rank2 = NULL;
+	if (n > SIZE_MAX / sizeof(*it) || !(it = malloc(n * sizeof(*it))) ||
+	    !(out->rank2 = malloc(n * sizeof(*out->rank2)))) {
+		free(it);
 		return STATS_ENOMEM;
+	}
 	for (size_t i = 0; i < nx; i++)
 		it[i] = (mw_item){x[i] - delta0, 1};
 	for (size_t i = 0; i < ny; i++)
@@ -221,12 +231,80 @@ static int mw_rank(mw_ranks *out, const double *x, size_t nx, double delta0,
 			;
 		t = (double)(j - i);
 		mid = (double)(i + 1 + j) / 2; /* ranks i+1 .. j */
-		for (size_t k = i; k < j; k++)
+		for (size_t k = i; k < j; k++) {
 			if (it[k].from_x)
 				out->rank_sum_x += mid;
+			out->rank2[k] = (int64_t)(i + 1 + j);
+		}
 		out->tie_term += t * t * t - t;
 	}
 	free(it);
+	if (out->tie_term == 0) {
+		free(out->rank2);
+		out->rank2 = NULL;
+	}
+	return 0;
+}
+
+/*
+ * The exact test with ties: under the null, every choice of which of the
+ * n pooled values are the m of one side is equally likely, each value
+ * keeping its mid-rank. The distribution of that side's rank sum is
+ * counted subset by subset size and sum (f[k][s]: subsets of k of the
+ * values seen so far whose doubled ranks sum to s). Without it, one
+ * capture against a baseline that held a value twice (a function absent
+ * from two captures) went to the normal approximation, whose p-value for
+ * 1 against 8 to about 45 values can never fall below about 0.053: a
+ * function risen from 0.04% to 5% was no finding.
+ *
+ * The work is n * m * (largest sum): MW_TIES_WORK bounds it (about a
+ * millisecond), as an analysis may test ten thousand functions a night.
+ * 12 captures against 28, or 4 against 200, stay within it; above it the
+ * approximation is used, which is good for the sizes that reach it (it
+ * fails where one side is a single value or two).
+ */
+#define MW_TIES_WORK 2000000.0
+
+static bool mw_ties_small(const int64_t *rank2, size_t n, size_t m)
+{
+	double smax = 0;
+
+	for (size_t i = n - m; i < n; i++)
+		smax += (double)rank2[i];
+	return (double)n * (double)(m + 1) * (smax + 1) <= MW_TIES_WORK;
+}
+
+/* P(sum >= obs) and P(sum <= obs) for the doubled rank sum of m of the n values. */
+static int mw_exact_ties(double *ge, double *le, const int64_t *rank2, size_t n, size_t m,
+			 int64_t obs)
+{
+	size_t smax = 0, w;
+	double *f, total = 0, above = 0, below = 0;
+
+	for (size_t i = n - m; i < n; i++)
+		smax += (size_t)rank2[i];
+	w = smax + 1;
+	if (!(f = calloc((m + 1) * w, sizeof(*f))))
+		return STATS_ENOMEM;
+	f[0] = 1;
+	for (size_t i = 0, seen = 0; i < n; i++) {
+		size_t r = (size_t)rank2[i];
+		seen += r;
+		for (size_t k = i + 1 < m ? i + 1 : m; k >= 1; k--)
+			for (size_t s = (seen < smax ? seen : smax); s >= r; s--)
+				f[k * w + s] += f[(k - 1) * w + s - r];
+	}
+	for (size_t s = 0; s <= smax; s++) {
+		double c = f[m * w + s];
+		total += c;
+		if ((int64_t)s >= obs)
+			above += c;
+		if ((int64_t)s <= obs)
+			below += c;
+	}
+	free(f);
+	*ge = above / total;
+	*le = below / total;
 	return 0;
 }
 
@@ -320,6 +398,7 @@ int stats_mann_whitney(stats_mw_result *out, const double *x, size_t nx,
 {
 	mw_ranks r;
 	double mn, u1, u, tail;
+	size_t m;
 	int rc, exact_ok;
 
 	if (!out)
@@ -338,14 +417,29 @@ int stats_mann_whitney(stats_mw_result *out, const double *x, size_t nx,
 	mn = (double)nx * (double)ny;
 	u1 = r.rank_sum_x - (double)nx * ((double)nx + 1) / 2;
 	u = mw_side_u(u1, mn, opts->alt);
-	exact_ok = r.tie_term == 0 && nx <= STATS_MW_EXACT_CELLS &&
-		   ny <= STATS_MW_EXACT_CELLS / nx;
-	if (opts->method == STATS_MW_EXACT && !exact_ok)
-		return STATS_EDATA;
-	if (opts->method != STATS_MW_ASYMPTOTIC && exact_ok) {
+	m = nx < ny ? nx : ny;
+	exact_ok = nx <= STATS_MW_EXACT_CELLS && ny <= STATS_MW_EXACT_CELLS / nx &&
+		   (r.tie_term == 0 || mw_ties_small(r.rank2, nx + ny, m));
+	if (opts->method == STATS_MW_EXACT && !exact_ok) {
+		rc = STATS_EDATA;
+		goto out;
+	}
+	if (opts->method != STATS_MW_ASYMPTOTIC && exact_ok && r.tie_term == 0) {
 		/* P(U >= u) = P(U <= mn - u) by symmetry; u is whole here. */
 		if ((rc = mw_exact_cdf(&tail, nx, ny, (size_t)(mn - u))) < 0)
-			return rc;
+			goto out;
+		out->exact = 1;
+	} else if (opts->method != STATS_MW_ASYMPTOTIC && exact_ok) {
+		/* x's doubled rank sum, or y's (the smaller side) and the tails swapped. */
+		int64_t obs2 = llround(2 * r.rank_sum_x);
+		int64_t all2 = (int64_t)(nx + ny) * (int64_t)(nx + ny + 1);
+		double ge, le;
+		if ((rc = mw_exact_ties(nx <= ny ? &ge : &le, nx <= ny ? &le : &ge, r.rank2,
+					nx + ny, m, nx <= ny ? obs2 : all2 - obs2)) < 0)
+			goto out;
+		tail = opts->alt == STATS_GREATER ? ge
+		       : opts->alt == STATS_LESS  ? le
+						  : fmin(ge, le);
 		out->exact = 1;
 	} else {
 		tail = mw_asymptotic(out, u, nx, ny, r.tie_term);
@@ -353,5 +447,8 @@ int stats_mann_whitney(stats_mw_result *out, const double *x, size_t nx,
 	out->u = u1;
 	out->p = fmin(1.0, (opts->alt == STATS_TWO_SIDED ? 2 : 1) * tail);
 	out->effect = u1 / mn;
-	return 0;
+	rc = 0;
+out:
+	free(r.rank2);
+	return rc;
 }

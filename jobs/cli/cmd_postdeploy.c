@@ -173,9 +173,14 @@ static void captures_line(report_out *o, const postdeploy_opts *opt, const postd
 		report_put(o, "%s%" PRId64 " holding no samples", sep, empty);
 		sep = "; ";
 	}
+	/* A release skipped whole (a baseline too thin) has no type or host to blame. */
 	if (other > 0) {
-		report_put(o, "%s%" PRId64 " of a type or host the analysis did not judge", sep,
-			   other);
+		report_put(o, "%s%" PRId64 " %s", sep, other,
+			   x->a.nskipped && !x->a.services
+				   ? "not judged: the analysis was skipped, for the reason given"
+			   : x->a.nskipped
+				   ? "of a type or host the analysis did not judge or skipped"
+				   : "of a type or host the analysis did not judge");
 		sep = "; ";
 	}
 	if (sep[0] == ';')
