@@ -14,6 +14,7 @@
 #include <inttypes.h>
 #include <getopt.h>
 #include <jansson.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -365,6 +366,38 @@ void cli_warn(const cli_ctx *ctx, const char *fmt, ...)
 	va_start(ap, fmt);
 	vreport(ctx, "warning: ", fmt, ap);
 	va_end(ap);
+}
+
+/* The lines cli_say_on_signal prints, made before any signal can come. */
+static char signal_line[3][512];
+static size_t signal_len[3];
+static const int said_signals[3] = {SIGTERM, SIGINT, SIGHUP};
+
+/* Only async-signal-safe calls: write(2), then the signal's default action. */
+static void say_signal(int sig)
+{
+	for (size_t i = 0; i < 3; i++)
+		if (said_signals[i] == sig && signal_len[i])
+			(void)!write(STDERR_FILENO, signal_line[i], signal_len[i]);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+void cli_say_on_signal(const cli_ctx *ctx, const char *what)
+{
+	static const char *const names[3] = {"SIGTERM", "SIGINT", "SIGHUP"};
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = say_signal;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < 3; i++) {
+		int n = snprintf(signal_line[i], sizeof(signal_line[i]),
+				 "%s: stopped by %s before it finished%s%s\n", ctx->prog, names[i],
+				 what ? "; " : "", what ? what : "");
+		signal_len[i] = n > 0 && (size_t)n < sizeof(signal_line[i]) ? (size_t)n : 0;
+		sigaction(said_signals[i], &sa, NULL);
+	}
 }
 
 int cli_report_problem(const cli_ctx *ctx, int64_t run_id, const char *problem, int status)

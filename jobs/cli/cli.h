@@ -128,6 +128,16 @@ int cli_fail(const cli_ctx *ctx, const pr_error *err);
  */
 int cli_report_problem(const cli_ctx *ctx, int64_t run_id, const char *problem, int status);
 
+/*
+ * From now until the process ends, a SIGTERM, SIGINT or SIGHUP prints
+ * "profreg CMD: stopped by SIGTERM before it finished; WHAT" in one
+ * write(2) and then ends the process by that signal, as before (exit
+ * 128 + its number to a shell): a job killed by a deploy tool's timeout
+ * or a cron's end says so instead of vanishing. `what` (static; may be
+ * NULL) says what that leaves, "the release is not passed".
+ */
+void cli_say_on_signal(const cli_ctx *ctx, const char *what);
+
 /* Print "profreg CMD: warning: msg" like cli_error, unless --quiet. */
 void cli_warn(const cli_ctx *ctx, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

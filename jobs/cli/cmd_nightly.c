@@ -426,6 +426,7 @@ int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
 	}
 	if ((status = cli_end(p, c, bad, 0, 0, NULL, NULL)) != CLI_GO)
 		return status;
+	cli_say_on_signal(ctx, "the next nightly marks its run interrupted");
 	o.only = only;
 	snprintf(deadline_line, sizeof(deadline_line),
 		 "%s: the run did not end within the deadline (--deadline %s): the database, "

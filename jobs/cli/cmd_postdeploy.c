@@ -543,6 +543,7 @@ int cmd_postdeploy(cli_ctx *ctx, int argc, char **argv)
 	}
 	if ((status = cli_end(p, c, bad, 0, 0, NULL, NULL)) != CLI_GO)
 		return status;
+	cli_say_on_signal(ctx, "the release is not passed");
 	if (!o.service || !o.release || !o.ref || !*o.release) {
 		cli_error(ctx, "--service, --release and --commit are required (see --help)");
 		return EXIT_USAGE;
