@@ -272,6 +272,7 @@ void connguard_leave(connguard *g)
  */
 typedef struct framing {
 	unsigned lengths, encodings;
+	unsigned other_codings; /* a Transfer-Encoding that is not exactly "chunked" */
 	unsigned bad_names; /* a name that is not a token */
 	unsigned folded;    /* a line folded onto the one before */
 } framing;
@@ -338,13 +339,14 @@ static enum MHD_Result count_framing(void *cls, enum MHD_ValueKind kind, const c
 	else if (key_size == 14 && strncasecmp(key, "Content-Length", 14) == 0)
 		f->lengths++;
 	else if (key_size == 17 && strncasecmp(key, "Transfer-Encoding", 17) == 0)
-		f->encodings++;
+		f->encodings++, f->other_codings +=
+				!(value_size == 7 && strncasecmp(value, "chunked", 7) == 0);
 	return MHD_YES;
 }
 
 const char *connguard_framing(connguard *g, struct MHD_Connection *c)
 {
-	framing f = {0, 0, 0, 0};
+	framing f = {0, 0, 0, 0, 0};
 	const char *why = NULL;
 
 	/*
@@ -365,6 +367,15 @@ const char *connguard_framing(connguard *g, struct MHD_Connection *c)
 		why = "both Content-Length and Transfer-Encoding";
 	else if (f.encodings > 1)
 		why = "more than one Transfer-Encoding header";
+	/*
+	 * libmicrohttpd reads a body as chunked only for exactly "chunked";
+	 * for "gzip, chunked" or "chunked " it waited for a body it would
+	 * never frame, and took the next request on the connection into it,
+	 * while a proxy in front frames such a body as chunked (its last
+	 * coding). RFC 9112 6.3 has it refused.
+	 */
+	else if (f.other_codings)
+		why = "a Transfer-Encoding other than chunked";
 	if (why)
 		refuse(g, "bad_framing");
 	return why;

@@ -130,11 +130,22 @@ framed "a Transfer-Encoding folded onto the header before" \
 	'Content-Length: 2\r\nX-A: 1\r\n Transfer-Encoding: chunked\r\n' "{}$SMUGGLED"
 framed "a line folded onto Content-Length" 'Content-Length: 2\r\n\tx\r\n' "{}$SMUGGLED"
 framed "a header name that is not a token" 'Content-Length: 2\r\nX(a): 1\r\n' '{}'
-[ "$(refusals bad_framing)" = 9 ] && ok "each is counted as bad_framing" ||
+# A coding libmicrohttpd does not frame by, where a proxy frames by its
+# last coding, chunked: the request hung and took the next one into it.
+CHUNKED='e\r\n{"alerts": []}\r\n0\r\n\r\n'
+framed "Transfer-Encoding: gzip, chunked" 'Transfer-Encoding: gzip, chunked\r\n' \
+	"$CHUNKED$SMUGGLED"
+framed "Transfer-Encoding: identity" 'Transfer-Encoding: identity\r\n' "$CHUNKED$SMUGGLED"
+framed "Transfer-Encoding: chunked with a blank after it" 'Transfer-Encoding: chunked \r\n' \
+	"$CHUNKED$SMUGGLED"
+[ "$(refusals bad_framing)" = 12 ] && ok "each is counted as bad_framing" ||
 	not_ok "bad_framing counted" "'$(refusals bad_framing)'"
 got=$(curl -s -m 5 -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer $TA" \
 	-d '{"alerts": []}' "$U/v1/alertmanager")
 [ "$got" = 200 ] && ok "one Content-Length is answered as before" || not_ok "one length" "$got"
+got=$(curl -s -m 5 -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer $TA" \
+	-H 'Transfer-Encoding: chunked' -d '{"alerts": []}' "$U/v1/alertmanager")
+[ "$got" = 200 ] && ok "a chunked body is answered as before" || not_ok "chunked" "$got"
 # Headers as clients send them still pass: blanks after the colon, names
 # of every tchar, a header section larger than a first read.
 big=$(head -c 20000 /dev/zero | tr '\0' a)
