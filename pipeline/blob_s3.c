@@ -4,6 +4,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "pipeline/blob_s3.h"
 #include "pipeline/http.h"
+#include "common/redact.h"
 #include "common/timeutil.h"
 #include "common/wipe.h"
 
@@ -338,14 +339,6 @@ static void error_leaf(void *ud, int depth, const char *parent, const char *name
 		snprintf(e->message, sizeof(e->message), "%s", text);
 }
 
-/* Control characters out of server text that goes into a message. */
-static void tame(char *s)
-{
-	for (; *s; s++)
-		if ((unsigned char)*s < 0x20 || *s == 0x7f || *s == '\'')
-			*s = '?';
-}
-
 /*
  * Why an answer of status `r->status` is not what was wanted: "HTTP 403
  * (AccessDenied: Access Denied)", from the body when it is an S3 error
@@ -358,10 +351,16 @@ static void answer_text(char *out, size_t n, const http_response *r)
 	pr_error ignored = PR_ERROR_INIT;
 
 	if (r->body.len && xml_read(&x, &r->body, "error", &ignored) == 0 && e.code[0]) {
-		tame(e.code);
-		tame(e.message);
-		snprintf(out, n, "HTTP %ld (%s%s%s)", r->status, e.code, e.message[0] ? ": " : "",
-			 e.message);
+		/*
+		 * The server's words, as an excerpt: an endpoint that quotes the
+		 * request back ("Credential=AKIA.../...") put the access key id
+		 * and the signature in every failure line and runs.detail.
+		 */
+		char code[sizeof(e.code)], message[sizeof(e.message)];
+		redact_excerpt(code, sizeof(code), e.code, strlen(e.code));
+		redact_excerpt(message, sizeof(message), e.message, strlen(e.message));
+		snprintf(out, n, "HTTP %ld (%s%s%s)", r->status, code, message[0] ? ": " : "",
+			 message);
 	} else if (r->status == 403) {
 		/* A HEAD's refusal has no body: say what it usually is. */
 		snprintf(out, n,

@@ -14,7 +14,8 @@
  * reproduces): Authorization, credential scope, X-Amz-Date within 15
  * minutes, every x-amz-* header signed, x-amz-content-sha256 equal to the
  * body's SHA-256. A request that fails is answered 403
- * SignatureDoesNotMatch and not passed on. Every request is logged, as one
+ * SignatureDoesNotMatch, its message quoting the request's Authorization
+ * header back (as some servers do), and not passed on. Every request is logged, as one
  * JSON line {"n", "method", "path" (without its query), "ok", "why"}.
  *
  * --fail-first N answers the first N requests 503 SlowDown (a server
@@ -351,9 +352,16 @@ static void serve(int fd)
 	ok = sigv4_verify(method, target, h, nh, body, body_len, key_id, secret, region, "s3",
 			  (long long)time(NULL), why, sizeof(why)) == 0;
 	if (!ok) {
+		/* As some servers do, the request's Authorization quoted back. */
+		char msg[1200];
+		int k = snprintf(msg, sizeof(msg), "The request signature does not match; got ");
+		for (size_t i = 0; i < nh && k > 0 && (size_t)k < sizeof(msg); i++)
+			if (h[i].name_len == 13 && strncasecmp(h[i].name, "Authorization", 13) == 0)
+				k += snprintf(msg + k, sizeof(msg) - (size_t)k, "%.*s",
+					      (int)(h[i].value_len < 1000 ? h[i].value_len : 1000),
+					      h[i].value);
 		log_line(method, target, false, false, why);
-		answer_error(fd, 403, "Forbidden", "SignatureDoesNotMatch",
-			     "s3_sigcheck: the request signature does not match", 0);
+		answer_error(fd, 403, "Forbidden", "SignatureDoesNotMatch", msg, 0);
 		goto out;
 	}
 	if (delay_ms) {
