@@ -107,6 +107,23 @@ got=$(curl -s -m 10 -o "$T/resp" -w '%{http_code}' -X POST -H "Authorization: Be
 [ "$(sql "select count(*) from audit_log where detail::text like '%${TA:4:16}%' or object like '%${TA:4:16}%'")" = 0 ] &&
 	ok "no audit row holds the token" ||
 	not_ok "token in audit" "$(sql "select action, detail from audit_log where detail::text like '%${TA:4:16}%'")"
+# Pasted into an alert's name or fingerprint, which become a request's
+# reason and incident: the alert is skipped, the token not quoted back.
+for at in alertname fingerprint; do
+	if [ $at = alertname ]; then
+		alert='"labels": {"alertname": "see '$TA'", "service": "checkout", "instance": "127.0.0.2"}'
+	else
+		alert='"fingerprint": "fp-'$TA'", "labels": {"alertname": "hot", "service": "checkout", "instance": "127.0.0.2"}'
+	fi
+	printf '{"alerts": [{"status": "firing", %s}]}' "$alert" >"$T/tokalert.json"
+	got=$(curl -s -m 10 -o "$T/resp" -w '%{http_code}' -X POST -H "Authorization: Bearer $TA" \
+		--data-binary @"$T/tokalert.json" "$U/v1/alertmanager")
+	[ "$got" = 200 ] && [[ $(jq -r '.alerts[0].outcome' "$T/resp") == "skipped: the alert holds a token"* ]] &&
+		! grep -q "${TA:4:16}" "$T/resp" && [ "$(sql "select count(*) from capture_requests")" = 0 ] &&
+		[ "$(sql "select count(*) from audit_log where detail::text like '%${TA:4:16}%' or object like '%${TA:4:16}%'")" = 0 ] &&
+		ok "a token in an alert's $at is skipped, not quoted back, kept nowhere" ||
+		not_ok "token in $at" "got $got $(cat "$T/resp") $(sql "select count(*) from capture_requests")"
+done
 
 # --- an encoded NUL in the path -------------------------------------------------------------
 # libmicrohttpd decodes %00 into a NUL that ends the path the server
