@@ -3444,6 +3444,8 @@ typedef struct name_key {
 	size_t len, pa, ca;    /* the name's length, before a " (file)", its container's */
 	uint64_t hname, hcont; /* hashes of its first pa and ca bytes */
 	uint64_t hshort;       /* hash of its own name (ca to pa), the first letter in lower case */
+	bool own_ok;           /* that own name may be paired across containers (own_name_ok) */
+	size_t own_count;      /* rows of the target with that own name, own_ok, this one too */
 	char *stable;          /* symname_stable of the name when that differs, or NULL */
 	size_t file;           /* its file's index (SIZE_MAX: none) */
 	size_t place;          /* the same, or the index of the file it moved from */
@@ -3469,10 +3471,55 @@ static uint64_t fnv(const char *s, size_t n)
  * "main.Sum[...]" came, from nothing, a critical regression of every such
  * function at once: a name whose stable form is the other's is a pair.
  */
+static bool family_key(buf *key, const char *name, size_t n);
+
+/*
+ * Whether the own name s[0..n) (after its container) says which code it
+ * is, for a pairing across containers: a name such as an identifier of
+ * four bytes or more ("flushPlan", "encode_row"), and no name a
+ * compiler numbered anywhere in `name`'s first pa bytes ("handle.func2",
+ * "Outer$1.apply": family_key). Not a C++ parameter list cut at its last
+ * "::" ("get(std::string const&)" has own name "string const&)"), a
+ * template argument, "<lambda>" or "{closure#0}", nor a name every type
+ * or package has ("init", "String", "toString", "__init__").
+ * 0 with *ok set, or PR_ENOMEM.
+ */
+static int own_name_ok(bool *ok, const char *name, size_t pa, const char *s, size_t n)
+{
+	static const char *const generic[] = {
+		"init",        "main",          "string",   "error",   "close",     "read",
+		"write",       "call",          "apply",    "invoke",  "handle",    "process",
+		"execute",     "tostring",      "hashcode", "equals",  "compareto", "accept",
+		"clone",       "servehttp",     "next",     "less",    "swap",      "lock",
+		"unlock",      "start",         "stop",     "reset",   "flush",     "open",
+		"create",      "delete",        "update",   "format",  "hash",      "compare",
+		"marshaljson", "unmarshaljson", "finalize", "dispose", "destroy",   "value"};
+	buf key = BUF_INIT;
+	bool numbered;
+
+	*ok = false;
+	if (n < 4 || !(isalpha((unsigned char)s[0]) || s[0] == '_') || (s[0] == '_' && s[1] == '_'))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!(isalnum((unsigned char)s[i]) || s[i] == '_'))
+			return 0;
+	for (size_t i = 0; i < sizeof(generic) / sizeof(generic[0]); i++)
+		if (strlen(generic[i]) == n && strncasecmp(generic[i], s, n) == 0)
+			return 0;
+	/* family_key writes at most pa bytes: with them reserved it cannot fail. */
+	if (buf_reserve(&key, pa + 1) < 0)
+		return PR_ENOMEM;
+	numbered = family_key(&key, name, pa);
+	buf_release(&key);
+	*ok = !numbered;
+	return 0;
+}
+
 static int name_key_of(name_key *k, const char *name)
 {
 	char tmp[512];
 	size_t n;
+	int rc;
 
 	k->len = strlen(name);
 	k->pa = k->ca = func_part(name, k->len);
@@ -3484,6 +3531,10 @@ static int name_key_of(name_key *k, const char *name)
 					    (uint64_t)tolower((unsigned char)name[k->ca])
 				  : 0;
 	k->stable = NULL;
+	k->own_count = 0;
+	if ((rc = own_name_ok(&k->own_ok, name, k->pa, name + k->ca, k->pa - k->ca)) < 0)
+		return rc;
+	k->own_ok = k->own_ok && k->ca > 0;
 	if (k->len >= sizeof(tmp))
 		return 0;
 	memcpy(tmp, name, k->len + 1);
@@ -3494,32 +3545,24 @@ static int name_key_of(name_key *k, const char *name)
 	return 0;
 }
 
-static bool family_key(buf *key, const char *name, size_t n);
-
 /*
  * Whether a and b (rows x and y) keep their own name (after the
  * container) in another container: a function moved to another class or
  * package ("ledger.(*Rules).flush" to "ledgerutil.Flush", Go's export
- * changing the first letter's case), or a class renamed around it. Not
- * for names that say nothing of the code: anything a compiler numbered
- * ("handle.func2", "Outer$1.apply": see family_key), "<lambda>",
- * "{closure#0}", and own names under four bytes.
+ * changing the first letter's case), or a class renamed around it. Only
+ * for an own name that says which code it is (own_name_ok) and that no
+ * other function of the target has: a name two types share ("Close") may
+ * be either's.
  */
 static bool same_own_name(const char *a, const name_key *x, const char *b, const name_key *y)
 {
 	const char *s = a + x->ca, *t = b + y->ca;
 	size_t n = x->pa - x->ca;
-	buf key = BUF_INIT;
-	bool numbered;
 
-	if (x->ca == 0 || y->ca == 0 || n != y->pa - y->ca || n < 4 || x->hshort != y->hshort ||
-	    !(isalpha((unsigned char)s[0]) || s[0] == '_') ||
-	    tolower((unsigned char)s[0]) != tolower((unsigned char)t[0]) ||
-	    memcmp(s + 1, t + 1, n - 1) != 0)
-		return false;
-	numbered = family_key(&key, a, x->pa) || family_key(&key, b, y->pa);
-	buf_release(&key);
-	return !numbered;
+	return x->own_ok && y->own_ok && x->own_count == 2 && y->own_count == 2 &&
+	       n == y->pa - y->ca && x->hshort == y->hshort &&
+	       tolower((unsigned char)s[0]) == tolower((unsigned char)t[0]) &&
+	       memcmp(s + 1, t + 1, n - 1) == 0;
 }
 
 /*
@@ -3860,6 +3903,44 @@ static void drop_merged(const int *kind, size_t *rows, int64_t *ids, char **name
 	*nrows = out;
 }
 
+typedef struct own_ref {
+	uint64_t h;
+	size_t row;
+} own_ref;
+
+static int own_ref_cmp(const void *x, const void *y)
+{
+	const own_ref *a = x, *b = y;
+
+	return a->h != b->h ? (a->h > b->h) - (a->h < b->h) : (a->row > b->row) - (a->row < b->row);
+}
+
+/*
+ * Each own_ok row's own_count: how many own_ok rows of the target share
+ * its own name's hash (two names of one hash count as one name: fewer
+ * pairs, never a wrong one). 0 or PR_ENOMEM.
+ */
+static int count_own_names(name_key *keys, char *const *names, size_t n)
+{
+	own_ref *r = malloc((n ? n : 1) * sizeof(*r));
+	size_t m = 0;
+
+	if (!r)
+		return PR_ENOMEM;
+	for (size_t k = 0; k < n; k++)
+		if (names[k] && keys[k].own_ok)
+			r[m++] = (own_ref){keys[k].hshort, k};
+	qsort(r, m, sizeof(*r), own_ref_cmp);
+	for (size_t i = 0, j; i < m; i = j) {
+		for (j = i + 1; j < m && r[j].h == r[i].h; j++)
+			;
+		for (size_t k = i; k < j; k++)
+			keys[r[k].row].own_count = j - i;
+	}
+	free(r);
+	return 0;
+}
+
 /*
  * Pair and merge the renamed functions among a target's tested rows (see
  * above): the merged row keeps the old function's place and takes the new
@@ -3883,7 +3964,7 @@ static int merge_renamed(func_matrix *m, size_t nb, size_t nc, size_t *rows, int
 	for (size_t k = 0; k < n && rc == 0; k++)
 		if (names[k])
 			rc = name_key_of(&keys[k], names[k]);
-	if (rc < 0)
+	if (rc < 0 || (rc = count_own_names(keys, names, n)) < 0)
 		goto out;
 	/*
 	 * kind: gone or new (gone_or_new). loose: only in the baseline or

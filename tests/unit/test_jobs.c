@@ -1348,15 +1348,19 @@ static void test_two_renames_in_a_container_pair_by_the_nearest_name(void **stat
 /*
  * A function moved to another class or package under its own name
  * ("ledger.(*Rules).flushPlan" to "ledgerutil.FlushPlan", exported on the
- * way) is the same code: judged against its old name, no finding. A
- * numbered closure of another function ("api.handle.func1" gone,
- * "api.serve.func1" new) or a method of another anonymous class
- * ("app.Outer$1.apply", "app.Other$2.apply") is not the same code, nor
- * is a name moved while another of the same name came elsewhere.
+ * way) is the same code: judged against its old name, no finding. Not so
+ * where the own name does not say which code it is: a numbered closure
+ * of another function ("api.handle.func1" gone, "api.serve.func1" new),
+ * a method of another anonymous class ("app.Outer$1.apply"), a C++
+ * parameter list cut at its last "::" ("get(std::string const&)" and
+ * "dispatch(std::string const&)"), a name every package has
+ * ("legacy.init", "feature.init"), a name moved while another of the same
+ * name came elsewhere, or one a third function still has.
  */
 static void test_a_function_moved_to_another_container_keeps_its_baseline(void **state)
 {
-	static const char *const names[] = {"moved", "closure", "twice", "anonymous"};
+	static const char *const names[] = {"moved", "closure", "twice", "anonymous",
+					    "cpp",   "init",    "shared"};
 	fx *f = *state;
 	analysis a;
 	const finding *x;
@@ -1365,14 +1369,25 @@ static void test_a_function_moved_to_another_container_keeps_its_baseline(void *
 			NULL);
 	renamed_service(f, "closure", "api.handle.func1", "api.serve.func1", 1, NULL, NULL);
 	renamed_service(f, "anonymous", "app.Outer$1.apply", "app.Other$2.apply", 1, NULL, NULL);
+	renamed_service(f, "cpp", "app::Cache::get(std::string const&)",
+			"app::Router::dispatch(std::string const&)", 1, NULL, NULL);
+	renamed_service(f, "init", "legacy.init", "feature.init", 1, NULL, NULL);
+	renamed_service(f, "shared", "old.(*A).encodeRow", "fresh.(*B).encodeRow", 1,
+			"other.(*C).encodeRow", "other.(*C).encodeRow");
 	renamed_service(f, "twice", "ledger.(*Rules).flushPlan", "ledgerutil.flushPlan", 1,
 			"cache.(*Store).load", "batch.flushPlan");
-	analyse_all(f, &a, names, 4);
+	analyse_all(f, &a, names, 7);
 	assert_null(finding_of(&a, "moved", "ledgerutil.FlushPlan"));
 	assert_null(finding_of(&a, "moved", "ledger.(*Rules).flushPlan"));
 	assert_non_null(x = finding_of(&a, "closure", "api.serve.func1"));
 	assert_null(x->renamed_from);
 	assert_non_null(x = finding_of(&a, "anonymous", "app.Other$2.apply"));
+	assert_null(x->renamed_from);
+	assert_non_null(x = finding_of(&a, "cpp", "app::Router::dispatch(std::string const&)"));
+	assert_null(x->renamed_from);
+	assert_non_null(x = finding_of(&a, "init", "feature.init"));
+	assert_null(x->renamed_from);
+	assert_non_null(x = finding_of(&a, "shared", "fresh.(*B).encodeRow"));
 	assert_null(x->renamed_from);
 	assert_non_null(x = finding_of(&a, "twice", "ledgerutil.flushPlan"));
 	assert_null(x->renamed_from);
