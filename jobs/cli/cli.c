@@ -392,6 +392,10 @@ void cli_say_on_signal(const cli_ctx *ctx, const char *what)
 	sa.sa_handler = say_signal;
 	sigemptyset(&sa.sa_mask);
 	for (size_t i = 0; i < 3; i++) {
+		struct sigaction old;
+		/* Ignored by whoever started us (nohup, a background job): left so. */
+		if (sigaction(said_signals[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+			continue;
 		int n = snprintf(signal_line[i], sizeof(signal_line[i]),
 				 "%s: stopped by %s before it finished%s%s\n", ctx->prog, names[i],
 				 what ? "; " : "", what ? what : "");

@@ -134,7 +134,8 @@ int cli_report_problem(const cli_ctx *ctx, int64_t run_id, const char *problem, 
  * write(2) and then ends the process by that signal, as before (exit
  * 128 + its number to a shell): a job killed by a deploy tool's timeout
  * or a cron's end says so instead of vanishing. `what` (static; may be
- * NULL) says what that leaves, "the release is not passed".
+ * NULL) says what that leaves, "the release is not passed". A signal
+ * the process was started ignoring (nohup's SIGHUP) stays ignored.
  */
 void cli_say_on_signal(const cli_ctx *ctx, const char *what);
 

@@ -30,6 +30,25 @@ rc=$?
 	ok "post-deploy stopped by SIGTERM says so, the release not passed, and ends by the signal" ||
 	not_ok "post-deploy SIGTERM" "rc=$rc $(cat "$T/err")"
 
+# Started ignoring SIGHUP (nohup), it goes on ignoring it.
+(
+	trap '' HUP
+	exec "$PROFREG_BIN" --db "$DB" --home "$HOME_DIR" post-deploy --service svc --release v9 \
+		--commit 0000000000000000000000000000000000000000 --wait 60s >"$T/out" 2>"$T/err"
+) &
+pid=$!
+for _ in $(seq 100); do
+	[ "$(ps -o stat= -p "$pid" 2>/dev/null | cut -c1)" = S ] && break
+	sleep 0.1
+done
+sleep 0.5
+kill -HUP "$pid"
+sleep 1
+kill -0 "$pid" 2>/dev/null && ok "a SIGHUP it was started ignoring is still ignored" ||
+	not_ok "nohup" "$(cat "$T/err")"
+kill -TERM "$pid" 2>/dev/null
+wait "$pid"
+
 # A nightly held up by a lock on the findings, then stopped.
 psql "$DB" -qAt -c "begin" -c "lock table findings in access exclusive mode" \
 	-c "select pg_sleep(20)" >/dev/null 2>&1 &
