@@ -1129,6 +1129,15 @@ static void *snap_main(void *arg)
 	return NULL;
 }
 
+/* Whether any of the n strings (NULL ones skipped) holds a token. */
+static bool holds_any_token(const char *const *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] && holds_token(v[i], strlen(v[i])))
+			return true;
+	return false;
+}
+
 /* One alert of a webhook call: an outcome appended to `list`; < 0 only on infra. */
 static int one_alert(server *s, const token_info *tok, const json_t *a, const char *group,
 		     json_t *list, pr_error *err)
@@ -1150,6 +1159,18 @@ static int one_alert(server *s, const token_info *tok, const json_t *a, const ch
 	for (size_t i = 0; i < s->cfg->nalert_host_labels && !hostlabel; i++)
 		hostlabel =
 			json_string_value(json_object_get(labels, s->cfg->alert_host_labels[i]));
+	/*
+	 * The alert's names go into the request row and its audit rows, and
+	 * back in every answer: never a token, as for POST /v1/captures'
+	 * reason. Said without them, before anything quotes them.
+	 */
+	if (holds_any_token((const char *const[]){name, fp, group, service, hostlabel}, 5)) {
+		count(s->refusals, "bad_body", 422);
+		alert_outcome(list, NULL, NULL,
+			      "skipped: the alert holds a token (a token goes in the Authorization "
+			      "header only)");
+		return 0;
+	}
 	if (!json_is_object(labels) || !status ||
 	    (strcmp(status, "firing") != 0 && strcmp(status, "resolved") != 0)) {
 		alert_outcome(list, name, NULL, "skipped: not an alert (labels, status)");
@@ -1158,21 +1179,6 @@ static int one_alert(server *s, const token_info *tok, const json_t *a, const ch
 	if (!service || !hostlabel) {
 		alert_outcome(list, name, hostlabel,
 			      !service ? "skipped: no service label" : "skipped: no host label");
-		return 0;
-	}
-	/*
-	 * The alert's names go into the request row and its audit rows, and
-	 * back in the answer: never a token, as for POST /v1/captures' reason.
-	 * Said without them.
-	 */
-	if (holds_token(name ? name : "", name ? strlen(name) : 0) ||
-	    holds_token(fp ? fp : "", fp ? strlen(fp) : 0) ||
-	    holds_token(group ? group : "", group ? strlen(group) : 0) ||
-	    holds_token(service, strlen(service)) || holds_token(hostlabel, strlen(hostlabel))) {
-		count(s->refusals, "bad_body", 422);
-		alert_outcome(list, NULL, NULL,
-			      "skipped: the alert holds a token (a token goes in the Authorization "
-			      "header only)");
 		return 0;
 	}
 	if ((rc = service_for(&svc, why, sizeof(why), s, tok, service, err)) < 0)

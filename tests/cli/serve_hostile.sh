@@ -109,12 +109,13 @@ got=$(curl -s -m 10 -o "$T/resp" -w '%{http_code}' -X POST -H "Authorization: Be
 	not_ok "token in audit" "$(sql "select action, detail from audit_log where detail::text like '%${TA:4:16}%'")"
 # Pasted into an alert's name or fingerprint, which become a request's
 # reason and incident: the alert is skipped, the token not quoted back.
-for at in alertname fingerprint; do
-	if [ $at = alertname ]; then
-		alert='"labels": {"alertname": "see '$TA'", "service": "checkout", "instance": "127.0.0.2"}'
-	else
-		alert='"fingerprint": "fp-'$TA'", "labels": {"alertname": "hot", "service": "checkout", "instance": "127.0.0.2"}'
-	fi
+# So is one that lacks its service label, which was skipped quoting its name.
+for at in alertname fingerprint "alertname of an alert with no service label"; do
+	case $at in
+	alertname) alert='"labels": {"alertname": "see '$TA'", "service": "checkout", "instance": "127.0.0.2"}' ;;
+	fingerprint) alert='"fingerprint": "fp-'$TA'", "labels": {"alertname": "hot", "service": "checkout", "instance": "127.0.0.2"}' ;;
+	*) alert='"labels": {"alertname": "see '$TA'", "instance": "127.0.0.2"}' ;;
+	esac
 	printf '{"alerts": [{"status": "firing", %s}]}' "$alert" >"$T/tokalert.json"
 	got=$(curl -s -m 10 -o "$T/resp" -w '%{http_code}' -X POST -H "Authorization: Bearer $TA" \
 		--data-binary @"$T/tokalert.json" "$U/v1/alertmanager")
