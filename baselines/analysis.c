@@ -4403,6 +4403,150 @@ static size_t moved_mate(const func_matrix *m, const capture_set *base, const ca
 }
 
 /*
+ * A callee inlined into several callers, or split out of several: a
+ * compiler's choice at another optimisation level or with a profile to
+ * guide it (-O1 against -O2, Go's PGO). None of the callers holds the
+ * whole callee, so moved_mate finds none, and the same code was a
+ * critical regression from nothing beside improvements of its callers
+ * (perf of one C program built at -O2 and at -O1: hash_key 0.00 ->
+ * 34.05, its two callers 29.80 -> 1.66 and 4.88 -> 0.32).
+ *
+ * The callers of X here are the functions present on both sides whose
+ * self share moved the other way beyond its noise while their total
+ * (inclusive) share held (moved by under half as much): their code's
+ * cost stayed, only where it is counted moved. (Dilution moves a total
+ * at least as much as its self share: no such caller is only diluted.)
+ * On X's side their callees hold at least half of what each moved. Two
+ * to MOVED_CALLERS_MAX of them, whose moves together come
+ * to between half and twice X's, are X's callers: the rows are summed
+ * capture by capture under the caller that moved most, named
+ * "C (+X, +C2)". New code under several callers raises their totals,
+ * and is judged on its own as before.
+ */
+#define MOVED_CALLERS_MAX 8
+
+/* Mean share of row r's callees (total less self) on the side of columns col0.. (cs). */
+static double callees_share(const func_matrix *m, size_t r, size_t col0, const capture_set *cs)
+{
+	return mean_share(m, m->total, r, col0, cs) - mean_share(m, m->self, r, col0, cs);
+}
+
+/* X's callers (above) into out, how many; 0 when they are not 2 to MOVED_CALLERS_MAX. */
+static size_t moved_callers(size_t *out, const func_matrix *m, const capture_set *base,
+			    const capture_set *cur, const size_t *rows, char *const *names,
+			    char *const *was, const int *kind, const size_t *into, size_t n,
+			    size_t k)
+{
+	const capture_set *side = kind[k] == 1 ? base : cur;
+	size_t col0 = kind[k] == 1 ? 0 : base->n, found = 0;
+	double dx = moved_by(m, m->self, rows[k], base, cur), sum = 0;
+
+	for (size_t j = 0; j < n; j++) {
+		double dc, dt;
+		if (j == k || kind[j] || into[j] || !names[j] || was[j])
+			continue;
+		dc = moved_by(m, m->self, rows[j], base, cur);
+		if (!(dc * dx < 0))
+			continue;
+		dt = moved_by(m, m->total, rows[j], base, cur);
+		if (!(fabs(dt) < 0.5 * fabs(dc)) ||
+		    !(callees_share(m, rows[j], col0, side) >= 0.5 * fabs(dc)) ||
+		    !moved_beyond_noise(m, rows[j], base, cur, dc < 0))
+			continue;
+		if (found == MOVED_CALLERS_MAX)
+			return 0;
+		out[found++] = j;
+		sum += dc;
+	}
+	return found >= 2 && fabs(sum) >= 0.5 * fabs(dx) && fabs(sum) <= 2 * fabs(dx) ? found : 0;
+}
+
+/*
+ * Merge X (row k) with its callers c[0..nc) under the one that moved
+ * most: summed capture by capture, named "C (+X, +C2, ...)"; the others'
+ * kind set to -1 (tested as part of it). 0 or PR_ENOMEM.
+ */
+static int merge_callers(func_matrix *m, const capture_set *base, const capture_set *cur,
+			 const size_t *rows, char **names, int *kind, size_t k, const size_t *c,
+			 size_t nc)
+{
+	size_t host = c[0];
+	buf b = BUF_INIT;
+	int64_t *to;
+
+	for (size_t i = 1; i < nc; i++)
+		if (fabs(moved_by(m, m->self, rows[c[i]], base, cur)) >
+		    fabs(moved_by(m, m->self, rows[host], base, cur)))
+			host = c[i];
+	if (buf_printf(&b, "%s (+%s", names[host], names[k]) < 0)
+		goto nomem;
+	for (size_t i = 0; i < nc; i++)
+		if (c[i] != host && buf_printf(&b, ", +%s", names[c[i]]) < 0)
+			goto nomem;
+	if (buf_putc(&b, ')') < 0)
+		goto nomem;
+	to = m->self + rows[host] * m->ncaps;
+	for (size_t i = 0; i <= nc; i++) {
+		size_t r = i == nc ? k : c[i];
+		const int64_t *from = m->self + rows[r] * m->ncaps;
+		if (r == host)
+			continue;
+		/* As the families sum: an unknown value (a capture cut to its top) adds nothing. */
+		for (size_t j = 0; j < m->ncaps; j++)
+			if (from[j] != FUNC_MATRIX_UNKNOWN)
+				to[j] = from[j] + imax(to[j], 0);
+		kind[r] = -1;
+	}
+	free(names[host]);
+	names[host] = buf_detach(&b, NULL);
+	return 0;
+nomem:
+	buf_release(&b);
+	return PR_ENOMEM;
+}
+
+/*
+ * After the pairs of one caller, each X left (kind 1 or 2, no caller of
+ * its own) with its several callers, where no caller is another X's too.
+ * into[c] > 0 marks a row already a pair's caller. 0 or PR_ENOMEM.
+ */
+static int merge_split(func_matrix *m, const capture_set *base, const capture_set *cur,
+		       const size_t *rows, char **names, char *const *was, int *kind,
+		       const size_t *into, size_t n)
+{
+	size_t *callers = calloc(n * MOVED_CALLERS_MAX + 1, sizeof(*callers));
+	size_t *ncallers = calloc(n + 1, sizeof(*ncallers)),
+	       *claims = calloc(n + 1, sizeof(*claims));
+	int rc = 0;
+
+	if (!callers || !ncallers || !claims) {
+		rc = PR_ENOMEM;
+		goto out;
+	}
+	for (size_t k = 0; k < n; k++) {
+		if (kind[k] != 1 && kind[k] != 2)
+			continue;
+		ncallers[k] = moved_callers(callers + k * MOVED_CALLERS_MAX, m, base, cur, rows,
+					    names, was, kind, into, n, k);
+		for (size_t i = 0; i < ncallers[k]; i++)
+			claims[callers[k * MOVED_CALLERS_MAX + i]]++;
+	}
+	for (size_t k = 0; k < n && rc == 0; k++) {
+		const size_t *c = callers + k * MOVED_CALLERS_MAX;
+		bool alone = ncallers[k] > 0;
+		for (size_t i = 0; i < ncallers[k]; i++)
+			alone = alone && claims[c[i]] == 1 && kind[c[i]] == 0;
+		if (alone)
+			rc = merge_callers(m, base, cur, rows, names, kind, k, c, ncallers[k]);
+	}
+out:
+	free(callers);
+	free(ncallers);
+	free(claims);
+	return rc;
+}
+
+/*
  * Merge the functions that only moved between caller and callee (see
  * above) among a target's tested rows, with m->total loaded (nothing
  * without it). *nrows shrinks by one a pair; was and was_id move with
@@ -4454,6 +4598,8 @@ static int merge_moved(func_matrix *m, const capture_set *base, const capture_se
 		names[c] = buf_detach(&b, NULL);
 		kind[k] = -1; /* tested as part of c */
 	}
+	if ((rc = merge_split(m, base, cur, rows, names, was, kind, into, n)) < 0)
+		goto out;
 	drop_merged(kind, rows, ids, names, files, was, was_id, nrows);
 out:
 	free(kind);

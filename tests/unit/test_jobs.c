@@ -846,6 +846,45 @@ static void test_cost_moved_between_caller_and_callee_is_no_finding(void **state
 }
 
 /*
+ * A callee a compiler inlined into two callers at one optimisation level
+ * and called at another (-O2 then -O1): the callee is new, each caller's
+ * self share fell by its part of it, their totals held. The same code is
+ * no finding, tested as one row under the caller that moved most (before:
+ * a critical regression from nothing and two improvements). New code
+ * under the same two callers raises their totals, and is a regression.
+ */
+static void test_a_callee_inlined_into_two_callers_is_no_finding(void **state)
+{
+	static const char *const names[] = {"inlined", "newcode"};
+	static const char *const b1[] = {"app.main", "app.main;app.checksum", "app.main;app.parse",
+					 "app.main;app.other"};
+	static const char *const b2[] = {"app.main",
+					 "app.main;app.checksum",
+					 "app.main;app.checksum;app.hash",
+					 "app.main;app.parse",
+					 "app.main;app.parse;app.hash",
+					 "app.main;app.other"};
+	static const int w1[] = {200, 3000, 800, 2000}, w2[] = {200, 1200, 1800, 400, 400, 2000},
+			 nw[] = {200, 3000, 1800, 800, 400, 2000};
+	fx *f = *state;
+	analysis a;
+	const finding *x;
+
+	family_service(f, "inlined", b1, w1, 4, b2, w2, 6);
+	family_service(f, "newcode", b1, w1, 4, b2, nw, 6);
+	analyse_all(f, &a, names, 2);
+	for (size_t i = 0; i < a.ntests && a.tests[i].significant; i++) {
+		const finding *t = &a.tests[i];
+		if (strcmp(t->service, "inlined") == 0)
+			fail_msg("%s: %s %.4f -> %.4f", t->service, t->function, t->baseline_share,
+				 t->current_share);
+	}
+	assert_non_null(x = finding_of(&a, "newcode", "app.hash"));
+	assert_int_equal(x->direction, FINDING_REGRESSION);
+	analysis_release(&a);
+}
+
+/*
  * Two functions could have held an extracted helper: its caller, whose
  * self share fell by what the helper holds, and an unrelated function
  * with callees as large as the helper whose own self share fell by as
@@ -2201,6 +2240,7 @@ int main(void)
 		T(test_renumbered_closures_are_judged_as_one_family),
 		T(test_a_name_stored_before_a_rule_is_the_same_function),
 		T(test_cost_moved_between_caller_and_callee_is_no_finding),
+		T(test_a_callee_inlined_into_two_callers_is_no_finding),
 		T(test_of_two_possible_callers_the_one_whose_callees_took_the_helper_is_it),
 		T(test_new_code_under_a_dominant_caller_is_no_move),
 		T(test_new_code_under_an_unchanged_caller_is_not_paired_with_its_ancestor),
