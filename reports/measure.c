@@ -42,6 +42,8 @@ static scale scale_for(const char *cost_unit, double mag)
 		s.conv = 'f';
 		snprintf(s.suffix, sizeof(s.suffix), " %s%s", bin[k],
 			 strcmp(cost_unit, "bytes") == 0 ? "" : "/s");
+	} else if (strcmp(cost_unit, "goroutines") == 0) {
+		s = (scale){1, 0, 'f', " goroutines"};
 	} else if (strcmp(cost_unit, "value_per_s") == 0) {
 		while (mag >= 1000 * s.div && k + 1 < sizeof(dec) / sizeof(dec[0]))
 			s.div *= 1000, k++;

@@ -885,6 +885,63 @@ static void test_a_callee_inlined_into_two_callers_is_no_finding(void **state)
 }
 
 /*
+ * A goroutine leak: every goroutine waits in runtime.gopark, so no share
+ * moves, but their number doubles from 60 to about 85. The whole
+ * service's goroutines are tested as a level, like heap bytes in use:
+ * a regression in goroutines, at most low without a load figure. The
+ * same number in the release is no finding.
+ */
+static void test_a_goroutine_leak_is_a_whole_service_finding(void **state)
+{
+	static const char *const names[] = {"leak", "steady"};
+	fx *f = *state;
+	analysis_opts o;
+	analysis a;
+	pr_error err = PR_ERROR_INIT;
+	const finding *x = NULL;
+
+	for (size_t s = 0; s < 2; s++) {
+		testdb_execf(f->t, "insert into services (name, enabled) values ('%s', true)",
+			     names[s]);
+		for (int k = 0; k < 32; k++) {
+			bool cur = k >= 28;
+			int64_t at = cur ? NIGHT_END - (20 - 4 * (k - 28)) * HOUR
+					 : NIGHT_END - (14 - k / 2) * DAY - (k % 2 ? 3 : 9) * HOUR;
+			int watch = (int)(22 * noise(f, 0.08)) + (cur && s == 0 ? 25 : 0);
+			char text[512];
+			/* A goroutine of its own a capture: no two captures are the same bytes. */
+			snprintf(text, sizeof(text),
+				 "runtime.goexit;main.worker;runtime.gopark %d\n"
+				 "runtime.goexit;main.watchConfig;runtime.gopark %d\n"
+				 "runtime.goexit;net.(*TCPListener).Accept;runtime.gopark %d\n"
+				 "runtime.goexit;main.conn%d;runtime.gopark 1\n",
+				 (int)(20 * noise(f, 0.08)), watch, (int)(18 * noise(f, 0.08)), k);
+			capture_text_type(f, names[s], cur ? "v2" : "v1", at, text, "goroutine");
+		}
+	}
+	analysis_opts_default(&o);
+	o.at_us = NIGHT_END;
+	analysis_init(&a, &o);
+	for (size_t s = 0; s < 2; s++) {
+		char q[128];
+		analysis_target t = {0, names[s], "goroutine", "v2", 0, 0, NULL, NULL, NULL, NULL};
+		snprintf(q, sizeof(q), "select id from services where name = '%s'", names[s]);
+		t.service_id = testdb_int(f->t, q);
+		assert_int_equal(analysis_add(&a, f->t->db, &t, false, &err), 0);
+	}
+	assert_int_equal(analysis_finish(&a, &err), 0);
+	assert_non_null(x = finding_of(&a, "leak", FINDING_WHOLE_SERVICE));
+	assert_string_equal(x->kind, FINDING_KIND_COST);
+	assert_string_equal(x->cost_unit, "goroutines");
+	assert_int_equal(x->direction, FINDING_REGRESSION);
+	assert_int_equal(x->severity, STATS_SEV_LOW);
+	assert_true(x->baseline_share > 50 && x->baseline_share < 70);
+	assert_true(x->current_share > 75 && x->current_share < 95);
+	assert_null(finding_of(&a, "steady", FINDING_WHOLE_SERVICE));
+	analysis_release(&a);
+}
+
+/*
  * Two functions could have held an extracted helper: its caller, whose
  * self share fell by what the helper holds, and an unrelated function
  * with callees as large as the helper whose own self share fell by as
@@ -2241,6 +2298,7 @@ int main(void)
 		T(test_a_name_stored_before_a_rule_is_the_same_function),
 		T(test_cost_moved_between_caller_and_callee_is_no_finding),
 		T(test_a_callee_inlined_into_two_callers_is_no_finding),
+		T(test_a_goroutine_leak_is_a_whole_service_finding),
 		T(test_of_two_possible_callers_the_one_whose_callees_took_the_helper_is_it),
 		T(test_new_code_under_a_dominant_caller_is_no_move),
 		T(test_new_code_under_an_unchanged_caller_is_not_paired_with_its_ancestor),

@@ -59,6 +59,9 @@ static void test_a_cost_reads_in_its_unit_and_its_change_in_percent(void **state
 	assert_string_equal(measure_pair(b, sizeof(b), "bytes_per_s", 9984.8, 20123.1, " -> "),
 			    "9.75 -> 19.65 KiB/s");
 	assert_string_equal(measure_name("bytes"), "whole-service cost");
+	/* Goroutines are counted: a geometric mean reads as a whole number. */
+	assert_string_equal(measure_pair(b, sizeof(b), "goroutines", 60.4, 84.6, " -> "),
+			    "60 -> 85 goroutines");
 	/* A unit this version does not know is a plain number, never a share. */
 	assert_string_equal(measure_value(b, sizeof(b), "joules", 0.25), "0.25");
 }
