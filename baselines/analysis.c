@@ -4421,7 +4421,7 @@ static size_t moved_mate(const func_matrix *m, const capture_set *base, const ca
  * whole callee, so moved_mate finds none, and the same code was a
  * critical regression from nothing beside improvements of its callers
  * (perf of one C program built at -O2 and at -O1: hash_key 0.00 ->
- * 34.05, its two callers 29.80 -> 1.66 and 4.88 -> 0.32).
+ * 50.79, its two callers 40.33 -> 1.15 and 2.79 -> 0.08).
  *
  * The callers of X here are the functions present on both sides whose
  * self share moved the other way beyond its noise while their total
@@ -4430,10 +4430,11 @@ static size_t moved_mate(const func_matrix *m, const capture_set *base, const ca
  * at least as much as its self share: no such caller is only diluted.)
  * On X's side their callees hold at least half of what each moved. Two
  * to MOVED_CALLERS_MAX of them, whose moves together come
- * to between half and twice X's, are X's callers: the rows are summed
- * capture by capture under the caller that moved most, named
- * "C (+X, +C2)". New code under several callers raises their totals,
- * and is judged on its own as before.
+ * to between half and twice X's, are X's callers, when no other
+ * function's total moved with X by half its change or more (moved_callers):
+ * the rows are summed capture by capture under the caller that moved
+ * most, named "C (+X, +C2)". New code under several callers raises their
+ * totals, or another function's, and is judged on its own as before.
  */
 #define MOVED_CALLERS_MAX 8
 
@@ -4470,7 +4471,28 @@ static size_t moved_callers(size_t *out, const func_matrix *m, const capture_set
 		out[found++] = j;
 		sum += dc;
 	}
-	return found >= 2 && fabs(sum) >= 0.5 * fabs(dx) && fabs(sum) <= 2 * fabs(dx) ? found : 0;
+	if (found < 2 || fabs(sum) < 0.5 * fabs(dx) || fabs(sum) > 2 * fabs(dx))
+		return 0;
+	/*
+	 * Only a move: no other function's total took X's change. A new check
+	 * under an unchanged validate() that two handlers call, released with
+	 * the handlers made cheaper by as much, raised validate's total by the
+	 * check's cost, and was taken for the handlers' own code moved; so was
+	 * new code elsewhere while the handlers' cost went into a callee both
+	 * releases have (its total rose instead).
+	 */
+	for (size_t j = 0; j < n; j++) {
+		bool caller = false;
+		double dt;
+		for (size_t i = 0; i < found && !caller; i++)
+			caller = out[i] == j;
+		if (j == k || caller || kind[j] || !names[j])
+			continue;
+		dt = moved_by(m, m->total, rows[j], base, cur);
+		if (dt * dx > 0 && fabs(dt) >= 0.5 * fabs(dx))
+			return 0;
+	}
+	return found;
 }
 
 /*

@@ -885,6 +885,58 @@ static void test_a_callee_inlined_into_two_callers_is_no_finding(void **state)
 }
 
 /*
+ * Callers whose own code moved while their totals held are no callers
+ * of new code when another function's total took the change: a check
+ * new under an unchanged validate() that two handlers call, released
+ * with both handlers made cheaper by as much (validate's total rose), or
+ * the same check deleted while the handlers grew; new code elsewhere
+ * while the callers' cost went into a callee both releases have (the
+ * callee's total rose). Each is judged on its own, as before.
+ */
+static void test_new_code_is_not_merged_into_callers_whose_cost_went_elsewhere(void **state)
+{
+	static const char *const names[] = {"added", "deleted", "elsewhere"};
+	static const char *const v1[] = {"api.handle", "api.handle;api.validate", "api.admin",
+					 "api.admin;api.validate"};
+	static const char *const v2[] = {
+		"api.handle", "api.handle;api.validate", "api.handle;api.validate;api.fraud",
+		"api.admin",  "api.admin;api.validate",  "api.admin;api.validate;api.fraud"};
+	static const int w1[] = {1500, 300, 1500, 300}, w2[] = {900, 300, 600, 900, 300, 600};
+	static const char *const e1[] = {"app.main",
+					 "app.main;app.checksum",
+					 "app.main;app.checksum;app.hash",
+					 "app.main;app.parse",
+					 "app.main;app.parse;app.hash",
+					 "app.main;app.other"};
+	static const char *const e2[] = {"app.main",
+					 "app.main;app.checksum",
+					 "app.main;app.checksum;app.hash",
+					 "app.main;app.parse",
+					 "app.main;app.parse;app.hash",
+					 "app.main;app.other",
+					 "app.main;app.newscan"};
+	static const int ew1[] = {200, 3000, 200, 800, 100, 2000},
+			 ew2[] = {200, 1200, 2000, 400, 500, 2000, 2200};
+	fx *f = *state;
+	analysis a;
+	const finding *x;
+
+	family_service(f, "added", v1, w1, 4, v2, w2, 6);
+	family_service(f, "deleted", v2, w2, 6, v1, w1, 4);
+	family_service(f, "elsewhere", e1, ew1, 6, e2, ew2, 7);
+	analyse_all(f, &a, names, 3);
+	assert_non_null(x = finding_of(&a, "added", "api.fraud"));
+	assert_int_equal(x->direction, FINDING_REGRESSION);
+	assert_non_null(x = finding_of(&a, "deleted", "api.handle"));
+	assert_int_equal(x->direction, FINDING_REGRESSION);
+	assert_non_null(x = finding_of(&a, "deleted", "api.admin"));
+	assert_int_equal(x->direction, FINDING_REGRESSION);
+	assert_non_null(x = finding_of(&a, "elsewhere", "app.newscan"));
+	assert_int_equal(x->direction, FINDING_REGRESSION);
+	analysis_release(&a);
+}
+
+/*
  * A goroutine leak: every goroutine waits in runtime.gopark, so no share
  * moves, but their number doubles from 60 to about 85. The whole
  * service's goroutines are tested as a level, like heap bytes in use:
@@ -2298,6 +2350,7 @@ int main(void)
 		T(test_a_name_stored_before_a_rule_is_the_same_function),
 		T(test_cost_moved_between_caller_and_callee_is_no_finding),
 		T(test_a_callee_inlined_into_two_callers_is_no_finding),
+		T(test_new_code_is_not_merged_into_callers_whose_cost_went_elsewhere),
 		T(test_a_goroutine_leak_is_a_whole_service_finding),
 		T(test_of_two_possible_callers_the_one_whose_callees_took_the_helper_is_it),
 		T(test_new_code_under_a_dominant_caller_is_no_move),
