@@ -3624,9 +3624,9 @@ static int pair_tier(const char *a, const name_key *x, const char *b, const name
  * "loadQuoteV2" and "renderTokenV2") give each gone name two partners of
  * one tier, and were paired neither way: both new names paged as
  * regressions from nothing. The partner whose own name (after the
- * container) is nearest in edit distance is taken when it is the only
- * nearest and at most half the longer name's length away; merge_renamed
- * pairs only when each is the other's so taken. Past RENAME_CLOSEST_MAX
+ * container) is nearest is taken when it is the only nearest
+ * (closest_partner); merge_renamed pairs only when each is the other's
+ * so taken. Past RENAME_CLOSEST_MAX
  * partners (a release renaming a whole class) nothing is guessed.
  */
 #define RENAME_CLOSEST_MAX 16
@@ -3643,7 +3643,33 @@ static bool own_name(char *out, size_t cap, const char *name, const name_key *k)
 	return true;
 }
 
-/* The partner of row k at `tier` nearest by name (see above), or SIZE_MAX. */
+/*
+ * Whether the shorter of a and b is the longer with one run of bytes
+ * taken out (parseKey in parseCacheKey, mergeOffers in mergeOffersAsync):
+ * a word added to a name, the commonest rename. Edit distance alone took
+ * mergeOffers for mergeOfferAsync (4 edits) over mergeOffersAsync (5).
+ */
+static bool one_insertion(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), cp = 0, cs = 0;
+	const char *s = la < lb ? a : b, *l = la < lb ? b : a;
+	size_t ns = la < lb ? la : lb, nl = la < lb ? lb : la;
+
+	if (ns == nl)
+		return false;
+	while (cp < ns && s[cp] == l[cp])
+		cp++;
+	while (cs < ns - cp && s[ns - 1 - cs] == l[nl - 1 - cs])
+		cs++;
+	return cp + cs == ns;
+}
+
+/*
+ * The partner of row k at `tier` nearest by name (see above), or
+ * SIZE_MAX: one that is the other with a word added comes before any
+ * that is not, then fewer edits; one that is not must be within a third
+ * of the longer name's length (scheduleOrder is not routeOrder).
+ */
 static size_t closest_partner(char *const *names, const name_key *keys, const int *kd, size_t n,
 			      size_t k, int tier)
 {
@@ -3653,14 +3679,17 @@ static size_t closest_partner(char *const *names, const name_key *keys, const in
 	if (!own_name(mine, sizeof(mine), names[k], &keys[k]))
 		return SIZE_MAX;
 	for (size_t j = 0; j < n; j++) {
-		size_t d, cap;
+		size_t d, cap, longer;
 		if (kd[j] <= 0 || kd[j] == kd[k] ||
 		    pair_tier(names[k], &keys[k], names[j], &keys[j]) != tier ||
 		    !own_name(theirs, sizeof(theirs), names[j], &keys[j]))
 			continue;
-		cap = (strlen(mine) > strlen(theirs) ? strlen(mine) : strlen(theirs)) / 2;
+		longer = strlen(mine) > strlen(theirs) ? strlen(mine) : strlen(theirs);
+		cap = one_insertion(mine, theirs) ? longer : longer / 3;
 		if ((d = similar_distance(mine, theirs, cap)) > cap)
 			continue;
+		/* Ranked by insertion first: those that are one go before all others. */
+		d += one_insertion(mine, theirs) ? 0 : 1000;
 		if (d < best_d) {
 			second_d = best_d;
 			best_d = d;

@@ -1450,12 +1450,14 @@ static void test_a_service_s_own_week_travels_in_a_worker_part(void **state)
  * Only a pair that names itself is one function: a function of another
  * container and another name is new code beside a removed one, and two
  * renames in one container pair by the nearest name, when one is nearest
- * (parseKey to parseCacheKey, readKey to readCacheKey), and not at all
- * when the names cannot tell (loadA and loadB to loadC and loadD).
+ * (parseKey to parseCacheKey, readKey to readCacheKey), a word added
+ * before fewer edits (mergeOffers to mergeOffersAsync, not
+ * mergeOfferAsync), and not at all when the names cannot tell (loadA
+ * and loadB to loadC and loadD; scheduleOrder and routeOrder).
  */
 static void test_two_renames_in_a_container_pair_by_the_nearest_name(void **state)
 {
-	static const char *const names[] = {"apart", "twice", "even"};
+	static const char *const names[] = {"apart", "twice", "even", "siblings", "unlike"};
 	fx *f = *state;
 	analysis a;
 	const finding *x;
@@ -1466,7 +1468,11 @@ static void test_two_renames_in_a_container_pair_by_the_nearest_name(void **stat
 			"store.(*Cache).readKey", "store.(*Cache).readCacheKey");
 	renamed_service(f, "even", "store.(*Cache).loadA", "store.(*Cache).loadC", 1,
 			"store.(*Cache).loadB", "store.(*Cache).loadD");
-	analyse_all(f, &a, names, 3);
+	renamed_service(f, "siblings", "offer.(*Book).mergeOffer", "offer.(*Book).mergeOfferAsync",
+			2, "offer.(*Book).mergeOffers", "offer.(*Book).mergeOffersAsync");
+	renamed_service(f, "unlike", "plan.(*Desk).scheduleOrder", "plan.(*Desk).routeOrder", 1,
+			"plan.(*Desk).fetchBatch", "plan.(*Desk).loadItems");
+	analyse_all(f, &a, names, 5);
 	assert_non_null(x = finding_of(&a, "apart", "billing.Ledger.post"));
 	assert_int_equal(x->direction, FINDING_REGRESSION);
 	assert_null(x->renamed_from);
@@ -1489,6 +1495,19 @@ static void test_two_renames_in_a_container_pair_by_the_nearest_name(void **stat
 	assert_non_null(x = finding_of(&a, "even", "store.(*Cache).loadC"));
 	assert_null(x->renamed_from);
 	assert_non_null(x = finding_of(&a, "even", "store.(*Cache).loadD"));
+	assert_null(x->renamed_from);
+	/* A word added: mergeOffers is mergeOffersAsync, not mergeOfferAsync (fewer edits). */
+	assert_non_null(x = finding_of(&a, "siblings", "offer.(*Book).mergeOfferAsync"));
+	assert_int_equal(x->direction, FINDING_REGRESSION);
+	assert_non_null(x->renamed_from);
+	assert_string_equal(x->renamed_from, "offer.(*Book).mergeOffer");
+	assert_true(x->baseline_share > 0.115 && x->baseline_share < 0.14);
+	if ((x = finding_of(&a, "siblings", "offer.(*Book).mergeOffersAsync"))) {
+		assert_int_equal(x->direction, FINDING_RELATIVE_SHIFT);
+		assert_string_equal(x->renamed_from, "offer.(*Book).mergeOffers");
+	}
+	/* Names a third apart or more, and no word added: not guessed. */
+	assert_non_null(x = finding_of(&a, "unlike", "plan.(*Desk).routeOrder"));
 	assert_null(x->renamed_from);
 	analysis_release(&a);
 }
