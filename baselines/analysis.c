@@ -3466,6 +3466,7 @@ typedef struct name_key {
 	uint64_t hshort;       /* hash of its own name (ca to pa), the first letter in lower case */
 	bool own_ok;           /* that own name may be paired across containers (own_name_ok) */
 	size_t own_count;      /* rows of the target with that own name, own_ok, this one too */
+	size_t name_count;     /* rows of the target with this name (files aside), this one too */
 	char *stable;          /* symname_stable of the name when that differs, or NULL */
 	size_t file;           /* its file's index (SIZE_MAX: none) */
 	size_t place;          /* the same, or the index of the file it moved from */
@@ -3551,7 +3552,7 @@ static int name_key_of(name_key *k, const char *name)
 					    (uint64_t)tolower((unsigned char)name[k->ca])
 				  : 0;
 	k->stable = NULL;
-	k->own_count = 0;
+	k->own_count = k->name_count = 0;
 	if ((rc = own_name_ok(&k->own_ok, name, k->pa, name + k->ca, k->pa - k->ca)) < 0)
 		return rc;
 	k->own_ok = k->own_ok && k->ca > 0;
@@ -3599,11 +3600,20 @@ static bool same_own_name(const char *a, const name_key *x, const char *b, const
 static int pair_tier(const char *a, const name_key *x, const char *b, const name_key *y)
 {
 	bool files = x->file != SIZE_MAX && y->file != SIZE_MAX;
-	bool same = !files || x->file == y->file;
+	/* Without files, a py-spy name's " (file.py)" is its file. */
+	bool same = files ? x->file == y->file
+			  : x->len - x->pa == y->len - y->pa &&
+				    memcmp(a + x->pa, b + y->pa, x->len - x->pa) == 0;
 	bool moved = files && !same && x->place == y->place;
 
+	/*
+	 * The same name in another file is one function moved when no other
+	 * function of the target has that name: Python's handle() gone from
+	 * one file and new in another, while two more files keep a handle(),
+	 * may be any of them.
+	 */
 	if (x->pa == y->pa && x->hname == y->hname && memcmp(a, b, x->pa) == 0)
-		return same || moved ? 1 : 2;
+		return same || moved ? 1 : x->name_count == 2 && y->name_count == 2 ? 2 : 0;
 	same = same || (moved && x->strong);
 	if (same &&
 	    ((x->stable && strcmp(x->stable, b) == 0) || (y->stable && strcmp(y->stable, a) == 0)))
@@ -3952,6 +3962,40 @@ static void drop_merged(const int *kind, size_t *rows, int64_t *ids, char **name
 	*nrows = out;
 }
 
+/* Whether rows r and g (names a and b) have one container. */
+static bool same_container(const char *a, const name_key *r, const char *b, const name_key *g)
+{
+	return r->ca == g->ca && r->hcont == g->hcont && memcmp(a, b, r->ca) == 0;
+}
+
+/*
+ * Whether gone row g and its partner of the last step (same own name in
+ * another container) are a function moved out of a class that stays
+ * (another function of g's container is in the release) or of a class
+ * renamed (another such pair between the same two containers). A class
+ * replaced by another that implements the same interface
+ * (AuditFilter.doFilter gone, RateLimitFilter.doFilter new) is neither:
+ * its method is other code under the interface's name.
+ */
+static bool moved_out(char *const *names, const name_key *keys, const bool *alive,
+		      const size_t *mate, const int *kd, size_t n, size_t g)
+{
+	size_t j = mate[g];
+
+	for (size_t r = 0; r < n; r++) {
+		size_t q = mate[r];
+		if (r == g || !names[r])
+			continue;
+		if (alive[r] && same_container(names[r], &keys[r], names[g], &keys[g]))
+			return true;
+		if (kd[r] == 1 && q != SIZE_MAX && q != j && mate[q] == r &&
+		    same_container(names[r], &keys[r], names[g], &keys[g]) &&
+		    same_container(names[q], &keys[q], names[j], &keys[j]))
+			return true;
+	}
+	return false;
+}
+
 typedef struct own_ref {
 	uint64_t h;
 	size_t row;
@@ -3966,8 +4010,9 @@ static int own_ref_cmp(const void *x, const void *y)
 
 /*
  * Each own_ok row's own_count: how many own_ok rows of the target share
- * its own name's hash (two names of one hash count as one name: fewer
- * pairs, never a wrong one). 0 or PR_ENOMEM.
+ * its own name's hash; and each row's name_count, how many share its
+ * name's (files aside). Two names of one hash count as one name: fewer
+ * pairs, never a wrong one. 0 or PR_ENOMEM.
  */
 static int count_own_names(name_key *keys, char *const *names, size_t n)
 {
@@ -3976,15 +4021,20 @@ static int count_own_names(name_key *keys, char *const *names, size_t n)
 
 	if (!r)
 		return PR_ENOMEM;
-	for (size_t k = 0; k < n; k++)
-		if (names[k] && keys[k].own_ok)
-			r[m++] = (own_ref){keys[k].hshort, k};
-	qsort(r, m, sizeof(*r), own_ref_cmp);
-	for (size_t i = 0, j; i < m; i = j) {
-		for (j = i + 1; j < m && r[j].h == r[i].h; j++)
-			;
-		for (size_t k = i; k < j; k++)
-			keys[r[k].row].own_count = j - i;
+	for (int pass = 0; pass < 2; pass++) {
+		m = 0;
+		for (size_t k = 0; k < n; k++)
+			if (names[k] && (pass || keys[k].own_ok))
+				r[m++] = (own_ref){
+					pass ? keys[k].hname ^ keys[k].pa : keys[k].hshort, k};
+		qsort(r, m, sizeof(*r), own_ref_cmp);
+		for (size_t i = 0, j; i < m; i = j) {
+			for (j = i + 1; j < m && r[j].h == r[i].h; j++)
+				;
+			for (size_t k = i; k < j; k++)
+				*(pass ? &keys[r[k].row].name_count : &keys[r[k].row].own_count) =
+					j - i;
+		}
 	}
 	free(r);
 	return 0;
@@ -4004,9 +4054,11 @@ static int merge_renamed(func_matrix *m, size_t nb, size_t nc, size_t *rows, int
 	size_t *mate = calloc(n ? n : 1, sizeof(*mate));
 	name_key *keys = calloc(n ? n : 1, sizeof(*keys));
 	int *loose = calloc(n ? n : 1, sizeof(*loose));
+	bool *alive = calloc(n ? n : 1, sizeof(*alive)), *keep = calloc(n ? n : 1, sizeof(*keep));
 	int rc = 0;
 
-	if (!kind || !mate || !keys || !loose || file_places(keys, m, nb, nc, rows, files, n) < 0) {
+	if (!kind || !mate || !keys || !loose || !alive || !keep ||
+	    file_places(keys, m, nb, nc, rows, files, n) < 0) {
 		rc = PR_ENOMEM;
 		goto out;
 	}
@@ -4028,6 +4080,7 @@ static int merge_renamed(func_matrix *m, size_t nb, size_t nc, size_t *rows, int
 		presence(&bk, &bh, m, rows[k], 0, nb);
 		presence(&ck, &ch, m, rows[k], nb, nc);
 		loose[k] = !names[k] ? 0 : bh && !ch ? 1 : ch && !bh ? 2 : 0;
+		alive[k] = names[k] && ch > 0;
 	}
 	/*
 	 * Surest first (pair_tier's order): at each step, a function and
@@ -4053,9 +4106,12 @@ static int merge_renamed(func_matrix *m, size_t nb, size_t nc, size_t *rows, int
 			else if (partners != 1)
 				mate[k] = SIZE_MAX;
 		}
+		for (size_t g = 0; tier == 5 && g < n; g++)
+			keep[g] = kd[g] == 1 && mate[g] != SIZE_MAX && mate[mate[g]] == g &&
+				  moved_out(names, keys, alive, mate, kd, n, g);
 		for (size_t g = 0; g < n; g++) {
 			size_t j = mate[g];
-			if (kd[g] != 1 || j == SIZE_MAX || mate[j] != g)
+			if (kd[g] != 1 || j == SIZE_MAX || mate[j] != g || (tier == 5 && !keep[g]))
 				continue;
 			for (size_t i = 0; i < nc; i++)
 				m->self[rows[g] * m->ncaps + nb + i] =
@@ -4080,6 +4136,8 @@ out:
 		free(keys[k].stable);
 	free(keys);
 	free(loose);
+	free(alive);
+	free(keep);
 	free(kind);
 	free(mate);
 	return rc;

@@ -1522,18 +1522,30 @@ static void test_two_renames_in_a_container_pair_by_the_nearest_name(void **stat
  * parameter list cut at its last "::" ("get(std::string const&)" and
  * "dispatch(std::string const&)"), a name every package has
  * ("legacy.init", "feature.init"), a name moved while another of the same
- * name came elsewhere, or one a third function still has.
+ * name came elsewhere, or one a third function still has. A class renamed
+ * keeps its methods' baselines; a class replaced by another that
+ * implements the same interface ("AuditFilter.doFilter" gone,
+ * "RateLimitFilter.doFilter" new) does not, nor does a Python function
+ * gone from one file and new in another while a third file keeps one of
+ * that name.
  */
 static void test_a_function_moved_to_another_container_keeps_its_baseline(void **state)
 {
-	static const char *const names[] = {"moved", "closure", "twice", "anonymous",
-					    "cpp",   "init",    "shared"};
+	static const char *const names[] = {"moved", "closure", "twice",   "anonymous", "cpp",
+					    "init",  "shared",  "renamed", "interface", "python"};
 	fx *f = *state;
 	analysis a;
 	const finding *x;
 
-	renamed_service(f, "moved", "ledger.(*Rules).flushPlan", "ledgerutil.FlushPlan", 1, NULL,
-			NULL);
+	renamed_service(f, "moved", "ledger.(*Rules).flushPlan", "ledgerutil.FlushPlan", 1,
+			"ledger.(*Rules).checkRule", "ledger.(*Rules).checkRule");
+	renamed_service(f, "renamed", "com.acme.TaxService.computeRule",
+			"com.acme.TaxEngine.computeRule", 1, "com.acme.TaxService.loadToken",
+			"com.acme.TaxEngine.loadToken");
+	renamed_service(f, "interface", "audit.AuditFilter.doFilter",
+			"ratelimit.RateLimitFilter.doFilter", 1, NULL, NULL);
+	renamed_service(f, "python", "handle (app/audit.py)", "handle (app/scorer.py)", 1,
+			"handle (app/orders.py)", "handle (app/orders.py)");
 	renamed_service(f, "closure", "api.handle.func1", "api.serve.func1", 1, NULL, NULL);
 	renamed_service(f, "anonymous", "app.Outer$1.apply", "app.Other$2.apply", 1, NULL, NULL);
 	renamed_service(f, "cpp", "app::Cache::get(std::string const&)",
@@ -1543,8 +1555,14 @@ static void test_a_function_moved_to_another_container_keeps_its_baseline(void *
 			"other.(*C).encodeRow", "other.(*C).encodeRow");
 	renamed_service(f, "twice", "ledger.(*Rules).flushPlan", "ledgerutil.flushPlan", 1,
 			"cache.(*Store).load", "batch.flushPlan");
-	analyse_all(f, &a, names, 7);
+	analyse_all(f, &a, names, 10);
 	assert_null(finding_of(&a, "moved", "ledgerutil.FlushPlan"));
+	assert_null(finding_of(&a, "renamed", "com.acme.TaxEngine.computeRule"));
+	assert_null(finding_of(&a, "renamed", "com.acme.TaxEngine.loadToken"));
+	assert_non_null(x = finding_of(&a, "interface", "ratelimit.RateLimitFilter.doFilter"));
+	assert_null(x->renamed_from);
+	assert_non_null(x = finding_of(&a, "python", "handle (app/scorer.py)"));
+	assert_null(x->renamed_from);
 	assert_null(finding_of(&a, "moved", "ledger.(*Rules).flushPlan"));
 	assert_non_null(x = finding_of(&a, "closure", "api.serve.func1"));
 	assert_null(x->renamed_from);
