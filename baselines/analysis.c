@@ -3462,6 +3462,7 @@ static void presence(size_t *known, size_t *has, const func_matrix *m, size_t ro
 /* What merge_renamed knows of each row's name and file, worked out once. */
 typedef struct name_key {
 	size_t len, pa, ca;    /* the name's length, before a " (file)", its container's */
+	size_t sa;             /* where its own name ends: a C++ parameter list, or pa */
 	uint64_t hname, hcont; /* hashes of its first pa and ca bytes */
 	uint64_t hshort;       /* hash of its own name (ca to pa), the first letter in lower case */
 	bool own_ok;           /* that own name may be paired across containers (own_name_ok) */
@@ -3543,17 +3544,35 @@ static int name_key_of(name_key *k, const char *name)
 	int rc;
 
 	k->len = strlen(name);
-	k->pa = k->ca = func_part(name, k->len);
+	k->pa = k->sa = func_part(name, k->len);
+	/*
+	 * A C++ name keeps its parameters ("QuoteEngine::loadQuote(std::string
+	 * const&)"): the container and the own name end before them, or the
+	 * container was cut at the "::" inside them and no rename of such a
+	 * method was ever paired (a critical regression from nothing each).
+	 */
+	if (k->pa > 1 && name[k->pa - 1] == ')') {
+		size_t depth = 0, i = k->pa;
+		while (i-- > 0) {
+			depth += name[i] == ')';
+			depth -= name[i] == '(';
+			if (depth == 0)
+				break;
+		}
+		if (i < k->pa && i > 0 && depth == 0)
+			k->sa = i;
+	}
+	k->ca = k->sa;
 	while (k->ca > 0 && !strchr(".:/$", name[k->ca - 1]))
 		k->ca--;
 	k->hname = fnv(name, k->pa);
 	k->hcont = fnv(name, k->ca);
-	k->hshort = k->pa > k->ca ? fnv(name + k->ca + 1, k->pa - k->ca - 1) ^
+	k->hshort = k->sa > k->ca ? fnv(name + k->ca + 1, k->sa - k->ca - 1) ^
 					    (uint64_t)tolower((unsigned char)name[k->ca])
 				  : 0;
 	k->stable = NULL;
 	k->own_count = k->name_count = 0;
-	if ((rc = own_name_ok(&k->own_ok, name, k->pa, name + k->ca, k->pa - k->ca)) < 0)
+	if ((rc = own_name_ok(&k->own_ok, name, k->pa, name + k->ca, k->sa - k->ca)) < 0)
 		return rc;
 	k->own_ok = k->own_ok && k->ca > 0;
 	if (k->len >= sizeof(tmp))
@@ -3578,12 +3597,14 @@ static int name_key_of(name_key *k, const char *name)
 static bool same_own_name(const char *a, const name_key *x, const char *b, const name_key *y)
 {
 	const char *s = a + x->ca, *t = b + y->ca;
-	size_t n = x->pa - x->ca;
+	size_t n = x->sa - x->ca, np = x->pa - x->sa;
 
+	/* The same parameters too: an overload of another class is another function. */
 	return x->own_ok && y->own_ok && x->own_count == 2 && y->own_count == 2 &&
-	       n == y->pa - y->ca && x->hshort == y->hshort &&
+	       n == y->sa - y->ca && x->hshort == y->hshort &&
 	       tolower((unsigned char)s[0]) == tolower((unsigned char)t[0]) &&
-	       memcmp(s + 1, t + 1, n - 1) == 0;
+	       memcmp(s + 1, t + 1, n - 1) == 0 && np == y->pa - y->sa &&
+	       memcmp(a + x->sa, b + y->sa, np) == 0;
 }
 
 /*
@@ -3620,7 +3641,8 @@ static int pair_tier(const char *a, const name_key *x, const char *b, const name
 		return 3;
 	if (x->ca != y->ca || x->hcont != y->hcont || memcmp(a, b, x->ca) != 0)
 		return same_own_name(a, x, b, y) ? 5 : 0;
-	if (x->len - x->pa != y->len - y->pa || memcmp(a + x->pa, b + y->pa, x->len - x->pa) != 0)
+	/* The parameters and a py-spy " (file)" the same. */
+	if (x->len - x->sa != y->len - y->sa || memcmp(a + x->sa, b + y->sa, x->len - x->sa) != 0)
 		return 0;
 	/* A bare name ("parse_key") needs a file in common to be the same function. */
 	if (same)
@@ -3644,7 +3666,7 @@ static int pair_tier(const char *a, const name_key *x, const char *b, const name
 /* Row k's own name (after its container) into out, NUL-ended; false when too long. */
 static bool own_name(char *out, size_t cap, const char *name, const name_key *k)
 {
-	size_t n = k->pa - k->ca;
+	size_t n = k->sa - k->ca;
 
 	if (n >= cap)
 		return false;

@@ -1457,7 +1457,8 @@ static void test_a_service_s_own_week_travels_in_a_worker_part(void **state)
  */
 static void test_two_renames_in_a_container_pair_by_the_nearest_name(void **state)
 {
-	static const char *const names[] = {"apart", "twice", "even", "siblings", "unlike"};
+	static const char *const names[] = {"apart",    "twice",  "even",
+					    "siblings", "unlike", "cppstd"};
 	fx *f = *state;
 	analysis a;
 	const finding *x;
@@ -1472,7 +1473,10 @@ static void test_two_renames_in_a_container_pair_by_the_nearest_name(void **stat
 			2, "offer.(*Book).mergeOffers", "offer.(*Book).mergeOffersAsync");
 	renamed_service(f, "unlike", "plan.(*Desk).scheduleOrder", "plan.(*Desk).routeOrder", 1,
 			"plan.(*Desk).fetchBatch", "plan.(*Desk).loadItems");
-	analyse_all(f, &a, names, 5);
+	/* C++ keeps the parameters, whose "::" is no container. */
+	renamed_service(f, "cppstd", "acme::QuoteEngine::loadQuote(std::string const&)",
+			"acme::QuoteEngine::loadQuoteV2(std::string const&)", 1, NULL, NULL);
+	analyse_all(f, &a, names, 6);
 	assert_non_null(x = finding_of(&a, "apart", "billing.Ledger.post"));
 	assert_int_equal(x->direction, FINDING_REGRESSION);
 	assert_null(x->renamed_from);
@@ -1506,6 +1510,8 @@ static void test_two_renames_in_a_container_pair_by_the_nearest_name(void **stat
 		assert_int_equal(x->direction, FINDING_RELATIVE_SHIFT);
 		assert_string_equal(x->renamed_from, "offer.(*Book).mergeOffers");
 	}
+	assert_null(finding_of(&a, "cppstd", "acme::QuoteEngine::loadQuoteV2(std::string const&)"));
+	assert_null(finding_of(&a, "cppstd", "acme::QuoteEngine::loadQuote(std::string const&)"));
 	/* Names a third apart or more, and no word added: not guessed. */
 	assert_non_null(x = finding_of(&a, "unlike", "plan.(*Desk).routeOrder"));
 	assert_null(x->renamed_from);
@@ -1531,8 +1537,9 @@ static void test_two_renames_in_a_container_pair_by_the_nearest_name(void **stat
  */
 static void test_a_function_moved_to_another_container_keeps_its_baseline(void **state)
 {
-	static const char *const names[] = {"moved", "closure", "twice",   "anonymous", "cpp",
-					    "init",  "shared",  "renamed", "interface", "python"};
+	static const char *const names[] = {"moved",     "closure", "twice",   "anonymous",
+					    "cpp",       "init",    "shared",  "renamed",
+					    "interface", "python",  "cppclass"};
 	fx *f = *state;
 	analysis a;
 	const finding *x;
@@ -1555,7 +1562,13 @@ static void test_a_function_moved_to_another_container_keeps_its_baseline(void *
 			"other.(*C).encodeRow", "other.(*C).encodeRow");
 	renamed_service(f, "twice", "ledger.(*Rules).flushPlan", "ledgerutil.flushPlan", 1,
 			"cache.(*Store).load", "batch.flushPlan");
-	analyse_all(f, &a, names, 10);
+	renamed_service(f, "cppclass", "acme::TaxService::computeRule(double)",
+			"acme::TaxEngine::computeRule(double)", 1,
+			"acme::TaxService::loadToken(double)",
+			"acme::TaxEngine::loadToken(double)");
+	analyse_all(f, &a, names, 11);
+	assert_null(finding_of(&a, "cppclass", "acme::TaxEngine::computeRule(double)"));
+	assert_null(finding_of(&a, "cppclass", "acme::TaxEngine::loadToken(double)"));
 	assert_null(finding_of(&a, "moved", "ledgerutil.FlushPlan"));
 	assert_null(finding_of(&a, "renamed", "com.acme.TaxEngine.computeRule"));
 	assert_null(finding_of(&a, "renamed", "com.acme.TaxEngine.loadToken"));
