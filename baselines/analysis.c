@@ -3987,6 +3987,33 @@ static void drop_merged(const int *kind, size_t *rows, int64_t *ids, char **name
 	*nrows = out;
 }
 
+/*
+ * Whether rows a and b (names x and y) have one own name of an
+ * identifier's letters (two bytes or more; "__str__" too) and the same
+ * parameters, nothing in either numbered by a compiler.
+ */
+static bool same_plain_name(const char *x, const name_key *a, const char *y, const name_key *b)
+{
+	size_t n = a->sa - a->ca, np = a->pa - a->sa;
+	buf key = BUF_INIT;
+	bool numbered;
+
+	if (!x || !y || n < 2 || n != b->sa - b->ca || a->hshort != b->hshort ||
+	    np != b->pa - b->sa || memcmp(x + a->sa, y + b->sa, np) != 0 ||
+	    tolower((unsigned char)x[a->ca]) != tolower((unsigned char)y[b->ca]) ||
+	    memcmp(x + a->ca + 1, y + b->ca + 1, n - 1) != 0)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!(isalnum((unsigned char)x[a->ca + i]) || x[a->ca + i] == '_'))
+			return false;
+	/* With pa bytes reserved, family_key cannot fail (own_name_ok). */
+	if (buf_reserve(&key, (a->pa > b->pa ? a->pa : b->pa) + 1) < 0)
+		return false;
+	numbered = family_key(&key, x, a->pa) || family_key(&key, y, b->pa);
+	buf_release(&key);
+	return !numbered;
+}
+
 /* Whether rows r and g (names a and b) have one container. */
 static bool same_container(const char *a, const name_key *r, const char *b, const name_key *g)
 {
@@ -4008,14 +4035,54 @@ static bool moved_out(char *const *names, const name_key *keys, const bool *aliv
 	size_t j = mate[g];
 
 	for (size_t r = 0; r < n; r++) {
-		size_t q = mate[r];
-		if (r == g || !names[r])
+		if (r == g || !names[r] || !same_container(names[r], &keys[r], names[g], &keys[g]))
 			continue;
-		if (alive[r] && same_container(names[r], &keys[r], names[g], &keys[g]))
+		if (alive[r])
 			return true;
-		if (kd[r] == 1 && q != SIZE_MAX && q != j && mate[q] == r &&
-		    same_container(names[r], &keys[r], names[g], &keys[g]) &&
-		    same_container(names[q], &keys[q], names[j], &keys[j]))
+		/* Another method gone from g's class is new in j's, by its own name. */
+		for (size_t q = 0; kd[r] == 1 && q < n; q++)
+			if (q != j && kd[q] == 2 && names[q] &&
+			    same_container(names[q], &keys[q], names[j], &keys[j]) &&
+			    same_plain_name(names[r], &keys[r], names[q], &keys[q]))
+				return true;
+	}
+	return false;
+}
+
+/*
+ * Pair gone row g with new row j: g takes j's current values, name,
+ * file and id; was[g] and was_id[g] keep g's old name and id.
+ */
+static void take_pair(func_matrix *m, size_t nb, size_t nc, const size_t *rows, int64_t *ids,
+		      char **names, char **files, char **was, int64_t *was_id, size_t g, size_t j)
+{
+	for (size_t i = 0; i < nc; i++)
+		m->self[rows[g] * m->ncaps + nb + i] = m->self[rows[j] * m->ncaps + nb + i];
+	was_id[g] = ids[g];
+	/* Only moved to another file: no other name to show ("x (was x)"). */
+	if (strcmp(names[g], names[j]) == 0)
+		free(names[g]);
+	else
+		was[g] = names[g];
+	names[g] = names[j], names[j] = NULL;
+	free(files[g]);
+	files[g] = files[j], files[j] = NULL;
+	ids[g] = ids[j];
+}
+
+/*
+ * Whether row r's container is the old (old: true) or the new container
+ * of a method moved across containers (moved_g[i] was paired with
+ * moved_j[i]; was[] holds the old names, keys[] the old and new parts).
+ */
+static bool in_moved_class(char *const *names, const name_key *keys, char *const *was,
+			   const size_t *moved_g, const size_t *moved_j, size_t nmoved, size_t r,
+			   bool old)
+{
+	for (size_t i = 0; i < nmoved; i++) {
+		size_t g = moved_g[i], j = moved_j[i];
+		if (old ? was[g] && same_container(names[r], &keys[r], was[g], &keys[g])
+			: names[g] && same_container(names[r], &keys[r], names[g], &keys[j]))
 			return true;
 	}
 	return false;
@@ -4080,9 +4147,11 @@ static int merge_renamed(func_matrix *m, size_t nb, size_t nc, size_t *rows, int
 	name_key *keys = calloc(n ? n : 1, sizeof(*keys));
 	int *loose = calloc(n ? n : 1, sizeof(*loose));
 	bool *alive = calloc(n ? n : 1, sizeof(*alive)), *keep = calloc(n ? n : 1, sizeof(*keep));
+	size_t *moved_g = calloc(n ? n : 1, sizeof(*moved_g));
+	size_t *moved_j = calloc(n ? n : 1, sizeof(*moved_j)), nmoved = 0;
 	int rc = 0;
 
-	if (!kind || !mate || !keys || !loose || !alive || !keep ||
+	if (!kind || !mate || !keys || !loose || !alive || !keep || !moved_g || !moved_j ||
 	    file_places(keys, m, nb, nc, rows, files, n) < 0) {
 		rc = PR_ENOMEM;
 		goto out;
@@ -4138,22 +4207,42 @@ static int merge_renamed(func_matrix *m, size_t nb, size_t nc, size_t *rows, int
 			size_t j = mate[g];
 			if (kd[g] != 1 || j == SIZE_MAX || mate[j] != g || (tier == 5 && !keep[g]))
 				continue;
-			for (size_t i = 0; i < nc; i++)
-				m->self[rows[g] * m->ncaps + nb + i] =
-					m->self[rows[j] * m->ncaps + nb + i];
-			was_id[g] = ids[g];
-			/* Only moved to another file: no other name to show ("x (was x)"). */
-			if (strcmp(names[g], names[j]) == 0)
-				free(names[g]);
-			else
-				was[g] = names[g];
-			names[g] = names[j], names[j] = NULL;
-			free(files[g]);
-			files[g] = files[j], files[j] = NULL;
-			ids[g] = ids[j];
+			if (tier == 5)
+				moved_g[nmoved] = g, moved_j[nmoved++] = j;
+			take_pair(m, nb, nc, rows, ids, names, files, was, was_id, g, j);
 			kind[j] = -1; /* tested as part of g */
 			kind[g] = loose[g] = loose[j] = 0;
 		}
+	}
+	/*
+	 * Last, the methods of a class renamed whose own names say nothing
+	 * alone (run, equals, toString, __str__): the class's other methods
+	 * moved between the same two containers say which is which. A Python
+	 * class renamed left its __str__ a critical regression from nothing.
+	 */
+	for (size_t g = 0; nmoved && g < n; g++) {
+		size_t j = SIZE_MAX, partners = 0;
+		if (kind[g] != 1 ||
+		    !in_moved_class(names, keys, was, moved_g, moved_j, nmoved, g, true))
+			continue;
+		for (size_t c = 0; c < n; c++)
+			if (kind[c] == 2 &&
+			    same_plain_name(names[g], &keys[g], names[c], &keys[c]) &&
+			    in_moved_class(names, keys, was, moved_g, moved_j, nmoved, c, false))
+				partners++, j = c;
+		if (partners != 1)
+			continue;
+		partners = 0;
+		for (size_t c = 0; c < n; c++)
+			partners +=
+				kind[c] == 1 &&
+				same_plain_name(names[c], &keys[c], names[j], &keys[j]) &&
+				in_moved_class(names, keys, was, moved_g, moved_j, nmoved, c, true);
+		if (partners != 1)
+			continue;
+		take_pair(m, nb, nc, rows, ids, names, files, was, was_id, g, j);
+		kind[j] = -1;
+		kind[g] = 0;
 	}
 	drop_merged(kind, rows, ids, names, files, was, was_id, nrows);
 out:
@@ -4163,6 +4252,8 @@ out:
 	free(loose);
 	free(alive);
 	free(keep);
+	free(moved_g);
+	free(moved_j);
 	free(kind);
 	free(mate);
 	return rc;

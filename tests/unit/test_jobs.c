@@ -1531,9 +1531,9 @@ static void test_two_renames_in_a_container_pair_by_the_nearest_name(void **stat
  */
 static void test_a_function_moved_to_another_container_keeps_its_baseline(void **state)
 {
-	static const char *const names[] = {"moved",     "closure", "twice",   "anonymous",
-					    "cpp",       "init",    "shared",  "renamed",
-					    "interface", "python",  "cppclass"};
+	static const char *const names[] = {"moved",     "closure", "twice",    "anonymous",
+					    "cpp",       "init",    "shared",   "renamed",
+					    "interface", "python",  "cppclass", "generic"};
 	fx *f = *state;
 	analysis a;
 	const finding *x;
@@ -1560,7 +1560,13 @@ static void test_a_function_moved_to_another_container_keeps_its_baseline(void *
 			"acme::TaxEngine::computeRule(double)", 1,
 			"acme::TaxService::loadToken(double)",
 			"acme::TaxEngine::loadToken(double)");
-	analyse_all(f, &a, names, 11);
+	/* A class renamed takes its methods that say nothing alone along. */
+	renamed_service(f, "generic", "com.acme.TaxService.computeRule",
+			"com.acme.TaxEngine.computeRule", 1, "com.acme.TaxService.toString",
+			"com.acme.TaxEngine.toString");
+	analyse_all(f, &a, names, 12);
+	assert_null(finding_of(&a, "generic", "com.acme.TaxEngine.toString"));
+	assert_null(finding_of(&a, "generic", "com.acme.TaxEngine.computeRule"));
 	assert_null(finding_of(&a, "cppclass", "acme::TaxEngine::computeRule(double)"));
 	assert_null(finding_of(&a, "cppclass", "acme::TaxEngine::loadToken(double)"));
 	assert_null(finding_of(&a, "moved", "ledgerutil.FlushPlan"));
