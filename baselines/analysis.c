@@ -3506,6 +3506,23 @@ static bool family_key(buf *key, const char *name, size_t n);
  * or package has ("init", "String", "toString", "__init__").
  * 0 with *ok set, or PR_ENOMEM.
  */
+/*
+ * Whether a compiler numbered anything in name's first pa bytes
+ * (family_key): 1, 0, or -1 out of memory.
+ */
+static int numbered_in(const char *name, size_t pa)
+{
+	buf key = BUF_INIT;
+	int numbered;
+
+	/* family_key writes at most pa bytes: with them reserved it cannot fail. */
+	if (buf_reserve(&key, pa + 1) < 0)
+		return -1;
+	numbered = family_key(&key, name, pa);
+	buf_release(&key);
+	return numbered;
+}
+
 static int own_name_ok(bool *ok, const char *name, size_t pa, const char *s, size_t n)
 {
 	static const char *const generic[] = {
@@ -3516,8 +3533,7 @@ static int own_name_ok(bool *ok, const char *name, size_t pa, const char *s, siz
 		"unlock",      "start",         "stop",     "reset",   "flush",     "open",
 		"create",      "delete",        "update",   "format",  "hash",      "compare",
 		"marshaljson", "unmarshaljson", "finalize", "dispose", "destroy",   "value"};
-	buf key = BUF_INIT;
-	bool numbered;
+	int numbered;
 
 	*ok = false;
 	if (n < 4 || !(isalpha((unsigned char)s[0]) || s[0] == '_') || (s[0] == '_' && s[1] == '_'))
@@ -3528,11 +3544,8 @@ static int own_name_ok(bool *ok, const char *name, size_t pa, const char *s, siz
 	for (size_t i = 0; i < sizeof(generic) / sizeof(generic[0]); i++)
 		if (strlen(generic[i]) == n && strncasecmp(generic[i], s, n) == 0)
 			return 0;
-	/* family_key writes at most pa bytes: with them reserved it cannot fail. */
-	if (buf_reserve(&key, pa + 1) < 0)
+	if ((numbered = numbered_in(name, pa)) < 0)
 		return PR_ENOMEM;
-	numbered = family_key(&key, name, pa);
-	buf_release(&key);
 	*ok = !numbered;
 	return 0;
 }
@@ -3715,16 +3728,18 @@ static size_t closest_partner(char *const *names, const name_key *keys, const in
 		return SIZE_MAX;
 	for (size_t j = 0; j < n; j++) {
 		size_t d, cap, longer;
+		bool inserted;
 		if (kd[j] <= 0 || kd[j] == kd[k] ||
 		    pair_tier(names[k], &keys[k], names[j], &keys[j]) != tier ||
 		    !own_name(theirs, sizeof(theirs), names[j], &keys[j]))
 			continue;
 		longer = strlen(mine) > strlen(theirs) ? strlen(mine) : strlen(theirs);
-		cap = one_insertion(mine, theirs) ? longer : longer / 2;
+		inserted = one_insertion(mine, theirs);
+		cap = inserted ? longer : longer / 2;
 		if ((d = similar_distance(mine, theirs, cap)) > cap)
 			continue;
 		/* Ranked by insertion first: those that are one go before all others. */
-		d += one_insertion(mine, theirs) ? 0 : 1000;
+		d += inserted ? 0 : 1000;
 		if (d < best_d) {
 			second_d = best_d;
 			best_d = d;
@@ -3995,8 +4010,6 @@ static void drop_merged(const int *kind, size_t *rows, int64_t *ids, char **name
 static bool same_plain_name(const char *x, const name_key *a, const char *y, const name_key *b)
 {
 	size_t n = a->sa - a->ca, np = a->pa - a->sa;
-	buf key = BUF_INIT;
-	bool numbered;
 
 	if (!x || !y || n < 2 || n != b->sa - b->ca || a->hshort != b->hshort ||
 	    np != b->pa - b->sa || memcmp(x + a->sa, y + b->sa, np) != 0 ||
@@ -4006,12 +4019,8 @@ static bool same_plain_name(const char *x, const name_key *a, const char *y, con
 	for (size_t i = 0; i < n; i++)
 		if (!(isalnum((unsigned char)x[a->ca + i]) || x[a->ca + i] == '_'))
 			return false;
-	/* With pa bytes reserved, family_key cannot fail (own_name_ok). */
-	if (buf_reserve(&key, (a->pa > b->pa ? a->pa : b->pa) + 1) < 0)
-		return false;
-	numbered = family_key(&key, x, a->pa) || family_key(&key, y, b->pa);
-	buf_release(&key);
-	return !numbered;
+	/* Out of memory reads as numbered: no pair. */
+	return numbered_in(x, a->pa) == 0 && numbered_in(y, b->pa) == 0;
 }
 
 /* Whether rows r and g (names a and b) have one container. */
