@@ -438,13 +438,14 @@ static int carried_members(const analysis *a, db *d, int64_t incident, int64_t l
 }
 
 /*
- * The lead's page of tests[i]'s incident at its worst member's severity,
- * if that is worse; a member carried from an earlier page is left out
+ * The lead's page of `incident` at its worst member's severity, if that
+ * is worse; a member carried from an earlier page is left out
  * (carried_members).
  */
-static int page_lead(analysis *a, db *d, const config *cfg, size_t i, int64_t run_id, pr_error *err)
+static int page_lead(analysis *a, db *d, const config *cfg, int64_t incident, int64_t run_id,
+		     pr_error *err)
 {
-	int64_t incident = a->tests[i].incident_id, lead = 0, *skip = NULL;
+	int64_t lead = 0, *skip = NULL;
 	stats_severity sev = STATS_SEV_NONE;
 	size_t nskip = 0;
 	char *worst = NULL;
@@ -479,7 +480,45 @@ int record_page_leads(analysis *a, db *d, const config *cfg, int64_t run_id, pr_
 
 	for (size_t i = 0; rc == 0 && i < a->ntests && a->tests[i].significant; i++)
 		if (incident_member(&a->tests[i]) && !incident_before(a, i))
-			rc = page_lead(a, d, cfg, i, run_id, err);
+			rc = page_lead(a, d, cfg, a->tests[i].incident_id, run_id, err);
+	return rc;
+}
+
+/*
+ * `lead`, the lead that a member of `incident` closed in this run passed
+ * on, pages now when it is an open, confirmed regression that this run
+ * did not judge (its own test pages below). That is a finding of an
+ * earlier release: a later release fixed the old lead and not this
+ * member. No run judges the earlier release again, so waiting for the
+ * next run that sees it left a regression still in production without
+ * a page until the new release's own finding was confirmed. A rise
+ * another release's open finding paged is carried from it instead.
+ */
+static int page_passed_lead(analysis *a, db *d, const config *cfg, int64_t incident, int64_t lead,
+			    int64_t run_id, pr_error *err)
+{
+	findings_meta meta;
+	finding l;
+	int64_t from = 0;
+	int rc;
+
+	if (!lead || test_of(a, lead))
+		return 0;
+	if ((rc = findings_get(&l, &meta, d, lead, err)) < 0)
+		return rc;
+	if (strcmp(meta.status, "open") != 0 || strcmp(l.state, "confirmed") != 0 ||
+	    l.direction != FINDING_REGRESSION || l.carried_from)
+		goto out;
+	if ((rc = carry_from(d, &l, &from, err)) < 0)
+		goto out;
+	if (from) {
+		rc = findings_set_carried(d, l.id, from, err);
+		goto out;
+	}
+	if ((rc = pager_enqueue_finding(d, cfg, &l, run_id, &a->pages_enqueued, err)) == 0)
+		rc = page_lead(a, d, cfg, incident, run_id, err);
+out:
+	finding_clear(&l);
 	return rc;
 }
 
@@ -515,12 +554,14 @@ int record_findings_bs(analysis *a, db *d, blob_store *bs, int64_t run_id, const
 	}
 	/*
 	 * An incident whose member closed passes its lead on now, though no
-	 * member of it is in this run: the next run that sees one pages it.
+	 * member of it may be in this run (page_passed_lead).
 	 */
 	for (size_t i = 0; i < closed.n; i++) {
 		int64_t incident = 0, lead = 0;
 		if ((rc = findings_incident_of(d, closed.ids[i], &incident, &lead, err)) < 0 ||
-		    (incident && (rc = findings_incident_lead(d, incident, &lead, err)) < 0))
+		    (incident && (rc = findings_incident_lead(d, incident, &lead, err)) < 0) ||
+		    (incident && page && lead != closed.ids[i] &&
+		     (rc = page_passed_lead(a, d, cfg, incident, lead, run_id, err)) < 0))
 			goto out;
 	}
 	a->went_away += closed.went_away;

@@ -945,6 +945,62 @@ static void test_an_incident_whose_lead_went_away_pages_through_a_member(void **
 			 2);
 }
 
+/*
+ * The same incident, but a later release fixes its lead (work.hot) and
+ * not the two below it. The lead passes to an open member of the older
+ * release, which no later run judges: it pages in the run that passed
+ * it the lead, not a night later through the new release's own finding.
+ */
+static void test_an_incident_whose_lead_a_release_fixed_pages_through_a_member_at_once(void **state)
+{
+	fx *f = *state;
+	int64_t lead;
+
+	f->deep = 1;
+	history(f, "svc");
+	f->deep = 2;
+	night(f, "svc", "v2", 1, 4, 2, 2);
+	run_night(f, 1);
+	lead = intf(f->t, "select lead_finding_id from finding_groups");
+	assert_int_equal(intf(f->t, "select id from findings where function = 'work.hot'"), lead);
+	assert_int_equal(triggers(f, "work.hot"), 1);
+	night(f, "svc", "v2", 2, 4, 2, 2);
+	run_night(f, 2);
+	assert_int_equal(intf(f->t, "select count(*) from findings where state = 'confirmed'"
+				    " and function in ('work.inner', 'work.deep')"),
+			 2);
+	/* v3 brings work.hot back; work.inner and work.deep stay doubled. */
+	night(f, "svc", "v3", 3, 4, 1, 2);
+	run_night(f, 3);
+	assert_int_equal(intf(f->t,
+			      "select count(*) from findings where id = %lld"
+			      " and state = 'fixed'",
+			      (long long)lead),
+			 1);
+	assert_int_equal(intf(f->t,
+			      "select count(*) from pages where event = 'resolve'"
+			      " and finding_id = %lld",
+			      (long long)lead),
+			 1);
+	assert_int_equal(intf(f->t, "select count(*) from finding_groups g join findings x"
+				    " on x.id = g.lead_finding_id where x.status = 'open'"
+				    " and x.state = 'confirmed' and x.current_release = 'v2'"),
+			 1);
+	/* The rise still runs: one trigger of an open finding stands for it. */
+	assert_int_equal(intf(f->t, "select count(*) from pages p join findings x"
+				    " on x.id = p.finding_id where p.event = 'trigger'"
+				    " and p.status <> 'cancelled' and p.retired_at is null"
+				    " and x.status = 'open'"),
+			 1);
+	/* The night again pages no one more. */
+	run_night(f, 3);
+	assert_int_equal(intf(f->t, "select count(*) from pages p join findings x"
+				    " on x.id = p.finding_id where p.event = 'trigger'"
+				    " and p.status <> 'cancelled' and p.retired_at is null"
+				    " and x.status = 'open'"),
+			 1);
+}
+
 /* Night 1 of a release whose work.hot and work.a both rose: both confirmed. */
 static void confirmed_on_night_one(fx *f)
 {
@@ -3692,6 +3748,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 			test_an_incident_whose_lead_went_away_pages_through_a_member, setup,
 			teardown),
+		cmocka_unit_test_setup_teardown(
+			test_an_incident_whose_lead_a_release_fixed_pages_through_a_member_at_once,
+			setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_an_incident_pages_at_its_worst_members_severity, setup, teardown),
 		cmocka_unit_test_setup_teardown(
