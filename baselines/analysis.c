@@ -5491,22 +5491,25 @@ static int rank_cmp(const void *x, const void *y)
  * while its rate did not follow. Both conditions: a noisy rate alone must
  * not turn a real regression into a shift.
  */
-static bool is_relative_shift(const finding *f, double alpha, double traffic)
+/*
+ * How a share finding's absolute rate moved, the finding's way: its ratio
+ * against the target's traffic factor `traffic` (NaN: unknown) into
+ * *ratio, and the p-value of that move into *p. False when the captures
+ * carry no rate (no duration).
+ */
+static bool rate_move(const finding *f, double traffic, double *ratio, double *p)
 {
-	double share_ratio, rate_ratio;
-	double p_rate = f->direction == FINDING_REGRESSION ? f->rate_p_up : f->rate_p_down;
-
 	if (strcmp(f->kind, FINDING_KIND_SHARE) != 0 || isnan(f->rate_ratio) ||
 	    f->baseline_share <= 0)
 		return false;
-	share_ratio = f->current_share / f->baseline_share;
+	*p = f->direction == FINDING_REGRESSION ? f->rate_p_up : f->rate_p_down;
 	/*
 	 * The rate against the service's own traffic: on a night 20% quieter
 	 * every function's rate falls by a fifth, and a function that costs
 	 * 1.5 times as much per request kept its rate of the week before; read
 	 * per second, its rise was "only" a shift and paged no one.
 	 */
-	rate_ratio = isfinite(traffic) && traffic > 0 ? f->rate_ratio / traffic : f->rate_ratio;
+	*ratio = isfinite(traffic) && traffic > 0 ? f->rate_ratio / traffic : f->rate_ratio;
 	/*
 	 * And whether the rate moved beyond the traffic: on a busier night
 	 * every rate rose significantly per second, and a function pushed up
@@ -5518,24 +5521,93 @@ static bool is_relative_shift(const finding *f, double alpha, double traffic)
 		t.delta0 = log(traffic);
 		t.alt = f->direction == FINDING_REGRESSION ? STATS_GREATER : STATS_LESS;
 		if (stats_test_t(&r, f->rate_diff, f->rate_se, f->rate_df, &t) == 0)
-			p_rate = r.p;
+			*p = r.p;
 	}
+	return true;
+}
+
+/* Whether the rate moved by at least half as much as the share did, the finding's way. */
+static bool rate_kept_up(const finding *f, double rate_ratio)
+{
+	double share_ratio = f->current_share / f->baseline_share;
+
 	if (f->direction == FINDING_REGRESSION)
-		return !(p_rate <= alpha) && rate_ratio - 1 < 0.5 * (share_ratio - 1);
-	return !(p_rate <= alpha) && 1 - rate_ratio < 0.5 * (1 - share_ratio);
+		return rate_ratio - 1 >= 0.5 * (share_ratio - 1);
+	return 1 - rate_ratio >= 0.5 * (1 - share_ratio);
+}
+
+static bool is_relative_shift(const finding *f, double alpha, double traffic)
+{
+	double rate_ratio, p_rate;
+
+	if (!rate_move(f, traffic, &rate_ratio, &p_rate))
+		return false;
+	return !(p_rate <= alpha) && !rate_kept_up(f, rate_ratio);
+}
+
+/*
+ * Whether the function's own absolute rate moved significantly beyond its
+ * target's traffic factor `traffic`, the finding's way, by at least half
+ * as much as its share: then it moved of its own, whatever the other
+ * shares did. Dilution moves shares, never rates. Not without a traffic
+ * factor: a benchmark that does fewer operations a second when one
+ * function got slower lowers every other function's rate per second.
+ */
+static bool rate_moved_alone(const finding *f, double alpha, double traffic)
+{
+	double rate_ratio, p_rate;
+
+	return isfinite(traffic) && rate_move(f, traffic, &rate_ratio, &p_rate) &&
+	       p_rate <= alpha && rate_kept_up(f, rate_ratio);
+}
+
+/*
+ * The fewest samples a function must have in a typical baseline capture
+ * for its rate to count in its target's traffic factor. Below, its rate's
+ * move is mostly the count's noise: in a benchmark's CPU profile of 700
+ * samples, functions of one to three samples a capture, their rates
+ * moving 0.4x to 3x by chance, set the median at 1.25, and a function
+ * whose rate rose 1.35x, its cost per operation doubled, was called a
+ * relative shift.
+ */
+#define TRAFFIC_MIN_SAMPLES 20
+
+/* The mean sample count of target t's baseline captures; 0 when none is known. */
+static double baseline_samples(const analysis *a, size_t t)
+{
+	const capture_set *b = &a->targets[t].base;
+	double sum = 0;
+	size_t n = 0;
+
+	for (size_t i = 0; i < b->n; i++)
+		if (b->caps[i].sample_count > 0) {
+			sum += (double)b->caps[i].sample_count;
+			n++;
+		}
+	return n ? sum / (double)n : 0;
+}
+
+/* Whether f's rate is read well enough to tell its traffic (per_capture: baseline_samples). */
+static bool rate_counts_in_traffic(const finding *f, double per_capture)
+{
+	return f->baseline_share >= 0.001 &&
+	       (!(per_capture > 0) || f->baseline_share * per_capture >= TRAFFIC_MIN_SAMPLES);
 }
 
 /*
  * Each target's traffic factor, into out[target] (NaN where unknown): the
- * median over its functions of 0.1% or more of how their rate (per
- * second of capture) moved, all of them where fewer than 3 are that
- * large. Every function's rate moves with the traffic; a regression or a
- * dilution moves one function or a few, which the median passes over.
+ * median over its functions of 0.1% or more, with enough samples
+ * (TRAFFIC_MIN_SAMPLES), of how their rate (per second of capture) moved;
+ * unknown where fewer than 3 are that large (the median of the others was
+ * their noise). Every function's rate moves with the traffic; a
+ * regression or a dilution moves one function or a few, which the median
+ * passes over.
  */
 static int traffic_factors(double **out, const analysis *a)
 {
 	size_t nt = a->ntargets;
-	double *med = malloc((nt ? nt : 1) * sizeof(*med));
+	double *med = malloc((nt ? nt : 1) * 2 * sizeof(*med)),
+	       *per_capture = med ? med + nt : NULL;
 	double *v = malloc((a->ntests ? a->ntests : 1) * sizeof(*v));
 	size_t *at = calloc(3 * nt + 1, sizeof(*at)), *lo = at + nt + 1, *hi = lo + nt;
 	int rc = 0;
@@ -5545,6 +5617,8 @@ static int traffic_factors(double **out, const analysis *a)
 		rc = STATS_ENOMEM;
 		goto out;
 	}
+	for (size_t t = 0; t < nt; t++)
+		per_capture[t] = baseline_samples(a, t);
 	/*
 	 * One pass over the tests, not one a target: each target's rates in
 	 * a bucket of v, those of 0.1% or more from its front, the rest from
@@ -5565,14 +5639,14 @@ static int traffic_factors(double **out, const analysis *a)
 		const finding *f = &a->tests[i];
 		if (f->target < nt && strcmp(f->kind, FINDING_KIND_SHARE) == 0 &&
 		    isfinite(f->rate_ratio) && f->rate_ratio > 0)
-			v[f->baseline_share >= 0.001 ? lo[f->target]++ : --hi[f->target]] =
+			v[rate_counts_in_traffic(f, per_capture[f->target]) ? lo[f->target]++
+									    : --hi[f->target]] =
 				f->rate_ratio;
 	}
 	for (size_t t = 0; t < nt && rc == 0; t++) {
-		size_t large = lo[t] - at[t], all = at[t + 1] - at[t];
 		med[t] = NAN;
-		if (all)
-			rc = stats_median(&med[t], v + at[t], large >= 3 ? large : all);
+		if (lo[t] - at[t] >= 3)
+			rc = stats_median(&med[t], v + at[t], lo[t] - at[t]);
 	}
 out:
 	free(v);
@@ -5725,7 +5799,7 @@ static bool retestable(const finding *f, size_t ntargets)
 	       f->target < ntargets;
 }
 
-static int renormalised_retest(analysis *a, const double cut[2])
+static int renormalised_retest(analysis *a, const double cut[2], const double *traffic)
 {
 	const analysis_opts *o = &a->opts;
 	size_t *idx = NULL, *movers = NULL, *by_target = NULL, *first = NULL, *pos = NULL;
@@ -5813,7 +5887,8 @@ static int renormalised_retest(analysis *a, const double cut[2])
 			diluting = (f->delta > 0) != (dm < 0) ? 0
 				   : held < 0.999             ? fabs(dm) / (1 - held)
 							      : INFINITY;
-			if (fabs(f->rel_delta) > 10 * diluting) {
+			if (fabs(f->rel_delta) > 10 * diluting ||
+			    rate_moved_alone(f, o->mw_alpha, traffic ? traffic[tg] : NAN)) {
 				movers[nmov++] = idx[k];
 				continue;
 			}
@@ -5971,7 +6046,7 @@ int analysis_finish(analysis *a, pr_error *err)
 	}
 	for (size_t d = 0; d < 2; d++)
 		cut[d] = kept[d] ? (double)kept[d] * o->fdr / (double)a->ntests : -1;
-	if ((rc = renormalised_retest(a, cut)) < 0) {
+	if ((rc = renormalised_retest(a, cut, traffic)) < 0) {
 		rc = rc == PR_ENOMEM ? oom(err)
 				     : pr_error_set(err, PR_ERR,
 						    "cannot re-test renormalised shares");
