@@ -180,8 +180,12 @@ static bool hex16(const char *s)
 /*
  * The length of s[0..n) without a build's hash at its end: rustc's
  * "::h" and 16 hex digits, the same still mangled ("_ZN4burn4spin17h
- * c780836d5ab3d805E" is "_ZN4burn4spinE"), or ThinLTO's ".llvm." and
- * digits (in any order).
+ * c780836d5ab3d805E" is "_ZN4burn4spinE"), ThinLTO's ".llvm." and
+ * digits (in any order), or the address gperftools' google-pprof
+ * --collapsed writes after a name, "compute_fee<0000000000001310>": the
+ * next build moves every function, and every name would be new. Only
+ * 16 hex digits of which one is a letter or a leading zero: a template's
+ * argument ("Fixed<1234567890123456>") is written without zeros before it.
  */
 static size_t without_build_hash(char *s, size_t n)
 {
@@ -196,6 +200,11 @@ static size_t without_build_hash(char *s, size_t n)
 		}
 		if (n > 19 && memcmp(s + n - 19, "::h", 3) == 0 && hex16(s + n - 16)) {
 			n -= 19;
+			continue;
+		}
+		if (n > 18 && s[n - 1] == '>' && s[n - 18] == '<' && hex16(s + n - 17) &&
+		    (s[n - 17] == '0' || digits(s, n, n - 17) < 16)) {
+			n -= 18;
 			continue;
 		}
 		while (k < n && is_digit(s[n - 1 - k]))

@@ -119,6 +119,12 @@ static void test_generated_parts_are_dropped(void **state)
 		{"std::rt::lang_start::{{closure}}::h56cab6dcb96c90ce",
 		 "std::rt::lang_start::{{closure}}"},
 		{"_ZN4burn4spin17hc780836d5ab3d805E", "_ZN4burn4spinE"},
+		/* google-pprof --collapsed (gperftools) writes the address after the name. */
+		{"compute_fee<0000000000001310>", "compute_fee"},
+		{"charge_4111111111111111<0000000000001370>", "charge_#"},
+		{"std::vector<int>::push_back<00000000004011a0>", "std::vector<int>::push_back"},
+		/* A template's argument is no address. */
+		{"Fixed<1234567890123456>", "Fixed<1234567890123456>"},
 		/* ThinLTO's promoted locals, alone and after a hash. */
 		{"parse_header.llvm.6425391548234110923", "parse_header"},
 		{"_ZN4core3ptr13drop_in_place17h0123456789abcdefE.llvm.12345",
