@@ -4955,6 +4955,221 @@ static int release_between(char **out, db *d, const analysis_target *t, const si
 	return rc;
 }
 
+/*
+ * Traffic to one caller. A day that sends twice the requests to one
+ * endpoint raises every function under it alike, and each of them, its
+ * share up by half or more, was a regression; the captures of that day,
+ * or of two, were all the judged ones had, and the day share (above)
+ * cannot take out a day the baseline never had. Code made slower moves
+ * its own functions, and the caller's own code keeps its level: so a
+ * function that moved with the rest of a caller's subtree, the caller's
+ * own self share and at least CALLER_MIN_KIN other functions under it
+ * moving alike, is judged within the caller as well (its self over the
+ * caller's total), and keeps the larger of the two p-values. Two
+ * regressions under one caller leave the caller's own code where it
+ * was, and a caller with two callees slower in one release has no five
+ * others moving: they are judged as before. (On an independent
+ * simulator's fleets, an endpoint's traffic 2.5 times for two days paged
+ * for a function under it in 5 services of 12 that changed nothing.)
+ */
+#define CALLER_SCAN_P 0.01 /* only a test this significant is looked at again */
+#define CALLER_MIN_KIN 5   /* the caller's other functions that must move alike */
+/*
+ * How sure the caller's own move must be: a handler's own code is often
+ * a tenth of a percent, a few samples a capture, and its rise with the
+ * traffic is seldom significant alone; the direction and size are.
+ */
+#define CALLER_SELF_P 0.25
+/* How sure the rest of its subtree's rise must be (two captures give few degrees of freedom). */
+#define CALLER_REST_P 0.05
+
+/* The one-sided Welch p-value of b[0..nb) against c[0..nc) moving `up` (or down); 1: untestable. */
+static double welch_p(const double *b, size_t nb, const double *c, size_t nc, bool up)
+{
+	stats_sample sb, sc;
+	stats_test_opts o = STATS_TEST_OPTS_INIT;
+	stats_result r;
+
+	o.alt = up ? STATS_GREATER : STATS_LESS;
+	if (nb < 2 || nc < 2 || stats_sample_of(&sb, b, nb, 0) < 0 ||
+	    stats_sample_of(&sc, c, nc, 0) < 0 || stats_test_welch(&r, &sb, &sc, &o) < 0 ||
+	    !isfinite(r.p))
+		return 1;
+	return r.p;
+}
+
+/*
+ * Whether caller c's own self share moved the way x's did (CALLER_SELF_P)
+ * and by at least half of x's relative move `rel`: more
+ * requests run the caller's own code as well as its callees'. Two
+ * regressions under one caller leave its own code where it was. (Which
+ * functions lie below c is known only from the totals, which many
+ * functions outside its subtree also fit under.)
+ */
+static bool self_moved(const func_matrix *m, size_t c, const capture_set *base,
+		       const capture_set *cur, double rel, double *b, double *w)
+{
+	size_t nb = 0, nc = 0;
+	double sb, sc;
+
+	for (size_t j = 0; j < base->n + cur->n; j++) {
+		int64_t v = m->self[c * m->ncaps + j];
+		if (v == FUNC_MATRIX_UNKNOWN)
+			continue;
+		if (j < base->n)
+			b[nb++] = capture_share(&base->caps[j], v);
+		else
+			w[nc++] = capture_share(&cur->caps[j - base->n], v);
+	}
+	sb = mean_of(b, nb);
+	sc = mean_of(w, nc);
+	if (!(sb > 0) || welch_p(b, nb, w, nc, rel > 0) > CALLER_SELF_P)
+		return false;
+	return rel > 0 ? sc / sb - 1 >= 0.5 * rel : sc / sb - 1 <= 0.5 * rel;
+}
+
+/*
+ * Whether at least CALLER_MIN_KIN other functions that c's total holds
+ * (contains) moved the way x did in this target's tests from tests[first]
+ * on, each significantly (CALLER_SCAN_P, its p-values up and down as
+ * they were before any was judged within a caller, p_was[2 k] and
+ * p_was[2 k + 1] for tests[first + k]) and by at least half of x's
+ * relative move `rel`: traffic moves the whole subtree, a release's
+ * slower code a function or a few (an incident of a caller and two
+ * callees is three findings, as before).
+ */
+static bool kin_moved(const analysis *a, size_t first, const double *p_was, const func_matrix *m,
+		      const capture_set *base, const capture_set *cur, size_t c, size_t x,
+		      double rel)
+{
+	size_t nb = base->n, kin = 0;
+
+	for (size_t i = first; i < a->ntests && kin < CALLER_MIN_KIN; i++) {
+		const finding *g = &a->tests[i];
+		double sb, sc;
+		if (g->row == x || g->row == c || g->row == SIZE_MAX ||
+		    strcmp(g->kind, FINDING_KIND_SHARE) != 0 ||
+		    !(p_was[2 * (i - first) + (rel > 0 ? 0 : 1)] <= CALLER_SCAN_P))
+			continue;
+		sb = mean_share(m, m->self, g->row, 0, base);
+		sc = mean_share(m, m->self, g->row, nb, cur);
+		if (!(sb > 0) || !isfinite(sc) ||
+		    !(rel > 0 ? sc / sb - 1 >= 0.5 * rel : sc / sb - 1 <= 0.5 * rel) ||
+		    !contains(m, c, g->row, 0, nb + cur->n))
+			continue;
+		kin++;
+	}
+	return kin >= CALLER_MIN_KIN;
+}
+
+/* The name of row `row` among this target's tests from tests[first] on; "a caller" if untested. */
+static const char *caller_name(const analysis *a, size_t first, size_t row)
+{
+	for (size_t i = first; i < a->ntests; i++)
+		if (a->tests[i].row == row && a->tests[i].function)
+			return a->tests[i].function;
+	return "a caller";
+}
+
+/* Whether a share test from tests[first] on moved as far as CALLER_SCAN_P. */
+static bool any_moved(const analysis *a, size_t first)
+{
+	for (size_t i = first; i < a->ntests; i++) {
+		const finding *f = &a->tests[i];
+		if (strcmp(f->kind, FINDING_KIND_SHARE) == 0 && f->row != SIZE_MAX &&
+		    (f->delta > 0 ? f->p_up : f->p_down) <= CALLER_SCAN_P)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * For each test of this target from tests[first] on whose share moved
+ * (CALLER_SCAN_P), the callers whose whole subtree moved with it: the
+ * test's p-value that way becomes the larger of its own and its share
+ * of that caller's total moving. *moved counts the tests that no longer
+ * pass CALLER_SCAN_P, and *caller is the caller (a row) of the one that
+ * moved the most surely.
+ */
+static int judge_within_callers(analysis *a, size_t first, const func_matrix *m,
+				const capture_set *base, const capture_set *cur, const size_t *rows,
+				size_t nrows, size_t *moved, size_t *caller)
+{
+	size_t nb = base->n, nc = cur->n, n = nb + nc, nt = a->ntests - first;
+	double best = INFINITY;
+	double *v = malloc((4 * n + 2 * nt + 1) * sizeof(*v)), *w = v ? v + n : NULL;
+	double *fb = w ? w + n : NULL, *fc = fb ? fb + n : NULL, *p_was = fc ? fc + n : NULL;
+
+	*moved = 0;
+	if (!v)
+		return STATS_ENOMEM;
+	for (size_t i = 0; i < nt; i++) {
+		p_was[2 * i] = a->tests[first + i].p_up;
+		p_was[2 * i + 1] = a->tests[first + i].p_down;
+	}
+	for (size_t i = first; i < a->ntests; i++) {
+		finding *f = &a->tests[i];
+		size_t x = f->row;
+		bool up = f->delta > 0;
+		double *p = up ? &f->p_up : &f->p_down, sx_b, sx_c, rel;
+		if (strcmp(f->kind, FINDING_KIND_SHARE) != 0 || x == SIZE_MAX ||
+		    !(*p <= CALLER_SCAN_P))
+			continue;
+		sx_b = mean_share(m, m->self, x, 0, base);
+		sx_c = mean_share(m, m->self, x, nb, cur);
+		if (!(sx_b > 0) || !isfinite(sx_c))
+			continue;
+		rel = sx_c / sx_b - 1;
+		for (size_t k = 0; k < nrows; k++) {
+			size_t c = rows[k], kb = 0, kc = 0, rb = 0, rc2 = 0;
+			double within;
+			/*
+			 * x itself is a caller too: a handler's own code, its
+			 * callees moving alike, rose with its requests.
+			 */
+			if (c != x && !contains(m, c, x, 0, nb + nc))
+				continue;
+			/* The rest of the caller: its total less x's subtree (or self). */
+			for (size_t j = 0; j < nb + nc; j++) {
+				const capture_ref *cap =
+					j < nb ? &base->caps[j] : &cur->caps[j - nb];
+				int64_t et = m->total[c * m->ncaps + j],
+					xs = m->self[x * m->ncaps + j];
+				int64_t xt = c == x ? xs : m->total[x * m->ncaps + j];
+				if (et == FUNC_MATRIX_UNKNOWN || xs == FUNC_MATRIX_UNKNOWN ||
+				    et <= 0)
+					continue;
+				if (j < nb) {
+					v[rb++] = capture_share(cap, et - xt);
+					fb[kb++] = (double)xs / (double)et;
+				} else {
+					w[rc2++] = capture_share(cap, et - xt);
+					fc[kc++] = (double)xs / (double)et;
+				}
+			}
+			if (welch_p(v, rb, w, rc2, up) > CALLER_REST_P ||
+			    (c != x && !self_moved(m, c, base, cur, rel, v, w)) ||
+			    !kin_moved(a, first, p_was, m, base, cur, c, x, rel))
+				continue;
+			within = welch_p(fb, kb, fc, kc, up);
+			if (within > *p) {
+				double was = p_was[2 * (i - first) + (up ? 0 : 1)];
+				if (*p <= CALLER_SCAN_P && within > CALLER_SCAN_P) {
+					(*moved)++;
+					/* The note names the caller of the strongest move. */
+					if (was < best) {
+						best = was;
+						*caller = c;
+					}
+				}
+				*p = within;
+			}
+		}
+	}
+	free(v);
+	return 0;
+}
+
 int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const analysis_cohort *c,
 			analysis_input *in, bool store, pr_error *err)
 {
@@ -4962,7 +5177,7 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 	sides s;
 	analysis_target_data td;
 	baseline_func *bf = NULL;
-	size_t *rows = NULL, nrows = 0, look, first_look;
+	size_t *rows = NULL, nrows = 0, look, first_look, first_test = 0;
 	int64_t *ids = NULL, baseline_id = 0;
 	char **names = NULL, **files = NULL, **was = NULL, *releases = NULL, *capids = NULL;
 	int64_t *was_id = NULL;
@@ -5201,8 +5416,6 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 		rc = oom(err);
 		goto out;
 	}
-	free(td.m.total); /* kept with the target for re-tests, which need only self values */
-	td.m.total = NULL;
 	a->filtered += in->nfiltered;
 	if ((rc = describe_sides(&releases, &capids, &s)) < 0) {
 		rc = oom(err);
@@ -5273,6 +5486,7 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 					  pc->period_unit)) < 0)
 			goto out;
 	}
+	first_test = a->ntests;
 	for (size_t k = 0; shares && k < nrows; k++) {
 		finding *f = &a->tests[a->ntests];
 		memset(f, 0, sizeof(*f));
@@ -5305,6 +5519,28 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 			goto out;
 		}
 	}
+	/* Totals are read where a function came or went; here, where a share moved too. */
+	if (shares && !td.m.total && d && any_moved(a, first_test) &&
+	    (rc = func_matrix_load_totals(&td.m, d, &s.base, &s.cur, err)) < 0)
+		goto out;
+	if (shares && td.m.total) {
+		size_t moved = 0, caller = SIZE_MAX;
+		if ((rc = judge_within_callers(a, first_test, &td.m, &s.base, &s.cur, rows, nrows,
+					       &moved, &caller)) < 0) {
+			rc = oom(err);
+			goto out;
+		}
+		if (moved &&
+		    (rc = note(
+			     a, t, err,
+			     "%zu function%s moved with the rest of a caller's subtree and its own "
+			     "code (such as %s): more calls into it, not their own code; "
+			     "each judged within it",
+			     moved, moved == 1 ? "" : "s", caller_name(a, first_test, caller))) < 0)
+			goto out;
+	}
+	free(td.m.total); /* kept with the target for re-tests, which need only self values */
+	td.m.total = NULL;
 	if (unseen &&
 	    (rc = note(a, t, err,
 		       "the judged captures were taken at hours the baseline has (almost) no "
