@@ -3,6 +3,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "pipeline/ingest.h"
+#include "pipeline/perf.h"
 #include "common/utf8.h"
 #include "pipeline/format.h"
 #include "common/fileio.h"
@@ -515,8 +516,20 @@ static const char *unanalysed_kind(const profile *p)
 static int item_type(item *it, const profile *p)
 {
 	const char *says;
-	char types[160];
+	char types[160], ev[80];
 
+	/*
+	 * A perf recording of sched:sched_switch, page faults or cache
+	 * misses counts events, not CPU time: stored as a cpu capture, every
+	 * share of it read as a share of the CPU, and, beside the service's
+	 * real cpu captures, it moved every function of its baseline.
+	 */
+	if (p->format == PROFILE_FMT_PERF && p->event[0] && !perf_event_is_cpu_time(p->event))
+		return pr_error_set(&it->e, PR_EDATA,
+				    "cannot ingest '%s': its samples are '%s' events, which count "
+				    "no CPU time; profreg judges perf records of cpu-clock, "
+				    "task-clock or cycles ('perf record -e cpu-clock -g')",
+				    it->name, perf_event_text(ev, p->event));
 	if (it->req->type) {
 		if ((p->format != PROFILE_FMT_PPROF && p->format != PROFILE_FMT_V8HEAP &&
 		     p->format != PROFILE_FMT_JFR) ||

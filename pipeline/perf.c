@@ -143,6 +143,7 @@
  * that does not parse is not silently turned into a smaller profile.
  */
 #include "pipeline/perf.h"
+#include "common/redact.h"
 #include "pipeline/v8.h"
 #include "common/buf.h"
 
@@ -602,6 +603,42 @@ static bool header_event(const char *s, size_t n, const char **ev, size_t *ev_le
 	return true;
 }
 
+static bool ident_byte(unsigned char c)
+{
+	return is_digit(c) || c == '_' || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z');
+}
+
+/*
+ * A tracepoint's event after the timestamp that ends at ts_end, maybe
+ * after a period: "...: sched:sched_switch: prev_comm=...". Its fields
+ * follow it, so it is not the line's last field that header_event looks
+ * for, and such a recording was read as having no event at all.
+ */
+static bool tracepoint_event(const char *s, size_t n, size_t ts_end, const char **ev,
+			     size_t *ev_len)
+{
+	size_t i = skip_spaces(s, n, ts_end), j, colon = 0;
+
+	if ((j = skip_digits(s, n, i)) > i) {
+		if (j >= n || !is_space((unsigned char)s[j]))
+			return false;
+		i = skip_spaces(s, n, j);
+	}
+	for (j = i; j < n && !is_space((unsigned char)s[j]); j++)
+		if (s[j] == ':' && j + 1 < n && !is_space((unsigned char)s[j + 1])) {
+			if (colon || j == i)
+				return false;
+			colon = j;
+		} else if (s[j] != ':' && !ident_byte((unsigned char)s[j])) {
+			return false;
+		}
+	if (!colon || j - 1 <= colon + 1 || s[j - 1] != ':')
+		return false;
+	*ev = s + i;
+	*ev_len = j - 1 - i;
+	return true;
+}
+
 static bool hex_token(const char *s, size_t i, size_t j)
 {
 	if (j == i)
@@ -808,6 +845,63 @@ static bool cpu_time_event(const char *ev, size_t n)
 	return false;
 }
 
+/* Whether s[0..n) holds the word w. */
+static bool holds(const char *s, size_t n, const char *w)
+{
+	size_t k = strlen(w);
+
+	for (size_t i = 0; i + k <= n; i++)
+		if (memcmp(s + i, w, k) == 0)
+			return true;
+	return false;
+}
+
+bool perf_event_is_cpu_time(const char *event)
+{
+	static const char *const counts[] = {"page-faults",      "faults",
+					     "minor-faults",     "major-faults",
+					     "context-switches", "cs",
+					     "cpu-migrations",   "migrations",
+					     "alignment-faults", "emulation-faults",
+					     "bpf-output",       "dummy",
+					     "branches",         "branch-instructions",
+					     "branch-misses",    "cache-misses",
+					     "cache-references", "mem-loads",
+					     "mem-stores"};
+	size_t n = strlen(event);
+	const char *colon = memchr(event, ':', n);
+
+	/* "sched:sched_switch": a tracepoint; "cycles:u" is an event and its modifiers. */
+	if (colon && colon + 1 < event + n) {
+		const char *m = colon + 1;
+		while (*m && strchr("ukhpPGHISDWe", *m))
+			m++;
+		if (*m)
+			return false;
+	}
+	if (colon)
+		n = (size_t)(colon - event);
+	if (cpu_time_event(event, n))
+		return true;
+	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
+		if (strlen(counts[i]) == n && memcmp(event, counts[i], n) == 0)
+			return false;
+	/* L1-dcache-load-misses, LLC-loads, dTLB-store-misses, ...: the cache events. */
+	return !(holds(event, n, "cache") || holds(event, n, "TLB") || holds(event, n, "LLC-") ||
+		 holds(event, n, "-misses"));
+}
+
+const char *perf_event_text(char out[80], const char *event)
+{
+	size_t n = strlen(event);
+	bool plain = n > 0 && n < 64;
+
+	for (size_t i = 0; plain && i < n; i++)
+		plain = (event[i] >= 'a' && event[i] <= 'z') ||
+			(event[i] >= 'A' && event[i] <= 'Z') || strchr("_.:-", event[i]);
+	return plain ? event : redact_excerpt(out, 80, event, n);
+}
+
 /*
  * The bit of parser.prefixes for an event that is the kept one up to a
  * ':': one per ':' in it. 0 (never seen) past 64 of them.
@@ -847,6 +941,8 @@ static int parse_header(parser *ps, const char *s, size_t n, size_t comm_len,
 	if (frame && !oneline_has_symbol(s, n, frame))
 		return bad_line(ps, "one-line event has no symbol after the address:", s, n);
 	has_event = frame ? ev != NULL : header_event(s, n, &ev, &ev_len);
+	if (!frame && !has_event && ts_end)
+		has_event = tracepoint_event(s, n, ts_end, &ev, &ev_len);
 	if (!frame && !has_event && ts_end == 0 &&
 	    untimed_fields(s, n, comm_len, &period_at, &ev, &ev_len))
 		has_event = true;

@@ -11,6 +11,7 @@
 #include "common/timeutil.h"
 #include "common/utf8.h"
 #include "pipeline/ingest.h"
+#include "pipeline/perf.h"
 #include "jobs/config.h"
 
 #include <jansson.h>
@@ -246,24 +247,6 @@ static void record_deleted(ingest_run *run, const char *name, const ingest_resul
 	       taken, when);
 }
 
-/*
- * A perf event's name from the file, for the warning: as it is when it is
- * made of letters and "_.:-" (cpu-clock, cycles:ppp, sched:sched_switch),
- * else only the words that cannot carry payment data (common/redact.h).
- */
-static const char *event_name(char out[80], const char *ev)
-{
-	size_t n = strlen(ev);
-	bool plain = n > 0 && n < 64;
-
-	for (size_t i = 0; plain && i < n; i++)
-		plain = (ev[i] >= 'a' && ev[i] <= 'z') || (ev[i] >= 'A' && ev[i] <= 'Z') ||
-			strchr("_.:-", ev[i]);
-	if (plain)
-		return ev;
-	return redact_excerpt(out, 80, ev, n);
-}
-
 static void record(ingest_run *run, const char *name, const ingest_result *res,
 		   const pr_error *err)
 {
@@ -328,12 +311,13 @@ static void record(ingest_run *run, const char *name, const ingest_result *res,
 		cli_warn(run->ctx,
 			 "'%s': only the events of '%s' were kept; 1 event of "
 			 "another type was left out",
-			 name, event_name(ev, res->event));
+			 name, perf_event_text(ev, res->event));
 	else if (res->other_events)
 		cli_warn(run->ctx,
 			 "'%s': only the events of '%s' were kept; %llu events of "
 			 "other types were left out",
-			 name, event_name(ev, res->event), (unsigned long long)res->other_events);
+			 name, perf_event_text(ev, res->event),
+			 (unsigned long long)res->other_events);
 	if (res->sample_count == 0)
 		cli_warn(run->ctx, "'%s': the profile has no samples", name);
 }

@@ -1038,6 +1038,61 @@ static profile *parse_file(const char *rel)
 }
 
 /*
+ * A tracepoint's fields follow its event on the header line, so the
+ * event is not the line's last field: it is read all the same, and the
+ * recording is known for one of context switches, not of CPU time.
+ */
+static void test_a_tracepoint_recording_names_its_event(void **state)
+{
+	static const char text[] =
+		"offcpu  2990 [001] 48246.471157: sched:sched_switch: prev_comm=offcpu "
+		"prev_pid=2990 prev_prio=120 prev_state=R ==> next_comm=x next_pid=1 "
+		"next_prio=120\n"
+		"\tffffffff82249848 __schedule+0x628 ([kernel.kallsyms])\n"
+		"\t55d0c1a01234 wait_for_bank+0x14 (/tmp/offcpu)\n\n"
+		"offcpu  2990 [001] 48246.472157: 1 sched:sched_switch: prev_comm=offcpu\n"
+		"\tffffffff82249848 __schedule+0x628 ([kernel.kallsyms])\n"
+		"\t55d0c1a01234 wait_for_bank+0x14 (/tmp/offcpu)\n\n";
+	pr_error err = PR_ERROR_INIT;
+	profile *p = NULL;
+
+	(void)state;
+	if (perf_parse(&p, (const uint8_t *)text, sizeof(text) - 1, "off.perf", NULL, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_string_equal(p->event, "sched:sched_switch");
+	assert_false(perf_event_is_cpu_time(p->event));
+	profile_free(p);
+}
+
+/* Which events count CPU time, and which surely do not. */
+static void test_only_clocks_and_cycles_count_cpu_time(void **state)
+{
+	static const char *const yes[] = {"cpu-clock",    "cpu-clock:ppp",   "task-clock",
+					  "cycles",       "cycles:u",        "cpu-cycles:uk",
+					  "instructions", "cpu_core/cycles/"};
+	static const char *const no[] = {"sched:sched_switch",
+					 "page-faults",
+					 "faults",
+					 "context-switches",
+					 "cs",
+					 "cache-misses",
+					 "L1-dcache-load-misses",
+					 "LLC-loads",
+					 "dTLB-store-misses",
+					 "branch-misses",
+					 "probe_app:charge",
+					 "syscalls:sys_enter_read"};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(yes) / sizeof(*yes); i++)
+		if (!perf_event_is_cpu_time(yes[i]))
+			fail_msg("'%s' counts CPU time", yes[i]);
+	for (size_t i = 0; i < sizeof(no) / sizeof(*no); i++)
+		if (perf_event_is_cpu_time(no[i]))
+			fail_msg("'%s' counts no CPU time", no[i]);
+}
+
+/*
  * p and ref hold the same stacks and the same period for each sample
  * (each profile's second value). Frees both.
  */
@@ -1667,6 +1722,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_real_dwarf_capture_folds_like_stackcollapse_perf),
+		cmocka_unit_test(test_a_tracepoint_recording_names_its_event),
+		cmocka_unit_test(test_only_clocks_and_cycles_count_cpu_time),
 		cmocka_unit_test(test_real_pid_tid_cpu_capture_folds_like_stackcollapse_perf),
 		cmocka_unit_test(test_documented_variants_fold_like_stackcollapse_perf),
 		cmocka_unit_test(
