@@ -194,6 +194,16 @@ static const char *known_other(const uint8_t *data, size_t len)
 		       "than samples of where it was allocated; take a sampling heap profile "
 		       "instead (node --heap-prof, or DevTools' allocation sampling: a "
 		       ".heapprofile)";
+	if (starts_with(data, len, "--- symbol\n"))
+		return "gperftools' 'google-pprof --raw' output; convert the profile with 'go tool "
+		       "pprof -proto PROGRAM FILE'";
+	if (starts_with(data, len, "v8-version,"))
+		return "a V8 tick log (node --prof); record a .cpuprofile instead "
+		       "(node --cpu-prof)";
+	if (i < 64 && data[i] == '{' && holds(data, len, 256, "\"code\"") &&
+	    holds(data, len, 65536, "\"SHARED_LIB\""))
+		return "the JSON of 'node --prof-process --preprocess', ticks rather than a "
+		       "profile; record a .cpuprofile instead (node --cpu-prof)";
 	if (starts_with(data, len, "PERFILE2"))
 		return "a perf.data file; convert it with 'perf script -i'";
 	if (perf_report(data, len, i))

@@ -93,6 +93,14 @@ static void test_traces_and_perf_data_are_named(void **state)
 	expect_refused_str("{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"RunTask\"}]}",
 			   "a Chrome trace");
 	expect_refused_str("[{\"pid\":1,\"ph\":\"B\",\"name\":\"a\",\"ts\":1}]", "a Chrome trace");
+	/* The first bytes of real prints (tests/data/README.md has neither file). */
+	expect_refused_str("--- symbol\nbinary=/srv/pay\n0x00005558a5a755a0 handle_payment\n",
+			   "gperftools' 'google-pprof --raw' output");
+	expect_refused_str("v8-version,11,3,244,8,-node.38,0\nv8-platform,linux,linux\n",
+			   "a V8 tick log (node --prof)");
+	expect_refused_str("{\n  \"code\": [\n  {\n    \"name\": \"/usr/bin/node\",\n"
+			   "    \"type\": \"SHARED_LIB\"\n  }],\n  \"ticks\": []}\n",
+			   "the JSON of 'node --prof-process --preprocess'");
 	/* Node 20's first bytes: its "nodes" once made it a .cpuprofile, refused obscurely. */
 	expect_refused_str("{\"snapshot\":{\"meta\":{\"node_fields\":[\"type\",\"name\",\"id\","
 			   "\"self_size\",\"edge_count\"]},\"node_count\":1},\"nodes\":[0,1,1,0,0],"
