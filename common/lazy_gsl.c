@@ -33,6 +33,10 @@
 	   double *sumsq),                                                                         \
 	  (x, xstride, y, ystride, n, c0, c1, cov00, cov01, cov11, sumsq))                         \
 	V(gsl_sort, (double *data, const size_t stride, const size_t n), (data, stride, n))        \
+	X(double, gsl_stats_correlation,                                                           \
+	  (const double data1[], const size_t stride1, const double data2[], const size_t stride2, \
+	   const size_t n),                                                                        \
+	  (data1, stride1, data2, stride2, n))                                                     \
 	X(double, gsl_stats_mad,                                                                   \
 	  (const double data[], const size_t stride, const size_t n, double work[]),               \
 	  (data, stride, n, work))                                                                 \

@@ -502,12 +502,19 @@ static int page_passed_lead(analysis *a, db *d, const config *cfg, int64_t incid
 	int64_t from = 0;
 	int rc;
 
-	if (!lead || test_of(a, lead))
+	if (!lead)
 		return 0;
+	/* Judged in this run, significant or not: as this run left it. */
+	for (size_t i = 0; i < a->ntests; i++)
+		if (a->tests[i].id == lead)
+			return 0;
 	if ((rc = findings_get(&l, &meta, d, lead, err)) < 0)
 		return rc;
 	if (strcmp(meta.status, "open") != 0 || strcmp(l.state, "confirmed") != 0 ||
 	    l.direction != FINDING_REGRESSION || l.carried_from)
+		goto out;
+	/* Within a rise accepted by hand since: the new level, no page. */
+	if ((rc = findings_carry_accepted(d, &l, err)) < 0 || l.accepted)
 		goto out;
 	if ((rc = carry_from(d, &l, &from, err)) < 0)
 		goto out;

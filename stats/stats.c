@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gsl/gsl_cdf.h>
 #include <gsl/gsl_fit.h>
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_sort.h>
@@ -147,6 +148,27 @@ int stats_fit_line(stats_line *out, const double *x, const double *y, size_t n)
 	    !isfinite(out->c1) || !isfinite(c11))
 		return STATS_EDATA;
 	out->var_c1 = c11;
+	return 0;
+}
+
+int stats_correlation(double *r, double *p, const double *x, const double *y, size_t n)
+{
+	double t;
+	int rc;
+
+	if ((rc = check_array(r, x, n, 3)) < 0 || (rc = check_array(p, y, n, 3)) < 0)
+		return rc;
+	if (gsl_stats_variance(x, 1, n) <= 0 || gsl_stats_variance(y, 1, n) <= 0)
+		return STATS_EDATA;
+	*r = gsl_stats_correlation(x, 1, y, 1, n);
+	if (!isfinite(*r))
+		return STATS_EDATA;
+	if (*r >= 1) {
+		*p = 0;
+		return 0;
+	}
+	t = *r * sqrt((double)(n - 2) / (1 - *r * *r));
+	*p = gsl_cdf_tdist_Q(t, (double)(n - 2));
 	return 0;
 }
 

@@ -101,6 +101,14 @@ typedef struct stats_line {
 int stats_fit_line(stats_line *out, const double *x, const double *y, size_t n);
 
 /*
+ * Pearson's correlation of (x[i], y[i]), i < n (gsl_stats_correlation),
+ * into *r, and into *p the one-sided p-value of a correlation that large
+ * or larger when there is none (t = r sqrt((n - 2) / (1 - r^2)), n - 2
+ * degrees of freedom). n >= 3; STATS_EDATA when x or y does not vary.
+ */
+int stats_correlation(double *r, double *p, const double *x, const double *y, size_t n);
+
+/*
  * Exponentially weighted moving average of a series ordered oldest first:
  * s_0 = x_0, s_i = alpha * x_i + (1 - alpha) * s_(i-1); *out = s_(n-1).
  * alpha in (0, 1]: larger follows recent values more closely. n >= 1.
