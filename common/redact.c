@@ -27,6 +27,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -154,4 +155,179 @@ const char *redact_excerpt(char *out, size_t size, const char *s, size_t n)
 	if (open)
 		put_placeholder(&e, sep_span, last - span);
 	return out;
+}
+
+/* The length of the run of decimal digits at s[i]. */
+static size_t digit_run(const char *s, size_t n, size_t i)
+{
+	size_t j = i;
+
+	while (j < n && s[j] >= '0' && s[j] <= '9')
+		j++;
+	return j - i;
+}
+
+/* A card number's digits: 13 to 19 (ISO/IEC 7812). */
+#define CARD_MIN 13
+#define CARD_MAX 19
+
+/* Whether the digits s[0..n) pass Luhn's check, as every card number does. */
+static bool luhn(const char *s, size_t n)
+{
+	unsigned sum = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned d = (unsigned)(s[n - 1 - i] - '0');
+		if (i % 2) {
+			d *= 2;
+			if (d > 9)
+				d -= 9;
+		}
+		sum += d;
+	}
+	return sum % 10 == 0;
+}
+
+static bool is_hex_letter(char c)
+{
+	return (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+/*
+ * The end of a card number written in groups at s[r..n): groups of 3 to 6
+ * digits, one space or one dash between them (the same all along, "4111
+ * 1111 1111 1111", "3782-822463-10005"), CARD_MIN to CARD_MAX digits in
+ * all, passing Luhn's check, with no digit or hex letter right after it.
+ * The longest such; 0 when there is none.
+ */
+static size_t grouped_card_end(const char *s, size_t n, size_t r)
+{
+	char digs[CARD_MAX + 1], sep = 0;
+	size_t nd = 0, i = r, end = 0;
+
+	for (;;) {
+		size_t len = digit_run(s, n, i);
+		if (len < 3 || len > 6 || nd + len > CARD_MAX)
+			break;
+		memcpy(digs + nd, s + i, len);
+		nd += len;
+		i += len;
+		if (i > r + len && nd >= CARD_MIN && luhn(digs, nd) &&
+		    !(i < n && is_hex_letter(s[i])))
+			end = i;
+		if (i + 1 >= n || (s[i] != ' ' && s[i] != '-') || (sep && s[i] != sep) ||
+		    !(s[i + 1] >= '0' && s[i + 1] <= '9'))
+			break;
+		sep = s[i++];
+	}
+	return end;
+}
+
+size_t redact_card_numbers(char *s, size_t n)
+{
+	size_t w = 0;
+
+	for (size_t r = 0; r < n;) {
+		size_t len = digit_run(s, n, r), j = r + len, grouped;
+		bool hex = (r >= 2 && s[r - 2] == '0' && (s[r - 1] == 'x' || s[r - 1] == 'X')) ||
+			   (r > 0 && is_hex_letter(s[r - 1])) || (j < n && is_hex_letter(s[j]));
+		if (len >= CARD_MIN && len <= CARD_MAX && !hex && luhn(s + r, len)) {
+			s[w++] = '#';
+			r = j;
+		} else if (len && !hex && (grouped = grouped_card_end(s, n, r)) > 0) {
+			s[w++] = '#';
+			r = grouped;
+		} else if (len) {
+			memmove(s + w, s + r, len);
+			w += len;
+			r = j;
+		} else {
+			s[w++] = s[r++];
+		}
+	}
+	return w;
+}
+
+/* Whether w[0..n) is an e-mail address: something, '@', a domain with a dot. */
+static bool email_word(const char *w, size_t n)
+{
+	const char *at = memchr(w, '@', n);
+
+	return at && at > w && memchr(at + 1, '.', (size_t)(w + n - at - 1)) && w[n - 1] != '.' &&
+	       at[1] != '.';
+}
+
+/* Append s[0..n) to *b (a growing string of *len bytes in *cap); false when out of memory. */
+static bool append(char **b, size_t *len, size_t *cap, const char *s, size_t n)
+{
+	if (*len + n + 1 > *cap) {
+		size_t c = (*cap ? *cap : 64);
+		char *nb;
+		while (c < *len + n + 1)
+			c *= 2;
+		if (!(nb = realloc(*b, c)))
+			return false;
+		*b = nb;
+		*cap = c;
+	}
+	memcpy(*b + *len, s, n);
+	*len += n;
+	(*b)[*len] = '\0';
+	return true;
+}
+
+static bool append_placeholder(char **b, size_t *len, size_t *cap, size_t n)
+{
+	char p[48];
+	int k = snprintf(p, sizeof(p), "<%zu byte%s>", n, n == 1 ? "" : "s");
+
+	return append(b, len, cap, p, (size_t)k);
+}
+
+char *redact_message(const char *s)
+{
+	size_t n = strlen(s), len = 0, cap = 0;
+	char *t = malloc(n + 1), *out = NULL;
+	bool after_secret = false;
+
+	if (!t)
+		return NULL;
+	memcpy(t, s, n + 1);
+	n = redact_card_numbers(t, n);
+	if (!append(&out, &len, &cap, "", 0))
+		goto fail;
+	for (size_t i = 0; i < n;) {
+		size_t j = i, eq;
+		if (is_space(t[i])) {
+			if (!append(&out, &len, &cap, t + i, 1))
+				goto fail;
+			i++;
+			continue;
+		}
+		while (j < n && !is_space(t[j]))
+			j++;
+		/* "token=abcd", "password:hunter2": the name kept, the value not. */
+		for (eq = i; eq < j && t[eq] != '=' && t[eq] != ':'; eq++)
+			;
+		if (after_secret || email_word(t + i, j - i)) {
+			if (!append_placeholder(&out, &len, &cap, j - i))
+				goto fail;
+			after_secret = false;
+		} else if (eq < j && names_secret(t + i, eq - i)) {
+			if (!append(&out, &len, &cap, t + i, eq + 1 - i) ||
+			    (eq + 1 < j && !append_placeholder(&out, &len, &cap, j - eq - 1)))
+				goto fail;
+			/* "password: hunter2": the next word is the value. */
+			after_secret = eq + 1 == j;
+		} else if (!append(&out, &len, &cap, t + i, j - i)) {
+			goto fail;
+		}
+		i = j;
+	}
+	free(t);
+	return out;
+fail:
+	free(t);
+	free(out);
+	return NULL;
 }

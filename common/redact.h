@@ -28,4 +28,24 @@
  */
 const char *redact_excerpt(char *out, size_t size, const char *s, size_t n);
 
+/*
+ * Each card number in s[0..n) cut to one '#', in place; the new length.
+ * A card number is a run of 13 to 19 digits that passes Luhn's check and
+ * is not part of a hex number ("0x" before it, or a hex letter next to
+ * it: zero-padded addresses and a template's large constants stay), or
+ * the same written in groups of 3 to 6 digits with one space or one dash
+ * between them ("4111 1111 1111 1111", "3782-822463-10005").
+ */
+size_t redact_card_numbers(char *s, size_t n);
+
+/*
+ * A copy of text `s` for people to read (a commit's subject in a report
+ * or a CI summary), with what could be payment data or a secret
+ * replaced: card numbers by '#' (redact_card_numbers), e-mail addresses,
+ * and the value after a word that names a secret ("token=abcd1234",
+ * "password: hunter2") by "<N bytes>". Everything else is kept as it
+ * is. The caller frees it; NULL when out of memory.
+ */
+char *redact_message(const char *s);
+
 #endif

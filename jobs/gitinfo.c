@@ -4,6 +4,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "jobs/gitinfo.h"
+#include "common/redact.h"
 
 #include <git2.h>
 #include <iconv.h>
@@ -428,6 +429,17 @@ static int commit_load(gitinfo_commit *c, git_repository *repo,
 	c->time_us = time_us(author->when.time);
 	c->author = commit_text(author->name ? author->name : "", encoding, GITINFO_AUTHOR_MAX);
 	c->subject = commit_text(subject ? subject : "", encoding, GITINFO_SUBJECT_MAX);
+	/*
+	 * A subject reaches CI summaries, reports and pages, and one that
+	 * says which card or customer a fix was for ("fix refund for card
+	 * 4111 ...") would put it there: card numbers, e-mail addresses and
+	 * secrets' values go.
+	 */
+	if (c->subject) {
+		char *clean = redact_message(c->subject);
+		free(c->subject);
+		c->subject = clean;
+	}
 	if (!c->author || !c->subject) {
 		rc = pr_error_set(err, PR_ENOMEM, "%s: out of memory", what);
 		goto out;

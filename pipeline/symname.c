@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "pipeline/symname.h"
+#include "common/redact.h"
 
 static bool is_digit(char c)
 {
@@ -541,64 +542,18 @@ static bool jit_file(char *s, size_t *n)
 	return false;
 }
 
-/* A card number's digits: 13 to 19 (ISO/IEC 7812). */
-#define CARD_MIN 13
-#define CARD_MAX 19
-
-/* Whether the digits s[0..n) pass Luhn's check, as every card number does. */
-static bool luhn(const char *s, size_t n)
-{
-	unsigned sum = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		unsigned d = (unsigned)(s[n - 1 - i] - '0');
-		if (i % 2) {
-			d *= 2;
-			if (d > 9)
-				d -= 9;
-		}
-		sum += d;
-	}
-	return sum % 10 == 0;
-}
-
-static bool is_hex_letter(char c)
-{
-	return (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
-
 /*
- * Each card number in s[0..n) cut to one '#'; the new length. A name is
- * any text a program chose (a thread's name, the root frame of its
- * samples in perf and folded stacks, an async-profiler thread frame), and
- * one holding a card number would put it in the index, exports, reports
- * and pages. A card number is a run of CARD_MIN to CARD_MAX digits that
- * passes Luhn's check and is not part of a hex number ("0x" before it, or
- * a hex letter next to it): zero-padded addresses ("0x0000000000401000")
- * and a template's large constants stay apart, as they are different
- * code. The build numbers other rules take off (ThinLTO's
- * ".llvm.6425391548234110923") are gone before this one.
+ * Each card number in s[0..n) cut to one '#' (common/redact.h), in
+ * place; the new length. A name is any text a program chose (a thread's
+ * name, the root frame of its samples in perf and folded stacks, an
+ * async-profiler thread frame), and one holding a card number would put
+ * it in the index, exports, reports and pages. The build numbers other
+ * rules take off (ThinLTO's ".llvm.6425391548234110923") are gone before
+ * this one.
  */
 static size_t without_card_numbers(char *s, size_t n)
 {
-	size_t w = 0;
-
-	for (size_t r = 0; r < n;) {
-		size_t len = digits(s, n, r), j = r + len;
-		bool hex = (r >= 2 && s[r - 2] == '0' && (s[r - 1] == 'x' || s[r - 1] == 'X')) ||
-			   (r > 0 && is_hex_letter(s[r - 1])) || (j < n && is_hex_letter(s[j]));
-		if (len >= CARD_MIN && len <= CARD_MAX && !hex && luhn(s + r, len)) {
-			s[w++] = '#';
-			r = j;
-		} else if (len) {
-			memmove(s + w, s + r, len);
-			w += len;
-			r = j;
-		} else {
-			s[w++] = s[r++];
-		}
-	}
-	return w;
+	return redact_card_numbers(s, n);
 }
 
 static size_t stable(char *s, size_t n);

@@ -7,7 +7,8 @@
  * The history (times are 1700000000 + the offset, main is HEAD):
  *
  *   c1 +0   Alice  "Add ledger"        README.md, pkg/ledger.go (root)
- *   c2 +100 Bob    "Ledger rounding"   pkg/ledger.go, cmd/svc/main.go
+ *   c2 +100 Bob    "Ledger rounding for card 4111 1111 1111 1111 (ann@example.com)"
+ *                                      pkg/ledger.go, cmd/svc/main.go
  *   c3 +200 Carol  "Add handler"       pkg/api/handler.go   (feature, on c2)
  *   c4 +300 Alice  "Docs: mention..."  README.md            (main, on c2)
  *   m  +400 Bob    "Merge feature"     nothing of its own   (c4 + c3)
@@ -218,7 +219,8 @@ static void make_history(fixture *f, git_repository *repo)
 
 	make_commit(f->c1, repo, main_ref, "Alice", 0, "Add ledger\n", t1, 2,
 		    NULL, NULL);
-	make_commit(f->c2, repo, main_ref, "Bob", 100, "Ledger rounding\n", t2, 3,
+	make_commit(f->c2, repo, main_ref, "Bob", 100,
+		    "Ledger rounding for card 4111 1111 1111 1111 (ann@example.com)\n", t2, 3,
 		    f->c1, NULL);
 	make_commit(f->c3, repo, "refs/heads/feature", "Carol", 200,
 		    "Add handler\n", t3, 4, f->c2, NULL);
@@ -477,7 +479,9 @@ static void history(const fixture *f, want_commit w[6])
 		{f->m, "Bob", 400, "Merge feature", ""},
 		{f->c4, "Alice", 300, "Docs: mention world", "README.md"},
 		{f->c3, "Carol", 200, "Add handler", "pkg/api/handler.go"},
-		{f->c2, "Bob", 100, "Ledger rounding", "cmd/svc/main.go pkg/ledger.go"},
+		/* A subject is read by people: a card number and an e-mail go. */
+		{f->c2, "Bob", 100, "Ledger rounding for card # <17 bytes>",
+		 "cmd/svc/main.go pkg/ledger.go"},
 		{f->c1, "Alice", 0, "Add ledger", "README.md pkg/ledger.go"},
 	};
 

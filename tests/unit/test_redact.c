@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/redact.h"
@@ -123,12 +124,39 @@ static void test_a_full_excerpt_is_cut_between_words(void **state)
 	assert_non_null(strstr(out, "..."));
 }
 
+/*
+ * A commit's subject is read by people: it stays readable, and what
+ * could be payment data or a secret in it goes.
+ */
+static void test_a_message_keeps_its_words_and_loses_cards_mails_and_secrets(void **state)
+{
+	static const excerpt_case c[] = {
+		{"Fix refund for card 4111111111111111 (customer john.doe@example.com) "
+		 "token=abcd1234",
+		 "Fix refund for card # (customer <21 bytes> token=<8 bytes>"},
+		{"Retry 4111-1111-1111-1111 twice; password: hunter2 was wrong",
+		 "Retry # twice; password: <7 bytes> was wrong"},
+		{"Bump libfoo to 1.2.3 and fix the session cache (#4512)",
+		 "Bump libfoo to 1.2.3 and fix the session cache (#4512)"},
+		{"api_key=XYZ  and  auth:", "api_key=<3 bytes>  and  auth:"},
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(c) / sizeof(*c); i++) {
+		char *got = redact_message(c[i].in);
+		assert_non_null(got);
+		if (strcmp(got, c[i].want) != 0)
+			fail_msg("'%s': got '%s', want '%s'", c[i].in, got, c[i].want);
+		free(got);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_harmless_words_are_kept),
 		cmocka_unit_test(test_numbers_pairs_and_secrets_are_counted),
 		cmocka_unit_test(test_a_full_excerpt_is_cut_between_words),
+		cmocka_unit_test(test_a_message_keeps_its_words_and_loses_cards_mails_and_secrets),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
