@@ -874,7 +874,7 @@ bool perf_event_is_cpu_time(const char *event)
 	/* "sched:sched_switch": a tracepoint; "cycles:u" is an event and its modifiers. */
 	if (colon && colon + 1 < event + n) {
 		const char *m = colon + 1;
-		while (*m && strchr("ukhpPGHISDWe", *m))
+		while (*m && strchr("ukhpPGHISDWebR", *m))
 			m++;
 		if (*m)
 			return false;
@@ -900,6 +900,31 @@ const char *perf_event_text(char out[80], const char *event)
 		plain = (event[i] >= 'a' && event[i] <= 'z') ||
 			(event[i] >= 'A' && event[i] <= 'Z') || strchr("_.:-", event[i]);
 	return plain ? event : redact_excerpt(out, 80, event, n);
+}
+
+/* perf_event_is_cpu_time of ev[0..n). */
+static bool event_is_time(const char *ev, size_t n)
+{
+	char e[128];
+
+	if (n >= sizeof(e))
+		return true;
+	memcpy(e, ev, n);
+	e[n] = '\0';
+	return perf_event_is_cpu_time(e);
+}
+
+/*
+ * Whether event ev[0..n), seen after `kept`, is the one to keep instead:
+ * a clock or cycles after an event that is neither, or any event that
+ * may count CPU time (a PMU's "cpu_core/cycles/") after one that surely
+ * does not (sched:sched_switch printed first).
+ */
+static bool better_event(const char *kept, size_t klen, const char *ev, size_t n)
+{
+	if (cpu_time_event(kept, klen))
+		return false;
+	return cpu_time_event(ev, n) || (!event_is_time(kept, klen) && event_is_time(ev, n));
 }
 
 /*
@@ -968,7 +993,8 @@ static int parse_header(parser *ps, const char *s, size_t n, size_t comm_len,
 			if (buf_put(&ps->event, ev, ev_len) < 0)
 				return oom(ps);
 		} else if (ps->event.len != ev_len || memcmp(ps->event.ptr, ev, ev_len)) {
-			if (!ps->cpu_event.len && cpu_time_event(ev, ev_len) &&
+			if (!ps->cpu_event.len &&
+			    better_event(ps->event.ptr, ps->event.len, ev, ev_len) &&
 			    buf_put(&ps->cpu_event, ev, ev_len) < 0)
 				return oom(ps);
 			ps->p->other_events++;
@@ -1441,8 +1467,7 @@ static int parse_once(profile **out, char **cpu_event, const uint8_t *data, size
 		memcpy(ps.p->event, ps.event.ptr, n);
 		ps.p->event[n] = '\0';
 	}
-	if (ps.cpu_event.len && !cpu_time_event(ps.event.ptr, ps.event.len) &&
-	    !(*cpu_event = buf_detach(&ps.cpu_event, NULL))) {
+	if (ps.cpu_event.len && !(*cpu_event = buf_detach(&ps.cpu_event, NULL))) {
 		rc = oom(&ps);
 		goto out;
 	}

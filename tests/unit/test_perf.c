@@ -1064,6 +1064,34 @@ static void test_a_tracepoint_recording_names_its_event(void **state)
 	profile_free(p);
 }
 
+/*
+ * A tracepoint printed first, then a PMU's cycles: the cycles are kept,
+ * as a clock after page faults is, though the name is not one profreg
+ * knows; the recording was refused for its tracepoint.
+ */
+static void test_cycles_after_a_tracepoint_are_kept(void **state)
+{
+	static const char text[] =
+		"java 1234 [000] 100.000001: sched:sched_switch: prev_comm=java prev_pid=1234\n"
+		"\tffffffff81000000 __schedule+0x1 ([kernel.kallsyms])\n\n"
+		"java 1234 [000] 100.000002:    1000000 cpu_core/cycles/: \n"
+		"\t7f0000002000 work+0x1 (/bin/app)\n"
+		"\t7f0000001000 main+0x1 (/bin/app)\n\n"
+		"java 1234 [000] 100.000003:    1000000 cpu_core/cycles/: \n"
+		"\t7f0000002000 work+0x1 (/bin/app)\n"
+		"\t7f0000001000 main+0x1 (/bin/app)\n\n";
+	pr_error err = PR_ERROR_INIT;
+	profile *p = NULL;
+
+	(void)state;
+	if (perf_parse(&p, (const uint8_t *)text, sizeof(text) - 1, "mixed.perf", NULL, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_string_equal(p->event, "cpu_core/cycles/");
+	assert_int_equal(p->other_events, 1);
+	assert_true(perf_event_is_cpu_time(p->event));
+	profile_free(p);
+}
+
 /* Which events count CPU time, and which surely do not. */
 static void test_only_clocks_and_cycles_count_cpu_time(void **state)
 {
@@ -1724,6 +1752,7 @@ int main(void)
 		cmocka_unit_test(test_real_dwarf_capture_folds_like_stackcollapse_perf),
 		cmocka_unit_test(test_a_tracepoint_recording_names_its_event),
 		cmocka_unit_test(test_only_clocks_and_cycles_count_cpu_time),
+		cmocka_unit_test(test_cycles_after_a_tracepoint_are_kept),
 		cmocka_unit_test(test_real_pid_tid_cpu_capture_folds_like_stackcollapse_perf),
 		cmocka_unit_test(test_documented_variants_fold_like_stackcollapse_perf),
 		cmocka_unit_test(
