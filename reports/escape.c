@@ -34,6 +34,39 @@ static bool hidden_at(const char *s, size_t i, size_t n, char rep[16], size_t *l
 	return true;
 }
 
+/*
+ * The bidirectional embeddings, overrides and isolates s[0..n) opens and
+ * does not close, closed after it (U+202C for each of U+202A, U+202B,
+ * U+202D, U+202E; U+2069 for each of U+2066 to U+2068). A name kept as it
+ * is (attributes send it back) with a right-to-left override in it
+ * reversed the rest of its table cell: a lead's "14.45% -> 19.81%" read
+ * "%18.91 -> %54.41".
+ */
+static int close_bidi(buf *out, const char *s, size_t n)
+{
+	size_t embed = 0, isolate = 0;
+	int rc = 0;
+
+	for (size_t i = 0; i + 2 < n; i++) {
+		const unsigned char *u = (const unsigned char *)s + i;
+		if (u[0] != 0xe2 || (u[1] != 0x80 && u[1] != 0x81))
+			continue;
+		if (u[1] == 0x80 && (u[2] == 0xaa || u[2] == 0xab || u[2] == 0xad || u[2] == 0xae))
+			embed++;
+		else if (u[1] == 0x80 && u[2] == 0xac && embed)
+			embed--;
+		else if (u[1] == 0x81 && u[2] >= 0xa6 && u[2] <= 0xa8)
+			isolate++;
+		else if (u[1] == 0x81 && u[2] == 0xa9 && isolate)
+			isolate--;
+	}
+	for (; embed && rc == 0; embed--)
+		rc = buf_puts(out, "\xe2\x80\xac");
+	for (; isolate && rc == 0; isolate--)
+		rc = buf_puts(out, "\xe2\x81\xa9");
+	return rc;
+}
+
 static int esc_html_any(buf *out, const char *s, size_t n, bool text)
 {
 	size_t run = 0, len;
@@ -77,6 +110,8 @@ static int esc_html_any(buf *out, const char *s, size_t n, bool text)
 	}
 	if (rc == 0 && run)
 		rc = buf_put(out, s + n - run, run);
+	if (rc == 0 && !text)
+		rc = close_bidi(out, s, n);
 	return rc;
 }
 

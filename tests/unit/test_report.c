@@ -522,10 +522,40 @@ static void test_html_text_shows_overrides_and_c1_controls(void **state)
 	buf_release(&b);
 }
 
+/*
+ * A name kept as it is (attributes send it back) is closed after it: a
+ * right-to-left override in an incident member's name reversed the rest
+ * of its lead's table cell, figures and all.
+ */
+static void test_html_names_close_the_overrides_they_open(void **state)
+{
+	buf b = BUF_INIT;
+
+	(void)state;
+	assert_int_equal(esc_html(&b, "pay\xe2\x80\xaesrebmun"), 0);
+	assert_string_equal(b.ptr, "pay\xe2\x80\xaesrebmun\xe2\x80\xac");
+	buf_reset(&b);
+	/* An isolate (U+2067) left open, an embedding (U+202B) closed (U+202C). */
+	assert_int_equal(esc_html(&b, "a\xe2\x81\xa7"
+				      "b\xe2\x80\xab"
+				      "c\xe2\x80\xac"
+				      "d"),
+			 0);
+	assert_string_equal(b.ptr, "a\xe2\x81\xa7"
+				   "b\xe2\x80\xab"
+				   "c\xe2\x80\xac"
+				   "d\xe2\x81\xa9");
+	buf_reset(&b);
+	assert_int_equal(esc_html(&b, "plain"), 0);
+	assert_string_equal(b.ptr, "plain");
+	buf_release(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_html_escapes_every_name_from_a_profile),
+		cmocka_unit_test(test_html_names_close_the_overrides_they_open),
 		cmocka_unit_test(test_markdown_keeps_hostile_names_inside_their_table_cell),
 		cmocka_unit_test(test_markdown_lists_relative_shifts_apart_after_the_regressions),
 		cmocka_unit_test(test_json_carries_names_as_data_with_a_schema_version),
