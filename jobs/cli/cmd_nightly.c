@@ -55,14 +55,14 @@ static void put_name(const char *s)
  * rolled back, went away): a night that closes a paged finding says so.
  * Each function names its type when `types`. Nothing when there are none.
  */
-static void print_closed(const json_t *closed, bool types)
+static void print_closed_as(const json_t *closed, bool types, const char *by)
 {
 	const json_t *v;
 	size_t i;
 
 	if (!json_array_size(closed))
 		return;
-	printf("closed by this run: %zu finding%s\n", json_array_size(closed),
+	printf("closed by %s: %zu finding%s\n", by, json_array_size(closed),
 	       json_array_size(closed) == 1 ? "" : "s");
 	json_array_foreach(closed, i, v) {
 		const char *fn = json_string_value(json_object_get(v, "function"));
@@ -88,6 +88,11 @@ static void print_closed(const json_t *closed, bool types)
 			     why && *why ? why : json_string_value(json_object_get(v, "state")), 0);
 		putchar('\n');
 	}
+}
+
+static void print_closed(const json_t *closed, bool types)
+{
+	print_closed_as(closed, types, "this run");
 }
 
 /* Whether the closed findings are of more than one type, or of another than `type`. */
@@ -242,9 +247,9 @@ static void print_night(const nightly_result *r, const config *cfg, bool dry, co
 }
 
 /* One line a missed night run first: what its run did, where its report is. */
-static void print_caught(const nightly_result *r)
+static void print_caught(const nightly_result *r, json_t *const *closed)
 {
-	char when[TIME_FMT_MAX];
+	char when[TIME_FMT_MAX], by[64];
 
 	for (size_t i = 0; i < r->ncaught; i++) {
 		const nightly_night *n = &r->caught[i];
@@ -258,27 +263,53 @@ static void print_caught(const nightly_result *r)
 			cli_put_safe(stdout, n->report, 0);
 		}
 		putchar('\n');
+		/* A missed night that closed a paged finding says so too. */
+		snprintf(by, sizeof(by), "run %" PRId64, n->run_id);
+		if (closed && closed[i])
+			print_closed_as(closed[i], closed_mix_types(closed[i], NULL), by);
 	}
 }
 
+/*
+ * The findings each missed night's run closed, into a new array of
+ * r->ncaught arrays (a NULL entry: it could not be read, said); NULL
+ * when there are none or out of memory.
+ */
+static json_t **caught_closed(const cli_ctx *ctx, db *d, const nightly_result *r)
+{
+	json_t **out = r->ncaught ? calloc(r->ncaught, sizeof(*out)) : NULL;
+
+	for (size_t i = 0; out && i < r->ncaught; i++) {
+		pr_error cerr = PR_ERROR_INIT;
+		if (findings_closed_by_run(&out[i], d, r->caught[i].run_id, NULL, &cerr) < 0)
+			cli_warn(ctx, "cannot list the findings run %" PRId64 " closed: %s",
+				 r->caught[i].run_id, cerr.msg);
+	}
+	return out;
+}
+
 /* The missed nights run first, and those left out, as data. */
-static json_t *caught_json(const nightly_result *r)
+static json_t *caught_json(const nightly_result *r, json_t *const *closed)
 {
 	char when[TIME_FMT_MAX], last[TIME_FMT_MAX];
 	json_t *arr = json_array(), *o;
 
 	for (size_t i = 0; i < r->ncaught && arr; i++) {
 		const nightly_night *n = &r->caught[i];
+		json_t *night;
 		time_format(when, n->at_us);
-		json_array_append_new(
-			arr,
-			json_pack("{s:I,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:O,s:s?}", "run_id",
+		night = json_pack("{s:I,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:O,s:s?}", "run_id",
 				  (json_int_t)n->run_id, "at", when, "status", n->status,
 				  "analysed", (json_int_t)n->analysed, "skipped",
 				  (json_int_t)n->skipped, "failed", (json_int_t)n->failed, "tests",
 				  (json_int_t)n->tests, "findings", (json_int_t)n->findings,
 				  "pages_enqueued", (json_int_t)n->pages_enqueued, "services",
-				  n->services, "report", n->report));
+				  n->services, "report", n->report);
+		if (night)
+			json_object_set_new(night, "closed",
+					    closed && closed[i] ? json_incref(closed[i])
+								: json_array());
+		json_array_append_new(arr, night);
 	}
 	time_format(when, r->beyond_first_us);
 	time_format(last, r->beyond_last_us);
@@ -290,7 +321,8 @@ static json_t *caught_json(const nightly_result *r)
 	return o;
 }
 
-static int print_night_json(const cli_ctx *ctx, const nightly_result *r, json_t *closed)
+static int print_night_json(const cli_ctx *ctx, const nightly_result *r, json_t *closed,
+			    json_t *const *caught)
 {
 	char when[TIME_FMT_MAX];
 	json_t *arr = json_array(), *o;
@@ -314,7 +346,7 @@ static int print_night_json(const cli_ctx *ctx, const nightly_result *r, json_t 
 	if (o && r->tasks)
 		json_object_set(o, "tasks", r->tasks);
 	if (o && (r->ncaught || r->beyond))
-		json_object_set_new(o, "caught_up", caught_json(r));
+		json_object_set_new(o, "caught_up", caught_json(r, caught));
 	/* The findings the run closed (fixed, rolled back, went away), with why. */
 	if (o && closed)
 		json_object_set(o, "closed", closed);
@@ -380,7 +412,7 @@ int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
 	cli_deadline watch;
 	nightly_opts o;
 	nightly_result r;
-	json_t *closed = NULL;
+	json_t *closed = NULL, **caught = NULL;
 	bool bad = false;
 	int c, rc, status;
 
@@ -474,11 +506,13 @@ int cmd_nightly(cli_ctx *ctx, int argc, char **argv)
 		if (findings_closed_by_run(&closed, d, r.run_id, NULL, &cerr) < 0)
 			cli_warn(ctx, "cannot list the findings the run closed: %s", cerr.msg);
 	}
+	if (r.ncaught && (ctx->json || !ctx->quiet))
+		caught = caught_closed(ctx, d, &r);
 	if (ctx->json) {
-		status = print_night_json(ctx, &r, closed);
+		status = print_night_json(ctx, &r, closed, caught);
 	} else {
 		if (!ctx->quiet) {
-			print_caught(&r);
+			print_caught(&r, caught);
 			print_night(&r, &cfg, o.dry_run, closed);
 		}
 		status = EXIT_OK;
@@ -564,6 +598,9 @@ fail:
 out:
 	cli_deadline_stop(&watch);
 	json_decref(closed);
+	for (size_t i = 0; caught && i < r.ncaught; i++)
+		json_decref(caught[i]);
+	free(caught);
 	nightly_result_release(&r);
 	blob_store_free(bs);
 	db_close(lease_db);
