@@ -130,13 +130,11 @@ int esc_html_text(buf *out, const char *s)
 	return esc_html_any(out, s ? s : "", s ? strlen(s) : 0, true);
 }
 
-int esc_md(buf *out, const char *s)
+static int esc_md_n(buf *out, const char *s, size_t n)
 {
 	int rc = 0;
 
-	if (!s)
-		return 0;
-	for (size_t i = 0, n = strlen(s), len = 1; i < n && rc == 0; i += len) {
+	for (size_t i = 0, len = 1; i < n && rc == 0; i += len) {
 		unsigned char c = (unsigned char)s[i];
 		char hex[16];
 
@@ -148,5 +146,52 @@ int esc_md(buf *out, const char *s)
 		else
 			rc = buf_put(out, s + i, len);
 	}
+	return rc;
+}
+
+int esc_md(buf *out, const char *s)
+{
+	return s ? esc_md_n(out, s, strlen(s)) : 0;
+}
+
+/* Where a cut at byte i of s[0..n) falls back to, so as not to split a UTF-8 sequence. */
+static size_t char_start(const char *s, size_t n, size_t i)
+{
+	while (i > 0 && i < n && ((unsigned char)s[i] & 0xc0) == 0x80)
+		i--;
+	return i;
+}
+
+/* The two parts a cell shows of s[0..n): s[0..*head) and s[*tail..n); false when whole. */
+static bool cell_cut(const char *s, size_t n, size_t *head, size_t *tail)
+{
+	if (n <= ESC_CELL_MAX)
+		return false;
+	*head = char_start(s, n, 100);
+	*tail = char_start(s, n, n - 50);
+	return true;
+}
+
+int esc_html_cell(buf *out, const char *s)
+{
+	size_t n = s ? strlen(s) : 0, head, tail;
+	int rc;
+
+	if (!cell_cut(s, n, &head, &tail))
+		return esc_html(out, s);
+	if ((rc = esc_html_n(out, s, head)) == 0 && (rc = buf_puts(out, "\xe2\x80\xa6")) == 0)
+		rc = esc_html_n(out, s + tail, n - tail);
+	return rc;
+}
+
+int esc_md_cell(buf *out, const char *s)
+{
+	size_t n = s ? strlen(s) : 0, head, tail;
+	int rc;
+
+	if (!cell_cut(s, n, &head, &tail))
+		return esc_md(out, s);
+	if ((rc = esc_md_n(out, s, head)) == 0 && (rc = buf_puts(out, "\xe2\x80\xa6")) == 0)
+		rc = esc_md_n(out, s + tail, n - tail);
 	return rc;
 }

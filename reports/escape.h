@@ -44,4 +44,19 @@ int esc_html_text(buf *out, const char *s);
  */
 int esc_md(buf *out, const char *s);
 
+/*
+ * The longest name a report's table cell shows whole; a longer one is cut
+ * in the middle ("std::_Function_handler<void (acme::...…...>::_M_invoke"),
+ * and its finding's own section has it whole.
+ */
+#define ESC_CELL_MAX 160
+
+/*
+ * As esc_html and esc_md, for a table cell: a name longer than
+ * ESC_CELL_MAX bytes keeps its first 100 and last 50 (never inside a
+ * UTF-8 sequence) with "…" between them. 0 or a negative code.
+ */
+int esc_html_cell(buf *out, const char *s);
+int esc_md_cell(buf *out, const char *s);
+
 #endif

@@ -33,6 +33,14 @@ static void E(out *o, const char *s, const char *dash)
 	o->rc = esc_html(o->b, s ? s : dash);
 }
 
+/* A name in a table cell: cut in the middle past ESC_CELL_MAX bytes. */
+static void EC(out *o, const char *s)
+{
+	if (o->rc < 0)
+		return;
+	o->rc = esc_html_cell(o->b, s ? s : "");
+}
+
 /* Text a repository wrote (a commit's subject, its author): read, never sent back. */
 static void ET(out *o, const char *s)
 {
@@ -264,7 +272,7 @@ static void findings_table(out *o, const report *r)
 		E(o, f->service, "-");
 		if (diff) {
 			P(o, "</td><td class=\"mono\">");
-			E(o, f->function, "");
+			EC(o, f->function);
 			P(o, "</td><td class=\"num\">");
 		} else {
 			P(o, "</td><td>");
@@ -272,7 +280,7 @@ static void findings_table(out *o, const report *r)
 			P(o, "<a class=\"mono\" href=\"#");
 			anchor(o, f, i);
 			P(o, "\">");
-			E(o, f->function, "");
+			EC(o, f->function);
 			P(o, "</a>");
 			if (f->renamed_from) {
 				P(o, "<br><small>was <span class=\"mono\">");
@@ -288,7 +296,7 @@ static void findings_table(out *o, const report *r)
 					type_of(o, r, mem[k]);
 					P(o, "<a class=\"mono\" href=\"#finding-%" PRId64 "\">",
 					  mem[k]->id);
-					E(o, mem[k]->function, "");
+					EC(o, mem[k]->function);
 					P(o, "</a> ");
 					E(o, mem[k]->severity, "-");
 					P(o, " %s",

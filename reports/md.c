@@ -25,6 +25,13 @@ static void M(out *o, const char *s, const char *dash)
 		o->rc = esc_md(o->b, s ? s : dash);
 }
 
+/* A name in a table row: cut in the middle past ESC_CELL_MAX bytes (its item has it whole). */
+static void MC(out *o, const char *s)
+{
+	if (o->rc == 0)
+		o->rc = esc_md_cell(o->b, s ? s : "");
+}
+
 static void when(out *o, int64_t us)
 {
 	char t[TIME_FMT_MAX];
@@ -92,7 +99,7 @@ static void row(out *o, const report *r, size_t i)
 	M(o, f->service, "-");
 	P(o, " | ");
 	type_of(o, r, f);
-	M(o, f->function, "");
+	MC(o, f->function);
 	if (f->renamed_from) {
 		P(o, " (was ");
 		M(o, f->renamed_from, "");
@@ -104,7 +111,7 @@ static void row(out *o, const report *r, size_t i)
 		for (size_t k = 0; k < nmem && k < 8; k++) {
 			P(o, "%s", k ? "; " : "");
 			type_of(o, r, mem[k]);
-			M(o, mem[k]->function, "");
+			MC(o, mem[k]->function);
 			P(o, " ");
 			M(o, mem[k]->severity, "-");
 			P(o, " %s %s",

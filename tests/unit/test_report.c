@@ -551,11 +551,45 @@ static void test_html_names_close_the_overrides_they_open(void **state)
 	buf_release(&b);
 }
 
+/*
+ * A 2 KB C++ name in a findings table made one row several screens tall:
+ * a cell shows its first 100 and last 50 bytes, never cutting a UTF-8
+ * character, and a name of ESC_CELL_MAX bytes or fewer whole.
+ */
+static void test_table_cells_cut_long_names_in_the_middle(void **state)
+{
+	char name[400];
+	buf b = BUF_INIT;
+
+	(void)state;
+	memset(name, 'a', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	memcpy(name, "<std", 4);
+	memcpy(name + 99, "\xc3\xa9", 2); /* an e-acute across byte 100 */
+	memcpy(name + sizeof(name) - 6, "::run", 5);
+	assert_int_equal(esc_html_cell(&b, name), 0);
+	assert_true(b.len < 180);
+	assert_int_equal(strncmp(b.ptr, "&lt;std", 7), 0);
+	assert_non_null(strstr(b.ptr, "\xe2\x80\xa6"));
+	assert_null(strstr(b.ptr, "\xc3\xe2"));
+	assert_string_equal(b.ptr + b.len - 5, "::run");
+	buf_reset(&b);
+	assert_int_equal(esc_md_cell(&b, name), 0);
+	assert_true(b.len < 180);
+	assert_non_null(strstr(b.ptr, "\xe2\x80\xa6"));
+	buf_reset(&b);
+	name[ESC_CELL_MAX] = '\0';
+	assert_int_equal(esc_html_cell(&b, name), 0);
+	assert_null(strstr(b.ptr, "\xe2\x80\xa6"));
+	buf_release(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_html_escapes_every_name_from_a_profile),
 		cmocka_unit_test(test_html_names_close_the_overrides_they_open),
+		cmocka_unit_test(test_table_cells_cut_long_names_in_the_middle),
 		cmocka_unit_test(test_markdown_keeps_hostile_names_inside_their_table_cell),
 		cmocka_unit_test(test_markdown_lists_relative_shifts_apart_after_the_regressions),
 		cmocka_unit_test(test_json_carries_names_as_data_with_a_schema_version),
