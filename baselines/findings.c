@@ -1819,3 +1819,33 @@ int findings_closed_by_run(json_t **out, db *d, int64_t run_id, const char *team
 	db_result_free(res);
 	return rc;
 }
+
+int findings_release_judged(char *types, size_t size, int64_t *first_us, db *d, int64_t service_id,
+			    const char *release, pr_error *err)
+{
+	static const char sql[] = "select profile_type, " DB_TS_TO_US(
+		"judged_at") " from judged_releases where service_id = $1::bigint"
+			     " and release = $2 order by judged_at, profile_type";
+	char sid[24];
+	const char *p[2] = {sid, release};
+	PGresult *res = NULL;
+	size_t len = 0;
+	int rc;
+
+	if (size)
+		types[0] = '\0';
+	*first_us = 0;
+	snprintf(sid, sizeof(sid), "%" PRId64, service_id);
+	if ((rc = db_exec(d, &res, err, "reading which runs judged a release", sql, 2, p)) < 0)
+		return rc;
+	for (int r = 0; r < db_rows(res); r++) {
+		int k = snprintf(types + len, size > len ? size - len : 0, "%s%s", r ? ", " : "",
+				 db_get_text(res, r, 0));
+		if (k > 0 && len + (size_t)k < size)
+			len += (size_t)k;
+		if (r == 0)
+			*first_us = db_get_i64(res, 0, 1);
+	}
+	db_result_free(res);
+	return 0;
+}

@@ -213,4 +213,12 @@ int findings_get_suspects(char **out, db *d, int64_t run_id, int64_t finding_id,
 int findings_closed_by_run(struct json_t **out, db *d, int64_t run_id, const char *team,
 			   pr_error *err);
 
+/*
+ * Whether a run judged `release` of service `service_id` (judged_releases,
+ * migration 038): into types (size bytes) its profile types judged, ", "
+ * between them ("" when none), and into *first_us when it was first.
+ */
+int findings_release_judged(char *types, size_t size, int64_t *first_us, db *d, int64_t service_id,
+			    const char *release, pr_error *err);
+
 #endif

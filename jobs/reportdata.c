@@ -1687,6 +1687,7 @@ int reportdata_release(report *out, db *d, blob_store *bs, const config *cfg,
 	db_service svc = {0};
 	db_capture_tally nrel = {-1, 0, 0, 0};
 	char hint[400], qs[208], qr[208];
+	int64_t sid;
 	int rc;
 
 	if ((rc = report_init(out, "release", err)) < 0)
@@ -1700,6 +1701,7 @@ int reportdata_release(report *out, db *d, blob_store *bs, const config *cfg,
 		db_service_release(&svc);
 		return rc;
 	}
+	sid = svc.id;
 	db_service_release(&svc);
 	if (nrel.all == 0) {
 		quote_sel(qs, sizeof(qs), service);
@@ -1713,10 +1715,28 @@ int reportdata_release(report *out, db *d, blob_store *bs, const config *cfg,
 	if ((rc = load_findings(out, d, bs, cfg, 0, NULL, "s.name = $1 and f.current_release = $2",
 				2, p, err)) < 0)
 		return rc;
-	if (!out->nfindings &&
-	    !(out->note = strdup("No stored finding for this release: either it was never "
-				 "analysed or nothing moved beyond the margin.")))
-		return oom(err);
+	if (!out->nfindings) {
+		/*
+		 * Judged and passed, or never judged: a release manager asking
+		 * whether v2 was checked got the same hedge for both.
+		 */
+		char types[128], when[TIME_FMT_MAX];
+		int64_t first_us = 0;
+		buf note = BUF_INIT;
+		if ((rc = findings_release_judged(types, sizeof(types), &first_us, d, sid, release,
+						  err)) < 0)
+			return rc;
+		time_format(when, first_us);
+		if ((types[0] ? buf_printf(&note,
+					   "No stored finding for this release: it was judged "
+					   "(%s, first at %s) and nothing moved beyond the margin.",
+					   types, when)
+			      : buf_puts(&note, "No stored finding for this release: no run has "
+						"judged it (a release of the baseline only, or one "
+						"no gate or nightly has analysed yet).")) < 0)
+			return oom(err);
+		out->note = buf_detach(&note, NULL);
+	}
 	out->generated_us = time_now_us();
 	return 0;
 }

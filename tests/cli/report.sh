@@ -61,12 +61,12 @@ run pr report --service web --release v2 --format md --out -
 [ $RC -eq 0 ] && grep -q 'checkout.computeTax' <<<"$OUT" && ok "report --service --release" || not_ok "report release" "$ERR"
 # v1 was never judged (it is the baseline): no report may say nothing moved in it.
 run pr report --service web --release v1 --format md --out -
-[ $RC -eq 0 ] && grep -q 'either it was never analysed' <<<"$OUT" &&
+[ $RC -eq 0 ] && grep -q 'no run has judged it' <<<"$OUT" &&
 	! grep -q 'self share moved beyond the margin' <<<"$OUT" &&
 	ok "Markdown of a release never analysed says so, not that nothing moved" ||
 	not_ok "md of a release never analysed" "$OUT"
 run pr report --service web --release v1 --out "$T/v1.html"
-[ $RC -eq 0 ] && grep -q 'either it was never analysed' "$T/v1.html" &&
+[ $RC -eq 0 ] && grep -q 'no run has judged it' "$T/v1.html" &&
 	! grep -q 'self share moved beyond the margin' "$T/v1.html" &&
 	ok "so does its HTML" || not_ok "html of a release never analysed" "$ERR"
 run pr report --service web --release v22 --out "$T/v22.html"
