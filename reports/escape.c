@@ -172,26 +172,25 @@ static bool cell_cut(const char *s, size_t n, size_t *head, size_t *tail)
 	return true;
 }
 
-int esc_html_cell(buf *out, const char *s)
+/* A cell's text of s: whole, or cut by cell_cut with "…" between, escaped by esc_n. */
+static int esc_cell(buf *out, const char *s, int (*esc_n)(buf *, const char *, size_t))
 {
 	size_t n = s ? strlen(s) : 0, head, tail;
 	int rc;
 
 	if (!cell_cut(s, n, &head, &tail))
-		return esc_html(out, s);
-	if ((rc = esc_html_n(out, s, head)) == 0 && (rc = buf_puts(out, "\xe2\x80\xa6")) == 0)
-		rc = esc_html_n(out, s + tail, n - tail);
+		return esc_n(out, s ? s : "", n);
+	if ((rc = esc_n(out, s, head)) == 0 && (rc = buf_puts(out, "\xe2\x80\xa6")) == 0)
+		rc = esc_n(out, s + tail, n - tail);
 	return rc;
+}
+
+int esc_html_cell(buf *out, const char *s)
+{
+	return esc_cell(out, s, esc_html_n);
 }
 
 int esc_md_cell(buf *out, const char *s)
 {
-	size_t n = s ? strlen(s) : 0, head, tail;
-	int rc;
-
-	if (!cell_cut(s, n, &head, &tail))
-		return esc_md(out, s);
-	if ((rc = esc_md_n(out, s, head)) == 0 && (rc = buf_puts(out, "\xe2\x80\xa6")) == 0)
-		rc = esc_md_n(out, s + tail, n - tail);
-	return rc;
+	return esc_cell(out, s, esc_md_n);
 }
