@@ -98,6 +98,13 @@ const char *measure_pair(char *out, size_t size, const char *cost_unit, double f
 
 	number(a, sizeof(a), &s, from);
 	number(b, sizeof(b), &s, to);
+	/* Two values that differ never read the same: "0.15% -> 0.15%" for a finding. */
+	while (s.conv == 'f' && s.prec < 6 && from != to && !isnan(from) && !isnan(to) &&
+	       strcmp(a, b) == 0) {
+		s.prec++;
+		number(a, sizeof(a), &s, from);
+		number(b, sizeof(b), &s, to);
+	}
 	/* A share reads "1.92% -> 4.08%"; a cost names its unit once, at the end. */
 	if (!cost_unit)
 		snprintf(out, size, "%s%s%s%s%s", a, isnan(from) ? "" : s.suffix, arrow, b,
@@ -111,6 +118,11 @@ const char *measure_change(char *out, size_t size, const char *cost_unit, double
 			   double ci_low, double ci_high, int digits)
 {
 	bool ci = !isnan(ci_low) && !isnan(ci_high);
+
+	/* A change that is not nothing never reads "+0.00pp": as many digits as it takes. */
+	while (!cost_unit && digits < 6 && isfinite(delta) && delta != 0 &&
+	       fabs(100 * delta) < 0.5 * pow(10, -digits))
+		digits++;
 
 	if (isnan(delta))
 		snprintf(out, size, "-");

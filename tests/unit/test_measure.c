@@ -23,6 +23,12 @@ static void test_a_share_reads_in_percent_and_points(void **state)
 			    "+13.26pp [+12.17, +14.37]");
 	assert_string_equal(measure_change(b, sizeof(b), NULL, -0.0005, NAN, NAN, 3), "-0.050pp");
 	assert_string_equal(measure_name(NULL), "self share");
+	/* A tiny change found with lowered margins never reads as none. */
+	assert_string_equal(measure_pair(b, sizeof(b), NULL, 0.00150, 0.00153, " -> "),
+			    "0.150% -> 0.153%");
+	assert_string_equal(measure_change(b, sizeof(b), NULL, 0.00003, 0.00001, 0.00005, 2),
+			    "+0.003pp [+0.001, +0.005]");
+	assert_string_equal(measure_change(b, sizeof(b), NULL, 0, NAN, NAN, 2), "+0.00pp");
 }
 
 static void test_a_cost_reads_in_its_unit_and_its_change_in_percent(void **state)
