@@ -951,9 +951,16 @@ int report_html(buf *b, const report *r, pr_error *err)
 	}
 	findings_table(&o, r);
 	closed_table(&o, r);
-	for (size_t i = 0; i < r->nfindings && o.rc == 0; i++)
-		if (strcmp(r->kind, "diff") != 0)
-			finding_section(&o, r, i, err);
+	/* Each entry's section, then its members' (1.1, 1.2), which may rank above it. */
+	for (size_t i = 0; i < r->nfindings && o.rc == 0 && strcmp(r->kind, "diff") != 0; i++) {
+		if (report_folded(r, i))
+			continue;
+		finding_section(&o, r, i, err);
+		for (size_t j = 0; j < r->nfindings && o.rc == 0; j++)
+			if (report_folded(r, j) &&
+			    r->findings[j].incident_lead == r->findings[i].id)
+				finding_section(&o, r, j, err);
+	}
 	P(&o, "<script>\n%s</script>\n</body></html>\n", flame_script());
 	if (o.rc < 0)
 		return pr_error_set(err, o.rc, "cannot write the HTML report: %s",

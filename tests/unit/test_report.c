@@ -306,6 +306,34 @@ static report_finding *add_reg(report *r, int64_t id, const char *fn, const char
 }
 
 /*
+ * A member that ranks above its lead (a lower q) has its section after
+ * the lead's, numbered under it: "1.1 decode" came before "1. parse".
+ */
+static void test_a_members_section_follows_its_leads(void **state)
+{
+	report r;
+	buf out = BUF_INIT;
+	pr_error err = PR_ERROR_INIT;
+	const char *lead, *member, *next;
+
+	(void)state;
+	assert_int_equal(report_init(&r, "run", &err), 0);
+	add_reg(&r, 1, "decode", "high", 1, 2, 0.0998, 0.1210);
+	add_reg(&r, 2, "parse", "high", 1, 2, 0.0496, 0.1307);
+	add_reg(&r, 3, "render", "low", 0, 0, 0.10, 0.11);
+	assert_int_equal(report_html(&out, &r, &err), 0);
+	lead = strstr(out.ptr, "<h2>1. ");
+	member = strstr(out.ptr, "<h2>1.1 ");
+	next = strstr(out.ptr, "<h2>2. ");
+	assert_non_null(lead);
+	assert_non_null(member);
+	assert_non_null(next);
+	assert_true(lead < member && member < next);
+	buf_release(&out);
+	report_release(&r);
+}
+
+/*
  * An incident is one entry: its lead's row holds its members' changes,
  * and the heading says how many entries show its regressions. It said
  * "**3 regressions**: 1 critical, 1 high, ..." over two rows, the high
@@ -590,6 +618,7 @@ int main(void)
 		cmocka_unit_test(test_html_escapes_every_name_from_a_profile),
 		cmocka_unit_test(test_html_names_close_the_overrides_they_open),
 		cmocka_unit_test(test_table_cells_cut_long_names_in_the_middle),
+		cmocka_unit_test(test_a_members_section_follows_its_leads),
 		cmocka_unit_test(test_markdown_keeps_hostile_names_inside_their_table_cell),
 		cmocka_unit_test(test_markdown_lists_relative_shifts_apart_after_the_regressions),
 		cmocka_unit_test(test_json_carries_names_as_data_with_a_schema_version),
