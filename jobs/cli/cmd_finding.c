@@ -317,6 +317,19 @@ static int finding_show(cli_ctx *ctx, int argc, char **argv)
 			       ", which holds the page for this rise"
 			       " (or its level was accepted by hand)\n",
 			       f.carried_from);
+		/* One root cause, one page: a member's page is its lead's. */
+		if (f.incident_id) {
+			int64_t inc = 0, lead = 0;
+			pr_error ierr = PR_ERROR_INIT;
+			if (findings_incident_of(d, f.id, &inc, &lead, &ierr) == 0 && inc) {
+				if (lead && lead != f.id)
+					printf("incident  %" PRId64 ", led by finding %" PRId64
+					       ", which holds its page\n",
+					       inc, lead);
+				else if (lead)
+					printf("incident  %" PRId64 ", led by this finding\n", inc);
+			}
+		}
 		if (f.baseline_releases && strcmp(f.baseline_releases, "[]") != 0) {
 			printf("baseline  releases ");
 			cli_put_safe(stdout, f.baseline_releases, 0);

@@ -145,6 +145,15 @@ trig=$(triggers_since "$seen")
 		| length' <<<"$OUT")" = 2 ] &&
 	ok "post-deploy: two regressions of one call path are one incident, paged once" ||
 	not_ok "post-deploy incident" "rc=$RC incidents/members $inc $ERR" "$trig"
+lead=$(sql "select g.lead_finding_id from finding_groups g join findings f on f.incident_id = g.id
+	where f.function = 'decode' and f.direction = 'regression'")
+member=$(sql "select f.id from findings f join finding_groups g on g.id = f.incident_id
+	where f.direction = 'regression' and f.id <> g.lead_finding_id
+	and f.function in ('decode', 'parse')")
+run pr finding show "$member"
+grep -q "^incident  [0-9]*, led by finding $lead, which holds its page$" <<<"$OUT" &&
+	ok "finding show of a member names the lead that holds its page" ||
+	not_ok "member show" "lead=$lead member=$member $OUT $ERR"
 team_link "$trig" payments spath "" &&
 	ok "post-deploy: the page links to the team's report, which has the finding" ||
 	not_ok "post-deploy team link" "$(jq -r .body.link <<<"$trig")" "$(ls "$HOME_DIR/reports")"
