@@ -5178,21 +5178,24 @@ static int judge_within_callers(analysis *a, size_t first, const func_matrix *m,
 	double *v = malloc((5 * n + 2 * nt + 1) * sizeof(*v)), *w = v ? v + n : NULL;
 	double *fb = w ? w + n : NULL, *fc = fb ? fb + n : NULL, *xb = fc ? fc + n : NULL;
 	double *p_was = xb ? xb + n : NULL;
-	size_t *hold = malloc((nrows + 1) * sizeof(*hold));
+	bool *sound = malloc((nrows + 1) * sizeof(*sound));
 
 	*moved = 0;
-	if (!v || !hold) {
+	if (!v || !sound) {
 		free(v);
-		free(hold);
+		free(sound);
 		return STATS_ENOMEM;
 	}
 	for (size_t i = 0; i < nt; i++) {
 		p_was[2 * i] = a->tests[first + i].p_up;
 		p_was[2 * i + 1] = a->tests[first + i].p_down;
 	}
+	/* Once a target, not once a test: which rows' totals can be read. */
+	for (size_t k = 0; k < nrows; k++)
+		sound[k] = totals_hold(m, rows[k], n);
 	for (size_t i = first; i < a->ntests; i++) {
 		finding *f = &a->tests[i];
-		size_t x = f->row, nh = 0;
+		size_t x = f->row;
 		double sx_b, sx_c, rel;
 		if (!judged_within(f) || !totals_hold(m, x, n))
 			continue;
@@ -5201,15 +5204,12 @@ static int judge_within_callers(analysis *a, size_t first, const func_matrix *m,
 		if (!(sx_b > 0) || !isfinite(sx_c))
 			continue;
 		rel = sx_c / sx_b - 1;
-		/* x itself (its own callees), then the functions that can hold it. */
-		hold[nh++] = x;
-		for (size_t k = 0; k < nrows; k++)
-			if (rows[k] != x && contains(m, rows[k], x, 0, n) &&
-			    totals_hold(m, rows[k], n))
-				hold[nh++] = rows[k];
-		for (size_t k = 0; k < nh; k++) {
-			size_t c = hold[k];
+		/* The functions that can hold x, then x itself (its own callees). */
+		for (size_t k = 0; k <= nrows; k++) {
+			size_t c = k < nrows ? rows[k] : x;
 			double within, rest_p;
+			if (k < nrows && (c == x || !sound[k] || !contains(m, c, x, 0, n)))
+				continue;
 			if (!within_caller(a, first, p_was, m, base, cur, c, x, rel, &within,
 					   &rest_p, v, w, fb, fc, xb) ||
 			    !(within > f->p_up))
@@ -5226,7 +5226,7 @@ static int judge_within_callers(analysis *a, size_t first, const func_matrix *m,
 		}
 	}
 	free(v);
-	free(hold);
+	free(sound);
 	return 0;
 }
 
