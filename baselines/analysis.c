@@ -620,6 +620,68 @@ static void series_fill(series *s, const func_matrix *m, size_t row, size_t col0
 	s->from = cs;
 }
 
+/*
+ * Samples a release's captures would have held of a function, at its
+ * share in the other releases, for the release to count as one that ran
+ * without its code when they hold none: Poisson's chance of none at 20
+ * is 2e-9.
+ */
+#define ABSENT_SAMPLES 20.0
+
+/*
+ * Leave out of baseline series s the releases from before the function's
+ * code came: not one sample of it in any of their captures where its
+ * share in the other releases would have put ABSENT_SAMPLES or more, and
+ * no release before them that ran it (releases are numbered in order of
+ * first capture; those that ran after the code went measure its absence
+ * and stay). They measured nothing of the function, and their zeros,
+ * which vary by nothing, made the most precise release means: a code
+ * path added a release back, steady at 15% since, was judged against a
+ * baseline of 0.0002%. Left as it is when fewer than two captures would
+ * remain (the release that adds the code is judged against none of it).
+ */
+static void drop_releases_without(series *s)
+{
+	double self[MAX_GROUPS] = {0}, ns[MAX_GROUPS] = {0}, all_self = 0, all_ns = 0;
+	bool drop[MAX_GROUPS] = {false}, any = false, ran = false;
+	size_t kept = 0, n = 0;
+
+	for (size_t i = 0; i < s->n; i++) {
+		int g = GROUP_OF(s->group[i]);
+		double m = 1 / (4 * s->v[i]);
+		if (g < 0 || g >= MAX_GROUPS || !isfinite(m))
+			return;
+		ns[g] += m;
+		self[g] += s->share[i] * m;
+	}
+	for (int g = 0; g < MAX_GROUPS; g++)
+		all_self += self[g], all_ns += ns[g];
+	for (int g = 0; g < MAX_GROUPS; g++) {
+		double rest = all_ns - ns[g];
+		ran |= self[g] > 0;
+		drop[g] =
+			!ran && ns[g] > 0 && rest > 0 && all_self / rest * ns[g] >= ABSENT_SAMPLES;
+		any |= drop[g];
+	}
+	if (!any)
+		return;
+	for (size_t i = 0; i < s->n; i++)
+		kept += !drop[GROUP_OF(s->group[i])];
+	if (kept < 2)
+		return;
+	for (size_t i = 0; i < s->n; i++) {
+		if (drop[GROUP_OF(s->group[i])])
+			continue;
+		s->share[n] = s->share[i], s->vst[n] = s->vst[i], s->rate[n] = s->rate[i];
+		s->v[n] = s->v[i], s->group[n] = s->group[i], s->host[n] = s->host[i];
+		s->day[n] = s->day[i], s->at[n] = s->at[i];
+		if (s->week)
+			s->week[n] = s->week[i];
+		n++;
+	}
+	s->n = n;
+}
+
 static double mean_of(const double *x, size_t n)
 {
 	double m = 0;
@@ -636,6 +698,7 @@ typedef struct pooled {
 	double tau2;           /* release-level variance component */
 	double e_c;            /* the judged captures' variance beyond sampling */
 	double q, q_df;        /* Cochran's Q of the baseline release means, its df */
+	bool own_het;          /* its releases differ beyond the service's: see pooled_fit */
 } pooled;
 
 
@@ -922,7 +985,26 @@ static int pooled_fit(pooled *out, const double *yb, const double *vb, const int
 	for (size_t k = 0; ng >= 2 && k < ng; k++)
 		out->q += (g[k].mean - all.mean) * (g[k].mean - all.mean) / g[k].var_mean;
 	out->tau2 = 0;
-	if (phi > 1 && ng >= 2) {
+	out->own_het = ng >= 2 && stats_het_outlier(out->q, out->q_df, phi > 1 ? phi : 1);
+	if (out->own_het) {
+		/*
+		 * This function's releases differ far beyond the service's (its
+		 * code came or went, or changed its cost, in one of them): their
+		 * spread is its own, a variance between releases added to each
+		 * release's mean and to the judged release's (Paule and
+		 * Mandel), so the releases weigh alike. Scaled by the service's
+		 * phi instead, the releases without the code, all zeros and
+		 * so the most precise, made the baseline 0.0002% where two of
+		 * four releases ran it at 15%, and the release that kept it
+		 * was a critical regression.
+		 */
+		out->tau2 = stats_tau2_between(g, ng);
+		for (size_t k = 0; k < ng; k++)
+			g[k].var_mean += out->tau2;
+		phi_df = out->q_df;
+		if ((rc = stats_wmean_combine(&all, g, ng)) < 0)
+			goto out;
+	} else if (phi > 1 && ng >= 2) {
 		double vbar = 0;
 		for (size_t k = 0; k < ng; k++) {
 			vbar += g[k].var_mean / (double)ng;
@@ -2408,6 +2490,32 @@ static int double_cmp(const void *x, const void *y)
 	double a = *(const double *)x, b = *(const double *)y;
 
 	return a < b ? -1 : a > b;
+}
+
+typedef struct q_pair {
+	double q, df;
+} q_pair;
+
+static int q_pair_cmp(const void *x, const void *y)
+{
+	const q_pair *a = x, *b = y;
+
+	return a->q < b->q ? -1 : a->q > b->q ? 1 : a->df < b->df ? -1 : a->df > b->df;
+}
+
+/* Sort q[0..n) into value order, df[] alongside (in place; as it was when out of memory). */
+static void q_order(double *q, double *df, size_t n)
+{
+	q_pair *t = malloc((n ? n : 1) * sizeof(*t));
+
+	if (!t)
+		return;
+	for (size_t k = 0; k < n; k++)
+		t[k] = (q_pair){q[k], df[k]};
+	qsort(t, n, sizeof(*t), q_pair_cmp);
+	for (size_t k = 0; k < n; k++)
+		q[k] = t[k].q, df[k] = t[k].df;
+	free(t);
 }
 
 /*
@@ -5498,34 +5606,35 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 	 * phi = sum of Cochran's Q / sum of their df (at least 1). One
 	 * function's two or three releases say little about it; all of them
 	 * together say whether this service's releases differ beyond noise.
+	 * A function whose releases differ far beyond that has a spread of
+	 * its own (stats_phi_robust, pooled_fit) and is left out of phi.
 	 */
 	{
-		double q = 0, qdf = 0, *qs = calloc(nrows ? nrows : 1, sizeof(*qs));
+		double *qs = calloc(nrows ? nrows : 1, 2 * sizeof(*qs)), *qdfs;
 		size_t nq = 0;
 		if (!qs) {
 			rc = oom(err);
 			goto out;
 		}
+		qdfs = qs + (nrows ? nrows : 1);
 		for (size_t k = 0; k < nrows; k++) {
 			pooled p;
 			series_fill(&sb, &td.m, rows[k], 0, &s.base, td.gb, td.hb, td.db, td.wb,
 				    NULL);
+			drop_releases_without(&sb);
 			series_fill(&sc, &td.m, rows[k], s.base.n, &s.cur, td.gc, td.hc, td.dc,
 				    td.wc, NULL);
 			if (sb.n < 2 || sc.n < 1 ||
 			    pooled_fit(&p, sb.vst, sb.v, sb.group, sb.n, sc.vst, sc.v, sc.n, 1,
 				       0, NULL, NULL) < 0)
 				continue;
-			qs[nq++] = p.q;
-			qdf += p.q_df;
+			qs[nq] = p.q;
+			qdfs[nq++] = p.q_df;
 		}
 		/* Summed in value order: the same to the last bit whatever the ids. */
-		qsort(qs, nq, sizeof(*qs), double_cmp);
-		for (size_t k = 0; k < nq; k++)
-			q += qs[k];
+		q_order(qs, qdfs, nq);
+		stats_phi_robust(&td.phi, &td.phi_df, qs, qdfs, nq);
 		free(qs);
-		td.phi = qdf > 0 && q > qdf ? q / qdf : 1;
-		td.phi_df = qdf;
 	}
 	if ((rc = release_noise(&td, &s.base, &s.cur, rows, nrows, &sb, &sc)) < 0 ||
 	    (rc = host_share(&td, &s.base, rows, nrows, &sb)) < 0 ||
@@ -5551,6 +5660,7 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 		finding *f = &a->tests[a->ntests];
 		memset(f, 0, sizeof(*f));
 		series_fill(&sb, &td.m, rows[k], 0, &s.base, td.gb, td.hb, td.db, td.wb, NULL);
+		drop_releases_without(&sb);
 		series_fill(&sc, &td.m, rows[k], s.base.n, &s.cur, td.gc, td.hc, td.dc, td.wc,
 			    NULL);
 		if (sc.n == 0 || sb.n < 2) {
@@ -6254,6 +6364,7 @@ static int renormalised_retest(analysis *a, const double cut[2], const double *t
 			memset(&again, 0, sizeof(again));
 			series_fill(&sb, &td->m, f->row, 0, &td->base, td->gb, td->hb, td->db,
 				    td->wb, less);
+			drop_releases_without(&sb);
 			series_fill(&sc, &td->m, f->row, td->base.n, &td->cur, td->gc, td->hc,
 				    td->dc, td->wc, less + td->base.n);
 			if (sb.n < 2 || sc.n < 1)

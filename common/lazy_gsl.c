@@ -20,6 +20,7 @@
 
 #define GSL_FUNCS(X, V)                                                                            \
 	X(double, gsl_cdf_chisq_Pinv, (const double p, const double nu), (p, nu))                  \
+	X(double, gsl_cdf_chisq_Qinv, (const double q, const double nu), (q, nu))                  \
 	X(double, gsl_cdf_tdist_P, (const double x, const double nu), (x, nu))                     \
 	X(double, gsl_cdf_tdist_Q, (const double x, const double nu), (x, nu))                     \
 	X(double, gsl_cdf_tdist_Qinv, (const double q, const double nu), (q, nu))                  \

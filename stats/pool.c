@@ -168,6 +168,70 @@ int stats_wmean_combine(stats_wmean *out, const stats_wmean *g, size_t ng)
 	return 0;
 }
 
+bool stats_het_outlier(double q, double df, double phi)
+{
+	if (!(df >= 1) || !isfinite(q) || !(phi >= 1))
+		return false;
+	return q > phi * gsl_cdf_chisq_Qinv(STATS_HET_P, df);
+}
+
+void stats_phi_robust(double *phi, double *phi_df, const double *q, const double *df, size_t n)
+{
+	double cur = 1, cur_df = 0;
+
+	/* Each pass leaves out more (phi only falls), so it ends; 64 passes bound it. */
+	for (int pass = 0; pass < 64; pass++) {
+		double sq = 0, sdf = 0, next;
+		for (size_t k = 0; k < n; k++)
+			if (pass == 0 || !stats_het_outlier(q[k], df[k], cur))
+				sq += q[k], sdf += df[k];
+		next = sdf > 0 && sq > sdf ? sq / sdf : 1;
+		cur_df = sdf;
+		if (pass > 0 && next == cur)
+			break;
+		cur = next;
+	}
+	*phi = cur;
+	*phi_df = cur_df;
+}
+
+/* Cochran's Q of g's means about their mean weighted by 1 / (var_mean + t2). */
+static double q_at(const stats_wmean *g, size_t ng, double t2)
+{
+	double sw = 0, swm = 0, m, q = 0;
+
+	for (size_t k = 0; k < ng; k++) {
+		sw += 1 / (g[k].var_mean + t2);
+		swm += g[k].mean / (g[k].var_mean + t2);
+	}
+	m = swm / sw;
+	for (size_t k = 0; k < ng; k++)
+		q += (g[k].mean - m) * (g[k].mean - m) / (g[k].var_mean + t2);
+	return q;
+}
+
+double stats_tau2_between(const stats_wmean *g, size_t ng)
+{
+	double lo = 0, hi = 0, lo_m = INFINITY, hi_m = -INFINITY, want = (double)ng - 1;
+
+	if (ng < 2 || !(q_at(g, ng, 0) > want))
+		return 0;
+	/* Q falls as t2 grows; at the means' whole range squared it is below ng - 1. */
+	for (size_t k = 0; k < ng; k++)
+		lo_m = fmin(lo_m, g[k].mean), hi_m = fmax(hi_m, g[k].mean);
+	hi = (hi_m - lo_m) * (hi_m - lo_m) * (double)ng;
+	if (!(hi > 0) || !isfinite(hi))
+		return 0;
+	for (int it = 0; it < 200 && hi - lo > 1e-12 * hi; it++) {
+		double mid = 0.5 * (lo + hi);
+		if (q_at(g, ng, mid) > want)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return 0.5 * (lo + hi);
+}
+
 double stats_shrunk_extra(const stats_wmean *own, double prior_total, double prior_df)
 {
 	double d = own->df > 0 ? own->df : 0, p = prior_df > 0 ? prior_df : 0;

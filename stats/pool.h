@@ -24,6 +24,7 @@
 #ifndef PR_STATS_POOL_H
 #define PR_STATS_POOL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "stats/stats.h"
@@ -79,6 +80,39 @@ int stats_pool_total(double *out, double *df_out, const stats_wmean *g, size_t n
  * mean is never outside the least and greatest m_k, rounding included.
  */
 int stats_wmean_combine(stats_wmean *out, const stats_wmean *g, size_t ng);
+
+/*
+ * Release heterogeneity of a service, pooled over its functions: each
+ * function's Cochran's Q of its release means (q[k], on df[k] degrees of
+ * freedom). *phi = sum(q) / sum(df) (at least 1) over the functions that
+ * are not outliers (stats_het_outlier at that phi), *phi_df their sum of
+ * df; found by leaving outliers out until none changes. q must be in
+ * value order (the sum is then the same to the last bit, whatever order
+ * the functions came in). One function whose code came or went between
+ * releases has a Q of thousands: in the plain mean it made every other
+ * function's release effect that large, and nothing could be found.
+ */
+void stats_phi_robust(double *phi, double *phi_df, const double *q, const double *df, size_t n);
+
+/*
+ * True when one function's releases differ far beyond what the service's
+ * releases do: q above phi times chi-square's upper STATS_HET_P point on
+ * df degrees of freedom. Under the model (every function's releases vary
+ * phi times their sampling) that happens once in 1/STATS_HET_P functions.
+ */
+#define STATS_HET_P 1e-6
+bool stats_het_outlier(double q, double df, double phi);
+
+/*
+ * The variance between the groups g[0..ng-1] beyond their means' own
+ * (var_mean), by Paule and Mandel's estimator: the t2 at which Cochran's
+ * Q with weights 1 / (var_mean + t2) equals ng - 1 (0 when it is below
+ * that at t2 = 0, or ng < 2). DerSimonian and Laird's one-step moments
+ * follow the precise groups: three releases without a function (zeros,
+ * as precise as can be) and one that ran it at 15% gave a t2 of almost
+ * nothing, and the baseline stayed at 0.
+ */
+double stats_tau2_between(const stats_wmean *g, size_t ng);
 
 /*
  * The extra variance of a group with `own` summarised observations (df
