@@ -22,6 +22,7 @@
 
 #include "common/error.h"
 #include "stats/fdr.h"
+#include "stats/pool.h"
 #include "stats/rank.h"
 #include "stats/stats.h"
 #include "stats/test.h"
@@ -1045,6 +1046,68 @@ static void test_severity_names_round_trip_and_parse_ignores_case(void **state)
 	assert_string_equal(stats_severity_name((stats_severity)42), "?");
 }
 
+/*
+ * One function whose releases differ by thousands (a code path added in a
+ * release) among 200 whose releases vary 1.5 times their sampling: the
+ * service's release effect is the others', not the mean with it.
+ */
+static void test_release_effect_leaves_out_a_function_far_beyond_it(void **state)
+{
+	double q[201], df[201], phi, phi_df;
+
+	(void)state;
+	for (size_t k = 0; k < 200; k++) {
+		q[k] = 1.5 * 3 * (0.5 + (double)k / 200); /* mean 1.5 * 3 on 3 df */
+		df[k] = 3;
+	}
+	q[200] = 5000;
+	df[200] = 3;
+	stats_phi_robust(&phi, &phi_df, q, df, 201);
+	assert_true(fabs(phi - 1.5 * 3 * (0.5 + 199.0 / 400) / 3) < 1e-9);
+	assert_true(phi_df == 600);
+	assert_true(stats_het_outlier(5000, 3, phi));
+	assert_false(stats_het_outlier(q[199], 3, phi));
+	/* Without the outlier the plain mean is kept, whatever is summed. */
+	stats_phi_robust(&phi, &phi_df, q, df, 200);
+	assert_true(phi_df == 600);
+	/* Releases that vary no more than sampling: 1. */
+	for (size_t k = 0; k < 200; k++)
+		q[k] = 2;
+	stats_phi_robust(&phi, &phi_df, q, df, 200);
+	assert_true(phi == 1);
+}
+
+/*
+ * Three releases without a function (zeros, very precise) and one at s:
+ * Paule and Mandel's variance between them makes Q = ng - 1, where the
+ * means weigh almost alike: near the means' own variance, s^2 / 4.
+ */
+static void test_between_release_variance_is_not_led_by_the_precise_releases(void **state)
+{
+	stats_wmean g[4] = {{0}};
+	double s = 0.4, t2, sw = 0, swm = 0, m, q = 0;
+
+	(void)state;
+	for (int k = 0; k < 3; k++)
+		g[k].mean = 0, g[k].var_mean = 1e-6, g[k].n = 8;
+	g[3].mean = s, g[3].var_mean = 1e-4, g[3].n = 4;
+	t2 = stats_tau2_between(g, 4);
+	for (int k = 0; k < 4; k++) {
+		sw += 1 / (g[k].var_mean + t2);
+		swm += g[k].mean / (g[k].var_mean + t2);
+	}
+	m = swm / sw;
+	for (int k = 0; k < 4; k++)
+		q += (g[k].mean - m) * (g[k].mean - m) / (g[k].var_mean + t2);
+	assert_true(fabs(q - 3) < 1e-6);
+	assert_true(t2 > 0.9 * s * s / 4 && t2 < 1.1 * s * s / 4);
+	/* Means that agree within their variance: none. */
+	for (int k = 0; k < 4; k++)
+		g[k].mean = 0.1, g[k].var_mean = 1e-4;
+	assert_true(stats_tau2_between(g, 4) == 0);
+	assert_true(stats_tau2_between(g, 1) == 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1086,6 +1149,8 @@ int main(void)
 		cmocka_unit_test(test_severity_classes_follow_the_default_thresholds),
 		cmocka_unit_test(test_severity_uses_caller_thresholds),
 		cmocka_unit_test(test_severity_names_round_trip_and_parse_ignores_case),
+		cmocka_unit_test(test_release_effect_leaves_out_a_function_far_beyond_it),
+		cmocka_unit_test(test_between_release_variance_is_not_led_by_the_precise_releases),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
