@@ -38,11 +38,14 @@ typedef struct parser {
 	size_t line;        /* 1-based number of the line being parsed */
 	strmap cache;       /* raw frame bytes -> function id */
 	uint32_t *stack;    /* frame ids, root first; kept across lines */
+	uint32_t *kept;     /* the line's frame ids without austin's line frames */
 	size_t *ends;       /* where each frame of the line ends (its ';' or the end) */
 	size_t stack_cap;   /* entries in stack and in ends */
 	const char *prev;   /* the previous line's stack text (in the input) */
 	size_t prev_len;
 	uint32_t prev_depth;
+	size_t samples;      /* lines with a stack */
+	size_t multi_number; /* of them, lines whose stack ends in a number too */
 } parser;
 
 static bool is_space(unsigned char c)
@@ -240,6 +243,10 @@ static int grow_stack(parser *ps, size_t depth)
 		return pr_error_set(ps->err, PR_ENOMEM, "cannot parse '%s': out of memory",
 				    ps->p->input_name);
 	ps->ends = ends;
+	if (!(st = realloc(ps->kept, cap * sizeof(*st))))
+		return pr_error_set(ps->err, PR_ENOMEM, "cannot parse '%s': out of memory",
+				    ps->p->input_name);
+	ps->kept = st;
 	ps->stack_cap = cap;
 	return 0;
 }
@@ -261,12 +268,47 @@ static size_t common_prefix(const char *a, const char *b, size_t n)
 	return i;
 }
 
+/* No function: a frame the sample leaves out. */
+#define NO_FRAME UINT32_MAX
+
+/*
+ * True when frame s[start..end) is the line austin (1.x, by default)
+ * writes as a frame of its own after each function's "name (file)":
+ * "main (app.py);L18;compute (app.py);L42". The line is dropped, as the
+ * line py-spy writes inside a frame is, or each function's self would sit
+ * in frames named "L42".
+ */
+static bool austin_line_frame(const char *s, size_t start, size_t end)
+{
+	if (start < 2 || s[start - 2] != ')' || end - start < 2 || s[start] != 'L')
+		return false;
+	for (size_t i = start + 1; i < end; i++)
+		if (!is_digit((unsigned char)s[i]))
+			return false;
+	return true;
+}
+
+/*
+ * True when the stack s[0..n) ends in a number after a space: the line
+ * held more than one number at its end, as austin --full writes its time
+ * and memory ("main (app.py);L6 1067 0 0") and difffolded.pl its two
+ * counts. Only the last would be taken as the count.
+ */
+static bool ends_in_number(const char *s, size_t n)
+{
+	size_t k = 0;
+
+	while (k < n && is_digit((unsigned char)s[n - 1 - k]))
+		k++;
+	return k > 0 && k < n && is_space((unsigned char)s[n - 1 - k]);
+}
+
 /* Parse one line, without its newline; blank lines were skipped. */
 static int parse_line(parser *ps, const char *s, size_t n)
 {
 	pr_error inner = PR_ERROR_INIT;
 	const char *count;
-	size_t count_len, stack_len, lcp = 0, start = 0, depth = 1;
+	size_t count_len, stack_len, lcp = 0, start = 0, depth = 1, kept = 0;
 	int64_t value;
 	int rc;
 
@@ -287,6 +329,15 @@ static int parse_line(parser *ps, const char *s, size_t n)
 	stack_len = n - count_len;
 	while (is_space((unsigned char)s[stack_len - 1]))
 		stack_len--;
+	/*
+	 * heaptrack_print --print-flamegraph ends every stack with ';'.
+	 * flamegraph.pl's split drops empty frames at the end, and so does
+	 * this: the cost is the last function's, not an empty frame's.
+	 */
+	while (stack_len > 1 && s[stack_len - 1] == ';')
+		stack_len--;
+	if (ends_in_number(s, stack_len))
+		ps->multi_number++;
 	if (memchr(s, '\r', stack_len))
 		return bad_line(ps,
 				"a carriage return inside the stack (lines that end in a bare CR?)",
@@ -321,17 +372,21 @@ static int parse_line(parser *ps, const char *s, size_t n)
 		 * frame boundary at the same place: its id is already there.
 		 */
 		if (!(i < ps->prev_depth && end <= lcp &&
-		      (end == ps->prev_len || ps->prev[end] == ';')) &&
-		    (rc = frame_id(ps, &ps->stack[i], s + start, end - start)) < 0)
-			return rc;
+		      (end == ps->prev_len || ps->prev[end] == ';'))) {
+			if (austin_line_frame(s, start, end))
+				ps->stack[i] = NO_FRAME;
+			else if ((rc = frame_id(ps, &ps->stack[i], s + start, end - start)) < 0)
+				return rc;
+		}
+		if (ps->stack[i] != NO_FRAME)
+			ps->kept[kept++] = ps->stack[i];
 		start = end + 1;
 	}
 	ps->prev = s;
 	ps->prev_len = stack_len;
 	ps->prev_depth = (uint32_t)depth;
 
-	if ((rc = profile_add_sample(ps->p, ps->stack, (uint32_t)depth, &value,
-				     &inner)) < 0)
+	if ((rc = profile_add_sample(ps->p, ps->kept, (uint32_t)kept, &value, &inner)) < 0)
 		return model_error(ps, rc, &inner);
 	return 0;
 }
@@ -422,10 +477,20 @@ int folded_parse(profile **out, const uint8_t *data, size_t len,
 		size_t end = nl ? (size_t)(nl - text) : len;
 
 		ps.line++;
-		if (!blank(text + pos, end - pos) &&
-		    (rc = parse_line(&ps, text + pos, end - pos)) < 0)
-			goto out;
+		if (!blank(text + pos, end - pos)) {
+			if ((rc = parse_line(&ps, text + pos, end - pos)) < 0)
+				goto out;
+			ps.samples++;
+		}
 		pos = end + 1;
+	}
+	if (ps.samples > 0 && ps.multi_number == ps.samples) {
+		rc = pr_error_set(err, PR_EDATA,
+				  "cannot parse '%s': every line ends in more than one number "
+				  "(austin --full's time and memory, or a differential flame "
+				  "graph's two counts): folded stacks have one count a line",
+				  ps.p->input_name);
+		goto out;
 	}
 	*out = ps.p;
 	ps.p = NULL;
@@ -435,6 +500,7 @@ out:
 	strmap_release(&ps.cache);
 	free(ps.stack);
 	free(ps.ends);
+	free(ps.kept);
 	return rc;
 }
 

@@ -392,14 +392,26 @@ static size_t without_instance(char *s, size_t n)
  * kernel gave it, new in every process: py-spy's "process 4121:\"python
  * app.py ...\"" (--subprocesses, with the whole command line, which may
  * hold a password or a token) and "thread (4122)" or "thread
- * (0x7F3A2B1C4700): MainThread" (--threads), and async-profiler's
+ * (0x7F3A2B1C4700): MainThread" (--threads), austin's "Thread
+ * 55f2b010a310" (1.x, the root of every stack), and async-profiler's
  * "[worker-3 tid=4123]" (--threads). They become "process", "thread",
- * "thread: MainThread" and "[worker-3]" ("[tid]" without a name). True
- * when s was such a frame; *n is then its new length.
+ * "thread: MainThread", "Thread" and "[worker-3]" ("[tid]" without a
+ * name). True when s was such a frame; *n is then its new length.
  */
 static bool profiler_frame(char *s, size_t *n)
 {
 	size_t len = *n, k, j;
+
+	if (len > 7 && at(s, len, 0, "Thread ")) {
+		bool digit = false;
+
+		for (k = 7; k < len && is_hex(s[k]); k++)
+			digit = digit || is_digit(s[k]);
+		if (k == len && digit) {
+			*n = 6;
+			return true;
+		}
+	}
 
 	if (at(s, len, 0, "process ") && (k = digits(s, len, 8)) > 0 &&
 	    at(s, len, 8 + k, ":\"")) {

@@ -205,17 +205,23 @@ static void test_a_carriage_return_inside_a_stack_is_refused(void **state)
 			     cases[i].reason);
 }
 
+/*
+ * An empty frame inside a stack is "[unknown]"; empty frames at its end
+ * are none, as flamegraph.pl's split drops them: "y; 4" is y's.
+ */
 static void test_empty_frames_become_unknown(void **state)
 {
-	profile *p = parse_ok("a;;b 2\n;x 1\ny; 4\n");
+	profile *p = parse_ok("a;;b 2\n;x 1\ny; 4\nz;; 8\n; 16\n");
 	profile_summary s;
 
 	(void)state;
 	summarize(&s, p);
-	assert_int_equal(row(p, &s, "[unknown]")->total, 7);
-	assert_int_equal(row(p, &s, "[unknown]")->self, 4);
+	assert_int_equal(row(p, &s, "[unknown]")->total, 19);
+	assert_int_equal(row(p, &s, "[unknown]")->self, 16);
 	assert_int_equal(row(p, &s, "b")->self, 2);
 	assert_int_equal(row(p, &s, "x")->self, 1);
+	assert_int_equal(row(p, &s, "y")->self, 4);
+	assert_int_equal(row(p, &s, "z")->self, 8);
 	profile_summary_release(&s);
 	profile_free(p);
 }
@@ -271,11 +277,14 @@ static void test_shared_prefixes_never_confuse_frames(void **state)
 	p = parse_ok(text);
 	assert_int_equal(p->nsamples, sizeof(lines) / sizeof(lines[0]));
 	for (size_t i = 0; i < p->nsamples; i++) {
-		char want[128];
-		size_t w = 0;
-		/* Empty frames come back as "[unknown]". */
-		for (const char *c = lines[i]; ; c++) {
-			bool start = c == lines[i] || c[-1] == ';';
+		char want[128], line[64];
+		size_t w = 0, n = strlen(lines[i]);
+		/* Empty frames at the end are dropped, others come back as "[unknown]". */
+		while (n > 1 && lines[i][n - 1] == ';')
+			n--;
+		snprintf(line, sizeof(line), "%.*s", (int)n, lines[i]);
+		for (const char *c = line;; c++) {
+			bool start = c == line || c[-1] == ';';
 			if (start && (*c == ';' || *c == '\0'))
 				w += (size_t)snprintf(want + w, sizeof(want) - w, "[unknown]");
 			if (!*c)
@@ -286,6 +295,93 @@ static void test_shared_prefixes_never_confuse_frames(void **state)
 		assert_string_equal(stack_str(got, sizeof(got), p, i), want);
 	}
 	profile_free(p);
+}
+
+/*
+ * tests/data/folded/austin-burn.folded: austin 1.0.1 writes each line
+ * being run as a frame of its own after the function's frame, "hot
+ * (/tmp/app/burn.py);L6", and roots every stack at "Thread" and an
+ * address. The functions hold the self time, not frames named "L6"; the
+ * figures are summed from the file by tests/data/README.md's rule.
+ */
+static void test_austin_line_frames_are_dropped(void **state)
+{
+	buf text = BUF_INIT;
+	pr_error err = PR_ERROR_INIT;
+	profile_summary s;
+	profile *p = NULL;
+
+	(void)state;
+	testdata_read(&text, "folded/austin-burn.folded");
+	assert_int_equal(folded_parse(&p, (const uint8_t *)text.ptr, text.len, NAME, NULL, &err),
+			 0);
+	summarize(&s, p);
+	assert_int_equal(s.total, 586590);
+	assert_int_equal(row(p, &s, "hot (/tmp/app/burn.py)")->self, 312650);
+	assert_int_equal(row(p, &s, "warm (/tmp/app/burn.py)")->self, 134346);
+	assert_int_equal(row(p, &s, "cold (/tmp/app/burn.py)")->self, 134524);
+	assert_int_equal(row(p, &s, "<module> (/tmp/app/burn.py)")->self, 5070);
+	assert_int_equal(row(p, &s, "<module> (/tmp/app/burn.py)")->total, 586590);
+	assert_int_equal(row(p, &s, "Thread")->total, 586590);
+	for (size_t i = 0; i < s.nrows; i++) {
+		const char *n = p->funcs[s.rows[i].func].name;
+		if (n[0] == 'L' && strspn(n + 1, "0123456789") == strlen(n + 1))
+			fail_msg("a line frame '%s' became a function", n);
+	}
+	assert_null(find_row(p, &s, "L6"));
+	profile_summary_release(&s);
+	profile_free(p);
+	buf_release(&text);
+}
+
+/*
+ * tests/data/folded/austin-burn-full.folded: austin --full ends every
+ * line in three numbers (time, memory allocated and released). Read as
+ * folded stacks, the last was the count: 0 almost everywhere, stored as a
+ * capture of nothing. It is refused.
+ */
+static void test_austin_full_metrics_are_refused(void **state)
+{
+	buf text = BUF_INIT;
+	pr_error err = PR_ERROR_INIT;
+	profile *p = NULL;
+
+	(void)state;
+	testdata_read(&text, "folded/austin-burn-full.folded");
+	assert_int_equal(folded_parse(&p, (const uint8_t *)text.ptr, text.len, NAME, NULL, &err),
+			 PR_EDATA);
+	assert_null(p);
+	assert_non_null(strstr(err.msg, "every line ends in more than one number"));
+	buf_release(&text);
+	/* One frame named after a number is still a frame. */
+	p = parse_ok("main;retry 3 7\nmain;serve 5\n");
+	profile_free(p);
+}
+
+/*
+ * tests/data/folded/heaptrack-retain.folded: heaptrack_print
+ * --print-flamegraph ends every stack with ';'. keep_big retained 3
+ * times the bytes of keep_small (heaptrack_print's own figures).
+ */
+static void test_heaptrack_stacks_end_in_their_last_function(void **state)
+{
+	buf text = BUF_INIT;
+	pr_error err = PR_ERROR_INIT;
+	profile_summary s;
+	profile *p = NULL;
+
+	(void)state;
+	testdata_read(&text, "folded/heaptrack-retain.folded");
+	assert_int_equal(folded_parse(&p, (const uint8_t *)text.ptr, text.len, NAME, NULL, &err),
+			 0);
+	summarize(&s, p);
+	assert_int_equal(s.total, 19660800 + 6553600);
+	assert_int_equal(row(p, &s, "keep_big (retain.c)")->self, 19660800);
+	assert_int_equal(row(p, &s, "keep_small (retain.c)")->self, 6553600);
+	assert_null(find_row(p, &s, "[unknown]"));
+	profile_summary_release(&s);
+	profile_free(p);
+	buf_release(&text);
 }
 
 /* tests/data/folded/mixed.summary was worked out by hand. */
@@ -780,6 +876,9 @@ int main(void)
 		cmocka_unit_test(test_zero_and_int64_max_counts_are_accepted),
 		cmocka_unit_test(test_shared_prefixes_never_confuse_frames),
 		cmocka_unit_test(test_data_file_matches_hand_computed_summary),
+		cmocka_unit_test(test_austin_line_frames_are_dropped),
+		cmocka_unit_test(test_austin_full_metrics_are_refused),
+		cmocka_unit_test(test_heaptrack_stacks_end_in_their_last_function),
 		cmocka_unit_test(test_bad_counts_are_rejected_with_the_line),
 		cmocka_unit_test(test_nul_byte_is_rejected_as_binary),
 		cmocka_unit_test(test_stack_deeper_than_the_limit_is_rejected),

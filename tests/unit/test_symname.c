@@ -607,6 +607,21 @@ static void test_process_and_thread_frames_lose_their_ids(void **state)
 	check_rewrites(stable, cases, NITEMS(cases), same, NITEMS(same));
 }
 
+/* austin 1.x roots every stack at its thread, "Thread" and an address. */
+static void test_austin_thread_frames_lose_their_address(void **state)
+{
+	static const rewrite_case cases[] = {
+		{"Thread 55f2b010a310", "Thread"},
+		{"Thread 7f3a2b1c4700", "Thread"},
+	};
+	static const char *const same[] = {
+		"Thread", "Thread ", "Thread main", "Thread 12 x", "Thread face",
+	};
+
+	(void)state;
+	check_rewrites(stable, cases, NITEMS(cases), same, NITEMS(same));
+}
+
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -1071,6 +1086,7 @@ int main(void)
 		cmocka_unit_test(test_a_library_frame_is_named_by_its_soname),
 		cmocka_unit_test(test_jit_code_of_two_processes_is_one_function),
 		cmocka_unit_test(test_process_and_thread_frames_lose_their_ids),
+		cmocka_unit_test(test_austin_thread_frames_lose_their_address),
 		cmocka_unit_test(test_two_processes_name_the_same_functions_and_no_secret),
 		cmocka_unit_test(test_a_moved_anonymous_node_function_keeps_its_name),
 		cmocka_unit_test(test_a_rebuilt_wasm_module_keeps_its_functions),
