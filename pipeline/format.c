@@ -212,6 +212,36 @@ static const char *known_other(const uint8_t *data, size_t len)
 	if (bpftrace_print(data, len, i))
 		return "a bpftrace map print, counts per key rather than stacks profreg can read; "
 		       "fold its stacks first (FlameGraph's stackcollapse-bpftrace.pl)";
+	if (starts_with(data, len, "# callgrind format") ||
+	    (starts_with(data, len, "version: ") && holds(data, len, 256, "\ncreator: callgrind")))
+		return "a callgrind profile (valgrind --tool=callgrind), instructions counted "
+		       "per function and call rather than sampled stacks; profreg does not read it";
+	if (starts_with(data, len, "desc: ") && holds(data, len, 4096, "\ntime_unit: ") &&
+	    holds(data, len, 4096, "\nsnapshot="))
+		return "a massif profile (valgrind --tool=massif), the heap's size over time; "
+		       "profreg does not read it";
+	if (starts_with(data, len, "desc: ") && holds(data, len, 4096, "\nevents: "))
+		return "a cachegrind profile (valgrind --tool=cachegrind), instructions "
+		       "counted per line rather than sampled stacks; profreg does not read it";
+	/* heaptrack writes its recordings zstd-compressed (gzip before 1.2). */
+	if (len >= 4 && data[0] == 0x28 && data[1] == 0xb5 && data[2] == 0x2f && data[3] == 0xfd)
+		return "zstd-compressed, which profreg does not decompress: decompress it with "
+		       "'zstd -d', or, for a heaptrack recording, print its stacks with "
+		       "'heaptrack_print -F STACKS FILE' and give those";
+	if (starts_with(data, len, "v ") && holds(data, len, 32, "\nX "))
+		return "a heaptrack recording; print its stacks with 'heaptrack_print -F STACKS "
+		       "FILE' and give those";
+	/* marshal's dict of (file, line, function) tuples, as pstats.dump_stats writes it. */
+	if (len >= 2 && (data[0] == '{' || data[0] == 0xfb) &&
+	    (data[1] == ')' || data[1] == '(' || data[1] == 0xa9 || data[1] == 0xa8))
+		return "Python's profile statistics (cProfile or profile, .pstats), time per "
+		       "function rather than sampled stacks; record with a sampler profreg "
+		       "reads (py-spy, austin)";
+	if ((starts_with(data, len, "\x04\x08{") && holds(data, len, 64, "mode")) ||
+	    (starts_with(data, len, "{\"version\":") && holds(data, len, 64, "\"mode\":") &&
+	     holds(data, len, 4096, "\"frames\":{")))
+		return "a stackprof profile (Ruby); fold it with 'stackprof --stackcollapse FILE' "
+		       "and give that";
 	/* i is past the leading whitespace; a trace starts within 64 bytes. */
 	if (i < 64 && (data[i] == '{' || data[i] == '[') &&
 	    (holds(data, len, 65536, "\"traceEvents\"") || holds(data, len, 4096, "\"ph\":")))

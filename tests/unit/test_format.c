@@ -147,6 +147,41 @@ static void test_perf_report_and_bpftrace_prints_say_what_to_give(void **state)
 	expect_refused_str("@name: 3\n", "a bpftrace map print");
 }
 
+/*
+ * Real output of profilers whose files profreg does not read
+ * (tests/data/README.md, "other"): each is refused saying what it is,
+ * where before every one was "not a known profile format".
+ */
+static void test_other_profilers_files_are_named(void **state)
+{
+	static const struct {
+		const char *file, *reason;
+	} cases[] = {
+		{"other/burn-callgrind-head.out",
+		 "a callgrind profile (valgrind --tool=callgrind)"},
+		{"other/burn-cachegrind-head.out", "a cachegrind profile"},
+		{"other/burn-massif.out", "a massif profile (valgrind --tool=massif)"},
+		{"other/burn-heaptrack.zst", "zstd-compressed, which profreg does not decompress"},
+		{"other/burn-heaptrack-head.txt", "a heaptrack recording; print its stacks with "
+						  "'heaptrack_print -F STACKS FILE'"},
+		{"other/austin-burn.pstats", "Python's profile statistics (cProfile"},
+		{"other/stackprof-burn.dump", "a stackprof profile (Ruby); fold it with "
+					      "'stackprof --stackcollapse FILE'"},
+		{"other/stackprof-burn.json", "a stackprof profile (Ruby)"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		buf text = BUF_INIT;
+
+		testdata_read(&text, cases[i].file);
+		assert_int_equal(format_detect((const uint8_t *)text.ptr, text.len),
+				 PROFILE_FMT_AUTO);
+		expect_refused(text.ptr, text.len, cases[i].reason);
+		buf_release(&text);
+	}
+}
+
 /* Once named and refused; now read, and not taken for a .cpuprofile. */
 static void test_a_v8_heap_profile_is_detected_and_read(void **state)
 {
@@ -306,6 +341,7 @@ int main(void)
 		cmocka_unit_test(test_gperftools_profiles_say_to_convert),
 		cmocka_unit_test(test_traces_and_perf_data_are_named),
 		cmocka_unit_test(test_perf_report_and_bpftrace_prints_say_what_to_give),
+		cmocka_unit_test(test_other_profilers_files_are_named),
 		cmocka_unit_test(test_a_v8_heap_profile_is_detected_and_read),
 		cmocka_unit_test(test_a_gzipped_text_form_is_named_too),
 		cmocka_unit_test(test_other_unknown_bytes_list_the_formats),
