@@ -223,14 +223,51 @@ static size_t grouped_card_end(const char *s, size_t n, size_t r)
 	return end;
 }
 
+static bool is_alnum(char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+/*
+ * Whether the digits at s[r..j) are part of a hex number: written after
+ * "0x", or beside a hex letter in a word of letters and digits that are
+ * all hex ("deadbeef4111111111111111"). A word with another letter is a
+ * name, and its digits are a number of their own: "processCard" ends
+ * with the hex letter 'd', and "processCard4111111111111111" kept its
+ * card number. Before r, the word is read in what was written, out[0..w)
+ * (w <= r: a card number cut before it stops the word at its '#').
+ */
+static bool in_hex_number(const char *out, size_t w, const char *s, size_t n, size_t r, size_t j)
+{
+	size_t a = w, b = j;
+	bool letter = false;
+
+	if (r >= 2 && s[r - 2] == '0' && (s[r - 1] == 'x' || s[r - 1] == 'X'))
+		return true;
+	while (a > 0 && is_alnum(out[a - 1]))
+		a--;
+	while (b < n && is_alnum(s[b]))
+		b++;
+	for (size_t i = a; i < w; i++) {
+		if (!(out[i] >= '0' && out[i] <= '9') && !is_hex_letter(out[i]))
+			return false;
+		letter = letter || is_hex_letter(out[i]);
+	}
+	for (size_t i = j; i < b; i++) {
+		if (!(s[i] >= '0' && s[i] <= '9') && !is_hex_letter(s[i]))
+			return false;
+		letter = letter || is_hex_letter(s[i]);
+	}
+	return letter;
+}
+
 size_t redact_card_numbers(char *s, size_t n)
 {
 	size_t w = 0;
 
 	for (size_t r = 0; r < n;) {
 		size_t len = digit_run(s, n, r), j = r + len, grouped;
-		bool hex = (r >= 2 && s[r - 2] == '0' && (s[r - 1] == 'x' || s[r - 1] == 'X')) ||
-			   (r > 0 && is_hex_letter(s[r - 1])) || (j < n && is_hex_letter(s[j]));
+		bool hex = len && in_hex_number(s, w, s, n, r, j);
 		if (len >= CARD_MIN && len <= CARD_MAX && !hex && luhn(s + r, len)) {
 			s[w++] = '#';
 			r = j;

@@ -32,7 +32,8 @@ const char *redact_excerpt(char *out, size_t size, const char *s, size_t n);
  * Each card number in s[0..n) cut to one '#', in place; the new length.
  * A card number is a run of 13 to 19 digits that passes Luhn's check and
  * is not part of a hex number ("0x" before it, or a hex letter next to
- * it: zero-padded addresses and a template's large constants stay), or
+ * it in a word of hex digits only: zero-padded addresses and hashes
+ * stay, "processCard4111111111111111" is "processCard#"), or
  * the same written in groups of 3 to 6 digits with one space or one dash
  * between them ("4111 1111 1111 1111", "3782-822463-10005").
  */

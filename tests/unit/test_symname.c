@@ -1041,9 +1041,10 @@ static void test_a_urls_query_and_fragment_are_dropped(void **state)
  * perf and folded stacks, an async-profiler thread frame) holding a card
  * number would reach the index, exports, reports and pages. A card
  * number (13 to 19 digits that pass Luhn's check, not part of a hex
- * number) is cut to '#'. Other long numbers are different code and stay
- * apart: zero-padded addresses, a template's constant, numbers that fail
- * the check; the build numbers other rules take off are taken off first.
+ * number: a word of letters and digits that are all hex) is cut to '#'.
+ * Other long numbers are different code and stay apart: zero-padded
+ * addresses, a template's constant, numbers that fail the check; the
+ * build numbers other rules take off are taken off first.
  */
 static void test_a_card_number_in_a_name_is_cut(void **state)
 {
@@ -1053,6 +1054,10 @@ static void test_a_card_number_in_a_name_is_cut(void **state)
 		{"[4111111111111111 tid=4123]", "[#]"},
 		{"cache_4222222222222_flush", "cache_#_flush"},
 		{"parse.llvm.6425391548234110923", "parse"},
+		/* A name's letters before or after it are no hex number's. */
+		{"processCard4111111111111111", "processCard#"},
+		{"Card4111111111111111Charge", "Card#Charge"},
+		{"chargeFee378282246310005", "chargeFee#"},
 	};
 	static const char *const same[] = {"worker-123456789012",
 					   "main.func1234",
@@ -1060,7 +1065,8 @@ static void test_a_card_number_in_a_name_is_cut(void **state)
 					   "0x0000000000401000",
 					   "libc.so.6+0x0000000000123456",
 					   "_Z3fooILm18446744073709551615EEvv",
-					   "f4111111111111111"};
+					   "f4111111111111111",
+					   "deadbeef4111111111111111cafe"};
 
 	(void)state;
 	check_rewrites(stable, cases, sizeof(cases) / sizeof(cases[0]), same,
