@@ -793,12 +793,51 @@ static size_t url_without_query(char *s, size_t n)
 	return q + tail;
 }
 
+/*
+ * A URL's user and password ("https://deploy:hunter2@cdn.example/app.js")
+ * are dropped: they would be stored and shown with each of its functions.
+ * The user part is what comes before the last '@' between "://" and the
+ * path, so a '@' later in the path (a version, "react@18.2.0") stays.
+ */
+static size_t url_without_userinfo(char *s, size_t n)
+{
+	const char *colon = memchr(s, ':', n);
+	size_t c, at = 0, i;
+
+	if (!colon || colon == s || memchr(s, '/', (size_t)(colon - s)))
+		return n;
+	c = (size_t)(colon - s);
+	if (n - c < 3 || s[c + 1] != '/' || s[c + 2] != '/')
+		return n;
+	for (i = c + 3; i < n && s[i] != '/' && s[i] != '?' && s[i] != '#'; i++)
+		if (s[i] == '@')
+			at = i + 1;
+	if (!at)
+		return n;
+	memmove(s + c + 3, s + at, n - at);
+	return n - (at - c - 3);
+}
+
+static size_t stable_file(char *s, size_t n);
+
+/*
+ * A file name is any text a program or its deploy chose (a folder named
+ * by a customer's card number, a script's URL): its card numbers are cut
+ * as a name's are, first, so that a URL's '#' is read as what it is: the
+ * fragment that follows is dropped ("https://app.example/4111.../pay.js"
+ * is "https://app.example/"), and a second pass changes nothing more.
+ */
 size_t symname_stable_file(char *s, size_t n)
+{
+	return stable_file(s, without_card_numbers(s, n));
+}
+
+static size_t stable_file(char *s, size_t n)
 {
 	path_seen seen = {false, false};
 	size_t r = 0, w = 0;
 
-	n = url_without_query(s, n);
+	n = url_without_query(s, url_without_userinfo(s, n));
 	/*
 	 * V8 names a WebAssembly module's script "wasm://wasm/<name>-<hash>",
 	 * the hash of its bytes: every build of the module is new. A name

@@ -971,10 +971,11 @@ static void test_jit_code_of_two_processes_is_one_function(void **state)
 }
 
 /*
- * A script's URL loses its query and fragment: card numbers, passwords
- * and signed URLs' tokens reach no stored file name, and a new signature
- * makes no new function. Scheme, host and path stay, and a line and
- * column written after the query.
+ * A script's URL loses its query and fragment, and the user and password
+ * before its host: card numbers, passwords and signed URLs' tokens reach
+ * no stored file name, and a new signature makes no new function.
+ * Scheme, host and path stay, and a line and column written after the
+ * query. A card number anywhere in a file name is cut to '#'.
  */
 static void test_a_urls_query_and_fragment_are_dropped(void **state)
 {
@@ -990,6 +991,14 @@ static void test_a_urls_query_and_fragment_are_dropped(void **state)
 		{"webpack:///./src/a.vue?vue&type=script&lang=ts", "webpack:///./src/a.vue"},
 		{"https://esm.example/react@18.2.0/index.js?token=x",
 		 "https://esm.example/react@18.2.0/index.js"},
+		/* A user and password before the host go too. */
+		{"https://deploy:hunter2@cdn.example/app.js", "https://cdn.example/app.js"},
+		{"https://a@b:hunter2@cdn.example/react@18.2.0/x.js",
+		 "https://cdn.example/react@18.2.0/x.js"},
+		{"https://deploy:hunter2@cdn.example?x=1:3:9", "https://cdn.example:3:9"},
+		/* A card number in a file name is cut, as in a name. */
+		{"/srv/orders/4111111111111111/pay.go", "/srv/orders/#/pay.go"},
+		{"https://app.example/4111-1111-1111-1111/pay.js", "https://app.example/"},
 	};
 	static const char *const same[] = {
 		"/srv/app/x.js",
@@ -998,6 +1007,8 @@ static void test_a_urls_query_and_fragment_are_dropped(void **state)
 		"a/b://c?d",
 		"https://app.example/x.js",
 		"https://app.example/x.js:3:9",
+		"https://app.example/@scope/pkg/x.js",
+		"/srv/app/build-0x0000000000401000/x.go",
 		"?x",
 		"",
 	};
