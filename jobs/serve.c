@@ -14,6 +14,7 @@
 #include "common/buf.h"
 #include "common/fileio.h"
 #include "common/netaddr.h"
+#include "common/redact.h"
 #include "common/timeutil.h"
 #include "common/utf8.h"
 #include "jobs/access.h"
@@ -346,6 +347,26 @@ static int utf8_head(const char *s, size_t max)
 	while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
 		n--;
 	return (int)n;
+}
+
+/*
+ * A request's reason, as kept in its row, its audit rows and its pins and
+ * sent to a snapshot agent, into out[0..n): the text with card numbers,
+ * e-mail addresses and the values of named secrets replaced
+ * (redact_message). A reason is typed by anyone holding a token, or is
+ * an alert's name, which a rule may build from any label: "refund for
+ * card 4111111111111111" was stored whole, in audit rows that cannot be
+ * changed. False when out of memory.
+ */
+static bool reason_clean(char *out, size_t n, const char *reason)
+{
+	char *clean = redact_message(reason);
+
+	if (!clean)
+		return false;
+	snprintf(out, n, "%.*s", utf8_head(clean, n - 1), clean);
+	free(clean);
+	return true;
 }
 
 /*
@@ -840,6 +861,7 @@ static enum MHD_Result post_captures(server *s, struct MHD_Connection *c, const 
 	size_t npicks = 0;
 	capreq_new r;
 	capreq_decision dec;
+	char reason[REASON_MAX + 1]; /* the database keeps 1024 at most */
 	size_t i;
 
 	memset(&svc, 0, sizeof(svc));
@@ -925,7 +947,12 @@ static enum MHD_Result post_captures(server *s, struct MHD_Connection *c, const 
 	r.seconds = json_is_integer(json_object_get(body, "seconds"))
 			    ? (uint32_t)json_integer_value(json_object_get(body, "seconds"))
 			    : s->cfg->default_seconds;
-	r.reason = json_string_value(json_object_get(body, "reason"));
+	if (!reason_clean(reason, sizeof(reason),
+			  json_string_value(json_object_get(body, "reason")))) {
+		ret = reply_error(s, route, c, 503, "out of memory", 5);
+		goto out;
+	}
+	r.reason = reason;
 	r.source = "api";
 	r.token_id = tok.id;
 	r.requested_by = tok.hint;
@@ -1219,8 +1246,9 @@ static int one_alert(server *s, const token_info *tok, const json_t *a, const ch
 		const char *inc = fp ? fp : group ? group : name ? name : "unnamed";
 		const char *alert = name ? name : "unnamed";
 		snprintf(incident, sizeof(incident), "alert-%.*s", utf8_head(inc, 100), inc);
-		snprintf(reason, sizeof(reason), "alert '%.*s' firing", utf8_head(alert, 200),
-			 alert);
+		snprintf(why, sizeof(why), "alert '%.*s' firing", utf8_head(alert, 200), alert);
+		if (!reason_clean(reason, sizeof(reason), why))
+			snprintf(reason, sizeof(reason), "alert firing");
 		memset(&r, 0, sizeof(r));
 		r.service_id = svc.id;
 		r.service = svc.name;

@@ -5,8 +5,9 @@
 # session ends at its expiry while the alert still fires; a flapping
 # alert elevates a host once per re-escalation window; a resolved alert
 # ends its session, and only its own service's: another team's resolved
-# alert for its service on the same host leaves it open. The 50 targets
-# are not real processes: the caps are about sessions, not captures.
+# alert for its service on the same host leaves it open; an alert name's
+# card number is kept in no row. The 50 targets are not real processes:
+# the caps are about sessions, not captures.
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -110,6 +111,14 @@ code=$(hook "{\"alerts\": [{\"status\": \"firing\", \"labels\": {\"alertname\": 
 	[ "$(sql "select length(incident) from capture_requests order by id desc limit 1")" = 105 ] &&
 	ok "a long non-ASCII alert name is cut at a letter, not inside one: the capture is queued" ||
 	not_ok "long name" "code=$code $(head -c 300 "$T/resp") $(tail -3 "$T/s.err")"
+# An alert name is any text a rule builds from labels: what could be a card
+# number or an e-mail address in it is kept in no request, session or
+# audit row.
+code=$(hook '{"alerts": [{"status": "firing", "labels": {"alertname": "Refund card 4111111111111111 for jane.doe@example.com", "service": "fleet", "instance": "127.0.1.44:9"}, "fingerprint": "fp44"}]}')
+[ "$code" = 200 ] && [ "$(sql "select reason from capture_requests order by id desc limit 1")" = "alert 'Refund card # for <21 bytes> firing" ] &&
+	[ "$(sql "select (select count(*) from capture_requests r where r::text ~ '4111|jane') + (select count(*) from elevated_sessions e where e::text ~ '4111|jane') + (select count(*) from audit_log a where a::text ~ '4111|jane')")" = 0 ] &&
+	ok "an alert name's card number and e-mail address are kept nowhere" ||
+	not_ok "alert name kept" "code=$code $(sql "select reason from capture_requests order by id desc limit 1")"
 # Two teams' services on one host: team b's resolved alert for its own
 # service does not end team a's session there.
 hook "$(one firing fleet)" >/dev/null
