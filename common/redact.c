@@ -285,6 +285,113 @@ size_t redact_card_numbers(char *s, size_t n)
 	return w;
 }
 
+static bool is_upper(char c)
+{
+	return c >= 'A' && c <= 'Z';
+}
+
+static bool is_letter(char c)
+{
+	return is_upper(c) || (c >= 'a' && c <= 'z');
+}
+
+/* A byte of an e-mail address's local part ('_' too: "jane_doe@..."). */
+static bool local_char(char c)
+{
+	return is_alnum(c) || (c && strchr("_.%+-", c));
+}
+
+/*
+ * The end of the domain of an e-mail address at s[r..n) (r just after the
+ * '@'): labels of letters, digits and '-', each with a letter, two or
+ * more, the last of letters only; 0 when there is none.
+ */
+static size_t domain_end(const char *s, size_t n, size_t r)
+{
+	size_t i = r, labels = 0, end = 0;
+
+	for (;;) {
+		size_t a = i;
+		bool letter = false, letters_only = true;
+		while (i < n && (is_alnum(s[i]) || s[i] == '-')) {
+			letter = letter || is_letter(s[i]);
+			letters_only = letters_only && is_letter(s[i]);
+			i++;
+		}
+		if (i == a || !letter)
+			break;
+		labels++;
+		if (labels >= 2 && letters_only && i - a >= 2)
+			end = i;
+		if (i + 1 >= n || s[i] != '.')
+			break;
+		i++;
+	}
+	return end;
+}
+
+/* Whether s[a..b) is an IBAN: see redact_names. */
+static bool iban(const char *s, size_t a, size_t b)
+{
+	unsigned rem = 0;
+
+	if (b - a < 15 || b - a > 34 || !is_upper(s[a]) || !is_upper(s[a + 1]) ||
+	    !(s[a + 2] >= '0' && s[a + 2] <= '9') || !(s[a + 3] >= '0' && s[a + 3] <= '9'))
+		return false;
+	for (size_t k = 0; k < b - a; k++) {
+		char c = s[a + (k + 4) % (b - a)];
+		if (c >= '0' && c <= '9')
+			rem = (rem * 10 + (unsigned)(c - '0')) % 97;
+		else if (is_upper(c))
+			rem = (rem * 100 + (unsigned)(c - 'A' + 10)) % 97;
+		else
+			return false;
+	}
+	return rem == 1;
+}
+
+/* Whether s[a..b) is an AWS access key id: see redact_names. */
+static bool aws_key_id(const char *s, size_t a, size_t b)
+{
+	if (b - a != 20 || (memcmp(s + a, "AKIA", 4) != 0 && memcmp(s + a, "ASIA", 4) != 0))
+		return false;
+	for (size_t k = a; k < b; k++)
+		if (!is_upper(s[k]) && !(s[k] >= '0' && s[k] <= '9'))
+			return false;
+	return true;
+}
+
+size_t redact_names(char *s, size_t n)
+{
+	size_t w = 0;
+
+	n = redact_card_numbers(s, n);
+	for (size_t r = 0; r < n;) {
+		size_t b = r, end;
+		/* A word of capitals and digits: an IBAN or a key id, whole. */
+		if ((r == 0 || !is_alnum(s[r - 1])) && is_upper(s[r])) {
+			while (b < n && (is_upper(s[b]) || (s[b] >= '0' && s[b] <= '9')))
+				b++;
+			if ((b == n || !is_alnum(s[b])) && (iban(s, r, b) || aws_key_id(s, r, b))) {
+				s[w++] = '#';
+				r = b;
+				continue;
+			}
+		}
+		/* An e-mail address: its local part is what was just written. */
+		if (s[r] == '@' && w > 0 && local_char(s[w - 1]) &&
+		    (end = domain_end(s, n, r + 1))) {
+			while (w > 0 && local_char(s[w - 1]))
+				w--;
+			s[w++] = '#';
+			r = end;
+			continue;
+		}
+		s[w++] = s[r++];
+	}
+	return w;
+}
+
 /* Whether w[0..n) is an e-mail address: something, '@', a domain with a dot. */
 static bool email_word(const char *w, size_t n)
 {

@@ -40,6 +40,21 @@ const char *redact_excerpt(char *out, size_t size, const char *s, size_t n);
 size_t redact_card_numbers(char *s, size_t n);
 
 /*
+ * redact_card_numbers, and then each e-mail address, IBAN and AWS access
+ * key id in s[0..n) cut to one '#' too, in place; the new length. For
+ * names a program chose (functions, files, threads), which reach the
+ * index, reports, exports and pages. An e-mail address is a local part
+ * of letters, digits and "_.%+-" (the whole of it), '@', and a domain of two or more
+ * labels of letters, digits and '-', each with a letter, the last all
+ * letters ("jane.doe@example.com"; not "memcpy@GLIBC_2.14" nor a Go
+ * module's "bar@v1.2.3"). An IBAN is two capital letters, two digits
+ * and 11 to 30 capitals or digits, alone in its word, that pass the
+ * ISO 13616 check (mod 97 is 1). An AWS key id is "AKIA" or "ASIA" and
+ * 16 capitals or digits, alone in its word.
+ */
+size_t redact_names(char *s, size_t n);
+
+/*
  * A copy of text `s` for people to read (a commit's subject in a report
  * or a CI summary), with what could be payment data or a secret
  * replaced: card numbers by '#' (redact_card_numbers), e-mail addresses,

@@ -555,24 +555,30 @@ static bool jit_file(char *s, size_t *n)
 }
 
 /*
- * Each card number in s[0..n) cut to one '#' (common/redact.h), in
- * place; the new length. A name is any text a program chose (a thread's
- * name, the root frame of its samples in perf and folded stacks, an
- * async-profiler thread frame), and one holding a card number would put
- * it in the index, exports, reports and pages. The build numbers other
- * rules take off (ThinLTO's ".llvm.6425391548234110923") are gone before
- * this one.
+ * Each card number, e-mail address, IBAN and AWS key id in s[0..n) cut
+ * to one '#' (redact_names, common/redact.h), in place; the new length.
+ * A name is any text a program chose (a thread's name, the root frame of
+ * its samples in perf and folded stacks, an async-profiler thread frame,
+ * a script's path), and one holding such data would put it in the index,
+ * exports, reports and pages. The build numbers other rules take off
+ * (ThinLTO's ".llvm.6425391548234110923") are gone before this one.
  */
-static size_t without_card_numbers(char *s, size_t n)
+static size_t without_personal_data(char *s, size_t n)
 {
-	return redact_card_numbers(s, n);
+	return redact_names(s, n);
 }
 
 static size_t stable(char *s, size_t n);
 
 size_t symname_stable(char *s, size_t n)
 {
-	return without_card_numbers(s, stable(s, n));
+	size_t m;
+
+	n = stable(s, n);
+	/* A cut can make a suffix a rule takes off ("...:#$Proxy3"): again, until none. */
+	while ((m = without_personal_data(s, n)) != n)
+		n = stable(s, m);
+	return n;
 }
 
 static size_t stable(char *s, size_t n)
@@ -822,14 +828,22 @@ static size_t stable_file(char *s, size_t n);
 
 /*
  * A file name is any text a program or its deploy chose (a folder named
- * by a customer's card number, a script's URL): its card numbers are cut
- * as a name's are, first, so that a URL's '#' is read as what it is: the
- * fragment that follows is dropped ("https://app.example/4111.../pay.js"
- * is "https://app.example/"), and a second pass changes nothing more.
+ * by a customer's card number or e-mail address, a script's URL): its
+ * card numbers are cut as a name's are, first, so that a URL's '#' is
+ * read as what it is: the fragment that follows is dropped
+ * ("https://app.example/4111.../pay.js" is "https://app.example/"). The
+ * rest (e-mail addresses, IBANs, key ids) after the URL's user and
+ * password are dropped, which read as an address ("deploy:hunter2@cdn"),
+ * and again until nothing changes, so a second pass changes nothing more.
  */
 size_t symname_stable_file(char *s, size_t n)
 {
-	return stable_file(s, without_card_numbers(s, n));
+	size_t m;
+
+	n = stable_file(s, redact_card_numbers(s, n));
+	while ((m = without_personal_data(s, n)) != n)
+		n = stable_file(s, m);
+	return n;
 }
 
 static size_t stable_file(char *s, size_t n)

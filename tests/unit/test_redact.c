@@ -150,6 +150,47 @@ static void test_a_message_keeps_its_words_and_loses_cards_mails_and_secrets(voi
 	}
 }
 
+/* redact_names on `in`, compared with `want`. */
+static void check_names(const char *in, const char *want)
+{
+	char buf[256];
+	size_t n = strlen(in);
+
+	assert_true(n < sizeof(buf));
+	memcpy(buf, in, n + 1);
+	n = redact_names(buf, n);
+	buf[n] = '\0';
+	if (strcmp(buf, want) != 0)
+		fail_msg("'%s' became '%s', not '%s'", in, buf, want);
+}
+
+static void test_names_lose_mail_addresses_ibans_and_key_ids(void **state)
+{
+	(void)state;
+	check_names("user_jane.doe@example.com", "#");
+	check_names("charge(jane+vip@mail.example.co.uk)", "charge(#)");
+	check_names("/srv/jane.doe@example.com/pay.go", "/srv/#/pay.go");
+	check_names("iban_DE89370400440532013000", "iban_#");
+	check_names("pay GB82WEST12345698765432 now", "pay # now");
+	check_names("aws_AKIAIOSFODNN7EXAMPLE", "aws_#");
+	check_names("charge_4111111111111111", "charge_#");
+	/* Not addresses: symbol versions, module versions, packages, plt. */
+	check_names("memcpy@GLIBC_2.14", "memcpy@GLIBC_2.14");
+	check_names("memcpy@@GLIBC_2.2.5", "memcpy@@GLIBC_2.2.5");
+	check_names("github.com/x/bar@v1.2.3/pkg.Func", "github.com/x/bar@v1.2.3/pkg.Func");
+	check_names("node_modules/@babel/core/lib/index.js",
+		    "node_modules/@babel/core/lib/index.js");
+	check_names(".pnpm/core@7.22.5/x.js", ".pnpm/core@7.22.5/x.js");
+	check_names("foo@plt", "foo@plt");
+	check_names("x@1.2.ts", "x@1.2.ts");
+	/* Not IBANs or key ids: a failed check, letters around, too short. */
+	check_names("DE89370400440532013001", "DE89370400440532013001");
+	check_names("xDE89370400440532013000", "xDE89370400440532013000");
+	check_names("AB12CD", "AB12CD");
+	check_names("AKIAIOSFODNN7EXAMPL", "AKIAIOSFODNN7EXAMPL");
+	check_names("com.example.ChargeService.charge", "com.example.ChargeService.charge");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -157,6 +198,7 @@ int main(void)
 		cmocka_unit_test(test_numbers_pairs_and_secrets_are_counted),
 		cmocka_unit_test(test_a_full_excerpt_is_cut_between_words),
 		cmocka_unit_test(test_a_message_keeps_its_words_and_loses_cards_mails_and_secrets),
+		cmocka_unit_test(test_names_lose_mail_addresses_ibans_and_key_ids),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
