@@ -195,8 +195,9 @@ static bool is_hex_letter(char c)
 
 /*
  * The end of a card number written in groups at s[r..n): groups of 3 to 6
- * digits, one space or one dash between them (the same all along, "4111
- * 1111 1111 1111", "3782-822463-10005"), CARD_MIN to CARD_MAX digits in
+ * digits, one space, dash, dot, underscore or slash between them (the
+ * same all along, "4111 1111 1111 1111", "3782-822463-10005",
+ * "4111_1111_1111_1111" in a name), CARD_MIN to CARD_MAX digits in
  * all, passing Luhn's check, with no digit or hex letter right after it.
  * The longest such; 0 when there is none.
  */
@@ -215,7 +216,7 @@ static size_t grouped_card_end(const char *s, size_t n, size_t r)
 		if (i > r + len && nd >= CARD_MIN && luhn(digs, nd) &&
 		    !(i < n && is_hex_letter(s[i])))
 			end = i;
-		if (i + 1 >= n || (s[i] != ' ' && s[i] != '-') || (sep && s[i] != sep) ||
+		if (i + 1 >= n || !strchr(" -._/", s[i]) || !s[i] || (sep && s[i] != sep) ||
 		    !(s[i + 1] >= '0' && s[i + 1] <= '9'))
 			break;
 		sep = s[i++];

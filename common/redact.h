@@ -34,8 +34,9 @@ const char *redact_excerpt(char *out, size_t size, const char *s, size_t n);
  * is not part of a hex number ("0x" before it, or a hex letter next to
  * it in a word of hex digits only: zero-padded addresses and hashes
  * stay, "processCard4111111111111111" is "processCard#"), or
- * the same written in groups of 3 to 6 digits with one space or one dash
- * between them ("4111 1111 1111 1111", "3782-822463-10005").
+ * the same written in groups of 3 to 6 digits with one space, dash, dot,
+ * underscore or slash between them, the same all along ("4111 1111 1111
+ * 1111", "3782-822463-10005", "4111_1111_1111_1111").
  */
 size_t redact_card_numbers(char *s, size_t n);
 

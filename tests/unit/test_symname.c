@@ -123,6 +123,9 @@ static void test_generated_parts_are_dropped(void **state)
 		{"pay_4111 1111 1111 1111", "pay_#"},
 		{"pay_4111-1111-1111-1111_retry", "pay_#_retry"},
 		{"amex 3782-822463-10005 x", "amex # x"},
+		{"dots_4111.1111.1111.1111", "dots_#"},
+		{"under_4111_1111_1111_1111", "under_#"},
+		{"slash_4111/1111/1111/1111", "slash_#"},
 		/* Groups that pass no Luhn check, or mix separators, stay. */
 		{"pay_4111 1111 1111 1112", "pay_4111 1111 1111 1112"},
 		{"pay_4111-1111 1111-1111", "pay_4111-1111 1111-1111"},
