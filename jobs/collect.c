@@ -13,6 +13,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "jobs/collect.h"
 #include "common/buf.h"
+#include "common/redact.h"
 #include "common/timeutil.h"
 #include "common/utf8.h"
 #include "common/wipe.h"
@@ -306,20 +307,29 @@ static int host_cooling(int64_t *left_us, db *d, const char *host, int64_t coold
 static void failure(svc_state *s, const char *source, const char *target, const char *type,
 		    const char *reason)
 {
-	char *fixed = NULL;
+	char *fixed = strdup(reason);
 	json_t *f;
 
+	/*
+	 * A reason names the file or object that failed, and whoever writes
+	 * to a drop folder or bucket names those: "pay-4111...-jane@example.com"
+	 * reached runs, reports and cron mail. Its card numbers, addresses,
+	 * IBANs and key ids are cut as a profile's names are.
+	 */
+	if (fixed) {
+		fixed[redact_names(fixed, strlen(fixed))] = '\0';
+		reason = fixed;
+	}
 	/*
 	 * jansson refuses a string that is not UTF-8, and the failure would
 	 * be counted but never named: a reason cut inside a letter (a key or
 	 * a server's message shown up to a length) keeps its bytes as '?'.
 	 */
-	if (!utf8_valid(reason, strlen(reason)) && (fixed = strdup(reason))) {
+	if (fixed && !utf8_valid(fixed, strlen(fixed))) {
 		size_t n = strlen(fixed), l;
 		for (size_t i = 0; i < n; i += l ? l : 1)
 			if (!(l = utf8_seq_len((const unsigned char *)fixed + i, n - i)))
 				fixed[i] = '?';
-		reason = fixed;
 	}
 	f = json_pack("{s:s,s:s,s:s?,s:s}", "source", source, "target", target, "type", type,
 		      "reason", reason);

@@ -38,10 +38,21 @@ static bool ends_with(const char *s, const char *suffix)
 	return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
-static void failed(source_report *r, const char *msg)
+/* Cut what may be personal data from a message that names a dropped file (redact_names). */
+static void clean(char *msg)
+{
+	msg[redact_names(msg, strlen(msg))] = '\0';
+}
+
+/*
+ * A file's failure: its message names the file, and whoever writes to the
+ * folder names those ("pay-4111...-jane@example.com.folded"): kept clean.
+ */
+static void failed(source_report *r, char *msg)
 {
 	size_t n = r->nerrors;
 
+	clean(msg);
 	r->failed++;
 	if (!r->first_error)
 		r->first_error = strdup(msg);
@@ -205,6 +216,7 @@ int source_collect_dir(source_report *out, db *d, blob_store *bs, const char *se
 		ingest_desc_release(&desc);
 		if (res.infra || ferr.code == PR_ENOMEM) {
 			/* The database, the store or memory failed, not the file: stop here. */
+			clean(ferr.msg);
 			rc = pr_error_set(err, ferr.code, "stopped at file %zu of %zu in '%s': %s",
 					  i + 1, n, dir, ferr.msg);
 			goto out;
@@ -328,6 +340,7 @@ int source_collect_drops(source_report *out, db *d, blob_store *bs, const char *
 		}
 		ingest_desc_release(&desc);
 		if (res.infra || ferr.code == PR_ENOMEM) {
+			clean(ferr.msg);
 			rc = pr_error_set(err, ferr.code,
 					  "stopped at object %zu of %zu in '%s': %s", k, nprof,
 					  src->name, ferr.msg);

@@ -105,6 +105,20 @@ run pr --config "$T/cfg.json" collect --service checkout
 clean "$OUT$ERR" && ok "collect prints no card number or password" ||
 	not_ok "collect output is clean" "$OUT" "$ERR"
 
+# A dropped file named by its producer after a customer: its failure
+# names it with the card number and the address cut, in the output and
+# in the run's record.
+rm -f "$T/drop/d.folded" "$T/drop/d.folded.json"
+bad="pay-$CARD-jane.doe@example.com.folded"
+printf 'not a profile\n' >"$T/drop/$bad"
+printf '{"release": "d1"}\n' >"$T/drop/$bad.json"
+run pr --config "$T/cfg.json" collect --service checkout
+detail=$(sql "select detail::text from runs where kind = 'collect' order by id desc limit 1")
+[[ $OUT$ERR == *"pay-#"* ]] && clean "$OUT$ERR$detail" &&
+	[[ $OUT$ERR$detail != *jane* ]] &&
+	ok "a dropped file's failure names it without its card number or address" ||
+	not_ok "dropped file name" "rc=$RC $OUT $ERR" "$detail"
+
 # A profiled service whose error page echoes payment data.
 PD=${PD_SERVER:-${BUILD:-build}/servers/pd_server}
 "$PD" --port-file "$T/pd.port" --log "$T/pd.log" --timeout 120 \
