@@ -154,6 +154,32 @@ static int utf8_repair(buf *b, const char *s, size_t n)
 	return 0;
 }
 
+/* Whether file f[0..n) ends with suffix x. */
+static bool file_ends(const char *f, size_t n, const char *x)
+{
+	size_t k = strlen(x);
+
+	return n >= k && memcmp(f + n - k, x, k) == 0;
+}
+
+/*
+ * Whether a function was made by no C or C++ compiler (symname_stable_managed):
+ * every function of a JFR or V8 profile, and one in a Go, Java, Kotlin or
+ * JavaScript file.
+ */
+static bool managed(const profile *p, const char *file, size_t n)
+{
+	static const char *const ext[] = {".go", ".java", ".kt", ".js", ".mjs", ".cjs"};
+
+	if (p->format == PROFILE_FMT_JFR || p->format == PROFILE_FMT_V8 ||
+	    p->format == PROFILE_FMT_V8HEAP)
+		return true;
+	for (size_t i = 0; file && i < sizeof(ext) / sizeof(ext[0]); i++)
+		if (file_ends(file, n, ext[i]))
+			return true;
+	return false;
+}
+
 int profile_intern(profile *p, uint32_t *out, const char *name, size_t name_len,
 		   const char *file, size_t file_len, pr_error *err)
 {
@@ -186,7 +212,8 @@ int profile_intern(profile *p, uint32_t *out, const char *name, size_t name_len,
 			goto nomem;
 	}
 	/* One name and file across processes and builds (symname.h). */
-	key.len = symname_stable(key.ptr, key.len);
+	key.len = managed(p, file, file_len) ? symname_stable_managed(key.ptr, key.len)
+					     : symname_stable(key.ptr, key.len);
 	if ((rc = buf_putc(&key, '\0')) < 0)
 		goto nomem;
 	file_at = key.len;

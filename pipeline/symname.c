@@ -255,9 +255,12 @@ static size_t numbered_clone(const char *s, size_t n)
  * suffix or in a name with no other '.' or '/': Java's dotted names and
  * Go's paths have methods and functions called cold ("com.acme.Cache
  * .cold"). Go's function cold of a package named by one word, "main
- * .cold", cannot be told from C's main.cold and is taken for it.
+ * .cold", cannot be told from C's main.cold by its name: with !gcc (a
+ * name no C compiler made: Java's, JavaScript's, Go's, see
+ * symname_stable_managed) the bare ".cold" stays, as JFR's "Work.cold"
+ * of a class in no package did not.
  */
-static size_t without_clone(char *s, size_t n)
+static size_t without_clone(char *s, size_t n, bool gcc)
 {
 	size_t tail = n > 4 && at(s, n, n - 4, "_[k]") ? 4 : 0, m = n - tail, k;
 
@@ -268,7 +271,7 @@ static size_t without_clone(char *s, size_t n)
 		}
 		if (m > 5 && at(s, m, m - 5, ".cold") && is_ident(s[m - 6]) &&
 		    (numbered_clone(s, m - 5) ||
-		     (!memchr(s, '.', m - 5) && !memchr(s, '/', m - 5)))) {
+		     (gcc && !memchr(s, '.', m - 5) && !memchr(s, '/', m - 5)))) {
 			m -= 5;
 			continue;
 		}
@@ -568,20 +571,30 @@ static size_t without_personal_data(char *s, size_t n)
 	return redact_names(s, n);
 }
 
-static size_t stable(char *s, size_t n);
+static size_t stable(char *s, size_t n, bool gcc);
 
-size_t symname_stable(char *s, size_t n)
+static size_t stable_name(char *s, size_t n, bool gcc)
 {
 	size_t m;
 
-	n = stable(s, n);
+	n = stable(s, n, gcc);
 	/* A cut can make a suffix a rule takes off ("...:#$Proxy3"): again, until none. */
 	while ((m = without_personal_data(s, n)) != n)
-		n = stable(s, m);
+		n = stable(s, m, gcc);
 	return n;
 }
 
-static size_t stable(char *s, size_t n)
+size_t symname_stable(char *s, size_t n)
+{
+	return stable_name(s, n, true);
+}
+
+size_t symname_stable_managed(char *s, size_t n)
+{
+	return stable_name(s, n, false);
+}
+
+static size_t stable(char *s, size_t n, bool gcc)
 {
 	size_t r = 0, w = 0, keep, drop;
 
@@ -603,7 +616,7 @@ static size_t stable(char *s, size_t n)
 	/* Each can uncover another's suffix ("f.isra.0.llvm.7"), or its own. */
 	for (size_t was = 0; was != n;) {
 		was = n;
-		n = without_instance(s, without_clone(s, without_build_hash(s, n)));
+		n = without_instance(s, without_clone(s, without_build_hash(s, n), gcc));
 	}
 	if (anonymous_at_line(s, &n) || library_version(s, &n) || jit_file(s, &n))
 		return n;

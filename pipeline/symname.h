@@ -67,6 +67,14 @@
 size_t symname_stable(char *s, size_t n);
 
 /*
+ * symname_stable for a name no C or C++ compiler made (Java's from JFR,
+ * JavaScript's from V8, a function in a .go, .java, .kt or .js file):
+ * a bare ".cold" at its end is its own ("main.cold", "Work.cold"), not
+ * GCC's cold part; every other rule is the same.
+ */
+size_t symname_stable_managed(char *s, size_t n);
+
+/*
  * The same for the file a function is in, s[0..n): a path's versions
  * that packaging put there go, so that a dependency upgraded, or an
  * interpreter or toolchain moved to its next release, keeps its

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -64,6 +65,43 @@ static void test_interning_returns_one_id_per_name_and_file(void **state)
 	assert_string_equal(p->funcs[c].file, "other.c");
 	assert_int_equal(p->nfuncs, 2);
 	profile_free(p);
+}
+
+/* The name function `name` in `file` is stored as, in a profile of format f. */
+static const char *interned(profile_format f, const char *name, const char *file)
+{
+	static char out[64];
+	pr_error err = PR_ERROR_INIT;
+	profile *p = NULL;
+	uint32_t id;
+
+	assert_int_equal(profile_new(&p, f, "t", NULL, &err), 0);
+	assert_int_equal(
+		profile_intern(p, &id, name, strlen(name), file, file ? strlen(file) : 0, &err), 0);
+	snprintf(out, sizeof(out), "%s", p->funcs[id].name);
+	profile_free(p);
+	return out;
+}
+
+/*
+ * ".cold" is GCC's cold part of a C function, and a Java method or a Go
+ * function of its own: JFR's "Work.cold" (a class in no package) became
+ * "Work", Go's "main.cold" became "main".
+ */
+static void test_a_cold_function_keeps_its_name_where_no_c_compiler_made_it(void **state)
+{
+	(void)state;
+	assert_string_equal(interned(PROFILE_FMT_FOLDED, "parse_header.cold", NULL),
+			    "parse_header");
+	assert_string_equal(interned(PROFILE_FMT_PPROF, "parse_header.cold", "parse.c"),
+			    "parse_header");
+	assert_string_equal(interned(PROFILE_FMT_JFR, "Work.cold", NULL), "Work.cold");
+	assert_string_equal(interned(PROFILE_FMT_V8, "cold", "app.js"), "cold");
+	assert_string_equal(interned(PROFILE_FMT_PPROF, "main.cold", "/app/main.go"), "main.cold");
+	assert_string_equal(interned(PROFILE_FMT_PPROF, "FileKt.cold", "File.kt"), "FileKt.cold");
+	/* Every other rule holds for them too. */
+	assert_string_equal(interned(PROFILE_FMT_JFR, "Work.charge_4111111111111111", NULL),
+			    "Work.charge_#");
 }
 
 static void test_recursion_counts_once_toward_total(void **state)
@@ -476,6 +514,7 @@ int main(void)
 		cmocka_unit_test(test_the_type_guessed_is_what_the_values_measure),
 		cmocka_unit_test(test_memory_budget_refuses_what_does_not_fit),
 		cmocka_unit_test(test_reserve_sizes_arrays_within_the_limits),
+		cmocka_unit_test(test_a_cold_function_keeps_its_name_where_no_c_compiler_made_it),
 	};
 	return cmocka_run_group_tests_name("profile", tests, NULL, NULL);
 }
