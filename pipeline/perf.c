@@ -172,7 +172,10 @@ typedef struct parser {
 	buf cpu_event;       /* the first CPU-time event of those not kept */
 	uint64_t prefixes;   /* bit k: the event kept up to its (k+1)th ':' was seen */
 	uint32_t *stack;     /* the open event's frames, leaf first */
+	bool *interp;        /* of each, whether it runs in CPython's interpreter */
 	size_t stack_cap;
+	bool in_python;   /* the open event has a Python function's frame (py::) */
+	uint32_t inlined; /* frames just pushed whose dso is "(inlined)": the next's */
 	uint32_t depth;
 	ev_state state;
 	size_t ev_line;      /* line of the open event's header */
@@ -707,13 +710,81 @@ static int push(parser *ps, uint32_t id, bool frame)
 	if (ps->depth == ps->stack_cap) {
 		size_t cap = ps->stack_cap ? ps->stack_cap * 2 : 64;
 		uint32_t *st = realloc(ps->stack, cap * sizeof(*st));
+		bool *in;
 		if (!st)
 			return oom(ps);
 		ps->stack = st;
+		if (!(in = realloc(ps->interp, cap * sizeof(*in))))
+			return oom(ps);
+		ps->interp = in;
 		ps->stack_cap = cap;
 	}
+	ps->interp[ps->depth] = false;
 	ps->stack[ps->depth++] = id;
 	return 0;
+}
+
+/*
+ * Whether dso[0..n) is CPython's interpreter: libpython3.12.so.1.0, or a
+ * python3.12 binary that links it in.
+ */
+static bool python_dso(const char *dso, size_t n)
+{
+	const char *base = dso;
+
+	for (size_t i = 0; i < n; i++)
+		if (dso[i] == '/')
+			base = dso + i + 1;
+	n -= (size_t)(base - dso);
+	return (n >= 6 && memcmp(base, "python", 6) == 0) ||
+	       (n >= 9 && memcmp(base, "libpython", 9) == 0);
+}
+
+/*
+ * Whether the frame just pushed runs in the interpreter (python_leaf). A
+ * function perf shows inlined ("(inlined)" for its dso) is in the dso of
+ * the frame after it, which holds its code.
+ */
+static void mark_interp(parser *ps, const char *dso, size_t dso_len)
+{
+	bool in;
+
+	if (ps->in_python)
+		return;
+	if (dso && dso_len == 7 && memcmp(dso, "inlined", 7) == 0) {
+		ps->inlined++;
+		return;
+	}
+	in = dso && python_dso(dso, dso_len);
+	for (uint32_t k = 0; k <= ps->inlined && k < ps->depth; k++)
+		ps->interp[ps->depth - 1 - k] = in;
+	ps->inlined = 0;
+}
+
+/*
+ * Python 3.12's perf support (python -X perf) names each Python function
+ * in a perf map, "py::hot:/srv/app.py", as a frame above the interpreter
+ * code that runs it: every sample's self time sat in the interpreter's own
+ * functions (_PyEval_EvalFrameDefault, long_mul), whose mix does not move
+ * when a Python function does twice the work, and a 2x slowdown of one
+ * was no finding. At the innermost such frame, the interpreter's frames
+ * below it are dropped, so their time is the Python function's, as a
+ * JIT's frame is the leaf; frames of other code below it (a C extension,
+ * libc, the kernel) keep theirs.
+ */
+static void python_leaf(parser *ps, const char *sym, size_t sym_len, const char *dso,
+			size_t dso_len)
+{
+	size_t w = 0;
+
+	if (ps->in_python || sym_len < 5 || memcmp(sym, "py::", 4) != 0 || !dso ||
+	    python_dso(dso, dso_len))
+		return;
+	ps->in_python = true;
+	for (size_t i = 0; i < ps->depth; i++)
+		if (!ps->interp[i])
+			ps->stack[w++] = ps->stack[i];
+	ps->depth = (uint32_t)w;
 }
 
 /*
@@ -1017,6 +1088,8 @@ static int parse_header(parser *ps, const char *s, size_t n, size_t comm_len,
 	ps->state = EV_OPEN;
 	ps->ev_line = ps->line;
 	ps->depth = 0;
+	ps->in_python = false;
+	ps->inlined = 0;
 	if (!frame)
 		return 0;
 	if ((rc = parse_frame(ps, s + frame, n - frame)) < 0 || (rc = flush(ps)) < 0)
@@ -1246,8 +1319,10 @@ static int parse_frame(parser *ps, const char *s, size_t n)
 			if ((rc = fold_symbol(ps, &id, piece, (size_t)(piece_end - piece),
 					      dso, dso_len)) < 0)
 				return rc;
+			python_leaf(ps, piece, (size_t)(piece_end - piece), dso, dso_len);
 			if ((rc = push(ps, id, true)) < 0)
 				return rc;
+			mark_interp(ps, dso, dso_len);
 			if (!arrow)
 				break;
 			piece_end = arrow;
@@ -1481,6 +1556,7 @@ out:
 	buf_release(&ps.event);
 	buf_release(&ps.cpu_event);
 	free(ps.stack);
+	free(ps.interp);
 	return rc;
 }
 

@@ -357,6 +357,102 @@ static void test_v8_jit_frames_are_one_function_whatever_their_tier(void **state
 	buf_release(&text);
 }
 
+/* The self share of function `name` in p (0 when it is not there). */
+static double self_share(const profile *p, const profile_summary *s, const char *name)
+{
+	const profile_summary_row *r = find_row(p, s, name);
+
+	return r && s->total ? (double)r->self / (double)s->total : 0;
+}
+
+/*
+ * python3.12 -X perf names each Python function in a perf map, above the
+ * interpreter code that runs it. A real print (perf record --call-graph
+ * dwarf of python312-burn.py, where hot loops three times as long as warm
+ * or cold): every self sample sat in the interpreter's functions, and
+ * hot's 2x slowdown was no finding. The interpreter's frames below the
+ * innermost Python function are its time now.
+ */
+static void test_python_functions_under_perf_keep_the_interpreters_time(void **state)
+{
+	buf text = BUF_INIT;
+	pr_error err = PR_ERROR_INIT;
+	profile *p = NULL;
+	profile_summary sm;
+	double hot, warm, cold;
+
+	(void)state;
+	testdata_read(&text, "perf/python312-burn.perf");
+	assert_int_equal(perf_parse(&p, (const uint8_t *)text.ptr, text.len, "python312-burn.perf",
+				    NULL, &err),
+			 0);
+	assert_int_equal(profile_summarize(&sm, p, 0, &err), 0);
+	hot = self_share(p, &sm, "py::hot:/tmp/app/burn.py");
+	warm = self_share(p, &sm, "py::warm:/tmp/app/burn.py");
+	cold = self_share(p, &sm, "py::cold:/tmp/app/burn.py");
+	assert_true(hot > 0.45 && warm > 0.08 && cold > 0.08);
+	assert_true(hot > 2 * warm && hot > 2 * cold);
+	/* No interpreter function keeps time the Python functions ran. */
+	assert_true(self_share(p, &sm, "_PyEval_EvalFrameDefault") < 0.02);
+	assert_true(self_share(p, &sm, "pymalloc_alloc") < 0.02);
+	profile_summary_release(&sm);
+	profile_free(p);
+	buf_release(&text);
+}
+
+/*
+ * Below the innermost Python function, only the interpreter's frames go,
+ * inlined ones too (their dso is the frame after them); a C extension's
+ * or libc's keep their time, and a sample with no Python function in it
+ * is left as it is.
+ */
+static void test_python_leaf_drops_only_the_interpreters_frames(void **state)
+{
+	static const char text[] =
+		"python3.12 1 [000] 1.000000: 1000 cpu-clock:\n"
+		"\t1 long_mul+0x1 (inlined)\n"
+		"\t1 PyNumber_Multiply+0x1 (/usr/lib/libpython3.12.so.1.0)\n"
+		"\t2 _PyEval_EvalFrameDefault+0x1 (/usr/lib/libpython3.12.so.1.0)\n"
+		"\t3 py::hot:/app/a.py+0x5 (/tmp/perf-1.map)\n"
+		"\t4 _PyEval_EvalFrameDefault+0x1 (/usr/lib/libpython3.12.so.1.0)\n"
+		"\t5 py::main:/app/a.py+0x5 (/tmp/perf-1.map)\n"
+		"\t6 _start+0x1 (/usr/bin/python3.12)\n"
+		"\n"
+		"python3.12 1 [000] 1.001000: 1000 cpu-clock:\n"
+		"\t7 sha256_block_data_order+0x1 (/usr/lib/libcrypto.so.3)\n"
+		"\t2 _PyEval_EvalFrameDefault+0x1 (/usr/lib/libpython3.12.so.1.0)\n"
+		"\t8 py::digest:/app/a.py+0x5 (/tmp/perf-1.map)\n"
+		"\t6 _start+0x1 (/usr/bin/python3.12)\n"
+		"\n"
+		"python3.12 1 [000] 1.002000: 1000 cpu-clock:\n"
+		"\t1 PyNumber_Multiply+0x1 (/usr/lib/libpython3.12.so.1.0)\n"
+		"\t6 _start+0x1 (/usr/bin/python3.12)\n"
+		"\n";
+	pr_error err = PR_ERROR_INIT;
+	profile *p = NULL;
+	profile_summary sm;
+	const profile_summary_row *r;
+
+	(void)state;
+	assert_int_equal(
+		perf_parse(&p, (const uint8_t *)text, sizeof(text) - 1, "py.perf", NULL, &err), 0);
+	assert_int_equal(profile_summarize(&sm, p, 0, &err), 0);
+	assert_non_null(r = find_row(p, &sm, "py::hot:/app/a.py"));
+	assert_int_equal(r->self, 1);
+	assert_null(find_row(p, &sm, "long_mul"));
+	assert_non_null(r = find_row(p, &sm, "sha256_block_data_order"));
+	assert_int_equal(r->self, 1);
+	assert_non_null(r = find_row(p, &sm, "py::digest:/app/a.py"));
+	assert_int_equal(r->self, 0);
+	assert_non_null(r = find_row(p, &sm, "PyNumber_Multiply"));
+	assert_int_equal(r->self, 1);
+	/* The interpreter between two Python functions stays, with no self. */
+	assert_non_null(r = find_row(p, &sm, "_PyEval_EvalFrameDefault"));
+	assert_int_equal(r->self, 0);
+	profile_summary_release(&sm);
+	profile_free(p);
+}
+
 /*
  * Code of no script, made by eval or new Function, has an empty file in
  * a perf map: "JS:^evalSpin :1:19", "JS:* :1:20". A real print where
@@ -1778,6 +1874,8 @@ int main(void)
 		cmocka_unit_test(test_only_the_first_event_type_is_kept),
 		cmocka_unit_test(test_v8_jit_frames_are_one_function_whatever_their_tier),
 		cmocka_unit_test(test_v8_jit_frames_of_eval_code_are_one_function),
+		cmocka_unit_test(test_python_functions_under_perf_keep_the_interpreters_time),
+		cmocka_unit_test(test_python_leaf_drops_only_the_interpreters_frames),
 		cmocka_unit_test(test_parens_inside_brackets_do_not_cut_the_name),
 		cmocka_unit_test(test_headers_without_an_event_field_are_all_kept),
 		cmocka_unit_test(test_one_line_events_are_the_command_and_the_symbol),
