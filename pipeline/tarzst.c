@@ -3,6 +3,7 @@
  */
 #define _XOPEN_SOURCE 700 /* nftw */
 #include "pipeline/tarzst.h"
+#include "common/redact.h"
 #include "common/strmap.h"
 
 #include <archive.h>
@@ -40,6 +41,17 @@ int tarzst_path_plain(const char *path)
 			p++;
 	}
 	return 1;
+}
+
+/*
+ * A member's name for an error message. Whoever wrote the archive chose
+ * it, so it is quoted as any input is (redact.h): a name that could hold
+ * payment data or a secret is given by its length.
+ */
+#define QUOTE_MAX 64
+static const char *quote(char out[QUOTE_MAX], const char *s, size_t n)
+{
+	return redact_excerpt(out, QUOTE_MAX, s, n);
 }
 
 /* Where libarchive writes: a buffer that refuses to grow past its cap. */
@@ -156,6 +168,7 @@ enum { SEEN_FILE = 1, SEEN_FOLDER = 2 };
 static int note_name(strmap *seen, const char *path, bool folder, const char *name,
 		     pr_error *err)
 {
+	char q[QUOTE_MAX], q2[QUOTE_MAX];
 	size_t len = strlen(path);
 	uint32_t was;
 	int r;
@@ -168,15 +181,17 @@ static int note_name(strmap *seen, const char *path, bool folder, const char *na
 		if ((r = strmap_put(seen, path, i, SEEN_FOLDER, &was, NULL)) < 0)
 			return pr_error_set(err, PR_ENOMEM, "out of memory");
 		if (was == SEEN_FILE)
-			return pr_error_set(err, PR_EDATA, "cannot read '%s': member '%.200s' is "
-					    "below the file '%.*s'", name, path, (int)i, path);
+			return pr_error_set(err, PR_EDATA,
+					    "cannot read '%s': member '%s' is below the file '%s'",
+					    name, quote(q, path, len), quote(q2, path, i));
 	}
 	if ((r = strmap_put(seen, path, len, folder ? SEEN_FOLDER : SEEN_FILE, &was, NULL)) < 0)
 		return pr_error_set(err, PR_ENOMEM, "out of memory");
 	if (r == 0 && !(folder && was == SEEN_FOLDER))
-		return pr_error_set(err, PR_EDATA, "cannot read '%s': member '%.200s' appears "
-				    "twice%s", name, path, was == SEEN_FOLDER || folder
-				    ? " (as a file and a folder)" : "");
+		return pr_error_set(err, PR_EDATA, "cannot read '%s': member '%s' appears twice%s",
+				    name, quote(q, path, len),
+				    was == SEEN_FOLDER || folder ? " (as a file and a folder)"
+								 : "");
 	return 0;
 }
 
@@ -190,6 +205,7 @@ static int next_member(struct archive *a, struct archive_entry **e, const char *
 {
 	int r = archive_read_next_header(a, e);
 	const char *path;
+	char q[QUOTE_MAX];
 
 	if (r == ARCHIVE_EOF)
 		return 0;
@@ -210,14 +226,18 @@ static int next_member(struct archive *a, struct archive_entry **e, const char *
 				    name, TARZST_MAX_MEMBERS);
 	path = archive_entry_pathname(*e);
 	if (!path || !tarzst_path_plain(path))
-		return pr_error_set(err, PR_EDATA, "cannot read '%s': member name '%.200s' is not "
-				    "a plain relative name", name, path ? path : "");
+		return pr_error_set(
+			err, PR_EDATA,
+			"cannot read '%s': member name '%s' is not a plain relative name", name,
+			quote(q, path, path ? strlen(path) : 0));
 	if (archive_entry_filetype(*e) != AE_IFREG && archive_entry_filetype(*e) != AE_IFDIR)
-		return pr_error_set(err, PR_EDATA, "cannot read '%s': member '%.200s' is not a "
-				    "regular file or a folder", name, path);
+		return pr_error_set(
+			err, PR_EDATA,
+			"cannot read '%s': member '%s' is not a regular file or a folder", name,
+			quote(q, path, strlen(path)));
 	if (archive_entry_hardlink(*e) || archive_entry_symlink(*e))
-		return pr_error_set(err, PR_EDATA, "cannot read '%s': member '%.200s' is a link",
-				    name, path);
+		return pr_error_set(err, PR_EDATA, "cannot read '%s': member '%s' is a link", name,
+				    quote(q, path, strlen(path)));
 	if ((r = note_name(seen, path, archive_entry_filetype(*e) == AE_IFDIR, name, err)) < 0)
 		return r;
 	return 1;
@@ -227,7 +247,7 @@ static int next_member(struct archive *a, struct archive_entry **e, const char *
 static int read_member(struct archive *a, buf *b, const char *name, const char *path,
 		       size_t member_max, size_t *total, size_t total_max, pr_error *err)
 {
-	char chunk[65536];
+	char chunk[65536], q[QUOTE_MAX];
 
 	buf_reset(b);
 	for (;;) {
@@ -235,12 +255,15 @@ static int read_member(struct archive *a, buf *b, const char *name, const char *
 		if (r == 0)
 			return 0;
 		if (r < 0)
-			return pr_error_set(err, PR_EDATA, "cannot read '%s': member '%.200s': %s",
-					    name, path, archive_error_string(a)
-						  ? archive_error_string(a) : "corrupt");
+			return pr_error_set(err, PR_EDATA, "cannot read '%s': member '%s': %s",
+					    name, quote(q, path, strlen(path)),
+					    archive_error_string(a) ? archive_error_string(a)
+								    : "corrupt");
 		if (b->len + (size_t)r > member_max)
-			return pr_error_set(err, PR_ELIMIT, "cannot read '%s': member '%.200s' is "
-					    "larger than %zu bytes", name, path, member_max);
+			return pr_error_set(err, PR_ELIMIT,
+					    "cannot read '%s': member '%s' is "
+					    "larger than %zu bytes",
+					    name, quote(q, path, strlen(path)), member_max);
 		*total += (size_t)r;
 		if (*total > total_max)
 			return pr_error_set(err, PR_ELIMIT, "cannot read '%s': more than %zu bytes "

@@ -630,6 +630,26 @@ static void test_tarzst_refuses_hostile_archives(void **state)
 			 PR_EDATA);
 	assert_non_null(strstr(e.msg, "not a regular file"));
 	pr_error_clear(&e);
+	/*
+	 * Whoever wrote the archive chose its names: one that may hold a
+	 * secret or a card number is given by its length, as any input is.
+	 */
+	hostile(&a, "zstd", "../password hunter2 4111111111111111", AE_IFREG, 4, NULL);
+	assert_int_equal(tarzst_read(a.ptr, a.len, "h", 1 << 20, 1 << 20, collect, &seen, &e),
+			 PR_EDATA);
+	assert_string_equal(e.msg, "cannot read 'h': member name '../password <24 bytes>' is not "
+				   "a plain relative name");
+	pr_error_clear(&e);
+	hostile(&a, "zstd", "token=4111111111111111", AE_IFLNK, 0, "/etc/passwd");
+	assert_int_equal(tarzst_read(a.ptr, a.len, "h", 1 << 20, 1 << 20, collect, &seen, &e),
+			 PR_EDATA);
+	assert_string_equal(e.msg, "cannot read 'h': member '<22 bytes>' is not a regular file "
+				   "or a folder");
+	pr_error_clear(&e);
+	hostile(&a, "zstd", "card/4111111111111111", AE_IFREG, 64, NULL);
+	assert_int_equal(tarzst_read(a.ptr, a.len, "h", 8, 1 << 20, collect, &seen, &e), PR_ELIMIT);
+	assert_string_equal(e.msg, "cannot read 'h': member '<21 bytes>' is larger than 8 bytes");
+	pr_error_clear(&e);
 	/* Not zstd: gzip, or no compression at all. */
 	hostile(&a, "gzip", "manifest.json", AE_IFREG, 4, NULL);
 	assert_int_equal(tarzst_read(a.ptr, a.len, "h", 1 << 20, 1 << 20, collect, &seen, &e),
