@@ -163,16 +163,26 @@ static bool bpftrace_print(const uint8_t *data, size_t len, size_t i)
  */
 static const char *known_other(const uint8_t *data, size_t len)
 {
-	size_t i = 0;
+	size_t i = 0, start;
 
+	/* A byte order mark is no content: the text readers skip it. */
+	if (len >= 3 && data[0] == 0xef && data[1] == 0xbb && data[2] == 0xbf)
+		i = 3;
+	start = i;
 	while (i < len && (data[i] == ' ' || data[i] == '\n' || data[i] == '\r' ||
 			   data[i] == '\t'))
 		i++;
-	/* Every format could be empty: which one it was meant to be, none says. */
+	/*
+	 * Every format could be empty: which one it was meant to be, none
+	 * says. Folded stacks and perf script are the formats whose empty
+	 * file is an empty capture (the others refuse it).
+	 */
 	if (i == len)
-		return len ? "only whitespace, no profile (give --format to store it as an "
-			     "empty capture)"
-			   : "empty, no profile (give --format to store it as an empty capture)";
+		return len > start
+			       ? "only whitespace, no profile (give --format folded to store it as "
+				 "an empty capture)"
+			       : "empty, no profile (give --format folded to store it as an empty "
+				 "capture)";
 	/* tcmalloc's heap profile has Go's first words; its sampling is its own. */
 	if (gperftools_cpu(data, len) ||
 	    (starts_with(data, len, "heap profile: ") &&

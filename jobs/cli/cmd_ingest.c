@@ -577,6 +577,15 @@ static int ingest_manifest(ingest_run *run, const char *path)
 	 * N lines take N * N / 64 steps (two million bad lines, minutes).
 	 */
 	run->total = count_entries(text.ptr, end);
+	/*
+	 * Nothing to ingest is no success: a generator that broke and wrote
+	 * nothing passed a CI step that ingests its manifest, silently.
+	 */
+	if (run->total == 0) {
+		rc = pr_error_set(&err, PR_EDATA, "manifest '%s' lists no capture (%s)", path,
+				  text.len ? "only blank lines" : "it is empty");
+		goto fail;
+	}
 	for (const char *line = text.ptr, *next; line < end; line = next) {
 		const char *nl = memchr(line, '\n', (size_t)(end - line));
 		size_t len = (size_t)((nl ? nl : end) - line);

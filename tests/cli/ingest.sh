@@ -227,6 +227,16 @@ JSON
 run pr ingest --manifest "$T/m/manifest.jsonl"
 [ $RC -eq 3 ] || [ $RC -eq 4 ] && ok "a manifest with bad lines exits non-zero" || not_ok "manifest exit" "rc=$RC"
 [[ $ERR == *"line 5"* ]] && [[ $ERR == *"line 6"* ]] && [[ $ERR == *"line 7"* ]] && ok "bad manifest lines are named by number" || not_ok "manifest line numbers" "$ERR"
+# A manifest that lists nothing is no success (a generator that wrote nothing).
+: >"$T/m/empty.jsonl"
+printf '\n\n  \n' >"$T/m/blank.jsonl"
+run pr ingest --manifest "$T/m/empty.jsonl"
+e1=$ERR r1=$RC
+run pr ingest --manifest "$T/m/blank.jsonl"
+[ "$r1" -eq 4 ] && [ "$RC" -eq 4 ] && [[ $e1 == *"empty.jsonl' lists no capture (it is empty)"* ]] &&
+	[[ $ERR == *"blank.jsonl' lists no capture (only blank lines)"* ]] &&
+	ok "an empty manifest, or one of blank lines, is refused (exit 4)" ||
+	not_ok "empty manifest" "rc=$r1 $e1" "rc=$RC $ERR"
 [ "$(sql "select count(*) from profiles where release='v4'")" = 2 ] && ok "the good manifest lines are ingested" || not_ok "manifest good lines"
 [ "$(sql "select to_char(captured_at at time zone 'UTC','HH24') from profiles where release='v4' and commit_sha is not null")" = 01 ] && ok "manifest times are used" || not_ok "manifest time"
 

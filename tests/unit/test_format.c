@@ -234,8 +234,11 @@ static void test_other_unknown_bytes_list_the_formats(void **state)
 	expect_refused_str("heap profile:\n", "not a known profile format");
 	expect_refused_str("{\"head\": 1}", "not a known profile format");
 	/* Nothing at all is no format, and says so rather than listing them. */
-	expect_refused_str("", "empty, no profile (give --format");
+	expect_refused_str("", "empty, no profile (give --format folded");
 	expect_refused_str(" \n\t\r\n", "only whitespace, no profile");
+	/* A byte order mark is no content either. */
+	expect_refused_str("\xef\xbb\xbf", "empty, no profile");
+	expect_refused_str("\xef\xbb\xbf \n", "only whitespace, no profile");
 }
 
 /*
