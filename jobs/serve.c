@@ -1246,6 +1246,13 @@ static int one_alert(server *s, const token_info *tok, const json_t *a, const ch
 		const char *inc = fp ? fp : group ? group : name ? name : "unnamed";
 		const char *alert = name ? name : "unnamed";
 		snprintf(incident, sizeof(incident), "alert-%.*s", utf8_head(inc, 100), inc);
+		/*
+		 * Without a fingerprint the incident is named after the alert's
+		 * group or name, which anyone writing alert rules chose: it is
+		 * kept in every capture request of the incident.
+		 */
+		if (!fp)
+			incident[redact_names(incident, strlen(incident))] = '\0';
 		snprintf(why, sizeof(why), "alert '%.*s' firing", utf8_head(alert, 200), alert);
 		if (!reason_clean(reason, sizeof(reason), why))
 			snprintf(reason, sizeof(reason), "alert firing");

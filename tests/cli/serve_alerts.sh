@@ -119,6 +119,12 @@ code=$(hook '{"alerts": [{"status": "firing", "labels": {"alertname": "Refund ca
 	[ "$(sql "select (select count(*) from capture_requests r where r::text ~ '4111|jane') + (select count(*) from elevated_sessions e where e::text ~ '4111|jane') + (select count(*) from audit_log a where a::text ~ '4111|jane')")" = 0 ] &&
 	ok "an alert name's card number and e-mail address are kept nowhere" ||
 	not_ok "alert name kept" "code=$code $(sql "select reason from capture_requests order by id desc limit 1")"
+# Without a fingerprint the incident is named after the alert: the same.
+code=$(hook '{"alerts": [{"status": "firing", "labels": {"alertname": "Refund_4111111111111111_jane.doe@example.com", "service": "fleet", "instance": "127.0.1.43:9"}}]}')
+[ "$code" = 200 ] && [ "$(sql "select incident from capture_requests order by id desc limit 1")" = "alert-Refund_##" ] &&
+	[ "$(sql "select (select count(*) from capture_requests r where r::text ~ '4111|jane') + (select count(*) from audit_log a where a::text ~ '4111|jane')")" = 0 ] &&
+	ok "an incident named after an alert without a fingerprint keeps no card number or address" ||
+	not_ok "incident kept" "code=$code $(sql "select incident from capture_requests order by id desc limit 1")"
 # Two teams' services on one host: team b's resolved alert for its own
 # service does not end team a's session there.
 hook "$(one firing fleet)" >/dev/null
