@@ -682,6 +682,42 @@ static void drop_releases_without(series *s)
 	s->n = n;
 }
 
+/*
+ * Keep of baseline series s only the captures of its last release (the
+ * one that ran before the judged one), when it has two or more; true
+ * when it did. For a function whose releases differ far beyond the
+ * service's (stats_het_outlier): its code came, went or changed cost in
+ * one of them, and it has no one level to be judged against. Judged
+ * against all of them with their spread, no test could find even a
+ * doubling on top of such a step (p 0.12 for 14% -> 25%); judged against
+ * them as if they agreed, a release that kept the step was a critical
+ * regression. It is judged against what ran before it.
+ */
+static bool keep_last_release(series *s)
+{
+	int last = 0;
+	size_t nl = 0, n = 0;
+
+	for (size_t i = 0; i < s->n; i++)
+		last = s->group[i] > last ? s->group[i] : last;
+	for (size_t i = 0; i < s->n; i++)
+		nl += s->group[i] == last;
+	if (last < 1 || nl < 2 || nl == s->n)
+		return false;
+	for (size_t i = 0; i < s->n; i++) {
+		if (s->group[i] != last)
+			continue;
+		s->share[n] = s->share[i], s->vst[n] = s->vst[i], s->rate[n] = s->rate[i];
+		s->v[n] = s->v[i], s->group[n] = s->group[i], s->host[n] = s->host[i];
+		s->day[n] = s->day[i], s->at[n] = s->at[i];
+		if (s->week)
+			s->week[n] = s->week[i];
+		n++;
+	}
+	s->n = n;
+	return true;
+}
+
 static double mean_of(const double *x, size_t n)
 {
 	double m = 0;
@@ -5338,6 +5374,104 @@ static int judge_within_callers(analysis *a, size_t first, const func_matrix *m,
 	return 0;
 }
 
+/*
+ * How sure a step of the last baseline release must be (against the
+ * releases before it) to be taken for where a change came from.
+ */
+#define STEP_P 0.01
+
+/*
+ * A change that came with the release that ran before this one and that
+ * no run judged: the history before a service is first judged is all a
+ * first judgement has, and when a release in it made a function costlier
+ * (a code path that calls it more) and this release kept it so, the
+ * precision-weighted baseline still leaned on the releases before the
+ * step, and this release was a critical regression of a rise it did not
+ * make: 5 pages in 300 null service-nights of an independent simulator
+ * whose releases add and drop code paths. So where the last baseline
+ * release's captures moved from the releases before it (one-sided Welch,
+ * STEP_P) the way a test did, the test must also show against that
+ * release alone, and keeps the larger p-value. A release a run judged is
+ * left as it is: its rise was judged then (found and carried, or missed,
+ * and a miss must not be missed twice). *moved counts the tests this
+ * took below CALLER_SCAN_P's significance, *which names one.
+
+ */
+static int judge_after_step(analysis *a, size_t first, db *d, const analysis_target *t,
+			    const analysis_target_data *td, const capture_set *base,
+			    const capture_set *cur, size_t *moved, size_t *which,
+			    const char **release, pr_error *err)
+{
+	const func_matrix *m = &td->m;
+	double *r = NULL, *l = NULL, *c = NULL;
+	int last = 0;
+	size_t nl = 0;
+	bool judged = true;
+	int rc = 0;
+
+	*moved = 0;
+	*which = SIZE_MAX;
+	*release = NULL;
+	for (size_t i = 0; i < base->n; i++)
+		last = td->gb[i] > last ? td->gb[i] : last;
+	for (size_t i = 0; i < base->n; i++)
+		if (td->gb[i] == last) {
+			nl++;
+			*release = base->caps[i].release;
+		}
+	if (!d || last < 1 || nl < 2 || !*release)
+		return 0;
+	if ((rc = baseline_release_judged(&judged, d, t->service_id, t->type, *release,
+					  a->opts.at_us, err)) < 0 ||
+	    judged)
+		return rc;
+	if (!(r = malloc(base->n * sizeof(*r))) || !(l = malloc(base->n * sizeof(*l))) ||
+	    !(c = malloc((cur->n ? cur->n : 1) * sizeof(*c)))) {
+		rc = oom(err);
+		goto out;
+	}
+	for (size_t i = first; i < a->ntests; i++) {
+		finding *f = &a->tests[i];
+		size_t nr = 0, nll = 0, nc = 0;
+		bool up;
+		double *p, after;
+		/* One judged against that release alone already was (keep_last_release). */
+		if (strcmp(f->kind, FINDING_KIND_SHARE) != 0 || f->row == SIZE_MAX || f->own_het)
+			continue;
+		up = f->p_up <= f->p_down;
+		p = up ? &f->p_up : &f->p_down;
+		if (!(*p <= CALLER_SCAN_P))
+			continue;
+		for (size_t j = 0; j < base->n + cur->n; j++) {
+			int64_t v = m->self[f->row * m->ncaps + j];
+			if (v == FUNC_MATRIX_UNKNOWN)
+				continue;
+			if (j >= base->n)
+				c[nc++] = capture_share(&cur->caps[j - base->n], v);
+			else if (td->gb[j] == last)
+				l[nll++] = capture_share(&base->caps[j], v);
+			else
+				r[nr++] = capture_share(&base->caps[j], v);
+		}
+		if (welch_p(r, nr, l, nll, up) > STEP_P)
+			continue;
+		after = welch_p(l, nll, c, nc, up);
+		if (!(after > *p))
+			continue;
+		if (after > CALLER_SCAN_P) {
+			(*moved)++;
+			if (*which == SIZE_MAX)
+				*which = i;
+		}
+		*p = after;
+	}
+out:
+	free(r);
+	free(l);
+	free(c);
+	return rc;
+}
+
 int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const analysis_cohort *c,
 			analysis_input *in, bool store, pr_error *err)
 {
@@ -5351,7 +5485,9 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 	int64_t *was_id = NULL;
 	series sb = {0}, sc = {0};
 	bool reused, shares = true, unseen = false;
-	double t_tests = 0, t0 = time_mono();
+	double t_tests = 0, t0 = time_mono(), *rowq = NULL;
+	size_t own = 0;
+	const char *own_rel = NULL;
 	size_t ntests0 = a->ntests, maxn;
 	int rc;
 
@@ -5612,7 +5748,8 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 	{
 		double *qs = calloc(nrows ? nrows : 1, 2 * sizeof(*qs)), *qdfs;
 		size_t nq = 0;
-		if (!qs) {
+		if (!qs || !(rowq = calloc(nrows ? nrows : 1, 2 * sizeof(*rowq)))) {
+			free(qs);
 			rc = oom(err);
 			goto out;
 		}
@@ -5630,6 +5767,7 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 				continue;
 			qs[nq] = p.q;
 			qdfs[nq++] = p.q_df;
+			rowq[2 * k] = p.q, rowq[2 * k + 1] = p.q_df;
 		}
 		/* Summed in value order: the same to the last bit whatever the ids. */
 		q_order(qs, qdfs, nq);
@@ -5659,10 +5797,15 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 	for (size_t k = 0; shares && k < nrows; k++) {
 		finding *f = &a->tests[a->ntests];
 		memset(f, 0, sizeof(*f));
+		bool alone = false;
 		series_fill(&sb, &td.m, rows[k], 0, &s.base, td.gb, td.hb, td.db, td.wb, NULL);
 		drop_releases_without(&sb);
 		series_fill(&sc, &td.m, rows[k], s.base.n, &s.cur, td.gc, td.hc, td.dc, td.wc,
 			    NULL);
+		/* Its releases differ far beyond the service's: what ran before it. */
+		if (sc.n > 0 && stats_het_outlier(rowq[2 * k], rowq[2 * k + 1], td.phi) &&
+		    (alone = keep_last_release(&sb)))
+			own_rel = s.base.caps[sb.at[0]].release;
 		if (sc.n == 0 || sb.n < 2) {
 			/* No current capture knows it: nothing to judge. */
 			a->filtered++;
@@ -5676,6 +5819,8 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 			goto out;
 		}
 		f->function_id = ids[k];
+		f->own_het = alone;
+		own += alone;
 		f->row = rows[k];
 		f->function = names[k], names[k] = NULL;
 		f->file = files[k], files[k] = NULL;
@@ -5707,6 +5852,27 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 			     "code (such as %s): more calls into it, not their own code; "
 			     "each judged within it",
 			     moved, moved == 1 ? "" : "s", caller_name(a, first_test, caller))) < 0)
+			goto out;
+	}
+	if (shares) {
+		size_t moved = 0, which = SIZE_MAX;
+		const char *rel = NULL;
+		if (own &&
+		    (rc = note(a, t, err,
+			       "%zu function%s whose baseline releases differ far beyond the "
+			       "service's (code that came, went or changed its cost in one of "
+			       "them) judged against release '%s' alone, the one before this",
+			       own, own == 1 ? "" : "s", own_rel)) < 0)
+			goto out;
+		if ((rc = judge_after_step(a, first_test, d, t, &td, &s.base, &s.cur, &moved,
+					   &which, &rel, err)) < 0)
+			goto out;
+		if (moved &&
+		    (rc = note(a, t, err,
+			       "%zu function%s moved with release '%s', which ran before this "
+			       "one and no run judged (such as %s), and not since: each judged "
+			       "against that release too",
+			       moved, moved == 1 ? "" : "s", rel, a->tests[which].function)) < 0)
 			goto out;
 	}
 	free(td.m.total); /* kept with the target for re-tests, which need only self values */
@@ -5851,6 +6017,7 @@ out:
 	free(ids);
 	free(bf);
 	free(releases);
+	free(rowq);
 	free(capids);
 	for (size_t k = 0; was && k < nrows; k++)
 		free(was[k]);
@@ -6367,6 +6534,9 @@ static int renormalised_retest(analysis *a, const double cut[2], const double *t
 			drop_releases_without(&sb);
 			series_fill(&sc, &td->m, f->row, td->base.n, &td->cur, td->gc, td->hc,
 				    td->dc, td->wc, less + td->base.n);
+			/* Against what ran before it, as it was judged. */
+			if (f->own_het)
+				keep_last_release(&sb);
 			if (sb.n < 2 || sc.n < 1)
 				continue;
 			rc = test_function(&again, &sb, &sc, o, td);
@@ -6787,6 +6957,7 @@ static json_t *part_test(const finding *f, size_t row)
 	bad |= json_object_set_new(o, "look", json_integer((json_int_t)f->look));
 	bad |= json_object_set_new(o, "first_look", json_integer((json_int_t)first_look_of(f)));
 	bad |= json_object_set_new(o, "weekly", json_boolean(f->weekly));
+	bad |= json_object_set_new(o, "own_het", json_boolean(f->own_het));
 	bad |= json_object_set_new(o, "hours_unseen", json_boolean(f->hours_unseen));
 	bad |= json_object_set_new(o, "material", json_integer(f->material_up |
 								 f->material_down << 1));
@@ -7169,6 +7340,7 @@ static int part_read_test(finding *f, const json_t *o, size_t target0, size_t nf
 	f->material_up = mat & 1;
 	f->material_down = (mat & 2) != 0;
 	f->weekly = json_is_true(json_object_get(o, "weekly")); /* absent: an older worker's */
+	f->own_het = json_is_true(json_object_get(o, "own_het"));
 	f->hours_unseen = json_is_true(json_object_get(o, "hours_unseen"));
 	f->host_p = f->hours_p = NAN;                           /* absent: an older worker's */
 	ok = ok && (!json_object_get(o, "host_p") || part_get_num(&f->host_p, o, "host_p")) &&
