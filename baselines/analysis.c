@@ -924,9 +924,9 @@ static int own_day_var(double *out, const double *y, const int *g, const int *d,
  * variance at factor 1, rather than a typical release's. See analysis.h
  * for the model.
  */
-static int pooled_fit(pooled *out, const double *yb, const double *vb, const int *gb,
-		      size_t nb, const double *yc, const double *vc, size_t nc, double phi,
-		      double phi_df, const double *lam, const host_noise *hn)
+static int pooled_fit(pooled *out, const double *yb, const double *vb, const int *gb, size_t nb,
+		      const double *yc, const double *vc, size_t nc, double phi, double phi_df,
+		      const double *lam, const host_noise *hn, bool alone)
 {
 	stats_wmean g[MAX_GROUPS] = {{0}}, all, cur, own;
 	double gextra[MAX_GROUPS], *ty = NULL, *tv = NULL, ref = 0, d0 = 0, var_b, e_c, ref_c;
@@ -1038,6 +1038,18 @@ static int pooled_fit(pooled *out, const double *yb, const double *vb, const int
 		for (size_t k = 0; k < ng; k++)
 			g[k].var_mean += out->tau2;
 		phi_df = out->q_df;
+		if ((rc = stats_wmean_combine(&all, g, ng)) < 0)
+			goto out;
+	} else if (alone && phi > 1 && ng == 1) {
+		/*
+		 * The release before alone (keep_last_release): its mean varies
+		 * phi times what its captures say, and the judged release has a
+		 * release effect of its own, as when every release is there. A
+		 * function picked for releases that differ beyond the service's
+		 * was otherwise judged as if releases did not differ at all.
+		 */
+		out->tau2 = (phi - 1) * g[0].var_mean;
+		g[0].var_mean *= phi;
 		if ((rc = stats_wmean_combine(&all, g, ng)) < 0)
 			goto out;
 	} else if (phi > 1 && ng >= 2) {
@@ -1172,7 +1184,7 @@ static void rate_tests(finding *f, const series *b, const series *c)
 		lc[i] = log(c->rate[i] > 0 ? c->rate[i] : least / 2);
 		zc[i] = 1e-12;
 	}
-	if (pooled_fit(&p, lb, zb, b->group, b->n, lc, zc, c->n, 1, 0, NULL, NULL) < 0)
+	if (pooled_fit(&p, lb, zb, b->group, b->n, lc, zc, c->n, 1, 0, NULL, NULL, false) < 0)
 		goto out;
 	f->rate_diff = p.mean_c - p.mean_b;
 	f->rate_se = p.se;
@@ -1397,12 +1409,13 @@ typedef struct fit_in {
 	double phi, phi_df;
 	const double *lam;
 	const host_noise *hn;
+	bool alone; /* the baseline is the release before alone (keep_last_release) */
 } fit_in;
 
 static int fit_on(pooled *p, const fit_in *in, const double *yb, const double *yc)
 {
 	return pooled_fit(p, yb, in->vb, in->gb, in->nb, yc, in->vc, in->nc, in->phi, in->phi_df,
-			  in->lam, in->hn);
+			  in->lam, in->hn, in->alone);
 }
 
 /*
@@ -1774,7 +1787,8 @@ static int test_on(finding *f, const series *b, const series *c, const analysis_
 	host_noise hn = {b->host, c->host, td->host_rho, b->day, c->day, td->day_rho};
 	series ba = *b, ca = *c; /* the values the test uses: for the week, adjusted */
 	week_adj wk;
-	fit_in in = {b->v, c->v, b->group, b->n, c->n, td->phi, td->phi_df, td->noise, &hn};
+	fit_in in = {b->v,    c->v,       b->group,  b->n, c->n,
+		     td->phi, td->phi_df, td->noise, &hn,  f->own_het};
 	pooled p;
 	double pb, up, down, mup, mdown, lo, hi, shift, hup, hdown, tup, tdown;
 	int rc;
@@ -2301,7 +2315,7 @@ static int cost_test(finding *f, cost_said *said, const sides *s, const analysis
 	size_t why_size = sizeof(said->why);
 	stats_result rup, rdn, rci;
 	week_adj wk;
-	fit_in in = {NULL, NULL, NULL, 0, 0, 1, 0, NULL, NULL};
+	fit_in in = {NULL, NULL, NULL, 0, 0, 1, 0, NULL, NULL, false};
 	const double *ya;
 	double shift;
 	pooled p;
@@ -5421,8 +5435,14 @@ static int judge_after_step(analysis *a, size_t first, db *d, const analysis_tar
 		}
 	if (!d || last < 1 || nl < 2 || !*release)
 		return 0;
-	if ((rc = baseline_release_judged(&judged, d, t->service_id, t->type, *release,
-					  a->opts.at_us, err)) < 0 ||
+	/*
+	 * Only on a first judgement: later, a release no run judged is no
+	 * baseline unless too few judged captures remain, and a rise a
+	 * release deployed between two nightlies brought must not pass
+	 * because the hotfix after it kept it.
+	 */
+	if ((rc = baseline_type_judged(&judged, d, t->service_id, t->type, a->opts.at_us, err)) <
+		    0 ||
 	    judged)
 		return rc;
 	if (!(r = malloc(base->n * sizeof(*r))) || !(l = malloc(base->n * sizeof(*l))) ||
@@ -5464,6 +5484,7 @@ static int judge_after_step(analysis *a, size_t first, db *d, const analysis_tar
 				*which = i;
 		}
 		*p = after;
+		f->p_value = fmin(f->p_up, f->p_down);
 	}
 out:
 	free(r);
@@ -5762,8 +5783,8 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 			series_fill(&sc, &td.m, rows[k], s.base.n, &s.cur, td.gc, td.hc, td.dc,
 				    td.wc, NULL);
 			if (sb.n < 2 || sc.n < 1 ||
-			    pooled_fit(&p, sb.vst, sb.v, sb.group, sb.n, sc.vst, sc.v, sc.n, 1,
-				       0, NULL, NULL) < 0)
+			    pooled_fit(&p, sb.vst, sb.v, sb.group, sb.n, sc.vst, sc.v, sc.n, 1, 0,
+				       NULL, NULL, false) < 0)
 				continue;
 			qs[nq] = p.q;
 			qdfs[nq++] = p.q_df;
@@ -5811,6 +5832,7 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 			a->filtered++;
 			continue;
 		}
+		f->own_het = alone;
 		if ((rc = test_function(f, &sb, &sc, o, &td)) < 0) {
 			finding_clear(f);
 			rc = rc == STATS_ENOMEM ? oom(err)
@@ -5819,7 +5841,6 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 			goto out;
 		}
 		f->function_id = ids[k];
-		f->own_het = alone;
 		own += alone;
 		f->row = rows[k];
 		f->function = names[k], names[k] = NULL;
@@ -6537,6 +6558,7 @@ static int renormalised_retest(analysis *a, const double cut[2], const double *t
 			/* Against what ran before it, as it was judged. */
 			if (f->own_het)
 				keep_last_release(&sb);
+			again.own_het = f->own_het;
 			if (sb.n < 2 || sc.n < 1)
 				continue;
 			rc = test_function(&again, &sb, &sc, o, td);

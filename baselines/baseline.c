@@ -295,6 +295,27 @@ int baseline_release_judged(bool *out, db *d, int64_t service_id, const char *ty
 	return 0;
 }
 
+int baseline_type_judged(bool *out, db *d, int64_t service_id, const char *type, int64_t by_us,
+			 pr_error *err)
+{
+	static const char sql[] =
+		"select 1 from judged_releases where service_id = $1 and profile_type = $2"
+		"   and judged_at <= " US_PARAM("$3") " limit 1";
+	char sid[24], by[24];
+	const char *p[3] = {sid, type, by};
+	PGresult *res = NULL;
+	int rc;
+
+	*out = false;
+	snprintf(sid, sizeof(sid), "%" PRId64, service_id);
+	snprintf(by, sizeof(by), "%" PRId64, by_us);
+	if ((rc = db_exec(d, &res, err, "reading whether the service was judged", sql, 3, p)) < 0)
+		return rc;
+	*out = db_rows(res) > 0;
+	db_result_free(res);
+	return 0;
+}
+
 int capture_newest_release(char **out, db *d, int64_t service_id, const char *const *types,
 			   size_t ntypes, int64_t since_us, int64_t until_us, pr_error *err)
 {

@@ -95,6 +95,14 @@ int baseline_release_judged(bool *out, db *d, int64_t service_id, const char *ty
 			    const char *release, int64_t by_us, pr_error *err);
 
 /*
+ * Whether a stored analysis judged any release of service `service_id`
+ * and type `type` at `by_us` or before: *out false while its history is
+ * all there is (a first judgement).
+ */
+int baseline_type_judged(bool *out, db *d, int64_t service_id, const char *type, int64_t by_us,
+			 pr_error *err);
+
+/*
  * The release of service `service_id` whose first capture of any of the
  * `ntypes` types in [since_us, until_us) is the latest: the one deployed
  * last, running now. *out is a new string, NULL when there is none.

@@ -154,14 +154,6 @@ static int utf8_repair(buf *b, const char *s, size_t n)
 	return 0;
 }
 
-/* Whether file f[0..n) ends with suffix x. */
-static bool file_ends(const char *f, size_t n, const char *x)
-{
-	size_t k = strlen(x);
-
-	return n >= k && memcmp(f + n - k, x, k) == 0;
-}
-
 /*
  * Whether a function was made by no C or C++ compiler (symname_stable_managed):
  * every function of a JFR or V8 profile, and one in a Go, Java, Kotlin or
@@ -169,15 +161,8 @@ static bool file_ends(const char *f, size_t n, const char *x)
  */
 static bool managed(const profile *p, const char *file, size_t n)
 {
-	static const char *const ext[] = {".go", ".java", ".kt", ".js", ".mjs", ".cjs"};
-
-	if (p->format == PROFILE_FMT_JFR || p->format == PROFILE_FMT_V8 ||
-	    p->format == PROFILE_FMT_V8HEAP)
-		return true;
-	for (size_t i = 0; file && i < sizeof(ext) / sizeof(ext[0]); i++)
-		if (file_ends(file, n, ext[i]))
-			return true;
-	return false;
+	return p->format == PROFILE_FMT_JFR || p->format == PROFILE_FMT_V8 ||
+	       p->format == PROFILE_FMT_V8HEAP || symname_managed_file(file, n);
 }
 
 int profile_intern(profile *p, uint32_t *out, const char *name, size_t name_len,

@@ -594,6 +594,18 @@ size_t symname_stable_managed(char *s, size_t n)
 	return stable_name(s, n, false);
 }
 
+bool symname_managed_file(const char *f, size_t n)
+{
+	static const char *const ext[] = {".go", ".java", ".kt", ".js", ".mjs", ".cjs"};
+
+	for (size_t i = 0; f && i < sizeof(ext) / sizeof(ext[0]); i++) {
+		size_t k = strlen(ext[i]);
+		if (n >= k && memcmp(f + n - k, ext[i], k) == 0)
+			return true;
+	}
+	return false;
+}
+
 static size_t stable(char *s, size_t n, bool gcc)
 {
 	size_t r = 0, w = 0, keep, drop;

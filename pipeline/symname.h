@@ -16,6 +16,7 @@
 #ifndef PR_SYMNAME_H
 #define PR_SYMNAME_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /*
@@ -73,6 +74,13 @@ size_t symname_stable(char *s, size_t n);
  * GCC's cold part; every other rule is the same.
  */
 size_t symname_stable_managed(char *s, size_t n);
+
+/*
+ * Whether a function in file f[0..n) was made by no C or C++ compiler
+ * (a .go, .java, .kt, .js, .mjs or .cjs file): its name is for
+ * symname_stable_managed. f may be NULL when n is 0.
+ */
+bool symname_managed_file(const char *f, size_t n);
 
 /*
  * The same for the file a function is in, s[0..n): a path's versions

@@ -721,12 +721,23 @@ static int source_string(const source *src, int64_t i, buf *tmp)
 	return buf_put(tmp, b->len ? (const char *)b->data : "", b->len) < 0 ? -1 : 0;
 }
 
-static int64_t out_name(export_pprof_set *s, source *src, int64_t i, bool file, buf *tmp)
+/*
+ * `in`: for a function's name, the index of its file (whose extension
+ * says whether a C compiler could have made it, as at ingest); -1 for a
+ * file's name.
+ */
+static int64_t out_name(export_pprof_set *s, source *src, int64_t i, int64_t in, buf *tmp)
 {
+	bool managed = false;
+
+	if (in >= 0 && (uint64_t)in < src->m->n_string_table)
+		managed = symname_managed_file((const char *)src->m->string_table[in].data,
+					       src->m->string_table[in].len);
 	if (source_string(src, i, tmp) < 0)
 		return -1;
-	tmp->len = file ? symname_stable_file(tmp->ptr, tmp->len)
-			: symname_stable(tmp->ptr, tmp->len);
+	tmp->len = in < 0    ? symname_stable_file(tmp->ptr, tmp->len)
+		   : managed ? symname_stable_managed(tmp->ptr, tmp->len)
+			     : symname_stable(tmp->ptr, tmp->len);
 	return str_index_n(&s->st, tmp->len ? tmp->ptr : "", tmp->len);
 }
 
@@ -872,8 +883,8 @@ static int add_functions(export_pprof_set *s, source *src, buf *key)
 		 * system_name is written as name: it is the one name ingest
 		 * keeps, and a mangled name that differs may carry anything.
 		 */
-		if ((o.name = out_name(s, src, f->name, false, &tmp)) < 0 ||
-		    (o.filename = out_name(s, src, f->filename, true, &tmp)) < 0) {
+		if ((o.name = out_name(s, src, f->name, f->filename, &tmp)) < 0 ||
+		    (o.filename = out_name(s, src, f->filename, -1, &tmp)) < 0) {
 			rc = src_bad(src, "function", f->id);
 			break;
 		}

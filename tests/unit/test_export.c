@@ -463,16 +463,13 @@ static void test_detailed_pprof_keeps_lines_and_mappings_and_drops_labels(void *
 }
 
 /*
- * py-spy names a process's frame after its command line, which may hold
- * a secret; ingest keeps only "process" (symname.h), and the detailed
- * writer, which copies names from the stored profile, did not.
+ * A pprof of two functions, n0 called by n1, both in `file`, exported
+ * through the detailed writer and read back (the caller frees it with
+ * perftools__profiles__profile__free_unpacked).
  */
-static void test_detailed_pprof_drops_a_command_line_from_frame_names(void **state)
+static Perftools__Profiles__Profile *export_two(const char *n0, const char *n1, const char *file)
 {
-	static const char *strings[] = {
-		"", "cpu", "nanoseconds",
-		"process 4121:\"python app.py --card=4111111111111111\"", "main", "/app/main.py",
-	};
+	const char *strings[] = {"", "cpu", "nanoseconds", n0, n1, file};
 	ProtobufCBinaryData st[6];
 	Perftools__Profiles__ValueType vt = PERFTOOLS__PROFILES__VALUE_TYPE__INIT, *vts[1] = {&vt};
 	Perftools__Profiles__Function fn[2], *fns[2] = {&fn[0], &fn[1]};
@@ -485,10 +482,7 @@ static void test_detailed_pprof_drops_a_command_line_from_frame_names(void **sta
 	export_pprof_set *set = NULL;
 	buf raw = BUF_INIT, out = BUF_INIT;
 	pr_error err = PR_ERROR_INIT;
-	char t[512];
-	bool process = false;
 
-	(void)state;
 	for (size_t i = 0; i < 6; i++)
 		st[i] = (ProtobufCBinaryData){strlen(strings[i]), (uint8_t *)strings[i]};
 	vt.type = 1;
@@ -528,6 +522,26 @@ static void test_detailed_pprof_drops_a_command_line_from_frame_names(void **sta
 					      &err), 0);
 	assert_int_equal(export_pprof_set_write(&out, set, &err), 0);
 	m = unpack_gz(&out);
+	export_pprof_set_free(set);
+	buf_release(&raw);
+	buf_release(&out);
+	return m;
+}
+
+/*
+ * py-spy names a process's frame after its command line, which may hold
+ * a secret; ingest keeps only "process" (symname.h), and the detailed
+ * writer, which copies names from the stored profile, did not.
+ */
+static void test_detailed_pprof_drops_a_command_line_from_frame_names(void **state)
+{
+	Perftools__Profiles__Profile *m;
+	char t[512];
+	bool process = false;
+
+	(void)state;
+	m = export_two("process 4121:\"python app.py --card=4111111111111111\"", "main",
+		       "/app/main.py");
 	for (size_t i = 0; i < m->n_string_table; i++) {
 		pb_str(m, (int64_t)i, t, sizeof(t));
 		assert_null(strstr(t, "4111111111111111"));
@@ -537,9 +551,21 @@ static void test_detailed_pprof_drops_a_command_line_from_frame_names(void **sta
 	assert_int_equal(m->n_function, 2);
 	assert_string_equal(pb_str(m, m->function[0]->system_name, t, sizeof(t)), "process");
 	perftools__profiles__profile__free_unpacked(m, NULL);
-	export_pprof_set_free(set);
-	buf_release(&raw);
-	buf_release(&out);
+}
+
+/* A Go function called cold is exported as ingest stored it, not as GCC's cold part of main. */
+static void test_detailed_pprof_keeps_a_go_function_called_cold(void **state)
+{
+	Perftools__Profiles__Profile *m;
+	char t[512];
+
+	(void)state;
+	m = export_two("main.cold", "main.main", "/app/main.go");
+	assert_string_equal(pb_str(m, m->function[0]->name, t, sizeof(t)), "main.cold");
+	perftools__profiles__profile__free_unpacked(m, NULL);
+	m = export_two("parse.cold", "main", "/app/parse.c");
+	assert_string_equal(pb_str(m, m->function[0]->name, t, sizeof(t)), "parse");
+	perftools__profiles__profile__free_unpacked(m, NULL);
 }
 
 static void test_detailed_pprof_refuses_bad_input_with_a_reason(void **state)
@@ -663,6 +689,7 @@ int main(void)
 		cmocka_unit_test(test_detailed_pprof_keeps_lines_and_mappings_and_drops_labels),
 		cmocka_unit_test(test_detailed_pprof_refuses_bad_input_with_a_reason),
 		cmocka_unit_test(test_detailed_pprof_drops_a_command_line_from_frame_names),
+		cmocka_unit_test(test_detailed_pprof_keeps_a_go_function_called_cold),
 		cmocka_unit_test(test_folded_is_one_line_per_stack_with_sample_counts),
 		cmocka_unit_test(test_jfr_allocations_have_no_sample_counts),
 	};
