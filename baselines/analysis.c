@@ -682,42 +682,6 @@ static void drop_releases_without(series *s)
 	s->n = n;
 }
 
-/*
- * Keep of baseline series s only the captures of its last release (the
- * one that ran before the judged one), when it has two or more; true
- * when it did. For a function whose releases differ far beyond the
- * service's (stats_het_outlier): its code came, went or changed cost in
- * one of them, and it has no one level to be judged against. Judged
- * against all of them with their spread, no test could find even a
- * doubling on top of such a step (p 0.12 for 14% -> 25%); judged against
- * them as if they agreed, a release that kept the step was a critical
- * regression. It is judged against what ran before it.
- */
-static bool keep_last_release(series *s)
-{
-	int last = 0;
-	size_t nl = 0, n = 0;
-
-	for (size_t i = 0; i < s->n; i++)
-		last = s->group[i] > last ? s->group[i] : last;
-	for (size_t i = 0; i < s->n; i++)
-		nl += s->group[i] == last;
-	if (last < 1 || nl < 2 || nl == s->n)
-		return false;
-	for (size_t i = 0; i < s->n; i++) {
-		if (s->group[i] != last)
-			continue;
-		s->share[n] = s->share[i], s->vst[n] = s->vst[i], s->rate[n] = s->rate[i];
-		s->v[n] = s->v[i], s->group[n] = s->group[i], s->host[n] = s->host[i];
-		s->day[n] = s->day[i], s->at[n] = s->at[i];
-		if (s->week)
-			s->week[n] = s->week[i];
-		n++;
-	}
-	s->n = n;
-	return true;
-}
-
 static double mean_of(const double *x, size_t n)
 {
 	double m = 0;
@@ -926,7 +890,7 @@ static int own_day_var(double *out, const double *y, const int *g, const int *d,
  */
 static int pooled_fit(pooled *out, const double *yb, const double *vb, const int *gb, size_t nb,
 		      const double *yc, const double *vc, size_t nc, double phi, double phi_df,
-		      const double *lam, const host_noise *hn, bool alone)
+		      const double *lam, const host_noise *hn)
 {
 	stats_wmean g[MAX_GROUPS] = {{0}}, all, cur, own;
 	double gextra[MAX_GROUPS], *ty = NULL, *tv = NULL, ref = 0, d0 = 0, var_b, e_c, ref_c;
@@ -1038,18 +1002,6 @@ static int pooled_fit(pooled *out, const double *yb, const double *vb, const int
 		for (size_t k = 0; k < ng; k++)
 			g[k].var_mean += out->tau2;
 		phi_df = out->q_df;
-		if ((rc = stats_wmean_combine(&all, g, ng)) < 0)
-			goto out;
-	} else if (alone && phi > 1 && ng == 1) {
-		/*
-		 * The release before alone (keep_last_release): its mean varies
-		 * phi times what its captures say, and the judged release has a
-		 * release effect of its own, as when every release is there. A
-		 * function picked for releases that differ beyond the service's
-		 * was otherwise judged as if releases did not differ at all.
-		 */
-		out->tau2 = (phi - 1) * g[0].var_mean;
-		g[0].var_mean *= phi;
 		if ((rc = stats_wmean_combine(&all, g, ng)) < 0)
 			goto out;
 	} else if (phi > 1 && ng >= 2) {
@@ -1184,7 +1136,7 @@ static void rate_tests(finding *f, const series *b, const series *c)
 		lc[i] = log(c->rate[i] > 0 ? c->rate[i] : least / 2);
 		zc[i] = 1e-12;
 	}
-	if (pooled_fit(&p, lb, zb, b->group, b->n, lc, zc, c->n, 1, 0, NULL, NULL, false) < 0)
+	if (pooled_fit(&p, lb, zb, b->group, b->n, lc, zc, c->n, 1, 0, NULL, NULL) < 0)
 		goto out;
 	f->rate_diff = p.mean_c - p.mean_b;
 	f->rate_se = p.se;
@@ -1409,13 +1361,12 @@ typedef struct fit_in {
 	double phi, phi_df;
 	const double *lam;
 	const host_noise *hn;
-	bool alone; /* the baseline is the release before alone (keep_last_release) */
 } fit_in;
 
 static int fit_on(pooled *p, const fit_in *in, const double *yb, const double *yc)
 {
 	return pooled_fit(p, yb, in->vb, in->gb, in->nb, yc, in->vc, in->nc, in->phi, in->phi_df,
-			  in->lam, in->hn, in->alone);
+			  in->lam, in->hn);
 }
 
 /*
@@ -1787,8 +1738,7 @@ static int test_on(finding *f, const series *b, const series *c, const analysis_
 	host_noise hn = {b->host, c->host, td->host_rho, b->day, c->day, td->day_rho};
 	series ba = *b, ca = *c; /* the values the test uses: for the week, adjusted */
 	week_adj wk;
-	fit_in in = {b->v,    c->v,       b->group,  b->n, c->n,
-		     td->phi, td->phi_df, td->noise, &hn,  f->own_het};
+	fit_in in = {b->v, c->v, b->group, b->n, c->n, td->phi, td->phi_df, td->noise, &hn};
 	pooled p;
 	double pb, up, down, mup, mdown, lo, hi, shift, hup, hdown, tup, tdown;
 	int rc;
@@ -2315,7 +2265,7 @@ static int cost_test(finding *f, cost_said *said, const sides *s, const analysis
 	size_t why_size = sizeof(said->why);
 	stats_result rup, rdn, rci;
 	week_adj wk;
-	fit_in in = {NULL, NULL, NULL, 0, 0, 1, 0, NULL, NULL, false};
+	fit_in in = {NULL, NULL, NULL, 0, 0, 1, 0, NULL, NULL};
 	const double *ya;
 	double shift;
 	pooled p;
@@ -5405,11 +5355,11 @@ static int judge_within_callers(analysis *a, size_t first, const func_matrix *m,
  * whose releases add and drop code paths. So where the last baseline
  * release's captures moved from the releases before it (one-sided Welch,
  * STEP_P) the way a test did, the test must also show against that
- * release alone, and keeps the larger p-value. A release a run judged is
- * left as it is: its rise was judged then (found and carried, or missed,
- * and a miss must not be missed twice). *moved counts the tests this
- * took below CALLER_SCAN_P's significance, *which names one.
-
+ * release alone, and keeps the larger p-value. Only where that release
+ * ran before the service was first judged: one deployed since was judged
+ * (its rise found and carried, or missed, and a miss must not be missed
+ * twice) or left out of the baseline. *moved counts the tests this took
+ * below CALLER_SCAN_P's significance, *which names one.
  */
 static int judge_after_step(analysis *a, size_t first, db *d, const analysis_target *t,
 			    const analysis_target_data *td, const capture_set *base,
@@ -5420,7 +5370,7 @@ static int judge_after_step(analysis *a, size_t first, db *d, const analysis_tar
 	double *r = NULL, *l = NULL, *c = NULL;
 	int last = 0;
 	size_t nl = 0;
-	bool judged = true;
+	int64_t first_us = 0, last_at = 0;
 	int rc = 0;
 
 	*moved = 0;
@@ -5432,18 +5382,21 @@ static int judge_after_step(analysis *a, size_t first, db *d, const analysis_tar
 		if (td->gb[i] == last) {
 			nl++;
 			*release = base->caps[i].release;
+			if (base->caps[i].captured_at_us > last_at)
+				last_at = base->caps[i].captured_at_us;
 		}
 	if (!d || last < 1 || nl < 2 || !*release)
 		return 0;
 	/*
-	 * Only on a first judgement: later, a release no run judged is no
-	 * baseline unless too few judged captures remain, and a rise a
-	 * release deployed between two nightlies brought must not pass
-	 * because the hotfix after it kept it.
+	 * Only for history from before the service was first judged (a first
+	 * judgement, and its release's later looks): a release deployed
+	 * after it that no run judged is no baseline unless too few judged
+	 * captures remain, and its rise must not pass because the hotfix
+	 * after it, deployed before the next nightly, kept it.
 	 */
-	if ((rc = baseline_type_judged(&judged, d, t->service_id, t->type, a->opts.at_us, err)) <
+	if ((rc = baseline_first_judged(&first_us, d, t->service_id, t->type, a->opts.at_us, err)) <
 		    0 ||
-	    judged)
+	    (first_us && last_at >= first_us))
 		return rc;
 	if (!(r = malloc(base->n * sizeof(*r))) || !(l = malloc(base->n * sizeof(*l))) ||
 	    !(c = malloc((cur->n ? cur->n : 1) * sizeof(*c)))) {
@@ -5455,8 +5408,7 @@ static int judge_after_step(analysis *a, size_t first, db *d, const analysis_tar
 		size_t nr = 0, nll = 0, nc = 0;
 		bool up;
 		double *p, after;
-		/* One judged against that release alone already was (keep_last_release). */
-		if (strcmp(f->kind, FINDING_KIND_SHARE) != 0 || f->row == SIZE_MAX || f->own_het)
+		if (strcmp(f->kind, FINDING_KIND_SHARE) != 0 || f->row == SIZE_MAX)
 			continue;
 		up = f->p_up <= f->p_down;
 		p = up ? &f->p_up : &f->p_down;
@@ -5506,9 +5458,7 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 	int64_t *was_id = NULL;
 	series sb = {0}, sc = {0};
 	bool reused, shares = true, unseen = false;
-	double t_tests = 0, t0 = time_mono(), *rowq = NULL;
-	size_t own = 0;
-	const char *own_rel = NULL;
+	double t_tests = 0, t0 = time_mono();
 	size_t ntests0 = a->ntests, maxn;
 	int rc;
 
@@ -5769,8 +5719,7 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 	{
 		double *qs = calloc(nrows ? nrows : 1, 2 * sizeof(*qs)), *qdfs;
 		size_t nq = 0;
-		if (!qs || !(rowq = calloc(nrows ? nrows : 1, 2 * sizeof(*rowq)))) {
-			free(qs);
+		if (!qs) {
 			rc = oom(err);
 			goto out;
 		}
@@ -5784,11 +5733,10 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 				    td.wc, NULL);
 			if (sb.n < 2 || sc.n < 1 ||
 			    pooled_fit(&p, sb.vst, sb.v, sb.group, sb.n, sc.vst, sc.v, sc.n, 1, 0,
-				       NULL, NULL, false) < 0)
+				       NULL, NULL) < 0)
 				continue;
 			qs[nq] = p.q;
 			qdfs[nq++] = p.q_df;
-			rowq[2 * k] = p.q, rowq[2 * k + 1] = p.q_df;
 		}
 		/* Summed in value order: the same to the last bit whatever the ids. */
 		q_order(qs, qdfs, nq);
@@ -5818,21 +5766,15 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 	for (size_t k = 0; shares && k < nrows; k++) {
 		finding *f = &a->tests[a->ntests];
 		memset(f, 0, sizeof(*f));
-		bool alone = false;
 		series_fill(&sb, &td.m, rows[k], 0, &s.base, td.gb, td.hb, td.db, td.wb, NULL);
 		drop_releases_without(&sb);
 		series_fill(&sc, &td.m, rows[k], s.base.n, &s.cur, td.gc, td.hc, td.dc, td.wc,
 			    NULL);
-		/* Its releases differ far beyond the service's: what ran before it. */
-		if (sc.n > 0 && stats_het_outlier(rowq[2 * k], rowq[2 * k + 1], td.phi) &&
-		    (alone = keep_last_release(&sb)))
-			own_rel = s.base.caps[sb.at[0]].release;
 		if (sc.n == 0 || sb.n < 2) {
 			/* No current capture knows it: nothing to judge. */
 			a->filtered++;
 			continue;
 		}
-		f->own_het = alone;
 		if ((rc = test_function(f, &sb, &sc, o, &td)) < 0) {
 			finding_clear(f);
 			rc = rc == STATS_ENOMEM ? oom(err)
@@ -5841,7 +5783,6 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 			goto out;
 		}
 		f->function_id = ids[k];
-		own += alone;
 		f->row = rows[k];
 		f->function = names[k], names[k] = NULL;
 		f->file = files[k], files[k] = NULL;
@@ -5878,13 +5819,6 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 	if (shares) {
 		size_t moved = 0, which = SIZE_MAX;
 		const char *rel = NULL;
-		if (own &&
-		    (rc = note(a, t, err,
-			       "%zu function%s whose baseline releases differ far beyond the "
-			       "service's (code that came, went or changed its cost in one of "
-			       "them) judged against release '%s' alone, the one before this",
-			       own, own == 1 ? "" : "s", own_rel)) < 0)
-			goto out;
 		if ((rc = judge_after_step(a, first_test, d, t, &td, &s.base, &s.cur, &moved,
 					   &which, &rel, err)) < 0)
 			goto out;
@@ -6038,7 +5972,6 @@ out:
 	free(ids);
 	free(bf);
 	free(releases);
-	free(rowq);
 	free(capids);
 	for (size_t k = 0; was && k < nrows; k++)
 		free(was[k]);
@@ -6555,10 +6488,6 @@ static int renormalised_retest(analysis *a, const double cut[2], const double *t
 			drop_releases_without(&sb);
 			series_fill(&sc, &td->m, f->row, td->base.n, &td->cur, td->gc, td->hc,
 				    td->dc, td->wc, less + td->base.n);
-			/* Against what ran before it, as it was judged. */
-			if (f->own_het)
-				keep_last_release(&sb);
-			again.own_het = f->own_het;
 			if (sb.n < 2 || sc.n < 1)
 				continue;
 			rc = test_function(&again, &sb, &sc, o, td);
@@ -6979,7 +6908,6 @@ static json_t *part_test(const finding *f, size_t row)
 	bad |= json_object_set_new(o, "look", json_integer((json_int_t)f->look));
 	bad |= json_object_set_new(o, "first_look", json_integer((json_int_t)first_look_of(f)));
 	bad |= json_object_set_new(o, "weekly", json_boolean(f->weekly));
-	bad |= json_object_set_new(o, "own_het", json_boolean(f->own_het));
 	bad |= json_object_set_new(o, "hours_unseen", json_boolean(f->hours_unseen));
 	bad |= json_object_set_new(o, "material", json_integer(f->material_up |
 								 f->material_down << 1));
@@ -7362,7 +7290,6 @@ static int part_read_test(finding *f, const json_t *o, size_t target0, size_t nf
 	f->material_up = mat & 1;
 	f->material_down = (mat & 2) != 0;
 	f->weekly = json_is_true(json_object_get(o, "weekly")); /* absent: an older worker's */
-	f->own_het = json_is_true(json_object_get(o, "own_het"));
 	f->hours_unseen = json_is_true(json_object_get(o, "hours_unseen"));
 	f->host_p = f->hours_p = NAN;                           /* absent: an older worker's */
 	ok = ok && (!json_object_get(o, "host_p") || part_get_num(&f->host_p, o, "host_p")) &&

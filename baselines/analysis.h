@@ -246,8 +246,6 @@ typedef struct finding {
 				   * margin_in_test) */
 	bool weekly;              /* also held to the captures of its own part of the
 				   * week (the baseline's weekends and weekdays differ) */
-	bool own_het;             /* its baseline releases differ far beyond the
-				   * service's (see judge_after_step) */
 	analysis_week week;       /* the week its service was judged on */
 	bool material_up;         /* the estimate rose by at least the margin */
 	bool material_down;       /* the estimate fell by at least the margin */

@@ -295,23 +295,25 @@ int baseline_release_judged(bool *out, db *d, int64_t service_id, const char *ty
 	return 0;
 }
 
-int baseline_type_judged(bool *out, db *d, int64_t service_id, const char *type, int64_t by_us,
-			 pr_error *err)
+int baseline_first_judged(int64_t *out_us, db *d, int64_t service_id, const char *type,
+			  int64_t by_us, pr_error *err)
 {
 	static const char sql[] =
-		"select 1 from judged_releases where service_id = $1 and profile_type = $2"
-		"   and judged_at <= " US_PARAM("$3") " limit 1";
+		"select (extract(epoch from min(judged_at)) * 1000000)::bigint from judged_releases"
+		" where service_id = $1 and profile_type = $2 and judged_at <= " US_PARAM("$3");
 	char sid[24], by[24];
 	const char *p[3] = {sid, type, by};
 	PGresult *res = NULL;
 	int rc;
 
-	*out = false;
+	*out_us = 0;
 	snprintf(sid, sizeof(sid), "%" PRId64, service_id);
 	snprintf(by, sizeof(by), "%" PRId64, by_us);
-	if ((rc = db_exec(d, &res, err, "reading whether the service was judged", sql, 3, p)) < 0)
+	if ((rc = db_exec(d, &res, err, "reading when the service was first judged", sql, 3, p)) <
+	    0)
 		return rc;
-	*out = db_rows(res) > 0;
+	if (db_rows(res) > 0)
+		*out_us = db_get_i64(res, 0, 0); /* NULL, none judged: 0 */
 	db_result_free(res);
 	return 0;
 }

@@ -95,12 +95,12 @@ int baseline_release_judged(bool *out, db *d, int64_t service_id, const char *ty
 			    const char *release, int64_t by_us, pr_error *err);
 
 /*
- * Whether a stored analysis judged any release of service `service_id`
- * and type `type` at `by_us` or before: *out false while its history is
- * all there is (a first judgement).
+ * When a stored analysis first judged a release of service `service_id`
+ * and type `type`, among those at `by_us` or before: *out_us 0 when none
+ * did (its history is all a first judgement has).
  */
-int baseline_type_judged(bool *out, db *d, int64_t service_id, const char *type, int64_t by_us,
-			 pr_error *err);
+int baseline_first_judged(int64_t *out_us, db *d, int64_t service_id, const char *type,
+			  int64_t by_us, pr_error *err);
 
 /*
  * The release of service `service_id` whose first capture of any of the
