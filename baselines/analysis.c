@@ -5387,6 +5387,16 @@ static int judge_after_step(analysis *a, size_t first, db *d, const analysis_tar
 		}
 	if (!d || last < 1 || nl < 2 || !*release)
 		return 0;
+	/* Most targets have no test this could concern: no query for them. */
+	{
+		bool any = false;
+		for (size_t i = first; i < a->ntests && !any; i++)
+			any = strcmp(a->tests[i].kind, FINDING_KIND_SHARE) == 0 &&
+			      a->tests[i].row != SIZE_MAX &&
+			      fmin(a->tests[i].p_up, a->tests[i].p_down) <= CALLER_SCAN_P;
+		if (!any)
+			return 0;
+	}
 	/*
 	 * Only for history from before the service was first judged (a first
 	 * judgement, and its release's later looks): a release deployed
