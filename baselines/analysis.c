@@ -5361,6 +5361,15 @@ static int judge_within_callers(analysis *a, size_t first, const func_matrix *m,
  * twice) or left out of the baseline. *moved counts the tests this took
  * below CALLER_SCAN_P's significance, *which names one.
  */
+/* A share test judge_after_step may hold to the release before: its p-value that way in *p. */
+static bool step_candidate(finding *f, double **p)
+{
+	if (strcmp(f->kind, FINDING_KIND_SHARE) != 0 || f->row == SIZE_MAX)
+		return false;
+	*p = f->p_up <= f->p_down ? &f->p_up : &f->p_down;
+	return **p <= CALLER_SCAN_P;
+}
+
 static int judge_after_step(analysis *a, size_t first, db *d, const analysis_target *t,
 			    const analysis_target_data *td, const capture_set *base,
 			    const capture_set *cur, size_t *moved, size_t *which,
@@ -5389,12 +5398,11 @@ static int judge_after_step(analysis *a, size_t first, db *d, const analysis_tar
 		return 0;
 	/* Most targets have no test this could concern: no query for them. */
 	{
-		bool any = false;
-		for (size_t i = first; i < a->ntests && !any; i++)
-			any = strcmp(a->tests[i].kind, FINDING_KIND_SHARE) == 0 &&
-			      a->tests[i].row != SIZE_MAX &&
-			      fmin(a->tests[i].p_up, a->tests[i].p_down) <= CALLER_SCAN_P;
-		if (!any)
+		double *p;
+		size_t i = first;
+		while (i < a->ntests && !step_candidate(&a->tests[i], &p))
+			i++;
+		if (i == a->ntests)
 			return 0;
 	}
 	/*
@@ -5418,12 +5426,9 @@ static int judge_after_step(analysis *a, size_t first, db *d, const analysis_tar
 		size_t nr = 0, nll = 0, nc = 0;
 		bool up;
 		double *p, after;
-		if (strcmp(f->kind, FINDING_KIND_SHARE) != 0 || f->row == SIZE_MAX)
+		if (!step_candidate(f, &p))
 			continue;
-		up = f->p_up <= f->p_down;
-		p = up ? &f->p_up : &f->p_down;
-		if (!(*p <= CALLER_SCAN_P))
-			continue;
+		up = p == &f->p_up;
 		for (size_t j = 0; j < base->n + cur->n; j++) {
 			int64_t v = m->self[f->row * m->ncaps + j];
 			if (v == FUNC_MATRIX_UNKNOWN)
