@@ -985,7 +985,9 @@ static int pooled_fit(pooled *out, const double *yb, const double *vb, const int
 	for (size_t k = 0; ng >= 2 && k < ng; k++)
 		out->q += (g[k].mean - all.mean) * (g[k].mean - all.mean) / g[k].var_mean;
 	out->tau2 = 0;
-	out->own_het = ng >= 2 && stats_het_outlier(out->q, out->q_df, phi > 1 ? phi : 1);
+	/* Only against a service's phi (phi_df > 0): the calls that estimate it need Q alone. */
+	out->own_het = ng >= 2 && phi_df > 0 &&
+		       stats_het_outlier(out->q, out->q_df, phi > 1 ? phi : 1);
 	if (out->own_het) {
 		/*
 		 * This function's releases differ far beyond the service's (its
