@@ -108,6 +108,25 @@ static void test_traces_and_perf_data_are_named(void **state)
 			   "a V8 heap snapshot (.heapsnapshot)");
 }
 
+/* A file of tests/data and the words its refusal must hold. */
+typedef struct refused_file {
+	const char *file, *reason;
+} refused_file;
+
+/* Each file is detected as no format it reads and refused with its reason. */
+static void expect_files_refused(const refused_file *cases, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		buf text = BUF_INIT;
+
+		testdata_read(&text, cases[i].file);
+		assert_int_equal(format_detect((const uint8_t *)text.ptr, text.len),
+				 PROFILE_FMT_AUTO);
+		expect_refused(text.ptr, text.len, cases[i].reason);
+		buf_release(&text);
+	}
+}
+
 /*
  * Real prints of perf 6.1 and bpftrace 0.17 (tests/data/README.md): perf
  * report's summary, with its header or without (-q), and bpftrace's map
@@ -118,9 +137,7 @@ static void test_traces_and_perf_data_are_named(void **state)
  */
 static void test_perf_report_and_bpftrace_prints_say_what_to_give(void **state)
 {
-	static const struct {
-		const char *file, *reason;
-	} cases[] = {
+	static const refused_file cases[] = {
 		{"perf/burn-report.txt", "'perf report' output, percentages rather than samples; "
 					 "give 'perf script' output instead"},
 		{"perf/burn-report-q.txt", "'perf report' output"},
@@ -133,15 +150,7 @@ static void test_perf_report_and_bpftrace_prints_say_what_to_give(void **state)
 	};
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		buf text = BUF_INIT;
-
-		testdata_read(&text, cases[i].file);
-		assert_int_equal(format_detect((const uint8_t *)text.ptr, text.len),
-				 PROFILE_FMT_AUTO);
-		expect_refused(text.ptr, text.len, cases[i].reason);
-		buf_release(&text);
-	}
+	expect_files_refused(cases, sizeof(cases) / sizeof(cases[0]));
 	/* A folded stack may start with '@'; only "@...:" before the count is bpftrace's. */
 	assert_int_equal(format_detect((const uint8_t *)"@main;work 3\n", 13), PROFILE_FMT_FOLDED);
 	expect_refused_str("@name: 3\n", "a bpftrace map print");
@@ -154,9 +163,7 @@ static void test_perf_report_and_bpftrace_prints_say_what_to_give(void **state)
  */
 static void test_other_profilers_files_are_named(void **state)
 {
-	static const struct {
-		const char *file, *reason;
-	} cases[] = {
+	static const refused_file cases[] = {
 		{"other/burn-callgrind-head.out",
 		 "a callgrind profile (valgrind --tool=callgrind)"},
 		{"other/burn-cachegrind-head.out", "a cachegrind profile"},
@@ -171,15 +178,7 @@ static void test_other_profilers_files_are_named(void **state)
 	};
 
 	(void)state;
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		buf text = BUF_INIT;
-
-		testdata_read(&text, cases[i].file);
-		assert_int_equal(format_detect((const uint8_t *)text.ptr, text.len),
-				 PROFILE_FMT_AUTO);
-		expect_refused(text.ptr, text.len, cases[i].reason);
-		buf_release(&text);
-	}
+	expect_files_refused(cases, sizeof(cases) / sizeof(cases[0]));
 }
 
 /* Once named and refused; now read, and not taken for a .cpuprofile. */

@@ -368,8 +368,8 @@ static double self_share(const profile *p, const profile_summary *s, const char 
 /*
  * python3.12 -X perf names each Python function in a perf map, above the
  * interpreter code that runs it. A real print (perf record --call-graph
- * dwarf of python312-burn.py, where hot loops three times as long as warm
- * or cold): every self sample sat in the interpreter's functions, and
+ * dwarf of folded/austin-burn.py, where hot loops three times as long as
+ * warm or cold): every self sample sat in the interpreter's functions, and
  * hot's 2x slowdown was no finding. The interpreter's frames below the
  * innermost Python function are its time now.
  */
