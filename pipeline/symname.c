@@ -557,20 +557,6 @@ static bool jit_file(char *s, size_t *n)
 	return false;
 }
 
-/*
- * Each card number, e-mail address, IBAN and AWS key id in s[0..n) cut
- * to one '#' (redact_names, common/redact.h), in place; the new length.
- * A name is any text a program chose (a thread's name, the root frame of
- * its samples in perf and folded stacks, an async-profiler thread frame,
- * a script's path), and one holding such data would put it in the index,
- * exports, reports and pages. The build numbers other rules take off
- * (ThinLTO's ".llvm.6425391548234110923") are gone before this one.
- */
-static size_t without_personal_data(char *s, size_t n)
-{
-	return redact_names(s, n);
-}
-
 static size_t stable(char *s, size_t n, bool gcc);
 
 static size_t stable_name(char *s, size_t n, bool gcc)
@@ -578,8 +564,13 @@ static size_t stable_name(char *s, size_t n, bool gcc)
 	size_t m;
 
 	n = stable(s, n, gcc);
-	/* A cut can make a suffix a rule takes off ("...:#$Proxy3"): again, until none. */
-	while ((m = without_personal_data(s, n)) != n)
+	/*
+	 * Last, personal data cut (redact_names): a name is any text a program
+	 * chose (a thread's name, a script's path), and such data in it would
+	 * reach the index, exports, reports and pages. A cut can make a suffix
+	 * a rule takes off ("...:#$Proxy3"): again, until none.
+	 */
+	while ((m = redact_names(s, n)) != n)
 		n = stable(s, m, gcc);
 	return n;
 }
@@ -866,7 +857,7 @@ size_t symname_stable_file(char *s, size_t n)
 	size_t m;
 
 	n = stable_file(s, redact_card_numbers(s, n));
-	while ((m = without_personal_data(s, n)) != n)
+	while ((m = redact_names(s, n)) != n)
 		n = stable_file(s, m);
 	return n;
 }

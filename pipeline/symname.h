@@ -60,7 +60,8 @@
  *     took it from, "[perf-535.map]" and "[jitted-535-12.so]"
  *                                      -> "[perf-N.map]", "[jitted-N-N.so]"
  *   - last, each card number (13 to 19 digits passing Luhn's check, not
- *     part of a hex number; a thread's name is a root frame)         -> "#"
+ *     part of a hex number; a thread's name is a root frame), e-mail
+ *     address, IBAN and AWS key id (redact_names)                    -> "#"
  * Slashes and dots as package separators are both recognised. Names
  * without such parts are left as they are; rewriting a rewritten name
  * changes nothing more.
