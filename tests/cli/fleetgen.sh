@@ -22,7 +22,7 @@ run "$G" --help
 missing=""
 for o in out seed services functions days per-day current samples cv host-effect \
 	hosts regressed factors bands improved improve-factors start release-every \
-	load-cv mix-cv daily weekly skew verify verbose help; do
+	load-cv mix-cv daily weekly skew churn verify verbose help; do
 	grep -q -- "--$o" <<<"$OUT" || missing="$missing $o"
 done
 [ $RC -eq 0 ] && [ -z "$missing" ] && ok "--help lists every option" ||
@@ -237,6 +237,41 @@ run "$G" --verify "$D"
 run "$G" --out "$T/d0" "${SMALL[@]}" --daily 0
 diff -r "$A" "$T/d0" >/dev/null && ok "--daily 0 gives the fleet without it, byte for byte" ||
 	not_ok "daily 0" "$(diff -rq "$A" "$T/d0" | head -3)"
+
+# Code that changes between baseline releases: the release after v1 drops
+# code paths and adds functions, and the new release runs v2's code.
+C=$T/churn
+run "$G" --out "$C" --services 4 --functions 60 --regressed 0.5 --churn 2 --seed 9
+[ $RC -eq 0 ] && grep -q '"churn":2' "$C/truth.jsonl" && ok "--churn is written to the truth" ||
+	not_ok "churn truth" "$ERR"
+leaves() { # SERVICE RELEASE: the leaf functions of its captures of that release
+	grep "\"service\":\"$1\",\"release\":\"$2\"" "$C/manifest.jsonl" |
+		sed 's/^{"path":"\([^"]*\)".*/\1/' | while read -r p; do
+		sed 's/ [0-9]*$//; s/.*;//' "$C/$p"
+	done | sort -u
+}
+churned=""
+for s in svc-000 svc-001 svc-002 svc-003; do
+	leaves $s v1 >"$T/l1"
+	leaves $s v2 >"$T/l2"
+	leaves $s v3 >"$T/l3"
+	gone=$(comm -23 "$T/l1" "$T/l2" | wc -l) came=$(comm -13 "$T/l1" "$T/l2" | wc -l)
+	new3=$(comm -13 "$T/l2" "$T/l3" | wc -l) back=$(comm -12 <(comm -23 "$T/l1" "$T/l2") "$T/l3" | wc -l)
+	churned="$churned $s=$gone,$came,$new3,$back"
+done
+# Each service: at least the 2 paths gone and 2 functions come (a rare
+# function of v1 may also be missing from v2's captures by chance), none
+# new in v3 and none of the removed back.
+awk -v c="$churned" 'BEGIN { n = split(c, x, " "); for (i = 1; i <= n; i++) {
+	split(x[i], z, "="); split(z[2], y, ",")
+	if (y[1] < 2 || y[2] != 2 || y[3] != 0 || y[4] != 0) exit 1 }
+	exit n != 4 }' && ok "--churn 2: v2 drops 2 code paths and adds 2 functions; v3 runs v2's code" ||
+	not_ok "churn in the captures" "$churned"
+run "$G" --verify "$C"
+[ $RC -eq 0 ] && ok "--verify passes on a fleet with churn" || not_ok "verify churn" "$OUT $ERR"
+run "$G" --out "$T/c0" "${SMALL[@]}" --churn 0
+diff -r "$A" "$T/c0" >/dev/null && ok "--churn 0 gives the fleet without it, byte for byte" ||
+	not_ok "churn 0" "$(diff -rq "$A" "$T/c0" | head -3)"
 
 # --- determinism ----------------------------------------------------------
 run "$G" --out "$T/b" "${SMALL[@]}"

@@ -250,7 +250,7 @@ typedef struct config {
 	const char *out, *verify;
 	uint64_t seed;
 	unsigned long services, functions, days, per_day, current, hosts;
-	unsigned long samples, release_every, nights;
+	unsigned long samples, release_every, nights, churn;
 	double cv, host_cv, load_cv, mix_cv, weekly, daily, skew, regressed, improved, noisy,
 		noisy_factor;
 	double factors[MAX_LIST], improve_factors[MAX_LIST];
@@ -262,11 +262,36 @@ typedef struct config {
 } config;
 
 enum opt_id {
-	O_OUT, O_SEED, O_SERVICES, O_FUNCTIONS, O_DAYS, O_PER_DAY, O_CURRENT,
-	O_SAMPLES, O_CV, O_HOST_EFFECT, O_HOSTS, O_REGRESSED, O_FACTORS, O_BANDS,
-	O_IMPROVED, O_IMPROVE_FACTORS, O_START, O_RELEASE_EVERY, O_LOAD_CV,
-	O_MIX_CV, O_WEEKLY, O_DAILY, O_SKEW, O_NIGHTS, O_NOISY, O_NOISY_FACTOR, O_VERIFY,
-	O_VERBOSE, O_HELP,
+	O_OUT,
+	O_SEED,
+	O_SERVICES,
+	O_FUNCTIONS,
+	O_DAYS,
+	O_PER_DAY,
+	O_CURRENT,
+	O_SAMPLES,
+	O_CV,
+	O_HOST_EFFECT,
+	O_HOSTS,
+	O_REGRESSED,
+	O_FACTORS,
+	O_BANDS,
+	O_IMPROVED,
+	O_IMPROVE_FACTORS,
+	O_START,
+	O_RELEASE_EVERY,
+	O_LOAD_CV,
+	O_MIX_CV,
+	O_WEEKLY,
+	O_DAILY,
+	O_SKEW,
+	O_NIGHTS,
+	O_NOISY,
+	O_NOISY_FACTOR,
+	O_CHURN,
+	O_VERIFY,
+	O_VERBOSE,
+	O_HELP,
 };
 
 enum { ARG_NONE, ARG_REQUIRED, ARG_OPTIONAL };
@@ -336,6 +361,9 @@ static const opt_def opts[] = {
 	 "fraction of services whose last baseline release is noisy (default 0)"},
 	{"noisy-factor", O_NOISY_FACTOR, ARG_REQUIRED, "X",
 	 "how many times --cv a noisy release's capture noise is (default 3)"},
+	{"churn", O_CHURN, ARG_REQUIRED, "N",
+	 "code changes in each baseline release after the first: N code paths removed and "
+	 "N new functions added; the new release changes no code (default 0)"},
 	{"skew", O_SKEW, ARG_REQUIRED, "SIGMA",
 	 "lognormal sigma of functions' self costs; larger is more heavy-tailed (default 1.5)"},
 	{"verify", O_VERIFY, ARG_REQUIRED, "DIR",
@@ -527,6 +555,7 @@ static void apply_option(config *c, const opt_def *o, const char *v)
 	case O_WEEKLY: c->weekly = parse_num(o->name, v, 0, 2); break;
 	case O_DAILY: c->daily = parse_num(o->name, v, 0, 2); break;
 	case O_SKEW: c->skew = parse_num(o->name, v, 0, 4); break;
+	case O_CHURN: c->churn = parse_ulong(o->name, v, 0, 50); break;
 	case O_REGRESSED: c->regressed = parse_num(o->name, v, 0, 1); break;
 	case O_IMPROVED: c->improved = parse_num(o->name, v, 0, 1); break;
 	case O_FACTORS:
@@ -838,7 +867,8 @@ typedef struct node {
 typedef struct stack {
 	char *text;     /* "root;...;leaf" */
 	uint32_t func;  /* the leaf */
-	uint32_t group;
+	uint32_t group, node;
+	uint32_t from, until; /* the releases that run it: from <= release < until */
 	double base, cur;
 } stack;
 
@@ -1373,35 +1403,77 @@ static int cmp_stack(const void *a, const void *b)
 	return strcmp(((const stack *)a)->text, ((const stack *)b)->text);
 }
 
+/* The stack that ends at node i, run from release `from` on. */
+static stack stack_of(const service *s, uint32_t i, uint32_t from)
+{
+	sbuf text = {0};
+	uint32_t path[MAX_DEPTH + 8];
+	size_t depth = 0;
+
+	for (uint32_t id = i; id != NONE; id = s->nodes[id].parent)
+		path[depth++] = id;
+	for (size_t d = depth; d-- > 0;)
+		sb_printf(&text, "%s%s", s->funcs[s->nodes[path[d]].func].name, d ? ";" : "");
+	return (stack){
+		.text = text.ptr,
+		.func = s->nodes[i].func,
+		.group = s->nodes[i].group,
+		.node = i,
+		.from = from,
+		.until = NONE,
+		.base = s->nodes[i].w,
+		.cur = s->nodes[i].w,
+	};
+}
+
 /* Every node with self weight becomes a stack, in sorted text order as
  * stackcollapse tools write them. */
 static void collect_stacks(service *s)
 {
-	sbuf text = {0};
-	uint32_t path[MAX_DEPTH + 8];
-
 	s->stacks = xcalloc(s->nnodes, sizeof(*s->stacks));
 	s->nstacks = 0;
-	for (size_t i = 0; i < s->nnodes; i++) {
-		size_t depth = 0;
-		if (s->nodes[i].w <= 0)
-			continue;
-		for (uint32_t id = (uint32_t)i; id != NONE; id = s->nodes[id].parent)
-			path[depth++] = id;
-		text.len = 0;
-		for (size_t d = depth; d-- > 0;)
-			sb_printf(&text, "%s%s", s->funcs[s->nodes[path[d]].func].name,
-				  d ? ";" : "");
-		s->stacks[s->nstacks++] = (stack){
-			.text = xstrdup(text.ptr), .func = s->nodes[i].func,
-			.group = s->nodes[i].group, .base = s->nodes[i].w, .cur = s->nodes[i].w,
-		};
-	}
-	free(text.ptr);
+	for (size_t i = 0; i < s->nnodes; i++)
+		if (s->nodes[i].w > 0)
+			s->stacks[s->nstacks++] = stack_of(s, (uint32_t)i, 0);
 	qsort(s->stacks, s->nstacks, sizeof(*s->stacks), cmp_stack);
 }
 
-/* Expected self shares under the `cur` weights, and stacks per function. */
+/*
+ * --churn: each baseline release after the first changes code, as real
+ * releases do: n application code paths stop (their stacks get no samples
+ * from that release on) and n new functions start, each called from an
+ * application frame and costing what a leaf would. The new release keeps
+ * the code of the last baseline release, so a null service stays null.
+ */
+static void churn(service *s, const config *c, size_t nrel, gsl_rng *r)
+{
+	for (uint32_t rel = 1; rel < nrel; rel++) {
+		for (unsigned long k = 0; k < c->churn; k++) {
+			uint32_t *cand = xcalloc(s->nstacks, sizeof(*cand)), fn, parent, id;
+			size_t n = 0;
+
+			for (size_t i = 0; i < s->nstacks; i++)
+				if (s->stacks[i].until == NONE && s->stacks[i].from < rel &&
+				    s->nodes[s->stacks[i].node].kind == K_APP)
+					cand[n++] = (uint32_t)i;
+			if (n > 0)
+				s->stacks[cand[pick(r, n)]].until = rel;
+			free(cand);
+			fn = new_app_func(s, r);
+			if ((parent = random_app(s, r, MAX_DEPTH - 1)) == NONE)
+				continue;
+			id = node_child(s, parent, fn, K_APP);
+			s->funcs[fn].cost = gsl_ran_lognormal(r, 0, c->skew);
+			s->nodes[id].w = s->funcs[fn].cost * gsl_ran_lognormal(r, 0, 0.8);
+			s->stacks = xrealloc(s->stacks, (s->nstacks + 1) * sizeof(*s->stacks));
+			s->stacks[s->nstacks++] = stack_of(s, id, rel);
+		}
+	}
+	qsort(s->stacks, s->nstacks, sizeof(*s->stacks), cmp_stack);
+}
+
+/* Expected self shares under the `cur` weights of the code the new
+ * release runs, and stacks per function. */
 static void compute_shares(service *s)
 {
 	double total = 0;
@@ -1409,6 +1481,8 @@ static void compute_shares(service *s)
 	for (size_t f = 0; f < s->nfuncs; f++)
 		s->funcs[f].share = 0, s->funcs[f].nstacks = 0;
 	for (size_t i = 0; i < s->nstacks; i++) {
+		if (s->stacks[i].until != NONE)
+			continue;
 		total += s->stacks[i].cur;
 		s->funcs[s->stacks[i].func].share += s->stacks[i].cur;
 		s->funcs[s->stacks[i].func].nstacks++;
@@ -1641,8 +1715,11 @@ static void write_captures(const config *c, const schedule *sc, service *s, size
 
 	snprintf(dir, sizeof(dir), "%s/%s", c->out, s->name);
 	mkdirs(dir);
+	/* A release's total cost is the new release's code's (--churn moves a few
+	 * paths, which a profile of fixed length shows as shares, not counts). */
 	for (size_t i = 0; i < K; i++)
-		base_total += s->stacks[i].base, cur_total += s->stacks[i].cur;
+		if (s->stacks[i].until == NONE)
+			base_total += s->stacks[i].base, cur_total += s->stacks[i].cur;
 	if (c->host_cv > 0) {
 		host = xcalloc(s->nhosts * K, sizeof(*host));
 		for (size_t i = 0; i < s->nhosts * K; i++)
@@ -1685,7 +1762,9 @@ static void write_captures(const config *c, const schedule *sc, service *s, size
 			mix[g] = (s->nodes[g].group == g ? noise(r, c->mix_cv) : 1) *
 				 (on_weekend ? weekend[g] : 1) * (daily ? daily[g] : 1);
 		for (size_t i = 0; i < K; i++)
-			p[i] = (current ? s->stacks[i].cur : s->stacks[i].base) *
+			p[i] = (rel < s->stacks[i].from || rel >= s->stacks[i].until ? 0
+				: current ? s->stacks[i].cur
+					  : s->stacks[i].base) *
 			       (host ? host[h * K + i] : 1) * noise(r, cv) *
 			       mix[s->stacks[i].group];
 		n = n > MAX_CAPTURE_SAMPLES ? MAX_CAPTURE_SAMPLES : n < 1 ? 1 : n;
@@ -1750,6 +1829,9 @@ static void write_truth(const config *c, const schedule *sc, const service *s, s
 		sb_printf(truth, ",\"nights\":%lu", c->nights);
 	if (s->noisy && sc->nrel >= 2)
 		sb_printf(truth, ",\"noisy_release\":\"v%zu\"", sc->nrel);
+	/* --verify then checks the change against the last baseline release alone. */
+	if (c->churn > 0 && sc->nrel >= 2)
+		sb_printf(truth, ",\"churn\":%lu", c->churn);
 	/* --verify needs to know that a day's captures are not independent. */
 	if (c->daily > 0)
 		sb_printf(truth, ",\"daily\":%g", c->daily);
@@ -1869,6 +1951,8 @@ static int generate(const config *c)
 		service_build(&s, c, i, r);
 		s.role = roles[i];
 		s.noisy = noisy && noisy[i];
+		if (c->churn)
+			churn(&s, c, sc.nrel, r);
 		apply_role(&s, c, r);
 		write_captures(c, &sc, &s, i, r, &chunk);
 		listing_put(&manifest, &chunk);
@@ -2078,6 +2162,7 @@ typedef struct vsvc {
 	bool has_truth, regressed, improved;
 	bool daily; /* its captures share a day's traffic mix (--daily) */
 	char *target, *current_release; /* target: the changed function, if any */
+	char *judged_base; /* with --churn: the release whose captures the baseline is */
 	double base_share, cur_share;
 	int64_t at, last_time;
 	size_t ncaps, ncur, nights;
@@ -2192,6 +2277,18 @@ static void read_truth(verifier *v, char *line, size_t lineno, const char *file)
 		s->daily = dd && dd->num > 0;
 	}
 	s->current_release = xstrdup(rel->str);
+	if (jget(&o, "churn", J_NUM)) {
+		/* Earlier releases ran other code: the truth is the last one's. */
+		unsigned long n = strtoul(rel->str + (rel->str[0] == 'v'), NULL, 10);
+		char name[32];
+		if (rel->str[0] != 'v' || n < 2) {
+			vfail(v, "'%s' line %zu: a fleet with churn has a release before '%.40s'",
+			      file, lineno, rel->str);
+			return;
+		}
+		snprintf(name, sizeof(name), "v%lu", n - 1);
+		s->judged_base = xstrdup(name);
+	}
 	if (!parse_time(&s->at, at->str))
 		vfail(v, "'%s' line %zu: at '%.40s' is not a time", file, lineno, at->str);
 	imp = jget(&o, "improved_function", J_STR);
@@ -2376,6 +2473,8 @@ static void read_capture(verifier *v, char *line, size_t lineno, const char *fil
 	s->ncaps++;
 	s->ncur += current;
 	if (!scan_folded(v, path->str, s->target, &sc))
+		return;
+	if (!current && s->judged_base && strcmp(rel->str, s->judged_base) != 0)
 		return;
 	if (!current)
 		s->samples += (double)sc.total;
@@ -2581,6 +2680,7 @@ out:
 		free(v.svcs[i].name);
 		free(v.svcs[i].target);
 		free(v.svcs[i].current_release);
+		free(v.svcs[i].judged_base);
 		free(v.svcs[i].xb);
 		free(v.svcs[i].hb);
 		free(v.svcs[i].xc);
