@@ -158,6 +158,8 @@ typedef struct analysis_target_data {
 	double day_rho;     /* the share of capture noise that is the day's (see day_share) */
 	char unjudged[UNJUDGED_MAX]; /* releases no run has judged that the baseline took */
 	bool hours_unseen;           /* sides.hours_unseen */
+	int64_t *churn;   /* per capture (baseline, then judged): the churned code's value */
+	uint8_t *churned; /* per row of m: code that came or went within the baseline */
 } analysis_target_data;
 
 static void target_data_release(analysis_target_data *t)
@@ -172,6 +174,8 @@ static void target_data_release(analysis_target_data *t)
 	free(t->wc);
 	free(t->db);
 	free(t->dc);
+	free(t->churn);
+	free(t->churned);
 	func_matrix_release(&t->m);
 }
 
@@ -584,6 +588,8 @@ typedef struct series {
 	int *day;                       /* its day, numbered (-1: not known here) */
 	int *at;                        /* its place in the capture set */
 	const capture_set *from;        /* that capture set (series_fill's) */
+	const int64_t *churn;           /* see churn_mark; NULL: none */
+	const uint8_t *churned;
 	size_t n;
 } series;
 
@@ -597,12 +603,17 @@ static void series_fill(series *s, const func_matrix *m, size_t row, size_t col0
 		int64_t self = m->self[row * m->ncaps + col0 + i];
 		capture_ref c = cs->caps[i];
 		double ns = c.sample_count > 0 ? (double)c.sample_count : 1.0;
+		int64_t out = less && less[i] > 0 ? less[i] : 0;
 		if (self == FUNC_MATRIX_UNKNOWN)
 			continue;
-		if (less && less[i] > 0 && less[i] < c.total) {
+		/* Churned code is left out of every share but its own (churn_mark). */
+		if (s->churn)
+			out += s->churn[col0 + i] -
+			       (s->churned && s->churned[row] && self > 0 ? self : 0);
+		if (out > 0 && out < c.total) {
 			/* Fewer samples stand behind a share of a smaller whole. */
-			ns *= (double)(c.total - less[i]) / (double)c.total;
-			c.total -= less[i];
+			ns *= (double)(c.total - out) / (double)c.total;
+			c.total -= out;
 		}
 		s->share[n] = capture_share(&c, self);
 		s->vst[n] = stats_vst(s->share[n]);
@@ -631,7 +642,10 @@ static void series_fill(series *s, const func_matrix *m, size_t row, size_t col0
 /*
  * Leave out of baseline series s the releases from before the function's
  * code came: not one sample of it in any of their captures where its
- * share in the other releases would have put ABSENT_SAMPLES or more, and
+ * share in the other releases and the judged captures (cur) would have
+ * put ABSENT_SAMPLES or more (the baseline's alone put 18 where the
+ * code came in the last release, four captures, and a function steady
+ * at 0.09% since was a regression from 0.000%, p 7e-19), and
  * no release before them that ran it (releases are numbered in order of
  * first capture; those that ran after the code went measure its absence
  * and stay). They measured nothing of the function, and their zeros,
@@ -640,11 +654,20 @@ static void series_fill(series *s, const func_matrix *m, size_t row, size_t col0
  * baseline of 0.0002%. Left as it is when fewer than two captures would
  * remain (the release that adds the code is judged against none of it).
  */
-static void drop_releases_without(series *s)
+static void drop_releases_without(series *s, const series *cur)
 {
 	double self[MAX_GROUPS] = {0}, ns[MAX_GROUPS] = {0}, all_self = 0, all_ns = 0;
 	bool drop[MAX_GROUPS] = {false}, any = false, ran = false;
 	size_t kept = 0, n = 0;
+
+	/* The judged captures say where the function's share lies too. */
+	for (size_t i = 0; i < cur->n; i++) {
+		double m = 1 / (4 * cur->v[i]);
+		if (!isfinite(m))
+			return;
+		all_ns += m;
+		all_self += cur->share[i] * m;
+	}
 
 	for (size_t i = 0; i < s->n; i++) {
 		int g = GROUP_OF(s->group[i]);
@@ -680,6 +703,83 @@ static void drop_releases_without(series *s)
 		n++;
 	}
 	s->n = n;
+}
+
+/*
+ * Code that came or went within the baseline: a function that some
+ * baseline release ran and another did not, not one sample of it in
+ * that release's captures where its share elsewhere (the other baseline
+ * releases and the judged captures) would have put ABSENT_SAMPLES or
+ * more. Releases change code: a code path that stopped gave its share to
+ * every other function, and one that started took some from each, so
+ * every share moved between releases though no function got slower.
+ * Taken for noise between releases, that put a service's release effect
+ * at 95 times its captures' noise, and a function that doubled from 25%
+ * to 40% was no finding (p 0.0085). So such code is left out of every
+ * other function's share (td->churn: its value in each capture, which
+ * series_fill takes from the capture's total), and its own share is of
+ * the whole less the rest of it. Code that came or went in the judged
+ * release is the release's change, and stays in.
+ */
+static int churn_mark(analysis_target_data *td, const capture_set *base, const capture_set *cur)
+{
+	const func_matrix *m = &td->m;
+	size_t nb = base->n, nc = cur->n;
+	bool any = false;
+
+	if (!(td->churned = calloc(m->nfuncs ? m->nfuncs : 1, 1)))
+		return PR_ENOMEM;
+	for (size_t r = 0; r < m->nfuncs; r++) {
+		double self[MAX_GROUPS] = {0}, ns[MAX_GROUPS] = {0}, all_self = 0, all_ns = 0;
+		bool none = false, some = false;
+		for (size_t j = 0; j < nb + nc; j++) {
+			int64_t v = m->self[r * m->ncaps + j];
+			const capture_ref *c = j < nb ? &base->caps[j] : &cur->caps[j - nb];
+			double n = c->sample_count > 0 ? (double)c->sample_count : 1;
+			double x = v > 0 ? capture_share(c, v) * n : 0;
+			if (v == FUNC_MATRIX_UNKNOWN || !isfinite(x))
+				continue;
+			all_self += x, all_ns += n;
+			if (j < nb) {
+				int g = GROUP_OF(td->gb[j]);
+				self[g] += x, ns[g] += n;
+			}
+		}
+		for (int g = 0; g < MAX_GROUPS; g++) {
+			double rest = all_ns - ns[g];
+			if (ns[g] <= 0)
+				continue;
+			if (self[g] > 0)
+				some = true;
+			else if (rest > 0 && all_self / rest * ns[g] >= ABSENT_SAMPLES)
+				none = true;
+		}
+		td->churned[r] = none && some;
+		any |= none && some;
+	}
+	if (!any)
+		return 0;
+	if (!(td->churn = calloc(m->ncaps ? m->ncaps : 1, sizeof(*td->churn))))
+		return PR_ENOMEM;
+	for (size_t r = 0; r < m->nfuncs; r++)
+		for (size_t j = 0; td->churned[r] && j < m->ncaps; j++) {
+			int64_t v = m->self[r * m->ncaps + j];
+			if (v > 0)
+				td->churn[j] += v;
+		}
+	return 0;
+}
+
+/* A capture's share of a function (row, in column col) with churned code left out. */
+static double churn_share(const analysis_target_data *td, const capture_ref *c, size_t col,
+			  size_t row, int64_t v)
+{
+	capture_ref d = *c;
+	int64_t out = td->churn ? td->churn[col] - (td->churned[row] && v > 0 ? v : 0) : 0;
+
+	if (out > 0 && out < d.total)
+		d.total -= out;
+	return capture_share(&d, v);
 }
 
 static double mean_of(const double *x, size_t n)
@@ -2408,9 +2508,13 @@ static int cost_test(finding *f, cost_said *said, const sides *s, const analysis
 	{
 		/* A host's CPUs move its cost more than its shares: one host must not make it. */
 		int *hosts = td->hc ? hc : NULL;
-		series c = {
-			NULL, (double *)ya + nb, NULL, v + nb, NULL, hosts, NULL, NULL, NULL, NULL,
-			nc};
+		series c = {NULL, (double *)ya + nb,
+			    NULL, v + nb,
+			    NULL, hosts,
+			    NULL, NULL,
+			    NULL, NULL,
+			    NULL, NULL,
+			    nc};
 		double lo, hi;
 		if ((rc = without_one_host(&lo, &hi, &c, p.e_c)) < 0)
 			goto out;
@@ -5436,11 +5540,11 @@ static int judge_after_step(analysis *a, size_t first, db *d, const analysis_tar
 			if (v == FUNC_MATRIX_UNKNOWN)
 				continue;
 			if (j >= base->n)
-				c[nc++] = capture_share(&cur->caps[j - base->n], v);
+				c[nc++] = churn_share(td, &cur->caps[j - base->n], j, f->row, v);
 			else if (td->gb[j] == last)
-				l[nll++] = capture_share(&base->caps[j], v);
+				l[nll++] = churn_share(td, &base->caps[j], j, f->row, v);
 			else
-				r[nr++] = capture_share(&base->caps[j], v);
+				r[nr++] = churn_share(td, &base->caps[j], j, f->row, v);
 		}
 		if (welch_p(r, nr, l, nll, up) > STEP_P)
 			continue;
@@ -5469,7 +5573,8 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 	sides s;
 	analysis_target_data td;
 	baseline_func *bf = NULL;
-	size_t *rows = NULL, nrows = 0, look, first_look, first_test = 0;
+	size_t *rows = NULL, nrows = 0, look, first_look, first_test = 0, *stable = NULL,
+	       nstable = 0;
 	int64_t *ids = NULL, baseline_id = 0;
 	char **names = NULL, **files = NULL, **was = NULL, *releases = NULL, *capids = NULL;
 	int64_t *was_id = NULL;
@@ -5725,6 +5830,20 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 		goto out;
 	}
 	t_tests = time_mono();
+	if (churn_mark(&td, &s.base, &s.cur) < 0) {
+		rc = oom(err);
+		goto out;
+	}
+	sb.churn = sc.churn = td.churn;
+	sb.churned = sc.churned = td.churned;
+	/* The noise of releases is the noise of the code they share (churn_mark). */
+	if (!(stable = malloc((nrows ? nrows : 1) * sizeof(*stable)))) {
+		rc = oom(err);
+		goto out;
+	}
+	for (size_t k = 0; k < nrows; k++)
+		if (!td.churned[rows[k]])
+			stable[nstable++] = rows[k];
 	/*
 	 * Release-level heterogeneity, pooled over the service's functions:
 	 * phi = sum of Cochran's Q / sum of their df (at least 1). One
@@ -5741,13 +5860,13 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 			goto out;
 		}
 		qdfs = qs + (nrows ? nrows : 1);
-		for (size_t k = 0; k < nrows; k++) {
+		for (size_t k = 0; k < nstable; k++) {
 			pooled p;
-			series_fill(&sb, &td.m, rows[k], 0, &s.base, td.gb, td.hb, td.db, td.wb,
+			series_fill(&sb, &td.m, stable[k], 0, &s.base, td.gb, td.hb, td.db, td.wb,
 				    NULL);
-			drop_releases_without(&sb);
-			series_fill(&sc, &td.m, rows[k], s.base.n, &s.cur, td.gc, td.hc, td.dc,
+			series_fill(&sc, &td.m, stable[k], s.base.n, &s.cur, td.gc, td.hc, td.dc,
 				    td.wc, NULL);
+			drop_releases_without(&sb, &sc);
 			if (sb.n < 2 || sc.n < 1 ||
 			    pooled_fit(&p, sb.vst, sb.v, sb.group, sb.n, sc.vst, sc.v, sc.n, 1, 0,
 				       NULL, NULL) < 0)
@@ -5760,9 +5879,9 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 		stats_phi_robust(&td.phi, &td.phi_df, qs, qdfs, nq);
 		free(qs);
 	}
-	if ((rc = release_noise(&td, &s.base, &s.cur, rows, nrows, &sb, &sc)) < 0 ||
-	    (rc = host_share(&td, &s.base, rows, nrows, &sb)) < 0 ||
-	    (rc = day_share(&td, &s.base, rows, nrows, &sb, o->weekly)) < 0) {
+	if ((rc = release_noise(&td, &s.base, &s.cur, stable, nstable, &sb, &sc)) < 0 ||
+	    (rc = host_share(&td, &s.base, stable, nstable, &sb)) < 0 ||
+	    (rc = day_share(&td, &s.base, stable, nstable, &sb, o->weekly)) < 0) {
 		rc = rc == STATS_ENOMEM ? oom(err)
 		     : pr_error_set(err, PR_ERR, "cannot fit the release noise of service '%s': %s",
 				    t->service, stats_error_name(rc));
@@ -5784,9 +5903,9 @@ int analysis_add_loaded(analysis *a, db *d, const analysis_target *t, const anal
 		finding *f = &a->tests[a->ntests];
 		memset(f, 0, sizeof(*f));
 		series_fill(&sb, &td.m, rows[k], 0, &s.base, td.gb, td.hb, td.db, td.wb, NULL);
-		drop_releases_without(&sb);
 		series_fill(&sc, &td.m, rows[k], s.base.n, &s.cur, td.gc, td.hc, td.dc, td.wc,
 			    NULL);
+		drop_releases_without(&sb, &sc);
 		if (sc.n == 0 || sb.n < 2) {
 			/* No current capture knows it: nothing to judge. */
 			a->filtered++;
@@ -5986,6 +6105,7 @@ out:
 	free(sb.group);
 	free(sc.group);
 	free(rows);
+	free(stable);
 	free(ids);
 	free(bf);
 	free(releases);
@@ -6460,6 +6580,8 @@ static int renormalised_retest(analysis *a, const double cut[2], const double *t
 		sb.week = sb.host + maxn, sc.week = sc.host + maxn;
 		sb.day = sb.week + maxn, sc.day = sc.week + maxn;
 		sb.at = sb.day + maxn, sc.at = sc.day + maxn;
+		sb.churn = sc.churn = td->churn;
+		sb.churned = sc.churned = td->churned;
 		movers[nmov++] = idx[0];
 		for (size_t k = 1; k < nsig && rc == 0; k++) {
 			finding *f = &a->tests[idx[k]], again;
@@ -6493,6 +6615,9 @@ static int renormalised_retest(analysis *a, const double cut[2], const double *t
 			memset(less, 0, ncap * sizeof(*less));
 			for (size_t j = 0; j < nmov; j++) {
 				size_t r = a->tests[movers[j]].row;
+				/* Churned code is out of every share already (churn_mark). */
+				if (td->churned && td->churned[r])
+					continue;
 				for (size_t c = 0; c < ncap; c++) {
 					int64_t v = td->m.self[r * td->m.ncaps + c];
 					if (v > 0)
@@ -6502,9 +6627,9 @@ static int renormalised_retest(analysis *a, const double cut[2], const double *t
 			memset(&again, 0, sizeof(again));
 			series_fill(&sb, &td->m, f->row, 0, &td->base, td->gb, td->hb, td->db,
 				    td->wb, less);
-			drop_releases_without(&sb);
 			series_fill(&sc, &td->m, f->row, td->base.n, &td->cur, td->gc, td->hc,
 				    td->dc, td->wc, less + td->base.n);
+			drop_releases_without(&sb, &sc);
 			if (sb.n < 2 || sc.n < 1)
 				continue;
 			rc = test_function(&again, &sb, &sc, o, td);
