@@ -632,10 +632,10 @@ static void series_fill(series *s, const func_matrix *m, size_t row, size_t col0
 }
 
 /*
- * Samples a release's captures would have held of a function, at its
- * share in the other releases, for the release to count as one that ran
- * without its code when they hold none: Poisson's chance of none at 20
- * is 2e-9.
+ * Samples some releases' captures would have held of a function
+ * together, at its share elsewhere, for those releases to count as ones
+ * that ran without its code when they hold none: Poisson's chance of
+ * none at 20 is 2e-9.
  */
 #define ABSENT_SAMPLES 20.0
 
@@ -643,9 +643,10 @@ static void series_fill(series *s, const func_matrix *m, size_t row, size_t col0
  * Leave out of baseline series s the releases from before the function's
  * code came: not one sample of it in any of their captures where its
  * share in the other releases and the judged captures (cur) would have
- * put ABSENT_SAMPLES or more (the baseline's alone put 18 where the
- * code came in the last release, four captures, and a function steady
- * at 0.09% since was a regression from 0.000%, p 7e-19), and
+ * put ABSENT_SAMPLES or more in them together (the baseline's alone, a
+ * release at a time, put 18 in each where the code came in the last
+ * release, four captures, and a function steady at 0.09% since was a
+ * regression from 0.000%, p 7e-19), and
  * no release before them that ran it (releases are numbered in order of
  * first capture; those that ran after the code went measure its absence
  * and stay). They measured nothing of the function, and their zeros,
@@ -657,7 +658,8 @@ static void series_fill(series *s, const func_matrix *m, size_t row, size_t col0
 static void drop_releases_without(series *s, const series *cur)
 {
 	double self[MAX_GROUPS] = {0}, ns[MAX_GROUPS] = {0}, all_self = 0, all_ns = 0;
-	bool drop[MAX_GROUPS] = {false}, any = false, ran = false;
+	double before = 0;
+	int first = 0;
 	size_t kept = 0, n = 0;
 
 	/* The judged captures say where the function's share lies too. */
@@ -679,21 +681,18 @@ static void drop_releases_without(series *s, const series *cur)
 	}
 	for (int g = 0; g < MAX_GROUPS; g++)
 		all_self += self[g], all_ns += ns[g];
-	for (int g = 0; g < MAX_GROUPS; g++) {
-		double rest = all_ns - ns[g];
-		ran |= self[g] > 0;
-		drop[g] =
-			!ran && ns[g] > 0 && rest > 0 && all_self / rest * ns[g] >= ABSENT_SAMPLES;
-		any |= drop[g];
-	}
-	if (!any)
+	/* The releases before the first that ran it, as one: their samples together. */
+	while (first < MAX_GROUPS && !(self[first] > 0))
+		before += ns[first++];
+	if (!(before > 0 && all_ns - before > 0 &&
+	      all_self / (all_ns - before) * before >= ABSENT_SAMPLES))
 		return;
 	for (size_t i = 0; i < s->n; i++)
-		kept += !drop[GROUP_OF(s->group[i])];
+		kept += GROUP_OF(s->group[i]) >= first;
 	if (kept < 2)
 		return;
 	for (size_t i = 0; i < s->n; i++) {
-		if (drop[GROUP_OF(s->group[i])])
+		if (GROUP_OF(s->group[i]) < first)
 			continue;
 		s->share[n] = s->share[i], s->vst[n] = s->vst[i], s->rate[n] = s->rate[i];
 		s->v[n] = s->v[i], s->group[n] = s->group[i], s->host[n] = s->host[i];
@@ -707,10 +706,10 @@ static void drop_releases_without(series *s, const series *cur)
 
 /*
  * Code that came or went within the baseline: a function that some
- * baseline release ran and another did not, not one sample of it in
- * that release's captures where its share elsewhere (the other baseline
+ * baseline release ran and others did not, not one sample of it in
+ * those releases' captures where its share elsewhere (the other baseline
  * releases and the judged captures) would have put ABSENT_SAMPLES or
- * more. Releases change code: a code path that stopped gave its share to
+ * more in them together. Releases change code: a code path that stopped gave its share to
  * every other function, and one that started took some from each, so
  * every share moved between releases though no function got slower.
  * Taken for noise between releases, that put a service's release effect
@@ -731,7 +730,8 @@ static int churn_mark(analysis_target_data *td, const capture_set *base, const c
 		return PR_ENOMEM;
 	for (size_t r = 0; r < m->nfuncs; r++) {
 		double self[MAX_GROUPS] = {0}, ns[MAX_GROUPS] = {0}, all_self = 0, all_ns = 0;
-		bool none = false, some = false;
+		double zero = 0;
+		bool none, some = false;
 		for (size_t j = 0; j < nb + nc; j++) {
 			int64_t v = m->self[r * m->ncaps + j];
 			const capture_ref *c = j < nb ? &base->caps[j] : &cur->caps[j - nb];
@@ -746,14 +746,15 @@ static int churn_mark(analysis_target_data *td, const capture_set *base, const c
 			}
 		}
 		for (int g = 0; g < MAX_GROUPS; g++) {
-			double rest = all_ns - ns[g];
 			if (ns[g] <= 0)
 				continue;
 			if (self[g] > 0)
 				some = true;
-			else if (rest > 0 && all_self / rest * ns[g] >= ABSENT_SAMPLES)
-				none = true;
+			else
+				zero += ns[g];
 		}
+		none = zero > 0 && all_ns - zero > 0 &&
+		       all_self / (all_ns - zero) * zero >= ABSENT_SAMPLES;
 		td->churned[r] = none && some;
 		any |= none && some;
 	}

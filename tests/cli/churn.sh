@@ -22,9 +22,10 @@ rm -rf "$T" && mkdir -p "$T"
 capture() {
 	awk -v seed="$2" -v rel="$3" -v ax="$4" -v nx="$5" 'BEGIN {
 		srand(seed)
-		n = split("a:0.25:1:9 b:0.15:1:9 c:0.1:1:9 d:0.05:1:9 " \
+		n = split("a:0.25:1:99 b:0.15:1:99 c:0.1:1:99 d:0.05:1:99 " \
 			"g1:0.06:1:2 g2:0.03:1:2 g3:0.005:1:2 g4:0.05:1:3 g5:0.02:1:3 g6:0.003:1:3 " \
-			"n1:0.06:3:9 n2:0.02:3:9 n3:0.005:3:9 n4:0.03:4:9 n5:0.01:4:9 n6:0.0005:4:9", p, " ")
+			"n1:0.06:3:99 n2:0.02:3:99 n3:0.005:3:99 n4:0.03:4:99 n5:0.01:4:99 " \
+			"n6:0.0005:4:99", p, " ")
 		for (i = 1; i <= n; i++) {
 			split(p[i], x, ":")
 			f[i] = "main;serve;" x[1]
@@ -45,7 +46,7 @@ capture() {
 # every 4 days: v4 runs two), then 4 captures of v5 with a and n1 scaled;
 # ingested into a database of its own. Leaves the analysis's JSON in $OUT.
 fleet() {
-	local man=$T/$1.jsonl d h f rel
+	local man=$T/$1.jsonl d h f rel judged=5
 	: >"$man"
 	for d in $(seq 14 -1 1); do
 		for h in 3 15; do
@@ -59,16 +60,16 @@ fleet() {
 	done
 	for i in 1 2 3 4; do
 		f=$T/$1-c-$i.folded
-		capture "$f" "$((9000 + i))" 5 "$2" "$3"
-		printf '{"path": "%s", "service": "svc", "release": "v5", "time": "2026-03-15T0%d:00:00Z"}\n' \
-			"$f" "$((i + 1))" >>"$man"
+		capture "$f" "$((9000 + i))" "$judged" "$2" "$3"
+		printf '{"path": "%s", "service": "svc", "release": "v%d", "time": "2026-03-15T0%d:00:00Z"}\n' \
+			"$f" "$judged" "$((i + 1))" >>"$man"
 	done
 	fresh_db "cli_churn_$1"
 	pr --quiet db init
 	pr --quiet service add svc --enable
 	run pr --quiet ingest --manifest "$man"
 	[ $RC -eq 0 ] || not_ok "ingest $1" "$ERR"
-	run pr analyze --service svc --release v5 --at 2026-03-15T12:00:00Z --dry-run --json
+	run pr analyze --service svc --release "v$judged" --at 2026-03-15T12:00:00Z --dry-run --json
 }
 regressions() { jq -c '[.findings[] | select(.direction == "regression") | .function] | sort' <<<"$OUT"; }
 
@@ -89,4 +90,20 @@ fleet new2 1 2
 	ok "code that came in v3, doubled in the judged release, is found, and nothing else" ||
 	not_ok "n1 doubled" "rc=$RC $(jq -c '[.findings[] | {function, direction, baseline_share,
 		current_share, p_value}]' <<<"$OUT" 2>/dev/null) $ERR"
+# A simulated service (tests/data/folded/late-path) whose function
+# inventory/ledger.Writer.Fetch came in v5, the last baseline release
+# (four captures), at about 0.04%: each earlier release of six captures
+# had fewer than 20 of its samples due, at its share in the releases
+# that ran it diluted by the other releases' zeros, so none was left out
+# of its baseline and it was a regression from 0.000% (p 2e-8). The four
+# releases before v5, together, had some 250 due.
+fresh_db cli_churn_late
+pr --quiet db init
+pr --quiet service add svc --enable
+run pr --quiet ingest --manifest tests/data/folded/late-path/manifest.jsonl
+run pr analyze --service svc --release v6 --at 2026-01-16T00:00:00Z --dry-run --json
+[ $RC -eq 0 ] && [ "$(regressions)" = "[]" ] &&
+	ok "a path that came in the last baseline release, steady since, is no regression" ||
+	not_ok "late" "rc=$RC $(jq -c '[.findings[] | select(.direction == "regression") |
+		{function, baseline_share, current_share, p_value}]' <<<"$OUT" 2>/dev/null) $ERR"
 finish
