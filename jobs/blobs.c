@@ -277,15 +277,18 @@ out:
 
 /*
  * The live keys after $1 (NULL: from the start), in the database's key
- * order, with how many captures rest on each, the first of them and its
- * service; $2 a JSON array of service names or NULL for every service.
+ * order, with how many captures rest on each, the first of them and that
+ * capture's own service (a blob two services share was named with one
+ * service's capture and the other's name); $2 a JSON array of service
+ * names or NULL for every service.
  * The second form adds the snapshots' keys, for a role that reads them.
  */
-#define CHECK_CAPTURES                                                                      \
-	"select p.blob_key k, count(*) n, min(p.id) cap, min(s.name) svc, null::bigint snap" \
-	" from profiles p join services s on s.id = p.service_id"                           \
-	" where p.blob_deleted_at is null and ($1::text is null or p.blob_key > $1)"          \
-	" and ($2::jsonb is null or s.name in (select jsonb_array_elements_text($2::jsonb)))" \
+#define CHECK_CAPTURES                                                                             \
+	"select p.blob_key k, count(*) n, min(p.id) cap,"                                          \
+	" (array_agg(s.name order by p.id))[1] svc, null::bigint snap"                             \
+	" from profiles p join services s on s.id = p.service_id"                                  \
+	" where p.blob_deleted_at is null and ($1::text is null or p.blob_key > $1)"               \
+	" and ($2::jsonb is null or s.name in (select jsonb_array_elements_text($2::jsonb)))"      \
 	" group by p.blob_key"
 static const char check_page_sql[] =
 	"select k, sum(n)::bigint, min(cap), min(svc), min(snap) from (" CHECK_CAPTURES

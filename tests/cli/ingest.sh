@@ -430,6 +430,19 @@ run pr ingest "$D/v8/node-retain.heapprofile" --service pysvc --release heap1
 run pr blobs check
 [ $RC -eq 0 ] && ok "ingesting the files again restores both blobs" ||
 	not_ok "blobs check after repair" "rc=$RC $OUT $ERR"
+# A blob two services share is named with one capture and that capture's
+# own service: the first capture is pysvc's, and 'events' sorts first.
+printf 'main;shared_by_two 7\n' >"$T/shared2.folded"
+pr --quiet ingest "$T/shared2.folded" --service pysvc --release shared1
+pr --quiet ingest "$T/shared2.folded" --service events --release shared1
+skey=$(sql "select blob_key from profiles where release = 'shared1' and service_id = (select id from services where name = 'pysvc')")
+sid=$(sql "select id from profiles where release = 'shared1' and service_id = (select id from services where name = 'pysvc')")
+printf 'x' >>"$HOME_DIR/blobs/sha256/${skey:0:2}/${skey:2}.zst"
+run pr blobs check
+[ $RC -eq 4 ] && [[ $OUT == *"$skey  damaged  capture $sid of 'pysvc' and 1 more"* ]] &&
+	ok "a shared blob is named with a capture and that capture's own service" ||
+	not_ok "blobs check shared blob" "rc=$RC $OUT $ERR"
+pr --quiet ingest "$T/shared2.folded" --service pysvc --release shared1 2>/dev/null
 sql "update profiles set blob_deleted_at = now() where id = $mid" >/dev/null
 rm -f "$HOME_DIR/blobs/sha256/${mkey:0:2}/${mkey:2}.zst"
 run pr blobs check
