@@ -227,6 +227,25 @@ static int given_once(cli_parser *p, int key, const char *value)
 	return 0;
 }
 
+/*
+ * --db, --home and --config are given once too, before the command or
+ * after it: `--db A nightly --db B` ran against B, the last one, without
+ * a word. A connection string is not quoted back, as it may hold a
+ * password.
+ */
+static bool global_once(cli_parser *p, const char *name, const char *had, const char *value)
+{
+	if (!had || strcmp(had, value) == 0)
+		return true;
+	if (strcmp(name, "db") == 0)
+		cli_error(p->ctx,
+			  "'--db' is given twice with two connection strings: give it once");
+	else
+		cli_error(p->ctx, "'--%s' is given twice ('%s' and '%s'): give it once", name, had,
+			  value);
+	return false;
+}
+
 int cli_next(cli_parser *p, const char **arg)
 {
 	int longidx = 0, c;
@@ -238,6 +257,8 @@ int cli_next(cli_parser *p, const char **arg)
 		case -1:
 			return 0;
 		case OPT_DB:
+			if (!global_once(p, "db", p->ctx->db, optarg))
+				return CLI_BAD;
 			if (keep_db(p->ctx, optarg) < 0) {
 				cli_error(p->ctx, "out of memory");
 				return CLI_BAD;
@@ -254,9 +275,15 @@ int cli_next(cli_parser *p, const char **arg)
 					  "(an unset variable?)");
 				return CLI_BAD;
 			}
+			if (!global_once(p, "home", p->ctx->home_given ? p->ctx->home : NULL,
+					 optarg))
+				return CLI_BAD;
 			p->ctx->home = optarg;
+			p->ctx->home_given = true;
 			continue;
 		case OPT_CONFIG:
+			if (!global_once(p, "config", p->ctx->config, optarg))
+				return CLI_BAD;
 			p->ctx->config = optarg;
 			continue;
 		case OPT_QUIET:

@@ -19,6 +19,7 @@
 typedef struct cli_ctx {
 	const char *db;      /* --db, or NULL: resolved by ctx_db_open */
 	const char *home;    /* state directory */
+	bool home_given;     /* home is --home's, not PROFREG_HOME's nor the default */
 	const char *config;  /* --config FILE or NULL */
 	bool quiet;
 	bool json;

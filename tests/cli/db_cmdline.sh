@@ -50,4 +50,27 @@ serve_shows "--db=postgresql://postgres:hunter2uri@/db_cmdline?host=$sock&passwo
 	[[ $CMDLINE != *hunter2* ]] &&
 	ok "a URI's passwords in --db=VALUE are gone from /proc/PID/cmdline" ||
 	not_ok "URI password in cmdline" "listens=$LISTENS" "$CMDLINE" "$(cat "$T/s.err")"
+
+# --db, --home and --config take one value each, before the command or
+# after it: two values are a usage error, never the last one winning.
+# The connection strings are not quoted back: they may hold a password.
+run "$PROFREG_BIN" --home "$HOME_DIR" --db "$DB" service list --db "$DB password=hunter2two"
+[ $RC -eq 2 ] && [ -z "$OUT" ] &&
+	[ "$ERR" = "profreg service list: '--db' is given twice with two connection strings: give it once" ] &&
+	ok "--db given twice with two values is a usage error that quotes neither" ||
+	not_ok "--db twice" "rc=$RC $OUT $ERR"
+run "$PROFREG_BIN" --db "$DB" --home "$HOME_DIR" --home "$T/other" service list
+[ $RC -eq 2 ] && [ -z "$OUT" ] &&
+	[ "$ERR" = "profreg: '--home' is given twice ('$HOME_DIR' and '$T/other'): give it once" ] &&
+	ok "--home given twice with two values is a usage error" || not_ok "--home twice" "rc=$RC $OUT $ERR"
+run "$PROFREG_BIN" --db "$DB" --home "$HOME_DIR" --config "$T/cfg.json" service list --config "$T/x.json"
+[ $RC -eq 2 ] && [ -z "$OUT" ] &&
+	[ "$ERR" = "profreg service list: '--config' is given twice ('$T/cfg.json' and '$T/x.json'): give it once" ] &&
+	ok "--config given twice with two values is a usage error" || not_ok "--config twice" "rc=$RC $OUT $ERR"
+run "$PROFREG_BIN" --db "$DB" --home "$HOME_DIR" --config "$T/cfg.json" service list \
+	--db "$DB" --home "$HOME_DIR" --config "$T/cfg.json"
+[ $RC -eq 0 ] && ok "the same value twice is no error" || not_ok "same value twice" "rc=$RC $OUT $ERR"
+run env PROFREG_HOME="$T/other" "$PROFREG_BIN" --db "$DB" --home "$HOME_DIR" service list
+[ $RC -eq 0 ] && ok "--home beside PROFREG_HOME is no second value" ||
+	not_ok "--home and PROFREG_HOME" "rc=$RC $OUT $ERR"
 finish
