@@ -340,6 +340,12 @@ int reportdata_sel_captures(reportdata_cap **out, size_t *n, db *d, const report
 	if ((rc = db_exec(d, &res, err, "selecting captures", sql, 9, p)) < 0)
 		goto out;
 	rows = db_rows(res);
+	/* Ids alone, none there (or none the role sees): the words of one missing among others. */
+	if (rows == 0 && s->nids && !s->service && !s->release && !s->commit && !s->host &&
+	    !s->type && !s->since_set && !s->until_set) {
+		rc = pr_error_set(err, PR_ENOTFOUND, "capture %" PRId64 " not found", s->ids[0]);
+		goto out;
+	}
 	if (rows == 0) {
 		db_service svc = {0};
 		db_capture_tally nrel = {-1, 0, 0, 0};

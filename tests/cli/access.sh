@@ -233,7 +233,7 @@ run as $AH export "$PAYHEAP" --format folded --out "$T/heap.out"
 [ $RC -eq 0 ] && grep -q pay_heap_secret "$T/heap.out" &&
 	ok "with the heap permission the heap capture exports" || not_ok "export heap" "rc $RC" "$ERR"
 run as $AH export "$SHOP" --format folded --out "$T/shop.out"
-[ $RC -eq 4 ] && grep -q "selection '$SHOP' matches no capture" <<<"$ERR" &&
+[ $RC -eq 4 ] && [ "$ERR" = "profreg export: capture $SHOP not found" ] &&
 	ok "the heap permission is per team" || not_ok "heap other team" "rc $RC" "$ERR"
 run as $A diff --base "id=$PAY" --target "id=$SHOP" --out "$T/d.html"
 [ $RC -eq 4 ] && grep -q 'matches no capture\|not found' <<<"$ERR" &&

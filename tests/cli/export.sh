@@ -143,6 +143,12 @@ run pr export "id=$cpu,99999" --format folded --out "$T/ids.folded"
 run pr diff --base "id=$cpu,$cpu,99999" --target "id=$spans" --out "$T/ids.html"
 [ $RC -eq 4 ] && [ "$ERR" = "profreg diff: capture 99999 not found" ] && [ ! -e "$T/ids.html" ] &&
 	ok "diff of capture ids with one missing is exit 4 naming it" || not_ok "diff missing id" "rc=$RC $ERR"
+# One id alone, with or without id=, that does not exist: the same words.
+for sel in 99999 id=99999 "id=99999,99998"; do
+	run pr export "$sel" --format folded --out "$T/ids.folded"
+	[ $RC -eq 4 ] && [ "$ERR" = "profreg export: capture 99999 not found" ] && [ ! -e "$T/ids.folded" ] &&
+		ok "export $sel of no capture is exit 4 naming it" || not_ok "export $sel" "rc=$RC $ERR"
+done
 run pr export "id=$cpu,$heap,type=cpu" --format folded --out "$T/ids.folded"
 [ $RC -eq 4 ] && [ "$ERR" = "profreg export: selection 'id=$cpu,$heap,type=cpu' matches no capture $heap" ] &&
 	ok "a capture id the other filters leave out is named with the selection" || not_ok "id filtered out" "rc=$RC $ERR"
