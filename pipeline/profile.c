@@ -542,6 +542,7 @@ long profile_samples_column(const profile *p, size_t column)
 		{"alloc-size", "alloc-samples"},
 	};
 	long col = find_value(p, "samples");
+	bool uncounted = false;
 
 	/* pprof-nodejs (Pyroscope's and Datadog's Node profilers) says "sample". */
 	if (col < 0)
@@ -561,13 +562,24 @@ long profile_samples_column(const profile *p, size_t column)
 		return (long)column;
 	if (col < 0 || column >= p->nvalue_types)
 		return col < 0 ? -1 : col;
+	/*
+	 * The count is another column's when it counts none of this one's
+	 * records: a JFR recording's allocations are events apart from its
+	 * CPU samples. A record of this column without a count is one the
+	 * sampler did not catch: pprof-nodejs adds the CPU time of Node's
+	 * other threads as a record "Non JS threads activity" of no sample,
+	 * and refusing the count for it made a capture of 1,500 samples one
+	 * of 6 (its records), whose noise floor hid a function doubling.
+	 */
 	for (size_t i = 0; i < p->nsamples; i++) {
 		const int64_t *vals = p->values + i * p->nvalue_types;
 
-		if (vals[column] != 0 && vals[col] == 0)
-			return -1;
+		if (vals[column] != 0 && vals[col] != 0)
+			return col;
+		if (vals[column] != 0)
+			uncounted = true;
 	}
-	return col;
+	return uncounted ? -1 : col;
 }
 
 /*

@@ -221,10 +221,13 @@ bool profile_has_values_of(const profile *p, const char *type);
 
 /*
  * The column that counts the samples behind the values of `column`: a
- * "samples" column (pprof-nodejs's "sample") that is non-zero in every
- * record where `column` is not; -1 when there is none. A JFR recording's
- * CPU samples, beside its allocations, count none of the allocations. A
- * goroutine/count column is its own count: one sample per goroutine.
+ * "samples" column (pprof-nodejs's "sample") that is non-zero in some
+ * record where `column` is (or in a profile where `column` is zero
+ * throughout); -1 when there is none. A JFR recording's CPU samples,
+ * beside its allocations, count none of the allocations; a record of
+ * `column` whose count is zero counts no sample (pprof-nodejs's CPU time
+ * of Node's other threads). A goroutine/count column is its own count:
+ * one sample per goroutine.
  */
 long profile_samples_column(const profile *p, size_t column);
 

@@ -370,6 +370,48 @@ static void test_node_wall_profile_counts_its_samples(void **state)
 }
 
 /*
+ * @datadog/pprof's CPU profile (collectCpuTime) adds the CPU time of
+ * Node's other threads as a record "Non JS threads activity" of no
+ * sample. Its 1,658 samples in 6 records and every function's CPU time
+ * are those of `go tool pprof -raw`; the sample count was the 6 records,
+ * as the record of no sample made "sample" count none of the column.
+ */
+static void test_datadog_node_cpu_profile_counts_its_samples(void **state)
+{
+	static const struct {
+		const char *name;
+		int64_t self;
+	} want[] = {
+		{"hot", 1051017334}, {"warm", 654988979},
+		{"cold", 208382967}, {"Non JS threads activity", 65077644},
+		{"main", 1446942},
+	};
+	profile *p = parse_real("pprof/dd-node/cpu-v1-01.pb.gz");
+	pr_error err = PR_ERROR_INIT;
+	profile_summary s;
+
+	(void)state;
+	assert_string_equal(profile_pick_primary(p, NULL), "cpu");
+	assert_string_equal(p->value_types[p->primary].type, "cpu");
+	assert_int_equal(p->nsamples, 6);
+	assert_int_equal(profile_summarize(&s, p, p->primary, &err), 0);
+	assert_int_equal(s.sample_count, 1658);
+	assert_int_equal(s.total, 1982019577);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		size_t r = 0;
+
+		while (r < s.nrows && strcmp(p->funcs[s.rows[r].func].name, want[i].name) != 0)
+			r++;
+		if (r == s.nrows || s.rows[r].self != want[i].self)
+			fail_msg("%s: self %lld, want %lld", want[i].name,
+				 r == s.nrows ? -1LL : (long long)s.rows[r].self,
+				 (long long)want[i].self);
+	}
+	profile_summary_release(&s);
+	profile_free(p);
+}
+
+/*
  * A real goroutine profile (Go 1.19.8's /debug/pprof/goroutine form) of
  * 49 goroutines, as runtime.NumGoroutine() counted them when it was
  * written, on 4 stacks (40, 5, 3 and 1 of them, `go tool pprof -raw`).
@@ -1472,6 +1514,7 @@ int main(void)
 		cmocka_unit_test(test_go_cpu_profile_puts_inlined_frame_below_its_caller),
 		cmocka_unit_test(test_go_cpu_profile_keeps_capture_metadata),
 		cmocka_unit_test(test_node_wall_profile_counts_its_samples),
+		cmocka_unit_test(test_datadog_node_cpu_profile_counts_its_samples),
 		cmocka_unit_test(test_go_goroutine_profile_counts_its_goroutines),
 		cmocka_unit_test(test_go_delta_heap_profile_is_read_as_its_allocations),
 		cmocka_unit_test(test_go_delta_heap_profile_without_negatives_is_its_allocations),
