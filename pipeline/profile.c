@@ -405,7 +405,7 @@ static long find_value(const profile *p, const char *type)
 	return -1;
 }
 
-#define PRIMARY_PREFS 4
+#define PRIMARY_PREFS 5
 
 /*
  * Each type's value columns, the preferred first. Go and most pprof
@@ -419,7 +419,7 @@ static const struct {
 	const char *pref[PRIMARY_PREFS];
 } primary_rules[] = {
 	{"cpu", {"cpu", "cpu-time", "samples", NULL}},
-	{"heap", {"inuse_space", "inuse_objects", "heap-space", "heap-live-size"}},
+	{"heap", {"inuse_space", "inuse_objects", "heap-space", "heap-live-size", "space"}},
 	{"alloc", {"alloc_space", "alloc_objects", "alloc-space", "alloc-size"}},
 	{"wall", {"wall", "wall-time", "samples", NULL}},
 	{"goroutine", {"goroutine", "samples", NULL, NULL}},
@@ -441,6 +441,15 @@ static bool default_is(const profile *p, const char *type)
 {
 	return p->default_value >= 0 && (size_t)p->default_value < p->nvalue_types &&
 	       strcmp(p->value_types[p->default_value].type, type) == 0;
+}
+
+/* Google pprof-nodejs's heap columns: space/bytes, maybe beside objects/count. */
+static bool google_node_heap(const profile *p)
+{
+	long space = find_value(p, "space"), objects = find_value(p, "objects");
+
+	return space >= 0 && strcmp(p->value_types[space].unit, "bytes") == 0 &&
+	       (objects < 0 || strcmp(p->value_types[objects].unit, "count") == 0);
 }
 
 const char *profile_guess_type(const profile *p)
@@ -475,6 +484,13 @@ const char *profile_guess_type(const profile *p)
 		return "heap";
 	if (find_value(p, "alloc-space") >= 0 || find_value(p, "alloc-size") >= 0)
 		return "alloc";
+	/*
+	 * Google's pprof-nodejs (Cloud Profiler's Node agent) writes V8's
+	 * sampling heap profile, the objects still in use, as objects/count
+	 * and space/bytes.
+	 */
+	if (google_node_heap(p))
+		return "heap";
 	return NULL;
 }
 
@@ -595,13 +611,15 @@ long profile_samples_column(const profile *p, size_t column)
  * and scales a record's n objects and bytes by 1 / (1 - e^(-avg/rate)),
  * avg its bytes per object, which the scaling leaves as it was. So the
  * record's sampled objects are objects * (1 - e^(-(bytes/objects)/rate)),
- * with the rate the profile's period when its period type is space/bytes.
+ * with the rate the profile's period when its period type is in bytes
+ * (space_period). V8's sampler, behind pprof-nodejs, scales alike.
  * The objects column alone would count 22,584 samples where there were 6;
  * without a rate (period 0 or 1, or another period type, as profilers that
  * sample every allocation write) the objects are the count.
  *
- * `column` is a heap column (inuse_* or alloc_*); its objects and space
- * columns of the same prefix go to `objects` and `space` (-1 when absent).
+ * `column` is a heap column (inuse_* or alloc_*, or Google pprof-nodejs's
+ * objects and space); its objects and space columns of the same prefix go
+ * to `objects` and `space` (-1 when absent).
  * A V8 heap profile has no objects column (see samples_behind) and a JFR
  * recording's allocations are one event a record: neither is affected.
  */
@@ -611,7 +629,9 @@ static void heap_columns(const profile *p, size_t column, long *objects, long *s
 	char name[16];
 
 	*objects = *space = -1;
-	if (strncmp(t, "inuse_", 6) != 0 && strncmp(t, "alloc_", 6) != 0)
+	if (strcmp(t, "space") == 0 || strcmp(t, "objects") == 0)
+		t = "";
+	else if (strncmp(t, "inuse_", 6) != 0 && strncmp(t, "alloc_", 6) != 0)
 		return;
 	snprintf(name, sizeof(name), "%.6sobjects", t);
 	*objects = find_value(p, name);
@@ -621,6 +641,24 @@ static void heap_columns(const profile *p, size_t column, long *objects, long *s
 	*space = find_value(p, name);
 	if (*space >= 0 && strcmp(p->value_types[*space].unit, "bytes") != 0)
 		*space = -1;
+}
+
+/*
+ * Is the profile's period a sampling rate in bytes? Go writes space/bytes;
+ * pprof-nodejs (Datadog's, Pyroscope's) names it after its last column,
+ * inuse_space/bytes (alloc_space with allocations), for V8's sampler,
+ * which scales its counts as Go's does: a heap capture of 3,511 sampled
+ * allocations (V8's own list of them) counted the 19,867 objects they
+ * stand for.
+ */
+static bool space_period(const profile *p)
+{
+	const char *t = p->period_type.type;
+	size_t n = t ? strlen(t) : 0;
+
+	if (!t || !p->period_type.unit || strcmp(p->period_type.unit, "bytes") != 0)
+		return false;
+	return strcmp(t, "space") == 0 || (n > 6 && strcmp(t + n - 6, "_space") == 0);
 }
 
 /* The sampled objects behind a heap record of `objects` and `bytes` (see heap_columns). */
@@ -668,8 +706,7 @@ int profile_summarize(profile_summary *out, const profile *p,
 	}
 	if (samples_col < 0)
 		heap_columns(p, value_index, &objects_col, &space_col);
-	if (objects_col >= 0 && p->period_type.type && p->period_type.unit &&
-	    strcmp(p->period_type.type, "space") == 0 && strcmp(p->period_type.unit, "bytes") == 0)
+	if (objects_col >= 0 && space_period(p))
 		rate = (double)p->period;
 	for (size_t i = 0; i < p->nsamples; i++) {
 		const int64_t *vals = p->values + i * p->nvalue_types;

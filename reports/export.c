@@ -231,8 +231,11 @@ int export_samples_column(size_t *out, const profile *p, size_t column)
 		*out = (size_t)samples;
 		return 0;
 	}
-	/* heap and alloc: inuse_space counts as inuse_objects, alloc_space as alloc_objects. */
-	if (tl > 6 && strcmp(vt->type + tl - 6, "_space") == 0)
+	/*
+	 * heap and alloc: inuse_space counts as inuse_objects, alloc_space as
+	 * alloc_objects, and Google pprof-nodejs's space as its objects.
+	 */
+	if (strcmp(vt->type, "space") == 0 || (tl > 6 && strcmp(vt->type + tl - 6, "_space") == 0))
 		for (size_t i = 0; i < p->nvalue_types; i++) {
 			const char *t = p->value_types[i].type;
 			if (strlen(t) == tl + 2 && strncmp(t, vt->type, tl - 5) == 0 &&

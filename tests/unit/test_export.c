@@ -641,6 +641,12 @@ static void test_folded_is_one_line_per_stack_with_sample_counts(void **state)
 	assert_int_equal(export_samples_column(&col, h, h->primary), 0);
 	assert_string_equal(h->value_types[h->primary].type, "inuse_space");
 	assert_string_equal(h->value_types[col].type, "inuse_objects");
+	profile_free(h);
+	/* Google pprof-nodejs's heap: space counts as objects. */
+	h = load("pprof/node-heap/google.pb.gz", "heap");
+	assert_int_equal(export_samples_column(&col, h, h->primary), 0);
+	assert_string_equal(h->value_types[h->primary].type, "space");
+	assert_string_equal(h->value_types[col].type, "objects");
 	buf_release(&out);
 	profile_free(p);
 	profile_free(h);

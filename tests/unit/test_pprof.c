@@ -412,6 +412,51 @@ static void test_datadog_node_cpu_profile_counts_its_samples(void **state)
 }
 
 /*
+ * V8's sampling heap profiler, behind pprof-nodejs, scales its counts as
+ * Go's does, so a record stands for objects * (1 - e^(-(bytes/objects) /
+ * rate)) sampled allocations. @datadog/pprof names its period after its
+ * last column (inuse_space/bytes) and Google's pprof-nodejs writes the
+ * columns objects/count and space/bytes, which were no heap profile:
+ * refused at ingest. Counts from tests/data/pprof/node-heap/records.js
+ * (3,520 and 3,563; V8's own lists held 3,511 and 3,558 sampled
+ * allocations; the objects columns 19,867 and 18,072), keepBig's bytes
+ * from `go tool pprof -raw`.
+ */
+static void test_node_heap_profiles_count_their_sampled_objects(void **state)
+{
+	static const struct {
+		const char *file, *column;
+		int64_t count, keep_big;
+	} cases[] = {
+		{"pprof/node-heap/datadog.pb.gz", "inuse_space", 3520, 97855800},
+		{"pprof/node-heap/google.pb.gz", "space", 3563, 99373224},
+	};
+	pr_error err = PR_ERROR_INIT;
+
+	(void)state;
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		profile *p = parse_real(cases[c].file);
+		const char *type = profile_pick_primary(p, NULL);
+		profile_summary s;
+		size_t r = 0;
+
+		if (!type || strcmp(type, "heap") != 0)
+			fail_msg("%s: type %s, want heap", cases[c].file, type ? type : "none");
+		assert_string_equal(p->value_types[p->primary].type, cases[c].column);
+		assert_int_equal(profile_summarize(&s, p, p->primary, &err), 0);
+		if (s.sample_count != cases[c].count)
+			fail_msg("%s: %lld samples, want %lld", cases[c].file,
+				 (long long)s.sample_count, (long long)cases[c].count);
+		while (r < s.nrows && strcmp(p->funcs[s.rows[r].func].name, "keepBig") != 0)
+			r++;
+		assert_true(r < s.nrows);
+		assert_int_equal(s.rows[r].self, cases[c].keep_big);
+		profile_summary_release(&s);
+		profile_free(p);
+	}
+}
+
+/*
  * A real goroutine profile (Go 1.19.8's /debug/pprof/goroutine form) of
  * 49 goroutines, as runtime.NumGoroutine() counted them when it was
  * written, on 4 stacks (40, 5, 3 and 1 of them, `go tool pprof -raw`).
@@ -1515,6 +1560,7 @@ int main(void)
 		cmocka_unit_test(test_go_cpu_profile_keeps_capture_metadata),
 		cmocka_unit_test(test_node_wall_profile_counts_its_samples),
 		cmocka_unit_test(test_datadog_node_cpu_profile_counts_its_samples),
+		cmocka_unit_test(test_node_heap_profiles_count_their_sampled_objects),
 		cmocka_unit_test(test_go_goroutine_profile_counts_its_goroutines),
 		cmocka_unit_test(test_go_delta_heap_profile_is_read_as_its_allocations),
 		cmocka_unit_test(test_go_delta_heap_profile_without_negatives_is_its_allocations),
