@@ -222,6 +222,16 @@ static const char *known_other(const uint8_t *data, size_t len)
 	if (bpftrace_print(data, len, i))
 		return "a bpftrace map print, counts per key rather than stacks profreg can read; "
 		       "fold its stacks first (FlameGraph's stackcollapse-bpftrace.pl)";
+	/* pprofile (Python) writes callgrind's format too, of hits and time per line. */
+	if (starts_with(data, len, "# callgrind format") &&
+	    holds(data, len, 256, "\ncreator: pprofile"))
+		return "pprofile's callgrind output (Python), hits and time per line and call "
+		       "rather than sampled stacks; record with a sampler profreg reads (py-spy, "
+		       "austin)";
+	if (starts_with(data, len, "Command line: ") &&
+	    holds(data, len, 4096, "\nTotal duration: ") && holds(data, len, 4096, "\nFile: "))
+		return "pprofile's annotated source (Python), hits and time per line rather than "
+		       "sampled stacks; record with a sampler profreg reads (py-spy, austin)";
 	if (starts_with(data, len, "# callgrind format") ||
 	    (starts_with(data, len, "version: ") && holds(data, len, 256, "\ncreator: callgrind")))
 		return "a callgrind profile (valgrind --tool=callgrind), instructions counted "

@@ -175,6 +175,9 @@ static void test_other_profilers_files_are_named(void **state)
 		{"other/stackprof-burn.dump", "a stackprof profile (Ruby); fold it with "
 					      "'stackprof --stackcollapse FILE'"},
 		{"other/stackprof-burn.json", "a stackprof profile (Ruby)"},
+		{"other/pprofile-burn.callgrind", "pprofile's callgrind output (Python), hits "
+						  "and time per line and call"},
+		{"other/pprofile-burn-head.txt", "pprofile's annotated source (Python)"},
 	};
 
 	(void)state;
