@@ -71,6 +71,23 @@ static bool starts_with(const uint8_t *data, size_t len, const char *prefix)
 	return len >= n && memcmp(data, prefix, n) == 0;
 }
 
+/* starts_with, ignoring the case of ASCII letters; `prefix` is lower case. */
+static bool ci_starts_with(const uint8_t *data, size_t len, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	if (len < n)
+		return false;
+	for (size_t k = 0; k < n; k++) {
+		uint8_t c = data[k];
+		if (c >= 'A' && c <= 'Z')
+			c = (uint8_t)(c + ('a' - 'A'));
+		if (c != (uint8_t)prefix[k])
+			return false;
+	}
+	return true;
+}
+
 /* Does data[0..len) hold `needle` within its first `within` bytes? */
 static bool holds(const uint8_t *data, size_t len, size_t within, const char *needle)
 {
@@ -262,6 +279,16 @@ static const char *known_other(const uint8_t *data, size_t len)
 	     holds(data, len, 4096, "\"frames\":{")))
 		return "a stackprof profile (Ruby); fold it with 'stackprof --stackcollapse FILE' "
 		       "and give that";
+	/* perf's flamegraph script writes d3-flame-graph's tree: name, libtype, value, children. */
+	if (i < 64 && data[i] == '{' && holds(data + i, len - i, 8, "\"n\":") &&
+	    holds(data + i, len - i, 256, "\"l\":") && holds(data + i, len - i, 256, "\"c\":"))
+		return "a flame graph's JSON tree ('perf script report flamegraph -f json'), "
+		       "drawn from the samples; give 'perf script' output instead";
+	/* 0x's flamegraph.html, perf's flamegraph and clinic's reports are pages. */
+	if (i < 64 && (ci_starts_with(data + i, len - i, "<!doctype html") ||
+		       ci_starts_with(data + i, len - i, "<html")))
+		return "an HTML page (a flame graph or a report drawn from a profile), not a "
+		       "profile; give the profile it was drawn from";
 	/* i is past the leading whitespace; a trace starts within 64 bytes. */
 	if (i < 64 && (data[i] == '{' || data[i] == '[') &&
 	    (holds(data, len, 65536, "\"traceEvents\"") || holds(data, len, 4096, "\"ph\":")))

@@ -178,6 +178,9 @@ static void test_other_profilers_files_are_named(void **state)
 		{"other/pprofile-burn.callgrind", "pprofile's callgrind output (Python), hits "
 						  "and time per line and call"},
 		{"other/pprofile-burn-head.txt", "pprofile's annotated source (Python)"},
+		{"other/perf-flamegraph.json", "a flame graph's JSON tree ('perf script report "
+					       "flamegraph -f json')"},
+		{"other/0x-flamegraph-head.html", "an HTML page (a flame graph or a report"},
 	};
 
 	(void)state;
