@@ -2050,9 +2050,25 @@ static bool cpu_period(const capture_ref *c)
  * /debug/pprof/allocs), so its total grows with the process's uptime,
  * and one over a window grows with the window.
  */
+/* Nanoseconds in one of a time unit (0: not a unit of time). */
+static double time_unit_ns(const char *unit)
+{
+	static const struct {
+		const char *name;
+		double ns;
+	} units[] = {
+		{"nanoseconds", 1}, {"microseconds", 1e3}, {"milliseconds", 1e6}, {"seconds", 1e9}};
+
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (strcmp(unit, units[i].name) == 0)
+			return units[i].ns;
+	return 0;
+}
+
 static double capture_cost(const capture_ref *c, const char *type, const char **unit)
 {
 	bool bytes = strcmp(c->unit, "bytes") == 0;
+	double ns;
 
 	if (bytes && type && strcmp(type, "heap") == 0) {
 		*unit = "bytes";
@@ -2072,10 +2088,14 @@ static double capture_cost(const capture_ref *c, const char *type, const char **
 	}
 	if (c->duration_ns <= 0)
 		return 0;
-	/* A wall profile's nanoseconds are wall time (waiting included), not CPU. */
-	if (strcmp(c->unit, "nanoseconds") == 0) {
+	/*
+	 * A wall profile's time is wall time (waiting included), not CPU.
+	 * Time comes in other units too: Google's Node profiler writes wall
+	 * microseconds, which were values (microseconds) per second.
+	 */
+	if ((ns = time_unit_ns(c->unit)) > 0) {
 		*unit = type && strcmp(type, "wall") == 0 ? "wall_s_per_s" : "cpu_s_per_s";
-		return (double)c->total / (double)c->duration_ns;
+		return (double)c->total * ns / (double)c->duration_ns;
 	}
 	/*
 	 * Samples counted alone (a profiler that writes samples/count only)

@@ -31,6 +31,7 @@
 #include <libpq-fe.h>
 
 #include "baselines/analysis.h"
+#include "baselines/baseline.h"
 #include "baselines/findings.h"
 #include "jobs/analyze.h"
 #include "jobs/nightly.h"
@@ -2997,6 +2998,25 @@ static void period_case(fx *f, const char *name, const char *period_type, int64_
 }
 
 /*
+ * Google's Node profiler writes wall time in microseconds: 1,304,000 of
+ * them over 2.03 s are 0.642 wall seconds a second, not 642,364 values
+ * a second.
+ */
+static void test_wall_microseconds_are_wall_seconds_per_second(void **state)
+{
+	capture_ref c = {.total = 1304000,
+			 .sample_count = 1304,
+			 .duration_ns = 2030000000,
+			 .unit = "microseconds"};
+
+	(void)state;
+	assert_true(fabs(analysis_capture_cost(&c, "wall", "wall_s_per_s") - 0.642365) < 1e-5);
+	memcpy(c.unit, "milliseconds", sizeof("milliseconds"));
+	c.total = 1304;
+	assert_true(fabs(analysis_capture_cost(&c, "wall", "wall_s_per_s") - 0.642365) < 1e-5);
+}
+
+/*
  * A profiler's rate raised from 100 to 500 Hz: five times the samples for
  * the same CPU. Samples each standing for a period of CPU time are CPU
  * seconds per second, the same before and after: no finding (counted
@@ -3822,6 +3842,7 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_heap_in_use_at_half_the_load_is_no_regression,
 						setup, teardown),
+		cmocka_unit_test(test_wall_microseconds_are_wall_seconds_per_second),
 		cmocka_unit_test_setup_teardown(test_a_sampling_rate_change_is_no_cost_change,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(
