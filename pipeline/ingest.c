@@ -1380,9 +1380,15 @@ typedef struct parse_run {
 	atomic_uint_fast64_t held;        /* what the items parsed so far hold */
 } parse_run;
 
+/*
+ * Each thread makes the function names of the captures it parses with a
+ * memo of its own (profile_names): a batch holds a few services' captures,
+ * whose names repeat from one capture to the next.
+ */
 static void *parse_worker(void *arg)
 {
 	parse_run *pr = arg;
+	profile_names *names = profile_names_new(), *was = profile_names_use(names);
 	size_t i = atomic_load(&pr->next);
 
 	while (i < pr->end && atomic_load(&pr->held) <= pr->cap) {
@@ -1394,6 +1400,8 @@ static void *parse_worker(void *arg)
 		atomic_fetch_add(&pr->held, item_mem(&pr->items[i]));
 		i = atomic_load(&pr->next);
 	}
+	profile_names_use(was);
+	profile_names_free(names);
 	return NULL;
 }
 

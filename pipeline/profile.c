@@ -165,13 +165,159 @@ static bool managed(const profile *p, const char *file, size_t n)
 	       p->format == PROFILE_FMT_V8HEAP || symname_managed_file(file, n);
 }
 
+/* A name profile_intern made: its key's bytes in the memo's `made`. */
+typedef struct made_name {
+	size_t off, len;
+	bool replaced; /* its name or file had invalid UTF-8 */
+} made_name;
+
+struct profile_names {
+	strmap map; /* managed flag, name length, name, file -> index in `names` */
+	buf made;   /* the keys made, back to back */
+	made_name *names;
+	size_t n, cap;
+	buf look;     /* the key being looked up */
+	size_t bytes; /* held, counted against PROFILE_NAMES_MAX */
+};
+
+static _Thread_local profile_names *names_in_use;
+
+profile_names *profile_names_new(void)
+{
+	profile_names *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return NULL;
+	strmap_init(&m->map);
+	buf_init(&m->made, SIZE_MAX);
+	buf_init(&m->look, SIZE_MAX);
+	return m;
+}
+
+/* Forget every name: what the memo's keys pointed at is gone (a failed append frees a buf). */
+static void names_clear(profile_names *m)
+{
+	strmap_release(&m->map);
+	buf_release(&m->made);
+	m->n = 0;
+	m->bytes = 0;
+}
+
+void profile_names_free(profile_names *m)
+{
+	if (!m)
+		return;
+	strmap_release(&m->map);
+	buf_release(&m->made);
+	buf_release(&m->look);
+	free(m->names);
+	free(m);
+}
+
+profile_names *profile_names_use(profile_names *m)
+{
+	profile_names *was = names_in_use;
+
+	names_in_use = m;
+	return was;
+}
+
+/*
+ * The memo's key for a name and file: whether the function is managed,
+ * the name's length (names and files may hold any byte), the name, the
+ * file. In m->look; PR_ENOMEM when it cannot be made.
+ */
+static int names_key(profile_names *m, bool is_managed, const char *name, size_t name_len,
+		     const char *file, size_t file_len)
+{
+	uint64_t n = name_len;
+	char flag = is_managed ? 'm' : 'c';
+
+	buf_reset(&m->look);
+	if (buf_put(&m->look, &flag, 1) < 0 || buf_put(&m->look, &n, sizeof(n)) < 0 ||
+	    buf_put(&m->look, name, name_len) < 0 ||
+	    (file_len && buf_put(&m->look, file, file_len) < 0))
+		return PR_ENOMEM;
+	return 0;
+}
+
+/* Remember that m->look made key[0..len); a memo that is full or out of memory does not. */
+static void names_add(profile_names *m, const char *key, size_t len, bool replaced)
+{
+	size_t cost = m->look.len + len + sizeof(made_name) + 1 + 3 * sizeof(strmap_slot);
+	uint32_t idx;
+
+	if (m->bytes + cost > PROFILE_NAMES_MAX || m->n >= UINT32_MAX)
+		return;
+	if (m->n == m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 256;
+		made_name *nn = realloc(m->names, cap * sizeof(*nn));
+		if (!nn)
+			return;
+		m->names = nn;
+		m->cap = cap;
+	}
+	m->names[m->n].off = m->made.len;
+	m->names[m->n].len = len;
+	m->names[m->n].replaced = replaced;
+	if (buf_put(&m->made, key, len) < 0) {
+		names_clear(m);
+		return;
+	}
+	if (strmap_put(&m->map, m->look.ptr, m->look.len, (uint32_t)m->n, &idx, NULL) != 1) {
+		m->made.len = m->names[m->n].off;
+		m->made.ptr[m->made.len] = '\0';
+		return;
+	}
+	m->n++;
+	m->bytes += cost;
+}
+
+/*
+ * The function's key, "name\0file", made stable (symname.h) with its
+ * invalid UTF-8 replaced, in *key (the caller's buffer); *replaced when
+ * there was invalid UTF-8 to replace.
+ */
+static int make_key(buf *key, bool *replaced, bool is_managed, const char *name, size_t name_len,
+		    const char *file, size_t file_len)
+{
+	size_t file_at;
+	int rc;
+
+	*replaced = false;
+	if (utf8_valid(name, name_len) && utf8_valid(file ? file : "", file_len)) {
+		if ((rc = buf_put(key, name, name_len)) < 0)
+			return rc;
+	} else {
+		*replaced = true;
+		if ((rc = utf8_repair(key, name, name_len)) < 0)
+			return rc;
+	}
+	/* One name and file across processes and builds (symname.h). */
+	key->len = is_managed ? symname_stable_managed(key->ptr, key->len)
+			      : symname_stable(key->ptr, key->len);
+	if ((rc = buf_putc(key, '\0')) < 0)
+		return rc;
+	file_at = key->len;
+	if (file_len && !utf8_valid(file, file_len))
+		rc = utf8_repair(key, file, file_len);
+	else if (file_len)
+		rc = buf_put(key, file, file_len);
+	if (rc < 0)
+		return rc;
+	key->len = file_at + symname_stable_file(key->ptr + file_at, key->len - file_at);
+	return 0;
+}
+
 int profile_intern(profile *p, uint32_t *out, const char *name, size_t name_len,
 		   const char *file, size_t file_len, pr_error *err)
 {
-	buf key = BUF_INIT;
-	const char *stored;
-	uint32_t id;
-	size_t stored_name_len, file_at;
+	profile_names *memo = names_in_use;
+	buf made = BUF_INIT;
+	const char *key, *stored;
+	size_t key_len, stored_name_len;
+	uint32_t id, at;
+	bool replaced, is_managed, looked = false;
 	int rc = 0;
 
 	if (!file)
@@ -188,28 +334,26 @@ int profile_intern(profile *p, uint32_t *out, const char *name, size_t name_len,
 		name = "[unknown]";
 		name_len = strlen(name);
 	}
-	if (utf8_valid(name, name_len) && utf8_valid(file ? file : "", file_len)) {
-		if ((rc = buf_put(&key, name, name_len)) < 0)
-			goto nomem;
-	} else {
-		p->utf8_replaced++;
-		if ((rc = utf8_repair(&key, name, name_len)) < 0)
-			goto nomem;
+	is_managed = managed(p, file, file_len);
+	if (memo && names_key(memo, is_managed, name, name_len, file, file_len) == 0) {
+		looked = true;
+		if (strmap_get(&memo->map, memo->look.ptr, memo->look.len, &at)) {
+			key = memo->made.ptr + memo->names[at].off;
+			key_len = memo->names[at].len;
+			replaced = memo->names[at].replaced;
+			goto made;
+		}
 	}
-	/* One name and file across processes and builds (symname.h). */
-	key.len = managed(p, file, file_len) ? symname_stable_managed(key.ptr, key.len)
-					     : symname_stable(key.ptr, key.len);
-	if ((rc = buf_putc(&key, '\0')) < 0)
+	if ((rc = make_key(&made, &replaced, is_managed, name, name_len, file, file_len)) < 0)
 		goto nomem;
-	file_at = key.len;
-	if (file_len && !utf8_valid(file, file_len))
-		rc = utf8_repair(&key, file, file_len);
-	else if (file_len)
-		rc = buf_put(&key, file, file_len);
-	if (rc < 0)
-		goto nomem;
-	key.len = file_at + symname_stable_file(key.ptr + file_at, key.len - file_at);
-	if (!strmap_get(&p->func_index, key.ptr, key.len, &id)) {
+	key = made.ptr;
+	key_len = made.len;
+	if (looked)
+		names_add(memo, key, key_len, replaced);
+made:
+	if (replaced)
+		p->utf8_replaced++;
+	if (!strmap_get(&p->func_index, key, key_len, &id)) {
 		if (p->nfuncs >= p->limits.max_functions || p->nfuncs == UINT32_MAX) {
 			rc = pr_error_set(err, PR_ELIMIT,
 					  "cannot parse '%s': more than %u distinct functions "
@@ -217,10 +361,10 @@ int profile_intern(profile *p, uint32_t *out, const char *name, size_t name_len,
 					  p->input_name, p->limits.max_functions);
 			goto out;
 		}
-		if ((rc = profile_mem_take(p, key.len + INTERN_OVERHEAD, err)) < 0)
+		if ((rc = profile_mem_take(p, key_len + INTERN_OVERHEAD, err)) < 0)
 			goto out;
 	}
-	rc = strmap_put(&p->func_index, key.ptr, key.len, p->nfuncs, &id, &stored);
+	rc = strmap_put(&p->func_index, key, key_len, p->nfuncs, &id, &stored);
 	if (rc < 0)
 		goto nomem;
 	if (rc == 1) {
@@ -243,7 +387,7 @@ int profile_intern(profile *p, uint32_t *out, const char *name, size_t name_len,
 nomem:
 	rc = oom(p, err);
 out:
-	buf_release(&key);
+	buf_release(&made);
 	return rc;
 }
 

@@ -164,6 +164,33 @@ int profile_intern(profile *p, uint32_t *out, const char *name, size_t name_len,
 		   const char *file, size_t file_len, pr_error *err);
 
 /*
+ * A memo of the names profile_intern made. A service's captures name,
+ * for the most part, the same functions, and making each name stable and
+ * cutting payment data from it (symname.h, redact.h) was most of the work
+ * of a folded parse, done again for every capture: 1,280 captures of 200
+ * functions made the same 8,000 names 256,000 times. With a memo in use
+ * on the calling thread (profile_names_use), profile_intern makes each
+ * distinct name and file once and then takes what it made from the memo,
+ * which is what it would make again: the same bytes (and the same
+ * managed-or-not, see symname_stable_managed) give the same name, file
+ * and count of replaced UTF-8. A memo holds at most PROFILE_NAMES_MAX
+ * bytes; names past that are made as without one. One thread at a time.
+ */
+#define PROFILE_NAMES_MAX (16u << 20)
+
+typedef struct profile_names profile_names;
+
+/* A new, empty memo; NULL when out of memory (profile_intern then works without). */
+profile_names *profile_names_new(void);
+void profile_names_free(profile_names *m);
+
+/*
+ * Make m the memo of profile_intern on the calling thread (NULL: none)
+ * and return the one it replaces, to put back when done.
+ */
+profile_names *profile_names_use(profile_names *m);
+
+/*
  * Append one sample: `depth` function ids root first, and one value per
  * value column. Negative values are PR_EDATA; a stack deeper than
  * max_depth, a sample count over max_samples or a sample that does not fit

@@ -104,6 +104,72 @@ static void test_a_cold_function_keeps_its_name_where_no_c_compiler_made_it(void
 			    "Work.charge_#");
 }
 
+/*
+ * What profile_intern makes with a memo of names in use, the second time
+ * as the first: what it makes without one. The cases share bytes in ways
+ * a memo could mix up: a name and a file that run together alike ("ab"
+ * in "c", "a" in "bc"), the same name managed or not (".cold"), payment
+ * data to cut, invalid UTF-8 to replace and count.
+ */
+static void test_a_memo_of_names_makes_what_interning_makes(void **state)
+{
+	static const struct {
+		profile_format f;
+		const char *name, *file;
+		size_t name_len;
+	} cases[] = {
+		{PROFILE_FMT_FOLDED, "ab", "c", 2},
+		{PROFILE_FMT_FOLDED, "a", "bc", 1},
+		{PROFILE_FMT_FOLDED, "Work.cold", NULL, 9},
+		{PROFILE_FMT_JFR, "Work.cold", NULL, 9},
+		{PROFILE_FMT_PPROF, "main.cold", "/app/main.go", 9},
+		{PROFILE_FMT_PPROF, "main.cold", "/app/main.c", 9},
+		{PROFILE_FMT_FOLDED, "Pay.charge_4111111111111111", NULL, 27},
+		{PROFILE_FMT_FOLDED, "send", "/srv/jane.doe@example.com/m.py", 4},
+		{PROFILE_FMT_FOLDED, "Checkout$$Lambda$41/0x00007f5df8000a08.apply", NULL, 44},
+		{PROFILE_FMT_FOLDED, "bad\xff\xfename", "f.c", 11},
+		{PROFILE_FMT_FOLDED, "ok", "bad\xff.c", 2},
+		{PROFILE_FMT_FOLDED, "a\0b", NULL, 3},
+		{PROFILE_FMT_FOLDED, "", NULL, 0},
+	};
+	size_t n = sizeof(cases) / sizeof(cases[0]);
+	profile *want[sizeof(cases) / sizeof(cases[0])], *got;
+	profile_names *m = profile_names_new(), *was;
+	pr_error err = PR_ERROR_INIT;
+	uint32_t id;
+
+	(void)state;
+	assert_non_null(m);
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(profile_new(&want[i], cases[i].f, "t", NULL, &err), 0);
+		assert_int_equal(profile_intern(want[i], &id, cases[i].name, cases[i].name_len,
+						cases[i].file,
+						cases[i].file ? strlen(cases[i].file) : 0, &err),
+				 0);
+	}
+	was = profile_names_use(m);
+	assert_null(was);
+	for (int round = 0; round < 2; round++)
+		for (size_t i = 0; i < n; i++) {
+			assert_int_equal(profile_new(&got, cases[i].f, "t", NULL, &err), 0);
+			assert_int_equal(profile_intern(got, &id, cases[i].name, cases[i].name_len,
+							cases[i].file,
+							cases[i].file ? strlen(cases[i].file) : 0,
+							&err),
+					 0);
+			assert_int_equal(got->nfuncs, 1);
+			assert_string_equal(got->funcs[id].name, want[i]->funcs[0].name);
+			assert_string_equal(got->funcs[id].file, want[i]->funcs[0].file);
+			assert_int_equal(got->utf8_replaced, want[i]->utf8_replaced);
+			assert_int_equal(got->mem_used, want[i]->mem_used);
+			profile_free(got);
+		}
+	assert_ptr_equal(profile_names_use(was), m);
+	profile_names_free(m);
+	for (size_t i = 0; i < n; i++)
+		profile_free(want[i]);
+}
+
 static void test_recursion_counts_once_toward_total(void **state)
 {
 	profile *p = new_profile(NULL);
@@ -515,6 +581,7 @@ int main(void)
 		cmocka_unit_test(test_memory_budget_refuses_what_does_not_fit),
 		cmocka_unit_test(test_reserve_sizes_arrays_within_the_limits),
 		cmocka_unit_test(test_a_cold_function_keeps_its_name_where_no_c_compiler_made_it),
+		cmocka_unit_test(test_a_memo_of_names_makes_what_interning_makes),
 	};
 	return cmocka_run_group_tests_name("profile", tests, NULL, NULL);
 }
