@@ -2465,16 +2465,41 @@ static double double_at(const double *first, size_t i, size_t stride)
 	return v;
 }
 
+/*
+ * Write v big-endian in n bytes at o, for a loop that made room for all
+ * its bytes at once (buf_grow) and counts them when done (put_end): a
+ * buf_put of each 4 and 8 bytes of a capture's function rows was a
+ * quarter of the work of sending them.
+ */
+static char *be_at(char *o, uint64_t v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		o[i] = (char)(v >> (8 * (n - 1 - i)));
+	return o + n;
+}
+
+/* The bytes written in place up to `end` are b's, with its NUL after them. */
+static void put_end(buf *b, char *end)
+{
+	b->len = (size_t)(end - b->ptr);
+	b->ptr[b->len] = '\0';
+}
+
 int db_int8_array_bin(buf *b, const int64_t *first, size_t n, size_t stride)
 {
-	if (put_array_header(b, PG_INT8_OID, n, false) < 0)
+	char *o;
+
+	if (put_array_header(b, PG_INT8_OID, n, false) < 0 ||
+	    (n && (n > SIZE_MAX / 12 || buf_grow(b, 12 * n) < 0)))
 		return PR_ENOMEM;
+	o = b->ptr + b->len;
 	for (size_t i = 0; i < n; i++) {
 		int64_t v;
 		memcpy(&v, (const char *)first + i * stride, sizeof(v));
-		if (put_i64_field(b, v) < 0)
-			return PR_ENOMEM;
+		o = be_at(be_at(o, 8, 4), (uint64_t)v, 8);
 	}
+	if (n)
+		put_end(b, o);
 	return 0;
 }
 
@@ -2510,11 +2535,16 @@ static int put_int8_array(buf *b, const int64_t *v, size_t n)
 /* One bytea field of binary COPY: each id, then its value, as big-endian int8. */
 static int put_pairs(buf *b, const int64_t *ids, const int64_t *v, size_t n)
 {
-	if (put_be(b, 16 * (uint64_t)n, 4) < 0)
+	char *o;
+
+	if (put_be(b, 16 * (uint64_t)n, 4) < 0 ||
+	    (n && (n > SIZE_MAX / 16 || buf_grow(b, 16 * n) < 0)))
 		return -1;
+	o = b->ptr + b->len;
 	for (size_t i = 0; i < n; i++)
-		if (put_be(b, (uint64_t)ids[i], 8) < 0 || put_be(b, (uint64_t)v[i], 8) < 0)
-			return -1;
+		o = be_at(be_at(o, (uint64_t)ids[i], 8), (uint64_t)v[i], 8);
+	if (n)
+		put_end(b, o);
 	return 0;
 }
 
