@@ -60,20 +60,53 @@ uint64_t strmap_mix(uint64_t h)
 }
 
 /*
- * FNV-1a from a seeded start, then MurmurHash3's finalizer. The slot is
- * the hash's low bits, and FNV-1a's low bits depend only on the low bits
- * of the bytes and of the start: without the finalizer, names that agree
- * there (easy to make, seed or not, for the lowest bits) would still share
- * a slot. Mixed, they share one only where the whole 64-bit hashes of an
- * unknown seed collide.
+ * a times b as 128 bits, the two halves folded into one: each bit of the
+ * high half depends, through the carries, on every lower bit of a. A
+ * plain 64-bit multiply passes a change of a's top bit through as it is
+ * (the product changes in its top bit only), which the next word can undo
+ * whatever the seed: names that differ in the top bits of two words side
+ * by side would all collide. Folded, what a change does depends on the
+ * state, and the state on the seed.
+ */
+static uint64_t fold_mul(uint64_t a, uint64_t b)
+{
+#ifdef __SIZEOF_INT128__
+	unsigned __int128 r = (unsigned __int128)a * b;
+
+	return (uint64_t)r ^ (uint64_t)(r >> 64);
+#else
+	uint64_t al = a & 0xffffffffu, ah = a >> 32, bl = b & 0xffffffffu, bh = b >> 32;
+	uint64_t ll = al * bl, lh = al * bh, hl = ah * bl, hh = ah * bh;
+	uint64_t mid = (ll >> 32) + (lh & 0xffffffffu) + (hl & 0xffffffffu);
+
+	return ((mid << 32) | (ll & 0xffffffffu)) ^ (hh + (lh >> 32) + (hl >> 32) + (mid >> 32));
+#endif
+}
+
+#define HASH_K0 0xa0761d6478bd642fULL
+#define HASH_K1 0xe7037ed1a0b428dbULL
+
+/*
+ * Eight bytes at a time, each mixed into a state that starts from the
+ * seed and the length by fold_mul, then MurmurHash3's finalizer, so that
+ * the slot (the low bits) depends on every bit. A byte at a time (FNV-1a)
+ * cost a multiply's latency per byte: hashing names was a tenth of an
+ * ingest's parse. Two names share a slot only where the whole 64-bit
+ * hashes of an unknown seed collide.
  */
 static uint64_t hash_bytes(const char *key, size_t len, uint64_t seed)
 {
-	uint64_t h = 1469598103934665603ULL ^ seed;
+	uint64_t h = seed ^ fold_mul((uint64_t)len ^ HASH_K0, HASH_K1), w;
+	size_t i = 0;
 
-	for (size_t i = 0; i < len; i++) {
-		h ^= (unsigned char)key[i];
-		h *= 1099511628211ULL;
+	for (; i + 8 <= len; i += 8) {
+		memcpy(&w, key + i, 8);
+		h = fold_mul(h ^ w ^ HASH_K0, HASH_K1);
+	}
+	if (i < len) {
+		w = 0;
+		memcpy(&w, key + i, len - i);
+		h = fold_mul(h ^ w ^ HASH_K0, HASH_K1);
 	}
 	return strmap_mix(h);
 }

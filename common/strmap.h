@@ -1,9 +1,10 @@
 /*
  * strmap.h: a map from byte strings to 32-bit values, for interning.
  *
- * Open addressing with linear probing, FNV-1a hashing. Keys are copied
- * into the map's own arena, so callers may pass transient buffers; a key
- * may contain NUL bytes. The map never shrinks.
+ * Open addressing with linear probing, hashing eight bytes at a time
+ * (hash_bytes in strmap.c). Keys are copied into the map's own arena, so
+ * callers may pass transient buffers; a key may contain NUL bytes. The
+ * map never shrinks.
  *
  * The keys are names read from profiles, which anyone may write: each map
  * hashes with a seed of its own, picked when its first table is made, so

@@ -128,11 +128,51 @@ static void test_names_made_to_collide_spread_over_the_table(void **state)
 	strmap_release(&m);
 }
 
+/*
+ * Names of 2 * STAGES eight-byte words, word 2s and 2s + 1 both as they
+ * are or both with their top bit set, in every combination. A hash that
+ * multiplies each word into its state in 64 bits carries the change of
+ * a top bit to the top bit alone, and the next word undoes it, whatever
+ * the seed: all 2^STAGES names would land in one slot.
+ */
+static void test_names_alike_but_for_the_top_bits_of_words_spread_over_the_table(void **state)
+{
+	enum { WORDS = 2 * STAGES };
+	strmap m = STRMAP_INIT;
+	char *names = malloc((size_t)NNAMES * WORDS * 8);
+	size_t run = 0, longest = 0;
+	uint32_t v;
+
+	(void)state;
+	assert_non_null(names);
+	for (uint32_t i = 0; i < NNAMES; i++)
+		for (int k = 0; k < WORDS; k++) {
+			uint64_t w = 0x6e69616d2e707061ULL; /* "app.main" */
+			if ((i >> (k / 2)) & 1)
+				w ^= 1ULL << 63;
+			memcpy(names + ((size_t)i * WORDS + (size_t)k) * 8, &w, 8);
+		}
+	for (uint32_t i = 0; i < NNAMES; i++)
+		assert_int_equal(
+			strmap_put(&m, names + (size_t)i * WORDS * 8, WORDS * 8, i, &v, NULL), 1);
+	assert_int_equal(m.count, NNAMES);
+	for (size_t i = 0; i < 2 * m.cap; i++) {
+		run = m.slots[i & (m.cap - 1)].key ? run + 1 : 0;
+		if (run > longest)
+			longest = run;
+	}
+	assert_true(longest < 256);
+	free(names);
+	strmap_release(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_keys_are_found_with_their_values),
 		cmocka_unit_test(test_names_made_to_collide_spread_over_the_table),
+		cmocka_unit_test(
+			test_names_alike_but_for_the_top_bits_of_words_spread_over_the_table),
 	};
 	return cmocka_run_group_tests_name("strmap", tests, NULL, NULL);
 }
