@@ -25,6 +25,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 /* A cache entry: the key, its NUL and up to three map slots. */
 #define CACHE_COST(n) ((n) + 1 + 3 * sizeof(strmap_slot))
@@ -422,6 +425,30 @@ static void count_bytes(const char *s, size_t n, unsigned char a, unsigned char 
 	uint64_t pa = ones * a, pb = ones * b;
 	size_t i = 0, ta = 0, tb = 0;
 
+#ifdef __SSE2__
+	/*
+	 * Sixteen at a time where every x86-64 has the instructions: a
+	 * compare makes each match -1 in its byte, subtracted from a byte
+	 * counter; every 255 blocks, before a counter can overflow, the
+	 * counters are summed (psadbw). A quarter of the work of the words
+	 * below, which was 5% of an ingest of folded files.
+	 */
+	const __m128i va = _mm_set1_epi8((char)a), vb = _mm_set1_epi8((char)b);
+	const __m128i zero = _mm_setzero_si128();
+
+	while (i + 16 <= n) {
+		__m128i ca = zero, cb = zero, sa, sb;
+		for (int k = 0; k < 255 && i + 16 <= n; k++, i += 16) {
+			__m128i x = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+			ca = _mm_sub_epi8(ca, _mm_cmpeq_epi8(x, va));
+			cb = _mm_sub_epi8(cb, _mm_cmpeq_epi8(x, vb));
+		}
+		sa = _mm_sad_epu8(ca, zero);
+		sb = _mm_sad_epu8(cb, zero);
+		ta += (size_t)_mm_cvtsi128_si32(sa) + (size_t)_mm_extract_epi16(sa, 4);
+		tb += (size_t)_mm_cvtsi128_si32(sb) + (size_t)_mm_extract_epi16(sb, 4);
+	}
+#endif
 	while (i + 8 <= n) {
 		uint64_t acc_a = 0, acc_b = 0;
 		for (int k = 0; k < 255 && i + 8 <= n; k++, i += 8) {

@@ -600,38 +600,42 @@ static void test_sniff_judges_lines_longer_than_its_window(void **state)
 
 /*
  * The parser sizes the profile's arrays from the text before parsing: a
- * sample a line and a frame per ';' and per line, counted exactly (a run of
- * 3,001 ';' overflows a byte counter, an odd length leaves a tail that is
+ * sample a line and a frame per ';' and per line, counted exactly (two
+ * lines of 3,001 ';' overflow a byte counter, whether the bytes are
+ * counted eight or sixteen at a time; an odd length leaves a tail that is
  * not a whole word). The stacks stored are the same as without it.
  */
 static void test_arrays_are_sized_from_the_text_and_stacks_kept(void **state)
 {
 	buf text = BUF_INIT;
 	profile *p;
-	size_t semis = 3001 + 2 * 5000, lines;
+	size_t semis = 2 * 3001 + 2 * 5000, lines;
 
 	(void)state;
-	assert_int_equal(buf_puts(&text, "main"), 0);
-	for (int i = 0; i < 3000; i++)
-		assert_int_equal(buf_putc(&text, ';'), 0);
-	assert_int_equal(buf_puts(&text, ";x 1\n"), 0);
+	for (int k = 0; k < 2; k++) {
+		assert_int_equal(buf_puts(&text, "main"), 0);
+		for (int i = 0; i < 3000; i++)
+			assert_int_equal(buf_putc(&text, ';'), 0);
+		assert_int_equal(buf_puts(&text, ";x 1\n"), 0);
+	}
 	for (int i = 0; i < 5000; i++)
 		assert_int_equal(buf_printf(&text, "a;b%d;c %d\n", i % 7, i + 1), 0);
 	/* A last line without its newline. */
 	assert_int_equal(buf_puts(&text, "a;b;c 5"), 0);
 	semis += 2;
-	lines = 5002;
+	lines = 5003;
 	assert_true(text.len % 8 != 0);
 	p = parse_ok(text.ptr);
-	assert_int_equal(p->nsamples, 5002);
+	assert_int_equal(p->nsamples, 5003);
 	assert_int_equal(p->samples_cap, lines);
 	assert_int_equal(p->frames_cap, semis + lines);
 	assert_int_equal(p->stack_len[0], 3002);
 	assert_string_equal(p->funcs[p->frames[p->stack_off[0] + 3001]].name, "x");
-	assert_int_equal(p->stack_len[5001], 3);
-	assert_string_equal(p->funcs[p->frames[p->stack_off[5001] + 2]].name, "c");
-	assert_int_equal(p->values[5001], 5);
-	assert_string_equal(p->funcs[p->frames[p->stack_off[8] + 1]].name, "b0");
+	assert_int_equal(p->stack_len[1], 3002);
+	assert_int_equal(p->stack_len[5002], 3);
+	assert_string_equal(p->funcs[p->frames[p->stack_off[5002] + 2]].name, "c");
+	assert_int_equal(p->values[5002], 5);
+	assert_string_equal(p->funcs[p->frames[p->stack_off[9] + 1]].name, "b0");
 	profile_free(p);
 	buf_release(&text);
 }
