@@ -2431,11 +2431,43 @@ typedef struct row_order {
 	size_t row;
 } row_order;
 
-static int row_order_cmp(const void *a, const void *b)
+/*
+ * Sort o[0..n) by id, with room for n in tmp: runs of 8 by insertion,
+ * then merged. A capture's rows are distinct functions, so no two ids are
+ * equal and any sort gives the same order; qsort's, with a call through
+ * a pointer for each comparison, was 1.5% of an ingest.
+ */
+static void sort_by_id(row_order *o, row_order *tmp, size_t n)
 {
-	const row_order *x = a, *y = b;
+	row_order *src = o, *dst = tmp, *t;
 
-	return (x->id > y->id) - (x->id < y->id);
+	for (size_t lo = 0; lo < n; lo += 8) {
+		size_t hi = n - lo > 8 ? lo + 8 : n;
+		for (size_t i = lo + 1; i < hi; i++) {
+			row_order r = o[i];
+			size_t j = i;
+			for (; j > lo && r.id < o[j - 1].id; j--)
+				o[j] = o[j - 1];
+			o[j] = r;
+		}
+	}
+	for (size_t w = 8; w < n; w *= 2) {
+		for (size_t lo = 0; lo < n; lo += 2 * w) {
+			size_t mid = n - lo > w ? lo + w : n, hi = n - mid > w ? mid + w : n;
+			size_t i = lo, j = mid, k = lo;
+			while (i < mid && j < hi)
+				dst[k++] = src[j].id < src[i].id ? src[j++] : src[i++];
+			while (i < mid)
+				dst[k++] = src[i++];
+			while (j < hi)
+				dst[k++] = src[j++];
+		}
+		t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != o)
+		memcpy(o, src, n * sizeof(*o));
 }
 
 #define PG_INT8_OID 20
@@ -2607,7 +2639,7 @@ static int copy_profile_vectors(db *d, const fn_set *fs, const int64_t *ids,
 			most = sums[c]->nrows;
 	if (!most)
 		most = 1;
-	if (!(order = malloc(most * sizeof(*order))) ||
+	if (!(order = malloc(2 * most * sizeof(*order))) ||
 	    !(vals = malloc(3 * most * sizeof(*vals)))) {
 		rc = oom(err);
 		goto out;
@@ -2640,7 +2672,7 @@ static int copy_profile_vectors(db *d, const fn_set *fs, const int64_t *ids,
 			order[i].id = fs->id[fs->row[c][i]];
 			order[i].row = i;
 		}
-		qsort(order, m, sizeof(*order), row_order_cmp);
+		sort_by_id(order, order + most, m);
 		for (size_t k = 0; k < m; k++) {
 			vals[k] = order[k].id;
 			vals[most + k] = s->rows[order[k].row].self;
