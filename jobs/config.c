@@ -747,6 +747,9 @@ static const field escalate_keys[] = {
 	 .doc = "the label naming the host in every answer"},
 	{K_INT("timeout_ms", 100, 600000, config, escalate.timeout_ms),
 	 .doc = "one query's time limit"},
+	{K_INT("budget_s", 1, 3600, config, escalate.budget_s),
+	 .doc = "a run's time for all its queries: each is cut to what is left, and a "
+		"service not read by then fails"},
 	{K_INT("max_response_bytes", 1024, 256 << 20, config, escalate.max_response_bytes),
 	 .doc = "one answer at most"},
 	{K_INT("max_series", 1, 1000000, config, escalate.max_series),
@@ -761,8 +764,7 @@ static const field escalate_keys[] = {
 	 .doc = "a crossing this many scales large goes straight to level 2"},
 	{K_NUM("rel_floor", 0, 10, config, escalate.rel_floor),
 	 .doc = "the scale is at least this share of the median"},
-	{K_NUM("abs_floor", 0, 1e15, config, escalate.abs_floor),
-	 .doc = "and at least this"},
+	{K_NUM("abs_floor", 0, 1e15, config, escalate.abs_floor), .doc = "and at least this"},
 	{K_INT("persist_runs", 1, 10000, config, escalate.persist_runs),
 	 .doc = "runs outside the band before level 1 becomes level 2"},
 	{K_INT("cooldown_s", 0, 86400, config, escalate.cooldown_s),
@@ -775,8 +777,7 @@ static const field escalate_keys[] = {
 	 .doc = "level 1: a signal crossed its band"},
 	{K_OBJ("level2", config, escalate.level2, plan2_keys),
 	 .doc = "level 2: the crossing persists or is large"},
-	{K_SUB("services", 'm', escalate_service_keys),
-	 .doc = "the services escalated, by name"},
+	{K_SUB("services", 'm', escalate_service_keys), .doc = "the services escalated, by name"},
 	END,
 };
 
@@ -2101,6 +2102,7 @@ static void defaults(config *c)
 	c->blobs.connect_timeout_ms = HTTP_DEFAULT_CONNECT_TIMEOUT_MS;
 	c->blobs.timeout_ms = HTTP_DEFAULT_TIMEOUT_MS;
 	c->escalate.timeout_ms = 5000;
+	c->escalate.budget_s = 40;
 	c->escalate.max_response_bytes = 4u << 20;
 	c->escalate.max_series = 10000;
 	c->escalate.window_s = 3600;

@@ -415,6 +415,7 @@ typedef struct config_escalate {
 	char *prometheus;           /* base URL of Prometheus's HTTP API; NULL: escalate is off */
 	char *host_label;           /* the label naming the host ("instance") */
 	uint32_t timeout_ms;        /* one query (5000) */
+	uint32_t budget_s;          /* all of a run's queries (40): a one-minute timer's */
 	uint32_t max_response_bytes;/* one answer at most (4 MiB) */
 	uint32_t max_series;        /* series in one answer at most (10000) */
 	uint32_t window_s;          /* the band's history: samples this recent (3600) */

@@ -8,6 +8,8 @@
 #include "jobs/escrules.h"
 #include "jobs/runs.h"
 #include "jobs/signals.h"
+#include "common/timeutil.h"
+#include "pipeline/http.h"
 #include "pipeline/prom.h"
 
 #include <inttypes.h>
@@ -56,6 +58,7 @@ typedef struct svc_run {
 	size_t nh, caph;
 	size_t unknown_keys;
 	int64_t now;
+	int64_t deadline_us; /* time_mono() microseconds: no query starts after it */
 } svc_run;
 
 void escalate_result_release(escalate_result *r)
@@ -199,14 +202,27 @@ static int state_save(svc_run *s, const hstate *h, pr_error *err)
 
 static int query(prom_vector *out, svc_run *s, const char *expr, const char *what, pr_error *err)
 {
+	uint32_t timeout_ms = s->e->timeout_ms;
 	prom_query q;
 
+	memset(out, 0, sizeof(*out));
+	/*
+	 * Each query has its timeout, but a run has many (up to 18 a
+	 * service): a Prometheus that answers nothing held a run a timeout
+	 * per service (six: 30 s), so ten passed the one-minute timer's
+	 * limit and the services after them were never judged.
+	 */
+	if (!http_cut_to_deadline(s->deadline_us, &timeout_ms, NULL))
+		return pr_error_set(err, PR_ELIMIT,
+				    "%s not asked: the run's %" PRIu32 " s for Prometheus "
+				    "(escalate.budget_s) ran out",
+				    what, s->e->budget_s);
 	memset(&q, 0, sizeof(q));
 	q.base_url = s->e->prometheus;
 	q.expr = expr;
 	q.what = what;
 	q.label = s->es->host_label ? s->es->host_label : s->e->host_label;
-	q.timeout_ms = s->e->timeout_ms;
+	q.timeout_ms = timeout_ms;
 	q.max_bytes = s->e->max_response_bytes;
 	q.max_series = s->e->max_series;
 	return prom_query_vector(out, &q, err);
@@ -584,7 +600,7 @@ static void outcome(escalate_result *r, const char *name, const char *status, co
 }
 
 static int one_service(escalate_result *r, const job_env *env, const config_escalate_service *es,
-		       pr_error *err)
+		       int64_t deadline_us, pr_error *err)
 {
 	svc_run s;
 	pr_error e = PR_ERROR_INIT;
@@ -597,6 +613,7 @@ static int one_service(escalate_result *r, const job_env *env, const config_esca
 	s.es = es;
 	s.cs = config_service_find(env->cfg, es->name);
 	s.now = r->at_us;
+	s.deadline_us = deadline_us;
 	escrules_rules_of(&s.rules, s.e, es);
 	if ((rc = db_service_get(env->d, &s.svc, es->name, &e)) < 0) {
 		if (rc != PR_ENOTFOUND) {
@@ -690,6 +707,7 @@ int escalate_run(escalate_result *out, const job_env *env, const escalate_opts *
 	json_t *detail = NULL;
 	size_t expired = 0, pruned = 0;
 	bool locked = false, begun = false;
+	int64_t deadline_us;
 	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -723,13 +741,14 @@ int escalate_run(escalate_result *out, const job_env *env, const escalate_opts *
 	if ((rc = runs_begin(&out->run_id, env->d, "escalate", 0, NULL, err)) < 0)
 		goto out;
 	begun = true;
+	deadline_us = (int64_t)(time_mono() * 1e6) + (int64_t)e->budget_s * S_US;
 	/* Sessions end at their expiry before anything is decided on them. */
 	if ((rc = capreq_sessions_expire(&expired, env->d, err)) < 0)
 		goto out;
 	for (size_t i = 0; i < e->nservices; i++) {
 		if (!wanted(o, e->services[i].name))
 			continue;
-		if ((rc = one_service(out, env, &e->services[i], err)) < 0)
+		if ((rc = one_service(out, env, &e->services[i], deadline_us, err)) < 0)
 			goto out;
 	}
 	if ((rc = signals_prune(&pruned, env->d, out->at_us - (int64_t)e->keep_days * 86400 * S_US,
