@@ -625,7 +625,17 @@ int blob_put_many(blob_store *bs, blob_put_item *items, size_t n, unsigned threa
 		buf_init(&pb.stored[i], SIZE_MAX);
 	/* One blob gains nothing from a batch, whose flushes sync a whole filesystem. */
 	if (!bs->ops->put_many || n == 1) {
-		run_threads(n, threads, batch_put_one, &pb);
+		/*
+		 * One after another (S3), the batch stops at the first failure:
+		 * the rest would not be kept, and a store that does not answer
+		 * cost every later item all its tries (3 timeouts each) before
+		 * the failure that was already known was reported.
+		 */
+		if (threads <= 1)
+			for (size_t i = 0; i < n && (i == 0 || pb.rcs[i - 1] == 0); i++)
+				batch_put_one(&pb, i, 0);
+		else
+			run_threads(n, threads, batch_put_one, &pb);
 		rc = first_failure(&pb, n, err);
 		goto out;
 	}
