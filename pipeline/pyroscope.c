@@ -170,12 +170,15 @@ out:
 	return rc;
 }
 
+/* The longest label value profreg keeps as a release. */
+#define VALUE_MAX 256
+
 /* A label value profreg may keep as a release: the ingest text rule. */
 static bool value_ok(const char *v)
 {
 	size_t n = strlen(v);
 
-	if (n == 0 || n > 256)
+	if (n == 0 || n > VALUE_MAX)
 		return false;
 	for (; *v; v++)
 		if ((unsigned char)*v < 0x20 || *v == 0x7f || *v == '"' || *v == '\\')
@@ -244,6 +247,22 @@ out:
 	return rc;
 }
 
+/* Whether `v` holds the credentials `q` sends (as http_request masks them in an error). */
+static bool holds_secret(const char *v, const pyroscope_query *q)
+{
+	char copy[VALUE_MAX + 1];
+	http_req req;
+
+	if (!q->http.auth_header || !q->http.auth_value)
+		return false;
+	memset(&req, 0, sizeof(req));
+	req.secret_header = q->http.auth_header;
+	req.secret_value = q->http.auth_value;
+	snprintf(copy, sizeof(copy), "%s", v);
+	http_mask_secrets(copy, &req);
+	return strcmp(copy, v) != 0;
+}
+
 int pyroscope_label_values(char ***values, size_t *n, bool *retry, const pyroscope_query *q,
 			   const char *label, pr_error *err)
 {
@@ -278,8 +297,28 @@ int pyroscope_label_values(char ***values, size_t *n, bool *retry, const pyrosco
 		qs.http.max_bytes = PYROSCOPE_SERIES_MAX;
 	if ((rc = connect_call(&resp, retry, &retry_after, &qs, "Series", body, len, err)) < 0)
 		goto out;
-	rc = pyroscope_series_values(values, n, (const uint8_t *)resp.body.ptr, resp.body.len,
-				     label, shown, err);
+	if ((rc = pyroscope_series_values(values, n, (const uint8_t *)resp.body.ptr, resp.body.len,
+					  label, shown, err)) < 0)
+		goto out;
+	/*
+	 * A value becomes the release of the slot's capture, stored and shown
+	 * in every report: a server that answers with the credentials it was
+	 * sent (an echo, a proxy quoting the request) must not put them
+	 * there. The value is not quoted, nor the slot taken.
+	 */
+	for (size_t i = 0; i < *n; i++)
+		if (holds_secret((*values)[i], q)) {
+			rc = pr_error_set(err, PR_EDATA,
+					  "pyroscope '%s': a value of label '%.64s' holds the "
+					  "credentials this source sends: not used as a release",
+					  shown, label);
+			for (size_t k = 0; k < *n; k++)
+				free((*values)[k]);
+			free(*values);
+			*values = NULL;
+			*n = 0;
+			goto out;
+		}
 out:
 	http_response_release(&resp);
 	free(body);

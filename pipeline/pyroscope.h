@@ -45,7 +45,8 @@ int pyroscope_fetch(source_fetched *out, const pyroscope_query *q, pr_error *err
  * printable text without quotes or backslashes (others are skipped).
  * *values is a new array of *n new strings (free each, then the array).
  * Errors as pyroscope_fetch, *retry set as out->retry would be; an
- * answer protobuf-c cannot decode is PR_EDATA.
+ * answer protobuf-c cannot decode is PR_EDATA, and so is a value that
+ * holds the credentials q sends (the message does not quote it).
  */
 #define PYROSCOPE_MAX_VALUES 16
 /*

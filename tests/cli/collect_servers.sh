@@ -251,6 +251,28 @@ run pr --config "$T/echo203.json" collect --service broken "${WIN[@]}"
 	ok "a token quoted back under a 2xx status that is not 200 is left out too" ||
 	not_ok "token quoted back under 203" "rc=$RC $ERR"
 
+# A server that answers the Series call with the token as a version (an
+# echo, a proxy quoting the request): the value would be the release of
+# the slot's capture, stored and shown in every report. The slot fails,
+# the value unquoted, nothing stored; it is asked again next time.
+serve pyrel pyroscope --profile "$V1" --release "py-t0ken=$V1" --release "v9=$V2" \
+	--label service_git_ref --token py-t0ken
+cat >"$T/rel.json" <<EOF
+{"collect": {"retries": 0},
+ "services": {"broken": {"sources": [
+  {"type": "pyroscope", "url": "$(url pyrel)", "slot_s": 21600, "auth": "bearer",
+   "secret_env": "PY_TOKEN"}]}}}
+EOF
+run pr --config "$T/rel.json" collect --service broken "${WIN[@]}"
+detail=$(sql "select detail::text from runs order by id desc limit 1")
+[ $RC -eq 3 ] &&
+	[[ $(line pyrel) == *"a value of label 'service_git_ref' holds the credentials this source sends: not used as a release"* ]] &&
+	[[ $ERR != *t0ken* ]] && [[ $OUT != *t0ken* ]] && [[ $detail != *t0ken* ]] &&
+	[ "$(sql "select count(*) from profiles where release like '%t0ken%' or commit_sha like '%t0ken%'")" = 0 ] &&
+	[ "$(sql "select count(*) from collect_slots where source like '%$(url pyrel)%'")" = 0 ] &&
+	ok "a version label holding the token is no release: the slot fails, nothing stored or shown" ||
+	not_ok "token as a release" "rc=$RC $ERR" "$(sql "select release from profiles where release like '%t0ken%'")"
+
 # Basic credentials quoted back decoded ("user:password"): the password is masked.
 serve pabasic parca --profile "$V1" --mode echobasic
 serve pybasic pyroscope --profile "$V1" --mode echobasic
