@@ -30,6 +30,10 @@ const prom_sample *prom_vector_find(const prom_vector *v, const char *key)
 	return strmap_get(&v->index, key, strlen(key), &at) ? &v->v[at] : NULL;
 }
 
+/* Objects and arrays a series takes (itself, its metric, its value), and room for the rest. */
+#define CONTAINERS_PER_SERIES 3
+#define CONTAINERS_SLACK 64
+
 /* `s` cut to n - 1 bytes with control characters as '?', for a message. */
 static void printable(char *out, size_t n, const char *s)
 {
@@ -68,6 +72,31 @@ static int sample_value(double *out, const json_t *s)
 	return *end ? -1 : 0;
 }
 
+/*
+ * The objects and arrays in the JSON text `body`, counted without parsing
+ * it (brackets inside strings are not counted), stopping past `stop`.
+ */
+static size_t containers(const char *body, size_t len, size_t stop)
+{
+	size_t n = 0;
+	bool in_string = false;
+
+	for (size_t i = 0; i < len && n <= stop; i++) {
+		char c = body[i];
+		if (in_string) {
+			if (c == '\\')
+				i++;
+			else if (c == '"')
+				in_string = false;
+		} else if (c == '"') {
+			in_string = true;
+		} else if (c == '{' || c == '[') {
+			n++;
+		}
+	}
+	return n;
+}
+
 int prom_parse_vector(prom_vector *out, const char *body, size_t len, const char *label,
 		      size_t max_series, const char *what, pr_error *err)
 {
@@ -75,11 +104,28 @@ int prom_parse_vector(prom_vector *out, const char *body, size_t len, const char
 	json_t *root = NULL, *data, *result, *r;
 	const char *status, *type;
 	char why[400];
-	size_t i;
+	size_t i, most;
 	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
 	strmap_init(&out->index);
+	/*
+	 * jansson builds the whole tree before anything is checked, at about
+	 * 240 bytes an empty object: a 4 MiB answer of "{}," under a key
+	 * nothing reads took 333 MB. A vector of N series has 3 N + 3 objects
+	 * and arrays (the answer, its data, the result; each series, its
+	 * metric, its value); more cannot be an answer within max_series.
+	 */
+	most = max_series > (SIZE_MAX - CONTAINERS_SLACK) / CONTAINERS_PER_SERIES
+		       ? SIZE_MAX
+		       : CONTAINERS_PER_SERIES * max_series + CONTAINERS_SLACK;
+	if (containers(body, len, most) > most) {
+		snprintf(why, sizeof(why),
+			 "more objects and arrays than %zu series hold (%zu at most), not read",
+			 max_series, most);
+		rc = refuse(err, PR_ELIMIT, what, why);
+		goto out;
+	}
 	if (!(root = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr))) {
 		snprintf(why, sizeof(why), "not JSON (%s at byte %d)",
 			 jerr.position >= (int)len ? "truncated" : "bad", jerr.position);

@@ -527,11 +527,60 @@ static void test_deep_nesting_and_huge_answers_do_not_crash(void **state)
 	memset(body, '[', depth);
 	memset(body + depth, ']', depth);
 	body[2 * depth] = '\0';
-	rc = parse(&v, body, 100, &err);
+	/* Room for its 200,000 arrays, so that the parser is the one to see them. */
+	rc = parse(&v, body, 100000, &err);
 	assert_int_equal(rc, PR_EDATA);
 	assert_non_null(strstr(err.msg, "not JSON"));
 	prom_vector_release(&v);
 	free(body);
+}
+
+/*
+ * 4 MiB of empty objects under a key nothing reads, beside an empty
+ * result: jansson took 333 MB to build them before anything was checked.
+ * Refused from a count of the brackets, before any is built; brackets
+ * inside strings do not count, and a vector of exactly max_series series
+ * with a warnings array still parses.
+ */
+static void test_an_answer_of_empty_objects_is_refused_before_it_is_built(void **state)
+{
+	const char head[] = "{\"status\":\"success\",\"junk\":[",
+		   tail[] = "{}],\"data\":{\"resultType\":\"vector\",\"result\":[]}}";
+	size_t n = (size_t)4 << 20, at = 0;
+	char *body = malloc(n + sizeof(head) + sizeof(tail));
+	buf ok = BUF_INIT;
+	prom_vector v;
+	pr_error err = PR_ERROR_INIT;
+
+	(void)state;
+	assert_non_null(body);
+	memcpy(body, head, sizeof(head) - 1);
+	at = sizeof(head) - 1;
+	for (; at + 3 < n; at += 3)
+		memcpy(body + at, "{},", 3);
+	memcpy(body + at, tail, sizeof(tail));
+	assert_int_equal(parse(&v, body, 10000, &err), PR_ELIMIT);
+	assert_non_null(strstr(err.msg, "more objects and arrays than 10000 series hold (30064 at "
+					"most), not read"));
+	assert_int_equal(v.n, 0);
+	prom_vector_release(&v);
+	free(body);
+
+	pr_error_clear(&err);
+	assert_int_equal(buf_puts(&ok, "{\"status\":\"success\",\"warnings\":[\"[[[{{{\"],"
+				       "\"data\":{\"resultType\":\"vector\",\"result\":["),
+			 0);
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(buf_printf(&ok,
+					    "%s{\"metric\":{\"instance\":\"h%d:1\","
+					    "\"le\":\"{[\"},\"value\":[1,\"%d\"]}",
+					    i ? "," : "", i, i),
+				 0);
+	assert_int_equal(buf_puts(&ok, "]}}"), 0);
+	assert_int_equal(parse(&v, ok.ptr, 100, &err), 0);
+	assert_int_equal(v.n, 100);
+	prom_vector_release(&v);
+	buf_release(&ok);
 }
 
 int main(void)
@@ -551,6 +600,7 @@ int main(void)
 		cmocka_unit_test(test_bad_answers_are_refused_with_one_line),
 		cmocka_unit_test(test_hostile_labels_are_left_out),
 		cmocka_unit_test(test_deep_nesting_and_huge_answers_do_not_crash),
+		cmocka_unit_test(test_an_answer_of_empty_objects_is_refused_before_it_is_built),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
