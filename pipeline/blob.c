@@ -493,6 +493,26 @@ static int put_prepare(blob_store *bs, ZSTD_CCtx *cctx, char key_out[BLOB_KEY_HE
 			*repaired = true;
 			return 0;
 		}
+	} else if (exists) {
+		/*
+		 * A store that cannot replace (S3) is read back all the same: a
+		 * broken endpoint or proxy that answered 200 to every HEAD had
+		 * captures recorded whose bytes were never written, and the
+		 * damage showed at the first read. Such a store holds a blob
+		 * no capture of this service has only rarely (an orphan, another
+		 * service's capture of the same bytes), so the read is rare too.
+		 */
+		rc = check_stored(bs, key_out, len, &ok, err);
+		if (rc == PR_ENOTFOUND)
+			exists = false;
+		else if (rc < 0)
+			return rc;
+		if (exists && !ok)
+			return pr_error_set(err, PR_EIO,
+					    "blob '%s' is in %s but does not read back as these "
+					    "bytes (damaged, or a store that claims what it does "
+					    "not hold): not stored",
+					    key_out, blob_store_describe(bs));
 	}
 	if (exists) {
 		pr_error e2 = PR_ERROR_INIT;

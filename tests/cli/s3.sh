@@ -65,7 +65,20 @@ runp P export "$id1" --format folded --out "$T/bad.folded"
 key1=$(sql "select blob_key from profiles where id=$id1")
 [ $RC -ne 0 ] && grep -q "$key1" <<<"$ERR" && grep -q "corrupt" <<<"$ERR" && ok "a damaged object is refused on read, naming its key" ||
 	not_ok "damaged object" "rc=$RC $ERR"
+# The same bytes for another service find the object there: it is read
+# back and checked before a capture is made to rest on it (a store that
+# cannot be written over is trusted no more than the local one).
+P --quiet service add billing && P --quiet service enable billing
+runp P ingest "$T/c1.folded" --service billing --release v1
+[ $RC -eq 3 ] && grep -q "blob '$key1' is in s3://$S3_BUCKET/fleet/prod/ but does not read back as these bytes" <<<"$ERR" &&
+	[ "$(sql "select count(*) from profiles p join services s on s.id = p.service_id where s.name = 'billing'")" = 0 ] &&
+	ok "an ingest whose blob is there but damaged is refused, no capture made on it" ||
+	not_ok "put onto a damaged object" "rc=$RC $OUT $ERR"
 cp "$T/obj.bak" "$obj"
+runp P ingest "$T/c1.folded" --service billing --release v1
+[ $RC -eq 0 ] && [ "$(objects)" = 2 ] &&
+	ok "once the object is whole again, the same bytes are a capture of that service, no new object" ||
+	not_ok "put onto a whole object" "rc=$RC objects=$(objects) $OUT $ERR"
 
 # storage: the bucket's objects and what no capture keeps.
 runp P storage --json

@@ -264,8 +264,9 @@ static void test_round_trip_in_the_documented_layout(void **state)
 
 /*
  * An object already at a key is never replaced: a put of the bytes the
- * key names leaves the (here wrong) object alone, and the read then
- * refuses it as corrupt, naming the key.
+ * key names leaves the (here wrong) object alone, and fails, since it
+ * reads it back first (a capture must not rest on it); the read refuses
+ * it as corrupt, naming the key.
  */
 static void test_an_existing_object_is_never_replaced_and_reads_are_verified(void **state)
 {
@@ -279,8 +280,11 @@ static void test_an_existing_object_is_never_replaced_and_reads_are_verified(voi
 	assert_int_equal(blob_key_of(key, "the real bytes", 14), 0);
 	assert_int_equal(blob_encode(&other, "other bytes!!!", 14, &err), 0);
 	raw_put_blob(f, key, other.ptr, other.len);
-	assert_int_equal(blob_put(f->bs, key, "the real bytes", 14, &created, &err), 0);
+	assert_int_equal(blob_put(f->bs, key, "the real bytes", 14, &created, &err), PR_EIO);
 	assert_false(created);
+	assert_msg_has(&err, key);
+	assert_msg_has(&err, "does not read back as these bytes");
+	pr_error_clear(&err);
 	object_path(f, key, path, sizeof(path));
 	read_all(path, &onserver);
 	assert_int_equal(onserver.len, other.len);
