@@ -559,7 +559,7 @@ static int item_type(item *it, const profile *p)
 		&it->e, PR_EDATA,
 		"cannot ingest '%s': sample types %s are none that profreg analyses "
 		"(cpu or samples, wall, inuse_*, alloc_*, goroutine; libdatadog's cpu-time, "
-		"wall-time, heap-space, alloc-space)",
+		"wall-time, heap-space, alloc-space; pprof-nodejs's space)",
 		it->name, types);
 }
 
