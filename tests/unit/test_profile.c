@@ -127,7 +127,7 @@ static void test_a_memo_of_names_makes_what_interning_makes(void **state)
 		{PROFILE_FMT_FOLDED, "Pay.charge_4111111111111111", NULL, 27},
 		{PROFILE_FMT_FOLDED, "send", "/srv/jane.doe@example.com/m.py", 4},
 		{PROFILE_FMT_FOLDED, "Checkout$$Lambda$41/0x00007f5df8000a08.apply", NULL, 44},
-		{PROFILE_FMT_FOLDED, "bad\xff\xfename", "f.c", 11},
+		{PROFILE_FMT_FOLDED, "bad\xff\xfename", "f.c", 9},
 		{PROFILE_FMT_FOLDED, "ok", "bad\xff.c", 2},
 		{PROFILE_FMT_FOLDED, "a\0b", NULL, 3},
 		{PROFILE_FMT_FOLDED, "", NULL, 0},
