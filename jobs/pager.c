@@ -626,8 +626,6 @@ typedef struct target_state {
 	char *secret;
 	bool read;
 	pr_error err;
-	uint32_t no_answer; /* requests in a row that got no answer in this flush */
-	bool down;          /* no_answer reached max_attempts: sent nothing more */
 } target_state;
 
 typedef struct flush_state {
@@ -735,29 +733,6 @@ static void add_note(pager_counts *out, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(out->first_error + n, sizeof(out->first_error) - n, fmt, ap);
 	va_end(ap);
-}
-
-/*
- * Count a request to `ts` that got an HTTP answer (`hr->status`) or none.
- * A target that answered none of max_attempts requests in a row is sent
- * nothing more in this flush: each page would still get its own
- * attempts, and every open alert its re-post, a timeout each (three
- * pages to a target that took requests and never answered held a flush
- * of 3 attempts nine timeouts). Its rows wait for the next flush.
- */
-static void target_answered(flush_state *s, target_state *ts, const http_response *hr)
-{
-	if (hr->status) {
-		ts->no_answer = 0;
-		return;
-	}
-	if (++ts->no_answer < s->c->paging.max_attempts || ts->down)
-		return;
-	ts->down = true;
-	add_note(s->out,
-		 "target '%.64s' answered none of %" PRIu32 " requests in a row: nothing more "
-		 "was sent to it, its pages wait for the next flush",
-		 ts->t->name, ts->no_answer);
 }
 
 /* The target's state, its secret read on first use; NULL when not configured. */
@@ -967,13 +942,6 @@ static int flush_one(flush_state *s, int64_t *idle_ms, pr_error *err)
 			rc = oom(err);
 		goto out;
 	}
-	if (ts->down) {
-		/* Not an attempt: the row stays as it was, for the next flush. */
-		s->out->skipped++;
-		if (mark_done(s, id) < 0)
-			rc = oom(err);
-		goto out;
-	}
 	{
 		pr_error berr = PR_ERROR_INIT;
 		if (build_request(&url, &body, ts, event, detail, p, &berr) < 0) {
@@ -1004,7 +972,6 @@ static int flush_one(flush_state *s, int64_t *idle_ms, pr_error *err)
 		rc = oom(err);
 		goto out;
 	}
-	target_answered(s, ts, &hr);
 	o = classify(&hr, hrc, &herr, p, why, sizeof(why));
 	if (hr.body.len) {
 		bool nomem;
@@ -1154,7 +1121,7 @@ static int refresh_one(flush_state *s, const char *targets, const char *since, b
 			goto out;
 	}
 	ts = target_get(s, db_get_text(res, 0, 1));
-	if (!ts || ts->err.code || ts->down) {
+	if (!ts || ts->err.code) {
 		s->out->refresh_failed++;
 		goto out;
 	}
@@ -1171,7 +1138,6 @@ static int refresh_one(flush_state *s, const char *targets, const char *since, b
 		rc = oom(err);
 		goto out;
 	}
-	target_answered(s, ts, &hr);
 	if (classify(&hr, hrc, &herr, &s->c->paging, why, sizeof(why)) != OUT_SENT) {
 		note_error(s, "re-sending alert %" PRId64 ": %s", id, why);
 		s->out->refresh_failed++;

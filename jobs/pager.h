@@ -127,8 +127,7 @@ typedef struct pager_counts {
 	size_t sent;            /* delivered by this flush */
 	size_t failed;          /* refused for good by this flush */
 	size_t retried;         /* attempts that failed and were rescheduled */
-	size_t skipped;         /* rows not tried: unknown target, unreadable secret, or a
-				 * target that answered none of max_attempts requests */
+	size_t skipped;         /* rows not tried: unknown target or unreadable secret */
 	size_t pending;         /* rows still pending after the flush (all of them) */
 	size_t refreshed;       /* open Alertmanager alerts re-posted */
 	size_t refresh_failed;
