@@ -11,6 +11,7 @@
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int config_check(cli_ctx *ctx, int argc, char **argv)
 {
@@ -33,6 +34,17 @@ static int config_check(cli_ctx *ctx, int argc, char **argv)
 		;
 	if ((status = cli_end(p, c, false, 0, 1, "at most one FILE", &first)) != CLI_GO)
 		return status;
+	/*
+	 * `profreg --config a.json config check b.json` checked b.json alone:
+	 * whoever typed it may well think a.json was checked too.
+	 */
+	if (argc - first == 1 && ctx->config && strcmp(ctx->config, argv[first]) != 0) {
+		cli_error(ctx,
+			  "--config and FILE name two files ('%s' and '%s'): give the one "
+			  "to check once",
+			  ctx->config, argv[first]);
+		return EXIT_USAGE;
+	}
 	if (argc - first == 1)
 		ctx->config = argv[first];
 	if (ctx_config_load(ctx, &cfg, &err) < 0 || config_check_paths(&cfg, &err) < 0) {

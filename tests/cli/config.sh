@@ -20,6 +20,15 @@ cat >"$T/good.json" <<'JSON'
 JSON
 run "$PROFREG_BIN" config check "$T/good.json"
 [ $RC -eq 0 ] && ok "a file with every section is valid" || not_ok "good config" "rc=$RC $ERR"
+echo '{"nope": 1}' >"$T/other.json"
+run "$PROFREG_BIN" --config "$T/other.json" config check "$T/good.json"
+if [ $RC -eq 2 ] && [[ $ERR == *"--config and FILE name two files"* ]] && [ -z "$OUT" ]; then
+	run "$PROFREG_BIN" --config "$T/good.json" config check "$T/good.json"
+	[ $RC -eq 0 ] && ok "--config and a FILE naming another file are refused, the same file is checked" ||
+		not_ok "the same file twice" "rc=$RC $ERR"
+else
+	not_ok "--config a config check b checked b alone" "rc=$RC $OUT $ERR"
+fi
 
 # bad CONFIG-TEXT EXPECTED-MESSAGE-PART DESCRIPTION
 bad() {
