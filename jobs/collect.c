@@ -23,6 +23,8 @@
 #include "jobs/runs.h"
 #include "jobs/secret.h"
 #include "pipeline/blob_s3.h"
+#include "pipeline/format.h"
+#include "pipeline/gunzip.h"
 #include "pipeline/http.h"
 #include "pipeline/parca.h"
 #include "pipeline/pprof_http.h"
@@ -755,6 +757,36 @@ static int64_t live_stamp(const run_state *rs, const svc_state *s, const deploy 
 	return at;
 }
 
+/*
+ * Whether a piece's bytes, or the profile they gunzip to, hold the
+ * credentials the unit's request sent: a source (or a proxy before it)
+ * that echoes the request into a function name or a label would have
+ * them stored, in the blob and the rows, and shown in every report. A
+ * body that does not gunzip is left to ingest, which says why.
+ */
+static bool piece_holds_secret(const unit *u, const piece *pc, const profile_limits *lim)
+{
+	const uint8_t *p = (const uint8_t *)pc->got.body.ptr;
+	size_t n = pc->got.body.len;
+	http_req req;
+	buf plain = BUF_INIT;
+	pr_error ignore = PR_ERROR_INIT;
+	bool held;
+
+	if (!u->http.auth_header || !u->http.auth_value)
+		return false;
+	memset(&req, 0, sizeof(req));
+	req.secret_header = u->http.auth_header;
+	req.secret_value = u->http.auth_value;
+	held = http_holds_secret(p, n, &req);
+	if (!held && format_is_gzip(p, n) &&
+	    gunzip_bounded(&plain, p, n, lim->max_decompressed_bytes, "", &ignore) == 0)
+		held = http_holds_secret(plain.ptr, plain.len, &req);
+	wipe_mem(plain.ptr, plain.len);
+	buf_release(&plain);
+	return held;
+}
+
 /* Ingest what a finished unit brought back, record its slot; < 0 only on infra. */
 static int finish_unit(run_state *rs, unit *u, const deploy *deps, size_t ndeps, pr_error *err)
 {
@@ -806,6 +838,17 @@ static int finish_unit(run_state *rs, unit *u, const deploy *deps, size_t ndeps,
 		req.type = u->prof->type;
 		req.tags_json = tags;
 		req.format = PROFILE_FMT_PPROF;
+		if (piece_holds_secret(u, pc, &env->cfg->limits)) {
+			char why[sizeof(u->display) + 80];
+
+			snprintf(why, sizeof(why),
+				 "%s: the profile holds the credentials this source sends: "
+				 "not stored",
+				 u->display);
+			failure(s, kind_name(u->src->kind), u->target, u->prof->type, why);
+			all_ok = false;
+			continue;
+		}
 		if (source_ingest_bytes(&res, env->d, env->bs, &req, pc->got.body.ptr,
 					pc->got.body.len, &env->cfg->limits, &ierr) < 0) {
 			if (res.infra || ierr.code == PR_ENOMEM)

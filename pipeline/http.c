@@ -232,6 +232,32 @@ void http_mask_secrets(char *s, const http_req *req)
 	wipe_mem(&x, sizeof(x));
 }
 
+/* Whether `len` bytes at `s` occur in the `n` at `p` (memmem, which is not POSIX). */
+static bool bytes_hold(const char *p, size_t n, const char *s, size_t len)
+{
+	const char *end = p + n, *at = p;
+
+	while (len <= (size_t)(end - at) && (at = memchr(at, s[0], (size_t)(end - at) - len + 1))) {
+		if (memcmp(at, s, len) == 0)
+			return true;
+		at++;
+	}
+	return false;
+}
+
+bool http_holds_secret(const void *p, size_t n, const http_req *req)
+{
+	secrets x;
+	bool found = false;
+
+	secrets_collect(&x, req);
+	for (size_t i = 0; i < x.n && !found; i++)
+		found = x.s[i] != x.user && x.len[i] >= HTTP_SECRET_MATCH_MIN &&
+			bytes_hold(p, n, x.s[i], x.len[i]);
+	wipe_mem(&x, sizeof(x));
+	return found;
+}
+
 /*
  * Mask every copy of every secret in the `n` bytes at `p` with '*' (same
  * length, in place); NUL bytes do not stop the search.

@@ -193,6 +193,17 @@ int http_request(http_response *out, const http_req *req, pr_error *err);
 void http_mask_secrets(char *s, const http_req *req);
 
 /*
+ * Whether the `n` bytes at `p` hold a copy of a secret `req` carries
+ * (those http_mask_secrets masks, but the URL's user name, which is no
+ * secret), for an answer that is data: a server that echoes the request
+ * into a profile would have the credentials stored and shown in reports.
+ * Secrets shorter than HTTP_SECRET_MATCH_MIN bytes are not looked for:
+ * their bytes turn up in any large binary answer by chance.
+ */
+#define HTTP_SECRET_MATCH_MIN 8
+bool http_holds_secret(const void *p, size_t n, const http_req *req);
+
+/*
  * Parse a Retry-After value: delay-seconds or an HTTP date in any form
  * RFC 9110 accepts (IMF-fixdate, RFC 850, asctime), relative to `now_s`
  * (Unix seconds). 0 and *delay_ms (never negative, at most

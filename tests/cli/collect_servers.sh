@@ -319,6 +319,31 @@ run pr --config "$T/sd.json" collect --service broken --dry-run --json
 	ok "a missing and a cut file_sd file: a failure each, exit 3, the good file after them still planned" ||
 	not_ok "bad file_sd first" "rc=$RC $OUT $ERR"
 
+# A server that echoes the token into the profile itself (a function name):
+# stored, it would be in the blob, the rows and every report. The slot
+# fails without quoting it, nothing is stored, and it is asked again.
+pr service add tokfile >/dev/null && pr service enable tokfile >/dev/null
+printf 'main;serve;auth_py-t0ken_check 40\nmain;serve;work 60\n' >"$T/tok.folded"
+pr ingest --service tokfile --release x "$T/tok.folded" >/dev/null
+pr export "service=tokfile,release=x" --format pprof --out "$T/tok.pb.gz"
+serve pytok pyroscope --profile "$T/tok.pb.gz" --token py-t0ken
+cat >"$T/tok.json" <<EOF
+{"collect": {"retries": 0},
+ "services": {"broken": {"sources": [
+  {"type": "pyroscope", "url": "$(url pytok)", "slot_s": 21600, "auth": "bearer",
+   "secret_env": "PY_TOKEN"}]}}}
+EOF
+before=$(sql "select count(*) from profiles")
+run pr --config "$T/tok.json" collect --service broken "${WIN[@]}"
+detail=$(sql "select detail::text from runs order by id desc limit 1")
+[ $RC -eq 3 ] && [ -s "$T/tok.pb.gz" ] &&
+	[[ $(line pytok) == *"the profile holds the credentials this source sends: not stored"* ]] &&
+	[[ $ERR != *t0ken* ]] && [[ $OUT != *t0ken* ]] && [[ $detail != *t0ken* ]] &&
+	[ "$(sql "select count(*) from profiles")" = "$before" ] &&
+	[ "$(sql "select count(*) from collect_slots where source like '%$(url pytok)%'")" = 0 ] &&
+	ok "a profile holding the token is not stored: the slot fails, the token not shown" ||
+	not_ok "token in a function name" "rc=$RC $OUT $ERR" "$(sql "select count(*) from profiles")"
+
 # --- configuration mistakes are refused before anything runs ---------------------
 bad() { # bad JSON-SOURCE EXPECTED
 	printf '{"services": {"x": {"sources": [%s]}}}\n' "$1" >"$T/bad.json"

@@ -554,6 +554,37 @@ static bool body_has(const http_response *r, const char *s)
  * copy of the header's value, the token alone and the URL's password is
  * masked in the body of a non-2xx answer, its length kept.
  */
+/*
+ * A profile (data, not an error answer) that holds the credentials sent:
+ * the token, the Basic password decoded, anywhere in the bytes (NUL bytes
+ * included); never the URL's user name, nor a secret too short to tell
+ * from chance bytes.
+ */
+static void test_data_holding_a_sent_secret_is_told_apart(void **state)
+{
+	static const char bin[] = "\x0a\x00prefix\x00tok-1234-abcd\x12";
+	http_req r;
+
+	(void)state;
+	memset(&r, 0, sizeof(r));
+	r.secret_header = "Authorization";
+	r.secret_value = "Bearer tok-1234-abcd";
+	assert_true(http_holds_secret(bin, sizeof(bin) - 1, &r));
+	assert_false(http_holds_secret(bin, 14, &r)); /* cut inside the token */
+	assert_false(http_holds_secret("tok-1234-abc", 12, &r));
+	assert_false(http_holds_secret("", 0, &r));
+	r.secret_value = "Bearer abc"; /* 3 bytes: everywhere by chance */
+	assert_false(http_holds_secret("xxabcxx", 7, &r));
+	/* "Basic " of "jane:s3cret-pass" */
+	r.secret_value = "Basic amFuZTpzM2NyZXQtcGFzcw==";
+	assert_true(http_holds_secret("fn_s3cret-pass_x", 16, &r));
+	assert_false(http_holds_secret("jane_handler", 12, &r));
+	r.secret_header = NULL;
+	r.url = "https://someone:0123456789@h.example/";
+	assert_true(http_holds_secret("a0123456789b", 12, &r));
+	assert_false(http_holds_secret("someone_else", 12, &r));
+}
+
 static void test_an_error_answer_that_echoes_the_secret_comes_back_masked(void **state)
 {
 	char u[512];
@@ -1011,6 +1042,7 @@ int main(void)
 		cmocka_unit_test(test_a_giant_response_header_is_an_io_error_not_out_of_memory),
 		cmocka_unit_test(test_an_answer_without_a_status_line_is_an_io_error),
 		cmocka_unit_test(test_an_error_answer_that_echoes_the_secret_comes_back_masked),
+		cmocka_unit_test(test_data_holding_a_sent_secret_is_told_apart),
 		cmocka_unit_test(test_a_secret_over_plain_http_never_goes_through_a_proxy),
 		cmocka_unit_test(test_connection_refused_names_the_url_and_the_reason),
 		cmocka_unit_test(test_no_error_message_shows_a_secret),
