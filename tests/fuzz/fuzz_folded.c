@@ -6,10 +6,14 @@
  * the text says: the target splits the lines again the plain way (no
  * prefix reuse, no cache) and every sample's frames and count must match,
  * each frame's name and file as the plain reading of py-spy, rbspy,
- * async-profiler marks and V8's perf-map names (expect) gives them.
+ * async-profiler marks and V8's perf-map names (expect) gives them, less
+ * the frames folded_parse leaves out: empty frames at the end of a stack
+ * (heaptrack's trailing ';') and austin's line frames ("L18" after a frame
+ * ending in ')').
  *
- * Seeds (tests/fuzz/corpus/folded/): tests/data/folded/mixed.folded, the
- * golden tests/data/perf/burn-fp.folded, and small hand-written files for
+ * Seeds (tests/fuzz/corpus/folded/): tests/data/folded/mixed.folded,
+ * austin-burn.folded and heaptrack-retain.folded, the golden
+ * tests/data/perf/burn-fp.folded, and small hand-written files for
  * CRLF, shared prefixes, empty frames, annotated and V8 perf-map frames,
  * a leading byte order mark and each kind of bad count.
  */
@@ -155,6 +159,16 @@ static void expect(const char *s, size_t n, const char **name, size_t *name_len,
 		}
 }
 
+/*
+ * Austin's line frame: "L" and digits right after a frame that ends in
+ * ')', "main (app.py);L18". folded_parse leaves it out of the stack.
+ */
+static bool austin_line(const char *s, size_t start, size_t end)
+{
+	return start >= 2 && s[start - 2] == ')' && end - start >= 2 && s[start] == 'L' &&
+	       digits(s + start + 1, end - start - 1);
+}
+
 /* Sample `i` must be the stack s[0..n) with value v. */
 static void check_sample(const profile *p, size_t i, const char *s, size_t n,
 			 int64_t v)
@@ -172,6 +186,12 @@ static void check_sample(const profile *p, size_t i, const char *s, size_t n,
 		const char *want = s + start, *want_file, *name, *file;
 		size_t want_len, file_len;
 
+		if (austin_line(s, start, end)) {
+			if (!semi)
+				break;
+			start = end + 1;
+			continue;
+		}
 		expect(s + start, end - start, &want, &want_len, &want_file, &file_len);
 		if (want_len == 0) {
 			want = "[unknown]";
@@ -241,6 +261,9 @@ static void check_profile(const profile *p, const uint8_t *data, size_t size,
 		for (size_t d = c; d < n; d++)
 			v = v * 10 + (s[d] - '0');
 		while (c && ws(s[c - 1]))
+			c--;
+		/* Empty frames at the end go, as flamegraph.pl drops them. */
+		while (c > 1 && s[c - 1] == ';')
 			c--;
 		if (sample >= p->nsamples)
 			abort();
