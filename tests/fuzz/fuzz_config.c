@@ -88,6 +88,7 @@ static void check_tiers(const config *c, config_tiers t)
 
 static void check_config(const config *c)
 {
+	char *const *names;
 	size_t n;
 
 	if (!c->path || strcmp(c->path, file_path) != 0)
@@ -117,7 +118,6 @@ static void check_config(const config *c)
 	check_tiers(c, c->retention.tiers);
 	for (size_t i = 0; i < c->nservices; i++) {
 		const config_service *s = &c->services[i];
-		char *const *names;
 		if (!s->name || config_service_find(c, s->name) != s || s->ntypes < 1 || !s->types)
 			abort();
 		for (size_t k = 0; k < s->ntypes; k++)
@@ -131,7 +131,8 @@ static void check_config(const config *c)
 		check_tiers(c, config_service_tiers(c, s->name));
 	}
 	/* A service the file does not name gets the defaults. */
-	check_names(c, config_page_targets(c, "\x01not-a-service", "\x01no-team", &n), n);
+	names = config_page_targets(c, "\x01not-a-service", "\x01no-team", &n);
+	check_names(c, names, n);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
