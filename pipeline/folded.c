@@ -100,23 +100,40 @@ static int bad_line(parser *ps, const char *what, const char *s, size_t n)
 			    ps->p->input_name, ps->line, what, profile_quote(q, s, n));
 }
 
-/* True when s[0..n) is "FILE:LINE", LINE digits; *file_len is FILE's length. */
-static bool file_line(const char *s, size_t n, size_t *file_len)
+/* How many bytes s[0..n) begins with that are none of '(', ')' and ';'. */
+static size_t plain_prefix(const char *s, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n && s[i] != '(' && s[i] != ')' && s[i] != ';')
+		i++;
+	return i;
+}
+
+/*
+ * True when s[0..n) is "FILE:LINE", LINE digits and FILE of no '(', ')'
+ * or ';'; *file_len is FILE's length. plain: plain_prefix of s, at least
+ * n bytes' worth. Only the digits before n are looked at, and plain is
+ * counted once by the caller: a frame of many " - " is tried at each of
+ * them, and scanning back to a ':' each time made a 64 KiB name of
+ * " - " take half a second.
+ */
+static bool file_line_plain(const char *s, size_t n, size_t plain, size_t *file_len)
 {
 	size_t colon = n;
 
-	while (colon > 0 && s[colon - 1] != ':')
+	while (colon > 0 && is_digit((unsigned char)s[colon - 1]))
 		colon--;
-	if (colon < 2 || colon == n)
+	if (colon < 2 || colon == n || s[colon - 1] != ':' || plain < colon - 1)
 		return false;
-	for (size_t i = colon; i < n; i++)
-		if (!is_digit((unsigned char)s[i]))
-			return false;
-	for (size_t i = 0; i + 1 < colon; i++)
-		if (s[i] == '(' || s[i] == ')' || s[i] == ';')
-			return false;
 	*file_len = colon - 1;
 	return true;
+}
+
+/* file_line_plain for a string looked at once. */
+static bool file_line(const char *s, size_t n, size_t *file_len)
+{
+	return file_line_plain(s, n, plain_prefix(s, n), file_len);
 }
 
 /*
@@ -139,7 +156,7 @@ static bool file_line(const char *s, size_t n, size_t *file_len)
 static void frame_split(const char *s, size_t n, const char **name, size_t *name_len,
 			const char **file, size_t *file_len)
 {
-	size_t open = 0;
+	size_t open = 0, plain;
 
 	*name = s;
 	*name_len = n;
@@ -182,9 +199,10 @@ static void frame_split(const char *s, size_t n, const char **name, size_t *name
 	 * taken from after it, so the frame is the same function as py-spy's
 	 * or rbspy's of that line.
 	 */
+	plain = plain_prefix(s, n);
 	for (size_t i = 0; i + 3 < n; i++)
 		if (s[i] == ' ' && s[i + 1] == '-' && s[i + 2] == ' ' &&
-		    file_line(s, i, file_len)) {
+		    file_line_plain(s, i, plain, file_len)) {
 			*name_len = n - i - 3;
 			*name = s + i + 3;
 			*file = s;

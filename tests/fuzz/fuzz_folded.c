@@ -15,7 +15,8 @@
  * austin-burn.folded and heaptrack-retain.folded, the golden
  * tests/data/perf/burn-fp.folded, and small hand-written files for
  * CRLF, shared prefixes, empty frames, annotated and V8 perf-map frames,
- * a leading byte order mark and each kind of bad count.
+ * a leading byte order mark, each kind of bad count, and frames of many
+ * " - " (many-dashes.folded, which took time quadratic in their length).
  */
 #include <stdbool.h>
 #include <stdint.h>
