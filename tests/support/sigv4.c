@@ -299,6 +299,8 @@ static char *header(const sigv4_header *h, size_t n, const char *name)
 	return NULL;
 }
 
+static int fail(char *why, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 static int fail(char *why, size_t n, const char *fmt, ...)
 {
 	va_list ap;

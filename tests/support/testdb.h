@@ -63,7 +63,7 @@ int64_t testdb_int(testdb *t, const char *sql);
 const char *testdb_text(testdb *t, const char *sql);
 
 /* Run printf-formatted test SQL on t->db itself; a failing statement fails the test. */
-void testdb_execf(testdb *t, const char *fmt, ...);
+void testdb_execf(testdb *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Register service `name` (team "team-x") and enable it; returns its id. */
 int64_t testdb_add_service(testdb *t, const char *name);

@@ -946,6 +946,8 @@ static void test_endless_pages_of_keys_not_ours_end_the_listing(void **state)
 
 /* ---- retention over the bucket ------------------------------------------- */
 
+static void sqlf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 static void sqlf(const char *fmt, ...)
 {
 	char q[4096];

@@ -71,6 +71,8 @@ static int64_t clock_now(void)
 	return now_us;
 }
 
+static int64_t intf(testdb *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 static int64_t intf(testdb *t, const char *fmt, ...)
 {
 	char q[1024];

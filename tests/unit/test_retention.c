@@ -44,6 +44,8 @@ typedef struct fx {
 	int64_t sid;
 } fx;
 
+static int64_t intf(testdb *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 static int64_t intf(testdb *t, const char *fmt, ...)
 {
 	char q[2048];
@@ -582,7 +584,8 @@ static void test_orphans_newer_than_every_row_are_kept(void **state)
 		     "update profiles set ingested_at = now() - interval '3 days'"
 		     " where id = %lld",
 		     (long long)id);
-	ingested = intf(f->t, "select " DB_TS_TO_US("ingested_at") " from profiles where id = %lld",
+	/* The macro's SQL holds a '%': an argument, not part of the format. */
+	ingested = intf(f->t, "select %s from profiles where id = %lld", DB_TS_TO_US("ingested_at"),
 			(long long)id);
 	orphan_aged(f, "a capture stored after the backup", lost, 24);
 	orphan_aged(f, "an ingest that died before the backup", dead, 120);
