@@ -652,15 +652,17 @@ static void series_fill(series *s, const func_matrix *m, size_t row, size_t col0
  * and stay). They measured nothing of the function, and their zeros,
  * which vary by nothing, made the most precise release means: a code
  * path added a release back, steady at 15% since, was judged against a
- * baseline of 0.0002%. Left as it is when fewer than two captures would
+ * baseline of 0.0002%. Then, in what is left, the captures (oldest first)
+ * before its first sample, by the same rule: code that came part-way
+ * through a release. Left as it is when fewer than two captures would
  * remain (the release that adds the code is judged against none of it).
  */
 static void drop_releases_without(series *s, const series *cur)
 {
 	double self[MAX_GROUPS] = {0}, ns[MAX_GROUPS] = {0}, all_self = 0, all_ns = 0;
-	double before = 0;
+	double before = 0, early = 0;
 	int first = 0;
-	size_t kept = 0, n = 0;
+	size_t kept = 0, n = 0, from;
 
 	/* The judged captures say where the function's share lies too. */
 	for (size_t i = 0; i < cur->n; i++) {
@@ -686,12 +688,35 @@ static void drop_releases_without(series *s, const series *cur)
 		before += ns[first++];
 	if (!(before > 0 && all_ns - before > 0 &&
 	      all_self / (all_ns - before) * before >= ABSENT_SAMPLES))
-		return;
-	for (size_t i = 0; i < s->n; i++)
+		first = 0, before = 0;
+	/*
+	 * Then the captures, oldest first, before its first sample in what
+	 * is left: code that came part-way through a release (a flag
+	 * switched on, a path deployed without a new version) came there.
+	 * A path switched on in the middle of the only baseline release,
+	 * steady since, was a critical regression from 1.4% to 12.6%.
+	 */
+	for (from = 0; from < s->n; from++) {
+		if (GROUP_OF(s->group[from]) < first)
+			continue;
+		if (s->share[from] > 0)
+			break;
+		early += 1 / (4 * s->v[from]);
+	}
+	if (!(early > 0 && all_ns - before - early > 0 &&
+	      all_self / (all_ns - before - early) * early >= ABSENT_SAMPLES))
+		from = 0;
+	for (size_t i = from; i < s->n; i++)
 		kept += GROUP_OF(s->group[i]) >= first;
-	if (kept < 2)
+	/* Too few left without those captures: the releases' rule alone. */
+	if (kept < 2 && from > 0) {
+		from = 0, kept = 0;
+		for (size_t i = 0; i < s->n; i++)
+			kept += GROUP_OF(s->group[i]) >= first;
+	}
+	if (kept < 2 || (first == 0 && from == 0))
 		return;
-	for (size_t i = 0; i < s->n; i++) {
+	for (size_t i = from; i < s->n; i++) {
 		if (GROUP_OF(s->group[i]) < first)
 			continue;
 		s->share[n] = s->share[i], s->vst[n] = s->vst[i], s->rate[n] = s->rate[i];
@@ -709,7 +734,9 @@ static void drop_releases_without(series *s, const series *cur)
  * baseline release ran and others did not, not one sample of it in
  * those releases' captures where its share elsewhere (the other baseline
  * releases and the judged captures) would have put ABSENT_SAMPLES or
- * more in them together. Releases change code: a code path that stopped gave its share to
+ * more in them together, or none in a run of consecutive captures that
+ * would have held as many (absent_a_while: a flag, a deploy under the
+ * same version). Releases change code: a code path that stopped gave its share to
  * every other function, and one that started took some from each, so
  * every share moved between releases though no function got slower.
  * Taken for noise between releases, that put a service's release effect
@@ -724,6 +751,36 @@ static void drop_releases_without(series *s, const series *cur)
  * no finding, and the falls were improvements; beside a path of 25% it
  * stopped, a 1.5 times rise read as a doubling.
  */
+/*
+ * Whether function r held not one sample in a run of consecutive captures
+ * (the first ncols: the baseline's, oldest first, then the judged ones)
+ * where its share elsewhere (all_self of all_ns samples) would have put
+ * ABSENT_SAMPLES or more in them together: code that came or went
+ * within a release, by a flag or a deploy that kept the version.
+ */
+static bool absent_a_while(const func_matrix *m, size_t r, const capture_set *base,
+			   const capture_set *cur, size_t ncols, double all_self, double all_ns)
+{
+	double run = 0;
+
+	for (size_t j = 0; j <= ncols; j++) {
+		int64_t v = j < ncols ? m->self[r * m->ncaps + j] : 1;
+		if (v == FUNC_MATRIX_UNKNOWN)
+			continue;
+		if (v <= 0) {
+			const capture_ref *c =
+				j < base->n ? &base->caps[j] : &cur->caps[j - base->n];
+			run += c->sample_count > 0 ? (double)c->sample_count : 1;
+			continue;
+		}
+		if (run > 0 && all_ns - run > 0 &&
+		    all_self / (all_ns - run) * run >= ABSENT_SAMPLES)
+			return true;
+		run = 0;
+	}
+	return false;
+}
+
 static int churn_mark(analysis_target_data *td, const capture_set *base, const capture_set *cur,
 		      const size_t *rows, size_t nrows)
 {
@@ -767,6 +824,9 @@ static int churn_mark(analysis_target_data *td, const capture_set *base, const c
 		}
 		none = zero > 0 && all_ns - zero > 0 &&
 		       all_self / (all_ns - zero) * zero >= ABSENT_SAMPLES;
+		if (!none && some)
+			none = absent_a_while(m, r, base, cur, td->churned[r] == 2 ? nb + nc : nb,
+					      all_self, all_ns);
 		td->churned[r] = none && some;
 		any |= none && some;
 	}
