@@ -337,12 +337,16 @@ echo '{"serve": {"listen": "127.0.0.1:0", "global_rate": 100000, "token_rate": 2
 S4=$!
 wait_port "$T/port4"
 TL=$(pr token create --team a 2>/dev/null)
+# Five requests: windows are calendar minutes, so at most two windows of
+# two pass, whatever the clock does (three in a row straddled a minute once).
 codes=""
-for _ in 1 2 3; do
+for _ in 1 2 3 4 5; do
 	codes="$codes $(curl -s -o /dev/null -w '%{http_code}' -u "x:$TL" "http://127.0.0.1:$(cat "$T/port4")/compare")"
 done
 kill -TERM "$S4" 2>/dev/null
-[ "$codes" = " 200 200 429" ] && ok "over serve.token_rate a minute the page is 429 like the API" ||
+[[ $codes == " 200 200 "* ]] && [[ $codes == *429* ]] &&
+	[ -z "$(tr ' ' '\n' <<<"$codes" | grep -v '^$' | grep -v '^200$' | grep -v '^429$')" ] &&
+	ok "over serve.token_rate a minute the page is 429 like the API" ||
 	not_ok "rate" "$codes"
 
 kill -TERM "$SPID"
