@@ -20,26 +20,18 @@ rm -rf "$T" && mkdir -p "$T"
 # the paths of that release (from, until: the releases that run them)
 # and 12 others of 2%; 10% noise a function.
 capture() {
-	awk -v seed="$2" -v rel="$3" -v ax="$4" -v nx="$5" 'BEGIN {
-		srand(seed)
-		n = split("a:0.25:1:99 b:0.15:1:99 c:0.1:1:99 d:0.05:1:99 " \
-			"g1:0.06:1:2 g2:0.03:1:2 g3:0.005:1:2 g4:0.05:1:3 g5:0.02:1:3 g6:0.003:1:3 " \
-			"n1:0.06:3:99 n2:0.02:3:99 n3:0.005:3:99 n4:0.03:4:99 n5:0.01:4:99 " \
-			"n6:0.0005:4:99", p, " ")
-		for (i = 1; i <= n; i++) {
-			split(p[i], x, ":")
-			f[i] = "main;serve;" x[1]
-			w[i] = rel >= x[3] && rel < x[4] ? x[2] : 0
-		}
-		w[1] *= ax
-		w[11] *= nx
-		for (i = n + 1; i <= n + 12; i++) { w[i] = 0.02; f[i] = "main;lib" i }
-		for (i = 1; i <= n + 12; i++) { w[i] *= 0.9 + 0.2 * rand(); t += w[i] }
-		for (i = 1; i <= n + 12; i++) {
-			c = int(20000 * w[i] / t + 0.5)
-			if (c > 0) print f[i] " " c
-		}
-	}' >"$1"
+	local spec=() e name share from until m
+	for e in a:0.25:1:99 b:0.15:1:99 c:0.1:1:99 d:0.05:1:99 \
+		g1:0.06:1:2 g2:0.03:1:2 g3:0.005:1:2 g4:0.05:1:3 g5:0.02:1:3 g6:0.003:1:3 \
+		n1:0.06:3:99 n2:0.02:3:99 n3:0.005:3:99 n4:0.03:4:99 n5:0.01:4:99 n6:0.0005:4:99; do
+		IFS=: read -r name share from until <<<"$e"
+		m=0
+		if [ "$3" -ge "$from" ] && [ "$3" -lt "$until" ]; then
+			case $name in a) m=$4 ;; n1) m=$5 ;; *) m=1 ;; esac
+		fi
+		spec+=("$name:$share:$m")
+	done
+	synth_capture "$1" "$2" 12 0.02 "${spec[@]}"
 }
 
 # fleet NAME A NEW: the baseline (14 days, two captures a day, a release

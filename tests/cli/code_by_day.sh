@@ -21,23 +21,7 @@ rm -rf "$T" && mkdir -p "$T"
 # flag at FLAG times 15% (0: absent) and a at A times 10%, beside b to e
 # (15%, 8%, 5%, 4%) and 20 others of 2.9%; 10% noise a function.
 capture() {
-	awk -v seed="$2" -v fx="$3" -v ax="$4" 'BEGIN {
-		srand(seed)
-		n = split("a:0.1 b:0.15 c:0.08 d:0.05 e:0.04 flag:0.15", p, " ")
-		for (i = 1; i <= n; i++) {
-			split(p[i], x, ":")
-			f[i] = "main;serve;" x[1]
-			w[i] = x[2]
-		}
-		w[1] *= ax
-		w[6] *= fx
-		for (i = n + 1; i <= n + 20; i++) { w[i] = 0.029; f[i] = "main;lib" i }
-		for (i = 1; i <= n + 20; i++) { w[i] *= 0.9 + 0.2 * rand(); t += w[i] }
-		for (i = 1; i <= n + 20; i++) {
-			c = int(20000 * w[i] / t + 0.5)
-			if (c > 0) print f[i] " " c
-		}
-	}' >"$1"
+	synth_capture "$1" "$2" 20 0.029 "a:0.1:$4" b:0.15 c:0.08 d:0.05 e:0.04 "flag:0.15:$3"
 }
 
 # fleet NAME A: the baseline, v1 (14 days, two captures a day, flag on

@@ -20,24 +20,8 @@ rm -rf "$T" && mkdir -p "$T"
 # times 10%, beside b to e (15%, 8%, 5%, 4%) and 20 others of 1.65%; 10%
 # noise a function.
 capture() {
-	awk -v seed="$2" -v ox="$3" -v nx="$4" -v ax="$5" 'BEGIN {
-		srand(seed)
-		n = split("a:0.1 b:0.15 c:0.08 d:0.05 e:0.04 old:0.25 fresh:0.4", p, " ")
-		for (i = 1; i <= n; i++) {
-			split(p[i], x, ":")
-			f[i] = "main;serve;" x[1]
-			w[i] = x[2]
-		}
-		w[1] *= ax
-		w[6] *= ox
-		w[7] *= nx
-		for (i = n + 1; i <= n + 20; i++) { w[i] = 0.0165; f[i] = "main;lib" i }
-		for (i = 1; i <= n + 20; i++) { w[i] *= 0.9 + 0.2 * rand(); t += w[i] }
-		for (i = 1; i <= n + 20; i++) {
-			c = int(20000 * w[i] / t + 0.5)
-			if (c > 0) print f[i] " " c
-		}
-	}' >"$1"
+	synth_capture "$1" "$2" 20 0.0165 "a:0.1:$5" b:0.15 c:0.08 d:0.05 e:0.04 "old:0.25:$3" \
+		"fresh:0.4:$4"
 }
 
 # fleet NAME OLD NEW A: the baseline (14 days, two captures a day, v1 then

@@ -175,3 +175,28 @@ escalation_fleet() {
 	early_captures "$T/fleet/base.jsonl" "$bad" "$fn" "$rel" "$commit" "$T/early"
 	pr --quiet ingest --manifest "$T/early/m.jsonl"
 }
+
+# synth_capture FILE SEED OTHERS OTHER_SHARE NAME:SHARE[:MULT]...: a folded
+# capture of 20,000 samples: each NAME (main;serve;NAME) at SHARE times
+# MULT (0: absent), then OTHERS functions main;libI at OTHER_SHARE each;
+# every share times a draw of 0.9-1.1 (seeded by SEED), then scaled to
+# 20,000. The synthetic services of the tests of code change.
+synth_capture() {
+	local file=$1 seed=$2 others=$3 other=$4
+	shift 4
+	awk -v seed="$seed" -v no="$others" -v ow="$other" -v spec="$*" 'BEGIN {
+		srand(seed)
+		n = split(spec, p, " ")
+		for (i = 1; i <= n; i++) {
+			split(p[i], x, ":")
+			f[i] = "main;serve;" x[1]
+			w[i] = x[2] * (x[3] == "" ? 1 : x[3])
+		}
+		for (i = n + 1; i <= n + no; i++) { w[i] = ow; f[i] = "main;lib" i }
+		for (i = 1; i <= n + no; i++) { w[i] *= 0.9 + 0.2 * rand(); t += w[i] }
+		for (i = 1; i <= n + no; i++) {
+			c = int(20000 * w[i] / t + 0.5)
+			if (c > 0) print f[i] " " c
+		}
+	}' >"$file"
+}
