@@ -660,7 +660,7 @@ static void series_fill(series *s, const func_matrix *m, size_t row, size_t col0
 static void drop_releases_without(series *s, const series *cur)
 {
 	double self[MAX_GROUPS] = {0}, ns[MAX_GROUPS] = {0}, all_self = 0, all_ns = 0;
-	double before = 0, early = 0;
+	double before = 0, early = 0, base_self = 0, base_ns = 0;
 	int first = 0;
 	size_t kept = 0, n = 0, from;
 
@@ -703,8 +703,16 @@ static void drop_releases_without(series *s, const series *cur)
 			break;
 		early += 1 / (4 * s->v[from]);
 	}
-	if (!(early > 0 && all_ns - before - early > 0 &&
-	      all_self / (all_ns - before - early) * early >= ABSENT_SAMPLES))
+	/*
+	 * By its share in the baseline's own later captures, not the judged
+	 * ones': a function that rose from 0.0001% to 5% in the judged
+	 * release made its baseline's first zeros look like code not yet
+	 * there, and its baseline lost them.
+	 */
+	for (int g = first; g < MAX_GROUPS; g++)
+		base_self += self[g], base_ns += ns[g];
+	if (!(early > 0 && base_ns - early > 0 &&
+	      base_self / (base_ns - early) * early >= ABSENT_SAMPLES))
 		from = 0;
 	for (size_t i = from; i < s->n; i++)
 		kept += GROUP_OF(s->group[i]) >= first;
