@@ -22,14 +22,13 @@
 #define ERROR_BODY_MAX ((size_t)64 << 10)
 /* A page of 1,000 keys is about 400 KB of XML. */
 #define LIST_BODY_MAX ((size_t)16 << 20)
-/* Text of one XML element (a key, a token, a message). */
-#define XML_TEXT_MAX 4096
+#define XML_TEXT_MAX BLOB_S3_XML_TEXT_MAX
 /*
- * Elements open at once, at most. S3's documents nest 3 deep; expat
- * keeps about 150 bytes for each open element, so a 16 MiB page of
- * "<a><a><a>..." would cost 800 MB without a bound.
+ * S3's documents nest 3 deep; expat keeps about 150 bytes for each open
+ * element, so a 16 MiB page of "<a><a><a>..." would cost 800 MB without
+ * a bound.
  */
-#define XML_DEPTH_MAX 16
+#define XML_DEPTH_MAX BLOB_S3_XML_DEPTH_MAX
 /* Truncated pages in a row that list no object, before the walk gives up. */
 #define LIST_EMPTY_PAGES_MAX 100
 #define RETRY_FIRST_MS 100
@@ -295,7 +294,7 @@ static void xml_doctype(void *ud, const XML_Char *name, const XML_Char *sysid,
 }
 
 /* Parse `body`; 0, or PR_EDATA with `what` and the reason in the message. */
-static int xml_read(xml_rd *x, const buf *body, const char *what, pr_error *err)
+static int xml_read(xml_rd *x, const char *body, size_t len, const char *what, pr_error *err)
 {
 	int rc = 0;
 
@@ -309,8 +308,8 @@ static int xml_read(xml_rd *x, const buf *body, const char *what, pr_error *err)
 	XML_SetElementHandler(x->p, xml_start, xml_end);
 	XML_SetCharacterDataHandler(x->p, xml_chars);
 	XML_SetStartDoctypeDeclHandler(x->p, xml_doctype);
-	if (body->len > (size_t)INT32_MAX ||
-	    XML_Parse(x->p, body->ptr, (int)body->len, XML_TRUE) != XML_STATUS_OK || x->bad)
+	if (len > (size_t)INT32_MAX || XML_Parse(x->p, body, (int)len, XML_TRUE) != XML_STATUS_OK ||
+	    x->bad)
 		rc = pr_error_set(err, PR_EDATA, "%s: unreadable XML (%s)", what,
 				  x->bad ? x->bad : XML_ErrorString(XML_GetErrorCode(x->p)));
 out:
@@ -321,15 +320,9 @@ out:
 	return rc;
 }
 
-/* An S3 error document's Code and Message, for messages. */
-typedef struct s3_error {
-	char code[64];
-	char message[200];
-} s3_error;
-
 static void error_leaf(void *ud, int depth, const char *parent, const char *name, const char *text)
 {
-	s3_error *e = ud;
+	blob_s3_error *e = ud;
 
 	if (depth != 2 || strcmp(parent, "Error") != 0)
 		return;
@@ -339,6 +332,19 @@ static void error_leaf(void *ud, int depth, const char *parent, const char *name
 		snprintf(e->message, sizeof(e->message), "%s", text);
 }
 
+int blob_s3_error_read(blob_s3_error *out, const char *body, size_t len, const char *what,
+		       pr_error *err)
+{
+	xml_rd x = {.leaf = error_leaf, .ud = out};
+	int rc;
+
+	out->code[0] = out->message[0] = '\0';
+	/* A refused document leaves nothing half read. */
+	if ((rc = xml_read(&x, body, len, what, err)) < 0)
+		out->code[0] = out->message[0] = '\0';
+	return rc;
+}
+
 /*
  * Why an answer of status `r->status` is not what was wanted: "HTTP 403
  * (AccessDenied: Access Denied)", from the body when it is an S3 error
@@ -346,11 +352,11 @@ static void error_leaf(void *ud, int depth, const char *parent, const char *name
  */
 static void answer_text(char *out, size_t n, const http_response *r)
 {
-	s3_error e = {"", ""};
-	xml_rd x = {.leaf = error_leaf, .ud = &e};
+	blob_s3_error e;
 	pr_error ignored = PR_ERROR_INIT;
 
-	if (r->body.len && xml_read(&x, &r->body, "error", &ignored) == 0 && e.code[0]) {
+	if (r->body.len &&
+	    blob_s3_error_read(&e, r->body.ptr, r->body.len, "error", &ignored) == 0 && e.code[0]) {
 		/*
 		 * The server's words, as an excerpt: an endpoint that quotes the
 		 * request back ("Credential=AKIA.../...") put the access key id
@@ -374,11 +380,11 @@ static void answer_text(char *out, size_t n, const http_response *r)
 /* Whether a 404 is the bucket's, not the object's: the body says NoSuchBucket. */
 static bool no_such_bucket(const http_response *r)
 {
-	s3_error e = {"", ""};
-	xml_rd x = {.leaf = error_leaf, .ud = &e};
+	blob_s3_error e;
 	pr_error ignored = PR_ERROR_INIT;
 
-	return r->status == 404 && r->body.len && xml_read(&x, &r->body, "error", &ignored) == 0 &&
+	return r->status == 404 && r->body.len &&
+	       blob_s3_error_read(&e, r->body.ptr, r->body.len, "error", &ignored) == 0 &&
 	       strcmp(e.code, "NoSuchBucket") == 0;
 }
 
@@ -698,45 +704,27 @@ out:
 
 /* ListObjectsV2, page by page */
 
+/* What reading one page keeps from one of expat's calls to the next. */
 typedef struct list_page {
-	s3 *s;
-	blob_list_fn fn;
-	void *ud;
+	blob_s3_page *pg; /* the caller's: what goes where, and what the page says */
 	pr_error *err;
-	int rc; /* the first error of fn */
-	bool listing; /* the document was a whole ListBucketResult */
-	bool truncated;
-	char token[XML_TEXT_MAX + 1]; /* NextContinuationToken */
-	bool in_contents;
+	int rc;                     /* the first error of the callback */
+	bool listing;               /* the document was a whole ListBucketResult */
 	char key[BLOB_KEY_HEX + 1]; /* the current Contents' blob key, "" when not one */
 	bool have_size, have_time;
 	blob_entry e;
 	const char *bad; /* a Contents entry we cannot read */
-	/* every object under the prefix (blob_s3_bucket_list), not only blobs */
-	blob_s3_object_fn ofn;
 	bool have_name;
 	char name[XML_TEXT_MAX + 1];
-	/*
-	 * S3 lists keys in byte order, each page after the last: a key at or
-	 * before the last one of the pages before is a page served again.
-	 */
-	char max_prev[XML_TEXT_MAX + 1]; /* the greatest key of the pages before */
-	char max_page[XML_TEXT_MAX + 1]; /* the greatest key of this page */
-	/*
-	 * Objects of this page handed to fn or ofn. Keys that are not ours
-	 * (outside the prefix, not a blob) do not count: pages of nothing
-	 * but those, each with new keys, would otherwise never end the walk.
-	 */
-	size_t taken;
 } list_page;
 
 /* The blob key of object `name` when it is one of the layout's, else false. */
-static bool blob_of_object(const s3 *s, const char *name, char key[BLOB_KEY_HEX + 1])
+static bool blob_of_object(const char *prefix, const char *name, char key[BLOB_KEY_HEX + 1])
 {
-	size_t pl = strlen(s->prefix), ll = strlen(LAYOUT);
+	size_t pl = strlen(prefix), ll = strlen(LAYOUT);
 	const char *p = name + pl + ll;
 
-	if (strncmp(name, s->prefix, pl) != 0 || strncmp(name + pl, LAYOUT, ll) != 0 ||
+	if (strncmp(name, prefix, pl) != 0 || strncmp(name + pl, LAYOUT, ll) != 0 ||
 	    strlen(p) != 2 + 1 + BLOB_KEY_HEX - 2 + strlen(SUFFIX) || p[2] != '/' ||
 	    strcmp(p + 3 + BLOB_KEY_HEX - 2, SUFFIX) != 0)
 		return false;
@@ -749,31 +737,36 @@ static bool blob_of_object(const s3 *s, const char *name, char key[BLOB_KEY_HEX 
 static void list_leaf(void *ud, int depth, const char *parent, const char *name, const char *text)
 {
 	list_page *l = ud;
+	blob_s3_page *pg = l->pg;
 
 	if (depth == 2 && strcmp(parent, "ListBucketResult") == 0) {
 		if (strcmp(name, "IsTruncated") == 0)
-			l->truncated = strcmp(text, "true") == 0;
+			pg->truncated = strcmp(text, "true") == 0;
 		else if (strcmp(name, "NextContinuationToken") == 0)
-			snprintf(l->token, sizeof(l->token), "%s", text);
+			snprintf(pg->token, sizeof(pg->token), "%s", text);
 		return;
 	}
 	if (depth != 3 || strcmp(parent, "Contents") != 0)
 		return;
+	/*
+	 * S3 lists keys in byte order, each page after the last: a key at or
+	 * before the last one of the pages before is a page served again.
+	 */
 	if (strcmp(name, "Key") == 0) {
-		if (l->max_prev[0] && strcmp(text, l->max_prev) <= 0)
+		if (pg->after[0] && strcmp(text, pg->after) <= 0)
 			l->bad = "a page lists a key at or before the pages before it (a page "
 				 "served again)";
-		if (strcmp(text, l->max_page) > 0)
-			snprintf(l->max_page, sizeof(l->max_page), "%s", text);
+		if (strcmp(text, pg->last_key) > 0)
+			snprintf(pg->last_key, sizeof(pg->last_key), "%s", text);
 	}
-	if (strcmp(name, "Key") == 0 && l->ofn) {
-		size_t pl = strlen(l->s->prefix);
+	if (strcmp(name, "Key") == 0 && pg->object_fn) {
+		size_t pl = strlen(pg->prefix);
 		/* Keys are listed under the prefix; one outside it is not ours. */
-		l->have_name = strncmp(text, l->s->prefix, pl) == 0 && text[pl];
+		l->have_name = strncmp(text, pg->prefix, pl) == 0 && text[pl];
 		if (l->have_name)
 			snprintf(l->name, sizeof(l->name), "%s", text + pl);
 	} else if (strcmp(name, "Key") == 0) {
-		if (!blob_of_object(l->s, text, l->key))
+		if (!blob_of_object(pg->prefix, text, l->key))
 			l->key[0] = '\0';
 	} else if (strcmp(name, "Size") == 0) {
 		char *end;
@@ -789,18 +782,19 @@ static void list_leaf(void *ud, int depth, const char *parent, const char *name,
 static void list_close(void *ud, int depth, const char *name)
 {
 	list_page *l = ud;
+	blob_s3_page *pg = l->pg;
 
 	if (depth == 1)
 		l->listing = strcmp(name, "ListBucketResult") == 0;
 	if (depth != 2 || strcmp(name, "Contents") != 0)
 		return;
-	if (l->ofn && l->have_name && l->rc == 0 && !l->bad) {
+	if (pg->object_fn && l->have_name && l->rc == 0 && !l->bad) {
 		if (!l->have_size) {
 			l->bad = "an object without a readable Size";
 		} else {
 			blob_s3_object o = {l->name, l->e.size, l->have_time ? l->e.mtime_us : 0};
-			l->rc = l->ofn(l->ud, &o, l->err);
-			l->taken++;
+			l->rc = pg->object_fn(pg->ud, &o, l->err);
+			pg->taken++;
 		}
 	}
 	l->have_name = false;
@@ -809,12 +803,48 @@ static void list_close(void *ud, int depth, const char *name)
 			l->bad = "an object without a readable Size or LastModified";
 		} else {
 			memcpy(l->e.key, l->key, sizeof(l->key));
-			l->rc = l->fn(l->ud, &l->e, l->err);
-			l->taken++;
+			l->rc = pg->blob_fn(pg->ud, &l->e, l->err);
+			pg->taken++;
 		}
 	}
 	l->key[0] = '\0';
 	l->have_size = l->have_time = false;
+}
+
+int blob_s3_list_page(blob_s3_page *page, const char *body, size_t len, const char *what,
+		      pr_error *err)
+{
+	list_page *l = calloc(1, sizeof(*l));
+	xml_rd x = {.leaf = list_leaf, .close = list_close, .ud = l};
+	char answer[PR_ERROR_MSG_MAX];
+	int rc = 0;
+
+	if (!page->prefix)
+		page->prefix = "";
+	if (!page->after)
+		page->after = "";
+	page->truncated = false;
+	page->token[0] = '\0';
+	page->taken = 0;
+	snprintf(page->last_key, sizeof(page->last_key), "%s", page->after);
+	if (!l) {
+		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
+		goto out;
+	}
+	l->pg = page, l->err = err;
+	snprintf(answer, sizeof(answer), "%s: the answer", what);
+	if ((rc = xml_read(&x, body, len, answer, err)) < 0)
+		goto out;
+	if ((rc = l->rc) < 0)
+		goto out;
+	/* A 200 whose body is an <Error> (a proxy's, a throttled server's): not empty. */
+	if (!l->bad && !l->listing)
+		l->bad = "the answer is not a ListBucketResult document";
+	if (l->bad)
+		rc = pr_error_set(err, PR_EDATA, "%s: %s", what, l->bad);
+out:
+	free(l);
+	return rc;
 }
 
 /* The query of one page, its parameters sorted as SigV4 wants them. */
@@ -834,27 +864,28 @@ static int list_query(s3 *s, buf *url, const char *token, bool raw)
 /* Every page of the listing: blobs to `fn`, or every object to `ofn`. */
 static int list_walk(s3 *s, blob_list_fn fn, blob_s3_object_fn ofn, void *ud, pr_error *err)
 {
-	list_page *l = calloc(1, sizeof(*l));
-	char *prev = NULL;
+	blob_s3_page *pg = calloc(1, sizeof(*pg));
+	char *prev = NULL, *after = NULL;
 	buf url = BUF_INIT;
 	http_response r;
 	unsigned empty = 0;
 	int rc = 0;
 
 	http_response_init(&r);
-	if (!l || !(prev = calloc(1, XML_TEXT_MAX + 1))) {
+	if (!pg || !(prev = calloc(1, XML_TEXT_MAX + 1)) ||
+	    !(after = calloc(1, XML_TEXT_MAX + 1))) {
 		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
 		goto out;
 	}
-	l->s = s, l->fn = fn, l->ofn = ofn, l->ud = ud, l->err = err;
+	pg->prefix = s->prefix, pg->after = after, pg->ud = ud;
+	pg->blob_fn = fn, pg->object_fn = ofn;
 	for (;;) {
 		s3_req q = {.method = HTTP_GET, .max_body = LIST_BODY_MAX};
-		xml_rd x = {.leaf = list_leaf, .close = list_close, .ud = l};
-		char what[300], sent[PR_ERROR_MSG_MAX];
+		char what[PR_ERROR_MSG_MAX], sent[PR_ERROR_MSG_MAX];
 
 		buf_reset(&url);
 		http_response_release(&r);
-		if (list_query(s, &url, l->token, ofn != NULL) < 0) {
+		if (list_query(s, &url, pg->token, ofn != NULL) < 0) {
 			rc = pr_error_set(err, PR_ENOMEM, "out of memory");
 			goto out;
 		}
@@ -871,27 +902,14 @@ static int list_walk(s3 *s, blob_list_fn fn, blob_s3_object_fn ofn, void *ud, pr
 			rc = pr_error_set(err, PR_EIO, "cannot list '%s': %s", s->describe, why);
 			goto out;
 		}
-		snprintf(prev, XML_TEXT_MAX + 1, "%s", l->token);
-		l->token[0] = '\0';
-		l->truncated = l->listing = false;
-		l->taken = 0;
-		snprintf(what, sizeof(what), "cannot list '%s': the answer", s->describe);
-		if ((rc = xml_read(&x, &r.body, what, err)) < 0)
+		snprintf(prev, XML_TEXT_MAX + 1, "%s", pg->token);
+		snprintf(what, sizeof(what), "cannot list '%s'", s->describe);
+		if ((rc = blob_s3_list_page(pg, r.body.ptr, r.body.len, what, err)) < 0)
 			goto out;
-		if ((rc = l->rc) < 0)
-			goto out;
-		/* A 200 whose body is an <Error> (a proxy's, a throttled server's): not empty. */
-		if (!l->bad && !l->listing)
-			l->bad = "the answer is not a ListBucketResult document";
-		if (l->bad) {
-			rc = pr_error_set(err, PR_EDATA, "cannot list '%s': %s", s->describe,
-					  l->bad);
-			goto out;
-		}
-		if (!l->truncated)
+		if (!pg->truncated)
 			break;
 		/* A page that points nowhere new would make the walk endless. */
-		if (!l->token[0] || strcmp(l->token, prev) == 0) {
+		if (!pg->token[0] || strcmp(pg->token, prev) == 0) {
 			rc = pr_error_set(err, PR_EDATA,
 					  "cannot list '%s': a truncated page without a new "
 					  "continuation token",
@@ -902,7 +920,7 @@ static int list_walk(s3 *s, blob_list_fn fn, blob_s3_object_fn ofn, void *ud, pr
 		 * Tokens that go round in a circle of empty pages would too, and
 		 * so would endless pages of keys that are not ours.
 		 */
-		empty = l->taken ? 0 : empty + 1;
+		empty = pg->taken ? 0 : empty + 1;
 		if (empty > LIST_EMPTY_PAGES_MAX) {
 			rc = pr_error_set(err, PR_EDATA,
 					  "cannot list '%s': more than %d truncated pages in a "
@@ -910,13 +928,14 @@ static int list_walk(s3 *s, blob_list_fn fn, blob_s3_object_fn ofn, void *ud, pr
 					  s->describe, LIST_EMPTY_PAGES_MAX);
 			goto out;
 		}
-		memcpy(l->max_prev, l->max_page, sizeof(l->max_prev));
+		memcpy(after, pg->last_key, XML_TEXT_MAX + 1);
 	}
 out:
 	http_response_release(&r);
 	buf_release(&url);
+	free(after);
 	free(prev);
-	free(l);
+	free(pg);
 	return rc;
 }
 

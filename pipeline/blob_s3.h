@@ -56,6 +56,12 @@
 #define BLOB_S3_ATTEMPTS 3
 /* The least time a DELETE without an answer is taken to be able to land. */
 #define BLOB_S3_DELETE_LINGER_MIN_US (15 * 60 * INT64_C(1000000))
+/*
+ * What the reader of S3's XML answers takes, at most: the text of one
+ * element (a key, a token, a message), and elements open at once.
+ */
+#define BLOB_S3_XML_TEXT_MAX 4096
+#define BLOB_S3_XML_DEPTH_MAX 16
 
 typedef struct blob_s3_opts {
 	/* "https://s3.eu-west-1.amazonaws.com", "http://127.0.0.1:9000": scheme, host, port */
@@ -148,5 +154,63 @@ int blob_s3_bucket_read(blob_s3_bucket *b, const char *name, buf *out, size_t ma
 			pr_error *err);
 
 void blob_s3_bucket_free(blob_s3_bucket *b);
+
+/*
+ * The readers of the server's XML answers, which the store and the
+ * bucket client use on every answer: they hold nothing of the server's
+ * past the call, and refuse, as PR_EDATA "WHAT: unreadable XML (WHY)",
+ * a document that is not well-formed UTF-8 XML, one with a DOCTYPE
+ * (entities), elements nested more than BLOB_S3_XML_DEPTH_MAX deep or
+ * an element's text longer than BLOB_S3_XML_TEXT_MAX bytes.
+ */
+
+/* An S3 error document's Code and Message; "" when absent, cut to fit. */
+typedef struct blob_s3_error {
+	char code[64];
+	char message[200];
+} blob_s3_error;
+
+/*
+ * Read the <Error> document `body` (`len` bytes) into *out: the text of
+ * its <Code> and <Message> children, the server's bytes as they are
+ * (quote them as excerpts: redact.h). Another document leaves both "".
+ * 0, or PR_EDATA naming `what` (*out then "", "").
+ */
+int blob_s3_error_read(blob_s3_error *out, const char *body, size_t len, const char *what,
+		       pr_error *err);
+
+/* One ListObjectsV2 page; the caller sets the first five, the read the rest. */
+typedef struct blob_s3_page {
+	const char *prefix; /* the listing's: "" (or NULL) or "a/b/" */
+	const char *after;  /* the greatest key of the pages before; "" (or NULL): none */
+	/*
+	 * Exactly one: the blobs of the layout under the prefix (a blob needs
+	 * a Size and a LastModified), or every object under it (an object
+	 * needs a Size; its name is its key less the prefix, valid during
+	 * the call only); anything else listed is skipped.
+	 */
+	blob_list_fn blob_fn;
+	blob_s3_object_fn object_fn;
+	void *ud;
+	bool truncated;                       /* IsTruncated is "true" */
+	char token[BLOB_S3_XML_TEXT_MAX + 1]; /* NextContinuationToken; "": none */
+	/* The greatest of `after` and the keys listed: the next page's `after`. */
+	char last_key[BLOB_S3_XML_TEXT_MAX + 1];
+	size_t taken; /* calls of blob_fn or object_fn */
+} blob_s3_page;
+
+/*
+ * Read ListObjectsV2 answer `body` (`len` bytes) into `page`, handing
+ * each listed blob or object to the callback in the document's order.
+ * `what` names the request in messages ("cannot list 's3://b/p/'");
+ * `after` must not point into *page. 0; a negative return of the
+ * callback, which stops the calls and is returned with its message
+ * (unless the XML is refused); PR_EDATA "WHAT: the answer: unreadable
+ * XML (WHY)" as above; or PR_EDATA "WHAT: WHY" for a document that is
+ * not a ListBucketResult, a key at or before `after` (a page served
+ * again), or a blob or object without what it needs.
+ */
+int blob_s3_list_page(blob_s3_page *page, const char *body, size_t len, const char *what,
+		      pr_error *err);
 
 #endif
