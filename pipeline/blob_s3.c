@@ -833,9 +833,15 @@ int blob_s3_list_page(blob_s3_page *page, const char *body, size_t len, const ch
 	}
 	l->pg = page, l->err = err;
 	snprintf(answer, sizeof(answer), "%s: the answer", what);
-	if ((rc = xml_read(&x, body, len, answer, err)) < 0)
-		goto out;
-	if ((rc = l->rc) < 0)
+	rc = xml_read(&x, body, len, answer, err);
+	/*
+	 * The callback's failure came first and holds the message (the first
+	 * error is kept): its code goes with it, whatever the rest of the
+	 * document is.
+	 */
+	if (l->rc < 0)
+		rc = l->rc;
+	if (rc < 0)
 		goto out;
 	/* A 200 whose body is an <Error> (a proxy's, a throttled server's): not empty. */
 	if (!l->bad && !l->listing)

@@ -205,10 +205,10 @@ typedef struct blob_s3_page {
  * `what` names the request in messages ("cannot list 's3://b/p/'");
  * `after` must not point into *page. 0; a negative return of the
  * callback, which stops the calls and is returned with its message
- * (unless the XML is refused); PR_EDATA "WHAT: the answer: unreadable
- * XML (WHY)" as above; or PR_EDATA "WHAT: WHY" for a document that is
- * not a ListBucketResult, a key at or before `after` (a page served
- * again), or a blob or object without what it needs.
+ * whatever the rest of the document is; PR_EDATA "WHAT: the answer:
+ * unreadable XML (WHY)" as above; or PR_EDATA "WHAT: WHY" for a
+ * document that is not a ListBucketResult, a key at or before `after`
+ * (a page served again), or a blob or object without what it needs.
  */
 int blob_s3_list_page(blob_s3_page *page, const char *body, size_t len, const char *what,
 		      pr_error *err);

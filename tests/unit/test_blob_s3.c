@@ -838,6 +838,31 @@ static void test_hostile_listings_are_refused(void **state)
 	assert_all_signed();
 }
 
+static int refuse_object(void *ud, const blob_s3_object *o, pr_error *err)
+{
+	(void)ud;
+	return pr_error_set(err, PR_EDB, "cannot record '%s': the database went away", o->name);
+}
+
+/* A callback's failure is what the read returns, even when the page then breaks off. */
+static void test_a_callbacks_failure_is_returned_as_it_is(void **state)
+{
+	static const char doc[] = "<ListBucketResult><Contents><Key>p/a</Key><Size>1</Size>"
+				  "</Contents><Contents><Key>p/b";
+	blob_s3_page *pg = calloc(1, sizeof(*pg));
+	pr_error err = PR_ERROR_INIT;
+
+	(void)state;
+	assert_non_null(pg);
+	pg->prefix = "p/", pg->object_fn = refuse_object;
+	assert_int_equal(blob_s3_list_page(pg, doc, strlen(doc), "cannot list 's3://b/p/'", &err),
+			 PR_EDB);
+	assert_int_equal(err.code, PR_EDB);
+	assert_string_equal(err.msg, "cannot record 'a': the database went away");
+	assert_int_equal(pg->taken, 1);
+	free(pg);
+}
+
 /* Page `tok` of a hostile listing: the answer to continuation-token=tok. */
 static void listing_page(const char *tok, const char *doc)
 {
@@ -1069,6 +1094,7 @@ int main(void)
 		T(test_unreachable_endpoint_names_it),
 		cmocka_unit_test(test_settings_are_checked_before_anything_is_sent),
 		T(test_hostile_listings_are_refused),
+		cmocka_unit_test(test_a_callbacks_failure_is_returned_as_it_is),
 		T(test_a_listing_whose_tokens_go_round_is_refused),
 		T(test_endless_pages_of_keys_not_ours_end_the_listing),
 		T(test_retention_deletes_only_what_no_capture_keeps_and_sweeps_orphans),
