@@ -308,8 +308,10 @@ static int xml_read(xml_rd *x, const char *body, size_t len, const char *what, p
 	XML_SetElementHandler(x->p, xml_start, xml_end);
 	XML_SetCharacterDataHandler(x->p, xml_chars);
 	XML_SetStartDoctypeDeclHandler(x->p, xml_doctype);
-	if (len > (size_t)INT32_MAX || XML_Parse(x->p, body, (int)len, XML_TRUE) != XML_STATUS_OK ||
-	    x->bad)
+	/* expat takes an int: a longer body is refused unread, not half read. */
+	if (len > (size_t)INT32_MAX)
+		rc = pr_error_set(err, PR_EDATA, "%s: unreadable XML (over 2 GiB)", what);
+	else if (XML_Parse(x->p, body, (int)len, XML_TRUE) != XML_STATUS_OK || x->bad)
 		rc = pr_error_set(err, PR_EDATA, "%s: unreadable XML (%s)", what,
 				  x->bad ? x->bad : XML_ErrorString(XML_GetErrorCode(x->p)));
 out:

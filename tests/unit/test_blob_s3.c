@@ -13,7 +13,10 @@
  * virtual-host addressing; a session token; transient errors tried
  * again; hostile listings refused (a DOCTYPE, a truncated document, an
  * unreadable size, a page pointing nowhere new, an oversized element); no
- * secret in any message. Then
+ * secret in any message. The XML readers (blob_s3_list_page,
+ * blob_s3_error_read) are also read on their own, without a server: their
+ * limits to the byte, a body too long for expat, a callback's failure.
+ * Then
  * retention over the bucket: it deletes only blobs no capture keeps, and
  * sweeps orphans older than the grace period found by listing.
  *
@@ -838,6 +841,207 @@ static void test_hostile_listings_are_refused(void **state)
 	assert_all_signed();
 }
 
+/* What the page readers handed over, for their own tests. */
+typedef struct taken {
+	size_t n;
+	char names[4][80];
+	uint64_t sizes[4];
+	int64_t mtimes[4];
+} taken;
+
+static int take_object(void *ud, const blob_s3_object *o, pr_error *err)
+{
+	taken *t = ud;
+
+	(void)err;
+	if (t->n < 4) {
+		snprintf(t->names[t->n], sizeof(t->names[0]), "%s", o->name);
+		t->sizes[t->n] = o->size, t->mtimes[t->n] = o->mtime_us;
+	}
+	t->n++;
+	return 0;
+}
+
+static int take_blob(void *ud, const blob_entry *e, pr_error *err)
+{
+	blob_s3_object o = {e->key, e->size, e->mtime_us};
+
+	return take_object(ud, &o, err);
+}
+
+#define PAGE_WHAT "cannot list 's3://b/p/'"
+#define ERROR_WHAT "error of 's3://b/p/'"
+
+/* One page read as every object under "p/" after `after`: rc, message in *err. */
+static int read_page(const char *doc, size_t len, const char *after, taken *t, pr_error *err)
+{
+	blob_s3_page *pg = calloc(1, sizeof(*pg));
+	int rc;
+
+	assert_non_null(pg);
+	pg->prefix = "p/", pg->after = after, pg->object_fn = take_object, pg->ud = t;
+	pr_error_clear(err);
+	rc = blob_s3_list_page(pg, doc, len, PAGE_WHAT, err);
+	free(pg);
+	return rc;
+}
+
+/* A ListBucketResult `depth` elements deep, the innermost a Name of `text` bytes. */
+static char *nested(int depth, size_t text)
+{
+	char *d = malloc(64 + 7 * (size_t)depth + text), *p = d;
+
+	assert_non_null(d);
+	p += sprintf(p, "<ListBucketResult>");
+	for (int i = 2; i < depth; i++)
+		p += sprintf(p, "<a>");
+	p += sprintf(p, "<Name>");
+	memset(p, 'A', text);
+	p += text;
+	p += sprintf(p, "</Name>");
+	for (int i = 2; i < depth; i++)
+		p += sprintf(p, "</a>");
+	sprintf(p, "</ListBucketResult>");
+	return d;
+}
+
+static void test_the_xml_readers_refuse_what_they_cannot_read(void **state)
+{
+	static const struct {
+		const char *doc, *after, *why;
+	} bad[] = {
+		{"", "", ": the answer: unreadable XML (no element found)"},
+		{"<ListBucketResult><Contents><Key>p/x", "", ": the answer: unreadable XML ("},
+		{"<?xml version=\"1.0\"?><!DOCTYPE lolz [<!ENTITY lol \"lol\">"
+		 "<!ENTITY lol2 \"&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;\">]>"
+		 "<ListBucketResult><Name>&lol2;</Name></ListBucketResult>",
+		 "", ": the answer: unreadable XML (it has a DOCTYPE)"},
+		{"<?xml version=\"1.0\"?><Error><Code>SlowDown</Code>"
+		 "<Message>Please reduce your request rate.</Message></Error>",
+		 "", ": the answer is not a ListBucketResult document"},
+		{"<ListBucketResult><Contents><Key>p/x</Key></Contents></ListBucketResult>", "",
+		 ": an object without a readable Size"},
+		{"<ListBucketResult><Contents><Key>p/a</Key><Size>1</Size></Contents>"
+		 "</ListBucketResult>",
+		 "p/b",
+		 ": a page lists a key at or before the pages before it (a page served again)"},
+	};
+	pr_error err = PR_ERROR_INIT;
+	blob_s3_error e;
+	taken t;
+	char want[300];
+	const char *doc;
+	char *deep;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		memset(&t, 0, sizeof(t));
+		assert_int_equal(read_page(bad[i].doc, strlen(bad[i].doc), bad[i].after, &t, &err),
+				 PR_EDATA);
+		snprintf(want, sizeof(want), "%s%s", PAGE_WHAT, bad[i].why);
+		if (strncmp(err.msg, want, strlen(want)) != 0 || strchr(err.msg, '\n'))
+			fail_msg("case %zu: '%s' is not '%s...' on one line", i, err.msg, want);
+		assert_int_equal(t.n, 0);
+	}
+
+	/* Elements 16 deep are read, 17 deep are not; texts of 4096 bytes are, 4097 not. */
+	deep = nested(BLOB_S3_XML_DEPTH_MAX, 1);
+	assert_int_equal(read_page(deep, strlen(deep), "", &t, &err), 0);
+	free(deep);
+	deep = nested(BLOB_S3_XML_DEPTH_MAX + 1, 1);
+	assert_int_equal(read_page(deep, strlen(deep), "", &t, &err), PR_EDATA);
+	assert_string_equal(err.msg, PAGE_WHAT
+			    ": the answer: unreadable XML (elements nested more than 16 deep)");
+	free(deep);
+	deep = nested(2, BLOB_S3_XML_TEXT_MAX);
+	assert_int_equal(read_page(deep, strlen(deep), "", &t, &err), 0);
+	free(deep);
+	deep = nested(2, BLOB_S3_XML_TEXT_MAX + 1);
+	assert_int_equal(read_page(deep, strlen(deep), "", &t, &err), PR_EDATA);
+	assert_string_equal(err.msg, PAGE_WHAT
+			    ": the answer: unreadable XML (an element's text is too long)");
+	free(deep);
+
+	/* A body over what expat takes in one call is refused unread, with its reason. */
+	assert_int_equal(read_page("<", (size_t)INT32_MAX + 1, "", &t, &err), PR_EDATA);
+	assert_string_equal(err.msg, PAGE_WHAT ": the answer: unreadable XML (over 2 GiB)");
+	pr_error_clear(&err);
+	assert_int_equal(blob_s3_error_read(&e, "<", (size_t)INT32_MAX + 1, ERROR_WHAT, &err),
+			 PR_EDATA);
+	assert_string_equal(err.msg, ERROR_WHAT ": unreadable XML (over 2 GiB)");
+
+	/* An error body with a DOCTYPE is refused whole: nothing of it is quoted. */
+	pr_error_clear(&err);
+	doc = "<!DOCTYPE e [<!ENTITY x \"AKIAX\">]>"
+	      "<Error><Code>AccessDenied</Code><Message>&x;</Message></Error>";
+	assert_int_equal(blob_s3_error_read(&e, doc, strlen(doc), ERROR_WHAT, &err), PR_EDATA);
+	assert_string_equal(err.msg, ERROR_WHAT ": unreadable XML (it has a DOCTYPE)");
+	assert_string_equal(e.code, "");
+	assert_string_equal(e.message, "");
+}
+
+static void test_the_xml_readers_read_pages_and_errors(void **state)
+{
+	static const char page[] =
+		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		"<ListBucketResult xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
+		"<Name>b</Name><Prefix>p/</Prefix><IsTruncated>true</IsTruncated>"
+		"<NextContinuationToken>1ueGcxLPRx1Tr/XYExHnhbYLgveDs2J/wm36Hy4vbOwM=</"
+		"NextContinuationToken>"
+		"<Contents><Key>p/sha256/0b/"
+		"4c12d7e03fa9e4b3a1f3c4b8f0d6a7e2c5b9d8e1f2a3b4c5d6e7f8091a2b3c.zst</Key>"
+		"<LastModified>2009-10-12T17:50:30.000Z</LastModified><Size>434234</Size>"
+		"</Contents>"
+		"<Contents><Key>p/uploads/a&amp;b.pb.gz</Key><Size>857</Size></Contents>"
+		"<Contents><Key>q/outside</Key><Size>1</Size></Contents>"
+		"<CommonPrefixes><Prefix>p/photos/</Prefix></CommonPrefixes>"
+		"</ListBucketResult>";
+	static const char nosuchkey[] =
+		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>NoSuchKey</Code>"
+		"<Message>The resource you requested does not exist</Message>"
+		"<Resource>/mybucket/myfoto.jpg</Resource></Error>";
+	blob_s3_page *pg = calloc(1, sizeof(*pg));
+	pr_error err = PR_ERROR_INIT;
+	blob_s3_error e;
+	taken t = {.n = 0};
+
+	(void)state;
+	assert_non_null(pg);
+	pg->prefix = "p/", pg->after = "p/a", pg->object_fn = take_object, pg->ud = &t;
+	assert_int_equal(blob_s3_list_page(pg, page, strlen(page), PAGE_WHAT, &err), 0);
+	assert_true(pg->truncated);
+	assert_string_equal(pg->token, "1ueGcxLPRx1Tr/XYExHnhbYLgveDs2J/wm36Hy4vbOwM=");
+	assert_string_equal(pg->last_key, "q/outside");
+	assert_int_equal(pg->taken, 2);
+	assert_int_equal(t.n, 2);
+	assert_string_equal(
+		t.names[0],
+		"sha256/0b/4c12d7e03fa9e4b3a1f3c4b8f0d6a7e2c5b9d8e1f2a3b4c5d6e7f8091a2b3c.zst");
+	assert_int_equal(t.sizes[0], 434234);
+	assert_int_equal(t.mtimes[0], INT64_C(1255369830) * 1000000);
+	assert_string_equal(t.names[1], "uploads/a&b.pb.gz");
+	assert_int_equal(t.sizes[1], 857);
+	assert_int_equal(t.mtimes[1], 0);
+
+	/* The store's own listing: only the blob, by its key. */
+	memset(&t, 0, sizeof(t));
+	pg->after = NULL, pg->object_fn = NULL, pg->blob_fn = take_blob;
+	assert_int_equal(blob_s3_list_page(pg, page, strlen(page), PAGE_WHAT, &err), 0);
+	assert_int_equal(t.n, 1);
+	assert_string_equal(t.names[0],
+			    "0b4c12d7e03fa9e4b3a1f3c4b8f0d6a7e2c5b9d8e1f2a3b4c5d6e7f8091a2b3c");
+	free(pg);
+
+	assert_int_equal(blob_s3_error_read(&e, nosuchkey, strlen(nosuchkey), ERROR_WHAT, &err), 0);
+	assert_string_equal(e.code, "NoSuchKey");
+	assert_string_equal(e.message, "The resource you requested does not exist");
+	/* Not an error document: nothing to quote, and no error either. */
+	assert_int_equal(
+		blob_s3_error_read(&e, "<html><Code>x</Code></html>", 27, ERROR_WHAT, &err), 0);
+	assert_string_equal(e.code, "");
+	assert_string_equal(e.message, "");
+}
+
 static int refuse_object(void *ud, const blob_s3_object *o, pr_error *err)
 {
 	(void)ud;
@@ -1094,6 +1298,8 @@ int main(void)
 		T(test_unreachable_endpoint_names_it),
 		cmocka_unit_test(test_settings_are_checked_before_anything_is_sent),
 		T(test_hostile_listings_are_refused),
+		cmocka_unit_test(test_the_xml_readers_refuse_what_they_cannot_read),
+		cmocka_unit_test(test_the_xml_readers_read_pages_and_errors),
 		cmocka_unit_test(test_a_callbacks_failure_is_returned_as_it_is),
 		T(test_a_listing_whose_tokens_go_round_is_refused),
 		T(test_endless_pages_of_keys_not_ours_end_the_listing),
