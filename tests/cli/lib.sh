@@ -31,10 +31,12 @@ check() {
 }
 
 # Fresh database NAME on the test server; sets DB and HOME_DIR, and P
-# (the profreg command with both).
+# (the profreg command with both). FILE_COPY copies the template's files
+# instead of writing them through the WAL: a third less time a database,
+# and the suite makes over a hundred.
 fresh_db() {
 	psql "$PROFREG_TEST_DB" -qAt -c "DROP DATABASE IF EXISTS $1" >/dev/null 2>&1
-	psql "$PROFREG_TEST_DB" -qAt -c "CREATE DATABASE $1" >/dev/null
+	psql "$PROFREG_TEST_DB" -qAt -c "CREATE DATABASE $1 STRATEGY file_copy" >/dev/null
 	DB="$PROFREG_TEST_DB dbname=$1"
 	HOME_DIR=$PROFREG_TEST_TMP/home-$1
 	rm -rf "$HOME_DIR"

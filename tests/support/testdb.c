@@ -83,9 +83,12 @@ testdb *testdb_new(bool migrate)
 		goto fail;
 	snprintf(t->name, 64, "profreg_test_%ld_%u_%lx", (long)getpid(), testdb_counter++,
 		 (unsigned long)ts.tv_nsec);
-	/* template0: nobody is ever connected to it, unlike template1. */
+	/*
+	 * template0: nobody is ever connected to it, unlike template1. Its
+	 * files copied, not written through the WAL: a third less time.
+	 */
 	if (!admin_exec(admin, "create database", t->name,
-			"create database %s template template0 encoding 'UTF8'"))
+			"create database %s template template0 encoding 'UTF8' strategy file_copy"))
 		goto fail_name;
 	len = strlen(base) + strlen(t->name) + 16;
 	if (!(t->conninfo = malloc(len)))
