@@ -11,11 +11,42 @@
 NAME=escalate
 . "$(dirname "$0")/../support/escalate_env.sh"
 
+# seen HOST...: run E (bounded) until a run has read each HOST's signal, as
+# a sample stored of it. On a loaded machine Prometheus's scrape of the
+# exporter can miss its timeout (the 1 s scrape interval); the series are
+# then stale and a run reads nothing of the host, which leaves the host as
+# it was: the next run is the one the step is about.
+seen() {
+	local h n0=() i
+	for h in "$@"; do n0+=("$(sql "select count(*) from signal_samples where host = '$h'")"); done
+	for _ in $(seq 10); do
+		run E
+		i=0
+		for h in "$@"; do
+			[ "$(sql "select count(*) from signal_samples where host = '$h'")" -gt "${n0[$i]}" ] ||
+				continue 2
+			i=$((i + 1))
+		done
+		return 0
+	done
+	return 1
+}
+# elapsed HOST COLUMN SECONDS: bounded wait until the database's clock
+# (escalate's) is SECONDS past escalation_hosts.COLUMN of HOST.
+elapsed() {
+	for _ in $(seq 300); do
+		[ "$(sql "select extract(epoch from now() - $2) >= $3 from escalation_hosts
+			where host = '$1'")" = t ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # --- a latency jump: level 1 and a capture; the host over the load ceiling skipped ----
 LAT[127.0.0.2]=0.5
 LAT[127.0.0.3]=0.5
 publish && scraped || not_ok "scrape"
-run E
+seen 127.0.0.2 127.0.0.3
 [ $RC -eq 0 ] && [ "$(level 127.0.0.2)" = 1 ] &&
 	[ "$(jq -r '.decisions[] | select(.host == "127.0.0.2") | .action' <<<"$OUT")" = escalated ] &&
 	[ "$(sql "select level from elevated_sessions where host = '127.0.0.2' and ended_at is null")" = 1 ] &&
@@ -36,10 +67,11 @@ done_requests 127.0.0.2 1
 	not_ok "level 1 capture" "$(sql "select id, state, error from capture_requests")" "$(tail -3 "$T/serve.err")"
 
 # --- it persists: level 2, back-to-back CPU plus a heap profile ---------------------
-run E
+seen 127.0.0.2
 settle 127.0.0.2
-sleep 2.1 # level 1 captures at most every 2 s (every_s): the next is due after it
-run E
+# Level 1 captures at most every 2 s (level1.every_s): the next is due after it.
+elapsed 127.0.0.2 last_capture_at 2 || not_ok "level 1's every_s passes"
+seen 127.0.0.2
 [ "$(level 127.0.0.2)" = 2 ] &&
 	[ "$(jq -r '.decisions[] | select(.host == "127.0.0.2") | .action' <<<"$OUT" | sort | tr '\n' ' ')" = "capture raised " ] &&
 	[ "$(sql "select level from elevated_sessions where host = '127.0.0.2' and ended_at is null")" = 2 ] &&
@@ -51,7 +83,7 @@ run E
 	[ "$(sql "select count(*) from profiles where host = '127.0.0.2' and profile_type = 'heap'")" -ge 1 ] &&
 	ok "level 2 queues CPU and heap; the heap profile is taken" ||
 	not_ok "level 2 heap" "$(sql "select id, types, state, error from capture_requests")"
-run E
+seen 127.0.0.2
 [ "$(jq -r '.decisions[] | select(.host == "127.0.0.2") | .action' <<<"$OUT")" = capture ] &&
 	ok "level 2 captures back to back: the next request as soon as the last is done" ||
 	not_ok "back to back" "$(jq -c .decisions <<<"$OUT")" \
@@ -60,12 +92,13 @@ run E
 # --- back in its band: de-escalated after the cooldown -----------------------------
 LAT[127.0.0.2]=0.05
 publish && scraped || not_ok "scrape"
-run E
+seen 127.0.0.2
 [ "$(level 127.0.0.2)" = 2 ] &&
 	[ "$(sql "select count(*) from elevated_sessions where host = '127.0.0.2' and ended_at is null")" = 1 ] &&
 	ok "back inside its band: still elevated during the cooldown" || not_ok "cooldown" "$(level 127.0.0.2)"
-sleep 2.1
-run E
+# The cooldown (cooldown_s, 2 s) since it came back inside, on escalate's clock.
+elapsed 127.0.0.2 in_band_since 2 || not_ok "the cooldown passes"
+seen 127.0.0.2
 [ "$(level 127.0.0.2)" = 0 ] &&
 	[ "$(sql "select end_reason from elevated_sessions where host = '127.0.0.2'")" = deescalated ] &&
 	[ "$(sql "select count(*) from audit_log where action = 'session.deescalated' and object = 'host:127.0.0.2'")" = 1 ] &&
@@ -76,10 +109,10 @@ run E
 for _ in 1 2 3; do
 	LAT[127.0.0.2]=0.5
 	publish && scraped || not_ok "scrape"
-	E >/dev/null
+	seen 127.0.0.2
 	LAT[127.0.0.2]=0.05
 	publish && scraped || not_ok "scrape"
-	E >/dev/null
+	seen 127.0.0.2
 done
 [ "$(sql "select count(*) from elevated_sessions where host = '127.0.0.2'")" = 1 ] &&
 	[ "$(sql "select count(*) from audit_log where action = 'capture.refused'
