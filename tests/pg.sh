@@ -29,7 +29,7 @@ pg_tmp_start() {
 		return 1
 	fi
 	if ! pg_as_owner "$PGBIN/pg_ctl" -D "$dir/pg" -w -t 60 -l "$dir/log/pg.log" \
-		-o "-c listen_addresses= -c unix_socket_directories=$dir/sock -c fsync=off -c max_connections=50" \
+		-o "-c listen_addresses= -c unix_socket_directories=$dir/sock -c fsync=off -c max_connections=100" \
 		start >/dev/null; then
 		echo "PostgreSQL did not start:" >&2
 		cat "$dir/log/pg.log" >&2
