@@ -19,6 +19,12 @@
 // the samples around it are charged to runtime.asyncPreempt rather than to
 // the loop (the loops yield often enough without it).
 //
+// The checkout load runs only while a CPU profile is being taken (-load
+// profiled, the default), so that a test or the demo can keep many
+// services up on a small machine without their idle time starving
+// everything else; -load always runs it all the time, as a real service
+// under steady traffic would. A profile sees the same load either way.
+//
 // It listens on -addr (port 0: any free port), writes the port to
 // -port-file once it listens, appends one line "PATH?QUERY" per
 // /debug/pprof/ request to -access-log (so a test can count what it was
@@ -45,6 +51,36 @@ import (
 )
 
 var sink uint64
+
+// The load's gate: how many CPU profiles are in flight, and a condition
+// the load waits on while there are none.
+var (
+	profMu   sync.Mutex
+	profCond = sync.NewCond(&profMu)
+	profN    int
+)
+
+func profileBegin() {
+	profMu.Lock()
+	profN++
+	profCond.Broadcast()
+	profMu.Unlock()
+}
+
+func profileEnd() {
+	profMu.Lock()
+	profN--
+	profMu.Unlock()
+}
+
+// waitProfiled blocks while no CPU profile is being taken.
+func waitProfiled() {
+	profMu.Lock()
+	for profN == 0 {
+		profCond.Wait()
+	}
+	profMu.Unlock()
+}
 
 // Each function burns its own CPU in its own loop, so a profile shows the
 // cost as the function's self time (what profreg compares). The loops
@@ -118,7 +154,11 @@ func main() {
 	keyFile := flag.String("tls-key", "", "and this key")
 	lifetime := flag.Duration("lifetime", 120*time.Second, "exit after this long")
 	accessLog := flag.String("access-log", "", "append each /debug/pprof/ request here")
+	load := flag.String("load", "profiled", "profiled (the load runs while a CPU profile is taken) or always")
 	flag.Parse()
+	if *load != "profiled" && *load != "always" {
+		log.Fatalf("-load: profiled or always, not %q", *load)
+	}
 
 	var logMu sync.Mutex
 	var logFile *os.File
@@ -142,6 +182,9 @@ func main() {
 	if *mode == "ok" || *mode == "auth" {
 		go func() {
 			for i := 0; ; i++ {
+				if *load == "profiled" {
+					waitProfiled()
+				}
 				// Labels like the ones a payment service sets: profreg
 				// must never store them (the card number is a test value).
 				labels := pprof.Labels("span_id", fmt.Sprintf("%016x", i),
@@ -187,6 +230,10 @@ func main() {
 		case "garbage":
 			w.Write([]byte{0x1f, 0x8b, 0x08, 0x00, 'n', 'o', 't', ' ', 'a', ' ', 'p', 'r', 'o', 'f'})
 			return
+		}
+		if r.URL.Path == "/debug/pprof/profile" {
+			profileBegin()
+			defer profileEnd()
 		}
 		pprofMux.ServeHTTP(w, r)
 	})
