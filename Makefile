@@ -183,6 +183,13 @@ $(BUILD)/servers/s3_sigcheck: tests/servers/s3_sigcheck.c tests/support/sigv4.c 
 		tests/support/sigv4.c $(LDFLAGS) $(shell pkg-config --libs jansson libcrypto)
 
 # The fleet simulator: standalone, on GSL and libc only.
+# The Go demo service of the collection tests and the demo, built with
+# golang-go; its build cache under $(BUILD)/go is the one every test's
+# build then shares (tests/go/build.sh).
+$(BUILD)/go/pprofdemo: $(wildcard tests/go/pprofdemo/*) tests/go/build.sh
+	@mkdir -p $(dir $@)
+	bash -c '. tests/go/build.sh && go_build "$(abspath $(BUILD))/go" pprofdemo "$(abspath $@)"'
+
 $(BUILD)/sim/fleetgen: tests/sim/fleetgen.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -Wall -Wextra -Werror $(CFLAGS) $(shell pkg-config --cflags gsl) \
@@ -195,7 +202,8 @@ $(BUILD)/eval/eval: tests/eval/eval.c
 
 # `check` runs the suite on what is already installed; `test` installs first.
 # `check-build` builds what the suite runs; `tests/run NAME...` runs a part of it.
-check-build: $(BIN)/profreg $(TEST_BIN) $(BUILD)/sim/fleetgen $(BUILD)/eval/eval $(SERVER_BIN)
+check-build: $(BIN)/profreg $(TEST_BIN) $(BUILD)/sim/fleetgen $(BUILD)/eval/eval $(SERVER_BIN) \
+	$(BUILD)/go/pprofdemo
 
 check: check-build
 	BUILD=$(BUILD) BIN=$(BIN) tests/run
@@ -207,7 +215,7 @@ asan: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) SAN=1 BUILD=build/asan BIN=build/asan/bin check
 
 demo: deps
-	@$(MAKE) --no-print-directory -j$(NPROC) all $(BUILD)/sim/fleetgen
+	@$(MAKE) --no-print-directory -j$(NPROC) all $(BUILD)/sim/fleetgen $(BUILD)/go/pprofdemo
 	@scripts/demo
 
 bench: deps

@@ -27,7 +27,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-if go_build "$PROFREG_TEST_TMP/go" pprofdemo "$T/pprofdemo" 2>"$T/build.err"; then
+if go_build "$PROFREG_BUILD/go" pprofdemo "$T/pprofdemo" 2>"$T/build.err"; then
 	ok "the Go demo service builds with golang-go, without a network"
 else
 	not_ok "go build" "$(cat "$T/build.err")"

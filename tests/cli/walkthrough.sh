@@ -47,7 +47,7 @@ blk() {
 }
 
 t0=$SECONDS
-if ! go_build "$PROFREG_TEST_TMP/go" pprofdemo "$T/pprofdemo" 2>"$T/build.err"; then
+if ! go_build "$PROFREG_BUILD/go" pprofdemo "$T/pprofdemo" 2>"$T/build.err"; then
 	not_ok "go build" "$(cat "$T/build.err")"
 	finish
 	exit 1

@@ -1,8 +1,11 @@
 # Build the Go test programs under tests/go with Debian's golang-go, for
 # the collection tests and `make demo`. Source it, then
 #   go_build DIR NAME OUT
-# builds tests/go/NAME into OUT with its caches under DIR (tests share one
-# DIR, so the standard library is compiled once a run). Only the
+# builds tests/go/NAME into OUT with its caches under DIR. Tests and the
+# demo pass the build folder's go/ ($PROFREG_BUILD/go), whose cache
+# `make check-build` and `make demo` fill when they build pprofdemo there:
+# the standard library is compiled once (about 40 s of CPU), not once per
+# test, and a test's build only links. Only the
 # standard library is used: no module is fetched (GOPROXY=off, GOFLAGS
 # -mod=mod), and GOCACHE, GOPATH and GOENV point into DIR, so it works as
 # root with HOME unset, as CI runs.
@@ -36,7 +39,7 @@ wait_port() {
 # serve*.sh tests, which source tests/cli/lib.sh first.
 demo_up() {
 	local dir=$1 addr=$2 name=$3
-	if go_build "$dir" pprofdemo "$dir/pprofdemo" 2>"$dir/build.err"; then
+	if go_build "${PROFREG_BUILD:-$dir}/go" pprofdemo "$dir/pprofdemo" 2>"$dir/build.err"; then
 		ok "the Go demo service builds"
 	else
 		not_ok "go build" "$(cat "$dir/build.err")"

@@ -24,7 +24,7 @@ if [ ! -x "$PROM" ] || [ ! -x "$EXPORTER" ]; then
 	finish
 	exit 1
 fi
-if ! go_build "$PROFREG_TEST_TMP/go" pprofdemo "$T/pprofdemo" 2>"$T/build.err"; then
+if ! go_build "$PROFREG_BUILD/go" pprofdemo "$T/pprofdemo" 2>"$T/build.err"; then
 	not_ok "go build" "$(cat "$T/build.err")"
 	finish
 	exit 1
