@@ -150,8 +150,27 @@ int testdb_reset(void **state)
 {
 	testdb *t = *state;
 	pr_error err = PR_ERROR_INIT;
-	const char *tables;
-	char sql[4096];
+	/*
+	 * Emptied row by row, not truncated: TRUNCATE gives every table and
+	 * index a new file, which cost the server about 0.3 s of CPU a reset
+	 * (test_lifecycle's 72 resets: 22 s), while deleting the few rows a
+	 * test leaves is nearly free. Replica mode skips the foreign keys'
+	 * and the tables' own triggers, as TRUNCATE does, and sequences start
+	 * again, as with RESTART IDENTITY.
+	 */
+	static const char sql[] =
+		"set lock_timeout = '10s';"
+		"set session_replication_role = replica;"
+		"do $$ declare r record; begin"
+		" for r in select schemaname, tablename from pg_tables"
+		"  where schemaname = current_schema() and tablename <> 'schema_migrations'"
+		" loop execute format('delete from %I.%I', r.schemaname, r.tablename); end loop;"
+		" end $$;"
+		"select count(setval(format('%I.%I', schemaname, sequencename)::regclass,"
+		" start_value, false)) from pg_sequences where schemaname = current_schema();"
+		"reset session_replication_role";
+	PGresult *res;
+	bool ok;
 
 	if (!t)
 		return -1;
@@ -161,22 +180,16 @@ int testdb_reset(void **state)
 		fprintf(stderr, "testdb: %s\n", err.msg);
 		return -1;
 	}
-	tables = testdb_text(t, "select string_agg(format('%I.%I', schemaname, tablename), ', ')"
-			     " from pg_tables where schemaname = current_schema()"
-			     " and tablename <> 'schema_migrations'");
-	if (!tables)
-		return 0;
-	snprintf(sql, sizeof(sql), "set lock_timeout = '10s'; truncate %s restart identity cascade",
-		 tables);
-	{
-		PGresult *res = PQexec(t->raw, sql);
-		bool ok = PQresultStatus(res) == PGRES_COMMAND_OK;
-		if (!ok)
-			fprintf(stderr, "testdb: cannot empty '%s': %s", t->name,
-				PQerrorMessage(t->raw));
-		PQclear(res);
-		return ok ? 0 : -1;
+	if (!t->raw) {
+		t->raw = PQconnectdb(t->conninfo);
+		PQsetNoticeProcessor(t->raw, quiet, NULL);
 	}
+	res = PQexec(t->raw, sql);
+	ok = PQresultStatus(res) == PGRES_COMMAND_OK;
+	if (!ok)
+		fprintf(stderr, "testdb: cannot empty '%s': %s", t->name, PQerrorMessage(t->raw));
+	PQclear(res);
+	return ok ? 0 : -1;
 }
 
 int testdb_setup(void **state)
