@@ -14,14 +14,22 @@ rm -rf "$T" && mkdir -p "$T/drop"
 	--bands 1-10,10-30 --regressed 0.4 --seed 21 >"$T/gen.txt"
 at=$(sed -n 's/^at: //p' "$T/gen.txt")
 
-# Each capture goes into its service's drop folder with a sidecar.
-while IFS= read -r line; do
-	path=$(sed 's/.*"path":"\([^"]*\)".*/\1/' <<<"$line")
-	svc=$(sed 's/.*"service":"\([^"]*\)".*/\1/' <<<"$line")
-	mkdir -p "$T/drop/$svc"
-	cp "$T/fleet/$path" "$T/drop/$svc/$(basename "$path")"
-	sed 's/"path":"[^"]*",//; s/"service":"[^"]*",//' <<<"$line" >"$T/drop/$svc/$(basename "$path").json"
-done <"$T/fleet/manifest.jsonl"
+# Each capture goes into its service's drop folder with a sidecar, its
+# manifest line without path and service (one process for all of them).
+python3 - "$T" <<'EOF'
+import os, re, shutil, sys
+t = sys.argv[1]
+for line in open(t + '/fleet/manifest.jsonl'):
+    line = line.rstrip('\n')
+    path = re.search(r'"path":"([^"]*)"', line).group(1)
+    svc = re.search(r'"service":"([^"]*)"', line).group(1)
+    os.makedirs(f'{t}/drop/{svc}', exist_ok=True)
+    dst = f'{t}/drop/{svc}/{os.path.basename(path)}'
+    shutil.copyfile(f'{t}/fleet/{path}', dst)
+    side = re.sub(r'"service":"[^"]*",', '', re.sub(r'"path":"[^"]*",', '', line, count=1), count=1)
+    with open(dst + '.json', 'w') as f:
+        f.write(side + '\n')
+EOF
 # A profile whose sidecar has not arrived yet is left for later.
 printf 'main;x 1\n' >"$T/drop/svc-000/late.folded"
 
