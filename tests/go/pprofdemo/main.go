@@ -1,8 +1,8 @@
 // pprofdemo: a small Go service with net/http/pprof, for profreg's
 // collection tests and `make demo`.
 //
-// It burns CPU in a checkout-shaped call tree all the time (so a CPU
-// profile always has something to show) and serves the standard pprof
+// It burns CPU in a checkout-shaped call tree (so a CPU profile always
+// has something to show; see -load below) and serves the standard pprof
 // endpoints under /debug/pprof/. In -version v2 one function,
 // main.computeTax, costs twice as much: the regression the tests and the
 // demo must find. Other -mode values make it a misbehaving target:
