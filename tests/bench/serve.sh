@@ -37,7 +37,9 @@ N_FLOOD=${BENCH_SERVE_FLOOD:-5000}
 S=$TMP/serve
 rm -rf "$S" && mkdir -p "$S"
 
-go_build "$S" pprofdemo "$S/pprofdemo"
+# The build folder's Go cache, shared with the tests and the demo.
+case $BUILD in /*) GOCACHE_DIR=$BUILD/go ;; *) GOCACHE_DIR=$ROOT/$BUILD/go ;; esac
+go_build "$GOCACHE_DIR" pprofdemo "$S/pprofdemo"
 GODEBUG=asyncpreemptoff=1 "$S/pprofdemo" -addr 127.0.0.2:0 -port-file "$S/demo.port" \
 	-lifetime 900s >"$S/demo.log" 2>&1 &
 PIDS="$PIDS $!"
