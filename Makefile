@@ -182,14 +182,14 @@ $(BUILD)/servers/s3_sigcheck: tests/servers/s3_sigcheck.c tests/support/sigv4.c 
 		$(shell pkg-config --cflags jansson libcrypto) -o $@ tests/servers/s3_sigcheck.c \
 		tests/support/sigv4.c $(LDFLAGS) $(shell pkg-config --libs jansson libcrypto)
 
-# The fleet simulator: standalone, on GSL and libc only.
 # The Go demo service of the collection tests and the demo, built with
 # golang-go; its build cache under $(BUILD)/go is the one every test's
 # build then shares (tests/go/build.sh).
 $(BUILD)/go/pprofdemo: $(wildcard tests/go/pprofdemo/*) tests/go/build.sh
 	@mkdir -p $(dir $@)
-	bash -c '. tests/go/build.sh && go_build "$(abspath $(BUILD))/go" pprofdemo "$(abspath $@)"'
+	bash -c '. tests/go/build.sh && go_build "$$(go_cache $(BUILD))" pprofdemo "$(abspath $@)"'
 
+# The fleet simulator: standalone, on GSL and libc only.
 $(BUILD)/sim/fleetgen: tests/sim/fleetgen.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -Wall -Wextra -Werror $(CFLAGS) $(shell pkg-config --cflags gsl) \

@@ -38,8 +38,7 @@ S=$TMP/serve
 rm -rf "$S" && mkdir -p "$S"
 
 # The build folder's Go cache, shared with the tests and the demo.
-case $BUILD in /*) GOCACHE_DIR=$BUILD/go ;; *) GOCACHE_DIR=$ROOT/$BUILD/go ;; esac
-go_build "$GOCACHE_DIR" pprofdemo "$S/pprofdemo"
+go_build "$(go_cache "$BUILD")" pprofdemo "$S/pprofdemo"
 GODEBUG=asyncpreemptoff=1 "$S/pprofdemo" -addr 127.0.0.2:0 -port-file "$S/demo.port" \
 	-lifetime 900s >"$S/demo.log" 2>&1 &
 PIDS="$PIDS $!"

@@ -22,6 +22,15 @@ go_build() {
 			GOPROXY=off GOTOOLCHAIN=local CGO_ENABLED=0 go build -trimpath -o "$out" .)
 }
 
+# go_cache BUILD: the Go cache folder of build folder BUILD (absolute, or
+# as make names it, relative to the checkout), for go_build's DIR.
+go_cache() {
+	case $1 in
+	/*) echo "$1/go" ;;
+	*) echo "$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/$1/go" ;;
+	esac
+}
+
 # wait_port FILE: wait (at most 10 s) until a server has written its port.
 wait_port() {
 	local i
