@@ -146,6 +146,16 @@ int testdb_group_teardown(void **state)
 	return 0;
 }
 
+/* The side connection of the test's own queries, opened on first use. */
+static ConnStatusType raw_connect(testdb *t)
+{
+	if (!t->raw) {
+		t->raw = PQconnectdb(t->conninfo);
+		PQsetNoticeProcessor(t->raw, quiet, NULL);
+	}
+	return PQstatus(t->raw);
+}
+
 int testdb_reset(void **state)
 {
 	testdb *t = *state;
@@ -180,10 +190,7 @@ int testdb_reset(void **state)
 		fprintf(stderr, "testdb: %s\n", err.msg);
 		return -1;
 	}
-	if (!t->raw) {
-		t->raw = PQconnectdb(t->conninfo);
-		PQsetNoticeProcessor(t->raw, quiet, NULL);
-	}
+	raw_connect(t);
 	res = PQexec(t->raw, sql);
 	ok = PQresultStatus(res) == PGRES_COMMAND_OK;
 	if (!ok)
@@ -215,13 +222,8 @@ static PGresult *side_query(testdb *t, const char *sql)
 {
 	PGresult *res;
 
-	if (!t->raw) {
-		t->raw = PQconnectdb(t->conninfo);
-		if (PQstatus(t->raw) != CONNECTION_OK)
-			fail_msg("testdb: cannot connect to '%s': %s", t->name,
-				 PQerrorMessage(t->raw));
-		PQsetNoticeProcessor(t->raw, quiet, NULL);
-	}
+	if (raw_connect(t) != CONNECTION_OK)
+		fail_msg("testdb: cannot connect to '%s': %s", t->name, PQerrorMessage(t->raw));
 	res = PQexec(t->raw, sql);
 	if (PQresultStatus(res) != PGRES_TUPLES_OK) {
 		fprintf(stderr, "testdb: query failed: %s\n%s", sql, PQerrorMessage(t->raw));
