@@ -54,6 +54,7 @@ void analysis_opts_default(analysis_opts *o)
 	o->cost_tests = true;
 	o->weekly = true;
 	o->week = (analysis_week)ANALYSIS_WEEK_DEFAULT;
+	o->gate_max_unseen = 0.25;
 }
 
 static const char *const day_names[7] = {"sun", "mon", "tue", "wed", "thu", "fri", "sat"};
@@ -879,6 +880,8 @@ typedef struct pooled {
 	double tau2;           /* release-level variance component */
 	double e_c;            /* the judged captures' variance beyond sampling */
 	double q, q_df;        /* Cochran's Q of the baseline release means, its df */
+	double se_c, df_c;     /* the judged captures' mean alone: its standard error
+				* and df (what more or longer captures would shrink) */
 	bool own_het;          /* its releases differ beyond the service's: see pooled_fit */
 } pooled;
 
@@ -1246,11 +1249,11 @@ static int pooled_fit(pooled *out, const double *yb, const double *vb, const int
 				    nc, s2d)) < 0))
 		goto out;
 	out->se = sqrt(cur.var_mean + var_b + out->tau2 + hx + dx);
+	out->se_c = sqrt(cur.var_mean);
 	/* A lone capture's variance is known as well as its factor is. */
-	out->df = stats_satterthwaite(cur.var_mean,
-				      nc == 1 && lam && isfinite(lam[NOISE_LONE_DF])
-					      ? fmin(d0, lam[NOISE_LONE_DF]) : d0 + own.df,
-				      var_b, d0);
+	out->df_c = nc == 1 && lam && isfinite(lam[NOISE_LONE_DF]) ? fmin(d0, lam[NOISE_LONE_DF])
+								   : d0 + own.df;
+	out->df = stats_satterthwaite(cur.var_mean, out->df_c, var_b, d0);
 	if (out->tau2 > 0)
 		out->df = stats_satterthwaite(cur.var_mean + var_b, out->df, out->tau2, phi_df);
 	/*
@@ -1986,6 +1989,11 @@ static int test_on(finding *f, const series *b, const series *c, const analysis_
 	f->rel_delta = f->baseline_share > 0 ? f->delta / f->baseline_share : INFINITY;
 	f->ci_low = stats_vst_delta_share(p.mean_b, rci.ci_low);
 	f->ci_high = stats_vst_delta_share(p.mean_b, rci.ci_high);
+	f->vst_base = p.mean_b;
+	f->vst_se = p.se_c;
+	f->vst_df = p.df_c;
+	f->vst_margin = mup;
+	f->vst_delta0 = up;
 	f->rate_ratio = mean_of(b->rate, b->n) > 0
 			? mean_of(c->rate, c->n) / mean_of(b->rate, b->n) : NAN;
 	rate_tests(f, b, c);
@@ -3258,6 +3266,83 @@ out:
 	free(lam);
 	free(canon);
 	return rc;
+}
+
+/* The percentage points a rise from share pb needs at its conservative end to be `gate`. */
+static double gate_pp(stats_severity gate, double pb, const stats_severity_thresholds *t)
+{
+	switch (gate) {
+	case STATS_SEV_CRITICAL:
+		return fmin(t->critical_pp, fmax(t->critical_rel_pp, t->critical_rel * 100 * pb));
+	case STATS_SEV_HIGH: return t->high_pp;
+	case STATS_SEV_MEDIUM: return t->medium_pp;
+	default: return 0;
+	}
+}
+
+/* The share test f's detectable rise (analysis_blind): into b, false when it has none. */
+static bool blind_of(analysis_blind *b, const finding *f, const analysis *a, stats_severity gate)
+{
+	const analysis_opts *o = &a->opts;
+	double q = o->severity.q_max > 0 ? fmin(o->severity.q_max, o->fdr) : o->fdr;
+	double share =
+		stats_seq_fraction_from(first_look_of(f), f->look, o->max_looks, o->spend_rho);
+	double se = f->vst_se, df = f->vst_df, pb, cut, need, d;
+
+	if (!(se > 0) || !isfinite(se) || !(df >= 1) || !(share > 0) || !a->ntests || f->closed)
+		return false;
+	pb = stats_vst_inv(f->vst_base);
+	cut = q * share / (double)a->ntests;
+	need = gate_pp(gate, pb, &o->severity) / 100;
+	/* Significant at the cut-off, beyond the margin, and severe enough. */
+	d = fmax(f->vst_delta0 + stats_t_upper(cut, df) * se, f->vst_margin);
+	d = fmax(d, stats_vst_delta(pb, need) + stats_t_upper((1 - o->ci_level) / 2, df) * se);
+	/* ... four times in five. */
+	d += stats_t_upper(0.2, df) * se;
+	if (!isfinite(d) || !isfinite(pb))
+		return false;
+	b->f = f;
+	b->from = pb;
+	b->to = f->vst_base + d < PI / 2 ? stats_vst_inv(f->vst_base + d) : 1;
+	b->unseen = b->to < 1 ? (b->to - b->from) / (1 - b->to) : INFINITY;
+	return true;
+}
+
+static int blind_cmp(const void *x, const void *y)
+{
+	double u = ((const analysis_blind *)x)->unseen, v = ((const analysis_blind *)y)->unseen;
+
+	return (u < v) - (u > v);
+}
+
+int analysis_blind_spots(analysis_blind **out, size_t *n, const analysis *a, stats_severity gate)
+{
+	analysis_blind *worst = NULL, b;
+	size_t count = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (a->ntargets && !(worst = calloc(a->ntargets, sizeof(*worst))))
+		return PR_ENOMEM;
+	for (size_t i = 0; i < a->ntests; i++) {
+		const finding *f = &a->tests[i];
+		if (f->target >= a->ntargets || !f->kind ||
+		    strcmp(f->kind, FINDING_KIND_SHARE) != 0 || !blind_of(&b, f, a, gate))
+			continue;
+		if (!worst[f->target].f || b.unseen > worst[f->target].unseen)
+			worst[f->target] = b;
+	}
+	for (size_t t = 0; t < a->ntargets; t++)
+		if (worst[t].f)
+			worst[count++] = worst[t];
+	if (!count) {
+		free(worst);
+		return 0;
+	}
+	qsort(worst, count, sizeof(*worst), blind_cmp);
+	*out = worst;
+	*n = count;
+	return 0;
 }
 
 static int grow_tests(analysis *a, size_t extra)
@@ -6944,6 +7029,32 @@ out:
 static json_t *num_or_null(double v)
 {
 	return isnan(v) || isinf(v) ? json_null() : json_real(v);
+}
+
+void analysis_blind_reason(char *out, size_t size, const analysis_blind *b, double max)
+{
+	char cost[64];
+
+	if (isinf(b->unseen))
+		snprintf(cost, sizeof(cost), "whatever it cost the service");
+	else
+		snprintf(cost, sizeof(cost), "making the service %.0f%% costlier", 100 * b->unseen);
+	snprintf(out, size,
+		 "the captures are too few or too small to pass the release: a slowdown of "
+		 "%.200s (%s, %s) that took its share from %.1f%% to %.1f%%, %s, would be "
+		 "missed more than one time in five (a pass needs the gate to see one that "
+		 "makes it %.0f%% costlier: --max-unseen, analysis.gate_max_unseen_pct). "
+		 "Take more or longer captures of the release",
+		 b->f->function, b->f->service, b->f->type, 100 * b->from, 100 * b->to, cost,
+		 100 * max);
+}
+
+json_t *analysis_blind_json(const analysis_blind *b)
+{
+	return json_pack("{s:s,s:s,s:s,s:s,s:f,s:f,s:o}", "service", b->f->service, "type",
+			 b->f->type, "function", b->f->function, "file",
+			 b->f->file ? b->f->file : "", "baseline_share", b->from, "share_seen",
+			 b->to, "unseen_cost", num_or_null(b->unseen));
 }
 
 json_t *analysis_finding_json(const finding *f)

@@ -135,6 +135,9 @@ typedef struct analysis_opts {
 	int64_t warmup_us;        /* a capture taken this close to a deploy of its
 				   * release, before or after, is not judged (0:
 				   * every capture is; see capture_query) */
+	double gate_max_unseen;   /* a gate's pass is inconclusive where one function
+				   * could have made the service this much costlier
+				   * unseen (analysis_blind_spots; 0.25: +25%; 0: never) */
 } analysis_opts;
 
 void analysis_opts_default(analysis_opts *o);
@@ -244,6 +247,12 @@ typedef struct finding {
 				   * finding is not confirmed at once */
 	double p_up, p_down;      /* one-sided p: rose / fell (beyond the margin when
 				   * margin_in_test) */
+	double vst_base, vst_se, vst_df; /* share tests, on the stats_vst scale: the
+				   * baseline's mean, and the standard error and df
+				   * of the judged captures' mean alone (what more or
+				   * longer captures shrink); vst_se 0 for other tests */
+	/* On that scale: the rise that counts (the margin), the rise tested against. */
+	double vst_margin, vst_delta0;
 	bool weekly;              /* also held to the captures of its own part of the
 				   * week (the baseline's weekends and weekdays differ) */
 	analysis_week week;       /* the week its service was judged on */
@@ -366,6 +375,49 @@ size_t analysis_latest_look(const analysis *a);
  * every planned look (analysis.max_looks), so finding none says nothing.
  */
 bool analysis_spent(const analysis *a);
+
+/*
+ * What a pass could not have seen for want of captures. A share test's
+ * detectable rise is the smallest rise of the function's share that the
+ * analysis flags at severity `gate` or above four times in five, were
+ * the baseline known exactly: a one-sided t test on the standard error
+ * of the judged captures' mean alone (their number, their samples, their
+ * spread) at the cut-off a lone finding of its family meets (fdr, or
+ * severity.q_max when lower, x the look's share of alpha / the run's
+ * tests), beyond the margin, and with the interval's conservative end at
+ * the severity's percentage points. More or longer captures shrink it;
+ * a baseline's own uncertainty and the Mann-Whitney, host and hour
+ * checks a finding must also pass only add to it, so it is a lower
+ * bound. What it costs the service, when that function alone slowed
+ * down to raise its share from `from` to `to`, is (to - from) / (1 - to)
+ * of the service's cost.
+ */
+typedef struct analysis_blind {
+	const finding *f; /* the test, in the analysis's tests (borrowed) */
+	double from, to;  /* its baseline share, the share it is flagged at */
+	/* The service's cost that rise adds (0.25: +25%); INFINITY when no share shows it. */
+	double unseen;
+} analysis_blind;
+
+/*
+ * Each judged target's (service and type's) share test of the largest
+ * unseen cost, the largest first, into *out (n of them; the caller
+ * frees *out, NULL when none). Call after analysis_finish. Returns 0 or
+ * PR_ENOMEM.
+ */
+int analysis_blind_spots(analysis_blind **out, size_t *n, const analysis *a, stats_severity gate);
+
+/*
+ * {"service", "type", "function", "file", "baseline_share", "share_seen",
+ * "unseen_cost"} (null for INFINITY): new reference, NULL out of memory.
+ */
+struct json_t *analysis_blind_json(const analysis_blind *b);
+
+/*
+ * Why a pass is inconclusive on b, whose unseen cost is over max (the
+ * gate's limit, 0.25: +25%), into out (at most size bytes, cut).
+ */
+void analysis_blind_reason(char *out, size_t size, const analysis_blind *b, double max);
 
 /* Room for the releases analysis_unjudged_baseline names, quoted and cut. */
 #define UNJUDGED_MAX 320

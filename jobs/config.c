@@ -337,6 +337,10 @@ static const field analysis_keys[] = {
 	{K_INT("warmup_s", 0, 86400, config, analysis.warmup_us), .unit = 's',
 	 .doc = "a capture taken less than this many seconds before or after a deploy of "
 		"its release is not judged: its process was warming up (0: every capture is)"},
+	{K_NUM("gate_max_unseen_pct", 0, 100000, config, analysis.gate_max_unseen), .unit = 'p',
+	 .doc = "a gate that passes is inconclusive when one function could have made the "
+		"service this many percent costlier without the gate seeing it four times in "
+		"five (captures too few or too small; 0: never)"},
 	{K_SUB("severity", 'o', severity_keys), .doc = "the severity thresholds"},
 	END,
 };

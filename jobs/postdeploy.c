@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -363,14 +364,38 @@ static int tag_evidence(const postdeploy_result *x, db *d, pr_error *err)
 }
 
 /*
- * Fail on a regression at or above the gate, but for one within a rise
- * accepted by hand; else inconclusive when anything went unjudged.
+ * A pass says no function slowed down enough to show; on captures too
+ * few or too small (a starved host's profiler took 60-100 samples a
+ * capture), a function can double the service's cost and not show, and
+ * such a pass vouches for nothing. Said as a reason, which makes the
+ * pass inconclusive, for each judged type whose blind spot is over the
+ * limit.
  */
-static void verdict(postdeploy_result *x, const postdeploy_opts *o)
+static void blind_reasons(postdeploy_result *x, const postdeploy_opts *o)
+{
+	double max = o->max_unseen > 0 ? o->max_unseen : x->a.opts.gate_max_unseen;
+	char line[PR_ERROR_MSG_MAX];
+
+	for (size_t i = 0;
+	     o->max_unseen >= 0 && max > 0 && i < x->nblind && x->blind[i].unseen > max; i++) {
+		analysis_blind_reason(line, sizeof(line), &x->blind[i], max);
+		json_array_append_new(x->reasons, json_string(line));
+	}
+}
+
+/*
+ * Fail on a regression at or above the gate, but for one within a rise
+ * accepted by hand; else inconclusive when anything went unjudged or the
+ * captures could not have seen a large rise (blind_reasons).
+ */
+static int verdict(postdeploy_result *x, const postdeploy_opts *o, pr_error *err)
 {
 	stats_severity gate = o->gate == STATS_SEV_NONE ? STATS_SEV_HIGH : o->gate;
 	uint64_t want = o->min_captures ? o->min_captures : 1;
 	char line[PR_ERROR_MSG_MAX];
+
+	if (analysis_blind_spots(&x->blind, &x->nblind, &x->a, gate) < 0)
+		return pr_error_set(err, PR_ENOMEM, "out of memory");
 
 	x->verdict = "pass";
 	for (size_t i = 0; i < x->a.ntests && x->a.tests[i].significant; i++)
@@ -468,8 +493,11 @@ static void verdict(postdeploy_result *x, const postdeploy_opts *o)
 			 o->release, x->a.opts.max_looks, analysis_latest_look(&x->a));
 		json_array_append_new(x->reasons, json_string(line));
 	}
+	if (strcmp(x->verdict, "fail") != 0 && !json_array_size(x->reasons))
+		blind_reasons(x, o);
 	if (strcmp(x->verdict, "fail") != 0 && json_array_size(x->reasons))
 		x->verdict = "inconclusive";
+	return 0;
 }
 
 static int finish_run(postdeploy_result *x, db *d, pr_error *err)
@@ -602,8 +630,7 @@ int postdeploy_run(postdeploy_result *out, const job_env *env, const postdeploy_
 	    (rc = store_suspects(x, env->d, x->run_id, err)) < 0 ||
 	    (rc = tag_evidence(x, env->d, err)) < 0)
 		goto fail;
-	verdict(x, o);
-	if ((rc = finish_run(x, env->d, err)) < 0)
+	if ((rc = verdict(x, o, err)) < 0 || (rc = finish_run(x, env->d, err)) < 0)
 		goto fail;
 	/*
 	 * A page links to its team's report, as the nightly's do: written
@@ -662,5 +689,6 @@ void postdeploy_result_release(postdeploy_result *r)
 	json_decref(r->hosts);
 	free(r->report);
 	job_notes_release(&r->notes);
+	free(r->blind);
 	memset(r, 0, sizeof(*r));
 }

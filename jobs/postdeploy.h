@@ -52,6 +52,12 @@ typedef struct postdeploy_opts {
 	const char *canary, *control;
 	int64_t deadline_us; /* time_mono() microseconds the caller stops the
 				    * step at (0: none): the metrics push ends before */
+	/*
+	 * A pass is inconclusive where one function could have made the
+	 * service this much costlier unseen (analysis_blind_spots; 0.25:
+	 * +25%): 0 the configuration's analysis.gate_max_unseen_pct, < 0 never.
+	 */
+	double max_unseen;
 } postdeploy_opts;
 
 typedef struct postdeploy_result {
@@ -90,6 +96,9 @@ typedef struct postdeploy_result {
 	bool collected;                        /* a round of collection read its sources:
 					        * nothing failed, or something came */
 	job_notes notes;
+	/* Each judged type's blind spot, the largest first; into a's tests. */
+	analysis_blind *blind;
+	size_t nblind;
 } postdeploy_result;
 
 /*

@@ -112,6 +112,13 @@ int stats_test_t(stats_result *out, double est, double se, double df,
 	return rc;
 }
 
+double stats_t_upper(double p, double df)
+{
+	if (!(p > 0 && p <= 0.5) || !(df >= 1))
+		return NAN;
+	return gsl_cdf_tdist_Qinv(p < 1e-9 ? 1e-9 : p, df > 1e7 ? 1e7 : df);
+}
+
 int stats_test_shared_var(stats_result *out, const stats_sample *base,
 			  const stats_sample *cur, const stats_test_opts *opts)
 {

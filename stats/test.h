@@ -114,6 +114,14 @@ int stats_test_prediction(stats_result *out, const stats_sample *base, double x,
 int stats_test_t(stats_result *out, double est, double se, double df,
 		 const stats_test_opts *opts);
 
+/*
+ * The t quantile with upper tail p on df degrees of freedom: the t at
+ * which a one-sided test at level p rejects. p in [1e-9, 0.5] (smaller
+ * is taken as 1e-9, where GSL's inverse still converges), df >= 1
+ * (larger than 1e7 taken as 1e7). NaN outside.
+ */
+double stats_t_upper(double p, double df);
+
 typedef enum stats_mw_method {
 	STATS_MW_AUTO = 0,   /* exact when allowed (below), else asymptotic */
 	STATS_MW_EXACT,      /* exact null distribution; STATS_EDATA if not allowed */

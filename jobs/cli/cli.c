@@ -526,6 +526,20 @@ int cli_parse_u64(const cli_ctx *ctx, const char *opt, const char *s,
 	return parse_u64(ctx, opt, s, min, max, false, out);
 }
 
+int cli_parse_number(const cli_ctx *ctx, const char *opt, const char *s, double lo, double hi,
+		     double *out)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (end == s || *end || !(v >= lo && v <= hi)) {
+		cli_error(ctx, "'--%s %s' is not a number from %g to %g", opt, s, lo, hi);
+		return CLI_BAD;
+	}
+	*out = v;
+	return 0;
+}
+
 int cli_parse_size(const cli_ctx *ctx, const char *opt, const char *s,
 		   unsigned long long min, unsigned long long max,
 		   unsigned long long *out)

@@ -153,6 +153,10 @@ int cli_parse_u64(const cli_ctx *ctx, const char *opt, const char *s,
 		  unsigned long long min, unsigned long long max,
 		  unsigned long long *out);
 
+/* A number from lo to hi (strtod's forms) for option --opt; CLI_BAD, said, when not. */
+int cli_parse_number(const cli_ctx *ctx, const char *opt, const char *s, double lo, double hi,
+		     double *out);
+
 /* The same for a size in bytes, which may end in K, M or G (powers of 1024). */
 int cli_parse_size(const cli_ctx *ctx, const char *opt, const char *s,
 		   unsigned long long min, unsigned long long max,

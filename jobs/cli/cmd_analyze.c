@@ -40,6 +40,7 @@ enum {
 	O_ALL_TESTS,
 	O_PAGE,
 	O_GATE,
+	O_MAX_UNSEEN,
 	O_COHORT,
 	O_CONTROL,
 	O_MARGIN_TEST,
@@ -70,6 +71,9 @@ static const cli_option analyze_options[] = {
 	 "page on-call for the regressions found; writes the report the pages link to"},
 	{"all-tests", no_argument, O_ALL_TESTS, NULL,
 	 "with --json, list every test, not only findings"},
+	{"max-unseen", required_argument, O_MAX_UNSEEN, "PCT",
+	 "with --gate, a pass needs the captures to see one function making a service "
+	 "PCT% costlier (default 25, analysis.gate_max_unseen_pct; 0: never asked)"},
 	{"gate", required_argument, O_GATE, "SEVERITY",
 	 "exit 1 when a regression is at or above: low, medium, high, critical"},
 	{"cohort", required_argument, O_COHORT, "HOSTS",
@@ -79,18 +83,14 @@ static const cli_option analyze_options[] = {
 	{NULL, 0, 0, NULL, NULL},
 };
 
-static int parse_fraction(cli_ctx *ctx, const char *opt, const char *s, double lo, double hi,
-			  double *out)
+/* A gated run's blind spots (what its pass is worth). */
+static json_t *blind_json(const analysis_blind *b, size_t n)
 {
-	char *end;
-	double v = strtod(s, &end);
+	json_t *arr = json_array();
 
-	if (end == s || *end || !(v >= lo && v <= hi)) {
-		cli_error(ctx, "'--%s %s' is not a number from %g to %g", opt, s, lo, hi);
-		return CLI_BAD;
-	}
-	*out = v;
-	return 0;
+	for (size_t i = 0; arr && i < n; i++)
+		json_array_append_new(arr, analysis_blind_json(&b[i]));
+	return arr;
 }
 
 static json_t *num_or_null(double v)
@@ -230,6 +230,9 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 	analysis_opts flags;
 	bool set_at = false, set_window = false, set_min = false, set_rel = false;
 	bool set_abs = false, set_minshare = false, set_fdr = false, gated = false, bad = false;
+	analysis_blind *blind = NULL;
+	size_t nblind = 0;
+	double max_unseen = -1;
 	bool margin_test = false;
 	stats_severity gate = STATS_SEV_NONE;
 	config cfg;
@@ -263,6 +266,11 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 			}
 			gated = true;
 			break;
+		case O_MAX_UNSEEN:
+			if (cli_parse_number(ctx, "max-unseen", arg, 0, 100000, &max_unseen) < 0)
+				bad = true;
+			max_unseen /= 100;
+			break;
 		case O_AT:
 			if (time_parse(&flags.at_us, arg) < 0) {
 				cli_error(ctx, "'--at %s' is not an ISO 8601 time", arg);
@@ -286,24 +294,24 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 			set_min = true;
 			break;
 		case O_REL:
-			if (parse_fraction(ctx, "rel-margin", arg, 0, 10, &flags.rel_margin) < 0)
+			if (cli_parse_number(ctx, "rel-margin", arg, 0, 10, &flags.rel_margin) < 0)
 				bad = true;
 			set_rel = true;
 			break;
 		case O_ABS:
-			if (parse_fraction(ctx, "abs-margin", arg, 0, 100, &pp) < 0)
+			if (cli_parse_number(ctx, "abs-margin", arg, 0, 100, &pp) < 0)
 				bad = true;
 			flags.abs_margin = pp / 100;
 			set_abs = true;
 			break;
 		case O_MINSHARE:
-			if (parse_fraction(ctx, "min-share", arg, 0, 100, &pp) < 0)
+			if (cli_parse_number(ctx, "min-share", arg, 0, 100, &pp) < 0)
 				bad = true;
 			flags.min_share = pp / 100;
 			set_minshare = true;
 			break;
 		case O_FDR:
-			if (parse_fraction(ctx, "fdr", arg, 1e-6, 0.5, &flags.fdr) < 0)
+			if (cli_parse_number(ctx, "fdr", arg, 1e-6, 0.5, &flags.fdr) < 0)
 				bad = true;
 			set_fdr = true;
 			break;
@@ -387,9 +395,15 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 	}
 	for (size_t i = 0; i < r.notes.n; i++)
 		cli_warn(ctx, "%s", r.notes.lines[i]);
+	if (gated && analysis_blind_spots(&blind, &nblind, &r.a, gate) < 0) {
+		rc = pr_error_set(&err, PR_ENOMEM, "out of memory");
+		goto fail;
+	}
+	if (max_unseen < 0)
+		max_unseen = r.a.opts.gate_max_unseen;
 	if (ctx->json) {
 		const analysis *a = &r.a;
-		json_t *arr = json_array(), *skipped = json_array();
+		json_t *arr = json_array(), *skipped = json_array(), *doc;
 		char when[TIME_FMT_MAX];
 		for (size_t i = 0; i < a->ntests && (all_tests || a->tests[i].significant); i++)
 			json_array_append_new(arr, analysis_finding_json(&a->tests[i]));
@@ -398,17 +412,18 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 				"service", a->skipped[i].service, "type", a->skipped[i].type,
 				"reason", a->skipped[i].reason));
 		time_format(when, a->opts.at_us);
-		status = cli_print_json(ctx, json_pack(
+		doc = json_pack(
 			"{s:i,s:s,s:I,s:I,s:I,s:I,s:o,s:o,s:{s:f,s:f},s:{s:I,s:I,s:I,s:I},s:s?}",
-			"schema_version", 1, "at", when, "run_id", (json_int_t)r.run_id,
-			"services", (json_int_t)a->services, "tests", (json_int_t)a->ntests,
-			"filtered", (json_int_t)a->filtered, "findings", arr,
-			"insufficient", skipped,
-			"timing", "database_seconds", a->db_seconds,
-			"statistics_seconds", a->stats_seconds,
-			"pages", "enqueued", (json_int_t)a->pages_enqueued,
-			"sent", (json_int_t)r.pages.sent, "failed", (json_int_t)r.pages.failed,
-			"pending", (json_int_t)r.pages.pending, "report", r.report));
+			"schema_version", 1, "at", when, "run_id", (json_int_t)r.run_id, "services",
+			(json_int_t)a->services, "tests", (json_int_t)a->ntests, "filtered",
+			(json_int_t)a->filtered, "findings", arr, "insufficient", skipped, "timing",
+			"database_seconds", a->db_seconds, "statistics_seconds", a->stats_seconds,
+			"pages", "enqueued", (json_int_t)a->pages_enqueued, "sent",
+			(json_int_t)r.pages.sent, "failed", (json_int_t)r.pages.failed, "pending",
+			(json_int_t)r.pages.pending, "report", r.report);
+		if (doc && gated)
+			json_object_set_new(doc, "blind_spots", blind_json(blind, nblind));
+		status = cli_print_json(ctx, doc);
 	} else {
 		if (print_text(ctx, &r.a, r.run_id) < 0) {
 			/* The run is recorded: this is only what it prints. */
@@ -465,6 +480,15 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 		}
 		if (inconclusive)
 			status = EXIT_INCONCLUSIVE;
+		/* A pass on captures too few or too small to see a rise vouches for nothing. */
+		for (size_t i = 0;
+		     !inconclusive && max_unseen > 0 && i < nblind && blind[i].unseen > max_unseen;
+		     i++) {
+			char line[PR_ERROR_MSG_MAX];
+			analysis_blind_reason(line, sizeof(line), &blind[i], max_unseen);
+			cli_warn(ctx, "inconclusive: %s", line);
+			status = EXIT_INCONCLUSIVE;
+		}
 	}
 	status = cli_report_problem(ctx, r.run_id, r.report_problem, status);
 	goto out;
@@ -476,6 +500,7 @@ out:
 	db_close(d2);
 	db_close(d);
 	blob_store_free(bs);
+	free(blind);
 	return status;
 }
 

@@ -28,13 +28,27 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 enum {
-	O_SERVICE = 1600, O_RELEASE, O_COMMIT, O_REPO, O_PREVIOUS, O_WAIT, O_MIN, O_GATE, O_AT,
-	O_INCONCLUSIVE, O_SUMMARY, O_CANARY, O_CONTROL, O_DEADLINE,
+	O_SERVICE = 1600,
+	O_RELEASE,
+	O_COMMIT,
+	O_REPO,
+	O_PREVIOUS,
+	O_WAIT,
+	O_MIN,
+	O_GATE,
+	O_AT,
+	O_INCONCLUSIVE,
+	O_SUMMARY,
+	O_CANARY,
+	O_CONTROL,
+	O_DEADLINE,
+	O_MAX_UNSEEN,
 };
 
 /* How long past --wait the step may take by default: a gate answers in bounded time. */
@@ -259,6 +273,16 @@ static void markdown(report_out *o, const postdeploy_opts *opt, const postdeploy
 		report_put(o, opt->previous ? ", commits since `%.12s` (--previous)"
 					    : ", previous deploy `%.12s`", x->dep.previous_sha);
 	captures_line(o, opt, x);
+	/* What a pass is worth: the largest rise it could have missed. */
+	if (strcmp(x->verdict, "pass") == 0 && x->nblind && isfinite(x->blind[0].unseen)) {
+		const analysis_blind *b = &x->blind[0];
+		report_put(o,
+			   "Seen: a slowdown of any one function that makes the service "
+			   "%.0f%% costlier (found four times in five; the hardest to see: ",
+			   100 * b->unseen + 0.5 < 1 ? 1.0 : 100 * b->unseen);
+		md_escape(o, b->f->function);
+		report_put(o, ", %.1f%% of %s)\n\n", 100 * b->from, b->f->type);
+	}
 	/* Unmeasured and not a fail: the reasons above say it already. */
 	if (x->captured_sha[0] && (!x->unmeasured || strcmp(x->verdict, "fail") == 0)) {
 		report_put(o, "%s", "**Another build:** the release was captured as commit ");
@@ -421,6 +445,10 @@ static json_t *result_json(const postdeploy_opts *opt, const postdeploy_result *
 		json_object_set_new(doc, "judged_captures", json_integer(x->judged));
 		json_object_set_new(doc, "captured_commit", x->captured_sha[0]
 					? json_string(x->captured_sha) : json_null());
+		json_t *blind = json_array();
+		for (size_t i = 0; blind && i < x->nblind; i++)
+			json_array_append_new(blind, analysis_blind_json(&x->blind[i]));
+		json_object_set_new(doc, "blind_spots", blind ? blind : json_null());
 	}
 	return doc;
 }
@@ -442,6 +470,9 @@ int cmd_postdeploy(cli_ctx *ctx, int argc, char **argv)
 		 "captures of the release to wait for (default 1)"},
 		{"gate", required_argument, O_GATE, "SEVERITY",
 		 "fail (exit 1) at or above: low, medium, high, critical (default high)"},
+		{"max-unseen", required_argument, O_MAX_UNSEEN, "PCT",
+		 "a pass needs the captures to see one function making the service PCT% "
+		 "costlier (default 25, analysis.gate_max_unseen_pct; 0: never asked)"},
 		{"on-inconclusive", required_argument, O_INCONCLUSIVE, "pass|fail",
 		 "when the release cannot be judged: exit 5 (fail, the default) or 0"},
 		{"summary", required_argument, O_SUMMARY, "FILE",
@@ -524,6 +555,12 @@ int cmd_postdeploy(cli_ctx *ctx, int argc, char **argv)
 		case O_MIN:
 			if (cli_parse_u64(ctx, "min-captures", arg, 1, 100000, &min_caps) < 0)
 				bad = true;
+			break;
+		case O_MAX_UNSEEN:
+			if (cli_parse_number(ctx, "max-unseen", arg, 0, 100000, &o.max_unseen) < 0)
+				bad = true;
+			else
+				o.max_unseen = o.max_unseen > 0 ? o.max_unseen / 100 : -1;
 			break;
 		case O_GATE:
 			if (stats_severity_parse(&o.gate, arg) < 0 || o.gate == STATS_SEV_NONE) {

@@ -1736,7 +1736,7 @@ static void test_the_postdeploy_job_fails_a_regression_and_passes_a_clean_releas
 {
 	fx *f = *state;
 	postdeploy_opts o = {"bad",          "v2", SHA_V2, NULL, NULL, 0, 4,
-			     STATS_SEV_HIGH, 0,    0,      NULL, NULL, 0};
+			     STATS_SEV_HIGH, 0,    0,      NULL, NULL, 0, 0};
 	postdeploy_result r;
 	pr_error err = PR_ERROR_INIT;
 
@@ -1759,7 +1759,7 @@ static void test_the_postdeploy_job_is_inconclusive_with_too_few_captures(void *
 {
 	fx *f = *state;
 	postdeploy_opts o = {"good",         "v2", SHA_V2, NULL, NULL, 0, 10,
-			     STATS_SEV_HIGH, 0,    0,      NULL, NULL, 0};
+			     STATS_SEV_HIGH, 0,    0,      NULL, NULL, 0, 0};
 	postdeploy_result r;
 	pr_error err = PR_ERROR_INIT;
 
@@ -1790,7 +1790,7 @@ static void test_the_postdeploy_job_is_inconclusive_past_the_planned_looks(void 
 {
 	fx *f = *state;
 	postdeploy_opts o = {"bad",          "v2", SHA_V2, NULL, NULL, 0, 4,
-			     STATS_SEV_HIGH, 0,    0,      NULL, NULL, 0};
+			     STATS_SEV_HIGH, 0,    0,      NULL, NULL, 0, 0};
 	postdeploy_result r;
 	pr_error err = PR_ERROR_INIT;
 
@@ -1824,7 +1824,7 @@ static void test_a_release_first_judged_past_its_looks_spends_them(void **state)
 {
 	fx *f = *state;
 	postdeploy_opts o = {"bad",          "v2", SHA_V2, NULL, NULL, 0, 4,
-			     STATS_SEV_HIGH, 0,    0,      NULL, NULL, 0};
+			     STATS_SEV_HIGH, 0,    0,      NULL, NULL, 0, 0};
 	postdeploy_result r;
 	pr_error err = PR_ERROR_INIT;
 
@@ -1848,7 +1848,7 @@ static void test_a_release_judged_last_night_spends_tonight_s_share(void **state
 {
 	fx *f = *state;
 	postdeploy_opts o = {"bad",          "v2", SHA_V2, NULL, NULL, 0, 1,
-			     STATS_SEV_HIGH, 0,    0,      NULL, NULL, 0};
+			     STATS_SEV_HIGH, 0,    0,      NULL, NULL, 0, 0};
 	postdeploy_result r;
 	pr_error err = PR_ERROR_INIT;
 
@@ -1879,7 +1879,7 @@ static void test_a_release_judged_hours_before_spends_its_own_share(void **state
 {
 	fx *f = *state;
 	postdeploy_opts o = {"bad",          "v2", SHA_V2, NULL, NULL, 0, 1,
-			     STATS_SEV_HIGH, 0,    0,      NULL, NULL, 0};
+			     STATS_SEV_HIGH, 0,    0,      NULL, NULL, 0, 0};
 	postdeploy_result r;
 	pr_error err = PR_ERROR_INIT;
 
@@ -1911,7 +1911,7 @@ static void test_the_postdeploy_job_does_not_count_empty_captures(void **state)
 {
 	fx *f = *state;
 	postdeploy_opts o = {"good",         "v2", SHA_V2, NULL, NULL, 0, 6,
-			     STATS_SEV_HIGH, 0,    0,      NULL, NULL, 0};
+			     STATS_SEV_HIGH, 0,    0,      NULL, NULL, 0, 0};
 	postdeploy_result r;
 	pr_error err = PR_ERROR_INIT;
 
@@ -1957,7 +1957,7 @@ static void test_captures_in_the_warm_up_around_a_deploy_are_not_judged(void **s
 {
 	fx *f = *state;
 	postdeploy_opts o = {"warm",         "v2", SHA_V2, NULL, NULL, 0, 4,
-			     STATS_SEV_HIGH, 0,    0,      NULL, NULL, 0};
+			     STATS_SEV_HIGH, 0,    0,      NULL, NULL, 0, 0};
 	postdeploy_result r;
 	pr_error err = PR_ERROR_INIT;
 
@@ -2007,7 +2007,7 @@ static void test_a_second_rollout_of_the_same_build_has_its_warm_up_too(void **s
 {
 	fx *f = *state;
 	postdeploy_opts o = {"warm",         "v2", SHA_V2, NULL, NULL, 0, 4,
-			     STATS_SEV_HIGH, 0,    0,      NULL, NULL, 0};
+			     STATS_SEV_HIGH, 0,    0,      NULL, NULL, 0, 0};
 	postdeploy_result r;
 	pr_error err = PR_ERROR_INIT;
 
@@ -2035,7 +2035,7 @@ static void test_min_captures_counts_each_judged_type_alone(void **state)
 {
 	fx *f = *state;
 	postdeploy_opts o = {"bad",          "v2", SHA_V2, NULL, NULL, 0, 4,
-			     STATS_SEV_HIGH, 0,    0,      NULL, NULL, 0};
+			     STATS_SEV_HIGH, 0,    0,      NULL, NULL, 0, 0};
 	postdeploy_result r;
 	pr_error err = PR_ERROR_INIT;
 
@@ -2059,7 +2059,7 @@ static void test_a_service_s_own_warm_up_is_its_alone(void **state)
 {
 	fx *f = *state;
 	postdeploy_opts o = {"jvm",          "v2", SHA_V2, NULL, NULL, 0, 4,
-			     STATS_SEV_HIGH, 0,    0,      NULL, NULL, 0};
+			     STATS_SEV_HIGH, 0,    0,      NULL, NULL, 0, 0};
 	postdeploy_result r;
 	pr_error err = PR_ERROR_INIT;
 
@@ -2161,7 +2161,7 @@ static void test_the_postdeploy_job_refuses_a_release_without_captures(void **st
 {
 	fx *f = *state;
 	postdeploy_opts o = {"good",         "v3", SHA_V2, NULL, NULL, 0, 1,
-			     STATS_SEV_HIGH, 0,    0,      NULL, NULL, 0};
+			     STATS_SEV_HIGH, 0,    0,      NULL, NULL, 0, 0};
 	postdeploy_result r;
 	pr_error err = PR_ERROR_INIT;
 
@@ -2252,7 +2252,7 @@ static void test_analyze_nightly_and_postdeploy_give_the_same_finding_object(voi
 	analyze_opts ao = {"bad", "v2", 0, 0, "cpu", f->cfg.analysis, "v2", false,
 			   false, NULL, NULL, NULL};
 	postdeploy_opts po = {"bad",          "v2", SHA_V2, NULL, NULL, 0, 4,
-			      STATS_SEV_HIGH, 0,    0,      NULL, NULL, 0};
+			      STATS_SEV_HIGH, 0,    0,      NULL, NULL, 0, 0};
 	nightly_opts no = {0};
 	analyze_result ar;
 	nightly_result nr;
@@ -2324,7 +2324,7 @@ static void test_evidence_stored_before_the_post_deploy_is_tagged_with_the_deplo
 	analyze_opts ao = {"bad", "v2", 0, 0, "cpu", f->cfg.analysis, "v2", false,
 			   false, NULL, NULL, NULL};
 	postdeploy_opts po = {"bad",          "v2", SHA_V2, NULL, NULL, 0, 4,
-			      STATS_SEV_HIGH, 0,    0,      NULL, NULL, 0};
+			      STATS_SEV_HIGH, 0,    0,      NULL, NULL, 0, 0};
 	const char *tagged = "select count(*) from profiles where tags ? 'finding'"
 			     " and tags ->> 'commit' = '" SHA_V2 "'";
 	analyze_result ar;

@@ -515,6 +515,27 @@ static void test_floor_changes_nothing_when_the_variance_is_above_it(void **stat
 	assert_true(floored.se > plain.se && floored.statistic < plain.statistic);
 }
 
+/*
+ * stats_t_upper is the one-sided critical value: Student's tables (df 4:
+ * 2.132 at 0.05, 4.604 at 0.005), the normal's 1.960 at 0.025 for a
+ * large df, a p below 1e-9 taken as 1e-9, NaN outside its domain.
+ */
+static void test_t_upper_is_the_one_sided_critical_value(void **state)
+{
+	(void)state;
+	assert_true(fabs(stats_t_upper(0.05, 4) - 2.132) < 5e-4);
+	assert_true(fabs(stats_t_upper(0.005, 4) - 4.604) < 5e-4);
+	assert_true(fabs(stats_t_upper(0.025, 1e9) - 1.95996) < 1e-4);
+	assert_true(stats_t_upper(1e-15, 10) == stats_t_upper(1e-9, 10));
+	assert_true(stats_t_upper(1e-9, 10) > stats_t_upper(1e-8, 10));
+	assert_true(stats_t_upper(0.5, 3) == 0);
+	assert_true(isnan(stats_t_upper(0, 3)));
+	assert_true(isnan(stats_t_upper(0.6, 3)));
+	assert_true(isnan(stats_t_upper(NAN, 3)));
+	assert_true(isnan(stats_t_upper(0.05, 0.5)));
+	assert_true(isnan(stats_t_upper(0.05, NAN)));
+}
+
 static void test_t_tests_refuse_bad_arguments(void **state)
 {
 	stats_sample b = sample(BASE, N_OF(BASE)), c = sample(CUR, N_OF(CUR));
@@ -1132,6 +1153,7 @@ int main(void)
 		cmocka_unit_test(test_zero_variance_is_refused_without_a_floor_and_finite_with_one),
 		cmocka_unit_test(test_floor_changes_nothing_when_the_variance_is_above_it),
 		cmocka_unit_test(test_t_tests_refuse_bad_arguments),
+		cmocka_unit_test(test_t_upper_is_the_one_sided_critical_value),
 		cmocka_unit_test(test_extreme_arguments_stay_inside_the_gsl_domain),
 		cmocka_unit_test(test_random_summaries_keep_p_interval_and_margin_consistent),
 		cmocka_unit_test(test_mann_whitney_asymptotic_matches_scipy_with_ties),
