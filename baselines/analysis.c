@@ -7049,12 +7049,22 @@ void analysis_blind_reason(char *out, size_t size, const analysis_blind *b, doub
 		 100 * max);
 }
 
-json_t *analysis_blind_json(const analysis_blind *b)
+json_t *analysis_blind_json(const analysis_blind *b, size_t n)
 {
-	return json_pack("{s:s,s:s,s:s,s:s,s:f,s:f,s:o}", "service", b->f->service, "type",
-			 b->f->type, "function", b->f->function, "file",
-			 b->f->file ? b->f->file : "", "baseline_share", b->from, "share_seen",
-			 b->to, "unseen_cost", num_or_null(b->unseen));
+	json_t *arr = json_array();
+
+	for (size_t i = 0; arr && i < n; i++) {
+		json_t *o =
+			json_pack("{s:s,s:s,s:s,s:s,s:f,s:f,s:o}", "service", b[i].f->service,
+				  "type", b[i].f->type, "function", b[i].f->function, "file",
+				  b[i].f->file ? b[i].f->file : "", "baseline_share", b[i].from,
+				  "share_seen", b[i].to, "unseen_cost", num_or_null(b[i].unseen));
+		if (!o || json_array_append_new(arr, o) < 0) {
+			json_decref(arr);
+			return NULL;
+		}
+	}
+	return arr;
 }
 
 json_t *analysis_finding_json(const finding *f)

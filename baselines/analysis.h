@@ -408,10 +408,11 @@ typedef struct analysis_blind {
 int analysis_blind_spots(analysis_blind **out, size_t *n, const analysis *a, stats_severity gate);
 
 /*
- * {"service", "type", "function", "file", "baseline_share", "share_seen",
- * "unseen_cost"} (null for INFINITY): new reference, NULL out of memory.
+ * The n blind spots b as an array of {"service", "type", "function",
+ * "file", "baseline_share", "share_seen", "unseen_cost"} (null for
+ * INFINITY): a new reference, NULL out of memory.
  */
-struct json_t *analysis_blind_json(const analysis_blind *b);
+struct json_t *analysis_blind_json(const analysis_blind *b, size_t n);
 
 /*
  * Why a pass is inconclusive on b, whose unseen cost is over max (the

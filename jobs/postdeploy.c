@@ -511,8 +511,16 @@ static int finish_run(postdeploy_result *x, db *d, pr_error *err)
 				   (json_int_t)x->a.pages_enqueued, "sent",
 				   (json_int_t)x->pages.sent, "failed", (json_int_t)x->pages.failed,
 				   "pending", (json_int_t)x->pages.pending);
-	int rc = detail ? runs_finish(d, x->run_id, "ok", detail, err)
-			: pr_error_set(err, PR_ENOMEM, "out of memory");
+	int rc;
+
+	/* What a pass could not have seen, kept with the verdict. */
+	if (detail && json_object_set_new(detail, "blind_spots",
+					  analysis_blind_json(x->blind, x->nblind)) < 0) {
+		json_decref(detail);
+		detail = NULL;
+	}
+	rc = detail ? runs_finish(d, x->run_id, "ok", detail, err)
+		    : pr_error_set(err, PR_ENOMEM, "out of memory");
 
 	json_decref(detail);
 	return rc;

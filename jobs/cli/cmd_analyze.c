@@ -83,16 +83,6 @@ static const cli_option analyze_options[] = {
 	{NULL, 0, 0, NULL, NULL},
 };
 
-/* A gated run's blind spots (what its pass is worth). */
-static json_t *blind_json(const analysis_blind *b, size_t n)
-{
-	json_t *arr = json_array();
-
-	for (size_t i = 0; arr && i < n; i++)
-		json_array_append_new(arr, analysis_blind_json(&b[i]));
-	return arr;
-}
-
 static json_t *num_or_null(double v)
 {
 	return isnan(v) || isinf(v) ? json_null() : json_real(v);
@@ -422,7 +412,7 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 			(json_int_t)r.pages.sent, "failed", (json_int_t)r.pages.failed, "pending",
 			(json_int_t)r.pages.pending, "report", r.report);
 		if (doc && gated)
-			json_object_set_new(doc, "blind_spots", blind_json(blind, nblind));
+			json_object_set_new(doc, "blind_spots", analysis_blind_json(blind, nblind));
 		status = cli_print_json(ctx, doc);
 	} else {
 		if (print_text(ctx, &r.a, r.run_id) < 0) {

@@ -445,10 +445,7 @@ static json_t *result_json(const postdeploy_opts *opt, const postdeploy_result *
 		json_object_set_new(doc, "judged_captures", json_integer(x->judged));
 		json_object_set_new(doc, "captured_commit", x->captured_sha[0]
 					? json_string(x->captured_sha) : json_null());
-		json_t *blind = json_array();
-		for (size_t i = 0; blind && i < x->nblind; i++)
-			json_array_append_new(blind, analysis_blind_json(&x->blind[i]));
-		json_object_set_new(doc, "blind_spots", blind ? blind : json_null());
+		json_object_set_new(doc, "blind_spots", analysis_blind_json(x->blind, x->nblind));
 	}
 	return doc;
 }

@@ -69,6 +69,11 @@ jq -e '.verdict == "inconclusive" and .blind_spots[0].function == "computeTax" a
 	<<<"$OUT" >/dev/null && ok "--json names the blind spot and its unseen cost" ||
 	not_ok "thin json" "$(jq -c '{verdict, blind_spots}' <<<"$OUT" 2>&1)"
 
+[ "$(sql "select detail->'blind_spots'->0->>'function' from runs
+	where kind = 'post-deploy' order by id desc limit 1")" = computeTax ] &&
+	ok "the run keeps the blind spot with its verdict" ||
+	not_ok "run detail" "$(sql "select detail::text from runs order by id desc limit 1")"
+
 run pr post-deploy --service thin --release v2 --commit $c2 --at $AT --max-unseen 0
 [ $RC -eq 0 ] && [[ $OUT == *"**Verdict: pass**"* ]] &&
 	ok "--max-unseen 0: the thin release passes, as before" ||
