@@ -1991,7 +1991,7 @@ static int test_on(finding *f, const series *b, const series *c, const analysis_
 	f->ci_high = stats_vst_delta_share(p.mean_b, rci.ci_high);
 	f->vst_base = p.mean_b;
 	f->vst_se = p.se_c;
-	f->vst_df = p.df_c;
+	f->vst_df = fmax(p.df_c, p.df);
 	f->vst_margin = mup;
 	f->vst_delta0 = up;
 	f->rate_ratio = mean_of(b->rate, b->n) > 0
@@ -3268,16 +3268,28 @@ out:
 	return rc;
 }
 
-/* The percentage points a rise from share pb needs at its conservative end to be `gate`. */
+/*
+ * The percentage points a rise from share pb needs at its conservative
+ * end to be `gate` or above: the least over the severities from the gate
+ * up (a critical rise can need fewer points than a high one).
+ */
 static double gate_pp(stats_severity gate, double pb, const stats_severity_thresholds *t)
 {
+	double crit = fmin(t->critical_pp, fmax(t->critical_rel_pp, t->critical_rel * 100 * pb));
+
 	switch (gate) {
-	case STATS_SEV_CRITICAL:
-		return fmin(t->critical_pp, fmax(t->critical_rel_pp, t->critical_rel * 100 * pb));
-	case STATS_SEV_HIGH: return t->high_pp;
-	case STATS_SEV_MEDIUM: return t->medium_pp;
+	case STATS_SEV_CRITICAL: return crit;
+	case STATS_SEV_HIGH: return fmin(t->high_pp, crit);
+	case STATS_SEV_MEDIUM: return fmin(t->medium_pp, fmin(t->high_pp, crit));
 	default: return 0;
 	}
+}
+
+/* What a function's rise of its share from pb by dv (stats_vst scale) costs the service. */
+static double rise_cost(double vb, double dv, double *to)
+{
+	*to = vb + dv < PI / 2 ? stats_vst_inv(vb + dv) : 1;
+	return *to < 1 ? (*to - stats_vst_inv(vb)) / (1 - *to) : INFINITY;
 }
 
 /* The share test f's detectable rise (analysis_blind): into b, false when it has none. */
@@ -3287,30 +3299,33 @@ static bool blind_of(analysis_blind *b, const finding *f, const analysis *a, sta
 	double q = o->severity.q_max > 0 ? fmin(o->severity.q_max, o->fdr) : o->fdr;
 	double share =
 		stats_seq_fraction_from(first_look_of(f), f->look, o->max_looks, o->spend_rho);
-	double se = f->vst_se, df = f->vst_df, pb, cut, need, d;
+	double se = f->vst_se, df = f->vst_df, pb, sev, t_cut, t_ci, t_pow, d, d0, to0;
 
 	if (!(se > 0) || !isfinite(se) || !(df >= 1) || !(share > 0) || !a->ntests || f->closed)
 		return false;
 	pb = stats_vst_inv(f->vst_base);
-	cut = q * share / (double)a->ntests;
-	need = gate_pp(gate, pb, &o->severity) / 100;
-	/* Significant at the cut-off, beyond the margin, and severe enough. */
-	d = fmax(f->vst_delta0 + stats_t_upper(cut, df) * se, f->vst_margin);
-	d = fmax(d, stats_vst_delta(pb, need) + stats_t_upper((1 - o->ci_level) / 2, df) * se);
-	/* ... four times in five. */
-	d += stats_t_upper(0.2, df) * se;
-	if (!isfinite(d) || !isfinite(pb))
+	sev = stats_vst_delta(pb, gate_pp(gate, pb, &o->severity) / 100);
+	t_cut = stats_t_upper(q * share / (double)a->ntests, df);
+	t_ci = stats_t_upper((1 - o->ci_level) / 2, df);
+	t_pow = stats_t_upper(0.2, df);
+	if (!isfinite(pb) || !isfinite(sev) || !isfinite(t_cut) || !isfinite(t_ci) ||
+	    !isfinite(t_pow) || !isfinite(f->vst_margin) || !isfinite(f->vst_delta0))
 		return false;
+	/* What the margin and severity leave out whatever the captures: by design. */
+	d0 = fmax(fmax(f->vst_delta0, f->vst_margin), sev);
+	/* Significant at the cut-off, beyond the margin, severe enough, four times in five. */
+	d = fmax(fmax(f->vst_delta0 + t_cut * se, f->vst_margin), sev + t_ci * se) + t_pow * se;
 	b->f = f;
 	b->from = pb;
-	b->to = f->vst_base + d < PI / 2 ? stats_vst_inv(f->vst_base + d) : 1;
-	b->unseen = b->to < 1 ? (b->to - b->from) / (1 - b->to) : INFINITY;
+	b->unseen = rise_cost(f->vst_base, d, &b->to);
+	b->by_design = rise_cost(f->vst_base, d0, &to0);
+	b->excess = isinf(b->by_design) ? 0 : b->unseen - b->by_design;
 	return true;
 }
 
 static int blind_cmp(const void *x, const void *y)
 {
-	double u = ((const analysis_blind *)x)->unseen, v = ((const analysis_blind *)y)->unseen;
+	double u = ((const analysis_blind *)x)->excess, v = ((const analysis_blind *)y)->excess;
 
 	return (u < v) - (u > v);
 }
@@ -3329,7 +3344,7 @@ int analysis_blind_spots(analysis_blind **out, size_t *n, const analysis *a, sta
 		if (f->target >= a->ntargets || !f->kind ||
 		    strcmp(f->kind, FINDING_KIND_SHARE) != 0 || !blind_of(&b, f, a, gate))
 			continue;
-		if (!worst[f->target].f || b.unseen > worst[f->target].unseen)
+		if (!worst[f->target].f || b.excess > worst[f->target].excess)
 			worst[f->target] = b;
 	}
 	for (size_t t = 0; t < a->ntargets; t++)
@@ -7033,17 +7048,23 @@ static json_t *num_or_null(double v)
 
 void analysis_blind_reason(char *out, size_t size, const analysis_blind *b, double max)
 {
-	char cost[64];
+	char cost[128];
 
 	if (isinf(b->unseen))
 		snprintf(cost, sizeof(cost), "whatever it cost the service");
+	else if (b->by_design >= 0.005)
+		snprintf(cost, sizeof(cost),
+			 "making the service %.0f%% costlier (%.0f%% beyond "
+			 "what the gate's margins leave out)",
+			 100 * b->unseen, 100 * b->excess);
 	else
 		snprintf(cost, sizeof(cost), "making the service %.0f%% costlier", 100 * b->unseen);
 	snprintf(out, size,
 		 "the captures are too few or too small to pass the release: a slowdown of "
 		 "%.200s (%s, %s) that took its share from %.1f%% to %.1f%%, %s, would be "
-		 "missed more than one time in five (a pass needs the gate to see one that "
-		 "makes it %.0f%% costlier: --max-unseen, analysis.gate_max_unseen_pct). "
+		 "missed more than one time in five (a pass needs the gate to see, beyond its "
+		 "margins, one that makes it %.0f%% costlier: --max-unseen, "
+		 "analysis.gate_max_unseen_pct). "
 		 "Take more or longer captures of the release",
 		 b->f->function, b->f->service, b->f->type, 100 * b->from, 100 * b->to, cost,
 		 100 * max);
@@ -7054,11 +7075,13 @@ json_t *analysis_blind_json(const analysis_blind *b, size_t n)
 	json_t *arr = json_array();
 
 	for (size_t i = 0; arr && i < n; i++) {
-		json_t *o =
-			json_pack("{s:s,s:s,s:s,s:s,s:f,s:f,s:o}", "service", b[i].f->service,
-				  "type", b[i].f->type, "function", b[i].f->function, "file",
-				  b[i].f->file ? b[i].f->file : "", "baseline_share", b[i].from,
-				  "share_seen", b[i].to, "unseen_cost", num_or_null(b[i].unseen));
+		json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:f,s:f,s:o,s:o,s:o}", "service",
+				      b[i].f->service, "type", b[i].f->type, "function",
+				      b[i].f->function, "file", b[i].f->file ? b[i].f->file : "",
+				      "baseline_share", b[i].from, "share_seen", b[i].to,
+				      "unseen_cost", num_or_null(b[i].unseen), "unseen_by_design",
+				      num_or_null(b[i].by_design), "unseen_for_captures",
+				      num_or_null(b[i].excess));
 		if (!o || json_array_append_new(arr, o) < 0) {
 			json_decref(arr);
 			return NULL;

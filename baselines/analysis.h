@@ -385,23 +385,32 @@ bool analysis_spent(const analysis *a);
  * spread) at the cut-off a lone finding of its family meets (fdr, or
  * severity.q_max when lower, x the look's share of alpha / the run's
  * tests), beyond the margin, and with the interval's conservative end at
- * the severity's percentage points. More or longer captures shrink it;
- * a baseline's own uncertainty and the Mann-Whitney, host and hour
- * checks a finding must also pass only add to it, so it is a lower
- * bound. What it costs the service, when that function alone slowed
- * down to raise its share from `from` to `to`, is (to - from) / (1 - to)
- * of the service's cost.
+ * the severity's percentage points (at the t quantiles of the larger of
+ * the captures' and the test's df). More or longer captures shrink it; a
+ * baseline's own uncertainty and the Mann-Whitney, host and hour checks
+ * a finding must also pass add to it, other findings of the run make
+ * the cut-off more lenient: an estimate. What it costs the service, when
+ * that function alone slowed down to raise its share from `from` to
+ * `to`, is (to - from) / (1 - to) of the service's cost. A gate judges a
+ * target by `excess`: what the captures add to what the margin and the
+ * severity leave out by design, which no captures can shrink.
  */
 typedef struct analysis_blind {
 	const finding *f; /* the test, in the analysis's tests (borrowed) */
 	double from, to;  /* its baseline share, the share it is flagged at */
 	/* The service's cost that rise adds (0.25: +25%); INFINITY when no share shows it. */
 	double unseen;
+	/*
+	 * The same with exact captures: what the margin and the severity leave
+	 * out by design (a function of 85% of the time: 39%, at the 5% margin).
+	 */
+	double by_design;
+	double excess; /* unseen - by_design (0 when that is INFINITY): the captures' part */
 } analysis_blind;
 
 /*
  * Each judged target's (service and type's) share test of the largest
- * unseen cost, the largest first, into *out (n of them; the caller
+ * excess, the largest first, into *out (n of them; the caller
  * frees *out, NULL when none). Call after analysis_finish. Returns 0 or
  * PR_ENOMEM.
  */

@@ -339,8 +339,9 @@ static const field analysis_keys[] = {
 		"its release is not judged: its process was warming up (0: every capture is)"},
 	{K_NUM("gate_max_unseen_pct", 0, 100000, config, analysis.gate_max_unseen), .unit = 'p',
 	 .doc = "a gate that passes is inconclusive when one function could have made the "
-		"service this many percent costlier without the gate seeing it four times in "
-		"five (captures too few or too small; 0: never)"},
+		"service this many percent costlier, beyond what the gate's margins leave out, "
+		"without the gate seeing it four times in five (captures too few or too small; "
+		"0: never)"},
 	{K_SUB("severity", 'o', severity_keys), .doc = "the severity thresholds"},
 	END,
 };

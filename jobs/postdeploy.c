@@ -377,7 +377,7 @@ static void blind_reasons(postdeploy_result *x, const postdeploy_opts *o)
 	char line[PR_ERROR_MSG_MAX];
 
 	for (size_t i = 0;
-	     o->max_unseen >= 0 && max > 0 && i < x->nblind && x->blind[i].unseen > max; i++) {
+	     o->max_unseen >= 0 && max > 0 && i < x->nblind && x->blind[i].excess > max; i++) {
 		analysis_blind_reason(line, sizeof(line), &x->blind[i], max);
 		json_array_append_new(x->reasons, json_string(line));
 	}

@@ -71,11 +71,11 @@ static const cli_option analyze_options[] = {
 	 "page on-call for the regressions found; writes the report the pages link to"},
 	{"all-tests", no_argument, O_ALL_TESTS, NULL,
 	 "with --json, list every test, not only findings"},
-	{"max-unseen", required_argument, O_MAX_UNSEEN, "PCT",
-	 "with --gate, a pass needs the captures to see one function making a service "
-	 "PCT% costlier (default 25, analysis.gate_max_unseen_pct; 0: never asked)"},
 	{"gate", required_argument, O_GATE, "SEVERITY",
 	 "exit 1 when a regression is at or above: low, medium, high, critical"},
+	{"max-unseen", required_argument, O_MAX_UNSEEN, "PCT",
+	 "with --gate, a pass needs the captures to see one function making a service "
+	 "PCT% costlier beyond the gate's margins (default 25; 0: never asked)"},
 	{"cohort", required_argument, O_COHORT, "HOSTS",
 	 "judge only these hosts' captures (names or globs, comma-separated)"},
 	{"control", required_argument, O_CONTROL, "HOSTS",
@@ -320,6 +320,10 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 				  : "--cohort compares the hosts of one service: give --service");
 		return EXIT_USAGE;
 	}
+	if (max_unseen >= 0 && !gated) {
+		cli_error(ctx, "--max-unseen needs --gate: it says when a pass is inconclusive");
+		return EXIT_USAGE;
+	}
 	if (page && dry) {
 		cli_error(ctx, "--page and --dry-run exclude each other: a dry run stores no "
 			  "finding to page");
@@ -472,7 +476,7 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 			status = EXIT_INCONCLUSIVE;
 		/* A pass on captures too few or too small to see a rise vouches for nothing. */
 		for (size_t i = 0;
-		     !inconclusive && max_unseen > 0 && i < nblind && blind[i].unseen > max_unseen;
+		     !inconclusive && max_unseen > 0 && i < nblind && blind[i].excess > max_unseen;
 		     i++) {
 			char line[PR_ERROR_MSG_MAX];
 			analysis_blind_reason(line, sizeof(line), &blind[i], max_unseen);

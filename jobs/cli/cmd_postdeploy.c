@@ -273,15 +273,16 @@ static void markdown(report_out *o, const postdeploy_opts *opt, const postdeploy
 		report_put(o, opt->previous ? ", commits since `%.12s` (--previous)"
 					    : ", previous deploy `%.12s`", x->dep.previous_sha);
 	captures_line(o, opt, x);
-	/* What a pass is worth: the largest rise it could have missed. */
+	/* What a pass is worth: the rise of the function hardest to see for want of captures. */
 	if (strcmp(x->verdict, "pass") == 0 && x->nblind && isfinite(x->blind[0].unseen)) {
 		const analysis_blind *b = &x->blind[0];
-		report_put(o,
-			   "Seen: a slowdown of any one function that makes the service "
-			   "%.0f%% costlier (found four times in five; the hardest to see: ",
-			   100 * b->unseen + 0.5 < 1 ? 1.0 : 100 * b->unseen);
+		report_put(o, "%s", "Seen: ");
 		md_escape(o, b->f->function);
-		report_put(o, ", %.1f%% of %s)\n\n", 100 * b->from, b->f->type);
+		report_put(o,
+			   " (%.1f%% of %s), the function these captures see least, is found "
+			   "four times in five once its slowdown makes the service %.0f%% "
+			   "costlier\n\n",
+			   100 * b->from, b->f->type, 100 * b->unseen < 1 ? 1.0 : 100 * b->unseen);
 	}
 	/* Unmeasured and not a fail: the reasons above say it already. */
 	if (x->captured_sha[0] && (!x->unmeasured || strcmp(x->verdict, "fail") == 0)) {
@@ -469,7 +470,7 @@ int cmd_postdeploy(cli_ctx *ctx, int argc, char **argv)
 		 "fail (exit 1) at or above: low, medium, high, critical (default high)"},
 		{"max-unseen", required_argument, O_MAX_UNSEEN, "PCT",
 		 "a pass needs the captures to see one function making the service PCT% "
-		 "costlier (default 25, analysis.gate_max_unseen_pct; 0: never asked)"},
+		 "costlier beyond the gate's margins (default 25; 0: never asked)"},
 		{"on-inconclusive", required_argument, O_INCONCLUSIVE, "pass|fail",
 		 "when the release cannot be judged: exit 5 (fail, the default) or 0"},
 		{"summary", required_argument, O_SUMMARY, "FILE",
