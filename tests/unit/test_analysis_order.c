@@ -457,9 +457,60 @@ static void test_a_fall_of_its_own_beside_a_rise_is_an_improvement(void **state)
 	analysis_release(&a);
 }
 
+/*
+ * A blind spot worked by hand (Python's math and NormalDist, not this
+ * code): a function of 25% (arcsine-root 0.5236), the captures' standard
+ * error 0.05 on that scale, a normal df, one test, look 1 of 4 (half the
+ * alpha: a cut-off of 0.025), margin 0.01, the high gate's 2 points. The
+ * rise found four times in five is max(1.960 x 0.05, 0.01, 0.0230 + 1.960
+ * x 0.05) + 0.842 x 0.05 = 0.1631: to 40.17%, the service 25.36%
+ * costlier; the margin and points alone, 27%: 2.74%.
+ */
+static void test_a_blind_spot_is_the_rise_found_four_times_in_five(void **state)
+{
+	analysis a;
+	finding f[10]; /* f[1..9]: other tests of the run, none of a share */
+	analysis_blind *b = NULL;
+	size_t n = 0;
+
+	(void)state;
+	memset(&a, 0, sizeof(a));
+	memset(f, 0, sizeof(f));
+	analysis_opts_default(&a.opts);
+	f[0].kind = FINDING_KIND_SHARE;
+	f[0].function = "hot";
+	f[0].look = f[0].first_look = 1;
+	f[0].vst_base = asin(sqrt(0.25));
+	f[0].vst_se = 0.05;
+	f[0].vst_df = 1e9;
+	f[0].vst_margin = 0.01;
+	a.tests = f;
+	a.ntests = a.ntargets = 1;
+	assert_int_equal(analysis_blind_spots(&b, &n, &a, STATS_SEV_HIGH), 0);
+	assert_int_equal(n, 1);
+	assert_ptr_equal(b[0].f, &f[0]);
+	assert_true(fabs(b[0].from - 0.25) < 1e-9);
+	assert_true(fabs(b[0].to - 0.40173) < 2e-4);
+	assert_true(fabs(b[0].unseen - 0.25361) < 2e-4);
+	assert_true(fabs(b[0].by_design - 0.02740) < 2e-4);
+	assert_true(fabs(b[0].excess - (b[0].unseen - b[0].by_design)) < 1e-12);
+	free(b);
+	/* Ten tests in the run: a stricter cut-off, a larger blind spot. */
+	a.ntests = 10;
+	assert_int_equal(analysis_blind_spots(&b, &n, &a, STATS_SEV_HIGH), 0);
+	assert_true(n == 1 && b[0].unseen > 0.26);
+	free(b);
+	/* A test without the captures' error (a cost test) has none. */
+	f[0].vst_se = 0;
+	assert_int_equal(analysis_blind_spots(&b, &n, &a, STATS_SEV_HIGH), 0);
+	assert_int_equal(n, 0);
+	assert_null(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_a_blind_spot_is_the_rise_found_four_times_in_five),
 		cmocka_unit_test_setup_teardown(
 			test_ids_in_another_order_give_the_same_numbers_to_the_last_bit, setup,
 			teardown),
