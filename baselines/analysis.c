@@ -7060,7 +7060,7 @@ void analysis_blind_reason(char *out, size_t size, const analysis_blind *b, doub
 	else
 		snprintf(cost, sizeof(cost), "making the service %.0f%% costlier", 100 * b->unseen);
 	snprintf(out, size,
-		 "the captures are too few or too small to pass the release: a slowdown of "
+		 "the captures are too few or too small to pass the release: a rise in the cost of "
 		 "%.200s (%s, %s) that took its share from %.1f%% to %.1f%%, %s, would be "
 		 "missed more than one time in five (a pass needs the gate to see, beyond its "
 		 "margins, one that makes it %.0f%% costlier: --max-unseen, "

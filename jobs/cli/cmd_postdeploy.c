@@ -280,8 +280,8 @@ static void markdown(report_out *o, const postdeploy_opts *opt, const postdeploy
 		md_escape(o, b->f->function);
 		report_put(o,
 			   " (%.1f%% of %s), the function these captures see least, is found "
-			   "four times in five once its slowdown makes the service %.0f%% "
-			   "costlier\n\n",
+			   "four times in five once its cost rises enough to make the service "
+			   "%.0f%% costlier\n\n",
 			   100 * b->from, b->f->type, 100 * b->unseen < 1 ? 1.0 : 100 * b->unseen);
 	}
 	/* Unmeasured and not a fail: the reasons above say it already. */

@@ -60,7 +60,7 @@ jq -e '.findings[] | select(.function == "computeTax") | .significant == false a
 
 run pr post-deploy --service thin --release v2 --commit $c2 --at $AT
 [ $RC -eq 5 ] && [[ $OUT == *"**Verdict: inconclusive**"* ]] &&
-	[[ $OUT == *"too few or too small to pass the release: a slowdown of computeTax (thin, cpu) that took its share from 2"* ]] &&
+	[[ $OUT == *"too few or too small to pass the release: a rise in the cost of computeTax (thin, cpu) that took its share from 2"* ]] &&
 	[[ $OUT == *"would be missed more than one time in five"* ]] &&
 	ok "thin captures: the gate is inconclusive, naming what it could miss" ||
 	not_ok "thin captures" "rc=$RC $(grep -A2 Verdict <<<"$OUT") $ERR"
@@ -88,13 +88,13 @@ run pr post-deploy --service thin --release v2 --commit $c2 --at $AT --max-unsee
 	not_ok "max-unseen 1000" "rc=$RC $(grep -m 1 Verdict <<<"$OUT") $ERR"
 
 run pr analyze --service thin --release v2 --at $AT --dry-run --gate high
-[ $RC -eq 5 ] && [[ $ERR == *"inconclusive: the captures are too few or too small to pass the release: a slowdown of computeTax"* ]] &&
+[ $RC -eq 5 ] && [[ $ERR == *"inconclusive: the captures are too few or too small to pass the release: a rise in the cost of computeTax"* ]] &&
 	ok "analyze --gate: the same, exit 5" ||
 	not_ok "analyze gate thin" "rc=$RC $ERR"
 
 run pr post-deploy --service ample --release v2 --commit $c2 --at $AT
 [ $RC -eq 0 ] && [[ $OUT == *"**Verdict: pass**"* ]] &&
-	grep -Eq '^Seen: computeTax \(2[0-9.]+% of cpu\), the function these captures see least, is found four times in five once its slowdown makes the service [0-9]+% costlier$' <<<"$OUT" &&
+	grep -Eq '^Seen: computeTax \(2[0-9.]+% of cpu\), the function these captures see least, is found four times in five once its cost rises enough to make the service [0-9]+% costlier$' <<<"$OUT" &&
 	ok "5,000-sample captures: a pass, saying what it would see" ||
 	not_ok "ample" "rc=$RC $(grep -E 'Verdict|Seen|too few' <<<"$OUT") $ERR"
 
@@ -110,7 +110,7 @@ run pr post-deploy --service thin --release v2 --commit $c2 --at $AT --max-unsee
 
 run pr post-deploy --service thin --release v2 --commit $c2 --at $AT --on-inconclusive pass
 [ $RC -eq 0 ] && [[ $OUT == *"passed by --on-inconclusive pass"* ]] &&
-	[[ $OUT == *"a slowdown of computeTax"* ]] &&
+	[[ $OUT == *"a rise in the cost of computeTax"* ]] &&
 	ok "--on-inconclusive pass: exit 0, the reason still said" ||
 	not_ok "on-inconclusive pass" "rc=$RC $(grep -A2 Verdict <<<"$OUT") $ERR"
 
