@@ -7046,6 +7046,16 @@ static json_t *num_or_null(double v)
 	return isnan(v) || isinf(v) ? json_null() : json_real(v);
 }
 
+double analysis_blind_limit(double asked, const analysis_opts *o)
+{
+	return asked > 0 ? asked : asked < 0 ? 0 : o->gate_max_unseen;
+}
+
+bool analysis_blind_over(const analysis_blind *b, double limit)
+{
+	return limit > 0 && b->excess > limit;
+}
+
 void analysis_blind_reason(char *out, size_t size, const analysis_blind *b, double max)
 {
 	char cost[128];

@@ -417,15 +417,25 @@ typedef struct analysis_blind {
 int analysis_blind_spots(analysis_blind **out, size_t *n, const analysis *a, stats_severity gate);
 
 /*
+ * The limit a gate holds blind spots to: `asked` (a fraction, 0.25 for
+ * +25%) when above 0, none (0) when below 0, else the configuration's
+ * o->gate_max_unseen. A blind spot is over it when the limit is above 0
+ * and its excess exceeds it.
+ */
+double analysis_blind_limit(double asked, const analysis_opts *o);
+bool analysis_blind_over(const analysis_blind *b, double limit);
+
+/*
  * The n blind spots b as an array of {"service", "type", "function",
- * "file", "baseline_share", "share_seen", "unseen_cost"} (null for
+ * "file", "baseline_share", "share_seen", "unseen_cost",
+ * "unseen_by_design", "unseen_for_captures"} (the costs null for
  * INFINITY): a new reference, NULL out of memory.
  */
 struct json_t *analysis_blind_json(const analysis_blind *b, size_t n);
 
 /*
- * Why a pass is inconclusive on b, whose unseen cost is over max (the
- * gate's limit, 0.25: +25%), into out (at most size bytes, cut).
+ * Why a pass is inconclusive on b, over the gate's limit max
+ * (analysis_blind_over), into out (at most size bytes, cut).
  */
 void analysis_blind_reason(char *out, size_t size, const analysis_blind *b, double max);
 

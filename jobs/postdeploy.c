@@ -373,11 +373,10 @@ static int tag_evidence(const postdeploy_result *x, db *d, pr_error *err)
  */
 static void blind_reasons(postdeploy_result *x, const postdeploy_opts *o)
 {
-	double max = o->max_unseen > 0 ? o->max_unseen : x->a.opts.gate_max_unseen;
+	double max = analysis_blind_limit(o->max_unseen, &x->a.opts);
 	char line[PR_ERROR_MSG_MAX];
 
-	for (size_t i = 0;
-	     o->max_unseen >= 0 && max > 0 && i < x->nblind && x->blind[i].excess > max; i++) {
+	for (size_t i = 0; i < x->nblind && analysis_blind_over(&x->blind[i], max); i++) {
 		analysis_blind_reason(line, sizeof(line), &x->blind[i], max);
 		json_array_append_new(x->reasons, json_string(line));
 	}

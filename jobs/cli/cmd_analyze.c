@@ -222,7 +222,8 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 	bool set_abs = false, set_minshare = false, set_fdr = false, gated = false, bad = false;
 	analysis_blind *blind = NULL;
 	size_t nblind = 0;
-	double max_unseen = -1;
+	double max_unseen = 0; /* analysis_blind_limit's: 0 the configuration's, < 0 none */
+	bool set_unseen = false;
 	bool margin_test = false;
 	stats_severity gate = STATS_SEV_NONE;
 	config cfg;
@@ -259,7 +260,8 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 		case O_MAX_UNSEEN:
 			if (cli_parse_number(ctx, "max-unseen", arg, 0, 100000, &max_unseen) < 0)
 				bad = true;
-			max_unseen /= 100;
+			max_unseen = max_unseen > 0 ? max_unseen / 100 : -1;
+			set_unseen = true;
 			break;
 		case O_AT:
 			if (time_parse(&flags.at_us, arg) < 0) {
@@ -320,7 +322,7 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 				  : "--cohort compares the hosts of one service: give --service");
 		return EXIT_USAGE;
 	}
-	if (max_unseen >= 0 && !gated) {
+	if (set_unseen && !gated) {
 		cli_error(ctx, "--max-unseen needs --gate: it says when a pass is inconclusive");
 		return EXIT_USAGE;
 	}
@@ -393,8 +395,7 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 		rc = pr_error_set(&err, PR_ENOMEM, "out of memory");
 		goto fail;
 	}
-	if (max_unseen < 0)
-		max_unseen = r.a.opts.gate_max_unseen;
+	max_unseen = analysis_blind_limit(max_unseen, &r.a.opts);
 	if (ctx->json) {
 		const analysis *a = &r.a;
 		json_t *arr = json_array(), *skipped = json_array(), *doc;
@@ -476,7 +477,7 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 			status = EXIT_INCONCLUSIVE;
 		/* A pass on captures too few or too small to see a rise vouches for nothing. */
 		for (size_t i = 0;
-		     !inconclusive && max_unseen > 0 && i < nblind && blind[i].excess > max_unseen;
+		     !inconclusive && i < nblind && analysis_blind_over(&blind[i], max_unseen);
 		     i++) {
 			char line[PR_ERROR_MSG_MAX];
 			analysis_blind_reason(line, sizeof(line), &blind[i], max_unseen);
