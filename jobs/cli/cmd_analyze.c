@@ -186,6 +186,22 @@ out:
 	return rc;
 }
 
+/*
+ * What a gated pass is worth, as post-deploy's summary says it: the rise
+ * of the function hardest to see for want of captures (blind spots come
+ * the largest first).
+ */
+static void print_seen(const analysis_blind *b)
+{
+	printf("seen: ");
+	cli_put_safe(stdout, b->f->service, 0);
+	printf("/%s: ", b->f->type);
+	cli_put_safe(stdout, b->f->function, 0);
+	printf(" (%.1f%% of %s), the function these captures see least, is found four "
+	       "times in five once its cost rises enough to make the service %.0f%% costlier\n",
+	       100 * b->from, b->f->type, 100 * b->unseen < 1 ? 1.0 : 100 * b->unseen);
+}
+
 int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 {
 	static const char usage[] =
@@ -485,6 +501,8 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 			status = EXIT_INCONCLUSIVE;
 		}
 	}
+	if (gated && status == EXIT_OK && !ctx->json && nblind && isfinite(blind[0].unseen))
+		print_seen(&blind[0]);
 	status = cli_report_problem(ctx, r.run_id, r.report_problem, status);
 	goto out;
 fail:

@@ -104,6 +104,12 @@ jq -e '(.blind_spots[0].unseen_for_captures | type) == "number" and
 	ok "analyze --gate --json: the ample release's blind spot is under the limit" ||
 	not_ok "ample analyze" "rc=$RC $(jq -c .blind_spots <<<"$OUT" 2>&1) $ERR"
 
+run pr analyze --service ample --release v2 --at $AT --dry-run --gate high
+[ $RC -eq 0 ] &&
+	grep -Eq '^seen: ample/cpu: computeTax \(2[0-9.]+% of cpu\), the function these captures see least, is found four times in five once its cost rises enough to make the service [0-9]+% costlier$' <<<"$OUT" &&
+	ok "analyze --gate: a pass says what it would see, as post-deploy does" ||
+	not_ok "ample analyze text" "rc=$RC $(grep seen <<<"$OUT") $ERR"
+
 run pr post-deploy --service thin --release v2 --commit $c2 --at $AT --max-unseen x
 [ $RC -eq 2 ] && [[ $ERR == *"'--max-unseen x' is not a number from 0 to 100000"* ]] &&
 	ok "a bad --max-unseen is a usage error" || not_ok "bad max-unseen" "rc=$RC $ERR"
