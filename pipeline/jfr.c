@@ -69,6 +69,10 @@
  *     move its samples to a function that did not run.
  *   - time_ns is the first chunk's start; duration_ns runs from there to
  *     the latest end of a chunk.
+ *   - The period is jdk.ExecutionSample's "period" setting (jdk.ActiveSetting,
+ *     "20 ms" by default, "10 ms" under settings=profile), as CPU
+ *     nanoseconds: each sample stands for one period of a running
+ *     thread. Unknown (0) when the settings say none or two different ones.
  *
  * Hostile input: every size, count, offset and integer is checked against
  * what is left of its event, pool or chunk before it is used; a count can
@@ -86,7 +90,9 @@
 #include "common/buf.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,6 +203,8 @@ typedef struct jf_parser {
 	/* The whole file. */
 	uint64_t nexec, nalloc;
 	bool exec_enabled;  /* a jdk.ActiveSetting says CPU sampling was on */
+	int64_t exec_period; /* the CPU sampling period its settings say, ns; 0 unknown */
+	bool period_mixed;   /* settings said two periods: none is the recording's */
 	int col_samples, col_alloc;
 	size_t ncols;
 	int64_t first_start;
@@ -1256,49 +1264,91 @@ static int add_event(jf_parser *ps, uint32_t t, size_t pos, size_t end)
 }
 
 /*
- * Is the string at pos written in place as `text`: UTF-8, Latin-1 or an
- * array of chars, as the JDK writes a setting? A string of another
- * encoding, a pooled one among them, is not.
+ * The string at pos, if written in place (UTF-8, Latin-1 or an array of
+ * chars, as the JDK writes a setting) and shorter than `size` bytes,
+ * into out; *ok false (and out "") for a string of another encoding (a
+ * pooled one among them), a longer one, or a char beyond Latin-1.
  */
-static int inline_string_is(jf_parser *ps, size_t pos, size_t end, const char *text,
-			    bool *out)
+static int inline_string(jf_parser *ps, size_t pos, size_t end, char *out, size_t size, bool *ok)
 {
-	size_t len = strlen(text);
 	uint64_t n, c;
 	uint8_t enc = 0;
 	int rc;
 
-	*out = false;
+	*ok = false;
+	out[0] = '\0';
 	if ((rc = rd_u8(ps, &pos, end, &enc)) < 0 || enc < 3 || enc > 5 ||
-	    (rc = rd_int(ps, &pos, end, 4, &n)) < 0 || n != len)
+	    (rc = rd_int(ps, &pos, end, 4, &n)) < 0 || n >= size)
 		return rc;
 	if (enc != 4) {
-		*out = end - pos >= len && memcmp(ps->data + pos, text, len) == 0;
-		return 0;
+		if (end - pos < n)
+			return 0;
+		memcpy(out, ps->data + pos, (size_t)n);
+	} else {
+		for (size_t k = 0; k < n; k++) {
+			if ((rc = rd_int(ps, &pos, end, 2, &c)) < 0)
+				return rc;
+			if (c == 0 || c > 0xff)
+				return 0;
+			out[k] = (char)c;
+		}
 	}
-	for (size_t k = 0; k < len; k++)
-		if ((rc = rd_int(ps, &pos, end, 2, &c)) < 0 || c != (unsigned char)text[k])
-			return rc;
-	*out = true;
+	out[n] = '\0';
+	*ok = memchr(out, '\0', (size_t)n) == NULL;
 	return 0;
 }
 
 /*
- * A jdk.ActiveSetting event: does it say that jdk.ExecutionSample was
- * enabled? The JDK writes one per setting of every event type as a
- * recording starts, "enabled" "true" among them, with the type's id.
- * What it cannot read in place (a pooled string) says nothing.
+ * A period as the JDK's settings write it ("20 ms", "10 ms", "1 s"), in
+ * nanoseconds; 0 for anything else ("everyChunk", "0 ms", a bad number).
  */
-static int setting_enables_exec(jf_parser *ps, size_t pos, size_t end, bool *out)
+static int64_t setting_period_ns(const char *text)
+{
+	static const struct {
+		const char *unit;
+		int64_t ns;
+	} units[] = {
+		{"ns", 1},          {"us", 1000},         {"ms", 1000000},      {"s", 1000000000},
+		{"m", 60000000000}, {"h", 3600000000000}, {"d", 86400000000000}};
+	char *rest;
+	long long n;
+
+	if (*text < '0' || *text > '9')
+		return 0;
+	errno = 0;
+	n = strtoll(text, &rest, 10);
+	if (errno || n <= 0)
+		return 0;
+	while (*rest == ' ')
+		rest++;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (strcmp(rest, units[i].unit) == 0)
+			return n <= INT64_MAX / units[i].ns ? n * units[i].ns : 0;
+	return 0;
+}
+
+/*
+ * A jdk.ActiveSetting event of jdk.ExecutionSample: whether it says the
+ * event was enabled, and the period it sampled at. The JDK writes one per
+ * setting of every event type as a recording starts, with the type's id.
+ * Each sample stands for one period of a running thread's CPU time: a
+ * recording at 10 ms holds twice the samples of one at 20 ms of the same
+ * code, which counted per second was a 2x regression of the service's
+ * cost. Two different periods in one file (recordings that overlapped,
+ * or settings changed while recording) leave the period unknown. What it
+ * cannot read in place (a pooled string) says nothing.
+ */
+static int read_exec_setting(jf_parser *ps, size_t pos, size_t end)
 {
 	bool want[R_COUNT] = {[R_ID] = true, [R_NAME] = true, [R_VALUE] = true};
 	size_t at[R_COUNT];
 	const jf_field *field[R_COUNT];
-	bool name_ok;
+	char name[16], value[32];
+	bool name_ok, value_ok;
 	uint64_t id;
+	int64_t ns;
 	int rc;
 
-	*out = false;
 	if ((rc = walk(ps, ps->t_setting, &pos, end, want, at, field)) < 0)
 		return rc;
 	if (!field[R_ID] || !field[R_NAME] || !field[R_VALUE] || field[R_ID]->cp ||
@@ -1307,9 +1357,18 @@ static int setting_enables_exec(jf_parser *ps, size_t pos, size_t end, bool *out
 		return 0;
 	pos = at[R_ID];
 	if ((rc = rd_long(ps, &pos, end, &id)) < 0 || id != ps->types[ps->t_exec].id ||
-	    (rc = inline_string_is(ps, at[R_NAME], end, "enabled", &name_ok)) < 0 || !name_ok ||
-	    (rc = inline_string_is(ps, at[R_VALUE], end, "true", out)) < 0)
+	    (rc = inline_string(ps, at[R_NAME], end, name, sizeof(name), &name_ok)) < 0 ||
+	    !name_ok ||
+	    (rc = inline_string(ps, at[R_VALUE], end, value, sizeof(value), &value_ok)) < 0 ||
+	    !value_ok)
 		return rc;
+	if (strcmp(name, "enabled") == 0 && strcmp(value, "true") == 0) {
+		ps->exec_enabled = true;
+	} else if (strcmp(name, "period") == 0 && (ns = setting_period_ns(value)) > 0) {
+		if (ps->exec_period && ps->exec_period != ns)
+			ps->period_mixed = true;
+		ps->exec_period = ns;
+	}
 	return 0;
 }
 
@@ -1344,9 +1403,9 @@ static int read_events(jf_parser *ps, bool add)
 				ps->nalloc++;
 			else if ((rc = add_event(ps, ps->t_alloc, pos, end)) < 0)
 				return rc;
-		} else if (!add && !ps->exec_enabled && ps->t_exec != NONE &&
-			   ps->t_setting != NONE && id == ps->types[ps->t_setting].id) {
-			if ((rc = setting_enables_exec(ps, pos, end, &ps->exec_enabled)) < 0)
+		} else if (!add && ps->t_exec != NONE && ps->t_setting != NONE &&
+			   id == ps->types[ps->t_setting].id) {
+			if ((rc = read_exec_setting(ps, pos, end)) < 0)
 				return rc;
 		}
 		pos = end;
@@ -1558,6 +1617,14 @@ int jfr_parse(profile **out, const uint8_t *data, size_t len,
 		goto out;
 	p->time_ns = ps.first_start > 0 ? ps.first_start : 0;
 	p->duration_ns = recorded_ns(&ps.spans);
+	if (ps.col_samples >= 0 && ps.exec_period > 0 && !ps.period_mixed) {
+		p->period = ps.exec_period;
+		if (!(p->period_type.type = strdup("cpu")) ||
+		    !(p->period_type.unit = strdup("nanoseconds"))) {
+			rc = nomem(&ps);
+			goto out;
+		}
+	}
 	*out = p;
 	p = NULL;
 out:

@@ -245,6 +245,50 @@ static void test_a_cpu_recording_without_cpu_samples_stays_a_cpu_profile(void **
 	}
 }
 
+/*
+ * Each CPU sample stands for one period of a running thread, which the
+ * recording's jdk.ActiveSetting events give (20 ms under the JDK's
+ * default settings, 10 ms under `profile`): without it, the same code
+ * recorded at 10 ms instead of 20 ms held twice the samples per second,
+ * a critical regression of the service's cost. A recording whose
+ * settings are not in it has no period.
+ */
+static void test_a_cpu_recording_carries_its_sampling_period(void **state)
+{
+	static const struct {
+		const char *file;
+		int64_t period;
+	} cases[] = {
+		{"jfr/idle-cpu-on.jfr.gz", 20000000},
+		{"jfr/profile-10ms.jfr.gz", 10000000},
+		{"jfr/burn.jfr", 0},
+		{"jfr/idle-cpu-off.jfr.gz", 0}, /* no CPU samples: an allocation profile */
+	};
+
+	(void)state;
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		buf data = BUF_INIT;
+		pr_error err = PR_ERROR_INIT;
+		profile *p = NULL;
+
+		testdata_read(&data, cases[c].file);
+		if (format_parse(&p, (const uint8_t *)data.ptr, data.len, PROFILE_FMT_AUTO,
+				 cases[c].file, NULL, &err) < 0)
+			fail_msg("%s", err.msg);
+		if (p->period != cases[c].period)
+			fail_msg("%s: period %lld, expected %lld", cases[c].file,
+				 (long long)p->period, (long long)cases[c].period);
+		if (cases[c].period) {
+			assert_string_equal(p->period_type.type, "cpu");
+			assert_string_equal(p->period_type.unit, "nanoseconds");
+		} else {
+			assert_null(p->period_type.type);
+		}
+		profile_free(p);
+		buf_release(&data);
+	}
+}
+
 static void test_detected_by_content_also_gzipped(void **state)
 {
 	buf data = BUF_INIT;
@@ -930,6 +974,7 @@ int main(void)
 		cmocka_unit_test(test_frames_are_class_dot_method_and_lambdas_lose_their_address),
 		cmocka_unit_test(test_hidden_classes_are_named_as_other_classes),
 		cmocka_unit_test(test_a_cpu_recording_without_cpu_samples_stays_a_cpu_profile),
+		cmocka_unit_test(test_a_cpu_recording_carries_its_sampling_period),
 		cmocka_unit_test(test_detected_by_content_also_gzipped),
 		cmocka_unit_test(test_every_truncation_of_a_real_file_is_an_error),
 		cmocka_unit_test(test_truncation_inside_a_chunk_that_says_so_is_handled),
