@@ -6600,40 +6600,102 @@ static bool has_ratio(const finding *f, size_t ntargets)
 	       isfinite(f->current_share);
 }
 
+/* The samples of a capture set (0 when its captures do not say). */
+static double set_samples(const capture_set *cs)
+{
+	double n = 0;
+
+	for (size_t i = 0; i < cs->n; i++)
+		if (cs->caps[i].sample_count > 0)
+			n += (double)cs->caps[i].sample_count;
+	return n;
+}
+
+/*
+ * Whether a test's share ratio is measured well enough to tell the
+ * typical change: its baseline share expects TYPICAL_MIN_SAMPLES samples
+ * or more on each side (the judged captures' and the baseline's). A
+ * function seen a few times in a few baseline captures has a ratio of 0
+ * or of several, and the median of many such ratios is 0: on perf
+ * profiles of a release whose compute_tax doubled (68% -> 80%), 35 of
+ * 48 tested functions were kernel functions met once or twice in the
+ * baseline and never in the release, the typical change was 0, and the
+ * regression was taken for the relative shift of the functions it
+ * diluted. Chosen by the baseline's share, not the current one, so that
+ * what a function did in the release does not decide whether it counts.
+ */
+#define TYPICAL_MIN_SAMPLES 10.0
+/*
+ * Fewer than five such functions make no typical change: a median of a
+ * few is their own change (a heap's three sites, one of them the leak
+ * and one external memory that dilution does not move alike: the leak
+ * came out as the shift of the others), so then every tested function
+ * counts, as before.
+ */
+#define TYPICAL_MIN_MEASURED 5
+
+static bool ratio_measured(const finding *f, const double *samples)
+{
+	const double *n = samples + 2 * f->target;
+
+	return f->baseline_share * (n[0] < n[1] ? n[0] : n[1]) >= TYPICAL_MIN_SAMPLES;
+}
+
 /*
  * The share ratios of every target's tested functions, grouped by target
  * in one counting pass (as the significant tests are), so that a night
  * of many services reads its tests once, not once per service: target
- * tg's ratios are ratio[at[tg]] to ratio[at[tg + 1]].
+ * tg's ratios are ratio[at[tg]] to ratio[at[tg + 1]]. Only those
+ * measured well enough (ratio_measured), where a target has
+ * TYPICAL_MIN_MEASURED of them.
  */
 static int ratios_by_target(double **ratio, size_t **at, const analysis *a)
 {
-	size_t *fill;
+	size_t *fill = NULL, *measured = NULL;
+	double *samples = NULL;
+	int rc = PR_ENOMEM;
 
 	*ratio = NULL;
-	if (!(*at = calloc(a->ntargets + 1, sizeof(**at))))
-		return PR_ENOMEM;
+	if (!(*at = calloc(a->ntargets + 1, sizeof(**at))) ||
+	    !(measured = calloc(a->ntargets + 1, sizeof(*measured))) ||
+	    !(samples = calloc(2 * a->ntargets + 1, sizeof(*samples))) ||
+	    !(*ratio = malloc((a->ntests ? a->ntests : 1) * sizeof(**ratio))) ||
+	    !(fill = malloc((a->ntargets + 1) * sizeof(*fill))))
+		goto out;
+	for (size_t tg = 0; tg < a->ntargets; tg++) {
+		samples[2 * tg] = set_samples(&a->targets[tg].base);
+		samples[2 * tg + 1] = set_samples(&a->targets[tg].cur);
+	}
 	for (size_t i = 0; i < a->ntests; i++)
-		if (has_ratio(&a->tests[i], a->ntargets))
-			(*at)[a->tests[i].target + 1]++;
+		if (has_ratio(&a->tests[i], a->ntargets) && ratio_measured(&a->tests[i], samples))
+			measured[a->tests[i].target]++;
+	for (size_t i = 0; i < a->ntests; i++) {
+		const finding *f = &a->tests[i];
+		if (has_ratio(f, a->ntargets) &&
+		    (measured[f->target] < TYPICAL_MIN_MEASURED || ratio_measured(f, samples)))
+			(*at)[f->target + 1]++;
+	}
 	for (size_t tg = 0; tg < a->ntargets; tg++)
 		(*at)[tg + 1] += (*at)[tg];
-	if (!(*ratio = malloc((a->ntests ? a->ntests : 1) * sizeof(**ratio))) ||
-	    !(fill = malloc((a->ntargets + 1) * sizeof(*fill)))) {
+	memcpy(fill, *at, (a->ntargets + 1) * sizeof(*fill));
+	for (size_t i = 0; i < a->ntests; i++) {
+		const finding *f = &a->tests[i];
+		if (has_ratio(f, a->ntargets) &&
+		    (measured[f->target] < TYPICAL_MIN_MEASURED || ratio_measured(f, samples)))
+			(*ratio)[fill[f->target]++] = f->current_share / f->baseline_share;
+	}
+	rc = 0;
+out:
+	if (rc < 0) {
 		free(*ratio);
 		free(*at);
 		*ratio = NULL;
 		*at = NULL;
-		return PR_ENOMEM;
-	}
-	memcpy(fill, *at, (a->ntargets + 1) * sizeof(*fill));
-	for (size_t i = 0; i < a->ntests; i++) {
-		const finding *f = &a->tests[i];
-		if (has_ratio(f, a->ntargets))
-			(*ratio)[fill[f->target]++] = f->current_share / f->baseline_share;
 	}
 	free(fill);
-	return 0;
+	free(measured);
+	free(samples);
+	return rc;
 }
 
 /* The median of ratio[0..n) (sorted in place), 1 when n is 0. */
