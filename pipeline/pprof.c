@@ -60,6 +60,7 @@
 #include "pipeline/pprof.h"
 #include "pipeline/profile.pb-c.h"
 #include "common/buf.h"
+#include "common/redact.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -770,12 +771,20 @@ static bool has_cpu_type(const parser *ps)
 static char *dup_label(const ProtobufCBinaryData *s)
 {
 	char *c = malloc(s->len + 1);
+	size_t n = s->len, m;
 
 	if (!c)
 		return NULL;
 	for (size_t i = 0; i < s->len; i++)
 		c[i] = s->data[i] >= 0x20 && s->data[i] < 0x7f ? (char)s->data[i] : '?';
-	c[s->len] = '\0';
+	/*
+	 * A value type's name is the profile's text as much as a function's,
+	 * and goes as far (the capture's row, profile show, export): payment
+	 * data in it is cut as in names.
+	 */
+	while ((m = redact_names(c, n)) != n)
+		n = m;
+	c[n] = '\0';
 	return c;
 }
 

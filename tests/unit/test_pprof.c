@@ -1297,6 +1297,31 @@ static void test_a_long_sample_type_is_quoted_by_its_start(void **state)
 	free(name);
 }
 
+/*
+ * A sample type's and the period type's names are the profile's text, as
+ * far-reaching as a function's (the capture's row, profile show, export):
+ * a card number or an e-mail address in them is cut as in names.
+ */
+static void test_payment_data_in_value_type_names_is_cut(void **state)
+{
+	pb b;
+	profile *p;
+
+	(void)state;
+	pb_init(&b);
+	b.vt[1].type = pb_str(&b, "card4111111111111111");
+	b.vt[1].unit = pb_str(&b, "pan 5500 0000 0000 0004");
+	b.period_type.type = pb_str(&b, "jane.doe@example.com");
+	b.period_type.unit = pb_str(&b, "4111-1111-1111-1111");
+	p = parse_pb_ok(&b);
+	assert_string_equal(p->value_types[1].type, "card#");
+	assert_string_equal(p->value_types[1].unit, "pan #");
+	assert_string_equal(p->period_type.type, "#");
+	assert_string_equal(p->period_type.unit, "#");
+	assert_string_equal(p->value_types[0].type, "samples");
+	profile_free(p);
+}
+
 static void test_too_deep_stack_is_rejected_at_the_limit(void **state)
 {
 	pb b;
@@ -1594,6 +1619,7 @@ int main(void)
 		cmocka_unit_test(test_negative_value_is_rejected),
 		cmocka_unit_test(test_negative_inuse_beside_alloc_keeps_the_allocations),
 		cmocka_unit_test(test_a_long_sample_type_is_quoted_by_its_start),
+		cmocka_unit_test(test_payment_data_in_value_type_names_is_cut),
 		cmocka_unit_test(test_too_deep_stack_is_rejected_at_the_limit),
 		cmocka_unit_test(test_too_many_samples_is_rejected),
 		cmocka_unit_test(test_over_long_name_is_rejected),
