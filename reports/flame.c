@@ -519,7 +519,8 @@ static int draw(render *r, uint32_t i, const double x0[NVIEWS])
 	}
 	end = r->nkids;
 	sort_tree = t;
-	qsort(r->kids + start, end - start, sizeof(*r->kids), cmp_name);
+	if (end > start) /* a root of no stacks has no kids yet: r->kids is NULL */
+		qsort(r->kids + start, end - start, sizeof(*r->kids), cmp_name);
 	for (size_t k = start; k < end && rc == 0; k++) {
 		uint32_t c = r->kids[k];
 		double w[NVIEWS];

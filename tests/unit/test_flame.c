@@ -302,6 +302,36 @@ static void test_profile_samples_are_weighted_into_one_side(void **state)
 }
 
 /*
+ * A sample without a stack (legal in a pprof) is weight on the root
+ * alone: the root has no children to sort, and sorting none from a NULL
+ * array was undefined behaviour (UBSan stopped `profreg diff` there).
+ */
+static void test_samples_without_stacks_render_without_children(void **state)
+{
+	profile *p = NULL;
+	flame_tree t;
+	flame_opts o;
+	pr_error err = PR_ERROR_INIT;
+	buf out = BUF_INIT;
+	const char *types[1] = {"samples"}, *units[1] = {"count"};
+	int64_t v = 1;
+
+	(void)state;
+	assert_int_equal(profile_new(&p, PROFILE_FMT_PPROF, "t", NULL, &err), 0);
+	assert_int_equal(profile_set_value_types(p, 1, types, units, &err), 0);
+	assert_int_equal(profile_add_sample(p, NULL, 0, &v, &err), 0);
+	assert_int_equal(flame_tree_init(&t, &err), 0);
+	assert_int_equal(flame_tree_add_profile(&t, FLAME_BASE, p, 0, 1, &err), 0);
+	assert_int_equal(flame_tree_add_profile(&t, FLAME_CUR, p, 0, 1, &err), 0);
+	flame_opts_default(&o);
+	if (flame_render_svg(&out, &t, &o, NULL, &err) < 0)
+		fail_msg("%s", err.msg);
+	buf_release(&out);
+	flame_tree_release(&t);
+	profile_free(p);
+}
+
+/*
  * The child index (parent, name) -> node through many regrowths of its
  * table: 3000 siblings under main, each with two children, in an order
  * that is not sorted (so the shared-prefix shortcut rarely helps). Added
@@ -505,6 +535,7 @@ int main(void)
 		cmocka_unit_test(test_bad_values_and_limits_are_refused_with_a_reason),
 		cmocka_unit_test(test_empty_current_side_draws_a_note_not_a_graph),
 		cmocka_unit_test(test_profile_samples_are_weighted_into_one_side),
+		cmocka_unit_test(test_samples_without_stacks_render_without_children),
 		cmocka_unit_test(test_child_index_finds_every_node_through_regrowth),
 		cmocka_unit_test(test_stacks_made_to_collide_do_not_slow_the_tree),
 	};
