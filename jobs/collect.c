@@ -604,7 +604,8 @@ static void fetch_pyroscope(unit *u)
 			free(sel);
 			break;
 		}
-		if (piece_add(u, nvals ? vals[i] : NULL) < 0)
+		/* "": the series without the label, of no known release. */
+		if (piece_add(u, nvals && vals[i][0] ? vals[i] : NULL) < 0)
 			u->rc = oom(&u->err);
 		else
 			u->rc = pyroscope_fetch(&u->pieces[u->npieces - 1].got, &qi, &u->err);

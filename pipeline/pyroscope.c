@@ -186,10 +186,29 @@ static bool value_ok(const char *v)
 	return true;
 }
 
+/* Value v into values (n of them) unless there already; PR_ELIMIT past the cap. */
+static int add_value(char **values, size_t *n, const char *v, const char *label, const char *shown,
+		     pr_error *err)
+{
+	for (size_t j = 0; j < *n; j++)
+		if (strcmp(values[j], v) == 0)
+			return 0;
+	if (*n == PYROSCOPE_MAX_VALUES)
+		return pr_error_set(err, PR_ELIMIT,
+				    "pyroscope '%s': more than %d values of label '%.64s' in one "
+				    "slot",
+				    shown, PYROSCOPE_MAX_VALUES, label);
+	if (!(values[*n] = strdup(v)))
+		return pr_error_set(err, PR_ENOMEM, "out of memory");
+	(*n)++;
+	return 0;
+}
+
 int pyroscope_series_values(char ***values, size_t *n, const uint8_t *answer, size_t answer_len,
 			    const char *label, const char *shown, pr_error *err)
 {
 	Querier__V1__SeriesResponse *res = NULL;
+	bool unlabelled = false;
 	int rc = 0;
 
 	*values = NULL;
@@ -212,28 +231,27 @@ int pyroscope_series_values(char ***values, size_t *n, const uint8_t *answer, si
 		rc = pr_error_set(err, PR_ENOMEM, "out of memory");
 		goto out;
 	}
-	for (size_t i = 0; i < res->n_labels_set; i++)
-		for (size_t k = 0; k < res->labels_set[i]->n_labels; k++) {
-			const Querier__V1__LabelPair *lp = res->labels_set[i]->labels[k];
-			bool seen = false;
-			if (strcmp(lp->name, label) != 0 || !value_ok(lp->value))
-				continue;
-			for (size_t j = 0; j < *n && !seen; j++)
-				seen = strcmp((*values)[j], lp->value) == 0;
-			if (seen)
-				continue;
-			if (*n == PYROSCOPE_MAX_VALUES) {
-				rc = pr_error_set(err, PR_ELIMIT,
-						  "pyroscope '%s': more than %d values "
-						  "of label '%.64s' in one slot",
-						  shown, PYROSCOPE_MAX_VALUES, label);
-				goto out;
-			}
-			if (!((*values)[(*n)++] = strdup(lp->value))) {
-				rc = pr_error_set(err, PR_ENOMEM, "out of memory");
-				goto out;
-			}
-		}
+	for (size_t i = 0; i < res->n_labels_set && rc == 0; i++) {
+		const char *v = NULL;
+		for (size_t k = 0; k < res->labels_set[i]->n_labels && !v; k++)
+			if (strcmp(res->labels_set[i]->labels[k]->name, label) == 0)
+				v = res->labels_set[i]->labels[k]->value;
+		/* As in Prometheus's matchers, an empty value is no label. */
+		if (!v || !*v)
+			unlabelled = true;
+		else if (!value_ok(v))
+			rc = pr_error_set(err, PR_EDATA,
+					  "pyroscope '%s': a series' value of label '%.64s' (%zu "
+					  "bytes) cannot be a release (longer than %d bytes, or "
+					  "holding a control character, quote or backslash): the "
+					  "slot is not collected",
+					  shown, label, strlen(v), VALUE_MAX);
+		else
+			rc = add_value(*values, n, v, label, shown, err);
+	}
+	/* Series without the label, beside others with it: fetched too, as "". */
+	if (rc == 0 && unlabelled && *n)
+		rc = add_value(*values, n, "", label, shown, err);
 out:
 	if (rc < 0 && *values) {
 		for (size_t i = 0; i < *n; i++)

@@ -42,7 +42,13 @@ int pyroscope_fetch(source_fetched *out, const pyroscope_query *q, pr_error *err
  * The distinct values of label `label` among the series that match
  * q->selector in q's window (querier.v1.QuerierService/Series, the same
  * protocol), at most PYROSCOPE_MAX_VALUES, each 1 to 256 bytes of
- * printable text without quotes or backslashes (others are skipped).
+ * printable text without quotes or backslashes; a series whose value is
+ * not (too long, a control character, a quote) is PR_EDATA, naming its
+ * length only: skipped, its samples were never collected and the slot
+ * was stored all the same. When some series have the label and others
+ * do not (or have it empty), the last value is "": the series without
+ * it, which a selector matches with label="". None with the label: no
+ * values (the whole selector is one release).
  * *values is a new array of *n new strings (free each, then the array).
  * Errors as pyroscope_fetch, *retry set as out->retry would be; an
  * answer protobuf-c cannot decode is PR_EDATA, and so is a value that

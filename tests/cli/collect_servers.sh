@@ -230,6 +230,42 @@ run pr --config "$T/empty.json" collect --service broken "${WIN[@]}"
 	ok "an empty page that is not a protobuf answer fails the slot, which is asked again" ||
 	not_ok "empty html" "rc=$RC $ERR $(sql "select source, outcome from collect_slots")"
 
+# Series with the version label beside series without it: those without
+# are fetched too (selector service_git_ref=""), their release from the
+# deploys as for a source of no label; they were skipped, their samples
+# never collected and the slot stored. A value that cannot be a release
+# (a quote) fails the slot, naming its length, where it was skipped.
+serve pymix pyroscope --profile "$V1" --release "v1=$V1" --release "=$V2" --label service_git_ref \
+	--empty-before "$(($(date -u -d "${DAY}T05:00:00Z" +%s) * 1000))"
+serve pybad pyroscope --profile "$V1" --release "v1=$V1" --release "v2 \"rc\"=$V2" \
+	--label service_git_ref
+pr --quiet service add mixed --enable
+pr --quiet service add mixbad --enable
+cat >"$T/mix.json" <<EOF
+{"collect": {"retries": 0},
+ "services": {"mixed": {"types": ["cpu"], "sources": [
+  {"type": "pyroscope", "url": "$(url pymix)", "slot_s": 3600, "version_label": "service_git_ref"}]},
+  "mixbad": {"types": ["cpu"], "sources": [
+  {"type": "pyroscope", "url": "$(url pybad)", "slot_s": 21600, "version_label": "service_git_ref"}]}}}
+EOF
+run pr --config "$T/mix.json" collect --service mixed "${WIN[@]}"
+q="select count(*) from profiles p join services s on s.id = p.service_id where s.name = 'mixed'"
+[ $RC -eq 0 ] && [ "$(sql "$q and release = 'v1'")" = 1 ] &&
+	[ "$(sql "$q and release = 'unknown' and tags->>'release_from' = 'none'")" = 1 ] &&
+	grep -q 'service_git_ref=\\"\\"}' "$T/pymix.log" &&
+	ok "Pyroscope: series without the version label beside labelled ones are collected too" ||
+	not_ok "unlabelled series" "rc=$RC $ERR $(sql "select release, tags from profiles p
+		join services s on s.id = p.service_id where s.name = 'mixed'")"
+run pr --config "$T/mix.json" collect --service mixbad "${WIN[@]}"
+[ $RC -eq 3 ] &&
+	[[ $ERR == *"a series' value of label 'service_git_ref' (7 bytes) cannot be a release"* ]] &&
+	[[ $ERR != *'"rc"'* ]] &&
+	[ "$(sql "select count(*) from collect_slots where source like '%$(url pybad)%'
+		and outcome = 'stored'")" = 0 ] &&
+	ok "Pyroscope: a version that cannot be a release fails the slot, by its length" ||
+	not_ok "bad version value" "rc=$RC $ERR $(sql "select source, outcome from collect_slots
+		where source like '%$(url pybad)%'")"
+
 run pr --config "$T/echo.json" collect --service broken "${WIN[@]}"
 detail=$(sql "select detail::text from runs order by id desc limit 1")
 [ $RC -eq 3 ] && [[ $(line paecho) == *"gRPC status 16 UNAUTHENTICATED: invalid token: <15 bytes>"* ]] &&

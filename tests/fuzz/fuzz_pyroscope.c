@@ -8,7 +8,8 @@
  * A failure must be PR_EDATA or PR_ELIMIT with a message that starts
  * with the server's name, and no values; a success gives at most
  * PYROSCOPE_MAX_VALUES distinct values, each 1 to 256 bytes of text with
- * no control character, quote or backslash.
+ * no control character, quote or backslash, but for a last "" (series
+ * without the label beside others with it).
  *
  * Seeds (tests/fuzz/corpus/pyroscope/), written by hand: a response with
  * two series of two releases and another label, one with the same
@@ -42,7 +43,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	for (size_t i = 0; i < n; i++) {
 		size_t len = strlen(values[i]);
-		if (len == 0 || len > 256 || strpbrk(values[i], "\"\\\x7f"))
+		/* "" (the series without the label) only last, after a value. */
+		if ((len == 0 && (i + 1 != n || n < 2)) || len > 256 ||
+		    strpbrk(values[i], "\"\\\x7f"))
 			abort();
 		for (const char *p = values[i]; *p; p++)
 			if ((unsigned char)*p < 0x20)

@@ -18,7 +18,9 @@
  *   the selector holds NAME="<value>" for the --label; empty when the
  *   window ends before --empty-before (ms).
  *   POST /querier.v1.QuerierService/Series: one series per --release,
- *   labelled --label=NAME.
+ *   labelled --label=NAME; an empty NAME ("--release =FILE") is a series
+ *   without the label (pod="pod-0"), whose FILE a selector holding
+ *   NAME="" gets.
  * Parca (gRPC-Web, application/grpc-web+proto):
  *   POST /parca.query.v1alpha1.QueryService/Query: a merge request for the
  *   pprof report; the answer is a data frame holding a QueryResponse with
@@ -289,8 +291,9 @@ static enum MHD_Result pyroscope(struct MHD_Connection *c, const char *url, cons
 		for (int i = 0; i < nrel; i++) {
 			querier__v1__labels__init(&sets[i]);
 			querier__v1__label_pair__init(&pairs[i]);
-			pairs[i].name = (char *)label;
-			pairs[i].value = rel_names[i];
+			/* A release of no name: a series without the label. */
+			pairs[i].name = rel_names[i][0] ? (char *)label : "pod";
+			pairs[i].value = rel_names[i][0] ? rel_names[i] : "pod-0";
 			ppairs[i] = &pairs[i];
 			sets[i].n_labels = 1;
 			sets[i].labels = &ppairs[i];
