@@ -2324,11 +2324,73 @@ static int check_dir(const char *dir, const char *path, const char *at, const ch
 	return 0;
 }
 
+/*
+ * A secret file, read as the job that needs it will read it (secret_read:
+ * owner-only, a regular file, one line, not empty, not oversized), and
+ * forgotten: refused at night by collect or the pager, it was reported
+ * valid here. Variables are not read: the machine that checks is seldom
+ * the one that runs.
+ */
+static int check_secret(const char *file, const char *path, const char *at, pr_error *err)
+{
+	pr_error e = PR_ERROR_INIT;
+	char *secret = NULL;
+
+	if (!file)
+		return 0;
+	if (secret_read(&secret, NULL, file, &e) < 0)
+		return bad(err, path, at, e.msg);
+	secret_free(secret);
+	return 0;
+}
+
+static int check_s3_secrets(const config_s3 *s, const char *path, const char *where, pr_error *err)
+{
+	char at[300];
+	int rc;
+
+	snprintf(at, sizeof(at), "%s.access_key_id_file", where);
+	if ((rc = check_secret(s->access_key_id_file, path, at, err)) < 0)
+		return rc;
+	snprintf(at, sizeof(at), "%s.secret_access_key_file", where);
+	if ((rc = check_secret(s->secret_access_key_file, path, at, err)) < 0)
+		return rc;
+	snprintf(at, sizeof(at), "%s.session_token_file", where);
+	return check_secret(s->session_token_file, path, at, err);
+}
+
+/* Every secret file the configuration names (check_secret). */
+static int check_secrets(const config *c, pr_error *err)
+{
+	char at[300];
+	int rc;
+
+	for (size_t i = 0; i < c->nservices; i++)
+		for (size_t k = 0; k < c->services[i].nsources; k++) {
+			const config_source *src = &c->services[i].sources[k];
+			snprintf(at, sizeof(at), "%s.secret_file", src->label);
+			if ((rc = check_secret(src->secret_file, c->path, at, err)) < 0 ||
+			    (rc = check_s3_secrets(&src->s3, c->path, src->label, err)) < 0)
+				return rc;
+		}
+	for (size_t i = 0; i < c->paging.ntargets; i++) {
+		snprintf(at, sizeof(at), "paging.targets.%.64s.secret_file",
+			 c->paging.targets[i].name);
+		if ((rc = check_secret(c->paging.targets[i].secret_file, c->path, at, err)) < 0)
+			return rc;
+	}
+	if ((rc = check_s3_secrets(&c->blobs.s3, c->path, "blobs", err)) < 0)
+		return rc;
+	return check_secret(c->serve.agent_secret_file, c->path, "serve.agent_secret_file", err);
+}
+
 int config_check_paths(const config *c, pr_error *err)
 {
 	char at[256];
 	int rc;
 
+	if ((rc = check_secrets(c, err)) < 0)
+		return rc;
 	for (size_t i = 0; i < c->nservices; i++) {
 		const config_service *s = &c->services[i];
 		snprintf(at, sizeof(at), "services.%.64s.source.dir", s->name);

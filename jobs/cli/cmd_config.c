@@ -20,7 +20,8 @@ static int config_check(cli_ctx *ctx, int argc, char **argv)
 	static const char desc[] =
 		"Validate a configuration file (default: --config, else <home>/profreg.json):\n"
 		"every unknown key and every value of the wrong type is named by its JSON path,\n"
-		"and every service's drop folder and repository must exist and be readable.\n"
+		"every service's drop folder and repository must exist and be readable, and\n"
+		"every secret file must be one the jobs can read (owner-only, one line).\n"
 		"Exit 0 when it is valid, 2 when it is not.";
 	pr_error err = PR_ERROR_INIT;
 	cli_parser *p = NULL;

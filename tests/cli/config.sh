@@ -5,12 +5,15 @@
 . "$(dirname "$0")/lib.sh"
 T=$PROFREG_TEST_TMP/cli_config
 rm -rf "$T" && mkdir -p "$T"
+# The secret files the configurations name: config check reads them.
+printf 'k\n' >"$T/hook.secret"
+chmod 600 "$T/hook.secret"
 
 cat >"$T/good.json" <<'JSON'
 {"paging": {"min_severity": "critical", "max_attempts": 3, "backoff_ms": 10,
   "targets": {"pd": {"type": "pagerduty", "secret_env": "PD_KEY"},
               "am": {"type": "alertmanager", "url": "http://127.0.0.1:9093"},
-              "hook": {"type": "webhook", "url": "https://chat.example/hook", "secret_file": "/etc/x"}},
+              "hook": {"type": "webhook", "url": "https://chat.example/hook", "secret_file": "HOOK_SECRET"}},
   "default": ["am"], "teams": {"payments": ["pd", "am"]}},
  "metrics": {"pushgateway": "http://127.0.0.1:9091", "instance": "batch-1"},
  "reports": {"dir": "/tmp/r", "base_url": "https://reports.example"},
@@ -18,6 +21,7 @@ cat >"$T/good.json" <<'JSON'
                "budget_bytes": 1000000000, "budget_rows": 5000000, "after_nightly": true},
  "services": {"checkout": {"team": "payments", "page": [], "retention": {"hot_days": 1}}}}
 JSON
+sed -i "s|HOOK_SECRET|$T/hook.secret|" "$T/good.json"
 run "$PROFREG_BIN" config check "$T/good.json"
 [ $RC -eq 0 ] && ok "a file with every section is valid" || not_ok "good config" "rc=$RC $ERR"
 echo '{"nope": 1}' >"$T/other.json"
@@ -143,11 +147,12 @@ cat >"$T/loop.json" <<'JSON'
 {"paging": {"targets": {
   "a": {"type": "webhook", "url": "http://127.0.0.1:8080/hook", "secret_env": "T"},
   "b": {"type": "webhook", "url": "http://127.9.8.7/hook", "secret_env": "T"},
-  "c": {"type": "webhook", "url": "http://[::1]:9/hook", "secret_file": "/k"},
+  "c": {"type": "webhook", "url": "http://[::1]:9/hook", "secret_file": "HOOK_SECRET"},
   "d": {"type": "webhook", "url": "http://LocalHost/hook", "secret_env": "T"},
   "e": {"type": "webhook", "url": "http://hooks.example/open"},
   "f": {"type": "webhook", "url": "https://hooks.example/x", "secret_env": "T"}}}}
 JSON
+sed -i "s|HOOK_SECRET|$T/hook.secret|" "$T/loop.json"
 run "$PROFREG_BIN" config check "$T/loop.json"
 [ $RC -eq 0 ] && ok "plain http with a secret is fine to loopback (127/8, [::1], localhost); without a secret anywhere" || not_ok "loopback http" "rc=$RC $ERR"
 bad '{"metrics": {"pushgateway": "ftp://x"}}' "metrics.pushgateway: expected an http:// or https:// URL" \
@@ -241,6 +246,41 @@ run "$PROFREG_BIN" config check "$T/folder.json"
 [ $RC -eq 2 ] && [[ $ERR == *"cannot read config '$T/folder.json': not a regular file (a directory)"* ]] &&
 	[ "$(grep -c . <<<"$ERR")" -eq 1 ] &&
 	ok "a folder given as the config file is named as one" || not_ok "folder" "rc=$RC $ERR"
+
+# The secret files a configuration names are checked as collect and the
+# pager read them at night (owner-only, a file, one line, not empty):
+# config check called each of these valid.
+printf 'hunter2\n' >"$T/secret.ok"
+chmod 600 "$T/secret.ok"
+printf 'hunter2\n' >"$T/secret.open"
+chmod 644 "$T/secret.open"
+: >"$T/secret.empty"
+chmod 600 "$T/secret.empty"
+printf 'a\nb\n' >"$T/secret.2"
+chmod 600 "$T/secret.2"
+ln -sf "$T/secret.ok" "$T/secret.link"
+secret_conf() { # $1: the file, $2: where it is named
+	case $2 in
+	source) printf '{"services": {"x": {"sources": [{"type": "pyroscope", "url": "http://127.0.0.1:9", "auth": "basic", "username": "u", "secret_file": "%s"}]}}}' "$1" ;;
+	paging) printf '{"paging": {"targets": {"am": {"type": "alertmanager", "url": "http://127.0.0.1:9", "secret_file": "%s"}}}}' "$1" ;;
+	esac >"$T/secret.json"
+}
+secret_conf "$T/secret.ok" source
+run "$PROFREG_BIN" config check "$T/secret.json"
+[ $RC -eq 0 ] && ok "config check: an owner-only secret file is valid" ||
+	not_ok "secret ok" "rc=$RC $ERR"
+refused=""
+for f in open empty 2 link missing; do
+	for where in source paging; do
+		secret_conf "$T/secret.$f" $where
+		run "$PROFREG_BIN" config check "$T/secret.json"
+		[ $RC -eq 2 ] && [[ $ERR == *"secret_file: "*"secret.$f"* ]] && [[ $ERR != *hunter2* ]] ||
+			refused="$refused $f/$where:rc=$RC:${ERR:0:200}"
+	done
+done
+[ -z "$refused" ] &&
+	ok "config check refuses a secret file collect or the pager would refuse (mode, empty, two lines, link, missing)" ||
+	not_ok "secret files" "$refused"
 
 # 100,000 services (2.8 MB): each one's retention tiers were found by a
 # search of all the services, 46 s of loading before any command ran.
