@@ -6,6 +6,7 @@
 #include "common/buf.h"
 #include "common/fileio.h"
 #include "common/netaddr.h"
+#include "common/redact.h"
 #include "common/similar.h"
 #include "pipeline/ingest.h"
 #include "jobs/secret.h"
@@ -58,7 +59,21 @@ typedef struct field {
 
 static int bad(pr_error *err, const char *path, const char *at, const char *why)
 {
-	return pr_error_set(err, PR_EUSAGE, "config '%s': %s: %s", path, at, why);
+	char where[PR_ERROR_MSG_MAX];
+	size_t n = strlen(at), m;
+
+	/*
+	 * A JSON path is made of the file's keys, which a message copies to
+	 * terminals, logs and cron mail: payment data in one ("services.card
+	 * 4111111111111111") is cut as in names.
+	 */
+	if (n >= sizeof(where))
+		n = sizeof(where) - 1;
+	memcpy(where, at, n);
+	while ((m = redact_names(where, n)) != n)
+		n = m;
+	where[n] = '\0';
+	return pr_error_set(err, PR_EUSAGE, "config '%s': %s: %s", path, where, why);
 }
 
 static void put_uint(void *p, size_t width, uint64_t v)

@@ -247,6 +247,18 @@ run "$PROFREG_BIN" config check "$T/folder.json"
 	[ "$(grep -c . <<<"$ERR")" -eq 1 ] &&
 	ok "a folder given as the config file is named as one" || not_ok "folder" "rc=$RC $ERR"
 
+# A key is quoted in the error's JSON path, so payment data in one is cut.
+printf '{"services": {"card 4111111111111111": {}}}' >"$T/cardname.json"
+printf '{"collect": {"4111111111111111": 1}}' >"$T/cardkey.json"
+run "$PROFREG_BIN" config check "$T/cardname.json"
+rc1=$RC err1=$ERR
+run "$PROFREG_BIN" config check "$T/cardkey.json"
+[ $rc1 -eq 2 ] && [[ $err1 == *"services.card #: not a valid service name"* ]] &&
+	[ $RC -eq 2 ] && [[ $ERR == *"collect.#: unknown key"* ]] &&
+	[[ "$err1$ERR" != *4111111111111111* ]] &&
+	ok "a card number in a key is cut from the error's path" ||
+	not_ok "card in key" "$rc1 $err1 / $RC $ERR"
+
 # The secret files a configuration names are checked as collect and the
 # pager read them at night (owner-only, a file, one line, not empty):
 # config check called each of these valid.
