@@ -531,6 +531,22 @@ static int item_type(item *it, const profile *p)
 				    "task-clock or cycles ('perf record -e cpu-clock -g')",
 				    it->name, perf_event_text(ev, p->event));
 	if (it->req->type) {
+		/*
+		 * A JFR recording's columns are the JDK's own events: CPU samples
+		 * of running threads and allocations, nothing else. Its samples
+		 * counted as goroutines or wall time fitted those types' units,
+		 * and a manifest giving one type to a service's files stored CPU
+		 * samples as goroutine counts.
+		 */
+		if (p->format == PROFILE_FMT_JFR && (says = profile_guess_type(p)) &&
+		    strcmp(it->req->type, says) != 0 && strcmp(it->req->type, "alloc") != 0) {
+			value_types_str(types, sizeof(types), p);
+			return pr_error_set(&it->e, PR_EDATA,
+					    "cannot ingest '%s': not %s %s profile: its sample "
+					    "types %s make it %s %s profile",
+					    it->name, article(it->req->type), it->req->type, types,
+					    article(says), says);
+		}
 		if ((p->format != PROFILE_FMT_PPROF && p->format != PROFILE_FMT_V8HEAP &&
 		     p->format != PROFILE_FMT_JFR) ||
 		    profile_has_values_of(p, it->req->type))

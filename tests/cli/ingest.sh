@@ -386,6 +386,17 @@ run pr ingest "$T/burn.jfr.gz" --service pysvc --release jfr2 --type alloc
 run pr ingest "$D/jfr/burn-chunks.jfr" --service pysvc --release jfr3 --type heap
 [ $RC -eq 4 ] && [[ $ERR == *"not a heap profile"* ]] && [ "$(grep -c . <<<"$ERR")" = 1 ] &&
 	ok "a .jfr given --type heap is refused" || not_ok "jfr as heap" "rc=$RC" "$ERR"
+# Its CPU samples fitted the units of goroutine and wall captures, and
+# were stored as goroutine counts or wall time.
+refused=""
+for t in goroutine wall; do
+	run pr ingest "$D/jfr/burn-chunks.jfr" --service pysvc --release "jfr-$t" --type $t
+	[ $RC -eq 4 ] && [[ $ERR == *"not a $t profile: its sample types"*"make it a cpu profile" ]] &&
+		[ "$(sql "select count(*) from profiles where release = 'jfr-$t'")" = 0 ] ||
+		refused="$refused $t:rc=$RC:$ERR"
+done
+[ -z "$refused" ] && ok "a .jfr of CPU samples given --type goroutine or wall is refused" ||
+	not_ok "jfr as goroutine or wall" "$refused"
 # Go's heap?seconds=N answer holds allocations only: asked to be heap, it
 # is refused, saying what it is in plain words.
 run pr ingest "$D/pprof/go119-heap-delta.pb.gz" --service pysvc --release delta1 --type heap
