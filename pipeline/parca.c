@@ -123,6 +123,7 @@ int parca_grpcweb_parse(const uint8_t **msg, size_t *msg_len, int *status, char 
 			size_t message_n, const uint8_t *body, size_t len, char *why, size_t why_n)
 {
 	size_t i = 0;
+	bool trailer = false;
 
 	*msg = NULL;
 	*msg_len = 0;
@@ -150,9 +151,23 @@ int parca_grpcweb_parse(const uint8_t **msg, size_t *msg_len, int *status, char 
 			snprintf(why, why_n, "a compressed frame (no compression was asked for)");
 			return PR_EDATA;
 		}
-		if (flag & 0x80)
+		/*
+		 * A unary answer is at most one message, then one trailer: a
+		 * second message was dropped in silence, and what came after
+		 * the trailer read as if the call had gone on.
+		 */
+		if (trailer) {
+			snprintf(why, why_n, "a frame at byte %zu after the trailer", i);
+			return PR_EDATA;
+		}
+		if (flag & 0x80) {
 			read_trailer(status, message, message_n, body + i + FRAME_HEAD, flen);
-		else if (!*msg) {
+			trailer = true;
+		} else if (*msg) {
+			snprintf(why, why_n,
+				 "a second message at byte %zu (a unary answer has one)", i);
+			return PR_EDATA;
+		} else {
 			*msg = body + i + FRAME_HEAD;
 			*msg_len = flen;
 		}
@@ -182,11 +197,21 @@ int parca_answer_parse(source_fetched *out, const uint8_t *answer, size_t answer
 	 * the HTTP headers and no trailer frame ("trailers-only", as gRPC-Web
 	 * proxies and Connect servers send errors): read them as a trailer.
 	 */
-	if (status < 0 && hdr_status && hdr_status[0]) {
-		char t[2 * 256 + 40];
+	if (hdr_status && hdr_status[0]) {
+		char t[2 * 256 + 40], hmsg[sizeof(gmsg)] = "";
 		int n = snprintf(t, sizeof(t), "grpc-status:%.255s\r\ngrpc-message:%.255s\r\n",
-				 hdr_status, hdr_message ? hdr_message : "");
-		read_trailer(&status, gmsg, sizeof(gmsg), (const uint8_t *)t, (size_t)n);
+				 hdr_status, hdr_message ? hdr_message : ""),
+		    hs = -1;
+		read_trailer(&hs, hmsg, sizeof(hmsg), (const uint8_t *)t, (size_t)n);
+		/*
+		 * With a trailer too, a failure in either is the answer's: a
+		 * PERMISSION_DENIED header beside an OK trailer was stored as a
+		 * success. Two failures: the trailer's.
+		 */
+		if (hs >= 0 && (status < 0 || (status == 0 && hs != 0))) {
+			status = hs;
+			memcpy(gmsg, hmsg, sizeof(gmsg));
+		}
 	}
 	if (status > 0) {
 		const char *name = status < 17 ? status_names[status] : "UNKNOWN";

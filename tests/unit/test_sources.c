@@ -187,7 +187,7 @@ static void test_grpcweb_frames(void **state)
 		'c', '-', 's', 't', 'a', 't',  'u',  's',  ':', ' ', '1', '6', '\r', '\n', 'g',
 		'r', 'p', 'c', '-', 'm', 'e',  's',  's',  'a', 'g', 'e', ':', 'n',  'o',  '\n'};
 	static const struct {
-		uint8_t bytes[16];
+		uint8_t bytes[20];
 		size_t len;
 		const char *why;
 	} bad[] = {
@@ -200,6 +200,11 @@ static void test_grpcweb_frames(void **state)
 		 "a frame of 4294967295 bytes at byte 0 runs past"},
 		{{1, 0, 0, 0, 1, 7}, 6, "a compressed frame"},
 		{{0, 0, 0, 0, 1, 7, 0x80, 0, 0}, 9, "a frame header cut short at byte 6"},
+		/* A unary answer is one message, then the trailer. */
+		{{0, 0, 0, 0, 1, 7, 0, 0, 0, 0, 1, 8, 0x80, 0, 0, 0, 0},
+		 17,
+		 "a second message at byte 6 (a unary answer has one)"},
+		{{0x80, 0, 0, 0, 0, 0, 0, 0, 0, 1, 7}, 11, "a frame at byte 5 after the trailer"},
 	};
 	const uint8_t *msg;
 	size_t len;
@@ -327,12 +332,22 @@ static void test_parca_answers(void **state)
 	assert_int_equal(answer(&f, &a, 1024, "14", "", &err), PR_EIO);
 	assert_true(f.retry);
 	source_fetched_release(&f);
-	/* A trailer frame, when there is one, is the status, whatever the headers say. */
+	/* A trailer frame and the headers: a failure in either is the answer's. */
 	buf_reset(&a);
 	grpcweb_frame(&a, 0x80, busy, strlen(busy));
 	source_fetched_init(&f);
 	pr_error_clear(&err);
 	assert_int_equal(answer(&f, &a, 1024, "0", "", &err), PR_EIO);
+	source_fetched_release(&f);
+	buf_reset(&a);
+	grpcweb_frame(&a, 0, msg.ptr, msg.len);
+	grpcweb_frame(&a, 0x80, ok, strlen(ok));
+	source_fetched_init(&f);
+	pr_error_clear(&err);
+	assert_int_equal(answer(&f, &a, 1024, "7", "denied", &err), PR_EREFUSED);
+	assert_string_equal(err.msg, "parca 'https://parca:7070': gRPC status 7 "
+				     "PERMISSION_DENIED: denied");
+	assert_int_equal(f.body.len, 0);
 	source_fetched_release(&f);
 	/* A QueryResponse with no report, then bytes protobuf-c refuses. */
 	buf_reset(&a);
