@@ -1448,6 +1448,13 @@ static int parse_line(parser *ps, const char *s, size_t n)
 		return bad_line(ps, "input ends in the middle of a frame line:", s, n);
 	if (s[0] == '#' || blank(s, n))
 		return 0;
+	/*
+	 * perf script -F +srccode prints the sampled source line after an
+	 * event, unindented: "|10   unsigned long compute_tax(long n) {...".
+	 * Read as a header, it was "the event has no period".
+	 */
+	if (s[0] == '|' && n > 1 && s[1] >= '0' && s[1] <= '9')
+		return 0;
 	indented = is_space((unsigned char)s[0]);
 	if (indented && after && !frame_shaped(s, n) && srcline_shaped(s, n)) {
 		ps->after_frame = true; /* inline chains print one per piece */

@@ -1315,6 +1315,20 @@ static void test_real_prints_with_srcline_sideband_or_no_event_give_the_same_pro
 }
 
 /*
+ * perf script -F +srccode prints the sampled source line after an event,
+ * unindented ("|10   unsigned long compute_tax(long n) ..."): it was read
+ * as a header and refused ("the event has no period"). The same
+ * recording printed with and without it gives the same profile.
+ */
+static void test_a_real_print_with_source_code_lines_gives_the_same_profile(void **state)
+{
+	static const char *const srccode[] = {"perf/burnc-srccode.perf"};
+
+	(void)state;
+	expect_same_profile("perf/burnc-plain.perf", srccode, 1, 167);
+}
+
+/*
  * A print of perf/leaf.c's recording of three events (8 page faults
  * first, then 52 each of cpu-clock and task-clock) keeps cpu-clock and
  * weighs it in nanoseconds: leaf has perf report's 94.23% (49 of 52).
@@ -1896,6 +1910,7 @@ int main(void)
 		cmocka_unit_test(test_sniff_accepts_the_real_captures),
 		cmocka_unit_test(
 			test_real_prints_with_srcline_sideband_or_no_event_give_the_same_profile),
+		cmocka_unit_test(test_a_real_print_with_source_code_lines_gives_the_same_profile),
 		cmocka_unit_test(test_side_band_records_are_not_samples),
 		cmocka_unit_test(test_namespace_and_round_records_are_not_samples),
 		cmocka_unit_test(test_switch_records_of_no_task_are_not_samples),
