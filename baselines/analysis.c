@@ -2470,8 +2470,8 @@ static int cost_test(finding *f, cost_said *said, const sides *s, const analysis
 	double *y = malloc(3 * (nb0 + nc0) * sizeof(*y)), *v, *x, gm_b, gm_c, up, down, mup, mdown;
 	double slope_var = 0;
 	int *ix = malloc((2 * nb0 + 2 * nc0 + 1) * sizeof(*ix)), *gb, *wb, *wc, *hc;
-	const char *unit = NULL, *u, *lacks = NULL;
-	const capture_ref *first = NULL, *lacking = NULL;
+	const char *unit = NULL, *u, *lacks = NULL, *judged_unit = NULL, *unlike_unit = NULL;
+	const capture_ref *first = NULL, *lacking = NULL, *judged = NULL, *unlike = NULL;
 	char *why = said->why;
 	size_t why_size = sizeof(said->why);
 	stats_result rup, rdn, rci;
@@ -2497,6 +2497,18 @@ static int cost_test(finding *f, cost_said *said, const sides *s, const analysis
 	 * gate passed a service twice as costly. The baseline's captures come
 	 * first, so the judged ones' values follow them at y + nb.
 	 */
+	/*
+	 * The judged captures' measure is the test's: a baseline capture of
+	 * another (samples a second, where the release's captures name their
+	 * CPU period) is left out as one without a duration is. Refusing the
+	 * test instead made every JFR gate inconclusive for a whole window
+	 * once the parser learnt the sampler's period.
+	 */
+	for (size_t k = 0; k < nc0 && !judged; k++) {
+		const capture_ref *c = &s->cur.caps[k];
+		if (capture_cost(c, type, &judged_unit) > 0 && (!per_load || c->load > 0))
+			judged = c;
+	}
 	for (size_t i = 0; i < nb0 + nc0; i++) {
 		bool base = i < nb0;
 		size_t k = base ? i : i - nb0, at = base ? nb : nb + nc;
@@ -2507,6 +2519,12 @@ static int cost_test(finding *f, cost_said *said, const sides *s, const analysis
 		if (!(cost > 0) || (per_load && !(c->load > 0))) {
 			if (!lacking)
 				lacking = c, lacks = cost > 0 ? "load figure" : "duration";
+			continue;
+		}
+		if (base && judged &&
+		    (strcmp(u, judged_unit) != 0 || !same_period(judged, c, judged_unit))) {
+			if (!unlike)
+				unlike = c, unlike_unit = u;
 			continue;
 		}
 		if (per_load && !cost_unit_is_flow(u))
@@ -2573,6 +2591,15 @@ static int cost_test(finding *f, cost_said *said, const sides *s, const analysis
 			 "cost per unit of load not tested: %zu of %zu baseline captures lie far "
 			 "from the rest, and %zu are too few (need %zu)",
 			 said->left_out, nb + said->left_out, nb, need);
+		goto out;
+	}
+	if ((nb < o->min_baseline || nb < 2 || nc == 0) && unlike && !per_load) {
+		size_t at;
+		cost_mismatch(why, why_size, unlike, judged, unlike_unit, judged_unit);
+		at = strlen(why);
+		snprintf(why + at, why_size - at,
+			 "; %zu of %zu baseline captures measure as the judged ones do (need %zu)",
+			 nb, nb0, need);
 		goto out;
 	}
 	if ((nb < o->min_baseline || nb < 2 || nc == 0) && lacking && !per_load) {

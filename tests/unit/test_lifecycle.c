@@ -3050,6 +3050,55 @@ static void test_a_sampling_rate_change_is_no_cost_change(void **state)
 }
 
 /*
+ * Captures that name no sampling period (samples a second: JFR captures
+ * stored before the parser read the sampler's period) in a baseline whose
+ * later captures, and the release's, name a CPU period: the test runs on
+ * the baseline captures measured as the release's are, the others left
+ * out. It refused the whole test ("capture 1 measures value_per_s, capture
+ * 40 cpu_s_per_s"), and every such gate was inconclusive for a window.
+ * With too few of them left, it says why, naming both measures.
+ */
+static void test_baseline_captures_of_another_measure_are_left_out(void **state)
+{
+	static const char *const names[] = {"mixed", "fewer"};
+	fx *f = *state;
+	analysis a;
+	const finding *t;
+	bool said = false;
+
+	for (size_t s = 0; s < 2; s++) {
+		testdb_execf(f->t, "insert into services (name, enabled) values ('%s', true)",
+			     names[s]);
+		f->period_type = "cpu";
+		for (int day = 14; day >= 1; day--) {
+			/* "mixed": 6 days without a period; "fewer": 2 captures with one. */
+			f->period = day > (s == 0 ? 8 : 1) ? 0 : 10000000;
+			pprof_capture(f, names[s], "v1", NIGHT_END - day * DAY - 9 * HOUR, 1);
+			pprof_capture(f, names[s], "v1", NIGHT_END - day * DAY - 3 * HOUR, 1);
+		}
+		f->period = 10000000;
+		for (int k = 0; k < 4; k++)
+			pprof_capture(f, names[s], "v3", NIGHT_END - (20 - 4 * k) * HOUR, 1);
+		f->period = 0;
+	}
+	judge(f, &a, names, 2);
+	assert_non_null(t = cost_test_of(&a, "mixed"));
+	assert_string_equal(t->cost_unit, "cpu_s_per_s");
+	assert_int_equal(t->baseline_captures, 16);
+	assert_null(cost_finding(&a, "mixed"));
+	assert_null(cost_test_of(&a, "fewer"));
+	for (size_t i = 0; i < a.nskipped; i++) {
+		assert_string_not_equal(a.skipped[i].service, "mixed");
+		said |= strcmp(a.skipped[i].service, "fewer") == 0 &&
+			strstr(a.skipped[i].reason, "measures value_per_s") &&
+			strstr(a.skipped[i].reason, "2 of 28 baseline captures measure as the "
+						    "judged ones do");
+	}
+	assert_true(said);
+	analysis_release(&a);
+}
+
+/*
  * cost_case's captures with a load figure of `load`, then, of the
  * baseline's captures, the first `no_duration` without a duration.
  */
@@ -3847,6 +3896,8 @@ int main(void)
 		cmocka_unit_test(test_wall_microseconds_are_wall_seconds_per_second),
 		cmocka_unit_test_setup_teardown(test_a_sampling_rate_change_is_no_cost_change,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_baseline_captures_of_another_measure_are_left_out, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_a_capture_without_a_duration_leaves_the_cost_tested, setup, teardown),
 		cmocka_unit_test_setup_teardown(
