@@ -645,6 +645,16 @@ static void item_parse(item *it)
 	meta->period = p->period;
 	meta->period_type = p->period_type.type;
 	meta->period_unit = p->period_type.unit;
+	/*
+	 * A JFR recording's period is its CPU sampler's: its allocations are
+	 * sampled by another rule, and with the CPU period they read as an
+	 * allocation rate that changed with the JFR settings.
+	 */
+	if (p->format == PROFILE_FMT_JFR &&
+	    strcmp(p->value_types[p->primary].type, "samples") != 0) {
+		meta->period = 0;
+		meta->period_type = meta->period_unit = NULL;
+	}
 	meta->value_type = p->value_types[p->primary].type;
 	meta->value_unit = p->value_types[p->primary].unit;
 	meta->total_value = it->sum.total;

@@ -1286,10 +1286,14 @@ static int inline_string(jf_parser *ps, size_t pos, size_t end, char *out, size_
 		memcpy(out, ps->data + pos, (size_t)n);
 	} else {
 		for (size_t k = 0; k < n; k++) {
-			if ((rc = rd_int(ps, &pos, end, 2, &c)) < 0)
+			if ((rc = rd_int(ps, &pos, end, 2, &c)) < 0) {
+				out[0] = '\0';
 				return rc;
-			if (c == 0 || c > 0xff)
+			}
+			if (c == 0 || c > 0xff) {
+				out[0] = '\0';
 				return 0;
+			}
 			out[k] = (char)c;
 		}
 	}
@@ -1617,7 +1621,8 @@ int jfr_parse(profile **out, const uint8_t *data, size_t len,
 		goto out;
 	p->time_ns = ps.first_start > 0 ? ps.first_start : 0;
 	p->duration_ns = recorded_ns(&ps.spans);
-	if (ps.col_samples >= 0 && ps.exec_period > 0 && !ps.period_mixed) {
+	/* Only a sampler that was on: another may have written the samples. */
+	if (ps.col_samples >= 0 && ps.exec_enabled && ps.exec_period > 0 && !ps.period_mixed) {
 		p->period = ps.exec_period;
 		if (!(p->period_type.type = strdup("cpu")) ||
 		    !(p->period_type.unit = strdup("nanoseconds"))) {

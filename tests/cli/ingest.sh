@@ -347,7 +347,8 @@ run2=$RC
 run pr ingest "$T/pyspy-v2.folded" --service pysvc --release py2
 [ $run2 -eq 0 ] && [ $RC -eq 0 ] &&
 	[ "$(sql "select count(*) from functions where name = 'compute' and file = 'calc.py'")" = 1 ] &&
-	[ "$(sql "select count(*) from functions where name like 'compute%'")" = 1 ] &&
+	[ "$(sql "select count(*) from functions where name = 'compute' or name like 'compute (%'
+		or name like 'compute calc%'")" = 1 ] &&
 	[ "$(sql "select string_agg(round(pf.self_share::numeric, 2)::text, ',' order by p.release)
 		from profile_functions pf join profiles p on p.id = pf.profile_id
 		join functions f on f.id = pf.function_id
@@ -397,6 +398,18 @@ for t in goroutine wall; do
 done
 [ -z "$refused" ] && ok "a .jfr of CPU samples given --type goroutine or wall is refused" ||
 	not_ok "jfr as goroutine or wall" "$refused"
+# The CPU sampler's period is the cpu capture's; an alloc capture of the
+# same recording has none (its CPU period read as an allocation rate).
+run pr ingest "$D/jfr/profile-10ms.jfr.gz" --service pysvc --release jfr-period
+pr --quiet service add jfralloc --enable
+run pr ingest "$D/jfr/profile-10ms.jfr.gz" --service jfralloc --release jfr-period --type alloc
+[ "$(sql "select string_agg(profile_type || ' ' || coalesce(period, 0) || ' ' ||
+	coalesce(period_type, '-') ||
+	' ' || coalesce(period_unit, '-'), ', ' order by profile_type)
+	from profiles where release = 'jfr-period'")" = "alloc 0 - -, cpu 10000000 cpu nanoseconds" ] &&
+	ok "a .jfr's CPU period is its cpu capture's, not its alloc capture's" ||
+	not_ok "jfr period" "$(sql "select profile_type, period, period_type from profiles
+		where release = 'jfr-period'") $ERR"
 # Go's heap?seconds=N answer holds allocations only: asked to be heap, it
 # is refused, saying what it is in plain words.
 run pr ingest "$D/pprof/go119-heap-delta.pb.gz" --service pysvc --release delta1 --type heap
