@@ -2340,21 +2340,41 @@ static int check_dir(const char *dir, const char *path, const char *at, const ch
 }
 
 /*
- * A secret file, read as the job that needs it will read it (secret_read:
- * owner-only, a regular file, one line, not empty, not oversized), and
- * forgotten: refused at night by collect or the pager, it was reported
- * valid here. Variables are not read: the machine that checks is seldom
- * the one that runs.
+ * A secret file here, read as the job that needs it will read it
+ * (secret_read: owner-only, a regular file, one line, not empty, not
+ * oversized), and forgotten: refused at night by collect or the pager,
+ * it was reported valid. One that is not here, or belongs to another
+ * user, is the running host's to judge (CI checks a configuration whose
+ * secrets are mounted only where it runs; sudo checks files of the
+ * service's user): only what would be refused from any user is, a link
+ * or other than a regular file, or a mode open to group or others.
+ * Variables are not read, for the same reason.
  */
 static int check_secret(const char *file, const char *path, const char *at, pr_error *err)
 {
 	pr_error e = PR_ERROR_INIT;
-	char *secret = NULL;
+	char *secret = NULL, why[PR_ERROR_MSG_MAX];
+	struct stat st;
 
-	if (!file)
+	if (!file || lstat(file, &st) < 0)
+		return 0;
+	if (S_ISLNK(st.st_mode) || !S_ISREG(st.st_mode)) {
+		snprintf(why, sizeof(why), "secret file '%.256s' is %s", file,
+			 S_ISLNK(st.st_mode) ? "a symbolic link" : "not a regular file");
+		return bad(err, path, at, why);
+	}
+	if (st.st_mode & (S_IRWXG | S_IRWXO)) {
+		snprintf(why, sizeof(why),
+			 "secret file '%.256s' is accessible by group or others (mode %04o); run "
+			 "chmod 600 on it",
+			 file, (unsigned)(st.st_mode & 07777));
+		return bad(err, path, at, why);
+	}
+	if (st.st_uid != geteuid())
 		return 0;
 	if (secret_read(&secret, NULL, file, &e) < 0)
-		return bad(err, path, at, e.msg);
+		return e.code == PR_ENOMEM ? pr_error_set(err, PR_ENOMEM, "%s", e.msg)
+					   : bad(err, path, at, e.msg);
 	secret_free(secret);
 	return 0;
 }
