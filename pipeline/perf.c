@@ -1453,8 +1453,13 @@ static int parse_line(parser *ps, const char *s, size_t n)
 	 * event, unindented: "|10   unsigned long compute_tax(long n) {...".
 	 * Read as a header, it was "the event has no period".
 	 */
-	if (s[0] == '|' && n > 1 && s[1] >= '0' && s[1] <= '9')
-		return 0;
+	if (s[0] == '|' && n > 1 && s[1] >= '0' && s[1] <= '9') {
+		size_t d = 1;
+		while (d < n && s[d] >= '0' && s[d] <= '9')
+			d++;
+		if (d == n || s[d] == ' ')
+			return 0;
+	}
 	indented = is_space((unsigned char)s[0]);
 	if (indented && after && !frame_shaped(s, n) && srcline_shaped(s, n)) {
 		ps->after_frame = true; /* inline chains print one per piece */

@@ -501,9 +501,9 @@ int cmd_analyze(cli_ctx *ctx, int argc, char **argv)
 			status = EXIT_INCONCLUSIVE;
 		}
 	}
+	status = cli_report_problem(ctx, r.run_id, r.report_problem, status);
 	if (gated && status == EXIT_OK && !ctx->json && nblind && isfinite(blind[0].unseen))
 		print_seen(&blind[0]);
-	status = cli_report_problem(ctx, r.run_id, r.report_problem, status);
 	goto out;
 fail:
 	status = cli_fail(ctx, &err);
