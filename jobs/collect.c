@@ -604,8 +604,7 @@ static void fetch_pyroscope(unit *u)
 			free(sel);
 			break;
 		}
-		/* "": the series without the label, of no known release. */
-		if (piece_add(u, nvals && vals[i][0] ? vals[i] : NULL) < 0)
+		if (piece_add(u, nvals ? vals[i] : NULL) < 0)
 			u->rc = oom(&u->err);
 		else
 			u->rc = pyroscope_fetch(&u->pieces[u->npieces - 1].got, &qi, &u->err);
@@ -697,6 +696,16 @@ static void attribute(attribution *a, const run_state *rs, const deploy *deps, s
 	a->release = "unknown";
 	a->commit = NULL;
 	a->from = "none";
+	/*
+	 * Pyroscope series without the version label beside labelled ones
+	 * (pyroscope_series_values' ""): pods of a release from before the
+	 * label, most often, which the latest deploy would have named the
+	 * new one, mixing the old code into the release being judged.
+	 */
+	if (pc->release && !pc->release[0]) {
+		a->from = "unlabelled";
+		return;
+	}
 	if (label) {
 		a->release = label;
 		a->commit = u->label_commit && hex_sha(u->label_commit) ? u->label_commit

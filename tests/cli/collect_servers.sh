@@ -231,16 +231,20 @@ run pr --config "$T/empty.json" collect --service broken "${WIN[@]}"
 	not_ok "empty html" "rc=$RC $ERR $(sql "select source, outcome from collect_slots")"
 
 # Series with the version label beside series without it: those without
-# are fetched too (selector service_git_ref=""), their release from the
-# deploys as for a source of no label; they were skipped, their samples
-# never collected and the slot stored. A value that cannot be a release
-# (a quote) fails the slot, naming its length, where it was skipped.
+# are fetched too (selector service_git_ref=""), as release 'unknown',
+# never the latest deploy's (the pods of a release from before the label
+# would have joined the new one); they were skipped, their samples never
+# collected and the slot stored. A deploy of v1 is recorded to show it.
+# A value that cannot be a release (a quote) fails the slot, naming its
+# length, where it was skipped.
 serve pymix pyroscope --profile "$V1" --release "v1=$V1" --release "=$V2" --label service_git_ref \
 	--empty-before "$(($(date -u -d "${DAY}T05:00:00Z" +%s) * 1000))"
 serve pybad pyroscope --profile "$V1" --release "v1=$V1" --release "v2 \"rc\"=$V2" \
 	--label service_git_ref
 pr --quiet service add mixed --enable
 pr --quiet service add mixbad --enable
+sql "insert into deploys (service_id, release, deployed_at)
+	select id, 'v1', '${DAY}T01:00:00Z' from services where name = 'mixed'" >/dev/null
 cat >"$T/mix.json" <<EOF
 {"collect": {"retries": 0},
  "services": {"mixed": {"types": ["cpu"], "sources": [
@@ -251,7 +255,7 @@ EOF
 run pr --config "$T/mix.json" collect --service mixed "${WIN[@]}"
 q="select count(*) from profiles p join services s on s.id = p.service_id where s.name = 'mixed'"
 [ $RC -eq 0 ] && [ "$(sql "$q and release = 'v1'")" = 1 ] &&
-	[ "$(sql "$q and release = 'unknown' and tags->>'release_from' = 'none'")" = 1 ] &&
+	[ "$(sql "$q and release = 'unknown' and tags->>'release_from' = 'unlabelled'")" = 1 ] &&
 	grep -q 'service_git_ref=\\"\\"}' "$T/pymix.log" &&
 	ok "Pyroscope: series without the version label beside labelled ones are collected too" ||
 	not_ok "unlabelled series" "rc=$RC $ERR $(sql "select release, tags from profiles p
