@@ -2353,23 +2353,13 @@ static int check_dir(const char *dir, const char *path, const char *at, const ch
 static int check_secret(const char *file, const char *path, const char *at, pr_error *err)
 {
 	pr_error e = PR_ERROR_INIT;
-	char *secret = NULL, why[PR_ERROR_MSG_MAX];
+	char *secret = NULL;
 	struct stat st;
 
 	if (!file || lstat(file, &st) < 0)
 		return 0;
-	if (S_ISLNK(st.st_mode) || !S_ISREG(st.st_mode)) {
-		snprintf(why, sizeof(why), "secret file '%.256s' is %s", file,
-			 S_ISLNK(st.st_mode) ? "a symbolic link" : "not a regular file");
-		return bad(err, path, at, why);
-	}
-	if (st.st_mode & (S_IRWXG | S_IRWXO)) {
-		snprintf(why, sizeof(why),
-			 "secret file '%.256s' is accessible by group or others (mode %04o); run "
-			 "chmod 600 on it",
-			 file, (unsigned)(st.st_mode & 07777));
-		return bad(err, path, at, why);
-	}
+	if (secret_file_kind(file, &st, &e) < 0)
+		return bad(err, path, at, e.msg);
 	if (st.st_uid != geteuid())
 		return 0;
 	if (secret_read(&secret, NULL, file, &e) < 0)

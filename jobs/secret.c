@@ -76,6 +76,22 @@ static int from_env(char **out, const char *name, pr_error *err)
 	return 0;
 }
 
+int secret_file_kind(const char *path, const struct stat *st, pr_error *err)
+{
+	if (S_ISLNK(st->st_mode))
+		return pr_error_set(err, PR_EREFUSED, "secret file '%.256s' is a symbolic link",
+				    path);
+	if (!S_ISREG(st->st_mode))
+		return pr_error_set(err, PR_EREFUSED, "secret file '%.256s' is not a regular file",
+				    path);
+	if (st->st_mode & (S_IRWXG | S_IRWXO))
+		return pr_error_set(err, PR_EREFUSED,
+				    "secret file '%.256s' is accessible by group or others (mode "
+				    "%04o); run chmod 600 on it",
+				    path, (unsigned)(st->st_mode & 07777));
+	return 0;
+}
+
 static int from_file(char **out, const char *path, pr_error *err)
 {
 	struct stat st;
@@ -91,23 +107,13 @@ static int from_file(char **out, const char *path, pr_error *err)
 				  strerror(errno));
 		goto out;
 	}
-	if (!S_ISREG(st.st_mode)) {
-		rc = pr_error_set(err, PR_EREFUSED, "secret file '%.256s' is not a regular file",
-				  path);
+	if ((rc = secret_file_kind(path, &st, err)) < 0)
 		goto out;
-	}
 	if (st.st_uid != geteuid()) {
 		rc = pr_error_set(err, PR_EREFUSED,
 				  "secret file '%.256s' is owned by uid %ld, not by the user "
 				  "running profreg (uid %ld)",
 				  path, (long)st.st_uid, (long)geteuid());
-		goto out;
-	}
-	if (st.st_mode & (S_IRWXG | S_IRWXO)) {
-		rc = pr_error_set(err, PR_EREFUSED,
-				  "secret file '%.256s' is accessible by group or others (mode "
-				  "%04o); run chmod 600 on it",
-				  path, (unsigned)(st.st_mode & 07777));
 		goto out;
 	}
 	if (st.st_size > SECRET_MAX + 2) {

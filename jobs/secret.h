@@ -31,6 +31,14 @@
 int secret_read(char **out, const char *env_name, const char *file, pr_error *err);
 
 /*
+ * What secret_read refuses of a file whatever user reads it, from its
+ * lstat (or fstat) `st`: a symbolic link, anything but a regular file, a
+ * mode open to group or others; PR_EREFUSED naming `path`, else 0.
+ */
+struct stat;
+int secret_file_kind(const char *path, const struct stat *st, pr_error *err);
+
+/*
  * Whether a secret may travel to `url`: https, or plain http to a
  * loopback host (127.0.0.0/8, [::1], localhost). Anything else would
  * carry it in cleartext over the network. 1 safe, 0 not.

@@ -538,18 +538,13 @@ static int item_type(item *it, const profile *p)
 		 * and a manifest giving one type to a service's files stored CPU
 		 * samples as goroutine counts.
 		 */
-		if (p->format == PROFILE_FMT_JFR && (says = profile_guess_type(p)) &&
-		    strcmp(it->req->type, says) != 0 && strcmp(it->req->type, "alloc") != 0) {
-			value_types_str(types, sizeof(types), p);
-			return pr_error_set(&it->e, PR_EDATA,
-					    "cannot ingest '%s': not %s %s profile: its sample "
-					    "types %s make it %s %s profile",
-					    it->name, article(it->req->type), it->req->type, types,
-					    article(says), says);
-		}
-		if ((p->format != PROFILE_FMT_PPROF && p->format != PROFILE_FMT_V8HEAP &&
-		     p->format != PROFILE_FMT_JFR) ||
-		    profile_has_values_of(p, it->req->type))
+		bool jfr_other = p->format == PROFILE_FMT_JFR && (says = profile_guess_type(p)) &&
+				 strcmp(it->req->type, says) != 0 &&
+				 strcmp(it->req->type, "alloc") != 0;
+		if (!jfr_other &&
+		    ((p->format != PROFILE_FMT_PPROF && p->format != PROFILE_FMT_V8HEAP &&
+		      p->format != PROFILE_FMT_JFR) ||
+		     profile_has_values_of(p, it->req->type)))
 			return 0;
 		if (!(says = profile_guess_type(p))) {
 			if (p->format != PROFILE_FMT_PPROF || !(says = unanalysed_kind(p)))
